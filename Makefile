@@ -1,0 +1,188 @@
+# kcmd — top-level build.
+#
+# Every module directory carries a `module.mk` that only *declares* what it has; the rules live
+# here, once. A module.mk may set (NAME is the module's short name, e.g. shm, ipc, kube):
+#
+#   LIBS        += NAME           a static library build/lib/libNAME.a
+#   NAME_SRCS   := a.c b.c         its sources (paths from the top of the tree)
+#   NAME_LIBDEPS := kube ipc       other kcmd libraries it uses (order does not matter)
+#   NAME_TESTS  := x/tests/test-a.c  cmocka/standalone tests, each one program; run by `make unit`
+#   NAME_SOAKS  := x/tests/soak-a.c  long runs; run by `make soak`
+#   NAME_BENCHES := x/bench/bench-a.c benchmark programs; run by `make bench-NAME`
+#   NAME_FUZZ   := x/fuzz/fuzz-a.c   libFuzzer targets (clang); `make fuzz` runs them
+#   BINS        += PROG            an installed program build/bin/PROG
+#   PROG_SRCS / PROG_LIBDEPS       as above
+#
+# A test program exits 0 on pass, 77 to skip, anything else fails (liburing's convention).
+# Tests, benches and fuzzers of NAME link against libNAME and its LIBDEPS.
+
+VERSION     := 0.1.0
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+BINDIR      ?= $(PREFIX)/bin
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+CC          ?= cc
+B           := build
+BA          := build/asan
+PKGS        := libcurl libcjson liburing libsystemd cmocka yaml-0.1
+
+PKG_CFLAGS  := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+WARN        := -Wall -Wextra -Wshadow -Werror
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -g -I. -DKCMD_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+CFLAGS      ?= -O2
+ASAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDLIBS      := $(PKG_LIBS) -lpthread -lm
+
+LIBS    :=
+BINS    :=
+include $(sort $(wildcard */module.mk */*/module.mk))
+
+# ---- derived lists --------------------------------------------------------------------------
+obj       = $(patsubst %.c,$(1)/obj/%.o,$(2))
+alltests  := $(foreach m,$(LIBS),$($(m)_TESTS))
+allbench  := $(foreach m,$(LIBS),$($(m)_BENCHES))
+allsoak   := $(foreach m,$(LIBS),$($(m)_SOAKS))
+prog      = $(1)/t/$(basename $(2))
+
+.PHONY: all deps unit asan e2e check run bench soak fuzz fuzz-replay install clean cluster format \
+	$(addprefix bench-,kube shm ipc informer manager rs gc)
+.DEFAULT_GOAL := all
+
+all: $(addprefix $(B)/bin/,$(BINS))
+
+# ---- compile --------------------------------------------------------------------------------
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(BA)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) -MMD -MP -c $< -o $@
+
+# Transitive closure of library dependencies (two levels are enough for this tree; a third
+# application of the expansion keeps it correct if it grows one deeper).
+libclose1 = $(sort $(1) $(foreach d,$(1),$($(d)_LIBDEPS)))
+libclose  = $(call libclose1,$(call libclose1,$(call libclose1,$(1))))
+# Link order: a library before the ones it depends on. Declared order in LIBS is bottom-up
+# (kube, shm, ipc first), so reverse it.
+reverse   = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+linkorder = $(filter $(call libclose,$(1)),$(call reverse,$(LIBS)))
+
+define lib_template
+$(B)/lib/lib$(1).a: $(call obj,$(B),$($(1)_SRCS))
+	@mkdir -p $$(@D)
+	rm -f $$@ && ar rcs $$@ $$^
+$(BA)/lib/lib$(1).a: $(call obj,$(BA),$($(1)_SRCS))
+	@mkdir -p $$(@D)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach m,$(LIBS),$(eval $(call lib_template,$(m))))
+
+# $(1)=module $(2)=program source $(3)=build root $(4)=extra flags
+define test_template
+$(call prog,$(3),$(2)): $(call obj,$(3),$(2)) $(foreach l,$(call linkorder,$(1)),$(3)/lib/lib$(l).a)
+	@mkdir -p $$(@D)
+	$(CC) $(4) -o $$@ $$^ $(LDLIBS)
+endef
+$(foreach m,$(LIBS),$(foreach t,$($(m)_TESTS) $($(m)_SOAKS) $($(m)_BENCHES),\
+	$(eval $(call test_template,$(m),$(t),$(B),))))
+$(foreach m,$(LIBS),$(foreach t,$($(m)_TESTS),\
+	$(eval $(call test_template,$(m),$(t),$(BA),-fsanitize=address,undefined))))
+
+define bin_template
+$(B)/bin/$(1): $(call obj,$(B),$($(1)_SRCS)) $(foreach l,$(call linkorder,$($(1)_LIBDEPS)),$(B)/lib/lib$(l).a)
+	@mkdir -p $$(@D)
+	$(CC) -o $$@ $$^ $(LDLIBS)
+endef
+$(foreach p,$(BINS),$(eval $(call bin_template,$(p))))
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# ---- dependencies ---------------------------------------------------------------------------
+# Installs the Debian packages and checks Go; idempotent and quiet when all is present.
+deps:
+	@tests/deps.sh
+
+# ---- tests ----------------------------------------------------------------------------------
+UNIT_PROGS := $(foreach t,$(alltests),$(call prog,$(B),$(t)))
+ASAN_PROGS := $(foreach t,$(alltests),$(call prog,$(BA),$(t)))
+
+unit: deps $(UNIT_PROGS)
+	@tests/run-tests.sh unit $(UNIT_PROGS)
+
+asan: deps $(ASAN_PROGS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		tests/run-tests.sh asan $(ASAN_PROGS)
+
+soak: deps $(foreach t,$(allsoak),$(call prog,$(B),$(t)))
+	@tests/run-tests.sh soak $(foreach t,$(allsoak),$(call prog,$(B),$(t)))
+
+# The e2e tests are Go tests (client-go) in the tests/cluster module. RUN=<regex> selects tests.
+RUN ?=
+e2e: deps all
+	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/cluster/run-e2e.sh $(if $(RUN),-run '$(RUN)')
+
+# Sequential on purpose: the tiers' output stays readable and e2e gets the CPUs to itself; the
+# builds inside each tier still run in parallel under -j. deps runs first in its own step so the
+# sub-makes see the pkg-config flags of freshly installed packages.
+check:
+	@tests/deps.sh
+	$(MAKE) unit
+	$(MAKE) asan
+	$(MAKE) fuzz-replay
+	$(MAKE) e2e
+
+run:
+	@tests/deps.sh
+	$(MAKE) all
+	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/run-demo.sh
+
+cluster: deps
+	@tests/cluster/build.sh
+
+# ---- benchmarks -----------------------------------------------------------------------------
+# Each area's bench programs print `bench: <name> <value> <unit>` lines; tests/bench-json.sh
+# keeps them on stdout and writes build/bench/<area>.json.
+BENCH_AREAS := kube shm ipc informer manager rs gc
+define bench_area_template
+bench-$(1): deps $(foreach t,$($(1)_BENCHES),$(call prog,$(B),$(t)))
+	@tests/bench-json.sh $(1) $(foreach t,$($(1)_BENCHES),$(call prog,$(B),$(t)))
+endef
+$(foreach a,$(BENCH_AREAS),$(eval $(call bench_area_template,$(a))))
+
+bench: $(addprefix bench-,$(BENCH_AREAS))
+
+# ---- fuzzing (clang libFuzzer) ----------------------------------------------------------------
+# A fuzz target is built with its module's sources (and their dependencies') in one clang run so
+# all of it is instrumented. Corpora live in <dir>/fuzz/corpus/<target>/. `make fuzz` runs each
+# target for FUZZ_SECONDS; `make fuzz-replay` (part of check) runs each over its corpus once.
+BF           := build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+allfuzz      := $(foreach m,$(LIBS),$($(m)_FUZZ))
+FUZZ_PROGS   := $(foreach f,$(allfuzz),$(call prog,$(BF),$(f)))
+define fuzz_template
+$(call prog,$(BF),$(2)): $(2) $(foreach l,$(call libclose,$(1)),$($(l)_SRCS))
+	@mkdir -p $$(@D)
+	clang $(BASE_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_FLAGS) -o $$@ $$^ $(LDLIBS)
+endef
+$(foreach m,$(LIBS),$(foreach f,$($(m)_FUZZ),$(eval $(call fuzz_template,$(m),$(f)))))
+
+fuzz: deps $(FUZZ_PROGS)
+	@tests/run-fuzz.sh run $(FUZZ_SECONDS) $(allfuzz)
+
+fuzz-replay: deps $(FUZZ_PROGS)
+	@tests/run-fuzz.sh replay 0 $(allfuzz)
+
+# ---- install --------------------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(BINDIR)
+	$(if $(BINS),install -m 0755 $(addprefix $(B)/bin/,$(BINS)) $(DESTDIR)$(BINDIR)/)
+	install -d $(DESTDIR)$(UNITDIR)
+	$(if $(wildcard packaging/*.service),install -m 0644 $(wildcard packaging/*.service) $(DESTDIR)$(UNITDIR)/)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(B)
