@@ -32,6 +32,7 @@ WARN        := -Wall -Wextra -Wshadow -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -g -I. -DKCMD_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
 CFLAGS      ?= -O2
 ASAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+ASAN_LD     := -fsanitize=address,undefined
 LDLIBS      := $(PKG_LIBS) -lpthread -lm
 
 LIBS    :=
@@ -87,7 +88,7 @@ endef
 $(foreach m,$(LIBS),$(foreach t,$($(m)_TESTS) $($(m)_SOAKS) $($(m)_BENCHES),\
 	$(eval $(call test_template,$(m),$(t),$(B),))))
 $(foreach m,$(LIBS),$(foreach t,$($(m)_TESTS),\
-	$(eval $(call test_template,$(m),$(t),$(BA),-fsanitize=address,undefined))))
+	$(eval $(call test_template,$(m),$(t),$(BA),$$(ASAN_LD)))))
 
 define bin_template
 $(B)/bin/$(1): $(call obj,$(B),$($(1)_SRCS)) $(foreach l,$(call linkorder,$($(1)_LIBDEPS)),$(B)/lib/lib$(l).a)
