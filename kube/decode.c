@@ -1093,7 +1093,7 @@ int kube_decode_watch_event(enum kube_kind kind, const void *json, size_t len, u
 /* ---- helpers -------------------------------------------------------------------------------- */
 
 const char *kube_labels_get(const struct kube_kv *kv, uint32_t n, const char *key) {
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = n; i-- > 0;) /* a duplicate JSON key: the last one wins, as in Go */
                 if (!strcmp(kv[i].key, key))
                         return kv[i].value;
         return NULL;
