@@ -1,0 +1,5 @@
+# manager/: supervision, leader election, health and metrics, flags, systemd (see docs/manager.md)
+LIBS            += manager
+manager_SRCS    := manager/leader.c
+manager_LIBDEPS := kube ipc
+manager_TESTS   := manager/tests/test-leader.c
