@@ -1,8 +1,8 @@
 # ipc/: the io_uring event loop and the cross-process work queue (see docs/ipc.md)
 LIBS         += ipc
-ipc_SRCS     := ipc/loop.c
+ipc_SRCS     := ipc/loop.c ipc/ratelimit.c ipc/queue.c
 ipc_LIBDEPS  :=
-ipc_TESTS    := ipc/tests/test-loop.c
+ipc_TESTS    := ipc/tests/test-loop.c ipc/tests/test-queue.c
 ipc_SOAKS    :=
 ipc_BENCHES  :=
 # Workaround, reported to the lead: the top-level test_template passes

@@ -20,3 +20,11 @@
 			exit(1);                                                         \
 		}                                                                        \
 	} while (0)
+
+/* Moves a pointer out of a _cleanup_ variable. */
+#define TAKE_W(p)                          \
+	({                                 \
+		__typeof__(p) _t = (p);    \
+		(p) = NULL;                \
+		_t;                        \
+	})

@@ -1,0 +1,1365 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ipc/queue.c: the work queue (owner = broker, clients = producers and workers).
+ *
+ * Design note. The owner runs client-go's queue, delaying queue and default controller rate
+ * limiter as plain single-threaded code over private memory; the shared memfd carries only SPSC
+ * channels whose every counter has one writer (queue-abi.h, W1-W4). So no shared structure can
+ * be left half-updated by a kill -9, and the only repair work is the owner's, driven by pidfds:
+ * re-queue what a dead worker held, drain what a dead producer published. Rejected: a
+ * decentralised CAS state machine (every claim window needs a repairer that can tell dead from
+ * slow) and a robust mutex (EOWNERDEAD leaves the data to repair and needs one PID namespace).
+ *
+ * Wakes: no syscall while the other side is awake (sleep flags, W3), plus an adaptive spin
+ * before sleeping that is skipped when the peer last ran on our CPU (spinning there only delays
+ * the peer, ipc-calibration.md finding 2) and halves after every spin that ended in a sleep.
+ */
+#include "ipc/queue.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ipc/ratelimit.h"
+
+#define RELAXED memory_order_relaxed
+#define ACQUIRE memory_order_acquire
+#define RELEASE memory_order_release
+#define SEQ_CST memory_order_seq_cst
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+static uint64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int key_check(const char *key, size_t *len) {
+	if (!key)
+		return -EINVAL;
+	size_t n = strnlen(key, IPC_QUEUE_KEY_MAX + 1);
+	if (n == 0 || n > IPC_QUEUE_KEY_MAX)
+		return -EINVAL;
+	*len = n;
+	return 0;
+}
+
+static int map_queue(int memfd, struct ipc_q_header **ret) {
+	struct ipc_q_header *h =
+		mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (h == MAP_FAILED)
+		return -errno;
+	if (h->magic != IPC_QUEUE_MAGIC || h->version != IPC_QUEUE_ABI_VERSION ||
+	    h->size != sizeof(*h) || h->key_max != IPC_QUEUE_KEY_MAX) {
+		munmap(h, sizeof(*h));
+		return -EPROTO;
+	}
+	*ret = h;
+	return 0;
+}
+
+int ipc_queue_memfd_create(const char *name) {
+	size_t n = name ? strnlen(name, IPC_QUEUE_NAME_MAX + 1) : 0;
+	if (n == 0 || n > IPC_QUEUE_NAME_MAX)
+		return -EINVAL;
+	char mname[80] = "kcmd-queue-";
+	strncat(mname, name, sizeof(mname) - strlen(mname) - 1);
+	int fd = memfd_create(mname, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	int r = 0;
+	if (ftruncate(fd, sizeof(struct ipc_q_header)) < 0)
+		goto fail_errno;
+	struct ipc_q_header *h =
+		mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		goto fail_errno;
+	h->version = IPC_QUEUE_ABI_VERSION;
+	h->size = sizeof(*h);
+	memcpy(h->name, name, n);
+	h->max_producers = IPC_QUEUE_MAX_PRODUCERS;
+	h->max_workers = IPC_QUEUE_MAX_WORKERS;
+	h->add_ring = IPC_QUEUE_ADD_RING;
+	h->lease_ring = IPC_QUEUE_LEASE_RING;
+	h->key_max = IPC_QUEUE_KEY_MAX;
+	/* magic last: a reader that sees it sees the rest (pairs with the mmap of a later attach,
+	 * which happens after this process hands the fd over) */
+	__atomic_store_n(&h->magic, IPC_QUEUE_MAGIC, __ATOMIC_RELEASE);
+	munmap(h, sizeof(*h));
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		goto fail_errno;
+	return fd;
+fail_errno:
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+/* Wake protocol, publisher side (W3): publish happened before; claim the sleeper's flag. */
+static inline bool wake_flag(_Atomic uint32_t *flag) {
+	atomic_thread_fence(SEQ_CST); /* pairs with the sleeper's fence between flag=1 and re-check */
+	if (atomic_load_explicit(flag, RELAXED) == 1 && atomic_exchange_explicit(flag, 0, SEQ_CST) == 1) {
+		ipc_futex_wake((const uint32_t *)flag, 1);
+		return true;
+	}
+	return false;
+}
+
+static inline uint32_t my_cpu(void) {
+	int c = sched_getcpu();
+	return c < 0 ? 0 : (uint32_t)c;
+}
+
+/* ======================================================================================== */
+/* Owner                                                                                      */
+/* ======================================================================================== */
+
+struct item {
+	struct item *hnext; /* hash chain */
+	struct item *fnext; /* FIFO link */
+	uint64_t hash;
+	uint64_t enqueued_ns;
+	uint64_t ready_usec; /* delay heap */
+	uint64_t started_ns;
+	uint64_t gen;
+	size_t heap_idx; /* SIZE_MAX: not waiting */
+	uint32_t failures;
+	uint32_t crashes;
+	int32_t worker; /* processing: worker slot; -1 none */
+	bool dirty, in_fifo, processing, parked;
+	uint16_t keylen;
+	char key[];
+};
+
+struct wstate {
+	uint32_t pid; /* pid we track for this slot (0: none) */
+	int pidfd;
+	struct ipc_source *src;
+	struct ipc_queue_owner *o;
+	uint32_t idx;
+	bool producer;
+	uint32_t spin_hint;
+};
+
+struct ipc_queue_owner {
+	struct ipc_loop *loop;
+	int memfd;
+	struct ipc_q_header *h;
+	struct ipc_queue_owner_config cfg;
+	uint32_t epoch;
+	uint64_t next_gen;
+	/* hash of items */
+	struct item **buckets;
+	size_t nbuckets, nitems;
+	/* FIFO */
+	struct item *fhead, *ftail;
+	size_t flen;
+	size_t nprocessing;
+	/* delay heap */
+	struct item **heap;
+	size_t nheap, cap_heap;
+	struct ipc_bucket bucket;
+	struct ipc_source *doorbell, *timer;
+	struct wstate workers[IPC_QUEUE_MAX_WORKERS];
+	struct wstate producers[IPC_QUEUE_MAX_PRODUCERS];
+	uint32_t wake_mask; /* workers to wake after a dispatch round */
+	uint32_t rr;	    /* round-robin start for dispatch */
+	uint32_t spin_ns, spin_max_ns;
+	uint32_t sleeps_at_zero;
+	bool shutting_down;
+	uint64_t last_metrics_ns;
+	bool in_pump;
+};
+
+static uint64_t hash_key(const char *k, size_t n) {
+	uint64_t h = UINT64_C(1469598103934665603);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)k[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+static struct item *lookup(struct ipc_queue_owner *o, const char *key, size_t n, uint64_t h) {
+	for (struct item *it = o->buckets[h & (o->nbuckets - 1)]; it; it = it->hnext)
+		if (it->hash == h && it->keylen == n && memcmp(it->key, key, n) == 0)
+			return it;
+	return NULL;
+}
+
+static int grow(struct ipc_queue_owner *o) {
+	size_t nb = o->nbuckets * 2;
+	struct item **b = calloc(nb, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->nbuckets; i++)
+		for (struct item *it = o->buckets[i], *next; it; it = next) {
+			next = it->hnext;
+			it->hnext = b[it->hash & (nb - 1)];
+			b[it->hash & (nb - 1)] = it;
+		}
+	free(o->buckets);
+	o->buckets = b;
+	o->nbuckets = nb;
+	return 0;
+}
+
+static struct item *get_item(struct ipc_queue_owner *o, const char *key, size_t n, bool create) {
+	uint64_t h = hash_key(key, n);
+	struct item *it = lookup(o, key, n, h);
+	if (it || !create)
+		return it;
+	if (o->nitems >= o->nbuckets && grow(o) < 0)
+		return NULL;
+	it = calloc(1, sizeof(*it) + n + 1);
+	if (!it)
+		return NULL;
+	memcpy(it->key, key, n);
+	it->keylen = (uint16_t)n;
+	it->hash = h;
+	it->heap_idx = SIZE_MAX;
+	it->worker = -1;
+	it->hnext = o->buckets[h & (o->nbuckets - 1)];
+	o->buckets[h & (o->nbuckets - 1)] = it;
+	o->nitems++;
+	return it;
+}
+
+/* Frees an item that carries no state any more (client-go forgets such keys too). */
+static void maybe_free(struct ipc_queue_owner *o, struct item *it) {
+	if (it->dirty || it->in_fifo || it->processing || it->parked || it->heap_idx != SIZE_MAX ||
+	    it->failures || it->crashes)
+		return;
+	struct item **pp = &o->buckets[it->hash & (o->nbuckets - 1)];
+	while (*pp != it)
+		pp = &(*pp)->hnext;
+	*pp = it->hnext;
+	o->nitems--;
+	free(it);
+}
+
+/* ---- metrics (owner-written, W1) ---- */
+static void hist_observe(struct ipc_q_hist *hs, uint64_t ns) {
+	uint64_t bound = 10; /* 1e-8 s in ns */
+	for (unsigned i = 0; i < IPC_QUEUE_HIST_BUCKETS; i++, bound *= 10)
+		if (ns <= bound) {
+			atomic_fetch_add_explicit(&hs->bucket[i], 1, RELAXED);
+			break;
+		}
+	atomic_fetch_add_explicit(&hs->count, 1, RELAXED);
+	atomic_fetch_add_explicit(&hs->sum_ns, ns, RELAXED);
+}
+static void set_depth(struct ipc_queue_owner *o) {
+	atomic_store_explicit(&o->h->metrics.depth, o->flen, RELAXED);
+}
+
+/* ---- delay heap (min by ready_usec) ---- */
+static void hswap(struct ipc_queue_owner *o, size_t a, size_t b) {
+	struct item *t = o->heap[a];
+	o->heap[a] = o->heap[b];
+	o->heap[b] = t;
+	o->heap[a]->heap_idx = a;
+	o->heap[b]->heap_idx = b;
+}
+static void hup(struct ipc_queue_owner *o, size_t i) {
+	while (i > 0 && o->heap[(i - 1) / 2]->ready_usec > o->heap[i]->ready_usec) {
+		hswap(o, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+static void hdown(struct ipc_queue_owner *o, size_t i) {
+	for (;;) {
+		size_t m = i, a = 2 * i + 1, b = a + 1;
+		if (a < o->nheap && o->heap[a]->ready_usec < o->heap[m]->ready_usec)
+			m = a;
+		if (b < o->nheap && o->heap[b]->ready_usec < o->heap[m]->ready_usec)
+			m = b;
+		if (m == i)
+			return;
+		hswap(o, i, m);
+		i = m;
+	}
+}
+static void hremove(struct ipc_queue_owner *o, struct item *it) {
+	size_t i = it->heap_idx;
+	it->heap_idx = SIZE_MAX;
+	if (i != --o->nheap) {
+		o->heap[i] = o->heap[o->nheap];
+		o->heap[i]->heap_idx = i;
+		hdown(o, i);
+		hup(o, i);
+	}
+}
+static void arm_timer(struct ipc_queue_owner *o) {
+	if (o->timer)
+		ipc_source_set_time(o->timer, o->nheap ? o->heap[0]->ready_usec : 0);
+}
+
+/* ---- client-go state machine ---- */
+static void fifo_push(struct ipc_queue_owner *o, struct item *it) {
+	it->fnext = NULL;
+	it->in_fifo = true;
+	it->enqueued_ns = now_ns();
+	if (o->ftail)
+		o->ftail->fnext = it;
+	else
+		o->fhead = it;
+	o->ftail = it;
+	o->flen++;
+}
+
+static void do_add(struct ipc_queue_owner *o, struct item *it) {
+	if (o->shutting_down || it->parked)
+		return;
+	if (it->dirty)
+		return; /* a key waits at most once */
+	it->dirty = true;
+	atomic_fetch_add_explicit(&o->h->metrics.adds_total, 1, RELAXED);
+	if (it->processing)
+		return; /* queued again by Done */
+	fifo_push(o, it);
+	set_depth(o);
+}
+
+static int do_add_after(struct ipc_queue_owner *o, struct item *it, uint64_t delay_usec) {
+	if (o->shutting_down)
+		return 0;
+	atomic_fetch_add_explicit(&o->h->metrics.retries_total, 1, RELAXED);
+	if (delay_usec == 0) {
+		do_add(o, it);
+		return 0;
+	}
+	uint64_t ready = ipc_now_usec() + delay_usec;
+	if (it->heap_idx != SIZE_MAX) {
+		if (ready < it->ready_usec) { /* keep the earlier time */
+			it->ready_usec = ready;
+			hup(o, it->heap_idx);
+		}
+	} else {
+		if (o->nheap == o->cap_heap) {
+			size_t nc = o->cap_heap ? o->cap_heap * 2 : 64;
+			struct item **n = realloc(o->heap, nc * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			o->heap = n;
+			o->cap_heap = nc;
+		}
+		it->ready_usec = ready;
+		it->heap_idx = o->nheap;
+		o->heap[o->nheap++] = it;
+		hup(o, it->heap_idx);
+	}
+	arm_timer(o);
+	return 0;
+}
+
+static uint64_t when(struct ipc_queue_owner *o, struct item *it) {
+	uint64_t e = ipc_backoff_exp(it->failures, o->cfg.base_delay_usec, o->cfg.max_delay_usec);
+	it->failures++;
+	uint64_t b = ipc_bucket_reserve(&o->bucket, ipc_now_usec());
+	return e > b ? e : b;
+}
+
+static int do_add_rate_limited(struct ipc_queue_owner *o, struct item *it) {
+	if (o->shutting_down)
+		return 0;
+	return do_add_after(o, it, when(o, it));
+}
+
+static void park(struct ipc_queue_owner *o, struct item *it) {
+	it->parked = true;
+	it->dirty = false;
+	if (it->heap_idx != SIZE_MAX)
+		hremove(o, it);
+	atomic_fetch_add_explicit(&o->h->metrics.parked, 1, RELAXED);
+	atomic_fetch_add_explicit(&o->h->metrics.parked_total, 1, RELAXED);
+	if (o->cfg.parked)
+		o->cfg.parked(o, it->key, it->crashes, o->cfg.userdata);
+}
+
+/* Done(key) for a lease that ended (reply or death). */
+static void end_processing(struct ipc_queue_owner *o, struct item *it) {
+	it->processing = false;
+	it->worker = -1;
+	o->nprocessing--;
+	if (it->dirty && !it->in_fifo && !it->parked) {
+		fifo_push(o, it);
+		set_depth(o);
+	}
+}
+
+static void apply_reply(struct ipc_queue_owner *o, struct item *it, const struct ipc_q_reply *rp) {
+	it->crashes = 0;
+	hist_observe(&o->h->metrics.work_duration, rp->work_ns);
+	end_processing(o, it);
+	if (rp->flags & IPC_Q_REPLY_FORGET)
+		it->failures = 0;
+	if (rp->flags & IPC_Q_REPLY_RATE_LIMITED)
+		do_add_rate_limited(o, it);
+	if (rp->flags & IPC_Q_REPLY_AFTER)
+		do_add_after(o, it, rp->after_usec);
+	maybe_free(o, it);
+}
+
+static struct item *lease_item(struct ipc_queue_owner *o, struct ipc_q_worker *w, uint32_t i) {
+	const struct ipc_q_rec *rec = &w->lease[i & (IPC_QUEUE_LEASE_RING - 1)];
+	size_t n = rec->keylen;
+	if (n == 0 || n > IPC_QUEUE_KEY_MAX)
+		return NULL;
+	return get_item(o, rec->key, n, false);
+}
+
+/* Applies every published reply of worker w (W2, W4). */
+static bool drain_replies(struct ipc_queue_owner *o, uint32_t wi) {
+	struct ipc_q_worker *w = &o->h->workers[wi];
+	uint32_t head = atomic_load_explicit(&w->reply_head, RELAXED);
+	uint32_t tail = atomic_load_explicit(&w->reply_tail, ACQUIRE); /* pairs with the worker's release in ipc_queue_done */
+	uint32_t ltail = atomic_load_explicit(&w->lease_tail, RELAXED);
+	if (head == tail)
+		return false;
+	if (tail - head > ltail - head) /* more replies than leases: a corrupt worker */
+		tail = ltail;
+	for (; head != tail; head++) {
+		const struct ipc_q_reply *rp = &w->reply[head & (IPC_QUEUE_LEASE_RING - 1)];
+		const struct ipc_q_rec *ls = &w->lease[head & (IPC_QUEUE_LEASE_RING - 1)];
+		struct item *it = lease_item(o, w, head);
+		if (!it || rp->gen != ls->u64 || !it->processing || it->gen != ls->u64) {
+			atomic_fetch_add_explicit(&o->h->metrics.protocol_errors_total, 1, RELAXED);
+			continue;
+		}
+		apply_reply(o, it, rp);
+	}
+	atomic_store_explicit(&w->reply_head, head, RELEASE); /* lease slots below head may be reused */
+	return true;
+}
+
+static void close_if_drained(struct ipc_queue_owner *o);
+
+/* Hands FIFO keys to workers with room (W4), round-robin; wakes those that sleep. */
+static void dispatch(struct ipc_queue_owner *o) {
+	uint32_t woken = 0;
+	while (o->fhead) {
+		int chosen = -1;
+		for (uint32_t k = 0; k < IPC_QUEUE_MAX_WORKERS; k++) {
+			uint32_t wi = (o->rr + k) % IPC_QUEUE_MAX_WORKERS;
+			if (!o->workers[wi].pid)
+				continue;
+			struct ipc_q_worker *w = &o->h->workers[wi];
+			uint32_t pf = atomic_load_explicit(&w->prefetch, RELAXED);
+			if (pf == 0)
+				pf = 1;
+			if (pf > IPC_QUEUE_LEASE_RING)
+				pf = IPC_QUEUE_LEASE_RING;
+			uint32_t out = atomic_load_explicit(&w->lease_tail, RELAXED) -
+				       atomic_load_explicit(&w->reply_head, RELAXED);
+			if (out < pf) {
+				chosen = (int)wi;
+				break;
+			}
+		}
+		if (chosen < 0)
+			break;
+		o->rr = (uint32_t)chosen + 1;
+		struct ipc_q_worker *w = &o->h->workers[chosen];
+		struct item *it = o->fhead;
+		o->fhead = it->fnext;
+		if (!o->fhead)
+			o->ftail = NULL;
+		o->flen--;
+		it->in_fifo = false;
+		it->dirty = false;
+		it->processing = true;
+		it->worker = chosen;
+		it->gen = ++o->next_gen;
+		uint64_t t = now_ns();
+		it->started_ns = t;
+		o->nprocessing++;
+		hist_observe(&o->h->metrics.queue_duration, t - it->enqueued_ns);
+		uint32_t lt = atomic_load_explicit(&w->lease_tail, RELAXED);
+		struct ipc_q_rec *rec = &w->lease[lt & (IPC_QUEUE_LEASE_RING - 1)];
+		rec->u64 = it->gen;
+		rec->op = 0;
+		rec->arg = it->failures;
+		rec->keylen = it->keylen;
+		memcpy(rec->key, it->key, it->keylen + 1u);
+		atomic_store_explicit(&w->lease_tail, lt + 1, RELEASE); /* pairs with acquire in ipc_queue_get */
+		woken |= 1u << chosen;
+	}
+	set_depth(o);
+	for (uint32_t wi = 0; woken; wi++, woken >>= 1)
+		if (woken & 1)
+			wake_flag(&o->h->workers[wi].waiting);
+	if (o->shutting_down)
+		close_if_drained(o);
+}
+
+static void close_if_drained(struct ipc_queue_owner *o) {
+	if (o->fhead || atomic_load_explicit(&o->h->closed, RELAXED))
+		return;
+	atomic_store_explicit(&o->h->closed, 1, RELEASE); /* pairs with acquire in ipc_queue_get */
+	for (uint32_t wi = 0; wi < IPC_QUEUE_MAX_WORKERS; wi++)
+		wake_flag(&o->h->workers[wi].waiting);
+}
+
+static void apply_add_rec(struct ipc_queue_owner *o, const struct ipc_q_rec *rec) {
+	size_t n = rec->keylen;
+	if (n == 0 || n > IPC_QUEUE_KEY_MAX) {
+		atomic_fetch_add_explicit(&o->h->metrics.protocol_errors_total, 1, RELAXED);
+		return;
+	}
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	memcpy(key, rec->key, n); /* copy first: the producer may not change it, but be strict */
+	key[n] = 0;
+	struct item *it = get_item(o, key, n, rec->op != IPC_Q_OP_FORGET);
+	if (!it)
+		return;
+	switch (rec->op) {
+	case IPC_Q_OP_ADD:
+		do_add(o, it);
+		break;
+	case IPC_Q_OP_ADD_AFTER:
+		do_add_after(o, it, rec->u64);
+		break;
+	case IPC_Q_OP_ADD_RATE_LIMITED:
+		do_add_rate_limited(o, it);
+		break;
+	case IPC_Q_OP_FORGET:
+		it->failures = 0;
+		break;
+	default:
+		atomic_fetch_add_explicit(&o->h->metrics.protocol_errors_total, 1, RELAXED);
+	}
+	maybe_free(o, it);
+}
+
+static bool drain_adds(struct ipc_queue_owner *o, uint32_t pi) {
+	struct ipc_q_producer *p = &o->h->producers[pi];
+	uint32_t head = atomic_load_explicit(&p->head, RELAXED);
+	uint32_t tail = atomic_load_explicit(&p->tail, ACQUIRE); /* pairs with the producer's release in push_add */
+	if (head == tail)
+		return false;
+	if (tail - head > IPC_QUEUE_ADD_RING)
+		tail = head + IPC_QUEUE_ADD_RING; /* corrupt producer: bound the work */
+	for (; head != tail; head++)
+		apply_add_rec(o, &p->ring[head & (IPC_QUEUE_ADD_RING - 1)]);
+	atomic_store_explicit(&p->head, head, RELEASE); /* pairs with acquire in push_add: slots free */
+	wake_flag(&p->space_waiting);
+	return true;
+}
+
+/* ---- client slots: pidfd tracking, death ---- */
+static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi) {
+	struct ipc_q_worker *w = &o->h->workers[wi];
+	atomic_store_explicit(&w->lease_tail, 0, RELAXED);
+	atomic_store_explicit(&w->lease_head, 0, RELAXED);
+	atomic_store_explicit(&w->reply_tail, 0, RELAXED);
+	atomic_store_explicit(&w->reply_head, 0, RELAXED);
+	atomic_store_explicit(&w->waiting, 0, RELAXED);
+	atomic_store_explicit(&w->prefetch, 0, RELAXED);
+	/* release: a new client that CASes pid from 0 sees the reset counters */
+	atomic_store_explicit(&w->pid, 0, RELEASE);
+}
+
+static void worker_died(struct ipc_queue_owner *o, uint32_t wi) {
+	struct ipc_q_worker *w = &o->h->workers[wi];
+	drain_replies(o, wi); /* it may have finished before dying */
+	uint32_t head = atomic_load_explicit(&w->reply_head, RELAXED);
+	uint32_t lhead = atomic_load_explicit(&w->lease_head, ACQUIRE); /* pairs with the release in ipc_queue_get */
+	uint32_t ltail = atomic_load_explicit(&w->lease_tail, RELAXED);
+	if (lhead - head > ltail - head)
+		lhead = ltail;
+	for (uint32_t i = head; i != ltail; i++) {
+		struct item *it = lease_item(o, w, i);
+		if (!it || !it->processing || it->worker != (int32_t)wi)
+			continue;
+		end_processing(o, it);
+		if (i - head < lhead - head) { /* it was being processed: a crash */
+			it->crashes++;
+			if (it->crashes >= o->cfg.park_after) {
+				if (it->in_fifo) { /* dirty re-add was queued by end_processing */
+					struct item **pp = &o->fhead, *prev = NULL;
+					while (*pp != it) {
+						prev = *pp;
+						pp = &(*pp)->fnext;
+					}
+					*pp = it->fnext;
+					if (o->ftail == it)
+						o->ftail = prev;
+					o->flen--;
+					it->in_fifo = false;
+					set_depth(o);
+				}
+				park(o, it);
+			} else
+				do_add_rate_limited(o, it);
+		} else
+			do_add(o, it); /* prefetched, never started */
+		maybe_free(o, it);
+	}
+	atomic_fetch_add_explicit(&o->h->metrics.worker_deaths_total, 1, RELAXED);
+	reset_worker_slot(o, wi);
+}
+
+static void producer_died(struct ipc_queue_owner *o, uint32_t pi) {
+	struct ipc_q_producer *p = &o->h->producers[pi];
+	drain_adds(o, pi); /* everything it published counts */
+	atomic_store_explicit(&p->head, 0, RELAXED);
+	atomic_store_explicit(&p->tail, 0, RELAXED);
+	atomic_store_explicit(&p->space_waiting, 0, RELAXED);
+	atomic_store_explicit(&p->pid, 0, RELEASE); /* as in reset_worker_slot */
+}
+
+static void untrack(struct wstate *ws) {
+	ws->src = ipc_source_free(ws->src);
+	if (ws->pidfd >= 0)
+		close(ws->pidfd);
+	ws->pidfd = -1;
+	ws->pid = 0;
+}
+
+static void slot_dead(struct ipc_queue_owner *o, struct wstate *ws) {
+	untrack(ws);
+	if (ws->producer)
+		producer_died(o, ws->idx);
+	else
+		worker_died(o, ws->idx);
+}
+
+static int on_client_exit(struct ipc_source *s, int fd, uint32_t revents, void *ud) {
+	(void)s;
+	(void)fd;
+	(void)revents;
+	struct wstate *ws = ud;
+	struct ipc_queue_owner *o = ws->o;
+	slot_dead(o, ws);
+	return ipc_queue_owner_pump(o);
+}
+
+/* Notices newly claimed slots (and slots claimed by a pid we do not track): opens a pidfd. */
+static void scan_slot(struct ipc_queue_owner *o, struct wstate *ws, _Atomic uint32_t *pidw) {
+	uint32_t pid = atomic_load_explicit(pidw, ACQUIRE); /* pairs with the client's CAS */
+	if (pid == ws->pid)
+		return;
+	if (ws->pid)
+		untrack(ws); /* cannot happen: only we clear pid */
+	if (!pid)
+		return;
+	int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pfd < 0) {
+		/* gone already (ESRCH): treat exactly like a death we watched */
+		ws->pid = pid;
+		slot_dead(o, ws);
+		return;
+	}
+	ws->pid = pid;
+	ws->pidfd = pfd;
+	if (ipc_loop_add_pidfd(o->loop, &ws->src, pfd, on_client_exit, ws) < 0) {
+		/* cannot watch it: keep the pidfd and poll it on every pump instead */
+		ws->src = NULL;
+	}
+}
+
+static bool poll_dead(struct wstate *ws) {
+	if (ws->src || ws->pidfd < 0)
+		return false;
+	struct pollfd p = {.fd = ws->pidfd, .events = POLLIN};
+	return poll(&p, 1, 0) == 1;
+}
+
+static void publish_unfinished(struct ipc_queue_owner *o, uint64_t t) {
+	uint64_t sum = 0, longest = 0;
+	for (uint32_t wi = 0; wi < IPC_QUEUE_MAX_WORKERS; wi++) {
+		if (!o->workers[wi].pid)
+			continue;
+		struct ipc_q_worker *w = &o->h->workers[wi];
+		uint32_t head = atomic_load_explicit(&w->reply_head, RELAXED);
+		uint32_t lhead = atomic_load_explicit(&w->lease_head, RELAXED);
+		for (uint32_t i = head; i != lhead && i - head < IPC_QUEUE_LEASE_RING; i++) {
+			struct item *it = lease_item(o, w, i);
+			if (!it || !it->processing)
+				continue;
+			uint64_t d = t - it->started_ns;
+			sum += d;
+			if (d > longest)
+				longest = d;
+		}
+	}
+	atomic_store_explicit(&o->h->metrics.unfinished_work_ns, sum, RELAXED);
+	atomic_store_explicit(&o->h->metrics.longest_running_ns, longest, RELAXED);
+}
+
+/* One pass over every channel. Returns true if anything was consumed. */
+static bool pass(struct ipc_queue_owner *o) {
+	bool any = false;
+	for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++) {
+		struct wstate *ws = &o->producers[i];
+		scan_slot(o, ws, &o->h->producers[i].pid);
+		if (ws->pid)
+			any |= drain_adds(o, i);
+		if (poll_dead(ws))
+			slot_dead(o, ws), any = true;
+	}
+	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++) {
+		struct wstate *ws = &o->workers[i];
+		scan_slot(o, ws, &o->h->workers[i].pid);
+		if (ws->pid)
+			any |= drain_replies(o, i);
+		if (poll_dead(ws))
+			slot_dead(o, ws), any = true;
+	}
+	dispatch(o);
+	return any;
+}
+
+static bool spin_worthwhile(struct ipc_queue_owner *o) {
+	if (o->spin_max_ns == 0)
+		return false;
+	uint32_t me = my_cpu();
+	atomic_store_explicit(&o->h->owner_cpu, me, RELAXED);
+	/* Spin only if some worker holding our leases ran on another CPU last. */
+	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+		if (o->workers[i].pid && atomic_load_explicit(&o->h->workers[i].cpu, RELAXED) != me &&
+		    atomic_load_explicit(&o->h->workers[i].lease_tail, RELAXED) !=
+			    atomic_load_explicit(&o->h->workers[i].reply_head, RELAXED))
+			return true;
+	return false;
+}
+
+int ipc_queue_owner_pump(struct ipc_queue_owner *o) {
+	if (o->in_pump)
+		return 0;
+	o->in_pump = true;
+	for (;;) {
+		atomic_store_explicit(&o->h->owner_waiting, 0, RELAXED);
+		while (pass(o))
+			;
+		/* adaptive spin: catch replies/adds that arrive within spin_ns without sleeping */
+		if (spin_worthwhile(o) && o->spin_ns) {
+			uint64_t end = now_ns() + o->spin_ns;
+			bool got = false;
+			for (unsigned k = 0; !got; k++) {
+				for (unsigned j = 0; j < 32; j++)
+					cpu_relax();
+				got = pass(o);
+				if ((k & 7) == 7 && now_ns() > end)
+					break;
+			}
+			if (got) {
+				if (o->spin_ns < o->spin_max_ns)
+					o->spin_ns = o->spin_ns * 2 > o->spin_max_ns ? o->spin_max_ns : o->spin_ns * 2;
+				continue;
+			}
+			o->spin_ns /= 2;
+		} else if (o->spin_ns == 0 && ++o->sleeps_at_zero >= 64) {
+			o->sleeps_at_zero = 0;
+			o->spin_ns = o->spin_max_ns; /* probe again: placement may have changed */
+		}
+		/* W3 sleeper side: flag, fence, re-check. */
+		atomic_store_explicit(&o->h->owner_waiting, 1, RELAXED);
+		atomic_thread_fence(SEQ_CST); /* pairs with wake_flag()'s fence in clients */
+		if (!pass(o))
+			break;
+	}
+	uint64_t t = now_ns();
+	if (t - o->last_metrics_ns > 500000000u) {
+		o->last_metrics_ns = t;
+		publish_unfinished(o, t);
+	}
+	o->in_pump = false;
+	return 0;
+}
+
+static int on_doorbell(struct ipc_source *s, int res, void *ud) {
+	(void)res; /* 0 (woken) or -EAGAIN (flag already cleared): both mean "look" */
+	struct ipc_queue_owner *o = ud;
+	int r = ipc_queue_owner_pump(o);
+	if (r < 0)
+		return r;
+	/* pump left owner_waiting == 1 with nothing pending; sleep on the flag itself (W3) */
+	return ipc_source_futex_arm(s, 1);
+}
+
+static int on_timer(struct ipc_source *s, uint64_t now, void *ud) {
+	(void)s;
+	struct ipc_queue_owner *o = ud;
+	while (o->nheap && o->heap[0]->ready_usec <= now) {
+		struct item *it = o->heap[0];
+		hremove(o, it);
+		do_add(o, it);
+		maybe_free(o, it);
+	}
+	arm_timer(o);
+	return ipc_queue_owner_pump(o);
+}
+
+/* Adopts what a previous owner left: leases held by live workers (W4). */
+static void adopt(struct ipc_queue_owner *o) {
+	for (uint32_t wi = 0; wi < IPC_QUEUE_MAX_WORKERS; wi++) {
+		struct ipc_q_worker *w = &o->h->workers[wi];
+		if (!atomic_load_explicit(&w->pid, ACQUIRE))
+			continue;
+		uint32_t head = atomic_load_explicit(&w->reply_head, RELAXED);
+		uint32_t ltail = atomic_load_explicit(&w->lease_tail, RELAXED);
+		if (ltail - head > IPC_QUEUE_LEASE_RING)
+			ltail = head; /* corrupt: adopt nothing */
+		for (uint32_t i = head; i != ltail; i++) {
+			const struct ipc_q_rec *rec = &w->lease[i & (IPC_QUEUE_LEASE_RING - 1)];
+			if (rec->keylen == 0 || rec->keylen > IPC_QUEUE_KEY_MAX)
+				continue;
+			struct item *it = get_item(o, rec->key, rec->keylen, true);
+			if (!it || it->processing)
+				continue;
+			it->processing = true;
+			it->worker = (int32_t)wi;
+			it->gen = rec->u64;
+			it->failures = rec->arg;
+			it->started_ns = now_ns();
+			o->nprocessing++;
+		}
+	}
+}
+
+int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int memfd,
+			const struct ipc_queue_owner_config *cfg) {
+	if (!ret || !loop || memfd < 0)
+		return -EINVAL;
+	struct ipc_queue_owner *o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->memfd = -1;
+	int r = map_queue(memfd, &o->h);
+	if (r < 0) {
+		free(o);
+		return r;
+	}
+	if (cfg)
+		o->cfg = *cfg;
+	if (!o->cfg.base_delay_usec)
+		o->cfg.base_delay_usec = 5000;
+	if (!o->cfg.max_delay_usec)
+		o->cfg.max_delay_usec = 1000u * 1000000u;
+	if (o->cfg.qps == 0)
+		o->cfg.qps = 10;
+	if (!o->cfg.burst)
+		o->cfg.burst = 100;
+	if (!o->cfg.park_after)
+		o->cfg.park_after = 5;
+	if (!o->cfg.spin_usec)
+		o->cfg.spin_usec = 20;
+	o->spin_max_ns = o->cfg.spin_usec == UINT32_MAX ? 0 : o->cfg.spin_usec * 1000u;
+	o->spin_ns = o->spin_max_ns;
+	o->loop = loop;
+	o->nbuckets = 1024;
+	o->buckets = calloc(o->nbuckets, sizeof(*o->buckets));
+	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+		o->workers[i] = (struct wstate){.pidfd = -1, .o = o, .idx = i};
+	for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++)
+		o->producers[i] = (struct wstate){.pidfd = -1, .o = o, .idx = i, .producer = true};
+	if (!o->buckets) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	o->memfd = fcntl(memfd, F_DUPFD_CLOEXEC, 3);
+	if (o->memfd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	/* One owner at a time: a recorded owner that is still alive keeps the queue. */
+	uint32_t prev = atomic_load_explicit(&o->h->owner_pid, ACQUIRE);
+	if (prev) {
+		int pfd = (int)syscall(SYS_pidfd_open, (pid_t)prev, 0);
+		if (pfd >= 0) {
+			struct pollfd p = {.fd = pfd, .events = POLLIN};
+			bool alive = poll(&p, 1, 0) == 0;
+			close(pfd);
+			if (alive) {
+				r = -EBUSY;
+				goto fail;
+			}
+		}
+	}
+	uint32_t epoch = atomic_load_explicit(&o->h->owner_epoch, RELAXED);
+	bool restarted = epoch > 0;
+	o->epoch = epoch + 1;
+	o->next_gen = (uint64_t)o->epoch << 40;
+	atomic_store_explicit(&o->h->owner_pid, (uint32_t)getpid(), RELAXED);
+	atomic_store_explicit(&o->h->owner_epoch, o->epoch, RELEASE);
+	atomic_store_explicit(&o->h->shutting_down, 0, RELAXED);
+	atomic_store_explicit(&o->h->closed, 0, RELAXED);
+	if (restarted)
+		atomic_fetch_add_explicit(&o->h->metrics.owner_restarts_total, 1, RELAXED);
+	ipc_bucket_init(&o->bucket, o->cfg.qps < 0 ? 0 : o->cfg.qps, o->cfg.burst, ipc_now_usec());
+	adopt(o);
+	atomic_store_explicit(&o->h->owner_waiting, 0, RELAXED);
+	r = ipc_loop_add_futex(loop, &o->doorbell, (const uint32_t *)&o->h->owner_waiting, 1,
+			       on_doorbell, o);
+	if (r < 0)
+		goto fail;
+	r = ipc_loop_add_timer(loop, &o->timer, 0, on_timer, o);
+	if (r < 0)
+		goto fail;
+	if (o->cfg.resync)
+		o->cfg.resync(o, restarted, o->cfg.userdata);
+	r = ipc_queue_owner_pump(o);
+	if (r < 0)
+		goto fail;
+	*ret = o;
+	return 0;
+fail:
+	ipc_queue_owner_free(o);
+	return r;
+}
+
+struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o) {
+	if (!o)
+		return NULL;
+	ipc_source_free(o->doorbell);
+	ipc_source_free(o->timer);
+	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+		untrack(&o->workers[i]);
+	for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++)
+		untrack(&o->producers[i]);
+	if (o->buckets) {
+		for (size_t i = 0; i < o->nbuckets; i++)
+			for (struct item *it = o->buckets[i], *n; it; it = n) {
+				n = it->hnext;
+				free(it);
+			}
+		free(o->buckets);
+	}
+	free(o->heap);
+	if (o->h) {
+		uint32_t me = (uint32_t)getpid();
+		atomic_compare_exchange_strong(&o->h->owner_pid, &me, 0);
+		munmap(o->h, sizeof(*o->h));
+	}
+	if (o->memfd >= 0)
+		close(o->memfd);
+	free(o);
+	return NULL;
+}
+
+static int owner_key(struct ipc_queue_owner *o, const char *key, struct item **ret) {
+	size_t n;
+	int r = key_check(key, &n);
+	if (r < 0)
+		return r;
+	*ret = get_item(o, key, n, true);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key) {
+	struct item *it;
+	int r = owner_key(o, key, &it);
+	if (r < 0)
+		return r;
+	if (o->shutting_down) {
+		maybe_free(o, it);
+		return -ESHUTDOWN;
+	}
+	do_add(o, it);
+	if (!o->in_pump)
+		dispatch(o);
+	return 0;
+}
+
+int ipc_queue_owner_add_after(struct ipc_queue_owner *o, const char *key, uint64_t delay_usec) {
+	struct item *it;
+	int r = owner_key(o, key, &it);
+	if (r < 0)
+		return r;
+	if (o->shutting_down) {
+		maybe_free(o, it);
+		return -ESHUTDOWN;
+	}
+	r = do_add_after(o, it, delay_usec);
+	if (!o->in_pump)
+		dispatch(o);
+	return r;
+}
+
+int ipc_queue_owner_add_rate_limited(struct ipc_queue_owner *o, const char *key) {
+	struct item *it;
+	int r = owner_key(o, key, &it);
+	if (r < 0)
+		return r;
+	if (o->shutting_down) {
+		maybe_free(o, it);
+		return -ESHUTDOWN;
+	}
+	r = do_add_rate_limited(o, it);
+	if (!o->in_pump)
+		dispatch(o);
+	return r;
+}
+
+int ipc_queue_owner_forget(struct ipc_queue_owner *o, const char *key) {
+	size_t n;
+	int r = key_check(key, &n);
+	if (r < 0)
+		return r;
+	struct item *it = get_item(o, key, n, false);
+	if (it) {
+		it->failures = 0;
+		maybe_free(o, it);
+	}
+	return 0;
+}
+
+int ipc_queue_owner_num_requeues(struct ipc_queue_owner *o, const char *key) {
+	size_t n;
+	int r = key_check(key, &n);
+	if (r < 0)
+		return r;
+	struct item *it = get_item(o, key, n, false);
+	return it ? (int)it->failures : 0;
+}
+
+size_t ipc_queue_owner_len(const struct ipc_queue_owner *o) { return o->flen; }
+size_t ipc_queue_owner_processing(const struct ipc_queue_owner *o) { return o->nprocessing; }
+
+int ipc_queue_owner_shutdown(struct ipc_queue_owner *o) {
+	if (o->shutting_down)
+		return 0;
+	o->shutting_down = true;
+	atomic_store_explicit(&o->h->shutting_down, 1, RELEASE);
+	while (o->nheap) { /* client-go drops what waits in the delaying queue */
+		struct item *it = o->heap[0];
+		hremove(o, it);
+		maybe_free(o, it);
+	}
+	arm_timer(o);
+	dispatch(o);
+	close_if_drained(o);
+	return 0;
+}
+
+bool ipc_queue_owner_drained(const struct ipc_queue_owner *o) {
+	return o->flen == 0 && o->nprocessing == 0;
+}
+
+int ipc_queue_owner_unpark(struct ipc_queue_owner *o, const char *key) {
+	size_t n;
+	int r = key_check(key, &n);
+	if (r < 0)
+		return r;
+	struct item *it = get_item(o, key, n, false);
+	if (!it || !it->parked)
+		return -ENOENT;
+	it->parked = false;
+	it->crashes = 0;
+	atomic_fetch_sub_explicit(&o->h->metrics.parked, 1, RELAXED);
+	return ipc_queue_owner_add(o, key);
+}
+
+/* ======================================================================================== */
+/* Client                                                                                     */
+/* ======================================================================================== */
+
+struct ipc_queue {
+	int memfd;
+	struct ipc_q_header *h;
+	struct ipc_q_producer *p;
+	struct ipc_q_worker *w;
+	uint64_t add_timeout_usec;
+	bool holding;
+	uint32_t held_requeues;
+	uint64_t held_gen;
+	uint64_t got_ns;
+	uint32_t spin_ns, spin_max_ns, sleeps_at_zero;
+	struct ipc_source *watch;
+	void (*watch_cb)(struct ipc_queue *, void *);
+	void *watch_ud;
+};
+
+static int claim(_Atomic uint32_t *pidw) {
+	uint32_t zero = 0;
+	/* acq_rel: acquire pairs with the owner's release in reset_*_slot (see the reset
+	 * counters); release publishes our claim to the owner's scan_slot */
+	return atomic_compare_exchange_strong_explicit(pidw, &zero, (uint32_t)getpid(),
+						       memory_order_acq_rel, RELAXED)
+		       ? 0
+		       : -EBUSY;
+}
+
+int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned prefetch) {
+	if (!ret || memfd < 0 || !roles || (roles & ~3u))
+		return -EINVAL;
+	if (prefetch == 0)
+		prefetch = 1;
+	if (prefetch > IPC_QUEUE_LEASE_RING)
+		return -EINVAL;
+	struct ipc_queue *q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->memfd = -1;
+	q->add_timeout_usec = 10000000;
+	q->spin_max_ns = q->spin_ns = 20000;
+	int r = map_queue(memfd, &q->h);
+	if (r < 0)
+		goto fail;
+	q->memfd = fcntl(memfd, F_DUPFD_CLOEXEC, 3);
+	if (q->memfd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (roles & IPC_QUEUE_PRODUCER) {
+		for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS && !q->p; i++)
+			if (claim(&q->h->producers[i].pid) == 0)
+				q->p = &q->h->producers[i];
+		if (!q->p) {
+			r = -ENOSPC;
+			goto fail;
+		}
+	}
+	if (roles & IPC_QUEUE_WORKER) {
+		for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS && !q->w; i++)
+			if (claim(&q->h->workers[i].pid) == 0)
+				q->w = &q->h->workers[i];
+		if (!q->w) {
+			/* the producer slot we may hold is reclaimed by the owner at our exit */
+			r = -ENOSPC;
+			goto fail;
+		}
+		atomic_store_explicit(&q->w->cpu, my_cpu(), RELAXED);
+		atomic_store_explicit(&q->w->prefetch, prefetch, RELAXED);
+	}
+	wake_flag(&q->h->owner_waiting); /* let the owner see the new slot now */
+	*ret = q;
+	return 0;
+fail:
+	ipc_queue_free(q);
+	return r;
+}
+
+struct ipc_queue *ipc_queue_free(struct ipc_queue *q) {
+	if (!q)
+		return NULL;
+	ipc_source_free(q->watch);
+	if (q->h)
+		munmap(q->h, sizeof(*q->h));
+	if (q->memfd >= 0)
+		close(q->memfd);
+	free(q);
+	return NULL;
+}
+
+void ipc_queue_set_add_timeout(struct ipc_queue *q, uint64_t timeout_usec) {
+	q->add_timeout_usec = timeout_usec;
+}
+
+static int push_add(struct ipc_queue *q, uint32_t op, const char *key, uint64_t u64) {
+	if (!q->p)
+		return -EPERM;
+	size_t n;
+	int r = key_check(key, &n);
+	if (r < 0)
+		return r;
+	struct ipc_q_producer *p = q->p;
+	uint32_t tail = atomic_load_explicit(&p->tail, RELAXED);
+	uint64_t deadline = 0;
+	/* acquire pairs with the owner's release of head in drain_adds: the slot is free */
+	while (tail - atomic_load_explicit(&p->head, ACQUIRE) >= IPC_QUEUE_ADD_RING) {
+		uint64_t now = ipc_now_usec();
+		if (!deadline)
+			deadline = now + q->add_timeout_usec;
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		wake_flag(&q->h->owner_waiting);
+		atomic_store_explicit(&p->space_waiting, 1, RELAXED);
+		atomic_thread_fence(SEQ_CST); /* pairs with wake_flag() in drain_adds */
+		if (tail - atomic_load_explicit(&p->head, ACQUIRE) >= IPC_QUEUE_ADD_RING) {
+			uint64_t left = deadline - now;
+			ipc_futex_wait((const uint32_t *)&p->space_waiting, 1, left < 100000 ? left : 100000);
+		}
+		atomic_store_explicit(&p->space_waiting, 0, RELAXED);
+	}
+	struct ipc_q_rec *rec = &p->ring[tail & (IPC_QUEUE_ADD_RING - 1)];
+	rec->u64 = u64;
+	rec->op = op;
+	rec->arg = 0;
+	rec->keylen = (uint16_t)n;
+	memcpy(rec->key, key, n);
+	rec->key[n] = 0;
+	atomic_store_explicit(&p->tail, tail + 1, RELEASE); /* pairs with acquire in drain_adds */
+	wake_flag(&q->h->owner_waiting);
+	return 0;
+}
+
+int ipc_queue_add(struct ipc_queue *q, const char *key) { return push_add(q, IPC_Q_OP_ADD, key, 0); }
+int ipc_queue_add_after(struct ipc_queue *q, const char *key, uint64_t delay_usec) {
+	return push_add(q, IPC_Q_OP_ADD_AFTER, key, delay_usec);
+}
+int ipc_queue_add_rate_limited(struct ipc_queue *q, const char *key) {
+	return push_add(q, IPC_Q_OP_ADD_RATE_LIMITED, key, 0);
+}
+int ipc_queue_forget(struct ipc_queue *q, const char *key) { return push_add(q, IPC_Q_OP_FORGET, key, 0); }
+
+/* A lease is available (W2): head < tail. */
+static inline bool lease_ready(struct ipc_q_worker *w, uint32_t head) {
+	return atomic_load_explicit(&w->lease_tail, ACQUIRE) != head; /* pairs with dispatch() */
+}
+
+int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout_usec) {
+	if (!q->w)
+		return -EPERM;
+	if (q->holding)
+		return -EBUSY;
+	struct ipc_q_worker *w = q->w;
+	uint32_t head = atomic_load_explicit(&w->lease_head, RELAXED);
+	if (!lease_ready(w, head)) {
+		if (timeout_usec == 0)
+			return atomic_load_explicit(&q->h->closed, ACQUIRE) ? -ESHUTDOWN : -EAGAIN;
+		uint32_t me = my_cpu();
+		atomic_store_explicit(&w->cpu, me, RELAXED);
+		bool spin = q->spin_ns && atomic_load_explicit(&q->h->owner_cpu, RELAXED) != me;
+		bool got = false;
+		if (spin) {
+			uint64_t end = now_ns() + q->spin_ns;
+			for (unsigned k = 0;; k++) {
+				cpu_relax();
+				if (lease_ready(w, head)) {
+					got = true;
+					break;
+				}
+				if ((k & 63) == 63 && now_ns() > end)
+					break;
+			}
+			if (got)
+				q->spin_ns = q->spin_ns * 2 > q->spin_max_ns ? q->spin_max_ns : q->spin_ns * 2;
+			else
+				q->spin_ns /= 2;
+		} else if (q->spin_ns == 0 && ++q->sleeps_at_zero >= 64) {
+			q->sleeps_at_zero = 0;
+			q->spin_ns = q->spin_max_ns;
+		}
+		uint64_t deadline = timeout_usec == UINT64_MAX ? UINT64_MAX : ipc_now_usec() + timeout_usec;
+		while (!got) {
+			if (lease_ready(w, head))
+				break;
+			if (atomic_load_explicit(&q->h->closed, ACQUIRE)) /* pairs with close_if_drained */
+				return lease_ready(w, head) ? ipc_queue_get(q, key, keysz, 0) : -ESHUTDOWN;
+			uint64_t now = ipc_now_usec();
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			/* W3 sleeper side: flag, fence, re-check, sleep on the flag */
+			atomic_store_explicit(&w->waiting, 1, RELAXED);
+			atomic_thread_fence(SEQ_CST); /* pairs with wake_flag() in dispatch */
+			if (!lease_ready(w, head) && !atomic_load_explicit(&q->h->closed, ACQUIRE))
+				ipc_futex_wait((const uint32_t *)&w->waiting, 1,
+					       deadline == UINT64_MAX ? UINT64_MAX : deadline - now);
+			atomic_store_explicit(&w->waiting, 0, RELAXED);
+		}
+	}
+	const struct ipc_q_rec *rec = &w->lease[head & (IPC_QUEUE_LEASE_RING - 1)];
+	size_t n = rec->keylen;
+	if (n > IPC_QUEUE_KEY_MAX)
+		return -EPROTO;
+	if (keysz < n + 1)
+		return -ENOBUFS;
+	memcpy(key, rec->key, n);
+	key[n] = 0;
+	q->held_gen = rec->u64;
+	q->held_requeues = rec->arg;
+	q->holding = true;
+	q->got_ns = now_ns();
+	atomic_store_explicit(&w->lease_head, head + 1, RELEASE); /* pairs with acquire in worker_died */
+	return (int)n;
+}
+
+int ipc_queue_num_requeues(const struct ipc_queue *q) {
+	return q->holding ? (int)q->held_requeues : -ENOENT;
+}
+
+int ipc_queue_done(struct ipc_queue *q, unsigned flags, uint64_t after_usec) {
+	if (!q->w)
+		return -EPERM;
+	if (!q->holding)
+		return -ENOENT;
+	struct ipc_q_worker *w = q->w;
+	uint32_t tail = atomic_load_explicit(&w->reply_tail, RELAXED);
+	struct ipc_q_reply *rp = &w->reply[tail & (IPC_QUEUE_LEASE_RING - 1)];
+	rp->gen = q->held_gen;
+	rp->flags = flags & (IPC_Q_REPLY_FORGET | IPC_Q_REPLY_RATE_LIMITED | IPC_Q_REPLY_AFTER);
+	rp->pad = 0;
+	rp->after_usec = after_usec;
+	rp->work_ns = now_ns() - q->got_ns;
+	atomic_store_explicit(&w->reply_tail, tail + 1, RELEASE); /* pairs with acquire in drain_replies */
+	q->holding = false;
+	wake_flag(&q->h->owner_waiting);
+	return 0;
+}
+
+static int on_watch(struct ipc_source *s, int res, void *ud) {
+	(void)s;
+	(void)res;
+	struct ipc_queue *q = ud;
+	atomic_store_explicit(&q->w->waiting, 0, RELAXED);
+	q->watch_cb(q, q->watch_ud);
+	return 0;
+}
+
+int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop, void (*cb)(struct ipc_queue *, void *),
+		    void *userdata) {
+	if (!q->w || !cb)
+		return -EPERM;
+	q->watch_cb = cb;
+	q->watch_ud = userdata;
+	struct ipc_q_worker *w = q->w;
+	atomic_store_explicit(&w->waiting, 1, RELAXED);
+	atomic_thread_fence(SEQ_CST); /* pairs with wake_flag() in dispatch */
+	uint32_t expected = 1;
+	if (lease_ready(w, atomic_load_explicit(&w->lease_head, RELAXED)) ||
+	    atomic_load_explicit(&q->h->closed, ACQUIRE))
+		expected = 0; /* fire at once: the wait sees 0 != ... (the flag is 1) -> -EAGAIN */
+	if (q->watch)
+		return ipc_source_futex_arm(q->watch, expected);
+	return ipc_loop_add_futex(loop, &q->watch, (const uint32_t *)&w->waiting, expected, on_watch, q);
+}
+
+int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out) {
+	struct ipc_q_header *h;
+	int r = map_queue(memfd, &h);
+	if (r < 0)
+		return r;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->name, h->name, IPC_QUEUE_NAME_MAX);
+	const struct ipc_q_metrics *m = &h->metrics;
+	out->depth = atomic_load_explicit(&m->depth, RELAXED);
+	out->adds_total = atomic_load_explicit(&m->adds_total, RELAXED);
+	out->retries_total = atomic_load_explicit(&m->retries_total, RELAXED);
+	out->parked = atomic_load_explicit(&m->parked, RELAXED);
+	out->parked_total = atomic_load_explicit(&m->parked_total, RELAXED);
+	out->worker_deaths_total = atomic_load_explicit(&m->worker_deaths_total, RELAXED);
+	out->owner_restarts_total = atomic_load_explicit(&m->owner_restarts_total, RELAXED);
+	out->protocol_errors_total = atomic_load_explicit(&m->protocol_errors_total, RELAXED);
+	out->unfinished_work_seconds = (double)atomic_load_explicit(&m->unfinished_work_ns, RELAXED) / 1e9;
+	out->longest_running_processor_seconds =
+		(double)atomic_load_explicit(&m->longest_running_ns, RELAXED) / 1e9;
+	uint64_t cq = 0, cw = 0;
+	for (unsigned i = 0; i < IPC_QUEUE_HIST_BUCKETS; i++) {
+		cq += atomic_load_explicit(&m->queue_duration.bucket[i], RELAXED);
+		cw += atomic_load_explicit(&m->work_duration.bucket[i], RELAXED);
+		out->queue_duration_le[i] = cq;
+		out->work_duration_le[i] = cw;
+	}
+	out->queue_duration_count = atomic_load_explicit(&m->queue_duration.count, RELAXED);
+	out->queue_duration_sum = (double)atomic_load_explicit(&m->queue_duration.sum_ns, RELAXED) / 1e9;
+	out->work_duration_count = atomic_load_explicit(&m->work_duration.count, RELAXED);
+	out->work_duration_sum = (double)atomic_load_explicit(&m->work_duration.sum_ns, RELAXED) / 1e9;
+	munmap(h, sizeof(*h));
+	return 0;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * ipc/queue.h: a work queue with client-go workqueue semantics shared between processes.
+ *
+ * One memfd per named queue (the manager creates it with ipc_queue_memfd_create() and hands it
+ * to the children). One process is the OWNER (the broker, normally informerd): it attaches with
+ * ipc_queue_owner_new() and runs it in its ipc_loop; it can also Add directly. Any other process
+ * attaches as a client: a PRODUCER (Add, AddAfter, AddRateLimited, Forget through its own ring),
+ * a WORKER (Get / Done), or both. The layout and its invariants are in queue-abi.h; the design
+ * and its measurements in docs/ipc.md.
+ *
+ * Semantics (client-go util/workqueue): Add dedups (a key waits in the queue at most once);
+ * Get hands a key to one worker at a time; a key re-added while processing is queued again at
+ * Done; AddAfter keeps the earliest ready time; AddRateLimited waits max(per-item exponential
+ * base*2^failures capped at max, token bucket qps/burst) and counts a requeue; Forget resets
+ * the count; ShutDown stops Adds, lets Get drain what is queued, then Get returns -ESHUTDOWN.
+ * Crash rules: see queue-abi.h (W4) and ipc_queue_owner_config.park_after.
+ *
+ * Delivery is at-least-once across crashes: a key whose worker died, or that was in flight when
+ * the owner died, is processed again.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc/loop.h"
+#include "ipc/queue-abi.h"
+
+struct ipc_queue;	/* a client (producer and/or worker) */
+struct ipc_queue_owner; /* the broker */
+
+/* Creates and initialises a queue memfd (sealed against shrinking). name: 1..63 bytes.
+ * Returns the fd (>= 0, O_CLOEXEC) or -errno. */
+int ipc_queue_memfd_create(const char *name);
+
+/* ---- owner -------------------------------------------------------------------------------- */
+struct ipc_queue_owner_config {
+	uint64_t base_delay_usec; /* per-item exponential base; 0 = 5000 (5 ms) */
+	uint64_t max_delay_usec;  /* cap; 0 = 1000 s */
+	double qps;		  /* overall token bucket; 0 = 10 (negative: bucket off) */
+	uint32_t burst;		  /* 0 = 100 */
+	uint32_t park_after;	  /* consecutive worker deaths on one key before parking; 0 = 5 */
+	uint32_t spin_usec;	  /* max spin before sleeping; 0 = 20, UINT32_MAX = never spin */
+	/* Called once when the owner has attached (restarted=true when a previous owner existed):
+	 * re-add every key the caller knows (the informer's resync). May call ipc_queue_owner_add. */
+	void (*resync)(struct ipc_queue_owner *o, bool restarted, void *userdata);
+	/* Called when a key is parked after park_after consecutive crashes. */
+	void (*parked)(struct ipc_queue_owner *o, const char *key, uint32_t crashes, void *userdata);
+	void *userdata;
+};
+
+/* Attaches as the owner of the queue in memfd (the fd is dup'ed). Fails with -EBUSY if another
+ * live process owns it, -EPROTO on a bad magic/version. cfg may be NULL for defaults. */
+int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int memfd,
+			const struct ipc_queue_owner_config *cfg);
+/* Detaches (the memfd and what clients hold stay; a later owner adopts them). NULL-safe. */
+struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o);
+static inline void ipc_queue_owner_freep(struct ipc_queue_owner **o) { ipc_queue_owner_free(*o); }
+#define _cleanup_ipc_queue_owner_ __attribute__((cleanup(ipc_queue_owner_freep)))
+
+/* Direct calls into the owner's state (informerd's handlers run in the owner process).
+ * Return 0 or -EINVAL (key empty or longer than IPC_QUEUE_KEY_MAX), -ENOMEM, -ESHUTDOWN. */
+int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key);
+int ipc_queue_owner_add_after(struct ipc_queue_owner *o, const char *key, uint64_t delay_usec);
+int ipc_queue_owner_add_rate_limited(struct ipc_queue_owner *o, const char *key);
+int ipc_queue_owner_forget(struct ipc_queue_owner *o, const char *key);
+/* >= 0 requeue count, or -EINVAL. */
+int ipc_queue_owner_num_requeues(struct ipc_queue_owner *o, const char *key);
+/* Keys waiting in the FIFO (client-go Len()). */
+size_t ipc_queue_owner_len(const struct ipc_queue_owner *o);
+/* Keys leased to workers right now. */
+size_t ipc_queue_owner_processing(const struct ipc_queue_owner *o);
+/* Reads every client channel and dispatches now (the loop does this by itself; tests and
+ * producers in the owner process may call it). Returns 0 or -errno. */
+int ipc_queue_owner_pump(struct ipc_queue_owner *o);
+/* ShutDown: ignore new Adds, drop the delay heap, keep dispatching the FIFO, then close.
+ * ipc_queue_owner_drained() turns true when nothing is queued or processing (ShutDownWithDrain). */
+int ipc_queue_owner_shutdown(struct ipc_queue_owner *o);
+bool ipc_queue_owner_drained(const struct ipc_queue_owner *o);
+/* Un-parks a parked key and Adds it. -ENOENT if it was not parked. */
+int ipc_queue_owner_unpark(struct ipc_queue_owner *o, const char *key);
+
+/* ---- client ------------------------------------------------------------------------------- */
+enum ipc_queue_role {
+	IPC_QUEUE_PRODUCER = 1u << 0,
+	IPC_QUEUE_WORKER = 1u << 1,
+};
+
+/* Attaches to the queue in memfd (dup'ed) and claims one slot per role. prefetch (worker):
+ * how many leases the owner may queue for this worker ahead of Get, 1..IPC_QUEUE_LEASE_RING
+ * (0 = 1; 1 is client-go's exact behaviour: a key is "processing" only once Get returned it).
+ * Returns 0, -EPROTO (bad layout), -ENOSPC (no free slot). */
+int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned prefetch);
+/* Releases nothing in shared memory on purpose: the owner reclaims the slots when this process
+ * exits (pidfd), exactly as after a crash, except that held keys are Done already. NULL-safe. */
+struct ipc_queue *ipc_queue_free(struct ipc_queue *q);
+static inline void ipc_queue_freep(struct ipc_queue **q) { ipc_queue_free(*q); }
+#define _cleanup_ipc_queue_ __attribute__((cleanup(ipc_queue_freep)))
+
+/* Producer calls. Block while the add ring is full (the owner is slow or restarting) up to
+ * timeout_usec, then -ETIMEDOUT. -EINVAL bad key, -EPERM not a producer. */
+int ipc_queue_add(struct ipc_queue *q, const char *key);
+int ipc_queue_add_after(struct ipc_queue *q, const char *key, uint64_t delay_usec);
+int ipc_queue_add_rate_limited(struct ipc_queue *q, const char *key);
+int ipc_queue_forget(struct ipc_queue *q, const char *key);
+void ipc_queue_set_add_timeout(struct ipc_queue *q, uint64_t timeout_usec); /* default 10 s */
+
+/* Worker: waits up to timeout_usec (0 = poll, UINT64_MAX = forever) for a key; copies it into
+ * key (keysz >= IPC_QUEUE_KEY_MAX + 1 always suffices). Returns the key length, -EAGAIN (poll,
+ * nothing), -ETIMEDOUT, -ESHUTDOWN (queue shut down and drained), -EBUSY (a key is still held:
+ * call ipc_queue_done first), -ENOBUFS (keysz too small; the lease stays), -EPERM. */
+int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout_usec);
+/* NumRequeues of the key held (its failure count when it was leased). -ENOENT if none held. */
+int ipc_queue_num_requeues(const struct ipc_queue *q);
+enum ipc_queue_done_flags {
+	IPC_QUEUE_DONE_FORGET = IPC_Q_REPLY_FORGET,		/* Forget(key) */
+	IPC_QUEUE_DONE_RATE_LIMITED = IPC_Q_REPLY_RATE_LIMITED, /* AddRateLimited(key) */
+	IPC_QUEUE_DONE_AFTER = IPC_Q_REPLY_AFTER,		/* AddAfter(key, after_usec) */
+};
+/* Done(key held) combined with what a client-go worker calls just before Done. Never blocks.
+ * Returns 0 or -ENOENT (nothing held). */
+int ipc_queue_done(struct ipc_queue *q, unsigned flags, uint64_t after_usec);
+
+/* Loop integration for a worker: arms a futex wait in loop; cb runs when a lease may be
+ * available (then call ipc_queue_get(…, 0)); re-arm by calling ipc_queue_watch again. */
+int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop, void (*cb)(struct ipc_queue *q, void *ud),
+		    void *userdata);
+
+/* ---- metrics (any process with the memfd) --------------------------------------------------- */
+struct ipc_queue_metrics {
+	char name[IPC_QUEUE_NAME_MAX + 1];
+	uint64_t depth, adds_total, retries_total, parked, parked_total, worker_deaths_total,
+		owner_restarts_total, protocol_errors_total;
+	double unfinished_work_seconds, longest_running_processor_seconds;
+	/* histograms: le = 1e-8 * 10^i seconds, cumulative, plus count and sum (seconds) */
+	uint64_t queue_duration_le[IPC_QUEUE_HIST_BUCKETS], queue_duration_count;
+	double queue_duration_sum;
+	uint64_t work_duration_le[IPC_QUEUE_HIST_BUCKETS], work_duration_count;
+	double work_duration_sum;
+};
+int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out);

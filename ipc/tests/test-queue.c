@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test-queue: client-go workqueue semantics of ipc/queue (the behaviours upstream's queue,
+ * delaying queue and rate limiter tests check, in our own tests), plus the crash rules with
+ * real processes. Runs every case on both loop backends. 0 pass, 1 fail.
+ */
+#include "ipc/queue.h"
+#include "ipc/ratelimit.h"
+#include "ipc/tests/tests.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static enum ipc_loop_backend_kind backend;
+
+struct env {
+	struct ipc_loop *loop;
+	int fd;
+	struct ipc_queue_owner *o;
+};
+
+static int resyncs, restarted_seen, parked_calls;
+static char parked_key[IPC_QUEUE_KEY_MAX + 1];
+
+static void on_resync(struct ipc_queue_owner *o, bool restarted, void *ud) {
+	(void)o;
+	(void)ud;
+	resyncs++;
+	restarted_seen = restarted;
+}
+static void on_parked(struct ipc_queue_owner *o, const char *key, uint32_t crashes, void *ud) {
+	(void)o;
+	(void)ud;
+	(void)crashes;
+	parked_calls++;
+	snprintf(parked_key, sizeof(parked_key), "%s", key);
+}
+
+static struct ipc_queue_owner_config cfg_default(void) {
+	return (struct ipc_queue_owner_config){.resync = on_resync, .parked = on_parked, .park_after = 3};
+}
+
+static void env_up(struct env *e, const struct ipc_queue_owner_config *cfg) {
+	CHECK_EQ(ipc_loop_new(&e->loop, backend), 0);
+	e->fd = ipc_queue_memfd_create("test");
+	CHECK(e->fd >= 0);
+	CHECK_EQ(ipc_queue_owner_new(&e->o, e->loop, e->fd, cfg), 0);
+}
+static void env_down(struct env *e) {
+	e->o = ipc_queue_owner_free(e->o);
+	close(e->fd);
+	e->loop = ipc_loop_free(e->loop);
+}
+static void settle(struct env *e) {
+	for (int i = 0; i < 3; i++) {
+		CHECK(ipc_queue_owner_pump(e->o) >= 0);
+		CHECK(ipc_loop_run_once(e->loop, 0) >= 0);
+	}
+}
+static int get_now(struct env *e, struct ipc_queue *w, char *key) {
+	settle(e);
+	return ipc_queue_get(w, key, IPC_QUEUE_KEY_MAX + 1, 0);
+}
+
+static void test_fifo_dedup(void) {
+	struct env e;
+	env_up(&e, NULL);
+	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
+	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
+	char k[16], got[IPC_QUEUE_KEY_MAX + 1];
+	/* no worker has room yet beyond 1 lease: the FIFO keeps the rest */
+	for (int rep = 0; rep < 2; rep++)
+		for (int i = 0; i < 50; i++) {
+			snprintf(k, sizeof(k), "k%d", i);
+			CHECK_EQ(ipc_queue_owner_add(e.o, k), 0);
+		}
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_len(e.o) + ipc_queue_owner_processing(e.o), 50);
+	for (int i = 0; i < 50; i++) { /* Fair: FIFO order; Stingy: each once */
+		CHECK(get_now(&e, w, got) > 0);
+		snprintf(k, sizeof(k), "k%d", i);
+		CHECK(strcmp(got, k) == 0);
+		CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	}
+	CHECK_EQ(get_now(&e, w, got), -EAGAIN);
+	struct ipc_queue_metrics m;
+	CHECK_EQ(ipc_queue_metrics_read(e.fd, &m), 0);
+	CHECK_EQ(m.adds_total, 50);
+	CHECK_EQ(m.depth, 0);
+	CHECK_EQ(m.queue_duration_count, 50);
+	CHECK_EQ(m.work_duration_count, 50);
+	CHECK(strcmp(m.name, "test") == 0);
+	ipc_queue_free(TAKE_W(w));
+	env_down(&e);
+}
+
+static void test_add_while_processing(void) {
+	struct env e;
+	env_up(&e, NULL);
+	_cleanup_ipc_queue_ struct ipc_queue *w1 = NULL, *w2 = NULL;
+	CHECK_EQ(ipc_queue_attach(&w1, e.fd, IPC_QUEUE_WORKER, 1), 0);
+	CHECK_EQ(ipc_queue_attach(&w2, e.fd, IPC_QUEUE_WORKER, 1), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	CHECK_EQ(ipc_queue_owner_add(e.o, "ns/a"), 0);
+	settle(&e);
+	struct ipc_queue *holder = NULL, *other = NULL;
+	if (ipc_queue_get(w1, got, sizeof(got), 0) > 0)
+		holder = w1, other = w2;
+	else {
+		CHECK(ipc_queue_get(w2, got, sizeof(got), 0) > 0);
+		holder = w2, other = w1;
+	}
+	CHECK(strcmp(got, "ns/a") == 0);
+	CHECK_EQ(ipc_queue_get(holder, got, sizeof(got), 0), -EBUSY);
+	/* re-added while processing: not queued, never handed to the other worker */
+	CHECK_EQ(ipc_queue_owner_add(e.o, "ns/a"), 0);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "ns/a"), 0);
+	CHECK_EQ(ipc_queue_owner_len(e.o), 0);
+	CHECK_EQ(get_now(&e, other, got), -EAGAIN);
+	/* Done re-queues it once */
+	CHECK_EQ(ipc_queue_done(holder, 0, 0), 0);
+	CHECK_EQ(ipc_queue_done(holder, 0, 0), -ENOENT);
+	settle(&e);
+	int n1 = ipc_queue_get(w1, got, sizeof(got), 0), n2 = -1;
+	if (n1 < 0)
+		n2 = ipc_queue_get(w2, got, sizeof(got), 0);
+	CHECK(n1 > 0 || n2 > 0);
+	CHECK(strcmp(got, "ns/a") == 0);
+	CHECK_EQ(ipc_queue_done(n1 > 0 ? w1 : w2, 0, 0), 0);
+	CHECK_EQ(get_now(&e, w1, got), -EAGAIN);
+	CHECK_EQ(get_now(&e, w2, got), -EAGAIN);
+	ipc_queue_free(TAKE_W(w1));
+	ipc_queue_free(TAKE_W(w2));
+	env_down(&e);
+}
+
+static void test_producer_client(void) {
+	struct env e;
+	env_up(&e, NULL);
+	_cleanup_ipc_queue_ struct ipc_queue *c = NULL;
+	CHECK_EQ(ipc_queue_attach(&c, e.fd, IPC_QUEUE_PRODUCER | IPC_QUEUE_WORKER, 1), 0);
+	for (int i = 0; i < 10; i++)
+		CHECK_EQ(ipc_queue_add(c, "ns/x"), 0);
+	CHECK_EQ(ipc_queue_add(c, "ns/y"), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	CHECK(get_now(&e, c, got) > 0);
+	CHECK(strcmp(got, "ns/x") == 0);
+	CHECK_EQ(ipc_queue_done(c, 0, 0), 0);
+	CHECK(get_now(&e, c, got) > 0);
+	CHECK(strcmp(got, "ns/y") == 0);
+	CHECK_EQ(ipc_queue_done(c, 0, 0), 0);
+	CHECK_EQ(get_now(&e, c, got), -EAGAIN);
+	/* key limits: Kubernetes namespace/name is at most 253+1+253 */
+	char big[IPC_QUEUE_KEY_MAX + 2];
+	memset(big, 'a', sizeof(big));
+	big[IPC_QUEUE_KEY_MAX] = 0;
+	CHECK_EQ(ipc_queue_add(c, big), 0);
+	CHECK_EQ(get_now(&e, c, got), IPC_QUEUE_KEY_MAX);
+	CHECK(strcmp(got, big) == 0);
+	char small[8];
+	CHECK_EQ(ipc_queue_done(c, 0, 0), 0);
+	CHECK_EQ(ipc_queue_add(c, big), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_get(c, small, sizeof(small), 0), -ENOBUFS);
+	CHECK_EQ(ipc_queue_get(c, got, sizeof(got), 0), IPC_QUEUE_KEY_MAX);
+	CHECK_EQ(ipc_queue_done(c, 0, 0), 0);
+	big[IPC_QUEUE_KEY_MAX] = 'a';
+	big[IPC_QUEUE_KEY_MAX + 1] = 0;
+	CHECK_EQ(ipc_queue_add(c, big), -EINVAL);
+	CHECK_EQ(ipc_queue_owner_add(e.o, big), -EINVAL);
+	CHECK_EQ(ipc_queue_add(c, ""), -EINVAL);
+	CHECK_EQ(ipc_queue_add(c, NULL), -EINVAL);
+	ipc_queue_free(TAKE_W(c));
+	/* roles are enforced */
+	CHECK_EQ(ipc_queue_attach(&c, e.fd, IPC_QUEUE_WORKER, 1), 0);
+	CHECK_EQ(ipc_queue_add(c, "ns/z"), -EPERM);
+	ipc_queue_free(TAKE_W(c));
+	CHECK_EQ(ipc_queue_attach(&c, e.fd, IPC_QUEUE_PRODUCER, 1), 0);
+	CHECK_EQ(ipc_queue_get(c, got, sizeof(got), 0), -EPERM);
+	ipc_queue_free(TAKE_W(c));
+	env_down(&e);
+}
+
+static void wait_len(struct env *e, size_t n, uint64_t max_usec) {
+	uint64_t end = ipc_now_usec() + max_usec;
+	settle(e); /* apply pending replies first */
+	while (ipc_queue_owner_len(e->o) + ipc_queue_owner_processing(e->o) < n && ipc_now_usec() < end)
+		CHECK(ipc_loop_run_once(e->loop, 1000) >= 0);
+}
+
+static void test_delaying(void) {
+	struct env e;
+	env_up(&e, NULL);
+	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
+	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER | IPC_QUEUE_PRODUCER, 1), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	uint64_t t0 = ipc_now_usec();
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "foo", 50000), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_len(e.o) + ipc_queue_owner_processing(e.o), 0);
+	wait_len(&e, 1, 1000000);
+	CHECK(ipc_now_usec() - t0 >= 50000);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "foo") == 0);
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	/* the earlier of two AddAfter wins; a later one does not postpone */
+	t0 = ipc_now_usec();
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "foo", 5000000), 0);
+	CHECK_EQ(ipc_queue_add_after(w, "bar", 60000), 0);
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "foo", 30000), 0);
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "foo", 9000000), 0);
+	settle(&e);
+	wait_len(&e, 1, 1000000);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "foo") == 0);
+	CHECK(ipc_now_usec() - t0 < 3000000);
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	wait_len(&e, 1, 1000000);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "bar") == 0);
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	/* several delayed items fire in ready order */
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "c", 30000), 0);
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "a", 10000), 0);
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "b", 20000), 0);
+	wait_len(&e, 3, 1000000);
+	const char *want[] = {"a", "b", "c"};
+	for (int i = 0; i < 3; i++) {
+		CHECK(get_now(&e, w, got) > 0);
+		CHECK(strcmp(got, want[i]) == 0);
+		CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	}
+	/* zero delay is a plain Add */
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "now", 0), 0);
+	CHECK_EQ(ipc_queue_owner_len(e.o) + ipc_queue_owner_processing(e.o), 1);
+	struct ipc_queue_metrics m;
+	CHECK_EQ(ipc_queue_metrics_read(e.fd, &m), 0);
+	CHECK_EQ(m.retries_total, 9); /* every AddAfter counts, as upstream */
+	ipc_queue_free(TAKE_W(w));
+	env_down(&e);
+}
+
+static void test_ratelimiter_pure(void) {
+	/* exponential: base 1 ms, cap 1 s */
+	CHECK_EQ(ipc_backoff_exp(0, 1000, 1000000), 1000);
+	CHECK_EQ(ipc_backoff_exp(1, 1000, 1000000), 2000);
+	CHECK_EQ(ipc_backoff_exp(4, 1000, 1000000), 16000);
+	CHECK_EQ(ipc_backoff_exp(10, 1000, 1000000), 1000000);
+	CHECK_EQ(ipc_backoff_exp(62, 1000, 1000000), 1000000); /* overflow guarded */
+	CHECK_EQ(ipc_backoff_exp(200, 5000, 1000000000), 1000000000);
+	/* bucket: burst 100 at 10 qps, then one token per 100 ms */
+	struct ipc_bucket b;
+	ipc_bucket_init(&b, 10, 100, 1000000);
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(ipc_bucket_reserve(&b, 1000000), 0);
+	CHECK_EQ(ipc_bucket_reserve(&b, 1000000), 100000);
+	CHECK_EQ(ipc_bucket_reserve(&b, 1000000), 200000);
+	/* refill: after 1 s, 10 tokens came back, 2 of them owed */
+	CHECK_EQ(ipc_bucket_reserve(&b, 2000000), 0);
+	ipc_bucket_init(&b, 0, 1, 0); /* disabled */
+	CHECK_EQ(ipc_bucket_reserve(&b, 0), 0);
+	CHECK_EQ(ipc_bucket_reserve(&b, 0), 0);
+}
+
+static void test_rate_limited_queue(void) {
+	struct env e;
+	struct ipc_queue_owner_config cfg = {.base_delay_usec = 1000, .max_delay_usec = 1000000, .qps = -1};
+	env_up(&e, &cfg);
+	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
+	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(ipc_queue_owner_add_rate_limited(e.o, "one"), 0);
+	CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "one"), 5);
+	CHECK_EQ(ipc_queue_owner_add_rate_limited(e.o, "two"), 0);
+	CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "two"), 1);
+	wait_len(&e, 2, 1000000);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "one") == 0);
+	CHECK_EQ(ipc_queue_num_requeues(w), 5); /* the worker sees NumRequeues of its key */
+	/* worker: failure -> AddRateLimited + Done */
+	CHECK_EQ(ipc_queue_done(w, IPC_QUEUE_DONE_RATE_LIMITED, 0), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "one"), 6);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "two") == 0);
+	CHECK_EQ(ipc_queue_done(w, IPC_QUEUE_DONE_FORGET, 0), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "two"), 0);
+	wait_len(&e, 1, 2000000); /* "one" is back after 1 ms * 2^5 */
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "one") == 0);
+	CHECK_EQ(ipc_queue_done(w, IPC_QUEUE_DONE_FORGET, 0), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "one"), 0);
+	/* Forget from the owner and from a producer ring */
+	CHECK_EQ(ipc_queue_owner_add_rate_limited(e.o, "three"), 0);
+	CHECK_EQ(ipc_queue_owner_forget(e.o, "three"), 0);
+	CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "three"), 0);
+	_cleanup_ipc_queue_ struct ipc_queue *p = NULL;
+	CHECK_EQ(ipc_queue_attach(&p, e.fd, IPC_QUEUE_PRODUCER, 0), 0);
+	CHECK_EQ(ipc_queue_add_rate_limited(p, "four"), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "four"), 1);
+	CHECK_EQ(ipc_queue_forget(p, "four"), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "four"), 0);
+	/* Done with AddAfter */
+	wait_len(&e, 1, 1000000);
+	while (get_now(&e, w, got) > 0)
+		CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "five"), 0);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "five") == 0);
+	uint64_t t0 = ipc_now_usec();
+	CHECK_EQ(ipc_queue_done(w, IPC_QUEUE_DONE_AFTER, 30000), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_len(e.o), 0);
+	wait_len(&e, 1, 1000000);
+	CHECK(ipc_now_usec() - t0 >= 30000);
+	ipc_queue_free(TAKE_W(p));
+	ipc_queue_free(TAKE_W(w));
+	env_down(&e);
+
+	/* default controller limiter: max(5 ms exponential, 10 qps / burst 100) */
+	env_up(&e, NULL);
+	t0 = ipc_now_usec();
+	for (int i = 0; i < 100; i++) { /* distinct keys: only the bucket matters after 100 */
+		char k[16];
+		snprintf(k, sizeof(k), "d%d", i);
+		CHECK_EQ(ipc_queue_owner_add_rate_limited(e.o, k), 0);
+	}
+	CHECK_EQ(ipc_queue_owner_add_rate_limited(e.o, "d100"), 0);
+	wait_len(&e, 100, 2000000);
+	CHECK_EQ(ipc_queue_owner_len(e.o), 100); /* the 101st waits ~100 ms for a token */
+	CHECK(ipc_now_usec() - t0 < 90000 || ipc_queue_owner_len(e.o) == 100);
+	wait_len(&e, 101, 2000000);
+	CHECK_EQ(ipc_queue_owner_len(e.o), 101);
+	CHECK(ipc_now_usec() - t0 >= 90000);
+	env_down(&e);
+}
+
+static void test_shutdown(void) {
+	struct env e;
+	env_up(&e, NULL);
+	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
+	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER | IPC_QUEUE_PRODUCER, 1), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	CHECK_EQ(ipc_queue_owner_add(e.o, "a"), 0);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "b"), 0);
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "later", 10000), 0);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "a") == 0);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "a"), 0); /* dirty while processing */
+	CHECK_EQ(ipc_queue_owner_shutdown(e.o), 0);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "c"), -ESHUTDOWN);
+	CHECK_EQ(ipc_queue_add(w, "c"), 0); /* accepted by the ring, ignored by the owner */
+	CHECK(!ipc_queue_owner_drained(e.o));
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "b") == 0); /* drain continues */
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "a") == 0); /* dirty before shutdown */
+	CHECK(!ipc_queue_owner_drained(e.o));
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	settle(&e);
+	CHECK(ipc_queue_owner_drained(e.o));
+	CHECK_EQ(ipc_queue_get(w, got, sizeof(got), 0), -ESHUTDOWN);
+	CHECK_EQ(ipc_queue_get(w, got, sizeof(got), 1000000), -ESHUTDOWN);
+	usleep(20000);
+	settle(&e);
+	CHECK_EQ(ipc_queue_get(w, got, sizeof(got), 0), -ESHUTDOWN); /* "later" was dropped */
+	ipc_queue_free(TAKE_W(w));
+	env_down(&e);
+}
+
+static void test_named_queues_and_abi(void) {
+	struct env a, b;
+	env_up(&a, NULL);
+	env_up(&b, NULL);
+	CHECK_EQ(ipc_queue_owner_add(a.o, "x"), 0);
+	CHECK_EQ(ipc_queue_owner_len(a.o), 1);
+	CHECK_EQ(ipc_queue_owner_len(b.o), 0);
+	/* a second live owner is refused */
+	struct ipc_queue_owner *o2 = NULL;
+	CHECK_EQ(ipc_queue_owner_new(&o2, a.loop, a.fd, NULL), -EBUSY);
+	int bad = memfd_create("bad", 0);
+	CHECK(bad >= 0);
+	CHECK_EQ(ftruncate(bad, sizeof(struct ipc_q_header)), 0);
+	struct ipc_queue *q = NULL;
+	CHECK_EQ(ipc_queue_attach(&q, bad, IPC_QUEUE_WORKER, 1), -EPROTO);
+	CHECK_EQ(ipc_queue_attach(&q, a.fd, IPC_QUEUE_WORKER, IPC_QUEUE_LEASE_RING + 1), -EINVAL);
+	CHECK_EQ(ipc_queue_memfd_create(""), -EINVAL);
+	close(bad);
+	/* slots run out */
+	struct ipc_queue *ws[IPC_QUEUE_MAX_WORKERS];
+	for (unsigned i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+		CHECK_EQ(ipc_queue_attach(&ws[i], b.fd, IPC_QUEUE_WORKER, 1), 0);
+	CHECK_EQ(ipc_queue_attach(&q, b.fd, IPC_QUEUE_WORKER, 1), -ENOSPC);
+	for (unsigned i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+		ipc_queue_free(ws[i]);
+	env_down(&a);
+	env_down(&b);
+}
+
+/* A child worker that takes one key and dies without Done. */
+static void crash_worker(int fd) {
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct ipc_queue *w;
+		char got[IPC_QUEUE_KEY_MAX + 1];
+		if (ipc_queue_attach(&w, fd, IPC_QUEUE_WORKER, 1) < 0)
+			_exit(2);
+		if (ipc_queue_get(w, got, sizeof(got), 5000000) < 0)
+			_exit(3);
+		raise(SIGKILL);
+	}
+}
+
+static void test_crash_requeue_and_park(void) {
+	struct env e;
+	struct ipc_queue_owner_config cfg = cfg_default();
+	cfg.base_delay_usec = 1000;
+	parked_calls = 0;
+	env_up(&e, &cfg);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "poison"), 0);
+	for (int round = 1; round <= 3; round++) {
+		crash_worker(e.fd);
+		int st;
+		pid_t dead;
+		while ((dead = waitpid(-1, &st, WNOHANG)) == 0)
+			CHECK(ipc_loop_run_once(e.loop, 1000) >= 0);
+		CHECK(dead > 0);
+		CHECK(WIFSIGNALED(st));
+		/* the owner learns of the death through the pidfd */
+		uint64_t end = ipc_now_usec() + 2000000;
+		struct ipc_queue_metrics m;
+		do {
+			CHECK(ipc_loop_run_once(e.loop, 1000) >= 0);
+			CHECK_EQ(ipc_queue_metrics_read(e.fd, &m), 0);
+		} while (m.worker_deaths_total < (uint64_t)round && ipc_now_usec() < end);
+		CHECK_EQ(m.worker_deaths_total, round);
+		if (round < 3) {
+			CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "poison"), round); /* backoff applied */
+			wait_len(&e, 1, 2000000);
+			CHECK_EQ(ipc_queue_owner_len(e.o), 1);
+		}
+	}
+	CHECK_EQ(parked_calls, 1);
+	CHECK(strcmp(parked_key, "poison") == 0);
+	struct ipc_queue_metrics m;
+	CHECK_EQ(ipc_queue_metrics_read(e.fd, &m), 0);
+	CHECK_EQ(m.parked, 1);
+	CHECK_EQ(ipc_queue_owner_len(e.o), 0);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "poison"), 0); /* parked keys ignore Adds */
+	CHECK_EQ(ipc_queue_owner_len(e.o), 0);
+	CHECK_EQ(ipc_queue_owner_unpark(e.o, "poison"), 0);
+	CHECK_EQ(ipc_queue_owner_len(e.o), 1);
+	CHECK_EQ(ipc_queue_owner_unpark(e.o, "poison"), -ENOENT);
+	/* a healthy worker finishes it; its slot was freed for reuse */
+	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
+	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "poison") == 0);
+	CHECK_EQ(ipc_queue_done(w, IPC_QUEUE_DONE_FORGET, 0), 0);
+	ipc_queue_free(TAKE_W(w));
+	env_down(&e);
+}
+
+static void test_owner_restart_adopts(void) {
+	struct env e;
+	struct ipc_queue_owner_config cfg = cfg_default();
+	resyncs = 0;
+	env_up(&e, &cfg);
+	CHECK_EQ(resyncs, 1);
+	CHECK_EQ(restarted_seen, 0);
+	_cleanup_ipc_queue_ struct ipc_queue *w = NULL, *p = NULL;
+	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 2), 0);
+	CHECK_EQ(ipc_queue_attach(&p, e.fd, IPC_QUEUE_PRODUCER, 0), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	CHECK_EQ(ipc_queue_owner_add(e.o, "held"), 0);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "prefetched"), 0);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "held") == 0);
+	/* the owner goes away; clients keep working against shared memory */
+	e.o = ipc_queue_owner_free(e.o);
+	CHECK_EQ(ipc_queue_add(p, "while-down"), 0);
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	CHECK_EQ(ipc_queue_owner_new(&e.o, e.loop, e.fd, &cfg), 0);
+	CHECK_EQ(resyncs, 2);
+	CHECK_EQ(restarted_seen, 1);
+	settle(&e);
+	/* "held" was Done while down (applied), "prefetched" is still leased, "while-down" queued */
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "prefetched") == 0);
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "while-down") == 0);
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	CHECK_EQ(get_now(&e, w, got), -EAGAIN);
+	struct ipc_queue_metrics m;
+	CHECK_EQ(ipc_queue_metrics_read(e.fd, &m), 0);
+	CHECK_EQ(m.owner_restarts_total, 1);
+	CHECK_EQ(m.protocol_errors_total, 0);
+	ipc_queue_free(TAKE_W(w));
+	ipc_queue_free(TAKE_W(p));
+	env_down(&e);
+}
+
+static int watch_hits;
+static void on_watch(struct ipc_queue *q, void *ud) {
+	(void)q;
+	(void)ud;
+	watch_hits++;
+}
+
+static void test_watch_and_blocking_get(void) {
+	struct env e;
+	env_up(&e, NULL);
+	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
+	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	watch_hits = 0;
+	CHECK_EQ(ipc_queue_watch(w, e.loop, on_watch, NULL), 0);
+	settle(&e);
+	CHECK_EQ(watch_hits, 0);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "w"), 0);
+	for (int i = 0; i < 100 && !watch_hits; i++)
+		CHECK(ipc_loop_run_once(e.loop, 10000) >= 0);
+	CHECK_EQ(watch_hits, 1);
+	CHECK(ipc_queue_get(w, got, sizeof(got), 0) > 0);
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	CHECK_EQ(ipc_queue_get(w, got, sizeof(got), 20000), -ETIMEDOUT);
+	ipc_queue_free(TAKE_W(w));
+	env_down(&e);
+}
+
+int main(void) {
+	test_ratelimiter_pure();
+	enum ipc_loop_backend_kind kinds[] = {IPC_LOOP_BACKEND_URING, IPC_LOOP_BACKEND_EPOLL};
+	for (int i = 0; i < 2; i++) {
+		struct ipc_loop *probe;
+		if (ipc_loop_new(&probe, kinds[i]) < 0) {
+			fprintf(stderr, "backend %d unavailable, skipped\n", kinds[i]);
+			continue;
+		}
+		fprintf(stderr, "backend %s\n", ipc_loop_backend(probe));
+		ipc_loop_free(probe);
+		backend = kinds[i];
+		{ uint64_t _t = ipc_now_usec(); test_fifo_dedup(); fprintf(stderr, "%-32s %6.3f s\n", "test_fifo_dedup", (ipc_now_usec() - _t) / 1e6); }
+		{ uint64_t _t = ipc_now_usec(); test_add_while_processing(); fprintf(stderr, "%-32s %6.3f s\n", "test_add_while_processing", (ipc_now_usec() - _t) / 1e6); }
+		{ uint64_t _t = ipc_now_usec(); test_producer_client(); fprintf(stderr, "%-32s %6.3f s\n", "test_producer_client", (ipc_now_usec() - _t) / 1e6); }
+		{ uint64_t _t = ipc_now_usec(); test_delaying(); fprintf(stderr, "%-32s %6.3f s\n", "test_delaying", (ipc_now_usec() - _t) / 1e6); }
+		{ uint64_t _t = ipc_now_usec(); test_rate_limited_queue(); fprintf(stderr, "%-32s %6.3f s\n", "test_rate_limited_queue", (ipc_now_usec() - _t) / 1e6); }
+		{ uint64_t _t = ipc_now_usec(); test_shutdown(); fprintf(stderr, "%-32s %6.3f s\n", "test_shutdown", (ipc_now_usec() - _t) / 1e6); }
+		{ uint64_t _t = ipc_now_usec(); test_named_queues_and_abi(); fprintf(stderr, "%-32s %6.3f s\n", "test_named_queues_and_abi", (ipc_now_usec() - _t) / 1e6); }
+		{ uint64_t _t = ipc_now_usec(); test_crash_requeue_and_park(); fprintf(stderr, "%-32s %6.3f s\n", "test_crash_requeue_and_park", (ipc_now_usec() - _t) / 1e6); }
+		{ uint64_t _t = ipc_now_usec(); test_owner_restart_adopts(); fprintf(stderr, "%-32s %6.3f s\n", "test_owner_restart_adopts", (ipc_now_usec() - _t) / 1e6); }
+		{ uint64_t _t = ipc_now_usec(); test_watch_and_blocking_get(); fprintf(stderr, "%-32s %6.3f s\n", "test_watch_and_blocking_get", (ipc_now_usec() - _t) / 1e6); }
+	}
+	fprintf(stderr, "ok\n");
+	return 0;
+}
