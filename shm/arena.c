@@ -1,0 +1,1504 @@
+/* shm/arena.c - the arena's life cycle, the writer's allocator, atoms, records and recovery.
+ *
+ * The writer owns everything mutable; its bookkeeping (free lists, atom refcounts, the intern
+ * map) lives in malloc'd memory and is rebuilt from the published state on every
+ * shm_writer_open (mark, sweep, index rebuild). So kill -9 of the writer can tear nothing that a
+ * successor depends on: the successor trusts only what readers trust, the refs in the header,
+ * the handle table and the blocks they validate.
+ *
+ * Rejected: keeping free lists in shared memory (a killed writer tears them; recovery would have
+ * to validate them anyway, and mark/sweep is O(arena) once per restart); coalescing allocators
+ * (a block start could become the middle of another block: a stale ref would read payload
+ * bytes as a generation).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shm/index.h"
+#include "shm/shm-internal.h"
+
+unsigned shm__test_flags;
+int shm__test_crash_point;
+long shm__test_crash_count;
+long shm__test_fail_alloc_at;
+
+void shm__crash_point(int n) {
+	(void)n;
+	if (--shm__test_crash_count <= 0)
+		raise(SIGKILL);
+}
+
+/* ---- hashing ---------------------------------------------------------------------------------- */
+static inline uint64_t fmix64(uint64_t k) {
+	k ^= k >> 33;
+	k *= UINT64_C(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	k *= UINT64_C(0xc4ceb9fe1a85ec53);
+	k ^= k >> 33;
+	return k;
+}
+
+uint64_t shm_hash(uint64_t seed, const void *p, size_t n) {
+	const uint8_t *s = p;
+	uint64_t h = seed ^ (n * UINT64_C(0x9e3779b97f4a7c15));
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h ^= fmix64(w + UINT64_C(0x2545f4914f6cdd1d));
+		h = (h << 27 | h >> 37) * UINT64_C(0x9e3779b97f4a7c15);
+		s += 8;
+		n -= 8;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s, n);
+	h ^= fmix64(w ^ (n << 56));
+	return fmix64(h);
+}
+
+uint64_t shm_key_name(uint64_t seed, const char *ns, size_t nsl, const char *name, size_t nl) {
+	return shm_hash(shm_hash(seed ^ 4, ns, nsl), name, nl);
+}
+
+/* ---- word copies ------------------------------------------------------------------------------ */
+void shm_copy_in(void *dst, const void *src, size_t len) {
+	_Atomic uint64_t *d = dst;
+	const uint8_t *s = src;
+	for (size_t i = 0; i < len / 8; i++) {
+		uint64_t w;
+		memcpy(&w, s + i * 8, 8);
+		atomic_store_explicit(&d[i], w, memory_order_relaxed);
+	}
+}
+
+void shm_copy_out(void *dst, const void *src, size_t len) {
+	_Atomic uint64_t *s = (_Atomic uint64_t *)src;
+	uint8_t *d = dst;
+	for (size_t i = 0; i < len / 8; i++) {
+		uint64_t w = atomic_load_explicit(&s[i], memory_order_relaxed);
+		memcpy(d + i * 8, &w, 8);
+	}
+}
+
+/* ---- uids --------------------------------------------------------------------------------------- */
+static int hexval(char c) {
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+bool shm_uid_pack(const char *uid, size_t len, uint8_t out[16]) {
+	if (len != 36)
+		return false;
+	size_t j = 0;
+	for (size_t i = 0; i < 36;) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (uid[i] != '-')
+				return false;
+			i++;
+			continue;
+		}
+		int hi = hexval(uid[i]), lo = hexval(uid[i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		out[j++] = (uint8_t)(hi << 4 | lo);
+		i += 2;
+	}
+	return true;
+}
+
+void shm_uid_unpack(const uint8_t in[16], char out[37]) {
+	static const char hx[] = "0123456789abcdef";
+	size_t j = 0;
+	for (size_t i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[j++] = '-';
+		out[j++] = hx[in[i] >> 4];
+		out[j++] = hx[in[i] & 15];
+	}
+	out[j] = 0;
+}
+
+/* ---- classes and regions -------------------------------------------------------------------- */
+static unsigned class_for(uint64_t total) {
+	if (total <= 256)
+		return (unsigned)((total + 15) / 16 - 1);
+	unsigned c = 16;
+	while (c + 4 < SHM_ABI_NCLASSES && shm_abi_class_size(c + 3) < total)
+		c += 4;
+	while (c < SHM_ABI_NCLASSES && shm_abi_class_size(c) < total)
+		c++;
+	return c; /* SHM_ABI_NCLASSES if too big */
+}
+
+static uint64_t region_size(unsigned c) {
+	uint64_t cs = shm_abi_class_size(c);
+	if (cs <= SHM_ABI_REGION_SIZE)
+		return SHM_ABI_REGION_SIZE;
+	return (cs + SHM_ABI_REGION_SIZE - 1) & ~(SHM_ABI_REGION_SIZE - 1);
+}
+
+static size_t quarantine_len(unsigned c) {
+	if (shm__test_flags & SHM_TEST_NO_QUARANTINE)
+		return 0;
+	uint64_t q = SHM_ABI_REGION_SIZE / shm_abi_class_size(c);
+	return q < 4 ? 4 : (size_t)q;
+}
+
+uint64_t shm_block_class_size(struct shm_arena *a, uint64_t off, uint64_t size) {
+	if (off < a->hdr->data_off || off >= size)
+		return 0;
+	/* relaxed: the entry was written before the ref that led here was published (release),
+	 * and the caller loaded that ref with acquire. */
+	uint32_t e = atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT], memory_order_relaxed);
+	if (e == 0 || SHM_ABI_RT_CLASS(e) >= SHM_ABI_NCLASSES)
+		return 0;
+	uint64_t start = ((off >> SHM_ABI_REGION_SHIFT) - SHM_ABI_RT_BACK(e)) << SHM_ABI_REGION_SHIFT;
+	uint64_t cs = shm_abi_class_size(SHM_ABI_RT_CLASS(e));
+	if ((off - start) % cs != 0 || off + cs > size)
+		return 0;
+	return cs;
+}
+
+/* ---- fifo --------------------------------------------------------------------------------------- */
+static int fifo_push(struct w_fifo *f, uint32_t v) {
+	if (f->len == f->cap) {
+		size_t ncap = f->cap ? f->cap * 2 : 64;
+		uint32_t *nv = malloc(ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		for (size_t i = 0; i < f->len; i++)
+			nv[i] = f->v[(f->head + i) % f->cap];
+		free(f->v);
+		f->v = nv;
+		f->cap = ncap;
+		f->head = 0;
+	}
+	f->v[(f->head + f->len) % f->cap] = v;
+	f->len++;
+	return 0;
+}
+
+static uint32_t fifo_pop(struct w_fifo *f) {
+	uint32_t v = f->v[f->head];
+	f->head = (f->head + 1) % f->cap;
+	f->len--;
+	return v;
+}
+
+/* ---- allocator ---------------------------------------------------------------------------------- */
+static void stats_publish(struct shm_arena *a) {
+	struct w_state *w = a->w;
+	uint64_t fb = 0;
+	for (unsigned c = 0; c < SHM_ABI_NCLASSES; c++)
+		fb += w->cls[c].bump_end - w->cls[c].bump;
+	/* relaxed: statistics only, no reader acts on them. */
+	atomic_store_explicit(&a->hdr->stat_live_bytes, w->live_bytes, memory_order_relaxed);
+	atomic_store_explicit(&a->hdr->stat_quarantine_bytes, w->quarantine_bytes, memory_order_relaxed);
+	atomic_store_explicit(&a->hdr->stat_free_bytes, fb, memory_order_relaxed);
+}
+
+static int grow_to(struct shm_arena *a, uint64_t end) {
+	struct shm_abi_header *h = a->hdr;
+	uint64_t size = atomic_load_explicit(&h->size, memory_order_relaxed);
+	if (end <= size)
+		return 0;
+	if (end > h->max_size)
+		return -ENOMEM;
+	uint64_t ns = size * 2 > end ? size * 2 : end;
+	if (ns > h->max_size)
+		ns = h->max_size;
+	if (ftruncate(a->lock_fd, (off_t)ns) < 0)
+		return -errno;
+	/* release: pairs with readers' acquire load of size; the memory below ns exists now. */
+	atomic_store_explicit(&h->size, ns, memory_order_release);
+	return 0;
+}
+
+static int carve(struct shm_arena *a, unsigned c) {
+	struct shm_abi_header *h = a->hdr;
+	uint64_t rsz = region_size(c), cs = shm_abi_class_size(c);
+	uint64_t off = atomic_load_explicit(&h->carved, memory_order_relaxed);
+	int r = grow_to(a, off + rsz);
+	if (r < 0)
+		return r;
+	uint64_t u0 = off >> SHM_ABI_REGION_SHIFT, n = rsz >> SHM_ABI_REGION_SHIFT;
+	for (uint64_t i = 0; i < n; i++)
+		/* relaxed: published by the release store of carved below, and to readers by the
+		 * release stores that publish refs into this region. */
+		atomic_store_explicit(&a->rt[u0 + i], (uint32_t)((c + 1) | (i << 8)), memory_order_relaxed);
+	/* release: pairs with the acquire load of carved in recovery (region entries visible). */
+	atomic_store_explicit(&h->carved, off + rsz, memory_order_release);
+	a->w->cls[c].bump = off;
+	a->w->cls[c].bump_end = off + (rsz / cs) * cs;
+	return 0;
+}
+
+/* Allocate a block for body_len bytes and open it (gen odd). The body is the caller's to fill,
+ * then w_close publishes nothing yet: it only makes the block stable. */
+int w_alloc(struct shm_arena *a, size_t body_len, unsigned kind, uint64_t *ret_off) {
+	struct w_state *w = a->w;
+	uint64_t total = 16 + (uint64_t)body_len;
+	unsigned c = class_for(total);
+	if (c >= SHM_ABI_NCLASSES || body_len > UINT32_MAX)
+		return -ENOMEM;
+	if (shm__test_fail_alloc_at > 0 && ++w->n_allocs == shm__test_fail_alloc_at)
+		return -ENOMEM;
+	struct w_class *k = &w->cls[c];
+	uint64_t cs = shm_abi_class_size(c), off;
+	if (k->freed.len > quarantine_len(c)) {
+		off = (uint64_t)fifo_pop(&k->freed) << SHM_ABI_UNIT_SHIFT;
+		w->quarantine_bytes -= cs;
+	} else {
+		if (k->bump >= k->bump_end) {
+			int r = carve(a, c);
+			if (r < 0) {
+				if (k->freed.len == 0)
+					return r;
+				/* Out of arena: reuse early. Safe (readers validate), costs retries. */
+				off = (uint64_t)fifo_pop(&k->freed) << SHM_ABI_UNIT_SHIFT;
+				w->quarantine_bytes -= cs;
+				goto open;
+			}
+		}
+		off = k->bump;
+		k->bump += cs;
+	}
+open:;
+	struct shm_abi_block *b = shm_blk(a, off);
+	uint64_t g = atomic_load_explicit(&b->gen, memory_order_relaxed);
+	g += (g & 1) ? 2 : 1; /* a killed writer may have left it odd: stay odd, move on */
+	atomic_store_explicit(&b->gen, g, memory_order_relaxed);
+	/* release fence: orders the odd gen before every body store below; pairs with the
+	 * acquire fence readers issue between their copy and their gen re-check (A2/A3). */
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&b->info, SHM_ABI_INFO(body_len, kind, c), memory_order_relaxed);
+	w->live_bytes += cs;
+	*ret_off = off;
+	return 0;
+}
+
+/* Make the block stable (gen even); returns the even gen for the ref. */
+uint64_t w_close(struct shm_arena *a, uint64_t off) {
+	struct shm_abi_block *b = shm_blk(a, off);
+	uint64_t g = atomic_load_explicit(&b->gen, memory_order_relaxed) + 1;
+	/* release: the body stores happen-before any reader seeing this even gen (pairs with the
+	 * reader's acquire load of gen before its copy). */
+	atomic_store_explicit(&b->gen, g, memory_order_release);
+	return g;
+}
+
+/* Retire a block to its class's quarantine. Its contents stay readable (gen even) until reuse. */
+void w_free(struct shm_arena *a, uint64_t off) {
+	struct w_state *w = a->w;
+	uint64_t info = atomic_load_explicit(&shm_blk(a, off)->info, memory_order_relaxed);
+	unsigned c = SHM_ABI_INFO_CLASS(info);
+	uint64_t cs = shm_abi_class_size(c);
+	if (fifo_push(&w->cls[c].freed, (uint32_t)(off >> SHM_ABI_UNIT_SHIFT)) < 0)
+		return; /* leaked until the next recovery; never unsafe */
+	w->live_bytes -= cs;
+	w->quarantine_bytes += cs;
+}
+
+void w_zero(struct shm_arena *a, uint64_t off, size_t from, size_t len) {
+	static const uint64_t zero[512];
+	uint8_t *p = (uint8_t *)shm_body(a, off) + from;
+	while (len > 0) {
+		size_t n = len < sizeof(zero) ? len : sizeof(zero);
+		shm_copy_in(p, zero, n);
+		p += n;
+		len -= n;
+	}
+}
+
+/* ---- handles -------------------------------------------------------------------------------------- */
+_Atomic uint64_t *shm_handle_slot(struct shm_arena *a, uint32_t h) {
+	uint32_t c = h >> SHM_ABI_HCHUNK_SHIFT;
+	if (c >= SHM_ABI_HDIR_SLOTS)
+		return NULL;
+	/* acquire: pairs with the release store publishing the chunk (its zeroed slots). */
+	uint64_t ref = atomic_load_explicit(&a->hdr->handle_dir[c], memory_order_acquire);
+	if (!ref)
+		return NULL;
+	uint64_t off = shm_ref_off(ref);
+	uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_acquire);
+	if (shm_block_class_size(a, off, size) < 16 + 8 * SHM_ABI_HCHUNK_SLOTS)
+		return NULL;
+	return (_Atomic uint64_t *)shm_body(a, off) + (h & (SHM_ABI_HCHUNK_SLOTS - 1));
+}
+
+uint64_t shm_handle_load(struct shm_arena *a, uint32_t h) {
+	if (h == 0 || h >= atomic_load_explicit(&a->hdr->handles_hw, memory_order_acquire))
+		return 0;
+	_Atomic uint64_t *s = shm_handle_slot(a, h);
+	/* acquire: pairs with the writer's release store of the record ref (A2). */
+	return s ? atomic_load_explicit(s, memory_order_acquire) : 0;
+}
+
+static int handle_alloc(struct shm_arena *a, uint32_t *ret) {
+	struct w_state *w = a->w;
+	size_t q = (shm__test_flags & SHM_TEST_NO_QUARANTINE) ? 0 : 1024;
+	if (w->free_handles.len > q) {
+		*ret = fifo_pop(&w->free_handles);
+		return 0;
+	}
+	uint64_t hw = atomic_load_explicit(&a->hdr->handles_hw, memory_order_relaxed);
+	if (hw >= SHM_ABI_MAX_HANDLES) {
+		if (w->free_handles.len == 0)
+			return -ENOSPC;
+		*ret = fifo_pop(&w->free_handles);
+		return 0;
+	}
+	uint32_t c = (uint32_t)(hw >> SHM_ABI_HCHUNK_SHIFT);
+	if (!atomic_load_explicit(&a->hdr->handle_dir[c], memory_order_relaxed)) {
+		uint64_t off;
+		int r = w_alloc(a, 8 * SHM_ABI_HCHUNK_SLOTS, SHM_ABI_BLK_HCHUNK, &off);
+		if (r < 0)
+			return r;
+		w_zero(a, off, 0, 8 * SHM_ABI_HCHUNK_SLOTS);
+		uint64_t g = w_close(a, off);
+		/* release: the zeroed chunk before its directory entry (pairs: shm_handle_slot). */
+		atomic_store_explicit(&a->hdr->handle_dir[c], shm_ref_make(off, g, 0), memory_order_release);
+	}
+	/* release: pairs with the acquire load in shm_handle_load. */
+	atomic_store_explicit(&a->hdr->handles_hw, hw + 1, memory_order_release);
+	*ret = (uint32_t)hw;
+	return 0;
+}
+
+/* ---- atoms (interned strings, label sets, owner sets) --------------------------------------- */
+static uint64_t atom_hash(struct shm_arena *a, unsigned kind, const void *p, size_t n) {
+	return shm_hash(a->seed ^ (UINT64_C(0x100) * kind), p, n);
+}
+
+static bool atom_equal(struct shm_arena *a, uint64_t ref, unsigned kind, const void *p, size_t n) {
+	const struct shm_abi_atom *at = shm_body(a, shm_ref_off(ref));
+	return at->kind == kind && at->len == n && memcmp(at + 1, p, n) == 0;
+}
+
+static int atoms_insert_raw(struct w_state *w, uint64_t hash, uint64_t ref, uint32_t refs) {
+	if ((w->atoms_len + 1) * 2 > w->atoms_cap) {
+		size_t ncap = w->atoms_cap ? w->atoms_cap * 2 : 1024;
+		struct w_atom *nv = calloc(ncap, sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		for (size_t i = 0; i < w->atoms_cap; i++) {
+			if (!w->atoms[i].ref)
+				continue;
+			size_t j = w->atoms[i].hash & (ncap - 1);
+			while (nv[j].ref)
+				j = (j + 1) & (ncap - 1);
+			nv[j] = w->atoms[i];
+		}
+		free(w->atoms);
+		w->atoms = nv;
+		w->atoms_cap = ncap;
+	}
+	size_t j = hash & (w->atoms_cap - 1);
+	while (w->atoms[j].ref)
+		j = (j + 1) & (w->atoms_cap - 1);
+	w->atoms[j] = (struct w_atom){.hash = hash, .ref = ref, .refs = refs};
+	w->atoms_len++;
+	return 0;
+}
+
+static struct w_atom *atoms_find_ref(struct w_state *w, uint64_t hash, uint64_t ref) {
+	if (!w->atoms_cap)
+		return NULL;
+	for (size_t j = hash & (w->atoms_cap - 1);; j = (j + 1) & (w->atoms_cap - 1)) {
+		if (!w->atoms[j].ref)
+			return NULL;
+		if (w->atoms[j].ref == ref)
+			return &w->atoms[j];
+	}
+}
+
+static void atoms_remove(struct w_state *w, struct w_atom *e) {
+	size_t mask = w->atoms_cap - 1, i = (size_t)(e - w->atoms);
+	w->atoms[i].ref = 0;
+	w->atoms_len--;
+	/* backward-shift deletion (private memory: no reader to confuse) */
+	for (size_t j = (i + 1) & mask; w->atoms[j].ref; j = (j + 1) & mask) {
+		size_t home = w->atoms[j].hash & mask;
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			w->atoms[i] = w->atoms[j];
+			w->atoms[j].ref = 0;
+			i = j;
+		}
+	}
+}
+
+/* Take a reference on the atom (kind, bytes), creating it if needed. */
+static int atom_get(struct shm_arena *a, unsigned kind, const void *p, size_t n, uint64_t *ret) {
+	struct w_state *w = a->w;
+	uint64_t hash = atom_hash(a, kind, p, n);
+	if (w->atoms_cap)
+		for (size_t j = hash & (w->atoms_cap - 1); w->atoms[j].ref; j = (j + 1) & (w->atoms_cap - 1))
+			if (w->atoms[j].hash == hash && atom_equal(a, w->atoms[j].ref, kind, p, n)) {
+				w->atoms[j].refs++;
+				*ret = w->atoms[j].ref;
+				return 0;
+			}
+	uint64_t off;
+	size_t body = (sizeof(struct shm_abi_atom) + n + 7) & ~(size_t)7;
+	if (body > UINT32_MAX)
+		return -EINVAL;
+	/* built in its own buffer: p may point into w->buf */
+	uint8_t *tmp = malloc(body);
+	if (!tmp)
+		return -ENOMEM;
+	memset(tmp, 0, body);
+	struct shm_abi_atom hd = {.hash = hash, .len = (uint32_t)n, .kind = kind};
+	memcpy(tmp, &hd, sizeof(hd));
+	if (n)
+		memcpy(tmp + sizeof(hd), p, n);
+	int r = w_alloc(a, body, SHM_ABI_BLK_ATOM, &off);
+	if (r < 0) {
+		free(tmp);
+		return r;
+	}
+	shm_copy_in(shm_body(a, off), tmp, body);
+	free(tmp);
+	uint64_t ref = shm_ref_make(off, w_close(a, off), 0);
+	r = atoms_insert_raw(w, hash, ref, 1);
+	if (r < 0) {
+		w_free(a, off);
+		return r;
+	}
+	*ret = ref;
+	return 0;
+}
+
+static void atom_put(struct shm_arena *a, uint64_t ref) {
+	if (!ref)
+		return;
+	const struct shm_abi_atom *at = shm_body(a, shm_ref_off(ref));
+	struct w_atom *e = atoms_find_ref(a->w, at->hash, ref);
+	if (!e)
+		return;
+	if (--e->refs == 0) {
+		atoms_remove(a->w, e);
+		w_free(a, shm_ref_off(ref));
+	}
+}
+
+/* ---- writer-side record views ----------------------------------------------------------------- */
+struct w_owner {
+	const char *uid;
+	size_t uid_len;
+	bool controller;
+};
+
+struct w_view {
+	struct shm_abi_record r;
+	const uint8_t *uid, *name, *rv, *payload;
+	char uidbuf[37];
+	const char *uid_str;
+	size_t uid_len;
+	const char *ns;
+	size_t ns_len;
+	const uint8_t *owners;
+	size_t owners_len;
+};
+
+/* Parse an owners atom body: calls fn for each reference. Returns count, or -EBADMSG. */
+static int owners_walk(const uint8_t *p, size_t n, struct w_owner *out, size_t max) {
+	size_t i = 0, k = 0;
+	while (i < n) {
+		struct shm_abi_owner o;
+		if (n - i < sizeof(o))
+			return -EBADMSG;
+		memcpy(&o, p + i, sizeof(o));
+		i += sizeof(o);
+		size_t need = (size_t)o.uid_len + o.api_version_len + o.kind_len + o.name_len;
+		if (n - i < need)
+			return -EBADMSG;
+		if (k < max)
+			out[k] = (struct w_owner){(const char *)p + i, o.uid_len,
+						  (o.flags & SHM_ABI_OWNER_CONTROLLER) != 0};
+		k++;
+		i += need;
+	}
+	return (int)k;
+}
+
+static int view_record(struct shm_arena *a, uint64_t ref, struct w_view *v) {
+	uint64_t off = shm_ref_off(ref);
+	const struct shm_abi_block *b = shm_blk(a, off);
+	uint64_t info = atomic_load_explicit(&b->info, memory_order_relaxed);
+	uint64_t gen = atomic_load_explicit(&b->gen, memory_order_relaxed);
+	if ((gen & 1) || shm_gen16(gen) != shm_ref_gen16(ref) || SHM_ABI_INFO_KIND(info) != SHM_ABI_BLK_RECORD)
+		return -EBADMSG;
+	uint32_t len = SHM_ABI_INFO_LEN(info);
+	const uint8_t *p = shm_body(a, off);
+	if (len < sizeof(v->r))
+		return -EBADMSG;
+	memcpy(&v->r, p, sizeof(v->r));
+	size_t need = sizeof(v->r) + (size_t)v->r.uid_len + v->r.name_len + v->r.rv_len + v->r.payload_len;
+	if (need > len)
+		return -EBADMSG;
+	v->uid = p + sizeof(v->r);
+	v->name = v->uid + v->r.uid_len;
+	v->rv = v->name + v->r.name_len;
+	v->payload = v->rv + v->r.rv_len;
+	if (v->r.flags & SHM_ABI_REC_UID_BIN) {
+		if (v->r.uid_len != 16)
+			return -EBADMSG;
+		shm_uid_unpack(v->uid, v->uidbuf);
+		v->uid_str = v->uidbuf;
+		v->uid_len = 36;
+	} else {
+		v->uid_str = (const char *)v->uid;
+		v->uid_len = v->r.uid_len;
+	}
+	/* atoms */
+	const uint64_t refs[3] = {v->r.ns_ref, v->r.labels_ref, v->r.owners_ref};
+	const unsigned kinds[3] = {SHM_ABI_ATOM_STRING, SHM_ABI_ATOM_LABELS, SHM_ABI_ATOM_OWNERS};
+	uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_relaxed);
+	v->owners = NULL;
+	v->owners_len = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!refs[i]) {
+			if (i == 0)
+				return -EBADMSG;
+			continue;
+		}
+		uint64_t ao = shm_ref_off(refs[i]);
+		uint64_t cs = shm_block_class_size(a, ao, size);
+		if (!cs)
+			return -EBADMSG;
+		const struct shm_abi_block *ab = shm_blk(a, ao);
+		uint64_t ag = atomic_load_explicit(&ab->gen, memory_order_relaxed);
+		uint64_t ai = atomic_load_explicit(&ab->info, memory_order_relaxed);
+		const struct shm_abi_atom *at = shm_body(a, ao);
+		if ((ag & 1) || shm_gen16(ag) != shm_ref_gen16(refs[i]) ||
+		    SHM_ABI_INFO_KIND(ai) != SHM_ABI_BLK_ATOM || at->kind != kinds[i] ||
+		    16 + sizeof(*at) + (uint64_t)at->len > cs)
+			return -EBADMSG;
+		if (i == 0) {
+			v->ns = (const char *)(at + 1);
+			v->ns_len = at->len;
+		} else if (i == 2) {
+			v->owners = (const uint8_t *)(at + 1);
+			v->owners_len = at->len;
+			if (owners_walk(v->owners, v->owners_len, NULL, 0) < 0)
+				return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* ---- keys ------------------------------------------------------------------------------------ */
+
+/* Index membership of one record (as a writer view): add or remove everywhere. Removal never
+ * allocates, so it cannot fail half-way. */
+struct roots {
+	_Atomic uint64_t *name, *ns, *orphan, *uid, *owner;
+};
+
+static void roots_of(struct shm_arena *a, unsigned type, struct roots *r) {
+	struct shm_abi_type *t = &a->hdr->types[type];
+	*r = (struct roots){&t->name_index, &t->ns_index, &t->orphan_index, &a->hdr->uid_index,
+			    &a->hdr->owner_index};
+}
+
+static bool has_controller(const struct w_view *v) {
+	struct w_owner ow[256];
+	int n = owners_walk(v->owners, v->owners_len, ow, 256);
+	for (int i = 0; i < n && i < 256; i++)
+		if (ow[i].controller)
+			return true;
+	return false;
+}
+
+static int index_add(struct shm_arena *a, const struct roots *rt, const struct w_view *v, uint32_t h,
+		     bool name, bool uid, bool owners, bool orphan) {
+	int r = 0;
+	if (name)
+		r = shm_tab_insert(a, rt->name,
+				   shm_key_name(a->seed, v->ns, v->ns_len, (const char *)v->name, v->r.name_len), h);
+	if (r >= 0 && uid)
+		r = shm_tab_insert(a, rt->uid, shm_key_uid(a->seed, v->uid_str, v->uid_len), h);
+	if (r >= 0 && name)
+		r = shm_mset_add(a, rt->ns, shm_key_ns(a->seed, v->ns, v->ns_len), h);
+	if (r >= 0 && orphan && !has_controller(v))
+		r = shm_mset_add(a, rt->orphan, shm_key_ns(a->seed, v->ns, v->ns_len), h);
+	if (r >= 0 && owners) {
+		struct w_owner ow[256];
+		int n = owners_walk(v->owners, v->owners_len, ow, 256);
+		for (int i = 0; r >= 0 && i < n && i < 256; i++)
+			r = shm_mset_add(a, rt->owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h);
+	}
+	return r < 0 ? r : 0;
+}
+
+static void index_del(struct shm_arena *a, const struct roots *rt, const struct w_view *v, uint32_t h,
+		      bool name, bool uid, bool owners, bool orphan) {
+	if (name) {
+		shm_tab_remove(a, rt->name,
+			       shm_key_name(a->seed, v->ns, v->ns_len, (const char *)v->name, v->r.name_len), h);
+		shm_mset_del(a, rt->ns, shm_key_ns(a->seed, v->ns, v->ns_len), h);
+	}
+	if (uid)
+		shm_tab_remove(a, rt->uid, shm_key_uid(a->seed, v->uid_str, v->uid_len), h);
+	if (orphan && !has_controller(v))
+		shm_mset_del(a, rt->orphan, shm_key_ns(a->seed, v->ns, v->ns_len), h);
+	if (owners) {
+		struct w_owner ow[256];
+		int n = owners_walk(v->owners, v->owners_len, ow, 256);
+		for (int i = 0; i < n && i < 256; i++)
+			shm_mset_del(a, rt->owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h);
+	}
+}
+
+/* Writer lookup of (type, ns, name): the handle, or 0. */
+static uint32_t w_find(struct shm_arena *a, unsigned type, const char *ns, size_t nsl, const char *name,
+		       size_t nl) {
+	uint64_t key = shm_key_name(a->seed, ns, nsl, name, nl);
+	uint32_t cand[64];
+	int n = shm_tab_candidates(a, &a->hdr->types[type].name_index, key, cand, 64);
+	for (int i = 0; i < n && i < 64; i++) {
+		uint64_t ref = shm_handle_load(a, cand[i]);
+		struct w_view v;
+		if (!ref || view_record(a, ref, &v) < 0)
+			continue;
+		if (v.r.type == type && v.ns_len == nsl && v.r.name_len == nl && memcmp(v.ns, ns, nsl) == 0 &&
+		    memcmp(v.name, name, nl) == 0)
+			return cand[i];
+	}
+	return 0;
+}
+
+static bool registered(struct shm_arena *a, unsigned type) {
+	return type < SHM_ABI_MAX_TYPES &&
+	       atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed) != 0;
+}
+
+static void bump_change(struct shm_arena *a) {
+	/* release: a reader that sees the new change_seq (acquire) sees the change. */
+	atomic_fetch_add_explicit(&a->hdr->change_seq, 1, memory_order_release);
+	stats_publish(a);
+}
+
+/* ---- record encoding ------------------------------------------------------------------------- */
+static int cmp_label(const void *x, const void *y) {
+	const struct shm_label *const *p = x, *const *q = y;
+	return strcmp((*p)->key, (*q)->key);
+}
+
+static int grow_buf(struct w_state *w, size_t need) {
+	if (w->buf_cap >= need)
+		return 0;
+	size_t ncap = w->buf_cap ? w->buf_cap : 4096;
+	while (ncap < need)
+		ncap *= 2;
+	uint8_t *nb = realloc(w->buf, ncap);
+	if (!nb)
+		return -ENOMEM;
+	w->buf = nb;
+	w->buf_cap = ncap;
+	return 0;
+}
+
+/* Serialise labels (sorted) into w->buf at offset 0; returns the length or -errno. */
+static int encode_labels(struct shm_arena *a, const struct shm_record_in *rec) {
+	struct w_state *w = a->w;
+	if (rec->n_labels > 4096)
+		return -EINVAL;
+	const struct shm_label *idx[rec->n_labels ? rec->n_labels : 1];
+	size_t total = 0;
+	for (size_t i = 0; i < rec->n_labels; i++) {
+		if (!rec->labels[i].key || !rec->labels[i].value)
+			return -EINVAL;
+		idx[i] = &rec->labels[i];
+		total += strlen(idx[i]->key) + strlen(idx[i]->value) + 2;
+	}
+	qsort(idx, rec->n_labels, sizeof(idx[0]), cmp_label);
+	if (total > (1u << 24) || grow_buf(w, total) < 0)
+		return total > (1u << 24) ? -EINVAL : -ENOMEM;
+	size_t o = 0;
+	for (size_t i = 0; i < rec->n_labels; i++) {
+		if (i > 0 && strcmp(idx[i - 1]->key, idx[i]->key) == 0)
+			return -EINVAL;
+		size_t kl = strlen(idx[i]->key) + 1, vl = strlen(idx[i]->value) + 1;
+		memcpy(w->buf + o, idx[i]->key, kl);
+		o += kl;
+		memcpy(w->buf + o, idx[i]->value, vl);
+		o += vl;
+	}
+	return (int)o;
+}
+
+static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec) {
+	struct w_state *w = a->w;
+	if (rec->n_owners > 255)
+		return -EINVAL;
+	size_t total = 0;
+	for (size_t i = 0; i < rec->n_owners; i++) {
+		const struct shm_owner_ref *o = &rec->owners[i];
+		if (!o->uid || !o->kind || !o->name || !*o->uid)
+			return -EINVAL;
+		const char *av = o->api_version ? o->api_version : "";
+		if (strlen(o->uid) > 255 || strlen(av) > 255 || strlen(o->kind) > 255 || strlen(o->name) > 65535)
+			return -EINVAL;
+		total += sizeof(struct shm_abi_owner) + strlen(o->uid) + strlen(av) + strlen(o->kind) + strlen(o->name);
+	}
+	if (grow_buf(w, total) < 0)
+		return -ENOMEM;
+	size_t off = 0;
+	for (size_t i = 0; i < rec->n_owners; i++) {
+		const struct shm_owner_ref *o = &rec->owners[i];
+		const char *av = o->api_version ? o->api_version : "";
+		struct shm_abi_owner h = {
+			.flags = (uint8_t)((o->controller ? SHM_ABI_OWNER_CONTROLLER : 0) |
+					   (o->block_owner_deletion ? SHM_ABI_OWNER_BLOCK : 0)),
+			.uid_len = (uint8_t)strlen(o->uid),
+			.api_version_len = (uint8_t)strlen(av),
+			.kind_len = (uint8_t)strlen(o->kind),
+			.name_len = (uint16_t)strlen(o->name),
+		};
+		memcpy(w->buf + off, &h, sizeof(h));
+		off += sizeof(h);
+		memcpy(w->buf + off, o->uid, h.uid_len);
+		off += h.uid_len;
+		memcpy(w->buf + off, av, h.api_version_len);
+		off += h.api_version_len;
+		memcpy(w->buf + off, o->kind, h.kind_len);
+		off += h.kind_len;
+		memcpy(w->buf + off, o->name, h.name_len);
+		off += h.name_len;
+	}
+	return (int)off;
+}
+
+/* ---- writer operations ------------------------------------------------------------------------ */
+static int check_writer(struct shm_arena *a) { return a && a->w ? 0 : -EPERM; }
+
+int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec) {
+	int r = check_writer(a);
+	if (r < 0)
+		return r;
+	if (!rec || !rec->name || !rec->uid || !rec->rv || !*rec->name || !*rec->uid ||
+	    !registered(a, rec->type) || (rec->payload_len && !rec->payload) ||
+	    (rec->n_labels && !rec->labels) || (rec->n_owners && !rec->owners) || rec->payload_len > (1u << 30) ||
+	    (unsigned)rec->kind > 255)
+		return -EINVAL;
+	const char *ns = rec->ns ? rec->ns : "";
+	size_t nsl = strlen(ns), nl = strlen(rec->name), ul = strlen(rec->uid), rvl = strlen(rec->rv);
+	if (nsl > 65535 || nl > 65535 || ul > 255 || rvl > 255)
+		return -EINVAL;
+
+	uint64_t ns_ref = 0, lab_ref = 0, own_ref = 0;
+	r = encode_labels(a, rec);
+	if (r < 0)
+		return r;
+	if (r > 0 && (r = atom_get(a, SHM_ABI_ATOM_LABELS, a->w->buf, (size_t)r, &lab_ref)) < 0)
+		return r;
+	r = encode_owners(a, rec);
+	if (r < 0)
+		goto fail_atoms;
+	if (r > 0 && (r = atom_get(a, SHM_ABI_ATOM_OWNERS, a->w->buf, (size_t)r, &own_ref)) < 0)
+		goto fail_atoms;
+	if ((r = atom_get(a, SHM_ABI_ATOM_STRING, ns, nsl, &ns_ref)) < 0)
+		goto fail_atoms;
+
+	uint32_t h = w_find(a, rec->type, ns, nsl, rec->name, nl);
+	bool created = h == 0;
+	if (created && (r = handle_alloc(a, &h)) < 0)
+		goto fail_atoms;
+
+	uint8_t uidbin[16];
+	bool bin = shm_uid_pack(rec->uid, ul, uidbin);
+	struct shm_abi_record hd = {
+		.type = rec->type,
+		.payload_kind = (uint8_t)rec->kind,
+		.flags = bin ? SHM_ABI_REC_UID_BIN : 0,
+		.name_len = (uint16_t)nl,
+		.uid_len = (uint8_t)(bin ? 16 : ul),
+		.rv_len = (uint8_t)rvl,
+		.payload_len = (uint32_t)rec->payload_len,
+		.handle = h,
+		.ns_ref = ns_ref,
+		.labels_ref = lab_ref,
+		.owners_ref = own_ref,
+	};
+	size_t body = sizeof(hd) + hd.uid_len + nl + rvl + rec->payload_len;
+	size_t padded = (body + 7) & ~(size_t)7;
+	if ((r = grow_buf(a->w, padded)) < 0)
+		goto fail_handle;
+	uint8_t *p = a->w->buf;
+	memset(p + padded - 8, 0, 8);
+	memcpy(p, &hd, sizeof(hd));
+	p += sizeof(hd);
+	memcpy(p, bin ? (const void *)uidbin : rec->uid, hd.uid_len);
+	p += hd.uid_len;
+	memcpy(p, rec->name, nl);
+	p += nl;
+	memcpy(p, rec->rv, rvl);
+	p += rvl;
+	if (rec->payload_len)
+		memcpy(p, rec->payload, rec->payload_len);
+	uint64_t off;
+	if ((r = w_alloc(a, padded, SHM_ABI_BLK_RECORD, &off)) < 0)
+		goto fail_handle;
+	shm_copy_in(shm_body(a, off), a->w->buf, padded);
+	SHM_CRASH_POINT(1);
+	uint64_t ref = shm_ref_make(off, w_close(a, off), rec->type);
+	SHM_CRASH_POINT(2);
+
+	_Atomic uint64_t *slot = shm_handle_slot(a, h);
+	uint64_t old = atomic_load_explicit(slot, memory_order_relaxed);
+	/* release: THE publication of this version (A2); pairs with the acquire load of the
+	 * handle slot in shm_handle_load. */
+	atomic_store_explicit(slot, ref, memory_order_release);
+	SHM_CRASH_POINT(3);
+
+	struct roots rt;
+	roots_of(a, rec->type, &rt);
+	struct w_view nv;
+	view_record(a, ref, &nv);
+	if (created) {
+		r = index_add(a, &rt, &nv, h, true, true, true, true);
+		if (r < 0)
+			goto fail_published;
+		atomic_fetch_add_explicit(&a->hdr->types[rec->type].count, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&a->hdr->stat_objects, 1, memory_order_relaxed);
+	} else {
+		struct w_view ov;
+		if (view_record(a, old, &ov) == 0) {
+			bool uid_changed = ov.uid_len != nv.uid_len || memcmp(ov.uid_str, nv.uid_str, nv.uid_len) != 0;
+			bool own_changed = ov.r.owners_ref != nv.r.owners_ref;
+			bool orph_changed = has_controller(&ov) != has_controller(&nv);
+			index_del(a, &rt, &ov, h, false, uid_changed, own_changed, orph_changed);
+			SHM_CRASH_POINT(4);
+			r = index_add(a, &rt, &nv, h, false, uid_changed, own_changed, orph_changed);
+			atom_put(a, ov.r.ns_ref);
+			atom_put(a, ov.r.labels_ref);
+			atom_put(a, ov.r.owners_ref);
+			w_free(a, shm_ref_off(old));
+			if (r < 0)
+				goto fail_published;
+		}
+	}
+	bump_change(a);
+	return created ? 1 : 0;
+
+fail_published:
+	/* The object is published but not fully indexed: take it out entirely (removal never
+	 * allocates), as documented for -ENOMEM. */
+	atomic_store_explicit(slot, 0, memory_order_release);
+	index_del(a, &rt, &nv, h, true, true, true, true);
+	atom_put(a, ns_ref);
+	atom_put(a, lab_ref);
+	atom_put(a, own_ref);
+	w_free(a, off);
+	fifo_push(&a->w->free_handles, h);
+	if (!created) {
+		atomic_fetch_sub_explicit(&a->hdr->types[rec->type].count, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&a->hdr->stat_objects, 1, memory_order_relaxed);
+	}
+	bump_change(a);
+	return r;
+fail_handle:
+	if (created)
+		fifo_push(&a->w->free_handles, h);
+fail_atoms:
+	atom_put(a, ns_ref);
+	atom_put(a, lab_ref);
+	atom_put(a, own_ref);
+	return r;
+}
+
+int shm_writer_delete(struct shm_arena *a, uint16_t type, const char *ns, const char *name) {
+	int r = check_writer(a);
+	if (r < 0)
+		return r;
+	if (!name || !registered(a, type))
+		return -EINVAL;
+	ns = ns ? ns : "";
+	uint32_t h = w_find(a, type, ns, strlen(ns), name, strlen(name));
+	if (!h)
+		return -ENOENT;
+	_Atomic uint64_t *slot = shm_handle_slot(a, h);
+	uint64_t ref = atomic_load_explicit(slot, memory_order_relaxed);
+	struct w_view v;
+	if (view_record(a, ref, &v) < 0)
+		return -EIO;
+	/* release: publication of the delete (readers following a stale index entry find 0). */
+	atomic_store_explicit(slot, 0, memory_order_release);
+	SHM_CRASH_POINT(5);
+	struct roots rt;
+	roots_of(a, type, &rt);
+	index_del(a, &rt, &v, h, true, true, true, true);
+	atom_put(a, v.r.ns_ref);
+	atom_put(a, v.r.labels_ref);
+	atom_put(a, v.r.owners_ref);
+	w_free(a, shm_ref_off(ref));
+	fifo_push(&a->w->free_handles, h);
+	atomic_fetch_sub_explicit(&a->hdr->types[type].count, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&a->hdr->stat_objects, 1, memory_order_relaxed);
+	bump_change(a);
+	return 0;
+}
+
+static int copy_name(char *dst, const char *src) {
+	size_t n = src ? strlen(src) : 0;
+	if (n > SHM_ABI_NAME_MAX)
+		return -ENAMETOOLONG;
+	memset(dst, 0, SHM_ABI_NAME_MAX + 1);
+	if (n)
+		memcpy(dst, src, n);
+	return 0;
+}
+
+int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d) {
+	int r = check_writer(a);
+	if (r < 0)
+		return r;
+	if (!d || !d->version || !d->resource || !d->kind || !*d->version || !*d->resource || !*d->kind ||
+	    (unsigned)d->record_kind > 255)
+		return -EINVAL;
+	const char *g = d->group ? d->group : "";
+	if (strlen(g) > SHM_ABI_NAME_MAX || strlen(d->version) > SHM_ABI_NAME_MAX ||
+	    strlen(d->resource) > SHM_ABI_NAME_MAX || strlen(d->kind) > SHM_ABI_NAME_MAX)
+		return -ENAMETOOLONG;
+	struct shm_abi_header *hd = a->hdr;
+	uint64_t n = atomic_load_explicit(&hd->n_types, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++) {
+		struct shm_abi_type *t = &hd->types[i];
+		if (!atomic_load_explicit(&t->state, memory_order_relaxed))
+			continue;
+		if (strcmp(t->group, g) || strcmp(t->version, d->version) || strcmp(t->resource, d->resource))
+			continue;
+		if (strcmp(t->kind, d->kind) || t->record_kind != (uint32_t)d->record_kind)
+			return -EEXIST;
+		return (int)i;
+	}
+	if (n >= SHM_ABI_MAX_TYPES)
+		return -ENOSPC;
+	struct shm_abi_type *t = &hd->types[n];
+	copy_name(t->group, g);
+	copy_name(t->version, d->version);
+	copy_name(t->resource, d->resource);
+	copy_name(t->kind, d->kind);
+	t->record_kind = (uint32_t)d->record_kind;
+	/* release: the immutable strings before the entry is visible (pairs: reader acquire). */
+	atomic_store_explicit(&t->state, 1, memory_order_release);
+	atomic_store_explicit(&hd->n_types, n + 1, memory_order_release);
+	bump_change(a);
+	return (int)n;
+}
+
+int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool synced) {
+	int r = check_writer(a);
+	if (r < 0)
+		return r;
+	if (!registered(a, type))
+		return -EINVAL;
+	size_t n = rv ? strlen(rv) : 0;
+	if (n > SHM_ABI_RV_MAX)
+		return -ENAMETOOLONG;
+	struct shm_abi_type *t = &a->hdr->types[type];
+	uint64_t words[SHM_ABI_SYNC_WORDS] = {0};
+	if (n)
+		memcpy(words, rv, n);
+	words[SHM_ABI_SYNC_WORDS - 1] = synced ? SHM_ABI_SYNC_SYNCED : 0;
+	uint64_t seq = atomic_load_explicit(&t->sync_seq, memory_order_relaxed);
+	unsigned idx = (unsigned)((seq + 1) & 1); /* the copy readers are not directed to */
+	for (unsigned i = 0; i < SHM_ABI_SYNC_WORDS; i++)
+		atomic_store_explicit(&t->sync[idx][i], words[i], memory_order_relaxed);
+	/* release: the copy's words before the switch; pairs with the acquire load of sync_seq
+	 * in shm_reader_type_info (latch: a writer dying above leaves the old copy selected). */
+	atomic_store_explicit(&t->sync_seq, seq + 1, memory_order_release);
+	bump_change(a);
+	return 0;
+}
+
+/* ---- open / create / close ------------------------------------------------------------------ */
+int shm_arena_create(const struct shm_create_opts *opts, int *ret_fd) {
+	if (!ret_fd)
+		return -EINVAL;
+	uint64_t max = opts && opts->max_size ? opts->max_size : UINT64_C(16) << 30;
+	uint64_t init = opts && opts->initial_size ? opts->initial_size : UINT64_C(4) << 20;
+	max = (max + SHM_ABI_REGION_SIZE - 1) & ~(SHM_ABI_REGION_SIZE - 1);
+	if (max > SHM_ABI_MAX_SIZE || max < (UINT64_C(1) << 20) || init > max)
+		return -EINVAL;
+	uint64_t rt_off = (sizeof(struct shm_abi_header) + 63) & ~UINT64_C(63);
+	uint64_t rt_bytes = (max >> SHM_ABI_REGION_SHIFT) * 4;
+	uint64_t data_off = (rt_off + rt_bytes + SHM_ABI_REGION_SIZE - 1) & ~(SHM_ABI_REGION_SIZE - 1);
+	if (data_off + 4 * SHM_ABI_REGION_SIZE > max)
+		return -EINVAL;
+	if (init < data_off + 4 * SHM_ABI_REGION_SIZE)
+		init = data_off + 4 * SHM_ABI_REGION_SIZE;
+	init = (init + SHM_ABI_REGION_SIZE - 1) & ~(SHM_ABI_REGION_SIZE - 1);
+
+	int fd = memfd_create("kcmd-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	int r;
+	if (ftruncate(fd, (off_t)init) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	struct shm_abi_header *h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED) {
+		r = -errno;
+		goto fail;
+	}
+	h->version = SHM_ABI_VERSION;
+	h->header_size = sizeof(*h);
+	h->max_size = max;
+	h->region_table_off = rt_off;
+	h->data_off = data_off;
+	if (getrandom(&h->hash_seed, sizeof(h->hash_seed), 0) != sizeof(h->hash_seed))
+		h->hash_seed = UINT64_C(0x6b636d64) ^ (uint64_t)getpid();
+	atomic_store_explicit(&h->size, init, memory_order_relaxed);
+	atomic_store_explicit(&h->carved, data_off, memory_order_relaxed);
+	atomic_store_explicit(&h->handles_hw, 1, memory_order_relaxed);
+	/* release: magic last; nobody maps the arena before this function returns anyway. */
+	atomic_thread_fence(memory_order_release);
+	h->magic = SHM_ABI_MAGIC;
+	munmap(h, sizeof(*h));
+	*ret_fd = fd;
+	return 0;
+fail:
+	close(fd);
+	return r;
+}
+
+int shm_arena_reader_fd(int fd, int *ret_fd) {
+	char path[64];
+	if (fd < 0 || !ret_fd)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int ro = open(path, O_RDONLY | O_CLOEXEC);
+	if (ro < 0)
+		return -errno;
+	*ret_fd = ro;
+	return 0;
+}
+
+static int arena_map(int fd, bool writable, struct shm_arena **ret) {
+	struct stat st;
+	if (fd < 0 || !ret)
+		return -EINVAL;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	struct {
+		uint64_t magic;
+		uint32_t version, header_size;
+		uint64_t max_size, rt_off, data_off, seed;
+	} h0;
+	if ((uint64_t)st.st_size < sizeof(struct shm_abi_header) || pread(fd, &h0, sizeof(h0), 0) != sizeof(h0))
+		return -EBADMSG;
+	if (h0.magic != SHM_ABI_MAGIC)
+		return -EBADMSG;
+	if (h0.version != SHM_ABI_VERSION || h0.header_size != sizeof(struct shm_abi_header))
+		return -EPROTONOSUPPORT;
+	if (h0.max_size > SHM_ABI_MAX_SIZE || (uint64_t)st.st_size > h0.max_size ||
+	    h0.data_off >= h0.max_size || h0.rt_off + (h0.max_size >> SHM_ABI_REGION_SHIFT) * 4 > h0.data_off)
+		return -EBADMSG;
+	struct shm_arena *a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->lock_fd = -1;
+	void *p = mmap(NULL, h0.max_size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (p == MAP_FAILED) {
+		int r = -errno;
+		free(a);
+		return r;
+	}
+	a->base = p;
+	a->map_size = h0.max_size;
+	a->hdr = p;
+	a->rt = (_Atomic uint32_t *)(a->base + h0.rt_off);
+	a->seed = h0.seed;
+	*ret = a;
+	return 0;
+}
+
+static void w_state_free(struct w_state *w) {
+	if (!w)
+		return;
+	for (unsigned c = 0; c < SHM_ABI_NCLASSES; c++)
+		free(w->cls[c].freed.v);
+	free(w->free_handles.v);
+	free(w->atoms);
+	free(w->buf);
+	free(w);
+}
+
+void shm_arena_close(struct shm_arena *a) {
+	if (!a)
+		return;
+	munmap(a->base, a->map_size);
+	if (a->lock_fd >= 0)
+		close(a->lock_fd);
+	w_state_free(a->w);
+	for (int i = 0; i < 4; i++)
+		free(a->scr[i]);
+	free(a->hv);
+	free(a);
+}
+
+int shm_reader_open(int fd, struct shm_arena **ret) { return arena_map(fd, false, ret); }
+
+int shm_recover(struct shm_arena *a); /* below */
+
+int shm_writer_open(int fd, struct shm_arena **ret) {
+	char path[64];
+	if (fd < 0 || !ret)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int lfd = open(path, O_RDWR | O_CLOEXEC);
+	if (lfd < 0)
+		return -errno;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	if (fcntl(lfd, F_OFD_SETLK, &fl) < 0) {
+		int r = (errno == EAGAIN || errno == EACCES) ? -EBUSY : -errno;
+		close(lfd);
+		return r;
+	}
+	struct shm_arena *a;
+	int r = arena_map(lfd, true, &a);
+	if (r < 0) {
+		close(lfd);
+		return r;
+	}
+	a->lock_fd = lfd;
+	a->w = calloc(1, sizeof(*a->w));
+	if (!a->w) {
+		shm_arena_close(a);
+		return -ENOMEM;
+	}
+	r = shm_recover(a);
+	if (r < 0) {
+		shm_arena_close(a);
+		return r;
+	}
+	*ret = a;
+	return 0;
+}
+
+/* ---- recovery: mark, sweep, rebuild ---------------------------------------------------------- */
+struct mark {
+	uint64_t *bits;
+	uint64_t base, n;
+};
+
+static void mark_set(struct mark *m, uint64_t off) {
+	uint64_t u = (off - m->base) >> SHM_ABI_UNIT_SHIFT;
+	if (off >= m->base && u < m->n)
+		m->bits[u / 64] |= UINT64_C(1) << (u % 64);
+}
+static bool mark_get(const struct mark *m, uint64_t off) {
+	uint64_t u = (off - m->base) >> SHM_ABI_UNIT_SHIFT;
+	return (m->bits[u / 64] >> (u % 64)) & 1;
+}
+
+/* A ref is acceptable if it lands on a stable block of the given kind inside the carved area. */
+static bool ref_ok(struct shm_arena *a, uint64_t ref, unsigned kind, uint64_t carved) {
+	uint64_t off = shm_ref_off(ref);
+	if (!ref || off + 16 > carved || !shm_block_class_size(a, off, carved))
+		return false;
+	const struct shm_abi_block *b = shm_blk(a, off);
+	uint64_t g = atomic_load_explicit(&b->gen, memory_order_relaxed);
+	uint64_t i = atomic_load_explicit(&b->info, memory_order_relaxed);
+	return !(g & 1) && shm_gen16(g) == shm_ref_gen16(ref) && SHM_ABI_INFO_KIND(i) == kind &&
+	       16 + (uint64_t)SHM_ABI_INFO_LEN(i) <= shm_abi_class_size(SHM_ABI_INFO_CLASS(i));
+}
+
+static void mark_index(struct shm_arena *a, struct mark *m, uint64_t root, bool multi, uint64_t carved) {
+	if (!ref_ok(a, root, SHM_ABI_BLK_TABLE, carved))
+		return;
+	mark_set(m, shm_ref_off(root));
+	if (!multi)
+		return;
+	const struct shm_abi_table *t = shm_body(a, shm_ref_off(root));
+	_Atomic uint64_t *slots = (_Atomic uint64_t *)(t + 1);
+	for (uint32_t i = 0; i < t->cap; i++) {
+		uint64_t s = atomic_load_explicit(&slots[i], memory_order_relaxed);
+		if (s && s != SHM_ABI_TOMB64 && ref_ok(a, s, SHM_ABI_BLK_SET, carved))
+			mark_set(m, shm_ref_off(s));
+	}
+}
+
+static int rebuild_indexes(struct shm_arena *a, uint64_t *violations);
+
+int shm_recover(struct shm_arena *a) {
+	struct shm_abi_header *hd = a->hdr;
+	struct w_state *w = a->w;
+	/* acquire: pairs with carve's release store; region entries below carved are visible. */
+	uint64_t carved = atomic_load_explicit(&hd->carved, memory_order_acquire);
+	uint64_t size = atomic_load_explicit(&hd->size, memory_order_acquire);
+	if (carved < hd->data_off || carved > size || carved > hd->max_size)
+		return -EUCLEAN;
+	uint64_t violations = 0;
+
+	/* The resource table: n_types covers every published entry. */
+	uint64_t nt = 0;
+	for (unsigned i = 0; i < SHM_ABI_MAX_TYPES; i++)
+		if (atomic_load_explicit(&hd->types[i].state, memory_order_relaxed))
+			nt = i + 1;
+	atomic_store_explicit(&hd->n_types, nt, memory_order_release);
+
+	struct mark m = {.base = hd->data_off, .n = (carved - hd->data_off) >> SHM_ABI_UNIT_SHIFT};
+	m.bits = calloc(m.n / 64 + 1, sizeof(uint64_t));
+	if (!m.bits)
+		return -ENOMEM;
+
+	/* mark: handle chunks, records and their atoms (refcounted into the intern map) */
+	uint64_t hw = atomic_load_explicit(&hd->handles_hw, memory_order_relaxed);
+	if (hw == 0 || hw > SHM_ABI_MAX_HANDLES)
+		hw = 1;
+	for (unsigned c = 0; c < SHM_ABI_HDIR_SLOTS; c++) {
+		uint64_t ref = atomic_load_explicit(&hd->handle_dir[c], memory_order_relaxed);
+		if (!ref)
+			continue;
+		if (!ref_ok(a, ref, SHM_ABI_BLK_HCHUNK, carved)) {
+			free(m.bits);
+			return -EUCLEAN;
+		}
+		mark_set(&m, shm_ref_off(ref));
+	}
+	uint64_t objects = 0, counts[SHM_ABI_MAX_TYPES] = {0};
+	int r = 0;
+	for (uint32_t h = 1; h < hw; h++) {
+		_Atomic uint64_t *slot = shm_handle_slot(a, h);
+		if (!slot) {
+			hw = h; /* chunk never published: handles beyond it never existed */
+			break;
+		}
+		uint64_t ref = atomic_load_explicit(slot, memory_order_relaxed);
+		if (!ref) {
+			if ((r = fifo_push(&w->free_handles, h)) < 0)
+				goto out;
+			continue;
+		}
+		struct w_view v;
+		if (!ref_ok(a, ref, SHM_ABI_BLK_RECORD, carved) || view_record(a, ref, &v) < 0 ||
+		    v.r.handle != h || !registered(a, v.r.type) || v.r.type >= nt) {
+			violations++;
+			atomic_store_explicit(slot, 0, memory_order_release);
+			if ((r = fifo_push(&w->free_handles, h)) < 0)
+				goto out;
+			continue;
+		}
+		mark_set(&m, shm_ref_off(ref));
+		const uint64_t refs[3] = {v.r.ns_ref, v.r.labels_ref, v.r.owners_ref};
+		for (int i = 0; i < 3; i++) {
+			if (!refs[i])
+				continue;
+			const struct shm_abi_atom *at = shm_body(a, shm_ref_off(refs[i]));
+			struct w_atom *e = atoms_find_ref(w, at->hash, refs[i]);
+			if (e) {
+				e->refs++;
+			} else {
+				mark_set(&m, shm_ref_off(refs[i]));
+				if ((r = atoms_insert_raw(w, at->hash, refs[i], 1)) < 0)
+					goto out;
+			}
+		}
+		objects++;
+		counts[v.r.type]++;
+	}
+	atomic_store_explicit(&hd->handles_hw, hw, memory_order_release);
+	/* mark: the published indexes (kept intact until their replacements are published) */
+	for (unsigned t = 0; t < nt; t++) {
+		mark_index(a, &m, atomic_load_explicit(&hd->types[t].name_index, memory_order_relaxed), false, carved);
+		mark_index(a, &m, atomic_load_explicit(&hd->types[t].ns_index, memory_order_relaxed), true, carved);
+		mark_index(a, &m, atomic_load_explicit(&hd->types[t].orphan_index, memory_order_relaxed), true, carved);
+		atomic_store_explicit(&hd->types[t].count, counts[t], memory_order_relaxed);
+	}
+	mark_index(a, &m, atomic_load_explicit(&hd->uid_index, memory_order_relaxed), false, carved);
+	mark_index(a, &m, atomic_load_explicit(&hd->owner_index, memory_order_relaxed), true, carved);
+	atomic_store_explicit(&hd->stat_objects, objects, memory_order_relaxed);
+
+	/* sweep: every block of every carved region not marked goes to its class's free FIFO, in
+	 * address order. The lost quarantine order is harmless: readers validate. */
+	for (uint64_t off = hd->data_off; off < carved;) {
+		uint32_t e = atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT], memory_order_relaxed);
+		if (e == 0 || SHM_ABI_RT_BACK(e) != 0 || SHM_ABI_RT_CLASS(e) >= SHM_ABI_NCLASSES) {
+			r = -EUCLEAN;
+			goto out;
+		}
+		unsigned c = SHM_ABI_RT_CLASS(e);
+		uint64_t cs = shm_abi_class_size(c), rsz = region_size(c);
+		for (uint64_t b = off; b + cs <= off + rsz; b += cs) {
+			if (mark_get(&m, b)) {
+				w->live_bytes += cs;
+				continue;
+			}
+			if ((r = fifo_push(&w->cls[c].freed, (uint32_t)(b >> SHM_ABI_UNIT_SHIFT))) < 0)
+				goto out;
+			w->quarantine_bytes += cs;
+		}
+		off += rsz;
+	}
+	free(m.bits);
+	m.bits = NULL;
+
+	r = rebuild_indexes(a, &violations);
+	if (r < 0)
+		goto out;
+	atomic_store_explicit(&hd->stat_violations, violations, memory_order_relaxed);
+	atomic_fetch_add_explicit(&hd->incarnation, 1, memory_order_relaxed);
+	if (hw > 1)
+		atomic_fetch_add_explicit(&hd->stat_recoveries, 1, memory_order_relaxed);
+	bump_change(a);
+out:
+	free(m.bits);
+	return r;
+}
+
+static void free_index(struct shm_arena *a, uint64_t root, bool multi) {
+	if (!root)
+		return;
+	uint64_t carved = atomic_load_explicit(&a->hdr->carved, memory_order_relaxed);
+	if (!ref_ok(a, root, SHM_ABI_BLK_TABLE, carved))
+		return;
+	if (multi) {
+		const struct shm_abi_table *t = shm_body(a, shm_ref_off(root));
+		_Atomic uint64_t *slots = (_Atomic uint64_t *)(t + 1);
+		for (uint32_t i = 0; i < t->cap; i++) {
+			uint64_t s = atomic_load_explicit(&slots[i], memory_order_relaxed);
+			if (s && s != SHM_ABI_TOMB64 && ref_ok(a, s, SHM_ABI_BLK_SET, carved))
+				w_free(a, shm_ref_off(s));
+		}
+	}
+	w_free(a, shm_ref_off(root));
+}
+
+/* Build every index afresh from the handle table into unpublished roots, publish each with one
+ * store, then retire the old structures. */
+static int rebuild_indexes(struct shm_arena *a, uint64_t *violations) {
+	struct shm_abi_header *hd = a->hdr;
+	uint64_t nt = atomic_load_explicit(&hd->n_types, memory_order_relaxed);
+	uint64_t hw = atomic_load_explicit(&hd->handles_hw, memory_order_relaxed);
+	struct {
+		_Atomic uint64_t name, ns, orphan;
+	} *nr = calloc(nt ? nt : 1, sizeof(*nr));
+	_Atomic uint64_t nuid = 0, nowner = 0;
+	if (!nr)
+		return -ENOMEM;
+	int r = 0;
+	for (unsigned t = 0; t < nt; t++) {
+		uint64_t cnt = atomic_load_explicit(&hd->types[t].count, memory_order_relaxed);
+		if (cnt && (r = shm_tab_reserve(a, &nr[t].name, cnt)) < 0)
+			goto fail;
+	}
+	if (hd->stat_objects && (r = shm_tab_reserve(a, &nuid, hd->stat_objects)) < 0)
+		goto fail;
+	for (uint32_t h = 1; h < hw; h++) {
+		uint64_t ref = shm_handle_load(a, h);
+		struct w_view v;
+		if (!ref)
+			continue;
+		if (view_record(a, ref, &v) < 0) {
+			(*violations)++;
+			continue;
+		}
+		struct roots rt = {&nr[v.r.type].name, &nr[v.r.type].ns, &nr[v.r.type].orphan, &nuid, &nowner};
+		if ((r = index_add(a, &rt, &v, h, true, true, true, true)) < 0)
+			goto fail;
+	}
+	/* publish: one release store per root (pairs with readers' acquire loads of the roots) */
+	for (unsigned t = 0; t < nt; t++) {
+		struct shm_abi_type *ty = &hd->types[t];
+		uint64_t o1 = atomic_exchange_explicit(&ty->name_index, nr[t].name, memory_order_acq_rel);
+		uint64_t o2 = atomic_exchange_explicit(&ty->ns_index, nr[t].ns, memory_order_acq_rel);
+		uint64_t o3 = atomic_exchange_explicit(&ty->orphan_index, nr[t].orphan, memory_order_acq_rel);
+		free_index(a, o1, false);
+		free_index(a, o2, true);
+		free_index(a, o3, true);
+	}
+	free_index(a, atomic_exchange_explicit(&hd->uid_index, nuid, memory_order_acq_rel), false);
+	free_index(a, atomic_exchange_explicit(&hd->owner_index, nowner, memory_order_acq_rel), true);
+	free(nr);
+	return 0;
+fail:
+	for (unsigned t = 0; t < nt; t++) {
+		free_index(a, nr[t].name, false);
+		free_index(a, nr[t].ns, true);
+		free_index(a, nr[t].orphan, true);
+	}
+	free_index(a, nuid, false);
+	free_index(a, nowner, true);
+	free(nr);
+	return r;
+}
+
+/* ---- consistency check ---------------------------------------------------------------------- */
+static bool in_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h) {
+	return shm_mset_contains(a, root, key, h);
+}
+
+int shm_writer_check(struct shm_arena *a) {
+	int r = check_writer(a);
+	if (r < 0)
+		return r;
+	struct shm_abi_header *hd = a->hdr;
+	uint64_t hw = atomic_load_explicit(&hd->handles_hw, memory_order_relaxed);
+	uint64_t carved = atomic_load_explicit(&hd->carved, memory_order_relaxed);
+	int bad = 0;
+	uint64_t live = 0, per_type[SHM_ABI_MAX_TYPES] = {0};
+	for (uint32_t h = 1; h < hw; h++) {
+		uint64_t ref = shm_handle_load(a, h);
+		if (!ref)
+			continue;
+		struct w_view v;
+		if (!ref_ok(a, ref, SHM_ABI_BLK_RECORD, carved) || view_record(a, ref, &v) < 0 || v.r.handle != h ||
+		    shm_ref_aux(ref) != v.r.type || !registered(a, v.r.type)) {
+			bad++;
+			continue;
+		}
+		live++;
+		per_type[v.r.type]++;
+		struct roots rt;
+		roots_of(a, v.r.type, &rt);
+		if (w_find(a, v.r.type, v.ns, v.ns_len, (const char *)v.name, v.r.name_len) != h)
+			bad++;
+		if (!shm_tab_contains(a, rt.uid, shm_key_uid(a->seed, v.uid_str, v.uid_len), h))
+			bad++;
+		if (!in_set(a, rt.ns, shm_key_ns(a->seed, v.ns, v.ns_len), h))
+			bad++;
+		if (in_set(a, rt.orphan, shm_key_ns(a->seed, v.ns, v.ns_len), h) == has_controller(&v))
+			bad++;
+		struct w_owner ow[256];
+		int n = owners_walk(v.owners, v.owners_len, ow, 256);
+		for (int i = 0; i < n && i < 256; i++)
+			if (!in_set(a, rt.owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h))
+				bad++;
+		/* atoms: each referenced atom is in the intern map with a positive count */
+		const uint64_t refs[3] = {v.r.ns_ref, v.r.labels_ref, v.r.owners_ref};
+		for (int i = 0; i < 3; i++) {
+			if (!refs[i])
+				continue;
+			const struct shm_abi_atom *at = shm_body(a, shm_ref_off(refs[i]));
+			struct w_atom *e = atoms_find_ref(a->w, at->hash, refs[i]);
+			if (!e || e->refs == 0)
+				bad++;
+		}
+	}
+	/* every index entry count matches the live objects (no stale entries left behind) */
+	uint64_t sum = 0;
+	for (unsigned t = 0; t < atomic_load_explicit(&hd->n_types, memory_order_relaxed); t++) {
+		uint64_t n = shm_tab_count(a, &hd->types[t].name_index);
+		if (n != per_type[t] || atomic_load_explicit(&hd->types[t].count, memory_order_relaxed) != per_type[t])
+			bad++;
+		sum += shm_mset_total(a, &hd->types[t].ns_index);
+	}
+	if (shm_tab_count(a, &hd->uid_index) != live || sum != live)
+		bad++;
+	return bad;
+}

@@ -1,0 +1,242 @@
+/* shm/arena.h - the shared informer cache: one writer, many reader processes, one memfd.
+ *
+ * What: client-go's indexer, in shared memory. informerd writes every watched object into the
+ * arena; workers and kcmctl read it directly (listers) with no lock and no message.
+ *
+ * Design (after ../shared/reference/shm-ipc-design-study.md part (a), adopted with changes):
+ *  - Copy-on-write blocks. An object record is never modified in place once published: an
+ *    update writes a new block and publishes it with one aligned 64-bit store into the object's
+ *    handle slot. Readers copy a block out, then check that its generation did not move
+ *    (seqlock-style validation, Boehm's relaxed-atomic form). A reader never returns a torn
+ *    object and never blocks the writer; the writer never waits for a reader.
+ *  - Handles (change from the study): every object has a stable 32-bit handle; the handle slot
+ *    holds the ref of the current record. Indexes map keys to handles, not to blocks, so an
+ *    update of an object whose keys did not change touches one word, and multi-valued indexes
+ *    (namespace, owner uid, orphans) are stable sets of handles with O(1) add/remove.
+ *  - The handle table is the truth; every index is derived. A writer killed between two
+ *    index updates leaves a state a reader could already have seen between two of its lookups;
+ *    a restarted writer rebuilds all indexes from the handle table and publishes each new table
+ *    with one store.
+ *  - Type-stable segregated blocks: 96 size classes carved in 64 KiB regions that keep their
+ *    class forever, so a stale ref always lands on a block header and a read of any block is
+ *    memory-safe (bounds: the class size and the published arena size).
+ *  - Reclamation by FIFO quarantine per class (no reader tracking): a freed block is reused only
+ *    after at least max(4, 64 KiB / class size) later frees in its class. Safety never depends on
+ *    the quarantine, only the retry rate does. Memory is bounded by live data + quarantine.
+ *  - Strings and label/owner sets that repeat are interned atoms, refcounted by the writer in
+ *    private memory. All allocator state (free lists, refcounts, intern map) is writer-private
+ *    and rebuilt on writer attach by mark/sweep over what is reachable from the header.
+ *  - Growth: every process maps header.max_size once (MAP_NORESERVE); the writer grows the memfd
+ *    with ftruncate and then publishes header.size. Readers bound every access by the size they
+ *    loaded, so growth never stops or remaps a reader. The memfd is sealed against shrinking.
+ *  - One writer: shm_writer_open takes an OFD write lock on a private open file description of
+ *    the memfd; the kernel releases it when the writer dies (kill -9 included).
+ *
+ * Rejected: a seqlock around shared structures (a writer killed while odd wedges readers);
+ * epoch pins (a dead or stopped reader pins memory, and needs repair); robust mutexes (readers
+ * would block; EOWNERDEAD gives no data repair); allocator metadata in shared memory (can be
+ * torn by kill -9); LMDB (paths and lock files, not a memfd; B-tree CoW per update); in-place
+ * hash-table moves such as Robin Hood or backward-shift delete (multi-slot updates).
+ *
+ * INVARIANTS (numbering follows the study; checked by shm_writer_check and the torture test)
+ *  Who writes: only the process holding the writer lock (shm_writer_*). Who reads: anyone with
+ *  the fd, through a read-only mapping (shm_reader_*), the writer included.
+ *  A1  Every handle slot and every live index slot refers to a block whose gen is even and whose
+ *      gen16 matches the ref, at every instant, also right after the writer was killed.
+ *  A2  A block is written only while its gen is odd; an odd block is referenced by nothing
+ *      published. Order: store gen odd (relaxed); release fence; body (relaxed words); store gen
+ *      even (release); publish the ref (release store). Pairs with the reader's acquire loads.
+ *  A3  A reader returns data only if the block's gen was the same even value, matching the ref,
+ *      before and after the copy (acquire fence before the re-check), for the record and every
+ *      atom it includes. Thus no torn object. Retry rule: on a mismatch re-read from the handle
+ *      slot; after SHM_READ_RETRIES consecutive failures return -EAGAIN.
+ *  A4  For one key, successive reads in one arena never see resourceVersion go backwards: the
+ *      writer publishes versions in order and every read starts at the current handle slot.
+ *  A5  Every reader access is bounds-checked against the class size (region table) and the
+ *      size loaded from the header, so a reader cannot fault, whatever it races with.
+ *  A6  The writer never waits on a reader.
+ *  A7  Arena bytes <= live blocks + quarantine (<= 64 KiB per class, or 4 blocks) + one partly
+ *      carved region per class + index slack (load factor >= 3/16 after a rebuild).
+ *  A8  (membership) An object is in an index only while its handle slot is set, except in the
+ *      window of one writer operation; readers filter every index hit by the record's content,
+ *      so a stale or colliding index entry can cost time, never a wrong answer.
+ *  Writer killed mid-operation: published state is consistent (A1); leftovers are unreachable
+ *  blocks and at most one object indexed incompletely; the next shm_writer_open recovers.
+ *  Reader killed: nothing to repair; readers write nothing shared.
+ *  Version rule: see shm/shm-abi.h.
+ *
+ * Errors: functions return >= 0 on success or a negative errno; ret_ parameters are written
+ * only on success. The library never logs. Not thread-safe per struct shm_arena: give each
+ * thread its own reader mapping (processes are the unit of parallelism in kcmd).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct shm_arena;
+
+/* How to read the opaque payload of a record. */
+enum shm_record_kind {
+	SHM_RECORD_META = 0, /* metadata only (every other resource, for the GC) */
+	SHM_RECORD_POD = 1,
+	SHM_RECORD_REPLICASET = 2,
+};
+
+struct shm_label {
+	const char *key;
+	const char *value;
+};
+
+struct shm_owner_ref {
+	const char *api_version;
+	const char *kind;
+	const char *name;
+	const char *uid;
+	bool controller;
+	bool block_owner_deletion;
+};
+
+/* What the writer stores. Strings are NUL-terminated; labels in any order (keys unique). */
+struct shm_record_in {
+	uint16_t type;                  /* from shm_writer_register_type */
+	enum shm_record_kind kind;      /* how the payload is encoded (the integration decides) */
+	const char *ns;                 /* "" or NULL for cluster-scoped objects */
+	const char *name;
+	const char *uid;
+	const char *rv;                 /* resourceVersion */
+	const struct shm_label *labels;
+	size_t n_labels;
+	const struct shm_owner_ref *owners;
+	size_t n_owners;
+	const void *payload;            /* opaque typed payload, e.g. pod status fields, RS template */
+	size_t payload_len;
+};
+
+/* A copied-out object. All pointers point into memory owned by the struct, valid until the
+ * next read into the same struct or shm_obj_release. Strings are NUL-terminated. */
+struct shm_obj {
+	uint16_t type;
+	enum shm_record_kind kind;
+	uint32_t handle;
+	const char *ns, *name, *uid, *rv;
+	const struct shm_label *labels;
+	size_t n_labels;
+	const struct shm_owner_ref *owners;
+	size_t n_owners;
+	const void *payload;
+	size_t payload_len;
+	/* private */
+	void *mem_;
+	size_t cap_;
+};
+#define SHM_OBJ_INIT {0}
+void shm_obj_release(struct shm_obj *obj);
+/* The controller reference (controller == true) of obj, or NULL. */
+const struct shm_owner_ref *shm_obj_controller(const struct shm_obj *obj);
+/* The value of label key, or NULL. */
+const char *shm_obj_label(const struct shm_obj *obj, const char *key);
+
+struct shm_type_desc {
+	const char *group; /* "" for the core group */
+	const char *version;
+	const char *resource; /* plural, e.g. "pods" */
+	const char *kind;
+	enum shm_record_kind record_kind;
+};
+
+struct shm_type_info {
+	uint16_t id;
+	char group[64], version[64], resource[64], kind[64];
+	enum shm_record_kind record_kind;
+	char rv[64]; /* last synced resourceVersion ("" if none) */
+	bool synced;
+	uint64_t count;
+};
+
+struct shm_stats {
+	uint64_t size, max_size, carved;
+	uint64_t incarnation, change_seq, recoveries;
+	uint64_t objects, handles_hw, n_types;
+	uint64_t live_bytes, quarantine_bytes, free_bytes;
+	uint64_t violations; /* found and dropped by the last writer recovery (0 when healthy) */
+};
+
+struct shm_create_opts {
+	uint64_t max_size;     /* address space reserved per process; 0 = 16 GiB */
+	uint64_t initial_size; /* bytes backed at creation; 0 = 4 MiB */
+};
+
+/* ---- owner (the manager) ---------------------------------------------------------------------
+ * Create a new arena memfd (close-on-exec, sealed against shrinking), initialised and empty.
+ * The fd is the only way in: pass it to children (clear FD_CLOEXEC in the child) and hand
+ * readers shm_arena_reader_fd's read-only descriptor. -EINVAL bad opts, -errno from memfd/mmap. */
+int shm_arena_create(const struct shm_create_opts *opts, int *ret_fd);
+/* A new O_RDONLY descriptor of the same arena (a PROT_WRITE mapping of it fails with EACCES). */
+int shm_arena_reader_fd(int fd, int *ret_fd);
+
+/* ---- writer (informerd) ----------------------------------------------------------------------
+ * Map fd read-write and become the single writer: -EBUSY if another live writer holds the
+ * lock, -EBADMSG not an arena, -EPROTONOSUPPORT another layout version, -EUCLEAN the arena is
+ * inconsistent beyond repair (the caller makes a new one). Recovers (mark/sweep, index rebuild)
+ * whatever a killed writer left. */
+int shm_writer_open(int fd, struct shm_arena **ret);
+/* Find the type with this group/version/resource or register it. Returns the type id (>= 0).
+ * -EEXIST same GVR registered with another kind or record kind, -ENOSPC table full,
+ * -ENAMETOOLONG a string longer than 63 bytes. */
+int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *desc);
+/* Create or replace the object (type, ns, name). A different uid means the object was
+ * recreated: the uid index follows. Returns 1 created, 0 updated. -EINVAL bad input (missing
+ * name/uid/rv, unknown type, strings over 65535 bytes, uid or rv over 255, duplicate label
+ * keys, over 255 owner refs), -ENOMEM arena full (max_size reached) or malloc failed,
+ * -ENOSPC no handle left. After an error the arena is consistent; if the failure came after the
+ * new version was published (an index could not grow), the object is removed entirely, as if
+ * deleted: the caller re-lists it later. */
+int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec);
+/* Delete (type, ns, name): 0 deleted, -ENOENT not present. */
+int shm_writer_delete(struct shm_arena *a, uint16_t type, const char *ns, const char *name);
+/* Record the last resourceVersion applied for type and whether the initial list is done. */
+int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool synced);
+/* Full consistency check (A1, A8, refcounts) of the published state: returns the number of
+ * violations found (0 is healthy). For tests and `kcmctl cache`-style debugging. */
+int shm_writer_check(struct shm_arena *a);
+
+/* ---- readers (workers, kcmctl) --------------------------------------------------------------
+ * Map fd read-only: -EBADMSG not an arena, -EPROTONOSUPPORT another layout version. */
+int shm_reader_open(int fd, struct shm_arena **ret);
+/* Unmap and free (writer or reader); closes nothing the caller passed in. NULL is a no-op. */
+void shm_arena_close(struct shm_arena *a);
+
+#define SHM_READ_RETRIES 100000
+/* Lookup by namespace/name within a type: 0 found, -ENOENT, -EINVAL, -EAGAIN (A3 retries
+ * exhausted), -ENOMEM, -EIO the arena is corrupt. */
+int shm_reader_get(struct shm_arena *a, uint16_t type, const char *ns, const char *name,
+		   struct shm_obj *obj);
+/* Lookup by uid across all types: same returns. */
+int shm_reader_get_uid(struct shm_arena *a, const char *uid, struct shm_obj *obj);
+
+/* Iteration: fn is called once per object with a private copy; a negative return stops the
+ * walk and is returned. Membership is a snapshot of the index taken at the start; each object
+ * is the version current when it is copied. Returns the number of objects visited. */
+typedef int (*shm_visit_fn)(const struct shm_obj *obj, void *userdata);
+/* All objects of a type. */
+int shm_reader_list(struct shm_arena *a, uint16_t type, shm_visit_fn fn, void *userdata);
+/* The objects of a type in one namespace. */
+int shm_reader_list_ns(struct shm_arena *a, uint16_t type, const char *ns, shm_visit_fn fn,
+		       void *userdata);
+/* Objects of type whose controller reference has owner_uid, then (if ns != NULL) the objects of
+ * type in ns without a controller reference (orphans): what a ReplicaSet sync needs. */
+int shm_reader_list_controlled(struct shm_arena *a, uint16_t type, const char *owner_uid,
+			       const char *ns, shm_visit_fn fn, void *userdata);
+/* Objects of every type with any owner reference to owner_uid (the GC's graph edges). */
+int shm_reader_list_dependents(struct shm_arena *a, const char *owner_uid, shm_visit_fn fn,
+			       void *userdata);
+
+/* The resource table. */
+int shm_reader_find_type(struct shm_arena *a, const char *group, const char *version,
+			 const char *resource);
+int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_info *ret);
+int shm_reader_stats(struct shm_arena *a, struct shm_stats *ret);
+/* The change counter (bumped after each published change), e.g. to wait on or to poll. */
+uint64_t shm_reader_change_seq(struct shm_arena *a);

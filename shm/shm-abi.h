@@ -1,0 +1,226 @@
+/* shm/shm-abi.h - the shared-memory layout of the kcmd cache arena, version 1.
+ *
+ * Everything a process sees in the arena memfd is declared here, once. The file is the contract
+ * between the one writer (informerd), the readers (workers, kcmctl) and the owner (the manager,
+ * who creates the memfd). A process built against another SHM_ABI_VERSION refuses to map the
+ * arena (shm_reader_open/shm_writer_open return -EPROTONOSUPPORT); a file that is not an arena
+ * at all gives -EBADMSG.
+ *
+ * Rules of this layout (see shm/arena.h for the protocol and its INVARIANTS):
+ *  - Shared data holds offsets, never pointers. A "ref" is one 64-bit word:
+ *      bits  0..31  block offset >> SHM_ABI_UNIT_SHIFT (16-byte units: 64 GiB addressable)
+ *      bits 32..47  generation tag: (block gen >> 1) & 0xffff at the time of publication
+ *      bits 48..63  aux: the resource type id in a handle slot, a key tag in a multi-index slot
+ *    The value 0 means "nothing" (offset 0 is the header, never a block).
+ *  - Every word a reader can race with is accessed with C11 atomics (64-bit words, or 32-bit
+ *    set slots); block bodies are copied in and out as relaxed 64-bit atomic words.
+ *  - Fields documented "immutable" are written before the word that publishes them.
+ *  - Little-endian, x86-64/aarch64 natural alignment; sizes and offsets are static_asserted.
+ *
+ * Version rule: any change to a struct, a constant or an encoding below bumps SHM_ABI_VERSION.
+ * There is no in-place upgrade: a new version gets a new arena (the manager creates it, the
+ * writer re-lists into it).
+ */
+#pragma once
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHM_ABI_MAGIC        UINT64_C(0x314d4853444d434b) /* "KCMDSHM1" little-endian */
+#define SHM_ABI_VERSION      1u
+
+#define SHM_ABI_UNIT_SHIFT   4u  /* blocks are 16-byte aligned; refs count 16-byte units */
+#define SHM_ABI_REGION_SHIFT 16u /* regions are carved in 64 KiB units */
+#define SHM_ABI_REGION_SIZE  (UINT64_C(1) << SHM_ABI_REGION_SHIFT)
+#define SHM_ABI_MAX_TYPES    64u
+#define SHM_ABI_HCHUNK_SHIFT 12u /* 4096 handle slots per handle chunk */
+#define SHM_ABI_HCHUNK_SLOTS (1u << SHM_ABI_HCHUNK_SHIFT)
+#define SHM_ABI_HDIR_SLOTS   4096u /* chunks: 16 Mi handles at most */
+#define SHM_ABI_MAX_HANDLES  (SHM_ABI_HCHUNK_SLOTS * SHM_ABI_HDIR_SLOTS)
+#define SHM_ABI_NCLASSES     96u
+#define SHM_ABI_MAX_SIZE     (UINT64_C(1) << (32 + SHM_ABI_UNIT_SHIFT)) /* 64 GiB */
+#define SHM_ABI_RV_MAX       63u  /* longest resourceVersion kept in the resource table */
+#define SHM_ABI_NAME_MAX     63u  /* longest group / version / resource / kind string */
+
+/* Size classes: class c holds blocks of shm_abi_class_size(c) bytes, header included.
+ * 0..15: 16..256 in steps of 16; from 16 on: four steps per doubling (320, 384, 448, 512, 640,
+ * ...) up to 256 MiB. Part of the ABI: readers use it to bound every copy (INVARIANT A5). */
+static inline uint64_t shm_abi_class_size(unsigned c) {
+	if (c < 16)
+		return (uint64_t)(c + 1) * 16;
+	unsigned k = c - 16;
+	uint64_t base = UINT64_C(256) << (k / 4);
+	return base + (uint64_t)(k % 4 + 1) * (base / 4);
+}
+
+/* ---- refs ------------------------------------------------------------------------------------ */
+static inline uint64_t shm_ref_make(uint64_t off, uint64_t gen, uint64_t aux) {
+	return (off >> SHM_ABI_UNIT_SHIFT) | (((gen >> 1) & 0xffff) << 32) | (aux << 48);
+}
+static inline uint64_t shm_ref_off(uint64_t ref) {
+	return (ref & 0xffffffffu) << SHM_ABI_UNIT_SHIFT;
+}
+static inline unsigned shm_ref_gen16(uint64_t ref) { return (unsigned)(ref >> 32) & 0xffff; }
+static inline unsigned shm_ref_aux(uint64_t ref) { return (unsigned)(ref >> 48); }
+static inline unsigned shm_gen16(uint64_t gen) { return (unsigned)(gen >> 1) & 0xffff; }
+
+/* ---- region table ---------------------------------------------------------------------------
+ * One 32-bit entry per 64 KiB unit of the arena, at header.region_table_off. 0 = not carved.
+ * Otherwise bits 0..7 = class + 1 and bits 8..31 = distance in units back to the region's first
+ * unit. Written once, before header.carved is advanced over it (release), never changed: a
+ * region keeps its class forever, so a block start stays a block start (type-stable memory). */
+#define SHM_ABI_RT_CLASS(e) (((e) & 0xffu) - 1u)
+#define SHM_ABI_RT_BACK(e)  ((e) >> 8)
+
+/* ---- blocks ---------------------------------------------------------------------------------- */
+enum shm_abi_block_kind {
+	SHM_ABI_BLK_RECORD = 1, /* an object record (struct shm_abi_record + bytes) */
+	SHM_ABI_BLK_ATOM = 2,   /* an interned string / label set / owner-reference set */
+	SHM_ABI_BLK_TABLE = 3,  /* an open-addressing index table (struct shm_abi_table + slots) */
+	SHM_ABI_BLK_SET = 4,    /* a multi-index value set (struct shm_abi_set + u32 slots) */
+	SHM_ABI_BLK_HCHUNK = 5, /* a chunk of the handle table (u64 slots) */
+};
+
+/* Every block starts with this header. gen is even when the block is stable, odd while the
+ * writer fills it; it only grows (by 2 per reuse). info: bits 0..31 body length in bytes (the
+ * header excluded), bits 32..39 kind, bits 40..47 class. */
+struct shm_abi_block {
+	_Atomic uint64_t gen;
+	_Atomic uint64_t info;
+};
+static_assert(sizeof(struct shm_abi_block) == 16, "block header");
+#define SHM_ABI_INFO(len, kind, cls) ((uint64_t)(len) | ((uint64_t)(kind) << 32) | ((uint64_t)(cls) << 40))
+#define SHM_ABI_INFO_LEN(i)   ((uint32_t)(i))
+#define SHM_ABI_INFO_KIND(i)  ((unsigned)((i) >> 32) & 0xff)
+#define SHM_ABI_INFO_CLASS(i) ((unsigned)((i) >> 40) & 0xff)
+
+/* Record body. Variable part follows in this order: uid bytes, name bytes, rv bytes, payload.
+ * Strings are not NUL-terminated in the arena. A uid in canonical lowercase 8-4-4-4-12 UUID
+ * form is stored as 16 raw bytes with SHM_ABI_REC_UID_BIN set. */
+#define SHM_ABI_REC_UID_BIN 0x01u
+struct shm_abi_record {
+	uint16_t type;        /* resource type id (index into header.types) */
+	uint8_t payload_kind; /* enum shm_record_kind of shm/arena.h */
+	uint8_t flags;
+	uint16_t name_len;
+	uint8_t uid_len; /* bytes stored: 16 if UID_BIN */
+	uint8_t rv_len;
+	uint32_t payload_len;
+	uint32_t handle;     /* the handle that publishes this record */
+	uint64_t ns_ref;     /* atom (SHM_ABI_ATOM_STRING); never 0, "" for cluster scope */
+	uint64_t labels_ref; /* atom (SHM_ABI_ATOM_LABELS) or 0 */
+	uint64_t owners_ref; /* atom (SHM_ABI_ATOM_OWNERS) or 0 */
+};
+static_assert(sizeof(struct shm_abi_record) == 40, "record");
+static_assert(offsetof(struct shm_abi_record, ns_ref) == 16, "record");
+
+/* Atom body: immutable once published; freed when no record refers to it any more.
+ * STRING: the bytes. LABELS: "key\0value\0" pairs sorted by key.
+ * OWNERS: per reference a struct shm_abi_owner then uid, api_version, kind, name bytes. */
+enum shm_abi_atom_kind { SHM_ABI_ATOM_STRING = 1, SHM_ABI_ATOM_LABELS = 2, SHM_ABI_ATOM_OWNERS = 3 };
+struct shm_abi_atom {
+	uint64_t hash; /* seeded hash of (kind, bytes) */
+	uint32_t len;
+	uint32_t kind;
+};
+static_assert(sizeof(struct shm_abi_atom) == 16, "atom");
+#define SHM_ABI_OWNER_CONTROLLER 0x01u
+#define SHM_ABI_OWNER_BLOCK      0x02u
+struct shm_abi_owner {
+	uint8_t flags;
+	uint8_t uid_len;
+	uint8_t api_version_len;
+	uint8_t kind_len;
+	uint16_t name_len;
+	uint16_t pad;
+};
+static_assert(sizeof(struct shm_abi_owner) == 8, "owner");
+
+/* Table body (open addressing, linear probing, power-of-two capacity), then cap u64 slots.
+ * Handle tables (name index, uid index): slot = tag32 << 32 | handle32; 0 empty,
+ * handle SHM_ABI_TOMB tombstone. Multi-index tables: slot = ref of a set block with aux = 16
+ * bits of the key hash; SHM_ABI_TOMB64 tombstone. cap is immutable; count/tombs are the
+ * writer's bookkeeping (relaxed, for statistics). */
+#define SHM_ABI_TOMB   UINT32_C(0xffffffff)
+#define SHM_ABI_TOMB64 UINT64_C(0xffffffffffffffff)
+enum shm_abi_table_kind { SHM_ABI_TAB_HANDLES = 1, SHM_ABI_TAB_MULTI = 2 };
+struct shm_abi_table {
+	uint32_t cap;
+	uint32_t kind;
+	_Atomic uint64_t count;
+	_Atomic uint64_t tombs;
+	uint64_t reserved;
+};
+static_assert(sizeof(struct shm_abi_table) == 32, "table");
+
+/* Set body: the handles that share one multi-index key (hash-placed, linear probing), then cap
+ * u32 slots: 0 empty, SHM_ABI_TOMB tombstone. */
+struct shm_abi_set {
+	uint64_t key_hash;
+	uint32_t cap;
+	uint32_t reserved;
+	_Atomic uint64_t count;
+	_Atomic uint64_t tombs;
+};
+static_assert(sizeof(struct shm_abi_set) == 32, "set");
+
+/* ---- the resource table ---------------------------------------------------------------------
+ * One entry per registered resource type. state != 0 publishes the entry; the strings and
+ * record_kind are immutable after that. sync is a two-copy latch (seqcount_latch): the writer
+ * fills copy (sync_seq + 1) & 1, then stores sync_seq + 1 with release; a writer killed while
+ * filling leaves the selected copy intact. */
+#define SHM_ABI_SYNC_WORDS 9 /* rv[64] + flags */
+struct shm_abi_type {
+	_Atomic uint64_t state; /* 0 free, 1 registered */
+	char group[SHM_ABI_NAME_MAX + 1];
+	char version[SHM_ABI_NAME_MAX + 1];
+	char resource[SHM_ABI_NAME_MAX + 1];
+	char kind[SHM_ABI_NAME_MAX + 1];
+	uint32_t record_kind;
+	uint32_t reserved0;
+	_Atomic uint64_t name_index;   /* ref: handle table keyed by (namespace, name) */
+	_Atomic uint64_t ns_index;     /* ref: multi-index keyed by namespace */
+	_Atomic uint64_t orphan_index; /* ref: multi-index keyed by namespace, no controller ref */
+	_Atomic uint64_t count;        /* live objects (relaxed, statistics) */
+	_Atomic uint64_t sync_seq;
+	_Atomic uint64_t sync[2][SHM_ABI_SYNC_WORDS]; /* rv bytes (NUL padded), then flags */
+	uint64_t reserved[4];
+};
+#define SHM_ABI_SYNC_SYNCED 0x1u
+static_assert(sizeof(struct shm_abi_type) == 488, "type entry");
+
+/* ---- the header, at offset 0 ---------------------------------------------------------------- */
+struct shm_abi_header {
+	uint64_t magic;   /* SHM_ABI_MAGIC, written last at creation */
+	uint32_t version; /* SHM_ABI_VERSION */
+	uint32_t header_size; /* sizeof(struct shm_abi_header) */
+	uint64_t max_size;    /* immutable: mapping reserved by every process */
+	uint64_t region_table_off;
+	uint64_t data_off;  /* first region (64 KiB aligned) */
+	uint64_t hash_seed; /* random per arena: key hashes are not predictable from outside */
+	_Atomic uint64_t size;   /* bytes backed by the memfd; grows, never shrinks (sealed) */
+	_Atomic uint64_t carved; /* end of the carved regions; <= size */
+	_Atomic uint64_t incarnation; /* bumped by every writer attach */
+	_Atomic uint64_t change_seq;  /* bumped after every published change */
+	_Atomic uint64_t uid_index;   /* ref: handle table keyed by uid (all types) */
+	_Atomic uint64_t owner_index; /* ref: multi-index keyed by owner uid (all types) */
+	_Atomic uint64_t handles_hw;  /* handles in [1, handles_hw) may be in use */
+	_Atomic uint64_t n_types;     /* entries [0, n_types) may be registered */
+	_Atomic uint64_t stat_live_bytes;       /* writer statistics (relaxed) */
+	_Atomic uint64_t stat_quarantine_bytes;
+	_Atomic uint64_t stat_free_bytes;
+	_Atomic uint64_t stat_objects;
+	_Atomic uint64_t stat_recoveries;
+	_Atomic uint64_t stat_violations; /* found by the last recovery (should stay 0) */
+	uint64_t reserved[12];
+	_Atomic uint64_t handle_dir[SHM_ABI_HDIR_SLOTS]; /* refs of handle chunks; set once */
+	struct shm_abi_type types[SHM_ABI_MAX_TYPES];
+};
+static_assert(offsetof(struct shm_abi_header, size) == 48, "header");
+static_assert(offsetof(struct shm_abi_header, handle_dir) == 256, "header");
+static_assert(sizeof(struct shm_abi_header) == 256 + 8 * SHM_ABI_HDIR_SLOTS + 488 * SHM_ABI_MAX_TYPES,
+	      "header");
+static_assert(sizeof(_Atomic uint64_t) == 8 && _Alignof(_Atomic uint64_t) == 8, "atomic word");
+static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free (readers map read-only)");
