@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests of the supervisor with real child processes (/bin/sh, sleep): restart with backoff,
+ * exit status reporting, stop without restart, group signalling, fd inheritance, and children
+ * dying with a SIGKILLed manager.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipc/loop.h"
+#include "manager/supervisor.h"
+
+struct exits {
+	int n;
+	struct mgr_child_info last;
+};
+
+static void on_exit_cb(struct mgr_child *c, const struct mgr_child_info *info, void *userdata)
+{
+	struct exits *e = userdata;
+
+	(void)c;
+	e->n++;
+	e->last = *info;
+}
+
+static void run_for(struct ipc_loop *loop, uint64_t usec)
+{
+	uint64_t end = ipc_now_usec() + usec;
+
+	for (uint64_t now = ipc_now_usec(); now < end; now = ipc_now_usec())
+		assert_true(ipc_loop_run_once(loop, end - now) >= 0);
+}
+
+static void run_until_exits(struct ipc_loop *loop, struct exits *e, int n, uint64_t max_usec)
+{
+	uint64_t end = ipc_now_usec() + max_usec;
+
+	while (e->n < n && ipc_now_usec() < end)
+		assert_true(ipc_loop_run_once(loop, 50000) >= 0);
+	assert_true(e->n >= n);
+}
+
+static bool pid_gone(pid_t pid)
+{
+	char path[64], buf[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+static void test_restart_with_backoff(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_supervisor *sup;
+	struct mgr_child *c;
+	struct exits e = { 0 };
+	char *argv[] = { "/bin/sh", "-c", "exit 3", NULL };
+	struct mgr_child_spec spec = { .name = "crasher", .group = "workers", .argv = argv, .restart = true };
+
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
+	assert_int_equal(mgr_sup_add(sup, &spec, &c), 0);
+	uint64_t t0 = ipc_now_usec();
+	assert_int_equal(mgr_child_start(c), 0);
+	/* starts at 0, 0.5 s, 1.5 s, 3.5 s: three exits by ~1.6 s, the fourth not before 3.5 s */
+	run_until_exits(loop, &e, 3, 3000000);
+	uint64_t t3 = ipc_now_usec() - t0;
+	assert_true(t3 >= 1500000);
+	assert_int_equal(e.last.last_code, CLD_EXITED);
+	assert_int_equal(e.last.last_status, 3);
+	assert_int_equal(e.last.state, MGR_CHILD_BACKOFF);
+	assert_true(e.last.next_start_usec > 0);
+	run_for(loop, 3400000 - (ipc_now_usec() - t0) > 3400000 ? 0 : 3400000 - (ipc_now_usec() - t0));
+	assert_int_equal(e.n, 3);
+	struct mgr_child_info info;
+	mgr_child_get_info(c, &info);
+	assert_int_equal(info.restarts, 2);
+	assert_false(info.crash_looping);
+	/* Two more exits (at 3.5 s and 7.5 s) make five within 60 s: crash looping. */
+	run_until_exits(loop, &e, 5, 6000000);
+	mgr_child_get_info(c, &info);
+	assert_true(info.crash_looping);
+	mgr_sup_free(sup);
+	ipc_loop_free(loop);
+}
+
+static void test_killed_child_restarts_and_stop(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_supervisor *sup;
+	struct mgr_child *c;
+	struct exits e = { 0 };
+	char *argv[] = { "/bin/sleep", "100", NULL };
+	struct mgr_child_spec spec = { .name = "sleeper", .group = "workers", .argv = argv, .restart = true };
+	struct mgr_child_info info;
+
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
+	assert_int_equal(mgr_sup_add(sup, &spec, &c), 0);
+	assert_int_equal(mgr_child_start(c), 0);
+	assert_int_equal(mgr_child_start(c), -EALREADY);
+	mgr_child_get_info(c, &info);
+	pid_t first = info.pid;
+	assert_true(first > 0);
+	assert_int_equal(mgr_sup_running(sup, "workers"), 1);
+
+	assert_int_equal(kill(first, SIGKILL), 0);
+	run_until_exits(loop, &e, 1, 2000000);
+	assert_int_equal(e.last.last_code, CLD_KILLED);
+	assert_int_equal(e.last.last_status, SIGKILL);
+	run_for(loop, 700000);
+	mgr_child_get_info(c, &info);
+	assert_int_equal(info.state, MGR_CHILD_RUNNING);
+	assert_true(info.pid > 0 && info.pid != first);
+	assert_int_equal(info.restarts, 1);
+
+	/* Fencing: SIGKILL the whole group and keep it down. */
+	assert_int_equal(mgr_sup_signal_group(sup, "workers", SIGKILL, true), 1);
+	run_until_exits(loop, &e, 2, 2000000);
+	run_for(loop, 1200000);
+	mgr_child_get_info(c, &info);
+	assert_int_equal(info.state, MGR_CHILD_STOPPED);
+	assert_int_equal(mgr_sup_running(sup, NULL), 0);
+	assert_int_equal(e.n, 2);
+	/* And bring it back. */
+	assert_int_equal(mgr_sup_start_group(sup, "workers"), 1);
+	assert_int_equal(mgr_sup_running(sup, "workers"), 1);
+	mgr_child_get_info(c, &info);
+	pid_t last = info.pid;
+	mgr_sup_free(sup); /* kills and reaps */
+	assert_true(pid_gone(last));
+	ipc_loop_free(loop);
+}
+
+static void test_one_shot_child_and_bad_spec(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_supervisor *sup;
+	struct mgr_child *c;
+	struct exits e = { 0 };
+	char *argv[] = { "/nonexistent/program", NULL };
+	struct mgr_child_spec spec = { .name = "missing", .group = "x", .argv = argv, .restart = false };
+	struct mgr_child_spec bad = { .name = "bad", .group = "x", .argv = NULL };
+
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
+	assert_int_equal(mgr_sup_add(sup, &bad, &c), -EINVAL);
+	assert_int_equal(mgr_sup_add(sup, &spec, &c), 0);
+	assert_int_equal(mgr_child_start(c), 0);
+	run_until_exits(loop, &e, 1, 2000000);
+	assert_int_equal(e.last.last_code, CLD_EXITED);
+	assert_int_equal(e.last.last_status, 127); /* exec failed */
+	assert_int_equal(e.last.state, MGR_CHILD_STOPPED);
+	run_for(loop, 800000);
+	assert_int_equal(e.n, 1);
+	mgr_sup_free(sup);
+	ipc_loop_free(loop);
+}
+
+static void test_fd_inheritance(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_supervisor *sup;
+	struct mgr_child *c;
+	struct exits e = { 0 };
+	int kept = memfd_create("kcmd-test-kept", MFD_CLOEXEC);
+	int other = memfd_create("kcmd-test-other", MFD_CLOEXEC);
+	char script[256];
+
+	assert_true(kept >= 0 && other >= 0);
+	/* exit 0 only if the kept fd is there and the other is not */
+	snprintf(script, sizeof(script), "test -e /proc/self/fd/%d && ! test -e /proc/self/fd/%d", kept, other);
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct mgr_child_spec spec = { .name = "fds", .group = "x", .argv = argv, .keep_fds = { kept }, .n_keep_fds = 1 };
+
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
+	assert_int_equal(mgr_sup_add(sup, &spec, &c), 0);
+	assert_int_equal(mgr_child_start(c), 0);
+	run_until_exits(loop, &e, 1, 2000000);
+	assert_int_equal(e.last.last_code, CLD_EXITED);
+	assert_int_equal(e.last.last_status, 0);
+	/* The manager's own copy keeps CLOEXEC. */
+	assert_true(fcntl(kept, F_GETFD) & FD_CLOEXEC);
+	mgr_sup_free(sup);
+	ipc_loop_free(loop);
+	close(kept);
+	close(other);
+}
+
+/* A manager killed with SIGKILL takes its children with it (PR_SET_PDEATHSIG). */
+static void test_children_die_with_manager(void **state)
+{
+	(void)state;
+	int p[2];
+	pid_t child = 0;
+
+	assert_int_equal(pipe(p), 0);
+	pid_t mgr = fork();
+	assert_true(mgr >= 0);
+	if (mgr == 0) {
+		struct ipc_loop *loop;
+		struct mgr_supervisor *sup;
+		struct mgr_child *c;
+		struct mgr_child_info info;
+		char *argv[] = { "/bin/sleep", "100", NULL };
+		struct mgr_child_spec spec = { .name = "s", .group = "w", .argv = argv, .restart = true };
+		if (ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO) < 0 || mgr_sup_new(loop, NULL, NULL, &sup) < 0 ||
+		    mgr_sup_add(sup, &spec, &c) < 0 || mgr_child_start(c) < 0)
+			_exit(1);
+		mgr_child_get_info(c, &info);
+		if (write(p[1], &info.pid, sizeof(info.pid)) != sizeof(info.pid))
+			_exit(1);
+		for (;;)
+			ipc_loop_run_once(loop, 1000000);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &child, sizeof(child)), sizeof(child));
+	close(p[0]);
+	assert_false(pid_gone(child));
+	assert_int_equal(kill(mgr, SIGKILL), 0);
+	assert_int_equal(waitpid(mgr, NULL, 0), mgr);
+	for (int i = 0; i < 100 && !pid_gone(child); i++)
+		usleep(20000);
+	assert_true(pid_gone(child));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_shot_child_and_bad_spec),
+		cmocka_unit_test(test_fd_inheritance),
+		cmocka_unit_test(test_killed_child_restarts_and_stop),
+		cmocka_unit_test(test_children_die_with_manager),
+		cmocka_unit_test(test_restart_with_backoff),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
