@@ -2,11 +2,6 @@
 LIBS         += ipc
 ipc_SRCS     := ipc/loop.c ipc/ratelimit.c ipc/queue.c
 ipc_LIBDEPS  :=
-ipc_TESTS    := ipc/tests/test-loop.c ipc/tests/test-queue.c
-ipc_SOAKS    :=
+ipc_TESTS    := ipc/tests/test-loop.c ipc/tests/test-queue.c ipc/tests/test-torture.c
+ipc_SOAKS    := ipc/tests/soak-torture.c
 ipc_BENCHES  :=
-# Workaround, reported to the lead: the top-level test_template passes
-# "-fsanitize=address,undefined" through $(call ...), where the comma splits it, so ASan links
-# lack UBSan's runtime. Adding the runtime as a prerequisite puts it into $^ of ipc's own links.
-IPC_UBSAN_RT := $(shell $(CC) -print-file-name=libubsan.so)
-$(foreach t,$(ipc_TESTS),$(eval build/asan/t/$(basename $(t)): $(IPC_UBSAN_RT)))

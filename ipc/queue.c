@@ -28,7 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/queue-fault.h"
 #include "ipc/ratelimit.h"
+
+unsigned ipc_queue_fault_mask; /* test seams, see queue-fault.h; 0 in production */
 
 #define RELAXED memory_order_relaxed
 #define ACQUIRE memory_order_acquire
@@ -328,8 +331,10 @@ static void do_add(struct ipc_queue_owner *o, struct item *it) {
 		return; /* a key waits at most once */
 	it->dirty = true;
 	atomic_fetch_add_explicit(&o->h->metrics.adds_total, 1, RELAXED);
-	if (it->processing)
+	if (it->processing && !(ipc_queue_fault_mask & IPC_QUEUE_FAULT_DOUBLE_DISPATCH))
 		return; /* queued again by Done */
+	if (it->in_fifo)
+		return;
 	fifo_push(o, it);
 	set_depth(o);
 }
@@ -586,6 +591,10 @@ static void worker_died(struct ipc_queue_owner *o, uint32_t wi) {
 		if (!it || !it->processing || it->worker != (int32_t)wi)
 			continue;
 		end_processing(o, it);
+		if (ipc_queue_fault_mask & IPC_QUEUE_FAULT_NO_DEATH_REQUEUE) {
+			maybe_free(o, it);
+			continue;
+		}
 		if (i - head < lhead - head) { /* it was being processed: a crash */
 			it->crashes++;
 			if (it->crashes >= o->cfg.park_after) {
