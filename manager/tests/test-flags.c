@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Tests of the kube-controller-manager-compatible command line. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "manager/flags.h"
+
+static int parse(struct mgr_config *cfg, char *err, size_t n, char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	mgr_config_defaults(cfg);
+	return mgr_flags_parse(cfg, argc, argv, err, n);
+}
+
+#define PARSE(cfg, err, ...) parse(cfg, err, sizeof(err), (char *[]){ "kcmd", __VA_ARGS__, NULL })
+
+static void test_defaults_match_kcm(void **state)
+{
+	(void)state;
+	struct mgr_config c;
+	char err[256] = "";
+
+	assert_int_equal(parse(&c, err, sizeof(err), (char *[]){ "kcmd", NULL }), 0);
+	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
+	assert_true(c.controllers[MGR_CTRL_GC]);
+	assert_int_equal(c.concurrent_replicaset_syncs, 5);
+	assert_int_equal(c.concurrent_gc_syncs, 20);
+	assert_true(c.kube_api_qps == 20.0);
+	assert_int_equal(c.kube_api_burst, 30);
+	assert_true(c.leader_elect);
+	assert_int_equal(c.leader_elect_lease_duration_us, 15000000);
+	assert_int_equal(c.leader_elect_renew_deadline_us, 10000000);
+	assert_int_equal(c.leader_elect_retry_period_us, 2000000);
+	assert_string_equal(c.leader_elect_resource_name, "kcmd");
+	assert_string_equal(c.leader_elect_resource_namespace, "kube-system");
+	assert_int_equal(c.secure_port, 10257);
+	assert_false(c.use_service_account_credentials);
+	assert_true(c.standby_warm_cache);
+}
+
+static void test_spellings(void **state)
+{
+	(void)state;
+	struct mgr_config c;
+	char err[256] = "";
+
+	assert_int_equal(PARSE(&c, err, "--kubeconfig", "/k", "--master=https://x:6443", "--leader-elect=false",
+			       "--kube-api-qps=50.5", "--kube_api_burst", "100", "--leader-elect-lease-duration=1m30s",
+			       "--leader-elect-renew-deadline", "20s", "--leader-elect-retry-period=500ms", "-v=4",
+			       "--standby-warm-cache=F", "--secure-port=0"),
+			 0);
+	assert_string_equal(c.kubeconfig, "/k");
+	assert_string_equal(c.master, "https://x:6443");
+	assert_false(c.leader_elect);
+	assert_true(c.kube_api_qps == 50.5);
+	assert_int_equal(c.kube_api_burst, 100);
+	assert_int_equal(c.leader_elect_lease_duration_us, 90000000);
+	assert_int_equal(c.leader_elect_renew_deadline_us, 20000000);
+	assert_int_equal(c.leader_elect_retry_period_us, 500000);
+	assert_int_equal(c.v, 4);
+	assert_false(c.standby_warm_cache);
+	assert_int_equal(c.secure_port, 0);
+	assert_int_equal(PARSE(&c, err, "--use-service-account-credentials"), 0);
+	assert_true(c.use_service_account_credentials);
+}
+
+static void test_controllers(void **state)
+{
+	(void)state;
+	struct mgr_config c;
+	char err[256] = "";
+
+	assert_int_equal(PARSE(&c, err, "--controllers=replicaset"), 0);
+	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
+	assert_false(c.controllers[MGR_CTRL_GC]);
+	assert_int_equal(PARSE(&c, err, "--controllers=*,-garbage-collector-controller"), 0);
+	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
+	assert_false(c.controllers[MGR_CTRL_GC]);
+	assert_int_equal(PARSE(&c, err, "--controllers=*,-ttl-controller,-bootstrap-signer-controller"), 0);
+	assert_true(c.controllers[MGR_CTRL_REPLICASET] && c.controllers[MGR_CTRL_GC]);
+	assert_int_equal(PARSE(&c, err, "--controllers=garbagecollector,-garbagecollector"), 0);
+	assert_false(c.controllers[MGR_CTRL_GC]);
+	assert_int_equal(PARSE(&c, err, "--controllers=deployment-controller"), -EINVAL);
+	assert_non_null(strstr(err, "deployment-controller is not implemented by kcmd"));
+	assert_int_equal(PARSE(&c, err, "--controllers=replicaset,,gc"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--enable-garbage-collector=false"), 0);
+	assert_false(c.controllers[MGR_CTRL_GC]);
+	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
+}
+
+static void test_errors_name_the_flag(void **state)
+{
+	(void)state;
+	struct mgr_config c;
+	char err[256] = "";
+
+	assert_int_equal(PARSE(&c, err, "--cluster-cidr=10.0.0.0/8"), -EINVAL);
+	assert_non_null(strstr(err, "--cluster-cidr is a kube-controller-manager flag that kcmd does not support"));
+	assert_int_equal(PARSE(&c, err, "--no-such-flag"), -EINVAL);
+	assert_non_null(strstr(err, "unknown flag --no-such-flag"));
+	assert_int_equal(PARSE(&c, err, "--kube-api-burst=abc"), -EINVAL);
+	assert_non_null(strstr(err, "--kube-api-burst=abc"));
+	assert_int_equal(PARSE(&c, err, "--secure-port=70000"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--leader-elect=maybe"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--leader-elect-lease-duration=15"), -EINVAL);
+	assert_non_null(strstr(err, "not a duration"));
+	assert_int_equal(PARSE(&c, err, "--leader-elect-resource-lock=endpoints"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--kubeconfig"), -EINVAL);
+	assert_non_null(strstr(err, "needs a value"));
+	assert_int_equal(PARSE(&c, err, "stray"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--concurrent-replicaset-syncs=0"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--tls-cert-file=/a"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--kube-api-qps=-1"), -EINVAL);
+}
+
+static void test_durations(void **state)
+{
+	(void)state;
+	uint64_t us;
+
+	assert_int_equal(mgr_parse_duration("0", &us), 0);
+	assert_int_equal(us, 0);
+	assert_int_equal(mgr_parse_duration("1h2m3.5s", &us), 0);
+	assert_int_equal(us, 3723500000ull);
+	assert_int_equal(mgr_parse_duration("250us", &us), 0);
+	assert_int_equal(us, 250);
+	assert_int_equal(mgr_parse_duration("1.5ms", &us), 0);
+	assert_int_equal(us, 1500);
+	assert_int_equal(mgr_parse_duration("-1s", &us), -EINVAL);
+	assert_int_equal(mgr_parse_duration("", &us), -EINVAL);
+	assert_int_equal(mgr_parse_duration("5", &us), -EINVAL);
+	assert_int_equal(mgr_parse_duration("5x", &us), -EINVAL);
+	assert_int_equal(mgr_parse_duration("s", &us), -EINVAL);
+	assert_int_equal(mgr_parse_duration("1e400h", &us), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_match_kcm),
+		cmocka_unit_test(test_spellings),
+		cmocka_unit_test(test_controllers),
+		cmocka_unit_test(test_errors_name_the_flag),
+		cmocka_unit_test(test_durations),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
