@@ -17,6 +17,7 @@
  *      Exceptions, all single atomic RMWs or stores that cannot tear:
  *        - slot `pid`: claimed by a client with CAS 0 -> pid, released by the owner (store 0)
  *          only after that pid's pidfd reported exit and the slot was reset;
+ *        - `attach_seq`: every client fetch_adds it after claiming a slot;
  *        - sleep flags `owner_waiting` / `waiting` / `space_waiting`: the sleeper stores 1
  *          before sleeping and 0 after waking; a waker claims it with xchg(…, 0) and then
  *          FUTEX_WAKEs it. The sleeper sleeps ON THE FLAG (FUTEX_WAIT(flag, 1)), never on a data
@@ -155,6 +156,7 @@ struct ipc_q_header {
 	_Atomic uint32_t closed;		 /* owner: shut down and FIFO empty: Get fails */
 	uint32_t reserved1[11];
 	_Alignas(64) _Atomic uint32_t owner_waiting; /* the owner's doorbell / sleep flag */
+	_Atomic uint32_t attach_seq; /* clients: fetch_add after claiming a slot (owner rescans) */
 	_Alignas(64) struct ipc_q_metrics metrics;
 	uint64_t reserved2[16];
 	_Alignas(64) struct ipc_q_producer producers[IPC_QUEUE_MAX_PRODUCERS];

@@ -180,7 +180,9 @@ struct ipc_queue_owner {
 	struct ipc_source *doorbell, *timer;
 	struct wstate workers[IPC_QUEUE_MAX_WORKERS];
 	struct wstate producers[IPC_QUEUE_MAX_PRODUCERS];
-	uint32_t wake_mask; /* workers to wake after a dispatch round */
+	uint32_t pmask, wmask; /* slots we track (pid != 0) */
+	uint32_t seen_attach_seq;
+	uint64_t last_full_scan_ns;
 	uint32_t rr;	    /* round-robin start for dispatch */
 	uint32_t spin_ns, spin_max_ns;
 	uint32_t sleeps_at_zero;
@@ -458,9 +460,9 @@ static void dispatch(struct ipc_queue_owner *o) {
 	uint32_t woken = 0;
 	while (o->fhead) {
 		int chosen = -1;
-		for (uint32_t k = 0; k < IPC_QUEUE_MAX_WORKERS; k++) {
+		for (uint32_t k = 0; k < IPC_QUEUE_MAX_WORKERS && o->wmask; k++) {
 			uint32_t wi = (o->rr + k) % IPC_QUEUE_MAX_WORKERS;
-			if (!o->workers[wi].pid)
+			if (!(o->wmask & (1u << wi)))
 				continue;
 			struct ipc_q_worker *w = &o->h->workers[wi];
 			uint32_t pf = atomic_load_explicit(&w->prefetch, RELAXED);
@@ -632,6 +634,10 @@ static void producer_died(struct ipc_queue_owner *o, uint32_t pi) {
 }
 
 static void untrack(struct wstate *ws) {
+	if (ws->producer)
+		ws->o->pmask &= ~(1u << ws->idx);
+	else
+		ws->o->wmask &= ~(1u << ws->idx);
 	ws->src = ipc_source_free(ws->src);
 	if (ws->pidfd >= 0)
 		close(ws->pidfd);
@@ -675,6 +681,10 @@ static void scan_slot(struct ipc_queue_owner *o, struct wstate *ws, _Atomic uint
 	}
 	ws->pid = pid;
 	ws->pidfd = pfd;
+	if (ws->producer)
+		o->pmask |= 1u << ws->idx;
+	else
+		o->wmask |= 1u << ws->idx;
 	if (ipc_loop_add_pidfd(o->loop, &ws->src, pfd, on_client_exit, ws) < 0) {
 		/* cannot watch it: keep the pidfd and poll it on every pump instead */
 		ws->src = NULL;
@@ -710,24 +720,30 @@ static void publish_unfinished(struct ipc_queue_owner *o, uint64_t t) {
 	atomic_store_explicit(&o->h->metrics.longest_running_ns, longest, RELAXED);
 }
 
-/* One pass over every channel. Returns true if anything was consumed. */
+/* One pass over every tracked channel (all slots when a client attached since the last full
+ * scan, or once a second as insurance). Returns true if anything was consumed. */
 static bool pass(struct ipc_queue_owner *o) {
 	bool any = false;
-	for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++) {
-		struct wstate *ws = &o->producers[i];
-		scan_slot(o, ws, &o->h->producers[i].pid);
-		if (ws->pid)
-			any |= drain_adds(o, i);
-		if (poll_dead(ws))
-			slot_dead(o, ws), any = true;
+	uint32_t seq = atomic_load_explicit(&o->h->attach_seq, ACQUIRE); /* pairs with claim()'s RMWs */
+	if (seq != o->seen_attach_seq || o->last_full_scan_ns == 0) {
+		o->seen_attach_seq = seq;
+		o->last_full_scan_ns = now_ns();
+		for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++)
+			scan_slot(o, &o->producers[i], &o->h->producers[i].pid);
+		for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+			scan_slot(o, &o->workers[i], &o->h->workers[i].pid);
 	}
-	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++) {
-		struct wstate *ws = &o->workers[i];
-		scan_slot(o, ws, &o->h->workers[i].pid);
-		if (ws->pid)
-			any |= drain_replies(o, i);
-		if (poll_dead(ws))
-			slot_dead(o, ws), any = true;
+	for (uint32_t m = o->pmask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		any |= drain_adds(o, i);
+		if (poll_dead(&o->producers[i]))
+			slot_dead(o, &o->producers[i]), any = true;
+	}
+	for (uint32_t m = o->wmask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		any |= drain_replies(o, i);
+		if (poll_dead(&o->workers[i]))
+			slot_dead(o, &o->workers[i]), any = true;
 	}
 	dispatch(o);
 	return any;
@@ -783,6 +799,8 @@ int ipc_queue_owner_pump(struct ipc_queue_owner *o) {
 			break;
 	}
 	uint64_t t = now_ns();
+	if (t - o->last_full_scan_ns > 1000000000u)
+		o->last_full_scan_ns = 0; /* next pass rescans every slot */
 	if (t - o->last_metrics_ns > 500000000u) {
 		o->last_metrics_ns = t;
 		publish_unfinished(o, t);
@@ -1146,6 +1164,7 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 		atomic_store_explicit(&q->w->cpu, my_cpu(), RELAXED);
 		atomic_store_explicit(&q->w->prefetch, prefetch, RELAXED);
 	}
+	atomic_fetch_add_explicit(&q->h->attach_seq, 1, SEQ_CST); /* after the claim CAS: see pass() */
 	wake_flag(&q->h->owner_waiting); /* let the owner see the new slot now */
 	*ret = q;
 	return 0;
