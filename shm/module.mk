@@ -2,6 +2,6 @@
 LIBS         += shm
 shm_SRCS     := shm/arena.c shm/index.c shm/reader.c
 shm_LIBDEPS  :=
-shm_TESTS    := shm/tests/test-arena.c
-shm_SOAKS    :=
-shm_BENCHES  :=
+shm_TESTS    := shm/tests/test-arena.c shm/tests/test-torture.c
+shm_SOAKS    := shm/tests/soak-torture.c
+shm_BENCHES  := shm/bench/bench-shm.c

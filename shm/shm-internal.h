@@ -14,7 +14,7 @@
 /* ---- test seams ---------------------------------------------------------------------------- *
  * Set only by tests (the torture test's negative control, the crash-point enumeration).
  * SHM_TEST_NO_VALIDATE: readers skip the final generation check (the broken variant the torture
- * oracle must catch). SHM_TEST_NO_QUARANTINE: the writer reuses a freed block at once (stress).
+ * oracle must catch). SHM_TEST_NO_QUARANTINE: the writer reuses the most recently freed block at once (stress).
  * shm__test_crash_point/_count: the writer raises SIGKILL at the count-th visit of that point. */
 #define SHM_TEST_NO_VALIDATE   0x1u
 #define SHM_TEST_NO_QUARANTINE 0x2u
