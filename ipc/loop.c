@@ -56,7 +56,7 @@ enum { UD_IGNORE = 0, UD_SRC = 1, UD_HELPER = 2 };
 #define UD_GEN(ud) ((uint32_t)(((ud) >> 32) & 0xffffff))
 #define UD_IDX(ud) ((uint32_t)(ud))
 
-enum kind { K_IO, K_TIMER, K_PIDFD, K_SIGNAL, K_FUTEX };
+enum kind { K_IO, K_TIMER, K_PIDFD, K_SIGNAL, K_FUTEX, K_POST };
 
 struct ipc_source {
 	struct ipc_loop *loop;
@@ -85,6 +85,7 @@ struct ipc_source {
 	uint32_t expected;
 	bool futex_armed;
 	bool futex_ready;	/* epoll: helper saw it fire; res pending */
+	bool post_pending;
 };
 
 struct ipc_loop {
@@ -99,6 +100,7 @@ struct ipc_loop {
 	uint32_t next_gen;
 	struct ipc_source **heap;
 	size_t nheap, cap_heap;
+	uint32_t npost_pending;
 	bool exit_requested;
 	int exit_code;
 	unsigned pending_sqes;
@@ -589,6 +591,46 @@ static int source_new(struct ipc_loop *l, struct ipc_source **ret, enum kind kin
 
 void *ipc_source_userdata(const struct ipc_source *s) { return s->userdata; }
 
+int ipc_loop_add_post(struct ipc_loop *l, struct ipc_source **ret, ipc_timer_fn cb, void *userdata) {
+	if (!cb)
+		return -EINVAL;
+	struct ipc_source *s;
+	int r = source_new(l, &s, K_POST, userdata);
+	if (r < 0)
+		return r;
+	s->cb.timer = cb;
+	*ret = s;
+	return 0;
+}
+
+void ipc_source_post_enable(struct ipc_source *s) {
+	if (s->kind != K_POST || s->dead || s->post_pending)
+		return;
+	s->post_pending = true;
+	s->loop->npost_pending++;
+}
+
+static int run_posts(struct ipc_loop *l, int *count) {
+	if (!l->npost_pending)
+		return 0;
+	for (uint32_t i = 0; i < l->nslots && l->npost_pending; i++) {
+		struct ipc_source *s = l->slots[i];
+		if (!s || s->kind != K_POST || !s->post_pending || s->dead)
+			continue;
+		s->post_pending = false;
+		l->npost_pending--;
+		s->dispatching = true;
+		int r = s->cb.timer(s, 0, s->userdata);
+		s->dispatching = false;
+		(*count)++;
+		if (s->dead)
+			source_destroy(s);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int ipc_loop_add_io(struct ipc_loop *l, struct ipc_source **ret, int fd, uint32_t events,
 		    ipc_io_fn cb, void *userdata) {
 	if (fd < 0 || !cb)
@@ -767,6 +809,12 @@ struct ipc_source *ipc_source_free(struct ipc_source *s) {
 	case K_TIMER:
 		heap_remove(l, s);
 		break;
+	case K_POST:
+		if (s->post_pending) {
+			s->post_pending = false;
+			l->npost_pending--;
+		}
+		break;
 	case K_FUTEX:
 		if (l->uring)
 			uring_cancel(l, s);
@@ -934,6 +982,8 @@ static int epoll_helper_ready(struct ipc_loop *l, int *count) {
 int ipc_loop_run_once(struct ipc_loop *l, uint64_t timeout_usec) {
 	int count = 0, r;
 	uint64_t now = ipc_now_usec();
+	if (l->npost_pending)
+		timeout_usec = 0; /* a post enabled outside the loop runs before any sleep */
 	if (l->nheap > 0) {
 		uint64_t due = l->heap[0]->when;
 		uint64_t t = due > now ? due - now : 0;
@@ -997,6 +1047,9 @@ int ipc_loop_run_once(struct ipc_loop *l, uint64_t timeout_usec) {
 		}
 	}
 	r = run_timers(l, &count);
+	if (r < 0)
+		return r;
+	r = run_posts(l, &count);
 	if (r < 0)
 		return r;
 	if (l->uring && l->pending_sqes) {

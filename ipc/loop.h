@@ -106,6 +106,12 @@ int ipc_loop_add_futex(struct ipc_loop *loop, struct ipc_source **ret, const uin
 int ipc_source_futex_arm(struct ipc_source *s, uint32_t expected);
 bool ipc_source_futex_armed(const struct ipc_source *s);
 
+/* "Post" source: once enabled with ipc_source_post_enable(), cb runs once at the end of the
+ * current (or next) iteration, before the loop sleeps again; the loop does not sleep while one
+ * is pending. For coalescing work (the queue owner dispatches once per iteration, not per Add). */
+int ipc_loop_add_post(struct ipc_loop *loop, struct ipc_source **ret, ipc_timer_fn cb, void *userdata);
+void ipc_source_post_enable(struct ipc_source *s);
+
 /* Detaches and frees a source (cancelling what the kernel still holds). NULL-safe. */
 struct ipc_source *ipc_source_free(struct ipc_source *s);
 static inline void ipc_source_freep(struct ipc_source **s) { ipc_source_free(*s); }

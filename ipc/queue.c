@@ -177,7 +177,7 @@ struct ipc_queue_owner {
 	struct item **heap;
 	size_t nheap, cap_heap;
 	struct ipc_bucket bucket;
-	struct ipc_source *doorbell, *timer;
+	struct ipc_source *doorbell, *timer, *post;
 	struct wstate workers[IPC_QUEUE_MAX_WORKERS];
 	struct wstate producers[IPC_QUEUE_MAX_PRODUCERS];
 	uint32_t pmask, wmask; /* slots we track (pid != 0) */
@@ -256,16 +256,21 @@ static void maybe_free(struct ipc_queue_owner *o, struct item *it) {
 	free(it);
 }
 
-/* ---- metrics (owner-written, W1) ---- */
+/* ---- metrics (owner-written, W1) ----
+ * The owner is the only writer, so a relaxed load + store is enough (no locked RMW); readers
+ * copy single words and may see a count that is one update behind. */
+static inline void bump(_Atomic uint64_t *x, uint64_t n) {
+	atomic_store_explicit(x, atomic_load_explicit(x, RELAXED) + n, RELAXED);
+}
 static void hist_observe(struct ipc_q_hist *hs, uint64_t ns) {
 	uint64_t bound = 10; /* 1e-8 s in ns */
 	for (unsigned i = 0; i < IPC_QUEUE_HIST_BUCKETS; i++, bound *= 10)
 		if (ns <= bound) {
-			atomic_fetch_add_explicit(&hs->bucket[i], 1, RELAXED);
+			bump(&hs->bucket[i], 1);
 			break;
 		}
-	atomic_fetch_add_explicit(&hs->count, 1, RELAXED);
-	atomic_fetch_add_explicit(&hs->sum_ns, ns, RELAXED);
+	bump(&hs->count, 1);
+	bump(&hs->sum_ns, ns);
 }
 static void set_depth(struct ipc_queue_owner *o) {
 	atomic_store_explicit(&o->h->metrics.depth, o->flen, RELAXED);
@@ -332,7 +337,7 @@ static void do_add(struct ipc_queue_owner *o, struct item *it) {
 	if (it->dirty)
 		return; /* a key waits at most once */
 	it->dirty = true;
-	atomic_fetch_add_explicit(&o->h->metrics.adds_total, 1, RELAXED);
+	bump(&o->h->metrics.adds_total, 1);
 	if (it->processing && !(ipc_queue_fault_mask & IPC_QUEUE_FAULT_DOUBLE_DISPATCH))
 		return; /* queued again by Done */
 	if (it->in_fifo)
@@ -344,7 +349,7 @@ static void do_add(struct ipc_queue_owner *o, struct item *it) {
 static int do_add_after(struct ipc_queue_owner *o, struct item *it, uint64_t delay_usec) {
 	if (o->shutting_down)
 		return 0;
-	atomic_fetch_add_explicit(&o->h->metrics.retries_total, 1, RELAXED);
+	bump(&o->h->metrics.retries_total, 1);
 	if (delay_usec == 0) {
 		do_add(o, it);
 		return 0;
@@ -391,8 +396,8 @@ static void park(struct ipc_queue_owner *o, struct item *it) {
 	it->dirty = false;
 	if (it->heap_idx != SIZE_MAX)
 		hremove(o, it);
-	atomic_fetch_add_explicit(&o->h->metrics.parked, 1, RELAXED);
-	atomic_fetch_add_explicit(&o->h->metrics.parked_total, 1, RELAXED);
+	bump(&o->h->metrics.parked, 1);
+	bump(&o->h->metrics.parked_total, 1);
 	if (o->cfg.parked)
 		o->cfg.parked(o, it->key, it->crashes, o->cfg.userdata);
 }
@@ -444,7 +449,7 @@ static bool drain_replies(struct ipc_queue_owner *o, uint32_t wi) {
 		const struct ipc_q_rec *ls = &w->lease[head & (IPC_QUEUE_LEASE_RING - 1)];
 		struct item *it = lease_item(o, w, head);
 		if (!it || rp->gen != ls->u64 || !it->processing || it->gen != ls->u64) {
-			atomic_fetch_add_explicit(&o->h->metrics.protocol_errors_total, 1, RELAXED);
+			bump(&o->h->metrics.protocol_errors_total, 1);
 			continue;
 		}
 		apply_reply(o, it, rp);
@@ -455,60 +460,54 @@ static bool drain_replies(struct ipc_queue_owner *o, uint32_t wi) {
 
 static void close_if_drained(struct ipc_queue_owner *o);
 
-/* Hands FIFO keys to workers with room (W4), round-robin; wakes those that sleep. */
+/* Hands FIFO keys to workers with room (W4): each worker in turn (round-robin) gets what fits
+ * its prefetch window, published with one release store; sleepers are woken once. */
 static void dispatch(struct ipc_queue_owner *o) {
-	uint32_t woken = 0;
-	while (o->fhead) {
-		int chosen = -1;
-		for (uint32_t k = 0; k < IPC_QUEUE_MAX_WORKERS && o->wmask; k++) {
-			uint32_t wi = (o->rr + k) % IPC_QUEUE_MAX_WORKERS;
-			if (!(o->wmask & (1u << wi)))
-				continue;
-			struct ipc_q_worker *w = &o->h->workers[wi];
-			uint32_t pf = atomic_load_explicit(&w->prefetch, RELAXED);
-			if (pf == 0)
-				pf = 1;
-			if (pf > IPC_QUEUE_LEASE_RING)
-				pf = IPC_QUEUE_LEASE_RING;
-			uint32_t out = atomic_load_explicit(&w->lease_tail, RELAXED) -
-				       atomic_load_explicit(&w->reply_head, RELAXED);
-			if (out < pf) {
-				chosen = (int)wi;
-				break;
-			}
+	if (!o->fhead || !o->wmask)
+		goto out;
+	uint64_t t = now_ns();
+	for (uint32_t k = 0; k < IPC_QUEUE_MAX_WORKERS && o->fhead; k++) {
+		uint32_t wi = (o->rr + k) % IPC_QUEUE_MAX_WORKERS;
+		if (!(o->wmask & (1u << wi)))
+			continue;
+		struct ipc_q_worker *w = &o->h->workers[wi];
+		uint32_t pf = atomic_load_explicit(&w->prefetch, RELAXED);
+		if (pf == 0)
+			pf = 1;
+		if (pf > IPC_QUEUE_LEASE_RING)
+			pf = IPC_QUEUE_LEASE_RING;
+		uint32_t lt0 = atomic_load_explicit(&w->lease_tail, RELAXED), lt = lt0;
+		uint32_t rh = atomic_load_explicit(&w->reply_head, RELAXED);
+		while (o->fhead && lt - rh < pf) {
+			struct item *it = o->fhead;
+			o->fhead = it->fnext;
+			if (!o->fhead)
+				o->ftail = NULL;
+			o->flen--;
+			it->in_fifo = false;
+			it->dirty = false;
+			it->processing = true;
+			it->worker = (int32_t)wi;
+			it->gen = ++o->next_gen;
+			it->started_ns = t;
+			o->nprocessing++;
+			hist_observe(&o->h->metrics.queue_duration, t - it->enqueued_ns);
+			struct ipc_q_rec *rec = &w->lease[lt & (IPC_QUEUE_LEASE_RING - 1)];
+			rec->u64 = it->gen;
+			rec->op = 0;
+			rec->arg = it->failures;
+			rec->keylen = it->keylen;
+			memcpy(rec->key, it->key, it->keylen + 1u);
+			lt++;
 		}
-		if (chosen < 0)
-			break;
-		o->rr = (uint32_t)chosen + 1;
-		struct ipc_q_worker *w = &o->h->workers[chosen];
-		struct item *it = o->fhead;
-		o->fhead = it->fnext;
-		if (!o->fhead)
-			o->ftail = NULL;
-		o->flen--;
-		it->in_fifo = false;
-		it->dirty = false;
-		it->processing = true;
-		it->worker = chosen;
-		it->gen = ++o->next_gen;
-		uint64_t t = now_ns();
-		it->started_ns = t;
-		o->nprocessing++;
-		hist_observe(&o->h->metrics.queue_duration, t - it->enqueued_ns);
-		uint32_t lt = atomic_load_explicit(&w->lease_tail, RELAXED);
-		struct ipc_q_rec *rec = &w->lease[lt & (IPC_QUEUE_LEASE_RING - 1)];
-		rec->u64 = it->gen;
-		rec->op = 0;
-		rec->arg = it->failures;
-		rec->keylen = it->keylen;
-		memcpy(rec->key, it->key, it->keylen + 1u);
-		atomic_store_explicit(&w->lease_tail, lt + 1, RELEASE); /* pairs with acquire in ipc_queue_get */
-		woken |= 1u << chosen;
+		if (lt == lt0)
+			continue;
+		atomic_store_explicit(&w->lease_tail, lt, RELEASE); /* pairs with acquire in ipc_queue_get */
+		wake_flag(&w->waiting);
+		o->rr = wi + 1;
 	}
 	set_depth(o);
-	for (uint32_t wi = 0; woken; wi++, woken >>= 1)
-		if (woken & 1)
-			wake_flag(&o->h->workers[wi].waiting);
+out:
 	if (o->shutting_down)
 		close_if_drained(o);
 }
@@ -524,7 +523,7 @@ static void close_if_drained(struct ipc_queue_owner *o) {
 static void apply_add_rec(struct ipc_queue_owner *o, const struct ipc_q_rec *rec) {
 	size_t n = rec->keylen;
 	if (n == 0 || n > IPC_QUEUE_KEY_MAX) {
-		atomic_fetch_add_explicit(&o->h->metrics.protocol_errors_total, 1, RELAXED);
+		bump(&o->h->metrics.protocol_errors_total, 1);
 		return;
 	}
 	char key[IPC_QUEUE_KEY_MAX + 1];
@@ -547,7 +546,7 @@ static void apply_add_rec(struct ipc_queue_owner *o, const struct ipc_q_rec *rec
 		it->failures = 0;
 		break;
 	default:
-		atomic_fetch_add_explicit(&o->h->metrics.protocol_errors_total, 1, RELAXED);
+		bump(&o->h->metrics.protocol_errors_total, 1);
 	}
 	maybe_free(o, it);
 }
@@ -620,7 +619,7 @@ static void worker_died(struct ipc_queue_owner *o, uint32_t wi) {
 			do_add(o, it); /* prefetched, never started */
 		maybe_free(o, it);
 	}
-	atomic_fetch_add_explicit(&o->h->metrics.worker_deaths_total, 1, RELAXED);
+	bump(&o->h->metrics.worker_deaths_total, 1);
 	reset_worker_slot(o, wi);
 }
 
@@ -763,7 +762,7 @@ static bool spin_worthwhile(struct ipc_queue_owner *o) {
 	return false;
 }
 
-int ipc_queue_owner_pump(struct ipc_queue_owner *o) {
+static int pump(struct ipc_queue_owner *o, bool may_spin) {
 	if (o->in_pump)
 		return 0;
 	o->in_pump = true;
@@ -771,8 +770,9 @@ int ipc_queue_owner_pump(struct ipc_queue_owner *o) {
 		atomic_store_explicit(&o->h->owner_waiting, 0, RELAXED);
 		while (pass(o))
 			;
-		/* adaptive spin: catch replies/adds that arrive within spin_ns without sleeping */
-		if (spin_worthwhile(o) && o->spin_ns) {
+		/* adaptive spin before sleeping: catch replies/adds that arrive within spin_ns */
+		if (!may_spin) {
+		} else if (spin_worthwhile(o) && o->spin_ns) {
 			uint64_t end = now_ns() + o->spin_ns;
 			bool got = false;
 			for (unsigned k = 0; !got; k++) {
@@ -809,10 +809,13 @@ int ipc_queue_owner_pump(struct ipc_queue_owner *o) {
 	return 0;
 }
 
+/* Callers with more work of their own (local Adds) must not spin: no spin here. */
+int ipc_queue_owner_pump(struct ipc_queue_owner *o) { return pump(o, false); }
+
 static int on_doorbell(struct ipc_source *s, int res, void *ud) {
 	(void)res; /* 0 (woken) or -EAGAIN (flag already cleared): both mean "look" */
 	struct ipc_queue_owner *o = ud;
-	int r = ipc_queue_owner_pump(o);
+	int r = pump(o, true); /* about to sleep: a short adaptive spin pays here */
 	if (r < 0)
 		return r;
 	/* pump left owner_waiting == 1 with nothing pending; sleep on the flag itself (W3) */
@@ -830,6 +833,12 @@ static int on_timer(struct ipc_source *s, uint64_t now, void *ud) {
 	}
 	arm_timer(o);
 	return ipc_queue_owner_pump(o);
+}
+
+static int on_post(struct ipc_source *s, uint64_t now, void *ud) {
+	(void)s;
+	(void)now;
+	return ipc_queue_owner_pump(ud);
 }
 
 /* Adopts what a previous owner left: leases held by live workers (W4). */
@@ -927,7 +936,7 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 	atomic_store_explicit(&o->h->shutting_down, 0, RELAXED);
 	atomic_store_explicit(&o->h->closed, 0, RELAXED);
 	if (restarted)
-		atomic_fetch_add_explicit(&o->h->metrics.owner_restarts_total, 1, RELAXED);
+		bump(&o->h->metrics.owner_restarts_total, 1);
 	ipc_bucket_init(&o->bucket, o->cfg.qps < 0 ? 0 : o->cfg.qps, o->cfg.burst, ipc_now_usec());
 	adopt(o);
 	atomic_store_explicit(&o->h->owner_waiting, 0, RELAXED);
@@ -936,6 +945,9 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 	if (r < 0)
 		goto fail;
 	r = ipc_loop_add_timer(loop, &o->timer, 0, on_timer, o);
+	if (r < 0)
+		goto fail;
+	r = ipc_loop_add_post(loop, &o->post, on_post, o);
 	if (r < 0)
 		goto fail;
 	if (o->cfg.resync)
@@ -955,6 +967,7 @@ struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o) {
 		return NULL;
 	ipc_source_free(o->doorbell);
 	ipc_source_free(o->timer);
+	ipc_source_free(o->post);
 	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
 		untrack(&o->workers[i]);
 	for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++)
@@ -999,7 +1012,7 @@ int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key) {
 	}
 	do_add(o, it);
 	if (!o->in_pump)
-		dispatch(o);
+		ipc_source_post_enable(o->post); /* dispatch once per loop iteration */
 	return 0;
 }
 
@@ -1014,7 +1027,7 @@ int ipc_queue_owner_add_after(struct ipc_queue_owner *o, const char *key, uint64
 	}
 	r = do_add_after(o, it, delay_usec);
 	if (!o->in_pump)
-		dispatch(o);
+		ipc_source_post_enable(o->post); /* dispatch once per loop iteration */
 	return r;
 }
 
@@ -1029,7 +1042,7 @@ int ipc_queue_owner_add_rate_limited(struct ipc_queue_owner *o, const char *key)
 	}
 	r = do_add_rate_limited(o, it);
 	if (!o->in_pump)
-		dispatch(o);
+		ipc_source_post_enable(o->post); /* dispatch once per loop iteration */
 	return r;
 }
 
@@ -1088,7 +1101,7 @@ int ipc_queue_owner_unpark(struct ipc_queue_owner *o, const char *key) {
 		return -ENOENT;
 	it->parked = false;
 	it->crashes = 0;
-	atomic_fetch_sub_explicit(&o->h->metrics.parked, 1, RELAXED);
+	bump(&o->h->metrics.parked, (uint64_t)-1);
 	return ipc_queue_owner_add(o, key);
 }
 

@@ -219,6 +219,36 @@ static void test_run_error(struct ipc_loop *l) {
 	ipc_source_free(s);
 }
 
+static int posts;
+static int on_post(struct ipc_source *s, uint64_t now, void *ud) {
+	(void)now;
+	(void)ud;
+	posts++;
+	if (posts == 1)
+		ipc_source_post_enable(s); /* re-enabling from the callback runs it next iteration */
+	return 0;
+}
+
+static void test_post(struct ipc_loop *l) {
+	struct ipc_source *p;
+	posts = 0;
+	CHECK_EQ(ipc_loop_add_post(l, &p, on_post, NULL), 0);
+	CHECK_EQ(ipc_loop_run_once(l, 0), 0); /* not enabled: nothing */
+	ipc_source_post_enable(p);
+	ipc_source_post_enable(p); /* coalesced */
+	uint64_t t0 = ipc_now_usec();
+	CHECK_EQ(ipc_loop_run_once(l, 1000000), 1); /* pending post: no sleep */
+	CHECK(ipc_now_usec() - t0 < 500000);
+	CHECK_EQ(posts, 1);
+	CHECK_EQ(ipc_loop_run_once(l, 1000000), 1);
+	CHECK_EQ(posts, 2);
+	CHECK_EQ(ipc_loop_run_once(l, 1000), 0);
+	ipc_source_post_enable(p);
+	ipc_source_free(p); /* freed while pending: never runs */
+	CHECK_EQ(ipc_loop_run_once(l, 1000), 0);
+	CHECK_EQ(posts, 2);
+}
+
 static int run_backend(enum ipc_loop_backend_kind kind) {
 	_cleanup_ipc_loop_ struct ipc_loop *l = NULL;
 	int r = ipc_loop_new(&l, kind);
@@ -232,6 +262,7 @@ static int run_backend(enum ipc_loop_backend_kind kind) {
 	test_pidfd(l);
 	test_signal(l);
 	test_futex(l);
+	test_post(l);
 	test_run_error(l);
 	return 0;
 }
