@@ -204,9 +204,7 @@ static uint32_t fifo_pop(struct w_fifo *f) {
 /* ---- allocator ---------------------------------------------------------------------------------- */
 static void stats_publish(struct shm_arena *a) {
 	struct w_state *w = a->w;
-	uint64_t fb = 0;
-	for (unsigned c = 0; c < SHM_ABI_NCLASSES; c++)
-		fb += w->cls[c].bump_end - w->cls[c].bump;
+	uint64_t fb = w->bump_free;
 	/* relaxed: statistics only, no reader acts on them. */
 	atomic_store_explicit(&a->hdr->stat_live_bytes, w->live_bytes, memory_order_relaxed);
 	atomic_store_explicit(&a->hdr->stat_quarantine_bytes, w->quarantine_bytes, memory_order_relaxed);
@@ -244,8 +242,11 @@ static int carve(struct shm_arena *a, unsigned c) {
 		atomic_store_explicit(&a->rt[u0 + i], (uint32_t)((c + 1) | (i << 8)), memory_order_relaxed);
 	/* release: pairs with the acquire load of carved in recovery (region entries visible). */
 	atomic_store_explicit(&h->carved, off + rsz, memory_order_release);
-	a->w->cls[c].bump = off;
-	a->w->cls[c].bump_end = off + (rsz / cs) * cs;
+	struct w_class *k = &a->w->cls[c];
+	a->w->bump_free -= k->bump_end - k->bump; /* the old region's tail (< one block) is lost */
+	k->bump = off;
+	k->bump_end = off + (rsz / cs) * cs;
+	a->w->bump_free += k->bump_end - k->bump;
 	return 0;
 }
 
@@ -278,6 +279,7 @@ int w_alloc(struct shm_arena *a, size_t body_len, unsigned kind, uint64_t *ret_o
 		}
 		off = k->bump;
 		k->bump += cs;
+		w->bump_free -= cs;
 	}
 open:;
 	struct shm_abi_block *b = shm_blk(a, off);
@@ -567,7 +569,7 @@ static int view_record(struct shm_arena *a, uint64_t ref, struct w_view *v) {
 		v->uid_len = v->r.uid_len;
 	}
 	/* atoms */
-	const uint64_t refs[3] = {v->r.ns_ref, v->r.labels_ref, v->r.owners_ref};
+	const uint64_t refs[3] = {shm_abi_rec_atom(&v->r, 0), shm_abi_rec_atom(&v->r, 1), shm_abi_rec_atom(&v->r, 2)};
 	const unsigned kinds[3] = {SHM_ABI_ATOM_STRING, SHM_ABI_ATOM_LABELS, SHM_ABI_ATOM_OWNERS};
 	uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_relaxed);
 	v->owners = NULL;
@@ -728,7 +730,16 @@ static int encode_labels(struct shm_arena *a, const struct shm_record_in *rec) {
 		idx[i] = &rec->labels[i];
 		total += strlen(idx[i]->key) + strlen(idx[i]->value) + 2;
 	}
-	qsort(idx, rec->n_labels, sizeof(idx[0]), cmp_label);
+	if (rec->n_labels > 16) {
+		qsort(idx, rec->n_labels, sizeof(idx[0]), cmp_label);
+	} else {
+		for (size_t i = 1; i < rec->n_labels; i++) /* insertion sort: label sets are small */
+			for (size_t j = i; j > 0 && strcmp(idx[j - 1]->key, idx[j]->key) > 0; j--) {
+				const struct shm_label *t = idx[j];
+				idx[j] = idx[j - 1];
+				idx[j - 1] = t;
+			}
+	}
 	if (total > (1u << 24) || grow_buf(w, total) < 0)
 		return total > (1u << 24) ? -EINVAL : -ENOMEM;
 	size_t o = 0;
@@ -832,10 +843,8 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec) {
 		.uid_len = (uint8_t)(bin ? 16 : ul),
 		.rv_len = (uint8_t)rvl,
 		.payload_len = (uint32_t)rec->payload_len,
-		.handle = h,
-		.ns_ref = ns_ref,
-		.labels_ref = lab_ref,
-		.owners_ref = own_ref,
+		.atom_unit = {(uint32_t)ns_ref, (uint32_t)lab_ref, (uint32_t)own_ref},
+		.atom_gen = {(uint16_t)(ns_ref >> 32), (uint16_t)(lab_ref >> 32), (uint16_t)(own_ref >> 32)},
 	};
 	size_t body = sizeof(hd) + hd.uid_len + nl + rvl + rec->payload_len;
 	size_t padded = (body + 7) & ~(size_t)7;
@@ -882,14 +891,13 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec) {
 		struct w_view ov;
 		if (view_record(a, old, &ov) == 0) {
 			bool uid_changed = ov.uid_len != nv.uid_len || memcmp(ov.uid_str, nv.uid_str, nv.uid_len) != 0;
-			bool own_changed = ov.r.owners_ref != nv.r.owners_ref;
+			bool own_changed = shm_abi_rec_atom(&ov.r, 2) != shm_abi_rec_atom(&nv.r, 2);
 			bool orph_changed = has_controller(&ov) != has_controller(&nv);
 			index_del(a, &rt, &ov, h, false, uid_changed, own_changed, orph_changed);
 			SHM_CRASH_POINT(4);
 			r = index_add(a, &rt, &nv, h, false, uid_changed, own_changed, orph_changed);
-			atom_put(a, ov.r.ns_ref);
-			atom_put(a, ov.r.labels_ref);
-			atom_put(a, ov.r.owners_ref);
+			for (int i = 0; i < 3; i++)
+				atom_put(a, shm_abi_rec_atom(&ov.r, i));
 			w_free(a, shm_ref_off(old));
 			if (r < 0)
 				goto fail_published;
@@ -945,9 +953,8 @@ int shm_writer_delete(struct shm_arena *a, uint16_t type, const char *ns, const 
 	struct roots rt;
 	roots_of(a, type, &rt);
 	index_del(a, &rt, &v, h, true, true, true, true);
-	atom_put(a, v.r.ns_ref);
-	atom_put(a, v.r.labels_ref);
-	atom_put(a, v.r.owners_ref);
+	for (int i = 0; i < 3; i++)
+		atom_put(a, shm_abi_rec_atom(&v.r, i));
 	w_free(a, shm_ref_off(ref));
 	fifo_push(&a->w->free_handles, h);
 	atomic_fetch_sub_explicit(&a->hdr->types[type].count, 1, memory_order_relaxed);
@@ -1292,7 +1299,7 @@ int shm_recover(struct shm_arena *a) {
 		}
 		struct w_view v;
 		if (!ref_ok(a, ref, SHM_ABI_BLK_RECORD, carved) || view_record(a, ref, &v) < 0 ||
-		    v.r.handle != h || !registered(a, v.r.type) || v.r.type >= nt) {
+		    shm_ref_aux(ref) != v.r.type || !registered(a, v.r.type) || v.r.type >= nt) {
 			violations++;
 			atomic_store_explicit(slot, 0, memory_order_release);
 			if ((r = fifo_push(&w->free_handles, h)) < 0)
@@ -1300,7 +1307,7 @@ int shm_recover(struct shm_arena *a) {
 			continue;
 		}
 		mark_set(&m, shm_ref_off(ref));
-		const uint64_t refs[3] = {v.r.ns_ref, v.r.labels_ref, v.r.owners_ref};
+		const uint64_t refs[3] = {shm_abi_rec_atom(&v.r, 0), shm_abi_rec_atom(&v.r, 1), shm_abi_rec_atom(&v.r, 2)};
 		for (int i = 0; i < 3; i++) {
 			if (!refs[i])
 				continue;
@@ -1462,7 +1469,7 @@ int shm_writer_check(struct shm_arena *a) {
 		if (!ref)
 			continue;
 		struct w_view v;
-		if (!ref_ok(a, ref, SHM_ABI_BLK_RECORD, carved) || view_record(a, ref, &v) < 0 || v.r.handle != h ||
+		if (!ref_ok(a, ref, SHM_ABI_BLK_RECORD, carved) || view_record(a, ref, &v) < 0 ||
 		    shm_ref_aux(ref) != v.r.type || !registered(a, v.r.type)) {
 			bad++;
 			continue;
@@ -1485,7 +1492,7 @@ int shm_writer_check(struct shm_arena *a) {
 			if (!in_set(a, rt.owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h))
 				bad++;
 		/* atoms: each referenced atom is in the intern map with a positive count */
-		const uint64_t refs[3] = {v.r.ns_ref, v.r.labels_ref, v.r.owners_ref};
+		const uint64_t refs[3] = {shm_abi_rec_atom(&v.r, 0), shm_abi_rec_atom(&v.r, 1), shm_abi_rec_atom(&v.r, 2)};
 		for (int i = 0; i < 3; i++) {
 			if (!refs[i])
 				continue;

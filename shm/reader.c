@@ -149,13 +149,13 @@ static int read_obj_once(struct shm_arena *a, uint32_t h, struct shm_obj *obj) {
 		return -EAGAIN;
 	memcpy(&rec, rb, sizeof(rec));
 	size_t need = sizeof(rec) + (size_t)rec.uid_len + rec.name_len + rec.rv_len + rec.payload_len;
-	if (need > rl || rec.handle != h || ((rec.flags & SHM_ABI_REC_UID_BIN) && rec.uid_len != 16) || !rec.ns_ref)
+	if (need > rl || ((rec.flags & SHM_ABI_REC_UID_BIN) && rec.uid_len != 16) || !rec.atom_unit[SHM_ABI_REC_NS])
 		return -EAGAIN;
-	if ((r = read_atom(a, rec.ns_ref, SHM_ABI_ATOM_STRING, 1, &nsb, &nsl)) < 0)
+	if ((r = read_atom(a, shm_abi_rec_atom(&rec, SHM_ABI_REC_NS), SHM_ABI_ATOM_STRING, 1, &nsb, &nsl)) < 0)
 		return r;
-	if (rec.labels_ref && (r = read_atom(a, rec.labels_ref, SHM_ABI_ATOM_LABELS, 2, &lb, &ll)) < 0)
+	if (rec.atom_unit[SHM_ABI_REC_LABELS] && (r = read_atom(a, shm_abi_rec_atom(&rec, SHM_ABI_REC_LABELS), SHM_ABI_ATOM_LABELS, 2, &lb, &ll)) < 0)
 		return r;
-	if (rec.owners_ref && (r = read_atom(a, rec.owners_ref, SHM_ABI_ATOM_OWNERS, 3, &ob, &ol)) < 0)
+	if (rec.atom_unit[SHM_ABI_REC_OWNERS] && (r = read_atom(a, shm_abi_rec_atom(&rec, SHM_ABI_REC_OWNERS), SHM_ABI_ATOM_OWNERS, 3, &ob, &ol)) < 0)
 		return r;
 	bool ok;
 	size_t nlab = count_labels(lb, ll, &ok), ostr = 0;

@@ -100,6 +100,7 @@ static_assert(sizeof(struct shm_abi_block) == 16, "block header");
  * Strings are not NUL-terminated in the arena. A uid in canonical lowercase 8-4-4-4-12 UUID
  * form is stored as 16 raw bytes with SHM_ABI_REC_UID_BIN set. */
 #define SHM_ABI_REC_UID_BIN 0x01u
+enum { SHM_ABI_REC_NS = 0, SHM_ABI_REC_LABELS = 1, SHM_ABI_REC_OWNERS = 2 };
 struct shm_abi_record {
 	uint16_t type;        /* resource type id (index into header.types) */
 	uint8_t payload_kind; /* enum shm_record_kind of shm/arena.h */
@@ -108,13 +109,17 @@ struct shm_abi_record {
 	uint8_t uid_len; /* bytes stored: 16 if UID_BIN */
 	uint8_t rv_len;
 	uint32_t payload_len;
-	uint32_t handle;     /* the handle that publishes this record */
-	uint64_t ns_ref;     /* atom (SHM_ABI_ATOM_STRING); never 0, "" for cluster scope */
-	uint64_t labels_ref; /* atom (SHM_ABI_ATOM_LABELS) or 0 */
-	uint64_t owners_ref; /* atom (SHM_ABI_ATOM_OWNERS) or 0 */
+	/* atoms, as the two halves of a ref (unit, gen16; aux 0): [NS] a STRING, never absent
+	 * ("" for cluster scope); [LABELS] a LABELS atom or unit 0; [OWNERS] an OWNERS atom or 0 */
+	uint32_t atom_unit[3];
+	uint16_t atom_gen[3];
+	uint16_t reserved;
 };
-static_assert(sizeof(struct shm_abi_record) == 40, "record");
-static_assert(offsetof(struct shm_abi_record, ns_ref) == 16, "record");
+static_assert(sizeof(struct shm_abi_record) == 32, "record");
+static_assert(offsetof(struct shm_abi_record, atom_unit) == 12, "record");
+static inline uint64_t shm_abi_rec_atom(const struct shm_abi_record *r, int i) {
+	return r->atom_unit[i] ? (uint64_t)r->atom_unit[i] | (uint64_t)r->atom_gen[i] << 32 : 0;
+}
 
 /* Atom body: immutable once published; freed when no record refers to it any more.
  * STRING: the bytes. LABELS: "key\0value\0" pairs sorted by key.

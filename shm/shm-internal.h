@@ -55,7 +55,7 @@ struct w_state {
 	size_t atoms_cap, atoms_len;
 	uint8_t *buf; /* record/body building */
 	size_t buf_cap;
-	uint64_t live_bytes, quarantine_bytes;
+	uint64_t live_bytes, quarantine_bytes, bump_free;
 	long n_allocs;
 };
 

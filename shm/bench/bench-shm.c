@@ -42,13 +42,13 @@ static uint64_t rng(uint64_t *s) {
 static unsigned n_pods = 100000, n_rs;
 static int t_pods, t_rs;
 
-static void rs_name(unsigned r, char *out, size_t n) { snprintf(out, n, "app-%u-%08x", r, r * 2654435761u); }
+static void rs_name(unsigned r, char *out, size_t n) { snprintf(out, n, "app-%u-%08x", r % 100000u, r * 2654435761u); }
 static void rs_hash(unsigned r, char *out, size_t n) { snprintf(out, n, "%08x", r * 2654435761u); }
 static void rs_uid(unsigned r, char *out) { snprintf(out, 37, "%08x-7a1c-4e2b-9f00-%012x", r, r * 977u); }
 static void pod_ns(unsigned r, char *out, size_t n) { snprintf(out, n, "team-%u", r % 10); }
 static void pod_name(unsigned p, char *out, size_t n) {
 	static const char al[] = "bcdfghjklmnpqrstvwxz2456789";
-	char rs[48], sfx[6];
+	char rs[40], sfx[6];
 	uint64_t s = p * 0x9e3779b97f4a7c15u + 1;
 	for (int i = 0; i < 5; i++)
 		sfx[i] = al[rng(&s) % 27];
@@ -57,19 +57,50 @@ static void pod_name(unsigned p, char *out, size_t n) {
 	snprintf(out, n, "%s-%s", rs, sfx);
 }
 
+/* Strings are made once up front so the timed loops measure the arena, not snprintf. */
+struct pod_str {
+	char name[72], uid[37];
+};
+struct rs_str {
+	char ns[16], name[48], uid[37], app[24], hash[12];
+};
+static struct pod_str *ps;
+static struct rs_str *rss;
+
+static void make_strings(void) {
+	ps = calloc(n_pods, sizeof(*ps));
+	rss = calloc(n_rs, sizeof(*rss));
+	for (unsigned p = 0; p < n_pods; p++) {
+		pod_name(p, ps[p].name, sizeof(ps[p].name));
+		snprintf(ps[p].uid, sizeof(ps[p].uid), "%08x-3b2d-4c1e-8a7f-%012x", p, p * 131u);
+	}
+	for (unsigned r = 0; r < n_rs; r++) {
+		pod_ns(r, rss[r].ns, sizeof(rss[r].ns));
+		rs_name(r, rss[r].name, sizeof(rss[r].name));
+		rs_uid(r, rss[r].uid);
+		snprintf(rss[r].app, sizeof(rss[r].app), "app-%u", r);
+		rs_hash(r, rss[r].hash, sizeof(rss[r].hash));
+	}
+}
+
+static void utoa(unsigned v, char *out) {
+	char t[16];
+	int n = 0;
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	for (int i = 0; i < n; i++)
+		out[i] = t[n - 1 - i];
+	out[n] = 0;
+}
+
 static int put_pod(struct shm_arena *w, unsigned p, unsigned rv) {
-	unsigned r = p / 100;
-	char ns[16], name[64], uid[37], rvs[16], app[32], hash[16], rsn[48], ruid[37];
-	pod_ns(r, ns, sizeof(ns));
-	pod_name(p, name, sizeof(name));
-	snprintf(uid, sizeof(uid), "%08x-3b2d-4c1e-8a7f-%012x", p, p * 131u);
-	snprintf(rvs, sizeof(rvs), "%u", rv);
-	snprintf(app, sizeof(app), "app-%u", r);
-	rs_hash(r, hash, sizeof(hash));
-	rs_name(r, rsn, sizeof(rsn));
-	rs_uid(r, ruid);
-	struct shm_label labels[] = {{"app", app}, {"pod-template-hash", hash}};
-	struct shm_owner_ref own = {"apps/v1", "ReplicaSet", rsn, ruid, true, true};
+	const struct rs_str *rs = &rss[p / 100];
+	const char *ns = rs->ns, *name = ps[p].name, *uid = ps[p].uid;
+	char rvs[16];
+	utoa(rv, rvs);
+	struct shm_label labels[] = {{"app", rs->app}, {"pod-template-hash", rs->hash}};
+	struct shm_owner_ref own = {"apps/v1", "ReplicaSet", rs->name, rs->uid, true, true};
 	uint8_t payload[64];
 	memset(payload, 0, sizeof(payload));
 	memcpy(payload, &rv, sizeof(rv));
@@ -120,6 +151,7 @@ int main(void) {
 		fprintf(stderr, "bench: setup: %s\n", strerror(-r));
 		return 1;
 	}
+	make_strings();
 	t_pods = shm_writer_register_type(w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD});
 	t_rs = shm_writer_register_type(
 		w, &(struct shm_type_desc){"apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET});
@@ -147,13 +179,11 @@ int main(void) {
 	uint64_t *lat = malloc(NGET * sizeof(*lat));
 	struct shm_obj o = SHM_OBJ_INIT;
 	uint64_t s = 12345;
-	char ns[16], name[64];
+	char ns[16];
 	for (int i = 0; i < NGET; i++) {
 		unsigned p = (unsigned)(rng(&s) % n_pods);
-		pod_ns(p / 100, ns, sizeof(ns));
-		pod_name(p, name, sizeof(name));
 		uint64_t a = now_ns();
-		r = shm_reader_get(rd, (uint16_t)t_pods, ns, name, &o);
+		r = shm_reader_get(rd, (uint16_t)t_pods, rss[p / 100].ns, ps[p].name, &o);
 		lat[i] = now_ns() - a;
 		if (r < 0) {
 			fprintf(stderr, "bench: get: %s\n", strerror(-r));
@@ -195,12 +225,9 @@ int main(void) {
 				_exit(1);
 			struct shm_obj ko = SHM_OBJ_INIT;
 			uint64_t ks = 999 + (uint64_t)k;
-			char kns[16], kname[64];
 			for (;;) {
 				unsigned p = (unsigned)(rng(&ks) % n_pods);
-				pod_ns(p / 100, kns, sizeof(kns));
-				pod_name(p, kname, sizeof(kname));
-				shm_reader_get(ra, (uint16_t)t_pods, kns, kname, &ko);
+				shm_reader_get(ra, (uint16_t)t_pods, rss[p / 100].ns, ps[p].name, &ko);
 			}
 		}
 	}
