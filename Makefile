@@ -24,7 +24,7 @@ UNITDIR     ?= $(PREFIX)/lib/systemd/system
 CC          ?= cc
 B           := build
 BA          := build/asan
-PKGS        := libcurl libcjson liburing libsystemd cmocka yaml-0.1
+PKGS        := libcurl libcjson liburing libsystemd cmocka yaml-0.1 libmicrohttpd gnutls
 
 PKG_CFLAGS  := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -33,7 +33,7 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -g -I. -DKCMD_VERSION='"$(VERSION)
 CFLAGS      ?= -O2
 ASAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ASAN_LD     := -fsanitize=address,undefined
-LDLIBS      := $(PKG_LIBS) -lpthread -lm
+LDLIBS      := -Wl,--as-needed $(PKG_LIBS) -lpthread -lm
 
 LIBS    :=
 BINS    :=
