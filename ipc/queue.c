@@ -762,17 +762,22 @@ static bool spin_worthwhile(struct ipc_queue_owner *o) {
 	return false;
 }
 
-static int pump(struct ipc_queue_owner *o, bool may_spin) {
+/* Drains every channel and dispatches. With to_sleep (the doorbell callback, the loop is about
+ * to block) it also runs the adaptive spin and the sleeper side of W3, ending with
+ * owner_waiting == 1 and nothing pending. Without it the flag is left alone: if it is 1, a
+ * client's publish claims it and wakes the doorbell, which then runs the full protocol. So
+ * whenever the loop sleeps, either the flag is 1 with the doorbell wait armed, or a wake for
+ * it is in flight. */
+static int pump(struct ipc_queue_owner *o, bool to_sleep) {
 	if (o->in_pump)
 		return 0;
 	o->in_pump = true;
-	for (;;) {
+	while (to_sleep) {
 		atomic_store_explicit(&o->h->owner_waiting, 0, RELAXED);
 		while (pass(o))
 			;
 		/* adaptive spin before sleeping: catch replies/adds that arrive within spin_ns */
-		if (!may_spin) {
-		} else if (spin_worthwhile(o) && o->spin_ns) {
+		if (spin_worthwhile(o) && o->spin_ns) {
 			uint64_t end = now_ns() + o->spin_ns;
 			bool got = false;
 			for (unsigned k = 0; !got; k++) {
@@ -798,6 +803,9 @@ static int pump(struct ipc_queue_owner *o, bool may_spin) {
 		if (!pass(o))
 			break;
 	}
+	if (!to_sleep)
+		while (pass(o))
+			;
 	uint64_t t = now_ns();
 	if (t - o->last_full_scan_ns > 1000000000u)
 		o->last_full_scan_ns = 0; /* next pass rescans every slot */

@@ -59,7 +59,9 @@ struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o);
 static inline void ipc_queue_owner_freep(struct ipc_queue_owner **o) { ipc_queue_owner_free(*o); }
 #define _cleanup_ipc_queue_owner_ __attribute__((cleanup(ipc_queue_owner_freep)))
 
-/* Direct calls into the owner's state (informerd's handlers run in the owner process).
+/* Direct calls into the owner's state (informerd's handlers run in the owner process). Keys
+ * are handed to workers at the end of the current loop iteration (a post source coalesces a
+ * burst of Adds into one dispatch), or at once by ipc_queue_owner_pump().
  * Return 0 or -EINVAL (key empty or longer than IPC_QUEUE_KEY_MAX), -ENOMEM, -ESHUTDOWN. */
 int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key);
 int ipc_queue_owner_add_after(struct ipc_queue_owner *o, const char *key, uint64_t delay_usec);
@@ -71,8 +73,9 @@ int ipc_queue_owner_num_requeues(struct ipc_queue_owner *o, const char *key);
 size_t ipc_queue_owner_len(const struct ipc_queue_owner *o);
 /* Keys leased to workers right now. */
 size_t ipc_queue_owner_processing(const struct ipc_queue_owner *o);
-/* Reads every client channel and dispatches now (the loop does this by itself; tests and
- * producers in the owner process may call it). Returns 0 or -errno. */
+/* Reads every client channel and dispatches now (the loop does this by itself; code in the
+ * owner process that wants keys out before returning to the loop may call it). Never spins and
+ * never sleeps. Returns 0 or -errno. */
 int ipc_queue_owner_pump(struct ipc_queue_owner *o);
 /* ShutDown: ignore new Adds, drop the delay heap, keep dispatching the FIFO, then close.
  * ipc_queue_owner_drained() turns true when nothing is queued or processing (ShutDownWithDrain). */
