@@ -5,6 +5,10 @@
 #
 #   KCMD_CLUSTER_CACHE   cache root (default: ${XDG_CACHE_HOME:-$HOME/.cache}/kcmd-cluster)
 set -euo pipefail
+
+# The whole script is one function, read completely before it runs, so editing this file while
+# a build is in progress cannot change what the running build does.
+main() {
 here=$(cd "$(dirname "$0")" && pwd)
 # Versions as go.mod states them (read without the go command, so a cached build needs no Go).
 k8s_version=$(awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$here/go.mod")
@@ -43,3 +47,6 @@ build_one() { # name package ldflags
 rm -rf "$bindir"
 mv "$bindir.partial" "$bindir"
 echo "$bindir"
+}
+main "$@"
+exit

@@ -20,8 +20,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 cd "$here"
-go test ./e2e/ -count=1 -timeout 40m -v "$@" 2>&1 | tee "$work/go-test.log" | grep -E --line-buffered '^(=== RUN|--- |PASS|FAIL|ok|e2e:|panic:|\s+\S+_test\.go:)' || true
+set +e
+go test ./e2e/ -count=1 -timeout 40m -v "$@" 2>&1 | tee "$work/go-test.log" \
+	| grep -E --line-buffered '^(=== RUN|--- |PASS|FAIL|ok|e2e:|panic:|\s+\S+_test\.go:)'
 rc=${PIPESTATUS[0]}
+set -e
 passed=$(grep -c -- '^--- PASS' "$work/go-test.log" || true)
 failed=$(grep -c -- '^--- FAIL' "$work/go-test.log" || true)
 skipped=$(grep -c -- '^--- SKIP' "$work/go-test.log" || true)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,24 +11,24 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	e, err := startEnv(ctx)
+	flag.Parse()
+	e, err := startEnv(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: cannot start the test cluster: %v\n", err)
-		cancel()
 		os.Exit(1)
 	}
 	env = e
 	// A signal (Ctrl-C, CI timeout) still tears the cluster down.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-ctx.Done()
-		if ctx.Err() != nil && env != nil {
-			env.Cluster.Stop()
-			os.Exit(1)
-		}
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "e2e: %v: stopping the test cluster\n", s)
+		env.Cluster.Stop()
+		os.Exit(1)
 	}()
 	code := m.Run()
+	signal.Stop(sigs)
 	env.Cluster.Stop()
-	cancel()
 	os.Exit(code)
 }
