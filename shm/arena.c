@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shm/index.h"
@@ -30,6 +31,11 @@ unsigned shm__test_flags;
 int shm__test_crash_point;
 long shm__test_crash_count;
 long shm__test_fail_alloc_at;
+
+void shm__test_pause(void) {
+	struct timespec ts = {0, 20000};
+	nanosleep(&ts, NULL);
+}
 
 void shm__crash_point(int n) {
 	(void)n;

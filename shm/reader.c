@@ -53,7 +53,15 @@ int shm_read_block(struct shm_arena *a, uint64_t ref, unsigned kind, unsigned sl
 	int r = scratch(a, slot, n + 8);
 	if (r < 0)
 		return r;
-	shm_copy_out(a->scr[slot], b + 1, n);
+	if (__builtin_expect((shm__test_flags & SHM_TEST_SLOW_COPY) && n >= 4096, 0)) {
+		/* test seam: widen the race window as a preemption mid-copy would */
+		shm_copy_out(a->scr[slot], b + 1, n / 2 & ~(size_t)7);
+		shm__test_pause();
+		shm_copy_out(a->scr[slot] + (n / 2 & ~(size_t)7), (uint8_t *)(b + 1) + (n / 2 & ~(size_t)7),
+			     n - (n / 2 & ~(size_t)7));
+	} else {
+		shm_copy_out(a->scr[slot], b + 1, n);
+	}
 	/* acquire fence: orders the copy above before the gen re-check; pairs with the release
 	 * fence in w_alloc that follows the odd gen store of a reuse (A3). */
 	atomic_thread_fence(memory_order_acquire);
@@ -517,7 +525,8 @@ static int visit(struct shm_arena *a, size_t from, bool dedupe, const struct fil
 	uint32_t *hs = malloc((n ? n : 1) * sizeof(*hs));
 	if (!hs)
 		return -ENOMEM;
-	memcpy(hs, a->hv + from, n * sizeof(*hs));
+	if (n)
+		memcpy(hs, a->hv + from, n * sizeof(*hs));
 	a->hv_len = from;
 	struct shm_obj o = SHM_OBJ_INIT;
 	int r = 0, count = 0;

@@ -18,6 +18,8 @@
  * shm__test_crash_point/_count: the writer raises SIGKILL at the count-th visit of that point. */
 #define SHM_TEST_NO_VALIDATE   0x1u
 #define SHM_TEST_NO_QUARANTINE 0x2u
+#define SHM_TEST_SLOW_COPY     0x4u /* readers pause (20 us) half-way through copies >= 4 KiB */
+void shm__test_pause(void);
 extern unsigned shm__test_flags;
 extern int shm__test_crash_point;
 extern long shm__test_crash_count;

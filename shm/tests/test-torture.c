@@ -1,5 +1,5 @@
 /* shm/tests/test-torture.c - the short kill -9 torture run for `make unit` (about 20 s):
- * 14 s healthy (must be clean), then 5 s of the negative control (readers without generation
+ * 14 s healthy (must be clean), then 4 s of the negative control (readers without generation
  * validation), whose torn reads the oracle must report. SHM_TORTURE_SECONDS scales the healthy
  * run. See shm/tests/torture.h for the harness and its oracles. */
 #include "shm/tests/torture.h"
@@ -18,12 +18,12 @@ int main(void) {
 	t_print("healthy", &ok, secs);
 	int bad = t_judge_healthy(&ok);
 
-	r = t_run(5, true, &broken);
+	r = t_run(4, true, &broken);
 	if (r < 0) {
 		fprintf(stderr, "torture: setup failed: %s\n", strerror(-r));
 		return 1;
 	}
-	t_print("negative control (no validation)", &broken, 5);
+	t_print("negative control (no validation)", &broken, 4);
 	if (broken.torn + broken.backwards == 0) {
 		printf("torture: FAIL: the oracle did not catch the broken variant\n");
 		bad = 1;

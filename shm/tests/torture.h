@@ -16,8 +16,11 @@
  *  - recovery: every writer start runs shm_writer_check (0 violations expected) and the recovery
  *    must drop nothing (stats.violations == 0); the final state is checked once more.
  * Negative control: with SHM_TEST_NO_VALIDATE in the readers the same oracle must report torn
- * reads; the test asserts it does. Both runs use SHM_TEST_NO_QUARANTINE in the writer so blocks
- * are reused at once, the harshest case for validation.
+ * reads; the test asserts it does. Both runs use SHM_TEST_NO_QUARANTINE in the writer (the block
+ * freed last is reused first) and SHM_TEST_SLOW_COPY in the readers (a 20 us pause half-way
+ * through copying a large block, as a preemption would), so the hot keys' blocks are rewritten
+ * during reads all the time: the harshest case for validation, and a negative control that does
+ * not depend on luck.
  */
 #include <errno.h>
 #include <signal.h>
@@ -39,6 +42,7 @@
 #define T_OWNERS  5
 #define T_READERS 4
 #define T_HOT     8 /* hot keys: half the traffic, so reads race with reuse */
+#define T_HOT_LEN 8000
 
 struct t_stats {
 	_Atomic uint64_t reads, objects, torn, backwards, wrong_member, errors;
@@ -62,15 +66,38 @@ static uint64_t t_rng(uint64_t *s) {
 }
 
 /* ---- the deterministic object of (key, rv) --------------------------------------------------- */
-static size_t t_payload(unsigned k, uint64_t rv, uint8_t *out) {
+static size_t t_payload_len(unsigned k, uint64_t rv) {
+	/* hot keys: large, one size class, so a preempted reader's copy overlaps a reuse */
+	if (k < T_HOT)
+		return T_HOT_LEN;
 	uint64_t s = (uint64_t)k * 1000003u + rv * 7919u + 1;
-	size_t len = 16 + (size_t)(t_rng(&s) % 500);
-	uint64_t k64 = k;
-	memcpy(out, &k64, 8);
-	memcpy(out + 8, &rv, 8);
-	for (size_t i = 16; i < len; i++)
-		out[i] = (uint8_t)t_rng(&s);
+	return 16 + 8 * (size_t)(t_rng(&s) % 60);
+}
+
+/* Payload word i of (k, rv): cheap to produce and to check, different for every (k, rv, i). */
+static inline uint64_t t_word(unsigned k, uint64_t rv, size_t i) {
+	return ((uint64_t)k << 44 ^ rv * UINT64_C(0x9e3779b97f4a7c15)) + i * UINT64_C(0xbf58476d1ce4e5b9);
+}
+
+static size_t t_payload(unsigned k, uint64_t rv, uint8_t *out) {
+	size_t len = t_payload_len(k, rv);
+	for (size_t i = 0; i < len / 8; i++) {
+		uint64_t w = t_word(k, rv, i);
+		memcpy(out + 8 * i, &w, 8);
+	}
 	return len;
+}
+
+static bool t_payload_ok(unsigned k, uint64_t rv, const uint8_t *p, size_t len) {
+	if (len != t_payload_len(k, rv))
+		return false;
+	for (size_t i = 0; i < len / 8; i++) {
+		uint64_t w;
+		memcpy(&w, p + 8 * i, 8);
+		if (w != t_word(k, rv, i))
+			return false;
+	}
+	return true;
 }
 
 static void t_name(unsigned k, char *out, size_t n) { snprintf(out, n, "obj-%u", k); }
@@ -81,7 +108,7 @@ static bool t_controlled(uint64_t rv) { return rv % 3 != 0; }
 
 static int t_upsert(struct shm_arena *w, int type, unsigned k, uint64_t rv) {
 	char name[32], ns[16], uid[37], rvs[24], owner[37], key[16], mod[8];
-	static uint8_t payload[600];
+	static uint8_t payload[T_HOT_LEN];
 	t_name(k, name, sizeof(name));
 	t_ns(k, ns, sizeof(ns));
 	t_uid(k, uid);
@@ -111,7 +138,6 @@ static int t_verify(const struct shm_obj *o, uint64_t *ret_rv) {
 	unsigned k;
 	char *end;
 	char buf[64];
-	uint8_t exp[600];
 	if (sscanf(o->name, "obj-%u", &k) != 1 || k >= T_KEYS)
 		goto torn;
 	errno = 0;
@@ -136,8 +162,7 @@ static int t_verify(const struct shm_obj *o, uint64_t *ret_rv) {
 	if (o->n_owners != 1 || strcmp(o->owners[0].uid, buf) || o->owners[0].controller != t_controlled(rv) ||
 	    strcmp(o->owners[0].kind, "ReplicaSet"))
 		goto torn;
-	size_t n = t_payload(k, rv, exp);
-	if (o->payload_len != n || memcmp(o->payload, exp, n))
+	if (!t_payload_ok(k, rv, o->payload, o->payload_len))
 		goto torn;
 	*ret_rv = rv;
 	return (int)k;
@@ -182,6 +207,7 @@ static int t_seen(const struct shm_obj *o, void *ud) {
 
 static _Noreturn void t_reader_main(int fd, unsigned seed, bool broken) {
 	struct shm_arena *a;
+	shm__test_flags |= SHM_TEST_SLOW_COPY; /* both runs: the same widened race windows */
 	if (broken)
 		shm__test_flags |= SHM_TEST_NO_VALIDATE;
 	if (shm_reader_open(fd, &a) < 0)
