@@ -155,7 +155,7 @@ bench: $(addprefix bench-,$(BENCH_AREAS))
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------------------------
 # A fuzz target is built with its module's sources (and their dependencies') in one clang run so
-# all of it is instrumented. Corpora live in <dir>/fuzz/corpus/<target>/. `make fuzz` runs each
+# all of it is instrumented. Corpora live in <dir>/fuzz/corpus/<target without fuzz->/. `make fuzz` runs each
 # target for FUZZ_SECONDS; `make fuzz-replay` (part of check) runs each over its corpus once.
 BF           := build/fuzz
 FUZZ_SECONDS ?= 60
