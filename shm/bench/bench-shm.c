@@ -250,6 +250,13 @@ int main(void) {
 	printf("bench: shm.writer_updates_per_s %.0f ops/s\n", ops / secs);
 	struct shm_stats s2;
 	shm_reader_stats(w, &s2);
+	/* warm restart: a new writer recovers the arena (mark, sweep, index rebuild) */
+	shm_arena_close(w);
+	uint64_t ra = now_ns();
+	if ((r = shm_writer_open(fd, &w)) < 0)
+		return 1;
+	fprintf(stderr, "bench: writer recovery of %llu objects took %.1f ms\n", (unsigned long long)s2.objects,
+		(now_ns() - ra) / 1e6);
 	fprintf(stderr, "bench: after %llu updates: carved %llu MiB (was %llu), live %llu MiB, quarantine %llu KiB\n",
 		(unsigned long long)ops, (unsigned long long)(s2.carved >> 20), (unsigned long long)(s1.carved >> 20),
 		(unsigned long long)(s2.live_bytes >> 20), (unsigned long long)(s2.quarantine_bytes >> 10));
