@@ -2,6 +2,6 @@
 LIBS         += ipc
 ipc_SRCS     := ipc/loop.c ipc/ratelimit.c ipc/queue.c
 ipc_LIBDEPS  :=
-ipc_TESTS    := ipc/tests/test-loop.c ipc/tests/test-queue.c ipc/tests/test-torture.c
+ipc_TESTS    := ipc/tests/test-loop.c ipc/tests/test-loop-curl.c ipc/tests/test-queue.c ipc/tests/test-torture.c
 ipc_SOAKS    := ipc/tests/soak-torture.c
 ipc_BENCHES  := ipc/bench/bench-ipc.c
