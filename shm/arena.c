@@ -1433,6 +1433,7 @@ static int rebuild_indexes(struct shm_arena *a, uint64_t *violations) {
 	/* publish: one release store per root (pairs with readers' acquire loads of the roots) */
 	for (unsigned t = 0; t < nt; t++) {
 		struct shm_abi_type *ty = &hd->types[t];
+		SHM_CRASH_POINT(6); /* some roots published, others not: the next recovery redoes it */
 		uint64_t o1 = atomic_exchange_explicit(&ty->name_index, nr[t].name, memory_order_acq_rel);
 		uint64_t o2 = atomic_exchange_explicit(&ty->ns_index, nr[t].ns, memory_order_acq_rel);
 		uint64_t o3 = atomic_exchange_explicit(&ty->orphan_index, nr[t].orphan, memory_order_acq_rel);
@@ -1469,7 +1470,7 @@ int shm_writer_check(struct shm_arena *a) {
 	uint64_t hw = atomic_load_explicit(&hd->handles_hw, memory_order_relaxed);
 	uint64_t carved = atomic_load_explicit(&hd->carved, memory_order_relaxed);
 	int bad = 0;
-	uint64_t live = 0, per_type[SHM_ABI_MAX_TYPES] = {0};
+	uint64_t live = 0, per_type[SHM_ABI_MAX_TYPES] = {0}, orphans[SHM_ABI_MAX_TYPES] = {0}, owner_edges = 0;
 	for (uint32_t h = 1; h < hw; h++) {
 		uint64_t ref = shm_handle_load(a, h);
 		if (!ref)
@@ -1494,9 +1495,15 @@ int shm_writer_check(struct shm_arena *a) {
 			bad++;
 		struct w_owner ow[256];
 		int n = owners_walk(v.owners, v.owners_len, ow, 256);
-		for (int i = 0; i < n && i < 256; i++)
+		for (int i = 0; i < n && i < 256; i++) {
 			if (!in_set(a, rt.owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h))
 				bad++;
+			bool dup = false;
+			for (int j = 0; j < i; j++)
+				dup |= ow[j].uid_len == ow[i].uid_len && memcmp(ow[j].uid, ow[i].uid, ow[i].uid_len) == 0;
+			owner_edges += !dup;
+		}
+		orphans[v.r.type] += !has_controller(&v);
 		/* atoms: each referenced atom is in the intern map with a positive count */
 		const uint64_t refs[3] = {shm_abi_rec_atom(&v.r, 0), shm_abi_rec_atom(&v.r, 1), shm_abi_rec_atom(&v.r, 2)};
 		for (int i = 0; i < 3; i++) {
@@ -1515,8 +1522,11 @@ int shm_writer_check(struct shm_arena *a) {
 		if (n != per_type[t] || atomic_load_explicit(&hd->types[t].count, memory_order_relaxed) != per_type[t])
 			bad++;
 		sum += shm_mset_total(a, &hd->types[t].ns_index);
+		if (shm_mset_total(a, &hd->types[t].orphan_index) != orphans[t])
+			bad++;
 	}
-	if (shm_tab_count(a, &hd->uid_index) != live || sum != live)
+	if (shm_tab_count(a, &hd->uid_index) != live || sum != live ||
+	    shm_mset_total(a, &hd->owner_index) != owner_edges)
 		bad++;
 	return bad;
 }

@@ -84,6 +84,7 @@ static int tab_rebuild(struct shm_arena *a, _Atomic uint64_t *root, uint64_t nee
 				tab_put(nt, v);
 		}
 	}
+	SHM_CRASH_POINT(7); /* a full new table, never published: swept by the next recovery */
 	/* release: the filled table before the root names it (pairs: reader acquire of root). */
 	atomic_store_explicit(root, nref, memory_order_release);
 	if (old)
@@ -325,6 +326,7 @@ int shm_mset_add(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint
 	uint64_t nref;
 	if ((r = set_rebuild(a, key, st, cap_for(c + 1, 4), h, &nref)) < 0)
 		return r;
+	SHM_CRASH_POINT(8); /* the grown set is built, the old one still published */
 	/* release: the new set replaces the old in one store (pairs: reader acquire of the slot). */
 	atomic_store_explicit(slot, nref, memory_order_release);
 	w_free(a, shm_ref_off(sref));

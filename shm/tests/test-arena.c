@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "shm/arena.h"
+#include "shm/index.h"
 #include "shm/shm-internal.h"
 
 struct fx {
@@ -577,16 +578,17 @@ static void test_crash_points(void **state) {
 	shm_arena_close(f->w);
 	f->w = NULL;
 	int crashes = 0;
-	for (int p = 1; p <= 5; p++) {
+	for (int p = 1; p <= 8; p++) {
+		int crashed_here = 0;
 		for (long k = 1; k <= 6; k++) {
 			pid_t pid = fork();
 			assert_true(pid >= 0);
 			if (pid == 0) {
 				struct shm_arena *w;
+				shm__test_crash_point = p; /* armed before open: recovery has points too */
+				shm__test_crash_count = k;
 				if (shm_writer_open(f->fd, &w) < 0)
 					_exit(2);
-				shm__test_crash_point = p;
-				shm__test_crash_count = k;
 				for (unsigned i = 0; i < 20; i++) {
 					/* creates, updates with owner change, deletes */
 					put_pod(&(struct fx){.w = w, .pods = f->pods}, "c", 20 + i, rs2, 2, 24);
@@ -600,7 +602,7 @@ static void test_crash_points(void **state) {
 			int st;
 			assert_int_equal(waitpid(pid, &st, 0), pid);
 			if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
-				crashes++;
+				crashes++, crashed_here++;
 			else
 				assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 			/* the published state, as readers see it right now, is consistent */
@@ -625,9 +627,11 @@ static void test_crash_points(void **state) {
 			assert_true(shm_reader_list_ns(w, (uint16_t)f->pods, "c", NULL, NULL) >= 20);
 			shm_arena_close(w);
 		}
+		print_message("crash point %d: %d kills\n", p, crashed_here);
+		assert_true(crashed_here >= 1); /* every point is on the workload's path */
 	}
 	print_message("crash points hit: %d\n", crashes);
-	assert_true(crashes >= 25);
+	assert_true(crashes >= 30);
 	assert_int_equal(shm_writer_open(f->fd, &f->w), 0);
 }
 
@@ -648,6 +652,19 @@ static void test_check_detects_damage(void **state) {
 	atomic_store(slot, 0);
 	assert_true(shm_writer_check(f->w) > 0);
 	atomic_store(slot, saved);
+	assert_int_equal(shm_writer_check(f->w), 0);
+	/* a stale owner-set entry (an edge to an object that does not claim that owner) */
+	const char *ghost = "99999999-0000-4000-8000-000000000000";
+	assert_int_equal(shm_mset_add(f->w, &f->w->hdr->owner_index, shm_key_owner(f->w->seed, ghost, strlen(ghost)), h), 0);
+	assert_true(shm_writer_check(f->w) > 0);
+	/* ... which readers filter out by content (A8) */
+	assert_int_equal(shm_reader_list_dependents(f->w, ghost, NULL, NULL), 0);
+	shm_mset_del(f->w, &f->w->hdr->owner_index, shm_key_owner(f->w->seed, ghost, strlen(ghost)), h);
+	assert_int_equal(shm_writer_check(f->w), 0);
+	/* a missing orphan-set entry */
+	shm_mset_del(f->w, &f->w->hdr->types[f->pods].orphan_index, shm_key_ns(f->w->seed, "d", 1), h);
+	assert_true(shm_writer_check(f->w) > 0);
+	assert_int_equal(shm_mset_add(f->w, &f->w->hdr->types[f->pods].orphan_index, shm_key_ns(f->w->seed, "d", 1), h), 0);
 	assert_int_equal(shm_writer_check(f->w), 0);
 	/* a handle pointing at a block with the wrong generation */
 	atomic_store(slot, saved ^ (UINT64_C(1) << 32));
