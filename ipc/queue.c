@@ -204,6 +204,9 @@ struct ipc_queue_owner {
 	struct ipc_queue_owner_config cfg;
 	uint32_t epoch;
 	uint64_t next_gen;
+	/* recycled items for short keys (no malloc/free per key on the hot path) */
+	struct item *spare;
+	size_t nspare;
 	/* hash of items */
 	struct item **buckets;
 	size_t nbuckets, nitems;
@@ -228,6 +231,8 @@ struct ipc_queue_owner {
 	uint64_t last_metrics_ns;
 	bool in_pump;
 };
+
+#define SHORT_KEY 64 /* items whose key (with NUL) fits are recycled */
 
 static uint64_t hash_key(const char *k, size_t n) {
 	uint64_t h = UINT64_C(1469598103934665603);
@@ -267,9 +272,16 @@ static struct item *get_item(struct ipc_queue_owner *o, const char *key, size_t 
 		return it;
 	if (o->nitems >= o->nbuckets && grow(o) < 0)
 		return NULL;
-	it = calloc(1, sizeof(*it) + n + 1);
-	if (!it)
-		return NULL;
+	if (n < SHORT_KEY && o->spare) {
+		it = o->spare;
+		o->spare = it->hnext;
+		o->nspare--;
+		memset(it, 0, sizeof(*it));
+	} else {
+		it = calloc(1, sizeof(*it) + (n < SHORT_KEY ? SHORT_KEY : n + 1));
+		if (!it)
+			return NULL;
+	}
 	memcpy(it->key, key, n);
 	it->keylen = (uint16_t)n;
 	it->hash = h;
@@ -291,7 +303,12 @@ static void maybe_free(struct ipc_queue_owner *o, struct item *it) {
 		pp = &(*pp)->hnext;
 	*pp = it->hnext;
 	o->nitems--;
-	free(it);
+	if (it->keylen < SHORT_KEY && o->nspare < 4096) {
+		it->hnext = o->spare;
+		o->spare = it;
+		o->nspare++;
+	} else
+		free(it);
 }
 
 /* ---- metrics (owner-written, W1) ----
@@ -1025,6 +1042,11 @@ struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o) {
 				free(it);
 			}
 		free(o->buckets);
+	}
+	while (o->spare) {
+		struct item *n = o->spare->hnext;
+		free(o->spare);
+		o->spare = n;
 	}
 	free(o->heap);
 	if (o->h) {
