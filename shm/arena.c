@@ -768,7 +768,8 @@ static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec) {
 	size_t total = 0;
 	for (size_t i = 0; i < rec->n_owners; i++) {
 		const struct shm_owner_ref *o = &rec->owners[i];
-		if (!o->uid || !o->kind || !o->name || !*o->uid)
+		if (!o->uid || !o->kind || !o->name || !*o->uid || o->controller < -1 || o->controller > 1 ||
+		    o->block_owner_deletion < -1 || o->block_owner_deletion > 1)
 			return -EINVAL;
 		const char *av = o->api_version ? o->api_version : "";
 		if (strlen(o->uid) > 255 || strlen(av) > 255 || strlen(o->kind) > 255 || strlen(o->name) > 65535)
@@ -782,8 +783,10 @@ static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec) {
 		const struct shm_owner_ref *o = &rec->owners[i];
 		const char *av = o->api_version ? o->api_version : "";
 		struct shm_abi_owner h = {
-			.flags = (uint8_t)((o->controller ? SHM_ABI_OWNER_CONTROLLER : 0) |
-					   (o->block_owner_deletion ? SHM_ABI_OWNER_BLOCK : 0)),
+			.flags = (uint8_t)((o->controller > 0 ? SHM_ABI_OWNER_CONTROLLER : 0) |
+					   (o->controller >= 0 ? SHM_ABI_OWNER_CONTROLLER_SET : 0) |
+					   (o->block_owner_deletion > 0 ? SHM_ABI_OWNER_BLOCK : 0) |
+					   (o->block_owner_deletion >= 0 ? SHM_ABI_OWNER_BLOCK_SET : 0)),
 			.uid_len = (uint8_t)strlen(o->uid),
 			.api_version_len = (uint8_t)strlen(av),
 			.kind_len = (uint8_t)strlen(o->kind),

@@ -94,8 +94,8 @@ struct shm_owner_ref {
 	const char *kind;
 	const char *name;
 	const char *uid;
-	bool controller;
-	bool block_owner_deletion;
+	int8_t controller;           /* -1 absent, 0 false, 1 true (a *bool in Go: the GC tells */
+	int8_t block_owner_deletion; /* unset from false, as kube/model.h does) */
 };
 
 /* What the writer stores. Strings are NUL-terminated; labels in any order (keys unique). */
@@ -133,7 +133,7 @@ struct shm_obj {
 };
 #define SHM_OBJ_INIT {0}
 void shm_obj_release(struct shm_obj *obj);
-/* The controller reference (controller == true) of obj, or NULL. */
+/* The controller reference (controller == 1) of obj, or NULL. */
 const struct shm_owner_ref *shm_obj_controller(const struct shm_obj *obj);
 /* The value of label key, or NULL. */
 const char *shm_obj_label(const struct shm_obj *obj, const char *key);

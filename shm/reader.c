@@ -219,8 +219,12 @@ static int read_obj_once(struct shm_arena *a, uint32_t h, struct shm_obj *obj) {
 		o += oh.kind_len;
 		owners[i].name = put_str(&cur, ob + o, oh.name_len);
 		o += oh.name_len;
-		owners[i].controller = (oh.flags & SHM_ABI_OWNER_CONTROLLER) != 0;
-		owners[i].block_owner_deletion = (oh.flags & SHM_ABI_OWNER_BLOCK) != 0;
+		owners[i].controller = (oh.flags & SHM_ABI_OWNER_CONTROLLER_SET)
+					       ? (int8_t)((oh.flags & SHM_ABI_OWNER_CONTROLLER) != 0)
+					       : -1;
+		owners[i].block_owner_deletion = (oh.flags & SHM_ABI_OWNER_BLOCK_SET)
+							 ? (int8_t)((oh.flags & SHM_ABI_OWNER_BLOCK) != 0)
+							 : -1;
 	}
 	obj->type = rec.type;
 	obj->kind = (enum shm_record_kind)rec.payload_kind;
@@ -251,7 +255,7 @@ void shm_obj_release(struct shm_obj *obj) {
 
 const struct shm_owner_ref *shm_obj_controller(const struct shm_obj *obj) {
 	for (size_t i = 0; obj && i < obj->n_owners; i++)
-		if (obj->owners[i].controller)
+		if (obj->owners[i].controller == 1)
 			return &obj->owners[i];
 	return NULL;
 }

@@ -131,8 +131,10 @@ struct shm_abi_atom {
 	uint32_t kind;
 };
 static_assert(sizeof(struct shm_abi_atom) == 16, "atom");
-#define SHM_ABI_OWNER_CONTROLLER 0x01u
-#define SHM_ABI_OWNER_BLOCK      0x02u
+#define SHM_ABI_OWNER_CONTROLLER     0x01u /* controller: true */
+#define SHM_ABI_OWNER_BLOCK          0x02u /* blockOwnerDeletion: true */
+#define SHM_ABI_OWNER_CONTROLLER_SET 0x04u /* controller present (else absent, a nil *bool) */
+#define SHM_ABI_OWNER_BLOCK_SET      0x08u /* blockOwnerDeletion present */
 struct shm_abi_owner {
 	uint8_t flags;
 	uint8_t uid_len;

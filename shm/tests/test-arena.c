@@ -216,7 +216,8 @@ static void test_upsert_get(void **state) {
 	assert_string_equal(c->kind, "ReplicaSet");
 	assert_string_equal(c->api_version, "apps/v1");
 	assert_string_equal(c->name, "web-7d4b9c8f6d");
-	assert_true(c->block_owner_deletion);
+	assert_int_equal(c->block_owner_deletion, 1);
+	assert_int_equal(c->controller, 1);
 	assert_int_equal(o.payload_len, 48);
 	for (size_t k = 0; k < 48; k++)
 		assert_int_equal(((const uint8_t *)o.payload)[k], (uint8_t)(1 + k + 11));
@@ -257,6 +258,36 @@ static void test_cluster_scoped_and_string_uid(void **state) {
 	assert_int_equal(shm_writer_upsert(f->w, &r), 1);
 	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->cm, "", "cfg2", &o), 0);
 	assert_string_equal(o.uid, "AAAAAAAA-0000-4000-8000-000000000001");
+	shm_obj_release(&o);
+	assert_int_equal(shm_writer_check(f->w), 0);
+}
+
+static void test_owner_tristate(void **state) {
+	struct fx *f = *state;
+	struct shm_owner_ref own[] = {{"v1", "ConfigMap", "a", "uid-a", -1, -1},
+				      {"v1", "ConfigMap", "b", "uid-b", 0, 0},
+				      {"v1", "ConfigMap", "c", "uid-c", 0, 1}};
+	struct shm_record_in r = {.type = (uint16_t)f->cm, .ns = "t", .name = "x", .uid = "u", .rv = "1",
+				  .owners = own, .n_owners = 3};
+	assert_int_equal(shm_writer_upsert(f->w, &r), 1);
+	struct shm_obj o = SHM_OBJ_INIT;
+	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->cm, "t", "x", &o), 0);
+	assert_int_equal(o.n_owners, 3);
+	assert_int_equal(o.owners[0].controller, -1);
+	assert_int_equal(o.owners[0].block_owner_deletion, -1);
+	assert_int_equal(o.owners[1].controller, 0);
+	assert_int_equal(o.owners[1].block_owner_deletion, 0);
+	assert_int_equal(o.owners[2].controller, 0);
+	assert_int_equal(o.owners[2].block_owner_deletion, 1);
+	assert_null(shm_obj_controller(&o));
+	/* no controller: an orphan of its namespace, and a dependent of every owner */
+	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->cm, "uid-a", "t", NULL, NULL), 1);
+	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->cm, "uid-a", NULL, NULL, NULL), 0);
+	assert_int_equal(shm_reader_list_dependents(f->w, "uid-b", NULL, NULL), 1);
+	/* out-of-range tri-state values are refused */
+	own[0].controller = 2;
+	r.name = "y";
+	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
 	shm_obj_release(&o);
 	assert_int_equal(shm_writer_check(f->w), 0);
 }
@@ -688,6 +719,7 @@ int main(void) {
 		cmocka_unit_test_setup_teardown(test_sync_latch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upsert_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cluster_scoped_and_string_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_owner_tristate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upsert_invalid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recreate_new_uid, setup, teardown),

@@ -159,7 +159,7 @@ static int t_verify(const struct shm_obj *o, uint64_t *ret_rv) {
 	if (!lv || strcmp(lv, buf))
 		goto torn;
 	t_owner(rv, buf);
-	if (o->n_owners != 1 || strcmp(o->owners[0].uid, buf) || o->owners[0].controller != t_controlled(rv) ||
+	if (o->n_owners != 1 || strcmp(o->owners[0].uid, buf) || o->owners[0].controller != (int8_t)t_controlled(rv) || o->owners[0].block_owner_deletion != 1 ||
 	    strcmp(o->owners[0].kind, "ReplicaSet"))
 		goto torn;
 	if (!t_payload_ok(k, rv, o->payload, o->payload_len))
