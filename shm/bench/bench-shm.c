@@ -32,6 +32,7 @@ static uint64_t now_ns(void) {
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+
 static uint64_t rng(uint64_t *s) {
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
@@ -42,8 +43,21 @@ static uint64_t rng(uint64_t *s) {
 static unsigned n_pods = 100000, n_rs;
 static int t_pods, t_rs;
 
-static void rs_name(unsigned r, char *out, size_t n) { snprintf(out, n, "app-%u-%08x", r % 100000u, r * 2654435761u); }
-static void rs_hash(unsigned r, char *out, size_t n) { snprintf(out, n, "%08x", r * 2654435761u); }
+/* Deployment "web-<n>" (5-9 chars), pod-template-hash of 10 chars as upstream makes them (a
+ * hash printed in a consonant-and-digit alphabet), pod name "<rs>-<5 chars>": 24-28 chars. */
+static void rs_hash(unsigned r, char *out, size_t n) {
+	static const char al[] = "bcdfghjklmnpqrstvwxz2456789";
+	uint64_t s = r * 0x2545f4914f6cdd1du + 17;
+	size_t i = 0;
+	for (; i < 10 && i + 1 < n; i++)
+		out[i] = al[rng(&s) % 27];
+	out[i] = 0;
+}
+static void rs_name(unsigned r, char *out, size_t n) {
+	char h[12];
+	rs_hash(r, h, sizeof(h));
+	snprintf(out, n, "web-%u-%s", r % 100000u, h);
+}
 static void rs_uid(unsigned r, char *out) { snprintf(out, 37, "%08x-7a1c-4e2b-9f00-%012x", r, r * 977u); }
 static void pod_ns(unsigned r, char *out, size_t n) { snprintf(out, n, "team-%u", r % 10); }
 static void pod_name(unsigned p, char *out, size_t n) {
