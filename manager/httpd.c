@@ -80,6 +80,22 @@ void mgr_metrics_printf(struct mgr_metrics_buf *b, const char *fmt, ...)
 	}
 }
 
+int mgr_metrics_render(mgr_metrics_fn fn, void *userdata, char **ret, size_t *len)
+{
+	struct mgr_metrics_buf b = { 0 };
+
+	mgr_metrics_printf(&b, "%s", ""); /* an empty exposition is still a string */
+	if (fn)
+		fn(&b, userdata);
+	if (b.oom) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	*ret = b.p;
+	*len = b.len;
+	return 0;
+}
+
 /* ---- self-signed certificate (GnuTLS) ---------------------------------------------------- */
 
 static int read_file(const char *path, char **ret)
@@ -331,16 +347,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			return health(h, c, groups[i].path + 1, groups[i].where, url + n + 1);
 	}
 	if (strcmp(url, "/metrics") == 0) {
-		struct mgr_metrics_buf b = { 0 };
+		char *text;
+		size_t len;
 		enum MHD_Result r;
-		if (h->metrics)
-			h->metrics(&b, h->metrics_userdata);
-		if (b.oom) {
-			free(b.p);
+		if (mgr_metrics_render(h->metrics, h->metrics_userdata, &text, &len) < 0)
 			return reply(c, 500, "text/plain", "out of memory\n", 14);
-		}
-		r = reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.p ? b.p : "", b.len);
-		free(b.p);
+		r = reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+		free(text);
 		return r;
 	}
 	return reply(c, 404, "text/plain; charset=utf-8", "404 page not found\n", 19);

@@ -30,6 +30,10 @@ typedef void (*mgr_metrics_fn)(struct mgr_metrics_buf *b, void *userdata);
 void mgr_metrics_printf(struct mgr_metrics_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Runs fn into a fresh buffer. Returns 0 with *ret (malloc'ed, NUL-terminated, caller frees)
+ * and *len, or -ENOMEM. */
+int mgr_metrics_render(mgr_metrics_fn fn, void *userdata, char **ret, size_t *len);
+
 struct mgr_httpd_config {
 	const char *bind_address; /* "0.0.0.0", "127.0.0.1", "::" */
 	int port;                 /* 0 = pick a free one (tests); read it back with mgr_httpd_port */

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * manager/log.h: process logging for every kcmd program (library `kclog`).
+ *
+ * Design note.
+ *   Libraries never log (conventions); programs do, once, through this. Two sinks:
+ *   - journald, with structured fields (PRIORITY, KCMD_PROCESS, KCMD_CONTROLLER, CODE_FILE/LINE,
+ *     plus any "KEY=value" fields the caller adds), chosen when JOURNAL_STREAM says stderr is
+ *     connected to the journal (systemd's documented test: device and inode match);
+ *   - otherwise klog's text format on stderr, so operators' grep habits carry over:
+ *     `I1202 17:20:01.123456   12345 file.c:42] message key="value"`.
+ *   Verbosity follows klog: log_v(N, ...) prints when N <= --v. Secrets never go through here:
+ *   callers log names, never tokens or keys.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+
+enum kclog_level { KCLOG_ERROR = 3, KCLOG_WARNING = 4, KCLOG_INFO = 6, KCLOG_DEBUG = 7 };
+
+/* process: "kcmd", "informerd", "worker"; controller may be NULL. Reads JOURNAL_STREAM. */
+void kclog_init(const char *process, const char *controller, int verbosity);
+void kclog_set_verbosity(int v);
+int kclog_verbosity(void);
+bool kclog_to_journal(void);
+
+/* fields: NULL or a NULL-terminated list of "KEY=value" strings for the journal (appended as
+ * key="value" in text mode). */
+void kclog_log(enum kclog_level level, const char *file, int line, const char *const *fields,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#define log_error(...)   kclog_log(KCLOG_ERROR, __FILE__, __LINE__, NULL, __VA_ARGS__)
+#define log_warning(...) kclog_log(KCLOG_WARNING, __FILE__, __LINE__, NULL, __VA_ARGS__)
+#define log_info(...)    kclog_log(KCLOG_INFO, __FILE__, __LINE__, NULL, __VA_ARGS__)
+#define log_v(n, ...)                                                                       \
+	do {                                                                                \
+		if ((n) <= kclog_verbosity())                                               \
+			kclog_log((n) > 0 ? KCLOG_DEBUG : KCLOG_INFO, __FILE__, __LINE__, NULL, \
+				  __VA_ARGS__);                                             \
+	} while (0)
