@@ -644,7 +644,8 @@ static void worker_died(struct ipc_queue_owner *o, uint32_t wi) {
 		lhead = ltail;
 	for (uint32_t i = head; i != ltail; i++) {
 		struct item *it = lease_item(o, w, i);
-		if (!it || !it->processing || it->worker != (int32_t)wi)
+		if (!it || !it->processing || it->worker != (int32_t)wi ||
+		    it->gen != w->lease[i & (IPC_QUEUE_LEASE_RING - 1)].u64)
 			continue;
 		end_processing(o, it);
 		if (ipc_queue_fault_mask & IPC_QUEUE_FAULT_NO_DEATH_REQUEUE) {
