@@ -25,6 +25,11 @@
  *   W2 Publication: the writer fills a record, then store-release of the counter; the reader
  *      load-acquires the counter, then reads records below it. Counters are free-running u32;
  *      ring index = counter & (size - 1).
+ *   W2' Leases are also published per record: the owner stores rec.op = index + 1 last
+ *      (release); a worker polls the record at its lease_head for that value (acquire), so a
+ *      spinning worker watches one cache line. lease_tail (owner) stays the bookkeeping truth; a
+ *      restarted owner also adopts records past lease_tail whose seq is set (the previous owner
+ *      died between the two stores). Reset clears every record's seq.
  *   W3 Wake protocol: the publisher does (publish; seq_cst fence; if load(flag) == 1 and
  *      xchg(flag, 0) == 1 then FUTEX_WAKE(flag)); the sleeper does (store(flag, 1); seq_cst
  *      fence; re-check the counters; FUTEX_WAIT(flag, 1)). Either the publisher sees the flag or
@@ -75,7 +80,7 @@ enum ipc_q_op {
 /* Add records (producer -> owner) and leases (owner -> worker). */
 struct ipc_q_rec {
 	uint64_t u64;	/* lease: generation; ADD_AFTER: delay usec */
-	uint32_t op;	/* add: enum ipc_q_op; lease: 0 */
+	uint32_t op;	/* add: enum ipc_q_op; lease: seq = lease index + 1, stored last (W2') */
 	uint32_t arg;	/* lease: NumRequeues(key) when leased */
 	uint16_t keylen;
 	uint16_t pad[3];

@@ -549,15 +549,17 @@ static void dispatch(struct ipc_queue_owner *o) {
 			hist_observe(&o->h->metrics.queue_duration, t - it->enqueued_ns);
 			struct ipc_q_rec *rec = &w->lease[lt & (IPC_QUEUE_LEASE_RING - 1)];
 			rec->u64 = it->gen;
-			rec->op = 0;
 			rec->arg = it->failures;
 			rec->keylen = it->keylen;
 			memcpy(rec->key, it->key, it->keylen + 1u);
+			/* W2': the record's seq, stored last, is what a spinning worker watches (one cache
+			 * line crosses instead of two); pairs with the acquire in lease_ready() */
+			__atomic_store_n(&rec->op, lt + 1, __ATOMIC_RELEASE);
 			lt++;
 		}
 		if (lt == lt0)
 			continue;
-		atomic_store_explicit(&w->lease_tail, lt, RELEASE); /* pairs with acquire in ipc_queue_get */
+		atomic_store_explicit(&w->lease_tail, lt, RELEASE); /* owner bookkeeping (W4), adoption */
 		wake_flag(&w->waiting);
 		o->rr = wi + 1;
 	}
@@ -630,6 +632,8 @@ static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi) {
 	atomic_store_explicit(&w->reply_head, 0, RELAXED);
 	atomic_store_explicit(&w->waiting, 0, RELAXED);
 	atomic_store_explicit(&w->prefetch, 0, RELAXED);
+	for (uint32_t i = 0; i < IPC_QUEUE_LEASE_RING; i++)
+		__atomic_store_n(&w->lease[i].op, 0, __ATOMIC_RELAXED);
 	/* release: a new client that CASes pid from 0 sees the reset counters */
 	atomic_store_explicit(&w->pid, 0, RELEASE);
 }
@@ -914,6 +918,12 @@ static void adopt(struct ipc_queue_owner *o) {
 		uint32_t ltail = atomic_load_explicit(&w->lease_tail, RELAXED);
 		if (ltail - head > IPC_QUEUE_LEASE_RING)
 			ltail = head; /* corrupt: adopt nothing */
+		/* the previous owner may have died between a record's seq and lease_tail: those
+		 * leases are visible to the worker, so they are leases (W2') */
+		while (ltail - head < IPC_QUEUE_LEASE_RING &&
+		       __atomic_load_n(&w->lease[ltail & (IPC_QUEUE_LEASE_RING - 1)].op, __ATOMIC_ACQUIRE) == ltail + 1)
+			ltail++;
+		atomic_store_explicit(&w->lease_tail, ltail, RELAXED);
 		for (uint32_t i = head; i != ltail; i++) {
 			const struct ipc_q_rec *rec = &w->lease[i & (IPC_QUEUE_LEASE_RING - 1)];
 			if (rec->keylen == 0 || rec->keylen > IPC_QUEUE_KEY_MAX)
@@ -1321,7 +1331,8 @@ int ipc_queue_forget(struct ipc_queue *q, const char *key) { return push_add(q, 
 
 /* A lease is available (W2): head < tail. */
 static inline bool lease_ready(struct ipc_q_worker *w, uint32_t head) {
-	return atomic_load_explicit(&w->lease_tail, ACQUIRE) != head; /* pairs with dispatch() */
+	/* pairs with the release store of the record's seq in dispatch() */
+	return __atomic_load_n(&w->lease[head & (IPC_QUEUE_LEASE_RING - 1)].op, __ATOMIC_ACQUIRE) == head + 1;
 }
 
 int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout_usec) {
