@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * workers/replicaset/expectations-abi.h: the shared-memory layout of the ReplicaSet
+ * controller's expectations (client-go's ControllerExpectations wrapped by
+ * UIDTrackingControllerExpectations), one memfd shared by every RS worker and informerd.
+ *
+ * Design note. Upstream keeps one in-process map guarded by a mutex: the sync goroutine writes
+ * the expected counts, the informer goroutine decrements them. In kcmd those two sides are
+ * different processes that can each be killed at any instant, so a lock is out (a holder killed
+ * mid-section wedges or tears the record). Instead every record is split by WRITER:
+ *   - the worker side (expected counts, the deletion key set, timestamp, phase, seq) is written
+ *     only by the worker that holds the RS key's lease from the work queue, which hands one key
+ *     to one worker at a time (ipc/queue.h), so it has exactly one writer at any time;
+ *   - the informer side (observed creations, per-key deletion marks, the deletion mark of the
+ *     whole record) is written only by informerd, a single process.
+ * Each side tags what it writes with the record's `seq` (generation). A replace
+ * (ExpectCreations / ExpectDeletions) bumps seq, which atomically voids every observation made
+ * for an older generation without the worker ever writing an informer word. Counting is then
+ *   adds_left = expected_adds - (observed.gen == seq ? observed.count : 0)
+ *   dels_left = #{ i < n_del : inf_tag[i] != seq && fail_tag[i] != seq }
+ * and the record is fulfilled when both are <= 0, as upstream's Fulfilled().
+ * Deletion keys are stored as a seeded 64-bit hash of "ns/name" (not the string) so a record is
+ * 8 KiB at burstReplicas = 500; a collision needs two pod names with equal seeded hashes in one
+ * RS's batch (probability ~ 500^2 / 2^64) and costs one early observation, never a crash.
+ *
+ * Rejected: a robust mutex per record (EOWNERDEAD gives no repair of the counters, and informerd
+ * would block behind a descheduled worker); having informerd decrement a worker-written counter
+ * (two writers per word, lost updates on replace); a message from informerd to the worker (the
+ * worker is not waiting for it, and it would have to survive both sides' crashes anyway).
+ *
+ * INVARIANTS
+ *  E1 Single writer per word. Header: magic..timeout_ns by the creator (before sharing),
+ *     informer_* by informerd. Slot: `state` by CAS only (claim EMPTY/TOMBSTONE -> CLAIMED by a
+ *     worker; CLAIMED -> LIVE and LIVE -> TOMBSTONE by the lease holder; CLAIMED(pid) ->
+ *     TOMBSTONE by anyone who saw pid dead: single RMWs that cannot tear). seq, key*, worker
+ *     words, del[].hash and del[].fail_tag by the lease holder of the slot's key. observed,
+ *     deleted_seq and del[].inf_tag by informerd.
+ *  E2 Worker write protocol (replace, free): seq := odd (relaxed store), release fence, write
+ *     the words (relaxed atomics), seq := next even (release store). Readers (informerd) load
+ *     seq (acquire), read, acquire fence, re-load seq; a changed or odd seq means "the record
+ *     was being replaced": the observation is dropped, which is the outcome upstream gets when
+ *     the informer's decrement is ordered before the replace. Never retried in a loop that waits
+ *     for the worker (informerd never waits on a worker).
+ *  E3 Informer writes are single stores tagged with the seq they were validated against
+ *     (release, pairing with the worker's acquire loads in the satisfied check). A stale tag
+ *     (older seq) is ignored by the counting rule above, so informerd's late store after a
+ *     replace cannot leak into the new generation (the ABA needs 2^31 replaces of one record
+ *     while a tag survives; a record is replaced at most once per sync).
+ *  E4 Lookups compare the full key under the seq validation of E2; a slot's key changes only
+ *     while its seq is odd (claim or free), so no torn key is ever matched.
+ *  Death of a writer mid-operation:
+ *   - worker during a replace or free: seq stays odd. The next lease holder (after the queue's
+ *     crash re-queue) sees an odd seq: the record is treated as ABSENT (an expectation is always
+ *     written before any API call, so nothing was in flight for it) and is rewritten normally.
+ *   - worker between ExpectCreations/Deletions and settle (API calls possibly in flight):
+ *     `phase` is still IN_FLIGHT with another pid. The record keeps counting observations but
+ *     it expires after orphan_grace_ns (default 60 s, the apiserver's request timeout: no
+ *     request of the dead worker can complete later) instead of 5 minutes, and the satisfied
+ *     check tells the caller when to look again.
+ *   - worker holding a CLAIMED slot: the slot leaks until some process notices the pid is dead
+ *     (rs_exp_reclaim_pid from the manager, or lazily by a worker probing past it).
+ *   - informerd: a single store is either done or not; an event it consumed but did not apply
+ *     is lost. A restarted informerd bumps informer_epoch; a record written under an older
+ *     epoch may miss observations, so it also expires orphan_grace_ns after the later of its
+ *     own timestamp and informer_attached_at.
+ *   In every case a record stops blocking its RS within max(orphan grace, 5 min) of the crash;
+ *   with no crash the behaviour is upstream's exactly (5-minute ExpectationsTimeout).
+ *  E5 Time is CLOCK_BOOTTIME nanoseconds: one clock for every process, never jumps backwards,
+ *     so no record can look "from the future" and never expire.
+ * Version rule: magic + version checked at attach; any layout change bumps
+ * RS_EXP_ABI_VERSION (the manager recreates the memfd; expectations are soft state).
+ */
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define RS_EXP_MAGIC UINT64_C(0x6b636d6472736578) /* "kcmdrsex" */
+#define RS_EXP_ABI_VERSION 1u
+#define RS_EXP_KEY_MAX 507u	   /* "namespace/name": 253 + 1 + 253 */
+#define RS_EXP_KEY_WORDS 64u	   /* 512 bytes of key storage, NUL padded */
+#define RS_EXP_MAX_DELETES 500u	   /* burstReplicas: ExpectDeletions never gets more keys */
+#define RS_EXP_HEADER_SIZE 4096u   /* slots start on the second page */
+
+/* slot state word: low 2 bits kind, bits 32..63 the claiming pid (CLAIMED only) */
+enum rs_exp_slot_kind {
+	RS_EXP_SLOT_EMPTY = 0,
+	RS_EXP_SLOT_CLAIMED = 1,
+	RS_EXP_SLOT_LIVE = 2,
+	RS_EXP_SLOT_TOMBSTONE = 3,
+};
+
+enum rs_exp_phase {
+	RS_EXP_PHASE_SETTLED = 0,   /* every API call of this generation has returned */
+	RS_EXP_PHASE_IN_FLIGHT = 1, /* between Expect* and settle */
+};
+
+struct rs_exp_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t capacity;	  /* slots, power of two */
+	uint32_t slot_size;	  /* sizeof(struct rs_exp_slot) */
+	uint32_t pad0;
+	uint64_t seed;		  /* hash seed (keys and pod keys) */
+	int64_t timeout_ns;	  /* ExpectationsTimeout, 5 min */
+	int64_t orphan_grace_ns;  /* expiry of records orphaned by a crash */
+	uint64_t reserved0[9];
+	/* informerd */
+	_Alignas(64) _Atomic uint64_t informer_epoch; /* bumped on every informerd attach */
+	_Atomic int64_t informer_attached_at;	       /* boottime ns of that attach */
+	_Atomic uint32_t informer_pid;
+	uint32_t pad1;
+	uint64_t reserved1[5];
+};
+static_assert(sizeof(struct rs_exp_header) == 192, "rs_exp_header layout");
+
+struct rs_exp_del {
+	_Atomic uint64_t hash;	   /* lease holder: seeded hash of "ns/name" */
+	_Atomic uint32_t inf_tag;  /* informerd: seq at which the deletion was observed */
+	_Atomic uint32_t fail_tag; /* lease holder: seq at which the DELETE failed */
+};
+static_assert(sizeof(struct rs_exp_del) == 16, "rs_exp_del layout");
+
+struct rs_exp_slot {
+	_Alignas(64) _Atomic uint64_t state; /* E1: CAS */
+	_Atomic uint32_t seq;		     /* lease holder; odd while writing (E2) */
+	_Atomic uint32_t key_len;	     /* lease holder */
+	_Atomic uint64_t key_hash;	     /* lease holder */
+	/* worker side (lease holder) */
+	_Atomic int64_t expected_adds;
+	_Atomic uint32_t n_del;
+	_Atomic uint32_t phase;		/* enum rs_exp_phase */
+	_Atomic int64_t timestamp;	/* boottime ns of the last Expect* */
+	_Atomic uint64_t informer_epoch; /* header.informer_epoch seen at the last Expect* */
+	_Atomic uint32_t writer_pid;	 /* pid of the last Expect* writer */
+	/* informer side (informerd) */
+	_Alignas(64) _Atomic uint64_t observed; /* (seq << 32) | creations observed at seq */
+	_Atomic uint32_t deleted_seq;		 /* DeleteExpectations from the RS delete handler */
+	uint32_t pad;
+	uint64_t reserved[6];
+	_Atomic uint64_t key[RS_EXP_KEY_WORDS]; /* lease holder, while seq is odd (E4) */
+	struct rs_exp_del del[RS_EXP_MAX_DELETES];
+};
+static_assert(sizeof(struct rs_exp_slot) == 128 + 512 + 16 * RS_EXP_MAX_DELETES, "rs_exp_slot layout");

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * workers/replicaset/expectations-fault.h: test-only fault seams of the shared expectations.
+ * Production code never sets them; the torture test's negative controls do, to prove that its
+ * oracles catch the bug each one re-introduces.
+ */
+enum rs_exp_fault {
+	/* count observations made for an older generation (ignore the seq tag, rule E3): the
+	 * oracle must see a record satisfied before its own creations were observed */
+	RS_EXP_FAULT_IGNORE_GEN = 1u << 0,
+	/* no crash rule (E4): a record orphaned by a killed worker waits for the full timeout;
+	 * the oracle must see an RS blocked after its worker was killed */
+	RS_EXP_FAULT_NO_ORPHAN_RULE = 1u << 1,
+};
+extern unsigned rs_exp_fault_mask;

@@ -1,0 +1,6 @@
+# workers/replicaset/: the ReplicaSet controller's decision logic (see docs/replicaset.md):
+# shared-memory expectations, deletion ranking, sync planning/driving, events.
+LIBS        += rs
+rs_SRCS     := workers/replicaset/expectations.c
+rs_LIBDEPS  := kube
+rs_TESTS    := workers/replicaset/tests/test-expectations.c

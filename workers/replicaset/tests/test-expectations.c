@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/replicaset/tests/test-expectations.c: cmocka units for the shared expectations.
+ * The cases follow upstream's controller_utils_test.go (TestControllerExpectations,
+ * TestUIDExpectations) and replica_set_test.go (expectation handling in syncs) rewritten for
+ * the two-role API, plus the kcmd-only crash rules (orphaned, torn, informer restart).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "workers/replicaset/expectations.h"
+
+#define SEC INT64_C(1000000000)
+#define T0 (INT64_C(1000) * SEC)
+
+struct fx {
+	int fd;
+	struct rs_exp *w, *inf;
+};
+
+static int setup_opts(void **state, uint32_t cap)
+{
+	static struct fx f;
+	struct rs_exp_create_opts o = {.capacity = cap};
+	f.fd = rs_exp_memfd_create(&o);
+	assert_true(f.fd >= 0);
+	assert_int_equal(rs_exp_attach(f.fd, RS_EXP_INFORMER, T0 - 100 * SEC, &f.inf), 0);
+	assert_int_equal(rs_exp_attach(f.fd, RS_EXP_WORKER, 0, &f.w), 0);
+	*state = &f;
+	return 0;
+}
+static int setup(void **state) { return setup_opts(state, 0); }
+static int setup_small(void **state) { return setup_opts(state, 2); }
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	rs_exp_detach(f->w);
+	rs_exp_detach(f->inf);
+	close(f->fd);
+	return 0;
+}
+
+static enum rs_exp_verdict verdict(struct rs_exp *e, const char *key, int64_t now)
+{
+	struct rs_exp_state st;
+	bool ok = rs_exp_satisfied(e, key, now, &st);
+	assert_int_equal(ok, st.verdict != RS_EXP_PENDING);
+	return st.verdict;
+}
+
+static void test_absent_is_satisfied(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_ABSENT);
+	/* observations without a record are no-ops */
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 0);
+	assert_int_equal(rs_exp_deletion_observed(f->inf, "ns/rs", "ns/p"), 0);
+	assert_int_equal(rs_exp_lower_creations(f->w, "ns/rs", 1), 0);
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_ABSENT);
+}
+
+static void test_creations(void **state)
+{
+	struct fx *f = *state;
+	struct rs_exp_state st;
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 3, T0), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.adds_left, 3);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.adds_left, 1);
+	/* other keys are untouched */
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/other"), 0);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_true(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.verdict, RS_EXP_FULFILLED);
+	/* counters may go negative: any new pod resolving to the RS counts */
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_true(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.adds_left, -1);
+}
+
+static void test_replace_voids_old_observations(void **state)
+{
+	struct fx *f = *state;
+	struct rs_exp_state st;
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 2, T0), 0);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1); /* adds = -1 */
+	assert_true(rs_exp_satisfied(f->w, "ns/rs", T0, NULL));
+	/* ExpectCreations replaces the record: the -1 is gone */
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 2, T0 + SEC), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + SEC, &st));
+	assert_int_equal(st.adds_left, 2);
+	/* ExpectDeletions replaces it too: adds back to 0 */
+	const char *keys[] = {"ns/a"};
+	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", keys, 1, T0 + 2 * SEC), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + 2 * SEC, &st));
+	assert_int_equal(st.adds_left, 0);
+	assert_int_equal(st.dels_left, 1);
+}
+
+static void test_deletions_tracked_by_key(void **state)
+{
+	struct fx *f = *state;
+	struct rs_exp_state st;
+	const char *keys[] = {"ns/a", "ns/b", "ns/b", "ns/c"};
+	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", keys, 4, T0), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.dels_left, 3); /* a set: b counts once */
+	/* a deletion we did not ask for is not counted */
+	assert_int_equal(rs_exp_deletion_observed(f->inf, "ns/rs", "ns/zzz"), 0);
+	assert_int_equal(rs_exp_deletion_observed(f->inf, "ns/rs", "ns/a"), 1);
+	/* seen first as a deletionTimestamp update, then as the delete: counted once */
+	assert_int_equal(rs_exp_deletion_observed(f->inf, "ns/rs", "ns/a"), 0);
+	/* a failed DELETE lowers the expectation from the worker side */
+	assert_int_equal(rs_exp_deletion_failed(f->w, "ns/rs", "ns/b"), 1);
+	assert_int_equal(rs_exp_deletion_failed(f->w, "ns/rs", "ns/b"), 0);
+	/* and informerd seeing the same pod afterwards does not count twice */
+	assert_int_equal(rs_exp_deletion_observed(f->inf, "ns/rs", "ns/b"), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.dels_left, 1);
+	/* worker after informer: also once */
+	assert_int_equal(rs_exp_deletion_observed(f->inf, "ns/rs", "ns/c"), 1);
+	assert_int_equal(rs_exp_deletion_failed(f->w, "ns/rs", "ns/c"), 0);
+	assert_true(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.verdict, RS_EXP_FULFILLED);
+	/* creations observed during a deletion generation push adds negative, still satisfied */
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_true(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.adds_left, -1);
+	/* a new ExpectDeletions with the same keys starts over */
+	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", keys, 2, T0), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.dels_left, 2);
+}
+
+static void test_lower_creations(void **state)
+{
+	struct fx *f = *state;
+	struct rs_exp_state st;
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 7, T0), 0);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1); /* one created */
+	assert_int_equal(rs_exp_lower_creations(f->w, "ns/rs", 5), 0);	 /* five skipped */
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
+	assert_int_equal(st.adds_left, 1);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_true(rs_exp_satisfied(f->w, "ns/rs", T0, NULL));
+}
+
+static void test_timeout(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0), 0);
+	assert_int_equal(rs_exp_settle(f->w, "ns/rs"), 0);
+	struct rs_exp_state st;
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + RS_EXP_TIMEOUT_NS, &st)); /* not yet: strictly after */
+	assert_int_equal(st.recheck_after_ns, 1);
+	assert_false(st.orphaned);
+	assert_int_equal(verdict(f->w, "ns/rs", T0 + RS_EXP_TIMEOUT_NS + 1), RS_EXP_EXPIRED);
+	/* a fresh ExpectCreations restarts the clock */
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0 + RS_EXP_TIMEOUT_NS + 1), 0);
+	assert_int_equal(verdict(f->w, "ns/rs", T0 + RS_EXP_TIMEOUT_NS + 2), RS_EXP_PENDING);
+}
+
+static void test_delete(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0), 0);
+	assert_int_equal(rs_exp_delete(f->w, "ns/rs"), 0);
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_ABSENT);
+	assert_int_equal(rs_exp_delete(f->w, "ns/rs"), -ENOENT);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 0);
+	/* the RS delete handler's DeleteExpectations */
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0), 0);
+	assert_int_equal(rs_exp_informer_delete(f->inf, "ns/rs"), 1);
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_ABSENT);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 0);
+	/* recreated RS of the same name: a new record is live again */
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0), 0);
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_PENDING);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_FULFILLED);
+}
+
+static void test_roles_and_args(void **state)
+{
+	struct fx *f = *state;
+	char longkey[RS_EXP_KEY_MAX + 2];
+	memset(longkey, 'a', sizeof longkey - 1);
+	longkey[sizeof longkey - 1] = 0;
+	assert_int_equal(rs_exp_expect_creations(f->inf, "ns/rs", 1, T0), -EPERM);
+	assert_int_equal(rs_exp_expect_deletions(f->inf, "ns/rs", NULL, 0, T0), -EPERM);
+	assert_int_equal(rs_exp_delete(f->inf, "ns/rs"), -EPERM);
+	assert_int_equal(rs_exp_creation_observed(f->w, "ns/rs"), -EPERM);
+	assert_int_equal(rs_exp_deletion_observed(f->w, "ns/rs", "ns/p"), -EPERM);
+	assert_int_equal(rs_exp_informer_delete(f->w, "ns/rs"), -EPERM);
+	assert_int_equal(rs_exp_expect_creations(f->w, "", 1, T0), -EINVAL);
+	assert_int_equal(rs_exp_expect_creations(f->w, NULL, 1, T0), -EINVAL);
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", -1, T0), -EINVAL);
+	assert_int_equal(rs_exp_expect_creations(f->w, longkey, 1, T0), -EINVAL);
+	longkey[RS_EXP_KEY_MAX] = 0; /* exactly the maximum is fine */
+	assert_int_equal(rs_exp_expect_creations(f->w, longkey, 1, T0), 0);
+	assert_int_equal(rs_exp_creation_observed(f->inf, longkey), 1);
+	assert_int_equal(verdict(f->w, longkey, T0), RS_EXP_FULFILLED);
+	static const char *many[RS_EXP_MAX_DELETES + 1];
+	for (unsigned i = 0; i <= RS_EXP_MAX_DELETES; i++)
+		many[i] = "ns/p";
+	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", many, RS_EXP_MAX_DELETES + 1, T0), -EINVAL);
+	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", many, RS_EXP_MAX_DELETES, T0), 0);
+	assert_int_equal(rs_exp_attach(-1, RS_EXP_WORKER, 0, &(struct rs_exp *){NULL}), -EINVAL);
+	int bad = memfd_create("x", 0);
+	assert_int_equal(ftruncate(bad, 65536), 0);
+	struct rs_exp *x;
+	assert_int_equal(rs_exp_attach(bad, RS_EXP_WORKER, 0, &x), -EPROTO);
+	close(bad);
+}
+
+static void test_full_deletion_batch(void **state)
+{
+	struct fx *f = *state;
+	static char names[RS_EXP_MAX_DELETES][32];
+	static const char *keys[RS_EXP_MAX_DELETES];
+	for (unsigned i = 0; i < RS_EXP_MAX_DELETES; i++) {
+		snprintf(names[i], sizeof names[i], "ns/rs-%05u", i);
+		keys[i] = names[i];
+	}
+	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", keys, RS_EXP_MAX_DELETES, T0), 0);
+	for (unsigned i = 0; i < RS_EXP_MAX_DELETES; i++) {
+		assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_PENDING);
+		if (i % 3)
+			assert_int_equal(rs_exp_deletion_observed(f->inf, "ns/rs", keys[i]), 1);
+		else
+			assert_int_equal(rs_exp_deletion_failed(f->w, "ns/rs", keys[i]), 1);
+	}
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_FULFILLED);
+}
+
+/* A worker killed between ExpectCreations and settle: another pid sees the record orphaned;
+ * it expires after the grace, not after 5 minutes. */
+static void test_orphaned_by_dead_worker(void **state)
+{
+	struct fx *f = *state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rs_exp *w2;
+		if (rs_exp_attach(f->fd, RS_EXP_WORKER, 0, &w2) < 0)
+			_exit(2);
+		_exit(rs_exp_expect_creations(w2, "ns/rs", 5, T0) < 0 ? 3 : 0); /* dies in flight */
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	struct rs_exp_state st;
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + SEC, &st));
+	assert_true(st.orphaned);
+	assert_int_equal(st.recheck_after_ns, RS_EXP_ORPHAN_GRACE_NS - SEC + 1);
+	/* observations still count while it waits */
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_int_equal(verdict(f->w, "ns/rs", T0 + SEC), RS_EXP_FULFILLED);
+	/* a settled record of a dead worker is not orphaned */
+	pid = fork();
+	if (pid == 0) {
+		struct rs_exp *w2;
+		if (rs_exp_attach(f->fd, RS_EXP_WORKER, 0, &w2) < 0)
+			_exit(2);
+		if (rs_exp_expect_creations(w2, "ns/rs", 5, T0) < 0 || rs_exp_settle(w2, "ns/rs") < 0)
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + 2 * RS_EXP_ORPHAN_GRACE_NS, &st));
+	assert_false(st.orphaned);
+	/* unsettled again, then the grace passes */
+	pid = fork();
+	if (pid == 0) {
+		struct rs_exp *w2;
+		if (rs_exp_attach(f->fd, RS_EXP_WORKER, 0, &w2) < 0)
+			_exit(2);
+		_exit(rs_exp_expect_creations(w2, "ns/rs", 5, T0) < 0 ? 3 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(verdict(f->w, "ns/rs", T0 + RS_EXP_ORPHAN_GRACE_NS), RS_EXP_PENDING);
+	assert_int_equal(verdict(f->w, "ns/rs", T0 + RS_EXP_ORPHAN_GRACE_NS + 1), RS_EXP_ORPHAN_EXPIRED);
+	/* the caller's own unsettled record is not orphaned */
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 5, T0), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + 2 * RS_EXP_ORPHAN_GRACE_NS, &st));
+	assert_false(st.orphaned);
+}
+
+static void test_informer_restart(void **state)
+{
+	struct fx *f = *state;
+	struct rs_exp_state st;
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 2, T0), 0);
+	assert_int_equal(rs_exp_settle(f->w, "ns/rs"), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + 30 * SEC, &st));
+	assert_false(st.orphaned);
+	/* informerd dies and a new one attaches 100 s later: observations may be lost */
+	f->inf = rs_exp_detach(f->inf);
+	assert_int_equal(rs_exp_attach(f->fd, RS_EXP_INFORMER, T0 + 100 * SEC, &f->inf), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + 100 * SEC, &st));
+	assert_true(st.orphaned);
+	assert_int_equal(st.recheck_after_ns, RS_EXP_ORPHAN_GRACE_NS + 1);
+	assert_int_equal(verdict(f->w, "ns/rs", T0 + 100 * SEC + RS_EXP_ORPHAN_GRACE_NS + 1),
+			 RS_EXP_ORPHAN_EXPIRED);
+	/* records written after the restart follow the normal rules */
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0 + 200 * SEC), 0);
+	assert_int_equal(rs_exp_settle(f->w, "ns/rs"), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + 290 * SEC, &st));
+	assert_false(st.orphaned);
+}
+
+/* Direct access to the slots for the crash cases. */
+static struct rs_exp_slot *raw_live_slot(int fd, void **map, size_t *size)
+{
+	struct rs_exp_header h;
+	assert_int_equal(pread(fd, &h, sizeof h, 0), (ssize_t)sizeof h);
+	*size = RS_EXP_HEADER_SIZE + (size_t)h.capacity * sizeof(struct rs_exp_slot);
+	*map = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(*map != MAP_FAILED);
+	struct rs_exp_slot *slots = (void *)((char *)*map + RS_EXP_HEADER_SIZE);
+	for (uint32_t i = 0; i < h.capacity; i++)
+		if ((atomic_load(&slots[i].state) & 3) == RS_EXP_SLOT_LIVE)
+			return &slots[i];
+	return NULL;
+}
+
+static void test_torn_record(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 4, T0), 0);
+	void *map;
+	size_t size;
+	struct rs_exp_slot *s = raw_live_slot(f->fd, &map, &size);
+	assert_non_null(s);
+	/* a writer killed after making seq odd */
+	atomic_fetch_add(&s->seq, 1);
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_TORN);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 0);
+	assert_int_equal(rs_exp_lower_creations(f->w, "ns/rs", 1), 0);
+	/* informerd's delete while torn targets the next publication, which never comes */
+	assert_int_equal(rs_exp_informer_delete(f->inf, "ns/rs"), 1);
+	/* the next lease holder rewrites it normally */
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0), 0);
+	assert_int_equal(atomic_load(&s->seq) & 1, 0);
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_PENDING);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_FULFILLED);
+	munmap(map, size);
+}
+
+static void test_capacity_and_reclaim(void **state)
+{
+	struct fx *f = *state;
+	uint32_t c[4];
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/a", 1, T0), 0);
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/b", 1, T0), 0);
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/c", 1, T0), -ENOSPC);
+	assert_int_equal(rs_exp_delete(f->w, "ns/a"), 0);
+	rs_exp_count(f->w, c);
+	assert_int_equal(c[RS_EXP_SLOT_TOMBSTONE], 1);
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/c", 1, T0), 0); /* reuses the tombstone */
+	assert_int_equal(verdict(f->w, "ns/b", T0), RS_EXP_PENDING);
+	assert_int_equal(verdict(f->w, "ns/c", T0), RS_EXP_PENDING);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/c"), 1);
+	assert_int_equal(verdict(f->w, "ns/c", T0), RS_EXP_FULFILLED);
+	assert_int_equal(verdict(f->w, "ns/b", T0), RS_EXP_PENDING);
+	/* a claimer killed before publishing leaves CLAIMED(pid): the manager reclaims it */
+	assert_int_equal(rs_exp_delete(f->w, "ns/b"), 0);
+	void *map;
+	size_t size;
+	struct rs_exp_slot *s = raw_live_slot(f->fd, &map, &size);
+	struct rs_exp_slot *other = s == (struct rs_exp_slot *)((char *)map + RS_EXP_HEADER_SIZE) ? s + 1 : s - 1;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	atomic_store(&other->state, RS_EXP_SLOT_CLAIMED | ((uint64_t)pid << 32));
+	assert_int_equal(rs_exp_reclaim_pid(f->w, pid + 1), 0);
+	assert_int_equal(rs_exp_reclaim_pid(f->w, pid), 1);
+	rs_exp_count(f->w, c);
+	assert_int_equal(c[RS_EXP_SLOT_TOMBSTONE], 1);
+	/* and a claim probing past a dead claimer frees it lazily */
+	atomic_store(&other->state, RS_EXP_SLOT_CLAIMED | ((uint64_t)pid << 32));
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/d", 1, T0), 0);
+	assert_int_equal(verdict(f->w, "ns/d", T0), RS_EXP_PENDING);
+	munmap(map, size);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_absent_is_satisfied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_creations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_voids_old_observations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deletions_tracked_by_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lower_creations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roles_and_args, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_deletion_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orphaned_by_dead_worker, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_informer_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_capacity_and_reclaim, setup_small, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
