@@ -260,7 +260,7 @@ static int carve(struct shm_arena *a, unsigned c) {
  * then w_close publishes nothing yet: it only makes the block stable. */
 int w_alloc(struct shm_arena *a, size_t body_len, unsigned kind, uint64_t *ret_off) {
 	struct w_state *w = a->w;
-	uint64_t total = 16 + (uint64_t)body_len;
+	uint64_t total = SHM_ABI_BLK_HDR + (uint64_t)body_len;
 	unsigned c = class_for(total);
 	if (c >= SHM_ABI_NCLASSES || body_len > UINT32_MAX)
 		return -ENOMEM;
@@ -289,13 +289,12 @@ int w_alloc(struct shm_arena *a, size_t body_len, unsigned kind, uint64_t *ret_o
 	}
 open:;
 	struct shm_abi_block *b = shm_blk(a, off);
-	uint64_t g = atomic_load_explicit(&b->gen, memory_order_relaxed);
+	uint32_t g = SHM_ABI_WORD_GEN(atomic_load_explicit(&b->word, memory_order_relaxed));
 	g += (g & 1) ? 2 : 1; /* a killed writer may have left it odd: stay odd, move on */
-	atomic_store_explicit(&b->gen, g, memory_order_relaxed);
+	atomic_store_explicit(&b->word, SHM_ABI_WORD(g, kind, cs - SHM_ABI_BLK_HDR - body_len), memory_order_relaxed);
 	/* release fence: orders the odd gen before every body store below; pairs with the
 	 * acquire fence readers issue between their copy and their gen re-check (A2/A3). */
 	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&b->info, SHM_ABI_INFO(body_len, kind, c), memory_order_relaxed);
 	w->live_bytes += cs;
 	*ret_off = off;
 	return 0;
@@ -304,18 +303,18 @@ open:;
 /* Make the block stable (gen even); returns the even gen for the ref. */
 uint64_t w_close(struct shm_arena *a, uint64_t off) {
 	struct shm_abi_block *b = shm_blk(a, off);
-	uint64_t g = atomic_load_explicit(&b->gen, memory_order_relaxed) + 1;
+	uint64_t w = atomic_load_explicit(&b->word, memory_order_relaxed);
+	uint32_t g = SHM_ABI_WORD_GEN(w) + 1;
 	/* release: the body stores happen-before any reader seeing this even gen (pairs with the
-	 * reader's acquire load of gen before its copy). */
-	atomic_store_explicit(&b->gen, g, memory_order_release);
+	 * reader's acquire load of the word before its copy). */
+	atomic_store_explicit(&b->word, (w & ~UINT64_C(0xffffffff)) | g, memory_order_release);
 	return g;
 }
 
 /* Retire a block to its class's quarantine. Its contents stay readable (gen even) until reuse. */
 void w_free(struct shm_arena *a, uint64_t off) {
 	struct w_state *w = a->w;
-	uint64_t info = atomic_load_explicit(&shm_blk(a, off)->info, memory_order_relaxed);
-	unsigned c = SHM_ABI_INFO_CLASS(info);
+	unsigned c = SHM_ABI_RT_CLASS(atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT], memory_order_relaxed));
 	uint64_t cs = shm_abi_class_size(c);
 	if (fifo_push(&w->cls[c].freed, (uint32_t)(off >> SHM_ABI_UNIT_SHIFT)) < 0)
 		return; /* leaked until the next recovery; never unsafe */
@@ -345,7 +344,7 @@ _Atomic uint64_t *shm_handle_slot(struct shm_arena *a, uint32_t h) {
 		return NULL;
 	uint64_t off = shm_ref_off(ref);
 	uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_acquire);
-	if (shm_block_class_size(a, off, size) < 16 + 8 * SHM_ABI_HCHUNK_SLOTS)
+	if (shm_block_class_size(a, off, size) < SHM_ABI_BLK_HDR + 8 * SHM_ABI_HCHUNK_SLOTS)
 		return NULL;
 	return (_Atomic uint64_t *)shm_body(a, off) + (h & (SHM_ABI_HCHUNK_SLOTS - 1));
 }
@@ -545,14 +544,28 @@ static int owners_walk(const uint8_t *p, size_t n, struct w_owner *out, size_t m
 	return (int)k;
 }
 
+/* A ref is acceptable if it lands on a stable block of the given kind, wholly below limit;
+ * *ret_len gets its body length. Used by the writer (own memory, no race) and recovery. */
+static bool blk_ok(struct shm_arena *a, uint64_t ref, unsigned kind, uint64_t limit, uint32_t *ret_len) {
+	uint64_t off = shm_ref_off(ref);
+	uint64_t cs = ref ? shm_block_class_size(a, off, limit) : 0;
+	if (!cs)
+		return false;
+	uint64_t w = atomic_load_explicit(&shm_blk(a, off)->word, memory_order_relaxed);
+	uint32_t g = SHM_ABI_WORD_GEN(w);
+	if ((g & 1) || shm_gen16(g) != shm_ref_gen16(ref) || SHM_ABI_WORD_KIND(w) != kind ||
+	    SHM_ABI_WORD_SLACK(w) > cs - SHM_ABI_BLK_HDR)
+		return false;
+	if (ret_len)
+		*ret_len = (uint32_t)(cs - SHM_ABI_BLK_HDR - SHM_ABI_WORD_SLACK(w));
+	return true;
+}
+
 static int view_record(struct shm_arena *a, uint64_t ref, struct w_view *v) {
 	uint64_t off = shm_ref_off(ref);
-	const struct shm_abi_block *b = shm_blk(a, off);
-	uint64_t info = atomic_load_explicit(&b->info, memory_order_relaxed);
-	uint64_t gen = atomic_load_explicit(&b->gen, memory_order_relaxed);
-	if ((gen & 1) || shm_gen16(gen) != shm_ref_gen16(ref) || SHM_ABI_INFO_KIND(info) != SHM_ABI_BLK_RECORD)
+	uint32_t len;
+	if (!blk_ok(a, ref, SHM_ABI_BLK_RECORD, atomic_load_explicit(&a->hdr->size, memory_order_relaxed), &len))
 		return -EBADMSG;
-	uint32_t len = SHM_ABI_INFO_LEN(info);
 	const uint8_t *p = shm_body(a, off);
 	if (len < sizeof(v->r))
 		return -EBADMSG;
@@ -586,17 +599,11 @@ static int view_record(struct shm_arena *a, uint64_t ref, struct w_view *v) {
 				return -EBADMSG;
 			continue;
 		}
-		uint64_t ao = shm_ref_off(refs[i]);
-		uint64_t cs = shm_block_class_size(a, ao, size);
-		if (!cs)
+		uint32_t alen;
+		if (!blk_ok(a, refs[i], SHM_ABI_BLK_ATOM, size, &alen))
 			return -EBADMSG;
-		const struct shm_abi_block *ab = shm_blk(a, ao);
-		uint64_t ag = atomic_load_explicit(&ab->gen, memory_order_relaxed);
-		uint64_t ai = atomic_load_explicit(&ab->info, memory_order_relaxed);
-		const struct shm_abi_atom *at = shm_body(a, ao);
-		if ((ag & 1) || shm_gen16(ag) != shm_ref_gen16(refs[i]) ||
-		    SHM_ABI_INFO_KIND(ai) != SHM_ABI_BLK_ATOM || at->kind != kinds[i] ||
-		    16 + sizeof(*at) + (uint64_t)at->len > cs)
+		const struct shm_abi_atom *at = shm_body(a, shm_ref_off(refs[i]));
+		if (at->kind != kinds[i] || sizeof(*at) + (uint64_t)at->len > alen)
 			return -EBADMSG;
 		if (i == 0) {
 			v->ns = (const char *)(at + 1);
@@ -1229,14 +1236,7 @@ static bool mark_get(const struct mark *m, uint64_t off) {
 
 /* A ref is acceptable if it lands on a stable block of the given kind inside the carved area. */
 static bool ref_ok(struct shm_arena *a, uint64_t ref, unsigned kind, uint64_t carved) {
-	uint64_t off = shm_ref_off(ref);
-	if (!ref || off + 16 > carved || !shm_block_class_size(a, off, carved))
-		return false;
-	const struct shm_abi_block *b = shm_blk(a, off);
-	uint64_t g = atomic_load_explicit(&b->gen, memory_order_relaxed);
-	uint64_t i = atomic_load_explicit(&b->info, memory_order_relaxed);
-	return !(g & 1) && shm_gen16(g) == shm_ref_gen16(ref) && SHM_ABI_INFO_KIND(i) == kind &&
-	       16 + (uint64_t)SHM_ABI_INFO_LEN(i) <= shm_abi_class_size(SHM_ABI_INFO_CLASS(i));
+	return blk_ok(a, ref, kind, carved, NULL);
 }
 
 static void mark_index(struct shm_arena *a, struct mark *m, uint64_t root, bool multi, uint64_t carved) {

@@ -42,31 +42,31 @@ int shm_read_block(struct shm_arena *a, uint64_t ref, unsigned kind, unsigned sl
 		return -EAGAIN;
 	struct shm_abi_block *b = shm_blk(a, off);
 	/* acquire: pairs with w_close's release store of the even gen (the body is complete). */
-	uint64_t g1 = atomic_load_explicit(&b->gen, memory_order_acquire);
-	if ((g1 & 1) || shm_gen16(g1) != shm_ref_gen16(ref))
+	uint64_t w1 = atomic_load_explicit(&b->word, memory_order_acquire);
+	uint32_t g1 = SHM_ABI_WORD_GEN(w1);
+	if ((g1 & 1) || shm_gen16(g1) != shm_ref_gen16(ref) || SHM_ABI_WORD_KIND(w1) != kind ||
+	    SHM_ABI_WORD_SLACK(w1) > cs - SHM_ABI_BLK_HDR)
 		return -EAGAIN;
-	uint64_t info = atomic_load_explicit(&b->info, memory_order_relaxed);
-	uint32_t len = SHM_ABI_INFO_LEN(info);
-	if (SHM_ABI_INFO_KIND(info) != kind || 16 + (uint64_t)len > cs)
-		return -EAGAIN;
+	uint32_t len = (uint32_t)(cs - SHM_ABI_BLK_HDR - SHM_ABI_WORD_SLACK(w1));
 	size_t n = ((size_t)len + 7) & ~(size_t)7;
 	int r = scratch(a, slot, n + 8);
 	if (r < 0)
 		return r;
+	const uint8_t *body = (const uint8_t *)b + SHM_ABI_BLK_HDR;
 	if (__builtin_expect((shm__test_flags & SHM_TEST_SLOW_COPY) && n >= 4096, 0)) {
 		/* test seam: widen the race window as a preemption mid-copy would */
-		shm_copy_out(a->scr[slot], b + 1, n / 2 & ~(size_t)7);
+		size_t half = n / 2 & ~(size_t)7;
+		shm_copy_out(a->scr[slot], body, half);
 		shm__test_pause();
-		shm_copy_out(a->scr[slot] + (n / 2 & ~(size_t)7), (uint8_t *)(b + 1) + (n / 2 & ~(size_t)7),
-			     n - (n / 2 & ~(size_t)7));
+		shm_copy_out(a->scr[slot] + half, body + half, n - half);
 	} else {
-		shm_copy_out(a->scr[slot], b + 1, n);
+		shm_copy_out(a->scr[slot], body, n);
 	}
-	/* acquire fence: orders the copy above before the gen re-check; pairs with the release
+	/* acquire fence: orders the copy above before the word re-check; pairs with the release
 	 * fence in w_alloc that follows the odd gen store of a reuse (A3). */
 	atomic_thread_fence(memory_order_acquire);
-	uint64_t g2 = atomic_load_explicit(&b->gen, memory_order_relaxed);
-	if (g2 != g1 && !(shm__test_flags & SHM_TEST_NO_VALIDATE))
+	uint64_t w2 = atomic_load_explicit(&b->word, memory_order_relaxed);
+	if (w2 != w1 && !(shm__test_flags & SHM_TEST_NO_VALIDATE))
 		return -EAGAIN;
 	*ret_body = a->scr[slot];
 	*ret_len = len;
@@ -277,16 +277,16 @@ static struct shm_abi_table *table_open(struct shm_arena *a, uint64_t ref, uint6
 		return NULL;
 	struct shm_abi_block *b = shm_blk(a, off);
 	/* acquire: pairs with w_close (the table's cap and zeroed slots are visible). */
-	uint64_t g = atomic_load_explicit(&b->gen, memory_order_acquire);
-	uint64_t info = atomic_load_explicit(&b->info, memory_order_relaxed);
-	if ((g & 1) || shm_gen16(g) != shm_ref_gen16(ref) || SHM_ABI_INFO_KIND(info) != SHM_ABI_BLK_TABLE)
+	uint64_t w = atomic_load_explicit(&b->word, memory_order_acquire);
+	uint32_t g = SHM_ABI_WORD_GEN(w);
+	if ((g & 1) || shm_gen16(g) != shm_ref_gen16(ref) || SHM_ABI_WORD_KIND(w) != SHM_ABI_BLK_TABLE)
 		return NULL;
-	struct shm_abi_table *t = (struct shm_abi_table *)(b + 1);
+	struct shm_abi_table *t = (struct shm_abi_table *)((uint8_t *)b + SHM_ABI_BLK_HDR);
 	uint64_t w0 = atomic_load_explicit((_Atomic uint64_t *)t, memory_order_relaxed);
 	uint32_t cap = (uint32_t)w0;
-	if (cap == 0 || (cap & (cap - 1)) || 16 + sizeof(*t) + (uint64_t)cap * 8 > cs)
+	if (cap == 0 || (cap & (cap - 1)) || SHM_ABI_BLK_HDR + sizeof(*t) + (uint64_t)cap * 8 > cs)
 		return NULL;
-	*ret_gen = g;
+	*ret_gen = w;
 	return t;
 }
 
@@ -295,11 +295,11 @@ static uint32_t table_cap(struct shm_abi_table *t) {
 }
 
 static bool still(struct shm_abi_table *t, uint64_t gen) {
-	struct shm_abi_block *b = (struct shm_abi_block *)t - 1;
+	struct shm_abi_block *b = (struct shm_abi_block *)((uint8_t *)t - SHM_ABI_BLK_HDR);
 	/* acquire fence: slot loads above happen before the re-check (pairs with w_alloc's
 	 * release fence after the odd gen of a reuse). */
 	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&b->gen, memory_order_relaxed) == gen;
+	return atomic_load_explicit(&b->word, memory_order_relaxed) == gen;
 }
 
 static int hv_push(struct shm_arena *a, uint32_t h) {
@@ -375,14 +375,14 @@ static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 				retry = true;
 				break;
 			}
-			uint64_t sg = atomic_load_explicit(&b->gen, memory_order_acquire); /* pairs: w_close */
-			uint64_t info = atomic_load_explicit(&b->info, memory_order_relaxed);
-			struct shm_abi_set *st = (struct shm_abi_set *)(b + 1);
+			uint64_t sg = atomic_load_explicit(&b->word, memory_order_acquire); /* pairs: w_close */
+			struct shm_abi_set *st = (struct shm_abi_set *)((uint8_t *)b + SHM_ABI_BLK_HDR);
 			uint64_t kh = atomic_load_explicit((_Atomic uint64_t *)&st->key_hash, memory_order_relaxed);
 			uint64_t w1 = atomic_load_explicit((_Atomic uint64_t *)&st->key_hash + 1, memory_order_relaxed);
 			uint32_t scap = (uint32_t)w1;
-			if ((sg & 1) || shm_gen16(sg) != shm_ref_gen16(v) || SHM_ABI_INFO_KIND(info) != SHM_ABI_BLK_SET ||
-			    scap == 0 || 16 + sizeof(*st) + (uint64_t)scap * 4 > cs) {
+			if ((SHM_ABI_WORD_GEN(sg) & 1) || shm_gen16(SHM_ABI_WORD_GEN(sg)) != shm_ref_gen16(v) ||
+			    SHM_ABI_WORD_KIND(sg) != SHM_ABI_BLK_SET || scap == 0 ||
+			    SHM_ABI_BLK_HDR + sizeof(*st) + (uint64_t)scap * 4 > cs) {
 				retry = true;
 				break;
 			}
@@ -399,7 +399,7 @@ static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 				}
 			}
 			atomic_thread_fence(memory_order_acquire); /* the slot loads before the re-check */
-			if (atomic_load_explicit(&b->gen, memory_order_relaxed) != sg) {
+			if (atomic_load_explicit(&b->word, memory_order_relaxed) != sg) {
 				retry = true;
 				break;
 			}

@@ -83,18 +83,20 @@ enum shm_abi_block_kind {
 	SHM_ABI_BLK_HCHUNK = 5, /* a chunk of the handle table (u64 slots) */
 };
 
-/* Every block starts with this header. gen is even when the block is stable, odd while the
- * writer fills it; it only grows (by 2 per reuse). info: bits 0..31 body length in bytes (the
- * header excluded), bits 32..39 kind, bits 40..47 class. */
+/* Every block starts with one 64-bit word, so that its generation, kind and length change
+ * together in one store: bits 0..31 gen (even when the block is stable, odd while the writer
+ * fills it; +2 per reuse, wrapping), bits 32..35 kind, bits 36..63 slack = class size - 8 - body
+ * length. The body (its length rounded up to 8) follows at +8. */
 struct shm_abi_block {
-	_Atomic uint64_t gen;
-	_Atomic uint64_t info;
+	_Atomic uint64_t word;
 };
-static_assert(sizeof(struct shm_abi_block) == 16, "block header");
-#define SHM_ABI_INFO(len, kind, cls) ((uint64_t)(len) | ((uint64_t)(kind) << 32) | ((uint64_t)(cls) << 40))
-#define SHM_ABI_INFO_LEN(i)   ((uint32_t)(i))
-#define SHM_ABI_INFO_KIND(i)  ((unsigned)((i) >> 32) & 0xff)
-#define SHM_ABI_INFO_CLASS(i) ((unsigned)((i) >> 40) & 0xff)
+static_assert(sizeof(struct shm_abi_block) == 8, "block header");
+#define SHM_ABI_BLK_HDR 8u
+#define SHM_ABI_WORD(gen, kind, slack)                                                             \
+	((uint64_t)(uint32_t)(gen) | ((uint64_t)(kind) << 32) | ((uint64_t)(slack) << 36))
+#define SHM_ABI_WORD_GEN(w)   ((uint32_t)(w))
+#define SHM_ABI_WORD_KIND(w)  ((unsigned)((w) >> 32) & 0xfu)
+#define SHM_ABI_WORD_SLACK(w) ((uint64_t)(w) >> 36)
 
 /* Record body. Variable part follows in this order: uid bytes, name bytes, rv bytes, payload.
  * Strings are not NUL-terminated in the arena. A uid in canonical lowercase 8-4-4-4-12 UUID

@@ -101,7 +101,7 @@ static inline uint32_t shm_mix32(uint32_t x) {
 static inline struct shm_abi_block *shm_blk(struct shm_arena *a, uint64_t off) {
 	return (struct shm_abi_block *)(a->base + off);
 }
-static inline void *shm_body(struct shm_arena *a, uint64_t off) { return a->base + off + 16; }
+static inline void *shm_body(struct shm_arena *a, uint64_t off) { return a->base + off + SHM_ABI_BLK_HDR; }
 
 /* Relaxed word-wise copies (Boehm's seqlock rule: racing accesses are atomics). len % 8 == 0. */
 void shm_copy_in(void *dst, const void *src, size_t len);
