@@ -19,6 +19,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ---- arena --------------------------------------------------------------------------------- */
 
@@ -174,11 +177,30 @@ static int scan_string(struct js *j, const unsigned char **s, size_t *n, bool *e
         const unsigned char *p = j->p + 1, *e = j->end;
         bool esc = false;
         for (;;) {
+#ifdef __SSE2__
+                /* 16 bytes at a time: stop at '"', '\\' or a control character (x <= 0x1f,
+                 * tested unsigned as max(x, 0x1f) == 0x1f) */
+                while (p + 16 <= e) {
+                        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+                        __m128i hit = _mm_or_si128(
+                                _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                                _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f)));
+                        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+                        if (m) {
+                                p += __builtin_ctz(m);
+                                goto stop;
+                        }
+                        p += 16;
+                }
+#endif
                 while (p + 4 <= e && !str_stop[p[0]] && !str_stop[p[1]] && !str_stop[p[2]] &&
                        !str_stop[p[3]])
                         p += 4;
                 while (p < e && !str_stop[*p])
                         p++;
+#ifdef __SSE2__
+        stop:
+#endif
                 if (p >= e)
                         return js_fail(j, -EBADMSG);
                 if (*p == '"')

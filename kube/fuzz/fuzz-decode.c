@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/auth.h"
 #include "kube/errors.h"
 #include "kube/model.h"
 
@@ -65,7 +66,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         default: {
                 kube_time_t t;
+                struct kube_exec_credential ec;
                 kube_time_parse(doc, n, &t);
+                if (kube_parse_exec_credential(doc, n, sel & 0x80 ? NULL : "client.authentication.k8s.io/v1",
+                                               &ec) == 0)
+                        kube_exec_credential_clear(&ec);
                 break;
         }
         }
