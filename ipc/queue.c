@@ -13,6 +13,12 @@
  * Wakes: no syscall while the other side is awake (sleep flags, W3), plus an adaptive spin
  * before sleeping that is skipped when the peer last ran on our CPU (spinning there only delays
  * the peer, ipc-calibration.md finding 2) and halves after every spin that ended in a sleep.
+ *
+ * Cost: the per-item work is the semantics (hash lookup, FIFO, lease, reply, Done), about
+ * 190 ns of CPU per item in one process on this VM; hence: local Adds are dispatched once per
+ * loop iteration (a post source), leases go out in per-worker batches with one publication,
+ * metrics are plain single-writer stores, durations use the invariant TSC, items of short
+ * keys are recycled. docs/ipc.md has the measurements.
  */
 #include "ipc/queue.h"
 
