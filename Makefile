@@ -64,10 +64,9 @@ $(BA)/obj/%.o: %.c
 # application of the expansion keeps it correct if it grows one deeper).
 libclose1 = $(sort $(1) $(foreach d,$(1),$($(d)_LIBDEPS)))
 libclose  = $(call libclose1,$(call libclose1,$(call libclose1,$(1))))
-# Link order: a library before the ones it depends on. Declared order in LIBS is bottom-up
-# (kube, shm, ipc first), so reverse it.
-reverse   = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
-linkorder = $(filter $(call libclose,$(1)),$(call reverse,$(LIBS)))
+# The libraries a program needs; they are linked as one group, so their order does not matter.
+linkorder = $(call libclose,$(1))
+linkargs  = $(filter-out %.a,$(1)) -Wl,--start-group $(filter %.a,$(1)) -Wl,--end-group
 
 define lib_template
 $(B)/lib/lib$(1).a: $(call obj,$(B),$($(1)_SRCS))
@@ -83,7 +82,7 @@ $(foreach m,$(LIBS),$(eval $(call lib_template,$(m))))
 define test_template
 $(call prog,$(3),$(2)): $(call obj,$(3),$(2)) $(foreach l,$(call linkorder,$(1)),$(3)/lib/lib$(l).a)
 	@mkdir -p $$(@D)
-	$(CC) $(4) -o $$@ $$^ $(LDLIBS)
+	$(CC) $(4) -o $$@ $$(call linkargs,$$^) $(LDLIBS)
 endef
 $(foreach m,$(LIBS),$(foreach t,$($(m)_TESTS) $($(m)_SOAKS) $($(m)_BENCHES),\
 	$(eval $(call test_template,$(m),$(t),$(B),))))
@@ -93,7 +92,7 @@ $(foreach m,$(LIBS),$(foreach t,$($(m)_TESTS),\
 define bin_template
 $(B)/bin/$(1): $(call obj,$(B),$($(1)_SRCS)) $(foreach l,$(call linkorder,$($(1)_LIBDEPS)),$(B)/lib/lib$(l).a)
 	@mkdir -p $$(@D)
-	$(CC) -o $$@ $$^ $(LDLIBS)
+	$(CC) -o $$@ $$(call linkargs,$$^) $(LDLIBS)
 endef
 $(foreach p,$(BINS),$(eval $(call bin_template,$(p))))
 

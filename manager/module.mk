@@ -1,9 +1,18 @@
 # manager/: supervision, leader election, health and metrics, flags, systemd (see docs/manager.md)
-LIBS            += kclog manager
-kclog_SRCS      := manager/log.c
-manager_SRCS    := manager/leader.c manager/supervisor.c manager/flags.c manager/httpd.c \
-		   manager/metrics.c
-manager_LIBDEPS := kube ipc kclog
-manager_TESTS   := manager/tests/test-leader.c manager/tests/test-supervisor.c \
-		   manager/tests/test-flags.c manager/tests/test-httpd.c manager/tests/test-metrics.c
-kclog_TESTS     := manager/tests/test-log.c
+# Two small process-support libraries live here too, used by every kcmd program:
+#   kclog    logging (klog text on stderr, or journald fields)
+#   kubeloop runs a kube_client inside an ipc_loop
+LIBS             += kclog kubeloop manager
+kclog_SRCS       := manager/log.c
+kclog_TESTS      := manager/tests/test-log.c
+kubeloop_SRCS    := manager/kube-loop.c
+kubeloop_LIBDEPS := kube ipc
+manager_SRCS     := manager/leader.c manager/supervisor.c manager/flags.c manager/httpd.c \
+		    manager/metrics.c manager/lease-client.c
+manager_LIBDEPS  := kube ipc shm kclog kubeloop
+manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c \
+		    manager/tests/test-flags.c manager/tests/test-httpd.c manager/tests/test-metrics.c
+
+BINS             += kcmd
+kcmd_SRCS        := manager/main.c
+kcmd_LIBDEPS     := manager

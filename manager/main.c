@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * manager/main.c: `kcmd`, the process systemd starts.
+ *
+ * It parses kube-controller-manager's flags, creates the shared memory (the arena and one work
+ * queue per controller queue), starts informerd (at once with --standby-warm-cache, else when
+ * leading) and, while it leads, the worker processes; runs leader election over a Lease; serves
+ * /healthz /livez /readyz /metrics; talks to systemd (READY, STATUS, WATCHDOG, STOPPING); and on
+ * SIGTERM stops the workers, releases the Lease, stops informerd and exits 0.
+ *
+ * Design choices:
+ * - Fencing: workers are SIGKILLed the instant the elector's fence deadline passes (see
+ *   manager/leader.h), before any other candidate may take over. The manager never exits on lost
+ *   leadership (kcm does); it goes back to being a candidate.
+ * - Worker processes: one process per parallel sync for the ReplicaSet controller
+ *   (--concurrent-replicaset-syncs keeps upstream's meaning: that many keys in progress at once).
+ * - With no controller enabled kcmd runs leader election and its endpoints only (used by tests
+ *   and by operators checking a deployment before switching controllers over).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "ipc/loop.h"
+#include "ipc/queue.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "manager/flags.h"
+#include "manager/httpd.h"
+#include "manager/kube-loop.h"
+#include "manager/lease-client.h"
+#include "manager/log.h"
+#include "manager/metrics.h"
+#include "manager/supervisor.h"
+#include "shm/arena.h"
+
+#define MAX_QUEUES	4
+#define STOP_GRACE_USEC 5000000ull
+
+struct queue {
+	const char *name;
+	enum mgr_controller ctrl;
+	int fd;
+};
+
+struct mgr {
+	struct mgr_config cfg;
+	struct ipc_loop *loop;
+	struct kube_config *kcfg;
+	struct kube_client *kc;
+	struct kube_loop *kl;
+	struct mgr_supervisor *sup;
+	struct mgr_lease_client *lc;
+	struct mgr_httpd *httpd;
+	struct ipc_source *sig_term, *sig_int, *watchdog, *stop_timer;
+	char identity[MGR_LE_IDENTITY_MAX];
+	char libexec[PATH_MAX + 32];
+	int arena_fd, arena_ro_fd;
+	struct queue queues[MAX_QUEUES];
+	unsigned n_queues;
+	bool leading, stopping, released, ready_sent, any_controller;
+	uint64_t watchdog_usec;
+};
+
+static void notify_status(struct mgr *m)
+{
+	char st[256];
+	unsigned running = m->sup ? mgr_sup_running(m->sup, NULL) : 0;
+
+	snprintf(st, sizeof(st), "STATUS=%s; %u child process%s running",
+		 m->stopping ? "stopping" : m->leading ? "leading" : "standby", running,
+		 running == 1 ? "" : "es");
+	sd_notify(0, st);
+}
+
+static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, void *ud);
+
+/* ---- identity and paths ------------------------------------------------------------------- */
+
+static int make_identity(char *buf, size_t n)
+{
+	char host[256] = "localhost", uuid[64] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/uuid", "re");
+
+	gethostname(host, sizeof(host) - 1);
+	if (!f || !fgets(uuid, sizeof(uuid), f)) {
+		if (f)
+			fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	uuid[strcspn(uuid, "\n")] = 0;
+	snprintf(buf, n, "%s_%s", host, uuid);
+	return 0;
+}
+
+static void find_libexec(struct mgr *m)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (m->cfg.libexec_dir) {
+		snprintf(m->libexec, sizeof(m->libexec), "%s", m->cfg.libexec_dir);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		snprintf(m->libexec, sizeof(m->libexec), "/usr/libexec/kcmd");
+		return;
+	}
+	self[n] = 0;
+	*strrchr(self, '/') = 0;
+	/* Installed layout: /usr/bin/kcmd + /usr/libexec/kcmd/; build tree: everything in build/bin. */
+	char cand[PATH_MAX + 32];
+	snprintf(cand, sizeof(cand), "%s/kcmd-informerd", self);
+	if (access(cand, X_OK) == 0)
+		snprintf(m->libexec, sizeof(m->libexec), "%s", self);
+	else
+		snprintf(m->libexec, sizeof(m->libexec), "%s/../libexec/kcmd", self);
+}
+
+/* ---- children ------------------------------------------------------------------------------- */
+
+static void on_child_exit(struct mgr_child *c, const struct mgr_child_info *info, void *ud)
+{
+	struct mgr *m = ud;
+
+	(void)c;
+	if (info->last_code == CLD_EXITED)
+		log_warning("%s (%s) exited with status %d%s", info->name, info->group, info->last_status,
+			    info->state == MGR_CHILD_BACKOFF ? "; restarting" : "");
+	else
+		log_warning("%s (%s) killed by signal %d%s", info->name, info->group, info->last_status,
+			    info->state == MGR_CHILD_BACKOFF ? "; restarting" : "");
+	if (info->crash_looping)
+		log_error("%s is crash-looping (5 exits within 60 s)", info->name);
+	notify_status(m);
+}
+
+static int add_child(struct mgr *m, const char *name, const char *group, const char *prog, const char *controller,
+		     bool writer)
+{
+	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
+		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96];
+	char *argv[12], *envp[512];
+	int argc = 0, envc = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0;
+	extern char **environ;
+
+	snprintf(path, sizeof(path), "%s/%s", m->libexec, prog);
+	if (access(path, X_OK) < 0) {
+		log_error("%s not found or not executable in %s (set --libexec-dir)", prog, m->libexec);
+		return -ENOENT;
+	}
+	argv[argc++] = path;
+	if (m->cfg.kubeconfig) {
+		snprintf(kubeconfig, sizeof(kubeconfig), "--kubeconfig=%s", m->cfg.kubeconfig);
+		argv[argc++] = kubeconfig;
+	}
+	if (m->cfg.master) {
+		snprintf(master, sizeof(master), "--master=%s", m->cfg.master);
+		argv[argc++] = master;
+	}
+	snprintf(qps, sizeof(qps), "--kube-api-qps=%g", m->cfg.kube_api_qps);
+	snprintf(burst, sizeof(burst), "--kube-api-burst=%d", m->cfg.kube_api_burst);
+	snprintf(v, sizeof(v), "--v=%d", m->cfg.v);
+	argv[argc++] = qps;
+	argv[argc++] = burst;
+	argv[argc++] = v;
+	if (controller) {
+		snprintf(ctrl, sizeof(ctrl), "--controller=%s", controller);
+		argv[argc++] = ctrl;
+	}
+	argv[argc] = NULL;
+
+	int afd = writer ? m->arena_fd : m->arena_ro_fd;
+	snprintf(env_arena, sizeof(env_arena), "KCMD_ARENA_FD=%d", afd);
+	fds[nfds++] = afd;
+	for (unsigned i = 0; i < m->n_queues; i++) {
+		const char *want = controller ? controller : NULL;
+		if (want && strcmp(mgr_controller_name(m->queues[i].ctrl), want) != 0)
+			continue;
+		size_t l = strlen(env_queues);
+		snprintf(env_queues + l, sizeof(env_queues) - l, "%s%s:%d", l > strlen("KCMD_QUEUE_FDS=") ? "," : "",
+			 m->queues[i].name, m->queues[i].fd);
+		fds[nfds++] = m->queues[i].fd;
+	}
+	snprintf(env_proc, sizeof(env_proc), "KCMD_PROCESS=%s", name);
+	for (char **e = environ; *e && envc < 500; e++)
+		if (strncmp(*e, "KCMD_ARENA_FD=", 14) && strncmp(*e, "KCMD_QUEUE_FDS=", 15) &&
+		    strncmp(*e, "KCMD_PROCESS=", 13) && strncmp(*e, "NOTIFY_SOCKET=", 14))
+			envp[envc++] = *e;
+	envp[envc++] = env_arena;
+	envp[envc++] = env_queues;
+	envp[envc++] = env_proc;
+	envp[envc] = NULL;
+
+	struct mgr_child_spec spec = {
+		.name = name, .group = group, .argv = argv, .envp = envp, .n_keep_fds = (unsigned)nfds, .restart = true
+	};
+	memcpy(spec.keep_fds, fds, sizeof(int) * (size_t)nfds);
+	return mgr_sup_add(m->sup, &spec, NULL);
+}
+
+static int setup_children(struct mgr *m)
+{
+	struct shm_create_opts so = { 0 };
+	int r;
+
+	r = mgr_sup_new(m->loop, on_any_exit, m, &m->sup);
+	if (r < 0)
+		return r;
+	if (!m->any_controller)
+		return 0;
+	r = shm_arena_create(&so, &m->arena_fd);
+	if (r < 0) {
+		log_error("creating the shared-memory arena failed: %s", strerror(-r));
+		return r;
+	}
+	r = shm_arena_reader_fd(m->arena_fd, &m->arena_ro_fd);
+	if (r < 0)
+		return r;
+	static const struct {
+		const char *name;
+		enum mgr_controller ctrl;
+	} qs[] = { { "replicaset", MGR_CTRL_REPLICASET },
+		   { "gc-attempt-to-delete", MGR_CTRL_GC },
+		   { "gc-attempt-to-orphan", MGR_CTRL_GC } };
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		if (!m->cfg.controllers[qs[i].ctrl])
+			continue;
+		int fd = ipc_queue_memfd_create(qs[i].name);
+		if (fd < 0) {
+			log_error("creating work queue %s failed: %s", qs[i].name, strerror(-fd));
+			return fd;
+		}
+		m->queues[m->n_queues++] = (struct queue){ qs[i].name, qs[i].ctrl, fd };
+	}
+	r = add_child(m, "informerd", "informerd", "kcmd-informerd", NULL, true);
+	if (r < 0)
+		return r;
+	for (int c = 0; c < MGR_CTRL_COUNT; c++) {
+		if (!m->cfg.controllers[c])
+			continue;
+		int n = c == MGR_CTRL_REPLICASET ? m->cfg.concurrent_replicaset_syncs
+						 : (m->cfg.concurrent_gc_syncs < 4 ? m->cfg.concurrent_gc_syncs : 4);
+		for (int i = 0; i < n; i++) {
+			char name[96];
+			snprintf(name, sizeof(name), "worker-%s-%d", mgr_controller_name(c), i);
+			r = add_child(m, name, "workers", "kcmd-worker", mgr_controller_name(c), false);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static void start_group(struct mgr *m, const char *group)
+{
+	int r = mgr_sup_start_group(m->sup, group);
+
+	if (r < 0)
+		log_error("starting %s failed: %s", group, strerror(-r));
+	else if (r > 0)
+		log_info("started %d %s process%s", r, group, r == 1 ? "" : "es");
+}
+
+/* ---- leadership ----------------------------------------------------------------------------- */
+
+static void on_leadership(bool leading, void *ud)
+{
+	struct mgr *m = ud;
+
+	m->leading = leading;
+	if (leading) {
+		log_info("became leader (%s/%s as %s)", m->cfg.leader_elect_resource_namespace,
+			 m->cfg.leader_elect_resource_name, m->identity);
+		if (!m->stopping) {
+			start_group(m, "informerd");
+			start_group(m, "workers");
+		}
+	} else {
+		/* Fence: no worker may write once we might not lead. */
+		int n = mgr_sup_signal_group(m->sup, "workers", SIGKILL, true);
+		log_warning("stopped leading; killed %d worker process%s", n, n == 1 ? "" : "es");
+		if (!m->cfg.standby_warm_cache)
+			mgr_sup_signal_group(m->sup, "informerd", SIGTERM, true);
+	}
+	notify_status(m);
+}
+
+/* ---- health and metrics ---------------------------------------------------------------------- */
+
+static bool check_leader(void *ud, char *why, size_t n)
+{
+	struct mgr *m = ud;
+
+	if (!m->lc)
+		return true;
+	if (mgr_le_healthy(mgr_lease_client_elector(m->lc), ipc_now_usec(), 20000000))
+		return true;
+	snprintf(why, n, "leader has not renewed the lease for longer than the lease duration + 20s");
+	return false;
+}
+
+static bool informer_synced(struct mgr *m, char *why, size_t n)
+{
+	struct shm_arena *a = NULL;
+	struct shm_stats st;
+	bool ok = true;
+
+	if (!m->any_controller)
+		return true;
+	if (shm_reader_open(m->arena_ro_fd, &a) < 0) {
+		snprintf(why, n, "cannot read the arena");
+		return false;
+	}
+	if (shm_reader_stats(a, &st) < 0 || st.n_types == 0) {
+		snprintf(why, n, "no resource registered by informerd yet");
+		ok = false;
+	}
+	for (uint64_t t = 0; ok && t < st.n_types; t++) {
+		struct shm_type_info ti;
+		if (shm_reader_type_info(a, (uint16_t)t, &ti) == 0 && !ti.synced) {
+			snprintf(why, n, "%s%s%s not synced", ti.group, ti.group[0] ? "/" : "", ti.resource);
+			ok = false;
+		}
+	}
+	shm_arena_close(a);
+	return ok;
+}
+
+static bool check_informer(void *ud, char *why, size_t n)
+{
+	return informer_synced(ud, why, n);
+}
+
+static bool check_children(void *ud, char *why, size_t n)
+{
+	struct mgr *m = ud;
+	struct mgr_child *c;
+
+	for (unsigned i = 0; (c = mgr_sup_child(m->sup, i)); i++) {
+		struct mgr_child_info info;
+		mgr_child_get_info(c, &info);
+		if (info.crash_looping) {
+			snprintf(why, n, "%s is crash-looping", info.name);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void metrics(struct mgr_metrics_buf *b, void *ud)
+{
+	struct mgr *m = ud;
+	struct mgr_child *c;
+
+	mgr_metrics_printf(b, "# HELP leader_election_master_status [ALPHA] Gauge of if the reporting system is "
+			      "master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the "
+			      "string used to identify the lease. Please make sure to group by name.\n"
+			      "# TYPE leader_election_master_status gauge\n");
+	mgr_metrics_printf(b, "leader_election_master_status{name=\"%s\"} %d\n", m->cfg.leader_elect_resource_name,
+			   m->leading ? 1 : 0);
+	mgr_metrics_printf(b, "# HELP kcmd_child_restarts_total Restarts of each kcmd child process.\n"
+			      "# TYPE kcmd_child_restarts_total counter\n");
+	for (unsigned i = 0; (c = mgr_sup_child(m->sup, i)); i++) {
+		struct mgr_child_info info;
+		mgr_child_get_info(c, &info);
+		mgr_metrics_printf(b, "kcmd_child_restarts_total{process=\"%s\"} %llu\n", info.name,
+				   (unsigned long long)info.restarts);
+	}
+	if (m->n_queues) {
+		mgr_metrics_workqueue_headers(b);
+		for (unsigned i = 0; i < m->n_queues; i++) {
+			struct ipc_queue_metrics qm;
+			if (ipc_queue_metrics_read(m->queues[i].fd, &qm) == 0)
+				mgr_metrics_workqueue(b, &qm);
+		}
+	}
+}
+
+/* ---- systemd ------------------------------------------------------------------------------- */
+
+static int on_watchdog(struct ipc_source *s, uint64_t now, void *ud)
+{
+	struct mgr *m = ud;
+	char why[128];
+
+	/* The loop ran this timer, so the loop is alive; report READY once caches synced. */
+	if (!m->ready_sent && informer_synced(m, why, sizeof(why))) {
+		m->ready_sent = true;
+		sd_notify(0, "READY=1");
+		notify_status(m);
+		log_info("ready");
+	}
+	if (m->watchdog_usec)
+		sd_notify(0, "WATCHDOG=1");
+	return ipc_source_set_time(s, now + (m->watchdog_usec ? m->watchdog_usec / 2 : 1000000));
+}
+
+/* ---- shutdown -------------------------------------------------------------------------------- */
+
+static void finish(struct mgr *m)
+{
+	if (mgr_sup_running(m->sup, NULL) == 0 && (m->released || !m->lc)) {
+		log_info("stopped");
+		ipc_loop_exit(m->loop, 0);
+	}
+}
+
+static void released(void *ud)
+{
+	struct mgr *m = ud;
+
+	m->released = true;
+	log_info("released the lease");
+	mgr_sup_signal_group(m->sup, "informerd", SIGTERM, true);
+	finish(m);
+}
+
+static int on_stop_timer(struct ipc_source *s, uint64_t now, void *ud)
+{
+	struct mgr *m = ud;
+
+	(void)s;
+	(void)now;
+	/* Grace is over: whatever still runs is killed; a release still in flight is abandoned. */
+	mgr_sup_signal_group(m->sup, "workers", SIGKILL, true);
+	mgr_sup_signal_group(m->sup, "informerd", SIGKILL, true);
+	m->released = true;
+	finish(m);
+	return 0;
+}
+
+static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
+{
+	struct mgr *m = ud;
+
+	(void)s;
+	if (m->stopping) {
+		log_warning("second signal %u: exiting now", si->ssi_signo);
+		ipc_loop_exit(m->loop, 1);
+		return 0;
+	}
+	m->stopping = true;
+	sd_notify(0, "STOPPING=1");
+	log_info("signal %u: stopping workers, releasing the lease, stopping informerd", si->ssi_signo);
+	mgr_sup_signal_group(m->sup, "workers", SIGTERM, true);
+	if (m->lc) {
+		mgr_lease_client_release(m->lc, released, m);
+	} else {
+		m->released = true;
+		mgr_sup_signal_group(m->sup, "informerd", SIGTERM, true);
+	}
+	m->leading = false;
+	notify_status(m);
+	ipc_loop_add_timer(m->loop, &m->stop_timer, ipc_now_usec() + STOP_GRACE_USEC +
+			   m->cfg.leader_elect_renew_deadline_us, on_stop_timer, m);
+	finish(m);
+	return 0;
+}
+
+static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, void *ud)
+{
+	struct mgr *m = ud;
+
+	on_child_exit(c, info, ud);
+	if (m->stopping)
+		finish(m);
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1 };
+	char err[512];
+	int r;
+
+	kclog_init("kcmd", NULL, 0);
+	mgr_config_defaults(&m->cfg);
+	if (mgr_flags_parse(&m->cfg, argc, argv, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kcmd: %s\n", err);
+		return 2;
+	}
+	if (m->cfg.help) {
+		mgr_flags_usage(stdout);
+		return 0;
+	}
+	if (m->cfg.version) {
+		printf("kcmd %s\n", KCMD_VERSION);
+		return 0;
+	}
+	kclog_set_verbosity(m->cfg.v);
+	for (int c = 0; c < MGR_CTRL_COUNT; c++)
+		m->any_controller |= m->cfg.controllers[c];
+	signal(SIGPIPE, SIG_IGN);
+
+	r = ipc_loop_new(&m->loop, IPC_LOOP_BACKEND_AUTO);
+	if (r < 0) {
+		log_error("cannot create the event loop: %s", strerror(-r));
+		return 1;
+	}
+	if (ipc_loop_fallback_reason(m->loop))
+		log_warning("io_uring unavailable (%s); using the epoll backend",
+			    strerror(ipc_loop_fallback_reason(m->loop)));
+
+	struct kube_config_opts co = { .kubeconfig = m->cfg.kubeconfig, .master = m->cfg.master };
+	r = kube_config_load(&co, &m->kcfg, err, sizeof(err));
+	if (r < 0) {
+		log_error("kubeconfig: %s", err);
+		return 1;
+	}
+	if (m->kcfg->insecure_skip_tls_verify)
+		log_warning("insecure-skip-tls-verify is set: the apiserver's certificate is NOT verified");
+	struct kube_client_opts ko = { .config = m->kcfg, .process = "kcmd", .controller = "leader-election",
+				       .qps = m->cfg.kube_api_qps, .burst = m->cfg.kube_api_burst,
+				       .insecure_ok = true };
+	r = kube_client_new(&ko, &m->kc);
+	if (r < 0) {
+		log_error("cannot create the API client for %s: %s", m->kcfg->server, strerror(-r));
+		return 1;
+	}
+	r = kube_loop_attach(m->loop, m->kc, &m->kl);
+	if (r < 0)
+		return 1;
+	if (make_identity(m->identity, sizeof(m->identity)) < 0) {
+		log_error("cannot make a leader-election identity");
+		return 1;
+	}
+	find_libexec(m);
+	r = setup_children(m);
+	if (r < 0)
+		return 1;
+	if ((r = ipc_loop_add_signal(m->loop, &m->sig_term, SIGTERM, on_signal, m)) < 0 ||
+	    (r = ipc_loop_add_signal(m->loop, &m->sig_int, SIGINT, on_signal, m)) < 0) {
+		log_error("cannot handle signals: %s", strerror(-r));
+		return 1;
+	}
+	if (m->cfg.secure_port > 0) {
+		struct mgr_httpd_config hc = { .bind_address = m->cfg.bind_address, .port = m->cfg.secure_port,
+					       .tls_cert_file = m->cfg.tls_cert_file,
+					       .tls_key_file = m->cfg.tls_private_key_file, .cert_dir = m->cfg.cert_dir };
+		r = mgr_httpd_new(m->loop, &hc, &m->httpd, err, sizeof(err));
+		if (r < 0) {
+			log_error("--secure-port %d: %s", m->cfg.secure_port, err);
+			return 1;
+		}
+		mgr_httpd_add_check(m->httpd, "leaderElection", MGR_CHECK_LIVE | MGR_CHECK_READY, check_leader, m);
+		mgr_httpd_add_check(m->httpd, "informer-sync", MGR_CHECK_READY, check_informer, m);
+		mgr_httpd_add_check(m->httpd, "processes", MGR_CHECK_LIVE | MGR_CHECK_READY, check_children, m);
+		mgr_httpd_set_metrics(m->httpd, metrics, m);
+		log_info("serving /healthz /livez /readyz /metrics on https://%s:%d", m->cfg.bind_address,
+			 mgr_httpd_port(m->httpd));
+	}
+	if (sd_watchdog_enabled(0, &m->watchdog_usec) <= 0)
+		m->watchdog_usec = 0;
+	ipc_loop_add_timer(m->loop, &m->watchdog, ipc_now_usec(), on_watchdog, m);
+
+	log_info("kcmd %s starting: identity %s, controllers %s%s%s, apiserver %s", KCMD_VERSION, m->identity,
+		 m->cfg.controllers[MGR_CTRL_REPLICASET] ? "replicaset-controller " : "",
+		 m->cfg.controllers[MGR_CTRL_GC] ? "garbage-collector-controller" : "",
+		 m->any_controller ? "" : "(none)", m->kcfg->server);
+	if (m->cfg.standby_warm_cache)
+		start_group(m, "informerd");
+	if (m->cfg.leader_elect) {
+		struct mgr_lease_client_opts lo = {
+			.ns = m->cfg.leader_elect_resource_namespace,
+			.name = m->cfg.leader_elect_resource_name,
+			.identity = m->identity,
+			.lease_duration_us = m->cfg.leader_elect_lease_duration_us,
+			.renew_deadline_us = m->cfg.leader_elect_renew_deadline_us,
+			.retry_period_us = m->cfg.leader_elect_retry_period_us,
+			.on_change = on_leadership,
+			.userdata = m,
+			.record_events = true,
+		};
+		r = mgr_lease_client_new(m->loop, m->kc, &lo, &m->lc, err, sizeof(err));
+		if (r < 0) {
+			log_error("leader election: %s", err);
+			return 1;
+		}
+	} else {
+		on_leadership(true, m);
+	}
+	notify_status(m);
+	r = ipc_loop_run(m->loop);
+
+	mgr_lease_client_free(m->lc);
+	mgr_httpd_free(m->httpd);
+	mgr_sup_free(m->sup);
+	kube_loop_detach(m->kl);
+	kube_client_free(m->kc);
+	kube_config_free(m->kcfg);
+	ipc_loop_free(m->loop);
+	return r < 0 ? 1 : r;
+}
