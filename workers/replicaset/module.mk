@@ -3,4 +3,5 @@
 LIBS        += rs
 rs_SRCS     := workers/replicaset/expectations.c
 rs_LIBDEPS  := kube
-rs_TESTS    := workers/replicaset/tests/test-expectations.c
+rs_TESTS    := workers/replicaset/tests/test-expectations.c workers/replicaset/tests/test-exp-torture.c
+rs_SOAKS    := workers/replicaset/tests/soak-exp-torture.c
