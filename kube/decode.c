@@ -535,6 +535,8 @@ static int dec_label_selector(struct js *j, struct kube_label_selector **ret) {
                         dec_kv(j, &ls->match_labels, &ls->n_match_labels, false);
                 } else if (JS_KEY(k, kn, "matchExpressions")) {
                         uint32_t cap = 0;
+                        ls->match_expressions = NULL;
+                        ls->n_match_expressions = 0;
                         if (js_arr_begin(j) <= 0)
                                 continue;
                         while ((r = js_arr_next(j)) > 0) {
@@ -605,6 +607,8 @@ static int dec_conditions(struct js *j, struct kube_condition **ret, uint32_t *r
         const char *k;
         size_t kn;
         uint32_t cap = 0;
+        *ret = NULL; /* a repeated key replaces the list, as in Go; cap starts again from 0 */
+        *ret_n = 0;
         int r = js_arr_begin(j);
         if (r <= 0)
                 return r;
@@ -813,6 +817,8 @@ static int status_body(struct js *j, struct kube_status *st, unsigned flags) {
                                         js_int32(j, &st->retry_after_seconds);
                                 else if (JS_KEY(k, kn, "causes")) {
                                         uint32_t cap = 0;
+                                        st->causes = NULL;
+                                        st->n_causes = 0;
                                         if (js_arr_begin(j) <= 0)
                                                 continue;
                                         while ((r = js_arr_next(j)) > 0) {

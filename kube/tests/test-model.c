@@ -83,6 +83,34 @@ static void test_replicaset(void **state) {
         kube_object_free(rs);
 }
 
+static void test_duplicate_keys(void **state) {
+        (void)state;
+        /* a repeated key replaces the earlier value, lists included (found by fuzz-decode) */
+        const char *j = "{\"status\":{\"conditions\":[{\"type\":\"A\"},{\"type\":\"B\"},{\"type\":\"C\"}],"
+                        "\"conditions\":[{\"type\":\"D\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"},"
+                        "{\"type\":\"E\"},{\"type\":\"F\"},{\"type\":\"G\"},{\"type\":\"H\"}]},"
+                        "\"spec\":{\"selector\":{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Exists\"}],"
+                        "\"matchExpressions\":[{\"key\":\"b\",\"operator\":\"Exists\"},{\"key\":\"c\","
+                        "\"operator\":\"Exists\"},{\"key\":\"d\",\"operator\":\"Exists\"}]}},"
+                        "\"metadata\":{\"labels\":{\"x\":\"1\"},\"labels\":{\"y\":\"2\",\"y\":\"3\"}}}";
+        struct kube_replicaset *rs;
+        assert_int_equal(kube_decode_replicaset(j, strlen(j), 0, &rs), 0);
+        assert_int_equal(rs->status.n_conditions, 5);
+        assert_string_equal(rs->status.conditions[0].type, "D");
+        assert_string_equal(rs->status.conditions[4].type, "H");
+        assert_int_equal(rs->selector->n_match_expressions, 3);
+        assert_string_equal(rs->selector->match_expressions[2].key, "d");
+        assert_null(kube_labels_get(rs->meta.labels, rs->meta.n_labels, "x"));
+        assert_string_equal(kube_labels_get(rs->meta.labels, rs->meta.n_labels, "y"), "3");
+        kube_object_free(rs);
+        const char *st = "{\"details\":{\"causes\":[{\"reason\":\"a\"}],\"causes\":[{\"reason\":\"b\"},"
+                         "{\"reason\":\"c\"},{\"reason\":\"d\"}]}}";
+        struct kube_status *s;
+        assert_int_equal(kube_decode_status(st, strlen(st), 0, &s), 0);
+        assert_int_equal(s->n_causes, 3);
+        kube_object_free(s);
+}
+
 static void test_lease(void **state) {
         (void)state;
         size_t len;
@@ -252,7 +280,7 @@ static void test_errors(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_replicaset),   cmocka_unit_test(test_lease),
+                cmocka_unit_test(test_replicaset),   cmocka_unit_test(test_lease), cmocka_unit_test(test_duplicate_keys),
                 cmocka_unit_test(test_partial_list), cmocka_unit_test(test_watch_events),
                 cmocka_unit_test(test_scale_status), cmocka_unit_test(test_errors),
         };
