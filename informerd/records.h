@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * informerd/records.h: the typed payload informerd stores in each arena record (the
+ * `payload` of shm_record_in / shm_obj), and header-only readers for workers and kcmctl.
+ *
+ * Design note.
+ *   shm/ treats the payload as opaque bytes; this file is the one definition of its layout,
+ *   shared by the writer (informerd/store.c) and every reader. Readers include this header only
+ *   (static inline, no link dependency on libinformer). Layout, all little-endian host order
+ *   (the arena never leaves the host):
+ *
+ *     struct inf_rec_hdr   48 bytes: magic+version, kind, flags, blob count, finalizer count,
+ *                          fixed-part length, generation, creation/deletion timestamps, grace
+ *     fixed part           fixed_len bytes: struct inf_rec_pod or struct inf_rec_rs (none for
+ *                          metadata-only records)
+ *     blobs                n_blobs times { uint32 len; len bytes; NUL }, unaligned
+ *
+ *   Blob order: pods: node_name, then the finalizers. ReplicaSets: selector (string form,
+ *   kube_selector_format; see sel_state), spec.template JSON, then per status condition five
+ *   blobs (type, status, reason, message, lastTransitionTime as 8 raw bytes of kube_time_t),
+ *   then the finalizers. Metadata-only records: the finalizers. An absent string is a blob of
+ *   length 0 (the model's NULL and "" are not told apart here).
+ *
+ *   The payload is copied out by shm readers, so it has no alignment: readers memcpy fields.
+ *   Version rule: INF_REC_MAGIC carries the version; a change of any layout bumps it, and a
+ *   reader that sees another magic treats the record as unreadable (-EPROTONOSUPPORT). The
+ *   arena is rebuilt by a cold informerd start in that case.
+ *
+ *   Rejected: storing the apiserver's JSON (every reader would parse it again: the very cost
+ *   the arena exists to avoid); one struct per kind with fixed string buffers (wastes the
+ *   arena and truncates).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define INF_REC_MAGIC 0x314b5243u /* "CRK1" read little-endian: version 1 */
+
+enum inf_rec_flags {
+	INF_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
+	INF_REC_FIN_ORPHAN = 1u << 1,     /* finalizer "orphan" present */
+	INF_REC_FIN_FOREGROUND = 1u << 2, /* finalizer "foregroundDeletion" present */
+};
+
+struct inf_rec_hdr {
+	uint32_t magic;
+	uint8_t kind;  /* enum shm_record_kind */
+	uint8_t flags; /* enum inf_rec_flags */
+	uint16_t n_blobs;
+	uint32_t n_finalizers;
+	uint32_t fixed_len;
+	int64_t generation;
+	int64_t creation_ts; /* kube_time_t */
+	int64_t deletion_ts; /* kube_time_t, 0 = not being deleted */
+	int64_t deletion_grace_s;
+};
+_Static_assert(sizeof(struct inf_rec_hdr) == 48, "record header layout");
+
+struct inf_rec_pod {
+	uint8_t phase; /* enum kube_pod_phase */
+	uint8_t ready;
+	uint8_t has_deletion_cost;
+	uint8_t pad0;
+	int32_t max_restarts;
+	int32_t max_sidecar_restarts;
+	int32_t deletion_cost;
+	int64_t ready_transition_time;
+};
+_Static_assert(sizeof(struct inf_rec_pod) == 24, "pod fixed layout");
+
+enum inf_rec_sel_state {
+	INF_REC_SEL_NIL = 0,     /* spec.selector absent: matches nothing */
+	INF_REC_SEL_VALID = 1,   /* the selector blob is its canonical string form */
+	INF_REC_SEL_INVALID = 2, /* did not convert; the blob holds the error text */
+};
+
+struct inf_rec_rs {
+	int32_t spec_replicas;
+	uint8_t has_spec_replicas;
+	uint8_t sel_state; /* enum inf_rec_sel_state */
+	uint8_t has_terminating_replicas;
+	uint8_t pad0;
+	int32_t min_ready_seconds;
+	int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
+	int32_t terminating_replicas;
+	uint32_t n_conditions;
+	int64_t observed_generation;
+};
+_Static_assert(sizeof(struct inf_rec_rs) == 48, "replicaset fixed layout");
+
+/* A parsed view of a payload (pointers into it). */
+struct inf_rec_view {
+	struct inf_rec_hdr hdr;
+	const uint8_t *fixed;
+	const uint8_t *blobs; /* first blob */
+	const uint8_t *end;
+};
+
+/* Returns 0, -EPROTONOSUPPORT (other magic), -EBADMSG (truncated). */
+static inline int inf_rec_parse(const void *payload, size_t len, struct inf_rec_view *v)
+{
+	const uint8_t *p = (const uint8_t *)payload;
+
+	if (!payload || len < sizeof(v->hdr))
+		return -EBADMSG;
+	memcpy(&v->hdr, p, sizeof(v->hdr));
+	if (v->hdr.magic != INF_REC_MAGIC)
+		return -EPROTONOSUPPORT;
+	if (v->hdr.fixed_len > len - sizeof(v->hdr))
+		return -EBADMSG;
+	v->fixed = p + sizeof(v->hdr);
+	v->blobs = v->fixed + v->hdr.fixed_len;
+	v->end = p + len;
+	return 0;
+}
+
+/* The i-th blob: 0 and *ret and *ret_len (NUL-terminated), -ENOENT past the end, -EBADMSG. */
+static inline int inf_rec_blob(const struct inf_rec_view *v, unsigned i, const char **ret, size_t *ret_len)
+{
+	const uint8_t *p = v->blobs;
+	uint32_t l;
+
+	if (i >= v->hdr.n_blobs)
+		return -ENOENT;
+	for (unsigned k = 0;; k++) {
+		if ((size_t)(v->end - p) < 4)
+			return -EBADMSG;
+		memcpy(&l, p, 4);
+		if ((size_t)(v->end - p) - 4 < (size_t)l + 1)
+			return -EBADMSG;
+		if (k == i) {
+			*ret = (const char *)(p + 4);
+			if (ret_len)
+				*ret_len = l;
+			return 0;
+		}
+		p += 4 + (size_t)l + 1;
+	}
+}
+
+static inline int inf_rec_pod_get(const struct inf_rec_view *v, struct inf_rec_pod *ret)
+{
+	if (v->hdr.fixed_len < sizeof(*ret))
+		return -EBADMSG;
+	memcpy(ret, v->fixed, sizeof(*ret));
+	return 0;
+}
+
+static inline int inf_rec_rs_get(const struct inf_rec_view *v, struct inf_rec_rs *ret)
+{
+	if (v->hdr.fixed_len < sizeof(*ret))
+		return -EBADMSG;
+	memcpy(ret, v->fixed, sizeof(*ret));
+	return 0;
+}
+
+/* Index of the first finalizer blob. */
+static inline unsigned inf_rec_first_finalizer(const struct inf_rec_view *v)
+{
+	return (unsigned)(v->hdr.n_blobs - v->hdr.n_finalizers);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * informerd/store.h: client-go's Indexer + DeltaFIFO for kcmd: decoded objects go into the
+ * shared arena (informerd is its single writer), then to the handlers.
+ *
+ * Design note.
+ *   - Order: the arena is written first, then the handlers run (handlers.h), so a worker woken
+ *     by a key reads at least the version that caused it.
+ *   - Record kinds: pods and replicasets become typed records (informerd/records.h); every
+ *     other resource a metadata-only record (name, uid, rv, labels, owners, deletion state).
+ *   - Replace (a completed LIST or WatchList's initial events): items are applied as they
+ *     arrive (ADD if new, UPDATE otherwise), and their keys are remembered; when the replace
+ *     commits, every object of the type that the replace did not contain is deleted from the
+ *     arena and reaches the handlers as a tombstone carrying its last known state. client-go
+ *     instead buffers the whole list first; applying as pages arrive keeps peak memory at one
+ *     page, and every state applied is a real state of the object that is not older than what
+ *     the arena had (a relist never asks for an older version than the last one seen).
+ *   - Watch events: ADDED/MODIFIED upsert (a repeat of the version the arena already holds,
+ *     as replayed after a warm restart, is not dispatched again); DELETED removes and is
+ *     dispatched only if the object was known (as DeltaFIFO does with knownObjects).
+ *   - The resource table: synced flag + last applied version per type, written after the
+ *     objects they cover (shm_writer_set_sync), so a restart resumes from a version whose
+ *     effects are all in the arena (some later ones too; re-applying them is idempotent).
+ *
+ * Errors: functions return >= 0 or a negative errno; the caller (informer.c) logs.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "informerd/handlers.h"
+#include "kube/model.h"
+#include "shm/arena.h"
+
+struct inf_store;
+
+struct inf_store_stats {
+	uint64_t upserts, deletes, tombstones, dispatched, skipped_same_rv, errors;
+};
+
+/* d may be NULL (no handlers). Neither is owned. */
+int inf_store_new(struct shm_arena *a, struct inf_dispatch *d, struct inf_store **ret);
+struct inf_store *inf_store_free(struct inf_store *s);
+
+/* Registers res in the arena's resource table (and with the dispatcher). res must outlive the
+ * store. Returns the type id, or -EEXIST/-ENOSPC/-ENAMETOOLONG/-EINVAL from the arena. */
+int inf_store_add_resource(struct inf_store *s, const struct inf_resource *res);
+/* The arena's last synced version of type into buf when the type is synced: returns its length
+ * (0 when not synced: a cold start). */
+int inf_store_synced_rv(struct inf_store *s, uint16_t type, char *buf, size_t n);
+/* The decoder kind for the type's objects (what kube_decode_* to use). */
+enum kube_kind inf_store_kube_kind(const struct inf_store *s, uint16_t type);
+
+/* A watch event's object (ADDED, MODIFIED, DELETED); obj is borrowed. Returns 0, -EINVAL, or the
+ * arena's error (-ENOMEM arena full: the object is not in the arena). */
+int inf_store_apply(struct inf_store *s, uint16_t type, enum kube_watch_type ev, const void *obj);
+
+/* Replace: begin (drops a replace in progress for the type), add items, then commit at rv
+ * (tombstones + synced flag) or abort (keys forgotten; applied items stay). */
+int inf_store_replace_begin(struct inf_store *s, uint16_t type);
+int inf_store_replace_add(struct inf_store *s, uint16_t type, const void *obj);
+int inf_store_replace_commit(struct inf_store *s, uint16_t type, const char *rv);
+void inf_store_replace_abort(struct inf_store *s, uint16_t type);
+bool inf_store_replacing(const struct inf_store *s, uint16_t type);
+
+/* Records rv as the type's last applied version (keeps the synced flag). */
+int inf_store_set_rv(struct inf_store *s, uint16_t type, const char *rv);
+bool inf_store_synced(const struct inf_store *s, uint16_t type);
+
+void inf_store_get_stats(const struct inf_store *s, struct inf_store_stats *ret);
+
+/* Encodes the payload (records.h) of a decoded object of record kind `kind` into *buf and *ret_len
+ * (malloc'd, reused: pass the previous buffer and its capacity). Exposed for tests. */
+int inf_store_encode_payload(enum shm_record_kind kind, const void *obj, uint8_t **buf, size_t *cap,
+			     size_t *ret_len);

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests of the store: arena writes before handlers, ADD/UPDATE/DELETE mapping, replays, replace
+ * with tombstones carrying the last known state, the resource table, payload layouts, and the
+ * test handler table with a real queue owner.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "informerd/handlers.h"
+#include "informerd/records.h"
+#include "informerd/store.h"
+
+struct seen_ev {
+	enum inf_event_kind kind;
+	char name[64], rv[32], old_rv[32], arena_rv[32];
+	bool tombstone, relist;
+};
+static struct seen_ev g_ev[64];
+static size_t g_n;
+
+static void rec(struct inf_handler_ctx *ctx, const struct inf_event *ev)
+{
+	struct seen_ev *e = &g_ev[g_n++];
+	struct shm_obj cur = SHM_OBJ_INIT;
+	const char *ns, *name;
+
+	memset(e, 0, sizeof(*e));
+	e->kind = ev->kind;
+	e->tombstone = ev->tombstone;
+	e->relist = ev->from_relist;
+	name = ev->meta ? ev->meta->name : ev->old->name;
+	ns = ev->meta ? (ev->meta->namespace ? ev->meta->namespace : "") : ev->old->ns;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	if (ev->meta)
+		snprintf(e->rv, sizeof(e->rv), "%s", ev->meta->resource_version);
+	if (ev->old)
+		snprintf(e->old_rv, sizeof(e->old_rv), "%s", ev->old->rv);
+	/* What a worker woken now would read. */
+	if (shm_reader_get(ctx->arena, ev->type, ns, name, &cur) == 0)
+		snprintf(e->arena_rv, sizeof(e->arena_rv), "%s", cur.rv);
+	else
+		snprintf(e->arena_rv, sizeof(e->arena_rv), "<none>");
+	shm_obj_release(&cur);
+}
+
+static const struct inf_handler_entry rec_entries[] = {
+	{ .group = "", .resource = "pods", .on_add = rec, .on_update = rec, .on_delete = rec },
+};
+static const struct inf_handler_table rec_table = {
+	.controller = "rec", .entries = rec_entries, .n_entries = 1,
+};
+
+static const struct inf_resource pods = { "", "v1", "pods", "Pod", SHM_RECORD_POD, true };
+static const struct inf_resource rss = { "apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET, true };
+static const struct inf_resource cms = { "", "v1", "configmaps", "ConfigMap", SHM_RECORD_META, true };
+
+struct fx {
+	int fd;
+	struct shm_arena *a;
+	struct inf_dispatch *d;
+	struct inf_store *s;
+	int pod_t;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct shm_create_opts o = { .max_size = 1ULL << 30 };
+
+	assert_int_equal(shm_arena_create(&o, &f->fd), 0);
+	assert_int_equal(shm_writer_open(f->fd, &f->a), 0);
+	assert_int_equal(inf_dispatch_new(&f->d), 0);
+	assert_int_equal(inf_dispatch_register(f->d, &rec_table, NULL, 0, f->a), 0);
+	assert_int_equal(inf_store_new(f->a, f->d, &f->s), 0);
+	f->pod_t = inf_store_add_resource(f->s, &pods);
+	assert_true(f->pod_t >= 0);
+	g_n = 0;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	inf_store_free(f->s);
+	inf_dispatch_free(f->d);
+	shm_arena_close(f->a);
+	close(f->fd);
+	free(f);
+	return 0;
+}
+
+static void *pod(const char *name, const char *uid, const char *rv, const char *extra)
+{
+	char buf[2048];
+	struct kube_pod *p = NULL;
+	int n = snprintf(buf, sizeof(buf),
+			 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns1\",\"uid\":\"%s\",\"resourceVersion\":\"%s\","
+			 "\"labels\":{\"app\":\"x\"},\"finalizers\":[\"orphan\",\"a/b\"],"
+			 "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\","
+			 "\"uid\":\"u-rs\",\"controller\":true}]},"
+			 "\"spec\":{\"nodeName\":\"node-1\"},\"status\":{\"phase\":\"Running\"%s}}",
+			 name, uid, rv, extra ? extra : "");
+	assert_int_equal(kube_decode_pod(buf, (size_t)n, 0, &p), 0);
+	return p;
+}
+
+static void apply(struct fx *f, enum kube_watch_type t, void *obj)
+{
+	assert_int_equal(inf_store_apply(f->s, (uint16_t)f->pod_t, t, obj), 0);
+	kube_object_free(obj);
+}
+
+static void radd(struct fx *f, void *obj)
+{
+	assert_int_equal(inf_store_replace_add(f->s, (uint16_t)f->pod_t, obj), 0);
+	kube_object_free(obj);
+}
+
+static void test_events_after_arena(void **state)
+{
+	struct fx *f = *state;
+	char rv[64];
+	struct inf_store_stats st;
+
+	assert_int_equal(inf_store_synced_rv(f->s, (uint16_t)f->pod_t, rv, sizeof(rv)), 0);
+	assert_false(inf_store_synced(f->s, (uint16_t)f->pod_t));
+	assert_int_equal(inf_store_replace_begin(f->s, (uint16_t)f->pod_t), 0);
+	radd(f, pod("a", "u-a", "5", NULL));
+	radd(f, pod("b", "u-b", "6", NULL));
+	assert_int_equal(inf_store_replace_commit(f->s, (uint16_t)f->pod_t, "10"), 0);
+	assert_true(inf_store_synced(f->s, (uint16_t)f->pod_t));
+	assert_int_equal(inf_store_synced_rv(f->s, (uint16_t)f->pod_t, rv, sizeof(rv)), 2);
+	assert_string_equal(rv, "10");
+	assert_int_equal(g_n, 2);
+	assert_int_equal(g_ev[0].kind, INF_EVENT_ADD);
+	assert_true(g_ev[0].relist);
+	assert_string_equal(g_ev[0].arena_rv, "5"); /* arena written before the handler ran */
+
+	apply(f, KUBE_WATCH_MODIFIED, pod("a", "u-a", "11", NULL));
+	assert_int_equal(g_n, 3);
+	assert_int_equal(g_ev[2].kind, INF_EVENT_UPDATE);
+	assert_string_equal(g_ev[2].rv, "11");
+	assert_string_equal(g_ev[2].old_rv, "5");
+	assert_string_equal(g_ev[2].arena_rv, "11");
+	assert_false(g_ev[2].relist);
+
+	/* A replayed event (warm restart) is not dispatched again. */
+	apply(f, KUBE_WATCH_MODIFIED, pod("a", "u-a", "11", NULL));
+	assert_int_equal(g_n, 3);
+	/* Delete of an unknown object: nothing. Of a known one: DELETE with the last state. */
+	apply(f, KUBE_WATCH_DELETED, pod("zz", "u-zz", "12", NULL));
+	assert_int_equal(g_n, 3);
+	apply(f, KUBE_WATCH_DELETED, pod("b", "u-b", "13", NULL));
+	assert_int_equal(g_n, 4);
+	assert_int_equal(g_ev[3].kind, INF_EVENT_DELETE);
+	assert_false(g_ev[3].tombstone);
+	assert_string_equal(g_ev[3].rv, "13");
+	assert_string_equal(g_ev[3].old_rv, "6");
+	assert_string_equal(g_ev[3].arena_rv, "<none>");
+	/* A recreated object (new uid) is an UPDATE whose old has the old uid. */
+	apply(f, KUBE_WATCH_ADDED, pod("a", "u-a2", "14", NULL));
+	assert_int_equal(g_ev[4].kind, INF_EVENT_UPDATE);
+	assert_string_equal(g_ev[4].old_rv, "11");
+	assert_int_equal(inf_store_set_rv(f->s, (uint16_t)f->pod_t, "14"), 0);
+	assert_int_equal(inf_store_synced_rv(f->s, (uint16_t)f->pod_t, rv, sizeof(rv)), 2);
+	assert_string_equal(rv, "14");
+	inf_store_get_stats(f->s, &st);
+	assert_int_equal(st.upserts, 4);
+	assert_int_equal(st.deletes, 1);
+	assert_int_equal(st.skipped_same_rv, 1);
+	assert_int_equal(shm_writer_check(f->a), 0);
+}
+
+static void test_replace_tombstones(void **state)
+{
+	struct fx *f = *state;
+	struct shm_obj o = SHM_OBJ_INIT;
+	struct inf_store_stats st;
+
+	assert_int_equal(inf_store_replace_begin(f->s, (uint16_t)f->pod_t), 0);
+	radd(f, pod("a", "u-a", "5", NULL));
+	radd(f, pod("b", "u-b", "6", NULL));
+	radd(f, pod("c", "u-c", "7", NULL));
+	assert_int_equal(inf_store_replace_commit(f->s, (uint16_t)f->pod_t, "10"), 0);
+	apply(f, KUBE_WATCH_MODIFIED, pod("b", "u-b", "12", NULL));
+	g_n = 0;
+	/* Relist: a unchanged, b gone, c gone, d new. */
+	assert_int_equal(inf_store_replace_begin(f->s, (uint16_t)f->pod_t), 0);
+	radd(f, pod("a", "u-a", "5", NULL));
+	radd(f, pod("d", "u-d", "20", NULL));
+	assert_true(inf_store_replacing(f->s, (uint16_t)f->pod_t));
+	assert_int_equal(inf_store_replace_commit(f->s, (uint16_t)f->pod_t, "30"), 0);
+	assert_false(inf_store_replacing(f->s, (uint16_t)f->pod_t));
+	assert_int_equal(g_n, 4);
+	assert_int_equal(g_ev[0].kind, INF_EVENT_UPDATE); /* re-delivered, same version */
+	assert_string_equal(g_ev[0].old_rv, "5");
+	assert_int_equal(g_ev[1].kind, INF_EVENT_ADD);
+	for (size_t i = 2; i < 4; i++) {
+		assert_int_equal(g_ev[i].kind, INF_EVENT_DELETE);
+		assert_true(g_ev[i].tombstone);
+		assert_string_equal(g_ev[i].arena_rv, "<none>");
+		if (strcmp(g_ev[i].name, "b") == 0)
+			assert_string_equal(g_ev[i].old_rv, "12"); /* last known state */
+		else
+			assert_string_equal(g_ev[i].name, "c");
+	}
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "b", &o), -ENOENT);
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "d", &o), 0);
+	shm_obj_release(&o);
+	inf_store_get_stats(f->s, &st);
+	assert_int_equal(st.tombstones, 2);
+	/* An aborted replace deletes nothing. */
+	assert_int_equal(inf_store_replace_begin(f->s, (uint16_t)f->pod_t), 0);
+	inf_store_replace_abort(f->s, (uint16_t)f->pod_t);
+	assert_int_equal(inf_store_replace_commit(f->s, (uint16_t)f->pod_t, "40"), -EINVAL);
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "a", &o), 0);
+	shm_obj_release(&o);
+	assert_int_equal(inf_store_replace_add(f->s, (uint16_t)f->pod_t, &o), -EINVAL); /* not replacing */
+	assert_int_equal(shm_writer_check(f->a), 0);
+}
+
+static void test_pod_payload(void **state)
+{
+	struct fx *f = *state;
+	struct shm_obj o = SHM_OBJ_INIT;
+	struct inf_rec_view v = { 0 };
+	struct inf_rec_pod p;
+	const char *s = NULL;
+	size_t l;
+
+	apply(f, KUBE_WATCH_ADDED,
+	      pod("a", "u-a", "5",
+		  ",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}],"
+		  "\"containerStatuses\":[{\"name\":\"c\",\"restartCount\":3}]"));
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "a", &o), 0);
+	assert_int_equal(o.kind, SHM_RECORD_POD);
+	assert_string_equal(shm_obj_label(&o, "app"), "x");
+	assert_non_null(shm_obj_controller(&o));
+	assert_string_equal(shm_obj_controller(&o)->uid, "u-rs");
+	assert_int_equal(inf_rec_parse(o.payload, o.payload_len, &v), 0);
+	assert_int_equal(v.hdr.kind, SHM_RECORD_POD);
+	assert_int_equal(v.hdr.n_finalizers, 2);
+	assert_true(v.hdr.flags & INF_REC_FIN_ORPHAN);
+	assert_false(v.hdr.flags & INF_REC_FIN_FOREGROUND);
+	assert_int_equal(inf_rec_pod_get(&v, &p), 0);
+	assert_int_equal(p.phase, KUBE_POD_RUNNING);
+	assert_int_equal(p.ready, 1);
+	assert_int_equal(p.max_restarts, 3);
+	assert_true(p.ready_transition_time > 0);
+	assert_int_equal(inf_rec_blob(&v, 0, &s, &l), 0);
+	assert_string_equal(s, "node-1");
+	assert_int_equal(inf_rec_blob(&v, inf_rec_first_finalizer(&v) + 1, &s, &l), 0);
+	assert_string_equal(s, "a/b");
+	assert_int_equal(inf_rec_blob(&v, v.hdr.n_blobs, &s, &l), -ENOENT);
+	/* Truncations are detected. */
+	assert_int_equal(inf_rec_parse(o.payload, 10, &v), -EBADMSG);
+	assert_int_equal(inf_rec_parse(o.payload, o.payload_len - 3, &v), 0);
+	assert_int_equal(inf_rec_blob(&v, inf_rec_first_finalizer(&v) + 1, &s, &l), -EBADMSG);
+	shm_obj_release(&o);
+}
+
+static void test_rs_and_meta_payload(void **state)
+{
+	struct fx *f = *state;
+	static const char rs_json[] =
+		"{\"metadata\":{\"name\":\"rs\",\"namespace\":\"ns1\",\"uid\":\"u-rs\",\"resourceVersion\":\"3\",\"generation\":4},"
+		"\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"x\"}},"
+		"\"template\":{\"metadata\":{\"labels\":{\"app\":\"x\"}},\"spec\":{}}},"
+		"\"status\":{\"replicas\":2,\"observedGeneration\":3,\"conditions\":[{\"type\":\"ReplicaFailure\","
+		"\"status\":\"True\",\"reason\":\"FailedCreate\",\"message\":\"m\"}]}}";
+	static const char cm_json[] =
+		"{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"PartialObjectMetadata\",\"metadata\":{\"name\":\"cm\","
+		"\"namespace\":\"ns1\",\"uid\":\"u-cm\",\"resourceVersion\":\"9\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+		"\"finalizers\":[\"foregroundDeletion\"]}}";
+	struct kube_replicaset *r = NULL;
+	struct kube_partial *cm = NULL;
+	struct shm_obj o = SHM_OBJ_INIT;
+	struct inf_rec_view v = { 0 };
+	struct inf_rec_rs rs;
+	const char *s = NULL;
+	size_t l;
+	int rt = inf_store_add_resource(f->s, &rss), ct = inf_store_add_resource(f->s, &cms);
+
+	assert_true(rt >= 0 && ct >= 0 && rt != ct);
+	assert_int_equal(inf_store_kube_kind(f->s, (uint16_t)rt), KUBE_KIND_REPLICASET);
+	assert_int_equal(inf_store_kube_kind(f->s, (uint16_t)ct), KUBE_KIND_PARTIAL);
+	assert_int_equal(inf_store_kube_kind(f->s, (uint16_t)f->pod_t), KUBE_KIND_POD);
+	assert_int_equal(kube_decode_replicaset(rs_json, sizeof(rs_json) - 1, 0, &r), 0);
+	assert_int_equal(inf_store_apply(f->s, (uint16_t)rt, KUBE_WATCH_ADDED, r), 0);
+	kube_object_free(r);
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)rt, "ns1", "rs", &o), 0);
+	assert_int_equal(inf_rec_parse(o.payload, o.payload_len, &v), 0);
+	assert_int_equal(v.hdr.generation, 4);
+	assert_int_equal(inf_rec_rs_get(&v, &rs), 0);
+	assert_int_equal(rs.spec_replicas, 3);
+	assert_int_equal(rs.replicas, 2);
+	assert_int_equal(rs.observed_generation, 3);
+	assert_int_equal(rs.sel_state, INF_REC_SEL_VALID);
+	assert_int_equal(rs.n_conditions, 1);
+	assert_int_equal(inf_rec_blob(&v, 0, &s, &l), 0);
+	assert_string_equal(s, "app=x");
+	assert_int_equal(inf_rec_blob(&v, 1, &s, &l), 0);
+	assert_non_null(strstr(s, "\"labels\""));
+	assert_int_equal(inf_rec_blob(&v, 4, &s, &l), 0);
+	assert_string_equal(s, "FailedCreate");
+	assert_int_equal(v.hdr.n_blobs, 2 + 5);
+	assert_int_equal(g_n, 0); /* the test table only handles pods */
+
+	assert_int_equal(kube_decode_partial(cm_json, sizeof(cm_json) - 1, 0, &cm), 0);
+	assert_int_equal(inf_store_apply(f->s, (uint16_t)ct, KUBE_WATCH_ADDED, cm), 0);
+	kube_object_free(cm);
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)ct, "ns1", "cm", &o), 0);
+	assert_int_equal(o.kind, SHM_RECORD_META);
+	assert_int_equal(inf_rec_parse(o.payload, o.payload_len, &v), 0);
+	assert_true(v.hdr.deletion_ts > 0);
+	assert_true(v.hdr.flags & INF_REC_FIN_FOREGROUND);
+	assert_int_equal(v.hdr.n_blobs, 1);
+	assert_int_equal(v.hdr.fixed_len, 0);
+	shm_obj_release(&o);
+	assert_int_equal(inf_store_apply(f->s, 999, KUBE_WATCH_ADDED, cm_json), -EINVAL);
+}
+
+/* The test table with a real queue owner: keys per event, resync re-adds the arena. */
+static void test_test_table_with_queue(void **state)
+{
+	struct fx *f = *state;
+	struct ipc_loop *loop = NULL;
+	struct ipc_queue_owner *q = NULL;
+	struct inf_dispatch *d = NULL;
+	struct inf_store *s = NULL;
+	int qfd = ipc_queue_memfd_create("informer-test");
+	int t;
+
+	assert_true(qfd >= 0);
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(ipc_queue_owner_new(&q, loop, qfd, NULL), 0);
+	assert_int_equal(inf_dispatch_new(&d), 0);
+	assert_int_equal(inf_dispatch_register(d, &inf_test_handler_table, NULL, 0, f->a), -EINVAL);
+	assert_int_equal(inf_dispatch_register(d, &inf_test_handler_table, &q, 1, f->a), 0);
+	assert_int_equal(inf_store_new(f->a, d, &s), 0);
+	t = inf_store_add_resource(s, &pods);
+	assert_int_equal(t, f->pod_t);
+	void *p = pod("a", "u-a", "5", NULL);
+	assert_int_equal(inf_store_apply(s, (uint16_t)t, KUBE_WATCH_ADDED, p), 0);
+	assert_int_equal(inf_store_apply(s, (uint16_t)t, KUBE_WATCH_ADDED, p), 0); /* replay: no dispatch */
+	kube_object_free(p);
+	p = pod("b", "u-b", "6", NULL);
+	assert_int_equal(inf_store_apply(s, (uint16_t)t, KUBE_WATCH_ADDED, p), 0);
+	kube_object_free(p);
+	assert_int_equal(ipc_queue_owner_len(q), 2);
+	assert_int_equal(inf_dispatch_calls(d), 2);
+	inf_dispatch_resync(d, 0, 0, true); /* dedup: still two keys */
+	assert_int_equal(ipc_queue_owner_len(q), 2);
+	inf_store_free(s);
+	inf_dispatch_free(d);
+	ipc_queue_owner_free(q);
+	ipc_loop_free(loop);
+	close(qfd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_events_after_arena, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_tombstones, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pod_payload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rs_and_meta_payload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_test_table_with_queue, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
