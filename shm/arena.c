@@ -823,7 +823,7 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec) {
 	if (!rec || !rec->name || !rec->uid || !rec->rv || !*rec->name || !*rec->uid ||
 	    !registered(a, rec->type) || (rec->payload_len && !rec->payload) ||
 	    (rec->n_labels && !rec->labels) || (rec->n_owners && !rec->owners) || rec->payload_len > (1u << 30) ||
-	    (unsigned)rec->kind > 255)
+	    (uint32_t)rec->kind != a->hdr->types[rec->type].record_kind)
 		return -EINVAL;
 	const char *ns = rec->ns ? rec->ns : "";
 	size_t nsl = strlen(ns), nl = strlen(rec->name), ul = strlen(rec->uid), rvl = strlen(rec->rv);

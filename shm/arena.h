@@ -101,7 +101,7 @@ struct shm_owner_ref {
 /* What the writer stores. Strings are NUL-terminated; labels in any order (keys unique). */
 struct shm_record_in {
 	uint16_t type;                  /* from shm_writer_register_type */
-	enum shm_record_kind kind;      /* how the payload is encoded (the integration decides) */
+	enum shm_record_kind kind;      /* must be the type's record_kind (how the payload reads) */
 	const char *ns;                 /* "" or NULL for cluster-scoped objects */
 	const char *name;
 	const char *uid;
@@ -188,8 +188,9 @@ int shm_writer_open(int fd, struct shm_arena **ret);
 int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *desc);
 /* Create or replace the object (type, ns, name). A different uid means the object was
  * recreated: the uid index follows. Returns 1 created, 0 updated. -EINVAL bad input (missing
- * name/uid/rv, unknown type, strings over 65535 bytes, uid or rv over 255, duplicate label
- * keys, over 255 owner refs), -ENOMEM arena full (max_size reached) or malloc failed,
+ * name/uid/rv, unknown type, kind not the type's record kind, strings over 65535 bytes, uid
+ * or rv over 255, duplicate label keys, over 255 owner refs, a tri-state outside -1..1),
+ * -ENOMEM arena full (max_size reached) or malloc failed,
  * -ENOSPC no handle left. After an error the arena is consistent; if the failure came after the
  * new version was published (an index could not grow), the object is removed entirely, as if
  * deleted: the caller re-lists it later. */

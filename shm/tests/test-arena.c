@@ -309,6 +309,8 @@ static void test_upsert_invalid(void **state) {
 	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
 	r = ok, r.payload_len = 3;
 	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
+	r = ok, r.kind = SHM_RECORD_POD; /* configmaps were registered as metadata-only */
+	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
 	char big[300];
 	memset(big, '1', 299);
 	big[299] = 0;

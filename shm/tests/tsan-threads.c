@@ -49,7 +49,7 @@ int main(void) {
 		snprintf(rv, sizeof(rv), "%u", i); snprintf(owner, sizeof(owner), "owner-%u", i % 3);
 		struct shm_owner_ref own = {"v1", "RS", "rs", owner, (int8_t)(i % 2), 1};
 		struct shm_label l = {"a", rv};
-		struct shm_record_in rec = {.type = (uint16_t)T, .ns = "ns", .name = name, .uid = uid, .rv = rv,
+		struct shm_record_in rec = {.type = (uint16_t)T, .kind = SHM_RECORD_POD, .ns = "ns", .name = name, .uid = uid, .rv = rv,
 			.labels = &l, .n_labels = 1, .owners = &own, .n_owners = 1, .payload = payload, .payload_len = (i * 7) % 3000};
 		if (i % 17 == 0) shm_writer_delete(W, (uint16_t)T, "ns", name); else shm_writer_upsert(W, &rec);
 	}
