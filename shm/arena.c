@@ -32,19 +32,23 @@ int shm__test_crash_point;
 long shm__test_crash_count;
 long shm__test_fail_alloc_at;
 
-void shm__test_pause(void) {
+void shm__test_pause(void)
+{
 	struct timespec ts = {0, 20000};
 	nanosleep(&ts, NULL);
 }
 
-void shm__crash_point(int n) {
+void shm__crash_point(int n)
+{
 	(void)n;
 	if (--shm__test_crash_count <= 0)
 		raise(SIGKILL);
 }
 
-/* ---- hashing ---------------------------------------------------------------------------------- */
-static inline uint64_t fmix64(uint64_t k) {
+/* ---- hashing ----------------------------------------------------------------------------------
+ */
+static inline uint64_t fmix64(uint64_t k)
+{
 	k ^= k >> 33;
 	k *= UINT64_C(0xff51afd7ed558ccd);
 	k ^= k >> 33;
@@ -53,7 +57,8 @@ static inline uint64_t fmix64(uint64_t k) {
 	return k;
 }
 
-uint64_t shm_hash(uint64_t seed, const void *p, size_t n) {
+uint64_t shm_hash(uint64_t seed, const void *p, size_t n)
+{
 	const uint8_t *s = p;
 	uint64_t h = seed ^ (n * UINT64_C(0x9e3779b97f4a7c15));
 	while (n >= 8) {
@@ -70,12 +75,15 @@ uint64_t shm_hash(uint64_t seed, const void *p, size_t n) {
 	return fmix64(h);
 }
 
-uint64_t shm_key_name(uint64_t seed, const char *ns, size_t nsl, const char *name, size_t nl) {
+uint64_t shm_key_name(uint64_t seed, const char *ns, size_t nsl, const char *name, size_t nl)
+{
 	return shm_hash(shm_hash(seed ^ 4, ns, nsl), name, nl);
 }
 
-/* ---- word copies ------------------------------------------------------------------------------ */
-void shm_copy_in(void *dst, const void *src, size_t len) {
+/* ---- word copies ------------------------------------------------------------------------------
+ */
+void shm_copy_in(void *dst, const void *src, size_t len)
+{
 	_Atomic uint64_t *d = dst;
 	const uint8_t *s = src;
 	for (size_t i = 0; i < len / 8; i++) {
@@ -85,7 +93,8 @@ void shm_copy_in(void *dst, const void *src, size_t len) {
 	}
 }
 
-void shm_copy_out(void *dst, const void *src, size_t len) {
+void shm_copy_out(void *dst, const void *src, size_t len)
+{
 	_Atomic uint64_t *s = (_Atomic uint64_t *)src;
 	uint8_t *d = dst;
 	for (size_t i = 0; i < len / 8; i++) {
@@ -94,8 +103,10 @@ void shm_copy_out(void *dst, const void *src, size_t len) {
 	}
 }
 
-/* ---- uids --------------------------------------------------------------------------------------- */
-static int hexval(char c) {
+/* ---- uids ---------------------------------------------------------------------------------------
+ */
+static int hexval(char c)
+{
 	if (c >= '0' && c <= '9')
 		return c - '0';
 	if (c >= 'a' && c <= 'f')
@@ -103,7 +114,8 @@ static int hexval(char c) {
 	return -1;
 }
 
-bool shm_uid_pack(const char *uid, size_t len, uint8_t out[16]) {
+bool shm_uid_pack(const char *uid, size_t len, uint8_t out[16])
+{
 	if (len != 36)
 		return false;
 	size_t j = 0;
@@ -123,7 +135,8 @@ bool shm_uid_pack(const char *uid, size_t len, uint8_t out[16]) {
 	return true;
 }
 
-void shm_uid_unpack(const uint8_t in[16], char out[37]) {
+void shm_uid_unpack(const uint8_t in[16], char out[37])
+{
 	static const char hx[] = "0123456789abcdef";
 	size_t j = 0;
 	for (size_t i = 0; i < 16; i++) {
@@ -136,7 +149,8 @@ void shm_uid_unpack(const uint8_t in[16], char out[37]) {
 }
 
 /* ---- classes and regions -------------------------------------------------------------------- */
-static unsigned class_for(uint64_t total) {
+static unsigned class_for(uint64_t total)
+{
 	if (total <= 256)
 		return (unsigned)((total + 15) / 16 - 1);
 	unsigned c = 16;
@@ -147,37 +161,44 @@ static unsigned class_for(uint64_t total) {
 	return c; /* SHM_ABI_NCLASSES if too big */
 }
 
-static uint64_t region_size(unsigned c) {
+static uint64_t region_size(unsigned c)
+{
 	uint64_t cs = shm_abi_class_size(c);
 	if (cs <= SHM_ABI_REGION_SIZE)
 		return SHM_ABI_REGION_SIZE;
 	return (cs + SHM_ABI_REGION_SIZE - 1) & ~(SHM_ABI_REGION_SIZE - 1);
 }
 
-static size_t quarantine_len(unsigned c) {
+static size_t quarantine_len(unsigned c)
+{
 	if (shm__test_flags & SHM_TEST_NO_QUARANTINE)
 		return 0;
 	uint64_t q = SHM_ABI_REGION_SIZE / shm_abi_class_size(c);
 	return q < 4 ? 4 : (size_t)q;
 }
 
-uint64_t shm_block_class_size(struct shm_arena *a, uint64_t off, uint64_t size) {
+uint64_t shm_block_class_size(struct shm_arena *a, uint64_t off, uint64_t size)
+{
 	if (off < a->hdr->data_off || off >= size)
 		return 0;
 	/* relaxed: the entry was written before the ref that led here was published (release),
 	 * and the caller loaded that ref with acquire. */
-	uint32_t e = atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT], memory_order_relaxed);
+	uint32_t e =
+	        atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT], memory_order_relaxed);
 	if (e == 0 || SHM_ABI_RT_CLASS(e) >= SHM_ABI_NCLASSES)
 		return 0;
-	uint64_t start = ((off >> SHM_ABI_REGION_SHIFT) - SHM_ABI_RT_BACK(e)) << SHM_ABI_REGION_SHIFT;
+	uint64_t start = ((off >> SHM_ABI_REGION_SHIFT) - SHM_ABI_RT_BACK(e))
+	                 << SHM_ABI_REGION_SHIFT;
 	uint64_t cs = shm_abi_class_size(SHM_ABI_RT_CLASS(e));
 	if ((off - start) % cs != 0 || off + cs > size)
 		return 0;
 	return cs;
 }
 
-/* ---- fifo --------------------------------------------------------------------------------------- */
-static int fifo_push(struct w_fifo *f, uint32_t v) {
+/* ---- fifo ---------------------------------------------------------------------------------------
+ */
+static int fifo_push(struct w_fifo *f, uint32_t v)
+{
 	if (f->len == f->cap) {
 		size_t ncap = f->cap ? f->cap * 2 : 64;
 		uint32_t *nv = malloc(ncap * sizeof(*nv));
@@ -195,7 +216,8 @@ static int fifo_push(struct w_fifo *f, uint32_t v) {
 	return 0;
 }
 
-static uint32_t fifo_pop(struct w_fifo *f) {
+static uint32_t fifo_pop(struct w_fifo *f)
+{
 	if (shm__test_flags & SHM_TEST_NO_QUARANTINE) {
 		/* test stress: newest first, so the block a reader just found is reused at once */
 		f->len--;
@@ -207,17 +229,21 @@ static uint32_t fifo_pop(struct w_fifo *f) {
 	return v;
 }
 
-/* ---- allocator ---------------------------------------------------------------------------------- */
-static void stats_publish(struct shm_arena *a) {
+/* ---- allocator ----------------------------------------------------------------------------------
+ */
+static void stats_publish(struct shm_arena *a)
+{
 	struct w_state *w = a->w;
 	uint64_t fb = w->bump_free;
 	/* relaxed: statistics only, no reader acts on them. */
 	atomic_store_explicit(&a->hdr->stat_live_bytes, w->live_bytes, memory_order_relaxed);
-	atomic_store_explicit(&a->hdr->stat_quarantine_bytes, w->quarantine_bytes, memory_order_relaxed);
+	atomic_store_explicit(&a->hdr->stat_quarantine_bytes, w->quarantine_bytes,
+	                      memory_order_relaxed);
 	atomic_store_explicit(&a->hdr->stat_free_bytes, fb, memory_order_relaxed);
 }
 
-static int grow_to(struct shm_arena *a, uint64_t end) {
+static int grow_to(struct shm_arena *a, uint64_t end)
+{
 	struct shm_abi_header *h = a->hdr;
 	uint64_t size = atomic_load_explicit(&h->size, memory_order_relaxed);
 	if (end <= size)
@@ -234,7 +260,8 @@ static int grow_to(struct shm_arena *a, uint64_t end) {
 	return 0;
 }
 
-static int carve(struct shm_arena *a, unsigned c) {
+static int carve(struct shm_arena *a, unsigned c)
+{
 	struct shm_abi_header *h = a->hdr;
 	uint64_t rsz = region_size(c), cs = shm_abi_class_size(c);
 	uint64_t off = atomic_load_explicit(&h->carved, memory_order_relaxed);
@@ -245,7 +272,8 @@ static int carve(struct shm_arena *a, unsigned c) {
 	for (uint64_t i = 0; i < n; i++)
 		/* relaxed: published by the release store of carved below, and to readers by the
 		 * release stores that publish refs into this region. */
-		atomic_store_explicit(&a->rt[u0 + i], (uint32_t)((c + 1) | (i << 8)), memory_order_relaxed);
+		atomic_store_explicit(&a->rt[u0 + i], (uint32_t)((c + 1) | (i << 8)),
+		                      memory_order_relaxed);
 	/* release: pairs with the acquire load of carved in recovery (region entries visible). */
 	atomic_store_explicit(&h->carved, off + rsz, memory_order_release);
 	struct w_class *k = &a->w->cls[c];
@@ -258,7 +286,8 @@ static int carve(struct shm_arena *a, unsigned c) {
 
 /* Allocate a block for body_len bytes and open it (gen odd). The body is the caller's to fill,
  * then w_close publishes nothing yet: it only makes the block stable. */
-int w_alloc(struct shm_arena *a, size_t body_len, unsigned kind, uint64_t *ret_off) {
+int w_alloc(struct shm_arena *a, size_t body_len, unsigned kind, uint64_t *ret_off)
+{
 	struct w_state *w = a->w;
 	uint64_t total = SHM_ABI_BLK_HDR + (uint64_t)body_len;
 	unsigned c = class_for(total);
@@ -277,7 +306,8 @@ int w_alloc(struct shm_arena *a, size_t body_len, unsigned kind, uint64_t *ret_o
 			if (r < 0) {
 				if (k->freed.len == 0)
 					return r;
-				/* Out of arena: reuse early. Safe (readers validate), costs retries. */
+				/* Out of arena: reuse early. Safe (readers validate), costs
+				 * retries. */
 				off = (uint64_t)fifo_pop(&k->freed) << SHM_ABI_UNIT_SHIFT;
 				w->quarantine_bytes -= cs;
 				goto open;
@@ -291,7 +321,8 @@ open:;
 	struct shm_abi_block *b = shm_blk(a, off);
 	uint32_t g = SHM_ABI_WORD_GEN(atomic_load_explicit(&b->word, memory_order_relaxed));
 	g += (g & 1) ? 2 : 1; /* a killed writer may have left it odd: stay odd, move on */
-	atomic_store_explicit(&b->word, SHM_ABI_WORD(g, kind, cs - SHM_ABI_BLK_HDR - body_len), memory_order_relaxed);
+	atomic_store_explicit(&b->word, SHM_ABI_WORD(g, kind, cs - SHM_ABI_BLK_HDR - body_len),
+	                      memory_order_relaxed);
 	/* release fence: orders the odd gen before every body store below; pairs with the
 	 * acquire fence readers issue between their copy and their gen re-check (A2/A3). */
 	atomic_thread_fence(memory_order_release);
@@ -301,7 +332,8 @@ open:;
 }
 
 /* Make the block stable (gen even); returns the even gen for the ref. */
-uint64_t w_close(struct shm_arena *a, uint64_t off) {
+uint64_t w_close(struct shm_arena *a, uint64_t off)
+{
 	struct shm_abi_block *b = shm_blk(a, off);
 	uint64_t w = atomic_load_explicit(&b->word, memory_order_relaxed);
 	uint32_t g = SHM_ABI_WORD_GEN(w) + 1;
@@ -312,9 +344,11 @@ uint64_t w_close(struct shm_arena *a, uint64_t off) {
 }
 
 /* Retire a block to its class's quarantine. Its contents stay readable (gen even) until reuse. */
-void w_free(struct shm_arena *a, uint64_t off) {
+void w_free(struct shm_arena *a, uint64_t off)
+{
 	struct w_state *w = a->w;
-	unsigned c = SHM_ABI_RT_CLASS(atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT], memory_order_relaxed));
+	unsigned c = SHM_ABI_RT_CLASS(
+	        atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT], memory_order_relaxed));
 	uint64_t cs = shm_abi_class_size(c);
 	if (fifo_push(&w->cls[c].freed, (uint32_t)(off >> SHM_ABI_UNIT_SHIFT)) < 0)
 		return; /* leaked until the next recovery; never unsafe */
@@ -322,7 +356,8 @@ void w_free(struct shm_arena *a, uint64_t off) {
 	w->quarantine_bytes += cs;
 }
 
-void w_zero(struct shm_arena *a, uint64_t off, size_t from, size_t len) {
+void w_zero(struct shm_arena *a, uint64_t off, size_t from, size_t len)
+{
 	static const uint64_t zero[512];
 	uint8_t *p = (uint8_t *)shm_body(a, off) + from;
 	while (len > 0) {
@@ -333,8 +368,10 @@ void w_zero(struct shm_arena *a, uint64_t off, size_t from, size_t len) {
 	}
 }
 
-/* ---- handles -------------------------------------------------------------------------------------- */
-_Atomic uint64_t *shm_handle_slot(struct shm_arena *a, uint32_t h) {
+/* ---- handles
+ * -------------------------------------------------------------------------------------- */
+_Atomic uint64_t *shm_handle_slot(struct shm_arena *a, uint32_t h)
+{
 	uint32_t c = h >> SHM_ABI_HCHUNK_SHIFT;
 	if (c >= SHM_ABI_HDIR_SLOTS)
 		return NULL;
@@ -349,7 +386,8 @@ _Atomic uint64_t *shm_handle_slot(struct shm_arena *a, uint32_t h) {
 	return (_Atomic uint64_t *)shm_body(a, off) + (h & (SHM_ABI_HCHUNK_SLOTS - 1));
 }
 
-uint64_t shm_handle_load(struct shm_arena *a, uint32_t h) {
+uint64_t shm_handle_load(struct shm_arena *a, uint32_t h)
+{
 	if (h == 0 || h >= atomic_load_explicit(&a->hdr->handles_hw, memory_order_acquire))
 		return 0;
 	_Atomic uint64_t *s = shm_handle_slot(a, h);
@@ -357,7 +395,8 @@ uint64_t shm_handle_load(struct shm_arena *a, uint32_t h) {
 	return s ? atomic_load_explicit(s, memory_order_acquire) : 0;
 }
 
-static int handle_alloc(struct shm_arena *a, uint32_t *ret) {
+static int handle_alloc(struct shm_arena *a, uint32_t *ret)
+{
 	struct w_state *w = a->w;
 	size_t q = (shm__test_flags & SHM_TEST_NO_QUARANTINE) ? 0 : 1024;
 	if (w->free_handles.len > q) {
@@ -380,7 +419,8 @@ static int handle_alloc(struct shm_arena *a, uint32_t *ret) {
 		w_zero(a, off, 0, 8 * SHM_ABI_HCHUNK_SLOTS);
 		uint64_t g = w_close(a, off);
 		/* release: the zeroed chunk before its directory entry (pairs: shm_handle_slot). */
-		atomic_store_explicit(&a->hdr->handle_dir[c], shm_ref_make(off, g, 0), memory_order_release);
+		atomic_store_explicit(&a->hdr->handle_dir[c], shm_ref_make(off, g, 0),
+		                      memory_order_release);
 	}
 	/* release: pairs with the acquire load in shm_handle_load. */
 	atomic_store_explicit(&a->hdr->handles_hw, hw + 1, memory_order_release);
@@ -389,16 +429,19 @@ static int handle_alloc(struct shm_arena *a, uint32_t *ret) {
 }
 
 /* ---- atoms (interned strings, label sets, owner sets) --------------------------------------- */
-static uint64_t atom_hash(struct shm_arena *a, unsigned kind, const void *p, size_t n) {
+static uint64_t atom_hash(struct shm_arena *a, unsigned kind, const void *p, size_t n)
+{
 	return shm_hash(a->seed ^ (UINT64_C(0x100) * kind), p, n);
 }
 
-static bool atom_equal(struct shm_arena *a, uint64_t ref, unsigned kind, const void *p, size_t n) {
+static bool atom_equal(struct shm_arena *a, uint64_t ref, unsigned kind, const void *p, size_t n)
+{
 	const struct shm_abi_atom *at = shm_body(a, shm_ref_off(ref));
 	return at->kind == kind && at->len == n && memcmp(at + 1, p, n) == 0;
 }
 
-static int atoms_insert_raw(struct w_state *w, uint64_t hash, uint64_t ref, uint32_t refs) {
+static int atoms_insert_raw(struct w_state *w, uint64_t hash, uint64_t ref, uint32_t refs)
+{
 	if ((w->atoms_len + 1) * 2 > w->atoms_cap) {
 		size_t ncap = w->atoms_cap ? w->atoms_cap * 2 : 1024;
 		struct w_atom *nv = calloc(ncap, sizeof(*nv));
@@ -424,7 +467,8 @@ static int atoms_insert_raw(struct w_state *w, uint64_t hash, uint64_t ref, uint
 	return 0;
 }
 
-static struct w_atom *atoms_find_ref(struct w_state *w, uint64_t hash, uint64_t ref) {
+static struct w_atom *atoms_find_ref(struct w_state *w, uint64_t hash, uint64_t ref)
+{
 	if (!w->atoms_cap)
 		return NULL;
 	for (size_t j = hash & (w->atoms_cap - 1);; j = (j + 1) & (w->atoms_cap - 1)) {
@@ -435,7 +479,8 @@ static struct w_atom *atoms_find_ref(struct w_state *w, uint64_t hash, uint64_t 
 	}
 }
 
-static void atoms_remove(struct w_state *w, struct w_atom *e) {
+static void atoms_remove(struct w_state *w, struct w_atom *e)
+{
 	size_t mask = w->atoms_cap - 1, i = (size_t)(e - w->atoms);
 	w->atoms[i].ref = 0;
 	w->atoms_len--;
@@ -451,12 +496,15 @@ static void atoms_remove(struct w_state *w, struct w_atom *e) {
 }
 
 /* Take a reference on the atom (kind, bytes), creating it if needed. */
-static int atom_get(struct shm_arena *a, unsigned kind, const void *p, size_t n, uint64_t *ret) {
+static int atom_get(struct shm_arena *a, unsigned kind, const void *p, size_t n, uint64_t *ret)
+{
 	struct w_state *w = a->w;
 	uint64_t hash = atom_hash(a, kind, p, n);
 	if (w->atoms_cap)
-		for (size_t j = hash & (w->atoms_cap - 1); w->atoms[j].ref; j = (j + 1) & (w->atoms_cap - 1))
-			if (w->atoms[j].hash == hash && atom_equal(a, w->atoms[j].ref, kind, p, n)) {
+		for (size_t j = hash & (w->atoms_cap - 1); w->atoms[j].ref;
+		     j = (j + 1) & (w->atoms_cap - 1))
+			if (w->atoms[j].hash == hash &&
+			    atom_equal(a, w->atoms[j].ref, kind, p, n)) {
 				w->atoms[j].refs++;
 				*ret = w->atoms[j].ref;
 				return 0;
@@ -491,7 +539,8 @@ static int atom_get(struct shm_arena *a, unsigned kind, const void *p, size_t n,
 	return 0;
 }
 
-static void atom_put(struct shm_arena *a, uint64_t ref) {
+static void atom_put(struct shm_arena *a, uint64_t ref)
+{
 	if (!ref)
 		return;
 	const struct shm_abi_atom *at = shm_body(a, shm_ref_off(ref));
@@ -504,7 +553,8 @@ static void atom_put(struct shm_arena *a, uint64_t ref) {
 	}
 }
 
-/* ---- writer-side record views ----------------------------------------------------------------- */
+/* ---- writer-side record views -----------------------------------------------------------------
+ */
 struct w_owner {
 	const char *uid;
 	size_t uid_len;
@@ -524,7 +574,8 @@ struct w_view {
 };
 
 /* Parse an owners atom body: calls fn for each reference. Returns count, or -EBADMSG. */
-static int owners_walk(const uint8_t *p, size_t n, struct w_owner *out, size_t max) {
+static int owners_walk(const uint8_t *p, size_t n, struct w_owner *out, size_t max)
+{
 	size_t i = 0, k = 0;
 	while (i < n) {
 		struct shm_abi_owner o;
@@ -537,7 +588,7 @@ static int owners_walk(const uint8_t *p, size_t n, struct w_owner *out, size_t m
 			return -EBADMSG;
 		if (k < max)
 			out[k] = (struct w_owner){(const char *)p + i, o.uid_len,
-						  (o.flags & SHM_ABI_OWNER_CONTROLLER) != 0};
+			                          (o.flags & SHM_ABI_OWNER_CONTROLLER) != 0};
 		k++;
 		i += need;
 	}
@@ -546,7 +597,9 @@ static int owners_walk(const uint8_t *p, size_t n, struct w_owner *out, size_t m
 
 /* A ref is acceptable if it lands on a stable block of the given kind, wholly below limit;
  * *ret_len gets its body length. Used by the writer (own memory, no race) and recovery. */
-static bool blk_ok(struct shm_arena *a, uint64_t ref, unsigned kind, uint64_t limit, uint32_t *ret_len) {
+static bool blk_ok(struct shm_arena *a, uint64_t ref, unsigned kind, uint64_t limit,
+                   uint32_t *ret_len)
+{
 	uint64_t off = shm_ref_off(ref);
 	uint64_t cs = ref ? shm_block_class_size(a, off, limit) : 0;
 	if (!cs)
@@ -561,16 +614,19 @@ static bool blk_ok(struct shm_arena *a, uint64_t ref, unsigned kind, uint64_t li
 	return true;
 }
 
-static int view_record(struct shm_arena *a, uint64_t ref, struct w_view *v) {
+static int view_record(struct shm_arena *a, uint64_t ref, struct w_view *v)
+{
 	uint64_t off = shm_ref_off(ref);
 	uint32_t len;
-	if (!blk_ok(a, ref, SHM_ABI_BLK_RECORD, atomic_load_explicit(&a->hdr->size, memory_order_relaxed), &len))
+	if (!blk_ok(a, ref, SHM_ABI_BLK_RECORD,
+	            atomic_load_explicit(&a->hdr->size, memory_order_relaxed), &len))
 		return -EBADMSG;
 	const uint8_t *p = shm_body(a, off);
 	if (len < sizeof(v->r))
 		return -EBADMSG;
 	memcpy(&v->r, p, sizeof(v->r));
-	size_t need = sizeof(v->r) + (size_t)v->r.uid_len + v->r.name_len + v->r.rv_len + v->r.payload_len;
+	size_t need = sizeof(v->r) + (size_t)v->r.uid_len + v->r.name_len + v->r.rv_len +
+	              v->r.payload_len;
 	if (need > len)
 		return -EBADMSG;
 	v->uid = p + sizeof(v->r);
@@ -588,7 +644,8 @@ static int view_record(struct shm_arena *a, uint64_t ref, struct w_view *v) {
 		v->uid_len = v->r.uid_len;
 	}
 	/* atoms */
-	const uint64_t refs[3] = {shm_abi_rec_atom(&v->r, 0), shm_abi_rec_atom(&v->r, 1), shm_abi_rec_atom(&v->r, 2)};
+	const uint64_t refs[3] = {shm_abi_rec_atom(&v->r, 0), shm_abi_rec_atom(&v->r, 1),
+	                          shm_abi_rec_atom(&v->r, 2)};
 	const unsigned kinds[3] = {SHM_ABI_ATOM_STRING, SHM_ABI_ATOM_LABELS, SHM_ABI_ATOM_OWNERS};
 	uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_relaxed);
 	v->owners = NULL;
@@ -626,13 +683,15 @@ struct roots {
 	_Atomic uint64_t *name, *ns, *orphan, *uid, *owner;
 };
 
-static void roots_of(struct shm_arena *a, unsigned type, struct roots *r) {
+static void roots_of(struct shm_arena *a, unsigned type, struct roots *r)
+{
 	struct shm_abi_type *t = &a->hdr->types[type];
 	*r = (struct roots){&t->name_index, &t->ns_index, &t->orphan_index, &a->hdr->uid_index,
-			    &a->hdr->owner_index};
+	                    &a->hdr->owner_index};
 }
 
-static bool has_controller(const struct w_view *v) {
+static bool has_controller(const struct w_view *v)
+{
 	struct w_owner ow[256];
 	int n = owners_walk(v->owners, v->owners_len, ow, 256);
 	for (int i = 0; i < n && i < 256; i++)
@@ -641,12 +700,15 @@ static bool has_controller(const struct w_view *v) {
 	return false;
 }
 
-static int index_add(struct shm_arena *a, const struct roots *rt, const struct w_view *v, uint32_t h,
-		     bool name, bool uid, bool owners, bool orphan) {
+static int index_add(struct shm_arena *a, const struct roots *rt, const struct w_view *v,
+                     uint32_t h, bool name, bool uid, bool owners, bool orphan)
+{
 	int r = 0;
 	if (name)
 		r = shm_tab_insert(a, rt->name,
-				   shm_key_name(a->seed, v->ns, v->ns_len, (const char *)v->name, v->r.name_len), h);
+		                   shm_key_name(a->seed, v->ns, v->ns_len, (const char *)v->name,
+		                                v->r.name_len),
+		                   h);
 	if (r >= 0 && uid)
 		r = shm_tab_insert(a, rt->uid, shm_key_uid(a->seed, v->uid_str, v->uid_len), h);
 	if (r >= 0 && name)
@@ -657,16 +719,20 @@ static int index_add(struct shm_arena *a, const struct roots *rt, const struct w
 		struct w_owner ow[256];
 		int n = owners_walk(v->owners, v->owners_len, ow, 256);
 		for (int i = 0; r >= 0 && i < n && i < 256; i++)
-			r = shm_mset_add(a, rt->owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h);
+			r = shm_mset_add(a, rt->owner,
+			                 shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h);
 	}
 	return r < 0 ? r : 0;
 }
 
-static void index_del(struct shm_arena *a, const struct roots *rt, const struct w_view *v, uint32_t h,
-		      bool name, bool uid, bool owners, bool orphan) {
+static void index_del(struct shm_arena *a, const struct roots *rt, const struct w_view *v,
+                      uint32_t h, bool name, bool uid, bool owners, bool orphan)
+{
 	if (name) {
 		shm_tab_remove(a, rt->name,
-			       shm_key_name(a->seed, v->ns, v->ns_len, (const char *)v->name, v->r.name_len), h);
+		               shm_key_name(a->seed, v->ns, v->ns_len, (const char *)v->name,
+		                            v->r.name_len),
+		               h);
 		shm_mset_del(a, rt->ns, shm_key_ns(a->seed, v->ns, v->ns_len), h);
 	}
 	if (uid)
@@ -677,13 +743,15 @@ static void index_del(struct shm_arena *a, const struct roots *rt, const struct 
 		struct w_owner ow[256];
 		int n = owners_walk(v->owners, v->owners_len, ow, 256);
 		for (int i = 0; i < n && i < 256; i++)
-			shm_mset_del(a, rt->owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h);
+			shm_mset_del(a, rt->owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len),
+			             h);
 	}
 }
 
 /* Writer lookup of (type, ns, name): the handle, or 0. */
-static uint32_t w_find(struct shm_arena *a, unsigned type, const char *ns, size_t nsl, const char *name,
-		       size_t nl) {
+static uint32_t w_find(struct shm_arena *a, unsigned type, const char *ns, size_t nsl,
+                       const char *name, size_t nl)
+{
 	uint64_t key = shm_key_name(a->seed, ns, nsl, name, nl);
 	uint32_t cand[64];
 	int n = shm_tab_candidates(a, &a->hdr->types[type].name_index, key, cand, 64);
@@ -692,31 +760,35 @@ static uint32_t w_find(struct shm_arena *a, unsigned type, const char *ns, size_
 		struct w_view v;
 		if (!ref || view_record(a, ref, &v) < 0)
 			continue;
-		if (v.r.type == type && v.ns_len == nsl && v.r.name_len == nl && memcmp(v.ns, ns, nsl) == 0 &&
-		    memcmp(v.name, name, nl) == 0)
+		if (v.r.type == type && v.ns_len == nsl && v.r.name_len == nl &&
+		    memcmp(v.ns, ns, nsl) == 0 && memcmp(v.name, name, nl) == 0)
 			return cand[i];
 	}
 	return 0;
 }
 
-static bool registered(struct shm_arena *a, unsigned type) {
+static bool registered(struct shm_arena *a, unsigned type)
+{
 	return type < SHM_ABI_MAX_TYPES &&
 	       atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed) != 0;
 }
 
-static void bump_change(struct shm_arena *a) {
+static void bump_change(struct shm_arena *a)
+{
 	/* release: a reader that sees the new change_seq (acquire) sees the change. */
 	atomic_fetch_add_explicit(&a->hdr->change_seq, 1, memory_order_release);
 	stats_publish(a);
 }
 
 /* ---- record encoding ------------------------------------------------------------------------- */
-static int cmp_label(const void *x, const void *y) {
+static int cmp_label(const void *x, const void *y)
+{
 	const struct shm_label *const *p = x, *const *q = y;
 	return strcmp((*p)->key, (*q)->key);
 }
 
-static int grow_buf(struct w_state *w, size_t need) {
+static int grow_buf(struct w_state *w, size_t need)
+{
 	if (w->buf_cap >= need)
 		return 0;
 	size_t ncap = w->buf_cap ? w->buf_cap : 4096;
@@ -731,7 +803,8 @@ static int grow_buf(struct w_state *w, size_t need) {
 }
 
 /* Serialise labels (sorted) into w->buf at offset 0; returns the length or -errno. */
-static int encode_labels(struct shm_arena *a, const struct shm_record_in *rec) {
+static int encode_labels(struct shm_arena *a, const struct shm_record_in *rec)
+{
 	struct w_state *w = a->w;
 	if (rec->n_labels > 4096)
 		return -EINVAL;
@@ -746,7 +819,8 @@ static int encode_labels(struct shm_arena *a, const struct shm_record_in *rec) {
 	if (rec->n_labels > 16) {
 		qsort(idx, rec->n_labels, sizeof(idx[0]), cmp_label);
 	} else {
-		for (size_t i = 1; i < rec->n_labels; i++) /* insertion sort: label sets are small */
+		for (size_t i = 1; i < rec->n_labels;
+		     i++) /* insertion sort: label sets are small */
 			for (size_t j = i; j > 0 && strcmp(idx[j - 1]->key, idx[j]->key) > 0; j--) {
 				const struct shm_label *t = idx[j];
 				idx[j] = idx[j - 1];
@@ -768,20 +842,24 @@ static int encode_labels(struct shm_arena *a, const struct shm_record_in *rec) {
 	return (int)o;
 }
 
-static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec) {
+static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec)
+{
 	struct w_state *w = a->w;
 	if (rec->n_owners > 255)
 		return -EINVAL;
 	size_t total = 0;
 	for (size_t i = 0; i < rec->n_owners; i++) {
 		const struct shm_owner_ref *o = &rec->owners[i];
-		if (!o->uid || !o->kind || !o->name || !*o->uid || o->controller < -1 || o->controller > 1 ||
-		    o->block_owner_deletion < -1 || o->block_owner_deletion > 1)
+		if (!o->uid || !o->kind || !o->name || !*o->uid || o->controller < -1 ||
+		    o->controller > 1 || o->block_owner_deletion < -1 ||
+		    o->block_owner_deletion > 1)
 			return -EINVAL;
 		const char *av = o->api_version ? o->api_version : "";
-		if (strlen(o->uid) > 255 || strlen(av) > 255 || strlen(o->kind) > 255 || strlen(o->name) > 65535)
+		if (strlen(o->uid) > 255 || strlen(av) > 255 || strlen(o->kind) > 255 ||
+		    strlen(o->name) > 65535)
 			return -EINVAL;
-		total += sizeof(struct shm_abi_owner) + strlen(o->uid) + strlen(av) + strlen(o->kind) + strlen(o->name);
+		total += sizeof(struct shm_abi_owner) + strlen(o->uid) + strlen(av) +
+		         strlen(o->kind) + strlen(o->name);
 	}
 	if (grow_buf(w, total) < 0)
 		return -ENOMEM;
@@ -790,14 +868,15 @@ static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec) {
 		const struct shm_owner_ref *o = &rec->owners[i];
 		const char *av = o->api_version ? o->api_version : "";
 		struct shm_abi_owner h = {
-			.flags = (uint8_t)((o->controller > 0 ? SHM_ABI_OWNER_CONTROLLER : 0) |
-					   (o->controller >= 0 ? SHM_ABI_OWNER_CONTROLLER_SET : 0) |
-					   (o->block_owner_deletion > 0 ? SHM_ABI_OWNER_BLOCK : 0) |
-					   (o->block_owner_deletion >= 0 ? SHM_ABI_OWNER_BLOCK_SET : 0)),
-			.uid_len = (uint8_t)strlen(o->uid),
-			.api_version_len = (uint8_t)strlen(av),
-			.kind_len = (uint8_t)strlen(o->kind),
-			.name_len = (uint16_t)strlen(o->name),
+		        .flags = (uint8_t)((o->controller > 0 ? SHM_ABI_OWNER_CONTROLLER : 0) |
+		                           (o->controller >= 0 ? SHM_ABI_OWNER_CONTROLLER_SET : 0) |
+		                           (o->block_owner_deletion > 0 ? SHM_ABI_OWNER_BLOCK : 0) |
+		                           (o->block_owner_deletion >= 0 ? SHM_ABI_OWNER_BLOCK_SET
+		                                                         : 0)),
+		        .uid_len = (uint8_t)strlen(o->uid),
+		        .api_version_len = (uint8_t)strlen(av),
+		        .kind_len = (uint8_t)strlen(o->kind),
+		        .name_len = (uint16_t)strlen(o->name),
 		};
 		memcpy(w->buf + off, &h, sizeof(h));
 		off += sizeof(h);
@@ -813,20 +892,27 @@ static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec) {
 	return (int)off;
 }
 
-/* ---- writer operations ------------------------------------------------------------------------ */
-static int check_writer(struct shm_arena *a) { return a && a->w ? 0 : -EPERM; }
+/* ---- writer operations ------------------------------------------------------------------------
+ */
+static int check_writer(struct shm_arena *a)
+{
+	return a && a->w ? 0 : -EPERM;
+}
 
-int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec) {
+int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec)
+{
 	int r = check_writer(a);
 	if (r < 0)
 		return r;
 	if (!rec || !rec->name || !rec->uid || !rec->rv || !*rec->name || !*rec->uid ||
 	    !registered(a, rec->type) || (rec->payload_len && !rec->payload) ||
-	    (rec->n_labels && !rec->labels) || (rec->n_owners && !rec->owners) || rec->payload_len > (1u << 30) ||
+	    (rec->n_labels && !rec->labels) || (rec->n_owners && !rec->owners) ||
+	    rec->payload_len > (1u << 30) ||
 	    (uint32_t)rec->kind != a->hdr->types[rec->type].record_kind)
 		return -EINVAL;
 	const char *ns = rec->ns ? rec->ns : "";
-	size_t nsl = strlen(ns), nl = strlen(rec->name), ul = strlen(rec->uid), rvl = strlen(rec->rv);
+	size_t nsl = strlen(ns), nl = strlen(rec->name), ul = strlen(rec->uid),
+	       rvl = strlen(rec->rv);
 	if (nsl > 65535 || nl > 65535 || ul > 255 || rvl > 255)
 		return -EINVAL;
 
@@ -852,15 +938,16 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec) {
 	uint8_t uidbin[16];
 	bool bin = shm_uid_pack(rec->uid, ul, uidbin);
 	struct shm_abi_record hd = {
-		.type = rec->type,
-		.payload_kind = (uint8_t)rec->kind,
-		.flags = bin ? SHM_ABI_REC_UID_BIN : 0,
-		.name_len = (uint16_t)nl,
-		.uid_len = (uint8_t)(bin ? 16 : ul),
-		.rv_len = (uint8_t)rvl,
-		.payload_len = (uint32_t)rec->payload_len,
-		.atom_unit = {(uint32_t)ns_ref, (uint32_t)lab_ref, (uint32_t)own_ref},
-		.atom_gen = {(uint16_t)(ns_ref >> 32), (uint16_t)(lab_ref >> 32), (uint16_t)(own_ref >> 32)},
+	        .type = rec->type,
+	        .payload_kind = (uint8_t)rec->kind,
+	        .flags = bin ? SHM_ABI_REC_UID_BIN : 0,
+	        .name_len = (uint16_t)nl,
+	        .uid_len = (uint8_t)(bin ? 16 : ul),
+	        .rv_len = (uint8_t)rvl,
+	        .payload_len = (uint32_t)rec->payload_len,
+	        .atom_unit = {(uint32_t)ns_ref, (uint32_t)lab_ref, (uint32_t)own_ref},
+	        .atom_gen = {(uint16_t)(ns_ref >> 32), (uint16_t)(lab_ref >> 32),
+	                     (uint16_t)(own_ref >> 32)},
 	};
 	size_t body = sizeof(hd) + hd.uid_len + nl + rvl + rec->payload_len;
 	size_t padded = (body + 7) & ~(size_t)7;
@@ -906,12 +993,14 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec) {
 	} else {
 		struct w_view ov;
 		if (view_record(a, old, &ov) == 0) {
-			bool uid_changed = ov.uid_len != nv.uid_len || memcmp(ov.uid_str, nv.uid_str, nv.uid_len) != 0;
+			bool uid_changed = ov.uid_len != nv.uid_len ||
+			                   memcmp(ov.uid_str, nv.uid_str, nv.uid_len) != 0;
 			bool own_changed = shm_abi_rec_atom(&ov.r, 2) != shm_abi_rec_atom(&nv.r, 2);
 			bool orph_changed = has_controller(&ov) != has_controller(&nv);
 			index_del(a, &rt, &ov, h, false, uid_changed, own_changed, orph_changed);
 			SHM_CRASH_POINT(4);
-			r = index_add(a, &rt, &nv, h, false, uid_changed, own_changed, orph_changed);
+			r = index_add(a, &rt, &nv, h, false, uid_changed, own_changed,
+			              orph_changed);
 			for (int i = 0; i < 3; i++)
 				atom_put(a, shm_abi_rec_atom(&ov.r, i));
 			w_free(a, shm_ref_off(old));
@@ -948,7 +1037,8 @@ fail_atoms:
 	return r;
 }
 
-int shm_writer_delete(struct shm_arena *a, uint16_t type, const char *ns, const char *name) {
+int shm_writer_delete(struct shm_arena *a, uint16_t type, const char *ns, const char *name)
+{
 	int r = check_writer(a);
 	if (r < 0)
 		return r;
@@ -979,7 +1069,8 @@ int shm_writer_delete(struct shm_arena *a, uint16_t type, const char *ns, const 
 	return 0;
 }
 
-static int copy_name(char *dst, const char *src) {
+static int copy_name(char *dst, const char *src)
+{
 	size_t n = src ? strlen(src) : 0;
 	if (n > SHM_ABI_NAME_MAX)
 		return -ENAMETOOLONG;
@@ -989,12 +1080,13 @@ static int copy_name(char *dst, const char *src) {
 	return 0;
 }
 
-int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d) {
+int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
+{
 	int r = check_writer(a);
 	if (r < 0)
 		return r;
-	if (!d || !d->version || !d->resource || !d->kind || !*d->version || !*d->resource || !*d->kind ||
-	    (unsigned)d->record_kind > 255)
+	if (!d || !d->version || !d->resource || !d->kind || !*d->version || !*d->resource ||
+	    !*d->kind || (unsigned)d->record_kind > 255)
 		return -EINVAL;
 	const char *g = d->group ? d->group : "";
 	if (strlen(g) > SHM_ABI_NAME_MAX || strlen(d->version) > SHM_ABI_NAME_MAX ||
@@ -1006,7 +1098,8 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 		struct shm_abi_type *t = &hd->types[i];
 		if (!atomic_load_explicit(&t->state, memory_order_relaxed))
 			continue;
-		if (strcmp(t->group, g) || strcmp(t->version, d->version) || strcmp(t->resource, d->resource))
+		if (strcmp(t->group, g) || strcmp(t->version, d->version) ||
+		    strcmp(t->resource, d->resource))
 			continue;
 		if (strcmp(t->kind, d->kind) || t->record_kind != (uint32_t)d->record_kind)
 			return -EEXIST;
@@ -1027,7 +1120,8 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 	return (int)n;
 }
 
-int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool synced) {
+int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool synced)
+{
 	int r = check_writer(a);
 	if (r < 0)
 		return r;
@@ -1053,7 +1147,8 @@ int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool
 }
 
 /* ---- open / create / close ------------------------------------------------------------------ */
-int shm_arena_create(const struct shm_create_opts *opts, int *ret_fd) {
+int shm_arena_create(const struct shm_create_opts *opts, int *ret_fd)
+{
 	if (!ret_fd)
 		return -EINVAL;
 	uint64_t max = opts && opts->max_size ? opts->max_size : UINT64_C(16) << 30;
@@ -1063,7 +1158,8 @@ int shm_arena_create(const struct shm_create_opts *opts, int *ret_fd) {
 		return -EINVAL;
 	uint64_t rt_off = (sizeof(struct shm_abi_header) + 63) & ~UINT64_C(63);
 	uint64_t rt_bytes = (max >> SHM_ABI_REGION_SHIFT) * 4;
-	uint64_t data_off = (rt_off + rt_bytes + SHM_ABI_REGION_SIZE - 1) & ~(SHM_ABI_REGION_SIZE - 1);
+	uint64_t data_off =
+	        (rt_off + rt_bytes + SHM_ABI_REGION_SIZE - 1) & ~(SHM_ABI_REGION_SIZE - 1);
 	if (data_off + 4 * SHM_ABI_REGION_SIZE > max)
 		return -EINVAL;
 	if (init < data_off + 4 * SHM_ABI_REGION_SIZE)
@@ -1078,7 +1174,8 @@ int shm_arena_create(const struct shm_create_opts *opts, int *ret_fd) {
 		r = -errno;
 		goto fail;
 	}
-	struct shm_abi_header *h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct shm_abi_header *h =
+	        mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED) {
 		r = -errno;
 		goto fail;
@@ -1104,7 +1201,8 @@ fail:
 	return r;
 }
 
-int shm_arena_reader_fd(int fd, int *ret_fd) {
+int shm_arena_reader_fd(int fd, int *ret_fd)
+{
 	char path[64];
 	if (fd < 0 || !ret_fd)
 		return -EINVAL;
@@ -1116,7 +1214,8 @@ int shm_arena_reader_fd(int fd, int *ret_fd) {
 	return 0;
 }
 
-static int arena_map(int fd, bool writable, struct shm_arena **ret) {
+static int arena_map(int fd, bool writable, struct shm_arena **ret)
+{
 	struct stat st;
 	if (fd < 0 || !ret)
 		return -EINVAL;
@@ -1127,20 +1226,23 @@ static int arena_map(int fd, bool writable, struct shm_arena **ret) {
 		uint32_t version, header_size;
 		uint64_t max_size, rt_off, data_off, seed;
 	} h0;
-	if ((uint64_t)st.st_size < sizeof(struct shm_abi_header) || pread(fd, &h0, sizeof(h0), 0) != sizeof(h0))
+	if ((uint64_t)st.st_size < sizeof(struct shm_abi_header) ||
+	    pread(fd, &h0, sizeof(h0), 0) != sizeof(h0))
 		return -EBADMSG;
 	if (h0.magic != SHM_ABI_MAGIC)
 		return -EBADMSG;
 	if (h0.version != SHM_ABI_VERSION || h0.header_size != sizeof(struct shm_abi_header))
 		return -EPROTONOSUPPORT;
 	if (h0.max_size > SHM_ABI_MAX_SIZE || (uint64_t)st.st_size > h0.max_size ||
-	    h0.data_off >= h0.max_size || h0.rt_off + (h0.max_size >> SHM_ABI_REGION_SHIFT) * 4 > h0.data_off)
+	    h0.data_off >= h0.max_size ||
+	    h0.rt_off + (h0.max_size >> SHM_ABI_REGION_SHIFT) * 4 > h0.data_off)
 		return -EBADMSG;
 	struct shm_arena *a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	a->lock_fd = -1;
-	void *p = mmap(NULL, h0.max_size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED | MAP_NORESERVE, fd, 0);
+	void *p = mmap(NULL, h0.max_size, PROT_READ | (writable ? PROT_WRITE : 0),
+	               MAP_SHARED | MAP_NORESERVE, fd, 0);
 	if (p == MAP_FAILED) {
 		int r = -errno;
 		free(a);
@@ -1155,7 +1257,8 @@ static int arena_map(int fd, bool writable, struct shm_arena **ret) {
 	return 0;
 }
 
-static void w_state_free(struct w_state *w) {
+static void w_state_free(struct w_state *w)
+{
 	if (!w)
 		return;
 	for (unsigned c = 0; c < SHM_ABI_NCLASSES; c++)
@@ -1166,7 +1269,8 @@ static void w_state_free(struct w_state *w) {
 	free(w);
 }
 
-void shm_arena_close(struct shm_arena *a) {
+void shm_arena_close(struct shm_arena *a)
+{
 	if (!a)
 		return;
 	munmap(a->base, a->map_size);
@@ -1179,11 +1283,15 @@ void shm_arena_close(struct shm_arena *a) {
 	free(a);
 }
 
-int shm_reader_open(int fd, struct shm_arena **ret) { return arena_map(fd, false, ret); }
+int shm_reader_open(int fd, struct shm_arena **ret)
+{
+	return arena_map(fd, false, ret);
+}
 
 int shm_recover(struct shm_arena *a); /* below */
 
-int shm_writer_open(int fd, struct shm_arena **ret) {
+int shm_writer_open(int fd, struct shm_arena **ret)
+{
 	char path[64];
 	if (fd < 0 || !ret)
 		return -EINVAL;
@@ -1224,22 +1332,27 @@ struct mark {
 	uint64_t base, n;
 };
 
-static void mark_set(struct mark *m, uint64_t off) {
+static void mark_set(struct mark *m, uint64_t off)
+{
 	uint64_t u = (off - m->base) >> SHM_ABI_UNIT_SHIFT;
 	if (off >= m->base && u < m->n)
 		m->bits[u / 64] |= UINT64_C(1) << (u % 64);
 }
-static bool mark_get(const struct mark *m, uint64_t off) {
+static bool mark_get(const struct mark *m, uint64_t off)
+{
 	uint64_t u = (off - m->base) >> SHM_ABI_UNIT_SHIFT;
 	return (m->bits[u / 64] >> (u % 64)) & 1;
 }
 
 /* A ref is acceptable if it lands on a stable block of the given kind inside the carved area. */
-static bool ref_ok(struct shm_arena *a, uint64_t ref, unsigned kind, uint64_t carved) {
+static bool ref_ok(struct shm_arena *a, uint64_t ref, unsigned kind, uint64_t carved)
+{
 	return blk_ok(a, ref, kind, carved, NULL);
 }
 
-static void mark_index(struct shm_arena *a, struct mark *m, uint64_t root, bool multi, uint64_t carved) {
+static void mark_index(struct shm_arena *a, struct mark *m, uint64_t root, bool multi,
+                       uint64_t carved)
+{
 	if (!ref_ok(a, root, SHM_ABI_BLK_TABLE, carved))
 		return;
 	mark_set(m, shm_ref_off(root));
@@ -1256,7 +1369,8 @@ static void mark_index(struct shm_arena *a, struct mark *m, uint64_t root, bool 
 
 static int rebuild_indexes(struct shm_arena *a, uint64_t *violations);
 
-int shm_recover(struct shm_arena *a) {
+int shm_recover(struct shm_arena *a)
+{
 	struct shm_abi_header *hd = a->hdr;
 	struct w_state *w = a->w;
 	/* acquire: pairs with carve's release store; region entries below carved are visible. */
@@ -1316,7 +1430,8 @@ int shm_recover(struct shm_arena *a) {
 			continue;
 		}
 		mark_set(&m, shm_ref_off(ref));
-		const uint64_t refs[3] = {shm_abi_rec_atom(&v.r, 0), shm_abi_rec_atom(&v.r, 1), shm_abi_rec_atom(&v.r, 2)};
+		const uint64_t refs[3] = {shm_abi_rec_atom(&v.r, 0), shm_abi_rec_atom(&v.r, 1),
+		                          shm_abi_rec_atom(&v.r, 2)};
 		for (int i = 0; i < 3; i++) {
 			if (!refs[i])
 				continue;
@@ -1336,19 +1451,28 @@ int shm_recover(struct shm_arena *a) {
 	atomic_store_explicit(&hd->handles_hw, hw, memory_order_release);
 	/* mark: the published indexes (kept intact until their replacements are published) */
 	for (unsigned t = 0; t < nt; t++) {
-		mark_index(a, &m, atomic_load_explicit(&hd->types[t].name_index, memory_order_relaxed), false, carved);
-		mark_index(a, &m, atomic_load_explicit(&hd->types[t].ns_index, memory_order_relaxed), true, carved);
-		mark_index(a, &m, atomic_load_explicit(&hd->types[t].orphan_index, memory_order_relaxed), true, carved);
+		mark_index(a, &m,
+		           atomic_load_explicit(&hd->types[t].name_index, memory_order_relaxed),
+		           false, carved);
+		mark_index(a, &m,
+		           atomic_load_explicit(&hd->types[t].ns_index, memory_order_relaxed), true,
+		           carved);
+		mark_index(a, &m,
+		           atomic_load_explicit(&hd->types[t].orphan_index, memory_order_relaxed),
+		           true, carved);
 		atomic_store_explicit(&hd->types[t].count, counts[t], memory_order_relaxed);
 	}
-	mark_index(a, &m, atomic_load_explicit(&hd->uid_index, memory_order_relaxed), false, carved);
-	mark_index(a, &m, atomic_load_explicit(&hd->owner_index, memory_order_relaxed), true, carved);
+	mark_index(a, &m, atomic_load_explicit(&hd->uid_index, memory_order_relaxed), false,
+	           carved);
+	mark_index(a, &m, atomic_load_explicit(&hd->owner_index, memory_order_relaxed), true,
+	           carved);
 	atomic_store_explicit(&hd->stat_objects, objects, memory_order_relaxed);
 
 	/* sweep: every block of every carved region not marked goes to its class's free FIFO, in
 	 * address order. The lost quarantine order is harmless: readers validate. */
 	for (uint64_t off = hd->data_off; off < carved;) {
-		uint32_t e = atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT], memory_order_relaxed);
+		uint32_t e = atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT],
+		                                  memory_order_relaxed);
 		if (e == 0 || SHM_ABI_RT_BACK(e) != 0 || SHM_ABI_RT_CLASS(e) >= SHM_ABI_NCLASSES) {
 			r = -EUCLEAN;
 			goto out;
@@ -1360,7 +1484,8 @@ int shm_recover(struct shm_arena *a) {
 				w->live_bytes += cs;
 				continue;
 			}
-			if ((r = fifo_push(&w->cls[c].freed, (uint32_t)(b >> SHM_ABI_UNIT_SHIFT))) < 0)
+			if ((r = fifo_push(&w->cls[c].freed, (uint32_t)(b >> SHM_ABI_UNIT_SHIFT))) <
+			    0)
 				goto out;
 			w->quarantine_bytes += cs;
 		}
@@ -1382,7 +1507,8 @@ out:
 	return r;
 }
 
-static void free_index(struct shm_arena *a, uint64_t root, bool multi) {
+static void free_index(struct shm_arena *a, uint64_t root, bool multi)
+{
 	if (!root)
 		return;
 	uint64_t carved = atomic_load_explicit(&a->hdr->carved, memory_order_relaxed);
@@ -1402,7 +1528,8 @@ static void free_index(struct shm_arena *a, uint64_t root, bool multi) {
 
 /* Build every index afresh from the handle table into unpublished roots, publish each with one
  * store, then retire the old structures. */
-static int rebuild_indexes(struct shm_arena *a, uint64_t *violations) {
+static int rebuild_indexes(struct shm_arena *a, uint64_t *violations)
+{
 	struct shm_abi_header *hd = a->hdr;
 	uint64_t nt = atomic_load_explicit(&hd->n_types, memory_order_relaxed);
 	uint64_t hw = atomic_load_explicit(&hd->handles_hw, memory_order_relaxed);
@@ -1429,23 +1556,29 @@ static int rebuild_indexes(struct shm_arena *a, uint64_t *violations) {
 			(*violations)++;
 			continue;
 		}
-		struct roots rt = {&nr[v.r.type].name, &nr[v.r.type].ns, &nr[v.r.type].orphan, &nuid, &nowner};
+		struct roots rt = {&nr[v.r.type].name, &nr[v.r.type].ns, &nr[v.r.type].orphan,
+		                   &nuid, &nowner};
 		if ((r = index_add(a, &rt, &v, h, true, true, true, true)) < 0)
 			goto fail;
 	}
 	/* publish: one release store per root (pairs with readers' acquire loads of the roots) */
 	for (unsigned t = 0; t < nt; t++) {
 		struct shm_abi_type *ty = &hd->types[t];
-		SHM_CRASH_POINT(6); /* some roots published, others not: the next recovery redoes it */
-		uint64_t o1 = atomic_exchange_explicit(&ty->name_index, nr[t].name, memory_order_acq_rel);
-		uint64_t o2 = atomic_exchange_explicit(&ty->ns_index, nr[t].ns, memory_order_acq_rel);
-		uint64_t o3 = atomic_exchange_explicit(&ty->orphan_index, nr[t].orphan, memory_order_acq_rel);
+		SHM_CRASH_POINT(
+		        6); /* some roots published, others not: the next recovery redoes it */
+		uint64_t o1 =
+		        atomic_exchange_explicit(&ty->name_index, nr[t].name, memory_order_acq_rel);
+		uint64_t o2 =
+		        atomic_exchange_explicit(&ty->ns_index, nr[t].ns, memory_order_acq_rel);
+		uint64_t o3 = atomic_exchange_explicit(&ty->orphan_index, nr[t].orphan,
+		                                       memory_order_acq_rel);
 		free_index(a, o1, false);
 		free_index(a, o2, true);
 		free_index(a, o3, true);
 	}
 	free_index(a, atomic_exchange_explicit(&hd->uid_index, nuid, memory_order_acq_rel), false);
-	free_index(a, atomic_exchange_explicit(&hd->owner_index, nowner, memory_order_acq_rel), true);
+	free_index(a, atomic_exchange_explicit(&hd->owner_index, nowner, memory_order_acq_rel),
+	           true);
 	free(nr);
 	return 0;
 fail:
@@ -1461,11 +1594,13 @@ fail:
 }
 
 /* ---- consistency check ---------------------------------------------------------------------- */
-static bool in_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h) {
+static bool in_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h)
+{
 	return shm_mset_contains(a, root, key, h);
 }
 
-int shm_writer_check(struct shm_arena *a) {
+int shm_writer_check(struct shm_arena *a)
+{
 	int r = check_writer(a);
 	if (r < 0)
 		return r;
@@ -1473,7 +1608,8 @@ int shm_writer_check(struct shm_arena *a) {
 	uint64_t hw = atomic_load_explicit(&hd->handles_hw, memory_order_relaxed);
 	uint64_t carved = atomic_load_explicit(&hd->carved, memory_order_relaxed);
 	int bad = 0;
-	uint64_t live = 0, per_type[SHM_ABI_MAX_TYPES] = {0}, orphans[SHM_ABI_MAX_TYPES] = {0}, owner_edges = 0;
+	uint64_t live = 0, per_type[SHM_ABI_MAX_TYPES] = {0}, orphans[SHM_ABI_MAX_TYPES] = {0},
+	         owner_edges = 0;
 	for (uint32_t h = 1; h < hw; h++) {
 		uint64_t ref = shm_handle_load(a, h);
 		if (!ref)
@@ -1494,21 +1630,25 @@ int shm_writer_check(struct shm_arena *a) {
 			bad++;
 		if (!in_set(a, rt.ns, shm_key_ns(a->seed, v.ns, v.ns_len), h))
 			bad++;
-		if (in_set(a, rt.orphan, shm_key_ns(a->seed, v.ns, v.ns_len), h) == has_controller(&v))
+		if (in_set(a, rt.orphan, shm_key_ns(a->seed, v.ns, v.ns_len), h) ==
+		    has_controller(&v))
 			bad++;
 		struct w_owner ow[256];
 		int n = owners_walk(v.owners, v.owners_len, ow, 256);
 		for (int i = 0; i < n && i < 256; i++) {
-			if (!in_set(a, rt.owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h))
+			if (!in_set(a, rt.owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len),
+			            h))
 				bad++;
 			bool dup = false;
 			for (int j = 0; j < i; j++)
-				dup |= ow[j].uid_len == ow[i].uid_len && memcmp(ow[j].uid, ow[i].uid, ow[i].uid_len) == 0;
+				dup |= ow[j].uid_len == ow[i].uid_len &&
+				       memcmp(ow[j].uid, ow[i].uid, ow[i].uid_len) == 0;
 			owner_edges += !dup;
 		}
 		orphans[v.r.type] += !has_controller(&v);
 		/* atoms: each referenced atom is in the intern map with a positive count */
-		const uint64_t refs[3] = {shm_abi_rec_atom(&v.r, 0), shm_abi_rec_atom(&v.r, 1), shm_abi_rec_atom(&v.r, 2)};
+		const uint64_t refs[3] = {shm_abi_rec_atom(&v.r, 0), shm_abi_rec_atom(&v.r, 1),
+		                          shm_abi_rec_atom(&v.r, 2)};
 		for (int i = 0; i < 3; i++) {
 			if (!refs[i])
 				continue;
@@ -1522,7 +1662,8 @@ int shm_writer_check(struct shm_arena *a) {
 	uint64_t sum = 0;
 	for (unsigned t = 0; t < atomic_load_explicit(&hd->n_types, memory_order_relaxed); t++) {
 		uint64_t n = shm_tab_count(a, &hd->types[t].name_index);
-		if (n != per_type[t] || atomic_load_explicit(&hd->types[t].count, memory_order_relaxed) != per_type[t])
+		if (n != per_type[t] ||
+		    atomic_load_explicit(&hd->types[t].count, memory_order_relaxed) != per_type[t])
 			bad++;
 		sum += shm_mset_total(a, &hd->types[t].ns_index);
 		if (shm_mset_total(a, &hd->types[t].orphan_index) != orphans[t])

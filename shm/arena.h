@@ -100,17 +100,17 @@ struct shm_owner_ref {
 
 /* What the writer stores. Strings are NUL-terminated; labels in any order (keys unique). */
 struct shm_record_in {
-	uint16_t type;                  /* from shm_writer_register_type */
-	enum shm_record_kind kind;      /* must be the type's record_kind (how the payload reads) */
-	const char *ns;                 /* "" or NULL for cluster-scoped objects */
+	uint16_t type;             /* from shm_writer_register_type */
+	enum shm_record_kind kind; /* must be the type's record_kind (how the payload reads) */
+	const char *ns;            /* "" or NULL for cluster-scoped objects */
 	const char *name;
 	const char *uid;
-	const char *rv;                 /* resourceVersion */
+	const char *rv; /* resourceVersion */
 	const struct shm_label *labels;
 	size_t n_labels;
 	const struct shm_owner_ref *owners;
 	size_t n_owners;
-	const void *payload;            /* opaque typed payload, e.g. pod status fields, RS template */
+	const void *payload; /* opaque typed payload, e.g. pod status fields, RS template */
 	size_t payload_len;
 };
 
@@ -131,7 +131,7 @@ struct shm_obj {
 	void *mem_;
 	size_t cap_;
 };
-#define SHM_OBJ_INIT {0}
+#define SHM_OBJ_INIT ((struct shm_obj){0})
 void shm_obj_release(struct shm_obj *obj);
 /* The controller reference (controller == 1) of obj, or NULL. */
 const struct shm_owner_ref *shm_obj_controller(const struct shm_obj *obj);
@@ -213,7 +213,7 @@ void shm_arena_close(struct shm_arena *a);
 /* Lookup by namespace/name within a type: 0 found, -ENOENT, -EINVAL, -EAGAIN (A3 retries
  * exhausted), -ENOMEM, -EIO the arena is corrupt. */
 int shm_reader_get(struct shm_arena *a, uint16_t type, const char *ns, const char *name,
-		   struct shm_obj *obj);
+                   struct shm_obj *obj);
 /* Lookup by uid across all types: same returns. */
 int shm_reader_get_uid(struct shm_arena *a, const char *uid, struct shm_obj *obj);
 
@@ -225,18 +225,18 @@ typedef int (*shm_visit_fn)(const struct shm_obj *obj, void *userdata);
 int shm_reader_list(struct shm_arena *a, uint16_t type, shm_visit_fn fn, void *userdata);
 /* The objects of a type in one namespace. */
 int shm_reader_list_ns(struct shm_arena *a, uint16_t type, const char *ns, shm_visit_fn fn,
-		       void *userdata);
+                       void *userdata);
 /* Objects of type whose controller reference has owner_uid, then (if ns != NULL) the objects of
  * type in ns without a controller reference (orphans): what a ReplicaSet sync needs. */
 int shm_reader_list_controlled(struct shm_arena *a, uint16_t type, const char *owner_uid,
-			       const char *ns, shm_visit_fn fn, void *userdata);
+                               const char *ns, shm_visit_fn fn, void *userdata);
 /* Objects of every type with any owner reference to owner_uid (the GC's graph edges). */
 int shm_reader_list_dependents(struct shm_arena *a, const char *owner_uid, shm_visit_fn fn,
-			       void *userdata);
+                               void *userdata);
 
 /* The resource table. */
 int shm_reader_find_type(struct shm_arena *a, const char *group, const char *version,
-			 const char *resource);
+                         const char *resource);
 int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_info *ret);
 int shm_reader_stats(struct shm_arena *a, struct shm_stats *ret);
 /* The change counter (bumped after each published change), e.g. to wait on or to poll. */

@@ -16,7 +16,8 @@
 
 #include "shm/index.h"
 
-static uint32_t cap_for(uint64_t n, uint32_t min) {
+static uint32_t cap_for(uint64_t n, uint32_t min)
+{
 	uint64_t c = min;
 	while (c < n * 2 + 2)
 		c *= 2;
@@ -24,7 +25,8 @@ static uint32_t cap_for(uint64_t n, uint32_t min) {
 }
 
 /* Allocate a zeroed, closed table; returns its ref through ret_ref. */
-static int tab_new(struct shm_arena *a, uint32_t kind, uint32_t cap, uint64_t *ret_ref) {
+static int tab_new(struct shm_arena *a, uint32_t kind, uint32_t cap, uint64_t *ret_ref)
+{
 	uint64_t off;
 	size_t body = sizeof(struct shm_abi_table) + (size_t)cap * 8;
 	int r = w_alloc(a, body, SHM_ABI_BLK_TABLE, &off);
@@ -37,7 +39,8 @@ static int tab_new(struct shm_arena *a, uint32_t kind, uint32_t cap, uint64_t *r
 	return 0;
 }
 
-static int set_new(struct shm_arena *a, uint64_t key, uint32_t cap, uint64_t *ret_off) {
+static int set_new(struct shm_arena *a, uint64_t key, uint32_t cap, uint64_t *ret_off)
+{
 	uint64_t off;
 	size_t slots = ((size_t)cap * 4 + 7) & ~(size_t)7;
 	int r = w_alloc(a, sizeof(struct shm_abi_set) + slots, SHM_ABI_BLK_SET, &off);
@@ -50,15 +53,17 @@ static int set_new(struct shm_arena *a, uint64_t key, uint32_t cap, uint64_t *re
 	return 0;
 }
 
-/* ---- handle tables ---------------------------------------------------------------------------- */
-static void tab_put(struct shm_abi_table *t, uint64_t slot) {
+/* ---- handle tables ----------------------------------------------------------------------------
+ */
+static void tab_put(struct shm_abi_table *t, uint64_t slot)
+{
 	_Atomic uint64_t *s = shm_tab_slots(t);
 	uint32_t mask = t->cap - 1;
 	for (uint32_t i = (uint32_t)(slot >> 32) & mask;; i = (i + 1) & mask) {
 		uint64_t v = atomic_load_explicit(&s[i], memory_order_relaxed);
 		if (v == 0 || (uint32_t)v == SHM_ABI_TOMB) {
-			/* release: the handle slot this entry names was published before (pairs with
-			 * the reader's acquire load of index slots). */
+			/* release: the handle slot this entry names was published before (pairs
+			 * with the reader's acquire load of index slots). */
 			atomic_store_explicit(&s[i], slot, memory_order_release);
 			if (v)
 				atomic_fetch_sub_explicit(&t->tombs, 1, memory_order_relaxed);
@@ -68,7 +73,8 @@ static void tab_put(struct shm_abi_table *t, uint64_t slot) {
 	}
 }
 
-static int tab_rebuild(struct shm_arena *a, _Atomic uint64_t *root, uint64_t need) {
+static int tab_rebuild(struct shm_arena *a, _Atomic uint64_t *root, uint64_t need)
+{
 	uint64_t old = atomic_load_explicit(root, memory_order_relaxed);
 	uint64_t nref;
 	int r = tab_new(a, SHM_ABI_TAB_HANDLES, cap_for(need, 16), &nref);
@@ -92,11 +98,13 @@ static int tab_rebuild(struct shm_arena *a, _Atomic uint64_t *root, uint64_t nee
 	return 0;
 }
 
-int shm_tab_reserve(struct shm_arena *a, _Atomic uint64_t *root, uint64_t n) {
+int shm_tab_reserve(struct shm_arena *a, _Atomic uint64_t *root, uint64_t n)
+{
 	return tab_rebuild(a, root, n);
 }
 
-int shm_tab_insert(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h) {
+int shm_tab_insert(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h)
+{
 	uint64_t ref = atomic_load_explicit(root, memory_order_relaxed);
 	if (ref) {
 		struct shm_abi_table *t = shm_tab_at(a, ref);
@@ -107,15 +115,19 @@ int shm_tab_insert(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, ui
 			return 0;
 		}
 	}
-	uint64_t c = ref ? atomic_load_explicit(&shm_tab_at(a, ref)->count, memory_order_relaxed) : 0;
+	uint64_t c =
+	        ref ? atomic_load_explicit(&shm_tab_at(a, ref)->count, memory_order_relaxed) : 0;
 	int r = tab_rebuild(a, root, c + 1);
 	if (r < 0)
 		return r;
-	tab_put(shm_tab_at(a, atomic_load_explicit(root, memory_order_relaxed)), (key >> 32) << 32 | h);
+	tab_put(shm_tab_at(a, atomic_load_explicit(root, memory_order_relaxed)),
+	        (key >> 32) << 32 | h);
 	return 0;
 }
 
-static _Atomic uint64_t *tab_find(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h) {
+static _Atomic uint64_t *tab_find(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key,
+                                  uint32_t h)
+{
 	uint64_t ref = atomic_load_explicit(root, memory_order_relaxed);
 	if (!ref)
 		return NULL;
@@ -123,7 +135,8 @@ static _Atomic uint64_t *tab_find(struct shm_arena *a, _Atomic uint64_t *root, u
 	_Atomic uint64_t *s = shm_tab_slots(t);
 	uint32_t mask = t->cap - 1;
 	uint64_t want = (key >> 32) << 32 | h;
-	for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < t->cap; i = (i + 1) & mask, n++) {
+	for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < t->cap;
+	     i = (i + 1) & mask, n++) {
 		uint64_t v = atomic_load_explicit(&s[i], memory_order_relaxed);
 		if (v == 0)
 			return NULL;
@@ -133,7 +146,8 @@ static _Atomic uint64_t *tab_find(struct shm_arena *a, _Atomic uint64_t *root, u
 	return NULL;
 }
 
-int shm_tab_remove(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h) {
+int shm_tab_remove(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h)
+{
 	_Atomic uint64_t *s = tab_find(a, root, key, h);
 	if (!s)
 		return -ENOENT;
@@ -146,11 +160,14 @@ int shm_tab_remove(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, ui
 	return 0;
 }
 
-bool shm_tab_contains(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h) {
+bool shm_tab_contains(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h)
+{
 	return tab_find(a, root, key, h) != NULL;
 }
 
-int shm_tab_candidates(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t *out, int max) {
+int shm_tab_candidates(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t *out,
+                       int max)
+{
 	uint64_t ref = atomic_load_explicit(root, memory_order_relaxed);
 	if (!ref)
 		return 0;
@@ -158,7 +175,8 @@ int shm_tab_candidates(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 	_Atomic uint64_t *s = shm_tab_slots(t);
 	uint32_t mask = t->cap - 1;
 	int k = 0;
-	for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < t->cap; i = (i + 1) & mask, n++) {
+	for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < t->cap;
+	     i = (i + 1) & mask, n++) {
 		uint64_t v = atomic_load_explicit(&s[i], memory_order_relaxed);
 		if (v == 0)
 			break;
@@ -168,7 +186,8 @@ int shm_tab_candidates(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 	return k;
 }
 
-uint64_t shm_tab_count(struct shm_arena *a, _Atomic uint64_t *root) {
+uint64_t shm_tab_count(struct shm_arena *a, _Atomic uint64_t *root)
+{
 	uint64_t ref = atomic_load_explicit(root, memory_order_relaxed);
 	if (!ref)
 		return 0;
@@ -182,8 +201,10 @@ uint64_t shm_tab_count(struct shm_arena *a, _Atomic uint64_t *root) {
 	return n;
 }
 
-/* ---- multi-indexes ---------------------------------------------------------------------------- */
-static void set_put(struct shm_abi_set *st, uint32_t h) {
+/* ---- multi-indexes ----------------------------------------------------------------------------
+ */
+static void set_put(struct shm_abi_set *st, uint32_t h)
+{
 	_Atomic uint32_t *s = shm_set_slots(st);
 	uint32_t mask = st->cap - 1;
 	for (uint32_t i = shm_mix32(h) & mask;; i = (i + 1) & mask) {
@@ -200,7 +221,8 @@ static void set_put(struct shm_abi_set *st, uint32_t h) {
 	}
 }
 
-static _Atomic uint32_t *set_find(struct shm_abi_set *st, uint32_t h) {
+static _Atomic uint32_t *set_find(struct shm_abi_set *st, uint32_t h)
+{
 	_Atomic uint32_t *s = shm_set_slots(st);
 	uint32_t mask = st->cap - 1;
 	for (uint32_t i = shm_mix32(h) & mask, n = 0; n < st->cap; i = (i + 1) & mask, n++) {
@@ -214,14 +236,16 @@ static _Atomic uint32_t *set_find(struct shm_abi_set *st, uint32_t h) {
 }
 
 /* The multi-table slot holding key's set, or NULL. */
-static _Atomic uint64_t *multi_find(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key) {
+static _Atomic uint64_t *multi_find(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key)
+{
 	uint64_t ref = atomic_load_explicit(root, memory_order_relaxed);
 	if (!ref)
 		return NULL;
 	struct shm_abi_table *t = shm_tab_at(a, ref);
 	_Atomic uint64_t *s = shm_tab_slots(t);
 	uint32_t mask = t->cap - 1;
-	for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < t->cap; i = (i + 1) & mask, n++) {
+	for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < t->cap;
+	     i = (i + 1) & mask, n++) {
 		uint64_t v = atomic_load_explicit(&s[i], memory_order_relaxed);
 		if (v == 0)
 			return NULL;
@@ -233,14 +257,16 @@ static _Atomic uint64_t *multi_find(struct shm_arena *a, _Atomic uint64_t *root,
 	return NULL;
 }
 
-static void multi_put(struct shm_arena *a, struct shm_abi_table *t, uint64_t setref) {
+static void multi_put(struct shm_arena *a, struct shm_abi_table *t, uint64_t setref)
+{
 	uint64_t key = shm_set_at(a, setref)->key_hash;
 	_Atomic uint64_t *s = shm_tab_slots(t);
 	uint32_t mask = t->cap - 1;
 	for (uint32_t i = (uint32_t)(key >> 32) & mask;; i = (i + 1) & mask) {
 		uint64_t v = atomic_load_explicit(&s[i], memory_order_relaxed);
 		if (v == 0 || v == SHM_ABI_TOMB64) {
-			/* release: the closed set before the slot naming it (pairs: reader acquire). */
+			/* release: the closed set before the slot naming it (pairs: reader
+			 * acquire). */
 			atomic_store_explicit(&s[i], setref, memory_order_release);
 			if (v)
 				atomic_fetch_sub_explicit(&t->tombs, 1, memory_order_relaxed);
@@ -250,7 +276,8 @@ static void multi_put(struct shm_arena *a, struct shm_abi_table *t, uint64_t set
 	}
 }
 
-static int multi_rebuild(struct shm_arena *a, _Atomic uint64_t *root, uint64_t need) {
+static int multi_rebuild(struct shm_arena *a, _Atomic uint64_t *root, uint64_t need)
+{
 	uint64_t old = atomic_load_explicit(root, memory_order_relaxed);
 	uint64_t nref;
 	int r = tab_new(a, SHM_ABI_TAB_MULTI, cap_for(need, 16), &nref);
@@ -274,8 +301,9 @@ static int multi_rebuild(struct shm_arena *a, _Atomic uint64_t *root, uint64_t n
 }
 
 /* Copy st's members (plus h if nonzero) into a new set of capacity cap; closed; returns ref. */
-static int set_rebuild(struct shm_arena *a, uint64_t key, struct shm_abi_set *st, uint32_t cap, uint32_t h,
-		       uint64_t *ret_ref) {
+static int set_rebuild(struct shm_arena *a, uint64_t key, struct shm_abi_set *st, uint32_t cap,
+                       uint32_t h, uint64_t *ret_ref)
+{
 	uint64_t off;
 	int r = set_new(a, key, cap, &off);
 	if (r < 0)
@@ -295,14 +323,17 @@ static int set_rebuild(struct shm_arena *a, uint64_t key, struct shm_abi_set *st
 	return 0;
 }
 
-int shm_mset_add(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h) {
+int shm_mset_add(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h)
+{
 	_Atomic uint64_t *slot = multi_find(a, root, key);
 	int r;
 	if (!slot) {
 		uint64_t ref = atomic_load_explicit(root, memory_order_relaxed);
 		struct shm_abi_table *t = ref ? shm_tab_at(a, ref) : NULL;
 		if (!t || (atomic_load_explicit(&t->count, memory_order_relaxed) +
-			   atomic_load_explicit(&t->tombs, memory_order_relaxed) + 1) * 4 > (uint64_t)t->cap * 3) {
+		           atomic_load_explicit(&t->tombs, memory_order_relaxed) + 1) *
+		                          4 >
+		                  (uint64_t)t->cap * 3) {
 			uint64_t c = t ? atomic_load_explicit(&t->count, memory_order_relaxed) : 0;
 			if ((r = multi_rebuild(a, root, c + 1)) < 0)
 				return r;
@@ -319,7 +350,8 @@ int shm_mset_add(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint
 	if (set_find(st, h))
 		return 0;
 	uint64_t c = atomic_load_explicit(&st->count, memory_order_relaxed);
-	if ((c + atomic_load_explicit(&st->tombs, memory_order_relaxed) + 1) * 4 <= (uint64_t)st->cap * 3) {
+	if ((c + atomic_load_explicit(&st->tombs, memory_order_relaxed) + 1) * 4 <=
+	    (uint64_t)st->cap * 3) {
 		set_put(st, h);
 		return 0;
 	}
@@ -327,13 +359,15 @@ int shm_mset_add(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint
 	if ((r = set_rebuild(a, key, st, cap_for(c + 1, 4), h, &nref)) < 0)
 		return r;
 	SHM_CRASH_POINT(8); /* the grown set is built, the old one still published */
-	/* release: the new set replaces the old in one store (pairs: reader acquire of the slot). */
+	/* release: the new set replaces the old in one store (pairs: reader acquire of the slot).
+	 */
 	atomic_store_explicit(slot, nref, memory_order_release);
 	w_free(a, shm_ref_off(sref));
 	return 0;
 }
 
-void shm_mset_del(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h) {
+void shm_mset_del(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h)
+{
 	_Atomic uint64_t *slot = multi_find(a, root, key);
 	if (!slot)
 		return;
@@ -346,7 +380,8 @@ void shm_mset_del(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uin
 	uint64_t c = atomic_fetch_sub_explicit(&st->count, 1, memory_order_relaxed) - 1;
 	atomic_fetch_add_explicit(&st->tombs, 1, memory_order_relaxed);
 	if (c == 0) {
-		struct shm_abi_table *t = shm_tab_at(a, atomic_load_explicit(root, memory_order_relaxed));
+		struct shm_abi_table *t =
+		        shm_tab_at(a, atomic_load_explicit(root, memory_order_relaxed));
 		/* release: uniform with other index stores; readers then skip the slot. */
 		atomic_store_explicit(slot, SHM_ABI_TOMB64, memory_order_release);
 		atomic_fetch_sub_explicit(&t->count, 1, memory_order_relaxed);
@@ -363,12 +398,14 @@ void shm_mset_del(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uin
 	}
 }
 
-bool shm_mset_contains(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h) {
+bool shm_mset_contains(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h)
+{
 	_Atomic uint64_t *slot = multi_find(a, root, key);
 	return slot && set_find(shm_set_at(a, atomic_load_explicit(slot, memory_order_relaxed)), h);
 }
 
-uint64_t shm_mset_total(struct shm_arena *a, _Atomic uint64_t *root) {
+uint64_t shm_mset_total(struct shm_arena *a, _Atomic uint64_t *root)
+{
 	uint64_t ref = atomic_load_explicit(root, memory_order_relaxed);
 	if (!ref)
 		return 0;

@@ -22,7 +22,8 @@ int shm_tab_insert(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, ui
 /* Tombstone the slot (key, h): 0 or -ENOENT. Never allocates. */
 int shm_tab_remove(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h);
 /* Handles whose tag matches key, in probe order (up to max); returns how many were found. */
-int shm_tab_candidates(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t *out, int max);
+int shm_tab_candidates(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t *out,
+                       int max);
 bool shm_tab_contains(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, uint32_t h);
 uint64_t shm_tab_count(struct shm_arena *a, _Atomic uint64_t *root);
 /* Create an empty table sized for n entries under an (unpublished) root. */
@@ -37,11 +38,19 @@ bool shm_mset_contains(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 uint64_t shm_mset_total(struct shm_arena *a, _Atomic uint64_t *root);
 
 /* Slot helpers shared with the reader. */
-static inline struct shm_abi_table *shm_tab_at(struct shm_arena *a, uint64_t ref) {
+static inline struct shm_abi_table *shm_tab_at(struct shm_arena *a, uint64_t ref)
+{
 	return (struct shm_abi_table *)shm_body(a, shm_ref_off(ref));
 }
-static inline _Atomic uint64_t *shm_tab_slots(struct shm_abi_table *t) { return (_Atomic uint64_t *)(t + 1); }
-static inline struct shm_abi_set *shm_set_at(struct shm_arena *a, uint64_t ref) {
+static inline _Atomic uint64_t *shm_tab_slots(struct shm_abi_table *t)
+{
+	return (_Atomic uint64_t *)(t + 1);
+}
+static inline struct shm_abi_set *shm_set_at(struct shm_arena *a, uint64_t ref)
+{
 	return (struct shm_abi_set *)shm_body(a, shm_ref_off(ref));
 }
-static inline _Atomic uint32_t *shm_set_slots(struct shm_abi_set *s) { return (_Atomic uint32_t *)(s + 1); }
+static inline _Atomic uint32_t *shm_set_slots(struct shm_abi_set *s)
+{
+	return (_Atomic uint32_t *)(s + 1);
+}

@@ -18,7 +18,8 @@
 #include "shm/index.h"
 #include "shm/shm-internal.h"
 
-static int scratch(struct shm_arena *a, unsigned slot, size_t n) {
+static int scratch(struct shm_arena *a, unsigned slot, size_t n)
+{
 	if (a->scr_cap[slot] >= n)
 		return 0;
 	size_t c = a->scr_cap[slot] ? a->scr_cap[slot] : 512;
@@ -32,8 +33,9 @@ static int scratch(struct shm_arena *a, unsigned slot, size_t n) {
 	return 0;
 }
 
-int shm_read_block(struct shm_arena *a, uint64_t ref, unsigned kind, unsigned slot, const uint8_t **ret_body,
-		   uint32_t *ret_len) {
+int shm_read_block(struct shm_arena *a, uint64_t ref, unsigned kind, unsigned slot,
+                   const uint8_t **ret_body, uint32_t *ret_len)
+{
 	uint64_t off = shm_ref_off(ref);
 	/* acquire: pairs with grow_to's release store; memory below size is backed. */
 	uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_acquire);
@@ -74,8 +76,9 @@ int shm_read_block(struct shm_arena *a, uint64_t ref, unsigned kind, unsigned sl
 }
 
 /* Copy an atom of the given kind into scratch slot; returns its bytes. */
-static int read_atom(struct shm_arena *a, uint64_t ref, unsigned kind, unsigned slot, const uint8_t **ret,
-		     uint32_t *ret_len) {
+static int read_atom(struct shm_arena *a, uint64_t ref, unsigned kind, unsigned slot,
+                     const uint8_t **ret, uint32_t *ret_len)
+{
 	const uint8_t *b;
 	uint32_t len;
 	int r = shm_read_block(a, ref, SHM_ABI_BLK_ATOM, slot, &b, &len);
@@ -92,7 +95,8 @@ static int read_atom(struct shm_arena *a, uint64_t ref, unsigned kind, unsigned 
 	return 0;
 }
 
-static size_t count_labels(const uint8_t *p, uint32_t n, bool *ok) {
+static size_t count_labels(const uint8_t *p, uint32_t n, bool *ok)
+{
 	size_t strings = 0;
 	for (uint32_t i = 0; i < n; i++)
 		strings += p[i] == 0;
@@ -100,7 +104,8 @@ static size_t count_labels(const uint8_t *p, uint32_t n, bool *ok) {
 	return strings / 2;
 }
 
-static int count_owners(const uint8_t *p, uint32_t n, size_t *ret_strings) {
+static int count_owners(const uint8_t *p, uint32_t n, size_t *ret_strings)
+{
 	size_t i = 0, k = 0, strs = 0;
 	while (i < n) {
 		struct shm_abi_owner o;
@@ -119,7 +124,8 @@ static int count_owners(const uint8_t *p, uint32_t n, size_t *ret_strings) {
 	return (int)k;
 }
 
-static int obj_reserve(struct shm_obj *obj, size_t n) {
+static int obj_reserve(struct shm_obj *obj, size_t n)
+{
 	if (obj->cap_ >= n)
 		return 0;
 	size_t c = obj->cap_ ? obj->cap_ : 256;
@@ -133,7 +139,8 @@ static int obj_reserve(struct shm_obj *obj, size_t n) {
 	return 0;
 }
 
-static char *put_str(char **cur, const void *s, size_t n) {
+static char *put_str(char **cur, const void *s, size_t n)
+{
 	char *d = *cur;
 	if (n)
 		memcpy(d, s, n);
@@ -143,7 +150,8 @@ static char *put_str(char **cur, const void *s, size_t n) {
 }
 
 /* One attempt: 0, -EAGAIN (retry), -ENOENT, -ENOMEM. */
-static int read_obj_once(struct shm_arena *a, uint32_t h, struct shm_obj *obj) {
+static int read_obj_once(struct shm_arena *a, uint32_t h, struct shm_obj *obj)
+{
 	uint64_t ref = shm_handle_load(a, h);
 	if (!ref)
 		return -ENOENT;
@@ -156,23 +164,31 @@ static int read_obj_once(struct shm_arena *a, uint32_t h, struct shm_obj *obj) {
 	if (rl < sizeof(rec))
 		return -EAGAIN;
 	memcpy(&rec, rb, sizeof(rec));
-	size_t need = sizeof(rec) + (size_t)rec.uid_len + rec.name_len + rec.rv_len + rec.payload_len;
-	if (need > rl || ((rec.flags & SHM_ABI_REC_UID_BIN) && rec.uid_len != 16) || !rec.atom_unit[SHM_ABI_REC_NS])
+	size_t need =
+	        sizeof(rec) + (size_t)rec.uid_len + rec.name_len + rec.rv_len + rec.payload_len;
+	if (need > rl || ((rec.flags & SHM_ABI_REC_UID_BIN) && rec.uid_len != 16) ||
+	    !rec.atom_unit[SHM_ABI_REC_NS])
 		return -EAGAIN;
-	if ((r = read_atom(a, shm_abi_rec_atom(&rec, SHM_ABI_REC_NS), SHM_ABI_ATOM_STRING, 1, &nsb, &nsl)) < 0)
+	if ((r = read_atom(a, shm_abi_rec_atom(&rec, SHM_ABI_REC_NS), SHM_ABI_ATOM_STRING, 1, &nsb,
+	                   &nsl)) < 0)
 		return r;
-	if (rec.atom_unit[SHM_ABI_REC_LABELS] && (r = read_atom(a, shm_abi_rec_atom(&rec, SHM_ABI_REC_LABELS), SHM_ABI_ATOM_LABELS, 2, &lb, &ll)) < 0)
+	if (rec.atom_unit[SHM_ABI_REC_LABELS] &&
+	    (r = read_atom(a, shm_abi_rec_atom(&rec, SHM_ABI_REC_LABELS), SHM_ABI_ATOM_LABELS, 2,
+	                   &lb, &ll)) < 0)
 		return r;
-	if (rec.atom_unit[SHM_ABI_REC_OWNERS] && (r = read_atom(a, shm_abi_rec_atom(&rec, SHM_ABI_REC_OWNERS), SHM_ABI_ATOM_OWNERS, 3, &ob, &ol)) < 0)
+	if (rec.atom_unit[SHM_ABI_REC_OWNERS] &&
+	    (r = read_atom(a, shm_abi_rec_atom(&rec, SHM_ABI_REC_OWNERS), SHM_ABI_ATOM_OWNERS, 3,
+	                   &ob, &ol)) < 0)
 		return r;
 	bool ok;
 	size_t nlab = count_labels(lb, ll, &ok), ostr = 0;
 	int nown = count_owners(ob, ol, &ostr);
 	if (!ok || nown < 0)
 		return -EAGAIN;
-	size_t total = nlab * sizeof(struct shm_label) + (size_t)nown * sizeof(struct shm_owner_ref) +
-		       ((rec.payload_len + 7) & ~(size_t)7) + nsl + 1 + rec.name_len + 1 + 37 + rec.uid_len + 1 +
-		       rec.rv_len + 1 + ll + ostr + 16;
+	size_t total = nlab * sizeof(struct shm_label) +
+	               (size_t)nown * sizeof(struct shm_owner_ref) +
+	               ((rec.payload_len + 7) & ~(size_t)7) + nsl + 1 + rec.name_len + 1 + 37 +
+	               rec.uid_len + 1 + rec.rv_len + 1 + ll + ostr + 16;
 	if ((r = obj_reserve(obj, total)) < 0)
 		return r;
 	uint8_t *m = obj->mem_;
@@ -219,12 +235,14 @@ static int read_obj_once(struct shm_arena *a, uint32_t h, struct shm_obj *obj) {
 		o += oh.kind_len;
 		owners[i].name = put_str(&cur, ob + o, oh.name_len);
 		o += oh.name_len;
-		owners[i].controller = (oh.flags & SHM_ABI_OWNER_CONTROLLER_SET)
-					       ? (int8_t)((oh.flags & SHM_ABI_OWNER_CONTROLLER) != 0)
-					       : -1;
-		owners[i].block_owner_deletion = (oh.flags & SHM_ABI_OWNER_BLOCK_SET)
-							 ? (int8_t)((oh.flags & SHM_ABI_OWNER_BLOCK) != 0)
-							 : -1;
+		owners[i].controller =
+		        (oh.flags & SHM_ABI_OWNER_CONTROLLER_SET)
+		                ? (int8_t)((oh.flags & SHM_ABI_OWNER_CONTROLLER) != 0)
+		                : -1;
+		owners[i].block_owner_deletion =
+		        (oh.flags & SHM_ABI_OWNER_BLOCK_SET)
+		                ? (int8_t)((oh.flags & SHM_ABI_OWNER_BLOCK) != 0)
+		                : -1;
 	}
 	obj->type = rec.type;
 	obj->kind = (enum shm_record_kind)rec.payload_kind;
@@ -237,7 +255,8 @@ static int read_obj_once(struct shm_arena *a, uint32_t h, struct shm_obj *obj) {
 	return 0;
 }
 
-int shm_read_obj(struct shm_arena *a, uint32_t h, struct shm_obj *obj) {
+int shm_read_obj(struct shm_arena *a, uint32_t h, struct shm_obj *obj)
+{
 	for (int i = 0; i < SHM_READ_RETRIES; i++) {
 		int r = read_obj_once(a, h, obj);
 		if (r != -EAGAIN)
@@ -246,30 +265,35 @@ int shm_read_obj(struct shm_arena *a, uint32_t h, struct shm_obj *obj) {
 	return -EAGAIN;
 }
 
-void shm_obj_release(struct shm_obj *obj) {
+void shm_obj_release(struct shm_obj *obj)
+{
 	if (!obj)
 		return;
 	free(obj->mem_);
 	*obj = (struct shm_obj){0};
 }
 
-const struct shm_owner_ref *shm_obj_controller(const struct shm_obj *obj) {
+const struct shm_owner_ref *shm_obj_controller(const struct shm_obj *obj)
+{
 	for (size_t i = 0; obj && i < obj->n_owners; i++)
 		if (obj->owners[i].controller == 1)
 			return &obj->owners[i];
 	return NULL;
 }
 
-const char *shm_obj_label(const struct shm_obj *obj, const char *key) {
+const char *shm_obj_label(const struct shm_obj *obj, const char *key)
+{
 	for (size_t i = 0; obj && key && i < obj->n_labels; i++)
 		if (strcmp(obj->labels[i].key, key) == 0)
 			return obj->labels[i].value;
 	return NULL;
 }
 
-/* ---- index walks ------------------------------------------------------------------------------ */
+/* ---- index walks ------------------------------------------------------------------------------
+ */
 /* Validate a table ref: returns the table (and its gen) or NULL. */
-static struct shm_abi_table *table_open(struct shm_arena *a, uint64_t ref, uint64_t *ret_gen) {
+static struct shm_abi_table *table_open(struct shm_arena *a, uint64_t ref, uint64_t *ret_gen)
+{
 	uint64_t off = shm_ref_off(ref);
 	uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_acquire);
 	uint64_t cs = shm_block_class_size(a, off, size);
@@ -279,7 +303,8 @@ static struct shm_abi_table *table_open(struct shm_arena *a, uint64_t ref, uint6
 	/* acquire: pairs with w_close (the table's cap and zeroed slots are visible). */
 	uint64_t w = atomic_load_explicit(&b->word, memory_order_acquire);
 	uint32_t g = SHM_ABI_WORD_GEN(w);
-	if ((g & 1) || shm_gen16(g) != shm_ref_gen16(ref) || SHM_ABI_WORD_KIND(w) != SHM_ABI_BLK_TABLE)
+	if ((g & 1) || shm_gen16(g) != shm_ref_gen16(ref) ||
+	    SHM_ABI_WORD_KIND(w) != SHM_ABI_BLK_TABLE)
 		return NULL;
 	struct shm_abi_table *t = (struct shm_abi_table *)((uint8_t *)b + SHM_ABI_BLK_HDR);
 	uint64_t w0 = atomic_load_explicit((_Atomic uint64_t *)t, memory_order_relaxed);
@@ -290,11 +315,13 @@ static struct shm_abi_table *table_open(struct shm_arena *a, uint64_t ref, uint6
 	return t;
 }
 
-static uint32_t table_cap(struct shm_abi_table *t) {
+static uint32_t table_cap(struct shm_abi_table *t)
+{
 	return (uint32_t)atomic_load_explicit((_Atomic uint64_t *)t, memory_order_relaxed);
 }
 
-static bool still(struct shm_abi_table *t, uint64_t gen) {
+static bool still(struct shm_abi_table *t, uint64_t gen)
+{
 	struct shm_abi_block *b = (struct shm_abi_block *)((uint8_t *)t - SHM_ABI_BLK_HDR);
 	/* acquire fence: slot loads above happen before the re-check (pairs with w_alloc's
 	 * release fence after the odd gen of a reuse). */
@@ -302,7 +329,8 @@ static bool still(struct shm_abi_table *t, uint64_t gen) {
 	return atomic_load_explicit(&b->word, memory_order_relaxed) == gen;
 }
 
-static int hv_push(struct shm_arena *a, uint32_t h) {
+static int hv_push(struct shm_arena *a, uint32_t h)
+{
 	if (a->hv_len == a->hv_cap) {
 		size_t c = a->hv_cap ? a->hv_cap * 2 : 256;
 		uint32_t *p = realloc(a->hv, c * sizeof(*p));
@@ -316,7 +344,8 @@ static int hv_push(struct shm_arena *a, uint32_t h) {
 }
 
 /* Append every live handle of the handle table under root to a->hv. */
-static int collect_table(struct shm_arena *a, _Atomic uint64_t *root) {
+static int collect_table(struct shm_arena *a, _Atomic uint64_t *root)
+{
 	size_t base = a->hv_len;
 	for (int tries = 0; tries < SHM_READ_RETRIES; tries++) {
 		a->hv_len = base;
@@ -346,11 +375,13 @@ static int collect_table(struct shm_arena *a, _Atomic uint64_t *root) {
 }
 
 /* Append the members of key's set in the multi-index under root to a->hv. */
-static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key) {
+static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key)
+{
 	size_t base = a->hv_len;
 	for (int tries = 0; tries < SHM_READ_RETRIES; tries++) {
 		a->hv_len = base;
-		uint64_t ref = atomic_load_explicit(root, memory_order_acquire); /* pairs: multi_rebuild */
+		uint64_t ref =
+		        atomic_load_explicit(root, memory_order_acquire); /* pairs: multi_rebuild */
 		if (!ref)
 			return 0;
 		uint64_t g;
@@ -361,8 +392,10 @@ static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 		_Atomic uint64_t *s = shm_tab_slots(t);
 		bool retry = false;
 		uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_acquire);
-		for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < cap; i = (i + 1) & mask, n++) {
-			/* acquire: pairs with multi_put / shm_mset_add's release of a closed set. */
+		for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < cap;
+		     i = (i + 1) & mask, n++) {
+			/* acquire: pairs with multi_put / shm_mset_add's release of a closed set.
+			 */
 			uint64_t v = atomic_load_explicit(&s[i], memory_order_acquire);
 			if (v == 0)
 				break;
@@ -375,12 +408,17 @@ static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 				retry = true;
 				break;
 			}
-			uint64_t sg = atomic_load_explicit(&b->word, memory_order_acquire); /* pairs: w_close */
-			struct shm_abi_set *st = (struct shm_abi_set *)((uint8_t *)b + SHM_ABI_BLK_HDR);
-			uint64_t kh = atomic_load_explicit((_Atomic uint64_t *)&st->key_hash, memory_order_relaxed);
-			uint64_t w1 = atomic_load_explicit((_Atomic uint64_t *)&st->key_hash + 1, memory_order_relaxed);
+			uint64_t sg = atomic_load_explicit(
+			        &b->word, memory_order_acquire); /* pairs: w_close */
+			struct shm_abi_set *st =
+			        (struct shm_abi_set *)((uint8_t *)b + SHM_ABI_BLK_HDR);
+			uint64_t kh = atomic_load_explicit((_Atomic uint64_t *)&st->key_hash,
+			                                   memory_order_relaxed);
+			uint64_t w1 = atomic_load_explicit((_Atomic uint64_t *)&st->key_hash + 1,
+			                                   memory_order_relaxed);
 			uint32_t scap = (uint32_t)w1;
-			if ((SHM_ABI_WORD_GEN(sg) & 1) || shm_gen16(SHM_ABI_WORD_GEN(sg)) != shm_ref_gen16(v) ||
+			if ((SHM_ABI_WORD_GEN(sg) & 1) ||
+			    shm_gen16(SHM_ABI_WORD_GEN(sg)) != shm_ref_gen16(v) ||
 			    SHM_ABI_WORD_KIND(sg) != SHM_ABI_BLK_SET || scap == 0 ||
 			    SHM_ABI_BLK_HDR + sizeof(*st) + (uint64_t)scap * 4 > cs) {
 				retry = true;
@@ -390,7 +428,8 @@ static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 				continue;
 			_Atomic uint32_t *ss = shm_set_slots(st);
 			for (uint32_t j = 0; j < scap; j++) {
-				/* acquire: pairs with set_put's release (the handle slot is published). */
+				/* acquire: pairs with set_put's release (the handle slot is
+				 * published). */
 				uint32_t hv = atomic_load_explicit(&ss[j], memory_order_acquire);
 				if (hv && hv != SHM_ABI_TOMB) {
 					int r = hv_push(a, hv);
@@ -398,7 +437,8 @@ static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 						return r;
 				}
 			}
-			atomic_thread_fence(memory_order_acquire); /* the slot loads before the re-check */
+			atomic_thread_fence(
+			        memory_order_acquire); /* the slot loads before the re-check */
 			if (atomic_load_explicit(&b->word, memory_order_relaxed) != sg) {
 				retry = true;
 				break;
@@ -411,23 +451,29 @@ static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 	return -EAGAIN;
 }
 
-static int cmp_u32(const void *x, const void *y) {
+static int cmp_u32(const void *x, const void *y)
+{
 	uint32_t p = *(const uint32_t *)x, q = *(const uint32_t *)y;
 	return p < q ? -1 : p > q;
 }
 
-static bool type_ok(struct shm_arena *a, unsigned type) {
+static bool type_ok(struct shm_arena *a, unsigned type)
+{
 	/* acquire: pairs with register_type's release (immutable strings, kind). */
-	return type < SHM_ABI_MAX_TYPES && atomic_load_explicit(&a->hdr->types[type].state, memory_order_acquire);
+	return type < SHM_ABI_MAX_TYPES &&
+	       atomic_load_explicit(&a->hdr->types[type].state, memory_order_acquire);
 }
 
-/* ---- lookups ------------------------------------------------------------------------------------ */
+/* ---- lookups ------------------------------------------------------------------------------------
+ */
 typedef bool (*match_fn)(const struct shm_obj *o, const void *arg);
 
-static int probe_get(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, match_fn match, const void *arg,
-		     struct shm_obj *obj) {
+static int probe_get(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, match_fn match,
+                     const void *arg, struct shm_obj *obj)
+{
 	for (int tries = 0; tries < SHM_READ_RETRIES; tries++) {
-		uint64_t ref = atomic_load_explicit(root, memory_order_acquire); /* pairs: tab_rebuild */
+		uint64_t ref =
+		        atomic_load_explicit(root, memory_order_acquire); /* pairs: tab_rebuild */
 		if (!ref)
 			return -ENOENT;
 		uint64_t g;
@@ -436,8 +482,10 @@ static int probe_get(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, 
 			continue;
 		uint32_t cap = table_cap(t), mask = cap - 1;
 		_Atomic uint64_t *s = shm_tab_slots(t);
-		for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < cap; i = (i + 1) & mask, n++) {
-			uint64_t v = atomic_load_explicit(&s[i], memory_order_acquire); /* pairs: tab_put */
+		for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < cap;
+		     i = (i + 1) & mask, n++) {
+			uint64_t v = atomic_load_explicit(
+			        &s[i], memory_order_acquire); /* pairs: tab_put */
 			if (v == 0)
 				break;
 			if ((uint32_t)v == SHM_ABI_TOMB || (v >> 32) != (key >> 32))
@@ -450,8 +498,8 @@ static int probe_get(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, 
 			if (match(obj, arg))
 				return 0;
 		}
-		/* A miss counts only if the table stayed the published one (A4: a concurrent rebuild
-		 * could have moved the key). */
+		/* A miss counts only if the table stayed the published one (A4: a concurrent
+		 * rebuild could have moved the key). */
 		if (still(t, g) && atomic_load_explicit(root, memory_order_acquire) == ref)
 			return -ENOENT;
 	}
@@ -463,14 +511,20 @@ struct name_arg {
 	const char *ns, *name;
 };
 
-static bool match_name(const struct shm_obj *o, const void *arg) {
+static bool match_name(const struct shm_obj *o, const void *arg)
+{
 	const struct name_arg *n = arg;
 	return o->type == n->type && strcmp(o->ns, n->ns) == 0 && strcmp(o->name, n->name) == 0;
 }
 
-static bool match_uid(const struct shm_obj *o, const void *arg) { return strcmp(o->uid, arg) == 0; }
+static bool match_uid(const struct shm_obj *o, const void *arg)
+{
+	return strcmp(o->uid, arg) == 0;
+}
 
-int shm_reader_get(struct shm_arena *a, uint16_t type, const char *ns, const char *name, struct shm_obj *obj) {
+int shm_reader_get(struct shm_arena *a, uint16_t type, const char *ns, const char *name,
+                   struct shm_obj *obj)
+{
 	if (!a || !name || !obj || !type_ok(a, type))
 		return -EINVAL;
 	ns = ns ? ns : "";
@@ -479,23 +533,26 @@ int shm_reader_get(struct shm_arena *a, uint16_t type, const char *ns, const cha
 	return probe_get(a, &a->hdr->types[type].name_index, key, match_name, &arg, obj);
 }
 
-int shm_reader_get_uid(struct shm_arena *a, const char *uid, struct shm_obj *obj) {
+int shm_reader_get_uid(struct shm_arena *a, const char *uid, struct shm_obj *obj)
+{
 	if (!a || !uid || !obj)
 		return -EINVAL;
 	uint64_t key = shm_key_uid(a->seed, uid, strlen(uid));
 	return probe_get(a, &a->hdr->uid_index, key, match_uid, uid, obj);
 }
 
-/* ---- iteration ---------------------------------------------------------------------------------- */
+/* ---- iteration ----------------------------------------------------------------------------------
+ */
 struct filter {
-	unsigned type; /* SHM_ABI_MAX_TYPES = any */
+	unsigned type;     /* SHM_ABI_MAX_TYPES = any */
 	const char *ns;    /* NULL = any */
 	const char *owner; /* controller uid, or any owner if any_owner */
 	bool any_owner;
 	const char *orphan_ns; /* also accept objects of this ns without controller */
 };
 
-static bool pass(const struct filter *f, const struct shm_obj *o) {
+static bool pass(const struct filter *f, const struct shm_obj *o)
+{
 	if (f->type < SHM_ABI_MAX_TYPES && o->type != f->type)
 		return false;
 	if (f->ns && strcmp(o->ns, f->ns) != 0)
@@ -514,8 +571,9 @@ static bool pass(const struct filter *f, const struct shm_obj *o) {
 	return f->orphan_ns && strcmp(o->ns, f->orphan_ns) == 0;
 }
 
-static int visit(struct shm_arena *a, size_t from, bool dedupe, const struct filter *f, shm_visit_fn fn,
-		 void *ud) {
+static int visit(struct shm_arena *a, size_t from, bool dedupe, const struct filter *f,
+                 shm_visit_fn fn, void *ud)
+{
 	size_t n = a->hv_len - from;
 	if (dedupe && n > 1) {
 		qsort(a->hv + from, n, sizeof(uint32_t), cmp_u32);
@@ -554,7 +612,8 @@ static int visit(struct shm_arena *a, size_t from, bool dedupe, const struct fil
 	return r < 0 ? r : count;
 }
 
-int shm_reader_list(struct shm_arena *a, uint16_t type, shm_visit_fn fn, void *ud) {
+int shm_reader_list(struct shm_arena *a, uint16_t type, shm_visit_fn fn, void *ud)
+{
 	if (!a || !type_ok(a, type))
 		return -EINVAL;
 	size_t from = a->hv_len;
@@ -565,7 +624,9 @@ int shm_reader_list(struct shm_arena *a, uint16_t type, shm_visit_fn fn, void *u
 	return visit(a, from, false, &f, fn, ud);
 }
 
-int shm_reader_list_ns(struct shm_arena *a, uint16_t type, const char *ns, shm_visit_fn fn, void *ud) {
+int shm_reader_list_ns(struct shm_arena *a, uint16_t type, const char *ns, shm_visit_fn fn,
+                       void *ud)
+{
 	if (!a || !type_ok(a, type))
 		return -EINVAL;
 	ns = ns ? ns : "";
@@ -577,14 +638,17 @@ int shm_reader_list_ns(struct shm_arena *a, uint16_t type, const char *ns, shm_v
 	return visit(a, from, false, &f, fn, ud);
 }
 
-int shm_reader_list_controlled(struct shm_arena *a, uint16_t type, const char *owner_uid, const char *ns,
-			       shm_visit_fn fn, void *ud) {
+int shm_reader_list_controlled(struct shm_arena *a, uint16_t type, const char *owner_uid,
+                               const char *ns, shm_visit_fn fn, void *ud)
+{
 	if (!a || !owner_uid || !type_ok(a, type))
 		return -EINVAL;
 	size_t from = a->hv_len;
-	int r = collect_set(a, &a->hdr->owner_index, shm_key_owner(a->seed, owner_uid, strlen(owner_uid)));
+	int r = collect_set(a, &a->hdr->owner_index,
+	                    shm_key_owner(a->seed, owner_uid, strlen(owner_uid)));
 	if (r >= 0 && ns)
-		r = collect_set(a, &a->hdr->types[type].orphan_index, shm_key_ns(a->seed, ns, strlen(ns)));
+		r = collect_set(a, &a->hdr->types[type].orphan_index,
+		                shm_key_ns(a->seed, ns, strlen(ns)));
 	if (r < 0) {
 		a->hv_len = from;
 		return r;
@@ -593,19 +657,25 @@ int shm_reader_list_controlled(struct shm_arena *a, uint16_t type, const char *o
 	return visit(a, from, true, &f, fn, ud);
 }
 
-int shm_reader_list_dependents(struct shm_arena *a, const char *owner_uid, shm_visit_fn fn, void *ud) {
+int shm_reader_list_dependents(struct shm_arena *a, const char *owner_uid, shm_visit_fn fn,
+                               void *ud)
+{
 	if (!a || !owner_uid)
 		return -EINVAL;
 	size_t from = a->hv_len;
-	int r = collect_set(a, &a->hdr->owner_index, shm_key_owner(a->seed, owner_uid, strlen(owner_uid)));
+	int r = collect_set(a, &a->hdr->owner_index,
+	                    shm_key_owner(a->seed, owner_uid, strlen(owner_uid)));
 	if (r < 0)
 		return r;
 	struct filter f = {.type = SHM_ABI_MAX_TYPES, .owner = owner_uid, .any_owner = true};
 	return visit(a, from, false, &f, fn, ud);
 }
 
-/* ---- resource table and statistics ------------------------------------------------------------- */
-int shm_reader_find_type(struct shm_arena *a, const char *group, const char *version, const char *resource) {
+/* ---- resource table and statistics -------------------------------------------------------------
+ */
+int shm_reader_find_type(struct shm_arena *a, const char *group, const char *version,
+                         const char *resource)
+{
 	if (!a || !version || !resource)
 		return -EINVAL;
 	group = group ? group : "";
@@ -622,12 +692,14 @@ int shm_reader_find_type(struct shm_arena *a, const char *group, const char *ver
 	return -ENOENT;
 }
 
-static void copy_fixed(char *dst, const char *src) {
+static void copy_fixed(char *dst, const char *src)
+{
 	memcpy(dst, src, SHM_ABI_NAME_MAX);
 	dst[SHM_ABI_NAME_MAX] = 0;
 }
 
-int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_info *ret) {
+int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_info *ret)
+{
 	if (!a || !ret || !type_ok(a, type))
 		return -EINVAL;
 	struct shm_abi_type *t = &a->hdr->types[type];
@@ -636,11 +708,13 @@ int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_inf
 	for (;; tries++) {
 		if (tries >= SHM_READ_RETRIES)
 			return -EAGAIN;
-		/* acquire: pairs with set_sync's release store of sync_seq (the copy is complete). */
+		/* acquire: pairs with set_sync's release store of sync_seq (the copy is complete).
+		 */
 		uint64_t s1 = atomic_load_explicit(&t->sync_seq, memory_order_acquire);
 		for (unsigned i = 0; i < SHM_ABI_SYNC_WORDS; i++)
 			words[i] = atomic_load_explicit(&t->sync[s1 & 1][i], memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire); /* copy before the re-check (latch rule) */
+		atomic_thread_fence(
+		        memory_order_acquire); /* copy before the re-check (latch rule) */
 		if (atomic_load_explicit(&t->sync_seq, memory_order_relaxed) == s1)
 			break;
 	}
@@ -658,30 +732,33 @@ int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_inf
 	return 0;
 }
 
-int shm_reader_stats(struct shm_arena *a, struct shm_stats *ret) {
+int shm_reader_stats(struct shm_arena *a, struct shm_stats *ret)
+{
 	if (!a || !ret)
 		return -EINVAL;
 	struct shm_abi_header *h = a->hdr;
 	/* relaxed: independent counters for display; no decision is taken on their combination. */
 	*ret = (struct shm_stats){
-		.size = atomic_load_explicit(&h->size, memory_order_relaxed),
-		.max_size = h->max_size,
-		.carved = atomic_load_explicit(&h->carved, memory_order_relaxed),
-		.incarnation = atomic_load_explicit(&h->incarnation, memory_order_relaxed),
-		.change_seq = atomic_load_explicit(&h->change_seq, memory_order_relaxed),
-		.recoveries = atomic_load_explicit(&h->stat_recoveries, memory_order_relaxed),
-		.objects = atomic_load_explicit(&h->stat_objects, memory_order_relaxed),
-		.handles_hw = atomic_load_explicit(&h->handles_hw, memory_order_relaxed),
-		.n_types = atomic_load_explicit(&h->n_types, memory_order_relaxed),
-		.live_bytes = atomic_load_explicit(&h->stat_live_bytes, memory_order_relaxed),
-		.quarantine_bytes = atomic_load_explicit(&h->stat_quarantine_bytes, memory_order_relaxed),
-		.free_bytes = atomic_load_explicit(&h->stat_free_bytes, memory_order_relaxed),
-		.violations = atomic_load_explicit(&h->stat_violations, memory_order_relaxed),
+	        .size = atomic_load_explicit(&h->size, memory_order_relaxed),
+	        .max_size = h->max_size,
+	        .carved = atomic_load_explicit(&h->carved, memory_order_relaxed),
+	        .incarnation = atomic_load_explicit(&h->incarnation, memory_order_relaxed),
+	        .change_seq = atomic_load_explicit(&h->change_seq, memory_order_relaxed),
+	        .recoveries = atomic_load_explicit(&h->stat_recoveries, memory_order_relaxed),
+	        .objects = atomic_load_explicit(&h->stat_objects, memory_order_relaxed),
+	        .handles_hw = atomic_load_explicit(&h->handles_hw, memory_order_relaxed),
+	        .n_types = atomic_load_explicit(&h->n_types, memory_order_relaxed),
+	        .live_bytes = atomic_load_explicit(&h->stat_live_bytes, memory_order_relaxed),
+	        .quarantine_bytes =
+	                atomic_load_explicit(&h->stat_quarantine_bytes, memory_order_relaxed),
+	        .free_bytes = atomic_load_explicit(&h->stat_free_bytes, memory_order_relaxed),
+	        .violations = atomic_load_explicit(&h->stat_violations, memory_order_relaxed),
 	};
 	return 0;
 }
 
-uint64_t shm_reader_change_seq(struct shm_arena *a) {
+uint64_t shm_reader_change_seq(struct shm_arena *a)
+{
 	/* acquire: pairs with bump_change's release (changes before it are visible). */
 	return a ? atomic_load_explicit(&a->hdr->change_seq, memory_order_acquire) : 0;
 }

@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SHM_ABI_MAGIC        UINT64_C(0x314d4853444d434b) /* "KCMDSHM1" little-endian */
-#define SHM_ABI_VERSION      1u
+#define SHM_ABI_MAGIC   UINT64_C(0x314d4853444d434b) /* "KCMDSHM1" little-endian */
+#define SHM_ABI_VERSION 1u
 
 #define SHM_ABI_UNIT_SHIFT   4u  /* blocks are 16-byte aligned; refs count 16-byte units */
 #define SHM_ABI_REGION_SHIFT 16u /* regions are carved in 64 KiB units */
@@ -41,13 +41,14 @@
 #define SHM_ABI_MAX_HANDLES  (SHM_ABI_HCHUNK_SLOTS * SHM_ABI_HDIR_SLOTS)
 #define SHM_ABI_NCLASSES     96u
 #define SHM_ABI_MAX_SIZE     (UINT64_C(1) << (32 + SHM_ABI_UNIT_SHIFT)) /* 64 GiB */
-#define SHM_ABI_RV_MAX       63u  /* longest resourceVersion kept in the resource table */
-#define SHM_ABI_NAME_MAX     63u  /* longest group / version / resource / kind string */
+#define SHM_ABI_RV_MAX       63u /* longest resourceVersion kept in the resource table */
+#define SHM_ABI_NAME_MAX     63u /* longest group / version / resource / kind string */
 
 /* Size classes: class c holds blocks of shm_abi_class_size(c) bytes, header included.
  * 0..15: 16..256 in steps of 16; from 16 on: four steps per doubling (320, 384, 448, 512, 640,
  * ...) up to 256 MiB. Part of the ABI: readers use it to bound every copy (INVARIANT A5). */
-static inline uint64_t shm_abi_class_size(unsigned c) {
+static inline uint64_t shm_abi_class_size(unsigned c)
+{
 	if (c < 16)
 		return (uint64_t)(c + 1) * 16;
 	unsigned k = c - 16;
@@ -56,22 +57,33 @@ static inline uint64_t shm_abi_class_size(unsigned c) {
 }
 
 /* ---- refs ------------------------------------------------------------------------------------ */
-static inline uint64_t shm_ref_make(uint64_t off, uint64_t gen, uint64_t aux) {
+static inline uint64_t shm_ref_make(uint64_t off, uint64_t gen, uint64_t aux)
+{
 	return (off >> SHM_ABI_UNIT_SHIFT) | (((gen >> 1) & 0xffff) << 32) | (aux << 48);
 }
-static inline uint64_t shm_ref_off(uint64_t ref) {
+static inline uint64_t shm_ref_off(uint64_t ref)
+{
 	return (ref & 0xffffffffu) << SHM_ABI_UNIT_SHIFT;
 }
-static inline unsigned shm_ref_gen16(uint64_t ref) { return (unsigned)(ref >> 32) & 0xffff; }
-static inline unsigned shm_ref_aux(uint64_t ref) { return (unsigned)(ref >> 48); }
-static inline unsigned shm_gen16(uint64_t gen) { return (unsigned)(gen >> 1) & 0xffff; }
+static inline unsigned shm_ref_gen16(uint64_t ref)
+{
+	return (unsigned)(ref >> 32) & 0xffff;
+}
+static inline unsigned shm_ref_aux(uint64_t ref)
+{
+	return (unsigned)(ref >> 48);
+}
+static inline unsigned shm_gen16(uint64_t gen)
+{
+	return (unsigned)(gen >> 1) & 0xffff;
+}
 
 /* ---- region table ---------------------------------------------------------------------------
  * One 32-bit entry per 64 KiB unit of the arena, at header.region_table_off. 0 = not carved.
  * Otherwise bits 0..7 = class + 1 and bits 8..31 = distance in units back to the region's first
  * unit. Written once, before header.carved is advanced over it (release), never changed: a
  * region keeps its class forever, so a block start stays a block start (type-stable memory). */
-#define SHM_ABI_RT_CLASS(e) (((e) & 0xffu) - 1u)
+#define SHM_ABI_RT_CLASS(e) (((e)&0xffu) - 1u)
 #define SHM_ABI_RT_BACK(e)  ((e) >> 8)
 
 /* ---- blocks ---------------------------------------------------------------------------------- */
@@ -119,14 +131,19 @@ struct shm_abi_record {
 };
 static_assert(sizeof(struct shm_abi_record) == 32, "record");
 static_assert(offsetof(struct shm_abi_record, atom_unit) == 12, "record");
-static inline uint64_t shm_abi_rec_atom(const struct shm_abi_record *r, int i) {
+static inline uint64_t shm_abi_rec_atom(const struct shm_abi_record *r, int i)
+{
 	return r->atom_unit[i] ? (uint64_t)r->atom_unit[i] | (uint64_t)r->atom_gen[i] << 32 : 0;
 }
 
 /* Atom body: immutable once published; freed when no record refers to it any more.
  * STRING: the bytes. LABELS: "key\0value\0" pairs sorted by key.
  * OWNERS: per reference a struct shm_abi_owner then uid, api_version, kind, name bytes. */
-enum shm_abi_atom_kind { SHM_ABI_ATOM_STRING = 1, SHM_ABI_ATOM_LABELS = 2, SHM_ABI_ATOM_OWNERS = 3 };
+enum shm_abi_atom_kind {
+	SHM_ABI_ATOM_STRING = 1,
+	SHM_ABI_ATOM_LABELS = 2,
+	SHM_ABI_ATOM_OWNERS = 3
+};
 struct shm_abi_atom {
 	uint64_t hash; /* seeded hash of (kind, bytes) */
 	uint32_t len;
@@ -202,22 +219,22 @@ static_assert(sizeof(struct shm_abi_type) == 488, "type entry");
 
 /* ---- the header, at offset 0 ---------------------------------------------------------------- */
 struct shm_abi_header {
-	uint64_t magic;   /* SHM_ABI_MAGIC, written last at creation */
-	uint32_t version; /* SHM_ABI_VERSION */
+	uint64_t magic;       /* SHM_ABI_MAGIC, written last at creation */
+	uint32_t version;     /* SHM_ABI_VERSION */
 	uint32_t header_size; /* sizeof(struct shm_abi_header) */
 	uint64_t max_size;    /* immutable: mapping reserved by every process */
 	uint64_t region_table_off;
-	uint64_t data_off;  /* first region (64 KiB aligned) */
-	uint64_t hash_seed; /* random per arena: key hashes are not predictable from outside */
+	uint64_t data_off;       /* first region (64 KiB aligned) */
+	uint64_t hash_seed;      /* random per arena: key hashes are not predictable from outside */
 	_Atomic uint64_t size;   /* bytes backed by the memfd; grows, never shrinks (sealed) */
 	_Atomic uint64_t carved; /* end of the carved regions; <= size */
-	_Atomic uint64_t incarnation; /* bumped by every writer attach */
-	_Atomic uint64_t change_seq;  /* bumped after every published change */
-	_Atomic uint64_t uid_index;   /* ref: handle table keyed by uid (all types) */
-	_Atomic uint64_t owner_index; /* ref: multi-index keyed by owner uid (all types) */
-	_Atomic uint64_t handles_hw;  /* handles in [1, handles_hw) may be in use */
-	_Atomic uint64_t n_types;     /* entries [0, n_types) may be registered */
-	_Atomic uint64_t stat_live_bytes;       /* writer statistics (relaxed) */
+	_Atomic uint64_t incarnation;     /* bumped by every writer attach */
+	_Atomic uint64_t change_seq;      /* bumped after every published change */
+	_Atomic uint64_t uid_index;       /* ref: handle table keyed by uid (all types) */
+	_Atomic uint64_t owner_index;     /* ref: multi-index keyed by owner uid (all types) */
+	_Atomic uint64_t handles_hw;      /* handles in [1, handles_hw) may be in use */
+	_Atomic uint64_t n_types;         /* entries [0, n_types) may be registered */
+	_Atomic uint64_t stat_live_bytes; /* writer statistics (relaxed) */
 	_Atomic uint64_t stat_quarantine_bytes;
 	_Atomic uint64_t stat_free_bytes;
 	_Atomic uint64_t stat_objects;
@@ -229,7 +246,9 @@ struct shm_abi_header {
 };
 static_assert(offsetof(struct shm_abi_header, size) == 48, "header");
 static_assert(offsetof(struct shm_abi_header, handle_dir) == 256, "header");
-static_assert(sizeof(struct shm_abi_header) == 256 + 8 * SHM_ABI_HDIR_SLOTS + 488 * SHM_ABI_MAX_TYPES,
-	      "header");
+static_assert(sizeof(struct shm_abi_header) ==
+                      256 + 8 * SHM_ABI_HDIR_SLOTS + 488 * SHM_ABI_MAX_TYPES,
+              "header");
 static_assert(sizeof(_Atomic uint64_t) == 8 && _Alignof(_Atomic uint64_t) == 8, "atomic word");
-static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free (readers map read-only)");
+static_assert(ATOMIC_LLONG_LOCK_FREE == 2,
+              "64-bit atomics must be lock-free (readers map read-only)");

@@ -1,6 +1,6 @@
-/* shm/shm-internal.h - private to the shm/ sources and tests: the arena handle, the writer's private
- * state, block access helpers and the test seams. Nothing here is shared memory layout (that is
- * shm/shm-abi.h) or public API (shm/arena.h). */
+/* shm/shm-internal.h - private to the shm/ sources and tests: the arena handle, the writer's
+ * private state, block access helpers and the test seams. Nothing here is shared memory layout
+ * (that is shm/shm-abi.h) or public API (shm/arena.h). */
 #pragma once
 
 #include <stdatomic.h>
@@ -14,8 +14,9 @@
 /* ---- test seams ---------------------------------------------------------------------------- *
  * Set only by tests (the torture test's negative control, the crash-point enumeration).
  * SHM_TEST_NO_VALIDATE: readers skip the final generation check (the broken variant the torture
- * oracle must catch). SHM_TEST_NO_QUARANTINE: the writer reuses the most recently freed block at once (stress).
- * shm__test_crash_point/_count: the writer raises SIGKILL at the count-th visit of that point. */
+ * oracle must catch). SHM_TEST_NO_QUARANTINE: the writer reuses the most recently freed block at
+ * once (stress). shm__test_crash_point/_count: the writer raises SIGKILL at the count-th visit of
+ * that point. */
 #define SHM_TEST_NO_VALIDATE   0x1u
 #define SHM_TEST_NO_QUARANTINE 0x2u
 #define SHM_TEST_SLOW_COPY     0x4u /* readers pause (20 us) half-way through copies >= 4 KiB */
@@ -27,7 +28,7 @@ void shm__crash_point(int n);
 #define SHM_CRASH_POINT(n)                                                                         \
 	do {                                                                                       \
 		if (__builtin_expect(shm__test_crash_point == (n), 0))                             \
-			shm__crash_point(n);                                                        \
+			shm__crash_point(n);                                                       \
 	} while (0)
 /* Fault injection: the n-th allocation of a block fails with -ENOMEM (0 = off). */
 extern long shm__test_fail_alloc_at;
@@ -39,7 +40,7 @@ struct w_fifo { /* ring of u32 (block units or handles) */
 };
 
 struct w_class {
-	struct w_fifo freed; /* quarantine, oldest first */
+	struct w_fifo freed;     /* quarantine, oldest first */
 	uint64_t bump, bump_end; /* carving cursor in the current region */
 	uint64_t free_bytes;
 };
@@ -67,7 +68,7 @@ struct shm_arena {
 	struct shm_abi_header *hdr;
 	_Atomic uint32_t *rt; /* region table */
 	uint64_t seed;
-	int lock_fd; /* writer: private OFD holding the writer lock; -1 for readers */
+	int lock_fd;       /* writer: private OFD holding the writer lock; -1 for readers */
 	struct w_state *w; /* NULL for readers */
 	/* reader scratch */
 	uint8_t *scr[4];
@@ -78,17 +79,26 @@ struct shm_arena {
 
 /* ---- hashing (seeded, stable across processes of one arena) ---------------------------------- */
 uint64_t shm_hash(uint64_t seed, const void *p, size_t n);
-static inline uint64_t shm_hash_str(uint64_t seed, const char *s, size_t n) {
+static inline uint64_t shm_hash_str(uint64_t seed, const char *s, size_t n)
+{
 	return shm_hash(seed, s, n);
 }
 uint64_t shm_key_name(uint64_t seed, const char *ns, size_t nsl, const char *name, size_t nl);
 /* Index keys: namespace (ns and orphan multi-indexes), owner uid (owner multi-index), uid. */
-static inline uint64_t shm_key_ns(uint64_t seed, const char *ns, size_t n) { return shm_hash(seed ^ 1, ns, n); }
-static inline uint64_t shm_key_owner(uint64_t seed, const char *uid, size_t n) {
+static inline uint64_t shm_key_ns(uint64_t seed, const char *ns, size_t n)
+{
+	return shm_hash(seed ^ 1, ns, n);
+}
+static inline uint64_t shm_key_owner(uint64_t seed, const char *uid, size_t n)
+{
 	return shm_hash(seed ^ 2, uid, n);
 }
-static inline uint64_t shm_key_uid(uint64_t seed, const char *uid, size_t n) { return shm_hash(seed ^ 3, uid, n); }
-static inline uint32_t shm_mix32(uint32_t x) {
+static inline uint64_t shm_key_uid(uint64_t seed, const char *uid, size_t n)
+{
+	return shm_hash(seed ^ 3, uid, n);
+}
+static inline uint32_t shm_mix32(uint32_t x)
+{
 	x ^= x >> 16;
 	x *= 0x7feb352dU;
 	x ^= x >> 15;
@@ -98,10 +108,14 @@ static inline uint32_t shm_mix32(uint32_t x) {
 }
 
 /* ---- block access ---------------------------------------------------------------------------- */
-static inline struct shm_abi_block *shm_blk(struct shm_arena *a, uint64_t off) {
+static inline struct shm_abi_block *shm_blk(struct shm_arena *a, uint64_t off)
+{
 	return (struct shm_abi_block *)(a->base + off);
 }
-static inline void *shm_body(struct shm_arena *a, uint64_t off) { return a->base + off + SHM_ABI_BLK_HDR; }
+static inline void *shm_body(struct shm_arena *a, uint64_t off)
+{
+	return a->base + off + SHM_ABI_BLK_HDR;
+}
 
 /* Relaxed word-wise copies (Boehm's seqlock rule: racing accesses are atomics). len % 8 == 0. */
 void shm_copy_in(void *dst, const void *src, size_t len);
@@ -110,7 +124,7 @@ void shm_copy_out(void *dst, const void *src, size_t len);
 /* Reader: copy the body of the block ref points to into scratch slot `slot`, validated (A3).
  * 0 ok (*ret_body, *ret_len set), -EAGAIN stale or racing (retry from the referrer). */
 int shm_read_block(struct shm_arena *a, uint64_t ref, unsigned kind, unsigned slot,
-		   const uint8_t **ret_body, uint32_t *ret_len);
+                   const uint8_t **ret_body, uint32_t *ret_len);
 /* Class size of the block at off, or 0 if off is not inside a carved region (A5). */
 uint64_t shm_block_class_size(struct shm_arena *a, uint64_t off, uint64_t size);
 /* Load a handle slot (acquire): 0 if the handle is free or out of range. */

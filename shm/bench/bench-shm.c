@@ -26,14 +26,15 @@
 
 #include "shm/arena.h"
 
-static uint64_t now_ns(void) {
+static uint64_t now_ns(void)
+{
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-
-static uint64_t rng(uint64_t *s) {
+static uint64_t rng(uint64_t *s)
+{
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
@@ -45,7 +46,8 @@ static int t_pods, t_rs;
 
 /* Deployment "web-<n>" (5-9 chars), pod-template-hash of 10 chars as upstream makes them (a
  * hash printed in a consonant-and-digit alphabet), pod name "<rs>-<5 chars>": 24-28 chars. */
-static void rs_hash(unsigned r, char *out, size_t n) {
+static void rs_hash(unsigned r, char *out, size_t n)
+{
 	static const char al[] = "bcdfghjklmnpqrstvwxz2456789";
 	uint64_t s = r * 0x2545f4914f6cdd1du + 17;
 	size_t i = 0;
@@ -53,14 +55,22 @@ static void rs_hash(unsigned r, char *out, size_t n) {
 		out[i] = al[rng(&s) % 27];
 	out[i] = 0;
 }
-static void rs_name(unsigned r, char *out, size_t n) {
+static void rs_name(unsigned r, char *out, size_t n)
+{
 	char h[12];
 	rs_hash(r, h, sizeof(h));
 	snprintf(out, n, "web-%u-%s", r % 100000u, h);
 }
-static void rs_uid(unsigned r, char *out) { snprintf(out, 37, "%08x-7a1c-4e2b-9f00-%012x", r, r * 977u); }
-static void pod_ns(unsigned r, char *out, size_t n) { snprintf(out, n, "team-%u", r % 10); }
-static void pod_name(unsigned p, char *out, size_t n) {
+static void rs_uid(unsigned r, char *out)
+{
+	snprintf(out, 37, "%08x-7a1c-4e2b-9f00-%012x", r, r * 977u);
+}
+static void pod_ns(unsigned r, char *out, size_t n)
+{
+	snprintf(out, n, "team-%u", r % 10);
+}
+static void pod_name(unsigned p, char *out, size_t n)
+{
 	static const char al[] = "bcdfghjklmnpqrstvwxz2456789";
 	char rs[40], sfx[6];
 	uint64_t s = p * 0x9e3779b97f4a7c15u + 1;
@@ -81,7 +91,8 @@ struct rs_str {
 static struct pod_str *ps;
 static struct rs_str *rss;
 
-static void make_strings(void) {
+static void make_strings(void)
+{
 	ps = calloc(n_pods, sizeof(*ps));
 	rss = calloc(n_rs, sizeof(*rss));
 	for (unsigned p = 0; p < n_pods; p++) {
@@ -97,7 +108,8 @@ static void make_strings(void) {
 	}
 }
 
-static void utoa(unsigned v, char *out) {
+static void utoa(unsigned v, char *out)
+{
 	char t[16];
 	int n = 0;
 	do
@@ -108,7 +120,8 @@ static void utoa(unsigned v, char *out) {
 	out[n] = 0;
 }
 
-static int put_pod(struct shm_arena *w, unsigned p, unsigned rv) {
+static int put_pod(struct shm_arena *w, unsigned p, unsigned rv)
+{
 	const struct rs_str *rs = &rss[p / 100];
 	const char *ns = rs->ns, *name = ps[p].name, *uid = ps[p].uid;
 	char rvs[16];
@@ -118,13 +131,23 @@ static int put_pod(struct shm_arena *w, unsigned p, unsigned rv) {
 	uint8_t payload[64];
 	memset(payload, 0, sizeof(payload));
 	memcpy(payload, &rv, sizeof(rv));
-	struct shm_record_in rec = {.type = (uint16_t)t_pods, .kind = SHM_RECORD_POD, .ns = ns, .name = name, .uid = uid,
-				    .rv = rvs, .labels = labels, .n_labels = 2, .owners = &own, .n_owners = 1,
-				    .payload = payload, .payload_len = sizeof(payload)};
+	struct shm_record_in rec = {.type = (uint16_t)t_pods,
+	                            .kind = SHM_RECORD_POD,
+	                            .ns = ns,
+	                            .name = name,
+	                            .uid = uid,
+	                            .rv = rvs,
+	                            .labels = labels,
+	                            .n_labels = 2,
+	                            .owners = &own,
+	                            .n_owners = 1,
+	                            .payload = payload,
+	                            .payload_len = sizeof(payload)};
 	return shm_writer_upsert(w, &rec);
 }
 
-static int put_rs(struct shm_arena *w, unsigned r) {
+static int put_rs(struct shm_arena *w, unsigned r)
+{
 	char ns[16], name[48], uid[37], app[32], hash[16];
 	static char tmpl[1024];
 	pod_ns(r, ns, sizeof(ns));
@@ -134,41 +157,57 @@ static int put_rs(struct shm_arena *w, unsigned r) {
 	rs_hash(r, hash, sizeof(hash));
 	memset(tmpl, ' ', sizeof(tmpl));
 	struct shm_label labels[] = {{"app", app}, {"pod-template-hash", hash}};
-	struct shm_owner_ref own = {"apps/v1", "Deployment", app, "dddddddd-0000-4000-8000-000000000000", true, true};
-	struct shm_record_in rec = {.type = (uint16_t)t_rs, .kind = SHM_RECORD_REPLICASET, .ns = ns, .name = name,
-				    .uid = uid, .rv = "1000", .labels = labels, .n_labels = 2, .owners = &own,
-				    .n_owners = 1, .payload = tmpl, .payload_len = sizeof(tmpl)};
+	struct shm_owner_ref own = {
+	        "apps/v1", "Deployment", app, "dddddddd-0000-4000-8000-000000000000", true, true};
+	struct shm_record_in rec = {.type = (uint16_t)t_rs,
+	                            .kind = SHM_RECORD_REPLICASET,
+	                            .ns = ns,
+	                            .name = name,
+	                            .uid = uid,
+	                            .rv = "1000",
+	                            .labels = labels,
+	                            .n_labels = 2,
+	                            .owners = &own,
+	                            .n_owners = 1,
+	                            .payload = tmpl,
+	                            .payload_len = sizeof(tmpl)};
 	return shm_writer_upsert(w, &rec);
 }
 
-static int cmp_u64(const void *a, const void *b) {
+static int cmp_u64(const void *a, const void *b)
+{
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-static int count_fn(const struct shm_obj *o, void *ud) {
+static int count_fn(const struct shm_obj *o, void *ud)
+{
 	(void)o;
 	(*(int *)ud)++;
 	return 0;
 }
 
-int main(void) {
+int main(void)
+{
 	const char *e = getenv("BENCH_PODS");
 	if (e && atoi(e) >= 100)
 		n_pods = (unsigned)strtoul(e, NULL, 10);
 	n_rs = n_pods / 100;
 	int fd, ro, r;
 	struct shm_arena *w, *rd;
-	if ((r = shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(8) << 30}, &fd)) < 0 ||
+	if ((r = shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(8) << 30}, &fd)) <
+	            0 ||
 	    (r = shm_arena_reader_fd(fd, &ro)) < 0 || (r = shm_writer_open(fd, &w)) < 0 ||
 	    (r = shm_reader_open(ro, &rd)) < 0) {
 		fprintf(stderr, "bench: setup: %s\n", strerror(-r));
 		return 1;
 	}
 	make_strings();
-	t_pods = shm_writer_register_type(w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD});
-	t_rs = shm_writer_register_type(
-		w, &(struct shm_type_desc){"apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET});
+	t_pods = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD});
+	t_rs = shm_writer_register_type(w, &(struct shm_type_desc){"apps", "v1", "replicasets",
+	                                                           "ReplicaSet",
+	                                                           SHM_RECORD_REPLICASET});
 	for (unsigned i = 0; i < n_rs; i++)
 		if (put_rs(w, i) < 0)
 			return 1;
@@ -183,9 +222,11 @@ int main(void) {
 	uint64_t t1 = now_ns();
 	shm_reader_stats(w, &s1);
 	double bpp = (double)(s1.live_bytes - s0.live_bytes) / n_pods;
-	fprintf(stderr, "bench: %u pods created in %.1f ms (%.0f creates/s); arena size %llu MiB, carved %llu MiB\n",
-		n_pods, (t1 - t0) / 1e6, n_pods / ((t1 - t0) / 1e9), (unsigned long long)(s1.size >> 20),
-		(unsigned long long)(s1.carved >> 20));
+	fprintf(stderr,
+	        "bench: %u pods created in %.1f ms (%.0f creates/s); arena size %llu MiB, carved "
+	        "%llu MiB\n",
+	        n_pods, (t1 - t0) / 1e6, n_pods / ((t1 - t0) / 1e9),
+	        (unsigned long long)(s1.size >> 20), (unsigned long long)(s1.carved >> 20));
 	printf("bench: shm.bytes_per_pod %.0f B\n", bpp);
 
 	/* gets from a reader mapping */
@@ -206,8 +247,9 @@ int main(void) {
 	}
 	qsort(lat, NGET, sizeof(*lat), cmp_u64);
 	fprintf(stderr, "bench: get p50 %llu ns, p90 %llu ns, p99 %llu ns, p99.9 %llu ns\n",
-		(unsigned long long)lat[NGET / 2], (unsigned long long)lat[NGET * 9 / 10],
-		(unsigned long long)lat[NGET * 99 / 100], (unsigned long long)lat[NGET * 999 / 1000]);
+	        (unsigned long long)lat[NGET / 2], (unsigned long long)lat[NGET * 9 / 10],
+	        (unsigned long long)lat[NGET * 99 / 100],
+	        (unsigned long long)lat[NGET * 999 / 1000]);
 	printf("bench: shm.get_ns_p99 %llu ns\n", (unsigned long long)lat[NGET * 99 / 100]);
 
 	/* one RS's pods (+ the orphans of its namespace: none here) */
@@ -241,7 +283,8 @@ int main(void) {
 			uint64_t ks = 999 + (uint64_t)k;
 			for (;;) {
 				unsigned p = (unsigned)(rng(&ks) % n_pods);
-				shm_reader_get(ra, (uint16_t)t_pods, rss[p / 100].ns, ps[p].name, &ko);
+				shm_reader_get(ra, (uint16_t)t_pods, rss[p / 100].ns, ps[p].name,
+				               &ko);
 			}
 		}
 	}
@@ -269,11 +312,14 @@ int main(void) {
 	uint64_t ra = now_ns();
 	if ((r = shm_writer_open(fd, &w)) < 0)
 		return 1;
-	fprintf(stderr, "bench: writer recovery of %llu objects took %.1f ms\n", (unsigned long long)s2.objects,
-		(now_ns() - ra) / 1e6);
-	fprintf(stderr, "bench: after %llu updates: carved %llu MiB (was %llu), live %llu MiB, quarantine %llu KiB\n",
-		(unsigned long long)ops, (unsigned long long)(s2.carved >> 20), (unsigned long long)(s1.carved >> 20),
-		(unsigned long long)(s2.live_bytes >> 20), (unsigned long long)(s2.quarantine_bytes >> 10));
+	fprintf(stderr, "bench: writer recovery of %llu objects took %.1f ms\n",
+	        (unsigned long long)s2.objects, (now_ns() - ra) / 1e6);
+	fprintf(stderr,
+	        "bench: after %llu updates: carved %llu MiB (was %llu), live %llu MiB, quarantine "
+	        "%llu KiB\n",
+	        (unsigned long long)ops, (unsigned long long)(s2.carved >> 20),
+	        (unsigned long long)(s1.carved >> 20), (unsigned long long)(s2.live_bytes >> 20),
+	        (unsigned long long)(s2.quarantine_bytes >> 10));
 	shm_obj_release(&o);
 	free(lat);
 	shm_arena_close(rd);

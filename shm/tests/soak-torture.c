@@ -6,14 +6,17 @@
  *     after the first million updates. SHM_SOAK_UPDATES overrides the count. */
 #include "shm/tests/torture.h"
 
-static int reclaim_soak(uint64_t updates) {
+static int reclaim_soak(uint64_t updates)
+{
 	int fd, r;
 	struct shm_arena *w;
 	shm__test_flags = 0;
-	if ((r = shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(1) << 32}, &fd)) < 0 ||
+	if ((r = shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(1) << 32}, &fd)) <
+	            0 ||
 	    (r = shm_writer_open(fd, &w)) < 0)
 		return 1;
-	int type = shm_writer_register_type(w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD});
+	int type = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD});
 	uint64_t s = 42, carved_warm = 0, t0 = t_now_ns();
 	for (uint64_t i = 0; i < updates; i++) {
 		unsigned k = (unsigned)(t_rng(&s) % 10000);
@@ -31,17 +34,20 @@ static int reclaim_soak(uint64_t updates) {
 	struct shm_stats st;
 	shm_reader_stats(w, &st);
 	int bad = shm_writer_check(w) != 0 || st.carved > carved_warm + (UINT64_C(4) << 20);
-	printf("reclaim soak: %llu updates in %.1f s: carved %llu KiB after 10%%, %llu KiB at the end; live %llu KiB, "
+	printf("reclaim soak: %llu updates in %.1f s: carved %llu KiB after 10%%, %llu KiB at the "
+	       "end; live %llu KiB, "
 	       "quarantine %llu KiB: %s\n",
-	       (unsigned long long)updates, (t_now_ns() - t0) / 1e9, (unsigned long long)(carved_warm >> 10),
-	       (unsigned long long)(st.carved >> 10), (unsigned long long)(st.live_bytes >> 10),
+	       (unsigned long long)updates, (t_now_ns() - t0) / 1e9,
+	       (unsigned long long)(carved_warm >> 10), (unsigned long long)(st.carved >> 10),
+	       (unsigned long long)(st.live_bytes >> 10),
 	       (unsigned long long)(st.quarantine_bytes >> 10), bad ? "FAIL" : "ok");
 	shm_arena_close(w);
 	close(fd);
 	return bad;
 }
 
-int main(void) {
+int main(void)
+{
 	double secs = 300;
 	const char *e = getenv("SHM_SOAK_SECONDS");
 	if (e && atof(e) > 0)

@@ -26,15 +26,20 @@ struct fx {
 	int pods, rs, cm;
 };
 
-static int setup(void **state) {
+static int setup(void **state)
+{
 	struct fx *f = calloc(1, sizeof(*f));
 	struct shm_create_opts o = {.max_size = UINT64_C(1) << 30, .initial_size = 1 << 20};
 	assert_int_equal(shm_arena_create(&o, &f->fd), 0);
 	assert_int_equal(shm_writer_open(f->fd, &f->w), 0);
-	f->pods = shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD});
-	f->rs = shm_writer_register_type(
-		f->w, &(struct shm_type_desc){"apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET});
-	f->cm = shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", "configmaps", "ConfigMap", SHM_RECORD_META});
+	f->pods = shm_writer_register_type(
+	        f->w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD});
+	f->rs = shm_writer_register_type(f->w, &(struct shm_type_desc){"apps", "v1", "replicasets",
+	                                                               "ReplicaSet",
+	                                                               SHM_RECORD_REPLICASET});
+	f->cm = shm_writer_register_type(
+	        f->w,
+	        &(struct shm_type_desc){"", "v1", "configmaps", "ConfigMap", SHM_RECORD_META});
 	assert_true(f->pods >= 0 && f->rs >= 0 && f->cm >= 0);
 	shm__test_flags = 0;
 	shm__test_fail_alloc_at = 0;
@@ -42,7 +47,8 @@ static int setup(void **state) {
 	return 0;
 }
 
-static int teardown(void **state) {
+static int teardown(void **state)
+{
 	struct fx *f = *state;
 	shm_arena_close(f->w);
 	close(f->fd);
@@ -52,12 +58,15 @@ static int teardown(void **state) {
 	return 0;
 }
 
-static void mkuid(char out[37], unsigned n) {
+static void mkuid(char out[37], unsigned n)
+{
 	snprintf(out, 37, "%08x-0000-4000-8000-%012x", n, n * 7u);
 }
 
 /* A pod as a ReplicaSet makes it. */
-static int put_pod(struct fx *f, const char *ns, unsigned i, const char *rs_uid, unsigned rv, size_t plen) {
+static int put_pod(struct fx *f, const char *ns, unsigned i, const char *rs_uid, unsigned rv,
+                   size_t plen)
+{
 	char name[64], uid[37], rvs[24];
 	snprintf(name, sizeof(name), "web-7d4b9c8f6d-%05u", i);
 	mkuid(uid, i + 1000000);
@@ -67,22 +76,37 @@ static int put_pod(struct fx *f, const char *ns, unsigned i, const char *rs_uid,
 	uint8_t payload[4096];
 	for (size_t k = 0; k < plen && k < sizeof(payload); k++)
 		payload[k] = (uint8_t)(i + k + rv);
-	struct shm_record_in r = {.type = (uint16_t)f->pods, .kind = SHM_RECORD_POD, .ns = ns, .name = name,
-				  .uid = uid, .rv = rvs, .labels = labels, .n_labels = 2,
-				  .owners = rs_uid ? &own : NULL, .n_owners = rs_uid ? 1 : 0,
-				  .payload = payload, .payload_len = plen};
+	struct shm_record_in r = {.type = (uint16_t)f->pods,
+	                          .kind = SHM_RECORD_POD,
+	                          .ns = ns,
+	                          .name = name,
+	                          .uid = uid,
+	                          .rv = rvs,
+	                          .labels = labels,
+	                          .n_labels = 2,
+	                          .owners = rs_uid ? &own : NULL,
+	                          .n_owners = rs_uid ? 1 : 0,
+	                          .payload = payload,
+	                          .payload_len = plen};
 	return shm_writer_upsert(f->w, &r);
 }
 
-/* ---- open / create ------------------------------------------------------------------------------- */
-static void test_create_errors(void **state) {
+/* ---- open / create
+ * ------------------------------------------------------------------------------- */
+static void test_create_errors(void **state)
+{
 	(void)state;
 	int fd;
 	assert_int_equal(shm_arena_create(NULL, NULL), -EINVAL);
-	assert_int_equal(shm_arena_create(&(struct shm_create_opts){.max_size = 4096}, &fd), -EINVAL);
-	assert_int_equal(shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(1) << 40}, &fd), -EINVAL);
-	assert_int_equal(shm_arena_create(&(struct shm_create_opts){.max_size = 1 << 20, .initial_size = 2 << 20}, &fd),
-			 -EINVAL);
+	assert_int_equal(shm_arena_create(&(struct shm_create_opts){.max_size = 4096}, &fd),
+	                 -EINVAL);
+	assert_int_equal(
+	        shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(1) << 40}, &fd),
+	        -EINVAL);
+	assert_int_equal(shm_arena_create(&(struct shm_create_opts){.max_size = 1 << 20,
+	                                                            .initial_size = 2 << 20},
+	                                  &fd),
+	                 -EINVAL);
 	/* not an arena */
 	int m = memfd_create("junk", MFD_CLOEXEC);
 	assert_true(m >= 0);
@@ -94,12 +118,14 @@ static void test_create_errors(void **state) {
 	assert_int_equal(shm_reader_open(-1, &a), -EINVAL);
 }
 
-static void test_version_mismatch(void **state) {
+static void test_version_mismatch(void **state)
+{
 	struct fx *f = *state;
 	int fd;
 	assert_int_equal(shm_arena_create(NULL, &fd), 0);
 	uint32_t v = SHM_ABI_VERSION + 1;
-	assert_int_equal(pwrite(fd, &v, sizeof(v), offsetof(struct shm_abi_header, version)), (ssize_t)sizeof(v));
+	assert_int_equal(pwrite(fd, &v, sizeof(v), offsetof(struct shm_abi_header, version)),
+	                 (ssize_t)sizeof(v));
 	struct shm_arena *a;
 	assert_int_equal(shm_reader_open(fd, &a), -EPROTONOSUPPORT);
 	assert_int_equal(shm_writer_open(fd, &a), -EPROTONOSUPPORT);
@@ -107,7 +133,8 @@ static void test_version_mismatch(void **state) {
 	(void)f;
 }
 
-static void test_single_writer_and_ro_fd(void **state) {
+static void test_single_writer_and_ro_fd(void **state)
+{
 	struct fx *f = *state;
 	struct shm_arena *a2;
 	assert_int_equal(shm_writer_open(f->fd, &a2), -EBUSY);
@@ -129,29 +156,45 @@ static void test_single_writer_and_ro_fd(void **state) {
 	assert_true(ftruncate(f->fd, 4096) < 0);
 }
 
-/* ---- resource table ------------------------------------------------------------------------------ */
-static void test_register_type(void **state) {
+/* ---- resource table
+ * ------------------------------------------------------------------------------ */
+static void test_register_type(void **state)
+{
 	struct fx *f = *state;
-	assert_int_equal(shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD}),
-			 f->pods);
-	assert_int_equal(shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", "pods", "Pods", SHM_RECORD_POD}),
-			 -EEXIST);
-	assert_int_equal(shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_META}),
-			 -EEXIST);
+	assert_int_equal(
+	        shm_writer_register_type(
+	                f->w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD}),
+	        f->pods);
+	assert_int_equal(
+	        shm_writer_register_type(
+	                f->w, &(struct shm_type_desc){"", "v1", "pods", "Pods", SHM_RECORD_POD}),
+	        -EEXIST);
+	assert_int_equal(
+	        shm_writer_register_type(
+	                f->w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_META}),
+	        -EEXIST);
 	assert_int_equal(shm_writer_register_type(f->w, NULL), -EINVAL);
-	assert_int_equal(shm_writer_register_type(f->w, &(struct shm_type_desc){"", "", "x", "X", 0}), -EINVAL);
+	assert_int_equal(
+	        shm_writer_register_type(f->w, &(struct shm_type_desc){"", "", "x", "X", 0}),
+	        -EINVAL);
 	char longs[80];
 	memset(longs, 'a', 79);
 	longs[79] = 0;
-	assert_int_equal(shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", longs, "X", 0}), -ENAMETOOLONG);
+	assert_int_equal(
+	        shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", longs, "X", 0}),
+	        -ENAMETOOLONG);
 	int n = 3;
 	for (; n < (int)SHM_ABI_MAX_TYPES; n++) {
 		char res[32];
 		snprintf(res, sizeof(res), "things%d", n);
-		assert_int_equal(shm_writer_register_type(f->w, &(struct shm_type_desc){"x.io", "v1", res, "Thing", 0}), n);
+		assert_int_equal(
+		        shm_writer_register_type(
+		                f->w, &(struct shm_type_desc){"x.io", "v1", res, "Thing", 0}),
+		        n);
 	}
-	assert_int_equal(shm_writer_register_type(f->w, &(struct shm_type_desc){"x.io", "v1", "more", "Thing", 0}),
-			 -ENOSPC);
+	assert_int_equal(shm_writer_register_type(
+	                         f->w, &(struct shm_type_desc){"x.io", "v1", "more", "Thing", 0}),
+	                 -ENOSPC);
 	assert_int_equal(shm_reader_find_type(f->w, "apps", "v1", "replicasets"), f->rs);
 	assert_int_equal(shm_reader_find_type(f->w, NULL, "v1", "pods"), f->pods);
 	assert_int_equal(shm_reader_find_type(f->w, "apps", "v1", "deployments"), -ENOENT);
@@ -165,7 +208,8 @@ static void test_register_type(void **state) {
 	assert_int_equal(shm_reader_type_info(f->w, 63 + 1, &ti), -EINVAL);
 }
 
-static void test_sync_latch(void **state) {
+static void test_sync_latch(void **state)
+{
 	struct fx *f = *state;
 	struct shm_type_info ti;
 	assert_int_equal(shm_writer_set_sync(f->w, (uint16_t)f->pods, "12345", false), 0);
@@ -189,14 +233,17 @@ static void test_sync_latch(void **state) {
 	assert_true(ti.synced);
 }
 
-/* ---- objects ---------------------------------------------------------------------------------------- */
-static void test_upsert_get(void **state) {
+/* ---- objects
+ * ---------------------------------------------------------------------------------------- */
+static void test_upsert_get(void **state)
+{
 	struct fx *f = *state;
 	const char *rsuid = "aaaaaaaa-0000-4000-8000-000000000001";
 	assert_int_equal(put_pod(f, "default", 1, rsuid, 10, 40), 1);
 	assert_int_equal(put_pod(f, "default", 1, rsuid, 11, 48), 0);
 	struct shm_obj o = SHM_OBJ_INIT;
-	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->pods, "default", "web-7d4b9c8f6d-00001", &o), 0);
+	assert_int_equal(
+	        shm_reader_get(f->w, (uint16_t)f->pods, "default", "web-7d4b9c8f6d-00001", &o), 0);
 	assert_string_equal(o.ns, "default");
 	assert_string_equal(o.name, "web-7d4b9c8f6d-00001");
 	assert_string_equal(o.rv, "11");
@@ -226,23 +273,30 @@ static void test_upsert_get(void **state) {
 	assert_string_equal(o.name, "web-7d4b9c8f6d-00001");
 	assert_int_equal(shm_reader_get_uid(f->w, "nope", &o), -ENOENT);
 	/* misses */
-	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->pods, "other", "web-7d4b9c8f6d-00001", &o), -ENOENT);
-	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->rs, "default", "web-7d4b9c8f6d-00001", &o), -ENOENT);
+	assert_int_equal(
+	        shm_reader_get(f->w, (uint16_t)f->pods, "other", "web-7d4b9c8f6d-00001", &o),
+	        -ENOENT);
+	assert_int_equal(
+	        shm_reader_get(f->w, (uint16_t)f->rs, "default", "web-7d4b9c8f6d-00001", &o),
+	        -ENOENT);
 	assert_int_equal(shm_reader_get(f->w, 50, "default", "x", &o), -EINVAL);
 	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->pods, "default", NULL, &o), -EINVAL);
 	/* a reader on its own mapping sees the same */
 	struct shm_arena *r;
 	assert_int_equal(shm_reader_open(f->fd, &r), 0);
-	assert_int_equal(shm_reader_get(r, (uint16_t)f->pods, "default", "web-7d4b9c8f6d-00001", &o), 0);
+	assert_int_equal(
+	        shm_reader_get(r, (uint16_t)f->pods, "default", "web-7d4b9c8f6d-00001", &o), 0);
 	assert_string_equal(o.rv, "11");
 	shm_arena_close(r);
 	shm_obj_release(&o);
 	assert_int_equal(shm_writer_check(f->w), 0);
 }
 
-static void test_cluster_scoped_and_string_uid(void **state) {
+static void test_cluster_scoped_and_string_uid(void **state)
+{
 	struct fx *f = *state;
-	struct shm_record_in r = {.type = (uint16_t)f->cm, .name = "cfg", .uid = "not-a-uuid", .rv = "7"};
+	struct shm_record_in r = {
+	        .type = (uint16_t)f->cm, .name = "cfg", .uid = "not-a-uuid", .rv = "7"};
 	assert_int_equal(shm_writer_upsert(f->w, &r), 1);
 	struct shm_obj o = SHM_OBJ_INIT;
 	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->cm, NULL, "cfg", &o), 0);
@@ -262,13 +316,19 @@ static void test_cluster_scoped_and_string_uid(void **state) {
 	assert_int_equal(shm_writer_check(f->w), 0);
 }
 
-static void test_owner_tristate(void **state) {
+static void test_owner_tristate(void **state)
+{
 	struct fx *f = *state;
 	struct shm_owner_ref own[] = {{"v1", "ConfigMap", "a", "uid-a", -1, -1},
-				      {"v1", "ConfigMap", "b", "uid-b", 0, 0},
-				      {"v1", "ConfigMap", "c", "uid-c", 0, 1}};
-	struct shm_record_in r = {.type = (uint16_t)f->cm, .ns = "t", .name = "x", .uid = "u", .rv = "1",
-				  .owners = own, .n_owners = 3};
+	                              {"v1", "ConfigMap", "b", "uid-b", 0, 0},
+	                              {"v1", "ConfigMap", "c", "uid-c", 0, 1}};
+	struct shm_record_in r = {.type = (uint16_t)f->cm,
+	                          .ns = "t",
+	                          .name = "x",
+	                          .uid = "u",
+	                          .rv = "1",
+	                          .owners = own,
+	                          .n_owners = 3};
 	assert_int_equal(shm_writer_upsert(f->w, &r), 1);
 	struct shm_obj o = SHM_OBJ_INIT;
 	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->cm, "t", "x", &o), 0);
@@ -281,8 +341,10 @@ static void test_owner_tristate(void **state) {
 	assert_int_equal(o.owners[2].block_owner_deletion, 1);
 	assert_null(shm_obj_controller(&o));
 	/* no controller: an orphan of its namespace, and a dependent of every owner */
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->cm, "uid-a", "t", NULL, NULL), 1);
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->cm, "uid-a", NULL, NULL, NULL), 0);
+	assert_int_equal(
+	        shm_reader_list_controlled(f->w, (uint16_t)f->cm, "uid-a", "t", NULL, NULL), 1);
+	assert_int_equal(
+	        shm_reader_list_controlled(f->w, (uint16_t)f->cm, "uid-a", NULL, NULL, NULL), 0);
 	assert_int_equal(shm_reader_list_dependents(f->w, "uid-b", NULL, NULL), 1);
 	/* out-of-range tri-state values are refused */
 	own[0].controller = 2;
@@ -292,9 +354,11 @@ static void test_owner_tristate(void **state) {
 	assert_int_equal(shm_writer_check(f->w), 0);
 }
 
-static void test_upsert_invalid(void **state) {
+static void test_upsert_invalid(void **state)
+{
 	struct fx *f = *state;
-	struct shm_record_in ok = {.type = (uint16_t)f->cm, .ns = "n", .name = "x", .uid = "u", .rv = "1"};
+	struct shm_record_in ok = {
+	        .type = (uint16_t)f->cm, .ns = "n", .name = "x", .uid = "u", .rv = "1"};
 	struct shm_record_in r;
 	assert_int_equal(shm_writer_upsert(f->w, NULL), -EINVAL);
 	r = ok, r.name = NULL;
@@ -339,21 +403,26 @@ static void test_upsert_invalid(void **state) {
 	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->cm, "n", "x", &o), -ENOENT);
 }
 
-static void test_delete(void **state) {
+static void test_delete(void **state)
+{
 	struct fx *f = *state;
 	const char *rsuid = "aaaaaaaa-0000-4000-8000-000000000002";
 	for (unsigned i = 0; i < 50; i++)
 		assert_int_equal(put_pod(f, "ns1", i, rsuid, 100 + i, 16), 1);
-	assert_int_equal(shm_writer_delete(f->w, (uint16_t)f->pods, "ns1", "web-7d4b9c8f6d-00007"), 0);
-	assert_int_equal(shm_writer_delete(f->w, (uint16_t)f->pods, "ns1", "web-7d4b9c8f6d-00007"), -ENOENT);
+	assert_int_equal(shm_writer_delete(f->w, (uint16_t)f->pods, "ns1", "web-7d4b9c8f6d-00007"),
+	                 0);
+	assert_int_equal(shm_writer_delete(f->w, (uint16_t)f->pods, "ns1", "web-7d4b9c8f6d-00007"),
+	                 -ENOENT);
 	struct shm_obj o = SHM_OBJ_INIT;
-	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->pods, "ns1", "web-7d4b9c8f6d-00007", &o), -ENOENT);
+	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->pods, "ns1", "web-7d4b9c8f6d-00007", &o),
+	                 -ENOENT);
 	char uid[37];
 	mkuid(uid, 1000007);
 	assert_int_equal(shm_reader_get_uid(f->w, uid, &o), -ENOENT);
 	assert_int_equal(shm_reader_list(f->w, (uint16_t)f->pods, NULL, NULL), 49);
 	assert_int_equal(shm_reader_list_ns(f->w, (uint16_t)f->pods, "ns1", NULL, NULL), 49);
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rsuid, NULL, NULL, NULL), 49);
+	assert_int_equal(
+	        shm_reader_list_controlled(f->w, (uint16_t)f->pods, rsuid, NULL, NULL, NULL), 49);
 	struct shm_type_info ti;
 	assert_int_equal(shm_reader_type_info(f->w, (uint16_t)f->pods, &ti), 0);
 	assert_int_equal(ti.count, 49);
@@ -361,7 +430,8 @@ static void test_delete(void **state) {
 	for (unsigned i = 0; i < 50; i++) {
 		char n[32];
 		snprintf(n, sizeof(n), "web-7d4b9c8f6d-%05u", i);
-		assert_int_equal(shm_writer_delete(f->w, (uint16_t)f->pods, "ns1", n), i == 7 ? -ENOENT : 0);
+		assert_int_equal(shm_writer_delete(f->w, (uint16_t)f->pods, "ns1", n),
+		                 i == 7 ? -ENOENT : 0);
 	}
 	assert_int_equal(shm_reader_list(f->w, (uint16_t)f->pods, NULL, NULL), 0);
 	assert_int_equal(shm_reader_list_ns(f->w, (uint16_t)f->pods, "ns1", NULL, NULL), 0);
@@ -370,9 +440,11 @@ static void test_delete(void **state) {
 	shm_obj_release(&o);
 }
 
-static void test_recreate_new_uid(void **state) {
+static void test_recreate_new_uid(void **state)
+{
 	struct fx *f = *state;
-	struct shm_record_in r = {.type = (uint16_t)f->cm, .ns = "n", .name = "x", .uid = "uid-1", .rv = "1"};
+	struct shm_record_in r = {
+	        .type = (uint16_t)f->cm, .ns = "n", .name = "x", .uid = "uid-1", .rv = "1"};
 	assert_int_equal(shm_writer_upsert(f->w, &r), 1);
 	r.uid = "uid-2";
 	r.rv = "2";
@@ -391,7 +463,8 @@ struct collect {
 	int stop_after;
 };
 
-static int collect_fn(const struct shm_obj *o, void *ud) {
+static int collect_fn(const struct shm_obj *o, void *ud)
+{
 	struct collect *c = ud;
 	if (c->n < 256)
 		snprintf(c->names[c->n], 64, "%s/%s", o->ns, o->name);
@@ -401,9 +474,11 @@ static int collect_fn(const struct shm_obj *o, void *ud) {
 	return 0;
 }
 
-static void test_iteration(void **state) {
+static void test_iteration(void **state)
+{
 	struct fx *f = *state;
-	const char *rs1 = "aaaaaaaa-0000-4000-8000-00000000000a", *rs2 = "aaaaaaaa-0000-4000-8000-00000000000b";
+	const char *rs1 = "aaaaaaaa-0000-4000-8000-00000000000a",
+	           *rs2 = "aaaaaaaa-0000-4000-8000-00000000000b";
 	for (unsigned i = 0; i < 30; i++)
 		assert_int_equal(put_pod(f, "ns-a", i, rs1, 1, 8), 1);
 	for (unsigned i = 30; i < 50; i++)
@@ -413,10 +488,18 @@ static void test_iteration(void **state) {
 	for (unsigned i = 55; i < 60; i++)
 		assert_int_equal(put_pod(f, "ns-b", i, NULL, 1, 8), 1); /* orphans elsewhere */
 	/* an RS whose own owner is a Deployment: the GC's edges cross types */
-	struct shm_owner_ref dep = {"apps/v1", "Deployment", "web", "dddddddd-0000-4000-8000-000000000001", true, true};
-	struct shm_record_in rs = {.type = (uint16_t)f->rs, .kind = SHM_RECORD_REPLICASET, .ns = "ns-a",
-				   .name = "web-7d4b9c8f6d", .uid = rs1, .rv = "5", .owners = &dep, .n_owners = 1,
-				   .payload = "{\"template\":{}}", .payload_len = 15};
+	struct shm_owner_ref dep = {
+	        "apps/v1", "Deployment", "web", "dddddddd-0000-4000-8000-000000000001", true, true};
+	struct shm_record_in rs = {.type = (uint16_t)f->rs,
+	                           .kind = SHM_RECORD_REPLICASET,
+	                           .ns = "ns-a",
+	                           .name = "web-7d4b9c8f6d",
+	                           .uid = rs1,
+	                           .rv = "5",
+	                           .owners = &dep,
+	                           .n_owners = 1,
+	                           .payload = "{\"template\":{}}",
+	                           .payload_len = 15};
 	assert_int_equal(shm_writer_upsert(f->w, &rs), 1);
 
 	struct collect c = {0};
@@ -428,11 +511,15 @@ static void test_iteration(void **state) {
 	assert_int_equal(shm_reader_list_ns(f->w, (uint16_t)f->pods, "ns-zzz", NULL, NULL), 0);
 	assert_int_equal(shm_reader_list_ns(f->w, (uint16_t)f->rs, "ns-a", NULL, NULL), 1);
 	/* RS sync: its pods + orphans of its namespace */
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, "ns-a", NULL, NULL), 35);
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, NULL, NULL, NULL), 30);
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs2, "ns-b", NULL, NULL), 25);
+	assert_int_equal(
+	        shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, "ns-a", NULL, NULL), 35);
+	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, NULL, NULL, NULL),
+	                 30);
+	assert_int_equal(
+	        shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs2, "ns-b", NULL, NULL), 25);
 	/* the RS itself is not a pod */
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->rs, dep.uid, NULL, NULL, NULL), 1);
+	assert_int_equal(
+	        shm_reader_list_controlled(f->w, (uint16_t)f->rs, dep.uid, NULL, NULL, NULL), 1);
 	/* GC edges */
 	assert_int_equal(shm_reader_list_dependents(f->w, rs1, NULL, NULL), 30);
 	assert_int_equal(shm_reader_list_dependents(f->w, dep.uid, NULL, NULL), 1);
@@ -443,14 +530,18 @@ static void test_iteration(void **state) {
 	assert_int_equal(c.n, 3);
 	/* argument errors */
 	assert_int_equal(shm_reader_list(f->w, 63, NULL, NULL), -EINVAL);
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, NULL, NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(
+	        shm_reader_list_controlled(f->w, (uint16_t)f->pods, NULL, NULL, NULL, NULL),
+	        -EINVAL);
 	assert_int_equal(shm_reader_list_dependents(f->w, NULL, NULL, NULL), -EINVAL);
 
 	/* adoption: an orphan gets a controller; release: a pod loses it */
 	assert_int_equal(put_pod(f, "ns-a", 50, rs1, 2, 8), 0);
 	assert_int_equal(put_pod(f, "ns-a", 0, NULL, 2, 8), 0);
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, NULL, NULL, NULL), 30);
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, "ns-a", NULL, NULL), 35);
+	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, NULL, NULL, NULL),
+	                 30);
+	assert_int_equal(
+	        shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, "ns-a", NULL, NULL), 35);
 	assert_int_equal(shm_reader_list_dependents(f->w, rs1, NULL, NULL), 30);
 	/* ownership moves to another RS */
 	assert_int_equal(put_pod(f, "ns-a", 1, rs2, 3, 8), 0);
@@ -459,8 +550,10 @@ static void test_iteration(void **state) {
 	assert_int_equal(shm_writer_check(f->w), 0);
 }
 
-/* ---- memory -------------------------------------------------------------------------------------- */
-static void test_interning_and_reclaim(void **state) {
+/* ---- memory
+ * -------------------------------------------------------------------------------------- */
+static void test_interning_and_reclaim(void **state)
+{
 	struct fx *f = *state;
 	struct shm_stats s0, s1, s2;
 	shm_reader_stats(f->w, &s0);
@@ -476,7 +569,8 @@ static void test_interning_and_reclaim(void **state) {
 	uint64_t carved_warm = 0;
 	for (unsigned round = 0; round < 100; round++) {
 		for (unsigned i = 0; i < 2000; i++)
-			assert_true(put_pod(f, "ns", i, rsuid, 2 + round, (round * 37 + i) % 300) >= 0);
+			assert_true(put_pod(f, "ns", i, rsuid, 2 + round, (round * 37 + i) % 300) >=
+			            0);
 		if (round == 10) {
 			shm_reader_stats(f->w, &s2);
 			carved_warm = s2.carved;
@@ -484,7 +578,7 @@ static void test_interning_and_reclaim(void **state) {
 	}
 	shm_reader_stats(f->w, &s2);
 	print_message("carved after warm-up %llu, at end %llu\n", (unsigned long long)carved_warm,
-		      (unsigned long long)s2.carved);
+	              (unsigned long long)s2.carved);
 	assert_true(s2.carved <= carved_warm + (1u << 20));
 	/* delete everything: live bytes back to the empty arena (index roots may stay) */
 	for (unsigned i = 0; i < 2000; i++) {
@@ -494,15 +588,17 @@ static void test_interning_and_reclaim(void **state) {
 	}
 	shm_reader_stats(f->w, &s2);
 	assert_int_equal(s2.objects, 0);
-	print_message("live bytes: empty %llu, 2000 pods %llu, all deleted %llu\n", (unsigned long long)s0.live_bytes,
-		      (unsigned long long)s1.live_bytes, (unsigned long long)s2.live_bytes);
+	print_message("live bytes: empty %llu, 2000 pods %llu, all deleted %llu\n",
+	              (unsigned long long)s0.live_bytes, (unsigned long long)s1.live_bytes,
+	              (unsigned long long)s2.live_bytes);
 	/* what stays: the handle chunk and the name/uid tables sized for 2000 (they shrink on
 	 * the next rebuild, not on delete) */
 	assert_true(s2.live_bytes < s0.live_bytes + 200 * 1024);
 	assert_int_equal(shm_writer_check(f->w), 0);
 }
 
-static void test_growth_seen_by_reader(void **state) {
+static void test_growth_seen_by_reader(void **state)
+{
 	struct fx *f = *state;
 	struct shm_arena *r;
 	assert_int_equal(shm_reader_open(f->fd, &r), 0);
@@ -513,8 +609,13 @@ static void test_growth_seen_by_reader(void **state) {
 	for (unsigned i = 0; i < 40; i++) {
 		char n[16];
 		snprintf(n, sizeof(n), "big%u", i);
-		struct shm_record_in rec = {.type = (uint16_t)f->cm, .ns = "n", .name = n, .uid = n, .rv = "1",
-					    .payload = big, .payload_len = sizeof(big)};
+		struct shm_record_in rec = {.type = (uint16_t)f->cm,
+		                            .ns = "n",
+		                            .name = n,
+		                            .uid = n,
+		                            .rv = "1",
+		                            .payload = big,
+		                            .payload_len = sizeof(big)};
 		assert_int_equal(shm_writer_upsert(f->w, &rec), 1);
 	}
 	shm_reader_stats(r, &s1);
@@ -528,20 +629,29 @@ static void test_growth_seen_by_reader(void **state) {
 	assert_int_equal(shm_writer_check(f->w), 0);
 }
 
-static void test_arena_full(void **state) {
+static void test_arena_full(void **state)
+{
 	(void)state;
 	int fd;
 	struct shm_arena *w;
-	assert_int_equal(shm_arena_create(&(struct shm_create_opts){.max_size = 2 << 20, .initial_size = 1 << 20}, &fd), 0);
+	assert_int_equal(shm_arena_create(&(struct shm_create_opts){.max_size = 2 << 20,
+	                                                            .initial_size = 1 << 20},
+	                                  &fd),
+	                 0);
 	assert_int_equal(shm_writer_open(fd, &w), 0);
-	int t = shm_writer_register_type(w, &(struct shm_type_desc){"", "v1", "configmaps", "ConfigMap", 0});
+	int t = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"", "v1", "configmaps", "ConfigMap", 0});
 	static uint8_t big[100000];
 	int r = 0, n = 0;
 	for (; n < 100; n++) {
 		char nm[16];
 		snprintf(nm, sizeof(nm), "c%d", n);
-		struct shm_record_in rec = {.type = (uint16_t)t, .name = nm, .uid = nm, .rv = "1", .payload = big,
-					    .payload_len = sizeof(big)};
+		struct shm_record_in rec = {.type = (uint16_t)t,
+		                            .name = nm,
+		                            .uid = nm,
+		                            .rv = "1",
+		                            .payload = big,
+		                            .payload_len = sizeof(big)};
 		if ((r = shm_writer_upsert(w, &rec)) < 0)
 			break;
 	}
@@ -553,7 +663,8 @@ static void test_arena_full(void **state) {
 	close(fd);
 }
 
-static void test_alloc_failure_every_call(void **state) {
+static void test_alloc_failure_every_call(void **state)
+{
 	struct fx *f = *state;
 	const char *rs1 = "aaaaaaaa-0000-4000-8000-0000000000ee";
 	/* For n = 1..: fail the n-th allocation during a fixed workload; each call must either
@@ -575,8 +686,10 @@ static void test_alloc_failure_every_call(void **state) {
 	}
 }
 
-/* ---- recovery ---------------------------------------------------------------------------------- */
-static void test_writer_restart_keeps_data(void **state) {
+/* ---- recovery ----------------------------------------------------------------------------------
+ */
+static void test_writer_restart_keeps_data(void **state)
+{
 	struct fx *f = *state;
 	const char *rs1 = "aaaaaaaa-0000-4000-8000-0000000000ff";
 	for (unsigned i = 0; i < 500; i++)
@@ -590,11 +703,13 @@ static void test_writer_restart_keeps_data(void **state) {
 	assert_int_equal(s1.objects, 500);
 	assert_int_equal(s1.violations, 0);
 	assert_int_equal(shm_writer_check(f->w), 0);
-	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, NULL, NULL, NULL), 500);
+	assert_int_equal(shm_reader_list_controlled(f->w, (uint16_t)f->pods, rs1, NULL, NULL, NULL),
+	                 500);
 	/* and continues: updates, deletes */
 	for (unsigned i = 0; i < 500; i++)
 		assert_int_equal(put_pod(f, "r", i, rs1, 2, 40), 0);
-	assert_int_equal(shm_writer_delete(f->w, (uint16_t)f->pods, "r", "web-7d4b9c8f6d-00003"), 0);
+	assert_int_equal(shm_writer_delete(f->w, (uint16_t)f->pods, "r", "web-7d4b9c8f6d-00003"),
+	                 0);
 	assert_int_equal(shm_writer_check(f->w), 0);
 	/* the sweep found the free space again: carving did not restart from scratch */
 	struct shm_stats s2;
@@ -603,9 +718,11 @@ static void test_writer_restart_keeps_data(void **state) {
 }
 
 /* Kill the writer (in a child) at crash point p on its k-th visit; the parent then recovers. */
-static void test_crash_points(void **state) {
+static void test_crash_points(void **state)
+{
 	struct fx *f = *state;
-	const char *rs1 = "aaaaaaaa-0000-4000-8000-000000000111", *rs2 = "aaaaaaaa-0000-4000-8000-000000000222";
+	const char *rs1 = "aaaaaaaa-0000-4000-8000-000000000111",
+	           *rs2 = "aaaaaaaa-0000-4000-8000-000000000222";
 	for (unsigned i = 0; i < 20; i++)
 		put_pod(f, "c", i, rs1, 1, 32);
 	shm_arena_close(f->w);
@@ -618,14 +735,17 @@ static void test_crash_points(void **state) {
 			assert_true(pid >= 0);
 			if (pid == 0) {
 				struct shm_arena *w;
-				shm__test_crash_point = p; /* armed before open: recovery has points too */
+				shm__test_crash_point =
+				        p; /* armed before open: recovery has points too */
 				shm__test_crash_count = k;
 				if (shm_writer_open(f->fd, &w) < 0)
 					_exit(2);
 				for (unsigned i = 0; i < 20; i++) {
 					/* creates, updates with owner change, deletes */
-					put_pod(&(struct fx){.w = w, .pods = f->pods}, "c", 20 + i, rs2, 2, 24);
-					put_pod(&(struct fx){.w = w, .pods = f->pods}, "c", i, (i & 1) ? rs2 : NULL, 3, 48);
+					put_pod(&(struct fx){.w = w, .pods = f->pods}, "c", 20 + i,
+					        rs2, 2, 24);
+					put_pod(&(struct fx){.w = w, .pods = f->pods}, "c", i,
+					        (i & 1) ? rs2 : NULL, 3, 48);
 					char n[32];
 					snprintf(n, sizeof(n), "web-7d4b9c8f6d-%05u", 20 + i);
 					shm_writer_delete(w, (uint16_t)f->pods, "c", n);
@@ -645,7 +765,8 @@ static void test_crash_points(void **state) {
 			for (unsigned i = 0; i < 20; i++) {
 				char n[32];
 				snprintf(n, sizeof(n), "web-7d4b9c8f6d-%05u", i);
-				assert_int_equal(shm_reader_get(r, (uint16_t)f->pods, "c", n, &o), 0);
+				assert_int_equal(shm_reader_get(r, (uint16_t)f->pods, "c", n, &o),
+				                 0);
 				assert_true(strcmp(o.rv, "1") == 0 || strcmp(o.rv, "3") == 0);
 			}
 			shm_obj_release(&o);
@@ -657,7 +778,8 @@ static void test_crash_points(void **state) {
 			struct shm_stats st2;
 			shm_reader_stats(w, &st2);
 			assert_int_equal(st2.violations, 0);
-			assert_true(shm_reader_list_ns(w, (uint16_t)f->pods, "c", NULL, NULL) >= 20);
+			assert_true(shm_reader_list_ns(w, (uint16_t)f->pods, "c", NULL, NULL) >=
+			            20);
 			shm_arena_close(w);
 		}
 		print_message("crash point %d: %d kills\n", p, crashed_here);
@@ -669,7 +791,8 @@ static void test_crash_points(void **state) {
 }
 
 /* The checker itself must see damage (else every "== 0" above proves nothing). */
-static void test_check_detects_damage(void **state) {
+static void test_check_detects_damage(void **state)
+{
 	struct fx *f = *state;
 	for (unsigned i = 0; i < 10; i++)
 		put_pod(f, "d", i, NULL, 1, 8);
@@ -677,7 +800,8 @@ static void test_check_detects_damage(void **state) {
 	/* drop an object from its handle slot behind the indexes' back */
 	uint32_t h = 0;
 	struct shm_obj o = SHM_OBJ_INIT;
-	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->pods, "d", "web-7d4b9c8f6d-00004", &o), 0);
+	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->pods, "d", "web-7d4b9c8f6d-00004", &o),
+	                 0);
 	h = o.handle;
 	shm_obj_release(&o);
 	_Atomic uint64_t *slot = shm_handle_slot(f->w, h);
@@ -688,16 +812,22 @@ static void test_check_detects_damage(void **state) {
 	assert_int_equal(shm_writer_check(f->w), 0);
 	/* a stale owner-set entry (an edge to an object that does not claim that owner) */
 	const char *ghost = "99999999-0000-4000-8000-000000000000";
-	assert_int_equal(shm_mset_add(f->w, &f->w->hdr->owner_index, shm_key_owner(f->w->seed, ghost, strlen(ghost)), h), 0);
+	assert_int_equal(shm_mset_add(f->w, &f->w->hdr->owner_index,
+	                              shm_key_owner(f->w->seed, ghost, strlen(ghost)), h),
+	                 0);
 	assert_true(shm_writer_check(f->w) > 0);
 	/* ... which readers filter out by content (A8) */
 	assert_int_equal(shm_reader_list_dependents(f->w, ghost, NULL, NULL), 0);
-	shm_mset_del(f->w, &f->w->hdr->owner_index, shm_key_owner(f->w->seed, ghost, strlen(ghost)), h);
+	shm_mset_del(f->w, &f->w->hdr->owner_index, shm_key_owner(f->w->seed, ghost, strlen(ghost)),
+	             h);
 	assert_int_equal(shm_writer_check(f->w), 0);
 	/* a missing orphan-set entry */
-	shm_mset_del(f->w, &f->w->hdr->types[f->pods].orphan_index, shm_key_ns(f->w->seed, "d", 1), h);
+	shm_mset_del(f->w, &f->w->hdr->types[f->pods].orphan_index, shm_key_ns(f->w->seed, "d", 1),
+	             h);
 	assert_true(shm_writer_check(f->w) > 0);
-	assert_int_equal(shm_mset_add(f->w, &f->w->hdr->types[f->pods].orphan_index, shm_key_ns(f->w->seed, "d", 1), h), 0);
+	assert_int_equal(shm_mset_add(f->w, &f->w->hdr->types[f->pods].orphan_index,
+	                              shm_key_ns(f->w->seed, "d", 1), h),
+	                 0);
 	assert_int_equal(shm_writer_check(f->w), 0);
 	/* a handle pointing at a block with the wrong generation */
 	atomic_store(slot, saved ^ (UINT64_C(1) << 32));
@@ -712,27 +842,29 @@ static void test_check_detects_damage(void **state) {
 	assert_int_equal(shm_reader_list_ns(f->w, (uint16_t)f->pods, "d", NULL, NULL), 9);
 }
 
-int main(void) {
+int main(void)
+{
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_create_errors),
-		cmocka_unit_test_setup_teardown(test_version_mismatch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_single_writer_and_ro_fd, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_register_type, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sync_latch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_upsert_get, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cluster_scoped_and_string_uid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_owner_tristate, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_upsert_invalid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_recreate_new_uid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_iteration, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_interning_and_reclaim, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_growth_seen_by_reader, setup, teardown),
-		cmocka_unit_test(test_arena_full),
-		cmocka_unit_test_setup_teardown(test_alloc_failure_every_call, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_writer_restart_keeps_data, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_crash_points, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_detects_damage, setup, teardown),
+	        cmocka_unit_test(test_create_errors),
+	        cmocka_unit_test_setup_teardown(test_version_mismatch, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_single_writer_and_ro_fd, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_register_type, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_sync_latch, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_upsert_get, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_cluster_scoped_and_string_uid, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_owner_tristate, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_upsert_invalid, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_recreate_new_uid, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_iteration, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_interning_and_reclaim, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_growth_seen_by_reader, setup, teardown),
+	        cmocka_unit_test(test_arena_full),
+	        cmocka_unit_test_setup_teardown(test_alloc_failure_every_call, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_writer_restart_keeps_data, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_crash_points, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_check_detects_damage, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

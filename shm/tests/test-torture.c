@@ -4,7 +4,8 @@
  * run. See shm/tests/torture.h for the harness and its oracles. */
 #include "shm/tests/torture.h"
 
-int main(void) {
+int main(void)
+{
 	double secs = 14;
 	const char *e = getenv("SHM_TORTURE_SECONDS");
 	if (e && atof(e) > 0)
@@ -28,7 +29,8 @@ int main(void) {
 		printf("torture: FAIL: the oracle did not catch the broken variant\n");
 		bad = 1;
 	} else {
-		printf("torture: negative control caught %llu torn reads\n", (unsigned long long)broken.torn);
+		printf("torture: negative control caught %llu torn reads\n",
+		       (unsigned long long)broken.torn);
 	}
 	printf("torture: %s\n", bad ? "FAIL" : "PASS");
 	return bad;

@@ -46,19 +46,22 @@
 
 struct t_stats {
 	_Atomic uint64_t reads, objects, torn, backwards, wrong_member, errors;
-	_Atomic uint64_t writer_ops, writer_starts, writer_resumed_objects, check_fail, recover_violations;
+	_Atomic uint64_t writer_ops, writer_starts, writer_resumed_objects, check_fail,
+	        recover_violations;
 	_Atomic uint64_t max_rv_published;
 };
 
 static struct t_stats *ts;
 
-static uint64_t t_now_ns(void) {
+static uint64_t t_now_ns(void)
+{
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static uint64_t t_rng(uint64_t *s) {
+static uint64_t t_rng(uint64_t *s)
+{
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
@@ -66,7 +69,8 @@ static uint64_t t_rng(uint64_t *s) {
 }
 
 /* ---- the deterministic object of (key, rv) --------------------------------------------------- */
-static size_t t_payload_len(unsigned k, uint64_t rv) {
+static size_t t_payload_len(unsigned k, uint64_t rv)
+{
 	/* hot keys: large, one size class, so a preempted reader's copy overlaps a reuse */
 	if (k < T_HOT)
 		return T_HOT_LEN;
@@ -75,11 +79,14 @@ static size_t t_payload_len(unsigned k, uint64_t rv) {
 }
 
 /* Payload word i of (k, rv): cheap to produce and to check, different for every (k, rv, i). */
-static inline uint64_t t_word(unsigned k, uint64_t rv, size_t i) {
-	return ((uint64_t)k << 44 ^ rv * UINT64_C(0x9e3779b97f4a7c15)) + i * UINT64_C(0xbf58476d1ce4e5b9);
+static inline uint64_t t_word(unsigned k, uint64_t rv, size_t i)
+{
+	return ((uint64_t)k << 44 ^ rv * UINT64_C(0x9e3779b97f4a7c15)) +
+	       i * UINT64_C(0xbf58476d1ce4e5b9);
 }
 
-static size_t t_payload(unsigned k, uint64_t rv, uint8_t *out) {
+static size_t t_payload(unsigned k, uint64_t rv, uint8_t *out)
+{
 	size_t len = t_payload_len(k, rv);
 	for (size_t i = 0; i < len / 8; i++) {
 		uint64_t w = t_word(k, rv, i);
@@ -88,7 +95,8 @@ static size_t t_payload(unsigned k, uint64_t rv, uint8_t *out) {
 	return len;
 }
 
-static bool t_payload_ok(unsigned k, uint64_t rv, const uint8_t *p, size_t len) {
+static bool t_payload_ok(unsigned k, uint64_t rv, const uint8_t *p, size_t len)
+{
 	if (len != t_payload_len(k, rv))
 		return false;
 	for (size_t i = 0; i < len / 8; i++) {
@@ -100,13 +108,29 @@ static bool t_payload_ok(unsigned k, uint64_t rv, const uint8_t *p, size_t len) 
 	return true;
 }
 
-static void t_name(unsigned k, char *out, size_t n) { snprintf(out, n, "obj-%u", k); }
-static void t_ns(unsigned k, char *out, size_t n) { snprintf(out, n, "ns-%u", k % T_NS); }
-static void t_uid(unsigned k, char *out) { snprintf(out, 37, "%08x-1111-4222-8333-%012x", k, k * 31u); }
-static void t_owner(uint64_t rv, char *out) { snprintf(out, 37, "0000000%u-aaaa-4bbb-8ccc-dddddddddddd", (unsigned)(rv % T_OWNERS)); }
-static bool t_controlled(uint64_t rv) { return rv % 3 != 0; }
+static void t_name(unsigned k, char *out, size_t n)
+{
+	snprintf(out, n, "obj-%u", k);
+}
+static void t_ns(unsigned k, char *out, size_t n)
+{
+	snprintf(out, n, "ns-%u", k % T_NS);
+}
+static void t_uid(unsigned k, char *out)
+{
+	snprintf(out, 37, "%08x-1111-4222-8333-%012x", k, k * 31u);
+}
+static void t_owner(uint64_t rv, char *out)
+{
+	snprintf(out, 37, "0000000%u-aaaa-4bbb-8ccc-dddddddddddd", (unsigned)(rv % T_OWNERS));
+}
+static bool t_controlled(uint64_t rv)
+{
+	return rv % 3 != 0;
+}
 
-static int t_upsert(struct shm_arena *w, int type, unsigned k, uint64_t rv) {
+static int t_upsert(struct shm_arena *w, int type, unsigned k, uint64_t rv)
+{
 	char name[32], ns[16], uid[37], rvs[24], owner[37], key[16], mod[8];
 	static uint8_t payload[T_HOT_LEN];
 	t_name(k, name, sizeof(name));
@@ -119,22 +143,33 @@ static int t_upsert(struct shm_arena *w, int type, unsigned k, uint64_t rv) {
 	struct shm_label labels[] = {{"key", key}, {"rvmod", mod}};
 	struct shm_owner_ref own = {"apps/v1", "ReplicaSet", "rs", owner, t_controlled(rv), true};
 	size_t plen = t_payload(k, rv, payload);
-	struct shm_record_in r = {.type = (uint16_t)type, .kind = SHM_RECORD_POD, .ns = ns, .name = name, .uid = uid,
-				  .rv = rvs, .labels = labels, .n_labels = 2, .owners = &own, .n_owners = 1,
-				  .payload = payload, .payload_len = plen};
+	struct shm_record_in r = {.type = (uint16_t)type,
+	                          .kind = SHM_RECORD_POD,
+	                          .ns = ns,
+	                          .name = name,
+	                          .uid = uid,
+	                          .rv = rvs,
+	                          .labels = labels,
+	                          .n_labels = 2,
+	                          .owners = &own,
+	                          .n_owners = 1,
+	                          .payload = payload,
+	                          .payload_len = plen};
 	return shm_writer_upsert(w, &r);
 }
 
 static _Atomic int t_reports;
 
-static void t_report(const char *what, const struct shm_obj *o) {
+static void t_report(const char *what, const struct shm_obj *o)
+{
 	if (atomic_fetch_add(&t_reports, 1) < 5)
-		fprintf(stderr, "torture: %s: %s/%s rv=%s\n", what, o->ns ? o->ns : "?", o->name ? o->name : "?",
-			o->rv ? o->rv : "?");
+		fprintf(stderr, "torture: %s: %s/%s rv=%s\n", what, o->ns ? o->ns : "?",
+		        o->name ? o->name : "?", o->rv ? o->rv : "?");
 }
 
 /* Verify obj against its (key, rv); returns the key or -1 (counted as torn). */
-static int t_verify(const struct shm_obj *o, uint64_t *ret_rv) {
+static int t_verify(const struct shm_obj *o, uint64_t *ret_rv)
+{
 	unsigned k;
 	char *end;
 	char buf[64];
@@ -159,8 +194,9 @@ static int t_verify(const struct shm_obj *o, uint64_t *ret_rv) {
 	if (!lv || strcmp(lv, buf))
 		goto torn;
 	t_owner(rv, buf);
-	if (o->n_owners != 1 || strcmp(o->owners[0].uid, buf) || o->owners[0].controller != (int8_t)t_controlled(rv) || o->owners[0].block_owner_deletion != 1 ||
-	    strcmp(o->owners[0].kind, "ReplicaSet"))
+	if (o->n_owners != 1 || strcmp(o->owners[0].uid, buf) ||
+	    o->owners[0].controller != (int8_t)t_controlled(rv) ||
+	    o->owners[0].block_owner_deletion != 1 || strcmp(o->owners[0].kind, "ReplicaSet"))
 		goto torn;
 	if (!t_payload_ok(k, rv, o->payload, o->payload_len))
 		goto torn;
@@ -172,14 +208,16 @@ torn:
 	return -1;
 }
 
-/* ---- reader ------------------------------------------------------------------------------------- */
+/* ---- reader -------------------------------------------------------------------------------------
+ */
 struct t_reader {
 	uint64_t last[T_KEYS];
 	const char *want_owner, *want_ns;
 	bool owner_walk;
 };
 
-static int t_seen(const struct shm_obj *o, void *ud) {
+static int t_seen(const struct shm_obj *o, void *ud)
+{
 	struct t_reader *r = ud;
 	uint64_t rv;
 	atomic_fetch_add_explicit(&ts->objects, 1, memory_order_relaxed);
@@ -205,7 +243,8 @@ static int t_seen(const struct shm_obj *o, void *ud) {
 	return 0;
 }
 
-static _Noreturn void t_reader_main(int fd, unsigned seed, bool broken) {
+static _Noreturn void t_reader_main(int fd, unsigned seed, bool broken)
+{
 	struct shm_arena *a;
 	shm__test_flags |= SHM_TEST_SLOW_COPY; /* both runs: the same widened race windows */
 	if (broken)
@@ -261,11 +300,13 @@ static _Noreturn void t_reader_main(int fd, unsigned seed, bool broken) {
 	}
 }
 
-/* ---- writer ------------------------------------------------------------------------------------- */
+/* ---- writer -------------------------------------------------------------------------------------
+ */
 struct t_max {
 	uint64_t max;
 };
-static int t_max_fn(const struct shm_obj *o, void *ud) {
+static int t_max_fn(const struct shm_obj *o, void *ud)
+{
 	struct t_max *m = ud;
 	uint64_t rv = strtoull(o->rv, NULL, 10);
 	if (rv > m->max)
@@ -273,7 +314,8 @@ static int t_max_fn(const struct shm_obj *o, void *ud) {
 	return 0;
 }
 
-static _Noreturn void t_writer_main(int fd, unsigned seed) {
+static _Noreturn void t_writer_main(int fd, unsigned seed)
+{
 	struct shm_arena *w;
 	int r;
 	shm__test_flags |= SHM_TEST_NO_QUARANTINE;
@@ -290,10 +332,12 @@ static _Noreturn void t_writer_main(int fd, unsigned seed) {
 	shm_reader_stats(w, &st);
 	atomic_fetch_add(&ts->recover_violations, st.violations);
 	atomic_fetch_add(&ts->writer_resumed_objects, st.objects);
-	int type = shm_writer_register_type(w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD});
+	int type = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_POD});
 	if (type < 0)
 		_exit(5);
-	/* resume after the highest version ever published (objects, or the sync mark for deletes) */
+	/* resume after the highest version ever published (objects, or the sync mark for deletes)
+	 */
 	struct t_max m = {0};
 	shm_reader_list(w, (uint16_t)type, t_max_fn, &m);
 	struct shm_type_info ti;
@@ -308,7 +352,8 @@ static _Noreturn void t_writer_main(int fd, unsigned seed) {
 			k %= T_HOT;
 		if (t_rng(&s) % 10 == 0) {
 			snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
-			shm_writer_set_sync(w, (uint16_t)type, rvs, true); /* before the delete is visible */
+			shm_writer_set_sync(w, (uint16_t)type, rvs,
+			                    true); /* before the delete is visible */
 			t_name(k, name, sizeof(name));
 			t_ns(k, ns, sizeof(ns));
 			r = shm_writer_delete(w, (uint16_t)type, ns, name);
@@ -327,14 +372,17 @@ static _Noreturn void t_writer_main(int fd, unsigned seed) {
 	}
 }
 
-/* ---- supervisor ------------------------------------------------------------------------------- */
+/* ---- supervisor -------------------------------------------------------------------------------
+ */
 struct t_result {
 	uint64_t reads, objects, torn, backwards, wrong_member, errors, writer_ops, writer_starts;
-	uint64_t writer_kills, reader_kills, resumed_objects, check_fail, recover_violations, final_check;
+	uint64_t writer_kills, reader_kills, resumed_objects, check_fail, recover_violations,
+	        final_check;
 	uint64_t final_objects;
 };
 
-static pid_t t_spawn(int fd, int role, unsigned seed, bool broken) {
+static pid_t t_spawn(int fd, int role, unsigned seed, bool broken)
+{
 	pid_t p = fork();
 	if (p == 0) {
 		if (role == 0)
@@ -344,18 +392,21 @@ static pid_t t_spawn(int fd, int role, unsigned seed, bool broken) {
 	return p;
 }
 
-static void t_kill(pid_t p) {
+static void t_kill(pid_t p)
+{
 	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
 }
 
-static int t_run(double seconds, bool broken, struct t_result *res) {
+static int t_run(double seconds, bool broken, struct t_result *res)
+{
 	ts = mmap(NULL, sizeof(*ts), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (ts == MAP_FAILED)
 		return -errno;
 	memset(ts, 0, sizeof(*ts));
 	int fd, ro, r;
-	if ((r = shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(1) << 32}, &fd)) < 0 ||
+	if ((r = shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(1) << 32}, &fd)) <
+	            0 ||
 	    (r = shm_arena_reader_fd(fd, &ro)) < 0)
 		return r;
 	memset(res, 0, sizeof(*res));
@@ -410,29 +461,34 @@ static int t_run(double seconds, bool broken, struct t_result *res) {
 	return 0;
 }
 
-static void t_print(const char *label, const struct t_result *r, double secs) {
-	printf("%s (%.0f s): %llu reads, %llu objects checked, %llu writer ops, %llu writer kills (%llu starts, "
+static void t_print(const char *label, const struct t_result *r, double secs)
+{
+	printf("%s (%.0f s): %llu reads, %llu objects checked, %llu writer ops, %llu writer kills "
+	       "(%llu starts, "
 	       "%llu objects found on restart), %llu reader kills\n"
-	       "  torn=%llu backwards=%llu wrong_member=%llu errors=%llu check_fail=%llu recover_violations=%llu "
+	       "  torn=%llu backwards=%llu wrong_member=%llu errors=%llu check_fail=%llu "
+	       "recover_violations=%llu "
 	       "final_check=%llu final_objects=%llu\n",
 	       label, secs, (unsigned long long)r->reads, (unsigned long long)r->objects,
 	       (unsigned long long)r->writer_ops, (unsigned long long)r->writer_kills,
 	       (unsigned long long)r->writer_starts, (unsigned long long)r->resumed_objects,
-	       (unsigned long long)r->reader_kills, (unsigned long long)r->torn, (unsigned long long)r->backwards,
-	       (unsigned long long)r->wrong_member, (unsigned long long)r->errors, (unsigned long long)r->check_fail,
+	       (unsigned long long)r->reader_kills, (unsigned long long)r->torn,
+	       (unsigned long long)r->backwards, (unsigned long long)r->wrong_member,
+	       (unsigned long long)r->errors, (unsigned long long)r->check_fail,
 	       (unsigned long long)r->recover_violations, (unsigned long long)r->final_check,
 	       (unsigned long long)r->final_objects);
 	fflush(stdout);
 }
 
 /* 0 if the healthy run is clean and busy enough to mean something. */
-static int t_judge_healthy(const struct t_result *r) {
+static int t_judge_healthy(const struct t_result *r)
+{
 	int bad = 0;
-	if (r->torn || r->backwards || r->wrong_member || r->errors || r->check_fail || r->recover_violations ||
-	    r->final_check)
+	if (r->torn || r->backwards || r->wrong_member || r->errors || r->check_fail ||
+	    r->recover_violations || r->final_check)
 		bad = 1;
-	if (r->writer_kills < 5 || r->reader_kills < 5 || r->objects < 10000 || r->writer_ops < 10000 ||
-	    r->resumed_objects == 0 || r->final_objects == 0) {
+	if (r->writer_kills < 5 || r->reader_kills < 5 || r->objects < 10000 ||
+	    r->writer_ops < 10000 || r->resumed_objects == 0 || r->final_objects == 0) {
 		printf("torture: run too idle to judge\n");
 		bad = 1;
 	}
