@@ -17,7 +17,10 @@
  *      Exceptions, all single atomic RMWs or stores that cannot tear:
  *        - slot `pid`: claimed by a client with CAS 0 -> pid, released by the owner (store 0)
  *          only after that pid's pidfd reported exit and the slot was reset;
- *        - `attach_seq`: every client fetch_adds it after claiming a slot;
+ *        - `attach_seq`: every client fetch_adds it after claiming a slot (and after writing
+ *          `pid_ino`, the pidfs inode of its own pidfd: unique per process since Linux 6.9; the
+ *          owner compares it with the inode of the pidfd it opens from `pid`, so a reused pid
+ *          is not mistaken for the client);
  *        - sleep flags `owner_waiting` / `waiting` / `space_waiting`: the sleeper stores 1
  *          before sleeping and 0 after waking; a waker claims it with xchg(…, 0) and then
  *          FUTEX_WAKEs it. The sleeper sleeps ON THE FLAG (FUTEX_WAIT(flag, 1)), never on a data
@@ -129,6 +132,7 @@ struct ipc_q_metrics {
 struct ipc_q_producer {
 	_Alignas(64) _Atomic uint32_t pid; /* client CAS 0->pid / owner store 0 */
 	_Atomic uint32_t space_waiting;	   /* sleep flag of a producer waiting for ring space */
+	_Atomic uint64_t pid_ino;	   /* client, after the claim: pidfs inode (incarnation) */
 	_Alignas(64) _Atomic uint32_t tail; /* producer */
 	_Alignas(64) _Atomic uint32_t head; /* owner */
 	_Alignas(64) struct ipc_q_rec ring[IPC_QUEUE_ADD_RING];
@@ -138,6 +142,7 @@ struct ipc_q_worker {
 	_Alignas(64) _Atomic uint32_t pid; /* client CAS 0->pid / owner store 0 */
 	_Atomic uint32_t prefetch;	   /* worker, at attach: leases it wants outstanding */
 	_Atomic uint32_t cpu;		   /* worker: CPU it last ran on (spin heuristics) */
+	_Atomic uint64_t pid_ino;	   /* client, after the claim: pidfs inode (incarnation) */
 	_Alignas(64) _Atomic uint32_t waiting; /* sleep flag of the worker (W1 exception) */
 	_Alignas(64) _Atomic uint32_t lease_tail; /* owner */
 	_Atomic uint32_t reply_head;		  /* owner */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -638,6 +639,7 @@ static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi) {
 	atomic_store_explicit(&w->reply_head, 0, RELAXED);
 	atomic_store_explicit(&w->waiting, 0, RELAXED);
 	atomic_store_explicit(&w->prefetch, 0, RELAXED);
+	atomic_store_explicit(&w->pid_ino, 0, RELAXED);
 	for (uint32_t i = 0; i < IPC_QUEUE_LEASE_RING; i++)
 		__atomic_store_n(&w->lease[i].op, 0, __ATOMIC_RELAXED);
 	/* release: a new client that CASes pid from 0 sees the reset counters */
@@ -695,6 +697,7 @@ static void producer_died(struct ipc_queue_owner *o, uint32_t pi) {
 	atomic_store_explicit(&p->head, 0, RELAXED);
 	atomic_store_explicit(&p->tail, 0, RELAXED);
 	atomic_store_explicit(&p->space_waiting, 0, RELAXED);
+	atomic_store_explicit(&p->pid_ino, 0, RELAXED);
 	atomic_store_explicit(&p->pid, 0, RELEASE); /* as in reset_worker_slot */
 }
 
@@ -729,7 +732,10 @@ static int on_client_exit(struct ipc_source *s, int fd, uint32_t revents, void *
 }
 
 /* Notices newly claimed slots (and slots claimed by a pid we do not track): opens a pidfd. */
-static void scan_slot(struct ipc_queue_owner *o, struct wstate *ws, _Atomic uint32_t *pidw) {
+static uint64_t pidfd_ino(int pfd);
+
+static void scan_slot(struct ipc_queue_owner *o, struct wstate *ws, _Atomic uint32_t *pidw,
+		      _Atomic uint64_t *inow) {
 	uint32_t pid = atomic_load_explicit(pidw, ACQUIRE); /* pairs with the client's CAS */
 	if (pid == ws->pid)
 		return;
@@ -738,6 +744,12 @@ static void scan_slot(struct ipc_queue_owner *o, struct wstate *ws, _Atomic uint
 	if (!pid)
 		return;
 	int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	uint64_t ino = atomic_load_explicit(inow, RELAXED);
+	if (pfd >= 0 && ino && pidfd_ino(pfd) != ino) {
+		/* the pid now names another process: our client is gone (pid reuse) */
+		close(pfd);
+		pfd = -1;
+	}
 	if (pfd < 0) {
 		/* gone already (ESRCH): treat exactly like a death we watched */
 		ws->pid = pid;
@@ -794,9 +806,9 @@ static bool pass(struct ipc_queue_owner *o) {
 		o->seen_attach_seq = seq;
 		o->last_full_scan_ns = now_ns();
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++)
-			scan_slot(o, &o->producers[i], &o->h->producers[i].pid);
+			scan_slot(o, &o->producers[i], &o->h->producers[i].pid, &o->h->producers[i].pid_ino);
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
-			scan_slot(o, &o->workers[i], &o->h->workers[i].pid);
+			scan_slot(o, &o->workers[i], &o->h->workers[i].pid, &o->h->workers[i].pid_ino);
 	}
 	for (uint32_t m = o->pmask; m; m &= m - 1) {
 		uint32_t i = (uint32_t)__builtin_ctz(m);
@@ -1210,14 +1222,22 @@ struct ipc_queue {
 	void *watch_ud;
 };
 
-static int claim(_Atomic uint32_t *pidw) {
+/* pidfs inode of a pidfd: unique per process on Linux >= 6.9 (0 if unknown). */
+static uint64_t pidfd_ino(int pfd) {
+	struct stat st;
+	return pfd >= 0 && fstat(pfd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static int claim(_Atomic uint32_t *pidw, _Atomic uint64_t *inow, uint64_t my_ino) {
 	uint32_t zero = 0;
 	/* acq_rel: acquire pairs with the owner's release in reset_*_slot (see the reset
 	 * counters); release publishes our claim to the owner's scan_slot */
-	return atomic_compare_exchange_strong_explicit(pidw, &zero, (uint32_t)getpid(),
-						       memory_order_acq_rel, RELAXED)
-		       ? 0
-		       : -EBUSY;
+	if (!atomic_compare_exchange_strong_explicit(pidw, &zero, (uint32_t)getpid(),
+						     memory_order_acq_rel, RELAXED))
+		return -EBUSY;
+	/* read by the owner after it sees attach_seq move (our fetch_add comes after this) */
+	atomic_store_explicit(inow, my_ino, RELAXED);
+	return 0;
 }
 
 int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned prefetch) {
@@ -1242,9 +1262,13 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 		r = -errno;
 		goto fail;
 	}
+	int selfpfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	uint64_t my_ino = pidfd_ino(selfpfd);
+	if (selfpfd >= 0)
+		close(selfpfd);
 	if (roles & IPC_QUEUE_PRODUCER) {
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS && !q->p; i++)
-			if (claim(&q->h->producers[i].pid) == 0)
+			if (claim(&q->h->producers[i].pid, &q->h->producers[i].pid_ino, my_ino) == 0)
 				q->p = &q->h->producers[i];
 		if (!q->p) {
 			r = -ENOSPC;
@@ -1253,7 +1277,7 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 	}
 	if (roles & IPC_QUEUE_WORKER) {
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS && !q->w; i++)
-			if (claim(&q->h->workers[i].pid) == 0)
+			if (claim(&q->h->workers[i].pid, &q->h->workers[i].pid_ino, my_ino) == 0)
 				q->w = &q->h->workers[i];
 		if (!q->w) {
 			/* the producer slot we may hold is reclaimed by the owner at our exit */
