@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kube/auth.h"
+#include "kube/discovery.h"
 #include "kube/errors.h"
 #include "kube/model.h"
 
@@ -36,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t n = size - 1;
         void *o = (void *)0x1;
         int r;
-        switch (sel % 10) {
+        switch (sel % 12) {
         case 0: case 1: case 2: case 3: case 4: case 5: {
                 enum kube_kind k = (enum kube_kind)(sel % 6 + 1);
                 r = kube_decode(k, doc, n, sel & 0x80 ? KUBE_DECODE_ALL_ANNOTATIONS : 0, &o);
@@ -62,6 +63,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case 8: {
                 struct kube_error e;
                 kube_error_from_response(400 + sel % 200, doc, n, NULL, &e);
+                break;
+        }
+        case 10: {
+                struct kube_discovery *d;
+                if (kube_decode_discovery_v2(doc, n, &d) == 0) {
+                        if (d->n && !kube_discovery_find(d, d->res[0].group, d->res[0].resource, d->res[0].version))
+                                abort();
+                        kube_object_free(d);
+                }
+                if (kube_decode_api_resource_list(doc, n, true, &d) == 0)
+                        kube_object_free(d);
+                break;
+        }
+        case 11: {
+                struct kube_api_group_list *g;
+                if (kube_decode_api_group_list(doc, n, &g) == 0)
+                        kube_object_free(g);
                 break;
         }
         default: {
