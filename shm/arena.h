@@ -44,8 +44,9 @@
  *  A1  Every handle slot and every live index slot refers to a block whose gen is even and whose
  *      gen16 matches the ref, at every instant, also right after the writer was killed.
  *  A2  A block is written only while its gen is odd; an odd block is referenced by nothing
- *      published. Order: store gen odd (relaxed); release fence; body (relaxed words); store gen
- *      even (release); publish the ref (release store). Pairs with the reader's acquire loads.
+ *      published. Order: store the header word with gen odd and the new kind/length (relaxed);
+ *      release fence; body (relaxed words); store gen even (release); publish the ref (release
+ *      store). Pairs with the reader's acquire loads and acquire fence.
  *  A3  A reader returns data only if the block's gen was the same even value, matching the ref,
  *      before and after the copy (acquire fence before the re-check), for the record and every
  *      atom it includes. Thus no torn object. Retry rule: on a mismatch re-read from the handle
@@ -55,8 +56,9 @@
  *  A5  Every reader access is bounds-checked against the class size (region table) and the
  *      size loaded from the header, so a reader cannot fault, whatever it races with.
  *  A6  The writer never waits on a reader.
- *  A7  Arena bytes <= live blocks + quarantine (<= 64 KiB per class, or 4 blocks) + one partly
- *      carved region per class + index slack (load factor >= 3/16 after a rebuild).
+ *  A7  Arena bytes <= live blocks + quarantine (per class max(4 blocks, 64 KiB)) + one partly
+ *      carved region per class + index slack (a rebuilt table or set is at most 4x its live
+ *      entries; tables do not shrink on delete, only at their next rebuild).
  *  A8  (membership) An object is in an index only while its handle slot is set, except in the
  *      window of one writer operation; readers filter every index hit by the record's content,
  *      so a stale or colliding index entry can cost time, never a wrong answer.
