@@ -1214,6 +1214,23 @@ int shm_arena_reader_fd(int fd, int *ret_fd)
 	return 0;
 }
 
+int shm_arena_version(int fd, uint32_t *ret_version)
+{
+	struct {
+		uint64_t magic;
+		uint32_t version;
+	} h0;
+	if (fd < 0 || !ret_version)
+		return -EINVAL;
+	ssize_t n = pread(fd, &h0, sizeof(h0), 0);
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(h0) || h0.magic != SHM_ABI_MAGIC)
+		return -EBADMSG;
+	*ret_version = h0.version;
+	return 0;
+}
+
 static int arena_map(int fd, bool writable, struct shm_arena **ret)
 {
 	struct stat st;

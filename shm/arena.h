@@ -208,6 +208,9 @@ int shm_writer_check(struct shm_arena *a);
 /* ---- readers (workers, kcmctl) --------------------------------------------------------------
  * Map fd read-only: -EBADMSG not an arena, -EPROTONOSUPPORT another layout version. */
 int shm_reader_open(int fd, struct shm_arena **ret);
+/* For a clear message on -EPROTONOSUPPORT: the layout version the arena behind fd was created
+ * with (compare SHM_ABI_VERSION of shm/shm-abi.h). 0, or -EBADMSG not an arena, -errno. */
+int shm_arena_version(int fd, uint32_t *ret_version);
 /* Unmap and free (writer or reader); closes nothing the caller passed in. NULL is a no-op. */
 void shm_arena_close(struct shm_arena *a);
 

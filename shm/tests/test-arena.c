@@ -114,6 +114,8 @@ static void test_create_errors(void **state)
 	struct shm_arena *a;
 	assert_int_equal(shm_reader_open(m, &a), -EBADMSG);
 	assert_int_equal(shm_writer_open(m, &a), -EBADMSG);
+	uint32_t v;
+	assert_int_equal(shm_arena_version(m, &v), -EBADMSG);
 	close(m);
 	assert_int_equal(shm_reader_open(-1, &a), -EINVAL);
 }
@@ -129,6 +131,10 @@ static void test_version_mismatch(void **state)
 	struct shm_arena *a;
 	assert_int_equal(shm_reader_open(fd, &a), -EPROTONOSUPPORT);
 	assert_int_equal(shm_writer_open(fd, &a), -EPROTONOSUPPORT);
+	uint32_t got = 0;
+	assert_int_equal(shm_arena_version(fd, &got), 0);
+	assert_int_equal(got, SHM_ABI_VERSION + 1);
+	assert_int_equal(shm_arena_version(-1, &got), -EINVAL);
 	close(fd);
 	(void)f;
 }
