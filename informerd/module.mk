@@ -1,5 +1,11 @@
 # informerd/: reflectors, the arena writer side, handler dispatch (see docs/informerd.md).
 LIBS              += informer
-informer_SRCS     := informerd/reflector.c informerd/store.c informerd/handlers.c
-informer_LIBDEPS  := kube shm ipc
+informer_SRCS     := informerd/reflector.c informerd/store.c informerd/handlers.c informerd/metrics.c informerd/informer.c
+informer_LIBDEPS  := kube shm ipc kubeloop kclog
 informer_TESTS    := informerd/tests/test-reflector.c informerd/tests/test-store.c
+
+BINS                   += kcmd-informerd kcmd-cachedump
+kcmd-informerd_SRCS    := informerd/main.c
+kcmd-informerd_LIBDEPS := informer
+kcmd-cachedump_SRCS    := informerd/cachedump.c
+kcmd-cachedump_LIBDEPS := informer

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * informerd/informer.h: the driver that joins reflectors (reflector.h), the HTTP transport
+ * (kube/client.h, non-blocking, in the caller's ipc_loop) and the store (store.h).
+ *
+ * Design note.
+ *   One struct inf_informers per process holds one informer per watched resource; every
+ *   informer runs its reflector's requests as kube_call's on the one kube_client (one libcurl
+ *   multi, HTTP/2: every watch shares one connection) and feeds the answers back:
+ *     LIST page     -> kube_decode_list, each item into the store's replace; the reflector's
+ *                      verdict commits or aborts the replace
+ *     WATCH event   -> kube_decode_watch_event; the reflector's verdict says apply, collect into
+ *                      the WatchList replace, commit it, record a bookmark, or stop the stream
+ *     end of call   -> reflector, then the next request (or a timer for the backoff)
+ *   The decoded object is freed right after the store has written it and the handlers ran:
+ *   nothing is kept outside the arena.
+ *   Warm start: the arena's synced resourceVersion of each type becomes the reflector's
+ *   warm_rv, so the first request is a WATCH.
+ *
+ * Calling context: the loop's thread only.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "informerd/handlers.h"
+#include "informerd/metrics.h"
+#include "informerd/store.h"
+#include "ipc/loop.h"
+#include "kube/client.h"
+
+struct inf_informers_config {
+	struct ipc_loop *loop;
+	struct kube_client *client;
+	struct inf_store *store;
+	struct inf_metrics *metrics; /* may be NULL */
+	bool watch_list;
+	int32_t min_watch_timeout_s; /* 0: 300 */
+	int64_t page_size;           /* 0: 500 */
+	bool no_warm_start;          /* ignore the arena's synced versions (always list first) */
+};
+
+struct inf_informers;
+
+int inf_informers_new(const struct inf_informers_config *cfg, struct inf_informers **ret);
+/* Cancels every call. NULL-safe. */
+struct inf_informers *inf_informers_free(struct inf_informers *ii);
+
+/* Starts an informer for res (res must outlive it). Returns 0, -EEXIST already watched, or the
+ * store's/reflector's error. */
+int inf_informers_add(struct inf_informers *ii, const struct inf_resource *res);
+/* Stops the informer of group/resource (its objects stay in the arena until the next cold
+ * start; discovery dropping a resource). -ENOENT if not watched. */
+int inf_informers_remove(struct inf_informers *ii, const char *group, const char *resource);
+bool inf_informers_watching(const struct inf_informers *ii, const char *group, const char *resource);
+
+/* True when every informer committed its first replace (or started warm). */
+bool inf_informers_all_synced(const struct inf_informers *ii);
+size_t inf_informers_count(const struct inf_informers *ii);
+/* LIST requests sent by all informers since start (for the warm-restart tests). */
+uint64_t inf_informers_lists(const struct inf_informers *ii);

@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * informerd/main.c: `kcmd-informerd`, the reflectors + arena writer + handlers process.
+ *
+ * Started by the manager (manager/main.c add_child) with this contract:
+ *   argv   --kubeconfig=PATH --master=URL --kube-api-qps=F --kube-api-burst=N --v=N
+ *   env    KCMD_ARENA_FD=N            the arena memfd, read-write (informerd is its writer)
+ *          KCMD_QUEUE_FDS=name:fd,... every work queue memfd; informerd is each queue's owner
+ *          KCMD_INFORMER_METRICS_FD=N optional: a memfd for informerd's counters
+ *                                     (informerd/metrics-abi.h); the manager reads it
+ *          KCMD_PROCESS=informerd
+ * The fds are inherited without FD_CLOEXEC. For tests and tools the same can be given as flags:
+ * --arena-fd=N, --arena-path=PATH (e.g. /proc/<holder>/fd/<n> of a process that keeps an arena
+ * memfd alive), --queue=name:fd, --metrics-file=PATH. Without any arena informerd creates a
+ * private one (useful only to watch it sync).
+ *
+ * Which resources: --resources=pods,replicasets.apps,... (default pods,replicasets.apps); an
+ * entry is plural[.group][/version][:Kind], built-in names need no version or Kind. Pods and
+ * ReplicaSets are typed records, everything else metadata-only. Handler tables (handlers.h) are
+ * registered when every queue they name was passed; --handlers=a,b restricts them.
+ *
+ * Exit: 0 on SIGTERM/SIGINT; 1 on a setup failure (logged once); the manager restarts it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "informerd/handlers.h"
+#include "informerd/informer.h"
+#include "informerd/metrics.h"
+#include "informerd/store.h"
+#include "ipc/loop.h"
+#include "ipc/queue.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "manager/kube-loop.h"
+#include "manager/log.h"
+#include "shm/arena.h"
+
+#define MAX_QUEUES 16
+#define MAX_RESOURCES 64
+
+/* Handler tables linked into informerd. Controllers add theirs here. */
+static const struct inf_handler_table *const builtin_tables[] = {
+	&inf_test_handler_table,
+	NULL,
+};
+
+struct known {
+	const char *resource, *group, *version, *kind;
+	enum shm_record_kind rk;
+	bool namespaced;
+};
+static const struct known known[] = {
+	{ "pods", "", "v1", "Pod", SHM_RECORD_POD, true },
+	{ "replicasets", "apps", "v1", "ReplicaSet", SHM_RECORD_REPLICASET, true },
+	{ "configmaps", "", "v1", "ConfigMap", SHM_RECORD_META, true },
+	{ "secrets", "", "v1", "Secret", SHM_RECORD_META, true },
+	{ "services", "", "v1", "Service", SHM_RECORD_META, true },
+	{ "serviceaccounts", "", "v1", "ServiceAccount", SHM_RECORD_META, true },
+	{ "namespaces", "", "v1", "Namespace", SHM_RECORD_META, false },
+	{ "deployments", "apps", "v1", "Deployment", SHM_RECORD_META, true },
+	{ "statefulsets", "apps", "v1", "StatefulSet", SHM_RECORD_META, true },
+	{ "daemonsets", "apps", "v1", "DaemonSet", SHM_RECORD_META, true },
+	{ "jobs", "batch", "v1", "Job", SHM_RECORD_META, true },
+};
+
+struct qent {
+	char name[64];
+	int fd;
+	struct ipc_queue_owner *owner;
+	bool restarted;
+};
+
+struct opts {
+	const char *kubeconfig, *master, *context, *resources, *handlers, *arena_path, *metrics_file;
+	double qps;
+	int burst, v, arena_fd;
+	bool watch_list, no_warm_start;
+	int32_t min_watch_timeout_s;
+	struct qent queues[MAX_QUEUES];
+	size_t n_queues;
+};
+
+struct informerd {
+	struct opts o;
+	struct ipc_loop *loop;
+	struct kube_config *kcfg;
+	struct kube_client *kc;
+	struct kube_loop *kl;
+	struct shm_arena *arena;
+	struct inf_dispatch *d;
+	struct inf_store *store;
+	struct inf_metrics *metrics;
+	struct inf_informers *ii;
+	struct ipc_source *sig_term, *sig_int, *tick;
+	struct inf_resource res[MAX_RESOURCES];
+	char res_names[MAX_RESOURCES][4][64];
+	size_t n_res;
+	bool logged_synced;
+	uint64_t started_at;
+};
+
+static int parse_int(const char *s, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *ret)
+{
+	if (!s || !strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "t") || !strcmp(s, "T"))
+		*ret = true;
+	else if (!strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "f") || !strcmp(s, "F"))
+		*ret = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int add_queue(struct opts *o, const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+	long fd;
+	size_t l;
+
+	if (!colon || o->n_queues >= MAX_QUEUES)
+		return -EINVAL;
+	l = (size_t)(colon - spec);
+	if (l == 0 || l >= sizeof(o->queues[0].name) || parse_int(colon + 1, 0, 1 << 20, &fd) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < o->n_queues; i++)
+		if (strlen(o->queues[i].name) == l && !memcmp(o->queues[i].name, spec, l))
+			return -EEXIST;
+	memcpy(o->queues[o->n_queues].name, spec, l);
+	o->queues[o->n_queues].name[l] = '\0';
+	o->queues[o->n_queues].fd = (int)fd;
+	o->n_queues++;
+	return 0;
+}
+
+static int add_queue_list(struct opts *o, const char *list)
+{
+	char buf[1024], *save = NULL;
+
+	if (strlen(list) >= sizeof(buf))
+		return -E2BIG;
+	memcpy(buf, list, strlen(list) + 1);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (*t && add_queue(o, t) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: kcmd-informerd [--kubeconfig=PATH] [--master=URL] [--context=NAME]\n"
+		   "  [--kube-api-qps=F] [--kube-api-burst=N] [--v=N] [--resources=LIST] [--handlers=LIST]\n"
+		   "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
+		   "  [--arena-fd=N | --arena-path=PATH] [--queue=NAME:FD]... [--metrics-file=PATH]\n"
+		   "fds are also taken from KCMD_ARENA_FD, KCMD_QUEUE_FDS, KCMD_INFORMER_METRICS_FD\n");
+}
+
+static int parse_flags(struct opts *o, int argc, char **argv)
+{
+	const char *env;
+	long n;
+
+	o->qps = 20;
+	o->burst = 30;
+	o->arena_fd = -1;
+	o->resources = "pods,replicasets.apps";
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i], *val = NULL, name[64];
+		size_t nl;
+
+		if (strncmp(a, "--", 2) != 0) {
+			fprintf(stderr, "kcmd-informerd: unexpected argument %s\n", a);
+			return -EINVAL;
+		}
+		a += 2;
+		nl = strcspn(a, "=");
+		if (nl >= sizeof(name))
+			return -EINVAL;
+		memcpy(name, a, nl);
+		name[nl] = '\0';
+		for (char *p = name; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		if (a[nl] == '=')
+			val = a + nl + 1;
+		/* Flags that take a value accept "--f v" too. */
+		bool is_bool = !strcmp(name, "watch-list") || !strcmp(name, "no-warm-start") || !strcmp(name, "help");
+		if (!val && !is_bool) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "kcmd-informerd: --%s needs a value\n", name);
+				return -EINVAL;
+			}
+			val = argv[++i];
+		}
+		int r = 0;
+		if (!strcmp(name, "kubeconfig"))
+			o->kubeconfig = val;
+		else if (!strcmp(name, "master"))
+			o->master = val;
+		else if (!strcmp(name, "context"))
+			o->context = val;
+		else if (!strcmp(name, "resources"))
+			o->resources = val;
+		else if (!strcmp(name, "handlers"))
+			o->handlers = val;
+		else if (!strcmp(name, "arena-path"))
+			o->arena_path = val;
+		else if (!strcmp(name, "metrics-file"))
+			o->metrics_file = val;
+		else if (!strcmp(name, "controller"))
+			; /* the manager passes it to every child; informerd serves all controllers */
+		else if (!strcmp(name, "kube-api-qps")) {
+			char *end;
+			o->qps = strtod(val, &end);
+			r = *end || end == val ? -EINVAL : 0;
+		} else if (!strcmp(name, "kube-api-burst")) {
+			r = parse_int(val, 1, 1000000, &n);
+			o->burst = (int)n;
+		} else if (!strcmp(name, "v")) {
+			r = parse_int(val, 0, 10, &n);
+			o->v = (int)n;
+		} else if (!strcmp(name, "arena-fd")) {
+			r = parse_int(val, 0, 1 << 20, &n);
+			o->arena_fd = (int)n;
+		} else if (!strcmp(name, "min-watch-timeout")) {
+			r = parse_int(val, 1, 86400, &n);
+			o->min_watch_timeout_s = (int32_t)n;
+		} else if (!strcmp(name, "queue"))
+			r = add_queue(o, val);
+		else if (!strcmp(name, "watch-list"))
+			r = parse_bool(val, &o->watch_list);
+		else if (!strcmp(name, "no-warm-start"))
+			r = parse_bool(val, &o->no_warm_start);
+		else if (!strcmp(name, "help")) {
+			usage(stdout);
+			exit(0);
+		} else {
+			fprintf(stderr, "kcmd-informerd: unknown flag --%s\n", name);
+			usage(stderr);
+			return -EINVAL;
+		}
+		if (r < 0) {
+			fprintf(stderr, "kcmd-informerd: invalid value for --%s: %s\n", name, val ? val : "");
+			return r;
+		}
+	}
+	if (o->arena_fd < 0 && !o->arena_path && (env = getenv("KCMD_ARENA_FD"))) {
+		if (parse_int(env, 0, 1 << 20, &n) < 0) {
+			fprintf(stderr, "kcmd-informerd: bad KCMD_ARENA_FD=%s\n", env);
+			return -EINVAL;
+		}
+		o->arena_fd = (int)n;
+	}
+	if ((env = getenv("KCMD_QUEUE_FDS")) && *env && add_queue_list(o, env) < 0) {
+		fprintf(stderr, "kcmd-informerd: bad KCMD_QUEUE_FDS=%s\n", env);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_resources(struct informerd *x)
+{
+	char buf[4096], *save = NULL;
+
+	if (strlen(x->o.resources) >= sizeof(buf))
+		return -E2BIG;
+	memcpy(buf, x->o.resources, strlen(x->o.resources) + 1);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *kind = strchr(t, ':'), *ver, *dot;
+		const struct known *k = NULL;
+		struct inf_resource *r;
+		char (*nm)[64];
+
+		if (!*t)
+			continue;
+		if (x->n_res >= MAX_RESOURCES)
+			return -E2BIG;
+		if (kind)
+			*kind++ = '\0';
+		ver = strchr(t, '/');
+		if (ver)
+			*ver++ = '\0';
+		dot = strchr(t, '.');
+		if (dot)
+			*dot++ = '\0';
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (!strcmp(known[i].resource, t) && !strcmp(known[i].group, dot ? dot : ""))
+				k = &known[i];
+		if (!k && !kind) {
+			log_error("--resources: %s%s%s is not built in; write it as plural.group/version:Kind", t,
+				  dot ? "." : "", dot ? dot : "");
+			return -EINVAL;
+		}
+		nm = x->res_names[x->n_res];
+		snprintf(nm[0], 64, "%s", dot ? dot : "");
+		snprintf(nm[1], 64, "%s", ver ? ver : k ? k->version : "v1");
+		snprintf(nm[2], 64, "%s", t);
+		snprintf(nm[3], 64, "%s", kind ? kind : k->kind);
+		r = &x->res[x->n_res++];
+		*r = (struct inf_resource){ .group = nm[0],
+					    .version = nm[1],
+					    .resource = nm[2],
+					    .kind = nm[3],
+					    .record_kind = k ? k->rk : SHM_RECORD_META,
+					    .namespaced = k ? k->namespaced : true };
+	}
+	return 0;
+}
+
+static bool handler_selected(const struct opts *o, const char *name)
+{
+	char buf[1024], *save = NULL;
+
+	if (!o->handlers)
+		return true;
+	snprintf(buf, sizeof(buf), "%s", o->handlers);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (!strcmp(t, name))
+			return true;
+	return false;
+}
+
+static void on_owner_resync(struct ipc_queue_owner *o, bool restarted, void *ud)
+{
+	struct qent *q = ud;
+
+	(void)o;
+	q->restarted = restarted; /* the tables run their resync once registered */
+}
+
+static int setup_queues_and_handlers(struct informerd *x)
+{
+	int r;
+
+	for (size_t i = 0; i < x->o.n_queues; i++) {
+		struct qent *q = &x->o.queues[i];
+		struct ipc_queue_owner_config qc = { .resync = on_owner_resync, .userdata = q };
+
+		r = ipc_queue_owner_new(&q->owner, x->loop, q->fd, &qc);
+		if (r < 0) {
+			log_error("cannot own work queue %s (fd %d): %s", q->name, q->fd, strerror(-r));
+			return r;
+		}
+	}
+	for (size_t t = 0; builtin_tables[t]; t++) {
+		const struct inf_handler_table *tab = builtin_tables[t];
+		struct ipc_queue_owner *owners[MAX_QUEUES];
+		size_t n = 0;
+		bool ok = true;
+
+		if (!handler_selected(&x->o, tab->controller))
+			continue;
+		for (; tab->queues && tab->queues[n] && n < MAX_QUEUES; n++) {
+			owners[n] = NULL;
+			for (size_t i = 0; i < x->o.n_queues; i++)
+				if (!strcmp(x->o.queues[i].name, tab->queues[n]))
+					owners[n] = x->o.queues[i].owner;
+			if (!owners[n])
+				ok = false;
+		}
+		if (!ok) {
+			log_v(2, "handler table %s not registered: not all of its queues were passed", tab->controller);
+			continue;
+		}
+		r = inf_dispatch_register(x->d, tab, owners, n, x->arena);
+		if (r < 0) {
+			log_error("handler table %s: %s", tab->controller, strerror(-r));
+			return r;
+		}
+		/* Re-add every key the controller owns (queue rule: after an owner (re)start). */
+		for (size_t k = 0; k < n; k++) {
+			bool restarted = false;
+			for (size_t i = 0; i < x->o.n_queues; i++)
+				if (x->o.queues[i].owner == owners[k])
+					restarted = x->o.queues[i].restarted;
+			inf_dispatch_resync(x->d, (size_t)r, k, restarted);
+		}
+		log_info("handler table %s registered", tab->controller);
+	}
+	return 0;
+}
+
+static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
+{
+	struct informerd *x = ud;
+
+	(void)s;
+	log_info("signal %u: exiting", si->ssi_signo);
+	ipc_loop_exit(x->loop, 0);
+	return 0;
+}
+
+static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
+{
+	struct informerd *x = ud;
+
+	if (!x->logged_synced && inf_informers_all_synced(x->ii)) {
+		x->logged_synced = true;
+		log_info("all %zu informers synced after %.3f s (%llu LIST requests)", inf_informers_count(x->ii),
+			 (double)(now - x->started_at) / 1e6, (unsigned long long)inf_informers_lists(x->ii));
+	}
+	if (kube_loop_error(x->kl)) {
+		log_error("event loop error in the API client: %s", strerror(-kube_loop_error(x->kl)));
+		return kube_loop_error(x->kl);
+	}
+	return ipc_source_set_time(s, now + (x->logged_synced ? 1000000 : 50000));
+}
+
+static int open_arena(struct informerd *x)
+{
+	int fd = x->o.arena_fd, r;
+
+	if (x->o.arena_path) {
+		fd = open(x->o.arena_path, O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			log_error("cannot open the arena %s: %s", x->o.arena_path, strerror(errno));
+			return -errno;
+		}
+	} else if (fd < 0) {
+		r = shm_arena_create(NULL, &fd);
+		if (r < 0) {
+			log_error("cannot create an arena: %s", strerror(-r));
+			return r;
+		}
+		log_info("no arena passed: using a private one (fd %d of pid %d)", fd, (int)getpid());
+	}
+	r = shm_writer_open(fd, &x->arena);
+	if (r < 0) {
+		log_error("cannot open the arena as its writer: %s%s", strerror(-r),
+			  r == -EBUSY ? " (another informerd is alive)" : "");
+		return r;
+	}
+	return 0;
+}
+
+static int open_metrics(struct informerd *x)
+{
+	const char *env = getenv("KCMD_INFORMER_METRICS_FD");
+	long n;
+	int fd = -1, r;
+
+	if (x->o.metrics_file) {
+		fd = open(x->o.metrics_file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			log_error("cannot open %s: %s", x->o.metrics_file, strerror(errno));
+			return -errno;
+		}
+	} else if (env && parse_int(env, 0, 1 << 20, &n) == 0) {
+		fd = (int)n;
+	}
+	r = inf_metrics_open(fd, &x->metrics);
+	if (r < 0)
+		log_error("cannot open the metrics table: %s", strerror(-r));
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct informerd *x = &(struct informerd){ 0 };
+	char err[512] = "";
+	int r;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (parse_flags(&x->o, argc, argv) < 0)
+		return 2;
+	kclog_init("informerd", NULL, x->o.v);
+	x->started_at = ipc_now_usec();
+	if (parse_resources(x) < 0 || x->n_res == 0) {
+		log_error("no resource to watch");
+		return 2;
+	}
+	r = ipc_loop_new(&x->loop, IPC_LOOP_BACKEND_AUTO);
+	if (r < 0) {
+		log_error("cannot create the event loop: %s", strerror(-r));
+		return 1;
+	}
+	if (open_arena(x) < 0 || open_metrics(x) < 0)
+		return 1;
+
+	struct kube_config_opts co = { .kubeconfig = x->o.kubeconfig, .master = x->o.master, .context = x->o.context };
+	r = kube_config_load(&co, &x->kcfg, err, sizeof(err));
+	if (r < 0) {
+		log_error("kubeconfig: %s", err[0] ? err : strerror(-r));
+		return 1;
+	}
+	struct kube_client_opts ko = { .config = x->kcfg, .process = "informerd", .controller = NULL,
+				       .qps = x->o.qps, .burst = x->o.burst, .insecure_ok = true };
+	r = kube_client_new(&ko, &x->kc);
+	if (r < 0) {
+		log_error("cannot create the API client for %s: %s", x->kcfg->server, strerror(-r));
+		return 1;
+	}
+	r = kube_loop_attach(x->loop, x->kc, &x->kl);
+	if (r < 0)
+		return 1;
+	if (inf_dispatch_new(&x->d) < 0 || inf_store_new(x->arena, x->d, &x->store) < 0)
+		return 1;
+	if (setup_queues_and_handlers(x) < 0)
+		return 1;
+
+	struct inf_informers_config ic = { .loop = x->loop, .client = x->kc, .store = x->store,
+					   .metrics = x->metrics, .watch_list = x->o.watch_list,
+					   .min_watch_timeout_s = x->o.min_watch_timeout_s,
+					   .no_warm_start = x->o.no_warm_start };
+	if (inf_informers_new(&ic, &x->ii) < 0)
+		return 1;
+	for (size_t i = 0; i < x->n_res; i++) {
+		r = inf_informers_add(x->ii, &x->res[i]);
+		if (r < 0) {
+			log_error("cannot watch %s%s%s: %s", x->res[i].resource, x->res[i].group[0] ? "." : "",
+				  x->res[i].group, strerror(-r));
+			return 1;
+		}
+	}
+	if (ipc_loop_add_signal(x->loop, &x->sig_term, SIGTERM, on_signal, x) < 0 ||
+	    ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x) < 0 ||
+	    ipc_loop_add_timer(x->loop, &x->tick, ipc_now_usec() + 50000, on_tick, x) < 0)
+		return 1;
+	log_info("kcmd-informerd %s: %zu resources, %zu queues, apiserver %s, HTTP/2 %s, loop %s", KCMD_VERSION,
+		 x->n_res, x->o.n_queues, x->kcfg->server, kube_client_http2(x->kc) ? "yes" : "no",
+		 ipc_loop_backend(x->loop));
+	r = ipc_loop_run(x->loop);
+
+	inf_informers_free(x->ii);
+	for (size_t i = 0; i < x->o.n_queues; i++)
+		ipc_queue_owner_free(x->o.queues[i].owner);
+	inf_store_free(x->store);
+	inf_dispatch_free(x->d);
+	ipc_source_free(x->tick);
+	ipc_source_free(x->sig_term);
+	ipc_source_free(x->sig_int);
+	kube_loop_detach(x->kl);
+	kube_client_free(x->kc);
+	kube_config_free(x->kcfg);
+	inf_metrics_close(x->metrics);
+	shm_arena_close(x->arena);
+	ipc_loop_free(x->loop);
+	return r < 0 ? 1 : 0;
+}

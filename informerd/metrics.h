@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * informerd/metrics.h: writer and reader of informerd's shared counters (metrics-abi.h).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "informerd/metrics-abi.h"
+
+struct inf_metrics;
+
+/* Maps fd (a memfd or file, grown to the table's size) read-write and initialises it when
+ * empty; fd < 0 creates a private memfd. -EPROTO another layout, -errno from mmap/ftruncate. */
+int inf_metrics_open(int fd, struct inf_metrics **ret);
+struct inf_metrics *inf_metrics_close(struct inf_metrics *m);
+/* The fd behind the table (owned by m when m created it). */
+int inf_metrics_fd(const struct inf_metrics *m);
+/* The row of group/resource, found or published (M1). NULL when the table is full. */
+struct inf_metrics_row *inf_metrics_row(struct inf_metrics *m, const char *group, const char *resource);
+
+/* Single-writer updates (M2). row may be NULL (no-op). */
+static inline void inf_metrics_add(struct inf_metrics_row *row, enum inf_metric k, uint64_t n)
+{
+	if (row)
+		atomic_store_explicit(&row->v[k], atomic_load_explicit(&row->v[k], memory_order_relaxed) + n,
+				      memory_order_relaxed);
+}
+static inline void inf_metrics_set(struct inf_metrics_row *row, enum inf_metric k, uint64_t v)
+{
+	if (row)
+		atomic_store_explicit(&row->v[k], v, memory_order_relaxed);
+}
+
+/* Reader: maps fd read-only. *ret stays valid until inf_metrics_unmap. -EPROTO bad magic. */
+int inf_metrics_map_ro(int fd, const struct inf_metrics_hdr **ret);
+void inf_metrics_unmap(const struct inf_metrics_hdr *h);
