@@ -853,49 +853,53 @@ static int status_body(struct js *j, struct kube_status *st, unsigned flags) {
 
 /* ---- dispatch ------------------------------------------------------------------------------- */
 
-/* Decodes one object of `kind` at the scanner position into a fresh arena. */
-static int dec_object(struct js *j, enum kube_kind kind, unsigned flags, void **ret) {
-        struct js_arena a;
+typedef int (*body_fn)(struct js *j, void *obj, unsigned flags);
+
+/* type-correct entry points for the table (no calls through a cast function pointer) */
+#define BODY(name, T)                                                                              \
+        static int name##_v(struct js *j, void *o, unsigned flags) {                               \
+                return name(j, (T *)o, flags);                                                     \
+        }
+BODY(pod_body, struct kube_pod)
+BODY(rs_body, struct kube_replicaset)
+BODY(lease_body, struct kube_lease)
+BODY(partial_body, struct kube_partial)
+BODY(scale_body, struct kube_scale)
+BODY(status_body, struct kube_status)
+
+static const struct {
+        size_t size, extra;
+        body_fn body;
+} kinds[] = {
+        [KUBE_KIND_POD] = {sizeof(struct kube_pod), POD_ARENA, pod_body_v},
+        [KUBE_KIND_REPLICASET] = {sizeof(struct kube_replicaset), RS_ARENA, rs_body_v},
+        [KUBE_KIND_LEASE] = {sizeof(struct kube_lease), SMALL_ARENA, lease_body_v},
+        [KUBE_KIND_PARTIAL] = {sizeof(struct kube_partial), SMALL_ARENA, partial_body_v},
+        [KUBE_KIND_SCALE] = {sizeof(struct kube_scale), SMALL_ARENA, scale_body_v},
+        [KUBE_KIND_STATUS] = {sizeof(struct kube_status), SMALL_ARENA, status_body_v},
+};
+
+/* Decodes one object of `kind` at the scanner position, into a fresh arena (scratch == NULL) or
+ * into the emptied scratch arena. */
+static int dec_object(struct js *j, enum kube_kind kind, unsigned flags, struct js_arena *scratch, void **ret) {
+        struct js_arena own;
         struct js_arena *saved = j->arena;
         void *o;
         int r;
-        switch (kind) {
-        case KUBE_KIND_POD:
-                if (!(o = obj_new(j, &a, sizeof(struct kube_pod), POD_ARENA)))
-                        return j->err;
-                r = pod_body(j, o, flags);
-                break;
-        case KUBE_KIND_REPLICASET:
-                if (!(o = obj_new(j, &a, sizeof(struct kube_replicaset), RS_ARENA)))
-                        return j->err;
-                r = rs_body(j, o, flags);
-                break;
-        case KUBE_KIND_LEASE:
-                if (!(o = obj_new(j, &a, sizeof(struct kube_lease), SMALL_ARENA)))
-                        return j->err;
-                r = lease_body(j, o, flags);
-                break;
-        case KUBE_KIND_PARTIAL:
-                if (!(o = obj_new(j, &a, sizeof(struct kube_partial), SMALL_ARENA)))
-                        return j->err;
-                r = partial_body(j, o, flags);
-                break;
-        case KUBE_KIND_SCALE:
-                if (!(o = obj_new(j, &a, sizeof(struct kube_scale), SMALL_ARENA)))
-                        return j->err;
-                r = scale_body(j, o, flags);
-                break;
-        case KUBE_KIND_STATUS:
-                if (!(o = obj_new(j, &a, sizeof(struct kube_status), SMALL_ARENA)))
-                        return j->err;
-                r = status_body(j, o, flags);
-                break;
-        default:
+        if ((unsigned)kind >= sizeof(kinds) / sizeof(kinds[0]) || !kinds[kind].body)
                 return js_fail(j, -EINVAL);
-        }
+        if (scratch) {
+                js_arena_reset(scratch);
+                j->arena = scratch;
+                if (!(o = js_alloc(scratch, kinds[kind].size)))
+                        return js_fail(j, -ENOMEM);
+        } else if (!(o = obj_new(j, &own, kinds[kind].size, kinds[kind].extra)))
+                return j->err;
+        r = kinds[kind].body(j, o, flags);
         j->arena = saved;
         if (j->err || r < 0) {
-                js_arena_free(&a);
+                if (!scratch)
+                        js_arena_free(&own);
                 return j->err ? j->err : r;
         }
         *ret = o;
@@ -925,7 +929,7 @@ int kube_decode(enum kube_kind kind, const void *json, size_t len, unsigned flag
         if ((r = check_input(json, len)) < 0)
                 return r;
         js_init(&j, json, len, NULL);
-        if ((r = dec_object(&j, kind, flags, &o)) < 0)
+        if ((r = dec_object(&j, kind, flags, NULL, &o)) < 0)
                 return r;
         if ((r = expect_end(&j)) < 0) {
                 kube_object_free(o);
@@ -966,8 +970,8 @@ static void copy_bounded(char *dst, size_t cap, const char *s, size_t n) {
         dst[n] = 0;
 }
 
-int kube_decode_list(enum kube_kind kind, const void *json, size_t len, unsigned flags,
-                     kube_item_fn fn, void *userdata, struct kube_list_meta *ret_meta) {
+static int decode_list(struct js_arena *scratch, enum kube_kind kind, const void *json, size_t len,
+                       unsigned flags, kube_item_fn fn, void *userdata, struct kube_list_meta *ret_meta) {
         struct js j;
         struct kube_list_meta lm = {.remaining_item_count = -1};
         const char *k, *s;
@@ -1009,7 +1013,7 @@ int kube_decode_list(enum kube_kind kind, const void *json, size_t len, unsigned
                                 continue;
                         while ((r = js_arr_next(&j)) > 0) {
                                 void *o;
-                                if (dec_object(&j, kind, flags, &o) < 0)
+                                if (dec_object(&j, kind, flags, scratch, &o) < 0)
                                         return j.err;
                                 count++;
                                 r = fn(o, userdata);
@@ -1024,6 +1028,61 @@ int kube_decode_list(enum kube_kind kind, const void *json, size_t len, unsigned
         if (ret_meta)
                 *ret_meta = lm;
         return count;
+}
+
+int kube_decode_list(enum kube_kind kind, const void *json, size_t len, unsigned flags, kube_item_fn fn,
+                     void *userdata, struct kube_list_meta *ret_meta) {
+        return decode_list(NULL, kind, json, len, flags, fn, userdata, ret_meta);
+}
+
+struct kube_scratch {
+        struct js_arena arena;
+};
+
+int kube_scratch_new(struct kube_scratch **ret) {
+        struct kube_scratch *s;
+        if (!ret)
+                return -EINVAL;
+        if (!(s = calloc(1, sizeof(*s))))
+                return -ENOMEM;
+        if (js_arena_init(&s->arena, 65536) < 0) {
+                free(s);
+                return -ENOMEM;
+        }
+        *ret = s;
+        return 0;
+}
+
+void kube_scratch_free(struct kube_scratch *s) {
+        if (!s)
+                return;
+        js_arena_free(&s->arena);
+        free(s);
+}
+
+int kube_decode_scratch(struct kube_scratch *s, enum kube_kind kind, const void *json, size_t len, unsigned flags,
+                        void **ret_obj) {
+        struct js j;
+        void *o;
+        int r;
+        if (!s || !ret_obj)
+                return -EINVAL;
+        if ((r = check_input(json, len)) < 0)
+                return r;
+        js_init(&j, json, len, NULL);
+        if ((r = dec_object(&j, kind, flags, &s->arena, &o)) < 0)
+                return r;
+        if ((r = expect_end(&j)) < 0)
+                return r;
+        *ret_obj = o;
+        return 0;
+}
+
+int kube_decode_list_scratch(struct kube_scratch *s, enum kube_kind kind, const void *json, size_t len,
+                             unsigned flags, kube_item_fn fn, void *userdata, struct kube_list_meta *ret_meta) {
+        if (!s)
+                return -EINVAL;
+        return decode_list(&s->arena, kind, json, len, flags, fn, userdata, ret_meta);
 }
 
 static enum kube_watch_type watch_type_of(const char *s, size_t n) {
@@ -1067,7 +1126,7 @@ int kube_decode_watch_event(enum kube_kind kind, const void *json, size_t len, u
                                 o = NULL;
                                 raw = NULL;
                                 if (dec_object(&j, type == KUBE_WATCH_ERROR ? KUBE_KIND_STATUS : kind, flags,
-                                               &o) < 0)
+                                               NULL, &o) < 0)
                                         break;
                         } else
                                 js_raw(&j, &raw, &rawn);

@@ -46,16 +46,22 @@ void *js_alloc(struct js_arena *a, size_t n) {
         if (need < n)
                 return NULL;
         if (c->cap - c->used < need) {
-                size_t cap = c->cap * 2;
-                if (cap < need)
-                        cap = need;
-                if (cap < 1024)
-                        cap = 1024;
-                struct js_chunk *nc = chunk_new(cap);
-                if (!nc)
-                        return NULL;
-                c->next = nc;
-                a->cur = c = nc;
+                if (c->next && c->next->cap - c->next->used >= need) {
+                        /* a chunk kept by js_arena_reset() */
+                        a->cur = c = c->next;
+                } else {
+                        size_t cap = c->cap * 2;
+                        if (cap < need)
+                                cap = need;
+                        if (cap < 1024)
+                                cap = 1024;
+                        struct js_chunk *nc = chunk_new(cap);
+                        if (!nc)
+                                return NULL;
+                        nc->next = c->next; /* keep retained chunks after it */
+                        c->next = nc;
+                        a->cur = c = nc;
+                }
         }
         void *p = c->data + c->used;
         c->used += need;
@@ -79,6 +85,12 @@ char *js_strndup(struct js_arena *a, const char *s, size_t n) {
                 d[n] = 0;
         }
         return d;
+}
+
+void js_arena_reset(struct js_arena *a) {
+        for (struct js_chunk *c = a->head; c; c = c->next)
+                c->used = 0;
+        a->cur = a->head;
 }
 
 void js_arena_free(struct js_arena *a) {

@@ -44,6 +44,8 @@ void *js_alloc(struct js_arena *a, size_t n); /* 8-aligned, zeroed; NULL on ENOM
 void *js_memdup(struct js_arena *a, const void *p, size_t n);
 char *js_strndup(struct js_arena *a, const char *s, size_t n); /* NUL-terminated copy */
 void js_arena_free(struct js_arena *a);
+/* Empties every chunk but keeps them for reuse (scratch decoding). */
+void js_arena_reset(struct js_arena *a);
 /* The arena owning an object returned by js_arena_init's first js_alloc. */
 void js_arena_free_obj(void *obj);
 size_t js_arena_bytes(const struct js_arena *a);

@@ -245,6 +245,20 @@ typedef int (*kube_item_fn)(void *obj, void *userdata);
 int kube_decode_list(enum kube_kind kind, const void *json, size_t len, unsigned flags,
                      kube_item_fn fn, void *userdata, struct kube_list_meta *ret_meta);
 
+/* ---- scratch decoding ---------------------------------------------------------------------- */
+/* For a consumer that copies what it needs elsewhere right away (informerd writing the shared
+ * arena): decoding into a scratch reuses the same memory every time, so the steady state makes no
+ * malloc at all. An object decoded into a scratch lives until the next decode into the same
+ * scratch or kube_scratch_free(); never pass it to kube_object_free(). */
+struct kube_scratch;
+int kube_scratch_new(struct kube_scratch **ret);
+void kube_scratch_free(struct kube_scratch *s);
+int kube_decode_scratch(struct kube_scratch *s, enum kube_kind kind, const void *json, size_t len, unsigned flags,
+                        void **ret_obj);
+/* kube_decode_list() through a scratch: obj is valid only during the callback (do not free). */
+int kube_decode_list_scratch(struct kube_scratch *s, enum kube_kind kind, const void *json, size_t len,
+                             unsigned flags, kube_item_fn fn, void *userdata, struct kube_list_meta *ret_meta);
+
 /* ---- watch events --------------------------------------------------------------------------- */
 enum kube_watch_type {
         KUBE_WATCH_ADDED = 1,

@@ -95,6 +95,24 @@ int main(int argc, char **argv) {
         double pods_s = (double)n / (t1 - t0);
         double wall_pods_s = (double)n / (wall_s() - w0);
 
+        /* scratch decoding: the same memory every time, no malloc in the steady state */
+        struct kube_scratch *scr;
+        if (kube_scratch_new(&scr) < 0)
+                return 1;
+        long ns = 0;
+        t0 = now_s();
+        do {
+                for (int i = 0; i < NBUF; i++) {
+                        void *o;
+                        if (kube_decode_scratch(scr, KUBE_KIND_POD, bufs[i], len, 0, &o) < 0)
+                                return 1;
+                }
+                ns += NBUF;
+                t1 = now_s();
+        } while (t1 - t0 < target);
+        double scratch_s = (double)ns / (t1 - t0);
+        kube_scratch_free(scr);
+
         long m = 0;
         t0 = now_s();
         do {
@@ -130,6 +148,7 @@ int main(int argc, char **argv) {
                pods_s * (double)len / 1e6, wall_pods_s, arena_bytes / NBUF, (b.uordblks - a.uordblks) / NBUF);
         printf("bench: kube.decode_pods_per_s %.0f pods/s\n", pods_s);
         printf("bench: kube.decode_bytes_alloc_per_pod %zu B\n", (b.uordblks - a.uordblks) / NBUF);
+        printf("bench: kube.decode_scratch_pods_per_s %.0f pods/s\n", scratch_s);
         printf("bench: kube.cjson_dom_pods_per_s %.0f pods/s\n", cjson_s);
         for (int i = 0; i < NBUF; i++)
                 free(bufs[i]);

@@ -111,6 +111,45 @@ static void test_duplicate_keys(void **state) {
         kube_object_free(s);
 }
 
+static int scratch_item(void *obj, void *ud) {
+        char (*names)[16] = ud;
+        struct kube_partial *p = obj;
+        int i = 0;
+        while (names[i][0])
+                i++;
+        snprintf(names[i], sizeof(names[i]), "%s", p->meta.name);
+        return 0; /* not freed: it lives in the scratch */
+}
+
+static void test_scratch(void **state) {
+        (void)state;
+        size_t len;
+        char *b = fixture("replicaset.json", &len);
+        struct kube_scratch *s;
+        struct kube_replicaset *rs;
+        struct kube_pod *p;
+        assert_int_equal(kube_scratch_new(&s), 0);
+        for (int i = 0; i < 100; i++) {
+                assert_int_equal(kube_decode_scratch(s, KUBE_KIND_REPLICASET, b, len, 0, (void **)&rs), 0);
+                assert_string_equal(rs->meta.name, "web-7d4b9c8f6d");
+                assert_int_equal(rs->status.n_conditions, 1);
+        }
+        free(b);
+        b = fixture("pod-running.json", &len);
+        assert_int_equal(kube_decode_scratch(s, KUBE_KIND_POD, b, len, 0, (void **)&p), 0);
+        assert_int_equal(p->max_restarts, 5);
+        assert_int_equal(kube_decode_scratch(s, KUBE_KIND_POD, b, len - 3, 0, (void **)&p), -EBADMSG);
+        assert_int_equal(kube_decode_scratch(s, KUBE_KIND_POD, b, len, 0, (void **)&p), 0); /* usable after an error */
+        free(b);
+        b = fixture("podlist-partial.json", &len);
+        char names[4][16] = {{0}};
+        assert_int_equal(kube_decode_list_scratch(s, KUBE_KIND_PARTIAL, b, len, 0, scratch_item, names, NULL), 2);
+        assert_string_equal(names[0], "a");
+        assert_string_equal(names[1], "b");
+        free(b);
+        kube_scratch_free(s);
+}
+
 static void test_lease(void **state) {
         (void)state;
         size_t len;
@@ -280,7 +319,7 @@ static void test_errors(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_replicaset),   cmocka_unit_test(test_lease), cmocka_unit_test(test_duplicate_keys),
+                cmocka_unit_test(test_replicaset),   cmocka_unit_test(test_lease), cmocka_unit_test(test_duplicate_keys), cmocka_unit_test(test_scratch),
                 cmocka_unit_test(test_partial_list), cmocka_unit_test(test_watch_events),
                 cmocka_unit_test(test_scale_status), cmocka_unit_test(test_errors),
         };
