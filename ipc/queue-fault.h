@@ -12,3 +12,9 @@ enum ipc_queue_fault {
 	IPC_QUEUE_FAULT_DOUBLE_DISPATCH = 1u << 1,
 };
 extern unsigned ipc_queue_fault_mask;
+
+/* Deterministic crash points in the owner (queue.c CRASH_POINT(n), n = 1..IPC_QUEUE_CRASH_POINTS):
+ * the owner SIGKILLs itself on the ipc_queue_crash_count-th visit of point ipc_queue_crash_point.
+ * The torture test enumerates them, so windows random kills rarely hit are covered. */
+#define IPC_QUEUE_CRASH_POINTS 8
+extern unsigned ipc_queue_crash_point, ipc_queue_crash_count;

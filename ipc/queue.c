@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -44,6 +45,15 @@
 #include "ipc/ratelimit.h"
 
 unsigned ipc_queue_fault_mask; /* test seams, see queue-fault.h; 0 in production */
+unsigned ipc_queue_crash_point, ipc_queue_crash_count;
+/* Dies with SIGKILL on the crash_count-th visit of point n (queue-fault.h). One load and a
+ * compare when unused. */
+#define CRASH_POINT(n)                                                                        \
+	do {                                                                                  \
+		if (ipc_queue_crash_point == (n) && ipc_queue_crash_count &&                 \
+		    --ipc_queue_crash_count == 0)                                             \
+			raise(SIGKILL);                                                       \
+	} while (0)
 
 #define RELAXED memory_order_relaxed
 #define ACQUIRE memory_order_acquire
@@ -515,6 +525,7 @@ static bool drain_replies(struct ipc_queue_owner *o, uint32_t wi) {
 			continue;
 		}
 		apply_reply(o, it, rp);
+		CRASH_POINT(1); /* reply applied privately, reply_head not yet advanced */
 	}
 	atomic_store_explicit(&w->reply_head, head, RELEASE); /* lease slots below head may be reused */
 	return true;
@@ -563,10 +574,12 @@ static void dispatch(struct ipc_queue_owner *o) {
 			 * line crosses instead of two); pairs with the acquire in lease_ready() */
 			__atomic_store_n(&rec->op, lt + 1, __ATOMIC_RELEASE);
 			lt++;
+			CRASH_POINT(2); /* lease visible by its seq, lease_tail not yet stored */
 		}
 		if (lt == lt0)
 			continue;
 		atomic_store_explicit(&w->lease_tail, lt, RELEASE); /* owner bookkeeping (W4), adoption */
+		CRASH_POINT(3); /* leases published, worker not woken */
 		wake_flag(&w->waiting);
 		o->rr = wi + 1;
 	}
@@ -623,8 +636,10 @@ static bool drain_adds(struct ipc_queue_owner *o, uint32_t pi) {
 		return false;
 	if (tail - head > IPC_QUEUE_ADD_RING)
 		tail = head + IPC_QUEUE_ADD_RING; /* corrupt producer: bound the work */
-	for (; head != tail; head++)
+	for (; head != tail; head++) {
 		apply_add_rec(o, &p->ring[head & (IPC_QUEUE_ADD_RING - 1)]);
+		CRASH_POINT(4); /* Add applied privately, head not yet advanced */
+	}
 	atomic_store_explicit(&p->head, head, RELEASE); /* pairs with acquire in push_add: slots free */
 	wake_flag(&p->space_waiting);
 	return true;
@@ -633,6 +648,11 @@ static bool drain_adds(struct ipc_queue_owner *o, uint32_t pi) {
 /* ---- client slots: pidfd tracking, death ---- */
 static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi) {
 	struct ipc_q_worker *w = &o->h->workers[wi];
+	/* Records first, counters next, identity last: an owner killed anywhere in here leaves
+	 * a slot a restarted owner handles as a dead worker again (at worst re-Adding its keys). */
+	for (uint32_t i = 0; i < IPC_QUEUE_LEASE_RING; i++)
+		__atomic_store_n(&w->lease[i].op, 0, __ATOMIC_RELAXED);
+	CRASH_POINT(6); /* record seqs cleared, counters and pid not yet */
 	atomic_store_explicit(&w->lease_tail, 0, RELAXED);
 	atomic_store_explicit(&w->lease_head, 0, RELAXED);
 	atomic_store_explicit(&w->reply_tail, 0, RELAXED);
@@ -640,8 +660,6 @@ static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi) {
 	atomic_store_explicit(&w->waiting, 0, RELAXED);
 	atomic_store_explicit(&w->prefetch, 0, RELAXED);
 	atomic_store_explicit(&w->pid_ino, 0, RELAXED);
-	for (uint32_t i = 0; i < IPC_QUEUE_LEASE_RING; i++)
-		__atomic_store_n(&w->lease[i].op, 0, __ATOMIC_RELAXED);
 	/* release: a new client that CASes pid from 0 sees the reset counters */
 	atomic_store_explicit(&w->pid, 0, RELEASE);
 }
@@ -688,12 +706,14 @@ static void worker_died(struct ipc_queue_owner *o, uint32_t wi) {
 		maybe_free(o, it);
 	}
 	bump(&o->h->metrics.worker_deaths_total, 1);
+	CRASH_POINT(5); /* dead worker's keys re-queued privately, slot not reset */
 	reset_worker_slot(o, wi);
 }
 
 static void producer_died(struct ipc_queue_owner *o, uint32_t pi) {
 	struct ipc_q_producer *p = &o->h->producers[pi];
 	drain_adds(o, pi); /* everything it published counts */
+	CRASH_POINT(8); /* dead producer drained, slot not reset */
 	atomic_store_explicit(&p->head, 0, RELAXED);
 	atomic_store_explicit(&p->tail, 0, RELAXED);
 	atomic_store_explicit(&p->space_waiting, 0, RELAXED);
@@ -955,6 +975,7 @@ static void adopt(struct ipc_queue_owner *o) {
 			it->failures = rec->arg;
 			it->started_ns = now_ns();
 			o->nprocessing++;
+			CRASH_POINT(7); /* restarted owner dies mid-adoption */
 		}
 	}
 }
