@@ -212,6 +212,20 @@ static void test_register_type(void **state)
 	assert_string_equal(ti.rv, "");
 	assert_false(ti.synced);
 	assert_int_equal(shm_reader_type_info(f->w, 63 + 1, &ti), -EINVAL);
+	/* reader-side argument errors */
+	assert_int_equal(shm_reader_type_info(f->w, (uint16_t)f->rs, NULL), -EINVAL);
+	assert_int_equal(shm_reader_find_type(f->w, "", NULL, "pods"), -EINVAL);
+	assert_int_equal(shm_reader_stats(f->w, NULL), -EINVAL);
+	assert_int_equal(shm_reader_stats(NULL, &(struct shm_stats){0}), -EINVAL);
+	assert_int_equal(shm_reader_get_uid(f->w, NULL, &(struct shm_obj){0}), -EINVAL);
+	assert_int_equal(shm_reader_change_seq(NULL), 0);
+	int ro;
+	assert_int_equal(shm_arena_reader_fd(-1, &ro), -EINVAL);
+	assert_int_equal(shm_writer_register_type(NULL, NULL), -EPERM);
+	/* every change moves the change counter */
+	uint64_t c0 = shm_reader_change_seq(f->w);
+	assert_int_equal(shm_writer_set_sync(f->w, (uint16_t)f->rs, "1", false), 0);
+	assert_true(shm_reader_change_seq(f->w) > c0);
 }
 
 static void test_sync_latch(void **state)
