@@ -232,9 +232,10 @@ static int collect_pod(const struct shm_obj *o, void *ud)
 		l->v = nv;
 		l->cap = cap;
 	}
-	if ((r = wk_obj_dup(o, &copy)) < 0 || (r = wk_pod_from_obj(&copy, &l->v[l->n])) < 0) {
-		if (r != -EINVAL)
-			wk_pod_free(&l->v[l->n]);
+	if ((r = wk_obj_dup(o, &copy)) < 0)
+		return l->err = r;
+	if ((r = wk_pod_from_obj(&copy, &l->v[l->n])) < 0) {
+		wk_pod_free(&l->v[l->n]); /* it took the copy */
 		return l->err = r;
 	}
 	l->n++;
@@ -334,6 +335,7 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	if (r == 0) {
 		r = wk_rs_from_obj(&obj, &w);
 		if (r < 0) {
+			wk_rs_free(&w);
 			log_error("%s: unreadable ReplicaSet record: %s", key, strerror(-r));
 			out->err = r;
 			goto done;

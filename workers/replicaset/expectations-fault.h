@@ -12,5 +12,8 @@ enum rs_exp_fault {
 	/* no crash rule (E4): a record orphaned by a killed worker waits for the full timeout;
 	 * the oracle must see an RS blocked after its worker was killed */
 	RS_EXP_FAULT_NO_ORPHAN_RULE = 1u << 1,
+	/* not a bug: widen the odd-seq window of every worker write (sleep 300 us inside it) so
+	 * that kill -9 lands mid-write often enough to exercise the torn-record rule */
+	RS_EXP_FAULT_SLOW_WRITE = 1u << 2,
 };
 extern unsigned rs_exp_fault_mask;

@@ -273,6 +273,8 @@ static uint32_t write_begin(struct rs_exp_slot *s)
 	/* release fence: orders the odd seq before the content stores below; pairs with the
 	 * reader's acquire fence before its seq re-check */
 	atomic_thread_fence(REL);
+	if (rs_exp_fault_mask & RS_EXP_FAULT_SLOW_WRITE)
+		usleep(300);
 	return base + 1;
 }
 

@@ -14,7 +14,7 @@ int main(void)
 	struct torture_result r;
 	uint64_t seed = (uint64_t)rs_exp_now();
 	printf("seed %llu\n", (unsigned long long)seed);
-	if (torture_run((int64_t)secs * 1000, 0, seed, &r) < 0)
+	if (torture_run((int64_t)secs * 1000, RS_EXP_FAULT_SLOW_WRITE, seed, &r) < 0)
 		return 1;
 	torture_print("soak", &r);
 	return r.violations ? 1 : 0;

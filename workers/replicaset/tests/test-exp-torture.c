@@ -11,11 +11,11 @@ int main(void)
 	struct torture_result r;
 	uint64_t seed = (uint64_t)rs_exp_now();
 	printf("seed %llu\n", (unsigned long long)seed);
-	if (torture_run(5000, 0, seed, &r) < 0)
+	if (torture_run(5000, RS_EXP_FAULT_SLOW_WRITE, seed, &r) < 0)
 		return 1;
 	torture_print("torture", &r);
 	if (r.violations || r.rounds < 200 || r.worker_kills < 20 || r.informer_kills < 1 ||
-	    r.orphan_expiries < 1) {
+	    r.orphan_expiries < 1 || r.torn < 1) {
 		fprintf(stderr, "FAIL: violations or too little coverage\n");
 		return 1;
 	}
