@@ -44,6 +44,9 @@
  *      but never returned by Get (prefetched), [reply_head, lease_head) were being processed.
  *      Replies are in lease order (a worker holds one key at a time), reply i answers lease i,
  *      and carries the lease's generation (checked; a mismatch is counted and dropped).
+ *   Detach: a client that frees its handle stores detached = 1 (release) and never touches the
+ *      slot again; the owner handles the slot like a death, except that nothing counts as a
+ *      crash, then resets it (detached = 0 before pid = 0).
  *   Death of a writer mid-operation:
  *      - producer: at most one record written but unpublished; invisible, harmless.
  *      - worker: the owner's pidfd fires; the owner applies published replies, then re-queues
@@ -133,6 +136,7 @@ struct ipc_q_producer {
 	_Alignas(64) _Atomic uint32_t pid; /* client CAS 0->pid / owner store 0 */
 	_Atomic uint32_t space_waiting;	   /* sleep flag of a producer waiting for ring space */
 	_Atomic uint64_t pid_ino;	   /* client, after the claim: pidfs inode (incarnation) */
+	_Atomic uint32_t detached;	   /* client: 1 = released by ipc_queue_free (owner resets) */
 	_Alignas(64) _Atomic uint32_t tail; /* producer */
 	_Alignas(64) _Atomic uint32_t head; /* owner */
 	_Alignas(64) struct ipc_q_rec ring[IPC_QUEUE_ADD_RING];
@@ -143,6 +147,7 @@ struct ipc_q_worker {
 	_Atomic uint32_t prefetch;	   /* worker, at attach: leases it wants outstanding */
 	_Atomic uint32_t cpu;		   /* worker: CPU it last ran on (spin heuristics) */
 	_Atomic uint64_t pid_ino;	   /* client, after the claim: pidfs inode (incarnation) */
+	_Atomic uint32_t detached;	   /* client: 1 = released by ipc_queue_free (owner resets) */
 	_Alignas(64) _Atomic uint32_t waiting; /* sleep flag of the worker (W1 exception) */
 	_Alignas(64) _Atomic uint32_t lease_tail; /* owner */
 	_Atomic uint32_t reply_head;		  /* owner */

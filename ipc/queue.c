@@ -660,11 +660,12 @@ static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi) {
 	atomic_store_explicit(&w->waiting, 0, RELAXED);
 	atomic_store_explicit(&w->prefetch, 0, RELAXED);
 	atomic_store_explicit(&w->pid_ino, 0, RELAXED);
+	atomic_store_explicit(&w->detached, 0, RELAXED);
 	/* release: a new client that CASes pid from 0 sees the reset counters */
 	atomic_store_explicit(&w->pid, 0, RELEASE);
 }
 
-static void worker_died(struct ipc_queue_owner *o, uint32_t wi) {
+static void worker_died(struct ipc_queue_owner *o, uint32_t wi, bool detached) {
 	struct ipc_q_worker *w = &o->h->workers[wi];
 	drain_replies(o, wi); /* it may have finished before dying */
 	uint32_t head = atomic_load_explicit(&w->reply_head, RELAXED);
@@ -682,7 +683,7 @@ static void worker_died(struct ipc_queue_owner *o, uint32_t wi) {
 			maybe_free(o, it);
 			continue;
 		}
-		if (i - head < lhead - head) { /* it was being processed: a crash */
+		if (!detached && i - head < lhead - head) { /* it was being processed: a crash */
 			it->crashes++;
 			if (it->crashes >= o->cfg.park_after) {
 				if (it->in_fifo) { /* dirty re-add was queued by end_processing */
@@ -705,7 +706,8 @@ static void worker_died(struct ipc_queue_owner *o, uint32_t wi) {
 			do_add(o, it); /* prefetched, never started */
 		maybe_free(o, it);
 	}
-	bump(&o->h->metrics.worker_deaths_total, 1);
+	if (!detached)
+		bump(&o->h->metrics.worker_deaths_total, 1);
 	CRASH_POINT(5); /* dead worker's keys re-queued privately, slot not reset */
 	reset_worker_slot(o, wi);
 }
@@ -718,6 +720,7 @@ static void producer_died(struct ipc_queue_owner *o, uint32_t pi) {
 	atomic_store_explicit(&p->tail, 0, RELAXED);
 	atomic_store_explicit(&p->space_waiting, 0, RELAXED);
 	atomic_store_explicit(&p->pid_ino, 0, RELAXED);
+	atomic_store_explicit(&p->detached, 0, RELAXED);
 	atomic_store_explicit(&p->pid, 0, RELEASE); /* as in reset_worker_slot */
 }
 
@@ -733,13 +736,15 @@ static void untrack(struct wstate *ws) {
 	ws->pid = 0;
 }
 
-static void slot_dead(struct ipc_queue_owner *o, struct wstate *ws) {
+static void slot_gone(struct ipc_queue_owner *o, struct wstate *ws, bool detached) {
 	untrack(ws);
 	if (ws->producer)
 		producer_died(o, ws->idx);
 	else
-		worker_died(o, ws->idx);
+		worker_died(o, ws->idx, detached);
 }
+
+static void slot_dead(struct ipc_queue_owner *o, struct wstate *ws) { slot_gone(o, ws, false); }
 
 static int on_client_exit(struct ipc_source *s, int fd, uint32_t revents, void *ud) {
 	(void)s;
@@ -833,13 +838,18 @@ static bool pass(struct ipc_queue_owner *o) {
 	for (uint32_t m = o->pmask; m; m &= m - 1) {
 		uint32_t i = (uint32_t)__builtin_ctz(m);
 		any |= drain_adds(o, i);
-		if (poll_dead(&o->producers[i]))
+		/* acquire pairs with the release in ipc_queue_free: its last Adds are visible */
+		if (atomic_load_explicit(&o->h->producers[i].detached, ACQUIRE))
+			slot_gone(o, &o->producers[i], true), any = true;
+		else if (poll_dead(&o->producers[i]))
 			slot_dead(o, &o->producers[i]), any = true;
 	}
 	for (uint32_t m = o->wmask; m; m &= m - 1) {
 		uint32_t i = (uint32_t)__builtin_ctz(m);
 		any |= drain_replies(o, i);
-		if (poll_dead(&o->workers[i]))
+		if (atomic_load_explicit(&o->h->workers[i].detached, ACQUIRE)) /* as above */
+			slot_gone(o, &o->workers[i], true), any = true;
+		else if (poll_dead(&o->workers[i]))
 			slot_dead(o, &o->workers[i]), any = true;
 	}
 	dispatch(o);
@@ -1249,7 +1259,7 @@ static uint64_t pidfd_ino(int pfd) {
 	return pfd >= 0 && fstat(pfd, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-static int claim(_Atomic uint32_t *pidw, _Atomic uint64_t *inow, uint64_t my_ino) {
+static int claim(_Atomic uint32_t *pidw, _Atomic uint64_t *inow, _Atomic uint32_t *detw, uint64_t my_ino) {
 	uint32_t zero = 0;
 	/* acq_rel: acquire pairs with the owner's release in reset_*_slot (see the reset
 	 * counters); release publishes our claim to the owner's scan_slot */
@@ -1258,6 +1268,7 @@ static int claim(_Atomic uint32_t *pidw, _Atomic uint64_t *inow, uint64_t my_ino
 		return -EBUSY;
 	/* read by the owner after it sees attach_seq move (our fetch_add comes after this) */
 	atomic_store_explicit(inow, my_ino, RELAXED);
+	atomic_store_explicit(detw, 0, RELAXED); /* ours now: clear a stale detach */
 	return 0;
 }
 
@@ -1289,7 +1300,7 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 		close(selfpfd);
 	if (roles & IPC_QUEUE_PRODUCER) {
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS && !q->p; i++)
-			if (claim(&q->h->producers[i].pid, &q->h->producers[i].pid_ino, my_ino) == 0)
+			if (claim(&q->h->producers[i].pid, &q->h->producers[i].pid_ino, &q->h->producers[i].detached, my_ino) == 0)
 				q->p = &q->h->producers[i];
 		if (!q->p) {
 			r = -ENOSPC;
@@ -1298,7 +1309,7 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 	}
 	if (roles & IPC_QUEUE_WORKER) {
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS && !q->w; i++)
-			if (claim(&q->h->workers[i].pid, &q->h->workers[i].pid_ino, my_ino) == 0)
+			if (claim(&q->h->workers[i].pid, &q->h->workers[i].pid_ino, &q->h->workers[i].detached, my_ino) == 0)
 				q->w = &q->h->workers[i];
 		if (!q->w) {
 			/* the producer slot we may hold is reclaimed by the owner at our exit */
@@ -1321,8 +1332,18 @@ struct ipc_queue *ipc_queue_free(struct ipc_queue *q) {
 	if (!q)
 		return NULL;
 	ipc_source_free(q->watch);
-	if (q->h)
+	if (q->h) {
+		/* Hand the slots back (the owner resets them; a key still held is re-queued). The
+		 * release orders our last Adds / replies before the flag (see pass()). */
+		uint32_t me = (uint32_t)getpid();
+		if (q->p && atomic_load_explicit(&q->p->pid, RELAXED) == me)
+			atomic_store_explicit(&q->p->detached, 1, RELEASE);
+		if (q->w && atomic_load_explicit(&q->w->pid, RELAXED) == me)
+			atomic_store_explicit(&q->w->detached, 1, RELEASE);
+		if (q->p || q->w)
+			wake_flag(&q->h->owner_waiting);
 		munmap(q->h, sizeof(*q->h));
+	}
 	if (q->memfd >= 0)
 		close(q->memfd);
 	free(q);

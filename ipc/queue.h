@@ -95,8 +95,9 @@ enum ipc_queue_role {
  * (0 = 1; 1 is client-go's exact behaviour: a key is "processing" only once Get returned it).
  * Returns 0, -EPROTO (bad layout), -ENOSPC (no free slot). */
 int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned prefetch);
-/* Releases nothing in shared memory on purpose: the owner reclaims the slots when this process
- * exits (pidfd), exactly as after a crash, except that held keys are Done already. NULL-safe. */
+/* Detaches: the slots go back to the owner, which resets them on its next pass (a key still
+ * held, or prefetched, is re-queued; nothing counts as a crash). A process that exits without
+ * calling this is handled through its pidfd instead. NULL-safe. */
 struct ipc_queue *ipc_queue_free(struct ipc_queue *q);
 static inline void ipc_queue_freep(struct ipc_queue **q) { ipc_queue_free(*q); }
 #define _cleanup_ipc_queue_ __attribute__((cleanup(ipc_queue_freep)))

@@ -400,6 +400,25 @@ static void test_named_queues_and_abi(void) {
 	CHECK_EQ(ipc_queue_attach(&q, b.fd, IPC_QUEUE_WORKER, 1), -ENOSPC);
 	for (unsigned i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
 		ipc_queue_free(ws[i]);
+	/* freed handles give their slots back (detach), and that is not a death */
+	settle(&b);
+	for (unsigned i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+		CHECK_EQ(ipc_queue_attach(&ws[i], b.fd, IPC_QUEUE_WORKER, 1), 0);
+	for (unsigned i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+		ipc_queue_free(ws[i]);
+	settle(&b);
+	struct ipc_queue_metrics m;
+	CHECK_EQ(ipc_queue_metrics_read(b.fd, &m), 0);
+	CHECK_EQ(m.worker_deaths_total, 0);
+	/* a key held at detach is re-queued, not lost and not a crash */
+	CHECK_EQ(ipc_queue_attach(&q, b.fd, IPC_QUEUE_WORKER, 1), 0);
+	CHECK_EQ(ipc_queue_owner_add(b.o, "held-at-detach"), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	CHECK(get_now(&b, q, got) > 0);
+	ipc_queue_free(q);
+	settle(&b);
+	CHECK_EQ(ipc_queue_owner_len(b.o), 1);
+	CHECK_EQ(ipc_queue_owner_num_requeues(b.o, "held-at-detach"), 0);
 	env_down(&a);
 	env_down(&b);
 }
