@@ -290,6 +290,8 @@ int main(void)
 	}
 	usleep(100000);
 	uint64_t ops = 0, a = now_ns(), deadline = a + 3000000000u;
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	unsigned rv = 5000000;
 	while (now_ns() < deadline) {
 		for (int i = 0; i < 1000; i++) {
@@ -300,6 +302,10 @@ int main(void)
 		ops += 1000;
 	}
 	double secs = (now_ns() - a) / 1e9;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	double cpu = (c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
+	fprintf(stderr, "bench: writer had %.0f%% of a CPU: %.0f updates per CPU-second\n",
+	        100 * cpu / secs, ops / cpu);
 	for (int k = 0; k < 4; k++) {
 		kill(kids[k], SIGKILL);
 		waitpid(kids[k], NULL, 0);
