@@ -51,10 +51,10 @@
 #endif
 
 enum { UD_IGNORE = 0, UD_SRC = 1, UD_HELPER = 2 };
-#define UD(tag, gen, idx) (((uint64_t)(tag) << 56) | ((uint64_t)((gen) & 0xffffff) << 32) | (idx))
-#define UD_TAG(ud) ((unsigned)((ud) >> 56))
-#define UD_GEN(ud) ((uint32_t)(((ud) >> 32) & 0xffffff))
-#define UD_IDX(ud) ((uint32_t)(ud))
+#define UD(tag, gen, idx) (((uint64_t)(tag) << 56) | ((uint64_t)((gen)&0xffffff) << 32) | (idx))
+#define UD_TAG(ud)        ((unsigned)((ud) >> 56))
+#define UD_GEN(ud)        ((uint32_t)(((ud) >> 32) & 0xffffff))
+#define UD_IDX(ud)        ((uint32_t)(ud))
 
 enum kind { K_IO, K_TIMER, K_PIDFD, K_SIGNAL, K_FUTEX, K_POST };
 
@@ -69,22 +69,22 @@ struct ipc_source {
 		ipc_signal_fn sig;
 		ipc_futex_fn futex;
 	} cb;
-	int fd;			/* io/pidfd/signal: the polled fd */
-	uint32_t events;	/* wanted poll mask (io) */
-	uint32_t armed_events;	/* mask the kernel holds (io_uring in-flight / epoll registered) */
-	bool inflight;		/* io_uring: an SQE of ours is in the kernel */
-	bool cancelling;	/* io_uring: a cancel/remove for it was queued */
-	bool dead;		/* freed by the user, memory kept until inflight ends */
+	int fd;                /* io/pidfd/signal: the polled fd */
+	uint32_t events;       /* wanted poll mask (io) */
+	uint32_t armed_events; /* mask the kernel holds (io_uring in-flight / epoll registered) */
+	bool inflight;         /* io_uring: an SQE of ours is in the kernel */
+	bool cancelling;       /* io_uring: a cancel/remove for it was queued */
+	bool dead;             /* freed by the user, memory kept until inflight ends */
 	bool dispatching;
-	bool fired;		/* pidfd: already reported */
+	bool fired; /* pidfd: already reported */
 	/* timer */
 	uint64_t when;
-	size_t heap_idx;	/* SIZE_MAX: not in the heap */
+	size_t heap_idx; /* SIZE_MAX: not in the heap */
 	/* futex */
 	const uint32_t *word;
 	uint32_t expected;
 	bool futex_armed;
-	bool futex_ready;	/* epoll: helper saw it fire; res pending */
+	bool futex_ready; /* epoll: helper saw it fire; res pending */
 	bool post_pending;
 };
 
@@ -108,25 +108,28 @@ struct ipc_loop {
 	pthread_t helper;
 	bool helper_running;
 	pthread_mutex_t hlock;
-	uint32_t hctl;		/* control futex word: bumped by the loop thread (futex_wake pairs) */
+	uint32_t hctl; /* control futex word: bumped by the loop thread (futex_wake pairs) */
 	uint32_t hstop;
 	int hefd;
-	struct ipc_source **fw;	/* armed futex sources */
+	struct ipc_source **fw; /* armed futex sources */
 	size_t nfw, cap_fw;
 };
 
-uint64_t ipc_now_usec(void) {
+uint64_t ipc_now_usec(void)
+{
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-int ipc_futex_wake(const uint32_t *word, int n) {
+int ipc_futex_wake(const uint32_t *word, int n)
+{
 	long r = syscall(SYS_futex, word, FUTEX_WAKE, n, NULL, NULL, 0);
 	return r < 0 ? -errno : (int)r;
 }
 
-int ipc_futex_wait(const uint32_t *word, uint32_t expected, uint64_t timeout_usec) {
+int ipc_futex_wait(const uint32_t *word, uint32_t expected, uint64_t timeout_usec)
+{
 	struct timespec ts, *tsp = NULL;
 	if (timeout_usec != UINT64_MAX) {
 		ts.tv_sec = (time_t)(timeout_usec / 1000000u);
@@ -140,7 +143,8 @@ int ipc_futex_wait(const uint32_t *word, uint32_t expected, uint64_t timeout_use
 }
 
 /* ---- slot table ------------------------------------------------------------------------- */
-static int slot_alloc(struct ipc_loop *l, struct ipc_source *s) {
+static int slot_alloc(struct ipc_loop *l, struct ipc_source *s)
+{
 	uint32_t idx;
 	if (l->nfree > 0)
 		idx = l->free_idx[--l->nfree];
@@ -165,26 +169,30 @@ static int slot_alloc(struct ipc_loop *l, struct ipc_source *s) {
 	return 0;
 }
 
-static void slot_release(struct ipc_loop *l, struct ipc_source *s) {
+static void slot_release(struct ipc_loop *l, struct ipc_source *s)
+{
 	l->slots[s->idx] = NULL;
 	l->free_idx[l->nfree++] = s->idx;
 }
 
 /* ---- timer heap (min by when) --------------------------------------------------------- */
-static void heap_swap(struct ipc_loop *l, size_t a, size_t b) {
+static void heap_swap(struct ipc_loop *l, size_t a, size_t b)
+{
 	struct ipc_source *t = l->heap[a];
 	l->heap[a] = l->heap[b];
 	l->heap[b] = t;
 	l->heap[a]->heap_idx = a;
 	l->heap[b]->heap_idx = b;
 }
-static void heap_up(struct ipc_loop *l, size_t i) {
+static void heap_up(struct ipc_loop *l, size_t i)
+{
 	while (i > 0 && l->heap[(i - 1) / 2]->when > l->heap[i]->when) {
 		heap_swap(l, i, (i - 1) / 2);
 		i = (i - 1) / 2;
 	}
 }
-static void heap_down(struct ipc_loop *l, size_t i) {
+static void heap_down(struct ipc_loop *l, size_t i)
+{
 	for (;;) {
 		size_t m = i, a = 2 * i + 1, b = a + 1;
 		if (a < l->nheap && l->heap[a]->when < l->heap[m]->when)
@@ -197,7 +205,8 @@ static void heap_down(struct ipc_loop *l, size_t i) {
 		i = m;
 	}
 }
-static void heap_remove(struct ipc_loop *l, struct ipc_source *s) {
+static void heap_remove(struct ipc_loop *l, struct ipc_source *s)
+{
 	size_t i = s->heap_idx;
 	if (i == SIZE_MAX)
 		return;
@@ -209,7 +218,8 @@ static void heap_remove(struct ipc_loop *l, struct ipc_source *s) {
 		heap_up(l, i);
 	}
 }
-static int heap_insert(struct ipc_loop *l, struct ipc_source *s) {
+static int heap_insert(struct ipc_loop *l, struct ipc_source *s)
+{
 	if (l->nheap == l->cap_heap) {
 		size_t nc = l->cap_heap ? l->cap_heap * 2 : 16;
 		struct ipc_source **n = realloc(l->heap, nc * sizeof(*n));
@@ -225,7 +235,8 @@ static int heap_insert(struct ipc_loop *l, struct ipc_source *s) {
 }
 
 /* ---- io_uring plumbing ------------------------------------------------------------------ */
-static struct io_uring_sqe *get_sqe(struct ipc_loop *l) {
+static struct io_uring_sqe *get_sqe(struct ipc_loop *l)
+{
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
 	if (!sqe) {
 		io_uring_submit(&l->ring); /* SQ full: flush, then there is room */
@@ -237,7 +248,8 @@ static struct io_uring_sqe *get_sqe(struct ipc_loop *l) {
 	return sqe;
 }
 
-static void prep_futex_wait(struct io_uring_sqe *sqe, const uint32_t *word, uint32_t expected) {
+static void prep_futex_wait(struct io_uring_sqe *sqe, const uint32_t *word, uint32_t expected)
+{
 	/* Hand-built op 51: fd = futex2 flags (SIZE_U32, shared), addr = word, addr2 (off) = the
 	 * expected value, addr3 = bitset mask; len, op flags, buf/file index must be zero. */
 	memset(sqe, 0, sizeof(*sqe));
@@ -248,7 +260,8 @@ static void prep_futex_wait(struct io_uring_sqe *sqe, const uint32_t *word, uint
 	sqe->addr3 = FUTEX_BITSET_MATCH_ANY;
 }
 
-static void prep_futex_wake(struct io_uring_sqe *sqe, const uint32_t *word, int n) {
+static void prep_futex_wake(struct io_uring_sqe *sqe, const uint32_t *word, int n)
+{
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = IORING_OP_FUTEX_WAKE;
 	sqe->fd = FUTEX2_SIZE_U32;
@@ -258,7 +271,8 @@ static void prep_futex_wake(struct io_uring_sqe *sqe, const uint32_t *word, int 
 	sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
 }
 
-static void uring_cancel(struct ipc_loop *l, struct ipc_source *s) {
+static void uring_cancel(struct ipc_loop *l, struct ipc_source *s)
+{
 	if (!s->inflight || s->cancelling)
 		return;
 	struct io_uring_sqe *sqe = get_sqe(l);
@@ -273,7 +287,8 @@ static void uring_cancel(struct ipc_loop *l, struct ipc_source *s) {
 }
 
 /* Brings the kernel's view of an fd source in line with s->events (both backends). */
-static int io_sync(struct ipc_source *s) {
+static int io_sync(struct ipc_source *s)
+{
 	struct ipc_loop *l = s->loop;
 	uint32_t want = s->dead ? 0 : s->events;
 	if (s->kind == K_PIDFD && s->fired)
@@ -324,7 +339,8 @@ struct waitv {
 	uint32_t rsvd;
 };
 
-static void *helper_main(void *arg) {
+static void *helper_main(void *arg)
+{
 	struct ipc_loop *l = arg;
 	struct waitv *wv = NULL;
 	struct ipc_source **who = NULL;
@@ -353,16 +369,18 @@ static void *helper_main(void *arg) {
 		}
 		/* hctl is only written under hlock, so a plain read here is the value the loop
 		 * published; a later bump makes futex_waitv return -EAGAIN or wakes it. */
-		uint32_t ctl = __atomic_load_n(&l->hctl, __ATOMIC_ACQUIRE); /* pairs with bump in helper_kick */
-		wv[0] = (struct waitv){.val = ctl, .uaddr = (uintptr_t)&l->hctl, .flags = FUTEX2_SIZE_U32};
+		uint32_t ctl = __atomic_load_n(
+		        &l->hctl, __ATOMIC_ACQUIRE); /* pairs with bump in helper_kick */
+		wv[0] = (struct waitv){
+		        .val = ctl, .uaddr = (uintptr_t)&l->hctl, .flags = FUTEX2_SIZE_U32};
 		size_t k = 1;
 		for (size_t i = 0; i < n; i++) {
 			if (l->fw[i]->futex_ready)
 				continue;
 			who[k] = l->fw[i];
 			wv[k++] = (struct waitv){.val = l->fw[i]->expected,
-						 .uaddr = (uintptr_t)l->fw[i]->word,
-						 .flags = FUTEX2_SIZE_U32};
+			                         .uaddr = (uintptr_t)l->fw[i]->word,
+			                         .flags = FUTEX2_SIZE_U32};
 		}
 		pthread_mutex_unlock(&l->hlock);
 		long r = syscall(SYS_futex_waitv, wv, (unsigned)k, 0, NULL, CLOCK_MONOTONIC);
@@ -377,7 +395,9 @@ static void *helper_main(void *arg) {
 		/* Mark every word that is now ready: woken (index r) or already differing. */
 		bool any = false;
 		for (size_t i = 1; i < k; i++) {
-			uint32_t cur = __atomic_load_n(who[i]->word, __ATOMIC_ACQUIRE); /* pairs with the waker's publish */
+			uint32_t cur = __atomic_load_n(
+			        who[i]->word,
+			        __ATOMIC_ACQUIRE); /* pairs with the waker's publish */
 			if ((r > 0 && (size_t)r == i) || cur != who[i]->expected) {
 				who[i]->futex_ready = true;
 				any = true;
@@ -397,13 +417,15 @@ static void *helper_main(void *arg) {
 	return NULL;
 }
 
-static void helper_kick(struct ipc_loop *l) {
+static void helper_kick(struct ipc_loop *l)
+{
 	/* caller holds hlock; the bump is seen by helper_main's snapshot/waitv */
 	__atomic_store_n(&l->hctl, l->hctl + 1, __ATOMIC_RELEASE);
 	ipc_futex_wake(&l->hctl, 1); /* shared key, like the helper's waits on it */
 }
 
-static int helper_start(struct ipc_loop *l) {
+static int helper_start(struct ipc_loop *l)
+{
 	if (l->helper_running)
 		return 0;
 	l->hefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -423,7 +445,8 @@ static int helper_start(struct ipc_loop *l) {
 	return 0;
 }
 
-static int fw_add(struct ipc_loop *l, struct ipc_source *s) {
+static int fw_add(struct ipc_loop *l, struct ipc_source *s)
+{
 	int r = helper_start(l);
 	if (r < 0)
 		return r;
@@ -445,7 +468,8 @@ static int fw_add(struct ipc_loop *l, struct ipc_source *s) {
 	return 0;
 }
 
-static void fw_del(struct ipc_loop *l, struct ipc_source *s) {
+static void fw_del(struct ipc_loop *l, struct ipc_source *s)
+{
 	pthread_mutex_lock(&l->hlock);
 	for (size_t i = 0; i < l->nfw; i++)
 		if (l->fw[i] == s) {
@@ -457,7 +481,8 @@ static void fw_del(struct ipc_loop *l, struct ipc_source *s) {
 }
 
 /* ---- loop lifecycle --------------------------------------------------------------------- */
-static int uring_init(struct ipc_loop *l) {
+static int uring_init(struct ipc_loop *l)
+{
 	struct io_uring_params p = {0};
 	p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN;
 	int r = io_uring_queue_init_params(256, &l->ring, &p);
@@ -473,9 +498,9 @@ static int uring_init(struct ipc_loop *l) {
 	}
 	struct io_uring_probe *probe = io_uring_get_probe_ring(&l->ring);
 	bool ok = probe && io_uring_opcode_supported(probe, IORING_OP_FUTEX_WAIT) &&
-		  io_uring_opcode_supported(probe, IORING_OP_FUTEX_WAKE) &&
-		  io_uring_opcode_supported(probe, IORING_OP_POLL_ADD) &&
-		  io_uring_opcode_supported(probe, IORING_OP_ASYNC_CANCEL);
+	          io_uring_opcode_supported(probe, IORING_OP_FUTEX_WAKE) &&
+	          io_uring_opcode_supported(probe, IORING_OP_POLL_ADD) &&
+	          io_uring_opcode_supported(probe, IORING_OP_ASYNC_CANCEL);
 	if (probe)
 		io_uring_free_probe(probe);
 	if (!ok) {
@@ -485,7 +510,8 @@ static int uring_init(struct ipc_loop *l) {
 	return 0;
 }
 
-int ipc_loop_new(struct ipc_loop **ret, enum ipc_loop_backend_kind kind) {
+int ipc_loop_new(struct ipc_loop **ret, enum ipc_loop_backend_kind kind)
+{
 	struct ipc_loop *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -522,10 +548,17 @@ int ipc_loop_new(struct ipc_loop **ret, enum ipc_loop_backend_kind kind) {
 	return 0;
 }
 
-const char *ipc_loop_backend(const struct ipc_loop *l) { return l->uring ? "io_uring" : "epoll"; }
-int ipc_loop_fallback_reason(const struct ipc_loop *l) { return l->fallback_reason; }
+const char *ipc_loop_backend(const struct ipc_loop *l)
+{
+	return l->uring ? "io_uring" : "epoll";
+}
+int ipc_loop_fallback_reason(const struct ipc_loop *l)
+{
+	return l->fallback_reason;
+}
 
-static void source_destroy(struct ipc_source *s) {
+static void source_destroy(struct ipc_source *s)
+{
 	struct ipc_loop *l = s->loop;
 	slot_release(l, s);
 	if (s->kind == K_SIGNAL && s->fd >= 0)
@@ -533,7 +566,8 @@ static void source_destroy(struct ipc_source *s) {
 	free(s);
 }
 
-struct ipc_loop *ipc_loop_free(struct ipc_loop *l) {
+struct ipc_loop *ipc_loop_free(struct ipc_loop *l)
+{
 	if (!l)
 		return NULL;
 	if (l->helper_running) {
@@ -565,13 +599,15 @@ struct ipc_loop *ipc_loop_free(struct ipc_loop *l) {
 	return NULL;
 }
 
-void ipc_loop_exit(struct ipc_loop *l, int code) {
+void ipc_loop_exit(struct ipc_loop *l, int code)
+{
 	l->exit_requested = true;
 	l->exit_code = code;
 }
 
 /* ---- sources ------------------------------------------------------------------------------ */
-static int source_new(struct ipc_loop *l, struct ipc_source **ret, enum kind kind, void *ud) {
+static int source_new(struct ipc_loop *l, struct ipc_source **ret, enum kind kind, void *ud)
+{
 	struct ipc_source *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -589,9 +625,13 @@ static int source_new(struct ipc_loop *l, struct ipc_source **ret, enum kind kin
 	return 0;
 }
 
-void *ipc_source_userdata(const struct ipc_source *s) { return s->userdata; }
+void *ipc_source_userdata(const struct ipc_source *s)
+{
+	return s->userdata;
+}
 
-int ipc_loop_add_post(struct ipc_loop *l, struct ipc_source **ret, ipc_timer_fn cb, void *userdata) {
+int ipc_loop_add_post(struct ipc_loop *l, struct ipc_source **ret, ipc_timer_fn cb, void *userdata)
+{
 	if (!cb)
 		return -EINVAL;
 	struct ipc_source *s;
@@ -603,14 +643,16 @@ int ipc_loop_add_post(struct ipc_loop *l, struct ipc_source **ret, ipc_timer_fn 
 	return 0;
 }
 
-void ipc_source_post_enable(struct ipc_source *s) {
+void ipc_source_post_enable(struct ipc_source *s)
+{
 	if (s->kind != K_POST || s->dead || s->post_pending)
 		return;
 	s->post_pending = true;
 	s->loop->npost_pending++;
 }
 
-static int run_posts(struct ipc_loop *l, int *count) {
+static int run_posts(struct ipc_loop *l, int *count)
+{
 	if (!l->npost_pending)
 		return 0;
 	for (uint32_t i = 0; i < l->nslots && l->npost_pending; i++) {
@@ -632,7 +674,8 @@ static int run_posts(struct ipc_loop *l, int *count) {
 }
 
 int ipc_loop_add_io(struct ipc_loop *l, struct ipc_source **ret, int fd, uint32_t events,
-		    ipc_io_fn cb, void *userdata) {
+                    ipc_io_fn cb, void *userdata)
+{
 	if (fd < 0 || !cb)
 		return -EINVAL;
 	struct ipc_source *s;
@@ -651,7 +694,8 @@ int ipc_loop_add_io(struct ipc_loop *l, struct ipc_source **ret, int fd, uint32_
 	return 0;
 }
 
-int ipc_source_set_io_events(struct ipc_source *s, uint32_t events) {
+int ipc_source_set_io_events(struct ipc_source *s, uint32_t events)
+{
 	if (s->kind != K_IO || s->dead)
 		return -EINVAL;
 	s->events = events;
@@ -659,7 +703,8 @@ int ipc_source_set_io_events(struct ipc_source *s, uint32_t events) {
 }
 
 int ipc_loop_add_pidfd(struct ipc_loop *l, struct ipc_source **ret, int pidfd, ipc_io_fn cb,
-		       void *userdata) {
+                       void *userdata)
+{
 	if (pidfd < 0 || !cb)
 		return -EINVAL;
 	struct ipc_source *s;
@@ -679,7 +724,8 @@ int ipc_loop_add_pidfd(struct ipc_loop *l, struct ipc_source **ret, int pidfd, i
 }
 
 int ipc_loop_add_signal(struct ipc_loop *l, struct ipc_source **ret, int signo, ipc_signal_fn cb,
-			void *userdata) {
+                        void *userdata)
+{
 	if (!cb)
 		return -EINVAL;
 	sigset_t set;
@@ -710,7 +756,8 @@ int ipc_loop_add_signal(struct ipc_loop *l, struct ipc_source **ret, int signo, 
 }
 
 int ipc_loop_add_timer(struct ipc_loop *l, struct ipc_source **ret, uint64_t when, ipc_timer_fn cb,
-		       void *userdata) {
+                       void *userdata)
+{
 	if (!cb)
 		return -EINVAL;
 	struct ipc_source *s;
@@ -727,7 +774,8 @@ int ipc_loop_add_timer(struct ipc_loop *l, struct ipc_source **ret, uint64_t whe
 	return 0;
 }
 
-int ipc_source_set_time(struct ipc_source *s, uint64_t when) {
+int ipc_source_set_time(struct ipc_source *s, uint64_t when)
+{
 	if (s->kind != K_TIMER || s->dead)
 		return -EINVAL;
 	struct ipc_loop *l = s->loop;
@@ -749,7 +797,8 @@ int ipc_source_set_time(struct ipc_source *s, uint64_t when) {
 	return when ? heap_insert(l, s) : 0;
 }
 
-static int futex_submit(struct ipc_source *s) {
+static int futex_submit(struct ipc_source *s)
+{
 	struct ipc_loop *l = s->loop;
 	if (l->uring) {
 		struct io_uring_sqe *sqe = get_sqe(l);
@@ -765,7 +814,8 @@ static int futex_submit(struct ipc_source *s) {
 }
 
 int ipc_loop_add_futex(struct ipc_loop *l, struct ipc_source **ret, const uint32_t *word,
-		       uint32_t expected, ipc_futex_fn cb, void *userdata) {
+                       uint32_t expected, ipc_futex_fn cb, void *userdata)
+{
 	if (!word || !cb || ((uintptr_t)word & 3))
 		return -EINVAL;
 	struct ipc_source *s;
@@ -783,7 +833,8 @@ int ipc_loop_add_futex(struct ipc_loop *l, struct ipc_source **ret, const uint32
 	return 0;
 }
 
-int ipc_source_futex_arm(struct ipc_source *s, uint32_t expected) {
+int ipc_source_futex_arm(struct ipc_source *s, uint32_t expected)
+{
 	if (s->kind != K_FUTEX || s->dead)
 		return -EINVAL;
 	if (s->futex_armed)
@@ -798,9 +849,13 @@ int ipc_source_futex_arm(struct ipc_source *s, uint32_t expected) {
 	return r;
 }
 
-bool ipc_source_futex_armed(const struct ipc_source *s) { return s->futex_armed; }
+bool ipc_source_futex_armed(const struct ipc_source *s)
+{
+	return s->futex_armed;
+}
 
-struct ipc_source *ipc_source_free(struct ipc_source *s) {
+struct ipc_source *ipc_source_free(struct ipc_source *s)
+{
 	if (!s || s->dead)
 		return NULL;
 	struct ipc_loop *l = s->loop;
@@ -834,7 +889,8 @@ struct ipc_source *ipc_source_free(struct ipc_source *s) {
 	return NULL;
 }
 
-int ipc_loop_futex_wake(struct ipc_loop *l, const uint32_t *word, int n) {
+int ipc_loop_futex_wake(struct ipc_loop *l, const uint32_t *word, int n)
+{
 	if (!l->uring) {
 		int r = ipc_futex_wake(word, n);
 		return r < 0 ? r : 0;
@@ -850,7 +906,8 @@ int ipc_loop_futex_wake(struct ipc_loop *l, const uint32_t *word, int n) {
 }
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
-static int dispatch_io(struct ipc_source *s, uint32_t revents) {
+static int dispatch_io(struct ipc_source *s, uint32_t revents)
+{
 	int r = 0;
 	s->dispatching = true;
 	if (s->kind == K_SIGNAL) {
@@ -874,7 +931,8 @@ static int dispatch_io(struct ipc_source *s, uint32_t revents) {
 	return r < 0 ? r : r2 < 0 ? r2 : 0;
 }
 
-static int dispatch_futex(struct ipc_source *s, int res) {
+static int dispatch_futex(struct ipc_source *s, int res)
+{
 	s->futex_armed = false;
 	s->dispatching = true;
 	int r = s->cb.futex(s, res, s->userdata);
@@ -884,7 +942,8 @@ static int dispatch_futex(struct ipc_source *s, int res) {
 	return r;
 }
 
-static int handle_cqe(struct ipc_loop *l, uint64_t ud, int res) {
+static int handle_cqe(struct ipc_loop *l, uint64_t ud, int res)
+{
 	if (UD_TAG(ud) != UD_SRC)
 		return 0; /* cancels, removes, failed op-52 wakes: nothing waits for them */
 	uint32_t idx = UD_IDX(ud);
@@ -914,7 +973,8 @@ static int handle_cqe(struct ipc_loop *l, uint64_t ud, int res) {
 	return r < 0 ? r : 1;
 }
 
-static int run_timers(struct ipc_loop *l, int *count) {
+static int run_timers(struct ipc_loop *l, int *count)
+{
 	uint64_t now = ipc_now_usec();
 	size_t budget = l->nheap; /* a timer re-armed into the past runs next iteration */
 	while (budget-- > 0 && l->nheap > 0 && l->heap[0]->when <= now) {
@@ -933,7 +993,8 @@ static int run_timers(struct ipc_loop *l, int *count) {
 	return 0;
 }
 
-static int epoll_helper_ready(struct ipc_loop *l, int *count) {
+static int epoll_helper_ready(struct ipc_loop *l, int *count)
+{
 	uint64_t v;
 	ssize_t rr = read(l->hefd, &v, sizeof(v));
 	(void)rr;
@@ -971,7 +1032,8 @@ static int epoll_helper_ready(struct ipc_loop *l, int *count) {
 				s->futex_armed = false;
 			continue;
 		}
-		uint32_t cur = __atomic_load_n(s->word, __ATOMIC_ACQUIRE); /* pairs with the waker's publish */
+		uint32_t cur = __atomic_load_n(
+		        s->word, __ATOMIC_ACQUIRE); /* pairs with the waker's publish */
 		r = dispatch_futex(s, cur != s->expected ? -EAGAIN : 0);
 		(*count)++;
 	}
@@ -979,7 +1041,8 @@ static int epoll_helper_ready(struct ipc_loop *l, int *count) {
 	return r;
 }
 
-int ipc_loop_run_once(struct ipc_loop *l, uint64_t timeout_usec) {
+int ipc_loop_run_once(struct ipc_loop *l, uint64_t timeout_usec)
+{
 	int count = 0, r;
 	uint64_t now = ipc_now_usec();
 	if (l->npost_pending)
@@ -991,13 +1054,14 @@ int ipc_loop_run_once(struct ipc_loop *l, uint64_t timeout_usec) {
 			timeout_usec = t;
 	}
 	struct timespec ts = {.tv_sec = (time_t)(timeout_usec / 1000000u),
-			      .tv_nsec = (long)(timeout_usec % 1000000u) * 1000};
+	                      .tv_nsec = (long)(timeout_usec % 1000000u) * 1000};
 	bool forever = timeout_usec == UINT64_MAX;
 	if (l->uring) {
 		struct io_uring_cqe *cqe;
 		struct __kernel_timespec kts = {.tv_sec = ts.tv_sec, .tv_nsec = ts.tv_nsec};
 		l->pending_sqes = 0;
-		r = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, forever ? NULL : &kts, NULL);
+		r = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, forever ? NULL : &kts,
+		                                     NULL);
 		if (r < 0 && r != -ETIME && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			return r;
 		for (;;) {
@@ -1061,7 +1125,8 @@ int ipc_loop_run_once(struct ipc_loop *l, uint64_t timeout_usec) {
 	return count;
 }
 
-int ipc_loop_run(struct ipc_loop *l) {
+int ipc_loop_run(struct ipc_loop *l)
+{
 	l->exit_requested = false;
 	while (!l->exit_requested) {
 		int r = ipc_loop_run_once(l, UINT64_MAX);

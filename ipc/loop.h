@@ -51,7 +51,10 @@ enum ipc_loop_backend_kind {
 int ipc_loop_new(struct ipc_loop **ret, enum ipc_loop_backend_kind kind);
 /* Frees every source still attached and the loop. NULL-safe. Returns NULL. */
 struct ipc_loop *ipc_loop_free(struct ipc_loop *loop);
-static inline void ipc_loop_freep(struct ipc_loop **l) { ipc_loop_free(*l); }
+static inline void ipc_loop_freep(struct ipc_loop **l)
+{
+	ipc_loop_free(*l);
+}
 #define _cleanup_ipc_loop_ __attribute__((cleanup(ipc_loop_freep)))
 
 /* "io_uring" or "epoll". */
@@ -74,47 +77,51 @@ uint64_t ipc_now_usec(void);
 typedef int (*ipc_io_fn)(struct ipc_source *s, int fd, uint32_t revents, void *userdata);
 typedef int (*ipc_timer_fn)(struct ipc_source *s, uint64_t now_usec, void *userdata);
 typedef int (*ipc_signal_fn)(struct ipc_source *s, const struct signalfd_siginfo *si,
-			     void *userdata);
+                             void *userdata);
 /* res: 0 woken, -EAGAIN the word already differed from expected when armed. */
 typedef int (*ipc_futex_fn)(struct ipc_source *s, int res, void *userdata);
 
 /* fd readiness, level-triggered; events are POLLIN/POLLOUT/... (poll.h). The fd stays owned by
  * the caller and must stay open until the source is freed. events 0 = disabled. */
 int ipc_loop_add_io(struct ipc_loop *loop, struct ipc_source **ret, int fd, uint32_t events,
-		    ipc_io_fn cb, void *userdata);
+                    ipc_io_fn cb, void *userdata);
 int ipc_source_set_io_events(struct ipc_source *s, uint32_t events);
 
 /* One-shot timer at absolute CLOCK_MONOTONIC usec (0 = disabled). Re-arm with set_time. */
 int ipc_loop_add_timer(struct ipc_loop *loop, struct ipc_source **ret, uint64_t when_usec,
-		       ipc_timer_fn cb, void *userdata);
+                       ipc_timer_fn cb, void *userdata);
 int ipc_source_set_time(struct ipc_source *s, uint64_t when_usec);
 
 /* One-shot: cb(revents=POLLIN) once when the process behind pidfd exits (the pidfd stays the
  * caller's). */
 int ipc_loop_add_pidfd(struct ipc_loop *loop, struct ipc_source **ret, int pidfd, ipc_io_fn cb,
-		       void *userdata);
+                       void *userdata);
 
 /* Blocks signo for the process and delivers it through a signalfd owned by the source. */
-int ipc_loop_add_signal(struct ipc_loop *loop, struct ipc_source **ret, int signo,
-			ipc_signal_fn cb, void *userdata);
+int ipc_loop_add_signal(struct ipc_loop *loop, struct ipc_source **ret, int signo, ipc_signal_fn cb,
+                        void *userdata);
 
 /* One-shot wait on a 32-bit futex word in shared memory (never FUTEX_PRIVATE: shared words are
  * keyed by inode+offset). Armed at once with `expected`; after the callback it is disarmed
  * until ipc_source_futex_arm() is called again. The word must stay mapped while armed. */
 int ipc_loop_add_futex(struct ipc_loop *loop, struct ipc_source **ret, const uint32_t *word,
-		       uint32_t expected, ipc_futex_fn cb, void *userdata);
+                       uint32_t expected, ipc_futex_fn cb, void *userdata);
 int ipc_source_futex_arm(struct ipc_source *s, uint32_t expected);
 bool ipc_source_futex_armed(const struct ipc_source *s);
 
 /* "Post" source: once enabled with ipc_source_post_enable(), cb runs once at the end of the
  * current (or next) iteration, before the loop sleeps again; the loop does not sleep while one
  * is pending. For coalescing work (the queue owner dispatches once per iteration, not per Add). */
-int ipc_loop_add_post(struct ipc_loop *loop, struct ipc_source **ret, ipc_timer_fn cb, void *userdata);
+int ipc_loop_add_post(struct ipc_loop *loop, struct ipc_source **ret, ipc_timer_fn cb,
+                      void *userdata);
 void ipc_source_post_enable(struct ipc_source *s);
 
 /* Detaches and frees a source (cancelling what the kernel still holds). NULL-safe. */
 struct ipc_source *ipc_source_free(struct ipc_source *s);
-static inline void ipc_source_freep(struct ipc_source **s) { ipc_source_free(*s); }
+static inline void ipc_source_freep(struct ipc_source **s)
+{
+	ipc_source_free(*s);
+}
 #define _cleanup_ipc_source_ __attribute__((cleanup(ipc_source_freep)))
 void *ipc_source_userdata(const struct ipc_source *s);
 

@@ -65,29 +65,29 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define IPC_QUEUE_MAGIC UINT64_C(0x6b636d6471756575) /* "kcmdqueu" */
+#define IPC_QUEUE_MAGIC       UINT64_C(0x6b636d6471756575) /* "kcmdqueu" */
 #define IPC_QUEUE_ABI_VERSION 1u
 /* Kubernetes keys are "namespace/name": 253 + 1 + 253 bytes, without the NUL. */
-#define IPC_QUEUE_KEY_MAX 507u
-#define IPC_QUEUE_NAME_MAX 63u
+#define IPC_QUEUE_KEY_MAX       507u
+#define IPC_QUEUE_NAME_MAX      63u
 #define IPC_QUEUE_MAX_PRODUCERS 16u
-#define IPC_QUEUE_MAX_WORKERS 32u
-#define IPC_QUEUE_ADD_RING 512u   /* records per producer, power of two */
-#define IPC_QUEUE_LEASE_RING 256u /* max leases a worker may hold (prefetch), power of two */
-#define IPC_QUEUE_HIST_BUCKETS 10u /* upper bounds 1e-8 s * 10^i, i = 0..9 (client-go's) */
+#define IPC_QUEUE_MAX_WORKERS   32u
+#define IPC_QUEUE_ADD_RING      512u /* records per producer, power of two */
+#define IPC_QUEUE_LEASE_RING    256u /* max leases a worker may hold (prefetch), power of two */
+#define IPC_QUEUE_HIST_BUCKETS  10u  /* upper bounds 1e-8 s * 10^i, i = 0..9 (client-go's) */
 
 enum ipc_q_op {
 	IPC_Q_OP_ADD = 1,
-	IPC_Q_OP_ADD_AFTER = 2,	      /* rec.u64 = delay in microseconds */
+	IPC_Q_OP_ADD_AFTER = 2, /* rec.u64 = delay in microseconds */
 	IPC_Q_OP_ADD_RATE_LIMITED = 3,
 	IPC_Q_OP_FORGET = 4,
 };
 
 /* Add records (producer -> owner) and leases (owner -> worker). */
 struct ipc_q_rec {
-	uint64_t u64;	/* lease: generation; ADD_AFTER: delay usec */
-	uint32_t op;	/* add: enum ipc_q_op; lease: seq = lease index + 1, stored last (W2') */
-	uint32_t arg;	/* lease: NumRequeues(key) when leased */
+	uint64_t u64; /* lease: generation; ADD_AFTER: delay usec */
+	uint32_t op;  /* add: enum ipc_q_op; lease: seq = lease index + 1, stored last (W2') */
+	uint32_t arg; /* lease: NumRequeues(key) when leased */
 	uint16_t keylen;
 	uint16_t pad[3];
 	char key[IPC_QUEUE_KEY_MAX + 5]; /* NUL-terminated, 512 bytes */
@@ -123,10 +123,10 @@ struct ipc_q_metrics {
 	_Atomic uint64_t retries_total;
 	_Atomic uint64_t unfinished_work_ns;
 	_Atomic uint64_t longest_running_ns;
-	_Atomic uint64_t parked;		/* kcmd: keys parked now */
-	_Atomic uint64_t parked_total;		/* kcmd */
-	_Atomic uint64_t worker_deaths_total;	/* kcmd */
-	_Atomic uint64_t owner_restarts_total;	/* kcmd */
+	_Atomic uint64_t parked;                /* kcmd: keys parked now */
+	_Atomic uint64_t parked_total;          /* kcmd */
+	_Atomic uint64_t worker_deaths_total;   /* kcmd */
+	_Atomic uint64_t owner_restarts_total;  /* kcmd */
 	_Atomic uint64_t protocol_errors_total; /* kcmd: mismatched replies (should stay 0) */
 	struct ipc_q_hist queue_duration;
 	struct ipc_q_hist work_duration;
@@ -134,9 +134,9 @@ struct ipc_q_metrics {
 
 struct ipc_q_producer {
 	_Alignas(64) _Atomic uint32_t pid; /* client CAS 0->pid / owner store 0 */
-	_Atomic uint32_t space_waiting;	   /* sleep flag of a producer waiting for ring space */
-	_Atomic uint64_t pid_ino;	   /* client, after the claim: pidfs inode (incarnation) */
-	_Atomic uint32_t detached;	   /* client: 1 = released by ipc_queue_free (owner resets) */
+	_Atomic uint32_t space_waiting;    /* sleep flag of a producer waiting for ring space */
+	_Atomic uint64_t pid_ino;          /* client, after the claim: pidfs inode (incarnation) */
+	_Atomic uint32_t detached; /* client: 1 = released by ipc_queue_free (owner resets) */
 	_Alignas(64) _Atomic uint32_t tail; /* producer */
 	_Alignas(64) _Atomic uint32_t head; /* owner */
 	_Alignas(64) struct ipc_q_rec ring[IPC_QUEUE_ADD_RING];
@@ -144,15 +144,15 @@ struct ipc_q_producer {
 
 struct ipc_q_worker {
 	_Alignas(64) _Atomic uint32_t pid; /* client CAS 0->pid / owner store 0 */
-	_Atomic uint32_t prefetch;	   /* worker, at attach: leases it wants outstanding */
-	_Atomic uint32_t cpu;		   /* worker: CPU it last ran on (spin heuristics) */
-	_Atomic uint64_t pid_ino;	   /* client, after the claim: pidfs inode (incarnation) */
-	_Atomic uint32_t detached;	   /* client: 1 = released by ipc_queue_free (owner resets) */
-	_Alignas(64) _Atomic uint32_t waiting; /* sleep flag of the worker (W1 exception) */
+	_Atomic uint32_t prefetch;         /* worker, at attach: leases it wants outstanding */
+	_Atomic uint32_t cpu;              /* worker: CPU it last ran on (spin heuristics) */
+	_Atomic uint64_t pid_ino;          /* client, after the claim: pidfs inode (incarnation) */
+	_Atomic uint32_t detached; /* client: 1 = released by ipc_queue_free (owner resets) */
+	_Alignas(64) _Atomic uint32_t waiting;    /* sleep flag of the worker (W1 exception) */
 	_Alignas(64) _Atomic uint32_t lease_tail; /* owner */
-	_Atomic uint32_t reply_head;		  /* owner */
+	_Atomic uint32_t reply_head;              /* owner */
 	_Alignas(64) _Atomic uint32_t lease_head; /* worker */
-	_Atomic uint32_t reply_tail;		  /* worker */
+	_Atomic uint32_t reply_tail;              /* worker */
 	_Alignas(64) struct ipc_q_rec lease[IPC_QUEUE_LEASE_RING];
 	struct ipc_q_reply reply[IPC_QUEUE_LEASE_RING];
 };
@@ -165,10 +165,10 @@ struct ipc_q_header {
 	uint32_t max_producers, max_workers, add_ring, lease_ring, key_max;
 	uint32_t reserved0[11];
 	_Alignas(64) _Atomic uint32_t owner_pid; /* owner */
-	_Atomic uint32_t owner_epoch;		 /* owner: +1 per owner attach */
-	_Atomic uint32_t owner_cpu;		 /* owner: CPU it last ran on */
-	_Atomic uint32_t shutting_down;		 /* owner: Adds are ignored */
-	_Atomic uint32_t closed;		 /* owner: shut down and FIFO empty: Get fails */
+	_Atomic uint32_t owner_epoch;            /* owner: +1 per owner attach */
+	_Atomic uint32_t owner_cpu;              /* owner: CPU it last ran on */
+	_Atomic uint32_t shutting_down;          /* owner: Adds are ignored */
+	_Atomic uint32_t closed;                 /* owner: shut down and FIFO empty: Get fails */
 	uint32_t reserved1[11];
 	_Alignas(64) _Atomic uint32_t owner_waiting; /* the owner's doorbell / sleep flag */
 	_Atomic uint32_t attach_seq; /* clients: fetch_add after claiming a slot (owner rescans) */

@@ -6,7 +6,8 @@
  * re-introduces.
  */
 enum ipc_queue_fault {
-	/* a dead worker's leases are dropped instead of re-queued (the oracle must see lost keys) */
+	/* a dead worker's leases are dropped instead of re-queued (the oracle must see lost keys)
+	 */
 	IPC_QUEUE_FAULT_NO_DEATH_REQUEUE = 1u << 0,
 	/* Add queues a key even while it is processing (the oracle must see double processing) */
 	IPC_QUEUE_FAULT_DOUBLE_DISPATCH = 1u << 1,

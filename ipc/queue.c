@@ -48,11 +48,11 @@ unsigned ipc_queue_fault_mask; /* test seams, see queue-fault.h; 0 in production
 unsigned ipc_queue_crash_point, ipc_queue_crash_count;
 /* Dies with SIGKILL on the crash_count-th visit of point n (queue-fault.h). One load and a
  * compare when unused. */
-#define CRASH_POINT(n)                                                                        \
-	do {                                                                                  \
-		if (ipc_queue_crash_point == (n) && ipc_queue_crash_count &&                 \
-		    --ipc_queue_crash_count == 0)                                             \
-			raise(SIGKILL);                                                       \
+#define CRASH_POINT(n)                                                                             \
+	do {                                                                                       \
+		if (ipc_queue_crash_point == (n) && ipc_queue_crash_count &&                       \
+		    --ipc_queue_crash_count == 0)                                                  \
+			raise(SIGKILL);                                                            \
 	} while (0)
 
 #define RELAXED memory_order_relaxed
@@ -60,7 +60,8 @@ unsigned ipc_queue_crash_point, ipc_queue_crash_count;
 #define RELEASE memory_order_release
 #define SEQ_CST memory_order_seq_cst
 
-static inline void cpu_relax(void) {
+static inline void cpu_relax(void)
+{
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -68,7 +69,8 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static uint64_t mono_ns(void) {
+static uint64_t mono_ns(void)
+{
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -82,7 +84,8 @@ static double tsc_ns_per_tick;
 static uint64_t tsc_base, tsc_ns_base;
 static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
 
-static void tsc_calibrate(void) {
+static void tsc_calibrate(void)
+{
 #if defined(__x86_64__)
 	unsigned a, b, c, d;
 	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
@@ -99,7 +102,8 @@ static void tsc_calibrate(void) {
 #endif
 }
 
-static inline uint64_t now_ns(void) {
+static inline uint64_t now_ns(void)
+{
 #if defined(__x86_64__)
 	if (tsc_ns_per_tick > 0)
 		return tsc_ns_base + (uint64_t)((double)(__rdtsc() - tsc_base) * tsc_ns_per_tick);
@@ -107,7 +111,8 @@ static inline uint64_t now_ns(void) {
 	return mono_ns();
 }
 
-static int key_check(const char *key, size_t *len) {
+static int key_check(const char *key, size_t *len)
+{
 	if (!key)
 		return -EINVAL;
 	size_t n = strnlen(key, IPC_QUEUE_KEY_MAX + 1);
@@ -117,9 +122,10 @@ static int key_check(const char *key, size_t *len) {
 	return 0;
 }
 
-static int map_queue(int memfd, struct ipc_q_header **ret) {
+static int map_queue(int memfd, struct ipc_q_header **ret)
+{
 	struct ipc_q_header *h =
-		mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	        mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	if (h == MAP_FAILED)
 		return -errno;
 	if (h->magic != IPC_QUEUE_MAGIC || h->version != IPC_QUEUE_ABI_VERSION ||
@@ -131,7 +137,8 @@ static int map_queue(int memfd, struct ipc_q_header **ret) {
 	return 0;
 }
 
-int ipc_queue_memfd_create(const char *name) {
+int ipc_queue_memfd_create(const char *name)
+{
 	size_t n = name ? strnlen(name, IPC_QUEUE_NAME_MAX + 1) : 0;
 	if (n == 0 || n > IPC_QUEUE_NAME_MAX)
 		return -EINVAL;
@@ -143,8 +150,7 @@ int ipc_queue_memfd_create(const char *name) {
 	int r = 0;
 	if (ftruncate(fd, sizeof(struct ipc_q_header)) < 0)
 		goto fail_errno;
-	struct ipc_q_header *h =
-		mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct ipc_q_header *h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED)
 		goto fail_errno;
 	h->version = IPC_QUEUE_ABI_VERSION;
@@ -169,16 +175,20 @@ fail_errno:
 }
 
 /* Wake protocol, publisher side (W3): publish happened before; claim the sleeper's flag. */
-static inline bool wake_flag(_Atomic uint32_t *flag) {
-	atomic_thread_fence(SEQ_CST); /* pairs with the sleeper's fence between flag=1 and re-check */
-	if (atomic_load_explicit(flag, RELAXED) == 1 && atomic_exchange_explicit(flag, 0, SEQ_CST) == 1) {
+static inline bool wake_flag(_Atomic uint32_t *flag)
+{
+	atomic_thread_fence(
+	        SEQ_CST); /* pairs with the sleeper's fence between flag=1 and re-check */
+	if (atomic_load_explicit(flag, RELAXED) == 1 &&
+	    atomic_exchange_explicit(flag, 0, SEQ_CST) == 1) {
 		ipc_futex_wake((const uint32_t *)flag, 1);
 		return true;
 	}
 	return false;
 }
 
-static inline uint32_t my_cpu(void) {
+static inline uint32_t my_cpu(void)
+{
 	int c = sched_getcpu();
 	return c < 0 ? 0 : (uint32_t)c;
 }
@@ -241,7 +251,7 @@ struct ipc_queue_owner {
 	uint32_t pmask, wmask; /* slots we track (pid != 0) */
 	uint32_t seen_attach_seq;
 	uint64_t last_full_scan_ns;
-	uint32_t rr;	    /* round-robin start for dispatch */
+	uint32_t rr; /* round-robin start for dispatch */
 	uint32_t spin_ns, spin_max_ns;
 	uint32_t sleeps_at_zero;
 	bool shutting_down;
@@ -251,21 +261,24 @@ struct ipc_queue_owner {
 
 #define SHORT_KEY 64 /* items whose key (with NUL) fits are recycled */
 
-static uint64_t hash_key(const char *k, size_t n) {
+static uint64_t hash_key(const char *k, size_t n)
+{
 	uint64_t h = UINT64_C(1469598103934665603);
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ (unsigned char)k[i]) * UINT64_C(1099511628211);
 	return h;
 }
 
-static struct item *lookup(struct ipc_queue_owner *o, const char *key, size_t n, uint64_t h) {
+static struct item *lookup(struct ipc_queue_owner *o, const char *key, size_t n, uint64_t h)
+{
 	for (struct item *it = o->buckets[h & (o->nbuckets - 1)]; it; it = it->hnext)
 		if (it->hash == h && it->keylen == n && memcmp(it->key, key, n) == 0)
 			return it;
 	return NULL;
 }
 
-static int grow(struct ipc_queue_owner *o) {
+static int grow(struct ipc_queue_owner *o)
+{
 	size_t nb = o->nbuckets * 2;
 	struct item **b = calloc(nb, sizeof(*b));
 	if (!b)
@@ -282,7 +295,8 @@ static int grow(struct ipc_queue_owner *o) {
 	return 0;
 }
 
-static struct item *get_item(struct ipc_queue_owner *o, const char *key, size_t n, bool create) {
+static struct item *get_item(struct ipc_queue_owner *o, const char *key, size_t n, bool create)
+{
 	uint64_t h = hash_key(key, n);
 	struct item *it = lookup(o, key, n, h);
 	if (it || !create)
@@ -311,7 +325,8 @@ static struct item *get_item(struct ipc_queue_owner *o, const char *key, size_t 
 }
 
 /* Frees an item that carries no state any more (client-go forgets such keys too). */
-static void maybe_free(struct ipc_queue_owner *o, struct item *it) {
+static void maybe_free(struct ipc_queue_owner *o, struct item *it)
+{
 	if (it->dirty || it->in_fifo || it->processing || it->parked || it->heap_idx != SIZE_MAX ||
 	    it->failures || it->crashes)
 		return;
@@ -331,10 +346,12 @@ static void maybe_free(struct ipc_queue_owner *o, struct item *it) {
 /* ---- metrics (owner-written, W1) ----
  * The owner is the only writer, so a relaxed load + store is enough (no locked RMW); readers
  * copy single words and may see a count that is one update behind. */
-static inline void bump(_Atomic uint64_t *x, uint64_t n) {
+static inline void bump(_Atomic uint64_t *x, uint64_t n)
+{
 	atomic_store_explicit(x, atomic_load_explicit(x, RELAXED) + n, RELAXED);
 }
-static void hist_observe(struct ipc_q_hist *hs, uint64_t ns) {
+static void hist_observe(struct ipc_q_hist *hs, uint64_t ns)
+{
 	uint64_t bound = 10; /* 1e-8 s in ns */
 	for (unsigned i = 0; i < IPC_QUEUE_HIST_BUCKETS; i++, bound *= 10)
 		if (ns <= bound) {
@@ -344,25 +361,29 @@ static void hist_observe(struct ipc_q_hist *hs, uint64_t ns) {
 	bump(&hs->count, 1);
 	bump(&hs->sum_ns, ns);
 }
-static void set_depth(struct ipc_queue_owner *o) {
+static void set_depth(struct ipc_queue_owner *o)
+{
 	atomic_store_explicit(&o->h->metrics.depth, o->flen, RELAXED);
 }
 
 /* ---- delay heap (min by ready_usec) ---- */
-static void hswap(struct ipc_queue_owner *o, size_t a, size_t b) {
+static void hswap(struct ipc_queue_owner *o, size_t a, size_t b)
+{
 	struct item *t = o->heap[a];
 	o->heap[a] = o->heap[b];
 	o->heap[b] = t;
 	o->heap[a]->heap_idx = a;
 	o->heap[b]->heap_idx = b;
 }
-static void hup(struct ipc_queue_owner *o, size_t i) {
+static void hup(struct ipc_queue_owner *o, size_t i)
+{
 	while (i > 0 && o->heap[(i - 1) / 2]->ready_usec > o->heap[i]->ready_usec) {
 		hswap(o, i, (i - 1) / 2);
 		i = (i - 1) / 2;
 	}
 }
-static void hdown(struct ipc_queue_owner *o, size_t i) {
+static void hdown(struct ipc_queue_owner *o, size_t i)
+{
 	for (;;) {
 		size_t m = i, a = 2 * i + 1, b = a + 1;
 		if (a < o->nheap && o->heap[a]->ready_usec < o->heap[m]->ready_usec)
@@ -375,7 +396,8 @@ static void hdown(struct ipc_queue_owner *o, size_t i) {
 		i = m;
 	}
 }
-static void hremove(struct ipc_queue_owner *o, struct item *it) {
+static void hremove(struct ipc_queue_owner *o, struct item *it)
+{
 	size_t i = it->heap_idx;
 	it->heap_idx = SIZE_MAX;
 	if (i != --o->nheap) {
@@ -385,13 +407,15 @@ static void hremove(struct ipc_queue_owner *o, struct item *it) {
 		hup(o, i);
 	}
 }
-static void arm_timer(struct ipc_queue_owner *o) {
+static void arm_timer(struct ipc_queue_owner *o)
+{
 	if (o->timer)
 		ipc_source_set_time(o->timer, o->nheap ? o->heap[0]->ready_usec : 0);
 }
 
 /* ---- client-go state machine ---- */
-static void fifo_push(struct ipc_queue_owner *o, struct item *it) {
+static void fifo_push(struct ipc_queue_owner *o, struct item *it)
+{
 	it->fnext = NULL;
 	it->in_fifo = true;
 	it->enqueued_ns = now_ns();
@@ -403,7 +427,8 @@ static void fifo_push(struct ipc_queue_owner *o, struct item *it) {
 	o->flen++;
 }
 
-static void do_add(struct ipc_queue_owner *o, struct item *it) {
+static void do_add(struct ipc_queue_owner *o, struct item *it)
+{
 	if (o->shutting_down || it->parked)
 		return;
 	if (it->dirty)
@@ -418,7 +443,8 @@ static void do_add(struct ipc_queue_owner *o, struct item *it) {
 	set_depth(o);
 }
 
-static int do_add_after(struct ipc_queue_owner *o, struct item *it, uint64_t delay_usec) {
+static int do_add_after(struct ipc_queue_owner *o, struct item *it, uint64_t delay_usec)
+{
 	if (o->shutting_down)
 		return 0;
 	bump(&o->h->metrics.retries_total, 1);
@@ -450,20 +476,23 @@ static int do_add_after(struct ipc_queue_owner *o, struct item *it, uint64_t del
 	return 0;
 }
 
-static uint64_t when(struct ipc_queue_owner *o, struct item *it) {
+static uint64_t when(struct ipc_queue_owner *o, struct item *it)
+{
 	uint64_t e = ipc_backoff_exp(it->failures, o->cfg.base_delay_usec, o->cfg.max_delay_usec);
 	it->failures++;
 	uint64_t b = ipc_bucket_reserve(&o->bucket, ipc_now_usec());
 	return e > b ? e : b;
 }
 
-static int do_add_rate_limited(struct ipc_queue_owner *o, struct item *it) {
+static int do_add_rate_limited(struct ipc_queue_owner *o, struct item *it)
+{
 	if (o->shutting_down)
 		return 0;
 	return do_add_after(o, it, when(o, it));
 }
 
-static void park(struct ipc_queue_owner *o, struct item *it) {
+static void park(struct ipc_queue_owner *o, struct item *it)
+{
 	it->parked = true;
 	it->dirty = false;
 	if (it->heap_idx != SIZE_MAX)
@@ -475,7 +504,8 @@ static void park(struct ipc_queue_owner *o, struct item *it) {
 }
 
 /* Done(key) for a lease that ended (reply or death). */
-static void end_processing(struct ipc_queue_owner *o, struct item *it) {
+static void end_processing(struct ipc_queue_owner *o, struct item *it)
+{
 	it->processing = false;
 	it->worker = -1;
 	o->nprocessing--;
@@ -485,7 +515,8 @@ static void end_processing(struct ipc_queue_owner *o, struct item *it) {
 	}
 }
 
-static void apply_reply(struct ipc_queue_owner *o, struct item *it, const struct ipc_q_reply *rp) {
+static void apply_reply(struct ipc_queue_owner *o, struct item *it, const struct ipc_q_reply *rp)
+{
 	it->crashes = 0;
 	hist_observe(&o->h->metrics.work_duration, rp->work_ns);
 	end_processing(o, it);
@@ -498,7 +529,8 @@ static void apply_reply(struct ipc_queue_owner *o, struct item *it, const struct
 	maybe_free(o, it);
 }
 
-static struct item *lease_item(struct ipc_queue_owner *o, struct ipc_q_worker *w, uint32_t i) {
+static struct item *lease_item(struct ipc_queue_owner *o, struct ipc_q_worker *w, uint32_t i)
+{
 	const struct ipc_q_rec *rec = &w->lease[i & (IPC_QUEUE_LEASE_RING - 1)];
 	size_t n = rec->keylen;
 	if (n == 0 || n > IPC_QUEUE_KEY_MAX)
@@ -507,10 +539,12 @@ static struct item *lease_item(struct ipc_queue_owner *o, struct ipc_q_worker *w
 }
 
 /* Applies every published reply of worker w (W2, W4). */
-static bool drain_replies(struct ipc_queue_owner *o, uint32_t wi) {
+static bool drain_replies(struct ipc_queue_owner *o, uint32_t wi)
+{
 	struct ipc_q_worker *w = &o->h->workers[wi];
 	uint32_t head = atomic_load_explicit(&w->reply_head, RELAXED);
-	uint32_t tail = atomic_load_explicit(&w->reply_tail, ACQUIRE); /* pairs with the worker's release in ipc_queue_done */
+	uint32_t tail = atomic_load_explicit(
+	        &w->reply_tail, ACQUIRE); /* pairs with the worker's release in ipc_queue_done */
 	uint32_t ltail = atomic_load_explicit(&w->lease_tail, RELAXED);
 	if (head == tail)
 		return false;
@@ -527,7 +561,8 @@ static bool drain_replies(struct ipc_queue_owner *o, uint32_t wi) {
 		apply_reply(o, it, rp);
 		CRASH_POINT(1); /* reply applied privately, reply_head not yet advanced */
 	}
-	atomic_store_explicit(&w->reply_head, head, RELEASE); /* lease slots below head may be reused */
+	atomic_store_explicit(&w->reply_head, head,
+	                      RELEASE); /* lease slots below head may be reused */
 	return true;
 }
 
@@ -535,7 +570,8 @@ static void close_if_drained(struct ipc_queue_owner *o);
 
 /* Hands FIFO keys to workers with room (W4): each worker in turn (round-robin) gets what fits
  * its prefetch window, published with one release store; sleepers are woken once. */
-static void dispatch(struct ipc_queue_owner *o) {
+static void dispatch(struct ipc_queue_owner *o)
+{
 	if (!o->fhead || !o->wmask)
 		goto out;
 	uint64_t t = now_ns();
@@ -570,16 +606,18 @@ static void dispatch(struct ipc_queue_owner *o) {
 			rec->arg = it->failures;
 			rec->keylen = it->keylen;
 			memcpy(rec->key, it->key, it->keylen + 1u);
-			/* W2': the record's seq, stored last, is what a spinning worker watches (one cache
-			 * line crosses instead of two); pairs with the acquire in lease_ready() */
+			/* W2': the record's seq, stored last, is what a spinning worker watches
+			 * (one cache line crosses instead of two); pairs with the acquire in
+			 * lease_ready() */
 			__atomic_store_n(&rec->op, lt + 1, __ATOMIC_RELEASE);
 			lt++;
 			CRASH_POINT(2); /* lease visible by its seq, lease_tail not yet stored */
 		}
 		if (lt == lt0)
 			continue;
-		atomic_store_explicit(&w->lease_tail, lt, RELEASE); /* owner bookkeeping (W4), adoption */
-		CRASH_POINT(3); /* leases published, worker not woken */
+		atomic_store_explicit(&w->lease_tail, lt,
+		                      RELEASE); /* owner bookkeeping (W4), adoption */
+		CRASH_POINT(3);                 /* leases published, worker not woken */
 		wake_flag(&w->waiting);
 		o->rr = wi + 1;
 	}
@@ -589,7 +627,8 @@ out:
 		close_if_drained(o);
 }
 
-static void close_if_drained(struct ipc_queue_owner *o) {
+static void close_if_drained(struct ipc_queue_owner *o)
+{
 	if (o->fhead || atomic_load_explicit(&o->h->closed, RELAXED))
 		return;
 	atomic_store_explicit(&o->h->closed, 1, RELEASE); /* pairs with acquire in ipc_queue_get */
@@ -597,7 +636,8 @@ static void close_if_drained(struct ipc_queue_owner *o) {
 		wake_flag(&o->h->workers[wi].waiting);
 }
 
-static void apply_add_rec(struct ipc_queue_owner *o, const struct ipc_q_rec *rec) {
+static void apply_add_rec(struct ipc_queue_owner *o, const struct ipc_q_rec *rec)
+{
 	size_t n = rec->keylen;
 	if (n == 0 || n > IPC_QUEUE_KEY_MAX) {
 		bump(&o->h->metrics.protocol_errors_total, 1);
@@ -628,10 +668,12 @@ static void apply_add_rec(struct ipc_queue_owner *o, const struct ipc_q_rec *rec
 	maybe_free(o, it);
 }
 
-static bool drain_adds(struct ipc_queue_owner *o, uint32_t pi) {
+static bool drain_adds(struct ipc_queue_owner *o, uint32_t pi)
+{
 	struct ipc_q_producer *p = &o->h->producers[pi];
 	uint32_t head = atomic_load_explicit(&p->head, RELAXED);
-	uint32_t tail = atomic_load_explicit(&p->tail, ACQUIRE); /* pairs with the producer's release in push_add */
+	uint32_t tail = atomic_load_explicit(
+	        &p->tail, ACQUIRE); /* pairs with the producer's release in push_add */
 	if (head == tail)
 		return false;
 	if (tail - head > IPC_QUEUE_ADD_RING)
@@ -640,13 +682,15 @@ static bool drain_adds(struct ipc_queue_owner *o, uint32_t pi) {
 		apply_add_rec(o, &p->ring[head & (IPC_QUEUE_ADD_RING - 1)]);
 		CRASH_POINT(4); /* Add applied privately, head not yet advanced */
 	}
-	atomic_store_explicit(&p->head, head, RELEASE); /* pairs with acquire in push_add: slots free */
+	atomic_store_explicit(&p->head, head,
+	                      RELEASE); /* pairs with acquire in push_add: slots free */
 	wake_flag(&p->space_waiting);
 	return true;
 }
 
 /* ---- client slots: pidfd tracking, death ---- */
-static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi) {
+static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi)
+{
 	struct ipc_q_worker *w = &o->h->workers[wi];
 	/* Records first, counters next, identity last: an owner killed anywhere in here leaves
 	 * a slot a restarted owner handles as a dead worker again (at worst re-Adding its keys). */
@@ -665,11 +709,13 @@ static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi) {
 	atomic_store_explicit(&w->pid, 0, RELEASE);
 }
 
-static void worker_died(struct ipc_queue_owner *o, uint32_t wi, bool detached) {
+static void worker_died(struct ipc_queue_owner *o, uint32_t wi, bool detached)
+{
 	struct ipc_q_worker *w = &o->h->workers[wi];
 	drain_replies(o, wi); /* it may have finished before dying */
 	uint32_t head = atomic_load_explicit(&w->reply_head, RELAXED);
-	uint32_t lhead = atomic_load_explicit(&w->lease_head, ACQUIRE); /* pairs with the release in ipc_queue_get */
+	uint32_t lhead = atomic_load_explicit(
+	        &w->lease_head, ACQUIRE); /* pairs with the release in ipc_queue_get */
 	uint32_t ltail = atomic_load_explicit(&w->lease_tail, RELAXED);
 	if (lhead - head > ltail - head)
 		lhead = ltail;
@@ -712,10 +758,11 @@ static void worker_died(struct ipc_queue_owner *o, uint32_t wi, bool detached) {
 	reset_worker_slot(o, wi);
 }
 
-static void producer_died(struct ipc_queue_owner *o, uint32_t pi) {
+static void producer_died(struct ipc_queue_owner *o, uint32_t pi)
+{
 	struct ipc_q_producer *p = &o->h->producers[pi];
 	drain_adds(o, pi); /* everything it published counts */
-	CRASH_POINT(8); /* dead producer drained, slot not reset */
+	CRASH_POINT(8);    /* dead producer drained, slot not reset */
 	atomic_store_explicit(&p->head, 0, RELAXED);
 	atomic_store_explicit(&p->tail, 0, RELAXED);
 	atomic_store_explicit(&p->space_waiting, 0, RELAXED);
@@ -724,7 +771,8 @@ static void producer_died(struct ipc_queue_owner *o, uint32_t pi) {
 	atomic_store_explicit(&p->pid, 0, RELEASE); /* as in reset_worker_slot */
 }
 
-static void untrack(struct wstate *ws) {
+static void untrack(struct wstate *ws)
+{
 	if (ws->producer)
 		ws->o->pmask &= ~(1u << ws->idx);
 	else
@@ -736,7 +784,8 @@ static void untrack(struct wstate *ws) {
 	ws->pid = 0;
 }
 
-static void slot_gone(struct ipc_queue_owner *o, struct wstate *ws, bool detached) {
+static void slot_gone(struct ipc_queue_owner *o, struct wstate *ws, bool detached)
+{
 	untrack(ws);
 	if (ws->producer)
 		producer_died(o, ws->idx);
@@ -744,9 +793,13 @@ static void slot_gone(struct ipc_queue_owner *o, struct wstate *ws, bool detache
 		worker_died(o, ws->idx, detached);
 }
 
-static void slot_dead(struct ipc_queue_owner *o, struct wstate *ws) { slot_gone(o, ws, false); }
+static void slot_dead(struct ipc_queue_owner *o, struct wstate *ws)
+{
+	slot_gone(o, ws, false);
+}
 
-static int on_client_exit(struct ipc_source *s, int fd, uint32_t revents, void *ud) {
+static int on_client_exit(struct ipc_source *s, int fd, uint32_t revents, void *ud)
+{
 	(void)s;
 	(void)fd;
 	(void)revents;
@@ -760,7 +813,8 @@ static int on_client_exit(struct ipc_source *s, int fd, uint32_t revents, void *
 static uint64_t pidfd_ino(int pfd);
 
 static void scan_slot(struct ipc_queue_owner *o, struct wstate *ws, _Atomic uint32_t *pidw,
-		      _Atomic uint64_t *inow) {
+                      _Atomic uint64_t *inow)
+{
 	uint32_t pid = atomic_load_explicit(pidw, ACQUIRE); /* pairs with the client's CAS */
 	if (pid == ws->pid)
 		return;
@@ -793,14 +847,16 @@ static void scan_slot(struct ipc_queue_owner *o, struct wstate *ws, _Atomic uint
 	}
 }
 
-static bool poll_dead(struct wstate *ws) {
+static bool poll_dead(struct wstate *ws)
+{
 	if (ws->src || ws->pidfd < 0)
 		return false;
 	struct pollfd p = {.fd = ws->pidfd, .events = POLLIN};
 	return poll(&p, 1, 0) == 1;
 }
 
-static void publish_unfinished(struct ipc_queue_owner *o, uint64_t t) {
+static void publish_unfinished(struct ipc_queue_owner *o, uint64_t t)
+{
 	uint64_t sum = 0, longest = 0;
 	for (uint32_t wi = 0; wi < IPC_QUEUE_MAX_WORKERS; wi++) {
 		if (!o->workers[wi].pid)
@@ -824,16 +880,20 @@ static void publish_unfinished(struct ipc_queue_owner *o, uint64_t t) {
 
 /* One pass over every tracked channel (all slots when a client attached since the last full
  * scan, or once a second as insurance). Returns true if anything was consumed. */
-static bool pass(struct ipc_queue_owner *o) {
+static bool pass(struct ipc_queue_owner *o)
+{
 	bool any = false;
-	uint32_t seq = atomic_load_explicit(&o->h->attach_seq, ACQUIRE); /* pairs with claim()'s RMWs */
+	uint32_t seq =
+	        atomic_load_explicit(&o->h->attach_seq, ACQUIRE); /* pairs with claim()'s RMWs */
 	if (seq != o->seen_attach_seq || o->last_full_scan_ns == 0) {
 		o->seen_attach_seq = seq;
 		o->last_full_scan_ns = now_ns();
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++)
-			scan_slot(o, &o->producers[i], &o->h->producers[i].pid, &o->h->producers[i].pid_ino);
+			scan_slot(o, &o->producers[i], &o->h->producers[i].pid,
+			          &o->h->producers[i].pid_ino);
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
-			scan_slot(o, &o->workers[i], &o->h->workers[i].pid, &o->h->workers[i].pid_ino);
+			scan_slot(o, &o->workers[i], &o->h->workers[i].pid,
+			          &o->h->workers[i].pid_ino);
 	}
 	for (uint32_t m = o->pmask; m; m &= m - 1) {
 		uint32_t i = (uint32_t)__builtin_ctz(m);
@@ -856,16 +916,18 @@ static bool pass(struct ipc_queue_owner *o) {
 	return any;
 }
 
-static bool spin_worthwhile(struct ipc_queue_owner *o) {
+static bool spin_worthwhile(struct ipc_queue_owner *o)
+{
 	if (o->spin_max_ns == 0)
 		return false;
 	uint32_t me = my_cpu();
 	atomic_store_explicit(&o->h->owner_cpu, me, RELAXED);
 	/* Spin only if some worker holding our leases ran on another CPU last. */
 	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
-		if (o->workers[i].pid && atomic_load_explicit(&o->h->workers[i].cpu, RELAXED) != me &&
+		if (o->workers[i].pid &&
+		    atomic_load_explicit(&o->h->workers[i].cpu, RELAXED) != me &&
 		    atomic_load_explicit(&o->h->workers[i].lease_tail, RELAXED) !=
-			    atomic_load_explicit(&o->h->workers[i].reply_head, RELAXED))
+		            atomic_load_explicit(&o->h->workers[i].reply_head, RELAXED))
 			return true;
 	return false;
 }
@@ -876,7 +938,8 @@ static bool spin_worthwhile(struct ipc_queue_owner *o) {
  * client's publish claims it and wakes the doorbell, which then runs the full protocol. So
  * whenever the loop sleeps, either the flag is 1 with the doorbell wait armed, or a wake for
  * it is in flight. */
-static int pump(struct ipc_queue_owner *o, bool to_sleep) {
+static int pump(struct ipc_queue_owner *o, bool to_sleep)
+{
 	if (o->in_pump)
 		return 0;
 	o->in_pump = true;
@@ -897,7 +960,9 @@ static int pump(struct ipc_queue_owner *o, bool to_sleep) {
 			}
 			if (got) {
 				if (o->spin_ns < o->spin_max_ns)
-					o->spin_ns = o->spin_ns * 2 > o->spin_max_ns ? o->spin_max_ns : o->spin_ns * 2;
+					o->spin_ns = o->spin_ns * 2 > o->spin_max_ns
+					                     ? o->spin_max_ns
+					                     : o->spin_ns * 2;
 				continue;
 			}
 			o->spin_ns /= 2;
@@ -925,9 +990,13 @@ static int pump(struct ipc_queue_owner *o, bool to_sleep) {
 }
 
 /* Callers with more work of their own (local Adds) must not spin: no spin here. */
-int ipc_queue_owner_pump(struct ipc_queue_owner *o) { return pump(o, false); }
+int ipc_queue_owner_pump(struct ipc_queue_owner *o)
+{
+	return pump(o, false);
+}
 
-static int on_doorbell(struct ipc_source *s, int res, void *ud) {
+static int on_doorbell(struct ipc_source *s, int res, void *ud)
+{
 	(void)res; /* 0 (woken) or -EAGAIN (flag already cleared): both mean "look" */
 	struct ipc_queue_owner *o = ud;
 	int r = pump(o, true); /* about to sleep: a short adaptive spin pays here */
@@ -937,7 +1006,8 @@ static int on_doorbell(struct ipc_source *s, int res, void *ud) {
 	return ipc_source_futex_arm(s, 1);
 }
 
-static int on_timer(struct ipc_source *s, uint64_t now, void *ud) {
+static int on_timer(struct ipc_source *s, uint64_t now, void *ud)
+{
 	(void)s;
 	struct ipc_queue_owner *o = ud;
 	while (o->nheap && o->heap[0]->ready_usec <= now) {
@@ -950,14 +1020,16 @@ static int on_timer(struct ipc_source *s, uint64_t now, void *ud) {
 	return ipc_queue_owner_pump(o);
 }
 
-static int on_post(struct ipc_source *s, uint64_t now, void *ud) {
+static int on_post(struct ipc_source *s, uint64_t now, void *ud)
+{
 	(void)s;
 	(void)now;
 	return ipc_queue_owner_pump(ud);
 }
 
 /* Adopts what a previous owner left: leases held by live workers (W4). */
-static void adopt(struct ipc_queue_owner *o) {
+static void adopt(struct ipc_queue_owner *o)
+{
 	for (uint32_t wi = 0; wi < IPC_QUEUE_MAX_WORKERS; wi++) {
 		struct ipc_q_worker *w = &o->h->workers[wi];
 		if (!atomic_load_explicit(&w->pid, ACQUIRE))
@@ -969,7 +1041,8 @@ static void adopt(struct ipc_queue_owner *o) {
 		/* the previous owner may have died between a record's seq and lease_tail: those
 		 * leases are visible to the worker, so they are leases (W2') */
 		while (ltail - head < IPC_QUEUE_LEASE_RING &&
-		       __atomic_load_n(&w->lease[ltail & (IPC_QUEUE_LEASE_RING - 1)].op, __ATOMIC_ACQUIRE) == ltail + 1)
+		       __atomic_load_n(&w->lease[ltail & (IPC_QUEUE_LEASE_RING - 1)].op,
+		                       __ATOMIC_ACQUIRE) == ltail + 1)
 			ltail++;
 		atomic_store_explicit(&w->lease_tail, ltail, RELAXED);
 		for (uint32_t i = head; i != ltail; i++) {
@@ -991,7 +1064,8 @@ static void adopt(struct ipc_queue_owner *o) {
 }
 
 int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int memfd,
-			const struct ipc_queue_owner_config *cfg) {
+                        const struct ipc_queue_owner_config *cfg)
+{
 	if (!ret || !loop || memfd < 0)
 		return -EINVAL;
 	pthread_once(&tsc_once, tsc_calibrate);
@@ -1064,7 +1138,7 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 	adopt(o);
 	atomic_store_explicit(&o->h->owner_waiting, 0, RELAXED);
 	r = ipc_loop_add_futex(loop, &o->doorbell, (const uint32_t *)&o->h->owner_waiting, 1,
-			       on_doorbell, o);
+	                       on_doorbell, o);
 	if (r < 0)
 		goto fail;
 	r = ipc_loop_add_timer(loop, &o->timer, 0, on_timer, o);
@@ -1085,7 +1159,8 @@ fail:
 	return r;
 }
 
-struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o) {
+struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o)
+{
 	if (!o)
 		return NULL;
 	ipc_source_free(o->doorbell);
@@ -1120,7 +1195,8 @@ struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o) {
 	return NULL;
 }
 
-static int owner_key(struct ipc_queue_owner *o, const char *key, struct item **ret) {
+static int owner_key(struct ipc_queue_owner *o, const char *key, struct item **ret)
+{
 	size_t n;
 	int r = key_check(key, &n);
 	if (r < 0)
@@ -1129,7 +1205,8 @@ static int owner_key(struct ipc_queue_owner *o, const char *key, struct item **r
 	return *ret ? 0 : -ENOMEM;
 }
 
-int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key) {
+int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key)
+{
 	struct item *it;
 	int r = owner_key(o, key, &it);
 	if (r < 0)
@@ -1144,7 +1221,8 @@ int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key) {
 	return 0;
 }
 
-int ipc_queue_owner_add_after(struct ipc_queue_owner *o, const char *key, uint64_t delay_usec) {
+int ipc_queue_owner_add_after(struct ipc_queue_owner *o, const char *key, uint64_t delay_usec)
+{
 	struct item *it;
 	int r = owner_key(o, key, &it);
 	if (r < 0)
@@ -1159,7 +1237,8 @@ int ipc_queue_owner_add_after(struct ipc_queue_owner *o, const char *key, uint64
 	return r;
 }
 
-int ipc_queue_owner_add_rate_limited(struct ipc_queue_owner *o, const char *key) {
+int ipc_queue_owner_add_rate_limited(struct ipc_queue_owner *o, const char *key)
+{
 	struct item *it;
 	int r = owner_key(o, key, &it);
 	if (r < 0)
@@ -1174,7 +1253,8 @@ int ipc_queue_owner_add_rate_limited(struct ipc_queue_owner *o, const char *key)
 	return r;
 }
 
-int ipc_queue_owner_forget(struct ipc_queue_owner *o, const char *key) {
+int ipc_queue_owner_forget(struct ipc_queue_owner *o, const char *key)
+{
 	size_t n;
 	int r = key_check(key, &n);
 	if (r < 0)
@@ -1187,7 +1267,8 @@ int ipc_queue_owner_forget(struct ipc_queue_owner *o, const char *key) {
 	return 0;
 }
 
-int ipc_queue_owner_num_requeues(struct ipc_queue_owner *o, const char *key) {
+int ipc_queue_owner_num_requeues(struct ipc_queue_owner *o, const char *key)
+{
 	size_t n;
 	int r = key_check(key, &n);
 	if (r < 0)
@@ -1196,10 +1277,17 @@ int ipc_queue_owner_num_requeues(struct ipc_queue_owner *o, const char *key) {
 	return it ? (int)it->failures : 0;
 }
 
-size_t ipc_queue_owner_len(const struct ipc_queue_owner *o) { return o->flen; }
-size_t ipc_queue_owner_processing(const struct ipc_queue_owner *o) { return o->nprocessing; }
+size_t ipc_queue_owner_len(const struct ipc_queue_owner *o)
+{
+	return o->flen;
+}
+size_t ipc_queue_owner_processing(const struct ipc_queue_owner *o)
+{
+	return o->nprocessing;
+}
 
-int ipc_queue_owner_shutdown(struct ipc_queue_owner *o) {
+int ipc_queue_owner_shutdown(struct ipc_queue_owner *o)
+{
 	if (o->shutting_down)
 		return 0;
 	o->shutting_down = true;
@@ -1215,11 +1303,13 @@ int ipc_queue_owner_shutdown(struct ipc_queue_owner *o) {
 	return 0;
 }
 
-bool ipc_queue_owner_drained(const struct ipc_queue_owner *o) {
+bool ipc_queue_owner_drained(const struct ipc_queue_owner *o)
+{
 	return o->flen == 0 && o->nprocessing == 0;
 }
 
-int ipc_queue_owner_unpark(struct ipc_queue_owner *o, const char *key) {
+int ipc_queue_owner_unpark(struct ipc_queue_owner *o, const char *key)
+{
 	size_t n;
 	int r = key_check(key, &n);
 	if (r < 0)
@@ -1254,17 +1344,20 @@ struct ipc_queue {
 };
 
 /* pidfs inode of a pidfd: unique per process on Linux >= 6.9 (0 if unknown). */
-static uint64_t pidfd_ino(int pfd) {
+static uint64_t pidfd_ino(int pfd)
+{
 	struct stat st;
 	return pfd >= 0 && fstat(pfd, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-static int claim(_Atomic uint32_t *pidw, _Atomic uint64_t *inow, _Atomic uint32_t *detw, uint64_t my_ino) {
+static int claim(_Atomic uint32_t *pidw, _Atomic uint64_t *inow, _Atomic uint32_t *detw,
+                 uint64_t my_ino)
+{
 	uint32_t zero = 0;
 	/* acq_rel: acquire pairs with the owner's release in reset_*_slot (see the reset
 	 * counters); release publishes our claim to the owner's scan_slot */
 	if (!atomic_compare_exchange_strong_explicit(pidw, &zero, (uint32_t)getpid(),
-						     memory_order_acq_rel, RELAXED))
+	                                             memory_order_acq_rel, RELAXED))
 		return -EBUSY;
 	/* read by the owner after it sees attach_seq move (our fetch_add comes after this) */
 	atomic_store_explicit(inow, my_ino, RELAXED);
@@ -1272,7 +1365,8 @@ static int claim(_Atomic uint32_t *pidw, _Atomic uint64_t *inow, _Atomic uint32_
 	return 0;
 }
 
-int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned prefetch) {
+int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned prefetch)
+{
 	if (!ret || memfd < 0 || !roles || (roles & ~3u))
 		return -EINVAL;
 	if (prefetch == 0)
@@ -1300,7 +1394,8 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 		close(selfpfd);
 	if (roles & IPC_QUEUE_PRODUCER) {
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS && !q->p; i++)
-			if (claim(&q->h->producers[i].pid, &q->h->producers[i].pid_ino, &q->h->producers[i].detached, my_ino) == 0)
+			if (claim(&q->h->producers[i].pid, &q->h->producers[i].pid_ino,
+			          &q->h->producers[i].detached, my_ino) == 0)
 				q->p = &q->h->producers[i];
 		if (!q->p) {
 			r = -ENOSPC;
@@ -1309,7 +1404,8 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 	}
 	if (roles & IPC_QUEUE_WORKER) {
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS && !q->w; i++)
-			if (claim(&q->h->workers[i].pid, &q->h->workers[i].pid_ino, &q->h->workers[i].detached, my_ino) == 0)
+			if (claim(&q->h->workers[i].pid, &q->h->workers[i].pid_ino,
+			          &q->h->workers[i].detached, my_ino) == 0)
 				q->w = &q->h->workers[i];
 		if (!q->w) {
 			/* the producer slot we may hold is reclaimed by the owner at our exit */
@@ -1319,8 +1415,9 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 		atomic_store_explicit(&q->w->cpu, my_cpu(), RELAXED);
 		atomic_store_explicit(&q->w->prefetch, prefetch, RELAXED);
 	}
-	atomic_fetch_add_explicit(&q->h->attach_seq, 1, SEQ_CST); /* after the claim CAS: see pass() */
-	wake_flag(&q->h->owner_waiting); /* let the owner see the new slot now */
+	atomic_fetch_add_explicit(&q->h->attach_seq, 1,
+	                          SEQ_CST); /* after the claim CAS: see pass() */
+	wake_flag(&q->h->owner_waiting);    /* let the owner see the new slot now */
 	*ret = q;
 	return 0;
 fail:
@@ -1328,7 +1425,8 @@ fail:
 	return r;
 }
 
-struct ipc_queue *ipc_queue_free(struct ipc_queue *q) {
+struct ipc_queue *ipc_queue_free(struct ipc_queue *q)
+{
 	if (!q)
 		return NULL;
 	ipc_source_free(q->watch);
@@ -1350,11 +1448,13 @@ struct ipc_queue *ipc_queue_free(struct ipc_queue *q) {
 	return NULL;
 }
 
-void ipc_queue_set_add_timeout(struct ipc_queue *q, uint64_t timeout_usec) {
+void ipc_queue_set_add_timeout(struct ipc_queue *q, uint64_t timeout_usec)
+{
 	q->add_timeout_usec = timeout_usec;
 }
 
-static int push_add(struct ipc_queue *q, uint32_t op, const char *key, uint64_t u64) {
+static int push_add(struct ipc_queue *q, uint32_t op, const char *key, uint64_t u64)
+{
 	if (!q->p)
 		return -EPERM;
 	size_t n;
@@ -1376,7 +1476,8 @@ static int push_add(struct ipc_queue *q, uint32_t op, const char *key, uint64_t 
 		atomic_thread_fence(SEQ_CST); /* pairs with wake_flag() in drain_adds */
 		if (tail - atomic_load_explicit(&p->head, ACQUIRE) >= IPC_QUEUE_ADD_RING) {
 			uint64_t left = deadline - now;
-			ipc_futex_wait((const uint32_t *)&p->space_waiting, 1, left < 100000 ? left : 100000);
+			ipc_futex_wait((const uint32_t *)&p->space_waiting, 1,
+			               left < 100000 ? left : 100000);
 		}
 		atomic_store_explicit(&p->space_waiting, 0, RELAXED);
 	}
@@ -1392,22 +1493,33 @@ static int push_add(struct ipc_queue *q, uint32_t op, const char *key, uint64_t 
 	return 0;
 }
 
-int ipc_queue_add(struct ipc_queue *q, const char *key) { return push_add(q, IPC_Q_OP_ADD, key, 0); }
-int ipc_queue_add_after(struct ipc_queue *q, const char *key, uint64_t delay_usec) {
+int ipc_queue_add(struct ipc_queue *q, const char *key)
+{
+	return push_add(q, IPC_Q_OP_ADD, key, 0);
+}
+int ipc_queue_add_after(struct ipc_queue *q, const char *key, uint64_t delay_usec)
+{
 	return push_add(q, IPC_Q_OP_ADD_AFTER, key, delay_usec);
 }
-int ipc_queue_add_rate_limited(struct ipc_queue *q, const char *key) {
+int ipc_queue_add_rate_limited(struct ipc_queue *q, const char *key)
+{
 	return push_add(q, IPC_Q_OP_ADD_RATE_LIMITED, key, 0);
 }
-int ipc_queue_forget(struct ipc_queue *q, const char *key) { return push_add(q, IPC_Q_OP_FORGET, key, 0); }
-
-/* A lease is available (W2): head < tail. */
-static inline bool lease_ready(struct ipc_q_worker *w, uint32_t head) {
-	/* pairs with the release store of the record's seq in dispatch() */
-	return __atomic_load_n(&w->lease[head & (IPC_QUEUE_LEASE_RING - 1)].op, __ATOMIC_ACQUIRE) == head + 1;
+int ipc_queue_forget(struct ipc_queue *q, const char *key)
+{
+	return push_add(q, IPC_Q_OP_FORGET, key, 0);
 }
 
-int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout_usec) {
+/* A lease is available (W2): head < tail. */
+static inline bool lease_ready(struct ipc_q_worker *w, uint32_t head)
+{
+	/* pairs with the release store of the record's seq in dispatch() */
+	return __atomic_load_n(&w->lease[head & (IPC_QUEUE_LEASE_RING - 1)].op, __ATOMIC_ACQUIRE) ==
+	       head + 1;
+}
+
+int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout_usec)
+{
 	if (!q->w)
 		return -EPERM;
 	if (q->holding)
@@ -1433,19 +1545,23 @@ int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout
 					break;
 			}
 			if (got)
-				q->spin_ns = q->spin_ns * 2 > q->spin_max_ns ? q->spin_max_ns : q->spin_ns * 2;
+				q->spin_ns = q->spin_ns * 2 > q->spin_max_ns ? q->spin_max_ns
+				                                             : q->spin_ns * 2;
 			else
 				q->spin_ns /= 2;
 		} else if (q->spin_ns == 0 && ++q->sleeps_at_zero >= 64) {
 			q->sleeps_at_zero = 0;
 			q->spin_ns = q->spin_max_ns;
 		}
-		uint64_t deadline = timeout_usec == UINT64_MAX ? UINT64_MAX : ipc_now_usec() + timeout_usec;
+		uint64_t deadline =
+		        timeout_usec == UINT64_MAX ? UINT64_MAX : ipc_now_usec() + timeout_usec;
 		while (!got) {
 			if (lease_ready(w, head))
 				break;
-			if (atomic_load_explicit(&q->h->closed, ACQUIRE)) /* pairs with close_if_drained */
-				return lease_ready(w, head) ? ipc_queue_get(q, key, keysz, 0) : -ESHUTDOWN;
+			if (atomic_load_explicit(&q->h->closed,
+			                         ACQUIRE)) /* pairs with close_if_drained */
+				return lease_ready(w, head) ? ipc_queue_get(q, key, keysz, 0)
+				                            : -ESHUTDOWN;
 			uint64_t now = ipc_now_usec();
 			if (now >= deadline)
 				return -ETIMEDOUT;
@@ -1454,7 +1570,8 @@ int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout
 			atomic_thread_fence(SEQ_CST); /* pairs with wake_flag() in dispatch */
 			if (!lease_ready(w, head) && !atomic_load_explicit(&q->h->closed, ACQUIRE))
 				ipc_futex_wait((const uint32_t *)&w->waiting, 1,
-					       deadline == UINT64_MAX ? UINT64_MAX : deadline - now);
+				               deadline == UINT64_MAX ? UINT64_MAX
+				                                      : deadline - now);
 			atomic_store_explicit(&w->waiting, 0, RELAXED);
 		}
 	}
@@ -1470,15 +1587,18 @@ int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout
 	q->held_requeues = rec->arg;
 	q->holding = true;
 	q->got_ns = now_ns();
-	atomic_store_explicit(&w->lease_head, head + 1, RELEASE); /* pairs with acquire in worker_died */
+	atomic_store_explicit(&w->lease_head, head + 1,
+	                      RELEASE); /* pairs with acquire in worker_died */
 	return (int)n;
 }
 
-int ipc_queue_num_requeues(const struct ipc_queue *q) {
+int ipc_queue_num_requeues(const struct ipc_queue *q)
+{
 	return q->holding ? (int)q->held_requeues : -ENOENT;
 }
 
-int ipc_queue_done(struct ipc_queue *q, unsigned flags, uint64_t after_usec) {
+int ipc_queue_done(struct ipc_queue *q, unsigned flags, uint64_t after_usec)
+{
 	if (!q->w)
 		return -EPERM;
 	if (!q->holding)
@@ -1491,13 +1611,15 @@ int ipc_queue_done(struct ipc_queue *q, unsigned flags, uint64_t after_usec) {
 	rp->pad = 0;
 	rp->after_usec = after_usec;
 	rp->work_ns = now_ns() - q->got_ns;
-	atomic_store_explicit(&w->reply_tail, tail + 1, RELEASE); /* pairs with acquire in drain_replies */
+	atomic_store_explicit(&w->reply_tail, tail + 1,
+	                      RELEASE); /* pairs with acquire in drain_replies */
 	q->holding = false;
 	wake_flag(&q->h->owner_waiting);
 	return 0;
 }
 
-static int on_watch(struct ipc_source *s, int res, void *ud) {
+static int on_watch(struct ipc_source *s, int res, void *ud)
+{
 	(void)s;
 	(void)res;
 	struct ipc_queue *q = ud;
@@ -1506,8 +1628,9 @@ static int on_watch(struct ipc_source *s, int res, void *ud) {
 	return 0;
 }
 
-int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop, void (*cb)(struct ipc_queue *, void *),
-		    void *userdata) {
+int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop,
+                    void (*cb)(struct ipc_queue *, void *), void *userdata)
+{
 	if (!q->w || !cb)
 		return -EPERM;
 	q->watch_cb = cb;
@@ -1521,10 +1644,12 @@ int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop, void (*cb)(struc
 		expected = 0; /* fire at once: the wait sees 0 != ... (the flag is 1) -> -EAGAIN */
 	if (q->watch)
 		return ipc_source_futex_arm(q->watch, expected);
-	return ipc_loop_add_futex(loop, &q->watch, (const uint32_t *)&w->waiting, expected, on_watch, q);
+	return ipc_loop_add_futex(loop, &q->watch, (const uint32_t *)&w->waiting, expected,
+	                          on_watch, q);
 }
 
-int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out) {
+int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out)
+{
 	struct ipc_q_header *h;
 	int r = map_queue(memfd, &h);
 	if (r < 0)
@@ -1540,9 +1665,10 @@ int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out) {
 	out->worker_deaths_total = atomic_load_explicit(&m->worker_deaths_total, RELAXED);
 	out->owner_restarts_total = atomic_load_explicit(&m->owner_restarts_total, RELAXED);
 	out->protocol_errors_total = atomic_load_explicit(&m->protocol_errors_total, RELAXED);
-	out->unfinished_work_seconds = (double)atomic_load_explicit(&m->unfinished_work_ns, RELAXED) / 1e9;
+	out->unfinished_work_seconds =
+	        (double)atomic_load_explicit(&m->unfinished_work_ns, RELAXED) / 1e9;
 	out->longest_running_processor_seconds =
-		(double)atomic_load_explicit(&m->longest_running_ns, RELAXED) / 1e9;
+	        (double)atomic_load_explicit(&m->longest_running_ns, RELAXED) / 1e9;
 	uint64_t cq = 0, cw = 0;
 	for (unsigned i = 0; i < IPC_QUEUE_HIST_BUCKETS; i++) {
 		cq += atomic_load_explicit(&m->queue_duration.bucket[i], RELAXED);
@@ -1551,9 +1677,11 @@ int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out) {
 		out->work_duration_le[i] = cw;
 	}
 	out->queue_duration_count = atomic_load_explicit(&m->queue_duration.count, RELAXED);
-	out->queue_duration_sum = (double)atomic_load_explicit(&m->queue_duration.sum_ns, RELAXED) / 1e9;
+	out->queue_duration_sum =
+	        (double)atomic_load_explicit(&m->queue_duration.sum_ns, RELAXED) / 1e9;
 	out->work_duration_count = atomic_load_explicit(&m->work_duration.count, RELAXED);
-	out->work_duration_sum = (double)atomic_load_explicit(&m->work_duration.sum_ns, RELAXED) / 1e9;
+	out->work_duration_sum =
+	        (double)atomic_load_explicit(&m->work_duration.sum_ns, RELAXED) / 1e9;
 	munmap(h, sizeof(*h));
 	return 0;
 }

@@ -27,7 +27,7 @@
 #include "ipc/loop.h"
 #include "ipc/queue-abi.h"
 
-struct ipc_queue;	/* a client (producer and/or worker) */
+struct ipc_queue;       /* a client (producer and/or worker) */
 struct ipc_queue_owner; /* the broker */
 
 /* Creates and initialises a queue memfd (sealed against shrinking). name: 1..63 bytes.
@@ -38,25 +38,30 @@ int ipc_queue_memfd_create(const char *name);
 struct ipc_queue_owner_config {
 	uint64_t base_delay_usec; /* per-item exponential base; 0 = 5000 (5 ms) */
 	uint64_t max_delay_usec;  /* cap; 0 = 1000 s */
-	double qps;		  /* overall token bucket; 0 = 10 (negative: bucket off) */
-	uint32_t burst;		  /* 0 = 100 */
-	uint32_t park_after;	  /* consecutive worker deaths on one key before parking; 0 = 5 */
-	uint32_t spin_usec;	  /* max spin before sleeping; 0 = 20, UINT32_MAX = never spin */
+	double qps;               /* overall token bucket; 0 = 10 (negative: bucket off) */
+	uint32_t burst;           /* 0 = 100 */
+	uint32_t park_after;      /* consecutive worker deaths on one key before parking; 0 = 5 */
+	uint32_t spin_usec;       /* max spin before sleeping; 0 = 20, UINT32_MAX = never spin */
 	/* Called once when the owner has attached (restarted=true when a previous owner existed):
-	 * re-add every key the caller knows (the informer's resync). May call ipc_queue_owner_add. */
+	 * re-add every key the caller knows (the informer's resync). May call ipc_queue_owner_add.
+	 */
 	void (*resync)(struct ipc_queue_owner *o, bool restarted, void *userdata);
 	/* Called when a key is parked after park_after consecutive crashes. */
-	void (*parked)(struct ipc_queue_owner *o, const char *key, uint32_t crashes, void *userdata);
+	void (*parked)(struct ipc_queue_owner *o, const char *key, uint32_t crashes,
+	               void *userdata);
 	void *userdata;
 };
 
 /* Attaches as the owner of the queue in memfd (the fd is dup'ed). Fails with -EBUSY if another
  * live process owns it, -EPROTO on a bad magic/version. cfg may be NULL for defaults. */
 int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int memfd,
-			const struct ipc_queue_owner_config *cfg);
+                        const struct ipc_queue_owner_config *cfg);
 /* Detaches (the memfd and what clients hold stay; a later owner adopts them). NULL-safe. */
 struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o);
-static inline void ipc_queue_owner_freep(struct ipc_queue_owner **o) { ipc_queue_owner_free(*o); }
+static inline void ipc_queue_owner_freep(struct ipc_queue_owner **o)
+{
+	ipc_queue_owner_free(*o);
+}
 #define _cleanup_ipc_queue_owner_ __attribute__((cleanup(ipc_queue_owner_freep)))
 
 /* Direct calls into the owner's state (informerd's handlers run in the owner process). Keys
@@ -99,7 +104,10 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
  * held, or prefetched, is re-queued; nothing counts as a crash). A process that exits without
  * calling this is handled through its pidfd instead. NULL-safe. */
 struct ipc_queue *ipc_queue_free(struct ipc_queue *q);
-static inline void ipc_queue_freep(struct ipc_queue **q) { ipc_queue_free(*q); }
+static inline void ipc_queue_freep(struct ipc_queue **q)
+{
+	ipc_queue_free(*q);
+}
 #define _cleanup_ipc_queue_ __attribute__((cleanup(ipc_queue_freep)))
 
 /* Producer calls. Block while the add ring is full (the owner is slow or restarting) up to
@@ -118,9 +126,9 @@ int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout
 /* NumRequeues of the key held (its failure count when it was leased). -ENOENT if none held. */
 int ipc_queue_num_requeues(const struct ipc_queue *q);
 enum ipc_queue_done_flags {
-	IPC_QUEUE_DONE_FORGET = IPC_Q_REPLY_FORGET,		/* Forget(key) */
+	IPC_QUEUE_DONE_FORGET = IPC_Q_REPLY_FORGET,             /* Forget(key) */
 	IPC_QUEUE_DONE_RATE_LIMITED = IPC_Q_REPLY_RATE_LIMITED, /* AddRateLimited(key) */
-	IPC_QUEUE_DONE_AFTER = IPC_Q_REPLY_AFTER,		/* AddAfter(key, after_usec) */
+	IPC_QUEUE_DONE_AFTER = IPC_Q_REPLY_AFTER,               /* AddAfter(key, after_usec) */
 };
 /* Done(key held) combined with what a client-go worker calls just before Done. Never blocks.
  * Returns 0 or -ENOENT (nothing held). */
@@ -128,14 +136,14 @@ int ipc_queue_done(struct ipc_queue *q, unsigned flags, uint64_t after_usec);
 
 /* Loop integration for a worker: arms a futex wait in loop; cb runs when a lease may be
  * available (then call ipc_queue_get(…, 0)); re-arm by calling ipc_queue_watch again. */
-int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop, void (*cb)(struct ipc_queue *q, void *ud),
-		    void *userdata);
+int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop,
+                    void (*cb)(struct ipc_queue *q, void *ud), void *userdata);
 
 /* ---- metrics (any process with the memfd) --------------------------------------------------- */
 struct ipc_queue_metrics {
 	char name[IPC_QUEUE_NAME_MAX + 1];
 	uint64_t depth, adds_total, retries_total, parked, parked_total, worker_deaths_total,
-		owner_restarts_total, protocol_errors_total;
+	        owner_restarts_total, protocol_errors_total;
 	double unfinished_work_seconds, longest_running_processor_seconds;
 	/* histograms: le = 1e-8 * 10^i seconds, cumulative, plus count and sum (seconds) */
 	uint64_t queue_duration_le[IPC_QUEUE_HIST_BUCKETS], queue_duration_count;

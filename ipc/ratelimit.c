@@ -2,14 +2,16 @@
 /* ipc/ratelimit.c: see ratelimit.h. */
 #include "ipc/ratelimit.h"
 
-void ipc_bucket_init(struct ipc_bucket *b, double qps, uint32_t burst, uint64_t now_usec) {
+void ipc_bucket_init(struct ipc_bucket *b, double qps, uint32_t burst, uint64_t now_usec)
+{
 	b->qps = qps;
 	b->burst = burst;
 	b->tokens = burst;
 	b->last_usec = now_usec;
 }
 
-uint64_t ipc_bucket_reserve(struct ipc_bucket *b, uint64_t now_usec) {
+uint64_t ipc_bucket_reserve(struct ipc_bucket *b, uint64_t now_usec)
+{
 	if (b->qps <= 0)
 		return 0;
 	if (now_usec > b->last_usec) {
@@ -24,7 +26,8 @@ uint64_t ipc_bucket_reserve(struct ipc_bucket *b, uint64_t now_usec) {
 	return (uint64_t)(-b->tokens * 1e6 / b->qps + 0.5);
 }
 
-uint64_t ipc_backoff_exp(uint32_t failures, uint64_t base_usec, uint64_t max_usec) {
+uint64_t ipc_backoff_exp(uint32_t failures, uint64_t base_usec, uint64_t max_usec)
+{
 	if (base_usec == 0)
 		return 0;
 	if (failures >= 63 || base_usec > (max_usec >> failures))

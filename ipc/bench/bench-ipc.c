@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RING 4096u
+#define RING       4096u
 #define MAXSAMPLES 20000
 
 struct shared {
@@ -56,25 +56,29 @@ struct shared {
 static struct shared *sh;
 static int ncpu;
 
-static uint64_t now_ns(void) {
+static uint64_t now_ns(void)
+{
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void pin(int cpu) {
+static void pin(int cpu)
+{
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu % ncpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static int cmp_u64(const void *a, const void *b) {
+static int cmp_u64(const void *a, const void *b)
+{
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-static double p99_us(void) {
+static double p99_us(void)
+{
 	uint32_t n = atomic_load(&sh->nsamples);
 	if (n == 0)
 		return -1;
@@ -82,11 +86,13 @@ static double p99_us(void) {
 	return (double)sh->samples[(size_t)((double)n * 0.99)] / 1000.0;
 }
 
-static void reset(void) {
+static void reset(void)
+{
 	memset(sh, 0, sizeof(*sh));
 }
 
-static void wait_child(pid_t p) {
+static void wait_child(pid_t p)
+{
 	int st;
 	waitpid(p, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -95,7 +101,8 @@ static void wait_child(pid_t p) {
 	}
 }
 
-static void busy_wait_ns(uint64_t ns) {
+static void busy_wait_ns(uint64_t ns)
+{
 	uint64_t end = now_ns() + ns;
 	while (now_ns() < end)
 		;
@@ -104,7 +111,8 @@ static void busy_wait_ns(uint64_t ns) {
 /* ---- eventfd ring (baseline and efdproto) ------------------------------------------------- */
 enum mode { BASELINE, EFDPROTO };
 
-static void efd_wait(int ep) {
+static void efd_wait(int ep)
+{
 	struct epoll_event ev;
 	while (epoll_wait(ep, &ev, 1, -1) < 0 && errno == EINTR)
 		;
@@ -113,21 +121,24 @@ static void efd_wait(int ep) {
 	(void)r;
 }
 
-static void efd_signal(int fd) {
+static void efd_signal(int fd)
+{
 	uint64_t one = 1;
 	ssize_t r = write(fd, &one, sizeof(one));
 	(void)r;
 }
 
 /* conditional wake (W3 in queue-abi.h) */
-static void wake_if_waiting(_Atomic uint32_t *flag, int fd) {
+static void wake_if_waiting(_Atomic uint32_t *flag, int fd)
+{
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(flag, memory_order_relaxed) &&
 	    atomic_exchange_explicit(flag, 0, memory_order_seq_cst))
 		efd_signal(fd);
 }
 
-static int mkep(int fd) {
+static int mkep(int fd)
+{
 	int ep = epoll_create1(0);
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
 	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
@@ -135,7 +146,8 @@ static int mkep(int fd) {
 }
 
 /* Consumer: drains items; UINT64_MAX ends; latency mode records now - item. */
-static void ring_consumer(enum mode m, int efd_data, int efd_space, bool latency, int cpu) {
+static void ring_consumer(enum mode m, int efd_data, int efd_space, bool latency, int cpu)
+{
 	pin(cpu);
 	int ep = mkep(efd_data);
 	uint32_t head = 0;
@@ -154,7 +166,8 @@ static void ring_consumer(enum mode m, int efd_data, int efd_space, bool latency
 				uint64_t end = now_ns() + spin_ns;
 				for (unsigned k = 0; !got; k++) {
 					__builtin_ia32_pause();
-					got = atomic_load_explicit(&sh->tail, memory_order_acquire) != head;
+					got = atomic_load_explicit(&sh->tail,
+					                           memory_order_acquire) != head;
 					if ((k & 63) == 63 && now_ns() > end)
 						break;
 				}
@@ -178,10 +191,12 @@ static void ring_consumer(enum mode m, int efd_data, int efd_space, bool latency
 			}
 			if (latency) {
 				uint64_t t = now_ns();
-				uint32_t n = atomic_load_explicit(&sh->nsamples, memory_order_relaxed);
+				uint32_t n =
+				        atomic_load_explicit(&sh->nsamples, memory_order_relaxed);
 				if (n < MAXSAMPLES) {
 					sh->samples[n] = t - v;
-					atomic_store_explicit(&sh->nsamples, n + 1, memory_order_release);
+					atomic_store_explicit(&sh->nsamples, n + 1,
+					                      memory_order_release);
 				}
 			}
 			count++;
@@ -197,7 +212,8 @@ static void ring_consumer(enum mode m, int efd_data, int efd_space, bool latency
 }
 
 static void ring_push(enum mode m, int efd_data, int ep_space, const uint64_t *v, uint32_t n,
-		      uint32_t *tailp) {
+                      uint32_t *tailp)
+{
 	uint32_t tail = *tailp;
 	while (tail + n - atomic_load_explicit(&sh->head, memory_order_acquire) > RING) {
 		atomic_store_explicit(&sh->prod_waiting, 1, memory_order_relaxed);
@@ -217,7 +233,8 @@ static void ring_push(enum mode m, int efd_data, int ep_space, const uint64_t *v
 	*tailp = tail;
 }
 
-static double ring_throughput(enum mode m, uint32_t batch, bool cross, double secs) {
+static double ring_throughput(enum mode m, uint32_t batch, bool cross, double secs)
+{
 	reset();
 	int efd_data = eventfd(0, EFD_CLOEXEC), efd_space = eventfd(0, EFD_CLOEXEC);
 	pid_t c = fork();
@@ -243,10 +260,12 @@ static double ring_throughput(enum mode m, uint32_t batch, bool cross, double se
 	close(efd_data);
 	close(efd_space);
 	close(ep_space);
-	return (double)atomic_load(&sh->count) / ((double)(atomic_load(&sh->t_end) - t_start) / 1e9);
+	return (double)atomic_load(&sh->count) /
+	       ((double)(atomic_load(&sh->t_end) - t_start) / 1e9);
 }
 
-static double ring_cold_latency(int samples) {
+static double ring_cold_latency(int samples)
+{
 	reset();
 	int efd_data = eventfd(0, EFD_CLOEXEC), efd_space = eventfd(0, EFD_CLOEXEC);
 	pid_t c = fork();
@@ -271,7 +290,8 @@ static double ring_cold_latency(int samples) {
 	return p99_us();
 }
 
-static void mkkey(char *buf, uint64_t seq) {
+static void mkkey(char *buf, uint64_t seq)
+{
 	char tmp[24];
 	int n = 0;
 	do
@@ -286,7 +306,8 @@ static void mkkey(char *buf, uint64_t seq) {
 /* ---- the queue ------------------------------------------------------------------------------ */
 enum qmode { Q_THROUGHPUT, Q_COLD, Q_HOT };
 
-static void queue_worker(int fd, enum qmode m, int cpu) {
+static void queue_worker(int fd, enum qmode m, int cpu)
+{
 	pin(cpu);
 	struct ipc_queue *q;
 	if (ipc_queue_attach(&q, fd, IPC_QUEUE_WORKER, m == Q_THROUGHPUT ? 256 : 1) < 0)
@@ -302,7 +323,8 @@ static void queue_worker(int fd, enum qmode m, int cpu) {
 			uint64_t t = now_ns();
 			uint32_t n = atomic_load_explicit(&sh->nsamples, memory_order_relaxed);
 			if (key[0] == 'k' && n < MAXSAMPLES) {
-				sh->samples[n] = t - atomic_load_explicit(&sh->t0, memory_order_acquire);
+				sh->samples[n] =
+				        t - atomic_load_explicit(&sh->t0, memory_order_acquire);
 				atomic_store_explicit(&sh->nsamples, n + 1, memory_order_release);
 			}
 		}
@@ -317,15 +339,18 @@ static void queue_worker(int fd, enum qmode m, int cpu) {
 	_exit(0);
 }
 
-static void owner_setup(int fd, struct ipc_loop **loop, struct ipc_queue_owner **o) {
-	if (ipc_loop_new(loop, IPC_LOOP_BACKEND_AUTO) < 0 || ipc_queue_owner_new(o, *loop, fd, NULL) < 0) {
+static void owner_setup(int fd, struct ipc_loop **loop, struct ipc_queue_owner **o)
+{
+	if (ipc_loop_new(loop, IPC_LOOP_BACKEND_AUTO) < 0 ||
+	    ipc_queue_owner_new(o, *loop, fd, NULL) < 0) {
 		fprintf(stderr, "owner setup failed\n");
 		exit(1);
 	}
 }
 
 /* the worker's slot is tracked once the owner has seen its attach */
-static void owner_wait_worker(struct ipc_loop *loop, struct ipc_queue_owner *o) {
+static void owner_wait_worker(struct ipc_loop *loop, struct ipc_queue_owner *o)
+{
 	while (!atomic_load(&sh->ready))
 		ipc_loop_run_once(loop, 1000);
 	for (int i = 0; i < 10; i++) {
@@ -334,7 +359,8 @@ static void owner_wait_worker(struct ipc_loop *loop, struct ipc_queue_owner *o) 
 	}
 }
 
-static double queue_run(enum qmode m, uint32_t batch, bool cross, double secs, int samples) {
+static double queue_run(enum qmode m, uint32_t batch, bool cross, double secs, int samples)
+{
 	reset();
 	int fd = ipc_queue_memfd_create("bench");
 	if (fd < 0)
@@ -361,12 +387,15 @@ static double queue_run(enum qmode m, uint32_t batch, bool cross, double secs, i
 				}
 				ipc_queue_owner_pump(o);
 			} else
-				ipc_loop_run_once(loop, 1000); /* sleeps on the doorbell until Done frees room */
+				ipc_loop_run_once(
+				        loop,
+				        1000); /* sleeps on the doorbell until Done frees room */
 		}
 	} else {
 		for (int i = 0; i < samples; i++) {
 			if (m == Q_COLD) {
-				/* let everyone fall asleep: the owner sleeps in its loop, the worker in Get */
+				/* let everyone fall asleep: the owner sleeps in its loop, the
+				 * worker in Get */
 				uint64_t until = now_ns() + 300000;
 				while (now_ns() < until)
 					ipc_loop_run_once(loop, (until - now_ns()) / 1000 + 1);
@@ -388,11 +417,13 @@ static double queue_run(enum qmode m, uint32_t batch, bool cross, double secs, i
 	ipc_loop_free(loop);
 	close(fd);
 	if (m == Q_THROUGHPUT)
-		return (double)atomic_load(&sh->count) / ((double)(atomic_load(&sh->t_end) - t_start) / 1e9);
+		return (double)atomic_load(&sh->count) /
+		       ((double)(atomic_load(&sh->t_end) - t_start) / 1e9);
 	return p99_us();
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
 	double secs = argc > 1 ? strtod(argv[1], NULL) : 0.5;
 	if (secs <= 0)
 		secs = 0.5;

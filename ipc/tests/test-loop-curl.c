@@ -33,7 +33,8 @@ struct xfer {
 	size_t len;
 };
 
-static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
 	struct xfer *x = ud;
 	size_t k = sz * n;
 	if (x->len + k < sizeof(x->buf)) {
@@ -43,7 +44,8 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
 	return k;
 }
 
-static void check_done(struct glue *g) {
+static void check_done(struct glue *g)
+{
 	CURLMsg *m;
 	int left;
 	while ((m = curl_multi_info_read(g->multi, &left)))
@@ -53,7 +55,8 @@ static void check_done(struct glue *g) {
 		}
 }
 
-static int on_sock_ready(struct ipc_source *s, int fd, uint32_t revents, void *ud) {
+static int on_sock_ready(struct ipc_source *s, int fd, uint32_t revents, void *ud)
+{
 	(void)s;
 	struct glue *g = ud;
 	int ev = 0;
@@ -69,7 +72,8 @@ static int on_sock_ready(struct ipc_source *s, int fd, uint32_t revents, void *u
 }
 
 /* CURLMOPT_SOCKETFUNCTION: what curl wants to wait for on fd */
-static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp) {
+static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
+{
 	(void)e;
 	struct glue *g = userp;
 	struct ipc_source *src = socketp;
@@ -88,7 +92,8 @@ static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socke
 	return 0;
 }
 
-static int on_timer(struct ipc_source *s, uint64_t now, void *ud) {
+static int on_timer(struct ipc_source *s, uint64_t now, void *ud)
+{
 	(void)s;
 	(void)now;
 	struct glue *g = ud;
@@ -98,14 +103,18 @@ static int on_timer(struct ipc_source *s, uint64_t now, void *ud) {
 }
 
 /* CURLMOPT_TIMERFUNCTION: -1 = delete, else fire in ms */
-static int timer_cb(CURLM *m, long ms, void *userp) {
+static int timer_cb(CURLM *m, long ms, void *userp)
+{
 	(void)m;
 	struct glue *g = userp;
-	CHECK_EQ(ipc_source_set_time(g->timer, ms < 0 ? 0 : ipc_now_usec() + (uint64_t)ms * 1000 + 1), 0);
+	CHECK_EQ(ipc_source_set_time(g->timer,
+	                             ms < 0 ? 0 : ipc_now_usec() + (uint64_t)ms * 1000 + 1),
+	         0);
 	return 0;
 }
 
-static void serve(int lfd) {
+static void serve(int lfd)
+{
 	for (int i = 0; i < NXFER; i++) {
 		int c = accept(lfd, NULL, NULL);
 		if (c < 0)
@@ -122,7 +131,8 @@ static void serve(int lfd) {
 				break;
 		}
 		usleep(5000 * (useconds_t)(NXFER - i)); /* replies overlap in time */
-		const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+		const char *resp =
+		        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
 		ssize_t w = write(c, resp, strlen(resp));
 		(void)w;
 		close(c);
@@ -130,7 +140,8 @@ static void serve(int lfd) {
 	_exit(0);
 }
 
-static int run(enum ipc_loop_backend_kind kind) {
+static int run(enum ipc_loop_backend_kind kind)
+{
 	struct glue g = {0};
 	if (ipc_loop_new(&g.loop, kind) < 0)
 		return 77;
@@ -187,7 +198,8 @@ static int run(enum ipc_loop_backend_kind kind) {
 	return 0;
 }
 
-int main(void) {
+int main(void)
+{
 	CHECK_EQ(curl_global_init(CURL_GLOBAL_DEFAULT), 0);
 	int a = run(IPC_LOOP_BACKEND_URING);
 	CHECK(a == 0 || a == 77);

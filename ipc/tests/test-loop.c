@@ -21,21 +21,23 @@ static int hits[8];
 static uint64_t order[8];
 static int norder;
 
-static int on_timer(struct ipc_source *s, uint64_t now, void *ud) {
+static int on_timer(struct ipc_source *s, uint64_t now, void *ud)
+{
 	(void)s;
 	(void)now;
 	order[norder++] = (uintptr_t)ud;
 	return 0;
 }
 
-static void test_timers(struct ipc_loop *l) {
+static void test_timers(struct ipc_loop *l)
+{
 	struct ipc_source *a, *b, *c;
 	uint64_t now = ipc_now_usec();
 	norder = 0;
 	CHECK_EQ(ipc_loop_add_timer(l, &a, now + 30000, on_timer, (void *)1), 0);
 	CHECK_EQ(ipc_loop_add_timer(l, &b, now + 10000, on_timer, (void *)2), 0);
 	CHECK_EQ(ipc_loop_add_timer(l, &c, now + 20000, on_timer, (void *)3), 0);
-	CHECK_EQ(ipc_source_set_time(c, 0), 0); /* disarmed: never fires */
+	CHECK_EQ(ipc_source_set_time(c, 0), 0);          /* disarmed: never fires */
 	CHECK_EQ(ipc_source_set_time(a, now + 5000), 0); /* moved earlier */
 	while (norder < 2)
 		CHECK(ipc_loop_run_once(l, 100000) >= 0);
@@ -57,7 +59,8 @@ static void test_timers(struct ipc_loop *l) {
 }
 
 static struct ipc_source *self_free_src;
-static int on_io(struct ipc_source *s, int fd, uint32_t revents, void *ud) {
+static int on_io(struct ipc_source *s, int fd, uint32_t revents, void *ud)
+{
 	int i = (int)(uintptr_t)ud;
 	hits[i]++;
 	if (revents & POLLIN) {
@@ -72,7 +75,8 @@ static int on_io(struct ipc_source *s, int fd, uint32_t revents, void *ud) {
 	return 0;
 }
 
-static void test_io(struct ipc_loop *l) {
+static void test_io(struct ipc_loop *l)
+{
 	int sv[2];
 	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
 	struct ipc_source *s;
@@ -107,7 +111,8 @@ static void test_io(struct ipc_loop *l) {
 	close(sv[1]);
 }
 
-static void test_pidfd(struct ipc_loop *l) {
+static void test_pidfd(struct ipc_loop *l)
+{
 	pid_t pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
@@ -129,14 +134,16 @@ static void test_pidfd(struct ipc_loop *l) {
 	close(pfd);
 }
 
-static int on_sig(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud) {
+static int on_sig(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
+{
 	(void)s;
 	(void)ud;
 	hits[2] = (int)si->ssi_signo;
 	return 0;
 }
 
-static void test_signal(struct ipc_loop *l) {
+static void test_signal(struct ipc_loop *l)
+{
 	struct ipc_source *s;
 	hits[2] = 0;
 	CHECK_EQ(ipc_loop_add_signal(l, &s, SIGUSR1, on_sig, NULL), 0);
@@ -148,7 +155,8 @@ static void test_signal(struct ipc_loop *l) {
 }
 
 static int fres[4];
-static int on_futex(struct ipc_source *s, int res, void *ud) {
+static int on_futex(struct ipc_source *s, int res, void *ud)
+{
 	(void)s;
 	int i = (int)(uintptr_t)ud;
 	fres[i] = res;
@@ -156,7 +164,8 @@ static int on_futex(struct ipc_source *s, int res, void *ud) {
 	return 0;
 }
 
-static void test_futex(struct ipc_loop *l) {
+static void test_futex(struct ipc_loop *l)
+{
 	uint32_t *w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(w != MAP_FAILED);
 	memset(hits, 0, sizeof(hits));
@@ -205,14 +214,16 @@ static void test_futex(struct ipc_loop *l) {
 	munmap(w, 4096);
 }
 
-static int on_fail_timer(struct ipc_source *s, uint64_t now, void *ud) {
+static int on_fail_timer(struct ipc_source *s, uint64_t now, void *ud)
+{
 	(void)s;
 	(void)now;
 	(void)ud;
 	return -EPROTO;
 }
 
-static void test_run_error(struct ipc_loop *l) {
+static void test_run_error(struct ipc_loop *l)
+{
 	struct ipc_source *s;
 	CHECK_EQ(ipc_loop_add_timer(l, &s, ipc_now_usec() + 1000, on_fail_timer, NULL), 0);
 	CHECK_EQ(ipc_loop_run(l), -EPROTO);
@@ -220,16 +231,19 @@ static void test_run_error(struct ipc_loop *l) {
 }
 
 static int posts;
-static int on_post(struct ipc_source *s, uint64_t now, void *ud) {
+static int on_post(struct ipc_source *s, uint64_t now, void *ud)
+{
 	(void)now;
 	(void)ud;
 	posts++;
 	if (posts == 1)
-		ipc_source_post_enable(s); /* re-enabling from the callback runs it next iteration */
+		ipc_source_post_enable(
+		        s); /* re-enabling from the callback runs it next iteration */
 	return 0;
 }
 
-static void test_post(struct ipc_loop *l) {
+static void test_post(struct ipc_loop *l)
+{
 	struct ipc_source *p;
 	posts = 0;
 	CHECK_EQ(ipc_loop_add_post(l, &p, on_post, NULL), 0);
@@ -249,7 +263,8 @@ static void test_post(struct ipc_loop *l) {
 	CHECK_EQ(posts, 2);
 }
 
-static int run_backend(enum ipc_loop_backend_kind kind) {
+static int run_backend(enum ipc_loop_backend_kind kind)
+{
 	_cleanup_ipc_loop_ struct ipc_loop *l = NULL;
 	int r = ipc_loop_new(&l, kind);
 	if (r < 0) {
@@ -267,7 +282,8 @@ static int run_backend(enum ipc_loop_backend_kind kind) {
 	return 0;
 }
 
-int main(void) {
+int main(void)
+{
 	int a = run_backend(IPC_LOOP_BACKEND_URING);
 	int b = run_backend(IPC_LOOP_BACKEND_EPOLL);
 	CHECK_EQ(b, 0);

@@ -26,13 +26,15 @@ struct env {
 static int resyncs, restarted_seen, parked_calls;
 static char parked_key[IPC_QUEUE_KEY_MAX + 1];
 
-static void on_resync(struct ipc_queue_owner *o, bool restarted, void *ud) {
+static void on_resync(struct ipc_queue_owner *o, bool restarted, void *ud)
+{
 	(void)o;
 	(void)ud;
 	resyncs++;
 	restarted_seen = restarted;
 }
-static void on_parked(struct ipc_queue_owner *o, const char *key, uint32_t crashes, void *ud) {
+static void on_parked(struct ipc_queue_owner *o, const char *key, uint32_t crashes, void *ud)
+{
 	(void)o;
 	(void)ud;
 	(void)crashes;
@@ -40,33 +42,40 @@ static void on_parked(struct ipc_queue_owner *o, const char *key, uint32_t crash
 	snprintf(parked_key, sizeof(parked_key), "%s", key);
 }
 
-static struct ipc_queue_owner_config cfg_default(void) {
-	return (struct ipc_queue_owner_config){.resync = on_resync, .parked = on_parked, .park_after = 3};
+static struct ipc_queue_owner_config cfg_default(void)
+{
+	return (struct ipc_queue_owner_config){
+	        .resync = on_resync, .parked = on_parked, .park_after = 3};
 }
 
-static void env_up(struct env *e, const struct ipc_queue_owner_config *cfg) {
+static void env_up(struct env *e, const struct ipc_queue_owner_config *cfg)
+{
 	CHECK_EQ(ipc_loop_new(&e->loop, backend), 0);
 	e->fd = ipc_queue_memfd_create("test");
 	CHECK(e->fd >= 0);
 	CHECK_EQ(ipc_queue_owner_new(&e->o, e->loop, e->fd, cfg), 0);
 }
-static void env_down(struct env *e) {
+static void env_down(struct env *e)
+{
 	e->o = ipc_queue_owner_free(e->o);
 	close(e->fd);
 	e->loop = ipc_loop_free(e->loop);
 }
-static void settle(struct env *e) {
+static void settle(struct env *e)
+{
 	for (int i = 0; i < 3; i++) {
 		CHECK(ipc_queue_owner_pump(e->o) >= 0);
 		CHECK(ipc_loop_run_once(e->loop, 0) >= 0);
 	}
 }
-static int get_now(struct env *e, struct ipc_queue *w, char *key) {
+static int get_now(struct env *e, struct ipc_queue *w, char *key)
+{
 	settle(e);
 	return ipc_queue_get(w, key, IPC_QUEUE_KEY_MAX + 1, 0);
 }
 
-static void test_fifo_dedup(void) {
+static void test_fifo_dedup(void)
+{
 	struct env e;
 	env_up(&e, NULL);
 	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
@@ -98,7 +107,8 @@ static void test_fifo_dedup(void) {
 	env_down(&e);
 }
 
-static void test_add_while_processing(void) {
+static void test_add_while_processing(void)
+{
 	struct env e;
 	env_up(&e, NULL);
 	_cleanup_ipc_queue_ struct ipc_queue *w1 = NULL, *w2 = NULL;
@@ -138,7 +148,8 @@ static void test_add_while_processing(void) {
 	env_down(&e);
 }
 
-static void test_producer_client(void) {
+static void test_producer_client(void)
+{
 	struct env e;
 	env_up(&e, NULL);
 	_cleanup_ipc_queue_ struct ipc_queue *c = NULL;
@@ -185,14 +196,17 @@ static void test_producer_client(void) {
 	env_down(&e);
 }
 
-static void wait_len(struct env *e, size_t n, uint64_t max_usec) {
+static void wait_len(struct env *e, size_t n, uint64_t max_usec)
+{
 	uint64_t end = ipc_now_usec() + max_usec;
 	settle(e); /* apply pending replies first */
-	while (ipc_queue_owner_len(e->o) + ipc_queue_owner_processing(e->o) < n && ipc_now_usec() < end)
+	while (ipc_queue_owner_len(e->o) + ipc_queue_owner_processing(e->o) < n &&
+	       ipc_now_usec() < end)
 		CHECK(ipc_loop_run_once(e->loop, 1000) >= 0);
 }
 
-static void test_delaying(void) {
+static void test_delaying(void)
+{
 	struct env e;
 	env_up(&e, NULL);
 	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
@@ -242,7 +256,8 @@ static void test_delaying(void) {
 	env_down(&e);
 }
 
-static void test_ratelimiter_pure(void) {
+static void test_ratelimiter_pure(void)
+{
 	/* exponential: base 1 ms, cap 1 s */
 	CHECK_EQ(ipc_backoff_exp(0, 1000, 1000000), 1000);
 	CHECK_EQ(ipc_backoff_exp(1, 1000, 1000000), 2000);
@@ -264,9 +279,11 @@ static void test_ratelimiter_pure(void) {
 	CHECK_EQ(ipc_bucket_reserve(&b, 0), 0);
 }
 
-static void test_rate_limited_queue(void) {
+static void test_rate_limited_queue(void)
+{
 	struct env e;
-	struct ipc_queue_owner_config cfg = {.base_delay_usec = 1000, .max_delay_usec = 1000000, .qps = -1};
+	struct ipc_queue_owner_config cfg = {
+	        .base_delay_usec = 1000, .max_delay_usec = 1000000, .qps = -1};
 	env_up(&e, &cfg);
 	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
 	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
@@ -343,7 +360,8 @@ static void test_rate_limited_queue(void) {
 	env_down(&e);
 }
 
-static void test_shutdown(void) {
+static void test_shutdown(void)
+{
 	struct env e;
 	env_up(&e, NULL);
 	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
@@ -375,7 +393,8 @@ static void test_shutdown(void) {
 	env_down(&e);
 }
 
-static void test_named_queues_and_abi(void) {
+static void test_named_queues_and_abi(void)
+{
 	struct env a, b;
 	env_up(&a, NULL);
 	env_up(&b, NULL);
@@ -424,7 +443,8 @@ static void test_named_queues_and_abi(void) {
 }
 
 /* A child worker that takes one key and dies without Done. */
-static void crash_worker(int fd) {
+static void crash_worker(int fd)
+{
 	pid_t pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
@@ -438,7 +458,8 @@ static void crash_worker(int fd) {
 	}
 }
 
-static void test_crash_requeue_and_park(void) {
+static void test_crash_requeue_and_park(void)
+{
 	struct env e;
 	struct ipc_queue_owner_config cfg = cfg_default();
 	cfg.base_delay_usec = 1000;
@@ -462,7 +483,8 @@ static void test_crash_requeue_and_park(void) {
 		} while (m.worker_deaths_total < (uint64_t)round && ipc_now_usec() < end);
 		CHECK_EQ(m.worker_deaths_total, round);
 		if (round < 3) {
-			CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "poison"), round); /* backoff applied */
+			CHECK_EQ(ipc_queue_owner_num_requeues(e.o, "poison"),
+			         round); /* backoff applied */
 			wait_len(&e, 1, 2000000);
 			CHECK_EQ(ipc_queue_owner_len(e.o), 1);
 		}
@@ -488,7 +510,8 @@ static void test_crash_requeue_and_park(void) {
 	env_down(&e);
 }
 
-static void test_owner_restart_adopts(void) {
+static void test_owner_restart_adopts(void)
+{
 	struct env e;
 	struct ipc_queue_owner_config cfg = cfg_default();
 	resyncs = 0;
@@ -510,7 +533,8 @@ static void test_owner_restart_adopts(void) {
 	CHECK_EQ(resyncs, 2);
 	CHECK_EQ(restarted_seen, 1);
 	settle(&e);
-	/* "held" was Done while down (applied), "prefetched" is still leased, "while-down" queued */
+	/* "held" was Done while down (applied), "prefetched" is still leased, "while-down" queued
+	 */
 	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "prefetched") == 0);
 	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
 	CHECK(get_now(&e, w, got) > 0 && strcmp(got, "while-down") == 0);
@@ -527,10 +551,12 @@ static void test_owner_restart_adopts(void) {
 
 /* A slot whose recorded incarnation does not match the process now behind its pid (pid reuse)
  * is treated as a dead client. Simulated by corrupting pid_ino before the owner's scan. */
-static void test_pid_reuse_detected(void) {
+static void test_pid_reuse_detected(void)
+{
 	struct env e;
 	env_up(&e, NULL);
-	struct ipc_q_header *h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, e.fd, 0);
+	struct ipc_q_header *h =
+	        mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, e.fd, 0);
 	CHECK(h != MAP_FAILED);
 	struct ipc_queue *w = NULL;
 	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
@@ -558,13 +584,15 @@ static void test_pid_reuse_detected(void) {
 }
 
 static int watch_hits;
-static void on_watch(struct ipc_queue *q, void *ud) {
+static void on_watch(struct ipc_queue *q, void *ud)
+{
 	(void)q;
 	(void)ud;
 	watch_hits++;
 }
 
-static void test_watch_and_blocking_get(void) {
+static void test_watch_and_blocking_get(void)
+{
 	struct env e;
 	env_up(&e, NULL);
 	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
@@ -585,7 +613,8 @@ static void test_watch_and_blocking_get(void) {
 	env_down(&e);
 }
 
-int main(void) {
+int main(void)
+{
 	test_ratelimiter_pure();
 	enum ipc_loop_backend_kind kinds[] = {IPC_LOOP_BACKEND_URING, IPC_LOOP_BACKEND_EPOLL};
 	for (int i = 0; i < 2; i++) {
@@ -597,17 +626,72 @@ int main(void) {
 		fprintf(stderr, "backend %s\n", ipc_loop_backend(probe));
 		ipc_loop_free(probe);
 		backend = kinds[i];
-		{ uint64_t _t = ipc_now_usec(); test_fifo_dedup(); fprintf(stderr, "%-32s %6.3f s\n", "test_fifo_dedup", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_add_while_processing(); fprintf(stderr, "%-32s %6.3f s\n", "test_add_while_processing", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_producer_client(); fprintf(stderr, "%-32s %6.3f s\n", "test_producer_client", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_delaying(); fprintf(stderr, "%-32s %6.3f s\n", "test_delaying", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_rate_limited_queue(); fprintf(stderr, "%-32s %6.3f s\n", "test_rate_limited_queue", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_shutdown(); fprintf(stderr, "%-32s %6.3f s\n", "test_shutdown", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_named_queues_and_abi(); fprintf(stderr, "%-32s %6.3f s\n", "test_named_queues_and_abi", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_crash_requeue_and_park(); fprintf(stderr, "%-32s %6.3f s\n", "test_crash_requeue_and_park", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_owner_restart_adopts(); fprintf(stderr, "%-32s %6.3f s\n", "test_owner_restart_adopts", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_pid_reuse_detected(); fprintf(stderr, "%-32s %6.3f s\n", "test_pid_reuse_detected", (ipc_now_usec() - _t) / 1e6); }
-		{ uint64_t _t = ipc_now_usec(); test_watch_and_blocking_get(); fprintf(stderr, "%-32s %6.3f s\n", "test_watch_and_blocking_get", (ipc_now_usec() - _t) / 1e6); }
+		{
+			uint64_t _t = ipc_now_usec();
+			test_fifo_dedup();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_fifo_dedup",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_add_while_processing();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_add_while_processing",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_producer_client();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_producer_client",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_delaying();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_delaying",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_rate_limited_queue();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_rate_limited_queue",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_shutdown();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_shutdown",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_named_queues_and_abi();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_named_queues_and_abi",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_crash_requeue_and_park();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_crash_requeue_and_park",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_owner_restart_adopts();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_owner_restart_adopts",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_pid_reuse_detected();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_pid_reuse_detected",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_watch_and_blocking_get();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_watch_and_blocking_get",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
 	}
 	fprintf(stderr, "ok\n");
 	return 0;

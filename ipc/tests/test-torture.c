@@ -34,8 +34,8 @@
 #ifndef TORTURE_DEFAULT_SECS
 #define TORTURE_DEFAULT_SECS 2.0
 #endif
-#define NKEYS 256
-#define NWORKERS 6
+#define NKEYS      256
+#define NWORKERS   6
 #define NPRODUCERS 2
 
 struct oracle {
@@ -47,14 +47,16 @@ struct oracle {
 static struct oracle *orc;
 static int qfd;
 
-static uint64_t rnd(uint64_t *s) {
+static uint64_t rnd(uint64_t *s)
+{
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
 }
 
-static bool pid_exited(uint32_t pid) {
+static bool pid_exited(uint32_t pid)
+{
 	int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 	if (pfd < 0)
 		return true; /* reaped */
@@ -64,14 +66,19 @@ static bool pid_exited(uint32_t pid) {
 	return gone;
 }
 
-static void keyname(char *buf, size_t n, unsigned k) { snprintf(buf, n, "ns-%u/obj-%u", k % 8, k); }
+static void keyname(char *buf, size_t n, unsigned k)
+{
+	snprintf(buf, n, "ns-%u/obj-%u", k % 8, k);
+}
 
-static unsigned keyidx(const char *key) {
+static unsigned keyidx(const char *key)
+{
 	const char *p = strstr(key, "obj-");
 	return p ? (unsigned)strtoul(p + 4, NULL, 10) % NKEYS : 0;
 }
 
-static void resync_all(struct ipc_queue_owner *o, bool restarted, void *ud) {
+static void resync_all(struct ipc_queue_owner *o, bool restarted, void *ud)
+{
 	(void)restarted;
 	(void)ud;
 	char k[64];
@@ -81,23 +88,27 @@ static void resync_all(struct ipc_queue_owner *o, bool restarted, void *ud) {
 	}
 }
 
-static int on_term(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud) {
+static int on_term(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
+{
 	(void)s;
 	(void)si;
 	ipc_loop_exit(ud, 0);
 	return 0;
 }
 
-static void owner_main(const char *backend, unsigned fault) {
+static void owner_main(const char *backend, unsigned fault)
+{
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	setenv("KCMD_IPC_BACKEND", backend, 1);
 	ipc_queue_fault_mask = fault;
 	struct ipc_loop *loop;
 	if (ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO) < 0)
 		_exit(10);
-	struct ipc_queue_owner_config cfg = {
-		.base_delay_usec = 1000, .max_delay_usec = 50000, .qps = -1, .park_after = 1000000,
-		.resync = resync_all};
+	struct ipc_queue_owner_config cfg = {.base_delay_usec = 1000,
+	                                     .max_delay_usec = 50000,
+	                                     .qps = -1,
+	                                     .park_after = 1000000,
+	                                     .resync = resync_all};
 	struct ipc_queue_owner *o;
 	int r;
 	/* a killed predecessor may still be a zombie for a moment: retry on -EBUSY */
@@ -115,7 +126,8 @@ static void owner_main(const char *backend, unsigned fault) {
 	_exit(r < 0 ? 13 : 0);
 }
 
-static void producer_main(unsigned id) {
+static void producer_main(unsigned id)
+{
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	struct ipc_queue *q;
 	if (ipc_queue_attach(&q, qfd, IPC_QUEUE_PRODUCER, 0) < 0)
@@ -137,12 +149,14 @@ static void producer_main(unsigned id) {
 	_exit(0);
 }
 
-static void worker_main(unsigned id) {
+static void worker_main(unsigned id)
+{
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	struct ipc_queue *q = NULL;
 	int r;
 	/* the slot of a killed predecessor is freed when the owner sees its pidfd */
-	for (int i = 0; (r = ipc_queue_attach(&q, qfd, IPC_QUEUE_WORKER, 1)) == -ENOSPC && i < 5000; i++)
+	for (int i = 0; (r = ipc_queue_attach(&q, qfd, IPC_QUEUE_WORKER, 1)) == -ENOSPC && i < 5000;
+	     i++)
 		usleep(1000);
 	if (r < 0)
 		_exit(30);
@@ -194,7 +208,8 @@ static void worker_main(unsigned id) {
 	_exit(0);
 }
 
-static pid_t spawn(void (*fn)(unsigned), unsigned arg) {
+static pid_t spawn(void (*fn)(unsigned), unsigned arg)
+{
 	pid_t p = fork();
 	CHECK(p >= 0);
 	if (p == 0)
@@ -204,7 +219,8 @@ static pid_t spawn(void (*fn)(unsigned), unsigned arg) {
 
 static const char *cur_backend;
 static unsigned cur_fault, cur_cp, cur_cpk;
-static void owner_entry(unsigned unused) {
+static void owner_entry(unsigned unused)
+{
 	(void)unused;
 	ipc_queue_crash_point = cur_cp;
 	ipc_queue_crash_count = cur_cpk;
@@ -214,7 +230,8 @@ static void owner_entry(unsigned unused) {
 /* The owner of the current run; respawned (without a crash point) when it died by itself. */
 static pid_t g_owner;
 static uint64_t g_self_deaths;
-static void check_owner(void) {
+static void check_owner(void)
+{
 	int st;
 	if (waitpid(g_owner, &st, WNOHANG) == g_owner) {
 		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL); /* only a crash point kills it */
@@ -224,7 +241,8 @@ static void check_owner(void) {
 	}
 }
 
-static void kill_reap(pid_t p) {
+static void kill_reap(pid_t p)
+{
 	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
 }
@@ -235,7 +253,8 @@ struct result {
 };
 
 static struct result run_cp(const char *backend, unsigned fault, double seconds, bool kill_owner,
-			    unsigned cp, unsigned cpk) {
+                            unsigned cp, unsigned cpk)
+{
 	struct result res = {0};
 	memset(orc, 0, sizeof(*orc));
 	qfd = ipc_queue_memfd_create("torture");
@@ -354,22 +373,27 @@ static struct result run_cp(const char *backend, unsigned fault, double seconds,
 	res.takeovers = atomic_load(&orc->takeovers);
 	close(qfd);
 	fprintf(stderr,
-		"%-8s fault=%u %.1fs: adds %llu processed %llu failed %llu worker-kills %llu "
-		"owner-kills %llu deaths-seen %llu restarts-seen %llu takeovers %llu cp %u/%u hit %llu | double "
-		"%llu lost %llu\n",
-		backend, fault, seconds, (unsigned long long)res.adds, (unsigned long long)res.processed,
-		(unsigned long long)res.failed, (unsigned long long)res.worker_kills,
-		(unsigned long long)res.owner_kills, (unsigned long long)res.deaths_seen,
-		(unsigned long long)res.restarts_seen, (unsigned long long)res.takeovers, cp, cpk,
-		(unsigned long long)res.crash_point_deaths, (unsigned long long)res.double_proc, (unsigned long long)res.lost);
+	        "%-8s fault=%u %.1fs: adds %llu processed %llu failed %llu worker-kills %llu "
+	        "owner-kills %llu deaths-seen %llu restarts-seen %llu takeovers %llu cp %u/%u hit "
+	        "%llu | double "
+	        "%llu lost %llu\n",
+	        backend, fault, seconds, (unsigned long long)res.adds,
+	        (unsigned long long)res.processed, (unsigned long long)res.failed,
+	        (unsigned long long)res.worker_kills, (unsigned long long)res.owner_kills,
+	        (unsigned long long)res.deaths_seen, (unsigned long long)res.restarts_seen,
+	        (unsigned long long)res.takeovers, cp, cpk,
+	        (unsigned long long)res.crash_point_deaths, (unsigned long long)res.double_proc,
+	        (unsigned long long)res.lost);
 	return res;
 }
 
-static struct result run(const char *backend, unsigned fault, double seconds, bool kill_owner) {
+static struct result run(const char *backend, unsigned fault, double seconds, bool kill_owner)
+{
 	return run_cp(backend, fault, seconds, kill_owner, 0, 0);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
 	double secs = argc > 1 ? strtod(argv[1], NULL) : TORTURE_DEFAULT_SECS;
 	if (secs <= 0)
 		secs = TORTURE_DEFAULT_SECS;
@@ -390,25 +414,28 @@ int main(int argc, char **argv) {
 		CHECK(r.worker_kills > 0 && r.owner_kills > 0 && r.processed > 0);
 		CHECK(r.deaths_seen > 0);
 		/* negative controls: the oracles must catch the re-introduced bugs */
-		struct result nl = run(backends[b], IPC_QUEUE_FAULT_NO_DEATH_REQUEUE, secs * 0.6, false);
+		struct result nl =
+		        run(backends[b], IPC_QUEUE_FAULT_NO_DEATH_REQUEUE, secs * 0.6, false);
 		CHECK(nl.lost > 0);
-		struct result nd = run(backends[b], IPC_QUEUE_FAULT_DOUBLE_DISPATCH, secs * 0.4, false);
+		struct result nd =
+		        run(backends[b], IPC_QUEUE_FAULT_DOUBLE_DISPATCH, secs * 0.4, false);
 		CHECK(nd.double_proc > 0);
-		/* deterministic crash points of the owner: each must be reached (else the run proves
-		 * nothing) and survived. The owner logic does not depend on the backend, so the quick
-		 * tier enumerates them on the first backend only. */
+		/* deterministic crash points of the owner: each must be reached (else the run
+		 * proves nothing) and survived. The owner logic does not depend on the backend, so
+		 * the quick tier enumerates them on the first backend only. */
 		if (b == 1 && secs < 10)
 			continue;
 		for (unsigned cp = 1; cp <= IPC_QUEUE_CRASH_POINTS; cp++)
 			for (unsigned k = 1; k <= 2; k++) {
-				/* point 7 is in adoption: only a restarted owner reaches it. A run that
-				 * happens not to reach its point is retried (up to 3 times); every run
-				 * must be correct. */
+				/* point 7 is in adoption: only a restarted owner reaches it. A run
+				 * that happens not to reach its point is retried (up to 3 times);
+				 * every run must be correct. */
 				bool adopt = cp == 7;
 				uint64_t hit = 0;
 				for (int attempt = 0; attempt < 3 && !hit; attempt++) {
-					struct result c = run_cp(backends[b], 0, adopt ? secs * 0.5 : secs * 0.1,
-								 adopt, cp, k);
+					struct result c = run_cp(backends[b], 0,
+					                         adopt ? secs * 0.5 : secs * 0.1,
+					                         adopt, cp, k);
 					CHECK_EQ(c.double_proc, 0);
 					CHECK_EQ(c.lost, 0);
 					CHECK(c.crash_point_deaths <= 1);
