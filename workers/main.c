@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/main.c: `kcmd-worker --controller=<name>`, one worker process of one controller.
+ *
+ * Started by the manager with the environment contract of docs/architecture.md
+ * (KCMD_ARENA_FD read-only, KCMD_QUEUE_FDS, KCMD_EXPECTATIONS_FD, KCMD_PROCESS). It attaches to
+ * its controller's queues as a worker (one key at a time), waits for keys in its event loop, runs
+ * the controller's sync for each, and reports the outcome with Done (Forget, AddRateLimited or
+ * AddAfter folded in). SIGTERM: finish the key in hand (syncs are synchronous, so there is none
+ * when the signal is read) and exit 0. A crash loses nothing: the queue's owner re-queues the key.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc/loop.h"
+#include "ipc/queue.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "manager/log.h"
+#include "workers/worker.h"
+
+static const struct wk_controller *const controllers[] = { &wk_replicaset_controller };
+
+struct wq {
+	const char *name;
+	size_t index;
+	struct ipc_queue *q;
+};
+
+struct worker {
+	struct wk_ctx ctx;
+	const struct wk_controller *ctrl;
+	void *state;
+	struct wq queues[4];
+	size_t n_queues;
+	uint64_t synced, failed;
+};
+
+static int env_fd(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long fd;
+
+	if (!v || !*v)
+		return -1;
+	fd = strtol(v, &end, 10);
+	return *end || fd < 0 || fd > 65535 ? -1 : (int)fd;
+}
+
+/* KCMD_QUEUE_FDS=name:fd,name:fd */
+static int queue_fd(const char *want)
+{
+	const char *v = getenv("KCMD_QUEUE_FDS");
+	size_t wl = strlen(want);
+
+	while (v && *v) {
+		const char *colon = strchr(v, ':');
+		if (!colon)
+			return -1;
+		if ((size_t)(colon - v) == wl && strncmp(v, want, wl) == 0)
+			return (int)strtol(colon + 1, NULL, 10);
+		v = strchr(colon, ',');
+		if (v)
+			v++;
+	}
+	return -1;
+}
+
+static void on_key(struct ipc_queue *q, void *ud);
+
+static void process(struct worker *w, struct wq *wq)
+{
+	char key[IPC_QUEUE_KEY_MAX + 1];
+
+	for (;;) {
+		int n = ipc_queue_get(wq->q, key, sizeof(key), 0);
+		if (n == -EAGAIN)
+			break;
+		if (n == -ESHUTDOWN) {
+			log_info("queue %s shut down", wq->name);
+			ipc_loop_exit(w->ctx.loop, 0);
+			return;
+		}
+		if (n < 0) {
+			log_error("queue %s: %s", wq->name, strerror(-n));
+			break;
+		}
+		struct wk_result res;
+		w->ctrl->sync(w->state, wq->index, key, &res);
+		if (res.err < 0) {
+			w->failed++;
+			ipc_queue_done(wq->q, IPC_QUEUE_DONE_RATE_LIMITED, 0);
+		} else if (res.requeue_after) {
+			ipc_queue_done(wq->q, IPC_QUEUE_DONE_FORGET | IPC_QUEUE_DONE_AFTER, res.after_usec);
+		} else {
+			ipc_queue_done(wq->q, IPC_QUEUE_DONE_FORGET, 0);
+		}
+		w->synced++;
+	}
+	if (ipc_queue_watch(wq->q, w->ctx.loop, on_key, w) < 0)
+		log_error("queue %s: cannot wait for keys", wq->name);
+}
+
+static void on_key(struct ipc_queue *q, void *ud)
+{
+	struct worker *w = ud;
+
+	for (size_t i = 0; i < w->n_queues; i++)
+		if (w->queues[i].q == q)
+			process(w, &w->queues[i]);
+}
+
+static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
+{
+	struct worker *w = ud;
+
+	(void)s;
+	log_info("signal %u: exiting after %llu syncs (%llu failed)", si->ssi_signo, (unsigned long long)w->synced,
+		 (unsigned long long)w->failed);
+	ipc_loop_exit(w->ctx.loop, 0);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: kcmd-worker --controller=NAME [--kubeconfig=F] [--master=URL] [--kube-api-qps=Q]\n"
+			"                   [--kube-api-burst=B] [--v=N]\n"
+			"Started by kcmd with KCMD_ARENA_FD, KCMD_QUEUE_FDS, KCMD_EXPECTATIONS_FD set.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct worker w = { .ctx.expectations_fd = -1 };
+	const char *controller = NULL, *kubeconfig = NULL, *master = NULL;
+	double qps = 20;
+	int burst = 30, v = 0, r;
+	char err[512];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strncmp(a, "--controller=", 13) == 0)
+			controller = a + 13;
+		else if (strncmp(a, "--kubeconfig=", 13) == 0)
+			kubeconfig = a + 13;
+		else if (strncmp(a, "--master=", 9) == 0)
+			master = a + 9;
+		else if (strncmp(a, "--kube-api-qps=", 15) == 0)
+			qps = strtod(a + 15, NULL);
+		else if (strncmp(a, "--kube-api-burst=", 17) == 0)
+			burst = (int)strtol(a + 17, NULL, 10);
+		else if (strncmp(a, "--v=", 4) == 0)
+			v = (int)strtol(a + 4, NULL, 10);
+		else {
+			usage();
+			return 2;
+		}
+	}
+	for (size_t i = 0; controller && i < sizeof(controllers) / sizeof(controllers[0]); i++)
+		if (strcmp(controllers[i]->name, controller) == 0)
+			w.ctrl = controllers[i];
+	if (!w.ctrl) {
+		fprintf(stderr, "kcmd-worker: unknown or missing --controller (%s)\n", controller ? controller : "none");
+		usage();
+		return 2;
+	}
+	w.ctx.process = getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : "worker";
+	w.ctx.controller = w.ctrl->name;
+	kclog_init(w.ctx.process, w.ctrl->name, v);
+	signal(SIGPIPE, SIG_IGN);
+
+	int afd = env_fd("KCMD_ARENA_FD");
+	if (afd < 0 || (r = shm_reader_open(afd, &w.ctx.arena)) < 0) {
+		log_error("KCMD_ARENA_FD: no usable arena (%s)", afd < 0 ? "not set" : strerror(-r));
+		return 1;
+	}
+	w.ctx.expectations_fd = env_fd("KCMD_EXPECTATIONS_FD");
+	if ((r = ipc_loop_new(&w.ctx.loop, IPC_LOOP_BACKEND_AUTO)) < 0) {
+		log_error("event loop: %s", strerror(-r));
+		return 1;
+	}
+	struct kube_config *kcfg;
+	struct kube_config_opts co = { .kubeconfig = kubeconfig, .master = master };
+	if (kube_config_load(&co, &kcfg, err, sizeof(err)) < 0) {
+		log_error("kubeconfig: %s", err);
+		return 1;
+	}
+	struct kube_client_opts ko = { .config = kcfg, .process = "worker", .controller = w.ctrl->name, .qps = qps,
+				       .burst = burst, .insecure_ok = true };
+	if ((r = kube_client_new(&ko, &w.ctx.kc)) < 0) {
+		log_error("API client: %s", strerror(-r));
+		return 1;
+	}
+	if ((r = w.ctrl->init(&w.ctx, &w.state)) < 0) {
+		log_error("%s: init failed: %s", w.ctrl->name, strerror(-r));
+		return 1;
+	}
+	for (size_t i = 0; w.ctrl->queues[i]; i++) {
+		struct wq *wq = &w.queues[w.n_queues];
+		int fd = queue_fd(w.ctrl->queues[i]);
+		wq->name = w.ctrl->queues[i];
+		wq->index = i;
+		if (fd < 0 || (r = ipc_queue_attach(&wq->q, fd, IPC_QUEUE_WORKER, 1)) < 0) {
+			log_error("queue %s: %s", wq->name, fd < 0 ? "not in KCMD_QUEUE_FDS" : strerror(-r));
+			return 1;
+		}
+		w.n_queues++;
+	}
+	struct ipc_source *st, *si;
+	if (ipc_loop_add_signal(w.ctx.loop, &st, SIGTERM, on_signal, &w) < 0 ||
+	    ipc_loop_add_signal(w.ctx.loop, &si, SIGINT, on_signal, &w) < 0)
+		return 1;
+	for (size_t i = 0; i < w.n_queues; i++)
+		process(&w, &w.queues[i]);
+	log_v(1, "%s worker ready", w.ctrl->name);
+	r = ipc_loop_run(w.ctx.loop);
+
+	for (size_t i = 0; i < w.n_queues; i++)
+		ipc_queue_free(w.queues[i].q);
+	w.ctrl->fini(w.state);
+	kube_client_free(w.ctx.kc);
+	kube_config_free(kcfg);
+	shm_arena_close(w.ctx.arena);
+	ipc_loop_free(w.ctx.loop);
+	return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Round trip: apiserver JSON → kube decoder → informerd's store → arena → worker view. What a
+ * worker sees must equal what the decoder produced (selector semantics, template labels,
+ * status, conditions, owners, pod fields).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "informerd/store.h"
+#include "kube/selector.h"
+#include "workers/objects.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *b = malloc((size_t)n + 1);
+	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+	b[n] = 0;
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+static const struct inf_resource pods = { "", "v1", "pods", "Pod", SHM_RECORD_POD, true };
+static const struct inf_resource rss = { "apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET, true };
+
+static void test_selector_strings(void **state)
+{
+	(void)state;
+	static const char *cases[] = { "", "a=b", "a=b,c!=d", "app=web,tier notin (cache,db)", "x in (1,2,3),!y,z",
+				       "k8s.io/app=v-1_2.x" };
+	struct kube_kv on[] = { { "app", "web" }, { "tier", "frontend" }, { "a", "b" }, { "x", "2" }, { "z", "" },
+				{ "k8s.io/app", "v-1_2.x" } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kube_selector *want, *got;
+		struct kube_label_selector ls;
+		struct kube_label_requirement *reqs;
+		char *text = strdup(cases[i]);
+		assert_int_equal(kube_selector_parse(cases[i], &want, NULL, 0), 0);
+		assert_int_equal(wk_selector_from_string(text, &ls, &reqs), 0);
+		assert_int_equal(kube_selector_from_label_selector(&ls, &got, NULL, 0), 0);
+		/* same decision on label sets that hit and miss each requirement */
+		for (size_t k = 0; k <= 6; k++)
+			assert_int_equal(kube_selector_matches(want, on, (uint32_t)k), kube_selector_matches(got, on, (uint32_t)k));
+		char *f1, *f2;
+		assert_int_equal(kube_selector_format(want, &f1), 0);
+		assert_int_equal(kube_selector_format(got, &f2), 0);
+		if (!strstr(cases[i], "!=")) /* "a!=b" comes back as "a notin (b)": same pods */
+			assert_string_equal(f1, f2);
+		free(f1);
+		free(f2);
+		kube_selector_free(want);
+		kube_selector_free(got);
+		free(reqs);
+		free(text);
+	}
+	struct kube_label_selector ls;
+	struct kube_label_requirement *reqs;
+	char bad1[] = "a in (b", bad2[] = "=x", bad3[] = "a b";
+	assert_int_equal(wk_selector_from_string(bad1, &ls, &reqs), -EINVAL);
+	assert_int_equal(wk_selector_from_string(bad2, &ls, &reqs), -EINVAL);
+	assert_int_equal(wk_selector_from_string(bad3, &ls, &reqs), -EINVAL);
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	int fd;
+	struct shm_arena *w, *r;
+	struct inf_store *st;
+	size_t len;
+
+	assert_int_equal(shm_arena_create(NULL, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	assert_int_equal(inf_store_new(w, NULL, &st), 0);
+	int pt = inf_store_add_resource(st, &pods), rt = inf_store_add_resource(st, &rss);
+	assert_true(pt >= 0 && rt >= 0);
+
+	char *rj = slurp("kube/tests/fixtures/replicaset.json", &len);
+	struct kube_replicaset *rs;
+	assert_int_equal(kube_decode_replicaset(rj, len, 0, &rs), 0);
+	assert_int_equal(inf_store_apply(st, (uint16_t)rt, KUBE_WATCH_ADDED, rs), 0);
+	char *pj = slurp("kube/tests/fixtures/pod-running.json", &len);
+	struct kube_pod *pod;
+	assert_int_equal(kube_decode_pod(pj, len, 0, &pod), 0);
+	assert_int_equal(inf_store_apply(st, (uint16_t)pt, KUBE_WATCH_ADDED, pod), 0);
+
+	assert_int_equal(shm_reader_open(fd, &r), 0);
+	struct shm_obj o = SHM_OBJ_INIT;
+	struct wk_rs wr;
+	assert_int_equal(shm_reader_get(r, (uint16_t)rt, rs->meta.namespace, rs->meta.name, &o), 0);
+	assert_int_equal(wk_rs_from_obj(&o, &wr), 0);
+	const struct kube_replicaset *g = &wr.rs;
+	assert_string_equal(g->meta.name, rs->meta.name);
+	assert_string_equal(g->meta.uid, rs->meta.uid);
+	assert_string_equal(g->meta.resource_version, rs->meta.resource_version);
+	assert_int_equal(g->meta.generation, rs->meta.generation);
+	assert_int_equal(g->meta.creation_timestamp, rs->meta.creation_timestamp);
+	assert_int_equal(g->spec_replicas, rs->spec_replicas);
+	assert_int_equal(g->min_ready_seconds, rs->min_ready_seconds);
+	assert_int_equal(g->status.replicas, rs->status.replicas);
+	assert_int_equal(g->status.ready_replicas, rs->status.ready_replicas);
+	assert_int_equal(g->status.available_replicas, rs->status.available_replicas);
+	assert_int_equal(g->status.observed_generation, rs->status.observed_generation);
+	assert_int_equal(g->status.n_conditions, rs->status.n_conditions);
+	for (uint32_t i = 0; i < rs->status.n_conditions; i++) {
+		assert_string_equal(g->status.conditions[i].type, rs->status.conditions[i].type);
+		assert_int_equal(g->status.conditions[i].last_transition_time, rs->status.conditions[i].last_transition_time);
+	}
+	assert_int_equal(g->n_template_labels, rs->n_template_labels);
+	assert_int_equal(g->template_json_len, rs->template_json_len);
+	assert_memory_equal(g->template_json, rs->template_json, rs->template_json_len);
+	assert_int_equal(g->meta.n_owner_refs, rs->meta.n_owner_refs);
+	assert_string_equal(g->meta.owner_refs[0].uid, rs->meta.owner_refs[0].uid);
+	assert_int_equal(g->meta.owner_refs[0].controller, rs->meta.owner_refs[0].controller);
+	struct kube_selector *s1, *s2;
+	assert_int_equal(kube_selector_from_label_selector(rs->selector, &s1, NULL, 0), 0);
+	assert_int_equal(kube_selector_from_label_selector(g->selector, &s2, NULL, 0), 0);
+	char *f1, *f2;
+	kube_selector_format(s1, &f1);
+	kube_selector_format(s2, &f2);
+	assert_string_equal(f1, f2);
+	free(f1);
+	free(f2);
+	kube_selector_free(s1);
+	kube_selector_free(s2);
+	wk_rs_free(&wr);
+
+	struct wk_pod wp;
+	struct shm_obj po = SHM_OBJ_INIT, dup;
+	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po), 0);
+	assert_int_equal(wk_obj_dup(&po, &dup), 0);
+	shm_obj_release(&po); /* the copy must not depend on the original */
+	assert_int_equal(wk_pod_from_obj(&dup, &wp), 0);
+	assert_string_equal(wp.pod.meta.name, pod->meta.name);
+	assert_int_equal(wp.pod.phase, pod->phase);
+	assert_int_equal(wp.pod.ready, pod->ready);
+	assert_int_equal(wp.pod.ready_transition_time, pod->ready_transition_time);
+	assert_int_equal(wp.pod.max_restarts, pod->max_restarts);
+	assert_int_equal(wp.pod.meta.n_labels, pod->meta.n_labels);
+	if (pod->node_name)
+		assert_string_equal(wp.pod.node_name, pod->node_name);
+	wk_pod_free(&wp);
+
+	struct wk_rs bad;
+	struct shm_obj po2 = SHM_OBJ_INIT;
+	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po2), 0);
+	assert_int_equal(wk_rs_from_obj(&po2, &bad), -EINVAL); /* a pod is not a replicaset */
+	wk_rs_free(&bad);
+
+	kube_object_free(rs);
+	kube_object_free(pod);
+	free(rj);
+	free(pj);
+	inf_store_free(st);
+	shm_arena_close(r);
+	shm_arena_close(w);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_selector_strings),
+		cmocka_unit_test(test_round_trip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
