@@ -39,6 +39,12 @@ struct inf_informers {
 	uint64_t errors;
 };
 
+static void note(struct informer *in, const char *what, int err)
+{
+	if (in->ii->cfg.on_error)
+		in->ii->cfg.on_error(in->ii->cfg.userdata, in->res, what, err);
+}
+
 static void report_metrics(struct informer *in)
 {
 	struct inf_reflector_stats st;
@@ -118,6 +124,7 @@ static void start(struct informer *in)
 			    &in->call);
 	if (r < 0) {
 		in->call = NULL;
+		note(in, "cannot start a call", r);
 		if (inf_store_replacing(in->ii->cfg.store, in->type))
 			inf_store_replace_abort(in->ii->cfg.store, in->type);
 		(void)inf_reflector_call_failed(in->refl, now, r);
@@ -148,6 +155,7 @@ static int list_item(void *obj, void *ud)
 	if (r < 0) {
 		lc->in->ii->errors++;
 		inf_metrics_add(lc->in->row, INF_M_ERRORS, 1);
+		note(lc->in, "cannot store a listed object", r);
 		/* One bad object must not stop the sync; a full arena must. */
 		if (r == -ENOMEM || r == -ENOSPC) {
 			lc->err = r;
@@ -177,6 +185,8 @@ static void list_done(struct informer *in, const struct kube_result *r, uint64_t
 	} else if (r->error) {
 		lr.rv_too_large = r->error->rv_too_large;
 	}
+	if (lr.err)
+		note(in, "list failed", lr.err);
 	v = inf_reflector_list_result(in->refl, now, &lr);
 	if (v == INF_LIST_DONE) {
 		if (inf_store_replace_commit(st, in->type, inf_reflector_last_rv(in->refl)) < 0)
@@ -200,6 +210,9 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 		list_done(in, r, now);
 	} else {
 		bool started = r->http_code == 200 || in->watch_events > 0;
+
+		if (r->err && r->err != STOP_WATCH)
+			note(in, started ? "watch ended" : "watch failed", r->err);
 
 		(void)inf_reflector_watch_done(in->refl, now, r->err == STOP_WATCH && started ? 0 : r->err, started);
 		/* A WatchList replace that did not reach its bookmark is void. */
@@ -233,6 +246,7 @@ static int on_event(const char *json, size_t len, void *ud)
 	if (r < 0) {
 		/* Undecodable event: client-go turns it into an ERROR (relist after backoff). */
 		inf_metrics_add(in->row, INF_M_ERRORS, 1);
+		note(in, "undecodable watch event", r);
 		(void)inf_reflector_watch_event(in->refl, now, KUBE_WATCH_ERROR, NULL, false, r);
 		return STOP_WATCH;
 	}
@@ -243,6 +257,7 @@ static int on_event(const char *json, size_t len, void *ud)
 		err = kube_errno_for(s->reason, s->code, false);
 		if (!err)
 			err = -EREMOTEIO;
+		note(in, "watch ERROR event", err);
 		v = inf_reflector_watch_event(in->refl, now, t, NULL, false, err);
 		kube_object_free(obj);
 		return STOP_WATCH;
@@ -252,14 +267,19 @@ static int on_event(const char *json, size_t len, void *ud)
 	switch (v) {
 	case INF_EV_APPLY:
 		r = inf_store_apply(st, in->type, t, obj);
-		if (r < 0)
+		if (r < 0) {
 			inf_metrics_add(in->row, INF_M_ERRORS, 1);
+			note(in, "cannot store an object", r);
+		}
 		if (!inf_store_replacing(st, in->type))
 			(void)inf_store_set_rv(st, in->type, inf_reflector_last_rv(in->refl));
 		break;
 	case INF_EV_COLLECT:
-		if (inf_store_replace_add(st, in->type, obj) < 0)
+		r = inf_store_replace_add(st, in->type, obj);
+		if (r < 0) {
 			inf_metrics_add(in->row, INF_M_ERRORS, 1);
+			note(in, "cannot store an initial event", r);
+		}
 		break;
 	case INF_EV_REPLACED:
 		if (inf_store_replace_commit(st, in->type, inf_reflector_last_rv(in->refl)) < 0)
@@ -271,6 +291,7 @@ static int on_event(const char *json, size_t len, void *ud)
 			(void)inf_store_set_rv(st, in->type, inf_reflector_last_rv(in->refl));
 		break;
 	default:
+		note(in, "watch stopped by the reflector", v);
 		kube_object_free(obj);
 		if (inf_store_replacing(st, in->type))
 			inf_store_replace_abort(st, in->type);

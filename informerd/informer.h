@@ -38,6 +38,10 @@ struct inf_informers_config {
 	int32_t min_watch_timeout_s; /* 0: 300 */
 	int64_t page_size;           /* 0: 500 */
 	bool no_warm_start;          /* ignore the arena's synced versions (always list first) */
+	/* Optional: told about every failed call, dropped watch and bad object (the process logs;
+	 * the library never does). what is a short static description. */
+	void (*on_error)(void *userdata, const struct inf_resource *res, const char *what, int err);
+	void *userdata;
 };
 
 struct inf_informers;

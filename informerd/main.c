@@ -397,6 +397,16 @@ static int setup_queues_and_handlers(struct informerd *x)
 	return 0;
 }
 
+static void on_informer_error(void *ud, const struct inf_resource *res, const char *what, int err)
+{
+	(void)ud;
+	if (err == -EKEYEXPIRED || err == -ECONNRESET)
+		log_v(2, "%s%s%s: %s: %s", res->resource, res->group[0] ? "." : "", res->group, what, strerror(-err));
+	else
+		log_warning("%s%s%s: %s: %s", res->resource, res->group[0] ? "." : "", res->group, what,
+			    strerror(-err));
+}
+
 static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
 {
 	struct informerd *x = ud;
@@ -518,7 +528,8 @@ int main(int argc, char **argv)
 	struct inf_informers_config ic = { .loop = x->loop, .client = x->kc, .store = x->store,
 					   .metrics = x->metrics, .watch_list = x->o.watch_list,
 					   .min_watch_timeout_s = x->o.min_watch_timeout_s,
-					   .no_warm_start = x->o.no_warm_start };
+					   .no_warm_start = x->o.no_warm_start,
+					   .on_error = on_informer_error };
 	if (inf_informers_new(&ic, &x->ii) < 0)
 		return 1;
 	for (size_t i = 0; i < x->n_res; i++) {
