@@ -7,3 +7,4 @@ rs_LIBDEPS  := kube
 rs_TESTS    := workers/replicaset/tests/test-expectations.c workers/replicaset/tests/test-ranking.c \
                workers/replicaset/tests/test-sync.c workers/replicaset/tests/test-exp-torture.c
 rs_SOAKS    := workers/replicaset/tests/soak-exp-torture.c
+rs_BENCHES  := workers/replicaset/bench/bench-rs.c

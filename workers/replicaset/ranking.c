@@ -67,21 +67,37 @@ static int uid_cmp(const struct kube_pod *a, const struct kube_pod *b)
 	return strcmp(a->meta.uid ? a->meta.uid : "", b->meta.uid ? b->meta.uid : "");
 }
 
-/* Rules 6 and 8 once the two times are known to differ. */
-static bool time_before(kube_time_t ta, kube_time_t tb, const struct kube_pod *a, const struct kube_pod *b,
-			kube_time_t now)
+/* Rules 6 and 8 once the two times are known to differ; ba/bb are the log2 buckets of
+ * now - ta and now - tb (precomputed once per pod by ranked_init). */
+static bool time_before(kube_time_t ta, kube_time_t tb, int64_t ba, int64_t bb, const struct kube_pod *a,
+			const struct kube_pod *b, kube_time_t now)
 {
 	if (now == 0 || ta == 0 || tb == 0)
 		return after_or_zero(ta, tb);
-	int64_t diff = rs_log2_bucket(now - ta) - rs_log2_bucket(now - tb);
-	if (diff == 0)
+	if (ba == bb)
 		return uid_cmp(a, b) < 0;
-	return diff < 0;
+	return ba < bb;
 }
 
-bool rs_pod_delete_before(const struct kube_pod *a, int ra, const struct kube_pod *b, int rb,
-			  const struct rs_rank_opts *o)
+/* A pod with its rank and its two log2 buckets (ready time, creation time): the buckets cost a
+ * log() each, so the sort computes them once per pod instead of once per comparison. */
+struct ranked {
+	const struct kube_pod *pod;
+	int rank;
+	int64_t ready_bucket, create_bucket;
+};
+
+static void ranked_init(struct ranked *r, const struct kube_pod *p, int rank, kube_time_t now)
 {
+	r->pod = p;
+	r->rank = rank;
+	r->ready_bucket = rs_log2_bucket(now - p->ready_transition_time);
+	r->create_bucket = rs_log2_bucket(now - p->meta.creation_timestamp);
+}
+
+static bool before(const struct ranked *x, const struct ranked *y, const struct rs_rank_opts *o)
+{
+	const struct kube_pod *a = x->pod, *b = y->pod;
 	/* 1 */
 	bool ua = unscheduled(a), ub = unscheduled(b);
 	if (ua != ub)
@@ -97,11 +113,12 @@ bool rs_pod_delete_before(const struct kube_pod *a, int ra, const struct kube_po
 	if (o->pod_deletion_cost && a->deletion_cost != b->deletion_cost)
 		return a->deletion_cost < b->deletion_cost;
 	/* 5 */
-	if (ra != rb)
-		return ra > rb;
+	if (x->rank != y->rank)
+		return x->rank > y->rank;
 	/* 6: podReadyTime is the Ready condition's lastTransitionTime (both are Ready here) */
 	if (a->ready && b->ready && a->ready_transition_time != b->ready_transition_time)
-		return time_before(a->ready_transition_time, b->ready_transition_time, a, b, o->now);
+		return time_before(a->ready_transition_time, b->ready_transition_time, x->ready_bucket,
+				   y->ready_bucket, a, b, o->now);
 	/* 7 */
 	if (a->max_restarts != b->max_restarts)
 		return a->max_restarts > b->max_restarts;
@@ -109,8 +126,18 @@ bool rs_pod_delete_before(const struct kube_pod *a, int ra, const struct kube_po
 		return a->max_sidecar_restarts > b->max_sidecar_restarts;
 	/* 8 */
 	if (a->meta.creation_timestamp != b->meta.creation_timestamp)
-		return time_before(a->meta.creation_timestamp, b->meta.creation_timestamp, a, b, o->now);
+		return time_before(a->meta.creation_timestamp, b->meta.creation_timestamp, x->create_bucket,
+				   y->create_bucket, a, b, o->now);
 	return false;
+}
+
+bool rs_pod_delete_before(const struct kube_pod *a, int ra, const struct kube_pod *b, int rb,
+			  const struct rs_rank_opts *o)
+{
+	struct ranked x, y;
+	ranked_init(&x, a, ra, o->now);
+	ranked_init(&y, b, rb, o->now);
+	return before(&x, &y, o);
 }
 
 static int cmp_str(const void *x, const void *y)
@@ -151,11 +178,6 @@ int rs_rank_by_related(const struct kube_pod *const *pods, size_t n, const struc
 	return 0;
 }
 
-struct ranked {
-	const struct kube_pod *pod;
-	int rank;
-};
-
 static void merge_sort(struct ranked *v, struct ranked *tmp, size_t n, const struct rs_rank_opts *o)
 {
 	if (n < 2)
@@ -166,7 +188,7 @@ static void merge_sort(struct ranked *v, struct ranked *tmp, size_t n, const str
 	size_t i = 0, j = h, k = 0;
 	while (i < h && j < n) {
 		/* take from the right only when it is strictly before: stable */
-		if (rs_pod_delete_before(v[j].pod, v[j].rank, v[i].pod, v[i].rank, o))
+		if (before(&v[j], &v[i], o))
 			tmp[k++] = v[j++];
 		else
 			tmp[k++] = v[i++];
@@ -195,7 +217,7 @@ int rs_pods_to_delete(const struct kube_pod **pods, size_t n, const struct kube_
 	int r = rs_rank_by_related(pods, n, related, n_related, ranks);
 	if (r >= 0) {
 		for (size_t i = 0; i < n; i++)
-			v[i] = (struct ranked){pods[i], ranks[i]};
+			ranked_init(&v[i], pods[i], ranks[i], o->now);
 		merge_sort(v, v + n, n, o);
 		for (size_t i = 0; i < n; i++)
 			pods[i] = v[i].pod;
