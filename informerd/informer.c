@@ -321,6 +321,8 @@ static void informer_free(struct informer *in)
 	in->removing = true;
 	if (in->call)
 		kube_call_cancel(in->call); /* on_done runs now, and sees `removing` */
+	if (inf_store_replacing(in->ii->cfg.store, in->type))
+		inf_store_replace_abort(in->ii->cfg.store, in->type);
 	ipc_source_free(in->timer);
 	inf_reflector_free(in->refl);
 	free(in);
@@ -401,13 +403,17 @@ int inf_informers_add(struct inf_informers *ii, const struct inf_resource *res)
 	return 0;
 }
 
-int inf_informers_remove(struct inf_informers *ii, const char *group, const char *resource)
+int inf_informers_remove(struct inf_informers *ii, const char *group, const char *resource, bool drop)
 {
 	ssize_t i = ii ? find(ii, group, resource) : -1;
+	uint16_t type;
 
 	if (i < 0)
 		return -ENOENT;
+	type = ii->inf[i]->type;
 	informer_free(ii->inf[i]);
+	if (drop)
+		(void)inf_store_drop(ii->cfg.store, type);
 	ii->inf[i] = ii->inf[--ii->n];
 	return 0;
 }

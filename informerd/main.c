@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "informerd/discovery.h"
 #include "informerd/handlers.h"
 #include "informerd/informer.h"
 #include "informerd/metrics.h"
@@ -40,6 +41,7 @@
 #include "manager/kube-loop.h"
 #include "manager/log.h"
 #include "shm/arena.h"
+#include "workers/replicaset/table.h"
 
 #define MAX_QUEUES 16
 #define MAX_RESOURCES 64
@@ -81,6 +83,7 @@ struct opts {
 	double qps;
 	int burst, v, arena_fd;
 	bool watch_list, no_warm_start;
+	int discover; /* -1 auto (on when the GC's queue is passed), 0 off, 1 on */
 	int32_t min_watch_timeout_s;
 	struct qent queues[MAX_QUEUES];
 	size_t n_queues;
@@ -98,6 +101,9 @@ struct informerd {
 	struct inf_metrics *metrics;
 	struct inf_informers *ii;
 	struct ipc_source *sig_term, *sig_int, *tick;
+	struct inf_discovery *disc;
+	struct inf_resource *dres[1024]; /* informers added by discovery (owned) */
+	size_t n_dres;
 	struct inf_resource res[MAX_RESOURCES];
 	char res_names[MAX_RESOURCES][4][64];
 	size_t n_res;
@@ -168,6 +174,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: kcmd-informerd [--kubeconfig=PATH] [--master=URL] [--context=NAME]\n"
 		   "  [--kube-api-qps=F] [--kube-api-burst=N] [--v=N] [--resources=LIST] [--handlers=LIST]\n"
 		   "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
+		   "  [--discover-deletable[=BOOL]] (default: on when queue gc-attempt-to-delete is passed)\n"
 		   "  [--arena-fd=N | --arena-path=PATH] [--queue=NAME:FD]... [--metrics-file=PATH]\n"
 		   "fds are also taken from KCMD_ARENA_FD, KCMD_QUEUE_FDS, KCMD_INFORMER_METRICS_FD\n");
 }
@@ -180,6 +187,7 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 	o->qps = 20;
 	o->burst = 30;
 	o->arena_fd = -1;
+	o->discover = -1;
 	o->resources = "pods,replicasets.apps";
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i], *val = NULL, name[64];
@@ -201,7 +209,8 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 		if (a[nl] == '=')
 			val = a + nl + 1;
 		/* Flags that take a value accept "--f v" too. */
-		bool is_bool = !strcmp(name, "watch-list") || !strcmp(name, "no-warm-start") || !strcmp(name, "help");
+		bool is_bool = !strcmp(name, "watch-list") || !strcmp(name, "no-warm-start") || !strcmp(name, "help") ||
+			       !strcmp(name, "discover-deletable");
 		if (!val && !is_bool) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "kcmd-informerd: --%s needs a value\n", name);
@@ -246,7 +255,11 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 			r = add_queue(o, val);
 		else if (!strcmp(name, "watch-list"))
 			r = parse_bool(val, &o->watch_list);
-		else if (!strcmp(name, "no-warm-start"))
+		else if (!strcmp(name, "discover-deletable")) {
+			bool b;
+			r = parse_bool(val, &b);
+			o->discover = b;
+		} else if (!strcmp(name, "no-warm-start"))
 			r = parse_bool(val, &o->no_warm_start);
 		else if (!strcmp(name, "help")) {
 			usage(stdout);
@@ -407,6 +420,82 @@ static void on_informer_error(void *ud, const struct inf_resource *res, const ch
 			    strerror(-err));
 }
 
+static void free_res(struct inf_resource *r)
+{
+	free((char *)r->group);
+	free((char *)r->version);
+	free((char *)r->resource);
+	free((char *)r->kind);
+	free(r);
+}
+
+static bool in_failed(const char *const *failed, const char *group)
+{
+	for (; *failed; failed++)
+		if (!strcmp(*failed, group) || (!strcmp(*failed, "*") && group[0]))
+			return true;
+	return false;
+}
+
+/* One discovery round (the GC's monitor resync): watch what appeared, drop what disappeared
+ * unless its group's discovery failed this round. */
+static void on_discovery(void *ud, const struct inf_resource *res, size_t n, const char *const *failed)
+{
+	struct informerd *x = ud;
+
+	for (size_t i = 0; i < n; i++) {
+		struct inf_resource *r;
+		int rc;
+
+		if (inf_informers_watching(x->ii, res[i].group, res[i].resource))
+			continue;
+		if (x->n_dres >= sizeof(x->dres) / sizeof(x->dres[0]))
+			break;
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return;
+		*r = res[i];
+		r->group = strdup(res[i].group);
+		r->version = strdup(res[i].version);
+		r->resource = strdup(res[i].resource);
+		r->kind = strdup(res[i].kind);
+		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+			if (!strcmp(known[k].resource, r->resource ? r->resource : "") &&
+			    !strcmp(known[k].group, r->group ? r->group : "-"))
+				r->record_kind = known[k].rk;
+		if (!r->group || !r->version || !r->resource || !r->kind) {
+			free_res(r);
+			return;
+		}
+		rc = inf_informers_add(x->ii, r);
+		if (rc < 0) {
+			log_warning("discovery: cannot watch %s%s%s: %s", r->resource, r->group[0] ? "." : "", r->group,
+				    strerror(-rc));
+			free_res(r);
+			continue;
+		}
+		x->dres[x->n_dres++] = r;
+		x->logged_synced = false;
+		log_info("discovery: watching %s%s%s (metadata-only)", r->resource, r->group[0] ? "." : "", r->group);
+	}
+	for (size_t j = 0; j < x->n_dres;) {
+		struct inf_resource *r = x->dres[j];
+		bool present = false;
+
+		for (size_t i = 0; i < n && !present; i++)
+			present = !strcmp(res[i].group, r->group) && !strcmp(res[i].resource, r->resource);
+		if (present || in_failed(failed, r->group)) {
+			j++;
+			continue;
+		}
+		log_info("discovery: %s%s%s is gone: dropping its informer and objects", r->resource,
+			 r->group[0] ? "." : "", r->group);
+		(void)inf_informers_remove(x->ii, r->group, r->resource, true);
+		free_res(r);
+		x->dres[j] = x->dres[--x->n_dres];
+	}
+}
+
 static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
 {
 	struct informerd *x = ud;
@@ -540,6 +629,18 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (x->o.discover < 0) {
+		x->o.discover = 0;
+		for (size_t i = 0; i < x->o.n_queues; i++)
+			if (!strcmp(x->o.queues[i].name, "gc-attempt-to-delete"))
+				x->o.discover = 1;
+	}
+	if (x->o.discover) {
+		struct inf_discovery_config dc = { .loop = x->loop, .client = x->kc, .on_round = on_discovery,
+						   .userdata = x };
+		if (inf_discovery_new(&dc, &x->disc) < 0)
+			return 1;
+	}
 	if (ipc_loop_add_signal(x->loop, &x->sig_term, SIGTERM, on_signal, x) < 0 ||
 	    ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x) < 0 ||
 	    ipc_loop_add_timer(x->loop, &x->tick, ipc_now_usec() + 50000, on_tick, x) < 0)
@@ -549,7 +650,10 @@ int main(int argc, char **argv)
 		 ipc_loop_backend(x->loop));
 	r = ipc_loop_run(x->loop);
 
+	inf_discovery_free(x->disc);
 	inf_informers_free(x->ii);
+	for (size_t i = 0; i < x->n_dres; i++)
+		free_res(x->dres[i]);
 	for (size_t i = 0; i < x->o.n_queues; i++)
 		ipc_queue_owner_free(x->o.queues[i].owner);
 	inf_store_free(x->store);

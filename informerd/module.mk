@@ -1,6 +1,6 @@
 # informerd/: reflectors, the arena writer side, handler dispatch (see docs/informerd.md).
 LIBS              += informer
-informer_SRCS     := informerd/reflector.c informerd/store.c informerd/handlers.c informerd/metrics.c informerd/informer.c
+informer_SRCS     := informerd/reflector.c informerd/store.c informerd/handlers.c informerd/metrics.c informerd/informer.c informerd/discovery.c
 informer_LIBDEPS  := kube shm ipc kubeloop kclog
 informer_TESTS    := informerd/tests/test-reflector.c informerd/tests/test-store.c
 

@@ -672,6 +672,22 @@ void inf_store_replace_abort(struct inf_store *s, uint16_t type)
 	ts->replacing = false;
 }
 
+int inf_store_drop(struct inf_store *s, uint16_t type)
+{
+	struct type_state *ts;
+	int r;
+
+	if (!s || !(ts = ts_get(s, type)))
+		return -EINVAL;
+	r = inf_store_replace_begin(s, type);
+	if (r == 0)
+		r = inf_store_replace_commit(s, type, "");
+	ts->synced = false;
+	if (r == 0)
+		r = shm_writer_set_sync(s->a, type, "", false);
+	return r;
+}
+
 bool inf_store_replacing(const struct inf_store *s, uint16_t type)
 {
 	const struct type_state *ts = ts_get(s, type);

@@ -64,6 +64,10 @@ int inf_store_replace_commit(struct inf_store *s, uint16_t type, const char *rv)
 void inf_store_replace_abort(struct inf_store *s, uint16_t type);
 bool inf_store_replacing(const struct inf_store *s, uint16_t type);
 
+/* The type is no longer watched (discovery dropped it): every object of it is deleted and
+ * reaches the handlers as a tombstone; the type is marked unsynced with no version. */
+int inf_store_drop(struct inf_store *s, uint16_t type);
+
 /* Records rv as the type's last applied version (keeps the synced flag). */
 int inf_store_set_rv(struct inf_store *s, uint16_t type, const char *rv);
 bool inf_store_synced(const struct inf_store *s, uint16_t type);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * informerd/discovery.h: the garbage collector's GetDeletableResources, re-read every period
+ * (30 s in kcm), on the event loop.
+ *
+ * Design note.
+ *   One round is GET /api/v1, GET /apis, then GET /apis/<group>/<preferred version> for each
+ *   group (legacy discovery: kube_request has no way to ask for the aggregated v2 form; the
+ *   decoders for both exist in kube/discovery.h). A resource is deletable when its verbs
+ *   include delete, list and watch; subresources are never listed; events (core) and
+ *   events.events.k8s.io are ignored, as the GC's default GCIgnoredResources. At the end of a
+ *   round the callback gets the whole set and the groups whose discovery failed, so the caller
+ *   can keep the informers of failed groups (kcm keeps synced monitors of failed groups rather
+ *   than dropping them on a discovery hiccup).
+ *
+ *   Rejected: a blocking discovery at start-up (informerd would stall while an aggregated API
+ *   is down; the GC must proceed with what it has).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "informerd/handlers.h"
+#include "ipc/loop.h"
+#include "kube/client.h"
+
+struct inf_discovery;
+
+/* res: n deletable resources (valid during the call; strings too); failed_groups: NULL-
+ * terminated names of groups whose version could not be read ("" = core). */
+typedef void (*inf_discovery_fn)(void *userdata, const struct inf_resource *res, size_t n,
+				 const char *const *failed_groups);
+
+struct inf_discovery_config {
+	struct ipc_loop *loop;
+	struct kube_client *client;
+	uint64_t period_usec; /* 0: 30 s */
+	inf_discovery_fn on_round;
+	void *userdata;
+};
+
+/* Starts the first round at once. */
+int inf_discovery_new(const struct inf_discovery_config *cfg, struct inf_discovery **ret);
+struct inf_discovery *inf_discovery_free(struct inf_discovery *d);
+uint64_t inf_discovery_rounds(const struct inf_discovery *d);
+
+/* The filter, exposed for tests: deletable (verbs), not a subresource, not ignored. */
+bool inf_discovery_wanted(const char *group, const char *resource, uint32_t verbs);
