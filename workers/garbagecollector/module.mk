@@ -1,0 +1,7 @@
+# workers/garbagecollector/: the garbage collector's decision logic (see docs/garbagecollector.md):
+# identities and reference rules, the absentOwnerCache, the graph-change handler, the
+# attemptToDelete / attemptToOrphan workers over graph and API seams.
+LIBS        += gc
+gc_SRCS     := workers/garbagecollector/identity.c workers/garbagecollector/absent-cache.c workers/garbagecollector/graph.c workers/garbagecollector/worker.c
+gc_LIBDEPS  := kube
+gc_TESTS    :=
