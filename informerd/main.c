@@ -49,6 +49,7 @@
 /* Handler tables linked into informerd. Controllers add theirs here. */
 static const struct inf_handler_table *const builtin_tables[] = {
 	&inf_test_handler_table,
+	&rs_handler_table,
 	NULL,
 };
 

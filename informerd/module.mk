@@ -6,6 +6,6 @@ informer_TESTS    := informerd/tests/test-reflector.c informerd/tests/test-store
 
 BINS                   += kcmd-informerd kcmd-cachedump
 kcmd-informerd_SRCS    := informerd/main.c
-kcmd-informerd_LIBDEPS := informer
+kcmd-informerd_LIBDEPS := informer rshandlers
 kcmd-cachedump_SRCS    := informerd/cachedump.c
 kcmd-cachedump_LIBDEPS := informer

@@ -40,6 +40,7 @@
 #include "manager/metrics.h"
 #include "manager/supervisor.h"
 #include "shm/arena.h"
+#include "workers/replicaset/expectations.h"
 
 #define MAX_QUEUES	4
 #define STOP_GRACE_USEC 5000000ull
@@ -62,7 +63,8 @@ struct mgr {
 	struct ipc_source *sig_term, *sig_int, *watchdog, *stop_timer;
 	char identity[MGR_LE_IDENTITY_MAX];
 	char libexec[PATH_MAX + 32];
-	int arena_fd, arena_ro_fd;
+	int arena_fd, arena_ro_fd, exp_fd;
+	struct rs_exp *exp; /* to reclaim expectation slots a dead worker left claimed */
 	struct queue queues[MAX_QUEUES];
 	unsigned n_queues;
 	bool leading, stopping, released, ready_sent, any_controller;
@@ -148,7 +150,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		     bool writer)
 {
 	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
-		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96];
+		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96], env_exp[48] = "";
 	char *argv[12], *envp[512];
 	int argc = 0, envc = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0;
 	extern char **environ;
@@ -192,10 +194,18 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		fds[nfds++] = m->queues[i].fd;
 	}
 	snprintf(env_proc, sizeof(env_proc), "KCMD_PROCESS=%s", name);
+	bool wants_exp = m->exp_fd >= 0 && (!controller || strcmp(controller, mgr_controller_name(MGR_CTRL_REPLICASET)) == 0);
+	if (wants_exp) {
+		snprintf(env_exp, sizeof(env_exp), "KCMD_EXPECTATIONS_FD=%d", m->exp_fd);
+		fds[nfds++] = m->exp_fd;
+	}
 	for (char **e = environ; *e && envc < 500; e++)
 		if (strncmp(*e, "KCMD_ARENA_FD=", 14) && strncmp(*e, "KCMD_QUEUE_FDS=", 15) &&
-		    strncmp(*e, "KCMD_PROCESS=", 13) && strncmp(*e, "NOTIFY_SOCKET=", 14))
+		    strncmp(*e, "KCMD_PROCESS=", 13) && strncmp(*e, "NOTIFY_SOCKET=", 14) &&
+		    strncmp(*e, "KCMD_EXPECTATIONS_FD=", 21))
 			envp[envc++] = *e;
+	if (wants_exp)
+		envp[envc++] = env_exp;
 	envp[envc++] = env_arena;
 	envp[envc++] = env_queues;
 	envp[envc++] = env_proc;
@@ -226,6 +236,16 @@ static int setup_children(struct mgr *m)
 	r = shm_arena_reader_fd(m->arena_fd, &m->arena_ro_fd);
 	if (r < 0)
 		return r;
+	if (m->cfg.controllers[MGR_CTRL_REPLICASET]) {
+		m->exp_fd = rs_exp_memfd_create(NULL);
+		if (m->exp_fd < 0) {
+			log_error("creating the ReplicaSet expectations failed: %s", strerror(-m->exp_fd));
+			return m->exp_fd;
+		}
+		r = rs_exp_attach(m->exp_fd, RS_EXP_WORKER, rs_exp_now(), &m->exp);
+		if (r < 0)
+			return r;
+	}
 	static const struct {
 		const char *name;
 		enum mgr_controller ctrl;
@@ -279,8 +299,11 @@ static void on_leadership(bool leading, void *ud)
 
 	m->leading = leading;
 	if (leading) {
-		log_info("became leader (%s/%s as %s)", m->cfg.leader_elect_resource_namespace,
-			 m->cfg.leader_elect_resource_name, m->identity);
+		if (m->cfg.leader_elect)
+			log_info("became leader (%s/%s as %s)", m->cfg.leader_elect_resource_namespace,
+				 m->cfg.leader_elect_resource_name, m->identity);
+		else
+			log_info("leader election disabled: reconciling");
 		if (!m->stopping) {
 			start_group(m, "informerd");
 			start_group(m, "workers");
@@ -471,6 +494,13 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 {
 	struct mgr *m = ud;
 
+	/* Repair what the dead process held: its claimed expectation slots (queue items are
+	 * re-queued by the queue owner through its own pidfd watch). */
+	if (m->exp && info->last_code != CLD_EXITED) {
+		int n = rs_exp_reclaim_pid(m->exp, info->last_pid);
+		if (n > 0)
+			log_info("reclaimed %d expectation slot%s held by %s", n, n == 1 ? "" : "s", info->name);
+	}
 	on_child_exit(c, info, ud);
 	if (m->stopping)
 		finish(m);
@@ -480,7 +510,7 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 
 int main(int argc, char **argv)
 {
-	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1 };
+	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1 };
 	char err[512];
 	int r;
 
@@ -564,10 +594,10 @@ int main(int argc, char **argv)
 		m->watchdog_usec = 0;
 	ipc_loop_add_timer(m->loop, &m->watchdog, ipc_now_usec(), on_watchdog, m);
 
-	log_info("kcmd %s starting: identity %s, controllers %s%s%s, apiserver %s", KCMD_VERSION, m->identity,
-		 m->cfg.controllers[MGR_CTRL_REPLICASET] ? "replicaset-controller " : "",
-		 m->cfg.controllers[MGR_CTRL_GC] ? "garbage-collector-controller" : "",
-		 m->any_controller ? "" : "(none)", m->kcfg->server);
+	log_info("kcmd %s starting: identity %s, controllers:%s%s%s, apiserver %s", KCMD_VERSION, m->identity,
+		 m->cfg.controllers[MGR_CTRL_REPLICASET] ? " replicaset-controller" : "",
+		 m->cfg.controllers[MGR_CTRL_GC] ? " garbage-collector-controller" : "",
+		 m->any_controller ? "" : " (none)", m->kcfg->server);
 	if (m->cfg.standby_warm_cache)
 		start_group(m, "informerd");
 	if (m->cfg.leader_elect) {
@@ -596,6 +626,7 @@ int main(int argc, char **argv)
 	mgr_lease_client_free(m->lc);
 	mgr_httpd_free(m->httpd);
 	mgr_sup_free(m->sup);
+	rs_exp_detach(m->exp);
 	kube_loop_detach(m->kl);
 	kube_client_free(m->kc);
 	kube_config_free(m->kcfg);

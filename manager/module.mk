@@ -9,7 +9,7 @@ kubeloop_SRCS    := manager/kube-loop.c
 kubeloop_LIBDEPS := kube ipc
 manager_SRCS     := manager/leader.c manager/supervisor.c manager/flags.c manager/httpd.c \
 		    manager/metrics.c manager/lease-client.c
-manager_LIBDEPS  := kube ipc shm kclog kubeloop
+manager_LIBDEPS  := kube ipc shm kclog kubeloop rs
 manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c \
 		    manager/tests/test-flags.c manager/tests/test-httpd.c manager/tests/test-metrics.c
 

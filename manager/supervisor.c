@@ -47,6 +47,7 @@ struct mgr_child {
 	uint64_t exits[LOOP_RESTARTS]; /* ring of recent exit times */
 	unsigned n_exits;
 	int last_code, last_status;
+	pid_t last_pid;
 };
 
 struct mgr_supervisor {
@@ -238,6 +239,7 @@ static int pidfd_cb(struct ipc_source *src, int fd, uint32_t revents, void *user
 		return ipc_loop_add_pidfd(s->loop, &c->pid_src, c->pidfd, pidfd_cb, c);
 	close(c->pidfd);
 	c->pidfd = -1;
+	c->last_pid = c->pid;
 	c->pid = 0;
 	c->last_code = si.si_code;
 	c->last_status = si.si_status;
@@ -379,6 +381,7 @@ void mgr_child_get_info(const struct mgr_child *c, struct mgr_child_info *ret)
 	ret->group = c->group;
 	ret->state = c->state;
 	ret->pid = c->pid;
+	ret->last_pid = c->last_pid;
 	ret->started_usec = c->started;
 	ret->restarts = c->restarts;
 	ret->last_code = c->last_code;

@@ -50,6 +50,7 @@ struct mgr_child_info {
 	const char *group;
 	enum mgr_child_state state;
 	pid_t pid;                /* 0 unless running */
+	pid_t last_pid;           /* the pid of the last run (for repairs after it died) */
 	uint64_t started_usec;    /* monotonic, last start */
 	uint64_t restarts;        /* total restarts */
 	int last_code;            /* from waitid: CLD_EXITED / CLD_KILLED / CLD_DUMPED, 0 = none */

@@ -5,6 +5,11 @@ worker_SRCS     := workers/objects.c workers/replicaset/controller.c
 worker_LIBDEPS  := rs kube shm ipc kclog informer
 worker_TESTS    := workers/tests/test-objects.c
 
+# The controllers' event handlers, linked into informerd.
+LIBS              += rshandlers
+rshandlers_SRCS    := workers/replicaset/handlers.c workers/replicaset/table.c
+rshandlers_LIBDEPS := rs worker informer kube shm ipc kclog
+
 BINS               += kcmd-worker
 kcmd-worker_SRCS    := workers/main.c
 kcmd-worker_LIBDEPS := worker

@@ -25,8 +25,63 @@ type kcmdProc struct {
 	err  error
 }
 
-// startKcmd runs build/bin/kcmd against the test cluster with the given extra flags.
+// shared processes live for the whole test binary; TestMain stops them before the cluster.
+var (
+	sharedMu    sync.Mutex
+	sharedProcs []*kcmdProc
+)
+
+func stopShared() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	for _, p := range sharedProcs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	}
+	sharedProcs = nil
+}
+
+// startKcmdShared starts a kcmd that outlives the calling test (stopped by TestMain). Its log
+// is written to the test's log on failure of the caller only.
+func startKcmdShared(t *testing.T, flags ...string) *kcmdProc {
+	t.Helper()
+	p := launchKcmd(t, nil, flags...)
+	sharedMu.Lock()
+	sharedProcs = append(sharedProcs, p)
+	sharedMu.Unlock()
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, l := range p.Logs() {
+				t.Logf("kcmd[%d]: %s", p.cmd.Process.Pid, l)
+			}
+		}
+	})
+	return p
+}
+
+// startKcmd runs build/bin/kcmd against the test cluster with the given extra flags; it is
+// killed when the test ends.
 func startKcmd(t *testing.T, extraEnv []string, flags ...string) *kcmdProc {
+	t.Helper()
+	p := launchKcmd(t, extraEnv, flags...)
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			for _, l := range p.Logs() {
+				t.Logf("kcmd[%d]: %s", p.cmd.Process.Pid, l)
+			}
+		}
+	})
+	return p
+}
+
+func launchKcmd(t *testing.T, extraEnv []string, flags ...string) *kcmdProc {
 	t.Helper()
 	if env.KcmdBinDir == "" {
 		t.Fatal("KCMD_BIN_DIR is not set (run through make e2e)")
@@ -54,15 +109,6 @@ func startKcmd(t *testing.T, extraEnv []string, flags ...string) *kcmdProc {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			for _, l := range p.Logs() {
-				t.Logf("kcmd[%d]: %s", cmd.Process.Pid, l)
-			}
-		}
-	})
 	return p
 }
 

@@ -24,11 +24,13 @@ func TestMain(m *testing.M) {
 	go func() {
 		s := <-sigs
 		fmt.Fprintf(os.Stderr, "e2e: %v: stopping the test cluster\n", s)
+		stopShared()
 		env.Cluster.Stop()
 		os.Exit(1)
 	}()
 	code := m.Run()
 	signal.Stop(sigs)
+	stopShared()
 	env.Cluster.Stop()
 	os.Exit(code)
 }
