@@ -1,10 +1,11 @@
 # workers/replicaset/: the ReplicaSet controller's decision logic (see docs/replicaset.md):
-# shared-memory expectations, deletion ranking, sync planning/driving, events.
+# shared-memory expectations, deletion ranking, sync planning/driving, events, informer handlers.
 LIBS        += rs
 rs_SRCS     := workers/replicaset/expectations.c workers/replicaset/ranking.c \
-               workers/replicaset/sync.c workers/replicaset/events.c
+               workers/replicaset/sync.c workers/replicaset/events.c workers/replicaset/handlers.c
 rs_LIBDEPS  := kube
 rs_TESTS    := workers/replicaset/tests/test-expectations.c workers/replicaset/tests/test-ranking.c \
-               workers/replicaset/tests/test-sync.c workers/replicaset/tests/test-exp-torture.c
+               workers/replicaset/tests/test-sync.c workers/replicaset/tests/test-handlers.c \
+               workers/replicaset/tests/test-exp-torture.c
 rs_SOAKS    := workers/replicaset/tests/soak-exp-torture.c
 rs_BENCHES  := workers/replicaset/bench/bench-rs.c
