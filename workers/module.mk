@@ -7,7 +7,7 @@ worker_TESTS    := workers/tests/test-objects.c
 
 # The controllers' event handlers, linked into informerd.
 LIBS              += rshandlers
-rshandlers_SRCS    := workers/replicaset/handlers.c workers/replicaset/table.c
+rshandlers_SRCS    := workers/replicaset/table.c
 rshandlers_LIBDEPS := rs worker informer kube shm ipc kclog
 
 BINS               += kcmd-worker
