@@ -9,6 +9,8 @@
  *   kcmd-cachedump types PATH           group resource synced rv count, one line per type
  *   kcmd-cachedump objects PATH [RES]   resource ns name uid rv (RES: plural[.group])
  *   kcmd-cachedump metrics PATH         informerd's counters (metrics-abi.h)
+ *   kcmd-cachedump setrv PATH RES RV    (tests; informerd must be stopped) mark RES synced at RV,
+ *                                       e.g. a compacted version to force the 410 path
  * PATH is any path that opens the memfd, e.g. /proc/<pid>/fd/<n>.
  */
 #include <errno.h>
@@ -94,8 +96,32 @@ int main(int argc, char **argv)
 		inf_metrics_unmap(h);
 		return 0;
 	}
+	if (argc == 5 && !strcmp(argv[1], "setrv")) {
+		fd = open(argv[2], O_RDWR | O_CLOEXEC);
+		if (fd < 0 || shm_writer_open(fd, &a) < 0) {
+			fprintf(stderr, "kcmd-cachedump: %s: cannot open as the writer (informerd alive?)\n", argv[2]);
+			return 1;
+		}
+		if (shm_reader_stats(a, &st) < 0)
+			return 1;
+		for (uint64_t t = 0; t < st.n_types; t++) {
+			struct shm_type_info ti;
+			char tres[160];
+
+			if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
+				continue;
+			snprintf(tres, sizeof(tres), "%s%s%s", ti.resource, ti.group[0] ? "." : "", ti.group);
+			if (!strcmp(tres, argv[3])) {
+				r = shm_writer_set_sync(a, (uint16_t)t, argv[4], true);
+				shm_arena_close(a);
+				return r < 0 ? 1 : 0;
+			}
+		}
+		fprintf(stderr, "kcmd-cachedump: no resource %s in the arena\n", argv[3]);
+		return 1;
+	}
 	if (argc < 3 || (strcmp(argv[1], "types") && strcmp(argv[1], "objects"))) {
-		fprintf(stderr, "usage: kcmd-cachedump hold | types PATH | objects PATH [RES] | metrics PATH\n");
+		fprintf(stderr, "usage: kcmd-cachedump hold | types PATH | objects PATH [RES] | metrics PATH | setrv PATH RES RV\n");
 		return 2;
 	}
 	if (open_ro(argv[2], &a) < 0)

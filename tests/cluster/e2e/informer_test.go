@@ -358,3 +358,67 @@ func TestInformer_WarmRestart(t *testing.T) {
 		t.Fatalf("metrics file: %v", err)
 	}
 }
+
+// metric reads one counter of informerd's shared table through kcmd-cachedump.
+func metric(t *testing.T, path, res, name string) int64 {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(env.KcmdBinDir, "kcmd-cachedump"), "metrics", path).Output()
+	if err != nil {
+		t.Fatalf("kcmd-cachedump metrics: %v", err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 && f[0] == res && f[1] == name {
+			v, _ := strconv.ParseInt(f[2], 10, 64)
+			return v
+		}
+	}
+	t.Fatalf("no metric %s %s", res, name)
+	return 0
+}
+
+// TestInformer_RelistAfter410: informerd restarts from a version the apiserver no longer has
+// (the arena's synced version is set to "1" while informerd is down, as after a long outage
+// and compaction). The WATCH answers 410, informerd relists, and the objects deleted while it
+// was down leave the arena as tombstones: the oracle holds again.
+func TestInformer_RelistAfter410(t *testing.T) {
+	ns := Namespace(t)
+	h := holdArena(t)
+	metrics := filepath.Join(t.TempDir(), "metrics")
+	p := startInformerd(t, h.path, metrics)
+	waitSynced(t, p)
+	churn(t, ns, "a", 100, 1, 4, nil)
+	oracle(t, h.path, ns, 60*time.Second)
+	expired := metric(t, metrics, "pods", "expired")
+	relists := metric(t, metrics, "pods", "relists")
+
+	p.kill9()
+	ctx := context.Background()
+	pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := int64(0)
+	for i, pod := range pods.Items {
+		if i%2 == 0 { // deleted while informerd is down: seen only through the relist
+			_ = env.Client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		}
+	}
+	churn(t, ns, "b", 50, 1, 4, nil)
+	for _, res := range []string{"pods", "replicasets.apps"} {
+		out, err := exec.Command(filepath.Join(env.KcmdBinDir, "kcmd-cachedump"), "setrv", h.path, res, "1").CombinedOutput()
+		if err != nil {
+			t.Fatalf("setrv %s: %v: %s", res, err, out)
+		}
+	}
+	p2 := startInformerd(t, h.path, metrics)
+	waitSynced(t, p2)
+	n := oracle(t, h.path, ns, 60*time.Second)
+	if e := metric(t, metrics, "pods", "expired"); e <= expired {
+		t.Fatalf("no 410 seen for pods (expired %d -> %d)", expired, e)
+	}
+	if r := metric(t, metrics, "pods", "relists"); r <= relists {
+		t.Fatalf("pods were not relisted (relists %d -> %d)", relists, r)
+	}
+	t.Logf("410 -> relist; oracle holds for %d objects", n)
+}
