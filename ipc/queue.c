@@ -122,10 +122,10 @@ static int key_check(const char *key, size_t *len)
 	return 0;
 }
 
-static int map_queue(int memfd, struct ipc_q_header **ret)
+static int map_queue(int memfd, struct ipc_q_header **ret, bool writable)
 {
-	struct ipc_q_header *h =
-	        mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	struct ipc_q_header *h = mmap(NULL, sizeof(*h), PROT_READ | (writable ? PROT_WRITE : 0),
+	                              MAP_SHARED, memfd, 0);
 	if (h == MAP_FAILED)
 		return -errno;
 	if (h->magic != IPC_QUEUE_MAGIC || h->version != IPC_QUEUE_ABI_VERSION ||
@@ -600,7 +600,6 @@ static void dispatch(struct ipc_queue_owner *o)
 			it->gen = ++o->next_gen;
 			it->started_ns = t;
 			o->nprocessing++;
-			hist_observe(&o->h->metrics.queue_duration, t - it->enqueued_ns);
 			struct ipc_q_rec *rec = &w->lease[lt & (IPC_QUEUE_LEASE_RING - 1)];
 			rec->u64 = it->gen;
 			rec->arg = it->failures;
@@ -611,6 +610,8 @@ static void dispatch(struct ipc_queue_owner *o)
 			 * lease_ready() */
 			__atomic_store_n(&rec->op, lt + 1, __ATOMIC_RELEASE);
 			lt++;
+			/* bookkeeping after the publication: off the hand-off's critical path */
+			hist_observe(&o->h->metrics.queue_duration, t - it->enqueued_ns);
 			CRASH_POINT(2); /* lease visible by its seq, lease_tail not yet stored */
 		}
 		if (lt == lt0)
@@ -1073,7 +1074,7 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 	if (!o)
 		return -ENOMEM;
 	o->memfd = -1;
-	int r = map_queue(memfd, &o->h);
+	int r = map_queue(memfd, &o->h, true);
 	if (r < 0) {
 		free(o);
 		return r;
@@ -1380,7 +1381,7 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 	q->memfd = -1;
 	q->add_timeout_usec = 10000000;
 	q->spin_max_ns = q->spin_ns = 20000;
-	int r = map_queue(memfd, &q->h);
+	int r = map_queue(memfd, &q->h, true);
 	if (r < 0)
 		goto fail;
 	q->memfd = fcntl(memfd, F_DUPFD_CLOEXEC, 3);
@@ -1651,7 +1652,7 @@ int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop,
 int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out)
 {
 	struct ipc_q_header *h;
-	int r = map_queue(memfd, &h);
+	int r = map_queue(memfd, &h, false); /* kcmctl may hold an O_RDONLY fd */
 	if (r < 0)
 		return r;
 	memset(out, 0, sizeof(*out));

@@ -83,6 +83,11 @@ static double p99_us(void)
 	if (n == 0)
 		return -1;
 	qsort(sh->samples, n, sizeof(uint64_t), cmp_u64);
+	fprintf(stderr, "  (n=%u p50 %.3f us, p90 %.3f us, p99 %.3f us, p999 %.3f us)\n", n,
+	        (double)sh->samples[n / 2] / 1000.0,
+	        (double)sh->samples[(size_t)(n * 0.9)] / 1000.0,
+	        (double)sh->samples[(size_t)(n * 0.99)] / 1000.0,
+	        (double)sh->samples[(size_t)(n * 0.999)] / 1000.0);
 	return (double)sh->samples[(size_t)((double)n * 0.99)] / 1000.0;
 }
 
@@ -439,6 +444,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench-ipc: owner loop backend %s\n", ipc_loop_backend(l));
 			ipc_loop_free(l);
 		}
+	}
+	const char *only = getenv("BENCH_IPC_ONLY"); /* dev aid: "hot" runs just the hot latency */
+	if (only && strcmp(only, "hot") == 0) {
+		printf("bench: ipc.hot_p99_us %.3f us\n", queue_run(Q_HOT, 1, true, 0, 20000));
+		return 0;
 	}
 	double qcold = queue_run(Q_COLD, 1, true, 0, 2000);
 	double bcold = ring_cold_latency(2000);

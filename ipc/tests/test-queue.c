@@ -9,6 +9,7 @@
 #include "ipc/tests/tests.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -103,6 +104,15 @@ static void test_fifo_dedup(void)
 	CHECK_EQ(m.queue_duration_count, 50);
 	CHECK_EQ(m.work_duration_count, 50);
 	CHECK(strcmp(m.name, "test") == 0);
+	/* a read-only view (what kcmctl gets) is enough for the metrics */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", e.fd);
+	int ro = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(ro >= 0);
+	struct ipc_queue_metrics m2;
+	CHECK_EQ(ipc_queue_metrics_read(ro, &m2), 0);
+	CHECK_EQ(m2.adds_total, 50);
+	close(ro);
 	ipc_queue_free(TAKE_W(w));
 	env_down(&e);
 }
