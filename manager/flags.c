@@ -19,6 +19,12 @@ static const char *const ctrl_names[MGR_CTRL_COUNT] = {
 	[MGR_CTRL_REPLICASET] = "replicaset-controller",
 	[MGR_CTRL_GC] = "garbage-collector-controller",
 };
+/* Whether this build has the controller's worker. `*` turns on only these; naming one that is
+ * not built is an error that says so. */
+static const bool ctrl_built[MGR_CTRL_COUNT] = {
+	[MGR_CTRL_REPLICASET] = true,
+	[MGR_CTRL_GC] = false,
+};
 static const char *const ctrl_aliases[MGR_CTRL_COUNT] = {
 	[MGR_CTRL_REPLICASET] = "replicaset",
 	[MGR_CTRL_GC] = "garbagecollector",
@@ -33,7 +39,7 @@ void mgr_config_defaults(struct mgr_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	for (int i = 0; i < MGR_CTRL_COUNT; i++)
-		cfg->controllers[i] = true;
+		cfg->controllers[i] = ctrl_built[i];
 	cfg->concurrent_replicaset_syncs = 5;
 	cfg->concurrent_gc_syncs = 20;
 	cfg->enable_garbage_collector = true;
@@ -243,8 +249,14 @@ static int parse_controllers(struct mgr_config *cfg, const char *v, char *err, s
 		else
 			on[found] = true;
 	}
-	for (int i = 0; i < MGR_CTRL_COUNT; i++)
-		cfg->controllers[i] = !off[i] && (on[i] || star);
+	for (int i = 0; i < MGR_CTRL_COUNT; i++) {
+		if (on[i] && !off[i] && !ctrl_built[i])
+			return fail(err, errlen,
+				    "--controllers: %s is not available in this kcmd build yet; run it in "
+				    "kube-controller-manager",
+				    ctrl_names[i]);
+		cfg->controllers[i] = !off[i] && (on[i] || (star && ctrl_built[i]));
+	}
 	return 0;
 }
 
