@@ -853,6 +853,18 @@ static void test_status_noop_rules(void **state)
 	assert_int_equal(F.update_calls, 0);
 	rs_sync_result_free(&res);
 	kube_object_free(rs);
+	/* both present but different (a terminating pod went away): a write */
+	fake_reset();
+	rs = mkrs((struct rs_opts){.replicas = 1, .generation = 2, .observed = 2, .status_replicas = 1,
+				   .status_ready = 1, .status_available = 1, .status_fully = 1,
+				   .status_extra = "\"terminatingReplicas\":1"});
+	in = input(rs, pods, 1);
+	assert_int_equal(rs_sync(&in, &EX, &res), 0);
+	assert_int_equal(F.update_calls, 1);
+	assert_true(F.last.has_terminating_replicas);
+	assert_int_equal(F.last.terminating_replicas, 0);
+	rs_sync_result_free(&res);
+	kube_object_free(rs);
 	/* a new generation is written even with equal counts */
 	fake_reset();
 	rs = mkrs((struct rs_opts){.replicas = 1, .generation = 3, .observed = 2, .status_replicas = 1,
