@@ -523,10 +523,11 @@ static int prepare_attempt(struct kube_call *call) {
         curl_easy_setopt(e, CURLOPT_PRIVATE, call);
         curl_easy_setopt(e, CURLOPT_SHARE, c->share);
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        if (getenv("KCMD_CURL_VERBOSE"))
-                curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
         curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
-        curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+        /* compressed bodies for lists and gets; none for watches: events are small, must not wait
+         * in a compressor, and a gzip stream cut at the watch timeout fails to decode */
+        if (call->verb != KUBE_WATCH)
+                curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
         curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
         curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
         curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 15L);
@@ -682,7 +683,9 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 
         bool list_like = req->verb == KUBE_LIST || req->verb == KUBE_WATCH;
         snprintf(x->fx.accept, sizeof(x->fx.accept), "%s",
-                 req->metadata_only ? (list_like ? ACCEPT_META_LIST : ACCEPT_META_ONE) : "application/json");
+                 req->accept ? req->accept
+                 : req->metadata_only ? (list_like ? ACCEPT_META_LIST : ACCEPT_META_ONE)
+                                      : "application/json");
         switch (req->verb) {
         case KUBE_CREATE:
                 call->method = "POST";
@@ -753,7 +756,10 @@ static void finish_call(struct kube_call *call, CURLcode cc) {
         long code = 0;
         struct kube_error err;
         struct kube_result res = {0};
+        long httpv = 0;
         curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
+        curl_easy_getinfo(call->easy, CURLINFO_HTTP_VERSION, &httpv);
+        res.http_version = httpv == CURL_HTTP_VERSION_2_0 ? 2 : httpv ? 1 : 0;
         curl_multi_remove_handle(c->multi, call->easy);
         call->in_multi = false;
 
@@ -901,6 +907,7 @@ static void sync_done(struct kube_call *call, const struct kube_result *r, void 
         s->done = true;
         s->err = r->err;
         s->resp->http_code = r->http_code;
+        s->resp->http_version = r->http_version;
         if (r->error)
                 s->resp->error = *r->error;
         else

@@ -75,6 +75,7 @@ struct kube_request {
         int64_t grace_period_seconds;
         bool has_grace_period;
         long timeout_ms; /* client-side; 0: client default (watch: timeout_seconds + 30 s) */
+        const char *accept; /* Accept header override (e.g. KUBE_ACCEPT_DISCOVERY_V2); NULL: JSON */
 };
 
 struct kube_client_opts {
@@ -116,6 +117,7 @@ struct kube_result {
         const char *body; /* response body (for WATCH: only when it failed) */
         size_t body_len;
         const struct kube_error *error; /* when err came from an HTTP status */
+        int http_version; /* 1 or 2 (0 if no response) */
 };
 struct kube_call;
 /* Called once when the call ends (success, failure or after kube_call_cancel: err -ECANCELED).
@@ -135,6 +137,7 @@ struct kube_response {
         char *body; /* malloc'd, NUL-terminated; free with kube_response_clear() */
         size_t body_len;
         struct kube_error error;
+        int http_version; /* 1 or 2 (0 if no response) */
 };
 /* Runs one request to completion. Returns 0 or a negative errno. *resp is always written (also
  * on failure: it carries the apiserver's Status). on_event may be NULL unless verb is WATCH. */
