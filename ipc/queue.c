@@ -247,6 +247,9 @@ struct ipc_queue_owner {
 	struct ipc_bucket bucket;
 	struct ipc_source *doorbell, *timer, *post;
 	struct wstate workers[IPC_QUEUE_MAX_WORKERS];
+	/* private: item of each outstanding lease (saves a hash lookup per reply); NULL once the
+	 * lease ended; checked against the lease generation before use */
+	struct item *leased[IPC_QUEUE_MAX_WORKERS][IPC_QUEUE_LEASE_RING];
 	struct wstate producers[IPC_QUEUE_MAX_PRODUCERS];
 	uint32_t pmask, wmask; /* slots we track (pid != 0) */
 	uint32_t seen_attach_seq;
@@ -529,9 +532,15 @@ static void apply_reply(struct ipc_queue_owner *o, struct item *it, const struct
 	maybe_free(o, it);
 }
 
-static struct item *lease_item(struct ipc_queue_owner *o, struct ipc_q_worker *w, uint32_t i)
+/* The item of outstanding lease i of worker wi: from the owner's private map when it still
+ * matches the lease generation, else by key (leases adopted from a previous owner). */
+static struct item *lease_item(struct ipc_queue_owner *o, uint32_t wi, uint32_t i)
 {
+	struct ipc_q_worker *w = &o->h->workers[wi];
 	const struct ipc_q_rec *rec = &w->lease[i & (IPC_QUEUE_LEASE_RING - 1)];
+	struct item *m = o->leased[wi][i & (IPC_QUEUE_LEASE_RING - 1)];
+	if (m && m->gen == rec->u64)
+		return m;
 	size_t n = rec->keylen;
 	if (n == 0 || n > IPC_QUEUE_KEY_MAX)
 		return NULL;
@@ -553,7 +562,8 @@ static bool drain_replies(struct ipc_queue_owner *o, uint32_t wi)
 	for (; head != tail; head++) {
 		const struct ipc_q_reply *rp = &w->reply[head & (IPC_QUEUE_LEASE_RING - 1)];
 		const struct ipc_q_rec *ls = &w->lease[head & (IPC_QUEUE_LEASE_RING - 1)];
-		struct item *it = lease_item(o, w, head);
+		struct item *it = lease_item(o, wi, head);
+		o->leased[wi][head & (IPC_QUEUE_LEASE_RING - 1)] = NULL; /* this lease ends here */
 		if (!it || rp->gen != ls->u64 || !it->processing || it->gen != ls->u64) {
 			bump(&o->h->metrics.protocol_errors_total, 1);
 			continue;
@@ -601,6 +611,7 @@ static void dispatch(struct ipc_queue_owner *o)
 			it->started_ns = t;
 			o->nprocessing++;
 			struct ipc_q_rec *rec = &w->lease[lt & (IPC_QUEUE_LEASE_RING - 1)];
+			o->leased[wi][lt & (IPC_QUEUE_LEASE_RING - 1)] = it;
 			rec->u64 = it->gen;
 			rec->arg = it->failures;
 			rec->keylen = it->keylen;
@@ -721,7 +732,8 @@ static void worker_died(struct ipc_queue_owner *o, uint32_t wi, bool detached)
 	if (lhead - head > ltail - head)
 		lhead = ltail;
 	for (uint32_t i = head; i != ltail; i++) {
-		struct item *it = lease_item(o, w, i);
+		struct item *it = lease_item(o, wi, i);
+		o->leased[wi][i & (IPC_QUEUE_LEASE_RING - 1)] = NULL; /* this lease ends here */
 		if (!it || !it->processing || it->worker != (int32_t)wi ||
 		    it->gen != w->lease[i & (IPC_QUEUE_LEASE_RING - 1)].u64)
 			continue;
@@ -866,7 +878,7 @@ static void publish_unfinished(struct ipc_queue_owner *o, uint64_t t)
 		uint32_t head = atomic_load_explicit(&w->reply_head, RELAXED);
 		uint32_t lhead = atomic_load_explicit(&w->lease_head, RELAXED);
 		for (uint32_t i = head; i != lhead && i - head < IPC_QUEUE_LEASE_RING; i++) {
-			struct item *it = lease_item(o, w, i);
+			struct item *it = lease_item(o, wi, i);
 			if (!it || !it->processing)
 				continue;
 			uint64_t d = t - it->started_ns;
