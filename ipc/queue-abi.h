@@ -46,7 +46,12 @@
  *      and carries the lease's generation (checked; a mismatch is counted and dropped).
  *   Detach: a client that frees its handle stores detached = 1 (release) and never touches the
  *      slot again; the owner handles the slot like a death, except that nothing counts as a
- *      crash, then resets it (detached = 0 before pid = 0).
+ *      crash, then resets it (detached = 0 before pid = 0; the next claimer also clears it).
+ *      Slot reset by the owner (after a death or detach) is the other W1 exception: the slot's
+ *      client is gone, so the owner briefly writes its client-side words.
+ *   Readers of metrics (kcmctl, /metrics, any process with the memfd, even read-only): copy
+ *      single 64-bit words, no retry; a snapshot may mix words of two owner updates (counters
+ *      are monotonic, so a scrape is at worst one update behind).
  *   Death of a writer mid-operation:
  *      - producer: at most one record written but unpublished; invisible, harmless.
  *      - worker: the owner's pidfd fires; the owner applies published replies, then re-queues
