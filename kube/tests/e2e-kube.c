@@ -26,6 +26,7 @@
 #include "kube/config.h"
 #include "kube/discovery.h"
 #include "kube/encode.h"
+#include "kube/errors.h"
 #include "kube/model.h"
 #include "kube/selector.h"
 
@@ -261,6 +262,49 @@ static void test_watch_resume(void **state) {
         kube_response_clear(&resp);
         assert_int_equal(w3.added, 3);
         assert_true(w3.bookmarks >= 1);
+}
+
+struct expired {
+        int errors, code;
+        char reason[32];
+};
+
+static int on_expired(const char *json, size_t len, void *ud) {
+        struct expired *x = ud;
+        enum kube_watch_type t;
+        void *o;
+        int r = kube_decode_watch_event(KUBE_KIND_PARTIAL, json, len, 0, &t, &o);
+        if (r < 0)
+                return r;
+        if (t == KUBE_WATCH_ERROR) {
+                struct kube_status *st = o;
+                x->errors++;
+                x->code = st->code;
+                snprintf(x->reason, sizeof(x->reason), "%s", st->reason ? st->reason : "");
+                capture("watch-error-expired.json", json, len);
+        }
+        kube_object_free(o);
+        return 0;
+}
+
+static void test_watch_too_old(void **state) {
+        (void)state;
+        /* resourceVersion 1 is long out of the watch cache's window: 410 Expired, either as the
+         * HTTP status or (the usual case) as an ERROR event on a 200 stream */
+        struct kube_response resp;
+        struct expired x = {0};
+        struct kube_request wr = {.verb = KUBE_WATCH, .version = "v1", .resource = "configmaps", .ns = ns,
+                                  .resource_version = "1", .allow_watch_bookmarks = true, .timeout_seconds = 3};
+        int e = kube_client_request(cl, &wr, on_expired, &x, &resp);
+        if (e == 0) {
+                assert_int_equal(x.errors, 1);
+                assert_int_equal(x.code, 410);
+                assert_string_equal(x.reason, "Expired");
+                assert_int_equal(kube_errno_for(x.reason, x.code, false), -EKEYEXPIRED);
+        } else {
+                assert_int_equal(e, -EKEYEXPIRED);
+        }
+        kube_response_clear(&resp);
 }
 
 static void test_conflict_patch_delete(void **state) {
@@ -559,6 +603,7 @@ int main(void) {
                 cmocka_unit_test(test_discovery_http2),
                 cmocka_unit_test(test_pagination_metadata),
                 cmocka_unit_test(test_watch_resume),
+                cmocka_unit_test(test_watch_too_old),
                 cmocka_unit_test(test_conflict_patch_delete),
                 cmocka_unit_test(test_replicaset_pod_adoption),
                 cmocka_unit_test(test_lease),

@@ -66,6 +66,14 @@ static void test_pod_rs_lease(void **state) {
         assert_string_equal(((struct kube_partial *)o)->kind, "ConfigMap");
         kube_object_free(o);
         free(b);
+
+        b = fixture("captured/watch-error-expired.json", &len);
+        assert_int_equal(kube_decode_watch_event(KUBE_KIND_POD, b, len, 0, &t, &o), 0);
+        assert_int_equal(t, KUBE_WATCH_ERROR);
+        assert_int_equal(((struct kube_status *)o)->code, 410);
+        assert_string_equal(((struct kube_status *)o)->reason, "Expired");
+        kube_object_free(o);
+        free(b);
 }
 
 static void test_statuses(void **state) {
