@@ -10,9 +10,10 @@
  * decentralised CAS state machine (every claim window needs a repairer that can tell dead from
  * slow) and a robust mutex (EOWNERDEAD leaves the data to repair and needs one PID namespace).
  *
- * Wakes: no syscall while the other side is awake (sleep flags, W3), plus an adaptive spin
+ * Wakes: no syscall while the other side is awake (sleep flags, W3), plus a fixed 20 us spin
  * before sleeping that is skipped when the peer last ran on our CPU (spinning there only delays
- * the peer, ipc-calibration.md finding 2) and halves after every spin that ended in a sleep.
+ * the peer, ipc-calibration.md finding 2). Not halved on failure: a shorter spin than the
+ * ~30 us cross-core wake is the bistable regime the calibration measured.
  *
  * Cost: the per-item work is the semantics (hash lookup, FIFO, lease, reply, Done), about
  * 190 ns of CPU per item in one process on this VM; hence: local Adds are dispatched once per
@@ -254,9 +255,8 @@ struct ipc_queue_owner {
 	uint32_t pmask, wmask; /* slots we track (pid != 0) */
 	uint32_t seen_attach_seq;
 	uint64_t last_full_scan_ns;
-	uint32_t rr; /* round-robin start for dispatch */
-	uint32_t spin_ns, spin_max_ns;
-	uint32_t sleeps_at_zero;
+	uint32_t rr;      /* round-robin start for dispatch */
+	uint32_t spin_ns; /* 0: never spin */
 	bool shutting_down;
 	uint64_t last_metrics_ns;
 	bool in_pump;
@@ -931,10 +931,8 @@ static bool pass(struct ipc_queue_owner *o)
 
 static bool spin_worthwhile(struct ipc_queue_owner *o)
 {
-	if (o->spin_max_ns == 0)
-		return false;
 	uint32_t me = my_cpu();
-	atomic_store_explicit(&o->h->owner_cpu, me, RELAXED);
+	atomic_store_explicit(&o->h->owner_cpu, me, RELAXED); /* read by workers' spin choice */
 	/* Spin only if some worker holding our leases ran on another CPU last. */
 	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
 		if (o->workers[i].pid &&
@@ -946,7 +944,7 @@ static bool spin_worthwhile(struct ipc_queue_owner *o)
 }
 
 /* Drains every channel and dispatches. With to_sleep (the doorbell callback, the loop is about
- * to block) it also runs the adaptive spin and the sleeper side of W3, ending with
+ * to block) it also runs the spin and the sleeper side of W3, ending with
  * owner_waiting == 1 and nothing pending. Without it the flag is left alone: if it is 1, a
  * client's publish claims it and wakes the doorbell, which then runs the full protocol. So
  * whenever the loop sleeps, either the flag is 1 with the doorbell wait armed, or a wake for
@@ -960,7 +958,8 @@ static int pump(struct ipc_queue_owner *o, bool to_sleep)
 		atomic_store_explicit(&o->h->owner_waiting, 0, RELAXED);
 		while (pass(o))
 			;
-		/* adaptive spin before sleeping: catch replies/adds that arrive within spin_ns */
+		/* spin before sleeping, only when a worker we serve last ran on another CPU: catch
+		 * replies/adds that arrive within spin_ns without a sleep/wake pair */
 		if (spin_worthwhile(o) && o->spin_ns) {
 			uint64_t end = now_ns() + o->spin_ns;
 			bool got = false;
@@ -971,17 +970,8 @@ static int pump(struct ipc_queue_owner *o, bool to_sleep)
 				if ((k & 7) == 7 && now_ns() > end)
 					break;
 			}
-			if (got) {
-				if (o->spin_ns < o->spin_max_ns)
-					o->spin_ns = o->spin_ns * 2 > o->spin_max_ns
-					                     ? o->spin_max_ns
-					                     : o->spin_ns * 2;
+			if (got)
 				continue;
-			}
-			o->spin_ns /= 2;
-		} else if (o->spin_ns == 0 && ++o->sleeps_at_zero >= 64) {
-			o->sleeps_at_zero = 0;
-			o->spin_ns = o->spin_max_ns; /* probe again: placement may have changed */
 		}
 		/* W3 sleeper side: flag, fence, re-check. */
 		atomic_store_explicit(&o->h->owner_waiting, 1, RELAXED);
@@ -1012,7 +1002,7 @@ static int on_doorbell(struct ipc_source *s, int res, void *ud)
 {
 	(void)res; /* 0 (woken) or -EAGAIN (flag already cleared): both mean "look" */
 	struct ipc_queue_owner *o = ud;
-	int r = pump(o, true); /* about to sleep: a short adaptive spin pays here */
+	int r = pump(o, true); /* about to sleep: a short spin pays here */
 	if (r < 0)
 		return r;
 	/* pump left owner_waiting == 1 with nothing pending; sleep on the flag itself (W3) */
@@ -1105,8 +1095,7 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 		o->cfg.park_after = 5;
 	if (!o->cfg.spin_usec)
 		o->cfg.spin_usec = 20;
-	o->spin_max_ns = o->cfg.spin_usec == UINT32_MAX ? 0 : o->cfg.spin_usec * 1000u;
-	o->spin_ns = o->spin_max_ns;
+	o->spin_ns = o->cfg.spin_usec == UINT32_MAX ? 0 : o->cfg.spin_usec * 1000u;
 	o->loop = loop;
 	o->nbuckets = 1024;
 	o->buckets = calloc(o->nbuckets, sizeof(*o->buckets));
@@ -1350,7 +1339,7 @@ struct ipc_queue {
 	uint32_t held_requeues;
 	uint64_t held_gen;
 	uint64_t got_ns;
-	uint32_t spin_ns, spin_max_ns, sleeps_at_zero;
+	uint32_t spin_ns; /* 0: never spin */
 	struct ipc_source *watch;
 	void (*watch_cb)(struct ipc_queue *, void *);
 	void *watch_ud;
@@ -1392,7 +1381,7 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 		return -ENOMEM;
 	q->memfd = -1;
 	q->add_timeout_usec = 10000000;
-	q->spin_max_ns = q->spin_ns = 20000;
+	q->spin_ns = 20000;
 	int r = map_queue(memfd, &q->h, true);
 	if (r < 0)
 		goto fail;
@@ -1557,14 +1546,6 @@ int ipc_queue_get(struct ipc_queue *q, char *key, size_t keysz, uint64_t timeout
 				if ((k & 63) == 63 && now_ns() > end)
 					break;
 			}
-			if (got)
-				q->spin_ns = q->spin_ns * 2 > q->spin_max_ns ? q->spin_max_ns
-				                                             : q->spin_ns * 2;
-			else
-				q->spin_ns /= 2;
-		} else if (q->spin_ns == 0 && ++q->sleeps_at_zero >= 64) {
-			q->sleeps_at_zero = 0;
-			q->spin_ns = q->spin_max_ns;
 		}
 		uint64_t deadline =
 		        timeout_usec == UINT64_MAX ? UINT64_MAX : ipc_now_usec() + timeout_usec;
