@@ -314,11 +314,25 @@ static void watch_ended(struct inf_reflector *r, uint64_t now, int err, bool sta
 	r->inflight = IN_NONE;
 
 	if (r->wl_initial) {
-		/* WatchList did not reach its initial-events-end bookmark: fall back to LIST now. */
+		/* WatchList did not reach its initial-events-end bookmark (client-go watchList()). */
 		r->wl_initial = false;
+		if (err == -ECONNREFUSED || err == -EAGAIN) {
+			schedule_backoff(r, ACT_WATCH_LIST, now);
+			return;
+		}
+		if (err == -EKEYEXPIRED) {
+			r->stats.expired++;
+			r->rv_unavailable = true; /* retry at once with a consistent snapshot */
+			schedule(r, ACT_WATCH_LIST, now);
+			return;
+		}
+		if (started && err != -ECANCELED && !(r->watch_events == 0 && now - r->watch_started_at < INF_SHORT_WATCH_US)) {
+			/* Closed (or a probable EOF) before the bookmark: start the stream again. */
+			schedule(r, ACT_WATCH_LIST, now);
+			return;
+		}
+		/* Anything else: fall back to LIST now (making progress beats waiting). */
 		r->stats.watch_list_fallbacks++;
-		if (err == -EKEYEXPIRED)
-			r->rv_unavailable = true;
 		if (err == -EINVAL || err == -EBADR)
 			r->watch_list = false; /* the server rejects sendInitialEvents */
 		schedule(r, ACT_LIST, now);

@@ -32,9 +32,10 @@
  *   - WatchList (optional): WATCH with sendInitialEvents=true, resourceVersionMatch=NotOlderThan
  *     and RV "" the first time (last version later); the initial ADDED events build a replace
  *     that is committed at the BOOKMARK annotated k8s.io/initial-events-end, at its version, and
- *     the same stream goes on as a normal watch. If the stream fails before that bookmark the
- *     reflector falls back to LIST at once; a 400/422 answer (server without the feature)
- *     disables WatchList for this reflector for good.
+ *     the same stream goes on as a normal watch. Before that bookmark: 429/refused back off and
+ *     retry WatchList, 410 retries at once at "", an early close retries at once, anything else
+ *     falls back to LIST at once; a 400/422 answer (server without the feature) also disables
+ *     WatchList for this reflector for good.
  *   - Warm start (beyond upstream): when the arena already holds a synced version for the type,
  *     the first request is a WATCH from it: no LIST at all unless that watch answers 410.
  *

@@ -344,8 +344,9 @@ static void test_watch_list(void **state)
 	inf_reflector_free(r);
 }
 
-/* WatchList refused by the server (400/422): LIST at once and never WatchList again. A stream
- * that ends before the bookmark also falls back, but keeps WatchList for later. */
+/* WatchList before its bookmark: 429/refused back off and retry WatchList, 410 retries at ""
+ * at once, a stream closed early is re-opened, a 400/422 (server without the feature) falls
+ * back to LIST for good, any other failure falls back to LIST this time. */
 static void test_watch_list_fallback(void **state)
 {
 	(void)state;
@@ -355,20 +356,39 @@ static void test_watch_list_fallback(void **state)
 
 	step(r, 0);
 	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_ADDED, "3", false, 0), INF_EV_COLLECT);
-	assert_int_equal(inf_reflector_watch_done(r, 2, -ECONNRESET, true), 0);
-	q = step(r, 2);
+	/* Transport reset after the 200 (probable EOF): WatchList again, at once. */
+	assert_int_equal(inf_reflector_watch_done(r, 2 * S, -ECONNRESET, true), 0);
+	q = step(r, 2 * S);
+	assert_true(q.send_initial_events);
+	assert_true(q.replace_begin);
+	/* 429 at start: backoff, WatchList again. */
+	assert_int_equal(inf_reflector_watch_done(r, 2 * S, -EAGAIN, false), 0);
+	assert_int_equal(inf_reflector_next_wakeup(r), 2 * S + 800000);
+	q = step(r, 2 * S + 800000);
+	assert_true(q.send_initial_events);
+	/* 410 as an ERROR event: at once, at "". */
+	assert_int_equal(inf_reflector_watch_event(r, 3 * S, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED), INF_EV_STOP);
+	q = step(r, 3 * S);
+	assert_true(q.send_initial_events);
+	assert_string_equal(q.rv, "");
+	/* A transport failure before any answer: LIST now (at "": the 410 above made the version
+	 * unavailable), WatchList kept for later. */
+	assert_int_equal(inf_reflector_watch_done(r, 3 * S, -EIO, false), 0);
+	q = step(r, 3 * S);
 	assert_int_equal(q.op, INF_REFL_LIST);
-	assert_string_equal(q.rv, "0");
+	assert_string_equal(q.rv, "");
 	assert_true(q.replace_begin);
 	assert_true(inf_reflector_watch_list_enabled(r));
-	assert_int_equal(page(r, 3, "10", NULL), INF_LIST_DONE);
-	expect_watch(r, 3, "10");
-	assert_int_equal(inf_reflector_watch_done(r, 4, -EREMOTEIO, false), 0);
+	assert_int_equal(page(r, 3 * S, "10", NULL), INF_LIST_DONE);
+	expect_watch(r, 3 * S, "10");
+	assert_int_equal(inf_reflector_watch_done(r, 4 * S, -EREMOTEIO, false), 0);
 	q = step(r, inf_reflector_next_wakeup(r));
 	assert_true(q.send_initial_events);
-	assert_int_equal(inf_reflector_watch_done(r, 5 * S, -EINVAL, false), 0);
+	assert_string_equal(q.rv, "10");
+	/* Refused by the server: LIST, and never WatchList again. */
+	assert_int_equal(inf_reflector_watch_done(r, 6 * S, -EINVAL, false), 0);
 	assert_false(inf_reflector_watch_list_enabled(r));
-	q = step(r, 5 * S);
+	q = step(r, 6 * S);
 	assert_int_equal(q.op, INF_REFL_LIST);
 	assert_string_equal(q.rv, "10");
 	inf_reflector_get_stats(r, &st);
