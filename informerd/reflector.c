@@ -160,6 +160,14 @@ static void schedule_backoff(struct inf_reflector *r, enum action a, uint64_t no
 	schedule(r, a, now + backoff_delay(r, now));
 }
 
+/* What client-go's StreamWatcher treats as a normal end of stream (net.IsProbableEOF, timeouts):
+ * the watch is re-opened. Other stream failures (undecodable data, a broken encoding) surface as
+ * errors and end the ListAndWatch. */
+static bool probable_eof(int err)
+{
+	return err == 0 || err == -ECONNRESET || err == -ETIMEDOUT || err == -EPIPE;
+}
+
 static bool expired(int err, bool too_large)
 {
 	return err == -EKEYEXPIRED || too_large;
@@ -326,7 +334,8 @@ static void watch_ended(struct inf_reflector *r, uint64_t now, int err, bool sta
 			schedule(r, ACT_WATCH_LIST, now);
 			return;
 		}
-		if (started && err != -ECANCELED && !(r->watch_events == 0 && now - r->watch_started_at < INF_SHORT_WATCH_US)) {
+		if (started && probable_eof(err) &&
+		    !(r->watch_events == 0 && now - r->watch_started_at < INF_SHORT_WATCH_US)) {
 			/* Closed (or a probable EOF) before the bookmark: start the stream again. */
 			schedule(r, ACT_WATCH_LIST, now);
 			return;
@@ -349,7 +358,7 @@ static void watch_ended(struct inf_reflector *r, uint64_t now, int err, bool sta
 		schedule_backoff(r, ACT_WATCH, now);
 		return;
 	}
-	if (started && err != -ECANCELED) {
+	if (started && probable_eof(err)) {
 		if (r->watch_events == 0 && now - r->watch_started_at < INF_SHORT_WATCH_US) {
 			/* "very short watch": something is wrong; end the ListAndWatch. */
 			schedule_backoff(r, ACT_LIST_AND_WATCH, now);

@@ -141,8 +141,17 @@ static void test_watch_events_and_normal_end(void **state)
 	inf_reflector_get_stats(r, &st);
 	assert_int_equal(st.lists, 1);
 	assert_int_equal(st.watch_restarts, 2);
-	assert_int_equal(st.watch_events, 4);
 	assert_int_equal(st.backoffs, 0);
+	/* A broken stream (undecodable, bad encoding) is an error: backoff, then relist. */
+	t += 5 * S;
+	assert_int_equal(inf_reflector_watch_done(r, t, -EIO, true), 0);
+	assert_true(inf_reflector_next_wakeup(r) >= t + 800000);
+	assert_int_equal(step(r, inf_reflector_next_wakeup(r)).op, INF_REFL_LIST);
+	assert_int_equal(page(r, t + 2 * S, "12", NULL), INF_LIST_DONE);
+	expect_watch(r, t + 2 * S, "12");
+	inf_reflector_get_stats(r, &st);
+	assert_int_equal(st.watch_events, 4);
+	assert_int_equal(st.backoffs, 1);
 	/* Not a WATCH in flight any more after done: events are rejected. */
 	assert_int_equal(inf_reflector_watch_done(r, t, 0, true), 0);
 	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_ADDED, "13", false, 0), -EINVAL);
@@ -371,6 +380,18 @@ static void test_watch_list_fallback(void **state)
 	q = step(r, 3 * S);
 	assert_true(q.send_initial_events);
 	assert_string_equal(q.rv, "");
+	/* A broken stream after the 200 (e.g. the gzip failure in docs/informerd.md): LIST. */
+	assert_int_equal(inf_reflector_watch_done(r, 3 * S, -EIO, true), 0);
+	q = step(r, 3 * S);
+	assert_int_equal(q.op, INF_REFL_LIST);
+	assert_int_equal(page(r, 3 * S, "9", NULL), INF_LIST_DONE);
+	expect_watch(r, 3 * S, "9");
+	assert_int_equal(inf_reflector_watch_done(r, 3 * S, -EREMOTEIO, false), 0);
+	q = step(r, inf_reflector_next_wakeup(r));
+	assert_true(q.send_initial_events);
+	assert_int_equal(inf_reflector_watch_event(r, 3 * S, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED), INF_EV_STOP);
+	q = step(r, 3 * S);
+	assert_string_equal(q.rv, "");
 	/* A transport failure before any answer: LIST now (at "": the 410 above made the version
 	 * unavailable), WatchList kept for later. */
 	assert_int_equal(inf_reflector_watch_done(r, 3 * S, -EIO, false), 0);
@@ -392,7 +413,7 @@ static void test_watch_list_fallback(void **state)
 	assert_int_equal(q.op, INF_REFL_LIST);
 	assert_string_equal(q.rv, "10");
 	inf_reflector_get_stats(r, &st);
-	assert_int_equal(st.watch_list_fallbacks, 2);
+	assert_int_equal(st.watch_list_fallbacks, 3);
 	inf_reflector_free(r);
 }
 
