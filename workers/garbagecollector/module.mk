@@ -4,4 +4,4 @@
 LIBS        += gc
 gc_SRCS     := workers/garbagecollector/identity.c workers/garbagecollector/absent-cache.c workers/garbagecollector/graph.c workers/garbagecollector/worker.c
 gc_LIBDEPS  := kube
-gc_TESTS    := workers/garbagecollector/tests/test-identity.c workers/garbagecollector/tests/test-absent-cache.c workers/garbagecollector/tests/test-graph.c
+gc_TESTS    := workers/garbagecollector/tests/test-identity.c workers/garbagecollector/tests/test-absent-cache.c workers/garbagecollector/tests/test-graph.c workers/garbagecollector/tests/test-worker.c

@@ -120,8 +120,21 @@ static void appendf(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The text of an API error when the seam only gives the errno: client-go's generic texts for
+ * a response without a Status body (the real client's Status message is logged by the
+ * process that owns the request). */
 static const char *errtext(int err)
 {
+	switch (err) {
+	case -ESTALE:
+		return "the server reported a conflict";
+	case -ENOENT:
+		return "the server could not find the requested resource";
+	case -EMEDIUMTYPE:
+		return "the server does not support the requested media type";
+	default:
+		break;
+	}
 	const char *r = kube_errno_reason(err);
 	return r ? r : strerror(-err);
 }

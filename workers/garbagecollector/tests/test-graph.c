@@ -209,6 +209,33 @@ static void test_issue_98040_virtual_cluster_owner(void **state)
 	env_fini(&e);
 }
 
+static void test_event_only_for_observed_and_first(void **state)
+{
+	(void)state;
+	struct env e;
+	/* a virtual owner in ns1 referenced from ns2: suspicious (queued) but no event, because
+	 * nothing was observed about the owner */
+	env_init(&e);
+	struct kube_owner_ref r[] = {REF("v1", "Pod", "p", "puid")};
+	ev(&e, GC_EVENT_ADD, "v1", "Pod", "ns1", "a", "a", r, 1);
+	rec_reset(&e.rec);
+	ev(&e, GC_EVENT_ADD, "v1", "Pod", "ns2", "b", "b", r, 1);
+	assert_true(rec_has(&e.rec, "b"));
+	assert_int_equal(e.rec.n_events, 0);
+	env_fini(&e);
+	/* two observed owners in another namespace: only the first suspicious ref is examined,
+	 * so one event */
+	env_init(&e);
+	ev(&e, GC_EVENT_ADD, "v1", "Pod", "ns2", "o1", "o1", NULL, 0);
+	ev(&e, GC_EVENT_ADD, "v1", "Pod", "ns2", "o2", "o2", NULL, 0);
+	struct kube_owner_ref two[] = {REF("v1", "Pod", "o1", "o1"), REF("v1", "Pod", "o2", "o2")};
+	ev(&e, GC_EVENT_ADD, "v1", "Pod", "ns1", "c", "c", two, 2);
+	assert_int_equal(e.rec.n_events, 1);
+	assert_non_null(strstr(e.rec.events[0], "name: o1,"));
+	assert_int_equal(e.rec.n_del, 1);
+	env_fini(&e);
+}
+
 static void test_coordinate_mismatch(void **state)
 {
 	(void)state;
@@ -545,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_child_namespaced_owner),
 		cmocka_unit_test(test_issue_98040_virtual_cluster_owner),
 		cmocka_unit_test(test_coordinate_mismatch),
+		cmocka_unit_test(test_event_only_for_observed_and_first),
 		cmocka_unit_test(test_unblock_on_update),
 		cmocka_unit_test(test_references_diff),
 		cmocka_unit_test(test_transitions),
