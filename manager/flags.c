@@ -55,6 +55,7 @@ void mgr_config_defaults(struct mgr_config *cfg)
 	cfg->secure_port = 10257;
 	cfg->bind_address = "0.0.0.0";
 	cfg->standby_warm_cache = true;
+	cfg->rs_orphan_grace_us = 60000000;
 }
 
 int mgr_parse_duration(const char *s, uint64_t *ret_us)
@@ -143,6 +144,7 @@ static const struct flagdef flags[] = {
 	{ "v", F_INT, OFF(v), "Log verbosity (klog levels)." },
 	{ "standby-warm-cache", F_BOOL, OFF(standby_warm_cache), "kcmd: keep the cache warm while not leading, so a new leader starts without a relist (default true)." },
 	{ "libexec-dir", F_STR, OFF(libexec_dir), "kcmd: directory holding kcmd-informerd and kcmd-worker (default: beside kcmd)." },
+	{ "replicaset-orphaned-expectations-grace", F_DURATION, OFF(rs_orphan_grace_us), "kcmd: how long a ReplicaSet waits on the expectations of a worker process that died mid-sync before syncing again (default 60s: the apiserver's request timeout, after which no request of the dead process can still land)." },
 	{ "help", F_BOOL, OFF(help), "Show this help." },
 	{ "version", F_BOOL, OFF(version), "Print the version and exit." },
 };

@@ -52,6 +52,7 @@ struct mgr_config {
 	/* kcmd's own */
 	bool standby_warm_cache; /* --standby-warm-cache, true */
 	const char *libexec_dir; /* --libexec-dir: where kcmd-informerd / kcmd-worker live */
+	uint64_t rs_orphan_grace_us; /* --replicaset-orphaned-expectations-grace, 60 s */
 	bool help, version;
 };
 

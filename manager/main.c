@@ -237,7 +237,8 @@ static int setup_children(struct mgr *m)
 	if (r < 0)
 		return r;
 	if (m->cfg.controllers[MGR_CTRL_REPLICASET]) {
-		m->exp_fd = rs_exp_memfd_create(NULL);
+		struct rs_exp_create_opts eo = { .orphan_grace_ns = (int64_t)m->cfg.rs_orphan_grace_us * 1000 };
+		m->exp_fd = rs_exp_memfd_create(&eo);
 		if (m->exp_fd < 0) {
 			log_error("creating the ReplicaSet expectations failed: %s", strerror(-m->exp_fd));
 			return m->exp_fd;

@@ -13,7 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-var kcmdRSOnce sync.Once
+var (
+	kcmdRSOnce sync.Once
+	kcmdRS     *kcmdProc // the shared kcmd running the ReplicaSet controller
+)
 
 // startKcmdReplicaSet runs one kcmd with only the ReplicaSet controller for the rest of the test
 // binary (upstream kube-controller-manager's replicaset controller stays off), so every
@@ -21,9 +24,10 @@ var kcmdRSOnce sync.Once
 func startKcmdReplicaSet(t *testing.T) {
 	t.Helper()
 	kcmdRSOnce.Do(func() {
-		p := startKcmdShared(t, "--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
-			"--concurrent-replicaset-syncs=3", "--kube-api-qps=200", "--kube-api-burst=400")
-		_ = p
+		kcmdRS = startKcmdShared(t, "--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
+			"--concurrent-replicaset-syncs=3", "--kube-api-qps=200", "--kube-api-burst=400",
+			// crash tests kill workers mid-sync; keep their orphaned expectations short
+			"--replicaset-orphaned-expectations-grace=5s")
 	})
 }
 
