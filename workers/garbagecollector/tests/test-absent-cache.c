@@ -83,7 +83,10 @@ static void test_capacity_500(void **state)
 	assert_false(gc_absent_cache_has(c, &first));
 	assert_true(gc_absent_cache_has(c, &kept));
 	assert_true(gc_absent_cache_has(c, &last));
-	assert_int_equal(gc_absent_cache_new(0, &c), -EINVAL);
+	gc_absent_cache_free(c);
+	struct gc_absent_cache *none = NULL;
+	assert_int_equal(gc_absent_cache_new(0, &none), -EINVAL);
+	assert_null(none);
 	gc_absent_cache_free(NULL);
 }
 
