@@ -105,6 +105,9 @@ struct informerd {
 	struct inf_discovery *disc;
 	struct inf_resource *dres[1024]; /* informers added by discovery (owned) */
 	size_t n_dres;
+	struct inf_resource *stale[256]; /* arena types found gone at start (owned) */
+	size_t n_stale;
+	bool first_round_done;
 	struct inf_resource res[MAX_RESOURCES];
 	char res_names[MAX_RESOURCES][4][64];
 	size_t n_res;
@@ -479,6 +482,41 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n, con
 		x->logged_synced = false;
 		log_info("discovery: watching %s%s%s (metadata-only)", r->resource, r->group[0] ? "." : "", r->group);
 	}
+	if (!x->first_round_done) {
+		/* Metadata-only types left in the arena by an earlier run whose resource is gone now
+		 * (e.g. a CRD deleted while informerd was down): their objects must not linger. */
+		struct shm_stats st;
+
+		x->first_round_done = true;
+		if (shm_reader_stats(x->arena, &st) == 0)
+			for (uint64_t t = 0; t < st.n_types && x->n_stale < sizeof(x->stale) / sizeof(x->stale[0]); t++) {
+				struct shm_type_info ti;
+				struct inf_resource *r;
+				int type;
+
+				if (shm_reader_type_info(x->arena, (uint16_t)t, &ti) < 0 ||
+				    ti.record_kind != SHM_RECORD_META || !ti.count ||
+				    inf_informers_watching(x->ii, ti.group, ti.resource) || in_failed(failed, ti.group))
+					continue;
+				r = calloc(1, sizeof(*r));
+				if (!r)
+					break;
+				r->group = strdup(ti.group);
+				r->version = strdup(ti.version);
+				r->resource = strdup(ti.resource);
+				r->kind = strdup(ti.kind);
+				r->record_kind = SHM_RECORD_META;
+				if (!r->group || !r->version || !r->resource || !r->kind ||
+				    (type = inf_store_add_resource(x->store, r)) < 0) {
+					free_res(r);
+					continue;
+				}
+				x->stale[x->n_stale++] = r;
+				log_info("discovery: %s%s%s is gone since the last run: dropping %llu objects", r->resource,
+					 r->group[0] ? "." : "", r->group, (unsigned long long)ti.count);
+				(void)inf_store_drop(x->store, (uint16_t)type);
+			}
+	}
 	for (size_t j = 0; j < x->n_dres;) {
 		struct inf_resource *r = x->dres[j];
 		bool present = false;
@@ -658,6 +696,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < x->o.n_queues; i++)
 		ipc_queue_owner_free(x->o.queues[i].owner);
 	inf_store_free(x->store);
+	for (size_t i = 0; i < x->n_stale; i++)
+		free_res(x->stale[i]);
 	inf_dispatch_free(x->d);
 	ipc_source_free(x->tick);
 	ipc_source_free(x->sig_term);

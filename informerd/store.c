@@ -679,12 +679,12 @@ int inf_store_drop(struct inf_store *s, uint16_t type)
 
 	if (!s || !(ts = ts_get(s, type)))
 		return -EINVAL;
+	/* An empty replace: every object goes, as tombstones; the type is left "synced" with no
+	 * version, so that readiness checks over the resource table do not wait for a resource
+	 * nobody watches, and a later watch of it starts cold. */
 	r = inf_store_replace_begin(s, type);
 	if (r == 0)
 		r = inf_store_replace_commit(s, type, "");
-	ts->synced = false;
-	if (r == 0)
-		r = shm_writer_set_sync(s->a, type, "", false);
 	return r;
 }
 

@@ -65,7 +65,8 @@ void inf_store_replace_abort(struct inf_store *s, uint16_t type);
 bool inf_store_replacing(const struct inf_store *s, uint16_t type);
 
 /* The type is no longer watched (discovery dropped it): every object of it is deleted and
- * reaches the handlers as a tombstone; the type is marked unsynced with no version. */
+ * reaches the handlers as a tombstone; the resource table keeps it synced with no version
+ * (nothing to wait for; a later watch of it starts cold). */
 int inf_store_drop(struct inf_store *s, uint16_t type);
 
 /* Records rv as the type's last applied version (keeps the synced flag). */

@@ -230,6 +230,30 @@ static void test_replace_tombstones(void **state)
 	assert_int_equal(shm_writer_check(f->a), 0);
 }
 
+/* A resource discovery dropped: every object leaves as a tombstone; the table says synced with
+ * no version (nothing to wait for, and a later watch starts cold). */
+static void test_drop(void **state)
+{
+	struct fx *f = *state;
+	struct shm_type_info ti;
+	char rv[64];
+
+	assert_int_equal(inf_store_replace_begin(f->s, (uint16_t)f->pod_t), 0);
+	radd(f, pod("a", "u-a", "5", NULL));
+	radd(f, pod("b", "u-b", "6", NULL));
+	assert_int_equal(inf_store_replace_commit(f->s, (uint16_t)f->pod_t, "10"), 0);
+	g_n = 0;
+	assert_int_equal(inf_store_drop(f->s, (uint16_t)f->pod_t), 0);
+	assert_int_equal(g_n, 2);
+	assert_true(g_ev[0].tombstone && g_ev[1].tombstone);
+	assert_int_equal(shm_reader_type_info(f->a, (uint16_t)f->pod_t, &ti), 0);
+	assert_int_equal(ti.count, 0);
+	assert_true(ti.synced);
+	assert_string_equal(ti.rv, "");
+	assert_int_equal(inf_store_synced_rv(f->s, (uint16_t)f->pod_t, rv, sizeof(rv)), 0);
+	assert_int_equal(inf_store_drop(f->s, 999), -EINVAL);
+}
+
 static void test_pod_payload(void **state)
 {
 	struct fx *f = *state;
@@ -374,6 +398,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_events_after_arena, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_tombstones, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_payload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rs_and_meta_payload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_test_table_with_queue, setup, teardown),
