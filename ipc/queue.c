@@ -836,8 +836,15 @@ static void scan_slot(struct ipc_queue_owner *o, struct wstate *ws, _Atomic uint
 	if (!pid)
 		return;
 	int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pfd < 0 && errno != ESRCH) {
+		/* EMFILE, ENOMEM...: no evidence of death; the next full scan (within 1 s) retries
+		 */
+		o->last_full_scan_ns = 0;
+		return;
+	}
 	uint64_t ino = atomic_load_explicit(inow, RELAXED);
-	if (pfd >= 0 && ino && pidfd_ino(pfd) != ino) {
+	uint64_t now_ino = pfd >= 0 && ino ? pidfd_ino(pfd) : 0;
+	if (now_ino && now_ino != ino) { /* unknown (0) is not evidence of reuse */
 		/* the pid now names another process: our client is gone (pid reuse) */
 		close(pfd);
 		pfd = -1;
