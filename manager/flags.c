@@ -140,7 +140,7 @@ static const struct flagdef flags[] = {
 	{ "tls-cert-file", F_STR, OFF(tls_cert_file), "Serving certificate; a self-signed one is made when absent." },
 	{ "tls-private-key-file", F_STR, OFF(tls_private_key_file), "Key of --tls-cert-file." },
 	{ "cert-dir", F_STR, OFF(cert_dir), "Where the self-signed serving certificate is kept." },
-	{ "use-service-account-credentials", F_BOOL, OFF(use_service_account_credentials), "Each controller uses its own service account's credentials (default false)." },
+	{ "use-service-account-credentials", F_BOOL, OFF(use_service_account_credentials), "Each controller uses its own service account's credentials (default false; true is refused: not built yet)." },
 	{ "v", F_INT, OFF(v), "Log verbosity (klog levels)." },
 	{ "standby-warm-cache", F_BOOL, OFF(standby_warm_cache), "kcmd: keep the cache warm while not leading, so a new leader starts without a relist (default true)." },
 	{ "libexec-dir", F_STR, OFF(libexec_dir), "kcmd: directory holding kcmd-informerd and kcmd-worker (default: beside kcmd)." },
@@ -370,6 +370,11 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		return fail(err, errlen, "--concurrent-gc-syncs must be at least 1");
 	if (cfg->kube_api_burst < 1 && cfg->kube_api_qps > 0)
 		return fail(err, errlen, "--kube-api-burst must be at least 1 when --kube-api-qps > 0");
+	if (cfg->use_service_account_credentials)
+		return fail(err, errlen,
+			    "--use-service-account-credentials is not supported by this kcmd build yet: every "
+			    "process uses the --kubeconfig identity (grant it the bootstrap roles "
+			    "system:controller:replicaset-controller and system:controller:generic-garbage-collector)");
 	if ((cfg->tls_cert_file == NULL) != (cfg->tls_private_key_file == NULL))
 		return fail(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
 	return 0;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ipc/loop.h"
@@ -381,11 +382,80 @@ static bool check_children(void *ud, char *why, size_t n)
 	return true;
 }
 
+/* RSS (bytes), CPU seconds and start time of one process, from /proc. */
+static bool proc_stats(pid_t pid, double *cpu_s, double *rss, double *start_s)
+{
+	char path[64], buf[1024];
+	FILE *f;
+	size_t n;
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return false;
+	unsigned long utime = 0, stime = 0;
+	unsigned long long starttime = 0;
+	long rsspages = 0;
+	/* fields after ")": state(3) ... utime(14) stime(15) ... starttime(22) vsize(23) rss(24) */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d %llu %*u %ld",
+		   &utime, &stime, &starttime, &rsspages) != 4)
+		return false;
+	*cpu_s = (double)(utime + stime) / (double)tck;
+	*rss = (double)rsspages * (double)page;
+	double uptime = 0;
+	if ((f = fopen("/proc/uptime", "re"))) {
+		if (fscanf(f, "%lf", &uptime) != 1)
+			uptime = 0;
+		fclose(f);
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	*start_s = (double)now.tv_sec - uptime + (double)starttime / (double)tck;
+	return true;
+}
+
+static void process_metrics(struct mgr_metrics_buf *b, struct mgr *m)
+{
+	double cpu, rss, start;
+	struct mgr_child *c;
+
+	/* The manager itself, under the names every Go component exports. */
+	if (proc_stats(getpid(), &cpu, &rss, &start)) {
+		mgr_metrics_printf(b, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+				      "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.2f\n", cpu);
+		mgr_metrics_printf(b, "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+				      "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %.0f\n", rss);
+		mgr_metrics_printf(b, "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+				      "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %.2f\n", start);
+	}
+	/* Every child, labelled: the whole of kcmd is the sum. */
+	mgr_metrics_printf(b, "# HELP kcmd_child_cpu_seconds_total CPU seconds of each kcmd child process.\n"
+			      "# TYPE kcmd_child_cpu_seconds_total counter\n"
+			      "# HELP kcmd_child_resident_memory_bytes Resident memory of each kcmd child process "
+			      "(shared memory counted in every process that touched it).\n"
+			      "# TYPE kcmd_child_resident_memory_bytes gauge\n");
+	for (unsigned i = 0; (c = mgr_sup_child(m->sup, i)); i++) {
+		struct mgr_child_info info;
+		mgr_child_get_info(c, &info);
+		if (info.pid > 0 && proc_stats(info.pid, &cpu, &rss, &start)) {
+			mgr_metrics_printf(b, "kcmd_child_cpu_seconds_total{process=\"%s\"} %.2f\n", info.name, cpu);
+			mgr_metrics_printf(b, "kcmd_child_resident_memory_bytes{process=\"%s\"} %.0f\n", info.name, rss);
+		}
+	}
+}
+
 static void metrics(struct mgr_metrics_buf *b, void *ud)
 {
 	struct mgr *m = ud;
 	struct mgr_child *c;
 
+	process_metrics(b, m);
 	mgr_metrics_printf(b, "# HELP leader_election_master_status [ALPHA] Gauge of if the reporting system is "
 			      "master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the "
 			      "string used to identify the lease. Please make sure to group by name.\n"

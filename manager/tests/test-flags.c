@@ -68,8 +68,10 @@ static void test_spellings(void **state)
 	assert_int_equal(c.v, 4);
 	assert_false(c.standby_warm_cache);
 	assert_int_equal(c.secure_port, 0);
-	assert_int_equal(PARSE(&c, err, "--use-service-account-credentials"), 0);
-	assert_true(c.use_service_account_credentials);
+	assert_int_equal(PARSE(&c, err, "--use-service-account-credentials=false"), 0);
+	assert_false(c.use_service_account_credentials);
+	assert_int_equal(PARSE(&c, err, "--use-service-account-credentials"), -EINVAL);
+	assert_non_null(strstr(err, "not supported by this kcmd build yet"));
 }
 
 static void test_controllers(void **state)
