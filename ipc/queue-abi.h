@@ -174,7 +174,9 @@ struct ipc_q_header {
 	_Atomic uint32_t owner_cpu;              /* owner: CPU it last ran on */
 	_Atomic uint32_t shutting_down;          /* owner: Adds are ignored */
 	_Atomic uint32_t closed;                 /* owner: shut down and FIFO empty: Get fails */
-	uint32_t reserved1[11];
+	uint32_t pad1;
+	_Atomic uint64_t owner_pid_ino; /* owner: pidfs inode of the owner (incarnation) */
+	uint32_t reserved1[8];
 	_Alignas(64) _Atomic uint32_t owner_waiting; /* the owner's doorbell / sleep flag */
 	_Atomic uint32_t attach_seq; /* clients: fetch_add after claiming a slot (owner rescans) */
 	_Alignas(64) struct ipc_q_metrics metrics;
@@ -184,3 +186,4 @@ struct ipc_q_header {
 };
 static_assert(sizeof(_Atomic uint32_t) == 4, "futex words are 32-bit");
 static_assert(__builtin_offsetof(struct ipc_q_header, owner_pid) == 192, "header layout");
+static_assert(__builtin_offsetof(struct ipc_q_header, owner_waiting) == 256, "header layout");

@@ -1123,9 +1123,16 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 	uint32_t prev = atomic_load_explicit(&o->h->owner_pid, ACQUIRE);
 	if (prev) {
 		int pfd = (int)syscall(SYS_pidfd_open, (pid_t)prev, 0);
+		if (pfd < 0 && errno != ESRCH) {
+			r = -errno; /* cannot tell whether the recorded owner lives */
+			goto fail;
+		}
 		if (pfd >= 0) {
+			uint64_t rec_ino = atomic_load_explicit(&o->h->owner_pid_ino, RELAXED);
+			uint64_t now_ino = rec_ino ? pidfd_ino(pfd) : 0;
 			struct pollfd p = {.fd = pfd, .events = POLLIN};
-			bool alive = poll(&p, 1, 0) == 0;
+			/* alive, and not a reused pid */
+			bool alive = poll(&p, 1, 0) == 0 && !(now_ino && now_ino != rec_ino);
 			close(pfd);
 			if (alive) {
 				r = -EBUSY;
@@ -1133,6 +1140,10 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 			}
 		}
 	}
+	int selfpfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	atomic_store_explicit(&o->h->owner_pid_ino, pidfd_ino(selfpfd), RELAXED);
+	if (selfpfd >= 0)
+		close(selfpfd);
 	uint32_t epoch = atomic_load_explicit(&o->h->owner_epoch, RELAXED);
 	bool restarted = epoch > 0;
 	o->epoch = epoch + 1;
