@@ -14,6 +14,10 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -263,6 +267,48 @@ static void test_post(struct ipc_loop *l)
 	CHECK_EQ(posts, 2);
 }
 
+/* In a child: a seccomp filter refuses io_uring_setup with EPERM, as the container runtimes'
+ * default profiles do. AUTO must fall back to epoll and say why; forcing io_uring must fail. */
+static void test_seccomp_fallback(void)
+{
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct sock_filter f[] = {
+		        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1),
+		        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+		CHECK_EQ(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+		CHECK_EQ(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+		unsetenv("KCMD_IPC_BACKEND");
+		struct ipc_loop *l = NULL;
+		CHECK_EQ(ipc_loop_new(&l, IPC_LOOP_BACKEND_AUTO), 0);
+		CHECK(strcmp(ipc_loop_backend(l), "epoll") == 0);
+		CHECK_EQ(ipc_loop_fallback_reason(l), EPERM);
+		test_timers(l);
+		test_futex(l);
+		ipc_loop_free(l);
+		CHECK_EQ(ipc_loop_new(&l, IPC_LOOP_BACKEND_URING), -EPERM);
+		setenv("KCMD_IPC_BACKEND", "uring", 1);
+		CHECK_EQ(ipc_loop_new(&l, IPC_LOOP_BACKEND_AUTO), -EPERM);
+		_exit(0);
+	}
+	int st;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* forcing epoll by environment, with io_uring available */
+	setenv("KCMD_IPC_BACKEND", "epoll", 1);
+	struct ipc_loop *l = NULL;
+	CHECK_EQ(ipc_loop_new(&l, IPC_LOOP_BACKEND_AUTO), 0);
+	CHECK(strcmp(ipc_loop_backend(l), "epoll") == 0);
+	CHECK_EQ(ipc_loop_fallback_reason(l), 0);
+	ipc_loop_free(l);
+	unsetenv("KCMD_IPC_BACKEND");
+}
+
 static int run_backend(enum ipc_loop_backend_kind kind)
 {
 	_cleanup_ipc_loop_ struct ipc_loop *l = NULL;
@@ -287,6 +333,7 @@ int main(void)
 	int a = run_backend(IPC_LOOP_BACKEND_URING);
 	int b = run_backend(IPC_LOOP_BACKEND_EPOLL);
 	CHECK_EQ(b, 0);
+	test_seccomp_fallback();
 	fprintf(stderr, "ok (io_uring %s)\n", a == 0 ? "tested" : "skipped");
 	return 0;
 }
