@@ -18,17 +18,17 @@
 #include "kube/model.h"
 
 #define KUBE_TOKEN_FILE_PERIOD ((kube_time_t)60 * 1000000000)
-#define KUBE_EXEC_TIMEOUT_MS 60000
+#define KUBE_EXEC_TIMEOUT_MS   60000
 
 struct kube_auth;
 
 struct kube_credentials {
-        const char *token;            /* bearer token or NULL */
-        const unsigned char *cert_pem; /* client certificate from an exec plugin, or NULL */
-        size_t cert_len;
-        const unsigned char *key_pem;
-        size_t key_len;
-        kube_time_t expiry; /* 0: no known expiry */
+	const char *token;             /* bearer token or NULL */
+	const unsigned char *cert_pem; /* client certificate from an exec plugin, or NULL */
+	size_t cert_len;
+	const unsigned char *key_pem;
+	size_t key_len;
+	kube_time_t expiry; /* 0: no known expiry */
 };
 
 /* cfg must outlive the auth object. */
@@ -48,9 +48,9 @@ const char *kube_auth_last_error(const struct kube_auth *a);
 /* Parses an ExecCredential document (exposed for tests and the fuzzer). want_api_version may be
  * NULL. On success the strings are malloc'd into *ret (free with kube_exec_credential_clear). */
 struct kube_exec_credential {
-        char *token;
-        char *cert_pem, *key_pem;
-        kube_time_t expiry;
+	char *token;
+	char *cert_pem, *key_pem;
+	kube_time_t expiry;
 };
 int kube_parse_exec_credential(const char *json, size_t len, const char *want_api_version,
                                struct kube_exec_credential *ret);

@@ -25,10 +25,10 @@
 #include "kube/model.h"
 #include "kube/watch.h"
 
-#define DEFAULT_TIMEOUT_MS 60000L
-#define DEFAULT_RETRIES 5
+#define DEFAULT_TIMEOUT_MS    60000L
+#define DEFAULT_RETRIES       5
 #define DEFAULT_RETRY_BASE_MS 200L
-#define MAX_BODY KUBE_DECODE_MAX_BYTES
+#define MAX_BODY              KUBE_DECODE_MAX_BYTES
 
 static const char ACCEPT_META_ONE[] =
         "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
@@ -36,1030 +36,1093 @@ static const char ACCEPT_META_LIST[] =
         "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 
 struct kube_call {
-        struct kube_client *c;
-        CURL *easy;
-        struct curl_slist *headers;
-        char *url;
-        char *connect_to_entry;
-        struct curl_slist *connect_to;
-        char *body;
-        size_t body_len;
-        const char *method; /* custom request verb */
-        enum kube_verb verb;
-        long timeout_ms;
-        int attempt;
-        bool auth_retried;
-        bool in_multi;
-        bool in_done; /* the done callback is running: cancel is a no-op */
-        int64_t not_before_ms;
-        /* response */
-        char *resp;
-        size_t resp_len, resp_cap;
-        int32_t retry_after;
-        bool resp_too_big;
-        int stream_err;
-        struct kube_watch_splitter split;
-        kube_watch_event_fn on_event;
-        kube_done_fn done;
-        void *ud;
-        struct kube_call *next; /* wait queue link */
-        struct kube_call *all_next, *all_prev; /* every live call */
+	struct kube_client *c;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *url;
+	char *connect_to_entry;
+	struct curl_slist *connect_to;
+	char *body;
+	size_t body_len;
+	const char *method; /* custom request verb */
+	enum kube_verb verb;
+	long timeout_ms;
+	int attempt;
+	bool auth_retried;
+	bool in_multi;
+	bool in_done; /* the done callback is running: cancel is a no-op */
+	int64_t not_before_ms;
+	/* response */
+	char *resp;
+	size_t resp_len, resp_cap;
+	int32_t retry_after;
+	bool resp_too_big;
+	int stream_err;
+	struct kube_watch_splitter split;
+	kube_watch_event_fn on_event;
+	kube_done_fn done;
+	void *ud;
+	struct kube_call *next;                /* wait queue link */
+	struct kube_call *all_next, *all_prev; /* every live call */
 };
 
 struct kube_client {
-        CURLM *multi;
-        CURLSH *share;
-        const struct kube_config *cfg;
-        struct kube_auth *auth;
-        char *user_agent;
-        double qps, burst, tokens;
-        int64_t refill_ms;
-        int max_retries;
-        long timeout_ms, retry_base_ms;
-        struct kube_call *wait_head;
-        struct kube_call *all;
-        kube_socket_fn sock_cb;
-        kube_timer_fn timer_cb;
-        void *loop_ud;
-        long curl_timeout_ms; /* -1: none */
-        int64_t curl_timeout_set_ms;
-        bool http2;
-        bool in_pump;
+	CURLM *multi;
+	CURLSH *share;
+	const struct kube_config *cfg;
+	struct kube_auth *auth;
+	char *user_agent;
+	double qps, burst, tokens;
+	int64_t refill_ms;
+	int max_retries;
+	long timeout_ms, retry_base_ms;
+	struct kube_call *wait_head;
+	struct kube_call *all;
+	kube_socket_fn sock_cb;
+	kube_timer_fn timer_cb;
+	void *loop_ud;
+	long curl_timeout_ms; /* -1: none */
+	int64_t curl_timeout_set_ms;
+	bool http2;
+	bool in_pump;
 };
 
-static int64_t now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- request building ----------------------------------------------------------------------- */
 
 struct sbuf {
-        char *p;
-        size_t n, cap;
-        bool oom;
+	char *p;
+	size_t n, cap;
+	bool oom;
 };
 
-static void sb_put(struct sbuf *b, const char *s, size_t n) {
-        if (b->oom)
-                return;
-        if (b->n + n + 1 > b->cap) {
-                size_t nc = b->cap ? b->cap * 2 : 256;
-                while (nc < b->n + n + 1)
-                        nc *= 2;
-                char *np = realloc(b->p, nc);
-                if (!np) {
-                        b->oom = true;
-                        return;
-                }
-                b->p = np;
-                b->cap = nc;
-        }
-        memcpy(b->p + b->n, s, n);
-        b->n += n;
-        b->p[b->n] = 0;
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 256;
+		while (nc < b->n + n + 1)
+			nc *= 2;
+		char *np = realloc(b->p, nc);
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = 0;
 }
 
-static void sb_str(struct sbuf *b, const char *s) {
-        sb_put(b, s, strlen(s));
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
 }
 
 /* percent-encodes everything but RFC 3986 unreserved characters */
-static void sb_esc(struct sbuf *b, const char *s) {
-        static const char hex[] = "0123456789ABCDEF";
-        for (; *s; s++) {
-                unsigned char ch = (unsigned char)*s;
-                if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
-                    ch == '.' || ch == '_' || ch == '~') {
-                        sb_put(b, (const char *)&ch, 1);
-                } else {
-                        char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
-                        sb_put(b, e, 3);
-                }
-        }
+static void sb_esc(struct sbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+			sb_put(b, (const char *)&ch, 1);
+		} else {
+			char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+			sb_put(b, e, 3);
+		}
+	}
 }
 
-static bool seg_ok(const char *s) {
-        /* path segments we insert must not change the path's shape */
-        return s && *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/') && !strchr(s, '?') && !strchr(s, '#');
+static bool seg_ok(const char *s)
+{
+	/* path segments we insert must not change the path's shape */
+	return s && *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/') && !strchr(s, '?') &&
+	       !strchr(s, '#');
 }
 
-static void q_add(struct sbuf *b, bool *first, const char *k, const char *v) {
-        sb_str(b, *first ? "?" : "&");
-        *first = false;
-        sb_str(b, k);
-        sb_str(b, "=");
-        sb_esc(b, v);
+static void q_add(struct sbuf *b, bool *first, const char *k, const char *v)
+{
+	sb_str(b, *first ? "?" : "&");
+	*first = false;
+	sb_str(b, k);
+	sb_str(b, "=");
+	sb_esc(b, v);
 }
 
-int kube_build_url(const char *server, const struct kube_request *r, char **ret) {
-        struct sbuf b = {0};
-        bool first = true;
-        char num[32];
-        if (!server || !r || !ret)
-                return -EINVAL;
-        sb_str(&b, server);
-        if (r->path) {
-                if (r->path[0] != '/')
-                        return free(b.p), -EINVAL;
-                sb_str(&b, r->path);
-        } else {
-                if (!seg_ok(r->version) || !seg_ok(r->resource) || (r->ns && !seg_ok(r->ns)) ||
-                    (r->name && !seg_ok(r->name)) || (r->subresource && !seg_ok(r->subresource)) ||
-                    (r->group && *r->group && !seg_ok(r->group)))
-                        return free(b.p), -EINVAL;
-                bool needs_name = r->verb == KUBE_GET || r->verb == KUBE_UPDATE || r->verb == KUBE_PATCH ||
-                                  r->verb == KUBE_DELETE;
-                if (needs_name != (r->name != NULL) || (r->subresource && !r->name))
-                        return free(b.p), -EINVAL;
-                if (r->group && *r->group) {
-                        sb_str(&b, "/apis/");
-                        sb_str(&b, r->group);
-                        sb_str(&b, "/");
-                } else
-                        sb_str(&b, "/api/");
-                sb_str(&b, r->version);
-                if (r->ns) {
-                        sb_str(&b, "/namespaces/");
-                        sb_str(&b, r->ns);
-                }
-                sb_str(&b, "/");
-                sb_str(&b, r->resource);
-                if (r->name) {
-                        sb_str(&b, "/");
-                        sb_str(&b, r->name);
-                }
-                if (r->subresource) {
-                        sb_str(&b, "/");
-                        sb_str(&b, r->subresource);
-                }
-        }
-        if (r->verb == KUBE_LIST || r->verb == KUBE_WATCH) {
-                if (r->verb == KUBE_WATCH)
-                        q_add(&b, &first, "watch", "true");
-                if (r->label_selector && *r->label_selector)
-                        q_add(&b, &first, "labelSelector", r->label_selector);
-                if (r->field_selector && *r->field_selector)
-                        q_add(&b, &first, "fieldSelector", r->field_selector);
-                if (r->resource_version)
-                        q_add(&b, &first, "resourceVersion", r->resource_version);
-                if (r->resource_version_match && *r->resource_version_match)
-                        q_add(&b, &first, "resourceVersionMatch", r->resource_version_match);
-                if (r->verb == KUBE_LIST && r->limit > 0) {
-                        snprintf(num, sizeof(num), "%lld", (long long)r->limit);
-                        q_add(&b, &first, "limit", num);
-                }
-                if (r->verb == KUBE_LIST && r->cont && *r->cont)
-                        q_add(&b, &first, "continue", r->cont);
-                if (r->timeout_seconds > 0) {
-                        snprintf(num, sizeof(num), "%d", (int)r->timeout_seconds);
-                        q_add(&b, &first, "timeoutSeconds", num);
-                }
-                if (r->verb == KUBE_WATCH && r->allow_watch_bookmarks)
-                        q_add(&b, &first, "allowWatchBookmarks", "true");
-                if (r->verb == KUBE_WATCH && r->send_initial_events)
-                        q_add(&b, &first, "sendInitialEvents", "true");
-        } else if (r->verb == KUBE_GET && r->resource_version) {
-                q_add(&b, &first, "resourceVersion", r->resource_version);
-        }
-        if ((r->verb == KUBE_CREATE || r->verb == KUBE_UPDATE || r->verb == KUBE_PATCH) && r->field_manager)
-                q_add(&b, &first, "fieldManager", r->field_manager);
-        if (b.oom) {
-                free(b.p);
-                return -ENOMEM;
-        }
-        *ret = b.p;
-        return 0;
+int kube_build_url(const char *server, const struct kube_request *r, char **ret)
+{
+	struct sbuf b = {0};
+	bool first = true;
+	char num[32];
+	if (!server || !r || !ret)
+		return -EINVAL;
+	sb_str(&b, server);
+	if (r->path) {
+		if (r->path[0] != '/')
+			return free(b.p), -EINVAL;
+		sb_str(&b, r->path);
+	} else {
+		if (!seg_ok(r->version) || !seg_ok(r->resource) || (r->ns && !seg_ok(r->ns)) ||
+		    (r->name && !seg_ok(r->name)) || (r->subresource && !seg_ok(r->subresource)) ||
+		    (r->group && *r->group && !seg_ok(r->group)))
+			return free(b.p), -EINVAL;
+		bool needs_name = r->verb == KUBE_GET || r->verb == KUBE_UPDATE ||
+		                  r->verb == KUBE_PATCH || r->verb == KUBE_DELETE;
+		if (needs_name != (r->name != NULL) || (r->subresource && !r->name))
+			return free(b.p), -EINVAL;
+		if (r->group && *r->group) {
+			sb_str(&b, "/apis/");
+			sb_str(&b, r->group);
+			sb_str(&b, "/");
+		} else
+			sb_str(&b, "/api/");
+		sb_str(&b, r->version);
+		if (r->ns) {
+			sb_str(&b, "/namespaces/");
+			sb_str(&b, r->ns);
+		}
+		sb_str(&b, "/");
+		sb_str(&b, r->resource);
+		if (r->name) {
+			sb_str(&b, "/");
+			sb_str(&b, r->name);
+		}
+		if (r->subresource) {
+			sb_str(&b, "/");
+			sb_str(&b, r->subresource);
+		}
+	}
+	if (r->verb == KUBE_LIST || r->verb == KUBE_WATCH) {
+		if (r->verb == KUBE_WATCH)
+			q_add(&b, &first, "watch", "true");
+		if (r->label_selector && *r->label_selector)
+			q_add(&b, &first, "labelSelector", r->label_selector);
+		if (r->field_selector && *r->field_selector)
+			q_add(&b, &first, "fieldSelector", r->field_selector);
+		if (r->resource_version)
+			q_add(&b, &first, "resourceVersion", r->resource_version);
+		if (r->resource_version_match && *r->resource_version_match)
+			q_add(&b, &first, "resourceVersionMatch", r->resource_version_match);
+		if (r->verb == KUBE_LIST && r->limit > 0) {
+			snprintf(num, sizeof(num), "%lld", (long long)r->limit);
+			q_add(&b, &first, "limit", num);
+		}
+		if (r->verb == KUBE_LIST && r->cont && *r->cont)
+			q_add(&b, &first, "continue", r->cont);
+		if (r->timeout_seconds > 0) {
+			snprintf(num, sizeof(num), "%d", (int)r->timeout_seconds);
+			q_add(&b, &first, "timeoutSeconds", num);
+		}
+		if (r->verb == KUBE_WATCH && r->allow_watch_bookmarks)
+			q_add(&b, &first, "allowWatchBookmarks", "true");
+		if (r->verb == KUBE_WATCH && r->send_initial_events)
+			q_add(&b, &first, "sendInitialEvents", "true");
+	} else if (r->verb == KUBE_GET && r->resource_version) {
+		q_add(&b, &first, "resourceVersion", r->resource_version);
+	}
+	if ((r->verb == KUBE_CREATE || r->verb == KUBE_UPDATE || r->verb == KUBE_PATCH) &&
+	    r->field_manager)
+		q_add(&b, &first, "fieldManager", r->field_manager);
+	if (b.oom) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	*ret = b.p;
+	return 0;
 }
 
-int kube_delete_options_body(const struct kube_request *r, char **ret) {
-        if (!r || !ret)
-                return -EINVAL;
-        if (!r->precondition_uid && !r->precondition_rv && !r->propagation_policy && !r->has_grace_period) {
-                *ret = NULL;
-                return 0;
-        }
-        cJSON *o = cJSON_CreateObject(), *p;
-        bool ok = o && cJSON_AddStringToObject(o, "kind", "DeleteOptions") &&
-                  cJSON_AddStringToObject(o, "apiVersion", "v1");
-        if (ok && r->has_grace_period)
-                ok = cJSON_AddNumberToObject(o, "gracePeriodSeconds", (double)r->grace_period_seconds) != NULL;
-        if (ok && (r->precondition_uid || r->precondition_rv)) {
-                ok = (p = cJSON_AddObjectToObject(o, "preconditions")) != NULL;
-                if (ok && r->precondition_uid)
-                        ok = cJSON_AddStringToObject(p, "uid", r->precondition_uid) != NULL;
-                if (ok && r->precondition_rv)
-                        ok = cJSON_AddStringToObject(p, "resourceVersion", r->precondition_rv) != NULL;
-        }
-        if (ok && r->propagation_policy)
-                ok = cJSON_AddStringToObject(o, "propagationPolicy", r->propagation_policy) != NULL;
-        char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
-        cJSON_Delete(o);
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        return 0;
+int kube_delete_options_body(const struct kube_request *r, char **ret)
+{
+	if (!r || !ret)
+		return -EINVAL;
+	if (!r->precondition_uid && !r->precondition_rv && !r->propagation_policy &&
+	    !r->has_grace_period) {
+		*ret = NULL;
+		return 0;
+	}
+	cJSON *o = cJSON_CreateObject(), *p;
+	bool ok = o && cJSON_AddStringToObject(o, "kind", "DeleteOptions") &&
+	          cJSON_AddStringToObject(o, "apiVersion", "v1");
+	if (ok && r->has_grace_period)
+		ok = cJSON_AddNumberToObject(o, "gracePeriodSeconds",
+		                             (double)r->grace_period_seconds) != NULL;
+	if (ok && (r->precondition_uid || r->precondition_rv)) {
+		ok = (p = cJSON_AddObjectToObject(o, "preconditions")) != NULL;
+		if (ok && r->precondition_uid)
+			ok = cJSON_AddStringToObject(p, "uid", r->precondition_uid) != NULL;
+		if (ok && r->precondition_rv)
+			ok = cJSON_AddStringToObject(p, "resourceVersion", r->precondition_rv) !=
+			     NULL;
+	}
+	if (ok && r->propagation_policy)
+		ok = cJSON_AddStringToObject(o, "propagationPolicy", r->propagation_policy) != NULL;
+	char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
+	cJSON_Delete(o);
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
 }
 
 /* ---- retry policy --------------------------------------------------------------------------- */
 
-long kube_retry_delay(enum kube_verb verb, int curl_code, int http_code, int32_t retry_after_s, int attempt,
-                      int max_retries, long base_ms) {
-        bool safe = verb == KUBE_GET || verb == KUBE_LIST;
-        long backoff;
-        if (verb == KUBE_WATCH || attempt >= max_retries)
-                return -1;
-        if (base_ms <= 0)
-                base_ms = DEFAULT_RETRY_BASE_MS;
-        backoff = base_ms << (attempt < 5 ? attempt : 5);
-        if (backoff > 5000)
-                backoff = 5000;
-        if (curl_code) {
-                switch (curl_code) {
-                case CURLE_COULDNT_RESOLVE_HOST:
-                case CURLE_COULDNT_CONNECT:
-                case CURLE_SSL_CONNECT_ERROR:
-                        return backoff; /* never sent: safe for every verb */
-                case CURLE_SEND_ERROR:
-                case CURLE_RECV_ERROR:
-                case CURLE_GOT_NOTHING:
-                case CURLE_PARTIAL_FILE:
-                case CURLE_HTTP2:
-                case CURLE_HTTP2_STREAM:
-                case CURLE_OPERATION_TIMEDOUT:
-                        return safe ? backoff : -1;
-                default:
-                        return -1;
-                }
-        }
-        if (http_code == 429) {
-                long d = retry_after_s > 0 ? (long)retry_after_s * 1000 : 1000;
-                return d > 60000 ? 60000 : d;
-        }
-        if (safe && (http_code == 500 || http_code == 502 || http_code == 503 || http_code == 504)) {
-                if (retry_after_s > 0)
-                        return retry_after_s > 60 ? 60000 : (long)retry_after_s * 1000;
-                return backoff;
-        }
-        return -1;
+long kube_retry_delay(enum kube_verb verb, int curl_code, int http_code, int32_t retry_after_s,
+                      int attempt, int max_retries, long base_ms)
+{
+	bool safe = verb == KUBE_GET || verb == KUBE_LIST;
+	long backoff;
+	if (verb == KUBE_WATCH || attempt >= max_retries)
+		return -1;
+	if (base_ms <= 0)
+		base_ms = DEFAULT_RETRY_BASE_MS;
+	backoff = base_ms << (attempt < 5 ? attempt : 5);
+	if (backoff > 5000)
+		backoff = 5000;
+	if (curl_code) {
+		switch (curl_code) {
+		case CURLE_COULDNT_RESOLVE_HOST:
+		case CURLE_COULDNT_CONNECT:
+		case CURLE_SSL_CONNECT_ERROR:
+			return backoff; /* never sent: safe for every verb */
+		case CURLE_SEND_ERROR:
+		case CURLE_RECV_ERROR:
+		case CURLE_GOT_NOTHING:
+		case CURLE_PARTIAL_FILE:
+		case CURLE_HTTP2:
+		case CURLE_HTTP2_STREAM:
+		case CURLE_OPERATION_TIMEDOUT:
+			return safe ? backoff : -1;
+		default:
+			return -1;
+		}
+	}
+	if (http_code == 429) {
+		long d = retry_after_s > 0 ? (long)retry_after_s * 1000 : 1000;
+		return d > 60000 ? 60000 : d;
+	}
+	if (safe &&
+	    (http_code == 500 || http_code == 502 || http_code == 503 || http_code == 504)) {
+		if (retry_after_s > 0)
+			return retry_after_s > 60 ? 60000 : (long)retry_after_s * 1000;
+		return backoff;
+	}
+	return -1;
 }
 
-static int curl_errno(CURLcode cc) {
-        switch (cc) {
-        case CURLE_OK:
-                return 0;
-        case CURLE_COULDNT_CONNECT:
-                return -ECONNREFUSED;
-        case CURLE_COULDNT_RESOLVE_HOST:
-                return -EHOSTUNREACH;
-        case CURLE_OPERATION_TIMEDOUT:
-                return -ETIMEDOUT;
-        case CURLE_SEND_ERROR:
-        case CURLE_RECV_ERROR:
-        case CURLE_GOT_NOTHING:
-        case CURLE_PARTIAL_FILE:
-        case CURLE_HTTP2:
-        case CURLE_HTTP2_STREAM:
-                return -ECONNRESET;
-        case CURLE_SSL_CONNECT_ERROR:
-        case CURLE_PEER_FAILED_VERIFICATION:
-        case CURLE_SSL_CERTPROBLEM:
-        case CURLE_SSL_CACERT_BADFILE:
-                return -ECONNABORTED;
-        case CURLE_OUT_OF_MEMORY:
-                return -ENOMEM;
-        default:
-                return -EIO;
-        }
+static int curl_errno(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_OK:
+		return 0;
+	case CURLE_COULDNT_CONNECT:
+		return -ECONNREFUSED;
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return -EHOSTUNREACH;
+	case CURLE_OPERATION_TIMEDOUT:
+		return -ETIMEDOUT;
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return -ECONNRESET;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CACERT_BADFILE:
+		return -ECONNABORTED;
+	case CURLE_OUT_OF_MEMORY:
+		return -ENOMEM;
+	default:
+		return -EIO;
+	}
 }
 
 /* ---- curl callbacks ------------------------------------------------------------------------- */
 
-static size_t on_header(char *buf, size_t size, size_t n, void *ud) {
-        struct kube_call *call = ud;
-        size_t len = size * n;
-        if (len > 12 && !strncasecmp(buf, "Retry-After:", 12)) {
-                char tmp[32];
-                size_t k = len - 12 < sizeof(tmp) - 1 ? len - 12 : sizeof(tmp) - 1;
-                memcpy(tmp, buf + 12, k);
-                tmp[k] = 0;
-                char *end;
-                long v = strtol(tmp, &end, 10);
-                if (end != tmp && v >= 0 && v < 86400)
-                        call->retry_after = (int32_t)v;
-        }
-        return len;
+static size_t on_header(char *buf, size_t size, size_t n, void *ud)
+{
+	struct kube_call *call = ud;
+	size_t len = size * n;
+	if (len > 12 && !strncasecmp(buf, "Retry-After:", 12)) {
+		char tmp[32];
+		size_t k = len - 12 < sizeof(tmp) - 1 ? len - 12 : sizeof(tmp) - 1;
+		memcpy(tmp, buf + 12, k);
+		tmp[k] = 0;
+		char *end;
+		long v = strtol(tmp, &end, 10);
+		if (end != tmp && v >= 0 && v < 86400)
+			call->retry_after = (int32_t)v;
+	}
+	return len;
 }
 
-static bool buffer(struct kube_call *call, const char *p, size_t n) {
-        if (call->resp_len + n > MAX_BODY) {
-                call->resp_too_big = true;
-                return false;
-        }
-        if (call->resp_len + n + 1 > call->resp_cap) {
-                size_t nc = call->resp_cap ? call->resp_cap : 16384;
-                while (nc < call->resp_len + n + 1)
-                        nc *= 2;
-                char *np = realloc(call->resp, nc);
-                if (!np)
-                        return false;
-                call->resp = np;
-                call->resp_cap = nc;
-        }
-        memcpy(call->resp + call->resp_len, p, n);
-        call->resp_len += n;
-        call->resp[call->resp_len] = 0;
-        return true;
+static bool buffer(struct kube_call *call, const char *p, size_t n)
+{
+	if (call->resp_len + n > MAX_BODY) {
+		call->resp_too_big = true;
+		return false;
+	}
+	if (call->resp_len + n + 1 > call->resp_cap) {
+		size_t nc = call->resp_cap ? call->resp_cap : 16384;
+		while (nc < call->resp_len + n + 1)
+			nc *= 2;
+		char *np = realloc(call->resp, nc);
+		if (!np)
+			return false;
+		call->resp = np;
+		call->resp_cap = nc;
+	}
+	memcpy(call->resp + call->resp_len, p, n);
+	call->resp_len += n;
+	call->resp[call->resp_len] = 0;
+	return true;
 }
 
-static size_t on_write(char *p, size_t size, size_t n, void *ud) {
-        struct kube_call *call = ud;
-        size_t len = size * n;
-        long code = 0;
-        if (call->verb == KUBE_WATCH && call->on_event) {
-                curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
-                if (code == 200) {
-                        int r = kube_watch_splitter_feed(&call->split, p, len, call->on_event, call->ud);
-                        if (r < 0) {
-                                call->stream_err = r;
-                                return 0; /* aborts the transfer */
-                        }
-                        return len;
-                }
-        }
-        return buffer(call, p, len) ? len : 0;
+static size_t on_write(char *p, size_t size, size_t n, void *ud)
+{
+	struct kube_call *call = ud;
+	size_t len = size * n;
+	long code = 0;
+	if (call->verb == KUBE_WATCH && call->on_event) {
+		curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
+		if (code == 200) {
+			int r = kube_watch_splitter_feed(&call->split, p, len, call->on_event,
+			                                 call->ud);
+			if (r < 0) {
+				call->stream_err = r;
+				return 0; /* aborts the transfer */
+			}
+			return len;
+		}
+	}
+	return buffer(call, p, len) ? len : 0;
 }
 
 /* ---- limiter and pump ----------------------------------------------------------------------- */
 
-static void refill(struct kube_client *c, int64_t now) {
-        if (c->qps <= 0)
-                return;
-        double add = (double)(now - c->refill_ms) / 1000.0 * c->qps;
-        c->refill_ms = now;
-        c->tokens = c->tokens + add > c->burst ? c->burst : c->tokens + add;
+static void refill(struct kube_client *c, int64_t now)
+{
+	if (c->qps <= 0)
+		return;
+	double add = (double)(now - c->refill_ms) / 1000.0 * c->qps;
+	c->refill_ms = now;
+	c->tokens = c->tokens + add > c->burst ? c->burst : c->tokens + add;
 }
 
-static void arm_timer(struct kube_client *c) {
-        if (!c->timer_cb)
-                return;
-        int64_t now = now_ms(), wake = -1;
-        if (c->curl_timeout_ms >= 0)
-                wake = c->curl_timeout_set_ms + c->curl_timeout_ms;
-        for (struct kube_call *w = c->wait_head; w; w = w->next) {
-                int64_t t = w->not_before_ms;
-                if (c->qps > 0 && c->tokens < 1) {
-                        int64_t tok = now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1;
-                        if (tok > t)
-                                t = tok;
-                }
-                if (wake < 0 || t < wake)
-                        wake = t;
-        }
-        c->timer_cb(wake < 0 ? -1 : (wake <= now ? 0 : (long)(wake - now)), c->loop_ud);
+static void arm_timer(struct kube_client *c)
+{
+	if (!c->timer_cb)
+		return;
+	int64_t now = now_ms(), wake = -1;
+	if (c->curl_timeout_ms >= 0)
+		wake = c->curl_timeout_set_ms + c->curl_timeout_ms;
+	for (struct kube_call *w = c->wait_head; w; w = w->next) {
+		int64_t t = w->not_before_ms;
+		if (c->qps > 0 && c->tokens < 1) {
+			int64_t tok = now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1;
+			if (tok > t)
+				t = tok;
+		}
+		if (wake < 0 || t < wake)
+			wake = t;
+	}
+	c->timer_cb(wake < 0 ? -1 : (wake <= now ? 0 : (long)(wake - now)), c->loop_ud);
 }
 
 static int prepare_full(struct kube_call *call);
 static void call_free(struct kube_call *call);
 
-static void pump(struct kube_client *c) {
-        int64_t now = now_ms();
-        struct kube_call **pp = &c->wait_head;
-        refill(c, now);
-        while (*pp) {
-                struct kube_call *w = *pp;
-                if (w->not_before_ms > now || (c->qps > 0 && c->tokens < 1)) {
-                        pp = &w->next;
-                        continue;
-                }
-                *pp = w->next;
-                w->next = NULL;
-                if (c->qps > 0)
-                        c->tokens -= 1;
-                int r = prepare_full(w);
-                if (r == 0 && curl_multi_add_handle(c->multi, w->easy) == CURLM_OK) {
-                        w->in_multi = true;
-                        continue;
-                }
-                struct kube_result res = {.err = r < 0 ? r : -EIO};
-                kube_done_fn done = w->done;
-                void *ud = w->ud;
-                w->done = NULL;
-                w->in_done = true;
-                done(w, &res, ud);
-                call_free(w);
-        }
+static void pump(struct kube_client *c)
+{
+	int64_t now = now_ms();
+	struct kube_call **pp = &c->wait_head;
+	refill(c, now);
+	while (*pp) {
+		struct kube_call *w = *pp;
+		if (w->not_before_ms > now || (c->qps > 0 && c->tokens < 1)) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		w->next = NULL;
+		if (c->qps > 0)
+			c->tokens -= 1;
+		int r = prepare_full(w);
+		if (r == 0 && curl_multi_add_handle(c->multi, w->easy) == CURLM_OK) {
+			w->in_multi = true;
+			continue;
+		}
+		struct kube_result res = {.err = r < 0 ? r : -EIO};
+		kube_done_fn done = w->done;
+		void *ud = w->ud;
+		w->done = NULL;
+		w->in_done = true;
+		done(w, &res, ud);
+		call_free(w);
+	}
 }
 
 /* ---- call lifecycle ------------------------------------------------------------------------- */
 
-static void call_free(struct kube_call *call) {
-        struct kube_client *c = call->c;
-        if (call->in_multi)
-                curl_multi_remove_handle(c->multi, call->easy);
-        if (call->all_prev)
-                call->all_prev->all_next = call->all_next;
-        else if (c->all == call)
-                c->all = call->all_next;
-        if (call->all_next)
-                call->all_next->all_prev = call->all_prev;
-        for (struct kube_call **pp = &c->wait_head; *pp; pp = &(*pp)->next)
-                if (*pp == call) {
-                        *pp = call->next;
-                        break;
-                }
-        if (call->easy)
-                curl_easy_cleanup(call->easy);
-        curl_slist_free_all(call->headers);
-        curl_slist_free_all(call->connect_to);
-        free(call->connect_to_entry);
-        free(call->url);
-        if (call->body)
-                explicit_bzero(call->body, call->body_len);
-        free(call->body);
-        free(call->resp);
-        kube_watch_splitter_free(&call->split);
-        free(call);
+static void call_free(struct kube_call *call)
+{
+	struct kube_client *c = call->c;
+	if (call->in_multi)
+		curl_multi_remove_handle(c->multi, call->easy);
+	if (call->all_prev)
+		call->all_prev->all_next = call->all_next;
+	else if (c->all == call)
+		c->all = call->all_next;
+	if (call->all_next)
+		call->all_next->all_prev = call->all_prev;
+	for (struct kube_call **pp = &c->wait_head; *pp; pp = &(*pp)->next)
+		if (*pp == call) {
+			*pp = call->next;
+			break;
+		}
+	if (call->easy)
+		curl_easy_cleanup(call->easy);
+	curl_slist_free_all(call->headers);
+	curl_slist_free_all(call->connect_to);
+	free(call->connect_to_entry);
+	free(call->url);
+	if (call->body)
+		explicit_bzero(call->body, call->body_len);
+	free(call->body);
+	free(call->resp);
+	kube_watch_splitter_free(&call->split);
+	free(call);
 }
 
-void kube_call_cancel(struct kube_call *call) {
-        if (!call || call->in_done)
-                return;
-        if (call->done) {
-                kube_done_fn done = call->done;
-                call->done = NULL;
-                struct kube_result res = {.err = -ECANCELED};
-                done(call, &res, call->ud);
-        }
-        call_free(call);
+void kube_call_cancel(struct kube_call *call)
+{
+	if (!call || call->in_done)
+		return;
+	if (call->done) {
+		kube_done_fn done = call->done;
+		call->done = NULL;
+		struct kube_result res = {.err = -ECANCELED};
+		done(call, &res, call->ud);
+	}
+	call_free(call);
 }
 
 /* Sets up the easy handle for one attempt (fresh credentials, reset response state). */
-static int prepare_attempt(struct kube_call *call) {
-        struct kube_client *c = call->c;
-        const struct kube_config *cfg = c->cfg;
-        struct kube_credentials cred = {0};
-        char *hdr = NULL;
-        int r;
+static int prepare_attempt(struct kube_call *call)
+{
+	struct kube_client *c = call->c;
+	const struct kube_config *cfg = c->cfg;
+	struct kube_credentials cred = {0};
+	char *hdr = NULL;
+	int r;
 
-        if (call->easy)
-                curl_easy_reset(call->easy);
-        else if (!(call->easy = curl_easy_init()))
-                return -ENOMEM;
-        curl_slist_free_all(call->headers);
-        call->headers = NULL;
-        call->resp_len = 0;
-        call->retry_after = 0;
-        call->resp_too_big = false;
-        call->stream_err = 0;
-        kube_watch_splitter_free(&call->split);
-        kube_watch_splitter_init(&call->split, 0);
+	if (call->easy)
+		curl_easy_reset(call->easy);
+	else if (!(call->easy = curl_easy_init()))
+		return -ENOMEM;
+	curl_slist_free_all(call->headers);
+	call->headers = NULL;
+	call->resp_len = 0;
+	call->retry_after = 0;
+	call->resp_too_big = false;
+	call->stream_err = 0;
+	kube_watch_splitter_free(&call->split);
+	kube_watch_splitter_init(&call->split, 0);
 
-        if ((r = kube_auth_get(c->auth, kube_time_now(), &cred)) < 0)
-                return r;
-        CURL *e = call->easy;
-        curl_easy_setopt(e, CURLOPT_URL, call->url);
-        curl_easy_setopt(e, CURLOPT_PRIVATE, call);
-        curl_easy_setopt(e, CURLOPT_SHARE, c->share);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
-        /* compressed bodies for lists and gets; none for watches: events are small, must not wait
-         * in a compressor, and a gzip stream cut at the watch timeout fails to decode */
-        if (call->verb != KUBE_WATCH)
-                curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
-        curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-        curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
-        curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 15L);
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, call->timeout_ms);
-        curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-        curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L); /* wait for a multiplexed connection */
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
-        curl_easy_setopt(e, CURLOPT_WRITEDATA, call);
-        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(e, CURLOPT_HEADERDATA, call);
-        if (call->connect_to)
-                curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
-        if (cfg->insecure_skip_tls_verify) {
-                curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-                curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-        } else if (cfg->ca_data) {
-                struct curl_blob blob = {.data = cfg->ca_data, .len = cfg->ca_data_len, .flags = CURL_BLOB_COPY};
-                curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
-        } else if (cfg->ca_file) {
-                curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file);
-        }
-        if (cred.cert_pem) {
-                struct curl_blob cb = {.data = (void *)cred.cert_pem, .len = cred.cert_len, .flags = CURL_BLOB_COPY};
-                struct curl_blob kb = {.data = (void *)cred.key_pem, .len = cred.key_len, .flags = CURL_BLOB_COPY};
-                curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
-                curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
-        } else if (cfg->client_cert_data) {
-                struct curl_blob cb = {.data = cfg->client_cert_data, .len = cfg->client_cert_data_len,
-                                       .flags = CURL_BLOB_COPY};
-                struct curl_blob kb = {.data = cfg->client_key_data, .len = cfg->client_key_data_len,
-                                       .flags = CURL_BLOB_COPY};
-                curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
-                curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
-        } else if (cfg->client_cert_file) {
-                curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->client_cert_file);
-                curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->client_key_file);
-        }
-        if (cred.token) {
-                if (asprintf(&hdr, "Authorization: Bearer %s", cred.token) < 0)
-                        return -ENOMEM;
-                call->headers = curl_slist_append(call->headers, hdr);
-                explicit_bzero(hdr, strlen(hdr));
-                free(hdr);
-                if (!call->headers)
-                        return -ENOMEM;
-        } else if (cfg->username && cfg->password) {
-                curl_easy_setopt(e, CURLOPT_USERNAME, cfg->username);
-                curl_easy_setopt(e, CURLOPT_PASSWORD, cfg->password);
-        }
-        return 0;
+	if ((r = kube_auth_get(c->auth, kube_time_now(), &cred)) < 0)
+		return r;
+	CURL *e = call->easy;
+	curl_easy_setopt(e, CURLOPT_URL, call->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, call);
+	curl_easy_setopt(e, CURLOPT_SHARE, c->share);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
+	/* compressed bodies for lists and gets; none for watches: events are small, must not wait
+	 * in a compressor, and a gzip stream cut at the watch timeout fails to decode */
+	if (call->verb != KUBE_WATCH)
+		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 15L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, call->timeout_ms);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L); /* wait for a multiplexed connection */
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, call);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, call);
+	if (call->connect_to)
+		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
+	if (cfg->insecure_skip_tls_verify) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else if (cfg->ca_data) {
+		struct curl_blob blob = {
+		        .data = cfg->ca_data, .len = cfg->ca_data_len, .flags = CURL_BLOB_COPY};
+		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
+	} else if (cfg->ca_file) {
+		curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file);
+	}
+	if (cred.cert_pem) {
+		struct curl_blob cb = {.data = (void *)cred.cert_pem,
+		                       .len = cred.cert_len,
+		                       .flags = CURL_BLOB_COPY};
+		struct curl_blob kb = {
+		        .data = (void *)cred.key_pem, .len = cred.key_len, .flags = CURL_BLOB_COPY};
+		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
+		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
+	} else if (cfg->client_cert_data) {
+		struct curl_blob cb = {.data = cfg->client_cert_data,
+		                       .len = cfg->client_cert_data_len,
+		                       .flags = CURL_BLOB_COPY};
+		struct curl_blob kb = {.data = cfg->client_key_data,
+		                       .len = cfg->client_key_data_len,
+		                       .flags = CURL_BLOB_COPY};
+		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
+		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
+	} else if (cfg->client_cert_file) {
+		curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->client_cert_file);
+		curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->client_key_file);
+	}
+	if (cred.token) {
+		if (asprintf(&hdr, "Authorization: Bearer %s", cred.token) < 0)
+			return -ENOMEM;
+		call->headers = curl_slist_append(call->headers, hdr);
+		explicit_bzero(hdr, strlen(hdr));
+		free(hdr);
+		if (!call->headers)
+			return -ENOMEM;
+	} else if (cfg->username && cfg->password) {
+		curl_easy_setopt(e, CURLOPT_USERNAME, cfg->username);
+		curl_easy_setopt(e, CURLOPT_PASSWORD, cfg->password);
+	}
+	return 0;
 }
 
-static int add_header(struct kube_call *call, struct curl_slist **h, const char *s) {
-        (void)call;
-        struct curl_slist *n = curl_slist_append(*h, s);
-        if (!n)
-                return -ENOMEM;
-        *h = n;
-        return 0;
+static int add_header(struct kube_call *call, struct curl_slist **h, const char *s)
+{
+	(void)call;
+	struct curl_slist *n = curl_slist_append(*h, s);
+	if (!n)
+		return -ENOMEM;
+	*h = n;
+	return 0;
 }
 
 /* the request-specific headers; kept separately and appended on each attempt */
 struct fixed {
-        char accept[200];
-        const char *content_type;
+	char accept[200];
+	const char *content_type;
 };
 
-static int finish_headers(struct kube_call *call, const struct fixed *fx) {
-        char line[256];
-        int r;
-        snprintf(line, sizeof(line), "Accept: %s", fx->accept);
-        if ((r = add_header(call, &call->headers, line)) < 0)
-                return r;
-        if (fx->content_type) {
-                snprintf(line, sizeof(line), "Content-Type: %s", fx->content_type);
-                if ((r = add_header(call, &call->headers, line)) < 0)
-                        return r;
-        }
-        /* no "Expect: 100-continue" round trip for bodies */
-        if ((r = add_header(call, &call->headers, "Expect:")) < 0)
-                return r;
-        curl_easy_setopt(call->easy, CURLOPT_HTTPHEADER, call->headers);
-        if (call->method)
-                curl_easy_setopt(call->easy, CURLOPT_CUSTOMREQUEST, call->method);
-        if (call->body) {
-                curl_easy_setopt(call->easy, CURLOPT_POSTFIELDS, call->body);
-                curl_easy_setopt(call->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->body_len);
-        }
-        return 0;
+static int finish_headers(struct kube_call *call, const struct fixed *fx)
+{
+	char line[256];
+	int r;
+	snprintf(line, sizeof(line), "Accept: %s", fx->accept);
+	if ((r = add_header(call, &call->headers, line)) < 0)
+		return r;
+	if (fx->content_type) {
+		snprintf(line, sizeof(line), "Content-Type: %s", fx->content_type);
+		if ((r = add_header(call, &call->headers, line)) < 0)
+			return r;
+	}
+	/* no "Expect: 100-continue" round trip for bodies */
+	if ((r = add_header(call, &call->headers, "Expect:")) < 0)
+		return r;
+	curl_easy_setopt(call->easy, CURLOPT_HTTPHEADER, call->headers);
+	if (call->method)
+		curl_easy_setopt(call->easy, CURLOPT_CUSTOMREQUEST, call->method);
+	if (call->body) {
+		curl_easy_setopt(call->easy, CURLOPT_POSTFIELDS, call->body);
+		curl_easy_setopt(call->easy, CURLOPT_POSTFIELDSIZE_LARGE,
+		                 (curl_off_t)call->body_len);
+	}
+	return 0;
 }
 
 struct kube_call_ext {
-        struct kube_call call;
-        struct fixed fx;
+	struct kube_call call;
+	struct fixed fx;
 };
 
-static int prepare_full(struct kube_call *call) {
-        int r = prepare_attempt(call);
-        if (r < 0)
-                return r;
-        return finish_headers(call, &((struct kube_call_ext *)call)->fx);
+static int prepare_full(struct kube_call *call)
+{
+	int r = prepare_attempt(call);
+	if (r < 0)
+		return r;
+	return finish_headers(call, &((struct kube_call_ext *)call)->fx);
 }
 
 int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_done_fn done,
-                    kube_watch_event_fn on_event, void *ud, struct kube_call **ret) {
-        struct kube_call_ext *x;
-        struct kube_call *call;
-        int r;
-        if (!c || !req || !done || (req->verb == KUBE_WATCH && !on_event))
-                return -EINVAL;
-        if (!(x = calloc(1, sizeof(*x))))
-                return -ENOMEM;
-        call = &x->call;
-        call->c = c;
-        call->verb = req->verb;
-        call->done = done;
-        call->on_event = on_event;
-        call->ud = ud;
-        kube_watch_splitter_init(&call->split, 0);
-        call->all_next = c->all;
-        if (c->all)
-                c->all->all_prev = call;
-        c->all = call;
+                    kube_watch_event_fn on_event, void *ud, struct kube_call **ret)
+{
+	struct kube_call_ext *x;
+	struct kube_call *call;
+	int r;
+	if (!c || !req || !done || (req->verb == KUBE_WATCH && !on_event))
+		return -EINVAL;
+	if (!(x = calloc(1, sizeof(*x))))
+		return -ENOMEM;
+	call = &x->call;
+	call->c = c;
+	call->verb = req->verb;
+	call->done = done;
+	call->on_event = on_event;
+	call->ud = ud;
+	kube_watch_splitter_init(&call->split, 0);
+	call->all_next = c->all;
+	if (c->all)
+		c->all->all_prev = call;
+	c->all = call;
 
-        const char *base = c->cfg->server;
-        char *tmp_base = NULL;
-        if (c->cfg->tls_server_name && *c->cfg->tls_server_name && !strncmp(base, "https://", 8)) {
-                /* URL host := tls-server-name; CONNECT_TO sends the connection to the real host */
-                const char *hostport = base + 8;
-                const char *colon = hostport[0] == '[' ? strstr(hostport, "]:") : strrchr(hostport, ':');
-                const char *port = colon ? colon + (hostport[0] == '[' ? 2 : 1) : "443";
-                char *host = colon ? strndup(hostport, (size_t)(colon - hostport + (hostport[0] == '[' ? 1 : 0)))
-                                   : strdup(hostport);
-                if (!host || asprintf(&tmp_base, "https://%s:%s", c->cfg->tls_server_name, port) < 0 ||
-                    asprintf(&call->connect_to_entry, "%s:%s:%s:%s", c->cfg->tls_server_name, port, host, port) < 0) {
-                        free(host);
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                free(host);
-                if (!(call->connect_to = curl_slist_append(NULL, call->connect_to_entry))) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                base = tmp_base;
-        }
-        r = kube_build_url(base, req, &call->url);
-        free(tmp_base);
-        if (r < 0)
-                goto fail;
+	const char *base = c->cfg->server;
+	char *tmp_base = NULL;
+	if (c->cfg->tls_server_name && *c->cfg->tls_server_name && !strncmp(base, "https://", 8)) {
+		/* URL host := tls-server-name; CONNECT_TO sends the connection to the real host */
+		const char *hostport = base + 8;
+		const char *colon =
+		        hostport[0] == '[' ? strstr(hostport, "]:") : strrchr(hostport, ':');
+		const char *port = colon ? colon + (hostport[0] == '[' ? 2 : 1) : "443";
+		char *host = colon ? strndup(hostport, (size_t)(colon - hostport +
+		                                                (hostport[0] == '[' ? 1 : 0)))
+		                   : strdup(hostport);
+		if (!host ||
+		    asprintf(&tmp_base, "https://%s:%s", c->cfg->tls_server_name, port) < 0 ||
+		    asprintf(&call->connect_to_entry, "%s:%s:%s:%s", c->cfg->tls_server_name, port,
+		             host, port) < 0) {
+			free(host);
+			r = -ENOMEM;
+			goto fail;
+		}
+		free(host);
+		if (!(call->connect_to = curl_slist_append(NULL, call->connect_to_entry))) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		base = tmp_base;
+	}
+	r = kube_build_url(base, req, &call->url);
+	free(tmp_base);
+	if (r < 0)
+		goto fail;
 
-        bool list_like = req->verb == KUBE_LIST || req->verb == KUBE_WATCH;
-        snprintf(x->fx.accept, sizeof(x->fx.accept), "%s",
-                 req->accept ? req->accept
-                 : req->metadata_only ? (list_like ? ACCEPT_META_LIST : ACCEPT_META_ONE)
-                                      : "application/json");
-        switch (req->verb) {
-        case KUBE_CREATE:
-                call->method = "POST";
-                x->fx.content_type = "application/json";
-                break;
-        case KUBE_UPDATE:
-                call->method = "PUT";
-                x->fx.content_type = "application/json";
-                break;
-        case KUBE_PATCH:
-                call->method = "PATCH";
-                x->fx.content_type = req->patch_type == KUBE_PATCH_MERGE ? "application/merge-patch+json"
-                                   : req->patch_type == KUBE_PATCH_JSON  ? "application/json-patch+json"
-                                                                         : "application/strategic-merge-patch+json";
-                break;
-        case KUBE_DELETE:
-                call->method = "DELETE";
-                if ((r = kube_delete_options_body(req, &call->body)) < 0)
-                        goto fail;
-                if (call->body) {
-                        call->body_len = strlen(call->body);
-                        x->fx.content_type = "application/json";
-                }
-                break;
-        case KUBE_GET:
-        case KUBE_LIST:
-        case KUBE_WATCH:
-                break;
-        default:
-                r = -EINVAL;
-                goto fail;
-        }
-        if (req->verb == KUBE_CREATE || req->verb == KUBE_UPDATE || req->verb == KUBE_PATCH) {
-                if (!req->body) {
-                        r = -EINVAL;
-                        goto fail;
-                }
-                size_t n = req->body_len ? req->body_len : strlen(req->body);
-                if (!(call->body = malloc(n + 1))) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                memcpy(call->body, req->body, n);
-                call->body[n] = 0;
-                call->body_len = n;
-        }
-        call->timeout_ms = req->timeout_ms ? req->timeout_ms : c->timeout_ms;
-        if (req->verb == KUBE_WATCH && !req->timeout_ms)
-                call->timeout_ms = req->timeout_seconds > 0 ? ((long)req->timeout_seconds + 30) * 1000 : 0;
-        call->not_before_ms = 0;
-        call->next = c->wait_head; /* order among ready calls does not matter */
-        c->wait_head = call;
-        if (ret)
-                *ret = call;
-        if (!c->in_pump) {
-                pump(c);
-                arm_timer(c);
-        }
-        return 0;
+	bool list_like = req->verb == KUBE_LIST || req->verb == KUBE_WATCH;
+	snprintf(x->fx.accept, sizeof(x->fx.accept), "%s",
+	         req->accept          ? req->accept
+	         : req->metadata_only ? (list_like ? ACCEPT_META_LIST : ACCEPT_META_ONE)
+	                              : "application/json");
+	switch (req->verb) {
+	case KUBE_CREATE:
+		call->method = "POST";
+		x->fx.content_type = "application/json";
+		break;
+	case KUBE_UPDATE:
+		call->method = "PUT";
+		x->fx.content_type = "application/json";
+		break;
+	case KUBE_PATCH:
+		call->method = "PATCH";
+		x->fx.content_type = req->patch_type == KUBE_PATCH_MERGE
+		                             ? "application/merge-patch+json"
+		                     : req->patch_type == KUBE_PATCH_JSON
+		                             ? "application/json-patch+json"
+		                             : "application/strategic-merge-patch+json";
+		break;
+	case KUBE_DELETE:
+		call->method = "DELETE";
+		if ((r = kube_delete_options_body(req, &call->body)) < 0)
+			goto fail;
+		if (call->body) {
+			call->body_len = strlen(call->body);
+			x->fx.content_type = "application/json";
+		}
+		break;
+	case KUBE_GET:
+	case KUBE_LIST:
+	case KUBE_WATCH:
+		break;
+	default:
+		r = -EINVAL;
+		goto fail;
+	}
+	if (req->verb == KUBE_CREATE || req->verb == KUBE_UPDATE || req->verb == KUBE_PATCH) {
+		if (!req->body) {
+			r = -EINVAL;
+			goto fail;
+		}
+		size_t n = req->body_len ? req->body_len : strlen(req->body);
+		if (!(call->body = malloc(n + 1))) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		memcpy(call->body, req->body, n);
+		call->body[n] = 0;
+		call->body_len = n;
+	}
+	call->timeout_ms = req->timeout_ms ? req->timeout_ms : c->timeout_ms;
+	if (req->verb == KUBE_WATCH && !req->timeout_ms)
+		call->timeout_ms =
+		        req->timeout_seconds > 0 ? ((long)req->timeout_seconds + 30) * 1000 : 0;
+	call->not_before_ms = 0;
+	call->next = c->wait_head; /* order among ready calls does not matter */
+	c->wait_head = call;
+	if (ret)
+		*ret = call;
+	if (!c->in_pump) {
+		pump(c);
+		arm_timer(c);
+	}
+	return 0;
 fail:
-        call->done = NULL;
-        call_free(call);
-        return r;
+	call->done = NULL;
+	call_free(call);
+	return r;
 }
 
-static void finish_call(struct kube_call *call, CURLcode cc) {
-        struct kube_client *c = call->c;
-        long code = 0;
-        struct kube_error err;
-        struct kube_result res = {0};
-        long httpv = 0;
-        curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
-        curl_easy_getinfo(call->easy, CURLINFO_HTTP_VERSION, &httpv);
-        res.http_version = httpv == CURL_HTTP_VERSION_2_0 ? 2 : httpv ? 1 : 0;
-        curl_multi_remove_handle(c->multi, call->easy);
-        call->in_multi = false;
+static void finish_call(struct kube_call *call, CURLcode cc)
+{
+	struct kube_client *c = call->c;
+	long code = 0;
+	struct kube_error err;
+	struct kube_result res = {0};
+	long httpv = 0;
+	curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(call->easy, CURLINFO_HTTP_VERSION, &httpv);
+	res.http_version = httpv == CURL_HTTP_VERSION_2_0 ? 2 : httpv ? 1 : 0;
+	curl_multi_remove_handle(c->multi, call->easy);
+	call->in_multi = false;
 
-        if (call->stream_err) {
-                res.err = call->stream_err;
-        } else if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && call->resp_too_big)) {
-                long d = kube_retry_delay(call->verb, cc, 0, 0, call->attempt, c->max_retries, c->retry_base_ms);
-                if (d >= 0)
-                        goto retry_in;
-                res.err = curl_errno(cc);
-                res.http_code = (int)code;
-        } else if (call->resp_too_big) {
-                res.err = -E2BIG;
-        } else {
-                res.http_code = (int)code;
-                if (code < 200 || code >= 300) {
-                        kube_error_from_response((int)code, call->resp, call->resp_len, NULL, &err);
-                        if (call->retry_after && !err.retry_after_s)
-                                err.retry_after_s = call->retry_after;
-                        if (code == 401 && !call->auth_retried && (c->cfg->exec || c->cfg->token_file)) {
-                                call->auth_retried = true;
-                                kube_auth_invalidate(c->auth);
-                                call->not_before_ms = 0;
-                                goto requeue;
-                        }
-                        long d = kube_retry_delay(call->verb, 0, (int)code, err.retry_after_s, call->attempt,
-                                                  c->max_retries, c->retry_base_ms);
-                        if (d >= 0) {
-                                call->not_before_ms = now_ms() + d;
-                                goto requeue_counted;
-                        }
-                        res.err = err.err;
-                        res.error = &err;
-                }
-                res.body = call->resp;
-                res.body_len = call->resp_len;
-                if (!res.err && call->verb == KUBE_WATCH) {
-                        res.body = NULL;
-                        res.body_len = 0;
-                }
-        }
-        {
-                kube_done_fn done = call->done;
-                call->done = NULL;
-                call->in_done = true;
-                if (done)
-                        done(call, &res, call->ud);
-                call_free(call);
-                return;
-        }
+	if (call->stream_err) {
+		res.err = call->stream_err;
+	} else if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && call->resp_too_big)) {
+		long d = kube_retry_delay(call->verb, cc, 0, 0, call->attempt, c->max_retries,
+		                          c->retry_base_ms);
+		if (d >= 0)
+			goto retry_in;
+		res.err = curl_errno(cc);
+		res.http_code = (int)code;
+	} else if (call->resp_too_big) {
+		res.err = -E2BIG;
+	} else {
+		res.http_code = (int)code;
+		if (code < 200 || code >= 300) {
+			kube_error_from_response((int)code, call->resp, call->resp_len, NULL, &err);
+			if (call->retry_after && !err.retry_after_s)
+				err.retry_after_s = call->retry_after;
+			if (code == 401 && !call->auth_retried &&
+			    (c->cfg->exec || c->cfg->token_file)) {
+				call->auth_retried = true;
+				kube_auth_invalidate(c->auth);
+				call->not_before_ms = 0;
+				goto requeue;
+			}
+			long d = kube_retry_delay(call->verb, 0, (int)code, err.retry_after_s,
+			                          call->attempt, c->max_retries, c->retry_base_ms);
+			if (d >= 0) {
+				call->not_before_ms = now_ms() + d;
+				goto requeue_counted;
+			}
+			res.err = err.err;
+			res.error = &err;
+		}
+		res.body = call->resp;
+		res.body_len = call->resp_len;
+		if (!res.err && call->verb == KUBE_WATCH) {
+			res.body = NULL;
+			res.body_len = 0;
+		}
+	}
+	{
+		kube_done_fn done = call->done;
+		call->done = NULL;
+		call->in_done = true;
+		if (done)
+			done(call, &res, call->ud);
+		call_free(call);
+		return;
+	}
 retry_in:
-        call->not_before_ms = now_ms() + kube_retry_delay(call->verb, cc, 0, 0, call->attempt, c->max_retries,
-                                                          c->retry_base_ms);
+	call->not_before_ms = now_ms() + kube_retry_delay(call->verb, cc, 0, 0, call->attempt,
+	                                                  c->max_retries, c->retry_base_ms);
 requeue_counted:
-        call->attempt++;
+	call->attempt++;
 requeue:
-        call->next = c->wait_head;
-        c->wait_head = call;
+	call->next = c->wait_head;
+	c->wait_head = call;
 }
 
-static void drain(struct kube_client *c) {
-        CURLMsg *m;
-        int left;
-        while ((m = curl_multi_info_read(c->multi, &left))) {
-                if (m->msg != CURLMSG_DONE)
-                        continue;
-                struct kube_call *call;
-                curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&call);
-                finish_call(call, m->data.result);
-        }
+static void drain(struct kube_client *c)
+{
+	CURLMsg *m;
+	int left;
+	while ((m = curl_multi_info_read(c->multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		struct kube_call *call;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&call);
+		finish_call(call, m->data.result);
+	}
 }
 
 /* ---- loop integration ----------------------------------------------------------------------- */
 
-static int curl_sock_cb(CURL *e, curl_socket_t fd, int what, void *cbp, void *sockp) {
-        (void)e;
-        (void)sockp;
-        struct kube_client *c = cbp;
-        unsigned ev = what == CURL_POLL_REMOVE ? KUBE_POLL_REMOVE
-                    : what == CURL_POLL_IN     ? KUBE_POLL_IN
-                    : what == CURL_POLL_OUT    ? KUBE_POLL_OUT
-                    : what == CURL_POLL_INOUT  ? (KUBE_POLL_IN | KUBE_POLL_OUT)
-                                               : 0;
-        if (c->sock_cb && ev)
-                c->sock_cb(fd, ev, c->loop_ud);
-        return 0;
+static int curl_sock_cb(CURL *e, curl_socket_t fd, int what, void *cbp, void *sockp)
+{
+	(void)e;
+	(void)sockp;
+	struct kube_client *c = cbp;
+	unsigned ev = what == CURL_POLL_REMOVE  ? KUBE_POLL_REMOVE
+	              : what == CURL_POLL_IN    ? KUBE_POLL_IN
+	              : what == CURL_POLL_OUT   ? KUBE_POLL_OUT
+	              : what == CURL_POLL_INOUT ? (KUBE_POLL_IN | KUBE_POLL_OUT)
+	                                        : 0;
+	if (c->sock_cb && ev)
+		c->sock_cb(fd, ev, c->loop_ud);
+	return 0;
 }
 
-static int curl_timer_cb(CURLM *m, long timeout_ms, void *ud) {
-        (void)m;
-        struct kube_client *c = ud;
-        c->curl_timeout_ms = timeout_ms;
-        c->curl_timeout_set_ms = now_ms();
-        if (!c->in_pump)
-                arm_timer(c);
-        return 0;
+static int curl_timer_cb(CURLM *m, long timeout_ms, void *ud)
+{
+	(void)m;
+	struct kube_client *c = ud;
+	c->curl_timeout_ms = timeout_ms;
+	c->curl_timeout_set_ms = now_ms();
+	if (!c->in_pump)
+		arm_timer(c);
+	return 0;
 }
 
-void kube_client_set_loop(struct kube_client *c, kube_socket_fn sock, kube_timer_fn timer, void *ud) {
-        c->sock_cb = sock;
-        c->timer_cb = timer;
-        c->loop_ud = ud;
-        curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, sock ? curl_sock_cb : NULL);
-        curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-        curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer ? curl_timer_cb : NULL);
-        curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+void kube_client_set_loop(struct kube_client *c, kube_socket_fn sock, kube_timer_fn timer, void *ud)
+{
+	c->sock_cb = sock;
+	c->timer_cb = timer;
+	c->loop_ud = ud;
+	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, sock ? curl_sock_cb : NULL);
+	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer ? curl_timer_cb : NULL);
+	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
 }
 
-void kube_client_socket_action(struct kube_client *c, int fd, unsigned events) {
-        int running, mask = 0;
-        if (events & KUBE_POLL_IN)
-                mask |= CURL_CSELECT_IN;
-        if (events & KUBE_POLL_OUT)
-                mask |= CURL_CSELECT_OUT;
-        c->in_pump = true;
-        curl_multi_socket_action(c->multi, fd, mask, &running);
-        drain(c);
-        pump(c);
-        c->in_pump = false;
-        arm_timer(c);
+void kube_client_socket_action(struct kube_client *c, int fd, unsigned events)
+{
+	int running, mask = 0;
+	if (events & KUBE_POLL_IN)
+		mask |= CURL_CSELECT_IN;
+	if (events & KUBE_POLL_OUT)
+		mask |= CURL_CSELECT_OUT;
+	c->in_pump = true;
+	curl_multi_socket_action(c->multi, fd, mask, &running);
+	drain(c);
+	pump(c);
+	c->in_pump = false;
+	arm_timer(c);
 }
 
-void kube_client_timeout(struct kube_client *c) {
-        int running;
-        c->in_pump = true;
-        c->curl_timeout_ms = -1;
-        curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        drain(c);
-        pump(c);
-        c->in_pump = false;
-        arm_timer(c);
+void kube_client_timeout(struct kube_client *c)
+{
+	int running;
+	c->in_pump = true;
+	c->curl_timeout_ms = -1;
+	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	drain(c);
+	pump(c);
+	c->in_pump = false;
+	arm_timer(c);
 }
 
 /* ---- blocking ------------------------------------------------------------------------------- */
 
 struct sync_state {
-        bool done;
-        struct kube_response *resp;
-        int err;
+	bool done;
+	struct kube_response *resp;
+	int err;
 };
 
-static void sync_done(struct kube_call *call, const struct kube_result *r, void *ud) {
-        (void)call;
-        struct sync_state *s = ud;
-        s->done = true;
-        s->err = r->err;
-        s->resp->http_code = r->http_code;
-        s->resp->http_version = r->http_version;
-        if (r->error)
-                s->resp->error = *r->error;
-        else
-                s->resp->error.err = r->err;
-        if (r->body) {
-                s->resp->body = malloc(r->body_len + 1);
-                if (s->resp->body) {
-                        memcpy(s->resp->body, r->body, r->body_len);
-                        s->resp->body[r->body_len] = 0;
-                        s->resp->body_len = r->body_len;
-                } else if (!s->err)
-                        s->err = -ENOMEM;
-        }
+static void sync_done(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	(void)call;
+	struct sync_state *s = ud;
+	s->done = true;
+	s->err = r->err;
+	s->resp->http_code = r->http_code;
+	s->resp->http_version = r->http_version;
+	if (r->error)
+		s->resp->error = *r->error;
+	else
+		s->resp->error.err = r->err;
+	if (r->body) {
+		s->resp->body = malloc(r->body_len + 1);
+		if (s->resp->body) {
+			memcpy(s->resp->body, r->body, r->body_len);
+			s->resp->body[r->body_len] = 0;
+			s->resp->body_len = r->body_len;
+		} else if (!s->err)
+			s->err = -ENOMEM;
+	}
 }
 
 struct sync_watch {
-        kube_watch_event_fn fn;
-        void *ud;
-        struct sync_state st;
+	kube_watch_event_fn fn;
+	void *ud;
+	struct sync_state st;
 };
 
-static int sync_event(const char *json, size_t len, void *ud) {
-        struct sync_watch *w = ud;
-        return w->fn(json, len, w->ud);
+static int sync_event(const char *json, size_t len, void *ud)
+{
+	struct sync_watch *w = ud;
+	return w->fn(json, len, w->ud);
 }
 
-static void sync_done_w(struct kube_call *call, const struct kube_result *r, void *ud) {
-        sync_done(call, r, &((struct sync_watch *)ud)->st);
+static void sync_done_w(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	sync_done(call, r, &((struct sync_watch *)ud)->st);
 }
 
-int kube_client_request(struct kube_client *c, const struct kube_request *req, kube_watch_event_fn on_event,
-                        void *ud, struct kube_response *resp) {
-        struct sync_watch w = {.fn = on_event, .ud = ud};
-        int r;
-        if (!resp)
-                return -EINVAL;
-        memset(resp, 0, sizeof(*resp));
-        if (!c || !req || c->sock_cb)
-                return resp->error.err = -EINVAL;
-        w.st.resp = resp;
-        c->in_pump = true;
-        r = kube_call_start(c, req, sync_done_w, on_event ? sync_event : NULL, &w, NULL);
-        if (r < 0) {
-                c->in_pump = false;
-                return resp->error.err = r;
-        }
-        while (!w.st.done) {
-                int running;
-                pump(c);
-                if (w.st.done)
-                        break;
-                curl_multi_perform(c->multi, &running);
-                drain(c);
-                if (w.st.done)
-                        break;
-                /* sleep until I/O or the next limiter/retry deadline */
-                long wait = 1000;
-                int64_t now = now_ms();
-                for (struct kube_call *q = c->wait_head; q; q = q->next) {
-                        int64_t t = q->not_before_ms;
-                        if (c->qps > 0 && c->tokens < 1)
-                                t = t > now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1
-                                            ? t
-                                            : now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1;
-                        long d = t <= now ? 0 : (long)(t - now);
-                        if (d < wait)
-                                wait = d;
-                }
-                curl_multi_poll(c->multi, NULL, 0, (int)wait, NULL);
-        }
-        c->in_pump = false;
-        return w.st.err;
+int kube_client_request(struct kube_client *c, const struct kube_request *req,
+                        kube_watch_event_fn on_event, void *ud, struct kube_response *resp)
+{
+	struct sync_watch w = {.fn = on_event, .ud = ud};
+	int r;
+	if (!resp)
+		return -EINVAL;
+	memset(resp, 0, sizeof(*resp));
+	if (!c || !req || c->sock_cb)
+		return resp->error.err = -EINVAL;
+	w.st.resp = resp;
+	c->in_pump = true;
+	r = kube_call_start(c, req, sync_done_w, on_event ? sync_event : NULL, &w, NULL);
+	if (r < 0) {
+		c->in_pump = false;
+		return resp->error.err = r;
+	}
+	while (!w.st.done) {
+		int running;
+		pump(c);
+		if (w.st.done)
+			break;
+		curl_multi_perform(c->multi, &running);
+		drain(c);
+		if (w.st.done)
+			break;
+		/* sleep until I/O or the next limiter/retry deadline */
+		long wait = 1000;
+		int64_t now = now_ms();
+		for (struct kube_call *q = c->wait_head; q; q = q->next) {
+			int64_t t = q->not_before_ms;
+			if (c->qps > 0 && c->tokens < 1)
+				t = t > now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1
+				            ? t
+				            : now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1;
+			long d = t <= now ? 0 : (long)(t - now);
+			if (d < wait)
+				wait = d;
+		}
+		curl_multi_poll(c->multi, NULL, 0, (int)wait, NULL);
+	}
+	c->in_pump = false;
+	return w.st.err;
 }
 
-void kube_response_clear(struct kube_response *resp) {
-        if (!resp)
-                return;
-        free(resp->body);
-        memset(resp, 0, sizeof(*resp));
+void kube_response_clear(struct kube_response *resp)
+{
+	if (!resp)
+		return;
+	free(resp->body);
+	memset(resp, 0, sizeof(*resp));
 }
 
 /* ---- construction --------------------------------------------------------------------------- */
 
-int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret) {
-        static bool global_done;
-        struct kube_client *c;
-        int r;
-        if (!o || !o->config || !o->config->server || !ret)
-                return -EINVAL;
-        if (o->config->insecure_skip_tls_verify && !o->insecure_ok)
-                return -EINVAL;
-        if (!global_done) {
-                if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-                        return -EIO;
-                global_done = true;
-        }
-        if (!(c = calloc(1, sizeof(*c))))
-                return -ENOMEM;
-        c->cfg = o->config;
-        c->qps = o->qps;
-        c->burst = o->burst >= 1 ? o->burst : 1;
-        c->tokens = c->burst;
-        c->refill_ms = now_ms();
-        c->max_retries = o->max_retries > 0 ? o->max_retries : DEFAULT_RETRIES;
-        c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
-        c->retry_base_ms = o->retry_base_ms > 0 ? o->retry_base_ms : DEFAULT_RETRY_BASE_MS;
-        c->curl_timeout_ms = -1;
-        curl_version_info_data *vi = curl_version_info(CURLVERSION_NOW);
-        c->http2 = vi && (vi->features & CURL_VERSION_HTTP2);
-        if (asprintf(&c->user_agent, "kcmd/%s (%s/%s)", KCMD_VERSION, o->process ? o->process : "kcmd",
-                     o->controller ? o->controller : "client") < 0) {
-                c->user_agent = NULL;
-                r = -ENOMEM;
-                goto fail;
-        }
-        if ((r = kube_auth_new(o->config, &c->auth)) < 0)
-                goto fail;
-        c->multi = curl_multi_init();
-        c->share = curl_share_init();
-        if (!c->multi || !c->share) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-        curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-        curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-        curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
-        *ret = c;
-        return 0;
+int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
+{
+	static bool global_done;
+	struct kube_client *c;
+	int r;
+	if (!o || !o->config || !o->config->server || !ret)
+		return -EINVAL;
+	if (o->config->insecure_skip_tls_verify && !o->insecure_ok)
+		return -EINVAL;
+	if (!global_done) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+			return -EIO;
+		global_done = true;
+	}
+	if (!(c = calloc(1, sizeof(*c))))
+		return -ENOMEM;
+	c->cfg = o->config;
+	c->qps = o->qps;
+	c->burst = o->burst >= 1 ? o->burst : 1;
+	c->tokens = c->burst;
+	c->refill_ms = now_ms();
+	c->max_retries = o->max_retries > 0 ? o->max_retries : DEFAULT_RETRIES;
+	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+	c->retry_base_ms = o->retry_base_ms > 0 ? o->retry_base_ms : DEFAULT_RETRY_BASE_MS;
+	c->curl_timeout_ms = -1;
+	curl_version_info_data *vi = curl_version_info(CURLVERSION_NOW);
+	c->http2 = vi && (vi->features & CURL_VERSION_HTTP2);
+	if (asprintf(&c->user_agent, "kcmd/%s (%s/%s)", KCMD_VERSION,
+	             o->process ? o->process : "kcmd",
+	             o->controller ? o->controller : "client") < 0) {
+		c->user_agent = NULL;
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = kube_auth_new(o->config, &c->auth)) < 0)
+		goto fail;
+	c->multi = curl_multi_init();
+	c->share = curl_share_init();
+	if (!c->multi || !c->share) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+	*ret = c;
+	return 0;
 fail:
-        kube_client_free(c);
-        return r;
+	kube_client_free(c);
+	return r;
 }
 
-void kube_client_free(struct kube_client *c) {
-        if (!c)
-                return;
-        while (c->all)
-                kube_call_cancel(c->all);
-        if (c->multi)
-                curl_multi_cleanup(c->multi);
-        if (c->share)
-                curl_share_cleanup(c->share);
-        kube_auth_free(c->auth);
-        free(c->user_agent);
-        free(c);
+void kube_client_free(struct kube_client *c)
+{
+	if (!c)
+		return;
+	while (c->all)
+		kube_call_cancel(c->all);
+	if (c->multi)
+		curl_multi_cleanup(c->multi);
+	if (c->share)
+		curl_share_cleanup(c->share);
+	kube_auth_free(c->auth);
+	free(c->user_agent);
+	free(c);
 }
 
-const char *kube_user_agent(const struct kube_client *c) {
-        return c->user_agent;
+const char *kube_user_agent(const struct kube_client *c)
+{
+	return c->user_agent;
 }
 
-bool kube_client_http2(const struct kube_client *c) {
-        return c->http2;
+bool kube_client_http2(const struct kube_client *c)
+{
+	return c->http2;
 }

@@ -32,62 +32,62 @@
 #include "kube/errors.h"
 
 enum kube_verb {
-        KUBE_GET = 1,
-        KUBE_LIST,
-        KUBE_WATCH,
-        KUBE_CREATE, /* POST */
-        KUBE_UPDATE, /* PUT */
-        KUBE_PATCH,
-        KUBE_DELETE,
+	KUBE_GET = 1,
+	KUBE_LIST,
+	KUBE_WATCH,
+	KUBE_CREATE, /* POST */
+	KUBE_UPDATE, /* PUT */
+	KUBE_PATCH,
+	KUBE_DELETE,
 };
 
 enum kube_patch_type {
-        KUBE_PATCH_STRATEGIC = 0, /* application/strategic-merge-patch+json */
-        KUBE_PATCH_MERGE,         /* application/merge-patch+json */
-        KUBE_PATCH_JSON,          /* application/json-patch+json */
+	KUBE_PATCH_STRATEGIC = 0, /* application/strategic-merge-patch+json */
+	KUBE_PATCH_MERGE,         /* application/merge-patch+json */
+	KUBE_PATCH_JSON,          /* application/json-patch+json */
 };
 
 struct kube_request {
-        enum kube_verb verb;
-        const char *group;       /* NULL or "" for the core group (/api/v1) */
-        const char *version;     /* "v1" */
-        const char *resource;    /* "pods" */
-        const char *ns;          /* NULL: cluster-scoped, or all namespaces for LIST/WATCH */
-        const char *name;
-        const char *subresource; /* "status", "scale" */
-        const char *path;        /* raw path instead of the above ("/api", "/apis", "/version") */
-        /* LIST and WATCH */
-        const char *label_selector, *field_selector;
-        const char *resource_version, *resource_version_match, *cont;
-        int64_t limit;            /* 0: none */
-        int32_t timeout_seconds;  /* server-side; 0: none */
-        bool allow_watch_bookmarks;
-        bool send_initial_events;
-        bool metadata_only; /* PartialObjectMetadata(List) via the Accept header */
-        /* CREATE, UPDATE, PATCH */
-        const char *body;
-        size_t body_len;
-        enum kube_patch_type patch_type;
-        const char *field_manager;
-        /* DELETE (sent as a DeleteOptions body) */
-        const char *precondition_uid, *precondition_rv;
-        const char *propagation_policy; /* "Orphan", "Background", "Foreground" */
-        int64_t grace_period_seconds;
-        bool has_grace_period;
-        long timeout_ms; /* client-side; 0: client default (watch: timeout_seconds + 30 s) */
-        const char *accept; /* Accept header override (e.g. KUBE_ACCEPT_DISCOVERY_V2); NULL: JSON */
+	enum kube_verb verb;
+	const char *group;    /* NULL or "" for the core group (/api/v1) */
+	const char *version;  /* "v1" */
+	const char *resource; /* "pods" */
+	const char *ns;       /* NULL: cluster-scoped, or all namespaces for LIST/WATCH */
+	const char *name;
+	const char *subresource; /* "status", "scale" */
+	const char *path;        /* raw path instead of the above ("/api", "/apis", "/version") */
+	/* LIST and WATCH */
+	const char *label_selector, *field_selector;
+	const char *resource_version, *resource_version_match, *cont;
+	int64_t limit;           /* 0: none */
+	int32_t timeout_seconds; /* server-side; 0: none */
+	bool allow_watch_bookmarks;
+	bool send_initial_events;
+	bool metadata_only; /* PartialObjectMetadata(List) via the Accept header */
+	/* CREATE, UPDATE, PATCH */
+	const char *body;
+	size_t body_len;
+	enum kube_patch_type patch_type;
+	const char *field_manager;
+	/* DELETE (sent as a DeleteOptions body) */
+	const char *precondition_uid, *precondition_rv;
+	const char *propagation_policy; /* "Orphan", "Background", "Foreground" */
+	int64_t grace_period_seconds;
+	bool has_grace_period;
+	long timeout_ms;    /* client-side; 0: client default (watch: timeout_seconds + 30 s) */
+	const char *accept; /* Accept header override (e.g. KUBE_ACCEPT_DISCOVERY_V2); NULL: JSON */
 };
 
 struct kube_client_opts {
-        const struct kube_config *config; /* must outlive the client */
-        const char *process;              /* User-Agent: kcmd/<version> (<process>/<controller>) */
-        const char *controller;
-        double qps;        /* <= 0: no client-side limit */
-        int burst;         /* >= 1 */
-        int max_retries;   /* 0: default 5 */
-        long timeout_ms;   /* per request, 0: default 60 s */
-        long retry_base_ms; /* 0: default 200 */
-        bool insecure_ok;  /* must be set for a config with insecure-skip-tls-verify */
+	const struct kube_config *config; /* must outlive the client */
+	const char *process;              /* User-Agent: kcmd/<version> (<process>/<controller>) */
+	const char *controller;
+	double qps;         /* <= 0: no client-side limit */
+	int burst;          /* >= 1 */
+	int max_retries;    /* 0: default 5 */
+	long timeout_ms;    /* per request, 0: default 60 s */
+	long retry_base_ms; /* 0: default 200 */
+	bool insecure_ok;   /* must be set for a config with insecure-skip-tls-verify */
 };
 
 struct kube_client;
@@ -95,8 +95,9 @@ struct kube_client;
 /* -EINVAL for an unusable config (no server; insecure without insecure_ok); -ENOMEM; -EIO. */
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret);
 void kube_client_free(struct kube_client *c);
-static inline void kube_client_freep(struct kube_client **c) {
-        kube_client_free(*c);
+static inline void kube_client_freep(struct kube_client **c)
+{
+	kube_client_free(*c);
 }
 #define _cleanup_kube_client_ __attribute__((cleanup(kube_client_freep)))
 
@@ -107,17 +108,18 @@ typedef void (*kube_socket_fn)(int fd, unsigned events, void *userdata);
 /* Arm the one timer to fire after timeout_ms (0: as soon as possible), or disarm it (-1). */
 typedef void (*kube_timer_fn)(long timeout_ms, void *userdata);
 
-void kube_client_set_loop(struct kube_client *c, kube_socket_fn sock, kube_timer_fn timer, void *userdata);
+void kube_client_set_loop(struct kube_client *c, kube_socket_fn sock, kube_timer_fn timer,
+                          void *userdata);
 void kube_client_socket_action(struct kube_client *c, int fd, unsigned events);
 void kube_client_timeout(struct kube_client *c);
 
 struct kube_result {
-        int err;        /* 0, or the negative errno (API or transport) */
-        int http_code;  /* 0 if no response */
-        const char *body; /* response body (for WATCH: only when it failed) */
-        size_t body_len;
-        const struct kube_error *error; /* when err came from an HTTP status */
-        int http_version; /* 1 or 2 (0 if no response) */
+	int err;          /* 0, or the negative errno (API or transport) */
+	int http_code;    /* 0 if no response */
+	const char *body; /* response body (for WATCH: only when it failed) */
+	size_t body_len;
+	const struct kube_error *error; /* when err came from an HTTP status */
+	int http_version;               /* 1 or 2 (0 if no response) */
 };
 struct kube_call;
 /* Called once when the call ends (success, failure or after kube_call_cancel: err -ECANCELED).
@@ -133,22 +135,22 @@ void kube_call_cancel(struct kube_call *call);
 
 /* ---- blocking ----------------------------------------------------------------------------- */
 struct kube_response {
-        int http_code;
-        char *body; /* malloc'd, NUL-terminated; free with kube_response_clear() */
-        size_t body_len;
-        struct kube_error error;
-        int http_version; /* 1 or 2 (0 if no response) */
+	int http_code;
+	char *body; /* malloc'd, NUL-terminated; free with kube_response_clear() */
+	size_t body_len;
+	struct kube_error error;
+	int http_version; /* 1 or 2 (0 if no response) */
 };
 /* Runs one request to completion. Returns 0 or a negative errno. *resp is always written (also
  * on failure: it carries the apiserver's Status). on_event may be NULL unless verb is WATCH. */
-int kube_client_request(struct kube_client *c, const struct kube_request *req, kube_watch_event_fn on_event,
-                        void *userdata, struct kube_response *resp);
+int kube_client_request(struct kube_client *c, const struct kube_request *req,
+                        kube_watch_event_fn on_event, void *userdata, struct kube_response *resp);
 void kube_response_clear(struct kube_response *resp);
 
 /* ---- pieces exposed for tests ------------------------------------------------------------- */
 int kube_build_url(const char *server, const struct kube_request *req, char **ret);
 int kube_delete_options_body(const struct kube_request *req, char **ret); /* NULL body when none */
-long kube_retry_delay(enum kube_verb verb, int curl_code, int http_code, int32_t retry_after_s, int attempt,
-                      int max_retries, long base_ms);
+long kube_retry_delay(enum kube_verb verb, int curl_code, int http_code, int32_t retry_after_s,
+                      int attempt, int max_retries, long base_ms);
 const char *kube_user_agent(const struct kube_client *c);
 bool kube_client_http2(const struct kube_client *c); /* libcurl can do HTTP/2 */

@@ -20,61 +20,64 @@
 #include <stddef.h>
 
 struct kube_exec_env {
-        char *name, *value;
+	char *name, *value;
 };
 
 struct kube_exec_config {
-        char *command;
-        char **args; /* NULL-terminated */
-        struct kube_exec_env *env;
-        size_t n_env;
-        char *api_version; /* client.authentication.k8s.io/v1 or /v1beta1 */
-        bool provide_cluster_info;
-        char *interactive_mode; /* Never / IfAvailable / Always; we never have a terminal */
+	char *command;
+	char **args; /* NULL-terminated */
+	struct kube_exec_env *env;
+	size_t n_env;
+	char *api_version; /* client.authentication.k8s.io/v1 or /v1beta1 */
+	bool provide_cluster_info;
+	char *interactive_mode; /* Never / IfAvailable / Always; we never have a terminal */
 };
 
 struct kube_config {
-        char *server;          /* "https://host:port" (no trailing slash) */
-        char *tls_server_name;
-        bool insecure_skip_tls_verify; /* caller must warn loudly */
-        char *ca_file;
-        unsigned char *ca_data; /* PEM, decoded from certificate-authority-data */
-        size_t ca_data_len;
-        char *client_cert_file, *client_key_file;
-        unsigned char *client_cert_data, *client_key_data;
-        size_t client_cert_data_len, client_key_data_len;
-        char *token;      /* static bearer token */
-        char *token_file; /* re-read periodically (rotation) */
-        char *username, *password; /* basic auth, legacy */
-        struct kube_exec_config *exec;
-        char *context, *cluster, *user; /* names that were selected */
-        char *namespace;                /* context namespace or in-cluster namespace file */
-        bool in_cluster;
+	char *server; /* "https://host:port" (no trailing slash) */
+	char *tls_server_name;
+	bool insecure_skip_tls_verify; /* caller must warn loudly */
+	char *ca_file;
+	unsigned char *ca_data; /* PEM, decoded from certificate-authority-data */
+	size_t ca_data_len;
+	char *client_cert_file, *client_key_file;
+	unsigned char *client_cert_data, *client_key_data;
+	size_t client_cert_data_len, client_key_data_len;
+	char *token;               /* static bearer token */
+	char *token_file;          /* re-read periodically (rotation) */
+	char *username, *password; /* basic auth, legacy */
+	struct kube_exec_config *exec;
+	char *context, *cluster, *user; /* names that were selected */
+	char *namespace;                /* context namespace or in-cluster namespace file */
+	bool in_cluster;
 };
 
 struct kube_config_opts {
-        const char *kubeconfig; /* --kubeconfig */
-        const char *master;     /* --master */
-        const char *context;    /* --context */
-        /* For tests: used instead of the environment when non-NULL. */
-        const char *kubeconfig_env;   /* KUBECONFIG ("" = unset) */
-        const char *home;             /* $HOME */
-        const char *in_cluster_root;  /* "/" normally; prefix for /var/run/secrets/... */
-        const char *service_host, *service_port; /* KUBERNETES_SERVICE_HOST/PORT */
-        bool no_in_cluster;           /* never try in-cluster config */
+	const char *kubeconfig; /* --kubeconfig */
+	const char *master;     /* --master */
+	const char *context;    /* --context */
+	/* For tests: used instead of the environment when non-NULL. */
+	const char *kubeconfig_env;              /* KUBECONFIG ("" = unset) */
+	const char *home;                        /* $HOME */
+	const char *in_cluster_root;             /* "/" normally; prefix for /var/run/secrets/... */
+	const char *service_host, *service_port; /* KUBERNETES_SERVICE_HOST/PORT */
+	bool no_in_cluster;                      /* never try in-cluster config */
 };
 
 /* Returns 0, or: -ENOENT (no configuration found / named file or context missing), -EINVAL
  * (malformed file; message in err), -ENOMEM, -EIO. err may be NULL. */
-int kube_config_load(const struct kube_config_opts *o, struct kube_config **ret, char *err, size_t errlen);
+int kube_config_load(const struct kube_config_opts *o, struct kube_config **ret, char *err,
+                     size_t errlen);
 
 /* In-cluster only: KUBERNETES_SERVICE_HOST/PORT and the service-account files. -ENOENT when not
  * in a pod. */
-int kube_config_in_cluster(const struct kube_config_opts *o, struct kube_config **ret, char *err, size_t errlen);
+int kube_config_in_cluster(const struct kube_config_opts *o, struct kube_config **ret, char *err,
+                           size_t errlen);
 
 void kube_config_free(struct kube_config *c);
-static inline void kube_config_freep(struct kube_config **c) {
-        kube_config_free(*c);
+static inline void kube_config_freep(struct kube_config **c)
+{
+	kube_config_free(*c);
 }
 #define _cleanup_kube_config_ __attribute__((cleanup(kube_config_freep)))
 

@@ -24,7 +24,8 @@ int kube_encode_pod_from_template(const char *template_json, size_t len, const c
 /* Strategic-merge patch adopting an object:
  * {"metadata":{"ownerReferences":[{apiVersion,kind,name,uid,"controller":true,
  *  "blockOwnerDeletion":true}],"uid":"<dependent uid>"}} */
-int kube_encode_adopt_patch(const struct kube_owner_ref *owner, const char *dependent_uid, char **ret);
+int kube_encode_adopt_patch(const struct kube_owner_ref *owner, const char *dependent_uid,
+                            char **ret);
 
 /* Strategic-merge patch deleting owner refs by uid (RS release, GC orphaning/dangling refs):
  * {"metadata":{"uid":"<dependent uid>","ownerReferences":[{"$patch":"delete","uid":"<u>"},...]}} */
@@ -33,13 +34,14 @@ int kube_encode_release_patch(const char *dependent_uid, const char *const *owne
 
 /* Strategic-merge patch setting blockOwnerDeletion=false on the given refs (GC cycle breaker):
  * {"metadata":{"uid":"<uid>","ownerReferences":[<each ref in full, blockOwnerDeletion:false>]}} */
-int kube_encode_unblock_patch(const char *dependent_uid, const struct kube_owner_ref *refs, size_t n,
-                              char **ret);
+int kube_encode_unblock_patch(const char *dependent_uid, const struct kube_owner_ref *refs,
+                              size_t n, char **ret);
 
 /* JSON merge patches carrying resourceVersion as an optimistic lock (GC):
  * {"metadata":{"resourceVersion":"<rv>","finalizers":[...]}}  (null when n == 0)
  * {"metadata":{"resourceVersion":"<rv>","ownerReferences":[...]}} (null when n == 0) */
-int kube_encode_finalizers_merge_patch(const char *rv, const char *const *finalizers, size_t n, char **ret);
+int kube_encode_finalizers_merge_patch(const char *rv, const char *const *finalizers, size_t n,
+                                       char **ret);
 int kube_encode_owner_refs_merge_patch(const char *rv, const struct kube_owner_ref *refs, size_t n,
                                        char **ret);
 
@@ -52,15 +54,16 @@ int kube_encode_owner_refs_merge_patch(const char *rv, const struct kube_owner_r
  *    hand: same optimistic-lock semantics (409 on a stale rv), conditions replaced as a whole,
  *    terminatingReplicas written as null when absent. */
 struct kube_rs_status {
-        int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
-        int32_t terminating_replicas;
-        bool has_terminating_replicas;
-        int64_t observed_generation;
-        size_t n_conditions;
-        const struct kube_condition *conditions;
+	int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
+	int32_t terminating_replicas;
+	bool has_terminating_replicas;
+	int64_t observed_generation;
+	size_t n_conditions;
+	const struct kube_condition *conditions;
 };
 int kube_encode_rs_status_json(const struct kube_rs_status *st, char **ret); /* the status object */
-int kube_encode_status_put(const char *object_json, size_t len, const char *status_json, char **ret);
+int kube_encode_status_put(const char *object_json, size_t len, const char *status_json,
+                           char **ret);
 int kube_encode_rs_status_merge_patch(const char *rv, const struct kube_rs_status *st, char **ret);
 
 /* coordination.k8s.io/v1 Lease, full object (PUT when rv != NULL, POST body when rv == NULL).
@@ -68,25 +71,25 @@ int kube_encode_rs_status_merge_patch(const char *rv, const struct kube_rs_statu
  * acquireTime, renewTime (MicroTime, null when 0), leaseTransitions always; strategy and
  * preferredHolder only when non-NULL and non-empty. */
 struct kube_lease_spec {
-        const char *holder_identity;
-        int32_t lease_duration_seconds;
-        kube_time_t acquire_time, renew_time;
-        int32_t lease_transitions;
-        const char *strategy, *preferred_holder;
+	const char *holder_identity;
+	int32_t lease_duration_seconds;
+	kube_time_t acquire_time, renew_time;
+	int32_t lease_transitions;
+	const char *strategy, *preferred_holder;
 };
-int kube_encode_lease(const char *ns, const char *name, const char *rv, const struct kube_lease_spec *spec,
-                      char **ret);
+int kube_encode_lease(const char *ns, const char *name, const char *rv,
+                      const struct kube_lease_spec *spec, char **ret);
 
 /* core/v1 Event as client-go's recorder writes it: name "<involved name>.<hex ns time>",
  * first/lastTimestamp = now, count 1, source.component and reportingComponent = component. */
 struct kube_event {
-        const char *ns; /* namespace of the involved object ("default" when NULL/empty) */
-        const char *kind, *api_version, *name, *uid, *resource_version; /* involvedObject */
-        const char *type;   /* "Normal" / "Warning" */
-        const char *reason;
-        const char *message;
-        const char *component; /* e.g. "replicaset-controller" */
-        const char *host;      /* source.host / reportingInstance, may be NULL */
-        kube_time_t now;
+	const char *ns; /* namespace of the involved object ("default" when NULL/empty) */
+	const char *kind, *api_version, *name, *uid, *resource_version; /* involvedObject */
+	const char *type;                                               /* "Normal" / "Warning" */
+	const char *reason;
+	const char *message;
+	const char *component; /* e.g. "replicaset-controller" */
+	const char *host;      /* source.host / reportingInstance, may be NULL */
+	kube_time_t now;
 };
 int kube_encode_event(const struct kube_event *ev, char **ret);

@@ -34,19 +34,19 @@
 #define KUBE_ERROR_MAX_CAUSES 8
 
 struct kube_error {
-        int err;           /* the negative errno (0 on success) */
-        int http_code;
-        char reason[64];   /* Status.reason ("" if the body was not a Status) */
-        char message[512]; /* Status.message, or a short excerpt of a non-Status body */
-        int32_t retry_after_s; /* Retry-After header, else details.retryAfterSeconds, else 0 */
-        bool namespace_terminating;
-        bool rv_too_large;
-        uint32_t n_causes;
-        struct {
-                char type[64];
-                char field[128];
-                char message[256];
-        } causes[KUBE_ERROR_MAX_CAUSES];
+	int err; /* the negative errno (0 on success) */
+	int http_code;
+	char reason[64];       /* Status.reason ("" if the body was not a Status) */
+	char message[512];     /* Status.message, or a short excerpt of a non-Status body */
+	int32_t retry_after_s; /* Retry-After header, else details.retryAfterSeconds, else 0 */
+	bool namespace_terminating;
+	bool rv_too_large;
+	uint32_t n_causes;
+	struct {
+		char type[64];
+		char field[128];
+		char message[256];
+	} causes[KUBE_ERROR_MAX_CAUSES];
 };
 
 /* Builds *ret from an HTTP response. body may be NULL; retry_after is the raw header value or

@@ -28,15 +28,15 @@
  * chunk, so freeing the object is freeing the chunk list. Chunks are never moved, so pointers
  * into the arena stay valid for the object's life. */
 struct js_chunk {
-        struct js_chunk *next;
-        size_t cap;
-        size_t used;
-        _Alignas(16) unsigned char data[];
+	struct js_chunk *next;
+	size_t cap;
+	size_t used;
+	_Alignas(16) unsigned char data[];
 };
 
 struct js_arena {
-        struct js_chunk *head; /* first chunk: holds the object */
-        struct js_chunk *cur;  /* chunk being filled */
+	struct js_chunk *head; /* first chunk: holds the object */
+	struct js_chunk *cur;  /* chunk being filled */
 };
 
 int js_arena_init(struct js_arena *a, size_t first_cap);
@@ -52,12 +52,12 @@ size_t js_arena_bytes(const struct js_arena *a);
 
 /* ---- scanner ------------------------------------------------------------------------------- */
 struct js {
-        const unsigned char *p;
-        const unsigned char *end;
-        int depth;
-        int err;
-        struct js_arena *arena; /* where js_str() copies strings */
-        char keybuf[256];       /* unescaped key when a key carries escapes */
+	const unsigned char *p;
+	const unsigned char *end;
+	int depth;
+	int err;
+	struct js_arena *arena; /* where js_str() copies strings */
+	char keybuf[256];       /* unescaped key when a key carries escapes */
 };
 
 void js_init(struct js *j, const void *buf, size_t len, struct js_arena *arena);
@@ -78,7 +78,7 @@ int js_arr_next(struct js *j); /* 1: another element follows, 0: ']' consumed */
 /* Values. Each consumes one value. null yields the "absent" result and returns 0; a present
  * value returns 1. */
 int js_skip(struct js *j);
-int js_str(struct js *j, char **ret);                 /* arena copy, NUL-terminated */
+int js_str(struct js *j, char **ret); /* arena copy, NUL-terminated */
 int js_str_span(struct js *j, const char **s, size_t *n, bool *escaped); /* raw span, no copy */
 int js_int64(struct js *j, int64_t *ret);
 int js_int32(struct js *j, int32_t *ret);
@@ -90,7 +90,8 @@ int js_raw(struct js *j, const char **s, size_t *n);
  * Returns the output length or -EBADMSG. \u0000 is rejected (strings are NUL-terminated). */
 long js_unescape(const char *in, size_t n, char *out);
 
-static inline bool js_key_is(const char *k, size_t n, const char *lit, size_t litn) {
-        return n == litn && __builtin_memcmp(k, lit, n) == 0;
+static inline bool js_key_is(const char *k, size_t n, const char *lit, size_t litn)
+{
+	return n == litn && __builtin_memcmp(k, lit, n) == 0;
 }
 #define JS_KEY(k, n, lit) js_key_is((k), (n), "" lit, sizeof(lit) - 1)

@@ -33,187 +33,188 @@ typedef int64_t kube_time_t; /* ns since epoch, UTC; 0 = unset */
 #define KUBE_DECODE_MAX_BYTES ((size_t)256 << 20) /* one object or one list page */
 
 struct kube_kv {
-        const char *key;
-        const char *value;
+	const char *key;
+	const char *value;
 };
 
 struct kube_owner_ref {
-        const char *api_version;
-        const char *kind;
-        const char *name;
-        const char *uid;
-        int8_t controller;           /* -1 absent, 0 false, 1 true */
-        int8_t block_owner_deletion; /* -1 absent, 0 false, 1 true */
+	const char *api_version;
+	const char *kind;
+	const char *name;
+	const char *uid;
+	int8_t controller;           /* -1 absent, 0 false, 1 true */
+	int8_t block_owner_deletion; /* -1 absent, 0 false, 1 true */
 };
 
 struct kube_object_meta {
-        const char *name;
-        const char *generate_name;
-        const char *namespace;
-        const char *uid;
-        const char *resource_version;
-        int64_t generation;
-        kube_time_t creation_timestamp;
-        kube_time_t deletion_timestamp;
-        int64_t deletion_grace_period_seconds;
-        bool has_deletion_grace_period_seconds;
-        uint32_t n_labels, n_annotations, n_owner_refs, n_finalizers;
-        struct kube_kv *labels;      /* in document order */
-        struct kube_kv *annotations; /* only kept keys, see KUBE_DECODE_ALL_ANNOTATIONS */
-        struct kube_owner_ref *owner_refs;
-        const char **finalizers;
+	const char *name;
+	const char *generate_name;
+	const char *namespace;
+	const char *uid;
+	const char *resource_version;
+	int64_t generation;
+	kube_time_t creation_timestamp;
+	kube_time_t deletion_timestamp;
+	int64_t deletion_grace_period_seconds;
+	bool has_deletion_grace_period_seconds;
+	uint32_t n_labels, n_annotations, n_owner_refs, n_finalizers;
+	struct kube_kv *labels;      /* in document order */
+	struct kube_kv *annotations; /* only kept keys, see KUBE_DECODE_ALL_ANNOTATIONS */
+	struct kube_owner_ref *owner_refs;
+	const char **finalizers;
 };
 
 /* Decoder flags. */
 enum {
-        /* Keep every annotation. Default: only keys under "controller.kubernetes.io/",
-         * "deployment.kubernetes.io/", "k8s.io/initial-events-end" and
-         * "control-plane.alpha.kubernetes.io/leader" (what controllers read). */
-        KUBE_DECODE_ALL_ANNOTATIONS = 1u << 0,
+	/* Keep every annotation. Default: only keys under "controller.kubernetes.io/",
+	 * "deployment.kubernetes.io/", "k8s.io/initial-events-end" and
+	 * "control-plane.alpha.kubernetes.io/leader" (what controllers read). */
+	KUBE_DECODE_ALL_ANNOTATIONS = 1u << 0,
 };
 
 /* ---- label selector as it appears in objects (metav1.LabelSelector) ------------------------- */
 enum kube_selector_op {
-        KUBE_OP_IN,
-        KUBE_OP_NOT_IN,
-        KUBE_OP_EXISTS,
-        KUBE_OP_DOES_NOT_EXIST,
-        KUBE_OP_EQUALS,        /* string form "=" and matchLabels */
-        KUBE_OP_DOUBLE_EQUALS, /* string form "==" */
-        KUBE_OP_NOT_EQUALS,
-        KUBE_OP_GT,
-        KUBE_OP_LT,
-        KUBE_OP_INVALID, /* matchExpressions operator not understood; conversion fails */
+	KUBE_OP_IN,
+	KUBE_OP_NOT_IN,
+	KUBE_OP_EXISTS,
+	KUBE_OP_DOES_NOT_EXIST,
+	KUBE_OP_EQUALS,        /* string form "=" and matchLabels */
+	KUBE_OP_DOUBLE_EQUALS, /* string form "==" */
+	KUBE_OP_NOT_EQUALS,
+	KUBE_OP_GT,
+	KUBE_OP_LT,
+	KUBE_OP_INVALID, /* matchExpressions operator not understood; conversion fails */
 };
 
 struct kube_label_requirement {
-        const char *key;
-        enum kube_selector_op op;
-        const char *op_text; /* the operator as written in matchExpressions (for error text) */
-        uint32_t n_values;
-        const char **values;
+	const char *key;
+	enum kube_selector_op op;
+	const char *op_text; /* the operator as written in matchExpressions (for error text) */
+	uint32_t n_values;
+	const char **values;
 };
 
 struct kube_label_selector {
-        uint32_t n_match_labels, n_match_expressions;
-        struct kube_kv *match_labels;
-        struct kube_label_requirement *match_expressions;
+	uint32_t n_match_labels, n_match_expressions;
+	struct kube_kv *match_labels;
+	struct kube_label_requirement *match_expressions;
 };
 
 /* ---- Pod ------------------------------------------------------------------------------------ */
 enum kube_pod_phase {
-        KUBE_POD_PHASE_UNSET = 0,
-        KUBE_POD_PENDING,
-        KUBE_POD_RUNNING,
-        KUBE_POD_SUCCEEDED,
-        KUBE_POD_FAILED,
-        KUBE_POD_UNKNOWN,
-        KUBE_POD_PHASE_OTHER,
+	KUBE_POD_PHASE_UNSET = 0,
+	KUBE_POD_PENDING,
+	KUBE_POD_RUNNING,
+	KUBE_POD_SUCCEEDED,
+	KUBE_POD_FAILED,
+	KUBE_POD_UNKNOWN,
+	KUBE_POD_PHASE_OTHER,
 };
 
 struct kube_pod {
-        struct kube_object_meta meta;
-        const char *node_name;      /* spec.nodeName */
-        enum kube_pod_phase phase;  /* status.phase */
-        bool ready;                 /* condition Ready has status "True" */
-        kube_time_t ready_transition_time; /* that condition's lastTransitionTime (0 if absent) */
-        int32_t max_restarts;       /* max restartCount over status.containerStatuses */
-        int32_t max_sidecar_restarts; /* over initContainerStatuses whose spec init container has
-                                       * restartPolicy Always (sidecars), as upstream ranks */
-        int32_t deletion_cost;      /* controller.kubernetes.io/pod-deletion-cost, 0 if absent or
-                                     * invalid (upstream's parse rules) */
-        bool has_deletion_cost;     /* the annotation was present and valid */
+	struct kube_object_meta meta;
+	const char *node_name;             /* spec.nodeName */
+	enum kube_pod_phase phase;         /* status.phase */
+	bool ready;                        /* condition Ready has status "True" */
+	kube_time_t ready_transition_time; /* that condition's lastTransitionTime (0 if absent) */
+	int32_t max_restarts;              /* max restartCount over status.containerStatuses */
+	int32_t max_sidecar_restarts; /* over initContainerStatuses whose spec init container has
+	                               * restartPolicy Always (sidecars), as upstream ranks */
+	int32_t deletion_cost;        /* controller.kubernetes.io/pod-deletion-cost, 0 if absent or
+	                               * invalid (upstream's parse rules) */
+	bool has_deletion_cost;       /* the annotation was present and valid */
 };
 
 /* ---- ReplicaSet ----------------------------------------------------------------------------- */
 struct kube_condition {
-        const char *type;
-        const char *status;
-        const char *reason;
-        const char *message;
-        kube_time_t last_transition_time;
+	const char *type;
+	const char *status;
+	const char *reason;
+	const char *message;
+	kube_time_t last_transition_time;
 };
 
 struct kube_replicaset {
-        struct kube_object_meta meta;
-        int32_t spec_replicas; /* spec.replicas; 1 when absent (API default) */
-        bool has_spec_replicas;
-        int32_t min_ready_seconds;
-        struct kube_label_selector *selector; /* NULL: selector absent (nil) */
-        uint32_t n_template_labels;
-        struct kube_kv *template_labels;      /* spec.template.metadata.labels */
-        const char *template_json;            /* spec.template verbatim (NUL-terminated) */
-        size_t template_json_len;
-        struct {
-                int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
-                int32_t terminating_replicas;
-                bool has_terminating_replicas; /* nil != 0 for change detection */
-                int64_t observed_generation;
-                uint32_t n_conditions;
-                struct kube_condition *conditions;
-        } status;
+	struct kube_object_meta meta;
+	int32_t spec_replicas; /* spec.replicas; 1 when absent (API default) */
+	bool has_spec_replicas;
+	int32_t min_ready_seconds;
+	struct kube_label_selector *selector; /* NULL: selector absent (nil) */
+	uint32_t n_template_labels;
+	struct kube_kv *template_labels; /* spec.template.metadata.labels */
+	const char *template_json;       /* spec.template verbatim (NUL-terminated) */
+	size_t template_json_len;
+	struct {
+		int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
+		int32_t terminating_replicas;
+		bool has_terminating_replicas; /* nil != 0 for change detection */
+		int64_t observed_generation;
+		uint32_t n_conditions;
+		struct kube_condition *conditions;
+	} status;
 };
 
 /* ---- Lease (coordination.k8s.io/v1) --------------------------------------------------------- */
 struct kube_lease {
-        struct kube_object_meta meta;
-        const char *holder_identity;
-        int32_t lease_duration_seconds;
-        bool has_lease_duration_seconds;
-        kube_time_t acquire_time; /* MicroTime */
-        kube_time_t renew_time;   /* MicroTime */
-        int32_t lease_transitions;
-        bool has_lease_transitions;
-        const char *strategy;
-        const char *preferred_holder;
+	struct kube_object_meta meta;
+	const char *holder_identity;
+	int32_t lease_duration_seconds;
+	bool has_lease_duration_seconds;
+	kube_time_t acquire_time; /* MicroTime */
+	kube_time_t renew_time;   /* MicroTime */
+	int32_t lease_transitions;
+	bool has_lease_transitions;
+	const char *strategy;
+	const char *preferred_holder;
 };
 
 /* ---- PartialObjectMetadata (meta.k8s.io/v1) ------------------------------------------------- */
 struct kube_partial {
-        struct kube_object_meta meta;
-        const char *api_version;
-        const char *kind;
+	struct kube_object_meta meta;
+	const char *api_version;
+	const char *kind;
 };
 
 /* ---- Scale (autoscaling/v1) ----------------------------------------------------------------- */
 struct kube_scale {
-        struct kube_object_meta meta;
-        int32_t spec_replicas;
-        int32_t status_replicas;
-        const char *status_selector; /* string form */
+	struct kube_object_meta meta;
+	int32_t spec_replicas;
+	int32_t status_replicas;
+	const char *status_selector; /* string form */
 };
 
 /* ---- Status (meta.k8s.io/v1) ---------------------------------------------------------------- */
 struct kube_status_cause {
-        const char *type; /* "reason" on the wire */
-        const char *message;
-        const char *field;
+	const char *type; /* "reason" on the wire */
+	const char *message;
+	const char *field;
 };
 
 struct kube_status {
-        const char *status;  /* "Success" / "Failure" */
-        const char *message;
-        const char *reason;  /* StatusReason, e.g. "NotFound" */
-        int32_t code;        /* HTTP code it carried */
-        const char *details_name, *details_group, *details_kind, *details_uid;
-        int32_t retry_after_seconds;
-        uint32_t n_causes;
-        struct kube_status_cause *causes;
+	const char *status; /* "Success" / "Failure" */
+	const char *message;
+	const char *reason; /* StatusReason, e.g. "NotFound" */
+	int32_t code;       /* HTTP code it carried */
+	const char *details_name, *details_group, *details_kind, *details_uid;
+	int32_t retry_after_seconds;
+	uint32_t n_causes;
+	struct kube_status_cause *causes;
 };
 
 /* ---- decoding ------------------------------------------------------------------------------- */
 enum kube_kind {
-        KUBE_KIND_POD = 1,
-        KUBE_KIND_REPLICASET,
-        KUBE_KIND_LEASE,
-        KUBE_KIND_PARTIAL, /* PartialObjectMetadata, or any object when only metadata is wanted */
-        KUBE_KIND_SCALE,
-        KUBE_KIND_STATUS,
+	KUBE_KIND_POD = 1,
+	KUBE_KIND_REPLICASET,
+	KUBE_KIND_LEASE,
+	KUBE_KIND_PARTIAL, /* PartialObjectMetadata, or any object when only metadata is wanted */
+	KUBE_KIND_SCALE,
+	KUBE_KIND_STATUS,
 };
 
 int kube_decode(enum kube_kind kind, const void *json, size_t len, unsigned flags, void **ret_obj);
 int kube_decode_pod(const void *json, size_t len, unsigned flags, struct kube_pod **ret);
-int kube_decode_replicaset(const void *json, size_t len, unsigned flags, struct kube_replicaset **ret);
+int kube_decode_replicaset(const void *json, size_t len, unsigned flags,
+                           struct kube_replicaset **ret);
 int kube_decode_lease(const void *json, size_t len, unsigned flags, struct kube_lease **ret);
 int kube_decode_partial(const void *json, size_t len, unsigned flags, struct kube_partial **ret);
 int kube_decode_scale(const void *json, size_t len, unsigned flags, struct kube_scale **ret);
@@ -224,16 +225,17 @@ void kube_object_free(void *obj);
 /* Bytes held by a decoded object (for accounting). */
 size_t kube_object_bytes(const void *obj);
 
-static inline void kube_object_freep(void *p) {
-        kube_object_free(*(void **)p);
+static inline void kube_object_freep(void *p)
+{
+	kube_object_free(*(void **)p);
 }
 #define _cleanup_kube_object_ __attribute__((cleanup(kube_object_freep)))
 
 /* ---- lists ---------------------------------------------------------------------------------- */
 struct kube_list_meta {
-        char resource_version[128];
-        char cont[4096];               /* continue token ("" when last page) */
-        int64_t remaining_item_count;  /* -1 when absent */
+	char resource_version[128];
+	char cont[4096];              /* continue token ("" when last page) */
+	int64_t remaining_item_count; /* -1 when absent */
 };
 
 /* Called once per item, in order; the callback owns obj (free it with kube_object_free). A
@@ -253,19 +255,20 @@ int kube_decode_list(enum kube_kind kind, const void *json, size_t len, unsigned
 struct kube_scratch;
 int kube_scratch_new(struct kube_scratch **ret);
 void kube_scratch_free(struct kube_scratch *s);
-int kube_decode_scratch(struct kube_scratch *s, enum kube_kind kind, const void *json, size_t len, unsigned flags,
-                        void **ret_obj);
+int kube_decode_scratch(struct kube_scratch *s, enum kube_kind kind, const void *json, size_t len,
+                        unsigned flags, void **ret_obj);
 /* kube_decode_list() through a scratch: obj is valid only during the callback (do not free). */
-int kube_decode_list_scratch(struct kube_scratch *s, enum kube_kind kind, const void *json, size_t len,
-                             unsigned flags, kube_item_fn fn, void *userdata, struct kube_list_meta *ret_meta);
+int kube_decode_list_scratch(struct kube_scratch *s, enum kube_kind kind, const void *json,
+                             size_t len, unsigned flags, kube_item_fn fn, void *userdata,
+                             struct kube_list_meta *ret_meta);
 
 /* ---- watch events --------------------------------------------------------------------------- */
 enum kube_watch_type {
-        KUBE_WATCH_ADDED = 1,
-        KUBE_WATCH_MODIFIED,
-        KUBE_WATCH_DELETED,
-        KUBE_WATCH_BOOKMARK,
-        KUBE_WATCH_ERROR, /* obj is a struct kube_status */
+	KUBE_WATCH_ADDED = 1,
+	KUBE_WATCH_MODIFIED,
+	KUBE_WATCH_DELETED,
+	KUBE_WATCH_BOOKMARK,
+	KUBE_WATCH_ERROR, /* obj is a struct kube_status */
 };
 
 /* Decodes one watch event line {"type":..., "object":...}. For ERROR the object is decoded as a

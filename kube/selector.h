@@ -23,8 +23,8 @@ int kube_selector_parse(const char *s, struct kube_selector **ret, char *err, si
 /* metav1.LabelSelectorAsSelector: ls == NULL -> nothing; no matchLabels and no matchExpressions
  * -> everything; otherwise every entry validated as labels.NewRequirement does. -EINVAL with a
  * message on an invalid key, value, operator or value count. */
-int kube_selector_from_label_selector(const struct kube_label_selector *ls, struct kube_selector **ret,
-                                      char *err, size_t errlen);
+int kube_selector_from_label_selector(const struct kube_label_selector *ls,
+                                      struct kube_selector **ret, char *err, size_t errlen);
 
 bool kube_selector_matches(const struct kube_selector *s, const struct kube_kv *labels, uint32_t n);
 bool kube_selector_is_everything(const struct kube_selector *s);
@@ -35,8 +35,9 @@ bool kube_selector_is_nothing(const struct kube_selector *s);
 int kube_selector_format(const struct kube_selector *s, char **ret);
 
 void kube_selector_free(struct kube_selector *s);
-static inline void kube_selector_freep(struct kube_selector **s) {
-        kube_selector_free(*s);
+static inline void kube_selector_freep(struct kube_selector **s)
+{
+	kube_selector_free(*s);
 }
 #define _cleanup_kube_selector_ __attribute__((cleanup(kube_selector_freep)))
 

@@ -8,116 +8,121 @@
 
 #define DEFAULT_MAX_EVENT ((size_t)64 << 20)
 
-void kube_watch_splitter_init(struct kube_watch_splitter *s, size_t max_event) {
-        memset(s, 0, sizeof(*s));
-        s->max_event = max_event ? max_event : DEFAULT_MAX_EVENT;
+void kube_watch_splitter_init(struct kube_watch_splitter *s, size_t max_event)
+{
+	memset(s, 0, sizeof(*s));
+	s->max_event = max_event ? max_event : DEFAULT_MAX_EVENT;
 }
 
-void kube_watch_splitter_free(struct kube_watch_splitter *s) {
-        free(s->buf);
-        s->buf = NULL;
-        s->len = s->cap = 0;
+void kube_watch_splitter_free(struct kube_watch_splitter *s)
+{
+	free(s->buf);
+	s->buf = NULL;
+	s->len = s->cap = 0;
 }
 
-static int append(struct kube_watch_splitter *s, const char *p, size_t n) {
-        if (s->len + n > s->max_event)
-                return -E2BIG;
-        if (s->len + n > s->cap) {
-                size_t nc = s->cap ? s->cap : 4096;
-                while (nc < s->len + n)
-                        nc *= 2;
-                if (nc > s->max_event)
-                        nc = s->max_event;
-                char *nb = realloc(s->buf, nc);
-                if (!nb)
-                        return -ENOMEM;
-                s->buf = nb;
-                s->cap = nc;
-        }
-        memcpy(s->buf + s->len, p, n);
-        s->len += n;
-        return 0;
+static int append(struct kube_watch_splitter *s, const char *p, size_t n)
+{
+	if (s->len + n > s->max_event)
+		return -E2BIG;
+	if (s->len + n > s->cap) {
+		size_t nc = s->cap ? s->cap : 4096;
+		while (nc < s->len + n)
+			nc *= 2;
+		if (nc > s->max_event)
+			nc = s->max_event;
+		char *nb = realloc(s->buf, nc);
+		if (!nb)
+			return -ENOMEM;
+		s->buf = nb;
+		s->cap = nc;
+	}
+	memcpy(s->buf + s->len, p, n);
+	s->len += n;
+	return 0;
 }
 
-int kube_watch_splitter_feed(struct kube_watch_splitter *s, const void *data, size_t n, kube_event_fn fn,
-                             void *userdata) {
-        const char *p = data;
-        size_t i = 0, start = 0; /* start of the current event's bytes in this chunk */
-        int events = 0, r;
-        bool open = s->depth > 0 || s->len > 0; /* an event began in an earlier chunk */
+int kube_watch_splitter_feed(struct kube_watch_splitter *s, const void *data, size_t n,
+                             kube_event_fn fn, void *userdata)
+{
+	const char *p = data;
+	size_t i = 0, start = 0; /* start of the current event's bytes in this chunk */
+	int events = 0, r;
+	bool open = s->depth > 0 || s->len > 0; /* an event began in an earlier chunk */
 
-        if (s->failed)
-                return s->failed;
-        if (!fn || (!data && n))
-                return -EINVAL;
-        while (i < n) {
-                char c = p[i];
-                if (!open) {
-                        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-                                i++;
-                                continue;
-                        }
-                        if (c != '{')
-                                return s->failed = -EBADMSG;
-                        open = true;
-                        start = i;
-                        s->depth = 0;
-                }
-                if (s->in_string) {
-                        /* fast path: run to the next quote or backslash */
-                        if (s->escape) {
-                                s->escape = 0;
-                                i++;
-                                continue;
-                        }
-                        const char *q = p + i;
-                        while (q < p + n && *q != '"' && *q != '\\')
-                                q++;
-                        i = (size_t)(q - p);
-                        if (i >= n)
-                                break;
-                        if (*q == '\\')
-                                s->escape = 1;
-                        else
-                                s->in_string = 0;
-                        i++;
-                        continue;
-                }
-                i++;
-                if (c == '"') {
-                        s->in_string = 1;
-                } else if (c == '{' || c == '[') {
-                        if (++s->depth > 100000)
-                                return s->failed = -E2BIG;
-                } else if (c == '}' || c == ']') {
-                        if (--s->depth < 0)
-                                return s->failed = -EBADMSG;
-                        if (s->depth == 0) {
-                                /* complete event: bytes [start, i) of this chunk after s->buf */
-                                if (s->len) {
-                                        if ((r = append(s, p + start, i - start)) < 0)
-                                                return s->failed = r;
-                                        r = fn(s->buf, s->len, userdata);
-                                        s->len = 0;
-                                } else {
-                                        if (i - start > s->max_event)
-                                                return s->failed = -E2BIG;
-                                        r = fn(p + start, i - start, userdata);
-                                }
-                                if (r < 0)
-                                        return s->failed = r;
-                                events++;
-                                open = false;
-                        }
-                }
-        }
-        if (open && (r = append(s, p + start, n - start)) < 0)
-                return s->failed = r;
-        return events;
+	if (s->failed)
+		return s->failed;
+	if (!fn || (!data && n))
+		return -EINVAL;
+	while (i < n) {
+		char c = p[i];
+		if (!open) {
+			if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+				i++;
+				continue;
+			}
+			if (c != '{')
+				return s->failed = -EBADMSG;
+			open = true;
+			start = i;
+			s->depth = 0;
+		}
+		if (s->in_string) {
+			/* fast path: run to the next quote or backslash */
+			if (s->escape) {
+				s->escape = 0;
+				i++;
+				continue;
+			}
+			const char *q = p + i;
+			while (q < p + n && *q != '"' && *q != '\\')
+				q++;
+			i = (size_t)(q - p);
+			if (i >= n)
+				break;
+			if (*q == '\\')
+				s->escape = 1;
+			else
+				s->in_string = 0;
+			i++;
+			continue;
+		}
+		i++;
+		if (c == '"') {
+			s->in_string = 1;
+		} else if (c == '{' || c == '[') {
+			if (++s->depth > 100000)
+				return s->failed = -E2BIG;
+		} else if (c == '}' || c == ']') {
+			if (--s->depth < 0)
+				return s->failed = -EBADMSG;
+			if (s->depth == 0) {
+				/* complete event: bytes [start, i) of this chunk after s->buf */
+				if (s->len) {
+					if ((r = append(s, p + start, i - start)) < 0)
+						return s->failed = r;
+					r = fn(s->buf, s->len, userdata);
+					s->len = 0;
+				} else {
+					if (i - start > s->max_event)
+						return s->failed = -E2BIG;
+					r = fn(p + start, i - start, userdata);
+				}
+				if (r < 0)
+					return s->failed = r;
+				events++;
+				open = false;
+			}
+		}
+	}
+	if (open && (r = append(s, p + start, n - start)) < 0)
+		return s->failed = r;
+	return events;
 }
 
-int kube_watch_splitter_finish(const struct kube_watch_splitter *s) {
-        if (s->failed)
-                return s->failed;
-        return (s->len || s->depth || s->in_string) ? -EPIPE : 0;
+int kube_watch_splitter_finish(const struct kube_watch_splitter *s)
+{
+	if (s->failed)
+		return s->failed;
+	return (s->len || s->depth || s->in_string) ? -EPIPE : 0;
 }

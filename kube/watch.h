@@ -14,12 +14,12 @@
 #include <stddef.h>
 
 struct kube_watch_splitter {
-        char *buf; /* bytes of the event in progress that arrived in earlier chunks */
-        size_t len, cap;
-        size_t max_event; /* larger events fail with -E2BIG */
-        int depth;        /* brace/bracket nesting inside the event in progress */
-        int in_string, escape;
-        int failed;       /* sticky error */
+	char *buf; /* bytes of the event in progress that arrived in earlier chunks */
+	size_t len, cap;
+	size_t max_event; /* larger events fail with -E2BIG */
+	int depth;        /* brace/bracket nesting inside the event in progress */
+	int in_string, escape;
+	int failed; /* sticky error */
 };
 
 /* max_event 0 means the default (64 MiB). */
@@ -33,8 +33,8 @@ typedef int (*kube_event_fn)(const char *json, size_t len, void *userdata);
 /* Feeds one chunk. Returns the number of events delivered, or a negative errno: -EBADMSG (bytes
  * outside an object, unbalanced closer), -E2BIG (event over max_event), -ENOMEM, or the
  * callback's error. After an error the splitter stays failed. */
-int kube_watch_splitter_feed(struct kube_watch_splitter *s, const void *data, size_t n, kube_event_fn fn,
-                             void *userdata);
+int kube_watch_splitter_feed(struct kube_watch_splitter *s, const void *data, size_t n,
+                             kube_event_fn fn, void *userdata);
 
 /* At end of stream: 0 if no partial event is pending, -EPIPE otherwise (a truncated event). */
 int kube_watch_splitter_finish(const struct kube_watch_splitter *s);

@@ -9,26 +9,29 @@
 
 #include "kube/config.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        static char path[64];
-        if (!path[0])
-                snprintf(path, sizeof(path), "/tmp/fuzz-kubeconfig-%d.yaml", (int)getpid());
-        FILE *f = fopen(path, "wb");
-        if (!f)
-                return 0;
-        fwrite(data, 1, size, f);
-        fclose(f);
-        struct kube_config_opts o = {.kubeconfig = path, .kubeconfig_env = "", .home = "/nonexistent",
-                                     .no_in_cluster = true};
-        struct kube_config *c = NULL;
-        char err[512] = "";
-        int r = kube_config_load(&o, &c, err, sizeof(err));
-        if (r == 0)
-                kube_config_free(c);
-        else if (r == -EINVAL && !err[0])
-                abort();
-        o.context = "x";
-        if (kube_config_load(&o, &c, err, sizeof(err)) == 0)
-                kube_config_free(c);
-        return 0;
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char path[64];
+	if (!path[0])
+		snprintf(path, sizeof(path), "/tmp/fuzz-kubeconfig-%d.yaml", (int)getpid());
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return 0;
+	fwrite(data, 1, size, f);
+	fclose(f);
+	struct kube_config_opts o = {.kubeconfig = path,
+	                             .kubeconfig_env = "",
+	                             .home = "/nonexistent",
+	                             .no_in_cluster = true};
+	struct kube_config *c = NULL;
+	char err[512] = "";
+	int r = kube_config_load(&o, &c, err, sizeof(err));
+	if (r == 0)
+		kube_config_free(c);
+	else if (r == -EINVAL && !err[0])
+		abort();
+	o.context = "x";
+	if (kube_config_load(&o, &c, err, sizeof(err)) == 0)
+		kube_config_free(c);
+	return 0;
 }

@@ -34,580 +34,726 @@ static struct kube_config *cfg;
 static struct kube_client *cl;
 static char ns[64];
 
-static void capture(const char *name, const char *body, size_t len) {
-        const char *dir = getenv("KCMD_CAPTURE_DIR");
-        if (!dir || !body)
-                return;
-        char p[512];
-        snprintf(p, sizeof(p), "%s/%s", dir, name);
-        FILE *f = fopen(p, "wb");
-        if (f) {
-                fwrite(body, 1, len, f);
-                fclose(f);
-        }
+static void capture(const char *name, const char *body, size_t len)
+{
+	const char *dir = getenv("KCMD_CAPTURE_DIR");
+	if (!dir || !body)
+		return;
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = fopen(p, "wb");
+	if (f) {
+		fwrite(body, 1, len, f);
+		fclose(f);
+	}
 }
 
-static int req(const struct kube_request *r, struct kube_response *resp) {
-        return kube_client_request(cl, r, NULL, NULL, resp);
+static int req(const struct kube_request *r, struct kube_response *resp)
+{
+	return kube_client_request(cl, r, NULL, NULL, resp);
 }
 
-static int do_simple(enum kube_verb v, const char *group, const char *res, const char *name, const char *body,
-                     struct kube_response *resp) {
-        struct kube_request r = {.verb = v, .group = group, .version = "v1", .resource = res, .ns = ns,
-                                 .name = name, .body = body};
-        return req(&r, resp);
+static int do_simple(enum kube_verb v, const char *group, const char *res, const char *name,
+                     const char *body, struct kube_response *resp)
+{
+	struct kube_request r = {.verb = v,
+	                         .group = group,
+	                         .version = "v1",
+	                         .resource = res,
+	                         .ns = ns,
+	                         .name = name,
+	                         .body = body};
+	return req(&r, resp);
 }
 
-static int setup(void **state) {
-        (void)state;
-        char err[512] = "";
-        struct kube_config_opts o = {.no_in_cluster = true};
-        if (kube_config_load(&o, &cfg, err, sizeof(err)) < 0) {
-                fprintf(stderr, "kubeconfig: %s\n", err);
-                return -1;
-        }
-        struct kube_client_opts co = {.config = cfg, .process = "e2e", .controller = "kube"};
-        if (kube_client_new(&co, &cl) < 0)
-                return -1;
-        snprintf(ns, sizeof(ns), "kube-e2e-%d", (int)getpid());
-        char body[256];
-        snprintf(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
-        struct kube_request r = {.verb = KUBE_CREATE, .version = "v1", .resource = "namespaces", .body = body};
-        struct kube_response resp;
-        int e = req(&r, &resp);
-        kube_response_clear(&resp);
-        return e;
+static int setup(void **state)
+{
+	(void)state;
+	char err[512] = "";
+	struct kube_config_opts o = {.no_in_cluster = true};
+	if (kube_config_load(&o, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kubeconfig: %s\n", err);
+		return -1;
+	}
+	struct kube_client_opts co = {.config = cfg, .process = "e2e", .controller = "kube"};
+	if (kube_client_new(&co, &cl) < 0)
+		return -1;
+	snprintf(ns, sizeof(ns), "kube-e2e-%d", (int)getpid());
+	char body[256];
+	snprintf(body, sizeof(body),
+	         "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+	         ns);
+	struct kube_request r = {
+	        .verb = KUBE_CREATE, .version = "v1", .resource = "namespaces", .body = body};
+	struct kube_response resp;
+	int e = req(&r, &resp);
+	kube_response_clear(&resp);
+	return e;
 }
 
-static int teardown(void **state) {
-        (void)state;
-        struct kube_request r = {.verb = KUBE_DELETE, .version = "v1", .resource = "namespaces", .name = ns};
-        struct kube_response resp;
-        req(&r, &resp);
-        kube_response_clear(&resp);
-        kube_client_free(cl);
-        kube_config_free(cfg);
-        return 0;
+static int teardown(void **state)
+{
+	(void)state;
+	struct kube_request r = {
+	        .verb = KUBE_DELETE, .version = "v1", .resource = "namespaces", .name = ns};
+	struct kube_response resp;
+	req(&r, &resp);
+	kube_response_clear(&resp);
+	kube_client_free(cl);
+	kube_config_free(cfg);
+	return 0;
 }
 
-static void test_discovery_http2(void **state) {
-        (void)state;
-        struct kube_response resp;
-        struct kube_discovery *d;
-        struct kube_request r = {.verb = KUBE_GET, .path = "/apis", .accept = KUBE_ACCEPT_DISCOVERY_V2};
-        assert_int_equal(req(&r, &resp), 0);
-        assert_int_equal(resp.http_version, 2); /* the apiserver offers h2 over TLS */
-        capture("discovery-v2-apis.json", resp.body, resp.body_len);
-        assert_int_equal(kube_decode_discovery_v2(resp.body, resp.body_len, &d), 0);
-        const struct kube_api_resource *rs = kube_discovery_find(d, "apps", "replicasets", NULL);
-        assert_non_null(rs);
-        assert_string_equal(rs->kind, "ReplicaSet");
-        assert_true(rs->namespaced);
-        assert_true(rs->verbs & KUBE_VERB_BIT_WATCH);
-        assert_non_null(kube_discovery_find(d, "coordination.k8s.io", "leases", "v1"));
-        kube_object_free(d);
-        kube_response_clear(&resp);
-        r.path = "/api";
-        assert_int_equal(req(&r, &resp), 0);
-        capture("discovery-v2-api.json", resp.body, resp.body_len);
-        assert_int_equal(kube_decode_discovery_v2(resp.body, resp.body_len, &d), 0);
-        assert_non_null(kube_discovery_find(d, "", "pods", NULL));
-        assert_false(kube_discovery_find(d, "", "namespaces", NULL)->namespaced);
-        kube_object_free(d);
-        kube_response_clear(&resp);
-        /* legacy form */
-        struct kube_request l = {.verb = KUBE_GET, .path = "/apis/apps/v1"};
-        assert_int_equal(req(&l, &resp), 0);
-        capture("apiresourcelist-apps.json", resp.body, resp.body_len);
-        assert_int_equal(kube_decode_api_resource_list(resp.body, resp.body_len, true, &d), 0);
-        assert_non_null(kube_discovery_find(d, "apps", "replicasets", "v1"));
-        kube_object_free(d);
-        kube_response_clear(&resp);
+static void test_discovery_http2(void **state)
+{
+	(void)state;
+	struct kube_response resp;
+	struct kube_discovery *d;
+	struct kube_request r = {
+	        .verb = KUBE_GET, .path = "/apis", .accept = KUBE_ACCEPT_DISCOVERY_V2};
+	assert_int_equal(req(&r, &resp), 0);
+	assert_int_equal(resp.http_version, 2); /* the apiserver offers h2 over TLS */
+	capture("discovery-v2-apis.json", resp.body, resp.body_len);
+	assert_int_equal(kube_decode_discovery_v2(resp.body, resp.body_len, &d), 0);
+	const struct kube_api_resource *rs = kube_discovery_find(d, "apps", "replicasets", NULL);
+	assert_non_null(rs);
+	assert_string_equal(rs->kind, "ReplicaSet");
+	assert_true(rs->namespaced);
+	assert_true(rs->verbs & KUBE_VERB_BIT_WATCH);
+	assert_non_null(kube_discovery_find(d, "coordination.k8s.io", "leases", "v1"));
+	kube_object_free(d);
+	kube_response_clear(&resp);
+	r.path = "/api";
+	assert_int_equal(req(&r, &resp), 0);
+	capture("discovery-v2-api.json", resp.body, resp.body_len);
+	assert_int_equal(kube_decode_discovery_v2(resp.body, resp.body_len, &d), 0);
+	assert_non_null(kube_discovery_find(d, "", "pods", NULL));
+	assert_false(kube_discovery_find(d, "", "namespaces", NULL)->namespaced);
+	kube_object_free(d);
+	kube_response_clear(&resp);
+	/* legacy form */
+	struct kube_request l = {.verb = KUBE_GET, .path = "/apis/apps/v1"};
+	assert_int_equal(req(&l, &resp), 0);
+	capture("apiresourcelist-apps.json", resp.body, resp.body_len);
+	assert_int_equal(kube_decode_api_resource_list(resp.body, resp.body_len, true, &d), 0);
+	assert_non_null(kube_discovery_find(d, "apps", "replicasets", "v1"));
+	kube_object_free(d);
+	kube_response_clear(&resp);
 }
 
 struct count {
-        int n;
-        int partial;
+	int n;
+	int partial;
 };
 
-static int count_item(void *obj, void *ud) {
-        struct count *c = ud;
-        struct kube_partial *p = obj;
-        c->n++;
-        if (p->kind && !strcmp(p->kind, "PartialObjectMetadata"))
-                c->partial++;
-        kube_object_free(obj);
-        return 0;
+static int count_item(void *obj, void *ud)
+{
+	struct count *c = ud;
+	struct kube_partial *p = obj;
+	c->n++;
+	if (p->kind && !strcmp(p->kind, "PartialObjectMetadata"))
+		c->partial++;
+	kube_object_free(obj);
+	return 0;
 }
 
-static void test_pagination_metadata(void **state) {
-        (void)state;
-        struct kube_response resp;
-        char body[256];
-        /* 1,200 ConfigMaps through the non-blocking interface would be faster; the blocking one
-         * keeps this readable and still takes only a few seconds over one HTTP/2 connection */
-        for (int i = 0; i < 1200; i++) {
-                snprintf(body, sizeof(body),
-                         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-%04d\","
-                         "\"labels\":{\"set\":\"page\",\"i\":\"%d\"}},\"data\":{\"k\":\"v\"}}", i, i);
-                assert_int_equal(do_simple(KUBE_CREATE, NULL, "configmaps", NULL, body, &resp), 0);
-                kube_response_clear(&resp);
-        }
-        struct kube_request r = {.verb = KUBE_LIST, .version = "v1", .resource = "configmaps", .ns = ns,
-                                 .label_selector = "set=page", .limit = 500, .metadata_only = true};
-        struct kube_list_meta lm = {0};
-        struct count c = {0};
-        int pages = 0;
-        char cont[4096] = "";
-        do {
-                r.cont = cont[0] ? cont : NULL;
-                assert_int_equal(req(&r, &resp), 0);
-                if (pages == 0)
-                        capture("configmaplist-partial-page1.json", resp.body, resp.body_len);
-                assert_non_null(strstr(resp.body, "\"kind\":\"PartialObjectMetadataList\""));
-                assert_true(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0, count_item, &c, &lm) >= 0);
-                if (pages == 0) /* the server omits it when a selector is used */
-                        assert_int_equal(lm.remaining_item_count, -1);
-                snprintf(cont, sizeof(cont), "%s", lm.cont);
-                kube_response_clear(&resp);
-                pages++;
-        } while (cont[0]);
-        assert_int_equal(pages, 3);
-        assert_int_equal(c.n, 1200);
-        assert_int_equal(c.partial, 1200);
-        /* without a selector the first page says how many remain */
-        struct kube_request ns_only = {.verb = KUBE_LIST, .version = "v1", .resource = "configmaps", .ns = ns,
-                                       .limit = 500, .metadata_only = true};
-        c = (struct count){0};
-        assert_int_equal(req(&ns_only, &resp), 0);
-        assert_int_equal(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0, count_item, &c, &lm), 500);
-        assert_int_equal(lm.remaining_item_count, 700);
-        assert_true(lm.cont[0] != 0);
-        kube_response_clear(&resp);
-        /* the full (non-metadata) list of one page */
-        struct kube_request full = {.verb = KUBE_LIST, .version = "v1", .resource = "configmaps", .ns = ns,
-                                    .label_selector = "set=page,i in (1,2,3)"};
-        c = (struct count){0};
-        assert_int_equal(req(&full, &resp), 0);
-        assert_int_equal(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0, count_item, &c, NULL), 3);
-        kube_response_clear(&resp);
+static void test_pagination_metadata(void **state)
+{
+	(void)state;
+	struct kube_response resp;
+	char body[256];
+	/* 1,200 ConfigMaps through the non-blocking interface would be faster; the blocking one
+	 * keeps this readable and still takes only a few seconds over one HTTP/2 connection */
+	for (int i = 0; i < 1200; i++) {
+		snprintf(body, sizeof(body),
+		         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+		         "\"cm-%04d\","
+		         "\"labels\":{\"set\":\"page\",\"i\":\"%d\"}},\"data\":{\"k\":\"v\"}}",
+		         i, i);
+		assert_int_equal(do_simple(KUBE_CREATE, NULL, "configmaps", NULL, body, &resp), 0);
+		kube_response_clear(&resp);
+	}
+	struct kube_request r = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "configmaps",
+	                         .ns = ns,
+	                         .label_selector = "set=page",
+	                         .limit = 500,
+	                         .metadata_only = true};
+	struct kube_list_meta lm = {0};
+	struct count c = {0};
+	int pages = 0;
+	char cont[4096] = "";
+	do {
+		r.cont = cont[0] ? cont : NULL;
+		assert_int_equal(req(&r, &resp), 0);
+		if (pages == 0)
+			capture("configmaplist-partial-page1.json", resp.body, resp.body_len);
+		assert_non_null(strstr(resp.body, "\"kind\":\"PartialObjectMetadataList\""));
+		assert_true(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0,
+		                             count_item, &c, &lm) >= 0);
+		if (pages == 0) /* the server omits it when a selector is used */
+			assert_int_equal(lm.remaining_item_count, -1);
+		snprintf(cont, sizeof(cont), "%s", lm.cont);
+		kube_response_clear(&resp);
+		pages++;
+	} while (cont[0]);
+	assert_int_equal(pages, 3);
+	assert_int_equal(c.n, 1200);
+	assert_int_equal(c.partial, 1200);
+	/* without a selector the first page says how many remain */
+	struct kube_request ns_only = {.verb = KUBE_LIST,
+	                               .version = "v1",
+	                               .resource = "configmaps",
+	                               .ns = ns,
+	                               .limit = 500,
+	                               .metadata_only = true};
+	c = (struct count){0};
+	assert_int_equal(req(&ns_only, &resp), 0);
+	assert_int_equal(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0,
+	                                  count_item, &c, &lm),
+	                 500);
+	assert_int_equal(lm.remaining_item_count, 700);
+	assert_true(lm.cont[0] != 0);
+	kube_response_clear(&resp);
+	/* the full (non-metadata) list of one page */
+	struct kube_request full = {.verb = KUBE_LIST,
+	                            .version = "v1",
+	                            .resource = "configmaps",
+	                            .ns = ns,
+	                            .label_selector = "set=page,i in (1,2,3)"};
+	c = (struct count){0};
+	assert_int_equal(req(&full, &resp), 0);
+	assert_int_equal(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0,
+	                                  count_item, &c, NULL),
+	                 3);
+	kube_response_clear(&resp);
 }
 
 struct wstate {
-        int added, bookmarks;
-        char last_rv[64];
+	int added, bookmarks;
+	char last_rv[64];
 };
 
-static int on_watch(const char *json, size_t len, void *ud) {
-        struct wstate *w = ud;
-        enum kube_watch_type t;
-        void *o;
-        int r = kube_decode_watch_event(KUBE_KIND_PARTIAL, json, len, 0, &t, &o);
-        if (r < 0)
-                return r;
-        if (t == KUBE_WATCH_ADDED)
-                w->added++;
-        if (t == KUBE_WATCH_BOOKMARK)
-                w->bookmarks++;
-        if (t != KUBE_WATCH_ERROR) {
-                struct kube_partial *p = o;
-                snprintf(w->last_rv, sizeof(w->last_rv), "%s", p->meta.resource_version ? p->meta.resource_version : "");
-        }
-        if (w->added == 1 && t == KUBE_WATCH_ADDED)
-                capture("watch-added-configmap.json", json, len);
-        kube_object_free(o);
-        return 0;
+static int on_watch(const char *json, size_t len, void *ud)
+{
+	struct wstate *w = ud;
+	enum kube_watch_type t;
+	void *o;
+	int r = kube_decode_watch_event(KUBE_KIND_PARTIAL, json, len, 0, &t, &o);
+	if (r < 0)
+		return r;
+	if (t == KUBE_WATCH_ADDED)
+		w->added++;
+	if (t == KUBE_WATCH_BOOKMARK)
+		w->bookmarks++;
+	if (t != KUBE_WATCH_ERROR) {
+		struct kube_partial *p = o;
+		snprintf(w->last_rv, sizeof(w->last_rv), "%s",
+		         p->meta.resource_version ? p->meta.resource_version : "");
+	}
+	if (w->added == 1 && t == KUBE_WATCH_ADDED)
+		capture("watch-added-configmap.json", json, len);
+	kube_object_free(o);
+	return 0;
 }
 
-static void test_watch_resume(void **state) {
-        (void)state;
-        struct kube_response resp;
-        struct kube_list_meta lm;
-        struct count c = {0};
-        struct kube_request l = {.verb = KUBE_LIST, .version = "v1", .resource = "configmaps", .ns = ns,
-                                 .label_selector = "set=watch"};
-        assert_int_equal(req(&l, &resp), 0);
-        assert_int_equal(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0, count_item, &c, &lm), 0);
-        kube_response_clear(&resp);
-        for (int i = 0; i < 3; i++) {
-                char body[200];
-                snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"w-%d\",\"labels\":{\"set\":\"watch\"}}}", i);
-                assert_int_equal(do_simple(KUBE_CREATE, NULL, "configmaps", NULL, body, &resp), 0);
-                kube_response_clear(&resp);
-        }
-        /* watch from the list RV: the three creations are replayed; the server ends it at 2 s */
-        struct wstate w = {0};
-        struct kube_request wr = {.verb = KUBE_WATCH, .version = "v1", .resource = "configmaps", .ns = ns,
-                                  .label_selector = "set=watch", .resource_version = lm.resource_version,
-                                  .allow_watch_bookmarks = true, .timeout_seconds = 2};
-        assert_int_equal(kube_client_request(cl, &wr, on_watch, &w, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(w.added, 3);
-        /* resume from the last RV seen: nothing new is replayed */
-        char rv[64];
-        snprintf(rv, sizeof(rv), "%s", w.last_rv);
-        struct wstate w2 = {0};
-        wr.resource_version = rv;
-        wr.timeout_seconds = 1;
-        assert_int_equal(kube_client_request(cl, &wr, on_watch, &w2, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(w2.added, 0);
-        /* WatchList: initial events then the initial-events-end bookmark */
-        struct wstate w3 = {0};
-        struct kube_request wl = {.verb = KUBE_WATCH, .version = "v1", .resource = "configmaps", .ns = ns,
-                                  .label_selector = "set=watch", .resource_version_match = "NotOlderThan",
-                                  .resource_version = "", .send_initial_events = true,
-                                  .allow_watch_bookmarks = true, .timeout_seconds = 2};
-        assert_int_equal(kube_client_request(cl, &wl, on_watch, &w3, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(w3.added, 3);
-        assert_true(w3.bookmarks >= 1);
+static void test_watch_resume(void **state)
+{
+	(void)state;
+	struct kube_response resp;
+	struct kube_list_meta lm;
+	struct count c = {0};
+	struct kube_request l = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "configmaps",
+	                         .ns = ns,
+	                         .label_selector = "set=watch"};
+	assert_int_equal(req(&l, &resp), 0);
+	assert_int_equal(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0,
+	                                  count_item, &c, &lm),
+	                 0);
+	kube_response_clear(&resp);
+	for (int i = 0; i < 3; i++) {
+		char body[200];
+		snprintf(body, sizeof(body),
+		         "{\"metadata\":{\"name\":\"w-%d\",\"labels\":{\"set\":\"watch\"}}}", i);
+		assert_int_equal(do_simple(KUBE_CREATE, NULL, "configmaps", NULL, body, &resp), 0);
+		kube_response_clear(&resp);
+	}
+	/* watch from the list RV: the three creations are replayed; the server ends it at 2 s */
+	struct wstate w = {0};
+	struct kube_request wr = {.verb = KUBE_WATCH,
+	                          .version = "v1",
+	                          .resource = "configmaps",
+	                          .ns = ns,
+	                          .label_selector = "set=watch",
+	                          .resource_version = lm.resource_version,
+	                          .allow_watch_bookmarks = true,
+	                          .timeout_seconds = 2};
+	assert_int_equal(kube_client_request(cl, &wr, on_watch, &w, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(w.added, 3);
+	/* resume from the last RV seen: nothing new is replayed */
+	char rv[64];
+	snprintf(rv, sizeof(rv), "%s", w.last_rv);
+	struct wstate w2 = {0};
+	wr.resource_version = rv;
+	wr.timeout_seconds = 1;
+	assert_int_equal(kube_client_request(cl, &wr, on_watch, &w2, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(w2.added, 0);
+	/* WatchList: initial events then the initial-events-end bookmark */
+	struct wstate w3 = {0};
+	struct kube_request wl = {.verb = KUBE_WATCH,
+	                          .version = "v1",
+	                          .resource = "configmaps",
+	                          .ns = ns,
+	                          .label_selector = "set=watch",
+	                          .resource_version_match = "NotOlderThan",
+	                          .resource_version = "",
+	                          .send_initial_events = true,
+	                          .allow_watch_bookmarks = true,
+	                          .timeout_seconds = 2};
+	assert_int_equal(kube_client_request(cl, &wl, on_watch, &w3, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(w3.added, 3);
+	assert_true(w3.bookmarks >= 1);
 }
 
 struct expired {
-        int errors, code;
-        char reason[32];
+	int errors, code;
+	char reason[32];
 };
 
-static int on_expired(const char *json, size_t len, void *ud) {
-        struct expired *x = ud;
-        enum kube_watch_type t;
-        void *o;
-        int r = kube_decode_watch_event(KUBE_KIND_PARTIAL, json, len, 0, &t, &o);
-        if (r < 0)
-                return r;
-        if (t == KUBE_WATCH_ERROR) {
-                struct kube_status *st = o;
-                x->errors++;
-                x->code = st->code;
-                snprintf(x->reason, sizeof(x->reason), "%s", st->reason ? st->reason : "");
-                capture("watch-error-expired.json", json, len);
-        }
-        kube_object_free(o);
-        return 0;
+static int on_expired(const char *json, size_t len, void *ud)
+{
+	struct expired *x = ud;
+	enum kube_watch_type t;
+	void *o;
+	int r = kube_decode_watch_event(KUBE_KIND_PARTIAL, json, len, 0, &t, &o);
+	if (r < 0)
+		return r;
+	if (t == KUBE_WATCH_ERROR) {
+		struct kube_status *st = o;
+		x->errors++;
+		x->code = st->code;
+		snprintf(x->reason, sizeof(x->reason), "%s", st->reason ? st->reason : "");
+		capture("watch-error-expired.json", json, len);
+	}
+	kube_object_free(o);
+	return 0;
 }
 
-static void test_watch_too_old(void **state) {
-        (void)state;
-        /* resourceVersion 1 is long out of the watch cache's window: 410 Expired, either as the
-         * HTTP status or (the usual case) as an ERROR event on a 200 stream */
-        struct kube_response resp;
-        struct expired x = {0};
-        struct kube_request wr = {.verb = KUBE_WATCH, .version = "v1", .resource = "configmaps", .ns = ns,
-                                  .resource_version = "1", .allow_watch_bookmarks = true, .timeout_seconds = 3};
-        int e = kube_client_request(cl, &wr, on_expired, &x, &resp);
-        if (e == 0) {
-                assert_int_equal(x.errors, 1);
-                assert_int_equal(x.code, 410);
-                assert_string_equal(x.reason, "Expired");
-                assert_int_equal(kube_errno_for(x.reason, x.code, false), -EKEYEXPIRED);
-        } else {
-                assert_int_equal(e, -EKEYEXPIRED);
-        }
-        kube_response_clear(&resp);
+static void test_watch_too_old(void **state)
+{
+	(void)state;
+	/* resourceVersion 1 is long out of the watch cache's window: 410 Expired, either as the
+	 * HTTP status or (the usual case) as an ERROR event on a 200 stream */
+	struct kube_response resp;
+	struct expired x = {0};
+	struct kube_request wr = {.verb = KUBE_WATCH,
+	                          .version = "v1",
+	                          .resource = "configmaps",
+	                          .ns = ns,
+	                          .resource_version = "1",
+	                          .allow_watch_bookmarks = true,
+	                          .timeout_seconds = 3};
+	int e = kube_client_request(cl, &wr, on_expired, &x, &resp);
+	if (e == 0) {
+		assert_int_equal(x.errors, 1);
+		assert_int_equal(x.code, 410);
+		assert_string_equal(x.reason, "Expired");
+		assert_int_equal(kube_errno_for(x.reason, x.code, false), -EKEYEXPIRED);
+	} else {
+		assert_int_equal(e, -EKEYEXPIRED);
+	}
+	kube_response_clear(&resp);
 }
 
-static void test_conflict_patch_delete(void **state) {
-        (void)state;
-        struct kube_response resp, got;
-        assert_int_equal(do_simple(KUBE_CREATE, NULL, "configmaps", NULL,
-                                   "{\"metadata\":{\"name\":\"cf\"},\"data\":{\"a\":\"1\"}}", &resp), 0);
-        struct kube_partial *p;
-        assert_int_equal(kube_decode_partial(resp.body, resp.body_len, 0, &p), 0);
-        char stale[512];
-        snprintf(stale, sizeof(stale), "{\"metadata\":{\"name\":\"cf\",\"resourceVersion\":\"%s\"},\"data\":{\"a\":\"2\"}}",
-                 p->meta.resource_version);
-        char uid[64];
-        snprintf(uid, sizeof(uid), "%s", p->meta.uid);
-        kube_object_free(p);
-        kube_response_clear(&resp);
-        assert_int_equal(do_simple(KUBE_UPDATE, NULL, "configmaps", "cf", stale, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(do_simple(KUBE_UPDATE, NULL, "configmaps", "cf", stale, &resp), -ESTALE);
-        assert_string_equal(resp.error.reason, "Conflict");
-        capture("status-conflict.json", resp.body, resp.body_len);
-        kube_response_clear(&resp);
-        /* AlreadyExists and NotFound */
-        assert_int_equal(do_simple(KUBE_CREATE, NULL, "configmaps", NULL, "{\"metadata\":{\"name\":\"cf\"}}", &resp),
-                         -EEXIST);
-        kube_response_clear(&resp);
-        assert_int_equal(do_simple(KUBE_GET, NULL, "configmaps", "nope", NULL, &resp), -ENOENT);
-        capture("status-notfound.json", resp.body, resp.body_len);
-        kube_response_clear(&resp);
-        /* Invalid with causes */
-        assert_int_equal(do_simple(KUBE_CREATE, NULL, "configmaps", NULL,
-                                   "{\"metadata\":{\"name\":\"Bad_Name\",\"labels\":{\"-x\":\"y\"}}}", &resp), -EINVAL);
-        assert_true(resp.error.n_causes >= 1);
-        capture("status-invalid.json", resp.body, resp.body_len);
-        kube_response_clear(&resp);
+static void test_conflict_patch_delete(void **state)
+{
+	(void)state;
+	struct kube_response resp, got;
+	assert_int_equal(do_simple(KUBE_CREATE, NULL, "configmaps", NULL,
+	                           "{\"metadata\":{\"name\":\"cf\"},\"data\":{\"a\":\"1\"}}",
+	                           &resp),
+	                 0);
+	struct kube_partial *p;
+	assert_int_equal(kube_decode_partial(resp.body, resp.body_len, 0, &p), 0);
+	char stale[512];
+	snprintf(stale, sizeof(stale),
+	         "{\"metadata\":{\"name\":\"cf\",\"resourceVersion\":\"%s\"},\"data\":{\"a\":\"2\"}"
+	         "}",
+	         p->meta.resource_version);
+	char uid[64];
+	snprintf(uid, sizeof(uid), "%s", p->meta.uid);
+	kube_object_free(p);
+	kube_response_clear(&resp);
+	assert_int_equal(do_simple(KUBE_UPDATE, NULL, "configmaps", "cf", stale, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(do_simple(KUBE_UPDATE, NULL, "configmaps", "cf", stale, &resp), -ESTALE);
+	assert_string_equal(resp.error.reason, "Conflict");
+	capture("status-conflict.json", resp.body, resp.body_len);
+	kube_response_clear(&resp);
+	/* AlreadyExists and NotFound */
+	assert_int_equal(do_simple(KUBE_CREATE, NULL, "configmaps", NULL,
+	                           "{\"metadata\":{\"name\":\"cf\"}}", &resp),
+	                 -EEXIST);
+	kube_response_clear(&resp);
+	assert_int_equal(do_simple(KUBE_GET, NULL, "configmaps", "nope", NULL, &resp), -ENOENT);
+	capture("status-notfound.json", resp.body, resp.body_len);
+	kube_response_clear(&resp);
+	/* Invalid with causes */
+	assert_int_equal(
+	        do_simple(KUBE_CREATE, NULL, "configmaps", NULL,
+	                  "{\"metadata\":{\"name\":\"Bad_Name\",\"labels\":{\"-x\":\"y\"}}}",
+	                  &resp),
+	        -EINVAL);
+	assert_true(resp.error.n_causes >= 1);
+	capture("status-invalid.json", resp.body, resp.body_len);
+	kube_response_clear(&resp);
 
-        /* the three patch types */
-        struct kube_request pr = {.verb = KUBE_PATCH, .version = "v1", .resource = "configmaps", .ns = ns,
-                                  .name = "cf", .patch_type = KUBE_PATCH_MERGE,
-                                  .body = "{\"metadata\":{\"labels\":{\"m\":\"1\"}}}"};
-        assert_int_equal(req(&pr, &resp), 0);
-        kube_response_clear(&resp);
-        pr.patch_type = KUBE_PATCH_STRATEGIC;
-        pr.body = "{\"metadata\":{\"labels\":{\"s\":\"1\"}}}";
-        assert_int_equal(req(&pr, &resp), 0);
-        kube_response_clear(&resp);
-        pr.patch_type = KUBE_PATCH_JSON;
-        pr.body = "[{\"op\":\"add\",\"path\":\"/metadata/labels/j\",\"value\":\"1\"}]";
-        assert_int_equal(req(&pr, &resp), 0);
-        assert_int_equal(kube_decode_partial(resp.body, resp.body_len, 0, &p), 0);
-        assert_string_equal(kube_labels_get(p->meta.labels, p->meta.n_labels, "m"), "1");
-        assert_string_equal(kube_labels_get(p->meta.labels, p->meta.n_labels, "s"), "1");
-        assert_string_equal(kube_labels_get(p->meta.labels, p->meta.n_labels, "j"), "1");
-        kube_object_free(p);
-        kube_response_clear(&resp);
-        /* a JSON patch test op that fails is a 422 */
-        pr.body = "[{\"op\":\"test\",\"path\":\"/metadata/labels/j\",\"value\":\"2\"}]";
-        assert_int_equal(req(&pr, &resp), -EINVAL);
-        kube_response_clear(&resp);
+	/* the three patch types */
+	struct kube_request pr = {.verb = KUBE_PATCH,
+	                          .version = "v1",
+	                          .resource = "configmaps",
+	                          .ns = ns,
+	                          .name = "cf",
+	                          .patch_type = KUBE_PATCH_MERGE,
+	                          .body = "{\"metadata\":{\"labels\":{\"m\":\"1\"}}}"};
+	assert_int_equal(req(&pr, &resp), 0);
+	kube_response_clear(&resp);
+	pr.patch_type = KUBE_PATCH_STRATEGIC;
+	pr.body = "{\"metadata\":{\"labels\":{\"s\":\"1\"}}}";
+	assert_int_equal(req(&pr, &resp), 0);
+	kube_response_clear(&resp);
+	pr.patch_type = KUBE_PATCH_JSON;
+	pr.body = "[{\"op\":\"add\",\"path\":\"/metadata/labels/j\",\"value\":\"1\"}]";
+	assert_int_equal(req(&pr, &resp), 0);
+	assert_int_equal(kube_decode_partial(resp.body, resp.body_len, 0, &p), 0);
+	assert_string_equal(kube_labels_get(p->meta.labels, p->meta.n_labels, "m"), "1");
+	assert_string_equal(kube_labels_get(p->meta.labels, p->meta.n_labels, "s"), "1");
+	assert_string_equal(kube_labels_get(p->meta.labels, p->meta.n_labels, "j"), "1");
+	kube_object_free(p);
+	kube_response_clear(&resp);
+	/* a JSON patch test op that fails is a 422 */
+	pr.body = "[{\"op\":\"test\",\"path\":\"/metadata/labels/j\",\"value\":\"2\"}]";
+	assert_int_equal(req(&pr, &resp), -EINVAL);
+	kube_response_clear(&resp);
 
-        /* delete with a wrong uid precondition: Conflict; then the right one */
-        struct kube_request dr = {.verb = KUBE_DELETE, .version = "v1", .resource = "configmaps", .ns = ns,
-                                  .name = "cf", .precondition_uid = "00000000-0000-0000-0000-000000000000",
-                                  .propagation_policy = "Background"};
-        assert_int_equal(req(&dr, &resp), -ESTALE);
-        kube_response_clear(&resp);
-        dr.precondition_uid = uid;
-        dr.has_grace_period = true;
-        dr.grace_period_seconds = 0;
-        assert_int_equal(req(&dr, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(do_simple(KUBE_GET, NULL, "configmaps", "cf", NULL, &got), -ENOENT);
-        kube_response_clear(&got);
+	/* delete with a wrong uid precondition: Conflict; then the right one */
+	struct kube_request dr = {.verb = KUBE_DELETE,
+	                          .version = "v1",
+	                          .resource = "configmaps",
+	                          .ns = ns,
+	                          .name = "cf",
+	                          .precondition_uid = "00000000-0000-0000-0000-000000000000",
+	                          .propagation_policy = "Background"};
+	assert_int_equal(req(&dr, &resp), -ESTALE);
+	kube_response_clear(&resp);
+	dr.precondition_uid = uid;
+	dr.has_grace_period = true;
+	dr.grace_period_seconds = 0;
+	assert_int_equal(req(&dr, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(do_simple(KUBE_GET, NULL, "configmaps", "cf", NULL, &got), -ENOENT);
+	kube_response_clear(&got);
 }
 
 static const char RS_BODY[] =
-        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web\",\"labels\":{\"app\":\"web\"}},"
-        "\"spec\":{\"replicas\":2,\"minReadySeconds\":5,\"selector\":{\"matchLabels\":{\"app\":\"web\"},"
-        "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"fe\"]}]},\"template\":{\"metadata\":"
-        "{\"labels\":{\"app\":\"web\",\"tier\":\"fe\"},\"annotations\":{\"a\":\"b\"}},\"spec\":{\"containers\":[{\"name\":"
-        "\"c\",\"image\":\"registry.k8s.io/pause:3.10\"}],\"initContainers\":[{\"name\":\"side\",\"image\":"
+        "{\"apiVersion\":\"apps/"
+        "v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web\",\"labels\":{\"app\":\"web\"}},"
+        "\"spec\":{\"replicas\":2,\"minReadySeconds\":5,\"selector\":{\"matchLabels\":{\"app\":"
+        "\"web\"},"
+        "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"fe\"]}]},"
+        "\"template\":{\"metadata\":"
+        "{\"labels\":{\"app\":\"web\",\"tier\":\"fe\"},\"annotations\":{\"a\":\"b\"}},\"spec\":{"
+        "\"containers\":[{\"name\":"
+        "\"c\",\"image\":\"registry.k8s.io/"
+        "pause:3.10\"}],\"initContainers\":[{\"name\":\"side\",\"image\":"
         "\"registry.k8s.io/pause:3.10\",\"restartPolicy\":\"Always\"}]}}}}";
 
-static void test_replicaset_pod_adoption(void **state) {
-        (void)state;
-        struct kube_response resp;
-        struct kube_replicaset *rs;
-        struct kube_pod *pod;
-        assert_int_equal(do_simple(KUBE_CREATE, "apps", "replicasets", NULL, RS_BODY, &resp), 0);
-        capture("replicaset-created.json", resp.body, resp.body_len);
-        assert_int_equal(kube_decode_replicaset(resp.body, resp.body_len, 0, &rs), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(rs->spec_replicas, 2);
-        assert_int_equal(rs->min_ready_seconds, 5);
-        struct kube_selector *sel;
-        assert_int_equal(kube_selector_from_label_selector(rs->selector, &sel, NULL, 0), 0);
-        assert_true(kube_selector_matches(sel, rs->template_labels, rs->n_template_labels));
+static void test_replicaset_pod_adoption(void **state)
+{
+	(void)state;
+	struct kube_response resp;
+	struct kube_replicaset *rs;
+	struct kube_pod *pod;
+	assert_int_equal(do_simple(KUBE_CREATE, "apps", "replicasets", NULL, RS_BODY, &resp), 0);
+	capture("replicaset-created.json", resp.body, resp.body_len);
+	assert_int_equal(kube_decode_replicaset(resp.body, resp.body_len, 0, &rs), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(rs->spec_replicas, 2);
+	assert_int_equal(rs->min_ready_seconds, 5);
+	struct kube_selector *sel;
+	assert_int_equal(kube_selector_from_label_selector(rs->selector, &sel, NULL, 0), 0);
+	assert_true(kube_selector_matches(sel, rs->template_labels, rs->n_template_labels));
 
-        /* a pod from the template, exactly as the RS controller builds it */
-        struct kube_owner_ref ref = {.api_version = "apps/v1", .kind = "ReplicaSet", .name = rs->meta.name,
-                                     .uid = rs->meta.uid, .controller = 1, .block_owner_deletion = 1};
-        char *body;
-        assert_int_equal(kube_encode_pod_from_template(rs->template_json, rs->template_json_len, rs->meta.name, &ref,
-                                                       &body), 0);
-        assert_int_equal(do_simple(KUBE_CREATE, NULL, "pods", NULL, body, &resp), 0);
-        free(body);
-        capture("pod-created-from-template.json", resp.body, resp.body_len);
-        assert_int_equal(kube_decode_pod(resp.body, resp.body_len, 0, &pod), 0);
-        kube_response_clear(&resp);
-        assert_true(!strncmp(pod->meta.name, "web-", 4) && strlen(pod->meta.name) == 9);
-        assert_string_equal(kube_controller_of(&pod->meta)->uid, rs->meta.uid);
-        assert_int_equal(pod->phase, KUBE_POD_PENDING);
-        assert_true(kube_selector_matches(sel, pod->meta.labels, pod->meta.n_labels));
-        char pod_name[64], pod_uid[64];
-        snprintf(pod_name, sizeof(pod_name), "%s", pod->meta.name);
-        snprintf(pod_uid, sizeof(pod_uid), "%s", pod->meta.uid);
-        kube_object_free(pod);
+	/* a pod from the template, exactly as the RS controller builds it */
+	struct kube_owner_ref ref = {.api_version = "apps/v1",
+	                             .kind = "ReplicaSet",
+	                             .name = rs->meta.name,
+	                             .uid = rs->meta.uid,
+	                             .controller = 1,
+	                             .block_owner_deletion = 1};
+	char *body;
+	assert_int_equal(kube_encode_pod_from_template(rs->template_json, rs->template_json_len,
+	                                               rs->meta.name, &ref, &body),
+	                 0);
+	assert_int_equal(do_simple(KUBE_CREATE, NULL, "pods", NULL, body, &resp), 0);
+	free(body);
+	capture("pod-created-from-template.json", resp.body, resp.body_len);
+	assert_int_equal(kube_decode_pod(resp.body, resp.body_len, 0, &pod), 0);
+	kube_response_clear(&resp);
+	assert_true(!strncmp(pod->meta.name, "web-", 4) && strlen(pod->meta.name) == 9);
+	assert_string_equal(kube_controller_of(&pod->meta)->uid, rs->meta.uid);
+	assert_int_equal(pod->phase, KUBE_POD_PENDING);
+	assert_true(kube_selector_matches(sel, pod->meta.labels, pod->meta.n_labels));
+	char pod_name[64], pod_uid[64];
+	snprintf(pod_name, sizeof(pod_name), "%s", pod->meta.name);
+	snprintf(pod_uid, sizeof(pod_uid), "%s", pod->meta.uid);
+	kube_object_free(pod);
 
-        /* release: upstream's SMP body removes the controller ref */
-        const char *owners[] = {rs->meta.uid};
-        assert_int_equal(kube_encode_release_patch(pod_uid, owners, 1, &body), 0);
-        struct kube_request pr = {.verb = KUBE_PATCH, .version = "v1", .resource = "pods", .ns = ns,
-                                  .name = pod_name, .patch_type = KUBE_PATCH_STRATEGIC, .body = body};
-        assert_int_equal(req(&pr, &resp), 0);
-        free(body);
-        assert_int_equal(kube_decode_pod(resp.body, resp.body_len, 0, &pod), 0);
-        assert_int_equal(pod->meta.n_owner_refs, 0);
-        kube_object_free(pod);
-        kube_response_clear(&resp);
-        /* adoption: upstream's SMP body sets it again */
-        assert_int_equal(kube_encode_adopt_patch(&ref, pod_uid, &body), 0);
-        pr.body = body;
-        assert_int_equal(req(&pr, &resp), 0);
-        free(body);
-        assert_int_equal(kube_decode_pod(resp.body, resp.body_len, 0, &pod), 0);
-        assert_string_equal(kube_controller_of(&pod->meta)->uid, rs->meta.uid);
-        assert_int_equal(kube_controller_of(&pod->meta)->block_owner_deletion, 1);
-        kube_object_free(pod);
-        kube_response_clear(&resp);
-        /* the uid in the body is a precondition: a wrong one is refused */
-        assert_int_equal(kube_encode_adopt_patch(&ref, "00000000-0000-0000-0000-000000000000", &body), 0);
-        pr.body = body;
-        int e = req(&pr, &resp);
-        free(body);
-        assert_true(e == -EINVAL || e == -ESTALE);
-        kube_response_clear(&resp);
+	/* release: upstream's SMP body removes the controller ref */
+	const char *owners[] = {rs->meta.uid};
+	assert_int_equal(kube_encode_release_patch(pod_uid, owners, 1, &body), 0);
+	struct kube_request pr = {.verb = KUBE_PATCH,
+	                          .version = "v1",
+	                          .resource = "pods",
+	                          .ns = ns,
+	                          .name = pod_name,
+	                          .patch_type = KUBE_PATCH_STRATEGIC,
+	                          .body = body};
+	assert_int_equal(req(&pr, &resp), 0);
+	free(body);
+	assert_int_equal(kube_decode_pod(resp.body, resp.body_len, 0, &pod), 0);
+	assert_int_equal(pod->meta.n_owner_refs, 0);
+	kube_object_free(pod);
+	kube_response_clear(&resp);
+	/* adoption: upstream's SMP body sets it again */
+	assert_int_equal(kube_encode_adopt_patch(&ref, pod_uid, &body), 0);
+	pr.body = body;
+	assert_int_equal(req(&pr, &resp), 0);
+	free(body);
+	assert_int_equal(kube_decode_pod(resp.body, resp.body_len, 0, &pod), 0);
+	assert_string_equal(kube_controller_of(&pod->meta)->uid, rs->meta.uid);
+	assert_int_equal(kube_controller_of(&pod->meta)->block_owner_deletion, 1);
+	kube_object_free(pod);
+	kube_response_clear(&resp);
+	/* the uid in the body is a precondition: a wrong one is refused */
+	assert_int_equal(
+	        kube_encode_adopt_patch(&ref, "00000000-0000-0000-0000-000000000000", &body), 0);
+	pr.body = body;
+	int e = req(&pr, &resp);
+	free(body);
+	assert_true(e == -EINVAL || e == -ESTALE);
+	kube_response_clear(&resp);
 
-        /* RS status through PUT /status (upstream) and merge patch (compact record) */
-        struct kube_rs_status st = {.replicas = 1, .fully_labeled_replicas = 1, .observed_generation = 1};
-        char *stj, *put;
-        assert_int_equal(do_simple(KUBE_GET, "apps", "replicasets", "web", NULL, &resp), 0);
-        assert_int_equal(kube_encode_rs_status_json(&st, &stj), 0);
-        assert_int_equal(kube_encode_status_put(resp.body, resp.body_len, stj, &put), 0);
-        kube_response_clear(&resp);
-        struct kube_request sr = {.verb = KUBE_UPDATE, .group = "apps", .version = "v1", .resource = "replicasets",
-                                  .ns = ns, .name = "web", .subresource = "status", .body = put};
-        assert_int_equal(req(&sr, &resp), 0);
-        struct kube_replicaset *rs2;
-        assert_int_equal(kube_decode_replicaset(resp.body, resp.body_len, 0, &rs2), 0);
-        assert_int_equal(rs2->status.replicas, 1);
-        assert_int_equal(rs2->status.observed_generation, 1);
-        kube_response_clear(&resp);
-        assert_int_equal(req(&sr, &resp), -ESTALE); /* same body again: stale resourceVersion */
-        kube_response_clear(&resp);
-        st.replicas = 2;
-        char *mp;
-        assert_int_equal(kube_encode_rs_status_merge_patch(rs2->meta.resource_version, &st, &mp), 0);
-        struct kube_request mr = {.verb = KUBE_PATCH, .group = "apps", .version = "v1", .resource = "replicasets",
-                                  .ns = ns, .name = "web", .subresource = "status", .patch_type = KUBE_PATCH_MERGE,
-                                  .body = mp};
-        assert_int_equal(req(&mr, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(req(&mr, &resp), -ESTALE);
-        kube_response_clear(&resp);
-        free(mp);
-        free(stj);
-        free(put);
-        kube_object_free(rs2);
-        /* scale subresource */
-        struct kube_request sc = {.verb = KUBE_GET, .group = "apps", .version = "v1", .resource = "replicasets",
-                                  .ns = ns, .name = "web", .subresource = "scale"};
-        struct kube_scale *scale;
-        assert_int_equal(req(&sc, &resp), 0);
-        assert_int_equal(kube_decode_scale(resp.body, resp.body_len, 0, &scale), 0);
-        assert_int_equal(scale->spec_replicas, 2);
-        kube_object_free(scale);
-        kube_response_clear(&resp);
+	/* RS status through PUT /status (upstream) and merge patch (compact record) */
+	struct kube_rs_status st = {
+	        .replicas = 1, .fully_labeled_replicas = 1, .observed_generation = 1};
+	char *stj, *put;
+	assert_int_equal(do_simple(KUBE_GET, "apps", "replicasets", "web", NULL, &resp), 0);
+	assert_int_equal(kube_encode_rs_status_json(&st, &stj), 0);
+	assert_int_equal(kube_encode_status_put(resp.body, resp.body_len, stj, &put), 0);
+	kube_response_clear(&resp);
+	struct kube_request sr = {.verb = KUBE_UPDATE,
+	                          .group = "apps",
+	                          .version = "v1",
+	                          .resource = "replicasets",
+	                          .ns = ns,
+	                          .name = "web",
+	                          .subresource = "status",
+	                          .body = put};
+	assert_int_equal(req(&sr, &resp), 0);
+	struct kube_replicaset *rs2;
+	assert_int_equal(kube_decode_replicaset(resp.body, resp.body_len, 0, &rs2), 0);
+	assert_int_equal(rs2->status.replicas, 1);
+	assert_int_equal(rs2->status.observed_generation, 1);
+	kube_response_clear(&resp);
+	assert_int_equal(req(&sr, &resp), -ESTALE); /* same body again: stale resourceVersion */
+	kube_response_clear(&resp);
+	st.replicas = 2;
+	char *mp;
+	assert_int_equal(kube_encode_rs_status_merge_patch(rs2->meta.resource_version, &st, &mp),
+	                 0);
+	struct kube_request mr = {.verb = KUBE_PATCH,
+	                          .group = "apps",
+	                          .version = "v1",
+	                          .resource = "replicasets",
+	                          .ns = ns,
+	                          .name = "web",
+	                          .subresource = "status",
+	                          .patch_type = KUBE_PATCH_MERGE,
+	                          .body = mp};
+	assert_int_equal(req(&mr, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(req(&mr, &resp), -ESTALE);
+	kube_response_clear(&resp);
+	free(mp);
+	free(stj);
+	free(put);
+	kube_object_free(rs2);
+	/* scale subresource */
+	struct kube_request sc = {.verb = KUBE_GET,
+	                          .group = "apps",
+	                          .version = "v1",
+	                          .resource = "replicasets",
+	                          .ns = ns,
+	                          .name = "web",
+	                          .subresource = "scale"};
+	struct kube_scale *scale;
+	assert_int_equal(req(&sc, &resp), 0);
+	assert_int_equal(kube_decode_scale(resp.body, resp.body_len, 0, &scale), 0);
+	assert_int_equal(scale->spec_replicas, 2);
+	kube_object_free(scale);
+	kube_response_clear(&resp);
 
-        /* an Event about the RS */
-        struct kube_event ev = {.ns = ns, .kind = "ReplicaSet", .api_version = "apps/v1", .name = "web",
-                                .uid = rs->meta.uid, .type = "Normal", .reason = "SuccessfulCreate",
-                                .message = "Created pod: x", .component = "replicaset-controller",
-                                .now = kube_time_now()};
-        assert_int_equal(kube_encode_event(&ev, &body), 0);
-        assert_int_equal(do_simple(KUBE_CREATE, NULL, "events", NULL, body, &resp), 0);
-        free(body);
-        kube_response_clear(&resp);
-        kube_selector_free(sel);
-        kube_object_free(rs);
+	/* an Event about the RS */
+	struct kube_event ev = {.ns = ns,
+	                        .kind = "ReplicaSet",
+	                        .api_version = "apps/v1",
+	                        .name = "web",
+	                        .uid = rs->meta.uid,
+	                        .type = "Normal",
+	                        .reason = "SuccessfulCreate",
+	                        .message = "Created pod: x",
+	                        .component = "replicaset-controller",
+	                        .now = kube_time_now()};
+	assert_int_equal(kube_encode_event(&ev, &body), 0);
+	assert_int_equal(do_simple(KUBE_CREATE, NULL, "events", NULL, body, &resp), 0);
+	free(body);
+	kube_response_clear(&resp);
+	kube_selector_free(sel);
+	kube_object_free(rs);
 }
 
-static void test_lease(void **state) {
-        (void)state;
-        struct kube_response resp;
-        struct kube_lease *l;
-        char *body;
-        kube_time_t now = kube_time_now();
-        struct kube_lease_spec sp = {.holder_identity = "e2e_1", .lease_duration_seconds = 15, .acquire_time = now,
-                                     .renew_time = now, .lease_transitions = 0};
-        assert_int_equal(kube_encode_lease(ns, "lock", NULL, &sp, &body), 0);
-        struct kube_request r = {.verb = KUBE_CREATE, .group = "coordination.k8s.io", .version = "v1",
-                                 .resource = "leases", .ns = ns, .body = body};
-        assert_int_equal(req(&r, &resp), 0);
-        free(body);
-        capture("lease.json", resp.body, resp.body_len);
-        assert_int_equal(kube_decode_lease(resp.body, resp.body_len, 0, &l), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(l->renew_time / 1000, now / 1000); /* MicroTime round trip */
-        char rv[64];
-        snprintf(rv, sizeof(rv), "%s", l->meta.resource_version);
-        kube_object_free(l);
-        sp.renew_time = now + 2000000000LL;
-        assert_int_equal(kube_encode_lease(ns, "lock", rv, &sp, &body), 0);
-        struct kube_request u = {.verb = KUBE_UPDATE, .group = "coordination.k8s.io", .version = "v1",
-                                 .resource = "leases", .ns = ns, .name = "lock", .body = body};
-        assert_int_equal(req(&u, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(req(&u, &resp), -ESTALE); /* another writer came first */
-        kube_response_clear(&resp);
-        free(body);
+static void test_lease(void **state)
+{
+	(void)state;
+	struct kube_response resp;
+	struct kube_lease *l;
+	char *body;
+	kube_time_t now = kube_time_now();
+	struct kube_lease_spec sp = {.holder_identity = "e2e_1",
+	                             .lease_duration_seconds = 15,
+	                             .acquire_time = now,
+	                             .renew_time = now,
+	                             .lease_transitions = 0};
+	assert_int_equal(kube_encode_lease(ns, "lock", NULL, &sp, &body), 0);
+	struct kube_request r = {.verb = KUBE_CREATE,
+	                         .group = "coordination.k8s.io",
+	                         .version = "v1",
+	                         .resource = "leases",
+	                         .ns = ns,
+	                         .body = body};
+	assert_int_equal(req(&r, &resp), 0);
+	free(body);
+	capture("lease.json", resp.body, resp.body_len);
+	assert_int_equal(kube_decode_lease(resp.body, resp.body_len, 0, &l), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(l->renew_time / 1000, now / 1000); /* MicroTime round trip */
+	char rv[64];
+	snprintf(rv, sizeof(rv), "%s", l->meta.resource_version);
+	kube_object_free(l);
+	sp.renew_time = now + 2000000000LL;
+	assert_int_equal(kube_encode_lease(ns, "lock", rv, &sp, &body), 0);
+	struct kube_request u = {.verb = KUBE_UPDATE,
+	                         .group = "coordination.k8s.io",
+	                         .version = "v1",
+	                         .resource = "leases",
+	                         .ns = ns,
+	                         .name = "lock",
+	                         .body = body};
+	assert_int_equal(req(&u, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(req(&u, &resp), -ESTALE); /* another writer came first */
+	kube_response_clear(&resp);
+	free(body);
 }
 
-static void test_auth_variants(void **state) {
-        (void)state;
-        const char *dir = getenv("KCMD_CLUSTER_DIR");
-        if (!dir)
-                skip();
-        char path[512], err[256];
-        struct kube_response resp;
-        struct kube_request r = {.verb = KUBE_LIST, .version = "v1", .resource = "namespaces", .limit = 1};
-        /* client certificate */
-        snprintf(path, sizeof(path), "%s/kubeconfig-cert", dir);
-        struct kube_config_opts o = {.kubeconfig = path, .no_in_cluster = true};
-        struct kube_config *c2;
-        assert_int_equal(kube_config_load(&o, &c2, err, sizeof(err)), 0);
-        assert_non_null(c2->client_cert_file ? (void *)c2->client_cert_file : (void *)c2->client_cert_data);
-        struct kube_client_opts co = {.config = c2};
-        struct kube_client *k2;
-        assert_int_equal(kube_client_new(&co, &k2), 0);
-        assert_int_equal(kube_client_request(k2, &r, NULL, NULL, &resp), 0);
-        kube_response_clear(&resp);
-        kube_client_free(k2);
-        kube_config_free(c2);
-        /* an exec plugin handing out the admin token */
-        char script[256], kc[256];
-        snprintf(script, sizeof(script), "/tmp/kube-e2e-exec-%d.sh", (int)getpid());
-        snprintf(kc, sizeof(kc), "/tmp/kube-e2e-exec-%d.yaml", (int)getpid());
-        FILE *f = fopen(script, "w");
-        fprintf(f, "#!/bin/sh\nprintf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
-                   "\"status\":{\"token\":\"%%s\"}}' \"$TOK\"\n");
-        fclose(f);
-        chmod(script, 0700);
-        f = fopen(kc, "w");
-        fprintf(f, "clusters: [{name: c, cluster: {server: \"%s\", certificate-authority: \"%s\"}}]\n"
-                   "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: \"%s\", "
-                   "env: [{name: TOK, value: \"%s\"}]}}}]\n"
-                   "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
-                cfg->server, cfg->ca_file ? cfg->ca_file : "", script, cfg->token ? cfg->token : "");
-        fclose(f);
-        o.kubeconfig = kc;
-        assert_int_equal(kube_config_load(&o, &c2, err, sizeof(err)), 0);
-        co.config = c2;
-        assert_int_equal(kube_client_new(&co, &k2), 0);
-        assert_int_equal(kube_client_request(k2, &r, NULL, NULL, &resp), 0);
-        kube_response_clear(&resp);
-        kube_client_free(k2);
-        kube_config_free(c2);
-        unlink(script);
-        unlink(kc);
-        /* a bad token: Unauthorized */
-        struct kube_config bad = *cfg;
-        bad.token = "not-a-token";
-        co.config = &bad;
-        assert_int_equal(kube_client_new(&co, &k2), 0);
-        assert_int_equal(kube_client_request(k2, &r, NULL, NULL, &resp), -EKEYREJECTED);
-        kube_response_clear(&resp);
-        kube_client_free(k2);
+static void test_auth_variants(void **state)
+{
+	(void)state;
+	const char *dir = getenv("KCMD_CLUSTER_DIR");
+	if (!dir)
+		skip();
+	char path[512], err[256];
+	struct kube_response resp;
+	struct kube_request r = {
+	        .verb = KUBE_LIST, .version = "v1", .resource = "namespaces", .limit = 1};
+	/* client certificate */
+	snprintf(path, sizeof(path), "%s/kubeconfig-cert", dir);
+	struct kube_config_opts o = {.kubeconfig = path, .no_in_cluster = true};
+	struct kube_config *c2;
+	assert_int_equal(kube_config_load(&o, &c2, err, sizeof(err)), 0);
+	assert_non_null(c2->client_cert_file ? (void *)c2->client_cert_file
+	                                     : (void *)c2->client_cert_data);
+	struct kube_client_opts co = {.config = c2};
+	struct kube_client *k2;
+	assert_int_equal(kube_client_new(&co, &k2), 0);
+	assert_int_equal(kube_client_request(k2, &r, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	kube_client_free(k2);
+	kube_config_free(c2);
+	/* an exec plugin handing out the admin token */
+	char script[256], kc[256];
+	snprintf(script, sizeof(script), "/tmp/kube-e2e-exec-%d.sh", (int)getpid());
+	snprintf(kc, sizeof(kc), "/tmp/kube-e2e-exec-%d.yaml", (int)getpid());
+	FILE *f = fopen(script, "w");
+	fprintf(f,
+	        "#!/bin/sh\nprintf "
+	        "'{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+	        "\"status\":{\"token\":\"%%s\"}}' \"$TOK\"\n");
+	fclose(f);
+	chmod(script, 0700);
+	f = fopen(kc, "w");
+	fprintf(f,
+	        "clusters: [{name: c, cluster: {server: \"%s\", certificate-authority: \"%s\"}}]\n"
+	        "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, "
+	        "command: \"%s\", "
+	        "env: [{name: TOK, value: \"%s\"}]}}}]\n"
+	        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+	        cfg->server, cfg->ca_file ? cfg->ca_file : "", script,
+	        cfg->token ? cfg->token : "");
+	fclose(f);
+	o.kubeconfig = kc;
+	assert_int_equal(kube_config_load(&o, &c2, err, sizeof(err)), 0);
+	co.config = c2;
+	assert_int_equal(kube_client_new(&co, &k2), 0);
+	assert_int_equal(kube_client_request(k2, &r, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	kube_client_free(k2);
+	kube_config_free(c2);
+	unlink(script);
+	unlink(kc);
+	/* a bad token: Unauthorized */
+	struct kube_config bad = *cfg;
+	bad.token = "not-a-token";
+	co.config = &bad;
+	assert_int_equal(kube_client_new(&co, &k2), 0);
+	assert_int_equal(kube_client_request(k2, &r, NULL, NULL, &resp), -EKEYREJECTED);
+	kube_response_clear(&resp);
+	kube_client_free(k2);
 }
 
-int main(void) {
-        if (!getenv("KCMD_TEST_SERVER")) {
-                printf("KCMD_TEST_SERVER not set: run with the test cluster's env (tests/cluster/cluster env)\n");
-                return 77;
-        }
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_discovery_http2),
-                cmocka_unit_test(test_pagination_metadata),
-                cmocka_unit_test(test_watch_resume),
-                cmocka_unit_test(test_watch_too_old),
-                cmocka_unit_test(test_conflict_patch_delete),
-                cmocka_unit_test(test_replicaset_pod_adoption),
-                cmocka_unit_test(test_lease),
-                cmocka_unit_test(test_auth_variants),
-        };
-        return cmocka_run_group_tests(tests, setup, teardown);
+int main(void)
+{
+	if (!getenv("KCMD_TEST_SERVER")) {
+		printf("KCMD_TEST_SERVER not set: run with the test cluster's env "
+		       "(tests/cluster/cluster env)\n");
+		return 77;
+	}
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_discovery_http2),
+	        cmocka_unit_test(test_pagination_metadata),
+	        cmocka_unit_test(test_watch_resume),
+	        cmocka_unit_test(test_watch_too_old),
+	        cmocka_unit_test(test_conflict_patch_delete),
+	        cmocka_unit_test(test_replicaset_pod_adoption),
+	        cmocka_unit_test(test_lease),
+	        cmocka_unit_test(test_auth_variants),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,148 +16,166 @@
 
 static char dir[64];
 
-static void write_file(const char *name, const char *content, int mode) {
-        char p[256];
-        snprintf(p, sizeof(p), "%s/%s", dir, name);
-        FILE *f = fopen(p, "w");
-        assert_non_null(f);
-        fputs(content, f);
-        fclose(f);
-        chmod(p, (mode_t)mode);
+static void write_file(const char *name, const char *content, int mode)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(content, f);
+	fclose(f);
+	chmod(p, (mode_t)mode);
 }
 
-static int setup(void **state) {
-        (void)state;
-        snprintf(dir, sizeof(dir), "/tmp/kube-auth-XXXXXX");
-        return mkdtemp(dir) ? 0 : -1;
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/kube-auth-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
 }
 
-static int teardown(void **state) {
-        (void)state;
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        return system(cmd) == 0 ? 0 : -1;
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 static const kube_time_t S = 1000000000;
 
-static void test_token_file(void **state) {
-        (void)state;
-        char p[256];
-        snprintf(p, sizeof(p), "%s/token", dir);
-        write_file("token", "first\n", 0600);
-        struct kube_config cfg = {.server = "https://x", .token = "static", .token_file = p};
-        struct kube_auth *a;
-        struct kube_credentials c;
-        kube_time_t now = 1000 * S;
-        assert_int_equal(kube_auth_new(&cfg, &a), 0);
-        assert_int_equal(kube_auth_get(a, now, &c), 0);
-        assert_string_equal(c.token, "first");
-        write_file("token", "second", 0600);
-        assert_int_equal(kube_auth_get(a, now + 30 * S, &c), 0);
-        assert_string_equal(c.token, "first"); /* cached within the period */
-        assert_int_equal(kube_auth_get(a, now + 61 * S, &c), 0);
-        assert_string_equal(c.token, "second");
-        unlink(p);
-        assert_int_equal(kube_auth_get(a, now + 200 * S, &c), 0);
-        assert_string_equal(c.token, "second"); /* last good value kept */
-        kube_auth_invalidate(a);
-        assert_int_equal(kube_auth_get(a, now + 201 * S, &c), 0);
-        assert_string_equal(c.token, "second");
-        kube_auth_free(a);
-        /* a missing file at start is an error */
-        assert_int_equal(kube_auth_new(&cfg, &a), 0);
-        assert_int_equal(kube_auth_get(a, now, &c), -ENOENT);
-        kube_auth_free(a);
-        /* static token only */
-        struct kube_config st = {.server = "https://x", .token = "static"};
-        assert_int_equal(kube_auth_new(&st, &a), 0);
-        assert_int_equal(kube_auth_get(a, now, &c), 0);
-        assert_string_equal(c.token, "static");
-        kube_auth_free(a);
+static void test_token_file(void **state)
+{
+	(void)state;
+	char p[256];
+	snprintf(p, sizeof(p), "%s/token", dir);
+	write_file("token", "first\n", 0600);
+	struct kube_config cfg = {.server = "https://x", .token = "static", .token_file = p};
+	struct kube_auth *a;
+	struct kube_credentials c;
+	kube_time_t now = 1000 * S;
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	assert_int_equal(kube_auth_get(a, now, &c), 0);
+	assert_string_equal(c.token, "first");
+	write_file("token", "second", 0600);
+	assert_int_equal(kube_auth_get(a, now + 30 * S, &c), 0);
+	assert_string_equal(c.token, "first"); /* cached within the period */
+	assert_int_equal(kube_auth_get(a, now + 61 * S, &c), 0);
+	assert_string_equal(c.token, "second");
+	unlink(p);
+	assert_int_equal(kube_auth_get(a, now + 200 * S, &c), 0);
+	assert_string_equal(c.token, "second"); /* last good value kept */
+	kube_auth_invalidate(a);
+	assert_int_equal(kube_auth_get(a, now + 201 * S, &c), 0);
+	assert_string_equal(c.token, "second");
+	kube_auth_free(a);
+	/* a missing file at start is an error */
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	assert_int_equal(kube_auth_get(a, now, &c), -ENOENT);
+	kube_auth_free(a);
+	/* static token only */
+	struct kube_config st = {.server = "https://x", .token = "static"};
+	assert_int_equal(kube_auth_new(&st, &a), 0);
+	assert_int_equal(kube_auth_get(a, now, &c), 0);
+	assert_string_equal(c.token, "static");
+	kube_auth_free(a);
 }
 
-static void test_exec(void **state) {
-        (void)state;
-        char script[4096], cmd[256];
-        /* counts its runs in a file; prints the run number in the token; checks env and args */
-        snprintf(script, sizeof(script),
-                 "#!/bin/sh\n"
-                 "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/count\n"
-                 "[ \"$1\" = --flag ] || exit 3\n"
-                 "[ \"$MYVAR\" = myval ] || exit 4\n"
-                 "case \"$KUBERNETES_EXEC_INFO\" in *'\"interactive\":false'*) ;; *) exit 5;; esac\n"
-                 "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
-                 "\"status\":{\"token\":\"tok-%%s\",\"expirationTimestamp\":\"2030-01-01T00:00:00Z\"}}' $n\n",
-                 dir, dir);
-        write_file("plugin.sh", script, 0755);
-        snprintf(cmd, sizeof(cmd), "%s/plugin.sh", dir);
-        char *args[] = {"--flag", NULL};
-        struct kube_exec_env env[] = {{"MYVAR", "myval"}};
-        struct kube_exec_config x = {.command = cmd, .args = args, .env = env, .n_env = 1,
-                                     .api_version = "client.authentication.k8s.io/v1"};
-        struct kube_config cfg = {.server = "https://x", .exec = &x};
-        struct kube_auth *a;
-        struct kube_credentials c;
-        kube_time_t t0, exp;
-        assert_int_equal(kube_time_parse("2029-12-31T00:00:00Z", 20, &t0), 0);
-        assert_int_equal(kube_time_parse("2030-01-01T00:00:00Z", 20, &exp), 0);
-        assert_int_equal(kube_auth_new(&cfg, &a), 0);
-        assert_int_equal(kube_auth_get(a, t0, &c), 0);
-        assert_string_equal(c.token, "tok-1");
-        assert_int_equal(c.expiry, exp);
-        assert_int_equal(kube_auth_get(a, t0 + 3600 * S, &c), 0);
-        assert_string_equal(c.token, "tok-1"); /* cached */
-        kube_auth_invalidate(a);               /* as after a 401 */
-        assert_int_equal(kube_auth_get(a, t0 + 3601 * S, &c), 0);
-        assert_string_equal(c.token, "tok-2");
-        assert_int_equal(kube_auth_get(a, exp - 5 * S, &c), 0); /* about to expire: re-run */
-        assert_string_equal(c.token, "tok-3");
-        kube_auth_free(a);
+static void test_exec(void **state)
+{
+	(void)state;
+	char script[4096], cmd[256];
+	/* counts its runs in a file; prints the run number in the token; checks env and args */
+	snprintf(
+	        script, sizeof(script),
+	        "#!/bin/sh\n"
+	        "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/count\n"
+	        "[ \"$1\" = --flag ] || exit 3\n"
+	        "[ \"$MYVAR\" = myval ] || exit 4\n"
+	        "case \"$KUBERNETES_EXEC_INFO\" in *'\"interactive\":false'*) ;; *) exit 5;; esac\n"
+	        "printf "
+	        "'{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+	        "\"status\":{\"token\":\"tok-%%s\",\"expirationTimestamp\":\"2030-01-01T00:00:"
+	        "00Z\"}}' $n\n",
+	        dir, dir);
+	write_file("plugin.sh", script, 0755);
+	snprintf(cmd, sizeof(cmd), "%s/plugin.sh", dir);
+	char *args[] = {"--flag", NULL};
+	struct kube_exec_env env[] = {{"MYVAR", "myval"}};
+	struct kube_exec_config x = {.command = cmd,
+	                             .args = args,
+	                             .env = env,
+	                             .n_env = 1,
+	                             .api_version = "client.authentication.k8s.io/v1"};
+	struct kube_config cfg = {.server = "https://x", .exec = &x};
+	struct kube_auth *a;
+	struct kube_credentials c;
+	kube_time_t t0, exp;
+	assert_int_equal(kube_time_parse("2029-12-31T00:00:00Z", 20, &t0), 0);
+	assert_int_equal(kube_time_parse("2030-01-01T00:00:00Z", 20, &exp), 0);
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	assert_int_equal(kube_auth_get(a, t0, &c), 0);
+	assert_string_equal(c.token, "tok-1");
+	assert_int_equal(c.expiry, exp);
+	assert_int_equal(kube_auth_get(a, t0 + 3600 * S, &c), 0);
+	assert_string_equal(c.token, "tok-1"); /* cached */
+	kube_auth_invalidate(a);               /* as after a 401 */
+	assert_int_equal(kube_auth_get(a, t0 + 3601 * S, &c), 0);
+	assert_string_equal(c.token, "tok-2");
+	assert_int_equal(kube_auth_get(a, exp - 5 * S, &c), 0); /* about to expire: re-run */
+	assert_string_equal(c.token, "tok-3");
+	kube_auth_free(a);
 
-        /* wrong apiVersion requested -> the plugin's answer is rejected */
-        x.api_version = "client.authentication.k8s.io/v1beta1";
-        assert_int_equal(kube_auth_new(&cfg, &a), 0);
-        assert_int_equal(kube_auth_get(a, t0, &c), -ENOEXEC);
-        assert_non_null(strstr(kube_auth_last_error(a), "no valid"));
-        kube_auth_free(a);
-        /* failing plugin */
-        x.api_version = "client.authentication.k8s.io/v1";
-        x.args = NULL;
-        assert_int_equal(kube_auth_new(&cfg, &a), 0);
-        assert_int_equal(kube_auth_get(a, t0, &c), -ENOEXEC);
-        assert_non_null(strstr(kube_auth_last_error(a), "status 3"));
-        kube_auth_free(a);
+	/* wrong apiVersion requested -> the plugin's answer is rejected */
+	x.api_version = "client.authentication.k8s.io/v1beta1";
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	assert_int_equal(kube_auth_get(a, t0, &c), -ENOEXEC);
+	assert_non_null(strstr(kube_auth_last_error(a), "no valid"));
+	kube_auth_free(a);
+	/* failing plugin */
+	x.api_version = "client.authentication.k8s.io/v1";
+	x.args = NULL;
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	assert_int_equal(kube_auth_get(a, t0, &c), -ENOEXEC);
+	assert_non_null(strstr(kube_auth_last_error(a), "status 3"));
+	kube_auth_free(a);
 }
 
-static void test_parse(void **state) {
-        (void)state;
-        struct kube_exec_credential c;
-        const char *ok = "{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\","
-                         "\"spec\":{},\"status\":{\"clientCertificateData\":\"-----BEGIN CERTIFICATE-----\\nX\\n\","
-                         "\"clientKeyData\":\"-----BEGIN PRIVATE KEY-----\\nY\\n\"}}";
-        assert_int_equal(kube_parse_exec_credential(ok, strlen(ok), "client.authentication.k8s.io/v1beta1", &c), 0);
-        assert_null(c.token);
-        assert_non_null(strstr(c.cert_pem, "BEGIN CERTIFICATE"));
-        assert_int_equal(c.expiry, 0);
-        kube_exec_credential_clear(&c);
-        const char *bad[] = {
-                "{\"kind\":\"ExecCredential\",\"status\":{}}",
-                "{\"kind\":\"Other\",\"status\":{\"token\":\"t\"}}",
-                "{\"kind\":\"ExecCredential\",\"status\":{\"clientCertificateData\":\"c\"}}",
-                "{\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\",\"expirationTimestamp\":\"soon\"}}",
-                "{\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}",
-                "not json",
-        };
-        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-                assert_true(kube_parse_exec_credential(bad[i], strlen(bad[i]), NULL, &c) < 0);
+static void test_parse(void **state)
+{
+	(void)state;
+	struct kube_exec_credential c;
+	const char *ok = "{\"apiVersion\":\"client.authentication.k8s.io/"
+	                 "v1beta1\",\"kind\":\"ExecCredential\","
+	                 "\"spec\":{},\"status\":{\"clientCertificateData\":\"-----BEGIN "
+	                 "CERTIFICATE-----\\nX\\n\","
+	                 "\"clientKeyData\":\"-----BEGIN PRIVATE KEY-----\\nY\\n\"}}";
+	assert_int_equal(kube_parse_exec_credential(ok, strlen(ok),
+	                                            "client.authentication.k8s.io/v1beta1", &c),
+	                 0);
+	assert_null(c.token);
+	assert_non_null(strstr(c.cert_pem, "BEGIN CERTIFICATE"));
+	assert_int_equal(c.expiry, 0);
+	kube_exec_credential_clear(&c);
+	const char *bad[] = {
+	        "{\"kind\":\"ExecCredential\",\"status\":{}}",
+	        "{\"kind\":\"Other\",\"status\":{\"token\":\"t\"}}",
+	        "{\"kind\":\"ExecCredential\",\"status\":{\"clientCertificateData\":\"c\"}}",
+	        "{\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\",\"expirationTimestamp\":"
+	        "\"soon\"}}",
+	        "{\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}",
+	        "not json",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_true(kube_parse_exec_credential(bad[i], strlen(bad[i]), NULL, &c) < 0);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_token_file),
-                cmocka_unit_test(test_exec),
-                cmocka_unit_test(test_parse),
-        };
-        return cmocka_run_group_tests(tests, setup, teardown);
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_token_file),
+	        cmocka_unit_test(test_exec),
+	        cmocka_unit_test(test_parse),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
 }

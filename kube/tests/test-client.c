@@ -26,489 +26,579 @@
 /* ---- scripted server ---------------------------------------------------------------------- */
 #define MAXREQ 64
 struct server {
-        int lfd, port;
-        pthread_t th;
-        pthread_mutex_t mu;
-        const char *script[MAXREQ]; /* raw responses, in order; "" = close without answer */
-        int n_script, next;
-        char *req[MAXREQ]; /* raw requests seen */
-        int n_req;
-        bool stop;
+	int lfd, port;
+	pthread_t th;
+	pthread_mutex_t mu;
+	const char *script[MAXREQ]; /* raw responses, in order; "" = close without answer */
+	int n_script, next;
+	char *req[MAXREQ]; /* raw requests seen */
+	int n_req;
+	bool stop;
 };
 
 static struct server srv;
 
-static void serve_conn(int fd) {
-        char buf[65536];
-        size_t have = 0;
-        for (;;) {
-                ssize_t n = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
-                if (n <= 0)
-                        return;
-                have += (size_t)n;
-                buf[have] = 0;
-                char *eoh;
-                while ((eoh = strstr(buf, "\r\n\r\n"))) {
-                        size_t hl = (size_t)(eoh - buf) + 4, cl = 0;
-                        char *p = strcasestr(buf, "\r\nContent-Length:");
-                        if (p && p < eoh)
-                                cl = strtoul(p + 17, NULL, 10);
-                        if (have < hl + cl)
-                                break;
-                        pthread_mutex_lock(&srv.mu);
-                        const char *resp = srv.next < srv.n_script ? srv.script[srv.next++] : "";
-                        if (srv.n_req < MAXREQ)
-                                srv.req[srv.n_req++] = strndup(buf, hl + cl);
-                        pthread_mutex_unlock(&srv.mu);
-                        if (!*resp)
-                                return;
-                        /* responses containing "|" are sent in pieces with pauses (streaming) */
-                        const char *r = resp;
-                        while (*r) {
-                                const char *bar = strchr(r, '|');
-                                size_t len = bar ? (size_t)(bar - r) : strlen(r);
-                                if (send(fd, r, len, MSG_NOSIGNAL) < 0)
-                                        return;
-                                if (!bar)
-                                        break;
-                                usleep(20000);
-                                r = bar + 1;
-                        }
-                        memmove(buf, buf + hl + cl, have - hl - cl);
-                        have -= hl + cl;
-                        buf[have] = 0;
-                }
-        }
+static void serve_conn(int fd)
+{
+	char buf[65536];
+	size_t have = 0;
+	for (;;) {
+		ssize_t n = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+		if (n <= 0)
+			return;
+		have += (size_t)n;
+		buf[have] = 0;
+		char *eoh;
+		while ((eoh = strstr(buf, "\r\n\r\n"))) {
+			size_t hl = (size_t)(eoh - buf) + 4, cl = 0;
+			char *p = strcasestr(buf, "\r\nContent-Length:");
+			if (p && p < eoh)
+				cl = strtoul(p + 17, NULL, 10);
+			if (have < hl + cl)
+				break;
+			pthread_mutex_lock(&srv.mu);
+			const char *resp = srv.next < srv.n_script ? srv.script[srv.next++] : "";
+			if (srv.n_req < MAXREQ)
+				srv.req[srv.n_req++] = strndup(buf, hl + cl);
+			pthread_mutex_unlock(&srv.mu);
+			if (!*resp)
+				return;
+			/* responses containing "|" are sent in pieces with pauses (streaming) */
+			const char *r = resp;
+			while (*r) {
+				const char *bar = strchr(r, '|');
+				size_t len = bar ? (size_t)(bar - r) : strlen(r);
+				if (send(fd, r, len, MSG_NOSIGNAL) < 0)
+					return;
+				if (!bar)
+					break;
+				usleep(20000);
+				r = bar + 1;
+			}
+			memmove(buf, buf + hl + cl, have - hl - cl);
+			have -= hl + cl;
+			buf[have] = 0;
+		}
+	}
 }
 
-static void *server_main(void *arg) {
-        (void)arg;
-        while (!srv.stop) {
-                struct pollfd p = {.fd = srv.lfd, .events = POLLIN};
-                if (poll(&p, 1, 50) <= 0)
-                        continue;
-                int fd = accept(srv.lfd, NULL, NULL);
-                if (fd < 0)
-                        continue;
-                serve_conn(fd);
-                close(fd);
-        }
-        return NULL;
+static void *server_main(void *arg)
+{
+	(void)arg;
+	while (!srv.stop) {
+		struct pollfd p = {.fd = srv.lfd, .events = POLLIN};
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		int fd = accept(srv.lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		serve_conn(fd);
+		close(fd);
+	}
+	return NULL;
 }
 
 static bool srv_running;
 static void server_stop(void);
 
-static void server_start(const char **script, int n) {
-        if (srv_running) /* a failed test left it running */
-                server_stop();
-        srv_running = true;
-        memset(&srv, 0, sizeof(srv));
-        pthread_mutex_init(&srv.mu, NULL);
-        for (int i = 0; i < n; i++)
-                srv.script[i] = script[i];
-        srv.n_script = n;
-        srv.lfd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        assert_int_equal(bind(srv.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-        socklen_t al = sizeof(a);
-        getsockname(srv.lfd, (struct sockaddr *)&a, &al);
-        srv.port = ntohs(a.sin_port);
-        assert_int_equal(listen(srv.lfd, 16), 0);
-        pthread_create(&srv.th, NULL, server_main, NULL);
+static void server_start(const char **script, int n)
+{
+	if (srv_running) /* a failed test left it running */
+		server_stop();
+	srv_running = true;
+	memset(&srv, 0, sizeof(srv));
+	pthread_mutex_init(&srv.mu, NULL);
+	for (int i = 0; i < n; i++)
+		srv.script[i] = script[i];
+	srv.n_script = n;
+	srv.lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(bind(srv.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	socklen_t al = sizeof(a);
+	getsockname(srv.lfd, (struct sockaddr *)&a, &al);
+	srv.port = ntohs(a.sin_port);
+	assert_int_equal(listen(srv.lfd, 16), 0);
+	pthread_create(&srv.th, NULL, server_main, NULL);
 }
 
-static void server_stop(void) {
-        srv_running = false;
-        srv.stop = true;
-        pthread_join(srv.th, NULL);
-        close(srv.lfd);
-        for (int i = 0; i < srv.n_req; i++)
-                free(srv.req[i]);
+static void server_stop(void)
+{
+	srv_running = false;
+	srv.stop = true;
+	pthread_join(srv.th, NULL);
+	close(srv.lfd);
+	for (int i = 0; i < srv.n_req; i++)
+		free(srv.req[i]);
 }
 
 static struct kube_config cfg;
 static char server_url[64];
 
-static struct kube_client *client(double qps, int burst) {
-        snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", srv.port);
-        memset(&cfg, 0, sizeof(cfg));
-        cfg.server = server_url;
-        cfg.token = "tkn";
-        struct kube_client_opts o = {.config = &cfg, .process = "test", .controller = "unit", .qps = qps,
-                                     .burst = burst, .max_retries = 3, .retry_base_ms = 10, .timeout_ms = 5000};
-        struct kube_client *c;
-        assert_int_equal(kube_client_new(&o, &c), 0);
-        return c;
+static struct kube_client *client(double qps, int burst)
+{
+	snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", srv.port);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.server = server_url;
+	cfg.token = "tkn";
+	struct kube_client_opts o = {.config = &cfg,
+	                             .process = "test",
+	                             .controller = "unit",
+	                             .qps = qps,
+	                             .burst = burst,
+	                             .max_retries = 3,
+	                             .retry_base_ms = 10,
+	                             .timeout_ms = 5000};
+	struct kube_client *c;
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	return c;
 }
 
-
-static const char R200[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n"
-                           "{\"kind\":\"Pod\"} ";
-static const char R429[] = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0\r\nContent-Type: application/json\r\n"
-                           "Content-Length: 55\r\n\r\n"
-                           "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"code\":429}";
+static const char R200[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n"
+        "{\"kind\":\"Pod\"} ";
+static const char R429[] =
+        "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0\r\nContent-Type: application/json\r\n"
+        "Content-Length: 55\r\n\r\n"
+        "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"code\":429}";
 static const char R503[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
-static const char R404[] = "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 73\r\n\r\n"
-                           "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"NotFound\",\"code\":404,\"x\":1}";
+static const char R404[] =
+        "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 73\r\n\r\n"
+        "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"NotFound\",\"code\":404,\"x\":1}";
 static const char R401[] = "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n";
 
 /* ---- pure pieces -------------------------------------------------------------------------- */
 
-static void test_url(void **state) {
-        (void)state;
-        char *u;
-        struct kube_request r = {.verb = KUBE_LIST, .version = "v1", .resource = "pods", .ns = "default",
-                                 .label_selector = "app=web,tier in (a,b)", .limit = 500, .cont = "abc+/=",
-                                 .resource_version = "0"};
-        assert_int_equal(kube_build_url("https://h:6443", &r, &u), 0);
-        assert_string_equal(u, "https://h:6443/api/v1/namespaces/default/pods?labelSelector=app%3Dweb%2Ctier%20in%20"
-                               "%28a%2Cb%29&resourceVersion=0&limit=500&continue=abc%2B%2F%3D");
-        free(u);
-        struct kube_request w = {.verb = KUBE_WATCH, .group = "apps", .version = "v1", .resource = "replicasets",
-                                 .resource_version = "77", .timeout_seconds = 321, .allow_watch_bookmarks = true,
-                                 .send_initial_events = true, .resource_version_match = "NotOlderThan"};
-        assert_int_equal(kube_build_url("https://h", &w, &u), 0);
-        assert_string_equal(u, "https://h/apis/apps/v1/replicasets?watch=true&resourceVersion=77&"
-                               "resourceVersionMatch=NotOlderThan&timeoutSeconds=321&allowWatchBookmarks=true&"
-                               "sendInitialEvents=true");
-        free(u);
-        struct kube_request s = {.verb = KUBE_UPDATE, .group = "apps", .version = "v1", .resource = "replicasets",
-                                 .ns = "ns", .name = "rs", .subresource = "status"};
-        assert_int_equal(kube_build_url("https://h", &s, &u), 0);
-        assert_string_equal(u, "https://h/apis/apps/v1/namespaces/ns/replicasets/rs/status");
-        free(u);
-        struct kube_request bad = {.verb = KUBE_GET, .version = "v1", .resource = "pods", .name = "../x"};
-        assert_int_equal(kube_build_url("https://h", &bad, &u), -EINVAL);
-        bad.name = NULL; /* GET needs a name */
-        assert_int_equal(kube_build_url("https://h", &bad, &u), -EINVAL);
-        struct kube_request d = {.verb = KUBE_GET, .path = "/apis"};
-        assert_int_equal(kube_build_url("https://h", &d, &u), 0);
-        assert_string_equal(u, "https://h/apis");
-        free(u);
+static void test_url(void **state)
+{
+	(void)state;
+	char *u;
+	struct kube_request r = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = "default",
+	                         .label_selector = "app=web,tier in (a,b)",
+	                         .limit = 500,
+	                         .cont = "abc+/=",
+	                         .resource_version = "0"};
+	assert_int_equal(kube_build_url("https://h:6443", &r, &u), 0);
+	assert_string_equal(u, "https://h:6443/api/v1/namespaces/default/"
+	                       "pods?labelSelector=app%3Dweb%2Ctier%20in%20"
+	                       "%28a%2Cb%29&resourceVersion=0&limit=500&continue=abc%2B%2F%3D");
+	free(u);
+	struct kube_request w = {.verb = KUBE_WATCH,
+	                         .group = "apps",
+	                         .version = "v1",
+	                         .resource = "replicasets",
+	                         .resource_version = "77",
+	                         .timeout_seconds = 321,
+	                         .allow_watch_bookmarks = true,
+	                         .send_initial_events = true,
+	                         .resource_version_match = "NotOlderThan"};
+	assert_int_equal(kube_build_url("https://h", &w, &u), 0);
+	assert_string_equal(
+	        u, "https://h/apis/apps/v1/replicasets?watch=true&resourceVersion=77&"
+	           "resourceVersionMatch=NotOlderThan&timeoutSeconds=321&allowWatchBookmarks=true&"
+	           "sendInitialEvents=true");
+	free(u);
+	struct kube_request s = {.verb = KUBE_UPDATE,
+	                         .group = "apps",
+	                         .version = "v1",
+	                         .resource = "replicasets",
+	                         .ns = "ns",
+	                         .name = "rs",
+	                         .subresource = "status"};
+	assert_int_equal(kube_build_url("https://h", &s, &u), 0);
+	assert_string_equal(u, "https://h/apis/apps/v1/namespaces/ns/replicasets/rs/status");
+	free(u);
+	struct kube_request bad = {
+	        .verb = KUBE_GET, .version = "v1", .resource = "pods", .name = "../x"};
+	assert_int_equal(kube_build_url("https://h", &bad, &u), -EINVAL);
+	bad.name = NULL; /* GET needs a name */
+	assert_int_equal(kube_build_url("https://h", &bad, &u), -EINVAL);
+	struct kube_request d = {.verb = KUBE_GET, .path = "/apis"};
+	assert_int_equal(kube_build_url("https://h", &d, &u), 0);
+	assert_string_equal(u, "https://h/apis");
+	free(u);
 
-        struct kube_request del = {.verb = KUBE_DELETE, .precondition_uid = "u1", .precondition_rv = "5",
-                                   .propagation_policy = "Foreground", .grace_period_seconds = 0,
-                                   .has_grace_period = true};
-        char *b;
-        assert_int_equal(kube_delete_options_body(&del, &b), 0);
-        assert_string_equal(b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":0,"
-                               "\"preconditions\":{\"uid\":\"u1\",\"resourceVersion\":\"5\"},\"propagationPolicy\":"
-                               "\"Foreground\"}");
-        free(b);
-        struct kube_request plain = {.verb = KUBE_DELETE};
-        assert_int_equal(kube_delete_options_body(&plain, &b), 0);
-        assert_null(b);
+	struct kube_request del = {.verb = KUBE_DELETE,
+	                           .precondition_uid = "u1",
+	                           .precondition_rv = "5",
+	                           .propagation_policy = "Foreground",
+	                           .grace_period_seconds = 0,
+	                           .has_grace_period = true};
+	char *b;
+	assert_int_equal(kube_delete_options_body(&del, &b), 0);
+	assert_string_equal(
+	        b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":0,"
+	           "\"preconditions\":{\"uid\":\"u1\",\"resourceVersion\":\"5\"},"
+	           "\"propagationPolicy\":"
+	           "\"Foreground\"}");
+	free(b);
+	struct kube_request plain = {.verb = KUBE_DELETE};
+	assert_int_equal(kube_delete_options_body(&plain, &b), 0);
+	assert_null(b);
 }
 
-static void test_retry_policy(void **state) {
-        (void)state;
-        /* 429: any verb, Retry-After honoured */
-        assert_int_equal(kube_retry_delay(KUBE_CREATE, 0, 429, 3, 0, 5, 200), 3000);
-        assert_int_equal(kube_retry_delay(KUBE_CREATE, 0, 429, 0, 0, 5, 200), 1000);
-        /* 5xx: safe verbs only */
-        assert_int_equal(kube_retry_delay(KUBE_GET, 0, 503, 0, 0, 5, 200), 200);
-        assert_int_equal(kube_retry_delay(KUBE_LIST, 0, 500, 0, 2, 5, 200), 800);
-        assert_int_equal(kube_retry_delay(KUBE_CREATE, 0, 503, 0, 0, 5, 200), -1);
-        assert_int_equal(kube_retry_delay(KUBE_DELETE, 0, 500, 0, 0, 5, 200), -1);
-        assert_int_equal(kube_retry_delay(KUBE_GET, 0, 404, 0, 0, 5, 200), -1);
-        /* connection refused: never sent, every verb */
-        assert_int_equal(kube_retry_delay(KUBE_CREATE, CURLE_COULDNT_CONNECT, 0, 0, 0, 5, 200), 200);
-        /* reset after sending: only safe verbs */
-        assert_int_equal(kube_retry_delay(KUBE_CREATE, CURLE_RECV_ERROR, 0, 0, 0, 5, 200), -1);
-        assert_int_equal(kube_retry_delay(KUBE_GET, CURLE_GOT_NOTHING, 0, 0, 0, 5, 200), 200);
-        assert_int_equal(kube_retry_delay(KUBE_CREATE, CURLE_OPERATION_TIMEDOUT, 0, 0, 0, 5, 200), -1);
-        /* certificate failures are not transient */
-        assert_int_equal(kube_retry_delay(KUBE_GET, CURLE_PEER_FAILED_VERIFICATION, 0, 0, 0, 5, 200), -1);
-        /* watch never, attempts bounded, backoff capped */
-        assert_int_equal(kube_retry_delay(KUBE_WATCH, 0, 429, 0, 0, 5, 200), -1);
-        assert_int_equal(kube_retry_delay(KUBE_GET, 0, 503, 0, 5, 5, 200), -1);
-        assert_int_equal(kube_retry_delay(KUBE_GET, 0, 503, 0, 4, 9, 1000), 5000);
+static void test_retry_policy(void **state)
+{
+	(void)state;
+	/* 429: any verb, Retry-After honoured */
+	assert_int_equal(kube_retry_delay(KUBE_CREATE, 0, 429, 3, 0, 5, 200), 3000);
+	assert_int_equal(kube_retry_delay(KUBE_CREATE, 0, 429, 0, 0, 5, 200), 1000);
+	/* 5xx: safe verbs only */
+	assert_int_equal(kube_retry_delay(KUBE_GET, 0, 503, 0, 0, 5, 200), 200);
+	assert_int_equal(kube_retry_delay(KUBE_LIST, 0, 500, 0, 2, 5, 200), 800);
+	assert_int_equal(kube_retry_delay(KUBE_CREATE, 0, 503, 0, 0, 5, 200), -1);
+	assert_int_equal(kube_retry_delay(KUBE_DELETE, 0, 500, 0, 0, 5, 200), -1);
+	assert_int_equal(kube_retry_delay(KUBE_GET, 0, 404, 0, 0, 5, 200), -1);
+	/* connection refused: never sent, every verb */
+	assert_int_equal(kube_retry_delay(KUBE_CREATE, CURLE_COULDNT_CONNECT, 0, 0, 0, 5, 200),
+	                 200);
+	/* reset after sending: only safe verbs */
+	assert_int_equal(kube_retry_delay(KUBE_CREATE, CURLE_RECV_ERROR, 0, 0, 0, 5, 200), -1);
+	assert_int_equal(kube_retry_delay(KUBE_GET, CURLE_GOT_NOTHING, 0, 0, 0, 5, 200), 200);
+	assert_int_equal(kube_retry_delay(KUBE_CREATE, CURLE_OPERATION_TIMEDOUT, 0, 0, 0, 5, 200),
+	                 -1);
+	/* certificate failures are not transient */
+	assert_int_equal(
+	        kube_retry_delay(KUBE_GET, CURLE_PEER_FAILED_VERIFICATION, 0, 0, 0, 5, 200), -1);
+	/* watch never, attempts bounded, backoff capped */
+	assert_int_equal(kube_retry_delay(KUBE_WATCH, 0, 429, 0, 0, 5, 200), -1);
+	assert_int_equal(kube_retry_delay(KUBE_GET, 0, 503, 0, 5, 5, 200), -1);
+	assert_int_equal(kube_retry_delay(KUBE_GET, 0, 503, 0, 4, 9, 1000), 5000);
 }
 
 /* ---- against the server ------------------------------------------------------------------- */
 
-static void test_get_and_headers(void **state) {
-        (void)state;
-        const char *script[] = {R200, R404};
-        server_start(script, 2);
-        struct kube_client *c = client(0, 1);
-        struct kube_response resp;
-        struct kube_request r = {.verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = "ns", .name = "p",
-                                 .metadata_only = true};
-        assert_int_equal(kube_client_request(c, &r, NULL, NULL, &resp), 0);
-        assert_int_equal(resp.http_code, 200);
-        assert_string_equal(resp.body, "{\"kind\":\"Pod\"} ");
-        kube_response_clear(&resp);
-        assert_int_equal(kube_client_request(c, &r, NULL, NULL, &resp), -ENOENT);
-        assert_string_equal(resp.error.reason, "NotFound");
-        kube_response_clear(&resp);
-        assert_int_equal(srv.n_req, 2);
-        const char *q = srv.req[0];
-        assert_non_null(strstr(q, "GET /api/v1/namespaces/ns/pods/p HTTP/1.1\r\n"));
-        assert_non_null(strstr(q, "\r\nUser-Agent: kcmd/" KCMD_VERSION " (test/unit)\r\n"));
-        assert_non_null(strstr(q, "\r\nAuthorization: Bearer tkn\r\n"));
-        assert_non_null(strstr(q, "\r\nAccept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
-                                  "application/json\r\n"));
-        assert_non_null(strstr(q, "Accept-Encoding:"));
-        kube_client_free(c);
-        server_stop();
+static void test_get_and_headers(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R404};
+	server_start(script, 2);
+	struct kube_client *c = client(0, 1);
+	struct kube_response resp;
+	struct kube_request r = {.verb = KUBE_GET,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = "ns",
+	                         .name = "p",
+	                         .metadata_only = true};
+	assert_int_equal(kube_client_request(c, &r, NULL, NULL, &resp), 0);
+	assert_int_equal(resp.http_code, 200);
+	assert_string_equal(resp.body, "{\"kind\":\"Pod\"} ");
+	kube_response_clear(&resp);
+	assert_int_equal(kube_client_request(c, &r, NULL, NULL, &resp), -ENOENT);
+	assert_string_equal(resp.error.reason, "NotFound");
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 2);
+	const char *q = srv.req[0];
+	assert_non_null(strstr(q, "GET /api/v1/namespaces/ns/pods/p HTTP/1.1\r\n"));
+	assert_non_null(strstr(q, "\r\nUser-Agent: kcmd/" KCMD_VERSION " (test/unit)\r\n"));
+	assert_non_null(strstr(q, "\r\nAuthorization: Bearer tkn\r\n"));
+	assert_non_null(strstr(
+	        q, "\r\nAccept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+	           "application/json\r\n"));
+	assert_non_null(strstr(q, "Accept-Encoding:"));
+	kube_client_free(c);
+	server_stop();
 }
 
-static void test_retries(void **state) {
-        (void)state;
-        const char *script[] = {R429, R200, R503, R503, R200, R503};
-        server_start(script, 6);
-        struct kube_client *c = client(0, 1);
-        struct kube_response resp;
-        /* POST: 429 retried */
-        struct kube_request p = {.verb = KUBE_CREATE, .version = "v1", .resource = "pods", .ns = "ns",
-                                 .body = "{\"a\":1}"};
-        assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(srv.n_req, 2);
-        assert_non_null(strstr(srv.req[1], "POST /api/v1/namespaces/ns/pods HTTP/1.1"));
-        assert_non_null(strstr(srv.req[1], "Content-Type: application/json"));
-        assert_non_null(strstr(srv.req[1], "\r\n\r\n{\"a\":1}"));
-        /* GET: 503 twice, then 200 */
-        struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
-        assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(srv.n_req, 5);
-        /* POST: 503 is not retried */
-        assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), -EHOSTDOWN);
-        kube_response_clear(&resp);
-        assert_int_equal(srv.n_req, 6);
-        kube_client_free(c);
-        server_stop();
+static void test_retries(void **state)
+{
+	(void)state;
+	const char *script[] = {R429, R200, R503, R503, R200, R503};
+	server_start(script, 6);
+	struct kube_client *c = client(0, 1);
+	struct kube_response resp;
+	/* POST: 429 retried */
+	struct kube_request p = {.verb = KUBE_CREATE,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = "ns",
+	                         .body = "{\"a\":1}"};
+	assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 2);
+	assert_non_null(strstr(srv.req[1], "POST /api/v1/namespaces/ns/pods HTTP/1.1"));
+	assert_non_null(strstr(srv.req[1], "Content-Type: application/json"));
+	assert_non_null(strstr(srv.req[1], "\r\n\r\n{\"a\":1}"));
+	/* GET: 503 twice, then 200 */
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 5);
+	/* POST: 503 is not retried */
+	assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), -EHOSTDOWN);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 6);
+	kube_client_free(c);
+	server_stop();
 
-        /* connection refused: a POST is retried (never sent), then fails */
-        struct kube_config rc = {.server = "http://127.0.0.1:1"};
-        struct kube_client_opts o = {.config = &rc, .max_retries = 2, .retry_base_ms = 5};
-        assert_int_equal(kube_client_new(&o, &c), 0);
-        assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), -ECONNREFUSED);
-        kube_response_clear(&resp);
-        kube_client_free(c);
+	/* connection refused: a POST is retried (never sent), then fails */
+	struct kube_config rc = {.server = "http://127.0.0.1:1"};
+	struct kube_client_opts o = {.config = &rc, .max_retries = 2, .retry_base_ms = 5};
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), -ECONNREFUSED);
+	kube_response_clear(&resp);
+	kube_client_free(c);
 }
 
-static void test_patch_delete(void **state) {
-        (void)state;
-        const char *script[] = {R200, R200, R200};
-        server_start(script, 3);
-        struct kube_client *c = client(0, 1);
-        struct kube_response resp;
-        struct kube_request p = {.verb = KUBE_PATCH, .version = "v1", .resource = "pods", .ns = "ns", .name = "p",
-                                 .patch_type = KUBE_PATCH_MERGE, .body = "{}"};
-        assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), 0);
-        kube_response_clear(&resp);
-        p.patch_type = KUBE_PATCH_STRATEGIC;
-        assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), 0);
-        kube_response_clear(&resp);
-        struct kube_request d = {.verb = KUBE_DELETE, .version = "v1", .resource = "pods", .ns = "ns", .name = "p",
-                                 .precondition_uid = "u"};
-        assert_int_equal(kube_client_request(c, &d, NULL, NULL, &resp), 0);
-        kube_response_clear(&resp);
-        assert_non_null(strstr(srv.req[0], "PATCH /api/v1/namespaces/ns/pods/p "));
-        assert_non_null(strstr(srv.req[0], "Content-Type: application/merge-patch+json"));
-        assert_non_null(strstr(srv.req[1], "Content-Type: application/strategic-merge-patch+json"));
-        assert_non_null(strstr(srv.req[2], "DELETE /api/v1/namespaces/ns/pods/p "));
-        assert_non_null(strstr(srv.req[2], "\"preconditions\":{\"uid\":\"u\"}"));
-        kube_client_free(c);
-        server_stop();
+static void test_patch_delete(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R200, R200};
+	server_start(script, 3);
+	struct kube_client *c = client(0, 1);
+	struct kube_response resp;
+	struct kube_request p = {.verb = KUBE_PATCH,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = "ns",
+	                         .name = "p",
+	                         .patch_type = KUBE_PATCH_MERGE,
+	                         .body = "{}"};
+	assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	p.patch_type = KUBE_PATCH_STRATEGIC;
+	assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	struct kube_request d = {.verb = KUBE_DELETE,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = "ns",
+	                         .name = "p",
+	                         .precondition_uid = "u"};
+	assert_int_equal(kube_client_request(c, &d, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_non_null(strstr(srv.req[0], "PATCH /api/v1/namespaces/ns/pods/p "));
+	assert_non_null(strstr(srv.req[0], "Content-Type: application/merge-patch+json"));
+	assert_non_null(strstr(srv.req[1], "Content-Type: application/strategic-merge-patch+json"));
+	assert_non_null(strstr(srv.req[2], "DELETE /api/v1/namespaces/ns/pods/p "));
+	assert_non_null(strstr(srv.req[2], "\"preconditions\":{\"uid\":\"u\"}"));
+	kube_client_free(c);
+	server_stop();
 }
 
-static void test_limiter(void **state) {
-        (void)state;
-        const char *script[] = {R200, R200, R200, R200, R200};
-        server_start(script, 5);
-        struct kube_client *c = client(20, 1); /* 20 qps, burst 1: 5 requests take >= 200 ms */
-        struct kube_response resp;
-        struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        for (int i = 0; i < 5; i++) {
-                assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0);
-                kube_response_clear(&resp);
-        }
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        double el = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-        assert_true(el >= 0.19);
-        assert_true(el < 2.0);
-        kube_client_free(c);
-        server_stop();
+static void test_limiter(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R200, R200, R200, R200};
+	server_start(script, 5);
+	struct kube_client *c = client(20, 1); /* 20 qps, burst 1: 5 requests take >= 200 ms */
+	struct kube_response resp;
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0);
+		kube_response_clear(&resp);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double el = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	assert_true(el >= 0.19);
+	assert_true(el < 2.0);
+	kube_client_free(c);
+	server_stop();
 }
 
 struct evs {
-        int n;
-        char last[256];
+	int n;
+	char last[256];
 };
 
-static int on_ev(const char *json, size_t len, void *ud) {
-        struct evs *e = ud;
-        e->n++;
-        snprintf(e->last, sizeof(e->last), "%.*s", (int)len, json);
-        return 0;
+static int on_ev(const char *json, size_t len, void *ud)
+{
+	struct evs *e = ud;
+	e->n++;
+	snprintf(e->last, sizeof(e->last), "%.*s", (int)len, json);
+	return 0;
 }
 
-static const char WATCH[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                            "2a\r\n{\"type\":\"ADDED\",\"object\":{\"metadata\":{}}}\n\r\n|"
-                            "f\r\n{\"type\":\"BOOKMA\r\n|"
-                            "1e\r\nRK\",\"object\":{\"metadata\":{}}}\n\r\n|0\r\n\r\n";
+static const char WATCH[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "2a\r\n{\"type\":\"ADDED\",\"object\":{\"metadata\":{}}}\n\r\n|"
+        "f\r\n{\"type\":\"BOOKMA\r\n|"
+        "1e\r\nRK\",\"object\":{\"metadata\":{}}}\n\r\n|0\r\n\r\n";
 
-static void test_watch_sync(void **state) {
-        (void)state;
-        const char *gone = "HTTP/1.1 410 Gone\r\nContent-Type: application/json\r\nContent-Length: 51\r\n\r\n"
-                           "{\"kind\":\"Status\",\"reason\":\"Expired\",\"code\":410}\n   ";
-        const char *script[] = {WATCH, gone};
-        server_start(script, 2);
-        struct kube_client *c = client(0, 1);
-        struct kube_response resp;
-        struct evs e = {0};
-        struct kube_request w = {.verb = KUBE_WATCH, .version = "v1", .resource = "pods", .resource_version = "5",
-                                 .allow_watch_bookmarks = true, .timeout_seconds = 5};
-        assert_int_equal(kube_client_request(c, &w, on_ev, &e, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(e.n, 2);
-        assert_string_equal(e.last, "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{}}}");
-        assert_non_null(strstr(srv.req[0], "GET /api/v1/pods?watch=true&resourceVersion=5&timeoutSeconds=5&"
-                                           "allowWatchBookmarks=true "));
-        assert_int_equal(kube_client_request(c, &w, on_ev, &e, &resp), -EKEYEXPIRED);
-        assert_string_equal(resp.error.reason, "Expired");
-        assert_int_equal(e.n, 2);
-        kube_response_clear(&resp);
-        kube_client_free(c);
-        server_stop();
+static void test_watch_sync(void **state)
+{
+	(void)state;
+	const char *gone =
+	        "HTTP/1.1 410 Gone\r\nContent-Type: application/json\r\nContent-Length: 51\r\n\r\n"
+	        "{\"kind\":\"Status\",\"reason\":\"Expired\",\"code\":410}\n   ";
+	const char *script[] = {WATCH, gone};
+	server_start(script, 2);
+	struct kube_client *c = client(0, 1);
+	struct kube_response resp;
+	struct evs e = {0};
+	struct kube_request w = {.verb = KUBE_WATCH,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .resource_version = "5",
+	                         .allow_watch_bookmarks = true,
+	                         .timeout_seconds = 5};
+	assert_int_equal(kube_client_request(c, &w, on_ev, &e, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(e.n, 2);
+	assert_string_equal(e.last, "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{}}}");
+	assert_non_null(strstr(srv.req[0],
+	                       "GET /api/v1/pods?watch=true&resourceVersion=5&timeoutSeconds=5&"
+	                       "allowWatchBookmarks=true "));
+	assert_int_equal(kube_client_request(c, &w, on_ev, &e, &resp), -EKEYEXPIRED);
+	assert_string_equal(resp.error.reason, "Expired");
+	assert_int_equal(e.n, 2);
+	kube_response_clear(&resp);
+	kube_client_free(c);
+	server_stop();
 }
 
-static void test_reauth(void **state) {
-        (void)state;
-        const char *script[] = {R401, R200};
-        server_start(script, 2);
-        char tf[] = "/tmp/kube-tok-XXXXXX";
-        int fd = mkstemp(tf);
-        assert_true(write(fd, "filetok\n", 8) == 8);
-        close(fd);
-        snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", srv.port);
-        struct kube_config fc = {.server = server_url, .token_file = tf};
-        struct kube_client_opts o = {.config = &fc, .max_retries = 2};
-        struct kube_client *c;
-        struct kube_response resp;
-        assert_int_equal(kube_client_new(&o, &c), 0);
-        struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
-        assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0);
-        kube_response_clear(&resp);
-        assert_int_equal(srv.n_req, 2);
-        assert_non_null(strstr(srv.req[1], "Authorization: Bearer filetok\r\n"));
-        kube_client_free(c);
-        server_stop();
-        unlink(tf);
+static void test_reauth(void **state)
+{
+	(void)state;
+	const char *script[] = {R401, R200};
+	server_start(script, 2);
+	char tf[] = "/tmp/kube-tok-XXXXXX";
+	int fd = mkstemp(tf);
+	assert_true(write(fd, "filetok\n", 8) == 8);
+	close(fd);
+	snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", srv.port);
+	struct kube_config fc = {.server = server_url, .token_file = tf};
+	struct kube_client_opts o = {.config = &fc, .max_retries = 2};
+	struct kube_client *c;
+	struct kube_response resp;
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 2);
+	assert_non_null(strstr(srv.req[1], "Authorization: Bearer filetok\r\n"));
+	kube_client_free(c);
+	server_stop();
+	unlink(tf);
 }
 
 /* ---- non-blocking, driven by a poll() loop ------------------------------------------------ */
 struct loop {
-        struct pollfd fds[16];
-        int nfds;
-        long timer_ms;
-        struct timespec armed;
-        int done;
-        int err[8];
+	struct pollfd fds[16];
+	int nfds;
+	long timer_ms;
+	struct timespec armed;
+	int done;
+	int err[8];
 };
 
-static void loop_sock(int fd, unsigned ev, void *ud) {
-        struct loop *l = ud;
-        int i;
-        for (i = 0; i < l->nfds && l->fds[i].fd != fd; i++)
-                ;
-        if (ev & KUBE_POLL_REMOVE) {
-                if (i < l->nfds)
-                        l->fds[i] = l->fds[--l->nfds];
-                return;
-        }
-        if (i == l->nfds)
-                l->nfds++;
-        l->fds[i].fd = fd;
-        l->fds[i].events = (short)(((ev & KUBE_POLL_IN) ? POLLIN : 0) | ((ev & KUBE_POLL_OUT) ? POLLOUT : 0));
+static void loop_sock(int fd, unsigned ev, void *ud)
+{
+	struct loop *l = ud;
+	int i;
+	for (i = 0; i < l->nfds && l->fds[i].fd != fd; i++)
+		;
+	if (ev & KUBE_POLL_REMOVE) {
+		if (i < l->nfds)
+			l->fds[i] = l->fds[--l->nfds];
+		return;
+	}
+	if (i == l->nfds)
+		l->nfds++;
+	l->fds[i].fd = fd;
+	l->fds[i].events =
+	        (short)(((ev & KUBE_POLL_IN) ? POLLIN : 0) | ((ev & KUBE_POLL_OUT) ? POLLOUT : 0));
 }
 
-static void loop_timer(long ms, void *ud) {
-        struct loop *l = ud;
-        l->timer_ms = ms;
-        clock_gettime(CLOCK_MONOTONIC, &l->armed);
+static void loop_timer(long ms, void *ud)
+{
+	struct loop *l = ud;
+	l->timer_ms = ms;
+	clock_gettime(CLOCK_MONOTONIC, &l->armed);
 }
 
-static void loop_done(struct kube_call *call, const struct kube_result *r, void *ud) {
-        (void)call;
-        struct loop *l = ud;
-        l->err[l->done++] = r->err;
+static void loop_done(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	(void)call;
+	struct loop *l = ud;
+	l->err[l->done++] = r->err;
 }
 
-static void test_nonblocking(void **state) {
-        (void)state;
-        const char *script[] = {R200, R200, R200, R200};
-        server_start(script, 4);
-        struct kube_client *c = client(50, 2); /* 4 requests at burst 2, 50 qps: limiter timer used */
-        struct loop l = {.timer_ms = -1};
-        kube_client_set_loop(c, loop_sock, loop_timer, &l);
-        struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
-        for (int i = 0; i < 4; i++)
-                assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, NULL), 0);
-        /* blocking use is refused while a loop is attached */
-        struct kube_response resp;
-        assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), -EINVAL);
-        for (int iter = 0; l.done < 4 && iter < 2000; iter++) {
-                long wait = 100;
-                if (l.timer_ms >= 0) {
-                        struct timespec now;
-                        clock_gettime(CLOCK_MONOTONIC, &now);
-                        long el = (now.tv_sec - l.armed.tv_sec) * 1000 + (now.tv_nsec - l.armed.tv_nsec) / 1000000;
-                        wait = l.timer_ms - el < 0 ? 0 : l.timer_ms - el;
-                }
-                struct pollfd fds[16];
-                int n = l.nfds;
-                memcpy(fds, l.fds, sizeof(fds));
-                int pr = poll(fds, (nfds_t)n, (int)wait);
-                if (pr == 0) {
-                        l.timer_ms = -1;
-                        kube_client_timeout(c);
-                        continue;
-                }
-                for (int i = 0; i < n; i++)
-                        if (fds[i].revents)
-                                kube_client_socket_action(c, fds[i].fd,
-                                                          ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) ? KUBE_POLL_IN : 0) |
-                                                                  ((fds[i].revents & POLLOUT) ? KUBE_POLL_OUT : 0));
-        }
-        assert_int_equal(l.done, 4);
-        for (int i = 0; i < 4; i++)
-                assert_int_equal(l.err[i], 0);
-        /* cancel: the callback runs with -ECANCELED */
-        struct kube_call *call;
-        assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, &call), 0);
-        kube_call_cancel(call);
-        assert_int_equal(l.done, 5);
-        assert_int_equal(l.err[4], -ECANCELED);
-        kube_client_free(c);
-        server_stop();
+static void test_nonblocking(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R200, R200, R200};
+	server_start(script, 4);
+	struct kube_client *c =
+	        client(50, 2); /* 4 requests at burst 2, 50 qps: limiter timer used */
+	struct loop l = {.timer_ms = -1};
+	kube_client_set_loop(c, loop_sock, loop_timer, &l);
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, NULL), 0);
+	/* blocking use is refused while a loop is attached */
+	struct kube_response resp;
+	assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), -EINVAL);
+	for (int iter = 0; l.done < 4 && iter < 2000; iter++) {
+		long wait = 100;
+		if (l.timer_ms >= 0) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long el = (now.tv_sec - l.armed.tv_sec) * 1000 +
+			          (now.tv_nsec - l.armed.tv_nsec) / 1000000;
+			wait = l.timer_ms - el < 0 ? 0 : l.timer_ms - el;
+		}
+		struct pollfd fds[16];
+		int n = l.nfds;
+		memcpy(fds, l.fds, sizeof(fds));
+		int pr = poll(fds, (nfds_t)n, (int)wait);
+		if (pr == 0) {
+			l.timer_ms = -1;
+			kube_client_timeout(c);
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (fds[i].revents)
+				kube_client_socket_action(
+				        c, fds[i].fd,
+				        ((fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+				                 ? KUBE_POLL_IN
+				                 : 0) |
+				                ((fds[i].revents & POLLOUT) ? KUBE_POLL_OUT : 0));
+	}
+	assert_int_equal(l.done, 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(l.err[i], 0);
+	/* cancel: the callback runs with -ECANCELED */
+	struct kube_call *call;
+	assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, &call), 0);
+	kube_call_cancel(call);
+	assert_int_equal(l.done, 5);
+	assert_int_equal(l.err[4], -ECANCELED);
+	kube_client_free(c);
+	server_stop();
 }
 
-static void test_insecure_guard(void **state) {
-        (void)state;
-        struct kube_config ic = {.server = "https://x", .insecure_skip_tls_verify = true};
-        struct kube_client_opts o = {.config = &ic};
-        struct kube_client *c;
-        assert_int_equal(kube_client_new(&o, &c), -EINVAL);
-        o.insecure_ok = true;
-        assert_int_equal(kube_client_new(&o, &c), 0);
-        kube_client_free(c);
+static void test_insecure_guard(void **state)
+{
+	(void)state;
+	struct kube_config ic = {.server = "https://x", .insecure_skip_tls_verify = true};
+	struct kube_client_opts o = {.config = &ic};
+	struct kube_client *c;
+	assert_int_equal(kube_client_new(&o, &c), -EINVAL);
+	o.insecure_ok = true;
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	kube_client_free(c);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_url),          cmocka_unit_test(test_retry_policy),
-                cmocka_unit_test(test_get_and_headers), cmocka_unit_test(test_retries),
-                cmocka_unit_test(test_patch_delete), cmocka_unit_test(test_limiter),
-                cmocka_unit_test(test_watch_sync),   cmocka_unit_test(test_reauth),
-                cmocka_unit_test(test_nonblocking),  cmocka_unit_test(test_insecure_guard),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_url),
+	        cmocka_unit_test(test_retry_policy),
+	        cmocka_unit_test(test_get_and_headers),
+	        cmocka_unit_test(test_retries),
+	        cmocka_unit_test(test_patch_delete),
+	        cmocka_unit_test(test_limiter),
+	        cmocka_unit_test(test_watch_sync),
+	        cmocka_unit_test(test_reauth),
+	        cmocka_unit_test(test_nonblocking),
+	        cmocka_unit_test(test_insecure_guard),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
