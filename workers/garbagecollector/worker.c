@@ -49,7 +49,7 @@ static int mem_dependents(void *ud, const char *uid, gc_dep_fn fn, void *fn_ud)
 	const struct gc_node *n = gc_graph_get(ud, uid);
 	if (!n)
 		return 0;
-	for (size_t i = 0; i < n->n_deps; i++) {
+	for (size_t i = 0; fn && i < n->n_deps; i++) {
 		struct gc_node_view v;
 		node_to_view(n->deps[i], &v);
 		int r = fn(&v, fn_ud);
@@ -608,16 +608,86 @@ done:
 	return out;
 }
 
-enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *uid, struct gc_result *res)
+int gc_queue_key_encode(const struct gc_ref *id, bool virtual_, size_t max_len, char *buf, size_t size)
+{
+	int n;
+	if (virtual_) {
+		n = snprintf(buf, size, "v%c%s%c%s%c%s%c%s%c%s", GC_KEY_SEP, gc_s(id->api_version), GC_KEY_SEP,
+			     gc_s(id->kind), GC_KEY_SEP, gc_s(id->ns), GC_KEY_SEP, gc_s(id->name), GC_KEY_SEP,
+			     gc_s(id->uid));
+		if (n >= 0 && (size_t)n <= max_len && (size_t)n < size)
+			return n;
+	}
+	n = snprintf(buf, size, "%s", gc_s(id->uid));
+	if (n < 0 || (size_t)n >= size || (size_t)n > max_len)
+		return -ENOBUFS;
+	return n;
+}
+
+int gc_queue_key_decode(const char *key, struct gc_ref *ret, bool *ret_virtual, char *scratch, size_t size)
+{
+	if (!key || !key[0])
+		return -EINVAL;
+	if (!(key[0] == 'v' && key[1] == GC_KEY_SEP)) {
+		*ret = (struct gc_ref){.uid = key};
+		*ret_virtual = false;
+		return 0;
+	}
+	size_t len = strlen(key);
+	if (len + 1 > size)
+		return -ENOBUFS;
+	memcpy(scratch, key, len + 1);
+	const char *f[5];
+	char *p = scratch + 2;
+	for (int i = 0; i < 5; i++) {
+		f[i] = p;
+		char *sep = strchr(p, GC_KEY_SEP);
+		if (i < 4) {
+			if (!sep)
+				return -EINVAL;
+			*sep = '\0';
+			p = sep + 1;
+		} else if (sep) {
+			return -EINVAL;
+		}
+	}
+	if (!f[4][0])
+		return -EINVAL;
+	*ret = (struct gc_ref){.api_version = f[0], .kind = f[1], .ns = f[2], .name = f[3], .uid = f[4]};
+	*ret_virtual = true;
+	return 0;
+}
+
+enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *key, struct gc_result *res)
 {
 	struct gc_result local;
 	if (!res)
 		res = &local;
 	*res = (struct gc_result){0};
+	char scratch[1024];
+	struct gc_ref kid;
+	bool kvirtual;
+	if (gc_queue_key_decode(key, &kid, &kvirtual, scratch, sizeof scratch) < 0)
+		return GC_FORGET; /* not a key this controller writes */
 	struct gc_node_view item;
-	if (w->graph->node(w->graph->ud, uid, &item) < 0)
+	bool in_graph = w->graph->node(w->graph->ud, kid.uid, &item) == 0;
+	if (kvirtual) {
+		/* the queued virtual copy: skip it once the uid got observed (upstream: the graph's
+		 * node is observed); a view without virtual nodes (the arena) does not know it, and
+		 * its identity is the one in the key */
+		if (in_graph && !item.virtual_)
+			return GC_FORGET;
+		if (!in_graph)
+			item = (struct gc_node_view){0};
+		item.id = kid;
+		item.virtual_ = true;
+		int nd = w->graph->dependents(w->graph->ud, kid.uid, NULL, NULL);
+		if (nd >= 0)
+			item.n_dependents = (size_t)nd;
+	} else if (!in_graph) {
 		return GC_FORGET; /* left the graph: its delete was observed */
-	/* copy the identity and owners: API calls below must not depend on the view's lifetime */
+	}
+	/* copy the identity: API calls below must not depend on the view's lifetime */
 	struct gc_ref id;
 	if (gc_ref_copy(&id, &item.id) < 0)
 		return GC_REQUEUE;

@@ -56,8 +56,8 @@ struct gc_graph_view {
 	void *ud;
 	/* 0 and *ret, or -ENOENT. Strings stay valid until the graph changes. */
 	int (*node)(void *ud, const char *uid, struct gc_node_view *ret);
-	/* Calls fn for each dependent of uid; a negative fn return stops and is returned.
-	 * Returns the number visited. */
+	/* Calls fn for each dependent of uid (fn NULL: only count); a negative fn return stops
+	 * and is returned. Returns the number of dependents. */
 	int (*dependents)(void *ud, const char *uid, gc_dep_fn fn, void *fn_ud);
 };
 /* A view over the in-memory graph (valid while g lives). */
@@ -139,11 +139,25 @@ struct gc_worker {
 	void *rand_ud;
 };
 
-/* attemptToDeleteWorker for the queued uid: skips a virtual node that left the graph or got
+/* ---- queue keys ------------------------------------------------------------------------------
+ * An observed node is queued by its uid. A virtual node (not in the arena, so a worker process
+ * cannot look it up) carries its guessed identity in the key:
+ *   "v" US apiVersion US kind US namespace US name US uid        (US = 0x1f)
+ * When that would exceed max_len the plain uid is used (the worker can then only resolve it
+ * through a view that knows virtual nodes). */
+#define GC_KEY_SEP '\x1f'
+/* Writes the key into buf (size >= max_len + 1). Returns its length or -ENOBUFS. */
+int gc_queue_key_encode(const struct gc_ref *id, bool virtual_, size_t max_len, char *buf, size_t size);
+/* Parses a key: *ret_virtual tells the form; for a virtual key *ret points into `scratch`
+ * (a copy of key with separators replaced by NULs, size >= strlen(key) + 1); for a uid key
+ * ret->uid = key and the other fields are NULL. 0 or -EINVAL / -ENOBUFS. */
+int gc_queue_key_decode(const char *key, struct gc_ref *ret, bool *ret_virtual, char *scratch, size_t size);
+
+/* attemptToDeleteWorker for the queued key (uid, or a virtual key): skips a virtual node that left the graph or got
  * observed, runs attemptToDeleteItem, maps the outcome to Forget / AddRateLimited (a virtual
  * node that is still virtual after a clean pass is requeued: issue #56121). A uid not in the
  * graph at all is forgotten (kcmd: queue items are uids, see graph.h). res may be NULL. */
-enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *uid, struct gc_result *res);
+enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *key, struct gc_result *res);
 
 /* attemptToDeleteItem for `item` (the graph's node). Fills *res; returns res->outcome. */
 enum gc_outcome gc_attempt_to_delete_item(struct gc_worker *w, const struct gc_node_view *item,

@@ -609,6 +609,68 @@ static void test_crd_merge_patch_fallback(void **state)
 	env_free(e);
 }
 
+/* A view like the arena's: virtual nodes are unknown to it. */
+static int arena_like_node(void *ud, const char *uid, struct gc_node_view *ret)
+{
+	struct gc_node *n = gc_graph_get(ud, uid);
+	if (!n || n->virtual_)
+		return -ENOENT;
+	struct gc_graph_view v;
+	gc_graph_view_init(&v, ud);
+	return v.node(ud, uid, ret);
+}
+
+static void test_queue_keys(void **state)
+{
+	(void)state;
+	char buf[600], scratch[600];
+	struct gc_ref id = {"v1", "Pod", "ToBeDeletedPod", "456", "ns1"}, got;
+	bool virt;
+	int n = gc_queue_key_encode(&id, true, 507, buf, sizeof buf);
+	assert_int_equal(n, (int)strlen("v\x1f" "v1\x1f" "Pod\x1f" "ns1\x1f" "ToBeDeletedPod\x1f" "456"));
+	assert_int_equal(gc_queue_key_decode(buf, &got, &virt, scratch, sizeof scratch), 0);
+	assert_true(virt);
+	assert_true(gc_ref_equal(&got, &id));
+	assert_int_equal(gc_queue_key_encode(&id, false, 507, buf, sizeof buf), 3);
+	assert_string_equal(buf, "456");
+	assert_int_equal(gc_queue_key_decode(buf, &got, &virt, scratch, sizeof scratch), 0);
+	assert_false(virt);
+	assert_string_equal(got.uid, "456");
+	/* too long for the queue: the uid alone */
+	assert_int_equal(gc_queue_key_encode(&id, true, 20, buf, sizeof buf), 3);
+	/* malformed virtual keys */
+	assert_int_equal(gc_queue_key_decode("v\x1f" "a\x1f" "b", &got, &virt, scratch, sizeof scratch), -EINVAL);
+	assert_int_equal(gc_queue_key_decode("v\x1f" "a\x1f" "b\x1f" "c\x1f" "d\x1f", &got, &virt, scratch, sizeof scratch),
+			 -EINVAL);
+	assert_int_equal(gc_queue_key_decode("", &got, &virt, scratch, sizeof scratch), -EINVAL);
+
+	/* a worker whose view does not know virtual nodes resolves them from the key */
+	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
+	fake_add(&e->f, "v1", "Pod", "ns1", "ToBeDeletedPod", "456",
+		 "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"owner1\",\"uid\":\"123\"}]");
+	struct fake_obj *cm = fake_add(&e->f, "v1", "ConfigMap", "ns1", "cm", "cmuid",
+				       "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"ToBeDeletedPod\",\"uid\":\"456\"}]");
+	observe(e, cm, GC_EVENT_ADD);
+	struct gc_graph_view av = e->view;
+	av.node = arena_like_node;
+	struct gc_worker w = e->w;
+	w.graph = &av;
+	gc_queue_key_encode(&id, true, 507, buf, sizeof buf);
+	struct gc_result res;
+	assert_int_equal(gc_attempt_to_delete_worker(&w, buf, &res), GC_REQUEUE);
+	assert_true(called(e, "DELETE v1/Pod ns1/ToBeDeletedPod uid=456 rv=1 Background"));
+	/* the plain uid of a virtual node is unknown to such a view: forgotten */
+	assert_int_equal(gc_attempt_to_delete_worker(&w, "456", &res), GC_FORGET);
+	/* once observed, a queued virtual copy is skipped */
+	struct fake_obj *pod = &e->f.objs[0];
+	pod->live = true;
+	observe(e, pod, GC_EVENT_ADD);
+	e->f.n_calls = 0;
+	assert_int_equal(gc_attempt_to_delete_worker(&w, buf, &res), GC_FORGET);
+	assert_int_equal(e->f.n_calls, 0);
+	env_free(e);
+}
+
 /* ---- scenarios ----------------------------------------------------------------------------- */
 #define RCREF(name, uid, block)                                                                                         \
 	"{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"" name "\",\"uid\":\"" uid "\"" block "}"
@@ -871,6 +933,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_scoped_and_unmappable),
 		cmocka_unit_test(test_remove_finalizer_conflicts),
 		cmocka_unit_test(test_crd_merge_patch_fallback),
+		cmocka_unit_test(test_queue_keys),
 		cmocka_unit_test(test_cascading_deletion),
 		cmocka_unit_test(test_create_with_nonexistent_owner),
 		cmocka_unit_test(test_solid_owner_does_not_block_waiting_owner),
