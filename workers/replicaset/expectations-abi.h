@@ -34,7 +34,8 @@
  *     informer_* by informerd. Slot: `state` by CAS only (claim EMPTY/TOMBSTONE -> CLAIMED by a
  *     worker; CLAIMED -> LIVE and LIVE -> TOMBSTONE by the lease holder; CLAIMED(pid) ->
  *     TOMBSTONE by anyone who saw pid dead: single RMWs that cannot tear). seq, key*, worker
- *     words, del[].hash and del[].fail_tag by the lease holder of the slot's key. observed,
+ *     words, del[].hash, del[].fail_tag and the consistency record (cons_*) by the lease
+ *     holder of the slot's key (informerd never reads cons_*). observed,
  *     deleted_seq and del[].inf_tag by informerd.
  *  E2 Worker write protocol (replace, free): seq := odd (relaxed store), release fence, write
  *     the words (relaxed atomics), seq := next even (release store). Readers (informerd) load
@@ -76,11 +77,14 @@
 #include <stdint.h>
 
 #define RS_EXP_MAGIC UINT64_C(0x6b636d6472736578) /* "kcmdrsex" */
-#define RS_EXP_ABI_VERSION 1u
+#define RS_EXP_ABI_VERSION 2u
 #define RS_EXP_KEY_MAX 507u	   /* "namespace/name": 253 + 1 + 253 */
 #define RS_EXP_KEY_WORDS 64u	   /* 512 bytes of key storage, NUL padded */
 #define RS_EXP_MAX_DELETES 500u	   /* burstReplicas: ExpectDeletions never gets more keys */
 #define RS_EXP_HEADER_SIZE 4096u   /* slots start on the second page */
+#define RS_EXP_CONS_RESOURCES 2u   /* pods, replicasets.apps */
+#define RS_EXP_CONS_UID_WORDS 8u   /* 63 bytes + NUL */
+#define RS_EXP_CONS_RV_WORDS 4u	   /* 31 digits + NUL (a uint64 RV has at most 20) */
 
 /* slot state word: low 2 bits kind, bits 32..63 the claiming pid (CLAIMED only) */
 enum rs_exp_slot_kind {
@@ -138,7 +142,15 @@ struct rs_exp_slot {
 	_Atomic uint32_t deleted_seq;		 /* DeleteExpectations from the RS delete handler */
 	uint32_t pad;
 	uint64_t reserved[6];
+	/* consistency record (v1.36 staleness gate, upstream util/consistency): lease holder only;
+	 * live when cons_seq != 0 and cons_seq != deleted_seq (informerd's DeleteExpectations
+	 * clears it with the expectations); carried to the new seq by every replace */
+	_Alignas(64) _Atomic uint32_t cons_seq;
+	uint32_t pad2;
+	_Atomic uint64_t cons_uid[RS_EXP_CONS_UID_WORDS];	       /* owner uid, NUL padded */
+	_Atomic uint64_t cons_rv[RS_EXP_CONS_RESOURCES][RS_EXP_CONS_RV_WORDS]; /* "" = none written */
+	uint64_t reserved2[1];
 	_Atomic uint64_t key[RS_EXP_KEY_WORDS]; /* lease holder, while seq is odd (E4) */
 	struct rs_exp_del del[RS_EXP_MAX_DELETES];
 };
-static_assert(sizeof(struct rs_exp_slot) == 128 + 512 + 16 * RS_EXP_MAX_DELETES, "rs_exp_slot layout");
+static_assert(sizeof(struct rs_exp_slot) == 128 + 192 + 512 + 16 * RS_EXP_MAX_DELETES, "rs_exp_slot layout");

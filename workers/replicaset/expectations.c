@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -325,6 +326,7 @@ static int lookup_or_claim(struct rs_exp *e, const char *key, size_t len, struct
 				atomic_store_explicit(&s->key_hash, kh, R);
 				atomic_store_explicit(&s->n_del, 0, R);
 				atomic_store_explicit(&s->expected_adds, 0, R);
+				atomic_store_explicit(&s->cons_seq, 0, R);
 				*ret = s;
 				*ret_odd = odd;
 				return 1;
@@ -341,6 +343,21 @@ static void publish(struct rs_exp_slot *s, uint32_t odd, int claimed)
 	if (claimed == 1)
 		/* release: a reader that sees LIVE (acquire in lookup) sees the key and content */
 		atomic_store_explicit(&s->state, RS_EXP_SLOT_LIVE, REL);
+}
+
+/* Whether the consistency record belongs to the published generation `seq`. */
+static bool cons_live(struct rs_exp_slot *s, uint32_t seq)
+{
+	uint32_t cs = atomic_load_explicit(&s->cons_seq, R); /* own word */
+	return cs != 0 && cs == seq && !(seq & 1) && atomic_load_explicit(&s->deleted_seq, ACQ) != seq;
+}
+
+/* Inside a replace (seq odd): the consistency record follows the record to the generation
+ * about to be published, or is dropped if it was not live. `old` is the seq before the write. */
+static void cons_carry(struct rs_exp_slot *s, uint32_t old, uint32_t odd, int claimed)
+{
+	bool live = claimed != 1 && cons_live(s, old);
+	atomic_store_explicit(&s->cons_seq, live ? odd + 1 : 0, R);
 }
 
 static void stamp(struct rs_exp *e, struct rs_exp_slot *s, int64_t now)
@@ -367,6 +384,7 @@ int rs_exp_expect_creations(struct rs_exp *e, const char *key, int64_t n, int64_
 	atomic_store_explicit(&s->expected_adds, n, R);
 	atomic_store_explicit(&s->n_del, 0, R);
 	stamp(e, s, now);
+	cons_carry(s, odd - 1, odd, r);
 	publish(s, odd, r);
 	return 0;
 }
@@ -404,6 +422,7 @@ int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const
 	atomic_store_explicit(&s->n_del, (uint32_t)m, R);
 	atomic_store_explicit(&s->expected_adds, 0, R);
 	stamp(e, s, now);
+	cons_carry(s, odd - 1, odd, r);
 	publish(s, odd, r);
 	return 0;
 }
@@ -579,6 +598,138 @@ bool rs_exp_satisfied(struct rs_exp *e, const char *key, int64_t now, struct rs_
 	st->verdict = RS_EXP_PENDING;
 	st->recheck_after_ns = recheck;
 	return false;
+}
+
+/* ---- consistency store ------------------------------------------------------------------------ */
+const char *rs_cons_resource_name(enum rs_cons_resource r)
+{
+	return r == RS_CONS_PODS ? "pods" : "replicasets.apps";
+}
+
+static bool rv_well_formed(const char *s)
+{
+	if (!s || !s[0] || s[0] == '0')
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+int rs_rv_compare(const char *a, const char *b, int *ret)
+{
+	if (!ret || !rv_well_formed(a) || !rv_well_formed(b))
+		return -EINVAL;
+	size_t la = strlen(a), lb = strlen(b);
+	int c = la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
+	*ret = c < 0 ? -1 : c > 0 ? 1 : 0;
+	return 0;
+}
+
+static void words_store(_Atomic uint64_t *w, size_t nw, const char *str)
+{
+	uint64_t buf[RS_EXP_CONS_UID_WORDS] = {0};
+	size_t n = strlen(str);
+	memcpy(buf, str, n); /* callers checked n < nw * 8 */
+	for (size_t i = 0; i < nw; i++)
+		atomic_store_explicit(&w[i], buf[i], R);
+}
+
+static void words_load(_Atomic uint64_t *w, size_t nw, char *out)
+{
+	uint64_t buf[RS_EXP_CONS_UID_WORDS];
+	for (size_t i = 0; i < nw; i++)
+		buf[i] = atomic_load_explicit(&w[i], R);
+	memcpy(out, buf, nw * 8);
+	out[nw * 8 - 1] = 0;
+}
+
+int rs_exp_wrote_at(struct rs_exp *e, const char *key, const char *owner_uid, enum rs_cons_resource r,
+		    const char *rv)
+{
+	size_t len;
+	if (!e || check_key(key, &len) < 0 || !owner_uid || !rv || (unsigned)r >= RS_EXP_CONS_RESOURCES)
+		return -EINVAL;
+	if (e->role != RS_EXP_WORKER)
+		return -EPERM;
+	if (strlen(owner_uid) >= RS_EXP_CONS_UID_WORDS * 8 || strlen(rv) >= RS_EXP_CONS_RV_WORDS * 8)
+		return -E2BIG;
+	uint32_t seq;
+	struct rs_exp_slot *s = own_lookup(e, key, len, &seq);
+	if (!s || (seq & 1) || atomic_load_explicit(&s->deleted_seq, ACQ) == seq) {
+		/* no record, or a torn or deleted one: start a fresh generation with no expectations
+		 * (what the record means already) to hang the consistency record on */
+		uint32_t odd;
+		int c = lookup_or_claim(e, key, len, &s, &odd);
+		if (c < 0)
+			return c;
+		atomic_store_explicit(&s->expected_adds, 0, R);
+		atomic_store_explicit(&s->n_del, 0, R);
+		atomic_store_explicit(&s->phase, RS_EXP_PHASE_SETTLED, R);
+		atomic_store_explicit(&s->cons_seq, 0, R);
+		publish(s, odd, c);
+		seq = odd + 1;
+	}
+	char cur_uid[RS_EXP_CONS_UID_WORDS * 8], cur_rv[RS_EXP_CONS_RV_WORDS * 8];
+	bool same_owner = false;
+	if (cons_live(s, seq)) {
+		words_load(s->cons_uid, RS_EXP_CONS_UID_WORDS, cur_uid);
+		same_owner = strcmp(cur_uid, owner_uid) == 0;
+	}
+	if (same_owner) {
+		words_load(s->cons_rv[r], RS_EXP_CONS_RV_WORDS, cur_rv);
+		int c;
+		if (cur_rv[0] && rs_rv_compare(cur_rv, rv, &c) == 0 && c >= 0)
+			return 0; /* the stored one is at least as new */
+	}
+	/* cons_seq = 0 while the record is inconsistent: a writer killed here leaves none. The
+	 * release fence orders that store before the words (pairs with nothing in another
+	 * process: only the next lease holder reads these, after the queue handed it the key). */
+	atomic_store_explicit(&s->cons_seq, 0, R);
+	atomic_thread_fence(REL);
+	if (!same_owner) {
+		words_store(s->cons_uid, RS_EXP_CONS_UID_WORDS, owner_uid);
+		for (unsigned i = 0; i < RS_EXP_CONS_RESOURCES; i++)
+			words_store(s->cons_rv[i], RS_EXP_CONS_RV_WORDS, "");
+	}
+	words_store(s->cons_rv[r], RS_EXP_CONS_RV_WORDS, rv);
+	/* release: the record is complete before it is live */
+	atomic_store_explicit(&s->cons_seq, seq, REL);
+	return 0;
+}
+
+int rs_exp_ensure_ready(struct rs_exp *e, const char *key, const char *const read_rv[RS_EXP_CONS_RESOURCES],
+			struct rs_cons_stale *ret)
+{
+	size_t len;
+	if (!e || check_key(key, &len) < 0)
+		return -EINVAL;
+	if (e->role != RS_EXP_WORKER)
+		return -EPERM;
+	uint32_t seq;
+	struct rs_exp_slot *s = own_lookup(e, key, len, &seq);
+	if (!s || !cons_live(s, seq))
+		return 0;
+	for (unsigned i = 0; i < RS_EXP_CONS_RESOURCES; i++) {
+		char wrote[RS_EXP_CONS_RV_WORDS * 8];
+		words_load(s->cons_rv[i], RS_EXP_CONS_RV_WORDS, wrote);
+		const char *read = read_rv ? read_rv[i] : NULL;
+		if (!wrote[0] || !read || !read[0])
+			continue; /* nothing written, or the store cannot tell its version */
+		int c;
+		if (rs_rv_compare(wrote, read, &c) < 0)
+			continue; /* a data problem must not block syncing */
+		if (c > 0) {
+			if (ret) {
+				ret->resource = (enum rs_cons_resource)i;
+				snprintf(ret->wrote_rv, sizeof ret->wrote_rv, "%s", wrote);
+				snprintf(ret->read_rv, sizeof ret->read_rv, "%s", read);
+			}
+			return 1;
+		}
+	}
+	atomic_store_explicit(&s->cons_seq, 0, R); /* ready: Clear */
+	return 0;
 }
 
 /* ---- informerd ------------------------------------------------------------------------------ */

@@ -99,13 +99,46 @@ struct rs_exp_state {
  * receives the details. Any role may call it (kcmctl uses an INFORMER-less reader). */
 bool rs_exp_satisfied(struct rs_exp *e, const char *key, int64_t now, struct rs_exp_state *st);
 
+/* ---- consistency store (v1.36 staleness gate, upstream pkg/controller/util/consistency) -------
+ * Per RS key, the newest resourceVersion this controller wrote per resource, with the RS uid;
+ * kept in the same slot as the expectations so any worker that next holds the key sees it.
+ * Lease holder only. Crash rule: the record is written under cons_seq = 0, so a writer killed
+ * mid-write leaves no record (as upstream after a restart), never a torn RV that could block. */
+enum rs_cons_resource {
+	RS_CONS_PODS = 0,	 /* "pods" */
+	RS_CONS_REPLICASETS = 1, /* "replicasets.apps" */
+};
+/* GroupResource.String() of r. */
+const char *rs_cons_resource_name(enum rs_cons_resource r);
+/* resourceversion.CompareResourceVersion: well-formed = non-empty decimal digits without a
+ * leading zero; longer is greater, equal lengths compare lexically. *ret = -1/0/1, or -EINVAL
+ * when either is malformed. */
+int rs_rv_compare(const char *a, const char *b, int *ret);
+/* WroteAt: a record for another uid (or none) is replaced by one for owner_uid; the RV of
+ * resource r is kept if the stored one compares >= rv, else replaced (also when the stored one
+ * does not compare). 0, -EINVAL, -E2BIG (uid > 63 or rv > 31 bytes: nothing recorded), -ENOSPC,
+ * -EPERM. */
+int rs_exp_wrote_at(struct rs_exp *e, const char *key, const char *owner_uid, enum rs_cons_resource r,
+		    const char *rv);
+struct rs_cons_stale {
+	enum rs_cons_resource resource;
+	char wrote_rv[32], read_rv[32];
+};
+/* EnsureReady: read_rv[r] is the informer store's last synced RV of resource r (NULL or ""
+ * = unknown: skipped). Returns 0 when ready (the record, if any, is cleared), 1 when a written
+ * RV is newer than the read one (*ret filled, the record kept), or -EINVAL / -EPERM. A
+ * comparison error counts as ready for that resource, as upstream. */
+int rs_exp_ensure_ready(struct rs_exp *e, const char *key, const char *const read_rv[RS_EXP_CONS_RESOURCES],
+			struct rs_cons_stale *ret);
+
 /* ---- informerd -------------------------------------------------------------------------------
  * Each returns 1 when it counted, 0 when there was nothing to count (no record, a record being
  * replaced, a pod key not in the set or already counted), or -EINVAL / -EPERM. */
 int rs_exp_creation_observed(struct rs_exp *e, const char *key);
 int rs_exp_deletion_observed(struct rs_exp *e, const char *key, const char *pod_key);
 /* DeleteExpectations from the RS delete handler: marks the current generation deleted (the
- * next sync of the key frees the slot). */
+ * next sync of the key frees the slot); this also clears the consistency record, as upstream's
+ * deleteRS clears it. */
 int rs_exp_informer_delete(struct rs_exp *e, const char *key);
 
 /* ---- manager ------------------------------------------------------------------------------- */

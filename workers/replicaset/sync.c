@@ -268,7 +268,8 @@ static void call_result_free(struct rs_call_result *r, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(r[i].msg);
 		free(r[i].name);
-		r[i].msg = r[i].name = NULL;
+		free(r[i].rv);
+		r[i].msg = r[i].name = r[i].rv = NULL;
 	}
 }
 
@@ -295,6 +296,26 @@ static struct kube_owner_ref controller_ref(const struct kube_replicaset *rs)
 		.controller = 1,
 		.block_owner_deletion = 1,
 	};
+}
+
+/* consistencyStore.WroteAt for this RS (gate on, an RV reported). */
+static void wrote(const struct rs_sync_input *in, enum rs_cons_resource r, const char *rv)
+{
+	if (in->features.stale_consistency && rv && rv[0] && in->rs)
+		(void)rs_exp_wrote_at(in->exp, in->key, in->rs->meta.uid ? in->rs->meta.uid : "", r, rv);
+}
+
+static int patch_pod(const struct rs_sync_input *in, const struct rs_executor *ex, const struct kube_pod *p,
+		     const char *body, bool record, char **msg)
+{
+	if (!ex->patch_pod_rv)
+		return ex->patch_pod(ex->ud, p, body, msg);
+	char *rv = NULL;
+	int r = ex->patch_pod_rv(ex->ud, p, body, &rv, msg);
+	if (r >= 0 && record)
+		wrote(in, RS_CONS_PODS, rv);
+	free(rv);
+	return r;
 }
 
 static void event(const struct rs_executor *ex, const struct kube_replicaset *rs, const char *type,
@@ -372,8 +393,8 @@ static int claim_pods(const struct rs_sync_input *in, const struct rs_executor *
 			char *body = NULL, *msg = NULL;
 			const char *uid = rs->meta.uid;
 			int r = kube_encode_release_patch(p->meta.uid, &uid, 1, &body);
-			if (r >= 0)
-				r = ex->patch_pod(ex->ud, p, body, &msg);
+			if (r >= 0) /* a released pod has no controller: nothing recorded */
+				r = patch_pod(in, ex, p, body, false, &msg);
 			free(body);
 			/* 404 (pod gone) and 422 (recreated, or no refs left) are fine */
 			if (r < 0 && r != -ENOENT && r != -EINVAL) {
@@ -396,7 +417,7 @@ static int claim_pods(const struct rs_sync_input *in, const struct rs_executor *
 			char *body = NULL, *msg = NULL;
 			int r = kube_encode_adopt_patch(&owner, p->meta.uid, &body);
 			if (r >= 0)
-				r = ex->patch_pod(ex->ud, p, body, &msg);
+				r = patch_pod(in, ex, p, body, true, &msg);
 			free(body);
 			if (r >= 0) {
 				claimed[n++] = p;
@@ -468,6 +489,7 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 				if (cr->err == 0) {
 					successes++;
 					res->created++;
+					wrote(in, RS_CONS_PODS, cr->rv);
 					event(ex, rs, RS_EVENT_NORMAL, RS_REASON_SUCCESSFUL_CREATE, rs_msg_created(cr->name));
 				} else if (cr->namespace_terminating) {
 					successes++; /* nothing to do: every create would fail */
@@ -576,20 +598,27 @@ static int update_status(const struct rs_sync_input *in, const struct rs_executo
 {
 	const struct kube_replicaset *cur = in->rs;
 	*ret_updated = cur;
-	if (rs_status_unchanged(cur, st))
+	if (rs_status_unchanged(cur, st)) {
+		/* upstream records the (cached) object's version after a no-op update too */
+		wrote(in, RS_CONS_REPLICASETS, cur->meta.resource_version);
 		return 0;
+	}
 	/* the generation of the copy the sync started with, also after a refresh */
 	st->s.observed_generation = in->rs->meta.generation;
 	for (int i = 0;; i++) {
-		char *msg = NULL;
+		char *msg = NULL, *rv = NULL;
 		res->status_puts++;
-		int r = ex->update_status(ex->ud, cur, &st->s, &msg);
+		int r = ex->update_status_rv ? ex->update_status_rv(ex->ud, cur, &st->s, &rv, &msg)
+					     : ex->update_status(ex->ud, cur, &st->s, &msg);
 		if (r >= 0) {
 			free(msg);
 			res->status_written = true;
 			*ret_updated = cur;
+			wrote(in, RS_CONS_REPLICASETS, rv);
+			free(rv);
 			return 0;
 		}
+		free(rv);
 		if (i >= RS_STATUS_UPDATE_RETRIES) {
 			*ret_msg = strdup(errtext(r, msg));
 			free(msg);
@@ -618,9 +647,22 @@ int rs_sync(const struct rs_sync_input *in, const struct rs_executor *ex, struct
 	memset(res, 0, sizeof *res);
 	if (!in || !in->key || !in->exp || !ex)
 		return fail(res, -EINVAL, NULL);
+	if (in->features.stale_consistency) {
+		/* consistencyStore.EnsureReady: our own writes must be visible in the cache first */
+		struct rs_cons_stale stale;
+		if (rs_exp_ensure_ready(in->exp, in->key, in->read_rv, &stale) == 1) {
+			char *msg = NULL;
+			res->stale_skip = true;
+			res->stale_resource = stale.resource;
+			if (asprintf(&msg, "read version: %s is not as new as written version: %s for group resource %s",
+				     stale.read_rv, stale.wrote_rv, rs_cons_resource_name(stale.resource)) < 0)
+				msg = NULL;
+			return fail(res, -EAGAIN, msg);
+		}
+	}
 	const struct kube_replicaset *rs = in->rs;
 	if (!rs) {
-		/* deleted: DeleteExpectations, success */
+		/* deleted: Clear + DeleteExpectations (one slot holds both), success */
 		res->rs_gone = true;
 		rs_exp_delete(in->exp, in->key);
 		return 0;

@@ -13,8 +13,8 @@
  *    retry, requeue), driving a struct rs_executor for every API call and event. The lead backs
  *    the executor with the real client; the tests back it with a recording double.
  *
- * Not here (the caller's part, see docs/replicaset.md): the staleness gate of v1.36
- * (consistency store), reading the RS and the candidate pods from the arena (owned by this RS
+ * Not here (the caller's part, see docs/replicaset.md): reading the RS, the candidate pods
+ * and the stores' last synced resourceVersions from the arena (owned by this RS
  * plus the namespace's orphans, FilterPodsByOwner), the related pods of sibling RSes for the
  * ranking, the queue calls (Forget / AddRateLimited / AddAfter) that follow the result.
  */
@@ -37,8 +37,9 @@ struct rs_features {
 	bool terminating_replicas; /* gate DeploymentReplicaSetTerminatingReplicas (on since 1.35) */
 	bool status_terminating;   /* controller flavour: true for ReplicaSet, false for RC */
 	bool pod_deletion_cost;	   /* gate PodDeletionCost (beta, on) */
+	bool stale_consistency;	   /* gate StaleControllerConsistencyReplicaSet (beta, on in 1.36) */
 };
-#define RS_FEATURES_DEFAULT ((struct rs_features){true, true, true})
+#define RS_FEATURES_DEFAULT ((struct rs_features){true, true, true, true})
 
 /* ---- pure decisions ------------------------------------------------------------------------ */
 enum rs_claim {
@@ -94,6 +95,8 @@ struct rs_call_result {
 	bool namespace_terminating; /* Status cause NamespaceTerminating */
 	char *msg;		    /* the error's text (Go's err.Error(): Status.message) */
 	char *name;		    /* create: the server-assigned pod name */
+	char *rv;		    /* create: the created pod's resourceVersion (consistency store;
+				     * NULL = not reported: nothing recorded) */
 };
 
 struct rs_executor {
@@ -117,6 +120,12 @@ struct rs_executor {
 	/* An Event on the ReplicaSet. */
 	void (*record_event)(void *ud, const struct kube_replicaset *rs, const char *type, const char *reason,
 			     const char *message);
+	/* Optional, for the v1.36 consistency store: patch_pod / update_status that also return
+	 * the resourceVersion of the object in the response (malloc'd, *ret_rv). When set they are
+	 * used instead of the plain ones; when not, those writes are not recorded. */
+	int (*patch_pod_rv)(void *ud, const struct kube_pod *pod, const char *body, char **ret_rv, char **ret_msg);
+	int (*update_status_rv)(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st,
+				char **ret_rv, char **ret_msg);
 };
 
 struct rs_sync_input {
@@ -131,6 +140,10 @@ struct rs_sync_input {
 	kube_time_t (*clock)(void *ud);		     /* wall clock (status, ranking); NULL = real */
 	void *clock_ud;
 	int64_t (*mono)(void *ud);		     /* CLOCK_BOOTTIME for expectations; NULL = real */
+	/* The informer stores' last synced resourceVersion of pods and of replicasets
+	 * (LastStoreSyncResourceVersion; the arena's shm_type_info.rv). NULL/"" = unknown: the
+	 * staleness gate lets that resource pass, as upstream does for "". */
+	const char *read_rv[RS_EXP_CONS_RESOURCES];
 };
 
 struct rs_sync_result {
@@ -140,6 +153,9 @@ struct rs_sync_result {
 	int64_t requeue_after_ns;
 	/* what happened, for metrics and tests */
 	bool needs_sync, managed, status_written, rs_gone, invalid_selector;
+	/* the staleness gate skipped the sync (replicaset_controller_stale_sync_skips_total) */
+	bool stale_skip;
+	enum rs_cons_resource stale_resource;
 	enum rs_exp_verdict exp_verdict;
 	int32_t created, create_failed, skipped, deleted, delete_failed;
 	uint32_t adopted, released, status_puts;

@@ -403,6 +403,92 @@ static void test_capacity_and_reclaim(void **state)
 	munmap(map, size);
 }
 
+static void test_rv_compare(void **state)
+{
+	(void)state;
+	int c;
+	assert_int_equal(rs_rv_compare("10", "9", &c), 0);
+	assert_int_equal(c, 1);
+	assert_int_equal(rs_rv_compare("9", "10", &c), 0);
+	assert_int_equal(c, -1);
+	assert_int_equal(rs_rv_compare("123", "123", &c), 0);
+	assert_int_equal(c, 0);
+	assert_int_equal(rs_rv_compare("124", "123", &c), 0);
+	assert_int_equal(c, 1);
+	/* longer than uint64 is fine: compared as digits */
+	assert_int_equal(rs_rv_compare("123456789012345678901234", "99999999999999999999", &c), 0);
+	assert_int_equal(c, 1);
+	assert_int_equal(rs_rv_compare("", "1", &c), -EINVAL);
+	assert_int_equal(rs_rv_compare("0", "1", &c), -EINVAL);
+	assert_int_equal(rs_rv_compare("01", "1", &c), -EINVAL);
+	assert_int_equal(rs_rv_compare("1a", "1", &c), -EINVAL);
+	assert_int_equal(rs_rv_compare("1", "-1", &c), -EINVAL);
+	assert_int_equal(rs_rv_compare(NULL, "1", &c), -EINVAL);
+	assert_string_equal(rs_cons_resource_name(RS_CONS_PODS), "pods");
+	assert_string_equal(rs_cons_resource_name(RS_CONS_REPLICASETS), "replicasets.apps");
+}
+
+static void test_consistency_store(void **state)
+{
+	struct fx *f = *state;
+	const char *rv[2] = {"100", "100"};
+	struct rs_cons_stale st;
+	/* no record: ready */
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", rv, &st), 0);
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u1", RS_CONS_PODS, "150"), 0);
+	/* an older write does not lower it */
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u1", RS_CONS_PODS, "120"), 0);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", rv, &st), 1);
+	assert_int_equal(st.resource, RS_CONS_PODS);
+	assert_string_equal(st.wrote_rv, "150");
+	assert_string_equal(st.read_rv, "100");
+	/* not ready keeps the record; ready clears it */
+	const char *rv2[2] = {"150", "100"};
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", rv2, &st), 0);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", (const char *[2]){"1", "1"}, &st), 0);
+	/* another uid replaces the record (the old RVs go) */
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u1", RS_CONS_REPLICASETS, "300"), 0);
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u2", RS_CONS_PODS, "200"), 0);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", (const char *[2]){"200", "1"}, &st), 0);
+	/* an unparseable stored RV is overwritten; an unparseable read RV lets it pass */
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u2", RS_CONS_PODS, "junk"), 0);
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u2", RS_CONS_PODS, "500"), 0);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", (const char *[2]){"400", "1"}, &st), 1);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", (const char *[2]){"x", "1"}, &st), 0);
+	/* the record survives replaces of the expectations and is cleared with them by informerd */
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u2", RS_CONS_PODS, "500"), 0);
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0), 0);
+	const char *k[] = {"ns/p"};
+	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", k, 1, T0), 0);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", rv, &st), 1);
+	assert_int_equal(rs_exp_informer_delete(f->inf, "ns/rs"), 1);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", rv, &st), 0);
+	/* a write after the delete mark starts a fresh generation: no expectations, live record */
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u3", RS_CONS_PODS, "700"), 0);
+	assert_int_equal(verdict(f->w, "ns/rs", T0), RS_EXP_FULFILLED);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", rv, &st), 1);
+	/* the worker's DeleteExpectations frees everything */
+	assert_int_equal(rs_exp_delete(f->w, "ns/rs"), 0);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", rv, &st), 0);
+	/* limits and roles */
+	char big[80];
+	memset(big, '1', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", big, RS_CONS_PODS, "1"), -E2BIG);
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u", RS_CONS_PODS, big), -E2BIG);
+	assert_int_equal(rs_exp_wrote_at(f->inf, "ns/rs", "u", RS_CONS_PODS, "1"), -EPERM);
+	assert_int_equal(rs_exp_ensure_ready(f->inf, "ns/rs", rv, &st), -EPERM);
+	/* a writer killed mid-record leaves none (cons_seq 0 while writing) */
+	assert_int_equal(rs_exp_wrote_at(f->w, "ns/rs", "u4", RS_CONS_PODS, "900"), 0);
+	void *map;
+	size_t size;
+	struct rs_exp_slot *s = raw_live_slot(f->fd, &map, &size);
+	assert_non_null(s);
+	atomic_store(&s->cons_seq, 0);
+	assert_int_equal(rs_exp_ensure_ready(f->w, "ns/rs", rv, &st), 0);
+	munmap(map, size);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +505,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_informer_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_and_reclaim, setup_small, teardown),
+		cmocka_unit_test(test_rv_compare),
+		cmocka_unit_test_setup_teardown(test_consistency_store, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -242,7 +242,37 @@ static void f_event(void *ud, const struct kube_replicaset *rs, const char *type
 	F.n_events++;
 }
 
-static const struct rs_executor EX = {NULL, f_get_rs, f_patch, f_create, f_delete, f_update, f_event};
+static const struct rs_executor EX = {.get_rs = f_get_rs, .patch_pod = f_patch, .create_pods = f_create,
+				      .delete_pods = f_delete, .update_status = f_update, .record_event = f_event};
+
+/* The same double reporting resourceVersions (the consistency store's inputs). */
+static int RV_NEXT = 100;
+static void f_create_rv(void *ud, const struct kube_replicaset *rs, const char *body, size_t n,
+			struct rs_call_result *r)
+{
+	f_create(ud, rs, body, n, r);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].err == 0)
+			assert_true(asprintf(&r[i].rv, "%d", RV_NEXT++) > 0);
+}
+static int f_patch_rv(void *ud, const struct kube_pod *p, const char *body, char **rv, char **msg)
+{
+	int r = f_patch(ud, p, body, msg);
+	if (r == 0)
+		assert_true(asprintf(rv, "%d", RV_NEXT++) > 0);
+	return r;
+}
+static int f_update_rv(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st, char **rv,
+		       char **msg)
+{
+	int r = f_update(ud, rs, st, msg);
+	if (r == 0)
+		assert_true(asprintf(rv, "%d", RV_NEXT++) > 0);
+	return r;
+}
+static const struct rs_executor EX_RV = {.get_rs = f_get_rs, .patch_pod = f_patch, .create_pods = f_create_rv,
+					 .delete_pods = f_delete, .update_status = f_update, .record_event = f_event,
+					 .patch_pod_rv = f_patch_rv, .update_status_rv = f_update_rv};
 
 static kube_time_t fixed_clock(void *ud) { (void)ud; return NOW; }
 static int64_t fixed_mono(void *ud) { (void)ud; return 1000 * SEC; }
@@ -977,6 +1007,79 @@ static void test_orphan_recheck(void **state)
 	kube_object_free(rs);
 }
 
+/* v1.36 staleness gate: the controller's own writes must be in the cache before it syncs */
+static void test_consistency_gate(void **state)
+{
+	(void)state;
+	RV_NEXT = 100;
+	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 2});
+	struct kube_pod o = pod("o", NULL, KUBE_POD_RUNNING, true);
+	const struct kube_pod *pods[] = {&o};
+	struct rs_sync_input in = input(rs, pods, 1);
+	in.read_rv[RS_CONS_PODS] = "50";
+	in.read_rv[RS_CONS_REPLICASETS] = "50";
+	struct rs_sync_result res;
+	/* adopt (patch rv 100), create one (rv 101), status (rv 102) */
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), 0);
+	assert_int_equal(res.adopted, 1);
+	assert_int_equal(res.created, 1);
+	assert_true(res.status_written);
+	rs_sync_result_free(&res);
+	/* expectations satisfied, but the cache has not seen our pod writes: skipped */
+	assert_int_equal(rs_exp_creation_observed(E.inf, "ns/rs"), 1);
+	fake_reset();
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), -EAGAIN);
+	assert_true(res.stale_skip);
+	assert_int_equal(res.stale_resource, RS_CONS_PODS);
+	assert_string_equal(res.err_msg, "read version: 50 is not as new as written version: 101 for group resource pods");
+	assert_int_equal(F.update_calls + F.create_calls + F.patch_calls + F.get_calls, 0);
+	rs_sync_result_free(&res);
+	/* pods caught up, replicasets not */
+	in.read_rv[RS_CONS_PODS] = "101";
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), -EAGAIN);
+	assert_int_equal(res.stale_resource, RS_CONS_REPLICASETS);
+	assert_string_equal(res.err_msg,
+			    "read version: 50 is not as new as written version: 102 for group resource replicasets.apps");
+	rs_sync_result_free(&res);
+	/* both caught up: the sync runs (and the record is cleared, then rewritten by it) */
+	in.read_rv[RS_CONS_REPLICASETS] = "200";
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), 0);
+	assert_false(res.stale_skip);
+	rs_sync_result_free(&res);
+	/* an unknown store version never blocks; neither does a malformed written one */
+	in.read_rv[RS_CONS_PODS] = NULL;
+	in.read_rv[RS_CONS_REPLICASETS] = "";
+	assert_int_equal(rs_exp_wrote_at(E.w, "ns/rs", "rs-uid", RS_CONS_PODS, "999999"), 0);
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), 0);
+	rs_sync_result_free(&res);
+	/* gate off: no check, no records */
+	in.read_rv[RS_CONS_PODS] = "1";
+	in.read_rv[RS_CONS_REPLICASETS] = "1";
+	assert_int_equal(rs_exp_wrote_at(E.w, "ns/rs", "rs-uid", RS_CONS_PODS, "999999"), 0);
+	in.features.stale_consistency = false;
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), 0);
+	rs_sync_result_free(&res);
+	/* the RS delete handler's DeleteExpectations clears the record too */
+	in.features.stale_consistency = true;
+	assert_int_equal(rs_exp_informer_delete(E.inf, "ns/rs"), 1);
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), 0);
+	rs_sync_result_free(&res);
+	/* RS gone with a stale record: the error comes first, as upstream's order */
+	assert_int_equal(rs_exp_wrote_at(E.w, "ns/rs", "rs-uid", RS_CONS_PODS, "999999"), 0);
+	in.rs = NULL;
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), -EAGAIN);
+	rs_sync_result_free(&res);
+	in.read_rv[RS_CONS_PODS] = "999999";
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), -EAGAIN); /* our status write is newer too */
+	assert_int_equal(res.stale_resource, RS_CONS_REPLICASETS);
+	rs_sync_result_free(&res);
+	in.read_rv[RS_CONS_REPLICASETS] = "999999";
+	assert_int_equal(rs_sync(&in, &EX_RV, &res), 0);
+	assert_true(res.rs_gone);
+	rs_sync_result_free(&res);
+	kube_object_free(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1000,6 +1103,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gone_and_invalid_selector, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_and_deleting_replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_orphan_recheck, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_consistency_gate, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
