@@ -144,9 +144,10 @@ cluster: deps
 # Each area's bench programs print `bench: <name> <value> <unit>` lines; tests/bench-json.sh
 # keeps them on stdout and writes build/bench/<area>.json.
 BENCH_AREAS := kube shm ipc informer manager rs gc
+# An area may also name scripts (NAME_BENCH_SCRIPTS), e.g. Go benchmarks against the real cluster.
 define bench_area_template
-bench-$(1): deps $(foreach t,$($(1)_BENCHES),$(call prog,$(B),$(t)))
-	@tests/bench-json.sh $(1) $(foreach t,$($(1)_BENCHES),$(call prog,$(B),$(t)))
+bench-$(1): deps all $(foreach t,$($(1)_BENCHES),$(call prog,$(B),$(t)))
+	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/bench-json.sh $(1) $(foreach t,$($(1)_BENCHES),$(call prog,$(B),$(t))) $($(1)_BENCH_SCRIPTS)
 endef
 $(foreach a,$(BENCH_AREAS),$(eval $(call bench_area_template,$(a))))
 

@@ -16,3 +16,4 @@ manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c 
 BINS             += kcmd
 kcmd_SRCS        := manager/main.c
 kcmd_LIBDEPS     := manager
+manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
