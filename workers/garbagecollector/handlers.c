@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/garbagecollector/handlers.c: informer events -> graph changes (see handlers.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "informerd/records.h"
+#include "workers/garbagecollector/handlers.h"
+#include "workers/garbagecollector/worker.h"
+
+void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason, const char *message);
+
+const char *gc_api_version_of(const char *group, const char *version, char *buf, size_t len)
+{
+	if (group && group[0])
+		snprintf(buf, len, "%s/%s", group, gc_s(version));
+	else
+		snprintf(buf, len, "%s", gc_s(version));
+	return buf;
+}
+
+/* The arena copy of an object as the builder reads it; owners are copied into *ret_owners
+ * (malloc'd, free it). */
+static int obj_from_shm(const struct shm_obj *o, struct gc_obj *ret, struct kube_owner_ref **ret_owners)
+{
+	struct kube_owner_ref *owners = calloc(o->n_owners + 1, sizeof *owners);
+	if (!owners)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->n_owners; i++)
+		owners[i] = (struct kube_owner_ref){
+			.api_version = o->owners[i].api_version,
+			.kind = o->owners[i].kind,
+			.name = o->owners[i].name,
+			.uid = o->owners[i].uid,
+			.controller = o->owners[i].controller,
+			.block_owner_deletion = o->owners[i].block_owner_deletion,
+		};
+	*ret = (struct gc_obj){.uid = o->uid, .name = o->name, .ns = o->ns, .owners = owners, .n_owners = o->n_owners};
+	struct inf_rec_view v;
+	if (inf_rec_parse(o->payload, o->payload_len, &v) == 0) {
+		ret->being_deleted = v.hdr.deletion_ts != 0;
+		ret->fin_orphan = (v.hdr.flags & INF_REC_FIN_ORPHAN) != 0;
+		ret->fin_foreground = (v.hdr.flags & INF_REC_FIN_FOREGROUND) != 0;
+	}
+	*ret_owners = owners;
+	return 0;
+}
+
+int gc_handle_event(struct gc_builder *b, const struct inf_event *ev)
+{
+	char av[256];
+	struct gc_event ge = {
+		.api_version = gc_api_version_of(ev->res ? ev->res->group : NULL, ev->res ? ev->res->version : NULL, av,
+						 sizeof av),
+		.kind = ev->res ? ev->res->kind : NULL,
+	};
+	struct kube_owner_ref *old_owners = NULL, *obj_owners = NULL;
+	struct gc_obj old;
+	int r = 0;
+	switch (ev->kind) {
+	case INF_EVENT_ADD:
+		ge.type = GC_EVENT_ADD;
+		break;
+	case INF_EVENT_UPDATE:
+		ge.type = GC_EVENT_UPDATE;
+		break;
+	case INF_EVENT_DELETE:
+		ge.type = GC_EVENT_DELETE;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (ev->meta) {
+		ge.obj = gc_obj_from_meta(ev->meta);
+	} else if (ev->old) {
+		/* a tombstone: the last known state (DeletedFinalStateUnknown unwrapped) */
+		r = obj_from_shm(ev->old, &ge.obj, &obj_owners);
+		if (r < 0)
+			return r;
+	} else {
+		return -EINVAL; /* upstream: "cannot access obj", dropped */
+	}
+	if (ev->kind == INF_EVENT_UPDATE && ev->old) {
+		r = obj_from_shm(ev->old, &old, &old_owners);
+		if (r < 0)
+			goto out;
+		ge.old = &old;
+	}
+	r = gc_builder_process(b, &ge);
+out:
+	free(old_owners);
+	free(obj_owners);
+	return r;
+}
+
+/* ---- the table ----------------------------------------------------------------------------- */
+enum { Q_DELETE = 0, Q_ORPHAN = 1 };
+
+struct state {
+	struct gc_graph *graph;
+	struct gc_absent_cache *absent;
+	struct gc_builder b;
+	struct inf_handler_ctx *ctx;
+	unsigned long dropped_keys, errors, warnings;
+};
+
+static void add_key(struct state *s, size_t q, const char *uid, bool rate_limited)
+{
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	struct gc_node *n = gc_graph_get(s->graph, uid);
+	struct gc_ref id = {.uid = uid};
+	if (gc_queue_key_encode(n ? &n->id : &id, n && n->virtual_, IPC_QUEUE_KEY_MAX, key, sizeof key) < 0 ||
+	    q >= s->ctx->n_queues) {
+		s->dropped_keys++;
+		return;
+	}
+	int r = rate_limited ? ipc_queue_owner_add_rate_limited(s->ctx->queues[q], key)
+			     : ipc_queue_owner_add(s->ctx->queues[q], key);
+	if (r < 0)
+		s->dropped_keys++;
+}
+
+static void sink_delete(void *ud, const char *uid, bool rate_limited)
+{
+	add_key(ud, Q_DELETE, uid, rate_limited);
+}
+
+static void sink_orphan(void *ud, const char *uid)
+{
+	add_key(ud, Q_ORPHAN, uid, false);
+}
+
+static void sink_warning(void *ud, const struct gc_ref *involved, const char *reason, const char *message)
+{
+	struct state *s = ud;
+	s->warnings++;
+	if (gc_handlers_warning_hook)
+		gc_handlers_warning_hook(involved, reason, message);
+}
+
+static int table_init(struct inf_handler_ctx *ctx)
+{
+	struct state *s = calloc(1, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	if (gc_graph_new(&s->graph) < 0 || gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &s->absent) < 0) {
+		gc_graph_free(s->graph);
+		free(s);
+		return -ENOMEM;
+	}
+	s->ctx = ctx;
+	s->b = (struct gc_builder){
+		.graph = s->graph,
+		.absent = s->absent,
+		.sink = {.ud = s, .attempt_to_delete = sink_delete, .attempt_to_orphan = sink_orphan,
+			 .warning = sink_warning},
+	};
+	ctx->state = s;
+	return 0;
+}
+
+static void table_fini(struct inf_handler_ctx *ctx)
+{
+	struct state *s = ctx->state;
+	if (!s)
+		return;
+	gc_graph_free(s->graph);
+	gc_absent_cache_free(s->absent);
+	free(s);
+	ctx->state = NULL;
+}
+
+static void on_event(struct inf_handler_ctx *ctx, const struct inf_event *ev)
+{
+	struct state *s = ctx->state;
+	s->ctx = ctx;
+	if (gc_handle_event(&s->b, ev) < 0)
+		s->errors++;
+}
+
+static const char *const gc_queue_names[] = {"gc-attempt-to-delete", "gc-attempt-to-orphan", NULL};
+
+static const struct inf_handler_entry gc_entries[] = {
+	{.group = NULL, .resource = "*", .on_add = on_event, .on_update = on_event, .on_delete = on_event},
+};
+
+const struct inf_handler_table gc_handler_table = {
+	.controller = "garbagecollector",
+	.queues = gc_queue_names,
+	.entries = gc_entries,
+	.n_entries = 1,
+	.init = table_init,
+	.fini = table_fini,
+};

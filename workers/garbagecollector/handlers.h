@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * workers/garbagecollector/handlers.h: the GC's informer handlers, linked into informerd.
+ *
+ * Design note.
+ *   Upstream's monitors add every add/update/delete of every deletable resource to
+ *   graphChanges, and one goroutine applies them (processGraphChanges). In kcmd the handlers
+ *   run on informerd's single thread, after the arena holds the new state, so they apply the
+ *   event at once: gc_handle_event() converts a struct inf_event into a struct gc_event (the
+ *   resource's GVK as upstream's monitor GVK, the old state from the arena copy, tombstones
+ *   unwrapped) and runs gc_builder_process(). The builder's sink adds keys to the
+ *   gc-attempt-to-delete and gc-attempt-to-orphan queues (gc_queue_key_encode: a virtual node's
+ *   key carries its identity).
+ *
+ *   Not here yet (docs/garbagecollector.md "What remains"): the virtual delete events coming
+ *   back from worker processes, the OwnerRefInvalidNamespace events' writer (a hook is
+ *   provided), ignored resources and the discovery-driven resource set.
+ */
+#include "informerd/handlers.h"
+#include "workers/garbagecollector/graph.h"
+
+/* The table to register with inf_dispatch_register (queues: gc-attempt-to-delete,
+ * gc-attempt-to-orphan; every resource). */
+extern const struct inf_handler_table gc_handler_table;
+
+/* Called for every Warning event the builder asks for (informerd sets it before registering;
+ * NULL: counted and dropped). */
+extern void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason, const char *message);
+
+/* Converts ev and applies it to b. Returns gc_builder_process's result, or -ENOMEM / -EINVAL
+ * when the event could not be converted. */
+int gc_handle_event(struct gc_builder *b, const struct inf_event *ev);
+
+/* "group/version", or "version" for the core group, into buf. */
+const char *gc_api_version_of(const char *group, const char *version, char *buf, size_t len);
