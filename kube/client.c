@@ -805,6 +805,9 @@ static void finish_call(struct kube_call *call, CURLcode cc)
 	curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_getinfo(call->easy, CURLINFO_HTTP_VERSION, &httpv);
 	res.http_version = httpv == CURL_HTTP_VERSION_2_0 ? 2 : httpv ? 1 : 0;
+	long nconn = 0;
+	curl_easy_getinfo(call->easy, CURLINFO_NUM_CONNECTS, &nconn);
+	res.new_connections = (int)nconn;
 	curl_multi_remove_handle(c->multi, call->easy);
 	call->in_multi = false;
 

@@ -120,6 +120,7 @@ struct kube_result {
 	size_t body_len;
 	const struct kube_error *error; /* when err came from an HTTP status */
 	int http_version;               /* 1 or 2 (0 if no response) */
+	int new_connections; /* connections this call opened (0: reused or multiplexed) */
 };
 struct kube_call;
 /* Called once when the call ends (success, failure or after kube_call_cancel: err -ECANCELED).

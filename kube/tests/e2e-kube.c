@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -369,6 +371,148 @@ static void test_watch_too_old(void **state)
 		assert_int_equal(e, -EKEYEXPIRED);
 	}
 	kube_response_clear(&resp);
+}
+
+/* ---- the non-blocking interface, many watches multiplexed on one HTTP/2 connection ---------- */
+#define NW 20
+struct mux {
+	struct pollfd fds[64];
+	int nfds;
+	long timer_ms;
+	struct timespec armed;
+	int done, failed, conns, h2;
+	int added[NW];
+};
+
+static void mux_sock(int fd, unsigned ev, void *ud)
+{
+	struct mux *m = ud;
+	int i;
+	for (i = 0; i < m->nfds && m->fds[i].fd != fd; i++)
+		;
+	if (ev & KUBE_POLL_REMOVE) {
+		if (i < m->nfds)
+			m->fds[i] = m->fds[--m->nfds];
+		return;
+	}
+	if (i == m->nfds)
+		m->nfds++;
+	m->fds[i].fd = fd;
+	m->fds[i].events =
+		(short)(((ev & KUBE_POLL_IN) ? POLLIN : 0) | ((ev & KUBE_POLL_OUT) ? POLLOUT : 0));
+}
+
+static void mux_timer(long ms, void *ud)
+{
+	struct mux *m = ud;
+	m->timer_ms = ms;
+	clock_gettime(CLOCK_MONOTONIC, &m->armed);
+}
+
+static void mux_done(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	(void)call;
+	struct mux *m = ud;
+	m->done++;
+	m->failed += r->err != 0;
+	m->conns += r->new_connections;
+	m->h2 += r->http_version == 2;
+}
+
+struct mux_watch {
+	struct mux *m;
+	int i;
+};
+
+static int mux_event(const char *json, size_t len, void *ud)
+{
+	struct mux_watch *w = ud;
+	enum kube_watch_type t;
+	void *o;
+	if (kube_decode_watch_event(KUBE_KIND_PARTIAL, json, len, 0, &t, &o) < 0)
+		return -EBADMSG;
+	if (t == KUBE_WATCH_ADDED)
+		w->m->added[w->i]++;
+	kube_object_free(o);
+	return 0;
+}
+
+static void mux_done_w(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	mux_done(call, r, ((struct mux_watch *)ud)->m);
+}
+
+static void test_nonblocking_multiplex(void **state)
+{
+	(void)state;
+	struct kube_response resp;
+	struct kube_list_meta lm;
+	struct count c = {0};
+	struct kube_request l = {.verb = KUBE_LIST, .version = "v1", .resource = "configmaps",
+	                         .ns = ns, .label_selector = "mux", .limit = 1};
+	assert_int_equal(req(&l, &resp), 0);
+	assert_true(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0, count_item, &c,
+	                             &lm) >= 0);
+	kube_response_clear(&resp);
+
+	struct kube_client_opts co = {
+		.config = cfg, .process = "e2e", .controller = "mux", .qps = 200, .burst = 50};
+	struct kube_client *k;
+	assert_int_equal(kube_client_new(&co, &k), 0);
+	static struct mux m;
+	memset(&m, 0, sizeof(m));
+	m.timer_ms = -1;
+	kube_client_set_loop(k, mux_sock, mux_timer, &m);
+	static struct mux_watch mw[NW];
+	static char sels[NW][16], bodies[NW][160];
+	for (int i = 0; i < NW; i++) {
+		mw[i] = (struct mux_watch){.m = &m, .i = i};
+		snprintf(sels[i], sizeof(sels[i]), "mux=%d", i);
+		struct kube_request w = {.verb = KUBE_WATCH, .version = "v1", .resource = "configmaps",
+		                         .ns = ns, .label_selector = sels[i],
+		                         .resource_version = lm.resource_version, .timeout_seconds = 3};
+		assert_int_equal(kube_call_start(k, &w, mux_done_w, mux_event, &mw[i], NULL), 0);
+	}
+	for (int i = 0; i < NW; i++) {
+		snprintf(bodies[i], sizeof(bodies[i]),
+		         "{\"metadata\":{\"name\":\"mux-%d\",\"labels\":{\"mux\":\"%d\"}}}", i, i);
+		struct kube_request cr = {.verb = KUBE_CREATE, .version = "v1", .resource = "configmaps",
+		                          .ns = ns, .body = bodies[i]};
+		assert_int_equal(kube_call_start(k, &cr, mux_done, NULL, &m, NULL), 0);
+	}
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (m.done < 2 * NW) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		assert_true(now.tv_sec - start.tv_sec < 30);
+		long wait = 200;
+		if (m.timer_ms >= 0) {
+			long el = (now.tv_sec - m.armed.tv_sec) * 1000 +
+			          (now.tv_nsec - m.armed.tv_nsec) / 1000000;
+			wait = m.timer_ms - el < 0 ? 0 : m.timer_ms - el;
+		}
+		struct pollfd fds[64];
+		int n = m.nfds;
+		memcpy(fds, m.fds, sizeof(fds));
+		if (poll(fds, (nfds_t)n, (int)wait) == 0) {
+			m.timer_ms = -1;
+			kube_client_timeout(k);
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (fds[i].revents)
+				kube_client_socket_action(
+					k, fds[i].fd,
+					((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) ? KUBE_POLL_IN
+					                                                  : 0) |
+						((fds[i].revents & POLLOUT) ? KUBE_POLL_OUT : 0));
+	}
+	assert_int_equal(m.failed, 0);
+	for (int i = 0; i < NW; i++)
+		assert_int_equal(m.added[i], 1);
+	assert_int_equal(m.h2, 2 * NW);
+	assert_int_equal(m.conns, 1); /* 40 requests, one TCP+TLS connection */
+	kube_client_free(k);
 }
 
 static void test_conflict_patch_delete(void **state)
@@ -750,6 +894,7 @@ int main(void)
 	        cmocka_unit_test(test_pagination_metadata),
 	        cmocka_unit_test(test_watch_resume),
 	        cmocka_unit_test(test_watch_too_old),
+	        cmocka_unit_test(test_nonblocking_multiplex),
 	        cmocka_unit_test(test_conflict_patch_delete),
 	        cmocka_unit_test(test_replicaset_pod_adoption),
 	        cmocka_unit_test(test_lease),
