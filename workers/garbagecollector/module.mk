@@ -6,8 +6,9 @@ gc_SRCS     := workers/garbagecollector/identity.c workers/garbagecollector/abse
 gc_LIBDEPS  := kube
 gc_TESTS    := workers/garbagecollector/tests/test-identity.c workers/garbagecollector/tests/test-absent-cache.c workers/garbagecollector/tests/test-graph.c workers/garbagecollector/tests/test-worker.c
 
-# The informer handler table, linked into informerd (kept apart so that `gc` stays pure).
+# The process glue over shm/ipc/informer (kept apart so that `gc` stays pure): the informer
+# handler table (informerd) and the arena-backed graph view (GC workers).
 LIBS             += gchandlers
-gchandlers_SRCS    := workers/garbagecollector/handlers.c
+gchandlers_SRCS    := workers/garbagecollector/handlers.c workers/garbagecollector/arena-view.c
 gchandlers_LIBDEPS := gc informer shm ipc kube
-gchandlers_TESTS   := workers/garbagecollector/tests/test-handlers.c
+gchandlers_TESTS   := workers/garbagecollector/tests/test-handlers.c workers/garbagecollector/tests/test-arena-view.c

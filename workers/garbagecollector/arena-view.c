@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/garbagecollector/arena-view.c: the graph view over the arena (see arena-view.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "informerd/records.h"
+#include "workers/garbagecollector/arena-view.h"
+
+/* Fills the node fields of a record; owners into *owners (grown as needed). */
+static int record_to_view(struct shm_arena *a, const struct shm_obj *o, struct kube_owner_ref **owners,
+			  size_t *cap, char *av, size_t av_len, char *kind, size_t kind_len, struct gc_node_view *ret)
+{
+	struct shm_type_info ti;
+	int r = shm_reader_type_info(a, o->type, &ti);
+	if (r < 0)
+		return r;
+	if (ti.group[0])
+		snprintf(av, av_len, "%s/%s", ti.group, ti.version);
+	else
+		snprintf(av, av_len, "%s", ti.version);
+	snprintf(kind, kind_len, "%s", ti.kind);
+	if (o->n_owners > *cap) {
+		struct kube_owner_ref *p = realloc(*owners, o->n_owners * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		*owners = p;
+		*cap = o->n_owners;
+	}
+	for (size_t i = 0; i < o->n_owners; i++)
+		(*owners)[i] = (struct kube_owner_ref){
+			.api_version = o->owners[i].api_version,
+			.kind = o->owners[i].kind,
+			.name = o->owners[i].name,
+			.uid = o->owners[i].uid,
+			.controller = o->owners[i].controller,
+			.block_owner_deletion = o->owners[i].block_owner_deletion,
+		};
+	*ret = (struct gc_node_view){
+		.id = {.api_version = av, .kind = kind, .name = o->name, .uid = o->uid, .ns = o->ns ? o->ns : ""},
+		.owners = *owners,
+		.n_owners = o->n_owners,
+	};
+	struct inf_rec_view rv;
+	if (inf_rec_parse(o->payload, o->payload_len, &rv) == 0) {
+		ret->being_deleted = rv.hdr.deletion_ts != 0;
+		ret->deleting_dependents = ret->being_deleted && (rv.hdr.flags & INF_REC_FIN_FOREGROUND);
+	}
+	return 0;
+}
+
+static int count_fn(const struct shm_obj *o, void *ud)
+{
+	(void)o;
+	(*(size_t *)ud)++;
+	return 0;
+}
+
+static int av_node(void *ud, const char *uid, struct gc_node_view *ret)
+{
+	struct gc_arena_view *v = ud;
+	int r = shm_reader_get_uid(v->arena, uid, &v->node_obj);
+	if (r < 0)
+		return r;
+	r = record_to_view(v->arena, &v->node_obj, &v->node_owners, &v->node_owners_cap, v->node_av, sizeof v->node_av,
+			   v->node_kind, sizeof v->node_kind, ret);
+	if (r < 0)
+		return r;
+	size_t n = 0;
+	r = shm_reader_list_dependents(v->arena, uid, count_fn, &n);
+	if (r < 0)
+		return r;
+	ret->n_dependents = n;
+	return 0;
+}
+
+struct dep_ctx {
+	struct gc_arena_view *v;
+	gc_dep_fn fn;
+	void *fn_ud;
+	struct kube_owner_ref *owners;
+	size_t cap;
+};
+
+static int dep_visit(const struct shm_obj *o, void *ud)
+{
+	struct dep_ctx *c = ud;
+	if (!c->fn)
+		return 0;
+	char av[192], kind[64];
+	struct gc_node_view nv;
+	int r = record_to_view(c->v->arena, o, &c->owners, &c->cap, av, sizeof av, kind, sizeof kind, &nv);
+	if (r < 0)
+		return r;
+	return c->fn(&nv, c->fn_ud);
+}
+
+static int av_dependents(void *ud, const char *uid, gc_dep_fn fn, void *fn_ud)
+{
+	struct dep_ctx c = {.v = ud, .fn = fn, .fn_ud = fn_ud};
+	int r = shm_reader_list_dependents(c.v->arena, uid, dep_visit, &c);
+	free(c.owners);
+	return r;
+}
+
+void gc_arena_view_init(struct gc_arena_view *v, struct shm_arena *arena)
+{
+	*v = (struct gc_arena_view){.arena = arena, .node_obj = SHM_OBJ_INIT};
+	v->view = (struct gc_graph_view){.ud = v, .node = av_node, .dependents = av_dependents};
+}
+
+void gc_arena_view_release(struct gc_arena_view *v)
+{
+	shm_obj_release(&v->node_obj);
+	free(v->node_owners);
+	v->node_owners = NULL;
+	v->node_owners_cap = 0;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/garbagecollector/tests/test-arena-view.c: the worker's graph view over a real arena
+ * (shm/): identity from the record's type, flags from the record header, dependents from the
+ * owner index; a worker driven through it against the fake API server.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "informerd/records.h"
+#include "workers/garbagecollector/arena-view.h"
+#include "workers/garbagecollector/tests/fake-api.h"
+
+struct fx {
+	int fd;
+	struct shm_arena *w, *r;
+	int rc_type, cm_type;
+};
+
+static void put(struct fx *f, int type, const char *ns, const char *name, const char *uid,
+		const struct shm_owner_ref *owners, size_t n, bool deleting, uint8_t fin_flags)
+{
+	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = SHM_RECORD_META, .flags = fin_flags,
+				.deletion_ts = deleting ? 1 : 0};
+	struct shm_record_in rec = {.type = (uint16_t)type, .kind = SHM_RECORD_META, .ns = ns, .name = name,
+				    .uid = uid, .rv = "1", .owners = owners, .n_owners = n, .payload = &h,
+				    .payload_len = sizeof h};
+	assert_true(shm_writer_upsert(f->w, &rec) >= 0);
+}
+
+static void setup_fx(struct fx *f)
+{
+	struct shm_create_opts o = {.max_size = UINT64_C(1) << 28, .initial_size = 1 << 20};
+	assert_int_equal(shm_arena_create(&o, &f->fd), 0);
+	assert_int_equal(shm_writer_open(f->fd, &f->w), 0);
+	f->rc_type = shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", "replicationcontrollers",
+									     "ReplicationController", SHM_RECORD_META});
+	f->cm_type = shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", "configmaps", "ConfigMap",
+									     SHM_RECORD_META});
+	assert_true(f->rc_type >= 0 && f->cm_type >= 0);
+	int rfd;
+	assert_int_equal(shm_arena_reader_fd(f->fd, &rfd), 0);
+	assert_int_equal(shm_reader_open(rfd, &f->r), 0);
+	close(rfd);
+}
+
+static void teardown_fx(struct fx *f)
+{
+	shm_arena_close(f->r);
+	shm_arena_close(f->w);
+	close(f->fd);
+}
+
+static int collect(const struct gc_node_view *d, void *ud)
+{
+	char *out = ud;
+	size_t l = strlen(out);
+	snprintf(out + l, 256 - l, "%s%s:%s:%d", l ? "," : "", d->id.kind, d->id.name, d->n_owners ? d->owners[0].block_owner_deletion : -2);
+	return 0;
+}
+
+static void test_view(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f);
+	struct shm_owner_ref own = {"v1", "ReplicationController", "rc", "rcuid", 1, 1};
+	put(&f, f.rc_type, "ns1", "rc", "rcuid", NULL, 0, true, INF_REC_FIN_FOREGROUND);
+	put(&f, f.cm_type, "ns1", "cm", "cmuid", &own, 1, false, 0);
+	struct gc_arena_view av;
+	gc_arena_view_init(&av, f.r);
+	struct gc_node_view n;
+	assert_int_equal(av.view.node(av.view.ud, "rcuid", &n), 0);
+	assert_string_equal(n.id.api_version, "v1");
+	assert_string_equal(n.id.kind, "ReplicationController");
+	assert_string_equal(n.id.ns, "ns1");
+	assert_true(n.being_deleted);
+	assert_true(n.deleting_dependents);
+	assert_false(n.virtual_);
+	assert_int_equal(n.n_dependents, 1);
+	char out[256] = "";
+	assert_int_equal(av.view.dependents(av.view.ud, "rcuid", collect, out), 1);
+	assert_string_equal(out, "ConfigMap:cm:1");
+	assert_int_equal(av.view.node(av.view.ud, "cmuid", &n), 0);
+	assert_int_equal(n.n_owners, 1);
+	assert_string_equal(n.owners[0].uid, "rcuid");
+	assert_int_equal(n.owners[0].controller, 1);
+	/* a uid that only appears as an owner (virtual) is unknown to the arena */
+	assert_int_equal(av.view.node(av.view.ud, "nope", &n), -ENOENT);
+	gc_arena_view_release(&av);
+	teardown_fx(&f);
+}
+
+static void test_worker_over_arena(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f);
+	/* rc deleting in foreground with a blocking configmap: the configmap is re-queued; once the
+	 * configmap is gone from the arena, the finalizer is removed */
+	struct shm_owner_ref own = {"v1", "ReplicationController", "rc", "rcuid", -1, 1};
+	put(&f, f.rc_type, "ns1", "rc", "rcuid", NULL, 0, true, INF_REC_FIN_FOREGROUND);
+	put(&f, f.cm_type, "ns1", "cm", "cmuid", &own, 1, false, 0);
+	struct fake_api fa = {0};
+	struct fake_obj *rc = fake_add(&fa, "v1", "ReplicationController", "ns1", "rc", "rcuid", NULL);
+	fake_set_finalizers(rc, "[\"foregroundDeletion\"]", true);
+	struct fake_obj *cm = fake_add(&fa, "v1", "ConfigMap", "ns1", "cm", "cmuid",
+				       "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"rc\",\"uid\":\"rcuid\","
+				       "\"blockOwnerDeletion\":true}]");
+	struct gc_api api = fake_api_ops(&fa);
+	struct gc_arena_view av;
+	gc_arena_view_init(&av, f.r);
+	struct gc_absent_cache *c;
+	assert_int_equal(gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &c), 0);
+	struct gc_worker w = {.graph = &av.view, .api = &api, .absent = c};
+	struct gc_result res;
+	assert_int_equal(gc_attempt_to_delete_worker(&w, "rcuid", &res), GC_FORGET);
+	assert_int_equal(res.action, GC_ACT_ENQUEUE_BLOCKING);
+	assert_int_equal(fa.n_adds, 1);
+	assert_string_equal(fa.adds[0], "cmuid");
+	/* the configmap: its owner waits, it has no dependents: Background */
+	assert_int_equal(gc_attempt_to_delete_worker(&w, "cmuid", &res), GC_FORGET);
+	assert_string_equal(res.policy, GC_POLICY_BACKGROUND);
+	assert_false(cm->live);
+	assert_int_equal(shm_writer_delete(f.w, (uint16_t)f.cm_type, "ns1", "cm"), 0);
+	assert_int_equal(gc_attempt_to_delete_worker(&w, "rcuid", &res), GC_FORGET);
+	assert_int_equal(res.action, GC_ACT_REMOVE_FINALIZER);
+	assert_false(rc->live);
+	gc_arena_view_release(&av);
+	gc_absent_cache_free(c);
+	fake_free(&fa);
+	teardown_fx(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_view),
+		cmocka_unit_test(test_worker_over_arena),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
