@@ -15,5 +15,8 @@ enum rs_exp_fault {
 	/* not a bug: widen the odd-seq window of every worker write (sleep 300 us inside it) so
 	 * that kill -9 lands mid-write often enough to exercise the torn-record rule */
 	RS_EXP_FAULT_SLOW_WRITE = 1u << 2,
+	/* WroteAt keeps the consistency record live while rewriting it: a writer killed between
+	 * two words leaves a torn RV; the oracle must see an RV that was never written */
+	RS_EXP_FAULT_CONS_NO_GUARD = 1u << 3,
 };
 extern unsigned rs_exp_fault_mask;

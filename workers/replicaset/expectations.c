@@ -631,8 +631,11 @@ static void words_store(_Atomic uint64_t *w, size_t nw, const char *str)
 	uint64_t buf[RS_EXP_CONS_UID_WORDS] = {0};
 	size_t n = strlen(str);
 	memcpy(buf, str, n); /* callers checked n < nw * 8 */
-	for (size_t i = 0; i < nw; i++)
+	for (size_t i = 0; i < nw; i++) {
+		if (i == 1 && (rs_exp_fault_mask & RS_EXP_FAULT_SLOW_WRITE))
+			usleep(300); /* test seam: let kill -9 land between two words */
 		atomic_store_explicit(&w[i], buf[i], R);
+	}
 }
 
 static void words_load(_Atomic uint64_t *w, size_t nw, char *out)
@@ -685,7 +688,8 @@ int rs_exp_wrote_at(struct rs_exp *e, const char *key, const char *owner_uid, en
 	/* cons_seq = 0 while the record is inconsistent: a writer killed here leaves none. The
 	 * release fence orders that store before the words (pairs with nothing in another
 	 * process: only the next lease holder reads these, after the queue handed it the key). */
-	atomic_store_explicit(&s->cons_seq, 0, R);
+	if (!(rs_exp_fault_mask & RS_EXP_FAULT_CONS_NO_GUARD))
+		atomic_store_explicit(&s->cons_seq, 0, R);
 	atomic_thread_fence(REL);
 	if (!same_owner) {
 		words_store(s->cons_uid, RS_EXP_CONS_UID_WORDS, owner_uid);

@@ -17,6 +17,8 @@
  *     round was reported, the record is not satisfied unless a crash rule expired it.
  *  P2 liveness: no key stays unsatisfied for longer than BLOCKED_NS, whatever was killed.
  *  P3 final: after the chaos stops, every key is satisfied within BLOCKED_NS.
+ *  P4 consistency record: EnsureReady only ever reports an RV that was written for that key
+ *     (no torn record after kill -9 mid-WroteAt), and WroteAt's maximum reads back.
  * Negative controls: RS_EXP_FAULT_IGNORE_GEN must trip P1, RS_EXP_FAULT_NO_ORPHAN_RULE must
  * trip P2/P3.
  */
@@ -56,6 +58,8 @@ struct shared {
 	_Atomic uint64_t sent[NKEYS], processed[NKEYS];
 	_Atomic int64_t pending_since[NKEYS]; /* 0 = not pending */
 	_Atomic uint32_t round[NKEYS];
+	_Atomic uint64_t cons_written[NKEYS]; /* how many RVs were handed to rs_exp_wrote_at */
+	_Atomic uint64_t cons_checks;
 	_Atomic int stop;
 	char first[256];
 	_Atomic int first_taken;
@@ -114,6 +118,39 @@ static void check_blocked(unsigned k, bool pending, int64_t now)
 		atomic_store(&T->pending_since[k], now);
 	else if (now - since > BLOCKED_NS && !atomic_load(&T->stop))
 		violation("P2: key %u unsatisfied for %lld ms", k, (long long)((now - since) / MS));
+}
+
+/* The consistency record under kill -9 (P4): the i-th RV written for key k is
+ * j * 10^12 + j with j = i + 1, so successive ones differ in their first and last 8-byte
+ * words; whatever EnsureReady reports must be one of them, never a mix of two (torn). */
+#define CONS_SPLIT UINT64_C(1000000000000)
+static uint64_t cons_value(uint64_t i)
+{
+	return (i + 1) * CONS_SPLIT + (i + 1);
+}
+static void cons_round(struct rs_exp *e, const char *key, unsigned k)
+{
+	const char *read[2] = {"1", "1"};
+	struct rs_cons_stale st;
+	int r = rs_exp_ensure_ready(e, key, read, &st);
+	if (r == 1) {
+		uint64_t v = strtoull(st.wrote_rv, NULL, 10);
+		uint64_t n = atomic_load(&T->cons_written[k]);
+		uint64_t j = v / CONS_SPLIT;
+		if (j == 0 || v % CONS_SPLIT != j || j > n)
+			violation("P4: key %u consistency record holds %s, never written", k, st.wrote_rv);
+		atomic_fetch_add(&T->cons_checks, 1);
+	}
+	/* upstream keeps the max: write a new maximum, sometimes an older one */
+	uint64_t i = atomic_fetch_add(&T->cons_written[k], 1);
+	char rv[32];
+	snprintf(rv, sizeof rv, "%llu", (unsigned long long)cons_value(i));
+	if (rs_exp_wrote_at(e, key, "uid", RS_CONS_PODS, rv) < 0)
+		violation("P4: wrote_at failed for key %u", k);
+	/* read back: the stored RV is the maximum written, i.e. this one */
+	r = rs_exp_ensure_ready(e, key, read, &st);
+	if (r != 1 || strcmp(st.wrote_rv, rv) != 0)
+		violation("P4: key %u reads back %s after writing %s", k, r == 1 ? st.wrote_rv : "(none)", rv);
 }
 
 static void worker_main(int fd, int sock, unsigned id, uint64_t seed)
@@ -198,6 +235,7 @@ static void worker_main(int fd, int sock, unsigned id, uint64_t seed)
 			rs_exp_settle(e, key);
 		}
 		atomic_fetch_add(&T->rounds, 1);
+		cons_round(e, key, k);
 	}
 	rs_exp_detach(e);
 	_exit(0);
@@ -228,7 +266,7 @@ static void informer_main(int fd, int sock)
 }
 
 struct torture_result {
-	uint64_t violations, rounds, worker_kills, informer_kills, orphan_expiries, torn;
+	uint64_t violations, rounds, worker_kills, informer_kills, orphan_expiries, torn, cons_checks;
 	char first[256];
 };
 
@@ -311,6 +349,7 @@ static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed, struc
 	res->rounds = atomic_load(&T->rounds);
 	res->orphan_expiries = atomic_load(&T->orphan_expiries);
 	res->torn = atomic_load(&T->torn);
+	res->cons_checks = atomic_load(&T->cons_checks);
 	memcpy(res->first, T->first, sizeof res->first);
 	munmap(T, sizeof *T);
 	rs_exp_fault_mask = 0;
@@ -320,9 +359,10 @@ static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed, struc
 static void torture_print(const char *name, const struct torture_result *r)
 {
 	printf("%s: rounds=%llu worker_kills=%llu informer_kills=%llu orphan_expiries=%llu torn=%llu "
-	       "violations=%llu%s%s\n",
+	       "cons_checks=%llu violations=%llu%s%s\n",
 	       name, (unsigned long long)r->rounds, (unsigned long long)r->worker_kills,
 	       (unsigned long long)r->informer_kills, (unsigned long long)r->orphan_expiries,
-	       (unsigned long long)r->torn, (unsigned long long)r->violations, r->violations ? " first: " : "",
+	       (unsigned long long)r->torn, (unsigned long long)r->cons_checks, (unsigned long long)r->violations,
+	       r->violations ? " first: " : "",
 	       r->violations ? r->first : "");
 }

@@ -15,7 +15,7 @@ int main(void)
 		return 1;
 	torture_print("torture", &r);
 	if (r.violations || r.rounds < 200 || r.worker_kills < 20 || r.informer_kills < 1 ||
-	    r.orphan_expiries < 1 || r.torn < 1) {
+	    r.orphan_expiries < 1 || r.torn < 1 || r.cons_checks < 100) {
 		fprintf(stderr, "FAIL: violations or too little coverage\n");
 		return 1;
 	}
@@ -24,6 +24,13 @@ int main(void)
 	torture_print("negative control ignore-gen", &r);
 	if (r.violations == 0) {
 		fprintf(stderr, "FAIL: the oracle missed RS_EXP_FAULT_IGNORE_GEN\n");
+		return 1;
+	}
+	if (torture_run(2000, RS_EXP_FAULT_SLOW_WRITE | RS_EXP_FAULT_CONS_NO_GUARD, seed + 3, &r) < 0)
+		return 1;
+	torture_print("negative control cons-no-guard", &r);
+	if (r.violations == 0) {
+		fprintf(stderr, "FAIL: the oracle missed RS_EXP_FAULT_CONS_NO_GUARD\n");
 		return 1;
 	}
 	if (torture_run(2000, RS_EXP_FAULT_NO_ORPHAN_RULE, seed + 2, &r) < 0)
