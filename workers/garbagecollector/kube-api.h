@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * workers/garbagecollector/kube-api.h: struct gc_api over the real API server (kube/client.h)
+ * and the REST mapping and resource selection the GC does with discovery.
+ *
+ * Design note.
+ *   REST mapping (upstream: the shared DeferredDiscoveryRESTMapper, reset every sync): an
+ *   apiVersion/kind maps only to a resource the server serves *in that version*; a kind
+ *   referenced through a version no longer served has no mapping (a restMappingError, retried
+ *   forever), exactly like upstream's RESTMapping(gk, version).
+ *   Deletable resources (GetDeletableResources): preferred versions, verbs delete+list+watch,
+ *   minus the ignored ones (core events, events.k8s.io events: DefaultIgnoredResources).
+ *
+ *   Calls are blocking (kube_client_request) and go through the metadata Accept header for
+ *   GETs; the client's qps/burst are the process's (2x --kube-api-qps, as upstream doubles it
+ *   for the GC's metadata client). Not unit-tested against a server here: the e2e tests do.
+ */
+#include "kube/client.h"
+#include "kube/discovery.h"
+#include "workers/garbagecollector/worker.h"
+
+/* Maps apiVersion ("v1", "apps/v1") and kind to a served resource. 0 and *ret, or -ENOENT. */
+int gc_rest_map(const struct kube_discovery *d, const char *api_version, const char *kind,
+		const struct kube_api_resource **ret);
+/* The GC watches this resource (preferred version, delete+list+watch, not ignored). */
+bool gc_resource_deletable(const struct kube_api_resource *r);
+/* DefaultIgnoredResources: "" events and events.k8s.io events. */
+bool gc_resource_ignored(const char *group, const char *resource);
+
+struct gc_kube_api {
+	struct gc_api api; /* pass &k->api to struct gc_worker */
+	struct kube_client *client;
+	const struct kube_discovery *disc; /* the caller refreshes it (every sync period) */
+	/* optional: the producer side of the virtual delete channel and the attemptToDelete Add */
+	void (*virtual_delete)(void *ud, const struct gc_ref *id);
+	void (*attempt_to_delete)(void *ud, const char *uid);
+	void *ud;
+	/* last error's apiserver message (for logs) */
+	char last_error[512];
+};
+
+void gc_kube_api_init(struct gc_kube_api *k, struct kube_client *client, const struct kube_discovery *disc);
