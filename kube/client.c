@@ -50,7 +50,8 @@ struct kube_call {
 	int attempt;
 	bool auth_retried;
 	bool in_multi;
-	bool in_done; /* the done callback is running: cancel is a no-op */
+	bool in_done;   /* the done callback is running: cancel is a no-op */
+	bool cancelled; /* cancelled while libcurl was running: freed once it returns */
 	int64_t not_before_ms;
 	/* response */
 	char *resp;
@@ -85,6 +86,8 @@ struct kube_client {
 	int64_t curl_timeout_set_ms;
 	bool http2;
 	bool in_pump;
+	int in_curl;         /* inside curl_multi_*(): handles must not be removed now */
+	int pending_cancels; /* calls cancelled meanwhile, freed by sweep() */
 };
 
 static int64_t now_ms(void)
@@ -355,6 +358,8 @@ static int curl_errno(CURLcode cc)
 static size_t on_header(char *buf, size_t size, size_t n, void *ud)
 {
 	struct kube_call *call = ud;
+	if (call->cancelled)
+		return 0;
 	size_t len = size * n;
 	if (len > 12 && !strncasecmp(buf, "Retry-After:", 12)) {
 		char tmp[32];
@@ -394,6 +399,8 @@ static bool buffer(struct kube_call *call, const char *p, size_t n)
 static size_t on_write(char *p, size_t size, size_t n, void *ud)
 {
 	struct kube_call *call = ud;
+	if (call->cancelled)
+		return 0;
 	size_t len = size * n;
 	long code = 0;
 	if (call->verb == KUBE_WATCH && call->on_event) {
@@ -509,7 +516,7 @@ static void call_free(struct kube_call *call)
 
 void kube_call_cancel(struct kube_call *call)
 {
-	if (!call || call->in_done)
+	if (!call || call->in_done || call->cancelled)
 		return;
 	if (call->done) {
 		kube_done_fn done = call->done;
@@ -517,7 +524,29 @@ void kube_call_cancel(struct kube_call *call)
 		struct kube_result res = {.err = -ECANCELED};
 		done(call, &res, call->ud);
 	}
+	if (call->in_multi && call->c->in_curl) {
+		/* called from inside a libcurl callback (an on_event handler cancelling a watch):
+		 * libcurl forbids removing a handle now; the write callback aborts the transfer and
+		 * sweep() frees the call when libcurl returns */
+		call->cancelled = true;
+		call->c->pending_cancels++;
+		return;
+	}
 	call_free(call);
+}
+
+static void sweep(struct kube_client *c)
+{
+	struct kube_call *call, *next;
+	if (!c->pending_cancels)
+		return;
+	for (call = c->all; call; call = next) {
+		next = call->all_next;
+		if (call->cancelled) {
+			c->pending_cancels--;
+			call_free(call);
+		}
+	}
 }
 
 /* Sets up the easy handle for one attempt (fresh credentials, reset response state). */
@@ -810,6 +839,11 @@ static void finish_call(struct kube_call *call, CURLcode cc)
 	res.new_connections = (int)nconn;
 	curl_multi_remove_handle(c->multi, call->easy);
 	call->in_multi = false;
+	if (call->cancelled) {
+		c->pending_cancels--;
+		call_free(call);
+		return;
+	}
 
 	if (call->stream_err) {
 		res.err = call->stream_err;
@@ -930,7 +964,10 @@ void kube_client_socket_action(struct kube_client *c, int fd, unsigned events)
 	if (events & KUBE_POLL_OUT)
 		mask |= CURL_CSELECT_OUT;
 	c->in_pump = true;
+	c->in_curl++;
 	curl_multi_socket_action(c->multi, fd, mask, &running);
+	c->in_curl--;
+	sweep(c);
 	drain(c);
 	pump(c);
 	c->in_pump = false;
@@ -942,7 +979,10 @@ void kube_client_timeout(struct kube_client *c)
 	int running;
 	c->in_pump = true;
 	c->curl_timeout_ms = -1;
+	c->in_curl++;
 	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	c->in_curl--;
+	sweep(c);
 	drain(c);
 	pump(c);
 	c->in_pump = false;
@@ -1019,7 +1059,10 @@ int kube_client_request(struct kube_client *c, const struct kube_request *req,
 		pump(c);
 		if (w.st.done)
 			break;
+		c->in_curl++;
 		curl_multi_perform(c->multi, &running);
+		c->in_curl--;
+		sweep(c);
 		drain(c);
 		if (w.st.done)
 			break;

@@ -574,6 +574,50 @@ static void test_nonblocking(void **state)
 	server_stop();
 }
 
+static struct kube_call *cancel_me;
+static int cancel_events;
+
+static int cancel_on_event(const char *json, size_t len, void *ud)
+{
+	(void)json;
+	(void)len;
+	(void)ud;
+	cancel_events++;
+	kube_call_cancel(cancel_me); /* from inside libcurl's write callback */
+	return 0;
+}
+
+static void test_cancel_from_event(void **state)
+{
+	(void)state;
+	const char *script[] = {WATCH};
+	server_start(script, 1);
+	struct kube_client *c = client(0, 1);
+	struct loop l = {.timer_ms = -1};
+	kube_client_set_loop(c, loop_sock, loop_timer, &l);
+	struct kube_request w = {.verb = KUBE_WATCH, .version = "v1", .resource = "pods",
+	                         .timeout_seconds = 5};
+	assert_int_equal(kube_call_start(c, &w, loop_done, cancel_on_event, &l, &cancel_me), 0);
+	for (int iter = 0; l.done < 1 && iter < 500; iter++) {
+		struct pollfd fds[16];
+		int n = l.nfds;
+		memcpy(fds, l.fds, sizeof(fds));
+		if (poll(fds, (nfds_t)n, l.timer_ms >= 0 && l.timer_ms < 50 ? (int)l.timer_ms : 50) == 0) {
+			kube_client_timeout(c);
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (fds[i].revents)
+				kube_client_socket_action(c, fds[i].fd, KUBE_POLL_IN | KUBE_POLL_OUT);
+	}
+	assert_int_equal(l.done, 1);
+	assert_int_equal(l.err[0], -ECANCELED);
+	assert_int_equal(cancel_events, 1); /* nothing delivered after the cancel */
+	/* the client stays usable */
+	kube_client_free(c);
+	server_stop();
+}
+
 static void test_insecure_guard(void **state)
 {
 	(void)state;
@@ -599,6 +643,7 @@ int main(void)
 	        cmocka_unit_test(test_reauth),
 	        cmocka_unit_test(test_nonblocking),
 	        cmocka_unit_test(test_insecure_guard),
+	        cmocka_unit_test(test_cancel_from_event),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
