@@ -96,6 +96,18 @@ out:
 	return r;
 }
 
+int gc_handle_virtual_delete_key(struct gc_builder *b, const char *key)
+{
+	char scratch[IPC_QUEUE_KEY_MAX + 1];
+	struct gc_ref id;
+	bool virt;
+	if (gc_queue_key_decode(key, &id, &virt, scratch, sizeof scratch) < 0 || !virt)
+		return -EINVAL;
+	struct gc_event ev = {.type = GC_EVENT_DELETE, .virtual_ = true, .api_version = id.api_version,
+			      .kind = id.kind, .obj = {.uid = id.uid, .name = id.name, .ns = id.ns}};
+	return gc_builder_process(b, &ev);
+}
+
 /* ---- the table ----------------------------------------------------------------------------- */
 enum { Q_DELETE = 0, Q_ORPHAN = 1 };
 
@@ -179,6 +191,12 @@ static void on_event(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	s->ctx = ctx;
 	if (gc_handle_event(&s->b, ev) < 0)
 		s->errors++;
+}
+
+struct gc_builder *gc_handlers_builder(struct inf_handler_ctx *ctx)
+{
+	struct state *s = ctx ? ctx->state : NULL;
+	return s ? &s->b : NULL;
 }
 
 static const char *const gc_queue_names[] = {"gc-attempt-to-delete", "gc-attempt-to-orphan", NULL};

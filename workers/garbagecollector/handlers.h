@@ -32,5 +32,12 @@ extern void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const cha
  * when the event could not be converted. */
 int gc_handle_event(struct gc_builder *b, const struct inf_event *ev);
 
+/* A virtual delete event sent back by a worker: the key is gc_queue_key_encode(identity,
+ * virtual = true) as carried on the "gc-graph-changes" queue (workers produce, informerd
+ * consumes). Applies it to b. 0, -EINVAL (not an identity key) or the builder's error. */
+int gc_handle_virtual_delete_key(struct gc_builder *b, const char *key);
+/* The informer table's builder (for informerd's consumer of gc-graph-changes), from its ctx. */
+struct gc_builder *gc_handlers_builder(struct inf_handler_ctx *ctx);
+
 /* "group/version", or "version" for the core group, into buf. */
 const char *gc_api_version_of(const char *group, const char *version, char *buf, size_t len);

@@ -89,6 +89,23 @@ static void test_events(void **state)
 	struct gc_ref absent = {"v1", "ReplicationController", "rc", "rcuid", "ns1"};
 	assert_true(gc_absent_cache_has(c, &absent));
 
+	/* a virtual delete coming back from a worker as a key */
+	struct kube_owner_ref vref[] = {{.api_version = "v1", .kind = "ReplicationController", .name = "ghost",
+					 .uid = "ghostuid", .controller = -1, .block_owner_deletion = -1}};
+	struct kube_object_meta pod2 = {.name = "p2", .namespace = "ns1", .uid = "p2uid", .n_owner_refs = 1,
+					.owner_refs = vref};
+	ev = (struct inf_event){.kind = INF_EVENT_ADD, .res = &pod_res, .meta = &pod2};
+	assert_int_equal(gc_handle_event(&b, &ev), 0);
+	assert_true(gc_graph_get(g, "ghostuid")->virtual_);
+	char key[512];
+	struct gc_ref ghost = {"v1", "ReplicationController", "ghost", "ghostuid", "ns1"};
+	assert_true(gc_queue_key_encode(&ghost, true, 507, key, sizeof key) > 0);
+	rec_reset(&rec);
+	assert_int_equal(gc_handle_virtual_delete_key(&b, key), 0);
+	assert_null(gc_graph_get(g, "ghostuid"));
+	assert_true(rec_has(&rec, "p2uid"));
+	assert_int_equal(gc_handle_virtual_delete_key(&b, "ghostuid"), -EINVAL);
+
 	/* an event without object is refused */
 	ev = (struct inf_event){.kind = INF_EVENT_DELETE, .res = &rc_res};
 	assert_int_equal(gc_handle_event(&b, &ev), -EINVAL);
