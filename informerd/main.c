@@ -86,6 +86,7 @@ struct opts {
 	bool watch_list, no_warm_start;
 	int discover; /* -1 auto (on when the GC's queue is passed), 0 off, 1 on */
 	int32_t min_watch_timeout_s;
+	long discovery_period_s;
 	struct qent queues[MAX_QUEUES];
 	size_t n_queues;
 };
@@ -179,6 +180,7 @@ static void usage(FILE *f)
 		   "  [--kube-api-qps=F] [--kube-api-burst=N] [--v=N] [--resources=LIST] [--handlers=LIST]\n"
 		   "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
 		   "  [--discover-deletable[=BOOL]] (default: on when queue gc-attempt-to-delete is passed)\n"
+		   "  [--discovery-period=SECONDS] (default 30)\n"
 		   "  [--arena-fd=N | --arena-path=PATH] [--queue=NAME:FD]... [--metrics-file=PATH]\n"
 		   "fds are also taken from KCMD_ARENA_FD, KCMD_QUEUE_FDS, KCMD_INFORMER_METRICS_FD\n");
 }
@@ -255,6 +257,8 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 		} else if (!strcmp(name, "min-watch-timeout")) {
 			r = parse_int(val, 1, 86400, &n);
 			o->min_watch_timeout_s = (int32_t)n;
+		} else if (!strcmp(name, "discovery-period")) {
+			r = parse_int(val, 1, 86400, &o->discovery_period_s);
 		} else if (!strcmp(name, "queue"))
 			r = add_queue(o, val);
 		else if (!strcmp(name, "watch-list"))
@@ -676,7 +680,8 @@ int main(int argc, char **argv)
 	}
 	if (x->o.discover) {
 		struct inf_discovery_config dc = { .loop = x->loop, .client = x->kc, .on_round = on_discovery,
-						   .userdata = x };
+						   .userdata = x,
+						   .period_usec = (uint64_t)x->o.discovery_period_s * 1000000ULL };
 		if (inf_discovery_new(&dc, &x->disc) < 0)
 			return 1;
 	}

@@ -422,3 +422,75 @@ func TestInformer_RelistAfter410(t *testing.T) {
 	}
 	t.Logf("410 -> relist; oracle holds for %d objects", n)
 }
+
+// TestInformer_DiscoveryCRD: with discovery on, a CRD that appears gets a metadata-only
+// informer (its objects reach the arena), and when the CRD is deleted its informer and its
+// objects go away (as the GC's monitors follow discovery).
+func TestInformer_DiscoveryCRD(t *testing.T) {
+	ns := Namespace(t)
+	h := holdArena(t)
+	p := startInformerd(t, h.path, filepath.Join(t.TempDir(), "metrics"), "--discover-deletable", "--discovery-period=2")
+	waitSynced(t, p)
+	ctx := context.Background()
+	rc := env.Client.CoreV1().RESTClient()
+	group := fmt.Sprintf("inf%d.kcmd.test", time.Now().UnixNano()%100000)
+	plural := "widgets"
+	crd := fmt.Sprintf(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"%s.%s"},"spec":{"group":"%s","scope":"Namespaced",
+"names":{"plural":"%s","singular":"widget","kind":"Widget","listKind":"WidgetList"},
+"versions":[{"name":"v1","served":true,"storage":true,
+"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`, plural, group, group, plural)
+	if err := rc.Post().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions").Body([]byte(crd)).Do(ctx).Error(); err != nil {
+		t.Fatalf("creating the CRD: %v", err)
+	}
+	crdDeleted := false
+	t.Cleanup(func() {
+		if !crdDeleted {
+			_ = rc.Delete().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + plural + "." + group).Do(context.Background()).Error()
+		}
+	})
+	res := plural + "." + group
+	var uid string
+	Eventually(t, 60*time.Second, "a widget created", func() (bool, string) {
+		raw, err := rc.Post().AbsPath("/apis/"+group+"/v1/namespaces/"+ns+"/"+plural).
+			Body([]byte(`{"apiVersion":"` + group + `/v1","kind":"Widget","metadata":{"name":"w1"}}`)).DoRaw(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		i := strings.Index(string(raw), `"uid":"`)
+		if i < 0 {
+			return false, "no uid in " + string(raw)
+		}
+		uid = string(raw)[i+7 : i+7+36]
+		return true, ""
+	})
+	Eventually(t, 60*time.Second, "the widget in the arena", func() (bool, string) {
+		a, err := arenaSet(t, h.path, ns)
+		if err != nil {
+			return false, err.Error()
+		}
+		_, ok := a[res+"/"+uid]
+		return ok, fmt.Sprintf("%d objects of ns in the arena, none is %s/%s", len(a), res, uid)
+	})
+	if err := rc.Delete().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + res).Do(ctx).Error(); err != nil {
+		t.Fatalf("deleting the CRD: %v", err)
+	}
+	crdDeleted = true
+	Eventually(t, 60*time.Second, "the widget gone from the arena", func() (bool, string) {
+		a, err := arenaSet(t, h.path, ns)
+		if err != nil {
+			return false, err.Error()
+		}
+		_, ok := a[res+"/"+uid]
+		return !ok, "still in the arena"
+	})
+	found := false
+	for _, l := range p.Logs() {
+		if strings.Contains(l, "discovery: "+res+" is gone") || strings.Contains(l, "discovery: watching "+res) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no discovery log line for %s", res)
+	}
+}
