@@ -8,15 +8,16 @@
  *  - pure functions (no I/O, no clock): claim decision per pod, the manageReplicas diff, the
  *    slow-start batch sizes, calculateStatus, the "nothing changed" test, availability and
  *    the next availability check. The unit tests pin each one to upstream's behaviour.
- *  - rs_sync(): the order of syncReplicaSet (expectations, selector, active filter, claim,
- *    terminating pods, manageReplicas with slow start and deletion ranking, status with one
- *    retry, requeue), driving a struct rs_executor for every API call and event. The lead backs
- *    the executor with the real client; the tests back it with a recording double.
+ *  - rs_sync(): the order of syncReplicaSet (staleness gate, expectations, selector, active
+ *    filter, claim, terminating pods, manageReplicas with slow start and deletion ranking,
+ *    status with one retry, requeue), driving a struct rs_executor for every API call and
+ *    event. The lead backs the executor with the real client; the tests back it with a
+ *    recording double.
  *
- * Not here (the caller's part, see docs/replicaset.md): reading the RS, the candidate pods
- * and the stores' last synced resourceVersions from the arena (owned by this RS
- * plus the namespace's orphans, FilterPodsByOwner), the related pods of sibling RSes for the
- * ranking, the queue calls (Forget / AddRateLimited / AddAfter) that follow the result.
+ * Not here (the caller's part, see docs/replicaset.md): reading from the arena the RS, the
+ * candidate pods (owned by this RS plus the namespace's orphans, FilterPodsByOwner), the
+ * related pods of sibling RSes for the ranking and the stores' last synced resourceVersions;
+ * the queue calls (Forget / AddRateLimited / AddAfter) that follow the result.
  */
 #include <stdbool.h>
 #include <stddef.h>
