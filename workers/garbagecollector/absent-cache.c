@@ -29,7 +29,8 @@ struct gc_absent_cache {
 
 static size_t key_build(const struct gc_ref *r, char *out)
 {
-	const char *f[5] = {gc_s(r->api_version), gc_s(r->kind), gc_s(r->name), gc_s(r->uid), gc_s(r->ns)};
+	const char *f[5] = {gc_s(r->api_version), gc_s(r->kind), gc_s(r->name), gc_s(r->uid),
+	                    gc_s(r->ns)};
 	size_t n = 0;
 	for (int i = 0; i < 5; i++) {
 		size_t l = strlen(f[i]) + 1;

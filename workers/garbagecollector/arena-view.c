@@ -11,8 +11,9 @@
 #include "workers/garbagecollector/arena-view.h"
 
 /* Fills the node fields of a record; owners into *owners (grown as needed). */
-static int record_to_view(struct shm_arena *a, const struct shm_obj *o, struct kube_owner_ref **owners,
-			  size_t *cap, char *av, size_t av_len, char *kind, size_t kind_len, struct gc_node_view *ret)
+static int record_to_view(struct shm_arena *a, const struct shm_obj *o,
+                          struct kube_owner_ref **owners, size_t *cap, char *av, size_t av_len,
+                          char *kind, size_t kind_len, struct gc_node_view *ret)
 {
 	struct shm_type_info ti;
 	int r = shm_reader_type_info(a, o->type, &ti);
@@ -32,22 +33,27 @@ static int record_to_view(struct shm_arena *a, const struct shm_obj *o, struct k
 	}
 	for (size_t i = 0; i < o->n_owners; i++)
 		(*owners)[i] = (struct kube_owner_ref){
-			.api_version = o->owners[i].api_version,
-			.kind = o->owners[i].kind,
-			.name = o->owners[i].name,
-			.uid = o->owners[i].uid,
-			.controller = o->owners[i].controller,
-			.block_owner_deletion = o->owners[i].block_owner_deletion,
+		        .api_version = o->owners[i].api_version,
+		        .kind = o->owners[i].kind,
+		        .name = o->owners[i].name,
+		        .uid = o->owners[i].uid,
+		        .controller = o->owners[i].controller,
+		        .block_owner_deletion = o->owners[i].block_owner_deletion,
 		};
 	*ret = (struct gc_node_view){
-		.id = {.api_version = av, .kind = kind, .name = o->name, .uid = o->uid, .ns = o->ns ? o->ns : ""},
-		.owners = *owners,
-		.n_owners = o->n_owners,
+	        .id = {.api_version = av,
+	               .kind = kind,
+	               .name = o->name,
+	               .uid = o->uid,
+	               .ns = o->ns ? o->ns : ""},
+	        .owners = *owners,
+	        .n_owners = o->n_owners,
 	};
 	struct inf_rec_view rv;
 	if (inf_rec_parse(o->payload, o->payload_len, &rv) == 0) {
 		ret->being_deleted = rv.hdr.deletion_ts != 0;
-		ret->deleting_dependents = ret->being_deleted && (rv.hdr.flags & INF_REC_FIN_FOREGROUND);
+		ret->deleting_dependents =
+		        ret->being_deleted && (rv.hdr.flags & INF_REC_FIN_FOREGROUND);
 	}
 	return 0;
 }
@@ -65,8 +71,8 @@ static int av_node(void *ud, const char *uid, struct gc_node_view *ret)
 	int r = shm_reader_get_uid(v->arena, uid, &v->node_obj);
 	if (r < 0)
 		return r;
-	r = record_to_view(v->arena, &v->node_obj, &v->node_owners, &v->node_owners_cap, v->node_av, sizeof v->node_av,
-			   v->node_kind, sizeof v->node_kind, ret);
+	r = record_to_view(v->arena, &v->node_obj, &v->node_owners, &v->node_owners_cap, v->node_av,
+	                   sizeof v->node_av, v->node_kind, sizeof v->node_kind, ret);
 	if (r < 0)
 		return r;
 	size_t n = 0;
@@ -92,7 +98,8 @@ static int dep_visit(const struct shm_obj *o, void *ud)
 		return 0;
 	char av[192], kind[64];
 	struct gc_node_view nv;
-	int r = record_to_view(c->v->arena, o, &c->owners, &c->cap, av, sizeof av, kind, sizeof kind, &nv);
+	int r = record_to_view(c->v->arena, o, &c->owners, &c->cap, av, sizeof av, kind,
+	                       sizeof kind, &nv);
 	if (r < 0)
 		return r;
 	return c->fn(&nv, c->fn_ud);

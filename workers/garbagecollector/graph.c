@@ -178,7 +178,8 @@ static int owners_copy(const struct kube_owner_ref *in, size_t n, struct kube_ow
 	return 0;
 }
 
-static struct gc_node *node_new(const struct gc_ref *id, const struct kube_owner_ref *owners, size_t n_owners)
+static struct gc_node *node_new(const struct gc_ref *id, const struct kube_owner_ref *owners,
+                                size_t n_owners)
 {
 	struct gc_node *n = calloc(1, sizeof *n);
 	if (!n)
@@ -251,7 +252,8 @@ size_t gc_node_blocking_dependents(const struct gc_node *n, struct gc_node **out
 	for (size_t i = 0; i < n->n_deps; i++) {
 		const struct gc_node *d = n->deps[i];
 		for (size_t j = 0; j < d->n_owners; j++)
-			if (gc_str_eq(d->owners[j].uid, n->id.uid) && d->owners[j].block_owner_deletion == 1) {
+			if (gc_str_eq(d->owners[j].uid, n->id.uid) &&
+			    d->owners[j].block_owner_deletion == 1) {
 				if (k < cap)
 					out[k] = n->deps[i];
 				k++;
@@ -285,14 +287,14 @@ size_t gc_graph_check(const struct gc_graph *g)
 struct gc_obj gc_obj_from_meta(const struct kube_object_meta *m)
 {
 	return (struct gc_obj){
-		.uid = m->uid,
-		.name = m->name,
-		.ns = m->namespace,
-		.owners = m->owner_refs,
-		.n_owners = m->n_owner_refs,
-		.being_deleted = m->deletion_timestamp != 0,
-		.fin_orphan = gc_has_finalizer(m, GC_FINALIZER_ORPHAN),
-		.fin_foreground = gc_has_finalizer(m, GC_FINALIZER_FOREGROUND),
+	        .uid = m->uid,
+	        .name = m->name,
+	        .ns = m->namespace,
+	        .owners = m->owner_refs,
+	        .n_owners = m->n_owner_refs,
+	        .being_deleted = m->deletion_timestamp != 0,
+	        .fin_orphan = gc_has_finalizer(m, GC_FINALIZER_ORPHAN),
+	        .fin_foreground = gc_has_finalizer(m, GC_FINALIZER_FOREGROUND),
 	};
 }
 
@@ -313,8 +315,8 @@ bool gc_deletion_starts_with(const struct gc_obj *old, const struct gc_obj *new_
 static bool owner_ref_equal(const struct kube_owner_ref *a, const struct kube_owner_ref *b)
 {
 	return gc_str_eq(a->api_version, b->api_version) && gc_str_eq(a->kind, b->kind) &&
-	       gc_str_eq(a->name, b->name) && gc_str_eq(a->uid, b->uid) && a->controller == b->controller &&
-	       a->block_owner_deletion == b->block_owner_deletion;
+	       gc_str_eq(a->name, b->name) && gc_str_eq(a->uid, b->uid) &&
+	       a->controller == b->controller && a->block_owner_deletion == b->block_owner_deletion;
 }
 
 void gc_ref_diff_free(struct gc_ref_diff *d)
@@ -325,14 +327,15 @@ void gc_ref_diff_free(struct gc_ref_diff *d)
 	*d = (struct gc_ref_diff){0};
 }
 
-int gc_references_diff(const struct kube_owner_ref *old, size_t n_old, const struct kube_owner_ref *new_,
-		       size_t n_new, struct gc_ref_diff *ret)
+int gc_references_diff(const struct kube_owner_ref *old, size_t n_old,
+                       const struct kube_owner_ref *new_, size_t n_new, struct gc_ref_diff *ret)
 {
 	/* Upstream maps old refs by uid (the last ref of a uid wins), then walks new: a uid still
 	 * in the old set is "changed" when not deep-equal and leaves the set (so a second new ref
 	 * with that uid counts as added); what stays in the set is "removed". */
 	struct gc_ref_diff d = {0};
-	bool *pending = calloc(n_old ? n_old : 1, sizeof *pending); /* old index is the last of its uid */
+	bool *pending =
+	        calloc(n_old ? n_old : 1, sizeof *pending); /* old index is the last of its uid */
 	d.added = calloc(n_new ? n_new : 1, sizeof *d.added);
 	d.removed = calloc(n_old ? n_old : 1, sizeof *d.removed);
 	d.changed = calloc(n_new ? n_new : 1, sizeof *d.changed);
@@ -372,8 +375,8 @@ int gc_references_diff(const struct kube_owner_ref *old, size_t n_old, const str
 }
 
 int gc_partition_dependents(struct gc_node *const *deps, size_t n, const struct gc_ref *owner,
-			    struct gc_node ***match, size_t *n_match, struct gc_node ***mismatch,
-			    size_t *n_mismatch)
+                            struct gc_node ***match, size_t *n_match, struct gc_node ***mismatch,
+                            size_t *n_mismatch)
 {
 	struct gc_node **m = calloc(n ? n : 1, sizeof *m), **x = calloc(n ? n : 1, sizeof *x);
 	if (!m || !x) {
@@ -412,7 +415,7 @@ int gc_partition_dependents(struct gc_node *const *deps, size_t n, const struct 
 }
 
 bool gc_alternate_owner_identity(struct gc_node *const *deps, size_t n, const struct gc_ref *absent,
-				 struct gc_ref *ret)
+                                 struct gc_ref *ret)
 {
 	bool absent_cluster = gc_s(absent->ns)[0] == '\0';
 	struct gc_ref first = {0}, following = {0};
@@ -424,22 +427,24 @@ bool gc_alternate_owner_identity(struct gc_node *const *deps, size_t n, const st
 			if (!gc_str_eq(o->uid, absent->uid))
 				continue;
 			/* references that are exactly the absent identity are not alternates */
-			if (gc_ref_matches(o, absent) && (absent_cluster || gc_str_eq(absent->ns, d->id.ns)))
+			if (gc_ref_matches(o, absent) &&
+			    (absent_cluster || gc_str_eq(absent->ns, d->id.ns)))
 				continue;
 			struct gc_ref r = gc_ref_from_owner(o, d->id.ns);
 			/* this apiVersion/kind is known cluster-scoped from the absent identity */
 			if (absent_cluster && gc_str_eq(r.api_version, absent->api_version) &&
 			    gc_str_eq(r.kind, absent->kind))
 				r.ns = "";
-			/* upstream skips identities seen before; with a strict order, ties change nothing
-			 * except excluding the absent identity itself */
+			/* upstream skips identities seen before; with a strict order, ties change
+			 * nothing except excluding the absent identity itself */
 			if (gc_ref_equal(&r, absent))
 				continue;
 			if (!have_first || gc_ref_cmp(&r, &first) < 0) {
 				first = r;
 				have_first = true;
 			}
-			if (gc_ref_cmp(absent, &r) < 0 && (!have_following || gc_ref_cmp(&r, &following) < 0)) {
+			if (gc_ref_cmp(absent, &r) < 0 &&
+			    (!have_following || gc_ref_cmp(&r, &following) < 0)) {
 				following = r;
 				have_following = true;
 			}
@@ -470,20 +475,22 @@ static void absent_add(struct gc_builder *b, const struct gc_ref *r)
 }
 
 /* reportInvalidNamespaceOwnerRef */
-static void report_invalid_ns(struct gc_builder *b, const struct gc_node *dep, const char *owner_uid)
+static void report_invalid_ns(struct gc_builder *b, const struct gc_node *dep,
+                              const char *owner_uid)
 {
 	char msg[2048];
 	if (!b->sink.warning)
 		return;
-	if (gc_invalid_ns_message(&dep->id, dep->owners, dep->n_owners, owner_uid, msg, sizeof msg) < 0)
+	if (gc_invalid_ns_message(&dep->id, dep->owners, dep->n_owners, owner_uid, msg,
+	                          sizeof msg) < 0)
 		return;
 	b->sink.warning(b->sink.ud, &dep->id, GC_REASON_INVALID_NS, msg);
 }
 
 /* addDependentToOwners(n, owners): adds n to each owner's dependents, creating virtual owners
  * (queued for verification), and queues n once if one of its references looks invalid. */
-static int add_dependent_to_owners(struct gc_builder *b, struct gc_node *n, const struct kube_owner_ref *owners,
-				   size_t n_owners)
+static int add_dependent_to_owners(struct gc_builder *b, struct gc_node *n,
+                                   const struct kube_owner_ref *owners, size_t n_owners)
 {
 	bool suspicious = false;
 	int r = 0;
@@ -492,8 +499,8 @@ static int add_dependent_to_owners(struct gc_builder *b, struct gc_node *n, cons
 		struct gc_node *owner = gc_graph_get(b->graph, o->uid);
 		bool existed = owner != NULL;
 		if (!owner) {
-			/* a virtual owner: its identity is the reference plus the dependent's namespace,
-			 * whatever the owner kind's scope (unknown here) */
+			/* a virtual owner: its identity is the reference plus the dependent's
+			 * namespace, whatever the owner kind's scope (unknown here) */
 			struct gc_ref id = gc_ref_from_owner(o, n->id.ns);
 			owner = node_new(&id, NULL, 0);
 			if (!owner)
@@ -521,9 +528,11 @@ static int add_dependent_to_owners(struct gc_builder *b, struct gc_node *n, cons
 			suspicious = true;
 		} else if (!gc_ref_matches(o, &owner->id)) {
 			suspicious = true;
-		} else if (!owner_namespaced && !gc_str_eq(owner->id.ns, n->id.ns) && owner->virtual_) {
-			/* a virtual "cluster-scoped" owner guessed from a cluster-scoped child may really
-			 * be a namespaced kind (issue #98040): let the worker verify the child */
+		} else if (!owner_namespaced && !gc_str_eq(owner->id.ns, n->id.ns) &&
+		           owner->virtual_) {
+			/* a virtual "cluster-scoped" owner guessed from a cluster-scoped child may
+			 * really be a namespaced kind (issue #98040): let the worker verify the
+			 * child */
 			suspicious = true;
 		}
 	}
@@ -532,8 +541,9 @@ static int add_dependent_to_owners(struct gc_builder *b, struct gc_node *n, cons
 	return r;
 }
 
-static void remove_dependent_from_owners(struct gc_builder *b, struct gc_node *n, const struct kube_owner_ref *owners,
-					 const size_t *idx, size_t n_idx)
+static void remove_dependent_from_owners(struct gc_builder *b, struct gc_node *n,
+                                         const struct kube_owner_ref *owners, const size_t *idx,
+                                         size_t n_idx)
 {
 	for (size_t i = 0; i < n_idx; i++) {
 		struct gc_node *o = gc_graph_get(b->graph, owners[idx ? idx[i] : i].uid);
@@ -543,8 +553,8 @@ static void remove_dependent_from_owners(struct gc_builder *b, struct gc_node *n
 }
 
 /* addUnblockedOwnersToDeleteQueue */
-static void add_unblocked_owners(struct gc_builder *b, const struct kube_owner_ref *old, const struct kube_owner_ref *new_,
-				 const struct gc_ref_diff *d)
+static void add_unblocked_owners(struct gc_builder *b, const struct kube_owner_ref *old,
+                                 const struct kube_owner_ref *new_, const struct gc_ref_diff *d)
 {
 	for (size_t i = 0; i < d->n_removed; i++) {
 		const struct kube_owner_ref *r = &old[d->removed[i]];
@@ -552,15 +562,17 @@ static void add_unblocked_owners(struct gc_builder *b, const struct kube_owner_r
 			enqueue_delete(b, r->uid, false);
 	}
 	for (size_t i = 0; i < d->n_changed; i++) {
-		const struct kube_owner_ref *o = &old[d->changed[i][0]], *n = &new_[d->changed[i][1]];
-		if (o->block_owner_deletion == 1 && n->block_owner_deletion != 1 && gc_graph_get(b->graph, n->uid))
+		const struct kube_owner_ref *o = &old[d->changed[i][0]],
+		                            *n = &new_[d->changed[i][1]];
+		if (o->block_owner_deletion == 1 && n->block_owner_deletion != 1 &&
+		    gc_graph_get(b->graph, n->uid))
 			enqueue_delete(b, n->uid, false);
 	}
 }
 
 /* processTransitions */
-static void process_transitions(struct gc_builder *b, const struct gc_obj *old, const struct gc_obj *new_,
-				struct gc_node *n)
+static void process_transitions(struct gc_builder *b, const struct gc_obj *old,
+                                const struct gc_obj *new_, struct gc_node *n)
 {
 	if (gc_deletion_starts_with(old, new_, GC_FINALIZER_ORPHAN)) {
 		if (b->sink.attempt_to_orphan)
@@ -568,7 +580,8 @@ static void process_transitions(struct gc_builder *b, const struct gc_obj *old, 
 		return;
 	}
 	if (gc_deletion_starts_with(old, new_, GC_FINALIZER_FOREGROUND)) {
-		/* set here too: a node that was virtual when it started deleting never got the flag */
+		/* set here too: a node that was virtual when it started deleting never got the flag
+		 */
 		n->deleting_dependents = true;
 		for (size_t i = 0; i < n->n_deps; i++)
 			enqueue_delete(b, n->deps[i]->id.uid, false);
@@ -579,11 +592,11 @@ static void process_transitions(struct gc_builder *b, const struct gc_obj *old, 
 static struct gc_ref identity_from_event(const struct gc_event *ev)
 {
 	return (struct gc_ref){
-		.api_version = gc_s(ev->api_version),
-		.kind = gc_s(ev->kind),
-		.name = gc_s(ev->obj.name),
-		.uid = gc_s(ev->obj.uid),
-		.ns = gc_s(ev->obj.ns),
+	        .api_version = gc_s(ev->api_version),
+	        .kind = gc_s(ev->kind),
+	        .name = gc_s(ev->obj.name),
+	        .uid = gc_s(ev->obj.uid),
+	        .ns = gc_s(ev->obj.ns),
 	};
 }
 
@@ -619,10 +632,12 @@ static int process_delete(struct gc_builder *b, const struct gc_event *ev, struc
 		if (existing->virtual_) {
 			struct gc_node **m, **x;
 			size_t nm, nx;
-			if (gc_partition_dependents(existing->deps, existing->n_deps, &deleted, &m, &nm, &x, &nx) < 0)
+			if (gc_partition_dependents(existing->deps, existing->n_deps, &deleted, &m,
+			                            &nm, &x, &nx) < 0)
 				return -ENOMEM;
 			if (nx > 0) {
-				/* some dependents know this uid under other coordinates: keep the node */
+				/* some dependents know this uid under other coordinates: keep the
+				 * node */
 				remove = false;
 				if (nm > 0) {
 					absent_add(b, &deleted);
@@ -632,7 +647,8 @@ static int process_delete(struct gc_builder *b, const struct gc_event *ev, struc
 				struct gc_ref alt;
 				if (gc_ref_equal(&existing->id, &deleted) &&
 				    gc_alternate_owner_identity(x, nx, &deleted, &alt)) {
-					/* copy before the identity strings it may point into change */
+					/* copy before the identity strings it may point into change
+					 */
 					struct gc_ref keep;
 					int r = gc_ref_copy(&keep, &alt);
 					if (r == 0) {
@@ -650,12 +666,13 @@ static int process_delete(struct gc_builder *b, const struct gc_event *ev, struc
 			free(m);
 			free(x);
 		} else if (!gc_ref_equal(&existing->id, &deleted)) {
-			/* a real node is never removed by a virtual delete of other coordinates; the
-			 * dependents that used those coordinates are verified */
+			/* a real node is never removed by a virtual delete of other coordinates;
+			 * the dependents that used those coordinates are verified */
 			remove = false;
 			struct gc_node **m, **x;
 			size_t nm, nx;
-			if (gc_partition_dependents(existing->deps, existing->n_deps, &deleted, &m, &nm, &x, &nx) < 0)
+			if (gc_partition_dependents(existing->deps, existing->n_deps, &deleted, &m,
+			                            &nm, &x, &nx) < 0)
 				return -ENOMEM;
 			if (nm > 0) {
 				absent_add(b, &deleted);
@@ -720,8 +737,8 @@ int gc_builder_process(struct gc_builder *b, const struct gc_event *ev)
 			return r;
 		} else {
 			struct gc_ref_diff d;
-			int r = gc_references_diff(existing->owners, existing->n_owners, ev->obj.owners, ev->obj.n_owners,
-						   &d);
+			int r = gc_references_diff(existing->owners, existing->n_owners,
+			                           ev->obj.owners, ev->obj.n_owners, &d);
 			if (r < 0)
 				return r;
 			if (d.n_added || d.n_removed || d.n_changed) {
@@ -738,7 +755,8 @@ int gc_builder_process(struct gc_builder *b, const struct gc_event *ev)
 					gc_ref_diff_free(&d);
 					return r;
 				}
-				struct kube_owner_ref *added = calloc(d.n_added ? d.n_added : 1, sizeof *added);
+				struct kube_owner_ref *added =
+				        calloc(d.n_added ? d.n_added : 1, sizeof *added);
 				if (!added) {
 					r = -ENOMEM;
 				} else {
@@ -747,7 +765,8 @@ int gc_builder_process(struct gc_builder *b, const struct gc_event *ev)
 					r = add_dependent_to_owners(b, existing, added, d.n_added);
 					free(added);
 				}
-				remove_dependent_from_owners(b, existing, old, d.removed, d.n_removed);
+				remove_dependent_from_owners(b, existing, old, d.removed,
+				                             d.n_removed);
 				owners_free(old, n_old);
 			}
 			gc_ref_diff_free(&d);

@@ -39,13 +39,13 @@
 #include "workers/garbagecollector/identity.h"
 
 struct gc_node {
-	struct gc_ref id; /* owned (gc_ref_copy) */
+	struct gc_ref id;              /* owned (gc_ref_copy) */
 	struct kube_owner_ref *owners; /* owned deep copies, as last observed */
 	size_t n_owners;
-	bool virtual_;		   /* referenced, never observed by an informer */
-	bool being_deleted;	   /* deletionTimestamp seen (one-way) */
+	bool virtual_;            /* referenced, never observed by an informer */
+	bool being_deleted;       /* deletionTimestamp seen (one-way) */
 	bool deleting_dependents; /* being deleted with foregroundDeletion (one-way) */
-	struct gc_node **deps;	   /* dependents (a set) */
+	struct gc_node **deps;    /* dependents (a set) */
 	size_t n_deps, cap_deps;
 };
 
@@ -98,7 +98,8 @@ struct gc_sink {
 	/* attemptToOrphan.Add(uid) */
 	void (*attempt_to_orphan)(void *ud, const char *uid);
 	/* A Warning event on `involved` (kind/apiVersion/ns/name/uid of the dependent). */
-	void (*warning)(void *ud, const struct gc_ref *involved, const char *reason, const char *message);
+	void (*warning)(void *ud, const struct gc_ref *involved, const char *reason,
+	                const char *message);
 };
 
 struct gc_builder {
@@ -119,24 +120,24 @@ int gc_builder_process(struct gc_builder *b, const struct gc_event *ev);
  * (and a compatible namespace). A dependent may land in both lists. The arrays are malloc'd
  * (free them); counts in *n_match / *n_mismatch. 0 or -ENOMEM. */
 int gc_partition_dependents(struct gc_node *const *deps, size_t n, const struct gc_ref *owner,
-			    struct gc_node ***match, size_t *n_match, struct gc_node ***mismatch,
-			    size_t *n_mismatch);
+                            struct gc_node ***match, size_t *n_match, struct gc_node ***mismatch,
+                            size_t *n_mismatch);
 /* getAlternateOwnerIdentity: the alternate identity the disagreeing dependents use for the
  * absent identity's uid (the first after `absent` in gc_ref_cmp order, else the first).
  * Returns true and *ret (strings point into the dependents' refs / nodes) or false. */
 bool gc_alternate_owner_identity(struct gc_node *const *deps, size_t n, const struct gc_ref *absent,
-				 struct gc_ref *ret);
+                                 struct gc_ref *ret);
 /* referencesDiffs by uid. Each output array is malloc'd (indexes into old/new); 0 / -ENOMEM. */
 struct gc_ref_diff {
-	size_t *added;	 /* indexes into new */
+	size_t *added; /* indexes into new */
 	size_t n_added;
 	size_t *removed; /* indexes into old */
 	size_t n_removed;
 	size_t (*changed)[2]; /* {old index, new index} */
 	size_t n_changed;
 };
-int gc_references_diff(const struct kube_owner_ref *old, size_t n_old, const struct kube_owner_ref *new_,
-		       size_t n_new, struct gc_ref_diff *ret);
+int gc_references_diff(const struct kube_owner_ref *old, size_t n_old,
+                       const struct kube_owner_ref *new_, size_t n_new, struct gc_ref_diff *ret);
 void gc_ref_diff_free(struct gc_ref_diff *d);
 /* deletionStartsWithFinalizer: new is being deleted with finalizer f, and old is absent, was
  * not being deleted, or lacked f. */

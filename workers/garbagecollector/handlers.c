@@ -11,7 +11,8 @@
 #include "workers/garbagecollector/handlers.h"
 #include "workers/garbagecollector/worker.h"
 
-void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason, const char *message);
+void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason,
+                                 const char *message);
 
 const char *gc_api_version_of(const char *group, const char *version, char *buf, size_t len)
 {
@@ -24,21 +25,26 @@ const char *gc_api_version_of(const char *group, const char *version, char *buf,
 
 /* The arena copy of an object as the builder reads it; owners are copied into *ret_owners
  * (malloc'd, free it). */
-static int obj_from_shm(const struct shm_obj *o, struct gc_obj *ret, struct kube_owner_ref **ret_owners)
+static int obj_from_shm(const struct shm_obj *o, struct gc_obj *ret,
+                        struct kube_owner_ref **ret_owners)
 {
 	struct kube_owner_ref *owners = calloc(o->n_owners + 1, sizeof *owners);
 	if (!owners)
 		return -ENOMEM;
 	for (size_t i = 0; i < o->n_owners; i++)
 		owners[i] = (struct kube_owner_ref){
-			.api_version = o->owners[i].api_version,
-			.kind = o->owners[i].kind,
-			.name = o->owners[i].name,
-			.uid = o->owners[i].uid,
-			.controller = o->owners[i].controller,
-			.block_owner_deletion = o->owners[i].block_owner_deletion,
+		        .api_version = o->owners[i].api_version,
+		        .kind = o->owners[i].kind,
+		        .name = o->owners[i].name,
+		        .uid = o->owners[i].uid,
+		        .controller = o->owners[i].controller,
+		        .block_owner_deletion = o->owners[i].block_owner_deletion,
 		};
-	*ret = (struct gc_obj){.uid = o->uid, .name = o->name, .ns = o->ns, .owners = owners, .n_owners = o->n_owners};
+	*ret = (struct gc_obj){.uid = o->uid,
+	                       .name = o->name,
+	                       .ns = o->ns,
+	                       .owners = owners,
+	                       .n_owners = o->n_owners};
 	struct inf_rec_view v;
 	if (inf_rec_parse(o->payload, o->payload_len, &v) == 0) {
 		ret->being_deleted = v.hdr.deletion_ts != 0;
@@ -53,9 +59,9 @@ int gc_handle_event(struct gc_builder *b, const struct inf_event *ev)
 {
 	char av[256];
 	struct gc_event ge = {
-		.api_version = gc_api_version_of(ev->res ? ev->res->group : NULL, ev->res ? ev->res->version : NULL, av,
-						 sizeof av),
-		.kind = ev->res ? ev->res->kind : NULL,
+	        .api_version = gc_api_version_of(ev->res ? ev->res->group : NULL,
+	                                         ev->res ? ev->res->version : NULL, av, sizeof av),
+	        .kind = ev->res ? ev->res->kind : NULL,
 	};
 	struct kube_owner_ref *old_owners = NULL, *obj_owners = NULL;
 	struct gc_obj old;
@@ -103,8 +109,11 @@ int gc_handle_virtual_delete_key(struct gc_builder *b, const char *key)
 	bool virt;
 	if (gc_queue_key_decode(key, &id, &virt, scratch, sizeof scratch) < 0 || !virt)
 		return -EINVAL;
-	struct gc_event ev = {.type = GC_EVENT_DELETE, .virtual_ = true, .api_version = id.api_version,
-			      .kind = id.kind, .obj = {.uid = id.uid, .name = id.name, .ns = id.ns}};
+	struct gc_event ev = {.type = GC_EVENT_DELETE,
+	                      .virtual_ = true,
+	                      .api_version = id.api_version,
+	                      .kind = id.kind,
+	                      .obj = {.uid = id.uid, .name = id.name, .ns = id.ns}};
 	return gc_builder_process(b, &ev);
 }
 
@@ -124,13 +133,14 @@ static void add_key(struct state *s, size_t q, const char *uid, bool rate_limite
 	char key[IPC_QUEUE_KEY_MAX + 1];
 	struct gc_node *n = gc_graph_get(s->graph, uid);
 	struct gc_ref id = {.uid = uid};
-	if (gc_queue_key_encode(n ? &n->id : &id, n && n->virtual_, IPC_QUEUE_KEY_MAX, key, sizeof key) < 0 ||
+	if (gc_queue_key_encode(n ? &n->id : &id, n && n->virtual_, IPC_QUEUE_KEY_MAX, key,
+	                        sizeof key) < 0 ||
 	    q >= s->ctx->n_queues) {
 		s->dropped_keys++;
 		return;
 	}
 	int r = rate_limited ? ipc_queue_owner_add_rate_limited(s->ctx->queues[q], key)
-			     : ipc_queue_owner_add(s->ctx->queues[q], key);
+	                     : ipc_queue_owner_add(s->ctx->queues[q], key);
 	if (r < 0)
 		s->dropped_keys++;
 }
@@ -145,7 +155,8 @@ static void sink_orphan(void *ud, const char *uid)
 	add_key(ud, Q_ORPHAN, uid, false);
 }
 
-static void sink_warning(void *ud, const struct gc_ref *involved, const char *reason, const char *message)
+static void sink_warning(void *ud, const struct gc_ref *involved, const char *reason,
+                         const char *message)
 {
 	struct state *s = ud;
 	s->warnings++;
@@ -158,17 +169,20 @@ static int table_init(struct inf_handler_ctx *ctx)
 	struct state *s = calloc(1, sizeof *s);
 	if (!s)
 		return -ENOMEM;
-	if (gc_graph_new(&s->graph) < 0 || gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &s->absent) < 0) {
+	if (gc_graph_new(&s->graph) < 0 ||
+	    gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &s->absent) < 0) {
 		gc_graph_free(s->graph);
 		free(s);
 		return -ENOMEM;
 	}
 	s->ctx = ctx;
 	s->b = (struct gc_builder){
-		.graph = s->graph,
-		.absent = s->absent,
-		.sink = {.ud = s, .attempt_to_delete = sink_delete, .attempt_to_orphan = sink_orphan,
-			 .warning = sink_warning},
+	        .graph = s->graph,
+	        .absent = s->absent,
+	        .sink = {.ud = s,
+	                 .attempt_to_delete = sink_delete,
+	                 .attempt_to_orphan = sink_orphan,
+	                 .warning = sink_warning},
 	};
 	ctx->state = s;
 	return 0;
@@ -202,14 +216,18 @@ struct gc_builder *gc_handlers_builder(struct inf_handler_ctx *ctx)
 static const char *const gc_queue_names[] = {"gc-attempt-to-delete", "gc-attempt-to-orphan", NULL};
 
 static const struct inf_handler_entry gc_entries[] = {
-	{.group = NULL, .resource = "*", .on_add = on_event, .on_update = on_event, .on_delete = on_event},
+        {.group = NULL,
+         .resource = "*",
+         .on_add = on_event,
+         .on_update = on_event,
+         .on_delete = on_event},
 };
 
 const struct inf_handler_table gc_handler_table = {
-	.controller = "garbagecollector",
-	.queues = gc_queue_names,
-	.entries = gc_entries,
-	.n_entries = 1,
-	.init = table_init,
-	.fini = table_fini,
+        .controller = "garbagecollector",
+        .queues = gc_queue_names,
+        .entries = gc_entries,
+        .n_entries = 1,
+        .init = table_init,
+        .fini = table_fini,
 };

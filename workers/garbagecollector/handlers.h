@@ -26,7 +26,8 @@ extern const struct inf_handler_table gc_handler_table;
 
 /* Called for every Warning event the builder asks for (informerd sets it before registering;
  * NULL: counted and dropped). */
-extern void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason, const char *message);
+extern void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason,
+                                        const char *message);
 
 /* Converts ev and applies it to b. Returns gc_builder_process's result, or -ENOMEM / -EINVAL
  * when the event could not be converted. */

@@ -21,24 +21,24 @@ bool gc_ref_equal(const struct gc_ref *a, const struct gc_ref *b)
 
 bool gc_ref_same_coords(const struct gc_ref *a, const struct gc_ref *b)
 {
-	return gc_str_eq(a->uid, b->uid) && gc_str_eq(a->name, b->name) && gc_str_eq(a->kind, b->kind) &&
-	       gc_str_eq(a->api_version, b->api_version);
+	return gc_str_eq(a->uid, b->uid) && gc_str_eq(a->name, b->name) &&
+	       gc_str_eq(a->kind, b->kind) && gc_str_eq(a->api_version, b->api_version);
 }
 
 bool gc_ref_matches(const struct kube_owner_ref *ref, const struct gc_ref *id)
 {
-	return gc_str_eq(ref->uid, id->uid) && gc_str_eq(ref->name, id->name) && gc_str_eq(ref->kind, id->kind) &&
-	       gc_str_eq(ref->api_version, id->api_version);
+	return gc_str_eq(ref->uid, id->uid) && gc_str_eq(ref->name, id->name) &&
+	       gc_str_eq(ref->kind, id->kind) && gc_str_eq(ref->api_version, id->api_version);
 }
 
 struct gc_ref gc_ref_from_owner(const struct kube_owner_ref *ref, const char *ns)
 {
 	return (struct gc_ref){
-		.api_version = gc_s(ref->api_version),
-		.kind = gc_s(ref->kind),
-		.name = gc_s(ref->name),
-		.uid = gc_s(ref->uid),
-		.ns = gc_s(ns),
+	        .api_version = gc_s(ref->api_version),
+	        .kind = gc_s(ref->kind),
+	        .name = gc_s(ref->name),
+	        .uid = gc_s(ref->uid),
+	        .ns = gc_s(ns),
 	};
 }
 
@@ -59,8 +59,8 @@ int gc_ref_cmp(const struct gc_ref *a, const struct gc_ref *b)
 
 int gc_ref_copy(struct gc_ref *dst, const struct gc_ref *src)
 {
-	const char *in[5] = {gc_s(src->api_version), gc_s(src->kind), gc_s(src->name), gc_s(src->uid),
-			     gc_s(src->ns)};
+	const char *in[5] = {gc_s(src->api_version), gc_s(src->kind), gc_s(src->name),
+	                     gc_s(src->uid), gc_s(src->ns)};
 	size_t len[5], total = 0;
 	for (int i = 0; i < 5; i++) {
 		len[i] = strlen(in[i]) + 1;
@@ -91,8 +91,8 @@ const char *gc_ref_format(const struct gc_ref *r, char *buf, size_t len)
 {
 	if (len == 0)
 		return buf;
-	snprintf(buf, len, "[%s/%s, namespace: %s, name: %s, uid: %s]", gc_s(r->api_version), gc_s(r->kind),
-		 gc_s(r->ns), gc_s(r->name), gc_s(r->uid));
+	snprintf(buf, len, "[%s/%s, namespace: %s, name: %s, uid: %s]", gc_s(r->api_version),
+	         gc_s(r->kind), gc_s(r->ns), gc_s(r->name), gc_s(r->uid));
 	return buf;
 }
 
@@ -101,11 +101,11 @@ const char *gc_ref_format(const struct gc_ref *r, char *buf, size_t len)
 static int quote(const char *s, char *out, size_t len)
 {
 	size_t o = 0;
-#define PUT(c)                                                                                                         \
-	do {                                                                                                           \
-		if (o + 1 >= len)                                                                                      \
-			return -ENOBUFS;                                                                               \
-		out[o++] = (c);                                                                                        \
+#define PUT(c)                                                                                     \
+	do {                                                                                       \
+		if (o + 1 >= len)                                                                  \
+			return -ENOBUFS;                                                           \
+		out[o++] = (c);                                                                    \
 	} while (0)
 	PUT('"');
 	for (const unsigned char *p = (const unsigned char *)gc_s(s); *p; p++) {
@@ -132,8 +132,8 @@ static int quote(const char *s, char *out, size_t len)
 	return (int)o;
 }
 
-int gc_invalid_ns_message(const struct gc_ref *dependent, const struct kube_owner_ref *owners, size_t n_owners,
-			  const char *owner_uid, char *buf, size_t len)
+int gc_invalid_ns_message(const struct gc_ref *dependent, const struct kube_owner_ref *owners,
+                          size_t n_owners, const char *owner_uid, char *buf, size_t len)
 {
 	const struct kube_owner_ref *hit = NULL;
 	for (size_t i = 0; i < n_owners && !hit; i++)

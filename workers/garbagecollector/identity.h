@@ -23,13 +23,13 @@
 
 #include "kube/model.h"
 
-#define GC_FINALIZER_ORPHAN "orphan"
+#define GC_FINALIZER_ORPHAN     "orphan"
 #define GC_FINALIZER_FOREGROUND "foregroundDeletion"
-#define GC_POLICY_ORPHAN "Orphan"
-#define GC_POLICY_BACKGROUND "Background"
-#define GC_POLICY_FOREGROUND "Foreground"
-#define GC_EVENT_COMPONENT "garbage-collector-controller"
-#define GC_REASON_INVALID_NS "OwnerRefInvalidNamespace"
+#define GC_POLICY_ORPHAN        "Orphan"
+#define GC_POLICY_BACKGROUND    "Background"
+#define GC_POLICY_FOREGROUND    "Foreground"
+#define GC_EVENT_COMPONENT      "garbage-collector-controller"
+#define GC_REASON_INVALID_NS    "OwnerRefInvalidNamespace"
 
 /* objectReference: coordinates + namespace ("" = cluster-scoped). */
 struct gc_ref {
@@ -75,8 +75,8 @@ const char *gc_ref_format(const struct gc_ref *r, char *buf, size_t len);
  * Returns 0, or -ENOENT when the dependent has no ref with that uid (no event then),
  * -ENOBUFS when buf is too small. The Go %q quoting is reproduced for printable ASCII;
  * other bytes are escaped as Go does for invalid or non-printable runes (\xNN, \n, ...). */
-int gc_invalid_ns_message(const struct gc_ref *dependent, const struct kube_owner_ref *owners, size_t n_owners,
-			  const char *owner_uid, char *buf, size_t len);
+int gc_invalid_ns_message(const struct gc_ref *dependent, const struct kube_owner_ref *owners,
+                          size_t n_owners, const char *owner_uid, char *buf, size_t len);
 
 /* Finalizer helpers over a decoded object. */
 bool gc_has_finalizer(const struct kube_object_meta *m, const char *f);

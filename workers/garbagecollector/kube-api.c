@@ -29,7 +29,7 @@ static void split_api_version(const char *av, char *group, size_t glen, const ch
 }
 
 int gc_rest_map(const struct kube_discovery *d, const char *api_version, const char *kind,
-		const struct kube_api_resource **ret)
+                const struct kube_api_resource **ret)
 {
 	char group[256];
 	const char *version;
@@ -38,7 +38,8 @@ int gc_rest_map(const struct kube_discovery *d, const char *api_version, const c
 	split_api_version(api_version, group, sizeof group, &version);
 	for (uint32_t i = 0; i < d->n; i++) {
 		const struct kube_api_resource *r = &d->res[i];
-		if (gc_str_eq(r->group, group) && gc_str_eq(r->version, version) && gc_str_eq(r->kind, kind)) {
+		if (gc_str_eq(r->group, group) && gc_str_eq(r->version, version) &&
+		    gc_str_eq(r->kind, kind)) {
 			*ret = r;
 			return 0;
 		}
@@ -48,13 +49,15 @@ int gc_rest_map(const struct kube_discovery *d, const char *api_version, const c
 
 bool gc_resource_ignored(const char *group, const char *resource)
 {
-	return gc_str_eq(resource, "events") && (gc_str_eq(group, "") || gc_str_eq(group, "events.k8s.io"));
+	return gc_str_eq(resource, "events") &&
+	       (gc_str_eq(group, "") || gc_str_eq(group, "events.k8s.io"));
 }
 
 bool gc_resource_deletable(const struct kube_api_resource *r)
 {
 	uint32_t need = KUBE_VERB_BIT_DELETE | KUBE_VERB_BIT_LIST | KUBE_VERB_BIT_WATCH;
-	return r->preferred && (r->verbs & need) == need && !gc_resource_ignored(r->group, r->resource);
+	return r->preferred && (r->verbs & need) == need &&
+	       !gc_resource_ignored(r->group, r->resource);
 }
 
 static int map_target(struct gc_kube_api *k, const struct gc_target *t, struct kube_request *req)
@@ -104,19 +107,25 @@ static int k_get(void *ud, const struct gc_target *t, struct kube_partial **ret)
 static int k_patch(void *ud, const struct gc_target *t, enum kube_patch_type type, const char *body)
 {
 	struct gc_kube_api *k = ud;
-	struct kube_request req = {.verb = KUBE_PATCH, .metadata_only = true, .body = body,
-				   .body_len = strlen(body), .patch_type = type};
+	struct kube_request req = {.verb = KUBE_PATCH,
+	                           .metadata_only = true,
+	                           .body = body,
+	                           .body_len = strlen(body),
+	                           .patch_type = type};
 	if (map_target(k, t, &req) < 0)
 		return -ENOENT;
 	struct kube_response resp = {0};
 	return finish(k, kube_client_request(k->client, &req, NULL, NULL, &resp), &resp);
 }
 
-static int k_delete(void *ud, const struct gc_target *t, const char *uid, const char *rv, const char *policy)
+static int k_delete(void *ud, const struct gc_target *t, const char *uid, const char *rv,
+                    const char *policy)
 {
 	struct gc_kube_api *k = ud;
-	struct kube_request req = {.verb = KUBE_DELETE, .precondition_uid = uid, .precondition_rv = rv,
-				   .propagation_policy = policy};
+	struct kube_request req = {.verb = KUBE_DELETE,
+	                           .precondition_uid = uid,
+	                           .precondition_rv = rv,
+	                           .propagation_policy = policy};
 	if (map_target(k, t, &req) < 0)
 		return -ENOENT;
 	struct kube_response resp = {0};
@@ -140,23 +149,25 @@ static void k_attempt_to_delete(void *ud, const char *uid)
 static void k_sleep(void *ud, double ms)
 {
 	(void)ud;
-	struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)((ms - (double)(long)(ms / 1000) * 1000) * 1e6)};
+	struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
+	                      .tv_nsec = (long)((ms - (double)(long)(ms / 1000) * 1000) * 1e6)};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
 
-void gc_kube_api_init(struct gc_kube_api *k, struct kube_client *client, const struct kube_discovery *disc)
+void gc_kube_api_init(struct gc_kube_api *k, struct kube_client *client,
+                      const struct kube_discovery *disc)
 {
 	*k = (struct gc_kube_api){.client = client, .disc = disc};
 	k->api = (struct gc_api){
-		.ud = k,
-		.rest_map = k_rest_map,
-		.get = k_get,
-		.get_cached = NULL, /* the worker's arena reader can be plugged in here */
-		.patch = k_patch,
-		.delete_ = k_delete,
-		.virtual_delete = k_virtual_delete,
-		.attempt_to_delete = k_attempt_to_delete,
-		.sleep_ms = k_sleep,
+	        .ud = k,
+	        .rest_map = k_rest_map,
+	        .get = k_get,
+	        .get_cached = NULL, /* the worker's arena reader can be plugged in here */
+	        .patch = k_patch,
+	        .delete_ = k_delete,
+	        .virtual_delete = k_virtual_delete,
+	        .attempt_to_delete = k_attempt_to_delete,
+	        .sleep_ms = k_sleep,
 	};
 }

@@ -22,7 +22,7 @@
 
 /* Maps apiVersion ("v1", "apps/v1") and kind to a served resource. 0 and *ret, or -ENOENT. */
 int gc_rest_map(const struct kube_discovery *d, const char *api_version, const char *kind,
-		const struct kube_api_resource **ret);
+                const struct kube_api_resource **ret);
 /* The GC watches this resource (preferred version, delete+list+watch, not ignored). */
 bool gc_resource_deletable(const struct kube_api_resource *r);
 /* DefaultIgnoredResources: "" events and events.k8s.io events. */
@@ -40,4 +40,5 @@ struct gc_kube_api {
 	char last_error[512];
 };
 
-void gc_kube_api_init(struct gc_kube_api *k, struct kube_client *client, const struct kube_discovery *disc);
+void gc_kube_api_init(struct gc_kube_api *k, struct kube_client *client,
+                      const struct kube_discovery *disc);

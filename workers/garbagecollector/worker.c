@@ -25,13 +25,13 @@
 static void node_to_view(const struct gc_node *n, struct gc_node_view *v)
 {
 	*v = (struct gc_node_view){
-		.id = n->id,
-		.owners = n->owners,
-		.n_owners = n->n_owners,
-		.virtual_ = n->virtual_,
-		.being_deleted = n->being_deleted,
-		.deleting_dependents = n->deleting_dependents,
-		.n_dependents = n->n_deps,
+	        .id = n->id,
+	        .owners = n->owners,
+	        .n_owners = n->n_owners,
+	        .virtual_ = n->virtual_,
+	        .being_deleted = n->being_deleted,
+	        .deleting_dependents = n->deleting_dependents,
+	        .n_dependents = n->n_deps,
 	};
 }
 
@@ -65,7 +65,8 @@ void gc_graph_view_init(struct gc_graph_view *v, struct gc_graph *g)
 }
 
 /* ---- pure decisions ---------------------------------------------------------------------- */
-enum gc_decision gc_decide(size_t n_solid, size_t n_dangling, size_t n_waiting, size_t n_item_dependents)
+enum gc_decision gc_decide(size_t n_solid, size_t n_dangling, size_t n_waiting,
+                           size_t n_item_dependents)
 {
 	if (n_solid) {
 		/* never delete an object with a live owner; strip what would keep a waiting owner
@@ -96,7 +97,7 @@ double gc_finalizer_backoff_ms(int attempt, double r)
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 static void res_fail(struct gc_result *res, enum gc_outcome o, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 static void res_fail(struct gc_result *res, enum gc_outcome o, int err, const char *fmt, ...)
 {
 	res->outcome = o;
@@ -108,7 +109,8 @@ static void res_fail(struct gc_result *res, enum gc_outcome o, int err, const ch
 }
 
 /* Appends to a NUL-terminated buffer, truncating (texts are for logs). */
-static void appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 static void appendf(char *buf, size_t size, const char *fmt, ...)
 {
 	size_t l = strlen(buf);
@@ -142,32 +144,35 @@ static const char *errtext(int err)
 static void rest_mapping_error(struct gc_result *res, const char *api_version, const char *kind)
 {
 	/* restMappingError.Error() */
-	res_fail(res, GC_REST_MAPPING, -ENOENT, "unable to get REST mapping for %s/%s.", gc_s(api_version),
-		 gc_s(kind));
+	res_fail(res, GC_REST_MAPPING, -ENOENT, "unable to get REST mapping for %s/%s.",
+	         gc_s(api_version), gc_s(kind));
 }
 
-static bool owners_equal(const struct kube_owner_ref *a, size_t na, const struct kube_owner_ref *b, size_t nb)
+static bool owners_equal(const struct kube_owner_ref *a, size_t na, const struct kube_owner_ref *b,
+                         size_t nb)
 {
 	if (na != nb)
 		return false;
 	for (size_t i = 0; i < na; i++)
-		if (!gc_str_eq(a[i].api_version, b[i].api_version) || !gc_str_eq(a[i].kind, b[i].kind) ||
-		    !gc_str_eq(a[i].name, b[i].name) || !gc_str_eq(a[i].uid, b[i].uid) ||
-		    a[i].controller != b[i].controller || a[i].block_owner_deletion != b[i].block_owner_deletion)
+		if (!gc_str_eq(a[i].api_version, b[i].api_version) ||
+		    !gc_str_eq(a[i].kind, b[i].kind) || !gc_str_eq(a[i].name, b[i].name) ||
+		    !gc_str_eq(a[i].uid, b[i].uid) || a[i].controller != b[i].controller ||
+		    a[i].block_owner_deletion != b[i].block_owner_deletion)
 			return false;
 	return true;
 }
 
 /* Resolves where calls about `id` go. 0, or a REST-mapping failure recorded in res. */
-static int target_of(struct gc_worker *w, const struct gc_ref *id, struct gc_target *t, bool *namespaced,
-		     struct gc_result *res)
+static int target_of(struct gc_worker *w, const struct gc_ref *id, struct gc_target *t,
+                     bool *namespaced, struct gc_result *res)
 {
 	bool ns = false;
 	if (w->api->rest_map(w->api->ud, id->api_version, id->kind, &ns) < 0) {
 		rest_mapping_error(res, id->api_version, id->kind);
 		return -ENOENT;
 	}
-	*t = (struct gc_target){id->api_version, id->kind, gc_owner_lookup_ns(ns, id->ns), id->name};
+	*t = (struct gc_target){id->api_version, id->kind, gc_owner_lookup_ns(ns, id->ns),
+	                        id->name};
 	if (namespaced)
 		*namespaced = ns;
 	return 0;
@@ -176,7 +181,8 @@ static int target_of(struct gc_worker *w, const struct gc_ref *id, struct gc_tar
 /* getObject: -ENOENT (404), other errno, or the sentinels recorded in res (returns -EINVAL for
  * the cluster-scoped-child sentinel and -ENOENT + GC_REST_MAPPING for mapping failures: the
  * caller checks res->outcome first). */
-static int get_object(struct gc_worker *w, const struct gc_ref *id, struct kube_partial **ret, struct gc_result *res)
+static int get_object(struct gc_worker *w, const struct gc_ref *id, struct kube_partial **ret,
+                      struct gc_result *res)
 {
 	struct gc_target t;
 	bool namespaced;
@@ -184,7 +190,7 @@ static int get_object(struct gc_worker *w, const struct gc_ref *id, struct kube_
 		return -ENOENT;
 	if (namespaced && gc_s(t.ns)[0] == '\0') {
 		res_fail(res, GC_CLUSTER_CHILD_NS_OWNER, -EINVAL,
-			 "cluster-scoped objects cannot refer to namespaced owners");
+		         "cluster-scoped objects cannot refer to namespaced owners");
 		return -EINVAL;
 	}
 	return w->api->get(w->api->ud, &t, ret);
@@ -192,7 +198,7 @@ static int get_object(struct gc_worker *w, const struct gc_ref *id, struct kube_
 
 /* patch.go getMetadata: the informer store's copy, else a GET (namespace as in the identity). */
 static int get_metadata(struct gc_worker *w, const struct gc_ref *id, struct kube_partial **ret,
-			struct gc_result *res)
+                        struct gc_result *res)
 {
 	bool ns;
 	if (w->api->rest_map(w->api->ud, id->api_version, id->kind, &ns) < 0) {
@@ -212,8 +218,9 @@ enum patch_kind { PATCH_DELETE_REFS, PATCH_UNBLOCK };
 
 /* gc.patch: strategic merge first; only a 415 falls back to a JSON merge patch built from the
  * cached (or fetched) metadata, carrying its resourceVersion. */
-static int patch_item(struct gc_worker *w, const struct gc_node_view *item, const char *smp, enum patch_kind kind,
-		      const char *const *uids, size_t n_uids, struct gc_result *res)
+static int patch_item(struct gc_worker *w, const struct gc_node_view *item, const char *smp,
+                      enum patch_kind kind, const char *const *uids, size_t n_uids,
+                      struct gc_result *res)
 {
 	struct gc_target t;
 	if (target_of(w, &item->id, &t, NULL, res) < 0)
@@ -270,7 +277,8 @@ static int patch_item(struct gc_worker *w, const struct gc_node_view *item, cons
  * resourceVersion, GET the object; gone -> 404; same uid, other resourceVersion and owners
  * deep-equal to the ones the decision saw -> DELETE again with the uid precondition only. */
 static int delete_object(struct gc_worker *w, const struct gc_ref *id, const char *rv,
-			 const struct kube_owner_ref *owners, size_t n_owners, const char *policy, struct gc_result *res)
+                         const struct kube_owner_ref *owners, size_t n_owners, const char *policy,
+                         struct gc_result *res)
 {
 	struct gc_target t;
 	if (target_of(w, id, &t, NULL, res) < 0)
@@ -283,8 +291,9 @@ static int delete_object(struct gc_worker *w, const struct gc_ref *id, const cha
 		if (g == -ENOENT)
 			return -ENOENT;
 		bool retry = g == 0 && gc_str_eq(live->meta.uid, id->uid) &&
-			     !gc_str_eq(live->meta.resource_version, prv) &&
-			     owners_equal(live->meta.owner_refs, live->meta.n_owner_refs, owners, n_owners);
+		             !gc_str_eq(live->meta.resource_version, prv) &&
+		             owners_equal(live->meta.owner_refs, live->meta.n_owner_refs, owners,
+		                          n_owners);
 		kube_object_free(live);
 		if (retry)
 			return w->api->delete_(w->api->ud, &t, id->uid, NULL, policy);
@@ -294,7 +303,8 @@ static int delete_object(struct gc_worker *w, const struct gc_ref *id, const cha
 
 /* removeFinalizer: GET, drop `fin`, merge-patch {resourceVersion, finalizers|null}; conflicts
  * retried with DefaultBackoff (4 attempts). */
-static int remove_finalizer(struct gc_worker *w, const struct gc_ref *owner, const char *fin, struct gc_result *res)
+static int remove_finalizer(struct gc_worker *w, const struct gc_ref *owner, const char *fin,
+                            struct gc_result *res)
 {
 	char ident[1280];
 	gc_ref_format(owner, ident, sizeof ident);
@@ -306,10 +316,12 @@ static int remove_finalizer(struct gc_worker *w, const struct gc_ref *owner, con
 		if (r < 0) {
 			/* upstream wraps every GET failure (sentinels included) in a plain error */
 			char inner[sizeof res->msg];
-			snprintf(inner, sizeof inner, "%s", res->outcome != GC_OK ? res->msg : errtext(r));
+			snprintf(inner, sizeof inner, "%s",
+			         res->outcome != GC_OK ? res->msg : errtext(r));
 			res_fail(res, GC_FAILED, r,
-				 "cannot finalize owner %s, because cannot get it: %s. The garbage collector will retry later",
-				 ident, inner);
+			         "cannot finalize owner %s, because cannot get it: %s. The garbage "
+			         "collector will retry later",
+			         ident, inner);
 			return r;
 		}
 		const char **keep = calloc(obj->meta.n_finalizers + 1, sizeof *keep);
@@ -327,7 +339,8 @@ static int remove_finalizer(struct gc_worker *w, const struct gc_ref *owner, con
 		}
 		char *body = NULL;
 		if (found)
-			r = kube_encode_finalizers_merge_patch(gc_s(obj->meta.resource_version), keep, n, &body);
+			r = kube_encode_finalizers_merge_patch(gc_s(obj->meta.resource_version),
+			                                       keep, n, &body);
 		free(keep);
 		kube_object_free(obj);
 		if (!found)
@@ -343,21 +356,24 @@ static int remove_finalizer(struct gc_worker *w, const struct gc_ref *owner, con
 			return r;
 		if (attempt >= GC_FINALIZER_RETRY_STEPS) {
 			res_fail(res, GC_FAILED, r,
-				 "updateMaxRetries(%d) has reached. The garbage collector will retry later for owner %s",
-				 GC_FINALIZER_RETRY_STEPS, ident);
+			         "updateMaxRetries(%d) has reached. The garbage collector will "
+			         "retry later for owner %s",
+			         GC_FINALIZER_RETRY_STEPS, ident);
 			return r;
 		}
 		if (w->api->sleep_ms)
-			w->api->sleep_ms(w->api->ud,
-					 gc_finalizer_backoff_ms(attempt + 1, w->rand01 ? w->rand01(w->rand_ud) : 0));
+			w->api->sleep_ms(
+			        w->api->ud,
+			        gc_finalizer_backoff_ms(attempt + 1,
+			                                w->rand01 ? w->rand01(w->rand_ud) : 0));
 	}
 }
 
 /* ---- isDangling / classifyReferences ------------------------------------------------------ */
 enum ref_class { REF_SOLID, REF_DANGLING, REF_WAITING };
 
-static int is_dangling(struct gc_worker *w, const struct kube_owner_ref *ref, const struct gc_node_view *item,
-		       enum ref_class *cls, struct gc_result *res)
+static int is_dangling(struct gc_worker *w, const struct kube_owner_ref *ref,
+                       const struct gc_node_view *item, enum ref_class *cls, struct gc_result *res)
 {
 	/* the cache first, cluster-scoped key then the dependent's namespace, before any mapping */
 	struct gc_ref key = gc_ref_from_owner(ref, "");
@@ -378,10 +394,12 @@ static int is_dangling(struct gc_worker *w, const struct kube_owner_ref *ref, co
 	if (!namespaced)
 		key.ns = "";
 	if (gc_ref_validity(item->id.ns, namespaced) == GC_REF_CLUSTER_CHILD_NAMESPACED_OWNER) {
-		res_fail(res, GC_CLUSTER_CHILD_NS_OWNER, -EINVAL, "cluster-scoped objects cannot refer to namespaced owners");
+		res_fail(res, GC_CLUSTER_CHILD_NS_OWNER, -EINVAL,
+		         "cluster-scoped objects cannot refer to namespaced owners");
 		return -EINVAL;
 	}
-	struct gc_target t = {ref->api_version, ref->kind, gc_owner_lookup_ns(namespaced, item->id.ns), ref->name};
+	struct gc_target t = {ref->api_version, ref->kind,
+	                      gc_owner_lookup_ns(namespaced, item->id.ns), ref->name};
 	struct kube_partial *owner = NULL;
 	int r = w->api->get(w->api->ud, &t, &owner);
 	if (r == -ENOENT) {
@@ -398,7 +416,8 @@ static int is_dangling(struct gc_worker *w, const struct kube_owner_ref *ref, co
 		if (w->absent)
 			(void)gc_absent_cache_add(w->absent, &key);
 		*cls = REF_DANGLING;
-	} else if (owner->meta.deletion_timestamp != 0 && gc_has_finalizer(&owner->meta, GC_FINALIZER_FOREGROUND)) {
+	} else if (owner->meta.deletion_timestamp != 0 &&
+	           gc_has_finalizer(&owner->meta, GC_FINALIZER_FOREGROUND)) {
 		*cls = REF_WAITING;
 	} else {
 		*cls = REF_SOLID;
@@ -419,7 +438,8 @@ static int blocking_visit(const struct gc_node_view *dep, void *ud)
 {
 	struct blocking_ctx *c = ud;
 	for (size_t i = 0; i < dep->n_owners; i++) {
-		if (!gc_str_eq(dep->owners[i].uid, c->owner_uid) || dep->owners[i].block_owner_deletion != 1)
+		if (!gc_str_eq(dep->owners[i].uid, c->owner_uid) ||
+		    dep->owners[i].block_owner_deletion != 1)
 			continue;
 		c->n_blocking++;
 		if (c->enqueue && !dep->deleting_dependents && c->w->api->attempt_to_delete)
@@ -428,8 +448,9 @@ static int blocking_visit(const struct gc_node_view *dep, void *ud)
 	return 0;
 }
 
-static enum gc_outcome process_deleting_dependents(struct gc_worker *w, const struct gc_node_view *item,
-						   struct gc_result *res)
+static enum gc_outcome process_deleting_dependents(struct gc_worker *w,
+                                                   const struct gc_node_view *item,
+                                                   struct gc_result *res)
 {
 	struct blocking_ctx c = {.owner_uid = item->id.uid, .w = w};
 	int r = w->graph->dependents(w->graph->ud, item->id.uid, blocking_visit, &c);
@@ -463,7 +484,8 @@ static int any_deleting_visit(const struct gc_node_view *dep, void *ud)
 }
 
 /* ---- attemptToDeleteItem ------------------------------------------------------------------ */
-static enum gc_outcome virtual_delete(struct gc_worker *w, const struct gc_node_view *item, struct gc_result *res)
+static enum gc_outcome virtual_delete(struct gc_worker *w, const struct gc_node_view *item,
+                                      struct gc_result *res)
 {
 	if (w->api->virtual_delete)
 		w->api->virtual_delete(w->api->ud, &item->id);
@@ -473,7 +495,7 @@ static enum gc_outcome virtual_delete(struct gc_worker *w, const struct gc_node_
 }
 
 static enum gc_outcome finish_delete(struct gc_worker *w, const struct gc_node_view *item, int r,
-				     struct gc_result *res)
+                                     struct gc_result *res)
 {
 	if (r == -ENOENT && res->outcome == GC_OK)
 		return virtual_delete(w, item, res);
@@ -483,7 +505,7 @@ static enum gc_outcome finish_delete(struct gc_worker *w, const struct gc_node_v
 }
 
 enum gc_outcome gc_attempt_to_delete_item(struct gc_worker *w, const struct gc_node_view *item,
-					  struct gc_result *res)
+                                          struct gc_result *res)
 {
 	*res = (struct gc_result){0};
 	/* being deleted is one-way: wait for the delete event, which queues the dependents */
@@ -590,14 +612,16 @@ enum gc_outcome gc_attempt_to_delete_item(struct gc_worker *w, const struct gc_n
 		}
 		res->action = GC_ACT_DELETE;
 		res->policy = GC_POLICY_FOREGROUND;
-		r = delete_object(w, &item->id, m->resource_version, m->owner_refs, m->n_owner_refs, res->policy, res);
+		r = delete_object(w, &item->id, m->resource_version, m->owner_refs, m->n_owner_refs,
+		                  res->policy, res);
 		finish_delete(w, item, r, res);
 		break;
 	}
 	case GC_DECIDE_DELETE:
 		res->action = GC_ACT_DELETE;
 		res->policy = gc_delete_policy(m);
-		r = delete_object(w, &item->id, m->resource_version, m->owner_refs, m->n_owner_refs, res->policy, res);
+		r = delete_object(w, &item->id, m->resource_version, m->owner_refs, m->n_owner_refs,
+		                  res->policy, res);
 		finish_delete(w, item, r, res);
 		break;
 	}
@@ -608,13 +632,14 @@ done:
 	return out;
 }
 
-int gc_queue_key_encode(const struct gc_ref *id, bool virtual_, size_t max_len, char *buf, size_t size)
+int gc_queue_key_encode(const struct gc_ref *id, bool virtual_, size_t max_len, char *buf,
+                        size_t size)
 {
 	int n;
 	if (virtual_) {
-		n = snprintf(buf, size, "v%c%s%c%s%c%s%c%s%c%s", GC_KEY_SEP, gc_s(id->api_version), GC_KEY_SEP,
-			     gc_s(id->kind), GC_KEY_SEP, gc_s(id->ns), GC_KEY_SEP, gc_s(id->name), GC_KEY_SEP,
-			     gc_s(id->uid));
+		n = snprintf(buf, size, "v%c%s%c%s%c%s%c%s%c%s", GC_KEY_SEP, gc_s(id->api_version),
+		             GC_KEY_SEP, gc_s(id->kind), GC_KEY_SEP, gc_s(id->ns), GC_KEY_SEP,
+		             gc_s(id->name), GC_KEY_SEP, gc_s(id->uid));
 		if (n >= 0 && (size_t)n <= max_len && (size_t)n < size)
 			return n;
 	}
@@ -624,7 +649,8 @@ int gc_queue_key_encode(const struct gc_ref *id, bool virtual_, size_t max_len, 
 	return n;
 }
 
-int gc_queue_key_decode(const char *key, struct gc_ref *ret, bool *ret_virtual, char *scratch, size_t size)
+int gc_queue_key_decode(const char *key, struct gc_ref *ret, bool *ret_virtual, char *scratch,
+                        size_t size)
 {
 	if (!key || !key[0])
 		return -EINVAL;
@@ -653,12 +679,14 @@ int gc_queue_key_decode(const char *key, struct gc_ref *ret, bool *ret_virtual, 
 	}
 	if (!f[4][0])
 		return -EINVAL;
-	*ret = (struct gc_ref){.api_version = f[0], .kind = f[1], .ns = f[2], .name = f[3], .uid = f[4]};
+	*ret = (struct gc_ref){
+	        .api_version = f[0], .kind = f[1], .ns = f[2], .name = f[3], .uid = f[4]};
 	*ret_virtual = true;
 	return 0;
 }
 
-enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *key, struct gc_result *res)
+enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *key,
+                                                 struct gc_result *res)
 {
 	struct gc_result local;
 	if (!res)
@@ -736,7 +764,8 @@ static int orphan_collect(const struct gc_node_view *dep, void *ud)
 	return 0;
 }
 
-enum gc_queue_action gc_attempt_to_orphan_worker(struct gc_worker *w, const char *uid, struct gc_result *res)
+enum gc_queue_action gc_attempt_to_orphan_worker(struct gc_worker *w, const char *uid,
+                                                 struct gc_result *res)
 {
 	struct gc_result local;
 	if (!res)
@@ -773,15 +802,16 @@ enum gc_queue_action gc_attempt_to_orphan_worker(struct gc_worker *w, const char
 		if (r < 0 && r != -ENOENT) {
 			char did[1280];
 			gc_ref_format(&c.deps[i], did, sizeof did);
-			appendf(agg, sizeof agg, "%sorphaning %s failed, %s", n_err ? ", " : "", did,
-				sub.outcome != GC_OK ? sub.msg : errtext(r));
+			appendf(agg, sizeof agg, "%sorphaning %s failed, %s", n_err ? ", " : "",
+			        did, sub.outcome != GC_OK ? sub.msg : errtext(r));
 			n_err++;
 		}
 	}
 	if (n_err) {
 		/* utilerrors.NewAggregate: one error prints bare, several as [a, b] */
-		res_fail(res, GC_FAILED, -EIO, "failed to orphan dependents of owner %s, got errors: %s%s%s", ident,
-			 n_err > 1 ? "[" : "", agg, n_err > 1 ? "]" : "");
+		res_fail(res, GC_FAILED, -EIO,
+		         "failed to orphan dependents of owner %s, got errors: %s%s%s", ident,
+		         n_err > 1 ? "[" : "", agg, n_err > 1 ? "]" : "");
 		act = GC_REQUEUE;
 		goto out;
 	}

@@ -82,10 +82,12 @@ struct gc_api {
 	 * has no monitor or the store lacks the key (the driver then GETs). May be NULL. */
 	int (*get_cached)(void *ud, const struct gc_target *t, struct kube_partial **ret);
 	/* PATCH with body: 0 or -errno (-EMEDIUMTYPE for 415, -ESTALE for 409, -ENOENT 404). */
-	int (*patch)(void *ud, const struct gc_target *t, enum kube_patch_type type, const char *body);
+	int (*patch)(void *ud, const struct gc_target *t, enum kube_patch_type type,
+	             const char *body);
 	/* DELETE with DeleteOptions{preconditions{uid, resourceVersion (NULL: none)},
 	 * propagationPolicy}: 0 or -errno. */
-	int (*delete_)(void *ud, const struct gc_target *t, const char *uid, const char *rv, const char *policy);
+	int (*delete_)(void *ud, const struct gc_target *t, const char *uid, const char *rv,
+	               const char *policy);
 	/* enqueueVirtualDeleteEvent(identity) on the graph builder's input. */
 	void (*virtual_delete)(void *ud, const struct gc_ref *id);
 	/* attemptToDelete.Add(uid) (plain Add, from processDeletingDependentsItem). */
@@ -99,21 +101,21 @@ enum gc_outcome {
 	GC_OK = 0,
 	GC_VIRTUAL_DELETE_ENQUEUED, /* enqueuedVirtualDeleteEventErr */
 	GC_CLUSTER_CHILD_NS_OWNER,  /* namespacedOwnerOfClusterScopedObjectErr */
-	GC_REST_MAPPING,	    /* restMappingError */
-	GC_FAILED,		    /* any other error (err, msg) */
+	GC_REST_MAPPING,            /* restMappingError */
+	GC_FAILED,                  /* any other error (err, msg) */
 };
 
 /* What attemptToDeleteItem did (for tests, logs and metrics). */
 enum gc_action {
 	GC_ACT_NONE = 0,
-	GC_ACT_WAIT_DELETION,	   /* being deleted, not foreground: wait for the delete event */
-	GC_ACT_NO_OWNERS,	   /* live object has no ownerReferences */
-	GC_ACT_SOLID,		   /* a solid owner, nothing dangling or waiting */
-	GC_ACT_REMOVE_REFS,	   /* patched away dangling + waiting references */
-	GC_ACT_DELETE,		   /* deleted with `policy` */
-	GC_ACT_REMOVE_FINALIZER,   /* foreground owner with no blocking dependents */
-	GC_ACT_ENQUEUE_BLOCKING,   /* foreground owner: blocking dependents queued */
-	GC_ACT_ORPHANED,	   /* attemptToOrphan: dependents released, orphan finalizer gone */
+	GC_ACT_WAIT_DELETION,    /* being deleted, not foreground: wait for the delete event */
+	GC_ACT_NO_OWNERS,        /* live object has no ownerReferences */
+	GC_ACT_SOLID,            /* a solid owner, nothing dangling or waiting */
+	GC_ACT_REMOVE_REFS,      /* patched away dangling + waiting references */
+	GC_ACT_DELETE,           /* deleted with `policy` */
+	GC_ACT_REMOVE_FINALIZER, /* foreground owner with no blocking dependents */
+	GC_ACT_ENQUEUE_BLOCKING, /* foreground owner: blocking dependents queued */
+	GC_ACT_ORPHANED,         /* attemptToOrphan: dependents released, orphan finalizer gone */
 };
 
 struct gc_result {
@@ -122,20 +124,20 @@ struct gc_result {
 	char msg[768]; /* the error text upstream would log */
 	enum gc_action action;
 	const char *policy; /* GC_ACT_DELETE: GC_POLICY_* */
-	bool unblocked;	    /* the cycle breaker patched blockOwnerDeletion=false first */
+	bool unblocked;     /* the cycle breaker patched blockOwnerDeletion=false first */
 	size_t n_solid, n_dangling, n_waiting;
 };
 
 enum gc_queue_action {
 	GC_REQUEUE = 0, /* AddRateLimited */
-	GC_FORGET,	/* Forget */
+	GC_FORGET,      /* Forget */
 };
 
 struct gc_worker {
 	const struct gc_graph_view *graph;
 	const struct gc_api *api;
 	struct gc_absent_cache *absent; /* this process's cache; may be NULL */
-	double (*rand01)(void *ud);	/* jitter source for the finalizer backoff; NULL: none */
+	double (*rand01)(void *ud);     /* jitter source for the finalizer backoff; NULL: none */
 	void *rand_ud;
 };
 
@@ -147,34 +149,39 @@ struct gc_worker {
  * through a view that knows virtual nodes). */
 #define GC_KEY_SEP '\x1f'
 /* Writes the key into buf (size >= max_len + 1). Returns its length or -ENOBUFS. */
-int gc_queue_key_encode(const struct gc_ref *id, bool virtual_, size_t max_len, char *buf, size_t size);
+int gc_queue_key_encode(const struct gc_ref *id, bool virtual_, size_t max_len, char *buf,
+                        size_t size);
 /* Parses a key: *ret_virtual tells the form; for a virtual key *ret points into `scratch`
  * (a copy of key with separators replaced by NULs, size >= strlen(key) + 1); for a uid key
  * ret->uid = key and the other fields are NULL. 0 or -EINVAL / -ENOBUFS. */
-int gc_queue_key_decode(const char *key, struct gc_ref *ret, bool *ret_virtual, char *scratch, size_t size);
+int gc_queue_key_decode(const char *key, struct gc_ref *ret, bool *ret_virtual, char *scratch,
+                        size_t size);
 
-/* attemptToDeleteWorker for the queued key (uid, or a virtual key): skips a virtual node that left the graph or got
- * observed, runs attemptToDeleteItem, maps the outcome to Forget / AddRateLimited (a virtual
- * node that is still virtual after a clean pass is requeued: issue #56121). A uid not in the
- * graph at all is forgotten (kcmd: queue items are uids, see graph.h). res may be NULL. */
-enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *key, struct gc_result *res);
+/* attemptToDeleteWorker for the queued key (uid, or a virtual key): skips a virtual node that left
+ * the graph or got observed, runs attemptToDeleteItem, maps the outcome to Forget / AddRateLimited
+ * (a virtual node that is still virtual after a clean pass is requeued: issue #56121). A uid not in
+ * the graph at all is forgotten (kcmd: queue items are uids, see graph.h). res may be NULL. */
+enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *key,
+                                                 struct gc_result *res);
 
 /* attemptToDeleteItem for `item` (the graph's node). Fills *res; returns res->outcome. */
 enum gc_outcome gc_attempt_to_delete_item(struct gc_worker *w, const struct gc_node_view *item,
-					  struct gc_result *res);
+                                          struct gc_result *res);
 
 /* attemptToOrphanWorker: strip the owner's uid from every dependent the graph knows, then
  * remove the "orphan" finalizer. GC_FORGET on success. A uid not in the graph is forgotten. */
-enum gc_queue_action gc_attempt_to_orphan_worker(struct gc_worker *w, const char *uid, struct gc_result *res);
+enum gc_queue_action gc_attempt_to_orphan_worker(struct gc_worker *w, const char *uid,
+                                                 struct gc_result *res);
 
 /* ---- pure decisions exposed for tests ------------------------------------------------------ */
 enum gc_decision {
-	GC_DECIDE_NOTHING = 0,	    /* solid owners only */
-	GC_DECIDE_REMOVE_REFS,	    /* solid + dangling/waiting: patch the refs away */
+	GC_DECIDE_NOTHING = 0,               /* solid owners only */
+	GC_DECIDE_REMOVE_REFS,               /* solid + dangling/waiting: patch the refs away */
 	GC_DECIDE_DELETE_FOREGROUND_CASCADE, /* waiting owners and own dependents: Foreground */
-	GC_DECIDE_DELETE,	    /* no solid owner: delete with gc_delete_policy() */
+	GC_DECIDE_DELETE,                    /* no solid owner: delete with gc_delete_policy() */
 };
-enum gc_decision gc_decide(size_t n_solid, size_t n_dangling, size_t n_waiting, size_t n_item_dependents);
+enum gc_decision gc_decide(size_t n_solid, size_t n_dangling, size_t n_waiting,
+                           size_t n_item_dependents);
 /* The policy of the final DELETE: Orphan when the live object has the orphan finalizer,
  * Foreground when it has foregroundDeletion, else Background. */
 const char *gc_delete_policy(const struct kube_object_meta *live);

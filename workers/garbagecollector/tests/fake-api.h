@@ -24,7 +24,7 @@
 #include "workers/garbagecollector/graph.h"
 #include "workers/garbagecollector/worker.h"
 
-#define FAKE_MAX_OBJS 64
+#define FAKE_MAX_OBJS  64
 #define FAKE_MAX_CALLS 128
 
 struct fake_obj {
@@ -60,31 +60,33 @@ struct fake_mapping {
 	bool namespaced;
 };
 static const struct fake_mapping fake_mappings[] = {
-	{"v1", "Pod", true},
-	{"v1", "ReplicationController", true},
-	{"v1", "ConfigMap", true},
-	{"v1", "Secret", true},
-	{"v1", "Node", false},
-	{"v1", "PersistentVolume", false},
-	{"apps/v1", "Deployment", true},
-	{"apps/v1", "ReplicaSet", true},
-	{"rbac.authorization.k8s.io/v1", "Role", true},
-	{"rbac.authorization.k8s.io/v1beta1", "Role", true},
-	{"example.com/v1", "Widget", true},
+        {"v1", "Pod", true},
+        {"v1", "ReplicationController", true},
+        {"v1", "ConfigMap", true},
+        {"v1", "Secret", true},
+        {"v1", "Node", false},
+        {"v1", "PersistentVolume", false},
+        {"apps/v1", "Deployment", true},
+        {"apps/v1", "ReplicaSet", true},
+        {"rbac.authorization.k8s.io/v1", "Role", true},
+        {"rbac.authorization.k8s.io/v1beta1", "Role", true},
+        {"example.com/v1", "Widget", true},
 };
 
 static inline int fake_rest_map(void *ud, const char *api_version, const char *kind, bool *ret)
 {
 	(void)ud;
 	for (size_t i = 0; i < sizeof fake_mappings / sizeof fake_mappings[0]; i++)
-		if (gc_str_eq(fake_mappings[i].api_version, api_version) && gc_str_eq(fake_mappings[i].kind, kind)) {
+		if (gc_str_eq(fake_mappings[i].api_version, api_version) &&
+		    gc_str_eq(fake_mappings[i].kind, kind)) {
 			*ret = fake_mappings[i].namespaced;
 			return 0;
 		}
 	return -ENOENT;
 }
 
-static inline void fake_call(struct fake_api *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void fake_call(struct fake_api *f, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 static inline void fake_call(struct fake_api *f, const char *fmt, ...)
 {
 	if (f->n_calls >= FAKE_MAX_CALLS)
@@ -100,14 +102,16 @@ static inline struct fake_obj *fake_find(struct fake_api *f, const struct gc_tar
 	/* the kind decides the resource; the apiVersion may be any served version */
 	for (size_t i = 0; i < f->n_objs; i++) {
 		struct fake_obj *o = &f->objs[i];
-		if (o->live && gc_str_eq(o->kind, t->kind) && gc_str_eq(o->ns, t->ns) && gc_str_eq(o->name, t->name))
+		if (o->live && gc_str_eq(o->kind, t->kind) && gc_str_eq(o->ns, t->ns) &&
+		    gc_str_eq(o->name, t->name))
 			return o;
 	}
 	return NULL;
 }
 
-static inline struct fake_obj *fake_add(struct fake_api *f, const char *api_version, const char *kind, const char *ns,
-					const char *name, const char *uid, const char *owners_json)
+static inline struct fake_obj *fake_add(struct fake_api *f, const char *api_version,
+                                        const char *kind, const char *ns, const char *name,
+                                        const char *uid, const char *owners_json)
 {
 	struct fake_obj *o = &f->objs[f->n_objs++];
 	*o = (struct fake_obj){.rv = 1, .live = true};
@@ -163,12 +167,14 @@ static inline int fake_get(void *ud, const struct gc_target *t, struct kube_part
 		return -ENOENT;
 	char json[4096];
 	snprintf(json, sizeof json,
-		 "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s\","
-		 "\"resourceVersion\":\"%d\"%s%s%s%s%s}}",
-		 o->api_version, o->kind, o->name, o->ns, o->uid, o->rv,
-		 o->deleting ? ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"" : "",
-		 o->owners_json ? ",\"ownerReferences\":" : "", o->owners_json ? o->owners_json : "",
-		 o->finalizers_json ? ",\"finalizers\":" : "", o->finalizers_json ? o->finalizers_json : "");
+	         "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\","
+	         "\"namespace\":\"%s\",\"uid\":\"%s\","
+	         "\"resourceVersion\":\"%d\"%s%s%s%s%s}}",
+	         o->api_version, o->kind, o->name, o->ns, o->uid, o->rv,
+	         o->deleting ? ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"" : "",
+	         o->owners_json ? ",\"ownerReferences\":" : "",
+	         o->owners_json ? o->owners_json : "", o->finalizers_json ? ",\"finalizers\":" : "",
+	         o->finalizers_json ? o->finalizers_json : "");
 	return kube_decode_partial(json, strlen(json), 0, ret);
 }
 
@@ -205,15 +211,17 @@ static inline int fake_apply_merge(struct fake_obj *o, const char *body)
 	return 0;
 }
 
-static inline int fake_patch(void *ud, const struct gc_target *t, enum kube_patch_type type, const char *body)
+static inline int fake_patch(void *ud, const struct gc_target *t, enum kube_patch_type type,
+                             const char *body)
 {
 	struct fake_api *f = ud;
-	fake_call(f, "PATCH %s %s/%s %s/%s %s", type == KUBE_PATCH_STRATEGIC ? "smp" : "merge", t->api_version,
-		  t->kind, t->ns, t->name, body);
+	fake_call(f, "PATCH %s %s/%s %s/%s %s", type == KUBE_PATCH_STRATEGIC ? "smp" : "merge",
+	          t->api_version, t->kind, t->ns, t->name, body);
 	int e = fake_fail(f, F_PATCH);
 	if (e)
 		return e;
-	if (type == KUBE_PATCH_STRATEGIC && f->smp_unsupported_kind && gc_str_eq(f->smp_unsupported_kind, t->kind))
+	if (type == KUBE_PATCH_STRATEGIC && f->smp_unsupported_kind &&
+	    gc_str_eq(f->smp_unsupported_kind, t->kind))
 		return -EMEDIUMTYPE;
 	struct fake_obj *o = fake_find(f, t);
 	if (!o)
@@ -224,11 +232,12 @@ static inline int fake_patch(void *ud, const struct gc_target *t, enum kube_patc
 	return 0;
 }
 
-static inline int fake_delete(void *ud, const struct gc_target *t, const char *uid, const char *rv, const char *policy)
+static inline int fake_delete(void *ud, const struct gc_target *t, const char *uid, const char *rv,
+                              const char *policy)
 {
 	struct fake_api *f = ud;
-	fake_call(f, "DELETE %s/%s %s/%s uid=%s rv=%s %s", t->api_version, t->kind, t->ns, t->name, uid,
-		  rv ? rv : "-", policy);
+	fake_call(f, "DELETE %s/%s %s/%s uid=%s rv=%s %s", t->api_version, t->kind, t->ns, t->name,
+	          uid, rv ? rv : "-", policy);
 	int e = fake_fail(f, F_DELETE);
 	if (e)
 		return e;
@@ -250,7 +259,8 @@ static inline void fake_virtual_delete(void *ud, const struct gc_ref *id)
 {
 	struct fake_api *f = ud;
 	if (f->n_virtual_deletes < 16) {
-		gc_ref_format(id, f->virtual_deletes[f->n_virtual_deletes], sizeof f->virtual_deletes[0]);
+		gc_ref_format(id, f->virtual_deletes[f->n_virtual_deletes],
+		              sizeof f->virtual_deletes[0]);
 		gc_ref_copy(&f->vd_ids[f->n_virtual_deletes], id);
 		f->n_virtual_deletes++;
 	}
@@ -271,14 +281,14 @@ static inline void fake_sleep(void *ud, double ms)
 static inline struct gc_api fake_api_ops(struct fake_api *f)
 {
 	return (struct gc_api){
-		.ud = f,
-		.rest_map = fake_rest_map,
-		.get = fake_get,
-		.patch = fake_patch,
-		.delete_ = fake_delete,
-		.virtual_delete = fake_virtual_delete,
-		.attempt_to_delete = fake_attempt_to_delete,
-		.sleep_ms = fake_sleep,
+	        .ud = f,
+	        .rest_map = fake_rest_map,
+	        .get = fake_get,
+	        .patch = fake_patch,
+	        .delete_ = fake_delete,
+	        .virtual_delete = fake_virtual_delete,
+	        .attempt_to_delete = fake_attempt_to_delete,
+	        .sleep_ms = fake_sleep,
 	};
 }
 
@@ -317,18 +327,22 @@ static inline void rec_orphan(void *ud, const char *uid)
 		snprintf(s->orphan[s->n_orphan++], sizeof s->orphan[0], "%s", uid);
 }
 
-static inline void rec_warning(void *ud, const struct gc_ref *inv, const char *reason, const char *msg)
+static inline void rec_warning(void *ud, const struct gc_ref *inv, const char *reason,
+                               const char *msg)
 {
 	struct rec_sink *s = ud;
 	if (s->n_events < 16)
-		snprintf(s->events[s->n_events++], sizeof s->events[0], "Warning %s %s involvedObject{kind=%s,apiVersion=%s}",
-			 reason, msg, inv->kind, inv->api_version);
+		snprintf(s->events[s->n_events++], sizeof s->events[0],
+		         "Warning %s %s involvedObject{kind=%s,apiVersion=%s}", reason, msg,
+		         inv->kind, inv->api_version);
 }
 
 static inline struct gc_sink rec_sink_ops(struct rec_sink *s)
 {
-	return (struct gc_sink){.ud = s, .attempt_to_delete = rec_delete, .attempt_to_orphan = rec_orphan,
-				.warning = rec_warning};
+	return (struct gc_sink){.ud = s,
+	                        .attempt_to_delete = rec_delete,
+	                        .attempt_to_orphan = rec_orphan,
+	                        .warning = rec_warning};
 }
 
 static inline bool rec_has(const struct rec_sink *s, const char *uid)

@@ -28,7 +28,7 @@ static void test_lru_promotion(void **state)
 	struct gc_ref r1 = rc("rc1", "1"), r2 = rc("rc2", "2"), r3 = rc("rc3", "3");
 	assert_int_equal(gc_absent_cache_add(c, &r1), 0);
 	assert_int_equal(gc_absent_cache_add(c, &r2), 0);
-	assert_true(gc_absent_cache_has(c, &r1)); /* a hit promotes rc1 */
+	assert_true(gc_absent_cache_has(c, &r1));         /* a hit promotes rc1 */
 	assert_int_equal(gc_absent_cache_add(c, &r3), 0); /* evicts rc2, the LRU */
 	assert_true(gc_absent_cache_has(c, &r1));
 	assert_false(gc_absent_cache_has(c, &r2));
@@ -93,9 +93,9 @@ static void test_capacity_500(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lru_promotion),
-		cmocka_unit_test(test_key_is_all_five_fields),
-		cmocka_unit_test(test_capacity_500),
+	        cmocka_unit_test(test_lru_promotion),
+	        cmocka_unit_test(test_key_is_all_five_fields),
+	        cmocka_unit_test(test_capacity_500),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

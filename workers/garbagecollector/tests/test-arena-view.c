@@ -26,13 +26,22 @@ struct fx {
 };
 
 static void put(struct fx *f, int type, const char *ns, const char *name, const char *uid,
-		const struct shm_owner_ref *owners, size_t n, bool deleting, uint8_t fin_flags)
+                const struct shm_owner_ref *owners, size_t n, bool deleting, uint8_t fin_flags)
 {
-	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = SHM_RECORD_META, .flags = fin_flags,
-				.deletion_ts = deleting ? 1 : 0};
-	struct shm_record_in rec = {.type = (uint16_t)type, .kind = SHM_RECORD_META, .ns = ns, .name = name,
-				    .uid = uid, .rv = "1", .owners = owners, .n_owners = n, .payload = &h,
-				    .payload_len = sizeof h};
+	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC,
+	                        .kind = SHM_RECORD_META,
+	                        .flags = fin_flags,
+	                        .deletion_ts = deleting ? 1 : 0};
+	struct shm_record_in rec = {.type = (uint16_t)type,
+	                            .kind = SHM_RECORD_META,
+	                            .ns = ns,
+	                            .name = name,
+	                            .uid = uid,
+	                            .rv = "1",
+	                            .owners = owners,
+	                            .n_owners = n,
+	                            .payload = &h,
+	                            .payload_len = sizeof h};
 	assert_true(shm_writer_upsert(f->w, &rec) >= 0);
 }
 
@@ -41,10 +50,12 @@ static void setup_fx(struct fx *f)
 	struct shm_create_opts o = {.max_size = UINT64_C(1) << 28, .initial_size = 1 << 20};
 	assert_int_equal(shm_arena_create(&o, &f->fd), 0);
 	assert_int_equal(shm_writer_open(f->fd, &f->w), 0);
-	f->rc_type = shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", "replicationcontrollers",
-									     "ReplicationController", SHM_RECORD_META});
-	f->cm_type = shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", "configmaps", "ConfigMap",
-									     SHM_RECORD_META});
+	f->rc_type = shm_writer_register_type(
+	        f->w, &(struct shm_type_desc){"", "v1", "replicationcontrollers",
+	                                      "ReplicationController", SHM_RECORD_META});
+	f->cm_type = shm_writer_register_type(
+	        f->w,
+	        &(struct shm_type_desc){"", "v1", "configmaps", "ConfigMap", SHM_RECORD_META});
 	assert_true(f->rc_type >= 0 && f->cm_type >= 0);
 	int rfd;
 	assert_int_equal(shm_arena_reader_fd(f->fd, &rfd), 0);
@@ -63,7 +74,8 @@ static int collect(const struct gc_node_view *d, void *ud)
 {
 	char *out = ud;
 	size_t l = strlen(out);
-	snprintf(out + l, 256 - l, "%s%s:%s:%d", l ? "," : "", d->id.kind, d->id.name, d->n_owners ? d->owners[0].block_owner_deletion : -2);
+	snprintf(out + l, 256 - l, "%s%s:%s:%d", l ? "," : "", d->id.kind, d->id.name,
+	         d->n_owners ? d->owners[0].block_owner_deletion : -2);
 	return 0;
 }
 
@@ -110,11 +122,13 @@ static void test_worker_over_arena(void **state)
 	put(&f, f.rc_type, "ns1", "rc", "rcuid", NULL, 0, true, INF_REC_FIN_FOREGROUND);
 	put(&f, f.cm_type, "ns1", "cm", "cmuid", &own, 1, false, 0);
 	struct fake_api fa = {0};
-	struct fake_obj *rc = fake_add(&fa, "v1", "ReplicationController", "ns1", "rc", "rcuid", NULL);
+	struct fake_obj *rc =
+	        fake_add(&fa, "v1", "ReplicationController", "ns1", "rc", "rcuid", NULL);
 	fake_set_finalizers(rc, "[\"foregroundDeletion\"]", true);
 	struct fake_obj *cm = fake_add(&fa, "v1", "ConfigMap", "ns1", "cm", "cmuid",
-				       "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"rc\",\"uid\":\"rcuid\","
-				       "\"blockOwnerDeletion\":true}]");
+	                               "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\","
+	                               "\"name\":\"rc\",\"uid\":\"rcuid\","
+	                               "\"blockOwnerDeletion\":true}]");
 	struct gc_api api = fake_api_ops(&fa);
 	struct gc_arena_view av;
 	gc_arena_view_init(&av, f.r);
@@ -143,8 +157,8 @@ static void test_worker_over_arena(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_view),
-		cmocka_unit_test(test_worker_over_arena),
+	        cmocka_unit_test(test_view),
+	        cmocka_unit_test(test_worker_over_arena),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,8 +20,16 @@
 #include "workers/garbagecollector/tests/fake-api.h"
 
 /* ---- builders --------------------------------------------------------------------------- */
-#define REF(av, k, n, u) {.api_version = (av), .kind = (k), .name = (n), .uid = (u), .controller = -1, .block_owner_deletion = -1}
-#define BREF(av, k, n, u, b) {.api_version = (av), .kind = (k), .name = (n), .uid = (u), .controller = -1, .block_owner_deletion = (b)}
+#define REF(av, k, n, u)                                                                           \
+	{                                                                                          \
+		.api_version = (av), .kind = (k), .name = (n), .uid = (u), .controller = -1,       \
+		.block_owner_deletion = -1                                                         \
+	}
+#define BREF(av, k, n, u, b)                                                                       \
+	{                                                                                          \
+		.api_version = (av), .kind = (k), .name = (n), .uid = (u), .controller = -1,       \
+		.block_owner_deletion = (b)                                                        \
+	}
 
 struct env {
 	struct gc_graph *g;
@@ -35,7 +43,8 @@ static void env_init(struct env *e)
 	memset(e, 0, sizeof *e);
 	assert_int_equal(gc_graph_new(&e->g), 0);
 	assert_int_equal(gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &e->absent), 0);
-	e->b = (struct gc_builder){.graph = e->g, .absent = e->absent, .sink = rec_sink_ops(&e->rec)};
+	e->b = (struct gc_builder){
+	        .graph = e->g, .absent = e->absent, .sink = rec_sink_ops(&e->rec)};
 }
 
 static void env_fini(struct env *e)
@@ -44,25 +53,33 @@ static void env_fini(struct env *e)
 	gc_absent_cache_free(e->absent);
 }
 
-static void ev(struct env *e, enum gc_event_type t, const char *av, const char *kind, const char *ns, const char *name,
-	       const char *uid, const struct kube_owner_ref *owners, size_t n)
+static void ev(struct env *e, enum gc_event_type t, const char *av, const char *kind,
+               const char *ns, const char *name, const char *uid,
+               const struct kube_owner_ref *owners, size_t n)
 {
-	struct gc_event x = {.type = t, .api_version = av, .kind = kind,
-			     .obj = {.uid = uid, .name = name, .ns = ns, .owners = owners, .n_owners = n}};
+	struct gc_event x = {
+	        .type = t,
+	        .api_version = av,
+	        .kind = kind,
+	        .obj = {.uid = uid, .name = name, .ns = ns, .owners = owners, .n_owners = n}};
 	assert_int_equal(gc_builder_process(&e->b, &x), 0);
 	assert_int_equal(gc_graph_check(e->g), 0);
 }
 
 static void vdelete(struct env *e, const struct gc_ref *id)
 {
-	struct gc_event x = {.type = GC_EVENT_DELETE, .virtual_ = true, .api_version = id->api_version, .kind = id->kind,
-			     .obj = {.uid = id->uid, .name = id->name, .ns = id->ns}};
+	struct gc_event x = {.type = GC_EVENT_DELETE,
+	                     .virtual_ = true,
+	                     .api_version = id->api_version,
+	                     .kind = id->kind,
+	                     .obj = {.uid = id->uid, .name = id->name, .ns = id->ns}};
 	assert_int_equal(gc_builder_process(&e->b, &x), 0);
 	assert_int_equal(gc_graph_check(e->g), 0);
 }
 
 /* TestProcessEvent: owners given by uid only */
-static void pev(struct env *e, enum gc_event_type t, const char *uid, const char *const *owners, size_t n)
+static void pev(struct env *e, enum gc_event_type t, const char *uid, const char *const *owners,
+                size_t n)
 {
 	struct kube_owner_ref refs[4];
 	for (size_t i = 0; i < n; i++)
@@ -74,7 +91,8 @@ static void test_process_event_sequences(void **state)
 {
 	(void)state;
 	struct env e;
-	const char *o1[] = {"1"}, *o12[] = {"1", "2"}, *o2[] = {"2"}, *o3[] = {"3"}, *o4[] = {"4"}, *dm[] = {"x"};
+	const char *o1[] = {"1"}, *o12[] = {"1", "2"}, *o2[] = {"2"}, *o3[] = {"3"}, *o4[] = {"4"},
+	           *dm[] = {"x"};
 	/* test2 */
 	env_init(&e);
 	pev(&e, GC_EVENT_ADD, "1", NULL, 0);
@@ -141,8 +159,10 @@ static void test_virtual_owner_then_observed(void **state)
 static void test_bad_child_other_namespace(void **state)
 {
 	(void)state;
-	const char *want = "Warning OwnerRefInvalidNamespace ownerRef [v1/Pod, namespace: ns1, name: podname2, uid: "
-			   "poduid2] does not exist in namespace \"ns1\" involvedObject{kind=Pod,apiVersion=v1}";
+	const char *want = "Warning OwnerRefInvalidNamespace ownerRef [v1/Pod, namespace: ns1, "
+	                   "name: podname2, uid: "
+	                   "poduid2] does not exist in namespace \"ns1\" "
+	                   "involvedObject{kind=Pod,apiVersion=v1}";
 	struct kube_owner_ref r[] = {REF("v1", "Pod", "podname2", "poduid2")};
 	struct env e;
 	/* owner observed first, then the child that points at it from another namespace */
@@ -169,8 +189,10 @@ static void test_bad_child_other_namespace(void **state)
 static void test_cluster_child_namespaced_owner(void **state)
 {
 	(void)state;
-	const char *want = "Warning OwnerRefInvalidNamespace ownerRef [v1/Pod, namespace: , name: podname1, uid: "
-			   "poduid1] does not exist in namespace \"\" involvedObject{kind=Node,apiVersion=v1}";
+	const char *want =
+	        "Warning OwnerRefInvalidNamespace ownerRef [v1/Pod, namespace: , name: podname1, "
+	        "uid: "
+	        "poduid1] does not exist in namespace \"\" involvedObject{kind=Node,apiVersion=v1}";
 	struct kube_owner_ref r[] = {REF("v1", "Pod", "podname1", "poduid1")};
 	struct env e;
 	/* parent first */
@@ -241,12 +263,14 @@ static void test_coordinate_mismatch(void **state)
 	(void)state;
 	/* a Secret ref carrying a Deployment's uid: the bad child is queued, only once even with
 	 * two suspicious refs; the good child is not */
-	struct kube_owner_ref good[] = {REF("apps/v1", "Deployment", "deployment1", "deploymentuid1")};
+	struct kube_owner_ref good[] = {
+	        REF("apps/v1", "Deployment", "deployment1", "deploymentuid1")};
 	struct kube_owner_ref bad[] = {REF("v1", "Secret", "secretname", "deploymentuid1"),
-				       REF("v1", "Secret", "other", "deploymentuid1")};
+	                               REF("v1", "Secret", "other", "deploymentuid1")};
 	struct env e;
 	env_init(&e);
-	ev(&e, GC_EVENT_ADD, "apps/v1", "Deployment", "ns1", "deployment1", "deploymentuid1", NULL, 0);
+	ev(&e, GC_EVENT_ADD, "apps/v1", "Deployment", "ns1", "deployment1", "deploymentuid1", NULL,
+	   0);
 	ev(&e, GC_EVENT_ADD, "v1", "Pod", "ns1", "goodchild", "goodchilduid", good, 1);
 	assert_int_equal(e.rec.n_del, 0);
 	ev(&e, GC_EVENT_ADD, "v1", "Pod", "ns1", "badchild", "badchilduid", bad, 2);
@@ -264,12 +288,12 @@ static void test_unblock_on_update(void **state)
 	ev(&e, GC_EVENT_ADD, "v1", "ReplicationController", "ns1", "rc1", "rc1", NULL, 0);
 	ev(&e, GC_EVENT_ADD, "v1", "ReplicationController", "ns1", "rc2", "rc2", NULL, 0);
 	struct kube_owner_ref v1[] = {BREF("v1", "ReplicationController", "rc1", "rc1", 1),
-				      BREF("v1", "ReplicationController", "rc2", "rc2", 1)};
+	                              BREF("v1", "ReplicationController", "rc2", "rc2", 1)};
 	ev(&e, GC_EVENT_ADD, "v1", "Pod", "ns1", "p", "p", v1, 2);
 	rec_reset(&e.rec);
 	/* rc1 true -> false, rc2 unchanged: rc1 queued */
 	struct kube_owner_ref v2[] = {BREF("v1", "ReplicationController", "rc1", "rc1", 0),
-				      BREF("v1", "ReplicationController", "rc2", "rc2", 1)};
+	                              BREF("v1", "ReplicationController", "rc2", "rc2", 1)};
 	ev(&e, GC_EVENT_UPDATE, "v1", "Pod", "ns1", "p", "p", v2, 2);
 	assert_int_equal(e.rec.n_del, 1);
 	assert_string_equal(e.rec.del[0], "rc1");
@@ -319,15 +343,25 @@ static void test_references_diff(void **state)
 	gc_ref_diff_free(&d);
 }
 
-static void transition(struct env *e, const char *uid, bool old_del, bool old_fg, bool old_or, bool del, bool fg, bool orph,
-		       bool have_old)
+static void transition(struct env *e, const char *uid, bool old_del, bool old_fg, bool old_or,
+                       bool del, bool fg, bool orph, bool have_old)
 {
-	struct gc_obj old = {.uid = uid, .name = uid, .ns = "ns1", .being_deleted = old_del, .fin_foreground = old_fg,
-			     .fin_orphan = old_or};
-	struct gc_event x = {.type = GC_EVENT_UPDATE, .api_version = "v1", .kind = "ReplicationController",
-			     .obj = {.uid = uid, .name = uid, .ns = "ns1", .being_deleted = del, .fin_foreground = fg,
-				     .fin_orphan = orph},
-			     .old = have_old ? &old : NULL};
+	struct gc_obj old = {.uid = uid,
+	                     .name = uid,
+	                     .ns = "ns1",
+	                     .being_deleted = old_del,
+	                     .fin_foreground = old_fg,
+	                     .fin_orphan = old_or};
+	struct gc_event x = {.type = GC_EVENT_UPDATE,
+	                     .api_version = "v1",
+	                     .kind = "ReplicationController",
+	                     .obj = {.uid = uid,
+	                             .name = uid,
+	                             .ns = "ns1",
+	                             .being_deleted = del,
+	                             .fin_foreground = fg,
+	                             .fin_orphan = orph},
+	                     .old = have_old ? &old : NULL};
 	assert_int_equal(gc_builder_process(&e->b, &x), 0);
 }
 
@@ -378,7 +412,8 @@ static void test_transitions(void **state)
 	env_fini(&e);
 
 	/* pure predicate */
-	struct gc_obj n = {.being_deleted = true, .fin_foreground = true}, o = {.being_deleted = true, .fin_foreground = true};
+	struct gc_obj n = {.being_deleted = true, .fin_foreground = true},
+	              o = {.being_deleted = true, .fin_foreground = true};
 	assert_true(gc_deletion_starts_with(NULL, &n, GC_FINALIZER_FOREGROUND));
 	assert_false(gc_deletion_starts_with(&o, &n, GC_FINALIZER_FOREGROUND));
 	assert_false(gc_deletion_starts_with(NULL, &n, GC_FINALIZER_ORPHAN));
@@ -477,7 +512,8 @@ static struct gc_node mk(const char *ns, struct kube_owner_ref *owners, size_t n
 	return d;
 }
 
-static void expect_alt(struct gc_node *deps, size_t n, const struct gc_ref *absent, const struct gc_ref *want)
+static void expect_alt(struct gc_node *deps, size_t n, const struct gc_ref *absent,
+                       const struct gc_ref *want)
 {
 	struct gc_node *p[4];
 	for (size_t i = 0; i < n; i++)
@@ -524,25 +560,30 @@ static void test_alternate_identity(void **state)
 	expect_alt(c3, 2, &absent_c, &wc3); /* same apiVersion/kind: namespace dropped */
 
 	/* ordering: the next after the absent one, else the first */
-	struct kube_owner_ref ord[] = {REF("v1", "kind", "name", "uid"), REF("v2", "kind", "name", "uid"),
-				       REF("v3", "kind", "name", "uid"), REF("v4", "kind", "name", "uid"),
-				       REF("v5", "kind", "name", "uid")};
+	struct kube_owner_ref ord[] = {
+	        REF("v1", "kind", "name", "uid"), REF("v2", "kind", "name", "uid"),
+	        REF("v3", "kind", "name", "uid"), REF("v4", "kind", "name", "uid"),
+	        REF("v5", "kind", "name", "uid")};
 	struct gc_node o1[] = {mk("ns1", ord, 5)};
-	struct gc_ref last = {"v5", "kind", "name", "uid", "ns1"}, first = {"v1", "kind", "name", "uid", "ns1"};
+	struct gc_ref last = {"v5", "kind", "name", "uid", "ns1"},
+	              first = {"v1", "kind", "name", "uid", "ns1"};
 	expect_alt(o1, 1, &last, &first);
 	struct gc_ref v4 = {"v4", "kind", "name", "uid", "ns1"};
 	expect_alt(o1, 1, &v4, &last);
 	struct gc_node o2[] = {mk("", ord, 5)};
-	struct gc_ref clast = {"v5", "kind", "name", "uid", ""}, cfirst = {"v1", "kind", "name", "uid", ""};
+	struct gc_ref clast = {"v5", "kind", "name", "uid", ""},
+	              cfirst = {"v1", "kind", "name", "uid", ""};
 	expect_alt(o2, 1, &clast, &cfirst);
 }
 
 static void test_partition(void **state)
 {
 	(void)state;
-	struct kube_owner_ref good = REF("v1", "Pod", "p", "u"), bad = REF("v1", "Secret", "p", "u");
+	struct kube_owner_ref good = REF("v1", "Pod", "p", "u"),
+	                      bad = REF("v1", "Secret", "p", "u");
 	struct kube_owner_ref both[] = {REF("v1", "Pod", "p", "u"), REF("v1", "Secret", "p", "u")};
-	struct gc_node d[] = {mk("ns1", &good, 1), mk("ns1", &bad, 1), mk("ns2", &good, 1), mk("ns1", both, 2)};
+	struct gc_node d[] = {mk("ns1", &good, 1), mk("ns1", &bad, 1), mk("ns2", &good, 1),
+	                      mk("ns1", both, 2)};
 	struct gc_node *p[] = {&d[0], &d[1], &d[2], &d[3]};
 	struct gc_ref owner = {"v1", "Pod", "p", "u", "ns1"};
 	struct gc_node **m, **x;
@@ -566,20 +607,20 @@ static void test_partition(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_process_event_sequences),
-		cmocka_unit_test(test_virtual_owner_then_observed),
-		cmocka_unit_test(test_bad_child_other_namespace),
-		cmocka_unit_test(test_cluster_child_namespaced_owner),
-		cmocka_unit_test(test_issue_98040_virtual_cluster_owner),
-		cmocka_unit_test(test_coordinate_mismatch),
-		cmocka_unit_test(test_event_only_for_observed_and_first),
-		cmocka_unit_test(test_unblock_on_update),
-		cmocka_unit_test(test_references_diff),
-		cmocka_unit_test(test_transitions),
-		cmocka_unit_test(test_delete_event),
-		cmocka_unit_test(test_virtual_delete),
-		cmocka_unit_test(test_alternate_identity),
-		cmocka_unit_test(test_partition),
+	        cmocka_unit_test(test_process_event_sequences),
+	        cmocka_unit_test(test_virtual_owner_then_observed),
+	        cmocka_unit_test(test_bad_child_other_namespace),
+	        cmocka_unit_test(test_cluster_child_namespaced_owner),
+	        cmocka_unit_test(test_issue_98040_virtual_cluster_owner),
+	        cmocka_unit_test(test_coordinate_mismatch),
+	        cmocka_unit_test(test_event_only_for_observed_and_first),
+	        cmocka_unit_test(test_unblock_on_update),
+	        cmocka_unit_test(test_references_diff),
+	        cmocka_unit_test(test_transitions),
+	        cmocka_unit_test(test_delete_event),
+	        cmocka_unit_test(test_virtual_delete),
+	        cmocka_unit_test(test_alternate_identity),
+	        cmocka_unit_test(test_partition),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

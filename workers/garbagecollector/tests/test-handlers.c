@@ -18,11 +18,18 @@
 #include "workers/garbagecollector/handlers.h"
 #include "workers/garbagecollector/tests/fake-api.h"
 
-static const struct inf_resource rc_res = {.group = "", .version = "v1", .resource = "replicationcontrollers",
-					   .kind = "ReplicationController", .record_kind = SHM_RECORD_META,
-					   .namespaced = true};
-static const struct inf_resource dep_res = {.group = "apps", .version = "v1", .resource = "deployments",
-					    .kind = "Deployment", .record_kind = SHM_RECORD_META, .namespaced = true};
+static const struct inf_resource rc_res = {.group = "",
+                                           .version = "v1",
+                                           .resource = "replicationcontrollers",
+                                           .kind = "ReplicationController",
+                                           .record_kind = SHM_RECORD_META,
+                                           .namespaced = true};
+static const struct inf_resource dep_res = {.group = "apps",
+                                            .version = "v1",
+                                            .resource = "deployments",
+                                            .kind = "Deployment",
+                                            .record_kind = SHM_RECORD_META,
+                                            .namespaced = true};
 
 static void test_api_version(void **state)
 {
@@ -57,13 +64,15 @@ static void test_events(void **state)
 	ev = (struct inf_event){.kind = INF_EVENT_ADD, .res = &rc_res, .meta = &rc};
 	assert_int_equal(gc_handle_event(&b, &ev), 0);
 	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = SHM_RECORD_META};
-	struct shm_obj old = {.uid = "rcuid", .name = "rc", .ns = "ns1", .payload = &h, .payload_len = sizeof h};
+	struct shm_obj old = {
+	        .uid = "rcuid", .name = "rc", .ns = "ns1", .payload = &h, .payload_len = sizeof h};
 	const char *fins[] = {"orphan"};
 	struct kube_object_meta rc2 = rc;
 	rc2.deletion_timestamp = 1;
 	rc2.n_finalizers = 1;
 	rc2.finalizers = fins;
-	ev = (struct inf_event){.kind = INF_EVENT_UPDATE, .res = &rc_res, .meta = &rc2, .old = &old};
+	ev = (struct inf_event){
+	        .kind = INF_EVENT_UPDATE, .res = &rc_res, .meta = &rc2, .old = &old};
 	assert_int_equal(gc_handle_event(&b, &ev), 0);
 	assert_int_equal(rec.n_orphan, 1);
 	/* the same state again, old read from the arena header: no second transition */
@@ -73,16 +82,28 @@ static void test_events(void **state)
 	assert_int_equal(rec.n_orphan, 1);
 
 	/* a pod owned by the rc, then a tombstone delete of the rc (last state from the arena) */
-	struct kube_owner_ref owners[] = {{.api_version = "v1", .kind = "ReplicationController", .name = "rc",
-					   .uid = "rcuid", .controller = 1, .block_owner_deletion = 1}};
-	static const struct inf_resource pod_res = {.group = "", .version = "v1", .resource = "pods", .kind = "Pod",
-						    .record_kind = SHM_RECORD_POD, .namespaced = true};
-	struct kube_object_meta pod = {.name = "p", .namespace = "ns1", .uid = "puid", .n_owner_refs = 1,
-				       .owner_refs = owners};
+	struct kube_owner_ref owners[] = {{.api_version = "v1",
+	                                   .kind = "ReplicationController",
+	                                   .name = "rc",
+	                                   .uid = "rcuid",
+	                                   .controller = 1,
+	                                   .block_owner_deletion = 1}};
+	static const struct inf_resource pod_res = {.group = "",
+	                                            .version = "v1",
+	                                            .resource = "pods",
+	                                            .kind = "Pod",
+	                                            .record_kind = SHM_RECORD_POD,
+	                                            .namespaced = true};
+	struct kube_object_meta pod = {.name = "p",
+	                               .namespace = "ns1",
+	                               .uid = "puid",
+	                               .n_owner_refs = 1,
+	                               .owner_refs = owners};
 	ev = (struct inf_event){.kind = INF_EVENT_ADD, .res = &pod_res, .meta = &pod};
 	assert_int_equal(gc_handle_event(&b, &ev), 0);
 	rec_reset(&rec);
-	ev = (struct inf_event){.kind = INF_EVENT_DELETE, .res = &rc_res, .old = &old, .tombstone = true};
+	ev = (struct inf_event){
+	        .kind = INF_EVENT_DELETE, .res = &rc_res, .old = &old, .tombstone = true};
 	assert_int_equal(gc_handle_event(&b, &ev), 0);
 	assert_null(gc_graph_get(g, "rcuid"));
 	assert_true(rec_has(&rec, "puid"));
@@ -90,10 +111,17 @@ static void test_events(void **state)
 	assert_true(gc_absent_cache_has(c, &absent));
 
 	/* a virtual delete coming back from a worker as a key */
-	struct kube_owner_ref vref[] = {{.api_version = "v1", .kind = "ReplicationController", .name = "ghost",
-					 .uid = "ghostuid", .controller = -1, .block_owner_deletion = -1}};
-	struct kube_object_meta pod2 = {.name = "p2", .namespace = "ns1", .uid = "p2uid", .n_owner_refs = 1,
-					.owner_refs = vref};
+	struct kube_owner_ref vref[] = {{.api_version = "v1",
+	                                 .kind = "ReplicationController",
+	                                 .name = "ghost",
+	                                 .uid = "ghostuid",
+	                                 .controller = -1,
+	                                 .block_owner_deletion = -1}};
+	struct kube_object_meta pod2 = {.name = "p2",
+	                                .namespace = "ns1",
+	                                .uid = "p2uid",
+	                                .n_owner_refs = 1,
+	                                .owner_refs = vref};
 	ev = (struct inf_event){.kind = INF_EVENT_ADD, .res = &pod_res, .meta = &pod2};
 	assert_int_equal(gc_handle_event(&b, &ev), 0);
 	assert_true(gc_graph_get(g, "ghostuid")->virtual_);
@@ -131,9 +159,9 @@ static void test_table_shape(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_api_version),
-		cmocka_unit_test(test_events),
-		cmocka_unit_test(test_table_shape),
+	        cmocka_unit_test(test_api_version),
+	        cmocka_unit_test(test_events),
+	        cmocka_unit_test(test_table_shape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,8 +31,12 @@ static void test_equal_and_match(void **state)
 	struct gc_ref c = {"v1", "Pod", "p", "u1", NULL}, d = {"v1", "Pod", "p", "u1", ""};
 	assert_true(gc_ref_equal(&c, &d));
 
-	struct kube_owner_ref r = {.api_version = "v1", .kind = "Pod", .name = "p", .uid = "u1", .controller = 1,
-				   .block_owner_deletion = 1};
+	struct kube_owner_ref r = {.api_version = "v1",
+	                           .kind = "Pod",
+	                           .name = "p",
+	                           .uid = "u1",
+	                           .controller = 1,
+	                           .block_owner_deletion = 1};
 	assert_true(gc_ref_matches(&r, &a)); /* controller/blockOwnerDeletion never matter */
 	r.name = "other";
 	assert_false(gc_ref_matches(&r, &a));
@@ -65,23 +69,35 @@ static void test_format_and_event(void **state)
 	(void)state;
 	char buf[256];
 	struct gc_ref r = {"v1", "Pod", "podname2", "poduid2", "ns1"};
-	assert_string_equal(gc_ref_format(&r, buf, sizeof buf), "[v1/Pod, namespace: ns1, name: podname2, uid: poduid2]");
+	assert_string_equal(gc_ref_format(&r, buf, sizeof buf),
+	                    "[v1/Pod, namespace: ns1, name: podname2, uid: poduid2]");
 
 	/* TestConflictingData: a namespaced child in ns1 pointing at a pod of ns2 */
 	struct kube_owner_ref owners[] = {
-		{.api_version = "v1", .kind = "Pod", .name = "podname2", .uid = "poduid2", .controller = -1,
-		 .block_owner_deletion = -1},
+	        {.api_version = "v1",
+	         .kind = "Pod",
+	         .name = "podname2",
+	         .uid = "poduid2",
+	         .controller = -1,
+	         .block_owner_deletion = -1},
 	};
 	struct gc_ref child = {"v1", "Pod", "badchild1", "badchilduid1", "ns1"};
 	assert_int_equal(gc_invalid_ns_message(&child, owners, 1, "poduid2", buf, sizeof buf), 0);
-	assert_string_equal(buf, "ownerRef [v1/Pod, namespace: ns1, name: podname2, uid: poduid2] does not exist in "
-				 "namespace \"ns1\"");
+	assert_string_equal(
+	        buf,
+	        "ownerRef [v1/Pod, namespace: ns1, name: podname2, uid: poduid2] does not exist in "
+	        "namespace \"ns1\"");
 	/* a cluster-scoped child: empty namespace in both places */
-	struct kube_owner_ref o2[] = {{.api_version = "v1", .kind = "Pod", .name = "podname1", .uid = "poduid1",
-				       .controller = -1, .block_owner_deletion = -1}};
+	struct kube_owner_ref o2[] = {{.api_version = "v1",
+	                               .kind = "Pod",
+	                               .name = "podname1",
+	                               .uid = "poduid1",
+	                               .controller = -1,
+	                               .block_owner_deletion = -1}};
 	struct gc_ref node = {"v1", "Node", "nodename", "nodeuid1", ""};
 	assert_int_equal(gc_invalid_ns_message(&node, o2, 1, "poduid1", buf, sizeof buf), 0);
-	assert_string_equal(buf, "ownerRef [v1/Pod, namespace: , name: podname1, uid: poduid1] does not exist in namespace \"\"");
+	assert_string_equal(buf, "ownerRef [v1/Pod, namespace: , name: podname1, uid: poduid1] "
+	                         "does not exist in namespace \"\"");
 	/* no ref with that uid: no event */
 	assert_int_equal(gc_invalid_ns_message(&node, o2, 1, "other", buf, sizeof buf), -ENOENT);
 	/* too small */
@@ -124,9 +140,9 @@ static void test_namespace_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_equal_and_match), cmocka_unit_test(test_cmp_order),
-		cmocka_unit_test(test_format_and_event), cmocka_unit_test(test_copy),
-		cmocka_unit_test(test_namespace_rules),
+	        cmocka_unit_test(test_equal_and_match),  cmocka_unit_test(test_cmp_order),
+	        cmocka_unit_test(test_format_and_event), cmocka_unit_test(test_copy),
+	        cmocka_unit_test(test_namespace_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

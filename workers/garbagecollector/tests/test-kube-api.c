@@ -17,15 +17,15 @@
 #define ALL (KUBE_VERB_BIT_GET | KUBE_VERB_BIT_LIST | KUBE_VERB_BIT_WATCH | KUBE_VERB_BIT_DELETE)
 
 static struct kube_api_resource res[] = {
-	{"", "v1", "pods", "Pod", true, true, ALL},
-	{"", "v1", "nodes", "Node", false, true, ALL},
-	{"", "v1", "events", "Event", true, true, ALL},
-	{"events.k8s.io", "v1", "events", "Event", true, true, ALL},
-	{"apps", "v1", "deployments", "Deployment", true, true, ALL},
-	{"rbac.authorization.k8s.io", "v1", "roles", "Role", true, true, ALL},
-	{"example.com", "v1", "widgets", "Widget", true, false, ALL},
-	{"example.com", "v2", "widgets", "Widget", true, true, ALL},
-	{"", "v1", "bindings", "Binding", true, true, KUBE_VERB_BIT_CREATE},
+        {"", "v1", "pods", "Pod", true, true, ALL},
+        {"", "v1", "nodes", "Node", false, true, ALL},
+        {"", "v1", "events", "Event", true, true, ALL},
+        {"events.k8s.io", "v1", "events", "Event", true, true, ALL},
+        {"apps", "v1", "deployments", "Deployment", true, true, ALL},
+        {"rbac.authorization.k8s.io", "v1", "roles", "Role", true, true, ALL},
+        {"example.com", "v1", "widgets", "Widget", true, false, ALL},
+        {"example.com", "v2", "widgets", "Widget", true, true, ALL},
+        {"", "v1", "bindings", "Binding", true, true, KUBE_VERB_BIT_CREATE},
 };
 static const struct kube_discovery disc = {.n = sizeof res / sizeof res[0], .res = res};
 
@@ -41,7 +41,8 @@ static void test_rest_map(void **state)
 	assert_int_equal(gc_rest_map(&disc, "apps/v1", "Deployment", &r), 0);
 	/* a version that is not served has no mapping (extensions/v1beta1 Deployment) */
 	assert_int_equal(gc_rest_map(&disc, "extensions/v1beta1", "Deployment", &r), -ENOENT);
-	assert_int_equal(gc_rest_map(&disc, "rbac.authorization.k8s.io/v1beta1", "Role", &r), -ENOENT);
+	assert_int_equal(gc_rest_map(&disc, "rbac.authorization.k8s.io/v1beta1", "Role", &r),
+	                 -ENOENT);
 	/* a served non-preferred version maps */
 	assert_int_equal(gc_rest_map(&disc, "example.com/v1", "Widget", &r), 0);
 	assert_string_equal(r->version, "v1");
@@ -68,8 +69,8 @@ static void test_deletable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rest_map),
-		cmocka_unit_test(test_deletable),
+	        cmocka_unit_test(test_rest_map),
+	        cmocka_unit_test(test_deletable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,8 @@ static struct env *env_new(size_t cache)
 	assert_int_equal(gc_graph_new(&e->g), 0);
 	gc_graph_view_init(&e->view, e->g);
 	assert_int_equal(gc_absent_cache_new(cache, &e->absent), 0);
-	e->b = (struct gc_builder){.graph = e->g, .absent = e->absent, .sink = rec_sink_ops(&e->rec)};
+	e->b = (struct gc_builder){
+	        .graph = e->g, .absent = e->absent, .sink = rec_sink_ops(&e->rec)};
 	e->w = (struct gc_worker){.graph = &e->view, .api = &e->api, .absent = e->absent};
 	return e;
 }
@@ -79,14 +80,18 @@ static void observe(struct env *e, struct fake_obj *o, enum gc_event_type t)
 	size_t saved = e->f.n_calls;
 	assert_int_equal(fake_get(&e->f, &tg, &p), 0);
 	e->f.n_calls = saved; /* not an API call of the GC */
-	struct gc_event ev = {.type = t, .api_version = o->api_version, .kind = o->kind, .obj = gc_obj_from_meta(&p->meta)};
+	struct gc_event ev = {.type = t,
+	                      .api_version = o->api_version,
+	                      .kind = o->kind,
+	                      .obj = gc_obj_from_meta(&p->meta)};
 	assert_int_equal(gc_builder_process(&e->b, &ev), 0);
 	assert_int_equal(gc_graph_check(e->g), 0);
 	kube_object_free(p);
 }
 
 /* A transition event: old state given by flags, new state from the fake object. */
-static void observe_update(struct env *e, struct fake_obj *o, bool old_deleting, bool old_fg, bool old_orphan)
+static void observe_update(struct env *e, struct fake_obj *o, bool old_deleting, bool old_fg,
+                           bool old_orphan)
 {
 	struct gc_target tg = {o->api_version, o->kind, o->ns, o->name};
 	struct kube_partial *p = NULL;
@@ -97,16 +102,21 @@ static void observe_update(struct env *e, struct fake_obj *o, bool old_deleting,
 	old.being_deleted = old_deleting;
 	old.fin_foreground = old_fg;
 	old.fin_orphan = old_orphan;
-	struct gc_event ev = {.type = GC_EVENT_UPDATE, .api_version = o->api_version, .kind = o->kind,
-			      .obj = gc_obj_from_meta(&p->meta), .old = &old};
+	struct gc_event ev = {.type = GC_EVENT_UPDATE,
+	                      .api_version = o->api_version,
+	                      .kind = o->kind,
+	                      .obj = gc_obj_from_meta(&p->meta),
+	                      .old = &old};
 	assert_int_equal(gc_builder_process(&e->b, &ev), 0);
 	kube_object_free(p);
 }
 
 static void observe_delete(struct env *e, struct fake_obj *o)
 {
-	struct gc_event ev = {.type = GC_EVENT_DELETE, .api_version = o->api_version, .kind = o->kind,
-			      .obj = {.uid = o->uid, .name = o->name, .ns = o->ns}};
+	struct gc_event ev = {.type = GC_EVENT_DELETE,
+	                      .api_version = o->api_version,
+	                      .kind = o->kind,
+	                      .obj = {.uid = o->uid, .name = o->name, .ns = o->ns}};
 	assert_int_equal(gc_builder_process(&e->b, &ev), 0);
 	assert_int_equal(gc_graph_check(e->g), 0);
 }
@@ -116,8 +126,11 @@ static void feed_virtual_deletes(struct env *e)
 {
 	for (size_t i = 0; i < e->f.n_virtual_deletes; i++) {
 		struct gc_ref *id = &e->f.vd_ids[i];
-		struct gc_event ev = {.type = GC_EVENT_DELETE, .virtual_ = true, .api_version = id->api_version,
-				      .kind = id->kind, .obj = {.uid = id->uid, .name = id->name, .ns = id->ns}};
+		struct gc_event ev = {.type = GC_EVENT_DELETE,
+		                      .virtual_ = true,
+		                      .api_version = id->api_version,
+		                      .kind = id->kind,
+		                      .obj = {.uid = id->uid, .name = id->name, .ns = id->ns}};
 		assert_int_equal(gc_builder_process(&e->b, &ev), 0);
 		gc_ref_clear(id);
 	}
@@ -135,10 +148,12 @@ static void test_attempt_to_delete_item(void **state)
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
 	fake_add(&e->f, "v1", "Pod", "ns1", "ToBeDeletedPod", "456",
-		 "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"owner1\",\"uid\":\"123\"}]");
+	         "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"owner1\","
+	         "\"uid\":\"123\"}]");
 	/* the pod is known only as the owner of a configmap: a virtual node */
 	struct fake_obj *cm = fake_add(&e->f, "v1", "ConfigMap", "ns1", "cm", "cmuid",
-				       "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"ToBeDeletedPod\",\"uid\":\"456\"}]");
+	                               "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":"
+	                               "\"ToBeDeletedPod\",\"uid\":\"456\"}]");
 	observe(e, cm, GC_EVENT_ADD);
 	assert_true(gc_graph_get(e->g, "456")->virtual_);
 	struct gc_result res;
@@ -157,14 +172,16 @@ static void test_delete_object_not_found(void **state)
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
 	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "ExternallyDeletedPod", "456",
-				      "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"owner1\",\"uid\":\"123\"}]");
+	                              "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\","
+	                              "\"name\":\"owner1\",\"uid\":\"123\"}]");
 	observe(e, p, GC_EVENT_ADD);
 	e->f.fail_next[F_DELETE] = -ENOENT;
 	struct gc_result res;
 	assert_int_equal(run(e, "456", &res), GC_FORGET);
 	assert_int_equal(res.outcome, GC_VIRTUAL_DELETE_ENQUEUED);
 	assert_int_equal(e->f.n_virtual_deletes, 1);
-	assert_string_equal(e->f.virtual_deletes[0], "[v1/Pod, namespace: ns1, name: ExternallyDeletedPod, uid: 456]");
+	assert_string_equal(e->f.virtual_deletes[0],
+	                    "[v1/Pod, namespace: ns1, name: ExternallyDeletedPod, uid: 456]");
 	env_free(e);
 }
 
@@ -172,11 +189,13 @@ static void test_delete_object_not_found_waiting(void **state)
 {
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *rc = fake_add(&e->f, "v1", "ReplicationController", "ns1", "owner1", "123", NULL);
+	struct fake_obj *rc =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "owner1", "123", NULL);
 	fake_set_finalizers(rc, "[\"foregroundDeletion\"]", true);
-	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "ExternallyDeletedPodFG", "456",
-				      "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"owner1\","
-				      "\"uid\":\"123\",\"blockOwnerDeletion\":true}]");
+	struct fake_obj *p = fake_add(
+	        &e->f, "v1", "Pod", "ns1", "ExternallyDeletedPodFG", "456",
+	        "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"owner1\","
+	        "\"uid\":\"123\",\"blockOwnerDeletion\":true}]");
 	observe(e, p, GC_EVENT_ADD);
 	e->f.fail_next[F_DELETE] = -ENOENT;
 	struct gc_result res;
@@ -192,14 +211,17 @@ static void test_absent_owner_cache(void **state)
 {
 	(void)state;
 	struct env *e = env_new(2);
-	const char *pods[][3] = {{"rc1Pod1", "rc1", "1"}, {"rc2Pod1", "rc2", "2"}, {"rc1Pod2", "rc1", "1"},
-				 {"rc3Pod1", "rc3", "3"}};
+	const char *pods[][3] = {{"rc1Pod1", "rc1", "1"},
+	                         {"rc2Pod1", "rc2", "2"},
+	                         {"rc1Pod2", "rc1", "1"},
+	                         {"rc3Pod1", "rc3", "3"}};
 	char owners[256];
 	for (int i = 0; i < 4; i++) {
 		snprintf(owners, sizeof owners,
-			 "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"%s\",\"uid\":\"%s\","
-			 "\"controller\":%s}]",
-			 pods[i][1], pods[i][2], i == 2 ? "false" : "true");
+		         "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"%"
+		         "s\",\"uid\":\"%s\","
+		         "\"controller\":%s}]",
+		         pods[i][1], pods[i][2], i == 2 ? "false" : "true");
 		char uid[32];
 		snprintf(uid, sizeof uid, "p%d", i);
 		struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", pods[i][0], uid, owners);
@@ -231,24 +253,31 @@ static void test_patch_bodies(void **state)
 	char *b = NULL;
 	const char *uids[] = {"2", "3"};
 	assert_int_equal(kube_encode_release_patch("100", uids, 2, &b), 0);
-	assert_string_equal(b, "{\"metadata\":{\"uid\":\"100\",\"ownerReferences\":[{\"$patch\":\"delete\",\"uid\":\"2\"},"
-			       "{\"$patch\":\"delete\",\"uid\":\"3\"}]}}");
+	assert_string_equal(b, "{\"metadata\":{\"uid\":\"100\",\"ownerReferences\":[{\"$patch\":"
+	                       "\"delete\",\"uid\":\"2\"},"
+	                       "{\"$patch\":\"delete\",\"uid\":\"3\"}]}}");
 	free(b);
 
 	/* TestUnblockOwnerReference through the cycle breaker: only the blocking ref, in full,
-	 * with blockOwnerDeletion false (metaonly object: creationTimestamp is omitzero in v1.37) */
+	 * with blockOwnerDeletion false (metaonly object: creationTimestamp is omitzero in v1.37)
+	 */
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *owner = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rcuid", NULL);
+	struct fake_obj *owner =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rcuid", NULL);
 	fake_set_finalizers(owner, "[\"foregroundDeletion\"]", true);
-	struct fake_obj *item = fake_add(&e->f, "v1", "Pod", "ns1", "p", "100",
-					 "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"rc\",\"uid\":\"rcuid\","
-					 "\"controller\":true,\"blockOwnerDeletion\":true},"
-					 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"q\",\"uid\":\"2\",\"blockOwnerDeletion\":false},"
-					 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"r\",\"uid\":\"3\"}]");
+	struct fake_obj *item =
+	        fake_add(&e->f, "v1", "Pod", "ns1", "p", "100",
+	                 "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":"
+	                 "\"rc\",\"uid\":\"rcuid\","
+	                 "\"controller\":true,\"blockOwnerDeletion\":true},"
+	                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"q\",\"uid\":\"2\","
+	                 "\"blockOwnerDeletion\":false},"
+	                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"r\",\"uid\":\"3\"}]");
 	fake_add(&e->f, "v1", "Pod", "ns1", "q", "2", NULL);
 	fake_add(&e->f, "v1", "Pod", "ns1", "r", "3", NULL);
 	struct fake_obj *child = fake_add(&e->f, "v1", "Pod", "ns1", "child", "childuid",
-					  "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"100\",\"blockOwnerDeletion\":true}]");
+	                                  "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\","
+	                                  "\"uid\":\"100\",\"blockOwnerDeletion\":true}]");
 	fake_set_finalizers(child, "[\"foregroundDeletion\"]", true);
 	observe(e, owner, GC_EVENT_ADD);
 	observe(e, item, GC_EVENT_ADD);
@@ -261,9 +290,12 @@ static void test_patch_bodies(void **state)
 	struct gc_result res;
 	assert_int_equal(run(e, "100", &res), GC_FORGET);
 	assert_true(res.unblocked);
-	assert_true(called(e, "PATCH smp v1/Pod ns1/p {\"metadata\":{\"uid\":\"100\",\"ownerReferences\":[{\"apiVersion\":\"v1\","
-			      "\"kind\":\"ReplicationController\",\"name\":\"rc\",\"uid\":\"rcuid\",\"controller\":true,"
-			      "\"blockOwnerDeletion\":false}]}}"));
+	assert_true(called(
+	        e, "PATCH smp v1/Pod ns1/p "
+	           "{\"metadata\":{\"uid\":\"100\",\"ownerReferences\":[{\"apiVersion\":\"v1\","
+	           "\"kind\":\"ReplicationController\",\"name\":\"rc\",\"uid\":\"rcuid\","
+	           "\"controller\":true,"
+	           "\"blockOwnerDeletion\":false}]}}"));
 	/* then the Foreground delete with the resourceVersion of the first GET; the unblock patch
 	 * moved it, so the fake answers 409, the follow-up GET sees owners it considers equal (the
 	 * fake does not apply SMP) and retries with the uid precondition only */
@@ -276,10 +308,12 @@ static void test_orphan_dependents_failure(void **state)
 {
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *rc = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rcuid", NULL);
+	struct fake_obj *rc =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rcuid", NULL);
 	fake_set_finalizers(rc, "[\"orphan\"]", true);
 	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "pod", "poduid",
-				      "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"rc\",\"uid\":\"rcuid\"}]");
+	                              "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\","
+	                              "\"name\":\"rc\",\"uid\":\"rcuid\"}]");
 	observe(e, rc, GC_EVENT_ADD);
 	observe(e, p, GC_EVENT_ADD);
 	assert_int_equal(e->rec.n_orphan, 1);
@@ -287,9 +321,11 @@ static void test_orphan_dependents_failure(void **state)
 	struct gc_result res;
 	assert_int_equal(gc_attempt_to_orphan_worker(&e->w, "rcuid", &res), GC_REQUEUE);
 	assert_non_null(strstr(res.msg, "the server reported a conflict"));
-	assert_non_null(strstr(res.msg, "failed to orphan dependents of owner [v1/ReplicationController, namespace: ns1, "
-					"name: rc, uid: rcuid], got errors: orphaning [v1/Pod, namespace: ns1, name: pod, "
-					"uid: poduid] failed"));
+	assert_non_null(strstr(
+	        res.msg,
+	        "failed to orphan dependents of owner [v1/ReplicationController, namespace: ns1, "
+	        "name: rc, uid: rcuid], got errors: orphaning [v1/Pod, namespace: ns1, name: pod, "
+	        "uid: poduid] failed"));
 	/* the finalizer stays until the dependents are released */
 	assert_int_equal(fake_count(&e->f, "PATCH merge"), 0);
 	env_free(e);
@@ -305,7 +341,8 @@ static void test_decide_and_policy(void **state)
 	assert_int_equal(gc_decide(0, 1, 1, 1), GC_DECIDE_DELETE_FOREGROUND_CASCADE);
 	assert_int_equal(gc_decide(0, 0, 1, 0), GC_DECIDE_DELETE);
 	assert_int_equal(gc_decide(0, 2, 0, 3), GC_DECIDE_DELETE);
-	const char *fo[] = {"orphan", "foregroundDeletion"}, *ff[] = {"foregroundDeletion"}, *fx[] = {"x/y"};
+	const char *fo[] = {"orphan", "foregroundDeletion"}, *ff[] = {"foregroundDeletion"},
+	           *fx[] = {"x/y"};
 	struct kube_object_meta m = {.n_finalizers = 2, .finalizers = fo};
 	assert_string_equal(gc_delete_policy(&m), GC_POLICY_ORPHAN);
 	m = (struct kube_object_meta){.n_finalizers = 1, .finalizers = ff};
@@ -321,7 +358,8 @@ static void test_existing_finalizer_policies(void **state)
 {
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	const char *own = "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"gone\",\"uid\":\"g\"}]";
+	const char *own = "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":"
+	                  "\"gone\",\"uid\":\"g\"}]";
 	struct fake_obj *a = fake_add(&e->f, "v1", "Pod", "ns1", "a", "a", own);
 	fake_set_finalizers(a, "[\"orphan\"]", false);
 	struct fake_obj *b = fake_add(&e->f, "v1", "Pod", "ns1", "b", "b", own);
@@ -367,7 +405,8 @@ static void test_uid_mismatch_is_absent(void **state)
 	/* the owner was recreated under the same name: a different uid means absent */
 	fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "new-uid", NULL);
 	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "p", "p",
-				      "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"rc\",\"uid\":\"old-uid\"}]");
+	                              "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\","
+	                              "\"name\":\"rc\",\"uid\":\"old-uid\"}]");
 	observe(e, p, GC_EVENT_ADD);
 	struct gc_result res;
 	assert_int_equal(run(e, "p", &res), GC_FORGET);
@@ -390,14 +429,17 @@ struct vanish {
 	int mode; /* 0: the object vanishes; 1: an unrelated update; 2: its owners change */
 	int calls;
 };
-static int vanish_delete(void *ud, const struct gc_target *t, const char *uid, const char *rv, const char *policy)
+static int vanish_delete(void *ud, const struct gc_target *t, const char *uid, const char *rv,
+                         const char *policy)
 {
 	struct vanish *v = ud;
-	fake_call(v->f, "DELETE %s/%s %s/%s uid=%s rv=%s %s", t->api_version, t->kind, t->ns, t->name, uid, rv ? rv : "-",
-		  policy);
+	fake_call(v->f, "DELETE %s/%s %s/%s uid=%s rv=%s %s", t->api_version, t->kind, t->ns,
+	          t->name, uid, rv ? rv : "-", policy);
 	struct fake_obj *o = fake_find(v->f, t);
 	if (v->calls++ > 0)
-		return fake_delete(v->f, t, uid, rv, policy) == 0 ? 0 : -ESTALE; /* recorded twice: fine */
+		return fake_delete(v->f, t, uid, rv, policy) == 0
+		               ? 0
+		               : -ESTALE; /* recorded twice: fine */
 	if (!o)
 		return -ENOENT;
 	if (v->mode == 0) {
@@ -406,8 +448,9 @@ static int vanish_delete(void *ud, const struct gc_target *t, const char *uid, c
 		o->rv++;
 		if (v->mode == 2) {
 			free(o->owners_json);
-			o->owners_json = strdup("[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\","
-						"\"name\":\"gone\",\"uid\":\"g\",\"controller\":true}]");
+			o->owners_json =
+			        strdup("[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\","
+			               "\"name\":\"gone\",\"uid\":\"g\",\"controller\":true}]");
 		}
 	}
 	return -ESTALE;
@@ -429,11 +472,15 @@ static struct gc_result race(int mode, size_t *n_deletes, size_t *n_gets, enum g
 {
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
 	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "p", "p",
-				      "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"gone\",\"uid\":\"g\"}]");
+	                              "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\","
+	                              "\"name\":\"gone\",\"uid\":\"g\"}]");
 	observe(e, p, GC_EVENT_ADD);
 	struct vanish v = {.f = &e->f, .mode = mode};
-	struct gc_api api = {.ud = &v, .rest_map = vanish_map, .get = vanish_get, .delete_ = vanish_delete,
-			     .virtual_delete = vanish_vd};
+	struct gc_api api = {.ud = &v,
+	                     .rest_map = vanish_map,
+	                     .get = vanish_get,
+	                     .delete_ = vanish_delete,
+	                     .virtual_delete = vanish_vd};
 	struct gc_worker w = e->w;
 	w.api = &api;
 	struct gc_result res;
@@ -474,15 +521,17 @@ static void test_cluster_scoped_and_unmappable(void **state)
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
 	/* a cluster-scoped child (PersistentVolume) naming a namespaced owner kind: given up */
-	struct fake_obj *pv = fake_add(&e->f, "v1", "PersistentVolume", "", "pv", "pvuid",
-				       "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"puid\"}]");
+	struct fake_obj *pv = fake_add(
+	        &e->f, "v1", "PersistentVolume", "", "pv", "pvuid",
+	        "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"puid\"}]");
 	observe(e, pv, GC_EVENT_ADD);
 	struct gc_result res;
 	assert_int_equal(run(e, "pvuid", &res), GC_FORGET);
 	assert_int_equal(res.outcome, GC_CLUSTER_CHILD_NS_OWNER);
 	assert_int_equal(fake_count(&e->f, "GET v1/Pod"), 0);
 	assert_int_equal(fake_count(&e->f, "DELETE"), 0);
-	/* the virtual owner it created has namespace "" and a namespaced kind: its own GET refuses */
+	/* the virtual owner it created has namespace "" and a namespaced kind: its own GET refuses
+	 */
 	e->f.n_calls = 0;
 	assert_int_equal(run(e, "puid", &res), GC_FORGET);
 	assert_int_equal(res.outcome, GC_CLUSTER_CHILD_NS_OWNER);
@@ -490,22 +539,28 @@ static void test_cluster_scoped_and_unmappable(void **state)
 	assert_non_null(gc_graph_get(e->g, "puid")); /* stays, with no retries */
 
 	/* TestClusterScopedOwners cm-invalid: an unknown owner kind is retried forever */
-	struct fake_obj *cm = fake_add(&e->f, "v1", "ConfigMap", "ns1", "cm-invalid", "cminv",
-				       "[{\"apiVersion\":\"unknown.group/v1\",\"kind\":\"UnknownType\",\"name\":\"x\",\"uid\":\"xuid\"}]");
+	struct fake_obj *cm =
+	        fake_add(&e->f, "v1", "ConfigMap", "ns1", "cm-invalid", "cminv",
+	                 "[{\"apiVersion\":\"unknown.group/"
+	                 "v1\",\"kind\":\"UnknownType\",\"name\":\"x\",\"uid\":\"xuid\"}]");
 	observe(e, cm, GC_EVENT_ADD);
 	assert_int_equal(run(e, "cminv", &res), GC_REQUEUE);
 	assert_int_equal(res.outcome, GC_REST_MAPPING);
-	assert_string_equal(res.msg, "unable to get REST mapping for unknown.group/v1/UnknownType.");
+	assert_string_equal(res.msg,
+	                    "unable to get REST mapping for unknown.group/v1/UnknownType.");
 	/* the virtual owner of unknown kind: its own GET cannot be mapped either */
 	assert_int_equal(run(e, "xuid", &res), GC_REQUEUE);
 	assert_int_equal(fake_count(&e->f, "DELETE"), 0);
 
 	/* cm-missing (PV missing-name/missing-uid) is deleted; cm-valid (existing PV) is kept */
 	struct fake_obj *m = fake_add(&e->f, "v1", "ConfigMap", "ns1", "cm-missing", "cmmiss",
-				      "[{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"name\":\"missing-name\",\"uid\":\"missing-uid\"}]");
-	struct fake_obj *okpv = fake_add(&e->f, "v1", "PersistentVolume", "", "real", "realuid", NULL);
+	                              "[{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\","
+	                              "\"name\":\"missing-name\",\"uid\":\"missing-uid\"}]");
+	struct fake_obj *okpv =
+	        fake_add(&e->f, "v1", "PersistentVolume", "", "real", "realuid", NULL);
 	struct fake_obj *valid = fake_add(&e->f, "v1", "ConfigMap", "ns1", "cm-valid", "cmvalid",
-					  "[{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"name\":\"real\",\"uid\":\"realuid\"}]");
+	                                  "[{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\","
+	                                  "\"name\":\"real\",\"uid\":\"realuid\"}]");
 	observe(e, m, GC_EVENT_ADD);
 	observe(e, valid, GC_EVENT_ADD); /* the PV's watch is late: it is virtual (ns1) */
 	assert_int_equal(run(e, "cmmiss", &res), GC_FORGET);
@@ -537,7 +592,9 @@ static void test_remove_finalizer_conflicts(void **state)
 	struct gc_result res;
 	assert_int_equal(run(e, "p", &res), GC_FORGET);
 	assert_int_equal(res.action, GC_ACT_REMOVE_FINALIZER);
-	assert_true(called(e, "PATCH merge v1/Pod ns1/p {\"metadata\":{\"resourceVersion\":\"1\",\"finalizers\":[\"x/y\"]}}"));
+	assert_true(
+	        called(e, "PATCH merge v1/Pod ns1/p "
+	                  "{\"metadata\":{\"resourceVersion\":\"1\",\"finalizers\":[\"x/y\"]}}"));
 	assert_string_equal(p->finalizers_json, "[\"x/y\"]");
 	/* processed again: nothing left to remove, no patch */
 	e->f.n_calls = 0;
@@ -555,8 +612,10 @@ static void test_remove_finalizer_conflicts(void **state)
 	assert_int_equal(run(e, "p", &res), GC_REQUEUE);
 	assert_int_equal(fake_count(&e->f, "PATCH merge"), 4);
 	assert_int_equal(fake_count(&e->f, "GET"), 5); /* the item, then one per attempt */
-	assert_string_equal(res.msg, "updateMaxRetries(4) has reached. The garbage collector will retry later for owner "
-				     "[v1/Pod, namespace: ns1, name: p, uid: p]");
+	assert_string_equal(
+	        res.msg,
+	        "updateMaxRetries(4) has reached. The garbage collector will retry later for owner "
+	        "[v1/Pod, namespace: ns1, name: p, uid: p]");
 	assert_true(e->f.slept_ms == 10.0 + 50.0 + 250.0);
 	/* two conflicts, then success; the last patch carries null */
 	e->f.n_calls = 0;
@@ -565,7 +624,8 @@ static void test_remove_finalizer_conflicts(void **state)
 	e->f.fail_count[F_PATCH] = 2;
 	assert_int_equal(run(e, "p", &res), GC_FORGET);
 	assert_int_equal(fake_count(&e->f, "PATCH merge"), 3);
-	assert_true(called(e, "PATCH merge v1/Pod ns1/p {\"metadata\":{\"resourceVersion\":\"1\",\"finalizers\":null}}"));
+	assert_true(called(e, "PATCH merge v1/Pod ns1/p "
+	                      "{\"metadata\":{\"resourceVersion\":\"1\",\"finalizers\":null}}"));
 	assert_false(p->live); /* no finalizer left: the fake apiserver removed it */
 	env_free(e);
 }
@@ -579,32 +639,43 @@ static void test_crd_merge_patch_fallback(void **state)
 	e->f.smp_unsupported_kind = "Widget";
 	fake_add(&e->f, "v1", "ConfigMap", "ns1", "alive", "aliveuid", NULL);
 	struct fake_obj *w = fake_add(&e->f, "example.com/v1", "Widget", "ns1", "w", "wuid",
-				      "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"alive\",\"uid\":\"aliveuid\"},"
-				      "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"gone\",\"uid\":\"goneuid\",\"controller\":true}]");
+	                              "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":"
+	                              "\"alive\",\"uid\":\"aliveuid\"},"
+	                              "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":"
+	                              "\"gone\",\"uid\":\"goneuid\",\"controller\":true}]");
 	observe(e, w, GC_EVENT_ADD);
 	struct gc_result res;
 	assert_int_equal(run(e, "wuid", &res), GC_FORGET);
 	assert_int_equal(res.action, GC_ACT_REMOVE_REFS);
-	assert_true(called(e, "PATCH smp example.com/v1/Widget ns1/w {\"metadata\":{\"uid\":\"wuid\",\"ownerReferences\":"
-			      "[{\"$patch\":\"delete\",\"uid\":\"goneuid\"}]}}"));
-	assert_true(called(e, "PATCH merge example.com/v1/Widget ns1/w {\"metadata\":{\"resourceVersion\":\"1\","
-			      "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"alive\",\"uid\":\"aliveuid\"}]}}"));
+	assert_true(called(e, "PATCH smp example.com/v1/Widget ns1/w "
+	                      "{\"metadata\":{\"uid\":\"wuid\",\"ownerReferences\":"
+	                      "[{\"$patch\":\"delete\",\"uid\":\"goneuid\"}]}}"));
+	assert_true(called(
+	        e,
+	        "PATCH merge example.com/v1/Widget ns1/w {\"metadata\":{\"resourceVersion\":\"1\","
+	        "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":"
+	        "\"alive\",\"uid\":\"aliveuid\"}]}}"));
 	env_free(e);
 
 	/* orphaning a CR's only reference: the merge patch carries null */
 	e = env_new(GC_ABSENT_CACHE_SIZE);
 	e->f.smp_unsupported_kind = "Widget";
-	struct fake_obj *owner = fake_add(&e->f, "example.com/v1", "Widget", "ns1", "owner", "ouid", NULL);
+	struct fake_obj *owner =
+	        fake_add(&e->f, "example.com/v1", "Widget", "ns1", "owner", "ouid", NULL);
 	fake_set_finalizers(owner, "[\"orphan\"]", true);
-	struct fake_obj *dep = fake_add(&e->f, "example.com/v1", "Widget", "ns1", "dep", "duid",
-					"[{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"name\":\"owner\",\"uid\":\"ouid\"}]");
+	struct fake_obj *dep =
+	        fake_add(&e->f, "example.com/v1", "Widget", "ns1", "dep", "duid",
+	                 "[{\"apiVersion\":\"example.com/"
+	                 "v1\",\"kind\":\"Widget\",\"name\":\"owner\",\"uid\":\"ouid\"}]");
 	observe(e, dep, GC_EVENT_ADD);
 	observe(e, owner, GC_EVENT_ADD);
 	assert_int_equal(gc_attempt_to_orphan_worker(&e->w, "ouid", &res), GC_FORGET);
-	assert_true(called(e, "PATCH merge example.com/v1/Widget ns1/dep {\"metadata\":{\"resourceVersion\":\"1\","
-			      "\"ownerReferences\":null}}"));
-	assert_true(called(e, "PATCH merge example.com/v1/Widget ns1/owner {\"metadata\":{\"resourceVersion\":\"1\","
-			      "\"finalizers\":null}}"));
+	assert_true(called(e, "PATCH merge example.com/v1/Widget ns1/dep "
+	                      "{\"metadata\":{\"resourceVersion\":\"1\","
+	                      "\"ownerReferences\":null}}"));
+	assert_true(called(e, "PATCH merge example.com/v1/Widget ns1/owner "
+	                      "{\"metadata\":{\"resourceVersion\":\"1\","
+	                      "\"finalizers\":null}}"));
 	assert_null(dep->owners_json);
 	env_free(e);
 }
@@ -627,7 +698,12 @@ static void test_queue_keys(void **state)
 	struct gc_ref id = {"v1", "Pod", "ToBeDeletedPod", "456", "ns1"}, got;
 	bool virt;
 	int n = gc_queue_key_encode(&id, true, 507, buf, sizeof buf);
-	assert_int_equal(n, (int)strlen("v\x1f" "v1\x1f" "Pod\x1f" "ns1\x1f" "ToBeDeletedPod\x1f" "456"));
+	assert_int_equal(n, (int)strlen("v\x1f"
+	                                "v1\x1f"
+	                                "Pod\x1f"
+	                                "ns1\x1f"
+	                                "ToBeDeletedPod\x1f"
+	                                "456"));
 	assert_int_equal(gc_queue_key_decode(buf, &got, &virt, scratch, sizeof scratch), 0);
 	assert_true(virt);
 	assert_true(gc_ref_equal(&got, &id));
@@ -639,17 +715,28 @@ static void test_queue_keys(void **state)
 	/* too long for the queue: the uid alone */
 	assert_int_equal(gc_queue_key_encode(&id, true, 20, buf, sizeof buf), 3);
 	/* malformed virtual keys */
-	assert_int_equal(gc_queue_key_decode("v\x1f" "a\x1f" "b", &got, &virt, scratch, sizeof scratch), -EINVAL);
-	assert_int_equal(gc_queue_key_decode("v\x1f" "a\x1f" "b\x1f" "c\x1f" "d\x1f", &got, &virt, scratch, sizeof scratch),
-			 -EINVAL);
+	assert_int_equal(gc_queue_key_decode("v\x1f"
+	                                     "a\x1f"
+	                                     "b",
+	                                     &got, &virt, scratch, sizeof scratch),
+	                 -EINVAL);
+	assert_int_equal(gc_queue_key_decode("v\x1f"
+	                                     "a\x1f"
+	                                     "b\x1f"
+	                                     "c\x1f"
+	                                     "d\x1f",
+	                                     &got, &virt, scratch, sizeof scratch),
+	                 -EINVAL);
 	assert_int_equal(gc_queue_key_decode("", &got, &virt, scratch, sizeof scratch), -EINVAL);
 
 	/* a worker whose view does not know virtual nodes resolves them from the key */
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
 	fake_add(&e->f, "v1", "Pod", "ns1", "ToBeDeletedPod", "456",
-		 "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"owner1\",\"uid\":\"123\"}]");
+	         "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"owner1\","
+	         "\"uid\":\"123\"}]");
 	struct fake_obj *cm = fake_add(&e->f, "v1", "ConfigMap", "ns1", "cm", "cmuid",
-				       "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"ToBeDeletedPod\",\"uid\":\"456\"}]");
+	                               "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":"
+	                               "\"ToBeDeletedPod\",\"uid\":\"456\"}]");
 	observe(e, cm, GC_EVENT_ADD);
 	struct gc_graph_view av = e->view;
 	av.node = arena_like_node;
@@ -672,19 +759,23 @@ static void test_queue_keys(void **state)
 }
 
 /* ---- scenarios ----------------------------------------------------------------------------- */
-#define RCREF(name, uid, block)                                                                                         \
-	"{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"" name "\",\"uid\":\"" uid "\"" block "}"
+#define RCREF(name, uid, block)                                                                    \
+	"{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"" name               \
+	"\",\"uid\":\"" uid "\"" block "}"
 
 static void test_cascading_deletion(void **state)
 {
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *rc1 = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc1", "rc1", NULL);
-	struct fake_obj *rc2 = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc2", "rc2", NULL);
-	struct fake_obj *p1 = fake_add(&e->f, "v1", "Pod", "ns1", "test.pod.1", "p1", "[" RCREF("rc1", "rc1", "") "]");
+	struct fake_obj *rc1 =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc1", "rc1", NULL);
+	struct fake_obj *rc2 =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc2", "rc2", NULL);
+	struct fake_obj *p1 = fake_add(&e->f, "v1", "Pod", "ns1", "test.pod.1", "p1",
+	                               "[" RCREF("rc1", "rc1", "") "]");
 	struct fake_obj *p2 = fake_add(&e->f, "v1", "Pod", "ns1", "test.pod.2", "p2", NULL);
 	struct fake_obj *p3 = fake_add(&e->f, "v1", "Pod", "ns1", "test.pod.3", "p3",
-				       "[" RCREF("rc1", "rc1", "") "," RCREF("rc2", "rc2", "") "]");
+	                               "[" RCREF("rc1", "rc1", "") "," RCREF("rc2", "rc2", "") "]");
 	struct fake_obj *all[] = {rc1, rc2, p1, p2, p3};
 	for (int i = 0; i < 5; i++)
 		observe(e, all[i], GC_EVENT_ADD);
@@ -699,8 +790,10 @@ static void test_cascading_deletion(void **state)
 	assert_true(p2->live);
 	assert_true(p3->live);
 	/* pod3 lost only its rc1 ref (the absent rc1 came from the builder's cache: no GET) */
-	assert_true(called(e, "PATCH smp v1/Pod ns1/test.pod.3 {\"metadata\":{\"uid\":\"p3\",\"ownerReferences\":"
-			      "[{\"$patch\":\"delete\",\"uid\":\"rc1\"}]}}"));
+	assert_true(called(
+	        e,
+	        "PATCH smp v1/Pod ns1/test.pod.3 {\"metadata\":{\"uid\":\"p3\",\"ownerReferences\":"
+	        "[{\"$patch\":\"delete\",\"uid\":\"rc1\"}]}}"));
 	assert_int_equal(fake_count(&e->f, "GET v1/ReplicationController ns1/rc1"), 0);
 	env_free(e);
 }
@@ -709,7 +802,8 @@ static void test_create_with_nonexistent_owner(void **state)
 {
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "p", "puid", "[" RCREF("test.rc.1", "doesn't matter", "") "]");
+	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "p", "puid",
+	                              "[" RCREF("test.rc.1", "doesn't matter", "") "]");
 	observe(e, p, GC_EVENT_ADD);
 	assert_string_equal(e->rec.del[0], "doesn't matter");
 	struct gc_result res;
@@ -730,10 +824,14 @@ static void test_solid_owner_does_not_block_waiting_owner(void **state)
 {
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *rc1 = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc1", "rc1", NULL);
-	struct fake_obj *rc2 = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc2", "rc2", NULL);
-	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "p", "p",
-				      "[" RCREF("rc1", "rc1", ",\"blockOwnerDeletion\":true") "," RCREF("rc2", "rc2", "") "]");
+	struct fake_obj *rc1 =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc1", "rc1", NULL);
+	struct fake_obj *rc2 =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc2", "rc2", NULL);
+	struct fake_obj *p =
+	        fake_add(&e->f, "v1", "Pod", "ns1", "p", "p",
+	                 "[" RCREF("rc1", "rc1",
+	                           ",\"blockOwnerDeletion\":true") "," RCREF("rc2", "rc2", "") "]");
 	observe(e, rc1, GC_EVENT_ADD);
 	observe(e, rc2, GC_EVENT_ADD);
 	observe(e, p, GC_EVENT_ADD);
@@ -749,8 +847,9 @@ static void test_solid_owner_does_not_block_waiting_owner(void **state)
 	/* p: rc2 solid, rc1 waiting -> the waiting ref is stripped */
 	assert_int_equal(run(e, "p", &res), GC_FORGET);
 	assert_int_equal(res.action, GC_ACT_REMOVE_REFS);
-	assert_true(called(e, "PATCH smp v1/Pod ns1/p {\"metadata\":{\"uid\":\"p\",\"ownerReferences\":"
-			      "[{\"$patch\":\"delete\",\"uid\":\"rc1\"}]}}"));
+	assert_true(
+	        called(e, "PATCH smp v1/Pod ns1/p {\"metadata\":{\"uid\":\"p\",\"ownerReferences\":"
+	                  "[{\"$patch\":\"delete\",\"uid\":\"rc1\"}]}}"));
 	/* the informer reports p's new refs: the removed blocking ref queues rc1 */
 	free(p->owners_json);
 	p->owners_json = strdup("[" RCREF("rc2", "rc2", "") "]");
@@ -768,9 +867,12 @@ static void test_non_blocking_refs_do_not_block(void **state)
 {
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *rc = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rc", NULL);
-	struct fake_obj *p1 = fake_add(&e->f, "v1", "Pod", "ns1", "p1", "p1", "[" RCREF("rc", "rc", "") "]");
-	struct fake_obj *p2 = fake_add(&e->f, "v1", "Pod", "ns1", "p2", "p2", "[" RCREF("rc", "rc", ",\"blockOwnerDeletion\":false") "]");
+	struct fake_obj *rc =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rc", NULL);
+	struct fake_obj *p1 =
+	        fake_add(&e->f, "v1", "Pod", "ns1", "p1", "p1", "[" RCREF("rc", "rc", "") "]");
+	struct fake_obj *p2 = fake_add(&e->f, "v1", "Pod", "ns1", "p2", "p2",
+	                               "[" RCREF("rc", "rc", ",\"blockOwnerDeletion\":false") "]");
 	fake_set_finalizers(p1, "[\"x/y\"]", false);
 	fake_set_finalizers(p2, "[\"x/y\"]", false);
 	observe(e, rc, GC_EVENT_ADD);
@@ -793,8 +895,10 @@ static void test_blocking_ref_blocks(void **state)
 {
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *rc = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rc", NULL);
-	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "p", "p", "[" RCREF("rc", "rc", ",\"blockOwnerDeletion\":true") "]");
+	struct fake_obj *rc =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rc", NULL);
+	struct fake_obj *p = fake_add(&e->f, "v1", "Pod", "ns1", "p", "p",
+	                              "[" RCREF("rc", "rc", ",\"blockOwnerDeletion\":true") "]");
 	fake_set_finalizers(p, "[\"x/y\"]", false);
 	observe(e, rc, GC_EVENT_ADD);
 	observe(e, p, GC_EVENT_ADD);
@@ -821,12 +925,14 @@ static void test_orphaning(void **state)
 {
 	(void)state;
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *rc = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rc", NULL);
+	struct fake_obj *rc =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rc", NULL);
 	struct fake_obj *pods[3];
 	char name[16];
 	for (int i = 0; i < 3; i++) {
 		snprintf(name, sizeof name, "p%d", i);
-		pods[i] = fake_add(&e->f, "v1", "Pod", "ns1", name, name, "[" RCREF("rc", "rc", ",\"controller\":true") "]");
+		pods[i] = fake_add(&e->f, "v1", "Pod", "ns1", name, name,
+		                   "[" RCREF("rc", "rc", ",\"controller\":true") "]");
 	}
 	observe(e, rc, GC_EVENT_ADD);
 	for (int i = 0; i < 3; i++)
@@ -841,10 +947,12 @@ static void test_orphaning(void **state)
 	assert_int_equal(gc_attempt_to_orphan_worker(&e->w, "rc", &res), GC_FORGET);
 	assert_int_equal(res.action, GC_ACT_ORPHANED);
 	assert_int_equal(fake_count(&e->f, "PATCH smp v1/Pod"), 3);
-	assert_true(called(e, "PATCH smp v1/Pod ns1/p0 {\"metadata\":{\"uid\":\"p0\",\"ownerReferences\":"
-			      "[{\"$patch\":\"delete\",\"uid\":\"rc\"}]}}"));
-	assert_true(called(e, "PATCH merge v1/ReplicationController ns1/rc {\"metadata\":{\"resourceVersion\":\"1\","
-			      "\"finalizers\":null}}"));
+	assert_true(called(
+	        e, "PATCH smp v1/Pod ns1/p0 {\"metadata\":{\"uid\":\"p0\",\"ownerReferences\":"
+	           "[{\"$patch\":\"delete\",\"uid\":\"rc\"}]}}"));
+	assert_true(called(e, "PATCH merge v1/ReplicationController ns1/rc "
+	                      "{\"metadata\":{\"resourceVersion\":\"1\","
+	                      "\"finalizers\":null}}"));
 	assert_false(rc->live);
 	assert_true(pods[0]->live && pods[2]->live);
 	env_free(e);
@@ -854,13 +962,17 @@ static void test_cross_namespace_reference(void **state)
 {
 	(void)state;
 	/* TestCrossNamespaceReferences: a child in ns A with one ref that carries the uid of a
-	 * ConfigMap in ns B (as a Pod named "invalid"): event, then deleted; B's valid children stay */
+	 * ConfigMap in ns B (as a Pod named "invalid"): event, then deleted; B's valid children
+	 * stay */
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *parent = fake_add(&e->f, "v1", "ConfigMap", "b", "parent", "parentuid", NULL);
+	struct fake_obj *parent =
+	        fake_add(&e->f, "v1", "ConfigMap", "b", "parent", "parentuid", NULL);
 	struct fake_obj *valid = fake_add(&e->f, "v1", "Secret", "b", "valid", "validuid",
-					  "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"parent\",\"uid\":\"parentuid\"}]");
+	                                  "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":"
+	                                  "\"parent\",\"uid\":\"parentuid\"}]");
 	struct fake_obj *bad = fake_add(&e->f, "v1", "Secret", "a", "invalid-child", "baduid",
-					"[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"invalid\",\"uid\":\"parentuid\"}]");
+	                                "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":"
+	                                "\"invalid\",\"uid\":\"parentuid\"}]");
 	observe(e, parent, GC_EVENT_ADD);
 	observe(e, valid, GC_EVENT_ADD);
 	observe(e, bad, GC_EVENT_ADD);
@@ -882,10 +994,14 @@ static void test_foreground_cascade_order(void **state)
 	/* e2e "keep the rc around until all its pods are deleted": rc -> rs -> pod, rc Foreground.
 	 * rs has a dependent, so it is deleted in Foreground too; the pod in Background. */
 	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
-	struct fake_obj *rc = fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rc", NULL);
-	struct fake_obj *rs = fake_add(&e->f, "apps/v1", "ReplicaSet", "ns1", "rs", "rs", "[" RCREF("rc", "rc", ",\"blockOwnerDeletion\":true") "]");
+	struct fake_obj *rc =
+	        fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rc", NULL);
+	struct fake_obj *rs = fake_add(&e->f, "apps/v1", "ReplicaSet", "ns1", "rs", "rs",
+	                               "[" RCREF("rc", "rc", ",\"blockOwnerDeletion\":true") "]");
 	struct fake_obj *pod = fake_add(&e->f, "v1", "Pod", "ns1", "pod", "pod",
-					"[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"rs\",\"blockOwnerDeletion\":true}]");
+	                                "[{\"apiVersion\":\"apps/"
+	                                "v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":"
+	                                "\"rs\",\"blockOwnerDeletion\":true}]");
 	observe(e, rc, GC_EVENT_ADD);
 	observe(e, rs, GC_EVENT_ADD);
 	observe(e, pod, GC_EVENT_ADD);
@@ -919,29 +1035,29 @@ static void test_foreground_cascade_order(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_attempt_to_delete_item),
-		cmocka_unit_test(test_delete_object_not_found),
-		cmocka_unit_test(test_delete_object_not_found_waiting),
-		cmocka_unit_test(test_absent_owner_cache),
-		cmocka_unit_test(test_patch_bodies),
-		cmocka_unit_test(test_orphan_dependents_failure),
-		cmocka_unit_test(test_decide_and_policy),
-		cmocka_unit_test(test_existing_finalizer_policies),
-		cmocka_unit_test(test_being_deleted_and_no_owners),
-		cmocka_unit_test(test_uid_mismatch_is_absent),
-		cmocka_unit_test(test_conflict_follow_up),
-		cmocka_unit_test(test_cluster_scoped_and_unmappable),
-		cmocka_unit_test(test_remove_finalizer_conflicts),
-		cmocka_unit_test(test_crd_merge_patch_fallback),
-		cmocka_unit_test(test_queue_keys),
-		cmocka_unit_test(test_cascading_deletion),
-		cmocka_unit_test(test_create_with_nonexistent_owner),
-		cmocka_unit_test(test_solid_owner_does_not_block_waiting_owner),
-		cmocka_unit_test(test_non_blocking_refs_do_not_block),
-		cmocka_unit_test(test_blocking_ref_blocks),
-		cmocka_unit_test(test_orphaning),
-		cmocka_unit_test(test_cross_namespace_reference),
-		cmocka_unit_test(test_foreground_cascade_order),
+	        cmocka_unit_test(test_attempt_to_delete_item),
+	        cmocka_unit_test(test_delete_object_not_found),
+	        cmocka_unit_test(test_delete_object_not_found_waiting),
+	        cmocka_unit_test(test_absent_owner_cache),
+	        cmocka_unit_test(test_patch_bodies),
+	        cmocka_unit_test(test_orphan_dependents_failure),
+	        cmocka_unit_test(test_decide_and_policy),
+	        cmocka_unit_test(test_existing_finalizer_policies),
+	        cmocka_unit_test(test_being_deleted_and_no_owners),
+	        cmocka_unit_test(test_uid_mismatch_is_absent),
+	        cmocka_unit_test(test_conflict_follow_up),
+	        cmocka_unit_test(test_cluster_scoped_and_unmappable),
+	        cmocka_unit_test(test_remove_finalizer_conflicts),
+	        cmocka_unit_test(test_crd_merge_patch_fallback),
+	        cmocka_unit_test(test_queue_keys),
+	        cmocka_unit_test(test_cascading_deletion),
+	        cmocka_unit_test(test_create_with_nonexistent_owner),
+	        cmocka_unit_test(test_solid_owner_does_not_block_waiting_owner),
+	        cmocka_unit_test(test_non_blocking_refs_do_not_block),
+	        cmocka_unit_test(test_blocking_ref_blocks),
+	        cmocka_unit_test(test_orphaning),
+	        cmocka_unit_test(test_cross_namespace_reference),
+	        cmocka_unit_test(test_foreground_cascade_order),
 	};
 	(void)dump;
 	return cmocka_run_group_tests(tests, NULL, NULL);
