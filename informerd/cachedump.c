@@ -25,8 +25,10 @@
 #include "shm/arena.h"
 
 static const char *metric_names[INF_M_COUNT] = {
-	"watch_events", "lists", "relists", "watches", "watch_restarts", "expired", "backoffs",
-	"list_count", "list_usec_sum", "list_usec_last", "synced", "watch_list_fallbacks", "errors",
+        "watch_events",   "lists",          "relists",  "watches",
+        "watch_restarts", "expired",        "backoffs", "list_count",
+        "list_usec_sum",  "list_usec_last", "synced",   "watch_list_fallbacks",
+        "errors",
 };
 
 struct want {
@@ -39,7 +41,8 @@ static int print_obj(const struct shm_obj *o, void *ud)
 {
 	const struct want *w = ud;
 
-	printf("%s %s %s %s %s\n", w->tres, o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid, o->rv);
+	printf("%s %s %s %s %s\n", w->tres, o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid,
+	       o->rv);
 	return 0;
 }
 
@@ -69,7 +72,8 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "hold")) {
 		r = shm_arena_create(NULL, &fd);
 		if (r < 0) {
-			fprintf(stderr, "kcmd-cachedump: cannot create an arena: %s\n", strerror(-r));
+			fprintf(stderr, "kcmd-cachedump: cannot create an arena: %s\n",
+			        strerror(-r));
 			return 1;
 		}
 		printf("/proc/%d/fd/%d\n", (int)getpid(), fd);
@@ -82,24 +86,31 @@ int main(int argc, char **argv)
 
 		fd = open(argv[2], O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || inf_metrics_map_ro(fd, &h) < 0) {
-			fprintf(stderr, "kcmd-cachedump: %s: not an informerd metrics table\n", argv[2]);
+			fprintf(stderr, "kcmd-cachedump: %s: not an informerd metrics table\n",
+			        argv[2]);
 			return 1;
 		}
-		printf("restarts %llu\n", (unsigned long long)atomic_load_explicit(&h->restarts, memory_order_relaxed));
+		printf("restarts %llu\n", (unsigned long long)atomic_load_explicit(
+		                                  &h->restarts, memory_order_relaxed));
 		/* acquire: pairs with the release store of n_rows when a row is published (M1). */
 		uint64_t n = atomic_load_explicit(&h->n_rows, memory_order_acquire);
 		for (uint64_t i = 0; i < n && i < INF_METRICS_MAX_ROWS; i++)
 			for (int k = 0; k < INF_M_COUNT; k++)
-				printf("%s%s%s %s %llu\n", h->rows[i].resource, h->rows[i].group[0] ? "." : "",
-				       h->rows[i].group, metric_names[k],
-				       (unsigned long long)atomic_load_explicit(&h->rows[i].v[k], memory_order_relaxed));
+				printf("%s%s%s %s %llu\n", h->rows[i].resource,
+				       h->rows[i].group[0] ? "." : "", h->rows[i].group,
+				       metric_names[k],
+				       (unsigned long long)atomic_load_explicit(
+				               &h->rows[i].v[k], memory_order_relaxed));
 		inf_metrics_unmap(h);
 		return 0;
 	}
 	if (argc == 5 && !strcmp(argv[1], "setrv")) {
 		fd = open(argv[2], O_RDWR | O_CLOEXEC);
 		if (fd < 0 || shm_writer_open(fd, &a) < 0) {
-			fprintf(stderr, "kcmd-cachedump: %s: cannot open as the writer (informerd alive?)\n", argv[2]);
+			fprintf(stderr,
+			        "kcmd-cachedump: %s: cannot open as the writer (informerd "
+			        "alive?)\n",
+			        argv[2]);
 			return 1;
 		}
 		if (shm_reader_stats(a, &st) < 0)
@@ -110,7 +121,8 @@ int main(int argc, char **argv)
 
 			if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
 				continue;
-			snprintf(tres, sizeof(tres), "%s%s%s", ti.resource, ti.group[0] ? "." : "", ti.group);
+			snprintf(tres, sizeof(tres), "%s%s%s", ti.resource, ti.group[0] ? "." : "",
+			         ti.group);
 			if (!strcmp(tres, argv[3])) {
 				r = shm_writer_set_sync(a, (uint16_t)t, argv[4], true);
 				shm_arena_close(a);
@@ -121,7 +133,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (argc < 3 || (strcmp(argv[1], "types") && strcmp(argv[1], "objects"))) {
-		fprintf(stderr, "usage: kcmd-cachedump hold | types PATH | objects PATH [RES] | metrics PATH | setrv PATH RES RV\n");
+		fprintf(stderr, "usage: kcmd-cachedump hold | types PATH | objects PATH [RES] | "
+		                "metrics PATH | setrv PATH RES RV\n");
 		return 2;
 	}
 	if (open_ro(argv[2], &a) < 0)
@@ -134,15 +147,16 @@ int main(int argc, char **argv)
 
 		if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
 			continue;
-		snprintf(tres, sizeof(tres), "%s%s%s", ti.resource, ti.group[0] ? "." : "", ti.group);
+		snprintf(tres, sizeof(tres), "%s%s%s", ti.resource, ti.group[0] ? "." : "",
+		         ti.group);
 		if (!strcmp(argv[1], "types")) {
-			printf("%s %s %s %llu\n", tres, ti.synced ? "synced" : "unsynced", ti.rv[0] ? ti.rv : "-",
-			       (unsigned long long)ti.count);
+			printf("%s %s %s %llu\n", tres, ti.synced ? "synced" : "unsynced",
+			       ti.rv[0] ? ti.rv : "-", (unsigned long long)ti.count);
 			continue;
 		}
 		if (argc >= 4 && strcmp(argv[3], tres) != 0)
 			continue;
-		struct want w = { .tres = tres };
+		struct want w = {.tres = tres};
 		r = shm_reader_list(a, (uint16_t)t, print_obj, &w);
 		if (r < 0) {
 			fprintf(stderr, "kcmd-cachedump: listing %s: %s\n", tres, strerror(-r));

@@ -133,7 +133,7 @@ static void finish_round(struct inf_discovery *d)
 	d->stage = ST_IDLE;
 	if (d->cfg.on_round)
 		d->cfg.on_round(d->cfg.userdata, d->res, d->n,
-				(const char *const *)(d->n_failed ? d->failed : (char *[]){ NULL }));
+		                (const char *const *)(d->n_failed ? d->failed : (char *[]){NULL}));
 	reset_round(d);
 	(void)ipc_source_set_time(d->timer, ipc_now_usec() + period);
 }
@@ -142,7 +142,7 @@ static void finish_round(struct inf_discovery *d)
 static int on_timer(struct ipc_source *s, uint64_t now, void *ud)
 {
 	struct inf_discovery *d = ud;
-	struct kube_request req = { .verb = KUBE_GET };
+	struct kube_request req = {.verb = KUBE_GET};
 	int r;
 
 	(void)s;
@@ -162,7 +162,8 @@ static int on_timer(struct ipc_source *s, uint64_t now, void *ud)
 	case ST_GROUP: {
 		const struct kube_api_group *g;
 
-		while (d->groups && d->next_group < d->groups->n && !d->groups->groups[d->next_group].preferred_version)
+		while (d->groups && d->next_group < d->groups->n &&
+		       !d->groups->groups[d->next_group].preferred_version)
 			d->next_group++;
 		if (!d->groups || d->next_group >= d->groups->n) {
 			finish_round(d);

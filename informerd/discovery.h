@@ -30,7 +30,7 @@ struct inf_discovery;
 /* res: n deletable resources (valid during the call; strings too); failed_groups: NULL-
  * terminated names of groups whose version could not be read ("" = core). */
 typedef void (*inf_discovery_fn)(void *userdata, const struct inf_resource *res, size_t n,
-				 const char *const *failed_groups);
+                                 const char *const *failed_groups);
 
 struct inf_discovery_config {
 	struct ipc_loop *loop;

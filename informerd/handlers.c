@@ -80,12 +80,12 @@ static int bind_one(struct type_bind *tb, struct reg *r, const struct inf_handle
 	if (!nb)
 		return -ENOMEM;
 	tb->b = nb;
-	tb->b[tb->n++] = (struct binding){ .reg = r, .e = e };
+	tb->b[tb->n++] = (struct binding){.reg = r, .e = e};
 	return 0;
 }
 
 int inf_dispatch_register(struct inf_dispatch *d, const struct inf_handler_table *t,
-			  struct ipc_queue_owner *const *queues, size_t n, struct shm_arena *arena)
+                          struct ipc_queue_owner *const *queues, size_t n, struct shm_arena *arena)
 {
 	struct reg *r, **nr;
 	size_t want = 0;
@@ -172,9 +172,9 @@ void inf_dispatch_event(struct inf_dispatch *d, const struct inf_event *ev)
 
 	for (size_t i = 0; i < tb->n; i++) {
 		const struct inf_handler_entry *e = tb->b[i].e;
-		inf_handler_fn fn = ev->kind == INF_EVENT_ADD	 ? e->on_add
-				    : ev->kind == INF_EVENT_UPDATE ? e->on_update
-								   : e->on_delete;
+		inf_handler_fn fn = ev->kind == INF_EVENT_ADD      ? e->on_add
+		                    : ev->kind == INF_EVENT_UPDATE ? e->on_update
+		                                                   : e->on_delete;
 
 		if (fn) {
 			fn(&tb->b[i].reg->ctx, ev);
@@ -228,7 +228,8 @@ static int test_resync_visit(const struct shm_obj *o, void *userdata)
 
 	if (shm_reader_type_info(ctx->arena, o->type, &ti) < 0)
 		return 0;
-	if (snprintf(key, sizeof(key), "%s/%s/%s", ti.resource, o->ns ? o->ns : "", o->name) < (int)sizeof(key))
+	if (snprintf(key, sizeof(key), "%s/%s/%s", ti.resource, o->ns ? o->ns : "", o->name) <
+	    (int)sizeof(key))
 		(void)ipc_queue_owner_add(ctx->queues[0], key);
 	return 0;
 }
@@ -245,15 +246,19 @@ static void test_resync(struct inf_handler_ctx *ctx, size_t queue, bool restarte
 		(void)shm_reader_list(ctx->arena, (uint16_t)t, test_resync_visit, ctx);
 }
 
-static const char *const test_queues[] = { "informer-test", NULL };
+static const char *const test_queues[] = {"informer-test", NULL};
 static const struct inf_handler_entry test_entries[] = {
-	{ .group = NULL, .resource = "*", .on_add = test_key, .on_update = test_key, .on_delete = test_key },
+        {.group = NULL,
+         .resource = "*",
+         .on_add = test_key,
+         .on_update = test_key,
+         .on_delete = test_key},
 };
 
 const struct inf_handler_table inf_test_handler_table = {
-	.controller = "informer-test",
-	.queues = test_queues,
-	.entries = test_entries,
-	.n_entries = 1,
-	.resync = test_resync,
+        .controller = "informer-test",
+        .queues = test_queues,
+        .entries = test_entries,
+        .n_entries = 1,
+        .resync = test_resync,
 };

@@ -55,7 +55,7 @@ struct inf_event {
 	enum inf_event_kind kind;
 	uint16_t type; /* arena type id */
 	const struct inf_resource *res;
-	const void *obj;                     /* kube_pod / kube_replicaset / kube_partial, or NULL */
+	const void *obj; /* kube_pod / kube_replicaset / kube_partial, or NULL */
 	const struct kube_object_meta *meta; /* obj's metadata, or NULL (tombstone) */
 	const struct shm_obj *old;           /* see the design note; NULL for ADD */
 	bool tombstone;
@@ -100,7 +100,7 @@ struct inf_dispatch *inf_dispatch_free(struct inf_dispatch *d);
  * non-NULL) and the arena the handlers read. Returns the table index, -EINVAL, -ENOMEM, or
  * init's error. */
 int inf_dispatch_register(struct inf_dispatch *d, const struct inf_handler_table *t,
-			  struct ipc_queue_owner *const *queues, size_t n, struct shm_arena *arena);
+                          struct ipc_queue_owner *const *queues, size_t n, struct shm_arena *arena);
 /* Tells the dispatcher a resource now exists under arena type id `type` (the store does). */
 int inf_dispatch_add_type(struct inf_dispatch *d, uint16_t type, const struct inf_resource *res);
 /* Runs every matching handler for ev. */

@@ -105,23 +105,23 @@ static void start(struct informer *in)
 	if (q.replace_begin)
 		(void)inf_store_replace_begin(in->ii->cfg.store, in->type);
 	req = (struct kube_request){
-		.verb = q.op == INF_REFL_LIST ? KUBE_LIST : KUBE_WATCH,
-		.group = in->res->group,
-		.version = in->res->version,
-		.resource = in->res->resource,
-		.resource_version = q.rv && q.rv[0] ? q.rv : NULL,
-		.resource_version_match = q.rv_match,
-		.cont = q.cont,
-		.limit = q.limit,
-		.timeout_seconds = q.timeout_s,
-		.allow_watch_bookmarks = q.allow_bookmarks,
-		.send_initial_events = q.send_initial_events,
-		.metadata_only = in->res->record_kind == SHM_RECORD_META,
+	        .verb = q.op == INF_REFL_LIST ? KUBE_LIST : KUBE_WATCH,
+	        .group = in->res->group,
+	        .version = in->res->version,
+	        .resource = in->res->resource,
+	        .resource_version = q.rv && q.rv[0] ? q.rv : NULL,
+	        .resource_version_match = q.rv_match,
+	        .cont = q.cont,
+	        .limit = q.limit,
+	        .timeout_seconds = q.timeout_s,
+	        .allow_watch_bookmarks = q.allow_bookmarks,
+	        .send_initial_events = q.send_initial_events,
+	        .metadata_only = in->res->record_kind == SHM_RECORD_META,
 	};
 	in->call_op = q.op;
 	in->watch_events = 0;
-	r = kube_call_start(in->ii->cfg.client, &req, on_done, q.op == INF_REFL_WATCH ? on_event : NULL, in,
-			    &in->call);
+	r = kube_call_start(in->ii->cfg.client, &req, on_done,
+	                    q.op == INF_REFL_WATCH ? on_event : NULL, in, &in->call);
 	if (r < 0) {
 		in->call = NULL;
 		note(in, "cannot start a call", r);
@@ -169,8 +169,8 @@ static void list_done(struct informer *in, const struct kube_result *r, uint64_t
 {
 	struct inf_store *st = in->ii->cfg.store;
 	struct kube_list_meta meta;
-	struct inf_list_result lr = { .err = r->err };
-	struct list_ctx lc = { .in = in };
+	struct inf_list_result lr = {.err = r->err};
+	struct list_ctx lc = {.in = in};
 	int v, d;
 
 	if (r->err == 0) {
@@ -214,7 +214,8 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 		if (r->err && r->err != STOP_WATCH)
 			note(in, started ? "watch ended" : "watch failed", r->err);
 
-		(void)inf_reflector_watch_done(in->refl, now, r->err == STOP_WATCH && started ? 0 : r->err, started);
+		(void)inf_reflector_watch_done(
+		        in->refl, now, r->err == STOP_WATCH && started ? 0 : r->err, started);
 		/* A WatchList replace that did not reach its bookmark is void. */
 		if (inf_store_replacing(in->ii->cfg.store, in->type))
 			inf_store_replace_abort(in->ii->cfg.store, in->type);
@@ -225,7 +226,8 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 
 static bool initial_events_end(const struct kube_object_meta *m)
 {
-	const char *v = kube_labels_get(m->annotations, m->n_annotations, "k8s.io/initial-events-end");
+	const char *v =
+	        kube_labels_get(m->annotations, m->n_annotations, "k8s.io/initial-events-end");
 
 	return v && strcmp(v, "true") == 0;
 }
@@ -263,7 +265,8 @@ static int on_event(const char *json, size_t len, void *ud)
 		return STOP_WATCH;
 	}
 	m = obj;
-	v = inf_reflector_watch_event(in->refl, now, t, m->resource_version, initial_events_end(m), 0);
+	v = inf_reflector_watch_event(in->refl, now, t, m->resource_version, initial_events_end(m),
+	                              0);
 	switch (v) {
 	case INF_EV_APPLY:
 		r = inf_store_apply(st, in->type, t, obj);
@@ -344,7 +347,8 @@ static ssize_t find(const struct inf_informers *ii, const char *group, const cha
 	for (size_t i = 0; i < ii->n; i++) {
 		const struct inf_resource *r = ii->inf[i]->res;
 
-		if (strcmp(r->group ? r->group : "", group ? group : "") == 0 && strcmp(r->resource, resource) == 0)
+		if (strcmp(r->group ? r->group : "", group ? group : "") == 0 &&
+		    strcmp(r->resource, resource) == 0)
 			return (ssize_t)i;
 	}
 	return -1;
@@ -352,7 +356,7 @@ static ssize_t find(const struct inf_informers *ii, const char *group, const cha
 
 int inf_informers_add(struct inf_informers *ii, const struct inf_resource *res)
 {
-	struct inf_reflector_config rc = { 0 };
+	struct inf_reflector_config rc = {0};
 	char warm[INF_RV_MAX] = "";
 	struct informer *in;
 	int type, r;
@@ -364,7 +368,8 @@ int inf_informers_add(struct inf_informers *ii, const struct inf_resource *res)
 	type = inf_store_add_resource(ii->cfg.store, res);
 	if (type < 0)
 		return type;
-	if (!ii->cfg.no_warm_start && inf_store_synced_rv(ii->cfg.store, (uint16_t)type, warm, sizeof(warm)) < 0)
+	if (!ii->cfg.no_warm_start &&
+	    inf_store_synced_rv(ii->cfg.store, (uint16_t)type, warm, sizeof(warm)) < 0)
 		warm[0] = '\0';
 	if (ii->n == ii->cap) {
 		size_t nc = ii->cap ? ii->cap * 2 : 16;
@@ -403,7 +408,8 @@ int inf_informers_add(struct inf_informers *ii, const struct inf_resource *res)
 	return 0;
 }
 
-int inf_informers_remove(struct inf_informers *ii, const char *group, const char *resource, bool drop)
+int inf_informers_remove(struct inf_informers *ii, const char *group, const char *resource,
+                         bool drop)
 {
 	ssize_t i = ii ? find(ii, group, resource) : -1;
 	uint16_t type;

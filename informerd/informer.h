@@ -55,8 +55,10 @@ struct inf_informers *inf_informers_free(struct inf_informers *ii);
 int inf_informers_add(struct inf_informers *ii, const struct inf_resource *res);
 /* Stops the informer of group/resource; with drop, its objects are deleted from the arena
  * (tombstones to handlers: discovery dropped the resource). -ENOENT if not watched. */
-int inf_informers_remove(struct inf_informers *ii, const char *group, const char *resource, bool drop);
-bool inf_informers_watching(const struct inf_informers *ii, const char *group, const char *resource);
+int inf_informers_remove(struct inf_informers *ii, const char *group, const char *resource,
+                         bool drop);
+bool inf_informers_watching(const struct inf_informers *ii, const char *group,
+                            const char *resource);
 
 /* True when every informer committed its first replace (or started warm). */
 bool inf_informers_all_synced(const struct inf_informers *ii);

@@ -43,14 +43,14 @@
 #include "shm/arena.h"
 #include "workers/replicaset/table.h"
 
-#define MAX_QUEUES 16
+#define MAX_QUEUES    16
 #define MAX_RESOURCES 64
 
 /* Handler tables linked into informerd. Controllers add theirs here. */
 static const struct inf_handler_table *const builtin_tables[] = {
-	&inf_test_handler_table,
-	&rs_handler_table,
-	NULL,
+        &inf_test_handler_table,
+        &rs_handler_table,
+        NULL,
 };
 
 struct known {
@@ -59,17 +59,17 @@ struct known {
 	bool namespaced;
 };
 static const struct known known[] = {
-	{ "pods", "", "v1", "Pod", SHM_RECORD_POD, true },
-	{ "replicasets", "apps", "v1", "ReplicaSet", SHM_RECORD_REPLICASET, true },
-	{ "configmaps", "", "v1", "ConfigMap", SHM_RECORD_META, true },
-	{ "secrets", "", "v1", "Secret", SHM_RECORD_META, true },
-	{ "services", "", "v1", "Service", SHM_RECORD_META, true },
-	{ "serviceaccounts", "", "v1", "ServiceAccount", SHM_RECORD_META, true },
-	{ "namespaces", "", "v1", "Namespace", SHM_RECORD_META, false },
-	{ "deployments", "apps", "v1", "Deployment", SHM_RECORD_META, true },
-	{ "statefulsets", "apps", "v1", "StatefulSet", SHM_RECORD_META, true },
-	{ "daemonsets", "apps", "v1", "DaemonSet", SHM_RECORD_META, true },
-	{ "jobs", "batch", "v1", "Job", SHM_RECORD_META, true },
+        {"pods", "", "v1", "Pod", SHM_RECORD_POD, true},
+        {"replicasets", "apps", "v1", "ReplicaSet", SHM_RECORD_REPLICASET, true},
+        {"configmaps", "", "v1", "ConfigMap", SHM_RECORD_META, true},
+        {"secrets", "", "v1", "Secret", SHM_RECORD_META, true},
+        {"services", "", "v1", "Service", SHM_RECORD_META, true},
+        {"serviceaccounts", "", "v1", "ServiceAccount", SHM_RECORD_META, true},
+        {"namespaces", "", "v1", "Namespace", SHM_RECORD_META, false},
+        {"deployments", "apps", "v1", "Deployment", SHM_RECORD_META, true},
+        {"statefulsets", "apps", "v1", "StatefulSet", SHM_RECORD_META, true},
+        {"daemonsets", "apps", "v1", "DaemonSet", SHM_RECORD_META, true},
+        {"jobs", "batch", "v1", "Job", SHM_RECORD_META, true},
 };
 
 struct qent {
@@ -80,7 +80,8 @@ struct qent {
 };
 
 struct opts {
-	const char *kubeconfig, *master, *context, *resources, *handlers, *arena_path, *metrics_file;
+	const char *kubeconfig, *master, *context, *resources, *handlers, *arena_path,
+	        *metrics_file;
 	double qps;
 	int burst, v, arena_fd;
 	bool watch_list, no_warm_start;
@@ -176,13 +177,17 @@ static int add_queue_list(struct opts *o, const char *list)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: kcmd-informerd [--kubeconfig=PATH] [--master=URL] [--context=NAME]\n"
-		   "  [--kube-api-qps=F] [--kube-api-burst=N] [--v=N] [--resources=LIST] [--handlers=LIST]\n"
-		   "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
-		   "  [--discover-deletable[=BOOL]] (default: on when queue gc-attempt-to-delete is passed)\n"
-		   "  [--discovery-period=SECONDS] (default 30)\n"
-		   "  [--arena-fd=N | --arena-path=PATH] [--queue=NAME:FD]... [--metrics-file=PATH]\n"
-		   "fds are also taken from KCMD_ARENA_FD, KCMD_QUEUE_FDS, KCMD_INFORMER_METRICS_FD\n");
+	fprintf(f,
+	        "usage: kcmd-informerd [--kubeconfig=PATH] [--master=URL] [--context=NAME]\n"
+	        "  [--kube-api-qps=F] [--kube-api-burst=N] [--v=N] [--resources=LIST] "
+	        "[--handlers=LIST]\n"
+	        "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
+	        "  [--discover-deletable[=BOOL]] (default: on when queue gc-attempt-to-delete is "
+	        "passed)\n"
+	        "  [--discovery-period=SECONDS] (default 30)\n"
+	        "  [--arena-fd=N | --arena-path=PATH] [--queue=NAME:FD]... [--metrics-file=PATH]\n"
+	        "fds are also taken from KCMD_ARENA_FD, KCMD_QUEUE_FDS, "
+	        "KCMD_INFORMER_METRICS_FD\n");
 }
 
 static int parse_flags(struct opts *o, int argc, char **argv)
@@ -215,8 +220,8 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 		if (a[nl] == '=')
 			val = a + nl + 1;
 		/* Flags that take a value accept "--f v" too. */
-		bool is_bool = !strcmp(name, "watch-list") || !strcmp(name, "no-warm-start") || !strcmp(name, "help") ||
-			       !strcmp(name, "discover-deletable");
+		bool is_bool = !strcmp(name, "watch-list") || !strcmp(name, "no-warm-start") ||
+		               !strcmp(name, "help") || !strcmp(name, "discover-deletable");
 		if (!val && !is_bool) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "kcmd-informerd: --%s needs a value\n", name);
@@ -240,7 +245,8 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 		else if (!strcmp(name, "metrics-file"))
 			o->metrics_file = val;
 		else if (!strcmp(name, "controller"))
-			; /* the manager passes it to every child; informerd serves all controllers */
+			; /* the manager passes it to every child; informerd serves all controllers
+			   */
 		else if (!strcmp(name, "kube-api-qps")) {
 			char *end;
 			o->qps = strtod(val, &end);
@@ -278,7 +284,8 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 			return -EINVAL;
 		}
 		if (r < 0) {
-			fprintf(stderr, "kcmd-informerd: invalid value for --%s: %s\n", name, val ? val : "");
+			fprintf(stderr, "kcmd-informerd: invalid value for --%s: %s\n", name,
+			        val ? val : "");
 			return r;
 		}
 	}
@@ -307,7 +314,7 @@ static int parse_resources(struct informerd *x)
 		char *kind = strchr(t, ':'), *ver, *dot;
 		const struct known *k = NULL;
 		struct inf_resource *r;
-		char (*nm)[64];
+		char(*nm)[64];
 
 		if (!*t)
 			continue;
@@ -322,11 +329,13 @@ static int parse_resources(struct informerd *x)
 		if (dot)
 			*dot++ = '\0';
 		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-			if (!strcmp(known[i].resource, t) && !strcmp(known[i].group, dot ? dot : ""))
+			if (!strcmp(known[i].resource, t) &&
+			    !strcmp(known[i].group, dot ? dot : ""))
 				k = &known[i];
 		if (!k && !kind) {
-			log_error("--resources: %s%s%s is not built in; write it as plural.group/version:Kind", t,
-				  dot ? "." : "", dot ? dot : "");
+			log_error("--resources: %s%s%s is not built in; write it as "
+			          "plural.group/version:Kind",
+			          t, dot ? "." : "", dot ? dot : "");
 			return -EINVAL;
 		}
 		nm = x->res_names[x->n_res];
@@ -335,12 +344,12 @@ static int parse_resources(struct informerd *x)
 		snprintf(nm[2], 64, "%s", t);
 		snprintf(nm[3], 64, "%s", kind ? kind : k->kind);
 		r = &x->res[x->n_res++];
-		*r = (struct inf_resource){ .group = nm[0],
-					    .version = nm[1],
-					    .resource = nm[2],
-					    .kind = nm[3],
-					    .record_kind = k ? k->rk : SHM_RECORD_META,
-					    .namespaced = k ? k->namespaced : true };
+		*r = (struct inf_resource){.group = nm[0],
+		                           .version = nm[1],
+		                           .resource = nm[2],
+		                           .kind = nm[3],
+		                           .record_kind = k ? k->rk : SHM_RECORD_META,
+		                           .namespaced = k ? k->namespaced : true};
 	}
 	return 0;
 }
@@ -372,11 +381,12 @@ static int setup_queues_and_handlers(struct informerd *x)
 
 	for (size_t i = 0; i < x->o.n_queues; i++) {
 		struct qent *q = &x->o.queues[i];
-		struct ipc_queue_owner_config qc = { .resync = on_owner_resync, .userdata = q };
+		struct ipc_queue_owner_config qc = {.resync = on_owner_resync, .userdata = q};
 
 		r = ipc_queue_owner_new(&q->owner, x->loop, q->fd, &qc);
 		if (r < 0) {
-			log_error("cannot own work queue %s (fd %d): %s", q->name, q->fd, strerror(-r));
+			log_error("cannot own work queue %s (fd %d): %s", q->name, q->fd,
+			          strerror(-r));
 			return r;
 		}
 	}
@@ -397,7 +407,9 @@ static int setup_queues_and_handlers(struct informerd *x)
 				ok = false;
 		}
 		if (!ok) {
-			log_v(2, "handler table %s not registered: not all of its queues were passed", tab->controller);
+			log_v(2,
+			      "handler table %s not registered: not all of its queues were passed",
+			      tab->controller);
 			continue;
 		}
 		r = inf_dispatch_register(x->d, tab, owners, n, x->arena);
@@ -422,10 +434,11 @@ static void on_informer_error(void *ud, const struct inf_resource *res, const ch
 {
 	(void)ud;
 	if (err == -EKEYEXPIRED || err == -ECONNRESET)
-		log_v(2, "%s%s%s: %s: %s", res->resource, res->group[0] ? "." : "", res->group, what, strerror(-err));
+		log_v(2, "%s%s%s: %s: %s", res->resource, res->group[0] ? "." : "", res->group,
+		      what, strerror(-err));
 	else
-		log_warning("%s%s%s: %s: %s", res->resource, res->group[0] ? "." : "", res->group, what,
-			    strerror(-err));
+		log_warning("%s%s%s: %s: %s", res->resource, res->group[0] ? "." : "", res->group,
+		            what, strerror(-err));
 }
 
 static void free_res(struct inf_resource *r)
@@ -447,7 +460,8 @@ static bool in_failed(const char *const *failed, const char *group)
 
 /* One discovery round (the GC's monitor resync): watch what appeared, drop what disappeared
  * unless its group's discovery failed this round. */
-static void on_discovery(void *ud, const struct inf_resource *res, size_t n, const char *const *failed)
+static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
+                         const char *const *failed)
 {
 	struct informerd *x = ud;
 
@@ -477,30 +491,35 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n, con
 		}
 		rc = inf_informers_add(x->ii, r);
 		if (rc < 0) {
-			log_warning("discovery: cannot watch %s%s%s: %s", r->resource, r->group[0] ? "." : "", r->group,
-				    strerror(-rc));
+			log_warning("discovery: cannot watch %s%s%s: %s", r->resource,
+			            r->group[0] ? "." : "", r->group, strerror(-rc));
 			free_res(r);
 			continue;
 		}
 		x->dres[x->n_dres++] = r;
 		x->logged_synced = false;
-		log_info("discovery: watching %s%s%s (metadata-only)", r->resource, r->group[0] ? "." : "", r->group);
+		log_info("discovery: watching %s%s%s (metadata-only)", r->resource,
+		         r->group[0] ? "." : "", r->group);
 	}
 	if (!x->first_round_done) {
-		/* Metadata-only types left in the arena by an earlier run whose resource is gone now
-		 * (e.g. a CRD deleted while informerd was down): their objects must not linger. */
+		/* Metadata-only types left in the arena by an earlier run whose resource is gone
+		 * now (e.g. a CRD deleted while informerd was down): their objects must not linger.
+		 */
 		struct shm_stats st;
 
 		x->first_round_done = true;
 		if (shm_reader_stats(x->arena, &st) == 0)
-			for (uint64_t t = 0; t < st.n_types && x->n_stale < sizeof(x->stale) / sizeof(x->stale[0]); t++) {
+			for (uint64_t t = 0;
+			     t < st.n_types && x->n_stale < sizeof(x->stale) / sizeof(x->stale[0]);
+			     t++) {
 				struct shm_type_info ti;
 				struct inf_resource *r;
 				int type;
 
 				if (shm_reader_type_info(x->arena, (uint16_t)t, &ti) < 0 ||
 				    ti.record_kind != SHM_RECORD_META || !ti.count ||
-				    inf_informers_watching(x->ii, ti.group, ti.resource) || in_failed(failed, ti.group))
+				    inf_informers_watching(x->ii, ti.group, ti.resource) ||
+				    in_failed(failed, ti.group))
 					continue;
 				r = calloc(1, sizeof(*r));
 				if (!r)
@@ -516,8 +535,10 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n, con
 					continue;
 				}
 				x->stale[x->n_stale++] = r;
-				log_info("discovery: %s%s%s is gone since the last run: dropping %llu objects", r->resource,
-					 r->group[0] ? "." : "", r->group, (unsigned long long)ti.count);
+				log_info("discovery: %s%s%s is gone since the last run: dropping "
+				         "%llu objects",
+				         r->resource, r->group[0] ? "." : "", r->group,
+				         (unsigned long long)ti.count);
 				(void)inf_store_drop(x->store, (uint16_t)type);
 			}
 	}
@@ -526,13 +547,14 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n, con
 		bool present = false;
 
 		for (size_t i = 0; i < n && !present; i++)
-			present = !strcmp(res[i].group, r->group) && !strcmp(res[i].resource, r->resource);
+			present = !strcmp(res[i].group, r->group) &&
+			          !strcmp(res[i].resource, r->resource);
 		if (present || in_failed(failed, r->group)) {
 			j++;
 			continue;
 		}
-		log_info("discovery: %s%s%s is gone: dropping its informer and objects", r->resource,
-			 r->group[0] ? "." : "", r->group);
+		log_info("discovery: %s%s%s is gone: dropping its informer and objects",
+		         r->resource, r->group[0] ? "." : "", r->group);
 		(void)inf_informers_remove(x->ii, r->group, r->resource, true);
 		free_res(r);
 		x->dres[j] = x->dres[--x->n_dres];
@@ -555,11 +577,13 @@ static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
 
 	if (!x->logged_synced && inf_informers_all_synced(x->ii)) {
 		x->logged_synced = true;
-		log_info("all %zu informers synced after %.3f s (%llu LIST requests)", inf_informers_count(x->ii),
-			 (double)(now - x->started_at) / 1e6, (unsigned long long)inf_informers_lists(x->ii));
+		log_info("all %zu informers synced after %.3f s (%llu LIST requests)",
+		         inf_informers_count(x->ii), (double)(now - x->started_at) / 1e6,
+		         (unsigned long long)inf_informers_lists(x->ii));
 	}
 	if (kube_loop_error(x->kl)) {
-		log_error("event loop error in the API client: %s", strerror(-kube_loop_error(x->kl)));
+		log_error("event loop error in the API client: %s",
+		          strerror(-kube_loop_error(x->kl)));
 		return kube_loop_error(x->kl);
 	}
 	return ipc_source_set_time(s, now + (x->logged_synced ? 1000000 : 50000));
@@ -581,12 +605,13 @@ static int open_arena(struct informerd *x)
 			log_error("cannot create an arena: %s", strerror(-r));
 			return r;
 		}
-		log_info("no arena passed: using a private one (fd %d of pid %d)", fd, (int)getpid());
+		log_info("no arena passed: using a private one (fd %d of pid %d)", fd,
+		         (int)getpid());
 	}
 	r = shm_writer_open(fd, &x->arena);
 	if (r < 0) {
 		log_error("cannot open the arena as its writer: %s%s", strerror(-r),
-			  r == -EBUSY ? " (another informerd is alive)" : "");
+		          r == -EBUSY ? " (another informerd is alive)" : "");
 		return r;
 	}
 	return 0;
@@ -615,7 +640,7 @@ static int open_metrics(struct informerd *x)
 
 int main(int argc, char **argv)
 {
-	struct informerd *x = &(struct informerd){ 0 };
+	struct informerd *x = &(struct informerd){0};
 	char err[512] = "";
 	int r;
 
@@ -636,14 +661,19 @@ int main(int argc, char **argv)
 	if (open_arena(x) < 0 || open_metrics(x) < 0)
 		return 1;
 
-	struct kube_config_opts co = { .kubeconfig = x->o.kubeconfig, .master = x->o.master, .context = x->o.context };
+	struct kube_config_opts co = {
+	        .kubeconfig = x->o.kubeconfig, .master = x->o.master, .context = x->o.context};
 	r = kube_config_load(&co, &x->kcfg, err, sizeof(err));
 	if (r < 0) {
 		log_error("kubeconfig: %s", err[0] ? err : strerror(-r));
 		return 1;
 	}
-	struct kube_client_opts ko = { .config = x->kcfg, .process = "informerd", .controller = NULL,
-				       .qps = x->o.qps, .burst = x->o.burst, .insecure_ok = true };
+	struct kube_client_opts ko = {.config = x->kcfg,
+	                              .process = "informerd",
+	                              .controller = NULL,
+	                              .qps = x->o.qps,
+	                              .burst = x->o.burst,
+	                              .insecure_ok = true};
 	r = kube_client_new(&ko, &x->kc);
 	if (r < 0) {
 		log_error("cannot create the API client for %s: %s", x->kcfg->server, strerror(-r));
@@ -657,18 +687,21 @@ int main(int argc, char **argv)
 	if (setup_queues_and_handlers(x) < 0)
 		return 1;
 
-	struct inf_informers_config ic = { .loop = x->loop, .client = x->kc, .store = x->store,
-					   .metrics = x->metrics, .watch_list = x->o.watch_list,
-					   .min_watch_timeout_s = x->o.min_watch_timeout_s,
-					   .no_warm_start = x->o.no_warm_start,
-					   .on_error = on_informer_error };
+	struct inf_informers_config ic = {.loop = x->loop,
+	                                  .client = x->kc,
+	                                  .store = x->store,
+	                                  .metrics = x->metrics,
+	                                  .watch_list = x->o.watch_list,
+	                                  .min_watch_timeout_s = x->o.min_watch_timeout_s,
+	                                  .no_warm_start = x->o.no_warm_start,
+	                                  .on_error = on_informer_error};
 	if (inf_informers_new(&ic, &x->ii) < 0)
 		return 1;
 	for (size_t i = 0; i < x->n_res; i++) {
 		r = inf_informers_add(x->ii, &x->res[i]);
 		if (r < 0) {
-			log_error("cannot watch %s%s%s: %s", x->res[i].resource, x->res[i].group[0] ? "." : "",
-				  x->res[i].group, strerror(-r));
+			log_error("cannot watch %s%s%s: %s", x->res[i].resource,
+			          x->res[i].group[0] ? "." : "", x->res[i].group, strerror(-r));
 			return 1;
 		}
 	}
@@ -679,9 +712,12 @@ int main(int argc, char **argv)
 				x->o.discover = 1;
 	}
 	if (x->o.discover) {
-		struct inf_discovery_config dc = { .loop = x->loop, .client = x->kc, .on_round = on_discovery,
-						   .userdata = x,
-						   .period_usec = (uint64_t)x->o.discovery_period_s * 1000000ULL };
+		struct inf_discovery_config dc = {.loop = x->loop,
+		                                  .client = x->kc,
+		                                  .on_round = on_discovery,
+		                                  .userdata = x,
+		                                  .period_usec = (uint64_t)x->o.discovery_period_s *
+		                                                 1000000ULL};
 		if (inf_discovery_new(&dc, &x->disc) < 0)
 			return 1;
 	}
@@ -689,9 +725,9 @@ int main(int argc, char **argv)
 	    ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x) < 0 ||
 	    ipc_loop_add_timer(x->loop, &x->tick, ipc_now_usec() + 50000, on_tick, x) < 0)
 		return 1;
-	log_info("kcmd-informerd %s: %zu resources, %zu queues, apiserver %s, HTTP/2 %s, loop %s", KCMD_VERSION,
-		 x->n_res, x->o.n_queues, x->kcfg->server, kube_client_http2(x->kc) ? "yes" : "no",
-		 ipc_loop_backend(x->loop));
+	log_info("kcmd-informerd %s: %zu resources, %zu queues, apiserver %s, HTTP/2 %s, loop %s",
+	         KCMD_VERSION, x->n_res, x->o.n_queues, x->kcfg->server,
+	         kube_client_http2(x->kc) ? "yes" : "no", ipc_loop_backend(x->loop));
 	r = ipc_loop_run(x->loop);
 
 	inf_discovery_free(x->disc);

@@ -26,24 +26,24 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define INF_METRICS_MAGIC 0x314d4b49u /* "IKM1" little-endian: version 1 */
+#define INF_METRICS_MAGIC    0x314d4b49u /* "IKM1" little-endian: version 1 */
 #define INF_METRICS_MAX_ROWS 512
 #define INF_METRICS_NAME_MAX 64
 
 enum inf_metric {
-	INF_M_WATCH_EVENTS = 0,   /* ADDED/MODIFIED/DELETED/BOOKMARK received */
-	INF_M_LISTS,              /* LIST requests (pages) */
-	INF_M_RELISTS,            /* replaces after the first */
-	INF_M_WATCHES,            /* WATCH requests */
-	INF_M_WATCH_RESTARTS,     /* watches re-opened after a normal end */
-	INF_M_EXPIRED,            /* 410 Gone/Expired seen */
+	INF_M_WATCH_EVENTS = 0, /* ADDED/MODIFIED/DELETED/BOOKMARK received */
+	INF_M_LISTS,            /* LIST requests (pages) */
+	INF_M_RELISTS,          /* replaces after the first */
+	INF_M_WATCHES,          /* WATCH requests */
+	INF_M_WATCH_RESTARTS,   /* watches re-opened after a normal end */
+	INF_M_EXPIRED,          /* 410 Gone/Expired seen */
 	INF_M_BACKOFFS,
-	INF_M_LIST_COUNT,         /* completed replaces (the list-duration histogram count) */
-	INF_M_LIST_USEC_SUM,      /* sum of their durations, microseconds */
-	INF_M_LIST_USEC_LAST,     /* gauge: the last one */
-	INF_M_SYNCED,             /* gauge: 1 once synced */
+	INF_M_LIST_COUNT,     /* completed replaces (the list-duration histogram count) */
+	INF_M_LIST_USEC_SUM,  /* sum of their durations, microseconds */
+	INF_M_LIST_USEC_LAST, /* gauge: the last one */
+	INF_M_SYNCED,         /* gauge: 1 once synced */
 	INF_M_WATCH_LIST_FALLBACKS,
-	INF_M_ERRORS,             /* objects that could not be decoded or stored */
+	INF_M_ERRORS, /* objects that could not be decoded or stored */
 	INF_M_COUNT
 };
 
@@ -65,4 +65,4 @@ struct inf_metrics_hdr {
 };
 
 _Static_assert(sizeof(struct inf_metrics_row) == 2 * INF_METRICS_NAME_MAX + 8 * (INF_M_COUNT + 3),
-	       "metrics row layout");
+               "metrics row layout");

@@ -30,7 +30,7 @@ int inf_metrics_open(int fd, struct inf_metrics **ret)
 		own = true;
 	}
 	if (fstat(fd, &st) < 0 || ((size_t)st.st_size < sizeof(struct inf_metrics_hdr) &&
-				   ftruncate(fd, sizeof(struct inf_metrics_hdr)) < 0)) {
+	                           ftruncate(fd, sizeof(struct inf_metrics_hdr)) < 0)) {
 		int e = -errno;
 
 		if (own)
@@ -58,13 +58,17 @@ int inf_metrics_open(int fd, struct inf_metrics **ret)
 		m->h->row_size = sizeof(struct inf_metrics_row);
 		/* release: row_size before the magic that makes the table valid (pairs with the
 		 * reader's acquire load of magic in inf_metrics_map_ro). */
-		atomic_store_explicit((_Atomic uint32_t *)&m->h->magic, INF_METRICS_MAGIC, memory_order_release);
-	} else if (m->h->magic != INF_METRICS_MAGIC || m->h->row_size != sizeof(struct inf_metrics_row)) {
+		atomic_store_explicit((_Atomic uint32_t *)&m->h->magic, INF_METRICS_MAGIC,
+		                      memory_order_release);
+	} else if (m->h->magic != INF_METRICS_MAGIC ||
+	           m->h->row_size != sizeof(struct inf_metrics_row)) {
 		inf_metrics_close(m);
 		return -EPROTO;
 	} else {
-		atomic_store_explicit(&m->h->restarts, atomic_load_explicit(&m->h->restarts, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
+		atomic_store_explicit(&m->h->restarts,
+		                      atomic_load_explicit(&m->h->restarts, memory_order_relaxed) +
+		                              1,
+		                      memory_order_relaxed);
 	}
 	atomic_store_explicit(&m->h->pid, (uint64_t)getpid(), memory_order_relaxed);
 	*ret = m;
@@ -95,7 +99,8 @@ static void copy_name(char *dst, const char *src)
 	memset(dst + l, 0, INF_METRICS_NAME_MAX - l);
 }
 
-struct inf_metrics_row *inf_metrics_row(struct inf_metrics *m, const char *group, const char *resource)
+struct inf_metrics_row *inf_metrics_row(struct inf_metrics *m, const char *group,
+                                        const char *resource)
 {
 	uint64_t n;
 	struct inf_metrics_row *row;
@@ -107,7 +112,8 @@ struct inf_metrics_row *inf_metrics_row(struct inf_metrics *m, const char *group
 	copy_name(r, resource);
 	n = atomic_load_explicit(&m->h->n_rows, memory_order_relaxed);
 	for (uint64_t i = 0; i < n && i < INF_METRICS_MAX_ROWS; i++)
-		if (!memcmp(m->h->rows[i].group, g, sizeof(g)) && !memcmp(m->h->rows[i].resource, r, sizeof(r)))
+		if (!memcmp(m->h->rows[i].group, g, sizeof(g)) &&
+		    !memcmp(m->h->rows[i].resource, r, sizeof(r)))
 			return &m->h->rows[i];
 	if (n >= INF_METRICS_MAX_ROWS)
 		return NULL;
@@ -135,7 +141,8 @@ int inf_metrics_map_ro(int fd, const struct inf_metrics_hdr **ret)
 	if (h == MAP_FAILED)
 		return -errno;
 	/* acquire: pairs with the release store of magic in inf_metrics_open. */
-	if (atomic_load_explicit((_Atomic uint32_t *)&h->magic, memory_order_acquire) != INF_METRICS_MAGIC) {
+	if (atomic_load_explicit((_Atomic uint32_t *)&h->magic, memory_order_acquire) !=
+	    INF_METRICS_MAGIC) {
 		munmap((void *)h, sizeof(*h));
 		return -EPROTO;
 	}

@@ -18,14 +18,16 @@ struct inf_metrics *inf_metrics_close(struct inf_metrics *m);
 /* The fd behind the table (owned by m when m created it). */
 int inf_metrics_fd(const struct inf_metrics *m);
 /* The row of group/resource, found or published (M1). NULL when the table is full. */
-struct inf_metrics_row *inf_metrics_row(struct inf_metrics *m, const char *group, const char *resource);
+struct inf_metrics_row *inf_metrics_row(struct inf_metrics *m, const char *group,
+                                        const char *resource);
 
 /* Single-writer updates (M2). row may be NULL (no-op). */
 static inline void inf_metrics_add(struct inf_metrics_row *row, enum inf_metric k, uint64_t n)
 {
 	if (row)
-		atomic_store_explicit(&row->v[k], atomic_load_explicit(&row->v[k], memory_order_relaxed) + n,
-				      memory_order_relaxed);
+		atomic_store_explicit(&row->v[k],
+		                      atomic_load_explicit(&row->v[k], memory_order_relaxed) + n,
+		                      memory_order_relaxed);
 }
 static inline void inf_metrics_set(struct inf_metrics_row *row, enum inf_metric k, uint64_t v)
 {

@@ -118,7 +118,8 @@ static inline int inf_rec_parse(const void *payload, size_t len, struct inf_rec_
 }
 
 /* The i-th blob: 0 and *ret and *ret_len (NUL-terminated), -ENOENT past the end, -EBADMSG. */
-static inline int inf_rec_blob(const struct inf_rec_view *v, unsigned i, const char **ret, size_t *ret_len)
+static inline int inf_rec_blob(const struct inf_rec_view *v, unsigned i, const char **ret,
+                               size_t *ret_len)
 {
 	const uint8_t *p = v->blobs;
 	uint32_t l;

@@ -89,7 +89,8 @@ int inf_reflector_new(const struct inf_reflector_config *cfg, struct inf_reflect
 	if (!r)
 		return -ENOMEM;
 	r->page_size = cfg->page_size ? cfg->page_size : INF_DEFAULT_PAGE_SIZE;
-	r->min_timeout_s = cfg->min_watch_timeout_s ? cfg->min_watch_timeout_s : INF_DEFAULT_MIN_WATCH_TIMEOUT_S;
+	r->min_timeout_s = cfg->min_watch_timeout_s ? cfg->min_watch_timeout_s
+	                                            : INF_DEFAULT_MIN_WATCH_TIMEOUT_S;
 	r->rand01 = cfg->rand01 ? cfg->rand01 : default_rand01;
 	r->rand_userdata = cfg->rand_userdata;
 	r->watch_list = cfg->watch_list;
@@ -264,7 +265,8 @@ int inf_reflector_step(struct inf_reflector *r, uint64_t now, struct inf_refl_re
 	}
 }
 
-int inf_reflector_list_result(struct inf_reflector *r, uint64_t now, const struct inf_list_result *res)
+int inf_reflector_list_result(struct inf_reflector *r, uint64_t now,
+                              const struct inf_list_result *res)
 {
 	if (!r || !res || r->inflight != IN_LIST)
 		return -EINVAL;
@@ -322,7 +324,8 @@ static void watch_ended(struct inf_reflector *r, uint64_t now, int err, bool sta
 	r->inflight = IN_NONE;
 
 	if (r->wl_initial) {
-		/* WatchList did not reach its initial-events-end bookmark (client-go watchList()). */
+		/* WatchList did not reach its initial-events-end bookmark (client-go watchList()).
+		 */
 		r->wl_initial = false;
 		if (err == -ECONNREFUSED || err == -EAGAIN) {
 			schedule_backoff(r, ACT_WATCH_LIST, now);
@@ -336,7 +339,8 @@ static void watch_ended(struct inf_reflector *r, uint64_t now, int err, bool sta
 		}
 		if (started && probable_eof(err) &&
 		    !(r->watch_events == 0 && now - r->watch_started_at < INF_SHORT_WATCH_US)) {
-			/* Closed (or a probable EOF) before the bookmark: start the stream again. */
+			/* Closed (or a probable EOF) before the bookmark: start the stream again.
+			 */
 			schedule(r, ACT_WATCH_LIST, now);
 			return;
 		}
@@ -371,8 +375,8 @@ static void watch_ended(struct inf_reflector *r, uint64_t now, int err, bool sta
 	schedule_backoff(r, ACT_LIST_AND_WATCH, now);
 }
 
-int inf_reflector_watch_event(struct inf_reflector *r, uint64_t now, enum kube_watch_type type, const char *rv,
-			      bool initial_end, int err)
+int inf_reflector_watch_event(struct inf_reflector *r, uint64_t now, enum kube_watch_type type,
+                              const char *rv, bool initial_end, int err)
 {
 	if (!r || r->inflight != IN_WATCH)
 		return -EINVAL;
@@ -426,7 +430,7 @@ int inf_reflector_watch_done(struct inf_reflector *r, uint64_t now, int err, boo
 
 int inf_reflector_call_failed(struct inf_reflector *r, uint64_t now, int err)
 {
-	struct inf_list_result res = { .err = err ? err : -EIO };
+	struct inf_list_result res = {.err = err ? err : -EIO};
 
 	if (!r)
 		return -EINVAL;

@@ -53,21 +53,21 @@
 
 #include "kube/model.h"
 
-#define INF_RV_MAX 128      /* resourceVersion strings (kube_list_meta uses 128) */
-#define INF_CONT_MAX 4096   /* continue tokens */
+#define INF_RV_MAX   128  /* resourceVersion strings (kube_list_meta uses 128) */
+#define INF_CONT_MAX 4096 /* continue tokens */
 
-#define INF_BACKOFF_INITIAL_US 800000ULL
-#define INF_BACKOFF_CAP_US 30000000ULL
-#define INF_BACKOFF_RESET_US 120000000ULL
-#define INF_SHORT_WATCH_US 1000000ULL
-#define INF_DEFAULT_PAGE_SIZE 500
+#define INF_BACKOFF_INITIAL_US          800000ULL
+#define INF_BACKOFF_CAP_US              30000000ULL
+#define INF_BACKOFF_RESET_US            120000000ULL
+#define INF_SHORT_WATCH_US              1000000ULL
+#define INF_DEFAULT_PAGE_SIZE           500
 #define INF_DEFAULT_MIN_WATCH_TIMEOUT_S 300
 
 struct inf_reflector_config {
-	bool watch_list;           /* try WatchList before LIST */
-	int64_t page_size;         /* 0: 500 */
+	bool watch_list;             /* try WatchList before LIST */
+	int64_t page_size;           /* 0: 500 */
 	int32_t min_watch_timeout_s; /* 0: 300; timeoutSeconds is drawn from [min, 2*min) */
-	const char *warm_rv;       /* the arena's synced version, NULL or "" for a cold start */
+	const char *warm_rv;         /* the arena's synced version, NULL or "" for a cold start */
 	double (*rand01)(void *userdata); /* random in [0,1); NULL: random() */
 	void *rand_userdata;
 };
@@ -102,9 +102,9 @@ struct inf_list_result {
 };
 
 enum inf_refl_list_verdict {
-	INF_LIST_MORE = 1,   /* more pages follow (step() asks for them); keep collecting */
-	INF_LIST_DONE,       /* commit the replace at inf_reflector_last_rv() */
-	INF_LIST_FAILED,     /* abort the replace in progress */
+	INF_LIST_MORE = 1, /* more pages follow (step() asks for them); keep collecting */
+	INF_LIST_DONE,     /* commit the replace at inf_reflector_last_rv() */
+	INF_LIST_FAILED,   /* abort the replace in progress */
 };
 
 enum inf_refl_event_verdict {
@@ -113,7 +113,7 @@ enum inf_refl_event_verdict {
 	INF_EV_REPLACED,  /* initial-events-end: commit the replace at inf_reflector_last_rv() */
 	INF_EV_BOOKMARK,  /* nothing to apply; the version advanced (record it) */
 	INF_EV_STOP,      /* the watch is over: cancel it; its done report will be ignored. If a
-			   * replace was in progress (WatchList), abort it */
+	                   * replace was in progress (WatchList), abort it */
 };
 
 struct inf_reflector_stats {
@@ -141,13 +141,14 @@ int inf_reflector_step(struct inf_reflector *r, uint64_t now_us, struct inf_refl
 uint64_t inf_reflector_next_wakeup(const struct inf_reflector *r);
 
 /* A list page answered. -EINVAL when no LIST is in flight. */
-int inf_reflector_list_result(struct inf_reflector *r, uint64_t now_us, const struct inf_list_result *res);
+int inf_reflector_list_result(struct inf_reflector *r, uint64_t now_us,
+                              const struct inf_list_result *res);
 
 /* One watch event. rv: metadata.resourceVersion of the object (bookmarks carry only that);
  * initial_end: the object has annotation k8s.io/initial-events-end "true"; err: for ERROR, the
  * Status as an errno (kube_errno_for). -EINVAL when no WATCH is in flight. */
 int inf_reflector_watch_event(struct inf_reflector *r, uint64_t now_us, enum kube_watch_type type,
-			      const char *rv, bool initial_end, int err);
+                              const char *rv, bool initial_end, int err);
 
 /* The watch call ended. err 0: the server closed the stream (timeoutSeconds, EOF); otherwise
  * the errno. started: the server had answered 200 (a later transport error is a normal end, as

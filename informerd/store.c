@@ -37,7 +37,7 @@ static void ks_clear(struct keyset *k)
 	for (size_t i = 0; i < k->cap; i++)
 		free(k->slots[i]);
 	free(k->slots);
-	*k = (struct keyset){ 0 };
+	*k = (struct keyset){0};
 }
 
 static bool ks_has(const struct keyset *k, const char *key, size_t len)
@@ -72,7 +72,7 @@ static int ks_add(struct keyset *k, const char *key, size_t len)
 	if (ks_has(k, key, len))
 		return 0;
 	if ((k->n + 1) * 2 > k->cap) {
-		struct keyset nk = { .cap = k->cap ? k->cap * 2 : 1024 };
+		struct keyset nk = {.cap = k->cap ? k->cap * 2 : 1024};
 
 		nk.slots = calloc(nk.cap, sizeof(*nk.slots));
 		if (!nk.slots)
@@ -160,11 +160,11 @@ int inf_store_add_resource(struct inf_store *s, const struct inf_resource *res)
 
 	if (!s || !res || !res->resource || !res->version || !res->kind)
 		return -EINVAL;
-	desc = (struct shm_type_desc){ .group = res->group ? res->group : "",
-				       .version = res->version,
-				       .resource = res->resource,
-				       .kind = res->kind,
-				       .record_kind = res->record_kind };
+	desc = (struct shm_type_desc){.group = res->group ? res->group : "",
+	                              .version = res->version,
+	                              .resource = res->resource,
+	                              .kind = res->kind,
+	                              .record_kind = res->record_kind};
 	type = shm_writer_register_type(s->a, &desc);
 	if (type < 0)
 		return type;
@@ -307,13 +307,13 @@ static void enc_selector(struct enc *e, const struct kube_label_selector *ls, ui
 }
 
 int inf_store_encode_payload(enum shm_record_kind kind, const void *obj, uint8_t **buf, size_t *cap,
-			     size_t *ret_len)
+                             size_t *ret_len)
 {
 	const struct kube_object_meta *m = obj;
-	struct inf_rec_hdr h = { .magic = INF_REC_MAGIC, .kind = (uint8_t)kind };
-	struct enc e = { .buf = buf, .cap = cap };
-	struct inf_rec_pod pod = { 0 };
-	struct inf_rec_rs rs = { 0 };
+	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = (uint8_t)kind};
+	struct enc e = {.buf = buf, .cap = cap};
+	struct inf_rec_pod pod = {0};
+	struct inf_rec_rs rs = {0};
 
 	if (!obj || !buf || !cap || !ret_len)
 		return -EINVAL;
@@ -365,7 +365,8 @@ int inf_store_encode_payload(enum shm_record_kind kind, const void *obj, uint8_t
 		enc_selector(&e, r->selector, &rs.sel_state);
 		if (!e.err) /* sel_state is known only now */
 			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
-		enc_blob(&e, r->template_json ? r->template_json : "", r->template_json ? r->template_json_len : 0);
+		enc_blob(&e, r->template_json ? r->template_json : "",
+		         r->template_json ? r->template_json_len : 0);
 		for (uint32_t i = 0; i < r->status.n_conditions; i++) {
 			const struct kube_condition *c = &r->status.conditions[i];
 
@@ -393,8 +394,8 @@ static const struct kube_object_meta *meta_of(const void *obj)
 	return obj;
 }
 
-static int build_record(struct inf_store *s, uint16_t type, const struct type_state *ts, const void *obj,
-			struct shm_record_in *rec)
+static int build_record(struct inf_store *s, uint16_t type, const struct type_state *ts,
+                        const void *obj, struct shm_record_in *rec)
 {
 	const struct kube_object_meta *m = meta_of(obj);
 	size_t len;
@@ -417,51 +418,53 @@ static int build_record(struct inf_store *s, uint16_t type, const struct type_st
 		s->owners_cap = m->n_owner_refs;
 	}
 	for (uint32_t i = 0; i < m->n_labels; i++)
-		s->labels[i] = (struct shm_label){ m->labels[i].key, m->labels[i].value ? m->labels[i].value : "" };
+		s->labels[i] = (struct shm_label){m->labels[i].key,
+		                                  m->labels[i].value ? m->labels[i].value : ""};
 	for (uint32_t i = 0; i < m->n_owner_refs; i++) {
 		const struct kube_owner_ref *o = &m->owner_refs[i];
 
 		s->owners[i] = (struct shm_owner_ref){
-			.api_version = o->api_version ? o->api_version : "",
-			.kind = o->kind ? o->kind : "",
-			.name = o->name ? o->name : "",
-			.uid = o->uid ? o->uid : "",
-			.controller = o->controller == 1,
-			.block_owner_deletion = o->block_owner_deletion == 1,
+		        .api_version = o->api_version ? o->api_version : "",
+		        .kind = o->kind ? o->kind : "",
+		        .name = o->name ? o->name : "",
+		        .uid = o->uid ? o->uid : "",
+		        .controller = o->controller == 1,
+		        .block_owner_deletion = o->block_owner_deletion == 1,
 		};
 	}
 	r = inf_store_encode_payload(ts->res->record_kind, obj, &s->payload, &s->payload_cap, &len);
 	if (r < 0)
 		return r;
 	*rec = (struct shm_record_in){
-		.type = type,
-		.kind = ts->res->record_kind,
-		.ns = m->namespace ? m->namespace : "",
-		.name = m->name,
-		.uid = m->uid,
-		.rv = m->resource_version,
-		.labels = s->labels,
-		.n_labels = m->n_labels,
-		.owners = s->owners,
-		.n_owners = m->n_owner_refs,
-		.payload = s->payload,
-		.payload_len = len,
+	        .type = type,
+	        .kind = ts->res->record_kind,
+	        .ns = m->namespace ? m->namespace : "",
+	        .name = m->name,
+	        .uid = m->uid,
+	        .rv = m->resource_version,
+	        .labels = s->labels,
+	        .n_labels = m->n_labels,
+	        .owners = s->owners,
+	        .n_owners = m->n_owner_refs,
+	        .payload = s->payload,
+	        .payload_len = len,
 	};
 	return 0;
 }
 
-static void dispatch(struct inf_store *s, uint16_t type, const struct type_state *ts, enum inf_event_kind kind,
-		     const void *obj, const struct shm_obj *old, bool tombstone, bool relist)
+static void dispatch(struct inf_store *s, uint16_t type, const struct type_state *ts,
+                     enum inf_event_kind kind, const void *obj, const struct shm_obj *old,
+                     bool tombstone, bool relist)
 {
 	struct inf_event ev = {
-		.kind = kind,
-		.type = type,
-		.res = ts->res,
-		.obj = obj,
-		.meta = obj ? meta_of(obj) : NULL,
-		.old = old,
-		.tombstone = tombstone,
-		.from_relist = relist,
+	        .kind = kind,
+	        .type = type,
+	        .res = ts->res,
+	        .obj = obj,
+	        .meta = obj ? meta_of(obj) : NULL,
+	        .old = old,
+	        .tombstone = tombstone,
+	        .from_relist = relist,
 	};
 
 	if (!s->d)
@@ -479,7 +482,8 @@ static int read_old(struct inf_store *s, uint16_t type, const char *ns, const ch
 	return r;
 }
 
-static int upsert(struct inf_store *s, uint16_t type, struct type_state *ts, const void *obj, bool relist)
+static int upsert(struct inf_store *s, uint16_t type, struct type_state *ts, const void *obj,
+                  bool relist)
 {
 	const struct kube_object_meta *m = meta_of(obj);
 	const char *ns = m->namespace ? m->namespace : "";
@@ -490,7 +494,8 @@ static int upsert(struct inf_store *s, uint16_t type, struct type_state *ts, con
 	if (!m->name || !m->uid || !m->resource_version)
 		return -EINVAL;
 	found = read_old(s, type, ns, m->name) == 0;
-	same = found && strcmp(s->old.uid, m->uid) == 0 && strcmp(s->old.rv, m->resource_version) == 0;
+	same = found && strcmp(s->old.uid, m->uid) == 0 &&
+	       strcmp(s->old.rv, m->resource_version) == 0;
 	if (same) {
 		s->stats.skipped_same_rv++;
 		/* A replace re-delivers every object (client-go's Replaced delta); a repeated watch
@@ -508,12 +513,13 @@ static int upsert(struct inf_store *s, uint16_t type, struct type_state *ts, con
 		return r;
 	}
 	s->stats.upserts++;
-	dispatch(s, type, ts, found ? INF_EVENT_UPDATE : INF_EVENT_ADD, obj, found ? &s->old : NULL, false, relist);
+	dispatch(s, type, ts, found ? INF_EVENT_UPDATE : INF_EVENT_ADD, obj, found ? &s->old : NULL,
+	         false, relist);
 	return 0;
 }
 
-static int remove_known(struct inf_store *s, uint16_t type, struct type_state *ts, const char *ns, const char *name,
-			const void *final_obj)
+static int remove_known(struct inf_store *s, uint16_t type, struct type_state *ts, const char *ns,
+                        const char *name, const void *final_obj)
 {
 	int r;
 
@@ -527,7 +533,8 @@ static int remove_known(struct inf_store *s, uint16_t type, struct type_state *t
 	s->stats.deletes++;
 	if (!final_obj)
 		s->stats.tombstones++;
-	dispatch(s, type, ts, INF_EVENT_DELETE, final_obj, &s->old, final_obj == NULL, final_obj == NULL);
+	dispatch(s, type, ts, INF_EVENT_DELETE, final_obj, &s->old, final_obj == NULL,
+	         final_obj == NULL);
 	return 0;
 }
 
@@ -635,7 +642,7 @@ static int collect_gone(const struct shm_obj *o, void *userdata)
 int inf_store_replace_commit(struct inf_store *s, uint16_t type, const char *rv)
 {
 	struct type_state *ts;
-	struct gone g = { .s = s };
+	struct gone g = {.s = s};
 	int r;
 
 	if (!s || !rv || !(ts = ts_get(s, type)) || !ts->replacing)

@@ -27,9 +27,9 @@ int main(void)
 		return 1;
 	}
 	if (snprintf(cmd, sizeof(cmd),
-		     "KCMD_BENCH_INFORMER=1 KCMD_BIN_DIR='%s/build/bin' tests/cluster/run-e2e.sh "
-		     "-run '^TestBench_InformerSync$' 2>&1",
-		     cwd) >= (int)sizeof(cmd))
+	             "KCMD_BENCH_INFORMER=1 KCMD_BIN_DIR='%s/build/bin' tests/cluster/run-e2e.sh "
+	             "-run '^TestBench_InformerSync$' 2>&1",
+	             cwd) >= (int)sizeof(cmd))
 		return 1;
 	f = popen(cmd, "r");
 	if (!f)

@@ -28,7 +28,7 @@
 #include "shm/arena.h"
 
 #define N_PODS 100000
-#define PAGE 500
+#define PAGE   500
 
 static double now_s(void)
 {
@@ -40,30 +40,48 @@ static double now_s(void)
 
 static int pod_json(char *b, size_t n, int i, int rv)
 {
-	return snprintf(
-		b, n,
-		"{\"metadata\":{\"name\":\"pod-%d\",\"generateName\":\"rs-%d-\",\"namespace\":\"ns-%d\","
-		"\"uid\":\"%08x-1111-4222-8333-%012d\",\"resourceVersion\":\"%d\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
-		"\"labels\":{\"app\":\"app-%d\",\"pod-template-hash\":\"h%d\"},"
-		"\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs-%d\","
-		"\"uid\":\"%08x-2222-4222-8333-000000000000\",\"controller\":true,\"blockOwnerDeletion\":true}],"
-		"\"managedFields\":[{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\",\"apiVersion\":\"v1\","
-		"\"time\":\"2026-01-01T00:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:generateName\":{},"
-		"\"f:labels\":{\".\":{},\"f:app\":{},\"f:pod-template-hash\":{}},\"f:ownerReferences\":{\".\":{},\"k:{\\\"uid\\\":\\\"x\\\"}\":{}}},"
-		"\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"c\\\"}\":{\".\":{},\"f:image\":{},\"f:name\":{}}}}}}]},"
-		"\"spec\":{\"nodeName\":\"node-%d\",\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.10\","
-		"\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}],\"restartPolicy\":\"Always\","
-		"\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterFirst\",\"schedulerName\":\"default-scheduler\"},"
-		"\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Initialized\",\"status\":\"True\","
-		"\"lastTransitionTime\":\"2026-01-01T00:00:01Z\"},{\"type\":\"Ready\",\"status\":\"True\","
-		"\"lastTransitionTime\":\"2026-01-01T00:00:02Z\"},{\"type\":\"ContainersReady\",\"status\":\"True\","
-		"\"lastTransitionTime\":\"2026-01-01T00:00:02Z\"},{\"type\":\"PodScheduled\",\"status\":\"True\","
-		"\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}],\"hostIP\":\"10.0.0.1\",\"podIP\":\"10.1.%d.%d\","
-		"\"startTime\":\"2026-01-01T00:00:00Z\",\"containerStatuses\":[{\"name\":\"c\",\"ready\":true,"
-		"\"restartCount\":0,\"image\":\"registry.k8s.io/pause:3.10\",\"imageID\":\"sha256:abc\","
-		"\"started\":true,\"state\":{\"running\":{\"startedAt\":\"2026-01-01T00:00:01Z\"}}}],\"qosClass\":\"Burstable\"}}",
-		i, i / 10, i % 50, (unsigned)i, i, rv, i / 10, i / 10, i / 10, (unsigned)(i / 10), i % 100, (i / 250) % 250,
-		i % 250);
+	return snprintf(b, n,
+	                "{\"metadata\":{\"name\":\"pod-%d\",\"generateName\":\"rs-%d-\","
+	                "\"namespace\":\"ns-%d\","
+	                "\"uid\":\"%08x-1111-4222-8333-%012d\",\"resourceVersion\":\"%d\","
+	                "\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+	                "\"labels\":{\"app\":\"app-%d\",\"pod-template-hash\":\"h%d\"},"
+	                "\"ownerReferences\":[{\"apiVersion\":\"apps/"
+	                "v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs-%d\","
+	                "\"uid\":\"%08x-2222-4222-8333-000000000000\",\"controller\":true,"
+	                "\"blockOwnerDeletion\":true}],"
+	                "\"managedFields\":[{\"manager\":\"kube-controller-manager\",\"operation\":"
+	                "\"Update\",\"apiVersion\":\"v1\","
+	                "\"time\":\"2026-01-01T00:00:00Z\",\"fieldsType\":\"FieldsV1\","
+	                "\"fieldsV1\":{\"f:metadata\":{\"f:generateName\":{},"
+	                "\"f:labels\":{\".\":{},\"f:app\":{},\"f:pod-template-hash\":{}},\"f:"
+	                "ownerReferences\":{\".\":{},\"k:{\\\"uid\\\":\\\"x\\\"}\":{}}},"
+	                "\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"c\\\"}\":{\".\":{},"
+	                "\"f:image\":{},\"f:name\":{}}}}}}]},"
+	                "\"spec\":{\"nodeName\":\"node-%d\",\"containers\":[{\"name\":\"c\","
+	                "\"image\":\"registry.k8s.io/pause:3.10\","
+	                "\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}],"
+	                "\"restartPolicy\":\"Always\","
+	                "\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterFirst\","
+	                "\"schedulerName\":\"default-scheduler\"},"
+	                "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":"
+	                "\"Initialized\",\"status\":\"True\","
+	                "\"lastTransitionTime\":\"2026-01-01T00:00:01Z\"},{\"type\":\"Ready\","
+	                "\"status\":\"True\","
+	                "\"lastTransitionTime\":\"2026-01-01T00:00:02Z\"},{\"type\":"
+	                "\"ContainersReady\",\"status\":\"True\","
+	                "\"lastTransitionTime\":\"2026-01-01T00:00:02Z\"},{\"type\":"
+	                "\"PodScheduled\",\"status\":\"True\","
+	                "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}],\"hostIP\":\"10.0.0.1\","
+	                "\"podIP\":\"10.1.%d.%d\","
+	                "\"startTime\":\"2026-01-01T00:00:00Z\",\"containerStatuses\":[{\"name\":"
+	                "\"c\",\"ready\":true,"
+	                "\"restartCount\":0,\"image\":\"registry.k8s.io/"
+	                "pause:3.10\",\"imageID\":\"sha256:abc\","
+	                "\"started\":true,\"state\":{\"running\":{\"startedAt\":\"2026-01-01T00:00:"
+	                "01Z\"}}}],\"qosClass\":\"Burstable\"}}",
+	                i, i / 10, i % 50, (unsigned)i, i, rv, i / 10, i / 10, i / 10,
+	                (unsigned)(i / 10), i % 100, (i / 250) % 250, i % 250);
 }
 
 struct ctx {
@@ -88,7 +106,10 @@ static char *page_json(int first, int rv, size_t *len)
 	size_t cap = (size_t)PAGE * 4096 + 256, l = 0;
 	char *b = malloc(cap);
 
-	l += (size_t)snprintf(b + l, cap - l, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"%d\"},\"items\":[", rv);
+	l += (size_t)snprintf(b + l, cap - l,
+	                      "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{"
+	                      "\"resourceVersion\":\"%d\"},\"items\":[",
+	                      rv);
 	for (int i = first; i < first + PAGE; i++) {
 		if (i > first)
 			b[l++] = ',';
@@ -101,13 +122,13 @@ static char *page_json(int first, int rv, size_t *len)
 
 int main(void)
 {
-	static const struct inf_resource pods = { "", "v1", "pods", "Pod", SHM_RECORD_POD, true };
-	struct shm_create_opts so = { .max_size = 8ULL << 30 };
+	static const struct inf_resource pods = {"", "v1", "pods", "Pod", SHM_RECORD_POD, true};
+	struct shm_create_opts so = {.max_size = 8ULL << 30};
 	struct shm_arena *a = NULL;
 	struct ipc_loop *loop = NULL;
 	struct ipc_queue_owner *q = NULL;
 	struct inf_dispatch *d = NULL;
-	struct ctx c = { 0 };
+	struct ctx c = {0};
 	struct shm_stats st;
 	char **pages = calloc(N_PODS / PAGE, sizeof(char *));
 	size_t *lens = calloc(N_PODS / PAGE, sizeof(size_t));
@@ -119,9 +140,10 @@ int main(void)
 	qfd = ipc_queue_memfd_create("informer-test");
 	if (qfd < 0 || ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO) < 0)
 		return 77;
-	struct ipc_queue_owner_config qc = { .qps = -1 };
+	struct ipc_queue_owner_config qc = {.qps = -1};
 	if (ipc_queue_owner_new(&q, loop, qfd, &qc) < 0 || inf_dispatch_new(&d) < 0 ||
-	    inf_dispatch_register(d, &inf_test_handler_table, &q, 1, a) < 0 || inf_store_new(a, d, &c.s) < 0)
+	    inf_dispatch_register(d, &inf_test_handler_table, &q, 1, a) < 0 ||
+	    inf_store_new(a, d, &c.s) < 0)
 		return 1;
 	c.type = (uint16_t)inf_store_add_resource(c.s, &pods);
 	for (int p = 0; p < N_PODS / PAGE; p++)
@@ -130,14 +152,16 @@ int main(void)
 	t0 = now_s();
 	inf_store_replace_begin(c.s, c.type);
 	for (int p = 0; p < N_PODS / PAGE; p++)
-		if (kube_decode_list(KUBE_KIND_POD, pages[p], lens[p], 0, item, &c, NULL) < 0 || c.err)
+		if (kube_decode_list(KUBE_KIND_POD, pages[p], lens[p], 0, item, &c, NULL) < 0 ||
+		    c.err)
 			return 1;
 	if (inf_store_replace_commit(c.s, c.type, "1000") < 0)
 		return 1;
 	t1 = now_s();
 	inf_store_replace_begin(c.s, c.type);
 	for (int p = 0; p < N_PODS / PAGE; p++)
-		if (kube_decode_list(KUBE_KIND_POD, pages[p], lens[p], 0, item, &c, NULL) < 0 || c.err)
+		if (kube_decode_list(KUBE_KIND_POD, pages[p], lens[p], 0, item, &c, NULL) < 0 ||
+		    c.err)
 			return 1;
 	if (inf_store_replace_commit(c.s, c.type, "1000") < 0)
 		return 1;
@@ -160,8 +184,8 @@ int main(void)
 
 	shm_reader_stats(a, &st);
 	if (st.objects != N_PODS || ipc_queue_owner_len(q) != N_PODS) {
-		fprintf(stderr, "bench-informer: %llu objects, %zu keys\n", (unsigned long long)st.objects,
-			ipc_queue_owner_len(q));
+		fprintf(stderr, "bench-informer: %llu objects, %zu keys\n",
+		        (unsigned long long)st.objects, ipc_queue_owner_len(q));
 		return 1;
 	}
 	printf("bench: informer.store_100k_pods_s %.3f s\n", t1 - t0);

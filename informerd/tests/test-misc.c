@@ -21,7 +21,8 @@
 static void test_discovery_filter(void **state)
 {
 	(void)state;
-	uint32_t all = KUBE_VERB_BIT_DELETE | KUBE_VERB_BIT_LIST | KUBE_VERB_BIT_WATCH | KUBE_VERB_BIT_GET;
+	uint32_t all =
+	        KUBE_VERB_BIT_DELETE | KUBE_VERB_BIT_LIST | KUBE_VERB_BIT_WATCH | KUBE_VERB_BIT_GET;
 
 	assert_true(inf_discovery_wanted("", "pods", all));
 	assert_true(inf_discovery_wanted("apps", "deployments", all));
@@ -30,7 +31,8 @@ static void test_discovery_filter(void **state)
 	assert_false(inf_discovery_wanted("", "pods", all & ~KUBE_VERB_BIT_LIST));
 	assert_false(inf_discovery_wanted("", "events", all));
 	assert_false(inf_discovery_wanted("events.k8s.io", "events", all));
-	assert_true(inf_discovery_wanted("example.com", "events", all)); /* only the two built-in ones */
+	assert_true(inf_discovery_wanted("example.com", "events",
+	                                 all)); /* only the two built-in ones */
 	assert_false(inf_discovery_wanted("", "pods/status", all));
 	assert_false(inf_discovery_wanted("", NULL, all));
 }
@@ -82,27 +84,53 @@ static void test_metrics_table(void **state)
 }
 
 static int calls_a, calls_b, calls_c;
-static void on_a(struct inf_handler_ctx *c, const struct inf_event *e) { (void)c; (void)e; calls_a++; }
-static void on_b(struct inf_handler_ctx *c, const struct inf_event *e) { (void)c; (void)e; calls_b++; }
-static void on_c(struct inf_handler_ctx *c, const struct inf_event *e) { (void)c; (void)e; calls_c++; }
-static int refuse(struct inf_handler_ctx *c) { (void)c; return -EPERM; }
+static void on_a(struct inf_handler_ctx *c, const struct inf_event *e)
+{
+	(void)c;
+	(void)e;
+	calls_a++;
+}
+static void on_b(struct inf_handler_ctx *c, const struct inf_event *e)
+{
+	(void)c;
+	(void)e;
+	calls_b++;
+}
+static void on_c(struct inf_handler_ctx *c, const struct inf_event *e)
+{
+	(void)c;
+	(void)e;
+	calls_c++;
+}
+static int refuse(struct inf_handler_ctx *c)
+{
+	(void)c;
+	return -EPERM;
+}
 
 static void test_dispatch_matching(void **state)
 {
 	(void)state;
-	static const struct inf_resource pods = { "", "v1", "pods", "Pod", SHM_RECORD_POD, true };
-	static const struct inf_resource deps = { "apps", "v1", "deployments", "Deployment", SHM_RECORD_META, true };
-	static const struct inf_handler_entry ea[] = { { .group = "", .resource = "pods", .on_add = on_a } };
-	static const struct inf_handler_entry eb[] = { { .group = NULL, .resource = "*", .on_add = on_b, .on_delete = on_b } };
-	static const struct inf_handler_entry ec[] = { { .group = "apps", .resource = "pods", .on_add = on_c } };
-	static const struct inf_handler_table ta = { .controller = "a", .entries = ea, .n_entries = 1 };
-	static const struct inf_handler_table tb = { .controller = "b", .entries = eb, .n_entries = 1 };
-	static const struct inf_handler_table tc = { .controller = "c", .entries = ec, .n_entries = 1 };
-	static const struct inf_handler_table tr = { .controller = "r", .init = refuse };
-	static const char *const q1[] = { "q1", NULL };
-	static const struct inf_handler_table tq = { .controller = "q", .queues = q1 };
+	static const struct inf_resource pods = {"", "v1", "pods", "Pod", SHM_RECORD_POD, true};
+	static const struct inf_resource deps = {"apps",          "v1", "deployments", "Deployment",
+	                                         SHM_RECORD_META, true};
+	static const struct inf_handler_entry ea[] = {
+	        {.group = "", .resource = "pods", .on_add = on_a}};
+	static const struct inf_handler_entry eb[] = {
+	        {.group = NULL, .resource = "*", .on_add = on_b, .on_delete = on_b}};
+	static const struct inf_handler_entry ec[] = {
+	        {.group = "apps", .resource = "pods", .on_add = on_c}};
+	static const struct inf_handler_table ta = {
+	        .controller = "a", .entries = ea, .n_entries = 1};
+	static const struct inf_handler_table tb = {
+	        .controller = "b", .entries = eb, .n_entries = 1};
+	static const struct inf_handler_table tc = {
+	        .controller = "c", .entries = ec, .n_entries = 1};
+	static const struct inf_handler_table tr = {.controller = "r", .init = refuse};
+	static const char *const q1[] = {"q1", NULL};
+	static const struct inf_handler_table tq = {.controller = "q", .queues = q1};
 	struct inf_dispatch *d = NULL;
-	struct inf_event ev = { .kind = INF_EVENT_ADD };
+	struct inf_event ev = {.kind = INF_EVENT_ADD};
 
 	assert_int_equal(inf_dispatch_new(&d), 0);
 	assert_int_equal(inf_dispatch_register(d, &ta, NULL, 0, NULL), 0);
@@ -112,7 +140,8 @@ static void test_dispatch_matching(void **state)
 	assert_int_equal(inf_dispatch_register(d, &tb, NULL, 0, NULL), 1);
 	assert_int_equal(inf_dispatch_register(d, &tc, NULL, 0, NULL), 2);
 	assert_int_equal(inf_dispatch_register(d, &tr, NULL, 0, NULL), -EPERM);
-	assert_int_equal(inf_dispatch_register(d, &tq, NULL, 0, NULL), -EINVAL); /* its queue missing */
+	assert_int_equal(inf_dispatch_register(d, &tq, NULL, 0, NULL),
+	                 -EINVAL); /* its queue missing */
 	ev.type = 0;
 	ev.res = &pods;
 	inf_dispatch_event(d, &ev);
@@ -135,9 +164,9 @@ static void test_dispatch_matching(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_discovery_filter),
-		cmocka_unit_test(test_metrics_table),
-		cmocka_unit_test(test_dispatch_matching),
+	        cmocka_unit_test(test_discovery_filter),
+	        cmocka_unit_test(test_metrics_table),
+	        cmocka_unit_test(test_dispatch_matching),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

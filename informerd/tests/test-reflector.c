@@ -24,7 +24,8 @@ static double fake_rand(void *u)
 
 static struct inf_reflector *mk(bool watch_list, const char *warm)
 {
-	struct inf_reflector_config c = { .watch_list = watch_list, .warm_rv = warm, .rand01 = fake_rand };
+	struct inf_reflector_config c = {
+	        .watch_list = watch_list, .warm_rv = warm, .rand01 = fake_rand};
 	struct inf_reflector *r = NULL;
 
 	g_rand = 0.0;
@@ -49,14 +50,14 @@ static void no_step(struct inf_reflector *r, uint64_t now)
 
 static int page(struct inf_reflector *r, uint64_t now, const char *rv, const char *cont)
 {
-	struct inf_list_result res = { .rv = rv, .cont = cont };
+	struct inf_list_result res = {.rv = rv, .cont = cont};
 
 	return inf_reflector_list_result(r, now, &res);
 }
 
 static int list_err(struct inf_reflector *r, uint64_t now, int err)
 {
-	struct inf_list_result res = { .err = err };
+	struct inf_list_result res = {.err = err};
 
 	return inf_reflector_list_result(r, now, &res);
 }
@@ -107,7 +108,9 @@ static void test_cold_paginated_list_then_watch(void **state)
 	assert_int_equal(st.relists, 0);
 	assert_int_equal(st.last_list_usec, 20);
 	/* A later relist keeps paging because the RV "0" list was paginated. */
-	assert_int_equal(inf_reflector_watch_event(r, 30, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED), INF_EV_STOP);
+	assert_int_equal(
+	        inf_reflector_watch_event(r, 30, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED),
+	        INF_EV_STOP);
 	q = step(r, 30 + 2 * S);
 	assert_int_equal(q.op, INF_REFL_LIST);
 	assert_string_equal(q.rv, "90");
@@ -126,10 +129,14 @@ static void test_watch_events_and_normal_end(void **state)
 	step(r, t);
 	assert_int_equal(page(r, t, "5", NULL), INF_LIST_DONE);
 	expect_watch(r, t, "5");
-	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_ADDED, "6", false, 0), INF_EV_APPLY);
-	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_MODIFIED, "7", false, 0), INF_EV_APPLY);
-	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_DELETED, "8", false, 0), INF_EV_APPLY);
-	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_BOOKMARK, "12", false, 0), INF_EV_BOOKMARK);
+	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_ADDED, "6", false, 0),
+	                 INF_EV_APPLY);
+	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_MODIFIED, "7", false, 0),
+	                 INF_EV_APPLY);
+	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_DELETED, "8", false, 0),
+	                 INF_EV_APPLY);
+	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_BOOKMARK, "12", false, 0),
+	                 INF_EV_BOOKMARK);
 	assert_string_equal(inf_reflector_last_rv(r), "12");
 	t += 400 * S;
 	assert_int_equal(inf_reflector_watch_done(r, t, 0, true), 0);
@@ -154,7 +161,8 @@ static void test_watch_events_and_normal_end(void **state)
 	assert_int_equal(st.backoffs, 1);
 	/* Not a WATCH in flight any more after done: events are rejected. */
 	assert_int_equal(inf_reflector_watch_done(r, t, 0, true), 0);
-	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_ADDED, "13", false, 0), -EINVAL);
+	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_ADDED, "13", false, 0),
+	                 -EINVAL);
 	inf_reflector_free(r);
 }
 
@@ -191,8 +199,11 @@ static void test_expired_relist_sequence(void **state)
 	step(r, 0);
 	assert_int_equal(page(r, 0, "100", NULL), INF_LIST_DONE);
 	expect_watch(r, 0, "100");
-	assert_int_equal(inf_reflector_watch_event(r, 5 * S, KUBE_WATCH_MODIFIED, "120", false, 0), INF_EV_APPLY);
-	assert_int_equal(inf_reflector_watch_event(r, 6 * S, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED), INF_EV_STOP);
+	assert_int_equal(inf_reflector_watch_event(r, 5 * S, KUBE_WATCH_MODIFIED, "120", false, 0),
+	                 INF_EV_APPLY);
+	assert_int_equal(
+	        inf_reflector_watch_event(r, 6 * S, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED),
+	        INF_EV_STOP);
 	/* The driver cancels; the done report is ignored. */
 	assert_int_equal(inf_reflector_watch_done(r, 6 * S, -ECANCELED, true), 0);
 	t = inf_reflector_next_wakeup(r);
@@ -213,11 +224,12 @@ static void test_expired_relist_sequence(void **state)
 	assert_int_equal(st.expired, 2);
 	assert_int_equal(st.relists, 2);
 	/* "too large resource version" (504) is handled like 410 on a list. */
-	assert_int_equal(inf_reflector_watch_event(r, t + 9 * S, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED),
-			 INF_EV_STOP);
+	assert_int_equal(inf_reflector_watch_event(r, t + 9 * S, KUBE_WATCH_ERROR, NULL, false,
+	                                           -EKEYEXPIRED),
+	                 INF_EV_STOP);
 	q = step(r, inf_reflector_next_wakeup(r));
 	assert_string_equal(q.rv, "300");
-	struct inf_list_result tl = { .err = -ETIMEDOUT, .rv_too_large = true };
+	struct inf_list_result tl = {.err = -ETIMEDOUT, .rv_too_large = true};
 	assert_int_equal(inf_reflector_list_result(r, t + 20 * S, &tl), INF_LIST_FAILED);
 	q = step(r, t + 20 * S);
 	assert_string_equal(q.rv, "");
@@ -245,7 +257,8 @@ static void test_watch_start_failures(void **state)
 	t += 1600000;
 	expect_watch(r, t, "7");
 	/* 429 as an ERROR event on a running stream: same rule. */
-	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_ERROR, NULL, false, -EAGAIN), INF_EV_STOP);
+	assert_int_equal(inf_reflector_watch_event(r, t, KUBE_WATCH_ERROR, NULL, false, -EAGAIN),
+	                 INF_EV_STOP);
 	assert_int_equal(inf_reflector_next_wakeup(r), t + 3200000);
 	t += 3200000;
 	expect_watch(r, t, "7");
@@ -267,7 +280,8 @@ static void test_backoff_schedule(void **state)
 {
 	(void)state;
 	struct inf_reflector *r = mk(false, NULL);
-	static const uint64_t want[] = { 800000, 1600000, 3200000, 6400000, 12800000, 25600000, 30000000, 30000000 };
+	static const uint64_t want[] = {800000,   1600000,  3200000,  6400000,
+	                                12800000, 25600000, 30000000, 30000000};
 	uint64_t t = 0;
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -331,22 +345,29 @@ static void test_watch_list(void **state)
 	assert_string_equal(q.rv, "");
 	assert_true(q.allow_bookmarks);
 	assert_true(q.replace_begin);
-	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_ADDED, "40", false, 0), INF_EV_COLLECT);
-	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_ADDED, "20", false, 0), INF_EV_COLLECT);
+	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_ADDED, "40", false, 0),
+	                 INF_EV_COLLECT);
+	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_ADDED, "20", false, 0),
+	                 INF_EV_COLLECT);
 	assert_string_equal(inf_reflector_last_rv(r), ""); /* no order among initial events */
 	assert_false(inf_reflector_synced(r));
-	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_BOOKMARK, "30", false, 0), INF_EV_BOOKMARK);
-	assert_int_equal(inf_reflector_watch_event(r, 2, KUBE_WATCH_BOOKMARK, "45", true, 0), INF_EV_REPLACED);
+	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_BOOKMARK, "30", false, 0),
+	                 INF_EV_BOOKMARK);
+	assert_int_equal(inf_reflector_watch_event(r, 2, KUBE_WATCH_BOOKMARK, "45", true, 0),
+	                 INF_EV_REPLACED);
 	assert_true(inf_reflector_synced(r));
 	assert_string_equal(inf_reflector_last_rv(r), "45");
-	assert_int_equal(inf_reflector_watch_event(r, 3, KUBE_WATCH_MODIFIED, "46", false, 0), INF_EV_APPLY);
+	assert_int_equal(inf_reflector_watch_event(r, 3, KUBE_WATCH_MODIFIED, "46", false, 0),
+	                 INF_EV_APPLY);
 	assert_int_equal(inf_reflector_watch_done(r, 400 * S, 0, true), 0);
 	expect_watch(r, 400 * S, "46"); /* a plain watch from then on */
 	inf_reflector_get_stats(r, &st);
 	assert_int_equal(st.lists, 0);
 	assert_int_equal(st.watch_list_fallbacks, 0);
 	/* The next ListAndWatch (after a 410) uses WatchList again, from the last version. */
-	assert_int_equal(inf_reflector_watch_event(r, 401 * S, KUBE_WATCH_ERROR, NULL, false, -EREMOTEIO), INF_EV_STOP);
+	assert_int_equal(
+	        inf_reflector_watch_event(r, 401 * S, KUBE_WATCH_ERROR, NULL, false, -EREMOTEIO),
+	        INF_EV_STOP);
 	q = step(r, inf_reflector_next_wakeup(r));
 	assert_true(q.send_initial_events);
 	assert_string_equal(q.rv, "46");
@@ -364,7 +385,8 @@ static void test_watch_list_fallback(void **state)
 	struct inf_reflector_stats st;
 
 	step(r, 0);
-	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_ADDED, "3", false, 0), INF_EV_COLLECT);
+	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_ADDED, "3", false, 0),
+	                 INF_EV_COLLECT);
 	/* Transport reset after the 200 (probable EOF): WatchList again, at once. */
 	assert_int_equal(inf_reflector_watch_done(r, 2 * S, -ECONNRESET, true), 0);
 	q = step(r, 2 * S);
@@ -376,7 +398,9 @@ static void test_watch_list_fallback(void **state)
 	q = step(r, 2 * S + 800000);
 	assert_true(q.send_initial_events);
 	/* 410 as an ERROR event: at once, at "". */
-	assert_int_equal(inf_reflector_watch_event(r, 3 * S, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED), INF_EV_STOP);
+	assert_int_equal(
+	        inf_reflector_watch_event(r, 3 * S, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED),
+	        INF_EV_STOP);
 	q = step(r, 3 * S);
 	assert_true(q.send_initial_events);
 	assert_string_equal(q.rv, "");
@@ -389,7 +413,9 @@ static void test_watch_list_fallback(void **state)
 	assert_int_equal(inf_reflector_watch_done(r, 3 * S, -EREMOTEIO, false), 0);
 	q = step(r, inf_reflector_next_wakeup(r));
 	assert_true(q.send_initial_events);
-	assert_int_equal(inf_reflector_watch_event(r, 3 * S, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED), INF_EV_STOP);
+	assert_int_equal(
+	        inf_reflector_watch_event(r, 3 * S, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED),
+	        INF_EV_STOP);
 	q = step(r, 3 * S);
 	assert_string_equal(q.rv, "");
 	/* A transport failure before any answer: LIST now (at "": the 410 above made the version
@@ -427,7 +453,8 @@ static void test_warm_start(void **state)
 
 	assert_true(inf_reflector_synced(r));
 	expect_watch(r, 0, "4242");
-	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_ADDED, "4243", false, 0), INF_EV_APPLY);
+	assert_int_equal(inf_reflector_watch_event(r, 1, KUBE_WATCH_ADDED, "4243", false, 0),
+	                 INF_EV_APPLY);
 	assert_int_equal(inf_reflector_watch_done(r, 500 * S, 0, true), 0);
 	expect_watch(r, 500 * S, "4243");
 	inf_reflector_get_stats(r, &st);
@@ -448,7 +475,7 @@ static void test_bad_input(void **state)
 {
 	(void)state;
 	struct inf_reflector *r = NULL;
-	struct inf_reflector_config c = { .page_size = -1 };
+	struct inf_reflector_config c = {.page_size = -1};
 	char big[INF_RV_MAX + 1];
 
 	assert_int_equal(inf_reflector_new(&c, &r), -EINVAL);
@@ -469,17 +496,17 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cold_paginated_list_then_watch),
-		cmocka_unit_test(test_watch_events_and_normal_end),
-		cmocka_unit_test(test_very_short_watch),
-		cmocka_unit_test(test_expired_relist_sequence),
-		cmocka_unit_test(test_watch_start_failures),
-		cmocka_unit_test(test_backoff_schedule),
-		cmocka_unit_test(test_continue_expired),
-		cmocka_unit_test(test_watch_list),
-		cmocka_unit_test(test_watch_list_fallback),
-		cmocka_unit_test(test_warm_start),
-		cmocka_unit_test(test_bad_input),
+	        cmocka_unit_test(test_cold_paginated_list_then_watch),
+	        cmocka_unit_test(test_watch_events_and_normal_end),
+	        cmocka_unit_test(test_very_short_watch),
+	        cmocka_unit_test(test_expired_relist_sequence),
+	        cmocka_unit_test(test_watch_start_failures),
+	        cmocka_unit_test(test_backoff_schedule),
+	        cmocka_unit_test(test_continue_expired),
+	        cmocka_unit_test(test_watch_list),
+	        cmocka_unit_test(test_watch_list_fallback),
+	        cmocka_unit_test(test_warm_start),
+	        cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,15 +53,18 @@ static void rec(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 }
 
 static const struct inf_handler_entry rec_entries[] = {
-	{ .group = "", .resource = "pods", .on_add = rec, .on_update = rec, .on_delete = rec },
+        {.group = "", .resource = "pods", .on_add = rec, .on_update = rec, .on_delete = rec},
 };
 static const struct inf_handler_table rec_table = {
-	.controller = "rec", .entries = rec_entries, .n_entries = 1,
+        .controller = "rec",
+        .entries = rec_entries,
+        .n_entries = 1,
 };
 
-static const struct inf_resource pods = { "", "v1", "pods", "Pod", SHM_RECORD_POD, true };
-static const struct inf_resource rss = { "apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET, true };
-static const struct inf_resource cms = { "", "v1", "configmaps", "ConfigMap", SHM_RECORD_META, true };
+static const struct inf_resource pods = {"", "v1", "pods", "Pod", SHM_RECORD_POD, true};
+static const struct inf_resource rss = {
+        "apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET, true};
+static const struct inf_resource cms = {"", "v1", "configmaps", "ConfigMap", SHM_RECORD_META, true};
 
 struct fx {
 	int fd;
@@ -74,7 +77,7 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct shm_create_opts o = { .max_size = 1ULL << 30 };
+	struct shm_create_opts o = {.max_size = 1ULL << 30};
 
 	assert_int_equal(shm_arena_create(&o, &f->fd), 0);
 	assert_int_equal(shm_writer_open(f->fd, &f->a), 0);
@@ -105,12 +108,14 @@ static void *pod(const char *name, const char *uid, const char *rv, const char *
 	char buf[2048];
 	struct kube_pod *p = NULL;
 	int n = snprintf(buf, sizeof(buf),
-			 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns1\",\"uid\":\"%s\",\"resourceVersion\":\"%s\","
-			 "\"labels\":{\"app\":\"x\"},\"finalizers\":[\"orphan\",\"a/b\"],"
-			 "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\","
-			 "\"uid\":\"u-rs\",\"controller\":true}]},"
-			 "\"spec\":{\"nodeName\":\"node-1\"},\"status\":{\"phase\":\"Running\"%s}}",
-			 name, uid, rv, extra ? extra : "");
+	                 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns1\",\"uid\":\"%s\","
+	                 "\"resourceVersion\":\"%s\","
+	                 "\"labels\":{\"app\":\"x\"},\"finalizers\":[\"orphan\",\"a/b\"],"
+	                 "\"ownerReferences\":[{\"apiVersion\":\"apps/"
+	                 "v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\","
+	                 "\"uid\":\"u-rs\",\"controller\":true}]},"
+	                 "\"spec\":{\"nodeName\":\"node-1\"},\"status\":{\"phase\":\"Running\"%s}}",
+	                 name, uid, rv, extra ? extra : "");
 	assert_int_equal(kube_decode_pod(buf, (size_t)n, 0, &p), 0);
 	return p;
 }
@@ -226,7 +231,8 @@ static void test_replace_tombstones(void **state)
 	assert_int_equal(inf_store_replace_commit(f->s, (uint16_t)f->pod_t, "40"), -EINVAL);
 	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "a", &o), 0);
 	shm_obj_release(&o);
-	assert_int_equal(inf_store_replace_add(f->s, (uint16_t)f->pod_t, &o), -EINVAL); /* not replacing */
+	assert_int_equal(inf_store_replace_add(f->s, (uint16_t)f->pod_t, &o),
+	                 -EINVAL); /* not replacing */
 	assert_int_equal(shm_writer_check(f->a), 0);
 }
 
@@ -258,15 +264,16 @@ static void test_pod_payload(void **state)
 {
 	struct fx *f = *state;
 	struct shm_obj o = SHM_OBJ_INIT;
-	struct inf_rec_view v = { 0 };
+	struct inf_rec_view v = {0};
 	struct inf_rec_pod p;
 	const char *s = NULL;
 	size_t l;
 
 	apply(f, KUBE_WATCH_ADDED,
 	      pod("a", "u-a", "5",
-		  ",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}],"
-		  "\"containerStatuses\":[{\"name\":\"c\",\"restartCount\":3}]"));
+	          ",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":"
+	          "\"2026-01-01T00:00:00Z\"}],"
+	          "\"containerStatuses\":[{\"name\":\"c\",\"restartCount\":3}]"));
 	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "a", &o), 0);
 	assert_int_equal(o.kind, SHM_RECORD_POD);
 	assert_string_equal(shm_obj_label(&o, "app"), "x");
@@ -298,19 +305,23 @@ static void test_rs_and_meta_payload(void **state)
 {
 	struct fx *f = *state;
 	static const char rs_json[] =
-		"{\"metadata\":{\"name\":\"rs\",\"namespace\":\"ns1\",\"uid\":\"u-rs\",\"resourceVersion\":\"3\",\"generation\":4},"
-		"\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"x\"}},"
-		"\"template\":{\"metadata\":{\"labels\":{\"app\":\"x\"}},\"spec\":{}}},"
-		"\"status\":{\"replicas\":2,\"observedGeneration\":3,\"conditions\":[{\"type\":\"ReplicaFailure\","
-		"\"status\":\"True\",\"reason\":\"FailedCreate\",\"message\":\"m\"}]}}";
+	        "{\"metadata\":{\"name\":\"rs\",\"namespace\":\"ns1\",\"uid\":\"u-rs\","
+	        "\"resourceVersion\":\"3\",\"generation\":4},"
+	        "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"x\"}},"
+	        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"x\"}},\"spec\":{}}},"
+	        "\"status\":{\"replicas\":2,\"observedGeneration\":3,\"conditions\":[{\"type\":"
+	        "\"ReplicaFailure\","
+	        "\"status\":\"True\",\"reason\":\"FailedCreate\",\"message\":\"m\"}]}}";
 	static const char cm_json[] =
-		"{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"PartialObjectMetadata\",\"metadata\":{\"name\":\"cm\","
-		"\"namespace\":\"ns1\",\"uid\":\"u-cm\",\"resourceVersion\":\"9\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
-		"\"finalizers\":[\"foregroundDeletion\"]}}";
+	        "{\"apiVersion\":\"meta.k8s.io/"
+	        "v1\",\"kind\":\"PartialObjectMetadata\",\"metadata\":{\"name\":\"cm\","
+	        "\"namespace\":\"ns1\",\"uid\":\"u-cm\",\"resourceVersion\":\"9\","
+	        "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+	        "\"finalizers\":[\"foregroundDeletion\"]}}";
 	struct kube_replicaset *r = NULL;
 	struct kube_partial *cm = NULL;
 	struct shm_obj o = SHM_OBJ_INIT;
-	struct inf_rec_view v = { 0 };
+	struct inf_rec_view v = {0};
 	struct inf_rec_rs rs;
 	const char *s = NULL;
 	size_t l;
@@ -377,7 +388,8 @@ static void test_test_table_with_queue(void **state)
 	assert_int_equal(t, f->pod_t);
 	void *p = pod("a", "u-a", "5", NULL);
 	assert_int_equal(inf_store_apply(s, (uint16_t)t, KUBE_WATCH_ADDED, p), 0);
-	assert_int_equal(inf_store_apply(s, (uint16_t)t, KUBE_WATCH_ADDED, p), 0); /* replay: no dispatch */
+	assert_int_equal(inf_store_apply(s, (uint16_t)t, KUBE_WATCH_ADDED, p),
+	                 0); /* replay: no dispatch */
 	kube_object_free(p);
 	p = pod("b", "u-b", "6", NULL);
 	assert_int_equal(inf_store_apply(s, (uint16_t)t, KUBE_WATCH_ADDED, p), 0);
@@ -396,12 +408,12 @@ static void test_test_table_with_queue(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_events_after_arena, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_replace_tombstones, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pod_payload, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rs_and_meta_payload, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_test_table_with_queue, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_events_after_arena, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_replace_tombstones, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pod_payload, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_rs_and_meta_payload, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_test_table_with_queue, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
