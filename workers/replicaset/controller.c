@@ -23,7 +23,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "informerd/records.h"
 #include "kube/encode.h"
+#include "kube/selector.h"
 #include "manager/log.h"
 #include "workers/objects.h"
 #include "workers/replicaset/events.h"
@@ -35,6 +37,7 @@ struct rsc {
 	struct wk_ctx *ctx;
 	struct rs_exp *exp;
 	int pod_type, rs_type;
+	bool caches_synced; /* once true, stays (a relist keeps serving the old contents) */
 	char host[256];
 };
 
@@ -160,11 +163,41 @@ static void ex_delete_pods(void *ud, const struct kube_replicaset *rs, const str
 	}
 }
 
+/* The status merge patch must state every counter: kube_encode_rs_status_merge_patch() leaves
+ * out the zero ones (as the object's JSON does, omitempty), but in a merge patch an absent field
+ * keeps the server's value, so a count that fell to 0 would stay at its old value (and the write
+ * fail validation: fullyLabeledReplicas > replicas). Adds explicit zeros. */
+static int status_patch_body(const char *rv, const struct kube_rs_status *st, char **ret)
+{
+	static const char *const counters[] = { "replicas", "fullyLabeledReplicas", "readyReplicas",
+						"availableReplicas" };
+	char *body = NULL;
+	int r = kube_encode_rs_status_merge_patch(rv, st, &body);
+
+	if (r < 0)
+		return r;
+	cJSON *o = cJSON_Parse(body);
+	free(body);
+	cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "status");
+	if (!cJSON_IsObject(s)) {
+		cJSON_Delete(o);
+		return o ? -EPROTO : -ENOMEM;
+	}
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		if (!cJSON_GetObjectItemCaseSensitive(s, counters[i]) && !cJSON_AddNumberToObject(s, counters[i], 0)) {
+			cJSON_Delete(o);
+			return -ENOMEM;
+		}
+	*ret = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return *ret ? 0 : -ENOMEM;
+}
+
 static int ex_update_status(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st, char **ret_msg)
 {
 	struct rsc *c = ud;
 	char *body = NULL;
-	int r = kube_encode_rs_status_merge_patch(rs->meta.resource_version, st, &body);
+	int r = status_patch_body(rs->meta.resource_version, st, &body);
 
 	if (r < 0) {
 		if (ret_msg)
@@ -209,7 +242,8 @@ static void ex_record_event(void *ud, const struct kube_replicaset *rs, const ch
 struct podlist {
 	struct wk_pod *v;
 	size_t n, cap;
-	const char *only_controller; /* keep only pods controlled by this uid (NULL: keep all) */
+	const char *only_controller;     /* keep only pods controlled by this uid (NULL: keep all) */
+	const struct kube_selector *sel; /* keep only pods this selector matches (NULL: keep all) */
 	int err;
 };
 
@@ -222,6 +256,14 @@ static int collect_pod(const struct shm_obj *o, void *ud)
 	if (l->only_controller) {
 		const struct shm_owner_ref *ref = shm_obj_controller(o);
 		if (!ref || strcmp(ref->uid, l->only_controller) != 0)
+			return 0;
+	}
+	if (l->sel) {
+		struct kube_kv kv[64];
+		size_t n = o->n_labels < 64 ? o->n_labels : 64;
+		for (size_t i = 0; i < n; i++)
+			kv[i] = (struct kube_kv){ o->labels[i].key, o->labels[i].value };
+		if (o->n_labels > 64 || !kube_selector_matches(l->sel, kv, (uint32_t)n))
 			return 0;
 	}
 	if (l->n == l->cap) {
@@ -259,6 +301,21 @@ static int resolve_types(struct rsc *c)
 	return c->pod_type >= 0 && c->rs_type >= 0 ? 0 : -EAGAIN;
 }
 
+/* Both informers have completed their initial list (the arena's synced flags). */
+static bool caches_synced(struct rsc *c)
+{
+	struct shm_type_info ti;
+
+	if (c->caches_synced)
+		return true;
+	if (shm_reader_type_info(c->ctx->arena, (uint16_t)c->pod_type, &ti) < 0 || !ti.synced)
+		return false;
+	if (shm_reader_type_info(c->ctx->arena, (uint16_t)c->rs_type, &ti) < 0 || !ti.synced)
+		return false;
+	c->caches_synced = true;
+	return true;
+}
+
 struct sibctx {
 	struct rsc *c;
 	struct podlist *out;
@@ -266,28 +323,45 @@ struct sibctx {
 	int err;
 };
 
-/* A dependent of the shared controller: if it is a ReplicaSet controlled by it, add its pods. */
+/* A dependent of the shared controller: if it is a ReplicaSet controlled by it, add the pods of
+ * its namespace that its selector matches (upstream lists by selector, not by owner). */
 static int sibling_visit(const struct shm_obj *o, void *ud)
 {
 	struct sibctx *sc = ud;
 	const struct shm_owner_ref *ref;
+	struct inf_rec_view v;
+	struct inf_rec_rs fr;
+	const char *text;
+	size_t len;
+	struct kube_selector *sel = NULL;
 
 	if (o->type != (uint16_t)sc->c->rs_type)
 		return 0;
 	ref = shm_obj_controller(o);
 	if (!ref || strcmp(ref->uid, sc->ctrl_uid) != 0)
 		return 0;
-	sc->out->only_controller = o->uid;
-	int r = shm_reader_list_controlled(sc->c->ctx->arena, (uint16_t)sc->c->pod_type, o->uid, NULL, collect_pod,
-					   sc->out);
-	sc->out->only_controller = NULL;
+	if (inf_rec_parse(o->payload, o->payload_len, &v) < 0 || inf_rec_rs_get(&v, &fr) < 0 ||
+	    fr.sel_state != INF_REC_SEL_VALID || inf_rec_blob(&v, 0, &text, &len) < 0 ||
+	    kube_selector_parse(text, &sel, NULL, 0) < 0)
+		return 0; /* nil or invalid selector: selects nothing */
+	sc->out->sel = sel;
+	int r = shm_reader_list_ns(sc->c->ctx->arena, (uint16_t)sc->c->pod_type, o->ns, collect_pod, sc->out);
+	sc->out->sel = NULL;
+	kube_selector_free(sel);
 	if (r < 0)
 		sc->err = r;
 	return r < 0 ? r : 0;
 }
 
-/* The pods of every ReplicaSet that shares rs's controller (a Deployment's other ReplicaSets
- * included): upstream's getIndirectlyRelatedPods, used by the scale-down ranking. */
+static int cmp_pod_uid(const void *a, const void *b)
+{
+	const struct wk_pod *x = a, *y = b;
+
+	return strcmp(x->pod.meta.uid ? x->pod.meta.uid : "", y->pod.meta.uid ? y->pod.meta.uid : "");
+}
+
+/* The pods of every ReplicaSet that shares rs's controller, rs included (a Deployment's
+ * ReplicaSets): upstream's getIndirectlyRelatedPods, each pod once, for the scale-down ranking. */
 static int related_pods(struct rsc *c, const struct kube_replicaset *rs, struct podlist *out)
 {
 	const struct kube_owner_ref *ctrl = kube_controller_of(&rs->meta);
@@ -297,7 +371,21 @@ static int related_pods(struct rsc *c, const struct kube_replicaset *rs, struct 
 		return 0;
 	sc.ctrl_uid = ctrl->uid;
 	int r = shm_reader_list_dependents(c->ctx->arena, ctrl->uid, sibling_visit, &sc);
-	return r < 0 ? r : sc.err;
+	if (r < 0 || sc.err < 0)
+		return r < 0 ? r : sc.err;
+	qsort(out->v, out->n, sizeof(*out->v), cmp_pod_uid);
+	size_t k = 0;
+	for (size_t i = 0; i < out->n; i++) {
+		if (k > 0 && cmp_pod_uid(&out->v[k - 1], &out->v[i]) == 0) {
+			wk_pod_free(&out->v[i]);
+			continue;
+		}
+		if (k != i)
+			out->v[k] = out->v[i];
+		k++;
+	}
+	out->n = k;
+	return 0;
 }
 
 static int64_t mono_now(void *ud)
@@ -329,6 +417,15 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	snprintf(name, sizeof(name), "%s", slash + 1);
 	if (resolve_types(c) < 0) {
 		out->err = -EAGAIN; /* informerd has not registered the types yet: retry later */
+		return;
+	}
+	if (!caches_synced(c)) {
+		/* upstream starts its workers only once both informers have synced: a sync on a
+		 * half-listed cache would miss pods (and create pods where orphans wait to be
+		 * adopted). Keep the key until the cache is complete. */
+		log_v(4, "%s: waiting for the ReplicaSet and pod caches to sync", key);
+		out->requeue_after = true;
+		out->after_usec = 100000;
 		return;
 	}
 	r = shm_reader_get(c->ctx->arena, (uint16_t)c->rs_type, ns, name, &obj);
