@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "informerd/records.h"
 #include "workers/garbagecollector/arena-view.h"
 
@@ -110,6 +112,77 @@ static int av_dependents(void *ud, const char *uid, gc_dep_fn fn, void *fn_ud)
 	struct dep_ctx c = {.v = ud, .fn = fn, .fn_ud = fn_ud};
 	int r = shm_reader_list_dependents(c.v->arena, uid, dep_visit, &c);
 	free(c.owners);
+	return r;
+}
+
+static bool add_s(cJSON *o, const char *k, const char *v)
+{
+	return cJSON_AddStringToObject(o, k, v ? v : "") != NULL;
+}
+
+int gc_arena_get_cached(void *cache_ud, const struct gc_target *t, struct kube_partial **ret)
+{
+	struct shm_arena *a = cache_ud;
+	struct shm_stats st;
+	int r = shm_reader_stats(a, &st);
+	if (r < 0)
+		return r;
+	int type = -ENOENT;
+	for (uint64_t i = 0; i < st.n_types && type < 0; i++) {
+		struct shm_type_info ti;
+		char av[192];
+		if (shm_reader_type_info(a, (uint16_t)i, &ti) < 0)
+			continue;
+		if (ti.group[0])
+			snprintf(av, sizeof av, "%s/%s", ti.group, ti.version);
+		else
+			snprintf(av, sizeof av, "%s", ti.version);
+		if (gc_str_eq(av, t->api_version) && gc_str_eq(ti.kind, t->kind))
+			type = (int)i;
+	}
+	if (type < 0)
+		return -ENOENT;
+	struct shm_obj o = SHM_OBJ_INIT;
+	r = shm_reader_get(a, (uint16_t)type, gc_s(t->ns), t->name, &o);
+	if (r < 0) {
+		shm_obj_release(&o);
+		return r;
+	}
+	/* the metadata the fallback reads (resourceVersion, ownerReferences), through the
+	 * decoder so that the result is an ordinary kube_partial */
+	r = -ENOMEM;
+	cJSON *root = cJSON_CreateObject(), *meta, *refs;
+	if (root && (meta = cJSON_AddObjectToObject(root, "metadata")) &&
+	    add_s(meta, "name", o.name) && add_s(meta, "namespace", o.ns) &&
+	    add_s(meta, "uid", o.uid) && add_s(meta, "resourceVersion", o.rv) &&
+	    (refs = cJSON_AddArrayToObject(meta, "ownerReferences"))) {
+		r = 0;
+		for (size_t i = 0; i < o.n_owners && r == 0; i++) {
+			cJSON *x = cJSON_CreateObject();
+			if (!x) {
+				r = -ENOMEM;
+				break;
+			}
+			cJSON_AddItemToArray(refs, x);
+			const struct shm_owner_ref *w = &o.owners[i];
+			if (!add_s(x, "apiVersion", w->api_version) || !add_s(x, "kind", w->kind) ||
+			    !add_s(x, "name", w->name) || !add_s(x, "uid", w->uid) ||
+			    (w->controller >= 0 &&
+			     !cJSON_AddBoolToObject(x, "controller", w->controller)) ||
+			    (w->block_owner_deletion >= 0 &&
+			     !cJSON_AddBoolToObject(x, "blockOwnerDeletion",
+			                            w->block_owner_deletion)))
+				r = -ENOMEM;
+		}
+	}
+	char *json = r == 0 ? cJSON_PrintUnformatted(root) : NULL;
+	if (r == 0 && !json)
+		r = -ENOMEM;
+	if (r == 0)
+		r = kube_decode_partial(json, strlen(json), 0, ret);
+	cJSON_free(json);
+	cJSON_Delete(root);
+	shm_obj_release(&o);
 	return r;
 }
 

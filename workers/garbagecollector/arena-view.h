@@ -36,6 +36,12 @@ struct gc_arena_view {
 	size_t node_owners_cap;
 };
 
+/* patch.go getMetadata's store lookup over the arena: the object of the type whose
+ * group/version/kind is t's apiVersion/kind (the monitor of exactly that version), by ns/name.
+ * 0 and *ret (free with kube_object_free), or -ENOENT (no such type or object: GET instead).
+ * cache_ud is the struct shm_arena. */
+int gc_arena_get_cached(void *cache_ud, const struct gc_target *t, struct kube_partial **ret);
+
 /* Binds v to arena (a reader mapping). */
 void gc_arena_view_init(struct gc_arena_view *v, struct shm_arena *arena);
 void gc_arena_view_release(struct gc_arena_view *v);

@@ -132,6 +132,12 @@ static int k_delete(void *ud, const struct gc_target *t, const char *uid, const 
 	return finish(k, kube_client_request(k->client, &req, NULL, NULL, &resp), &resp);
 }
 
+static int k_get_cached(void *ud, const struct gc_target *t, struct kube_partial **ret)
+{
+	struct gc_kube_api *k = ud;
+	return k->cache_get ? k->cache_get(k->cache_ud, t, ret) : -ENOENT;
+}
+
 static void k_virtual_delete(void *ud, const struct gc_ref *id)
 {
 	struct gc_kube_api *k = ud;
@@ -163,7 +169,7 @@ void gc_kube_api_init(struct gc_kube_api *k, struct kube_client *client,
 	        .ud = k,
 	        .rest_map = k_rest_map,
 	        .get = k_get,
-	        .get_cached = NULL, /* the worker's arena reader can be plugged in here */
+	        .get_cached = k_get_cached,
 	        .patch = k_patch,
 	        .delete_ = k_delete,
 	        .virtual_delete = k_virtual_delete,

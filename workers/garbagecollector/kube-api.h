@@ -36,6 +36,9 @@ struct gc_kube_api {
 	void (*virtual_delete)(void *ud, const struct gc_ref *id);
 	void (*attempt_to_delete)(void *ud, const char *uid);
 	void *ud;
+	/* optional: the informer store for the merge-patch fallback (gc_arena_get_cached) */
+	int (*cache_get)(void *cache_ud, const struct gc_target *t, struct kube_partial **ret);
+	void *cache_ud;
 	/* last error's apiserver message (for logs) */
 	char last_error[512];
 };

@@ -154,11 +154,39 @@ static void test_worker_over_arena(void **state)
 	teardown_fx(&f);
 }
 
+static void test_get_cached(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f);
+	struct shm_owner_ref own[] = {{"v1", "ReplicationController", "rc", "rcuid", 1, -1},
+	                              {"v1", "ReplicationController", "rc2", "rc2uid", -1, 0}};
+	put(&f, f.cm_type, "ns1", "cm", "cmuid", own, 2, false, 0);
+	struct kube_partial *p = NULL;
+	struct gc_target t = {"v1", "ConfigMap", "ns1", "cm"};
+	assert_int_equal(gc_arena_get_cached(f.r, &t, &p), 0);
+	assert_string_equal(p->meta.resource_version, "1");
+	assert_string_equal(p->meta.uid, "cmuid");
+	assert_int_equal(p->meta.n_owner_refs, 2);
+	assert_int_equal(p->meta.owner_refs[0].controller, 1);
+	assert_int_equal(p->meta.owner_refs[0].block_owner_deletion, -1);
+	assert_int_equal(p->meta.owner_refs[1].controller, -1);
+	assert_int_equal(p->meta.owner_refs[1].block_owner_deletion, 0);
+	kube_object_free(p);
+	/* another version of the kind is not a monitored type; a missing object is not cached */
+	struct gc_target t2 = {"v2", "ConfigMap", "ns1", "cm"},
+	                 t3 = {"v1", "ConfigMap", "ns1", "nope"};
+	assert_int_equal(gc_arena_get_cached(f.r, &t2, &p), -ENOENT);
+	assert_int_equal(gc_arena_get_cached(f.r, &t3, &p), -ENOENT);
+	teardown_fx(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_view),
 	        cmocka_unit_test(test_worker_over_arena),
+	        cmocka_unit_test(test_get_cached),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

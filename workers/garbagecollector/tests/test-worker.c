@@ -592,9 +592,9 @@ static void test_remove_finalizer_conflicts(void **state)
 	struct gc_result res;
 	assert_int_equal(run(e, "p", &res), GC_FORGET);
 	assert_int_equal(res.action, GC_ACT_REMOVE_FINALIZER);
-	assert_true(
-	        called(e, "PATCH merge v1/Pod ns1/p "
-	                  "{\"metadata\":{\"resourceVersion\":\"1\",\"finalizers\":[\"x/y\"]}}"));
+	assert_true(called(e,
+	                   "PATCH merge v1/Pod ns1/p "
+	                   "{\"metadata\":{\"resourceVersion\":\"1\",\"finalizers\":[\"x/y\"]}}"));
 	assert_string_equal(p->finalizers_json, "[\"x/y\"]");
 	/* processed again: nothing left to remove, no patch */
 	e->f.n_calls = 0;
