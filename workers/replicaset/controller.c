@@ -37,6 +37,7 @@ struct rsc {
 	struct wk_ctx *ctx;
 	struct rs_exp *exp;
 	int pod_type, rs_type;
+	bool caches_synced; /* once true, stays (a relist keeps serving the old contents) */
 	char host[256];
 };
 
@@ -300,6 +301,21 @@ static int resolve_types(struct rsc *c)
 	return c->pod_type >= 0 && c->rs_type >= 0 ? 0 : -EAGAIN;
 }
 
+/* Both informers have completed their initial list (the arena's synced flags). */
+static bool caches_synced(struct rsc *c)
+{
+	struct shm_type_info ti;
+
+	if (c->caches_synced)
+		return true;
+	if (shm_reader_type_info(c->ctx->arena, (uint16_t)c->pod_type, &ti) < 0 || !ti.synced)
+		return false;
+	if (shm_reader_type_info(c->ctx->arena, (uint16_t)c->rs_type, &ti) < 0 || !ti.synced)
+		return false;
+	c->caches_synced = true;
+	return true;
+}
+
 struct sibctx {
 	struct rsc *c;
 	struct podlist *out;
@@ -401,6 +417,15 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	snprintf(name, sizeof(name), "%s", slash + 1);
 	if (resolve_types(c) < 0) {
 		out->err = -EAGAIN; /* informerd has not registered the types yet: retry later */
+		return;
+	}
+	if (!caches_synced(c)) {
+		/* upstream starts its workers only once both informers have synced: a sync on a
+		 * half-listed cache would miss pods (and create pods where orphans wait to be
+		 * adopted). Keep the key until the cache is complete. */
+		log_v(4, "%s: waiting for the ReplicaSet and pod caches to sync", key);
+		out->requeue_after = true;
+		out->after_usec = 100000;
 		return;
 	}
 	r = shm_reader_get(c->ctx->arena, (uint16_t)c->rs_type, ns, name, &obj);
