@@ -1032,6 +1032,68 @@ static void test_foreground_cascade_order(void **state)
 	env_free(e);
 }
 
+static void test_conflicting_versions(void **state)
+{
+	(void)state;
+	/* TestConflictingData: children of a missing owner, one through apps/v1 (served) and one
+	 * through extensions/v1beta1 (no longer served). The virtual owner is verified absent as
+	 * apps/v1, switches to the alternate identity, and the legitimate child is collected; the
+	 * child with the unserved version is never deleted and is retried forever. */
+	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
+	struct fake_obj *good =
+	        fake_add(&e->f, "v1", "Pod", "ns1", "goodchild", "good",
+	                 "[{\"apiVersion\":\"apps/"
+	                 "v1\",\"kind\":\"Deployment\",\"name\":\"d\",\"uid\":\"duid\"}]");
+	struct fake_obj *bad =
+	        fake_add(&e->f, "v1", "Pod", "ns1", "badchild", "bad",
+	                 "[{\"apiVersion\":\"extensions/"
+	                 "v1beta1\",\"kind\":\"Deployment\",\"name\":\"d\",\"uid\":\"duid\"}]");
+	observe(e, good, GC_EVENT_ADD);
+	observe(e, bad, GC_EVENT_ADD); /* coordinates differ from the virtual node: queued */
+	assert_true(rec_has(&e->rec, "bad"));
+	struct gc_result res;
+	assert_int_equal(run(e, "duid", &res), GC_FORGET);
+	assert_int_equal(res.outcome, GC_VIRTUAL_DELETE_ENQUEUED);
+	rec_reset(&e->rec);
+	feed_virtual_deletes(e);
+	struct gc_node *n = gc_graph_get(e->g, "duid");
+	assert_non_null(n);
+	assert_string_equal(n->id.api_version, "extensions/v1beta1");
+	assert_true(rec_has(&e->rec, "good"));
+	assert_true(
+	        e->rec.del_rl[e->rec.n_del - 1]); /* the alternate is re-verified rate-limited */
+	assert_int_equal(run(e, "good", &res), GC_FORGET);
+	assert_false(good->live);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(run(e, "duid", &res), GC_REQUEUE);
+		assert_int_equal(res.outcome, GC_REST_MAPPING);
+		assert_int_equal(run(e, "bad", &res), GC_REQUEUE);
+	}
+	assert_true(bad->live);
+	env_free(e);
+
+	/* a child of an existing Role through a served, non-preferred version: kept */
+	e = env_new(GC_ABSENT_CACHE_SIZE);
+	struct fake_obj *role = fake_add(&e->f, "rbac.authorization.k8s.io/v1", "Role", "ns1",
+	                                 "role", "roleuid", NULL);
+	struct fake_obj *child =
+	        fake_add(&e->f, "v1", "Pod", "ns1", "child", "child",
+	                 "[{\"apiVersion\":\"rbac.authorization.k8s.io/"
+	                 "v1beta1\",\"kind\":\"Role\",\"name\":\"role\",\"uid\":\"roleuid\"}]");
+	observe(e, role, GC_EVENT_ADD);
+	observe(e, child, GC_EVENT_ADD);
+	assert_true(rec_has(&e->rec, "child")); /* coordinates differ from the observed Role */
+	assert_int_equal(run(e, "child", &res), GC_FORGET);
+	assert_int_equal(res.action, GC_ACT_SOLID);
+	assert_true(called(e, "GET rbac.authorization.k8s.io/v1beta1/Role ns1/role"));
+	/* the Role goes away: the child is collected */
+	role->live = false;
+	observe_delete(e, role);
+	assert_int_equal(run(e, "child", &res), GC_FORGET);
+	assert_false(child->live);
+	env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1058,6 +1120,7 @@ int main(void)
 	        cmocka_unit_test(test_orphaning),
 	        cmocka_unit_test(test_cross_namespace_reference),
 	        cmocka_unit_test(test_foreground_cascade_order),
+	        cmocka_unit_test(test_conflicting_versions),
 	};
 	(void)dump;
 	return cmocka_run_group_tests(tests, NULL, NULL);
