@@ -986,8 +986,13 @@ static int pump(struct ipc_queue_owner *o, bool to_sleep)
 		if (!pass(o))
 			break;
 	}
-	if (!to_sleep)
+	if (!to_sleep) {
 		pass(o); /* one pass: whatever arrives later is the doorbell's business */
+		/* keep the CPU workers compare against for their spin choice current */
+		uint32_t me = my_cpu();
+		if (atomic_load_explicit(&o->h->owner_cpu, RELAXED) != me)
+			atomic_store_explicit(&o->h->owner_cpu, me, RELAXED);
+	}
 	uint64_t t = now_ns();
 	if (t - o->last_full_scan_ns > 1000000000u)
 		o->last_full_scan_ns = 0; /* next pass rescans every slot */
