@@ -179,6 +179,20 @@ func diffSets(a, b map[string]string) string {
 	return strings.Join(d, "; ")
 }
 
+// oracleDiff compares once: "" when the arena's (uid, resourceVersion) set for ns equals
+// client-go's, else what differs.
+func oracleDiff(t *testing.T, arena, ns string) string {
+	a, err := arenaSet(t, arena, ns)
+	if err != nil {
+		return err.Error()
+	}
+	b, err := apiSet(ns)
+	if err != nil {
+		return err.Error()
+	}
+	return diffSets(a, b)
+}
+
 // oracle waits until the arena's (uid, resourceVersion) set for ns equals client-go's.
 func oracle(t *testing.T, arena, ns string, timeout time.Duration) int {
 	t.Helper()
@@ -493,4 +507,42 @@ func TestInformer_DiscoveryCRD(t *testing.T) {
 	if !found {
 		t.Fatalf("no discovery log line for %s", res)
 	}
+}
+
+// TestInformer_OracleNegativeControl: the oracle must see a divergence when there is one: an
+// informerd that does not watch ReplicaSets leaves them out of the arena, and a pod changed
+// while informerd is stopped keeps its old version in the arena.
+func TestInformer_OracleNegativeControl(t *testing.T) {
+	ns := Namespace(t)
+	h := holdArena(t)
+	p := startInformerd(t, h.path, filepath.Join(t.TempDir(), "metrics"), "--resources=pods")
+	waitSynced(t, p)
+	ctx := context.Background()
+	if _, err := env.Client.CoreV1().Pods(ns).Create(ctx, testPod(ns, "p", 0), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 30*time.Second, "the pod in the arena", func() (bool, string) {
+		a, err := arenaSet(t, h.path, ns)
+		return err == nil && len(a) == 1, fmt.Sprintf("%d objects", len(a))
+	})
+	if d := oracleDiff(t, h.path, ns); d != "" {
+		t.Fatalf("pods only, no divergence yet, but the oracle says: %s", d)
+	}
+	if _, err := env.Client.AppsV1().ReplicaSets(ns).Create(ctx, testRS(ns, "rs", 0), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if d := oracleDiff(t, h.path, ns); !strings.Contains(d, "replicasets.apps/") {
+		t.Fatalf("an unwatched ReplicaSet went unnoticed by the oracle (%q)", d)
+	}
+	_ = env.Client.AppsV1().ReplicaSets(ns).Delete(ctx, "rs", metav1.DeleteOptions{})
+	p.kill9()
+	patch := []byte(`{"metadata":{"labels":{"changed":"yes"}}}`)
+	if _, err := env.Client.CoreV1().Pods(ns).Patch(ctx, "p", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 10*time.Second, "the oracle to see the stale version", func() (bool, string) {
+		d := oracleDiff(t, h.path, ns)
+		return strings.Contains(d, "pods/"), "oracle: " + d
+	})
 }
