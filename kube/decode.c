@@ -455,9 +455,12 @@ static int dec_pod_status(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 
 int kube_parse_deletion_cost(const char *s, int32_t *ret)
 {
-	/* upstream: strconv.ParseInt(s, 10, 32) after rejecting "", a leading '+' and leading
-	 * zeros (so the canonical form is the only accepted spelling). */
+	/* upstream (GetDeletionCostFromPodAnnotations): the first character must be '-', a digit
+	 * 1-9, or the whole string "0" (no '+', no leading zero); then strconv.ParseInt(s, 10, 32),
+	 * which after a '-' does accept leading zeros ("-05" is -5, "-0" is 0). */
 	if (!s || !*s)
+		return -EINVAL;
+	if (!(s[0] == '-' || (s[0] >= '1' && s[0] <= '9') || (s[0] == '0' && !s[1])))
 		return -EINVAL;
 	const char *p = s;
 	bool neg = false;
@@ -465,7 +468,7 @@ int kube_parse_deletion_cost(const char *s, int32_t *ret)
 		neg = true;
 		p++;
 	}
-	if (!*p || (*p == '0' && (p[1] || neg)))
+	if (!*p)
 		return -EINVAL;
 	int64_t v = 0;
 	for (; *p; p++) {

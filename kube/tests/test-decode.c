@@ -118,7 +118,14 @@ static void test_deletion_cost_parse(void **state)
 	assert_int_equal(kube_parse_deletion_cost("", &v), -EINVAL);
 	assert_int_equal(kube_parse_deletion_cost("+5", &v), -EINVAL);
 	assert_int_equal(kube_parse_deletion_cost("05", &v), -EINVAL);
-	assert_int_equal(kube_parse_deletion_cost("-0", &v), -EINVAL);
+	assert_int_equal(kube_parse_deletion_cost("-0", &v), 0); /* as upstream: '-' passes the */
+	assert_int_equal(v, 0);                                  /* first-digit check */
+	assert_int_equal(kube_parse_deletion_cost("-05", &v), 0);
+	assert_int_equal(v, -5);
+	assert_int_equal(kube_parse_deletion_cost("-", &v), -EINVAL);
+	assert_int_equal(kube_parse_deletion_cost("-+5", &v), -EINVAL);
+	assert_int_equal(kube_parse_deletion_cost("00", &v), -EINVAL);
+	assert_int_equal(kube_parse_deletion_cost("-2147483649", &v), -EINVAL);
 	assert_int_equal(kube_parse_deletion_cost("1e3", &v), -EINVAL);
 	assert_int_equal(kube_parse_deletion_cost(" 1", &v), -EINVAL);
 }
