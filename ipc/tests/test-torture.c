@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #ifndef TORTURE_DEFAULT_SECS
-#define TORTURE_DEFAULT_SECS 2.0
+#define TORTURE_DEFAULT_SECS 1.6
 #endif
 #define NKEYS      256
 #define NWORKERS   6
