@@ -54,6 +54,13 @@ static double wall_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int count_cb(void *obj, void *ud)
+{
+	(void)obj;
+	(void)ud;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "kube/tests/fixtures/pod-kwok.json";
@@ -115,6 +122,32 @@ int main(int argc, char **argv)
 		t1 = now_s();
 	} while (t1 - t0 < target);
 	double scratch_s = (double)ns / (t1 - t0);
+
+	/* a 500-pod list page (the reflector's page size) through the scratch list decoder */
+	size_t cap = (size_t)500 * (len + 1) + 256, off = 0;
+	char *page = malloc(cap);
+	off += (size_t)snprintf(page, cap, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
+	                                   "{\"resourceVersion\":\"884213\",\"continue\":\"x\"},\"items\":[");
+	for (int i = 0; i < 500; i++) {
+		if (i)
+			page[off++] = ',';
+		size_t l = len;
+		while (l && (bufs[i][l - 1] == '\n' || bufs[i][l - 1] == ' '))
+			l--;
+		memcpy(page + off, bufs[i], l);
+		off += l;
+	}
+	off += (size_t)snprintf(page + off, cap - off, "]}");
+	long nl = 0;
+	t0 = now_s();
+	do {
+		if (kube_decode_list_scratch(scr, KUBE_KIND_POD, page, off, 0, count_cb, NULL, NULL) != 500)
+			return 1;
+		nl += 500;
+		t1 = now_s();
+	} while (t1 - t0 < target / 2);
+	double list_s = (double)nl / (t1 - t0);
+	free(page);
 	kube_scratch_free(scr);
 
 	long m = 0;
@@ -155,6 +188,7 @@ int main(int argc, char **argv)
 	printf("bench: kube.decode_pods_per_s %.0f pods/s\n", pods_s);
 	printf("bench: kube.decode_bytes_alloc_per_pod %zu B\n", (b.uordblks - a.uordblks) / NBUF);
 	printf("bench: kube.decode_scratch_pods_per_s %.0f pods/s\n", scratch_s);
+	printf("bench: kube.decode_list_pods_per_s %.0f pods/s\n", list_s);
 	printf("bench: kube.cjson_dom_pods_per_s %.0f pods/s\n", cjson_s);
 	for (int i = 0; i < NBUF; i++)
 		free(bufs[i]);
