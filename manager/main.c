@@ -24,11 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "informerd/metrics.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"
 #include "kube/client.h"
@@ -64,7 +67,8 @@ struct mgr {
 	struct ipc_source *sig_term, *sig_int, *watchdog, *stop_timer;
 	char identity[MGR_LE_IDENTITY_MAX];
 	char libexec[PATH_MAX + 32];
-	int arena_fd, arena_ro_fd, exp_fd;
+	int arena_fd, arena_ro_fd, exp_fd, inf_metrics_fd;
+	const struct inf_metrics_hdr *inf_metrics; /* informerd's counters, read-only */
 	struct rs_exp *exp; /* to reclaim expectation slots a dead worker left claimed */
 	struct queue queues[MAX_QUEUES];
 	unsigned n_queues;
@@ -151,7 +155,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		     bool writer)
 {
 	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
-		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96], env_exp[48] = "";
+		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96], env_exp[48] = "",
+		env_imet[64] = "";
 	char *argv[12], *envp[512];
 	int argc = 0, envc = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0;
 	extern char **environ;
@@ -200,13 +205,20 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		snprintf(env_exp, sizeof(env_exp), "KCMD_EXPECTATIONS_FD=%d", m->exp_fd);
 		fds[nfds++] = m->exp_fd;
 	}
+	bool wants_imet = writer && m->inf_metrics_fd >= 0;
+	if (wants_imet) {
+		snprintf(env_imet, sizeof(env_imet), "KCMD_INFORMER_METRICS_FD=%d", m->inf_metrics_fd);
+		fds[nfds++] = m->inf_metrics_fd;
+	}
 	for (char **e = environ; *e && envc < 500; e++)
 		if (strncmp(*e, "KCMD_ARENA_FD=", 14) && strncmp(*e, "KCMD_QUEUE_FDS=", 15) &&
 		    strncmp(*e, "KCMD_PROCESS=", 13) && strncmp(*e, "NOTIFY_SOCKET=", 14) &&
-		    strncmp(*e, "KCMD_EXPECTATIONS_FD=", 21))
+		    strncmp(*e, "KCMD_EXPECTATIONS_FD=", 21) && strncmp(*e, "KCMD_INFORMER_METRICS_FD=", 25))
 			envp[envc++] = *e;
 	if (wants_exp)
 		envp[envc++] = env_exp;
+	if (wants_imet)
+		envp[envc++] = env_imet;
 	envp[envc++] = env_arena;
 	envp[envc++] = env_queues;
 	envp[envc++] = env_proc;
@@ -237,6 +249,16 @@ static int setup_children(struct mgr *m)
 	r = shm_arena_reader_fd(m->arena_fd, &m->arena_ro_fd);
 	if (r < 0)
 		return r;
+	/* informerd's counters: created here so they survive its restarts; read for /metrics. */
+	m->inf_metrics_fd = memfd_create("kcmd-informer-metrics", MFD_CLOEXEC);
+	if (m->inf_metrics_fd >= 0) {
+		struct inf_metrics *im;
+		if (inf_metrics_open(m->inf_metrics_fd, &im) == 0) {
+			inf_metrics_close(im);
+			if (inf_metrics_map_ro(m->inf_metrics_fd, &m->inf_metrics) < 0)
+				m->inf_metrics = NULL;
+		}
+	}
 	if (m->cfg.controllers[MGR_CTRL_REPLICASET]) {
 		struct rs_exp_create_opts eo = { .orphan_grace_ns = (int64_t)m->cfg.rs_orphan_grace_us * 1000 };
 		m->exp_fd = rs_exp_memfd_create(&eo);
@@ -450,6 +472,50 @@ static void process_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 	}
 }
 
+/* informerd's per-resource counters (the reflector side of client-go has no standard metric
+ * names any more, so these are kcmd's own). */
+static void informer_metrics(struct mgr_metrics_buf *b, struct mgr *m)
+{
+	static const struct {
+		enum inf_metric k;
+		const char *name, *type, *help;
+		double scale;
+	} fam[] = {
+		{ INF_M_WATCH_EVENTS, "kcmd_informer_watch_events_total", "counter", "Watch events received.", 1 },
+		{ INF_M_LISTS, "kcmd_informer_list_requests_total", "counter", "LIST requests (pages) sent.", 1 },
+		{ INF_M_RELISTS, "kcmd_informer_relists_total", "counter", "Relists after the first sync.", 1 },
+		{ INF_M_WATCHES, "kcmd_informer_watch_requests_total", "counter", "WATCH requests sent.", 1 },
+		{ INF_M_WATCH_RESTARTS, "kcmd_informer_watch_restarts_total", "counter", "Watches re-opened after a normal end.", 1 },
+		{ INF_M_EXPIRED, "kcmd_informer_expired_total", "counter", "410 Gone/Expired answers.", 1 },
+		{ INF_M_BACKOFFS, "kcmd_informer_backoffs_total", "counter", "Backoffs after errors.", 1 },
+		{ INF_M_LIST_COUNT, "kcmd_informer_list_duration_seconds_count", "counter", "Completed lists.", 1 },
+		{ INF_M_LIST_USEC_SUM, "kcmd_informer_list_duration_seconds_sum", "counter", "Time spent in completed lists.", 1e-6 },
+		{ INF_M_LIST_USEC_LAST, "kcmd_informer_last_list_duration_seconds", "gauge", "Duration of the last list.", 1e-6 },
+		{ INF_M_SYNCED, "kcmd_informer_synced", "gauge", "1 once the resource's cache is synced.", 1 },
+		{ INF_M_ERRORS, "kcmd_informer_errors_total", "counter", "Objects that could not be decoded or stored.", 1 },
+	};
+	const struct inf_metrics_hdr *h = m->inf_metrics;
+
+	if (!h)
+		return;
+	uint64_t n = atomic_load_explicit(&h->n_rows, memory_order_acquire); /* pairs with the row publish (M1) */
+	if (n > INF_METRICS_MAX_ROWS)
+		n = INF_METRICS_MAX_ROWS;
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		mgr_metrics_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name, fam[f].help, fam[f].name, fam[f].type);
+		for (uint64_t i = 0; i < n; i++) {
+			const struct inf_metrics_row *row = &h->rows[i];
+			uint64_t v = atomic_load_explicit(&row->v[fam[f].k], memory_order_relaxed);
+			mgr_metrics_printf(b, "%s{group=\"%.*s\",resource=\"%.*s\"} %.9g\n", fam[f].name,
+					   (int)INF_METRICS_NAME_MAX, row->group, (int)INF_METRICS_NAME_MAX, row->resource,
+					   (double)v * fam[f].scale);
+		}
+	}
+	mgr_metrics_printf(b, "# HELP kcmd_informer_restarts_total informerd attaches after the first.\n"
+			      "# TYPE kcmd_informer_restarts_total counter\nkcmd_informer_restarts_total %llu\n",
+			   (unsigned long long)atomic_load_explicit(&h->restarts, memory_order_relaxed));
+}
+
 static void metrics(struct mgr_metrics_buf *b, void *ud)
 {
 	struct mgr *m = ud;
@@ -470,6 +536,7 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 		mgr_metrics_printf(b, "kcmd_child_restarts_total{process=\"%s\"} %llu\n", info.name,
 				   (unsigned long long)info.restarts);
 	}
+	informer_metrics(b, m);
 	if (m->n_queues) {
 		mgr_metrics_workqueue_headers(b);
 		for (unsigned i = 0; i < m->n_queues; i++) {
@@ -581,7 +648,7 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 
 int main(int argc, char **argv)
 {
-	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1 };
+	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1, .inf_metrics_fd = -1 };
 	char err[512];
 	int r;
 

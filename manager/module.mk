@@ -15,5 +15,5 @@ manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c 
 
 BINS             += kcmd
 kcmd_SRCS        := manager/main.c
-kcmd_LIBDEPS     := manager
+kcmd_LIBDEPS     := manager informer
 manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
