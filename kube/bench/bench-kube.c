@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	}
 	kube_object_free(p);
 
-	double target = getenv("BENCH_SECONDS") ? atof(getenv("BENCH_SECONDS")) : 2.0;
+	double target = getenv("BENCH_SECONDS") ? strtod(getenv("BENCH_SECONDS"), NULL) : 2.0;
 	long n = 0;
 	double w0 = wall_s();
 	double t0 = now_s(), t1;
