@@ -126,8 +126,9 @@ int main(int argc, char **argv)
 	/* a 500-pod list page (the reflector's page size) through the scratch list decoder */
 	size_t cap = (size_t)500 * (len + 1) + 256, off = 0;
 	char *page = malloc(cap);
-	off += (size_t)snprintf(page, cap, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
-	                                   "{\"resourceVersion\":\"884213\",\"continue\":\"x\"},\"items\":[");
+	off += (size_t)snprintf(page, cap,
+	                        "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
+	                        "{\"resourceVersion\":\"884213\",\"continue\":\"x\"},\"items\":[");
 	for (int i = 0; i < 500; i++) {
 		if (i)
 			page[off++] = ',';
@@ -141,7 +142,8 @@ int main(int argc, char **argv)
 	long nl = 0;
 	t0 = now_s();
 	do {
-		if (kube_decode_list_scratch(scr, KUBE_KIND_POD, page, off, 0, count_cb, NULL, NULL) != 500)
+		if (kube_decode_list_scratch(scr, KUBE_KIND_POD, page, off, 0, count_cb, NULL,
+		                             NULL) != 500)
 			return 1;
 		nl += 500;
 		t1 = now_s();

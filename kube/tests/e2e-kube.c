@@ -399,7 +399,7 @@ static void mux_sock(int fd, unsigned ev, void *ud)
 		m->nfds++;
 	m->fds[i].fd = fd;
 	m->fds[i].events =
-		(short)(((ev & KUBE_POLL_IN) ? POLLIN : 0) | ((ev & KUBE_POLL_OUT) ? POLLOUT : 0));
+	        (short)(((ev & KUBE_POLL_IN) ? POLLIN : 0) | ((ev & KUBE_POLL_OUT) ? POLLOUT : 0));
 }
 
 static void mux_timer(long ms, void *ud)
@@ -448,15 +448,19 @@ static void test_nonblocking_multiplex(void **state)
 	struct kube_response resp;
 	struct kube_list_meta lm;
 	struct count c = {0};
-	struct kube_request l = {.verb = KUBE_LIST, .version = "v1", .resource = "configmaps",
-	                         .ns = ns, .label_selector = "mux", .limit = 1};
+	struct kube_request l = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "configmaps",
+	                         .ns = ns,
+	                         .label_selector = "mux",
+	                         .limit = 1};
 	assert_int_equal(req(&l, &resp), 0);
 	assert_true(kube_decode_list(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0, count_item, &c,
 	                             &lm) >= 0);
 	kube_response_clear(&resp);
 
 	struct kube_client_opts co = {
-		.config = cfg, .process = "e2e", .controller = "mux", .qps = 200, .burst = 50};
+	        .config = cfg, .process = "e2e", .controller = "mux", .qps = 200, .burst = 50};
 	struct kube_client *k;
 	assert_int_equal(kube_client_new(&co, &k), 0);
 	static struct mux m;
@@ -468,16 +472,23 @@ static void test_nonblocking_multiplex(void **state)
 	for (int i = 0; i < NW; i++) {
 		mw[i] = (struct mux_watch){.m = &m, .i = i};
 		snprintf(sels[i], sizeof(sels[i]), "mux=%d", i);
-		struct kube_request w = {.verb = KUBE_WATCH, .version = "v1", .resource = "configmaps",
-		                         .ns = ns, .label_selector = sels[i],
-		                         .resource_version = lm.resource_version, .timeout_seconds = 3};
+		struct kube_request w = {.verb = KUBE_WATCH,
+		                         .version = "v1",
+		                         .resource = "configmaps",
+		                         .ns = ns,
+		                         .label_selector = sels[i],
+		                         .resource_version = lm.resource_version,
+		                         .timeout_seconds = 3};
 		assert_int_equal(kube_call_start(k, &w, mux_done_w, mux_event, &mw[i], NULL), 0);
 	}
 	for (int i = 0; i < NW; i++) {
 		snprintf(bodies[i], sizeof(bodies[i]),
 		         "{\"metadata\":{\"name\":\"mux-%d\",\"labels\":{\"mux\":\"%d\"}}}", i, i);
-		struct kube_request cr = {.verb = KUBE_CREATE, .version = "v1", .resource = "configmaps",
-		                          .ns = ns, .body = bodies[i]};
+		struct kube_request cr = {.verb = KUBE_CREATE,
+		                          .version = "v1",
+		                          .resource = "configmaps",
+		                          .ns = ns,
+		                          .body = bodies[i]};
 		assert_int_equal(kube_call_start(k, &cr, mux_done, NULL, &m, NULL), 0);
 	}
 	struct timespec start, now;
@@ -502,10 +513,11 @@ static void test_nonblocking_multiplex(void **state)
 		for (int i = 0; i < n; i++)
 			if (fds[i].revents)
 				kube_client_socket_action(
-					k, fds[i].fd,
-					((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) ? KUBE_POLL_IN
-					                                                  : 0) |
-						((fds[i].revents & POLLOUT) ? KUBE_POLL_OUT : 0));
+				        k, fds[i].fd,
+				        ((fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+				                 ? KUBE_POLL_IN
+				                 : 0) |
+				                ((fds[i].revents & POLLOUT) ? KUBE_POLL_OUT : 0));
 	}
 	assert_int_equal(m.failed, 0);
 	for (int i = 0; i < NW; i++)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -519,6 +520,48 @@ static void loop_done(struct kube_call *call, const struct kube_result *r, void 
 	l->err[l->done++] = r->err;
 }
 
+static void test_reauth_exec(void **state)
+{
+	(void)state;
+	/* 401 -> the exec plugin runs again and the request is repeated with the new token */
+	const char *script[] = {R401, R200};
+	server_start(script, 2);
+	char dir[] = "/tmp/kube-exec-XXXXXX", plugin[128], count[128], body[1024];
+	assert_non_null(mkdtemp(dir));
+	snprintf(plugin, sizeof(plugin), "%s/p.sh", dir);
+	snprintf(count, sizeof(count), "%s/n", dir);
+	snprintf(body, sizeof(body),
+	         "#!/bin/sh\nn=$(cat %s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s\n"
+	         "printf "
+	         "'{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+	         "\"status\":{\"token\":\"run-%%s\"}}' $n\n",
+	         count, count);
+	FILE *f = fopen(plugin, "w");
+	fputs(body, f);
+	fclose(f);
+	chmod(plugin, 0700);
+	snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", srv.port);
+	char *args[] = {NULL};
+	struct kube_exec_config x = {
+	        .command = plugin, .args = args, .api_version = "client.authentication.k8s.io/v1"};
+	struct kube_config ec = {.server = server_url, .exec = &x};
+	struct kube_client_opts o = {.config = &ec, .max_retries = 2};
+	struct kube_client *c;
+	struct kube_response resp;
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 2);
+	assert_non_null(strstr(srv.req[0], "Authorization: Bearer run-1\r\n"));
+	assert_non_null(strstr(srv.req[1], "Authorization: Bearer run-2\r\n"));
+	kube_client_free(c);
+	server_stop();
+	unlink(plugin);
+	unlink(count);
+	rmdir(dir);
+}
+
 static void test_nonblocking(void **state)
 {
 	(void)state;
@@ -595,20 +638,22 @@ static void test_cancel_from_event(void **state)
 	struct kube_client *c = client(0, 1);
 	struct loop l = {.timer_ms = -1};
 	kube_client_set_loop(c, loop_sock, loop_timer, &l);
-	struct kube_request w = {.verb = KUBE_WATCH, .version = "v1", .resource = "pods",
-	                         .timeout_seconds = 5};
+	struct kube_request w = {
+	        .verb = KUBE_WATCH, .version = "v1", .resource = "pods", .timeout_seconds = 5};
 	assert_int_equal(kube_call_start(c, &w, loop_done, cancel_on_event, &l, &cancel_me), 0);
 	for (int iter = 0; l.done < 1 && iter < 500; iter++) {
 		struct pollfd fds[16];
 		int n = l.nfds;
 		memcpy(fds, l.fds, sizeof(fds));
-		if (poll(fds, (nfds_t)n, l.timer_ms >= 0 && l.timer_ms < 50 ? (int)l.timer_ms : 50) == 0) {
+		if (poll(fds, (nfds_t)n,
+		         l.timer_ms >= 0 && l.timer_ms < 50 ? (int)l.timer_ms : 50) == 0) {
 			kube_client_timeout(c);
 			continue;
 		}
 		for (int i = 0; i < n; i++)
 			if (fds[i].revents)
-				kube_client_socket_action(c, fds[i].fd, KUBE_POLL_IN | KUBE_POLL_OUT);
+				kube_client_socket_action(c, fds[i].fd,
+				                          KUBE_POLL_IN | KUBE_POLL_OUT);
 	}
 	assert_int_equal(l.done, 1);
 	assert_int_equal(l.err[0], -ECANCELED);
@@ -641,6 +686,7 @@ int main(void)
 	        cmocka_unit_test(test_limiter),
 	        cmocka_unit_test(test_watch_sync),
 	        cmocka_unit_test(test_reauth),
+	        cmocka_unit_test(test_reauth_exec),
 	        cmocka_unit_test(test_nonblocking),
 	        cmocka_unit_test(test_insecure_guard),
 	        cmocka_unit_test(test_cancel_from_event),
