@@ -22,7 +22,7 @@ trap 'exit 130' INT TERM
 cd "$here"
 set +e
 go test ./e2e/ -count=1 -timeout 40m -v "$@" 2>&1 | tee "$work/go-test.log" \
-	| grep -E --line-buffered '^(=== RUN|--- |PASS|FAIL|ok|e2e:|panic:|\s+\S+_test\.go:)'
+	| grep -E --line-buffered '^(=== RUN|--- |PASS|FAIL|ok|e2e:|bench:|panic:|\s+\S+_test\.go:)'
 rc=${PIPESTATUS[0]}
 set -e
 passed=$(grep -c -- '^--- PASS' "$work/go-test.log" || true)
