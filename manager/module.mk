@@ -17,3 +17,7 @@ BINS             += kcmd
 kcmd_SRCS        := manager/main.c
 kcmd_LIBDEPS     := manager informer
 manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
+
+BINS             += kcmctl
+kcmctl_SRCS      := manager/kcmctl.c
+kcmctl_LIBDEPS   := shm ipc

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * manager/kcmctl.c: `kcmctl`, the operator's read-only window on a running kcmd.
+ *
+ *   kcmctl [--pid PID] cache stats                      arena totals and every resource type
+ *   kcmctl [--pid PID] cache list RES [-n NS] [--owner UID]
+ *                                                       objects of a type (RES: plural[.group])
+ *   kcmctl [--pid PID] cache get RES [NS/]NAME | --uid UID
+ *                                                       one object: metadata, labels, owners
+ *   kcmctl [--pid PID] queues                           every work queue's counters
+ *
+ * How it finds things: the kcmd manager process (the only process named "kcmd", or --pid) holds
+ * the arena and the queues as memfds; /proc/<pid>/fd/<n> opens them (same user or root: the
+ * memfds are reachable only by kcmd's own user). Everything is mapped read-only; kcmctl never
+ * writes shared memory and never blocks kcmd.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc/queue.h"
+#include "shm/arena.h"
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: kcmctl [--pid PID] cache stats\n"
+			"       kcmctl [--pid PID] cache list RESOURCE[.GROUP] [-n NAMESPACE] [--owner UID]\n"
+			"       kcmctl [--pid PID] cache get RESOURCE[.GROUP] [NAMESPACE/]NAME | --uid UID\n"
+			"       kcmctl [--pid PID] queues\n");
+	return 2;
+}
+
+static pid_t find_kcmd(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strcmp(comm, "kcmd\n") == 0) {
+			found = (pid_t)strtol(e->d_name, NULL, 10);
+			n++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	if (n > 1)
+		return -EEXIST;
+	return n ? found : -ESRCH;
+}
+
+/* Calls fn(path, memfd name) for every memfd kcmd holds whose name starts with prefix. */
+static int each_memfd(pid_t pid, const char *prefix, int (*fn)(const char *path, const char *name, void *ud), void *ud)
+{
+	char dir[64], link[512], path[600];
+	DIR *d;
+	struct dirent *e;
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(dir)))
+		return -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		ssize_t n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		/* "/memfd:kcmd-arena (deleted)" */
+		const char *name = strncmp(link, "/memfd:", 7) == 0 ? link + 7 : NULL;
+		if (!name || strncmp(name, prefix, strlen(prefix)) != 0)
+			continue;
+		char *sp = strstr(link, " (deleted)");
+		if (sp)
+			*sp = 0;
+		found++;
+		int r = fn(path, name, ud);
+		if (r < 0) {
+			closedir(d);
+			return r;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int open_arena_cb(const char *path, const char *name, void *ud)
+{
+	struct shm_arena **a = ud;
+	int fd, r;
+
+	(void)name;
+	if (*a)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = shm_reader_open(fd, a);
+	close(fd); /* the mapping stays */
+	return r;
+}
+
+static int split_resource(const char *arg, char *res, size_t rn, char *group, size_t gn)
+{
+	const char *dot = strchr(arg, '.');
+
+	if (dot) {
+		snprintf(res, rn, "%.*s", (int)(dot - arg), arg);
+		snprintf(group, gn, "%s", dot + 1);
+	} else {
+		snprintf(res, rn, "%s", arg);
+		group[0] = 0;
+	}
+	return res[0] ? 0 : -EINVAL;
+}
+
+static int find_type(struct shm_arena *a, const char *arg)
+{
+	char res[64], group[128];
+	struct shm_stats st;
+
+	if (split_resource(arg, res, sizeof(res), group, sizeof(group)) < 0 || shm_reader_stats(a, &st) < 0)
+		return -EINVAL;
+	for (uint64_t t = 0; t < st.n_types; t++) {
+		struct shm_type_info ti;
+		if (shm_reader_type_info(a, (uint16_t)t, &ti) == 0 && strcmp(ti.resource, res) == 0 &&
+		    strcmp(ti.group, group) == 0)
+			return (int)t;
+	}
+	return -ENOENT;
+}
+
+static int print_row(const struct shm_obj *o, void *ud)
+{
+	(void)ud;
+	const struct shm_owner_ref *c = shm_obj_controller(o);
+	printf("%-20s %-50s %-36s %-10s %s\n", o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid, o->rv,
+	       c ? c->name : "-");
+	return 0;
+}
+
+static int print_obj(const struct shm_obj *o)
+{
+	printf("namespace:       %s\nname:            %s\nuid:             %s\nresourceVersion: %s\n",
+	       o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid, o->rv);
+	printf("labels:\n");
+	for (size_t i = 0; i < o->n_labels; i++)
+		printf("  %s: %s\n", o->labels[i].key, o->labels[i].value);
+	printf("ownerReferences:\n");
+	for (size_t i = 0; i < o->n_owners; i++) {
+		const struct shm_owner_ref *w = &o->owners[i];
+		printf("  - %s %s %s uid=%s controller=%s blockOwnerDeletion=%s\n", w->api_version, w->kind, w->name,
+		       w->uid, w->controller < 0 ? "unset" : w->controller ? "true" : "false",
+		       w->block_owner_deletion < 0 ? "unset" : w->block_owner_deletion ? "true" : "false");
+	}
+	printf("record:          %zu payload bytes\n", o->payload_len);
+	return 0;
+}
+
+static int cmd_cache(struct shm_arena *a, int argc, char **argv)
+{
+	if (argc < 1)
+		return usage();
+	if (strcmp(argv[0], "stats") == 0) {
+		struct shm_stats st;
+		if (shm_reader_stats(a, &st) < 0)
+			return 1;
+		printf("objects %llu, types %llu, arena %llu bytes (max %llu), live %llu, quarantine %llu, free %llu, "
+		       "writer incarnation %llu, recoveries %llu\n",
+		       (unsigned long long)st.objects, (unsigned long long)st.n_types, (unsigned long long)st.size,
+		       (unsigned long long)st.max_size, (unsigned long long)st.live_bytes,
+		       (unsigned long long)st.quarantine_bytes, (unsigned long long)st.free_bytes,
+		       (unsigned long long)st.incarnation, (unsigned long long)st.recoveries);
+		printf("%-40s %-8s %-12s %s\n", "RESOURCE", "SYNCED", "RV", "COUNT");
+		for (uint64_t t = 0; t < st.n_types; t++) {
+			struct shm_type_info ti;
+			char name[200];
+			if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
+				continue;
+			snprintf(name, sizeof(name), "%s%s%s", ti.resource, ti.group[0] ? "." : "", ti.group);
+			printf("%-40s %-8s %-12s %llu\n", name, ti.synced ? "yes" : "no", ti.rv[0] ? ti.rv : "-",
+			       (unsigned long long)ti.count);
+		}
+		return 0;
+	}
+	if (strcmp(argv[0], "list") == 0) {
+		const char *ns = NULL, *owner = NULL;
+		if (argc < 2)
+			return usage();
+		for (int i = 2; i < argc; i++) {
+			if ((strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--namespace") == 0) && i + 1 < argc)
+				ns = argv[++i];
+			else if (strcmp(argv[i], "--owner") == 0 && i + 1 < argc)
+				owner = argv[++i];
+			else
+				return usage();
+		}
+		int t = find_type(a, argv[1]);
+		if (t < 0) {
+			fprintf(stderr, "kcmctl: no resource %s in the cache (see kcmctl cache stats)\n", argv[1]);
+			return 1;
+		}
+		printf("%-20s %-50s %-36s %-10s %s\n", "NAMESPACE", "NAME", "UID", "RV", "CONTROLLER");
+		int r = owner ? shm_reader_list_controlled(a, (uint16_t)t, owner, NULL, print_row, NULL)
+		      : ns    ? shm_reader_list_ns(a, (uint16_t)t, ns, print_row, NULL)
+			      : shm_reader_list(a, (uint16_t)t, print_row, NULL);
+		return r < 0 ? 1 : 0;
+	}
+	if (strcmp(argv[0], "get") == 0) {
+		struct shm_obj o = SHM_OBJ_INIT;
+		int r;
+		if (argc == 3 && strcmp(argv[1], "--uid") == 0) {
+			r = shm_reader_get_uid(a, argv[2], &o);
+		} else if (argc == 3) {
+			int t = find_type(a, argv[1]);
+			char ns[254] = "";
+			const char *name = argv[2], *slash = strchr(argv[2], '/');
+			if (t < 0) {
+				fprintf(stderr, "kcmctl: no resource %s in the cache\n", argv[1]);
+				return 1;
+			}
+			if (slash) {
+				snprintf(ns, sizeof(ns), "%.*s", (int)(slash - argv[2]), argv[2]);
+				name = slash + 1;
+			}
+			r = shm_reader_get(a, (uint16_t)t, ns, name, &o);
+		} else {
+			return usage();
+		}
+		if (r < 0) {
+			fprintf(stderr, "kcmctl: %s\n", r == -ENOENT ? "not in the cache" : strerror(-r));
+			return 1;
+		}
+		print_obj(&o);
+		shm_obj_release(&o);
+		return 0;
+	}
+	return usage();
+}
+
+static int print_queue_cb(const char *path, const char *name, void *ud)
+{
+	struct ipc_queue_metrics m;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	(void)name;
+	(void)ud;
+	if (fd < 0)
+		return 0;
+	r = ipc_queue_metrics_read(fd, &m);
+	close(fd);
+	if (r < 0)
+		return 0;
+	printf("%-24s %8llu %10llu %8llu %8llu %12llu %10.3f %10.3f\n", m.name, (unsigned long long)m.depth,
+	       (unsigned long long)m.adds_total, (unsigned long long)m.retries_total, (unsigned long long)m.parked,
+	       (unsigned long long)m.worker_deaths_total, m.unfinished_work_seconds, m.longest_running_processor_seconds);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	pid_t pid = 0;
+	int i = 1;
+
+	if (i + 1 < argc && strcmp(argv[i], "--pid") == 0) {
+		pid = (pid_t)strtol(argv[i + 1], NULL, 10);
+		i += 2;
+	}
+	if (i >= argc)
+		return usage();
+	if (!pid) {
+		pid = find_kcmd();
+		if (pid == -EEXIST) {
+			fprintf(stderr, "kcmctl: several kcmd processes run; choose one with --pid\n");
+			return 1;
+		}
+		if (pid < 0) {
+			fprintf(stderr, "kcmctl: no running kcmd found (is it running as another user? try as root)\n");
+			return 1;
+		}
+	}
+	if (strcmp(argv[i], "cache") == 0) {
+		struct shm_arena *a = NULL;
+		int r = each_memfd(pid, "kcmd-arena", open_arena_cb, &a);
+		if (r <= 0 || !a) {
+			fprintf(stderr, "kcmctl: kcmd (pid %d) holds no readable arena%s%s\n", (int)pid, r < 0 ? ": " : "",
+				r < 0 ? strerror(-r) : "");
+			return 1;
+		}
+		int rc = cmd_cache(a, argc - i - 1, argv + i + 1);
+		shm_arena_close(a);
+		return rc;
+	}
+	if (strcmp(argv[i], "queues") == 0) {
+		printf("%-24s %8s %10s %8s %8s %12s %10s %10s\n", "QUEUE", "DEPTH", "ADDS", "RETRIES", "PARKED",
+		       "WORKER-DEATHS", "UNFINISHED", "LONGEST");
+		int r = each_memfd(pid, "kcmd-queue-", print_queue_cb, NULL);
+		if (r < 0) {
+			fprintf(stderr, "kcmctl: reading kcmd's (pid %d) queues: %s\n", (int)pid, strerror(-r));
+			return 1;
+		}
+		return 0;
+	}
+	return usage();
+}
