@@ -382,12 +382,13 @@ func stopSharedRS(t *testing.T) {
 
 // startPrivateRS stops the shared ReplicaSet kcmd and runs one for t alone (killed when t ends),
 // so that the controller starts only after the objects t made exist, as upstream's integration
-// tests start the controller after creating their pods.
+// tests start the controller after creating their pods. The test must have called stopSharedRS
+// before making those objects.
 func startPrivateRS(t *testing.T) *kcmdProc {
 	t.Helper()
 	stopSharedRS(t)
 	p := startKcmd(t, nil, "--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
-		"--concurrent-replicaset-syncs=5", "--kube-api-qps=200", "--kube-api-burst=400")
+		"--concurrent-replicaset-syncs=5", "--kube-api-qps=200", "--kube-api-burst=400", "--v=4")
 	return p
 }
 
@@ -452,4 +453,20 @@ func rsNamespace(t *testing.T) string {
 		_ = env.Client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 	return name
+}
+
+// waitListCacheHasPods waits until a LIST served from the apiserver's watch cache (resourceVersion
+// "0", the kind of LIST an informer starts with, kcmd's too) returns want pods in ns. It stands in
+// for upstream's waitToObservePods (polling the controller's pod informer before starting the
+// controller): a pod created a moment ago may not be in the watch cache yet, and a controller
+// whose initial list misses it creates a pod instead of adopting.
+func waitListCacheHasPods(t *testing.T, ns string, want int) {
+	t.Helper()
+	Eventually(t, rsTimeout, fmt.Sprintf("%d pods in the apiserver's watch cache", want), func() (bool, string) {
+		pods, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(pods.Items) == want, fmt.Sprintf("%d pods", len(pods.Items))
+	})
 }

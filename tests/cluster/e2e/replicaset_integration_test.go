@@ -80,6 +80,7 @@ func TestReplicaSet_Adoption(t *testing.T) {
 			},
 		},
 	}
+	stopSharedRS(t) // no controller may see the objects before they are all made
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := rsNamespace(t)
@@ -87,6 +88,7 @@ func TestReplicaSet_Adoption(t *testing.T) {
 			pod := itPod(ns, fmt.Sprintf("pod%d", i))
 			pod.OwnerReferences = tc.existing(rs)
 			mustCreatePod(t, pod)
+			waitListCacheHasPods(t, ns, 1)
 			startPrivateRS(t)
 
 			want := tc.expected(rs)
@@ -423,12 +425,14 @@ func TestReplicaSet_RSScaleSubresource(t *testing.T) {
 // TestReplicaSet_ExtraPodsAdoptionAndDeletion: three matching orphans exist before the controller
 // starts; a ReplicaSet of 2 adopts them and deletes the one too many.
 func TestReplicaSet_ExtraPodsAdoptionAndDeletion(t *testing.T) {
+	stopSharedRS(t) // no controller may see the objects before they are all made
 	ns := rsNamespace(t)
 	rs := mustCreateRS(t, itRS(ns, "rs", 2))
 	orig := map[types.UID]bool{}
 	for i := 0; i < 3; i++ {
 		orig[mustCreatePod(t, itPod(ns, fmt.Sprintf("pod-%d", i+1))).UID] = true
 	}
+	waitListCacheHasPods(t, ns, 3)
 	startPrivateRS(t)
 	rs = waitRSStable(t, rs)
 	var pods []corev1.Pod
