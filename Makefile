@@ -187,3 +187,19 @@ format:
 
 clean:
 	rm -rf $(B)
+
+# ---- Debian package (packaging/debian/) -------------------------------------------------------
+# `make deb` builds build/deb/kcmd_$(VERSION)_<arch>.deb from a copy of the tree (packaging/debian
+# becomes debian/), then runs lintian (overrides and their reasons: packaging/debian/).
+# `make test-packaging` (slow, not part of check) builds it and checks the unpacked package.
+DEB_SRC := $(B)/deb/kcmd-$(VERSION)
+.PHONY: deb test-packaging
+deb: deps
+	rm -rf $(DEB_SRC) && mkdir -p $(DEB_SRC)
+	tar -cf - --exclude=./build --exclude=./.git . | tar -xf - -C $(DEB_SRC)
+	cp -a packaging/debian $(DEB_SRC)/debian
+	+cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
+	lintian --info --fail-on error,warning $(B)/deb/kcmd_$(VERSION)_*.changes
+
+test-packaging:
+	@tests/packaging/test-deb.sh

@@ -3,7 +3,7 @@
 # is present. etcd is not taken from Debian: tests/cluster/build.sh builds the version that
 # Kubernetes pins. Go comes from the machine, or from the Go module proxy's toolchain module.
 set -euo pipefail
-debs=(build-essential pkg-config libcurl4-openssl-dev libcjson-dev liburing-dev libsystemd-dev
+debs=(build-essential pkg-config libcurl4-openssl-dev libcjson-dev liburing-dev libsystemd-dev debhelper dpkg-dev lintian
 	libcmocka-dev libyaml-dev libmicrohttpd-dev libgnutls28-dev clang libclang-rt-14-dev clang-format curl ca-certificates unzip)
 missing=()
 for d in "${debs[@]}"; do
