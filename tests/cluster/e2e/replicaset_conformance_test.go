@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -141,8 +142,9 @@ func TestReplicaSet_ShouldSurfaceAFailureConditionOnACommonIssueLikeExceededQuot
 	})
 	// beyond upstream's check: the condition is upstream's (reason FailedCreate, as 2 < 3 pods, and
 	// the create error as its message)
-	if c := rsCondition(rs, appsv1.ReplicaSetReplicaFailure); c.Status != corev1.ConditionTrue || c.Reason != "FailedCreate" {
-		t.Errorf("ReplicaFailure condition %+v, want status True, reason FailedCreate", *c)
+	if c := rsCondition(rs, appsv1.ReplicaSetReplicaFailure); c.Status != corev1.ConditionTrue || c.Reason != "FailedCreate" ||
+		!strings.Contains(c.Message, "exceeded quota: "+name) {
+		t.Errorf("ReplicaFailure condition %+v, want status True, reason FailedCreate, the quota's error as message", *c)
 	}
 
 	rs = updateRS(t, ns, name, func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = ptr.To[int32](2) })
