@@ -190,15 +190,18 @@ clean:
 
 # ---- Debian package (packaging/debian/) -------------------------------------------------------
 # `make deb` builds build/deb/kcmd_$(VERSION)_<arch>.deb from a copy of the tree (packaging/debian
-# becomes debian/), then runs lintian (overrides and their reasons: packaging/debian/).
-# `make test-packaging` (slow, not part of check) builds it and checks the unpacked package.
-DEB_SRC := $(B)/deb/kcmd-$(VERSION)
+# becomes debian/) made in a temporary directory outside build/ (the .d dependency files and the
+# *.d directories of a package tree must not reach this Makefile's -include), then runs lintian
+# (overrides and their reasons: packaging/debian/).
+# `make test-packaging` (slow, not part of check) builds it and checks the installed package.
 .PHONY: deb test-packaging
 deb: deps
-	rm -rf $(DEB_SRC) && mkdir -p $(DEB_SRC)
-	tar -cf - --exclude=./build --exclude=./.git . | tar -xf - -C $(DEB_SRC)
-	cp -a packaging/debian $(DEB_SRC)/debian
-	+cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
+	+@set -e; tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/kcmd-deb.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \
+	src=$$tmp/kcmd-$(VERSION); mkdir -p "$$src" $(B)/deb; \
+	tar -cf - --exclude=./build --exclude=./.git . | tar -xf - -C "$$src"; \
+	cp -a packaging/debian "$$src/debian"; \
+	(cd "$$src" && dpkg-buildpackage -us -uc -b); \
+	rm -f $(B)/deb/kcmd*_$(VERSION)_*; mv "$$tmp"/kcmd*_$(VERSION)_* $(B)/deb/
 	lintian --info --fail-on error,warning $(B)/deb/kcmd_$(VERSION)_*.changes
 
 test-packaging:

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# tests/packaging/test-deb.sh: builds the kcmd Debian package (`make deb`) and checks it.
+#
+# No debootstrap and no systemd as PID 1 are assumed: the package is installed with
+# `dpkg --root` into an empty throwaway root (a fresh dpkg database, maintainer scripts run
+# chroot-less with DPKG_ROOT, as dpkg's --force-script-chrootless allows; the generated postinst
+# passes --root="$DPKG_ROOT" to systemd-sysusers), so the user is created in that root's
+# /etc/passwd and the host is not touched. Library dependencies are the host's (--force-depends):
+# the binaries run from the root against the host's libraries.
+#
+# Checks: file layout and modes, conffiles, the unit's key settings, `systemd-analyze verify`
+# and `systemd-analyze security` (exposure <= 2.0, printed as `bench: pkg.security_exposure`),
+# the sysusers entry and the user it creates, every `kcmd --help` flag documented in
+# /etc/default/kcmd and kcmd(8), the documented defaults accepted by kcmd, `kcmd --version` from
+# the root, the installed manager finding its children in /usr/libexec/kcmd and stopping them on
+# SIGTERM, lintian (no tag left unexplained), and purge.
+#
+# Exit: 0 pass, 1 fail, 77 skip (a tool it needs is missing and cannot be installed).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi; }
+
+for t in dpkg dpkg-deb systemd-analyze systemd-sysusers; do
+	command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not found"; exit 77; }
+done
+
+version=$(sed -n 's/^VERSION *:= *//p' Makefile)
+echo "== make deb (version $version)"
+mkdir -p build/deb
+if ! ${MAKE:-make} -s deb >build/deb/make-deb.log 2>&1; then
+	tail -40 build/deb/make-deb.log
+	bad "make deb (log: build/deb/make-deb.log)"; exit 1
+fi
+arch=$(dpkg --print-architecture)
+deb=build/deb/kcmd_${version}_${arch}.deb
+check "package built: $deb" test -s "$deb"
+[ -s "$deb" ] || exit 1
+
+root=$(mktemp -d /tmp/kcmd-pkgroot.XXXXXX)
+kpid=
+cleanup() {
+	[ -n "$kpid" ] && kill -KILL "$kpid" 2>/dev/null
+	rm -rf "$root" "$root.kubeconfig"
+}
+trap cleanup EXIT
+
+echo "== dpkg --root $root -i $deb"
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/etc"
+: >"$root/var/lib/dpkg/status"
+dpk() { dpkg --root="$root" --log=/dev/null --force-script-chrootless --force-depends "$@"; }
+if dpk -i "$deb" >"$root.log" 2>&1; then ok "dpkg -i into an empty root"; else cat "$root.log"; bad "dpkg -i"; fi
+rm -f "$root.log"
+check "dpkg says installed" sh -c "dpkg --root='$root' -s kcmd | grep -q '^Status: install ok installed'"
+check "package version is the Makefile's VERSION" sh -c "dpkg --root='$root' -s kcmd | grep -qx 'Version: $version'"
+
+echo "== files"
+mode() { stat -c %a "$root$1" 2>/dev/null; }
+for f in /usr/bin/kcmd /usr/libexec/kcmd/kcmd-informerd /usr/libexec/kcmd/kcmd-worker \
+	/usr/libexec/kcmd/kcmd-cachedump; do
+	check "$f mode 755" test "$(mode "$f")" = 755
+done
+for f in /lib/systemd/system/kcmd.service /usr/lib/sysusers.d/kcmd.conf /etc/default/kcmd \
+	/usr/share/man/man8/kcmd.8.gz /usr/share/doc/kcmd/copyright /usr/share/doc/kcmd/operations.md.gz; do
+	check "$f mode 644" test "$(mode "$f")" = 644
+done
+for f in kcmd-informerd kcmd-worker kcmd-cachedump; do
+	check "$f not in /usr/bin" test ! -e "$root/usr/bin/$f"
+done
+check "no kcmctl shipped (it does not exist yet)" sh -c "! find '$root' -name 'kcmctl*' | grep -q ."
+check "/etc/default/kcmd is a conffile" sh -c "dpkg-deb -f '$deb' >/dev/null && dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/kcmd"
+check "unit is the one in packaging/" cmp "$root/lib/systemd/system/kcmd.service" packaging/kcmd.service
+check "sysusers entry is the one in packaging/" cmp "$root/usr/lib/sysusers.d/kcmd.conf" packaging/kcmd.sysusers
+check "default file is the one in packaging/" cmp "$root/etc/default/kcmd" packaging/default/kcmd
+
+echo "== the unit"
+unit=$root/lib/systemd/system/kcmd.service
+for kv in 'Type=notify' 'NotifyAccess=main' 'WatchdogSec=30s' 'Restart=on-failure' 'KillMode=mixed' \
+	'EnvironmentFile=-/etc/default/kcmd' 'ExecStart=/usr/bin/kcmd $KCMD_ARGS' 'User=kcmd' \
+	'DynamicUser=no' 'RuntimeDirectory=kcmd' 'CapabilityBoundingSet=' 'NoNewPrivileges=yes' \
+	'ProtectSystem=strict' 'MemoryDenyWriteExecute=yes' 'SystemCallArchitectures=native' \
+	'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' 'SystemCallFilter=@system-service'; do
+	check "unit has $kv" grep -qxF "$kv" "$unit"
+done
+for sc in io_uring_setup io_uring_enter io_uring_register memfd_create pidfd_open futex futex_waitv; do
+	check "SystemCallFilter allows $sc" sh -c "grep '^SystemCallFilter=[^~]' '$unit' | grep -qw $sc"
+done
+# systemd-analyze verify --root reads the unit and resolves ExecStart= inside the root; the units
+# it pulls in (sysinit.target, ...) come from the host's systemd, copied into the throwaway root;
+# the Documentation=man:kcmd(8) link is resolved against the root's man pages (MANPATH).
+cp -rn /lib/systemd/system/. "$root/lib/systemd/system/" 2>/dev/null
+if out=$(MANPATH=$root/usr/share/man systemd-analyze verify --root="$root" /lib/systemd/system/kcmd.service 2>&1) &&
+	[ -z "$out" ]; then
+	ok "systemd-analyze verify --root: clean (no output)"
+else
+	echo "$out"; bad "systemd-analyze verify"
+fi
+sec=$(systemd-analyze security --offline=yes --root="$root" /lib/systemd/system/kcmd.service 2>&1)
+score=$(printf '%s\n' "$sec" | sed -n 's/.*Overall exposure level for kcmd.service: \([0-9.]*\).*/\1/p')
+if [ -n "$score" ]; then
+	echo "bench: pkg.security_exposure $score score"
+	if awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then ok "exposure $score <= 2.0"; else
+		printf '%s\n' "$sec" | grep '✗'; bad "exposure $score > 2.0"; fi
+else
+	printf '%s\n' "$sec" | tail -5; bad "systemd-analyze security printed no score"
+fi
+
+echo "== the user"
+check "postinst created user kcmd (nologin, home /)" \
+	grep -qE '^kcmd:x:[0-9]+:[0-9]+:[^:]*:/:/usr/sbin/nologin$' "$root/etc/passwd"
+check "postinst created group kcmd" grep -qE '^kcmd:x:[0-9]+:' "$root/etc/group"
+uid=$(awk -F: '$1 == "kcmd" { print $3 }' "$root/etc/passwd")
+check "kcmd is a system uid ($uid < 1000)" test "${uid:-1000}" -lt 1000
+
+echo "== flags, default file and man page"
+kcmd=$root/usr/bin/kcmd
+check "kcmd --version from the root prints 'kcmd $version'" test "$("$kcmd" --version 2>&1)" = "kcmd $version"
+helpflags=$("$kcmd" --help | grep -oE '^  --[a-z][a-z-]*' | tr -d ' ' | grep -vxE -- '--(help|version)' | sort)
+check "kcmd --help lists flags" test -n "$helpflags"
+for f in $helpflags; do
+	check "$f documented in /etc/default/kcmd" grep -qE "^# $f(=|\$)" "$root/etc/default/kcmd"
+	check "$f documented in kcmd(8)" sh -c "zcat '$root/usr/share/man/man8/kcmd.8.gz' | sed 's/\\\\-/-/g' | grep -q -- '$f'"
+done
+set -f
+defaults=$(grep -E '^# --[a-z][a-z-]*=[^ ]+$' "$root/etc/default/kcmd" | sed 's/^# //')
+check "kcmd accepts every documented default ($(echo $defaults | wc -w) flags)" "$kcmd" $defaults --version
+args=$(sh -c ". '$root/etc/default/kcmd'; printf '%s' \"\$KCMD_ARGS\"")
+check "KCMD_ARGS is '--kubeconfig=/etc/kcmd/kubeconfig' and parses" \
+	sh -c "test '$args' = '--kubeconfig=/etc/kcmd/kubeconfig' && '$kcmd' $args --version"
+set +f
+check "kcmd rejects an unknown flag (exit 2)" sh -c "'$kcmd' --no-such-flag >/dev/null 2>&1; test \$? = 2"
+if command -v man >/dev/null 2>&1; then
+	check "kcmd(8) renders without groff warnings" sh -c \
+		"test -z \"\$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l '$root/usr/share/man/man8/kcmd.8.gz' 2>&1 >/dev/null)\""
+fi
+
+echo "== the installed manager starts its children from /usr/libexec/kcmd"
+# Nothing listens on 127.0.0.1:1: the manager and its children start and retry; we only look at
+# which executables it started and that SIGTERM stops all of them.
+cat >"$root.kubeconfig" <<'KC'
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+KC
+"$kcmd" --kubeconfig="$root.kubeconfig" --secure-port=0 --leader-elect=false \
+	--concurrent-replicaset-syncs=2 >"$root.run.log" 2>&1 &
+kpid=$!
+kids=
+for _ in $(seq 1 50); do
+	kids=$(pgrep -P "$kpid" || true)
+	[ "$(echo "$kids" | grep -c .)" -ge 3 ] && break
+	sleep 0.1
+done
+exes=$(for k in $kids; do readlink "/proc/$k/exe"; done | sort -u)
+check "3 children (informerd + 2 workers): $(echo $kids)" test "$(echo "$kids" | grep -c .)" -eq 3
+check "children run $root/usr/libexec/kcmd/{kcmd-informerd,kcmd-worker}" test "$exes" = \
+	"$(printf '%s\n' "$root/usr/libexec/kcmd/kcmd-informerd" "$root/usr/libexec/kcmd/kcmd-worker")"
+kill -TERM "$kpid"
+rc=0; wait "$kpid" || rc=$?
+kpid=
+check "SIGTERM: manager exits 0 (exit $rc)" test "$rc" = 0
+left=$(for k in $kids; do [ -d "/proc/$k" ] && echo "$k"; done)
+check "SIGTERM: no child outlives the manager" test -z "$left"
+[ "$fails" -gt 0 ] && sed 's/^/    kcmd: /' "$root.run.log" | tail -20
+rm -f "$root.run.log"
+
+echo "== lintian"
+if command -v lintian >/dev/null 2>&1; then
+	tags=$(lintian --pedantic --display-info build/deb/kcmd_"${version}"_"${arch}".changes 2>/dev/null |
+		grep -E '^[EWIPX]: ' || true)
+	ntags=$(printf '%s' "$tags" | grep -c . || true)
+	nover=$(lintian --pedantic --display-info --show-overrides build/deb/kcmd_"${version}"_"${arch}".changes 2>/dev/null |
+		grep -c '^O: ' || true)
+	echo "bench: pkg.lintian_tags $ntags count"
+	echo "lintian: $ntags tags (pedantic, info), $nover overridden with a reason"
+	[ -n "$tags" ] && echo "$tags"
+	check "lintian: no tag left" test "$ntags" -eq 0
+else
+	echo "lintian not installed: skipped (tests/deps.sh installs it)"
+fi
+
+echo "== purge"
+check "dpkg --purge" dpk --purge kcmd
+check "purge removed the files" sh -c "test ! -e '$root/usr/bin/kcmd' && test ! -e '$root/usr/libexec/kcmd' && test ! -e '$root/etc/default/kcmd'"
+check "purge removed the unit" test ! -e "$root/lib/systemd/system/kcmd.service"
+
+if [ "$fails" -gt 0 ]; then
+	echo "test-deb: $fails check(s) FAILED"; exit 1
+fi
+echo "test-deb: all checks passed"
