@@ -205,4 +205,4 @@ deb: deps
 	lintian --info --fail-on error,warning $(B)/deb/kcmd_$(VERSION)_*.changes
 
 test-packaging:
-	@tests/packaging/test-deb.sh
+	+@tests/packaging/test-deb.sh
