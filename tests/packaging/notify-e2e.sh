@@ -8,7 +8,9 @@
 #     WATCHDOG_USEC/WATCHDOG_PID set as systemd sets them for Type=notify + WatchdogSec=.
 # Checks READY=1, STATUS=, WATCHDOG=1 pings, /readyz over HTTPS, one ReplicaSet reconciled (its
 # pods created), and on SIGTERM: STOPPING=1, exit 0, the Lease released, no child left.
-# The unit's sandbox itself (namespaces, seccomp filter, ProtectSystem, ...) is NOT applied here.
+# Then a second run under strace -f -c: every system call made must pass the unit's
+# SystemCallFilter= (filter-allows.py). The unit's sandbox itself (namespaces, the seccomp filter,
+# ProtectSystem, ...) is NOT applied here: that needs systemd as PID 1.
 # Exit 0 pass, 1 fail, 77 skip.
 set -uo pipefail
 root=$1
@@ -119,6 +121,41 @@ left=$(for k in $kids; do [ -d /proc/$k ] && echo $k; done)
 holder=$(api "$KCMD_TEST_SERVER/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kcmd" |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["spec"].get("holderIdentity",""))')
 [ -z "$holder" ] && ok "Lease released (empty holder)" || bad "Lease still held by $holder"
+
+# Second run under strace: every system call kcmd and its children make while starting, syncing,
+# reconciling a scale-up, serving /readyz and /metrics and stopping must pass the unit's
+# SystemCallFilter= (as systemd computes it: tests/packaging/filter-allows.py).
+if command -v strace >/dev/null 2>&1; then
+	port2=$((port + 1))
+	install -d -m 0700 -o "$uid" -g "$gid" "$work/strace" # strace runs as the service user
+	setpriv --reuid=$uid --regid=$gid --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all \
+		env -i PATH=/usr/bin:/bin NOTIFY_SOCKET="$sock" \
+		strace -f -qq -c -o "$work/strace/summary.txt" -- "$root/usr/bin/kcmd" \
+		--kubeconfig="$work/etc-kcmd/kubeconfig" --secure-port=$port2 --bind-address=127.0.0.1 \
+		--concurrent-replicaset-syncs=2 >"$work/kcmd2.log" 2>&1 &
+	spid=$!
+	if waitfor 90 sh -c "test \$(grep -c ' READY=1\$' '$work/notify.log') -ge 2"; then
+		api -X PATCH -H 'Content-Type: application/merge-patch+json' \
+			"$KCMD_TEST_SERVER/apis/apps/v1/namespaces/$ns/replicasets/pkgtest" -d '{"spec":{"replicas":5}}' >/dev/null
+		waitfor 30 sh -c "test \"\$($(declare -f api npods); npods)\" = 5" && ok "strace run: scaled to 5 pods" ||
+			bad "strace run: scale-up not reconciled ($(npods) pods)"
+		curl -ks "https://127.0.0.1:$port2/readyz" >/dev/null; curl -ks "https://127.0.0.1:$port2/metrics" >/dev/null
+	else
+		bad "strace run: no READY=1"; tail -5 "$work/kcmd2.log"
+	fi
+	kill -TERM "$(pgrep -P "$spid" | head -1)" 2>/dev/null
+	wait "$spid"
+	calls=$(awk '$1 ~ /^[0-9.]+$/ && NF >= 5 && $NF != "total" { print $NF }' "$work/strace/summary.txt" | sort -u)
+	n=$(echo "$calls" | grep -c .)
+	if [ "$n" -gt 20 ] && refused=$(python3 "$top/tests/packaging/filter-allows.py" \
+		"$root/lib/systemd/system/kcmd.service" $calls); then
+		ok "all $n distinct system calls kcmd made pass the unit's SystemCallFilter ($(echo $calls | grep -ow 'io_uring_[a-z]*\|futex[a-z_]*\|memfd_create\|pidfd_open' | tr '\n' ' '))"
+	else
+		bad "system calls the unit's filter would refuse (EPERM): ${refused:-none parsed ($n)}"
+	fi
+else
+	echo "strace not installed: the syscall-filter check against a real run is skipped"
+fi
 
 if [ "$fails" -gt 0 ]; then
 	echo "--- kcmd log (tail)"; tail -30 "$work/kcmd.log"; echo "--- notify log"; tail -10 "$work/notify.log"
