@@ -199,6 +199,9 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 	o->burst = 30;
 	o->arena_fd = -1;
 	o->discover = -1;
+	/* client-go turned WatchListClient on by default in 1.35; the reflector falls back to
+	 * LIST by itself on any error. */
+	o->watch_list = true;
 	o->resources = "pods,replicasets.apps";
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i], *val = NULL, name[64];
