@@ -180,7 +180,8 @@ install: all
 	install -d $(DESTDIR)$(BINDIR)
 	$(if $(BINS),install -m 0755 $(addprefix $(B)/bin/,$(BINS)) $(DESTDIR)$(BINDIR)/)
 	install -d $(DESTDIR)$(UNITDIR)
-	$(if $(wildcard packaging/*.service),install -m 0644 $(wildcard packaging/*.service) $(DESTDIR)$(UNITDIR)/)
+	# The unit names /usr/bin/kcmd (the package's path); point it at this install's BINDIR.
+	$(foreach u,$(wildcard packaging/*.service),sed 's|/usr/bin/kcmd|$(BINDIR)/kcmd|g' $(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && chmod 0644 $(DESTDIR)$(UNITDIR)/$(notdir $(u));)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

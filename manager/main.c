@@ -72,7 +72,7 @@ struct mgr {
 	struct rs_exp *exp; /* to reclaim expectation slots a dead worker left claimed */
 	struct queue queues[MAX_QUEUES];
 	unsigned n_queues;
-	bool leading, stopping, released, ready_sent, any_controller;
+	bool leading, stopping, released, release_started, ready_sent, any_controller;
 	uint64_t watchdog_usec;
 };
 
@@ -140,7 +140,9 @@ static void on_child_exit(struct mgr_child *c, const struct mgr_child_info *info
 	struct mgr *m = ud;
 
 	(void)c;
-	if (info->last_code == CLD_EXITED)
+	if (info->last_code == CLD_EXITED && info->last_status == 0 && info->state == MGR_CHILD_STOPPED)
+		log_info("%s (%s) stopped", info->name, info->group);
+	else if (info->last_code == CLD_EXITED)
 		log_warning("%s (%s) exited with status %d%s", info->name, info->group, info->last_status,
 			    info->state == MGR_CHILD_BACKOFF ? "; restarting" : "");
 	else
@@ -596,8 +598,24 @@ static int on_stop_timer(struct ipc_source *s, uint64_t now, void *ud)
 	mgr_sup_signal_group(m->sup, "workers", SIGKILL, true);
 	mgr_sup_signal_group(m->sup, "informerd", SIGKILL, true);
 	m->released = true;
+	m->release_started = true;
 	finish(m);
 	return 0;
+}
+
+/* Stopping, second step: once no worker runs (none can write any more), give the Lease up so a
+ * standby takes over at once, and stop informerd. */
+static void release_when_workers_gone(struct mgr *m)
+{
+	if (!m->stopping || m->release_started || mgr_sup_running(m->sup, "workers") > 0)
+		return;
+	m->release_started = true;
+	if (m->lc) {
+		mgr_lease_client_release(m->lc, released, m);
+	} else {
+		m->released = true;
+		mgr_sup_signal_group(m->sup, "informerd", SIGTERM, true);
+	}
 }
 
 static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
@@ -612,18 +630,15 @@ static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, vo
 	}
 	m->stopping = true;
 	sd_notify(0, "STOPPING=1");
-	log_info("signal %u: stopping workers, releasing the lease, stopping informerd", si->ssi_signo);
-	mgr_sup_signal_group(m->sup, "workers", SIGTERM, true);
-	if (m->lc) {
-		mgr_lease_client_release(m->lc, released, m);
-	} else {
-		m->released = true;
-		mgr_sup_signal_group(m->sup, "informerd", SIGTERM, true);
-	}
-	m->leading = false;
+	/* Workers finish the key in hand and exit; the Lease is released only after the last one
+	 * is gone, so no write of ours can follow the release. */
+	int n = mgr_sup_signal_group(m->sup, "workers", SIGTERM, true);
+	log_info("signal %u: stopping %d worker process%s, then releasing the lease and stopping informerd",
+		 si->ssi_signo, n, n == 1 ? "" : "es");
 	notify_status(m);
 	ipc_loop_add_timer(m->loop, &m->stop_timer, ipc_now_usec() + STOP_GRACE_USEC +
 			   m->cfg.leader_elect_renew_deadline_us, on_stop_timer, m);
+	release_when_workers_gone(m);
 	finish(m);
 	return 0;
 }
@@ -640,8 +655,10 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 			log_info("reclaimed %d expectation slot%s held by %s", n, n == 1 ? "" : "s", info->name);
 	}
 	on_child_exit(c, info, ud);
-	if (m->stopping)
+	if (m->stopping) {
+		release_when_workers_gone(m);
 		finish(m);
+	}
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
