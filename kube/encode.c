@@ -254,24 +254,27 @@ int kube_encode_owner_refs_merge_patch(const char *rv, const struct kube_owner_r
 	return finish(root, ret);
 }
 
-/* ReplicaSetStatus in Go field order; zero ints are omitted (omitempty) except replicas. */
+/* ReplicaSetStatus in Go field order. As an object (PUT) zero ints are omitted (omitempty)
+ * except replicas; as a merge patch (null_terminating) every counter is written, zeros too,
+ * because a field absent from a merge patch keeps the server's old value. */
 static cJSON *rs_status(const struct kube_rs_status *st, bool null_terminating)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
 		return NULL;
+	bool all = null_terminating;
 	bool ok = add_num(o, "replicas", st->replicas);
-	if (ok && st->fully_labeled_replicas)
+	if (ok && (st->fully_labeled_replicas || all))
 		ok = add_num(o, "fullyLabeledReplicas", st->fully_labeled_replicas);
-	if (ok && st->ready_replicas)
+	if (ok && (st->ready_replicas || all))
 		ok = add_num(o, "readyReplicas", st->ready_replicas);
-	if (ok && st->available_replicas)
+	if (ok && (st->available_replicas || all))
 		ok = add_num(o, "availableReplicas", st->available_replicas);
 	if (ok && st->has_terminating_replicas)
 		ok = add_num(o, "terminatingReplicas", st->terminating_replicas);
 	else if (ok && null_terminating)
 		ok = cJSON_AddNullToObject(o, "terminatingReplicas") != NULL;
-	if (ok && st->observed_generation)
+	if (ok && (st->observed_generation || all))
 		ok = add_num(o, "observedGeneration", (double)st->observed_generation);
 	if (ok && (st->n_conditions || null_terminating)) {
 		cJSON *arr = st->n_conditions ? cJSON_AddArrayToObject(o, "conditions")

@@ -154,10 +154,12 @@ static void test_status(void **state)
 	   "\"conditions\":[{\"type\":\"ReplicaFailure\",\"status\":\"True\","
 	   "\"lastTransitionTime\":"
 	   "\"2026-12-01T00:00:00Z\",\"reason\":\"FailedCreate\",\"message\":\"quota\"}]}");
+	/* a merge patch states every counter: an absent one would keep the server's old value */
 	struct kube_rs_status zero = {0};
 	EQ(kube_encode_rs_status_merge_patch("9", &zero, &s),
 	   "{\"metadata\":{\"resourceVersion\":\"9\"},\"status\":{\"replicas\":0,"
-	   "\"terminatingReplicas\":null,"
+	   "\"fullyLabeledReplicas\":0,\"readyReplicas\":0,\"availableReplicas\":0,"
+	   "\"terminatingReplicas\":null,\"observedGeneration\":0,"
 	   "\"conditions\":null}}");
 	size_t len;
 	char *b = fixture("replicaset.json", &len);

@@ -163,41 +163,11 @@ static void ex_delete_pods(void *ud, const struct kube_replicaset *rs, const str
 	}
 }
 
-/* The status merge patch must state every counter: kube_encode_rs_status_merge_patch() leaves
- * out the zero ones (as the object's JSON does, omitempty), but in a merge patch an absent field
- * keeps the server's value, so a count that fell to 0 would stay at its old value (and the write
- * fail validation: fullyLabeledReplicas > replicas). Adds explicit zeros. */
-static int status_patch_body(const char *rv, const struct kube_rs_status *st, char **ret)
-{
-	static const char *const counters[] = { "replicas", "fullyLabeledReplicas", "readyReplicas",
-						"availableReplicas" };
-	char *body = NULL;
-	int r = kube_encode_rs_status_merge_patch(rv, st, &body);
-
-	if (r < 0)
-		return r;
-	cJSON *o = cJSON_Parse(body);
-	free(body);
-	cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "status");
-	if (!cJSON_IsObject(s)) {
-		cJSON_Delete(o);
-		return o ? -EPROTO : -ENOMEM;
-	}
-	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-		if (!cJSON_GetObjectItemCaseSensitive(s, counters[i]) && !cJSON_AddNumberToObject(s, counters[i], 0)) {
-			cJSON_Delete(o);
-			return -ENOMEM;
-		}
-	*ret = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	return *ret ? 0 : -ENOMEM;
-}
-
 static int ex_update_status(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st, char **ret_msg)
 {
 	struct rsc *c = ud;
 	char *body = NULL;
-	int r = status_patch_body(rs->meta.resource_version, st, &body);
+	int r = kube_encode_rs_status_merge_patch(rs->meta.resource_version, st, &body);
 
 	if (r < 0) {
 		if (ret_msg)
