@@ -283,7 +283,7 @@ int main(int argc, char **argv)
 		pid = (pid_t)strtol(argv[i + 1], NULL, 10);
 		i += 2;
 	}
-	if (i >= argc)
+	if (i >= argc || (strcmp(argv[i], "cache") != 0 && strcmp(argv[i], "queues") != 0))
 		return usage();
 	if (!pid) {
 		pid = find_kcmd();

@@ -64,18 +64,18 @@ check "package version is the Makefile's VERSION" sh -c "dpkg --root='$root' -s 
 
 echo "== files"
 mode() { stat -c %a "$root$1" 2>/dev/null; }
-for f in /usr/bin/kcmd /usr/libexec/kcmd/kcmd-informerd /usr/libexec/kcmd/kcmd-worker \
+for f in /usr/bin/kcmd /usr/bin/kcmctl /usr/libexec/kcmd/kcmd-informerd /usr/libexec/kcmd/kcmd-worker \
 	/usr/libexec/kcmd/kcmd-cachedump; do
 	check "$f mode 755" test "$(mode "$f")" = 755
 done
 for f in /lib/systemd/system/kcmd.service /usr/lib/sysusers.d/kcmd.conf /etc/default/kcmd \
-	/usr/share/man/man8/kcmd.8.gz /usr/share/doc/kcmd/copyright /usr/share/doc/kcmd/operations.md.gz; do
+	/usr/share/man/man8/kcmd.8.gz /usr/share/man/man1/kcmctl.1.gz /usr/share/doc/kcmd/copyright /usr/share/doc/kcmd/operations.md.gz; do
 	check "$f mode 644" test "$(mode "$f")" = 644
 done
 for f in kcmd-informerd kcmd-worker kcmd-cachedump; do
 	check "$f not in /usr/bin" test ! -e "$root/usr/bin/$f"
 done
-check "no kcmctl shipped (it does not exist yet)" sh -c "! find '$root' -name 'kcmctl*' | grep -q ."
+check "kcmctl answers usage errors with status 2" sh -c "'$root/usr/bin/kcmctl' bogus >/dev/null 2>&1; test \$? -eq 2"
 check "/etc/default/kcmd is a conffile" sh -c "dpkg-deb -f '$deb' >/dev/null && dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/kcmd"
 check "unit is the one in packaging/" cmp "$root/lib/systemd/system/kcmd.service" packaging/kcmd.service
 check "sysusers entry is the one in packaging/" cmp "$root/usr/lib/sysusers.d/kcmd.conf" packaging/kcmd.sysusers
@@ -153,7 +153,7 @@ users: [{name: u, user: {token: x}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 KC
-"$kcmd" --kubeconfig="$root.kubeconfig" --secure-port=0 --leader-elect=false \
+"$kcmd" --kubeconfig="$root.kubeconfig" --secure-port=0 --leader-elect=false --controllers=replicaset-controller \
 	--concurrent-replicaset-syncs=2 >"$root.run.log" 2>&1 &
 kpid=$!
 kids=
