@@ -194,6 +194,11 @@ void inf_dispatch_resync(struct inf_dispatch *d, size_t index, size_t queue, boo
 		r->t->resync(&r->ctx, queue, restarted);
 }
 
+struct inf_handler_ctx *inf_dispatch_ctx(struct inf_dispatch *d, size_t index)
+{
+	return d && index < d->n_regs ? &d->regs[index]->ctx : NULL;
+}
+
 uint64_t inf_dispatch_calls(const struct inf_dispatch *d)
 {
 	return d->calls;

@@ -107,6 +107,8 @@ int inf_dispatch_add_type(struct inf_dispatch *d, uint16_t type, const struct in
 void inf_dispatch_event(struct inf_dispatch *d, const struct inf_event *ev);
 /* Runs the resync hook of table `index` for its queue `queue` (queue owner resync callback). */
 void inf_dispatch_resync(struct inf_dispatch *d, size_t index, size_t queue, bool restarted);
+/* The context of table `index` (as passed to its handlers), or NULL. */
+struct inf_handler_ctx *inf_dispatch_ctx(struct inf_dispatch *d, size_t index);
 /* Handler calls made so far (metrics). */
 uint64_t inf_dispatch_calls(const struct inf_dispatch *d);
 

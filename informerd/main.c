@@ -40,7 +40,9 @@
 #include "kube/config.h"
 #include "manager/kube-loop.h"
 #include "manager/log.h"
+#include "kube/encode.h"
 #include "shm/arena.h"
+#include "workers/garbagecollector/handlers.h"
 #include "workers/replicaset/table.h"
 
 #define MAX_QUEUES    16
@@ -50,6 +52,7 @@
 static const struct inf_handler_table *const builtin_tables[] = {
         &inf_test_handler_table,
         &rs_handler_table,
+        &gc_handler_table,
         NULL,
 };
 
@@ -115,7 +118,16 @@ struct informerd {
 	size_t n_res;
 	bool logged_synced;
 	uint64_t started_at;
+	/* The GC's table (registered when its queues were passed) and its virtual delete
+	 * channel: GC workers produce identity keys on gc-graph-changes, informerd (its owner)
+	 * also attaches as its one worker and feeds them to the graph builder. */
+	bool gc_registered;
+	size_t gc_index;
+	struct ipc_queue *gc_changes;
+	char host[256];
 };
+
+static struct informerd *the_informerd; /* for the GC's warning hook (no userdata) */
 
 static int parse_int(const char *s, long min, long max, long *ret)
 {
@@ -428,8 +440,100 @@ static int setup_queues_and_handlers(struct informerd *x)
 					restarted = x->o.queues[i].restarted;
 			inf_dispatch_resync(x->d, (size_t)r, k, restarted);
 		}
+		if (tab == &gc_handler_table) {
+			x->gc_registered = true;
+			x->gc_index = (size_t)r;
+		}
 		log_info("handler table %s registered", tab->controller);
 	}
+	return 0;
+}
+
+/* ---- the garbage collector's glue ---------------------------------------------------------- */
+
+static void on_event_posted(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	(void)call;
+	if (r->err < 0)
+		log_v(2, "recording a garbage collector event failed: %s",
+		      r->error && r->error->message[0] ? r->error->message : strerror(-r->err));
+	free(ud);
+}
+
+/* gc_handlers_warning_hook: a Warning Event as client-go's recorder writes it (component
+ * garbage-collector-controller; kube_encode_event puts a cluster-scoped object's event in
+ * "default"), posted without waiting. */
+static void gc_warning(const struct gc_ref *involved, const char *reason, const char *message)
+{
+	struct informerd *x = the_informerd;
+	char *body = NULL;
+
+	log_warning("%s %s/%s: %s", reason, involved->ns ? involved->ns : "", involved->name,
+	            message);
+	if (!x)
+		return;
+	struct kube_event ev = {.ns = involved->ns,
+	                        .kind = involved->kind,
+	                        .api_version = involved->api_version,
+	                        .name = involved->name,
+	                        .uid = involved->uid,
+	                        .type = "Warning",
+	                        .reason = reason,
+	                        .message = message,
+	                        .component = "garbage-collector-controller",
+	                        .host = x->host,
+	                        .now = kube_time_now()};
+	if (kube_encode_event(&ev, &body) < 0)
+		return;
+	struct kube_request req = {.verb = KUBE_CREATE,
+	                           .version = "v1",
+	                           .resource = "events",
+	                           .ns = involved->ns && involved->ns[0] ? involved->ns : "default",
+	                           .body = body,
+	                           .body_len = strlen(body)};
+	if (kube_call_start(x->kc, &req, on_event_posted, NULL, body, NULL) < 0)
+		free(body);
+}
+
+static void on_gc_change(struct ipc_queue *q, void *ud)
+{
+	struct informerd *x = ud;
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	struct gc_builder *b = gc_handlers_builder(inf_dispatch_ctx(x->d, x->gc_index));
+	int n;
+
+	while ((n = ipc_queue_get(q, key, sizeof(key), 0)) >= 0) {
+		int r = b ? gc_handle_virtual_delete_key(b, key) : -ENOENT;
+		if (r < 0)
+			log_v(2, "gc-graph-changes: %s: %s", key, strerror(-r));
+		ipc_queue_done(q, IPC_QUEUE_DONE_FORGET, 0);
+	}
+	if (n != -ESHUTDOWN && ipc_queue_watch(q, x->loop, on_gc_change, x) < 0)
+		log_error("gc-graph-changes: cannot wait for keys");
+}
+
+static int setup_gc(struct informerd *x)
+{
+	int r;
+
+	if (!x->gc_registered)
+		return 0;
+	the_informerd = x;
+	gethostname(x->host, sizeof(x->host) - 1);
+	gc_handlers_warning_hook = gc_warning;
+	for (size_t i = 0; i < x->o.n_queues; i++) {
+		if (strcmp(x->o.queues[i].name, "gc-graph-changes") != 0)
+			continue;
+		r = ipc_queue_attach(&x->gc_changes, x->o.queues[i].fd, IPC_QUEUE_WORKER, 1);
+		if (r < 0) {
+			log_error("cannot consume gc-graph-changes: %s", strerror(-r));
+			return r;
+		}
+		on_gc_change(x->gc_changes, x);
+		return 0;
+	}
+	log_warning("garbage collector: no gc-graph-changes queue; virtual delete events from "
+	            "its workers are lost");
 	return 0;
 }
 
@@ -687,7 +791,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (inf_dispatch_new(&x->d) < 0 || inf_store_new(x->arena, x->d, &x->store) < 0)
 		return 1;
-	if (setup_queues_and_handlers(x) < 0)
+	if (setup_queues_and_handlers(x) < 0 || setup_gc(x) < 0)
 		return 1;
 
 	struct inf_informers_config ic = {.loop = x->loop,
@@ -733,6 +837,8 @@ int main(int argc, char **argv)
 	         kube_client_http2(x->kc) ? "yes" : "no", ipc_loop_backend(x->loop));
 	r = ipc_loop_run(x->loop);
 
+	gc_handlers_warning_hook = NULL;
+	ipc_queue_free(x->gc_changes);
 	inf_discovery_free(x->disc);
 	inf_informers_free(x->ii);
 	for (size_t i = 0; i < x->n_dres; i++)

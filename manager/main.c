@@ -277,7 +277,9 @@ static int setup_children(struct mgr *m)
 		enum mgr_controller ctrl;
 	} qs[] = { { "replicaset", MGR_CTRL_REPLICASET },
 		   { "gc-attempt-to-delete", MGR_CTRL_GC },
-		   { "gc-attempt-to-orphan", MGR_CTRL_GC } };
+		   { "gc-attempt-to-orphan", MGR_CTRL_GC },
+		   /* GC workers -> informerd: virtual delete events for the graph builder */
+		   { "gc-graph-changes", MGR_CTRL_GC } };
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		if (!m->cfg.controllers[qs[i].ctrl])
 			continue;

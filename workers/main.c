@@ -23,7 +23,7 @@
 #include "manager/log.h"
 #include "workers/worker.h"
 
-static const struct wk_controller *const controllers[] = { &wk_replicaset_controller };
+static const struct wk_controller *const controllers[] = { &wk_replicaset_controller, &wk_gc_controller };
 
 struct wq {
 	const char *name;

@@ -45,3 +45,4 @@ struct wk_controller {
 };
 
 extern const struct wk_controller wk_replicaset_controller;
+extern const struct wk_controller wk_gc_controller; /* workers/garbagecollector/controller.c */

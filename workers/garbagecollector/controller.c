@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/garbagecollector/controller.c: the garbage collector inside a kcmd-worker process.
+ *
+ * Design note.
+ *   The graph builder runs in informerd (handlers.c); a GC worker process consumes the two
+ *   queues it fills: gc-attempt-to-delete (queue index 0) and gc-attempt-to-orphan (1). Each
+ *   key runs gc_attempt_to_delete_worker() or gc_attempt_to_orphan_worker() (worker.h) over
+ *     - the graph view of the arena (arena-view.h), read-only;
+ *     - the API over the process's blocking client (kube-api.h), with the REST mapping taken
+ *       from aggregated discovery (GET /api and /apis, apidiscovery v2), refetched when older
+ *       than 30 s at the next key (upstream resets its deferred mapper every sync period);
+ *     - the merge-patch fallback reading the arena (gc_arena_get_cached);
+ *     - two producer attachments: gc-attempt-to-delete for the plain Adds of
+ *       processDeletingDependentsItem, gc-graph-changes for virtual delete events, which
+ *       informerd (its owner and only worker) hands to the builder.
+ *   The returned gc_queue_action maps to the worker result: GC_FORGET -> Forget, GC_REQUEUE ->
+ *   AddRateLimited. Each process keeps its own absentOwnerCache (absent-cache.h).
+ *
+ *   Not here (docs/garbagecollector.md "What remains"): the client at twice --kube-api-qps with
+ *   upstream's user agent (the process's client is used), the GC's own metrics.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/queue.h"
+#include "kube/discovery.h"
+#include "kube/model.h"
+#include "manager/log.h"
+#include "workers/garbagecollector/arena-view.h"
+#include "workers/garbagecollector/kube-api.h"
+#include "workers/garbagecollector/worker.h"
+#include "workers/worker.h"
+
+#define GC_DISCOVERY_PERIOD_USEC (30ULL * 1000000ULL)
+
+struct gcc {
+	struct wk_ctx *ctx;
+	struct gc_arena_view view;
+	struct gc_kube_api api;
+	struct gc_absent_cache *absent;
+	struct gc_worker w;
+	/* discovery: the two documents and one table over both (entries point into them) */
+	struct kube_discovery *core, *apis, merged;
+	uint64_t disc_at;
+	struct ipc_queue *delete_producer, *changes_producer;
+};
+
+static const char *const gc_queues[] = { "gc-attempt-to-delete", "gc-attempt-to-orphan", NULL };
+
+/* KCMD_QUEUE_FDS=name:fd,... -> fd of `want`, or -1. */
+static int queue_fd(const char *want)
+{
+	const char *v = getenv("KCMD_QUEUE_FDS");
+	size_t wl = strlen(want);
+
+	while (v && *v) {
+		const char *colon = strchr(v, ':');
+		if (!colon)
+			return -1;
+		if ((size_t)(colon - v) == wl && strncmp(v, want, wl) == 0)
+			return (int)strtol(colon + 1, NULL, 10);
+		v = strchr(colon, ',');
+		if (v)
+			v++;
+	}
+	return -1;
+}
+
+static int fetch_root(struct gcc *c, const char *path, struct kube_discovery **ret)
+{
+	struct kube_request req = { .verb = KUBE_GET, .path = path, .accept = KUBE_ACCEPT_DISCOVERY_V2 };
+	struct kube_response resp = { 0 };
+	int r = kube_client_request(c->ctx->kc, &req, NULL, NULL, &resp);
+
+	if (r == 0)
+		r = kube_decode_discovery_v2(resp.body, resp.body_len, ret);
+	else
+		log_warning("discovery %s: %s", path, resp.error.message[0] ? resp.error.message : strerror(-r));
+	kube_response_clear(&resp);
+	return r;
+}
+
+/* Refetches discovery; on failure the previous table stays (a group that fails keeps its
+ * mapping, as upstream keeps the monitors of failed groups). */
+static void refresh_discovery(struct gcc *c)
+{
+	struct kube_discovery *core = NULL, *apis = NULL;
+	struct kube_api_resource *res;
+
+	c->disc_at = ipc_now_usec();
+	if (fetch_root(c, "/api", &core) < 0 || fetch_root(c, "/apis", &apis) < 0) {
+		kube_object_free(core);
+		kube_object_free(apis);
+		return;
+	}
+	res = calloc((size_t)core->n + apis->n + 1, sizeof(*res));
+	if (!res) {
+		kube_object_free(core);
+		kube_object_free(apis);
+		return;
+	}
+	memcpy(res, core->res, sizeof(*res) * core->n);
+	memcpy(res + core->n, apis->res, sizeof(*res) * apis->n);
+	free(c->merged.res);
+	kube_object_free(c->core);
+	kube_object_free(c->apis);
+	c->core = core;
+	c->apis = apis;
+	c->merged = (struct kube_discovery){ .n = core->n + apis->n, .res = res };
+	log_v(3, "discovery: %u resources", c->merged.n);
+}
+
+static void produce(struct ipc_queue *q, const char *name, const char *key)
+{
+	int r = q ? ipc_queue_add(q, key) : -ENOTCONN;
+
+	if (r < 0)
+		log_warning("%s: cannot add %s: %s", name, key, strerror(-r));
+}
+
+static void on_virtual_delete(void *ud, const struct gc_ref *id)
+{
+	struct gcc *c = ud;
+	char key[IPC_QUEUE_KEY_MAX + 1];
+
+	if (gc_queue_key_encode(id, true, IPC_QUEUE_KEY_MAX, key, sizeof(key)) < 0) {
+		log_warning("virtual delete event for %s: identity too long", id->uid);
+		return;
+	}
+	produce(c->changes_producer, "gc-graph-changes", key);
+}
+
+static void on_attempt_to_delete(void *ud, const char *uid)
+{
+	struct gcc *c = ud;
+
+	produce(c->delete_producer, "gc-attempt-to-delete", uid);
+}
+
+static struct ipc_queue *attach_producer(const char *name)
+{
+	struct ipc_queue *q = NULL;
+	int fd = queue_fd(name), r;
+
+	if (fd < 0) {
+		log_warning("queue %s not passed: %s", name,
+			    strcmp(name, "gc-graph-changes") ? "Adds from the worker are lost"
+							     : "virtual delete events are lost");
+		return NULL;
+	}
+	r = ipc_queue_attach(&q, fd, IPC_QUEUE_PRODUCER, 1);
+	if (r < 0) {
+		log_warning("queue %s: cannot attach as a producer: %s", name, strerror(-r));
+		return NULL;
+	}
+	return q;
+}
+
+static void gcc_fini(void *state)
+{
+	struct gcc *c = state;
+
+	if (!c)
+		return;
+	ipc_queue_free(c->delete_producer);
+	ipc_queue_free(c->changes_producer);
+	gc_arena_view_release(&c->view);
+	gc_absent_cache_free(c->absent);
+	free(c->merged.res);
+	kube_object_free(c->core);
+	kube_object_free(c->apis);
+	free(c);
+}
+
+static int gcc_init(struct wk_ctx *ctx, void **ret)
+{
+	struct gcc *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	c->ctx = ctx;
+	r = gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &c->absent);
+	if (r < 0) {
+		free(c);
+		return r;
+	}
+	gc_arena_view_init(&c->view, ctx->arena);
+	gc_kube_api_init(&c->api, ctx->kc, &c->merged);
+	c->api.virtual_delete = on_virtual_delete;
+	c->api.attempt_to_delete = on_attempt_to_delete;
+	c->api.ud = c;
+	c->api.cache_get = gc_arena_get_cached;
+	c->api.cache_ud = ctx->arena;
+	c->delete_producer = attach_producer("gc-attempt-to-delete");
+	c->changes_producer = attach_producer("gc-graph-changes");
+	c->w = (struct gc_worker){ .graph = &c->view.view, .api = &c->api.api, .absent = c->absent };
+	refresh_discovery(c);
+	*ret = c;
+	return 0;
+}
+
+static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *res)
+{
+	struct gcc *c = state;
+	struct gc_result gr;
+	enum gc_queue_action a;
+
+	*res = (struct wk_result){ 0 };
+	if (ipc_now_usec() - c->disc_at >= GC_DISCOVERY_PERIOD_USEC || !c->merged.n)
+		refresh_discovery(c);
+	memset(&gr, 0, sizeof(gr));
+	if (q == 0)
+		a = gc_attempt_to_delete_worker(&c->w, key, &gr);
+	else
+		a = gc_attempt_to_orphan_worker(&c->w, key, &gr);
+	if (gr.outcome == GC_FAILED || gr.outcome == GC_REST_MAPPING)
+		log_v(1, "%s %s: %s%s%s", gc_queues[q], key, gr.msg, c->api.last_error[0] ? ": " : "",
+		      c->api.last_error);
+	else
+		log_v(3, "%s %s: outcome %d action %d%s%s", gc_queues[q], key, (int)gr.outcome, (int)gr.action,
+		      gr.policy ? " policy " : "", gr.policy ? gr.policy : "");
+	c->api.last_error[0] = '\0';
+	if (a == GC_REQUEUE)
+		res->err = gr.err < 0 ? gr.err : -EAGAIN;
+}
+
+const struct wk_controller wk_gc_controller = {
+	.name = "garbage-collector-controller",
+	.queues = gc_queues,
+	.init = gcc_init,
+	.sync = gcc_sync,
+	.fini = gcc_fini,
+};
