@@ -23,7 +23,7 @@ static const char *const ctrl_names[MGR_CTRL_COUNT] = {
  * not built is an error that says so. */
 static const bool ctrl_built[MGR_CTRL_COUNT] = {
 	[MGR_CTRL_REPLICASET] = true,
-	[MGR_CTRL_GC] = false,
+	[MGR_CTRL_GC] = true,
 };
 static const char *const ctrl_aliases[MGR_CTRL_COUNT] = {
 	[MGR_CTRL_REPLICASET] = "replicaset",
@@ -122,7 +122,7 @@ struct flagdef {
 static const struct flagdef flags[] = {
 	{ "kubeconfig", F_STR, OFF(kubeconfig), "Path to a kubeconfig file with authorization and master location." },
 	{ "master", F_STR, OFF(master), "The address of the Kubernetes API server (overrides the kubeconfig's server)." },
-	{ "controllers", F_CONTROLLERS, 0, "Controllers to run: '*' for all on by default, 'foo' enables foo, '-foo' disables foo. This build runs replicaset-controller." },
+	{ "controllers", F_CONTROLLERS, 0, "Controllers to run: '*' for all on by default, 'foo' enables foo, '-foo' disables foo. This build runs replicaset-controller and garbage-collector-controller." },
 	{ "concurrent-replicaset-syncs", F_INT, OFF(concurrent_replicaset_syncs), "ReplicaSets synced at once (default 5)." },
 	{ "concurrent-gc-syncs", F_INT, OFF(concurrent_gc_syncs), "Garbage collector workers syncing at once (default 20)." },
 	{ "enable-garbage-collector", F_BOOL, OFF(enable_garbage_collector), "Enable the generic garbage collector; must match the kube-apiserver's flag (default true)." },
@@ -384,7 +384,7 @@ void mgr_flags_usage(FILE *out)
 {
 	fprintf(out, "Usage: kcmd [flags]\n\n"
 		     "kcmd runs Kubernetes controllers with kube-controller-manager's behaviour and flags.\n"
-		     "This build runs replicaset-controller; garbage-collector-controller is not built yet.\n\nFlags:\n");
+		     "This build runs replicaset-controller and garbage-collector-controller.\n\nFlags:\n");
 	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
 		fprintf(out, "  --%-34s %s\n", flags[k].name, flags[k].help);
 }

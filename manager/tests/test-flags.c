@@ -30,7 +30,7 @@ static void test_defaults_match_kcm(void **state)
 
 	assert_int_equal(parse(&c, err, sizeof(err), (char *[]){ "kcmd", NULL }), 0);
 	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
-	assert_false(c.controllers[MGR_CTRL_GC]); /* not built yet: `*` leaves it off */
+	assert_true(c.controllers[MGR_CTRL_GC]); /* on by default, as in kube-controller-manager */
 	assert_int_equal(c.concurrent_replicaset_syncs, 5);
 	assert_int_equal(c.concurrent_gc_syncs, 20);
 	assert_true(c.kube_api_qps == 20.0);
@@ -87,11 +87,13 @@ static void test_controllers(void **state)
 	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
 	assert_false(c.controllers[MGR_CTRL_GC]);
 	assert_int_equal(PARSE(&c, err, "--controllers=*,-ttl-controller,-bootstrap-signer-controller"), 0);
-	assert_true(c.controllers[MGR_CTRL_REPLICASET] && !c.controllers[MGR_CTRL_GC]);
+	assert_true(c.controllers[MGR_CTRL_REPLICASET] && c.controllers[MGR_CTRL_GC]);
 	assert_int_equal(PARSE(&c, err, "--controllers=garbagecollector,-garbagecollector"), 0);
 	assert_false(c.controllers[MGR_CTRL_GC]);
-	assert_int_equal(PARSE(&c, err, "--controllers=garbagecollector"), -EINVAL);
-	assert_non_null(strstr(err, "garbage-collector-controller is not available in this kcmd build yet"));
+	assert_int_equal(PARSE(&c, err, "--controllers=garbagecollector"), 0);
+	assert_true(c.controllers[MGR_CTRL_GC] && !c.controllers[MGR_CTRL_REPLICASET]);
+	assert_int_equal(PARSE(&c, err, "--controllers=replicaset-controller,garbage-collector-controller"), 0);
+	assert_true(c.controllers[MGR_CTRL_GC] && c.controllers[MGR_CTRL_REPLICASET]);
 	assert_int_equal(PARSE(&c, err, "--controllers=deployment-controller"), -EINVAL);
 	assert_non_null(strstr(err, "deployment-controller is not implemented by kcmd"));
 	assert_int_equal(PARSE(&c, err, "--controllers=replicaset,,gc"), -EINVAL);
