@@ -213,15 +213,21 @@ static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *r
 	if (ipc_now_usec() - c->disc_at >= GC_DISCOVERY_PERIOD_USEC || !c->merged.n)
 		refresh_discovery(c);
 	memset(&gr, 0, sizeof(gr));
+	/* for logs: a virtual node's key with its separators shown as '/' */
+	char shown[IPC_QUEUE_KEY_MAX + 1];
+	snprintf(shown, sizeof(shown), "%s", key);
+	for (char *p = shown; *p; p++)
+		if (*p == GC_KEY_SEP)
+			*p = '/';
 	if (q == 0)
 		a = gc_attempt_to_delete_worker(&c->w, key, &gr);
 	else
 		a = gc_attempt_to_orphan_worker(&c->w, key, &gr);
 	if (gr.outcome == GC_FAILED || gr.outcome == GC_REST_MAPPING)
-		log_v(1, "%s %s: %s%s%s", gc_queues[q], key, gr.msg, c->api.last_error[0] ? ": " : "",
+		log_v(1, "%s %s: %s%s%s", gc_queues[q], shown, gr.msg, c->api.last_error[0] ? ": " : "",
 		      c->api.last_error);
 	else
-		log_v(3, "%s %s: outcome %d action %d%s%s", gc_queues[q], key, (int)gr.outcome, (int)gr.action,
+		log_v(3, "%s %s: outcome %d action %d%s%s", gc_queues[q], shown, (int)gr.outcome, (int)gr.action,
 		      gr.policy ? " policy " : "", gr.policy ? gr.policy : "");
 	c->api.last_error[0] = '\0';
 	if (a == GC_REQUEUE)
