@@ -515,6 +515,27 @@ static void informer_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 					   (double)v * fam[f].scale);
 		}
 	}
+	/* The resume point of each watch: the arena's last synced version (numeric on etcd). */
+	struct shm_arena *a = NULL;
+	struct shm_stats st;
+	if (m->arena_ro_fd >= 0 && shm_reader_open(m->arena_ro_fd, &a) == 0) {
+		mgr_metrics_printf(b, "# HELP kcmd_informer_last_synced_resource_version The resourceVersion each "
+				      "resource's cache is synced at (where a restarted informerd resumes).\n"
+				      "# TYPE kcmd_informer_last_synced_resource_version gauge\n");
+		if (shm_reader_stats(a, &st) == 0)
+			for (uint64_t t = 0; t < st.n_types; t++) {
+				struct shm_type_info ti;
+				char *end;
+				if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0 || !ti.rv[0])
+					continue;
+				double rv = strtod(ti.rv, &end);
+				if (*end)
+					continue; /* not a number: nothing sensible to plot */
+				mgr_metrics_printf(b, "kcmd_informer_last_synced_resource_version{group=\"%s\",resource=\"%s\"} %.0f\n",
+						   ti.group, ti.resource, rv);
+			}
+		shm_arena_close(a);
+	}
 	mgr_metrics_printf(b, "# HELP kcmd_informer_restarts_total informerd attaches after the first.\n"
 			      "# TYPE kcmd_informer_restarts_total counter\nkcmd_informer_restarts_total %llu\n",
 			   (unsigned long long)atomic_load_explicit(&h->restarts, memory_order_relaxed));
