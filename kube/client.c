@@ -1037,6 +1037,24 @@ static void sync_done_w(struct kube_call *call, const struct kube_result *r, voi
 	sync_done(call, r, &((struct sync_watch *)ud)->st);
 }
 
+/* Sleeps until I/O or the next limiter/retry deadline (at most 1 s). */
+static void blocking_wait(struct kube_client *c)
+{
+	long wait = 1000;
+	int64_t now = now_ms();
+	for (struct kube_call *q = c->wait_head; q; q = q->next) {
+		int64_t t = q->not_before_ms;
+		if (c->qps > 0 && c->tokens < 1)
+			t = t > now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1
+			            ? t
+			            : now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1;
+		long d = t <= now ? 0 : (long)(t - now);
+		if (d < wait)
+			wait = d;
+	}
+	curl_multi_poll(c->multi, NULL, 0, (int)wait, NULL);
+}
+
 int kube_client_request(struct kube_client *c, const struct kube_request *req,
                         kube_watch_event_fn on_event, void *ud, struct kube_response *resp)
 {
@@ -1066,23 +1084,89 @@ int kube_client_request(struct kube_client *c, const struct kube_request *req,
 		drain(c);
 		if (w.st.done)
 			break;
-		/* sleep until I/O or the next limiter/retry deadline */
-		long wait = 1000;
-		int64_t now = now_ms();
-		for (struct kube_call *q = c->wait_head; q; q = q->next) {
-			int64_t t = q->not_before_ms;
-			if (c->qps > 0 && c->tokens < 1)
-				t = t > now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1
-				            ? t
-				            : now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1;
-			long d = t <= now ? 0 : (long)(t - now);
-			if (d < wait)
-				wait = d;
-		}
-		curl_multi_poll(c->multi, NULL, 0, (int)wait, NULL);
+		blocking_wait(c);
 	}
 	c->in_pump = false;
 	return w.st.err;
+}
+
+struct many_state {
+	struct sync_state *st;
+	size_t left, *order, n_done;
+};
+
+struct many_one {
+	struct many_state *m;
+	size_t i;
+};
+
+static void many_done(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	struct many_one *o = ud;
+	struct many_state *m = o->m;
+	sync_done(call, r, &m->st[o->i]);
+	if (m->order)
+		m->order[m->n_done] = o->i;
+	m->n_done++;
+	if (m->left)
+		m->left--;
+}
+
+int kube_client_request_many(struct kube_client *c, const struct kube_request *reqs, size_t n,
+                             struct kube_response *resps, size_t *order)
+{
+	struct sync_state *st;
+	struct many_one *one;
+	struct many_state m = {.order = order};
+	if (!c || (n && (!reqs || !resps)) || c->sock_cb)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (reqs[i].verb == KUBE_WATCH)
+			return -EINVAL;
+	if (!n)
+		return 0;
+	st = calloc(n, sizeof(*st));
+	one = calloc(n, sizeof(*one));
+	if (!st || !one) {
+		free(st);
+		free(one);
+		return -ENOMEM;
+	}
+	m.st = st;
+	c->in_pump = true;
+	for (size_t i = 0; i < n; i++) {
+		memset(&resps[i], 0, sizeof(resps[i]));
+		st[i].resp = &resps[i];
+		one[i] = (struct many_one){&m, i};
+		int r = kube_call_start(c, &reqs[i], many_done, NULL, &one[i], NULL);
+		if (r < 0) {
+			/* not started: finished at once, as a failed call */
+			struct kube_result res = {.err = r};
+			many_done(NULL, &res, &one[i]);
+		}
+	}
+	m.left = n - m.n_done;
+	while (m.left) {
+		int running;
+		pump(c);
+		if (!m.left)
+			break;
+		c->in_curl++;
+		curl_multi_perform(c->multi, &running);
+		c->in_curl--;
+		sweep(c);
+		drain(c);
+		if (!m.left)
+			break;
+		blocking_wait(c);
+	}
+	c->in_pump = false;
+	for (size_t i = 0; i < n; i++)
+		if (!resps[i].error.err && st[i].err)
+			resps[i].error.err = st[i].err;
+	free(st);
+	free(one);
+	return 0;
 }
 
 void kube_response_clear(struct kube_response *resp)

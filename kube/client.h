@@ -147,6 +147,13 @@ struct kube_response {
 int kube_client_request(struct kube_client *c, const struct kube_request *req,
                         kube_watch_event_fn on_event, void *userdata, struct kube_response *resp);
 void kube_response_clear(struct kube_response *resp);
+/* Runs n requests (no WATCH) concurrently to completion: all are started at once (the limiter
+ * still spaces them; over HTTP/2 they share one connection), and the call returns when every
+ * one has finished. resps[i] belongs to reqs[i]; resps[i].error.err is its 0 or negative errno.
+ * order (may be NULL) receives the indices in completion order. Returns 0, or -EINVAL / -ENOMEM
+ * before anything was sent. */
+int kube_client_request_many(struct kube_client *c, const struct kube_request *reqs, size_t n,
+                             struct kube_response *resps, size_t *order);
 
 /* ---- pieces exposed for tests ------------------------------------------------------------- */
 int kube_build_url(const char *server, const struct kube_request *req, char **ret);

@@ -35,6 +35,11 @@ struct server {
 	char *req[MAXREQ]; /* raw requests seen */
 	int n_req;
 	bool stop;
+	bool threaded; /* one thread per connection (concurrent requests over HTTP/1.1) */
+	int barrier;   /* > 0: hold answers until this many requests arrived (2 s, then 503) */
+	int barrier_skip; /* ...except the first ones (curl learns the protocol from the first
+	                   * answer before it opens more HTTP/1.1 connections) */
+	int conns;     /* connection threads alive */
 };
 
 static struct server srv;
@@ -58,12 +63,25 @@ static void serve_conn(int fd)
 			if (have < hl + cl)
 				break;
 			pthread_mutex_lock(&srv.mu);
+			int seq = srv.next;
 			const char *resp = srv.next < srv.n_script ? srv.script[srv.next++] : "";
 			if (srv.n_req < MAXREQ)
 				srv.req[srv.n_req++] = strndup(buf, hl + cl);
 			pthread_mutex_unlock(&srv.mu);
 			if (!*resp)
 				return;
+			if (srv.barrier > 0 && seq >= srv.barrier_skip) {
+				bool met = false;
+				for (int w = 0; w < 2000 && !met; w++) {
+					pthread_mutex_lock(&srv.mu);
+					met = srv.n_req >= srv.barrier;
+					pthread_mutex_unlock(&srv.mu);
+					if (!met)
+						usleep(1000);
+				}
+				if (!met)
+					resp = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
+			}
 			/* responses containing "|" are sent in pieces with pauses (streaming) */
 			const char *r = resp;
 			while (*r) {
@@ -83,6 +101,17 @@ static void serve_conn(int fd)
 	}
 }
 
+static void *conn_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	serve_conn(fd);
+	close(fd);
+	pthread_mutex_lock(&srv.mu);
+	srv.conns--;
+	pthread_mutex_unlock(&srv.mu);
+	return NULL;
+}
+
 static void *server_main(void *arg)
 {
 	(void)arg;
@@ -93,6 +122,19 @@ static void *server_main(void *arg)
 		int fd = accept(srv.lfd, NULL, NULL);
 		if (fd < 0)
 			continue;
+		if (srv.threaded) {
+			pthread_t th;
+			pthread_mutex_lock(&srv.mu);
+			srv.conns++;
+			pthread_mutex_unlock(&srv.mu);
+			if (pthread_create(&th, NULL, conn_main, (void *)(intptr_t)fd) == 0) {
+				pthread_detach(th);
+				continue;
+			}
+			pthread_mutex_lock(&srv.mu);
+			srv.conns--;
+			pthread_mutex_unlock(&srv.mu);
+		}
 		serve_conn(fd);
 		close(fd);
 	}
@@ -127,6 +169,14 @@ static void server_stop(void)
 	srv_running = false;
 	srv.stop = true;
 	pthread_join(srv.th, NULL);
+	for (int w = 0; w < 3000; w++) { /* connection threads end when the client closed */
+		pthread_mutex_lock(&srv.mu);
+		int left = srv.conns;
+		pthread_mutex_unlock(&srv.mu);
+		if (!left)
+			break;
+		usleep(1000);
+	}
 	close(srv.lfd);
 	for (int i = 0; i < srv.n_req; i++)
 		free(srv.req[i]);
@@ -663,6 +713,90 @@ static void test_cancel_from_event(void **state)
 	server_stop();
 }
 
+/* kube_client_request_many: the requests are in flight at once (after the first, the server
+ * answers none until all arrived; a serial client would get 503s), results by index, completion
+ * order reported. */
+static void test_request_many(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R404, R200, R200, R200};
+	server_start(script, 5);
+	srv.threaded = true;
+	srv.barrier = 5;
+	srv.barrier_skip = 1;
+	struct kube_client *c = client(0, 1);
+	struct kube_request reqs[5];
+	struct kube_response resps[5];
+	size_t order[5];
+	for (int i = 0; i < 5; i++)
+		reqs[i] = (struct kube_request){.verb = KUBE_CREATE, .version = "v1", .resource = "pods",
+		                                .ns = "default", .body = "{}"};
+	assert_int_equal(kube_client_request_many(c, reqs, 5, resps, order), 0);
+	int ok = 0, nf = 0;
+	bool seen[5] = {0};
+	for (int i = 0; i < 5; i++) {
+		if (resps[i].error.err == 0) {
+			ok++;
+			assert_int_equal(resps[i].http_code, 200);
+			assert_non_null(resps[i].body);
+		} else {
+			assert_int_equal(resps[i].error.err, -ENOENT);
+			assert_int_equal(resps[i].http_code, 404);
+			nf++;
+		}
+		assert_true(order[i] < 5);
+		assert_false(seen[order[i]]);
+		seen[order[i]] = true;
+		kube_response_clear(&resps[i]);
+	}
+	assert_int_equal(ok, 4);
+	assert_int_equal(nf, 1);
+	assert_int_equal(srv.n_req, 5);
+	/* n = 0 is a no-op; WATCH is refused */
+	assert_int_equal(kube_client_request_many(c, reqs, 0, resps, NULL), 0);
+	struct kube_request w = {.verb = KUBE_WATCH, .version = "v1", .resource = "pods"};
+	assert_int_equal(kube_client_request_many(c, &w, 1, resps, NULL), -EINVAL);
+	/* a request that cannot be built fails alone */
+	reqs[1].name = "a/b";
+	srv.barrier = 0;
+	srv.next = 0;
+	srv.n_script = 1;
+	assert_int_equal(kube_client_request_many(c, reqs, 2, resps, order), 0);
+	assert_int_equal(resps[0].error.err, 0);
+	assert_int_equal(resps[1].error.err, -EINVAL);
+	assert_int_equal(order[0], 1); /* finished first: never sent */
+	kube_response_clear(&resps[0]);
+	kube_response_clear(&resps[1]);
+	kube_client_free(c);
+	server_stop();
+}
+
+/* the limiter spaces a concurrent batch too */
+static void test_request_many_limiter(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R200, R200, R200, R200};
+	server_start(script, 5);
+	srv.threaded = true;
+	struct kube_client *c = client(20, 1);
+	struct kube_request reqs[5];
+	struct kube_response resps[5];
+	for (int i = 0; i < 5; i++)
+		reqs[i] = (struct kube_request){.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(kube_client_request_many(c, reqs, 5, resps, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(resps[i].error.err, 0);
+		kube_response_clear(&resps[i]);
+	}
+	double el = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	assert_true(el >= 0.19);
+	kube_client_free(c);
+	server_stop();
+}
+
 static void test_insecure_guard(void **state)
 {
 	(void)state;
@@ -690,6 +824,8 @@ int main(void)
 	        cmocka_unit_test(test_nonblocking),
 	        cmocka_unit_test(test_insecure_guard),
 	        cmocka_unit_test(test_cancel_from_event),
+	        cmocka_unit_test(test_request_many),
+	        cmocka_unit_test(test_request_many_limiter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
