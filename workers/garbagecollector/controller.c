@@ -17,8 +17,11 @@
  *   The returned gc_queue_action maps to the worker result: GC_FORGET -> Forget, GC_REQUEUE ->
  *   AddRateLimited. Each process keeps its own absentOwnerCache (absent-cache.h).
  *
- *   Not here (docs/garbagecollector.md "What remains"): the client at twice --kube-api-qps with
- *   upstream's user agent (the process's client is used), the GC's own metrics.
+ *   The API client is the GC's own, as kube-controller-manager builds one for it: named
+ *   generic-garbage-collector (User-Agent kcmd/<version> (<process>/generic-garbage-collector)),
+ *   rate-limited at 2x --kube-api-qps with burst --kube-api-burst by one token bucket that all GC
+ *   processes share (limiter.h, KCMD_GC_LIMITER_FD from the manager; a private bucket without
+ *   it). The client itself has no limiter, so the shared bucket is the only one.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +34,7 @@
 #include "manager/log.h"
 #include "workers/garbagecollector/arena-view.h"
 #include "workers/garbagecollector/kube-api.h"
+#include "workers/garbagecollector/limiter.h"
 #include "workers/garbagecollector/worker.h"
 #include "workers/worker.h"
 
@@ -46,6 +50,8 @@ struct gcc {
 	struct kube_discovery *core, *apis, merged;
 	uint64_t disc_at;
 	struct ipc_queue *delete_producer, *changes_producer;
+	struct kube_client *kc; /* generic-garbage-collector */
+	struct gc_limiter *limiter;
 };
 
 static const char *const gc_queues[] = { "gc-attempt-to-delete", "gc-attempt-to-orphan", NULL };
@@ -73,7 +79,7 @@ static int fetch_root(struct gcc *c, const char *path, struct kube_discovery **r
 {
 	struct kube_request req = { .verb = KUBE_GET, .path = path, .accept = KUBE_ACCEPT_DISCOVERY_V2 };
 	struct kube_response resp = { 0 };
-	int r = kube_client_request(c->ctx->kc, &req, NULL, NULL, &resp);
+	int r = kube_client_request(c->kc, &req, NULL, NULL, &resp);
 
 	if (r == 0)
 		r = kube_decode_discovery_v2(resp.body, resp.body_len, ret);
@@ -159,6 +165,42 @@ static struct ipc_queue *attach_producer(const char *name)
 	return q;
 }
 
+/* upstream's startGarbageCollectorController: a client named generic-garbage-collector whose
+ * QPS is doubled (each collected object costs two calls); burst unchanged. */
+static int gc_client_new(struct gcc *c)
+{
+	const char *v = getenv("KCMD_GC_LIMITER_FD");
+	double qps = c->ctx->qps > 0 ? 2 * c->ctx->qps : 0;
+	int burst = c->ctx->burst >= 1 ? c->ctx->burst : 1, fd = -1, r;
+
+	if (v && *v) {
+		char *end;
+		long l = strtol(v, &end, 10);
+		fd = *end || l < 0 || l > 65535 ? -1 : (int)l;
+	}
+	r = gc_limiter_open(fd, qps, burst, &c->limiter);
+	if (r < 0 && fd >= 0) {
+		log_warning("KCMD_GC_LIMITER_FD: %s; using a bucket of this process only", strerror(-r));
+		r = gc_limiter_open(-1, qps, burst, &c->limiter);
+	}
+	if (r < 0)
+		return r;
+	if (!c->ctx->config) /* a test harness without a config: share the process's client */
+		return -EINVAL;
+	struct kube_client_opts ko = { .config = c->ctx->config,
+				       .process = c->ctx->process,
+				       .controller = "generic-garbage-collector",
+				       .qps = 0, /* the shared bucket limits */
+				       .burst = burst,
+				       .insecure_ok = true };
+	r = kube_client_new(&ko, &c->kc);
+	if (r < 0)
+		return r;
+	log_v(1, "API client %s: %g qps, burst %d, %s bucket", kube_user_agent(c->kc), qps, burst,
+	      fd >= 0 ? "shared" : "private");
+	return 0;
+}
+
 static void gcc_fini(void *state)
 {
 	struct gcc *c = state;
@@ -169,6 +211,8 @@ static void gcc_fini(void *state)
 	ipc_queue_free(c->changes_producer);
 	gc_arena_view_release(&c->view);
 	gc_absent_cache_free(c->absent);
+	kube_client_free(c->kc);
+	gc_limiter_free(c->limiter);
 	free(c->merged.res);
 	kube_object_free(c->core);
 	kube_object_free(c->apis);
@@ -188,8 +232,14 @@ static int gcc_init(struct wk_ctx *ctx, void **ret)
 		free(c);
 		return r;
 	}
+	r = gc_client_new(c);
+	if (r < 0) {
+		gcc_fini(c);
+		return r;
+	}
 	gc_arena_view_init(&c->view, ctx->arena);
-	gc_kube_api_init(&c->api, ctx->kc, &c->merged);
+	gc_kube_api_init(&c->api, c->kc, &c->merged);
+	c->api.limiter = c->limiter;
 	c->api.virtual_delete = on_virtual_delete;
 	c->api.attempt_to_delete = on_attempt_to_delete;
 	c->api.ud = c;

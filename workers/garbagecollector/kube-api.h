@@ -13,11 +13,14 @@
  *   minus the ignored ones (core events, events.k8s.io events: DefaultIgnoredResources).
  *
  *   Calls are blocking (kube_client_request) and go through the metadata Accept header for
- *   GETs; the client's qps/burst are the process's (2x --kube-api-qps, as upstream doubles it
- *   for the GC's metadata client). Not unit-tested against a server here: the e2e tests do.
+ *   GETs. Each GET, PATCH and DELETE first waits on `limiter` (limiter.h: one bucket of
+ *   2x --kube-api-qps and --kube-api-burst shared by every GC process, upstream's metadata
+ *   client); the client itself is then created without a limit of its own (controller.c).
+ *   Not unit-tested against a server here: the e2e tests do.
  */
 #include "kube/client.h"
 #include "kube/discovery.h"
+#include "workers/garbagecollector/limiter.h"
 #include "workers/garbagecollector/worker.h"
 
 /* Maps apiVersion ("v1", "apps/v1") and kind to a served resource. 0 and *ret, or -ENOENT. */
@@ -32,6 +35,7 @@ struct gc_kube_api {
 	struct gc_api api; /* pass &k->api to struct gc_worker */
 	struct kube_client *client;
 	const struct kube_discovery *disc; /* the caller refreshes it (every sync period) */
+	struct gc_limiter *limiter;        /* optional: waited on before each request */
 	/* optional: the producer side of the virtual delete channel and the attemptToDelete Add */
 	void (*virtual_delete)(void *ud, const struct gc_ref *id);
 	void (*attempt_to_delete)(void *ud, const char *uid);

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/garbagecollector/limiter.c: the shared token bucket (see limiter.h).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "workers/garbagecollector/limiter.h"
+
+#define GC_LIMITER_MAGIC 0x314d4c47u /* "GLM1" */
+#define GC_LIMITER_SIZE  4096
+
+struct gc_limiter_shm {
+	uint32_t magic;
+	uint32_t pad;
+	_Atomic int64_t tat_ns;
+};
+
+struct gc_limiter {
+	struct gc_limiter_shm *s;
+	struct gc_limiter_shm priv;
+	bool mapped;
+	int64_t interval_ns, tau_ns;
+};
+
+int gc_limiter_memfd_create(void)
+{
+	int fd = memfd_create("kcmd-gc-limiter", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, GC_LIMITER_SIZE) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	struct gc_limiter_shm *s = mmap(NULL, GC_LIMITER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (s == MAP_FAILED) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	atomic_store(&s->tat_ns, 0);
+	s->magic = GC_LIMITER_MAGIC;
+	munmap(s, GC_LIMITER_SIZE);
+	return fd;
+}
+
+int gc_limiter_open(int fd, double qps, int burst, struct gc_limiter **ret)
+{
+	struct gc_limiter *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->s = &l->priv;
+	if (fd >= 0) {
+		struct gc_limiter_shm *s =
+		        mmap(NULL, GC_LIMITER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (s == MAP_FAILED) {
+			int r = -errno;
+			free(l);
+			return r;
+		}
+		if (s->magic != GC_LIMITER_MAGIC) {
+			munmap(s, GC_LIMITER_SIZE);
+			free(l);
+			return -EBADMSG;
+		}
+		l->s = s;
+		l->mapped = true;
+	}
+	if (qps > 0) {
+		l->interval_ns = (int64_t)(1e9 / qps);
+		if (l->interval_ns < 1)
+			l->interval_ns = 1;
+		l->tau_ns = (int64_t)(burst >= 1 ? burst : 1) * l->interval_ns;
+	}
+	*ret = l;
+	return 0;
+}
+
+void gc_limiter_free(struct gc_limiter *l)
+{
+	if (!l)
+		return;
+	if (l->mapped)
+		munmap(l->s, GC_LIMITER_SIZE);
+	free(l);
+}
+
+int64_t gc_limiter_reserve(struct gc_limiter *l, int64_t now_ns)
+{
+	if (!l || !l->interval_ns)
+		return 0;
+	int64_t tat = atomic_load(&l->s->tat_ns), next;
+	do {
+		next = (tat > now_ns ? tat : now_ns) + l->interval_ns;
+	} while (!atomic_compare_exchange_weak(&l->s->tat_ns, &tat, next));
+	int64_t at = next - l->tau_ns;
+	return at > now_ns ? at - now_ns : 0;
+}
+
+void gc_limiter_wait(struct gc_limiter *l)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int64_t d = gc_limiter_reserve(l, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	if (d <= 0)
+		return;
+	ts = (struct timespec){.tv_sec = d / 1000000000, .tv_nsec = d % 1000000000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
