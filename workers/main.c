@@ -191,6 +191,9 @@ int main(int argc, char **argv)
 	}
 	struct kube_client_opts ko = { .config = kcfg, .process = "worker", .controller = w.ctrl->name, .qps = qps,
 				       .burst = burst, .insecure_ok = true };
+	w.ctx.config = kcfg;
+	w.ctx.qps = qps;
+	w.ctx.burst = burst;
 	if ((r = kube_client_new(&ko, &w.ctx.kc)) < 0) {
 		log_error("API client: %s", strerror(-r));
 		return 1;

@@ -27,6 +27,10 @@ struct wk_ctx {
 	int expectations_fd;      /* -1 when not passed */
 	const char *process;      /* KCMD_PROCESS */
 	const char *controller;   /* canonical name */
+	/* what kc was made from, for a controller that needs a client of its own (the GC's) */
+	const struct kube_config *config;
+	double qps; /* --kube-api-qps */
+	int burst;  /* --kube-api-burst */
 };
 
 struct wk_result {
