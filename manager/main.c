@@ -44,6 +44,7 @@
 #include "manager/metrics.h"
 #include "manager/supervisor.h"
 #include "shm/arena.h"
+#include "workers/garbagecollector/limiter.h"
 #include "workers/replicaset/expectations.h"
 
 #define MAX_QUEUES	4
@@ -68,6 +69,7 @@ struct mgr {
 	char identity[MGR_LE_IDENTITY_MAX];
 	char libexec[PATH_MAX + 32];
 	int arena_fd, arena_ro_fd, exp_fd, inf_metrics_fd;
+	int gc_limiter_fd; /* the GC's shared client rate limiter (workers/garbagecollector/limiter.h) */
 	const struct inf_metrics_hdr *inf_metrics; /* informerd's counters, read-only */
 	struct rs_exp *exp; /* to reclaim expectation slots a dead worker left claimed */
 	struct queue queues[MAX_QUEUES];
@@ -158,7 +160,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 {
 	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
 		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96], env_exp[48] = "",
-		env_imet[64] = "";
+		env_imet[64] = "", env_gclim[48] = "";
 	char *argv[12], *envp[512];
 	int argc = 0, envc = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0;
 	extern char **environ;
@@ -212,11 +214,20 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		snprintf(env_imet, sizeof(env_imet), "KCMD_INFORMER_METRICS_FD=%d", m->inf_metrics_fd);
 		fds[nfds++] = m->inf_metrics_fd;
 	}
+	bool wants_gclim = m->gc_limiter_fd >= 0 && controller &&
+			   strcmp(controller, mgr_controller_name(MGR_CTRL_GC)) == 0;
+	if (wants_gclim) {
+		snprintf(env_gclim, sizeof(env_gclim), "KCMD_GC_LIMITER_FD=%d", m->gc_limiter_fd);
+		fds[nfds++] = m->gc_limiter_fd;
+	}
 	for (char **e = environ; *e && envc < 500; e++)
 		if (strncmp(*e, "KCMD_ARENA_FD=", 14) && strncmp(*e, "KCMD_QUEUE_FDS=", 15) &&
 		    strncmp(*e, "KCMD_PROCESS=", 13) && strncmp(*e, "NOTIFY_SOCKET=", 14) &&
-		    strncmp(*e, "KCMD_EXPECTATIONS_FD=", 21) && strncmp(*e, "KCMD_INFORMER_METRICS_FD=", 25))
+		    strncmp(*e, "KCMD_EXPECTATIONS_FD=", 21) && strncmp(*e, "KCMD_INFORMER_METRICS_FD=", 25) &&
+		    strncmp(*e, "KCMD_GC_LIMITER_FD=", 19))
 			envp[envc++] = *e;
+	if (wants_gclim)
+		envp[envc++] = env_gclim;
 	if (wants_exp)
 		envp[envc++] = env_exp;
 	if (wants_imet)
@@ -271,6 +282,12 @@ static int setup_children(struct mgr *m)
 		r = rs_exp_attach(m->exp_fd, RS_EXP_WORKER, rs_exp_now(), &m->exp);
 		if (r < 0)
 			return r;
+	}
+	if (m->cfg.controllers[MGR_CTRL_GC]) {
+		m->gc_limiter_fd = gc_limiter_memfd_create();
+		if (m->gc_limiter_fd < 0)
+			log_warning("GC rate limiter: %s; each GC worker limits itself",
+				    strerror(-m->gc_limiter_fd));
 	}
 	static const struct {
 		const char *name;
@@ -688,7 +705,8 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 
 int main(int argc, char **argv)
 {
-	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1, .inf_metrics_fd = -1 };
+	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1, .inf_metrics_fd = -1,
+				   .gc_limiter_fd = -1 };
 	char err[512];
 	int r;
 

@@ -15,7 +15,7 @@ manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c 
 
 BINS             += kcmd
 kcmd_SRCS        := manager/main.c
-kcmd_LIBDEPS     := manager informer
+kcmd_LIBDEPS     := manager informer gc gchandlers
 manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
 
 BINS             += kcmctl
