@@ -23,6 +23,7 @@
 
 #include "kube/auth.h"
 #include "kube/model.h"
+#include "kube/restmetrics.h"
 #include "kube/watch.h"
 
 #define DEFAULT_TIMEOUT_MS    60000L
@@ -824,6 +825,19 @@ fail:
 	return r;
 }
 
+/* rest_client_requests_total / _request_duration_seconds for one attempt (kube/restmetrics.h) */
+static void observe_attempt(struct kube_call *call, long code)
+{
+	const char *server = call->c->cfg->server, *p = strstr(server, "://");
+	char host[KUBE_RM_HOST_MAX];
+	curl_off_t us = -1;
+	p = p ? p + 3 : server;
+	snprintf(host, sizeof(host), "%.*s", (int)strcspn(p, "/"), p);
+	if (call->verb != KUBE_WATCH && curl_easy_getinfo(call->easy, CURLINFO_TOTAL_TIME_T, &us) != CURLE_OK)
+		us = -1;
+	kube_rest_metrics_observe(call->method ? call->method : "GET", (int)code, host, (int64_t)us);
+}
+
 static void finish_call(struct kube_call *call, CURLcode cc)
 {
 	struct kube_client *c = call->c;
@@ -832,6 +846,8 @@ static void finish_call(struct kube_call *call, CURLcode cc)
 	struct kube_result res = {0};
 	long httpv = 0;
 	curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (!call->cancelled)
+		observe_attempt(call, code);
 	curl_easy_getinfo(call->easy, CURLINFO_HTTP_VERSION, &httpv);
 	res.http_version = httpv == CURL_HTTP_VERSION_2_0 ? 2 : httpv ? 1 : 0;
 	long nconn = 0;
@@ -1193,6 +1209,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 			return -EIO;
 		global_done = true;
 	}
+	kube_rest_metrics_attach_env();
 	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
 	c->cfg = o->config;

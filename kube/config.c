@@ -637,6 +637,39 @@ void kube_config_free(struct kube_config *c)
 	free(c);
 }
 
+int kube_config_use_token_file(struct kube_config *c, const char *path)
+{
+	char *tf;
+	if (!c || !path || !*path)
+		return -EINVAL;
+	if (!(tf = strdup(path)))
+		return -ENOMEM;
+	free(c->client_cert_file);
+	free(c->client_key_file);
+	if (c->client_key_data)
+		explicit_bzero(c->client_key_data, c->client_key_data_len);
+	free(c->client_cert_data);
+	free(c->client_key_data);
+	c->client_cert_file = c->client_key_file = NULL;
+	c->client_cert_data = c->client_key_data = NULL;
+	c->client_cert_data_len = c->client_key_data_len = 0;
+	if (c->token)
+		explicit_bzero(c->token, strlen(c->token));
+	free(c->token);
+	c->token = NULL;
+	free(c->username);
+	c->username = NULL;
+	if (c->password)
+		explicit_bzero(c->password, strlen(c->password));
+	free(c->password);
+	c->password = NULL;
+	exec_free(c->exec);
+	c->exec = NULL;
+	free(c->token_file);
+	c->token_file = tf;
+	return 0;
+}
+
 static int validate_all(struct loader *l)
 {
 	/* run the extraction over every entry so that any malformed entry is reported */

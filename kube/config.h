@@ -74,6 +74,13 @@ int kube_config_load(const struct kube_config_opts *o, struct kube_config **ret,
 int kube_config_in_cluster(const struct kube_config_opts *o, struct kube_config **ret, char *err,
                            size_t errlen);
 
+/* Replaces every credential of c (client certificate, token, basic auth, exec plugin) with a
+ * bearer token read from path, re-read as a kubeconfig tokenFile is (kube/auth.h); the server and
+ * its CA stay. kcmd's workers use it for --use-service-account-credentials: the manager keeps the
+ * service account's token in a memfd and the worker reads /proc/self/fd/N.
+ * Returns 0, -EINVAL, -ENOMEM. */
+int kube_config_use_token_file(struct kube_config *c, const char *path);
+
 void kube_config_free(struct kube_config *c);
 static inline void kube_config_freep(struct kube_config **c)
 {
