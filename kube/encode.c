@@ -381,6 +381,11 @@ int kube_encode_event(const struct kube_event *ev, char **ret)
 	if (!evname)
 		return -ENOMEM;
 	snprintf(evname, nl, "%s.%llx", ev->name, (unsigned long long)ev->now);
+	if (ev->event_name) {
+		free(evname);
+		if (!(evname = strdup(ev->event_name)))
+			return -ENOMEM;
+	}
 	_cleanup_cjson_ cJSON *root = cJSON_CreateObject();
 	cJSON *meta, *inv, *src;
 	bool ok = root && add_str(root, "kind", "Event") && add_str(root, "apiVersion", "v1") &&
@@ -396,11 +401,13 @@ int kube_encode_event(const struct kube_event *ev, char **ret)
 	          add_str(root, "message", ev->message ? ev->message : "") &&
 	          (src = cJSON_AddObjectToObject(root, "source")) &&
 	          add_str(src, "component", ev->component) && add_str(src, "host", ev->host) &&
-	          add_time(root, "firstTimestamp", ev->now, false) &&
-	          add_time(root, "lastTimestamp", ev->now, false) && add_num(root, "count", 1) &&
+	          add_time(root, "firstTimestamp", ev->first ? ev->first : ev->now, false) &&
+	          add_time(root, "lastTimestamp", ev->now, false) &&
+	          add_num(root, "count", ev->count > 1 ? ev->count : 1) &&
 	          add_str(root, "type", ev->type) && cJSON_AddNullToObject(root, "eventTime") &&
-	          add_str(root, "reportingComponent", ev->component ? ev->component : "") &&
-	          add_str(root, "reportingInstance", ev->host ? ev->host : "");
+	          add_str(root, "reportingComponent",
+	                  ev->component && !ev->no_reporting ? ev->component : "") &&
+	          add_str(root, "reportingInstance", ev->host && !ev->no_reporting ? ev->host : "");
 	free(evname);
 	if (!ok)
 		return -ENOMEM;

@@ -91,5 +91,10 @@ struct kube_event {
 	const char *component; /* e.g. "replicaset-controller" */
 	const char *host;      /* source.host / reportingInstance, may be NULL */
 	kube_time_t now;
+	/* optional, for a correlated (counted / aggregated) event; zero values keep the defaults */
+	const char *event_name; /* metadata.name instead of the generated one */
+	int32_t count;          /* > 1: count */
+	kube_time_t first;      /* != 0: firstTimestamp (lastTimestamp stays now) */
+	bool no_reporting;      /* reportingComponent/Instance "" (client-go's aggregate event) */
 };
 int kube_encode_event(const struct kube_event *ev, char **ret);
