@@ -703,6 +703,31 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
+/* `kcmd bench ...` runs the program kcmd-bench (manager/bench/), found like the other helper
+ * programs: next to this binary (build tree) or in ../libexec/kcmd. It is told this binary's
+ * path (KCMD_BENCH_KCMD) because it starts kcmd itself. */
+static int exec_bench(int argc, char **argv)
+{
+	char self[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	(void)argc;
+	if (n <= 0) {
+		fprintf(stderr, "kcmd bench: cannot find my own path\n");
+		return 1;
+	}
+	self[n] = 0;
+	setenv("KCMD_BENCH_KCMD", self, 1);
+	*strrchr(self, '/') = 0;
+	snprintf(path, sizeof(path), "%s/kcmd-bench", self);
+	if (access(path, X_OK) < 0)
+		snprintf(path, sizeof(path), "%s/../libexec/kcmd/kcmd-bench", self);
+	argv[1] = path;
+	execv(path, argv + 1);
+	fprintf(stderr, "kcmd bench: cannot run %s: %s\n", path, strerror(errno));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1, .inf_metrics_fd = -1,
@@ -710,6 +735,8 @@ int main(int argc, char **argv)
 	char err[512];
 	int r;
 
+	if (argc > 1 && !strcmp(argv[1], "bench"))
+		return exec_bench(argc, argv); /* `kcmd bench`: the benchmark driver (docs/bench.md) */
 	kclog_init("kcmd", NULL, 0);
 	mgr_config_defaults(&m->cfg);
 	if (mgr_flags_parse(&m->cfg, argc, argv, err, sizeof(err)) < 0) {
