@@ -56,6 +56,7 @@ void mgr_config_defaults(struct mgr_config *cfg)
 	cfg->bind_address = "0.0.0.0";
 	cfg->standby_warm_cache = true;
 	cfg->rs_orphan_grace_us = 60000000;
+	kcmd_features_defaults(&cfg->features);
 }
 
 int mgr_parse_duration(const char *s, uint64_t *ret_us)
@@ -109,7 +110,7 @@ int mgr_parse_duration(const char *s, uint64_t *ret_us)
 	return 0;
 }
 
-enum ftype { F_STR, F_BOOL, F_INT, F_PORT, F_DOUBLE, F_DURATION, F_CONTROLLERS, F_LOCK };
+enum ftype { F_STR, F_BOOL, F_INT, F_PORT, F_DOUBLE, F_DURATION, F_CONTROLLERS, F_LOCK, F_GATES };
 
 struct flagdef {
 	const char *name;
@@ -140,7 +141,8 @@ static const struct flagdef flags[] = {
 	{ "tls-cert-file", F_STR, OFF(tls_cert_file), "Serving certificate; a self-signed one is made when absent." },
 	{ "tls-private-key-file", F_STR, OFF(tls_private_key_file), "Key of --tls-cert-file." },
 	{ "cert-dir", F_STR, OFF(cert_dir), "Where the self-signed serving certificate is kept." },
-	{ "use-service-account-credentials", F_BOOL, OFF(use_service_account_credentials), "Each controller uses its own service account's credentials (default false; true is refused: not built yet)." },
+	{ "use-service-account-credentials", F_BOOL, OFF(use_service_account_credentials), "Each controller's processes use their own service account kube-system/<controller> (replicaset-controller, generic-garbage-collector) with a token from the TokenRequest API; kcmd's own identity then needs get/create on serviceaccounts and create on serviceaccounts/token in kube-system (default false)." },
+	{ "feature-gates", F_GATES, 0, "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient (all beta, default true in v1.37) and AllAlpha/AllBeta; any other gate is an error." },
 	{ "v", F_INT, OFF(v), "Log verbosity (klog levels)." },
 	{ "standby-warm-cache", F_BOOL, OFF(standby_warm_cache), "kcmd: keep the cache warm while not leading, so a new leader starts without a relist (default true)." },
 	{ "libexec-dir", F_STR, OFF(libexec_dir), "kcmd: directory holding kcmd-informerd and kcmd-worker (default: beside kcmd)." },
@@ -163,7 +165,7 @@ static const char *const kcm_unsupported[] = {
 	"concurrent-resource-quota-syncs", "concurrent-service-syncs", "concurrent-statefulset-syncs",
 	"concurrent-job-syncs", "concurrent-cron-job-syncs", "concurrent-daemonset-syncs",
 	"configure-cloud-routes", "contention-profiling", "controller-start-interval",
-	"controller-shutdown-timeout", "disable-attach-detach-reconcile-sync", "feature-gates",
+	"controller-shutdown-timeout", "disable-attach-detach-reconcile-sync",
 	"flex-volume-plugin-dir", "horizontal-pod-autoscaler-sync-period", "http2-max-streams-per-connection",
 	"kube-api-content-type", "leader-migration-config", "enable-leader-migration",
 	"min-resync-period", "namespace-sync-period", "node-cidr-mask-size", "node-monitor-grace-period",
@@ -311,6 +313,8 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 		return 0;
 	case F_CONTROLLERS:
 		return parse_controllers(cfg, v, err, errlen);
+	case F_GATES:
+		return kcmd_features_parse(v, &cfg->features, err, errlen);
 	}
 	return fail(err, errlen, "--%s: internal error", f->name);
 }
@@ -370,11 +374,6 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		return fail(err, errlen, "--concurrent-gc-syncs must be at least 1");
 	if (cfg->kube_api_burst < 1 && cfg->kube_api_qps > 0)
 		return fail(err, errlen, "--kube-api-burst must be at least 1 when --kube-api-qps > 0");
-	if (cfg->use_service_account_credentials)
-		return fail(err, errlen,
-			    "--use-service-account-credentials is not supported by this kcmd build yet: every "
-			    "process uses the --kubeconfig identity (grant it the bootstrap roles "
-			    "system:controller:replicaset-controller and system:controller:generic-garbage-collector)");
 	if ((cfg->tls_cert_file == NULL) != (cfg->tls_private_key_file == NULL))
 		return fail(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
 	return 0;

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "manager/features.h"
+
 enum mgr_controller {
 	MGR_CTRL_REPLICASET = 0,
 	MGR_CTRL_GC,
@@ -47,6 +49,7 @@ struct mgr_config {
 	const char *tls_private_key_file;
 	const char *cert_dir;
 	bool use_service_account_credentials; /* false */
+	struct kcmd_features features;         /* --feature-gates, applied onto the defaults */
 	int v;                                 /* log verbosity */
 
 	/* kcmd's own */

@@ -36,12 +36,14 @@
 #include "ipc/queue.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/restmetrics.h"
 #include "manager/flags.h"
 #include "manager/httpd.h"
 #include "manager/kube-loop.h"
 #include "manager/lease-client.h"
 #include "manager/log.h"
 #include "manager/metrics.h"
+#include "manager/sa-tokens.h"
 #include "manager/supervisor.h"
 #include "shm/arena.h"
 #include "workers/garbagecollector/limiter.h"
@@ -70,6 +72,9 @@ struct mgr {
 	char libexec[PATH_MAX + 32];
 	int arena_fd, arena_ro_fd, exp_fd, inf_metrics_fd;
 	int gc_limiter_fd; /* the GC's shared client rate limiter (workers/garbagecollector/limiter.h) */
+	int rest_metrics_fd; /* rest_client_* of every process (kube/restmetrics.h) */
+	struct mgr_sa_tokens *sa_tokens; /* --use-service-account-credentials */
+	int sa_token_fd[MGR_CTRL_COUNT]; /* each controller's token memfd, -1 when none */
 	const struct inf_metrics_hdr *inf_metrics; /* informerd's counters, read-only */
 	struct rs_exp *exp; /* to reclaim expectation slots a dead worker left claimed */
 	struct queue queues[MAX_QUEUES];
@@ -160,7 +165,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 {
 	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
 		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96], env_exp[48] = "",
-		env_imet[64] = "", env_gclim[48] = "";
+		env_imet[64] = "", env_gclim[48] = "", env_rm[48] = "", env_tok[48] = "";
 	char *argv[12], *envp[512];
 	int argc = 0, envc = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0;
 	extern char **environ;
@@ -189,6 +194,9 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		snprintf(ctrl, sizeof(ctrl), "--controller=%s", controller);
 		argv[argc++] = ctrl;
 	}
+	/* --feature-gates=WatchListClient=false: informerd lists instead of streaming */
+	if (strcmp(prog, "kcmd-informerd") == 0 && !m->cfg.features.on[KCMD_FEAT_WATCH_LIST_CLIENT])
+		argv[argc++] = "--watch-list=false";
 	argv[argc] = NULL;
 
 	int afd = writer ? m->arena_fd : m->arena_ro_fd;
@@ -220,14 +228,29 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		snprintf(env_gclim, sizeof(env_gclim), "KCMD_GC_LIMITER_FD=%d", m->gc_limiter_fd);
 		fds[nfds++] = m->gc_limiter_fd;
 	}
+	if (m->rest_metrics_fd >= 0) {
+		snprintf(env_rm, sizeof(env_rm), "KCMD_REST_METRICS_FD=%d", m->rest_metrics_fd);
+		fds[nfds++] = m->rest_metrics_fd;
+	}
+	/* --use-service-account-credentials: a controller's workers get its account's token */
+	for (int c = 0; controller && c < MGR_CTRL_COUNT; c++)
+		if (m->sa_token_fd[c] >= 0 && strcmp(controller, mgr_controller_name(c)) == 0) {
+			snprintf(env_tok, sizeof(env_tok), "KCMD_TOKEN_FD=%d", m->sa_token_fd[c]);
+			fds[nfds++] = m->sa_token_fd[c];
+		}
 	for (char **e = environ; *e && envc < 500; e++)
-		if (strncmp(*e, "KCMD_ARENA_FD=", 14) && strncmp(*e, "KCMD_QUEUE_FDS=", 15) &&
+		if (strncmp(*e, "KCMD_REST_METRICS_FD=", 21) && strncmp(*e, "KCMD_TOKEN_FD=", 14) &&
+		    strncmp(*e, "KCMD_ARENA_FD=", 14) && strncmp(*e, "KCMD_QUEUE_FDS=", 15) &&
 		    strncmp(*e, "KCMD_PROCESS=", 13) && strncmp(*e, "NOTIFY_SOCKET=", 14) &&
 		    strncmp(*e, "KCMD_EXPECTATIONS_FD=", 21) && strncmp(*e, "KCMD_INFORMER_METRICS_FD=", 25) &&
 		    strncmp(*e, "KCMD_GC_LIMITER_FD=", 19))
 			envp[envc++] = *e;
 	if (wants_gclim)
 		envp[envc++] = env_gclim;
+	if (env_rm[0])
+		envp[envc++] = env_rm;
+	if (env_tok[0])
+		envp[envc++] = env_tok;
 	if (wants_exp)
 		envp[envc++] = env_exp;
 	if (wants_imet)
@@ -351,7 +374,10 @@ static void on_leadership(bool leading, void *ud)
 			log_info("leader election disabled: reconciling");
 		if (!m->stopping) {
 			start_group(m, "informerd");
-			start_group(m, "workers");
+			if (!m->sa_tokens || mgr_sa_tokens_ready(m->sa_tokens))
+				start_group(m, "workers");
+			else
+				log_info("workers start once every controller's service-account token is there");
 		}
 	} else {
 		/* Fence: no worker may write once we might not lead. */
@@ -360,6 +386,16 @@ static void on_leadership(bool leading, void *ud)
 		if (!m->cfg.standby_warm_cache)
 			mgr_sup_signal_group(m->sup, "informerd", SIGTERM, true);
 	}
+	notify_status(m);
+}
+
+/* --use-service-account-credentials: the first token of every account is there. */
+static void on_tokens_ready(void *ud)
+{
+	struct mgr *m = ud;
+
+	if (m->leading && !m->stopping)
+		start_group(m, "workers");
 	notify_status(m);
 }
 
@@ -558,6 +594,101 @@ static void informer_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 			   (unsigned long long)atomic_load_explicit(&h->restarts, memory_order_relaxed));
 }
 
+/* rest_client_requests_total{code,method,host} and rest_client_request_duration_seconds{verb,host}
+ * summed over every kcmd process (kube/restmetrics.h); rows with equal keys are merged. */
+struct rm_agg {
+	struct kube_rest_metrics_row rows[KUBE_RM_ROWS];
+	char keys[KUBE_RM_ROWS][2][KUBE_RM_HOST_MAX + 8];
+	unsigned n;
+};
+
+static void rm_collect(const struct kube_rest_metrics_row *row, void *ud)
+{
+	struct rm_agg *a = ud;
+	unsigned i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->rows[i].code == row->code && !strcmp(a->rows[i].method, row->method) &&
+		    !strcmp(a->rows[i].host, row->host))
+			break;
+	if (i == a->n) {
+		if (a->n >= KUBE_RM_ROWS)
+			return;
+		a->n++;
+		a->rows[i] = (struct kube_rest_metrics_row){ .code = row->code };
+		snprintf(a->keys[i][0], sizeof(a->keys[i][0]), "%s", row->method);
+		snprintf(a->keys[i][1], sizeof(a->keys[i][1]), "%s", row->host);
+		a->rows[i].method = a->keys[i][0];
+		a->rows[i].host = a->keys[i][1];
+	}
+	a->rows[i].count += row->count;
+	a->rows[i].dur_count += row->dur_count;
+	a->rows[i].dur_sum_usec += row->dur_sum_usec;
+	for (int k = 0; k < KUBE_RM_NBUCKETS; k++)
+		a->rows[i].buckets[k] += row->buckets[k];
+}
+
+static void rest_client_metrics(struct mgr_metrics_buf *b, struct mgr *m)
+{
+	static const double bounds[KUBE_RM_NBUCKETS] = KUBE_RM_BUCKETS_S;
+	struct rm_agg *a;
+	uint64_t dropped = 0;
+
+	if (m->rest_metrics_fd < 0 || !(a = calloc(1, sizeof(*a))))
+		return;
+	if (kube_rest_metrics_read(m->rest_metrics_fd, rm_collect, a, &dropped) < 0) {
+		free(a);
+		return;
+	}
+	mgr_metrics_printf(b, "# HELP rest_client_requests_total [ALPHA] Number of HTTP requests, partitioned by "
+			      "status code, method, and host.\n# TYPE rest_client_requests_total counter\n");
+	for (unsigned i = 0; i < a->n; i++) {
+		char code[16];
+		if (a->rows[i].code)
+			snprintf(code, sizeof(code), "%d", a->rows[i].code);
+		else
+			snprintf(code, sizeof(code), "<error>");
+		mgr_metrics_printf(b, "rest_client_requests_total{code=\"%s\",host=\"%s\",method=\"%s\"} %llu\n", code,
+				   a->rows[i].host, a->rows[i].method, (unsigned long long)a->rows[i].count);
+	}
+	mgr_metrics_printf(b, "# HELP rest_client_request_duration_seconds [ALPHA] Request latency in seconds. Broken "
+			      "down by verb, and host.\n# TYPE rest_client_request_duration_seconds histogram\n");
+	/* one series per (verb, host): merge the codes */
+	bool done[KUBE_RM_ROWS] = { false };
+	for (unsigned i = 0; i < a->n; i++) {
+		uint64_t bk[KUBE_RM_NBUCKETS] = { 0 }, cnt = 0, sum = 0;
+		if (done[i])
+			continue;
+		for (unsigned j = i; j < a->n; j++) {
+			if (done[j] || strcmp(a->rows[j].method, a->rows[i].method) || strcmp(a->rows[j].host, a->rows[i].host))
+				continue;
+			done[j] = true;
+			cnt += a->rows[j].dur_count;
+			sum += a->rows[j].dur_sum_usec;
+			for (int k = 0; k < KUBE_RM_NBUCKETS; k++)
+				bk[k] += a->rows[j].buckets[k];
+		}
+		if (!cnt)
+			continue; /* only watches: no latency observed */
+		uint64_t cum = 0;
+		for (int k = 0; k < KUBE_RM_NBUCKETS; k++) {
+			cum += bk[k];
+			mgr_metrics_printf(b, "rest_client_request_duration_seconds_bucket{host=\"%s\",verb=\"%s\",le=\"%g\"} %llu\n",
+					   a->rows[i].host, a->rows[i].method, bounds[k], (unsigned long long)cum);
+		}
+		mgr_metrics_printf(b, "rest_client_request_duration_seconds_bucket{host=\"%s\",verb=\"%s\",le=\"+Inf\"} %llu\n"
+				      "rest_client_request_duration_seconds_sum{host=\"%s\",verb=\"%s\"} %.6f\n"
+				      "rest_client_request_duration_seconds_count{host=\"%s\",verb=\"%s\"} %llu\n",
+				   a->rows[i].host, a->rows[i].method, (unsigned long long)cnt, a->rows[i].host,
+				   a->rows[i].method, (double)sum / 1e6, a->rows[i].host, a->rows[i].method,
+				   (unsigned long long)cnt);
+	}
+	mgr_metrics_printf(b, "# HELP kcmd_rest_client_requests_dropped_total Requests not counted in rest_client_* "
+			      "because the shared table was full.\n# TYPE kcmd_rest_client_requests_dropped_total counter\n"
+			      "kcmd_rest_client_requests_dropped_total %llu\n", (unsigned long long)dropped);
+	free(a);
+}
+
 static void metrics(struct mgr_metrics_buf *b, void *ud)
 {
 	struct mgr *m = ud;
@@ -579,6 +710,7 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 				   (unsigned long long)info.restarts);
 	}
 	informer_metrics(b, m);
+	rest_client_metrics(b, m);
 	if (m->n_queues) {
 		mgr_metrics_workqueue_headers(b);
 		for (unsigned i = 0; i < m->n_queues; i++) {
@@ -731,7 +863,7 @@ static int exec_bench(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1, .inf_metrics_fd = -1,
-				   .gc_limiter_fd = -1 };
+				   .gc_limiter_fd = -1, .rest_metrics_fd = -1 };
 	char err[512];
 	int r;
 
@@ -773,6 +905,10 @@ int main(int argc, char **argv)
 	}
 	if (m->kcfg->insecure_skip_tls_verify)
 		log_warning("insecure-skip-tls-verify is set: the apiserver's certificate is NOT verified");
+	/* rest_client_* of every kcmd process: this one counts too */
+	m->rest_metrics_fd = kube_rest_metrics_create();
+	if (m->rest_metrics_fd < 0 || kube_rest_metrics_attach(m->rest_metrics_fd) < 0)
+		log_warning("rest_client metrics unavailable: %s", strerror(m->rest_metrics_fd < 0 ? -m->rest_metrics_fd : EINVAL));
 	struct kube_client_opts ko = { .config = m->kcfg, .process = "kcmd", .controller = "leader-election",
 				       .qps = m->cfg.kube_api_qps, .burst = m->cfg.kube_api_burst,
 				       .insecure_ok = true };
@@ -789,6 +925,28 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	find_libexec(m);
+	/* The children see the feature gates (canonical form: every gate kcmd knows). */
+	char gates[512];
+	if (kcmd_features_format(&m->cfg.features, gates, sizeof(gates)) > 0)
+		setenv("KCMD_FEATURE_GATES", gates, 1);
+	for (int c = 0; c < MGR_CTRL_COUNT; c++)
+		m->sa_token_fd[c] = -1;
+	if (m->cfg.use_service_account_credentials && m->any_controller) {
+		/* upstream's account names: kube-system/<name>, bound to system:controller:<name> */
+		static const char *const sa_name[MGR_CTRL_COUNT] = {
+			[MGR_CTRL_REPLICASET] = "replicaset-controller",
+			[MGR_CTRL_GC] = "generic-garbage-collector",
+		};
+		r = mgr_sa_tokens_new(m->loop, m->kc, "kube-system", on_tokens_ready, m, &m->sa_tokens);
+		for (int c = 0; r >= 0 && c < MGR_CTRL_COUNT; c++)
+			if (m->cfg.controllers[c] && (r = mgr_sa_tokens_add(m->sa_tokens, sa_name[c])) >= 0)
+				m->sa_token_fd[c] = r;
+		if (r < 0) {
+			log_error("--use-service-account-credentials: %s", strerror(-r));
+			return 1;
+		}
+		mgr_sa_tokens_start(m->sa_tokens);
+	}
 	r = setup_children(m);
 	if (r < 0)
 		return 1;
@@ -847,6 +1005,7 @@ int main(int argc, char **argv)
 	r = ipc_loop_run(m->loop);
 
 	mgr_lease_client_free(m->lc);
+	mgr_sa_tokens_free(m->sa_tokens);
 	mgr_httpd_free(m->httpd);
 	mgr_sup_free(m->sup);
 	rs_exp_detach(m->exp);

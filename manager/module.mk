@@ -2,16 +2,18 @@
 # Two small process-support libraries live here too, used by every kcmd program:
 #   kclog    logging (klog text on stderr, or journald fields)
 #   kubeloop runs a kube_client inside an ipc_loop
-LIBS             += kclog kubeloop manager
+LIBS             += kclog kubeloop kcfeat manager
 kclog_SRCS       := manager/log.c
 kclog_TESTS      := manager/tests/test-log.c
 kubeloop_SRCS    := manager/kube-loop.c
 kubeloop_LIBDEPS := kube ipc
+kcfeat_SRCS      := manager/features.c
 manager_SRCS     := manager/leader.c manager/supervisor.c manager/flags.c manager/httpd.c \
-		    manager/metrics.c manager/lease-client.c
-manager_LIBDEPS  := kube ipc shm kclog kubeloop rs
+		    manager/metrics.c manager/lease-client.c manager/sa-tokens.c
+manager_LIBDEPS  := kube ipc shm kclog kubeloop rs kcfeat
 manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c \
-		    manager/tests/test-flags.c manager/tests/test-httpd.c manager/tests/test-metrics.c
+		    manager/tests/test-flags.c manager/tests/test-httpd.c manager/tests/test-metrics.c \
+		    manager/tests/test-sa-tokens.c
 
 BINS             += kcmd
 kcmd_SRCS        := manager/main.c

@@ -189,6 +189,18 @@ int main(int argc, char **argv)
 		log_error("kubeconfig: %s", err);
 		return 1;
 	}
+	/* --use-service-account-credentials: the manager keeps this controller's service-account
+	 * token in a memfd (refreshed in place); it replaces the kubeconfig's credentials. */
+	int tfd = env_fd("KCMD_TOKEN_FD");
+	if (tfd >= 0) {
+		char tpath[48];
+		snprintf(tpath, sizeof(tpath), "/proc/self/fd/%d", tfd);
+		if ((r = kube_config_use_token_file(kcfg, tpath)) < 0) {
+			log_error("KCMD_TOKEN_FD: %s", strerror(-r));
+			return 1;
+		}
+		log_v(1, "using the service-account token the manager provides (%s)", tpath);
+	}
 	struct kube_client_opts ko = { .config = kcfg, .process = "worker", .controller = w.ctrl->name, .qps = qps,
 				       .burst = burst, .insecure_ok = true };
 	w.ctx.config = kcfg;

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "manager/flags.h"
@@ -70,8 +71,53 @@ static void test_spellings(void **state)
 	assert_int_equal(c.secure_port, 0);
 	assert_int_equal(PARSE(&c, err, "--use-service-account-credentials=false"), 0);
 	assert_false(c.use_service_account_credentials);
-	assert_int_equal(PARSE(&c, err, "--use-service-account-credentials"), -EINVAL);
-	assert_non_null(strstr(err, "not supported by this kcmd build yet"));
+	assert_int_equal(PARSE(&c, err, "--use-service-account-credentials"), 0);
+	assert_true(c.use_service_account_credentials);
+}
+
+static void test_feature_gates(void **state)
+{
+	(void)state;
+	struct mgr_config c;
+	char err[512] = "", buf[512];
+
+	assert_int_equal(PARSE(&c, err, "--kubeconfig=/k"), 0);
+	for (int i = 0; i < KCMD_FEAT_COUNT; i++)
+		assert_true(c.features.on[i]); /* every gate kcmd knows is beta and on in v1.37 */
+	assert_int_equal(PARSE(&c, err, "--feature-gates= PodDeletionCost=false , DeploymentReplicaSetTerminatingReplicas=true"), 0);
+	assert_false(c.features.on[KCMD_FEAT_POD_DELETION_COST]);
+	assert_true(c.features.on[KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS]);
+	/* later flags apply onto earlier ones, as pflag's map flag does */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=WatchListClient=false", "--feature-gates", "AtomicFIFO=0"), 0);
+	assert_false(c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]);
+	assert_false(c.features.on[KCMD_FEAT_ATOMIC_FIFO]);
+	/* AllBeta sets every beta gate not named */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=false,PodDeletionCost=true"), 0);
+	assert_true(c.features.on[KCMD_FEAT_POD_DELETION_COST]);
+	assert_false(c.features.on[KCMD_FEAT_STALE_CONSISTENCY_RS]);
+	assert_false(c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]);
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllAlpha=true"), 0);
+	assert_true(c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]); /* no alpha gate: nothing changes */
+	assert_int_equal(PARSE(&c, err, "--feature-gates="), 0);
+	/* errors name the gate, as kube-controller-manager's do */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=NoSuchGate=true"), -EINVAL);
+	assert_non_null(strstr(err, "unrecognized feature gate: NoSuchGate"));
+	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost"), -EINVAL);
+	assert_non_null(strstr(err, "missing bool value for PodDeletionCost"));
+	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost=maybe"), -EINVAL);
+	assert_non_null(strstr(err, "invalid value of PodDeletionCost=maybe"));
+
+	/* what the children get, and how they read it */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=StaleControllerConsistencyReplicaSet=false"), 0);
+	assert_true(kcmd_features_format(&c.features, buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "StaleControllerConsistencyReplicaSet=false"));
+	assert_non_null(strstr(buf, "PodDeletionCost=true"));
+	assert_int_equal(kcmd_features_format(&c.features, buf, 10), -ENOSPC);
+	assert_true(kcmd_features_format(&c.features, buf, sizeof(buf)) > 0);
+	setenv("KCMD_FEATURE_GATES", buf, 1);
+	assert_false(kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_RS));
+	assert_true(kcmd_feature_enabled(KCMD_FEAT_POD_DELETION_COST));
+	assert_string_equal(kcmd_feature_stage(KCMD_FEAT_WATCH_LIST_CLIENT), "Beta");
 }
 
 static void test_controllers(void **state)
@@ -153,6 +199,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_match_kcm),
 		cmocka_unit_test(test_spellings),
+		cmocka_unit_test(test_feature_gates),
 		cmocka_unit_test(test_controllers),
 		cmocka_unit_test(test_errors_name_the_flag),
 		cmocka_unit_test(test_durations),

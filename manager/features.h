@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * manager/features.h: --feature-gates, with kube-controller-manager's syntax (library `kcfeat`,
+ * usable by every kcmd process).
+ *
+ * Design note.
+ *   kcm accepts `--feature-gates=A=true,B=false` (spaces around entries allowed, values as Go's
+ *   strconv.ParseBool, `AllAlpha=`/`AllBeta=` set every alpha/beta gate not named explicitly) and
+ *   refuses a gate it does not know ("unrecognized feature gate: X"). kcmd knows the gates that
+ *   change what its controllers or its client do in v1.37, with v1.37's stage and default; any
+ *   other gate is refused the same way, so a gate is never silently ignored. The manager parses
+ *   the flag and passes every gate's value to its children as KCMD_FEATURE_GATES (the canonical
+ *   "A=true,B=false" of all known gates); kcmd_feature_enabled() reads it there.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+enum kcmd_feature {
+	KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS = 0, /* DeploymentReplicaSetTerminatingReplicas */
+	KCMD_FEAT_POD_DELETION_COST,                      /* PodDeletionCost */
+	KCMD_FEAT_STALE_CONSISTENCY_RS,                   /* StaleControllerConsistencyReplicaSet */
+	KCMD_FEAT_ATOMIC_FIFO,                            /* AtomicFIFO */
+	KCMD_FEAT_WATCH_LIST_CLIENT,                      /* WatchListClient */
+	KCMD_FEAT_COUNT,
+};
+
+struct kcmd_features {
+	bool on[KCMD_FEAT_COUNT];
+};
+
+/* Every gate at its v1.37 default. */
+void kcmd_features_defaults(struct kcmd_features *f);
+/* Applies a --feature-gates value onto f. Returns 0, or -EINVAL with a message naming the entry. */
+int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, size_t errlen);
+/* "A=true,B=false,..." for every known gate (what KCMD_FEATURE_GATES carries). Returns the
+ * length, or -ENOSPC. */
+int kcmd_features_format(const struct kcmd_features *f, char *buf, size_t n);
+const char *kcmd_feature_name(enum kcmd_feature f);
+/* "Beta" / "Alpha" / "GA" in v1.37, and its default. */
+const char *kcmd_feature_stage(enum kcmd_feature f);
+bool kcmd_feature_default(enum kcmd_feature f);
+/* In any kcmd process: the value the manager passed (KCMD_FEATURE_GATES), else the default. */
+bool kcmd_feature_enabled(enum kcmd_feature f);
