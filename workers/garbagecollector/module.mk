@@ -9,6 +9,6 @@ gc_TESTS    := workers/garbagecollector/tests/test-identity.c workers/garbagecol
 # The process glue over shm/ipc/informer (kept apart so that `gc` stays pure): the informer
 # handler table (informerd) and the arena-backed graph view (GC workers).
 LIBS             += gchandlers
-gchandlers_SRCS    := workers/garbagecollector/handlers.c workers/garbagecollector/arena-view.c
+gchandlers_SRCS    := workers/garbagecollector/handlers.c workers/garbagecollector/arena-view.c workers/garbagecollector/debug.c
 gchandlers_LIBDEPS := gc informer shm ipc kube
-gchandlers_TESTS   := workers/garbagecollector/tests/test-handlers.c workers/garbagecollector/tests/test-arena-view.c
+gchandlers_TESTS   := workers/garbagecollector/tests/test-handlers.c workers/garbagecollector/tests/test-arena-view.c workers/garbagecollector/tests/test-debug.c
