@@ -40,6 +40,12 @@ struct mgr_httpd {
 	size_t n_checks;
 	mgr_metrics_fn metrics;
 	void *metrics_userdata;
+	struct {
+		char *path, *arg;
+		mgr_handler_fn fn;
+		void *userdata;
+	} handlers[8];
+	size_t n_handlers;
 	char *cert_pem, *key_pem;
 };
 
@@ -319,6 +325,42 @@ static enum MHD_Result health(struct mgr_httpd *h, struct MHD_Connection *c, con
 	return r;
 }
 
+struct args {
+	const char *key;
+	const char *v[64];
+	size_t n;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct args *a = cls;
+
+	(void)kind;
+	if (strcmp(key, a->key) == 0 && a->n < sizeof(a->v) / sizeof(a->v[0]))
+		a->v[a->n++] = value ? value : "";
+	return MHD_YES;
+}
+
+static enum MHD_Result mounted(struct mgr_httpd *h, struct MHD_Connection *c, size_t i, const char *sub)
+{
+	struct args a = { .key = h->handlers[i].arg };
+	unsigned status = 500;
+	const char *ctype = "text/plain; charset=utf-8";
+	char *body = NULL;
+	size_t len = 0;
+	enum MHD_Result r;
+
+	if (a.key)
+		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
+	if (h->handlers[i].fn(h->handlers[i].userdata, sub, a.v, a.n, &status, &ctype, &body, &len) < 0) {
+		free(body);
+		return reply(c, 500, "text/plain; charset=utf-8", "internal error\n", 15);
+	}
+	r = reply(c, status, ctype, body ? body : "", body ? len : 0);
+	free(body);
+	return r;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -355,6 +397,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		r = reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
 		free(text);
 		return r;
+	}
+	for (size_t i = 0; i < h->n_handlers; i++) {
+		size_t n = strlen(h->handlers[i].path);
+		if (strncmp(url, h->handlers[i].path, n) == 0 && (url[n] == 0 || url[n] == '/'))
+			return mounted(h, c, i, url + n);
 	}
 	return reply(c, 404, "text/plain; charset=utf-8", "404 page not found\n", 19);
 }
@@ -456,6 +503,10 @@ struct mgr_httpd *mgr_httpd_free(struct mgr_httpd *h)
 		MHD_stop_daemon(h->d);
 	for (size_t i = 0; i < h->n_checks; i++)
 		free(h->checks[i].name);
+	for (size_t i = 0; i < h->n_handlers; i++) {
+		free(h->handlers[i].path);
+		free(h->handlers[i].arg);
+	}
 	free(h->checks);
 	free(h->cert_pem);
 	if (h->key_pem) {
@@ -485,6 +536,26 @@ int mgr_httpd_add_check(struct mgr_httpd *h, const char *name, unsigned where, m
 	n[h->n_checks].fn = fn;
 	n[h->n_checks].userdata = userdata;
 	h->n_checks++;
+	return 0;
+}
+
+int mgr_httpd_add_handler(struct mgr_httpd *h, const char *path, const char *arg, mgr_handler_fn fn,
+			  void *userdata)
+{
+	size_t i = h->n_handlers;
+
+	if (i >= sizeof(h->handlers) / sizeof(h->handlers[0]))
+		return -ENOSPC;
+	h->handlers[i].path = strdup(path);
+	h->handlers[i].arg = arg ? strdup(arg) : NULL;
+	if (!h->handlers[i].path || (arg && !h->handlers[i].arg)) {
+		free(h->handlers[i].path);
+		free(h->handlers[i].arg);
+		return -ENOMEM;
+	}
+	h->handlers[i].fn = fn;
+	h->handlers[i].userdata = userdata;
+	h->n_handlers++;
 	return 0;
 }
 

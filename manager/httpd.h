@@ -52,5 +52,15 @@ int mgr_httpd_port(const struct mgr_httpd *h);
 enum { MGR_CHECK_LIVE = 1, MGR_CHECK_READY = 2 };
 int mgr_httpd_add_check(struct mgr_httpd *h, const char *name, unsigned where, mgr_health_fn fn,
 			void *userdata);
+/* A GET handler mounted at `path` and under `path/` (kcm's debug mux: UnlistedHandle and
+ * UnlistedHandlePrefix). fn gets what follows path ("" or e.g. "/graph") and the values of the
+ * query key `arg` (each repetition, in order); it sets *status, *ctype (static) and *body
+ * (malloc'd, *len bytes; the server frees it). A negative return is a 500. Up to 8 handlers. */
+typedef int (*mgr_handler_fn)(void *userdata, const char *sub, const char *const *args,
+			      size_t n_args, unsigned *status, const char **ctype, char **body,
+			      size_t *len);
+int mgr_httpd_add_handler(struct mgr_httpd *h, const char *path, const char *arg, mgr_handler_fn fn,
+			  void *userdata);
+
 /* Sets the /metrics producer. */
 void mgr_httpd_set_metrics(struct mgr_httpd *h, mgr_metrics_fn fn, void *userdata);

@@ -50,6 +50,22 @@ static void metrics(struct mgr_metrics_buf *b, void *u)
 		mgr_metrics_printf(b, "kcmd_test_series{i=\"%d\"} %d\n", i, i);
 }
 
+/* a mounted handler: echoes the sub-path and the values of ?uid= */
+static int echo(void *u, const char *sub, const char *const *args, size_t n, unsigned *status, const char **ctype,
+		char **body, size_t *len)
+{
+	char buf[512];
+	int l = snprintf(buf, sizeof(buf), "%s sub=%s", (const char *)u, sub);
+
+	for (size_t i = 0; i < n; i++)
+		l += snprintf(buf + l, sizeof(buf) - (size_t)l, " uid=%s", args[i]);
+	*status = strcmp(sub, "/graph") == 0 ? 200 : 404;
+	*ctype = "text/vnd.graphviz";
+	*body = strdup(buf);
+	*len = strlen(buf);
+	return *body ? 0 : -ENOMEM;
+}
+
 struct resp {
 	char body[1 << 17];
 	size_t len;
@@ -113,6 +129,7 @@ static void test_plain_health_and_metrics(void **state)
 	assert_int_equal(mgr_httpd_add_check(h, "informer-sync", MGR_CHECK_READY, check_synced, NULL), 0);
 	assert_int_equal(mgr_httpd_add_check(h, "leaderElection", MGR_CHECK_LIVE | MGR_CHECK_READY, check_always, NULL), 0);
 	mgr_httpd_set_metrics(h, metrics, NULL);
+	assert_int_equal(mgr_httpd_add_handler(h, "/debug/controllers/gc", "uid", echo, "gc"), 0);
 	int port = mgr_httpd_port(h);
 	assert_true(port > 0);
 	atomic_store(&stop_loop, false);
@@ -141,6 +158,14 @@ static void test_plain_health_and_metrics(void **state)
 	assert_non_null(strstr(r.body, "kcmd_test_series{i=\"1999\"} 1999\n"));
 	assert_int_equal(get(U("/nope"), NULL, &r, false, NULL), 404);
 	assert_int_equal(get(U("/healthz"), "DELETE", &r, false, NULL), 405);
+
+	assert_int_equal(get(U("/debug/controllers/gc/graph?uid=a&x=1&uid=b%2Fc"), NULL, &r, false, NULL), 200);
+	assert_string_equal(r.body, "gc sub=/graph uid=a uid=b/c");
+	assert_int_equal(get(U("/debug/controllers/gc"), NULL, &r, false, NULL), 404);
+	assert_string_equal(r.body, "gc sub=");
+	assert_int_equal(get(U("/debug/controllers/gc/other"), NULL, &r, false, NULL), 404);
+	assert_int_equal(get(U("/debug/controllers/gcx/graph"), NULL, &r, false, NULL), 404);
+	assert_string_equal(r.body, "404 page not found\n");
 
 	atomic_store(&stop_loop, true);
 	pthread_join(th, NULL);
