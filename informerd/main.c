@@ -124,6 +124,8 @@ struct informerd {
 	bool gc_registered;
 	size_t gc_index;
 	struct ipc_queue *gc_changes;
+	/* GarbageCollector.Sync's wait for the monitors after a resync: 0, or until when */
+	uint64_t gc_sync_deadline;
 	char host[256];
 };
 
@@ -571,7 +573,14 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
                          const char *const *failed)
 {
 	struct informerd *x = ud;
+	bool changed = false, resync_failed = false;
 
+	/* GarbageCollector.Sync: no deletable resources at all is an error, and nothing changes */
+	if (n == 0) {
+		log_error("discovery: no deletable resources; keeping the informers as they are");
+		inf_metrics_gc_sync_error(x->metrics);
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct inf_resource *r;
 		int rc;
@@ -601,8 +610,10 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 			log_warning("discovery: cannot watch %s%s%s: %s", r->resource,
 			            r->group[0] ? "." : "", r->group, strerror(-rc));
 			free_res(r);
+			resync_failed = true;
 			continue;
 		}
+		changed = true;
 		x->dres[x->n_dres++] = r;
 		x->logged_synced = false;
 		log_info("discovery: watching %s%s%s (metadata-only)", r->resource,
@@ -665,7 +676,14 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 		(void)inf_informers_remove(x->ii, r->group, r->resource, true);
 		free_res(r);
 		x->dres[j] = x->dres[--x->n_dres];
+		changed = true;
 	}
+	/* the monitor resync failed for some resource: counted once per round, as upstream */
+	if (resync_failed)
+		inf_metrics_gc_sync_error(x->metrics);
+	/* after a change, the monitors get one period to sync (checked in on_tick) */
+	else if (changed && !x->gc_sync_deadline)
+		x->gc_sync_deadline = ipc_now_usec() + (uint64_t)x->o.discovery_period_s * 1000000;
 }
 
 static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
@@ -687,6 +705,13 @@ static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
 		log_info("all %zu informers synced after %.3f s (%llu LIST requests)",
 		         inf_informers_count(x->ii), (double)(now - x->started_at) / 1e6,
 		         (unsigned long long)inf_informers_lists(x->ii));
+	}
+	if (x->gc_sync_deadline && inf_informers_all_synced(x->ii)) {
+		x->gc_sync_deadline = 0;
+	} else if (x->gc_sync_deadline && now >= x->gc_sync_deadline) {
+		x->gc_sync_deadline = 0;
+		log_error("timed out waiting for dependency graph builder sync during GC sync");
+		inf_metrics_gc_sync_error(x->metrics);
 	}
 	if (kube_loop_error(x->kl)) {
 		log_error("event loop error in the API client: %s",

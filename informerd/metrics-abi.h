@@ -60,7 +60,10 @@ struct inf_metrics_hdr {
 	_Atomic uint64_t n_rows;
 	_Atomic uint64_t restarts; /* informerd attaches after the first */
 	_Atomic uint64_t pid;
-	uint64_t reserved[4];
+	/* garbagecollector_controller_resources_sync_error_total (informerd runs the GC's monitor
+	 * resync, see informerd/main.c on_discovery); a former reserved word, so no version bump */
+	_Atomic uint64_t gc_resources_sync_errors;
+	uint64_t reserved[3];
 	struct inf_metrics_row rows[INF_METRICS_MAX_ROWS];
 };
 

@@ -86,6 +86,16 @@ struct inf_metrics *inf_metrics_close(struct inf_metrics *m)
 	return NULL;
 }
 
+void inf_metrics_gc_sync_error(struct inf_metrics *m)
+{
+	if (m)
+		atomic_store_explicit(&m->h->gc_resources_sync_errors,
+		                      atomic_load_explicit(&m->h->gc_resources_sync_errors,
+		                                           memory_order_relaxed) +
+		                              1,
+		                      memory_order_relaxed);
+}
+
 int inf_metrics_fd(const struct inf_metrics *m)
 {
 	return m->fd;

@@ -35,6 +35,9 @@ static inline void inf_metrics_set(struct inf_metrics_row *row, enum inf_metric 
 		atomic_store_explicit(&row->v[k], v, memory_order_relaxed);
 }
 
+/* garbagecollector_controller_resources_sync_error_total += 1 (M2). m may be NULL. */
+void inf_metrics_gc_sync_error(struct inf_metrics *m);
+
 /* Reader: maps fd read-only. *ret stays valid until inf_metrics_unmap. -EPROTO bad magic. */
 int inf_metrics_map_ro(int fd, const struct inf_metrics_hdr **ret);
 void inf_metrics_unmap(const struct inf_metrics_hdr *h);
