@@ -46,6 +46,7 @@
 #include "manager/sa-tokens.h"
 #include "manager/supervisor.h"
 #include "shm/arena.h"
+#include "workers/garbagecollector/debug.h"
 #include "workers/garbagecollector/limiter.h"
 #include "workers/replicaset/expectations.h"
 
@@ -715,10 +716,48 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 		mgr_metrics_workqueue_headers(b);
 		for (unsigned i = 0; i < m->n_queues; i++) {
 			struct ipc_queue_metrics qm;
-			if (ipc_queue_metrics_read(m->queues[i].fd, &qm) == 0)
+			if (ipc_queue_metrics_read(m->queues[i].fd, &qm) == 0) {
+				/* the GC's queues under upstream's names (garbage_collector_attempt_to_delete, ...) */
+				snprintf(qm.name, sizeof(qm.name), "%s", gc_queue_metric_name(m->queues[i].name));
 				mgr_metrics_workqueue(b, &qm);
+			}
 		}
 	}
+	if (m->cfg.controllers[MGR_CTRL_GC] && m->inf_metrics)
+		mgr_metrics_printf(b, "# HELP garbagecollector_controller_resources_sync_error_total [ALPHA] Number of "
+				      "garbage collector resources sync errors\n"
+				      "# TYPE garbagecollector_controller_resources_sync_error_total counter\n"
+				      "garbagecollector_controller_resources_sync_error_total %llu\n",
+				   (unsigned long long)atomic_load_explicit(&m->inf_metrics->gc_resources_sync_errors,
+									    memory_order_relaxed));
+}
+
+/* GET /debug/controllers/garbage-collector-controller/graph[?uid=...] (and under the alias
+ * garbagecollector): the GC's dependency graph in DOT, rendered from the arena (debug.h). */
+static int gc_graph(void *ud, const char *sub, const char *const *uids, size_t n_uids, unsigned *status,
+		    const char **ctype, char **body, size_t *len)
+{
+	struct mgr *m = ud;
+	struct shm_arena *a = NULL;
+	int r;
+
+	if (strcmp(sub, "/graph") != 0) {
+		*status = 404; /* http.Error(w, "", 404) */
+		*body = strdup("\n");
+		*len = 1;
+		return *body ? 0 : -ENOMEM;
+	}
+	if ((r = shm_reader_open(m->arena_ro_fd, &a)) < 0) {
+		log_warning("GC graph: cannot read the arena: %s", strerror(-r));
+		return r;
+	}
+	r = gc_dot_render_arena(a, uids, n_uids, body, len);
+	shm_arena_close(a);
+	if (r < 0)
+		return r;
+	*status = 200;
+	*ctype = "text/vnd.graphviz";
+	return 0;
 }
 
 /* ---- systemd ------------------------------------------------------------------------------- */
@@ -968,6 +1007,11 @@ int main(int argc, char **argv)
 		mgr_httpd_add_check(m->httpd, "informer-sync", MGR_CHECK_READY, check_informer, m);
 		mgr_httpd_add_check(m->httpd, "processes", MGR_CHECK_LIVE | MGR_CHECK_READY, check_children, m);
 		mgr_httpd_set_metrics(m->httpd, metrics, m);
+		if (m->cfg.controllers[MGR_CTRL_GC] && m->arena_ro_fd >= 0) {
+			mgr_httpd_add_handler(m->httpd, "/debug/controllers/garbage-collector-controller", "uid",
+					      gc_graph, m);
+			mgr_httpd_add_handler(m->httpd, "/debug/controllers/garbagecollector", "uid", gc_graph, m);
+		}
 		log_info("serving /healthz /livez /readyz /metrics on https://%s:%d", m->cfg.bind_address,
 			 mgr_httpd_port(m->httpd));
 	}
