@@ -43,6 +43,7 @@
 #include "kube/encode.h"
 #include "shm/arena.h"
 #include "workers/garbagecollector/handlers.h"
+#include "workers/kubeletsim/table.h"
 #include "workers/replicaset/table.h"
 
 #define MAX_QUEUES    16
@@ -53,6 +54,7 @@ static const struct inf_handler_table *const builtin_tables[] = {
         &inf_test_handler_table,
         &rs_handler_table,
         &gc_handler_table,
+        &ks_handler_table, /* queue kubelet-sim: kcmd --simulate-kubelet only */
         NULL,
 };
 

@@ -56,6 +56,9 @@ void mgr_config_defaults(struct mgr_config *cfg)
 	cfg->bind_address = "0.0.0.0";
 	cfg->standby_warm_cache = true;
 	cfg->rs_orphan_grace_us = 60000000;
+	cfg->simulate_kubelet_nodes = 10;
+	cfg->simulate_kubelet_qps = 1000;
+	cfg->simulate_kubelet_burst = 2000;
 	kcmd_features_defaults(&cfg->features);
 }
 
@@ -147,6 +150,12 @@ static const struct flagdef flags[] = {
 	{ "standby-warm-cache", F_BOOL, OFF(standby_warm_cache), "kcmd: keep the cache warm while not leading, so a new leader starts without a relist (default true)." },
 	{ "libexec-dir", F_STR, OFF(libexec_dir), "kcmd: directory holding kcmd-informerd and kcmd-worker (default: beside kcmd)." },
 	{ "replicaset-orphaned-expectations-grace", F_DURATION, OFF(rs_orphan_grace_us), "kcmd: how long a ReplicaSet waits on the expectations of a worker process that died mid-sync before syncing again (default 60s: the apiserver's request timeout, after which no request of the dead process can still land)." },
+	{ "simulate-kubelet", F_BOOL, OFF(simulate_kubelet), "kcmd bench: run the kubelet simulator: fake Nodes kcmd-sim-node-<i>, pods bound to them become Running and Ready, graceful deletions finish (default false; refused when the cluster has Nodes it did not create)." },
+	{ "simulate-kubelet-nodes", F_INT, OFF(simulate_kubelet_nodes), "kcmd bench: fake Nodes the simulator creates and keeps Ready (default 10)." },
+	{ "simulate-kubelet-ready-delay", F_DURATION, OFF(simulate_kubelet_ready_delay_us), "kcmd bench: time from a pod's binding to Running and Ready (default 0)." },
+	{ "simulate-kubelet-qps", F_DOUBLE, OFF(simulate_kubelet_qps), "kcmd bench: the simulator's own client QPS (default 1000)." },
+	{ "simulate-kubelet-burst", F_INT, OFF(simulate_kubelet_burst), "kcmd bench: the simulator's own client burst (default 2000)." },
+	{ "simulate-kubelet-force", F_BOOL, OFF(simulate_kubelet_force), "kcmd bench: run the simulator even if the cluster has Nodes it did not create (real nodes) (default false)." },
 	{ "help", F_BOOL, OFF(help), "Show this help." },
 	{ "version", F_BOOL, OFF(version), "Print the version and exit." },
 };
@@ -370,6 +379,10 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		cfg->controllers[MGR_CTRL_GC] = false;
 	if (cfg->concurrent_replicaset_syncs < 1)
 		return fail(err, errlen, "--concurrent-replicaset-syncs must be at least 1");
+	if (cfg->simulate_kubelet_nodes < 1 || cfg->simulate_kubelet_nodes > 100000)
+		return fail(err, errlen, "--simulate-kubelet-nodes must be between 1 and 100000");
+	if (cfg->simulate_kubelet_burst < 1)
+		return fail(err, errlen, "--simulate-kubelet-burst must be at least 1");
 	if (cfg->concurrent_gc_syncs < 1)
 		return fail(err, errlen, "--concurrent-gc-syncs must be at least 1");
 	if (cfg->kube_api_burst < 1 && cfg->kube_api_qps > 0)

@@ -56,6 +56,13 @@ struct mgr_config {
 	bool standby_warm_cache; /* --standby-warm-cache, true */
 	const char *libexec_dir; /* --libexec-dir: where kcmd-informerd / kcmd-worker live */
 	uint64_t rs_orphan_grace_us; /* --replicaset-orphaned-expectations-grace, 60 s */
+	/* --simulate-kubelet*: the bench-only kubelet simulator (docs/bench.md) */
+	bool simulate_kubelet;                    /* false */
+	bool simulate_kubelet_force;              /* false: refuse when foreign Nodes exist */
+	int simulate_kubelet_nodes;               /* 10 */
+	uint64_t simulate_kubelet_ready_delay_us; /* 0 */
+	double simulate_kubelet_qps;              /* 1000 */
+	int simulate_kubelet_burst;               /* 2000 */
 	bool help, version;
 };
 

@@ -48,9 +48,11 @@
 #include "shm/arena.h"
 #include "workers/garbagecollector/debug.h"
 #include "workers/garbagecollector/limiter.h"
+#include "workers/kubeletsim/nodes.h"
+#include "workers/kubeletsim/sim.h"
 #include "workers/replicaset/expectations.h"
 
-#define MAX_QUEUES	4
+#define MAX_QUEUES	8
 #define STOP_GRACE_USEC 5000000ull
 
 struct queue {
@@ -167,7 +169,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
 		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96], env_exp[48] = "",
 		env_imet[64] = "", env_gclim[48] = "", env_rm[48] = "", env_tok[48] = "";
-	char *argv[12], *envp[512];
+	char *argv[20], *envp[512], sim[5][64];
 	int argc = 0, envc = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0;
 	extern char **environ;
 
@@ -198,6 +200,17 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	/* --feature-gates=WatchListClient=false: informerd lists instead of streaming */
 	if (strcmp(prog, "kcmd-informerd") == 0 && !m->cfg.features.on[KCMD_FEAT_WATCH_LIST_CLIENT])
 		argv[argc++] = "--watch-list=false";
+	/* the kubelet simulator's own knobs (docs/bench.md) */
+	if (controller && strcmp(controller, KS_CONTROLLER) == 0) {
+		snprintf(sim[0], sizeof(sim[0]), "--simulate-kubelet-nodes=%d", m->cfg.simulate_kubelet_nodes);
+		snprintf(sim[1], sizeof(sim[1]), "--simulate-kubelet-ready-delay=%lluus",
+			 (unsigned long long)m->cfg.simulate_kubelet_ready_delay_us);
+		snprintf(sim[2], sizeof(sim[2]), "--simulate-kubelet-qps=%g", m->cfg.simulate_kubelet_qps);
+		snprintf(sim[3], sizeof(sim[3]), "--simulate-kubelet-burst=%d", m->cfg.simulate_kubelet_burst);
+		snprintf(sim[4], sizeof(sim[4]), "--simulate-kubelet-force=%s", m->cfg.simulate_kubelet_force ? "true" : "false");
+		for (int k = 0; k < 5; k++)
+			argv[argc++] = sim[k];
+	}
 	argv[argc] = NULL;
 
 	int afd = writer ? m->arena_fd : m->arena_ro_fd;
@@ -205,7 +218,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	fds[nfds++] = afd;
 	for (unsigned i = 0; i < m->n_queues; i++) {
 		const char *want = controller ? controller : NULL;
-		if (want && strcmp(mgr_controller_name(m->queues[i].ctrl), want) != 0)
+		const char *qc = m->queues[i].ctrl == MGR_CTRL_COUNT ? KS_CONTROLLER : mgr_controller_name(m->queues[i].ctrl);
+		if (want && strcmp(qc, want) != 0)
 			continue;
 		size_t l = strlen(env_queues);
 		snprintf(env_queues + l, sizeof(env_queues) - l, "%s%s:%d", l > strlen("KCMD_QUEUE_FDS=") ? "," : "",
@@ -276,7 +290,7 @@ static int setup_children(struct mgr *m)
 	r = mgr_sup_new(m->loop, on_any_exit, m, &m->sup);
 	if (r < 0)
 		return r;
-	if (!m->any_controller)
+	if (!m->any_controller && !m->cfg.simulate_kubelet)
 		return 0;
 	r = shm_arena_create(&so, &m->arena_fd);
 	if (r < 0) {
@@ -331,6 +345,14 @@ static int setup_children(struct mgr *m)
 		}
 		m->queues[m->n_queues++] = (struct queue){ qs[i].name, qs[i].ctrl, fd };
 	}
+	if (m->cfg.simulate_kubelet) { /* ctrl MGR_CTRL_COUNT: the simulator's, not a controller's */
+		int fd = ipc_queue_memfd_create(KS_QUEUE);
+		if (fd < 0) {
+			log_error("creating work queue %s failed: %s", KS_QUEUE, strerror(-fd));
+			return fd;
+		}
+		m->queues[m->n_queues++] = (struct queue){ KS_QUEUE, MGR_CTRL_COUNT, fd };
+	}
 	r = add_child(m, "informerd", "informerd", "kcmd-informerd", NULL, true);
 	if (r < 0)
 		return r;
@@ -347,6 +369,9 @@ static int setup_children(struct mgr *m)
 				return r;
 		}
 	}
+	/* The simulator writes like a controller, so it runs only while this kcmd leads. */
+	if (m->cfg.simulate_kubelet && (r = add_child(m, KS_CONTROLLER, "workers", "kcmd-worker", KS_CONTROLLER, false)) < 0)
+		return r;
 	return 0;
 }
 
@@ -420,7 +445,7 @@ static bool informer_synced(struct mgr *m, char *why, size_t n)
 	struct shm_stats st;
 	bool ok = true;
 
-	if (!m->any_controller)
+	if (m->arena_ro_fd < 0)
 		return true;
 	if (shm_reader_open(m->arena_ro_fd, &a) < 0) {
 		snprintf(why, n, "cannot read the arena");
@@ -985,6 +1010,18 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		mgr_sa_tokens_start(m->sa_tokens);
+	}
+	if (m->cfg.simulate_kubelet) {
+		/* Never act as the kubelet of a cluster with real nodes unless told to. */
+		r = ks_precheck(m->kcfg, m->cfg.simulate_kubelet_force, err, sizeof(err));
+		if (r == -EEXIST) {
+			log_error("%s", err);
+			return 1;
+		}
+		if (r < 0)
+			log_warning("%s; the simulator checks again when it starts", err);
+		else if (err[0])
+			log_warning("%s", err);
 	}
 	r = setup_children(m);
 	if (r < 0)

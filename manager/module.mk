@@ -17,7 +17,7 @@ manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c 
 
 BINS             += kcmd
 kcmd_SRCS        := manager/main.c
-kcmd_LIBDEPS     := manager informer gc gchandlers
+kcmd_LIBDEPS     := manager informer gc gchandlers kubeletsim
 manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
 
 BINS             += kcmctl

@@ -21,6 +21,8 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "manager/log.h"
+#include "workers/kubeletsim/run.h"
+#include "workers/kubeletsim/sim.h"
 #include "workers/worker.h"
 
 static const struct wk_controller *const controllers[] = { &wk_replicaset_controller, &wk_gc_controller };
@@ -141,6 +143,11 @@ int main(int argc, char **argv)
 	int burst = 30, v = 0, r;
 	char err[512];
 
+	/* The kubelet simulator (kcmd --simulate-kubelet) keeps many writes in flight instead of
+	 * syncing one key at a time: it has a main of its own. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--controller=" KS_CONTROLLER) == 0)
+			return ks_main(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strncmp(a, "--controller=", 13) == 0)

@@ -1,0 +1,9 @@
+# workers/kubeletsim/: the kubelet simulator for benchmarks (docs/bench.md "Kubelet simulator"):
+# the process (run.c, entered from kcmd-worker --controller=kubelet-simulator), its pure
+# decisions and bodies (sim.c), the fake Node setup (nodes.c, also used by the manager's
+# refusal check) and its informerd handler table (table.c, linked into kcmd-informerd).
+LIBS               += kubeletsim
+kubeletsim_SRCS    := workers/kubeletsim/sim.c workers/kubeletsim/nodes.c workers/kubeletsim/table.c \
+		      workers/kubeletsim/run.c
+kubeletsim_LIBDEPS := kube shm ipc kubeloop kclog informer
+kubeletsim_TESTS   := workers/kubeletsim/tests/test-kubeletsim.c
