@@ -2,7 +2,7 @@
 # cache / API client (see docs/architecture.md). Controller logic lives in workers/<controller>/.
 LIBS            += worker
 worker_SRCS     := workers/objects.c workers/replicaset/controller.c workers/garbagecollector/controller.c
-worker_LIBDEPS  := rs gc gchandlers kube shm ipc kclog informer
+worker_LIBDEPS  := rs gc gchandlers kube shm ipc kclog informer kcfeat
 worker_TESTS    := workers/tests/test-objects.c
 
 # The controllers' event handlers, linked into informerd.

@@ -4,16 +4,21 @@
  *
  * It reads the ReplicaSet and its candidate pods (controlled by it, plus the namespace's
  * orphans) from the arena, runs rs_sync() (workers/replicaset/sync.h: upstream's
- * syncReplicaSet), and backs rs_sync's executor with the blocking API client:
+ * syncReplicaSet), and backs rs_sync's executor with the API client:
  *   get_rs        GET apps/v1 replicasets (uncached, as upstream's adoption recheck)
- *   patch_pod     PATCH pods, strategic merge (adopt / release)
- *   create_pods   POST pods, one after another (upstream sends a batch concurrently; the results
- *                 and the slow-start rule are the same, only the batch takes longer)
- *   delete_pods   DELETE pods, one after another, default options
+ *   patch_pod     PATCH pods, strategic merge (adopt / release); the response's
+ *                 resourceVersion feeds the staleness gate
+ *   create_pods   POST pods: a slow-start batch is sent as concurrent requests
+ *                 (kube_client_request_many: one HTTP/2 connection, the client's QPS limiter)
+ *                 and returns when all finished, as upstream's goroutines + wg.Wait
+ *   delete_pods   DELETE pods, all of them concurrently, default options
  *   update_status PATCH replicasets/status, JSON merge patch carrying the resourceVersion (the
  *                 same optimistic lock as upstream's PUT: 409 on a stale version; the arena keeps
  *                 the compact record, not the whole object a PUT would need)
- *   record_event  POST core/v1 Event (best effort, as client-go's recorder)
+ *   record_event  core/v1 Events through client-go's EventCorrelator (evcorr.h): counted
+ *                 repeats are PATCHed, new ones POSTed. Events are queued and sent together
+ *                 with the next batch of pod calls or at the end of the sync (upstream's
+ *                 recorder is asynchronous too); two writes of one Event never share a batch.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,19 +31,33 @@
 #include "informerd/records.h"
 #include "kube/encode.h"
 #include "kube/selector.h"
+#include "manager/features.h"
 #include "manager/log.h"
 #include "workers/objects.h"
+#include "workers/replicaset/evcorr.h"
 #include "workers/replicaset/events.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/replicaset/sync.h"
 #include "workers/worker.h"
 
+/* An Event write waiting for the next batch of calls. */
+struct pev {
+	struct rs_evc_event ev; /* strings owned (component/kind/api_version are constants) */
+	char *rs_rv;		/* involvedObject.resourceVersion */
+	struct rs_evc_result res;
+};
+
+#define RSC_MAX_PENDING_EVENTS 256
+
 struct rsc {
 	struct wk_ctx *ctx;
 	struct rs_exp *exp;
+	struct rs_evc *evc;
 	int pod_type, rs_type;
 	bool caches_synced; /* once true, stays (a relist keeps serving the old contents) */
 	char host[256];
+	struct pev pend[RSC_MAX_PENDING_EVENTS];
+	size_t n_pend;
 };
 
 static const char *const rs_queues[] = { "replicaset", NULL };
@@ -52,7 +71,8 @@ static int rsc_init(struct wk_ctx *ctx, void **ret)
 		return -ENOMEM;
 	c->ctx = ctx;
 	c->pod_type = c->rs_type = -1;
-	gethostname(c->host, sizeof(c->host) - 1);
+	/* upstream's recorder source is {Component: "replicaset-controller"} without a host, so
+	 * source.host is absent and reportingInstance "" (c->host stays empty) */
 	if (ctx->expectations_fd < 0) {
 		free(c);
 		return -EBADF;
@@ -62,14 +82,38 @@ static int rsc_init(struct wk_ctx *ctx, void **ret)
 		free(c);
 		return r;
 	}
+	r = rs_evc_new(&c->evc);
+	if (r < 0) {
+		rs_exp_detach(c->exp);
+		free(c);
+		return r;
+	}
 	*ret = c;
 	return 0;
 }
+
+static void pev_free(struct pev *p)
+{
+	free((char *)p->ev.host);
+	free((char *)p->ev.ns);
+	free((char *)p->ev.name);
+	free((char *)p->ev.uid);
+	free((char *)p->ev.type);
+	free((char *)p->ev.reason);
+	free((char *)p->ev.message);
+	free(p->rs_rv);
+	rs_evc_result_free(&p->res);
+	memset(p, 0, sizeof(*p));
+}
+
+static void flush_events(struct rsc *c);
 
 static void rsc_fini(void *state)
 {
 	struct rsc *c = state;
 
+	flush_events(c);
+	rs_evc_free(c->evc);
 	rs_exp_detach(c->exp);
 	free(c);
 }
@@ -102,7 +146,21 @@ static int ex_get_rs(void *ud, const struct kube_replicaset *rs, struct kube_rep
 	return r;
 }
 
-static int ex_patch_pod(void *ud, const struct kube_pod *pod, const char *body, char **ret_msg)
+/* metadata.resourceVersion of a response body (malloc'd), NULL if absent */
+static char *resp_rv(const struct kube_response *resp)
+{
+	char *rv = NULL;
+	cJSON *o = cJSON_ParseWithLength(resp->body ? resp->body : "", resp->body_len);
+	cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "resourceVersion");
+
+	if (cJSON_IsString(v) && v->valuestring[0])
+		rv = strdup(v->valuestring);
+	cJSON_Delete(o);
+	return rv;
+}
+
+static int ex_patch_pod_rv(void *ud, const struct kube_pod *pod, const char *body, char **ret_rv, char **ret_msg)
 {
 	struct rsc *c = ud;
 	struct kube_request req = { .verb = KUBE_PATCH, .version = "v1", .resource = "pods", .ns = pod->meta.namespace,
@@ -111,8 +169,15 @@ static int ex_patch_pod(void *ud, const struct kube_pod *pod, const char *body, 
 	struct kube_response resp;
 	int r = call(c, &req, &resp, ret_msg);
 
+	if (r == 0 && ret_rv)
+		*ret_rv = resp_rv(&resp);
 	kube_response_clear(&resp);
 	return r;
+}
+
+static int ex_patch_pod(void *ud, const struct kube_pod *pod, const char *body, char **ret_msg)
+{
+	return ex_patch_pod_rv(ud, pod, body, NULL, ret_msg);
 }
 
 static void fill_result(const struct kube_response *resp, int r, struct rs_call_result *res)
@@ -124,46 +189,209 @@ static void fill_result(const struct kube_response *resp, int r, struct rs_call_
 	}
 }
 
+/* ---- events ------------------------------------------------------------------------------- */
+
+static int event_create_body(struct rsc *c, const struct pev *p, char **ret)
+{
+	struct kube_event ev = { .ns = p->ev.ns, .kind = p->ev.kind, .api_version = p->ev.api_version,
+				 .name = p->ev.name, .uid = p->ev.uid, .resource_version = p->rs_rv,
+				 .type = p->ev.type, .reason = p->ev.reason, .message = p->res.message,
+				 .component = p->ev.component, .host = c->host[0] ? c->host : NULL, .now = p->res.last,
+				 .event_name = p->res.event_name, .count = p->res.count, .first = p->res.first,
+				 .no_reporting = p->res.aggregated };
+	return kube_encode_event(&ev, ret);
+}
+
+/* The requests of the queued Events, appended at reqs[*n] (bodies in bodies[]). */
+static void event_requests(struct rsc *c, struct kube_request *reqs, char **bodies, size_t *n)
+{
+	for (size_t i = 0; i < c->n_pend; i++) {
+		struct pev *p = &c->pend[i];
+		char *body = NULL;
+		bool patch = p->res.action == RS_EVC_PATCH;
+		int r = patch ? rs_evc_patch_body(&p->res, &body) : event_create_body(c, p, &body);
+
+		bodies[*n] = body;
+		reqs[*n] = (struct kube_request){ .verb = patch ? KUBE_PATCH : KUBE_CREATE, .version = "v1",
+						  .resource = "events", .ns = p->ev.ns && p->ev.ns[0] ? p->ev.ns : "default",
+						  .name = patch ? p->res.event_name : NULL, .body = body ? body : "{}",
+						  .body_len = body ? strlen(body) : 2,
+						  .patch_type = KUBE_PATCH_STRATEGIC };
+		if (r < 0) /* cannot happen but for ENOMEM: send nothing useful, drop it below */
+			reqs[*n].name = "-";
+		(*n)++;
+	}
+}
+
+/* The outcome of the queued Events' writes (resps[0..n_pend)); PATCHes of Events that expired
+ * on the server are POSTed again with their count (client-go's recordEvent). Empties the queue. */
+static void events_done(struct rsc *c, struct kube_response *resps)
+{
+	struct kube_request again[RSC_MAX_PENDING_EVENTS];
+	struct kube_response again_resp[RSC_MAX_PENDING_EVENTS];
+	char *again_body[RSC_MAX_PENDING_EVENTS];
+	size_t again_idx[RSC_MAX_PENDING_EVENTS], n_again = 0;
+
+	for (size_t i = 0; i < c->n_pend; i++) {
+		struct pev *p = &c->pend[i];
+		int err = resps[i].error.err;
+
+		if (err == 0) {
+			(void)rs_evc_update_state(c->evc, &p->ev, &p->res);
+		} else if (err == -ENOENT && p->res.action == RS_EVC_PATCH) {
+			char *body = NULL;
+			if (event_create_body(c, p, &body) == 0) {
+				again_body[n_again] = body;
+				again_idx[n_again] = i;
+				again[n_again++] = (struct kube_request){ .verb = KUBE_CREATE, .version = "v1",
+									  .resource = "events",
+									  .ns = p->ev.ns && p->ev.ns[0] ? p->ev.ns : "default",
+									  .body = body, .body_len = strlen(body) };
+			}
+		} else {
+			log_v(2, "recording event %s on %s/%s failed: %s", p->ev.reason, p->ev.ns, p->ev.name,
+			      resps[i].error.message[0] ? resps[i].error.message : strerror(-err));
+		}
+	}
+	if (n_again && kube_client_request_many(c->ctx->kc, again, n_again, again_resp, NULL) == 0) {
+		for (size_t k = 0; k < n_again; k++) {
+			struct pev *p = &c->pend[again_idx[k]];
+			if (again_resp[k].error.err == 0)
+				(void)rs_evc_update_state(c->evc, &p->ev, &p->res);
+			else
+				log_v(2, "recording event %s on %s/%s failed: %s", p->ev.reason, p->ev.ns, p->ev.name,
+				      again_resp[k].error.message);
+			kube_response_clear(&again_resp[k]);
+		}
+	}
+	for (size_t k = 0; k < n_again; k++)
+		free(again_body[k]);
+	for (size_t i = 0; i < c->n_pend; i++)
+		pev_free(&c->pend[i]);
+	c->n_pend = 0;
+}
+
+/* Runs n pod requests together with the queued Event writes; pod responses in resps[0..n),
+ * order[] (may be NULL) the pod requests' completion order. */
+static int run_with_events(struct rsc *c, const struct kube_request *pod_reqs, size_t n, struct kube_response *resps,
+			   size_t *order)
+{
+	size_t total = n + c->n_pend, k = n, j = 0;
+	struct kube_request *reqs = calloc(total + 1, sizeof(*reqs));
+	struct kube_response *all = calloc(total + 1, sizeof(*all));
+	size_t *ord = calloc(total + 1, sizeof(*ord));
+	char **bodies = calloc(total + 1, sizeof(*bodies));
+	int r = -ENOMEM;
+
+	if (!reqs || !all || !ord || !bodies)
+		goto out;
+	memcpy(reqs, pod_reqs, n * sizeof(*reqs));
+	event_requests(c, reqs, bodies, &k);
+	r = kube_client_request_many(c->ctx->kc, reqs, total, all, ord);
+	if (r < 0)
+		goto out;
+	memcpy(resps, all, n * sizeof(*resps));
+	for (size_t i = 0; i < total; i++)
+		if (ord[i] < n && order)
+			order[j++] = ord[i];
+	events_done(c, all + n);
+	for (size_t i = n; i < total; i++)
+		kube_response_clear(&all[i]);
+out:
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++) {
+			memset(&resps[i], 0, sizeof(resps[i]));
+			resps[i].error.err = r;
+			if (order)
+				order[i] = i;
+		}
+	}
+	for (size_t i = 0; i < total && bodies; i++)
+		free(bodies[i]);
+	free(bodies);
+	free(reqs);
+	free(all);
+	free(ord);
+	return r;
+}
+
+static void flush_events(struct rsc *c)
+{
+	if (c->n_pend)
+		(void)run_with_events(c, NULL, 0, NULL, NULL);
+}
+
 static void ex_create_pods(void *ud, const struct kube_replicaset *rs, const char *body, size_t n,
 			   struct rs_call_result *results)
 {
 	struct rsc *c = ud;
+	struct kube_request *reqs = calloc(n + 1, sizeof(*reqs));
+	struct kube_response *resps = calloc(n + 1, sizeof(*resps));
+	size_t *order = calloc(n + 1, sizeof(*order));
 
-	for (size_t i = 0; i < n; i++) {
-		struct kube_request req = { .verb = KUBE_CREATE, .version = "v1", .resource = "pods",
-					    .ns = rs->meta.namespace, .body = body, .body_len = strlen(body) };
-		struct kube_response resp;
-		int r = kube_client_request(c->ctx->kc, &req, NULL, NULL, &resp);
-		fill_result(&resp, r, &results[i]);
+	if (!reqs || !resps || !order) {
+		for (size_t i = 0; i < n; i++)
+			fill_result(&(struct kube_response){ 0 }, -ENOMEM, &results[i]);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		reqs[i] = (struct kube_request){ .verb = KUBE_CREATE, .version = "v1", .resource = "pods",
+						 .ns = rs->meta.namespace, .body = body, .body_len = strlen(body) };
+	(void)run_with_events(c, reqs, n, resps, order);
+	/* results in completion order: the first error is the first to finish, as upstream's errCh */
+	for (size_t k = 0; k < n; k++) {
+		struct kube_response *resp = &resps[order[k]];
+		int r = resp->error.err;
+
+		fill_result(resp, r, &results[k]);
 		if (r == 0) {
-			cJSON *o = cJSON_ParseWithLength(resp.body, resp.body_len);
-			cJSON *name = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"),
-								       "name");
+			cJSON *o = cJSON_ParseWithLength(resp->body ? resp->body : "", resp->body_len);
+			cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+			cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+			cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
 			if (cJSON_IsString(name))
-				results[i].name = strdup(name->valuestring);
+				results[k].name = strdup(name->valuestring);
+			if (cJSON_IsString(rv) && rv->valuestring[0])
+				results[k].rv = strdup(rv->valuestring);
 			cJSON_Delete(o);
 		}
-		kube_response_clear(&resp);
 	}
+	for (size_t i = 0; i < n; i++)
+		kube_response_clear(&resps[i]);
+out:
+	free(reqs);
+	free(resps);
+	free(order);
 }
 
 static void ex_delete_pods(void *ud, const struct kube_replicaset *rs, const struct kube_pod *const *pods, size_t n,
 			   struct rs_call_result *results)
 {
 	struct rsc *c = ud;
+	struct kube_request *reqs = calloc(n + 1, sizeof(*reqs));
+	struct kube_response *resps = calloc(n + 1, sizeof(*resps));
 
 	(void)rs;
-	for (size_t i = 0; i < n; i++) {
-		struct kube_request req = { .verb = KUBE_DELETE, .version = "v1", .resource = "pods",
-					    .ns = pods[i]->meta.namespace, .name = pods[i]->meta.name };
-		struct kube_response resp;
-		int r = kube_client_request(c->ctx->kc, &req, NULL, NULL, &resp);
-		fill_result(&resp, r, &results[i]);
-		kube_response_clear(&resp);
+	if (!reqs || !resps) {
+		for (size_t i = 0; i < n; i++)
+			fill_result(&(struct kube_response){ 0 }, -ENOMEM, &results[i]);
+		goto out;
 	}
+	for (size_t i = 0; i < n; i++)
+		reqs[i] = (struct kube_request){ .verb = KUBE_DELETE, .version = "v1", .resource = "pods",
+						 .ns = pods[i]->meta.namespace, .name = pods[i]->meta.name };
+	(void)run_with_events(c, reqs, n, resps, NULL);
+	for (size_t i = 0; i < n; i++) {
+		fill_result(&resps[i], resps[i].error.err, &results[i]);
+		kube_response_clear(&resps[i]);
+	}
+out:
+	free(reqs);
+	free(resps);
 }
 
-static int ex_update_status(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st, char **ret_msg)
+static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st,
+			       char **ret_rv, char **ret_msg)
 {
 	struct rsc *c = ud;
 	char *body = NULL;
@@ -179,32 +407,60 @@ static int ex_update_status(void *ud, const struct kube_replicaset *rs, const st
 				    .body = body, .body_len = strlen(body), .patch_type = KUBE_PATCH_MERGE };
 	struct kube_response resp;
 	r = call(c, &req, &resp, ret_msg);
+	if (r == 0 && ret_rv)
+		*ret_rv = resp_rv(&resp);
 	kube_response_clear(&resp);
 	free(body);
 	return r;
 }
 
+static int ex_update_status(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st, char **ret_msg)
+{
+	return ex_update_status_rv(ud, rs, st, NULL, ret_msg);
+}
+
+static char *dup0(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+/* The recorder: correlate now, write with the next batch (or at the end of the sync). */
 static void ex_record_event(void *ud, const struct kube_replicaset *rs, const char *type, const char *reason,
 			    const char *message)
 {
 	struct rsc *c = ud;
-	char *body = NULL;
-	struct kube_event ev = { .ns = rs->meta.namespace, .kind = RS_KIND, .api_version = RS_API_VERSION,
-				 .name = rs->meta.name, .uid = rs->meta.uid,
-				 .resource_version = rs->meta.resource_version, .type = type, .reason = reason,
-				 .message = message, .component = RS_EVENT_COMPONENT, .host = c->host,
-				 .now = kube_time_now() };
+	struct rs_evc_event ev = { .component = RS_EVENT_COMPONENT, .host = c->host, .kind = RS_KIND,
+				   .ns = rs->meta.namespace, .name = rs->meta.name, .uid = rs->meta.uid,
+				   .api_version = RS_API_VERSION, .type = type, .reason = reason, .message = message };
+	struct rs_evc_result res;
 
-	if (kube_encode_event(&ev, &body) < 0)
+	if (rs_evc_correlate(c->evc, &ev, kube_time_now(), &res) < 0)
 		return;
-	struct kube_request req = { .verb = KUBE_CREATE, .version = "v1", .resource = "events", .ns = rs->meta.namespace,
-				    .body = body, .body_len = strlen(body) };
-	struct kube_response resp;
-	if (kube_client_request(c->ctx->kc, &req, NULL, NULL, &resp) < 0)
-		log_v(2, "recording event %s on %s/%s failed: %s", reason, rs->meta.namespace, rs->meta.name,
-		      resp.error.message);
-	kube_response_clear(&resp);
-	free(body);
+	if (res.action == RS_EVC_SKIP) {
+		log_v(4, "event %s on %s/%s dropped by the spam filter", reason, rs->meta.namespace, rs->meta.name);
+		rs_evc_result_free(&res);
+		return;
+	}
+	/* two writes of one Event object never go in the same batch */
+	for (size_t i = 0; i < c->n_pend; i++)
+		if (strcmp(c->pend[i].res.event_name, res.event_name) == 0) {
+			flush_events(c);
+			break;
+		}
+	if (c->n_pend == RSC_MAX_PENDING_EVENTS)
+		flush_events(c);
+	struct pev *p = &c->pend[c->n_pend];
+	p->ev = (struct rs_evc_event){ .component = RS_EVENT_COMPONENT, .host = dup0(c->host), .kind = RS_KIND,
+				       .ns = dup0(rs->meta.namespace), .name = dup0(rs->meta.name),
+				       .uid = dup0(rs->meta.uid), .api_version = RS_API_VERSION, .type = dup0(type),
+				       .reason = dup0(reason), .message = dup0(message) };
+	p->rs_rv = rs->meta.resource_version ? strdup(rs->meta.resource_version) : NULL;
+	p->res = res;
+	if (!p->ev.host || !p->ev.ns || !p->ev.name || !p->ev.uid || !p->ev.type || !p->ev.reason || !p->ev.message) {
+		pev_free(p);
+		return;
+	}
+	c->n_pend++;
 }
 
 /* ---- reading the arena ----------------------------------------------------------------------- */
@@ -358,6 +614,19 @@ static int related_pods(struct rsc *c, const struct kube_replicaset *rs, struct 
 	return 0;
 }
 
+/* The gates as the manager passed them (--feature-gates; v1.37 defaults otherwise). The
+ * staleness gate needs AtomicFIFO too, as upstream's controller does. */
+static struct rs_features rs_features(void)
+{
+	struct rs_features f = RS_FEATURES_DEFAULT;
+
+	f.terminating_replicas = kcmd_feature_enabled(KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS);
+	f.pod_deletion_cost = kcmd_feature_enabled(KCMD_FEAT_POD_DELETION_COST);
+	f.stale_consistency = kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_RS) &&
+			      kcmd_feature_enabled(KCMD_FEAT_ATOMIC_FIFO);
+	return f;
+}
+
 static int64_t mono_now(void *ud)
 {
 	(void)ud;
@@ -398,6 +667,15 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 		out->after_usec = 100000;
 		return;
 	}
+	/* the stores' last synced versions, read before the objects (LastStoreSyncResourceVersion) */
+	struct shm_type_info pti, rti;
+	char read_rv[RS_EXP_CONS_RESOURCES][sizeof(pti.rv)];
+	memset(read_rv, 0, sizeof(read_rv));
+	if (shm_reader_type_info(c->ctx->arena, (uint16_t)c->pod_type, &pti) == 0)
+		memcpy(read_rv[RS_CONS_PODS], pti.rv, sizeof(pti.rv));
+	if (shm_reader_type_info(c->ctx->arena, (uint16_t)c->rs_type, &rti) == 0)
+		memcpy(read_rv[RS_CONS_REPLICASETS], rti.rv, sizeof(rti.rv));
+	read_rv[RS_CONS_PODS][sizeof(pti.rv) - 1] = read_rv[RS_CONS_REPLICASETS][sizeof(rti.rv) - 1] = 0;
 	r = shm_reader_get(c->ctx->arena, (uint16_t)c->rs_type, ns, name, &obj);
 	if (r == 0) {
 		r = wk_rs_from_obj(&obj, &w);
@@ -434,14 +712,20 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 		rv[i] = &rel.v[i].pod;
 
 	struct rs_sync_input in = { .key = key, .rs = have_rs ? &w.rs : NULL, .pods = pv, .n_pods = pods.n,
-				    .related = rv, .n_related = rel.n, .exp = c->exp, .features = RS_FEATURES_DEFAULT,
+				    .related = rv, .n_related = rel.n, .exp = c->exp, .features = rs_features(),
 				    .mono = mono_now };
+	in.read_rv[RS_CONS_PODS] = read_rv[RS_CONS_PODS];
+	in.read_rv[RS_CONS_REPLICASETS] = read_rv[RS_CONS_REPLICASETS];
 	struct rs_executor ex = { .ud = c, .get_rs = ex_get_rs, .patch_pod = ex_patch_pod,
 				  .create_pods = ex_create_pods, .delete_pods = ex_delete_pods,
-				  .update_status = ex_update_status, .record_event = ex_record_event };
+				  .update_status = ex_update_status, .record_event = ex_record_event,
+				  .patch_pod_rv = ex_patch_pod_rv, .update_status_rv = ex_update_status_rv };
 	struct rs_sync_result res;
 	uint64_t t0 = ipc_now_usec();
 	rs_sync(&in, &ex, &res);
+	flush_events(c);
+	if (res.stale_skip)
+		log_v(2, "%s: skipping sync, the cache is older than our last write: %s", key, res.err_msg);
 	log_v(4, "synced %s in %.3f ms: created %d deleted %d status %s%s%s", key, (double)(ipc_now_usec() - t0) / 1000.0,
 	      res.created, res.deleted, res.status_written ? "written" : "unchanged", res.err ? ", error: " : "",
 	      res.err ? (res.err_msg ? res.err_msg : strerror(-res.err)) : "");

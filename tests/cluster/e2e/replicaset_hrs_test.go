@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+)
+
+// hrsRSEvents lists the Events kcmd's ReplicaSet controller wrote about ns/name with reason.
+func hrsRSEvents(t *testing.T, ns, name, reason string) []corev1.Event {
+	t.Helper()
+	sel := fields.Set{"involvedObject.kind": "ReplicaSet", "involvedObject.name": name, "reason": reason}.AsSelector()
+	evs, err := env.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: sel.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Event
+	for _, e := range evs.Items {
+		if e.Source.Component == "replicaset-controller" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// hrsWorkers is --concurrent-replicaset-syncs of the shared kcmd (startKcmdReplicaSet): each
+// worker process has its own event correlator, as each upstream process has one.
+const hrsWorkers = 3
+
+// TestReplicaSet_KcmdEventsAggregated: a create that keeps failing (a ResourceQuota of 1 pod
+// under a ReplicaSet of 2) is recorded as upstream's recorder does. The quota error names the
+// generated pod, so every message differs: the first 9 are separate Events, from the 10th on
+// they go into one "(combined from similar events): ..." Event whose count grows by PATCH.
+// kcmd runs one ReplicaSet worker here (one process, one correlator, as upstream's one
+// kube-controller-manager), so the numbers are upstream's exactly.
+func TestReplicaSet_KcmdEventsAggregated(t *testing.T) {
+	stopSharedRS(t)
+	startQuotaController(t)
+	ctx := context.Background()
+	ns := rsNamespace(t)
+	name := "agg"
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}},
+	}
+	if _, err := env.Client.CoreV1().ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 60*time.Second, "the quota's status.hard to be synced", func() (bool, string) {
+		q, err := env.Client.CoreV1().ResourceQuotas(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		hard := q.Status.Hard[corev1.ResourcePods]
+		return hard.Cmp(resource.MustParse("1")) == 0, fmt.Sprintf("status %+v", q.Status)
+	})
+	p := startKcmd(t, nil, "--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
+		"--concurrent-replicaset-syncs=1", "--kube-api-qps=200", "--kube-api-burst=400")
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	mustCreateRS(t, demoReplicaSet(ns, name, 2))
+
+	var evs []corev1.Event
+	var combined *corev1.Event
+	Eventually(t, 90*time.Second, "a combined FailedCreate Event with count >= 2", func() (bool, string) {
+		evs = hrsRSEvents(t, ns, name, "FailedCreate")
+		var desc []string
+		combined = nil
+		for i, e := range evs {
+			desc = append(desc, fmt.Sprintf("%s count=%d", e.Name, e.Count))
+			if strings.HasPrefix(e.Message, "(combined from similar events): ") {
+				combined = &evs[i]
+			}
+		}
+		return combined != nil && combined.Count >= 2, strings.Join(desc, ", ")
+	})
+	plain := 0
+	for _, e := range evs {
+		msg := strings.TrimPrefix(e.Message, "(combined from similar events): ")
+		if msg == e.Message {
+			plain++
+		}
+		if e.Type != corev1.EventTypeWarning || !strings.HasPrefix(msg, "Error creating: pods \""+name+"-") ||
+			!strings.Contains(msg, "exceeded quota: "+name) {
+			t.Errorf("event %s: type %q message %q, want Warning \"Error creating: pods \\\"%s-...\\\" is forbidden: exceeded quota: %s...\"", e.Name, e.Type, e.Message, name, name)
+		}
+	}
+	if plain != 9 {
+		t.Errorf("%d separate FailedCreate Events, want 9 (the 10th distinct message starts the combined one)", plain)
+	}
+	if combined.Count >= 2 && !combined.LastTimestamp.After(combined.FirstTimestamp.Time) && !combined.LastTimestamp.Equal(&combined.FirstTimestamp) {
+		t.Errorf("combined event: lastTimestamp %v before firstTimestamp %v", combined.LastTimestamp, combined.FirstTimestamp)
+	}
+	if combined.ReportingController != "" {
+		t.Errorf("combined event: reportingComponent %q, want \"\" (client-go's aggregate event has none)", combined.ReportingController)
+	}
+	// only one pod fits
+	if owned, all := activePods(t, ns, "app="+name, getRS(t, ns, name).UID); owned != 1 || all != 1 {
+		t.Errorf("owned=%d total=%d pods, want 1 (quota)", owned, all)
+	}
+}
+
+// TestReplicaSet_KcmdScaleUp500: one sync creates up to burstReplicas (500) pods in slow-start
+// batches sent as concurrent requests; the ReplicaSet ends with exactly 500 pods (the
+// expectations hold back a second round while the informer catches up), the status reports
+// them, and the SuccessfulCreate Events are combined and spam-limited as upstream's recorder
+// does (at most 25 per object per process, 10 distinct messages before they are combined).
+func TestReplicaSet_KcmdScaleUp500(t *testing.T) {
+	useSharedRS(t)
+	ns := rsNamespace(t)
+	name := "big"
+	rs := mustCreateRS(t, demoReplicaSet(ns, name, 500))
+	maxSeen := 0
+	Eventually(t, 120*time.Second, "500 pods and status.replicas=500", func() (bool, string) {
+		owned, all := activePods(t, ns, "app="+name, rs.UID)
+		if all > maxSeen {
+			maxSeen = all
+		}
+		cur := getRS(t, ns, name)
+		return owned == 500 && all == 500 && cur.Status.Replicas == 500 && cur.Status.ObservedGeneration == cur.Generation,
+			fmt.Sprintf("owned=%d total=%d status.replicas=%d", owned, all, cur.Status.Replicas)
+	})
+	// no second round of creations once the informer has seen everything
+	time.Sleep(3 * time.Second)
+	if _, all := activePods(t, ns, "app="+name, rs.UID); all != 500 || maxSeen > 500 {
+		t.Errorf("%d pods now, at most %d seen, want 500 throughout", all, maxSeen)
+	}
+	evs := hrsRSEvents(t, ns, name, "SuccessfulCreate")
+	var combined, plain int
+	total := int32(0)
+	for _, e := range evs {
+		total += e.Count
+		if strings.HasPrefix(e.Message, "(combined from similar events): Created pod: "+name+"-") {
+			combined++
+		} else if strings.HasPrefix(e.Message, "Created pod: "+name+"-") {
+			plain++
+		} else {
+			t.Errorf("event %s: message %q", e.Name, e.Message)
+		}
+	}
+	// upstream: the spam filter lets 25 events per object through per process, the aggregator
+	// combines from the 10th distinct message on
+	if total > 25*hrsWorkers || total < 10 || combined == 0 || plain > 9*hrsWorkers {
+		t.Errorf("SuccessfulCreate: %d Event objects (%d plain, %d combined), counts sum %d; want the recorder's aggregation and spam limit",
+			len(evs), plain, combined, total)
+	}
+	t.Logf("SuccessfulCreate for 500 pods: %d Event objects (%d plain, %d combined), counts sum %d", len(evs), plain, combined, total)
+}
