@@ -14,8 +14,8 @@
  *
  * Per key: read the pod from the arena, ks_decide(), answer Done at once (AddAfter for a pod
  * waiting out the ready delay) and start the write. Local state per pod key (struct ent):
- *   - inflight: a write is running; a key for it is dropped (the write's own watch event, or
- *     the failure path, brings the pod back);
+ *   - inflight: a write is running; a key for it only marks the entry dirty, and the key is
+ *     added again when the write ends (its watch event may arrive before its answer);
  *   - acted_rv: the pod's resourceVersion when the last successful write was decided; while
  *     the arena still shows that version the write's effect is not cached yet, so the key is
  *     dropped instead of sending the same write twice;
@@ -54,6 +54,7 @@ struct ent {
 	uint64_t bound_since;
 	char acted_rv[40];
 	bool inflight;
+	bool dirty; /* a key came while the write was in flight: look again when it ends */
 	bool no_containers; /* the apiserver refused our containerStatuses once */
 	char key[];
 };
@@ -204,6 +205,8 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 	(void)call;
 	e->inflight = false;
 	s->inflight--;
+	bool dirty = e->dirty;
+	e->dirty = false;
 	if (r->err == 0) {
 		snprintf(e->acted_rv, sizeof(e->acted_rv), "%s", op->rv);
 		switch (op->act) {
@@ -240,6 +243,12 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 		      e->key, msg);
 		if (!s->stopping)
 			retry_later(s, e->key);
+		dirty = false;
+	}
+	if (dirty && !s->stopping) {
+		int ar = ipc_queue_add(s->q, e->key);
+		if (ar < 0)
+			retry_later(s, e->key);
 	}
 	free(op);
 	if (!s->stopping)
@@ -273,7 +282,7 @@ static int start_op(struct ks *s, struct ent *e, enum ks_action act, const struc
 {
 	struct kube_request req = { .version = "v1", .resource = "pods", .ns = p->ns, .name = p->name };
 	struct ks_container cs[KS_MAX_CONTAINERS];
-	char *body = NULL, *storage = NULL, hip[32], pip[32];
+	char *body = NULL, *storage = NULL, hip[32], pip[32], path[600];
 	struct op *op;
 	int n = 0, r;
 
@@ -288,8 +297,11 @@ static int start_op(struct ks *s, struct ent *e, enum ks_action act, const struc
 	case KS_BIND: {
 		unsigned i = ks_pick_node(&s->rr, s->n_nodes);
 		r = ks_binding_body(p->name, p->uid, s->node_names[i], &body);
+		/* POST pods/<name>/binding, as the scheduler does (the client's resource form has
+		 * no named CREATE) */
 		req.verb = KUBE_CREATE;
-		req.subresource = "binding";
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", p->ns, p->name);
+		req.path = path;
 		break;
 	}
 	case KS_RUN:
@@ -366,8 +378,11 @@ static uint64_t handle_key(struct ks *s, char *key)
 		log_v(1, "%s: unreadable in the cache (%s)", key, strerror(r < 0 ? -r : EBADMSG));
 		return KS_RETRY_USEC;
 	}
-	if (e && e->inflight)
+	if (e && e->inflight) {
+		/* The write's watch event may beat its answer: look again once it ends. */
+		e->dirty = true;
 		return 0;
+	}
 	if (e && e->acted_rv[0] && p.rv && strcmp(e->acted_rv, p.rv) == 0)
 		return 0;
 	now = ipc_now_usec();
@@ -722,6 +737,7 @@ int ks_main(int argc, char **argv)
 	}
 	ipc_queue_set_add_timeout(s->q, 100000);
 	s->started_us = s->last_stats_us = ipc_now_usec();
+	s->pod_seq = (uint64_t)(kube_time_now() / 1000000000) * 1009u; /* a restart does not reuse the first IPs */
 	if (ipc_loop_add_post(s->loop, &s->post, on_post, s) < 0 ||
 	    ipc_loop_add_timer(s->loop, &s->lease_timer, s->started_us + KS_LEASE_RENEW_US, on_lease_timer, s) < 0 ||
 	    ipc_loop_add_timer(s->loop, &s->stats_timer, s->started_us + KS_STATS_US, on_stats_timer, s) < 0 ||
