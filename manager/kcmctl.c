@@ -8,6 +8,8 @@
  *   kcmctl [--pid PID] cache get RES [NS/]NAME | --uid UID
  *                                                       one object: metadata, labels, owners
  *   kcmctl [--pid PID] queues                           every work queue's counters
+ *   kcmctl [--pid PID] status                           leader, processes (pid, restarts, uptime),
+ *                                                       queue depths, cache counts
  *
  * How it finds things: the kcmd manager process (the only process named "kcmd", or --pid) holds
  * the arena and the queues as memfds; /proc/<pid>/fd/<n> opens them (same user or root: the
@@ -23,7 +25,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include "ipc/queue.h"
+#include "manager/status.h"
 #include "shm/arena.h"
 
 static int usage(void)
@@ -31,7 +36,8 @@ static int usage(void)
 	fprintf(stderr, "usage: kcmctl [--pid PID] cache stats\n"
 			"       kcmctl [--pid PID] cache list RESOURCE[.GROUP] [-n NAMESPACE] [--owner UID]\n"
 			"       kcmctl [--pid PID] cache get RESOURCE[.GROUP] [NAMESPACE/]NAME | --uid UID\n"
-			"       kcmctl [--pid PID] queues\n");
+			"       kcmctl [--pid PID] queues\n"
+			"       kcmctl [--pid PID] status\n");
 	return 2;
 }
 
@@ -274,6 +280,124 @@ static int print_queue_cb(const char *path, const char *name, void *ud)
 	return 0;
 }
 
+/* ---- status ------------------------------------------------------------------------------ */
+
+static void fmt_age(char *buf, size_t n, int64_t usec)
+{
+	int64_t s = usec / 1000000;
+
+	if (usec <= 0)
+		snprintf(buf, n, "-");
+	else if (s < 60)
+		snprintf(buf, n, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, n, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, n, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+	else
+		snprintf(buf, n, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+}
+
+static int read_status_cb(const char *path, const char *name, void *ud)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	(void)name;
+	if (fd < 0)
+		return -errno;
+	r = mgr_status_read(fd, ud);
+	close(fd);
+	return r; /* 0; a second status memfd (none today) would overwrite the first */
+}
+
+static int print_depth_cb(const char *path, const char *name, void *ud)
+{
+	struct ipc_queue_metrics m;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	(void)name;
+	(void)ud;
+	if (fd < 0)
+		return 0;
+	r = ipc_queue_metrics_read(fd, &m);
+	close(fd);
+	if (r == 0)
+		printf("  %-28s depth %-8llu parked %-6llu adds %-10llu longest running %.3fs\n", m.name,
+		       (unsigned long long)m.depth, (unsigned long long)m.parked, (unsigned long long)m.adds_total,
+		       m.longest_running_processor_seconds);
+	return 0;
+}
+
+static int cmd_status(pid_t pid)
+{
+	static struct mgr_status st;
+	struct timespec ts;
+	int64_t now;
+	char age[32];
+	int r = each_memfd(pid, "kcmd-status", read_status_cb, &st);
+
+	if (r <= 0) {
+		fprintf(stderr, "kcmctl: kcmd (pid %d) publishes no status%s%s (an older kcmd?)\n", (int)pid,
+			r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+		return 1;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	fmt_age(age, sizeof(age), now - st.manager_started_unix_usec);
+	printf("manager:   pid %d, up %s, %s%s\n", (int)st.manager_pid, age,
+	       st.stopping ? "stopping" : st.leading ? "leading" : "standby", st.ready ? ", ready" : ", not ready (caches syncing)");
+	printf("identity:  %s\n", st.identity);
+	if (st.leader_elect)
+		printf("leader:    %s (Lease %s)%s\n", st.holder[0] ? st.holder : "<none observed>", st.lease,
+		       st.leading ? " — this manager" : "");
+	else
+		printf("leader:    leader election off (--leader-elect=false): this manager reconciles\n");
+	printf("\n%-44s %-10s %-8s %-8s %-9s %-8s %s\n", "PROCESS", "GROUP", "STATE", "PID", "RESTARTS", "UPTIME",
+	       "LAST-EXIT");
+	for (uint32_t i = 0; i < st.n_children; i++) {
+		const struct mgr_status_child *c = &st.children[i];
+		static const char *const states[] = { "stopped", "running", "backoff" };
+		char pidbuf[16], last[48];
+		fmt_age(age, sizeof(age), c->state == 1 ? now - c->started_unix_usec : 0);
+		snprintf(pidbuf, sizeof(pidbuf), c->pid > 0 ? "%d" : "-", (int)c->pid);
+		if (c->last_code == 1) /* CLD_EXITED */
+			snprintf(last, sizeof(last), "exit %d", (int)c->last_status);
+		else if (c->last_code)
+			snprintf(last, sizeof(last), "signal %d", (int)c->last_status);
+		else
+			snprintf(last, sizeof(last), "-");
+		printf("%-44s %-10s %-8s %-8s %-9llu %-8s %s%s\n", c->name, c->group,
+		       c->state >= 0 && c->state <= 2 ? states[c->state] : "?", pidbuf, (unsigned long long)c->restarts,
+		       age, last, c->crash_looping ? " CRASH-LOOPING" : "");
+	}
+	printf("\nqueues:\n");
+	r = each_memfd(pid, "kcmd-queue-", print_depth_cb, NULL);
+	if (r == 0)
+		printf("  (none: no controller enabled)\n");
+	printf("\ncache:\n");
+	struct shm_arena *a = NULL;
+	if (each_memfd(pid, "kcmd-arena", open_arena_cb, &a) > 0 && a) {
+		struct shm_stats sst;
+		if (shm_reader_stats(a, &sst) == 0) {
+			printf("  %llu objects, %llu live bytes\n", (unsigned long long)sst.objects,
+			       (unsigned long long)sst.live_bytes);
+			for (uint64_t t = 0; t < sst.n_types; t++) {
+				struct shm_type_info ti;
+				char tname[200];
+				if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
+					continue;
+				snprintf(tname, sizeof(tname), "%s%s%s", ti.resource, ti.group[0] ? "." : "", ti.group);
+				printf("  %-40s %-10llu %s\n", tname, (unsigned long long)ti.count,
+				       ti.synced ? "synced" : "not synced");
+			}
+		}
+		shm_arena_close(a);
+	} else {
+		printf("  (no arena: no controller enabled)\n");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	pid_t pid = 0;
@@ -283,7 +407,8 @@ int main(int argc, char **argv)
 		pid = (pid_t)strtol(argv[i + 1], NULL, 10);
 		i += 2;
 	}
-	if (i >= argc || (strcmp(argv[i], "cache") != 0 && strcmp(argv[i], "queues") != 0))
+	if (i >= argc || (strcmp(argv[i], "cache") != 0 && strcmp(argv[i], "queues") != 0 &&
+			  strcmp(argv[i], "status") != 0))
 		return usage();
 	if (!pid) {
 		pid = find_kcmd();
@@ -308,6 +433,8 @@ int main(int argc, char **argv)
 		shm_arena_close(a);
 		return rc;
 	}
+	if (strcmp(argv[i], "status") == 0)
+		return argc > i + 1 ? usage() : cmd_status(pid);
 	if (strcmp(argv[i], "queues") == 0) {
 		printf("%-24s %8s %10s %8s %8s %12s %10s %10s\n", "QUEUE", "DEPTH", "ADDS", "RETRIES", "PARKED",
 		       "WORKER-DEATHS", "UNFINISHED", "LONGEST");

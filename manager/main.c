@@ -44,6 +44,7 @@
 #include "manager/log.h"
 #include "manager/metrics.h"
 #include "manager/sa-tokens.h"
+#include "manager/status.h"
 #include "manager/supervisor.h"
 #include "shm/arena.h"
 #include "workers/garbagecollector/debug.h"
@@ -77,6 +78,10 @@ struct mgr {
 	int gc_limiter_fd; /* the GC's shared client rate limiter (workers/garbagecollector/limiter.h) */
 	int rest_metrics_fd; /* rest_client_* of every process (kube/restmetrics.h) */
 	struct mgr_sa_tokens *sa_tokens; /* --use-service-account-credentials */
+	struct mgr_status_page *status; /* what kcmctl status reads (manager/status.h) */
+	int status_fd;
+	struct ipc_source *status_timer;
+	int64_t started_unix_usec;
 	int sa_token_fd[MGR_CTRL_COUNT]; /* each controller's token memfd, -1 when none */
 	const struct inf_metrics_hdr *inf_metrics; /* informerd's counters, read-only */
 	struct rs_exp *exp; /* to reclaim expectation slots a dead worker left claimed */
@@ -85,6 +90,61 @@ struct mgr {
 	bool leading, stopping, released, release_started, ready_sent, any_controller;
 	uint64_t watchdog_usec;
 };
+
+static int64_t unix_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Copies the election state and the process table where kcmctl status reads them. */
+static void publish_status(struct mgr *m)
+{
+	static struct mgr_status st;
+	struct mgr_child *c;
+	int64_t now = unix_usec();
+	uint64_t mono = ipc_now_usec();
+
+	if (!m->status)
+		return;
+	memset(&st, 0, sizeof(st));
+	snprintf(st.identity, sizeof(st.identity), "%s", m->identity);
+	snprintf(st.lease, sizeof(st.lease), "%s/%s", m->cfg.leader_elect_resource_namespace,
+		 m->cfg.leader_elect_resource_name);
+	if (m->lc)
+		snprintf(st.holder, sizeof(st.holder), "%s", mgr_le_observed_holder(mgr_lease_client_elector(m->lc)));
+	else if (m->leading)
+		snprintf(st.holder, sizeof(st.holder), "%s", m->identity);
+	st.leader_elect = m->cfg.leader_elect;
+	st.leading = m->leading;
+	st.stopping = m->stopping;
+	st.ready = m->ready_sent;
+	st.manager_pid = (int32_t)getpid();
+	st.manager_started_unix_usec = m->started_unix_usec;
+	st.updated_unix_usec = now;
+	for (unsigned i = 0; m->sup && (c = mgr_sup_child(m->sup, i)) && i < MGR_STATUS_MAX_CHILDREN; i++) {
+		struct mgr_child_info info;
+		struct mgr_status_child *sc = &st.children[st.n_children++];
+		mgr_child_get_info(c, &info);
+		snprintf(sc->name, sizeof(sc->name), "%s", info.name);
+		snprintf(sc->group, sizeof(sc->group), "%s", info.group);
+		sc->pid = info.pid;
+		sc->state = (int32_t)info.state;
+		sc->restarts = info.restarts;
+		sc->started_unix_usec = info.started_usec ? now - (int64_t)(mono - info.started_usec) : 0;
+		sc->last_code = info.last_code;
+		sc->last_status = info.last_status;
+		sc->crash_looping = info.crash_looping;
+	}
+	mgr_status_publish(m->status, &st);
+}
+
+static int on_status_timer(struct ipc_source *s, uint64_t now, void *ud)
+{
+	publish_status(ud);
+	return ipc_source_set_time(s, now + 1000000);
+}
 
 static void notify_status(struct mgr *m)
 {
@@ -95,6 +155,7 @@ static void notify_status(struct mgr *m)
 		 m->stopping ? "stopping" : m->leading ? "leading" : "standby", running,
 		 running == 1 ? "" : "es");
 	sd_notify(0, st);
+	publish_status(m);
 }
 
 static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, void *ud);
@@ -927,7 +988,7 @@ static int exec_bench(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1, .inf_metrics_fd = -1,
-				   .gc_limiter_fd = -1, .rest_metrics_fd = -1 };
+				   .gc_limiter_fd = -1, .rest_metrics_fd = -1, .status_fd = -1 };
 	char err[512];
 	int r;
 
@@ -989,6 +1050,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	find_libexec(m);
+	m->started_unix_usec = unix_usec();
+	if ((r = mgr_status_create(&m->status, &m->status_fd)) < 0)
+		log_warning("kcmctl status unavailable: %s", strerror(-r));
+	else
+		ipc_loop_add_timer(m->loop, &m->status_timer, ipc_now_usec() + 1000000, on_status_timer, m);
 	/* The children see the feature gates (canonical form: every gate kcmd knows). */
 	char gates[512];
 	if (kcmd_features_format(&m->cfg.features, gates, sizeof(gates)) > 0)
@@ -1087,6 +1153,7 @@ int main(int argc, char **argv)
 
 	mgr_lease_client_free(m->lc);
 	mgr_sa_tokens_free(m->sa_tokens);
+	mgr_status_free(m->status);
 	mgr_httpd_free(m->httpd);
 	mgr_sup_free(m->sup);
 	rs_exp_detach(m->exp);

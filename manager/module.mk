@@ -2,15 +2,17 @@
 # Two small process-support libraries live here too, used by every kcmd program:
 #   kclog    logging (klog text on stderr, or journald fields)
 #   kubeloop runs a kube_client inside an ipc_loop
-LIBS             += kclog kubeloop kcfeat manager
+LIBS             += kclog kubeloop kcfeat mgrstatus manager
 kclog_SRCS       := manager/log.c
 kclog_TESTS      := manager/tests/test-log.c
 kubeloop_SRCS    := manager/kube-loop.c
 kubeloop_LIBDEPS := kube ipc
 kcfeat_SRCS      := manager/features.c
+mgrstatus_SRCS   := manager/status.c
+mgrstatus_TESTS  := manager/tests/test-status.c
 manager_SRCS     := manager/leader.c manager/supervisor.c manager/flags.c manager/httpd.c \
 		    manager/metrics.c manager/lease-client.c manager/sa-tokens.c
-manager_LIBDEPS  := kube ipc shm kclog kubeloop rs kcfeat
+manager_LIBDEPS  := kube ipc shm kclog kubeloop rs kcfeat mgrstatus
 manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c \
 		    manager/tests/test-flags.c manager/tests/test-httpd.c manager/tests/test-metrics.c \
 		    manager/tests/test-sa-tokens.c
@@ -22,4 +24,4 @@ manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
 
 BINS             += kcmctl
 kcmctl_SRCS      := manager/kcmctl.c
-kcmctl_LIBDEPS   := shm ipc
+kcmctl_LIBDEPS   := shm ipc mgrstatus
