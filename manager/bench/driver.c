@@ -1,0 +1,1827 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * manager/bench/driver.c: `kcmd bench`, the benchmark driver (docs/bench.md).
+ *
+ * Design:
+ * - Threads, each with its own blocking kube client (kube/client.h: a client belongs to one
+ *   thread): two watches (bench pods, bench ReplicaSets) that keep the driver's own view of the
+ *   workload; a sampler (/proc CPU and memory of the controller manager under test, kcmd's
+ *   workqueue depth, the time series for the plots); a small pool that paces the driver's
+ *   ReplicaSet writes at --create-rate. The main thread runs the phases and prints progress.
+ * - Everything is measured from outside the controller, the same way for kcmd and upstream:
+ *   convergence and pods/s from the driver's pod watch, reaction latency = ReplicaSet scale-up
+ *   event seen by the driver -> first pod ADDED event for it, API requests from the apiserver's
+ *   apiserver_request_total deltas (every client of the cluster: the driver's writes and the
+ *   simulator's are the same in both runs), CPU-seconds and memory from /proc.
+ * - The kubelet simulator is a separate `kcmd --simulate-kubelet` with its controllers off,
+ *   running through every pass, so it is the same for kcmd and upstream and its CPU is in neither.
+ */
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kube/client.h"
+#include "kube/config.h"
+#include "manager/bench/driver.h"
+#include "manager/bench/opts.h"
+#include "manager/bench/podmap.h"
+#include "manager/bench/procs.h"
+#include "manager/bench/prom.h"
+#include "manager/bench/report.h"
+#include "manager/bench/stats.h"
+
+#define NS_PREFIX   "kcmd-bench-"
+#define RAW_NS	    "kcmd-bench-raw"
+#define LABEL	    "kcmd-bench"
+#define LABEL_RS    "kcmd-bench-rs"
+#define MAX_RUNS    BENCH_MAX_RUNS
+#define MAX_KCMD    2
+#define RESUME_GUARD_S 1.0 /* a pod created this soon after the kill may be the dead leader's */
+
+static volatile sig_atomic_t interrupted;
+
+/* snprintf without -Wformat-truncation (paths are bounded by PATH_MAX; a cut one fails later) */
+__attribute__((format(printf, 3, 4))) static int fmt(char *buf, size_t n, const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	int r = vsnprintf(buf, n, f, ap);
+	va_end(ap);
+	return r;
+}
+
+struct rsstate {
+	int ns;
+	int size;           /* planned size */
+	int want;           /* spec.replicas the driver last wrote */
+	int seen;           /* spec.replicas the RS watch last showed */
+	int active, ready, term; /* pods of this RS: not terminating, of those Ready, terminating */
+	double t_up;        /* RS scale-up event seen, no pod yet (0: none pending) */
+};
+
+struct bench {
+	struct bench_opts o;
+	struct bench_report rep;
+	char kcmd[PATH_MAX];
+	char outdir[PATH_MAX], logdir[PATH_MAX + 16];
+	char cluster_dir[PATH_MAX], cluster_cmd[PATH_MAX];
+	bool cluster_up;
+	char kubeconfig[PATH_MAX];
+	struct kube_config *kcfg;
+	struct kube_client *kc; /* main thread only */
+	pid_t sim_pid;
+
+	/* the driver's view (mu) */
+	pthread_mutex_t mu;
+	struct bench_podmap pods;
+	int cur_run; /* -1: none */
+	struct rsstate *rs;
+	int n_rs;
+	long run_pods[MAX_RUNS], run_ready[MAX_RUNS], run_term[MAX_RUNS], run_adds[MAX_RUNS], run_dels[MAX_RUNS];
+	struct bench_samples lat;
+	double kill_t, resume_t;
+	bool watch_failed;
+
+	/* the process(es) under test and the sampler (smu) */
+	pthread_mutex_t smu;
+	pid_t kcmd_pid[MAX_KCMD];
+	int kcmd_port[MAX_KCMD];
+	pid_t kcm_pid;
+	bool is_kcmd;
+	double root_cpu[MAX_KCMD + 1]; /* last cumulative CPU per root */
+	double cpu_acc;                /* monotonic CPU-seconds of the run */
+	double mem_now, mem_peak, phase_mem_peak, run_mem_peak;
+	double queue_now, phase_queue_max;
+	FILE *series;
+	double run_t0;
+	bool sampling;
+	pthread_t sampler, wpods, wrs;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+	if (s <= 0)
+		return;
+	struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
+	nanosleep(&ts, NULL);
+}
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	char ts[16];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%H:%M:%S", &tm);
+	fprintf(stderr, "[bench %s] ", ts);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int new_client(struct bench *b, struct kube_client **kc, double qps, int burst)
+{
+	struct kube_client_opts ko = { .config = b->kcfg, .process = "kcmd-bench", .controller = "driver",
+				       .qps = qps, .burst = burst, .insecure_ok = true, .timeout_ms = 60000 };
+	return kube_client_new(&ko, kc);
+}
+
+/* ---- child processes --------------------------------------------------------------------------- */
+
+/* Starts argv with stdout+stderr appended to logpath, in its own process group, killed if we die. */
+static pid_t spawn(char *const argv[], const char *logpath, const char *cluster_dir)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		int fd = open(logpath ? logpath : "/dev/null", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0)
+			dup2(nul, 0);
+		if (cluster_dir)
+			setenv("KCMD_CLUSTER_DIR", cluster_dir, 1);
+		signal(SIGPIPE, SIG_DFL);
+		execv(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Waits for pid up to timeout_s; returns its wait status or -ETIMEDOUT. */
+static int wait_pid(pid_t pid, double timeout_s)
+{
+	double end = now_s() + timeout_s;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			return st;
+		if (r < 0)
+			return -errno;
+		if (now_s() > end)
+			return -ETIMEDOUT;
+		sleep_s(0.05);
+	}
+}
+
+/* SIGTERM, grace, then SIGKILL of the whole process group. */
+static void stop_proc(pid_t pid, double grace_s)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	if (wait_pid(pid, grace_s) == -ETIMEDOUT) {
+		kill(-pid, SIGKILL);
+		wait_pid(pid, 5);
+	}
+	kill(-pid, SIGKILL); /* anything of its group left behind */
+}
+
+/* Runs the test cluster command with args; its stdout into out (may be NULL), stderr to the log. */
+static int cluster(struct bench *b, char *out, size_t outlen, ...)
+{
+	char *argv[16];
+	int argc = 0, pfd[2];
+	va_list ap;
+	char log[PATH_MAX + 32];
+
+	argv[argc++] = b->cluster_cmd;
+	va_start(ap, outlen);
+	for (char *a; argc < 15 && (a = va_arg(ap, char *));)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	fmt(log, sizeof(log), "%s/cluster.log", b->logdir);
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(pfd[1], 1);
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			dup2(fd, 2);
+		setenv("KCMD_CLUSTER_DIR", b->cluster_dir, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	size_t n = 0;
+	char sink[512];
+	for (;;) {
+		ssize_t k = out && n + 1 < outlen ? read(pfd[0], out + n, outlen - n - 1) : read(pfd[0], sink, sizeof(sink));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if (out && n + 1 < outlen)
+			n += (size_t)k;
+	}
+	if (out)
+		out[n] = 0;
+	close(pfd[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+static int free_port(void)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+
+	if (s < 0)
+		return -1;
+	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 && getsockname(s, (struct sockaddr *)&a, &l) == 0)
+		port = ntohs(a.sin_port);
+	close(s);
+	return port;
+}
+
+/* ---- HTTP to kcmd's own endpoint (self-signed, loopback) ------------------------------------- */
+
+static size_t curl_sink(char *p, size_t sz, size_t n, void *ud)
+{
+	struct {
+		char *buf;
+		size_t len, cap;
+	} *s = ud;
+	size_t k = sz * n;
+	if (s->len + k + 1 > s->cap) {
+		size_t cap = (s->len + k + 1) * 2;
+		char *nb = realloc(s->buf, cap);
+		if (!nb)
+			return 0;
+		s->buf = nb;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, p, k);
+	s->len += k;
+	s->buf[s->len] = 0;
+	return k;
+}
+
+/* GET https://127.0.0.1:port/path; returns the HTTP code (0: no answer); *body malloc'd. */
+static long local_get(int port, const char *path, char **body)
+{
+	struct {
+		char *buf;
+		size_t len, cap;
+	} s = { 0 };
+	char url[128];
+	long code = 0;
+	CURL *c = curl_easy_init();
+
+	if (!c)
+		return 0;
+	fmt(url, sizeof(url), "https://127.0.0.1:%d%s", port, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L); /* kcmd's self-signed serving cert, loopback */
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 3000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(c);
+	if (body)
+		*body = s.buf;
+	else
+		free(s.buf);
+	return code;
+}
+
+/* ---- JSON helpers ------------------------------------------------------------------------------- */
+
+static const char *jstr(const cJSON *o, const char *a, const char *b2, const char *c)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+	if (b2)
+		x = cJSON_GetObjectItemCaseSensitive(x, b2);
+	if (c)
+		x = cJSON_GetObjectItemCaseSensitive(x, c);
+	return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+/* "r<run>-<idx>" */
+static bool parse_rs_name(const char *s, int *run, int *idx)
+{
+	char *end;
+	if (!s || s[0] != 'r')
+		return false;
+	long r = strtol(s + 1, &end, 10);
+	if (*end != '-' || r < 0 || r >= MAX_RUNS)
+		return false;
+	long i = strtol(end + 1, &end, 10);
+	if (*end || i < 0 || i > INT_MAX)
+		return false;
+	*run = (int)r;
+	*idx = (int)i;
+	return true;
+}
+
+/* ---- the driver's view: pod and ReplicaSet events ---------------------------------------------- */
+
+static struct rsstate *rs_of(struct bench *b, int run, int idx)
+{
+	return run == b->cur_run && idx >= 0 && idx < b->n_rs ? &b->rs[idx] : NULL;
+}
+
+static void pod_account(struct bench *b, const struct bench_pod *p, int sign)
+{
+	b->run_pods[p->run] += sign;
+	if (p->term)
+		b->run_term[p->run] += sign;
+	else if (p->ready)
+		b->run_ready[p->run] += sign;
+	struct rsstate *r = rs_of(b, p->run, p->rs);
+	if (r) {
+		if (p->term)
+			r->term += sign;
+		else {
+			r->active += sign;
+			if (p->ready)
+				r->ready += sign;
+		}
+	}
+}
+
+static void on_pod(struct bench *b, const char *type, const cJSON *obj)
+{
+	const char *ns = jstr(obj, "metadata", "namespace", NULL), *name = jstr(obj, "metadata", "name", NULL);
+	const char *rsname = jstr(obj, "metadata", "labels", LABEL_RS);
+	int run, idx;
+	char key[512];
+
+	if (!ns || !name || !parse_rs_name(rsname, &run, &idx))
+		return;
+	fmt(key, sizeof(key), "%s/%s", ns, name);
+	bool term = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+						     "deletionTimestamp") != NULL;
+	bool ready = false;
+	const cJSON *c, *conds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions");
+	cJSON_ArrayForEach(c, conds)
+	{
+		const char *t = jstr(c, "type", NULL, NULL), *s = jstr(c, "status", NULL, NULL);
+		if (t && s && !strcmp(t, "Ready"))
+			ready = !strcmp(s, "True");
+	}
+	double t = now_s();
+
+	pthread_mutex_lock(&b->mu);
+	struct bench_pod *p = bench_podmap_get(&b->pods, key);
+	if (!strcmp(type, "DELETED")) {
+		if (p) {
+			pod_account(b, p, -1);
+			b->run_dels[p->run]++;
+			bench_podmap_del(&b->pods, p);
+		}
+	} else {
+		bool added = false;
+		if (p)
+			pod_account(b, p, -1);
+		else if (!(p = bench_podmap_put(&b->pods, key, &added))) {
+			pthread_mutex_unlock(&b->mu);
+			return;
+		}
+		p->run = (int16_t)run;
+		p->rs = idx;
+		p->ready = ready;
+		p->term = term;
+		pod_account(b, p, +1);
+		if (added) {
+			b->run_adds[run]++;
+			struct rsstate *r = rs_of(b, run, idx);
+			if (r && r->t_up > 0) {
+				bench_samples_add(&b->lat, (t - r->t_up) * 1000.0);
+				r->t_up = 0;
+			}
+			if (run == b->cur_run && b->kill_t > 0 && !b->resume_t && t > b->kill_t + RESUME_GUARD_S)
+				b->resume_t = t;
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void on_rs(struct bench *b, const char *type, const cJSON *obj)
+{
+	int run, idx;
+	double t = now_s();
+
+	if (!strcmp(type, "DELETED") || !parse_rs_name(jstr(obj, "metadata", "name", NULL), &run, &idx))
+		return;
+	const cJSON *rep = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "replicas");
+	int replicas = cJSON_IsNumber(rep) ? rep->valueint : 1;
+	pthread_mutex_lock(&b->mu);
+	struct rsstate *r = rs_of(b, run, idx);
+	if (r) {
+		if (replicas > r->seen) {
+			/* A pod beyond the old size already seen (the pod watch ran ahead of this
+			 * one): no latency to take for this change. */
+			if (r->active <= r->seen && !r->t_up)
+				r->t_up = t;
+		} else if (replicas < r->seen) {
+			r->t_up = 0;
+		}
+		r->seen = replicas;
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void reset_view(struct bench *b)
+{
+	/* a relist: forget and rebuild (counters of adds/deletes stay) */
+	pthread_mutex_lock(&b->mu);
+	bench_podmap_clear(&b->pods);
+	for (int r = 0; r < MAX_RUNS; r++)
+		b->run_pods[r] = b->run_ready[r] = b->run_term[r] = 0;
+	for (int i = 0; i < b->n_rs; i++)
+		b->rs[i].active = b->rs[i].ready = b->rs[i].term = 0;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* ---- watches ------------------------------------------------------------------------------------ */
+
+struct watcher {
+	struct bench *b;
+	const char *group, *resource;
+	void (*on_obj)(struct bench *, const char *, const cJSON *);
+	bool pods;
+	char rv[64];
+	bool relist;
+};
+
+static int watch_event(const char *json, size_t len, void *ud)
+{
+	struct watcher *w = ud;
+	cJSON *ev = cJSON_ParseWithLength(json, len);
+	if (!ev)
+		return 0;
+	const char *type = jstr(ev, "type", NULL, NULL);
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
+	int ret = 0;
+	if (type && !strcmp(type, "ERROR")) {
+		const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
+		if (cJSON_IsNumber(code) && code->valueint == 410)
+			w->relist = true;
+		ret = -1;
+	} else if (type && obj) {
+		const char *rv = jstr(obj, "metadata", "resourceVersion", NULL);
+		if (rv)
+			fmt(w->rv, sizeof(w->rv), "%s", rv);
+		if (strcmp(type, "BOOKMARK") != 0)
+			w->on_obj(w->b, type, obj);
+	}
+	cJSON_Delete(ev);
+	return ret;
+}
+
+static int list_all(struct watcher *w, struct kube_client *kc)
+{
+	char cont[4096] = "";
+	do {
+		struct kube_request rq = { .verb = KUBE_LIST, .group = w->group, .version = "v1", .resource = w->resource,
+					   .label_selector = LABEL, .limit = 500, .cont = cont };
+		struct kube_response resp = { 0 };
+		int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+		if (r < 0) {
+			kube_response_clear(&resp);
+			return r;
+		}
+		cJSON *l = cJSON_ParseWithLength(resp.body, resp.body_len);
+		kube_response_clear(&resp);
+		if (!l)
+			return -EBADMSG;
+		const cJSON *it;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(l, "items")) w->on_obj(w->b, "ADDED", it);
+		const char *rv = jstr(l, "metadata", "resourceVersion", NULL), *c = jstr(l, "metadata", "continue", NULL);
+		if (rv)
+			fmt(w->rv, sizeof(w->rv), "%s", rv);
+		fmt(cont, sizeof(cont), "%s", c ? c : "");
+		cJSON_Delete(l);
+	} while (cont[0]);
+	return 0;
+}
+
+static void *watch_thread(void *arg)
+{
+	struct watcher *w = arg;
+	struct kube_client *kc = NULL;
+	int fails = 0;
+
+	if (new_client(w->b, &kc, 0, 1) < 0) {
+		w->b->watch_failed = true;
+		return NULL;
+	}
+	w->relist = true;
+	for (;;) {
+		if (w->relist) {
+			if (w->pods)
+				reset_view(w->b);
+			if (list_all(w, kc) < 0) {
+				if (++fails > 30)
+					w->b->watch_failed = true;
+				sleep_s(1);
+				continue;
+			}
+			w->relist = false;
+		}
+		struct kube_request rq = { .verb = KUBE_WATCH, .group = w->group, .version = "v1", .resource = w->resource,
+					   .label_selector = LABEL, .resource_version = w->rv, .allow_watch_bookmarks = true,
+					   .timeout_seconds = 240 };
+		struct kube_response resp = { 0 };
+		int r = kube_client_request(kc, &rq, watch_event, w, &resp);
+		if (resp.http_code == 410)
+			w->relist = true;
+		kube_response_clear(&resp);
+		if (r < 0 && !w->relist)
+			sleep_s(0.5);
+		fails = 0;
+	}
+	return NULL;
+}
+
+/* ---- sampler ------------------------------------------------------------------------------------- */
+
+static double queue_depth(struct bench *b)
+{
+	double sum = NAN;
+	for (int i = 0; i < MAX_KCMD; i++) {
+		char *body = NULL;
+		if (b->kcmd_pid[i] <= 0 || !b->kcmd_port[i])
+			continue;
+		if (local_get(b->kcmd_port[i], "/metrics", &body) == 200 && body) {
+			struct prom_counts c = { 0 };
+			static const char *const g[] = { "name" };
+			if (prom_collect(body, strlen(body), "workqueue_depth", NULL, 0, g, 0, &c) >= 0)
+				sum = (isnan(sum) ? 0 : sum) + prom_counts_total(&c);
+			prom_counts_free(&c);
+		}
+		free(body);
+	}
+	return sum;
+}
+
+/* One sample; smu held. */
+static void sample_locked(struct bench *b)
+{
+	double mem = 0;
+	bool any = false;
+
+	if (b->is_kcmd) {
+		for (int i = 0; i < MAX_KCMD; i++) {
+			struct bench_tree t;
+			if (b->kcmd_pid[i] <= 0 || bench_tree_sample(b->kcmd_pid[i], &t) < 0)
+				continue;
+			any = true;
+			if (t.cpu_s > b->root_cpu[i])
+				b->cpu_acc += t.cpu_s - b->root_cpu[i];
+			b->root_cpu[i] = t.cpu_s;
+			mem += t.pss_mb;
+		}
+	} else if (b->kcm_pid > 0) {
+		struct bench_tree t;
+		if (bench_tree_sample(b->kcm_pid, &t) == 0) {
+			any = true;
+			if (t.cpu_s > b->root_cpu[MAX_KCMD])
+				b->cpu_acc += t.cpu_s - b->root_cpu[MAX_KCMD];
+			b->root_cpu[MAX_KCMD] = t.cpu_s;
+			mem = t.rss_mb;
+		}
+	}
+	if (!any)
+		return;
+	b->mem_now = mem;
+	if (mem > b->phase_mem_peak)
+		b->phase_mem_peak = mem;
+	if (mem > b->run_mem_peak)
+		b->run_mem_peak = mem;
+}
+
+static void *sampler_thread(void *arg)
+{
+	struct bench *b = arg;
+	unsigned tick = 0;
+
+	for (;; tick++) {
+		sleep_s(0.5);
+		pthread_mutex_lock(&b->smu);
+		if (b->sampling) {
+			sample_locked(b);
+			if (b->is_kcmd && tick % 2 == 0) {
+				double q = queue_depth(b);
+				b->queue_now = q;
+				if (!isnan(q) && (isnan(b->phase_queue_max) || q > b->phase_queue_max))
+					b->phase_queue_max = q;
+			}
+			if (b->series) {
+				long pods = 0, ready = 0;
+				pthread_mutex_lock(&b->mu);
+				if (b->cur_run >= 0) {
+					pods = b->run_pods[b->cur_run];
+					ready = b->run_ready[b->cur_run];
+				}
+				pthread_mutex_unlock(&b->mu);
+				fprintf(b->series, "%.2f %ld %ld %.2f %.3f\n", now_s() - b->run_t0, pods, ready, b->mem_now,
+					b->cpu_acc);
+				fflush(b->series);
+			}
+		}
+		pthread_mutex_unlock(&b->smu);
+	}
+	return NULL;
+}
+
+/* ---- apiserver metrics -------------------------------------------------------------------------- */
+
+static int api_counts(struct bench *b, struct prom_counts *out)
+{
+	struct kube_request rq = { .verb = KUBE_GET, .path = "/metrics", .accept = "text/plain" };
+	struct kube_response resp = { 0 };
+	static const char *const g[] = { "verb", "code" };
+	int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
+
+	if (r == 0)
+		r = prom_collect(resp.body, resp.body_len, "apiserver_request_total", NULL, 0, g, 2, out);
+	kube_response_clear(&resp);
+	return r < 0 ? r : 0;
+}
+
+static double lists_of(const struct prom_counts *c)
+{
+	double n = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (!strncmp(c->items[i].key, "LIST ", 5))
+			n += c->items[i].v;
+	return n;
+}
+
+/* ---- phases ---------------------------------------------------------------------------------------- */
+
+struct phase_ctx {
+	struct bench_phase *ph;
+	double t0, cpu0;
+	long adds0, dels0;
+	struct prom_counts api0;
+};
+
+static void phase_begin(struct bench *b, struct bench_run *run, const char *name, struct phase_ctx *pc)
+{
+	struct bench_phase *ph = &run->phases[run->n_phases++];
+
+	*ph = (struct bench_phase){ .resume_s = NAN, .react_p50_ms = NAN, .react_p99_ms = NAN, .lists = NAN };
+	fmt(ph->name, sizeof(ph->name), "%s", name);
+	*pc = (struct phase_ctx){ .ph = ph };
+	if (api_counts(b, &pc->api0) < 0)
+		say("warning: cannot read the apiserver's /metrics; API request counts will be missing");
+	pthread_mutex_lock(&b->smu);
+	sample_locked(b);
+	pc->cpu0 = b->cpu_acc;
+	b->phase_mem_peak = b->mem_now;
+	b->phase_queue_max = NAN;
+	pthread_mutex_unlock(&b->smu);
+	pthread_mutex_lock(&b->mu);
+	pc->adds0 = b->run_adds[b->cur_run];
+	pc->dels0 = b->run_dels[b->cur_run];
+	bench_samples_free(&b->lat);
+	pthread_mutex_unlock(&b->mu);
+	pc->t0 = now_s();
+	ph->start_s = pc->t0 - b->run_t0;
+	say("%s: phase %s", run->controller, name);
+}
+
+static void phase_end(struct bench *b, struct phase_ctx *pc, bool converged)
+{
+	struct bench_phase *ph = pc->ph;
+	struct prom_counts after = { 0 };
+
+	ph->converged = converged;
+	ph->converge_s = now_s() - pc->t0;
+	pthread_mutex_lock(&b->smu);
+	sample_locked(b);
+	ph->cpu_s = b->cpu_acc - pc->cpu0;
+	ph->peak_mem_mb = b->phase_mem_peak;
+	ph->queue_depth_max = b->phase_queue_max;
+	pthread_mutex_unlock(&b->smu);
+	pthread_mutex_lock(&b->mu);
+	ph->pods_created = b->run_adds[b->cur_run] - pc->adds0;
+	ph->pods_deleted = b->run_dels[b->cur_run] - pc->dels0;
+	ph->react_n = (long)b->lat.n;
+	ph->react_p50_ms = bench_percentile(&b->lat, 50);
+	ph->react_p99_ms = bench_percentile(&b->lat, 99);
+	pthread_mutex_unlock(&b->mu);
+	if (pc->api0.n && api_counts(b, &after) == 0) {
+		prom_counts_delta(&after, &pc->api0, &ph->api);
+		prom_counts_sort(&ph->api);
+		ph->lists = lists_of(&ph->api);
+	}
+	prom_counts_free(&after);
+	prom_counts_free(&pc->api0);
+	say("  %s %s in %.1f s: %ld pods created, %ld deleted, CPU %.2f s, peak memory %.1f MB, reaction p50 %.0f ms p99 %.0f ms",
+	    ph->name, converged ? "converged" : "did NOT converge", ph->converge_s, ph->pods_created, ph->pods_deleted,
+	    ph->cpu_s, ph->peak_mem_mb, ph->react_p50_ms, ph->react_p99_ms);
+}
+
+/* ---- paced writes ------------------------------------------------------------------------------------ */
+
+struct pacer;
+typedef int (*pace_fn)(struct pacer *p, struct kube_client *kc, int i);
+struct pacer {
+	struct bench *b;
+	int n;
+	double rate; /* <= 0: as fast as possible */
+	pace_fn fn;
+	void *ud;
+	atomic_int next, done, errors;
+	atomic_bool stop;
+	double t0;
+	int nth;
+	pthread_t th[1024];
+};
+
+static void *pacer_thread(void *arg)
+{
+	struct pacer *p = arg;
+	struct kube_client *kc = NULL;
+
+	if (new_client(p->b, &kc, 0, 1) < 0) {
+		for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+			atomic_fetch_add(&p->errors, 1);
+			atomic_fetch_add(&p->done, 1);
+		}
+		return NULL;
+	}
+	for (int i; !interrupted && !atomic_load(&p->stop) && (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+		if (p->rate > 0)
+			sleep_s(p->t0 + i / p->rate - now_s());
+		int r = -1;
+		for (int attempt = 0; attempt < 5 && r < 0 && !interrupted; attempt++) {
+			if (attempt)
+				sleep_s(0.5 * attempt);
+			r = p->fn(p, kc, i);
+		}
+		if (r < 0)
+			atomic_fetch_add(&p->errors, 1);
+		atomic_fetch_add(&p->done, 1);
+	}
+	kube_client_free(kc);
+	return NULL;
+}
+
+static void pacer_start(struct pacer *p, struct bench *b, int n, double rate, int threads, pace_fn fn, void *ud)
+{
+	p->b = b;
+	p->n = n;
+	p->rate = rate;
+	p->fn = fn;
+	p->ud = ud;
+	atomic_store(&p->next, 0);
+	atomic_store(&p->done, 0);
+	atomic_store(&p->errors, 0);
+	atomic_store(&p->stop, false);
+	p->t0 = now_s();
+	p->nth = threads < n ? threads : n;
+	if (p->nth > 1024)
+		p->nth = 1024;
+	for (int i = 0; i < p->nth; i++)
+		if (pthread_create(&p->th[i], NULL, pacer_thread, p) != 0)
+			p->nth = i;
+}
+
+static void pacer_join(struct pacer *p)
+{
+	for (int i = 0; i < p->nth; i++)
+		pthread_join(p->th[i], NULL);
+	p->nth = 0;
+}
+
+static void rs_name(int run, int idx, char *buf, size_t n)
+{
+	fmt(buf, n, "r%d-%d", run, idx);
+}
+
+static void ns_name(int i, char *buf, size_t n)
+{
+	fmt(buf, n, NS_PREFIX "%d", i);
+}
+
+static int write_rs(struct pacer *p, struct kube_client *kc, int i, const char *verb_kind)
+{
+	struct bench *b = p->b;
+	char name[32], ns[32], body[1024];
+	struct kube_response resp = { 0 };
+	int replicas;
+
+	pthread_mutex_lock(&b->mu);
+	replicas = b->rs[i].want;
+	int nsi = b->rs[i].ns;
+	pthread_mutex_unlock(&b->mu);
+	rs_name(b->cur_run, i, name, sizeof(name));
+	ns_name(nsi, ns, sizeof(ns));
+	struct kube_request rq = { .group = "apps", .version = "v1", .resource = "replicasets", .ns = ns };
+	if (!strcmp(verb_kind, "create")) {
+		fmt(body, sizeof(body),
+			 "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"%s\",\"labels\":"
+			 "{\"" LABEL "\":\"1\"}},\"spec\":{\"replicas\":%d,\"selector\":{\"matchLabels\":{\"" LABEL_RS
+			 "\":\"%s\"}},\"template\":{\"metadata\":{\"labels\":{\"" LABEL "\":\"1\",\"" LABEL_RS
+			 "\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/bench:1\"}]}}}}",
+			 name, replicas, name, name);
+		rq.verb = KUBE_CREATE;
+		rq.body = body;
+		rq.body_len = strlen(body);
+	} else if (!strcmp(verb_kind, "scale")) {
+		fmt(body, sizeof(body), "{\"spec\":{\"replicas\":%d}}", replicas);
+		rq.verb = KUBE_PATCH;
+		rq.patch_type = KUBE_PATCH_MERGE;
+		rq.name = name;
+		rq.body = body;
+		rq.body_len = strlen(body);
+	} else {
+		rq.verb = KUBE_DELETE;
+		rq.name = name;
+		rq.propagation_policy = "Background";
+	}
+	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+	/* a retried create that had landed, a retried delete that had landed */
+	if (r < 0 && ((rq.verb == KUBE_CREATE && resp.http_code == 409) || (rq.verb == KUBE_DELETE && resp.http_code == 404)))
+		r = 0;
+	if (r < 0)
+		say("warning: %s %s/%s: HTTP %d (%s)", verb_kind, ns, name, resp.http_code, strerror(-r));
+	kube_response_clear(&resp);
+	return r;
+}
+
+static int do_create(struct pacer *p, struct kube_client *kc, int i)
+{
+	return write_rs(p, kc, i, "create");
+}
+static int do_scale(struct pacer *p, struct kube_client *kc, int i)
+{
+	return write_rs(p, kc, i, "scale");
+}
+static int do_delete(struct pacer *p, struct kube_client *kc, int i)
+{
+	return write_rs(p, kc, i, "delete");
+}
+
+/* ---- convergence ------------------------------------------------------------------------------------- */
+
+enum want { W_PODS, W_NONE };
+
+/* Under mu. */
+static bool converged_locked(struct bench *b, enum want w, long *pods, long *ready, long *term, long *want_pods)
+{
+	int run = b->cur_run;
+	long sum = 0;
+	bool ok = true;
+
+	for (int i = 0; i < b->n_rs; i++) {
+		const struct rsstate *r = &b->rs[i];
+		sum += r->want;
+		if (w == W_PODS && (r->active != r->want || r->ready != r->want || r->term))
+			ok = false;
+	}
+	*pods = b->run_pods[run];
+	*ready = b->run_ready[run];
+	*term = b->run_term[run];
+	*want_pods = w == W_NONE ? 0 : sum;
+	if (w == W_NONE)
+		ok = b->run_pods[run] == 0;
+	return ok;
+}
+
+struct killer {
+	int at;           /* kill once this many writes are done */
+	bool done;
+	bool failover;    /* kill the leader manager; else informerd */
+};
+
+static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, struct prom_counts *api_at_kill);
+
+/* Waits until the condition holds (and the pacer, if any, finished); prints progress. */
+static bool wait_converged(struct bench *b, struct bench_run *run, struct pacer *p, enum want w, struct killer *k,
+			   struct prom_counts *api_at_kill)
+{
+	double t0 = now_s(), last = 0;
+
+	for (;;) {
+		long pods, ready, term, want;
+		pthread_mutex_lock(&b->mu);
+		bool ok = converged_locked(b, w, &pods, &ready, &term, &want);
+		pthread_mutex_unlock(&b->mu);
+		int done = p ? atomic_load(&p->done) : 0;
+		bool writes_done = !p || done >= p->n;
+		if (k && !k->done && done >= k->at)
+			do_kill(b, run, k, api_at_kill);
+		double t = now_s();
+		if (t - last >= 2 || (ok && writes_done)) {
+			last = t;
+			pthread_mutex_lock(&b->smu);
+			double cpu = b->cpu_acc, mem = b->mem_now, q = b->queue_now;
+			pthread_mutex_unlock(&b->smu);
+			char qs[32] = "";
+			if (b->is_kcmd && !isnan(q))
+				fmt(qs, sizeof(qs), " queue %.0f", q);
+			fprintf(stderr, "  %-8s %-9s %6.1fs  writes %d/%d  pods %ld/%ld ready %ld terminating %ld  cpu %.1fs mem %.0fMB%s\n",
+				run->controller, run->phases[run->n_phases - 1].name, t - t0, done, p ? p->n : 0, pods, want, ready,
+				term, cpu, mem, qs);
+		}
+		if (ok && writes_done) {
+			if (p)
+				pacer_join(p);
+			return true;
+		}
+		if (interrupted || b->watch_failed || t - t0 > b->o.phase_timeout_s) {
+			if (p) {
+				atomic_store(&p->stop, true);
+				pacer_join(p);
+			}
+			if (b->watch_failed)
+				fmt(run->error, sizeof(run->error), "the driver's watch failed");
+			return false;
+		}
+		sleep_s(0.2);
+	}
+}
+
+/* ---- controllers under test ------------------------------------------------------------------------- */
+
+static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool leader_elect, const char *tag)
+{
+	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_port[32], a_le[64], a_lease[96], log[PATH_MAX + 64];
+	int port = free_port();
+	char *argv[] = { b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le, a_lease, NULL };
+
+	fmt(a_kc, sizeof(a_kc), "--kubeconfig=%s", b->kubeconfig);
+	fmt(a_qps, sizeof(a_qps), "--kube-api-qps=%g", qps);
+	fmt(a_burst, sizeof(a_burst), "--kube-api-burst=%d", burst);
+	fmt(a_port, sizeof(a_port), "--secure-port=%d", port);
+	fmt(a_le, sizeof(a_le), "--leader-elect=%s", leader_elect ? "true" : "false");
+	fmt(a_lease, sizeof(a_lease), "--leader-elect-resource-name=kcmd-bench-%d", (int)getpid());
+	fmt(log, sizeof(log), "%s/kcmd-%s-%d.log", b->logdir, tag, slot);
+	pid_t pid = spawn(argv, log, NULL);
+	if (pid < 0)
+		return (int)pid;
+	pthread_mutex_lock(&b->smu);
+	b->kcmd_pid[slot] = pid;
+	b->kcmd_port[slot] = port;
+	b->root_cpu[slot] = 0;
+	pthread_mutex_unlock(&b->smu);
+	say("started kcmd (pid %d, /metrics on 127.0.0.1:%d, log %s)", (int)pid, port, log);
+	return 0;
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+static int wait_kcmd_ready(struct bench *b, int slot, double timeout_s)
+{
+	double end = now_s() + timeout_s;
+	while (now_s() < end && !interrupted) {
+		if (waitpid(b->kcmd_pid[slot], NULL, WNOHANG) == b->kcmd_pid[slot]) {
+			b->kcmd_pid[slot] = 0;
+			return -ECHILD;
+		}
+		if (local_get(b->kcmd_port[slot], "/readyz", NULL) == 200)
+			return 0;
+		sleep_s(0.25);
+	}
+	return -ETIMEDOUT;
+}
+
+static void stop_kcmds(struct bench *b)
+{
+	for (int i = 0; i < MAX_KCMD; i++) {
+		pid_t pid;
+		pthread_mutex_lock(&b->smu);
+		pid = b->kcmd_pid[i];
+		b->kcmd_pid[i] = 0;
+		pthread_mutex_unlock(&b->smu);
+		stop_proc(pid, 20);
+	}
+}
+
+static int start_upstream(struct bench *b, double qps, int burst)
+{
+	char q[32], bu[32], st[4096];
+
+	fmt(q, sizeof(q), "%g", qps);
+	fmt(bu, sizeof(bu), "%d", burst);
+	int r = cluster(b, NULL, 0, "kcm", "start", "replicaset-controller,garbage-collector-controller", "--kcm-qps", q,
+			"--kcm-burst", bu, (char *)NULL);
+	if (r < 0)
+		return r;
+	if (cluster(b, st, sizeof(st), "status", (char *)NULL) < 0)
+		return -EIO;
+	char *l = strstr(st, "kube-controller-manager");
+	int pid = 0;
+	if (!l || sscanf(l, "kube-controller-manager pid %d", &pid) != 1 || pid <= 0) {
+		/* the status line pads the name */
+		char *p = l ? strstr(l, "pid ") : NULL;
+		if (!p || sscanf(p, "pid %d", &pid) != 1)
+			return -ESRCH;
+	}
+	pthread_mutex_lock(&b->smu);
+	b->kcm_pid = pid;
+	b->root_cpu[MAX_KCMD] = 0;
+	pthread_mutex_unlock(&b->smu);
+	say("started upstream kube-controller-manager (pid %d, --controllers=replicaset-controller,garbage-collector-controller "
+	    "--kube-api-qps=%g --kube-api-burst=%d)",
+	    pid, qps, burst);
+	return 0;
+}
+
+static void stop_upstream(struct bench *b)
+{
+	pthread_mutex_lock(&b->smu);
+	b->kcm_pid = 0;
+	pthread_mutex_unlock(&b->smu);
+	cluster(b, NULL, 0, "kcm", "stop", (char *)NULL);
+}
+
+static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, struct prom_counts *api_at_kill)
+{
+	char tag[32], log[PATH_MAX + 64];
+	pid_t victim = 0;
+
+	k->done = true;
+	api_counts(b, api_at_kill);
+	if (k->failover) {
+		fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
+		for (int i = 0; i < MAX_KCMD && !victim; i++) {
+			fmt(log, sizeof(log), "%s/kcmd-%s-%d.log", b->logdir, tag, i);
+			if (b->kcmd_pid[i] > 0 && file_has(log, "became leader"))
+				victim = b->kcmd_pid[i];
+		}
+		if (!victim) {
+			say("warning: no kcmd logged \"became leader\"; nothing killed");
+			return;
+		}
+	} else {
+		victim = bench_find_child(b->kcmd_pid[0], "kcmd-informerd");
+		if (!victim) {
+			say("warning: no kcmd-informerd child of pid %d; nothing killed", (int)b->kcmd_pid[0]);
+			return;
+		}
+	}
+	pthread_mutex_lock(&b->mu);
+	b->kill_t = now_s();
+	b->resume_t = 0;
+	pthread_mutex_unlock(&b->mu);
+	kill(victim, SIGKILL);
+	say("killed %s (pid %d) with SIGKILL", k->failover ? "the leading kcmd" : "kcmd-informerd", (int)victim);
+}
+
+/* ---- one pass: one controller manager, one limit setting -------------------------------------------- */
+
+static int make_namespaces(struct bench *b, const char *extra)
+{
+	for (int i = -1; i < b->o.namespaces; i++) {
+		char ns[48], body[256];
+		if (i < 0) {
+			if (!extra)
+				continue;
+			fmt(ns, sizeof(ns), "%s", extra);
+		} else {
+			ns_name(i, ns, sizeof(ns));
+		}
+		fmt(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
+		struct kube_request rq = { .verb = KUBE_CREATE, .version = "v1", .resource = "namespaces", .body = body,
+					   .body_len = strlen(body) };
+		struct kube_response resp = { 0 };
+		int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
+		int code = resp.http_code;
+		kube_response_clear(&resp);
+		if (r < 0 && code != 409) {
+			say("cannot create namespace %s: HTTP %d (%s)", ns, code, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+static bool all_pods_gone(struct bench *b, double timeout_s)
+{
+	double end = now_s() + timeout_s;
+	for (;;) {
+		long n = 0;
+		pthread_mutex_lock(&b->mu);
+		for (int r = 0; r < MAX_RUNS; r++)
+			n += b->run_pods[r];
+		pthread_mutex_unlock(&b->mu);
+		if (n == 0)
+			return true;
+		if (now_s() > end || interrupted)
+			return false;
+		sleep_s(0.5);
+	}
+}
+
+/* Leftovers of a pass that did not finish: delete its RSs and pods outright (grace 0). */
+static void force_cleanup(struct bench *b)
+{
+	for (int i = 0; i < b->o.namespaces; i++) {
+		char ns[48];
+		ns_name(i, ns, sizeof(ns));
+		const char *res[] = { "replicasets", "pods" };
+		for (int k = 0; k < 2; k++) {
+			struct kube_request rq = { .verb = KUBE_DELETE, .group = k ? NULL : "apps", .version = "v1",
+						   .resource = res[k], .ns = ns, .path = NULL, .propagation_policy = "Background",
+						   .grace_period_seconds = 0, .has_grace_period = k == 1 };
+			char path[256];
+			/* deletecollection with a label selector: the raw path carries the query */
+			fmt(path, sizeof(path), "/%s/namespaces/%s/%s?labelSelector=" LABEL, k ? "api/v1" : "apis/apps/v1", ns,
+				 res[k]);
+			rq.path = path;
+			struct kube_response resp = { 0 };
+			kube_client_request(b->kc, &rq, NULL, NULL, &resp);
+			kube_response_clear(&resp);
+		}
+	}
+}
+
+static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
+{
+	struct bench_run *run = &b->rep.runs[b->rep.n_runs++];
+	const struct bench_opts *o = &b->o;
+	double qps = unlimited ? o->unlimited_qps : o->qps;
+	int burst = unlimited ? o->unlimited_burst : o->burst;
+	char tag[40], path[PATH_MAX + 64];
+	int *sizes = NULL, n = 0, r = 0;
+
+	*run = (struct bench_run){ .qps = qps, .burst = burst };
+	fmt(run->controller, sizeof(run->controller), "%s", upstream ? "upstream" : "kcmd");
+	fmt(run->limits, sizeof(run->limits), "%s", unlimited ? "unlimited" : "limited");
+	fmt(run->mem_kind, sizeof(run->mem_kind), "%s", upstream ? "RSS" : "PSS");
+	fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
+
+	long maxrs = o->rs_count ? o->rs_count : o->target_pods + 64;
+	sizes = calloc((size_t)maxrs, sizeof(int));
+	if (!sizes || (n = bench_load_plan(o, sizes, (int)maxrs)) <= 0) {
+		free(sizes);
+		fmt(run->error, sizeof(run->error), "cannot plan the workload");
+		return -EINVAL;
+	}
+	b->rep.rs_count = n;
+	struct rsstate *rs = calloc((size_t)n, sizeof(*rs));
+	if (!rs) {
+		free(sizes);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		rs[i] = (struct rsstate){ .ns = i % o->namespaces, .size = sizes[i] };
+	free(sizes);
+	pthread_mutex_lock(&b->mu);
+	b->cur_run = runidx;
+	b->rs = rs;
+	b->n_rs = n;
+	b->kill_t = b->resume_t = 0;
+	pthread_mutex_unlock(&b->mu);
+
+	/* the controller manager */
+	say("=== pass %s: %s, --kube-api-qps=%g --kube-api-burst=%d, %d ReplicaSets ===", tag, run->controller, qps, burst, n);
+	pthread_mutex_lock(&b->smu);
+	b->is_kcmd = !upstream;
+	b->cpu_acc = 0;
+	b->mem_now = b->run_mem_peak = 0;
+	b->queue_now = NAN;
+	memset(b->root_cpu, 0, sizeof(b->root_cpu));
+	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir, bench_workload_name(o->workload), tag);
+	b->series = fopen(run->series, "we");
+	if (b->series)
+		fprintf(b->series, "# t_s pods ready mem_mb(%s) cpu_s\n", run->mem_kind);
+	pthread_mutex_unlock(&b->smu);
+
+	bool failover = o->workload == BENCH_FAILOVER;
+	if (upstream) {
+		r = start_upstream(b, qps, burst);
+		if (r == 0)
+			sleep_s(5); /* no endpoint to poll (secure-port 0): let its informers sync */
+	} else {
+		r = start_kcmd(b, 0, qps, burst, failover, tag);
+		if (r == 0 && failover) {
+			/* the first one leads; the second waits as a warm standby */
+			double end = now_s() + 60;
+			fmt(path, sizeof(path), "%s/kcmd-%s-0.log", b->logdir, tag);
+			while (!file_has(path, "became leader") && now_s() < end && !interrupted)
+				sleep_s(0.25);
+			r = start_kcmd(b, 1, qps, burst, true, tag);
+			if (r == 0)
+				sleep_s(5);
+		} else if (r == 0) {
+			r = wait_kcmd_ready(b, 0, 90);
+		}
+	}
+	if (r < 0) {
+		fmt(run->error, sizeof(run->error), "the controller manager did not start (%s); see %s", strerror(-r),
+			 b->logdir);
+		say("%s", run->error);
+		goto out;
+	}
+	pthread_mutex_lock(&b->smu);
+	b->run_t0 = now_s();
+	b->sampling = true;
+	pthread_mutex_unlock(&b->smu);
+
+	struct pacer *p = calloc(1, sizeof(*p));
+	struct phase_ctx pc;
+	struct prom_counts at_kill = { 0 };
+	if (!p) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* phase 1: create */
+	struct killer k = { .at = n / 2, .failover = failover };
+	phase_begin(b, run, o->workload == BENCH_RAMP ? "ramp" : "create", &pc);
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < n; i++)
+		rs[i].want = rs[i].size;
+	pthread_mutex_unlock(&b->mu);
+	pacer_start(p, b, n, o->create_rate, 8, do_create, NULL);
+	bool ok = wait_converged(b, run, p, W_PODS,
+				 o->workload == BENCH_FAILOVER || o->workload == BENCH_RESTART ? &k : NULL, &at_kill);
+	phase_end(b, &pc, ok);
+	if (k.done && b->kill_t > 0) {
+		struct bench_phase *ph = pc.ph;
+		struct prom_counts now = { 0 }, d = { 0 };
+		pthread_mutex_lock(&b->mu);
+		ph->resume_s = b->resume_t > 0 ? b->resume_t - b->kill_t : NAN;
+		pthread_mutex_unlock(&b->mu);
+		if (api_counts(b, &now) == 0 && at_kill.n) {
+			prom_counts_delta(&now, &at_kill, &d);
+			ph->lists = lists_of(&d);
+		}
+		prom_counts_free(&now);
+		prom_counts_free(&d);
+		prom_counts_free(&at_kill);
+		say("  resumed %.2f s after the kill; %.0f LIST requests from the kill to the end of the phase", ph->resume_s,
+		    ph->lists);
+	}
+
+	if (ok && o->workload == BENCH_RAMP) {
+		/* reaction latency at the peak pod count: +1 replica on up to 20 RSs, one at a time */
+		int m = n < 20 ? n : 20;
+		phase_begin(b, run, "latency", &pc);
+		bool lok = true;
+		for (int j = 0; j < m && lok && !interrupted; j++) {
+			int i = (int)((long)j * n / m);
+			pthread_mutex_lock(&b->mu);
+			rs[i].want++;
+			pthread_mutex_unlock(&b->mu);
+			struct pacer one = { .b = b, .n = 1 };
+			lok = do_scale(&one, b->kc, i) == 0;
+			double end = now_s() + 60;
+			for (;;) {
+				pthread_mutex_lock(&b->mu);
+				bool there = rs[i].active >= rs[i].want;
+				pthread_mutex_unlock(&b->mu);
+				if (there || now_s() > end || interrupted)
+					break;
+				sleep_s(0.01);
+			}
+			sleep_s(0.5);
+		}
+		lok = lok && wait_converged(b, run, NULL, W_PODS, NULL, NULL);
+		phase_end(b, &pc, lok);
+	}
+	if (ok && o->workload != BENCH_RAMP) {
+		/* phase 2: rescale each RS to a random size between 1/2 and 3/2 of its size */
+		phase_begin(b, run, "rescale", &pc);
+		unsigned seed = o->seed;
+		pthread_mutex_lock(&b->mu);
+		for (int i = 0; i < n; i++) {
+			int lo = rs[i].size / 2 > 0 ? rs[i].size / 2 : 1, hi = rs[i].size * 3 / 2;
+			if (hi < lo)
+				hi = lo;
+			rs[i].want = lo + (int)(rand_r(&seed) % (unsigned)(hi - lo + 1));
+		}
+		pthread_mutex_unlock(&b->mu);
+		pacer_start(p, b, n, o->create_rate, 8, do_scale, NULL);
+		ok = wait_converged(b, run, p, W_PODS, NULL, NULL);
+		phase_end(b, &pc, ok);
+	}
+	/* last phase: delete every RS (background propagation: the garbage collector removes the pods) */
+	phase_begin(b, run, "delete", &pc);
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < n; i++)
+		rs[i].want = 0;
+	pthread_mutex_unlock(&b->mu);
+	pacer_start(p, b, n, o->create_rate, 8, do_delete, NULL);
+	ok = wait_converged(b, run, p, W_NONE, NULL, NULL) && ok;
+	phase_end(b, &pc, ok);
+	free(p);
+
+out:
+	pthread_mutex_lock(&b->smu);
+	b->sampling = false;
+	run->cpu_s = b->cpu_acc;
+	run->peak_mem_mb = b->run_mem_peak;
+	if (b->series)
+		fclose(b->series);
+	b->series = NULL;
+	pthread_mutex_unlock(&b->smu);
+	if (upstream)
+		stop_upstream(b);
+	else
+		stop_kcmds(b);
+	if (!all_pods_gone(b, 5)) {
+		say("pods of this pass remain: deleting them outright");
+		force_cleanup(b);
+		if (!all_pods_gone(b, 120))
+			say("warning: bench pods still exist after the cleanup");
+	}
+	pthread_mutex_lock(&b->mu);
+	b->cur_run = -1;
+	b->rs = NULL;
+	b->n_rs = 0;
+	pthread_mutex_unlock(&b->mu);
+	free(rs);
+	return r;
+}
+
+/* ---- raw apiserver write limit ------------------------------------------------------------------------ */
+
+static int raw_create(struct pacer *p, struct kube_client *kc, int i)
+{
+	char body[512];
+	struct kube_response resp = { 0 };
+
+	fmt(body, sizeof(body),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"raw-%d\",\"labels\":{\"kcmd-bench-raw\":\"1\"}},"
+		 "\"spec\":{\"nodeName\":\"kcmd-bench-raw-node\",\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/bench:1\"}]}}",
+		 i);
+	struct kube_request rq = { .verb = KUBE_CREATE, .version = "v1", .resource = "pods", .ns = RAW_NS, .body = body,
+				   .body_len = strlen(body) };
+	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+	if (r < 0 && resp.http_code == 409)
+		r = 0;
+	(void)p;
+	kube_response_clear(&resp);
+	return r;
+}
+
+static int raw_delete(struct pacer *p, struct kube_client *kc, int i)
+{
+	char name[32];
+	struct kube_response resp = { 0 };
+
+	fmt(name, sizeof(name), "raw-%d", i);
+	struct kube_request rq = { .verb = KUBE_DELETE, .version = "v1", .resource = "pods", .ns = RAW_NS, .name = name,
+				   .grace_period_seconds = 0, .has_grace_period = true };
+	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+	if (r < 0 && resp.http_code == 404)
+		r = 0;
+	(void)p;
+	kube_response_clear(&resp);
+	return r;
+}
+
+static void raw_probe(struct bench *b)
+{
+	struct pacer *p = calloc(1, sizeof(*p));
+	long n = b->o.raw_pods;
+
+	b->rep.raw_pods = n;
+	b->rep.raw_concurrency = b->o.raw_concurrency;
+	if (!p || n <= 0 || n > INT_MAX || make_namespaces(b, RAW_NS) < 0) {
+		free(p);
+		return;
+	}
+	say("raw apiserver write limit: creating %ld pods, %d concurrent requests, no controller", n, b->o.raw_concurrency);
+	double t0 = now_s();
+	pacer_start(p, b, (int)n, 0, b->o.raw_concurrency, raw_create, NULL);
+	pacer_join(p);
+	double t1 = now_s();
+	int errs = atomic_load(&p->errors);
+	b->rep.raw_create_per_s = (double)(n - errs) / (t1 - t0);
+	pacer_start(p, b, (int)n, 0, b->o.raw_concurrency, raw_delete, NULL);
+	pacer_join(p);
+	double t2 = now_s();
+	b->rep.raw_delete_per_s = (double)(n - atomic_load(&p->errors)) / (t2 - t1);
+	say("  %.0f pods/s created (%d errors), %.0f pods/s deleted", b->rep.raw_create_per_s, errs, b->rep.raw_delete_per_s);
+	free(p);
+}
+
+/* ---- setup, teardown, report ------------------------------------------------------------------------- */
+
+static struct bench *the_bench;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void teardown(struct bench *b)
+{
+	stop_kcmds(b);
+	if (b->kcm_pid)
+		stop_upstream(b);
+	if (b->sim_pid > 0) {
+		stop_proc(b->sim_pid, 15);
+		b->sim_pid = 0;
+	}
+	if (b->cluster_up) {
+		say("tearing the test cluster down (%s)", b->cluster_dir);
+		cluster(b, NULL, 0, "down", (char *)NULL);
+		b->cluster_up = false;
+	}
+}
+
+static int mkdirs(const char *path)
+{
+	char tmp[PATH_MAX];
+	fmt(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+static void describe_machine(struct bench *b)
+{
+	struct utsname u;
+	char os[128] = "Linux", line[256];
+	long mem_kb = 0;
+	double load = 0;
+	FILE *f;
+
+	if ((f = fopen("/etc/os-release", "re"))) {
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "PRETTY_NAME=", 12)) {
+				char *s = line + 12;
+				s += *s == '"';
+				s[strcspn(s, "\"\n")] = 0;
+				fmt(os, sizeof(os), "%s", s);
+			}
+		fclose(f);
+	}
+	if ((f = fopen("/proc/meminfo", "re"))) {
+		if (fscanf(f, "MemTotal: %ld kB", &mem_kb) != 1)
+			mem_kb = 0;
+		fclose(f);
+	}
+	if ((f = fopen("/proc/loadavg", "re"))) {
+		if (fscanf(f, "%lf", &load) != 1)
+			load = 0;
+		fclose(f);
+	}
+	uname(&u);
+	fmt(b->rep.machine, sizeof(b->rep.machine), "%ld vCPU, %.0f GiB, %s, kernel %s, load average %.1f at the start",
+		 sysconf(_SC_NPROCESSORS_ONLN), (double)mem_kb / 1048576.0, os, u.release, load);
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(b->rep.date, sizeof(b->rep.date), "%Y-%m-%d %H:%M UTC", &tm);
+}
+
+static void describe_versions(struct bench *b)
+{
+	struct kube_request rq = { .verb = KUBE_GET, .path = "/version" };
+	struct kube_response resp = { 0 };
+	const char *gv = NULL;
+	cJSON *v = NULL;
+
+	if (kube_client_request(b->kc, &rq, NULL, NULL, &resp) == 0 && (v = cJSON_ParseWithLength(resp.body, resp.body_len)))
+		gv = jstr(v, "gitVersion", NULL, NULL);
+	fmt(b->rep.versions, sizeof(b->rep.versions), "kcmd %s; kube-apiserver %s%s", KCMD_VERSION, gv ? gv : "?",
+		 b->o.compare_upstream ? "; kube-controller-manager of the same build (tests/cluster)" : "");
+	cJSON_Delete(v);
+	kube_response_clear(&resp);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+static void outputs(struct bench *b, const char *json_path)
+{
+	char *json = bench_report_json(&b->rep);
+	if (json) {
+		if (write_file(json_path, json) < 0)
+			say("cannot write %s", json_path);
+		else
+			say("JSON: %s", json_path);
+		free(json);
+	}
+	const char *wl = bench_workload_name(b->o.workload);
+	fmt(b->rep.plot_script, sizeof(b->rep.plot_script), "%s/%s.gp", b->outdir, wl);
+	fmt(b->rep.plot_pods, sizeof(b->rep.plot_pods), "%s/%s-pods", b->outdir, wl);
+	fmt(b->rep.plot_memory, sizeof(b->rep.plot_memory), "%s/%s-memory", b->outdir, wl);
+	FILE *f = fopen(b->rep.plot_script, "we");
+	if (f) {
+		bench_report_gnuplot(f, &b->rep);
+		fclose(f);
+	}
+	if (b->o.plot) {
+		char *argv[] = { "/usr/bin/gnuplot", b->rep.plot_script, NULL };
+		if (access(argv[0], X_OK) < 0) {
+			say("--plot: gnuplot is not installed (apt-get install gnuplot-nox); script left at %s", b->rep.plot_script);
+		} else {
+			char log[PATH_MAX + 32];
+			fmt(log, sizeof(log), "%s/gnuplot.log", b->logdir);
+			pid_t pid = spawn(argv, log, NULL);
+			int st = pid > 0 ? wait_pid(pid, 120) : -1;
+			if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+				say("plots: %s.{png,svg}, %s.{png,svg}", b->rep.plot_pods, b->rep.plot_memory);
+			else
+				say("gnuplot failed; see %s", log);
+		}
+	}
+	bench_report_table(stdout, &b->rep);
+	fputc('\n', stdout);
+	bench_report_lines(stdout, &b->rep);
+	fflush(stdout);
+	if (b->o.update_doc) {
+		char *md = NULL, *doc = NULL, *out = NULL;
+		size_t mdlen = 0;
+		FILE *m = open_memstream(&md, &mdlen);
+		if (m) {
+			bench_report_markdown(m, &b->rep);
+			fclose(m);
+		}
+		FILE *d = fopen(b->o.update_doc, "re");
+		if (d) {
+			struct stat st;
+			if (fstat(fileno(d), &st) == 0 && (doc = calloc(1, (size_t)st.st_size + 1)) &&
+			    fread(doc, 1, (size_t)st.st_size, d) != (size_t)st.st_size) {
+				free(doc);
+				doc = NULL;
+			}
+			fclose(d);
+		}
+		if (md && doc && bench_doc_splice(doc, md, &out) == 0 && write_file(b->o.update_doc, out) == 0)
+			say("updated %s", b->o.update_doc);
+		else
+			say("could not update %s", b->o.update_doc);
+		free(md);
+		free(doc);
+		free(out);
+	}
+}
+
+static int find_cluster_cmd(struct bench *b)
+{
+	if (b->o.cluster_cmd) {
+		fmt(b->cluster_cmd, sizeof(b->cluster_cmd), "%s", b->o.cluster_cmd);
+	} else {
+		/* build tree: <top>/<build dir>/bin/kcmd -> <top>/tests/cluster/cluster */
+		char dir[PATH_MAX];
+		fmt(dir, sizeof(dir), "%s", b->kcmd);
+		for (int up = 0; up < 3; up++) {
+			char *s = strrchr(dir, '/');
+			if (s)
+				*s = 0;
+		}
+		fmt(b->cluster_cmd, sizeof(b->cluster_cmd), "%s/tests/cluster/cluster", dir);
+	}
+	if (access(b->cluster_cmd, X_OK) < 0) {
+		say("the test cluster command %s is not there (run from a source tree, or give --cluster-cmd or --kubeconfig)",
+		    b->cluster_cmd);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int start_simulator(struct bench *b)
+{
+	char a_kc[PATH_MAX + 16], log[PATH_MAX + 32], extra[1024] = "";
+	char *argv[40] = { b->kcmd,
+			   a_kc,
+			   "--leader-elect=false",
+			   "--controllers=-replicaset-controller,-garbage-collector-controller",
+			   "--simulate-kubelet",
+			   "--simulate-kubelet-qps=5000",
+			   "--simulate-kubelet-burst=10000",
+			   "--secure-port=0",
+			   NULL };
+	int argc = 8;
+
+	fmt(a_kc, sizeof(a_kc), "--kubeconfig=%s", b->kubeconfig);
+	if (b->o.sim_args) {
+		fmt(extra, sizeof(extra), "%s", b->o.sim_args);
+		for (char *save, *t = strtok_r(extra, " ", &save); t && argc < 38; t = strtok_r(NULL, " ", &save))
+			argv[argc++] = t;
+	}
+	argv[argc] = NULL;
+	fmt(log, sizeof(log), "%s/simulator.log", b->logdir);
+	b->sim_pid = spawn(argv, log, NULL);
+	if (b->sim_pid < 0)
+		return (int)b->sim_pid;
+	double end = now_s() + 90;
+	while (now_s() < end && !interrupted) {
+		if (file_has(log, "nodes ready")) {
+			say("kubelet simulator ready (pid %d, log %s)", (int)b->sim_pid, log);
+			return 0;
+		}
+		if (waitpid(b->sim_pid, NULL, WNOHANG) == b->sim_pid) {
+			b->sim_pid = 0;
+			say("the kubelet simulator exited; see %s", log);
+			return -ECHILD;
+		}
+		sleep_s(0.25);
+	}
+	say("the kubelet simulator did not report its nodes ready in 90 s; see %s", log);
+	return -ETIMEDOUT;
+}
+
+int kcmd_bench_main(int argc, char **argv)
+{
+	struct bench *b = calloc(1, sizeof(*b));
+	char err[512];
+	int rc = 1;
+
+	if (!b)
+		return 1;
+	the_bench = b;
+	bench_opts_defaults(&b->o);
+	if (bench_opts_parse(&b->o, argc, argv, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kcmd bench: %s\n", err);
+		return 2;
+	}
+	if (b->o.help) {
+		bench_opts_usage(stdout);
+		return 0;
+	}
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_mutex_init(&b->smu, NULL);
+	b->cur_run = -1;
+	b->queue_now = NAN;
+	b->rep.raw_create_per_s = b->rep.raw_delete_per_s = NAN;
+	fmt(b->rep.workload, sizeof(b->rep.workload), "%s", bench_workload_name(b->o.workload));
+	b->rep.target_pods = b->o.target_pods;
+	b->rep.namespaces = b->o.namespaces;
+	b->rep.create_rate = b->o.create_rate;
+	size_t cl = 0;
+	cl += (size_t)fmt(b->rep.command, sizeof(b->rep.command), "kcmd bench");
+	for (int i = 1; i < argc && cl < sizeof(b->rep.command); i++)
+		cl += (size_t)fmt(b->rep.command + cl, sizeof(b->rep.command) - cl, " %s", argv[i]);
+
+	const char *self = getenv("KCMD_BENCH_KCMD");
+	if (self && *self) {
+		fmt(b->kcmd, sizeof(b->kcmd), "%s", self);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", b->kcmd, sizeof(b->kcmd) - 16);
+		if (n <= 0)
+			return 1;
+		b->kcmd[n] = 0;
+		char *s = strrchr(b->kcmd, '/');
+		fmt(s + 1, sizeof(b->kcmd) - (size_t)(s + 1 - b->kcmd), "kcmd");
+	}
+	/* output paths */
+	char json_path[PATH_MAX];
+	if (b->o.output)
+		fmt(json_path, sizeof(json_path), "%s", b->o.output);
+	else
+		fmt(json_path, sizeof(json_path), "build/bench/%s.json", bench_workload_name(b->o.workload));
+	fmt(b->outdir, sizeof(b->outdir), "%s", json_path);
+	char *sl = strrchr(b->outdir, '/');
+	if (sl)
+		*sl = 0;
+	else
+		fmt(b->outdir, sizeof(b->outdir), ".");
+	fmt(b->logdir, sizeof(b->logdir), "%s/%s-logs", b->outdir, bench_workload_name(b->o.workload));
+	if (mkdirs(b->logdir) < 0) {
+		fprintf(stderr, "kcmd bench: cannot create %s: %s\n", b->logdir, strerror(errno));
+		return 1;
+	}
+	describe_machine(b);
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	if (!b->o.kubeconfig) {
+		if (find_cluster_cmd(b) < 0)
+			return 1;
+		fmt(b->cluster_dir, sizeof(b->cluster_dir), "/tmp/kcmd-bench-cluster-%d", (int)getpid());
+		say("bringing up the test cluster in %s (log %s/cluster.log)", b->cluster_dir, b->logdir);
+		if (cluster(b, NULL, 0, "up", (char *)NULL) < 0) {
+			say("cluster up failed; see %s/cluster.log", b->logdir);
+			cluster(b, NULL, 0, "down", (char *)NULL);
+			return 1;
+		}
+		b->cluster_up = true;
+		fmt(b->kubeconfig, sizeof(b->kubeconfig), "%s/kubeconfig", b->cluster_dir);
+	} else {
+		fmt(b->kubeconfig, sizeof(b->kubeconfig), "%s", b->o.kubeconfig);
+	}
+
+	struct kube_config_opts co = { .kubeconfig = b->kubeconfig };
+	if (kube_config_load(&co, &b->kcfg, err, sizeof(err)) < 0 || new_client(b, &b->kc, 0, 1) < 0) {
+		say("kubeconfig %s: %s", b->kubeconfig, err);
+		goto out;
+	}
+	describe_versions(b);
+	if (make_namespaces(b, NULL) < 0)
+		goto out;
+
+	/* the raw write limit first, on the idle cluster, before the simulator caches anything */
+	if (b->o.raw_pods > 0)
+		raw_probe(b);
+	if (interrupted)
+		goto out;
+
+	struct watcher wp = { .b = b, .group = NULL, .resource = "pods", .on_obj = on_pod, .pods = true };
+	struct watcher wr = { .b = b, .group = "apps", .resource = "replicasets", .on_obj = on_rs };
+	if (pthread_create(&b->wpods, NULL, watch_thread, &wp) || pthread_create(&b->wrs, NULL, watch_thread, &wr) ||
+	    pthread_create(&b->sampler, NULL, sampler_thread, b)) {
+		say("cannot start threads");
+		goto out;
+	}
+	if (b->o.simulate_kubelet && start_simulator(b) < 0)
+		goto out;
+	if (!b->o.simulate_kubelet)
+		say("no kubelet simulator: pods become Ready only if real nodes run them");
+
+	bool compare = b->o.compare_upstream && b->o.workload != BENCH_FAILOVER && b->o.workload != BENCH_RESTART;
+	if (b->o.compare_upstream && !compare)
+		say("note: %s runs kcmd only (upstream kcm is not started with leader election by the harness)",
+		    bench_workload_name(b->o.workload));
+	int runidx = 0;
+	for (int lim = 0; lim < (b->o.unlimited ? 2 : 1) && !interrupted; lim++) {
+		run_pass(b, runidx++, false, lim == 1);
+		if (compare && !interrupted)
+			run_pass(b, runidx++, true, lim == 1);
+	}
+	outputs(b, json_path);
+	rc = 0;
+	for (unsigned i = 0; i < b->rep.n_runs; i++)
+		if (b->rep.runs[i].error[0])
+			rc = 1;
+	if (interrupted)
+		rc = 130;
+out:
+	teardown(b);
+	say("logs: %s", b->logdir);
+	/* the watch and sampler threads are blocked in requests; exit without joining them */
+	fflush(NULL);
+	_exit(rc);
+}

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/bench/opts.c: `kcmd bench` command line (see opts.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/bench/opts.h"
+
+static const char *const workloads[] = { "load", "ramp", "failover", "restart" };
+
+const char *bench_workload_name(enum bench_workload w)
+{
+	return (unsigned)w < sizeof(workloads) / sizeof(workloads[0]) ? workloads[w] : "?";
+}
+
+void bench_opts_defaults(struct bench_opts *o)
+{
+	*o = (struct bench_opts){
+		.workload = BENCH_LOAD,
+		.qps = 20, /* kube-controller-manager's defaults */
+		.burst = 30,
+		.unlimited_qps = 5000,
+		.unlimited_burst = 10000,
+		.namespaces = 10,
+		.mix = { 250, 30, 5 },
+		.n_mix = 3,
+		.rs_size = 100,
+		.create_rate = 20,
+		.raw_pods = 2000,
+		.raw_concurrency = 32,
+		.phase_timeout_s = 900,
+		.seed = 1,
+	};
+}
+
+static int fail(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	if (!v || !strcmp(v, "true") || !strcmp(v, "1")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(v, "false") || !strcmp(v, "0")) {
+		*out = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_long(const char *v, long min, long max, long *out)
+{
+	char *end;
+
+	if (!v || !*v)
+		return -EINVAL;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (errno || *end || x < min || x > max)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int parse_double(const char *v, double min, double max, double *out)
+{
+	char *end;
+
+	if (!v || !*v)
+		return -EINVAL;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || *end || !isfinite(x) || x < min || x > max)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int parse_mix(const char *v, struct bench_opts *o)
+{
+	int n = 0;
+	const char *p = v;
+
+	if (!v || !*v)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long x = strtol(p, &end, 10);
+		if (errno || end == p || x < 1 || x > 100000 || n >= BENCH_MAX_MIX)
+			return -EINVAL;
+		o->mix[n++] = (int)x;
+		if (*end == ',' && end[1])
+			p = end + 1;
+		else if (*end == 0)
+			p = end;
+		else
+			return -EINVAL;
+	}
+	o->n_mix = n;
+	return 0;
+}
+
+enum kind { K_BOOL, K_LONG, K_INT, K_DOUBLE, K_STR, K_SPECIAL };
+
+int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	bool target_set = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strncmp(a, "--", 2) != 0)
+			return fail(err, errlen, "unexpected argument %s (flags start with --)", a);
+		a += 2;
+		char name[64];
+		const char *val = NULL, *eq = strchr(a, '=');
+		size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+		if (nl >= sizeof(name))
+			return fail(err, errlen, "unknown flag --%s", a);
+		memcpy(name, a, nl);
+		name[nl] = 0;
+		if (eq)
+			val = eq + 1;
+
+		bool *bp = NULL;
+		if (!strcmp(name, "help") || !strcmp(name, "h"))
+			bp = &o->help;
+		else if (!strcmp(name, "compare-upstream"))
+			bp = &o->compare_upstream, o->compare_set = true;
+		else if (!strcmp(name, "simulate-kubelet"))
+			bp = &o->simulate_kubelet, o->simulate_set = true;
+		else if (!strcmp(name, "unlimited"))
+			bp = &o->unlimited;
+		else if (!strcmp(name, "plot"))
+			bp = &o->plot;
+		if (bp) {
+			if (parse_bool(val, bp) < 0)
+				return fail(err, errlen, "--%s takes true or false, not %s", name, val);
+			continue;
+		}
+		/* Everything else takes a value: --x=v or --x v. */
+		if (!val) {
+			if (i + 1 >= argc)
+				return fail(err, errlen, "--%s needs a value", name);
+			val = argv[++i];
+		}
+		long l;
+		double d;
+		if (!strcmp(name, "workload")) {
+			size_t k;
+			for (k = 0; k < sizeof(workloads) / sizeof(workloads[0]); k++)
+				if (!strcmp(val, workloads[k]))
+					break;
+			if (k == sizeof(workloads) / sizeof(workloads[0]))
+				return fail(err, errlen, "--workload must be load, ramp, failover or restart, not %s", val);
+			o->workload = (enum bench_workload)k;
+		} else if (!strcmp(name, "kubeconfig")) {
+			if (!*val)
+				return fail(err, errlen, "--kubeconfig needs a path");
+			o->kubeconfig = val;
+		} else if (!strcmp(name, "kube-api-qps")) {
+			if (parse_double(val, 0.001, 1e6, &d) < 0)
+				return fail(err, errlen, "--kube-api-qps: %s is not a positive number", val);
+			o->qps = d;
+		} else if (!strcmp(name, "kube-api-burst")) {
+			if (parse_long(val, 1, 1000000, &l) < 0)
+				return fail(err, errlen, "--kube-api-burst: %s is not an integer >= 1", val);
+			o->burst = (int)l;
+		} else if (!strcmp(name, "unlimited-qps")) {
+			if (parse_double(val, 0.001, 1e7, &d) < 0)
+				return fail(err, errlen, "--unlimited-qps: %s is not a positive number", val);
+			o->unlimited_qps = d;
+		} else if (!strcmp(name, "unlimited-burst")) {
+			if (parse_long(val, 1, 10000000, &l) < 0)
+				return fail(err, errlen, "--unlimited-burst: %s is not an integer >= 1", val);
+			o->unlimited_burst = (int)l;
+		} else if (!strcmp(name, "namespaces")) {
+			if (parse_long(val, 1, 10000, &l) < 0)
+				return fail(err, errlen, "--namespaces: %s is not between 1 and 10000", val);
+			o->namespaces = (int)l;
+		} else if (!strcmp(name, "rs-count")) {
+			if (parse_long(val, 1, 1000000, &l) < 0)
+				return fail(err, errlen, "--rs-count: %s is not between 1 and 1000000", val);
+			o->rs_count = (int)l;
+		} else if (!strcmp(name, "replicas-mix")) {
+			if (parse_mix(val, o) < 0)
+				return fail(err, errlen, "--replicas-mix: %s is not a list of up to %d sizes (1-100000), e.g. 250,30,5",
+					    val, BENCH_MAX_MIX);
+		} else if (!strcmp(name, "rs-size")) {
+			if (parse_long(val, 1, 100000, &l) < 0)
+				return fail(err, errlen, "--rs-size: %s is not between 1 and 100000", val);
+			o->rs_size = (int)l;
+		} else if (!strcmp(name, "create-rate")) {
+			if (parse_double(val, 0.01, 1e6, &d) < 0)
+				return fail(err, errlen, "--create-rate: %s is not a positive number", val);
+			o->create_rate = d;
+		} else if (!strcmp(name, "target-pods")) {
+			if (parse_long(val, 1, 10000000, &l) < 0)
+				return fail(err, errlen, "--target-pods: %s is not between 1 and 10000000", val);
+			o->target_pods = l;
+			target_set = true;
+		} else if (!strcmp(name, "raw-pods")) {
+			if (parse_long(val, 0, 10000000, &l) < 0)
+				return fail(err, errlen, "--raw-pods: %s is not between 0 and 10000000", val);
+			o->raw_pods = l;
+		} else if (!strcmp(name, "raw-concurrency")) {
+			if (parse_long(val, 1, 1024, &l) < 0)
+				return fail(err, errlen, "--raw-concurrency: %s is not between 1 and 1024", val);
+			o->raw_concurrency = (int)l;
+		} else if (!strcmp(name, "phase-timeout")) {
+			if (parse_double(val, 1, 86400, &d) < 0)
+				return fail(err, errlen, "--phase-timeout: %s is not a number of seconds (1-86400)", val);
+			o->phase_timeout_s = d;
+		} else if (!strcmp(name, "seed")) {
+			if (parse_long(val, 0, 0x7fffffff, &l) < 0)
+				return fail(err, errlen, "--seed: %s is not a non-negative integer", val);
+			o->seed = (unsigned)l;
+		} else if (!strcmp(name, "output")) {
+			o->output = val;
+		} else if (!strcmp(name, "update-doc")) {
+			o->update_doc = val;
+		} else if (!strcmp(name, "cluster-cmd")) {
+			o->cluster_cmd = val;
+		} else if (!strcmp(name, "simulator-args")) {
+			o->sim_args = val;
+		} else {
+			return fail(err, errlen, "unknown flag --%s (see kcmd bench --help)", name);
+		}
+	}
+	if (o->help)
+		return 0;
+	bool test_cluster = o->kubeconfig == NULL;
+	if (!o->compare_set)
+		o->compare_upstream = test_cluster;
+	if (!o->simulate_set)
+		o->simulate_kubelet = test_cluster;
+	if (o->compare_upstream && !test_cluster)
+		return fail(err, errlen, "--compare-upstream needs the local test cluster (no --kubeconfig): upstream "
+					 "kube-controller-manager is started by its harness");
+	if (!target_set)
+		o->target_pods = o->workload == BENCH_RAMP ? (test_cluster ? 100000 : 10000) : 2000;
+	if (o->workload != BENCH_RAMP) {
+		long minpods = 0;
+		for (int k = 0; k < o->n_mix; k++)
+			minpods += o->mix[k];
+		if (!o->rs_count && o->target_pods < minpods / 4)
+			return fail(err, errlen, "--target-pods %ld is too small for --replicas-mix (one RS of each size needs %ld)",
+				    o->target_pods, minpods);
+	}
+	return 0;
+}
+
+int bench_load_plan(const struct bench_opts *o, int *sizes, int max)
+{
+	int count[BENCH_MAX_MIX], total = 0;
+
+	if (o->workload == BENCH_RAMP) {
+		long n = o->rs_count ? o->rs_count : (o->target_pods + o->rs_size - 1) / o->rs_size;
+		if (n > max)
+			return -E2BIG;
+		for (long i = 0; i < n; i++)
+			sizes[i] = o->rs_size;
+		return (int)n;
+	}
+	if (o->n_mix < 1)
+		return -EINVAL;
+	if (o->rs_count) {
+		/* A fixed number of RSs: the sizes in turn. */
+		if (o->rs_count > max)
+			return -E2BIG;
+		for (int i = 0; i < o->rs_count; i++)
+			sizes[i] = o->mix[i % o->n_mix];
+		return o->rs_count;
+	}
+	for (int k = 0; k < o->n_mix; k++) {
+		double share = (double)o->target_pods / o->n_mix / o->mix[k];
+		count[k] = share < 1 ? 1 : (int)lround(share);
+		total += count[k];
+	}
+	if (total > max)
+		return -E2BIG;
+	/* Interleave: at each step take the size furthest behind its share of the sequence. */
+	int used[BENCH_MAX_MIX] = { 0 };
+	for (int i = 0; i < total; i++) {
+		int best = -1;
+		double best_lag = -1e18;
+		for (int k = 0; k < o->n_mix; k++) {
+			if (used[k] >= count[k])
+				continue;
+			double lag = (double)(i + 1) * count[k] / total - used[k];
+			if (lag > best_lag) {
+				best_lag = lag;
+				best = k;
+			}
+		}
+		sizes[i] = o->mix[best];
+		used[best]++;
+	}
+	return total;
+}
+
+void bench_opts_usage(FILE *f)
+{
+	fputs("Usage: kcmd bench --workload=load|ramp|failover|restart [flags]\n"
+	      "\n"
+	      "Drives a ReplicaSet workload against a cluster, measures kcmd (and, on the local test cluster,\n"
+	      "upstream kube-controller-manager on the same workload) and prints a comparison. See docs/bench.md.\n"
+	      "\n"
+	      "Cluster:\n"
+	      "  --kubeconfig=PATH        run against this cluster (default: bring up tests/cluster with its own\n"
+	      "                           KCMD_CLUSTER_DIR and tear it down at the end)\n"
+	      "  --cluster-cmd=PATH       the test cluster command (default: tests/cluster/cluster of the source tree)\n"
+	      "  --compare-upstream[=B]   also measure upstream kube-controller-manager (default: on for the test cluster)\n"
+	      "  --simulate-kubelet[=B]   start `kcmd --simulate-kubelet` (default: on for the test cluster only)\n"
+	      "  --simulator-args='A B'   extra arguments for the simulator\n"
+	      "Limits:\n"
+	      "  --kube-api-qps=Q         client QPS of both controller managers (default 20, as kcm)\n"
+	      "  --kube-api-burst=B       client burst (default 30)\n"
+	      "  --unlimited              one more pass with limits lifted on both (--unlimited-qps=5000,\n"
+	      "                           --unlimited-burst=10000, kwokctl's --disable-qps-limits values)\n"
+	      "Sizes:\n"
+	      "  --target-pods=N          pods at the peak (load: 2000; ramp: 100000 on the test cluster, 10000 else)\n"
+	      "  --replicas-mix=250,30,5  load: RS sizes; each size holds about the same share of the pods\n"
+	      "  --rs-count=N             a fixed number of RSs instead (sizes in turn)\n"
+	      "  --rs-size=100            ramp: replicas per RS\n"
+	      "  --namespaces=10          RSs are spread over this many namespaces\n"
+	      "  --create-rate=20         RS writes per second (create, rescale, delete)\n"
+	      "  --raw-pods=2000          pods for the raw apiserver write-limit probe (0 skips it)\n"
+	      "  --raw-concurrency=32     concurrent creates in that probe\n"
+	      "  --phase-timeout=900      seconds before a phase is declared not converged\n"
+	      "  --seed=1                 random rescale sizes\n"
+	      "Output:\n"
+	      "  --output=PATH            JSON (default build/bench/<workload>.json; time series next to it)\n"
+	      "  --plot                   render the gnuplot script to PNG and SVG (needs gnuplot)\n"
+	      "  --update-doc=FILE        replace the marked `kcmd bench` section of FILE (docs/benchmarks.md)\n",
+	      f);
+}

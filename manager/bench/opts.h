@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * manager/bench/opts.h: the command line of `kcmd bench` (see docs/bench.md).
+ *
+ * Parsing is pure (no I/O) so it is unit-tested: --flag=value and --flag value both work, booleans
+ * take an optional =true|false, unknown flags and bad values are errors with a message.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum bench_workload { BENCH_LOAD = 0, BENCH_RAMP, BENCH_FAILOVER, BENCH_RESTART };
+
+#define BENCH_MAX_MIX 8
+
+struct bench_opts {
+	enum bench_workload workload;
+	const char *kubeconfig;   /* NULL: bring up the local test cluster */
+	bool compare_upstream;    /* also run upstream kube-controller-manager (test cluster only) */
+	bool simulate_kubelet;    /* start `kcmd --simulate-kubelet` (default: only on the test cluster) */
+	double qps;               /* --kube-api-qps of both controller managers */
+	int burst;
+	bool unlimited;           /* one more pass with client limits lifted on both */
+	double unlimited_qps;     /* the "lifted" limits (kwokctl's --disable-qps-limits values) */
+	int unlimited_burst;
+	int namespaces;
+	int rs_count;             /* 0: derived from target_pods and the mix */
+	int mix[BENCH_MAX_MIX];   /* replica sizes (load); ramp uses rs_size */
+	int n_mix;
+	int rs_size;              /* ramp: replicas per ReplicaSet */
+	double create_rate;       /* ReplicaSet writes per second (create, rescale, delete) */
+	long target_pods;         /* 0: the workload's default */
+	long raw_pods;            /* pods for the raw apiserver write-limit probe; 0 skips it */
+	int raw_concurrency;
+	double phase_timeout_s;
+	unsigned seed;
+	const char *output;       /* JSON path; NULL: build/bench/<workload>.json */
+	const char *update_doc;   /* splice the markdown section into this file */
+	const char *cluster_cmd;  /* tests/cluster/cluster; NULL: found next to the binary */
+	const char *sim_args;     /* extra arguments for the simulator (space separated) */
+	bool plot;
+	bool help;
+	bool compare_set, simulate_set; /* given explicitly */
+};
+
+void bench_opts_defaults(struct bench_opts *o);
+/* argv[0] is the subcommand name ("bench"). Returns 0 or -EINVAL with a message in err. Applies
+ * the workload- and cluster-dependent defaults after parsing. */
+int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, size_t errlen);
+void bench_opts_usage(FILE *f);
+const char *bench_workload_name(enum bench_workload w);
+/* The ReplicaSet sizes of the `load` workload: each size of the mix holds about the same share of
+ * the target pods (at least one RS per size). Fills sizes[] (up to max) in creation order (the
+ * sizes interleaved) and returns the count, or -E2BIG. */
+int bench_load_plan(const struct bench_opts *o, int *sizes, int max);

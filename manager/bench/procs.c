@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/bench/procs.c: process-tree CPU and memory from /proc (see procs.h). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "manager/bench/procs.h"
+
+int bench_pstat_parse(const char *text, double ticks_per_s, struct bench_pstat *st)
+{
+	const char *open = strchr(text, '('), *close = strrchr(text, ')');
+	unsigned long utime, stime;
+	long cutime, cstime;
+	int pid, ppid;
+	char state;
+
+	if (!open || !close || close < open || sscanf(text, "%d", &pid) != 1)
+		return -EBADMSG;
+	/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime */
+	if (sscanf(close + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld", &state, &ppid, &utime,
+		   &stime, &cutime, &cstime) != 6)
+		return -EBADMSG;
+	st->pid = pid;
+	st->ppid = ppid;
+	st->state = state;
+	size_t n = (size_t)(close - open - 1);
+	if (n >= sizeof(st->comm))
+		n = sizeof(st->comm) - 1;
+	memcpy(st->comm, open + 1, n);
+	st->comm[n] = 0;
+	st->cpu_s = (double)(utime + stime) / ticks_per_s;
+	st->child_cpu_s = (double)(cutime + cstime) / ticks_per_s;
+	return 0;
+}
+
+static int read_small(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	size_t k = fread(buf, 1, n - 1, f);
+	fclose(f);
+	buf[k] = 0;
+	return (int)k;
+}
+
+int bench_pstat_read(pid_t pid, struct bench_pstat *st)
+{
+	char path[64], buf[1024];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int r = read_small(path, buf, sizeof(buf));
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	return bench_pstat_parse(buf, (double)sysconf(_SC_CLK_TCK), st);
+}
+
+int bench_smaps_parse(const char *text, long *pss_kb, long *rss_kb)
+{
+	bool got_pss = false, got_rss = false;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		long v;
+		if (sscanf(p, "Pss: %ld kB", &v) == 1) {
+			*pss_kb = v;
+			got_pss = true;
+		} else if (sscanf(p, "Rss: %ld kB", &v) == 1) {
+			*rss_kb = v;
+			got_rss = true;
+		}
+	}
+	return got_pss && got_rss ? 0 : -EBADMSG;
+}
+
+/* All pids with their parents, one pass over /proc. */
+struct plist {
+	struct bench_pstat *v;
+	size_t n, cap;
+};
+
+static int scan(struct plist *l)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		struct bench_pstat st;
+		if (bench_pstat_read(atoi(de->d_name), &st) < 0)
+			continue;
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? l->cap * 2 : 512;
+			struct bench_pstat *v = realloc(l->v, cap * sizeof(*v));
+			if (!v) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			l->v = v;
+			l->cap = cap;
+		}
+		l->v[l->n++] = st;
+	}
+	closedir(d);
+	return 0;
+}
+
+static bool in_tree(const struct plist *l, pid_t root, pid_t pid)
+{
+	for (int depth = 0; depth < 16 && pid > 1; depth++) {
+		if (pid == root)
+			return true;
+		pid_t pp = 0;
+		for (size_t i = 0; i < l->n; i++)
+			if (l->v[i].pid == pid) {
+				pp = l->v[i].ppid;
+				break;
+			}
+		pid = pp;
+	}
+	return pid == root;
+}
+
+int bench_tree_sample(pid_t root, struct bench_tree *t)
+{
+	struct plist l = { 0 };
+	bool root_seen = false;
+	int r = scan(&l);
+
+	*t = (struct bench_tree){ 0 };
+	if (r < 0) {
+		free(l.v);
+		return r;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		const struct bench_pstat *st = &l.v[i];
+		if (st->state == 'Z' || !in_tree(&l, root, st->pid))
+			continue;
+		if (st->pid == root)
+			root_seen = true;
+		t->cpu_s += st->cpu_s + st->child_cpu_s;
+		t->nprocs++;
+		char path[64], buf[2048];
+		long pss = 0, rss = 0;
+		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)st->pid);
+		if (read_small(path, buf, sizeof(buf)) > 0 && bench_smaps_parse(buf, &pss, &rss) == 0) {
+			t->pss_mb += (double)pss / 1024.0;
+			t->rss_mb += (double)rss / 1024.0;
+		}
+	}
+	free(l.v);
+	return root_seen ? 0 : -ESRCH;
+}
+
+pid_t bench_find_child(pid_t parent, const char *comm)
+{
+	struct plist l = { 0 };
+	pid_t found = 0;
+
+	if (scan(&l) == 0)
+		for (size_t i = 0; i < l.n; i++)
+			if (l.v[i].ppid == parent && l.v[i].state != 'Z' && !strcmp(l.v[i].comm, comm)) {
+				found = l.v[i].pid;
+				break;
+			}
+	free(l.v);
+	return found;
+}

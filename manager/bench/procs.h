@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * manager/bench/procs.h: CPU and memory of a process tree from /proc, for `kcmd bench`.
+ *
+ * CPU-seconds of a tree = utime + stime + cutime + cstime of every live process in it (the c*
+ * fields carry the time of children already reaped, e.g. a worker killed and restarted, so the sum
+ * never goes backwards while the root lives). Memory = PSS summed over the tree (smaps_rollup),
+ * which counts shared memory (the arena) once; RSS is summed too, for the upstream comparison.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct bench_pstat {
+	pid_t pid, ppid;
+	char comm[32];
+	char state;
+	double cpu_s;       /* utime + stime */
+	double child_cpu_s; /* cutime + cstime */
+};
+
+/* Parses the text of /proc/<pid>/stat (comm may hold spaces and parentheses). 0 or -EBADMSG. */
+int bench_pstat_parse(const char *text, double ticks_per_s, struct bench_pstat *st);
+int bench_pstat_read(pid_t pid, struct bench_pstat *st);
+/* Parses smaps_rollup text: Pss and Rss in kB. 0 or -EBADMSG. */
+int bench_smaps_parse(const char *text, long *pss_kb, long *rss_kb);
+
+struct bench_tree {
+	double cpu_s;
+	double pss_mb, rss_mb;
+	int nprocs;
+};
+/* Samples the tree under root (root included). -ESRCH when root is gone. */
+int bench_tree_sample(pid_t root, struct bench_tree *t);
+/* Finds a child of parent whose comm is `comm`; 0 when none. */
+pid_t bench_find_child(pid_t parent, const char *comm);

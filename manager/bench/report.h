@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * manager/bench/report.h: the results of one `kcmd bench` invocation and their renderings
+ * (terminal table, JSON, `bench:` lines, markdown for docs/benchmarks.md, gnuplot script).
+ * Everything here is pure (FILE* or strings in, nothing else) so it is unit-tested.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "manager/bench/prom.h"
+
+#define BENCH_MAX_PHASES 8
+#define BENCH_MAX_RUNS	 4
+
+struct bench_phase {
+	char name[24];
+	bool converged;
+	double start_s;    /* since the run started */
+	double converge_s; /* duration of the phase (until converged or timed out) */
+	long pods_created, pods_deleted;
+	double cpu_s;       /* controller-manager CPU-seconds spent in the phase */
+	double peak_mem_mb; /* PSS (kcmd, summed over its processes) or RSS (upstream) */
+	double react_p50_ms, react_p99_ms; /* NAN: no sample */
+	long react_n;
+	struct prom_counts api; /* apiserver_request_total delta, "VERB CODE" */
+	double lists;           /* LIST requests in the phase (apiserver) */
+	double queue_depth_max; /* NAN: unknown (upstream serves no metrics here) */
+	double resume_s;        /* failover/restart: kill -> first pod created after it; NAN otherwise */
+};
+
+struct bench_run {
+	char controller[16]; /* "kcmd" or "upstream" */
+	char limits[16];     /* "limited" or "unlimited" */
+	double qps;
+	int burst;
+	char mem_kind[8]; /* "PSS" or "RSS" */
+	struct bench_phase phases[BENCH_MAX_PHASES];
+	unsigned n_phases;
+	double cpu_s, peak_mem_mb; /* whole run */
+	char series[512];          /* time series file (t pods ready mem_mb cpu_s) */
+	char error[256];           /* "" when the run completed */
+};
+
+struct bench_report {
+	char workload[16];
+	char date[40];
+	char machine[160];
+	char versions[256];
+	char command[1024];
+	long target_pods;
+	int rs_count, namespaces;
+	double create_rate;
+	long raw_pods;
+	int raw_concurrency;
+	double raw_create_per_s, raw_delete_per_s; /* NAN: not measured */
+	struct bench_run runs[BENCH_MAX_RUNS];
+	unsigned n_runs;
+	char plot_script[512], plot_pods[512], plot_memory[512]; /* plot paths without extension */
+};
+
+void bench_report_free(struct bench_report *r); /* frees the api counts */
+const struct bench_run *bench_report_find(const struct bench_report *r, const char *controller, const char *limits);
+const struct bench_phase *bench_run_phase(const struct bench_run *run, const char *name);
+
+/* The comparison table (kcmd | upstream | kcmd/upstream) for each pass. */
+void bench_report_table(FILE *f, const struct bench_report *r);
+/* `bench: <name> <value> <unit>` lines (rs.*, rs.upstream.*, gc.*, gc.upstream.*, ...). */
+void bench_report_lines(FILE *f, const struct bench_report *r);
+/* JSON text (malloc'd) or NULL on allocation failure. */
+char *bench_report_json(const struct bench_report *r);
+/* The docs/benchmarks.md section, from its "## kcmd bench" heading on. */
+void bench_report_markdown(FILE *f, const struct bench_report *r);
+/* gnuplot script writing <plot_pods>.png/.svg and <plot_memory>.png/.svg from the runs' series. */
+void bench_report_gnuplot(FILE *f, const struct bench_report *r);
+
+#define BENCH_DOC_BEGIN "<!-- kcmd-bench:begin (written by kcmd bench --update-doc) -->"
+#define BENCH_DOC_END	"<!-- kcmd-bench:end -->"
+/* Replaces the text between the markers of doc (markers kept) with section, or appends markers
+ * and section when doc has none. *out is malloc'd. 0, -ENOMEM, or -EBADMSG (a begin marker
+ * without its end). */
+int bench_doc_splice(const char *doc, const char *section, char **out);

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Tests of `kcmd bench` option parsing and the load plan. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "manager/bench/opts.h"
+
+static int parse(struct bench_opts *o, char *err, size_t n, char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	bench_opts_defaults(o);
+	return bench_opts_parse(o, argc, argv, err, n);
+}
+#define PARSE(o, err, ...) parse(o, err, sizeof(err), (char *[]){ "bench", __VA_ARGS__, NULL })
+
+static void test_defaults_test_cluster(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256] = "";
+
+	assert_int_equal(parse(&o, err, sizeof(err), (char *[]){ "bench", NULL }), 0);
+	assert_int_equal(o.workload, BENCH_LOAD);
+	assert_null(o.kubeconfig);
+	assert_true(o.compare_upstream); /* on for the test cluster */
+	assert_true(o.simulate_kubelet);
+	assert_true(o.qps == 20.0);
+	assert_int_equal(o.burst, 30);
+	assert_false(o.unlimited);
+	assert_int_equal(o.n_mix, 3);
+	assert_int_equal(o.mix[0], 250);
+	assert_int_equal(o.mix[1], 30);
+	assert_int_equal(o.mix[2], 5);
+	assert_int_equal(o.target_pods, 2000);
+}
+
+static void test_ramp_default_target(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256] = "";
+
+	assert_int_equal(PARSE(&o, err, "--workload=ramp"), 0);
+	assert_int_equal(o.target_pods, 100000);
+	assert_int_equal(PARSE(&o, err, "--workload", "ramp", "--kubeconfig=/k", "--target-pods", "5000"), 0);
+	assert_int_equal(o.target_pods, 5000);
+	assert_string_equal(o.kubeconfig, "/k");
+	assert_false(o.compare_upstream); /* off for a cluster given by kubeconfig */
+	assert_false(o.simulate_kubelet);
+	assert_int_equal(PARSE(&o, err, "--workload=ramp", "--kubeconfig=/k"), 0);
+	assert_int_equal(o.target_pods, 10000);
+}
+
+static void test_values_and_bools(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256] = "";
+
+	assert_int_equal(PARSE(&o, err, "--workload=failover", "--kube-api-qps=50.5", "--kube-api-burst", "100",
+			       "--unlimited", "--plot=true", "--compare-upstream=false", "--replicas-mix=100,10",
+			       "--namespaces=3", "--create-rate=2.5", "--raw-pods=0", "--seed=7", "--output=x/y.json"),
+			 0);
+	assert_int_equal(o.workload, BENCH_FAILOVER);
+	assert_true(o.qps == 50.5);
+	assert_int_equal(o.burst, 100);
+	assert_true(o.unlimited);
+	assert_true(o.plot);
+	assert_false(o.compare_upstream);
+	assert_int_equal(o.n_mix, 2);
+	assert_int_equal(o.mix[1], 10);
+	assert_int_equal(o.namespaces, 3);
+	assert_true(o.create_rate == 2.5);
+	assert_int_equal(o.raw_pods, 0);
+	assert_int_equal(o.seed, 7);
+	assert_string_equal(o.output, "x/y.json");
+	assert_int_equal(PARSE(&o, err, "--simulate-kubelet", "--kubeconfig=/k"), 0);
+	assert_true(o.simulate_kubelet);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256];
+
+	static const char *const bad[][2] = {
+		{ "--workload=soak", "--workload" },
+		{ "--kube-api-qps=0", "--kube-api-qps" },
+		{ "--kube-api-qps=abc", "--kube-api-qps" },
+		{ "--kube-api-burst=0", "--kube-api-burst" },
+		{ "--replicas-mix=250,,5", "--replicas-mix" },
+		{ "--replicas-mix=250,x", "--replicas-mix" },
+		{ "--replicas-mix=", "--replicas-mix" },
+		{ "--replicas-mix=1,2,3,4,5,6,7,8,9", "--replicas-mix" },
+		{ "--namespaces=0", "--namespaces" },
+		{ "--plot=maybe", "--plot" },
+		{ "--frobnicate=1", "unknown flag --frobnicate" },
+		{ "positional", "unexpected argument" },
+		{ "--create-rate=-1", "--create-rate" },
+		{ "--target-pods=10", "too small" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		assert_int_equal(PARSE(&o, err, (char *)bad[i][0]), -EINVAL);
+		if (!strstr(err, bad[i][1]))
+			fail_msg("%s: message \"%s\" does not name %s", bad[i][0], err, bad[i][1]);
+	}
+	assert_int_equal(PARSE(&o, err, "--kube-api-qps"), -EINVAL); /* value missing */
+	assert_non_null(strstr(err, "needs a value"));
+	assert_int_equal(PARSE(&o, err, "--kubeconfig=/k", "--compare-upstream"), -EINVAL);
+	assert_non_null(strstr(err, "test cluster"));
+}
+
+static void test_load_plan(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256] = "";
+	int sizes[4096];
+
+	assert_int_equal(PARSE(&o, err, "--target-pods=2000"), 0);
+	int n = bench_load_plan(&o, sizes, 4096);
+	/* each size about a third of 2000 pods: 3 x 250, 22 x 30, 133 x 5 */
+	assert_int_equal(n, 3 + 22 + 133);
+	int count[3] = { 0 };
+	long total = 0;
+	for (int i = 0; i < n; i++) {
+		total += sizes[i];
+		count[sizes[i] == 250 ? 0 : sizes[i] == 30 ? 1 : 2]++;
+	}
+	assert_int_equal(count[0], 3);
+	assert_int_equal(count[1], 22);
+	assert_int_equal(count[2], 133);
+	assert_in_range(total, 1900, 2100);
+	/* interleaved: the big ones are not all at one end */
+	int first_big = -1, last_big = -1;
+	for (int i = 0; i < n; i++)
+		if (sizes[i] == 250) {
+			if (first_big < 0)
+				first_big = i;
+			last_big = i;
+		}
+	assert_true(first_big < n / 2 && last_big > n / 2);
+	assert_int_equal(bench_load_plan(&o, sizes, 10), -E2BIG);
+
+	assert_int_equal(PARSE(&o, err, "--rs-count=5", "--replicas-mix=7,3"), 0);
+	assert_int_equal(bench_load_plan(&o, sizes, 4096), 5);
+	assert_int_equal(sizes[0], 7);
+	assert_int_equal(sizes[1], 3);
+	assert_int_equal(sizes[4], 7);
+
+	assert_int_equal(PARSE(&o, err, "--workload=ramp", "--target-pods=1050"), 0);
+	assert_int_equal(bench_load_plan(&o, sizes, 4096), 11);
+	assert_int_equal(sizes[10], 100);
+	/* a tiny target still gets one RS of each size */
+	assert_int_equal(PARSE(&o, err, "--target-pods=100", "--replicas-mix=250,30,5"), 0);
+	n = bench_load_plan(&o, sizes, 4096);
+	assert_true(n >= 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_test_cluster), cmocka_unit_test(test_ramp_default_target),
+		cmocka_unit_test(test_values_and_bools),      cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_load_plan),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Tests of /proc parsing and process-tree sampling for `kcmd bench`, and of its pod map. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "manager/bench/podmap.h"
+#include "manager/bench/procs.h"
+
+static void test_pstat_parse(void **state)
+{
+	(void)state;
+	struct bench_pstat st;
+	/* a comm with spaces and a closing parenthesis */
+	const char *s = "4242 (kcmd (w) x) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 50 10 30 20 0 1 0 12345 1000 200 "
+			"18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+	assert_int_equal(bench_pstat_parse(s, 100, &st), 0);
+	assert_int_equal(st.pid, 4242);
+	assert_int_equal(st.ppid, 17);
+	assert_string_equal(st.comm, "kcmd (w) x");
+	assert_int_equal(st.state, 'S');
+	assert_true(st.cpu_s == 3.0);       /* (250 + 50) / 100 */
+	assert_true(st.child_cpu_s == 0.4); /* (10 + 30) / 100 */
+	assert_int_equal(bench_pstat_parse("garbage", 100, &st), -EBADMSG);
+	assert_int_equal(bench_pstat_parse("1 (x) S 1", 100, &st), -EBADMSG);
+}
+
+static void test_smaps_parse(void **state)
+{
+	(void)state;
+	long pss = 0, rss = 0;
+	const char *s = "55d0c0000000-7ffd5e5f8000 ---p 00000000 00:00 0                          [rollup]\n"
+			"Rss:               12345 kB\nPss:                6789 kB\nPss_Anon:           100 kB\n";
+	assert_int_equal(bench_smaps_parse(s, &pss, &rss), 0);
+	assert_int_equal(pss, 6789);
+	assert_int_equal(rss, 12345);
+	assert_int_equal(bench_smaps_parse("Rss: 1 kB\n", &pss, &rss), -EBADMSG);
+}
+
+static void test_tree_sample(void **state)
+{
+	(void)state;
+	struct bench_tree t;
+	pid_t child = fork();
+
+	if (child == 0) {
+		volatile unsigned long x = 0;
+		for (;;)
+			x++; /* burn CPU until killed */
+	}
+	assert_true(child > 0);
+	usleep(300000);
+	assert_int_equal(bench_tree_sample(getpid(), &t), 0);
+	assert_true(t.nprocs >= 2); /* this process and the child */
+	assert_true(t.cpu_s > 0.05);
+	assert_true(t.pss_mb > 0 && t.rss_mb >= t.pss_mb);
+	assert_int_equal(bench_find_child(getpid(), "no-such-comm"), 0);
+	char comm[32] = "";
+	FILE *f = fopen("/proc/self/comm", "r");
+	assert_non_null(f);
+	assert_non_null(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	assert_int_equal(bench_find_child(getpid(), comm), child); /* a fork keeps the comm */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(bench_tree_sample(child, &t), -ESRCH);
+}
+
+static void test_podmap(void **state)
+{
+	(void)state;
+	struct bench_podmap m = { 0 };
+	bool added;
+	char key[64];
+
+	for (int i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "ns-%d/pod-%d", i % 7, i);
+		struct bench_pod *p = bench_podmap_put(&m, key, &added);
+		assert_non_null(p);
+		assert_true(added);
+		p->rs = i;
+	}
+	assert_int_equal(m.live, 5000);
+	assert_false(bench_podmap_put(&m, "ns-3/pod-10", &added) == NULL);
+	assert_false(added);
+	for (int i = 0; i < 5000; i += 2) {
+		snprintf(key, sizeof(key), "ns-%d/pod-%d", i % 7, i);
+		struct bench_pod *p = bench_podmap_get(&m, key);
+		assert_non_null(p);
+		assert_int_equal(p->rs, i);
+		bench_podmap_del(&m, p);
+	}
+	assert_int_equal(m.live, 2500);
+	/* churn through tombstones: inserts and deletes keep lookups right */
+	for (int round = 0; round < 20; round++)
+		for (int i = 0; i < 1000; i++) {
+			snprintf(key, sizeof(key), "churn-%d/%d", round, i);
+			struct bench_pod *p = bench_podmap_put(&m, key, &added);
+			assert_non_null(p);
+			bench_podmap_del(&m, p);
+		}
+	assert_int_equal(m.live, 2500);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "ns-%d/pod-%d", i % 7, i);
+		struct bench_pod *p = bench_podmap_get(&m, key);
+		if (i % 2)
+			assert_true(p && p->rs == i);
+		else
+			assert_null(p);
+	}
+	bench_podmap_clear(&m);
+	assert_null(bench_podmap_get(&m, "ns-1/pod-1"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = { cmocka_unit_test(test_pstat_parse), cmocka_unit_test(test_smaps_parse),
+					    cmocka_unit_test(test_tree_sample), cmocka_unit_test(test_podmap) };
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
