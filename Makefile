@@ -153,6 +153,16 @@ $(foreach a,$(BENCH_AREAS),$(eval $(call bench_area_template,$(a))))
 
 bench: $(addprefix bench-,$(BENCH_AREAS))
 
+# `kcmd bench` default comparison (docs/bench.md): the load workload on a private test cluster,
+# kcmd vs upstream kube-controller-manager at kcm's default client limits and with limits lifted;
+# writes $(B)/bench/load.json, the plots, and the kcmd bench section of docs/benchmarks.md.
+# Installs gnuplot-nox for the plots when missing (the plots are skipped if that fails).
+BENCH_COMPARE_ARGS ?= --workload=load --target-pods=2000 --unlimited
+.PHONY: bench-compare
+bench-compare: deps all
+	@command -v gnuplot >/dev/null 2>&1 || { $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -q gnuplot-nox >/dev/null 2>&1 || echo "bench-compare: gnuplot not installed; plots skipped"; }
+	$(B)/bin/kcmd bench $(BENCH_COMPARE_ARGS) --plot --output=$(B)/bench/load.json --update-doc=docs/benchmarks.md
+
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------------------------
 # A fuzz target is built with its module's sources (and their dependencies') in one clang run so
 # all of it is instrumented. Corpora live in <dir>/fuzz/corpus/<target without fuzz->/. `make fuzz` runs each
