@@ -548,6 +548,31 @@ static bool check_children(void *ud, char *why, size_t n)
 	return true;
 }
 
+/* /healthz/<controller>, as kube-controller-manager registers one check per started controller:
+ * fails while one of the controller's worker processes is crash-looping. */
+struct ctrl_check {
+	struct mgr *m;
+	enum mgr_controller ctrl;
+};
+
+static bool check_controller(void *ud, char *why, size_t n)
+{
+	const struct ctrl_check *cc = ud;
+	char prefix[96];
+	struct mgr_child *c;
+
+	snprintf(prefix, sizeof(prefix), "worker-%s-", mgr_controller_name(cc->ctrl));
+	for (unsigned i = 0; (c = mgr_sup_child(cc->m->sup, i)); i++) {
+		struct mgr_child_info info;
+		mgr_child_get_info(c, &info);
+		if (info.crash_looping && strncmp(info.name, prefix, strlen(prefix)) == 0) {
+			snprintf(why, n, "%s is crash-looping", info.name);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* RSS (bytes), CPU seconds and start time of one process, from /proc. */
 static bool proc_stats(pid_t pid, double *cpu_s, double *rss, double *start_s)
 {
@@ -1109,6 +1134,14 @@ int main(int argc, char **argv)
 		mgr_httpd_add_check(m->httpd, "leaderElection", MGR_CHECK_LIVE | MGR_CHECK_READY, check_leader, m);
 		mgr_httpd_add_check(m->httpd, "informer-sync", MGR_CHECK_READY, check_informer, m);
 		mgr_httpd_add_check(m->httpd, "processes", MGR_CHECK_LIVE | MGR_CHECK_READY, check_children, m);
+		static struct ctrl_check ctrl_checks[MGR_CTRL_COUNT];
+		for (int c = 0; c < MGR_CTRL_COUNT; c++) {
+			if (!m->cfg.controllers[c])
+				continue;
+			ctrl_checks[c] = (struct ctrl_check){ m, (enum mgr_controller)c };
+			mgr_httpd_add_check(m->httpd, mgr_controller_name(c), MGR_CHECK_LIVE | MGR_CHECK_READY,
+					    check_controller, &ctrl_checks[c]);
+		}
 		mgr_httpd_set_metrics(m->httpd, metrics, m);
 		if (m->cfg.controllers[MGR_CTRL_GC] && m->arena_ro_fd >= 0) {
 			mgr_httpd_add_handler(m->httpd, "/debug/controllers/garbage-collector-controller", "uid",

@@ -176,15 +176,20 @@ func hmgFreePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func hmgGetMetrics(port int) (string, error) {
+func hmgGetMetrics(port int) (string, error) { return hmgGet(port, "/metrics") }
+
+func hmgGet(port int, path string) (string, error) {
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // kcmd's self-signed serving cert
-	resp, err := c.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", port))
+	resp, err := c.Get(fmt.Sprintf("https://127.0.0.1:%d%s", port, path))
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
+	}
 	return string(b), err
 }
 
@@ -315,5 +320,15 @@ func TestKcmd_ServiceAccountCredentials(t *testing.T) {
 	}
 	if !strings.Contains(text, `host="`+strings.TrimPrefix(env.Cluster.Server, "https://")+`"`) {
 		t.Errorf("rest_client_* lacks host=%q", strings.TrimPrefix(env.Cluster.Server, "https://"))
+	}
+	// one health check per started controller, as kube-controller-manager registers them
+	for _, c := range []string{"replicaset-controller", "garbage-collector-controller"} {
+		if body, err := hmgGet(port, "/healthz/"+c); err != nil || body != "ok" {
+			t.Errorf("/healthz/%s = %q, %v; want ok", c, body, err)
+		}
+	}
+	if body, err := hmgGet(port, "/healthz?verbose"); err != nil || !strings.Contains(body, "[+]replicaset-controller ok") ||
+		!strings.Contains(body, "[+]garbage-collector-controller ok") || !strings.Contains(body, "[+]leaderElection ok") {
+		t.Errorf("/healthz?verbose = %q, %v", body, err)
 	}
 }
