@@ -69,6 +69,9 @@
  *   with no crash the behaviour is upstream's exactly (5-minute ExpectationsTimeout).
  *  E5 Time is CLOCK_BOOTTIME nanoseconds: one clock for every process, never jumps backwards,
  *     so no record can look "from the future" and never expire.
+ *  E6 Metric words of the header (stale_skips, age_ratio_*) are counters: any worker adds with
+ *     a relaxed fetch_add, nobody else writes them; a reader may see one family a few counts
+ *     ahead of another, never a torn or lost count.
  * Version rule: magic + version checked at attach; any layout change bumps
  * RS_EXP_ABI_VERSION (the manager recreates the memfd; expectations are soft state).
  */
@@ -108,13 +111,20 @@ struct rs_exp_header {
 	uint64_t seed;		  /* hash seed (keys and pod keys) */
 	int64_t timeout_ns;	  /* ExpectationsTimeout, 5 min */
 	int64_t orphan_grace_ns;  /* expiry of records orphaned by a crash */
-	uint64_t reserved0[9];
+	/* controller metrics (E6): relaxed fetch_add by any worker, read by the manager; these
+	 * words were reserved (zero) in earlier builds of ABI v2, so the layout is unchanged */
+	_Atomic uint64_t stale_skips[2];	 /* stale_sync_skips_total{pods, replicasets.apps} */
+	_Atomic uint64_t age_ratio_bucket[6];	 /* sorting_deletion_age_ratio, per bucket (le
+						  * 0.25·2^k, not cumulative) */
+	_Atomic uint64_t age_ratio_count;
 	/* informerd */
 	_Alignas(64) _Atomic uint64_t informer_epoch; /* bumped on every informerd attach */
 	_Atomic int64_t informer_attached_at;	       /* boottime ns of that attach */
 	_Atomic uint32_t informer_pid;
 	uint32_t pad1;
-	uint64_t reserved1[5];
+	_Atomic uint64_t age_ratio_sum; /* observations are whole numbers (upstream divides ms) */
+	_Atomic uint64_t age_ratio_inf; /* observations above the last bucket */
+	uint64_t reserved1[3];
 };
 static_assert(sizeof(struct rs_exp_header) == 192, "rs_exp_header layout");
 

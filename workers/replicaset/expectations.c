@@ -846,3 +846,71 @@ void rs_exp_count(struct rs_exp *e, uint32_t counts[4])
 	for (uint32_t i = 0; i <= e->mask; i++)
 		counts[atomic_load_explicit(&e->slots[i].state, R) & 3]++;
 }
+
+/* ---- controller metrics ---------------------------------------------------------------------- */
+
+void rs_exp_metric_stale_skip(struct rs_exp *e, enum rs_cons_resource r)
+{
+	if (e && (unsigned)r < 2)
+		atomic_fetch_add_explicit(&e->h->stale_skips[r], 1, R);
+}
+
+void rs_exp_metric_age_ratio(struct rs_exp *e, double ratio)
+{
+	if (!e || !(ratio >= 0))
+		return;
+	double le = 0.25;
+	int k;
+	for (k = 0; k < 6 && ratio > le; k++)
+		le *= 2;
+	if (k < 6)
+		atomic_fetch_add_explicit(&e->h->age_ratio_bucket[k], 1, R);
+	else
+		atomic_fetch_add_explicit(&e->h->age_ratio_inf, 1, R);
+	atomic_fetch_add_explicit(&e->h->age_ratio_sum, (uint64_t)ratio, R);
+	atomic_fetch_add_explicit(&e->h->age_ratio_count, 1, R);
+}
+
+int rs_exp_metrics_text(struct rs_exp *e, char **ret)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!e || !ret)
+		return -EINVAL;
+	if (!(f = open_memstream(&buf, &len)))
+		return -ENOMEM;
+	fprintf(f, "# HELP replicaset_controller_sorting_deletion_age_ratio [ALPHA] The ratio of chosen deleted pod's "
+		   "ages to the current youngest pod's age (at the time). Should be <2. The intent of this metric is to "
+		   "measure the rough efficacy of the LogarithmicScaleDown feature gate's effect on the sorting (and "
+		   "deletion) of pods when a replicaset scales down. This only considers Ready pods when calculating and "
+		   "reporting.\n# TYPE replicaset_controller_sorting_deletion_age_ratio histogram\n");
+	uint64_t cum = 0;
+	double le = 0.25;
+	for (int k = 0; k < 6; k++, le *= 2) {
+		cum += atomic_load_explicit(&e->h->age_ratio_bucket[k], R);
+		fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"%g\"} %llu\n", le,
+			(unsigned long long)cum);
+	}
+	uint64_t count = atomic_load_explicit(&e->h->age_ratio_count, R);
+	cum += atomic_load_explicit(&e->h->age_ratio_inf, R);
+	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"+Inf\"} %llu\n",
+		(unsigned long long)(cum > count ? cum : count));
+	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_sum %llu\n",
+		(unsigned long long)atomic_load_explicit(&e->h->age_ratio_sum, R));
+	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_count %llu\n", (unsigned long long)count);
+	fprintf(f, "# HELP replicaset_controller_stale_sync_skips_total [ALPHA] Number of times a ReplicaSet sync "
+		   "was skipped because the informer cache was older than the controller's last write.\n"
+		   "# TYPE replicaset_controller_stale_sync_skips_total counter\n");
+	fprintf(f, "replicaset_controller_stale_sync_skips_total{group=\"\",resource=\"pods\"} %llu\n",
+		(unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_PODS], R));
+	fprintf(f, "replicaset_controller_stale_sync_skips_total{group=\"apps\",resource=\"replicasets\"} %llu\n",
+		(unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_REPLICASETS], R));
+	if (fclose(f) != 0 || !buf) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret = buf;
+	return 0;
+}

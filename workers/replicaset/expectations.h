@@ -146,3 +146,12 @@ int rs_exp_informer_delete(struct rs_exp *e, const char *key);
 int rs_exp_reclaim_pid(struct rs_exp *e, pid_t pid);
 /* Counts slots by kind (for kcmctl / tests). */
 void rs_exp_count(struct rs_exp *e, uint32_t counts[4]);
+
+/* ---- controller metrics (header words, E6) ------------------------------------------------- */
+/* replicaset_controller_stale_sync_skips_total{group,resource}: one skip for resource r. */
+void rs_exp_metric_stale_skip(struct rs_exp *e, enum rs_cons_resource r);
+/* replicaset_controller_sorting_deletion_age_ratio: one observation (buckets 0.25·2^k, k < 6). */
+void rs_exp_metric_age_ratio(struct rs_exp *e, double ratio);
+/* Both families in Prometheus text format, as kube-controller-manager exports them (HELP/TYPE
+ * lines, [ALPHA]); malloc'd into *ret. For the manager's /metrics. 0 or -ENOMEM / -EINVAL. */
+int rs_exp_metrics_text(struct rs_exp *e, char **ret);

@@ -442,6 +442,33 @@ static void claim_state_free(struct claim_state *cs)
 	free(cs->adopt_err);
 }
 
+/* reportSortingDeletionAgeRatioMetric: for each Ready victim, its age over the age of the
+ * youngest Ready pod, both in whole milliseconds divided as integers (upstream divides two
+ * int64 millisecond counts before converting). A zero divisor (the youngest pod is less than
+ * 1 ms old) is skipped: upstream's integer division would panic there. */
+static void report_age_ratio(const struct rs_sync_input *in, const struct kube_pod *const *sorted, size_t n_all,
+			     size_t n_victims, kube_time_t now)
+{
+	kube_time_t youngest = 0;
+	bool any = false;
+	for (size_t i = 0; i < n_all; i++)
+		if (sorted[i]->ready && (!any || sorted[i]->meta.creation_timestamp > youngest)) {
+			youngest = sorted[i]->meta.creation_timestamp;
+			any = true;
+		}
+	if (!any)
+		return;
+	int64_t young_ms = (now - youngest) / 1000000;
+	for (size_t i = 0; i < n_victims; i++) {
+		if (!sorted[i]->ready)
+			continue;
+		int64_t age_ms = (now - sorted[i]->meta.creation_timestamp) / 1000000;
+		if (young_ms == 0)
+			continue;
+		rs_exp_metric_age_ratio(in->exp, (double)(age_ms / young_ms));
+	}
+}
+
 /* manageReplicas. Returns 0 or the error, with its text in *ret_msg. */
 static int manage_replicas(const struct rs_sync_input *in, const struct rs_executor *ex,
 			   const struct kube_pod **active, size_t n_active, struct rs_sync_result *res,
@@ -541,6 +568,8 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 		err = r;
 		goto out;
 	}
+	if ((size_t)n < n_active)
+		report_age_ratio(in, victims, n_active, (size_t)n, ro.now);
 	for (int32_t i = 0; i < n; i++) {
 		char *k;
 		if (asprintf(&k, "%s/%s", victims[i]->meta.namespace ? victims[i]->meta.namespace : "",
@@ -654,6 +683,7 @@ int rs_sync(const struct rs_sync_input *in, const struct rs_executor *ex, struct
 			char *msg = NULL;
 			res->stale_skip = true;
 			res->stale_resource = stale.resource;
+			rs_exp_metric_stale_skip(in->exp, stale.resource);
 			if (asprintf(&msg, "read version: %s is not as new as written version: %s for group resource %s",
 				     stale.read_rv, stale.wrote_rv, rs_cons_resource_name(stale.resource)) < 0)
 				msg = NULL;

@@ -1080,6 +1080,61 @@ static void test_consistency_gate(void **state)
 	kube_object_free(rs);
 }
 
+/* replicaset_controller_sorting_deletion_age_ratio (reportSortingDeletionAgeRatioMetric) and
+ * stale_sync_skips_total, counted in the shared header and printed for /metrics */
+static void test_metrics(void **state)
+{
+	(void)state;
+	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 1});
+	/* ready pods 4 h, 2 h and 1 h old (the youngest ready: 1 h); a not-ready one is never counted */
+	struct kube_pod a = pod("a", &REF_US, KUBE_POD_RUNNING, true);
+	struct kube_pod b = pod("b", &REF_US, KUBE_POD_RUNNING, true);
+	struct kube_pod c = pod("c", &REF_US, KUBE_POD_RUNNING, true);
+	struct kube_pod d = pod("d", &REF_US, KUBE_POD_PENDING, false);
+	a.meta.creation_timestamp = NOW - 4 * 3600 * SEC;
+	b.meta.creation_timestamp = NOW - 2 * 3600 * SEC;
+	c.meta.creation_timestamp = NOW - 3600 * SEC;
+	/* equal ready times: the ranking falls to creation time, the younger first */
+	const struct kube_pod *pods[] = {&a, &b, &c, &d};
+	struct rs_sync_input in = input(rs, pods, 4);
+	struct rs_sync_result res;
+	assert_int_equal(rs_sync(&in, &EX, &res), 0);
+	assert_int_equal(F.delete_calls, 3);
+	rs_sync_result_free(&res);
+	char *text = NULL;
+	assert_int_equal(rs_exp_metrics_text(E.w, &text), 0);
+	/* victims d (not ready: skipped), c (ratio 1), b (ratio 2) */
+	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"0.5\"} 0\n"));
+	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"1\"} 1\n"));
+	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"2\"} 2\n"));
+	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"+Inf\"} 2\n"));
+	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_sum 3\n"));
+	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_count 2\n"));
+	assert_non_null(strstr(text, "# TYPE replicaset_controller_sorting_deletion_age_ratio histogram\n"));
+	assert_non_null(strstr(text, "replicaset_controller_stale_sync_skips_total{group=\"\",resource=\"pods\"} 0\n"));
+	free(text);
+	/* deleting every active pod sorts nothing and reports nothing */
+	kube_object_free(rs);
+	rs = mkrs((struct rs_opts){.replicas = 0});
+	in = input(rs, pods, 4);
+	fake_reset();
+	rs_exp_delete(E.w, "ns/rs");
+	assert_int_equal(rs_sync(&in, &EX, &res), 0);
+	rs_sync_result_free(&res);
+	/* a stale skip is counted per resource */
+	in.features.stale_consistency = true;
+	assert_int_equal(rs_exp_wrote_at(E.w, "ns/rs", rs->meta.uid, RS_CONS_REPLICASETS, "90"), 0);
+	in.read_rv[RS_CONS_PODS] = "10";
+	in.read_rv[RS_CONS_REPLICASETS] = "10";
+	assert_int_equal(rs_sync(&in, &EX, &res), -EAGAIN);
+	rs_sync_result_free(&res);
+	assert_int_equal(rs_exp_metrics_text(E.w, &text), 0);
+	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_count 2\n"));
+	assert_non_null(strstr(text, "replicaset_controller_stale_sync_skips_total{group=\"apps\",resource=\"replicasets\"} 1\n"));
+	free(text);
+	kube_object_free(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1104,6 +1159,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_and_deleting_replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_orphan_recheck, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_consistency_gate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
