@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 // Issue 8's crash acceptance: kill -9 of ReplicaSet worker processes (and once of informerd)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 // Helpers of the ReplicaSet scale and crash acceptance tests (replicaset_scale_test.go,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 // Issue 8's scale acceptance: 200 ReplicaSets x 50 replicas converge, are scaled to 10 and
