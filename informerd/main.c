@@ -685,7 +685,9 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 		inf_metrics_gc_sync_error(x->metrics);
 	/* after a change, the monitors get one period to sync (checked in on_tick) */
 	else if (changed && !x->gc_sync_deadline)
-		x->gc_sync_deadline = ipc_now_usec() + (uint64_t)x->o.discovery_period_s * 1000000;
+		x->gc_sync_deadline = ipc_now_usec() +
+		                      (uint64_t)(x->o.discovery_period_s > 0 ? x->o.discovery_period_s : 30) *
+		                              1000000;
 }
 
 static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
