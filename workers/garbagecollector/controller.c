@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ipc/queue.h"
 #include "kube/discovery.h"
@@ -39,6 +40,8 @@
 #include "workers/worker.h"
 
 #define GC_DISCOVERY_PERIOD_USEC (30ULL * 1000000ULL)
+/* GarbageCollector.Run's initialSyncTimeout (kube-controller-manager passes 30 s) */
+#define GC_INITIAL_SYNC_TIMEOUT_USEC (30ULL * 1000000ULL)
 
 struct gcc {
 	struct wk_ctx *ctx;
@@ -117,6 +120,67 @@ static void refresh_discovery(struct gcc *c)
 	c->apis = apis;
 	c->merged = (struct kube_discovery){ .n = core->n + apis->n, .res = res };
 	log_v(3, "discovery: %u resources", c->merged.n);
+}
+
+/* GraphBuilder.IsSynced over kcmd's monitors: every deletable resource discovery lists has its
+ * informer in the arena (informerd adds one per deletable resource) and that informer synced;
+ * false while there are none. why names the first one that is not. */
+static bool monitors_synced(struct gcc *c, char *why, size_t n)
+{
+	size_t seen = 0;
+
+	if (!c->merged.n) {
+		snprintf(why, n, "no discovery");
+		return false;
+	}
+	for (uint32_t i = 0; i < c->merged.n; i++) {
+		const struct kube_api_resource *r = &c->merged.res[i];
+		struct shm_type_info ti;
+		int t;
+
+		if (!gc_resource_deletable(r))
+			continue;
+		t = shm_reader_find_type(c->ctx->arena, r->group, r->version, r->resource);
+		if (t < 0 || shm_reader_type_info(c->ctx->arena, (uint16_t)t, &ti) < 0) {
+			snprintf(why, n, "%s%s%s not watched yet", r->resource, r->group[0] ? "." : "", r->group);
+			return false;
+		}
+		if (!ti.synced) {
+			snprintf(why, n, "%s%s%s not synced", r->resource, r->group[0] ? "." : "", r->group);
+			return false;
+		}
+		seen++;
+	}
+	if (!seen)
+		snprintf(why, n, "no monitors");
+	return seen > 0;
+}
+
+/* GarbageCollector.Run: workers start once the monitors synced, or after the initial sync
+ * timeout anyway (PR #125796). Keys wait in the queues meanwhile (none is taken). SIGTERM
+ * still ends the process here (its disposition is the default until the loop takes it). */
+static void wait_for_monitors(struct gcc *c)
+{
+	uint64_t start = ipc_now_usec(), deadline = start + GC_INITIAL_SYNC_TIMEOUT_USEC;
+	char why[256] = "";
+
+	for (;;) {
+		uint64_t now = ipc_now_usec();
+		if (monitors_synced(c, why, sizeof(why))) {
+			log_info("Garbage collector: all resource monitors have synced (%.3f s)",
+				 (double)(now - start) / 1e6);
+			return;
+		}
+		if (now >= deadline) {
+			log_info("Garbage collector: not all resource monitors could be synced, proceeding anyways (%s)",
+				 why);
+			return;
+		}
+		if (!c->merged.n && now - c->disc_at >= 1000000)
+			refresh_discovery(c);
+		struct timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
 }
 
 static void produce(struct ipc_queue *q, const char *name, const char *key)
@@ -249,6 +313,7 @@ static int gcc_init(struct wk_ctx *ctx, void **ret)
 	c->changes_producer = attach_producer("gc-graph-changes");
 	c->w = (struct gc_worker){ .graph = &c->view.view, .api = &c->api.api, .absent = c->absent };
 	refresh_discovery(c);
+	wait_for_monitors(c);
 	*ret = c;
 	return 0;
 }

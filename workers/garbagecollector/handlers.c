@@ -9,6 +9,7 @@
 
 #include "informerd/records.h"
 #include "workers/garbagecollector/handlers.h"
+#include "workers/garbagecollector/kube-api.h"
 #include "workers/garbagecollector/worker.h"
 
 void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason,
@@ -125,7 +126,8 @@ struct state {
 	struct gc_absent_cache *absent;
 	struct gc_builder b;
 	struct inf_handler_ctx *ctx;
-	unsigned long dropped_keys, errors, warnings;
+	unsigned long dropped_keys, errors, warnings, seeded;
+	bool seed_done;
 };
 
 static void add_key(struct state *s, size_t q, const char *uid, bool rate_limited)
@@ -207,6 +209,70 @@ static void on_event(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 		s->errors++;
 }
 
+/* ---- start-up: the graph from the arena -----------------------------------------------------
+ * Upstream builds its graph from each monitor's initial LIST: one add event per object. A
+ * restarted informerd resumes its watches from the arena instead, so objects that do not
+ * change would never reach the builder (their owners' deletions would then be ignored as
+ * unknown uids, and keys lost with the old queue owner would not come back). So when the
+ * attempt-to-delete queue's owner attaches, every object in the arena is fed to the builder as
+ * an add event, as an initial LIST would: missing owners become virtual nodes and are queued,
+ * objects being deleted with the orphan / foregroundDeletion finalizer start their transitions.
+ * Objects without owner references go first, so that an observed owner usually exists before
+ * its dependents arrive (fewer virtual nodes to verify); the end state does not depend on it. */
+struct seed {
+	struct state *s;
+	char av[256];
+	const char *kind;
+	bool with_owners;
+};
+
+static int seed_visit(const struct shm_obj *o, void *ud)
+{
+	struct seed *c = ud;
+	struct kube_owner_ref *owners = NULL;
+	struct gc_event ge = {.type = GC_EVENT_ADD, .api_version = c->av, .kind = c->kind};
+
+	if ((o->n_owners > 0) != c->with_owners)
+		return 0;
+	if (obj_from_shm(o, &ge.obj, &owners) < 0) {
+		c->s->errors++;
+		return 0;
+	}
+	if (gc_builder_process(&c->s->b, &ge) < 0)
+		c->s->errors++;
+	else
+		c->s->seeded++;
+	free(owners);
+	return 0;
+}
+
+unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx)
+{
+	struct state *s = ctx ? ctx->state : NULL;
+	struct shm_stats st;
+	if (!s || !ctx->arena || s->seed_done || shm_reader_stats(ctx->arena, &st) < 0)
+		return 0;
+	s->seed_done = true;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t t = 0; t < st.n_types; t++) {
+			struct shm_type_info ti;
+			if (shm_reader_type_info(ctx->arena, (uint16_t)t, &ti) < 0 || !ti.count ||
+			    gc_resource_ignored(ti.group, ti.resource))
+				continue;
+			struct seed c = {.s = s, .kind = ti.kind, .with_owners = pass == 1};
+			gc_api_version_of(ti.group, ti.version, c.av, sizeof c.av);
+			(void)shm_reader_list(ctx->arena, (uint16_t)t, seed_visit, &c);
+		}
+	return s->seeded;
+}
+
+static void table_resync(struct inf_handler_ctx *ctx, size_t queue, bool restarted)
+{
+	(void)restarted;
+	if (queue == Q_DELETE)
+		(void)gc_handlers_seed(ctx);
+}
+
 struct gc_builder *gc_handlers_builder(struct inf_handler_ctx *ctx)
 {
 	struct state *s = ctx ? ctx->state : NULL;
@@ -230,4 +296,5 @@ const struct inf_handler_table gc_handler_table = {
         .n_entries = 1,
         .init = table_init,
         .fini = table_fini,
+        .resync = table_resync,
 };

@@ -38,6 +38,9 @@ int gc_handle_event(struct gc_builder *b, const struct inf_event *ev);
  * consumes). Applies it to b. 0, -EINVAL (not an identity key) or the builder's error. */
 int gc_handle_virtual_delete_key(struct gc_builder *b, const char *key);
 /* The informer table's builder (for informerd's consumer of gc-graph-changes), from its ctx. */
+/* Feeds every object of the arena to the table's builder as an add event (once per table; the
+ * table's resync does it when the gc-attempt-to-delete owner attaches). Returns how many. */
+unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx);
 struct gc_builder *gc_handlers_builder(struct inf_handler_ctx *ctx);
 
 /* "group/version", or "version" for the core group, into buf. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -156,12 +157,70 @@ static void test_table_shape(void **state)
 	assert_null(ctx.state);
 }
 
+/* A restarted informerd: the builder's graph is seeded from the arena as an initial LIST would
+ * build it (observed nodes, a virtual node for an owner that is not there, links). */
+static void test_seed_from_arena(void **state)
+{
+	(void)state;
+	struct shm_create_opts o = {.max_size = UINT64_C(1) << 28, .initial_size = 1 << 20};
+	int fd, rfd;
+	struct shm_arena *w, *r;
+	assert_int_equal(shm_arena_create(&o, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	int rs = shm_writer_register_type(w, &(struct shm_type_desc){"apps", "v1", "replicasets", "ReplicaSet",
+	                                                            SHM_RECORD_META});
+	int pod = shm_writer_register_type(w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_META});
+	assert_true(rs >= 0 && pod >= 0);
+	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = SHM_RECORD_META};
+	struct shm_owner_ref to_rs = {"apps/v1", "ReplicaSet", "rs1", "u-rs1", 1, 1};
+	struct shm_owner_ref to_gone = {"apps/v1", "ReplicaSet", "gone", "u-gone", 1, 1};
+	/* dependents first in the arena: the seed still sees the owner before them */
+	struct shm_record_in recs[] = {
+	        {.type = (uint16_t)pod, .kind = SHM_RECORD_META, .ns = "ns", .name = "p1", .uid = "u-p1", .rv = "1",
+	         .owners = &to_rs, .n_owners = 1, .payload = &h, .payload_len = sizeof h},
+	        {.type = (uint16_t)pod, .kind = SHM_RECORD_META, .ns = "ns", .name = "p2", .uid = "u-p2", .rv = "1",
+	         .owners = &to_gone, .n_owners = 1, .payload = &h, .payload_len = sizeof h},
+	        {.type = (uint16_t)rs, .kind = SHM_RECORD_META, .ns = "ns", .name = "rs1", .uid = "u-rs1", .rv = "1",
+	         .payload = &h, .payload_len = sizeof h},
+	};
+	for (size_t i = 0; i < 3; i++)
+		assert_true(shm_writer_upsert(w, &recs[i]) >= 0);
+	assert_int_equal(shm_arena_reader_fd(fd, &rfd), 0);
+	assert_int_equal(shm_reader_open(rfd, &r), 0);
+
+	struct inf_handler_ctx ctx = {.arena = r};
+	assert_int_equal(gc_handler_table.init(&ctx), 0);
+	gc_handler_table.resync(&ctx, 1, true); /* the orphan queue's resync does nothing */
+	assert_int_equal(gc_graph_len(gc_handlers_builder(&ctx)->graph), 0);
+	gc_handler_table.resync(&ctx, 0, true);
+	const struct gc_graph *g = gc_handlers_builder(&ctx)->graph;
+	assert_int_equal(gc_graph_len(g), 4);
+	struct gc_node *n = gc_graph_get(g, "u-rs1");
+	assert_non_null(n);
+	assert_false(n->virtual_);
+	assert_string_equal(n->id.api_version, "apps/v1");
+	assert_string_equal(n->id.kind, "ReplicaSet");
+	n = gc_graph_get(g, "u-gone");
+	assert_non_null(n);
+	assert_true(n->virtual_);
+	assert_string_equal(n->id.ns, "ns");
+	assert_int_equal(gc_graph_check(g), 0);
+	/* once only */
+	assert_int_equal(gc_handlers_seed(&ctx), 0);
+	gc_handler_table.fini(&ctx);
+	shm_arena_close(r);
+	shm_arena_close(w);
+	close(rfd);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_api_version),
 	        cmocka_unit_test(test_events),
 	        cmocka_unit_test(test_table_shape),
+	        cmocka_unit_test(test_seed_from_arena),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
