@@ -996,7 +996,16 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 {
 	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_port[32], a_le[64], a_lease[96], log[PATH_MAX + 64];
 	int port = free_port();
-	char *argv[] = { b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le, a_lease, NULL };
+	char *argv[40] = { b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le, a_lease, NULL };
+	char extra[1024];
+	int argc = 8;
+
+	if (b->o.kcmd_args) {
+		fmt(extra, sizeof(extra), "%s", b->o.kcmd_args);
+		for (char *save, *t = strtok_r(extra, " ", &save); t && argc < 38; t = strtok_r(NULL, " ", &save))
+			argv[argc++] = t;
+	}
+	argv[argc] = NULL;
 
 	fmt(a_kc, sizeof(a_kc), "--kubeconfig=%s", b->kubeconfig);
 	fmt(a_qps, sizeof(a_qps), "--kube-api-qps=%g", qps);

@@ -233,6 +233,8 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			o->cluster_cmd = val;
 		} else if (!strcmp(name, "simulator-args")) {
 			o->sim_args = val;
+		} else if (!strcmp(name, "kcmd-args")) {
+			o->kcmd_args = val;
 		} else {
 			return fail(err, errlen, "unknown flag --%s (see kcmd bench --help)", name);
 		}
@@ -323,6 +325,7 @@ void bench_opts_usage(FILE *f)
 	      "  --compare-upstream[=B]   also measure upstream kube-controller-manager (default: on for the test cluster)\n"
 	      "  --simulate-kubelet[=B]   start `kcmd --simulate-kubelet` (default: on for the test cluster only)\n"
 	      "  --simulator-args='A B'   extra arguments for the simulator\n"
+	      "  --kcmd-args='A B'        extra arguments for the kcmd under test (e.g. --standby-warm-cache)\n"
 	      "Limits:\n"
 	      "  --kube-api-qps=Q         client QPS of both controller managers (default 20, as kcm)\n"
 	      "  --kube-api-burst=B       client burst (default 30)\n"

@@ -40,6 +40,7 @@ struct bench_opts {
 	const char *update_doc;   /* splice the markdown section into this file */
 	const char *cluster_cmd;  /* tests/cluster/cluster; NULL: found next to the binary */
 	const char *sim_args;     /* extra arguments for the simulator (space separated) */
+	const char *kcmd_args;    /* extra arguments for the kcmd under test (space separated) */
 	bool plot;
 	bool help;
 	bool compare_set, simulate_set; /* given explicitly */

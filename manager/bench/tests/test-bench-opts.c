@@ -67,7 +67,8 @@ static void test_values_and_bools(void **state)
 
 	assert_int_equal(PARSE(&o, err, "--workload=failover", "--kube-api-qps=50.5", "--kube-api-burst", "100",
 			       "--unlimited", "--plot=true", "--compare-upstream=false", "--replicas-mix=100,10",
-			       "--namespaces=3", "--create-rate=2.5", "--raw-pods=0", "--seed=7", "--output=x/y.json"),
+			       "--namespaces=3", "--create-rate=2.5", "--raw-pods=0", "--seed=7", "--output=x/y.json",
+			       "--kcmd-args=--standby-warm-cache --v=2"),
 			 0);
 	assert_int_equal(o.workload, BENCH_FAILOVER);
 	assert_true(o.qps == 50.5);
@@ -82,6 +83,7 @@ static void test_values_and_bools(void **state)
 	assert_int_equal(o.raw_pods, 0);
 	assert_int_equal(o.seed, 7);
 	assert_string_equal(o.output, "x/y.json");
+	assert_string_equal(o.kcmd_args, "--standby-warm-cache --v=2");
 	assert_int_equal(PARSE(&o, err, "--simulate-kubelet", "--kubeconfig=/k"), 0);
 	assert_true(o.simulate_kubelet);
 }
