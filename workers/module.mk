@@ -3,7 +3,7 @@
 LIBS            += worker
 worker_SRCS     := workers/objects.c workers/replicaset/controller.c workers/garbagecollector/controller.c
 worker_LIBDEPS  := rs gc gchandlers kube shm ipc kclog informer kcfeat
-worker_TESTS    := workers/tests/test-objects.c
+worker_TESTS    := workers/tests/test-objects.c workers/tests/test-rs-executor.c
 
 # The controllers' event handlers, linked into informerd.
 LIBS              += rshandlers

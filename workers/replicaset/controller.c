@@ -285,12 +285,14 @@ static int run_with_events(struct rsc *c, const struct kube_request *pod_reqs, s
 
 	if (!reqs || !all || !ord || !bodies)
 		goto out;
-	memcpy(reqs, pod_reqs, n * sizeof(*reqs));
+	if (n)
+		memcpy(reqs, pod_reqs, n * sizeof(*reqs));
 	event_requests(c, reqs, bodies, &k);
 	r = kube_client_request_many(c->ctx->kc, reqs, total, all, ord);
 	if (r < 0)
 		goto out;
-	memcpy(resps, all, n * sizeof(*resps));
+	if (n)
+		memcpy(resps, all, n * sizeof(*resps));
 	for (size_t i = 0; i < total; i++)
 		if (ord[i] < n && order)
 			order[j++] = ord[i];

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The ReplicaSet controller's executor (workers/replicaset/controller.c) over the real API
+ * client against a canned in-process HTTP server: a slow-start batch of creates is in flight at
+ * once (the server holds its answers until the whole batch arrived), created names and
+ * resourceVersions come back, deletions map to their pods, queued Events ride along with the
+ * next batch, a repeated Event is a PATCH that is re-POSTed with its count when the server lost
+ * it (404), and the status / adoption writes return the new resourceVersion for the staleness
+ * gate. The controller file is included so its static executor functions can be called.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
+#include "workers/replicaset/controller.c"
+
+/* ---- canned apiserver ----------------------------------------------------------------------- */
+#define MAXREQ 256
+static struct {
+	int lfd, port;
+	pthread_t th;
+	pthread_mutex_t mu;
+	bool stop;
+	int conns;
+	char *method[MAXREQ], *path[MAXREQ], *body[MAXREQ];
+	int n;
+	int n_pod_posts;
+	int hold_pod_posts;    /* > 0: answer no pod POST before this many arrived (2 s, then 500) */
+	bool expire_events;    /* PATCH of an Event answers 404 */
+} S;
+
+static const char NOT_FOUND[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
+				"\"not found\",\"reason\":\"NotFound\",\"code\":404}";
+
+static void answer(int fd, int code, const char *body)
+{
+	char hdr[256];
+	int n = snprintf(hdr, sizeof hdr, "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+			 code, strlen(body));
+	(void)!send(fd, hdr, (size_t)n, MSG_NOSIGNAL);
+	(void)!send(fd, body, strlen(body), MSG_NOSIGNAL);
+}
+
+static void handle(int fd, const char *method, const char *path, const char *body)
+{
+	char out[512];
+	pthread_mutex_lock(&S.mu);
+	int i = S.n;
+	if (S.n < MAXREQ) {
+		S.method[i] = strdup(method);
+		S.path[i] = strdup(path);
+		S.body[i] = strdup(body);
+		S.n++;
+	}
+	bool pod_post = !strcmp(method, "POST") && !strcmp(path, "/api/v1/namespaces/ns/pods");
+	int seq = pod_post ? S.n_pod_posts++ : 0;
+	pthread_mutex_unlock(&S.mu);
+	if (pod_post) {
+		bool met = S.hold_pod_posts <= 0;
+		for (int w = 0; w < 2000 && !met; w++) {
+			pthread_mutex_lock(&S.mu);
+			met = S.n_pod_posts >= S.hold_pod_posts;
+			pthread_mutex_unlock(&S.mu);
+			if (!met)
+				usleep(1000);
+		}
+		if (!met)
+			return answer(fd, 500, "{\"kind\":\"Status\",\"code\":500,\"message\":\"batch not concurrent\"}");
+		snprintf(out, sizeof out, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"rs-%d\",\"namespace\":\"ns\","
+					  "\"resourceVersion\":\"%d\"}}", seq, 100 + seq);
+		return answer(fd, 201, out);
+	}
+	if (!strcmp(method, "DELETE"))
+		return strstr(path, "/gone") ? answer(fd, 404, NOT_FOUND) : answer(fd, 200, "{\"kind\":\"Pod\"}");
+	if (!strcmp(method, "POST") && strstr(path, "/events"))
+		return answer(fd, 201, "{\"kind\":\"Event\"}");
+	if (!strcmp(method, "PATCH") && strstr(path, "/events/"))
+		return S.expire_events ? answer(fd, 404, NOT_FOUND) : answer(fd, 200, "{\"kind\":\"Event\"}");
+	if (!strcmp(method, "PATCH") && strstr(path, "/replicasets/rs/status"))
+		return answer(fd, 200, "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\",\"resourceVersion\":\"777\"}}");
+	if (!strcmp(method, "PATCH") && strstr(path, "/pods/"))
+		return answer(fd, 200, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"555\"}}");
+	answer(fd, 404, NOT_FOUND);
+}
+
+static void *conn_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char buf[65536];
+	size_t have = 0;
+	for (;;) {
+		ssize_t n = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		char *eoh;
+		while ((eoh = strstr(buf, "\r\n\r\n"))) {
+			size_t hl = (size_t)(eoh - buf) + 4, cl = 0;
+			char *p = strcasestr(buf, "\r\nContent-Length:");
+			if (p && p < eoh)
+				cl = strtoul(p + 17, NULL, 10);
+			if (have < hl + cl)
+				break;
+			char method[16] = "", path[512] = "";
+			sscanf(buf, "%15s %511s", method, path);
+			char *body = strndup(buf + hl, cl);
+			handle(fd, method, path, body);
+			free(body);
+			memmove(buf, buf + hl + cl, have - hl - cl);
+			have -= hl + cl;
+			buf[have] = 0;
+		}
+	}
+	close(fd);
+	pthread_mutex_lock(&S.mu);
+	S.conns--;
+	pthread_mutex_unlock(&S.mu);
+	return NULL;
+}
+
+static void *server_main(void *arg)
+{
+	(void)arg;
+	while (!S.stop) {
+		struct pollfd p = { .fd = S.lfd, .events = POLLIN };
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		int fd = accept(S.lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		pthread_t th;
+		pthread_mutex_lock(&S.mu);
+		S.conns++;
+		pthread_mutex_unlock(&S.mu);
+		if (pthread_create(&th, NULL, conn_main, (void *)(intptr_t)fd) == 0)
+			pthread_detach(th);
+	}
+	return NULL;
+}
+
+static int count(const char *method, const char *path_part)
+{
+	int n = 0;
+	pthread_mutex_lock(&S.mu);
+	for (int i = 0; i < S.n; i++)
+		if (!strcmp(S.method[i], method) && strstr(S.path[i], path_part))
+			n++;
+	pthread_mutex_unlock(&S.mu);
+	return n;
+}
+
+static const char *last_body(const char *method, const char *path_part)
+{
+	const char *b = NULL;
+	pthread_mutex_lock(&S.mu);
+	for (int i = 0; i < S.n; i++)
+		if (!strcmp(S.method[i], method) && strstr(S.path[i], path_part))
+			b = S.body[i];
+	pthread_mutex_unlock(&S.mu);
+	return b;
+}
+
+/* ---- fixture ---------------------------------------------------------------------------------- */
+static struct kube_config cfg;
+static char url[64];
+static struct wk_ctx ctx;
+static struct rsc *C;
+static struct kube_replicaset RS = { .meta = { .namespace = "ns", .name = "rs", .uid = "rs-uid",
+					       .resource_version = "42" } };
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&S, 0, sizeof S);
+	pthread_mutex_init(&S.mu, NULL);
+	S.lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(bind(S.lfd, (struct sockaddr *)&a, sizeof a), 0);
+	socklen_t al = sizeof a;
+	getsockname(S.lfd, (struct sockaddr *)&a, &al);
+	S.port = ntohs(a.sin_port);
+	assert_int_equal(listen(S.lfd, 64), 0);
+	pthread_create(&S.th, NULL, server_main, NULL);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", S.port);
+	cfg = (struct kube_config){ .server = url, .token = "t" };
+	struct kube_client_opts o = { .config = &cfg, .process = "test", .controller = "rs", .burst = 1,
+				      .timeout_ms = 5000, .retry_base_ms = 10 };
+	memset(&ctx, 0, sizeof ctx);
+	assert_int_equal(kube_client_new(&o, &ctx.kc), 0);
+	C = calloc(1, sizeof *C);
+	C->ctx = &ctx;
+	assert_int_equal(rs_evc_new(&C->evc), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	flush_events(C);
+	rs_evc_free(C->evc);
+	free(C);
+	kube_client_free(ctx.kc);
+	S.stop = true;
+	pthread_join(S.th, NULL);
+	for (int w = 0; w < 3000; w++) {
+		pthread_mutex_lock(&S.mu);
+		int left = S.conns;
+		pthread_mutex_unlock(&S.mu);
+		if (!left)
+			break;
+		usleep(1000);
+	}
+	close(S.lfd);
+	for (int i = 0; i < S.n; i++) {
+		free(S.method[i]);
+		free(S.path[i]);
+		free(S.body[i]);
+	}
+	return 0;
+}
+
+static void free_results(struct rs_call_result *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].msg);
+		free(r[i].name);
+		free(r[i].rv);
+	}
+}
+
+/* ---- tests ------------------------------------------------------------------------------------ */
+static void test_batch_concurrent_with_events(void **state)
+{
+	(void)state;
+	/* the first answer teaches curl the protocol (HTTP/1.1 here: one connection per request in
+	 * flight); the next batch of 4 is only answered when all 4 are in flight */
+	struct rs_call_result r1[1] = { 0 }, r4[4] = { 0 };
+	ex_create_pods(C, &RS, "{\"metadata\":{}}", 1, r1);
+	assert_int_equal(r1[0].err, 0);
+	assert_string_equal(r1[0].name, "rs-0");
+	assert_string_equal(r1[0].rv, "100");
+	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: rs-0");
+	assert_int_equal(C->n_pend, 1);
+	assert_int_equal(count("POST", "/events"), 0); /* queued, not sent yet */
+	S.hold_pod_posts = 5;
+	ex_create_pods(C, &RS, "{\"metadata\":{}}", 4, r4);
+	bool seen[4] = { 0 };
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(r4[i].err, 0);
+		int k = atoi(r4[i].name + 3);
+		assert_true(k >= 1 && k <= 4);
+		assert_false(seen[k - 1]);
+		seen[k - 1] = true;
+		char rv[16];
+		snprintf(rv, sizeof rv, "%d", 100 + k);
+		assert_string_equal(r4[i].rv, rv);
+	}
+	assert_int_equal(C->n_pend, 0);
+	assert_int_equal(count("POST", "/events"), 1); /* went with the batch */
+	const char *ev = last_body("POST", "/events");
+	assert_non_null(strstr(ev, "\"reason\":\"SuccessfulCreate\""));
+	assert_non_null(strstr(ev, "\"message\":\"Created pod: rs-0\""));
+	assert_non_null(strstr(ev, "\"component\":\"replicaset-controller\""));
+	assert_null(strstr(ev, "\"host\"")); /* upstream's source has no host */
+	free_results(r1, 1);
+	free_results(r4, 4);
+}
+
+static void test_deletes_and_event_repeat(void **state)
+{
+	(void)state;
+	struct kube_pod a = { .meta = { .namespace = "ns", .name = "a" } };
+	struct kube_pod g = { .meta = { .namespace = "ns", .name = "gone" } };
+	const struct kube_pod *pods[] = { &a, &g };
+	struct rs_call_result r[2] = { 0 };
+	ex_delete_pods(C, &RS, pods, 2, r);
+	assert_int_equal(r[0].err, 0);
+	assert_int_equal(r[1].err, -ENOENT);
+	free_results(r, 2);
+	/* the same event twice: the second is a PATCH of the first's Event, never in one batch */
+	ex_record_event(C, &RS, "Warning", "FailedCreate", "Error creating: boom");
+	ex_record_event(C, &RS, "Warning", "FailedCreate", "Error creating: boom");
+	assert_int_equal(count("POST", "/events"), 1); /* the first was flushed before queueing */
+	assert_int_equal(C->n_pend, 1);
+	assert_int_equal(C->pend[0].res.action, RS_EVC_PATCH);
+	S.expire_events = true; /* the Event is gone on the server: re-POSTed with its count */
+	flush_events(C);
+	assert_int_equal(count("PATCH", "/events/rs."), 1);
+	const char *patch = last_body("PATCH", "/events/rs.");
+	assert_non_null(strstr(patch, "\"count\":2"));
+	assert_non_null(strstr(patch, "\"message\":\"Error creating: boom\""));
+	assert_int_equal(count("POST", "/events"), 2);
+	assert_non_null(strstr(last_body("POST", "/events"), "\"count\":2"));
+	/* the third repeat counts on: 3 */
+	S.expire_events = false;
+	ex_record_event(C, &RS, "Warning", "FailedCreate", "Error creating: boom");
+	flush_events(C);
+	assert_non_null(strstr(last_body("PATCH", "/events/rs."), "\"count\":3"));
+}
+
+static void test_written_versions(void **state)
+{
+	(void)state;
+	struct kube_pod p = { .meta = { .namespace = "ns", .name = "p", .uid = "pu" } };
+	char *rv = NULL, *msg = NULL;
+	assert_int_equal(ex_patch_pod_rv(C, &p, "{}", &rv, &msg), 0);
+	assert_string_equal(rv, "555");
+	free(rv);
+	rv = NULL;
+	struct kube_rs_status st = { .replicas = 1 };
+	assert_int_equal(ex_update_status_rv(C, &RS, &st, &rv, &msg), 0);
+	assert_string_equal(rv, "777");
+	free(rv);
+	assert_non_null(strstr(last_body("PATCH", "/replicasets/rs/status"), "\"resourceVersion\":\"42\""));
+	free(msg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_batch_concurrent_with_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deletes_and_event_repeat, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_written_versions, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
