@@ -1,0 +1,277 @@
+package e2e
+
+// Issue 9's crash acceptance: kill -9 the garbage collector's worker processes and informerd
+// (children of this test's kcmd only) while a background cascade runs. The cascade still
+// completes (the queues' owner re-queues a dead worker's key, informerd rebuilds the graph from
+// the arena and a relist), and nothing with a solid owner is deleted: pods of a live
+// ReplicaSet survive, and pods owned by both a deleted and a live ReplicaSet keep only the
+// live reference.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// gcxKillChildren sends SIGKILL to the direct children of parent whose command line contains
+// want (only processes this test started: children of its own kcmd). Returns how many.
+func gcxKillChildren(t *testing.T, parent int, comm, want string) int {
+	t.Helper()
+	n := 0
+	for pid, c := range childrenOf(parent) {
+		if !strings.HasPrefix(c, comm) {
+			continue
+		}
+		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if !strings.Contains(strings.ReplaceAll(string(cl), "\x00", " "), want) {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func TestGC_CrashDuringCascade(t *testing.T) {
+	ctx := context.Background()
+	ns := rsNamespace(t)
+	// a slow GC (20 qps, so 40 for its client) so that the kills land mid-cascade
+	p := gcxStartGC(t, "--kube-api-qps=20", "--kube-api-burst=30", "--concurrent-gc-syncs=4")
+	Eventually(t, 60*time.Second, "the GC workers started", func() (bool, string) {
+		return p.Logged("resource monitors"), "no start-up line yet"
+	})
+
+	const nDoomed, perRS = 4, 75
+	doomed, _ := gcxOwnedPods(t, ns, "doomed", nDoomed, perRS)
+	live, _ := gcxOwnedPods(t, ns, "live", 1, 30)
+	liveRS := live[0]
+	// pods owned by a doomed ReplicaSet and (not as controller) by the live one: a solid owner
+	var shared []string
+	for i := 0; i < 20; i++ {
+		name := fmt.Sprintf("shared-%d", i)
+		owner := doomed[i%nDoomed]
+		_, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: []metav1.OwnerReference{
+				{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner.Name, UID: owner.UID, Controller: ptr.To(true),
+					BlockOwnerDeletion: ptr.To(true)},
+				{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: liveRS.Name, UID: liveRS.UID}}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared = append(shared, name)
+	}
+	total := nDoomed*perRS + 30 + len(shared)
+	Eventually(t, 30*time.Second, "pods in the watch cache", func() (bool, string) {
+		n := gcxPodCount(t, ns)
+		return n == total, fmt.Sprintf("%d of %d", n, total)
+	})
+
+	start := time.Now()
+	gcxDeleteAll(t, doomed, metav1.DeletePropagationBackground)
+	left := func() int { return gcxPodCount(t, ns) - 30 - len(shared) }
+	// kill every GC worker once a fifth is collected, informerd at half, both again at 80 %
+	kills := []struct {
+		at   int
+		comm string
+		want string
+	}{
+		{nDoomed * perRS * 4 / 5, "kcmd-worker", "--controller=garbage-collector-controller"},
+		{nDoomed * perRS / 2, "kcmd-informe", "kcmd-informerd"},
+		{nDoomed * perRS / 5, "kcmd-worker", "--controller=garbage-collector-controller"},
+		{nDoomed * perRS / 5, "kcmd-informe", "kcmd-informerd"},
+	}
+	k := 0
+	Eventually(t, 3*time.Minute, "the cascade completed despite the kills", func() (bool, string) {
+		n := left()
+		for k < len(kills) && n <= kills[k].at {
+			got := gcxKillChildren(t, p.cmd.Process.Pid, kills[k].comm, kills[k].want)
+			t.Logf("%.1f s, %d doomed pods left: kill -9 %d %s process(es)", time.Since(start).Seconds(), n, got,
+				kills[k].comm)
+			k++
+		}
+		return n == 0, fmt.Sprintf("%d doomed pods left", n)
+	})
+	if k < len(kills) {
+		t.Logf("the cascade outran %d of the %d kills", len(kills)-k, len(kills))
+	}
+	if k == 0 {
+		t.Fatalf("no process was killed during the cascade")
+	}
+	t.Logf("%d dependents collected in %.1f s with %d kill rounds", nDoomed*perRS, time.Since(start).Seconds(), k)
+
+	// a settling period: nothing else goes away
+	time.Sleep(3 * time.Second)
+	pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]corev1.Pod{}
+	for _, p := range pods.Items {
+		byName[p.Name] = p
+	}
+	for i := 0; i < 30; i++ {
+		name := fmt.Sprintf("%s-%d", liveRS.Name, i)
+		p, ok := byName[name]
+		if !ok || p.DeletionTimestamp != nil {
+			t.Fatalf("pod %s of the live ReplicaSet was deleted", name)
+		}
+	}
+	for _, name := range shared {
+		p, ok := byName[name]
+		if !ok || p.DeletionTimestamp != nil {
+			t.Fatalf("pod %s with a solid owner was deleted", name)
+		}
+		if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != liveRS.UID {
+			t.Fatalf("pod %s should keep only the live owner's reference: %+v", name, p.OwnerReferences)
+		}
+	}
+	if len(byName) != 30+len(shared) {
+		t.Fatalf("%d pods left, want %d", len(byName), 30+len(shared))
+	}
+	Eventually(t, 30*time.Second, "the manager restarted its children", func() (bool, string) {
+		c := childrenOf(p.cmd.Process.Pid)
+		w, i := 0, 0
+		for _, comm := range c {
+			if strings.HasPrefix(comm, "kcmd-worker") {
+				w++
+			}
+			if strings.HasPrefix(comm, "kcmd-informe") {
+				i++
+			}
+		}
+		return w == 4 && i == 1, fmt.Sprintf("%d workers, %d informerd", w, i)
+	})
+}
+
+// ---- helpers shared by the gcx tests (gc_scale_test.go, gc_debug_test.go, bench_gc_test.go) ----
+
+// gcxParallel runs fn(0..n-1) on `workers` goroutines; the first error wins.
+func gcxParallel(n, workers int, fn func(i int) error) error {
+	var next atomic.Int64
+	var first error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// gcxStartGC runs a kcmd with only the garbage collector (no ReplicaSet controller: the shared
+// one is stopped so that nothing recreates the pods).
+func gcxStartGC(t *testing.T, extra ...string) *kcmdProc {
+	t.Helper()
+	stopSharedRS(t)
+	flags := append([]string{"--controllers=garbage-collector-controller", "--secure-port=0", "--leader-elect=false",
+		"--concurrent-gc-syncs=20", "--kube-api-qps=500", "--kube-api-burst=1000", "--v=1"}, extra...)
+	p := startKcmd(t, nil, flags...)
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	return p
+}
+
+func gcxRS(ns, name string, replicas int32) *appsv1.ReplicaSet {
+	lbl := map[string]string{"gcx": name}
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: lbl},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: lbl},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}}},
+			},
+		},
+	}
+}
+
+// gcxOwnedPods creates nRS ReplicaSets with perRS pods each, owned as the ReplicaSet controller
+// owns them. Returns the ReplicaSets and pod name -> owner uid.
+func gcxOwnedPods(t *testing.T, ns, prefix string, nRS, perRS int) ([]*appsv1.ReplicaSet, map[string]types.UID) {
+	t.Helper()
+	ctx := context.Background()
+	rss := make([]*appsv1.ReplicaSet, nRS)
+	start := time.Now()
+	if err := gcxParallel(nRS, 16, func(i int) error {
+		rs, err := env.Client.AppsV1().ReplicaSets(ns).Create(ctx, gcxRS(ns, fmt.Sprintf("%s-%03d", prefix, i), int32(perRS)),
+			metav1.CreateOptions{})
+		rss[i] = rs
+		return err
+	}); err != nil {
+		t.Fatalf("creating ReplicaSets: %v", err)
+	}
+	owner := make(map[string]types.UID, nRS*perRS)
+	var mu sync.Mutex
+	if err := gcxParallel(nRS*perRS, 32, func(i int) error {
+		rs := rss[i/perRS]
+		name := fmt.Sprintf("%s-%d", rs.Name, i%perRS)
+		_, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: rs.Spec.Selector.MatchLabels,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name,
+					UID: rs.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}}},
+		}, metav1.CreateOptions{})
+		if err == nil {
+			mu.Lock()
+			owner[name] = rs.UID
+			mu.Unlock()
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("creating pods: %v", err)
+	}
+	t.Logf("%d ReplicaSets and %d pods created in %.1f s", nRS, nRS*perRS, time.Since(start).Seconds())
+	return rss, owner
+}
+
+func gcxPodCount(t *testing.T, ns string) int {
+	t.Helper()
+	l, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(l.Items)
+}
+
+// gcxDeleteAll deletes the ReplicaSets with policy; returns when the last DELETE was answered.
+func gcxDeleteAll(t *testing.T, rss []*appsv1.ReplicaSet, policy metav1.DeletionPropagation) {
+	t.Helper()
+	if err := gcxParallel(len(rss), 16, func(i int) error {
+		return env.Client.AppsV1().ReplicaSets(rss[i].Namespace).Delete(context.Background(), rss[i].Name,
+			metav1.DeleteOptions{PropagationPolicy: &policy})
+	}); err != nil {
+		t.Fatalf("deleting ReplicaSets (%s): %v", policy, err)
+	}
+}
