@@ -16,6 +16,9 @@
  *       informerd (its owner and only worker) hands to the builder.
  *   The returned gc_queue_action maps to the worker result: GC_FORGET -> Forget, GC_REQUEUE ->
  *   AddRateLimited. Each process keeps its own absentOwnerCache (absent-cache.h).
+ *   Start-up (GarbageCollector.Run): init returns, and so the process takes its first key,
+ *   only once every deletable resource of its discovery has a synced informer in the arena, or
+ *   after 30 s anyway (monitors_synced / wait_for_monitors).
  *
  *   The API client is the GC's own, as kube-controller-manager builds one for it: named
  *   generic-garbage-collector (User-Agent kcmd/<version> (<process>/generic-garbage-collector)),
