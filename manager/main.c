@@ -548,6 +548,18 @@ static bool check_children(void *ud, char *why, size_t n)
 	return true;
 }
 
+/* --use-service-account-credentials: not ready until every controller's account has a token
+ * (the workers wait for them). */
+static bool check_tokens(void *ud, char *why, size_t n)
+{
+	struct mgr *m = ud;
+
+	if (!m->sa_tokens || mgr_sa_tokens_ready(m->sa_tokens))
+		return true;
+	snprintf(why, n, "waiting for the controllers' service-account tokens");
+	return false;
+}
+
 /* /healthz/<controller>, as kube-controller-manager registers one check per started controller:
  * fails while one of the controller's worker processes is crash-looping. */
 struct ctrl_check {
@@ -1134,6 +1146,8 @@ int main(int argc, char **argv)
 		mgr_httpd_add_check(m->httpd, "leaderElection", MGR_CHECK_LIVE | MGR_CHECK_READY, check_leader, m);
 		mgr_httpd_add_check(m->httpd, "informer-sync", MGR_CHECK_READY, check_informer, m);
 		mgr_httpd_add_check(m->httpd, "processes", MGR_CHECK_LIVE | MGR_CHECK_READY, check_children, m);
+		if (m->sa_tokens)
+			mgr_httpd_add_check(m->httpd, "serviceaccount-tokens", MGR_CHECK_READY, check_tokens, m);
 		static struct ctrl_check ctrl_checks[MGR_CTRL_COUNT];
 		for (int c = 0; c < MGR_CTRL_COUNT; c++) {
 			if (!m->cfg.controllers[c])

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -218,6 +219,40 @@ func hmgMetric(text, name string, want ...string) (float64, bool) {
 	return sum, found
 }
 
+// hmgCheckGates: --feature-gates=WatchListClient=false,PodDeletionCost=false reached the
+// children: informerd was started with --watch-list=false, every child's KCMD_FEATURE_GATES
+// carries both values, and a worker's credentials come from KCMD_TOKEN_FD.
+func hmgCheckGates(t *testing.T, pid int) {
+	t.Helper()
+	var out string
+	Eventually(t, 20*time.Second, "informerd and a worker running", func() (bool, string) {
+		out = hmgKcmctlPid(t, pid, "status")
+		_, _, a, ok1 := hmgProcessRow(out, "informerd")
+		_, _, b, ok2 := hmgProcessRow(out, "worker-replicaset-controller-0")
+		return ok1 && ok2 && a == "running" && b == "running", out
+	})
+	ipid, _, _, _ := hmgProcessRow(out, "informerd")
+	wpid, _, _, _ := hmgProcessRow(out, "worker-replicaset-controller-0")
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ipid))
+	if err != nil || !strings.Contains(string(cmdline), "--watch-list=false") {
+		t.Errorf("informerd's command line %q (%v) lacks --watch-list=false", strings.ReplaceAll(string(cmdline), "\x00", " "), err)
+	}
+	for _, p := range []int{ipid, wpid} {
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := string(environ)
+		if !strings.Contains(e, "KCMD_FEATURE_GATES=") || !strings.Contains(e, "WatchListClient=false") ||
+			!strings.Contains(e, "PodDeletionCost=false") || !strings.Contains(e, "StaleControllerConsistencyReplicaSet=true") {
+			t.Errorf("pid %d's KCMD_FEATURE_GATES does not carry the gates: %q", p, e)
+		}
+		if hasTok := strings.Contains(e, "KCMD_TOKEN_FD="); hasTok != (p == wpid) {
+			t.Errorf("pid %d: KCMD_TOKEN_FD present=%v, want it in the worker only", p, hasTok)
+		}
+	}
+}
+
 // TestKcmd_ServiceAccountCredentials: with --use-service-account-credentials a kcmd whose own
 // identity cannot write pods reconciles a ReplicaSet and garbage-collects its pods, each write
 // made under the controller's own service account (checked by the apiserver's admission), and
@@ -241,13 +276,16 @@ func TestKcmd_ServiceAccountCredentials(t *testing.T) {
 	p := startKcmd(t, nil, "--kubeconfig="+env.Cluster.Kubeconfigs["kcmd"], "--use-service-account-credentials",
 		"--controllers=replicaset-controller,garbage-collector-controller", "--leader-elect=false",
 		"--concurrent-replicaset-syncs=2", "--concurrent-gc-syncs=2",
-		"--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--v=2")
+		"--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--v=2",
+		// also checks that the gates reach the children
+		"--feature-gates=WatchListClient=false, PodDeletionCost=false")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 
 	Eventually(t, 60*time.Second, "kcmd to get both service-account tokens", func() (bool, string) {
 		return p.Logged("using service account kube-system/replicaset-controller") &&
 			p.Logged("using service account kube-system/generic-garbage-collector"), "not yet"
 	})
+	hmgCheckGates(t, p.cmd.Process.Pid)
 	for _, sa := range []string{"replicaset-controller", "generic-garbage-collector"} {
 		if _, err := env.Client.CoreV1().ServiceAccounts("kube-system").Get(ctx, sa, metav1.GetOptions{}); err != nil {
 			t.Errorf("service account kube-system/%s: %v", sa, err)
@@ -330,5 +368,8 @@ func TestKcmd_ServiceAccountCredentials(t *testing.T) {
 	if body, err := hmgGet(port, "/healthz?verbose"); err != nil || !strings.Contains(body, "[+]replicaset-controller ok") ||
 		!strings.Contains(body, "[+]garbage-collector-controller ok") || !strings.Contains(body, "[+]leaderElection ok") {
 		t.Errorf("/healthz?verbose = %q, %v", body, err)
+	}
+	if body, err := hmgGet(port, "/readyz/serviceaccount-tokens"); err != nil || body != "ok" {
+		t.Errorf("/readyz/serviceaccount-tokens = %q, %v; want ok", body, err)
 	}
 }
