@@ -835,6 +835,12 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 	}
 	informer_metrics(b, m);
 	rest_client_metrics(b, m);
+	if (m->exp) { /* replicaset_controller_* (counted by the RS workers, workers/replicaset/expectations.h) */
+		char *rsm = NULL;
+		if (rs_exp_metrics_text(m->exp, &rsm) == 0)
+			mgr_metrics_printf(b, "%s", rsm);
+		free(rsm);
+	}
 	if (m->n_queues) {
 		mgr_metrics_workqueue_headers(b);
 		for (unsigned i = 0; i < m->n_queues; i++) {
