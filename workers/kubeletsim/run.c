@@ -85,6 +85,7 @@ struct ks {
 	/* counters */
 	uint64_t n_bound, n_running, n_succeeded, n_deleted, n_errors, n_lease_errors;
 	uint64_t last_running, last_stats_us, started_us;
+	uint64_t n_done, done_usec; /* answered writes and their summed latency (stats) */
 	double best_rate;
 };
 
@@ -184,6 +185,7 @@ struct op {
 	struct ent *e;
 	enum ks_action act;
 	bool with_containers;
+	uint64_t started_us;
 	char rv[40];
 };
 
@@ -205,6 +207,8 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 	(void)call;
 	e->inflight = false;
 	s->inflight--;
+	s->n_done++;
+	s->done_usec += ipc_now_usec() - op->started_us;
 	bool dirty = e->dirty;
 	e->dirty = false;
 	if (r->err == 0) {
@@ -292,6 +296,7 @@ static int start_op(struct ks *s, struct ent *e, enum ks_action act, const struc
 	op->s = s;
 	op->e = e;
 	op->act = act;
+	op->started_us = ipc_now_usec();
 	snprintf(op->rv, sizeof(op->rv), "%s", p->rv ? p->rv : "");
 	switch (act) {
 	case KS_BIND: {
@@ -548,10 +553,12 @@ static void log_stats(struct ks *s, bool final)
 		         (unsigned long long)s->n_errors, (unsigned long long)s->n_lease_errors, s->best_rate);
 	else
 		log_v(1, "kubelet-simulator: bound %llu, running %llu, succeeded %llu, deleted %llu, errors %llu "
-		         "(%.0f pods/s)",
+		         "(%.0f pods/s; %u in flight, mean write latency %.1f ms)",
 		      (unsigned long long)s->n_bound, (unsigned long long)s->n_running,
 		      (unsigned long long)s->n_succeeded, (unsigned long long)s->n_deleted,
-		      (unsigned long long)s->n_errors, rate);
+		      (unsigned long long)s->n_errors, rate, s->inflight,
+		      s->n_done ? (double)s->done_usec / (double)s->n_done / 1000.0 : 0.0);
+	s->n_done = s->done_usec = 0;
 }
 
 static int on_stats_timer(struct ipc_source *src, uint64_t now, void *ud)
