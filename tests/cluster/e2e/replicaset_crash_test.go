@@ -64,13 +64,26 @@ var hrtChurnRounds = []hrtChurnRound{
 // controller (two controllers with separate expectations: the over-creation expectations
 // prevent); the test then passes only if the over-creation oracle catches it.
 func TestReplicaSet_CrashChurn(t *testing.T) {
-	negative := os.Getenv("KCMD_E2E_CHURN_NEGATIVE") == "1"
+	hrtCrashChurn(t, hrtChurnOpts{informerdKills: 1, workers: 4, grace: "5s",
+		negative: os.Getenv("KCMD_E2E_CHURN_NEGATIVE") == "1"})
+}
+
+// hrtChurnOpts varies TestReplicaSet_CrashChurn (for exploratory runs with other settings).
+type hrtChurnOpts struct {
+	informerdKills int    // informerd is killed in rounds 1..informerdKills (at most len(rounds)-1)
+	workers        int    // --concurrent-replicaset-syncs
+	grace          string // --replicaset-orphaned-expectations-grace
+	negative       bool   // run a second ReplicaSet controller; pass only if over-creation is caught
+}
+
+func hrtCrashChurn(t *testing.T, o hrtChurnOpts) {
+	negative := o.negative
 	ns := rsNamespace(t)
 	stopSharedRS(t)
 	flags := []string{"--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
-		"--concurrent-replicaset-syncs=4", "--kube-api-qps=300", "--kube-api-burst=600",
+		fmt.Sprintf("--concurrent-replicaset-syncs=%d", o.workers), "--kube-api-qps=300", "--kube-api-burst=600",
 		// a killed worker's expectations keep its ReplicaSet waiting this long
-		"--replicaset-orphaned-expectations-grace=5s"}
+		"--replicaset-orphaned-expectations-grace=" + o.grace}
 	p := startKcmd(t, nil, flags...)
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	if negative {
@@ -99,7 +112,7 @@ func TestReplicaSet_CrashChurn(t *testing.T) {
 
 	// The killer.
 	stop := make(chan struct{})
-	killInformerd := make(chan struct{}, 1)
+	killInformerd := make(chan struct{}, len(hrtChurnRounds))
 	var killed, informerdKilled atomic.Int32
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -158,7 +171,7 @@ func TestReplicaSet_CrashChurn(t *testing.T) {
 			}
 			prev[i] = round.target(i)
 		}
-		if r == 1 {
+		if r >= 1 && r <= o.informerdKills {
 			killInformerd <- struct{}{}
 		}
 		if !round.settle {
@@ -199,7 +212,7 @@ func TestReplicaSet_CrashChurn(t *testing.T) {
 	stopKiller()
 	t.Logf("churn: %d rounds in %.1f s, %d ReplicaSet workers and %d informerd killed with SIGKILL",
 		len(hrtChurnRounds), hrtSince(start), killed.Load(), informerdKilled.Load())
-	if killed.Load() < 5 || informerdKilled.Load() != 1 {
+	if killed.Load() < 5 || (o.informerdKills > 0 && informerdKilled.Load() == 0) {
 		t.Fatalf("the churn killed %d workers and %d informerd: crashes were not exercised", killed.Load(), informerdKilled.Load())
 	}
 
