@@ -339,7 +339,10 @@ static void ex_create_pods(void *ud, const struct kube_replicaset *rs, const cha
 	for (size_t i = 0; i < n; i++)
 		reqs[i] = (struct kube_request){ .verb = KUBE_CREATE, .version = "v1", .resource = "pods",
 						 .ns = rs->meta.namespace, .body = body, .body_len = strlen(body) };
+	uint64_t t0 = ipc_now_usec();
 	(void)run_with_events(c, reqs, n, resps, order);
+	log_v(4, "%s/%s: slow-start batch of %zu pod creations done in %.1f ms", rs->meta.namespace, rs->meta.name, n,
+	      (double)(ipc_now_usec() - t0) / 1000.0);
 	/* results in completion order: the first error is the first to finish, as upstream's errCh */
 	for (size_t k = 0; k < n; k++) {
 		struct kube_response *resp = &resps[order[k]];

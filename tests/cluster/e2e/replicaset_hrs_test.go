@@ -31,9 +31,9 @@ func hrsRSEvents(t *testing.T, ns, name, reason string) []corev1.Event {
 	return out
 }
 
-// hrsWorkers is --concurrent-replicaset-syncs of the shared kcmd (startKcmdReplicaSet): each
-// worker process has its own event correlator, as each upstream process has one.
-const hrsWorkers = 3
+// hrsWorkers is --concurrent-replicaset-syncs of startPrivateRS's kcmd: each worker process has
+// its own event correlator, as each upstream process has one.
+const hrsWorkers = 5
 
 // TestReplicaSet_KcmdEventsAggregated: a create that keeps failing (a ResourceQuota of 1 pod
 // under a ReplicaSet of 2) is recorded as upstream's recorder does. The quota error names the
@@ -108,13 +108,17 @@ func TestReplicaSet_KcmdEventsAggregated(t *testing.T) {
 }
 
 // TestReplicaSet_KcmdScaleUp500: one sync creates up to burstReplicas (500) pods in slow-start
-// batches sent as concurrent requests; the ReplicaSet ends with exactly 500 pods (the
+// batches sent as concurrent requests (the batch sizes are read from kcmd's --v=4 log); the
+// ReplicaSet ends with exactly 500 pods (the
 // expectations hold back a second round while the informer catches up), the status reports
 // them, and the SuccessfulCreate Events are combined and spam-limited as upstream's recorder
 // does (at most 25 per object per process, 10 distinct messages before they are combined).
 // Scaled to 0, the 500 pods are deleted by concurrent DELETEs.
 func TestReplicaSet_KcmdScaleUp500(t *testing.T) {
-	useSharedRS(t)
+	// a kcmd of its own at --v=4, whose log reports every slow-start batch
+	stopSharedRS(t)
+	p := startPrivateRS(t)
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	ns := rsNamespace(t)
 	name := "big"
 	rs := mustCreateRS(t, demoReplicaSet(ns, name, 500))
@@ -133,6 +137,21 @@ func TestReplicaSet_KcmdScaleUp500(t *testing.T) {
 	if _, all := activePods(t, ns, "app="+name, rs.UID); all != 500 || maxSeen > 500 {
 		t.Errorf("%d pods now, at most %d seen, want 500 throughout", all, maxSeen)
 	}
+	// slowStartBatch: 1, 2, 4, ... 128, then the remaining 245, each batch done before the next
+	var batches, timing []string
+	for _, l := range p.Logs() {
+		if i := strings.Index(l, ns+"/"+name+": slow-start batch of "); i >= 0 {
+			f := strings.Fields(l[i+len(ns+"/"+name+": slow-start batch of "):])
+			batches = append(batches, f[0])
+			if len(f) >= 6 {
+				timing = append(timing, f[0]+" in "+f[5]+" ms")
+			}
+		}
+	}
+	if got, want := strings.Join(batches, ","), "1,2,4,8,16,32,64,128,245"; got != want {
+		t.Errorf("slow-start batches %s, want %s", got, want)
+	}
+	t.Logf("slow-start batches: %s", strings.Join(timing, ", "))
 	evs := hrsRSEvents(t, ns, name, "SuccessfulCreate")
 	var combined, plain int
 	total := int32(0)
