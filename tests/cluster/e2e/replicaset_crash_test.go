@@ -74,6 +74,7 @@ type hrtChurnOpts struct {
 	workers        int    // --concurrent-replicaset-syncs
 	grace          string // --replicaset-orphaned-expectations-grace
 	negative       bool   // run a second ReplicaSet controller; pass only if over-creation is caught
+	ready          bool   // run the test-side fake kubelet: pods become Running and Ready
 }
 
 func hrtCrashChurn(t *testing.T, o hrtChurnOpts) {
@@ -92,6 +93,9 @@ func hrtCrashChurn(t *testing.T, o hrtChurnOpts) {
 	}
 	mgr := p.cmd.Process.Pid
 	tr := hrtStartTracker(t, ns)
+	if o.ready {
+		fakeKubelet(t, ns)
+	}
 	start := time.Now()
 
 	names := make([]string, hrtChurnRS)
@@ -222,11 +226,11 @@ func hrtCrashChurn(t *testing.T, o hrtChurnOpts) {
 	}
 	hrtWait(t, 30*time.Second, 500*time.Millisecond, "the API to show every ReplicaSet at its final size",
 		func() (bool, string) {
-			probs, _ := hrtVerify(ns, want)
+			probs, _ := hrtVerify(ns, want, o.ready)
 			return len(probs) == 0, fmt.Sprintf("%d problems: %s", len(probs), strings.Join(probs[:min(len(probs), 5)], "; "))
 		})
 	time.Sleep(3 * time.Second)
-	probs, notes := hrtVerify(ns, want)
+	probs, notes := hrtVerify(ns, want, o.ready)
 	if len(probs) > 0 {
 		t.Errorf("3 s after convergence (%d problems): %s", len(probs), strings.Join(probs, "; "))
 	}

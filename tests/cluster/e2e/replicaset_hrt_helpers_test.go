@@ -248,7 +248,8 @@ func hrtWait(t *testing.T, timeout, interval time.Duration, what string, cond fu
 // hrtVerify checks, through fresh LISTs (not the tracker), that every ReplicaSet named in want
 // has exactly want[name] active pods carrying its label "app", all controlled by it, and a
 // status that says so: replicas and fullyLabeledReplicas equal to want, readyReplicas and
-// availableReplicas 0 (no kubelet runs), terminatingReplicas equal to its pods that carry a
+// availableReplicas 0 (no kubelet runs), or want if ready (the test-side fake kubelet marks every
+// pod Ready, minReadySeconds 0), terminatingReplicas equal to its pods that carry a
 // deletionTimestamp (gate DeploymentReplicaSetTerminatingReplicas, on in 1.37), observedGeneration
 // equal to generation, no ReplicaFailure condition. It returns one line per problem, and in
 // notes one line per terminating pod.
@@ -259,7 +260,7 @@ func hrtWait(t *testing.T, timeout, interval time.Duration, what string, cond fu
 // real cluster kube-controller-manager's pod GC removes it (gcUnscheduledTerminating); here no
 // pod GC runs. The ReplicaSet controller must not count it as a replica and must report it in
 // terminatingReplicas.
-func hrtVerify(ns string, want map[string]int32) (probs, notes []string) {
+func hrtVerify(ns string, want map[string]int32, ready bool) (probs, notes []string) {
 	ctx := context.Background()
 	rss, err := env.Client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -303,11 +304,15 @@ func hrtVerify(ns string, want map[string]int32) (probs, notes []string) {
 			probs = append(probs, fmt.Sprintf("%s: %d active pods of its own (want %d), %d active pods with its label not controlled by it",
 				rs.Name, active, w, foreign))
 		}
-		if st.Replicas != w || st.FullyLabeledReplicas != w || st.ReadyReplicas != 0 || st.AvailableReplicas != 0 ||
+		wr := int32(0)
+		if ready {
+			wr = w
+		}
+		if st.Replicas != w || st.FullyLabeledReplicas != w || st.ReadyReplicas != wr || st.AvailableReplicas != wr ||
 			ptr.Deref(st.TerminatingReplicas, -1) != int32(terminating) || st.ObservedGeneration != rs.Generation {
-			probs = append(probs, fmt.Sprintf("%s: status replicas=%d fullyLabeled=%d ready=%d available=%d terminating=%v observedGeneration=%d, want %d/%d/0/0/%d/%d",
+			probs = append(probs, fmt.Sprintf("%s: status replicas=%d fullyLabeled=%d ready=%d available=%d terminating=%v observedGeneration=%d, want %d/%d/%d/%d/%d/%d",
 				rs.Name, st.Replicas, st.FullyLabeledReplicas, st.ReadyReplicas, st.AvailableReplicas,
-				ptr.Deref(st.TerminatingReplicas, -1), st.ObservedGeneration, w, w, terminating, rs.Generation))
+				ptr.Deref(st.TerminatingReplicas, -1), st.ObservedGeneration, w, w, wr, wr, terminating, rs.Generation))
 		}
 		for _, c := range st.Conditions {
 			if c.Type == appsv1.ReplicaSetReplicaFailure {

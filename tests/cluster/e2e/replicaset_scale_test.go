@@ -65,7 +65,7 @@ func TestReplicaSet_Scale200x50(t *testing.T) {
 	for _, n := range names {
 		want[n] = hrtScaleReplicas
 	}
-	if probs, _ := hrtVerify(ns, want); len(probs) > 0 {
+	if probs, _ := hrtVerify(ns, want, false); len(probs) > 0 {
 		t.Fatalf("after scale-up (%d problems): %s", len(probs), strings.Join(probs[:min(len(probs), 20)], "; "))
 	}
 	for _, rs := range tr.ReplicaSets() {
@@ -86,7 +86,7 @@ func TestReplicaSet_Scale200x50(t *testing.T) {
 	for _, n := range names {
 		want[n] = hrtScaleDown
 	}
-	if probs, _ := hrtVerify(ns, want); len(probs) > 0 {
+	if probs, _ := hrtVerify(ns, want, false); len(probs) > 0 {
 		t.Fatalf("after scale-down (%d problems): %s", len(probs), strings.Join(probs[:min(len(probs), 20)], "; "))
 	}
 	hrtBench(t, "rs.e2e.scale_down_200x50_to_10", downS, "s")
