@@ -490,11 +490,16 @@ static int collect_pod(const struct shm_obj *o, void *ud)
 			return 0;
 	}
 	if (l->sel) {
-		struct kube_kv kv[64];
-		size_t n = o->n_labels < 64 ? o->n_labels : 64;
+		struct kube_kv small[64], *kv = small;
+		size_t n = o->n_labels;
+		if (n > 64 && !(kv = malloc(n * sizeof(*kv))))
+			return l->err = -ENOMEM;
 		for (size_t i = 0; i < n; i++)
 			kv[i] = (struct kube_kv){ o->labels[i].key, o->labels[i].value };
-		if (o->n_labels > 64 || !kube_selector_matches(l->sel, kv, (uint32_t)n))
+		bool match = kube_selector_matches(l->sel, kv, (uint32_t)n);
+		if (kv != small)
+			free(kv);
+		if (!match)
 			return 0;
 	}
 	if (l->n == l->cap) {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,9 @@ func TestReplicaSet_KcmdEventsAggregated(t *testing.T) {
 		hard := q.Status.Hard[corev1.ResourcePods]
 		return hard.Cmp(resource.MustParse("1")) == 0, fmt.Sprintf("status %+v", q.Status)
 	})
-	p := startKcmd(t, nil, "--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
+	port := hmgFreePort(t)
+	p := startKcmd(t, nil, "--controllers=replicaset-controller", "--secure-port="+strconv.Itoa(port),
+		"--bind-address=127.0.0.1", "--leader-elect=false",
 		"--concurrent-replicaset-syncs=1", "--kube-api-qps=200", "--kube-api-burst=400")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	mustCreateRS(t, demoReplicaSet(ns, name, 2))
@@ -104,6 +107,22 @@ func TestReplicaSet_KcmdEventsAggregated(t *testing.T) {
 	// only one pod fits
 	if owned, all := activePods(t, ns, "app="+name, getRS(t, ns, name).UID); owned != 1 || all != 1 {
 		t.Errorf("owned=%d total=%d pods, want 1 (quota)", owned, all)
+	}
+	// the controller's metric families are on kcmd's /metrics
+	text, err := hmgGetMetrics(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# TYPE replicaset_controller_sorting_deletion_age_ratio histogram",
+		`replicaset_controller_sorting_deletion_age_ratio_bucket{le="0.25"} `,
+		"# TYPE replicaset_controller_stale_sync_skips_total counter",
+		`replicaset_controller_stale_sync_skips_total{group="",resource="pods"} `,
+		`replicaset_controller_stale_sync_skips_total{group="apps",resource="replicasets"} `,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 }
 
