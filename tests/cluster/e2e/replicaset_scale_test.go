@@ -69,8 +69,12 @@ func TestReplicaSet_Scale200x50(t *testing.T) {
 		t.Fatalf("after scale-up (%d problems): %s", len(probs), strings.Join(probs[:min(len(probs), 20)], "; "))
 	}
 	for _, rs := range tr.ReplicaSets() {
-		if c := tr.Created(rs.UID); c != hrtScaleReplicas {
-			t.Errorf("%s: %d pods ever created, want %d (no over-creation)", rs.Name, c, hrtScaleReplicas)
+		// fewer can only mean that the test's informer missed a pod created and deleted while
+		// its watch was down (the LIST above saw 50); more is over-creation
+		if c := tr.Created(rs.UID); c > hrtScaleReplicas {
+			t.Errorf("%s: %d pods ever created, want %d (over-creation)", rs.Name, c, hrtScaleReplicas)
+		} else if c < hrtScaleReplicas {
+			t.Logf("%s: the test's informer saw only %d pods created", rs.Name, c)
 		}
 	}
 	hrtBench(t, "rs.e2e.scale_up_200x50", createS, "s")
