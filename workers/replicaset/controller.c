@@ -227,10 +227,11 @@ static void event_requests(struct rsc *c, struct kube_request *reqs, char **bodi
  * on the server are POSTed again with their count (client-go's recordEvent). Empties the queue. */
 static void events_done(struct rsc *c, struct kube_response *resps)
 {
-	struct kube_request again[RSC_MAX_PENDING_EVENTS];
-	struct kube_response again_resp[RSC_MAX_PENDING_EVENTS];
-	char *again_body[RSC_MAX_PENDING_EVENTS];
-	size_t again_idx[RSC_MAX_PENDING_EVENTS], n_again = 0;
+	/* a kube_response is ~4 KiB (the Status with its causes): on the heap */
+	struct kube_request *again = calloc(c->n_pend + 1, sizeof(*again));
+	struct kube_response *again_resp = calloc(c->n_pend + 1, sizeof(*again_resp));
+	char **again_body = calloc(c->n_pend + 1, sizeof(*again_body));
+	size_t *again_idx = calloc(c->n_pend + 1, sizeof(*again_idx)), n_again = 0;
 
 	for (size_t i = 0; i < c->n_pend; i++) {
 		struct pev *p = &c->pend[i];
@@ -240,7 +241,7 @@ static void events_done(struct rsc *c, struct kube_response *resps)
 			(void)rs_evc_update_state(c->evc, &p->ev, &p->res);
 		} else if (err == -ENOENT && p->res.action == RS_EVC_PATCH) {
 			char *body = NULL;
-			if (event_create_body(c, p, &body) == 0) {
+			if (again && again_resp && again_body && again_idx && event_create_body(c, p, &body) == 0) {
 				again_body[n_again] = body;
 				again_idx[n_again] = i;
 				again[n_again++] = (struct kube_request){ .verb = KUBE_CREATE, .version = "v1",
@@ -266,6 +267,10 @@ static void events_done(struct rsc *c, struct kube_response *resps)
 	}
 	for (size_t k = 0; k < n_again; k++)
 		free(again_body[k]);
+	free(again);
+	free(again_resp);
+	free(again_body);
+	free(again_idx);
 	for (size_t i = 0; i < c->n_pend; i++)
 		pev_free(&c->pend[i]);
 	c->n_pend = 0;
