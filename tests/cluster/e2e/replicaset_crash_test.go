@@ -8,6 +8,7 @@ package e2e
 // changes asked for.
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -250,5 +252,111 @@ func hrtCrashChurn(t *testing.T, o hrtChurnOpts) {
 	t.Logf("%d pods created in all (upper bound %d), test %.1f s", total, sum, hrtSince(start))
 	if !p.Logged("killed by signal 9; restarting") {
 		t.Errorf("the manager did not log a restart after kill -9")
+	}
+}
+
+// TestReplicaSet_CrashChurnVariants: longer crash runs, by hand (~2.5 min):
+//
+//	KCMD_E2E_RS_CRASH_VARIANTS=1 make e2e RUN=TestReplicaSet_CrashChurnVariants
+func TestReplicaSet_CrashChurnVariants(t *testing.T) {
+	if os.Getenv("KCMD_E2E_RS_CRASH_VARIANTS") != "1" {
+		t.Skip("long crash variants: set KCMD_E2E_RS_CRASH_VARIANTS=1 to run")
+	}
+	t.Run("InformerdEveryRound", func(t *testing.T) {
+		hrtCrashChurn(t, hrtChurnOpts{informerdKills: len(hrtChurnRounds) - 1, workers: 4, grace: "5s"})
+	})
+	t.Run("TwoWorkersShortGrace", func(t *testing.T) {
+		hrtCrashChurn(t, hrtChurnOpts{informerdKills: 1, workers: 2, grace: "2s"})
+	})
+	t.Run("ReadyPods", func(t *testing.T) {
+		hrtCrashChurn(t, hrtChurnOpts{informerdKills: 1, workers: 4, grace: "5s", ready: true})
+	})
+	t.Run("RecreateUnderKill", hrtRecreateUnderKill)
+}
+
+// hrtRecreateUnderKill: ReplicaSets deleted (background, kcmd's GC collects the pods) and
+// recreated under the same name, with fresh uids, while RS workers are killed: expectations are keyed by
+// namespace/name, so a killed worker's record for the old uid must not block or mislead the new.
+func hrtRecreateUnderKill(t *testing.T) {
+	ns := rsNamespace(t)
+	stopSharedRS(t)
+	p := startKcmd(t, nil, "--controllers=replicaset-controller,garbage-collector-controller", "--secure-port=0",
+		"--leader-elect=false", "--concurrent-replicaset-syncs=4", "--kube-api-qps=300", "--kube-api-burst=600",
+		"--replicaset-orphaned-expectations-grace=5s")
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	mgr := p.cmd.Process.Pid
+	tr := hrtStartTracker(t, ns)
+	const n = 10
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("rec-%02d", i)
+	}
+	Eventually(t, 30*time.Second, "workers", func() (bool, string) {
+		w, _ := hrtRSChildren(mgr)
+		return len(w) >= 2, ""
+	})
+	stop := make(chan struct{})
+	var killed atomic.Int32
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(200+rng.Intn(300)) * time.Millisecond):
+				if w, _ := hrtRSChildren(mgr); len(w) >= 2 && hrtKill(w[rng.Intn(len(w))]) {
+					killed.Add(1)
+				}
+			}
+		}
+	}()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+			wg.Wait()
+		}
+	}()
+	bg := metav1.DeletePropagationBackground
+	for round := 0; round < 4; round++ {
+		size := int32(20 + round)
+		err := hrtParallel(n, 8, func(i int) error {
+			if round > 0 {
+				if err := env.Client.AppsV1().ReplicaSets(ns).Delete(context.Background(), names[i],
+					metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+					return err
+				}
+			}
+			for {
+				_, err := env.Client.AppsV1().ReplicaSets(ns).Create(context.Background(), demoReplicaSet(ns, names[i], size), metav1.CreateOptions{})
+				if err == nil || !apierrors.IsAlreadyExists(err) {
+					return err
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		hrtWait(t, 90*time.Second, 250*time.Millisecond, fmt.Sprintf("round %d", round),
+			func() (bool, string) { return hrtConverged(tr, names, func(int) int32 { return size }) })
+		for _, rs := range tr.ReplicaSets() {
+			if c := tr.Created(rs.UID); c > int(size) {
+				t.Errorf("round %d: %s (uid %s): %d pods created for %d replicas", round, rs.Name, rs.UID, c, size)
+			}
+		}
+		t.Logf("round %d converged in %.1f s, %d workers killed so far", round, hrtSince(t0), killed.Load())
+	}
+	want := map[string]int32{}
+	for _, nm := range names {
+		want[nm] = 23
+	}
+	if probs, notes := hrtVerify(ns, want, false); len(probs) > 0 {
+		t.Errorf("final: %v (notes %v)", probs, notes)
 	}
 }
