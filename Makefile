@@ -143,7 +143,7 @@ cluster: deps
 # ---- benchmarks -----------------------------------------------------------------------------
 # Each area's bench programs print `bench: <name> <value> <unit>` lines; tests/bench-json.sh
 # keeps them on stdout and writes build/bench/<area>.json.
-BENCH_AREAS := kube shm ipc informer manager rs gc
+BENCH_AREAS := kube shm ipc informer manager rs gc kubeletsim
 # An area may also name scripts (NAME_BENCH_SCRIPTS), e.g. Go benchmarks against the real cluster.
 define bench_area_template
 bench-$(1): deps all $(foreach t,$($(1)_BENCHES),$(call prog,$(B),$(t)))

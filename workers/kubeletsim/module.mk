@@ -7,3 +7,4 @@ kubeletsim_SRCS    := workers/kubeletsim/sim.c workers/kubeletsim/nodes.c worker
 		      workers/kubeletsim/run.c
 kubeletsim_LIBDEPS := kube shm ipc kubeloop kclog informer
 kubeletsim_TESTS   := workers/kubeletsim/tests/test-kubeletsim.c
+kubeletsim_BENCH_SCRIPTS := tests/cluster/bench-kubeletsim.sh
