@@ -444,6 +444,9 @@ static void ex_record_event(void *ud, const struct kube_replicaset *rs, const ch
 				   .api_version = RS_API_VERSION, .type = type, .reason = reason, .message = message };
 	struct rs_evc_result res;
 
+	/* the broadcaster's StartStructuredLogging(3): every event, before correlation */
+	log_v(3, "Event occurred: object=\"%s/%s\" fieldPath=\"\" kind=\"%s\" apiVersion=\"%s\" type=\"%s\" reason=\"%s\" "
+		 "message=\"%s\"", rs->meta.namespace, rs->meta.name, RS_KIND, RS_API_VERSION, type, reason, message);
 	if (rs_evc_correlate(c->evc, &ev, kube_time_now(), &res) < 0)
 		return;
 	if (res.action == RS_EVC_SKIP) {
