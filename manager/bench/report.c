@@ -281,7 +281,7 @@ void bench_report_markdown(FILE *f, const struct bench_report *r)
 	fprintf(f, "## kcmd bench — `%s` workload, kcmd vs upstream kube-controller-manager\n\n", r->workload);
 	fprintf(f, "Command: `%s`  \nDate: %s  \nMachine: %s  \nVersions: %s\n\n", r->command, r->date, r->machine,
 		r->versions);
-	fprintf(f, "Workload: %ld pods at the peak in %d ReplicaSets over %d namespaces, ReplicaSet writes at %g/s; "
+	fprintf(f, "Workload: `--target-pods=%ld` in %d ReplicaSets over %d namespaces, ReplicaSet writes at %g/s; "
 		   "pods made Ready by `kcmd --simulate-kubelet` in both runs. Memory: kcmd = PSS summed over the "
 		   "manager and all its processes; upstream = RSS.\n",
 		r->target_pods, r->rs_count, r->namespaces, r->create_rate);
@@ -308,6 +308,19 @@ void bench_report_markdown(FILE *f, const struct bench_report *r)
 				fprintf(f, "| %s | %s (%s) | %s%s | %s%s | %s |\n", pn, figs[fi].label, figs[fi].unit, a,
 					kp && !kp->converged && fi == F_CONVERGE ? " (not converged)" : "", b,
 					up && !up->converged && fi == F_CONVERGE ? " (not converged)" : "", c);
+			}
+		}
+		fprintf(f, "\nAPI requests by verb and code (apiserver, all clients):\n\n");
+		for (unsigned pi = 0; pi < any->n_phases; pi++) {
+			const char *pn = any->phases[pi].name;
+			for (const struct bench_run *run = k; run; run = run == k ? u : NULL) {
+				const struct bench_phase *ph = bench_run_phase(run, pn);
+				if (!ph || !ph->api.n)
+					continue;
+				fprintf(f, "- %s, %s:", pn, run->controller);
+				for (size_t i = 0; i < ph->api.n; i++)
+					fprintf(f, "%s `%s` %.0f", i ? "," : "", ph->api.items[i].key, ph->api.items[i].v);
+				fputc('\n', f);
 			}
 		}
 		for (const struct bench_run *run = k; run; run = run == k ? u : NULL)

@@ -163,6 +163,8 @@ static void test_markdown_and_gnuplot(void **state)
 	assert_non_null(strstr(m, "| create | time to converge (s) | 100 | 110 | 0.91 |"));
 	assert_non_null(strstr(m, "(not converged)"));
 	assert_non_null(strstr(m, "**812 pods/s**"));
+	assert_non_null(strstr(m, "- create, upstream: `POST 201` 2000, `DELETE 200` 0"));
+	assert_non_null(strstr(m, "`--target-pods=2000` in 158 ReplicaSets"));
 	free(m);
 	char *g = render(bench_report_gnuplot, &r);
 	assert_non_null(strstr(g, "set output '/o/load-pods.png'"));
