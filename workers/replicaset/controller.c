@@ -462,6 +462,10 @@ static void ex_record_event(void *ud, const struct kube_replicaset *rs, const ch
 		}
 	if (c->n_pend == RSC_MAX_PENDING_EVENTS)
 		flush_events(c);
+	if (c->n_pend == RSC_MAX_PENDING_EVENTS) { /* the flush failed (out of memory): drop it */
+		rs_evc_result_free(&res);
+		return;
+	}
 	struct pev *p = &c->pend[c->n_pend];
 	p->ev = (struct rs_evc_event){ .component = RS_EVENT_COMPONENT, .host = dup0(c->host), .kind = RS_KIND,
 				       .ns = dup0(rs->meta.namespace), .name = dup0(rs->meta.name),
