@@ -16,8 +16,11 @@
  *   In kcmd each process that consults the cache has its own (the graph builder in informerd
  *   adds on node removal; each GC worker adds on 404 / uid mismatch and looks up before every
  *   owner GET). Upstream shares one between the builder and the workers; a miss here costs
- *   one extra GET that returns the same answer, never a different decision
- *   (docs/garbagecollector.md).
+ *   one extra GET that returns the same answer (docs/garbagecollector.md). The one case where
+ *   a miss would change the decision, an owner whose kind cannot be mapped any more (its CRD
+ *   was deleted), is covered by the builder: the dependents of a removed node are queued with
+ *   the owner's identity in the key, which the worker adds to its cache first
+ *   (gc_queue_key_encode_absent).
  *
  *   Rejected: a shared-memory LRU (a cross-process LRU needs a lock or a lock-free list with
  *   crash repair for a cache whose only effect is saving GETs).

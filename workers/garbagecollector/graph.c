@@ -692,8 +692,14 @@ static int process_delete(struct gc_builder *b, const struct gc_event *ev, struc
 		struct gc_ref id = identity_from_event(ev);
 		absent_add(b, &id);
 	}
-	for (size_t i = 0; i < existing->n_deps; i++)
-		enqueue_delete(b, existing->deps[i]->id.uid, false);
+	for (size_t i = 0; i < existing->n_deps; i++) {
+		if (b->sink.attempt_to_delete_absent_owner) {
+			struct gc_ref id = identity_from_event(ev);
+			b->sink.attempt_to_delete_absent_owner(b->sink.ud, existing->deps[i]->id.uid, &id);
+		} else {
+			enqueue_delete(b, existing->deps[i]->id.uid, false);
+		}
+	}
 	for (size_t i = 0; i < existing->n_owners; i++) {
 		struct gc_node *o = gc_graph_get(b->graph, existing->owners[i].uid);
 		if (o && o->deleting_dependents)

@@ -97,6 +97,13 @@ struct gc_sink {
 	void (*attempt_to_delete)(void *ud, const char *uid, bool rate_limited);
 	/* attemptToOrphan.Add(uid) */
 	void (*attempt_to_orphan)(void *ud, const char *uid);
+	/* Optional: attemptToDelete.Add(uid) for a dependent of a node just removed, with the
+	 * removed owner's identity (which the builder put in its absentOwnerCache). kcmd's workers
+	 * are other processes with caches of their own: the identity travels with the key so that
+	 * the worker treats that owner as absent before any REST mapping, as upstream's shared
+	 * cache does (an owner whose CRD was deleted cannot be mapped any more). NULL: the
+	 * builder calls attempt_to_delete. */
+	void (*attempt_to_delete_absent_owner)(void *ud, const char *uid, const struct gc_ref *owner);
 	/* A Warning event on `involved` (kind/apiVersion/ns/name/uid of the dependent). */
 	void (*warning)(void *ud, const struct gc_ref *involved, const char *reason,
 	                const char *message);

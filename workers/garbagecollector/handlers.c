@@ -152,6 +152,21 @@ static void sink_delete(void *ud, const char *uid, bool rate_limited)
 	add_key(ud, Q_DELETE, uid, rate_limited);
 }
 
+/* a dependent of a removed node: the owner's identity rides in the key (see graph.h) */
+static void sink_delete_absent_owner(void *ud, const char *uid, const struct gc_ref *owner)
+{
+	struct state *s = ud;
+	struct gc_node *n = gc_graph_get(s->graph, uid);
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	if ((n && n->virtual_) ||
+	    gc_queue_key_encode_absent(uid, owner, IPC_QUEUE_KEY_MAX, key, sizeof key) < 0) {
+		add_key(s, Q_DELETE, uid, false);
+		return;
+	}
+	if (Q_DELETE >= s->ctx->n_queues || ipc_queue_owner_add(s->ctx->queues[Q_DELETE], key) < 0)
+		s->dropped_keys++;
+}
+
 static void sink_orphan(void *ud, const char *uid)
 {
 	add_key(ud, Q_ORPHAN, uid, false);
@@ -183,6 +198,7 @@ static int table_init(struct inf_handler_ctx *ctx)
 	        .absent = s->absent,
 	        .sink = {.ud = s,
 	                 .attempt_to_delete = sink_delete,
+	                 .attempt_to_delete_absent_owner = sink_delete_absent_owner,
 	                 .attempt_to_orphan = sink_orphan,
 	                 .warning = sink_warning},
 	};

@@ -685,6 +685,52 @@ int gc_queue_key_decode(const char *key, struct gc_ref *ret, bool *ret_virtual, 
 	return 0;
 }
 
+int gc_queue_key_encode_absent(const char *dep_uid, const struct gc_ref *owner, size_t max_len,
+                               char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "a%c%s%c%s%c%s%c%s%c%s%c%s", GC_KEY_SEP,
+	                 gc_s(owner->api_version), GC_KEY_SEP, gc_s(owner->kind), GC_KEY_SEP,
+	                 gc_s(owner->ns), GC_KEY_SEP, gc_s(owner->name), GC_KEY_SEP,
+	                 gc_s(owner->uid), GC_KEY_SEP, gc_s(dep_uid));
+	if (n >= 0 && (size_t)n <= max_len && (size_t)n < size && gc_s(dep_uid)[0])
+		return n;
+	n = snprintf(buf, size, "%s", gc_s(dep_uid));
+	if (n <= 0 || (size_t)n >= size || (size_t)n > max_len)
+		return -ENOBUFS;
+	return n;
+}
+
+int gc_queue_key_decode_absent(const char *key, struct gc_ref *owner, const char **dep_uid,
+                               char *scratch, size_t size)
+{
+	if (!key || key[0] != 'a' || key[1] != GC_KEY_SEP)
+		return -EINVAL;
+	size_t len = strlen(key);
+	if (len + 1 > size)
+		return -ENOBUFS;
+	memcpy(scratch, key, len + 1);
+	const char *f[6];
+	char *p = scratch + 2;
+	for (int i = 0; i < 6; i++) {
+		f[i] = p;
+		char *sep = strchr(p, GC_KEY_SEP);
+		if (i < 5) {
+			if (!sep)
+				return -EINVAL;
+			*sep = '\0';
+			p = sep + 1;
+		} else if (sep) {
+			return -EINVAL;
+		}
+	}
+	if (!f[4][0] || !f[5][0])
+		return -EINVAL;
+	*owner = (struct gc_ref){
+	        .api_version = f[0], .kind = f[1], .ns = f[2], .name = f[3], .uid = f[4]};
+	*dep_uid = f[5];
+	return 0;
+}
+
 enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *key,
                                                  struct gc_result *res)
 {
@@ -693,6 +739,20 @@ enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char
 		res = &local;
 	*res = (struct gc_result){0};
 	char scratch[1024];
+	if (key && key[0] == 'a' && key[1] == GC_KEY_SEP) {
+		/* the builder removed this dependent's owner: it is absent (upstream's shared
+		 * absentOwnerCache), also when its kind can no longer be mapped */
+		struct gc_ref owner;
+		const char *dep;
+		if (gc_queue_key_decode_absent(key, &owner, &dep, scratch, sizeof scratch) < 0)
+			return GC_FORGET;
+		if (w->absent)
+			(void)gc_absent_cache_add(w->absent, &owner);
+		char uid[256]; /* dep points into scratch, which the inner call reuses */
+		if (snprintf(uid, sizeof uid, "%s", dep) >= (int)sizeof uid)
+			return GC_FORGET;
+		return gc_attempt_to_delete_worker(w, uid, res);
+	}
 	struct gc_ref kid;
 	bool kvirtual;
 	if (gc_queue_key_decode(key, &kid, &kvirtual, scratch, sizeof scratch) < 0)

@@ -157,7 +157,20 @@ int gc_queue_key_encode(const struct gc_ref *id, bool virtual_, size_t max_len, 
 int gc_queue_key_decode(const char *key, struct gc_ref *ret, bool *ret_virtual, char *scratch,
                         size_t size);
 
-/* attemptToDeleteWorker for the queued key (uid, or a virtual key): skips a virtual node that left
+/* A dependent queued because its owner's node was removed carries the owner's identity (the
+ * builder's absentOwnerCache entry, see gc_sink.attempt_to_delete_absent_owner):
+ *   "a" US apiVersion US kind US namespace US name US ownerUID US dependentUID
+ * Falls back to the plain dependent uid when longer than max_len. Returns the length or
+ * -ENOBUFS. */
+int gc_queue_key_encode_absent(const char *dep_uid, const struct gc_ref *owner, size_t max_len,
+                               char *buf, size_t size);
+/* Parses an "a" key: *owner points into scratch (size >= strlen(key) + 1), *dep_uid too.
+ * 0, -EINVAL (not such a key or malformed) or -ENOBUFS. */
+int gc_queue_key_decode_absent(const char *key, struct gc_ref *owner, const char **dep_uid,
+                               char *scratch, size_t size);
+
+/* attemptToDeleteWorker for the queued key (uid, a virtual key, or an "a" key: its owner
+ * identity is added to w->absent first, then the dependent uid is processed): skips a virtual node that left
  * the graph or got observed, runs attemptToDeleteItem, maps the outcome to Forget / AddRateLimited
  * (a virtual node that is still virtual after a clean pass is requeued: issue #56121). A uid not in
  * the graph at all is forgotten (kcmd: queue items are uids, see graph.h). res may be NULL. */

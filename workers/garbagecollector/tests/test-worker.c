@@ -758,6 +758,75 @@ static void test_queue_keys(void **state)
 	env_free(e);
 }
 
+/* The builder removed an owner whose kind can no longer be mapped (its CRD was deleted): the
+ * dependent's key carries the owner's identity, so a worker process with a cache of its own
+ * treats it as absent before REST mapping and deletes the dependent (upstream: the shared
+ * absentOwnerCache; TestCRDDeletionCascading). The plain uid key would be retried forever. */
+static char absent_keys[4][600];
+static size_t n_absent_keys;
+static void rec_absent_owner(void *ud, const char *uid, const struct gc_ref *owner)
+{
+	(void)ud;
+	assert_true(n_absent_keys < 4);
+	assert_true(gc_queue_key_encode_absent(uid, owner, 507, absent_keys[n_absent_keys],
+	                                       sizeof absent_keys[0]) > 0);
+	n_absent_keys++;
+}
+
+static void test_removed_owner_key_carries_absence(void **state)
+{
+	(void)state;
+	char buf[600], scratch[600];
+	struct gc_ref owner = {"g.example/v1", "Gadget", "own", "ouid", "ns1"}, got;
+	const char *dep;
+	/* encode / decode */
+	int n = gc_queue_key_encode_absent("cmuid", &owner, 507, buf, sizeof buf);
+	assert_int_equal(n, (int)strlen("a\x1fg.example/v1\x1fGadget\x1fns1\x1fown\x1fouid\x1f"
+	                                "cmuid"));
+	assert_int_equal(gc_queue_key_decode_absent(buf, &got, &dep, scratch, sizeof scratch), 0);
+	assert_true(gc_ref_equal(&got, &owner));
+	assert_string_equal(dep, "cmuid");
+	assert_int_equal(gc_queue_key_encode_absent("cmuid", &owner, 20, buf, sizeof buf), 5);
+	assert_string_equal(buf, "cmuid");
+	assert_int_equal(gc_queue_key_decode_absent("a\x1fx\x1fy", &got, &dep, scratch, sizeof scratch),
+	                 -EINVAL);
+	assert_int_equal(gc_queue_key_decode_absent("cmuid", &got, &dep, scratch, sizeof scratch),
+	                 -EINVAL);
+
+	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
+	e->b.sink.attempt_to_delete_absent_owner = rec_absent_owner;
+	n_absent_keys = 0;
+	struct fake_obj *cr = fake_add(&e->f, "g.example/v1", "Gadget", "ns1", "own", "ouid", NULL);
+	struct fake_obj *cm = fake_add(&e->f, "v1", "ConfigMap", "ns1", "cm", "cmuid",
+	                               "[{\"apiVersion\":\"g.example/v1\",\"kind\":\"Gadget\","
+	                               "\"name\":\"own\",\"uid\":\"ouid\"}]");
+	observe(e, cr, GC_EVENT_ADD);
+	observe(e, cm, GC_EVENT_ADD);
+	cr->live = false;
+	observe_delete(e, cr);
+	assert_int_equal(n_absent_keys, 1);
+	assert_int_equal(e->rec.n_del, 0); /* not also queued by the plain uid */
+
+	/* a worker process with its own (empty) cache: the plain key cannot map the owner */
+	struct gc_absent_cache *other;
+	assert_int_equal(gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &other), 0);
+	struct gc_worker w = e->w;
+	w.absent = other;
+	struct gc_result res;
+	assert_int_equal(gc_attempt_to_delete_worker(&w, "cmuid", &res), GC_REQUEUE);
+	assert_int_equal(res.outcome, GC_REST_MAPPING);
+	assert_true(cm->live);
+	/* the key from the builder: absent without a mapping or a GET, the dependent is deleted */
+	e->f.n_calls = 0;
+	assert_int_equal(gc_attempt_to_delete_worker(&w, absent_keys[0], &res), GC_FORGET);
+	assert_false(cm->live);
+	assert_true(called(e, "DELETE v1/ConfigMap ns1/cm uid=cmuid rv=1 Background"));
+	assert_int_equal(fake_count(&e->f, "GET g.example/v1"), 0);
+	assert_true(gc_absent_cache_has(other, &owner));
+	gc_absent_cache_free(other);
+	env_free(e);
+}
+
 /* ---- scenarios ----------------------------------------------------------------------------- */
 #define RCREF(name, uid, block)                                                                    \
 	"{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"" name               \
@@ -1112,6 +1181,7 @@ int main(void)
 	        cmocka_unit_test(test_remove_finalizer_conflicts),
 	        cmocka_unit_test(test_crd_merge_patch_fallback),
 	        cmocka_unit_test(test_queue_keys),
+	        cmocka_unit_test(test_removed_owner_key_carries_absence),
 	        cmocka_unit_test(test_cascading_deletion),
 	        cmocka_unit_test(test_create_with_nonexistent_owner),
 	        cmocka_unit_test(test_solid_owner_does_not_block_waiting_owner),
