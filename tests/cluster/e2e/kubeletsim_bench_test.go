@@ -3,7 +3,8 @@ package e2e
 // TestBench_KubeletSim (make bench-kubeletsim): how fast the kubelet simulator turns Pending pods
 // into Running+Ready ones and finishes their graceful deletions on this machine's apiserver,
 // next to the raw rate at which a client-go client creates pods (the apiserver's write limit
-// here), and what it costs in CPU. KCMD_BENCH_SIM_PODS sets the pod count (default 3000).
+// here) and the rate client-go gets for the simulator's two writes (bind, status patch), and what
+// it costs in CPU. KCMD_BENCH_SIM_PODS sets the pod count (default 3000).
 
 import (
 	"context"
@@ -18,10 +19,37 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
+
+// hksParallel runs fn(0..n-1) on 32 goroutines; returns the seconds it took.
+func hksParallel(t *testing.T, n int, fn func(i int) error) float64 {
+	t.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				if err := fn(int(i)); err != nil {
+					t.Errorf("item %d: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start).Seconds()
+}
 
 // hksCPUSeconds is utime+stime of pid.
 func hksCPUSeconds(pid int) float64 {
@@ -122,6 +150,37 @@ func TestBench_KubeletSim(t *testing.T) {
 	}
 	createS := time.Since(start).Seconds()
 	fmt.Printf("bench: kubeletsim.client_creates_per_s %.0f pods/s\n", float64(n)/createS)
+
+	// The same two writes the simulator makes per pod, by client-go (32 at once), on pods bound
+	// to a node that is not the simulator's: what the apiserver gives a client for them here.
+	refNs := Namespace(t)
+	refN := n / 3
+	hksParallel(t, refN, func(i int) error {
+		_, err := cs.CoreV1().Pods(refNs).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("r-%d", i)},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}},
+			metav1.CreateOptions{})
+		return err
+	})
+	bindS := hksParallel(t, refN, func(i int) error {
+		return cs.CoreV1().Pods(refNs).Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("r-%d", i)},
+			Target: corev1.ObjectReference{Kind: "Node", Name: "hks-reference-node"}}, metav1.CreateOptions{})
+	})
+	patchS := hksParallel(t, refN, func(i int) error {
+		now := time.Now().UTC().Format(time.RFC3339)
+		body := fmt.Sprintf(`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":%q},`+
+			`{"type":"ContainersReady","status":"True","lastTransitionTime":%q},{"type":"Initialized","status":"True","lastTransitionTime":%q}],`+
+			`"hostIP":"10.1.0.1","podIP":"10.2.0.1","startTime":%q}}`, now, now, now, now)
+		_, err := cs.CoreV1().Pods(refNs).Patch(ctx, fmt.Sprintf("r-%d", i), types.StrategicMergePatchType, []byte(body),
+			metav1.PatchOptions{}, "status")
+		return err
+	})
+	if t.Failed() {
+		return
+	}
+	fmt.Printf("bench: kubeletsim.client_binds_per_s %.0f writes/s\n", float64(refN)/bindS)
+	fmt.Printf("bench: kubeletsim.client_status_patches_per_s %.0f writes/s\n", float64(refN)/patchS)
+	clientPodS := bindS/float64(refN) + patchS/float64(refN) // seconds per pod for bind + patch
+
 	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +209,7 @@ func TestBench_KubeletSim(t *testing.T) {
 	cpu1, icpu1 := hksCPUSeconds(simPid), hksCPUSeconds(infPid)
 	fmt.Printf("bench: kubeletsim.pods_ready_per_s %.0f pods/s\n", float64(n)/runS)
 	fmt.Printf("bench: kubeletsim.writes_per_s %.0f writes/s\n", float64(2*n)/runS)
-	fmt.Printf("bench: kubeletsim.ready_vs_client_create %.2f ratio\n", (float64(n)/runS)/(float64(n)/createS))
+	fmt.Printf("bench: kubeletsim.ready_vs_client_bind_and_patch %.2f ratio\n", (float64(n)/runS)*clientPodS)
 	fmt.Printf("bench: kubeletsim.sim_cpu_us_per_pod %.0f us\n", (cpu1-cpu0)*1e6/float64(n))
 	fmt.Printf("bench: kubeletsim.informerd_cpu_us_per_pod %.0f us\n", (icpu1-icpu0)*1e6/float64(n))
 
