@@ -390,11 +390,15 @@ static void ex_delete_pods(void *ud, const struct kube_replicaset *rs, const str
 	for (size_t i = 0; i < n; i++)
 		reqs[i] = (struct kube_request){ .verb = KUBE_DELETE, .version = "v1", .resource = "pods",
 						 .ns = pods[i]->meta.namespace, .name = pods[i]->meta.name };
-	(void)run_with_events(c, reqs, n, resps, NULL);
+	size_t *order = calloc(n + 1, sizeof(*order));
+	(void)run_with_events(c, reqs, n, resps, order);
 	for (size_t i = 0; i < n; i++) {
 		fill_result(&resps[i], resps[i].error.err, &results[i]);
 		kube_response_clear(&resps[i]);
 	}
+	for (size_t k = 0; order && k < n; k++)
+		results[order[k]].done_rank = (uint32_t)k;
+	free(order);
 out:
 	free(reqs);
 	free(resps);

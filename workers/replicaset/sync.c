@@ -552,6 +552,7 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 	const struct kube_pod **victims = malloc(n_active * sizeof *victims);
 	const char **keys = calloc((size_t)n, sizeof *keys);
 	struct rs_call_result *results = calloc((size_t)n, sizeof *results);
+	int32_t *done_order = NULL;
 	int err = 0;
 	char *err_msg = NULL;
 	if (!victims || !keys || !results) {
@@ -586,7 +587,18 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 		goto out;
 	}
 	ex->delete_pods(ex->ud, rs, victims, (size_t)n, results);
-	for (int32_t i = 0; i < n; i++) {
+	/* completion order (stable insertion sort by done_rank; n <= 500) */
+	done_order = malloc((size_t)n * sizeof *done_order); /* NULL: pod order */
+	for (int32_t k = 0; done_order && k < n; k++) {
+		int32_t j = k;
+		while (j > 0 && results[done_order[j - 1]].done_rank > results[k].done_rank) {
+			done_order[j] = done_order[j - 1];
+			j--;
+		}
+		done_order[j] = k;
+	}
+	for (int32_t k = 0; k < n; k++) {
+		int32_t i = done_order ? done_order[k] : k;
 		struct rs_call_result *cr = &results[i];
 		if (cr->err == 0) {
 			res->deleted++;
@@ -613,6 +625,7 @@ out:
 	free(keys);
 	free(victims);
 	free(results);
+	free(done_order);
 	if (err && !err_msg)
 		err_msg = strdup(strerror(-err));
 	*ret_msg = err_msg;

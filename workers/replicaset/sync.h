@@ -98,6 +98,9 @@ struct rs_call_result {
 	char *name;		    /* create: the server-assigned pod name */
 	char *rv;		    /* create: the created pod's resourceVersion (consistency store;
 				     * NULL = not reported: nothing recorded) */
+	uint32_t done_rank;	    /* delete: completion order (0 = first to finish); events and the
+				     * first error follow it, as upstream's goroutines and errCh. Equal
+				     * ranks (an executor that does not report it) keep pod order */
 };
 
 struct rs_executor {

@@ -284,6 +284,7 @@ static void test_deletes_and_event_repeat(void **state)
 	ex_delete_pods(C, &RS, pods, 2, r);
 	assert_int_equal(r[0].err, 0);
 	assert_int_equal(r[1].err, -ENOENT);
+	assert_true(r[0].done_rank != r[1].done_rank && r[0].done_rank + r[1].done_rank == 1);
 	free_results(r, 2);
 	/* the same event twice: the second is a PATCH of the first's Event, never in one batch */
 	ex_record_event(C, &RS, "Warning", "FailedCreate", "Error creating: boom");

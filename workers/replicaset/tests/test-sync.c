@@ -105,6 +105,7 @@ struct fake {
 	const char *get_uid;
 	bool get_deleting;
 	int update_err[4];
+	bool delete_reverse_rank; /* report the deletions as finishing last-to-first */
 	/* records */
 	int create_calls, batches[64], n_batches;
 	int delete_calls;
@@ -200,8 +201,13 @@ static void f_delete(void *ud, const struct kube_replicaset *rs, const struct ku
 		if (idx < MAXREC)
 			F.deleted[idx] = strdup(pods[i]->meta.name);
 		r[i].err = idx < 16 ? F.delete_err[idx] : 0;
-		if (r[i].err)
-			r[i].msg = strdup("boom");
+		if (r[i].err) {
+			char m[32];
+			snprintf(m, sizeof m, F.delete_reverse_rank && idx ? "boom %d" : "boom", idx);
+			r[i].msg = strdup(m);
+		}
+		if (F.delete_reverse_rank)
+			r[i].done_rank = (uint32_t)(n - 1 - i);
 	}
 }
 
@@ -1135,6 +1141,30 @@ static void test_metrics(void **state)
 	kube_object_free(rs);
 }
 
+/* deletions finish in any order: events and "the first error" follow the completion order */
+static void test_delete_completion_order(void **state)
+{
+	(void)state;
+	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 0});
+	struct kube_pod a = pod("a", &REF_US, KUBE_POD_RUNNING, true);
+	struct kube_pod b = pod("b", &REF_US, KUBE_POD_RUNNING, true);
+	struct kube_pod c = pod("c", &REF_US, KUBE_POD_RUNNING, true);
+	const struct kube_pod *pods[] = {&a, &b, &c};
+	F.delete_err[0] = -EREMOTEIO;
+	F.delete_err[1] = -EREMOTEIO;
+	F.delete_reverse_rank = true; /* pod 2 finished first, pod 0 last */
+	struct rs_sync_input in = input(rs, pods, 3);
+	struct rs_sync_result res;
+	assert_int_equal(rs_sync(&in, &EX, &res), -EREMOTEIO);
+	assert_int_equal(F.n_events, 3);
+	assert_string_equal(F.ev[0][1], "SuccessfulDelete");
+	assert_string_equal(F.ev[1][2], "Error deleting: boom 1");
+	assert_string_equal(F.ev[2][2], "Error deleting: boom");
+	assert_string_equal(res.err_msg, "unable to delete pods: boom 1");
+	rs_sync_result_free(&res);
+	kube_object_free(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1160,6 +1190,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_orphan_recheck, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_consistency_gate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_delete_completion_order, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
