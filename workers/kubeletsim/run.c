@@ -586,6 +586,48 @@ static int on_signal(struct ipc_source *src, const struct signalfd_siginfo *si, 
 	return 0;
 }
 
+/* ---- start-up scan ------------------------------------------------------------------------------ */
+
+struct scan {
+	struct ks *s;
+	unsigned added, failed;
+};
+
+static int scan_visit(const struct shm_obj *o, void *ud)
+{
+	struct scan *sc = ud;
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	struct ks_pod p;
+	int n;
+
+	if (ks_pod_from_obj(o, &p) < 0 || ks_decide(&p, 0, 0, 0, NULL) == KS_NONE)
+		return 0;
+	n = snprintf(key, sizeof(key), "%s/%s", p.ns, p.name);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return 0;
+	if (ipc_queue_add(sc->s->q, key) < 0)
+		sc->failed++;
+	else
+		sc->added++;
+	return 0;
+}
+
+/* A simulator that died with writes in flight left pods whose keys were already done: informerd
+ * has no event to give for them. So every start re-adds, from the arena, each pod that needs
+ * something (informerd's own resync does the same when the queue's owner restarts). */
+static void startup_scan(struct ks *s)
+{
+	struct scan sc = { .s = s };
+	int t = shm_reader_find_type(s->arena, "", "v1", "pods");
+
+	if (t < 0)
+		return; /* informerd has not registered pods yet: its events and resync will come */
+	ipc_queue_set_add_timeout(s->q, 5000000);
+	shm_reader_list(s->arena, (uint16_t)t, scan_visit, &sc);
+	ipc_queue_set_add_timeout(s->q, 100000);
+	log_v(1, "start-up scan: %u pods to look at%s", sc.added, sc.failed ? " (some could not be queued)" : "");
+}
+
 /* ---- main ------------------------------------------------------------------------------------- */
 
 static int env_fd(const char *name)
@@ -749,7 +791,7 @@ int ks_main(int argc, char **argv)
 		log_error("queue %s: %s", KS_QUEUE, strerror(-r));
 		return 1;
 	}
-	ipc_queue_set_add_timeout(s->q, 100000);
+	startup_scan(s);
 	s->started_us = s->last_stats_us = ipc_now_usec();
 	s->pod_seq = (uint64_t)(kube_time_now() / 1000000000) * 1009u; /* a restart does not reuse the first IPs */
 	if (ipc_loop_add_post(s->loop, &s->post, on_post, s) < 0 ||
