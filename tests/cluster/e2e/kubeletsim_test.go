@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,7 +222,7 @@ func TestKubeletSim_PodsBecomeReady(t *testing.T) {
 // With every controller off kcmd runs only informerd and the simulator (how `kcmd bench` drives
 // upstream kube-controller-manager): bare pods run, a Job's pod completes, a graceful delete
 // finishes, a pod bound to a node that is not the simulator's is left alone, and the ready delay
-// holds a bound pod Pending.
+// holds a bound pod Pending; killed, the simulator is restarted by the manager and carries on.
 func TestKubeletSim_SimulatorOnlyWithoutControllers(t *testing.T) {
 	hksCleanupSimNodes(t)
 	ns := Namespace(t)
@@ -302,6 +303,30 @@ func TestKubeletSim_SimulatorOnlyWithoutControllers(t *testing.T) {
 		t.Errorf("the other node's pod: %v (deletionTimestamp set expected, still present)", err)
 	}
 	_ = env.Client.CoreV1().Pods(ns).Delete(ctx, "elsewhere", metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+
+	// kill -9 the simulator: the manager restarts it and it carries on.
+	killed := 0
+	for pid, name := range childrenOf(p.cmd.Process.Pid) {
+		if name == "kcmd-worker" {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+				killed++
+			}
+		}
+	}
+	if killed != 1 {
+		t.Fatalf("killed %d simulator processes, want 1", killed)
+	}
+	mk("after-restart", nil, "")
+	Eventually(t, 60*time.Second, "a pod made after the restart Running and Ready", func() (bool, string) {
+		pod, err := env.Client.CoreV1().Pods(ns).Get(ctx, "after-restart", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return hksSimulated(pod, 0) == "", hksSimulated(pod, 0)
+	})
+	if !p.Logged("kubelet-simulator (workers) killed by signal 9; restarting") {
+		t.Errorf("the manager did not log the restart")
+	}
 }
 
 // A Node the simulator did not create makes kcmd --simulate-kubelet refuse to start, naming
