@@ -104,7 +104,12 @@ struct bench {
 	pthread_mutex_t smu;
 	pid_t kcmd_pid[MAX_KCMD];
 	int kcmd_port[MAX_KCMD];
-	pid_t kcm_pid;
+	pid_t kcm_pid;               /* upstream kcm started by the harness (not our child) */
+	pid_t kcm_direct[MAX_KCMD];  /* upstream kcm started by us (failover, restart) */
+	char kcm_bin[PATH_MAX];      /* the harness's binaries (tests/cluster/build.sh) */
+	double kcm_qps;
+	int kcm_burst;
+	bool kcm_le;
 	bool is_kcmd;
 	double root_cpu[MAX_KCMD + 1]; /* last cumulative CPU per root */
 	double cpu_acc;                /* monotonic CPU-seconds of the run */
@@ -218,19 +223,16 @@ static void stop_proc(pid_t pid, double grace_s)
 	kill(-pid, SIGKILL); /* anything of its group left behind */
 }
 
-/* Runs the test cluster command with args; its stdout into out (may be NULL), stderr to the log. */
-static int cluster(struct bench *b, char *out, size_t outlen, ...)
+/* Runs prog with args; its stdout into out (may be NULL), stderr to the cluster log. */
+static int run_tool(struct bench *b, const char *prog, char *out, size_t outlen, va_list ap)
 {
 	char *argv[16];
 	int argc = 0, pfd[2];
-	va_list ap;
 	char log[PATH_MAX + 32];
 
-	argv[argc++] = b->cluster_cmd;
-	va_start(ap, outlen);
+	argv[argc++] = (char *)prog;
 	for (char *a; argc < 15 && (a = va_arg(ap, char *));)
 		argv[argc++] = a;
-	va_end(ap);
 	argv[argc] = NULL;
 	fmt(log, sizeof(log), "%s/cluster.log", b->logdir);
 	if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -267,6 +269,36 @@ static int cluster(struct bench *b, char *out, size_t outlen, ...)
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+/* run_tool with its arguments inline, NULL-terminated. */
+static int run_tool_l(struct bench *b, const char *prog, char *out, size_t outlen, ...)
+{
+	va_list ap;
+	va_start(ap, outlen);
+	int r = run_tool(b, prog, out, outlen, ap);
+	va_end(ap);
+	return r;
+}
+
+#define cluster(b, out, outlen, ...) run_tool_l(b, (b)->cluster_cmd, out, outlen, __VA_ARGS__)
+
+/* tests/cluster/build.sh prints the directory of etcd, kube-apiserver, kube-controller-manager. */
+static int find_kcm_bin(struct bench *b)
+{
+	char prog[PATH_MAX + 16], out[PATH_MAX];
+
+	fmt(prog, sizeof(prog), "%s", b->cluster_cmd);
+	char *sl = strrchr(prog, '/');
+	if (!sl)
+		return -ENOENT;
+	fmt(sl + 1, sizeof(prog) - (size_t)(sl + 1 - prog), "build.sh");
+	int r = run_tool_l(b, prog, out, sizeof(out), (char *)NULL);
+	if (r < 0)
+		return r;
+	out[strcspn(out, "\n")] = 0;
+	fmt(b->kcm_bin, sizeof(b->kcm_bin), "%s/kube-controller-manager", out);
+	return access(b->kcm_bin, X_OK) == 0 ? 0 : -ENOENT;
 }
 
 static int free_port(void)
@@ -614,26 +646,17 @@ static void sample_locked(struct bench *b)
 	double mem = 0;
 	bool any = false;
 
-	if (b->is_kcmd) {
-		for (int i = 0; i < MAX_KCMD; i++) {
-			struct bench_tree t;
-			if (b->kcmd_pid[i] <= 0 || bench_tree_sample(b->kcmd_pid[i], &t) < 0)
-				continue;
-			any = true;
-			if (t.cpu_s > b->root_cpu[i])
-				b->cpu_acc += t.cpu_s - b->root_cpu[i];
-			b->root_cpu[i] = t.cpu_s;
-			mem += t.pss_mb;
-		}
-	} else if (b->kcm_pid > 0) {
+	/* roots: kcmd managers, or upstream kcm (ours, or the harness's in the last slot) */
+	for (int i = 0; i <= MAX_KCMD; i++) {
+		pid_t root = i == MAX_KCMD ? (b->is_kcmd ? 0 : b->kcm_pid) : b->is_kcmd ? b->kcmd_pid[i] : b->kcm_direct[i];
 		struct bench_tree t;
-		if (bench_tree_sample(b->kcm_pid, &t) == 0) {
-			any = true;
-			if (t.cpu_s > b->root_cpu[MAX_KCMD])
-				b->cpu_acc += t.cpu_s - b->root_cpu[MAX_KCMD];
-			b->root_cpu[MAX_KCMD] = t.cpu_s;
-			mem = t.rss_mb;
-		}
+		if (root <= 0 || bench_tree_sample(root, &t) < 0)
+			continue;
+		any = true;
+		/* a smaller count than last time: a new process in this slot (upstream restarted) */
+		b->cpu_acc += t.cpu_s >= b->root_cpu[i] ? t.cpu_s - b->root_cpu[i] : t.cpu_s;
+		b->root_cpu[i] = t.cpu_s;
+		mem += b->is_kcmd ? t.pss_mb : t.rss_mb;
 	}
 	if (!any)
 		return;
@@ -1105,6 +1128,45 @@ static void stop_upstream(struct bench *b)
 	cluster(b, NULL, 0, "kcm", "stop", (char *)NULL);
 }
 
+/* Upstream kcm started by the driver (the harness runs one, without leader election): for
+ * failover (two, leader election on a Lease of their own) and restart (one, restarted at once by
+ * the driver as its supervisor would). */
+static int start_kcm_direct(struct bench *b, int slot, const char *tag)
+{
+	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_le[64], a_lease[96], log[PATH_MAX + 64];
+	char *argv[] = { b->kcm_bin, a_kc, a_le, a_lease, "--use-service-account-credentials=false",
+			 "--controllers=replicaset-controller,garbage-collector-controller", a_qps, a_burst,
+			 "--secure-port=0", "--v=2", NULL };
+
+	fmt(a_kc, sizeof(a_kc), "--kubeconfig=%s", b->kubeconfig);
+	fmt(a_le, sizeof(a_le), "--leader-elect=%s", b->kcm_le ? "true" : "false");
+	fmt(a_lease, sizeof(a_lease), "--leader-elect-resource-name=kcm-bench-%d", (int)getpid());
+	fmt(a_qps, sizeof(a_qps), "--kube-api-qps=%g", b->kcm_qps);
+	fmt(a_burst, sizeof(a_burst), "--kube-api-burst=%d", b->kcm_burst);
+	fmt(log, sizeof(log), "%s/kcm-%s-%d.log", b->logdir, tag, slot);
+	pid_t pid = spawn(argv, log, NULL);
+	if (pid < 0)
+		return (int)pid;
+	pthread_mutex_lock(&b->smu);
+	b->kcm_direct[slot] = pid;
+	pthread_mutex_unlock(&b->smu);
+	say("started upstream kube-controller-manager (pid %d, leader election %s, log %s)", (int)pid,
+	    b->kcm_le ? "on" : "off", log);
+	return 0;
+}
+
+static void stop_kcm_direct(struct bench *b)
+{
+	for (int i = 0; i < MAX_KCMD; i++) {
+		pid_t pid;
+		pthread_mutex_lock(&b->smu);
+		pid = b->kcm_direct[i];
+		b->kcm_direct[i] = 0;
+		pthread_mutex_unlock(&b->smu);
+		stop_proc(pid, 20);
+	}
+}
+
 static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, struct prom_counts *api_at_kill)
 {
 	char tag[32], log[PATH_MAX + 64];
@@ -1112,6 +1174,34 @@ static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, st
 
 	k->done = true;
 	api_counts(b, api_at_kill);
+	if (!b->is_kcmd) {
+		snprintf(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
+		int slot = -1;
+		for (int i = 0; i < MAX_KCMD && slot < 0; i++) {
+			fmt(log, sizeof(log), "%s/kcm-%s-%d.log", b->logdir, tag, i);
+			if (b->kcm_direct[i] > 0 && (!k->failover || file_has(log, "successfully acquired lease")))
+				slot = i;
+		}
+		if (slot < 0) {
+			say("warning: no upstream kcm %s; nothing killed", k->failover ? "logged a lease" : "runs");
+			return;
+		}
+		victim = b->kcm_direct[slot];
+		pthread_mutex_lock(&b->mu);
+		b->kill_t = now_s();
+		b->resume_t = 0;
+		pthread_mutex_unlock(&b->mu);
+		kill(victim, SIGKILL);
+		wait_pid(victim, 5);
+		say("killed %s upstream kube-controller-manager (pid %d) with SIGKILL", k->failover ? "the leading" : "the",
+		    (int)victim);
+		pthread_mutex_lock(&b->smu);
+		b->kcm_direct[slot] = 0;
+		pthread_mutex_unlock(&b->smu);
+		if (!k->failover && start_kcm_direct(b, slot, tag) < 0)
+			say("warning: could not restart upstream kcm");
+		return;
+	}
 	if (k->failover) {
 		fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
 		for (int i = 0; i < MAX_KCMD && !victim; i++) {
@@ -1259,14 +1349,29 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	pthread_mutex_unlock(&b->smu);
 
 	bool failover = o->workload == BENCH_FAILOVER;
-	if (upstream) {
+	bool killing = failover || o->workload == BENCH_RESTART;
+	if (upstream && killing) {
+		b->kcm_qps = qps;
+		b->kcm_burst = burst;
+		b->kcm_le = failover;
+		r = start_kcm_direct(b, 0, tag);
+		if (r == 0 && failover) {
+			double end = now_s() + 60;
+			fmt(path, sizeof(path), "%s/kcm-%s-0.log", b->logdir, tag);
+			while (!file_has(path, "successfully acquired lease") && now_s() < end && !interrupted)
+				sleep_s(0.25);
+			r = start_kcm_direct(b, 1, tag);
+		}
+		if (r == 0)
+			sleep_s(5); /* no endpoint to poll (secure-port 0): let its informers sync */
+	} else if (upstream) {
 		r = start_upstream(b, qps, burst);
 		if (r == 0)
 			sleep_s(5); /* no endpoint to poll (secure-port 0): let its informers sync */
 	} else {
 		r = start_kcmd(b, 0, qps, burst, failover, tag);
 		if (r == 0 && failover) {
-			/* the first one leads; the second waits as a warm standby */
+			/* the first one leads; the second waits as the standby */
 			double end = now_s() + 60;
 			fmt(path, sizeof(path), "%s/kcmd-%s-0.log", b->logdir, tag);
 			while (!file_has(path, "became leader") && now_s() < end && !interrupted)
@@ -1386,7 +1491,9 @@ out:
 		fclose(b->series);
 	b->series = NULL;
 	pthread_mutex_unlock(&b->smu);
-	if (upstream)
+	if (upstream && killing)
+		stop_kcm_direct(b);
+	else if (upstream)
 		stop_upstream(b);
 	else
 		stop_kcmds(b);
@@ -1481,6 +1588,7 @@ static void on_signal(int sig)
 static void teardown(struct bench *b)
 {
 	stop_kcmds(b);
+	stop_kcm_direct(b);
 	if (b->kcm_pid)
 		stop_upstream(b);
 	if (b->sim_pid > 0) {
@@ -1810,10 +1918,12 @@ int kcmd_bench_main(int argc, char **argv)
 	if (!b->o.simulate_kubelet)
 		say("no kubelet simulator: pods become Ready only if real nodes run them");
 
-	bool compare = b->o.compare_upstream && b->o.workload != BENCH_FAILOVER && b->o.workload != BENCH_RESTART;
-	if (b->o.compare_upstream && !compare)
-		say("note: %s runs kcmd only (upstream kcm is not started with leader election by the harness)",
+	bool compare = b->o.compare_upstream;
+	if (compare && (b->o.workload == BENCH_FAILOVER || b->o.workload == BENCH_RESTART) && find_kcm_bin(b) < 0) {
+		say("note: kube-controller-manager not found through tests/cluster/build.sh: %s runs kcmd only",
 		    bench_workload_name(b->o.workload));
+		compare = false;
+	}
 	int runidx = 0;
 	for (int lim = 0; lim < (b->o.unlimited ? 2 : 1) && !interrupted; lim++) {
 		run_pass(b, runidx++, false, lim == 1);
