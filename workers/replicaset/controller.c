@@ -45,9 +45,15 @@ struct pev {
 	struct rs_evc_event ev; /* strings owned (component/kind/api_version are constants) */
 	char *rs_rv;		/* involvedObject.resourceVersion */
 	struct rs_evc_result res;
+	int tries;		/* writes that failed without an answer so far */
+	uint64_t not_before;	/* retry: not before this ipc_now_usec() */
 };
 
 #define RSC_MAX_PENDING_EVENTS 256
+/* client-go's recordToSink: an Event write that got no answer from the server (not a Status) is
+ * tried up to 12 times, 10 s apart (the first wait random within those 10 s) */
+#define RSC_EVENT_MAX_TRIES 12
+static uint64_t rsc_event_retry_usec = 10000000; /* tests shorten it */
 
 struct rsc {
 	struct wk_ctx *ctx;
@@ -58,6 +64,8 @@ struct rsc {
 	char host[256];
 	struct pev pend[RSC_MAX_PENDING_EVENTS];
 	size_t n_pend;
+	struct pev retry[RSC_MAX_PENDING_EVENTS]; /* failed writes waiting to be tried again */
+	size_t n_retry;
 };
 
 static const char *const rs_queues[] = { "replicaset", NULL };
@@ -113,6 +121,8 @@ static void rsc_fini(void *state)
 	struct rsc *c = state;
 
 	flush_events(c);
+	for (size_t i = 0; i < c->n_retry; i++)
+		pev_free(&c->retry[i]);
 	rs_evc_free(c->evc);
 	rs_exp_detach(c->exp);
 	free(c);
@@ -249,6 +259,18 @@ static void events_done(struct rsc *c, struct kube_response *resps)
 									  .ns = p->ev.ns && p->ev.ns[0] ? p->ev.ns : "default",
 									  .body = body, .body_len = strlen(body) };
 			}
+		} else if (resps[i].http_code == 0 && p->tries + 1 < RSC_EVENT_MAX_TRIES &&
+			   c->n_retry < RSC_MAX_PENDING_EVENTS) {
+			/* no answer (connection, timeout): hold it and try again later */
+			uint64_t wait = rsc_event_retry_usec;
+			if (p->tries == 0)
+				wait = (uint64_t)((double)wait * ((double)random() / ((double)RAND_MAX + 1.0)));
+			log_v(2, "recording event %s on %s/%s failed: %s (will retry)", p->ev.reason, p->ev.ns, p->ev.name,
+			      strerror(-err));
+			p->tries++;
+			p->not_before = ipc_now_usec() + wait;
+			c->retry[c->n_retry++] = *p;
+			memset(p, 0, sizeof(*p)); /* moved */
 		} else {
 			log_v(2, "recording event %s on %s/%s failed: %s", p->ev.reason, p->ev.ns, p->ev.name,
 			      resps[i].error.message[0] ? resps[i].error.message : strerror(-err));
@@ -278,9 +300,25 @@ static void events_done(struct rsc *c, struct kube_response *resps)
 
 /* Runs n pod requests together with the queued Event writes; pod responses in resps[0..n),
  * order[] (may be NULL) the pod requests' completion order. */
+/* Moves the retries that are due into the queue (as far as it has room). */
+static void take_due_retries(struct rsc *c)
+{
+	uint64_t now = ipc_now_usec();
+	size_t kept = 0;
+
+	for (size_t i = 0; i < c->n_retry; i++) {
+		if (c->retry[i].not_before <= now && c->n_pend < RSC_MAX_PENDING_EVENTS)
+			c->pend[c->n_pend++] = c->retry[i];
+		else
+			c->retry[kept++] = c->retry[i];
+	}
+	c->n_retry = kept;
+}
+
 static int run_with_events(struct rsc *c, const struct kube_request *pod_reqs, size_t n, struct kube_response *resps,
 			   size_t *order)
 {
+	take_due_retries(c);
 	size_t total = n + c->n_pend, k = n, j = 0;
 	struct kube_request *reqs = calloc(total + 1, sizeof(*reqs));
 	struct kube_response *all = calloc(total + 1, sizeof(*all));
@@ -324,6 +362,7 @@ out:
 
 static void flush_events(struct rsc *c)
 {
+	take_due_retries(c);
 	if (c->n_pend)
 		(void)run_with_events(c, NULL, 0, NULL, NULL);
 }

@@ -34,6 +34,7 @@ static struct {
 	int n_pod_posts;
 	int hold_pod_posts;    /* > 0: answer no pod POST before this many arrived (2 s, then 500) */
 	bool expire_events;    /* PATCH of an Event answers 404 */
+	bool drop_events;      /* an Event POST gets no answer: the connection is shut */
 } S;
 
 static const char NOT_FOUND[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
@@ -79,8 +80,13 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 	}
 	if (!strcmp(method, "DELETE"))
 		return strstr(path, "/gone") ? answer(fd, 404, NOT_FOUND) : answer(fd, 200, "{\"kind\":\"Pod\"}");
-	if (!strcmp(method, "POST") && strstr(path, "/events"))
+	if (!strcmp(method, "POST") && strstr(path, "/events")) {
+		if (S.drop_events) {
+			shutdown(fd, SHUT_RDWR);
+			return;
+		}
 		return answer(fd, 201, "{\"kind\":\"Event\"}");
+	}
 	if (!strcmp(method, "PATCH") && strstr(path, "/events/"))
 		return S.expire_events ? answer(fd, 404, NOT_FOUND) : answer(fd, 200, "{\"kind\":\"Event\"}");
 	if (!strcmp(method, "PATCH") && strstr(path, "/replicasets/rs/status"))
@@ -205,6 +211,8 @@ static int teardown(void **state)
 {
 	(void)state;
 	flush_events(C);
+	for (size_t i = 0; i < C->n_retry; i++)
+		pev_free(&C->retry[i]);
 	rs_evc_free(C->evc);
 	free(C);
 	kube_client_free(ctx.kc);
@@ -324,12 +332,33 @@ static void test_written_versions(void **state)
 	free(msg);
 }
 
+/* a write without an answer is held and tried again (client-go: up to 12 tries, 10 s apart) */
+static void test_event_retry(void **state)
+{
+	(void)state;
+	rsc_event_retry_usec = 0;
+	S.drop_events = true;
+	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: x");
+	flush_events(C);
+	assert_int_equal(C->n_pend, 0);
+	assert_int_equal(C->n_retry, 1);
+	assert_int_equal(C->retry[0].tries, 1);
+	assert_int_equal(count("POST", "/events"), 1);
+	S.drop_events = false;
+	flush_events(C);
+	assert_int_equal(C->n_retry, 0);
+	assert_int_equal(count("POST", "/events"), 2);
+	assert_non_null(strstr(last_body("POST", "/events"), "\"message\":\"Created pod: x\""));
+	rsc_event_retry_usec = 10000000;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_batch_concurrent_with_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deletes_and_event_repeat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_written_versions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_retry, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
