@@ -91,6 +91,7 @@ struct ks {
 	uint64_t last_running, last_stats_us, started_us;
 	uint64_t n_done, done_usec; /* answered writes and their summed latency (stats) */
 	uint64_t n_conns;           /* connections opened (HTTP/2 should keep this at 1) */
+	unsigned ticks;
 	double best_rate;
 };
 
@@ -254,6 +255,12 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 		if (!s->stopping)
 			retry_later(s, e->key);
 		dirty = false;
+	}
+	if ((r->err == 0 && op->act == KS_DELETE) || r->err == -ENOENT) {
+		/* Gone (or going): no key comes for a deleted pod (the handler table has no
+		 * on_delete), so the entry goes now. */
+		dirty = false;
+		ent_del(s, e);
 	}
 	if (dirty && !s->stopping) {
 		int ar = ipc_queue_add(s->q, e->key);
@@ -568,8 +575,41 @@ static void log_stats(struct ks *s, bool final)
 	s->n_done = s->done_usec = 0;
 }
 
+/* Entries of pods that left the arena without a key (deleted by someone else while an entry
+ * was kept) go here, once a minute. */
+static void sweep(struct ks *s)
+{
+	struct shm_obj o = SHM_OBJ_INIT;
+	size_t gone = 0;
+
+	if (s->pod_type < 0)
+		return;
+	for (size_t i = 0; i < s->tab_cap; i++)
+		for (struct ent *e = s->tab[i], *next; e; e = next) {
+			char *slash = strchr(e->key, '/');
+			int r;
+			next = e->next;
+			if (e->inflight || !slash)
+				continue;
+			*slash = 0;
+			r = shm_reader_get(s->arena, (uint16_t)s->pod_type, e->key, slash + 1, &o);
+			*slash = '/';
+			if (r == -ENOENT) {
+				ent_del(s, e);
+				gone++;
+			}
+		}
+	shm_obj_release(&o);
+	if (gone)
+		log_v(2, "dropped %zu entries of pods no longer cached", gone);
+}
+
 static int on_stats_timer(struct ipc_source *src, uint64_t now, void *ud)
 {
+	struct ks *s = ud;
+
+	if (++s->ticks % 6 == 0)
+		sweep(s);
 	log_stats(ud, false);
 	return ipc_source_set_time(src, now + KS_STATS_US);
 }
