@@ -752,7 +752,9 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 	if (r < 0)
 		goto fail;
 
-	bool list_like = req->verb == KUBE_LIST || req->verb == KUBE_WATCH;
+	/* A WATCH streams single objects: client-go's metadata client watches with
+	 * as=PartialObjectMetadata. Asked for ...List, the apiserver answers 200 and sends no event. */
+	bool list_like = req->verb == KUBE_LIST;
 	snprintf(x->fx.accept, sizeof(x->fx.accept), "%s",
 	         req->accept          ? req->accept
 	         : req->metadata_only ? (list_like ? ACCEPT_META_LIST : ACCEPT_META_ONE)

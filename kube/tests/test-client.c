@@ -503,6 +503,43 @@ static void test_watch_sync(void **state)
 	server_stop();
 }
 
+/* A metadata-only WATCH asks for PartialObjectMetadata (one object per event, as client-go's
+ * metadata client does), a metadata-only LIST for PartialObjectMetadataList. */
+static void test_watch_metadata_accept(void **state)
+{
+	(void)state;
+	const char *script[] = {WATCH, R200};
+	server_start(script, 2);
+	struct kube_client *c = client(0, 1);
+	struct kube_response resp;
+	struct evs e = {0};
+	struct kube_request w = {.verb = KUBE_WATCH,
+	                         .version = "v1",
+	                         .resource = "configmaps",
+	                         .resource_version = "5",
+	                         .timeout_seconds = 5,
+	                         .metadata_only = true};
+	assert_int_equal(kube_client_request(c, &w, on_ev, &e, &resp), 0);
+	kube_response_clear(&resp);
+	struct kube_request l = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "configmaps",
+	                         .metadata_only = true};
+	assert_int_equal(kube_client_request(c, &l, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 2);
+	assert_non_null(strstr(srv.req[0], "GET /api/v1/configmaps?watch=true"));
+	assert_non_null(strstr(srv.req[0],
+	                       "\r\nAccept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;"
+	                       "v=v1,application/json\r\n"));
+	assert_non_null(strstr(srv.req[1], "GET /api/v1/configmaps "));
+	assert_non_null(strstr(srv.req[1],
+	                       "\r\nAccept: application/json;as=PartialObjectMetadataList;"
+	                       "g=meta.k8s.io;v=v1,application/json\r\n"));
+	kube_client_free(c);
+	server_stop();
+}
+
 static void test_reauth(void **state)
 {
 	(void)state;
@@ -819,6 +856,7 @@ int main(void)
 	        cmocka_unit_test(test_patch_delete),
 	        cmocka_unit_test(test_limiter),
 	        cmocka_unit_test(test_watch_sync),
+	        cmocka_unit_test(test_watch_metadata_accept),
 	        cmocka_unit_test(test_reauth),
 	        cmocka_unit_test(test_reauth_exec),
 	        cmocka_unit_test(test_nonblocking),
