@@ -1179,7 +1179,7 @@ static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, st
 		int slot = -1;
 		for (int i = 0; i < MAX_KCMD && slot < 0; i++) {
 			fmt(log, sizeof(log), "%s/kcm-%s-%d.log", b->logdir, tag, i);
-			if (b->kcm_direct[i] > 0 && (!k->failover || file_has(log, "successfully acquired lease")))
+			if (b->kcm_direct[i] > 0 && (!k->failover || file_has(log, "acquired lease")))
 				slot = i;
 		}
 		if (slot < 0) {
@@ -1358,7 +1358,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 		if (r == 0 && failover) {
 			double end = now_s() + 60;
 			fmt(path, sizeof(path), "%s/kcm-%s-0.log", b->logdir, tag);
-			while (!file_has(path, "successfully acquired lease") && now_s() < end && !interrupted)
+			while (!file_has(path, "acquired lease") && now_s() < end && !interrupted)
 				sleep_s(0.25);
 			r = start_kcm_direct(b, 1, tag);
 		}
