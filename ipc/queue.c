@@ -1655,10 +1655,14 @@ int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop,
 	struct ipc_q_worker *w = q->w;
 	atomic_store_explicit(&w->waiting, 1, RELAXED);
 	atomic_thread_fence(SEQ_CST); /* pairs with wake_flag() in dispatch */
-	uint32_t expected = 1;
+	/* Wait while the flag is 1. Ready already: put the flag back to 0 ourselves, so the wait
+	 * sees 0 != 1 and fires at once. (Waiting for 0 instead raced with dispatch: the owner may
+	 * turn the flag to 0 before the loop submits the wait, which then sleeps on a 0 nobody
+	 * wakes; the owner only ever turns 1 into 0.) */
+	const uint32_t expected = 1;
 	if (lease_ready(w, atomic_load_explicit(&w->lease_head, RELAXED)) ||
 	    atomic_load_explicit(&q->h->closed, ACQUIRE))
-		expected = 0; /* fire at once: the wait sees 0 != ... (the flag is 1) -> -EAGAIN */
+		atomic_store_explicit(&w->waiting, 0, RELAXED);
 	if (q->watch)
 		return ipc_source_futex_arm(q->watch, expected);
 	return ipc_loop_add_futex(loop, &q->watch, (const uint32_t *)&w->waiting, expected,

@@ -509,6 +509,49 @@ static void test_handler_table(void **state)
 	close(qfd2);
 }
 
+/* The simulator's queue pattern (prefetch > 1, keys taken outside the watch callback): a watch
+ * armed while a lease is already in the ring must fire even when the owner dispatches more in
+ * between (it turns the worker's wait flag to 0 before the loop submits the wait). The simulator
+ * once hung with 6,000 keys queued this way. */
+static int hks_fired;
+static void on_fire(struct ipc_queue *q, void *ud)
+{
+	(void)q;
+	(void)ud;
+	hks_fired++;
+}
+
+static void test_queue_watch_when_ready(void **state)
+{
+	struct ipc_loop *loop;
+	struct ipc_queue_owner *o;
+	struct ipc_queue *w;
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	int fd = ipc_queue_memfd_create(KS_QUEUE);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(ipc_queue_owner_new(&o, loop, fd, NULL), 0);
+	assert_int_equal(ipc_queue_attach(&w, fd, IPC_QUEUE_WORKER, 8), 0);
+	assert_int_equal(ipc_queue_owner_pump(o), 0);
+	assert_int_equal(ipc_queue_owner_add(o, "ns/a"), 0);
+	assert_int_equal(ipc_queue_owner_pump(o), 0); /* a lease is in the worker's ring */
+	hks_fired = 0;
+	assert_int_equal(ipc_queue_watch(w, loop, on_fire, NULL), 0);
+	assert_int_equal(ipc_queue_owner_add(o, "ns/b"), 0);
+	assert_int_equal(ipc_queue_owner_pump(o), 0); /* dispatch before the wait is submitted */
+	for (int i = 0; i < 5 && !hks_fired; i++)
+		ipc_loop_run_once(loop, 200000);
+	assert_int_equal(hks_fired, 1);
+	assert_true(ipc_queue_get(w, key, sizeof(key), 0) > 0);
+	assert_int_equal(ipc_queue_done(w, IPC_QUEUE_DONE_FORGET, 0), 0);
+	ipc_queue_free(w);
+	ipc_queue_owner_free(o);
+	ipc_loop_free(loop);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -523,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_scan_node_list),
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_handler_table),
+		cmocka_unit_test(test_queue_watch_when_ready),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
