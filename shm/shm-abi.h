@@ -29,12 +29,12 @@
 #include <stdint.h>
 
 #define SHM_ABI_MAGIC   UINT64_C(0x314d4853444d434b) /* "KCMDSHM1" little-endian */
-#define SHM_ABI_VERSION 1u
+#define SHM_ABI_VERSION 2u
 
 #define SHM_ABI_UNIT_SHIFT   4u  /* blocks are 16-byte aligned; refs count 16-byte units */
 #define SHM_ABI_REGION_SHIFT 16u /* regions are carved in 64 KiB units */
 #define SHM_ABI_REGION_SIZE  (UINT64_C(1) << SHM_ABI_REGION_SHIFT)
-#define SHM_ABI_MAX_TYPES    64u
+#define SHM_ABI_MAX_TYPES    1024u /* every deletable resource of a cluster with many CRDs (the GC watches them all) */
 #define SHM_ABI_HCHUNK_SHIFT 12u /* 4096 handle slots per handle chunk */
 #define SHM_ABI_HCHUNK_SLOTS (1u << SHM_ABI_HCHUNK_SHIFT)
 #define SHM_ABI_HDIR_SLOTS   4096u /* chunks: 16 Mi handles at most */

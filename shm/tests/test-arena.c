@@ -211,7 +211,7 @@ static void test_register_type(void **state)
 	assert_int_equal(ti.record_kind, SHM_RECORD_REPLICASET);
 	assert_string_equal(ti.rv, "");
 	assert_false(ti.synced);
-	assert_int_equal(shm_reader_type_info(f->w, 63 + 1, &ti), -EINVAL);
+	assert_int_equal(shm_reader_type_info(f->w, SHM_ABI_MAX_TYPES, &ti), -EINVAL);
 	/* reader-side argument errors */
 	assert_int_equal(shm_reader_type_info(f->w, (uint16_t)f->rs, NULL), -EINVAL);
 	assert_int_equal(shm_reader_find_type(f->w, "", NULL, "pods"), -EINVAL);
