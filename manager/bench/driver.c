@@ -174,7 +174,8 @@ static pid_t spawn(char *const argv[], const char *logpath, const char *cluster_
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
-		int fd = open(logpath ? logpath : "/dev/null", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		/* a fresh log: the driver greps it (leadership), old runs must not answer */
+		int fd = open(logpath ? logpath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);
@@ -1131,7 +1132,7 @@ static void stop_upstream(struct bench *b)
 /* Upstream kcm started by the driver (the harness runs one, without leader election): for
  * failover (two, leader election on a Lease of their own) and restart (one, restarted at once by
  * the driver as its supervisor would). */
-static int start_kcm_direct(struct bench *b, int slot, const char *tag)
+static int start_kcm_direct(struct bench *b, int slot, const char *tag, bool restarted)
 {
 	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_le[64], a_lease[96], log[PATH_MAX + 64];
 	char *argv[] = { b->kcm_bin, a_kc, a_le, a_lease, "--use-service-account-credentials=false",
@@ -1143,7 +1144,7 @@ static int start_kcm_direct(struct bench *b, int slot, const char *tag)
 	fmt(a_lease, sizeof(a_lease), "--leader-elect-resource-name=kcm-bench-%d", (int)getpid());
 	fmt(a_qps, sizeof(a_qps), "--kube-api-qps=%g", b->kcm_qps);
 	fmt(a_burst, sizeof(a_burst), "--kube-api-burst=%d", b->kcm_burst);
-	fmt(log, sizeof(log), "%s/kcm-%s-%d.log", b->logdir, tag, slot);
+	fmt(log, sizeof(log), "%s/kcm-%s-%d%s.log", b->logdir, tag, slot, restarted ? "-restarted" : "");
 	pid_t pid = spawn(argv, log, NULL);
 	if (pid < 0)
 		return (int)pid;
@@ -1198,7 +1199,7 @@ static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, st
 		pthread_mutex_lock(&b->smu);
 		b->kcm_direct[slot] = 0;
 		pthread_mutex_unlock(&b->smu);
-		if (!k->failover && start_kcm_direct(b, slot, tag) < 0)
+		if (!k->failover && start_kcm_direct(b, slot, tag, true) < 0)
 			say("warning: could not restart upstream kcm");
 		return;
 	}
@@ -1354,13 +1355,13 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 		b->kcm_qps = qps;
 		b->kcm_burst = burst;
 		b->kcm_le = failover;
-		r = start_kcm_direct(b, 0, tag);
+		r = start_kcm_direct(b, 0, tag, false);
 		if (r == 0 && failover) {
 			double end = now_s() + 60;
 			fmt(path, sizeof(path), "%s/kcm-%s-0.log", b->logdir, tag);
 			while (!file_has(path, "acquired lease") && now_s() < end && !interrupted)
 				sleep_s(0.25);
-			r = start_kcm_direct(b, 1, tag);
+			r = start_kcm_direct(b, 1, tag, false);
 		}
 		if (r == 0)
 			sleep_s(5); /* no endpoint to poll (secure-port 0): let its informers sync */
