@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -213,16 +214,27 @@ func TestBench_KubeletSim(t *testing.T) {
 	fmt.Printf("bench: kubeletsim.sim_cpu_us_per_pod %.0f us\n", (cpu1-cpu0)*1e6/float64(n))
 	fmt.Printf("bench: kubeletsim.informerd_cpu_us_per_pod %.0f us\n", (icpu1-icpu0)*1e6/float64(n))
 
-	// Graceful deletions (30 s grace) finished by the simulator.
+	// Graceful deletions (30 s grace) finished by the simulator: a pod is gone only once the
+	// simulator's grace-0 DELETE went through.
 	list, err = cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	if err := cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(30))},
-		metav1.ListOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// One DELETE per pod, 32 at once (a DeleteCollection of 10,000 pods outlives the
+	// apiserver's 60 s request timeout here); the watch below runs meanwhile.
+	deleted := make(chan struct{})
+	go func() {
+		defer close(deleted)
+		hksParallel(t, n, func(i int) error {
+			err := cs.CoreV1().Pods(ns).Delete(ctx, fmt.Sprintf("p-%d", i), metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(30))})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+	}()
+	defer func() { <-deleted }()
 	last = hksWatchCount(t, cs, ns, list.ResourceVersion, n, 10*time.Minute, func(ev watch.Event, _ *corev1.Pod) bool {
 		return ev.Type == watch.Deleted
 	})
