@@ -81,10 +81,20 @@ func gceStart(t *testing.T) string {
 	}
 	useSharedRS(t)
 	ns := rsNamespace(t)
+	from := len(gceGC.Logs())
 	t.Cleanup(func() {
 		if t.Failed() {
 			dumpKcmdLogs(t, gceGC)
 			gceDumpNamed(t, "kube-controller-manager", gceKCM, ns)
+		} else if os.Getenv("KCMD_GCE_LOGS") != "" {
+			// debugging aid: every line the GC logged while t ran (run one test at a time)
+			l := gceGC.Logs()[from:]
+			if len(l) > 1000 {
+				l = l[len(l)-1000:]
+			}
+			for _, x := range l {
+				t.Logf("kcmd-gc: %s", x)
+			}
 		}
 	})
 	return ns

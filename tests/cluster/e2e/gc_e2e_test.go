@@ -13,6 +13,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -448,4 +452,62 @@ func TestGC_ShouldDeleteJobsAndPodsCreatedByCronjob(t *testing.T) {
 		t.Fatalf("deleting the CronJob: %v", err)
 	}
 	gceWaitCounts(t, 2*time.Minute, ns, map[string]int{"CronJobs": 0, "Jobs": 0, "Pods": 0})
+}
+
+// TestGC_MetadataOnlyMonitorsSeeWatchEvents is not an upstream scenario: it guards the path
+// every GC monitor of a discovered resource takes (a metadata-only informer in informerd). A
+// metadata-only WATCH once asked for as=PartialObjectMetadataList, which the apiserver answers
+// with 200 and no events, so changes reached the GC only through relists with growing backoff
+// (seconds, then tens of seconds). Checked: ConfigMap creations arrive as watch events, with no
+// relist and no WatchList fallback.
+func TestGC_MetadataOnlyMonitorsSeeWatchEvents(t *testing.T) {
+	t.Parallel()
+	ns := rsNamespace(t)
+	h := holdArena(t)
+	mpath := filepath.Join(t.TempDir(), "metrics")
+	p := startInformerd(t, h.path, mpath, "--discover-deletable", "--discovery-period=30")
+	waitSynced(t, p)
+	ctx := context.Background()
+	Eventually(t, 60*time.Second, "a ConfigMap informer synced", func() (bool, string) {
+		return gceInfMetric(t, mpath, "configmaps", "synced") == 1, "not yet"
+	})
+	for i := 0; i < 3; i++ {
+		cm, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm%d", i)}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := "configmaps/" + string(cm.UID)
+		Eventually(t, 30*time.Second, cm.Name+" in the arena", func() (bool, string) {
+			a, err := arenaSet(t, h.path, ns)
+			if err != nil {
+				return false, err.Error()
+			}
+			return a[key] == cm.ResourceVersion, fmt.Sprintf("arena has %q", a[key])
+		})
+	}
+	for name, want := range map[string]int64{"relists": 0, "watch_list_fallbacks": 0} {
+		if got := gceInfMetric(t, mpath, "configmaps", name); got != want {
+			t.Errorf("configmaps %s = %d, want %d", name, got, want)
+		}
+	}
+	if got := gceInfMetric(t, mpath, "configmaps", "watch_events"); got < 3 {
+		t.Errorf("configmaps watch_events = %d, want >= 3 (the creations)", got)
+	}
+}
+
+// gceInfMetric is one per-resource counter of informerd's metrics file (-1 if absent).
+func gceInfMetric(t *testing.T, path, res, name string) int64 {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(env.KcmdBinDir, "kcmd-cachedump"), "metrics", path).Output()
+	if err != nil {
+		t.Fatalf("kcmd-cachedump metrics: %v", err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 && f[0] == res && f[1] == name {
+			v, _ := strconv.ParseInt(f[2], 10, 64)
+			return v
+		}
+	}
+	return -1
 }
