@@ -1378,6 +1378,13 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 			while (!file_has(path, "became leader") && now_s() < end && !interrupted)
 				sleep_s(0.25);
 			r = start_kcmd(b, 1, qps, burst, true, tag);
+			if (r == 0 && o->kcmd_args && strstr(o->kcmd_args, "standby-warm-cache")) {
+				/* a warm standby: its caches synced before the leader is killed */
+				end = now_s() + 120;
+				fmt(path, sizeof(path), "%s/kcmd-%s-1.log", b->logdir, tag);
+				while (!file_has(path, "informers synced") && now_s() < end && !interrupted)
+					sleep_s(0.25);
+			}
 			if (r == 0)
 				sleep_s(5);
 		} else if (r == 0) {
