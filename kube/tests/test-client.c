@@ -40,6 +40,7 @@ struct server {
 	int barrier_skip; /* ...except the first ones (curl learns the protocol from the first
 	                   * answer before it opens more HTTP/1.1 connections) */
 	int conns;     /* connection threads alive */
+	int cur_fd;    /* the connection the serial server is serving (-1: none) */
 };
 
 static struct server srv;
@@ -135,7 +136,9 @@ static void *server_main(void *arg)
 			srv.conns--;
 			pthread_mutex_unlock(&srv.mu);
 		}
+		__atomic_store_n(&srv.cur_fd, fd, __ATOMIC_SEQ_CST);
 		serve_conn(fd);
+		__atomic_store_n(&srv.cur_fd, -1, __ATOMIC_SEQ_CST);
 		close(fd);
 	}
 	return NULL;
@@ -154,6 +157,7 @@ static void server_start(const char **script, int n)
 	for (int i = 0; i < n; i++)
 		srv.script[i] = script[i];
 	srv.n_script = n;
+	srv.cur_fd = -1;
 	srv.lfd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	assert_int_equal(bind(srv.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
@@ -168,6 +172,10 @@ static void server_stop(void)
 {
 	srv_running = false;
 	srv.stop = true;
+	/* a failed test may leave its client (and so this connection) open: end it */
+	int cur = __atomic_load_n(&srv.cur_fd, __ATOMIC_SEQ_CST);
+	if (cur >= 0)
+		shutdown(cur, SHUT_RDWR);
 	pthread_join(srv.th, NULL);
 	for (int w = 0; w < 3000; w++) { /* connection threads end when the client closed */
 		pthread_mutex_lock(&srv.mu);
