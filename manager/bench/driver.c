@@ -1384,6 +1384,19 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 				fmt(path, sizeof(path), "%s/kcmd-%s-1.log", b->logdir, tag);
 				while (!file_has(path, "informers synced") && now_s() < end && !interrupted)
 					sleep_s(0.25);
+				/* the garbage collector's discovered resources sync in a second round: wait
+				 * until the standby's log stays quiet for 3 s */
+				off_t last = -1;
+				double quiet_since = now_s();
+				while (now_s() < end && now_s() - quiet_since < 3 && !interrupted) {
+					struct stat st;
+					off_t sz = stat(path, &st) == 0 ? st.st_size : -1;
+					if (sz != last) {
+						last = sz;
+						quiet_since = now_s();
+					}
+					sleep_s(0.25);
+				}
 			}
 			if (r == 0)
 				sleep_s(5);
