@@ -1064,6 +1064,20 @@ static bool file_has(const char *path, const char *needle)
 	return found;
 }
 
+static int file_count(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
 static int wait_kcmd_ready(struct bench *b, int slot, double timeout_s)
 {
 	double end = now_s() + timeout_s;
@@ -1382,21 +1396,12 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 				/* a warm standby: its caches synced before the leader is killed */
 				end = now_s() + 120;
 				fmt(path, sizeof(path), "%s/kcmd-%s-1.log", b->logdir, tag);
-				while (!file_has(path, "informers synced") && now_s() < end && !interrupted)
+				/* informerd logs "informers synced" for the typed informers, then again for
+				 * the garbage collector's discovered resources: wait for the second (60 s at
+				 * most, e.g. with the GC off) */
+				end = now_s() + 60;
+				while (file_count(path, "informers synced") < 2 && now_s() < end && !interrupted)
 					sleep_s(0.25);
-				/* the garbage collector's discovered resources sync in a second round: wait
-				 * until the standby's log stays quiet for 3 s */
-				off_t last = -1;
-				double quiet_since = now_s();
-				while (now_s() < end && now_s() - quiet_since < 3 && !interrupted) {
-					struct stat st;
-					off_t sz = stat(path, &st) == 0 ? st.st_size : -1;
-					if (sz != last) {
-						last = sz;
-						quiet_since = now_s();
-					}
-					sleep_s(0.25);
-				}
 			}
 			if (r == 0)
 				sleep_s(5);
