@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +53,7 @@ static void test_tree_sample(void **state)
 	pid_t child = fork();
 
 	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a failed test */
 		volatile unsigned long x = 0;
 		for (;;)
 			x++; /* burn CPU until killed */
