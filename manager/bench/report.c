@@ -352,7 +352,7 @@ void bench_report_gnuplot(FILE *f, const struct bench_report *r)
 			else
 				fprintf(f, "set terminal pngcairo size 1000,560\nset output '%s.png'\n", base);
 			fprintf(f, "set title 'kcmd bench %s: %s over time'\nset xlabel 'seconds since the run started'\n"
-				   "set ylabel '%s'\nset key left top\nset grid\n",
+				   "set ylabel '%s'\nset key outside right top\nset grid\n",
 				r->workload, what[w][0], what[w][1]);
 			fprintf(f, "plot ");
 			for (unsigned i = 0; i < r->n_runs; i++)
