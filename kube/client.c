@@ -10,6 +10,7 @@
  * the TLS name (so SNI and verification use it) and the connection goes to the real host.
  */
 #include "kube/client.h"
+#include "kube/limiter.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -54,6 +55,7 @@ struct kube_call {
 	bool in_done;   /* the done callback is running: cancel is a no-op */
 	bool cancelled; /* cancelled while libcurl was running: freed once it returns */
 	int64_t not_before_ms;
+	bool slot_reserved; /* holds a slot of the shared limiter (reset for each retry) */
 	/* response */
 	char *resp;
 	size_t resp_len, resp_cap;
@@ -76,6 +78,7 @@ struct kube_client {
 	char *user_agent;
 	double qps, burst, tokens;
 	int64_t refill_ms;
+	struct kube_limiter *limiter; /* shared bucket; when set, qps is 0 */
 	int max_retries;
 	long timeout_ms, retry_base_ms;
 	struct kube_call *wait_head;
@@ -463,6 +466,17 @@ static void pump(struct kube_client *c)
 		if (w->not_before_ms > now || (c->qps > 0 && c->tokens < 1)) {
 			pp = &w->next;
 			continue;
+		}
+		if (c->limiter && !w->slot_reserved) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			int64_t d = kube_limiter_reserve(c->limiter, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+			w->slot_reserved = true;
+			if (d > 0) {
+				w->not_before_ms = now + (d + 999999) / 1000000;
+				pp = &w->next;
+				continue;
+			}
 		}
 		*pp = w->next;
 		w->next = NULL;
@@ -918,6 +932,7 @@ retry_in:
 requeue_counted:
 	call->attempt++;
 requeue:
+	call->slot_reserved = false;
 	call->next = c->wait_head;
 	c->wait_head = call;
 }
@@ -1215,7 +1230,8 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
 	c->cfg = o->config;
-	c->qps = o->qps;
+	c->limiter = o->limiter;
+	c->qps = o->limiter ? 0 : o->qps;
 	c->burst = o->burst >= 1 ? o->burst : 1;
 	c->tokens = c->burst;
 	c->refill_ms = now_ms();

@@ -88,6 +88,9 @@ struct kube_client_opts {
 	long timeout_ms;    /* per request, 0: default 60 s */
 	long retry_base_ms; /* 0: default 200 */
 	bool insecure_ok;   /* must be set for a config with insecure-skip-tls-verify */
+	/* optional (kube/limiter.h): a bucket shared with other processes replaces the client's
+	 * own qps/burst one; not owned, must outlive the client */
+	struct kube_limiter *limiter;
 };
 
 struct kube_client;

@@ -48,7 +48,7 @@
 #include "manager/supervisor.h"
 #include "shm/arena.h"
 #include "workers/garbagecollector/debug.h"
-#include "workers/garbagecollector/limiter.h"
+#include "kube/limiter.h"
 #include "workers/kubeletsim/nodes.h"
 #include "workers/kubeletsim/sim.h"
 #include "workers/replicaset/expectations.h"
@@ -75,7 +75,10 @@ struct mgr {
 	char identity[MGR_LE_IDENTITY_MAX];
 	char libexec[PATH_MAX + 32];
 	int arena_fd, arena_ro_fd, exp_fd, inf_metrics_fd;
-	int gc_limiter_fd; /* the GC's shared client rate limiter (workers/garbagecollector/limiter.h) */
+	int gc_bucket_fd; /* the GC's shared client rate limiter (kube/limiter.h) */
+	/* per controller (index MGR_CTRL_COUNT: the kubelet simulator), the token bucket its
+	 * workers' API clients share (kube/limiter.h; upstream: one client per controller) */
+	int client_bucket_fd[MGR_CTRL_COUNT + 1];
 	int rest_metrics_fd; /* rest_client_* of every process (kube/restmetrics.h) */
 	struct mgr_sa_tokens *sa_tokens; /* --use-service-account-credentials */
 	struct mgr_status_page *status; /* what kcmctl status reads (manager/status.h) */
@@ -229,7 +232,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 {
 	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
 		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96], env_exp[48] = "",
-		env_imet[64] = "", env_gclim[48] = "", env_rm[48] = "", env_tok[48] = "";
+		env_imet[64] = "", env_gclim[48] = "", env_rm[48] = "", env_tok[48] = "", env_clim[48] = "";
 	char *argv[20], *envp[512], sim[5][64];
 	int argc = 0, envc = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0;
 	extern char **environ;
@@ -298,11 +301,18 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		snprintf(env_imet, sizeof(env_imet), "KCMD_INFORMER_METRICS_FD=%d", m->inf_metrics_fd);
 		fds[nfds++] = m->inf_metrics_fd;
 	}
-	bool wants_gclim = m->gc_limiter_fd >= 0 && controller &&
+	bool wants_gclim = m->gc_bucket_fd >= 0 && controller &&
 			   strcmp(controller, mgr_controller_name(MGR_CTRL_GC)) == 0;
 	if (wants_gclim) {
-		snprintf(env_gclim, sizeof(env_gclim), "KCMD_GC_LIMITER_FD=%d", m->gc_limiter_fd);
-		fds[nfds++] = m->gc_limiter_fd;
+		snprintf(env_gclim, sizeof(env_gclim), "KCMD_GC_LIMITER_FD=%d", m->gc_bucket_fd);
+		fds[nfds++] = m->gc_bucket_fd;
+	}
+	for (int c = 0; controller && c <= MGR_CTRL_COUNT; c++) {
+		const char *cn = c == MGR_CTRL_COUNT ? KS_CONTROLLER : mgr_controller_name(c);
+		if (m->client_bucket_fd[c] >= 0 && strcmp(controller, cn) == 0) {
+			snprintf(env_clim, sizeof(env_clim), "KCMD_CLIENT_LIMITER_FD=%d", m->client_bucket_fd[c]);
+			fds[nfds++] = m->client_bucket_fd[c];
+		}
 	}
 	if (m->rest_metrics_fd >= 0) {
 		snprintf(env_rm, sizeof(env_rm), "KCMD_REST_METRICS_FD=%d", m->rest_metrics_fd);
@@ -314,13 +324,15 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 			snprintf(env_tok, sizeof(env_tok), "KCMD_TOKEN_FD=%d", m->sa_token_fd[c]);
 			fds[nfds++] = m->sa_token_fd[c];
 		}
-	for (char **e = environ; *e && envc < 500; e++)
+	for (char **e = environ; *e && envc < 490; e++)
 		if (strncmp(*e, "KCMD_REST_METRICS_FD=", 21) && strncmp(*e, "KCMD_TOKEN_FD=", 14) &&
 		    strncmp(*e, "KCMD_ARENA_FD=", 14) && strncmp(*e, "KCMD_QUEUE_FDS=", 15) &&
 		    strncmp(*e, "KCMD_PROCESS=", 13) && strncmp(*e, "NOTIFY_SOCKET=", 14) &&
 		    strncmp(*e, "KCMD_EXPECTATIONS_FD=", 21) && strncmp(*e, "KCMD_INFORMER_METRICS_FD=", 25) &&
-		    strncmp(*e, "KCMD_GC_LIMITER_FD=", 19))
+		    strncmp(*e, "KCMD_GC_LIMITER_FD=", 19) && strncmp(*e, "KCMD_CLIENT_LIMITER_FD=", 23))
 			envp[envc++] = *e;
+	if (env_clim[0])
+		envp[envc++] = env_clim;
 	if (wants_gclim)
 		envp[envc++] = env_gclim;
 	if (env_rm[0])
@@ -382,11 +394,18 @@ static int setup_children(struct mgr *m)
 		if (r < 0)
 			return r;
 	}
+	for (int c = 0; c <= MGR_CTRL_COUNT; c++) {
+		bool on = c == MGR_CTRL_COUNT ? m->cfg.simulate_kubelet : m->cfg.controllers[c];
+		m->client_bucket_fd[c] = on ? kube_limiter_memfd_create() : -1;
+		if (on && m->client_bucket_fd[c] < 0)
+			log_warning("client rate limiter: %s; each worker process limits itself",
+				    strerror(-m->client_bucket_fd[c]));
+	}
 	if (m->cfg.controllers[MGR_CTRL_GC]) {
-		m->gc_limiter_fd = gc_limiter_memfd_create();
-		if (m->gc_limiter_fd < 0)
+		m->gc_bucket_fd = kube_limiter_memfd_create();
+		if (m->gc_bucket_fd < 0)
 			log_warning("GC rate limiter: %s; each GC worker limits itself",
-				    strerror(-m->gc_limiter_fd));
+				    strerror(-m->gc_bucket_fd));
 	}
 	static const struct {
 		const char *name;
@@ -1031,7 +1050,7 @@ static int exec_bench(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1, .inf_metrics_fd = -1,
-				   .gc_limiter_fd = -1, .rest_metrics_fd = -1, .status_fd = -1 };
+				   .gc_bucket_fd = -1, .rest_metrics_fd = -1, .status_fd = -1 };
 	char err[512];
 	int r;
 
@@ -1054,6 +1073,8 @@ int main(int argc, char **argv)
 	kclog_set_verbosity(m->cfg.v);
 	for (int c = 0; c < MGR_CTRL_COUNT; c++)
 		m->any_controller |= m->cfg.controllers[c];
+	for (int c = 0; c <= MGR_CTRL_COUNT; c++)
+		m->client_bucket_fd[c] = -1;
 	signal(SIGPIPE, SIG_IGN);
 
 	r = ipc_loop_new(&m->loop, IPC_LOOP_BACKEND_AUTO);

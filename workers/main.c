@@ -20,6 +20,7 @@
 #include "ipc/queue.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/limiter.h"
 #include "manager/log.h"
 #include "workers/kubeletsim/run.h"
 #include "workers/kubeletsim/sim.h"
@@ -208,8 +209,16 @@ int main(int argc, char **argv)
 		}
 		log_v(1, "using the service-account token the manager provides (%s)", tpath);
 	}
+	/* upstream gives each controller one client and so one token bucket for all its
+	 * goroutines; here the manager passes the controller's bucket to each of its processes */
+	struct kube_limiter *lim = NULL;
+	int lfd = env_fd("KCMD_CLIENT_LIMITER_FD");
+	if (lfd >= 0 && qps > 0 && (r = kube_limiter_open(lfd, qps, burst, &lim)) < 0) {
+		log_warning("KCMD_CLIENT_LIMITER_FD: %s; this process limits itself alone", strerror(-r));
+		lim = NULL;
+	}
 	struct kube_client_opts ko = { .config = kcfg, .process = "worker", .controller = w.ctrl->name, .qps = qps,
-				       .burst = burst, .insecure_ok = true };
+				       .burst = burst, .insecure_ok = true, .limiter = lim };
 	w.ctx.config = kcfg;
 	w.ctx.qps = qps;
 	w.ctx.burst = burst;
@@ -245,6 +254,7 @@ int main(int argc, char **argv)
 		ipc_queue_free(w.queues[i].q);
 	w.ctrl->fini(w.state);
 	kube_client_free(w.ctx.kc);
+	kube_limiter_free(lim);
 	kube_config_free(kcfg);
 	shm_arena_close(w.ctx.arena);
 	ipc_loop_free(w.ctx.loop);

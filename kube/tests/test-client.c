@@ -23,6 +23,7 @@
 #include <curl/curl.h>
 
 #include "kube/client.h"
+#include "kube/limiter.h"
 
 /* ---- scripted server ---------------------------------------------------------------------- */
 #define MAXREQ 64
@@ -842,6 +843,49 @@ static void test_request_many_limiter(void **state)
 	server_stop();
 }
 
+/* Two clients on one shared bucket (kube/limiter.h, as two worker processes of one controller):
+ * after the first client spent the burst, the second one waits for a slot too. */
+static void test_shared_limiter(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R200, R200, R200};
+	server_start(script, 4);
+	srv.threaded = true; /* two clients, two connections */
+	int fd = kube_limiter_memfd_create();
+	assert_true(fd >= 0);
+	struct kube_limiter *la, *lb;
+	assert_int_equal(kube_limiter_open(fd, 20, 1, &la), 0);
+	assert_int_equal(kube_limiter_open(fd, 20, 1, &lb), 0);
+	struct kube_client *a = client(0, 1), *b = client(0, 1);
+	kube_client_free(a);
+	kube_client_free(b);
+	struct kube_client_opts o = {.config = &cfg, .process = "test", .controller = "unit", .qps = 1000,
+	                             .burst = 1000, .max_retries = 3, .retry_base_ms = 10, .timeout_ms = 5000,
+	                             .limiter = la};
+	assert_int_equal(kube_client_new(&o, &a), 0);
+	o.limiter = lb;
+	assert_int_equal(kube_client_new(&o, &b), 0);
+	struct kube_response resp;
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(kube_client_request(a, &g, NULL, NULL, &resp), 0);
+		kube_response_clear(&resp);
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(kube_client_request(b, &g, NULL, NULL, &resp), 0); /* a private bucket: at once */
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	kube_response_clear(&resp);
+	double el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_true(el >= 0.03); /* the shared slot after a's third request, ~50 ms later */
+	kube_client_free(a);
+	kube_client_free(b);
+	kube_limiter_free(la);
+	kube_limiter_free(lb);
+	close(fd);
+	server_stop();
+}
+
 static void test_insecure_guard(void **state)
 {
 	(void)state;
@@ -872,6 +916,7 @@ int main(void)
 	        cmocka_unit_test(test_cancel_from_event),
 	        cmocka_unit_test(test_request_many),
 	        cmocka_unit_test(test_request_many_limiter),
+	        cmocka_unit_test(test_shared_limiter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,7 +38,7 @@
 #include "manager/log.h"
 #include "workers/garbagecollector/arena-view.h"
 #include "workers/garbagecollector/kube-api.h"
-#include "workers/garbagecollector/limiter.h"
+#include "kube/limiter.h"
 #include "workers/garbagecollector/worker.h"
 #include "workers/worker.h"
 
@@ -57,7 +57,7 @@ struct gcc {
 	uint64_t disc_at;
 	struct ipc_queue *delete_producer, *changes_producer;
 	struct kube_client *kc; /* generic-garbage-collector */
-	struct gc_limiter *limiter;
+	struct kube_limiter *limiter;
 };
 
 static const char *const gc_queues[] = { "gc-attempt-to-delete", "gc-attempt-to-orphan", NULL };
@@ -245,10 +245,10 @@ static int gc_client_new(struct gcc *c)
 		long l = strtol(v, &end, 10);
 		fd = *end || l < 0 || l > 65535 ? -1 : (int)l;
 	}
-	r = gc_limiter_open(fd, qps, burst, &c->limiter);
+	r = kube_limiter_open(fd, qps, burst, &c->limiter);
 	if (r < 0 && fd >= 0) {
 		log_warning("KCMD_GC_LIMITER_FD: %s; using a bucket of this process only", strerror(-r));
-		r = gc_limiter_open(-1, qps, burst, &c->limiter);
+		r = kube_limiter_open(-1, qps, burst, &c->limiter);
 	}
 	if (r < 0)
 		return r;
@@ -279,7 +279,7 @@ static void gcc_fini(void *state)
 	gc_arena_view_release(&c->view);
 	gc_absent_cache_free(c->absent);
 	kube_client_free(c->kc);
-	gc_limiter_free(c->limiter);
+	kube_limiter_free(c->limiter);
 	free(c->merged.res);
 	kube_object_free(c->core);
 	kube_object_free(c->apis);
@@ -342,8 +342,10 @@ static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *r
 	else
 		a = gc_attempt_to_orphan_worker(&c->w, key, &gr);
 	if (gr.outcome == GC_FAILED || gr.outcome == GC_REST_MAPPING)
-		log_v(1, "%s %s: %s%s%s", gc_queues[q], shown, gr.msg, c->api.last_error[0] ? ": " : "",
-		      c->api.last_error);
+		/* upstream keeps a restMappingError (an owner kind it cannot resolve: retried with
+		 * backoff until discovery knows it) at V(5); other failures are loud */
+		log_v(gr.outcome == GC_REST_MAPPING ? 5 : 1, "%s %s: %s%s%s", gc_queues[q], shown, gr.msg,
+		      c->api.last_error[0] ? ": " : "", c->api.last_error);
 	else
 		log_v(3, "%s %s: outcome %d action %d%s%s", gc_queues[q], shown, (int)gr.outcome, (int)gr.action,
 		      gr.policy ? " policy " : "", gr.policy ? gr.policy : "");

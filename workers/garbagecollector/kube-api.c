@@ -98,7 +98,7 @@ static int k_get(void *ud, const struct gc_target *t, struct kube_partial **ret)
 	if (map_target(k, t, &req) < 0)
 		return -ENOENT;
 	struct kube_response resp = {0};
-	gc_limiter_wait(k->limiter);
+	kube_limiter_wait(k->limiter);
 	int r = kube_client_request(k->client, &req, NULL, NULL, &resp);
 	if (r == 0)
 		r = kube_decode_partial(resp.body, resp.body_len, 0, ret);
@@ -116,7 +116,7 @@ static int k_patch(void *ud, const struct gc_target *t, enum kube_patch_type typ
 	if (map_target(k, t, &req) < 0)
 		return -ENOENT;
 	struct kube_response resp = {0};
-	gc_limiter_wait(k->limiter);
+	kube_limiter_wait(k->limiter);
 	return finish(k, kube_client_request(k->client, &req, NULL, NULL, &resp), &resp);
 }
 
@@ -131,7 +131,7 @@ static int k_delete(void *ud, const struct gc_target *t, const char *uid, const 
 	if (map_target(k, t, &req) < 0)
 		return -ENOENT;
 	struct kube_response resp = {0};
-	gc_limiter_wait(k->limiter);
+	kube_limiter_wait(k->limiter);
 	return finish(k, kube_client_request(k->client, &req, NULL, NULL, &resp), &resp);
 }
 

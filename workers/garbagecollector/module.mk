@@ -2,9 +2,9 @@
 # identities and reference rules, the absentOwnerCache, the graph-change handler, the
 # attemptToDelete / attemptToOrphan workers over graph and API seams.
 LIBS        += gc
-gc_SRCS     := workers/garbagecollector/identity.c workers/garbagecollector/absent-cache.c workers/garbagecollector/graph.c workers/garbagecollector/worker.c workers/garbagecollector/kube-api.c workers/garbagecollector/limiter.c
+gc_SRCS     := workers/garbagecollector/identity.c workers/garbagecollector/absent-cache.c workers/garbagecollector/graph.c workers/garbagecollector/worker.c workers/garbagecollector/kube-api.c
 gc_LIBDEPS  := kube
-gc_TESTS    := workers/garbagecollector/tests/test-identity.c workers/garbagecollector/tests/test-absent-cache.c workers/garbagecollector/tests/test-graph.c workers/garbagecollector/tests/test-worker.c workers/garbagecollector/tests/test-kube-api.c workers/garbagecollector/tests/test-limiter.c
+gc_TESTS    := workers/garbagecollector/tests/test-identity.c workers/garbagecollector/tests/test-absent-cache.c workers/garbagecollector/tests/test-graph.c workers/garbagecollector/tests/test-worker.c workers/garbagecollector/tests/test-kube-api.c
 
 # The process glue over shm/ipc/informer (kept apart so that `gc` stays pure): the informer
 # handler table (informerd) and the arena-backed graph view (GC workers).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * workers/garbagecollector/limiter.c: the shared token bucket (see limiter.h).
+ * kube/limiter.c: the shared token bucket (see limiter.h).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -10,62 +10,62 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "workers/garbagecollector/limiter.h"
+#include "kube/limiter.h"
 
-#define GC_LIMITER_MAGIC 0x314d4c47u /* "GLM1" */
-#define GC_LIMITER_SIZE  4096
+#define KUBE_LIMITER_MAGIC 0x314d4c47u /* "GLM1" */
+#define KUBE_LIMITER_SIZE  4096
 
-struct gc_limiter_shm {
+struct kube_limiter_shm {
 	uint32_t magic;
 	uint32_t pad;
 	_Atomic int64_t tat_ns;
 };
 
-struct gc_limiter {
-	struct gc_limiter_shm *s;
-	struct gc_limiter_shm priv;
+struct kube_limiter {
+	struct kube_limiter_shm *s;
+	struct kube_limiter_shm priv;
 	bool mapped;
 	int64_t interval_ns, tau_ns;
 };
 
-int gc_limiter_memfd_create(void)
+int kube_limiter_memfd_create(void)
 {
-	int fd = memfd_create("kcmd-gc-limiter", MFD_CLOEXEC);
+	int fd = memfd_create("kcmd-client-limiter", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, GC_LIMITER_SIZE) < 0) {
+	if (ftruncate(fd, KUBE_LIMITER_SIZE) < 0) {
 		int r = -errno;
 		close(fd);
 		return r;
 	}
-	struct gc_limiter_shm *s = mmap(NULL, GC_LIMITER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct kube_limiter_shm *s = mmap(NULL, KUBE_LIMITER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (s == MAP_FAILED) {
 		int r = -errno;
 		close(fd);
 		return r;
 	}
 	atomic_store(&s->tat_ns, 0);
-	s->magic = GC_LIMITER_MAGIC;
-	munmap(s, GC_LIMITER_SIZE);
+	s->magic = KUBE_LIMITER_MAGIC;
+	munmap(s, KUBE_LIMITER_SIZE);
 	return fd;
 }
 
-int gc_limiter_open(int fd, double qps, int burst, struct gc_limiter **ret)
+int kube_limiter_open(int fd, double qps, int burst, struct kube_limiter **ret)
 {
-	struct gc_limiter *l = calloc(1, sizeof(*l));
+	struct kube_limiter *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	l->s = &l->priv;
 	if (fd >= 0) {
-		struct gc_limiter_shm *s =
-		        mmap(NULL, GC_LIMITER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		struct kube_limiter_shm *s =
+		        mmap(NULL, KUBE_LIMITER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (s == MAP_FAILED) {
 			int r = -errno;
 			free(l);
 			return r;
 		}
-		if (s->magic != GC_LIMITER_MAGIC) {
-			munmap(s, GC_LIMITER_SIZE);
+		if (s->magic != KUBE_LIMITER_MAGIC) {
+			munmap(s, KUBE_LIMITER_SIZE);
 			free(l);
 			return -EBADMSG;
 		}
@@ -82,16 +82,16 @@ int gc_limiter_open(int fd, double qps, int burst, struct gc_limiter **ret)
 	return 0;
 }
 
-void gc_limiter_free(struct gc_limiter *l)
+void kube_limiter_free(struct kube_limiter *l)
 {
 	if (!l)
 		return;
 	if (l->mapped)
-		munmap(l->s, GC_LIMITER_SIZE);
+		munmap(l->s, KUBE_LIMITER_SIZE);
 	free(l);
 }
 
-int64_t gc_limiter_reserve(struct gc_limiter *l, int64_t now_ns)
+int64_t kube_limiter_reserve(struct kube_limiter *l, int64_t now_ns)
 {
 	if (!l || !l->interval_ns)
 		return 0;
@@ -103,11 +103,11 @@ int64_t gc_limiter_reserve(struct gc_limiter *l, int64_t now_ns)
 	return at > now_ns ? at - now_ns : 0;
 }
 
-void gc_limiter_wait(struct gc_limiter *l)
+void kube_limiter_wait(struct kube_limiter *l)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int64_t d = gc_limiter_reserve(l, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	int64_t d = kube_limiter_reserve(l, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
 	if (d <= 0)
 		return;
 	ts = (struct timespec){.tv_sec = d / 1000000000, .tv_nsec = d % 1000000000};

@@ -16,63 +16,63 @@
 
 #include <cmocka.h>
 
-#include "workers/garbagecollector/limiter.h"
+#include "kube/limiter.h"
 
 #define MS 1000000LL
 
 static void test_burst_then_rate(void **state)
 {
 	(void)state;
-	struct gc_limiter *l;
-	assert_int_equal(gc_limiter_open(-1, 40, 30, &l), 0);
+	struct kube_limiter *l;
+	assert_int_equal(kube_limiter_open(-1, 40, 30, &l), 0);
 	int64_t now = 1000 * MS;
 	for (int i = 0; i < 30; i++)
-		assert_int_equal(gc_limiter_reserve(l, now), 0);
+		assert_int_equal(kube_limiter_reserve(l, now), 0);
 	/* the 31st waits one interval (25 ms at 40 qps), the 32nd two */
-	assert_int_equal(gc_limiter_reserve(l, now), 25 * MS);
-	assert_int_equal(gc_limiter_reserve(l, now), 50 * MS);
+	assert_int_equal(kube_limiter_reserve(l, now), 25 * MS);
+	assert_int_equal(kube_limiter_reserve(l, now), 50 * MS);
 	/* after a long idle time the bucket is full again, but not fuller */
 	now += 10000 * MS;
 	for (int i = 0; i < 30; i++)
-		assert_int_equal(gc_limiter_reserve(l, now), 0);
-	assert_true(gc_limiter_reserve(l, now) > 0);
-	gc_limiter_free(l);
+		assert_int_equal(kube_limiter_reserve(l, now), 0);
+	assert_true(kube_limiter_reserve(l, now) > 0);
+	kube_limiter_free(l);
 }
 
 static void test_no_limit(void **state)
 {
 	(void)state;
-	struct gc_limiter *l;
-	assert_int_equal(gc_limiter_open(-1, 0, 1, &l), 0);
+	struct kube_limiter *l;
+	assert_int_equal(kube_limiter_open(-1, 0, 1, &l), 0);
 	for (int i = 0; i < 1000; i++)
-		assert_int_equal(gc_limiter_reserve(l, 0), 0);
-	gc_limiter_free(l);
-	gc_limiter_wait(NULL);
+		assert_int_equal(kube_limiter_reserve(l, 0), 0);
+	kube_limiter_free(l);
+	kube_limiter_wait(NULL);
 }
 
 static void test_shared_between_mappings(void **state)
 {
 	(void)state;
-	int fd = gc_limiter_memfd_create();
+	int fd = kube_limiter_memfd_create();
 	assert_true(fd >= 0);
-	struct gc_limiter *a, *b;
-	assert_int_equal(gc_limiter_open(fd, 10, 2, &a), 0);
-	assert_int_equal(gc_limiter_open(fd, 10, 2, &b), 0);
+	struct kube_limiter *a, *b;
+	assert_int_equal(kube_limiter_open(fd, 10, 2, &a), 0);
+	assert_int_equal(kube_limiter_open(fd, 10, 2, &b), 0);
 	int64_t now = 5000 * MS;
-	assert_int_equal(gc_limiter_reserve(a, now), 0);
-	assert_int_equal(gc_limiter_reserve(b, now), 0);
+	assert_int_equal(kube_limiter_reserve(a, now), 0);
+	assert_int_equal(kube_limiter_reserve(b, now), 0);
 	/* the burst of 2 is spent by the two together */
-	assert_int_equal(gc_limiter_reserve(a, now), 100 * MS);
-	assert_int_equal(gc_limiter_reserve(b, now), 200 * MS);
-	gc_limiter_free(a);
-	gc_limiter_free(b);
+	assert_int_equal(kube_limiter_reserve(a, now), 100 * MS);
+	assert_int_equal(kube_limiter_reserve(b, now), 200 * MS);
+	kube_limiter_free(a);
+	kube_limiter_free(b);
 	close(fd);
 }
 
 static void test_shared_between_processes(void **state)
 {
 	(void)state;
-	int fd = gc_limiter_memfd_create();
+	int fd = kube_limiter_memfd_create();
 	assert_true(fd >= 0);
 	/* 4 processes x 10 requests at 200 qps, burst 1: 40 slots need >= 39 intervals (195 ms) */
 	struct timespec t0, t1;
@@ -81,11 +81,11 @@ static void test_shared_between_processes(void **state)
 		pid_t pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
-			struct gc_limiter *l;
-			if (gc_limiter_open(fd, 200, 1, &l) < 0)
+			struct kube_limiter *l;
+			if (kube_limiter_open(fd, 200, 1, &l) < 0)
 				_exit(1);
 			for (int i = 0; i < 10; i++)
-				gc_limiter_wait(l);
+				kube_limiter_wait(l);
 			_exit(0);
 		}
 	}
@@ -103,11 +103,11 @@ static void test_shared_between_processes(void **state)
 static void test_bad_fd(void **state)
 {
 	(void)state;
-	struct gc_limiter *l;
+	struct kube_limiter *l;
 	int fd = memfd_create("not-a-limiter", MFD_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 4096), 0);
-	assert_int_equal(gc_limiter_open(fd, 1, 1, &l), -EBADMSG);
+	assert_int_equal(kube_limiter_open(fd, 1, 1, &l), -EBADMSG);
 	close(fd);
 }
 
