@@ -14,7 +14,9 @@
  *   delete_pods   DELETE pods, all of them concurrently, default options
  *   update_status PATCH replicasets/status, JSON merge patch carrying the resourceVersion (the
  *                 same optimistic lock as upstream's PUT: 409 on a stale version; the arena keeps
- *                 the compact record, not the whole object a PUT would need)
+ *                 the compact record, not the whole object a PUT would need). If the PATCH is
+ *                 refused with 403 (the bootstrap controller role grants only update), the
+ *                 process switches to GET + PUT, keeping the resourceVersion check (put_status)
  *   record_event  core/v1 Events through client-go's EventCorrelator (evcorr.h): counted
  *                 repeats are PATCHed, new ones POSTed. Events are queued and sent together
  *                 with the next batch of pod calls or at the end of the sync (upstream's
@@ -61,6 +63,7 @@ struct rsc {
 	struct rs_evc *evc;
 	int pod_type, rs_type;
 	bool caches_synced; /* once true, stays (a relist keeps serving the old contents) */
+	bool status_put;    /* PATCH on replicasets/status was refused (403): PUT from now on */
 	char host[256];
 	struct pev pend[RSC_MAX_PENDING_EVENTS];
 	size_t n_pend;
@@ -443,6 +446,63 @@ out:
 	free(resps);
 }
 
+/*
+ * PUT replicasets/status, as upstream's UpdateStatus: the arena keeps no labels or annotations,
+ * so the whole object comes from an uncached GET, its status is replaced and it is PUT back.
+ * The optimistic lock stays the one upstream has on its cached copy: if the GET shows another
+ * resourceVersion than the one this sync read, that is a conflict (409) without a write.
+ */
+static int put_status(struct rsc *c, const struct kube_replicaset *rs, const char *patch, char **ret_rv,
+		      char **ret_msg)
+{
+	struct kube_request get = { .verb = KUBE_GET, .group = "apps", .version = "v1", .resource = "replicasets",
+				    .ns = rs->meta.namespace, .name = rs->meta.name };
+	struct kube_response resp;
+	int r = call(c, &get, &resp, ret_msg);
+	if (r < 0) {
+		kube_response_clear(&resp);
+		return r;
+	}
+	cJSON *obj = cJSON_ParseWithLength(resp.body ? resp.body : "", resp.body_len);
+	cJSON *p = cJSON_Parse(patch);
+	kube_response_clear(&resp);
+	cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(p, "status");
+	cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
+	char *body = NULL;
+	if (!cJSON_IsObject(obj) || !st || !cJSON_IsString(rv)) {
+		r = -EIO;
+		if (ret_msg)
+			*ret_msg = strdup("the ReplicaSet read back for the status update is malformed");
+	} else if (!rs->meta.resource_version || strcmp(rv->valuestring, rs->meta.resource_version) != 0) {
+		r = -ESTALE; /* what a 409 Conflict maps to (kube/errors.c) */
+		if (ret_msg && asprintf(ret_msg,
+					"Operation cannot be fulfilled on replicasets.apps \"%s\": the object has been "
+					"modified; please apply your changes to the latest version and try again",
+					rs->meta.name) < 0)
+			*ret_msg = NULL;
+	} else {
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+		cJSON_AddItemToObject(obj, "status", st);
+		st = NULL;
+		body = cJSON_PrintUnformatted(obj);
+		r = body ? 0 : -ENOMEM;
+	}
+	cJSON_Delete(st);
+	cJSON_Delete(p);
+	cJSON_Delete(obj);
+	if (r < 0)
+		return r;
+	struct kube_request put = { .verb = KUBE_UPDATE, .group = "apps", .version = "v1", .resource = "replicasets",
+				    .ns = rs->meta.namespace, .name = rs->meta.name, .subresource = "status",
+				    .body = body, .body_len = strlen(body) };
+	r = call(c, &put, &resp, ret_msg);
+	if (r == 0 && ret_rv)
+		*ret_rv = resp_rv(&resp);
+	kube_response_clear(&resp);
+	free(body);
+	return r;
+}
+
 static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st,
 			       char **ret_rv, char **ret_msg)
 {
@@ -455,11 +515,26 @@ static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs, const
 			*ret_msg = strdup("encoding the status failed");
 		return r;
 	}
+	if (c->status_put) {
+		r = put_status(c, rs, body, ret_rv, ret_msg);
+		free(body);
+		return r;
+	}
 	struct kube_request req = { .verb = KUBE_PATCH, .group = "apps", .version = "v1", .resource = "replicasets",
 				    .ns = rs->meta.namespace, .name = rs->meta.name, .subresource = "status",
 				    .body = body, .body_len = strlen(body), .patch_type = KUBE_PATCH_MERGE };
 	struct kube_response resp;
-	r = call(c, &req, &resp, ret_msg);
+	r = call(c, &req, &resp, r == -EACCES ? NULL : ret_msg);
+	if (r == -EACCES) {
+		/* the bootstrap role system:controller:replicaset-controller grants update, not
+		 * patch, on replicasets/status (what --use-service-account-credentials runs as) */
+		kube_response_clear(&resp);
+		c->status_put = true;
+		log_info("PATCH replicasets/status refused (403): writing status with GET + PUT from now on");
+		r = put_status(c, rs, body, ret_rv, ret_msg);
+		free(body);
+		return r;
+	}
 	if (r == 0 && ret_rv)
 		*ret_rv = resp_rv(&resp);
 	kube_response_clear(&resp);

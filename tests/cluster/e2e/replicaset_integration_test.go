@@ -22,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
@@ -354,8 +353,37 @@ func TestReplicaSet_GeneralPodAdoption(t *testing.T) {
 			t.Fatalf("%d owner references (%+v), want %d", len(p.OwnerReferences), p.OwnerReferences, wantRefs)
 		}
 	}
-	check(metav1.OwnerReference{UID: uuid.NewUUID(), APIVersion: "apps/v1", Kind: "StatefulSet", Name: rs.Name, Controller: ptr.To(false)}, 2)
+	// Upstream points the non-controller ref at a StatefulSet that does not exist; that works in
+	// its integration test because no garbage collector runs there. Here other tests run kcmd's
+	// garbage collector beside this one, and a pod whose only owner is dangling gets deleted (and
+	// a dangling ref beside a live controller gets removed), so the StatefulSet is made real: a
+	// zero-replica one no controller acts on.
+	sts := mustCreateIdleStatefulSet(t, ns, rs.Name)
+	check(metav1.OwnerReference{UID: sts.UID, APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, Controller: ptr.To(false)}, 2)
 	check(metav1.OwnerReference{UID: rs.UID, APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, Controller: ptr.To(false)}, 1)
+}
+
+// mustCreateIdleStatefulSet creates a StatefulSet with zero replicas whose selector matches nothing
+// the tests create, so it is a live owner no controller changes.
+func mustCreateIdleStatefulSet(t *testing.T, ns, name string) *appsv1.StatefulSet {
+	t.Helper()
+	lbl := map[string]string{"kcmd-e2e-idle-statefulset": name}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To(int32(0)),
+			Selector: &metav1.LabelSelector{MatchLabels: lbl},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: lbl},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "kcmd.invalid/idle"}}},
+			},
+		},
+	}
+	out, err := env.Client.AppsV1().StatefulSets(ns).Create(context.Background(), sts, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestReplicaSet_ReadyAndAvailableReplicas: with minReadySeconds 3600, a pod not Ready, one Ready
