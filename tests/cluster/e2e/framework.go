@@ -78,10 +78,28 @@ func Namespace(t *testing.T) string {
 	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
-	t.Cleanup(func() {
-		_ = env.Client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
+	t.Cleanup(func() { deleteTestNamespace(name) })
 	return name
+}
+
+// deleteTestNamespace deletes a test's namespace after emptying it of what the controllers under
+// test act on. The test cluster runs no namespace controller, so a deleted namespace keeps its
+// content forever (Terminating): left behind, every later kcmd's ReplicaSet controller would
+// sync (and try to fill) thousands of other tests' ReplicaSets before the ones of its own test,
+// and every GC would walk their pods.
+func deleteTestNamespace(name string) {
+	ctx := context.Background()
+	c := env.Client
+	all := metav1.ListOptions{}
+	bg := metav1.DeletePropagationBackground
+	_ = c.AppsV1().Deployments(name).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, all)
+	_ = c.AppsV1().ReplicaSets(name).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, all)
+	_ = c.CoreV1().ReplicationControllers(name).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, all)
+	_ = c.BatchV1().Jobs(name).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, all)
+	_ = c.BatchV1().CronJobs(name).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, all)
+	zero := int64(0)
+	_ = c.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)
+	_ = c.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 }
 
 // Eventually polls cond every interval until it returns true or timeout passes; on timeout the

@@ -196,8 +196,7 @@ func gciNamespace(t *testing.T, suffix string) string {
 	if _, err := env.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
-	c := env.Client
-	t.Cleanup(func() { _ = c.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { deleteTestNamespace(name) })
 	return name
 }
 
