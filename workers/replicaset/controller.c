@@ -17,12 +17,18 @@
  *                 the compact record, not the whole object a PUT would need). If the PATCH is
  *                 refused with 403 (the bootstrap controller role grants only update), the
  *                 process switches to GET + PUT, keeping the resourceVersion check (put_status)
- *   record_event  core/v1 Events through client-go's EventCorrelator (evcorr.h): counted
- *                 repeats are PATCHed, new ones POSTed. Events are queued and sent together
- *                 with the next batch of pod calls or at the end of the sync (upstream's
- *                 recorder is asynchronous too); two writes of one Event never share a batch.
+ *   record_event  core/v1 Events, as upstream's one EventBroadcaster per controller: the
+ *                 event is pushed (never blocking; dropped when full) onto the controller's
+ *                 shared queue (evq.h, in the expectations memfd). One sink thread per
+ *                 controller (the worker process holding the queue's sink lock) takes them in
+ *                 order, runs the one EventCorrelator (evcorr.h) and writes each Event with a
+ *                 blocking call through its own client on the controller's shared token bucket:
+ *                 new ones POSTed, counted repeats PATCHed (404: POSTed again), a write without
+ *                 an answer retried up to 12 times 10 s apart (client-go's recordToSink).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,26 +38,19 @@
 
 #include "informerd/records.h"
 #include "kube/encode.h"
+#include "kube/limiter.h"
+#include "kube/restmetrics.h"
 #include "kube/selector.h"
 #include "manager/features.h"
 #include "manager/log.h"
 #include "workers/objects.h"
 #include "workers/replicaset/evcorr.h"
+#include "workers/replicaset/evq.h"
 #include "workers/replicaset/events.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/replicaset/sync.h"
 #include "workers/worker.h"
 
-/* An Event write waiting for the next batch of calls. */
-struct pev {
-	struct rs_evc_event ev; /* strings owned (component/kind/api_version are constants) */
-	char *rs_rv;		/* involvedObject.resourceVersion */
-	struct rs_evc_result res;
-	int tries;		/* writes that failed without an answer so far */
-	uint64_t not_before;	/* retry: not before this ipc_now_usec() */
-};
-
-#define RSC_MAX_PENDING_EVENTS 256
 /* client-go's recordToSink: an Event write that got no answer from the server (not a Status) is
  * tried up to 12 times, 10 s apart (the first wait random within those 10 s) */
 #define RSC_EVENT_MAX_TRIES 12
@@ -60,16 +59,23 @@ static uint64_t rsc_event_retry_usec = 10000000; /* tests shorten it */
 struct rsc {
 	struct wk_ctx *ctx;
 	struct rs_exp *exp;
-	struct rs_evc *evc;
 	int pod_type, rs_type;
 	bool caches_synced; /* once true, stays (a relist keeps serving the old contents) */
 	bool status_put;    /* PATCH on replicasets/status was refused (403): PUT from now on */
 	char host[256];
-	struct pev pend[RSC_MAX_PENDING_EVENTS];
-	size_t n_pend;
-	struct pev retry[RSC_MAX_PENDING_EVENTS]; /* failed writes waiting to be tried again */
-	size_t n_retry;
+	/* the event pipeline: the controller's shared queue; the sink (thread) of this process */
+	struct rs_evq *evq;
+	struct rs_evc *evc;	     /* the sink's correlator (sink thread only) */
+	struct kube_client *sink_kc; /* the sink's client (sink thread only) */
+	struct kube_limiter *sink_lim;
+	pthread_t sink_th;
+	bool sink_started;
+	_Atomic bool sink_stop;
+	_Atomic bool sink_exited;
 };
+
+static int sink_start(struct rsc *c);
+static bool sink_stop(struct rsc *c);
 
 static const char *const rs_queues[] = { "replicaset", NULL };
 
@@ -99,33 +105,36 @@ static int rsc_init(struct wk_ctx *ctx, void **ret)
 		free(c);
 		return r;
 	}
+	uint64_t off = 0;
+	if ((r = rs_exp_evq_offset(ctx->expectations_fd, &off)) < 0 ||
+	    (r = rs_evq_attach(ctx->expectations_fd, off, &c->evq)) < 0) {
+		log_warning("the shared event queue is not available (%s): this process writes its own Events",
+			    strerror(-r));
+		if ((r = rs_evq_new_private(&c->evq)) < 0)
+			goto fail;
+	}
+	if ((r = sink_start(c)) < 0)
+		goto fail;
 	*ret = c;
 	return 0;
+fail:
+	rs_evq_free(c->evq);
+	rs_evc_free(c->evc);
+	rs_exp_detach(c->exp);
+	free(c);
+	return r;
 }
-
-static void pev_free(struct pev *p)
-{
-	free((char *)p->ev.host);
-	free((char *)p->ev.ns);
-	free((char *)p->ev.name);
-	free((char *)p->ev.uid);
-	free((char *)p->ev.type);
-	free((char *)p->ev.reason);
-	free((char *)p->ev.message);
-	free(p->rs_rv);
-	rs_evc_result_free(&p->res);
-	memset(p, 0, sizeof(*p));
-}
-
-static void flush_events(struct rsc *c);
 
 static void rsc_fini(void *state)
 {
 	struct rsc *c = state;
 
-	flush_events(c);
-	for (size_t i = 0; i < c->n_retry; i++)
-		pev_free(&c->retry[i]);
+	if (!sink_stop(c)) {
+		/* the sink thread is stuck in a request: leave what it uses, the process exits */
+		rs_exp_detach(c->exp);
+		return;
+	}
+	rs_evq_free(c->evq);
 	rs_evc_free(c->evc);
 	rs_exp_detach(c->exp);
 	free(c);
@@ -202,150 +211,210 @@ static void fill_result(const struct kube_response *resp, int r, struct rs_call_
 	}
 }
 
-/* ---- events ------------------------------------------------------------------------------- */
+/* ---- events: the sink ------------------------------------------------------------------- */
 
-static int event_create_body(struct rsc *c, const struct pev *p, char **ret)
+static int event_create_body(struct rsc *c, const struct rs_evc_event *ev, const char *rs_rv,
+			     const struct rs_evc_result *res, char **ret)
 {
-	struct kube_event ev = { .ns = p->ev.ns, .kind = p->ev.kind, .api_version = p->ev.api_version,
-				 .name = p->ev.name, .uid = p->ev.uid, .resource_version = p->rs_rv,
-				 .type = p->ev.type, .reason = p->ev.reason, .message = p->res.message,
-				 .component = p->ev.component, .host = c->host[0] ? c->host : NULL, .now = p->res.last,
-				 .event_name = p->res.event_name, .count = p->res.count, .first = p->res.first,
-				 .no_reporting = p->res.aggregated };
-	return kube_encode_event(&ev, ret);
+	struct kube_event ke = { .ns = ev->ns, .kind = ev->kind, .api_version = ev->api_version, .name = ev->name,
+				 .uid = ev->uid, .resource_version = rs_rv && rs_rv[0] ? rs_rv : NULL,
+				 .type = ev->type, .reason = ev->reason, .message = res->message,
+				 .component = ev->component, .host = c->host[0] ? c->host : NULL, .now = res->last,
+				 .event_name = res->event_name, .count = res->count, .first = res->first,
+				 .no_reporting = res->aggregated };
+	return kube_encode_event(&ke, ret);
 }
 
-/* The requests of the queued Events, appended at reqs[*n] (bodies in bodies[]). */
-static void event_requests(struct rsc *c, struct kube_request *reqs, char **bodies, size_t *n)
+/* recordEvent: one write (PATCH for a counted repeat, POST for a new Event or when the PATCHed
+ * Event is gone). 1 = done (written, or refused with a Status: not retried), 0 = no answer. */
+static int sink_write(struct rsc *c, struct kube_client *kc, const struct rs_evc_event *ev, const char *rs_rv,
+		      const struct rs_evc_result *res)
 {
-	for (size_t i = 0; i < c->n_pend; i++) {
-		struct pev *p = &c->pend[i];
-		char *body = NULL;
-		bool patch = p->res.action == RS_EVC_PATCH;
-		int r = patch ? rs_evc_patch_body(&p->res, &body) : event_create_body(c, p, &body);
+	const char *ns = ev->ns && ev->ns[0] ? ev->ns : "default";
+	struct kube_response resp = { 0 };
+	char *body = NULL;
+	int r = 0;
+	bool create = res->action != RS_EVC_PATCH;
 
-		bodies[*n] = body;
-		reqs[*n] = (struct kube_request){ .verb = patch ? KUBE_PATCH : KUBE_CREATE, .version = "v1",
-						  .resource = "events", .ns = p->ev.ns && p->ev.ns[0] ? p->ev.ns : "default",
-						  .name = patch ? p->res.event_name : NULL, .body = body ? body : "{}",
-						  .body_len = body ? strlen(body) : 2,
-						  .patch_type = KUBE_PATCH_STRATEGIC };
-		if (r < 0) /* cannot happen but for ENOMEM: send nothing useful, drop it below */
-			reqs[*n].name = "-";
-		(*n)++;
-	}
-}
-
-/* The outcome of the queued Events' writes (resps[0..n_pend)); PATCHes of Events that expired
- * on the server are POSTed again with their count (client-go's recordEvent). Empties the queue. */
-static void events_done(struct rsc *c, struct kube_response *resps)
-{
-	/* a kube_response is ~4 KiB (the Status with its causes): on the heap */
-	struct kube_request *again = calloc(c->n_pend + 1, sizeof(*again));
-	struct kube_response *again_resp = calloc(c->n_pend + 1, sizeof(*again_resp));
-	char **again_body = calloc(c->n_pend + 1, sizeof(*again_body));
-	size_t *again_idx = calloc(c->n_pend + 1, sizeof(*again_idx)), n_again = 0;
-
-	for (size_t i = 0; i < c->n_pend; i++) {
-		struct pev *p = &c->pend[i];
-		int err = resps[i].error.err;
-
-		if (err == 0) {
-			(void)rs_evc_update_state(c->evc, &p->ev, &p->res);
-		} else if (err == -ENOENT && p->res.action == RS_EVC_PATCH) {
-			char *body = NULL;
-			if (again && again_resp && again_body && again_idx && event_create_body(c, p, &body) == 0) {
-				again_body[n_again] = body;
-				again_idx[n_again] = i;
-				again[n_again++] = (struct kube_request){ .verb = KUBE_CREATE, .version = "v1",
-									  .resource = "events",
-									  .ns = p->ev.ns && p->ev.ns[0] ? p->ev.ns : "default",
-									  .body = body, .body_len = strlen(body) };
-			}
-		} else if (resps[i].http_code == 0 && p->tries + 1 < RSC_EVENT_MAX_TRIES &&
-			   c->n_retry < RSC_MAX_PENDING_EVENTS) {
-			/* no answer (connection, timeout): hold it and try again later */
-			uint64_t wait = rsc_event_retry_usec;
-			if (p->tries == 0)
-				wait = (uint64_t)((double)wait * ((double)random() / ((double)RAND_MAX + 1.0)));
-			log_v(2, "recording event %s on %s/%s failed: %s (will retry)", p->ev.reason, p->ev.ns, p->ev.name,
-			      strerror(-err));
-			p->tries++;
-			p->not_before = ipc_now_usec() + wait;
-			c->retry[c->n_retry++] = *p;
-			memset(p, 0, sizeof(*p)); /* moved */
-		} else {
-			log_v(2, "recording event %s on %s/%s failed: %s", p->ev.reason, p->ev.ns, p->ev.name,
-			      resps[i].error.message[0] ? resps[i].error.message : strerror(-err));
+	if (!create) {
+		if (rs_evc_patch_body(res, &body) < 0)
+			return 1;
+		struct kube_request rq = { .verb = KUBE_PATCH, .version = "v1", .resource = "events", .ns = ns,
+					   .name = res->event_name, .body = body, .body_len = strlen(body),
+					   .patch_type = KUBE_PATCH_STRATEGIC };
+		r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+		free(body);
+		body = NULL;
+		if (r < 0 && resp.http_code == 404) {
+			/* the Event expired on the server: POST it with these values */
+			kube_response_clear(&resp);
+			create = true;
 		}
 	}
-	if (n_again && kube_client_request_many(c->ctx->kc, again, n_again, again_resp, NULL) == 0) {
-		for (size_t k = 0; k < n_again; k++) {
-			struct pev *p = &c->pend[again_idx[k]];
-			if (again_resp[k].error.err == 0)
-				(void)rs_evc_update_state(c->evc, &p->ev, &p->res);
-			else
-				log_v(2, "recording event %s on %s/%s failed: %s", p->ev.reason, p->ev.ns, p->ev.name,
-				      again_resp[k].error.message);
-			kube_response_clear(&again_resp[k]);
+	if (create) {
+		if (event_create_body(c, ev, rs_rv, res, &body) < 0)
+			return 1;
+		struct kube_request rq = { .verb = KUBE_CREATE, .version = "v1", .resource = "events", .ns = ns,
+					   .body = body, .body_len = strlen(body) };
+		r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+		free(body);
+	}
+	int done = 1;
+	if (r == 0) {
+		(void)rs_evc_update_state(c->evc, ev, res);
+	} else if (resp.http_code == 0) {
+		log_v(2, "recording event %s on %s/%s failed: %s (may retry)", ev->reason, ev->ns, ev->name,
+		      strerror(-r));
+		done = 0;
+	} else {
+		log_v(2, "recording event %s on %s/%s failed (will not retry): %s", ev->reason, ev->ns, ev->name,
+		      resp.error.message[0] ? resp.error.message : strerror(-r));
+	}
+	kube_response_clear(&resp);
+	return done;
+}
+
+/* Sleeps usec unless the sink is told to stop; false when it was. */
+static bool sink_sleep(struct rsc *c, uint64_t usec)
+{
+	uint64_t end = ipc_now_usec() + usec;
+	while (!atomic_load(&c->sink_stop)) {
+		uint64_t now = ipc_now_usec();
+		if (now >= end)
+			return true;
+		uint64_t d = end - now < 100000 ? end - now : 100000;
+		usleep((useconds_t)d);
+	}
+	return false;
+}
+
+/* recordToSink for one queued event: correlate (now), then write, retrying a write without an
+ * answer up to RSC_EVENT_MAX_TRIES times (blocking this sink, as upstream's one goroutine). */
+static void sink_record(struct rsc *c, struct kube_client *kc, const struct rs_evq_rec *rec)
+{
+	struct rs_evc_event ev = { .component = RS_EVENT_COMPONENT, .host = c->host, .kind = RS_KIND, .ns = rec->ns,
+				   .name = rec->name, .uid = rec->uid, .api_version = RS_API_VERSION,
+				   .type = rec->type, .reason = rec->reason, .message = rec->message, .t = rec->t };
+	struct rs_evc_result res;
+
+	if (rs_evc_correlate(c->evc, &ev, kube_time_now(), &res) < 0)
+		return;
+	if (res.action == RS_EVC_SKIP) {
+		log_v(4, "event %s on %s/%s dropped by the spam filter", rec->reason, rec->ns, rec->name);
+		rs_evc_result_free(&res);
+		return;
+	}
+	for (int tries = 0;;) {
+		if (sink_write(c, kc, &ev, rec->rv, &res))
+			break;
+		if (++tries >= RSC_EVENT_MAX_TRIES) {
+			log_error("unable to write event %s on %s/%s (retry limit exceeded)", rec->reason, rec->ns,
+				  rec->name);
+			break;
+		}
+		uint64_t wait = rsc_event_retry_usec;
+		if (tries == 1)
+			wait = (uint64_t)((double)wait * ((double)random() / ((double)RAND_MAX + 1.0)));
+		if (!sink_sleep(c, wait)) {
+			log_error("unable to write event %s on %s/%s (shutting down)", rec->reason, rec->ns, rec->name);
+			break;
 		}
 	}
-	for (size_t k = 0; k < n_again; k++)
-		free(again_body[k]);
-	free(again);
-	free(again_resp);
-	free(again_body);
-	free(again_idx);
-	for (size_t i = 0; i < c->n_pend; i++)
-		pev_free(&c->pend[i]);
-	c->n_pend = 0;
+	rs_evc_result_free(&res);
 }
 
-/* Runs n pod requests together with the queued Event writes; pod responses in resps[0..n),
- * order[] (may be NULL) the pod requests' completion order. */
-/* Moves the retries that are due into the queue (as far as it has room). */
-static void take_due_retries(struct rsc *c)
+/* Writes every queued event now, in this thread (tests; a worker without a sink thread). */
+static void sink_drain(struct rsc *c, struct kube_client *kc)
 {
-	uint64_t now = ipc_now_usec();
-	size_t kept = 0;
+	struct rs_evq_rec *rec = malloc(sizeof(*rec));
+	while (rec && rs_evq_pop(c->evq, rec, 0) == 1)
+		sink_record(c, kc, rec);
+	free(rec);
+}
 
-	for (size_t i = 0; i < c->n_retry; i++) {
-		if (c->retry[i].not_before <= now && c->n_pend < RSC_MAX_PENDING_EVENTS)
-			c->pend[c->n_pend++] = c->retry[i];
-		else
-			c->retry[kept++] = c->retry[i];
+static void *sink_main(void *arg)
+{
+	struct rsc *c = arg;
+	struct rs_evq_rec *rec = malloc(sizeof(*rec));
+	bool held = false;
+
+	while (rec && !atomic_load(&c->sink_stop)) {
+		if (!held) {
+			held = rs_evq_sink_lock(c->evq, 500) == 1;
+			if (held)
+				log_v(2, "this process writes the ReplicaSet controller's Events now (queued: %u)",
+				      rs_evq_len(c->evq));
+			continue;
+		}
+		if (rs_evq_pop(c->evq, rec, 500) == 1)
+			sink_record(c, c->sink_kc, rec);
 	}
-	c->n_retry = kept;
+	if (held)
+		rs_evq_sink_unlock(c->evq);
+	free(rec);
+	atomic_store(&c->sink_exited, true);
+	return NULL;
 }
 
-static int run_with_events(struct rsc *c, const struct kube_request *pod_reqs, size_t n, struct kube_response *resps,
-			   size_t *order)
+static int sink_start(struct rsc *c)
 {
-	take_due_retries(c);
-	size_t total = n + c->n_pend, k = n, j = 0;
-	struct kube_request *reqs = calloc(total + 1, sizeof(*reqs));
-	struct kube_response *all = calloc(total + 1, sizeof(*all));
-	size_t *ord = calloc(total + 1, sizeof(*ord));
-	char **bodies = calloc(total + 1, sizeof(*bodies));
-	int r = -ENOMEM;
+	struct wk_ctx *ctx = c->ctx;
+	if (!ctx->config)
+		return 0; /* no client config (tests): the caller drains the queue itself */
+	/* the controller's token bucket, shared with this process's main client (workers/main.c) */
+	const char *lf = getenv("KCMD_CLIENT_LIMITER_FD");
+	int lfd = lf && *lf ? atoi(lf) : -1;
+	if (ctx->qps > 0 && kube_limiter_open(lfd, ctx->qps, ctx->burst > 0 ? ctx->burst : 1, &c->sink_lim) < 0)
+		c->sink_lim = NULL;
+	struct kube_client_opts ko = { .config = ctx->config, .process = "worker", .controller = ctx->controller,
+				       .qps = ctx->qps, .burst = ctx->burst > 0 ? ctx->burst : 1, .insecure_ok = true,
+				       .limiter = c->sink_lim };
+	int r = kube_client_new(&ko, &c->sink_kc);
+	if (r < 0) {
+		kube_limiter_free(c->sink_lim);
+		c->sink_lim = NULL;
+		return r;
+	}
+	kube_rest_metrics_attach_env(); /* before a second thread may make the first request */
+	r = -pthread_create(&c->sink_th, NULL, sink_main, c);
+	if (r < 0) {
+		kube_client_free(c->sink_kc);
+		c->sink_kc = NULL;
+		kube_limiter_free(c->sink_lim);
+		c->sink_lim = NULL;
+		return r;
+	}
+	c->sink_started = true;
+	return 0;
+}
 
-	if (!reqs || !all || !ord || !bodies)
-		goto out;
-	if (n)
-		memcpy(reqs, pod_reqs, n * sizeof(*reqs));
-	event_requests(c, reqs, bodies, &k);
-	r = kube_client_request_many(c->ctx->kc, reqs, total, all, ord);
-	if (r < 0)
-		goto out;
-	if (n)
-		memcpy(resps, all, n * sizeof(*resps));
-	for (size_t i = 0; i < total; i++)
-		if (ord[i] < n && order)
-			order[j++] = ord[i];
-	events_done(c, all + n);
-	for (size_t i = n; i < total; i++)
-		kube_response_clear(&all[i]);
-out:
+/* Stops the sink thread. false when it did not stop in time (stuck in a request): its state is
+ * then left alone (the process is exiting). */
+static bool sink_stop(struct rsc *c)
+{
+	if (!c->sink_started)
+		return true;
+	atomic_store(&c->sink_stop, true);
+	rs_evq_wake(c->evq);
+	for (int i = 0; i < 300 && !atomic_load(&c->sink_exited); i++)
+		usleep(10000);
+	if (!atomic_load(&c->sink_exited)) {
+		pthread_detach(c->sink_th);
+		return false;
+	}
+	pthread_join(c->sink_th, NULL);
+	kube_client_free(c->sink_kc);
+	kube_limiter_free(c->sink_lim);
+	c->sink_started = false;
+	return true;
+}
+
+/* Runs n pod requests concurrently; responses in resps[0..n), order[] (may be NULL) their
+ * completion order. */
+static int run_batch(struct rsc *c, const struct kube_request *reqs, size_t n, struct kube_response *resps,
+		     size_t *order)
+{
+	int r = kube_client_request_many(c->ctx->kc, reqs, n, resps, order);
 	if (r < 0) {
 		for (size_t i = 0; i < n; i++) {
 			memset(&resps[i], 0, sizeof(resps[i]));
@@ -354,20 +423,7 @@ out:
 				order[i] = i;
 		}
 	}
-	for (size_t i = 0; i < total && bodies; i++)
-		free(bodies[i]);
-	free(bodies);
-	free(reqs);
-	free(all);
-	free(ord);
 	return r;
-}
-
-static void flush_events(struct rsc *c)
-{
-	take_due_retries(c);
-	if (c->n_pend)
-		(void)run_with_events(c, NULL, 0, NULL, NULL);
 }
 
 static void ex_create_pods(void *ud, const struct kube_replicaset *rs, const char *body, size_t n,
@@ -387,7 +443,7 @@ static void ex_create_pods(void *ud, const struct kube_replicaset *rs, const cha
 		reqs[i] = (struct kube_request){ .verb = KUBE_CREATE, .version = "v1", .resource = "pods",
 						 .ns = rs->meta.namespace, .body = body, .body_len = strlen(body) };
 	uint64_t t0 = ipc_now_usec();
-	(void)run_with_events(c, reqs, n, resps, order);
+	(void)run_batch(c, reqs, n, resps, order);
 	log_v(4, "%s/%s: slow-start batch of %zu pod creations done in %.1f ms", rs->meta.namespace, rs->meta.name, n,
 	      (double)(ipc_now_usec() - t0) / 1000.0);
 	/* results in completion order: the first error is the first to finish, as upstream's errCh */
@@ -433,7 +489,7 @@ static void ex_delete_pods(void *ud, const struct kube_replicaset *rs, const str
 		reqs[i] = (struct kube_request){ .verb = KUBE_DELETE, .version = "v1", .resource = "pods",
 						 .ns = pods[i]->meta.namespace, .name = pods[i]->meta.name };
 	size_t *order = calloc(n + 1, sizeof(*order));
-	(void)run_with_events(c, reqs, n, resps, order);
+	(void)run_batch(c, reqs, n, resps, order);
 	for (size_t i = 0; i < n; i++) {
 		fill_result(&resps[i], resps[i].error.err, &results[i]);
 		kube_response_clear(&resps[i]);
@@ -547,55 +603,30 @@ static int ex_update_status(void *ud, const struct kube_replicaset *rs, const st
 	return ex_update_status_rv(ud, rs, st, NULL, ret_msg);
 }
 
-static char *dup0(const char *s)
-{
-	return strdup(s ? s : "");
-}
-
-/* The recorder: correlate now, write with the next batch (or at the end of the sync). */
+/* The recorder: makeEvent + the broadcaster's non-blocking send onto the controller's queue. */
 static void ex_record_event(void *ud, const struct kube_replicaset *rs, const char *type, const char *reason,
 			    const char *message)
 {
 	struct rsc *c = ud;
-	struct rs_evc_event ev = { .component = RS_EVENT_COMPONENT, .host = c->host, .kind = RS_KIND,
-				   .ns = rs->meta.namespace, .name = rs->meta.name, .uid = rs->meta.uid,
-				   .api_version = RS_API_VERSION, .type = type, .reason = reason, .message = message };
-	struct rs_evc_result res;
+	struct rs_evq_rec *rec = calloc(1, sizeof(*rec));
 
 	/* the broadcaster's StartStructuredLogging(3): every event, before correlation */
 	log_v(3, "Event occurred: object=\"%s/%s\" fieldPath=\"\" kind=\"%s\" apiVersion=\"%s\" type=\"%s\" reason=\"%s\" "
 		 "message=\"%s\"", rs->meta.namespace, rs->meta.name, RS_KIND, RS_API_VERSION, type, reason, message);
-	if (rs_evc_correlate(c->evc, &ev, kube_time_now(), &res) < 0)
+	if (!rec)
 		return;
-	if (res.action == RS_EVC_SKIP) {
-		log_v(4, "event %s on %s/%s dropped by the spam filter", reason, rs->meta.namespace, rs->meta.name);
-		rs_evc_result_free(&res);
-		return;
-	}
-	/* two writes of one Event object never go in the same batch */
-	for (size_t i = 0; i < c->n_pend; i++)
-		if (strcmp(c->pend[i].res.event_name, res.event_name) == 0) {
-			flush_events(c);
-			break;
-		}
-	if (c->n_pend == RSC_MAX_PENDING_EVENTS)
-		flush_events(c);
-	if (c->n_pend == RSC_MAX_PENDING_EVENTS) { /* the flush failed (out of memory): drop it */
-		rs_evc_result_free(&res);
-		return;
-	}
-	struct pev *p = &c->pend[c->n_pend];
-	p->ev = (struct rs_evc_event){ .component = RS_EVENT_COMPONENT, .host = dup0(c->host), .kind = RS_KIND,
-				       .ns = dup0(rs->meta.namespace), .name = dup0(rs->meta.name),
-				       .uid = dup0(rs->meta.uid), .api_version = RS_API_VERSION, .type = dup0(type),
-				       .reason = dup0(reason), .message = dup0(message) };
-	p->rs_rv = rs->meta.resource_version ? strdup(rs->meta.resource_version) : NULL;
-	p->res = res;
-	if (!p->ev.host || !p->ev.ns || !p->ev.name || !p->ev.uid || !p->ev.type || !p->ev.reason || !p->ev.message) {
-		pev_free(p);
-		return;
-	}
-	c->n_pend++;
+	rec->t = kube_time_now();
+	snprintf(rec->ns, sizeof rec->ns, "%s", rs->meta.namespace ? rs->meta.namespace : "");
+	snprintf(rec->name, sizeof rec->name, "%s", rs->meta.name ? rs->meta.name : "");
+	snprintf(rec->uid, sizeof rec->uid, "%s", rs->meta.uid ? rs->meta.uid : "");
+	snprintf(rec->rv, sizeof rec->rv, "%s", rs->meta.resource_version ? rs->meta.resource_version : "");
+	snprintf(rec->type, sizeof rec->type, "%s", type ? type : "");
+	snprintf(rec->reason, sizeof rec->reason, "%s", reason ? reason : "");
+	snprintf(rec->message, sizeof rec->message, "%s", message ? message : "");
+	if (rs_evq_push(c->evq, rec) == -ENOBUFS)
+		log_error("unable to record event %s on %s/%s: too many queued events, dropped event", reason,
+			  rs->meta.namespace, rs->meta.name);
+	free(rec);
 }
 
 /* ---- reading the arena ----------------------------------------------------------------------- */
@@ -863,7 +894,8 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	struct rs_sync_result res;
 	uint64_t t0 = ipc_now_usec();
 	rs_sync(&in, &ex, &res);
-	flush_events(c);
+	if (!c->sink_started)
+		sink_drain(c, c->ctx->kc); /* no sink thread (no client config): write them now */
 	if (res.stale_skip)
 		log_v(2, "%s: skipping sync, the cache is older than our last write: %s", key, res.err_msg);
 	log_v(4, "synced %s in %.3f ms: created %d deleted %d status %s%s%s", key, (double)(ipc_now_usec() - t0) / 1000.0,

@@ -243,12 +243,16 @@ int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_
 		ar->n++;
 	}
 	ar->last = now;
-	ret->first = ret->last = now;
+	/* makeEvent's event keeps its own timestamp and name; the combined one is made now */
+	kube_time_t made = ev->t ? ev->t : now;
+	ret->first = ret->last = made;
 	ret->count = 1;
 	if (ar->n < RS_EVC_AGG_MAX_EVENTS) {
 		ckey = event_key(ev, s(ev->message));
 		ret->message = strdup(s(ev->message));
 	} else {
+		made = now;
+		ret->first = ret->last = now;
 		/* PopAny: drop the oldest message */
 		free(ar->msgs[0]);
 		memmove(&ar->msgs[0], &ar->msgs[1], (size_t)(ar->n - 1) * sizeof(ar->msgs[0]));
@@ -258,7 +262,7 @@ int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_
 		if (asprintf(&ret->message, "%s%s", RS_EVC_AGG_PREFIX, s(ev->message)) < 0)
 			ret->message = NULL;
 	}
-	ret->event_name = event_name(ev->name, now);
+	ret->event_name = event_name(ev->name, made);
 	if (!ckey || !ret->message || !ret->event_name)
 		goto out;
 	/* eventObserve */

@@ -35,6 +35,7 @@ struct rs_evc_event {
 	const char *component, *host;				  /* source; reporting = the same */
 	const char *kind, *ns, *name, *uid, *api_version;	  /* involvedObject */
 	const char *type, *reason, *message;
+	kube_time_t t; /* when it was recorded (makeEvent: name, first/last timestamps); 0 = now */
 };
 
 enum rs_evc_action {

@@ -74,6 +74,10 @@
  *     ahead of another, never a torn or lost count.
  * Version rule: magic + version checked at attach; any layout change bumps
  * RS_EXP_ABI_VERSION (the manager recreates the memfd; expectations are soft state).
+ *
+ * After the slots, at the next page boundary (rs_exp_evq_offset), the memfd holds the
+ * controller's shared event queue: a region of its own with its own magic and INVARIANTS
+ * (evq.h). rs_exp maps only the header and slots; the region is not part of this ABI.
  */
 #include <assert.h>
 #include <stdatomic.h>

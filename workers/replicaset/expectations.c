@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "workers/replicaset/expectations-fault.h"
+#include "workers/replicaset/evq.h"
 #include "workers/replicaset/expectations.h"
 
 unsigned rs_exp_fault_mask;
@@ -74,6 +75,30 @@ static size_t map_size(uint32_t capacity)
 	return RS_EXP_HEADER_SIZE + (size_t)capacity * sizeof(struct rs_exp_slot);
 }
 
+/* the event queue's region follows the slots, page-aligned (outside what rs_exp maps) */
+static size_t evq_offset(uint32_t capacity)
+{
+	return (map_size(capacity) + 4095) / 4096 * 4096;
+}
+
+int rs_exp_evq_offset(int fd, uint64_t *ret_off)
+{
+	struct rs_exp_header hdr;
+	struct stat stb;
+	if (fd < 0 || !ret_off)
+		return -EINVAL;
+	if (pread(fd, &hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr || hdr.magic != RS_EXP_MAGIC ||
+	    hdr.version != RS_EXP_ABI_VERSION || hdr.capacity == 0 || (hdr.capacity & (hdr.capacity - 1)) != 0)
+		return -EPROTO;
+	if (fstat(fd, &stb) < 0)
+		return -errno;
+	size_t off = evq_offset(hdr.capacity);
+	if ((uint64_t)stb.st_size < off + rs_evq_region_size())
+		return -EPROTO;
+	*ret_off = off;
+	return 0;
+}
+
 int rs_exp_memfd_create(const struct rs_exp_create_opts *opts)
 {
 	uint32_t cap = opts && opts->capacity ? opts->capacity : 4096;
@@ -85,9 +110,18 @@ int rs_exp_memfd_create(const struct rs_exp_create_opts *opts)
 	int fd = memfd_create("kcmd-rs-expectations", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	size_t size = map_size(c);
+	size_t size = evq_offset(c) + rs_evq_region_size();
 	if (ftruncate(fd, (off_t)size) < 0)
 		goto fail;
+	void *q = mmap(NULL, rs_evq_region_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)evq_offset(c));
+	if (q == MAP_FAILED)
+		goto fail;
+	int qr = rs_evq_init(q, rs_evq_region_size());
+	munmap(q, rs_evq_region_size());
+	if (qr < 0) {
+		close(fd);
+		return qr;
+	}
 	struct rs_exp_header *h = mmap(NULL, RS_EXP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED)
 		goto fail;

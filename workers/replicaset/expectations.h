@@ -48,6 +48,9 @@ struct rs_exp_create_opts {
  * growing). The memory is sparse: a slot costs a page once used, 8 KiB once it held deletions.
  * Returns the fd or -errno. */
 int rs_exp_memfd_create(const struct rs_exp_create_opts *opts);
+/* The memfd also holds the controller's shared event queue (evq.h) after the slots, on a page
+ * boundary. Its offset in the memfd: 0, or -EPROTO for a memfd without it. */
+int rs_exp_evq_offset(int fd, uint64_t *ret_off);
 
 /* Maps the memfd (dup'ed) for a role. An INFORMER attach bumps informer_epoch and stamps
  * informer_attached_at = now (rule E4). Returns 0 or -EPROTO / -EINVAL / -errno. */

@@ -3,10 +3,11 @@
  * The ReplicaSet controller's executor (workers/replicaset/controller.c) over the real API
  * client against a canned in-process HTTP server: a slow-start batch of creates is in flight at
  * once (the server holds its answers until the whole batch arrived), created names and
- * resourceVersions come back, deletions map to their pods, queued Events ride along with the
- * next batch, a repeated Event is a PATCH that is re-POSTed with its count when the server lost
- * it (404), and the status / adoption writes return the new resourceVersion for the staleness
- * gate. The controller file is included so its static executor functions can be called.
+ * resourceVersions come back, deletions map to their pods, Events go onto the controller's
+ * queue and are written one at a time by the sink (a repeated Event is a PATCH that is re-POSTed
+ * with its count when the server lost it (404); a write without an answer is retried), the sink
+ * thread writes them in order, and the status / adoption writes return the new resourceVersion
+ * for the staleness gate. The controller file is included so its static functions can be called.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,7 +35,7 @@ static struct {
 	int n_pod_posts;
 	int hold_pod_posts;    /* > 0: answer no pod POST before this many arrived (2 s, then 500) */
 	bool expire_events;    /* PATCH of an Event answers 404 */
-	bool drop_events;      /* an Event POST gets no answer: the connection is shut */
+	int drop_events;       /* the next N Event POSTs get no answer: the connection is shut */
 } S;
 
 static const char NOT_FOUND[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
@@ -81,7 +82,12 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 	if (!strcmp(method, "DELETE"))
 		return strstr(path, "/gone") ? answer(fd, 404, NOT_FOUND) : answer(fd, 200, "{\"kind\":\"Pod\"}");
 	if (!strcmp(method, "POST") && strstr(path, "/events")) {
-		if (S.drop_events) {
+		pthread_mutex_lock(&S.mu);
+		bool drop = S.drop_events > 0;
+		if (drop)
+			S.drop_events--;
+		pthread_mutex_unlock(&S.mu);
+		if (drop) {
 			shutdown(fd, SHUT_RDWR);
 			return;
 		}
@@ -204,15 +210,16 @@ static int setup(void **state)
 	C = calloc(1, sizeof *C);
 	C->ctx = &ctx;
 	assert_int_equal(rs_evc_new(&C->evc), 0);
+	assert_int_equal(rs_evq_new_private(&C->evq), 0);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	flush_events(C);
-	for (size_t i = 0; i < C->n_retry; i++)
-		pev_free(&C->retry[i]);
+	assert_true(sink_stop(C));
+	sink_drain(C, ctx.kc);
+	rs_evq_free(C->evq);
 	rs_evc_free(C->evc);
 	free(C);
 	kube_client_free(ctx.kc);
@@ -245,7 +252,7 @@ static void free_results(struct rs_call_result *r, size_t n)
 }
 
 /* ---- tests ------------------------------------------------------------------------------------ */
-static void test_batch_concurrent_with_events(void **state)
+static void test_batch_concurrent_events_queued(void **state)
 {
 	(void)state;
 	/* the first answer teaches curl the protocol (HTTP/1.1 here: one connection per request in
@@ -256,8 +263,8 @@ static void test_batch_concurrent_with_events(void **state)
 	assert_string_equal(r1[0].name, "rs-0");
 	assert_string_equal(r1[0].rv, "100");
 	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: rs-0");
-	assert_int_equal(C->n_pend, 1);
-	assert_int_equal(count("POST", "/events"), 0); /* queued, not sent yet */
+	assert_int_equal(rs_evq_len(C->evq), 1);
+	assert_int_equal(count("POST", "/events"), 0); /* queued for the sink, not sent */
 	S.hold_pod_posts = 5;
 	ex_create_pods(C, &RS, "{\"metadata\":{}}", 4, r4);
 	bool seen[4] = { 0 };
@@ -271,8 +278,11 @@ static void test_batch_concurrent_with_events(void **state)
 		snprintf(rv, sizeof rv, "%d", 100 + k);
 		assert_string_equal(r4[i].rv, rv);
 	}
-	assert_int_equal(C->n_pend, 0);
-	assert_int_equal(count("POST", "/events"), 1); /* went with the batch */
+	assert_int_equal(count("POST", "/events"), 0); /* the batch carries no Event */
+	assert_int_equal(rs_evq_len(C->evq), 1);
+	sink_drain(C, ctx.kc);
+	assert_int_equal(rs_evq_len(C->evq), 0);
+	assert_int_equal(count("POST", "/events"), 1);
 	const char *ev = last_body("POST", "/events");
 	assert_non_null(strstr(ev, "\"reason\":\"SuccessfulCreate\""));
 	assert_non_null(strstr(ev, "\"message\":\"Created pod: rs-0\""));
@@ -294,24 +304,22 @@ static void test_deletes_and_event_repeat(void **state)
 	assert_int_equal(r[1].err, -ENOENT);
 	assert_true(r[0].done_rank != r[1].done_rank && r[0].done_rank + r[1].done_rank == 1);
 	free_results(r, 2);
-	/* the same event twice: the second is a PATCH of the first's Event, never in one batch */
+	/* the same event twice: the second is a PATCH of the first's Event */
 	ex_record_event(C, &RS, "Warning", "FailedCreate", "Error creating: boom");
 	ex_record_event(C, &RS, "Warning", "FailedCreate", "Error creating: boom");
-	assert_int_equal(count("POST", "/events"), 1); /* the first was flushed before queueing */
-	assert_int_equal(C->n_pend, 1);
-	assert_int_equal(C->pend[0].res.action, RS_EVC_PATCH);
+	assert_int_equal(count("POST", "/events"), 0);
 	S.expire_events = true; /* the Event is gone on the server: re-POSTed with its count */
-	flush_events(C);
+	sink_drain(C, ctx.kc);
+	assert_int_equal(count("POST", "/events"), 2);
 	assert_int_equal(count("PATCH", "/events/rs."), 1);
 	const char *patch = last_body("PATCH", "/events/rs.");
 	assert_non_null(strstr(patch, "\"count\":2"));
 	assert_non_null(strstr(patch, "\"message\":\"Error creating: boom\""));
-	assert_int_equal(count("POST", "/events"), 2);
 	assert_non_null(strstr(last_body("POST", "/events"), "\"count\":2"));
 	/* the third repeat counts on: 3 */
 	S.expire_events = false;
 	ex_record_event(C, &RS, "Warning", "FailedCreate", "Error creating: boom");
-	flush_events(C);
+	sink_drain(C, ctx.kc);
 	assert_non_null(strstr(last_body("PATCH", "/events/rs."), "\"count\":3"));
 }
 
@@ -332,33 +340,63 @@ static void test_written_versions(void **state)
 	free(msg);
 }
 
-/* a write without an answer is held and tried again (client-go: up to 12 tries, 10 s apart) */
+/* a write without an answer is tried again (client-go: up to 12 tries, 10 s apart), blocking the
+ * sink meanwhile; a Status refusal is not retried; 12 unanswered tries give up */
 static void test_event_retry(void **state)
 {
 	(void)state;
 	rsc_event_retry_usec = 0;
-	S.drop_events = true;
+	S.drop_events = 2;
 	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: x");
-	flush_events(C);
-	assert_int_equal(C->n_pend, 0);
-	assert_int_equal(C->n_retry, 1);
-	assert_int_equal(C->retry[0].tries, 1);
-	assert_int_equal(count("POST", "/events"), 1);
-	S.drop_events = false;
-	flush_events(C);
-	assert_int_equal(C->n_retry, 0);
-	assert_int_equal(count("POST", "/events"), 2);
-	assert_non_null(strstr(last_body("POST", "/events"), "\"message\":\"Created pod: x\""));
+	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: y");
+	sink_drain(C, ctx.kc);
+	/* x: two unanswered tries then written; y after it (curl may re-send once on its own when a
+	 * reused connection was shut, so "at least") */
+	int n = count("POST", "/events");
+	assert_true(n >= 4 && n <= 6);
+	assert_non_null(strstr(last_body("POST", "/events"), "\"message\":\"Created pod: y\""));
+	S.drop_events = 100;
+	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: z");
+	sink_drain(C, ctx.kc);
+	int m = count("POST", "/events") - n;
+	assert_true(m >= RSC_EVENT_MAX_TRIES && m <= 2 * RSC_EVENT_MAX_TRIES);
+	assert_int_equal(rs_evq_len(C->evq), 0); /* given up, not kept */
+	S.drop_events = 0;
 	rsc_event_retry_usec = 10000000;
 }
+
+/* the sink thread: takes the sink lock, writes queued Events in order, one at a time; stops */
+static void test_sink_thread(void **state)
+{
+	(void)state;
+	ctx.config = &cfg;
+	ctx.controller = "replicaset-controller";
+	assert_int_equal(sink_start(C), 0);
+	for (int i = 0; i < 12; i++) {
+		char m[64];
+		snprintf(m, sizeof m, "Created pod: p%d", i);
+		ex_record_event(C, &RS, "Normal", "SuccessfulCreate", m);
+	}
+	for (int w = 0; w < 1000 && count("POST", "/events") + count("PATCH", "/events") < 12; w++)
+		usleep(10000);
+	usleep(100000); /* nothing more comes */
+	/* 9 single Events, then the 10th and later distinct messages on one combined Event */
+	assert_int_equal(count("POST", "/events"), 10);
+	assert_int_equal(count("PATCH", "/events/rs."), 2);
+	assert_non_null(strstr(last_body("PATCH", "/events/rs."), "\"count\":3"));
+	assert_true(sink_stop(C));
+	ctx.config = NULL;
+}
+
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_batch_concurrent_with_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_concurrent_events_queued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deletes_and_event_repeat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_written_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_retry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sink_thread, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

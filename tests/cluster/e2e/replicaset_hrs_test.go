@@ -32,16 +32,13 @@ func hrsRSEvents(t *testing.T, ns, name, reason string) []corev1.Event {
 	return out
 }
 
-// hrsWorkers is --concurrent-replicaset-syncs of startPrivateRS's kcmd: each worker process has
-// its own event correlator, as each upstream process has one.
-const hrsWorkers = 5
-
 // TestReplicaSet_KcmdEventsAggregated: a create that keeps failing (a ResourceQuota of 1 pod
 // under a ReplicaSet of 2) is recorded as upstream's recorder does. The quota error names the
 // generated pod, so every message differs: the first 9 are separate Events, from the 10th on
 // they go into one "(combined from similar events): ..." Event whose count grows by PATCH.
-// kcmd runs one ReplicaSet worker here (one process, one correlator, as upstream's one
-// kube-controller-manager), so the numbers are upstream's exactly.
+// kcmd runs three ReplicaSet worker processes here: the retried syncs land on different ones,
+// and their Events still meet one correlator (the controller's one event sink, as upstream's one
+// recorder), so the numbers are upstream's exactly.
 func TestReplicaSet_KcmdEventsAggregated(t *testing.T) {
 	stopSharedRS(t)
 	startQuotaController(t)
@@ -66,7 +63,7 @@ func TestReplicaSet_KcmdEventsAggregated(t *testing.T) {
 	port := hmgFreePort(t)
 	p := startKcmd(t, nil, "--controllers=replicaset-controller", "--secure-port="+strconv.Itoa(port),
 		"--bind-address=127.0.0.1", "--leader-elect=false",
-		"--concurrent-replicaset-syncs=1", "--kube-api-qps=200", "--kube-api-burst=400")
+		"--concurrent-replicaset-syncs=3", "--kube-api-qps=200", "--kube-api-burst=400")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	mustCreateRS(t, demoReplicaSet(ns, name, 2))
 
@@ -84,19 +81,21 @@ func TestReplicaSet_KcmdEventsAggregated(t *testing.T) {
 		}
 		return combined != nil && combined.Count >= 2, strings.Join(desc, ", ")
 	})
-	plain := 0
+	plain, nCombined := 0, 0
 	for _, e := range evs {
 		msg := strings.TrimPrefix(e.Message, "(combined from similar events): ")
 		if msg == e.Message {
 			plain++
+		} else {
+			nCombined++
 		}
 		if e.Type != corev1.EventTypeWarning || !strings.HasPrefix(msg, "Error creating: pods \""+name+"-") ||
 			!strings.Contains(msg, "exceeded quota: "+name) {
 			t.Errorf("event %s: type %q message %q, want Warning \"Error creating: pods \\\"%s-...\\\" is forbidden: exceeded quota: %s...\"", e.Name, e.Type, e.Message, name, name)
 		}
 	}
-	if plain != 9 {
-		t.Errorf("%d separate FailedCreate Events, want 9 (the 10th distinct message starts the combined one)", plain)
+	if plain != 9 || nCombined != 1 {
+		t.Errorf("%d separate and %d combined FailedCreate Events, want 9 and 1 (the 10th distinct message starts the combined one; one correlator for all workers)", plain, nCombined)
 	}
 	if combined.Count >= 2 && !combined.LastTimestamp.After(combined.FirstTimestamp.Time) && !combined.LastTimestamp.Equal(&combined.FirstTimestamp) {
 		t.Errorf("combined event: lastTimestamp %v before firstTimestamp %v", combined.LastTimestamp, combined.FirstTimestamp)
@@ -130,8 +129,8 @@ func TestReplicaSet_KcmdEventsAggregated(t *testing.T) {
 // batches sent as concurrent requests (the batch sizes are read from kcmd's --v=4 log); the
 // ReplicaSet ends with exactly 500 pods (the
 // expectations hold back a second round while the informer catches up), the status reports
-// them, and the SuccessfulCreate Events are combined and spam-limited as upstream's recorder
-// does (at most 25 per object per process, 10 distinct messages before they are combined).
+// them, and the SuccessfulCreate Events are combined and spam-limited as upstream's one recorder
+// per controller does (25 per object, 10 distinct messages before they are combined).
 // Scaled to 0, the 500 pods are deleted by concurrent DELETEs.
 func TestReplicaSet_KcmdScaleUp500(t *testing.T) {
 	// a kcmd of its own at --v=4, whose log reports every slow-start batch
@@ -171,25 +170,29 @@ func TestReplicaSet_KcmdScaleUp500(t *testing.T) {
 		t.Errorf("slow-start batches %s, want %s", got, want)
 	}
 	t.Logf("slow-start batches: %s", strings.Join(timing, ", "))
-	evs := hrsRSEvents(t, ns, name, "SuccessfulCreate")
+	// upstream: one recorder per controller (kcmd: one event sink for all RS workers); the
+	// aggregator combines from the 10th distinct message on, the spam filter lets 25 events per
+	// object through: 9 plain Events and one combined Event of count 16. The sink writes them
+	// after the pods (asynchronously), so wait for them.
+	var evs []corev1.Event
 	var combined, plain int
 	total := int32(0)
-	for _, e := range evs {
-		total += e.Count
-		if strings.HasPrefix(e.Message, "(combined from similar events): Created pod: "+name+"-") {
-			combined++
-		} else if strings.HasPrefix(e.Message, "Created pod: "+name+"-") {
-			plain++
-		} else {
-			t.Errorf("event %s: message %q", e.Name, e.Message)
+	Eventually(t, 60*time.Second, "9 plain SuccessfulCreate Events and one combined of count 16", func() (bool, string) {
+		evs = hrsRSEvents(t, ns, name, "SuccessfulCreate")
+		combined, plain, total = 0, 0, 0
+		for _, e := range evs {
+			total += e.Count
+			if strings.HasPrefix(e.Message, "(combined from similar events): Created pod: "+name+"-") {
+				combined++
+			} else if strings.HasPrefix(e.Message, "Created pod: "+name+"-") {
+				plain++
+			} else {
+				t.Errorf("event %s: message %q", e.Name, e.Message)
+			}
 		}
-	}
-	// upstream: the spam filter lets 25 events per object through per process, the aggregator
-	// combines from the 10th distinct message on
-	if total > 25*hrsWorkers || total < 10 || combined == 0 || plain > 9*hrsWorkers {
-		t.Errorf("SuccessfulCreate: %d Event objects (%d plain, %d combined), counts sum %d; want the recorder's aggregation and spam limit",
-			len(evs), plain, combined, total)
-	}
+		return plain == 9 && combined == 1 && total == 25,
+			fmt.Sprintf("%d Event objects (%d plain, %d combined), counts sum %d", len(evs), plain, combined, total)
+	})
 	t.Logf("SuccessfulCreate for 500 pods: %d Event objects (%d plain, %d combined), counts sum %d", len(evs), plain, combined, total)
 
 	// scale to 0: 500 concurrent DELETEs in one sync, expectations by pod key

@@ -180,6 +180,48 @@ static void test_lru_eviction_and_update_state(void **state)
 	rs_evc_free(c);
 }
 
+/* the sink correlates later than the recorder made the event: a single Event keeps makeEvent's
+ * time (name, first/last timestamps), a repeat keeps the first one's name and first timestamp,
+ * and the combined Event is made at correlation time */
+static void test_record_time_kept(void **state)
+{
+	(void)state;
+	struct rs_evc *c;
+	struct rs_evc_result r;
+	struct rs_evc_event e = ev("rs", "FailedCreate", "Error creating: quota");
+	char want[64];
+	assert_int_equal(rs_evc_new(&c), 0);
+	e.t = T0;
+	assert_int_equal(rs_evc_correlate(c, &e, T0 + 5 * SEC, &r), 0);
+	snprintf(want, sizeof want, "rs.%llx", (unsigned long long)T0);
+	assert_string_equal(r.event_name, want);
+	assert_true(r.first == T0 && r.last == T0);
+	rs_evc_result_free(&r);
+	e.t = T0 + 1 * SEC;
+	assert_int_equal(rs_evc_correlate(c, &e, T0 + 6 * SEC, &r), 0);
+	assert_int_equal(r.action, RS_EVC_PATCH);
+	assert_string_equal(r.event_name, want);
+	assert_true(r.first == T0 && r.last == T0 + 1 * SEC);
+	rs_evc_result_free(&r);
+	for (int i = 0; i < 9; i++) {
+		char m[32];
+		snprintf(m, sizeof m, "Error creating: %d", i);
+		e.message = m;
+		e.t = T0 + 2 * SEC;
+		assert_int_equal(rs_evc_correlate(c, &e, T0 + 7 * SEC, &r), 0);
+		if (i == 8) {
+			assert_true(r.aggregated);
+			snprintf(want, sizeof want, "rs.%llx", (unsigned long long)(T0 + 7 * SEC));
+			assert_string_equal(r.event_name, want);
+			assert_true(r.first == T0 + 7 * SEC && r.last == T0 + 7 * SEC);
+		} else {
+			assert_false(r.aggregated);
+		}
+		rs_evc_result_free(&r);
+	}
+	rs_evc_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_aggregation_after_ten_messages),
 		cmocka_unit_test(test_spam_filter),
 		cmocka_unit_test(test_lru_eviction_and_update_state),
+		cmocka_unit_test(test_record_time_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
