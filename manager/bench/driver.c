@@ -708,11 +708,13 @@ static int api_counts(struct bench *b, struct prom_counts *out)
 {
 	struct kube_request rq = { .verb = KUBE_GET, .path = "/metrics", .accept = "text/plain" };
 	struct kube_response resp = { 0 };
-	static const char *const g[] = { "verb", "code" };
+	/* KCMD_BENCH_API_BY_RESOURCE=1: keys "verb code resource subresource" (per-resource counts) */
+	static const char *const g[] = { "verb", "code", "resource", "subresource" };
+	unsigned ng = getenv("KCMD_BENCH_API_BY_RESOURCE") ? 4 : 2;
 	int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
 
 	if (r == 0)
-		r = prom_collect(resp.body, resp.body_len, "apiserver_request_total", NULL, 0, g, 2, out);
+		r = prom_collect(resp.body, resp.body_len, "apiserver_request_total", NULL, 0, g, ng, out);
 	kube_response_clear(&resp);
 	return r < 0 ? r : 0;
 }
