@@ -16,6 +16,9 @@
 #include <cmocka.h>
 
 #include "informerd/records.h"
+#include "informerd/store.h"
+#include "ipc/loop.h"
+#include "ipc/queue.h"
 #include "workers/garbagecollector/handlers.h"
 #include "workers/garbagecollector/tests/fake-api.h"
 
@@ -214,6 +217,172 @@ static void test_seed_from_arena(void **state)
 	close(fd);
 }
 
+/* ---- informerd killed while pods are being created, then restarted --------------------------
+ * The real informerd pieces over one arena: the store writes each watch event into the arena,
+ * then runs the handlers (the GC table). "Killing" informerd throws its dispatcher (with the
+ * builder's graph) and its queue owners away; what survives is the arena. Two crash windows are
+ * modelled: an event written to the arena whose handlers never ran (a pod ADD, an owner DELETE:
+ * informerd died between the two), and the watch resumed from the arena's version after the
+ * restart (the event already in the arena is re-delivered and dropped as a replay). The
+ * restarted builder must end up with the graph an initial LIST would build, so that deleting
+ * the owners later queues every dependent: every dependent whose owners are gone is collected. */
+static void *hgm_meta(const char *kind, const char *name, const char *uid, const char *rv,
+                      const char *owner_name, const char *owner_uid)
+{
+	char json[1024], refs[512] = "";
+	if (owner_uid)
+		snprintf(refs, sizeof refs,
+		         ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
+		         "\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,\"blockOwnerDeletion\":true}]",
+		         owner_name, owner_uid);
+	int n = snprintf(json, sizeof json,
+	                 "{\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\","
+	                 "\"uid\":\"%s\",\"resourceVersion\":\"%s\"%s}}",
+	                 kind, name, uid, rv, refs);
+	struct kube_partial *o = NULL;
+	assert_int_equal(kube_decode_partial(json, (size_t)n, 0, &o), 0);
+	return o;
+}
+
+static void hgm_apply(struct inf_store *s, int type, enum kube_watch_type t, void *obj)
+{
+	assert_int_equal(inf_store_apply(s, (uint16_t)type, t, obj), 0);
+	kube_object_free(obj);
+}
+
+static const struct inf_resource hgm_rs_res = {.group = "apps",
+                                               .version = "v1",
+                                               .resource = "replicasets",
+                                               .kind = "ReplicaSet",
+                                               .record_kind = SHM_RECORD_META,
+                                               .namespaced = true};
+static const struct inf_resource hgm_pod_res = {.group = "",
+                                                .version = "v1",
+                                                .resource = "pods",
+                                                .kind = "Pod",
+                                                .record_kind = SHM_RECORD_META,
+                                                .namespaced = true};
+
+/* One informerd life: queue owners on the surviving memfds, the dispatcher with the GC table
+ * (its builder's sink replaced by a recorder before the start-up resync), a store. */
+struct hgm_life {
+	struct ipc_queue_owner *q[2];
+	struct inf_dispatch *d;
+	struct inf_store *s;
+	struct gc_builder *b;
+	int rs_t, pod_t;
+};
+
+static void hgm_start(struct hgm_life *l, struct ipc_loop *loop, const int *qfd,
+                      struct shm_arena *a, struct rec_sink *rec)
+{
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ipc_queue_owner_new(&l->q[i], loop, qfd[i], NULL), 0);
+	assert_int_equal(inf_dispatch_new(&l->d), 0);
+	int idx = inf_dispatch_register(l->d, &gc_handler_table, l->q, 2, a);
+	assert_true(idx >= 0);
+	l->b = gc_handlers_builder(inf_dispatch_ctx(l->d, (size_t)idx));
+	assert_non_null(l->b);
+	l->b->sink = rec_sink_ops(rec);
+	/* informerd: queue resync once the table is registered (the seed), then the informers */
+	inf_dispatch_resync(l->d, (size_t)idx, 0, true);
+	inf_dispatch_resync(l->d, (size_t)idx, 1, true);
+	assert_int_equal(inf_store_new(a, l->d, &l->s), 0);
+	l->rs_t = inf_store_add_resource(l->s, &hgm_rs_res);
+	l->pod_t = inf_store_add_resource(l->s, &hgm_pod_res);
+	assert_true(l->rs_t >= 0 && l->pod_t >= 0);
+}
+
+static void hgm_kill(struct hgm_life *l)
+{
+	inf_store_free(l->s);
+	inf_dispatch_free(l->d); /* the builder's graph is gone with the process */
+	for (int i = 0; i < 2; i++)
+		ipc_queue_owner_free(l->q[i]);
+	*l = (struct hgm_life){0};
+}
+
+static void test_restart_mid_creation(void **state)
+{
+	(void)state;
+	struct shm_create_opts o = {.max_size = UINT64_C(1) << 28, .initial_size = 1 << 20};
+	int fd, qfd[2] = {ipc_queue_memfd_create("gc-attempt-to-delete"),
+	                  ipc_queue_memfd_create("gc-attempt-to-orphan")};
+	struct shm_arena *a;
+	struct ipc_loop *loop;
+	assert_true(qfd[0] >= 0 && qfd[1] >= 0);
+	assert_int_equal(shm_arena_create(&o, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &a), 0);
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+
+	/* first life: two ReplicaSets; pods arrive */
+	struct rec_sink rec = {0};
+	struct hgm_life l;
+	hgm_start(&l, loop, qfd, a, &rec);
+	hgm_apply(l.s, l.rs_t, KUBE_WATCH_ADDED, hgm_meta("ReplicaSet", "rs1", "u-rs1", "1", NULL, NULL));
+	hgm_apply(l.s, l.rs_t, KUBE_WATCH_ADDED, hgm_meta("ReplicaSet", "rs2", "u-rs2", "2", NULL, NULL));
+	hgm_apply(l.s, l.pod_t, KUBE_WATCH_ADDED, hgm_meta("Pod", "p1", "u-p1", "3", "rs1", "u-rs1"));
+	hgm_apply(l.s, l.pod_t, KUBE_WATCH_ADDED, hgm_meta("Pod", "p4", "u-p4", "4", "rs2", "u-rs2"));
+	assert_int_equal(gc_graph_get(l.b->graph, "u-rs1")->n_deps, 1);
+	assert_int_equal(rec.n_del, 0);
+
+	/* the crash windows: written to the arena, handlers never ran */
+	struct inf_store *arena_only;
+	assert_int_equal(inf_store_new(a, NULL, &arena_only), 0);
+	assert_int_equal(inf_store_add_resource(arena_only, &hgm_rs_res), l.rs_t);
+	assert_int_equal(inf_store_add_resource(arena_only, &hgm_pod_res), l.pod_t);
+	void *p2 = hgm_meta("Pod", "p2", "u-p2", "5", "rs1", "u-rs1");
+	assert_int_equal(inf_store_apply(arena_only, (uint16_t)l.pod_t, KUBE_WATCH_ADDED, p2), 0);
+	hgm_apply(arena_only, l.rs_t, KUBE_WATCH_DELETED,
+	          hgm_meta("ReplicaSet", "rs2", "u-rs2", "6", NULL, NULL));
+	inf_store_free(arena_only);
+	hgm_kill(&l);
+
+	/* the manager restarts informerd: the builder starts from the arena */
+	struct rec_sink rec2 = {0};
+	hgm_start(&l, loop, qfd, a, &rec2);
+	struct gc_node *rs1 = gc_graph_get(l.b->graph, "u-rs1");
+	assert_non_null(rs1);
+	assert_false(rs1->virtual_);
+	assert_int_equal(rs1->n_deps, 2); /* p1, and p2 whose ADD no handler saw */
+	/* rs2's DELETE was lost: the owner p4 names is verified as a virtual node */
+	struct gc_node *rs2 = gc_graph_get(l.b->graph, "u-rs2");
+	assert_non_null(rs2);
+	assert_true(rs2->virtual_);
+	assert_true(rec_has(&rec2, "u-rs2"));
+	assert_false(rec_has(&rec2, "u-p1") || rec_has(&rec2, "u-p2") || rec_has(&rec2, "u-p4"));
+
+	/* the watch resumes from the arena's version: p2 again (a replay, dropped), then a new pod */
+	assert_int_equal(inf_store_apply(l.s, (uint16_t)l.pod_t, KUBE_WATCH_ADDED, p2), 0);
+	kube_object_free(p2);
+	hgm_apply(l.s, l.pod_t, KUBE_WATCH_ADDED, hgm_meta("Pod", "p3", "u-p3", "7", "rs1", "u-rs1"));
+	assert_int_equal(rs1->n_deps, 3);
+
+	/* a GC worker found rs2 absent (404): its virtual delete event queues p4 */
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	assert_true(gc_queue_key_encode(&rs2->id, true, IPC_QUEUE_KEY_MAX, key, sizeof key) > 0);
+	rec_reset(&rec2);
+	assert_int_equal(gc_handle_virtual_delete_key(l.b, key), 0);
+	assert_true(rec_has(&rec2, "u-p4"));
+	assert_null(gc_graph_get(l.b->graph, "u-rs2"));
+
+	/* later the owner is deleted in the background: every pod is queued */
+	rec_reset(&rec2);
+	hgm_apply(l.s, l.rs_t, KUBE_WATCH_DELETED, hgm_meta("ReplicaSet", "rs1", "u-rs1", "8", NULL, NULL));
+	assert_true(rec_has(&rec2, "u-p1"));
+	assert_true(rec_has(&rec2, "u-p2"));
+	assert_true(rec_has(&rec2, "u-p3"));
+	assert_int_equal(rec2.n_del, 3);
+	assert_int_equal(gc_graph_check(l.b->graph), 0);
+
+	hgm_kill(&l);
+	ipc_loop_free(loop);
+	shm_arena_close(a);
+	close(fd);
+	close(qfd[0]);
+	close(qfd[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +390,7 @@ int main(void)
 	        cmocka_unit_test(test_events),
 	        cmocka_unit_test(test_table_shape),
 	        cmocka_unit_test(test_seed_from_arena),
+	        cmocka_unit_test(test_restart_mid_creation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
