@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,7 +377,13 @@ static int sink_start(struct rsc *c)
 		return r;
 	}
 	kube_rest_metrics_attach_env(); /* before a second thread may make the first request */
+	/* the sink never takes signals: SIGTERM/SIGINT stay with the main thread's signalfd (the
+	 * worker blocks them after init; a thread created now would inherit them unblocked) */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	r = -pthread_create(&c->sink_th, NULL, sink_main, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0) {
 		kube_client_free(c->sink_kc);
 		c->sink_kc = NULL;
