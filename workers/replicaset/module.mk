@@ -11,3 +11,5 @@ rs_TESTS    := workers/replicaset/tests/test-expectations.c workers/replicaset/t
                workers/replicaset/tests/test-exp-torture.c
 rs_SOAKS    := workers/replicaset/tests/soak-exp-torture.c
 rs_BENCHES  := workers/replicaset/bench/bench-rs.c
+# issue 8: 1,000 RSs x 100 side by side with upstream kcm (kcmd bench, about an hour)
+rs_BENCH_SCRIPTS := tests/cluster/bench-rs.sh
