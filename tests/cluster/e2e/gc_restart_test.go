@@ -36,22 +36,6 @@ func hgmInformerdPid(parent int) int {
 	return 0
 }
 
-// hgmRS is a ReplicaSet of n pods selected by its own label.
-func hgmRS(ns, name string, n int32) *appsv1.ReplicaSet {
-	lbl := map[string]string{"hgm-rs": name}
-	return &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.ReplicaSetSpec{
-			Replicas: &n,
-			Selector: &metav1.LabelSelector{MatchLabels: lbl},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: lbl},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}}},
-			},
-		},
-	}
-}
-
 // hgmOwnedPods lists the pods of ns that have an owner reference, by name -> owner names.
 func hgmOwnedPods(t *testing.T, ns string) map[string][]string {
 	t.Helper()
@@ -93,7 +77,7 @@ func TestGC_InformerdKilledDuringCreation(t *testing.T) {
 	const total = nRS * perRS
 	var rss []*appsv1.ReplicaSet
 	for i := 0; i < nRS; i++ {
-		rss = append(rss, mustCreateRS(t, hgmRS(ns, fmt.Sprintf("restart-%d", i), perRS)))
+		rss = append(rss, mustCreateRS(t, testRS(ns, fmt.Sprintf("restart-%d", i), perRS)))
 	}
 	// informerd is killed when a fifth, two fifths and three fifths of the pods exist; each kill
 	// waits for the manager's new informerd
