@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "manager/features.h"
+#include "lib/features.h"
 
 enum mgr_controller {
 	MGR_CTRL_REPLICASET = 0,

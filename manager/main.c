@@ -39,9 +39,9 @@
 #include "kube/restmetrics.h"
 #include "manager/flags.h"
 #include "manager/httpd.h"
-#include "manager/kube-loop.h"
+#include "lib/kube-loop.h"
 #include "manager/lease-client.h"
-#include "manager/log.h"
+#include "lib/log.h"
 #include "manager/metrics.h"
 #include "manager/sa-tokens.h"
 #include "manager/status.h"
@@ -1022,7 +1022,7 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-/* `kcmd bench ...` runs the program kcmd-bench (manager/bench/), found like the other helper
+/* `kcmd bench ...` runs the program kcmd-bench (bench/), found like the other helper
  * programs: next to this binary (build tree) or in ../libexec/kcmd. It is told this binary's
  * path (KCMD_BENCH_KCMD) because it starts kcmd itself. */
 static int exec_bench(int argc, char **argv)

@@ -1,13 +1,5 @@
 # manager/: supervision, leader election, health and metrics, flags, systemd (see docs/manager.md)
-# Two small process-support libraries live here too, used by every kcmd program:
-#   kclog    logging (klog text on stderr, or journald fields)
-#   kubeloop runs a kube_client inside an ipc_loop
-LIBS             += kclog kubeloop kcfeat mgrstatus manager
-kclog_SRCS       := manager/log.c
-kclog_TESTS      := manager/tests/test-log.c
-kubeloop_SRCS    := manager/kube-loop.c
-kubeloop_LIBDEPS := kube ipc
-kcfeat_SRCS      := manager/features.c
+LIBS             += mgrstatus manager
 mgrstatus_SRCS   := manager/status.c
 mgrstatus_TESTS  := manager/tests/test-status.c
 manager_SRCS     := manager/leader.c manager/supervisor.c manager/flags.c manager/httpd.c \

@@ -17,7 +17,7 @@
 #include "ipc/loop.h"
 #include "kube/client.h"
 #include "kube/model.h"
-#include "manager/log.h"
+#include "lib/log.h"
 
 #define MAX_ACCOUNTS	  4
 #define BACKOFF_MIN_USEC  1000000ull

@@ -21,7 +21,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/limiter.h"
-#include "manager/log.h"
+#include "lib/log.h"
 #include "workers/kubeletsim/run.h"
 #include "workers/kubeletsim/sim.h"
 #include "workers/worker.h"

@@ -35,7 +35,7 @@
 #include "ipc/queue.h"
 #include "kube/discovery.h"
 #include "kube/model.h"
-#include "manager/log.h"
+#include "lib/log.h"
 #include "workers/garbagecollector/arena-view.h"
 #include "workers/garbagecollector/kube-api.h"
 #include "kube/limiter.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/log.h"
+#include "lib/log.h"
 #include "workers/kubeletsim/sim.h"
 
 static const char *why(int r, const struct kube_response *resp)

@@ -12,7 +12,7 @@
 
 #include "informerd/records.h"
 #include "ipc/queue.h"
-#include "manager/log.h"
+#include "lib/log.h"
 
 static bool job_controller(const char *api_version, const char *kind, int controller)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "informerd/records.h"
-#include "manager/log.h"
+#include "lib/log.h"
 #include "workers/objects.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/replicaset/handlers.h"

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "manager/bench/prom.h"
+#include "bench/prom.h"
 
 static const char text[] =
 	"# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, ...\n"

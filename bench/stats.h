@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/bench/stats.h: sample sets and percentiles for `kcmd bench`. */
+/* bench/stats.h: sample sets and percentiles for `kcmd bench`. */
 #pragma once
 
 #include <stddef.h>

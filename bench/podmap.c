@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/bench/podmap.c: open addressing, linear probing, tombstones (see podmap.h). */
+/* bench/podmap.c: open addressing, linear probing, tombstones (see podmap.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/bench/podmap.h"
+#include "bench/podmap.h"
 
 static char tomb;
 #define TOMB (&tomb)

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "manager/log.h"
+#include "lib/log.h"
 
 static char *capture(void (*fn)(void))
 {

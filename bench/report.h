@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * manager/bench/report.h: the results of one `kcmd bench` invocation and their renderings
+ * bench/report.h: the results of one `kcmd bench` invocation and their renderings
  * (terminal table, JSON, `bench:` lines, markdown for docs/benchmarks.md, gnuplot script).
  * Everything here is pure (FILE* or strings in, nothing else) so it is unit-tested.
  */
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "manager/bench/prom.h"
+#include "bench/prom.h"
 
 #define BENCH_MAX_PHASES 8
 #define BENCH_MAX_RUNS	 4

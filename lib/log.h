@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * manager/log.h: process logging for every kcmd program (library `kclog`).
+ * lib/log.h: process logging for every kcmd program (library `kclog`).
  *
  * Design note.
  *   Libraries never log (conventions); programs do, once, through this. Two sinks:

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/bench/report.h"
+#include "bench/report.h"
 
 static void phase(struct bench_run *r, const char *name, double secs, long created, long deleted, double cpu,
 		  double mem, double p50, double p99)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * manager/kube-loop.h: runs a kube_client inside an ipc_loop (library `kubeloop`, used by every
+ * lib/kube-loop.h: runs a kube_client inside an ipc_loop (library `kubeloop`, used by every
  * kcmd process: the manager, informerd, the workers).
  *
  * kube/ and ipc/ know nothing of each other by design; this is the one place that joins them.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * manager/bench/procs.h: CPU and memory of a process tree from /proc, for `kcmd bench`.
+ * bench/procs.h: CPU and memory of a process tree from /proc, for `kcmd bench`.
  *
  * CPU-seconds of a tree = utime + stime + cutime + cstime of every live process in it (the c*
  * fields carry the time of children already reaped, e.g. a worker killed and restarted, so the sum

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/bench/opts.c: `kcmd bench` command line (see opts.h). */
+/* bench/opts.c: `kcmd bench` command line (see opts.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/bench/opts.h"
+#include "bench/opts.h"
 
 static const char *const workloads[] = { "load", "ramp", "failover", "restart" };
 

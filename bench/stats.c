@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/bench/stats.c: sample sets and percentiles (see stats.h). */
+/* bench/stats.c: sample sets and percentiles (see stats.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/bench/stats.h"
+#include "bench/stats.h"
 
 int bench_samples_add(struct bench_samples *s, double x)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * manager/log.c: klog-format stderr or structured journald logging (see log.h).
+ * lib/log.c: klog-format stderr or structured journald logging (see log.h).
  */
-#include "manager/log.h"
+#include "lib/log.h"
 
 #include <errno.h>
 #include <stdio.h>

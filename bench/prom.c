@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/bench/prom.c: Prometheus text format reader (see prom.h). */
+/* bench/prom.c: Prometheus text format reader (see prom.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/bench/prom.h"
+#include "bench/prom.h"
 
 static const char *skip_ws(const char *p, const char *end)
 {

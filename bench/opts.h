@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * manager/bench/opts.h: the command line of `kcmd bench` (see docs/bench.md).
+ * bench/opts.h: the command line of `kcmd bench` (see docs/bench.md).
  *
  * Parsing is pure (no I/O) so it is unit-tested: --flag=value and --flag value both work, booleans
  * take an optional =true|false, unknown flags and bad values are errors with a message.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/bench/procs.c: process-tree CPU and memory from /proc (see procs.h). */
+/* bench/procs.c: process-tree CPU and memory from /proc (see procs.h). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "manager/bench/procs.h"
+#include "bench/procs.h"
 
 int bench_pstat_parse(const char *text, double ticks_per_s, struct bench_pstat *st)
 {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * manager/kube-loop.c: libcurl-multi sockets and timer of a kube_client as ipc_loop sources.
+ * lib/kube-loop.c: libcurl-multi sockets and timer of a kube_client as ipc_loop sources.
  *
  * Sockets are kept in a small table (a process has a handful: HTTP/2 multiplexes every call on
  * one connection per apiserver). A socket callback may arrive for an fd whose source was just
  * removed, so lookups tolerate misses.
  */
-#include "manager/kube-loop.h"
+#include "lib/kube-loop.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * manager/features.h: --feature-gates, with kube-controller-manager's syntax (library `kcfeat`,
+ * lib/features.h: --feature-gates, with kube-controller-manager's syntax (library `kcfeat`,
  * usable by every kcmd process).
  *
  * Design note.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/features.c: --feature-gates (see features.h). */
-#include "manager/features.h"
+/* lib/features.c: --feature-gates (see features.h). */
+#include "lib/features.h"
 
 #include <ctype.h>
 #include <errno.h>

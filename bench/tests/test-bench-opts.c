@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "manager/bench/opts.h"
+#include "bench/opts.h"
 
 static int parse(struct bench_opts *o, char *err, size_t n, char **argv)
 {

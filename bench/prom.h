@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * manager/bench/prom.h: the Prometheus text format, as far as `kcmd bench` reads it (the
+ * bench/prom.h: the Prometheus text format, as far as `kcmd bench` reads it (the
  * apiserver's apiserver_request_total, kcmd's workqueue_depth).
  *
  * Samples are `name{label="value",...} value [timestamp]`; label values may carry \" \\ \n escapes;

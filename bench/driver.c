@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * manager/bench/driver.c: `kcmd bench`, the benchmark driver (docs/bench.md).
+ * bench/driver.c: `kcmd bench`, the benchmark driver (docs/bench.md).
  *
  * Design:
  * - Threads, each with its own blocking kube client (kube/client.h: a client belongs to one
@@ -40,13 +40,13 @@
 
 #include "kube/client.h"
 #include "kube/config.h"
-#include "manager/bench/driver.h"
-#include "manager/bench/opts.h"
-#include "manager/bench/podmap.h"
-#include "manager/bench/procs.h"
-#include "manager/bench/prom.h"
-#include "manager/bench/report.h"
-#include "manager/bench/stats.h"
+#include "bench/driver.h"
+#include "bench/opts.h"
+#include "bench/podmap.h"
+#include "bench/procs.h"
+#include "bench/prom.h"
+#include "bench/report.h"
+#include "bench/stats.h"
 
 #define NS_PREFIX   "kcmd-bench-"
 #define RAW_NS	    "kcmd-bench-raw"

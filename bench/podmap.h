@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/bench/podmap.h: the driver's own view of the bench pods, keyed by "<ns>/<name>". */
+/* bench/podmap.h: the driver's own view of the bench pods, keyed by "<ns>/<name>". */
 #pragma once
 
 #include <stdbool.h>

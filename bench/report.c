@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/bench/report.c: tables, JSON, bench lines, markdown and gnuplot (see report.h). */
+/* bench/report.c: tables, JSON, bench lines, markdown and gnuplot (see report.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/bench/report.h"
-#include "manager/bench/stats.h"
+#include "bench/report.h"
+#include "bench/stats.h"
 
 void bench_report_free(struct bench_report *r)
 {

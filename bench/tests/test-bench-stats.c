@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#include "manager/bench/stats.h"
+#include "bench/stats.h"
 
 static void test_percentiles(void **state)
 {

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "manager/bench/podmap.h"
-#include "manager/bench/procs.h"
+#include "bench/podmap.h"
+#include "bench/procs.h"
 
 static void test_pstat_parse(void **state)
 {

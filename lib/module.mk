@@ -1,0 +1,11 @@
+# lib/: the process-support libraries every kcmd program links (docs/architecture.md):
+#   kclog    logging (klog text on stderr, or journald fields)
+#   kubeloop runs a kube_client inside an ipc_loop
+#   kcfeat   --feature-gates (kcm's syntax) and the gates' values in every child
+# lib/ may use kube/, shm/ and ipc/; nothing below it uses lib/.
+LIBS             += kclog kubeloop kcfeat
+kclog_SRCS       := lib/log.c
+kclog_TESTS      := lib/tests/test-log.c
+kubeloop_SRCS    := lib/kube-loop.c
+kubeloop_LIBDEPS := kube ipc
+kcfeat_SRCS      := lib/features.c
