@@ -29,7 +29,7 @@ PKGS        := libcurl libcjson liburing libsystemd cmocka yaml-0.1 libmicrohttp
 PKG_CFLAGS  := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN        := -Wall -Wextra -Wshadow -Werror
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -g -I. -DKCMD_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -g -I. -Iinclude -DKCMD_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
 CFLAGS      ?= -O2
 ASAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ASAN_LD     := -fsanitize=address,undefined

@@ -35,7 +35,17 @@ struct inf_dispatch {
 	size_t n_regs;
 	struct type_bind types[UINT16_MAX + 1];
 	uint64_t calls;
+	struct ipc_loop *loop;
+	struct kube_client *kc;
+	const char *host;
 };
+
+void inf_dispatch_set_host(struct inf_dispatch *d, struct ipc_loop *loop, struct kube_client *kc, const char *host)
+{
+	d->loop = loop;
+	d->kc = kc;
+	d->host = host;
+}
 
 int inf_dispatch_new(struct inf_dispatch **ret)
 {
@@ -120,6 +130,9 @@ int inf_dispatch_register(struct inf_dispatch *d, const struct inf_handler_table
 		r->queues[i] = queues[i];
 	r->t = t;
 	r->ctx.arena = arena;
+	r->ctx.loop = d->loop;
+	r->ctx.kc = d->kc;
+	r->ctx.host = d->host;
 	r->ctx.queues = r->queues;
 	r->ctx.n_queues = n;
 	if (t->init) {

@@ -62,8 +62,16 @@ struct inf_event {
 	bool from_relist; /* delivered by a replace (list or WatchList initial events) */
 };
 
+struct ipc_loop;
+struct kube_client;
+
 struct inf_handler_ctx {
 	struct shm_arena *arena;               /* read with shm_reader_* (already updated) */
+	/* informerd's loop and API client (loop mode: kube_call_start only, never blocking), for a
+	 * table that posts Events; NULL in tests that give none. host: this machine's name. */
+	struct ipc_loop *loop;
+	struct kube_client *kc;
+	const char *host;
 	struct ipc_queue_owner *const *queues; /* in the order of the table's queue names */
 	size_t n_queues;
 	void *state; /* the table's own state (init may set it) */
@@ -88,6 +96,11 @@ struct inf_handler_table {
 	/* Optional: the owner of queue `queue` attached (restarted = a previous owner existed):
 	 * re-add every key this controller owns (from the arena). */
 	void (*resync)(struct inf_handler_ctx *ctx, size_t queue, bool restarted);
+	/* Optional: queues the table's own workers produce on and informerd consumes for it (as
+	 * their one worker), NULL-terminated; on_key gets each key (index into consumes). A
+	 * negative return is logged at debug level; the key is done either way. */
+	const char *const *consumes;
+	int (*on_key)(struct inf_handler_ctx *ctx, size_t consumed, const char *key);
 };
 
 struct inf_dispatch;
@@ -96,6 +109,8 @@ int inf_dispatch_new(struct inf_dispatch **ret);
 /* Calls every table's fini. NULL-safe. */
 struct inf_dispatch *inf_dispatch_free(struct inf_dispatch *d);
 
+/* informerd's loop, client and host name, handed to every table registered after this call. */
+void inf_dispatch_set_host(struct inf_dispatch *d, struct ipc_loop *loop, struct kube_client *kc, const char *host);
 /* Registers t with its queues (n must equal the number of names in t->queues, every owner
  * non-NULL) and the arena the handlers read. Returns the table index, -EINVAL, -ENOMEM, or
  * init's error. */

@@ -42,21 +42,25 @@
 #include "lib/log.h"
 #include "kube/encode.h"
 #include "shm/arena.h"
-#include "workers/garbagecollector/handlers.h"
-#include "workers/kubeletsim/table.h"
-#include "workers/replicaset/table.h"
+#include "controllers/registry.h"
 
 #define MAX_QUEUES    16
 #define MAX_RESOURCES 64
 
-/* Handler tables linked into informerd. Controllers add theirs here. */
-static const struct inf_handler_table *const builtin_tables[] = {
-        &inf_test_handler_table,
-        &rs_handler_table,
-        &gc_handler_table,
-        &ks_handler_table, /* queue kubelet-sim: kcmd --simulate-kubelet only */
-        NULL,
-};
+/* The handler tables informerd can run: every registered controller's (controllers/registry.h),
+ * and the test table (queue informer-test). A table is registered when all its queues were
+ * passed. */
+static const struct inf_handler_table *table_at(size_t i)
+{
+	if (i == 0)
+		return &inf_test_handler_table;
+	return i - 1 < kcmd_registry_count() ? kcmd_registry_at(i - 1)->handlers : NULL;
+}
+
+static size_t n_tables(void)
+{
+	return 1 + kcmd_registry_count();
+}
 
 struct known {
 	const char *resource, *group, *version, *kind;
@@ -120,18 +124,22 @@ struct informerd {
 	size_t n_res;
 	bool logged_synced;
 	uint64_t started_at;
-	/* The GC's table (registered when its queues were passed) and its virtual delete
-	 * channel: GC workers produce identity keys on gc-graph-changes, informerd (its owner)
-	 * also attaches as its one worker and feeds them to the graph builder. */
-	bool gc_registered;
-	size_t gc_index;
-	struct ipc_queue *gc_changes;
+	/* Queues a table's own workers produce on and informerd consumes for it (the GC's virtual
+	 * delete events for its graph builder): informerd attaches as their one worker. */
+	struct consumed {
+		struct informerd *x;
+		size_t table, index;
+		const struct inf_handler_table *tab;
+		const char *name;
+		struct ipc_queue *q;
+	} *consumed;
+	size_t n_consumed;
+	bool want_deletable; /* a registered table's controller watches every deletable resource */
 	/* GarbageCollector.Sync's wait for the monitors after a resync: 0, or until when */
 	uint64_t gc_sync_deadline;
 	char host[256];
 };
 
-static struct informerd *the_informerd; /* for the GC's warning hook (no userdata) */
 
 static int parse_int(const char *s, long min, long max, long *ret)
 {
@@ -198,7 +206,8 @@ static void usage(FILE *f)
 	        "  [--kube-api-qps=F] [--kube-api-burst=N] [--v=N] [--resources=LIST] "
 	        "[--handlers=LIST]\n"
 	        "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
-	        "  [--discover-deletable[=BOOL]] (default: on when queue gc-attempt-to-delete is "
+	        "  [--discover-deletable[=BOOL]] (default: on when a registered handler table's "
+	        "controller watches every deletable resource; was: on when queue gc-attempt-to-delete is "
 	        "passed)\n"
 	        "  [--discovery-period=SECONDS] (default 30)\n"
 	        "  [--arena-fd=N | --arena-path=PATH] [--queue=NAME:FD]... [--metrics-file=PATH]\n"
@@ -409,13 +418,13 @@ static int setup_queues_and_handlers(struct informerd *x)
 			return r;
 		}
 	}
-	for (size_t t = 0; builtin_tables[t]; t++) {
-		const struct inf_handler_table *tab = builtin_tables[t];
+	for (size_t t = 0; t < n_tables(); t++) {
+		const struct inf_handler_table *tab = table_at(t);
 		struct ipc_queue_owner *owners[MAX_QUEUES];
 		size_t n = 0;
 		bool ok = true;
 
-		if (!handler_selected(&x->o, tab->controller))
+		if (!tab || !handler_selected(&x->o, tab->controller))
 			continue;
 		for (; tab->queues && tab->queues[n] && n < MAX_QUEUES; n++) {
 			owners[n] = NULL;
@@ -444,100 +453,65 @@ static int setup_queues_and_handlers(struct informerd *x)
 					restarted = x->o.queues[i].restarted;
 			inf_dispatch_resync(x->d, (size_t)r, k, restarted);
 		}
-		if (tab == &gc_handler_table) {
-			x->gc_registered = true;
-			x->gc_index = (size_t)r;
+		const struct kcmd_controller *desc = kcmd_registry_find(tab->controller);
+		if (desc && desc->watch_deletable)
+			x->want_deletable = true;
+		for (size_t k = 0; tab->consumes && tab->consumes[k]; k++) {
+			struct consumed *nc = realloc(x->consumed, (x->n_consumed + 1) * sizeof(*nc));
+			if (!nc)
+				return -ENOMEM;
+			x->consumed = nc;
+			x->consumed[x->n_consumed++] = (struct consumed){ x, (size_t)r, k, tab, tab->consumes[k], NULL };
 		}
 		log_info("handler table %s registered", tab->controller);
 	}
 	return 0;
 }
 
-/* ---- the garbage collector's glue ---------------------------------------------------------- */
+/* ---- queues informerd consumes for a table ------------------------------------------------- */
 
-static void on_event_posted(struct kube_call *call, const struct kube_result *r, void *ud)
+static void on_consumed_key(struct ipc_queue *q, void *ud)
 {
-	(void)call;
-	if (r->err < 0)
-		log_v(2, "recording a garbage collector event failed: %s",
-		      r->error && r->error->message[0] ? r->error->message : strerror(-r->err));
-	free(ud);
-}
-
-/* gc_handlers_warning_hook: a Warning Event as client-go's recorder writes it (component
- * garbage-collector-controller; kube_encode_event puts a cluster-scoped object's event in
- * "default"), posted without waiting. */
-static void gc_warning(const struct gc_ref *involved, const char *reason, const char *message)
-{
-	struct informerd *x = the_informerd;
-	char *body = NULL;
-
-	log_warning("%s %s/%s: %s", reason, involved->ns ? involved->ns : "", involved->name,
-	            message);
-	if (!x)
-		return;
-	struct kube_event ev = {.ns = involved->ns,
-	                        .kind = involved->kind,
-	                        .api_version = involved->api_version,
-	                        .name = involved->name,
-	                        .uid = involved->uid,
-	                        .type = "Warning",
-	                        .reason = reason,
-	                        .message = message,
-	                        .component = "garbage-collector-controller",
-	                        .host = x->host,
-	                        .now = kube_time_now()};
-	if (kube_encode_event(&ev, &body) < 0)
-		return;
-	struct kube_request req = {.verb = KUBE_CREATE,
-	                           .version = "v1",
-	                           .resource = "events",
-	                           .ns = involved->ns && involved->ns[0] ? involved->ns : "default",
-	                           .body = body,
-	                           .body_len = strlen(body)};
-	if (kube_call_start(x->kc, &req, on_event_posted, NULL, body, NULL) < 0)
-		free(body);
-}
-
-static void on_gc_change(struct ipc_queue *q, void *ud)
-{
-	struct informerd *x = ud;
+	struct consumed *c = ud;
+	struct informerd *x = c->x;
+	struct inf_handler_ctx *ctx = inf_dispatch_ctx(x->d, c->table);
+	const struct inf_handler_table *tab = ctx && c->tab->on_key ? c->tab : NULL;
 	char key[IPC_QUEUE_KEY_MAX + 1];
-	struct gc_builder *b = gc_handlers_builder(inf_dispatch_ctx(x->d, x->gc_index));
 	int n;
 
 	while ((n = ipc_queue_get(q, key, sizeof(key), 0)) >= 0) {
-		int r = b ? gc_handle_virtual_delete_key(b, key) : -ENOENT;
+		int r = tab ? tab->on_key(ctx, c->index, key) : -ENOENT;
 		if (r < 0)
-			log_v(2, "gc-graph-changes: %s: %s", key, strerror(-r));
+			log_v(2, "%s: %s: %s", c->name, key, strerror(-r));
 		ipc_queue_done(q, IPC_QUEUE_DONE_FORGET, 0);
 	}
-	if (n != -ESHUTDOWN && ipc_queue_watch(q, x->loop, on_gc_change, x) < 0)
-		log_error("gc-graph-changes: cannot wait for keys");
+	if (n != -ESHUTDOWN && ipc_queue_watch(q, x->loop, on_consumed_key, c) < 0)
+		log_error("%s: cannot wait for keys", c->name);
 }
 
-static int setup_gc(struct informerd *x)
+static int setup_consumed(struct informerd *x)
 {
 	int r;
 
-	if (!x->gc_registered)
-		return 0;
-	the_informerd = x;
-	gethostname(x->host, sizeof(x->host) - 1);
-	gc_handlers_warning_hook = gc_warning;
-	for (size_t i = 0; i < x->o.n_queues; i++) {
-		if (strcmp(x->o.queues[i].name, "gc-graph-changes") != 0)
+	for (size_t k = 0; k < x->n_consumed; k++) {
+		struct consumed *c = &x->consumed[k];
+		size_t i;
+		for (i = 0; i < x->o.n_queues; i++)
+			if (!strcmp(x->o.queues[i].name, c->name))
+				break;
+		if (i == x->o.n_queues) {
+			log_warning("queue %s was not passed: keys its controller's workers produce for informerd "
+			            "are lost",
+			            c->name);
 			continue;
-		r = ipc_queue_attach(&x->gc_changes, x->o.queues[i].fd, IPC_QUEUE_WORKER, 1);
+		}
+		r = ipc_queue_attach(&c->q, x->o.queues[i].fd, IPC_QUEUE_WORKER, 1);
 		if (r < 0) {
-			log_error("cannot consume gc-graph-changes: %s", strerror(-r));
+			log_error("cannot consume %s: %s", c->name, strerror(-r));
 			return r;
 		}
-		on_gc_change(x->gc_changes, x);
-		return 0;
+		on_consumed_key(c->q, c);
 	}
-	log_warning("garbage collector: no gc-graph-changes queue; virtual delete events from "
-	            "its workers are lost");
 	return 0;
 }
 
@@ -820,7 +794,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (inf_dispatch_new(&x->d) < 0 || inf_store_new(x->arena, x->d, &x->store) < 0)
 		return 1;
-	if (setup_queues_and_handlers(x) < 0 || setup_gc(x) < 0)
+	gethostname(x->host, sizeof(x->host) - 1);
+	inf_dispatch_set_host(x->d, x->loop, x->kc, x->host);
+	if (setup_queues_and_handlers(x) < 0 || setup_consumed(x) < 0)
 		return 1;
 
 	struct inf_informers_config ic = {.loop = x->loop,
@@ -841,12 +817,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (x->o.discover < 0) {
-		x->o.discover = 0;
-		for (size_t i = 0; i < x->o.n_queues; i++)
-			if (!strcmp(x->o.queues[i].name, "gc-attempt-to-delete"))
-				x->o.discover = 1;
-	}
+	if (x->o.discover < 0) /* auto: a registered table's controller watches every deletable resource */
+		x->o.discover = x->want_deletable;
 	if (x->o.discover) {
 		struct inf_discovery_config dc = {.loop = x->loop,
 		                                  .client = x->kc,
@@ -866,8 +838,9 @@ int main(int argc, char **argv)
 	         kube_client_http2(x->kc) ? "yes" : "no", ipc_loop_backend(x->loop));
 	r = ipc_loop_run(x->loop);
 
-	gc_handlers_warning_hook = NULL;
-	ipc_queue_free(x->gc_changes);
+	for (size_t i = 0; i < x->n_consumed; i++)
+		ipc_queue_free(x->consumed[i].q);
+	free(x->consumed);
 	inf_discovery_free(x->disc);
 	inf_informers_free(x->ii);
 	for (size_t i = 0; i < x->n_dres; i++)

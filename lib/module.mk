@@ -9,3 +9,7 @@ kclog_TESTS      := lib/tests/test-log.c
 kubeloop_SRCS    := lib/kube-loop.c
 kubeloop_LIBDEPS := kube ipc
 kcfeat_SRCS      := lib/features.c
+#   kcflag   Go-style bool/duration parsing and controller flag values (kcmd/controller.h)
+LIBS             += kcflag
+kcflag_SRCS      := lib/goflag.c lib/ctlhost.c
+kcflag_TESTS     := lib/tests/test-goflag.c

@@ -7,42 +7,46 @@
  */
 #include "manager/flags.h"
 
+#include "controllers/registry.h"
+#include "lib/goflag.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const ctrl_names[MGR_CTRL_COUNT] = {
-	[MGR_CTRL_REPLICASET] = "replicaset-controller",
-	[MGR_CTRL_GC] = "garbage-collector-controller",
-};
-/* Whether this build has the controller's worker. `*` turns on only these; naming one that is
- * not built is an error that says so. */
-static const bool ctrl_built[MGR_CTRL_COUNT] = {
-	[MGR_CTRL_REPLICASET] = true,
-	[MGR_CTRL_GC] = true,
-};
-static const char *const ctrl_aliases[MGR_CTRL_COUNT] = {
-	[MGR_CTRL_REPLICASET] = "replicaset",
-	[MGR_CTRL_GC] = "garbagecollector",
-};
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-const char *mgr_controller_name(enum mgr_controller c)
+void mgr_config_free(struct mgr_config *cfg)
 {
-	return c < MGR_CTRL_COUNT ? ctrl_names[c] : "unknown";
+	for (size_t i = 0; cfg->ctl && i < cfg->n_ctl; i++)
+		kcmd_flag_values_free(cfg->ctl[i].values);
+	free(cfg->ctl);
+	cfg->ctl = NULL;
+	cfg->n_ctl = 0;
 }
 
-void mgr_config_defaults(struct mgr_config *cfg)
+int mgr_config_defaults(struct mgr_config *cfg)
 {
+	mgr_config_free(cfg);
 	memset(cfg, 0, sizeof(*cfg));
-	for (int i = 0; i < MGR_CTRL_COUNT; i++)
-		cfg->controllers[i] = ctrl_built[i];
-	cfg->concurrent_replicaset_syncs = 5;
-	cfg->concurrent_gc_syncs = 20;
-	cfg->enable_garbage_collector = true;
+	cfg->n_ctl = kcmd_registry_count();
+	cfg->ctl = calloc(cfg->n_ctl ? cfg->n_ctl : 1, sizeof(*cfg->ctl));
+	if (!cfg->ctl)
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->n_ctl; i++) {
+		const struct kcmd_controller *c = kcmd_registry_at(i);
+		cfg->ctl[i].desc = c;
+		cfg->ctl[i].enabled = c->enabled_by_default && !c->hidden;
+		if (kcmd_flag_values_new(c->flags, c->n_flags, &cfg->ctl[i].values) < 0) {
+			mgr_config_free(cfg);
+			return -ENOMEM;
+		}
+	}
 	cfg->kube_api_qps = 20;
 	cfg->kube_api_burst = 30;
 	cfg->leader_elect = true;
@@ -55,62 +59,16 @@ void mgr_config_defaults(struct mgr_config *cfg)
 	cfg->secure_port = 10257;
 	cfg->bind_address = "0.0.0.0";
 	cfg->standby_warm_cache = true;
-	cfg->rs_orphan_grace_us = 60000000;
-	cfg->simulate_kubelet_nodes = 10;
-	cfg->simulate_kubelet_qps = 1000;
-	cfg->simulate_kubelet_burst = 2000;
 	kcmd_features_defaults(&cfg->features);
+	return 0;
 }
 
-int mgr_parse_duration(const char *s, uint64_t *ret_us)
+const struct mgr_controller_config *mgr_controller(const struct mgr_config *cfg, const char *name)
 {
-	static const struct {
-		const char *unit;
-		double us;
-	} units[] = { { "ns", 0.001 }, { "us", 1 },   { "\xc2\xb5s", 1 }, { "ms", 1000 },
-		      { "s", 1e6 },    { "m", 60e6 }, { "h", 3600e6 } };
-	double total = 0;
-	const char *p = s;
+	const struct kcmd_controller *c = kcmd_registry_find(name);
+	long i = c ? kcmd_registry_index(c) : -1;
 
-	if (!s || !*s)
-		return -EINVAL;
-	if (*p == '+')
-		p++;
-	if (*p == '-')
-		return -EINVAL;
-	if (strcmp(p, "0") == 0) {
-		*ret_us = 0;
-		return 0;
-	}
-	while (*p) {
-		char *end;
-		double v;
-		size_t best = 0;
-		int bi = -1;
-
-		if (!isdigit((unsigned char)*p) && *p != '.')
-			return -EINVAL;
-		errno = 0;
-		v = strtod(p, &end);
-		if (end == p || errno)
-			return -EINVAL;
-		p = end;
-		for (int i = 0; i < (int)(sizeof(units) / sizeof(units[0])); i++) {
-			size_t n = strlen(units[i].unit);
-			if (strncmp(p, units[i].unit, n) == 0 && n > best) {
-				best = n;
-				bi = i;
-			}
-		}
-		if (bi < 0)
-			return -EINVAL; /* Go requires a unit on every number but a lone 0 */
-		total += v * units[bi].us;
-		p += best;
-	}
-	if (!isfinite(total) || total > (double)UINT64_MAX / 2)
-		return -EINVAL;
-	*ret_us = (uint64_t)llround(total);
-	return 0;
+	return i >= 0 && (size_t)i < cfg->n_ctl ? &cfg->ctl[i] : NULL;
 }
 
 enum ftype { F_STR, F_BOOL, F_INT, F_PORT, F_DOUBLE, F_DURATION, F_CONTROLLERS, F_LOCK, F_GATES };
@@ -126,10 +84,7 @@ struct flagdef {
 static const struct flagdef flags[] = {
 	{ "kubeconfig", F_STR, OFF(kubeconfig), "Path to a kubeconfig file with authorization and master location." },
 	{ "master", F_STR, OFF(master), "The address of the Kubernetes API server (overrides the kubeconfig's server)." },
-	{ "controllers", F_CONTROLLERS, 0, "Controllers to run: '*' for all on by default, 'foo' enables foo, '-foo' disables foo. This build runs replicaset-controller and garbage-collector-controller." },
-	{ "concurrent-replicaset-syncs", F_INT, OFF(concurrent_replicaset_syncs), "ReplicaSets synced at once (default 5)." },
-	{ "concurrent-gc-syncs", F_INT, OFF(concurrent_gc_syncs), "Garbage collector workers syncing at once (default 20)." },
-	{ "enable-garbage-collector", F_BOOL, OFF(enable_garbage_collector), "Enable the generic garbage collector; must match the kube-apiserver's flag (default true)." },
+	{ "controllers", F_CONTROLLERS, 0, "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'. The controllers of this build are listed below." },
 	{ "kube-api-qps", F_DOUBLE, OFF(kube_api_qps), "QPS to use while talking with the apiserver (default 20)." },
 	{ "kube-api-burst", F_INT, OFF(kube_api_burst), "Burst to use while talking with the apiserver (default 30)." },
 	{ "leader-elect", F_BOOL, OFF(leader_elect), "Elect a leader through a Lease before reconciling (default true)." },
@@ -144,18 +99,11 @@ static const struct flagdef flags[] = {
 	{ "tls-cert-file", F_STR, OFF(tls_cert_file), "Serving certificate; a self-signed one is made when absent." },
 	{ "tls-private-key-file", F_STR, OFF(tls_private_key_file), "Key of --tls-cert-file." },
 	{ "cert-dir", F_STR, OFF(cert_dir), "Where the self-signed serving certificate is kept." },
-	{ "use-service-account-credentials", F_BOOL, OFF(use_service_account_credentials), "Each controller's processes use their own service account kube-system/<controller> (replicaset-controller, generic-garbage-collector) with a token from the TokenRequest API; kcmd's own identity then needs get/create on serviceaccounts and create on serviceaccounts/token in kube-system (default false)." },
+	{ "use-service-account-credentials", F_BOOL, OFF(use_service_account_credentials), "Each controller's processes use their own service account kube-system/<controller> (see each controller below) with a token from the TokenRequest API; kcmd's own identity then needs get/create on serviceaccounts and create on serviceaccounts/token in kube-system (default false)." },
 	{ "feature-gates", F_GATES, 0, "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient (all beta, default true in v1.37) and AllAlpha/AllBeta; any other gate is an error." },
 	{ "v", F_INT, OFF(v), "Log verbosity (klog levels)." },
 	{ "standby-warm-cache", F_BOOL, OFF(standby_warm_cache), "kcmd: keep the cache warm while not leading, so a new leader starts without a relist (default true)." },
 	{ "libexec-dir", F_STR, OFF(libexec_dir), "kcmd: directory holding kcmd-informerd and kcmd-worker (default: beside kcmd)." },
-	{ "replicaset-orphaned-expectations-grace", F_DURATION, OFF(rs_orphan_grace_us), "kcmd: how long a ReplicaSet waits on the expectations of a worker process that died mid-sync before syncing again (default 60s: the apiserver's request timeout, after which no request of the dead process can still land)." },
-	{ "simulate-kubelet", F_BOOL, OFF(simulate_kubelet), "kcmd bench: run the kubelet simulator: fake Nodes kcmd-sim-node-<i>, pods bound to them become Running and Ready, graceful deletions finish (default false; refused when the cluster has Nodes it did not create)." },
-	{ "simulate-kubelet-nodes", F_INT, OFF(simulate_kubelet_nodes), "kcmd bench: fake Nodes the simulator creates and keeps Ready (default 10)." },
-	{ "simulate-kubelet-ready-delay", F_DURATION, OFF(simulate_kubelet_ready_delay_us), "kcmd bench: time from a pod's binding to Running and Ready (default 0)." },
-	{ "simulate-kubelet-qps", F_DOUBLE, OFF(simulate_kubelet_qps), "kcmd bench: the simulator's own client QPS (default 1000)." },
-	{ "simulate-kubelet-burst", F_INT, OFF(simulate_kubelet_burst), "kcmd bench: the simulator's own client burst (default 2000)." },
-	{ "simulate-kubelet-force", F_BOOL, OFF(simulate_kubelet_force), "kcmd bench: run the simulator even if the cluster has Nodes it did not create (real nodes) (default false)." },
 	{ "help", F_BOOL, OFF(help), "Show this help." },
 	{ "version", F_BOOL, OFF(version), "Print the version and exit." },
 };
@@ -201,39 +149,45 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int parse_bool(const char *v, bool *ret)
+/* The names this build has, for messages ("a, b and c"). */
+static void built_names(char *buf, size_t n)
 {
-	/* Go's strconv.ParseBool */
-	static const char *const t[] = { "1", "t", "T", "TRUE", "true", "True" };
-	static const char *const f[] = { "0", "f", "F", "FALSE", "false", "False" };
+	size_t len = 0, total = 0, k = 0;
 
-	for (size_t i = 0; i < 6; i++) {
-		if (strcmp(v, t[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-		if (strcmp(v, f[i]) == 0) {
-			*ret = false;
-			return 0;
-		}
+	buf[0] = 0;
+	for (size_t i = 0; i < kcmd_registry_count(); i++)
+		total += !kcmd_registry_at(i)->hidden;
+	for (size_t i = 0; i < kcmd_registry_count() && len < n; i++) {
+		const struct kcmd_controller *c = kcmd_registry_at(i);
+		if (c->hidden)
+			continue;
+		k++;
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", k == 1 ? "" : k == total ? " and " : ", ", c->name);
 	}
-	return -EINVAL;
 }
 
 static int parse_controllers(struct mgr_config *cfg, const char *v, char *err, size_t errlen)
 {
-	bool star = false, on[MGR_CTRL_COUNT] = { false }, off[MGR_CTRL_COUNT] = { false };
+	bool star = false, *on = calloc(cfg->n_ctl + 1, sizeof(bool)), *off = calloc(cfg->n_ctl + 1, sizeof(bool));
 	const char *p = v;
+	char names[512];
+	int r = 0;
 
-	while (*p) {
+	if (!on || !off) {
+		free(on);
+		free(off);
+		return fail(err, errlen, "--controllers: out of memory");
+	}
+	while (*p && r == 0) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 		char name[128];
 		bool neg = false;
-		int found = -1;
 
-		if (n == 0 || n >= sizeof(name))
-			return fail(err, errlen, "--controllers: empty or overlong entry in %s", v);
+		if (n == 0 || n >= sizeof(name)) {
+			r = fail(err, errlen, "--controllers: empty or overlong entry in %s", v);
+			break;
+		}
 		memcpy(name, p, n);
 		name[n] = 0;
 		p += n + (comma ? 1 : 0);
@@ -246,31 +200,31 @@ static int parse_controllers(struct mgr_config *cfg, const char *v, char *err, s
 			neg = true;
 			nm++;
 		}
-		for (int i = 0; i < MGR_CTRL_COUNT; i++)
-			if (strcmp(nm, ctrl_names[i]) == 0 || strcmp(nm, ctrl_aliases[i]) == 0)
-				found = i;
+		const struct kcmd_controller *c = kcmd_registry_find(nm);
+		long found = c && !c->hidden ? kcmd_registry_index(c) : -1;
 		if (found < 0) {
 			if (neg) /* disabling a controller kcmd does not have is a no-op */
 				continue;
-			return fail(err, errlen,
-				    "--controllers: %s is not implemented by kcmd (it runs replicaset-controller "
-				    "and garbage-collector-controller); run it in kube-controller-manager",
-				    nm);
+			built_names(names, sizeof(names));
+			r = fail(err, errlen,
+				 "--controllers: %s is not implemented by kcmd (it runs %s); run it in "
+				 "kube-controller-manager",
+				 nm, names);
+			break;
 		}
 		if (neg)
 			off[found] = true;
 		else
 			on[found] = true;
 	}
-	for (int i = 0; i < MGR_CTRL_COUNT; i++) {
-		if (on[i] && !off[i] && !ctrl_built[i])
-			return fail(err, errlen,
-				    "--controllers: %s is not available in this kcmd build yet; run it in "
-				    "kube-controller-manager",
-				    ctrl_names[i]);
-		cfg->controllers[i] = !off[i] && (on[i] || (star && ctrl_built[i]));
+	for (size_t i = 0; r == 0 && i < cfg->n_ctl; i++) {
+		const struct kcmd_controller *c = cfg->ctl[i].desc;
+		if (!c->hidden)
+			cfg->ctl[i].enabled = !off[i] && (on[i] || (star && c->enabled_by_default));
 	}
-	return 0;
+	free(on);
+	free(off);
+	return r;
 }
 
 static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char *v, char *err,
@@ -294,7 +248,7 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 		*(const char **)(base + f->off) = v;
 		return 0;
 	case F_BOOL:
-		if (parse_bool(v, (bool *)(base + f->off)) < 0)
+		if (kcmd_parse_bool(v, (bool *)(base + f->off)) < 0)
 			return fail(err, errlen, "--%s=%s: not a boolean", f->name, v);
 		return 0;
 	case F_INT:
@@ -315,7 +269,7 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 		*(double *)(base + f->off) = d;
 		return 0;
 	case F_DURATION:
-		if (mgr_parse_duration(v, &us) < 0)
+		if (kcmd_parse_duration(v, &us) < 0)
 			return fail(err, errlen, "--%s=%s: not a duration (e.g. 15s, 1m30s, 500ms)",
 				    f->name, v);
 		*(uint64_t *)(base + f->off) = us;
@@ -353,6 +307,28 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
 			if (strcmp(flags[k].name, nbuf) == 0)
 				f = &flags[k];
+		struct kcmd_flag_values *cv = NULL;
+		for (size_t k = 0; !f && !cv && k < cfg->n_ctl; k++)
+			if (kcmd_flag_values_find(cfg->ctl[k].values, nbuf))
+				cv = cfg->ctl[k].values;
+		if (!f && cv) {
+			const struct kcmd_flag *cf = kcmd_flag_values_find(cv, nbuf);
+			if (!val) {
+				if (cf->type == KCMD_FLAG_BOOL) {
+					val = "true";
+				} else {
+					if (i + 1 >= argc)
+						return fail(err, errlen, "flag --%s needs a value", nbuf);
+					val = argv[++i];
+				}
+			}
+			int r = kcmd_flag_values_set(cv, nbuf, val, err, errlen);
+			if (r == -ENOMEM)
+				return fail(err, errlen, "--%s: out of memory", nbuf);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (!f) {
 			for (size_t k = 0; k < sizeof(kcm_unsupported) / sizeof(kcm_unsupported[0]); k++)
 				if (strcmp(kcm_unsupported[k], nbuf) == 0)
@@ -375,16 +351,22 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		if (r < 0)
 			return r;
 	}
-	if (!cfg->enable_garbage_collector)
-		cfg->controllers[MGR_CTRL_GC] = false;
-	if (cfg->concurrent_replicaset_syncs < 1)
-		return fail(err, errlen, "--concurrent-replicaset-syncs must be at least 1");
-	if (cfg->simulate_kubelet_nodes < 1 || cfg->simulate_kubelet_nodes > 100000)
-		return fail(err, errlen, "--simulate-kubelet-nodes must be between 1 and 100000");
-	if (cfg->simulate_kubelet_burst < 1)
-		return fail(err, errlen, "--simulate-kubelet-burst must be at least 1");
-	if (cfg->concurrent_gc_syncs < 1)
-		return fail(err, errlen, "--concurrent-gc-syncs must be at least 1");
+	for (size_t k = 0; k < cfg->n_ctl; k++) {
+		struct mgr_controller_config *cc = &cfg->ctl[k];
+		const struct kcmd_controller *c = cc->desc;
+		if (c->hidden)
+			cc->enabled = kcmd_flag_bool(cc->values, c->enable_flag);
+		/* kcm's --enable-garbage-collector=false: such a flag turns its controller off */
+		for (size_t f = 0; f < c->n_flags; f++)
+			if (c->flags[f].enables_controller && !kcmd_flag_bool(cc->values, c->flags[f].name))
+				cc->enabled = false;
+		/* a controller whose feature gate is off does not start, as in kcm */
+		for (size_t g = 0; c->feature_gates && c->feature_gates[g]; g++)
+			for (int fe = 0; fe < KCMD_FEAT_COUNT; fe++)
+				if (!strcmp(kcmd_feature_name((enum kcmd_feature)fe), c->feature_gates[g]) &&
+				    !cfg->features.on[fe])
+					cc->enabled = false;
+	}
 	if (cfg->kube_api_burst < 1 && cfg->kube_api_qps > 0)
 		return fail(err, errlen, "--kube-api-burst must be at least 1 when --kube-api-qps > 0");
 	if ((cfg->tls_cert_file == NULL) != (cfg->tls_private_key_file == NULL))
@@ -392,11 +374,53 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 	return 0;
 }
 
+static const char *type_name(enum kcmd_flag_type t)
+{
+	switch (t) {
+	case KCMD_FLAG_INT:
+		return "int";
+	case KCMD_FLAG_BOOL:
+		return "";
+	case KCMD_FLAG_DOUBLE:
+		return "float";
+	case KCMD_FLAG_DURATION:
+		return "duration";
+	case KCMD_FLAG_STRING:
+		return "string";
+	}
+	return "";
+}
+
 void mgr_flags_usage(FILE *out)
 {
+	char names[512];
+
+	built_names(names, sizeof(names));
 	fprintf(out, "Usage: kcmd [flags]\n\n"
 		     "kcmd runs Kubernetes controllers with kube-controller-manager's behaviour and flags.\n"
-		     "This build runs replicaset-controller and garbage-collector-controller.\n\nFlags:\n");
+		     "This build runs %s.\n\nFlags:\n", names);
 	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
 		fprintf(out, "  --%-34s %s\n", flags[k].name, flags[k].help);
+	fprintf(out, "\nControllers (--controllers; on = turned on by '*'):\n");
+	for (size_t i = 0; i < kcmd_registry_count(); i++) {
+		const struct kcmd_controller *c = kcmd_registry_at(i);
+		if (c->hidden)
+			continue;
+		fprintf(out, "  %-34s %s", c->name, c->enabled_by_default ? "on" : "off");
+		for (size_t a = 0; c->aliases && c->aliases[a]; a++)
+			fprintf(out, "%s%s", a ? ", " : " (alias ", c->aliases[a]);
+		fprintf(out, "%s\n", c->aliases && c->aliases[0] ? ")" : "");
+	}
+	for (size_t i = 0; i < kcmd_registry_count(); i++) {
+		const struct kcmd_controller *c = kcmd_registry_at(i);
+		if (!c->n_flags)
+			continue;
+		fprintf(out, "\n%s flags:\n", c->name);
+		for (size_t f = 0; f < c->n_flags; f++) {
+			char nm[96];
+			snprintf(nm, sizeof(nm), "%s %s", c->flags[f].name, type_name(c->flags[f].type));
+			fprintf(out, "  --%-34s %s (default %s)\n", nm, c->flags[f].help ? c->flags[f].help : "",
+				c->flags[f].def && *c->flags[f].def ? c->flags[f].def : "\"\"");
+		}
+	}
 }

@@ -17,21 +17,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "kcmd/controller.h"
 #include "lib/features.h"
 
-enum mgr_controller {
-	MGR_CTRL_REPLICASET = 0,
-	MGR_CTRL_GC,
-	MGR_CTRL_COUNT,
+/* Per registered controller (index = its index in controllers/registry.h). */
+struct mgr_controller_config {
+	const struct kcmd_controller *desc;
+	bool enabled;                    /* after --controllers, its enabling flags and gates */
+	struct kcmd_flag_values *values; /* its declared flags (lib/goflag.h) */
 };
 
 struct mgr_config {
 	const char *kubeconfig; /* --kubeconfig */
 	const char *master;     /* --master */
-	bool controllers[MGR_CTRL_COUNT];
-	int concurrent_replicaset_syncs; /* 5 */
-	int concurrent_gc_syncs;         /* 20 */
-	bool enable_garbage_collector;   /* true */
+	struct mgr_controller_config *ctl; /* n_ctl entries, one per registered controller */
+	size_t n_ctl;
 	double kube_api_qps;             /* 20 */
 	int kube_api_burst;              /* 30 */
 
@@ -55,19 +55,14 @@ struct mgr_config {
 	/* kcmd's own */
 	bool standby_warm_cache; /* --standby-warm-cache, true */
 	const char *libexec_dir; /* --libexec-dir: where kcmd-informerd / kcmd-worker live */
-	uint64_t rs_orphan_grace_us; /* --replicaset-orphaned-expectations-grace, 60 s */
-	/* --simulate-kubelet*: the bench-only kubelet simulator (docs/bench.md) */
-	bool simulate_kubelet;                    /* false */
-	bool simulate_kubelet_force;              /* false: refuse when foreign Nodes exist */
-	int simulate_kubelet_nodes;               /* 10 */
-	uint64_t simulate_kubelet_ready_delay_us; /* 0 */
-	double simulate_kubelet_qps;              /* 1000 */
-	int simulate_kubelet_burst;               /* 2000 */
 	bool help, version;
 };
 
-/* Fills cfg with the defaults (kcm's, and kcmd's own). */
-void mgr_config_defaults(struct mgr_config *cfg);
+/* Fills cfg with the defaults (kcm's, kcmd's own, every registered controller's). cfg must be
+ * zeroed or hold a config made by this function (which is freed first). 0 or -ENOMEM. */
+int mgr_config_defaults(struct mgr_config *cfg);
+/* Frees what mgr_config_defaults allocated. */
+void mgr_config_free(struct mgr_config *cfg);
 
 /*
  * Parses argv (argv[0] is the program). Strings in cfg point into argv. Returns 0, or -EINVAL
@@ -78,9 +73,5 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 /* Writes the --help text. */
 void mgr_flags_usage(FILE *f);
 
-/* Parses a Go duration ("1h2m3.5s", "300ms", "10us", "0"); negative values are refused.
- * Returns 0 and *ret_us, or -EINVAL. */
-int mgr_parse_duration(const char *s, uint64_t *ret_us);
-
-/* Canonical controller name ("replicaset-controller", "garbage-collector-controller"). */
-const char *mgr_controller_name(enum mgr_controller c);
+/* The configuration of the controller with this name or alias, or NULL. */
+const struct mgr_controller_config *mgr_controller(const struct mgr_config *cfg, const char *name);

@@ -37,6 +37,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/restmetrics.h"
+#include "controllers/registry.h"
 #include "manager/flags.h"
 #include "manager/httpd.h"
 #include "lib/kube-loop.h"
@@ -47,19 +48,34 @@
 #include "manager/status.h"
 #include "manager/supervisor.h"
 #include "shm/arena.h"
-#include "workers/garbagecollector/debug.h"
 #include "kube/limiter.h"
-#include "workers/kubeletsim/nodes.h"
-#include "workers/kubeletsim/sim.h"
-#include "workers/replicaset/expectations.h"
+#include "lib/ctlhost.h"
+#include "lib/goflag.h"
 
-#define MAX_QUEUES	8
 #define STOP_GRACE_USEC 5000000ull
 
 struct queue {
-	const char *name;
-	enum mgr_controller ctrl;
+	const struct kcmd_queue *q;
+	size_t ctl; /* index of its controller in cfg.ctl */
 	int fd;
+};
+
+struct mgr;
+
+/* What the manager holds for one registered controller (enabled or not). */
+struct ctl_rt {
+	struct mgr *m;
+	const struct kcmd_controller *c;
+	bool on;
+	void *state;             /* its mgr_setup's */
+	struct kcmd_mgr_env env; /* fds it exports to its processes */
+	int client_bucket_fd;    /* the token bucket its processes' API clients share */
+	int sa_token_fd;         /* --use-service-account-credentials: its token memfd, or -1 */
+};
+
+struct debug_route {
+	struct mgr *m;
+	const struct kcmd_debug_endpoint *ep;
 };
 
 struct mgr {
@@ -74,21 +90,17 @@ struct mgr {
 	struct ipc_source *sig_term, *sig_int, *watchdog, *stop_timer;
 	char identity[MGR_LE_IDENTITY_MAX];
 	char libexec[PATH_MAX + 32];
-	int arena_fd, arena_ro_fd, exp_fd, inf_metrics_fd;
-	int gc_bucket_fd; /* the GC's shared client rate limiter (kube/limiter.h) */
-	/* per controller (index MGR_CTRL_COUNT: the kubelet simulator), the token bucket its
-	 * workers' API clients share (kube/limiter.h; upstream: one client per controller) */
-	int client_bucket_fd[MGR_CTRL_COUNT + 1];
+	int arena_fd, arena_ro_fd, inf_metrics_fd;
+	struct ctl_rt *ctl; /* cfg.n_ctl entries, in registry order */
+	struct debug_route *routes;
 	int rest_metrics_fd; /* rest_client_* of every process (kube/restmetrics.h) */
 	struct mgr_sa_tokens *sa_tokens; /* --use-service-account-credentials */
 	struct mgr_status_page *status; /* what kcmctl status reads (manager/status.h) */
 	int status_fd;
 	struct ipc_source *status_timer;
 	int64_t started_unix_usec;
-	int sa_token_fd[MGR_CTRL_COUNT]; /* each controller's token memfd, -1 when none */
 	const struct inf_metrics_hdr *inf_metrics; /* informerd's counters, read-only */
-	struct rs_exp *exp; /* to reclaim expectation slots a dead worker left claimed */
-	struct queue queues[MAX_QUEUES];
+	struct queue *queues;
 	unsigned n_queues;
 	bool leading, stopping, released, release_started, ready_sent, any_controller;
 	uint64_t watchdog_usec;
@@ -227,14 +239,27 @@ static void on_child_exit(struct mgr_child *c, const struct mgr_child_info *info
 	notify_status(m);
 }
 
-static int add_child(struct mgr *m, const char *name, const char *group, const char *prog, const char *controller,
-		     bool writer)
+/* Environment variables the manager sets for a child: never inherited from its own environment. */
+static bool manager_env(const char *e)
 {
+	const char *eq = strchr(e, '=');
+	size_t n = eq ? (size_t)(eq - e) : strlen(e);
+
+	if (!strncmp(e, "NOTIFY_SOCKET=", 14) || !strncmp(e, "KCMD_QUEUE_FDS=", 15) || !strncmp(e, "KCMD_PROCESS=", 13))
+		return true;
+	return !strncmp(e, "KCMD_", 5) && n > 3 && !strncmp(e + n - 3, "_FD", 3);
+}
+
+/* ctl: the controller whose worker this is, or NULL for informerd. */
+static int add_child(struct mgr *m, const char *name, const char *group, const char *prog, const struct ctl_rt *ctl)
+{
+	const bool writer = ctl == NULL;
+	size_t nflags = ctl ? ctl->c->n_flags : 0, cap_env = 64;
 	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
-		ctrl[96] = "", env_arena[48], env_queues[256] = "KCMD_QUEUE_FDS=", env_proc[96], env_exp[48] = "",
-		env_imet[64] = "", env_gclim[48] = "", env_rm[48] = "", env_tok[48] = "", env_clim[48] = "";
-	char *argv[20], *envp[512], sim[5][64];
-	int argc = 0, envc = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0;
+		ctrl[160] = "", env_arena[48], env_proc[160], env_imet[64] = "", env_rm[48] = "", env_tok[48] = "",
+		env_clim[48] = "";
+	char *env_queues = NULL, *resources = NULL, **argv = NULL, **envp = NULL, **owned = NULL;
+	int argc = 0, envc = 0, nowned = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0, r = -ENOMEM;
 	extern char **environ;
 
 	snprintf(path, sizeof(path), "%s/%s", m->libexec, prog);
@@ -242,6 +267,15 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		log_error("%s not found or not executable in %s (set --libexec-dir)", prog, m->libexec);
 		return -ENOENT;
 	}
+	for (char **e = environ; *e; e++)
+		cap_env++;
+	for (size_t i = 0; i < m->cfg.n_ctl; i++)
+		cap_env += m->ctl[i].env.n;
+	argv = calloc(16 + nflags, sizeof(char *));
+	envp = calloc(cap_env, sizeof(char *));
+	owned = calloc(nflags + m->cfg.n_ctl * KCMD_MGR_ENV_MAX + 4, sizeof(char *));
+	if (!argv || !envp || !owned)
+		goto out;
 	argv[argc++] = path;
 	if (m->cfg.kubeconfig) {
 		snprintf(kubeconfig, sizeof(kubeconfig), "--kubeconfig=%s", m->cfg.kubeconfig);
@@ -257,90 +291,123 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	argv[argc++] = qps;
 	argv[argc++] = burst;
 	argv[argc++] = v;
-	if (controller) {
-		snprintf(ctrl, sizeof(ctrl), "--controller=%s", controller);
+	if (ctl) {
+		snprintf(ctrl, sizeof(ctrl), "--controller=%s", ctl->c->name);
 		argv[argc++] = ctrl;
-	}
-	/* --feature-gates=WatchListClient=false: informerd lists instead of streaming */
-	if (strcmp(prog, "kcmd-informerd") == 0 && !m->cfg.features.on[KCMD_FEAT_WATCH_LIST_CLIENT])
-		argv[argc++] = "--watch-list=false";
-	/* the kubelet simulator's own knobs (docs/bench.md) */
-	if (controller && strcmp(controller, KS_CONTROLLER) == 0) {
-		snprintf(sim[0], sizeof(sim[0]), "--simulate-kubelet-nodes=%d", m->cfg.simulate_kubelet_nodes);
-		snprintf(sim[1], sizeof(sim[1]), "--simulate-kubelet-ready-delay=%lluus",
-			 (unsigned long long)m->cfg.simulate_kubelet_ready_delay_us);
-		snprintf(sim[2], sizeof(sim[2]), "--simulate-kubelet-qps=%g", m->cfg.simulate_kubelet_qps);
-		snprintf(sim[3], sizeof(sim[3]), "--simulate-kubelet-burst=%d", m->cfg.simulate_kubelet_burst);
-		snprintf(sim[4], sizeof(sim[4]), "--simulate-kubelet-force=%s", m->cfg.simulate_kubelet_force ? "true" : "false");
-		for (int k = 0; k < 5; k++)
-			argv[argc++] = sim[k];
+		/* the controller's own flags, as the manager parsed them */
+		const struct kcmd_flag_values *fv = m->cfg.ctl[ctl - m->ctl].values;
+		for (size_t f = 0; f < nflags; f++) {
+			const struct kcmd_flag *fl = &ctl->c->flags[f];
+			const char *val = kcmd_flag_values_text(fv, f);
+			if (fl->manager_only)
+				continue;
+			if (fl->type == KCMD_FLAG_BOOL) /* canonical spelling */
+				val = kcmd_flag_bool(fv, fl->name) ? "true" : "false";
+			if (asprintf(&owned[nowned], "--%s=%s", fl->name, val) < 0)
+				goto out;
+			argv[argc++] = owned[nowned++];
+		}
+	} else {
+		/* --feature-gates=WatchListClient=false: informerd lists instead of streaming */
+		if (!m->cfg.features.on[KCMD_FEAT_WATCH_LIST_CLIENT])
+			argv[argc++] = "--watch-list=false";
+		/* the union of the enabled controllers' typed and metadata watches */
+		size_t len = 0, cap = 0;
+		for (size_t i = 0; i < m->cfg.n_ctl; i++)
+			for (size_t w = 0; m->ctl[i].on && w < m->ctl[i].c->n_watches; w++)
+				cap += 256;
+		if (cap && !(resources = calloc(1, cap + 16)))
+			goto out;
+		for (size_t i = 0; cap && i < m->cfg.n_ctl; i++)
+			for (size_t w = 0; m->ctl[i].on && w < m->ctl[i].c->n_watches; w++) {
+				const struct kcmd_watch *wt = &m->ctl[i].c->watches[w];
+				char one[256];
+				snprintf(one, sizeof(one), "%s%s%s/%s:%s", wt->resource, wt->group[0] ? "." : "", wt->group,
+					 wt->version, wt->kind);
+				char probe[260];
+				snprintf(probe, sizeof(probe), ",%s,", one);
+				char *have = NULL;
+				if (len) {
+					char *tmp;
+					if (asprintf(&tmp, ",%s,", resources + strlen("--resources=")) < 0)
+						goto out;
+					have = strstr(tmp, probe);
+					free(tmp);
+				}
+				if (have)
+					continue;
+				if (!len)
+					len = (size_t)snprintf(resources, cap + 16, "--resources=");
+				len += (size_t)snprintf(resources + len, cap + 16 - len, "%s%s",
+							len > strlen("--resources=") ? "," : "", one);
+			}
+		if (resources && len)
+			argv[argc++] = resources;
 	}
 	argv[argc] = NULL;
 
 	int afd = writer ? m->arena_fd : m->arena_ro_fd;
 	snprintf(env_arena, sizeof(env_arena), "KCMD_ARENA_FD=%d", afd);
 	fds[nfds++] = afd;
+	size_t qlen = 0;
+	if (!(env_queues = calloc(1, 32 + (size_t)m->n_queues * 96)))
+		goto out;
+	qlen = (size_t)sprintf(env_queues, "KCMD_QUEUE_FDS=");
 	for (unsigned i = 0; i < m->n_queues; i++) {
-		const char *want = controller ? controller : NULL;
-		const char *qc = m->queues[i].ctrl == MGR_CTRL_COUNT ? KS_CONTROLLER : mgr_controller_name(m->queues[i].ctrl);
-		if (want && strcmp(qc, want) != 0)
+		if (ctl && &m->ctl[m->queues[i].ctl] != ctl)
 			continue;
-		size_t l = strlen(env_queues);
-		snprintf(env_queues + l, sizeof(env_queues) - l, "%s%s:%d", l > strlen("KCMD_QUEUE_FDS=") ? "," : "",
-			 m->queues[i].name, m->queues[i].fd);
+		if (nfds >= MGR_CHILD_MAX_FDS - 8) {
+			r = -E2BIG;
+			goto out;
+		}
+		qlen += (size_t)sprintf(env_queues + qlen, "%s%s:%d", qlen > strlen("KCMD_QUEUE_FDS=") ? "," : "",
+					m->queues[i].q->name, m->queues[i].fd);
 		fds[nfds++] = m->queues[i].fd;
 	}
 	snprintf(env_proc, sizeof(env_proc), "KCMD_PROCESS=%s", name);
-	bool wants_exp = m->exp_fd >= 0 && (!controller || strcmp(controller, mgr_controller_name(MGR_CTRL_REPLICASET)) == 0);
-	if (wants_exp) {
-		snprintf(env_exp, sizeof(env_exp), "KCMD_EXPECTATIONS_FD=%d", m->exp_fd);
-		fds[nfds++] = m->exp_fd;
-	}
 	bool wants_imet = writer && m->inf_metrics_fd >= 0;
 	if (wants_imet) {
 		snprintf(env_imet, sizeof(env_imet), "KCMD_INFORMER_METRICS_FD=%d", m->inf_metrics_fd);
 		fds[nfds++] = m->inf_metrics_fd;
 	}
-	bool wants_gclim = m->gc_bucket_fd >= 0 && controller &&
-			   strcmp(controller, mgr_controller_name(MGR_CTRL_GC)) == 0;
-	if (wants_gclim) {
-		snprintf(env_gclim, sizeof(env_gclim), "KCMD_GC_LIMITER_FD=%d", m->gc_bucket_fd);
-		fds[nfds++] = m->gc_bucket_fd;
-	}
-	for (int c = 0; controller && c <= MGR_CTRL_COUNT; c++) {
-		const char *cn = c == MGR_CTRL_COUNT ? KS_CONTROLLER : mgr_controller_name(c);
-		if (m->client_bucket_fd[c] >= 0 && strcmp(controller, cn) == 0) {
-			snprintf(env_clim, sizeof(env_clim), "KCMD_CLIENT_LIMITER_FD=%d", m->client_bucket_fd[c]);
-			fds[nfds++] = m->client_bucket_fd[c];
-		}
+	if (ctl && ctl->client_bucket_fd >= 0) {
+		snprintf(env_clim, sizeof(env_clim), "KCMD_CLIENT_LIMITER_FD=%d", ctl->client_bucket_fd);
+		fds[nfds++] = ctl->client_bucket_fd;
 	}
 	if (m->rest_metrics_fd >= 0) {
 		snprintf(env_rm, sizeof(env_rm), "KCMD_REST_METRICS_FD=%d", m->rest_metrics_fd);
 		fds[nfds++] = m->rest_metrics_fd;
 	}
 	/* --use-service-account-credentials: a controller's workers get its account's token */
-	for (int c = 0; controller && c < MGR_CTRL_COUNT; c++)
-		if (m->sa_token_fd[c] >= 0 && strcmp(controller, mgr_controller_name(c)) == 0) {
-			snprintf(env_tok, sizeof(env_tok), "KCMD_TOKEN_FD=%d", m->sa_token_fd[c]);
-			fds[nfds++] = m->sa_token_fd[c];
-		}
-	for (char **e = environ; *e && envc < 490; e++)
-		if (strncmp(*e, "KCMD_REST_METRICS_FD=", 21) && strncmp(*e, "KCMD_TOKEN_FD=", 14) &&
-		    strncmp(*e, "KCMD_ARENA_FD=", 14) && strncmp(*e, "KCMD_QUEUE_FDS=", 15) &&
-		    strncmp(*e, "KCMD_PROCESS=", 13) && strncmp(*e, "NOTIFY_SOCKET=", 14) &&
-		    strncmp(*e, "KCMD_EXPECTATIONS_FD=", 21) && strncmp(*e, "KCMD_INFORMER_METRICS_FD=", 25) &&
-		    strncmp(*e, "KCMD_GC_LIMITER_FD=", 19) && strncmp(*e, "KCMD_CLIENT_LIMITER_FD=", 23))
+	if (ctl && ctl->sa_token_fd >= 0) {
+		snprintf(env_tok, sizeof(env_tok), "KCMD_TOKEN_FD=%d", ctl->sa_token_fd);
+		fds[nfds++] = ctl->sa_token_fd;
+	}
+	for (char **e = environ; *e; e++)
+		if (!manager_env(*e))
 			envp[envc++] = *e;
+	/* what controllers exported: informerd gets those marked for it, workers their own */
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+		const struct ctl_rt *c = &m->ctl[i];
+		for (size_t k = 0; c->on && k < c->env.n; k++) {
+			const struct kcmd_mgr_export *x = &c->env.e[k];
+			bool give = ctl ? (c == ctl && (x->users & KCMD_TO_WORKERS)) : (x->users & KCMD_TO_INFORMERD);
+			if (!give)
+				continue;
+			if (nfds >= MGR_CHILD_MAX_FDS || asprintf(&owned[nowned], "%s=%d", x->var, x->fd) < 0) {
+				r = nfds >= MGR_CHILD_MAX_FDS ? -E2BIG : -ENOMEM;
+				goto out;
+			}
+			envp[envc++] = owned[nowned++];
+			fds[nfds++] = x->fd;
+		}
+	}
 	if (env_clim[0])
 		envp[envc++] = env_clim;
-	if (wants_gclim)
-		envp[envc++] = env_gclim;
 	if (env_rm[0])
 		envp[envc++] = env_rm;
 	if (env_tok[0])
 		envp[envc++] = env_tok;
-	if (wants_exp)
-		envp[envc++] = env_exp;
 	if (wants_imet)
 		envp[envc++] = env_imet;
 	envp[envc++] = env_arena;
@@ -352,18 +419,30 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		.name = name, .group = group, .argv = argv, .envp = envp, .n_keep_fds = (unsigned)nfds, .restart = true
 	};
 	memcpy(spec.keep_fds, fds, sizeof(int) * (size_t)nfds);
-	return mgr_sup_add(m->sup, &spec, NULL);
+	r = mgr_sup_add(m->sup, &spec, NULL);
+out:
+	for (int i = 0; owned && i < nowned; i++)
+		free(owned[i]);
+	free(owned);
+	free(argv);
+	free(envp);
+	free(env_queues);
+	free(resources);
+	return r;
 }
 
 static int setup_children(struct mgr *m)
 {
 	struct shm_create_opts so = { 0 };
+	bool any = false;
 	int r;
 
 	r = mgr_sup_new(m->loop, on_any_exit, m, &m->sup);
 	if (r < 0)
 		return r;
-	if (!m->any_controller && !m->cfg.simulate_kubelet)
+	for (size_t i = 0; i < m->cfg.n_ctl; i++)
+		any |= m->ctl[i].on;
+	if (!any)
 		return 0;
 	r = shm_arena_create(&so, &m->arena_fd);
 	if (r < 0) {
@@ -383,75 +462,54 @@ static int setup_children(struct mgr *m)
 				m->inf_metrics = NULL;
 		}
 	}
-	if (m->cfg.controllers[MGR_CTRL_REPLICASET]) {
-		struct rs_exp_create_opts eo = { .orphan_grace_ns = (int64_t)m->cfg.rs_orphan_grace_us * 1000 };
-		m->exp_fd = rs_exp_memfd_create(&eo);
-		if (m->exp_fd < 0) {
-			log_error("creating the ReplicaSet expectations failed: %s", strerror(-m->exp_fd));
-			return m->exp_fd;
-		}
-		r = rs_exp_attach(m->exp_fd, RS_EXP_WORKER, rs_exp_now(), &m->exp);
-		if (r < 0)
-			return r;
-	}
-	for (int c = 0; c <= MGR_CTRL_COUNT; c++) {
-		bool on = c == MGR_CTRL_COUNT ? m->cfg.simulate_kubelet : m->cfg.controllers[c];
-		m->client_bucket_fd[c] = on ? kube_limiter_memfd_create() : -1;
-		if (on && m->client_bucket_fd[c] < 0)
-			log_warning("client rate limiter: %s; each worker process limits itself",
-				    strerror(-m->client_bucket_fd[c]));
-	}
-	if (m->cfg.controllers[MGR_CTRL_GC]) {
-		m->gc_bucket_fd = kube_limiter_memfd_create();
-		if (m->gc_bucket_fd < 0)
-			log_warning("GC rate limiter: %s; each GC worker limits itself",
-				    strerror(-m->gc_bucket_fd));
-	}
-	static const struct {
-		const char *name;
-		enum mgr_controller ctrl;
-	} qs[] = { { "replicaset", MGR_CTRL_REPLICASET },
-		   { "gc-attempt-to-delete", MGR_CTRL_GC },
-		   { "gc-attempt-to-orphan", MGR_CTRL_GC },
-		   /* GC workers -> informerd: virtual delete events for the graph builder */
-		   { "gc-graph-changes", MGR_CTRL_GC } };
-	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
-		if (!m->cfg.controllers[qs[i].ctrl])
+	size_t nq = 0;
+	for (size_t i = 0; i < m->cfg.n_ctl; i++)
+		nq += m->ctl[i].on ? m->ctl[i].c->n_queues : 0;
+	if (!(m->queues = calloc(nq ? nq : 1, sizeof(*m->queues))))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+		struct ctl_rt *c = &m->ctl[i];
+		if (!c->on)
 			continue;
-		int fd = ipc_queue_memfd_create(qs[i].name);
-		if (fd < 0) {
-			log_error("creating work queue %s failed: %s", qs[i].name, strerror(-fd));
-			return fd;
+		/* the controller's own shared regions, created here so they outlive its processes */
+		if (c->c->mgr_setup && (r = c->c->mgr_setup(&c->env, m->cfg.ctl[i].values, &c->state)) < 0) {
+			log_error("%s: setting up its shared state failed: %s", c->c->name, strerror(-r));
+			return r;
 		}
-		m->queues[m->n_queues++] = (struct queue){ qs[i].name, qs[i].ctrl, fd };
-	}
-	if (m->cfg.simulate_kubelet) { /* ctrl MGR_CTRL_COUNT: the simulator's, not a controller's */
-		int fd = ipc_queue_memfd_create(KS_QUEUE);
-		if (fd < 0) {
-			log_error("creating work queue %s failed: %s", KS_QUEUE, strerror(-fd));
-			return fd;
+		/* upstream gives each controller one client, so one token bucket for all its workers */
+		c->client_bucket_fd = kube_limiter_memfd_create();
+		if (c->client_bucket_fd < 0)
+			log_warning("%s: client rate limiter: %s; each worker process limits itself", c->c->name,
+				    strerror(-c->client_bucket_fd));
+		for (size_t q = 0; q < c->c->n_queues; q++) {
+			int fd = ipc_queue_memfd_create(c->c->queues[q].name);
+			if (fd < 0) {
+				log_error("creating work queue %s failed: %s", c->c->queues[q].name, strerror(-fd));
+				return fd;
+			}
+			m->queues[m->n_queues++] = (struct queue){ &c->c->queues[q], i, fd };
 		}
-		m->queues[m->n_queues++] = (struct queue){ KS_QUEUE, MGR_CTRL_COUNT, fd };
 	}
-	r = add_child(m, "informerd", "informerd", "kcmd-informerd", NULL, true);
+	r = add_child(m, "informerd", "informerd", "kcmd-informerd", NULL);
 	if (r < 0)
 		return r;
-	for (int c = 0; c < MGR_CTRL_COUNT; c++) {
-		if (!m->cfg.controllers[c])
+	/* Worker processes write, so they run only while this kcmd leads. */
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+		struct ctl_rt *c = &m->ctl[i];
+		if (!c->on)
 			continue;
-		int n = c == MGR_CTRL_REPLICASET ? m->cfg.concurrent_replicaset_syncs
-						 : (m->cfg.concurrent_gc_syncs < 4 ? m->cfg.concurrent_gc_syncs : 4);
-		for (int i = 0; i < n; i++) {
-			char name[96];
-			snprintf(name, sizeof(name), "worker-%s-%d", mgr_controller_name(c), i);
-			r = add_child(m, name, "workers", "kcmd-worker", mgr_controller_name(c), false);
+		int n = c->c->worker_count ? c->c->worker_count(m->cfg.ctl[i].values) : 1;
+		for (int k = 0; k < (n < 1 ? 1 : n); k++) {
+			char name[160];
+			if (c->c->hidden) /* a kcmd tool (one process), named as itself */
+				snprintf(name, sizeof(name), "%s", c->c->name);
+			else
+				snprintf(name, sizeof(name), "worker-%s-%d", c->c->name, k);
+			r = add_child(m, name, "workers", "kcmd-worker", c);
 			if (r < 0)
 				return r;
 		}
 	}
-	/* The simulator writes like a controller, so it runs only while this kcmd leads. */
-	if (m->cfg.simulate_kubelet && (r = add_child(m, KS_CONTROLLER, "workers", "kcmd-worker", KS_CONTROLLER, false)) < 0)
-		return r;
 	return 0;
 }
 
@@ -581,18 +639,13 @@ static bool check_tokens(void *ud, char *why, size_t n)
 
 /* /healthz/<controller>, as kube-controller-manager registers one check per started controller:
  * fails while one of the controller's worker processes is crash-looping. */
-struct ctrl_check {
-	struct mgr *m;
-	enum mgr_controller ctrl;
-};
-
 static bool check_controller(void *ud, char *why, size_t n)
 {
-	const struct ctrl_check *cc = ud;
-	char prefix[96];
+	const struct ctl_rt *cc = ud;
+	char prefix[160];
 	struct mgr_child *c;
 
-	snprintf(prefix, sizeof(prefix), "worker-%s-", mgr_controller_name(cc->ctrl));
+	snprintf(prefix, sizeof(prefix), "worker-%s-", cc->c->name);
 	for (unsigned i = 0; (c = mgr_sup_child(cc->m->sup, i)); i++) {
 		struct mgr_child_info info;
 		mgr_child_get_info(c, &info);
@@ -854,58 +907,49 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 	}
 	informer_metrics(b, m);
 	rest_client_metrics(b, m);
-	if (m->exp) { /* replicaset_controller_* (counted by the RS workers, workers/replicaset/expectations.h) */
-		char *rsm = NULL;
-		if (rs_exp_metrics_text(m->exp, &rsm) == 0)
-			mgr_metrics_printf(b, "%s", rsm);
-		free(rsm);
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+		struct ctl_rt *ct = &m->ctl[i];
+		struct kcmd_text t = { 0 };
+		if (!ct->on || !ct->c->mgr_metrics)
+			continue;
+		ct->c->mgr_metrics(ct->state, &t);
+		if (t.buf && !t.err)
+			mgr_metrics_printf(b, "%s", t.buf);
+		kcmd_text_free(&t);
 	}
 	if (m->n_queues) {
 		mgr_metrics_workqueue_headers(b);
 		for (unsigned i = 0; i < m->n_queues; i++) {
 			struct ipc_queue_metrics qm;
 			if (ipc_queue_metrics_read(m->queues[i].fd, &qm) == 0) {
-				/* the GC's queues under upstream's names (garbage_collector_attempt_to_delete, ...) */
-				snprintf(qm.name, sizeof(qm.name), "%s", gc_queue_metric_name(m->queues[i].name));
+				/* under upstream's workqueue name (garbage_collector_attempt_to_delete, ...) */
+				if (m->queues[i].q->metric_name)
+					snprintf(qm.name, sizeof(qm.name), "%s", m->queues[i].q->metric_name);
 				mgr_metrics_workqueue(b, &qm);
 			}
 		}
 	}
-	if (m->cfg.controllers[MGR_CTRL_GC] && m->inf_metrics)
-		mgr_metrics_printf(b, "# HELP garbagecollector_controller_resources_sync_error_total [ALPHA] Number of "
-				      "garbage collector resources sync errors\n"
-				      "# TYPE garbagecollector_controller_resources_sync_error_total counter\n"
-				      "garbagecollector_controller_resources_sync_error_total %llu\n",
-				   (unsigned long long)atomic_load_explicit(&m->inf_metrics->gc_resources_sync_errors,
-									    memory_order_relaxed));
+	for (size_t i = 0; m->inf_metrics && i < m->cfg.n_ctl; i++) {
+		const struct kcmd_controller *kc = m->ctl[i].c;
+		if (m->ctl[i].on && kc->watch_deletable && kc->discovery_error_metric)
+			mgr_metrics_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", kc->discovery_error_metric,
+					   kc->discovery_error_help ? kc->discovery_error_help : "", kc->discovery_error_metric,
+					   kc->discovery_error_metric,
+					   (unsigned long long)atomic_load_explicit(&m->inf_metrics->gc_resources_sync_errors,
+										    memory_order_relaxed));
+	}
 }
 
-/* GET /debug/controllers/garbage-collector-controller/graph[?uid=...] (and under the alias
- * garbagecollector): the GC's dependency graph in DOT, rendered from the arena (debug.h). */
-static int gc_graph(void *ud, const char *sub, const char *const *uids, size_t n_uids, unsigned *status,
-		    const char **ctype, char **body, size_t *len)
+/* A controller's debug endpoint (kcmd_debug_endpoint), over the read-only arena. */
+static int debug_route(void *ud, const char *sub, const char *const *vals, size_t n_vals, unsigned *status,
+		       const char **ctype, char **body, size_t *len)
 {
-	struct mgr *m = ud;
-	struct shm_arena *a = NULL;
-	int r;
+	const struct debug_route *rt = ud;
+	int r = rt->ep->handle(rt->m->arena_ro_fd, sub, vals, n_vals, status, ctype, body, len);
 
-	if (strcmp(sub, "/graph") != 0) {
-		*status = 404; /* http.Error(w, "", 404) */
-		*body = strdup("\n");
-		*len = 1;
-		return *body ? 0 : -ENOMEM;
-	}
-	if ((r = shm_reader_open(m->arena_ro_fd, &a)) < 0) {
-		log_warning("GC graph: cannot read the arena: %s", strerror(-r));
-		return r;
-	}
-	r = gc_dot_render_arena(a, uids, n_uids, body, len);
-	shm_arena_close(a);
 	if (r < 0)
-		return r;
-	*status = 200;
-	*ctype = "text/vnd.graphviz";
-	return 0;
+		log_warning("%s%s: %s", rt->ep->path, sub, strerror(-r));
+	return r;
 }
 
 /* ---- systemd ------------------------------------------------------------------------------- */
@@ -1006,12 +1050,16 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 {
 	struct mgr *m = ud;
 
-	/* Repair what the dead process held: its claimed expectation slots (queue items are
-	 * re-queued by the queue owner through its own pidfd watch). */
-	if (m->exp && info->last_code != CLD_EXITED) {
-		int n = rs_exp_reclaim_pid(m->exp, info->last_pid);
+	/* Repair what the dead process held in each controller's shared state (e.g. claimed
+	 * ReplicaSet expectation slots; queue items are re-queued by the queue owner through its own
+	 * pidfd watch). */
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+		struct ctl_rt *ct = &m->ctl[i];
+		if (!ct->on || !ct->c->mgr_child_died)
+			continue;
+		int n = ct->c->mgr_child_died(ct->state, info->last_pid, info->name, info->last_code != CLD_EXITED);
 		if (n > 0)
-			log_info("reclaimed %d expectation slot%s held by %s", n, n == 1 ? "" : "s", info->name);
+			log_info("%s: repaired %d item%s held by %s", ct->c->name, n, n == 1 ? "" : "s", info->name);
 	}
 	on_child_exit(c, info, ud);
 	if (m->stopping) {
@@ -1049,15 +1097,22 @@ static int exec_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .exp_fd = -1, .inf_metrics_fd = -1,
-				   .gc_bucket_fd = -1, .rest_metrics_fd = -1, .status_fd = -1 };
+	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .inf_metrics_fd = -1,
+				   .rest_metrics_fd = -1, .status_fd = -1 };
 	char err[512];
 	int r;
 
 	if (argc > 1 && !strcmp(argv[1], "bench"))
 		return exec_bench(argc, argv); /* `kcmd bench`: the benchmark driver (docs/bench.md) */
 	kclog_init("kcmd", NULL, 0);
-	mgr_config_defaults(&m->cfg);
+	if (kcmd_registry_validate(err, sizeof(err)) < 0) {
+		fprintf(stderr, "kcmd: this build's controller registry is broken: %s\n", err);
+		return 1;
+	}
+	if (mgr_config_defaults(&m->cfg) < 0) {
+		fprintf(stderr, "kcmd: out of memory\n");
+		return 1;
+	}
 	if (mgr_flags_parse(&m->cfg, argc, argv, err, sizeof(err)) < 0) {
 		fprintf(stderr, "kcmd: %s\n", err);
 		return 2;
@@ -1071,10 +1126,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	kclog_set_verbosity(m->cfg.v);
-	for (int c = 0; c < MGR_CTRL_COUNT; c++)
-		m->any_controller |= m->cfg.controllers[c];
-	for (int c = 0; c <= MGR_CTRL_COUNT; c++)
-		m->client_bucket_fd[c] = -1;
+	if (!(m->ctl = calloc(m->cfg.n_ctl ? m->cfg.n_ctl : 1, sizeof(*m->ctl)))) {
+		fprintf(stderr, "kcmd: out of memory\n");
+		return 1;
+	}
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+		m->ctl[i] = (struct ctl_rt){ .m = m, .c = m->cfg.ctl[i].desc, .on = m->cfg.ctl[i].enabled,
+					     .client_bucket_fd = -1, .sa_token_fd = -1 };
+		m->any_controller |= m->ctl[i].on && !m->ctl[i].c->hidden;
+	}
 	signal(SIGPIPE, SIG_IGN);
 
 	r = ipc_loop_new(&m->loop, IPC_LOOP_BACKEND_AUTO);
@@ -1123,33 +1183,31 @@ int main(int argc, char **argv)
 	char gates[512];
 	if (kcmd_features_format(&m->cfg.features, gates, sizeof(gates)) > 0)
 		setenv("KCMD_FEATURE_GATES", gates, 1);
-	for (int c = 0; c < MGR_CTRL_COUNT; c++)
-		m->sa_token_fd[c] = -1;
 	if (m->cfg.use_service_account_credentials && m->any_controller) {
 		/* upstream's account names: kube-system/<name>, bound to system:controller:<name> */
-		static const char *const sa_name[MGR_CTRL_COUNT] = {
-			[MGR_CTRL_REPLICASET] = "replicaset-controller",
-			[MGR_CTRL_GC] = "generic-garbage-collector",
-		};
 		r = mgr_sa_tokens_new(m->loop, m->kc, "kube-system", on_tokens_ready, m, &m->sa_tokens);
-		for (int c = 0; r >= 0 && c < MGR_CTRL_COUNT; c++)
-			if (m->cfg.controllers[c] && (r = mgr_sa_tokens_add(m->sa_tokens, sa_name[c])) >= 0)
-				m->sa_token_fd[c] = r;
+		for (size_t i = 0; r >= 0 && i < m->cfg.n_ctl; i++)
+			if (m->ctl[i].on && m->ctl[i].c->service_account &&
+			    (r = mgr_sa_tokens_add(m->sa_tokens, m->ctl[i].c->service_account)) >= 0)
+				m->ctl[i].sa_token_fd = r;
 		if (r < 0) {
 			log_error("--use-service-account-credentials: %s", strerror(-r));
 			return 1;
 		}
 		mgr_sa_tokens_start(m->sa_tokens);
 	}
-	if (m->cfg.simulate_kubelet) {
-		/* Never act as the kubelet of a cluster with real nodes unless told to. */
-		r = ks_precheck(m->kcfg, m->cfg.simulate_kubelet_force, err, sizeof(err));
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+		const struct kcmd_controller *c = m->ctl[i].c;
+		if (!m->ctl[i].on || !c->mgr_precheck)
+			continue;
+		err[0] = 0;
+		r = c->mgr_precheck(m->cfg.ctl[i].values, m->kcfg, err, sizeof(err));
 		if (r == -EEXIST) {
 			log_error("%s", err);
 			return 1;
 		}
 		if (r < 0)
-			log_warning("%s; the simulator checks again when it starts", err);
+			log_warning("%s; %s checks again when it starts", err, c->name);
 		else if (err[0])
 			log_warning("%s", err);
 	}
@@ -1175,19 +1233,24 @@ int main(int argc, char **argv)
 		mgr_httpd_add_check(m->httpd, "processes", MGR_CHECK_LIVE | MGR_CHECK_READY, check_children, m);
 		if (m->sa_tokens)
 			mgr_httpd_add_check(m->httpd, "serviceaccount-tokens", MGR_CHECK_READY, check_tokens, m);
-		static struct ctrl_check ctrl_checks[MGR_CTRL_COUNT];
-		for (int c = 0; c < MGR_CTRL_COUNT; c++) {
-			if (!m->cfg.controllers[c])
+		size_t n_routes = 0;
+		for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+			if (!m->ctl[i].on || m->ctl[i].c->hidden)
 				continue;
-			ctrl_checks[c] = (struct ctrl_check){ m, (enum mgr_controller)c };
-			mgr_httpd_add_check(m->httpd, mgr_controller_name(c), MGR_CHECK_LIVE | MGR_CHECK_READY,
-					    check_controller, &ctrl_checks[c]);
+			mgr_httpd_add_check(m->httpd, m->ctl[i].c->name, MGR_CHECK_LIVE | MGR_CHECK_READY,
+					    check_controller, &m->ctl[i]);
+			n_routes += m->ctl[i].c->n_debug;
 		}
 		mgr_httpd_set_metrics(m->httpd, metrics, m);
-		if (m->cfg.controllers[MGR_CTRL_GC] && m->arena_ro_fd >= 0) {
-			mgr_httpd_add_handler(m->httpd, "/debug/controllers/garbage-collector-controller", "uid",
-					      gc_graph, m);
-			mgr_httpd_add_handler(m->httpd, "/debug/controllers/garbagecollector", "uid", gc_graph, m);
+		if (n_routes && m->arena_ro_fd >= 0 && (m->routes = calloc(n_routes, sizeof(*m->routes)))) {
+			size_t k = 0;
+			for (size_t i = 0; i < m->cfg.n_ctl; i++)
+				for (size_t d = 0; m->ctl[i].on && !m->ctl[i].c->hidden && d < m->ctl[i].c->n_debug; d++) {
+					m->routes[k] = (struct debug_route){ m, &m->ctl[i].c->debug[d] };
+					mgr_httpd_add_handler(m->httpd, m->routes[k].ep->path, m->routes[k].ep->query,
+							      debug_route, &m->routes[k]);
+					k++;
+				}
 		}
 		log_info("serving /healthz /livez /readyz /metrics on https://%s:%d", m->cfg.bind_address,
 			 mgr_httpd_port(m->httpd));
@@ -1196,10 +1259,12 @@ int main(int argc, char **argv)
 		m->watchdog_usec = 0;
 	ipc_loop_add_timer(m->loop, &m->watchdog, ipc_now_usec(), on_watchdog, m);
 
-	log_info("kcmd %s starting: identity %s, controllers:%s%s%s, apiserver %s", KCMD_VERSION, m->identity,
-		 m->cfg.controllers[MGR_CTRL_REPLICASET] ? " replicaset-controller" : "",
-		 m->cfg.controllers[MGR_CTRL_GC] ? " garbage-collector-controller" : "",
-		 m->any_controller ? "" : " (none)", m->kcfg->server);
+	char enabled[1024] = "";
+	for (size_t i = 0, len = 0; i < m->cfg.n_ctl && len < sizeof(enabled); i++)
+		if (m->ctl[i].on && !m->ctl[i].c->hidden)
+			len += (size_t)snprintf(enabled + len, sizeof(enabled) - len, " %s", m->ctl[i].c->name);
+	log_info("kcmd %s starting: identity %s, controllers:%s, apiserver %s", KCMD_VERSION, m->identity,
+		 m->any_controller ? enabled : " (none)", m->kcfg->server);
 	if (m->cfg.standby_warm_cache)
 		start_group(m, "informerd");
 	if (m->cfg.leader_elect) {
@@ -1230,7 +1295,13 @@ int main(int argc, char **argv)
 	mgr_status_free(m->status);
 	mgr_httpd_free(m->httpd);
 	mgr_sup_free(m->sup);
-	rs_exp_detach(m->exp);
+	for (size_t i = 0; i < m->cfg.n_ctl; i++)
+		if (m->ctl[i].on && m->ctl[i].c->mgr_fini)
+			m->ctl[i].c->mgr_fini(m->ctl[i].state);
+	free(m->ctl);
+	free(m->routes);
+	free(m->queues);
+	mgr_config_free(&m->cfg);
 	kube_loop_detach(m->kl);
 	kube_client_free(m->kc);
 	kube_config_free(m->kcfg);

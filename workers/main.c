@@ -21,12 +21,10 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/limiter.h"
+#include "controllers/registry.h"
+#include "lib/goflag.h"
 #include "lib/log.h"
-#include "workers/kubeletsim/run.h"
-#include "workers/kubeletsim/sim.h"
 #include "workers/worker.h"
-
-static const struct wk_controller *const controllers[] = { &wk_replicaset_controller, &wk_gc_controller };
 
 struct wq {
 	const char *name;
@@ -38,7 +36,7 @@ struct worker {
 	struct wk_ctx ctx;
 	const struct wk_controller *ctrl;
 	void *state;
-	struct wq queues[4];
+	struct wq *queues;
 	size_t n_queues;
 	uint64_t synced, failed;
 };
@@ -132,8 +130,8 @@ static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, vo
 static void usage(void)
 {
 	fprintf(stderr, "usage: kcmd-worker --controller=NAME [--kubeconfig=F] [--master=URL] [--kube-api-qps=Q]\n"
-			"                   [--kube-api-burst=B] [--v=N]\n"
-			"Started by kcmd with KCMD_ARENA_FD, KCMD_QUEUE_FDS, KCMD_EXPECTATIONS_FD set.\n");
+			"                   [--kube-api-burst=B] [--v=N] [--<controller flag>=VALUE ...]\n"
+			"Started by kcmd with KCMD_ARENA_FD, KCMD_QUEUE_FDS and the controller's own fds set.\n");
 }
 
 int main(int argc, char **argv)
@@ -144,11 +142,20 @@ int main(int argc, char **argv)
 	int burst = 30, v = 0, r;
 	char err[512];
 
-	/* The kubelet simulator (kcmd --simulate-kubelet) keeps many writes in flight instead of
-	 * syncing one key at a time: it has a main of its own. */
+	const struct kcmd_controller *desc = NULL;
+	struct kcmd_flag_values *fv = NULL;
+
 	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--controller=" KS_CONTROLLER) == 0)
-			return ks_main(argc, argv);
+		if (strncmp(argv[i], "--controller=", 13) == 0)
+			desc = kcmd_registry_find(argv[i] + 13);
+	/* A controller with a main of its own (one that keeps many writes in flight instead of
+	 * syncing one key at a time) takes over here. */
+	if (desc && desc->worker_main)
+		return desc->worker_main(argc, argv);
+	if (desc && kcmd_flag_values_new(desc->flags, desc->n_flags, &fv) < 0) {
+		fprintf(stderr, "kcmd-worker: out of memory\n");
+		return 1;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strncmp(a, "--controller=", 13) == 0)
@@ -164,13 +171,27 @@ int main(int argc, char **argv)
 		else if (strncmp(a, "--v=", 4) == 0)
 			v = (int)strtol(a + 4, NULL, 10);
 		else {
+			/* the controller's own flags, as the manager passes them */
+			const char *eq = strchr(a, '=');
+			char nm[128];
+			if (fv && a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a - 2) < sizeof(nm)) {
+				memcpy(nm, a + 2, (size_t)(eq - a - 2));
+				nm[eq - a - 2] = 0;
+				int fr = kcmd_flag_values_set(fv, nm, eq + 1, err, sizeof(err));
+				if (fr == 0)
+					continue;
+				if (fr != -ENOENT) {
+					fprintf(stderr, "kcmd-worker: %s\n", fr == -ENOMEM ? "out of memory" : err);
+					return 2;
+				}
+			}
 			usage();
 			return 2;
 		}
 	}
-	for (size_t i = 0; controller && i < sizeof(controllers) / sizeof(controllers[0]); i++)
-		if (strcmp(controllers[i]->name, controller) == 0)
-			w.ctrl = controllers[i];
+	if (desc && !desc->hidden && desc->worker && (!controller || strcmp(controller, desc->name) == 0 ||
+						      kcmd_registry_find(controller) == desc))
+		w.ctrl = desc->worker;
 	if (!w.ctrl) {
 		fprintf(stderr, "kcmd-worker: unknown or missing --controller (%s)\n", controller ? controller : "none");
 		usage();
@@ -220,6 +241,7 @@ int main(int argc, char **argv)
 	struct kube_client_opts ko = { .config = kcfg, .process = "worker", .controller = w.ctrl->name, .qps = qps,
 				       .burst = burst, .insecure_ok = true, .limiter = lim };
 	w.ctx.config = kcfg;
+	w.ctx.flags = fv;
 	w.ctx.qps = qps;
 	w.ctx.burst = burst;
 	if ((r = kube_client_new(&ko, &w.ctx.kc)) < 0) {
@@ -228,6 +250,13 @@ int main(int argc, char **argv)
 	}
 	if ((r = w.ctrl->init(&w.ctx, &w.state)) < 0) {
 		log_error("%s: init failed: %s", w.ctrl->name, strerror(-r));
+		return 1;
+	}
+	size_t nq = 0;
+	while (w.ctrl->queues[nq])
+		nq++;
+	if (!(w.queues = calloc(nq ? nq : 1, sizeof(*w.queues)))) {
+		log_error("out of memory");
 		return 1;
 	}
 	for (size_t i = 0; w.ctrl->queues[i]; i++) {
@@ -252,6 +281,8 @@ int main(int argc, char **argv)
 
 	for (size_t i = 0; i < w.n_queues; i++)
 		ipc_queue_free(w.queues[i].q);
+	free(w.queues);
+	kcmd_flag_values_free(fv);
 	w.ctrl->fini(w.state);
 	kube_client_free(w.ctx.kc);
 	kube_limiter_free(lim);

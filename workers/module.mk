@@ -12,4 +12,4 @@ rshandlers_LIBDEPS := rs worker informer kube shm ipc kclog
 
 BINS               += kcmd-worker
 kcmd-worker_SRCS    := workers/main.c
-kcmd-worker_LIBDEPS := worker kubeletsim
+kcmd-worker_LIBDEPS := registry

@@ -20,6 +20,8 @@
 #include "kube/client.h"
 #include "shm/arena.h"
 
+struct kcmd_flag_values;
+
 struct wk_ctx {
 	struct ipc_loop *loop;
 	struct kube_client *kc; /* blocking use only (kube_client_request) */
@@ -29,6 +31,7 @@ struct wk_ctx {
 	const char *controller;   /* canonical name */
 	/* what kc was made from, for a controller that needs a client of its own (the GC's) */
 	const struct kube_config *config;
+	const struct kcmd_flag_values *flags; /* the controller's own flags (lib/goflag.h) */
 	double qps; /* --kube-api-qps */
 	int burst;  /* --kube-api-burst */
 };

@@ -7,9 +7,16 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "lib/goflag.h"
 #include "manager/flags.h"
+
+#define RS "replicaset-controller"
+#define GC "garbage-collector-controller"
+#define ON(c, name) (mgr_controller(&(c), name)->enabled)
+#define FLAG_INT(c, ctl, f) kcmd_flag_int(mgr_controller(&(c), ctl)->values, f)
 
 static int parse(struct mgr_config *cfg, char *err, size_t n, char **argv)
 {
@@ -17,7 +24,8 @@ static int parse(struct mgr_config *cfg, char *err, size_t n, char **argv)
 
 	while (argv[argc])
 		argc++;
-	mgr_config_defaults(cfg);
+	if (mgr_config_defaults(cfg) < 0)
+		return -ENOMEM;
 	return mgr_flags_parse(cfg, argc, argv, err, n);
 }
 
@@ -26,14 +34,14 @@ static int parse(struct mgr_config *cfg, char *err, size_t n, char **argv)
 static void test_defaults_match_kcm(void **state)
 {
 	(void)state;
-	struct mgr_config c;
+	struct mgr_config c = { 0 };
 	char err[256] = "";
 
 	assert_int_equal(parse(&c, err, sizeof(err), (char *[]){ "kcmd", NULL }), 0);
-	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
-	assert_true(c.controllers[MGR_CTRL_GC]); /* on by default, as in kube-controller-manager */
-	assert_int_equal(c.concurrent_replicaset_syncs, 5);
-	assert_int_equal(c.concurrent_gc_syncs, 20);
+	assert_true(ON(c, RS));
+	assert_true(ON(c, GC)); /* on by default, as in kube-controller-manager */
+	assert_int_equal(FLAG_INT(c, RS, "concurrent-replicaset-syncs"), 5);
+	assert_int_equal(FLAG_INT(c, GC, "concurrent-gc-syncs"), 20);
 	assert_true(c.kube_api_qps == 20.0);
 	assert_int_equal(c.kube_api_burst, 30);
 	assert_true(c.leader_elect);
@@ -45,12 +53,13 @@ static void test_defaults_match_kcm(void **state)
 	assert_int_equal(c.secure_port, 10257);
 	assert_false(c.use_service_account_credentials);
 	assert_true(c.standby_warm_cache);
+	mgr_config_free(&c);
 }
 
 static void test_spellings(void **state)
 {
 	(void)state;
-	struct mgr_config c;
+	struct mgr_config c = { 0 };
 	char err[256] = "";
 
 	assert_int_equal(PARSE(&c, err, "--kubeconfig", "/k", "--master=https://x:6443", "--leader-elect=false",
@@ -73,12 +82,13 @@ static void test_spellings(void **state)
 	assert_false(c.use_service_account_credentials);
 	assert_int_equal(PARSE(&c, err, "--use-service-account-credentials"), 0);
 	assert_true(c.use_service_account_credentials);
+	mgr_config_free(&c);
 }
 
 static void test_feature_gates(void **state)
 {
 	(void)state;
-	struct mgr_config c;
+	struct mgr_config c = { 0 };
 	char err[512] = "", buf[512];
 
 	assert_int_equal(PARSE(&c, err, "--kubeconfig=/k"), 0);
@@ -118,40 +128,42 @@ static void test_feature_gates(void **state)
 	assert_false(kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_RS));
 	assert_true(kcmd_feature_enabled(KCMD_FEAT_POD_DELETION_COST));
 	assert_string_equal(kcmd_feature_stage(KCMD_FEAT_WATCH_LIST_CLIENT), "Beta");
+	mgr_config_free(&c);
 }
 
 static void test_controllers(void **state)
 {
 	(void)state;
-	struct mgr_config c;
+	struct mgr_config c = { 0 };
 	char err[256] = "";
 
 	assert_int_equal(PARSE(&c, err, "--controllers=replicaset"), 0);
-	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
-	assert_false(c.controllers[MGR_CTRL_GC]);
+	assert_true(ON(c, RS));
+	assert_false(ON(c, GC));
 	assert_int_equal(PARSE(&c, err, "--controllers=*,-garbage-collector-controller"), 0);
-	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
-	assert_false(c.controllers[MGR_CTRL_GC]);
+	assert_true(ON(c, RS));
+	assert_false(ON(c, GC));
 	assert_int_equal(PARSE(&c, err, "--controllers=*,-ttl-controller,-bootstrap-signer-controller"), 0);
-	assert_true(c.controllers[MGR_CTRL_REPLICASET] && c.controllers[MGR_CTRL_GC]);
+	assert_true(ON(c, RS) && ON(c, GC));
 	assert_int_equal(PARSE(&c, err, "--controllers=garbagecollector,-garbagecollector"), 0);
-	assert_false(c.controllers[MGR_CTRL_GC]);
+	assert_false(ON(c, GC));
 	assert_int_equal(PARSE(&c, err, "--controllers=garbagecollector"), 0);
-	assert_true(c.controllers[MGR_CTRL_GC] && !c.controllers[MGR_CTRL_REPLICASET]);
+	assert_true(ON(c, GC) && !ON(c, RS));
 	assert_int_equal(PARSE(&c, err, "--controllers=replicaset-controller,garbage-collector-controller"), 0);
-	assert_true(c.controllers[MGR_CTRL_GC] && c.controllers[MGR_CTRL_REPLICASET]);
+	assert_true(ON(c, GC) && ON(c, RS));
 	assert_int_equal(PARSE(&c, err, "--controllers=deployment-controller"), -EINVAL);
 	assert_non_null(strstr(err, "deployment-controller is not implemented by kcmd"));
 	assert_int_equal(PARSE(&c, err, "--controllers=replicaset,,gc"), -EINVAL);
 	assert_int_equal(PARSE(&c, err, "--enable-garbage-collector=false"), 0);
-	assert_false(c.controllers[MGR_CTRL_GC]);
-	assert_true(c.controllers[MGR_CTRL_REPLICASET]);
+	assert_false(ON(c, GC));
+	assert_true(ON(c, RS));
+	mgr_config_free(&c);
 }
 
 static void test_errors_name_the_flag(void **state)
 {
 	(void)state;
-	struct mgr_config c;
+	struct mgr_config c = { 0 };
 	char err[256] = "";
 
 	assert_int_equal(PARSE(&c, err, "--cluster-cidr=10.0.0.0/8"), -EINVAL);
@@ -171,6 +183,49 @@ static void test_errors_name_the_flag(void **state)
 	assert_int_equal(PARSE(&c, err, "--concurrent-replicaset-syncs=0"), -EINVAL);
 	assert_int_equal(PARSE(&c, err, "--tls-cert-file=/a"), -EINVAL);
 	assert_int_equal(PARSE(&c, err, "--kube-api-qps=-1"), -EINVAL);
+	mgr_config_free(&c);
+}
+
+/* Controller flags come from the descriptors: parsed with their type, passed on, in --help. */
+static void test_controller_flags(void **state)
+{
+	(void)state;
+	struct mgr_config c = { 0 };
+	char err[256] = "";
+
+	assert_int_equal(PARSE(&c, err, "--concurrent-replicaset-syncs", "64", "--concurrent-gc-syncs=2"), 0);
+	assert_int_equal(FLAG_INT(c, RS, "concurrent-replicaset-syncs"), 64);
+	assert_int_equal(FLAG_INT(c, GC, "concurrent-gc-syncs"), 2);
+	assert_true(mgr_controller(&c, GC)->desc->worker_count(mgr_controller(&c, GC)->values) == 2);
+	assert_true(mgr_controller(&c, RS)->desc->worker_count(mgr_controller(&c, RS)->values) == 64);
+	assert_int_equal(PARSE(&c, err, "--replicaset-orphaned-expectations-grace=2m"), 0);
+	assert_int_equal(kcmd_flag_duration_us(mgr_controller(&c, RS)->values, "replicaset-orphaned-expectations-grace"),
+			 120000000);
+	assert_int_equal(PARSE(&c, err, "--replicaset-orphaned-expectations-grace=2"), -EINVAL);
+	assert_non_null(strstr(err, "not a duration"));
+	assert_int_equal(PARSE(&c, err, "--concurrent-gc-syncs=x"), -EINVAL);
+	assert_non_null(strstr(err, "--concurrent-gc-syncs=x"));
+	assert_int_equal(PARSE(&c, err, "--concurrent-gc-syncs"), -EINVAL);
+	assert_non_null(strstr(err, "needs a value"));
+	/* the kubelet simulator is hidden: not a controller name, on only with its flag */
+	assert_int_equal(PARSE(&c, err, "--controllers=kubelet-simulator"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--kubeconfig=/k"), 0);
+	assert_false(ON(c, "kubelet-simulator"));
+	assert_int_equal(PARSE(&c, err, "--simulate-kubelet", "--simulate-kubelet-nodes=3"), 0);
+	assert_true(ON(c, "kubelet-simulator"));
+	assert_int_equal(PARSE(&c, err, "--simulate-kubelet-nodes=0"), -EINVAL);
+	mgr_config_free(&c);
+
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	mgr_flags_usage(f);
+	fclose(f);
+	assert_non_null(strstr(text, "replicaset-controller              on (alias replicaset)"));
+	assert_non_null(strstr(text, "--concurrent-gc-syncs int"));
+	assert_null(strstr(text, "  kubelet-simulator "));
+	free(text);
 }
 
 static void test_durations(void **state)
@@ -178,20 +233,20 @@ static void test_durations(void **state)
 	(void)state;
 	uint64_t us;
 
-	assert_int_equal(mgr_parse_duration("0", &us), 0);
+	assert_int_equal(kcmd_parse_duration("0", &us), 0);
 	assert_int_equal(us, 0);
-	assert_int_equal(mgr_parse_duration("1h2m3.5s", &us), 0);
+	assert_int_equal(kcmd_parse_duration("1h2m3.5s", &us), 0);
 	assert_int_equal(us, 3723500000ull);
-	assert_int_equal(mgr_parse_duration("250us", &us), 0);
+	assert_int_equal(kcmd_parse_duration("250us", &us), 0);
 	assert_int_equal(us, 250);
-	assert_int_equal(mgr_parse_duration("1.5ms", &us), 0);
+	assert_int_equal(kcmd_parse_duration("1.5ms", &us), 0);
 	assert_int_equal(us, 1500);
-	assert_int_equal(mgr_parse_duration("-1s", &us), -EINVAL);
-	assert_int_equal(mgr_parse_duration("", &us), -EINVAL);
-	assert_int_equal(mgr_parse_duration("5", &us), -EINVAL);
-	assert_int_equal(mgr_parse_duration("5x", &us), -EINVAL);
-	assert_int_equal(mgr_parse_duration("s", &us), -EINVAL);
-	assert_int_equal(mgr_parse_duration("1e400h", &us), -EINVAL);
+	assert_int_equal(kcmd_parse_duration("-1s", &us), -EINVAL);
+	assert_int_equal(kcmd_parse_duration("", &us), -EINVAL);
+	assert_int_equal(kcmd_parse_duration("5", &us), -EINVAL);
+	assert_int_equal(kcmd_parse_duration("5x", &us), -EINVAL);
+	assert_int_equal(kcmd_parse_duration("s", &us), -EINVAL);
+	assert_int_equal(kcmd_parse_duration("1e400h", &us), -EINVAL);
 }
 
 int main(void)
@@ -202,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_feature_gates),
 		cmocka_unit_test(test_controllers),
 		cmocka_unit_test(test_errors_name_the_flag),
+		cmocka_unit_test(test_controller_flags),
 		cmocka_unit_test(test_durations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

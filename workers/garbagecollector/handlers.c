@@ -9,6 +9,9 @@
 
 #include "informerd/records.h"
 #include "workers/garbagecollector/handlers.h"
+
+#include "kube/client.h"
+#include "kube/encode.h"
 #include "workers/garbagecollector/kube-api.h"
 #include "workers/garbagecollector/worker.h"
 
@@ -172,6 +175,43 @@ static void sink_orphan(void *ud, const char *uid)
 	add_key(ud, Q_ORPHAN, uid, false);
 }
 
+static void on_event_posted(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	(void)call;
+	(void)r; /* best effort, as client-go's recorder: a lost Event is not retried forever */
+	free(ud);
+}
+
+/* A Warning Event as client-go's recorder writes it (component garbage-collector-controller;
+ * kube_encode_event puts a cluster-scoped object's event in "default"), posted on informerd's
+ * loop without waiting. */
+static void post_warning(struct inf_handler_ctx *ctx, const struct gc_ref *involved, const char *reason,
+                         const char *message)
+{
+	char *body = NULL;
+	struct kube_event ev = {.ns = involved->ns,
+	                        .kind = involved->kind,
+	                        .api_version = involved->api_version,
+	                        .name = involved->name,
+	                        .uid = involved->uid,
+	                        .type = "Warning",
+	                        .reason = reason,
+	                        .message = message,
+	                        .component = "garbage-collector-controller",
+	                        .host = ctx->host ? ctx->host : "",
+	                        .now = kube_time_now()};
+	if (!ctx->kc || kube_encode_event(&ev, &body) < 0)
+		return;
+	struct kube_request req = {.verb = KUBE_CREATE,
+	                           .version = "v1",
+	                           .resource = "events",
+	                           .ns = involved->ns && involved->ns[0] ? involved->ns : "default",
+	                           .body = body,
+	                           .body_len = strlen(body)};
+	if (kube_call_start(ctx->kc, &req, on_event_posted, NULL, body, NULL) < 0)
+		free(body);
+}
+
 static void sink_warning(void *ud, const struct gc_ref *involved, const char *reason,
                          const char *message)
 {
@@ -179,6 +219,8 @@ static void sink_warning(void *ud, const struct gc_ref *involved, const char *re
 	s->warnings++;
 	if (gc_handlers_warning_hook)
 		gc_handlers_warning_hook(involved, reason, message);
+	else if (s->ctx)
+		post_warning(s->ctx, involved, reason, message);
 }
 
 static int table_init(struct inf_handler_ctx *ctx)
@@ -296,6 +338,15 @@ struct gc_builder *gc_handlers_builder(struct inf_handler_ctx *ctx)
 }
 
 static const char *const gc_queue_names[] = {"gc-attempt-to-delete", "gc-attempt-to-orphan", NULL};
+/* GC workers -> the graph builder: virtual delete events (attemptToDelete found an owner gone) */
+static const char *const gc_consumed[] = {"gc-graph-changes", NULL};
+
+static int table_on_key(struct inf_handler_ctx *ctx, size_t consumed, const char *key)
+{
+	struct gc_builder *b = gc_handlers_builder(ctx);
+	(void)consumed;
+	return b ? gc_handle_virtual_delete_key(b, key) : -ENOENT;
+}
 
 static const struct inf_handler_entry gc_entries[] = {
         {.group = NULL,
@@ -313,4 +364,6 @@ const struct inf_handler_table gc_handler_table = {
         .init = table_init,
         .fini = table_fini,
         .resync = table_resync,
+        .consumes = gc_consumed,
+        .on_key = table_on_key,
 };

@@ -26,6 +26,7 @@ extern const struct inf_handler_table gc_handler_table;
 
 /* Called for every Warning event the builder asks for (informerd sets it before registering;
  * NULL: counted and dropped). */
+/* Tests: replaces posting the Warning Event (informerd posts it through the table ctx's client). */
 extern void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason,
                                         const char *message);
 

@@ -4,6 +4,8 @@
  */
 #include "workers/kubeletsim/sim.h"
 
+#include "lib/goflag.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -562,45 +564,5 @@ int ks_scan_node_list(const char *json, size_t len, char *first_foreign, size_t 
 
 int ks_parse_duration(const char *s, uint64_t *ret_us)
 {
-	static const struct {
-		const char *unit;
-		double us;
-	} units[] = { { "ns", 0.001 }, { "us", 1 }, { "ms", 1000 }, { "s", 1e6 }, { "m", 60e6 }, { "h", 3600e6 } };
-	double total = 0;
-	const char *p = s;
-
-	if (!s || !*s)
-		return -EINVAL;
-	if (strcmp(s, "0") == 0) {
-		*ret_us = 0;
-		return 0;
-	}
-	while (*p) {
-		char *end;
-		double v;
-		int bi = -1;
-		size_t best = 0;
-
-		if ((*p < '0' || *p > '9') && *p != '.')
-			return -EINVAL;
-		v = strtod(p, &end);
-		if (end == p)
-			return -EINVAL;
-		p = end;
-		for (int i = 0; i < (int)(sizeof(units) / sizeof(units[0])); i++) {
-			size_t n = strlen(units[i].unit);
-			if (strncmp(p, units[i].unit, n) == 0 && n > best) {
-				best = n;
-				bi = i;
-			}
-		}
-		if (bi < 0)
-			return -EINVAL;
-		total += v * units[bi].us;
-		p += best;
-	}
-	if (!(total >= 0) || total > 1e15)
-		return -EINVAL;
-	*ret_us = (uint64_t)(total + 0.5);
-	return 0;
+	return kcmd_parse_duration(s, ret_us); /* one Go duration parser for every kcmd program */
 }
