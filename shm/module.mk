@@ -7,4 +7,4 @@ shm_SOAKS    := shm/tests/soak-torture.c
 shm_BENCHES  := shm/bench/bench-shm.c
 # The change feed (shm/feed.h): informerd -> every controller's dispatcher.
 shm_SRCS     += shm/feed.c
-shm_TESTS    += shm/tests/test-feed.c
+shm_TESTS    += shm/tests/test-feed.c shm/tests/test-feed-torture.c
