@@ -98,9 +98,9 @@ struct shm_feed_abi_header {
 	uint64_t first_pos;   /* absolute position of that entry (multiple of 16) */
 	uint64_t reserved0;
 	/* ---- writer-published ---- */
-	_Atomic uint64_t tail;     /* positions below tail may be overwritten at any time */
-	_Atomic uint64_t last_pos; /* position of the newest published entry (hint), or NO_POS */
-	_Atomic uint64_t last_seq; /* its seq (hint, for lag figures) */
+	_Atomic uint64_t tail;        /* positions below tail may be overwritten at any time */
+	_Atomic uint64_t last_pos;    /* position of the newest published entry (hint), or NO_POS */
+	_Atomic uint64_t last_seq;    /* its seq (hint, for lag figures) */
 	_Atomic uint64_t incarnation; /* bumped by every writer attach */
 	_Atomic uint32_t futex;       /* (uint32_t)last_seq, stored after each publication */
 	uint32_t reserved1;

@@ -54,8 +54,8 @@ struct shm_feed {
 	bool writer;
 	/* reader: the next entry to deliver; writer: the next to publish */
 	uint64_t seq, pos;
-	bool lapped; /* reader: sticky -ESTALE until seek_end */
-	bool wake;   /* writer: published since the last wake */
+	bool lapped;   /* reader: sticky -ESTALE until seek_end */
+	bool wake;     /* writer: published since the last wake */
 	uint64_t tail; /* writer: the value last stored */
 	uint8_t *wbuf;
 	size_t wcap;
@@ -207,8 +207,8 @@ static int feed_map(int fd, bool writable, struct shm_feed **ret)
 		return -ENOMEM;
 	f->lock_fd = -1;
 	f->map_size = SHM_FEED_ABI_RING_OFF + ring;
-	void *p = mmap(NULL, f->map_size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd,
-	               0);
+	void *p =
+	        mmap(NULL, f->map_size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		int r = -errno;
 		free(f);
@@ -240,8 +240,8 @@ void shm_feed_close(struct shm_feed *f)
 /* Sanity of an entry's word 1 at position p (F4): length aligned, bounded, inside the ring. */
 static bool len_ok(const struct shm_feed *f, uint64_t p, uint32_t len, unsigned op)
 {
-	uint64_t min = op == SHM_FEED_ABI_OP_PAD ? SHM_FEED_ABI_ALIGN
-	                                         : sizeof(struct shm_feed_abi_entry);
+	uint64_t min =
+	        op == SHM_FEED_ABI_OP_PAD ? SHM_FEED_ABI_ALIGN : sizeof(struct shm_feed_abi_entry);
 	if (len % SHM_FEED_ABI_ALIGN || len < min || len > f->max_entry ||
 	    (p & f->mask) + len > f->ring_size)
 		return false;
@@ -360,16 +360,16 @@ struct view {
 
 static void view_of_in(const struct shm_record_in *r, struct view *v)
 {
-	*v = (struct view){(unsigned)r->kind, r->ns,       r->name,     r->uid,
-	                   r->rv,             r->labels,   r->n_labels, r->owners,
-	                   r->n_owners,       r->payload, r->payload_len};
+	*v = (struct view){(unsigned)r->kind, r->ns,       r->name,   r->uid,      r->rv,
+	                   r->labels,         r->n_labels, r->owners, r->n_owners, r->payload,
+	                   r->payload_len};
 }
 
 static void view_of_obj(const struct shm_obj *o, struct view *v)
 {
-	*v = (struct view){(unsigned)o->kind, o->ns,       o->name,     o->uid,
-	                   o->rv,             o->labels,   o->n_labels, o->owners,
-	                   o->n_owners,       o->payload, o->payload_len};
+	*v = (struct view){(unsigned)o->kind, o->ns,       o->name,   o->uid,      o->rv,
+	                   o->labels,         o->n_labels, o->owners, o->n_owners, o->payload,
+	                   o->payload_len};
 }
 
 static int str_len(const char *s, size_t *acc)
@@ -388,8 +388,8 @@ static int64_t enc_size(const struct view *v)
 {
 	size_t acc = sizeof(struct shm_feed_abi_obj);
 	if (v->payload_len > UINT32_MAX || (v->payload_len && !v->payload) || v->kind > 0xff ||
-	    v->n_labels > UINT16_MAX || v->n_owners > UINT16_MAX ||
-	    (v->n_labels && !v->labels) || (v->n_owners && !v->owners))
+	    v->n_labels > UINT16_MAX || v->n_owners > UINT16_MAX || (v->n_labels && !v->labels) ||
+	    (v->n_owners && !v->owners))
 		return -EINVAL;
 	acc += align_up(v->payload_len, 8);
 	if (str_len(v->ns ? v->ns : "", &acc) < 0 || str_len(v->name, &acc) < 0 ||
@@ -495,7 +495,8 @@ int shm_feed_publish(struct shm_feed *f, const struct shm_feed_pub *pub, uint64_
 	if (!f || !f->writer || !pub)
 		return -EINVAL;
 	bool is_del = pub->op == SHM_FEED_DELETE;
-	if (pub->op < SHM_FEED_ADD || pub->op > SHM_FEED_DELETE || (pub->flags & ~SHM_FEED_ABI_F_ALL) ||
+	if (pub->op < SHM_FEED_ADD || pub->op > SHM_FEED_DELETE ||
+	    (pub->flags & ~SHM_FEED_ABI_F_ALL) ||
 	    ((pub->flags & SHM_FEED_TOMBSTONE) && (!is_del || !pub->old_obj)) ||
 	    (is_del ? pub->new_obj != NULL : pub->new_obj == NULL) ||
 	    (pub->op == SHM_FEED_ADD && pub->old_obj))
@@ -552,8 +553,8 @@ int shm_feed_publish(struct shm_feed *f, const struct shm_feed_pub *pub, uint64_
 		                      memory_order_relaxed);
 		CRASH_STEP(SHM_FEED_STEP_PAD_HDR);
 		atomic_store_explicit(word_at(f, p + pad), 0, memory_order_relaxed);
-		/* release: the pad's word 1 and the cleared word 0 at ring offset 0 before the pad's
-		 * seq (F1); pairs with the acquire load of word 0 in shm_feed_next. */
+		/* release: the pad's word 1 and the cleared word 0 at ring offset 0 before the
+		 * pad's seq (F1); pairs with the acquire load of word 0 in shm_feed_next. */
 		atomic_store_explicit(word_at(f, p), s, memory_order_release);
 		atomic_fetch_add_explicit(&f->hdr->pads, 1, memory_order_relaxed);
 		CRASH_STEP(SHM_FEED_STEP_PAD_PUBLISHED);
@@ -639,7 +640,8 @@ int shm_feed_seek_end(struct shm_feed *f, uint64_t *ret_next_seq)
 			if (lp % SHM_FEED_ABI_ALIGN)
 				return -EBADMSG;
 			uint64_t w0 = atomic_load_explicit(word_at(f, lp), memory_order_acquire);
-			uint64_t w1 = atomic_load_explicit(word_at(f, lp) + 1, memory_order_relaxed);
+			uint64_t w1 =
+			        atomic_load_explicit(word_at(f, lp) + 1, memory_order_relaxed);
 			if (lapped(f, lp))
 				continue;
 			unsigned op = (unsigned)(w1 >> 32) & 0xff;
@@ -717,11 +719,13 @@ static int dec_obj(const uint8_t *b, size_t len, struct shm_obj *o, struct shm_l
 	o->kind = (enum shm_record_kind)h.kind;
 	o->payload = h.payload_len ? b + sizeof(h) : NULL;
 	o->payload_len = h.payload_len;
-	if (!(o->ns = get_n(b, len, &cur, h.ns_len)) || !(o->name = get_n(b, len, &cur, h.name_len)) ||
+	if (!(o->ns = get_n(b, len, &cur, h.ns_len)) ||
+	    !(o->name = get_n(b, len, &cur, h.name_len)) ||
 	    !(o->uid = get_n(b, len, &cur, h.uid_len)) || !(o->rv = get_n(b, len, &cur, h.rv_len)))
 		return -EBADMSG;
 	for (size_t i = 0; i < h.n_labels; i++)
-		if (!(labels[i].key = get_s(b, len, &cur)) || !(labels[i].value = get_s(b, len, &cur)))
+		if (!(labels[i].key = get_s(b, len, &cur)) ||
+		    !(labels[i].value = get_s(b, len, &cur)))
 			return -EBADMSG;
 	for (size_t i = 0; i < h.n_owners; i++) {
 		struct shm_owner_ref *w = &owners[i];

@@ -106,7 +106,8 @@ enum shm_feed_op {
 	SHM_FEED_DELETE = 3,
 };
 #define SHM_FEED_RELIST    0x01u /* from a list/replace (inf_event.from_relist) */
-#define SHM_FEED_TOMBSTONE 0x02u /* DELETE noticed only by a relist: old is the last known state */
+#define SHM_FEED_TOMBSTONE 0x02u /* DELETE noticed only by a relist: old is the last known state   \
+	                          */
 
 struct shm_feed_create_opts {
 	uint64_t ring_size; /* bytes, rounded up to a power of two; 0 = 64 MiB; 64 KiB .. 1 TiB */
@@ -133,9 +134,9 @@ int shm_feed_writer_open(int fd, struct shm_feed **ret);
 /* One change, as informerd knows it after writing the arena. */
 struct shm_feed_pub {
 	enum shm_feed_op op;
-	uint8_t flags;   /* SHM_FEED_RELIST, SHM_FEED_TOMBSTONE (DELETE only) */
-	uint16_t type;   /* arena type id */
-	uint32_t handle; /* the object's arena handle (shm_obj.handle), 0 if not known */
+	uint8_t flags;      /* SHM_FEED_RELIST, SHM_FEED_TOMBSTONE (DELETE only) */
+	uint16_t type;      /* arena type id */
+	uint32_t handle;    /* the object's arena handle (shm_obj.handle), 0 if not known */
 	uint64_t arena_seq; /* shm_reader_change_seq() after the arena write */
 	/* ADD, UPDATE: the version just written (what was passed to shm_writer_upsert); DELETE:
 	 * NULL. */
@@ -230,7 +231,8 @@ struct shm_feed_stats {
 	uint64_t published; /* entries, every incarnation */
 	uint64_t pads;
 	uint64_t tail, last_pos;
-	uint64_t position; /* this handle: the next seq it delivers (reader) or publishes (writer) */
+	uint64_t
+	        position; /* this handle: the next seq it delivers (reader) or publishes (writer) */
 };
 int shm_feed_stats(const struct shm_feed *f, struct shm_feed_stats *ret);
 /* Unmap and free; closes nothing the caller passed in. NULL is a no-op. */

@@ -59,18 +59,35 @@ static void pod_build(struct pod *p, unsigned i)
 	p->labels[1] = (struct shm_label){"pod-template-hash", p->hash};
 	p->owner = (struct shm_owner_ref){"apps/v1", "ReplicaSet", "web-7d9f8", p->uid, 1, 1};
 	memset(p->payload, (int)(i & 0xff), sizeof(p->payload));
-	p->in = (struct shm_record_in){.type = 1, .kind = SHM_RECORD_POD, .ns = "bench-ns-3",
-	                               .name = p->name, .uid = p->uid, .rv = p->rv,
-	                               .labels = p->labels, .n_labels = 2, .owners = &p->owner,
-	                               .n_owners = 1, .payload = p->payload,
+	p->in = (struct shm_record_in){.type = 1,
+	                               .kind = SHM_RECORD_POD,
+	                               .ns = "bench-ns-3",
+	                               .name = p->name,
+	                               .uid = p->uid,
+	                               .rv = p->rv,
+	                               .labels = p->labels,
+	                               .n_labels = 2,
+	                               .owners = &p->owner,
+	                               .n_owners = 1,
+	                               .payload = p->payload,
 	                               .payload_len = sizeof(p->payload)};
-	p->old = (struct shm_obj){.type = 1, .kind = SHM_RECORD_POD, .ns = "bench-ns-3",
-	                          .name = p->name, .uid = p->uid, .rv = p->orv,
-	                          .labels = p->labels, .n_labels = 2, .owners = &p->owner,
-	                          .n_owners = 1, .payload = p->payload,
+	p->old = (struct shm_obj){.type = 1,
+	                          .kind = SHM_RECORD_POD,
+	                          .ns = "bench-ns-3",
+	                          .name = p->name,
+	                          .uid = p->uid,
+	                          .rv = p->orv,
+	                          .labels = p->labels,
+	                          .n_labels = 2,
+	                          .owners = &p->owner,
+	                          .n_owners = 1,
+	                          .payload = p->payload,
 	                          .payload_len = sizeof(p->payload)};
-	p->pub = (struct shm_feed_pub){.op = SHM_FEED_UPDATE, .type = 1, .handle = i + 1,
-	                               .new_obj = &p->in, .old_obj = &p->old};
+	p->pub = (struct shm_feed_pub){.op = SHM_FEED_UPDATE,
+	                               .type = 1,
+	                               .handle = i + 1,
+	                               .new_obj = &p->in,
+	                               .old_obj = &p->old};
 }
 
 #define NPODS 256
@@ -283,7 +300,8 @@ int main(void)
 			_exit(0);
 		}
 		for (int i = 0; i < ROUNDS; i++) {
-			while (atomic_load(ready) != (uint64_t)i + 1) /* the consumer is about to wait */
+			while (atomic_load(ready) !=
+			       (uint64_t)i + 1) /* the consumer is about to wait */
 				usleep(50);
 			usleep(200); /* ... and is asleep by now */
 			atomic_store(stamp, now_ns());

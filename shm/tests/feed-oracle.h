@@ -67,9 +67,12 @@ static void fo_obj_build(uint64_t seq, uint64_t gen, int which, struct fo_obj *o
 	*no = (h >> 8) % 3;
 	for (size_t i = 0; i < *no; i++) {
 		snprintf(o->on[i], sizeof(o->on[i]), "rs-%u", (unsigned)((h >> 12) % 50));
-		snprintf(o->ou[i], sizeof(o->ou[i]), "0000000%u-aaaa-4bbb-8ccc-%012llx", (unsigned)i & 7,
-		         (unsigned long long)(h & 0xffffff));
-		o->owners[i] = (struct shm_owner_ref){"apps/v1", "ReplicaSet", o->on[i], o->ou[i],
+		snprintf(o->ou[i], sizeof(o->ou[i]), "0000000%u-aaaa-4bbb-8ccc-%012llx",
+		         (unsigned)i & 7, (unsigned long long)(h & 0xffffff));
+		o->owners[i] = (struct shm_owner_ref){"apps/v1",
+		                                      "ReplicaSet",
+		                                      o->on[i],
+		                                      o->ou[i],
 		                                      (int8_t)((int)((h >> (16 + i)) % 3) - 1),
 		                                      (int8_t)((int)((h >> (20 + i)) % 3) - 1)};
 	}
