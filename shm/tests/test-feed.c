@@ -844,6 +844,52 @@ static void test_uring_futex_wait(void **state)
 	close(fd);
 }
 
+/* The epoll backend's path (ipc/loop.c's helper thread): futex_waitv(2) on the feed's word,
+ * shared, u32, from a read-only mapping, woken by the writer in another process. */
+static void test_futex_waitv(void **state)
+{
+	(void)state;
+	setup_flags();
+	int fd = new_feed(1 << 20, 0, 0), ro;
+	assert_int_equal(shm_feed_reader_fd(fd, &ro), 0);
+	struct shm_feed *w, *r;
+	assert_int_equal(shm_feed_writer_open(fd, &w), 0);
+	assert_int_equal(shm_feed_reader_open(ro, &r), 0);
+	struct {
+		uint64_t val, uaddr;
+		uint32_t flags, reserved;
+	} wv = {.val = shm_feed_wait_token(r),
+	        .uaddr = (uint64_t)(uintptr_t)shm_feed_futex_word(r),
+	        .flags = 0x02 /* FUTEX2_SIZE_U32, shared */};
+	pid_t p = fork();
+	if (p == 0) {
+		struct timespec ts = {0, 30 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		pub_next(w, 1);
+		_exit(shm_feed_wake(w) >= 0 ? 0 : 3);
+	}
+	struct timespec dl;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += 5;
+	long x = syscall(449 /* futex_waitv */, &wv, 1u, 0u, &dl, CLOCK_MONOTONIC);
+	if (x < 0 && errno == ENOSYS) {
+		waitpid(p, NULL, 0);
+		skip();
+	}
+	/* 0: woken on index 0; -EAGAIN: the child published before we slept */
+	assert_true(x == 0 || (x < 0 && errno == EAGAIN));
+	int status;
+	waitpid(p, &status, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+	assert_int_equal(shm_feed_next(r, &ev), 1);
+	shm_feed_event_release(&ev);
+	shm_feed_close(r);
+	shm_feed_close(w);
+	close(ro);
+	close(fd);
+}
+
 struct drain_ctx {
 	uint64_t n, last;
 	int fail_at;
@@ -907,6 +953,7 @@ int main(void)
 	        cmocka_unit_test(test_crash_steps),
 	        cmocka_unit_test(test_wait_and_wake),
 	        cmocka_unit_test(test_uring_futex_wait),
+	        cmocka_unit_test(test_futex_waitv),
 	        cmocka_unit_test(test_drain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
