@@ -299,7 +299,7 @@ static int writer_recover(struct shm_feed *f)
 	}
 	if ((int64_t)(p - tail) < 0 || (int64_t)(p - tail) > (int64_t)f->ring_size)
 		return -EUCLEAN;
-	if (last != SHM_FEED_ABI_NO_POS && last != lp) {
+	if (last != SHM_FEED_ABI_NO_POS) { /* all three: a kill may fall between any two */
 		atomic_store_explicit(&h->last_seq, seq_prev(s), memory_order_relaxed);
 		/* release: pairs with seek_end's acquire load (the entry at last is published). */
 		atomic_store_explicit(&h->last_pos, last, memory_order_release);
