@@ -25,6 +25,7 @@ enum {
 	SHM_FEED_STEP_BODY_HALF,     /* half the entry's words written */
 	SHM_FEED_STEP_BODY,          /* the body and the next word 0 written, seq not yet */
 	SHM_FEED_STEP_PUBLISHED,     /* seq stored, hints (last_pos, futex) not yet */
+	SHM_FEED_STEP_HINT_POS,      /* last_pos stored, the futex word not yet */
 	SHM_FEED_STEP_HINTS,         /* hints stored, nobody woken */
 	SHM_FEED_STEP_MAX = SHM_FEED_STEP_HINTS,
 };

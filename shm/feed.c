@@ -573,6 +573,7 @@ int shm_feed_publish(struct shm_feed *f, const struct shm_feed_pub *pub, uint64_
 	/* release: the entry's seq before the hint; pairs with seek_end's acquire load. */
 	atomic_store_explicit(&f->hdr->last_pos, p, memory_order_release);
 	atomic_fetch_add_explicit(&f->hdr->published, 1, memory_order_relaxed);
+	CRASH_STEP(SHM_FEED_STEP_HINT_POS);
 	/* release: the publication before the futex word moves; pairs with the acquire load in
 	 * shm_feed_wait_token (a token that shows s implies word 0 == s is visible). */
 	atomic_store_explicit(&f->hdr->futex, (uint32_t)s, memory_order_release);

@@ -685,8 +685,13 @@ static void test_crash_steps(void **state)
 				print_error("step %d count %ld: writer_open %d\n", step, count, x);
 			assert_int_equal(x, 0);
 			uint64_t resume = next_seq(w);
-			/* the restarted writer continues exactly after what the reader got */
+			/* the restarted writer continues exactly after what the reader got, and
+			 * every hint names the last entry */
 			assert_true(resume == expect);
+			struct shm_feed_stats wst;
+			shm_feed_stats(w, &wst);
+			assert_true(wst.last_seq == resume - 1);
+			assert_true(shm_feed_wait_token(r) == (uint32_t)(resume - 1));
 			bool pad_step = step == SHM_FEED_STEP_PAD_HDR ||
 			                step == SHM_FEED_STEP_PAD_PUBLISHED;
 			if (!pad_step && step >= SHM_FEED_STEP_PUBLISHED)
