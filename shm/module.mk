@@ -5,3 +5,8 @@ shm_LIBDEPS  :=
 shm_TESTS    := shm/tests/test-arena.c shm/tests/test-torture.c
 shm_SOAKS    := shm/tests/soak-torture.c
 shm_BENCHES  := shm/bench/bench-shm.c
+# The change feed (shm/feed.h): informerd -> every controller's dispatcher.
+shm_SRCS     += shm/feed.c
+shm_TESTS    += shm/tests/test-feed.c shm/tests/test-feed-torture.c
+shm_SOAKS    += shm/tests/soak-feed-torture.c
+shm_BENCHES  += shm/bench/bench-feed.c

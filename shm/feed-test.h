@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* shm/feed-test.h - test seams of shm/feed.c (tests only; production never sets them).
+ *
+ * SHM_FEED_TEST_NO_VALIDATE: readers skip the tail re-check after copying an entry (INVARIANT
+ * F2 off): the torture test's negative control, whose torn entries the oracle must catch.
+ * SHM_FEED_TEST_EARLY_PUBLISH: the writer stores an entry's seq before its body (F1 off): the
+ * second negative control.
+ * SHM_FEED_TEST_SLOW_COPY: readers pause 20 us half-way through every copy (as a preemption
+ * would), so that copies race with overwrites by design, not by luck.
+ * shm_feed__test_crash_step / _count: the writer raises SIGKILL at publication step n on the
+ * count-th visit (steps: SHM_FEED_STEP_*). */
+#pragma once
+
+#define SHM_FEED_TEST_NO_VALIDATE   0x1u
+#define SHM_FEED_TEST_EARLY_PUBLISH 0x2u
+#define SHM_FEED_TEST_SLOW_COPY     0x4u
+extern unsigned shm_feed__test_flags;
+extern int shm_feed__test_crash_step;
+extern long shm_feed__test_crash_count;
+
+enum {
+	SHM_FEED_STEP_TAIL = 1,      /* after advancing tail, before any overwrite */
+	SHM_FEED_STEP_PAD_HDR,       /* a pad's header written, its seq not yet */
+	SHM_FEED_STEP_PAD_PUBLISHED, /* the pad published, the entry not started */
+	SHM_FEED_STEP_BODY_HALF,     /* half the entry's words written */
+	SHM_FEED_STEP_BODY,          /* the body and the next word 0 written, seq not yet */
+	SHM_FEED_STEP_PUBLISHED,     /* seq stored, hints (last_pos, futex) not yet */
+	SHM_FEED_STEP_HINT_POS,      /* last_pos stored, the futex word not yet */
+	SHM_FEED_STEP_HINTS,         /* hints stored, nobody woken */
+	SHM_FEED_STEP_MAX = SHM_FEED_STEP_HINTS,
+};

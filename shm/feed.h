@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* shm/feed.h - the change feed: informerd tells every controller what changed in the arena.
+ *
+ * What: one single-writer, multi-reader ring of change entries in a memfd. informerd (the
+ * arena's one writer) applies a watch event to the arena, then publishes one entry: seq, arena
+ * type, op (add/update/delete), relist/tombstone flags, the object's arena handle, the arena's
+ * change_seq, and a self-contained copy of the new version and of the previous version. Each
+ * controller's dispatcher, in its own process, reads the feed at its own pace and runs that
+ * controller's handlers (on_add / on_update(old, new) / on_delete), as client-go's
+ * processorListener does for one ResourceEventHandler. A consumer that the writer laps detects
+ * it exactly (-ESTALE) and resyncs from the arena, as a client-go relist would: nothing is lost.
+ *
+ * Design:
+ *  - One feed for all types (not one per type): one sequence, one memfd, one futex word, one
+ *    position per consumer; consumers filter by type. The events keep the order informerd
+ *    applied them in, across types. Per-type rings would need up to 1,024 fds and futex words
+ *    per consumer (FUTEX_WAITV takes at most 128) and would lose that order.
+ *  - Entries carry copies of both versions (new and old), not refs into the arena. The arena
+ *    reclaims a freed record after max(4, 64 KiB / class size) later frees in its class (409
+ *    for a pod), so a consumer a few hundred pod updates behind could no longer read the exact
+ *    versions of an entry; holding them longer would tie arena memory to the slowest consumer.
+ *    With copies, every entry still in the ring is complete, and consumers depend on the arena
+ *    only for listers and resyncs. Cost: one encode per event (a pod version is ~300-600 B).
+ *  - Byte ring with variable-length entries, absolute 64-bit positions, and a `tail` the writer
+ *    advances *before* it overwrites anything: a reader copies an entry out, then checks that
+ *    tail did not pass the entry's start (seqlock-style validation over a ring, Boehm's
+ *    relaxed-atomic form, as in the arena). Readers write nothing shared: a reader cannot slow,
+ *    block or corrupt the writer or another reader, and its death needs no repair.
+ *  - The ring size is fixed at creation (a parameter; the memfd is sealed against resizing).
+ *    What happens when it fills: the writer overwrites the oldest entries and never waits;
+ *    a consumer whose next entry was overwritten gets -ESTALE, seeks to the end, then resyncs
+ *    from the arena (the arena is always written before the entry, so arena + every entry after
+ *    the seek covers everything). Size the ring for the burst a consumer must absorb.
+ *  - Waiting: the writer stores the low 32 bits of the last seq in a futex word after each
+ *    publication and wakes the word once per batch (shm_feed_wake, or ipc_loop_futex_wake on
+ *    shm_feed_futex_word from informerd's loop). Consumers wait with shm_feed_wait (blocking)
+ *    or arm ipc_loop_add_futex(loop, .., shm_feed_futex_word(f), token, ..) (io_uring
+ *    IORING_OP_FUTEX_WAIT, or the epoll backend's helper thread). Shared (not private) futex:
+ *    the word is keyed by memfd inode and offset, in every process, read-only mappings too.
+ *
+ * Rejected: refs to arena versions (above); per-type feeds (above); a reader-position table in
+ * shared memory with the writer waiting for the slowest reader (a stopped consumer would stall
+ * informerd, and a dead one would need repair: the client-go answer to a slow listener is an
+ * unbounded buffer, ours is a bounded one plus a resync); a seqlock per entry (a writer killed
+ * while odd would need repair; the tail gives the same validation with one word); fixed-size
+ * slots (objects are 100 B to 1.5 MiB); a socket or pipe per consumer (the writer would block
+ * or drop, and N copies per event).
+ *
+ * INVARIANTS (the names are used in feed.c's comments and in the tests)
+ *  Who writes: only the process holding the writer lock (shm_feed_writer_*: an OFD lock on a
+ *  private open file description of the memfd; the kernel drops it when the writer dies).
+ *  Who reads: any process with the fd, through a read-only mapping (shm_feed_reader_*). Readers
+ *  store nothing in shared memory; their position is private.
+ *  F1 (publication) An entry at position P is published by one release store of its seq into
+ *     its word 0, after its words 1.. (relaxed atomic stores) and after word 0 at its end
+ *     (P + len, the next entry's word 0) was stored 0. Pairs with the reader's acquire load of
+ *     word 0. So a reader positioned after entry S-1 reads 0 (not yet) or S there, unless the
+ *     writer lapped it, which F2 then reports.
+ *  F2 (overwrite) Before the writer stores anything at absolute positions [a, b), tail >= b -
+ *     ring_size; the tail store is followed by a release fence before those stores. A reader
+ *     copies an entry at P (relaxed loads), issues an acquire fence and loads tail: if tail > P
+ *     (as int64 difference) the copy may be torn and the reader reports -ESTALE (lapped);
+ *     otherwise no byte of [P, P + len) was overwritten before the copy ended. The fences pair
+ *     through any overwritten word the reader loaded (Boehm's seqlock rule). Exact: tail > P
+ *     means the slot of P's word 0 was, or is about to be, overwritten.
+ *  F3 (order) seq grows by one per entry (0 is skipped when it wraps); PAD entries carry the
+ *     seq of the entry after them and consume none. Positions grow by each entry's len. A
+ *     reader delivers entries strictly in seq order with no gap, or reports -ESTALE.
+ *  F4 (bounds) Readers take every position modulo ring_size and check every length read from
+ *     shared memory against SHM_FEED_ABI_ALIGN, max_entry and the end of the ring before they
+ *     copy; decoding is bounds-checked against the private copy. No reader access can fault:
+ *     the mapping covers the sealed memfd exactly.
+ *  F5 (arena first) The writer publishes an entry only after the arena holds its change (the
+ *     caller's duty: shm_writer_upsert/delete, then shm_feed_publish). A consumer that sees
+ *     entry S and then reads the arena sees that change or a later one.
+ *  F6 The writer never waits on a reader.
+ *  Reader retry rule: there is no retry loop inside next(): a lapped read is final (-ESTALE,
+ *  sticky until shm_feed_seek_end); "nothing yet" returns 0. Only shm_feed_seek_end retries
+ *  (up to SHM_FEED_SEEK_RETRIES times, when it is lapped while reading the newest entry).
+ *  Writer killed mid-operation (kill -9): every published entry stays intact (tail never passes
+ *  the newest one: max_entry = ring/4); an unpublished entry has word 0 == 0 (F1), so no reader
+ *  accepts it. The next shm_feed_writer_open starts at the last_pos hint and walks forward over
+ *  entries published after it (at most a PAD and an entry), continues the sequence, stores the
+ *  hints, bumps incarnation and wakes every waiter (a batch's wake may have been lost). A seq
+ *  is never published twice with different content. Tail may have moved ahead of what was
+ *  written: that only reports a lap a little early to a reader that was about to be lapped.
+ *  Reader killed: nothing to repair.
+ *  Version rule: see shm/feed-abi.h.
+ *
+ * Errors: functions return >= 0 on success or a negative errno; ret_ parameters are written
+ * only on success. The library never logs. One struct shm_feed per thread.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/arena.h"
+
+struct shm_feed;
+
+enum shm_feed_op {
+	SHM_FEED_ADD = 1,
+	SHM_FEED_UPDATE = 2,
+	SHM_FEED_DELETE = 3,
+};
+#define SHM_FEED_RELIST    0x01u /* from a list/replace (inf_event.from_relist) */
+#define SHM_FEED_TOMBSTONE 0x02u /* DELETE noticed only by a relist: old is the last known state   \
+	                          */
+
+struct shm_feed_create_opts {
+	uint64_t ring_size; /* bytes, rounded up to a power of two; 0 = 64 MiB; 64 KiB .. 1 TiB */
+	/* Tests only (wraparound): where the sequence and the byte positions start; 0 = 1 and 0. */
+	uint64_t first_seq;
+	uint64_t first_pos; /* rounded down to a multiple of 16 */
+};
+
+/* ---- owner (the manager) ---------------------------------------------------------------------
+ * Create a new feed memfd (close-on-exec, sealed: no grow, no shrink, no further seals),
+ * initialised and empty. -EINVAL bad opts, -errno from memfd/ftruncate/mmap. Pass the fd to the
+ * writer; give consumers shm_feed_reader_fd's read-only descriptor. */
+int shm_feed_create(const struct shm_feed_create_opts *opts, int *ret_fd);
+/* A new O_RDONLY descriptor of the same feed (a PROT_WRITE mapping of it fails). */
+int shm_feed_reader_fd(int fd, int *ret_fd);
+
+/* ---- writer (informerd) ----------------------------------------------------------------------
+ * Map fd read-write and become the single writer: -EBUSY another live writer holds the lock,
+ * -EBADMSG not a feed (or a bad header), -EPROTONOSUPPORT another layout version, -EUCLEAN the
+ * ring is inconsistent (the manager makes a new feed; consumers resync). Recovers what a killed
+ * writer left (see INVARIANTS) and wakes every waiter. */
+int shm_feed_writer_open(int fd, struct shm_feed **ret);
+
+/* One change, as informerd knows it after writing the arena. */
+struct shm_feed_pub {
+	enum shm_feed_op op;
+	uint8_t flags;      /* SHM_FEED_RELIST, SHM_FEED_TOMBSTONE (DELETE only) */
+	uint16_t type;      /* arena type id */
+	uint32_t handle;    /* the object's arena handle (shm_obj.handle), 0 if not known */
+	uint64_t arena_seq; /* shm_reader_change_seq() after the arena write */
+	/* ADD, UPDATE: the version just written (what was passed to shm_writer_upsert); DELETE:
+	 * NULL. */
+	const struct shm_record_in *new_obj;
+	/* UPDATE: the arena's version before the write; DELETE: the last known version (required
+	 * for a tombstone); NULL = unknown (the consumer gets old_obj == NULL). ADD: NULL. */
+	const struct shm_obj *old_obj;
+};
+/* Publish one entry (F1) and return its seq in *ret_seq (may be NULL). Does not wake anyone:
+ * call shm_feed_wake once per batch. -EINVAL bad op/flags/objects (missing name/uid/rv, a string
+ * over 65535 bytes, over 65535 labels or owners, a tri-state outside -1..1), -EMSGSIZE the entry
+ * would exceed max_entry (ring_size / 4), -ENOMEM. Never blocks, never waits for a reader. */
+int shm_feed_publish(struct shm_feed *f, const struct shm_feed_pub *pub, uint64_t *ret_seq);
+/* If anything was published since the last wake: FUTEX_WAKE every waiter of the futex word.
+ * Returns the number woken (0 if nothing to do) or -errno. */
+int shm_feed_wake(struct shm_feed *f);
+/* For a caller that wakes through its event loop (ipc_loop_futex_wake(loop,
+ * shm_feed_futex_word(f), INT_MAX)): true once after publications, and clears the flag. */
+bool shm_feed_take_wake(struct shm_feed *f);
+
+/* ---- consumers (controller dispatchers) -----------------------------------------------------
+ * Map fd read-only and position at the end (as shm_feed_seek_end): -EBADMSG not a feed or a
+ * header out of bounds, -EPROTONOSUPPORT another layout version, -errno. */
+int shm_feed_reader_open(int fd, struct shm_feed **ret);
+/* For a clear message on -EPROTONOSUPPORT: the version the feed behind fd was created with. */
+int shm_feed_version(int fd, uint32_t *ret_version);
+
+/* A delivered entry. new_obj/old_obj point into memory owned by the event, valid until the
+ * next shm_feed_next into it or shm_feed_event_release (do not shm_obj_release them). The
+ * objects' handle field is the entry's handle. */
+struct shm_feed_event {
+	uint64_t seq;
+	enum shm_feed_op op;
+	uint8_t flags;
+	uint16_t type;
+	uint32_t handle;
+	uint64_t arena_seq;
+	const struct shm_obj *new_obj; /* NULL for DELETE */
+	const struct shm_obj *old_obj; /* NULL for ADD, or when the writer did not know it */
+	/* private */
+	struct shm_obj n_, o_;
+	uint8_t *buf_;
+	size_t cap_;
+};
+#define SHM_FEED_EVENT_INIT ((struct shm_feed_event){0})
+void shm_feed_event_release(struct shm_feed_event *ev);
+
+/* Read the entry at the consumer's position into ev and advance. Returns 1 delivered, 0 nothing
+ * new yet, -ESTALE lapped (the entry was overwritten: sticky until shm_feed_seek_end; the
+ * consumer then resyncs from the arena), -EBADMSG a published entry is malformed (the feed is
+ * corrupt: treat as -ESTALE, or re-create the feed), -ENOMEM. */
+int shm_feed_next(struct shm_feed *f, struct shm_feed_event *ev);
+/* Batch: call fn for up to max entries (0 = until caught up). Returns the number delivered
+ * (> 0 even if a lap came next; the following call reports it), 0 nothing new, or -ESTALE,
+ * -EBADMSG, -ENOMEM, or fn's negative return (the entry fn failed on counts as consumed). */
+typedef int (*shm_feed_fn)(const struct shm_feed_event *ev, void *userdata);
+int shm_feed_drain(struct shm_feed *f, size_t max, shm_feed_fn fn, void *userdata);
+
+#define SHM_FEED_SEEK_RETRIES 1000
+/* Position after the newest published entry. The resync recipe: shm_feed_seek_end, THEN read
+ * the arena: every change after the seek point is delivered by the feed, every change before
+ * it is already in the arena (F5). Changes in between may be seen twice (in the arena listing
+ * and as an entry): resync handlers must be idempotent, as client-go's are. Returns the seq of
+ * the next entry to be delivered; -EAGAIN lapped SHM_FEED_SEEK_RETRIES times in a row;
+ * -EBADMSG corrupt. */
+int shm_feed_seek_end(struct shm_feed *f, uint64_t *ret_next_seq);
+/* The seq of the next entry this consumer will deliver. */
+uint64_t shm_feed_position(const struct shm_feed *f);
+/* Entries published but not yet delivered (from the writer's hint; 0 when caught up). */
+uint64_t shm_feed_lag(const struct shm_feed *f);
+/* 1 if shm_feed_next would return something other than 0 (an entry, a lap, corruption). */
+int shm_feed_pending(const struct shm_feed *f);
+
+/* Waiting. Take a token BEFORE the shm_feed_next that returns 0, then wait with it:
+ *     uint32_t tok = shm_feed_wait_token(f);
+ *     while ((r = shm_feed_next(f, &ev)) > 0) handle(&ev);
+ *     if (r == 0) shm_feed_wait(f, tok, timeout);   (or arm the loop's futex source with tok)
+ * A publication after the token makes the wait return at once (-EAGAIN), so no wake-up is lost.
+ */
+uint32_t shm_feed_wait_token(const struct shm_feed *f);
+/* The shared futex word (u32 in the read-only mapping), for ipc_loop_add_futex. */
+const uint32_t *shm_feed_futex_word(const struct shm_feed *f);
+/* FUTEX_WAIT (shared) on the word while it equals token. 0 woken (or spurious), -EAGAIN the word
+ * moved, -ETIMEDOUT, -EINTR. timeout_usec UINT64_MAX = no limit. */
+int shm_feed_wait(const struct shm_feed *f, uint32_t token, uint64_t timeout_usec);
+
+/* ---- both ------------------------------------------------------------------------------------ */
+struct shm_feed_stats {
+	uint64_t ring_size, max_entry;
+	uint64_t incarnation;
+	uint64_t last_seq;  /* newest published (hint); first_seq - 1 before the first */
+	uint64_t published; /* entries, every incarnation */
+	uint64_t pads;
+	uint64_t tail, last_pos;
+	uint64_t
+	        position; /* this handle: the next seq it delivers (reader) or publishes (writer) */
+};
+int shm_feed_stats(const struct shm_feed *f, struct shm_feed_stats *ret);
+/* Unmap and free; closes nothing the caller passed in. NULL is a no-op. */
+void shm_feed_close(struct shm_feed *f);

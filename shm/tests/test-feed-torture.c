@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* shm/tests/test-feed-torture.c - the change feed under kill -9 (shm/feed.h).
+ *
+ * A supervisor owns the feed memfd and forks one writer and T_CONSUMERS consumers; until the
+ * deadline it SIGKILLs a random one every 2-30 ms and respawns it. A respawned writer recovers
+ * the feed and continues the sequence in it; a respawned consumer attaches at the end. The
+ * ring is small (256 KiB), half the consumers pause 20 us half-way through every copy (as a
+ * preemption would) and the writer publishes in bursts, so consumers are lapped all the time
+ * and copies race with overwrites by design.
+ *
+ * Oracles (every delivered entry is checked, shm/tests/feed-oracle.h):
+ *  - content ("torn"): every field of the entry and of both objects, every payload word, is
+ *    recomputed from (seq, gen) and compared;
+ *  - order: a consumer delivers exactly the seq it expects next; only an -ESTALE (lap) may
+ *    move it, through shm_feed_seek_end, and never backwards;
+ *  - uniqueness ("conflict"): a shared table remembers which writer generation published each
+ *    seq; two consumers (or one, across a writer restart) seeing one seq with two different
+ *    generations means a seq was published twice;
+ *  - corruption: a consumer never gets -EBADMSG; every writer start recovers (no -EUCLEAN).
+ * Liveness: entries delivered, laps reported, writer and consumer kills, and consumers that
+ * read across a writer restart without a lap ("continued") must all be non-zero.
+ * Negative controls: the same harness with (1) consumers that skip the tail re-check
+ * (SHM_FEED_TEST_NO_VALIDATE) and (2) a writer that publishes the seq before the body
+ * (SHM_FEED_TEST_EARLY_PUBLISH, pausing half-way through the body); the oracle must fire in
+ * both.
+ *
+ * Usage: test-feed-torture [seconds]  (default FEED_TORTURE_SECS; SHM_FEED_TORTURE_SECONDS too)
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/feed-test.h"
+#include "shm/feed.h"
+#include "shm/tests/feed-oracle.h"
+
+#ifndef FEED_TORTURE_SECS
+#define FEED_TORTURE_SECS 3.0
+#endif
+#define T_CONSUMERS 4
+#define T_RING      (256u << 10)
+#define T_TABLE     (1u << 18)
+
+struct t_shared {
+	_Atomic uint64_t delivered, torn, order, conflict, badmsg, laps, continued, errors;
+	_Atomic uint64_t published, writer_starts, writer_open_fail;
+	_Atomic uint64_t seen[T_TABLE]; /* seq << 16 | gen of the last seq seen in this slot */
+};
+static struct t_shared *sh;
+
+enum mode { HEALTHY, NO_VALIDATE, EARLY_PUBLISH };
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static _Noreturn void writer_main(int fd, unsigned seed, enum mode m)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (m == EARLY_PUBLISH)
+		shm_feed__test_flags = SHM_FEED_TEST_EARLY_PUBLISH | SHM_FEED_TEST_SLOW_COPY;
+	struct shm_feed *w;
+	int r;
+	while ((r = shm_feed_writer_open(fd, &w)) == -EBUSY)
+		usleep(200);
+	if (r < 0) {
+		atomic_fetch_add(&sh->writer_open_fail, 1);
+		if (m == HEALTHY) /* the broken writer of control 2 leaves -EUCLEAN behind */
+			fprintf(stderr, "feed-torture: writer open: %s\n", strerror(-r));
+		_exit(4);
+	}
+	atomic_fetch_add(&sh->writer_starts, 1);
+	struct shm_feed_stats st;
+	shm_feed_stats(w, &st);
+	uint64_t gen = st.incarnation & 0xffff, seq = st.position;
+	static struct fo_buf b;
+	uint64_t s = seed * UINT64_C(0x9e3779b97f4a7c15) + 1;
+	for (uint64_t i = 1;; i++) {
+		fo_build(seq, gen, &b);
+		uint64_t got;
+		if ((r = shm_feed_publish(w, &b.pub, &got)) < 0 || got != seq) {
+			fprintf(stderr, "feed-torture: publish: %s\n", strerror(-r));
+			_exit(5);
+		}
+		seq = seq + 1 ? seq + 1 : 1;
+		atomic_fetch_add_explicit(&sh->published, 1, memory_order_relaxed);
+		if (i % 32 == 0)
+			shm_feed_wake(w);
+		if (i % 256 == 0 && rng(&s) % 4 == 0) /* bursts, so consumers catch up at times */
+			usleep((useconds_t)(rng(&s) % 400));
+	}
+}
+
+static void note_seen(uint64_t seq, uint64_t gen)
+{
+	_Atomic uint64_t *slot = &sh->seen[seq & (T_TABLE - 1)];
+	uint64_t want = (seq & 0xffffffffffffu) << 16 | gen;
+	uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
+	for (;;) {
+		if (v >> 16 == (seq & 0xffffffffffffu)) {
+			if ((v & 0xffff) != gen)
+				atomic_fetch_add(&sh->conflict, 1);
+			return;
+		}
+		if ((v >> 16) > (seq & 0xffffffffffffu))
+			return; /* a later seq owns the slot */
+		if (atomic_compare_exchange_weak_explicit(slot, &v, want, memory_order_relaxed,
+		                                          memory_order_relaxed))
+			return;
+	}
+}
+
+static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slow)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (slow)
+		shm_feed__test_flags |= SHM_FEED_TEST_SLOW_COPY;
+	if (m == NO_VALIDATE)
+		shm_feed__test_flags |= SHM_FEED_TEST_NO_VALIDATE;
+	struct shm_feed *f;
+	int r;
+	if ((r = shm_feed_reader_open(fd, &f)) < 0) {
+		fprintf(stderr, "feed-torture: reader open: %s\n", strerror(-r));
+		atomic_fetch_add(&sh->errors, 1);
+		_exit(6);
+	}
+	static struct fo_buf scratch;
+	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+	uint64_t expect = shm_feed_position(f), s = seed + 17, idle = 0;
+	int64_t last_gen = -1;
+	for (;;) {
+		uint32_t tok = shm_feed_wait_token(f);
+		r = shm_feed_next(f, &ev);
+		if (r == 1) {
+			idle = 0;
+			atomic_fetch_add_explicit(&sh->delivered, 1, memory_order_relaxed);
+			if (ev.seq != expect)
+				atomic_fetch_add(&sh->order, 1);
+			if (!fo_check(&ev, &scratch)) {
+				atomic_fetch_add(&sh->torn, 1);
+				last_gen = -1;
+			} else {
+				int64_t g = fo_gen_of(&ev);
+				note_seen(ev.seq, (uint64_t)g);
+				if (last_gen >= 0 && g != last_gen)
+					atomic_fetch_add(&sh->continued, 1);
+				last_gen = g;
+			}
+			expect = ev.seq + 1 ? ev.seq + 1 : 1;
+		} else if (r == 0) {
+			if (++idle % 64 == 0)
+				shm_feed_wait(f, tok, 1000);
+			else
+				sched_yield();
+		} else if (r == -ESTALE) {
+			atomic_fetch_add_explicit(&sh->laps, 1, memory_order_relaxed);
+			uint64_t at;
+			if (shm_feed_seek_end(f, &at) < 0) {
+				atomic_fetch_add(&sh->errors, 1);
+				_exit(7);
+			}
+			if ((int64_t)(at - expect) < 0)
+				atomic_fetch_add(&sh->order, 1); /* a resync never goes backwards */
+			expect = at;
+			last_gen = -1;
+			if (rng(&s) % 8 == 0)
+				usleep(50);
+		} else if (r == -EBADMSG) {
+			atomic_fetch_add(&sh->badmsg, 1);
+			uint64_t at; /* step over it the only way a consumer can */
+			if (shm_feed_seek_end(f, &at) < 0)
+				_exit(8);
+			expect = at;
+			last_gen = -1;
+		} else {
+			atomic_fetch_add(&sh->errors, 1);
+			_exit(9);
+		}
+	}
+}
+
+struct t_result {
+	uint64_t delivered, torn, order, conflict, badmsg, laps, continued, errors;
+	uint64_t published, writer_starts, writer_open_fail, writer_kills, consumer_kills;
+	int final_open;
+};
+
+static pid_t spawn(int fd, int role, unsigned seed, enum mode m)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		if (role < 0)
+			writer_main(fd, seed, m);
+		consumer_main(fd, seed, m, role % 2 == 1);
+	}
+	return p;
+}
+
+static void kill_wait(pid_t p)
+{
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+}
+
+static int run(double secs, enum mode m, struct t_result *res)
+{
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return -errno;
+	memset(sh, 0, sizeof(*sh));
+	fo_words = 200;
+	int fd, ro, r;
+	if ((r = shm_feed_create(&(struct shm_feed_create_opts){.ring_size = T_RING}, &fd)) < 0 ||
+	    (r = shm_feed_reader_fd(fd, &ro)) < 0)
+		return r;
+	memset(res, 0, sizeof(*res));
+	pid_t writer = spawn(fd, -1, 1, m), cons[T_CONSUMERS];
+	for (int i = 0; i < T_CONSUMERS; i++)
+		cons[i] = spawn(ro, i, 100 + (unsigned)i, m);
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9), s = (uint64_t)getpid() * 77 + 3;
+	unsigned gen = 2;
+	while (now_ns() < end) {
+		usleep(2000 + (useconds_t)(rng(&s) % 30000));
+		if (rng(&s) % 3 == 0) {
+			kill_wait(writer);
+			res->writer_kills++;
+			writer = spawn(fd, -1, gen++, m);
+		} else {
+			int i = (int)(rng(&s) % T_CONSUMERS);
+			kill_wait(cons[i]);
+			res->consumer_kills++;
+			cons[i] = spawn(ro, i, gen++, m);
+		}
+	}
+	for (int i = 0; i < T_CONSUMERS; i++)
+		kill_wait(cons[i]);
+	kill_wait(writer);
+	/* the final recovery, in this process */
+	struct shm_feed *w;
+	shm_feed__test_flags = 0;
+	res->final_open = shm_feed_writer_open(fd, &w);
+	if (res->final_open == 0)
+		shm_feed_close(w);
+	close(ro);
+	close(fd);
+	res->delivered = sh->delivered;
+	res->torn = sh->torn;
+	res->order = sh->order;
+	res->conflict = sh->conflict;
+	res->badmsg = sh->badmsg;
+	res->laps = sh->laps;
+	res->continued = sh->continued;
+	res->errors = sh->errors;
+	res->published = sh->published;
+	res->writer_starts = sh->writer_starts;
+	res->writer_open_fail = sh->writer_open_fail;
+	munmap(sh, sizeof(*sh));
+	return 0;
+}
+
+static void print(const char *label, const struct t_result *r, double secs)
+{
+	printf("%s (%.1f s): %llu published, %llu delivered and checked, %llu laps, %llu writer "
+	       "kills (%llu starts), %llu consumer kills, %llu reads across a writer restart\n"
+	       "  torn=%llu order=%llu conflict=%llu badmsg=%llu errors=%llu open_fail=%llu "
+	       "final_open=%d\n",
+	       label, secs, (unsigned long long)r->published, (unsigned long long)r->delivered,
+	       (unsigned long long)r->laps, (unsigned long long)r->writer_kills,
+	       (unsigned long long)r->writer_starts, (unsigned long long)r->consumer_kills,
+	       (unsigned long long)r->continued, (unsigned long long)r->torn,
+	       (unsigned long long)r->order, (unsigned long long)r->conflict,
+	       (unsigned long long)r->badmsg, (unsigned long long)r->errors,
+	       (unsigned long long)r->writer_open_fail, r->final_open);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	double secs = FEED_TORTURE_SECS;
+	const char *e = getenv("SHM_FEED_TORTURE_SECONDS");
+	if (argc > 1 && atof(argv[1]) > 0)
+		secs = atof(argv[1]);
+	else if (e && atof(e) > 0)
+		secs = atof(e);
+	double neg = secs < 3 ? secs / 2 : 1.5;
+	struct t_result ok, nv, ep;
+	int bad = 0;
+	if (run(secs, HEALTHY, &ok) < 0)
+		return 1;
+	print("healthy", &ok, secs);
+	if (ok.torn || ok.order || ok.conflict || ok.badmsg || ok.errors || ok.writer_open_fail ||
+	    ok.final_open) {
+		printf("feed-torture: FAIL: the healthy run broke an oracle\n");
+		bad = 1;
+	}
+	if (ok.delivered < 10000 || ok.laps == 0 || ok.writer_kills < 3 || ok.consumer_kills < 3 ||
+	    ok.continued == 0) {
+		printf("feed-torture: FAIL: run too idle to judge\n");
+		bad = 1;
+	}
+	if (run(neg, NO_VALIDATE, &nv) < 0)
+		return 1;
+	print("negative control 1 (consumers skip the tail check)", &nv, neg);
+	if (nv.torn + nv.badmsg + nv.order == 0) {
+		printf("feed-torture: FAIL: the oracle missed the unvalidated copies\n");
+		bad = 1;
+	}
+	if (run(neg, EARLY_PUBLISH, &ep) < 0)
+		return 1;
+	print("negative control 2 (seq published before the body)", &ep, neg);
+	if (ep.torn + ep.badmsg + ep.order == 0) {
+		printf("feed-torture: FAIL: the oracle missed the early publication\n");
+		bad = 1;
+	}
+	printf("feed-torture: %s\n", bad ? "FAIL" : "PASS");
+	return bad;
+}
