@@ -22,6 +22,7 @@
  * Exit: 0 on SIGTERM/SIGINT; 1 on a setup failure (logged once); the manager restarts it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,24 +43,22 @@
 #include "lib/log.h"
 #include "kube/encode.h"
 #include "shm/arena.h"
-#include "controllers/registry.h"
+#include "shm/feed.h"
 
 #define MAX_QUEUES    16
 #define MAX_RESOURCES 64
 
-/* The handler tables informerd can run: every registered controller's (controllers/registry.h),
- * and the test table (queue informer-test). A table is registered when all its queues were
- * passed. */
+/* informerd links no controller: the controllers' handlers run in their own dispatchers over
+ * the change feed (workers/dispatcher.c). In-process it runs only the test table (queue
+ * informer-test), registered when that queue was passed. */
 static const struct inf_handler_table *table_at(size_t i)
 {
-	if (i == 0)
-		return &inf_test_handler_table;
-	return i - 1 < kcmd_registry_count() ? kcmd_registry_at(i - 1)->handlers : NULL;
+	return i == 0 ? &inf_test_handler_table : NULL;
 }
 
 static size_t n_tables(void)
 {
-	return 1 + kcmd_registry_count();
+	return 1;
 }
 
 struct known {
@@ -124,17 +123,8 @@ struct informerd {
 	size_t n_res;
 	bool logged_synced;
 	uint64_t started_at;
-	/* Queues a table's own workers produce on and informerd consumes for it (the GC's virtual
-	 * delete events for its graph builder): informerd attaches as their one worker. */
-	struct consumed {
-		struct informerd *x;
-		size_t table, index;
-		const struct inf_handler_table *tab;
-		const char *name;
-		struct ipc_queue *q;
-	} *consumed;
-	size_t n_consumed;
-	bool want_deletable; /* a registered table's controller watches every deletable resource */
+	struct shm_feed *feed; /* KCMD_FEED_FD: every change is published here after the arena */
+	struct ipc_source *feed_post;
 	/* GarbageCollector.Sync's wait for the monitors after a resync: 0, or until when */
 	uint64_t gc_sync_deadline;
 	char host[256];
@@ -206,9 +196,8 @@ static void usage(FILE *f)
 	        "  [--kube-api-qps=F] [--kube-api-burst=N] [--v=N] [--resources=LIST] "
 	        "[--handlers=LIST]\n"
 	        "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
-	        "  [--discover-deletable[=BOOL]] (default: on when a registered handler table's "
-	        "controller watches every deletable resource; was: on when queue gc-attempt-to-delete is "
-	        "passed)\n"
+	        "  [--discover-deletable[=BOOL]] (default: off; kcmd turns it on when a controller "
+	        "watches every deletable resource)\n"
 	        "  [--discovery-period=SECONDS] (default 30)\n"
 	        "  [--arena-fd=N | --arena-path=PATH] [--queue=NAME:FD]... [--metrics-file=PATH]\n"
 	        "fds are also taken from KCMD_ARENA_FD, KCMD_QUEUE_FDS, "
@@ -453,65 +442,55 @@ static int setup_queues_and_handlers(struct informerd *x)
 					restarted = x->o.queues[i].restarted;
 			inf_dispatch_resync(x->d, (size_t)r, k, restarted);
 		}
-		const struct kcmd_controller *desc = kcmd_registry_find(tab->controller);
-		if (desc && desc->watch_deletable)
-			x->want_deletable = true;
-		for (size_t k = 0; tab->consumes && tab->consumes[k]; k++) {
-			struct consumed *nc = realloc(x->consumed, (x->n_consumed + 1) * sizeof(*nc));
-			if (!nc)
-				return -ENOMEM;
-			x->consumed = nc;
-			x->consumed[x->n_consumed++] = (struct consumed){ x, (size_t)r, k, tab, tab->consumes[k], NULL };
-		}
 		log_info("handler table %s registered", tab->controller);
 	}
 	return 0;
 }
 
-/* ---- queues informerd consumes for a table ------------------------------------------------- */
+/* ---- the change feed ------------------------------------------------------------------------ */
 
-static void on_consumed_key(struct ipc_queue *q, void *ud)
+/* Once per loop iteration after something was published: one futex wake for every consumer. */
+static int on_feed_post(struct ipc_source *s, uint64_t now, void *ud)
 {
-	struct consumed *c = ud;
-	struct informerd *x = c->x;
-	struct inf_handler_ctx *ctx = inf_dispatch_ctx(x->d, c->table);
-	const struct inf_handler_table *tab = ctx && c->tab->on_key ? c->tab : NULL;
-	char key[IPC_QUEUE_KEY_MAX + 1];
-	int n;
+	struct informerd *x = ud;
 
-	while ((n = ipc_queue_get(q, key, sizeof(key), 0)) >= 0) {
-		int r = tab ? tab->on_key(ctx, c->index, key) : -ENOENT;
-		if (r < 0)
-			log_v(2, "%s: %s: %s", c->name, key, strerror(-r));
-		ipc_queue_done(q, IPC_QUEUE_DONE_FORGET, 0);
-	}
-	if (n != -ESHUTDOWN && ipc_queue_watch(q, x->loop, on_consumed_key, c) < 0)
-		log_error("%s: cannot wait for keys", c->name);
+	(void)s;
+	(void)now;
+	if (shm_feed_take_wake(x->feed))
+		ipc_loop_futex_wake(x->loop, shm_feed_futex_word(x->feed), INT_MAX);
+	return 0;
 }
 
-static int setup_consumed(struct informerd *x)
+static void on_published(void *ud)
 {
+	struct informerd *x = ud;
+
+	ipc_source_post_enable(x->feed_post);
+}
+
+/* KCMD_FEED_FD: the change feed the controllers' dispatchers consume (shm/feed.h). */
+static int setup_feed(struct informerd *x)
+{
+	const char *env = getenv("KCMD_FEED_FD");
+	long fd;
 	int r;
 
-	for (size_t k = 0; k < x->n_consumed; k++) {
-		struct consumed *c = &x->consumed[k];
-		size_t i;
-		for (i = 0; i < x->o.n_queues; i++)
-			if (!strcmp(x->o.queues[i].name, c->name))
-				break;
-		if (i == x->o.n_queues) {
-			log_warning("queue %s was not passed: keys its controller's workers produce for informerd "
-			            "are lost",
-			            c->name);
-			continue;
-		}
-		r = ipc_queue_attach(&c->q, x->o.queues[i].fd, IPC_QUEUE_WORKER, 1);
-		if (r < 0) {
-			log_error("cannot consume %s: %s", c->name, strerror(-r));
-			return r;
-		}
-		on_consumed_key(c->q, c);
+	if (!env || !*env)
+		return 0;
+	if (parse_int(env, 0, 1 << 20, &fd) < 0) {
+		log_error("bad KCMD_FEED_FD=%s", env);
+		return -EINVAL;
 	}
+	if ((r = shm_feed_writer_open((int)fd, &x->feed)) < 0) {
+		log_error("cannot open the change feed (fd %ld) as its writer: %s", fd, strerror(-r));
+		return r;
+	}
+	if ((r = ipc_loop_add_post(x->loop, &x->feed_post, on_feed_post, x)) < 0)
+		return r;
+	inf_store_set_feed(x->store, x->feed, on_published, x);
+	/* a restarted writer may have published before it died without waking anyone */
+	ipc_source_post_enable(x->feed_post);
+	log_info("publishing changes to the change feed");
 	return 0;
 }
 
@@ -794,9 +773,11 @@ int main(int argc, char **argv)
 		return 1;
 	if (inf_dispatch_new(&x->d) < 0 || inf_store_new(x->arena, x->d, &x->store) < 0)
 		return 1;
+	if (setup_feed(x) < 0)
+		return 1;
 	gethostname(x->host, sizeof(x->host) - 1);
 	inf_dispatch_set_host(x->d, x->loop, x->kc, x->host);
-	if (setup_queues_and_handlers(x) < 0 || setup_consumed(x) < 0)
+	if (setup_queues_and_handlers(x) < 0)
 		return 1;
 
 	struct inf_informers_config ic = {.loop = x->loop,
@@ -817,8 +798,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (x->o.discover < 0) /* auto: a registered table's controller watches every deletable resource */
-		x->o.discover = x->want_deletable;
+	if (x->o.discover < 0) /* auto: off; the manager says --discover-deletable when a controller needs it */
+		x->o.discover = 0;
 	if (x->o.discover) {
 		struct inf_discovery_config dc = {.loop = x->loop,
 		                                  .client = x->kc,
@@ -838,9 +819,7 @@ int main(int argc, char **argv)
 	         kube_client_http2(x->kc) ? "yes" : "no", ipc_loop_backend(x->loop));
 	r = ipc_loop_run(x->loop);
 
-	for (size_t i = 0; i < x->n_consumed; i++)
-		ipc_queue_free(x->consumed[i].q);
-	free(x->consumed);
+	ipc_source_free(x->feed_post);
 	inf_discovery_free(x->disc);
 	inf_informers_free(x->ii);
 	for (size_t i = 0; i < x->n_dres; i++)
@@ -848,6 +827,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < x->o.n_queues; i++)
 		ipc_queue_owner_free(x->o.queues[i].owner);
 	inf_store_free(x->store);
+	shm_feed_close(x->feed);
 	for (size_t i = 0; i < x->n_stale; i++)
 		free_res(x->stale[i]);
 	inf_dispatch_free(x->d);

@@ -7,6 +7,6 @@ informer_BENCHES  := informerd/bench/bench-informer.c informerd/bench/bench-info
 
 BINS                   += kcmd-informerd kcmd-cachedump
 kcmd-informerd_SRCS    := informerd/main.c
-kcmd-informerd_LIBDEPS := informer registry
+kcmd-informerd_LIBDEPS := informer
 kcmd-cachedump_SRCS    := informerd/cachedump.c
 kcmd-cachedump_LIBDEPS := informer

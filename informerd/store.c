@@ -13,6 +13,7 @@
 
 #include "informerd/records.h"
 #include "informerd/store.h"
+#include "shm/feed.h"
 #include "kube/selector.h"
 
 /* ---- a set of "ns/name" strings (open addressing, linear probing) ------------------------- */
@@ -113,7 +114,18 @@ struct inf_store {
 	size_t payload_cap;
 	char key[1024];
 	struct inf_store_stats stats;
+	/* the change feed (shm/feed.h): every applied change is published after the arena write */
+	struct shm_feed *feed;
+	void (*published)(void *ud);
+	void *published_ud;
 };
+
+void inf_store_set_feed(struct inf_store *s, struct shm_feed *feed, void (*published)(void *ud), void *ud)
+{
+	s->feed = feed;
+	s->published = published;
+	s->published_ud = ud;
+}
 
 int inf_store_new(struct shm_arena *a, struct inf_dispatch *d, struct inf_store **ret)
 {
@@ -452,6 +464,38 @@ static int build_record(struct inf_store *s, uint16_t type, const struct type_st
 	return 0;
 }
 
+/* Publishes one change to the feed: rec is what was written (ADD/UPDATE), old the arena's
+ * previous version (UPDATE/DELETE). A publish that fails is counted and logged by the caller's
+ * metrics; the consumers resync from the arena when they see a gap (they never do here: the
+ * feed only refuses malformed input or an entry larger than a quarter of its ring). */
+static void publish(struct inf_store *s, uint16_t type, enum inf_event_kind kind,
+                    const struct shm_record_in *rec, const struct shm_obj *old, bool tombstone,
+                    bool relist)
+{
+	struct shm_feed_pub p = {
+	        .op = kind == INF_EVENT_ADD      ? SHM_FEED_ADD
+	              : kind == INF_EVENT_UPDATE ? SHM_FEED_UPDATE
+	                                         : SHM_FEED_DELETE,
+	        .flags = (uint8_t)((relist ? SHM_FEED_RELIST : 0) | (tombstone ? SHM_FEED_TOMBSTONE : 0)),
+	        .type = type,
+	        .handle = old ? old->handle : 0,
+	        .arena_seq = shm_reader_change_seq(s->a),
+	        .new_obj = kind == INF_EVENT_DELETE ? NULL : rec,
+	        .old_obj = kind == INF_EVENT_ADD ? NULL : old,
+	};
+
+	if (!s->feed)
+		return;
+	if (shm_feed_publish(s->feed, &p, NULL) < 0) {
+		s->stats.errors++;
+		s->stats.feed_errors++;
+		return;
+	}
+	s->stats.published++;
+	if (s->published)
+		s->published(s->published_ud);
+}
+
 static void dispatch(struct inf_store *s, uint16_t type, const struct type_state *ts,
                      enum inf_event_kind kind, const void *obj, const struct shm_obj *old,
                      bool tombstone, bool relist)
@@ -500,8 +544,11 @@ static int upsert(struct inf_store *s, uint16_t type, struct type_state *ts, con
 		s->stats.skipped_same_rv++;
 		/* A replace re-delivers every object (client-go's Replaced delta); a repeated watch
 		 * event (replay after a warm restart) is dropped. */
-		if (relist)
+		if (relist) {
 			dispatch(s, type, ts, INF_EVENT_UPDATE, obj, &s->old, false, true);
+			if (s->feed && build_record(s, type, ts, obj, &rec) == 0)
+				publish(s, type, INF_EVENT_UPDATE, &rec, &s->old, false, true);
+		}
 		return 0;
 	}
 	r = build_record(s, type, ts, obj, &rec);
@@ -515,6 +562,8 @@ static int upsert(struct inf_store *s, uint16_t type, struct type_state *ts, con
 	s->stats.upserts++;
 	dispatch(s, type, ts, found ? INF_EVENT_UPDATE : INF_EVENT_ADD, obj, found ? &s->old : NULL,
 	         false, relist);
+	publish(s, type, found ? INF_EVENT_UPDATE : INF_EVENT_ADD, &rec, found ? &s->old : NULL, false,
+	        relist);
 	return 0;
 }
 
@@ -535,6 +584,7 @@ static int remove_known(struct inf_store *s, uint16_t type, struct type_state *t
 		s->stats.tombstones++;
 	dispatch(s, type, ts, INF_EVENT_DELETE, final_obj, &s->old, final_obj == NULL,
 	         final_obj == NULL);
+	publish(s, type, INF_EVENT_DELETE, NULL, &s->old, final_obj == NULL, final_obj == NULL);
 	return 0;
 }
 

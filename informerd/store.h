@@ -37,11 +37,16 @@ struct inf_store;
 
 struct inf_store_stats {
 	uint64_t upserts, deletes, tombstones, dispatched, skipped_same_rv, errors;
+	uint64_t published, feed_errors; /* change-feed entries written, publishes refused */
 };
 
 /* d may be NULL (no handlers). Neither is owned. */
 int inf_store_new(struct shm_arena *a, struct inf_dispatch *d, struct inf_store **ret);
 struct inf_store *inf_store_free(struct inf_store *s);
+/* Publishes every applied change to feed (shm/feed.h) after the arena write; published(ud) is
+ * called after each publish (informerd wakes the consumers once per loop iteration). */
+struct shm_feed;
+void inf_store_set_feed(struct inf_store *s, struct shm_feed *feed, void (*published)(void *ud), void *ud);
 
 /* Registers res in the arena's resource table (and with the dispatcher). res must outlive the
  * store. Returns the type id, or -EEXIST/-ENOSPC/-ENAMETOOLONG/-EINVAL from the arena. */

@@ -48,6 +48,7 @@
 #include "manager/status.h"
 #include "manager/supervisor.h"
 #include "shm/arena.h"
+#include "shm/feed.h"
 #include "kube/limiter.h"
 #include "lib/ctlhost.h"
 #include "lib/goflag.h"
@@ -91,6 +92,7 @@ struct mgr {
 	char identity[MGR_LE_IDENTITY_MAX];
 	char libexec[PATH_MAX + 32];
 	int arena_fd, arena_ro_fd, inf_metrics_fd;
+	int feed_fd, feed_ro_fd; /* the change feed: informerd writes, dispatchers read */
 	struct ctl_rt *ctl; /* cfg.n_ctl entries, in registry order */
 	struct debug_route *routes;
 	int rest_metrics_fd; /* rest_client_* of every process (kube/restmetrics.h) */
@@ -250,14 +252,21 @@ static bool manager_env(const char *e)
 	return !strncmp(e, "KCMD_", 5) && n > 3 && !strncmp(e + n - 3, "_FD", 3);
 }
 
-/* ctl: the controller whose worker this is, or NULL for informerd. */
-static int add_child(struct mgr *m, const char *name, const char *group, const char *prog, const struct ctl_rt *ctl)
+enum role {
+	ROLE_INFORMERD,  /* the arena's and the change feed's writer */
+	ROLE_DISPATCHER, /* one controller's handlers over the feed; owns its queues */
+	ROLE_WORKER,     /* one controller's syncs */
+};
+
+/* ctl: the controller of a dispatcher or worker, NULL for informerd. */
+static int add_child(struct mgr *m, const char *name, const char *group, const char *prog, enum role role,
+		     const struct ctl_rt *ctl)
 {
-	const bool writer = ctl == NULL;
+	const bool writer = role == ROLE_INFORMERD;
 	size_t nflags = ctl ? ctl->c->n_flags : 0, cap_env = 64;
 	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
 		ctrl[160] = "", env_arena[48], env_proc[160], env_imet[64] = "", env_rm[48] = "", env_tok[48] = "",
-		env_clim[48] = "";
+		env_clim[48] = "", env_feed[48] = "";
 	char *env_queues = NULL, *resources = NULL, **argv = NULL, **envp = NULL, **owned = NULL;
 	int argc = 0, envc = 0, nowned = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0, r = -ENOMEM;
 	extern char **environ;
@@ -294,9 +303,9 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	if (ctl) {
 		snprintf(ctrl, sizeof(ctrl), "--controller=%s", ctl->c->name);
 		argv[argc++] = ctrl;
-		/* the controller's own flags, as the manager parsed them */
+		/* a worker gets the controller's own flags, as the manager parsed them */
 		const struct kcmd_flag_values *fv = m->cfg.ctl[ctl - m->ctl].values;
-		for (size_t f = 0; f < nflags; f++) {
+		for (size_t f = 0; role == ROLE_WORKER && f < nflags; f++) {
 			const struct kcmd_flag *fl = &ctl->c->flags[f];
 			const char *val = kcmd_flag_values_text(fv, f);
 			if (fl->manager_only)
@@ -343,6 +352,10 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 			}
 		if (resources && len)
 			argv[argc++] = resources;
+		bool deletable = false;
+		for (size_t i = 0; i < m->cfg.n_ctl; i++)
+			deletable |= m->ctl[i].on && m->ctl[i].c->watch_deletable;
+		argv[argc++] = deletable ? "--discover-deletable=true" : "--discover-deletable=false";
 	}
 	argv[argc] = NULL;
 
@@ -354,7 +367,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		goto out;
 	qlen = (size_t)sprintf(env_queues, "KCMD_QUEUE_FDS=");
 	for (unsigned i = 0; i < m->n_queues; i++) {
-		if (ctl && &m->ctl[m->queues[i].ctl] != ctl)
+		/* informerd owns no queue: each controller's dispatcher owns its own */
+		if (!ctl || &m->ctl[m->queues[i].ctl] != ctl)
 			continue;
 		if (nfds >= MGR_CHILD_MAX_FDS - 8) {
 			r = -E2BIG;
@@ -365,6 +379,11 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		fds[nfds++] = m->queues[i].fd;
 	}
 	snprintf(env_proc, sizeof(env_proc), "KCMD_PROCESS=%s", name);
+	int ffd = writer ? m->feed_fd : m->feed_ro_fd;
+	if (role != ROLE_WORKER && ffd >= 0) {
+		snprintf(env_feed, sizeof(env_feed), "KCMD_FEED_FD=%d", ffd);
+		fds[nfds++] = ffd;
+	}
 	bool wants_imet = writer && m->inf_metrics_fd >= 0;
 	if (wants_imet) {
 		snprintf(env_imet, sizeof(env_imet), "KCMD_INFORMER_METRICS_FD=%d", m->inf_metrics_fd);
@@ -391,7 +410,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		const struct ctl_rt *c = &m->ctl[i];
 		for (size_t k = 0; c->on && k < c->env.n; k++) {
 			const struct kcmd_mgr_export *x = &c->env.e[k];
-			bool give = ctl ? (c == ctl && (x->users & KCMD_TO_WORKERS)) : (x->users & KCMD_TO_INFORMERD);
+			bool give = c == ctl && (x->users & (role == ROLE_WORKER ? KCMD_TO_WORKERS : KCMD_TO_DISPATCHER));
 			if (!give)
 				continue;
 			if (nfds >= MGR_CHILD_MAX_FDS || asprintf(&owned[nowned], "%s=%d", x->var, x->fd) < 0) {
@@ -410,6 +429,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		envp[envc++] = env_tok;
 	if (wants_imet)
 		envp[envc++] = env_imet;
+	if (env_feed[0])
+		envp[envc++] = env_feed;
 	envp[envc++] = env_arena;
 	envp[envc++] = env_queues;
 	envp[envc++] = env_proc;
@@ -490,9 +511,26 @@ static int setup_children(struct mgr *m)
 			m->queues[m->n_queues++] = (struct queue){ &c->c->queues[q], i, fd };
 		}
 	}
-	r = add_child(m, "informerd", "informerd", "kcmd-informerd", NULL);
+	/* the change feed informerd publishes every change to, after the arena (shm/feed.h) */
+	r = shm_feed_create(&(struct shm_feed_create_opts){ 0 }, &m->feed_fd);
+	if (r < 0 || (r = shm_feed_reader_fd(m->feed_fd, &m->feed_ro_fd)) < 0) {
+		log_error("creating the change feed failed: %s", strerror(-r));
+		return r;
+	}
+	r = add_child(m, "informerd", "informerd", "kcmd-informerd", ROLE_INFORMERD, NULL);
 	if (r < 0)
 		return r;
+	/* Each controller's handlers run in its own dispatcher; like informerd they only read and
+	 * queue keys, so they run while standing by too (the "informerd" group). */
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+		struct ctl_rt *c = &m->ctl[i];
+		char name[160];
+		if (!c->on || !c->c->handlers)
+			continue;
+		snprintf(name, sizeof(name), "dispatcher-%s", c->c->name);
+		if ((r = add_child(m, name, "informerd", "kcmd-dispatcher", ROLE_DISPATCHER, c)) < 0)
+			return r;
+	}
 	/* Worker processes write, so they run only while this kcmd leads. */
 	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
 		struct ctl_rt *c = &m->ctl[i];
@@ -505,7 +543,7 @@ static int setup_children(struct mgr *m)
 				snprintf(name, sizeof(name), "%s", c->c->name);
 			else
 				snprintf(name, sizeof(name), "worker-%s-%d", c->c->name, k);
-			r = add_child(m, name, "workers", "kcmd-worker", c);
+			r = add_child(m, name, "workers", "kcmd-worker", ROLE_WORKER, c);
 			if (r < 0)
 				return r;
 		}
@@ -1097,7 +1135,7 @@ static int exec_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .inf_metrics_fd = -1,
+	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .inf_metrics_fd = -1, .feed_fd = -1, .feed_ro_fd = -1,
 				   .rest_metrics_fd = -1, .status_fd = -1 };
 	char err[512];
 	int r;

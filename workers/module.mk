@@ -13,3 +13,8 @@ rshandlers_LIBDEPS := rs worker informer kube shm ipc kclog
 BINS               += kcmd-worker
 kcmd-worker_SRCS    := workers/main.c
 kcmd-worker_LIBDEPS := registry
+
+# One controller's event handlers over the change feed (informerd links no controller code).
+BINS                    += kcmd-dispatcher
+kcmd-dispatcher_SRCS    := workers/dispatcher.c
+kcmd-dispatcher_LIBDEPS := registry

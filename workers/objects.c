@@ -155,6 +155,28 @@ int wk_pod_from_obj(struct shm_obj *obj, struct wk_pod *ret)
 	return 0;
 }
 
+int wk_meta_from_obj(struct shm_obj *obj, struct wk_meta *ret)
+{
+	struct inf_rec_view v;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->obj = *obj;
+	*obj = SHM_OBJ_INIT;
+	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0)
+		return r;
+	return meta_from_obj(&ret->obj, &v, &ret->p.meta, &ret->labels, &ret->owners, &ret->finalizers);
+}
+
+void wk_meta_free(struct wk_meta *m)
+{
+	shm_obj_release(&m->obj);
+	free(m->labels);
+	free(m->owners);
+	free(m->finalizers);
+	memset(m, 0, sizeof(*m));
+}
+
 void wk_pod_free(struct wk_pod *p)
 {
 	shm_obj_release(&p->obj);

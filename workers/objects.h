@@ -23,6 +23,15 @@ struct wk_pod {
 	const char **finalizers;
 };
 
+/* Any record's metadata (metadata-only records, or the meta of a typed one). */
+struct wk_meta {
+	struct shm_obj obj;
+	struct kube_partial p; /* api_version and kind left NULL */
+	struct kube_kv *labels;
+	struct kube_owner_ref *owners;
+	const char **finalizers;
+};
+
 struct wk_rs {
 	struct shm_obj obj;
 	struct kube_replicaset rs;
@@ -45,6 +54,8 @@ int wk_obj_dup(const struct shm_obj *src, struct shm_obj *dst);
  * -EINVAL (not a pod / replicaset record). The wk_* takes ownership of *obj (moved). */
 int wk_pod_from_obj(struct shm_obj *obj, struct wk_pod *ret);
 int wk_rs_from_obj(struct shm_obj *obj, struct wk_rs *ret);
+int wk_meta_from_obj(struct shm_obj *obj, struct wk_meta *ret);
+void wk_meta_free(struct wk_meta *m);
 void wk_pod_free(struct wk_pod *p);
 void wk_rs_free(struct wk_rs *r);
 

@@ -98,9 +98,9 @@ struct kcmd_watch {
 
 /* ---- queues ----------------------------------------------------------------------------------- */
 enum kcmd_queue_flags {
-	/* informerd also attaches to it as a worker (a queue informerd consumes, e.g. the GC's
-	 * virtual delete events for its graph builder) */
-	KCMD_QUEUE_INFORMERD_CONSUMES = 1u << 0,
+	/* the controller's dispatcher also attaches to it as a worker (its handlers consume it,
+	 * e.g. the GC's virtual delete events for its graph builder) */
+	KCMD_QUEUE_DISPATCHER_CONSUMES = 1u << 0,
 };
 
 struct kcmd_queue {
@@ -111,7 +111,7 @@ struct kcmd_queue {
 
 /* ---- manager-side hooks ------------------------------------------------------------------------ */
 enum kcmd_region_users {
-	KCMD_TO_INFORMERD = 1u << 0,
+	KCMD_TO_DISPATCHER = 1u << 0, /* the process running the controller's handlers */
 	KCMD_TO_WORKERS = 1u << 1,
 };
 

@@ -66,10 +66,10 @@ static const char *const gc_aliases[] = { "garbagecollector", NULL };
 static const struct kcmd_queue gc_queues[] = {
 	{ .name = "gc-attempt-to-delete", .metric_name = "garbage_collector_attempt_to_delete" },
 	{ .name = "gc-attempt-to-orphan", .metric_name = "garbage_collector_attempt_to_orphan" },
-	/* GC workers -> informerd: virtual delete events for the graph builder */
+	/* GC workers -> the graph builder (the GC dispatcher): virtual delete events */
 	{ .name = "gc-graph-changes",
 	  .metric_name = "garbage_collector_graph_changes",
-	  .flags = KCMD_QUEUE_INFORMERD_CONSUMES },
+	  .flags = KCMD_QUEUE_DISPATCHER_CONSUMES },
 };
 
 static const struct kcmd_flag gc_flags[] = {

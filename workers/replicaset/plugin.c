@@ -35,7 +35,7 @@ static int rs_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values 
 		return fd;
 	r = rs_exp_attach(fd, RS_EXP_WORKER, rs_exp_now(), &exp);
 	if (r == 0)
-		r = kcmd_mgr_export_fd(env, "KCMD_EXPECTATIONS_FD", fd, KCMD_TO_INFORMERD | KCMD_TO_WORKERS);
+		r = kcmd_mgr_export_fd(env, "KCMD_EXPECTATIONS_FD", fd, KCMD_TO_DISPATCHER | KCMD_TO_WORKERS);
 	if (r < 0) {
 		rs_exp_detach(exp);
 		return r;

@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/dispatcher.c: `kcmd-dispatcher --controller=<name>`, one controller's event handlers in
+ * a process of their own (the informer side of client-go's shared informer, per controller).
+ *
+ * informerd writes the arena and then publishes every change to the change feed (shm/feed.h); it
+ * links no controller code. This process consumes the feed at its own pace, turns each entry
+ * into the inf_event the controller's handler table expects (informerd/handlers.h: the object
+ * decoded from the record, the previous version, tombstone and relist flags), runs the handlers,
+ * and owns the controller's work queues (its workers attach to them as clients). A fault in one
+ * controller's handlers kills this process only: the cache and every other controller go on, and
+ * the manager restarts it.
+ *
+ * Start-up: open the feed (positioned at its end), then register the table, which resyncs from
+ * the arena (re-adds every key the controller owns, as after any queue-owner restart); entries
+ * published meanwhile are delivered after, and the handlers tolerate seeing a change twice (as
+ * after an informerd warm restart). A dispatcher that falls behind the feed's ring (-ESTALE)
+ * exits with status 3 so that the manager restarts it: a new process starts from the arena, which
+ * is what a client-go relist does.
+ *
+ * Started by the manager with the environment contract of docs/architecture.md: KCMD_ARENA_FD
+ * (read-only), KCMD_FEED_FD (read-only), KCMD_QUEUE_FDS (its controller's queues), the fds the
+ * controller exported to its dispatcher, KCMD_PROCESS. SIGTERM: exit 0.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "controllers/registry.h"
+#include "informerd/handlers.h"
+#include "ipc/loop.h"
+#include "ipc/queue.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "lib/kube-loop.h"
+#include "lib/log.h"
+#include "shm/arena.h"
+#include "shm/feed.h"
+#include "workers/objects.h"
+
+#define BATCH 256 /* entries handled per loop turn before the loop looks at anything else */
+
+struct dq { /* a queue this process owns */
+	const char *name;
+	struct ipc_queue_owner *owner;
+	bool restarted;
+};
+
+struct consumed { /* a queue its workers produce on and its handlers consume */
+	struct dsp *x;
+	size_t index;
+	struct ipc_queue *q;
+};
+
+struct dsp {
+	const struct kcmd_controller *c;
+	struct ipc_loop *loop;
+	struct kube_config *kcfg;
+	struct kube_client *kc;
+	struct kube_loop *kl;
+	struct shm_arena *arena;
+	struct shm_feed *feed;
+	struct ipc_source *feed_src, *more, *sig_term, *sig_int;
+	struct inf_dispatch *d;
+	size_t table;
+	struct dq *queues;
+	size_t n_queues;
+	struct consumed *consumed;
+	size_t n_consumed;
+	struct inf_resource **types; /* by arena type id; owned */
+	size_t n_types;
+	char host[256];
+	uint64_t handled;
+};
+
+static int env_fd(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long fd;
+
+	if (!v || !*v)
+		return -1;
+	fd = strtol(v, &end, 10);
+	return *end || fd < 0 || fd > 65535 ? -1 : (int)fd;
+}
+
+/* KCMD_QUEUE_FDS=name:fd,name:fd -> fd of `want`, or -1. */
+static int queue_fd(const char *want)
+{
+	const char *v = getenv("KCMD_QUEUE_FDS");
+	size_t wl = strlen(want);
+
+	while (v && *v) {
+		const char *colon = strchr(v, ':');
+		if (!colon)
+			return -1;
+		if ((size_t)(colon - v) == wl && strncmp(v, want, wl) == 0)
+			return (int)strtol(colon + 1, NULL, 10);
+		v = strchr(colon, ',');
+		if (v)
+			v++;
+	}
+	return -1;
+}
+
+static void free_type(struct inf_resource *r)
+{
+	if (!r)
+		return;
+	free((char *)r->group);
+	free((char *)r->version);
+	free((char *)r->resource);
+	free((char *)r->kind);
+	free(r);
+}
+
+/* The dispatcher learns the arena's types as informerd registers them. */
+static const struct inf_resource *type_of(struct dsp *x, uint16_t type)
+{
+	struct shm_type_info ti;
+
+	if (type < x->n_types && x->types[type])
+		return x->types[type];
+	if (shm_reader_type_info(x->arena, type, &ti) < 0)
+		return NULL;
+	if (type >= x->n_types) {
+		struct inf_resource **nt = realloc(x->types, ((size_t)type + 1) * sizeof(*nt));
+		if (!nt)
+			return NULL;
+		memset(nt + x->n_types, 0, ((size_t)type + 1 - x->n_types) * sizeof(*nt));
+		x->types = nt;
+		x->n_types = (size_t)type + 1;
+	}
+	struct inf_resource *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->group = strdup(ti.group);
+	r->version = strdup(ti.version);
+	r->resource = strdup(ti.resource);
+	r->kind = strdup(ti.kind);
+	r->record_kind = ti.record_kind;
+	r->namespaced = true; /* handlers read the namespace from each object */
+	if (!r->group || !r->version || !r->resource || !r->kind || inf_dispatch_add_type(x->d, type, r) < 0) {
+		free_type(r);
+		return NULL;
+	}
+	x->types[type] = r;
+	return r;
+}
+
+/* One feed entry -> the handlers. */
+static int on_entry(const struct shm_feed_event *fe, void *ud)
+{
+	struct dsp *x = ud;
+	const struct inf_resource *res = type_of(x, fe->type);
+	struct inf_event ev = {
+		.type = fe->type,
+		.res = res,
+		.old = fe->old_obj,
+		.tombstone = fe->flags & SHM_FEED_TOMBSTONE,
+		.from_relist = fe->flags & SHM_FEED_RELIST,
+	};
+	struct shm_obj copy = SHM_OBJ_INIT;
+	struct wk_pod pod;
+	struct wk_rs rs;
+	struct wk_meta meta;
+	int r = 0, which = 0;
+
+	if (!res) {
+		log_v(2, "feed entry %llu: unknown type %u", (unsigned long long)fe->seq, fe->type);
+		return 0;
+	}
+	switch (fe->op) {
+	case SHM_FEED_ADD:
+		ev.kind = INF_EVENT_ADD;
+		break;
+	case SHM_FEED_UPDATE:
+		ev.kind = INF_EVENT_UPDATE;
+		break;
+	default:
+		ev.kind = INF_EVENT_DELETE; /* obj NULL: handlers use the last known state (old) */
+		break;
+	}
+	if (ev.kind != INF_EVENT_DELETE && fe->new_obj) {
+		/* the handlers see the object as the arena holds it, the same view as for `old`; the
+		 * views point into the event's memory (valid for this call), never freed here */
+		copy = *fe->new_obj;
+		copy.mem_ = NULL;
+		copy.cap_ = 0;
+		switch (fe->new_obj->kind) {
+		case SHM_RECORD_POD:
+			which = 1;
+			if ((r = wk_pod_from_obj(&copy, &pod)) == 0) {
+				ev.obj = &pod.pod;
+				ev.meta = &pod.pod.meta;
+			}
+			break;
+		case SHM_RECORD_REPLICASET:
+			which = 2;
+			if ((r = wk_rs_from_obj(&copy, &rs)) == 0) {
+				ev.obj = &rs.rs;
+				ev.meta = &rs.rs.meta;
+			}
+			break;
+		default:
+			which = 3;
+			if ((r = wk_meta_from_obj(&copy, &meta)) == 0) {
+				meta.p.kind = res->kind;
+				ev.obj = &meta.p;
+				ev.meta = &meta.p.meta;
+			}
+			break;
+		}
+		if (r < 0)
+			goto out;
+	}
+	inf_dispatch_event(x->d, &ev);
+	x->handled++;
+out:
+	if (r < 0)
+		log_warning("feed entry %llu (%s): cannot read the record: %s", (unsigned long long)fe->seq,
+			    res->resource, strerror(-r));
+	if (which == 1)
+		wk_pod_free(&pod);
+	else if (which == 2)
+		wk_rs_free(&rs);
+	else if (which == 3)
+		wk_meta_free(&meta);
+	shm_obj_release(&copy);
+	return 0;
+}
+
+/* Drains up to BATCH entries; re-arms the futex wait or continues in the post source. */
+static void drain(struct dsp *x)
+{
+	uint32_t tok = shm_feed_wait_token(x->feed);
+	int n = shm_feed_drain(x->feed, BATCH, on_entry, x);
+
+	if (n == -ESTALE) {
+		log_error("fell behind the change feed (its ring was overwritten); restarting to resync from the "
+			  "arena");
+		ipc_loop_exit(x->loop, 3);
+		return;
+	}
+	if (n < 0) {
+		log_error("change feed: %s", strerror(-n));
+		ipc_loop_exit(x->loop, 1);
+		return;
+	}
+	if (shm_feed_pending(x->feed) > 0) {
+		ipc_source_post_enable(x->more);
+		return;
+	}
+	if (ipc_source_futex_arm(x->feed_src, tok) < 0)
+		ipc_source_post_enable(x->more); /* cannot sleep on it: poll on the next turn */
+}
+
+static int on_feed(struct ipc_source *s, int res, void *ud)
+{
+	(void)s;
+	(void)res;
+	drain(ud);
+	return 0;
+}
+
+static int on_more(struct ipc_source *s, uint64_t now, void *ud)
+{
+	(void)s;
+	(void)now;
+	drain(ud);
+	return 0;
+}
+
+static void on_consumed_key(struct ipc_queue *q, void *ud)
+{
+	struct consumed *c = ud;
+	struct dsp *x = c->x;
+	struct inf_handler_ctx *ctx = inf_dispatch_ctx(x->d, x->table);
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	int n;
+
+	while ((n = ipc_queue_get(q, key, sizeof(key), 0)) >= 0) {
+		int r = ctx && x->c->handlers->on_key ? x->c->handlers->on_key(ctx, c->index, key) : -ENOENT;
+		if (r < 0)
+			log_v(2, "%s: %s: %s", x->c->handlers->consumes[c->index], key, strerror(-r));
+		ipc_queue_done(q, IPC_QUEUE_DONE_FORGET, 0);
+	}
+	if (n != -ESHUTDOWN && ipc_queue_watch(q, x->loop, on_consumed_key, c) < 0)
+		log_error("%s: cannot wait for keys", x->c->handlers->consumes[c->index]);
+}
+
+static void on_owner_resync(struct ipc_queue_owner *o, bool restarted, void *ud)
+{
+	struct dq *q = ud;
+
+	(void)o;
+	q->restarted = restarted;
+}
+
+static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
+{
+	struct dsp *x = ud;
+
+	(void)s;
+	log_info("signal %u: exiting after %llu events", si->ssi_signo, (unsigned long long)x->handled);
+	ipc_loop_exit(x->loop, 0);
+	return 0;
+}
+
+static int setup(struct dsp *x, const char *kubeconfig, const char *master, double qps, int burst)
+{
+	const struct inf_handler_table *t = x->c->handlers;
+	char err[512];
+	int r, fd;
+
+	if ((r = ipc_loop_new(&x->loop, IPC_LOOP_BACKEND_AUTO)) < 0) {
+		log_error("event loop: %s", strerror(-r));
+		return r;
+	}
+	fd = env_fd("KCMD_ARENA_FD");
+	if (fd < 0 || (r = shm_reader_open(fd, &x->arena)) < 0) {
+		log_error("KCMD_ARENA_FD: no usable arena (%s)", fd < 0 ? "not set" : strerror(-r));
+		return -EINVAL;
+	}
+	fd = env_fd("KCMD_FEED_FD");
+	if (fd < 0 || (r = shm_feed_reader_open(fd, &x->feed)) < 0) {
+		log_error("KCMD_FEED_FD: no usable change feed (%s)", fd < 0 ? "not set" : strerror(-r));
+		return -EINVAL;
+	}
+	/* the client handlers post through (Events), on this loop, never blocking */
+	struct kube_config_opts co = { .kubeconfig = kubeconfig, .master = master };
+	if (kube_config_load(&co, &x->kcfg, err, sizeof(err)) < 0) {
+		log_error("kubeconfig: %s", err);
+		return -EINVAL;
+	}
+	struct kube_client_opts ko = { .config = x->kcfg, .process = "dispatcher", .controller = x->c->name,
+				       .qps = qps, .burst = burst, .insecure_ok = true };
+	if ((r = kube_client_new(&ko, &x->kc)) < 0 || (r = kube_loop_attach(x->loop, x->kc, &x->kl)) < 0) {
+		log_error("API client: %s", strerror(-r));
+		return r;
+	}
+	size_t nq = 0;
+	while (t->queues && t->queues[nq])
+		nq++;
+	x->queues = calloc(nq ? nq : 1, sizeof(*x->queues));
+	struct ipc_queue_owner **owners = calloc(nq ? nq : 1, sizeof(*owners));
+	if (!x->queues || !owners) {
+		free(owners);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nq; i++) {
+		struct dq *q = &x->queues[x->n_queues++];
+		struct ipc_queue_owner_config qc = { .resync = on_owner_resync, .userdata = q };
+		q->name = t->queues[i];
+		fd = queue_fd(q->name);
+		if (fd < 0 || (r = ipc_queue_owner_new(&q->owner, x->loop, fd, &qc)) < 0) {
+			log_error("queue %s: %s", q->name, fd < 0 ? "not in KCMD_QUEUE_FDS" : strerror(-r));
+			free(owners);
+			return fd < 0 ? -EINVAL : r;
+		}
+		owners[i] = q->owner;
+	}
+	if ((r = inf_dispatch_new(&x->d)) < 0) {
+		free(owners);
+		return r;
+	}
+	gethostname(x->host, sizeof(x->host) - 1);
+	inf_dispatch_set_host(x->d, x->loop, x->kc, x->host);
+	/* the types the arena has now; later ones are learned from the feed's entries */
+	struct shm_stats st;
+	if (shm_reader_stats(x->arena, &st) == 0)
+		for (uint64_t i = 0; i < st.n_types; i++)
+			(void)type_of(x, (uint16_t)i);
+	r = inf_dispatch_register(x->d, t, owners, nq, x->arena);
+	free(owners);
+	if (r < 0) {
+		log_error("handler table %s: %s", t->controller, strerror(-r));
+		return r;
+	}
+	x->table = (size_t)r;
+	/* re-add every key the controller owns (queue rule: after an owner (re)start) */
+	for (size_t k = 0; k < nq; k++)
+		inf_dispatch_resync(x->d, x->table, k, x->queues[k].restarted);
+	for (size_t k = 0; t->consumes && t->consumes[k]; k++) {
+		struct consumed *nc = realloc(x->consumed, (x->n_consumed + 1) * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		x->consumed = nc;
+		struct consumed *c = &x->consumed[x->n_consumed++];
+		*c = (struct consumed){ x, k, NULL };
+		fd = queue_fd(t->consumes[k]);
+		if (fd < 0) {
+			log_warning("queue %s was not passed: keys the workers produce for the handlers are lost",
+				    t->consumes[k]);
+			continue;
+		}
+		if ((r = ipc_queue_attach(&c->q, fd, IPC_QUEUE_WORKER, 1)) < 0) {
+			log_error("cannot consume %s: %s", t->consumes[k], strerror(-r));
+			return r;
+		}
+	}
+	for (size_t k = 0; k < x->n_consumed; k++)
+		if (x->consumed[k].q)
+			on_consumed_key(x->consumed[k].q, &x->consumed[k]);
+	if ((r = ipc_loop_add_post(x->loop, &x->more, on_more, x)) < 0 ||
+	    (r = ipc_loop_add_futex(x->loop, &x->feed_src, shm_feed_futex_word(x->feed), shm_feed_wait_token(x->feed),
+				    on_feed, x)) < 0 ||
+	    (r = ipc_loop_add_signal(x->loop, &x->sig_term, SIGTERM, on_signal, x)) < 0 ||
+	    (r = ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x)) < 0)
+		return r;
+	ipc_source_post_enable(x->more); /* entries published while the table resynced */
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: kcmd-dispatcher --controller=NAME [--kubeconfig=F] [--master=URL] [--kube-api-qps=Q]\n"
+			"                       [--kube-api-burst=B] [--v=N]\n"
+			"Started by kcmd with KCMD_ARENA_FD, KCMD_FEED_FD, KCMD_QUEUE_FDS and the controller's fds set.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct dsp *x = &(struct dsp){ 0 };
+	const char *kubeconfig = NULL, *master = NULL, *controller = NULL;
+	double qps = 20;
+	int burst = 30, v = 0, r;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strncmp(a, "--controller=", 13) == 0)
+			controller = a + 13;
+		else if (strncmp(a, "--kubeconfig=", 13) == 0)
+			kubeconfig = a + 13;
+		else if (strncmp(a, "--master=", 9) == 0)
+			master = a + 9;
+		else if (strncmp(a, "--kube-api-qps=", 15) == 0)
+			qps = strtod(a + 15, NULL);
+		else if (strncmp(a, "--kube-api-burst=", 17) == 0)
+			burst = (int)strtol(a + 17, NULL, 10);
+		else if (strncmp(a, "--v=", 4) == 0)
+			v = (int)strtol(a + 4, NULL, 10);
+		else {
+			usage();
+			return 2;
+		}
+	}
+	x->c = controller ? kcmd_registry_find(controller) : NULL;
+	if (!x->c || !x->c->handlers) {
+		fprintf(stderr, "kcmd-dispatcher: unknown controller, or one without handlers (%s)\n",
+			controller ? controller : "none");
+		usage();
+		return 2;
+	}
+	kclog_init(getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : "dispatcher", x->c->name, v);
+	signal(SIGPIPE, SIG_IGN);
+	if ((r = setup(x, kubeconfig, master, qps, burst)) < 0) {
+		ipc_loop_free(x->loop);
+		return 1;
+	}
+	log_v(1, "%s dispatcher ready at feed position %llu", x->c->name,
+	      (unsigned long long)shm_feed_position(x->feed));
+	r = ipc_loop_run(x->loop);
+
+	ipc_source_free(x->feed_src);
+	ipc_source_free(x->more);
+	for (size_t i = 0; i < x->n_consumed; i++)
+		ipc_queue_free(x->consumed[i].q);
+	free(x->consumed);
+	inf_dispatch_free(x->d);
+	for (size_t i = 0; i < x->n_queues; i++)
+		ipc_queue_owner_free(x->queues[i].owner);
+	free(x->queues);
+	for (size_t i = 0; i < x->n_types; i++)
+		free_type(x->types[i]);
+	free(x->types);
+	shm_feed_close(x->feed);
+	shm_arena_close(x->arena);
+	kube_loop_detach(x->kl);
+	kube_client_free(x->kc);
+	kube_config_free(x->kcfg);
+	ipc_loop_free(x->loop);
+	return r < 0 ? 1 : r;
+}
