@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -103,6 +104,12 @@ static void test_shared_counts(void **state)
 	close(fd);
 }
 
+/* In a forked child: die with the test program, even when an assertion ends it early. */
+static void die_with_parent(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
 /* ---- multi-process: writers (some killed with SIGKILL mid-run) and a reader ---- */
 #define TORTURE_KEYS 2
 struct seen {
@@ -162,6 +169,7 @@ static void torture_writer(int fd, int key, long n)
 	const int64_t *usec = usecs[key];
 	char host[8];
 	snprintf(host, sizeof(host), "h%d:1", key);
+	die_with_parent();
 	if (kube_rest_metrics_attach(fd) < 0)
 		_exit(2);
 	for (long i = 0; n < 0 || i < n; i++)
@@ -181,6 +189,7 @@ static pid_t spawn_reader(int fd, int out_fd)
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct seen last;
+		die_with_parent();
 		signal(SIGTERM, on_term);
 		long r = torture_reader(fd, &reader_stop, &last);
 		(void)!write(out_fd, &r, sizeof(r));

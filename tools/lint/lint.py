@@ -333,7 +333,8 @@ def main(argv):
         print("lint: unknown rule(s) %s; the rules are %s" % (",".join(bad) or "(none)", ",".join(RULES)),
               file=sys.stderr)
         return 2
-    files = explicit or list_files(root)
+    files = [f for f in explicit if f.endswith((".c", ".h")) and not matches_any(f, EXCLUDE)] if explicit \
+        else list_files(root)
 
     if fix:
         if "spdx" in sel:
