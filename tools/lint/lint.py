@@ -24,6 +24,7 @@ Outside a git work tree (the self-test's temporary trees) every *.c/*.h under th
 checked. Python 3 standard library only.
 """
 
+import functools
 import os
 import re
 import shutil
@@ -125,8 +126,17 @@ CONTROLLER_SYMBOLS = [
 
 
 # ---- helpers --------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _glob_re(pat, binds):
+    return glob_re_uncached(pat, dict(binds) if binds is not None else None)
+
+
 def glob_re(pat, binds=None):
-    """Translates a table pattern into a regex (see LAYERS for the syntax)."""
+    """A table pattern as a compiled regex (see LAYERS for the syntax); cached."""
+    return _glob_re(pat, tuple(sorted(binds.items())) if binds is not None else None)
+
+
+def glob_re_uncached(pat, binds):
     out, i = [], 0
     while i < len(pat):
         if pat.startswith("**/", i):
@@ -270,9 +280,10 @@ def check_layers(root, files):
             m = INCLUDE_RE.match(ln)
             if not m:
                 continue
-            inc = m.group(1)
-            if "/" not in inc:  # "foo.h" beside the including file
-                inc = os.path.normpath(os.path.join(os.path.dirname(f), inc))
+            # as the compiler searches: beside the including file first, then from the top (-I.)
+            inc = os.path.normpath(os.path.join(os.path.dirname(f), m.group(1)))
+            if not os.path.isfile(os.path.join(root, inc)):
+                inc = os.path.normpath(m.group(1))
             if any(glob_re(a, binds).match(inc) for a in allowed):
                 continue
             where = pat.replace("<c>", binds.get("c", "<c>")) if binds else pat

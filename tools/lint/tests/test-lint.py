@@ -104,6 +104,8 @@ CASES = [
      "workers/main.c", 10, "layers"),
     ("layers: a relative include resolves beside the file", {"ipc/y.c": c('#include "c.h"\n#include "../kube/a.h"\n')},
      "ipc/y.c", 3, "layers"),
+    ("layers: a relative include of an allowed file passes", {"ipc/z.c": c('#include "../ipc/c.h"\n#include "shm/b.h"\n')},
+     "ipc/z.c", 3, "layers"),
     ("layers: a folder without a row", {"frob/x.c": c("int frob;\n")}, "frob/x.c", 1, "layers"),
     ("names: a controller name in the manager", {"manager/y.c": c('const char *mgr_y = "garbage-collector-controller";\n')},
      "manager/y.c", 2, "names"),
