@@ -46,7 +46,8 @@ allbench  := $(foreach m,$(LIBS),$($(m)_BENCHES))
 allsoak   := $(foreach m,$(LIBS),$($(m)_SOAKS))
 prog      = $(1)/t/$(basename $(2))
 
-.PHONY: all deps unit asan e2e check run bench soak fuzz fuzz-replay install clean cluster format \
+.PHONY: all deps unit asan e2e check run bench soak fuzz fuzz-replay install clean cluster format lint \
+	lint-selftest \
 	$(addprefix bench-,kube shm ipc informer manager rs gc)
 .DEFAULT_GOAL := all
 
@@ -108,7 +109,7 @@ UNIT_PROGS := $(foreach t,$(alltests),$(call prog,$(B),$(t)))
 ASAN_PROGS := $(foreach t,$(alltests),$(call prog,$(BA),$(t)))
 
 unit: deps $(UNIT_PROGS)
-	@tests/run-tests.sh unit $(UNIT_PROGS)
+	@tests/run-tests.sh unit $(UNIT_PROGS) $(LINT_TESTS)
 
 asan: deps $(ASAN_PROGS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -193,8 +194,19 @@ install: all
 	# The unit names /usr/bin/kcmd (the package's path); point it at this install's BINDIR.
 	$(foreach u,$(wildcard packaging/*.service),sed 's|/usr/bin/kcmd|$(BINDIR)/kcmd|g' $(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && chmod 0644 $(DESTDIR)$(UNITDIR)/$(notdir $(u));)
 
+# ---- house rules (tools/lint/lint.py; docs/testing.md) ----------------------------------------
+# `make lint` checks clang-format, the SPDX line, the include layers and that only the controller
+# registry names controllers; LINT_RULES=format,spdx (or any subset) selects rules. Its negative
+# test (LINT_TESTS) runs in `make unit`. `make format` fixes what can be fixed mechanically.
+LINT_TESTS := tools/lint/tests/test-lint.py
+lint:
+	@tools/lint/lint.py
+
+lint-selftest:
+	@tests/run-tests.sh lint $(LINT_TESTS)
+
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	tools/lint/lint.py --fix --rules=format,spdx
 
 clean:
 	rm -rf $(B)

@@ -38,13 +38,15 @@ int kube_limiter_memfd_create(void)
 		close(fd);
 		return r;
 	}
-	struct kube_limiter_shm *s = mmap(NULL, KUBE_LIMITER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct kube_limiter_shm *s =
+	        mmap(NULL, KUBE_LIMITER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (s == MAP_FAILED) {
 		int r = -errno;
 		close(fd);
 		return r;
 	}
-	atomic_store(&s->tat_ns, 0);
+	/* before any other process has the fd (fork/exec orders it): relaxed is enough */
+	atomic_store_explicit(&s->tat_ns, 0, memory_order_relaxed);
 	s->magic = KUBE_LIMITER_MAGIC;
 	munmap(s, KUBE_LIMITER_SIZE);
 	return fd;
@@ -95,10 +97,12 @@ int64_t kube_limiter_reserve(struct kube_limiter *l, int64_t now_ns)
 {
 	if (!l || !l->interval_ns)
 		return 0;
-	int64_t tat = atomic_load(&l->s->tat_ns), next;
+	/* relaxed throughout (L2): tat guards no other data; the CAS makes the slot ours (L1) */
+	int64_t tat = atomic_load_explicit(&l->s->tat_ns, memory_order_relaxed), next;
 	do {
 		next = (tat > now_ns ? tat : now_ns) + l->interval_ns;
-	} while (!atomic_compare_exchange_weak(&l->s->tat_ns, &tat, next));
+	} while (!atomic_compare_exchange_weak_explicit(
+	        &l->s->tat_ns, &tat, next, memory_order_relaxed, memory_order_relaxed));
 	int64_t at = next - l->tau_ns;
 	return at > now_ns ? at - now_ns : 0;
 }

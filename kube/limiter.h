@@ -19,9 +19,18 @@
  *   kube_client uses it through kube_client_opts.limiter: a queued call reserves its slot once
  *   it is otherwise ready to go and is sent when the slot comes (each retry reserves anew).
  *
- * INVARIANTS
- *   L1 tat only grows (CAS from the value read); one slot per successful CAS.
+ * INVARIANTS (the page: magic, then one _Atomic int64_t tat_ns; struct in limiter.c)
  *   Who writes: every process sharing the bucket (lock-free CAS). Who reads: the same.
+ *   L1 tat only grows (CAS from the value read); one slot per successful CAS.
+ *   L2 Ordering: tat is the only shared word and guards no other data, so every access is
+ *      relaxed; the CAS alone makes two processes' reservations distinct (L1).
+ *   Retry rule: a failed CAS reloads tat and recomputes the slot (lock-free: some process's
+ *      CAS succeeds in every round).
+ *   Death: a process killed at any point has at most reserved a slot it will not use (the
+ *      bucket lends that token to nobody, as a canceled client-go Wait would not return it);
+ *      there is nothing to reclaim.
+ *   Version rule: magic (KUBE_LIMITER_MAGIC, "GLM1") carries the version; a mismatch is
+ *      -EBADMSG at open; any layout change bumps it.
  */
 #include <stdint.h>
 

@@ -56,6 +56,9 @@ int kube_rest_metrics_create(void)
 	}
 	t->version = RM_VERSION;
 	t->n_rows = KUBE_RM_ROWS;
+	/* version rule: magic last. The fd reaches other processes only after this returns, by
+	 * fork/exec, which orders these stores before any reader's loads; the fence pairs with
+	 * no acquire and only keeps the compiler from sinking the header stores below magic. */
 	atomic_thread_fence(memory_order_release);
 	t->magic = RM_MAGIC;
 	munmap(t, sizeof(*t));
@@ -109,10 +112,13 @@ static bool row_is(const struct rm_row *r, const char *method, int code, const c
 	       strncmp(r->host, host, sizeof(r->host)) == 0;
 }
 
-static struct rm_row *find_or_claim(struct rm_table *t, const char *method, int code, const char *host)
+static struct rm_row *find_or_claim(struct rm_table *t, const char *method, int code,
+                                    const char *host)
 {
 	for (unsigned i = 0; i < KUBE_RM_ROWS; i++) {
 		struct rm_row *r = &t->rows[i];
+		/* acquire: pairs with the READY release store below (R1), so the key reads see it
+		 */
 		uint32_t s = atomic_load_explicit(&r->state, memory_order_acquire);
 		if (s == ROW_READY) {
 			if (row_is(r, method, code, host))
@@ -120,10 +126,14 @@ static struct rm_row *find_or_claim(struct rm_table *t, const char *method, int 
 			continue;
 		}
 		if (s == ROW_CLAIMED)
-			continue; /* someone is writing its key; it may be ours: a duplicate row is fine */
+			continue; /* someone is writing its key; it may be ours: a duplicate row is
+			             fine */
 		uint32_t want = ROW_FREE;
-		if (!atomic_compare_exchange_strong_explicit(&r->state, &want, ROW_CLAIMED, memory_order_acq_rel,
-							     memory_order_acquire)) {
+		/* on failure `want` is loaded with acquire: pairs with the READY release store of
+		 * the winner (R1), so row_is may read its key */
+		if (!atomic_compare_exchange_strong_explicit(&r->state, &want, ROW_CLAIMED,
+		                                             memory_order_acq_rel,
+		                                             memory_order_acquire)) {
 			if (want == ROW_READY && row_is(r, method, code, host))
 				return r;
 			continue;
@@ -131,6 +141,8 @@ static struct rm_row *find_or_claim(struct rm_table *t, const char *method, int 
 		r->code = code;
 		memcpy(r->method, method, strnlen(method, sizeof(r->method) - 1));
 		memcpy(r->host, host, strnlen(host, sizeof(r->host) - 1));
+		/* release: publishes the key; pairs with the acquire state loads here and in
+		 * kube_rest_metrics_read (R1) */
 		atomic_store_explicit(&r->state, ROW_READY, memory_order_release);
 		return r;
 	}
@@ -151,18 +163,21 @@ void kube_rest_metrics_observe(const char *method, int code, const char *host, i
 	atomic_fetch_add_explicit(&r->count, 1, memory_order_relaxed);
 	if (usec < 0)
 		return;
+	/* R3: sum and count first, the bucket last */
+	atomic_fetch_add_explicit(&r->dur_sum_usec, (uint64_t)usec, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->dur_count, 1, memory_order_relaxed);
 	double s = (double)usec / 1e6;
 	for (unsigned b = 0; b < KUBE_RM_NBUCKETS; b++)
 		if (s <= bounds[b]) {
-			atomic_fetch_add_explicit(&r->buckets[b], 1, memory_order_relaxed);
+			/* release: pairs with the acquire bucket load in kube_rest_metrics_read,
+			 * which then sees the dur_count increment above */
+			atomic_fetch_add_explicit(&r->buckets[b], 1, memory_order_release);
 			break;
 		}
-	atomic_fetch_add_explicit(&r->dur_sum_usec, (uint64_t)usec, memory_order_relaxed);
-	atomic_fetch_add_explicit(&r->dur_count, 1, memory_order_relaxed);
 }
 
-int kube_rest_metrics_read(int fd, void (*fn)(const struct kube_rest_metrics_row *row, void *ud), void *ud,
-			   uint64_t *dropped)
+int kube_rest_metrics_read(int fd, void (*fn)(const struct kube_rest_metrics_row *row, void *ud),
+                           void *ud, uint64_t *dropped)
 {
 	struct rm_table *t;
 	int r = map_table(fd, PROT_READ, &t), n = 0;
@@ -170,6 +185,7 @@ int kube_rest_metrics_read(int fd, void (*fn)(const struct kube_rest_metrics_row
 		return r;
 	for (unsigned i = 0; i < KUBE_RM_ROWS; i++) {
 		struct rm_row *row = &t->rows[i];
+		/* acquire: pairs with the READY release store in find_or_claim (R1) */
 		if (atomic_load_explicit(&row->state, memory_order_acquire) != ROW_READY)
 			continue;
 		char method[sizeof(row->method) + 1], host[sizeof(row->host) + 1];
@@ -178,15 +194,19 @@ int kube_rest_metrics_read(int fd, void (*fn)(const struct kube_rest_metrics_row
 		memcpy(host, row->host, sizeof(row->host));
 		host[sizeof(row->host)] = 0;
 		struct kube_rest_metrics_row out = {
-			.method = method,
-			.code = row->code,
-			.host = host,
-			.count = atomic_load_explicit(&row->count, memory_order_relaxed),
-			.dur_count = atomic_load_explicit(&row->dur_count, memory_order_relaxed),
-			.dur_sum_usec = atomic_load_explicit(&row->dur_sum_usec, memory_order_relaxed),
+		        .method = method,
+		        .code = row->code,
+		        .host = host,
+		        .count = atomic_load_explicit(&row->count, memory_order_relaxed),
 		};
+		/* R3: the buckets first, each with acquire (pairs with the release bucket add in
+		 * kube_rest_metrics_observe), then dur_count: every bucket increment seen here has
+		 * its dur_count increment visible below */
 		for (unsigned b = 0; b < KUBE_RM_NBUCKETS; b++)
-			out.buckets[b] = atomic_load_explicit(&row->buckets[b], memory_order_relaxed);
+			out.buckets[b] =
+			        atomic_load_explicit(&row->buckets[b], memory_order_acquire);
+		out.dur_count = atomic_load_explicit(&row->dur_count, memory_order_relaxed);
+		out.dur_sum_usec = atomic_load_explicit(&row->dur_sum_usec, memory_order_relaxed);
 		fn(&out, ud);
 		n++;
 	}

@@ -20,6 +20,34 @@
  *   here); method the HTTP method; host the server's host:port. Durations (label verb = the
  *   method, host) are observed for every attempt except WATCH (its length is the watch's life),
  *   in client-go's buckets.
+ *
+ * INVARIANTS
+ *   Who writes: every attached process (the manager, informerd, every worker), any number at
+ *   once, lock-free. Who reads: the manager's /metrics (kube_rest_metrics_read, a read-only
+ *   mapping per call). The layout (struct rm_table in restmetrics.c) lives only in that file.
+ *   R1 A row's state goes FREE -> CLAIMED -> READY and never back. Only the process whose CAS
+ *      FREE -> CLAIMED succeeded writes the row's key (method, code, host), then stores READY
+ *      with release; anyone reads the key only after loading READY with acquire (pairs with
+ *      that store), so a key is never read half written, and it never changes afterwards.
+ *   R2 Counters are _Atomic uint64_t changed only by relaxed fetch_add: they only grow, no
+ *      increment is lost between processes, and each load is untorn.
+ *   R3 Σ buckets <= dur_count in every row a reader returns (so le="60" <= le="+Inf" on
+ *      /metrics): an observation adds dur_sum_usec and dur_count first, then its bucket with a
+ *      release fetch_add; the reader loads every bucket with acquire (pairs with that add)
+ *      before it loads dur_count and dur_sum_usec, so each bucket increment it sees comes
+ *      with its dur_count increment. The converse is not promised (an observation above the
+ *      last bound has no bucket; one in flight may be in dur_count only), nor any relation
+ *      between count (requests) and dur_count, nor between two rows.
+ *   Reader retry rule: none needed; a read is a snapshot of monotonic counters, each row
+ *      consistent as R3 says. Rows with equal keys (two claimants raced, R1) are summed by
+ *      the caller.
+ *   Death: a writer killed mid-observation loses at most that observation's later parts (R3
+ *      still holds); one killed between CLAIMED and READY leaves its row CLAIMED forever:
+ *      skipped by readers and writers, one row of KUBE_RM_ROWS lost, no count lost (the next
+ *      observation of that key claims another row). A reader holds no state in the table.
+ *   Version rule: magic, version (RM_VERSION), row count and the file size are checked on
+ *      every attach and read (-EINVAL on a mismatch); any layout change bumps RM_VERSION. The
+ *      creator writes magic last (release fence) before handing the fd to any child.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,7 +56,10 @@
 #define KUBE_RM_HOST_MAX 120
 #define KUBE_RM_NBUCKETS 12
 /* client-go's rest_client_request_duration_seconds buckets (seconds) */
-#define KUBE_RM_BUCKETS_S { 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60 }
+#define KUBE_RM_BUCKETS_S                                                                          \
+	{                                                                                          \
+		0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60                               \
+	}
 
 /* Creates the shared table (memfd "kcmd-rest-metrics", MFD_CLOEXEC). Returns the fd or -errno. */
 int kube_rest_metrics_create(void);
@@ -56,5 +87,5 @@ struct kube_rest_metrics_row {
 /* Calls fn for every used row of the table behind fd (mapped read-only for the call); rows
  * with equal keys are reported separately. Returns the number of rows, or -errno; *dropped gets
  * the attempts not counted because the table was full (may be NULL). */
-int kube_rest_metrics_read(int fd, void (*fn)(const struct kube_rest_metrics_row *row, void *ud), void *ud,
-			   uint64_t *dropped);
+int kube_rest_metrics_read(int fd, void (*fn)(const struct kube_rest_metrics_row *row, void *ud),
+                           void *ud, uint64_t *dropped);

@@ -2,9 +2,11 @@
 /* manager/status.c: the manager's state for kcmctl status (see status.h). */
 #include "manager/status.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,13 +16,20 @@
 #define STATUS_MAGIC   0x6b636d6473746174ull /* "kcmdstat" */
 #define STATUS_VERSION 1
 
+/* struct mgr_status as 64-bit words: copied with atomic loads and stores (INVARIANTS S2). */
+#define STATUS_WORDS (sizeof(struct mgr_status) / sizeof(uint64_t))
+static_assert(sizeof(struct mgr_status) % sizeof(uint64_t) == 0, "mgr_status is whole words");
+
 struct page {
 	uint64_t magic;
 	uint32_t version, size;
-	_Atomic uint32_t seq; /* odd while the manager writes */
+	_Atomic uint32_t seq; /* odd while the manager writes (S1) */
 	uint32_t pad;
-	struct mgr_status st;
+	_Atomic uint64_t st[STATUS_WORDS]; /* the bytes of a struct mgr_status */
 };
+/* the same bytes as when st was a plain struct mgr_status: no version bump for the change */
+static_assert(offsetof(struct page, st) == 24, "status page layout");
+static_assert(sizeof(struct page) == 24 + sizeof(struct mgr_status), "status page layout");
 
 struct mgr_status_page {
 	struct page *p;
@@ -63,10 +72,21 @@ void mgr_status_publish(struct mgr_status_page *sp, const struct mgr_status *st)
 {
 	if (!sp)
 		return;
+	/* the only writer: a relaxed load sees its own last store. A page left odd by a writer
+	 * that died mid-publication is rounded up to even first (S1). */
 	uint32_t s = atomic_load_explicit(&sp->p->seq, memory_order_relaxed);
+	s += s & 1;
 	atomic_store_explicit(&sp->p->seq, s + 1, memory_order_relaxed);
+	/* release: orders the odd seq before the payload stores; pairs with the reader's acquire
+	 * fence in mgr_status_read (S3) */
 	atomic_thread_fence(memory_order_release);
-	memcpy(&sp->p->st, st, sizeof(*st));
+	const unsigned char *src = (const unsigned char *)st;
+	for (size_t i = 0; i < STATUS_WORDS; i++) {
+		uint64_t w;
+		memcpy(&w, src + i * sizeof(w), sizeof(w));
+		atomic_store_explicit(&sp->p->st[i], w, memory_order_relaxed);
+	}
+	/* release: publishes the payload; pairs with the reader's acquire load of seq (S3) */
 	atomic_store_explicit(&sp->p->seq, s + 2, memory_order_release);
 }
 
@@ -92,17 +112,25 @@ int mgr_status_read(int fd, struct mgr_status *ret)
 	p = mmap(NULL, sizeof(struct page), PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	if (p->magic != STATUS_MAGIC || p->version != STATUS_VERSION || p->size != sizeof(struct page)) {
+	if (p->magic != STATUS_MAGIC || p->version != STATUS_VERSION ||
+	    p->size != sizeof(struct page)) {
 		munmap((void *)p, sizeof(struct page));
 		return -EINVAL;
 	}
 	for (int tries = 0; tries < 1000; tries++) {
+		/* acquire: pairs with the writer's final release store of seq (S3) */
 		uint32_t s1 = atomic_load_explicit(&p->seq, memory_order_acquire);
 		if (s1 & 1) {
 			usleep(100);
 			continue;
 		}
-		memcpy(ret, &p->st, sizeof(*ret));
+		/* 64-bit atomic loads are plain loads, fine on a read-only mapping */
+		unsigned char *dst = (unsigned char *)ret;
+		for (size_t i = 0; i < STATUS_WORDS; i++) {
+			uint64_t w = atomic_load_explicit(&p->st[i], memory_order_relaxed);
+			memcpy(dst + i * sizeof(w), &w, sizeof(w));
+		}
+		/* acquire: pairs with the writer's release fence after its odd store (S3) */
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&p->seq, memory_order_relaxed) == s1) {
 			r = 0;

@@ -4,7 +4,7 @@
 # Kubernetes pins. Go comes from the machine, or from the Go module proxy's toolchain module.
 set -euo pipefail
 debs=(build-essential pkg-config libcurl4-openssl-dev libcjson-dev liburing-dev libsystemd-dev debhelper dpkg-dev lintian
-	libcmocka-dev libyaml-dev libmicrohttpd-dev libgnutls28-dev clang libclang-rt-14-dev clang-format curl ca-certificates unzip)
+	libcmocka-dev libyaml-dev libmicrohttpd-dev libgnutls28-dev clang libclang-rt-14-dev clang-format python3 curl ca-certificates unzip)
 missing=()
 for d in "${debs[@]}"; do
 	dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q "install ok installed" || missing+=("$d")
