@@ -61,10 +61,10 @@ $(BA)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) -MMD -MP -c $< -o $@
 
-# Transitive closure of library dependencies (two levels are enough for this tree; a third
-# application of the expansion keeps it correct if it grows one deeper).
+# Transitive closure of library dependencies (five applications of the expansion: deeper than
+# the deepest chain of this tree, kcmd-worker -> registry -> gchandlers -> informer -> kcdispatch).
 libclose1 = $(sort $(1) $(foreach d,$(1),$($(d)_LIBDEPS)))
-libclose  = $(call libclose1,$(call libclose1,$(call libclose1,$(1))))
+libclose  = $(call libclose1,$(call libclose1,$(call libclose1,$(call libclose1,$(call libclose1,$(1))))))
 # The libraries a program needs; they are linked as one group, so their order does not matter.
 linkorder = $(call libclose,$(1))
 linkargs  = $(filter-out %.a,$(1)) -Wl,--start-group $(filter %.a,$(1)) -Wl,--end-group

@@ -4,5 +4,5 @@
 LIBS              += registry
 registry_SRCS     := controllers/registry.c workers/replicaset/plugin.c workers/garbagecollector/plugin.c \
 		     workers/kubeletsim/plugin.c
-registry_LIBDEPS  := kcflag rs rshandlers worker gc gchandlers kubeletsim kube shm ipc kclog kcfeat informer
+registry_LIBDEPS  := kcflag rs rshandlers worker gc gchandlers kubeletsim kube shm ipc kclog kcfeat kcdispatch
 registry_TESTS    := controllers/tests/test-registry.c

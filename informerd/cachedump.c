@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "informerd/metrics.h"
+#include "lib/infmetrics.h"
 #include "shm/arena.h"
 
 static const char *metric_names[INF_M_COUNT] = {

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 #include "ipc/loop.h"
 #include "kube/client.h"
 

@@ -23,8 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "informerd/handlers.h"
-#include "informerd/metrics.h"
+#include "lib/handlers.h"
+#include "lib/infmetrics.h"
 #include "informerd/store.h"
 #include "ipc/loop.h"
 #include "kube/client.h"

@@ -7,7 +7,7 @@
  *   env    KCMD_ARENA_FD=N            the arena memfd, read-write (informerd is its writer)
  *          KCMD_QUEUE_FDS=name:fd,... every work queue memfd; informerd is each queue's owner
  *          KCMD_INFORMER_METRICS_FD=N optional: a memfd for informerd's counters
- *                                     (informerd/metrics-abi.h); the manager reads it
+ *                                     (lib/infmetrics-abi.h); the manager reads it
  *          KCMD_PROCESS=informerd
  * The fds are inherited without FD_CLOEXEC. For tests and tools the same can be given as flags:
  * --arena-fd=N, --arena-path=PATH (e.g. /proc/<holder>/fd/<n> of a process that keeps an arena
@@ -31,9 +31,9 @@
 #include <unistd.h>
 
 #include "informerd/discovery.h"
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 #include "informerd/informer.h"
-#include "informerd/metrics.h"
+#include "lib/infmetrics.h"
 #include "informerd/store.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"
@@ -126,7 +126,7 @@ struct informerd {
 	struct shm_feed *feed; /* KCMD_FEED_FD: every change is published here after the arena */
 	struct ipc_source *feed_post;
 	/* GarbageCollector.Sync's wait for the monitors after a resync: 0, or until when */
-	uint64_t gc_sync_deadline;
+	uint64_t monitors_sync_deadline;
 	char host[256];
 };
 
@@ -533,7 +533,7 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 	/* GarbageCollector.Sync: no deletable resources at all is an error, and nothing changes */
 	if (n == 0) {
 		log_error("discovery: no deletable resources; keeping the informers as they are");
-		inf_metrics_gc_sync_error(x->metrics);
+		inf_metrics_discovery_sync_error(x->metrics);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -635,10 +635,10 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 	}
 	/* the monitor resync failed for some resource: counted once per round, as upstream */
 	if (resync_failed)
-		inf_metrics_gc_sync_error(x->metrics);
+		inf_metrics_discovery_sync_error(x->metrics);
 	/* after a change, the monitors get one period to sync (checked in on_tick) */
-	else if (changed && !x->gc_sync_deadline)
-		x->gc_sync_deadline = ipc_now_usec() +
+	else if (changed && !x->monitors_sync_deadline)
+		x->monitors_sync_deadline = ipc_now_usec() +
 		                      (uint64_t)(x->o.discovery_period_s > 0 ? x->o.discovery_period_s : 30) *
 		                              1000000;
 }
@@ -663,12 +663,12 @@ static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
 		         inf_informers_count(x->ii), (double)(now - x->started_at) / 1e6,
 		         (unsigned long long)inf_informers_lists(x->ii));
 	}
-	if (x->gc_sync_deadline && inf_informers_all_synced(x->ii)) {
-		x->gc_sync_deadline = 0;
-	} else if (x->gc_sync_deadline && now >= x->gc_sync_deadline) {
-		x->gc_sync_deadline = 0;
+	if (x->monitors_sync_deadline && inf_informers_all_synced(x->ii)) {
+		x->monitors_sync_deadline = 0;
+	} else if (x->monitors_sync_deadline && now >= x->monitors_sync_deadline) {
+		x->monitors_sync_deadline = 0;
 		log_error("timed out waiting for dependency graph builder sync during GC sync");
-		inf_metrics_gc_sync_error(x->metrics);
+		inf_metrics_discovery_sync_error(x->metrics);
 	}
 	if (kube_loop_error(x->kl)) {
 		log_error("event loop error in the API client: %s",

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "informerd/store.h"
 #include "shm/feed.h"
 #include "kube/selector.h"

@@ -7,7 +7,7 @@
  * Design note.
  *   - Order: the arena is written first, then the handlers run (handlers.h), so a worker woken
  *     by a key reads at least the version that caused it.
- *   - Record kinds: pods and replicasets become typed records (informerd/records.h); every
+ *   - Record kinds: pods and replicasets become typed records (shm/records.h); every
  *     other resource a metadata-only record (name, uid, rv, labels, owners, deletion state).
  *   - Replace (a completed LIST or WatchList's initial events): items are applied as they
  *     arrive (ADD if new, UPDATE otherwise), and their keys are remembered; when the replace
@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 #include "kube/model.h"
 #include "shm/arena.h"
 

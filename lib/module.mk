@@ -13,3 +13,12 @@ kcfeat_SRCS      := lib/features.c
 LIBS             += kcflag
 kcflag_SRCS      := lib/goflag.c lib/ctlhost.c
 kcflag_TESTS     := lib/tests/test-goflag.c
+#   kcdispatch   the handler-table interface controllers implement and its dispatcher (used by
+#                each controller's kcmd-dispatcher, and by informerd for its test table)
+#   kcinfmetrics informerd's per-resource counters in shared memory (written by informerd,
+#                read by the manager for /metrics)
+LIBS                 += kcdispatch kcinfmetrics
+kcdispatch_SRCS      := lib/handlers.c
+kcdispatch_LIBDEPS   := kube shm ipc
+kcinfmetrics_SRCS    := lib/infmetrics.c
+kcinfmetrics_LIBDEPS :=

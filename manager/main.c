@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "informerd/metrics.h"
+#include "lib/infmetrics.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"
 #include "kube/client.h"
@@ -973,7 +973,7 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 			mgr_metrics_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", kc->discovery_error_metric,
 					   kc->discovery_error_help ? kc->discovery_error_help : "", kc->discovery_error_metric,
 					   kc->discovery_error_metric,
-					   (unsigned long long)atomic_load_explicit(&m->inf_metrics->gc_resources_sync_errors,
+					   (unsigned long long)atomic_load_explicit(&m->inf_metrics->discovery_sync_errors,
 										    memory_order_relaxed));
 	}
 }

@@ -5,7 +5,7 @@
  *
  * informerd writes the arena and then publishes every change to the change feed (shm/feed.h); it
  * links no controller code. This process consumes the feed at its own pace, turns each entry
- * into the inf_event the controller's handler table expects (informerd/handlers.h: the object
+ * into the inf_event the controller's handler table expects (lib/handlers.h: the object
  * decoded from the record, the previous version, tombstone and relist flags), runs the handlers,
  * and owns the controller's work queues (its workers attach to them as clients). A fault in one
  * controller's handlers kills this process only: the cache and every other controller go on, and
@@ -14,9 +14,10 @@
  * Start-up: open the feed (positioned at its end), then register the table, which resyncs from
  * the arena (re-adds every key the controller owns, as after any queue-owner restart); entries
  * published meanwhile are delivered after, and the handlers tolerate seeing a change twice (as
- * after an informerd warm restart). A dispatcher that falls behind the feed's ring (-ESTALE)
- * exits with status 3 so that the manager restarts it: a new process starts from the arena, which
- * is what a client-go relist does.
+ * after an informerd warm restart). A dispatcher that falls behind the feed's ring (-ESTALE),
+ * or that sees informerd restart (a new feed writer incarnation: the old writer may have died
+ * between an arena write and its publication), exits with status 3 so that the manager restarts
+ * it: a new process starts from the arena, which is what a client-go relist does.
  *
  * Started by the manager with the environment contract of docs/architecture.md: KCMD_ARENA_FD
  * (read-only), KCMD_FEED_FD (read-only), KCMD_QUEUE_FDS (its controller's queues), the fds the
@@ -30,7 +31,7 @@
 #include <unistd.h>
 
 #include "controllers/registry.h"
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"
 #include "kube/client.h"
@@ -74,6 +75,7 @@ struct dsp {
 	size_t n_types;
 	char host[256];
 	uint64_t handled;
+	uint64_t incarnation; /* the feed writer's when this process started (0: none yet) */
 };
 
 static int env_fd(const char *name)
@@ -238,7 +240,23 @@ out:
 static void drain(struct dsp *x)
 {
 	uint32_t tok = shm_feed_wait_token(x->feed);
-	int n = shm_feed_drain(x->feed, BATCH, on_entry, x);
+	struct shm_feed_stats st;
+	int n;
+
+	/* A restarted informerd (a new writer incarnation) may have died between an arena write
+	 * and its publication: that change is in the arena but never in the feed. Start again from
+	 * the arena, as informerd's own restart did when the handlers lived there. */
+	if (shm_feed_stats(x->feed, &st) == 0 && st.incarnation != x->incarnation) {
+		if (x->incarnation) {
+			log_info("informerd restarted (change feed incarnation %llu -> %llu): restarting to resync "
+				 "from the arena",
+				 (unsigned long long)x->incarnation, (unsigned long long)st.incarnation);
+			ipc_loop_exit(x->loop, 3);
+			return;
+		}
+		x->incarnation = st.incarnation; /* the first writer opened after this process started */
+	}
+	n = shm_feed_drain(x->feed, BATCH, on_entry, x);
 
 	if (n == -ESTALE) {
 		log_error("fell behind the change feed (its ring was overwritten); restarting to resync from the "
@@ -331,6 +349,9 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		log_error("KCMD_FEED_FD: no usable change feed (%s)", fd < 0 ? "not set" : strerror(-r));
 		return -EINVAL;
 	}
+	struct shm_feed_stats st;
+	if (shm_feed_stats(x->feed, &st) == 0)
+		x->incarnation = st.incarnation;
 	/* the client handlers post through (Events), on this loop, never blocking */
 	struct kube_config_opts co = { .kubeconfig = kubeconfig, .master = master };
 	if (kube_config_load(&co, &x->kcfg, err, sizeof(err)) < 0) {
@@ -343,29 +364,48 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		log_error("API client: %s", strerror(-r));
 		return r;
 	}
+	/* this process owns every queue of the controller (also those only its workers and its
+	 * handlers' consumers use); the table is handed the owners of the queues it adds to */
 	size_t nq = 0;
 	while (t->queues && t->queues[nq])
 		nq++;
-	x->queues = calloc(nq ? nq : 1, sizeof(*x->queues));
+	x->queues = calloc(x->c->n_queues ? x->c->n_queues : 1, sizeof(*x->queues));
 	struct ipc_queue_owner **owners = calloc(nq ? nq : 1, sizeof(*owners));
-	if (!x->queues || !owners) {
+	bool *restarted = calloc(nq ? nq : 1, sizeof(*restarted));
+	if (!x->queues || !owners || !restarted) {
 		free(owners);
+		free(restarted);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < nq; i++) {
+	for (size_t i = 0; i < x->c->n_queues; i++) {
 		struct dq *q = &x->queues[x->n_queues++];
 		struct ipc_queue_owner_config qc = { .resync = on_owner_resync, .userdata = q };
-		q->name = t->queues[i];
+		q->name = x->c->queues[i].name;
 		fd = queue_fd(q->name);
 		if (fd < 0 || (r = ipc_queue_owner_new(&q->owner, x->loop, fd, &qc)) < 0) {
 			log_error("queue %s: %s", q->name, fd < 0 ? "not in KCMD_QUEUE_FDS" : strerror(-r));
 			free(owners);
+			free(restarted);
 			return fd < 0 ? -EINVAL : r;
 		}
-		owners[i] = q->owner;
+	}
+	for (size_t k = 0; k < nq; k++) {
+		for (size_t i = 0; i < x->n_queues; i++)
+			if (!strcmp(x->queues[i].name, t->queues[k])) {
+				owners[k] = x->queues[i].owner;
+				restarted[k] = x->queues[i].restarted;
+			}
+		if (!owners[k]) {
+			log_error("handler table %s adds to queue %s, which its descriptor does not declare",
+				  t->controller, t->queues[k]);
+			free(owners);
+			free(restarted);
+			return -EINVAL;
+		}
 	}
 	if ((r = inf_dispatch_new(&x->d)) < 0) {
 		free(owners);
+		free(restarted);
 		return r;
 	}
 	gethostname(x->host, sizeof(x->host) - 1);
@@ -379,12 +419,14 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	free(owners);
 	if (r < 0) {
 		log_error("handler table %s: %s", t->controller, strerror(-r));
+		free(restarted);
 		return r;
 	}
 	x->table = (size_t)r;
 	/* re-add every key the controller owns (queue rule: after an owner (re)start) */
 	for (size_t k = 0; k < nq; k++)
-		inf_dispatch_resync(x->d, x->table, k, x->queues[k].restarted);
+		inf_dispatch_resync(x->d, x->table, k, restarted[k]);
+	free(restarted);
 	for (size_t k = 0; t->consumes && t->consumes[k]; k++) {
 		struct consumed *nc = realloc(x->consumed, (x->n_consumed + 1) * sizeof(*nc));
 		if (!nc)

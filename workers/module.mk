@@ -2,13 +2,13 @@
 # cache / API client (see docs/architecture.md). Controller logic lives in workers/<controller>/.
 LIBS            += worker
 worker_SRCS     := workers/objects.c workers/replicaset/controller.c workers/garbagecollector/controller.c
-worker_LIBDEPS  := rs gc gchandlers kube shm ipc kclog informer kcfeat
+worker_LIBDEPS  := rs gc gchandlers kube shm ipc kclog informer kcdispatch kcfeat
 worker_TESTS    := workers/tests/test-objects.c workers/tests/test-rs-executor.c
 
 # The controllers' event handlers, linked into informerd.
 LIBS              += rshandlers
 rshandlers_SRCS    := workers/replicaset/table.c
-rshandlers_LIBDEPS := rs worker informer kube shm ipc kclog
+rshandlers_LIBDEPS := rs worker informer kcdispatch kube shm ipc kclog
 
 BINS               += kcmd-worker
 kcmd-worker_SRCS    := workers/main.c

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 
 static bool inside(const struct shm_obj *o, const void *p, size_t n)
 {

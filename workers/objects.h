@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * workers/objects.h: arena records (shm_obj + informerd/records.h payload) as kube/model.h
+ * workers/objects.h: arena records (shm_obj + shm/records.h payload) as kube/model.h
  * structs, so controller logic written against the object model runs on the shared cache.
  *
  * Design note.

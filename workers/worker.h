@@ -43,7 +43,7 @@ struct wk_result {
 };
 
 struct wk_controller {
-	const char *name;          /* canonical, e.g. "replicaset-controller" */
+	const char *name;          /* canonical (kcm's name) */
 	const char *const *queues; /* NULL-terminated names of the queues it consumes */
 	int (*init)(struct wk_ctx *ctx, void **ret_state);
 	/* Syncs key taken from queues[q]. */
@@ -51,5 +51,3 @@ struct wk_controller {
 	void (*fini)(void *state);
 };
 
-extern const struct wk_controller wk_replicaset_controller;
-extern const struct wk_controller wk_gc_controller; /* workers/garbagecollector/controller.c */

@@ -46,7 +46,7 @@
 
 #define KCMD_CONTROLLER_ABI 1u
 
-struct inf_handler_table; /* informerd/handlers.h */
+struct inf_handler_table; /* lib/handlers.h */
 struct wk_controller;     /* workers/worker.h */
 struct kcmd_flag_values;  /* below */
 struct kube_config;       /* kube/config.h */

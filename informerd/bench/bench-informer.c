@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 #include "informerd/store.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "informerd/discovery.h"
-#include "informerd/handlers.h"
-#include "informerd/metrics.h"
+#include "lib/handlers.h"
+#include "lib/infmetrics.h"
 #include "kube/discovery.h"
 
 static void test_discovery_filter(void **state)

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "informerd/handlers.h"
-#include "informerd/records.h"
+#include "lib/handlers.h"
+#include "shm/records.h"
 #include "informerd/store.h"
 
 struct seen_ev {

@@ -57,21 +57,24 @@ EXCLUDE = [
 # below and never each other; controllers/ is the registry, the one place that knows every
 # controller; bench/ and tests/ may use anything (never linked into production processes).
 BELOW = ["kube/**", "shm/**", "ipc/**"]
-LIB = ["lib/**"] + BELOW
+API = ["kcmd/**"]  # the public controller interface, include/kcmd/ (-Iinclude)
+LIB = ["lib/**"] + BELOW + API
 REGISTRY_H = ["controllers/*.h"]  # the registry's (and controller interface's) headers
 LAYERS = [
+    # tests (unit tests of any module) run from outside: they may use anything
+    ("**/tests/**", ["**"]),
+    # the public controller API (include/kcmd/, included as "kcmd/...") includes nothing of kcmd
+    ("include/kcmd/**", ["kcmd/**"]),
     ("kube/**", ["kube/**"]),
     ("shm/**", ["shm/**"]),
     ("ipc/**", ["ipc/**"]),
-    ("lib/**", ["lib/**"] + BELOW),
+    ("lib/**", ["lib/**"] + BELOW + API),
     # the registry: its top-level files include every controller's descriptor
     ("controllers/*", ["**"]),
     ("controllers/tests/**", ["**"]),
     # controllers may also live under controllers/<name>/ (same rule as workers/<name>/)
     ("controllers/<c>/**", ["controllers/<c>/**"] + REGISTRY_H + ["workers/*.h"] + LIB),
     ("informerd/**", ["informerd/**"] + LIB),
-    # the benchmark driver; it is leaving manager/ for bench/ (issue 15)
-    ("manager/bench/**", ["**"]),
     ("manager/**", ["manager/**"] + REGISTRY_H + LIB),
     # the worker process: its main and the headers every controller implements
     ("workers/*", ["workers/*"] + REGISTRY_H + LIB),

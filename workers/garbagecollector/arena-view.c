@@ -9,7 +9,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "workers/garbagecollector/arena-view.h"
 
 /* Fills the node fields of a record; owners into *owners (grown as needed). */

@@ -8,7 +8,7 @@
  *   A worker needs, per queued uid, the node (identity, owners as observed, beingDeleted,
  *   deletingDependents) and the node's dependents with their owners and flags. Every observed
  *   object is in the arena: shm_reader_get_uid gives the record (identity = the record's type
- *   GVK + ns/name/uid, owners), the record header (informerd/records.h) gives the deletion
+ *   GVK + ns/name/uid, owners), the record header (shm/records.h) gives the deletion
  *   timestamp and the two GC finalizers, and shm_reader_list_dependents gives every object that
  *   references a uid. Virtual nodes are not in the arena: their identity arrives in the queue
  *   key (gc_queue_key_encode), so node() answers -ENOENT for them and the worker uses the key.

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "workers/garbagecollector/debug.h"
 
 const char *gc_queue_metric_name(const char *queue)

@@ -12,7 +12,7 @@
  *   kcmd splits that state by where it can come from:
  *     - owners of an observed object and the dependents of any uid are the arena's records
  *       and owner-uid index (shm_reader_get_uid, shm_reader_list_dependents); beingDeleted and
- *       the finalizers are in every record's header (informerd/records.h);
+ *       the finalizers are in every record's header (shm/records.h);
  *     - what the arena cannot know is GC-private: virtual nodes (owners referenced but never
  *       observed, with the identity guessed from the reference), the sticky deletingDependents
  *       flag, and the "observed" mark.

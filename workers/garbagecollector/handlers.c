@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "workers/garbagecollector/handlers.h"
 
 #include "kube/client.h"

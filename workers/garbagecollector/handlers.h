@@ -17,7 +17,7 @@
  *   back from worker processes, the OwnerRefInvalidNamespace events' writer (a hook is
  *   provided), ignored resources and the discovery-driven resource set.
  */
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 #include "workers/garbagecollector/graph.h"
 
 /* The table to register with inf_dispatch_register (queues: gc-attempt-to-delete,

@@ -19,6 +19,8 @@
 #include "workers/garbagecollector/handlers.h"
 #include "workers/worker.h"
 
+extern const struct wk_controller wk_gc_controller; /* controller.c */
+
 static int gc_workers(const struct kcmd_flag_values *v)
 {
 	int64_t n = kcmd_flag_int(v, "concurrent-gc-syncs");

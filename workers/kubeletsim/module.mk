@@ -5,6 +5,6 @@
 LIBS               += kubeletsim
 kubeletsim_SRCS    := workers/kubeletsim/sim.c workers/kubeletsim/nodes.c workers/kubeletsim/table.c \
 		      workers/kubeletsim/run.c
-kubeletsim_LIBDEPS := kube shm ipc kubeloop kclog kcflag informer
+kubeletsim_LIBDEPS := kube shm ipc kubeloop kclog kcflag informer kcdispatch
 kubeletsim_TESTS   := workers/kubeletsim/tests/test-kubeletsim.c
 kubeletsim_BENCH_SCRIPTS := tests/cluster/bench-kubeletsim.sh

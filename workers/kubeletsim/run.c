@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"
 #include "kube/client.h"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "ipc/queue.h"
 #include "lib/log.h"
 

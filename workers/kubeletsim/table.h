@@ -5,7 +5,7 @@
  * KS_QUEUE "kubelet-sim", registered only when the manager passed that queue, i.e. with
  * --simulate-kubelet), and the arena record → struct ks_pod view both sides use.
  */
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 #include "shm/arena.h"
 #include "workers/kubeletsim/sim.h"
 

@@ -37,7 +37,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "kube/encode.h"
 #include "kube/limiter.h"
 #include "kube/restmetrics.h"

@@ -16,6 +16,8 @@
 #include "workers/replicaset/table.h"
 #include "workers/worker.h"
 
+extern const struct wk_controller wk_replicaset_controller; /* controller.c */
+
 static int rs_workers(const struct kcmd_flag_values *v)
 {
 	/* upstream runs --concurrent-replicaset-syncs goroutines; kcmd as many processes */

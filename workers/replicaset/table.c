@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "lib/log.h"
 #include "workers/objects.h"
 #include "workers/replicaset/expectations.h"

@@ -5,6 +5,6 @@
  * the handlers' seams (workers/replicaset/handlers.h) with the arena and the "replicaset" queue,
  * and records expectation observations through KCMD_EXPECTATIONS_FD (informer role).
  */
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 
 extern const struct inf_handler_table rs_handler_table;

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "workers/garbagecollector/arena-view.h"
 #include "workers/garbagecollector/tests/fake-api.h"
 

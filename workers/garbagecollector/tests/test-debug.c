@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "workers/garbagecollector/debug.h"
 
 /* upstream testdata/escaping.dot */

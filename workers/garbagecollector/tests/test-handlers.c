@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "informerd/records.h"
+#include "shm/records.h"
 #include "informerd/store.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 #include "informerd/store.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * informerd/metrics.h: writer and reader of informerd's shared counters (metrics-abi.h).
+ * lib/infmetrics.h: writer and reader of informerd's shared counters (metrics-abi.h).
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "informerd/metrics-abi.h"
+#include "lib/infmetrics-abi.h"
 
 struct inf_metrics;
 
@@ -36,7 +36,7 @@ static inline void inf_metrics_set(struct inf_metrics_row *row, enum inf_metric 
 }
 
 /* garbagecollector_controller_resources_sync_error_total += 1 (M2). m may be NULL. */
-void inf_metrics_gc_sync_error(struct inf_metrics *m);
+void inf_metrics_discovery_sync_error(struct inf_metrics *m);
 
 /* Reader: maps fd read-only. *ret stays valid until inf_metrics_unmap. -EPROTO bad magic. */
 int inf_metrics_map_ro(int fd, const struct inf_metrics_hdr **ret);

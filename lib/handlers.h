@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * informerd/handlers.h: the event-handler side of client-go's shared informer, as tables that
+ * lib/handlers.h: the event-handler side of client-go's shared informer, as tables that
  * controllers link into informerd.
  *
  * Design note.

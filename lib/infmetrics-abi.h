@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * informerd/metrics-abi.h: informerd's counters in shared memory, for the manager's /metrics
+ * lib/infmetrics-abi.h: informerd's counters in shared memory, for the manager's /metrics
  * and kcmctl.
  *
  * Design note.
@@ -62,7 +62,7 @@ struct inf_metrics_hdr {
 	_Atomic uint64_t pid;
 	/* garbagecollector_controller_resources_sync_error_total (informerd runs the GC's monitor
 	 * resync, see informerd/main.c on_discovery); a former reserved word, so no version bump */
-	_Atomic uint64_t gc_resources_sync_errors;
+	_Atomic uint64_t discovery_sync_errors;
 	uint64_t reserved[3];
 	struct inf_metrics_row rows[INF_METRICS_MAX_ROWS];
 };

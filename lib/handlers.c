@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * informerd/handlers.c: handler dispatch (see handlers.h) and the test handler table.
+ * lib/handlers.c: handler dispatch (see handlers.h) and the test handler table.
  *
  * Each arena type gets, when it is added, the list of (table, entry) pairs that match it, so an
  * event costs one array walk, not a string match per handler.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "informerd/handlers.h"
+#include "lib/handlers.h"
 
 struct reg {
 	const struct inf_handler_table *t;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * informerd/records.h: the typed payload informerd stores in each arena record (the
+ * shm/records.h: the typed payload informerd stores in each arena record (the
  * `payload` of shm_record_in / shm_obj), and header-only readers for workers and kcmctl.
  *
  * Design note.

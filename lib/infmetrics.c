@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * informerd/metrics.c: the shared counter table (see metrics-abi.h for the invariants).
+ * lib/infmetrics.c: the shared counter table (see metrics-abi.h for the invariants).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "informerd/metrics.h"
+#include "lib/infmetrics.h"
 
 struct inf_metrics {
 	int fd;
@@ -86,11 +86,11 @@ struct inf_metrics *inf_metrics_close(struct inf_metrics *m)
 	return NULL;
 }
 
-void inf_metrics_gc_sync_error(struct inf_metrics *m)
+void inf_metrics_discovery_sync_error(struct inf_metrics *m)
 {
 	if (m)
-		atomic_store_explicit(&m->h->gc_resources_sync_errors,
-		                      atomic_load_explicit(&m->h->gc_resources_sync_errors,
+		atomic_store_explicit(&m->h->discovery_sync_errors,
+		                      atomic_load_explicit(&m->h->discovery_sync_errors,
 		                                           memory_order_relaxed) +
 		                              1,
 		                      memory_order_relaxed);
