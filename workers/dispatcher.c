@@ -411,9 +411,9 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	gethostname(x->host, sizeof(x->host) - 1);
 	inf_dispatch_set_host(x->d, x->loop, x->kc, x->host);
 	/* the types the arena has now; later ones are learned from the feed's entries */
-	struct shm_stats st;
-	if (shm_reader_stats(x->arena, &st) == 0)
-		for (uint64_t i = 0; i < st.n_types; i++)
+	struct shm_stats ast;
+	if (shm_reader_stats(x->arena, &ast) == 0)
+		for (uint64_t i = 0; i < ast.n_types; i++)
 			(void)type_of(x, (uint16_t)i);
 	r = inf_dispatch_register(x->d, t, owners, nq, x->arena);
 	free(owners);

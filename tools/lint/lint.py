@@ -61,8 +61,6 @@ API = ["kcmd/**"]  # the public controller interface, include/kcmd/ (-Iinclude)
 LIB = ["lib/**"] + BELOW + API
 REGISTRY_H = ["controllers/*.h"]  # the registry's (and controller interface's) headers
 LAYERS = [
-    # tests (unit tests of any module) run from outside: they may use anything
-    ("**/tests/**", ["**"]),
     # the public controller API (include/kcmd/, included as "kcmd/...") includes nothing of kcmd
     ("include/kcmd/**", ["kcmd/**"]),
     ("kube/**", ["kube/**"]),
@@ -78,7 +76,10 @@ LAYERS = [
     ("manager/**", ["manager/**"] + REGISTRY_H + LIB),
     # the worker process: its main and the headers every controller implements
     ("workers/*", ["workers/*"] + REGISTRY_H + LIB),
-    ("workers/tests/**", ["workers/*", "workers/tests/**"] + REGISTRY_H + LIB),
+    # the worker glue's tests drive a controller's executor and fill arenas with informerd's store
+    ("workers/tests/**", ["workers/**", "informerd/*.h"] + REGISTRY_H + LIB),
+    # a controller's tests: its own folder, plus informerd's store to fill an arena as informerd does
+    ("workers/<c>/tests/**", ["workers/<c>/**", "workers/*.h", "informerd/*.h"] + REGISTRY_H + LIB),
     # one folder per controller: itself, the worker interface, lib and below
     ("workers/<c>/**", ["workers/<c>/**", "workers/*.h"] + REGISTRY_H + LIB),
     ("bench/**", ["**"]),
