@@ -128,6 +128,7 @@ e2e: deps all $(B)/t/kube/tests/e2e-kube
 # sub-makes see the pkg-config flags of freshly installed packages.
 check:
 	@tests/deps.sh
+	LINT_RULES=$(CHECK_LINT_RULES) $(MAKE) lint
 	$(MAKE) unit
 	$(MAKE) asan
 	$(MAKE) fuzz-replay
@@ -199,6 +200,8 @@ install: all
 # registry names controllers; LINT_RULES=format,spdx (or any subset) selects rules. Its negative
 # test (LINT_TESTS) runs in `make unit`. `make format` fixes what can be fixed mechanically.
 LINT_TESTS := tools/lint/tests/test-lint.py
+# The rules `make check` enforces.
+CHECK_LINT_RULES ?= spdx,layers,names
 lint:
 	@tools/lint/lint.py
 

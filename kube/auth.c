@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/auth.c - token files and exec credential plugins (design note in kube/auth.h). */
 #include "kube/auth.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/auth.h - the credentials to present, kept fresh.
  *
  * Sources, in client-go's order of preference: an exec plugin (its token or client certificate,

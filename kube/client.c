@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/client.c - libcurl multi transport (design note in kube/client.h).
  *
  * A call goes through: build (URL, headers, body) -> wait queue (limiter / retry not-before) ->

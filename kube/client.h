@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/client.h - HTTP transport to the apiserver (libcurl multi).
  *
  * One struct kube_client per process (or per identity): one curl multi handle with HTTP/2

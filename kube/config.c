@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/config.c - kubeconfig loading with libyaml, and in-cluster config.
  *
  * Each file is loaded as a libyaml document (node graph with line/column marks); named entries

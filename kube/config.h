@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/config.h - where the apiserver is and who we are: kubeconfig files and in-cluster config.
  *
  * Loading follows kubectl/client-go (clientcmd) so that a kubeconfig that works with kubectl

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/decode.c - schema-directed decoders from apiserver JSON into kube/model.h structs.
  *
  * Each decoder is a small recursive-descent walk over the pull scanner in kube/json.c: it asks

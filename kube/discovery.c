@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/discovery.c - discovery documents into a flat resource table (see kube/discovery.h). */
 #include "kube/discovery.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/discovery.h - what the apiserver serves: groups, versions, resources, scopes, verbs.
  *
  * Two wire forms are decoded into the same flat table:

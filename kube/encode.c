@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/encode.c - request bodies, built with cJSON.
  *
  * cJSON keeps insertion order and prints compactly, so the byte layout of each patch is decided

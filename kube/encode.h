@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/encode.h - request bodies for what controllers write.
  *
  * Every function returns 0 and a malloc'd NUL-terminated JSON string in *ret (free()), or a

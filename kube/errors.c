@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/errors.c - Status -> errno translation (table in kube/errors.h). */
 #include "kube/errors.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/errors.h - apiserver failures as negative errnos, keeping the Status for the caller.
  *
  * The mapping (decided by Status.reason first; by HTTP code only when the reason is empty or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/json.c - the pull scanner and bump arena behind the decoders.
  *
  * Why not cJSON for decoding: a DOM parse allocates a node for every value of a pod, ~70 % of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/json.h - internal: a pull scanner over a JSON buffer and a bump arena.
  *
  * Not part of the public API; used by kube/decode.c, kube/kubeconfig.c (ExecCredential) and

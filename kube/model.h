@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/model.h - the object model: compact C views of the Kubernetes objects controllers read.
  *
  * A decoded object is ONE allocation family (an arena): the struct and every string and array it

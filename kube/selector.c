@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/selector.c - label selector parsing, validation, conversion and matching.
  *
  * Follows apimachinery's labels package: the string grammar

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/selector.h - label selectors: the string form ("a=b,c in (x,y),!d") and
  * metav1.LabelSelector, with upstream's validation and nil/empty semantics.
  *

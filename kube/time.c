@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/time.c - RFC 3339 times as the apiserver writes them.
  *
  * metav1.Time is RFC 3339 with whole seconds; MicroTime has exactly six fractional digits; both

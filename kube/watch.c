@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/watch.c - watch stream splitter (design note in kube/watch.h). */
 #include "kube/watch.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/watch.h - incremental framing of a JSON watch stream.
  *
  * The apiserver streams one JSON object per watch event ({"type":..,"object":..}), each followed

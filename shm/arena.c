@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/arena.c - the arena's life cycle, the writer's allocator, atoms, records and recovery.
  *
  * The writer owns everything mutable; its bookkeeping (free lists, atom refcounts, the intern

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/arena.h - the shared informer cache: one writer, many reader processes, one memfd.
  *
  * What: client-go's indexer, in shared memory. informerd writes every watched object into the

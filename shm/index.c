@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/index.c - the writer's side of the indexes: handle tables and multi-index sets.
  *
  * Every change a reader can observe is one atomic store: a slot filled (release, after the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/index.h - private: the writer's side of the arena indexes (shm/index.c).
  *
  * Two shapes, both open addressing with linear probing over power-of-two tables, slots changed

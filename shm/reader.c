@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/reader.c - the read side (listers): copy out, validate, decode.
  *
  * A read never trusts the arena until the block it copied has been validated (A3): every length

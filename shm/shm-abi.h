@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/shm-abi.h - the shared-memory layout of the kcmd cache arena, version 1.
  *
  * Everything a process sees in the arena memfd is declared here, once. The file is the contract

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/shm-internal.h - private to the shm/ sources and tests: the arena handle, the writer's
  * private state, block access helpers and the test seams. Nothing here is shared memory layout
  * (that is shm/shm-abi.h) or public API (shm/arena.h). */

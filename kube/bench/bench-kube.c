@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/bench/bench-kube.c - decoder throughput and memory per decoded pod.
  *
  * Input: the realistic 3.5 KB pod fixture (managedFields included, as the apiserver sends it),

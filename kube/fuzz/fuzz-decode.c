@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/fuzz/fuzz-decode.c - every decoder on arbitrary bytes. The first byte picks the decoder;
  * the rest is the document. Invariants: no crash, no leak, failure leaves the out-param alone,
  * success yields an object whose strings are all readable. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/fuzz/fuzz-kubeconfig.c - the kubeconfig loader on arbitrary bytes (written to a temp file,
  * loaded as --kubeconfig). Invariants: no crash or leak; an error always comes with a message. */
 #include <errno.h>

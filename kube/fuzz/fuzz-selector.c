@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/fuzz/fuzz-selector.c - the selector string parser. Invariant: whatever parses formats to a
  * canonical string that parses again to the same canonical string. */
 #include <stdint.h>

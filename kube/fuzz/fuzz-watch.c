@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/fuzz/fuzz-watch.c - the watch splitter. The input is cut at positions taken from its first
  * bytes; invariant: the events seen do not depend on where the stream was cut. */
 #include <stdint.h>

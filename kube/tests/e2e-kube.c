@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/e2e-kube.c - kube/ against the real test cluster (tests/cluster).
  *
  * Runs only when KCMD_TEST_SERVER is set (`eval $(tests/cluster/cluster env)`), else exits 77, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/helpers.h - fixture loading for kube tests (run from the tree top). */
 #pragma once
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-auth.c - token file rotation, exec plugin runs/caching/invalidation and the
  * ExecCredential parser. The plugin is a small shell script written to a temp dir. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-captured.c - decoders on responses captured from the real test cluster
  * (kube-apiserver v1.37.2, tests/cluster) by kube/tests/e2e-kube.c with KCMD_CAPTURE_DIR; names
  * and uids are those of that run. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-client.c - the transport against a scripted in-process HTTP/1.1 server:
  * request shape (URL, headers, DeleteOptions body), retry rules (429, 5xx, POST not retried,
  * connection refused), the limiter, watch streaming, 401 re-auth, and the non-blocking interface

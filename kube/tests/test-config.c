@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-config.c - kubeconfig loading: merge order, overrides, path resolution, exec
  * config, in-cluster config, and error messages with file:line that never carry secrets. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-decode.c - decoders against hand-written fixtures (not yet captured from the
  * real cluster) and against malformed input. */
 #include <errno.h>

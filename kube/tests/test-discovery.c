@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-discovery.c - aggregated (v2) and legacy discovery documents (hand-written
  * fixtures shaped like a 1.3x apiserver's, not yet captured from the real cluster). */
 #include <errno.h>

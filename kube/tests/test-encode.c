@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-encode.c - request bodies, compared byte for byte with upstream's shapes. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-model.c - ReplicaSet, Lease, Status, lists and watch events (hand-written
  * fixtures, not yet captured from the real cluster). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-selector.c - label selector parsing, validation, nil/empty conversion, match. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-tls.c - the TLS settings of the transport against `openssl s_server -WWW`
  * with a throw-away CA: CA from certificate-authority-data and from a file, tls-server-name,
  * client certificates (mutual TLS required by the server), insecure-skip-tls-verify, and the

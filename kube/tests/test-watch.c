@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-watch.c - watch stream splitter: every split point of a real-shaped stream
  * yields the same events; garbage, oversize and truncation are reported. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/bench/bench-shm.c - arena figures at informer scale.
  *
  * Workload: 1,000 ReplicaSets (10 namespaces, a 1 KiB raw-JSON template each) and 100 pods per

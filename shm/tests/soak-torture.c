@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/tests/soak-torture.c - the long runs for `make soak`:
  *  1. SHM_SOAK_SECONDS (default 300) of the kill -9 torture (shm/tests/torture.h), then its
  *     negative control;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/tests/test-arena.c - cmocka units for the arena: every operation, its documented errors,
  * recovery after a writer killed at each crash point, allocation failure at every call,
  * reclamation bounds, growth seen by an existing reader, and the consistency checker itself. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/tests/test-torture.c - the short kill -9 torture run for `make unit` (about 20 s):
  * 14 s healthy (must be clean), then 4 s of the negative control (readers without generation
  * validation), whose torn reads the oracle must report. SHM_TORTURE_SECONDS scales the healthy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/tests/torture.h - the multi-process kill -9 torture harness (included by test-torture.c
  * for the short run in `make unit` and by soak-torture.c for `make soak`).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm/tests/tsan-threads.c - ThreadSanitizer check of the arena's shared accesses (manual; the
  * build has no TSan tier). One writer thread and three reader threads share ONE mapping (TSan
  * cannot follow two mappings of one page, realm-core#3652); the readers use private copies of
