@@ -14,12 +14,15 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "kube/auth.h"
@@ -76,6 +79,7 @@ struct kube_client {
 	const struct kube_config *cfg;
 	struct kube_auth *auth;
 	char *user_agent;
+	char *proxy; /* proxy-url in libcurl's terms, or NULL */
 	double qps, burst, tokens;
 	int64_t refill_ms;
 	struct kube_limiter *limiter; /* shared bucket; when set, qps is 0 */
@@ -151,11 +155,28 @@ static void sb_esc(struct sbuf *b, const char *s)
 	}
 }
 
+/* A name, namespace, resource or subresource must be one path segment: client-go's
+ * IsValidPathSegmentName refuses ".", ".." and anything containing '/' or '%'. */
 static bool seg_ok(const char *s)
 {
-	/* path segments we insert must not change the path's shape */
-	return s && *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/') && !strchr(s, '?') &&
-	       !strchr(s, '#');
+	return s && *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/') && !strchr(s, '%');
+}
+
+/* One path segment, escaped as Go's url.URL escapes a path (what client-go sends): unreserved
+ * characters and "$&+,:;=@" stay, everything else ('?', '#', ' ', non-ASCII ...) becomes %XX. */
+static void sb_seg(struct sbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("-._~$&+,:;=@", ch)) {
+			sb_put(b, (const char *)&ch, 1);
+		} else {
+			char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+			sb_put(b, e, 3);
+		}
+	}
 }
 
 static void q_add(struct sbuf *b, bool *first, const char *k, const char *v)
@@ -190,24 +211,24 @@ int kube_build_url(const char *server, const struct kube_request *r, char **ret)
 			return free(b.p), -EINVAL;
 		if (r->group && *r->group) {
 			sb_str(&b, "/apis/");
-			sb_str(&b, r->group);
+			sb_seg(&b, r->group);
 			sb_str(&b, "/");
 		} else
 			sb_str(&b, "/api/");
-		sb_str(&b, r->version);
+		sb_seg(&b, r->version);
 		if (r->ns) {
 			sb_str(&b, "/namespaces/");
-			sb_str(&b, r->ns);
+			sb_seg(&b, r->ns);
 		}
 		sb_str(&b, "/");
-		sb_str(&b, r->resource);
+		sb_seg(&b, r->resource);
 		if (r->name) {
 			sb_str(&b, "/");
-			sb_str(&b, r->name);
+			sb_seg(&b, r->name);
 		}
 		if (r->subresource) {
 			sb_str(&b, "/");
-			sb_str(&b, r->subresource);
+			sb_seg(&b, r->subresource);
 		}
 	}
 	if (r->verb == KUBE_LIST || r->verb == KUBE_WATCH) {
@@ -280,6 +301,33 @@ int kube_delete_options_body(const struct kube_request *r, char **ret)
 		return -ENOMEM;
 	*ret = s;
 	return 0;
+}
+
+int kube_proxy_for_curl(const char *proxy_url, char **ret)
+{
+	static const struct {
+		const char *go, *curl;
+	} map[] = {
+	        {"http://", "http://"},
+	        {"https://", "https://"},
+	        /* Go's SOCKS5 dialer hands host names to the proxy: libcurl's socks5h */
+	        {"socks5://", "socks5h://"},
+	};
+	if (!proxy_url)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		size_t n = strlen(map[i].go);
+		if (strncasecmp(proxy_url, map[i].go, n))
+			continue;
+		if (!proxy_url[n])
+			return -EINVAL;
+		if (ret && asprintf(ret, "%s%s", map[i].curl, proxy_url + n) < 0) {
+			*ret = NULL;
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	return -EINVAL;
 }
 
 /* ---- retry policy --------------------------------------------------------------------------- */
@@ -564,6 +612,27 @@ static void sweep(struct kube_client *c)
 	}
 }
 
+/* Every socket libcurl opens is close-on-exec: the manager forks children and exec plugins, and
+ * an inherited apiserver connection would outlive us there (libcurl 7.88 opens them without
+ * SOCK_CLOEXEC). */
+static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)ud;
+	(void)purpose;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* For sockets libcurl got elsewhere (accept() is not used by us, but keep the rule total). */
+static int sock_opt(void *ud, curl_socket_t fd, curlsocktype purpose)
+{
+	(void)ud;
+	(void)purpose;
+	int fl = fcntl(fd, F_GETFD);
+	if (fl >= 0 && !(fl & FD_CLOEXEC))
+		fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+	return CURL_SOCKOPT_OK;
+}
+
 /* Sets up the easy handle for one attempt (fresh credentials, reset response state). */
 static int prepare_attempt(struct kube_call *call)
 {
@@ -610,6 +679,24 @@ static int prepare_attempt(struct kube_call *call)
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, call);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, call);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, sock_opt);
+	if (c->proxy) {
+		/* proxy-url replaces the environment's proxy settings (NO_PROXY included), as
+		 * client-go's http.ProxyURL does; the proxy's TLS is verified like the apiserver's */
+		curl_easy_setopt(e, CURLOPT_PROXY, c->proxy);
+		curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+		if (cfg->insecure_skip_tls_verify) {
+			curl_easy_setopt(e, CURLOPT_PROXY_SSL_VERIFYPEER, 0L);
+			curl_easy_setopt(e, CURLOPT_PROXY_SSL_VERIFYHOST, 0L);
+		} else if (cfg->ca_data) {
+			struct curl_blob blob = {
+			        .data = cfg->ca_data, .len = cfg->ca_data_len, .flags = CURL_BLOB_COPY};
+			curl_easy_setopt(e, CURLOPT_PROXY_CAINFO_BLOB, &blob);
+		} else if (cfg->ca_file) {
+			curl_easy_setopt(e, CURLOPT_PROXY_CAINFO, cfg->ca_file);
+		}
+	}
 	if (call->connect_to)
 		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
 	if (cfg->insecure_skip_tls_verify) {
@@ -1210,7 +1297,57 @@ void kube_response_clear(struct kube_response *resp)
 	memset(resp, 0, sizeof(*resp));
 }
 
-/* ---- construction --------------------------------------------------------------------------- */
+/* ---- construction ------------------------------------------------------------------------- */
+
+/* fds open before a library call that may open some without O_CLOEXEC: everything open
+ * afterwards and not before gets FD_CLOEXEC. Other threads of the process (at most one in kcmd)
+ * opening an fd meanwhile get it too, which is the rule anyway. */
+struct fd_set_snap {
+	int *fd;
+	size_t n;
+};
+
+static void fd_snap(struct fd_set_snap *s)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	size_t cap = 0;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (s->n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			int *np = realloc(s->fd, nc * sizeof(*np));
+			if (!np)
+				break;
+			s->fd = np;
+			cap = nc;
+		}
+		int fd = (int)strtol(de->d_name, NULL, 10);
+		if (fd != dirfd(d)) /* closed again below */
+			s->fd[s->n++] = fd;
+	}
+	closedir(d);
+}
+
+static void cloexec_since(struct fd_set_snap *before)
+{
+	struct fd_set_snap after = {0};
+	fd_snap(&after);
+	for (size_t i = 0; i < after.n; i++) {
+		bool old = false;
+		for (size_t k = 0; k < before->n && !old; k++)
+			old = before->fd[k] == after.fd[i];
+		int fl;
+		if (!old && (fl = fcntl(after.fd[i], F_GETFD)) >= 0 && !(fl & FD_CLOEXEC))
+			fcntl(after.fd[i], F_SETFD, fl | FD_CLOEXEC);
+	}
+	free(after.fd);
+	free(before->fd);
+	before->fd = NULL;
+}
 
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 {
@@ -1221,6 +1358,14 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 		return -EINVAL;
 	if (o->config->insecure_skip_tls_verify && !o->insecure_ok)
 		return -EINVAL;
+	/* client-go: "specifying a root certificates file with the insecure flag is not allowed"
+	 * (kube_config_load reports it with that text; this guards hand-built configs) */
+	if (o->config->insecure_skip_tls_verify &&
+	    ((o->config->ca_file && *o->config->ca_file) || o->config->ca_data_len))
+		return -EINVAL;
+	if (o->config->proxy_url && *o->config->proxy_url &&
+	    kube_proxy_for_curl(o->config->proxy_url, NULL) < 0)
+		return -EINVAL;
 	if (!global_done) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 			return -EIO;
@@ -1229,6 +1374,9 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 	kube_rest_metrics_attach_env();
 	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
+	if (o->config->proxy_url && *o->config->proxy_url &&
+	    (r = kube_proxy_for_curl(o->config->proxy_url, &c->proxy)) < 0)
+		goto fail;
 	c->cfg = o->config;
 	c->limiter = o->limiter;
 	c->qps = o->limiter ? 0 : o->qps;
@@ -1250,7 +1398,11 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 	}
 	if ((r = kube_auth_new(o->config, &c->auth)) < 0)
 		goto fail;
+	/* libcurl 7.88's multi handle opens a wakeup socketpair without SOCK_CLOEXEC */
+	struct fd_set_snap before = {0};
+	fd_snap(&before);
 	c->multi = curl_multi_init();
+	cloexec_since(&before);
 	c->share = curl_share_init();
 	if (!c->multi || !c->share) {
 		r = -ENOMEM;
@@ -1278,6 +1430,7 @@ void kube_client_free(struct kube_client *c)
 	if (c->share)
 		curl_share_cleanup(c->share);
 	kube_auth_free(c->auth);
+	free(c->proxy);
 	free(c->user_agent);
 	free(c);
 }
