@@ -96,6 +96,7 @@ struct kube_client {
 	bool in_pump;
 	int in_curl;         /* inside curl_multi_*(): handles must not be removed now */
 	int pending_cancels; /* calls cancelled meanwhile, freed by sweep() */
+	int exec_fd;         /* the exec plugin's stdout while the loop watches it, or -1 */
 };
 
 static int64_t now_ms(void)
@@ -488,7 +489,12 @@ static void arm_timer(struct kube_client *c)
 	int64_t now = now_ms(), wake = -1;
 	if (c->curl_timeout_ms >= 0)
 		wake = c->curl_timeout_set_ms + c->curl_timeout_ms;
+	int64_t ew = kube_auth_exec_wake_ms(c->auth);
+	if (ew >= 0 && (wake < 0 || ew < wake))
+		wake = ew;
 	for (struct kube_call *w = c->wait_head; w; w = w->next) {
+		if (kube_auth_exec_running(c->auth))
+			break; /* nothing in the queue moves before the plugin ends */
 		int64_t t = w->not_before_ms;
 		if (c->qps > 0 && c->tokens < 1) {
 			int64_t tok = now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1;
@@ -504,13 +510,57 @@ static void arm_timer(struct kube_client *c)
 static int prepare_full(struct kube_call *call);
 static void call_free(struct kube_call *call);
 
+/* The loop watches the exec plugin's stdout while it is open (kube_auth_get_nb). */
+static void exec_watch(struct kube_client *c)
+{
+	int fd = kube_auth_exec_fd(c->auth);
+	if (c->exec_fd >= 0 && c->exec_fd != fd) {
+		if (c->sock_cb)
+			c->sock_cb(c->exec_fd, KUBE_POLL_REMOVE, c->loop_ud);
+		c->exec_fd = -1;
+	}
+	if (fd >= 0 && c->exec_fd < 0 && c->sock_cb) {
+		c->exec_fd = fd;
+		c->sock_cb(fd, KUBE_POLL_IN, c->loop_ud);
+	}
+}
+
+/* Advances a running exec plugin; when it failed, every call waiting for it fails with its
+ * error (as a blocking kube_auth_get failure fails the call). */
+static void exec_progress(struct kube_client *c)
+{
+	int r = kube_auth_exec_step(c->auth);
+	exec_watch(c);
+	if (r == -EINPROGRESS || r >= 0 || r == -EAGAIN)
+		return;
+	struct kube_call **pp = &c->wait_head;
+	while (*pp) {
+		struct kube_call *w = *pp;
+		*pp = w->next;
+		w->next = NULL;
+		struct kube_result res = {.err = r};
+		kube_done_fn done = w->done;
+		void *ud = w->ud;
+		w->done = NULL;
+		w->in_done = true;
+		if (done)
+			done(w, &res, ud);
+		call_free(w);
+	}
+}
+
 static void pump(struct kube_client *c)
 {
 	int64_t now = now_ms();
 	struct kube_call **pp = &c->wait_head;
 	refill(c, now);
+	struct kube_call *held = NULL; /* waiting for the exec plugin */
 	while (*pp) {
 		struct kube_call *w = *pp;
+		if (kube_auth_exec_running(c->auth)) { /* credentials are being made */
+			pp = &w->next;
+			continue;
+		}
 		if (w->not_before_ms > now || (c->qps > 0 && c->tokens < 1)) {
 			pp = &w->next;
 			continue;
@@ -535,6 +585,14 @@ static void pump(struct kube_client *c)
 			w->in_multi = true;
 			continue;
 		}
+		if (r == -EINPROGRESS) {
+			if (c->qps > 0)
+				c->tokens += 1;
+			w->next = held;
+			held = w;
+			exec_watch(c);
+			continue;
+		}
 		struct kube_result res = {.err = r < 0 ? r : -EIO};
 		kube_done_fn done = w->done;
 		void *ud = w->ud;
@@ -542,6 +600,12 @@ static void pump(struct kube_client *c)
 		w->in_done = true;
 		done(w, &res, ud);
 		call_free(w);
+	}
+	while (held) {
+		struct kube_call *w = held;
+		held = w->next;
+		w->next = c->wait_head;
+		c->wait_head = w;
 	}
 }
 
@@ -655,7 +719,10 @@ static int prepare_attempt(struct kube_call *call)
 	kube_watch_splitter_free(&call->split);
 	kube_watch_splitter_init(&call->split, 0);
 
-	if ((r = kube_auth_get(c->auth, kube_time_now(), &cred)) < 0)
+	/* loop mode: an exec plugin runs beside the loop (-EINPROGRESS holds the call) */
+	r = c->sock_cb ? kube_auth_get_nb(c->auth, kube_time_now(), &cred)
+	               : kube_auth_get(c->auth, kube_time_now(), &cred);
+	if (r < 0)
 		return r;
 	CURL *e = call->easy;
 	curl_easy_setopt(e, CURLOPT_URL, call->url);
@@ -1084,9 +1151,13 @@ void kube_client_socket_action(struct kube_client *c, int fd, unsigned events)
 	if (events & KUBE_POLL_OUT)
 		mask |= CURL_CSELECT_OUT;
 	c->in_pump = true;
-	c->in_curl++;
-	curl_multi_socket_action(c->multi, fd, mask, &running);
-	c->in_curl--;
+	if (fd >= 0 && fd == c->exec_fd) {
+		exec_progress(c);
+	} else {
+		c->in_curl++;
+		curl_multi_socket_action(c->multi, fd, mask, &running);
+		c->in_curl--;
+	}
 	sweep(c);
 	drain(c);
 	pump(c);
@@ -1099,6 +1170,8 @@ void kube_client_timeout(struct kube_client *c)
 	int running;
 	c->in_pump = true;
 	c->curl_timeout_ms = -1;
+	if (kube_auth_exec_running(c->auth))
+		exec_progress(c);
 	c->in_curl++;
 	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	c->in_curl--;
@@ -1387,6 +1460,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
 	c->retry_base_ms = o->retry_base_ms > 0 ? o->retry_base_ms : DEFAULT_RETRY_BASE_MS;
 	c->curl_timeout_ms = -1;
+	c->exec_fd = -1;
 	curl_version_info_data *vi = curl_version_info(CURLVERSION_NOW);
 	c->http2 = vi && (vi->features & CURL_VERSION_HTTP2);
 	if (asprintf(&c->user_agent, "kcmd/%s (%s/%s)", KCMD_VERSION,
@@ -1425,6 +1499,8 @@ void kube_client_free(struct kube_client *c)
 		return;
 	while (c->all)
 		kube_call_cancel(c->all);
+	if (c->exec_fd >= 0 && c->sock_cb)
+		c->sock_cb(c->exec_fd, KUBE_POLL_REMOVE, c->loop_ud);
 	if (c->multi)
 		curl_multi_cleanup(c->multi);
 	if (c->share)

@@ -1,6 +1,9 @@
 /* kube/tests/test-auth.c - token file rotation, exec plugin runs/caching/invalidation and the
  * ExecCredential parser. The plugin is a small shell script written to a temp dir. */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -141,6 +145,119 @@ static void test_exec(void **state)
 	kube_auth_free(a);
 }
 
+static void test_exec_hygiene(void **state)
+{
+	(void)state;
+	char script[4096], cmd[256], p[256];
+	/* An fd left open without O_CLOEXEC, SIGTERM blocked and SIGUSR1 ignored (as a daemon's
+	 * loop has them): the plugin sees none of it, stdin is /dev/null, and the cluster info is
+	 * passed as JSON. It exits with the number of the first check that failed. */
+	int leak = open("/dev/null", O_RDONLY);
+	assert_true(leak > 2);
+	snprintf(script, sizeof(script),
+	         "#!/bin/sh\n"
+	         /* read by the shell itself: no fork (dash masks signals around its forks) */
+	         "while read k v; do case $k in SigBlk:) blk=$v;; SigIgn:) ign=$v;; esac;"
+	         " done < /proc/$$/status\n"
+	         "case $blk in *[!0]*|'') exit 12;; esac\n"
+	         "case $ign in *[!0]*|'') exit 13;; esac\n"
+	         "[ -e /proc/$$/fd/%d ] && exit 10\n"
+	         /* one listing, taken by a command substitution (whose own pipe's read end,
+	          * lr-x, is the one extra fd the shell holds meanwhile) */
+	         "L=$(ls -l /proc/$$/fd)\n"
+	         "echo \"$L\" | awk '/ -> / && $(NF-2)+0 > 2 && $NF !~ /plugin.sh$/ && "
+	         "!($1 ~ /^lr-x/ && $NF ~ /^pipe:/) { bad = 1; print > \"/dev/stderr\" } "
+	         "END { exit bad }' || exit 11\n"
+	         "[ \"$(readlink /proc/$$/fd/0)\" = /dev/null ] || exit 14\n"
+	         "[ \"$MYVAR\" = over ] || exit 15\n"
+	         "case \"$KUBERNETES_EXEC_INFO\" in "
+	         "'{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+	         "\"spec\":{\"cluster\":{\"server\":\"https://x\\\"y\",\"tls-server-name\":\"n\","
+	         "\"certificate-authority-data\":\"Q0E=\",\"proxy-url\":\"http://p:1\"},"
+	         "\"interactive\":false}}') ;; *) exit 16;; esac\n"
+	         "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+	         "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"clean\"}}'\n",
+	         leak);
+	write_file("plugin.sh", script, 0755);
+	snprintf(cmd, sizeof(cmd), "%s/plugin.sh", dir);
+	struct kube_exec_env env[] = {{"MYVAR", "over"}};
+	struct kube_exec_config x = {.command = cmd,
+	                             .env = env,
+	                             .n_env = 1,
+	                             .provide_cluster_info = true,
+	                             .api_version = "client.authentication.k8s.io/v1"};
+	unsigned char ca[] = "CA";
+	struct kube_config cfg = {.server = "https://x\"y",
+	                          .tls_server_name = "n",
+	                          .ca_data = ca,
+	                          .ca_data_len = 2,
+	                          .proxy_url = "http://p:1",
+	                          .exec = &x};
+	struct kube_auth *a;
+	struct kube_credentials c;
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_usr1;
+	sigaction(SIGUSR1, &ign, &old_usr1);
+	setenv("MYVAR", "process", 1); /* the kubeconfig's env wins over ours */
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	int r = kube_auth_get(a, 1000 * S, &c);
+	snprintf(p, sizeof(p), "%s", kube_auth_last_error(a));
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigaction(SIGUSR1, &old_usr1, NULL);
+	unsetenv("MYVAR");
+	close(leak);
+	if (r < 0)
+		fprintf(stderr, "plugin: %s\n", p);
+	assert_int_equal(r, 0);
+	assert_string_equal(c.token, "clean");
+	kube_auth_free(a);
+}
+
+static void test_exec_nb(void **state)
+{
+	(void)state;
+	char cmd[256];
+	/* the non-blocking form: -EINPROGRESS, an fd to watch, then the credentials; a plugin
+	 * that never answers is killed at its deadline (not waited for here: checked by state) */
+	write_file("nb.sh",
+	           "#!/bin/sh\nsleep 0.3\nprintf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+	           "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"nb\"}}'\n",
+	           0755);
+	snprintf(cmd, sizeof(cmd), "%s/nb.sh", dir);
+	struct kube_exec_config x = {.command = cmd,
+	                             .api_version = "client.authentication.k8s.io/v1"};
+	struct kube_config cfg = {.server = "https://x", .exec = &x};
+	struct kube_auth *a;
+	struct kube_credentials c;
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	assert_int_equal(kube_auth_get_nb(a, 1000 * S, &c), -EINPROGRESS);
+	assert_true(kube_auth_exec_running(a));
+	assert_true(kube_auth_exec_fd(a) > 2);
+	assert_true(kube_auth_exec_wake_ms(a) > 0);
+	int r, steps = 0;
+	do {
+		struct pollfd pf = {.fd = kube_auth_exec_fd(a), .events = POLLIN};
+		poll(&pf, pf.fd >= 0 ? 1 : 0, 10);
+		r = kube_auth_exec_step(a);
+		steps++;
+	} while (r == -EINPROGRESS && steps < 1000);
+	assert_int_equal(r, 0);
+	assert_false(kube_auth_exec_running(a));
+	assert_int_equal(kube_auth_exec_fd(a), -1);
+	assert_int_equal(kube_auth_get_nb(a, 1000 * S, &c), 0);
+	assert_string_equal(c.token, "nb");
+	kube_auth_free(a);
+	/* freed while the plugin runs: killed and reaped, no zombie left */
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	assert_int_equal(kube_auth_get_nb(a, 1000 * S, &c), -EINPROGRESS);
+	kube_auth_free(a);
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
 static void test_parse(void **state)
 {
 	(void)state;
@@ -175,6 +292,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_token_file),
 	        cmocka_unit_test(test_exec),
+	        cmocka_unit_test(test_exec_hygiene),
+	        cmocka_unit_test(test_exec_nb),
 	        cmocka_unit_test(test_parse),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -659,6 +659,110 @@ static void test_reauth_exec(void **state)
 	rmdir(dir);
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Runs the poll loop until n calls are done; returns the longest time one step of the loop
+ * (a socket action or the timer) took, in ms. */
+static int64_t run_loop(struct kube_client *c, struct loop *l, int n)
+{
+	int64_t longest = 0;
+	for (int iter = 0; l->done < n && iter < 5000; iter++) {
+		long wait = 100;
+		if (l->timer_ms >= 0) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long el = (now.tv_sec - l->armed.tv_sec) * 1000 +
+			          (now.tv_nsec - l->armed.tv_nsec) / 1000000;
+			wait = l->timer_ms - el < 0 ? 0 : l->timer_ms - el;
+		}
+		struct pollfd fds[16];
+		int nf = l->nfds;
+		memcpy(fds, l->fds, sizeof(fds));
+		int pr = poll(fds, (nfds_t)nf, (int)wait);
+		int64_t t0 = mono_ms();
+		if (pr == 0) {
+			l->timer_ms = -1;
+			kube_client_timeout(c);
+		}
+		for (int i = 0; pr > 0 && i < nf; i++)
+			if (fds[i].revents)
+				kube_client_socket_action(
+				        c, fds[i].fd,
+				        ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) ? KUBE_POLL_IN
+				                                                         : 0) |
+				                ((fds[i].revents & POLLOUT) ? KUBE_POLL_OUT : 0));
+		if (mono_ms() - t0 > longest)
+			longest = mono_ms() - t0;
+	}
+	return longest;
+}
+
+static void test_exec_async(void **state)
+{
+	(void)state;
+	/* in loop mode a slow exec plugin (1 s) never blocks the loop: the call waits for it */
+	const char *script[] = {R200, R200};
+	server_start(script, 2);
+	char dir[] = "/tmp/kube-exec-XXXXXX", plugin[128];
+	assert_non_null(mkdtemp(dir));
+	snprintf(plugin, sizeof(plugin), "%s/p.sh", dir);
+	FILE *f = fopen(plugin, "w");
+	fputs("#!/bin/sh\nsleep 1\nprintf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+	      "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"slow\"}}'\n",
+	      f);
+	fclose(f);
+	chmod(plugin, 0700);
+	snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", srv.port);
+	struct kube_exec_config x = {.command = plugin,
+	                             .api_version = "client.authentication.k8s.io/v1"};
+	struct kube_config ec = {.server = server_url, .exec = &x};
+	struct kube_client_opts o = {.config = &ec, .max_retries = 1};
+	struct kube_client *c;
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	struct loop l = {.timer_ms = -1};
+	kube_client_set_loop(c, loop_sock, loop_timer, &l);
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	int64_t t0 = mono_ms();
+	assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, NULL), 0);
+	assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, NULL), 0);
+	assert_true(mono_ms() - t0 < 300); /* the plugin's second was not spent here */
+	assert_int_equal(l.nfds, 1);       /* its stdout is watched */
+	int64_t longest = run_loop(c, &l, 2);
+	assert_true(mono_ms() - t0 >= 900);
+	assert_true(longest < 300);
+	assert_int_equal(l.done, 2);
+	assert_int_equal(l.err[0], 0);
+	assert_int_equal(l.err[1], 0);
+	assert_int_equal(srv.n_req, 2);
+	assert_non_null(strstr(srv.req[0], "Authorization: Bearer slow\r\n"));
+	assert_non_null(strstr(srv.req[1], "Authorization: Bearer slow\r\n"));
+	kube_client_free(c);
+	server_stop();
+	/* a plugin that fails: the waiting calls fail with -ENOEXEC, the loop still not blocked */
+	f = fopen(plugin, "w");
+	fputs("#!/bin/sh\nsleep 0.5\nexit 3\n", f);
+	fclose(f);
+	server_start(script, 0);
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	l = (struct loop){.timer_ms = -1};
+	kube_client_set_loop(c, loop_sock, loop_timer, &l);
+	assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, NULL), 0);
+	longest = run_loop(c, &l, 1);
+	assert_true(longest < 300);
+	assert_int_equal(l.done, 1);
+	assert_int_equal(l.err[0], -ENOEXEC);
+	assert_int_equal(l.nfds, 0);
+	kube_client_free(c);
+	server_stop();
+	unlink(plugin);
+	rmdir(dir);
+}
+
 static void test_nonblocking(void **state)
 {
 	(void)state;
@@ -1034,6 +1138,7 @@ int main(void)
 	        cmocka_unit_test(test_reauth),
 	        cmocka_unit_test(test_reauth_exec),
 	        cmocka_unit_test(test_nonblocking),
+	        cmocka_unit_test(test_exec_async),
 	        cmocka_unit_test(test_insecure_guard),
 	        cmocka_unit_test(test_cloexec),
 	        cmocka_unit_test(test_url_escaping),
