@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "manager/features.h"
+#include "manager/httpd.h"
 
 enum mgr_controller {
 	MGR_CTRL_REPLICASET = 0,
@@ -51,6 +52,7 @@ struct mgr_config {
 	bool use_service_account_credentials; /* false */
 	struct kcmd_features features;         /* --feature-gates, applied onto the defaults */
 	int v;                                 /* log verbosity */
+	struct mgr_httpd_auth_opts auth;       /* --authentication-*, --authorization-* */
 
 	/* kcmd's own */
 	bool standby_warm_cache; /* --standby-warm-cache, true */
