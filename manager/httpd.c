@@ -1234,7 +1234,7 @@ static int auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts *opt
 		 "authentication: %s%s; authorization: %s%s; always allowed: %s and group system:masters",
 		 h->authn.client ? "TokenReview through " : "none (no authentication-kubeconfig: every request is anonymous)",
 		 h->authn.client ? h->authn.source : "",
-		 h->authz.client ? "SubjectAccessReview through " : "none (no authorization-kubeconfig: other paths are forbidden)",
+		 h->authz.client ? "SubjectAccessReview through " : "none (no authorization-kubeconfig: other paths get 403)",
 		 h->authz.client ? h->authz.source : "",
 		 o->always_allow_paths ? o->always_allow_paths : def.always_allow_paths);
 	return 0;
