@@ -149,6 +149,7 @@ static const struct flagdef flags[] = {
 	{ "authentication-skip-lookup", F_BOOL, OFF(auth.skip_lookup), "Accepted for kcm compatibility: kcmd never looks up the extension-apiserver-authentication ConfigMap (no client-certificate authentication)." },
 	{ "authentication-tolerate-lookup-failure", F_BOOL, OFF(auth.tolerate_lookup_failure), "Accepted for kcm compatibility (see --authentication-skip-lookup)." },
 	{ "authentication-token-webhook-cache-ttl", F_DURATION, OFF(auth.token_cache_ttl_us), "How long TokenReview answers are cached (default 10s)." },
+	{ "client-ca-file", F_STR, OFF(auth.client_ca_file), "CA bundle: a client certificate it signed (for client auth) authenticates as its CommonName, with its Organizations as groups." },
 	{ "authorization-kubeconfig", F_STR, OFF(auth.authorization_kubeconfig), "kubeconfig with enough rights to create subjectaccessreviews.authorization.k8s.io; empty: the in-cluster config, and outside a pod only --authorization-always-allow-paths are served." },
 	{ "authorization-always-allow-paths", F_PATHS, OFF(auth.always_allow_paths), "HTTP paths served without authorization, comma-separated; a trailing * matches a prefix (default /healthz,/readyz,/livez)." },
 	{ "authorization-webhook-cache-authorized-ttl", F_DURATION, OFF(auth.authorized_ttl_us), "How long 'authorized' SubjectAccessReview answers are cached (default 10s)." },
@@ -173,7 +174,7 @@ static const struct flagdef flags[] = {
  * anything else unknown is reported as unknown). */
 static const char *const kcm_unsupported[] = {
 	"allocate-node-cidrs", "attach-detach-reconcile-sync-period",
-	"cidr-allocator-type", "client-ca-file",
+	"cidr-allocator-type",
 	"cloud-config", "cloud-provider", "cluster-cidr", "cluster-name", "cluster-signing-cert-file",
 	"cluster-signing-duration", "cluster-signing-key-file", "concurrent-deployment-syncs",
 	"concurrent-endpoint-syncs", "concurrent-namespace-syncs", "concurrent-rc-syncs",

@@ -80,6 +80,7 @@ struct mgr_httpd {
 	} handlers[8];
 	size_t n_handlers;
 	char *cert_pem, *key_pem;
+	char *client_ca_pem; /* --client-ca-file, or NULL */
 
 	/* delegated authentication and authorization */
 	struct reviewer authn, authz;
@@ -124,6 +125,7 @@ struct hreq {
 	cJSON *user; /* {"username","uid","groups","extra"}; NULL: anonymous */
 	unsigned char key[32];
 	int status;  /* a final answer decided by a stage (401/403/500), 0: go on */
+	bool cert_failed; /* a client certificate was presented and did not verify */
 	char *message;
 	/* a mounted handler's job */
 	size_t handler;
@@ -416,6 +418,8 @@ static enum MHD_Result health(struct mgr_httpd *h, struct MHD_Connection *c, con
 
 /* ---- delegated authentication and authorization ------------------------------------------ */
 
+static int authenticate_token(struct hreq *q);
+
 static void sha256(const void *p, size_t n, unsigned char out[32])
 {
 	gnutls_hash_fast(GNUTLS_DIG_SHA256, p, n, out);
@@ -599,8 +603,103 @@ static const char *bearer(struct MHD_Connection *c, size_t *len)
 	return *len ? t : NULL;
 }
 
-/* 0: authenticated (q->user set, or anonymous), 1: suspended for a TokenReview, or q->status set. */
+/* k8s.io/apiserver's x509 authenticator: the peer's certificate verified against the client CA
+ * for client auth; CommonName the user, Organizations the groups, its SHA-256 the credential id.
+ * 1: q->user set, 0: no certificate (or no CA), -1: a certificate that does not verify. */
+static int x509_user(struct hreq *q)
+{
+	const union MHD_ConnectionInfo *ci;
+	gnutls_session_t s;
+	const gnutls_datum_t *chain;
+	unsigned n = 0, status = 0;
+	gnutls_typed_vdata_st purpose = { .type = GNUTLS_DT_KEY_PURPOSE_OID,
+					  .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT };
+	gnutls_x509_crt_t crt = NULL;
+	char buf[1024], hex[65 + 20];
+	size_t len;
+	unsigned char fp[32];
+	cJSON *u = NULL, *groups, *extra, *ids;
+	int r = -1;
+
+	if (!q->h->client_ca_pem || !(ci = MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)) ||
+	    !(s = (gnutls_session_t)ci->tls_session) || !(chain = gnutls_certificate_get_peers(s, &n)) || !n)
+		return 0;
+	if (gnutls_certificate_verify_peers(s, &purpose, 1, &status) < 0 || status != 0)
+		return -1;
+	if (gnutls_x509_crt_init(&crt) < 0 || gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) < 0)
+		goto out;
+	len = sizeof(buf);
+	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, buf, &len) < 0 || !len) {
+		r = 0; /* no CommonName: not an identity (kcm: not authenticated by this one) */
+		goto out;
+	}
+	if (!(u = cJSON_CreateObject()) || !cJSON_AddStringToObject(u, "username", buf) ||
+	    !(groups = cJSON_AddArrayToObject(u, "groups")))
+		goto out;
+	for (unsigned i = 0;; i++) {
+		len = sizeof(buf);
+		if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, 0, buf, &len) < 0)
+			break;
+		if (!cJSON_AddItemToArray(groups, cJSON_CreateString(buf)))
+			goto out;
+	}
+	sha256(chain[0].data, chain[0].size, fp);
+	len = (size_t)snprintf(hex, sizeof(hex), "X509SHA256=");
+	for (int i = 0; i < 32; i++)
+		len += (size_t)snprintf(hex + len, sizeof(hex) - len, "%02x", fp[i]);
+	if (!(extra = cJSON_AddObjectToObject(u, "extra")) ||
+	    !(ids = cJSON_AddArrayToObject(extra, "authentication.kubernetes.io/credential-id")) ||
+	    !cJSON_AddItemToArray(ids, cJSON_CreateString(hex)))
+		goto out;
+	q->user = u;
+	u = NULL;
+	r = 1;
+out:
+	cJSON_Delete(u);
+	if (crt)
+		gnutls_x509_crt_deinit(crt);
+	if (r < 0 && !q->user)
+		return -2; /* out of memory or an unreadable certificate */
+	return r;
+}
+
+/* k8s.io/apiserver's AuthenticatedGroupAdder: every authenticated user is in
+ * system:authenticated. */
+static void add_authenticated_group(struct hreq *q)
+{
+	cJSON *gs;
+
+	if (!q->user)
+		return;
+	if (!cJSON_IsArray(gs = cJSON_GetObjectItemCaseSensitive(q->user, "groups"))) {
+		cJSON_DeleteItemFromObjectCaseSensitive(q->user, "groups");
+		if (!(gs = cJSON_AddArrayToObject(q->user, "groups")))
+			return;
+	}
+	for (cJSON *x = gs->child; x; x = x->next)
+		if (cJSON_IsString(x) && strcmp(x->valuestring, "system:authenticated") == 0)
+			return;
+	cJSON_AddItemToArray(gs, cJSON_CreateString("system:authenticated"));
+}
+
+/* 0: authenticated (q->user set, or anonymous), 1: suspended for a TokenReview, or q->status set.
+ * kcm's order: a client certificate first, then a bearer token; a certificate that does not
+ * verify is a 401 unless the token authenticates. */
 static int authenticate(struct hreq *q)
+{
+	int x = x509_user(q);
+
+	if (x == 1)
+		return 0;
+	if (x == -2) {
+		set_answer(q, 500, "out of memory");
+		return 0;
+	}
+	q->cert_failed = x == -1;
+	return authenticate_token(q);
+}
+
+static int authenticate_token(struct hreq *q)
 {
 	struct mgr_httpd *h = q->h;
 	struct cache_entry *e;
@@ -610,8 +709,12 @@ static int authenticate(struct hreq *q)
 	char *t;
 	int r;
 
-	if (!tok || !h->authn.client)
-		return 0; /* anonymous (kcm: a token is ignored when there is no TokenReview client) */
+	if (!tok || !h->authn.client) {
+		/* anonymous (kcm: a token is ignored when there is no TokenReview client) */
+		if (q->cert_failed)
+			set_answer(q, 401, "Unauthorized");
+		return 0;
+	}
 	sha256(tok, len, q->key);
 	if ((e = cache_find(h->token_cache, q->key, ipc_now_usec()))) {
 		h->stats.token_cache_hits++;
@@ -1043,6 +1146,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	case ST_AUTHZ:
 		if (q->status)
 			return status_reply(q, url, method);
+		add_authenticated_group(q);
 		q->stage = ST_SERVE;
 		if ((r = authorize(q, url, method)) == 1)
 			goto suspend;
@@ -1290,18 +1394,33 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 		mgr_httpd_free(h);
 		return r;
 	}
-	if (cfg->plain_http)
-		h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, &ss,
-					MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT, 64u,
-					MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)MGR_HTTPD_PER_IP,
-					MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
-	else
-		h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, &ss,
-					MHD_OPTION_HTTPS_MEM_CERT, h->cert_pem, MHD_OPTION_HTTPS_MEM_KEY, h->key_pem,
-					MHD_OPTION_HTTPS_PRIORITIES, MGR_HTTPD_TLS_PRIORITY,
-					MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT, 64u,
-					MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)MGR_HTTPD_PER_IP,
-					MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
+	if (cfg->auth && cfg->auth->client_ca_file && *cfg->auth->client_ca_file && !cfg->plain_http &&
+	    (r = read_file(cfg->auth->client_ca_file, &h->client_ca_pem)) < 0) {
+		snprintf(err, errlen, "unable to load client CA file %s: %s", cfg->auth->client_ca_file, strerror(-r));
+		mgr_httpd_free(h);
+		return r;
+	}
+	{
+		struct MHD_OptionItem ops[16];
+		size_t n = 0;
+#define OPT(o, v, p) (ops[n++] = (struct MHD_OptionItem){ (o), (intptr_t)(v), (p) })
+		OPT(MHD_OPTION_SOCK_ADDR, 0, &ss);
+		OPT(MHD_OPTION_CONNECTION_TIMEOUT, timeout, NULL);
+		OPT(MHD_OPTION_CONNECTION_LIMIT, 64, NULL);
+		OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, MGR_HTTPD_PER_IP, NULL);
+		OPT(MHD_OPTION_NOTIFY_COMPLETED, completed, h);
+		if (!cfg->plain_http) {
+			OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem);
+			OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem);
+			OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)MGR_HTTPD_TLS_PRIORITY);
+			if (h->client_ca_pem) /* MHD then asks for (does not require) a client certificate */
+				OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, h->client_ca_pem);
+		}
+		OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+		h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_ARRAY, ops,
+					MHD_OPTION_END);
+	}
 	if (!h->d) {
 		snprintf(err, errlen, "cannot serve on %s:%d (address in use, or a bad certificate)",
 			 cfg->bind_address, cfg->port);
@@ -1372,6 +1491,7 @@ struct mgr_httpd *mgr_httpd_free(struct mgr_httpd *h)
 	}
 	free(h->checks);
 	free(h->cert_pem);
+	free(h->client_ca_pem);
 	if (h->key_pem) {
 		explicit_bzero(h->key_pem, strlen(h->key_pem));
 		free(h->key_pem);

@@ -15,7 +15,9 @@
  *   and authorization). A bearer token is checked with a TokenReview, then the user with a
  *   SubjectAccessReview for the non-resource path and the verb (GET -> "get"); results are
  *   cached (--authentication-token-webhook-cache-ttl, --authorization-webhook-cache-*-ttl,
- *   10 s each). No token: the user is system:anonymous. system:masters is always allowed, and
+ *   10 s each). A client certificate signed by --client-ca-file (and valid for client auth)
+ *   authenticates first: CommonName is the user, Organizations the groups. Neither: the user is
+ *   system:anonymous. system:masters is always allowed, and
  *   so are --authorization-always-allow-paths (default /healthz,/readyz,/livez; exact, or a
  *   prefix when ending in '*'). Without --authentication-kubeconfig / --authorization-kubeconfig
  *   the in-cluster config is used, and outside a pod there is no reviewer: tokens are ignored
@@ -55,6 +57,7 @@ struct mgr_httpd_auth_opts {
 	uint64_t token_cache_ttl_us;           /* 10 s */
 	uint64_t authorized_ttl_us;            /* 10 s */
 	uint64_t unauthorized_ttl_us;          /* 10 s */
+	const char *client_ca_file;            /* --client-ca-file: client certificates (x509) */
 	/* tests: the in-cluster service-account root ("" = /); no in-cluster lookup at all */
 	const char *in_cluster_root;
 	bool no_in_cluster;
