@@ -20,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <sys/time.h>
 #include <time.h>
@@ -667,6 +668,157 @@ static void test_render_off_loop(void **state)
 	ipc_loop_free(loop);
 }
 
+/* ---- client certificates ------------------------------------------------------------------- */
+
+static char *pem_of_crt(gnutls_x509_crt_t c)
+{
+	gnutls_datum_t d;
+	char *s;
+	assert_int_equal(gnutls_x509_crt_export2(c, GNUTLS_X509_FMT_PEM, &d), 0);
+	s = strndup((char *)d.data, d.size);
+	gnutls_free(d.data);
+	return s;
+}
+
+static char *pem_of_key(gnutls_x509_privkey_t k)
+{
+	gnutls_datum_t d;
+	char *s;
+	assert_int_equal(gnutls_x509_privkey_export2(k, GNUTLS_X509_FMT_PEM, &d), 0);
+	s = strndup((char *)d.data, d.size);
+	gnutls_free(d.data);
+	return s;
+}
+
+/* A certificate for cn/org signed by (ca_crt, ca_key), or self-signed CA when ca_crt is NULL. */
+static void issue(gnutls_x509_crt_t ca_crt, gnutls_x509_privkey_t ca_key, const char *cn, const char *org,
+		  bool client_auth, gnutls_x509_crt_t *ret_crt, gnutls_x509_privkey_t *ret_key)
+{
+	gnutls_x509_crt_t c;
+	gnutls_x509_privkey_t k;
+	unsigned char serial[8];
+	time_t now = time(NULL);
+	static unsigned char ctr;
+
+	memset(serial, 0, sizeof(serial));
+	serial[7] = ++ctr;
+	assert_int_equal(gnutls_x509_privkey_init(&k), 0);
+	assert_int_equal(gnutls_x509_privkey_generate(k, GNUTLS_PK_ECDSA,
+						      GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0), 0);
+	assert_int_equal(gnutls_x509_crt_init(&c), 0);
+	gnutls_x509_crt_set_version(c, 3);
+	gnutls_x509_crt_set_serial(c, serial, sizeof(serial));
+	gnutls_x509_crt_set_activation_time(c, now - 3600);
+	gnutls_x509_crt_set_expiration_time(c, now + 3600);
+	gnutls_x509_crt_set_dn_by_oid(c, GNUTLS_OID_X520_COMMON_NAME, 0, cn, strlen(cn));
+	if (org)
+		gnutls_x509_crt_set_dn_by_oid(c, GNUTLS_OID_X520_ORGANIZATION_NAME, 0, org, strlen(org));
+	gnutls_x509_crt_set_key(c, k);
+	if (!ca_crt) {
+		gnutls_x509_crt_set_basic_constraints(c, 1, -1);
+		gnutls_x509_crt_set_key_usage(c, GNUTLS_KEY_KEY_CERT_SIGN | GNUTLS_KEY_DIGITAL_SIGNATURE);
+		assert_int_equal(gnutls_x509_crt_sign2(c, c, k, GNUTLS_DIG_SHA256, 0), 0);
+	} else {
+		gnutls_x509_crt_set_basic_constraints(c, 0, -1);
+		gnutls_x509_crt_set_key_usage(c, GNUTLS_KEY_DIGITAL_SIGNATURE);
+		gnutls_x509_crt_set_key_purpose_oid(c, client_auth ? GNUTLS_KP_TLS_WWW_CLIENT : GNUTLS_KP_TLS_WWW_SERVER, 0);
+		assert_int_equal(gnutls_x509_crt_sign2(c, ca_crt, ca_key, GNUTLS_DIG_SHA256, 0), 0);
+	}
+	*ret_crt = c;
+	*ret_key = k;
+}
+
+static long get_cert(const char *url, const char *cert, const char *key, struct resp *r)
+{
+	CURL *c = curl_easy_init();
+	long code = 0;
+	struct curl_blob cb = { .data = (void *)cert, .len = strlen(cert), .flags = CURL_BLOB_COPY };
+	struct curl_blob kb = { .data = (void *)key, .len = strlen(key), .flags = CURL_BLOB_COPY };
+
+	r->len = 0;
+	r->body[0] = 0;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cb);
+	curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &kb);
+	curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(c);
+	return code;
+}
+
+static void test_client_certificates(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_httpd *h;
+	char err[512], url[256], dir[] = "/tmp/kcmd-clientca-XXXXXX", cafile[300];
+	pthread_t th;
+	static struct resp r;
+	gnutls_x509_crt_t ca, other_ca, admin, plain, server_only, stranger;
+	gnutls_x509_privkey_t ca_k, other_k, admin_k, plain_k, server_only_k, stranger_k;
+
+	issue(NULL, NULL, "test-ca", NULL, false, &ca, &ca_k);
+	issue(NULL, NULL, "other-ca", NULL, false, &other_ca, &other_k);
+	issue(ca, ca_k, "carol", "system:masters", true, &admin, &admin_k);
+	issue(ca, ca_k, "dave", "team", true, &plain, &plain_k);
+	issue(ca, ca_k, "eve", "system:masters", false, &server_only, &server_only_k); /* not for client auth */
+	issue(other_ca, other_k, "mallory", "system:masters", true, &stranger, &stranger_k);
+	assert_non_null(mkdtemp(dir));
+	snprintf(cafile, sizeof(cafile), "%s/ca.crt", dir);
+	char *ca_pem = pem_of_crt(ca);
+	FILE *f = fopen(cafile, "w");
+	fputs(ca_pem, f);
+	fclose(f);
+
+	struct mgr_httpd_auth_opts ao;
+	mgr_httpd_auth_defaults(&ao);
+	ao.client_ca_file = cafile;
+	ao.no_in_cluster = true;
+	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .auth = &ao };
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
+	mgr_httpd_set_metrics(h, metrics, NULL);
+	int port = mgr_httpd_port(h);
+	atomic_store(&stop_loop, false);
+	pthread_create(&th, NULL, loop_thread, loop);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/metrics", port);
+	char *c1 = pem_of_crt(admin), *k1 = pem_of_key(admin_k);
+	assert_int_equal(get_cert(url, c1, k1, &r), 200); /* CN carol, O system:masters */
+	char *c2 = pem_of_crt(plain), *k2 = pem_of_key(plain_k);
+	assert_int_equal(get_cert(url, c2, k2, &r), 403); /* authenticated as dave, no reviewer */
+	assert_non_null(strstr(r.body, "forbidden: User \\\"dave\\\" cannot get path \\\"/metrics\\\""));
+	char *c3 = pem_of_crt(server_only), *k3 = pem_of_key(server_only_k);
+	assert_int_equal(get_cert(url, c3, k3, &r), 401); /* not valid for client auth */
+	char *c4 = pem_of_crt(stranger), *k4 = pem_of_key(stranger_k);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/healthz", port);
+	assert_int_equal(get_cert(url, c4, k4, &r), 401); /* another CA: refused, even on /healthz */
+	assert_int_equal(get(url, NULL, &r, true, NULL), 0); /* (curl verifies by default: no CA) */
+	atomic_store(&stop_loop, true);
+	pthread_join(th, NULL);
+	mgr_httpd_free(h);
+	/* an unreadable CA file is refused at start */
+	ao.client_ca_file = "/nonexistent/ca.crt";
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "unable to load client CA file /nonexistent/ca.crt"));
+	ipc_loop_free(loop);
+	free(ca_pem);
+	free(c1), free(k1), free(c2), free(k2), free(c3), free(k3), free(c4), free(k4);
+	gnutls_x509_crt_t crts[] = { ca, other_ca, admin, plain, server_only, stranger };
+	gnutls_x509_privkey_t keys[] = { ca_k, other_k, admin_k, plain_k, server_only_k, stranger_k };
+	for (int i = 0; i < 6; i++) {
+		gnutls_x509_crt_deinit(crts[i]);
+		gnutls_x509_privkey_deinit(keys[i]);
+	}
+	unlink(cafile);
+	rmdir(dir);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -701,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_cache_ttl),
 		cmocka_unit_test(test_no_reviewers),
 		cmocka_unit_test(test_render_off_loop),
+		cmocka_unit_test(test_client_certificates),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();

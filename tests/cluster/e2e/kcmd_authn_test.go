@@ -32,8 +32,16 @@ import (
 // authGet is a GET on 127.0.0.1:port with an optional bearer token; it returns the status code
 // and the body.
 func authGet(port int, path, token string) (int, string, error) {
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // self-signed serving certs
+	return authGetCert(port, path, token, nil)
+}
+
+// authGetCert is authGet presenting a client certificate when cert is not nil.
+func authGetCert(port int, path, token string, cert *tls.Certificate) (int, string, error) {
+	tc := &tls.Config{InsecureSkipVerify: true} // self-signed serving certs
+	if cert != nil {
+		tc.Certificates = []tls.Certificate{*cert}
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
 	req, err := http.NewRequest("GET", fmt.Sprintf("https://127.0.0.1:%d%s", port, path), nil)
 	if err != nil {
 		return 0, "", err
@@ -128,7 +136,7 @@ func TestKcmd_DelegatedAuth(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{}) })
 
 	flags := []string{"--authentication-kubeconfig=" + env.Cluster.Kubeconfig,
-		"--authorization-kubeconfig=" + env.Cluster.Kubeconfig}
+		"--authorization-kubeconfig=" + env.Cluster.Kubeconfig, "--client-ca-file=" + env.Cluster.CAFile}
 	kport, uport := hmgFreePort(t), hmgFreePort(t)
 	p := startKcmd(t, nil, append([]string{"--controllers=-replicaset-controller,-garbage-collector-controller",
 		"--leader-elect=false", "--secure-port=" + strconv.Itoa(kport), "--bind-address=127.0.0.1"}, flags...)...)
@@ -179,6 +187,30 @@ func TestKcmd_DelegatedAuth(t *testing.T) {
 	}
 	if code, _, err := authGet(uport, "/readyz", ""); err != nil || code == 401 || code == 403 {
 		t.Errorf("kcm /readyz without a token: %d %v (the path is always allowed)", code, err)
+	}
+	// the cluster CA's admin client certificate (CN kcmd-admin, O system:masters) authenticates
+	// without a token, and system:masters needs no SubjectAccessReview
+	admin, err := tls.LoadX509KeyPair(filepath.Join(env.Cluster.Dir, "pki", "admin.crt"),
+		filepath.Join(env.Cluster.Dir, "pki", "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, port := range []int{kport, uport} {
+		if code, body, err := authGetCert(port, "/metrics", "", &admin); err != nil || code != 200 {
+			t.Errorf("port %d: /metrics with the admin client certificate: %d %.200s %v", port, code, body, err)
+		}
+	}
+	// the apiserver's serving certificate is signed by the same CA but not for client auth
+	server, err := tls.LoadX509KeyPair(filepath.Join(env.Cluster.Dir, "pki", "apiserver.crt"),
+		filepath.Join(env.Cluster.Dir, "pki", "apiserver.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, _, _ := authGetCert(kport, "/healthz", "", &server)
+	uc, _, _ := authGetCert(uport, "/healthz", "", &server)
+	t.Logf("a serving (not client-auth) certificate: kcmd %d, kube-controller-manager %d", kc, uc)
+	if kc != uc {
+		t.Errorf("a serving certificate as client certificate: kcmd %d, kube-controller-manager %d", kc, uc)
 	}
 	// the body of a 403 names the user and the path, as kcm's does
 	_, kb, _ := authGet(kport, "/metrics", denied)
