@@ -25,7 +25,7 @@ enum { EXEC_IDLE, EXEC_READING, EXEC_REAPING };
 struct exec_run {
 	int state;
 	pid_t pid;
-	int fd;   /* its stdout (non-blocking), -1 once EOF was read */
+	int fd; /* its stdout (non-blocking), -1 once EOF was read */
 	char *buf;
 	size_t got, cap;
 	int64_t deadline_ms; /* CLOCK_MONOTONIC: killed after KUBE_EXEC_TIMEOUT_MS */
@@ -233,7 +233,8 @@ static int64_t mono_ms(void)
 
 static char *b64_encode(const unsigned char *p, size_t n)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char tab[] =
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	char *o = malloc((n + 2) / 3 * 4 + 1), *q = o;
 	if (!o)
 		return NULL;
@@ -305,7 +306,8 @@ static void exec_child(int devnull, int out, const char *cmd, char **argv, char 
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigemptyset(&none);
 	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &dfl, NULL); /* SIGKILL/SIGSTOP and the libc-reserved ones fail: fine */
+		sigaction(sig, &dfl,
+		          NULL); /* SIGKILL/SIGSTOP and the libc-reserved ones fail: fine */
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0)
 		_exit(127);
@@ -432,8 +434,9 @@ static int exec_finish(struct kube_auth *a, int err, int st)
 	struct kube_exec_credential c;
 	int r = err;
 	if (!r && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
-		snprintf(a->last_error, sizeof(a->last_error), "exec plugin %s exited with status %d",
-		         x->command, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		snprintf(a->last_error, sizeof(a->last_error),
+		         "exec plugin %s exited with status %d", x->command,
+		         WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 		r = -ENOEXEC;
 	} else if (!r) {
 		r = kube_parse_exec_credential(run->buf, run->got, x->api_version, &c);
@@ -448,8 +451,9 @@ static int exec_finish(struct kube_auth *a, int err, int st)
 			a->have_exec = true;
 		}
 	} else if (r == -ETIMEDOUT)
-		snprintf(a->last_error, sizeof(a->last_error), "exec plugin %s timed out after %d s",
-		         x->command, KUBE_EXEC_TIMEOUT_MS / 1000);
+		snprintf(a->last_error, sizeof(a->last_error),
+		         "exec plugin %s timed out after %d s", x->command,
+		         KUBE_EXEC_TIMEOUT_MS / 1000);
 	else if (r == -E2BIG)
 		snprintf(a->last_error, sizeof(a->last_error), "exec plugin %s printed over 1 MiB",
 		         x->command);

@@ -750,15 +750,17 @@ static int prepare_attempt(struct kube_call *call)
 	curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, sock_opt);
 	if (c->proxy) {
 		/* proxy-url replaces the environment's proxy settings (NO_PROXY included), as
-		 * client-go's http.ProxyURL does; the proxy's TLS is verified like the apiserver's */
+		 * client-go's http.ProxyURL does; the proxy's TLS is verified like the apiserver's
+		 */
 		curl_easy_setopt(e, CURLOPT_PROXY, c->proxy);
 		curl_easy_setopt(e, CURLOPT_NOPROXY, "");
 		if (cfg->insecure_skip_tls_verify) {
 			curl_easy_setopt(e, CURLOPT_PROXY_SSL_VERIFYPEER, 0L);
 			curl_easy_setopt(e, CURLOPT_PROXY_SSL_VERIFYHOST, 0L);
 		} else if (cfg->ca_data) {
-			struct curl_blob blob = {
-			        .data = cfg->ca_data, .len = cfg->ca_data_len, .flags = CURL_BLOB_COPY};
+			struct curl_blob blob = {.data = cfg->ca_data,
+			                         .len = cfg->ca_data_len,
+			                         .flags = CURL_BLOB_COPY};
 			curl_easy_setopt(e, CURLOPT_PROXY_CAINFO_BLOB, &blob);
 		} else if (cfg->ca_file) {
 			curl_easy_setopt(e, CURLOPT_PROXY_CAINFO, cfg->ca_file);

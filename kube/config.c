@@ -727,10 +727,11 @@ static int check_cluster(struct loader *l, struct kube_config *c)
 		char scheme[16];
 		url_scheme(c->proxy_url, scheme, sizeof(scheme));
 		if (strcmp(scheme, "http") && strcmp(scheme, "https") && strcmp(scheme, "socks5"))
-			return fail(l, NULL, NULL,
-			            "invalid 'proxy-url' \"%s\" for cluster \"%s\": unsupported scheme "
-			            "\"%s\", must be http, https, or socks5",
-			            c->proxy_url, c->cluster ? c->cluster : "", scheme);
+			return fail(
+			        l, NULL, NULL,
+			        "invalid 'proxy-url' \"%s\" for cluster \"%s\": unsupported scheme "
+			        "\"%s\", must be http, https, or socks5",
+			        c->proxy_url, c->cluster ? c->cluster : "", scheme);
 	}
 	if (c->insecure_skip_tls_verify && ((c->ca_file && *c->ca_file) || c->ca_data_len))
 		return fail(l, NULL, NULL,

@@ -320,10 +320,8 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--exec-plugin-check") == 0)
 		return plugin_check(atoi(argv[2]));
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_token_file),
-	        cmocka_unit_test(test_exec),
-	        cmocka_unit_test(test_exec_hygiene),
-	        cmocka_unit_test(test_exec_nb),
+	        cmocka_unit_test(test_token_file),   cmocka_unit_test(test_exec),
+	        cmocka_unit_test(test_exec_hygiene), cmocka_unit_test(test_exec_nb),
 	        cmocka_unit_test(test_parse),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

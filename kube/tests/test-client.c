@@ -693,8 +693,9 @@ static int64_t run_loop(struct kube_client *c, struct loop *l, int n)
 			if (fds[i].revents)
 				kube_client_socket_action(
 				        c, fds[i].fd,
-				        ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) ? KUBE_POLL_IN
-				                                                         : 0) |
+				        ((fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+				                 ? KUBE_POLL_IN
+				                 : 0) |
 				                ((fds[i].revents & POLLOUT) ? KUBE_POLL_OUT : 0));
 		if (mono_ms() - t0 > longest)
 			longest = mono_ms() - t0;
@@ -1083,9 +1084,8 @@ static void test_proxy(void **state)
 	server_start(script, 1);
 	char proxy[64];
 	snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", srv.port);
-	struct kube_config pc = {.server = "http://apiserver.invalid:6443",
-	                         .proxy_url = proxy,
-	                         .token = "t"};
+	struct kube_config pc = {
+	        .server = "http://apiserver.invalid:6443", .proxy_url = proxy, .token = "t"};
 	struct kube_client_opts o = {.config = &pc, .max_retries = 1};
 	struct kube_client *c;
 	assert_int_equal(kube_client_new(&o, &c), 0);
