@@ -285,7 +285,7 @@ static void test_tls_self_signed_kept_in_cert_dir(void **state)
 /* ---- a fake apiserver answering TokenReviews and SubjectAccessReviews ------------------------- */
 
 static atomic_int fake_token_reviews, fake_access_reviews;
-static char fake_last_sar[8192];
+static char fake_last_sar[8192], fake_last_auth[256];
 static pthread_mutex_t fake_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct fake_body {
@@ -310,6 +310,10 @@ static enum MHD_Result fake_handler(void *cls, struct MHD_Connection *c, const c
 		return *con_cls ? MHD_YES : MHD_NO;
 	}
 	if (*upload_size) {
+		const char *az = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+		pthread_mutex_lock(&fake_mu);
+		snprintf(fake_last_auth, sizeof(fake_last_auth), "%s", az ? az : "");
+		pthread_mutex_unlock(&fake_mu);
 		size_t n = *upload_size < sizeof(b->buf) - 1 - b->len ? *upload_size : sizeof(b->buf) - 1 - b->len;
 		memcpy(b->buf + b->len, upload, n);
 		b->len += n;
@@ -722,6 +726,10 @@ static void issue(gnutls_x509_crt_t ca_crt, gnutls_x509_privkey_t ca_key, const 
 		gnutls_x509_crt_set_basic_constraints(c, 0, -1);
 		gnutls_x509_crt_set_key_usage(c, GNUTLS_KEY_DIGITAL_SIGNATURE);
 		gnutls_x509_crt_set_key_purpose_oid(c, client_auth ? GNUTLS_KP_TLS_WWW_CLIENT : GNUTLS_KP_TLS_WWW_SERVER, 0);
+		if (!client_auth) {
+			unsigned char lo[4] = { 127, 0, 0, 1 };
+			gnutls_x509_crt_set_subject_alt_name(c, GNUTLS_SAN_IPADDRESS, lo, 4, GNUTLS_FSAN_APPEND);
+		}
 		assert_int_equal(gnutls_x509_crt_sign2(c, ca_crt, ca_key, GNUTLS_DIG_SHA256, 0), 0);
 	}
 	*ret_crt = c;
@@ -819,6 +827,94 @@ static void test_client_certificates(void **state)
 	rmdir(dir);
 }
 
+static int mkpath(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	return system(cmd);
+}
+
+static void write_str(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(s, f);
+	fclose(f);
+}
+
+static void test_in_cluster_reviewers(void **state)
+{
+	(void)state;
+	/* no --authentication/authorization-kubeconfig in a pod: the service account's token and
+	 * CA are used to reach the apiserver (here a fake one on HTTPS) */
+	gnutls_x509_crt_t ca, srv;
+	gnutls_x509_privkey_t ca_k, srv_k;
+	char root[] = "/tmp/kcmd-incluster-XXXXXX", sa[400], path[500], err[512], url[256], port_s[16];
+	struct ipc_loop *loop;
+	struct mgr_httpd *h;
+	pthread_t th;
+	static struct resp r;
+
+	issue(NULL, NULL, "fake-ca", NULL, false, &ca, &ca_k);
+	issue(ca, ca_k, "fake-apiserver", NULL, false, &srv, &srv_k);
+	char *ca_pem = pem_of_crt(ca), *srv_pem = pem_of_crt(srv), *srv_key = pem_of_key(srv_k);
+	struct MHD_Daemon *fake = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS, 0, NULL, NULL, fake_handler,
+		NULL, MHD_OPTION_HTTPS_MEM_CERT, srv_pem, MHD_OPTION_HTTPS_MEM_KEY, srv_key, MHD_OPTION_NOTIFY_COMPLETED,
+		fake_done, NULL, MHD_OPTION_END);
+	assert_non_null(fake);
+	atomic_store(&fake_token_reviews, 0);
+	atomic_store(&fake_access_reviews, 0);
+	assert_non_null(mkdtemp(root));
+	snprintf(sa, sizeof(sa), "%s/var/run/secrets/kubernetes.io/serviceaccount", root);
+	assert_int_equal(mkpath(sa), 0);
+	snprintf(path, sizeof(path), "%s/token", sa);
+	write_str(path, "in-cluster-token\n");
+	snprintf(path, sizeof(path), "%s/ca.crt", sa);
+	write_str(path, ca_pem);
+	snprintf(port_s, sizeof(port_s), "%u", MHD_get_daemon_info(fake, MHD_DAEMON_INFO_BIND_PORT)->port);
+	setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", port_s, 1);
+
+	struct mgr_httpd_auth_opts ao;
+	mgr_httpd_auth_defaults(&ao);
+	ao.in_cluster_root = root;
+	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .plain_http = true, .auth = &ao };
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("KUBERNETES_SERVICE_PORT");
+	assert_non_null(strstr(mgr_httpd_auth_summary(h), "TokenReview through the in-cluster config"));
+	assert_non_null(strstr(mgr_httpd_auth_summary(h), "SubjectAccessReview through the in-cluster config"));
+	mgr_httpd_set_metrics(h, metrics, NULL);
+	int port = mgr_httpd_port(h);
+	atomic_store(&stop_loop, false);
+	pthread_create(&th, NULL, loop_thread, loop);
+	bearer_token = "good";
+	assert_int_equal(get(U("/metrics"), NULL, &r, false, NULL), 200);
+	assert_int_equal(atomic_load(&fake_token_reviews), 1);
+	assert_int_equal(atomic_load(&fake_access_reviews), 1);
+	pthread_mutex_lock(&fake_mu);
+	assert_string_equal(fake_last_auth, "Bearer in-cluster-token");
+	pthread_mutex_unlock(&fake_mu);
+	bearer_token = NULL;
+	atomic_store(&stop_loop, true);
+	pthread_join(th, NULL);
+	mgr_httpd_free(h);
+	ipc_loop_free(loop);
+	MHD_stop_daemon(fake);
+	free(ca_pem);
+	free(srv_pem);
+	free(srv_key);
+	gnutls_x509_crt_deinit(ca);
+	gnutls_x509_crt_deinit(srv);
+	gnutls_x509_privkey_deinit(ca_k);
+	gnutls_x509_privkey_deinit(srv_k);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -854,6 +950,7 @@ int main(void)
 		cmocka_unit_test(test_no_reviewers),
 		cmocka_unit_test(test_render_off_loop),
 		cmocka_unit_test(test_client_certificates),
+		cmocka_unit_test(test_in_cluster_reviewers),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();
