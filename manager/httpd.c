@@ -1142,7 +1142,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if ((r = authenticate(q)) == 1)
 			goto suspend;
 		/* fall through */
-	case ST_AUTHN_WAIT:
 	case ST_AUTHZ:
 		if (q->status)
 			return status_reply(q, url, method);
@@ -1151,13 +1150,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if ((r = authorize(q, url, method)) == 1)
 			goto suspend;
 		/* fall through */
-	case ST_AUTHZ_WAIT:
 	case ST_SERVE:
 		if (q->status)
 			return status_reply(q, url, method);
-		q->stage = ST_SERVE;
 		return serve(h, q, url, method);
-	case ST_RENDER_WAIT: /* spurious call while queued: nothing to say yet */
+	case ST_AUTHN_WAIT:
+	case ST_AUTHZ_WAIT:
+	case ST_RENDER_WAIT:
+		/* suspended: MHD does not call us until resume(); nothing is decided yet */
 		return MHD_YES;
 	case ST_RENDERED:
 		return rendered(q);
