@@ -1022,9 +1022,11 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 {
 	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_port[32], a_le[64], a_lease[96], log[PATH_MAX + 64];
 	int port = free_port();
-	char *argv[40] = { b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le, a_lease, NULL };
+	/* /metrics is read without a token: allowed as kcm allows it with the same flag */
+	char *argv[40] = { b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le, a_lease,
+			   "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", NULL };
 	char extra[1024];
-	int argc = 8;
+	int argc = 9;
 
 	if (b->o.kcmd_args) {
 		fmt(extra, sizeof(extra), "%s", b->o.kcmd_args);

@@ -15,12 +15,15 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "kube/auth.h"
@@ -77,6 +80,7 @@ struct kube_client {
 	const struct kube_config *cfg;
 	struct kube_auth *auth;
 	char *user_agent;
+	char *proxy; /* proxy-url in libcurl's terms, or NULL */
 	double qps, burst, tokens;
 	int64_t refill_ms;
 	struct kube_limiter *limiter; /* shared bucket; when set, qps is 0 */
@@ -93,6 +97,7 @@ struct kube_client {
 	bool in_pump;
 	int in_curl;         /* inside curl_multi_*(): handles must not be removed now */
 	int pending_cancels; /* calls cancelled meanwhile, freed by sweep() */
+	int exec_fd;         /* the exec plugin's stdout while the loop watches it, or -1 */
 };
 
 static int64_t now_ms(void)
@@ -152,11 +157,28 @@ static void sb_esc(struct sbuf *b, const char *s)
 	}
 }
 
+/* A name, namespace, resource or subresource must be one path segment: client-go's
+ * IsValidPathSegmentName refuses ".", ".." and anything containing '/' or '%'. */
 static bool seg_ok(const char *s)
 {
-	/* path segments we insert must not change the path's shape */
-	return s && *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/') && !strchr(s, '?') &&
-	       !strchr(s, '#');
+	return s && *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/') && !strchr(s, '%');
+}
+
+/* One path segment, escaped as Go's url.URL escapes a path (what client-go sends): unreserved
+ * characters and "$&+,:;=@" stay, everything else ('?', '#', ' ', non-ASCII ...) becomes %XX. */
+static void sb_seg(struct sbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("-._~$&+,:;=@", ch)) {
+			sb_put(b, (const char *)&ch, 1);
+		} else {
+			char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+			sb_put(b, e, 3);
+		}
+	}
 }
 
 static void q_add(struct sbuf *b, bool *first, const char *k, const char *v)
@@ -191,24 +213,24 @@ int kube_build_url(const char *server, const struct kube_request *r, char **ret)
 			return free(b.p), -EINVAL;
 		if (r->group && *r->group) {
 			sb_str(&b, "/apis/");
-			sb_str(&b, r->group);
+			sb_seg(&b, r->group);
 			sb_str(&b, "/");
 		} else
 			sb_str(&b, "/api/");
-		sb_str(&b, r->version);
+		sb_seg(&b, r->version);
 		if (r->ns) {
 			sb_str(&b, "/namespaces/");
-			sb_str(&b, r->ns);
+			sb_seg(&b, r->ns);
 		}
 		sb_str(&b, "/");
-		sb_str(&b, r->resource);
+		sb_seg(&b, r->resource);
 		if (r->name) {
 			sb_str(&b, "/");
-			sb_str(&b, r->name);
+			sb_seg(&b, r->name);
 		}
 		if (r->subresource) {
 			sb_str(&b, "/");
-			sb_str(&b, r->subresource);
+			sb_seg(&b, r->subresource);
 		}
 	}
 	if (r->verb == KUBE_LIST || r->verb == KUBE_WATCH) {
@@ -281,6 +303,33 @@ int kube_delete_options_body(const struct kube_request *r, char **ret)
 		return -ENOMEM;
 	*ret = s;
 	return 0;
+}
+
+int kube_proxy_for_curl(const char *proxy_url, char **ret)
+{
+	static const struct {
+		const char *go, *curl;
+	} map[] = {
+	        {"http://", "http://"},
+	        {"https://", "https://"},
+	        /* Go's SOCKS5 dialer hands host names to the proxy: libcurl's socks5h */
+	        {"socks5://", "socks5h://"},
+	};
+	if (!proxy_url)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		size_t n = strlen(map[i].go);
+		if (strncasecmp(proxy_url, map[i].go, n))
+			continue;
+		if (!proxy_url[n])
+			return -EINVAL;
+		if (ret && asprintf(ret, "%s%s", map[i].curl, proxy_url + n) < 0) {
+			*ret = NULL;
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	return -EINVAL;
 }
 
 /* ---- retry policy --------------------------------------------------------------------------- */
@@ -441,7 +490,12 @@ static void arm_timer(struct kube_client *c)
 	int64_t now = now_ms(), wake = -1;
 	if (c->curl_timeout_ms >= 0)
 		wake = c->curl_timeout_set_ms + c->curl_timeout_ms;
+	int64_t ew = kube_auth_exec_wake_ms(c->auth);
+	if (ew >= 0 && (wake < 0 || ew < wake))
+		wake = ew;
 	for (struct kube_call *w = c->wait_head; w; w = w->next) {
+		if (kube_auth_exec_running(c->auth))
+			break; /* nothing in the queue moves before the plugin ends */
 		int64_t t = w->not_before_ms;
 		if (c->qps > 0 && c->tokens < 1) {
 			int64_t tok = now + (int64_t)((1 - c->tokens) / c->qps * 1000) + 1;
@@ -457,13 +511,57 @@ static void arm_timer(struct kube_client *c)
 static int prepare_full(struct kube_call *call);
 static void call_free(struct kube_call *call);
 
+/* The loop watches the exec plugin's stdout while it is open (kube_auth_get_nb). */
+static void exec_watch(struct kube_client *c)
+{
+	int fd = kube_auth_exec_fd(c->auth);
+	if (c->exec_fd >= 0 && c->exec_fd != fd) {
+		if (c->sock_cb)
+			c->sock_cb(c->exec_fd, KUBE_POLL_REMOVE, c->loop_ud);
+		c->exec_fd = -1;
+	}
+	if (fd >= 0 && c->exec_fd < 0 && c->sock_cb) {
+		c->exec_fd = fd;
+		c->sock_cb(fd, KUBE_POLL_IN, c->loop_ud);
+	}
+}
+
+/* Advances a running exec plugin; when it failed, every call waiting for it fails with its
+ * error (as a blocking kube_auth_get failure fails the call). */
+static void exec_progress(struct kube_client *c)
+{
+	int r = kube_auth_exec_step(c->auth);
+	exec_watch(c);
+	if (r == -EINPROGRESS || r >= 0 || r == -EAGAIN)
+		return;
+	struct kube_call **pp = &c->wait_head;
+	while (*pp) {
+		struct kube_call *w = *pp;
+		*pp = w->next;
+		w->next = NULL;
+		struct kube_result res = {.err = r};
+		kube_done_fn done = w->done;
+		void *ud = w->ud;
+		w->done = NULL;
+		w->in_done = true;
+		if (done)
+			done(w, &res, ud);
+		call_free(w);
+	}
+}
+
 static void pump(struct kube_client *c)
 {
 	int64_t now = now_ms();
 	struct kube_call **pp = &c->wait_head;
 	refill(c, now);
+	struct kube_call *held = NULL; /* waiting for the exec plugin */
 	while (*pp) {
 		struct kube_call *w = *pp;
+		if (kube_auth_exec_running(c->auth)) { /* credentials are being made */
+			pp = &w->next;
+			continue;
+		}
 		if (w->not_before_ms > now || (c->qps > 0 && c->tokens < 1)) {
 			pp = &w->next;
 			continue;
@@ -488,6 +586,14 @@ static void pump(struct kube_client *c)
 			w->in_multi = true;
 			continue;
 		}
+		if (r == -EINPROGRESS) {
+			if (c->qps > 0)
+				c->tokens += 1;
+			w->next = held;
+			held = w;
+			exec_watch(c);
+			continue;
+		}
 		struct kube_result res = {.err = r < 0 ? r : -EIO};
 		kube_done_fn done = w->done;
 		void *ud = w->ud;
@@ -495,6 +601,12 @@ static void pump(struct kube_client *c)
 		w->in_done = true;
 		done(w, &res, ud);
 		call_free(w);
+	}
+	while (held) {
+		struct kube_call *w = held;
+		held = w->next;
+		w->next = c->wait_head;
+		c->wait_head = w;
 	}
 }
 
@@ -565,6 +677,27 @@ static void sweep(struct kube_client *c)
 	}
 }
 
+/* Every socket libcurl opens is close-on-exec: the manager forks children and exec plugins, and
+ * an inherited apiserver connection would outlive us there (libcurl 7.88 opens them without
+ * SOCK_CLOEXEC). */
+static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)ud;
+	(void)purpose;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* For sockets libcurl got elsewhere (accept() is not used by us, but keep the rule total). */
+static int sock_opt(void *ud, curl_socket_t fd, curlsocktype purpose)
+{
+	(void)ud;
+	(void)purpose;
+	int fl = fcntl(fd, F_GETFD);
+	if (fl >= 0 && !(fl & FD_CLOEXEC))
+		fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+	return CURL_SOCKOPT_OK;
+}
+
 /* Sets up the easy handle for one attempt (fresh credentials, reset response state). */
 static int prepare_attempt(struct kube_call *call)
 {
@@ -587,7 +720,10 @@ static int prepare_attempt(struct kube_call *call)
 	kube_watch_splitter_free(&call->split);
 	kube_watch_splitter_init(&call->split, 0);
 
-	if ((r = kube_auth_get(c->auth, kube_time_now(), &cred)) < 0)
+	/* loop mode: an exec plugin runs beside the loop (-EINPROGRESS holds the call) */
+	r = c->sock_cb ? kube_auth_get_nb(c->auth, kube_time_now(), &cred)
+	               : kube_auth_get(c->auth, kube_time_now(), &cred);
+	if (r < 0)
 		return r;
 	CURL *e = call->easy;
 	curl_easy_setopt(e, CURLOPT_URL, call->url);
@@ -611,6 +747,26 @@ static int prepare_attempt(struct kube_call *call)
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, call);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, call);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, sock_opt);
+	if (c->proxy) {
+		/* proxy-url replaces the environment's proxy settings (NO_PROXY included), as
+		 * client-go's http.ProxyURL does; the proxy's TLS is verified like the apiserver's
+		 */
+		curl_easy_setopt(e, CURLOPT_PROXY, c->proxy);
+		curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+		if (cfg->insecure_skip_tls_verify) {
+			curl_easy_setopt(e, CURLOPT_PROXY_SSL_VERIFYPEER, 0L);
+			curl_easy_setopt(e, CURLOPT_PROXY_SSL_VERIFYHOST, 0L);
+		} else if (cfg->ca_data) {
+			struct curl_blob blob = {.data = cfg->ca_data,
+			                         .len = cfg->ca_data_len,
+			                         .flags = CURL_BLOB_COPY};
+			curl_easy_setopt(e, CURLOPT_PROXY_CAINFO_BLOB, &blob);
+		} else if (cfg->ca_file) {
+			curl_easy_setopt(e, CURLOPT_PROXY_CAINFO, cfg->ca_file);
+		}
+	}
 	if (call->connect_to)
 		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
 	if (cfg->insecure_skip_tls_verify) {
@@ -998,9 +1154,13 @@ void kube_client_socket_action(struct kube_client *c, int fd, unsigned events)
 	if (events & KUBE_POLL_OUT)
 		mask |= CURL_CSELECT_OUT;
 	c->in_pump = true;
-	c->in_curl++;
-	curl_multi_socket_action(c->multi, fd, mask, &running);
-	c->in_curl--;
+	if (fd >= 0 && fd == c->exec_fd) {
+		exec_progress(c);
+	} else {
+		c->in_curl++;
+		curl_multi_socket_action(c->multi, fd, mask, &running);
+		c->in_curl--;
+	}
 	sweep(c);
 	drain(c);
 	pump(c);
@@ -1013,6 +1173,8 @@ void kube_client_timeout(struct kube_client *c)
 	int running;
 	c->in_pump = true;
 	c->curl_timeout_ms = -1;
+	if (kube_auth_exec_running(c->auth))
+		exec_progress(c);
 	c->in_curl++;
 	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	c->in_curl--;
@@ -1211,7 +1373,57 @@ void kube_response_clear(struct kube_response *resp)
 	memset(resp, 0, sizeof(*resp));
 }
 
-/* ---- construction --------------------------------------------------------------------------- */
+/* ---- construction ------------------------------------------------------------------------- */
+
+/* fds open before a library call that may open some without O_CLOEXEC: everything open
+ * afterwards and not before gets FD_CLOEXEC. Other threads of the process (at most one in kcmd)
+ * opening an fd meanwhile get it too, which is the rule anyway. */
+struct fd_set_snap {
+	int *fd;
+	size_t n;
+};
+
+static void fd_snap(struct fd_set_snap *s)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	size_t cap = 0;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (s->n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			int *np = realloc(s->fd, nc * sizeof(*np));
+			if (!np)
+				break;
+			s->fd = np;
+			cap = nc;
+		}
+		int fd = (int)strtol(de->d_name, NULL, 10);
+		if (fd != dirfd(d)) /* closed again below */
+			s->fd[s->n++] = fd;
+	}
+	closedir(d);
+}
+
+static void cloexec_since(struct fd_set_snap *before)
+{
+	struct fd_set_snap after = {0};
+	fd_snap(&after);
+	for (size_t i = 0; i < after.n; i++) {
+		bool old = false;
+		for (size_t k = 0; k < before->n && !old; k++)
+			old = before->fd[k] == after.fd[i];
+		int fl;
+		if (!old && (fl = fcntl(after.fd[i], F_GETFD)) >= 0 && !(fl & FD_CLOEXEC))
+			fcntl(after.fd[i], F_SETFD, fl | FD_CLOEXEC);
+	}
+	free(after.fd);
+	free(before->fd);
+	before->fd = NULL;
+}
 
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 {
@@ -1222,6 +1434,14 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 		return -EINVAL;
 	if (o->config->insecure_skip_tls_verify && !o->insecure_ok)
 		return -EINVAL;
+	/* client-go: "specifying a root certificates file with the insecure flag is not allowed"
+	 * (kube_config_load reports it with that text; this guards hand-built configs) */
+	if (o->config->insecure_skip_tls_verify &&
+	    ((o->config->ca_file && *o->config->ca_file) || o->config->ca_data_len))
+		return -EINVAL;
+	if (o->config->proxy_url && *o->config->proxy_url &&
+	    kube_proxy_for_curl(o->config->proxy_url, NULL) < 0)
+		return -EINVAL;
 	if (!global_done) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 			return -EIO;
@@ -1230,6 +1450,9 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 	kube_rest_metrics_attach_env();
 	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
+	if (o->config->proxy_url && *o->config->proxy_url &&
+	    (r = kube_proxy_for_curl(o->config->proxy_url, &c->proxy)) < 0)
+		goto fail;
 	c->cfg = o->config;
 	c->limiter = o->limiter;
 	c->qps = o->limiter ? 0 : o->qps;
@@ -1240,6 +1463,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
 	c->retry_base_ms = o->retry_base_ms > 0 ? o->retry_base_ms : DEFAULT_RETRY_BASE_MS;
 	c->curl_timeout_ms = -1;
+	c->exec_fd = -1;
 	curl_version_info_data *vi = curl_version_info(CURLVERSION_NOW);
 	c->http2 = vi && (vi->features & CURL_VERSION_HTTP2);
 	if (asprintf(&c->user_agent, "kcmd/%s (%s/%s)", KCMD_VERSION,
@@ -1251,7 +1475,11 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 	}
 	if ((r = kube_auth_new(o->config, &c->auth)) < 0)
 		goto fail;
+	/* libcurl 7.88's multi handle opens a wakeup socketpair without SOCK_CLOEXEC */
+	struct fd_set_snap before = {0};
+	fd_snap(&before);
 	c->multi = curl_multi_init();
+	cloexec_since(&before);
 	c->share = curl_share_init();
 	if (!c->multi || !c->share) {
 		r = -ENOMEM;
@@ -1274,11 +1502,14 @@ void kube_client_free(struct kube_client *c)
 		return;
 	while (c->all)
 		kube_call_cancel(c->all);
+	if (c->exec_fd >= 0 && c->sock_cb)
+		c->sock_cb(c->exec_fd, KUBE_POLL_REMOVE, c->loop_ud);
 	if (c->multi)
 		curl_multi_cleanup(c->multi);
 	if (c->share)
 		curl_share_cleanup(c->share);
 	kube_auth_free(c->auth);
+	free(c->proxy);
 	free(c->user_agent);
 	free(c);
 }

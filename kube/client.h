@@ -161,6 +161,10 @@ int kube_client_request_many(struct kube_client *c, const struct kube_request *r
 
 /* ---- pieces exposed for tests ------------------------------------------------------------- */
 int kube_build_url(const char *server, const struct kube_request *req, char **ret);
+/* proxy-url (http://, https://, socks5://) as libcurl's CURLOPT_PROXY (socks5 -> socks5h: the
+ * proxy resolves names, as Go's dialer has it). ret may be NULL (check only). 0, -EINVAL, -ENOMEM
+ */
+int kube_proxy_for_curl(const char *proxy_url, char **ret);
 int kube_delete_options_body(const struct kube_request *req, char **ret); /* NULL body when none */
 long kube_retry_delay(enum kube_verb verb, int curl_code, int http_code, int32_t retry_after_s,
                       int attempt, int max_retries, long base_ms);

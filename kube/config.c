@@ -452,7 +452,8 @@ static int extract_cluster(struct loader *l, struct entry *e, struct kube_config
 	    (r = b64_field(l, e, "certificate-authority-data", what, &c->ca_data,
 	                   &c->ca_data_len)) < 0)
 		return r;
-	if ((r = get_str(l, e->f, e->body, "proxy-url", what, &s)) < 0)
+	if ((r = get_str(l, e->f, e->body, "proxy-url", what, &s)) < 0 ||
+	    (r = dup_into(&c->proxy_url, s)) < 0)
 		return r;
 	return 0;
 }
@@ -614,6 +615,7 @@ void kube_config_free(struct kube_config *c)
 		return;
 	free(c->server);
 	free(c->tls_server_name);
+	free(c->proxy_url);
 	free(c->ca_file);
 	free(c->ca_data);
 	free(c->client_cert_file);
@@ -692,6 +694,51 @@ static int validate_all(struct loader *l)
 		if (r < 0)
 			return r;
 	}
+	return 0;
+}
+
+/* The lower-cased scheme of url (Go's url.Parse: letters, digits, '+', '-', '.' before the first
+ * ':', starting with a letter), or "" when it has none. */
+static void url_scheme(const char *url, char *out, size_t outlen)
+{
+	size_t n = 0;
+	out[0] = 0;
+	if (!((url[0] >= 'a' && url[0] <= 'z') || (url[0] >= 'A' && url[0] <= 'Z')))
+		return;
+	while (url[n] && url[n] != ':') {
+		char ch = url[n];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '+' || ch == '-' || ch == '.'))
+			return;
+		n++;
+	}
+	if (url[n] != ':' || n >= outlen)
+		return;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)(url[i] >= 'A' && url[i] <= 'Z' ? url[i] + 32 : url[i]);
+	out[n] = 0;
+}
+
+/* The checks client-go makes on the selected cluster before it builds a transport: a proxy-url
+ * must be http, https or socks5 (clientcmd's validation), and a CA together with
+ * insecure-skip-tls-verify is refused (the transport's TLS config). */
+static int check_cluster(struct loader *l, struct kube_config *c)
+{
+	if (c->proxy_url && *c->proxy_url) {
+		char scheme[16];
+		url_scheme(c->proxy_url, scheme, sizeof(scheme));
+		if (strcmp(scheme, "http") && strcmp(scheme, "https") && strcmp(scheme, "socks5"))
+			return fail(
+			        l, NULL, NULL,
+			        "invalid 'proxy-url' \"%s\" for cluster \"%s\": unsupported scheme "
+			        "\"%s\", must be http, https, or socks5",
+			        c->proxy_url, c->cluster ? c->cluster : "", scheme);
+	}
+	if (c->insecure_skip_tls_verify && ((c->ca_file && *c->ca_file) || c->ca_data_len))
+		return fail(l, NULL, NULL,
+		            "cluster \"%s\": specifying a root certificates file with the insecure "
+		            "flag is not allowed",
+		            c->cluster ? c->cluster : "");
 	return 0;
 }
 
@@ -880,7 +927,7 @@ int kube_config_load(const struct kube_config_opts *o, struct kube_config **ret,
 	}
 	if (have_master && (r = dup_into(&c->server, o->master)) < 0)
 		goto out;
-	if ((r = check_server(&l, c)) < 0)
+	if ((r = check_server(&l, c)) < 0 || (r = check_cluster(&l, c)) < 0)
 		goto out;
 	*ret = c;
 	c = NULL;

@@ -37,7 +37,9 @@ struct kube_exec_config {
 struct kube_config {
 	char *server; /* "https://host:port" (no trailing slash) */
 	char *tls_server_name;
-	bool insecure_skip_tls_verify; /* caller must warn loudly */
+	bool insecure_skip_tls_verify; /* caller must warn loudly; never together with a CA */
+	char *proxy_url;               /* http://, https:// or socks5:// (checked); NULL: the
+	                                * environment's HTTPS_PROXY/NO_PROXY, as client-go */
 	char *ca_file;
 	unsigned char *ca_data; /* PEM, decoded from certificate-authority-data */
 	size_t ca_data_len;

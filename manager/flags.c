@@ -60,6 +60,7 @@ int mgr_config_defaults(struct mgr_config *cfg)
 	cfg->bind_address = "0.0.0.0";
 	cfg->standby_warm_cache = true;
 	kcmd_features_defaults(&cfg->features);
+	mgr_httpd_auth_defaults(&cfg->auth);
 	return 0;
 }
 
@@ -71,7 +72,7 @@ const struct mgr_controller_config *mgr_controller(const struct mgr_config *cfg,
 	return i >= 0 && (size_t)i < cfg->n_ctl ? &cfg->ctl[i] : NULL;
 }
 
-enum ftype { F_STR, F_BOOL, F_INT, F_PORT, F_DOUBLE, F_DURATION, F_CONTROLLERS, F_LOCK, F_GATES };
+enum ftype { F_STR, F_PATHS, F_BOOL, F_INT, F_PORT, F_DOUBLE, F_DURATION, F_CONTROLLERS, F_LOCK, F_GATES };
 
 struct flagdef {
 	const char *name;
@@ -99,6 +100,15 @@ static const struct flagdef flags[] = {
 	{ "tls-cert-file", F_STR, OFF(tls_cert_file), "Serving certificate; a self-signed one is made when absent." },
 	{ "tls-private-key-file", F_STR, OFF(tls_private_key_file), "Key of --tls-cert-file." },
 	{ "cert-dir", F_STR, OFF(cert_dir), "Where the self-signed serving certificate is kept." },
+	{ "authentication-kubeconfig", F_STR, OFF(auth.authentication_kubeconfig), "kubeconfig with enough rights to create tokenreviews.authentication.k8s.io; empty: the in-cluster config, and outside a pod no token is checked (every request is anonymous)." },
+	{ "authentication-skip-lookup", F_BOOL, OFF(auth.skip_lookup), "Accepted for kcm compatibility: kcmd never looks up the extension-apiserver-authentication ConfigMap (no client-certificate authentication)." },
+	{ "authentication-tolerate-lookup-failure", F_BOOL, OFF(auth.tolerate_lookup_failure), "Accepted for kcm compatibility (see --authentication-skip-lookup)." },
+	{ "authentication-token-webhook-cache-ttl", F_DURATION, OFF(auth.token_cache_ttl_us), "How long TokenReview answers are cached (default 10s)." },
+	{ "client-ca-file", F_STR, OFF(auth.client_ca_file), "CA bundle: a client certificate it signed (for client auth) authenticates as its CommonName, with its Organizations as groups." },
+	{ "authorization-kubeconfig", F_STR, OFF(auth.authorization_kubeconfig), "kubeconfig with enough rights to create subjectaccessreviews.authorization.k8s.io; empty: the in-cluster config, and outside a pod only --authorization-always-allow-paths are served." },
+	{ "authorization-always-allow-paths", F_PATHS, OFF(auth.always_allow_paths), "HTTP paths served without authorization, comma-separated; a trailing * matches a prefix (default /healthz,/readyz,/livez)." },
+	{ "authorization-webhook-cache-authorized-ttl", F_DURATION, OFF(auth.authorized_ttl_us), "How long 'authorized' SubjectAccessReview answers are cached (default 10s)." },
+	{ "authorization-webhook-cache-unauthorized-ttl", F_DURATION, OFF(auth.unauthorized_ttl_us), "How long 'unauthorized' SubjectAccessReview answers are cached (default 10s)." },
 	{ "use-service-account-credentials", F_BOOL, OFF(use_service_account_credentials), "Each controller's processes use their own service account kube-system/<controller> (see each controller below) with a token from the TokenRequest API; kcmd's own identity then needs get/create on serviceaccounts and create on serviceaccounts/token in kube-system (default false)." },
 	{ "feature-gates", F_GATES, 0, "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient (all beta, default true in v1.37) and AllAlpha/AllBeta; any other gate is an error." },
 	{ "v", F_INT, OFF(v), "Log verbosity (klog levels)." },
@@ -111,11 +121,8 @@ static const struct flagdef flags[] = {
 /* kube-controller-manager flags kcmd does not implement (a representative, not exhaustive, set;
  * anything else unknown is reported as unknown). */
 static const char *const kcm_unsupported[] = {
-	"allocate-node-cidrs", "attach-detach-reconcile-sync-period", "authentication-kubeconfig",
-	"authentication-skip-lookup", "authentication-token-webhook-cache-ttl",
-	"authentication-tolerate-lookup-failure", "authorization-always-allow-paths",
-	"authorization-kubeconfig", "authorization-webhook-cache-authorized-ttl",
-	"authorization-webhook-cache-unauthorized-ttl", "cidr-allocator-type", "client-ca-file",
+	"allocate-node-cidrs", "attach-detach-reconcile-sync-period",
+	"cidr-allocator-type",
 	"cloud-config", "cloud-provider", "cluster-cidr", "cluster-name", "cluster-signing-cert-file",
 	"cluster-signing-duration", "cluster-signing-key-file", "concurrent-deployment-syncs",
 	"concurrent-endpoint-syncs", "concurrent-namespace-syncs", "concurrent-rc-syncs",
@@ -237,6 +244,14 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 
 	switch (f->type) {
 	case F_STR:
+		*(const char **)(base + f->off) = v;
+		return 0;
+	case F_PATHS:
+		if (mgr_httpd_check_paths(v, err, errlen) < 0) {
+			char why[200];
+			snprintf(why, sizeof(why), "%s", err);
+			return fail(err, errlen, "--%s=%s: %s", f->name, v, why);
+		}
 		*(const char **)(base + f->off) = v;
 		return 0;
 	case F_LOCK:

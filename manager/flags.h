@@ -19,6 +19,7 @@
 
 #include "kcmd/controller.h"
 #include "lib/features.h"
+#include "manager/httpd.h"
 
 /* Per registered controller (index = its index in controllers/registry.h). */
 struct mgr_controller_config {
@@ -51,6 +52,7 @@ struct mgr_config {
 	bool use_service_account_credentials; /* false */
 	struct kcmd_features features;         /* --feature-gates, applied onto the defaults */
 	int v;                                 /* log verbosity */
+	struct mgr_httpd_auth_opts auth;       /* --authentication-*, --authorization-* */
 
 	/* kcmd's own */
 	bool standby_warm_cache; /* --standby-warm-cache, true */

@@ -2,6 +2,12 @@
 /*
  * manager/httpd.c: health and metrics over HTTPS with libmicrohttpd inside the event loop
  * (see httpd.h).
+ *
+ * A request goes through stages, each of which may suspend the connection and come back when
+ * its work finished elsewhere: authentication (a TokenReview on the authn client), authorization
+ * (a SubjectAccessReview on the authz client), then serving (health and /metrics on the loop;
+ * mounted handlers on the render thread). MHD calls the access handler again for a resumed
+ * connection, with the same per-request state in *con_cls.
  */
 #include "manager/httpd.h"
 
@@ -18,17 +24,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+
 #include "ipc/loop.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "lib/kube-loop.h"
 
 struct check {
 	char *name;
 	unsigned where;
 	mgr_health_fn fn;
 	void *userdata;
+};
+
+struct hreq;
+
+/* A small cache of review results keyed by a SHA-256 (of the token, or of the review's spec). */
+#define CACHE_SLOTS 512
+struct cache_entry {
+	unsigned char key[32];
+	uint64_t expires_usec; /* 0: free */
+	bool ok;               /* authenticated / allowed */
+	char *data;            /* the user (JSON) / the denial reason */
+};
+
+/* A reviewer: one API client in loop mode (NULL when there is none). */
+struct reviewer {
+	struct kube_config *cfg;
+	struct kube_client *client;
+	struct kube_loop *kl;
+	char *source; /* "--authentication-kubeconfig /x" / "in-cluster config" */
 };
 
 struct mgr_httpd {
@@ -47,6 +80,64 @@ struct mgr_httpd {
 	} handlers[8];
 	size_t n_handlers;
 	char *cert_pem, *key_pem;
+	char *client_ca_pem; /* --client-ca-file, or NULL */
+
+	/* delegated authentication and authorization */
+	struct reviewer authn, authz;
+	char **allow_paths; /* "healthz" exact, or "debug/" prefix (trailing '*' dropped) */
+	bool *allow_prefix;
+	size_t n_allow;
+	uint64_t token_ttl, allow_ttl, deny_ttl;
+	struct cache_entry token_cache[CACHE_SLOTS], access_cache[CACHE_SLOTS];
+	struct mgr_httpd_auth_stats stats;
+	char summary[512];
+	struct hreq *inflight; /* requests waiting for a review (to cancel them at the end) */
+
+	/* the render thread for mounted handlers */
+	pthread_t render_th;
+	bool render_started, render_stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct hreq *render_todo, *render_done; /* FIFO / any order; guarded by mu */
+	int render_efd;                         /* render thread -> loop: jobs done */
+	struct ipc_source *render_src;
+};
+
+enum stage {
+	ST_NEW = 0,
+	ST_AUTHN_WAIT, /* TokenReview in flight (suspended) */
+	ST_AUTHZ,
+	ST_AUTHZ_WAIT, /* SubjectAccessReview in flight (suspended) */
+	ST_SERVE,
+	ST_RENDER_WAIT, /* on the render thread (suspended) */
+	ST_RENDERED,
+};
+
+struct hreq {
+	struct mgr_httpd *h;
+	struct MHD_Connection *conn;
+	enum stage stage;
+	bool suspended;
+	bool done_early; /* the review finished inside kube_call_start */
+	struct kube_call *call;
+	struct hreq *next, *prev; /* h->inflight */
+	/* who */
+	cJSON *user; /* {"username","uid","groups","extra"}; NULL: anonymous */
+	unsigned char key[32];
+	int status;  /* a final answer decided by a stage (401/403/500), 0: go on */
+	bool cert_failed; /* a client certificate was presented and did not verify */
+	char *message;
+	/* a mounted handler's job */
+	size_t handler;
+	char *sub;
+	char **args;
+	size_t n_args;
+	unsigned r_status;
+	const char *r_ctype;
+	char *r_body;
+	size_t r_len;
+	int r_rc;
+	struct hreq *job_next;
 };
 
 struct mgr_metrics_buf {
@@ -325,10 +416,599 @@ static enum MHD_Result health(struct mgr_httpd *h, struct MHD_Connection *c, con
 	return r;
 }
 
+/* ---- delegated authentication and authorization ------------------------------------------ */
+
+static int authenticate_token(struct hreq *q);
+
+static void sha256(const void *p, size_t n, unsigned char out[32])
+{
+	gnutls_hash_fast(GNUTLS_DIG_SHA256, p, n, out);
+}
+
+static struct cache_entry *cache_find(struct cache_entry *c, const unsigned char key[32], uint64_t now)
+{
+	for (size_t i = 0; i < CACHE_SLOTS; i++)
+		if (c[i].expires_usec > now && memcmp(c[i].key, key, 32) == 0)
+			return &c[i];
+	return NULL;
+}
+
+static void cache_put(struct cache_entry *c, const unsigned char key[32], uint64_t ttl, bool ok, const char *data)
+{
+	uint64_t now = ipc_now_usec();
+	struct cache_entry *slot = &c[0];
+
+	if (!ttl)
+		return;
+	for (size_t i = 0; i < CACHE_SLOTS; i++) { /* a free or expired slot, else the one ending first */
+		if (c[i].expires_usec <= now) {
+			slot = &c[i];
+			break;
+		}
+		if (c[i].expires_usec < slot->expires_usec)
+			slot = &c[i];
+	}
+	free(slot->data);
+	slot->data = data ? strdup(data) : NULL;
+	if (data && !slot->data) {
+		slot->expires_usec = 0;
+		return;
+	}
+	memcpy(slot->key, key, 32);
+	slot->ok = ok;
+	slot->expires_usec = now + ttl;
+}
+
+static void cache_clear(struct cache_entry *c)
+{
+	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+		free(c[i].data);
+		c[i].data = NULL;
+		c[i].expires_usec = 0;
+	}
+}
+
+static void inflight_add(struct hreq *q)
+{
+	struct mgr_httpd *h = q->h;
+
+	q->prev = NULL;
+	q->next = h->inflight;
+	if (h->inflight)
+		h->inflight->prev = q;
+	h->inflight = q;
+}
+
+static void inflight_del(struct hreq *q)
+{
+	if (q->prev)
+		q->prev->next = q->next;
+	else if (q->h->inflight == q)
+		q->h->inflight = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	q->next = q->prev = NULL;
+}
+
+/* MHD runs soon (a resumed connection is processed by the next MHD_run). */
+static void kick(struct mgr_httpd *h)
+{
+	if (h->timer)
+		ipc_source_set_time(h->timer, ipc_now_usec());
+}
+
+static void resume(struct hreq *q)
+{
+	if (q->suspended) {
+		q->suspended = false;
+		MHD_resume_connection(q->conn);
+		kick(q->h);
+	} else {
+		q->done_early = true;
+	}
+}
+
+static void set_answer(struct hreq *q, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_answer(struct hreq *q, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	q->status = status;
+	free(q->message);
+	va_start(ap, fmt);
+	if (vasprintf(&q->message, fmt, ap) < 0)
+		q->message = NULL;
+	va_end(ap);
+}
+
+/* TokenReview answer: status.authenticated and status.user. */
+static void token_done(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	struct hreq *q = ud;
+	struct mgr_httpd *h = q->h;
+	cJSON *doc = NULL, *st, *user;
+
+	(void)call;
+	q->call = NULL;
+	inflight_del(q);
+	q->stage = ST_AUTHZ;
+	if (r->err == -ECANCELED) {
+		set_answer(q, 503, "shutting down");
+	} else if (r->err < 0 || !(doc = cJSON_ParseWithLength(r->body, r->body_len)) ||
+		   !cJSON_IsObject(st = cJSON_GetObjectItemCaseSensitive(doc, "status"))) {
+		/* a failed review is not cached: the next request asks again */
+		set_answer(q, 401, "Unauthorized");
+	} else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "authenticated")) ||
+		   !cJSON_IsObject(user = cJSON_GetObjectItemCaseSensitive(st, "user")) ||
+		   !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(user, "username"))) {
+		cache_put(h->token_cache, q->key, h->token_ttl, false, NULL);
+		set_answer(q, 401, "Unauthorized");
+	} else {
+		char *u = cJSON_PrintUnformatted(user);
+		if (u)
+			cache_put(h->token_cache, q->key, h->token_ttl, true, u);
+		q->user = cJSON_Duplicate(user, true);
+		free(u);
+		if (!q->user)
+			set_answer(q, 500, "out of memory");
+	}
+	cJSON_Delete(doc);
+	resume(q);
+}
+
+/* Starts a review; returns 1 when it runs (the caller suspends), 0 when it already ended. */
+static int start_review(struct hreq *q, struct reviewer *rv, const char *group, const char *resource, cJSON *body,
+			kube_done_fn done)
+{
+	char *json = cJSON_PrintUnformatted(body);
+	struct kube_request kr = { .verb = KUBE_CREATE, .group = group, .version = "v1", .resource = resource,
+				   .body = json, .timeout_ms = 10000 };
+	int r;
+
+	if (!json) {
+		set_answer(q, 500, "out of memory");
+		return 0;
+	}
+	q->done_early = false;
+	inflight_add(q);
+	r = kube_call_start(rv->client, &kr, done, NULL, q, &q->call);
+	explicit_bzero(json, strlen(json)); /* a TokenReview carries the token */
+	free(json);
+	if (r < 0) {
+		inflight_del(q);
+		q->call = NULL;
+		set_answer(q, 500, "cannot start the review: %s", strerror(-r));
+		return 0;
+	}
+	return q->done_early ? 0 : 1;
+}
+
+/* The request's bearer token, as k8s.io/apiserver's bearertoken authenticator reads it
+ * ("Bearer <token>", scheme case-insensitive), or NULL. *len is its length. */
+static const char *bearer(struct MHD_Connection *c, size_t *len)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	const char *t;
+
+	if (!v)
+		return NULL;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (strncasecmp(v, "bearer ", 7) != 0)
+		return NULL;
+	t = v + 7;
+	*len = strcspn(t, " ");
+	while (*len && (t[*len - 1] == '\t' || t[*len - 1] == '\r' || t[*len - 1] == '\n'))
+		(*len)--;
+	return *len ? t : NULL;
+}
+
+/* k8s.io/apiserver's x509 authenticator: the peer's certificate verified against the client CA
+ * for client auth; CommonName the user, Organizations the groups, its SHA-256 the credential id.
+ * 1: q->user set, 0: no certificate (or no CA), -1: a certificate that does not verify. */
+static int x509_user(struct hreq *q)
+{
+	const union MHD_ConnectionInfo *ci;
+	gnutls_session_t s;
+	const gnutls_datum_t *chain;
+	unsigned n = 0, status = 0;
+	gnutls_typed_vdata_st purpose = { .type = GNUTLS_DT_KEY_PURPOSE_OID,
+					  .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT };
+	gnutls_x509_crt_t crt = NULL;
+	char buf[1024], hex[65 + 20];
+	size_t len;
+	unsigned char fp[32];
+	cJSON *u = NULL, *groups, *extra, *ids;
+	int r = -1;
+
+	if (!q->h->client_ca_pem || !(ci = MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)) ||
+	    !(s = (gnutls_session_t)ci->tls_session) || !(chain = gnutls_certificate_get_peers(s, &n)) || !n)
+		return 0;
+	if (gnutls_certificate_verify_peers(s, &purpose, 1, &status) < 0 || status != 0)
+		return -1;
+	if (gnutls_x509_crt_init(&crt) < 0 || gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) < 0)
+		goto out;
+	len = sizeof(buf);
+	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, buf, &len) < 0 || !len) {
+		r = 0; /* no CommonName: not an identity (kcm: not authenticated by this one) */
+		goto out;
+	}
+	if (!(u = cJSON_CreateObject()) || !cJSON_AddStringToObject(u, "username", buf) ||
+	    !(groups = cJSON_AddArrayToObject(u, "groups")))
+		goto out;
+	for (unsigned i = 0;; i++) {
+		len = sizeof(buf);
+		if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, 0, buf, &len) < 0)
+			break;
+		if (!cJSON_AddItemToArray(groups, cJSON_CreateString(buf)))
+			goto out;
+	}
+	sha256(chain[0].data, chain[0].size, fp);
+	len = (size_t)snprintf(hex, sizeof(hex), "X509SHA256=");
+	for (int i = 0; i < 32; i++)
+		len += (size_t)snprintf(hex + len, sizeof(hex) - len, "%02x", fp[i]);
+	if (!(extra = cJSON_AddObjectToObject(u, "extra")) ||
+	    !(ids = cJSON_AddArrayToObject(extra, "authentication.kubernetes.io/credential-id")) ||
+	    !cJSON_AddItemToArray(ids, cJSON_CreateString(hex)))
+		goto out;
+	q->user = u;
+	u = NULL;
+	r = 1;
+out:
+	cJSON_Delete(u);
+	if (crt)
+		gnutls_x509_crt_deinit(crt);
+	if (r < 0 && !q->user)
+		return -2; /* out of memory or an unreadable certificate */
+	return r;
+}
+
+/* k8s.io/apiserver's AuthenticatedGroupAdder: every authenticated user is in
+ * system:authenticated. */
+static void add_authenticated_group(struct hreq *q)
+{
+	cJSON *gs;
+
+	if (!q->user)
+		return;
+	if (!cJSON_IsArray(gs = cJSON_GetObjectItemCaseSensitive(q->user, "groups"))) {
+		cJSON_DeleteItemFromObjectCaseSensitive(q->user, "groups");
+		if (!(gs = cJSON_AddArrayToObject(q->user, "groups")))
+			return;
+	}
+	for (cJSON *x = gs->child; x; x = x->next)
+		if (cJSON_IsString(x) && strcmp(x->valuestring, "system:authenticated") == 0)
+			return;
+	cJSON_AddItemToArray(gs, cJSON_CreateString("system:authenticated"));
+}
+
+/* 0: authenticated (q->user set, or anonymous), 1: suspended for a TokenReview, or q->status set.
+ * kcm's order: a client certificate first, then a bearer token; a certificate that does not
+ * verify is a 401 unless the token authenticates. */
+static int authenticate(struct hreq *q)
+{
+	int x = x509_user(q);
+
+	if (x == 1)
+		return 0;
+	if (x == -2) {
+		set_answer(q, 500, "out of memory");
+		return 0;
+	}
+	q->cert_failed = x == -1;
+	return authenticate_token(q);
+}
+
+static int authenticate_token(struct hreq *q)
+{
+	struct mgr_httpd *h = q->h;
+	struct cache_entry *e;
+	size_t len = 0;
+	const char *tok = bearer(q->conn, &len);
+	cJSON *body, *spec;
+	char *t;
+	int r;
+
+	if (!tok || !h->authn.client) {
+		/* anonymous (kcm: a token is ignored when there is no TokenReview client) */
+		if (q->cert_failed)
+			set_answer(q, 401, "Unauthorized");
+		return 0;
+	}
+	sha256(tok, len, q->key);
+	if ((e = cache_find(h->token_cache, q->key, ipc_now_usec()))) {
+		h->stats.token_cache_hits++;
+		if (!e->ok) {
+			set_answer(q, 401, "Unauthorized");
+			return 0;
+		}
+		if (!(q->user = cJSON_Parse(e->data)))
+			set_answer(q, 500, "out of memory");
+		return 0;
+	}
+	if (!(t = strndup(tok, len))) {
+		set_answer(q, 500, "out of memory");
+		return 0;
+	}
+	body = cJSON_CreateObject();
+	if (!body || !cJSON_AddStringToObject(body, "apiVersion", "authentication.k8s.io/v1") ||
+	    !cJSON_AddStringToObject(body, "kind", "TokenReview") || !(spec = cJSON_AddObjectToObject(body, "spec")) ||
+	    !cJSON_AddStringToObject(spec, "token", t)) {
+		explicit_bzero(t, len);
+		free(t);
+		cJSON_Delete(body);
+		set_answer(q, 500, "out of memory");
+		return 0;
+	}
+	explicit_bzero(t, len);
+	free(t);
+	h->stats.token_reviews++;
+	q->stage = ST_AUTHN_WAIT;
+	r = start_review(q, &h->authn, "authentication.k8s.io", "tokenreviews", body, token_done);
+	spec = cJSON_GetObjectItemCaseSensitive(spec, "token");
+	if (spec && spec->valuestring)
+		explicit_bzero(spec->valuestring, strlen(spec->valuestring));
+	cJSON_Delete(body);
+	return r;
+}
+
+static const char *user_name(const struct hreq *q)
+{
+	const cJSON *u = q->user ? cJSON_GetObjectItemCaseSensitive(q->user, "username") : NULL;
+
+	return cJSON_IsString(u) ? u->valuestring : "system:anonymous";
+}
+
+static bool in_group(const struct hreq *q, const char *g)
+{
+	const cJSON *gs = q->user ? cJSON_GetObjectItemCaseSensitive(q->user, "groups") : NULL, *x;
+
+	cJSON_ArrayForEach(x, gs)
+		if (cJSON_IsString(x) && strcmp(x->valuestring, g) == 0)
+			return true;
+	return false;
+}
+
+/* Non-resource verb as k8s.io/apiserver's RequestInfoFactory makes it: the lower-cased method. */
+static void verb_of(const char *method, char *out, size_t n)
+{
+	size_t i = 0;
+
+	for (; method[i] && i + 1 < n; i++)
+		out[i] = (char)(method[i] >= 'A' && method[i] <= 'Z' ? method[i] + 32 : method[i]);
+	out[i] = 0;
+}
+
+static void access_done(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	struct hreq *q = ud;
+	struct mgr_httpd *h = q->h;
+	cJSON *doc = NULL, *st;
+	const cJSON *reason;
+
+	(void)call;
+	q->call = NULL;
+	inflight_del(q);
+	q->stage = ST_SERVE;
+	if (r->err == -ECANCELED) {
+		set_answer(q, 503, "shutting down");
+	} else if (r->err < 0 || !(doc = cJSON_ParseWithLength(r->body, r->body_len)) ||
+		   !cJSON_IsObject(st = cJSON_GetObjectItemCaseSensitive(doc, "status"))) {
+		set_answer(q, 500, "Internal Server Error: \"%s\": authorization review failed: %s",
+			   q->sub ? q->sub : "", r->err < 0 ? strerror(-r->err) : "malformed answer");
+	} else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "allowed"))) {
+		cache_put(h->access_cache, q->key, h->allow_ttl, true, NULL);
+	} else {
+		reason = cJSON_GetObjectItemCaseSensitive(st, "reason");
+		cache_put(h->access_cache, q->key, h->deny_ttl, false,
+			  cJSON_IsString(reason) ? reason->valuestring : "");
+		set_answer(q, 403, "%s", cJSON_IsString(reason) ? reason->valuestring : "");
+		q->status = -403; /* decided: forbidden, message is the reason */
+	}
+	cJSON_Delete(doc);
+	resume(q);
+}
+
+static bool path_allowed(const struct mgr_httpd *h, const char *url)
+{
+	const char *p = url[0] == '/' ? url + 1 : url;
+
+	for (size_t i = 0; i < h->n_allow; i++)
+		if (h->allow_prefix[i] ? strncmp(p, h->allow_paths[i], strlen(h->allow_paths[i])) == 0
+				       : strcmp(p, h->allow_paths[i]) == 0)
+			return true;
+	return false;
+}
+
+/* 0: allowed, 1: suspended for a SubjectAccessReview, or q->status set (403 / 500). */
+static int authorize(struct hreq *q, const char *url, const char *method)
+{
+	struct mgr_httpd *h = q->h;
+	struct cache_entry *e;
+	cJSON *body, *spec, *nr;
+	char verb[16], *key;
+	const cJSON *f;
+
+	if (in_group(q, "system:masters") || path_allowed(h, url))
+		return 0;
+	if (!h->authz.client) {
+		q->status = -403;
+		free(q->message);
+		q->message = NULL;
+		return 0;
+	}
+	verb_of(method, verb, sizeof(verb));
+	body = cJSON_CreateObject();
+	if (!body || !cJSON_AddStringToObject(body, "apiVersion", "authorization.k8s.io/v1") ||
+	    !cJSON_AddStringToObject(body, "kind", "SubjectAccessReview") ||
+	    !(spec = cJSON_AddObjectToObject(body, "spec")) ||
+	    !(nr = cJSON_AddObjectToObject(spec, "nonResourceAttributes")) || !cJSON_AddStringToObject(nr, "path", url) ||
+	    !cJSON_AddStringToObject(nr, "verb", verb) || !cJSON_AddStringToObject(spec, "user", user_name(q)))
+		goto oom;
+	if (q->user) {
+		static const char *const keep[] = { "groups", "extra", "uid" };
+		for (size_t i = 0; i < 3; i++)
+			if ((f = cJSON_GetObjectItemCaseSensitive(q->user, keep[i])) &&
+			    !cJSON_AddItemToObject(spec, keep[i], cJSON_Duplicate(f, true)))
+				goto oom;
+	} else {
+		cJSON *g = cJSON_AddArrayToObject(spec, "groups");
+		if (!g || !cJSON_AddItemToArray(g, cJSON_CreateString("system:unauthenticated")))
+			goto oom;
+	}
+	if (!(key = cJSON_PrintUnformatted(spec)))
+		goto oom;
+	sha256(key, strlen(key), q->key);
+	free(key);
+	if ((e = cache_find(h->access_cache, q->key, ipc_now_usec()))) {
+		h->stats.access_cache_hits++;
+		cJSON_Delete(body);
+		if (e->ok)
+			return 0;
+		set_answer(q, 403, "%s", e->data ? e->data : "");
+		q->status = -403;
+		return 0;
+	}
+	h->stats.access_reviews++;
+	free(q->sub);
+	q->sub = strdup(url);
+	q->stage = ST_AUTHZ_WAIT;
+	int r = start_review(q, &h->authz, "authorization.k8s.io", "subjectaccessreviews", body, access_done);
+	cJSON_Delete(body);
+	return r;
+oom:
+	cJSON_Delete(body);
+	set_answer(q, 500, "out of memory");
+	return 0;
+}
+
+/* k8s.io/apiserver's Status answers (JSON), as kcm writes them. */
+static enum MHD_Result status_reply(struct hreq *q, const char *url, const char *method)
+{
+	cJSON *o = cJSON_CreateObject(), *md;
+	char verb[16], *msg = NULL, *json;
+	const char *reason;
+	int code = q->status < 0 ? -q->status : q->status;
+	enum MHD_Result r;
+
+	verb_of(method, verb, sizeof(verb));
+	switch (code) {
+	case 401:
+		reason = "Unauthorized";
+		msg = strdup("Unauthorized");
+		break;
+	case 403: {
+		/* forbidden: User "x" cannot get path "/metrics"[: reason] */
+		const char *why = q->message && *q->message ? q->message : NULL;
+		if (asprintf(&msg, "forbidden: User \"%s\" cannot %s path \"%s\"%s%s", user_name(q), verb, url,
+			     why ? ": " : "", why ? why : "") < 0)
+			msg = NULL;
+		reason = "Forbidden";
+		break;
+	}
+	case 503:
+		reason = "ServiceUnavailable";
+		msg = strdup(q->message ? q->message : "");
+		break;
+	default:
+		reason = "InternalError";
+		msg = strdup(q->message ? q->message : "internal error");
+		break;
+	}
+	if (!o || !msg || !cJSON_AddStringToObject(o, "kind", "Status") || !cJSON_AddStringToObject(o, "apiVersion", "v1") ||
+	    !(md = cJSON_AddObjectToObject(o, "metadata")) || !cJSON_AddStringToObject(o, "status", "Failure") ||
+	    !cJSON_AddStringToObject(o, "message", msg) || !cJSON_AddStringToObject(o, "reason", reason) ||
+	    (code == 403 && !cJSON_AddObjectToObject(o, "details")) || !cJSON_AddNumberToObject(o, "code", code) ||
+	    !(json = cJSON_PrintUnformatted(o))) {
+		cJSON_Delete(o);
+		free(msg);
+		return reply(q->conn, 500, "text/plain", "out of memory\n", 14);
+	}
+	cJSON_Delete(o);
+	free(msg);
+	r = reply(q->conn, (unsigned)code, "application/json", json, strlen(json));
+	free(json);
+	return r;
+}
+
+/* ---- the render thread ---------------------------------------------------------------------- */
+
+static void *render_main(void *arg)
+{
+	struct mgr_httpd *h = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		while (!h->render_todo && !h->render_stop)
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->render_stop)
+			break;
+		struct hreq *q = h->render_todo;
+		h->render_todo = q->job_next;
+		pthread_mutex_unlock(&h->mu);
+		q->r_status = 500;
+		q->r_ctype = "text/plain; charset=utf-8";
+		q->r_rc = h->handlers[q->handler].fn(h->handlers[q->handler].userdata, q->sub,
+						     (const char *const *)q->args, q->n_args, &q->r_status, &q->r_ctype,
+						     &q->r_body, &q->r_len);
+		pthread_mutex_lock(&h->mu);
+		q->job_next = h->render_done;
+		h->render_done = q;
+		if (write(h->render_efd, &one, sizeof(one)) < 0) {
+			/* the counter cannot overflow with one job at a time; nothing to do */
+		}
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+static int on_rendered(struct ipc_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct mgr_httpd *h = userdata;
+	uint64_t n;
+	struct hreq *done;
+
+	(void)s;
+	(void)revents;
+	if (read(fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: nothing new */
+	}
+	pthread_mutex_lock(&h->mu);
+	done = h->render_done;
+	h->render_done = NULL;
+	pthread_mutex_unlock(&h->mu);
+	while (done) {
+		struct hreq *q = done;
+		done = q->job_next;
+		q->stage = ST_RENDERED;
+		resume(q);
+	}
+	return 0;
+}
+
+static int render_start(struct mgr_httpd *h)
+{
+	int r;
+
+	if (h->render_started)
+		return 0;
+	h->render_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (h->render_efd < 0)
+		return -errno;
+	if ((r = ipc_loop_add_io(h->loop, &h->render_src, h->render_efd, POLLIN, on_rendered, h)) < 0)
+		return r;
+	if ((r = pthread_create(&h->render_th, NULL, render_main, h)) != 0)
+		return -r;
+	h->render_started = true;
+	return 0;
+}
+
 struct args {
 	const char *key;
-	const char *v[64];
+	char **v;
 	size_t n;
+	bool oom;
 };
 
 static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
@@ -336,47 +1016,72 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 	struct args *a = cls;
 
 	(void)kind;
-	if (strcmp(key, a->key) == 0 && a->n < sizeof(a->v) / sizeof(a->v[0]))
-		a->v[a->n++] = value ? value : "";
+	if (strcmp(key, a->key) == 0 && a->n < 64) {
+		char **nv = realloc(a->v, (a->n + 2) * sizeof(*nv));
+		if (!nv || !(nv[a->n] = strdup(value ? value : ""))) {
+			a->oom = true;
+			if (nv)
+				a->v = nv;
+			return MHD_NO;
+		}
+		a->v = nv;
+		a->n++;
+		a->v[a->n] = NULL;
+	}
 	return MHD_YES;
 }
 
-static enum MHD_Result mounted(struct mgr_httpd *h, struct MHD_Connection *c, size_t i, const char *sub)
+/* Queues a mounted handler's job for the render thread; 1: suspended, else an answer was queued */
+static int mounted(struct mgr_httpd *h, struct hreq *q, size_t i, const char *sub, enum MHD_Result *ret)
 {
 	struct args a = { .key = h->handlers[i].arg };
-	unsigned status = 500;
-	const char *ctype = "text/plain; charset=utf-8";
-	char *body = NULL;
-	size_t len = 0;
-	enum MHD_Result r;
+	int r;
 
 	if (a.key)
-		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
-	if (h->handlers[i].fn(h->handlers[i].userdata, sub, a.v, a.n, &status, &ctype, &body, &len) < 0) {
-		free(body);
-		return reply(c, 500, "text/plain; charset=utf-8", "internal error\n", 15);
+		MHD_get_connection_values(q->conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
+	q->handler = i;
+	q->args = a.v;
+	q->n_args = a.n;
+	free(q->sub);
+	q->sub = strdup(sub);
+	if (a.oom || !q->sub || (r = render_start(h)) < 0) {
+		*ret = reply(q->conn, 500, "text/plain; charset=utf-8", "internal error\n", 15);
+		return 0;
 	}
-	r = reply(c, status, ctype, body ? body : "", body ? len : 0);
-	free(body);
+	q->stage = ST_RENDER_WAIT;
+	pthread_mutex_lock(&h->mu);
+	struct hreq **pp = &h->render_todo;
+	while (*pp)
+		pp = &(*pp)->job_next;
+	q->job_next = NULL;
+	*pp = q;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	return 1;
+}
+
+static enum MHD_Result rendered(struct hreq *q)
+{
+	enum MHD_Result r;
+
+	if (q->r_rc < 0)
+		return reply(q->conn, 500, "text/plain; charset=utf-8", "internal error\n", 15);
+	r = reply(q->conn, q->r_status, q->r_ctype, q->r_body ? q->r_body : "", q->r_body ? q->r_len : 0);
+	free(q->r_body);
+	q->r_body = NULL;
 	return r;
 }
 
-static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
+static enum MHD_Result serve(struct mgr_httpd *h, struct hreq *q, const char *url, const char *method)
 {
-	struct mgr_httpd *h = cls;
 	static const struct {
 		const char *path;
 		unsigned where;
 	} groups[] = { { "/healthz", MGR_CHECK_LIVE | MGR_CHECK_READY },
 		       { "/livez", MGR_CHECK_LIVE },
 		       { "/readyz", MGR_CHECK_READY } };
+	struct MHD_Connection *c = q->conn;
 
-	(void)version;
-	(void)upload;
-	(void)con_cls;
-	if (*upload_size) /* no bodies accepted */
-		return reply(c, 413, "text/plain", "request body not accepted\n", 26);
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return reply(c, 405, "text/plain", "method not allowed\n", 19);
 	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
@@ -400,10 +1105,90 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	}
 	for (size_t i = 0; i < h->n_handlers; i++) {
 		size_t n = strlen(h->handlers[i].path);
-		if (strncmp(url, h->handlers[i].path, n) == 0 && (url[n] == 0 || url[n] == '/'))
-			return mounted(h, c, i, url + n);
+		if (strncmp(url, h->handlers[i].path, n) == 0 && (url[n] == 0 || url[n] == '/')) {
+			enum MHD_Result r = MHD_YES;
+			if (mounted(h, q, i, url + n, &r) == 1) {
+				q->suspended = true;
+				MHD_suspend_connection(c);
+			}
+			return r;
+		}
 	}
 	return reply(c, 404, "text/plain; charset=utf-8", "404 page not found\n", 19);
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct mgr_httpd *h = cls;
+	struct hreq *q = *con_cls;
+	int r;
+
+	(void)version;
+	(void)upload;
+	if (*upload_size) /* no bodies accepted */
+		return reply(c, 413, "text/plain", "request body not accepted\n", 26);
+	if (!q) {
+		if (!(q = calloc(1, sizeof(*q))))
+			return MHD_NO;
+		q->h = h;
+		q->conn = c;
+		*con_cls = q;
+	}
+	/* authentication, then authorization (kcm's filter order), then the mux */
+	switch (q->stage) {
+	case ST_NEW:
+		q->stage = ST_AUTHZ;
+		if ((r = authenticate(q)) == 1)
+			goto suspend;
+		/* fall through */
+	case ST_AUTHZ:
+		if (q->status)
+			return status_reply(q, url, method);
+		add_authenticated_group(q);
+		q->stage = ST_SERVE;
+		if ((r = authorize(q, url, method)) == 1)
+			goto suspend;
+		/* fall through */
+	case ST_SERVE:
+		if (q->status)
+			return status_reply(q, url, method);
+		return serve(h, q, url, method);
+	case ST_AUTHN_WAIT:
+	case ST_AUTHZ_WAIT:
+	case ST_RENDER_WAIT:
+		/* suspended: MHD does not call us until resume(); nothing is decided yet */
+		return MHD_YES;
+	case ST_RENDERED:
+		return rendered(q);
+	}
+	return MHD_NO;
+suspend:
+	q->suspended = true;
+	MHD_suspend_connection(c);
+	return MHD_YES;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct hreq *q = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (!q)
+		return;
+	if (q->call) /* cannot happen while suspended; kept total */
+		kube_call_cancel(q->call);
+	cJSON_Delete(q->user);
+	free(q->message);
+	free(q->sub);
+	for (size_t i = 0; i < q->n_args; i++)
+		free(q->args[i]);
+	free(q->args);
+	free(q->r_body);
+	free(q);
+	*con_cls = NULL;
 }
 
 /* ---- loop integration ----------------------------------------------------------------------- */
@@ -434,6 +1219,141 @@ static int on_timer(struct ipc_source *s, uint64_t now, void *userdata)
 	return on_io(s, -1, 0, userdata);
 }
 
+/* ---- setup of the delegated authentication and authorization -------------------------------- */
+
+void mgr_httpd_auth_defaults(struct mgr_httpd_auth_opts *o)
+{
+	*o = (struct mgr_httpd_auth_opts){ .always_allow_paths = "/healthz,/readyz,/livez",
+					   .token_cache_ttl_us = 10000000,
+					   .authorized_ttl_us = 10000000,
+					   .unauthorized_ttl_us = 10000000,
+					   .tolerate_lookup_failure = false };
+}
+
+int mgr_httpd_check_paths(const char *paths, char *err, size_t errlen)
+{
+	const char *p = paths ? paths : "";
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		const char *star = memchr(p, '*', n);
+		if (star && star != p + n - 1) {
+			snprintf(err, errlen, "only trailing * allowed in %.*s", (int)n, p);
+			return -EINVAL;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+static void reviewer_free(struct reviewer *rv)
+{
+	kube_loop_detach(rv->kl);
+	kube_client_free(rv->client);
+	kube_config_free(rv->cfg);
+	free(rv->source);
+	*rv = (struct reviewer){ 0 };
+}
+
+/* kcm's getClient(): the named kubeconfig (its errors are fatal), else the in-cluster config,
+ * else (not in a pod) no reviewer. */
+static int reviewer_setup(struct mgr_httpd *h, struct reviewer *rv, const char *kubeconfig, const char *what,
+			  const struct mgr_httpd_auth_opts *o, char *err, size_t errlen)
+{
+	struct kube_config_opts co = { .kubeconfig = kubeconfig, .no_in_cluster = true, .kubeconfig_env = "",
+				       .home = "/nonexistent" };
+	char kerr[512] = "";
+	int r;
+
+	if (kubeconfig && *kubeconfig) {
+		if ((r = kube_config_load(&co, &rv->cfg, kerr, sizeof(kerr))) < 0) {
+			snprintf(err, errlen, "failed to get delegated %s kubeconfig: %s", what, kerr[0] ? kerr : strerror(-r));
+			return r;
+		}
+		if (asprintf(&rv->source, "--%s-kubeconfig %s", what, kubeconfig) < 0)
+			rv->source = NULL;
+	} else {
+		struct kube_config_opts ic = { .in_cluster_root = o->in_cluster_root };
+		if (o->no_in_cluster || kube_config_in_cluster(&ic, &rv->cfg, kerr, sizeof(kerr)) < 0)
+			return 0; /* kcm: RemoteKubeConfigFileOptional, no reviewer */
+		rv->source = strdup("the in-cluster config");
+	}
+	/* kcm's delegated clients: qps 200, burst 400 */
+	struct kube_client_opts ko = { .config = rv->cfg, .process = "kcmd", .controller = "delegated-auth",
+				       .qps = 200, .burst = 400, .timeout_ms = 10000, .insecure_ok = true };
+	if ((r = kube_client_new(&ko, &rv->client)) < 0) {
+		snprintf(err, errlen, "delegated %s client for %s: %s", what, rv->cfg->server, strerror(-r));
+		return r;
+	}
+	if ((r = kube_loop_attach(h->loop, rv->client, &rv->kl)) < 0) {
+		snprintf(err, errlen, "delegated %s client: cannot join the event loop: %s", what, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+static int auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts *opts, char *err, size_t errlen)
+{
+	struct mgr_httpd_auth_opts def;
+	const struct mgr_httpd_auth_opts *o = opts;
+	const char *p;
+	int r;
+
+	mgr_httpd_auth_defaults(&def);
+	if (!o)
+		o = &def;
+	p = o->always_allow_paths ? o->always_allow_paths : def.always_allow_paths;
+	if ((r = mgr_httpd_check_paths(p, err, errlen)) < 0)
+		return r;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		if (n) {
+			const char *s = p;
+			if (*s == '/') /* stored without the leading '/', as k8s's path authorizer does */
+				s++, n--;
+			bool prefix = n && s[n - 1] == '*';
+			char **np = realloc(h->allow_paths, (h->n_allow + 1) * sizeof(*np));
+			bool *nb = np ? realloc(h->allow_prefix, (h->n_allow + 1) * sizeof(*nb)) : NULL;
+			if (np)
+				h->allow_paths = np;
+			if (nb)
+				h->allow_prefix = nb;
+			if (!np || !nb || !(np[h->n_allow] = strndup(s, prefix ? n - 1 : n)))
+				return -ENOMEM;
+			nb[h->n_allow++] = prefix;
+			p = s + n;
+		}
+		if (*p == ',')
+			p++;
+	}
+	h->token_ttl = o->token_cache_ttl_us;
+	h->allow_ttl = o->authorized_ttl_us;
+	h->deny_ttl = o->unauthorized_ttl_us;
+	if ((r = reviewer_setup(h, &h->authn, o->authentication_kubeconfig, "authentication", o, err, errlen)) < 0 ||
+	    (r = reviewer_setup(h, &h->authz, o->authorization_kubeconfig, "authorization", o, err, errlen)) < 0)
+		return r;
+	snprintf(h->summary, sizeof(h->summary),
+		 "authentication: %s%s; authorization: %s%s; always allowed: %s and group system:masters",
+		 h->authn.client ? "TokenReview through " : "none (no authentication-kubeconfig: every request is anonymous)",
+		 h->authn.client ? h->authn.source : "",
+		 h->authz.client ? "SubjectAccessReview through " : "none (no authorization-kubeconfig: other paths get 403)",
+		 h->authz.client ? h->authz.source : "",
+		 o->always_allow_paths ? o->always_allow_paths : def.always_allow_paths);
+	return 0;
+}
+
+const char *mgr_httpd_auth_summary(const struct mgr_httpd *h)
+{
+	return h->summary;
+}
+
+void mgr_httpd_auth_stats(const struct mgr_httpd *h, struct mgr_httpd_auth_stats *ret)
+{
+	*ret = h->stats;
+}
+
 int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, struct mgr_httpd **ret,
 		  char *err, size_t errlen)
 {
@@ -446,6 +1366,9 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 	if (!h)
 		return -ENOMEM;
 	h->loop = loop;
+	h->render_efd = -1;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
 	if (inet_pton(AF_INET, cfg->bind_address, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
 		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
 		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)cfg->port);
@@ -465,15 +1388,39 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 		}
 		flags |= MHD_USE_TLS;
 	}
-	if (cfg->plain_http)
-		h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, &ss,
-					MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 64u,
+	unsigned timeout = cfg->conn_timeout_s ? cfg->conn_timeout_s : 30;
+	flags |= MHD_ALLOW_SUSPEND_RESUME;
+	if ((r = auth_setup(h, cfg->auth, err, errlen)) < 0) {
+		mgr_httpd_free(h);
+		return r;
+	}
+	if (cfg->auth && cfg->auth->client_ca_file && *cfg->auth->client_ca_file && !cfg->plain_http &&
+	    (r = read_file(cfg->auth->client_ca_file, &h->client_ca_pem)) < 0) {
+		snprintf(err, errlen, "unable to load client CA file %s: %s", cfg->auth->client_ca_file, strerror(-r));
+		mgr_httpd_free(h);
+		return r;
+	}
+	{
+		struct MHD_OptionItem ops[16];
+		size_t n = 0;
+#define OPT(o, v, p) (ops[n++] = (struct MHD_OptionItem){ (o), (intptr_t)(v), (p) })
+		OPT(MHD_OPTION_SOCK_ADDR, 0, &ss);
+		OPT(MHD_OPTION_CONNECTION_TIMEOUT, timeout, NULL);
+		OPT(MHD_OPTION_CONNECTION_LIMIT, 64, NULL);
+		OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, MGR_HTTPD_PER_IP, NULL);
+		OPT(MHD_OPTION_NOTIFY_COMPLETED, completed, h);
+		if (!cfg->plain_http) {
+			OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem);
+			OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem);
+			OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)MGR_HTTPD_TLS_PRIORITY);
+			if (h->client_ca_pem) /* MHD then asks for (does not require) a client certificate */
+				OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, h->client_ca_pem);
+		}
+		OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+		h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_ARRAY, ops,
 					MHD_OPTION_END);
-	else
-		h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, &ss,
-					MHD_OPTION_HTTPS_MEM_CERT, h->cert_pem, MHD_OPTION_HTTPS_MEM_KEY, h->key_pem,
-					MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 64u,
-					MHD_OPTION_END);
+	}
 	if (!h->d) {
 		snprintf(err, errlen, "cannot serve on %s:%d (address in use, or a bad certificate)",
 			 cfg->bind_address, cfg->port);
@@ -497,10 +1444,45 @@ struct mgr_httpd *mgr_httpd_free(struct mgr_httpd *h)
 {
 	if (!h)
 		return NULL;
+	/* reviews in flight end now (their connections resume with a 503), the render thread
+	 * finishes its current job, then MHD closes every connection */
+	while (h->inflight) {
+		struct hreq *q = h->inflight;
+		if (q->call)
+			kube_call_cancel(q->call); /* its done callback takes it off the list */
+		else
+			inflight_del(q);
+	}
+	if (h->render_started) {
+		pthread_mutex_lock(&h->mu);
+		h->render_stop = true;
+		pthread_cond_signal(&h->cv);
+		pthread_mutex_unlock(&h->mu);
+		pthread_join(h->render_th, NULL);
+		/* queued and finished jobs: their connections are resumed to be closed */
+		for (struct hreq *q = h->render_todo; q; q = q->job_next)
+			q->stage = ST_RENDERED, q->r_rc = -ECANCELED, resume(q);
+		for (struct hreq *q = h->render_done; q; q = q->job_next)
+			q->stage = ST_RENDERED, resume(q);
+	}
+	ipc_source_free(h->render_src);
+	if (h->render_efd >= 0)
+		close(h->render_efd);
 	ipc_source_free(h->io);
 	ipc_source_free(h->timer);
+	h->timer = NULL;
 	if (h->d)
 		MHD_stop_daemon(h->d);
+	reviewer_free(&h->authn);
+	reviewer_free(&h->authz);
+	cache_clear(h->token_cache);
+	cache_clear(h->access_cache);
+	for (size_t i = 0; i < h->n_allow; i++)
+		free(h->allow_paths[i]);
+	free(h->allow_paths);
+	free(h->allow_prefix);
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cv);
 	for (size_t i = 0; i < h->n_checks; i++)
 		free(h->checks[i].name);
 	for (size_t i = 0; i < h->n_handlers; i++) {
@@ -509,6 +1491,7 @@ struct mgr_httpd *mgr_httpd_free(struct mgr_httpd *h)
 	}
 	free(h->checks);
 	free(h->cert_pem);
+	free(h->client_ca_pem);
 	if (h->key_pem) {
 		explicit_bzero(h->key_pem, strlen(h->key_pem));
 		free(h->key_pem);

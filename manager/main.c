@@ -1260,7 +1260,8 @@ int main(int argc, char **argv)
 	if (m->cfg.secure_port > 0) {
 		struct mgr_httpd_config hc = { .bind_address = m->cfg.bind_address, .port = m->cfg.secure_port,
 					       .tls_cert_file = m->cfg.tls_cert_file,
-					       .tls_key_file = m->cfg.tls_private_key_file, .cert_dir = m->cfg.cert_dir };
+					       .tls_key_file = m->cfg.tls_private_key_file, .cert_dir = m->cfg.cert_dir,
+					       .auth = &m->cfg.auth };
 		r = mgr_httpd_new(m->loop, &hc, &m->httpd, err, sizeof(err));
 		if (r < 0) {
 			log_error("--secure-port %d: %s", m->cfg.secure_port, err);
@@ -1292,6 +1293,7 @@ int main(int argc, char **argv)
 		}
 		log_info("serving /healthz /livez /readyz /metrics on https://%s:%d", m->cfg.bind_address,
 			 mgr_httpd_port(m->httpd));
+		log_info("delegated %s", mgr_httpd_auth_summary(m->httpd));
 	}
 	if (sd_watchdog_enabled(0, &m->watchdog_usec) <= 0)
 		m->watchdog_usec = 0;

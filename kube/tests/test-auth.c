@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kube/tests/test-auth.c - token file rotation, exec plugin runs/caching/invalidation and the
  * ExecCredential parser. The plugin is a small shell script written to a temp dir. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -142,6 +147,146 @@ static void test_exec(void **state)
 	kube_auth_free(a);
 }
 
+static const char WANT_INFO[] =
+        "{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+        "\"spec\":{\"cluster\":{\"server\":\"https://x\\\"y\",\"tls-server-name\":\"n\","
+        "\"certificate-authority-data\":\"Q0E=\",\"proxy-url\":\"http://p:1\"},"
+        "\"interactive\":false}}";
+
+/* This test program is its own exec plugin (argv[1] == "--exec-plugin-check"): it checks what it
+ * inherited and exits with the number of the first check that failed. A shell script cannot read
+ * its own signal mask reliably (dash masks signals around forks, procfs text shifts under
+ * byte-wise reads). */
+static int plugin_check(int leak)
+{
+	DIR *d;
+	struct dirent *de;
+	sigset_t cur;
+	struct stat st, dn;
+	if (fcntl(leak, F_GETFD) >= 0) /* before opendir, which would take the lowest free fd */
+		return 10;
+	d = opendir("/proc/self/fd");
+	while (d && (de = readdir(d))) {
+		int fd = atoi(de->d_name);
+		if (de->d_name[0] != '.' && fd > 2 && fd != dirfd(d))
+			return 11;
+	}
+	if (d)
+		closedir(d);
+	sigprocmask(SIG_SETMASK, NULL, &cur);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+		if (sigismember(&cur, sig) == 1)
+			return 12;
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			return 13;
+	}
+	if (fstat(0, &st) < 0 || stat("/dev/null", &dn) < 0 || st.st_rdev != dn.st_rdev)
+		return 14;
+	const char *v = getenv("MYVAR");
+	if (!v || strcmp(v, "over"))
+		return 15;
+	v = getenv("KUBERNETES_EXEC_INFO");
+	if (!v || strcmp(v, WANT_INFO))
+		return 16;
+	printf("{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+	       "\"status\":{\"token\":\"clean\"}}");
+	return 0;
+}
+
+static void test_exec_hygiene(void **state)
+{
+	(void)state;
+	char self[4096], p[256], leakarg[16];
+	/* An fd left open without O_CLOEXEC, SIGTERM blocked and SIGUSR1 ignored (as a daemon's
+	 * loop has them): the plugin sees none of it, stdin is /dev/null, the kubeconfig's env
+	 * wins over ours, and the cluster info is passed as JSON. */
+	int leak = open("/dev/null", O_RDONLY);
+	assert_true(leak > 2);
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = 0;
+	snprintf(leakarg, sizeof(leakarg), "%d", leak);
+	char *args[] = {"--exec-plugin-check", leakarg, NULL};
+	struct kube_exec_env env[] = {{"MYVAR", "over"}};
+	struct kube_exec_config x = {.command = self,
+	                             .args = args,
+	                             .env = env,
+	                             .n_env = 1,
+	                             .provide_cluster_info = true,
+	                             .api_version = "client.authentication.k8s.io/v1"};
+	unsigned char ca[] = "CA";
+	struct kube_config cfg = {.server = "https://x\"y",
+	                          .tls_server_name = "n",
+	                          .ca_data = ca,
+	                          .ca_data_len = 2,
+	                          .proxy_url = "http://p:1",
+	                          .exec = &x};
+	struct kube_auth *a;
+	struct kube_credentials c;
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_usr1;
+	sigaction(SIGUSR1, &ign, &old_usr1);
+	setenv("MYVAR", "process", 1); /* the kubeconfig's env wins over ours */
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	int r = kube_auth_get(a, 1000 * S, &c);
+	snprintf(p, sizeof(p), "%s", kube_auth_last_error(a));
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigaction(SIGUSR1, &old_usr1, NULL);
+	unsetenv("MYVAR");
+	close(leak);
+	if (r < 0)
+		fprintf(stderr, "plugin: %s\n", p);
+	assert_int_equal(r, 0);
+	assert_string_equal(c.token, "clean");
+	kube_auth_free(a);
+}
+
+static void test_exec_nb(void **state)
+{
+	(void)state;
+	char cmd[256];
+	/* the non-blocking form: -EINPROGRESS, an fd to watch, then the credentials; a plugin
+	 * that never answers is killed at its deadline (not waited for here: checked by state) */
+	write_file("nb.sh",
+	           "#!/bin/sh\nsleep 0.3\nprintf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+	           "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"nb\"}}'\n",
+	           0755);
+	snprintf(cmd, sizeof(cmd), "%s/nb.sh", dir);
+	struct kube_exec_config x = {.command = cmd,
+	                             .api_version = "client.authentication.k8s.io/v1"};
+	struct kube_config cfg = {.server = "https://x", .exec = &x};
+	struct kube_auth *a;
+	struct kube_credentials c;
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	assert_int_equal(kube_auth_get_nb(a, 1000 * S, &c), -EINPROGRESS);
+	assert_true(kube_auth_exec_running(a));
+	assert_true(kube_auth_exec_fd(a) > 2);
+	assert_true(kube_auth_exec_wake_ms(a) > 0);
+	int r, steps = 0;
+	do {
+		struct pollfd pf = {.fd = kube_auth_exec_fd(a), .events = POLLIN};
+		poll(&pf, pf.fd >= 0 ? 1 : 0, 10);
+		r = kube_auth_exec_step(a);
+		steps++;
+	} while (r == -EINPROGRESS && steps < 1000);
+	assert_int_equal(r, 0);
+	assert_false(kube_auth_exec_running(a));
+	assert_int_equal(kube_auth_exec_fd(a), -1);
+	assert_int_equal(kube_auth_get_nb(a, 1000 * S, &c), 0);
+	assert_string_equal(c.token, "nb");
+	kube_auth_free(a);
+	/* freed while the plugin runs: killed and reaped, no zombie left */
+	assert_int_equal(kube_auth_new(&cfg, &a), 0);
+	assert_int_equal(kube_auth_get_nb(a, 1000 * S, &c), -EINPROGRESS);
+	kube_auth_free(a);
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
 static void test_parse(void **state)
 {
 	(void)state;
@@ -171,11 +316,13 @@ static void test_parse(void **state)
 		assert_true(kube_parse_exec_credential(bad[i], strlen(bad[i]), NULL, &c) < 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "--exec-plugin-check") == 0)
+		return plugin_check(atoi(argv[2]));
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_token_file),
-	        cmocka_unit_test(test_exec),
+	        cmocka_unit_test(test_token_file),   cmocka_unit_test(test_exec),
+	        cmocka_unit_test(test_exec_hygiene), cmocka_unit_test(test_exec_nb),
 	        cmocka_unit_test(test_parse),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

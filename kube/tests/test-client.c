@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -122,7 +123,7 @@ static void *server_main(void *arg)
 		struct pollfd p = {.fd = srv.lfd, .events = POLLIN};
 		if (poll(&p, 1, 50) <= 0)
 			continue;
-		int fd = accept(srv.lfd, NULL, NULL);
+		int fd = accept4(srv.lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
 		if (srv.threaded) {
@@ -160,7 +161,7 @@ static void server_start(const char **script, int n)
 		srv.script[i] = script[i];
 	srv.n_script = n;
 	srv.cur_fd = -1;
-	srv.lfd = socket(AF_INET, SOCK_STREAM, 0);
+	srv.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0); /* test_cloexec counts sockets */
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	assert_int_equal(bind(srv.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
 	socklen_t al = sizeof(a);
@@ -659,6 +660,111 @@ static void test_reauth_exec(void **state)
 	rmdir(dir);
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Runs the poll loop until n calls are done; returns the longest time one step of the loop
+ * (a socket action or the timer) took, in ms. */
+static int64_t run_loop(struct kube_client *c, struct loop *l, int n)
+{
+	int64_t longest = 0;
+	for (int iter = 0; l->done < n && iter < 5000; iter++) {
+		long wait = 100;
+		if (l->timer_ms >= 0) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long el = (now.tv_sec - l->armed.tv_sec) * 1000 +
+			          (now.tv_nsec - l->armed.tv_nsec) / 1000000;
+			wait = l->timer_ms - el < 0 ? 0 : l->timer_ms - el;
+		}
+		struct pollfd fds[16];
+		int nf = l->nfds;
+		memcpy(fds, l->fds, sizeof(fds));
+		int pr = poll(fds, (nfds_t)nf, (int)wait);
+		int64_t t0 = mono_ms();
+		if (pr == 0) {
+			l->timer_ms = -1;
+			kube_client_timeout(c);
+		}
+		for (int i = 0; pr > 0 && i < nf; i++)
+			if (fds[i].revents)
+				kube_client_socket_action(
+				        c, fds[i].fd,
+				        ((fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+				                 ? KUBE_POLL_IN
+				                 : 0) |
+				                ((fds[i].revents & POLLOUT) ? KUBE_POLL_OUT : 0));
+		if (mono_ms() - t0 > longest)
+			longest = mono_ms() - t0;
+	}
+	return longest;
+}
+
+static void test_exec_async(void **state)
+{
+	(void)state;
+	/* in loop mode a slow exec plugin (1 s) never blocks the loop: the call waits for it */
+	const char *script[] = {R200, R200};
+	server_start(script, 2);
+	char dir[] = "/tmp/kube-exec-XXXXXX", plugin[128];
+	assert_non_null(mkdtemp(dir));
+	snprintf(plugin, sizeof(plugin), "%s/p.sh", dir);
+	FILE *f = fopen(plugin, "w");
+	fputs("#!/bin/sh\nsleep 1\nprintf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+	      "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"slow\"}}'\n",
+	      f);
+	fclose(f);
+	chmod(plugin, 0700);
+	snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", srv.port);
+	struct kube_exec_config x = {.command = plugin,
+	                             .api_version = "client.authentication.k8s.io/v1"};
+	struct kube_config ec = {.server = server_url, .exec = &x};
+	struct kube_client_opts o = {.config = &ec, .max_retries = 1};
+	struct kube_client *c;
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	struct loop l = {.timer_ms = -1};
+	kube_client_set_loop(c, loop_sock, loop_timer, &l);
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	int64_t t0 = mono_ms();
+	assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, NULL), 0);
+	assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, NULL), 0);
+	assert_true(mono_ms() - t0 < 300); /* the plugin's second was not spent here */
+	assert_int_equal(l.nfds, 1);       /* its stdout is watched */
+	int64_t longest = run_loop(c, &l, 2);
+	assert_true(mono_ms() - t0 >= 900);
+	assert_true(longest < 300);
+	assert_int_equal(l.done, 2);
+	assert_int_equal(l.err[0], 0);
+	assert_int_equal(l.err[1], 0);
+	assert_int_equal(srv.n_req, 2);
+	assert_non_null(strstr(srv.req[0], "Authorization: Bearer slow\r\n"));
+	assert_non_null(strstr(srv.req[1], "Authorization: Bearer slow\r\n"));
+	kube_client_free(c);
+	server_stop();
+	/* a plugin that fails: the waiting calls fail with -ENOEXEC, the loop still not blocked */
+	f = fopen(plugin, "w");
+	fputs("#!/bin/sh\nsleep 0.5\nexit 3\n", f);
+	fclose(f);
+	server_start(script, 0);
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	l = (struct loop){.timer_ms = -1};
+	kube_client_set_loop(c, loop_sock, loop_timer, &l);
+	assert_int_equal(kube_call_start(c, &g, loop_done, NULL, &l, NULL), 0);
+	longest = run_loop(c, &l, 1);
+	assert_true(longest < 300);
+	assert_int_equal(l.done, 1);
+	assert_int_equal(l.err[0], -ENOEXEC);
+	assert_int_equal(l.nfds, 0);
+	kube_client_free(c);
+	server_stop();
+	unlink(plugin);
+	rmdir(dir);
+}
+
 static void test_nonblocking(void **state)
 {
 	(void)state;
@@ -887,6 +993,118 @@ static void test_shared_limiter(void **state)
 	server_stop();
 }
 
+/* Sockets of the process a child inherits across execve: the child shell lists its own fds. */
+static int child_sockets(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c",
+		      "n=0; for f in /proc/$$/fd/*; do case $(readlink $f) in socket:*) "
+		      "n=$((n+1));; esac; done; exit $n",
+		      (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_cloexec(void **state)
+{
+	(void)state;
+	/* an open (kept-alive) apiserver connection must not leak into an exec'd child */
+	const char *script[] = {R200, R200};
+	server_start(script, 2);
+	assert_int_equal(child_sockets(), 0); /* the test's own sockets are close-on-exec */
+	struct kube_client *c = client(0, 1);
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	struct kube_response resp;
+	assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	int open_sockets = 0;
+	for (int fd = 0; fd < 1024; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+			open_sockets++;
+	}
+	assert_true(open_sockets >= 2); /* listener + the kept-alive client connection */
+	assert_int_equal(child_sockets(), 0);
+	kube_client_free(c);
+	server_stop();
+}
+
+static void test_url_escaping(void **state)
+{
+	(void)state;
+	char *u;
+	/* client-go escapes names as Go's url.URL escapes a path; '/' and '%' are refused */
+	struct kube_request r = {.verb = KUBE_GET,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = "n s",
+	                         .name = "a?b#c d:e@f"};
+	assert_int_equal(kube_build_url("https://h", &r, &u), 0);
+	assert_string_equal(u, "https://h/api/v1/namespaces/n%20s/pods/a%3Fb%23c%20d:e@f");
+	free(u);
+	r.name = "\xc3\xa9t\xc3\xa9";
+	r.subresource = "st atus";
+	assert_int_equal(kube_build_url("https://h", &r, &u), 0);
+	assert_string_equal(u, "https://h/api/v1/namespaces/n%20s/pods/%C3%A9t%C3%A9/st%20atus");
+	free(u);
+	r.subresource = NULL;
+	const char *bad[] = {"a/b", "a%2Fb", "%", ".", "..", ""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r.name = bad[i];
+		assert_int_equal(kube_build_url("https://h", &r, &u), -EINVAL);
+		r.name = "x";
+		r.ns = bad[i];
+		assert_int_equal(kube_build_url("https://h", &r, &u), -EINVAL);
+		r.ns = "n";
+		r.subresource = bad[i];
+		assert_int_equal(kube_build_url("https://h", &r, &u), -EINVAL);
+		r.subresource = NULL;
+	}
+}
+
+static void test_proxy(void **state)
+{
+	(void)state;
+	char *p;
+	assert_int_equal(kube_proxy_for_curl("socks5://127.0.0.1:1080", &p), 0);
+	assert_string_equal(p, "socks5h://127.0.0.1:1080");
+	free(p);
+	assert_int_equal(kube_proxy_for_curl("HTTPS://px:3128", &p), 0);
+	assert_string_equal(p, "https://px:3128");
+	free(p);
+	assert_int_equal(kube_proxy_for_curl("socks4://px:1080", &p), -EINVAL);
+	assert_int_equal(kube_proxy_for_curl("px:3128", &p), -EINVAL);
+	/* requests go through the proxy: the scripted server plays an HTTP proxy and sees the
+	 * absolute URI of the apiserver (which does not exist) */
+	const char *script[] = {R200};
+	server_start(script, 1);
+	char proxy[64];
+	snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", srv.port);
+	struct kube_config pc = {
+	        .server = "http://apiserver.invalid:6443", .proxy_url = proxy, .token = "t"};
+	struct kube_client_opts o = {.config = &pc, .max_retries = 1};
+	struct kube_client *c;
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	struct kube_request g = {.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+	struct kube_response resp;
+	setenv("NO_PROXY", "*", 1); /* proxy-url overrides the environment, as client-go */
+	int r = kube_client_request(c, &g, NULL, NULL, &resp);
+	unsetenv("NO_PROXY");
+	assert_int_equal(r, 0);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 1);
+	assert_true(!strncmp(srv.req[0], "GET http://apiserver.invalid:6443/api/v1/pods ", 46));
+	kube_client_free(c);
+	server_stop();
+	pc.proxy_url = "ftp://x";
+	assert_int_equal(kube_client_new(&o, &c), -EINVAL);
+}
+
 static void test_insecure_guard(void **state)
 {
 	(void)state;
@@ -897,6 +1115,14 @@ static void test_insecure_guard(void **state)
 	o.insecure_ok = true;
 	assert_int_equal(kube_client_new(&o, &c), 0);
 	kube_client_free(c);
+	/* a CA together with insecure is refused, as client-go's transport does */
+	ic.ca_file = "/etc/ssl/certs/ca-certificates.crt";
+	assert_int_equal(kube_client_new(&o, &c), -EINVAL);
+	ic.ca_file = NULL;
+	unsigned char pem[] = "-----BEGIN CERTIFICATE-----";
+	ic.ca_data = pem;
+	ic.ca_data_len = sizeof(pem) - 1;
+	assert_int_equal(kube_client_new(&o, &c), -EINVAL);
 }
 
 int main(void)
@@ -913,7 +1139,11 @@ int main(void)
 	        cmocka_unit_test(test_reauth),
 	        cmocka_unit_test(test_reauth_exec),
 	        cmocka_unit_test(test_nonblocking),
+	        cmocka_unit_test(test_exec_async),
 	        cmocka_unit_test(test_insecure_guard),
+	        cmocka_unit_test(test_cloexec),
+	        cmocka_unit_test(test_url_escaping),
+	        cmocka_unit_test(test_proxy),
 	        cmocka_unit_test(test_cancel_from_event),
 	        cmocka_unit_test(test_request_many),
 	        cmocka_unit_test(test_request_many_limiter),

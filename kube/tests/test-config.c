@@ -139,6 +139,32 @@ static void test_errors(void **state)
 	assert_int_equal(kube_config_load(&o, &c, err, sizeof(err)), -EINVAL);
 }
 
+static void test_tls_proxy(void **state)
+{
+	(void)state;
+	struct kube_config_opts o = BASE;
+	struct kube_config *c;
+	char err[512];
+	/* unused clusters with a bad combination do not matter; the selected one does */
+	o.kubeconfig = D "tls-proxy.yaml";
+	assert_int_equal(kube_config_load(&o, &c, err, sizeof(err)), 0);
+	assert_true(c->insecure_skip_tls_verify);
+	assert_string_equal(c->proxy_url, "socks5://127.0.0.1:1080");
+	kube_config_free(c);
+	const char *refused[] = {"insecure-ca", "insecure-cafile"};
+	for (int i = 0; i < 2; i++) {
+		o.context = refused[i];
+		assert_int_equal(kube_config_load(&o, &c, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "specifying a root certificates file with the insecure "
+		                            "flag is not allowed"));
+	}
+	o.context = "bad-proxy";
+	assert_int_equal(kube_config_load(&o, &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "invalid 'proxy-url' \"socks4://127.0.0.1:1080\" for cluster "
+	                         "\"bad-proxy\": unsupported scheme \"socks4\", must be http, "
+	                         "https, or socks5");
+}
+
 static void test_in_cluster(void **state)
 {
 	(void)state;
@@ -190,7 +216,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_single), cmocka_unit_test(test_merge),
 	        cmocka_unit_test(test_errors), cmocka_unit_test(test_in_cluster),
-	        cmocka_unit_test(test_base64),
+	        cmocka_unit_test(test_base64), cmocka_unit_test(test_tls_proxy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

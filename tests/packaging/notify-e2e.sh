@@ -123,7 +123,7 @@ holder=$(api "$KCMD_TEST_SERVER/apis/coordination.k8s.io/v1/namespaces/kube-syst
 [ -z "$holder" ] && ok "Lease released (empty holder)" || bad "Lease still held by $holder"
 
 # Second run under strace: every system call kcmd and its children make while starting, syncing,
-# reconciling a scale-up, serving /readyz and /metrics and stopping must pass the unit's
+# reconciling a scale-up, serving /readyz, /metrics and the GC graph and stopping must pass the unit's
 # SystemCallFilter= (as systemd computes it: tests/packaging/filter-allows.py).
 if command -v strace >/dev/null 2>&1; then
 	port2=$((port + 1))
@@ -132,6 +132,7 @@ if command -v strace >/dev/null 2>&1; then
 		env -i PATH=/usr/bin:/bin NOTIFY_SOCKET="$sock" \
 		strace -f -qq -c -o "$work/strace/summary.txt" -- "$root/usr/bin/kcmd" \
 		--kubeconfig="$work/etc-kcmd/kubeconfig" --secure-port=$port2 --bind-address=127.0.0.1 \
+		--authorization-always-allow-paths=/readyz,/metrics,/debug/* \
 		--concurrent-replicaset-syncs=2 >"$work/kcmd2.log" 2>&1 &
 	spid=$!
 	if waitfor 90 sh -c "test \$(grep -c ' READY=1\$' '$work/notify.log') -ge 2"; then
@@ -140,6 +141,8 @@ if command -v strace >/dev/null 2>&1; then
 		waitfor 30 sh -c "test \"\$($(declare -f api npods); npods)\" = 5" && ok "strace run: scaled to 5 pods" ||
 			bad "strace run: scale-up not reconciled ($(npods) pods)"
 		curl -ks "https://127.0.0.1:$port2/readyz" >/dev/null; curl -ks "https://127.0.0.1:$port2/metrics" >/dev/null
+		# the GC graph renders on the httpd's render thread
+		curl -ks "https://127.0.0.1:$port2/debug/controllers/garbage-collector-controller/graph" >/dev/null
 	else
 		bad "strace run: no READY=1"; tail -5 "$work/kcmd2.log"
 	fi

@@ -56,7 +56,9 @@ func TestGC_DebugGraphAndMetrics(t *testing.T) {
 	ns := rsNamespace(t)
 	port := gcxFreePort(t)
 	p := gcxStartGC(t, "--kube-api-qps=20", "--kube-api-burst=30", "--concurrent-gc-syncs=2",
-		"--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1")
+		"--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
+		// no token here: serve these paths to anyone, as kcm does with the same flag
+		"--authorization-always-allow-paths=/healthz,/metrics,/debug/*")
 	Eventually(t, 60*time.Second, "the GC workers started after the monitors synced", func() (bool, string) {
 		return p.Logged("Garbage collector: all resource monitors have synced"), "not yet"
 	})

@@ -249,6 +249,7 @@ func TestKcmd_ServiceAccountCredentials(t *testing.T) {
 		"--controllers=replicaset-controller,garbage-collector-controller", "--leader-elect=false",
 		"--concurrent-replicaset-syncs=2", "--concurrent-gc-syncs=2",
 		"--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--v=2",
+		"--authorization-always-allow-paths=/healthz,/healthz/*,/readyz,/readyz/*,/metrics",
 		// also checks that the gates reach the children
 		"--feature-gates=WatchListClient=false, PodDeletionCost=false")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
