@@ -11,6 +11,7 @@
  * the TLS name (so SNI and verification use it) and the connection goes to the real host.
  */
 #include "kube/client.h"
+#include "kube/fence.h"
 #include "kube/limiter.h"
 
 #include <cjson/cJSON.h>
@@ -84,6 +85,8 @@ struct kube_client {
 	double qps, burst, tokens;
 	int64_t refill_ms;
 	struct kube_limiter *limiter; /* shared bucket; when set, qps is 0 */
+	const struct kube_fence *fence; /* leadership fence for writes (fence.h), or NULL */
+	uint64_t fenced;                /* writes refused by it */
 	int max_retries;
 	long timeout_ms, retry_base_ms;
 	struct kube_call *wait_head;
@@ -550,6 +553,32 @@ static void exec_progress(struct kube_client *c)
 	}
 }
 
+static bool is_write(const struct kube_call *w)
+{
+	if (w->method)
+		return strcmp(w->method, "GET") != 0;
+	return w->verb == KUBE_CREATE || w->verb == KUBE_UPDATE || w->verb == KUBE_PATCH || w->verb == KUBE_DELETE;
+}
+
+static uint64_t mono_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static const struct kube_fence *process_fence; /* kube_client_set_process_fence */
+
+void kube_client_set_process_fence(const struct kube_fence *f)
+{
+	process_fence = f;
+}
+
+uint64_t kube_client_fenced(const struct kube_client *c)
+{
+	return c ? c->fenced : 0;
+}
+
 static void pump(struct kube_client *c)
 {
 	int64_t now = now_ms();
@@ -579,6 +608,18 @@ static void pump(struct kube_client *c)
 		}
 		*pp = w->next;
 		w->next = NULL;
+		if (c->fence && is_write(w) && !kube_fence_allows(c->fence, mono_usec())) {
+			/* past the leadership deadline: refused before any byte goes out (fence.h) */
+			c->fenced++;
+			struct kube_result res = {.err = -ENOLCK};
+			kube_done_fn done = w->done;
+			void *ud = w->ud;
+			w->done = NULL;
+			w->in_done = true;
+			done(w, &res, ud);
+			call_free(w);
+			continue;
+		}
 		if (c->qps > 0)
 			c->tokens -= 1;
 		int r = prepare_full(w);
@@ -1455,6 +1496,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 		goto fail;
 	c->cfg = o->config;
 	c->limiter = o->limiter;
+	c->fence = o->fence ? o->fence : process_fence;
 	c->qps = o->limiter ? 0 : o->qps;
 	c->burst = o->burst >= 1 ? o->burst : 1;
 	c->tokens = c->burst;

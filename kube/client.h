@@ -92,13 +92,22 @@ struct kube_client_opts {
 	/* optional (kube/limiter.h): a bucket shared with other processes replaces the client's
 	 * own qps/burst one; not owned, must outlive the client */
 	struct kube_limiter *limiter;
+	/* optional (kube/fence.h): writes sent at or past its deadline fail with -ENOLCK before any
+	 * byte goes out (only the leader's processes write); not owned, must outlive the client */
+	const struct kube_fence *fence;
 };
 
 struct kube_client;
+struct kube_fence;
 
 /* -EINVAL for an unusable config (no server; insecure without insecure_ok); -ENOMEM; -EIO. */
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret);
 void kube_client_free(struct kube_client *c);
+/* Every client made after this call in this process uses f when its opts name no fence (a
+ * worker process fences all its clients, also those a controller makes for itself). */
+void kube_client_set_process_fence(const struct kube_fence *f);
+/* Writes refused by the client's fence so far. */
+uint64_t kube_client_fenced(const struct kube_client *c);
 static inline void kube_client_freep(struct kube_client **c)
 {
 	kube_client_free(*c);

@@ -22,3 +22,8 @@ kcdispatch_SRCS      := lib/handlers.c
 kcdispatch_LIBDEPS   := kube shm ipc
 kcinfmetrics_SRCS    := lib/infmetrics.c
 kcinfmetrics_LIBDEPS :=
+#   kcfence      KCMD_FENCE_FD -> every kube client of a child refuses writes past the
+#                leadership deadline (kube/fence.h)
+LIBS                 += kcfence
+kcfence_SRCS         := lib/fence-env.c
+kcfence_LIBDEPS      := kube kclog

@@ -22,6 +22,7 @@ struct mgr_lease_client {
 	struct ipc_source *timer;
 	char *ns, *name, *identity;
 	mgr_lease_change_fn on_change;
+	void (*on_deadline)(uint64_t deadline_us, void *userdata);
 	void *userdata;
 	bool record_events;
 	long timeout_ms;
@@ -218,11 +219,18 @@ static void drive(struct mgr_lease_client *lc, const struct mgr_le_result *res)
 		n = mgr_le_step(lc->le, now, kube_time_now(), &fail, &q);
 	}
 	bool leading = mgr_le_is_leader(lc->le, now);
+	/* the deadline first: a worker checks it before every write, whatever this loop does next */
+	if (lc->on_deadline)
+		lc->on_deadline(leading ? mgr_le_fence_deadline(lc->le) : 0, lc->userdata);
 	if (leading != lc->leading) {
 		lc->leading = leading;
-		record_event(lc, leading ? "became leader" : "stopped leading");
+		/* "stopped leading" goes out after the workers are stopped (on_change kills them) */
+		if (leading)
+			record_event(lc, "became leader");
 		if (lc->on_change)
 			lc->on_change(leading, lc->userdata);
+		if (!leading)
+			record_event(lc, "stopped leading");
 	}
 	if (lc->release_done && !lc->release_reported && mgr_le_released(lc->le)) {
 		lc->release_reported = true;
@@ -263,6 +271,7 @@ int mgr_lease_client_new(struct ipc_loop *loop, struct kube_client *kc, const st
 	lc->name = strdup(o->name);
 	lc->identity = strdup(o->identity);
 	lc->on_change = o->on_change;
+	lc->on_deadline = o->on_deadline;
 	lc->userdata = o->userdata;
 	lc->record_events = o->record_events;
 	lc->timeout_ms = (long)(o->renew_deadline_us / 2000);

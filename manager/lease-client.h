@@ -33,6 +33,9 @@ struct mgr_lease_client_opts {
 	mgr_lease_change_fn on_change;
 	void *userdata;
 	bool record_events; /* LeaderElection events on the Lease */
+	/* Optional: after every step of the elector, the fence deadline (ipc_now_usec() clock;
+	 * 0 when not leading), for the workers' own check (kube/fence.h). */
+	void (*on_deadline)(uint64_t deadline_us, void *userdata);
 };
 
 /* Validates the timing rules (see mgr_le_config_validate) and starts campaigning at once. */

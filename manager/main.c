@@ -49,6 +49,7 @@
 #include "manager/supervisor.h"
 #include "shm/arena.h"
 #include "shm/feed.h"
+#include "kube/fence.h"
 #include "kube/limiter.h"
 #include "lib/ctlhost.h"
 #include "lib/goflag.h"
@@ -93,6 +94,9 @@ struct mgr {
 	char libexec[PATH_MAX + 32];
 	int arena_fd, arena_ro_fd, inf_metrics_fd;
 	int feed_fd, feed_ro_fd; /* the change feed: informerd writes, dispatchers read */
+	int fence_fd;            /* the leadership deadline every writing child checks (kube/fence.h) */
+	struct kube_fence *fence;
+	bool test_unfenced; /* KCMD_TEST_UNFENCED=1: the fence e2e test's negative control only */
 	struct ctl_rt *ctl; /* cfg.n_ctl entries, in registry order */
 	struct debug_route *routes;
 	int rest_metrics_fd; /* rest_client_* of every process (kube/restmetrics.h) */
@@ -266,7 +270,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	size_t nflags = ctl ? ctl->c->n_flags : 0, cap_env = 64;
 	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
 		ctrl[160] = "", env_arena[48], env_proc[160], env_imet[64] = "", env_rm[48] = "", env_tok[48] = "",
-		env_clim[48] = "", env_feed[48] = "";
+		env_clim[48] = "", env_feed[48] = "", env_fence[48] = "";
 	char *env_queues = NULL, *resources = NULL, **argv = NULL, **envp = NULL, **owned = NULL;
 	int argc = 0, envc = 0, nowned = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0, r = -ENOMEM;
 	extern char **environ;
@@ -379,6 +383,11 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		fds[nfds++] = m->queues[i].fd;
 	}
 	snprintf(env_proc, sizeof(env_proc), "KCMD_PROCESS=%s", name);
+	/* every process that may write checks the leadership deadline itself (kube/fence.h) */
+	if (role != ROLE_INFORMERD && m->fence_fd >= 0 && !m->test_unfenced) {
+		snprintf(env_fence, sizeof(env_fence), "KCMD_FENCE_FD=%d", m->fence_fd);
+		fds[nfds++] = m->fence_fd;
+	}
 	int ffd = writer ? m->feed_fd : m->feed_ro_fd;
 	if (role != ROLE_WORKER && ffd >= 0) {
 		snprintf(env_feed, sizeof(env_feed), "KCMD_FEED_FD=%d", ffd);
@@ -431,6 +440,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		envp[envc++] = env_imet;
 	if (env_feed[0])
 		envp[envc++] = env_feed;
+	if (env_fence[0])
+		envp[envc++] = env_fence;
 	envp[envc++] = env_arena;
 	envp[envc++] = env_queues;
 	envp[envc++] = env_proc;
@@ -511,6 +522,17 @@ static int setup_children(struct mgr *m)
 			m->queues[m->n_queues++] = (struct queue){ &c->c->queues[q], i, fd };
 		}
 	}
+	/* the leadership fence: writes refused until this kcmd leads. KCMD_TEST_UNFENCED=1 hands the
+	 * children none (a test seam: the negative control of TestManager_FenceWhenManagerStalls) */
+	m->test_unfenced = getenv("KCMD_TEST_UNFENCED") && !strcmp(getenv("KCMD_TEST_UNFENCED"), "1");
+	if (m->test_unfenced)
+		log_warning("KCMD_TEST_UNFENCED=1: worker processes are not fenced (a test seam; never in production)");
+	m->fence_fd = kube_fence_memfd_create();
+	if (m->fence_fd < 0 || (r = kube_fence_open(m->fence_fd, true, &m->fence)) < 0) {
+		r = m->fence_fd < 0 ? m->fence_fd : r;
+		log_error("creating the leadership fence failed: %s", strerror(-r));
+		return r;
+	}
 	/* the change feed informerd publishes every change to, after the arena (shm/feed.h) */
 	r = shm_feed_create(&(struct shm_feed_create_opts){ 0 }, &m->feed_fd);
 	if (r < 0 || (r = shm_feed_reader_fd(m->feed_fd, &m->feed_ro_fd)) < 0) {
@@ -589,6 +611,14 @@ static void on_leadership(bool leading, void *ud)
 			mgr_sup_signal_group(m->sup, "informerd", SIGTERM, true);
 	}
 	notify_status(m);
+}
+
+/* The elector's fence deadline, published where every writing child checks it. */
+static void on_fence_deadline(uint64_t deadline_us, void *ud)
+{
+	struct mgr *m = ud;
+
+	kube_fence_set(m->fence, deadline_us);
 }
 
 /* --use-service-account-credentials: the first token of every account is there. */
@@ -1051,6 +1081,7 @@ static void release_when_workers_gone(struct mgr *m)
 	if (!m->stopping || m->release_started || mgr_sup_running(m->sup, "workers") > 0)
 		return;
 	m->release_started = true;
+	kube_fence_set(m->fence, 0); /* nothing of ours writes once the Lease is given up */
 	if (m->lc) {
 		mgr_lease_client_release(m->lc, released, m);
 	} else {
@@ -1135,7 +1166,7 @@ static int exec_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .inf_metrics_fd = -1, .feed_fd = -1, .feed_ro_fd = -1,
+	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .inf_metrics_fd = -1, .feed_fd = -1, .feed_ro_fd = -1, .fence_fd = -1,
 				   .rest_metrics_fd = -1, .status_fd = -1 };
 	char err[512];
 	int r;
@@ -1318,6 +1349,7 @@ int main(int argc, char **argv)
 			.on_change = on_leadership,
 			.userdata = m,
 			.record_events = true,
+			.on_deadline = on_fence_deadline,
 		};
 		r = mgr_lease_client_new(m->loop, m->kc, &lo, &m->lc, err, sizeof(err));
 		if (r < 0) {
@@ -1325,12 +1357,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	} else {
+		kube_fence_set(m->fence, KUBE_FENCE_NONE); /* no election: always the leader */
 		on_leadership(true, m);
 	}
 	notify_status(m);
 	r = ipc_loop_run(m->loop);
 
 	mgr_lease_client_free(m->lc);
+	kube_fence_close(m->fence);
 	mgr_sa_tokens_free(m->sa_tokens);
 	mgr_status_free(m->status);
 	mgr_httpd_free(m->httpd);

@@ -36,6 +36,7 @@
 #include "ipc/queue.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "lib/fence-env.h"
 #include "lib/kube-loop.h"
 #include "lib/log.h"
 #include "shm/arena.h"
@@ -500,6 +501,9 @@ int main(int argc, char **argv)
 	}
 	kclog_init(getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : "dispatcher", x->c->name, v);
 	signal(SIGPIPE, SIG_IGN);
+	/* its handlers may write (the GC's Warning Events): only while this kcmd leads */
+	if (kcmd_fence_from_env() < 0)
+		return 1;
 	if ((r = setup(x, kubeconfig, master, qps, burst)) < 0) {
 		ipc_loop_free(x->loop);
 		return 1;

@@ -22,6 +22,7 @@
 #include "kube/config.h"
 #include "kube/limiter.h"
 #include "controllers/registry.h"
+#include "lib/fence-env.h"
 #include "lib/goflag.h"
 #include "lib/log.h"
 #include "workers/worker.h"
@@ -148,6 +149,9 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (strncmp(argv[i], "--controller=", 13) == 0)
 			desc = kcmd_registry_find(argv[i] + 13);
+	/* Only the leader writes: every client of this process checks the manager's fence. */
+	if (kcmd_fence_from_env() < 0)
+		return 1;
 	/* A controller with a main of its own (one that keeps many writes in flight instead of
 	 * syncing one key at a time) takes over here. */
 	if (desc && desc->worker_main)

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kube/fence.c: the leadership fence in shared memory (see fence.h). */
+#include "kube/fence.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct kube_fence_abi {
+	uint32_t magic;
+	uint32_t reserved0;
+	_Atomic uint64_t deadline_us; /* F1, F2 */
+	uint64_t reserved[6];
+};
+_Static_assert(sizeof(struct kube_fence_abi) == 64, "fence layout");
+
+struct kube_fence {
+	struct kube_fence_abi *h;
+	bool writable;
+};
+
+int kube_fence_memfd_create(void)
+{
+	int fd = memfd_create("kcmd-fence", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	struct kube_fence_abi *h;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)sysconf(_SC_PAGESIZE)) < 0)
+		goto fail;
+	h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		goto fail;
+	atomic_store_explicit(&h->deadline_us, 0, memory_order_relaxed);
+	h->magic = KUBE_FENCE_MAGIC;
+	munmap(h, sizeof(*h));
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		goto fail;
+	return fd;
+fail:;
+	int e = -errno;
+	close(fd);
+	return e;
+}
+
+int kube_fence_open(int fd, bool writable, struct kube_fence **ret)
+{
+	struct stat st;
+	struct kube_fence *f;
+	void *m;
+
+	if (fd < 0 || !ret)
+		return -EINVAL;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((size_t)st.st_size < sizeof(struct kube_fence_abi)) /* clamp to the mapping */
+		return -EBADMSG;
+	m = mmap(NULL, sizeof(struct kube_fence_abi), PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	if (((struct kube_fence_abi *)m)->magic != KUBE_FENCE_MAGIC) {
+		bool other = (((struct kube_fence_abi *)m)->magic & 0x00ffffffu) == (KUBE_FENCE_MAGIC & 0x00ffffffu);
+		munmap(m, sizeof(struct kube_fence_abi));
+		return other ? -EPROTONOSUPPORT : -EBADMSG;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		munmap(m, sizeof(struct kube_fence_abi));
+		return -ENOMEM;
+	}
+	f->h = m;
+	f->writable = writable;
+	*ret = f;
+	return 0;
+}
+
+void kube_fence_close(struct kube_fence *f)
+{
+	if (!f)
+		return;
+	munmap(f->h, sizeof(*f->h));
+	free(f);
+}
+
+void kube_fence_set(struct kube_fence *f, uint64_t deadline_us)
+{
+	if (f && f->writable) /* release: pairs with kube_fence_deadline's acquire (F2) */
+		atomic_store_explicit(&f->h->deadline_us, deadline_us, memory_order_release);
+}
+
+uint64_t kube_fence_deadline(const struct kube_fence *f)
+{
+	/* acquire: pairs with kube_fence_set's release (F2) */
+	return f ? atomic_load_explicit(&f->h->deadline_us, memory_order_acquire) : KUBE_FENCE_NONE;
+}
+
+bool kube_fence_allows(const struct kube_fence *f, uint64_t now_us)
+{
+	uint64_t d = kube_fence_deadline(f);
+	return d == KUBE_FENCE_NONE || now_us < d;
+}

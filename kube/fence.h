@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * kube/fence.h: the leadership fence every writing process checks before each write, in shared
+ * memory (library `kube`).
+ *
+ * Design note.
+ *   Only the leader's processes may write to the apiserver. The manager ends leadership at the
+ *   elector's fence deadline (manager/leader.h) and SIGKILLs the workers then, but that depends
+ *   on the manager's loop running: a stalled manager (SIGSTOP, a slow exec plugin, a page-fault
+ *   storm) would leave its workers writing after a standby took over. So the manager also
+ *   publishes the deadline here, and every kube_client given this fence refuses a write
+ *   (create, update, patch, delete, or any custom method but GET) whose send time is at or past
+ *   it, with -ENOLCK, before any byte goes out. The check needs no I/O and no manager.
+ *
+ * INVARIANTS
+ *   Writer: the manager only (one process, one thread); it maps the memfd read-write. Readers:
+ *   workers and dispatchers, read-only mappings (kube_fence_open with writable = false).
+ *   F1 `deadline_us` is CLOCK_MONOTONIC microseconds (system-wide, the same clock in every
+ *      process: ipc_now_usec()). 0 = writes refused; UINT64_MAX = no deadline (leader election
+ *      off). The writer only ever stores a deadline it is sure of: the elector's, which is
+ *      computed from the send time of the last successful renewal, so it errs early.
+ *   F2 One 64-bit atomic word: a reader sees either the old or the new deadline, never a torn
+ *      value. Release store / acquire load pair the manager's decision with the reader's check
+ *      (no other data rides on it, so relaxed would do; acquire documents the pairing).
+ *   F3 Writer death: the word keeps its last value. The deadline then passes by itself, so a
+ *      dead or stalled manager fences its workers at the latest at the last deadline it
+ *      published. A restarted manager is a new process with a new memfd (workers die with the
+ *      old manager through PR_SET_PDEATHSIG).
+ *   F4 Reader death: readers write nothing; nothing to repair.
+ *   Version rule: `magic` carries the layout version; a reader that sees another refuses to
+ *   open (-EPROTONOSUPPORT) and its client then refuses nothing: the manager also kills workers
+ *   on its own deadline, as before this fence existed.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KUBE_FENCE_MAGIC 0x31434e46u /* "FNC1" read little-endian: version 1 */
+#define KUBE_FENCE_NONE  UINT64_MAX  /* no deadline: leader election is off */
+
+struct kube_fence;
+
+/* Manager: a new fence memfd (close-on-exec, sealed against resizing), writes refused (0).
+ * Returns the fd, or -errno. */
+int kube_fence_memfd_create(void);
+/* Maps fd; writable only for the manager. -EBADMSG (not a fence), -EPROTONOSUPPORT, -errno. */
+int kube_fence_open(int fd, bool writable, struct kube_fence **ret);
+void kube_fence_close(struct kube_fence *f);
+/* Manager: publish the deadline (CLOCK_MONOTONIC µs; 0 refuses, KUBE_FENCE_NONE allows all). */
+void kube_fence_set(struct kube_fence *f, uint64_t deadline_us);
+uint64_t kube_fence_deadline(const struct kube_fence *f);
+/* Whether a write sent at now_us (CLOCK_MONOTONIC µs) is allowed. */
+bool kube_fence_allows(const struct kube_fence *f, uint64_t now_us);
