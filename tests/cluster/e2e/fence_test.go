@@ -51,7 +51,16 @@ func fenceRun(t *testing.T, unfenced bool) (before, after int) {
 	defer func() { _ = a.cmd.Process.Signal(syscall.SIGCONT) }()
 	// the renew deadline (3 s) counts from the last renewal's send time: 4 s is past it
 	time.Sleep(4 * time.Second)
-	scaleRS(t, ns, "fence", 6)
+	// scale without waiting for it (scaleRS waits for the controller)
+	rs, err := env.Client.AppsV1().ReplicaSets(ns).Get(context.Background(), "fence", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	six := int32(6)
+	rs.Spec.Replicas = &six
+	if _, err := env.Client.AppsV1().ReplicaSets(ns).Update(context.Background(), rs, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(6 * time.Second)
 	return 2, livePods(t, ns)
 }
