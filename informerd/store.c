@@ -232,7 +232,7 @@ struct enc {
 	uint8_t **buf;
 	size_t *cap;
 	size_t len;
-	uint16_t n_blobs;
+	uint32_t n_blobs;
 	int err;
 };
 

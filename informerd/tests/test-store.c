@@ -320,6 +320,40 @@ static void test_owner_tristate(void **state)
 	shm_obj_release(&o);
 }
 
+/* Issue 21: more blobs than a 16-bit count holds (70,000 finalizers: the apiserver bounds
+ * only the object's size) are counted exactly, none lost, the last one readable. */
+static void test_many_finalizers(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 70000 };
+	size_t cap = 256 + (size_t)N * 16, n = 0;
+	char *js = malloc(cap);
+	struct kube_pod *p = NULL;
+	struct shm_obj o = SHM_OBJ_INIT;
+	struct inf_rec_view v = {0};
+	const char *str = NULL;
+	size_t l;
+
+	n += (size_t)snprintf(js + n, cap - n,
+	                      "{\"metadata\":{\"name\":\"f\",\"namespace\":\"ns1\",\"uid\":\"u-f\","
+	                      "\"resourceVersion\":\"9\",\"finalizers\":[");
+	for (unsigned i = 0; i < N; i++)
+		n += (size_t)snprintf(js + n, cap - n, "%s\"x.io/f%u\"", i ? "," : "", i);
+	n += (size_t)snprintf(js + n, cap - n, "]},\"spec\":{},\"status\":{}}");
+	assert_int_equal(kube_decode_pod(js, n, 0, &p), 0);
+	free(js);
+	apply(f, KUBE_WATCH_ADDED, p);
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "f", &o), 0);
+	assert_int_equal(inf_rec_parse(o.payload, o.payload_len, &v), 0);
+	assert_int_equal(v.hdr.n_finalizers, N);
+	assert_int_equal(v.hdr.n_blobs, 1 + N); /* node name, then the finalizers */
+	assert_int_equal(inf_rec_first_finalizer(&v), 1);
+	assert_int_equal(inf_rec_blob(&v, N, &str, &l), 0);
+	assert_string_equal(str, "x.io/f69999");
+	assert_int_equal(inf_rec_blob(&v, N + 1, &str, &l), -ENOENT);
+	shm_obj_release(&o);
+}
+
 static void test_pod_payload(void **state)
 {
 	struct fx *f = *state;
@@ -473,6 +507,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_drop_retire_reuse, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_owner_tristate, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_many_finalizers, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pod_payload, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_rs_and_meta_payload, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_test_table_with_queue, setup, teardown),
