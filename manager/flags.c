@@ -6,6 +6,7 @@
  * flags that kcmd does not, so copying a kcm command line gives an error naming what to drop.
  */
 #include "manager/flags.h"
+#include "ipc/queue-abi.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -379,6 +380,11 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		cfg->controllers[MGR_CTRL_GC] = false;
 	if (cfg->concurrent_replicaset_syncs < 1)
 		return fail(err, errlen, "--concurrent-replicaset-syncs must be at least 1");
+	/* one worker process per sync, one queue slot per worker (ipc/queue-abi.h): kcm's bound
+	 * is a goroutine's, kcmd's the queue's slot limit */
+	if (cfg->concurrent_replicaset_syncs > (int)IPC_QUEUE_WORKERS_LIMIT)
+		return fail(err, errlen, "--concurrent-replicaset-syncs must be at most %u (one process per sync)",
+			    IPC_QUEUE_WORKERS_LIMIT);
 	if (cfg->simulate_kubelet_nodes < 1 || cfg->simulate_kubelet_nodes > 100000)
 		return fail(err, errlen, "--simulate-kubelet-nodes must be between 1 and 100000");
 	if (cfg->simulate_kubelet_burst < 1)
