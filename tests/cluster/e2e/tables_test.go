@@ -12,11 +12,18 @@ package e2e
 //     Every synced ReplicaSet holds a slot (its consistency record), so with 5,000 of them
 //     synced a ReplicaSet scaled up afterwards must still get its pods. 5,000 runs only with
 //     KCMD_E2E_SCALE=1; the default run does the same with 300.
+//   - TestTables_InformerNeverSkips: informerd's informer with the arena's writes failing
+//     (fault seam) during a LIST and during a WATCH event: the object is never skipped, the
+//     informer relists (build/t/informerd/tests/e2e-informer, a C program: the seam is
+//     in-process).
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,5 +200,21 @@ func TestTables_ManyReplicaSets(t *testing.T) {
 	})
 	if p.Logged("expectations table is full") {
 		t.Fatal("kcmd logged a full expectations table")
+	}
+}
+
+func TestTables_InformerNeverSkips(t *testing.T) {
+	bin := filepath.Join(env.KcmdBinDir, "..", "t", "informerd", "tests", "e2e-informer")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s not built: %v (make e2e builds it)", bin, err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Cluster.Kubeconfig, "KCMD_TEST_SERVER="+env.Cluster.Server)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("e2e-informer failed: %v\n%s", err, out)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		t.Logf("%s", l)
 	}
 }
