@@ -120,7 +120,7 @@ soak: deps $(foreach t,$(allsoak),$(call prog,$(B),$(t)))
 
 # The e2e tests are Go tests (client-go) in the tests/cluster module. RUN=<regex> selects tests.
 RUN ?=
-e2e: deps all $(B)/t/kube/tests/e2e-kube
+e2e: deps all $(B)/t/kube/tests/e2e-kube $(B)/t/informerd/tests/e2e-informer
 	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/cluster/run-e2e.sh $(if $(RUN),-run '$(RUN)')
 
 # Sequential on purpose: the tiers' output stays readable and e2e gets the CPUs to itself; the

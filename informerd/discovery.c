@@ -275,3 +275,66 @@ uint64_t inf_discovery_rounds(const struct inf_discovery *d)
 {
 	return d->rounds;
 }
+
+/* ---- the set of discovered resources ---------------------------------------------------- */
+static void res_free(struct inf_resource *r)
+{
+	if (!r)
+		return;
+	free((char *)r->group);
+	free((char *)r->version);
+	free((char *)r->resource);
+	free((char *)r->kind);
+	free(r);
+}
+
+int inf_res_set_add(struct inf_res_set *s, const struct inf_resource *res, struct inf_resource **ret)
+{
+	struct inf_resource *r;
+
+	if (!s || !res)
+		return -EINVAL;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct inf_resource **v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*r = *res;
+	r->group = strdup(res->group ? res->group : "");
+	r->version = strdup(res->version ? res->version : "");
+	r->resource = strdup(res->resource ? res->resource : "");
+	r->kind = strdup(res->kind ? res->kind : "");
+	if (!r->group || !r->version || !r->resource || !r->kind) {
+		res_free(r);
+		return -ENOMEM;
+	}
+	s->v[s->n++] = r;
+	if (ret)
+		*ret = r;
+	return 0;
+}
+
+void inf_res_set_remove(struct inf_res_set *s, size_t i)
+{
+	if (!s || i >= s->n)
+		return;
+	res_free(s->v[i]);
+	s->v[i] = s->v[--s->n];
+}
+
+void inf_res_set_clear(struct inf_res_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		res_free(s->v[i]);
+	free(s->v);
+	*s = (struct inf_res_set){0};
+}

@@ -47,3 +47,17 @@ uint64_t inf_discovery_rounds(const struct inf_discovery *d);
 
 /* The filter, exposed for tests: deletable (verbs), not a subresource, not ignored. */
 bool inf_discovery_wanted(const char *group, const char *resource, uint32_t verbs);
+
+/* The discovered resources informerd watches: owned copies, growable (no bound: a cluster may
+ * serve any number of CRDs; issue 21 replaced informerd/main.c's fixed array of 1,024, which
+ * stopped adding informers silently when full). Pointers stay valid until their removal (the
+ * informers and the store keep them). Zero-initialise; inf_res_set_clear frees everything. */
+struct inf_res_set {
+	struct inf_resource **v;
+	size_t n, cap;
+};
+/* Appends a copy of res (strings duplicated); *ret (may be NULL) gets it. 0 or -ENOMEM. */
+int inf_res_set_add(struct inf_res_set *s, const struct inf_resource *res, struct inf_resource **ret);
+/* Frees element i and moves the last one into its place. */
+void inf_res_set_remove(struct inf_res_set *s, size_t i);
+void inf_res_set_clear(struct inf_res_set *s);

@@ -9,6 +9,7 @@
  * once, later), never by freeing the call under the transport's feet.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,22 +147,40 @@ struct list_ctx {
 	int err;
 };
 
+/* An object the store refused (arena.h T1: the arena full, out of handles, a part over
+ * SHM_RECORD_MAX_BYTES). Never skipped: the informer stops here, the type's version is not
+ * advanced past it, and the reflector relists after its backoff (so a transient cause heals).
+ * The message names the object. */
+static void store_failed(struct informer *in, const char *what, const void *obj, int err)
+{
+	const struct kube_object_meta *m = obj;
+	char msg[600];
+
+	in->ii->errors++;
+	inf_metrics_add(in->row, INF_M_ERRORS, 1);
+	snprintf(msg, sizeof(msg),
+	         "cannot store %s %s%s%.253s (resourceVersion %.40s); the informer stops before it "
+	         "and relists after its backoff",
+	         what, m && m->namespace && m->namespace[0] ? m->namespace : "",
+	         m && m->namespace && m->namespace[0] ? "/" : "", m && m->name ? m->name : "?",
+	         m && m->resource_version ? m->resource_version : "?");
+	note(in, msg, err);
+}
+
 static int list_item(void *obj, void *ud)
 {
 	struct list_ctx *lc = ud;
 	int r = inf_store_replace_add(lc->in->ii->cfg.store, lc->in->type, obj);
 
-	kube_object_free(obj);
 	if (r < 0) {
-		lc->in->ii->errors++;
-		inf_metrics_add(lc->in->row, INF_M_ERRORS, 1);
-		note(lc->in, "cannot store a listed object", r);
-		/* One bad object must not stop the sync; a full arena must. */
-		if (r == -ENOMEM || r == -ENOSPC) {
-			lc->err = r;
-			return r;
-		}
+		/* No valid object is dropped: the list fails (the replace is aborted, nothing
+		 * is committed past it) and is retried after the reflector's backoff. */
+		store_failed(lc->in, "listed object", obj, r);
+		lc->err = r;
+		kube_object_free(obj);
+		return r;
 	}
+	kube_object_free(obj);
 	return 0;
 }
 
@@ -271,8 +290,13 @@ static int on_event(const char *json, size_t len, void *ud)
 	case INF_EV_APPLY:
 		r = inf_store_apply(st, in->type, t, obj);
 		if (r < 0) {
-			inf_metrics_add(in->row, INF_M_ERRORS, 1);
-			note(in, "cannot store an object", r);
+			/* Not applied: the stored version stays before this event and the watch
+			 * ends as an error (a relist after backoff), as client-go does with an
+			 * event it cannot process; never a resourceVersion past a lost object. */
+			store_failed(in, "object", obj, r);
+			(void)inf_reflector_watch_event(in->refl, now, KUBE_WATCH_ERROR, NULL, false, r);
+			kube_object_free(obj);
+			return STOP_WATCH;
 		}
 		if (!inf_store_replacing(st, in->type))
 			(void)inf_store_set_rv(st, in->type, inf_reflector_last_rv(in->refl));
@@ -280,8 +304,12 @@ static int on_event(const char *json, size_t len, void *ud)
 	case INF_EV_COLLECT:
 		r = inf_store_replace_add(st, in->type, obj);
 		if (r < 0) {
-			inf_metrics_add(in->row, INF_M_ERRORS, 1);
-			note(in, "cannot store an initial event", r);
+			/* WatchList: the replace in progress is void; relist after backoff */
+			store_failed(in, "initial event's object", obj, r);
+			(void)inf_reflector_watch_event(in->refl, now, KUBE_WATCH_ERROR, NULL, false, r);
+			kube_object_free(obj);
+			inf_store_replace_abort(st, in->type);
+			return STOP_WATCH;
 		}
 		break;
 	case INF_EV_REPLACED:
@@ -418,8 +446,10 @@ int inf_informers_remove(struct inf_informers *ii, const char *group, const char
 		return -ENOENT;
 	type = ii->inf[i]->type;
 	informer_free(ii->inf[i]);
-	if (drop)
-		(void)inf_store_drop(ii->cfg.store, type);
+	/* dropped and retired: the type slot is free for another resource (arena.h T2), so
+	 * created-and-deleted CRDs never exhaust the resource table */
+	if (drop && inf_store_drop(ii->cfg.store, type) == 0)
+		(void)inf_store_retire(ii->cfg.store, type);
 	ii->inf[i] = ii->inf[--ii->n];
 	return 0;
 }

@@ -113,10 +113,7 @@ struct informerd {
 	struct inf_informers *ii;
 	struct ipc_source *sig_term, *sig_int, *tick;
 	struct inf_discovery *disc;
-	struct inf_resource *dres[1024]; /* informers added by discovery (owned) */
-	size_t n_dres;
-	struct inf_resource *stale[256]; /* arena types found gone at start (owned) */
-	size_t n_stale;
+	struct inf_res_set dres; /* informers added by discovery (owned; no bound) */
 	bool first_round_done;
 	struct inf_resource res[MAX_RESOURCES];
 	char res_names[MAX_RESOURCES][4][64];
@@ -542,34 +539,20 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 
 		if (inf_informers_watching(x->ii, res[i].group, res[i].resource))
 			continue;
-		if (x->n_dres >= sizeof(x->dres) / sizeof(x->dres[0]))
-			break;
-		r = calloc(1, sizeof(*r));
-		if (!r)
+		if (inf_res_set_add(&x->dres, &res[i], &r) < 0)
 			return;
-		*r = res[i];
-		r->group = strdup(res[i].group);
-		r->version = strdup(res[i].version);
-		r->resource = strdup(res[i].resource);
-		r->kind = strdup(res[i].kind);
 		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
-			if (!strcmp(known[k].resource, r->resource ? r->resource : "") &&
-			    !strcmp(known[k].group, r->group ? r->group : "-"))
+			if (!strcmp(known[k].resource, r->resource) && !strcmp(known[k].group, r->group))
 				r->record_kind = known[k].rk;
-		if (!r->group || !r->version || !r->resource || !r->kind) {
-			free_res(r);
-			return;
-		}
 		rc = inf_informers_add(x->ii, r);
 		if (rc < 0) {
 			log_warning("discovery: cannot watch %s%s%s: %s", r->resource,
 			            r->group[0] ? "." : "", r->group, strerror(-rc));
-			free_res(r);
+			inf_res_set_remove(&x->dres, x->dres.n - 1);
 			resync_failed = true;
 			continue;
 		}
 		changed = true;
-		x->dres[x->n_dres++] = r;
 		x->logged_synced = false;
 		log_info("discovery: watching %s%s%s (metadata-only)", r->resource,
 		         r->group[0] ? "." : "", r->group);
@@ -582,9 +565,7 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 
 		x->first_round_done = true;
 		if (shm_reader_stats(x->arena, &st) == 0)
-			for (uint64_t t = 0;
-			     t < st.n_types && x->n_stale < sizeof(x->stale) / sizeof(x->stale[0]);
-			     t++) {
+			for (uint64_t t = 0; t < st.n_types; t++) {
 				struct shm_type_info ti;
 				struct inf_resource *r;
 				int type;
@@ -607,16 +588,17 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 					free_res(r);
 					continue;
 				}
-				x->stale[x->n_stale++] = r;
 				log_info("discovery: %s%s%s is gone since the last run: dropping "
 				         "%llu objects",
 				         r->resource, r->group[0] ? "." : "", r->group,
 				         (unsigned long long)ti.count);
 				(void)inf_store_drop(x->store, (uint16_t)type);
+				(void)inf_store_retire(x->store, (uint16_t)type);
+				free_res(r);
 			}
 	}
-	for (size_t j = 0; j < x->n_dres;) {
-		struct inf_resource *r = x->dres[j];
+	for (size_t j = 0; j < x->dres.n;) {
+		struct inf_resource *r = x->dres.v[j];
 		bool present = false;
 
 		for (size_t i = 0; i < n && !present; i++)
@@ -629,8 +611,7 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 		log_info("discovery: %s%s%s is gone: dropping its informer and objects",
 		         r->resource, r->group[0] ? "." : "", r->group);
 		(void)inf_informers_remove(x->ii, r->group, r->resource, true);
-		free_res(r);
-		x->dres[j] = x->dres[--x->n_dres];
+		inf_res_set_remove(&x->dres, j);
 		changed = true;
 	}
 	/* the monitor resync failed for some resource: counted once per round, as upstream */
@@ -822,14 +803,11 @@ int main(int argc, char **argv)
 	ipc_source_free(x->feed_post);
 	inf_discovery_free(x->disc);
 	inf_informers_free(x->ii);
-	for (size_t i = 0; i < x->n_dres; i++)
-		free_res(x->dres[i]);
+	inf_res_set_clear(&x->dres);
 	for (size_t i = 0; i < x->o.n_queues; i++)
 		ipc_queue_owner_free(x->o.queues[i].owner);
 	inf_store_free(x->store);
 	shm_feed_close(x->feed);
-	for (size_t i = 0; i < x->n_stale; i++)
-		free_res(x->stale[i]);
 	inf_dispatch_free(x->d);
 	ipc_source_free(x->tick);
 	ipc_source_free(x->sig_term);

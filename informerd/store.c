@@ -244,7 +244,7 @@ struct enc {
 	uint8_t **buf;
 	size_t *cap;
 	size_t len;
-	uint16_t n_blobs;
+	uint32_t n_blobs;
 	int err;
 };
 
@@ -440,8 +440,9 @@ static int build_record(struct inf_store *s, uint16_t type, const struct type_st
 		        .kind = o->kind ? o->kind : "",
 		        .name = o->name ? o->name : "",
 		        .uid = o->uid ? o->uid : "",
-		        .controller = o->controller == 1,
-		        .block_owner_deletion = o->block_owner_deletion == 1,
+		        /* tri-states as they are: absent (-1) is not false (0) (kube/model.h) */
+		        .controller = o->controller < 0 ? -1 : o->controller > 0,
+		        .block_owner_deletion = o->block_owner_deletion < 0 ? -1 : o->block_owner_deletion > 0,
 		};
 	}
 	r = inf_store_encode_payload(ts->res->record_kind, obj, &s->payload, &s->payload_cap, &len);
@@ -743,6 +744,26 @@ int inf_store_drop(struct inf_store *s, uint16_t type)
 	if (r == 0)
 		r = inf_store_replace_commit(s, type, "");
 	return r;
+}
+
+int inf_store_retire(struct inf_store *s, uint16_t type)
+{
+	struct type_state *ts;
+	int r;
+
+	if (!s || !(ts = ts_get(s, type)))
+		return -EINVAL;
+	if (ts->replacing)
+		inf_store_replace_abort(s, type);
+	r = shm_writer_retire_type(s->a, type);
+	if (r < 0)
+		return r;
+	ks_clear(&ts->seen);
+	ts->used = false;
+	ts->res = NULL;
+	if (s->d)
+		inf_dispatch_remove_type(s->d, type);
+	return 0;
 }
 
 bool inf_store_replacing(const struct inf_store *s, uint16_t type)

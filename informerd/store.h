@@ -73,6 +73,10 @@ bool inf_store_replacing(const struct inf_store *s, uint16_t type);
  * reaches the handlers as a tombstone; the resource table keeps it synced with no version
  * (nothing to wait for; a later watch of it starts cold). */
 int inf_store_drop(struct inf_store *s, uint16_t type);
+/* After a drop: the type leaves the resource table (shm_writer_retire_type, arena.h T2), so
+ * its slot can hold another resource later; the store and the dispatcher forget it (res is no
+ * longer referenced). 0, -EINVAL unknown type, -EBUSY objects remain (not dropped). */
+int inf_store_retire(struct inf_store *s, uint16_t type);
 
 /* Records rv as the type's last applied version (keeps the synced flag). */
 int inf_store_set_rv(struct inf_store *s, uint16_t type, const char *rv);

@@ -71,12 +71,17 @@
 #include <stdint.h>
 
 #define IPC_QUEUE_MAGIC       UINT64_C(0x6b636d6471756575) /* "kcmdqueu" */
-#define IPC_QUEUE_ABI_VERSION 1u
+#define IPC_QUEUE_ABI_VERSION 2u
 /* Kubernetes keys are "namespace/name": 253 + 1 + 253 bytes, without the NUL. */
 #define IPC_QUEUE_KEY_MAX       507u
 #define IPC_QUEUE_NAME_MAX      63u
 #define IPC_QUEUE_MAX_PRODUCERS 16u
-#define IPC_QUEUE_MAX_WORKERS   32u
+/* Worker slots: chosen at creation (ipc_queue_memfd_create_sized), at most
+ * IPC_QUEUE_WORKERS_LIMIT; the memfd is sparse, so an unused slot costs no memory. The
+ * manager sizes the ReplicaSet queue by --concurrent-replicaset-syncs (one worker process per
+ * sync, as many as kcm's goroutines). */
+#define IPC_QUEUE_MAX_WORKERS   32u /* the default */
+#define IPC_QUEUE_WORKERS_LIMIT 16384u /* header.size is 32-bit: 2.3 GiB of sparse memfd */
 #define IPC_QUEUE_ADD_RING      512u /* records per producer, power of two */
 #define IPC_QUEUE_LEASE_RING    256u /* max leases a worker may hold (prefetch), power of two */
 #define IPC_QUEUE_HIST_BUCKETS  10u  /* upper bounds 1e-8 s * 10^i, i = 0..9 (client-go's) */
@@ -182,8 +187,16 @@ struct ipc_q_header {
 	_Alignas(64) struct ipc_q_metrics metrics;
 	uint64_t reserved2[16];
 	_Alignas(64) struct ipc_q_producer producers[IPC_QUEUE_MAX_PRODUCERS];
-	struct ipc_q_worker workers[IPC_QUEUE_MAX_WORKERS];
+	struct ipc_q_worker workers[]; /* max_workers of them; header.size covers them */
 };
 static_assert(sizeof(_Atomic uint32_t) == 4, "futex words are 32-bit");
 static_assert(__builtin_offsetof(struct ipc_q_header, owner_pid) == 192, "header layout");
 static_assert(__builtin_offsetof(struct ipc_q_header, owner_waiting) == 256, "header layout");
+
+/* Bytes of a queue memfd with n worker slots (header.size). */
+static_assert((uint64_t)sizeof(struct ipc_q_header) + 16384u * sizeof(struct ipc_q_worker) <= UINT32_MAX,
+              "header.size holds the largest queue");
+static inline uint64_t ipc_q_size(uint32_t n_workers)
+{
+	return (uint64_t)sizeof(struct ipc_q_header) + (uint64_t)n_workers * sizeof(struct ipc_q_worker);
+}

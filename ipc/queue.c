@@ -123,25 +123,50 @@ static int key_check(const char *key, size_t *len)
 	return 0;
 }
 
+/* Maps the whole queue: the fixed header first, then all of it once its worker count is
+ * validated against the memfd's size. The mapping's length is header.size (immutable). */
 static int map_queue(int memfd, struct ipc_q_header **ret, bool writable)
 {
-	struct ipc_q_header *h = mmap(NULL, sizeof(*h), PROT_READ | (writable ? PROT_WRITE : 0),
-	                              MAP_SHARED, memfd, 0);
+	struct stat stb;
+	if (fstat(memfd, &stb) < 0)
+		return -errno;
+	if ((uint64_t)stb.st_size < sizeof(struct ipc_q_header))
+		return -EPROTO;
+	struct ipc_q_header *h = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, memfd, 0);
 	if (h == MAP_FAILED)
 		return -errno;
-	if (h->magic != IPC_QUEUE_MAGIC || h->version != IPC_QUEUE_ABI_VERSION ||
-	    h->size != sizeof(*h) || h->key_max != IPC_QUEUE_KEY_MAX) {
-		munmap(h, sizeof(*h));
+	uint32_t nw = h->max_workers;
+	bool ok = h->magic == IPC_QUEUE_MAGIC && h->version == IPC_QUEUE_ABI_VERSION &&
+	          h->key_max == IPC_QUEUE_KEY_MAX && nw >= 1 && nw <= IPC_QUEUE_WORKERS_LIMIT &&
+	          h->size == ipc_q_size(nw) && (uint64_t)stb.st_size >= ipc_q_size(nw);
+	munmap(h, sizeof(*h));
+	if (!ok)
+		return -EPROTO;
+	h = mmap(NULL, ipc_q_size(nw), PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, memfd, 0);
+	if (h == MAP_FAILED)
+		return -errno;
+	if (h->max_workers != nw) { /* a creator does not change it: a foreign file */
+		munmap(h, ipc_q_size(nw));
 		return -EPROTO;
 	}
 	*ret = h;
 	return 0;
 }
 
+static void unmap_queue(struct ipc_q_header *h)
+{
+	munmap(h, ipc_q_size(h->max_workers));
+}
+
 int ipc_queue_memfd_create(const char *name)
 {
+	return ipc_queue_memfd_create_sized(name, IPC_QUEUE_MAX_WORKERS);
+}
+
+int ipc_queue_memfd_create_sized(const char *name, uint32_t max_workers)
+{
 	size_t n = name ? strnlen(name, IPC_QUEUE_NAME_MAX + 1) : 0;
-	if (n == 0 || n > IPC_QUEUE_NAME_MAX)
+	if (n == 0 || n > IPC_QUEUE_NAME_MAX || max_workers == 0 || max_workers > IPC_QUEUE_WORKERS_LIMIT)
 		return -EINVAL;
 	char mname[80] = "kcmd-queue-";
 	strncat(mname, name, sizeof(mname) - strlen(mname) - 1);
@@ -149,16 +174,16 @@ int ipc_queue_memfd_create(const char *name)
 	if (fd < 0)
 		return -errno;
 	int r = 0;
-	if (ftruncate(fd, sizeof(struct ipc_q_header)) < 0)
+	if (ftruncate(fd, (off_t)ipc_q_size(max_workers)) < 0)
 		goto fail_errno;
 	struct ipc_q_header *h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED)
 		goto fail_errno;
 	h->version = IPC_QUEUE_ABI_VERSION;
-	h->size = sizeof(*h);
+	h->size = (uint32_t)ipc_q_size(max_workers);
 	memcpy(h->name, name, n);
 	h->max_producers = IPC_QUEUE_MAX_PRODUCERS;
-	h->max_workers = IPC_QUEUE_MAX_WORKERS;
+	h->max_workers = max_workers;
 	h->add_ring = IPC_QUEUE_ADD_RING;
 	h->lease_ring = IPC_QUEUE_LEASE_RING;
 	h->key_max = IPC_QUEUE_KEY_MAX;
@@ -247,12 +272,15 @@ struct ipc_queue_owner {
 	size_t nheap, cap_heap;
 	struct ipc_bucket bucket;
 	struct ipc_source *doorbell, *timer, *post;
-	struct wstate workers[IPC_QUEUE_MAX_WORKERS];
+	uint32_t nw;            /* worker slots (header.max_workers) */
+	struct wstate *workers; /* nw */
 	/* private: item of each outstanding lease (saves a hash lookup per reply); NULL once the
 	 * lease ended; checked against the lease generation before use */
-	struct item *leased[IPC_QUEUE_MAX_WORKERS][IPC_QUEUE_LEASE_RING];
+	struct item *(*leased)[IPC_QUEUE_LEASE_RING]; /* nw rows */
 	struct wstate producers[IPC_QUEUE_MAX_PRODUCERS];
-	uint32_t pmask, wmask; /* slots we track (pid != 0) */
+	uint32_t pmask;  /* producer slots we track (pid != 0) */
+	uint64_t *wmask; /* worker slots we track, (nw + 63) / 64 words */
+	uint32_t n_wtracked;
 	uint32_t seen_attach_seq;
 	uint64_t last_full_scan_ns;
 	uint32_t rr;      /* round-robin start for dispatch */
@@ -534,6 +562,12 @@ static void apply_reply(struct ipc_queue_owner *o, struct item *it, const struct
 
 /* The item of outstanding lease i of worker wi: from the owner's private map when it still
  * matches the lease generation, else by key (leases adopted from a previous owner). */
+/* Whether the owner tracks worker slot wi. */
+static inline bool wbit(const struct ipc_queue_owner *o, uint32_t wi)
+{
+	return (o->wmask[wi / 64] >> (wi % 64)) & 1;
+}
+
 static struct item *lease_item(struct ipc_queue_owner *o, uint32_t wi, uint32_t i)
 {
 	struct ipc_q_worker *w = &o->h->workers[wi];
@@ -582,12 +616,12 @@ static void close_if_drained(struct ipc_queue_owner *o);
  * its prefetch window, published with one release store; sleepers are woken once. */
 static void dispatch(struct ipc_queue_owner *o)
 {
-	if (!o->fhead || !o->wmask)
+	if (!o->fhead || !o->n_wtracked)
 		goto out;
 	uint64_t t = now_ns();
-	for (uint32_t k = 0; k < IPC_QUEUE_MAX_WORKERS && o->fhead; k++) {
-		uint32_t wi = (o->rr + k) % IPC_QUEUE_MAX_WORKERS;
-		if (!(o->wmask & (1u << wi)))
+	for (uint32_t k = 0; k < o->nw && o->fhead; k++) {
+		uint32_t wi = (o->rr + k) % o->nw;
+		if (!wbit(o, wi))
 			continue;
 		struct ipc_q_worker *w = &o->h->workers[wi];
 		uint32_t pf = atomic_load_explicit(&w->prefetch, RELAXED);
@@ -644,7 +678,7 @@ static void close_if_drained(struct ipc_queue_owner *o)
 	if (o->fhead || atomic_load_explicit(&o->h->closed, RELAXED))
 		return;
 	atomic_store_explicit(&o->h->closed, 1, RELEASE); /* pairs with acquire in ipc_queue_get */
-	for (uint32_t wi = 0; wi < IPC_QUEUE_MAX_WORKERS; wi++)
+	for (uint32_t wi = 0; wi < o->nw; wi++)
 		wake_flag(&o->h->workers[wi].waiting);
 }
 
@@ -788,8 +822,10 @@ static void untrack(struct wstate *ws)
 {
 	if (ws->producer)
 		ws->o->pmask &= ~(1u << ws->idx);
-	else
-		ws->o->wmask &= ~(1u << ws->idx);
+	else if (wbit(ws->o, ws->idx)) {
+		ws->o->wmask[ws->idx / 64] &= ~(UINT64_C(1) << (ws->idx % 64));
+		ws->o->n_wtracked--;
+	}
 	ws->src = ipc_source_free(ws->src);
 	if (ws->pidfd >= 0)
 		close(ws->pidfd);
@@ -859,8 +895,10 @@ static void scan_slot(struct ipc_queue_owner *o, struct wstate *ws, _Atomic uint
 	ws->pidfd = pfd;
 	if (ws->producer)
 		o->pmask |= 1u << ws->idx;
-	else
-		o->wmask |= 1u << ws->idx;
+	else if (!wbit(o, ws->idx)) {
+		o->wmask[ws->idx / 64] |= UINT64_C(1) << (ws->idx % 64);
+		o->n_wtracked++;
+	}
 	if (ipc_loop_add_pidfd(o->loop, &ws->src, pfd, on_client_exit, ws) < 0) {
 		/* cannot watch it: keep the pidfd and poll it on every pump instead */
 		ws->src = NULL;
@@ -878,7 +916,7 @@ static bool poll_dead(struct wstate *ws)
 static void publish_unfinished(struct ipc_queue_owner *o, uint64_t t)
 {
 	uint64_t sum = 0, longest = 0;
-	for (uint32_t wi = 0; wi < IPC_QUEUE_MAX_WORKERS; wi++) {
+	for (uint32_t wi = 0; wi < o->nw; wi++) {
 		if (!o->workers[wi].pid)
 			continue;
 		struct ipc_q_worker *w = &o->h->workers[wi];
@@ -911,7 +949,7 @@ static bool pass(struct ipc_queue_owner *o)
 		for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++)
 			scan_slot(o, &o->producers[i], &o->h->producers[i].pid,
 			          &o->h->producers[i].pid_ino);
-		for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+		for (uint32_t i = 0; i < o->nw; i++)
 			scan_slot(o, &o->workers[i], &o->h->workers[i].pid,
 			          &o->h->workers[i].pid_ino);
 	}
@@ -924,14 +962,15 @@ static bool pass(struct ipc_queue_owner *o)
 		else if (poll_dead(&o->producers[i]))
 			slot_dead(o, &o->producers[i]), any = true;
 	}
-	for (uint32_t m = o->wmask; m; m &= m - 1) {
-		uint32_t i = (uint32_t)__builtin_ctz(m);
-		any |= drain_replies(o, i);
-		if (atomic_load_explicit(&o->h->workers[i].detached, ACQUIRE)) /* as above */
-			slot_gone(o, &o->workers[i], true), any = true;
-		else if (poll_dead(&o->workers[i]))
-			slot_dead(o, &o->workers[i]), any = true;
-	}
+	for (uint32_t wd = 0; o->n_wtracked && wd < (o->nw + 63) / 64; wd++)
+		for (uint64_t m = o->wmask[wd]; m; m &= m - 1) {
+			uint32_t i = wd * 64 + (uint32_t)__builtin_ctzll(m);
+			any |= drain_replies(o, i);
+			if (atomic_load_explicit(&o->h->workers[i].detached, ACQUIRE)) /* as above */
+				slot_gone(o, &o->workers[i], true), any = true;
+			else if (poll_dead(&o->workers[i]))
+				slot_dead(o, &o->workers[i]), any = true;
+		}
 	dispatch(o);
 	return any;
 }
@@ -941,7 +980,7 @@ static bool spin_worthwhile(struct ipc_queue_owner *o)
 	uint32_t me = my_cpu();
 	atomic_store_explicit(&o->h->owner_cpu, me, RELAXED); /* read by workers' spin choice */
 	/* Spin only if some worker holding our leases ran on another CPU last. */
-	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+	for (uint32_t i = 0; i < o->nw; i++)
 		if (o->workers[i].pid &&
 		    atomic_load_explicit(&o->h->workers[i].cpu, RELAXED) != me &&
 		    atomic_load_explicit(&o->h->workers[i].lease_tail, RELAXED) !=
@@ -1045,7 +1084,7 @@ static int on_post(struct ipc_source *s, uint64_t now, void *ud)
 /* Adopts what a previous owner left: leases held by live workers (W4). */
 static void adopt(struct ipc_queue_owner *o)
 {
-	for (uint32_t wi = 0; wi < IPC_QUEUE_MAX_WORKERS; wi++) {
+	for (uint32_t wi = 0; wi < o->nw; wi++) {
 		struct ipc_q_worker *w = &o->h->workers[wi];
 		if (!atomic_load_explicit(&w->pid, ACQUIRE))
 			continue;
@@ -1093,6 +1132,12 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 		free(o);
 		return r;
 	}
+	o->nw = o->h->max_workers;
+	o->workers = calloc(o->nw, sizeof(*o->workers));
+	o->leased = calloc(o->nw, sizeof(*o->leased));
+	o->wmask = calloc((o->nw + 63) / 64, sizeof(*o->wmask));
+	for (uint32_t i = 0; o->workers && i < o->nw; i++)
+		o->workers[i] = (struct wstate){.pidfd = -1, .o = o, .idx = i};
 	if (cfg)
 		o->cfg = *cfg;
 	if (!o->cfg.base_delay_usec)
@@ -1111,11 +1156,9 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 	o->loop = loop;
 	o->nbuckets = 1024;
 	o->buckets = calloc(o->nbuckets, sizeof(*o->buckets));
-	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
-		o->workers[i] = (struct wstate){.pidfd = -1, .o = o, .idx = i};
 	for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++)
 		o->producers[i] = (struct wstate){.pidfd = -1, .o = o, .idx = i, .producer = true};
-	if (!o->buckets) {
+	if (!o->buckets || !o->workers || !o->leased || !o->wmask) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -1191,7 +1234,7 @@ struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o)
 	ipc_source_free(o->doorbell);
 	ipc_source_free(o->timer);
 	ipc_source_free(o->post);
-	for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS; i++)
+	for (uint32_t i = 0; o->workers && i < o->nw; i++)
 		untrack(&o->workers[i]);
 	for (uint32_t i = 0; i < IPC_QUEUE_MAX_PRODUCERS; i++)
 		untrack(&o->producers[i]);
@@ -1209,10 +1252,13 @@ struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o)
 		o->spare = n;
 	}
 	free(o->heap);
+	free(o->workers);
+	free(o->leased);
+	free(o->wmask);
 	if (o->h) {
 		uint32_t me = (uint32_t)getpid();
 		atomic_compare_exchange_strong(&o->h->owner_pid, &me, 0);
-		munmap(o->h, sizeof(*o->h));
+		unmap_queue(o->h);
 	}
 	if (o->memfd >= 0)
 		close(o->memfd);
@@ -1428,7 +1474,7 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 		}
 	}
 	if (roles & IPC_QUEUE_WORKER) {
-		for (uint32_t i = 0; i < IPC_QUEUE_MAX_WORKERS && !q->w; i++)
+		for (uint32_t i = 0; i < q->h->max_workers && !q->w; i++)
 			if (claim(&q->h->workers[i].pid, &q->h->workers[i].pid_ino,
 			          &q->h->workers[i].detached, my_ino) == 0)
 				q->w = &q->h->workers[i];
@@ -1465,7 +1511,7 @@ struct ipc_queue *ipc_queue_free(struct ipc_queue *q)
 			atomic_store_explicit(&q->w->detached, 1, RELEASE);
 		if (q->p || q->w)
 			wake_flag(&q->h->owner_waiting);
-		munmap(q->h, sizeof(*q->h));
+		unmap_queue(q->h);
 	}
 	if (q->memfd >= 0)
 		close(q->memfd);
@@ -1703,6 +1749,6 @@ int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out)
 	out->work_duration_count = atomic_load_explicit(&m->work_duration.count, RELAXED);
 	out->work_duration_sum =
 	        (double)atomic_load_explicit(&m->work_duration.sum_ns, RELAXED) / 1e9;
-	munmap(h, sizeof(*h));
+	unmap_queue(h);
 	return 0;
 }

@@ -33,6 +33,10 @@ struct ipc_queue_owner; /* the broker */
 /* Creates and initialises a queue memfd (sealed against shrinking). name: 1..63 bytes.
  * Returns the fd (>= 0, O_CLOEXEC) or -errno. */
 int ipc_queue_memfd_create(const char *name);
+/* The same with max_workers worker slots (1..IPC_QUEUE_WORKERS_LIMIT; the plain call gives
+ * IPC_QUEUE_MAX_WORKERS = 32). The memfd is sparse: ~142 KiB of address space per slot, memory
+ * only for slots in use. -EINVAL for a size out of range. */
+int ipc_queue_memfd_create_sized(const char *name, uint32_t max_workers);
 
 /* ---- owner -------------------------------------------------------------------------------- */
 struct ipc_queue_owner_config {

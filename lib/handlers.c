@@ -179,6 +179,15 @@ int inf_dispatch_add_type(struct inf_dispatch *d, uint16_t type, const struct in
 	return 0;
 }
 
+void inf_dispatch_remove_type(struct inf_dispatch *d, uint16_t type)
+{
+	if (!d)
+		return;
+	d->types[type].n = 0;
+	d->types[type].used = false;
+	d->types[type].res = NULL;
+}
+
 void inf_dispatch_event(struct inf_dispatch *d, const struct inf_event *ev)
 {
 	struct type_bind *tb = &d->types[ev->type];

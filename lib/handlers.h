@@ -118,6 +118,8 @@ int inf_dispatch_register(struct inf_dispatch *d, const struct inf_handler_table
                           struct ipc_queue_owner *const *queues, size_t n, struct shm_arena *arena);
 /* Tells the dispatcher a resource now exists under arena type id `type` (the store does). */
 int inf_dispatch_add_type(struct inf_dispatch *d, uint16_t type, const struct inf_resource *res);
+/* The type was retired (its resource is gone): no handler is bound to it any more. */
+void inf_dispatch_remove_type(struct inf_dispatch *d, uint16_t type);
 /* Runs every matching handler for ev. */
 void inf_dispatch_event(struct inf_dispatch *d, const struct inf_event *ev);
 /* Runs the resync hook of table `index` for its queue `queue` (queue owner resync callback). */

@@ -6,6 +6,7 @@
  * flags that kcmd does not, so copying a kcm command line gives an error naming what to drop.
  */
 #include "manager/flags.h"
+#include "ipc/queue-abi.h"
 
 #include "controllers/registry.h"
 #include "lib/goflag.h"

@@ -513,8 +513,11 @@ static int setup_children(struct mgr *m)
 		if (c->client_bucket_fd < 0)
 			log_warning("%s: client rate limiter: %s; each worker process limits itself", c->c->name,
 				    strerror(-c->client_bucket_fd));
+		/* room for every worker process (and the dispatcher) to attach to each queue */
+		int nw = c->c->worker_count ? c->c->worker_count(m->cfg.ctl[i].values) : 1;
+		uint32_t slots = nw + 1 > (int)IPC_QUEUE_MAX_WORKERS ? (uint32_t)nw + 1 : IPC_QUEUE_MAX_WORKERS;
 		for (size_t q = 0; q < c->c->n_queues; q++) {
-			int fd = ipc_queue_memfd_create(c->c->queues[q].name);
+			int fd = ipc_queue_memfd_create_sized(c->c->queues[q].name, slots);
 			if (fd < 0) {
 				log_error("creating work queue %s failed: %s", c->c->queues[q].name, strerror(-fd));
 				return fd;

@@ -574,26 +574,35 @@ struct w_view {
 	size_t owners_len;
 };
 
-/* Parse an owners atom body: calls fn for each reference. Returns count, or -EBADMSG. */
-static int owners_walk(const uint8_t *p, size_t n, struct w_owner *out, size_t max)
+/* The reference at *pos of an owners atom body: 1 and *out (then *pos moves past it), 0 at
+ * the end, -EBADMSG. No bound on the count: the apiserver has none. */
+static int owner_next(const uint8_t *p, size_t n, size_t *pos, struct w_owner *out)
 {
-	size_t i = 0, k = 0;
-	while (i < n) {
-		struct shm_abi_owner o;
-		if (n - i < sizeof(o))
-			return -EBADMSG;
-		memcpy(&o, p + i, sizeof(o));
-		i += sizeof(o);
-		size_t need = (size_t)o.uid_len + o.api_version_len + o.kind_len + o.name_len;
-		if (n - i < need)
-			return -EBADMSG;
-		if (k < max)
-			out[k] = (struct w_owner){(const char *)p + i, o.uid_len,
-			                          (o.flags & SHM_ABI_OWNER_CONTROLLER) != 0};
+	size_t i = *pos;
+	if (i >= n)
+		return 0;
+	struct shm_abi_owner o;
+	if (n - i < sizeof(o))
+		return -EBADMSG;
+	memcpy(&o, p + i, sizeof(o));
+	i += sizeof(o);
+	uint64_t need = (uint64_t)o.uid_len + o.api_version_len + o.kind_len + o.name_len;
+	if (n - i < need)
+		return -EBADMSG;
+	*out = (struct w_owner){(const char *)p + i, o.uid_len, (o.flags & SHM_ABI_OWNER_CONTROLLER) != 0};
+	*pos = i + (size_t)need;
+	return 1;
+}
+
+/* Validates an owners atom body: the number of references, or -EBADMSG. */
+static int owners_walk(const uint8_t *p, size_t n)
+{
+	size_t pos = 0;
+	int k = 0, r;
+	struct w_owner o;
+	while ((r = owner_next(p, n, &pos, &o)) > 0)
 		k++;
-		i += need;
-	}
-	return (int)k;
+	return r < 0 ? r : k;
 }
 
 /* A ref is acceptable if it lands on a stable block of the given kind, wholly below limit;
@@ -669,7 +678,7 @@ static int view_record(struct shm_arena *a, uint64_t ref, struct w_view *v)
 		} else if (i == 2) {
 			v->owners = (const uint8_t *)(at + 1);
 			v->owners_len = at->len;
-			if (owners_walk(v->owners, v->owners_len, NULL, 0) < 0)
+			if (owners_walk(v->owners, v->owners_len) < 0)
 				return -EBADMSG;
 		}
 	}
@@ -693,10 +702,10 @@ static void roots_of(struct shm_arena *a, unsigned type, struct roots *r)
 
 static bool has_controller(const struct w_view *v)
 {
-	struct w_owner ow[256];
-	int n = owners_walk(v->owners, v->owners_len, ow, 256);
-	for (int i = 0; i < n && i < 256; i++)
-		if (ow[i].controller)
+	struct w_owner o;
+	size_t pos = 0;
+	while (owner_next(v->owners, v->owners_len, &pos, &o) > 0)
+		if (o.controller)
 			return true;
 	return false;
 }
@@ -717,11 +726,10 @@ static int index_add(struct shm_arena *a, const struct roots *rt, const struct w
 	if (r >= 0 && orphan && !has_controller(v))
 		r = shm_mset_add(a, rt->orphan, shm_key_ns(a->seed, v->ns, v->ns_len), h);
 	if (r >= 0 && owners) {
-		struct w_owner ow[256];
-		int n = owners_walk(v->owners, v->owners_len, ow, 256);
-		for (int i = 0; r >= 0 && i < n && i < 256; i++)
-			r = shm_mset_add(a, rt->owner,
-			                 shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len), h);
+		struct w_owner o;
+		size_t pos = 0;
+		while (r >= 0 && owner_next(v->owners, v->owners_len, &pos, &o) > 0)
+			r = shm_mset_add(a, rt->owner, shm_key_owner(a->seed, o.uid, o.uid_len), h);
 	}
 	return r < 0 ? r : 0;
 }
@@ -741,11 +749,10 @@ static void index_del(struct shm_arena *a, const struct roots *rt, const struct 
 	if (orphan && !has_controller(v))
 		shm_mset_del(a, rt->orphan, shm_key_ns(a->seed, v->ns, v->ns_len), h);
 	if (owners) {
-		struct w_owner ow[256];
-		int n = owners_walk(v->owners, v->owners_len, ow, 256);
-		for (int i = 0; i < n && i < 256; i++)
-			shm_mset_del(a, rt->owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len),
-			             h);
+		struct w_owner o;
+		size_t pos = 0;
+		while (owner_next(v->owners, v->owners_len, &pos, &o) > 0)
+			shm_mset_del(a, rt->owner, shm_key_owner(a->seed, o.uid, o.uid_len), h);
 	}
 }
 
@@ -771,7 +778,15 @@ static uint32_t w_find(struct shm_arena *a, unsigned type, const char *ns, size_
 static bool registered(struct shm_arena *a, unsigned type)
 {
 	return type < SHM_ABI_MAX_TYPES &&
-	       atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed) != 0;
+	       SHM_ABI_TYPE_STATUS(atomic_load_explicit(&a->hdr->types[type].state,
+	                                                memory_order_relaxed)) ==
+	               SHM_ABI_TYPE_REGISTERED;
+}
+
+/* The generation of a type slot (the writer's own word). */
+static uint32_t type_gen(struct shm_arena *a, unsigned type)
+{
+	return SHM_ABI_TYPE_GEN(atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed));
 }
 
 static void bump_change(struct shm_arena *a)
@@ -807,13 +822,16 @@ static int grow_buf(struct w_state *w, size_t need)
 static int encode_labels(struct shm_arena *a, const struct shm_record_in *rec)
 {
 	struct w_state *w = a->w;
-	if (rec->n_labels > 4096)
-		return -EINVAL;
-	const struct shm_label *idx[rec->n_labels ? rec->n_labels : 1];
+	const struct shm_label *small[64], **idx = small;
+	if (rec->n_labels > 64 && !(idx = malloc(rec->n_labels * sizeof(*idx))))
+		return -ENOMEM;
+	int r = 0;
 	size_t total = 0;
 	for (size_t i = 0; i < rec->n_labels; i++) {
-		if (!rec->labels[i].key || !rec->labels[i].value)
-			return -EINVAL;
+		if (!rec->labels[i].key || !rec->labels[i].value) {
+			r = -EINVAL;
+			goto out;
+		}
 		idx[i] = &rec->labels[i];
 		total += strlen(idx[i]->key) + strlen(idx[i]->value) + 2;
 	}
@@ -828,26 +846,36 @@ static int encode_labels(struct shm_arena *a, const struct shm_record_in *rec)
 				idx[j - 1] = t;
 			}
 	}
-	if (total > (1u << 24) || grow_buf(w, total) < 0)
-		return total > (1u << 24) ? -EINVAL : -ENOMEM;
+	if (total > SHM_RECORD_MAX_BYTES) {
+		r = -E2BIG;
+		goto out;
+	}
+	if (grow_buf(w, total) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
 	size_t o = 0;
 	for (size_t i = 0; i < rec->n_labels; i++) {
-		if (i > 0 && strcmp(idx[i - 1]->key, idx[i]->key) == 0)
-			return -EINVAL;
+		if (i > 0 && strcmp(idx[i - 1]->key, idx[i]->key) == 0) {
+			r = -EINVAL;
+			goto out;
+		}
 		size_t kl = strlen(idx[i]->key) + 1, vl = strlen(idx[i]->value) + 1;
 		memcpy(w->buf + o, idx[i]->key, kl);
 		o += kl;
 		memcpy(w->buf + o, idx[i]->value, vl);
 		o += vl;
 	}
-	return (int)o;
+	r = (int)o;
+out:
+	if (idx != small)
+		free(idx);
+	return r;
 }
 
 static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec)
 {
 	struct w_state *w = a->w;
-	if (rec->n_owners > 255)
-		return -EINVAL;
 	size_t total = 0;
 	for (size_t i = 0; i < rec->n_owners; i++) {
 		const struct shm_owner_ref *o = &rec->owners[i];
@@ -856,11 +884,10 @@ static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec)
 		    o->block_owner_deletion > 1)
 			return -EINVAL;
 		const char *av = o->api_version ? o->api_version : "";
-		if (strlen(o->uid) > 255 || strlen(av) > 255 || strlen(o->kind) > 255 ||
-		    strlen(o->name) > 65535)
-			return -EINVAL;
 		total += sizeof(struct shm_abi_owner) + strlen(o->uid) + strlen(av) +
 		         strlen(o->kind) + strlen(o->name);
+		if (total > SHM_RECORD_MAX_BYTES)
+			return -E2BIG;
 	}
 	if (grow_buf(w, total) < 0)
 		return -ENOMEM;
@@ -869,15 +896,15 @@ static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec)
 		const struct shm_owner_ref *o = &rec->owners[i];
 		const char *av = o->api_version ? o->api_version : "";
 		struct shm_abi_owner h = {
-		        .flags = (uint8_t)((o->controller > 0 ? SHM_ABI_OWNER_CONTROLLER : 0) |
+		        .flags = (uint32_t)((o->controller > 0 ? SHM_ABI_OWNER_CONTROLLER : 0) |
 		                           (o->controller >= 0 ? SHM_ABI_OWNER_CONTROLLER_SET : 0) |
 		                           (o->block_owner_deletion > 0 ? SHM_ABI_OWNER_BLOCK : 0) |
 		                           (o->block_owner_deletion >= 0 ? SHM_ABI_OWNER_BLOCK_SET
 		                                                         : 0)),
-		        .uid_len = (uint8_t)strlen(o->uid),
-		        .api_version_len = (uint8_t)strlen(av),
-		        .kind_len = (uint8_t)strlen(o->kind),
-		        .name_len = (uint16_t)strlen(o->name),
+		        .uid_len = (uint32_t)strlen(o->uid),
+		        .api_version_len = (uint32_t)strlen(av),
+		        .kind_len = (uint32_t)strlen(o->kind),
+		        .name_len = (uint32_t)strlen(o->name),
 		};
 		memcpy(w->buf + off, &h, sizeof(h));
 		off += sizeof(h);
@@ -908,14 +935,14 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec)
 	if (!rec || !rec->name || !rec->uid || !rec->rv || !*rec->name || !*rec->uid ||
 	    !registered(a, rec->type) || (rec->payload_len && !rec->payload) ||
 	    (rec->n_labels && !rec->labels) || (rec->n_owners && !rec->owners) ||
-	    rec->payload_len > (1u << 30) ||
+	    rec->payload_len > SHM_RECORD_MAX_BYTES ||
 	    (uint32_t)rec->kind != a->hdr->types[rec->type].record_kind)
 		return -EINVAL;
 	const char *ns = rec->ns ? rec->ns : "";
 	size_t nsl = strlen(ns), nl = strlen(rec->name), ul = strlen(rec->uid),
 	       rvl = strlen(rec->rv);
-	if (nsl > 65535 || nl > 65535 || ul > 255 || rvl > 255)
-		return -EINVAL;
+	if (nsl > SHM_RECORD_MAX_BYTES || nl > SHM_RECORD_MAX_BYTES || ul > 65535 || rvl > 65535)
+		return -E2BIG;
 
 	uint64_t ns_ref = 0, lab_ref = 0, own_ref = 0;
 	r = encode_labels(a, rec);
@@ -942,9 +969,10 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec)
 	        .type = rec->type,
 	        .payload_kind = (uint8_t)rec->kind,
 	        .flags = bin ? SHM_ABI_REC_UID_BIN : 0,
-	        .name_len = (uint16_t)nl,
-	        .uid_len = (uint8_t)(bin ? 16 : ul),
-	        .rv_len = (uint8_t)rvl,
+	        .name_len = (uint32_t)nl,
+	        .uid_len = (uint16_t)(bin ? 16 : ul),
+	        .rv_len = (uint16_t)rvl,
+	        .type_gen = type_gen(a, rec->type),
 	        .payload_len = (uint32_t)rec->payload_len,
 	        .atom_unit = {(uint32_t)ns_ref, (uint32_t)lab_ref, (uint32_t)own_ref},
 	        .atom_gen = {(uint16_t)(ns_ref >> 32), (uint16_t)(lab_ref >> 32),
@@ -1095,10 +1123,14 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 		return -ENAMETOOLONG;
 	struct shm_abi_header *hd = a->hdr;
 	uint64_t n = atomic_load_explicit(&hd->n_types, memory_order_relaxed);
+	unsigned reuse = SHM_ABI_MAX_TYPES;
 	for (unsigned i = 0; i < n; i++) {
 		struct shm_abi_type *t = &hd->types[i];
-		if (!atomic_load_explicit(&t->state, memory_order_relaxed))
+		if (!registered(a, i)) {
+			if (reuse == SHM_ABI_MAX_TYPES)
+				reuse = i; /* T2: the lowest retired slot */
 			continue;
+		}
 		if (strcmp(t->group, g) || strcmp(t->version, d->version) ||
 		    strcmp(t->resource, d->resource))
 			continue;
@@ -1106,19 +1138,55 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 			return -EEXIST;
 		return (int)i;
 	}
-	if (n >= SHM_ABI_MAX_TYPES)
+	unsigned id = reuse < SHM_ABI_MAX_TYPES ? reuse : (unsigned)n;
+	if (id >= SHM_ABI_MAX_TYPES)
 		return -ENOSPC;
-	struct shm_abi_type *t = &hd->types[n];
+	struct shm_abi_type *t = &hd->types[id];
+	uint32_t gen = type_gen(a, id) + 1;
+	if (gen == 0)
+		gen = 1; /* 2^32 reuses of one slot: gen 0 never names a registration */
+	/* T2: WRITING under the new generation while the strings change; the release fence
+	 * orders it before the string stores (pairs with the reader's acquire fence before its
+	 * re-check of state in type_snapshot) */
+	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(gen, SHM_ABI_TYPE_WRITING), memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
 	copy_name(t->group, g);
 	copy_name(t->version, d->version);
 	copy_name(t->resource, d->resource);
 	copy_name(t->kind, d->kind);
 	t->record_kind = (uint32_t)d->record_kind;
-	/* release: the immutable strings before the entry is visible (pairs: reader acquire). */
-	atomic_store_explicit(&t->state, 1, memory_order_release);
-	atomic_store_explicit(&hd->n_types, n + 1, memory_order_release);
+	if (id < n) {
+		/* a reused slot starts with no objects and not synced (both latch copies) */
+		atomic_store_explicit(&t->count, 0, memory_order_relaxed);
+		for (unsigned c = 0; c < 2; c++)
+			for (unsigned i = 0; i < SHM_ABI_SYNC_WORDS; i++)
+				atomic_store_explicit(&t->sync[c][i], 0, memory_order_relaxed);
+	}
+	/* release: the strings before the entry is visible (pairs: reader acquire). */
+	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(gen, SHM_ABI_TYPE_REGISTERED), memory_order_release);
+	if (id == n)
+		atomic_store_explicit(&hd->n_types, n + 1, memory_order_release);
 	bump_change(a);
-	return (int)n;
+	return (int)id;
+}
+
+int shm_writer_retire_type(struct shm_arena *a, uint16_t type)
+{
+	int r = check_writer(a);
+	if (r < 0)
+		return r;
+	if (!registered(a, type))
+		return -EINVAL;
+	struct shm_abi_type *t = &a->hdr->types[type];
+	if (atomic_load_explicit(&t->count, memory_order_relaxed) != 0 ||
+	    shm_tab_count(a, &t->name_index) != 0)
+		return -EBUSY;
+	/* release: T2, readers that load RETIRED (acquire) stop using the id; the empty indexes
+	 * stay and serve the next registration of the slot */
+	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(type_gen(a, type), SHM_ABI_TYPE_RETIRED),
+	                      memory_order_release);
+	bump_change(a);
+	return 0;
 }
 
 int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool synced)
@@ -1400,9 +1468,17 @@ int shm_recover(struct shm_arena *a)
 
 	/* The resource table: n_types covers every published entry. */
 	uint64_t nt = 0;
-	for (unsigned i = 0; i < SHM_ABI_MAX_TYPES; i++)
-		if (atomic_load_explicit(&hd->types[i].state, memory_order_relaxed))
+	for (unsigned i = 0; i < SHM_ABI_MAX_TYPES; i++) {
+		uint64_t st = atomic_load_explicit(&hd->types[i].state, memory_order_relaxed);
+		if (SHM_ABI_TYPE_STATUS(st) == SHM_ABI_TYPE_WRITING) {
+			/* a writer killed while re-registering the slot: retired again (T2) */
+			atomic_store_explicit(&hd->types[i].state,
+			                      SHM_ABI_TYPE_STATE(SHM_ABI_TYPE_GEN(st), SHM_ABI_TYPE_RETIRED),
+			                      memory_order_release);
+		}
+		if (st)
 			nt = i + 1;
+	}
 	atomic_store_explicit(&hd->n_types, nt, memory_order_release);
 
 	struct mark m = {.base = hd->data_off, .n = (carved - hd->data_off) >> SHM_ABI_UNIT_SHIFT};
@@ -1440,7 +1516,8 @@ int shm_recover(struct shm_arena *a)
 		}
 		struct w_view v;
 		if (!ref_ok(a, ref, SHM_ABI_BLK_RECORD, carved) || view_record(a, ref, &v) < 0 ||
-		    shm_ref_aux(ref) != v.r.type || !registered(a, v.r.type) || v.r.type >= nt) {
+		    shm_ref_aux(ref) != v.r.type || !registered(a, v.r.type) || v.r.type >= nt ||
+		    v.r.type_gen != type_gen(a, v.r.type)) {
 			violations++;
 			atomic_store_explicit(slot, 0, memory_order_release);
 			if ((r = fifo_push(&w->free_handles, h)) < 0)
@@ -1651,16 +1728,16 @@ int shm_writer_check(struct shm_arena *a)
 		if (in_set(a, rt.orphan, shm_key_ns(a->seed, v.ns, v.ns_len), h) ==
 		    has_controller(&v))
 			bad++;
-		struct w_owner ow[256];
-		int n = owners_walk(v.owners, v.owners_len, ow, 256);
-		for (int i = 0; i < n && i < 256; i++) {
-			if (!in_set(a, rt.owner, shm_key_owner(a->seed, ow[i].uid, ow[i].uid_len),
-			            h))
+		struct w_owner oi, oj;
+		size_t pi = 0;
+		while (owner_next(v.owners, v.owners_len, &pi, &oi) > 0) {
+			if (!in_set(a, rt.owner, shm_key_owner(a->seed, oi.uid, oi.uid_len), h))
 				bad++;
 			bool dup = false;
-			for (int j = 0; j < i; j++)
-				dup |= ow[j].uid_len == ow[i].uid_len &&
-				       memcmp(ow[j].uid, ow[i].uid, ow[i].uid_len) == 0;
+			size_t pj = 0;
+			/* the references before this one (quadratic, check only) */
+			while (!dup && pj < pi && owner_next(v.owners, v.owners_len, &pj, &oj) > 0 && pj < pi)
+				dup = oj.uid_len == oi.uid_len && memcmp(oj.uid, oi.uid, oi.uid_len) == 0;
 			owner_edges += !dup;
 		}
 		orphans[v.r.type] += !has_controller(&v);

@@ -63,6 +63,26 @@
  *  A8  (membership) An object is in an index only while its handle slot is set, except in the
  *      window of one writer operation; readers filter every index hit by the record's content,
  *      so a stale or colliding index entry can cost time, never a wrong answer.
+ *  T1  (capacity) Nothing the apiserver accepts is refused for its shape: no bound on the
+ *      number of labels or owner references, 32-bit lengths for names and owner-reference
+ *      strings, 16-bit for uid and resourceVersion (both written by the apiserver: a UUID and
+ *      a decimal uint64). The one bound is SHM_RECORD_MAX_BYTES per part (labels, owners,
+ *      payload), 16x the apiserver's own 3 MiB request limit. What still cannot be stored
+ *      (-ENOMEM at max_size, -ENOSPC out of handles, -E2BIG) is the caller's to report: the
+ *      informer stops (relists after its backoff) and never advances past the object.
+ *  T2  (type slots) A type slot's state word is gen << 32 | status (SHM_ABI_TYPE_*). The
+ *      writer registers a new resource in the lowest RETIRED slot before it appends one, under
+ *      a new gen: status WRITING (relaxed), release fence, strings, then REGISTERED (release).
+ *      shm_writer_retire_type turns REGISTERED into RETIRED only when the type has no object
+ *      (count 0 and an empty name index). Every record carries the gen of its type slot
+ *      (type_gen), and shm_type_info/shm_obj carry it to readers. A reader that resolved a
+ *      type id must compare gens before treating a record or the slot's strings as that
+ *      resource's: a record of another gen is another resource's, however the id compares.
+ *      Readers of the strings validate them like a seqlock (state loaded before and after the
+ *      copy, acquire fence between); a writer killed while WRITING leaves the slot RETIRED
+ *      after recovery. Capacity: SHM_ABI_MAX_TYPES resources present at once; a registration
+ *      beyond it fails with -ENOSPC (the informer of that resource is not started and the
+ *      failure is logged; the others run).
  *  Writer killed mid-operation: published state is consistent (A1); leftovers are unreachable
  *  blocks and at most one object indexed incompletely; the next shm_writer_open recovers.
  *  Reader killed: nothing to repair; readers write nothing shared.
@@ -86,6 +106,10 @@ enum shm_record_kind {
 	SHM_RECORD_POD = 1,
 	SHM_RECORD_REPLICASET = 2,
 };
+
+/* T1: the largest labels, owner-reference or payload part of one record (the apiserver takes
+ * requests up to 3 MiB, etcd values up to 1.5 MiB). */
+#define SHM_RECORD_MAX_BYTES (UINT32_C(48) << 20)
 
 struct shm_label {
 	const char *key;
@@ -121,6 +145,7 @@ struct shm_record_in {
  * next read into the same struct or shm_obj_release. Strings are NUL-terminated. */
 struct shm_obj {
 	uint16_t type;
+	uint32_t type_gen; /* T2: the type slot's gen when the record was written */
 	enum shm_record_kind kind;
 	uint32_t handle;
 	const char *ns, *name, *uid, *rv;
@@ -151,6 +176,7 @@ struct shm_type_desc {
 
 struct shm_type_info {
 	uint16_t id;
+	uint32_t gen; /* T2: the slot's generation; records of this resource carry it */
 	char group[64], version[64], resource[64], kind[64];
 	enum shm_record_kind record_kind;
 	char rv[64]; /* last synced resourceVersion ("" if none) */
@@ -185,15 +211,19 @@ int shm_arena_reader_fd(int fd, int *ret_fd);
  * inconsistent beyond repair (the caller makes a new one). Recovers (mark/sweep, index rebuild)
  * whatever a killed writer left. */
 int shm_writer_open(int fd, struct shm_arena **ret);
-/* Find the type with this group/version/resource or register it. Returns the type id (>= 0).
- * -EEXIST same GVR registered with another kind or record kind, -ENOSPC table full,
- * -ENAMETOOLONG a string longer than 63 bytes. */
+/* Find the type with this group/version/resource or register it (in the lowest retired slot,
+ * else a new one; T2). Returns the type id (>= 0). -EEXIST same GVR registered with another
+ * kind or record kind, -ENOSPC SHM_ABI_MAX_TYPES registered at once, -ENAMETOOLONG a string
+ * longer than 63 bytes. */
 int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *desc);
+/* Retire a type with no objects left (its resource is gone): the slot's id may be reused for
+ * another resource under a new gen (T2). 0, -EINVAL not registered, -EBUSY objects remain. */
+int shm_writer_retire_type(struct shm_arena *a, uint16_t type);
 /* Create or replace the object (type, ns, name). A different uid means the object was
  * recreated: the uid index follows. Returns 1 created, 0 updated. -EINVAL bad input (missing
- * name/uid/rv, unknown type, kind not the type's record kind, strings over 65535 bytes, uid
- * or rv over 255, duplicate label keys, over 255 owner refs, a tri-state outside -1..1),
- * -ENOMEM arena full (max_size reached) or malloc failed,
+ * name/uid/rv, unknown type, kind not the type's record kind, duplicate label keys, a
+ * tri-state outside -1..1), -E2BIG a part over SHM_RECORD_MAX_BYTES or a uid/rv over 65535
+ * bytes (T1), -ENOMEM arena full (max_size reached) or malloc failed,
  * -ENOSPC no handle left. After an error the arena is consistent; if the failure came after the
  * new version was published (an index could not grow), the object is removed entirely, as if
  * deleted: the caller re-lists it later. */

@@ -246,6 +246,7 @@ static int read_obj_once(struct shm_arena *a, uint32_t h, struct shm_obj *obj)
 		                : -1;
 	}
 	obj->type = rec.type;
+	obj->type_gen = rec.type_gen;
 	obj->kind = (enum shm_record_kind)rec.payload_kind;
 	obj->handle = h;
 	obj->labels = labels;
@@ -460,9 +461,43 @@ static int cmp_u32(const void *x, const void *y)
 
 static bool type_ok(struct shm_arena *a, unsigned type)
 {
-	/* acquire: pairs with register_type's release (immutable strings, kind). */
+	/* acquire: pairs with register_type's release (strings, kind). */
 	return type < SHM_ABI_MAX_TYPES &&
-	       atomic_load_explicit(&a->hdr->types[type].state, memory_order_acquire);
+	       SHM_ABI_TYPE_STATUS(atomic_load_explicit(&a->hdr->types[type].state,
+	                                                memory_order_acquire)) ==
+	               SHM_ABI_TYPE_REGISTERED;
+}
+
+static void copy_fixed(char *dst, const char *src)
+{
+	memcpy(dst, src, SHM_ABI_NAME_MAX);
+	dst[SHM_ABI_NAME_MAX] = 0;
+}
+
+/* T2: copies the strings of a registered slot, validated against a re-registration (seqlock
+ * rule: state before and after, acquire fence between). 0, -ENOENT not registered, -EAGAIN. */
+static int type_snapshot(struct shm_arena *a, unsigned type, struct shm_type_info *ti)
+{
+	const struct shm_abi_type *t = &a->hdr->types[type];
+	for (int tries = 0; tries < SHM_READ_RETRIES; tries++) {
+		/* acquire: pairs with register_type's release store of REGISTERED */
+		uint64_t s1 = atomic_load_explicit(&a->hdr->types[type].state, memory_order_acquire);
+		if (SHM_ABI_TYPE_STATUS(s1) != SHM_ABI_TYPE_REGISTERED)
+			return -ENOENT;
+		copy_fixed(ti->group, t->group);
+		copy_fixed(ti->version, t->version);
+		copy_fixed(ti->resource, t->resource);
+		copy_fixed(ti->kind, t->kind);
+		ti->record_kind = (enum shm_record_kind)t->record_kind;
+		/* acquire fence: the copies above before the re-check; pairs with the writer's
+		 * release fence after it stored WRITING */
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed) == s1) {
+			ti->gen = SHM_ABI_TYPE_GEN(s1);
+			return 0;
+		}
+	}
+	return -EAGAIN;
 }
 
 /* ---- lookups ------------------------------------------------------------------------------------
@@ -682,22 +717,16 @@ int shm_reader_find_type(struct shm_arena *a, const char *group, const char *ver
 	group = group ? group : "";
 	uint64_t n = atomic_load_explicit(&a->hdr->n_types, memory_order_acquire);
 	for (unsigned i = 0; i < n && i < SHM_ABI_MAX_TYPES; i++) {
-		if (!type_ok(a, i))
+		struct shm_type_info ti;
+		if (!type_ok(a, i) || type_snapshot(a, i, &ti) < 0)
 			continue;
-		const struct shm_abi_type *t = &a->hdr->types[i];
-		if (strncmp(t->group, group, sizeof(t->group)) == 0 &&
-		    strncmp(t->version, version, sizeof(t->version)) == 0 &&
-		    strncmp(t->resource, resource, sizeof(t->resource)) == 0)
+		if (strcmp(ti.group, group) == 0 && strcmp(ti.version, version) == 0 &&
+		    strcmp(ti.resource, resource) == 0)
 			return (int)i;
 	}
 	return -ENOENT;
 }
 
-static void copy_fixed(char *dst, const char *src)
-{
-	memcpy(dst, src, SHM_ABI_NAME_MAX);
-	dst[SHM_ABI_NAME_MAX] = 0;
-}
 
 int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_info *ret)
 {
@@ -705,10 +734,15 @@ int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_inf
 		return -EINVAL;
 	struct shm_abi_type *t = &a->hdr->types[type];
 	uint64_t words[SHM_ABI_SYNC_WORDS];
-	int tries = 0;
-	for (;; tries++) {
+	struct shm_type_info ti = {.id = type};
+	for (int tries = 0;; tries++) {
 		if (tries >= SHM_READ_RETRIES)
 			return -EAGAIN;
+		/* T2 first: the sync words read next belong to this registration only if the slot
+		 * still has the same state afterwards (a re-registration resets them) */
+		int r = type_snapshot(a, type, &ti);
+		if (r < 0)
+			return r == -ENOENT ? -EINVAL : r;
 		/* acquire: pairs with set_sync's release store of sync_seq (the copy is complete).
 		 */
 		uint64_t s1 = atomic_load_explicit(&t->sync_seq, memory_order_acquire);
@@ -716,15 +750,11 @@ int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_inf
 			words[i] = atomic_load_explicit(&t->sync[s1 & 1][i], memory_order_relaxed);
 		atomic_thread_fence(
 		        memory_order_acquire); /* copy before the re-check (latch rule) */
-		if (atomic_load_explicit(&t->sync_seq, memory_order_relaxed) == s1)
+		if (atomic_load_explicit(&t->sync_seq, memory_order_relaxed) == s1 &&
+		    atomic_load_explicit(&t->state, memory_order_relaxed) ==
+		            SHM_ABI_TYPE_STATE(ti.gen, SHM_ABI_TYPE_REGISTERED))
 			break;
 	}
-	struct shm_type_info ti = {.id = type};
-	copy_fixed(ti.group, t->group);
-	copy_fixed(ti.version, t->version);
-	copy_fixed(ti.resource, t->resource);
-	copy_fixed(ti.kind, t->kind);
-	ti.record_kind = (enum shm_record_kind)t->record_kind;
 	memcpy(ti.rv, words, SHM_ABI_RV_MAX);
 	ti.rv[SHM_ABI_RV_MAX] = 0;
 	ti.synced = (words[SHM_ABI_SYNC_WORDS - 1] & SHM_ABI_SYNC_SYNCED) != 0;

@@ -10,7 +10,7 @@
  *   (static inline, no link dependency on libinformer). Layout, all little-endian host order
  *   (the arena never leaves the host):
  *
- *     struct inf_rec_hdr   48 bytes: magic+version, kind, flags, blob count, finalizer count,
+ *     struct inf_rec_hdr   56 bytes: magic+version, kind, flags, blob count, finalizer count,
  *                          fixed-part length, generation, creation/deletion timestamps, grace
  *     fixed part           fixed_len bytes: struct inf_rec_pod or struct inf_rec_rs (none for
  *                          metadata-only records)
@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define INF_REC_MAGIC 0x314b5243u /* "CRK1" read little-endian: version 1 */
+#define INF_REC_MAGIC 0x324b5243u /* "CRK2" read little-endian: version 2 (32-bit n_blobs) */
 
 enum inf_rec_flags {
 	INF_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
@@ -49,15 +49,17 @@ struct inf_rec_hdr {
 	uint32_t magic;
 	uint8_t kind;  /* enum shm_record_kind */
 	uint8_t flags; /* enum inf_rec_flags */
-	uint16_t n_blobs;
+	uint16_t reserved0; /* version 1's 16-bit n_blobs: a pod may have more finalizers */
 	uint32_t n_finalizers;
 	uint32_t fixed_len;
 	int64_t generation;
 	int64_t creation_ts; /* kube_time_t */
 	int64_t deletion_ts; /* kube_time_t, 0 = not being deleted */
 	int64_t deletion_grace_s;
+	uint32_t n_blobs; /* no bound but the object's size (issue 21) */
+	uint32_t reserved1;
 };
-_Static_assert(sizeof(struct inf_rec_hdr) == 48, "record header layout");
+_Static_assert(sizeof(struct inf_rec_hdr) == 56, "record header layout");
 
 struct inf_rec_pod {
 	uint8_t phase; /* enum kube_pod_phase */

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #define SHM_ABI_MAGIC   UINT64_C(0x314d4853444d434b) /* "KCMDSHM1" little-endian */
-#define SHM_ABI_VERSION 2u
+#define SHM_ABI_VERSION 3u
 
 #define SHM_ABI_UNIT_SHIFT   4u  /* blocks are 16-byte aligned; refs count 16-byte units */
 #define SHM_ABI_REGION_SHIFT 16u /* regions are carved in 64 KiB units */
@@ -120,18 +120,19 @@ struct shm_abi_record {
 	uint16_t type;        /* resource type id (index into header.types) */
 	uint8_t payload_kind; /* enum shm_record_kind of shm/arena.h */
 	uint8_t flags;
-	uint16_t name_len;
-	uint8_t uid_len; /* bytes stored: 16 if UID_BIN */
-	uint8_t rv_len;
+	uint32_t name_len;
+	uint16_t uid_len; /* bytes stored: 16 if UID_BIN */
+	uint16_t rv_len;
 	uint32_t payload_len;
 	/* atoms, as the two halves of a ref (unit, gen16; aux 0): [NS] a STRING, never absent
 	 * ("" for cluster scope); [LABELS] a LABELS atom or unit 0; [OWNERS] an OWNERS atom or 0 */
 	uint32_t atom_unit[3];
 	uint16_t atom_gen[3];
 	uint16_t reserved;
+	uint32_t type_gen; /* the type slot's generation when written (struct shm_abi_type) */
 };
-static_assert(sizeof(struct shm_abi_record) == 32, "record");
-static_assert(offsetof(struct shm_abi_record, atom_unit) == 12, "record");
+static_assert(sizeof(struct shm_abi_record) == 40, "record");
+static_assert(offsetof(struct shm_abi_record, atom_unit) == 16, "record");
 static inline uint64_t shm_abi_rec_atom(const struct shm_abi_record *r, int i)
 {
 	return r->atom_unit[i] ? (uint64_t)r->atom_unit[i] | (uint64_t)r->atom_gen[i] << 32 : 0;
@@ -155,15 +156,17 @@ static_assert(sizeof(struct shm_abi_atom) == 16, "atom");
 #define SHM_ABI_OWNER_BLOCK          0x02u /* blockOwnerDeletion: true */
 #define SHM_ABI_OWNER_CONTROLLER_SET 0x04u /* controller present (else absent, a nil *bool) */
 #define SHM_ABI_OWNER_BLOCK_SET      0x08u /* blockOwnerDeletion present */
+/* Lengths are 32-bit: the apiserver bounds none of these strings (nor the number of
+ * references) except through the object's size (etcd's 1.5 MiB request limit). */
 struct shm_abi_owner {
-	uint8_t flags;
-	uint8_t uid_len;
-	uint8_t api_version_len;
-	uint8_t kind_len;
-	uint16_t name_len;
-	uint16_t pad;
+	uint32_t flags;
+	uint32_t uid_len;
+	uint32_t api_version_len;
+	uint32_t kind_len;
+	uint32_t name_len;
+	uint32_t pad;
 };
-static_assert(sizeof(struct shm_abi_owner) == 8, "owner");
+static_assert(sizeof(struct shm_abi_owner) == 24, "owner");
 
 /* Table body (open addressing, linear probing, power-of-two capacity), then cap u64 slots.
  * Handle tables (name index, uid index): slot = tag32 << 32 | handle32; 0 empty,
@@ -194,13 +197,22 @@ struct shm_abi_set {
 static_assert(sizeof(struct shm_abi_set) == 32, "set");
 
 /* ---- the resource table ---------------------------------------------------------------------
- * One entry per registered resource type. state != 0 publishes the entry; the strings and
- * record_kind are immutable after that. sync is a two-copy latch (seqcount_latch): the writer
+ * One entry per registered resource type. state REGISTERED publishes the entry; the strings
+ * and record_kind change only when a RETIRED slot is registered again, under a new gen
+ * (arena.h T2). sync is a two-copy latch (seqcount_latch): the writer
  * fills copy (sync_seq + 1) & 1, then stores sync_seq + 1 with release; a writer killed while
  * filling leaves the selected copy intact. */
 #define SHM_ABI_SYNC_WORDS 9 /* rv[64] + flags */
+/* Type slot state word (arena.h T2): gen << 32 | status. */
+#define SHM_ABI_TYPE_FREE       0u /* never used (gen 0) */
+#define SHM_ABI_TYPE_REGISTERED 1u
+#define SHM_ABI_TYPE_RETIRED    2u /* resource gone, no objects: reusable */
+#define SHM_ABI_TYPE_WRITING    3u /* the writer is re-registering the slot */
+#define SHM_ABI_TYPE_STATUS(s)  ((unsigned)((s)&0xffu))
+#define SHM_ABI_TYPE_GEN(s)     ((uint32_t)((s) >> 32))
+#define SHM_ABI_TYPE_STATE(gen, st) (((uint64_t)(gen) << 32) | (uint64_t)(st))
 struct shm_abi_type {
-	_Atomic uint64_t state; /* 0 free, 1 registered */
+	_Atomic uint64_t state; /* SHM_ABI_TYPE_STATE(gen, status); see arena.h T2 */
 	char group[SHM_ABI_NAME_MAX + 1];
 	char version[SHM_ABI_NAME_MAX + 1];
 	char resource[SHM_ABI_NAME_MAX + 1];

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -35,6 +36,36 @@ static void test_discovery_filter(void **state)
 	                                 all)); /* only the two built-in ones */
 	assert_false(inf_discovery_wanted("", "pods/status", all));
 	assert_false(inf_discovery_wanted("", NULL, all));
+}
+
+/* Issue 21: the discovered-resource set has no bound (2,500 CRDs), copies its strings, and
+ * swap-removes without disturbing the other entries. */
+static void test_res_set(void **state)
+{
+	(void)state;
+	struct inf_res_set s = {0};
+	char name[32];
+	struct inf_resource *r = NULL;
+
+	for (int i = 0; i < 2500; i++) {
+		snprintf(name, sizeof(name), "crd%d", i);
+		struct inf_resource in = {"x.io", "v1", name, "Crd", SHM_RECORD_META, true};
+		assert_int_equal(inf_res_set_add(&s, &in, &r), 0);
+		assert_ptr_not_equal(r->resource, name); /* a copy */
+		assert_string_equal(r->resource, name);
+	}
+	assert_int_equal(s.n, 2500);
+	struct inf_resource *last = s.v[2499];
+	inf_res_set_remove(&s, 0);
+	assert_int_equal(s.n, 2499);
+	assert_ptr_equal(s.v[0], last);
+	assert_string_equal(s.v[1]->resource, "crd1");
+	inf_res_set_remove(&s, 5000); /* out of range: nothing */
+	assert_int_equal(s.n, 2499);
+	assert_int_equal(inf_res_set_add(&s, NULL, NULL), -EINVAL);
+	inf_res_set_clear(&s);
+	assert_int_equal(s.n, 0);
+	assert_null(s.v);
 }
 
 static void test_metrics_table(void **state)
@@ -165,6 +196,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_discovery_filter),
+	        cmocka_unit_test(test_res_set),
 	        cmocka_unit_test(test_metrics_table),
 	        cmocka_unit_test(test_dispatch_matching),
 	};

@@ -260,6 +260,100 @@ static void test_drop(void **state)
 	assert_int_equal(inf_store_drop(f->s, 999), -EINVAL);
 }
 
+/* Issue 21: after the drop, retire frees the type slot; the next resource reuses it under a
+ * new generation, with no handler of the old one bound and no "synced" inherited. */
+static void test_drop_retire_reuse(void **state)
+{
+	struct fx *f = *state;
+	struct shm_type_info ti;
+	int t = inf_store_add_resource(f->s, &cms);
+	static const struct inf_resource secrets = {"", "v1", "secrets", "Secret", SHM_RECORD_META, true};
+
+	assert_true(t >= 0);
+	assert_int_equal(shm_reader_type_info(f->a, (uint16_t)t, &ti), 0);
+	uint32_t gen = ti.gen;
+	assert_int_equal(inf_store_replace_begin(f->s, (uint16_t)t), 0);
+	assert_int_equal(inf_store_replace_commit(f->s, (uint16_t)t, "3"), 0);
+	/* not dropped: objects could remain, refused only by the arena when some do */
+	assert_int_equal(inf_store_drop(f->s, (uint16_t)t), 0);
+	assert_int_equal(inf_store_retire(f->s, (uint16_t)t), 0);
+	assert_int_equal(inf_store_retire(f->s, (uint16_t)t), -EINVAL);
+	assert_int_equal(shm_reader_find_type(f->a, "", "v1", "configmaps"), -ENOENT);
+	assert_int_equal(inf_store_add_resource(f->s, &secrets), t);
+	assert_int_equal(shm_reader_type_info(f->a, (uint16_t)t, &ti), 0);
+	assert_string_equal(ti.resource, "secrets");
+	assert_int_not_equal(ti.gen, gen);
+	assert_false(ti.synced);
+	/* the pods type keeps its objects: retiring it is refused */
+	apply(f, KUBE_WATCH_ADDED, pod("a", "u-a", "5", NULL));
+	assert_int_equal(inf_store_retire(f->s, (uint16_t)f->pod_t), -EBUSY);
+	assert_int_equal(shm_writer_check(f->a), 0);
+}
+
+/* Issue 21: ownerReference controller / blockOwnerDeletion: absent stays distinct from false
+ * from the decoded model through the arena to a reader (upstream's *bool). */
+static void test_owner_tristate(void **state)
+{
+	struct fx *f = *state;
+	struct kube_pod *p = NULL;
+	struct shm_obj o = SHM_OBJ_INIT;
+	const char *js =
+	        "{\"metadata\":{\"name\":\"t\",\"namespace\":\"ns1\",\"uid\":\"u-t\","
+	        "\"resourceVersion\":\"7\",\"ownerReferences\":["
+	        "{\"apiVersion\":\"v1\",\"kind\":\"A\",\"name\":\"a\",\"uid\":\"u1\","
+	        "\"controller\":true},"
+	        "{\"apiVersion\":\"v1\",\"kind\":\"B\",\"name\":\"b\",\"uid\":\"u2\","
+	        "\"controller\":false,\"blockOwnerDeletion\":false},"
+	        "{\"apiVersion\":\"v1\",\"kind\":\"C\",\"name\":\"c\",\"uid\":\"u3\","
+	        "\"blockOwnerDeletion\":true}]},\"spec\":{},\"status\":{}}";
+
+	assert_int_equal(kube_decode_pod(js, strlen(js), 0, &p), 0);
+	apply(f, KUBE_WATCH_ADDED, p);
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "t", &o), 0);
+	assert_int_equal(o.n_owners, 3);
+	assert_int_equal(o.owners[0].controller, 1);
+	assert_int_equal(o.owners[0].block_owner_deletion, -1);
+	assert_int_equal(o.owners[1].controller, 0);
+	assert_int_equal(o.owners[1].block_owner_deletion, 0);
+	assert_int_equal(o.owners[2].controller, -1);
+	assert_int_equal(o.owners[2].block_owner_deletion, 1);
+	shm_obj_release(&o);
+}
+
+/* Issue 21: more blobs than a 16-bit count holds (70,000 finalizers: the apiserver bounds
+ * only the object's size) are counted exactly, none lost, the last one readable. */
+static void test_many_finalizers(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 70000 };
+	size_t cap = 256 + (size_t)N * 16, n = 0;
+	char *js = malloc(cap);
+	struct kube_pod *p = NULL;
+	struct shm_obj o = SHM_OBJ_INIT;
+	struct inf_rec_view v = {0};
+	const char *str = NULL;
+	size_t l;
+
+	n += (size_t)snprintf(js + n, cap - n,
+	                      "{\"metadata\":{\"name\":\"f\",\"namespace\":\"ns1\",\"uid\":\"u-f\","
+	                      "\"resourceVersion\":\"9\",\"finalizers\":[");
+	for (unsigned i = 0; i < N; i++)
+		n += (size_t)snprintf(js + n, cap - n, "%s\"x.io/f%u\"", i ? "," : "", i);
+	n += (size_t)snprintf(js + n, cap - n, "]},\"spec\":{},\"status\":{}}");
+	assert_int_equal(kube_decode_pod(js, n, 0, &p), 0);
+	free(js);
+	apply(f, KUBE_WATCH_ADDED, p);
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "f", &o), 0);
+	assert_int_equal(inf_rec_parse(o.payload, o.payload_len, &v), 0);
+	assert_int_equal(v.hdr.n_finalizers, N);
+	assert_int_equal(v.hdr.n_blobs, 1 + N); /* node name, then the finalizers */
+	assert_int_equal(inf_rec_first_finalizer(&v), 1);
+	assert_int_equal(inf_rec_blob(&v, N, &str, &l), 0);
+	assert_string_equal(str, "x.io/f69999");
+	assert_int_equal(inf_rec_blob(&v, N + 1, &str, &l), -ENOENT);
+	shm_obj_release(&o);
+}
+
 static void test_pod_payload(void **state)
 {
 	struct fx *f = *state;
@@ -411,6 +505,9 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_events_after_arena, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_replace_tombstones, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_drop_retire_reuse, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_owner_tristate, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_many_finalizers, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pod_payload, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_rs_and_meta_payload, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_test_table_with_queue, setup, teardown),

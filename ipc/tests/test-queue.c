@@ -565,8 +565,8 @@ static void test_pid_reuse_detected(void)
 {
 	struct env e;
 	env_up(&e, NULL);
-	struct ipc_q_header *h =
-	        mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, e.fd, 0);
+	struct ipc_q_header *h = mmap(NULL, ipc_q_size(IPC_QUEUE_MAX_WORKERS), PROT_READ | PROT_WRITE,
+	                              MAP_SHARED, e.fd, 0);
 	CHECK(h != MAP_FAILED);
 	struct ipc_queue *w = NULL;
 	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
@@ -590,6 +590,100 @@ static void test_pid_reuse_detected(void)
 	CHECK_EQ(m.worker_deaths_total, 1);
 	ipc_queue_free(w);
 	munmap(h, sizeof(*h));
+	env_down(&e);
+}
+
+/* Issue 21: --concurrent-replicaset-syncs above 32. A queue sized for 100 workers: 100 worker
+ * processes attach and hold 100 keys at the same time (each waits until all do), every key is
+ * processed exactly once, and the 101st attach finds no slot. */
+#define MANY 100
+struct many_shared {
+	_Atomic int holding, max_holding;
+	_Atomic int hits[3 * MANY];
+};
+
+static void many_worker(int fd, struct many_shared *sh)
+{
+	struct ipc_queue *w;
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	if (ipc_queue_attach(&w, fd, IPC_QUEUE_WORKER, 1) < 0)
+		_exit(2);
+	bool first = true;
+	for (;;) {
+		int r = ipc_queue_get(w, got, sizeof(got), 3000000);
+		if (r == -ETIMEDOUT || r == -EAGAIN)
+			break;
+		if (r < 0)
+			_exit(3);
+		atomic_fetch_add(&sh->hits[atoi(got + 1)], 1);
+		if (first) { /* hold the first key until every worker holds one */
+			int h = atomic_fetch_add(&sh->holding, 1) + 1, m = atomic_load(&sh->max_holding);
+			while (h > m && !atomic_compare_exchange_weak(&sh->max_holding, &m, h))
+				;
+			uint64_t end = ipc_now_usec() + 10000000;
+			while (atomic_load(&sh->max_holding) < MANY && ipc_now_usec() < end)
+				usleep(1000);
+			atomic_fetch_sub(&sh->holding, 1);
+			first = false;
+		}
+		if (ipc_queue_done(w, IPC_QUEUE_DONE_FORGET, 0) < 0)
+			_exit(4);
+	}
+	ipc_queue_free(w);
+	_exit(0);
+}
+
+static void test_many_workers(void)
+{
+	struct env e;
+	CHECK_EQ(ipc_queue_memfd_create_sized("x", 0), -EINVAL);
+	CHECK_EQ(ipc_queue_memfd_create_sized("x", IPC_QUEUE_WORKERS_LIMIT + 1), -EINVAL);
+	CHECK_EQ(ipc_loop_new(&e.loop, backend), 0);
+	e.fd = ipc_queue_memfd_create_sized("many", MANY);
+	CHECK(e.fd >= 0);
+	CHECK_EQ(ipc_queue_owner_new(&e.o, e.loop, e.fd, NULL), 0);
+	struct many_shared *sh =
+	        mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(sh != MAP_FAILED);
+	memset(sh, 0, sizeof(*sh));
+	pid_t pids[MANY];
+	for (int i = 0; i < MANY; i++) {
+		pids[i] = fork();
+		CHECK(pids[i] >= 0);
+		if (pids[i] == 0)
+			many_worker(e.fd, sh);
+	}
+	char k[16];
+	for (int i = 0; i < 3 * MANY; i++) {
+		snprintf(k, sizeof(k), "k%d", i);
+		CHECK_EQ(ipc_queue_owner_add(e.o, k), 0);
+	}
+	int left = MANY, failed = 0;
+	uint64_t end = ipc_now_usec() + 60000000;
+	while (left > 0 && ipc_now_usec() < end) {
+		CHECK(ipc_queue_owner_pump(e.o) >= 0);
+		CHECK(ipc_loop_run_once(e.loop, 1000) >= 0);
+		int st;
+		pid_t d;
+		while ((d = waitpid(-1, &st, WNOHANG)) > 0) {
+			left--;
+			failed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+		}
+	}
+	CHECK_EQ(left, 0);
+	CHECK_EQ(failed, 0);
+	CHECK_EQ(atomic_load(&sh->max_holding), MANY); /* 100 keys in progress at once */
+	for (int i = 0; i < 3 * MANY; i++)
+		CHECK_EQ(atomic_load(&sh->hits[i]), 1);
+	/* every slot taken: the next worker is refused */
+	struct ipc_queue *ws[MANY], *q = NULL;
+	settle(&e);
+	for (int i = 0; i < MANY; i++)
+		CHECK_EQ(ipc_queue_attach(&ws[i], e.fd, IPC_QUEUE_WORKER, 1), 0);
+	CHECK_EQ(ipc_queue_attach(&q, e.fd, IPC_QUEUE_WORKER, 1), -ENOSPC);
+	for (int i = 0; i < MANY; i++)
+		ipc_queue_free(ws[i]);
+	munmap(sh, sizeof(*sh));
 	env_down(&e);
 }
 
@@ -670,6 +764,12 @@ int main(void)
 			uint64_t _t = ipc_now_usec();
 			test_shutdown();
 			fprintf(stderr, "%-32s %6.3f s\n", "test_shutdown",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_many_workers();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_many_workers",
 			        (ipc_now_usec() - _t) / 1e6);
 		}
 		{

@@ -396,13 +396,16 @@ static void test_upsert_invalid(void **state)
 	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
 	r = ok, r.kind = SHM_RECORD_POD; /* configmaps were registered as metadata-only */
 	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
-	char big[300];
-	memset(big, '1', 299);
-	big[299] = 0;
+	/* T1: a uid or resourceVersion over 65535 bytes is refused (the apiserver writes both:
+	 * 36 and at most 20 bytes); 255 was the old bound and is fine now (test_apiserver_shapes) */
+	char *big = malloc(70000);
+	memset(big, '1', 69999);
+	big[69999] = 0;
 	r = ok, r.rv = big;
-	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
+	assert_int_equal(shm_writer_upsert(f->w, &r), -E2BIG);
 	r = ok, r.uid = big;
-	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
+	assert_int_equal(shm_writer_upsert(f->w, &r), -E2BIG);
+	free(big);
 	struct shm_label dup[] = {{"a", "1"}, {"a", "2"}};
 	r = ok, r.labels = dup, r.n_labels = 2;
 	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
@@ -422,6 +425,178 @@ static void test_upsert_invalid(void **state)
 	assert_int_equal(shm_writer_check(f->w), 0);
 	struct shm_obj o = SHM_OBJ_INIT;
 	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->cm, "n", "x", &o), -ENOENT);
+}
+
+/* Issue 21 (T1): shapes the apiserver accepts and the arena refused before: 300 owner
+ * references (the apiserver bounds only the object's size), owner-reference strings over 255
+ * bytes, a name over 255 bytes, 5,000 labels, a 300-byte uid and resourceVersion. Everything
+ * reads back exactly, the owner index finds the object under each of its 300 owners, and
+ * controller / blockOwnerDeletion keep absent (-1) apart from false (0) and true (1). */
+static void test_apiserver_shapes(void **state)
+{
+	struct fx *f = *state;
+	enum { NOWN = 300, NLAB = 5000 };
+	struct shm_owner_ref *own = calloc(NOWN, sizeof(*own));
+	char(*uids)[40] = calloc(NOWN, sizeof(*uids));
+	char *longname = malloc(1001), *longkind = malloc(401), *longav = malloc(301);
+	memset(longname, 'n', 1000), longname[1000] = 0;
+	memset(longkind, 'K', 400), longkind[400] = 0;
+	memset(longav, 'g', 290), memcpy(longav + 290, ".io/v1beta", 11);
+	for (unsigned i = 0; i < NOWN; i++) {
+		mkuid(uids[i], 500000 + i);
+		own[i] = (struct shm_owner_ref){.api_version = i == 7 ? longav : "apps/v1",
+		                                .kind = i == 8 ? longkind : "ReplicaSet",
+		                                .name = i == 9 ? longname : "owner",
+		                                .uid = uids[i],
+		                                .controller = (int8_t)((int)(i % 3) - 1),
+		                                .block_owner_deletion = (int8_t)((int)((i / 3) % 3) - 1)};
+	}
+	own[0].controller = 1; /* one controller, as the apiserver requires at most one */
+	for (unsigned i = 1; i < NOWN; i++)
+		if (own[i].controller == 1)
+			own[i].controller = 0;
+	struct shm_label *lab = calloc(NLAB, sizeof(*lab));
+	char(*keys)[24] = calloc(NLAB, sizeof(*keys));
+	for (unsigned i = 0; i < NLAB; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%05u", NLAB - i);
+		lab[i] = (struct shm_label){keys[i], "v"};
+	}
+	char uid[301], rv[301];
+	memset(uid, 'u', 300), uid[300] = 0;
+	memset(rv, '9', 300), rv[300] = 0;
+	struct shm_record_in r = {.type = (uint16_t)f->cm,
+	                          .kind = SHM_RECORD_META,
+	                          .ns = "n",
+	                          .name = longname,
+	                          .uid = uid,
+	                          .rv = rv,
+	                          .labels = lab,
+	                          .n_labels = NLAB,
+	                          .owners = own,
+	                          .n_owners = NOWN};
+	assert_int_equal(shm_writer_upsert(f->w, &r), 1);
+	struct shm_obj o = SHM_OBJ_INIT;
+	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->cm, "n", longname, &o), 0);
+	assert_string_equal(o.uid, uid);
+	assert_string_equal(o.rv, rv);
+	assert_int_equal(o.n_labels, NLAB);
+	assert_string_equal(shm_obj_label(&o, "k00001"), "v");
+	assert_int_equal(o.n_owners, NOWN);
+	for (unsigned i = 0; i < NOWN; i++) {
+		assert_string_equal(o.owners[i].uid, uids[i]);
+		assert_string_equal(o.owners[i].api_version, own[i].api_version);
+		assert_string_equal(o.owners[i].kind, own[i].kind);
+		assert_string_equal(o.owners[i].name, own[i].name);
+		assert_int_equal(o.owners[i].controller, own[i].controller);
+		assert_int_equal(o.owners[i].block_owner_deletion, own[i].block_owner_deletion);
+	}
+	/* the three tri-state values all occur, absent among them */
+	assert_int_equal(o.owners[1].controller, 0);
+	assert_int_equal(o.owners[3].controller, -1);
+	assert_int_equal(o.owners[0].block_owner_deletion, -1);
+	assert_int_equal(o.owners[3].block_owner_deletion, 0);
+	assert_ptr_equal(shm_obj_controller(&o), &o.owners[0]);
+	shm_obj_release(&o);
+	/* the dependents index holds every edge, the last owner's included */
+	unsigned hits = 0;
+	for (unsigned i = 0; i < NOWN; i += 299) {
+		int count_fn(const struct shm_obj *x, void *ud);
+		assert_int_equal(shm_reader_list_dependents(f->w, uids[i], count_fn, &hits), 1);
+	}
+	assert_int_equal(hits, 2);
+	assert_int_equal(shm_writer_check(f->w), 0);
+	/* and a writer restart (recovery) keeps it */
+	shm_arena_close(f->w);
+	assert_int_equal(shm_writer_open(f->fd, &f->w), 0);
+	assert_int_equal(shm_writer_check(f->w), 0);
+	assert_int_equal(shm_reader_get(f->w, (uint16_t)f->cm, "n", longname, &o), 0);
+	assert_int_equal(o.n_owners, NOWN);
+	shm_obj_release(&o);
+	free(own), free(uids), free(longname), free(longkind), free(longav), free(lab), free(keys);
+}
+
+int count_fn(const struct shm_obj *x, void *ud)
+{
+	(void)x;
+	(*(unsigned *)ud)++;
+	return 0;
+}
+
+/* Issue 21 (T2): 2,500 CRDs created and deleted through a table of SHM_ABI_MAX_TYPES slots:
+ * each registration reuses a retired slot under a new generation; a reader that resolved the
+ * old (id, gen) sees that the slot and the records in it are another resource's now. */
+static void test_types_retired_and_reused(void **state)
+{
+	struct fx *f = *state;
+	char res[32], name[32];
+	int prev = -1;
+	uint32_t prev_gen = 0;
+	for (unsigned i = 0; i < 2500; i++) {
+		snprintf(res, sizeof(res), "crd%u", i);
+		int t = shm_writer_register_type(f->w, &(struct shm_type_desc){"x.io", "v1", res, "Crd", 0});
+		assert_true(t >= 0);
+		struct shm_type_info ti;
+		assert_int_equal(shm_reader_type_info(f->w, (uint16_t)t, &ti), 0);
+		assert_string_equal(ti.resource, res);
+		assert_false(ti.synced); /* a reused slot does not inherit "synced" */
+		assert_int_equal(ti.count, 0);
+		if (prev >= 0) {
+			/* the slot retired last is the lowest free one: reused at once */
+			assert_int_equal(t, prev);
+			assert_int_not_equal(ti.gen, prev_gen);
+		}
+		snprintf(name, sizeof(name), "o%u", i);
+		struct shm_record_in r = {.type = (uint16_t)t, .kind = SHM_RECORD_META, .ns = "n",
+		                          .name = name, .uid = "u", .rv = "1"};
+		assert_int_equal(shm_writer_upsert(f->w, &r), 1);
+		assert_int_equal(shm_writer_set_sync(f->w, (uint16_t)t, "5", true), 0);
+		struct shm_obj o = SHM_OBJ_INIT;
+		assert_int_equal(shm_reader_get(f->w, (uint16_t)t, "n", name, &o), 0);
+		assert_int_equal(o.type_gen, ti.gen);
+		shm_obj_release(&o);
+		/* objects left: not retired */
+		assert_int_equal(shm_writer_retire_type(f->w, (uint16_t)t), -EBUSY);
+		assert_int_equal(shm_writer_delete(f->w, (uint16_t)t, "n", name), 0);
+		assert_int_equal(shm_writer_retire_type(f->w, (uint16_t)t), 0);
+		assert_int_equal(shm_reader_find_type(f->w, "x.io", "v1", res), -ENOENT);
+		assert_int_equal(shm_reader_type_info(f->w, (uint16_t)t, &ti), -EINVAL);
+		assert_int_equal(shm_writer_retire_type(f->w, (uint16_t)t), -EINVAL);
+		prev = t;
+		prev_gen = ti.gen;
+	}
+	/* a reader holding crd0's (id, gen) against the slot's current occupant */
+	snprintf(res, sizeof(res), "crd-after");
+	int t = shm_writer_register_type(f->w, &(struct shm_type_desc){"x.io", "v1", res, "Crd", 0});
+	assert_int_equal(t, prev);
+	struct shm_record_in r = {.type = (uint16_t)t, .kind = SHM_RECORD_META, .ns = "n", .name = "o0",
+	                          .uid = "u", .rv = "1"};
+	assert_int_equal(shm_writer_upsert(f->w, &r), 1);
+	struct shm_obj o = SHM_OBJ_INIT;
+	assert_int_equal(shm_reader_get(f->w, (uint16_t)t, "n", "o0", &o), 0);
+	assert_int_not_equal(o.type_gen, 1); /* crd0 was gen 1 of the slot: not its object */
+	shm_obj_release(&o);
+	/* fill the table with live types: still -ENOSPC beyond SHM_ABI_MAX_TYPES at once */
+	unsigned live = 0;
+	struct shm_stats st;
+	for (unsigned i = 0;; i++) {
+		snprintf(res, sizeof(res), "fill%u", i);
+		int x = shm_writer_register_type(f->w, &(struct shm_type_desc){"y.io", "v1", res, "F", 0});
+		if (x == -ENOSPC)
+			break;
+		assert_true(x >= 0);
+		live++;
+	}
+	assert_int_equal(shm_reader_stats(f->w, &st), 0);
+	assert_int_equal(st.n_types, SHM_ABI_MAX_TYPES);
+	assert_int_equal(live + 4, SHM_ABI_MAX_TYPES); /* pods, rs, cm, crd-after */
+	assert_int_equal(shm_writer_check(f->w), 0);
+	/* recovery keeps the generations and drops nothing */
+	shm_arena_close(f->w);
+	assert_int_equal(shm_writer_open(f->fd, &f->w), 0);
+	assert_int_equal(shm_writer_check(f->w), 0);
+	assert_int_equal(shm_reader_get(f->w, (uint16_t)t, "n", "o0", &o), 0);
+	shm_obj_release(&o);
+	assert_int_equal(shm_reader_find_type(f->w, "x.io", "v1", "crd-after"), t);
 }
 
 static void test_delete(void **state)
@@ -877,6 +1052,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_owner_tristate, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_upsert_invalid, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_apiserver_shapes, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_types_retired_and_reused, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_recreate_new_uid, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_iteration, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_interning_and_reclaim, setup, teardown),

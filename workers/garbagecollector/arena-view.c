@@ -21,6 +21,10 @@ static int record_to_view(struct shm_arena *a, const struct shm_obj *o,
 	int r = shm_reader_type_info(a, o->type, &ti);
 	if (r < 0)
 		return r;
+	/* shm/arena.h T2: the record was written under another registration of the type slot
+	 * (its resource was retired since): it is not an object of the slot's resource now */
+	if (ti.gen != o->type_gen)
+		return -ENOENT;
 	if (ti.group[0])
 		snprintf(av, av_len, "%s/%s", ti.group, ti.version);
 	else
@@ -102,6 +106,8 @@ static int dep_visit(const struct shm_obj *o, void *ud)
 	struct gc_node_view nv;
 	int r = record_to_view(c->v->arena, o, &c->owners, &c->cap, av, sizeof av, kind,
 	                       sizeof kind, &nv);
+	if (r == -ENOENT)
+		return 0; /* a record of a retired type (T2): skipped */
 	if (r < 0)
 		return r;
 	return c->fn(&nv, c->fn_ud);
@@ -128,6 +134,7 @@ int gc_arena_get_cached(void *cache_ud, const struct gc_target *t, struct kube_p
 	if (r < 0)
 		return r;
 	int type = -ENOENT;
+	uint32_t gen = 0;
 	for (uint64_t i = 0; i < st.n_types && type < 0; i++) {
 		struct shm_type_info ti;
 		char av[192];
@@ -137,13 +144,17 @@ int gc_arena_get_cached(void *cache_ud, const struct gc_target *t, struct kube_p
 			snprintf(av, sizeof av, "%s/%s", ti.group, ti.version);
 		else
 			snprintf(av, sizeof av, "%s", ti.version);
-		if (gc_str_eq(av, t->api_version) && gc_str_eq(ti.kind, t->kind))
+		if (gc_str_eq(av, t->api_version) && gc_str_eq(ti.kind, t->kind)) {
 			type = (int)i;
+			gen = ti.gen;
+		}
 	}
 	if (type < 0)
 		return -ENOENT;
 	struct shm_obj o = SHM_OBJ_INIT;
 	r = shm_reader_get(a, (uint16_t)type, gc_s(t->ns), t->name, &o);
+	if (r == 0 && o.type_gen != gen)
+		r = -ENOENT; /* the slot was re-registered for another resource (T2) */
 	if (r < 0) {
 		shm_obj_release(&o);
 		return r;

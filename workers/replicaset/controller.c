@@ -910,7 +910,9 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	      res.err ? (res.err_msg ? res.err_msg : strerror(-res.err)) : "");
 	if (res.invalid_selector)
 		log_error("%s: invalid selector: not syncing", key);
-	if (res.err < 0)
+	if (res.err == -ENOSPC)
+		log_error("sync %s failed: %s", key, res.err_msg ? res.err_msg : strerror(-res.err));
+	else if (res.err < 0)
 		log_warning("sync %s failed: %s", key, res.err_msg ? res.err_msg : strerror(-res.err));
 	out->err = res.err;
 	if (res.err == 0 && res.requeue) {

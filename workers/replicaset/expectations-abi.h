@@ -31,12 +31,13 @@
  *
  * INVARIANTS
  *  E1 Single writer per word. Header: magic..timeout_ns by the creator (before sharing),
- *     informer_* by informerd. Slot: `state` by CAS only (claim EMPTY/TOMBSTONE -> CLAIMED by a
- *     worker; CLAIMED -> LIVE and LIVE -> TOMBSTONE by the lease holder; CLAIMED(pid) ->
- *     TOMBSTONE by anyone who saw pid dead: single RMWs that cannot tear). seq, key*, worker
- *     words, del[].hash, del[].fail_tag and the consistency record (cons_*) by the lease
- *     holder of the slot's key (informerd never reads cons_*). observed,
- *     deleted_seq and del[].inf_tag by informerd.
+ *     informer_* by informerd, max_probe by fetch-max of any claimer (E7). Index entry i
+ *     (struct rs_exp_ix, the probe table) and slot i belong together. ix.state by CAS only
+ *     (claim EMPTY/TOMBSTONE -> CLAIMED by a worker; CLAIMED -> LIVE and LIVE -> TOMBSTONE by
+ *     the lease holder; CLAIMED(pid) -> TOMBSTONE by anyone who saw pid dead: single RMWs
+ *     that cannot tear). ix.key_hash, seq, key*, worker words, del[].hash, del[].fail_tag and
+ *     the consistency record (cons_*) by the lease holder of the slot's key (informerd never
+ *     reads cons_*). observed, deleted_seq and del[].inf_tag by informerd.
  *  E2 Worker write protocol (replace, free): seq := odd (relaxed store), release fence, write
  *     the words (relaxed atomics), seq := next even (release store). Readers (informerd) load
  *     seq (acquire), read, acquire fence, re-load seq; a changed or odd seq means "the record
@@ -72,6 +73,29 @@
  *  E6 Metric words of the header (stale_skips, age_ratio_*) are counters: any worker adds with
  *     a relaxed fetch_add, nobody else writes them; a reader may see one family a few counts
  *     ahead of another, never a torn or lost count.
+ *  E7 Free and reuse. A ReplicaSet's slot is freed (LIVE -> TOMBSTONE, under an odd seq) by
+ *     the lease holder when its sync finds the RS gone (upstream's DeleteExpectations); a
+ *     TOMBSTONE is reused by the next claim that probes it, for any key. Reuse is safe for a
+ *     process still holding the slot's old identity because (a) seq never goes back: a claim
+ *     continues from the slot's current seq (write_begin), so the tags informerd stamped for
+ *     the previous occupant (observed, deleted_seq, inf_tag) are older than every seq of the
+ *     new occupant and count for nothing (E3 across occupants); (b) every informerd store is
+ *     validated against the seq it found the key under (still()), and a reader that loses
+ *     the race with a free + re-claim sees the seq moved (E2) or the key differ (E4).
+ *     Probing: index entries are 16 bytes, so a lookup touches only the index (capacity x 16
+ *     bytes), never the 8.8 KiB slots of other keys. A lookup stops at an EMPTY entry or after
+ *     max_probe + 1 entries, where max_probe is the largest displacement (distance from the
+ *     key's home entry) any claim ever made; a claimer raises it (seq_cst fetch-max) before it
+ *     publishes LIVE, so every published key lies within the bound. TOMBSTONEs never turn
+ *     back into EMPTY (that would cut a probe chain under a concurrent reader); max_probe
+ *     bounds the cost of the long tombstone runs that churn leaves instead.
+ *     Capacity: fixed at creation (RS_EXP_DEFAULT_CAPACITY = 2^18 slots unless the creator
+ *     asks otherwise); the memfd is sized for all of it but is sparse, so an unused slot costs
+ *     no memory (about 5 KiB per RS with a record, 16 bytes per capacity for the index). When
+ *     every entry is LIVE or CLAIMED a claim fails with -ENOSPC and counts table_full_total:
+ *     the sync records nothing and calls no API (it fails and is retried with backoff, logged
+ *     as an error naming the capacity), so a full table delays new ReplicaSets, never
+ *     over-creates.
  * Version rule: magic + version checked at attach; any layout change bumps
  * RS_EXP_ABI_VERSION (the manager recreates the memfd; expectations are soft state).
  *
@@ -84,11 +108,13 @@
 #include <stdint.h>
 
 #define RS_EXP_MAGIC UINT64_C(0x6b636d6472736578) /* "kcmdrsex" */
-#define RS_EXP_ABI_VERSION 2u
+#define RS_EXP_ABI_VERSION 3u
 #define RS_EXP_KEY_MAX 507u	   /* "namespace/name": 253 + 1 + 253 */
 #define RS_EXP_KEY_WORDS 64u	   /* 512 bytes of key storage, NUL padded */
 #define RS_EXP_MAX_DELETES 500u	   /* burstReplicas: ExpectDeletions never gets more keys */
-#define RS_EXP_HEADER_SIZE 4096u   /* slots start on the second page */
+#define RS_EXP_HEADER_SIZE 4096u   /* the index starts on the second page, then the slots */
+#define RS_EXP_DEFAULT_CAPACITY (1u << 18) /* 262,144 ReplicaSets (E7) */
+#define RS_EXP_MAX_CAPACITY (1u << 22)
 #define RS_EXP_CONS_RESOURCES 2u   /* pods, replicasets.apps */
 #define RS_EXP_CONS_UID_WORDS 8u   /* 63 bytes + NUL */
 #define RS_EXP_CONS_RV_WORDS 4u	   /* 31 digits + NUL (a uint64 RV has at most 20) */
@@ -128,7 +154,10 @@ struct rs_exp_header {
 	uint32_t pad1;
 	_Atomic uint64_t age_ratio_sum; /* observations are whole numbers (upstream divides ms) */
 	_Atomic uint64_t age_ratio_inf; /* observations above the last bucket */
-	uint64_t reserved1[3];
+	_Atomic uint32_t max_probe;	/* E7: largest displacement of any claim (fetch-max) */
+	uint32_t pad2;
+	_Atomic uint64_t table_full_total; /* E7/E6: claims refused with -ENOSPC */
+	uint64_t reserved1[1];
 };
 static_assert(sizeof(struct rs_exp_header) == 192, "rs_exp_header layout");
 
@@ -139,11 +168,18 @@ struct rs_exp_del {
 };
 static_assert(sizeof(struct rs_exp_del) == 16, "rs_exp_del layout");
 
+/* The probe table (E7): entry i describes slot i. */
+struct rs_exp_ix {
+	_Atomic uint64_t state;	   /* E1: CAS */
+	_Atomic uint64_t key_hash; /* lease holder, while CLAIMED */
+};
+static_assert(sizeof(struct rs_exp_ix) == 16, "rs_exp_ix layout");
+
 struct rs_exp_slot {
-	_Alignas(64) _Atomic uint64_t state; /* E1: CAS */
+	_Alignas(64) uint64_t reserved_ix; /* ABI v2's state (now ix.state) */
 	_Atomic uint32_t seq;		     /* lease holder; odd while writing (E2) */
 	_Atomic uint32_t key_len;	     /* lease holder */
-	_Atomic uint64_t key_hash;	     /* lease holder */
+	uint64_t reserved_kh;		     /* ABI v2's key_hash (now ix.key_hash) */
 	/* worker side (lease holder) */
 	_Atomic int64_t expected_adds;
 	_Atomic uint32_t n_del;
@@ -168,3 +204,9 @@ struct rs_exp_slot {
 	struct rs_exp_del del[RS_EXP_MAX_DELETES];
 };
 static_assert(sizeof(struct rs_exp_slot) == 128 + 192 + 512 + 16 * RS_EXP_MAX_DELETES, "rs_exp_slot layout");
+
+/* Offsets in the memfd: header, index (page-rounded), slots. */
+static inline uint64_t rs_exp_slots_offset(uint32_t capacity)
+{
+	return RS_EXP_HEADER_SIZE + ((uint64_t)capacity * sizeof(struct rs_exp_ix) + 4095) / 4096 * 4096;
+}

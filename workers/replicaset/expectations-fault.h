@@ -18,5 +18,9 @@ enum rs_exp_fault {
 	/* WroteAt keeps the consistency record live while rewriting it: a writer killed between
 	 * two words leaves a torn RV; the oracle must see an RV that was never written */
 	RS_EXP_FAULT_CONS_NO_GUARD = 1u << 3,
+	/* a claim restarts the reused slot's seq at 0 instead of continuing it (E7): tags that
+	 * informerd stamped for the previous occupant count for the new one; the oracle must see
+	 * a re-created ReplicaSet's record satisfied by observations it never had */
+	RS_EXP_FAULT_RESET_SEQ = 1u << 4,
 };
 extern unsigned rs_exp_fault_mask;

@@ -3,12 +3,19 @@
  * workers/replicaset/expectations.c: shared-memory expectations (see expectations-abi.h for
  * the layout, the single-writer split and the crash rules; expectations.h for the API).
  *
- * The table is an open-addressing hash table of fixed-size slots keyed by the RS key, with
- * linear probing. Slots are never moved: a freed slot becomes a TOMBSTONE that lookups probe
- * past and inserts reuse, so a reader never sees a record change place under it. The cost is
- * that a table that once filled up probes long chains; capacity is sized for the cluster
- * (4096 RSes per default) and an insert into a full table fails with -ENOSPC instead of
- * waiting.
+ * The table is an open-addressing hash table keyed by the RS key, with linear probing over a
+ * compact index (16 bytes per entry: state word and key hash) beside the fixed-size slots
+ * (entry i <-> slot i). Slots are never moved: a freed slot becomes a TOMBSTONE that lookups
+ * probe past and inserts reuse (for any key), so a reader never sees a record change place
+ * under it. Probes stop at an EMPTY entry or at the table's max_probe bound (E7), so the long
+ * tombstone runs of a churning cluster cost a bounded scan of the index, never of the slots.
+ * Capacity is fixed at creation, 2^18 by default, in a sparse memfd (a slot costs memory only
+ * once used); an insert into a full table fails with -ENOSPC instead of waiting.
+ *
+ * Rejected: growing the table in place (every process would have to remap and rehash under
+ * lock-free readers in other processes; a sparse region sized for the maximum costs the same
+ * memory and needs no protocol); freeing TOMBSTONEs back to EMPTY (cuts a probe chain under a
+ * concurrent reader, which would then miss a live key).
  *
  * Every shared word is a C11 atomic; plain loads/stores of the slot contents are relaxed and
  * ordered by the seq protocol (E2) or by the release/acquire pairs named at each site.
@@ -37,6 +44,7 @@ struct rs_exp {
 	void *map;
 	size_t size;
 	struct rs_exp_header *h;
+	struct rs_exp_ix *ix;
 	struct rs_exp_slot *slots;
 	uint32_t mask;
 	uint64_t seed;
@@ -72,7 +80,7 @@ static uint64_t hash_str(uint64_t seed, const char *s, size_t len)
 
 static size_t map_size(uint32_t capacity)
 {
-	return RS_EXP_HEADER_SIZE + (size_t)capacity * sizeof(struct rs_exp_slot);
+	return (size_t)rs_exp_slots_offset(capacity) + (size_t)capacity * sizeof(struct rs_exp_slot);
 }
 
 /* the event queue's region follows the slots, page-aligned (outside what rs_exp maps) */
@@ -101,8 +109,8 @@ int rs_exp_evq_offset(int fd, uint64_t *ret_off)
 
 int rs_exp_memfd_create(const struct rs_exp_create_opts *opts)
 {
-	uint32_t cap = opts && opts->capacity ? opts->capacity : 4096;
-	if (cap > (1u << 20))
+	uint32_t cap = opts && opts->capacity ? opts->capacity : RS_EXP_DEFAULT_CAPACITY;
+	if (cap > RS_EXP_MAX_CAPACITY)
 		return -EINVAL;
 	uint32_t c = 1;
 	while (c < cap)
@@ -186,7 +194,8 @@ int rs_exp_attach(int fd, enum rs_exp_role role, int64_t now, struct rs_exp **re
 	e->role = role;
 	e->pid = getpid();
 	e->h = e->map;
-	e->slots = (struct rs_exp_slot *)((char *)e->map + RS_EXP_HEADER_SIZE);
+	e->ix = (struct rs_exp_ix *)((char *)e->map + RS_EXP_HEADER_SIZE);
+	e->slots = (struct rs_exp_slot *)((char *)e->map + rs_exp_slots_offset(hdr.capacity));
 	e->mask = hdr.capacity - 1;
 	e->seed = hdr.seed;
 	e->timeout_ns = hdr.timeout_ns;
@@ -244,6 +253,27 @@ static bool key_equal(struct rs_exp_slot *s, const uint64_t w[RS_EXP_KEY_WORDS],
 	return true;
 }
 
+/* Entries a lookup examines (E7): max_probe + 1, at most the capacity. The acquire pairs with
+ * the claimer's seq_cst fetch-max, which precedes its release store of LIVE. */
+static uint32_t probe_limit(struct rs_exp *e)
+{
+	uint32_t m = atomic_load_explicit(&e->h->max_probe, ACQ);
+	return m > e->mask ? e->mask + 1 : m + 1;
+}
+
+/* E7: raise max_probe to at least d before the claimed slot is published. */
+static void raise_max_probe(struct rs_exp *e, uint32_t d)
+{
+	uint32_t cur = atomic_load_explicit(&e->h->max_probe, R);
+	while (cur < d && !atomic_compare_exchange_weak_explicit(&e->h->max_probe, &cur, d, memory_order_seq_cst, R))
+		;
+}
+
+static struct rs_exp_ix *ix_of(struct rs_exp *e, struct rs_exp_slot *s)
+{
+	return &e->ix[s - e->slots];
+}
+
 /* Result of a lookup. */
 struct found {
 	struct rs_exp_slot *slot;
@@ -257,17 +287,18 @@ struct found {
 static int lookup(struct rs_exp *e, const uint64_t w[RS_EXP_KEY_WORDS], size_t len, uint64_t kh,
 		  struct found *f)
 {
-	uint32_t cap = e->mask + 1;
-	for (uint32_t i = 0, idx = (uint32_t)kh & e->mask; i < cap; i++, idx = (idx + 1) & e->mask) {
+	uint32_t n = probe_limit(e);
+	for (uint32_t i = 0, idx = (uint32_t)kh & e->mask; i < n; i++, idx = (idx + 1) & e->mask) {
+		struct rs_exp_ix *x = &e->ix[idx];
 		struct rs_exp_slot *s = &e->slots[idx];
 		/* acquire: pairs with the release store of LIVE at the end of a claim */
-		uint64_t st = atomic_load_explicit(&s->state, ACQ);
+		uint64_t st = atomic_load_explicit(&x->state, ACQ);
 		unsigned kind = (unsigned)(st & 3);
 		if (kind == RS_EXP_SLOT_EMPTY)
 			return 0;
 		if (kind != RS_EXP_SLOT_LIVE)
 			continue;
-		if (atomic_load_explicit(&s->key_hash, R) != kh || atomic_load_explicit(&s->key_len, R) != len)
+		if (atomic_load_explicit(&x->key_hash, R) != kh || atomic_load_explicit(&s->key_len, R) != len)
 			continue;
 		for (int tries = 0; tries < 4; tries++) {
 			/* acquire: pairs with the release store that ended the last write (E2) */
@@ -277,7 +308,7 @@ static int lookup(struct rs_exp *e, const uint64_t w[RS_EXP_KEY_WORDS], size_t l
 			 * with the writer's release fence after it made seq odd */
 			atomic_thread_fence(ACQ);
 			uint32_t s2 = atomic_load_explicit(&s->seq, R);
-			uint64_t st2 = atomic_load_explicit(&s->state, R);
+			uint64_t st2 = atomic_load_explicit(&x->state, R);
 			if (s1 == s2 && st2 == st) {
 				if (!eq)
 					break;
@@ -288,7 +319,7 @@ static int lookup(struct rs_exp *e, const uint64_t w[RS_EXP_KEY_WORDS], size_t l
 			if ((st2 & 3) != RS_EXP_SLOT_LIVE)
 				break;
 		}
-		if (atomic_load_explicit(&s->state, R) == st && key_equal(s, w, len))
+		if (atomic_load_explicit(&x->state, R) == st && key_equal(s, w, len))
 			return -EBUSY;
 	}
 	return 0;
@@ -337,13 +368,14 @@ static int lookup_or_claim(struct rs_exp *e, const char *key, size_t len, struct
 	}
 	uint32_t cap = e->mask + 1;
 	for (uint32_t i = 0, idx = (uint32_t)kh & e->mask; i < cap; i++, idx = (idx + 1) & e->mask) {
+		struct rs_exp_ix *x = &e->ix[idx];
 		struct rs_exp_slot *s = &e->slots[idx];
-		uint64_t st = atomic_load_explicit(&s->state, ACQ);
+		uint64_t st = atomic_load_explicit(&x->state, ACQ);
 		for (;;) {
 			unsigned kind = (unsigned)(st & 3);
 			if (kind == RS_EXP_SLOT_CLAIMED && pid_dead((uint32_t)(st >> 32))) {
 				/* a claimer killed before publishing: free the slot (E1 exception) */
-				if (atomic_compare_exchange_strong_explicit(&s->state, &st, RS_EXP_SLOT_TOMBSTONE,
+				if (atomic_compare_exchange_strong_explicit(&x->state, &st, RS_EXP_SLOT_TOMBSTONE,
 									    ACQ, ACQ))
 					st = RS_EXP_SLOT_TOMBSTONE;
 				continue;
@@ -352,12 +384,17 @@ static int lookup_or_claim(struct rs_exp *e, const char *key, size_t len, struct
 				break;
 			uint64_t claimed = RS_EXP_SLOT_CLAIMED | ((uint64_t)(uint32_t)e->pid << 32);
 			/* acquire on success: we read the slot's old seq next; failure reloads st */
-			if (atomic_compare_exchange_strong_explicit(&s->state, &st, claimed, ACQ, ACQ)) {
-				uint32_t odd = write_begin(s);
+			if (atomic_compare_exchange_strong_explicit(&x->state, &st, claimed, ACQ, ACQ)) {
+				/* E7: the bound covers this key before anyone can find it LIVE */
+				raise_max_probe(e, i);
+				/* E7: seq continues from the previous occupant's (never reset) */
+				uint32_t odd = (rs_exp_fault_mask & RS_EXP_FAULT_RESET_SEQ)
+						       ? (atomic_store_explicit(&s->seq, 0, R), write_begin(s))
+						       : write_begin(s);
 				for (unsigned k = 0; k < RS_EXP_KEY_WORDS; k++)
 					atomic_store_explicit(&s->key[k], w[k], R);
 				atomic_store_explicit(&s->key_len, (uint32_t)len, R);
-				atomic_store_explicit(&s->key_hash, kh, R);
+				atomic_store_explicit(&x->key_hash, kh, R);
 				atomic_store_explicit(&s->n_del, 0, R);
 				atomic_store_explicit(&s->expected_adds, 0, R);
 				atomic_store_explicit(&s->cons_seq, 0, R);
@@ -367,16 +404,17 @@ static int lookup_or_claim(struct rs_exp *e, const char *key, size_t len, struct
 			}
 		}
 	}
+	atomic_fetch_add_explicit(&e->h->table_full_total, 1, R); /* E6 counter */
 	return -ENOSPC;
 }
 
 /* Publishes a slot claimed by lookup_or_claim (r == 1) after its first write. */
-static void publish(struct rs_exp_slot *s, uint32_t odd, int claimed)
+static void publish(struct rs_exp *e, struct rs_exp_slot *s, uint32_t odd, int claimed)
 {
 	write_end(s, odd);
 	if (claimed == 1)
 		/* release: a reader that sees LIVE (acquire in lookup) sees the key and content */
-		atomic_store_explicit(&s->state, RS_EXP_SLOT_LIVE, REL);
+		atomic_store_explicit(&ix_of(e, s)->state, RS_EXP_SLOT_LIVE, REL);
 }
 
 /* Whether the consistency record belongs to the published generation `seq`. */
@@ -419,7 +457,7 @@ int rs_exp_expect_creations(struct rs_exp *e, const char *key, int64_t n, int64_
 	atomic_store_explicit(&s->n_del, 0, R);
 	stamp(e, s, now);
 	cons_carry(s, odd - 1, odd, r);
-	publish(s, odd, r);
+	publish(e, s, odd, r);
 	return 0;
 }
 
@@ -457,7 +495,7 @@ int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const
 	atomic_store_explicit(&s->expected_adds, 0, R);
 	stamp(e, s, now);
 	cons_carry(s, odd - 1, odd, r);
-	publish(s, odd, r);
+	publish(e, s, odd, r);
 	return 0;
 }
 
@@ -546,7 +584,7 @@ int rs_exp_delete(struct rs_exp *e, const char *key)
 	uint32_t odd = write_begin(s);
 	/* release: lookups that load TOMBSTONE skip the slot; the odd seq already voids readers
 	 * validating against the old one */
-	atomic_store_explicit(&s->state, RS_EXP_SLOT_TOMBSTONE, REL);
+	atomic_store_explicit(&ix_of(e, s)->state, RS_EXP_SLOT_TOMBSTONE, REL);
 	write_end(s, odd);
 	return 0;
 }
@@ -704,7 +742,7 @@ int rs_exp_wrote_at(struct rs_exp *e, const char *key, const char *owner_uid, en
 		atomic_store_explicit(&s->n_del, 0, R);
 		atomic_store_explicit(&s->phase, RS_EXP_PHASE_SETTLED, R);
 		atomic_store_explicit(&s->cons_seq, 0, R);
-		publish(s, odd, c);
+		publish(e, s, odd, c);
 		seq = odd + 1;
 	}
 	char cur_uid[RS_EXP_CONS_UID_WORDS * 8], cur_rv[RS_EXP_CONS_RV_WORDS * 8];
@@ -865,7 +903,7 @@ int rs_exp_reclaim_pid(struct rs_exp *e, pid_t pid)
 	uint64_t want = RS_EXP_SLOT_CLAIMED | ((uint64_t)(uint32_t)pid << 32);
 	for (uint32_t i = 0; i <= e->mask; i++) {
 		uint64_t st = want;
-		if (atomic_compare_exchange_strong_explicit(&e->slots[i].state, &st, RS_EXP_SLOT_TOMBSTONE,
+		if (atomic_compare_exchange_strong_explicit(&e->ix[i].state, &st, RS_EXP_SLOT_TOMBSTONE,
 							    memory_order_acq_rel, R))
 			n++;
 	}
@@ -878,7 +916,7 @@ void rs_exp_count(struct rs_exp *e, uint32_t counts[4])
 	if (!e)
 		return;
 	for (uint32_t i = 0; i <= e->mask; i++)
-		counts[atomic_load_explicit(&e->slots[i].state, R) & 3]++;
+		counts[atomic_load_explicit(&e->ix[i].state, R) & 3]++;
 }
 
 /* ---- controller metrics ---------------------------------------------------------------------- */
@@ -941,6 +979,14 @@ int rs_exp_metrics_text(struct rs_exp *e, char **ret)
 		(unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_PODS], R));
 	fprintf(f, "replicaset_controller_stale_sync_skips_total{group=\"apps\",resource=\"replicasets\"} %llu\n",
 		(unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_REPLICASETS], R));
+	/* kcmd only: the table's fixed capacity (E7) and the claims it refused */
+	fprintf(f, "# HELP kcmd_replicaset_expectations_capacity Slots of the shared ReplicaSet expectations table "
+		   "(one per ReplicaSet with a record).\n# TYPE kcmd_replicaset_expectations_capacity gauge\n"
+		   "kcmd_replicaset_expectations_capacity %u\n", e->mask + 1);
+	fprintf(f, "# HELP kcmd_replicaset_expectations_table_full_total Syncs refused because every expectations "
+		   "slot was in use.\n# TYPE kcmd_replicaset_expectations_table_full_total counter\n"
+		   "kcmd_replicaset_expectations_table_full_total %llu\n",
+		(unsigned long long)atomic_load_explicit(&e->h->table_full_total, R));
 	if (fclose(f) != 0 || !buf) {
 		free(buf);
 		return -ENOMEM;

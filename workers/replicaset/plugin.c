@@ -83,7 +83,7 @@ static const struct kcmd_flag rs_flags[] = {
 	  .type = KCMD_FLAG_INT,
 	  .def = "5",
 	  .min = 1,
-	  .max = 1000000,
+	  .max = 16384, /* one process per sync; a queue holds up to 16,384 workers (ipc/queue.h) */
 	  .help = "The number of replica sets that are allowed to sync concurrently. Larger number = more "
 		  "responsive replica management, but more CPU (and network) load (kcmd: that many worker "
 		  "processes)." },

@@ -19,6 +19,11 @@
 #include "workers/replicaset/ranking.h"
 #include "workers/replicaset/sync.h"
 
+/* E7 in expectations-abi.h: nothing recorded, no API call made; retried with backoff */
+#define EXP_FULL_MSG                                                                               \
+	"unable to record expectations: the expectations table is full (every slot holds a "       \
+	"ReplicaSet); kcmd_replicaset_expectations_capacity in /metrics"
+
 /* ---- pure decisions ------------------------------------------------------------------------ */
 static bool str_eq(const char *a, const char *b)
 {
@@ -484,7 +489,7 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 		int32_t n = -diff;
 		int r = rs_exp_expect_creations(in->exp, in->key, n, mono(in));
 		if (r < 0) {
-			*ret_msg = strdup("unable to record expectations");
+			*ret_msg = strdup(r == -ENOSPC ? EXP_FULL_MSG : "unable to record expectations");
 			return r;
 		}
 		struct kube_owner_ref owner = controller_ref(rs);
@@ -583,7 +588,7 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 	r = rs_exp_expect_deletions(in->exp, in->key, keys, (size_t)n, mono(in));
 	if (r < 0) {
 		err = r;
-		err_msg = strdup("unable to record expectations");
+		err_msg = strdup(r == -ENOSPC ? EXP_FULL_MSG : "unable to record expectations");
 		goto out;
 	}
 	ex->delete_pods(ex->ud, rs, victims, (size_t)n, results);

@@ -19,8 +19,16 @@
  *  P3 final: after the chaos stops, every key is satisfied within BLOCKED_NS.
  *  P4 consistency record: EnsureReady only ever reports an RV that was written for that key
  *     (no torn record after kill -9 mid-WroteAt), and WroteAt's maximum reads back.
+ *  P5 delete and reuse (E7): now and then a worker deletes its ReplicaSet (the informer gets
+ *     the delete event and calls informer_delete, the worker's sync frees the slot) and the
+ *     key comes back under a new name (incarnation), so far more distinct keys pass through
+ *     the 64 slots than fit: a slot that is never freed ends the run with -ENOSPC. A new
+ *     incarnation's first check must be ABSENT, and P1 must hold for it although informerd
+ *     still delivers late events of the old name and the slot it reuses carries the old
+ *     occupant's tags. A delete interrupted by kill -9 is finished by the restarted worker
+ *     (the work queue re-delivers the key). At the end no more than NKEYS slots are LIVE.
  * Negative controls: RS_EXP_FAULT_IGNORE_GEN must trip P1, RS_EXP_FAULT_NO_ORPHAN_RULE must
- * trip P2/P3.
+ * trip P2/P3, RS_EXP_FAULT_RESET_SEQ (a reused slot's seq restarts) must trip P1.
  */
 #include <errno.h>
 #include <signal.h>
@@ -46,7 +54,7 @@
 #define GRACE_NS (300 * MS)
 #define BLOCKED_NS (3000 * MS)
 
-enum { N_CREATE = 1, N_DELETE = 2, N_NOISE_DELETE = 3 };
+enum { N_CREATE = 1, N_DELETE = 2, N_NOISE_DELETE = 3, N_RS_DELETE = 4 };
 
 struct notice {
 	uint32_t op, key, round, pod;
@@ -60,6 +68,9 @@ struct shared {
 	_Atomic uint32_t round[NKEYS];
 	_Atomic uint64_t cons_written[NKEYS]; /* how many RVs were handed to rs_exp_wrote_at */
 	_Atomic uint64_t cons_checks;
+	_Atomic uint32_t incarn[NKEYS];	  /* the key's current name is rs-<k>-i<incarn> */
+	_Atomic uint32_t deleting[NKEYS]; /* 0, or the incarnation a pending delete moves to */
+	_Atomic uint64_t rs_deletes, fresh_checks;
 	_Atomic int stop;
 	char first[256];
 	_Atomic int first_taken;
@@ -80,9 +91,14 @@ static void violation(const char *fmt, ...)
 	}
 }
 
+static void keyname_i(char *buf, size_t n, unsigned k, uint32_t incarn)
+{
+	snprintf(buf, n, "ns/rs-%02u-i%u", k, incarn);
+}
+
 static void keyname(char *buf, size_t n, unsigned k)
 {
-	snprintf(buf, n, "ns/rs-%02u", k);
+	keyname_i(buf, n, k, atomic_load(&T->incarn[k]));
 }
 
 static void podname(char *buf, size_t n, unsigned k, unsigned round, unsigned p)
@@ -100,6 +116,10 @@ static uint64_t rnd(uint64_t *s)
 
 static void send_notice(int sock, uint32_t op, uint32_t k, uint32_t round, uint32_t pod)
 {
+	/* the name's incarnation rides in the pod field's high half (the RS delete carries it in
+	 * round) */
+	if (op != N_RS_DELETE)
+		pod |= (atomic_load(&T->incarn[k]) & 0xffff) << 16;
 	struct notice m = {op, k, round, pod};
 	if (op == N_CREATE)
 		atomic_fetch_add(&T->sent[k], 1); /* before the send: an over-estimate when killed */
@@ -153,6 +173,35 @@ static void cons_round(struct rs_exp *e, const char *key, unsigned k)
 		violation("P4: key %u reads back %s after writing %s", k, r == 1 ? st.wrote_rv : "(none)", rv);
 }
 
+static void send_notice(int sock, uint32_t op, uint32_t k, uint32_t round, uint32_t pod);
+
+/* P5: the RS of key k is deleted. deleting[k] = next incarnation marks the delete as pending
+ * until the slot is freed; a worker killed in between finishes it when restarted (as the work
+ * queue re-delivers the key), so the step is idempotent. */
+static void rs_delete_finish(struct rs_exp *e, unsigned k)
+{
+	uint32_t next = atomic_load(&T->deleting[k]);
+	if (!next)
+		return;
+	char key[64];
+	keyname_i(key, sizeof key, k, next - 1);
+	int r = rs_exp_delete(e, key); /* the sync finds the RS gone: DeleteExpectations */
+	if (r < 0 && r != -ENOENT)
+		violation("P5: deleting key %u failed: %d", k, r);
+	atomic_store(&T->incarn[k], next);
+	atomic_store(&T->deleting[k], 0);
+	atomic_fetch_add(&T->rs_deletes, 1);
+}
+
+static void rs_delete(struct rs_exp *e, int sock, unsigned k, uint64_t *r)
+{
+	uint32_t cur = atomic_load(&T->incarn[k]);
+	atomic_store(&T->deleting[k], cur + 1);
+	send_notice(sock, N_RS_DELETE, k, cur, 0); /* the informer's delete event */
+	usleep((useconds_t)(rnd(r) % 300));
+	rs_delete_finish(e, k);
+}
+
 static void worker_main(int fd, int sock, unsigned id, uint64_t seed)
 {
 	struct rs_exp *e;
@@ -160,12 +209,20 @@ static void worker_main(int fd, int sock, unsigned id, uint64_t seed)
 		_exit(2);
 	uint64_t r = seed | 1;
 	char key[64];
+	for (unsigned k = id; k < NKEYS; k += NW)
+		rs_delete_finish(e, k); /* a delete the killed predecessor did not finish */
 	while (!atomic_load(&T->stop)) {
 		unsigned k = id + NW * (unsigned)(rnd(&r) % (NKEYS / NW));
 		keyname(key, sizeof key, k);
 		struct rs_exp_state st;
 		int64_t now = rs_exp_now();
 		bool ok = rs_exp_satisfied(e, key, now, &st);
+		if (atomic_load(&T->round[k]) == 0) {
+			/* P5: a new incarnation starts clean in whatever slot it will reuse */
+			if (st.verdict != RS_EXP_ABSENT)
+				violation("P5: new key %s found a record (verdict %d)", key, st.verdict);
+			atomic_fetch_add(&T->fresh_checks, 1);
+		}
 		check_blocked(k, !ok, now);
 		if (!ok) {
 			usleep(200);
@@ -236,6 +293,11 @@ static void worker_main(int fd, int sock, unsigned id, uint64_t seed)
 		}
 		atomic_fetch_add(&T->rounds, 1);
 		cons_round(e, key, k);
+		if (rnd(&r) % 8 == 0) {
+			rs_delete(e, sock, k, &r);
+			atomic_store(&T->round[k], 0);
+			atomic_store(&T->pending_since[k], 0);
+		}
 	}
 	rs_exp_detach(e);
 	_exit(0);
@@ -254,8 +316,12 @@ static void informer_main(int fd, int sock)
 			continue;
 		if (n != (ssize_t)sizeof m)
 			_exit(4);
-		keyname(key, sizeof key, m.key);
-		if (m.op == N_CREATE) {
+		/* events carry the name they were sent for (late events of an old incarnation) */
+		keyname_i(key, sizeof key, m.key, m.op == N_RS_DELETE ? m.round : m.pod >> 16);
+		m.pod &= 0xffff;
+		if (m.op == N_RS_DELETE) {
+			rs_exp_informer_delete(e, key);
+		} else if (m.op == N_CREATE) {
 			rs_exp_creation_observed(e, key);
 			atomic_fetch_add(&T->processed[m.key], 1);
 		} else {
@@ -267,6 +333,7 @@ static void informer_main(int fd, int sock)
 
 struct torture_result {
 	uint64_t violations, rounds, worker_kills, informer_kills, orphan_expiries, torn, cons_checks;
+	uint64_t rs_deletes, fresh_checks, live_at_end;
 	char first[256];
 };
 
@@ -339,6 +406,13 @@ static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed, struc
 			usleep(1000);
 		}
 	}
+	/* P5: freed slots do not leak; what is LIVE is at most one record per key */
+	uint32_t counts[4];
+	rs_exp_count(e, counts);
+	res->live_at_end = counts[RS_EXP_SLOT_LIVE];
+	if (counts[RS_EXP_SLOT_LIVE] + counts[RS_EXP_SLOT_CLAIMED] > NKEYS)
+		violation("P5: %u slots LIVE and %u CLAIMED for %u keys", counts[RS_EXP_SLOT_LIVE],
+			  counts[RS_EXP_SLOT_CLAIMED], NKEYS);
 	rs_exp_detach(e);
 	kill(inf, SIGKILL);
 	waitpid(inf, NULL, 0);
@@ -350,6 +424,8 @@ static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed, struc
 	res->orphan_expiries = atomic_load(&T->orphan_expiries);
 	res->torn = atomic_load(&T->torn);
 	res->cons_checks = atomic_load(&T->cons_checks);
+	res->rs_deletes = atomic_load(&T->rs_deletes);
+	res->fresh_checks = atomic_load(&T->fresh_checks);
 	memcpy(res->first, T->first, sizeof res->first);
 	munmap(T, sizeof *T);
 	rs_exp_fault_mask = 0;
@@ -359,10 +435,12 @@ static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed, struc
 static void torture_print(const char *name, const struct torture_result *r)
 {
 	printf("%s: rounds=%llu worker_kills=%llu informer_kills=%llu orphan_expiries=%llu torn=%llu "
-	       "cons_checks=%llu violations=%llu%s%s\n",
+	       "cons_checks=%llu rs_deletes=%llu fresh_checks=%llu live_at_end=%llu violations=%llu%s%s\n",
 	       name, (unsigned long long)r->rounds, (unsigned long long)r->worker_kills,
 	       (unsigned long long)r->informer_kills, (unsigned long long)r->orphan_expiries,
-	       (unsigned long long)r->torn, (unsigned long long)r->cons_checks, (unsigned long long)r->violations,
+	       (unsigned long long)r->torn, (unsigned long long)r->cons_checks, (unsigned long long)r->rs_deletes,
+	       (unsigned long long)r->fresh_checks, (unsigned long long)r->live_at_end,
+	       (unsigned long long)r->violations,
 	       r->violations ? " first: " : "",
 	       r->violations ? r->first : "");
 }

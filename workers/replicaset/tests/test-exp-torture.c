@@ -15,7 +15,8 @@ int main(void)
 		return 1;
 	torture_print("torture", &r);
 	if (r.violations || r.rounds < 200 || r.worker_kills < 20 || r.informer_kills < 1 ||
-	    r.orphan_expiries < 1 || r.torn < 1 || r.cons_checks < 100) {
+	    r.orphan_expiries < 1 || r.torn < 1 || r.cons_checks < 100 || r.rs_deletes < 200 ||
+	    r.fresh_checks < 100) {
 		fprintf(stderr, "FAIL: violations or too little coverage\n");
 		return 1;
 	}
@@ -31,6 +32,13 @@ int main(void)
 	torture_print("negative control cons-no-guard", &r);
 	if (r.violations == 0) {
 		fprintf(stderr, "FAIL: the oracle missed RS_EXP_FAULT_CONS_NO_GUARD\n");
+		return 1;
+	}
+	if (torture_run(2000, RS_EXP_FAULT_RESET_SEQ, seed + 4, &r) < 0)
+		return 1;
+	torture_print("negative control reset-seq", &r);
+	if (r.violations == 0) {
+		fprintf(stderr, "FAIL: the oracle missed RS_EXP_FAULT_RESET_SEQ\n");
 		return 1;
 	}
 	if (torture_run(2000, RS_EXP_FAULT_NO_ORPHAN_RULE, seed + 2, &r) < 0)

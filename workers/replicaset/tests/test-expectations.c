@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -327,16 +328,20 @@ static void test_informer_restart(void **state)
 }
 
 /* Direct access to the slots for the crash cases. */
+static struct rs_exp_ix *raw_ix;
+static uint32_t raw_cap;
 static struct rs_exp_slot *raw_live_slot(int fd, void **map, size_t *size)
 {
 	struct rs_exp_header h;
 	assert_int_equal(pread(fd, &h, sizeof h, 0), (ssize_t)sizeof h);
-	*size = RS_EXP_HEADER_SIZE + (size_t)h.capacity * sizeof(struct rs_exp_slot);
+	*size = rs_exp_slots_offset(h.capacity) + (size_t)h.capacity * sizeof(struct rs_exp_slot);
 	*map = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(*map != MAP_FAILED);
-	struct rs_exp_slot *slots = (void *)((char *)*map + RS_EXP_HEADER_SIZE);
+	raw_ix = (void *)((char *)*map + RS_EXP_HEADER_SIZE);
+	raw_cap = h.capacity;
+	struct rs_exp_slot *slots = (void *)((char *)*map + rs_exp_slots_offset(h.capacity));
 	for (uint32_t i = 0; i < h.capacity; i++)
-		if ((atomic_load(&slots[i].state) & 3) == RS_EXP_SLOT_LIVE)
+		if ((atomic_load(&raw_ix[i].state) & 3) == RS_EXP_SLOT_LIVE)
 			return &slots[i];
 	return NULL;
 }
@@ -372,6 +377,12 @@ static void test_capacity_and_reclaim(void **state)
 	assert_int_equal(rs_exp_expect_creations(f->w, "ns/a", 1, T0), 0);
 	assert_int_equal(rs_exp_expect_creations(f->w, "ns/b", 1, T0), 0);
 	assert_int_equal(rs_exp_expect_creations(f->w, "ns/c", 1, T0), -ENOSPC);
+	/* a full table is counted and exported (E7) */
+	char *text = NULL;
+	assert_int_equal(rs_exp_metrics_text(f->w, &text), 0);
+	assert_non_null(strstr(text, "kcmd_replicaset_expectations_capacity 2\n"));
+	assert_non_null(strstr(text, "kcmd_replicaset_expectations_table_full_total 1\n"));
+	free(text);
 	assert_int_equal(rs_exp_delete(f->w, "ns/a"), 0);
 	rs_exp_count(f->w, c);
 	assert_int_equal(c[RS_EXP_SLOT_TOMBSTONE], 1);
@@ -386,7 +397,8 @@ static void test_capacity_and_reclaim(void **state)
 	void *map;
 	size_t size;
 	struct rs_exp_slot *s = raw_live_slot(f->fd, &map, &size);
-	struct rs_exp_slot *other = s == (struct rs_exp_slot *)((char *)map + RS_EXP_HEADER_SIZE) ? s + 1 : s - 1;
+	size_t si = (size_t)(s - (struct rs_exp_slot *)((char *)map + rs_exp_slots_offset(raw_cap)));
+	struct rs_exp_ix *other = &raw_ix[si == 0 ? 1 : si - 1];
 	pid_t pid = fork();
 	if (pid == 0)
 		_exit(0);
@@ -489,6 +501,83 @@ static void test_consistency_store(void **state)
 	munmap(map, size);
 }
 
+/* issue 21: 50,000 ReplicaSets. Round 1 adds a record for each (default capacity), observes
+ * it fulfilled, deletes it as the RS delete handler and the sync do; round 2 re-adds the same
+ * keys, which must start clean (no observation of round 1 counts). Then, in a table of 65,536
+ * slots, 50,000 more distinct keys go in after round 1's were freed: they fit only by reusing
+ * the freed slots (100,000 keys through 65,536 slots), at a load of 0.76. */
+static void rs_key(char *buf, size_t n, const char *tag, unsigned i)
+{
+	snprintf(buf, n, "ns-%u/rs-%s-%u", i % 97, tag, i);
+}
+
+static void add_observe(struct rs_exp *w, struct rs_exp *inf, const char *tag, unsigned n, int64_t adds)
+{
+	char key[64];
+	for (unsigned i = 0; i < n; i++) {
+		rs_key(key, sizeof key, tag, i);
+		assert_int_equal(rs_exp_expect_creations(w, key, adds, T0), 0);
+		assert_int_equal(rs_exp_creation_observed(inf, key), 1);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct rs_exp_state st;
+		rs_key(key, sizeof key, tag, i);
+		bool ok = rs_exp_satisfied(w, key, T0, &st);
+		assert_int_equal(st.adds_left, adds - 1);
+		assert_int_equal(ok, adds <= 1);
+	}
+}
+
+static void delete_all(struct rs_exp *w, struct rs_exp *inf, const char *tag, unsigned n)
+{
+	char key[64];
+	for (unsigned i = 0; i < n; i++) {
+		rs_key(key, sizeof key, tag, i);
+		assert_int_equal(rs_exp_informer_delete(inf, key), 1);
+		assert_int_equal(verdict(w, key, T0), RS_EXP_ABSENT);
+		assert_int_equal(rs_exp_delete(w, key), 0);
+	}
+}
+
+static void test_50000_replicasets(void **state)
+{
+	struct fx *f = *state;
+	const unsigned n = 50000;
+	uint32_t c[4];
+	add_observe(f->w, f->inf, "a", n, 1);
+	rs_exp_count(f->w, c);
+	assert_int_equal(c[RS_EXP_SLOT_LIVE], n);
+	delete_all(f->w, f->inf, "a", n);
+	rs_exp_count(f->w, c);
+	assert_int_equal(c[RS_EXP_SLOT_LIVE], 0);
+	assert_int_equal(c[RS_EXP_SLOT_TOMBSTONE], n);
+	/* re-added: fresh records (adds_left 2 - 1 own observation), none of round 1's count */
+	add_observe(f->w, f->inf, "a", n, 2);
+	rs_exp_count(f->w, c);
+	assert_int_equal(c[RS_EXP_SLOT_LIVE], n);
+	assert_int_equal(c[RS_EXP_SLOT_LIVE] + c[RS_EXP_SLOT_TOMBSTONE], n); /* same slots again */
+
+	struct fx g;
+	struct rs_exp_create_opts o = {.capacity = 65536};
+	g.fd = rs_exp_memfd_create(&o);
+	assert_true(g.fd >= 0);
+	assert_int_equal(rs_exp_attach(g.fd, RS_EXP_INFORMER, T0 - 100 * SEC, &g.inf), 0);
+	assert_int_equal(rs_exp_attach(g.fd, RS_EXP_WORKER, 0, &g.w), 0);
+	add_observe(g.w, g.inf, "a", n, 1);
+	delete_all(g.w, g.inf, "a", n);
+	add_observe(g.w, g.inf, "b", n, 3); /* 50,000 other keys through the freed slots */
+	rs_exp_count(g.w, c);
+	assert_int_equal(c[RS_EXP_SLOT_LIVE], n);
+	/* round 1's keys are gone for good, a lookup of an absent key ends */
+	char key[64];
+	rs_key(key, sizeof key, "a", 7);
+	assert_int_equal(verdict(g.w, key, T0), RS_EXP_ABSENT);
+	assert_int_equal(rs_exp_creation_observed(g.inf, key), 0);
+	rs_exp_detach(g.w);
+	rs_exp_detach(g.inf);
+	close(g.fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +596,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_capacity_and_reclaim, setup_small, teardown),
 		cmocka_unit_test(test_rv_compare),
 		cmocka_unit_test_setup_teardown(test_consistency_store, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_50000_replicasets, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
