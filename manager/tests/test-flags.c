@@ -182,9 +182,9 @@ static void test_errors_name_the_flag(void **state)
 	assert_int_equal(PARSE(&c, err, "stray"), -EINVAL);
 	assert_int_equal(PARSE(&c, err, "--concurrent-replicaset-syncs=0"), -EINVAL);
 	assert_int_equal(PARSE(&c, err, "--concurrent-replicaset-syncs=16385"), -EINVAL);
-	assert_non_null(strstr(err, "at most 16384"));
+	assert_non_null(strstr(err, "--concurrent-replicaset-syncs must be between 1 and 16384"));
 	assert_int_equal(PARSE(&c, err, "--concurrent-replicaset-syncs=100"), 0);
-	assert_int_equal(c.concurrent_replicaset_syncs, 100);
+	assert_int_equal(FLAG_INT(c, RS, "concurrent-replicaset-syncs"), 100);
 	assert_int_equal(PARSE(&c, err, "--tls-cert-file=/a"), -EINVAL);
 	assert_int_equal(PARSE(&c, err, "--kube-api-qps=-1"), -EINVAL);
 	mgr_config_free(&c);
