@@ -72,7 +72,7 @@ static int feed_length(struct kube_watch_splitter *s, const unsigned char *p, si
 		if (!s->len && take == s->want) {
 			r = fn((const char *)p + i, take, userdata);
 		} else {
-			if ((r = append(s, (const char *)p + i, take)) < 0)
+			if (take && (r = append(s, (const char *)p + i, take)) < 0)
 				return s->failed = r;
 			if (s->len < s->want) {
 				i += take;

@@ -336,6 +336,8 @@ static int cmp_item(void *obj, void *ud)
 	struct items *it = ud;
 	assert_true(it->n < 16);
 	same_obj(it->kind, it->obj[it->n++], obj);
+	if (!it->scratch)
+		kube_object_free(obj);
 	return 0;
 }
 
@@ -359,11 +361,13 @@ static void list_both(enum kube_kind kind, const char *name, int want_items,
 	struct kube_scratch *s;
 	assert_int_equal(kube_scratch_new(&s), 0);
 	memcpy(c.obj, a.obj, sizeof(c.obj));
+	c.scratch = true;
 	assert_int_equal(kube_decode_list_scratch_any(s, kind, p.pb, p.pb_len, 0, cmp_item, &c,
 	                                              &mc),
 	                 want_items);
 	assert_string_equal(ma.cont, mc.cont);
 	c.n = 0;
+	c.scratch = false;
 	assert_int_equal(kube_decode_list_any(kind, p.json, p.json_len, 0, cmp_item, &c, NULL),
 	                 want_items);
 	kube_scratch_free(s);
