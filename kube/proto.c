@@ -51,7 +51,7 @@ struct pd {
 
 /* ---- wire ----------------------------------------------------------------------------------- */
 
-static int rd_varint(struct pb *b, uint64_t *ret)
+static int __attribute__((noinline)) rd_varint_slow(struct pb *b, uint64_t *ret)
 {
 	uint64_t v = 0;
 	for (unsigned shift = 0; shift < 64; shift += 7) {
@@ -67,6 +67,16 @@ static int rd_varint(struct pb *b, uint64_t *ret)
 		}
 	}
 	return -EBADMSG;
+}
+
+/* Most varints on this wire (tags, short lengths, small ints) are one byte. */
+static inline int rd_varint(struct pb *b, uint64_t *ret)
+{
+	if (__builtin_expect(b->p < b->end && *b->p < 0x80, 1)) {
+		*ret = *b->p++;
+		return 0;
+	}
+	return rd_varint_slow(b, ret);
 }
 
 /* 1: a field (number, wire type), 0: end of message, <0: error */
@@ -1246,6 +1256,11 @@ static int decode_list(struct js_arena *scratch, enum kube_kind kind, const void
 			void *o;
 			if ((r = want_len(&e.raw, w, &item)) < 0)
 				return r;
+			/* The walk over an item is a chain of dependent loads (each length
+			 * says where the next tag is); touching its cache lines first lets
+			 * the misses of a list larger than the cache overlap. */
+			for (const uint8_t *q = item.p; q < item.end; q += 64)
+				__builtin_prefetch(q);
 			if ((r = dec_object(&d, item, kind, scratch, &o)) < 0)
 				return r;
 			count++;
