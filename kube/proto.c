@@ -1396,3 +1396,16 @@ int kube_decode_watch_event_any(enum kube_kind kind, const void *buf, size_t len
 		return kube_decode_watch_event(kind, buf, len, flags, ret_type, ret_obj);
 	return kube_proto_decode_watch_event(kind, buf, len, flags, ret_type, ret_obj);
 }
+
+int kube_content_type_parse(const char *s, const char **ret)
+{
+	if (!s || !ret)
+		return -EINVAL;
+	if (!strcmp(s, KUBE_CONTENT_PROTOBUF))
+		*ret = KUBE_CONTENT_PROTOBUF;
+	else if (!strcmp(s, KUBE_CONTENT_JSON))
+		*ret = KUBE_CONTENT_JSON;
+	else
+		return -EINVAL;
+	return 0;
+}

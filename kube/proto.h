@@ -43,6 +43,12 @@
 #define KUBE_PROTO_MAGIC     "k8s\0"
 #define KUBE_PROTO_MAGIC_LEN 4
 #define KUBE_CONTENT_PROTOBUF "application/vnd.kubernetes.protobuf"
+#define KUBE_CONTENT_JSON     "application/json"
+
+/* kcm's --kube-api-content-type: "application/json" or "application/vnd.kubernetes.protobuf"
+ * (kcm's default). *ret is the matching constant above, for kube_client_opts.content_type.
+ * -EINVAL for anything else (kcmd decodes no other encoding). */
+int kube_content_type_parse(const char *s, const char **ret);
 
 /* true if buf starts with the protobuf magic. */
 bool kube_proto_is(const void *buf, size_t len);
