@@ -601,7 +601,7 @@ static void test_protobuf_accept(void **state)
 	/* the flag's values */
 	const char *ct;
 	assert_int_equal(kube_content_type_parse("application/vnd.kubernetes.protobuf", &ct), 0);
-	assert_ptr_equal(ct, KUBE_CONTENT_PROTOBUF);
+	assert_string_equal(ct, KUBE_CONTENT_PROTOBUF);
 	assert_int_equal(kube_content_type_parse("application/json", &ct), 0);
 	assert_string_equal(ct, "application/json");
 	assert_int_equal(kube_content_type_parse("application/yaml", &ct), -EINVAL);
