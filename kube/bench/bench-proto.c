@@ -8,7 +8,8 @@
  * Reported per encoding: CPU time per pod and pods per CPU-second for kube_decode_list() (each
  * item into its own arena, then freed, as informerd's LIST path does) and for the scratch list
  * decoder; malloc calls and bytes requested per pod (counted by wrapping malloc in this program);
- * wire bytes per pod. CPU time of this thread, so the figures hold on a shared machine.
+ * wire bytes per pod. The same for a 500-pod page (informerd's LIST page size, cache-resident).
+ * CPU time of this thread, so the figures hold on a shared machine.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -22,6 +23,7 @@
 #include "kube/proto.h"
 
 #define NPODS 20000
+#define PAGE  500
 
 /* ---- allocation counting --------------------------------------------------------------------- */
 extern void *__libc_malloc(size_t);
@@ -178,23 +180,23 @@ typedef int (*list_fn)(enum kube_kind, const void *, size_t, unsigned, kube_item
 typedef int (*list_scratch_fn)(struct kube_scratch *, enum kube_kind, const void *, size_t,
                                unsigned, kube_item_fn, void *, struct kube_list_meta *);
 
-static struct result measure(const char *list, size_t len, list_fn fn, list_scratch_fn sfn,
-                             double target)
+static struct result measure(const char *list, size_t len, int npods, list_fn fn,
+                             list_scratch_fn sfn, double target)
 {
-	struct result r = {.wire_per_pod = (double)len / NPODS};
+	struct result r = {.wire_per_pod = (double)len / npods};
 	long a0 = n_allocs;
 	size_t b0 = alloc_bytes;
-	if (fn(KUBE_KIND_POD, list, len, 0, drop, NULL, NULL) != NPODS) {
+	if (fn(KUBE_KIND_POD, list, len, 0, drop, NULL, NULL) != npods) {
 		fprintf(stderr, "decode failed\n");
 		exit(1);
 	}
-	r.allocs_per_pod = (double)(n_allocs - a0) / NPODS;
-	r.bytes_per_pod = (double)(alloc_bytes - b0) / NPODS;
+	r.allocs_per_pod = (double)(n_allocs - a0) / npods;
+	r.bytes_per_pod = (double)(alloc_bytes - b0) / npods;
 	long n = 0;
 	double t0 = cpu_s(), t1;
 	do {
 		fn(KUBE_KIND_POD, list, len, 0, drop, NULL, NULL);
-		n += NPODS;
+		n += npods;
 		t1 = cpu_s();
 	} while (t1 - t0 < target);
 	r.pods_per_s = (double)n / (t1 - t0);
@@ -206,9 +208,9 @@ static struct result measure(const char *list, size_t len, list_fn fn, list_scra
 	n = 0;
 	t0 = cpu_s();
 	do {
-		if (sfn(s, KUBE_KIND_POD, list, len, 0, keep_none, NULL, NULL) != NPODS)
+		if (sfn(s, KUBE_KIND_POD, list, len, 0, keep_none, NULL, NULL) != npods)
 			exit(1);
-		n += NPODS;
+		n += npods;
 		t1 = cpu_s();
 	} while (t1 - t0 < target);
 	r.scratch_pods_per_s = (double)n / (t1 - t0);
@@ -270,10 +272,36 @@ int main(int argc, char **argv)
 	/* BENCH_ONLY=proto: skip the JSON half (for profiling) */
 	bool only_pb = getenv("BENCH_ONLY") && !strcmp(getenv("BENCH_ONLY"), "proto");
 	struct result j = only_pb ? (struct result){.pods_per_s = 1}
-	                          : measure(jo.p, jo.n, kube_decode_list, kube_decode_list_scratch,
-	                                    target);
-	struct result b = measure(po.p, po.n, kube_proto_decode_list, kube_proto_decode_list_scratch,
-	                          target);
+	                          : measure(jo.p, jo.n, NPODS, kube_decode_list,
+	                                    kube_decode_list_scratch, target);
+	struct result b = measure(po.p, po.n, NPODS, kube_proto_decode_list,
+	                          kube_proto_decode_list_scratch, target);
+
+	/* a 500-pod page (informerd's LIST page size), which stays in the cache: the first 500
+	 * items of each list, re-framed */
+	struct out jp = {0}, rp = {0}, pp = {0};
+	put(&jp, head, sizeof(head) - 1);
+	size_t item_off = sizeof(head) - 1;
+	for (int i = 0; i < PAGE; i++) {
+		if (i)
+			put(&jp, ",", 1);
+		put(&jp, jo.p + item_off + (size_t)i * (jl + 1), jl);
+	}
+	put(&jp, "]}", 2);
+	put_field(&rp, 1, "\x12\x06" "884213", 8);
+	for (int i = 0; i < PAGE; i++) {
+		memcpy(podcopy, podraw, rawn);
+		vary(podcopy, rawn, uid, i);
+		put_field(&rp, 2, podcopy, rawn);
+	}
+	put(&pp, KUBE_PROTO_MAGIC, KUBE_PROTO_MAGIC_LEN);
+	put_field(&pp, 1, tm.p, tm.n);
+	put_field(&pp, 2, rp.p, rp.n);
+	struct result jpg = only_pb ? (struct result){.pods_per_s = 1}
+	                            : measure(jp.p, jp.n, PAGE, kube_decode_list,
+	                                      kube_decode_list_scratch, target / 2);
+	struct result bpg = measure(pp.p, pp.n, PAGE, kube_proto_decode_list,
+	                            kube_proto_decode_list_scratch, target / 2);
 
 	printf("# %d-pod PodList from %s/pod-rich.*: JSON %.1f MB, protobuf %.1f MB\n", NPODS, dir,
 	       (double)jo.n / 1e6, (double)po.n / 1e6);
@@ -294,6 +322,14 @@ int main(int argc, char **argv)
 	printf("bench: kube.list20k_json_wire_bytes_per_pod %.0f B\n", j.wire_per_pod);
 	printf("bench: kube.list20k_proto_wire_bytes_per_pod %.0f B\n", b.wire_per_pod);
 	printf("bench: kube.list20k_proto_speedup %.2f x\n", b.pods_per_s / j.pods_per_s);
+	printf("bench: kube.page500_json_pods_per_s %.0f pods/s\n", jpg.pods_per_s);
+	printf("bench: kube.page500_proto_pods_per_s %.0f pods/s\n", bpg.pods_per_s);
+	printf("bench: kube.page500_json_scratch_pods_per_s %.0f pods/s\n", jpg.scratch_pods_per_s);
+	printf("bench: kube.page500_proto_scratch_pods_per_s %.0f pods/s\n", bpg.scratch_pods_per_s);
+	printf("bench: kube.page500_proto_speedup %.2f x\n", bpg.pods_per_s / jpg.pods_per_s);
+	free(jp.p);
+	free(rp.p);
+	free(pp.p);
 	free(jo.p);
 	free(raw.p);
 	free(po.p);
