@@ -69,12 +69,22 @@ static int __attribute__((noinline)) rd_varint_slow(struct pb *b, uint64_t *ret)
 	return -EBADMSG;
 }
 
-/* Most varints on this wire (tags, short lengths, small ints) are one byte. */
+/* Most varints on this wire are one byte (tags of fields 1-15, short lengths, small ints) or
+ * two (tags of fields 16-2047 such as managedFields and initContainers, lengths up to 16 KiB). */
 static inline int rd_varint(struct pb *b, uint64_t *ret)
 {
-	if (__builtin_expect(b->p < b->end && *b->p < 0x80, 1)) {
-		*ret = *b->p++;
-		return 0;
+	const uint8_t *p = b->p;
+	if (__builtin_expect(b->end - p >= 2, 1)) {
+		if (p[0] < 0x80) {
+			*ret = p[0];
+			b->p = p + 1;
+			return 0;
+		}
+		if (p[1] < 0x80) {
+			*ret = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+			b->p = p + 2;
+			return 0;
+		}
 	}
 	return rd_varint_slow(b, ret);
 }
