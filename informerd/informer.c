@@ -122,7 +122,8 @@ static void start(struct informer *in)
 	/* Protobuf (when the client's --kube-api-content-type asks for it), as client-go's typed
 	 * and metadata informers: for Pods and for metadata-only resources (PartialObjectMetadata
 	 * is a built-in type even for custom resources). ReplicaSets stay JSON: the model keeps
-	 * spec.template as JSON text for pod creation, which protobuf does not carry (kube/proto.h). */
+	 * spec.template as JSON text for pod creation, which protobuf does not carry
+	 * (kube/proto.h). */
 	req.protobuf_ok = req.metadata_only || in->kkind == KUBE_KIND_POD;
 	in->call_op = q.op;
 	in->watch_events = 0;

@@ -42,11 +42,11 @@ static const char ACCEPT_META_LIST[] =
  * content_type is protobuf; JSON stays acceptable, as client-go's lists: the apiserver answers
  * JSON for what it cannot encode as protobuf (custom resources). */
 static const char ACCEPT_PB[] = KUBE_CONTENT_PROTOBUF ",application/json";
-static const char ACCEPT_PB_META_ONE[] =
-        KUBE_CONTENT_PROTOBUF ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+static const char ACCEPT_PB_META_ONE[] = KUBE_CONTENT_PROTOBUF
+        ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
         "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
-static const char ACCEPT_PB_META_LIST[] =
-        KUBE_CONTENT_PROTOBUF ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+static const char ACCEPT_PB_META_LIST[] = KUBE_CONTENT_PROTOBUF
+        ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
         "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 
 struct kube_call {

@@ -248,8 +248,7 @@ static int rd_time(struct pb *b, unsigned wt, kube_time_t *ret)
 }
 
 /* Grows an arena array when full; the slot to fill or NULL. */
-static void *grow(struct pd *d, void **arr, uint32_t *n, uint32_t *cap, size_t elsz,
-                  uint32_t first)
+static void *grow(struct pd *d, void **arr, uint32_t *n, uint32_t *cap, size_t elsz, uint32_t first)
 {
 	if (*n == *cap) {
 		if (*cap >= (1u << 24))
@@ -408,7 +407,8 @@ static int rd_meta(struct pd *d, struct pb *b, unsigned wt, struct kube_object_m
 			          !(d->flags & KUBE_DECODE_ALL_ANNOTATIONS));
 			break;
 		case 13: {
-			struct kube_owner_ref *o = GROW(d, m->owner_refs, m->n_owner_refs, cap_o, 2);
+			struct kube_owner_ref *o =
+			        GROW(d, m->owner_refs, m->n_owner_refs, cap_o, 2);
 			r = o ? rd_owner_ref(d, &s, w, o) : -ENOMEM;
 			break;
 		}

@@ -40,8 +40,8 @@
 
 #include "kube/model.h"
 
-#define KUBE_PROTO_MAGIC     "k8s\0"
-#define KUBE_PROTO_MAGIC_LEN 4
+#define KUBE_PROTO_MAGIC      "k8s\0"
+#define KUBE_PROTO_MAGIC_LEN  4
 #define KUBE_CONTENT_PROTOBUF "application/vnd.kubernetes.protobuf"
 #define KUBE_CONTENT_JSON     "application/json"
 

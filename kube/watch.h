@@ -29,7 +29,7 @@ struct kube_watch_splitter {
 	int failed; /* sticky error */
 	/* KUBE_WATCH_FRAMING_LENGTH only */
 	int framing;
-	bool framing_set; /* kube_watch_splitter_set_framing() was called */
+	bool framing_set;     /* kube_watch_splitter_set_framing() was called */
 	unsigned char hdr[4]; /* length prefix bytes seen so far */
 	unsigned hdr_n;
 	size_t want; /* length of the frame in progress (valid when hdr_n == 4) */
@@ -52,8 +52,8 @@ void kube_watch_splitter_set_framing(struct kube_watch_splitter *s, enum kube_wa
 typedef int (*kube_event_fn)(const char *json, size_t len, void *userdata);
 
 /* Feeds one chunk. Returns the number of events delivered, or a negative errno: -EBADMSG (bytes
- * outside an object, unbalanced closer; never for length framing), -E2BIG (event over max_event), -ENOMEM, or the
- * callback's error. After an error the splitter stays failed. */
+ * outside an object, unbalanced closer; never for length framing), -E2BIG (event over max_event),
+ * -ENOMEM, or the callback's error. After an error the splitter stays failed. */
 int kube_watch_splitter_feed(struct kube_watch_splitter *s, const void *data, size_t n,
                              kube_event_fn fn, void *userdata);
 

@@ -53,7 +53,8 @@ void *realloc(void *p, size_t n)
 	return __libc_realloc(p, n);
 }
 
-/* ---- input ------------------------------------------------------------------------------------ */
+/* ---- input ------------------------------------------------------------------------------------
+ */
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -132,7 +133,8 @@ static uint64_t get_varint(const unsigned char **p)
 /* the Pod message inside "k8s\0" + Unknown{... 2: raw} */
 static const unsigned char *envelope_raw(const char *buf, size_t len, size_t *ret_n)
 {
-	const unsigned char *p = (const unsigned char *)buf + 4, *end = (const unsigned char *)buf + len;
+	const unsigned char *p = (const unsigned char *)buf + 4,
+	                    *end = (const unsigned char *)buf + len;
 	while (p < end) {
 		uint64_t tag = get_varint(&p), n = get_varint(&p);
 		if ((tag & 7) != 2)
@@ -249,7 +251,10 @@ int main(int argc, char **argv)
 	size_t rawn;
 	const unsigned char *podraw = envelope_raw(pb, pl, &rawn);
 	char *podcopy = malloc(rawn);
-	put_field(&raw, 1, "\x12\x06" "884213", 8);
+	put_field(&raw, 1,
+	          "\x12\x06"
+	          "884213",
+	          8);
 	for (int i = 0; i < NPODS; i++) {
 		if (i)
 			put(&jo, ",", 1);
@@ -288,7 +293,10 @@ int main(int argc, char **argv)
 		put(&jp, jo.p + item_off + (size_t)i * (jl + 1), jl);
 	}
 	put(&jp, "]}", 2);
-	put_field(&rp, 1, "\x12\x06" "884213", 8);
+	put_field(&rp, 1,
+	          "\x12\x06"
+	          "884213",
+	          8);
 	for (int i = 0; i < PAGE; i++) {
 		memcpy(podcopy, podraw, rawn);
 		vary(podcopy, rawn, uid, i);
@@ -325,7 +333,8 @@ int main(int argc, char **argv)
 	printf("bench: kube.page500_json_pods_per_s %.0f pods/s\n", jpg.pods_per_s);
 	printf("bench: kube.page500_proto_pods_per_s %.0f pods/s\n", bpg.pods_per_s);
 	printf("bench: kube.page500_json_scratch_pods_per_s %.0f pods/s\n", jpg.scratch_pods_per_s);
-	printf("bench: kube.page500_proto_scratch_pods_per_s %.0f pods/s\n", bpg.scratch_pods_per_s);
+	printf("bench: kube.page500_proto_scratch_pods_per_s %.0f pods/s\n",
+	       bpg.scratch_pods_per_s);
 	printf("bench: kube.page500_proto_speedup %.2f x\n", bpg.pods_per_s / jpg.pods_per_s);
 	free(jp.p);
 	free(rp.p);

@@ -99,8 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		void *o, *so;
 		int r = kube_proto_decode(kind, buf, bn, 0, &o);
 		check_err(r);
-		int rs = kube_proto_decode_scratch(scratch, kind, buf, bn, KUBE_DECODE_ALL_ANNOTATIONS,
-		                                   &so);
+		int rs = kube_proto_decode_scratch(scratch, kind, buf, bn,
+		                                   KUBE_DECODE_ALL_ANNOTATIONS, &so);
 		if ((r == 0) != (rs == 0))
 			abort();
 		if (r == 0)
@@ -110,7 +110,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int c = 0;
 		int r = kube_proto_decode_list(kind, buf, bn, 0, free_item, NULL, &m);
 		check_err(r);
-		int rs = kube_proto_decode_list_scratch(scratch, kind, buf, bn, 0, count_item, &c, &m);
+		int rs = kube_proto_decode_list_scratch(scratch, kind, buf, bn, 0, count_item, &c,
+		                                        &m);
 		if ((r >= 0) != (rs >= 0) || (r >= 0 && (r != rs || c != r)))
 			abort();
 	} else if (mode == 2) {

@@ -940,7 +940,9 @@ static void test_protobuf(void **state)
 {
 	(void)state;
 	struct kube_client *pc;
-	struct kube_client_opts co = {.config = cfg, .process = "e2e", .controller = "proto",
+	struct kube_client_opts co = {.config = cfg,
+	                              .process = "e2e",
+	                              .controller = "proto",
 	                              .content_type = KUBE_CONTENT_PROTOBUF};
 	assert_int_equal(kube_client_new(&co, &pc), 0);
 	struct kube_response resp;
@@ -954,28 +956,36 @@ static void test_protobuf(void **state)
 		kube_response_clear(&resp);
 	}
 	/* LIST: a protobuf body (the magic), decoded like the JSON one */
-	struct kube_request l = {.verb = KUBE_LIST, .version = "v1", .resource = "pods", .ns = ns,
-	                         .label_selector = "set=pb", .protobuf_ok = true};
+	struct kube_request l = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = ns,
+	                         .label_selector = "set=pb",
+	                         .protobuf_ok = true};
 	struct pb_items a = {0}, b = {0};
 	struct kube_list_meta lm;
 	assert_int_equal(kube_client_request(pc, &l, NULL, NULL, &resp), 0);
 	assert_true(kube_proto_is(resp.body, resp.body_len));
-	assert_int_equal(kube_decode_list_any(KUBE_KIND_POD, resp.body, resp.body_len, 0, pb_item,
-	                                      &a, &lm),
-	                 3);
+	assert_int_equal(
+	        kube_decode_list_any(KUBE_KIND_POD, resp.body, resp.body_len, 0, pb_item, &a, &lm),
+	        3);
 	kube_response_clear(&resp);
 	l.protobuf_ok = false;
 	assert_int_equal(kube_client_request(pc, &l, NULL, NULL, &resp), 0);
 	assert_false(kube_proto_is(resp.body, resp.body_len));
-	assert_int_equal(kube_decode_list_any(KUBE_KIND_POD, resp.body, resp.body_len, 0, pb_item,
-	                                      &b, NULL),
-	                 3);
+	assert_int_equal(
+	        kube_decode_list_any(KUBE_KIND_POD, resp.body, resp.body_len, 0, pb_item, &b, NULL),
+	        3);
 	kube_response_clear(&resp);
 	for (int i = 0; i < 3; i++)
 		assert_string_equal(a.names[i], b.names[i]);
 	/* metadata-only LIST: PartialObjectMetadataList as protobuf */
-	struct kube_request m = {.verb = KUBE_LIST, .version = "v1", .resource = "pods", .ns = ns,
-	                         .label_selector = "set=pb", .metadata_only = true,
+	struct kube_request m = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = ns,
+	                         .label_selector = "set=pb",
+	                         .metadata_only = true,
 	                         .protobuf_ok = true};
 	struct pb_items c = {0};
 	assert_int_equal(kube_client_request(pc, &m, NULL, NULL, &resp), 0);
@@ -986,19 +996,29 @@ static void test_protobuf(void **state)
 	kube_response_clear(&resp);
 	/* WATCH from the list RV with initial events: length-framed protobuf events */
 	struct pb_watch w = {0};
-	struct kube_request wr = {.verb = KUBE_WATCH, .version = "v1", .resource = "pods",
-	                          .ns = ns, .label_selector = "set=pb",
-	                          .resource_version_match = "NotOlderThan", .resource_version = "",
-	                          .send_initial_events = true, .allow_watch_bookmarks = true,
-	                          .timeout_seconds = 2, .protobuf_ok = true};
+	struct kube_request wr = {.verb = KUBE_WATCH,
+	                          .version = "v1",
+	                          .resource = "pods",
+	                          .ns = ns,
+	                          .label_selector = "set=pb",
+	                          .resource_version_match = "NotOlderThan",
+	                          .resource_version = "",
+	                          .send_initial_events = true,
+	                          .allow_watch_bookmarks = true,
+	                          .timeout_seconds = 2,
+	                          .protobuf_ok = true};
 	assert_int_equal(kube_client_request(pc, &wr, on_pb_event, &w, &resp), 0);
 	kube_response_clear(&resp);
 	assert_int_equal(w.added, 3);
 	assert_true(w.bookmarks >= 1);
 	assert_int_equal(w.proto_frames, w.added + w.bookmarks);
 	/* an error comes back as a protobuf Status and maps as the JSON one does */
-	struct kube_request g = {.verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = ns,
-	                         .name = "pb-missing", .protobuf_ok = true};
+	struct kube_request g = {.verb = KUBE_GET,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = ns,
+	                         .name = "pb-missing",
+	                         .protobuf_ok = true};
 	assert_int_equal(kube_client_request(pc, &g, NULL, NULL, &resp), -ENOENT);
 	assert_true(kube_proto_is(resp.body, resp.body_len));
 	assert_string_equal(resp.error.reason, "NotFound");

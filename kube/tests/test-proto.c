@@ -38,7 +38,7 @@ static void same_str(const char *a, const char *b, const char *what, int line)
 #define SAME_INT(a, b, what)                                                                       \
 	do {                                                                                       \
 		if ((int64_t)(a) != (int64_t)(b)) {                                                \
-			fprintf(stderr, "line %d: %s differs: json %lld proto %lld\n", __LINE__,  \
+			fprintf(stderr, "line %d: %s differs: json %lld proto %lld\n", __LINE__,   \
 			        (what), (long long)(a), (long long)(b));                           \
 			fail();                                                                    \
 		}                                                                                  \
@@ -197,7 +197,8 @@ static void same_obj(enum kube_kind kind, const void *a, const void *b)
 	}
 }
 
-/* ---- fixtures --------------------------------------------------------------------------------- */
+/* ---- fixtures ---------------------------------------------------------------------------------
+ */
 
 struct pair {
 	char *json, *pb;
@@ -362,9 +363,9 @@ static void list_both(enum kube_kind kind, const char *name, int want_items,
 	assert_int_equal(kube_scratch_new(&s), 0);
 	memcpy(c.obj, a.obj, sizeof(c.obj));
 	c.scratch = true;
-	assert_int_equal(kube_decode_list_scratch_any(s, kind, p.pb, p.pb_len, 0, cmp_item, &c,
-	                                              &mc),
-	                 want_items);
+	assert_int_equal(
+	        kube_decode_list_scratch_any(s, kind, p.pb, p.pb_len, 0, cmp_item, &c, &mc),
+	        want_items);
 	assert_string_equal(ma.cont, mc.cont);
 	c.n = 0;
 	c.scratch = false;
@@ -400,9 +401,8 @@ static void test_list_callback_stops(void **state)
 	(void)state;
 	struct pair p = load("podlist");
 	struct items b = {.kind = KUBE_KIND_POD};
-	assert_int_equal(kube_proto_decode_list(KUBE_KIND_POD, p.pb, p.pb_len, 0, keep_item, &b,
-	                                        NULL),
-	                 2);
+	assert_int_equal(
+	        kube_proto_decode_list(KUBE_KIND_POD, p.pb, p.pb_len, 0, keep_item, &b, NULL), 2);
 	for (int i = 0; i < b.n; i++)
 		kube_object_free(b.obj[i]);
 	unload(&p);
@@ -509,8 +509,8 @@ static int find_bookmark(const char *buf, size_t len, void *ud)
 	struct kube_pod *o;
 	assert_int_equal(kube_proto_decode_watch_event(KUBE_KIND_POD, buf, len, 0, &t, (void **)&o),
 	                 0);
-	if (t == KUBE_WATCH_BOOKMARK &&
-	    kube_labels_get(o->meta.annotations, o->meta.n_annotations, "k8s.io/initial-events-end"))
+	if (t == KUBE_WATCH_BOOKMARK && kube_labels_get(o->meta.annotations, o->meta.n_annotations,
+	                                                "k8s.io/initial-events-end"))
 		(*(int *)ud)++;
 	kube_object_free(o);
 	return 0;
@@ -531,7 +531,8 @@ static void test_watch_bookmark(void **state)
 	free(p);
 }
 
-/* ---- Status errors ---------------------------------------------------------------------------- */
+/* ---- Status errors ----------------------------------------------------------------------------
+ */
 
 static void test_status(void **state)
 {
@@ -564,7 +565,8 @@ static void test_status(void **state)
 	unload(&p);
 }
 
-/* ---- malformed input -------------------------------------------------------------------------- */
+/* ---- malformed input --------------------------------------------------------------------------
+ */
 
 struct buf {
 	unsigned char b[256];
@@ -653,7 +655,10 @@ static void test_malformed(void **state)
 	assert_int_equal(decode_pod_raw(&r4), -EBADMSG);
 	/* a length past the end, a huge length, in a skipped and in a kept field */
 	struct buf r5 = {0};
-	put(&r5, "\x42\x05" "ab", 4); /* field 8 (skipped) claims 5 bytes, has 2 */
+	put(&r5,
+	    "\x42\x05"
+	    "ab",
+	    4); /* field 8 (skipped) claims 5 bytes, has 2 */
 	assert_int_equal(decode_pod_raw(&r5), -EBADMSG);
 	struct buf r6 = {0};
 	put(&r6, "\x0a\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 10);
@@ -767,7 +772,8 @@ static void test_truncation_and_flips(void **state)
 	free(b);
 }
 
-/* ---- length framing --------------------------------------------------------------------------- */
+/* ---- length framing ---------------------------------------------------------------------------
+ */
 
 struct frames {
 	int n;
@@ -829,8 +835,7 @@ static void test_length_framing(void **state)
 	/* a huge length is refused before anything is buffered */
 	kube_watch_splitter_init(&w, 0);
 	kube_watch_splitter_set_framing(&w, KUBE_WATCH_FRAMING_LENGTH);
-	assert_int_equal(kube_watch_splitter_feed(&w, "\xff\xff\xff\xff", 4, on_frame, &f),
-	                 -E2BIG);
+	assert_int_equal(kube_watch_splitter_feed(&w, "\xff\xff\xff\xff", 4, on_frame, &f), -E2BIG);
 	kube_watch_splitter_free(&w);
 }
 

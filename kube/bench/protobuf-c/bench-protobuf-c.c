@@ -99,7 +99,10 @@ int main(int argc, char **argv)
 	k8s__io__api__core__v1__pod__free_unpacked(pod, NULL);
 
 	struct out raw = {0}, env = {0}, tm = {0};
-	put_field(&raw, 1, "\x12\x06" "884213", 8);
+	put_field(&raw, 1,
+	          "\x12\x06"
+	          "884213",
+	          8);
 	uint8_t *copy = malloc(u->raw.len);
 	for (int i = 0; i < NPODS; i++) {
 		memcpy(copy, u->raw.data, u->raw.len);
@@ -138,7 +141,9 @@ int main(int argc, char **argv)
 		n += NPODS;
 		t1 = cpu_s();
 	} while (t1 - t0 < 2.0);
-	printf("bench: kube.list20k_protobuf_c_unpack_pods_per_s %.0f pods/s\n", (double)n / (t1 - t0));
-	printf("bench: kube.list20k_protobuf_c_unpack_us_per_pod %.3f us\n", 1e6 * (t1 - t0) / (double)n);
+	printf("bench: kube.list20k_protobuf_c_unpack_pods_per_s %.0f pods/s\n",
+	       (double)n / (t1 - t0));
+	printf("bench: kube.list20k_protobuf_c_unpack_us_per_pod %.3f us\n",
+	       1e6 * (t1 - t0) / (double)n);
 	return 0;
 }
