@@ -15,6 +15,7 @@
 
 #include "informerd/informer.h"
 #include "informerd/reflector.h"
+#include "kube/proto.h"
 
 #define STOP_WATCH (-ECANCELED)
 
@@ -119,6 +120,12 @@ static void start(struct informer *in)
 	        .send_initial_events = q.send_initial_events,
 	        .metadata_only = in->res->record_kind == SHM_RECORD_META,
 	};
+	/* Protobuf (when the client's --kube-api-content-type asks for it), as client-go's typed
+	 * and metadata informers: for Pods and for metadata-only resources (PartialObjectMetadata
+	 * is a built-in type even for custom resources). ReplicaSets stay JSON: the model keeps
+	 * spec.template as JSON text for pod creation, which protobuf does not carry
+	 * (kube/proto.h). */
+	req.protobuf_ok = req.metadata_only || in->kkind == KUBE_KIND_POD;
 	in->call_op = q.op;
 	in->watch_events = 0;
 	r = kube_call_start(in->ii->cfg.client, &req, on_done,
@@ -194,7 +201,7 @@ static void list_done(struct informer *in, const struct kube_result *r, uint64_t
 
 	if (r->err == 0) {
 		memset(&meta, 0, sizeof(meta));
-		d = kube_decode_list(in->kkind, r->body, r->body_len, 0, list_item, &lc, &meta);
+		d = kube_decode_list_any(in->kkind, r->body, r->body_len, 0, list_item, &lc, &meta);
 		if (d < 0 || lc.err) {
 			lr.err = lc.err ? lc.err : d;
 		} else {
@@ -263,7 +270,7 @@ static int on_event(const char *json, size_t len, void *ud)
 
 	if (in->removing)
 		return STOP_WATCH;
-	r = kube_decode_watch_event(in->kkind, json, len, 0, &t, &obj);
+	r = kube_decode_watch_event_any(in->kkind, json, len, 0, &t, &obj);
 	if (r < 0) {
 		/* Undecodable event: client-go turns it into an ERROR (relist after backoff). */
 		inf_metrics_add(in->row, INF_M_ERRORS, 1);

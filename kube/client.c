@@ -29,6 +29,7 @@
 
 #include "kube/auth.h"
 #include "kube/model.h"
+#include "kube/proto.h"
 #include "kube/restmetrics.h"
 #include "kube/watch.h"
 
@@ -40,6 +41,17 @@
 static const char ACCEPT_META_ONE[] =
         "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 static const char ACCEPT_META_LIST[] =
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/* protobuf (kube/proto.h): asked only for requests marked protobuf_ok on a client whose
+ * content_type is protobuf; JSON stays acceptable, as client-go's lists: the apiserver answers
+ * JSON for what it cannot encode as protobuf (custom resources). */
+static const char ACCEPT_PB[] = KUBE_CONTENT_PROTOBUF ",application/json";
+static const char ACCEPT_PB_META_ONE[] = KUBE_CONTENT_PROTOBUF
+        ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+static const char ACCEPT_PB_META_LIST[] = KUBE_CONTENT_PROTOBUF
+        ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
         "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 
 struct kube_call {
@@ -97,6 +109,7 @@ struct kube_client {
 	long curl_timeout_ms; /* -1: none */
 	int64_t curl_timeout_set_ms;
 	bool http2;
+	bool protobuf; /* opts.content_type is protobuf */
 	bool in_pump;
 	int in_curl;         /* inside curl_multi_*(): handles must not be removed now */
 	int pending_cancels; /* calls cancelled meanwhile, freed by sweep() */
@@ -463,6 +476,17 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
 	if (call->verb == KUBE_WATCH && call->on_event) {
 		curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
 		if (code == 200) {
+			if (!call->split.framing_set) {
+				/* a protobuf watch is length-framed (kube/watch.h) */
+				char *ct = NULL;
+				curl_easy_getinfo(call->easy, CURLINFO_CONTENT_TYPE, &ct);
+				kube_watch_splitter_set_framing(
+				        &call->split,
+				        ct && !strncasecmp(ct, KUBE_CONTENT_PROTOBUF,
+				                           sizeof(KUBE_CONTENT_PROTOBUF) - 1)
+				                ? KUBE_WATCH_FRAMING_LENGTH
+				                : KUBE_WATCH_FRAMING_JSON);
+			}
 			int r = kube_watch_splitter_feed(&call->split, p, len, call->on_event,
 			                                 call->ud);
 			if (r < 0) {
@@ -967,9 +991,13 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 	/* A WATCH streams single objects: client-go's metadata client watches with
 	 * as=PartialObjectMetadata. Asked for ...List, the apiserver answers 200 and sends no event. */
 	bool list_like = req->verb == KUBE_LIST;
+	bool pb = c->protobuf && req->protobuf_ok &&
+	          (req->verb == KUBE_GET || req->verb == KUBE_LIST || req->verb == KUBE_WATCH);
 	snprintf(x->fx.accept, sizeof(x->fx.accept), "%s",
 	         req->accept          ? req->accept
-	         : req->metadata_only ? (list_like ? ACCEPT_META_LIST : ACCEPT_META_ONE)
+	         : req->metadata_only ? (pb ? (list_like ? ACCEPT_PB_META_LIST : ACCEPT_PB_META_ONE)
+	                                    : (list_like ? ACCEPT_META_LIST : ACCEPT_META_ONE))
+	         : pb                 ? ACCEPT_PB
 	                              : "application/json");
 	switch (req->verb) {
 	case KUBE_CREATE:
@@ -1497,6 +1525,7 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 	c->cfg = o->config;
 	c->limiter = o->limiter;
 	c->fence = o->fence ? o->fence : process_fence;
+	c->protobuf = o->content_type && !strcmp(o->content_type, KUBE_CONTENT_PROTOBUF);
 	c->qps = o->limiter ? 0 : o->qps;
 	c->burst = o->burst >= 1 ? o->burst : 1;
 	c->tokens = c->burst;

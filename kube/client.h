@@ -65,6 +65,10 @@ struct kube_request {
 	bool allow_watch_bookmarks;
 	bool send_initial_events;
 	bool metadata_only; /* PartialObjectMetadata(List) via the Accept header */
+	/* GET, LIST, WATCH of a built-in type (or metadata_only): ask for protobuf when the
+	 * client's content_type is protobuf. The body (and watch events) may then be protobuf or
+	 * JSON: decode with kube_decode_any() and friends (kube/proto.h). */
+	bool protobuf_ok;
 	/* CREATE, UPDATE, PATCH */
 	const char *body;
 	size_t body_len;
@@ -95,6 +99,10 @@ struct kube_client_opts {
 	/* optional (kube/fence.h): writes sent at or past its deadline fail with -ENOLCK before any
 	 * byte goes out (only the leader's processes write); not owned, must outlive the client */
 	const struct kube_fence *fence;
+	/* kcm's --kube-api-content-type: NULL or "application/json" for JSON everywhere;
+	 * KUBE_CONTENT_PROTOBUF ("application/vnd.kubernetes.protobuf") asks protobuf for the
+	 * requests marked protobuf_ok. Bodies sent (create, update, patch) stay JSON. */
+	const char *content_type;
 };
 
 struct kube_client;

@@ -1084,10 +1084,6 @@ int kube_decode_list(enum kube_kind kind, const void *json, size_t len, unsigned
 	return decode_list(NULL, kind, json, len, flags, fn, userdata, ret_meta);
 }
 
-struct kube_scratch {
-	struct js_arena arena;
-};
-
 int kube_scratch_new(struct kube_scratch **ret)
 {
 	struct kube_scratch *s;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kube/model.h"
+#include "kube/proto.h"
 
 static const struct {
 	const char *reason;
@@ -100,7 +101,11 @@ int kube_error_from_response(int code, const void *body, size_t len, const char 
 	if (code >= 200 && code < 300)
 		return 0;
 	struct kube_status *st = NULL;
-	if (body && len && kube_decode_status(body, len, 0, &st) == 0 &&
+	/* a client that asked for protobuf gets its errors as a protobuf Status */
+	if (body && len &&
+	    (kube_proto_is(body, len)
+	             ? kube_proto_decode(KUBE_KIND_STATUS, body, len, 0, (void **)&st)
+	             : kube_decode_status(body, len, 0, &st)) == 0 &&
 	    (st->reason || st->status || st->message)) {
 		copy(e->reason, sizeof(e->reason), st->reason);
 		copy(e->message, sizeof(e->message), st->message);

@@ -51,6 +51,12 @@ void js_arena_reset(struct js_arena *a);
 void js_arena_free_obj(void *obj);
 size_t js_arena_bytes(const struct js_arena *a);
 
+/* What a struct kube_scratch (kube/model.h) is: one arena reused by every decode into it (the
+ * JSON decoders in kube/decode.c and the protobuf ones in kube/proto.c). */
+struct kube_scratch {
+	struct js_arena arena;
+};
+
 /* ---- scanner ------------------------------------------------------------------------------- */
 struct js {
 	const unsigned char *p;

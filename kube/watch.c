@@ -43,6 +43,54 @@ static int append(struct kube_watch_splitter *s, const char *p, size_t n)
 	return 0;
 }
 
+void kube_watch_splitter_set_framing(struct kube_watch_splitter *s, enum kube_watch_framing f)
+{
+	s->framing = f;
+	s->framing_set = true;
+}
+
+/* Length framing: [4-byte big-endian length][frame]... A frame inside the chunk is handed over
+ * in place; one that spans chunks is gathered in s->buf. */
+static int feed_length(struct kube_watch_splitter *s, const unsigned char *p, size_t n,
+                       kube_event_fn fn, void *userdata)
+{
+	size_t i = 0;
+	int events = 0, r;
+	while (i < n) {
+		if (s->hdr_n < 4) {
+			s->hdr[s->hdr_n++] = p[i++];
+			if (s->hdr_n < 4)
+				continue;
+			s->want = (size_t)s->hdr[0] << 24 | (size_t)s->hdr[1] << 16 |
+			          (size_t)s->hdr[2] << 8 | s->hdr[3];
+			if (s->want > s->max_event)
+				return s->failed = -E2BIG;
+			s->len = 0;
+		}
+		size_t take = n - i;
+		if (take > s->want - s->len)
+			take = s->want - s->len;
+		if (!s->len && take == s->want) {
+			r = fn((const char *)p + i, take, userdata);
+		} else {
+			if (take && (r = append(s, (const char *)p + i, take)) < 0)
+				return s->failed = r;
+			if (s->len < s->want) {
+				i += take;
+				continue;
+			}
+			r = fn(s->buf, s->len, userdata);
+		}
+		i += take;
+		s->len = 0;
+		s->hdr_n = 0;
+		if (r < 0)
+			return s->failed = r;
+		events++;
+	}
+	return events;
+}
+
 int kube_watch_splitter_feed(struct kube_watch_splitter *s, const void *data, size_t n,
                              kube_event_fn fn, void *userdata)
 {
@@ -55,6 +103,8 @@ int kube_watch_splitter_feed(struct kube_watch_splitter *s, const void *data, si
 		return s->failed;
 	if (!fn || (!data && n))
 		return -EINVAL;
+	if (s->framing == KUBE_WATCH_FRAMING_LENGTH)
+		return feed_length(s, data, n, fn, userdata);
 	while (i < n) {
 		char c = p[i];
 		if (!open) {
@@ -125,5 +175,7 @@ int kube_watch_splitter_finish(const struct kube_watch_splitter *s)
 {
 	if (s->failed)
 		return s->failed;
+	if (s->framing == KUBE_WATCH_FRAMING_LENGTH)
+		return s->hdr_n ? -EPIPE : 0;
 	return (s->len || s->depth || s->in_string) ? -EPIPE : 0;
 }

@@ -9,9 +9,16 @@
  * own buffer when the event spans chunks. It does not validate JSON beyond framing; the decoder
  * does that. Frames are recognised by braces, not newlines, so a stream without newlines (or with
  * \r\n) frames identically.
+ *
+ * A protobuf watch stream (Content-Type application/vnd.kubernetes.protobuf;stream=watch) is
+ * framed by length instead: each event is a 4-byte big-endian length and that many bytes (a
+ * metav1.WatchEvent message, kube/proto.h). kube_watch_splitter_set_framing() switches a splitter
+ * to that before its first chunk; delivery (zero-copy when a frame lies inside one chunk, the
+ * buffer otherwise), max_event and the sticky error work the same.
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct kube_watch_splitter {
@@ -21,19 +28,33 @@ struct kube_watch_splitter {
 	int depth;        /* brace/bracket nesting inside the event in progress */
 	int in_string, escape;
 	int failed; /* sticky error */
+	/* KUBE_WATCH_FRAMING_LENGTH only */
+	int framing;
+	bool framing_set;     /* kube_watch_splitter_set_framing() was called */
+	unsigned char hdr[4]; /* length prefix bytes seen so far */
+	unsigned hdr_n;
+	size_t want; /* length of the frame in progress (valid when hdr_n == 4) */
+};
+
+enum kube_watch_framing {
+	KUBE_WATCH_FRAMING_JSON = 0, /* top-level JSON objects (the default) */
+	KUBE_WATCH_FRAMING_LENGTH,   /* 4-byte big-endian length prefixed frames (protobuf) */
 };
 
 /* max_event 0 means the default (64 MiB). */
 void kube_watch_splitter_init(struct kube_watch_splitter *s, size_t max_event);
 void kube_watch_splitter_free(struct kube_watch_splitter *s);
 
+/* Selects the framing; only before the first kube_watch_splitter_feed(). */
+void kube_watch_splitter_set_framing(struct kube_watch_splitter *s, enum kube_watch_framing f);
+
 /* Called once per complete event; the bytes are valid only during the call. A negative return
  * stops feeding and is returned by kube_watch_splitter_feed(). */
 typedef int (*kube_event_fn)(const char *json, size_t len, void *userdata);
 
 /* Feeds one chunk. Returns the number of events delivered, or a negative errno: -EBADMSG (bytes
- * outside an object, unbalanced closer), -E2BIG (event over max_event), -ENOMEM, or the
- * callback's error. After an error the splitter stays failed. */
+ * outside an object, unbalanced closer; never for length framing), -E2BIG (event over max_event),
+ * -ENOMEM, or the callback's error. After an error the splitter stays failed. */
 int kube_watch_splitter_feed(struct kube_watch_splitter *s, const void *data, size_t n,
                              kube_event_fn fn, void *userdata);
 

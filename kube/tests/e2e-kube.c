@@ -8,7 +8,8 @@
  * metadata-only list, watch + bookmark + resume from a list RV, conflict on a stale update, each
  * patch type, delete preconditions, upstream's adoption/release patch bodies on a real pod, a
  * pod created from a ReplicaSet template, Lease create/update/conflict, an Event, and the
- * Status errors (404, 409 AlreadyExists, 422 Invalid with causes).
+ * Status errors (404, 409 AlreadyExists, 422 Invalid with causes), and protobuf (list,
+ * metadata-only list, length-framed watch, a protobuf Status error).
  * With KCMD_CAPTURE_DIR set, raw responses are written there (fixture capture).
  */
 #include <errno.h>
@@ -31,6 +32,7 @@
 #include "kube/encode.h"
 #include "kube/errors.h"
 #include "kube/model.h"
+#include "kube/proto.h"
 #include "kube/selector.h"
 
 static struct kube_config *cfg;
@@ -895,6 +897,136 @@ static void test_auth_variants(void **state)
 	kube_client_free(k2);
 }
 
+/* ---- protobuf (kube/proto.h) through the client, as informerd uses it ------------------------ */
+
+struct pb_items {
+	int n;
+	char names[8][32];
+};
+
+static int pb_item(void *obj, void *ud)
+{
+	struct pb_items *it = ud;
+	const struct kube_object_meta *m = obj; /* meta is the first member of every model struct */
+	if (it->n < 8)
+		snprintf(it->names[it->n], sizeof(it->names[0]), "%s", m->name ? m->name : "");
+	it->n++;
+	kube_object_free(obj);
+	return 0;
+}
+
+struct pb_watch {
+	int added, bookmarks, proto_frames;
+};
+
+static int on_pb_event(const char *buf, size_t len, void *ud)
+{
+	struct pb_watch *w = ud;
+	enum kube_watch_type t;
+	void *o;
+	if (len && buf[0] == 0x0a) /* a bare protobuf WatchEvent, not a '{' */
+		w->proto_frames++;
+	int r = kube_decode_watch_event_any(KUBE_KIND_POD, buf, len, 0, &t, &o);
+	if (r < 0)
+		return r;
+	if (t == KUBE_WATCH_ADDED)
+		w->added++;
+	if (t == KUBE_WATCH_BOOKMARK)
+		w->bookmarks++;
+	kube_object_free(o);
+	return 0;
+}
+
+static void test_protobuf(void **state)
+{
+	(void)state;
+	struct kube_client *pc;
+	struct kube_client_opts co = {.config = cfg,
+	                              .process = "e2e",
+	                              .controller = "proto",
+	                              .content_type = KUBE_CONTENT_PROTOBUF};
+	assert_int_equal(kube_client_new(&co, &pc), 0);
+	struct kube_response resp;
+	for (int i = 0; i < 3; i++) {
+		char body[256];
+		snprintf(body, sizeof(body),
+		         "{\"metadata\":{\"name\":\"pb-%d\",\"labels\":{\"set\":\"pb\"}},"
+		         "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+		         i);
+		assert_int_equal(do_simple(KUBE_CREATE, NULL, "pods", NULL, body, &resp), 0);
+		kube_response_clear(&resp);
+	}
+	/* LIST: a protobuf body (the magic), decoded like the JSON one */
+	struct kube_request l = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = ns,
+	                         .label_selector = "set=pb",
+	                         .protobuf_ok = true};
+	struct pb_items a = {0}, b = {0};
+	struct kube_list_meta lm;
+	assert_int_equal(kube_client_request(pc, &l, NULL, NULL, &resp), 0);
+	assert_true(kube_proto_is(resp.body, resp.body_len));
+	assert_int_equal(
+	        kube_decode_list_any(KUBE_KIND_POD, resp.body, resp.body_len, 0, pb_item, &a, &lm),
+	        3);
+	kube_response_clear(&resp);
+	l.protobuf_ok = false;
+	assert_int_equal(kube_client_request(pc, &l, NULL, NULL, &resp), 0);
+	assert_false(kube_proto_is(resp.body, resp.body_len));
+	assert_int_equal(
+	        kube_decode_list_any(KUBE_KIND_POD, resp.body, resp.body_len, 0, pb_item, &b, NULL),
+	        3);
+	kube_response_clear(&resp);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(a.names[i], b.names[i]);
+	/* metadata-only LIST: PartialObjectMetadataList as protobuf */
+	struct kube_request m = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = ns,
+	                         .label_selector = "set=pb",
+	                         .metadata_only = true,
+	                         .protobuf_ok = true};
+	struct pb_items c = {0};
+	assert_int_equal(kube_client_request(pc, &m, NULL, NULL, &resp), 0);
+	assert_true(kube_proto_is(resp.body, resp.body_len));
+	assert_int_equal(kube_decode_list_any(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0,
+	                                      pb_item, &c, NULL),
+	                 3);
+	kube_response_clear(&resp);
+	/* WATCH from the list RV with initial events: length-framed protobuf events */
+	struct pb_watch w = {0};
+	struct kube_request wr = {.verb = KUBE_WATCH,
+	                          .version = "v1",
+	                          .resource = "pods",
+	                          .ns = ns,
+	                          .label_selector = "set=pb",
+	                          .resource_version_match = "NotOlderThan",
+	                          .resource_version = "",
+	                          .send_initial_events = true,
+	                          .allow_watch_bookmarks = true,
+	                          .timeout_seconds = 2,
+	                          .protobuf_ok = true};
+	assert_int_equal(kube_client_request(pc, &wr, on_pb_event, &w, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(w.added, 3);
+	assert_true(w.bookmarks >= 1);
+	assert_int_equal(w.proto_frames, w.added + w.bookmarks);
+	/* an error comes back as a protobuf Status and maps as the JSON one does */
+	struct kube_request g = {.verb = KUBE_GET,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = ns,
+	                         .name = "pb-missing",
+	                         .protobuf_ok = true};
+	assert_int_equal(kube_client_request(pc, &g, NULL, NULL, &resp), -ENOENT);
+	assert_true(kube_proto_is(resp.body, resp.body_len));
+	assert_string_equal(resp.error.reason, "NotFound");
+	kube_response_clear(&resp);
+	kube_client_free(pc);
+}
+
 int main(void)
 {
 	if (!getenv("KCMD_TEST_SERVER")) {
@@ -912,6 +1044,7 @@ int main(void)
 	        cmocka_unit_test(test_replicaset_pod_adoption),
 	        cmocka_unit_test(test_lease),
 	        cmocka_unit_test(test_auth_variants),
+	        cmocka_unit_test(test_protobuf),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

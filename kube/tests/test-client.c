@@ -25,6 +25,7 @@
 #include <curl/curl.h>
 
 #include "kube/client.h"
+#include "kube/proto.h"
 #include "kube/limiter.h"
 
 /* ---- scripted server ---------------------------------------------------------------------- */
@@ -548,6 +549,82 @@ static void test_watch_metadata_accept(void **state)
 	                       "\r\nAccept: application/json;as=PartialObjectMetadataList;"
 	                       "g=meta.k8s.io;v=v1,application/json\r\n"));
 	kube_client_free(c);
+	server_stop();
+}
+
+/* --kube-api-content-type=application/vnd.kubernetes.protobuf: requests marked protobuf_ok ask
+ * for protobuf with a JSON fallback (client-go's Accept lists); others, bodies sent, and clients
+ * without the option stay JSON. */
+static void test_protobuf_accept(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R200, R200, R200, R200, R200};
+	server_start(script, 6);
+	snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", srv.port);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.server = server_url;
+	struct kube_client_opts o = {.config = &cfg,
+	                             .process = "test",
+	                             .burst = 1,
+	                             .content_type = KUBE_CONTENT_PROTOBUF};
+	struct kube_client *c, *cj;
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	o.content_type = NULL;
+	assert_int_equal(kube_client_new(&o, &cj), 0);
+	struct kube_response resp;
+	struct kube_request l = {
+	        .verb = KUBE_LIST, .version = "v1", .resource = "pods", .protobuf_ok = true};
+	struct kube_request m = {.verb = KUBE_LIST,
+	                         .version = "v1",
+	                         .resource = "configmaps",
+	                         .metadata_only = true,
+	                         .protobuf_ok = true};
+	struct kube_request g = {.verb = KUBE_GET,
+	                         .group = "apps",
+	                         .version = "v1",
+	                         .resource = "replicasets",
+	                         .ns = "n",
+	                         .name = "r"};
+	struct kube_request p = {.verb = KUBE_CREATE,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = "n",
+	                         .body = "{}",
+	                         .body_len = 2,
+	                         .protobuf_ok = true};
+	const struct kube_request *order[] = {&l, &m, &g, &p};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(kube_client_request(c, order[i], NULL, NULL, &resp), 0);
+		kube_response_clear(&resp);
+	}
+	kube_client_free(c); /* the test server serves one connection at a time */
+	assert_int_equal(kube_client_request(cj, &l, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(kube_client_request(cj, &m, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 6);
+	assert_non_null(strstr(srv.req[0], "\r\nAccept: application/vnd.kubernetes.protobuf,"
+	                                   "application/json\r\n"));
+	assert_non_null(
+	        strstr(srv.req[1],
+	               "\r\nAccept: application/vnd.kubernetes.protobuf;"
+	               "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;"
+	               "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json\r\n"));
+	assert_non_null(strstr(srv.req[2], "\r\nAccept: application/json\r\n"));
+	assert_non_null(strstr(srv.req[3], "\r\nAccept: application/json\r\n"));
+	assert_non_null(strstr(srv.req[3], "\r\nContent-Type: application/json\r\n"));
+	assert_non_null(strstr(srv.req[4], "\r\nAccept: application/json\r\n"));
+	assert_non_null(
+	        strstr(srv.req[5], "\r\nAccept: application/json;as=PartialObjectMetadataList;"));
+	/* the flag's values */
+	const char *ct;
+	assert_int_equal(kube_content_type_parse("application/vnd.kubernetes.protobuf", &ct), 0);
+	assert_string_equal(ct, KUBE_CONTENT_PROTOBUF);
+	assert_int_equal(kube_content_type_parse("application/json", &ct), 0);
+	assert_string_equal(ct, "application/json");
+	assert_int_equal(kube_content_type_parse("application/yaml", &ct), -EINVAL);
+	assert_int_equal(kube_content_type_parse("", &ct), -EINVAL);
+	kube_client_free(cj);
 	server_stop();
 }
 
@@ -1136,6 +1213,7 @@ int main(void)
 	        cmocka_unit_test(test_limiter),
 	        cmocka_unit_test(test_watch_sync),
 	        cmocka_unit_test(test_watch_metadata_accept),
+	        cmocka_unit_test(test_protobuf_accept),
 	        cmocka_unit_test(test_reauth),
 	        cmocka_unit_test(test_reauth_exec),
 	        cmocka_unit_test(test_nonblocking),
