@@ -39,6 +39,7 @@
 #include "ipc/queue.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/proto.h"
 #include "lib/kube-loop.h"
 #include "lib/log.h"
 #include "kube/encode.h"
@@ -90,6 +91,7 @@ struct qent {
 struct opts {
 	const char *kubeconfig, *master, *context, *resources, *handlers, *arena_path,
 	        *metrics_file;
+	const char *content_type; /* --kube-api-content-type, kube/proto.h */
 	double qps;
 	int burst, v, arena_fd;
 	bool watch_list, no_warm_start;
@@ -190,7 +192,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: kcmd-informerd [--kubeconfig=PATH] [--master=URL] [--context=NAME]\n"
-	        "  [--kube-api-qps=F] [--kube-api-burst=N] [--v=N] [--resources=LIST] "
+	        "  [--kube-api-qps=F] [--kube-api-burst=N] [--kube-api-content-type=T] [--v=N] [--resources=LIST] "
 	        "[--handlers=LIST]\n"
 	        "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
 	        "  [--discover-deletable[=BOOL]] (default: off; kcmd turns it on when a controller "
@@ -214,6 +216,7 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 	 * LIST by itself on any error. */
 	o->watch_list = true;
 	o->resources = "pods,replicasets.apps";
+	o->content_type = KUBE_CONTENT_PROTOBUF; /* kcm's default */
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i], *val = NULL, name[64];
 		size_t nl;
@@ -250,6 +253,8 @@ static int parse_flags(struct opts *o, int argc, char **argv)
 			o->master = val;
 		else if (!strcmp(name, "context"))
 			o->context = val;
+		else if (!strcmp(name, "kube-api-content-type"))
+			r = kube_content_type_parse(val, &o->content_type);
 		else if (!strcmp(name, "resources"))
 			o->resources = val;
 		else if (!strcmp(name, "handlers"))
@@ -743,7 +748,8 @@ int main(int argc, char **argv)
 	                              .controller = NULL,
 	                              .qps = x->o.qps,
 	                              .burst = x->o.burst,
-	                              .insecure_ok = true};
+	                              .insecure_ok = true,
+	                              .content_type = x->o.content_type};
 	r = kube_client_new(&ko, &x->kc);
 	if (r < 0) {
 		log_error("cannot create the API client for %s: %s", x->kcfg->server, strerror(-r));

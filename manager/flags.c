@@ -9,6 +9,7 @@
 #include "ipc/queue-abi.h"
 
 #include "controllers/registry.h"
+#include "kube/proto.h"
 #include "lib/goflag.h"
 
 #include <ctype.h>
@@ -48,6 +49,7 @@ int mgr_config_defaults(struct mgr_config *cfg)
 			return -ENOMEM;
 		}
 	}
+	cfg->kube_api_content_type = KUBE_CONTENT_PROTOBUF;
 	cfg->kube_api_qps = 20;
 	cfg->kube_api_burst = 30;
 	cfg->leader_elect = true;
@@ -87,6 +89,7 @@ static const struct flagdef flags[] = {
 	{ "kubeconfig", F_STR, OFF(kubeconfig), "Path to a kubeconfig file with authorization and master location." },
 	{ "master", F_STR, OFF(master), "The address of the Kubernetes API server (overrides the kubeconfig's server)." },
 	{ "controllers", F_CONTROLLERS, 0, "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'. The controllers of this build are listed below." },
+	{ "kube-api-content-type", F_STR, OFF(kube_api_content_type), "Content type of requests sent to apiserver: application/vnd.kubernetes.protobuf (default) or application/json." },
 	{ "kube-api-qps", F_DOUBLE, OFF(kube_api_qps), "QPS to use while talking with the apiserver (default 20)." },
 	{ "kube-api-burst", F_INT, OFF(kube_api_burst), "Burst to use while talking with the apiserver (default 30)." },
 	{ "leader-elect", F_BOOL, OFF(leader_elect), "Elect a leader through a Lease before reconciling (default true)." },
@@ -132,7 +135,7 @@ static const char *const kcm_unsupported[] = {
 	"configure-cloud-routes", "contention-profiling", "controller-start-interval",
 	"controller-shutdown-timeout", "disable-attach-detach-reconcile-sync",
 	"flex-volume-plugin-dir", "horizontal-pod-autoscaler-sync-period", "http2-max-streams-per-connection",
-	"kube-api-content-type", "leader-migration-config", "enable-leader-migration",
+	"leader-migration-config", "enable-leader-migration",
 	"min-resync-period", "namespace-sync-period", "node-cidr-mask-size", "node-monitor-grace-period",
 	"node-monitor-period", "node-startup-grace-period", "permit-address-sharing",
 	"permit-port-sharing", "profiling", "pv-recycler-pod-template-filepath-hostpath",
@@ -383,6 +386,8 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 				    !cfg->features.on[fe])
 					cc->enabled = false;
 	}
+	if (kube_content_type_parse(cfg->kube_api_content_type, &cfg->kube_api_content_type) < 0)
+		return fail(err, errlen, "--kube-api-content-type must be application/vnd.kubernetes.protobuf or application/json");
 	if (cfg->kube_api_burst < 1 && cfg->kube_api_qps > 0)
 		return fail(err, errlen, "--kube-api-burst must be at least 1 when --kube-api-qps > 0");
 	if ((cfg->tls_cert_file == NULL) != (cfg->tls_private_key_file == NULL))

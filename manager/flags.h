@@ -33,6 +33,7 @@ struct mgr_config {
 	const char *master;     /* --master */
 	struct mgr_controller_config *ctl; /* n_ctl entries, one per registered controller */
 	size_t n_ctl;
+	const char *kube_api_content_type; /* application/vnd.kubernetes.protobuf (kube/proto.h) */
 	double kube_api_qps;             /* 20 */
 	int kube_api_burst;              /* 30 */
 

@@ -321,6 +321,10 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 			argv[argc++] = owned[nowned++];
 		}
 	} else {
+		/* protobuf for informerd's Pod and metadata list/watch (kube/proto.h) */
+		argv[argc++] = strcmp(m->cfg.kube_api_content_type, "application/json") == 0
+				       ? "--kube-api-content-type=application/json"
+				       : "--kube-api-content-type=application/vnd.kubernetes.protobuf";
 		/* --feature-gates=WatchListClient=false: informerd lists instead of streaming */
 		if (!m->cfg.features.on[KCMD_FEAT_WATCH_LIST_CLIENT])
 			argv[argc++] = "--watch-list=false";

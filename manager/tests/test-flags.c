@@ -185,6 +185,12 @@ static void test_errors_name_the_flag(void **state)
 	assert_non_null(strstr(err, "--concurrent-replicaset-syncs must be between 1 and 16384"));
 	assert_int_equal(PARSE(&c, err, "--concurrent-replicaset-syncs=100"), 0);
 	assert_int_equal(FLAG_INT(c, RS, "concurrent-replicaset-syncs"), 100);
+	assert_int_equal(PARSE(&c, err, "--kube-api-content-type=application/yaml"), -EINVAL);
+	assert_non_null(strstr(err, "--kube-api-content-type"));
+	assert_int_equal(PARSE(&c, err, "--kube-api-content-type=application/json"), 0);
+	assert_string_equal(c.kube_api_content_type, "application/json");
+	assert_int_equal(PARSE(&c, err, "--kubeconfig=/k"), 0);
+	assert_string_equal(c.kube_api_content_type, "application/vnd.kubernetes.protobuf");
 	assert_int_equal(PARSE(&c, err, "--tls-cert-file=/a"), -EINVAL);
 	assert_int_equal(PARSE(&c, err, "--kube-api-qps=-1"), -EINVAL);
 	mgr_config_free(&c);
