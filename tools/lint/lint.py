@@ -63,6 +63,8 @@ REGISTRY_H = ["controllers/*.h"]  # the registry's (and controller interface's) 
 LAYERS = [
     # the public controller API (include/kcmd/, included as "kcmd/...") includes nothing of kcmd
     ("include/kcmd/**", ["kcmd/**"]),
+    # the protobuf-c comparison benchmark (not built by make; includes code protoc-c generates)
+    ("kube/bench/protobuf-c/**", ["**"]),
     ("kube/**", ["kube/**"]),
     ("shm/**", ["shm/**"]),
     ("ipc/**", ["ipc/**"]),
