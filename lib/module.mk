@@ -4,8 +4,8 @@
 #   kcfeat   --feature-gates (kcm's syntax) and the gates' values in every child
 # lib/ may use kube/, shm/ and ipc/; nothing below it uses lib/.
 LIBS             += kclog kubeloop kcfeat
-kclog_SRCS       := lib/log.c
-kclog_TESTS      := lib/tests/test-log.c
+kclog_SRCS       := lib/log.c lib/childenv.c
+kclog_TESTS      := lib/tests/test-log.c lib/tests/test-childenv.c
 kubeloop_SRCS    := lib/kube-loop.c
 kubeloop_LIBDEPS := kube ipc
 kcfeat_SRCS      := lib/features.c

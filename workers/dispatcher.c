@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/childenv.h"
 #include "controllers/registry.h"
 #include "lib/handlers.h"
 #include "ipc/loop.h"
@@ -78,37 +79,6 @@ struct dsp {
 	uint64_t handled;
 	uint64_t incarnation; /* the feed writer's when this process started (0: none yet) */
 };
-
-static int env_fd(const char *name)
-{
-	const char *v = getenv(name);
-	char *end;
-	long fd;
-
-	if (!v || !*v)
-		return -1;
-	fd = strtol(v, &end, 10);
-	return *end || fd < 0 || fd > 65535 ? -1 : (int)fd;
-}
-
-/* KCMD_QUEUE_FDS=name:fd,name:fd -> fd of `want`, or -1. */
-static int queue_fd(const char *want)
-{
-	const char *v = getenv("KCMD_QUEUE_FDS");
-	size_t wl = strlen(want);
-
-	while (v && *v) {
-		const char *colon = strchr(v, ':');
-		if (!colon)
-			return -1;
-		if ((size_t)(colon - v) == wl && strncmp(v, want, wl) == 0)
-			return (int)strtol(colon + 1, NULL, 10);
-		v = strchr(colon, ',');
-		if (v)
-			v++;
-	}
-	return -1;
-}
 
 static void free_type(struct inf_resource *r)
 {
@@ -340,12 +310,12 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		log_error("event loop: %s", strerror(-r));
 		return r;
 	}
-	fd = env_fd("KCMD_ARENA_FD");
+	fd = kcmd_env_fd("KCMD_ARENA_FD");
 	if (fd < 0 || (r = shm_reader_open(fd, &x->arena)) < 0) {
 		log_error("KCMD_ARENA_FD: no usable arena (%s)", fd < 0 ? "not set" : strerror(-r));
 		return -EINVAL;
 	}
-	fd = env_fd("KCMD_FEED_FD");
+	fd = kcmd_env_fd("KCMD_FEED_FD");
 	if (fd < 0 || (r = shm_feed_reader_open(fd, &x->feed)) < 0) {
 		log_error("KCMD_FEED_FD: no usable change feed (%s)", fd < 0 ? "not set" : strerror(-r));
 		return -EINVAL;
@@ -382,7 +352,7 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		struct dq *q = &x->queues[x->n_queues++];
 		struct ipc_queue_owner_config qc = { .resync = on_owner_resync, .userdata = q };
 		q->name = x->c->queues[i].name;
-		fd = queue_fd(q->name);
+		fd = kcmd_env_queue_fd(q->name);
 		if (fd < 0 || (r = ipc_queue_owner_new(&q->owner, x->loop, fd, &qc)) < 0) {
 			log_error("queue %s: %s", q->name, fd < 0 ? "not in KCMD_QUEUE_FDS" : strerror(-r));
 			free(owners);
@@ -435,7 +405,7 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		x->consumed = nc;
 		struct consumed *c = &x->consumed[x->n_consumed++];
 		*c = (struct consumed){ x, k, NULL };
-		fd = queue_fd(t->consumes[k]);
+		fd = kcmd_env_queue_fd(t->consumes[k]);
 		if (fd < 0) {
 			log_warning("queue %s was not passed: keys the workers produce for the handlers are lost",
 				    t->consumes[k]);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/childenv.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"
 #include "kube/client.h"
@@ -41,37 +42,6 @@ struct worker {
 	size_t n_queues;
 	uint64_t synced, failed;
 };
-
-static int env_fd(const char *name)
-{
-	const char *v = getenv(name);
-	char *end;
-	long fd;
-
-	if (!v || !*v)
-		return -1;
-	fd = strtol(v, &end, 10);
-	return *end || fd < 0 || fd > 65535 ? -1 : (int)fd;
-}
-
-/* KCMD_QUEUE_FDS=name:fd,name:fd */
-static int queue_fd(const char *want)
-{
-	const char *v = getenv("KCMD_QUEUE_FDS");
-	size_t wl = strlen(want);
-
-	while (v && *v) {
-		const char *colon = strchr(v, ':');
-		if (!colon)
-			return -1;
-		if ((size_t)(colon - v) == wl && strncmp(v, want, wl) == 0)
-			return (int)strtol(colon + 1, NULL, 10);
-		v = strchr(colon, ',');
-		if (v)
-			v++;
-	}
-	return -1;
-}
 
 static void on_key(struct ipc_queue *q, void *ud);
 
@@ -206,12 +176,12 @@ int main(int argc, char **argv)
 	kclog_init(w.ctx.process, w.ctrl->name, v);
 	signal(SIGPIPE, SIG_IGN);
 
-	int afd = env_fd("KCMD_ARENA_FD");
+	int afd = kcmd_env_fd("KCMD_ARENA_FD");
 	if (afd < 0 || (r = shm_reader_open(afd, &w.ctx.arena)) < 0) {
 		log_error("KCMD_ARENA_FD: no usable arena (%s)", afd < 0 ? "not set" : strerror(-r));
 		return 1;
 	}
-	w.ctx.expectations_fd = env_fd("KCMD_EXPECTATIONS_FD");
+	w.ctx.expectations_fd = kcmd_env_fd("KCMD_EXPECTATIONS_FD");
 	if ((r = ipc_loop_new(&w.ctx.loop, IPC_LOOP_BACKEND_AUTO)) < 0) {
 		log_error("event loop: %s", strerror(-r));
 		return 1;
@@ -224,7 +194,7 @@ int main(int argc, char **argv)
 	}
 	/* --use-service-account-credentials: the manager keeps this controller's service-account
 	 * token in a memfd (refreshed in place); it replaces the kubeconfig's credentials. */
-	int tfd = env_fd("KCMD_TOKEN_FD");
+	int tfd = kcmd_env_fd("KCMD_TOKEN_FD");
 	if (tfd >= 0) {
 		char tpath[48];
 		snprintf(tpath, sizeof(tpath), "/proc/self/fd/%d", tfd);
@@ -237,7 +207,7 @@ int main(int argc, char **argv)
 	/* upstream gives each controller one client and so one token bucket for all its
 	 * goroutines; here the manager passes the controller's bucket to each of its processes */
 	struct kube_limiter *lim = NULL;
-	int lfd = env_fd("KCMD_CLIENT_LIMITER_FD");
+	int lfd = kcmd_env_fd("KCMD_CLIENT_LIMITER_FD");
 	if (lfd >= 0 && qps > 0 && (r = kube_limiter_open(lfd, qps, burst, &lim)) < 0) {
 		log_warning("KCMD_CLIENT_LIMITER_FD: %s; this process limits itself alone", strerror(-r));
 		lim = NULL;
@@ -265,7 +235,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; w.ctrl->queues[i]; i++) {
 		struct wq *wq = &w.queues[w.n_queues];
-		int fd = queue_fd(w.ctrl->queues[i]);
+		int fd = kcmd_env_queue_fd(w.ctrl->queues[i]);
 		wq->name = w.ctrl->queues[i];
 		wq->index = i;
 		if (fd < 0 || (r = ipc_queue_attach(&wq->q, fd, IPC_QUEUE_WORKER, 1)) < 0) {

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/childenv.h"
 #include "ipc/queue.h"
 #include "kube/discovery.h"
 #include "kube/model.h"
@@ -61,25 +62,6 @@ struct gcc {
 };
 
 static const char *const gc_queues[] = { "gc-attempt-to-delete", "gc-attempt-to-orphan", NULL };
-
-/* KCMD_QUEUE_FDS=name:fd,... -> fd of `want`, or -1. */
-static int queue_fd(const char *want)
-{
-	const char *v = getenv("KCMD_QUEUE_FDS");
-	size_t wl = strlen(want);
-
-	while (v && *v) {
-		const char *colon = strchr(v, ':');
-		if (!colon)
-			return -1;
-		if ((size_t)(colon - v) == wl && strncmp(v, want, wl) == 0)
-			return (int)strtol(colon + 1, NULL, 10);
-		v = strchr(colon, ',');
-		if (v)
-			v++;
-	}
-	return -1;
-}
 
 static int fetch_root(struct gcc *c, const char *path, struct kube_discovery **ret)
 {
@@ -216,7 +198,7 @@ static void on_attempt_to_delete(void *ud, const char *uid)
 static struct ipc_queue *attach_producer(const char *name)
 {
 	struct ipc_queue *q = NULL;
-	int fd = queue_fd(name), r;
+	int fd = kcmd_env_queue_fd(name), r;
 
 	if (fd < 0) {
 		log_warning("queue %s not passed: %s", name,

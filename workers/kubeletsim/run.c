@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/childenv.h"
 #include "shm/records.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"
@@ -670,36 +671,6 @@ static void startup_scan(struct ks *s)
 
 /* ---- main ------------------------------------------------------------------------------------- */
 
-static int env_fd(const char *name)
-{
-	const char *v = getenv(name);
-	char *end;
-	long fd;
-
-	if (!v || !*v)
-		return -1;
-	fd = strtol(v, &end, 10);
-	return *end || fd < 0 || fd > 65535 ? -1 : (int)fd;
-}
-
-static int queue_fd(const char *want)
-{
-	const char *v = getenv("KCMD_QUEUE_FDS");
-	size_t wl = strlen(want);
-
-	while (v && *v) {
-		const char *colon = strchr(v, ':');
-		if (!colon)
-			return -1;
-		if ((size_t)(colon - v) == wl && strncmp(v, want, wl) == 0)
-			return (int)strtol(colon + 1, NULL, 10);
-		v = strchr(colon, ',');
-		if (v)
-			v++;
-	}
-	return -1;
-}
-
 static void usage(void)
 {
 	fprintf(stderr,
@@ -764,7 +735,7 @@ int ks_main(int argc, char **argv)
 	kclog_init(getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : KS_CONTROLLER, KS_CONTROLLER, v);
 	signal(SIGPIPE, SIG_IGN);
 
-	int afd = env_fd("KCMD_ARENA_FD"), qfd = queue_fd(KS_QUEUE);
+	int afd = kcmd_env_fd("KCMD_ARENA_FD"), qfd = kcmd_env_queue_fd(KS_QUEUE);
 	if (afd < 0 || (r = shm_reader_open(afd, &s->arena)) < 0) {
 		log_error("KCMD_ARENA_FD: no usable arena (%s)", afd < 0 ? "not set" : strerror(-r));
 		return 1;
