@@ -62,7 +62,7 @@ func TestReplicaSet_KcmdEventsAggregated(t *testing.T) {
 	})
 	port := hmgFreePort(t)
 	p := startKcmd(t, nil, "--controllers=replicaset-controller", "--secure-port="+strconv.Itoa(port),
-		"--bind-address=127.0.0.1", "--leader-elect=false",
+		"--bind-address=127.0.0.1", "--leader-elect=false", "--authorization-always-allow-paths=/healthz,/metrics",
 		"--concurrent-replicaset-syncs=3", "--kube-api-qps=200", "--kube-api-burst=400")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	mustCreateRS(t, demoReplicaSet(ns, name, 2))
