@@ -16,8 +16,8 @@
  * published meanwhile are delivered after, and the handlers tolerate seeing a change twice (as
  * after an informerd warm restart). A dispatcher that falls behind the feed's ring (-ESTALE),
  * or that sees informerd restart (a new feed writer incarnation: the old writer may have died
- * between an arena write and its publication), exits with status 3 so that the manager restarts
- * it: a new process starts from the arena, which is what a client-go relist does.
+ * between an arena write and its publication), starts its handlers again from the arena in
+ * place (resync_from_arena), which is what a client-go relist does.
  *
  * Started by the manager with the environment contract of docs/architecture.md: KCMD_ARENA_FD
  * (read-only), KCMD_FEED_FD (read-only), KCMD_QUEUE_FDS (its controller's queues), the fds the
@@ -77,8 +77,47 @@ struct dsp {
 	size_t n_types;
 	char host[256];
 	uint64_t handled;
-	uint64_t incarnation; /* the feed writer's when this process started (0: none yet) */
+	uint64_t incarnation; /* the feed writer's incarnation the handlers' state follows (0: none yet) */
+	struct ipc_queue_owner **owners; /* the table's queues, in its order */
+	size_t n_owners;
+	uint64_t resyncs;
 };
+
+static const struct inf_resource *type_of(struct dsp *x, uint16_t type);
+static void free_type(struct inf_resource *r);
+
+/* The handlers start again from the arena, in this process: first the feed's position moves
+ * to its end (nothing published from then on is missed), then a new table state is seeded from
+ * the arena and every key re-added (the table's resync), as a client-go relist does. The queues
+ * and their owners stay. */
+static int resync_from_arena(struct dsp *x)
+{
+	uint64_t next;
+	struct shm_stats ast;
+	int r;
+
+	if ((r = shm_feed_seek_end(x->feed, &next)) < 0)
+		return r;
+	x->d = inf_dispatch_free(x->d); /* the table's fini frees its state */
+	for (size_t i = 0; i < x->n_types; i++)
+		free_type(x->types[i]);
+	free(x->types);
+	x->types = NULL;
+	x->n_types = 0;
+	if ((r = inf_dispatch_new(&x->d)) < 0)
+		return r;
+	inf_dispatch_set_host(x->d, x->loop, x->kc, x->host);
+	if (shm_reader_stats(x->arena, &ast) == 0)
+		for (uint64_t i = 0; i < ast.n_types; i++)
+			(void)type_of(x, (uint16_t)i);
+	if ((r = inf_dispatch_register(x->d, x->c->handlers, x->owners, x->n_owners, x->arena)) < 0)
+		return r;
+	x->table = (size_t)r;
+	for (size_t k = 0; k < x->n_owners; k++)
+		inf_dispatch_resync(x->d, x->table, k, true);
+	x->resyncs++;
+	return 0;
+}
 
 static void free_type(struct inf_resource *r)
 {
@@ -218,21 +257,28 @@ static void drain(struct dsp *x)
 	 * and its publication: that change is in the arena but never in the feed. Start again from
 	 * the arena, as informerd's own restart did when the handlers lived there. */
 	if (shm_feed_stats(x->feed, &st) == 0 && st.incarnation != x->incarnation) {
-		if (x->incarnation) {
-			log_info("informerd restarted (change feed incarnation %llu -> %llu): restarting to resync "
-				 "from the arena",
-				 (unsigned long long)x->incarnation, (unsigned long long)st.incarnation);
-			ipc_loop_exit(x->loop, 3);
-			return;
-		}
+		uint64_t was = x->incarnation;
 		x->incarnation = st.incarnation; /* the first writer opened after this process started */
+		if (was) {
+			log_info("informerd restarted (change feed incarnation %llu -> %llu): resyncing from the arena",
+				 (unsigned long long)was, (unsigned long long)st.incarnation);
+			if ((n = resync_from_arena(x)) < 0) {
+				log_error("resync from the arena: %s", strerror(-n));
+				ipc_loop_exit(x->loop, 1);
+				return;
+			}
+		}
 	}
 	n = shm_feed_drain(x->feed, BATCH, on_entry, x);
 
 	if (n == -ESTALE) {
-		log_error("fell behind the change feed (its ring was overwritten); restarting to resync from the "
-			  "arena");
-		ipc_loop_exit(x->loop, 3);
+		log_warning("fell behind the change feed (its ring was overwritten): resyncing from the arena");
+		if ((n = resync_from_arena(x)) < 0) {
+			log_error("resync from the arena: %s", strerror(-n));
+			ipc_loop_exit(x->loop, 1);
+			return;
+		}
+		ipc_source_post_enable(x->more);
 		return;
 	}
 	if (n < 0) {
@@ -386,8 +432,9 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	if (shm_reader_stats(x->arena, &ast) == 0)
 		for (uint64_t i = 0; i < ast.n_types; i++)
 			(void)type_of(x, (uint16_t)i);
+	x->owners = owners; /* kept for a resync from the arena */
+	x->n_owners = nq;
 	r = inf_dispatch_register(x->d, t, owners, nq, x->arena);
-	free(owners);
 	if (r < 0) {
 		log_error("handler table %s: %s", t->controller, strerror(-r));
 		free(restarted);
@@ -488,6 +535,7 @@ int main(int argc, char **argv)
 		ipc_queue_free(x->consumed[i].q);
 	free(x->consumed);
 	inf_dispatch_free(x->d);
+	free(x->owners);
 	for (size_t i = 0; i < x->n_queues; i++)
 		ipc_queue_owner_free(x->queues[i].owner);
 	free(x->queues);
