@@ -176,7 +176,7 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 		.tombstone = fe->flags & SHM_FEED_TOMBSTONE,
 		.from_relist = fe->flags & SHM_FEED_RELIST,
 	};
-	struct shm_obj copy = SHM_OBJ_INIT;
+	struct shm_obj copy = SHM_OBJ_INIT, old = SHM_OBJ_INIT;
 	struct wk_pod pod;
 	struct wk_rs rs;
 	struct wk_meta meta;
@@ -196,6 +196,12 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 	default:
 		ev.kind = INF_EVENT_DELETE; /* obj NULL: handlers use the last known state (old) */
 		break;
+	}
+	/* handlers copy `old` out as a record copy (wk_obj_dup): hand them an owned one */
+	if (fe->old_obj) {
+		if ((r = wk_obj_clone(fe->old_obj, &old)) < 0)
+			goto out;
+		ev.old = &old;
 	}
 	if (ev.kind != INF_EVENT_DELETE && fe->new_obj) {
 		/* the handlers see the object as the arena holds it, the same view as for `old`; the
@@ -243,6 +249,7 @@ out:
 	else if (which == 3)
 		wk_meta_free(&meta);
 	shm_obj_release(&copy);
+	shm_obj_release(&old);
 	return 0;
 }
 

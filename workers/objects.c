@@ -20,6 +20,74 @@ static bool inside(const struct shm_obj *o, const void *p, size_t n)
 
 #define REBASE(T, p) ((T)((char *)dst->mem_ + ((const char *)(p) - (const char *)src->mem_)))
 
+/* Bytes of a NUL-terminated string with its NUL, 0 for NULL. */
+static size_t slen(const char *p)
+{
+	return p ? strlen(p) + 1 : 0;
+}
+
+static const char *put(char **at, const char *p)
+{
+	size_t n = slen(p);
+	char *d = *at;
+
+	if (!p)
+		return NULL;
+	memcpy(d, p, n);
+	*at += n;
+	return d;
+}
+
+int wk_obj_clone(const struct shm_obj *src, struct shm_obj *dst)
+{
+	size_t n = src->n_labels * sizeof(struct shm_label) + src->n_owners * sizeof(struct shm_owner_ref) +
+		   src->payload_len + slen(src->ns) + slen(src->name) + slen(src->uid) + slen(src->rv) + 16;
+	char *mem, *at;
+
+	*dst = SHM_OBJ_INIT;
+	for (size_t i = 0; i < src->n_labels; i++)
+		n += slen(src->labels[i].key) + slen(src->labels[i].value);
+	for (size_t i = 0; i < src->n_owners; i++)
+		n += slen(src->owners[i].api_version) + slen(src->owners[i].kind) + slen(src->owners[i].name) +
+		     slen(src->owners[i].uid);
+	if (!(mem = malloc(n)))
+		return -ENOMEM;
+	at = mem;
+	/* arrays first (aligned: malloc's alignment, pointer-sized elements), then bytes */
+	struct shm_label *l = (struct shm_label *)at;
+	at += src->n_labels * sizeof(*l);
+	struct shm_owner_ref *o = (struct shm_owner_ref *)at;
+	at += src->n_owners * sizeof(*o);
+	*dst = *src;
+	dst->mem_ = mem;
+	dst->cap_ = n;
+	dst->labels = src->n_labels ? l : NULL;
+	dst->owners = src->n_owners ? o : NULL;
+	for (size_t i = 0; i < src->n_labels; i++) {
+		l[i].key = put(&at, src->labels[i].key);
+		l[i].value = put(&at, src->labels[i].value);
+	}
+	for (size_t i = 0; i < src->n_owners; i++) {
+		o[i] = src->owners[i];
+		o[i].api_version = put(&at, src->owners[i].api_version);
+		o[i].kind = put(&at, src->owners[i].kind);
+		o[i].name = put(&at, src->owners[i].name);
+		o[i].uid = put(&at, src->owners[i].uid);
+	}
+	dst->ns = put(&at, src->ns);
+	dst->name = put(&at, src->name);
+	dst->uid = put(&at, src->uid);
+	dst->rv = put(&at, src->rv);
+	if (src->payload_len) {
+		memcpy(at, src->payload, src->payload_len);
+		dst->payload = at;
+		at += src->payload_len;
+	} else {
+		dst->payload = NULL;
+	}
+	return 0;
+}
+
 int wk_obj_dup(const struct shm_obj *src, struct shm_obj *dst)
 {
 	const char *strs[4] = { src->ns, src->name, src->uid, src->rv };

@@ -49,6 +49,9 @@ struct wk_rs {
 /* A deep copy of a copied-out object (iteration hands out a copy that the next object
  * overwrites). Returns 0, -ENOMEM, -EINVAL (a pointer outside the object's own memory). */
 int wk_obj_dup(const struct shm_obj *src, struct shm_obj *dst);
+/* A deep copy of any shm_obj, also one whose memory is not a copied-out record (a change-feed
+ * event's): dst owns one malloc'd block (shm_obj_release frees it). 0 or -ENOMEM. */
+int wk_obj_clone(const struct shm_obj *src, struct shm_obj *dst);
 
 /* Views a copied-out record. Returns 0, -EPROTONOSUPPORT / -EBADMSG (payload), -ENOMEM,
  * -EINVAL (not a pod / replicaset record). The wk_* takes ownership of *obj (moved). */

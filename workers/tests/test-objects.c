@@ -171,11 +171,51 @@ static void test_round_trip(void **state)
 	close(fd);
 }
 
+/* A change-feed event's object is not a copied-out record (no mem_): the dispatcher clones it
+ * before handing it to handlers that copy `old` with wk_obj_dup (which refuses such an object:
+ * a pod's DELETE from the feed was silently dropped by the ReplicaSet handlers without this). */
+static void test_clone(void **state)
+{
+	(void)state;
+	struct shm_label labels[] = { { "app", "x" }, { "tier", "" } };
+	struct shm_owner_ref owners[] = { { "apps/v1", "ReplicaSet", "rs", "u-1", -1, 1 } };
+	char payload[] = { 1, 2, 0, 3 };
+	struct shm_obj feed_obj = { .type = 3, .kind = SHM_RECORD_POD, .handle = 7, .ns = "ns", .name = "p", .uid = "u",
+				    .rv = "42", .labels = labels, .n_labels = 2, .owners = owners, .n_owners = 1,
+				    .payload = payload, .payload_len = sizeof(payload) };
+	struct shm_obj c, d;
+
+	assert_int_equal(wk_obj_dup(&feed_obj, &d), -EINVAL); /* why the clone exists */
+	assert_int_equal(wk_obj_clone(&feed_obj, &c), 0);
+	assert_int_equal(wk_obj_dup(&c, &d), 0);
+	for (int k = 0; k < 2; k++) {
+		const struct shm_obj *o = k ? &d : &c;
+		assert_int_equal(o->type, 3);
+		assert_int_equal(o->handle, 7);
+		assert_string_equal(o->ns, "ns");
+		assert_string_equal(o->name, "p");
+		assert_string_equal(o->uid, "u");
+		assert_string_equal(o->rv, "42");
+		assert_int_equal(o->n_labels, 2);
+		assert_string_equal(o->labels[1].key, "tier");
+		assert_string_equal(o->labels[1].value, "");
+		assert_int_equal(o->n_owners, 1);
+		assert_string_equal(o->owners[0].uid, "u-1");
+		assert_int_equal(o->owners[0].controller, -1); /* absent stays absent */
+		assert_int_equal(o->owners[0].block_owner_deletion, 1);
+		assert_memory_equal(o->payload, payload, sizeof(payload));
+		assert_ptr_not_equal(o->name, feed_obj.name);
+	}
+	shm_obj_release(&d);
+	shm_obj_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_selector_strings),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_clone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
