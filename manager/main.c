@@ -329,36 +329,33 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		if (!m->cfg.features.on[KCMD_FEAT_WATCH_LIST_CLIENT])
 			argv[argc++] = "--watch-list=false";
 		/* the union of the enabled controllers' typed and metadata watches */
-		size_t len = 0, cap = 0;
+		size_t len = 0, cap = 16;
 		for (size_t i = 0; i < m->cfg.n_ctl; i++)
 			for (size_t w = 0; m->ctl[i].on && w < m->ctl[i].c->n_watches; w++)
 				cap += 256;
-		if (cap && !(resources = calloc(1, cap + 16)))
+		if (!(resources = calloc(1, cap)))
 			goto out;
-		for (size_t i = 0; cap && i < m->cfg.n_ctl; i++)
+		len = (size_t)snprintf(resources, cap, "--resources=");
+		const size_t empty = len;
+		for (size_t i = 0; i < m->cfg.n_ctl; i++)
 			for (size_t w = 0; m->ctl[i].on && w < m->ctl[i].c->n_watches; w++) {
 				const struct kcmd_watch *wt = &m->ctl[i].c->watches[w];
-				char one[256];
-				snprintf(one, sizeof(one), "%s%s%s/%s:%s", wt->resource, wt->group[0] ? "." : "", wt->group,
-					 wt->version, wt->kind);
-				char probe[260];
-				snprintf(probe, sizeof(probe), ",%s,", one);
-				char *have = NULL;
-				if (len) {
-					char *tmp;
-					if (asprintf(&tmp, ",%s,", resources + strlen("--resources=")) < 0)
-						goto out;
-					have = strstr(tmp, probe);
-					free(tmp);
-				}
-				if (have)
-					continue;
-				if (!len)
-					len = (size_t)snprintf(resources, cap + 16, "--resources=");
-				len += (size_t)snprintf(resources + len, cap + 16 - len, "%s%s",
-							len > strlen("--resources=") ? "," : "", one);
+				bool seen = false; /* the same resource named by an earlier watch */
+				for (size_t j = 0; j <= i && !seen; j++)
+					for (size_t u = 0; m->ctl[j].on && u < (j == i ? w : m->ctl[j].c->n_watches); u++) {
+						const struct kcmd_watch *o = &m->ctl[j].c->watches[u];
+						seen |= !strcmp(o->group, wt->group) && !strcmp(o->resource, wt->resource);
+					}
+				if (!seen)
+					len += (size_t)snprintf(resources + len, cap - len, "%s%s%s%s/%s:%s",
+								len > empty ? "," : "", wt->resource, wt->group[0] ? "." : "",
+								wt->group, wt->version, wt->kind);
 			}
-		if (resources && len)
+		if (len == empty) { /* no watch: informerd's default */
+			free(resources);
+			resources = NULL;
+		}
+		if (resources)
 			argv[argc++] = resources;
 		bool deletable = false;
 		for (size_t i = 0; i < m->cfg.n_ctl; i++)

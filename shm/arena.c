@@ -1270,7 +1270,7 @@ fail:
 	return r;
 }
 
-int shm_arena_reader_fd(int fd, int *ret_fd)
+int shm__reopen_ro(int fd, int *ret_fd)
 {
 	char path[64];
 	if (fd < 0 || !ret_fd)
@@ -1281,6 +1281,11 @@ int shm_arena_reader_fd(int fd, int *ret_fd)
 		return -errno;
 	*ret_fd = ro;
 	return 0;
+}
+
+int shm_arena_reader_fd(int fd, int *ret_fd)
+{
+	return shm__reopen_ro(fd, ret_fd);
 }
 
 int shm_arena_version(int fd, uint32_t *ret_version)

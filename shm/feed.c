@@ -25,6 +25,7 @@
 #include "shm/feed-abi.h"
 #include "shm/feed-test.h"
 #include "shm/feed.h"
+#include "shm/shm-internal.h"
 
 unsigned shm_feed__test_flags;
 int shm_feed__test_crash_step;
@@ -152,15 +153,7 @@ fail:
 
 int shm_feed_reader_fd(int fd, int *ret_fd)
 {
-	char path[64];
-	if (fd < 0 || !ret_fd)
-		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	int ro = open(path, O_RDONLY | O_CLOEXEC);
-	if (ro < 0)
-		return -errno;
-	*ret_fd = ro;
-	return 0;
+	return shm__reopen_ro(fd, ret_fd);
 }
 
 int shm_feed_version(int fd, uint32_t *ret_version)

@@ -145,3 +145,8 @@ int w_alloc(struct shm_arena *a, size_t body_len, unsigned kind, uint64_t *ret_o
 uint64_t w_close(struct shm_arena *a, uint64_t off);
 void w_free(struct shm_arena *a, uint64_t off);
 void w_zero(struct shm_arena *a, uint64_t off, size_t from, size_t len);
+
+/* A new O_RDONLY, close-on-exec descriptor of the same memfd (through /proc/self/fd), for
+ * readers whose PROT_WRITE mapping must fail. 0 and *ret_fd, or -EINVAL / -errno. Shared by the
+ * arena's and the change feed's reader_fd. */
+int shm__reopen_ro(int fd, int *ret_fd);
