@@ -201,7 +201,7 @@ install: all
 # test (LINT_TESTS) runs in `make unit`. `make format` fixes what can be fixed mechanically.
 LINT_TESTS := tools/lint/tests/test-lint.py
 # The rules `make check` enforces.
-CHECK_LINT_RULES ?= spdx,layers,names
+CHECK_LINT_RULES ?= format,spdx,layers,names
 lint:
 	@tools/lint/lint.py
 

@@ -48,12 +48,12 @@
 #include "bench/report.h"
 #include "bench/stats.h"
 
-#define NS_PREFIX   "kcmd-bench-"
-#define RAW_NS	    "kcmd-bench-raw"
-#define LABEL	    "kcmd-bench"
-#define LABEL_RS    "kcmd-bench-rs"
-#define MAX_RUNS    BENCH_MAX_RUNS
-#define MAX_KCMD    2
+#define NS_PREFIX      "kcmd-bench-"
+#define RAW_NS         "kcmd-bench-raw"
+#define LABEL          "kcmd-bench"
+#define LABEL_RS       "kcmd-bench-rs"
+#define MAX_RUNS       BENCH_MAX_RUNS
+#define MAX_KCMD       2
 #define RESUME_GUARD_S 1.0 /* a pod created this soon after the kill may be the dead leader's */
 
 static volatile sig_atomic_t interrupted;
@@ -70,11 +70,11 @@ __attribute__((format(printf, 3, 4))) static int fmt(char *buf, size_t n, const 
 
 struct rsstate {
 	int ns;
-	int size;           /* planned size */
-	int want;           /* spec.replicas the driver last wrote */
-	int seen;           /* spec.replicas the RS watch last showed */
+	int size;                /* planned size */
+	int want;                /* spec.replicas the driver last wrote */
+	int seen;                /* spec.replicas the RS watch last showed */
 	int active, ready, term; /* pods of this RS: not terminating, of those Ready, terminating */
-	double t_up;        /* RS scale-up event seen, no pod yet (0: none pending) */
+	double t_up;             /* RS scale-up event seen, no pod yet (0: none pending) */
 };
 
 struct bench {
@@ -95,7 +95,8 @@ struct bench {
 	int cur_run; /* -1: none */
 	struct rsstate *rs;
 	int n_rs;
-	long run_pods[MAX_RUNS], run_ready[MAX_RUNS], run_term[MAX_RUNS], run_adds[MAX_RUNS], run_dels[MAX_RUNS];
+	long run_pods[MAX_RUNS], run_ready[MAX_RUNS], run_term[MAX_RUNS], run_adds[MAX_RUNS],
+	        run_dels[MAX_RUNS];
 	struct bench_samples lat;
 	double kill_t, resume_t;
 	bool watch_failed;
@@ -104,9 +105,9 @@ struct bench {
 	pthread_mutex_t smu;
 	pid_t kcmd_pid[MAX_KCMD];
 	int kcmd_port[MAX_KCMD];
-	pid_t kcm_pid;               /* upstream kcm started by the harness (not our child) */
-	pid_t kcm_direct[MAX_KCMD];  /* upstream kcm started by us (failover, restart) */
-	char kcm_bin[PATH_MAX];      /* the harness's binaries (tests/cluster/build.sh) */
+	pid_t kcm_pid;              /* upstream kcm started by the harness (not our child) */
+	pid_t kcm_direct[MAX_KCMD]; /* upstream kcm started by us (failover, restart) */
+	char kcm_bin[PATH_MAX];     /* the harness's binaries (tests/cluster/build.sh) */
 	double kcm_qps;
 	int kcm_burst;
 	bool kcm_le;
@@ -132,7 +133,7 @@ static void sleep_s(double s)
 {
 	if (s <= 0)
 		return;
-	struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
+	struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
 	nanosleep(&ts, NULL);
 }
 
@@ -154,14 +155,21 @@ static void say(const char *fmt, ...)
 
 static int new_client(struct bench *b, struct kube_client **kc, double qps, int burst)
 {
-	struct kube_client_opts ko = { .config = b->kcfg, .process = "kcmd-bench", .controller = "driver",
-				       .qps = qps, .burst = burst, .insecure_ok = true, .timeout_ms = 60000 };
+	struct kube_client_opts ko = {.config = b->kcfg,
+	                              .process = "kcmd-bench",
+	                              .controller = "driver",
+	                              .qps = qps,
+	                              .burst = burst,
+	                              .insecure_ok = true,
+	                              .timeout_ms = 60000};
 	return kube_client_new(&ko, kc);
 }
 
-/* ---- child processes --------------------------------------------------------------------------- */
+/* ---- child processes ---------------------------------------------------------------------------
+ */
 
-/* Starts argv with stdout+stderr appended to logpath, in its own process group, killed if we die. */
+/* Starts argv with stdout+stderr appended to logpath, in its own process group, killed if we die.
+ */
 static pid_t spawn(char *const argv[], const char *logpath, const char *cluster_dir)
 {
 	pid_t parent = getpid();
@@ -175,7 +183,8 @@ static pid_t spawn(char *const argv[], const char *logpath, const char *cluster_
 		if (getppid() != parent)
 			_exit(127);
 		/* a fresh log: the driver greps it (leadership), old runs must not answer */
-		int fd = open(logpath ? logpath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int fd = open(logpath ? logpath : "/dev/null",
+		              O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);
@@ -255,7 +264,8 @@ static int run_tool(struct bench *b, const char *prog, char *out, size_t outlen,
 	size_t n = 0;
 	char sink[512];
 	for (;;) {
-		ssize_t k = out && n + 1 < outlen ? read(pfd[0], out + n, outlen - n - 1) : read(pfd[0], sink, sizeof(sink));
+		ssize_t k = out && n + 1 < outlen ? read(pfd[0], out + n, outlen - n - 1)
+		                                  : read(pfd[0], sink, sizeof(sink));
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
@@ -305,12 +315,13 @@ static int find_kcm_bin(struct bench *b)
 static int free_port(void)
 {
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t l = sizeof(a);
 
 	if (s < 0)
 		return -1;
-	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 && getsockname(s, (struct sockaddr *)&a, &l) == 0)
+	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(s, (struct sockaddr *)&a, &l) == 0)
 		port = ntohs(a.sin_port);
 	close(s);
 	return port;
@@ -345,7 +356,7 @@ static long local_get(int port, const char *path, char **body)
 	struct {
 		char *buf;
 		size_t len, cap;
-	} s = { 0 };
+	} s = {0};
 	char url[128];
 	long code = 0;
 	CURL *c = curl_easy_init();
@@ -354,7 +365,8 @@ static long local_get(int port, const char *path, char **body)
 		return 0;
 	fmt(url, sizeof(url), "https://127.0.0.1:%d%s", port, path);
 	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L); /* kcmd's self-signed serving cert, loopback */
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER,
+	                 0L); /* kcmd's self-signed serving cert, loopback */
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 3000L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -370,7 +382,8 @@ static long local_get(int port, const char *path, char **body)
 	return code;
 }
 
-/* ---- JSON helpers ------------------------------------------------------------------------------- */
+/* ---- JSON helpers -------------------------------------------------------------------------------
+ */
 
 static const char *jstr(const cJSON *o, const char *a, const char *b2, const char *c)
 {
@@ -399,7 +412,8 @@ static bool parse_rs_name(const char *s, int *run, int *idx)
 	return true;
 }
 
-/* ---- the driver's view: pod and ReplicaSet events ---------------------------------------------- */
+/* ---- the driver's view: pod and ReplicaSet events ----------------------------------------------
+ */
 
 static struct rsstate *rs_of(struct bench *b, int run, int idx)
 {
@@ -427,7 +441,8 @@ static void pod_account(struct bench *b, const struct bench_pod *p, int sign)
 
 static void on_pod(struct bench *b, const char *type, const cJSON *obj)
 {
-	const char *ns = jstr(obj, "metadata", "namespace", NULL), *name = jstr(obj, "metadata", "name", NULL);
+	const char *ns = jstr(obj, "metadata", "namespace", NULL),
+	           *name = jstr(obj, "metadata", "name", NULL);
 	const char *rsname = jstr(obj, "metadata", "labels", LABEL_RS);
 	int run, idx;
 	char key[512];
@@ -435,10 +450,12 @@ static void on_pod(struct bench *b, const char *type, const cJSON *obj)
 	if (!ns || !name || !parse_rs_name(rsname, &run, &idx))
 		return;
 	fmt(key, sizeof(key), "%s/%s", ns, name);
-	bool term = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
-						     "deletionTimestamp") != NULL;
+	bool term =
+	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+	                                         "deletionTimestamp") != NULL;
 	bool ready = false;
-	const cJSON *c, *conds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions");
+	const cJSON *c, *conds = cJSON_GetObjectItemCaseSensitive(
+	                        cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions");
 	cJSON_ArrayForEach(c, conds)
 	{
 		const char *t = jstr(c, "type", NULL, NULL), *s = jstr(c, "status", NULL, NULL);
@@ -475,7 +492,8 @@ static void on_pod(struct bench *b, const char *type, const cJSON *obj)
 				bench_samples_add(&b->lat, (t - r->t_up) * 1000.0);
 				r->t_up = 0;
 			}
-			if (run == b->cur_run && b->kill_t > 0 && !b->resume_t && t > b->kill_t + RESUME_GUARD_S)
+			if (run == b->cur_run && b->kill_t > 0 && !b->resume_t &&
+			    t > b->kill_t + RESUME_GUARD_S)
 				b->resume_t = t;
 		}
 	}
@@ -487,9 +505,11 @@ static void on_rs(struct bench *b, const char *type, const cJSON *obj)
 	int run, idx;
 	double t = now_s();
 
-	if (!strcmp(type, "DELETED") || !parse_rs_name(jstr(obj, "metadata", "name", NULL), &run, &idx))
+	if (!strcmp(type, "DELETED") ||
+	    !parse_rs_name(jstr(obj, "metadata", "name", NULL), &run, &idx))
 		return;
-	const cJSON *rep = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "replicas");
+	const cJSON *rep = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(obj, "spec"), "replicas");
 	int replicas = cJSON_IsNumber(rep) ? rep->valueint : 1;
 	pthread_mutex_lock(&b->mu);
 	struct rsstate *r = rs_of(b, run, idx);
@@ -519,7 +539,8 @@ static void reset_view(struct bench *b)
 	pthread_mutex_unlock(&b->mu);
 }
 
-/* ---- watches ------------------------------------------------------------------------------------ */
+/* ---- watches ------------------------------------------------------------------------------------
+ */
 
 struct watcher {
 	struct bench *b;
@@ -559,9 +580,14 @@ static int list_all(struct watcher *w, struct kube_client *kc)
 {
 	char cont[4096] = "";
 	do {
-		struct kube_request rq = { .verb = KUBE_LIST, .group = w->group, .version = "v1", .resource = w->resource,
-					   .label_selector = LABEL, .limit = 500, .cont = cont };
-		struct kube_response resp = { 0 };
+		struct kube_request rq = {.verb = KUBE_LIST,
+		                          .group = w->group,
+		                          .version = "v1",
+		                          .resource = w->resource,
+		                          .label_selector = LABEL,
+		                          .limit = 500,
+		                          .cont = cont};
+		struct kube_response resp = {0};
 		int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
 		if (r < 0) {
 			kube_response_clear(&resp);
@@ -572,8 +598,10 @@ static int list_all(struct watcher *w, struct kube_client *kc)
 		if (!l)
 			return -EBADMSG;
 		const cJSON *it;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(l, "items")) w->on_obj(w->b, "ADDED", it);
-		const char *rv = jstr(l, "metadata", "resourceVersion", NULL), *c = jstr(l, "metadata", "continue", NULL);
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(l, "items"))
+		        w->on_obj(w->b, "ADDED", it);
+		const char *rv = jstr(l, "metadata", "resourceVersion", NULL),
+		           *c = jstr(l, "metadata", "continue", NULL);
 		if (rv)
 			fmt(w->rv, sizeof(w->rv), "%s", rv);
 		fmt(cont, sizeof(cont), "%s", c ? c : "");
@@ -605,10 +633,15 @@ static void *watch_thread(void *arg)
 			}
 			w->relist = false;
 		}
-		struct kube_request rq = { .verb = KUBE_WATCH, .group = w->group, .version = "v1", .resource = w->resource,
-					   .label_selector = LABEL, .resource_version = w->rv, .allow_watch_bookmarks = true,
-					   .timeout_seconds = 240 };
-		struct kube_response resp = { 0 };
+		struct kube_request rq = {.verb = KUBE_WATCH,
+		                          .group = w->group,
+		                          .version = "v1",
+		                          .resource = w->resource,
+		                          .label_selector = LABEL,
+		                          .resource_version = w->rv,
+		                          .allow_watch_bookmarks = true,
+		                          .timeout_seconds = 240};
+		struct kube_response resp = {0};
 		int r = kube_client_request(kc, &rq, watch_event, w, &resp);
 		if (resp.http_code == 410)
 			w->relist = true;
@@ -620,7 +653,8 @@ static void *watch_thread(void *arg)
 	return NULL;
 }
 
-/* ---- sampler ------------------------------------------------------------------------------------- */
+/* ---- sampler
+ * ------------------------------------------------------------------------------------- */
 
 static double queue_depth(struct bench *b)
 {
@@ -630,9 +664,10 @@ static double queue_depth(struct bench *b)
 		if (b->kcmd_pid[i] <= 0 || !b->kcmd_port[i])
 			continue;
 		if (local_get(b->kcmd_port[i], "/metrics", &body) == 200 && body) {
-			struct prom_counts c = { 0 };
-			static const char *const g[] = { "name" };
-			if (prom_collect(body, strlen(body), "workqueue_depth", NULL, 0, g, 0, &c) >= 0)
+			struct prom_counts c = {0};
+			static const char *const g[] = {"name"};
+			if (prom_collect(body, strlen(body), "workqueue_depth", NULL, 0, g, 0,
+			                 &c) >= 0)
 				sum = (isnan(sum) ? 0 : sum) + prom_counts_total(&c);
 			prom_counts_free(&c);
 		}
@@ -649,12 +684,15 @@ static void sample_locked(struct bench *b)
 
 	/* roots: kcmd managers, or upstream kcm (ours, or the harness's in the last slot) */
 	for (int i = 0; i <= MAX_KCMD; i++) {
-		pid_t root = i == MAX_KCMD ? (b->is_kcmd ? 0 : b->kcm_pid) : b->is_kcmd ? b->kcmd_pid[i] : b->kcm_direct[i];
+		pid_t root = i == MAX_KCMD ? (b->is_kcmd ? 0 : b->kcm_pid)
+		             : b->is_kcmd  ? b->kcmd_pid[i]
+		                           : b->kcm_direct[i];
 		struct bench_tree t;
 		if (root <= 0 || bench_tree_sample(root, &t) < 0)
 			continue;
 		any = true;
-		/* a smaller count than last time: a new process in this slot (upstream restarted) */
+		/* a smaller count than last time: a new process in this slot (upstream restarted)
+		 */
 		b->cpu_acc += t.cpu_s >= b->root_cpu[i] ? t.cpu_s - b->root_cpu[i] : t.cpu_s;
 		b->root_cpu[i] = t.cpu_s;
 		mem += b->is_kcmd ? t.pss_mb : t.rss_mb;
@@ -681,7 +719,8 @@ static void *sampler_thread(void *arg)
 			if (b->is_kcmd && tick % 2 == 0) {
 				double q = queue_depth(b);
 				b->queue_now = q;
-				if (!isnan(q) && (isnan(b->phase_queue_max) || q > b->phase_queue_max))
+				if (!isnan(q) &&
+				    (isnan(b->phase_queue_max) || q > b->phase_queue_max))
 					b->phase_queue_max = q;
 			}
 			if (b->series) {
@@ -692,8 +731,8 @@ static void *sampler_thread(void *arg)
 					ready = b->run_ready[b->cur_run];
 				}
 				pthread_mutex_unlock(&b->mu);
-				fprintf(b->series, "%.2f %ld %ld %.2f %.3f\n", now_s() - b->run_t0, pods, ready, b->mem_now,
-					b->cpu_acc);
+				fprintf(b->series, "%.2f %ld %ld %.2f %.3f\n", now_s() - b->run_t0,
+				        pods, ready, b->mem_now, b->cpu_acc);
 				fflush(b->series);
 			}
 		}
@@ -702,19 +741,22 @@ static void *sampler_thread(void *arg)
 	return NULL;
 }
 
-/* ---- apiserver metrics -------------------------------------------------------------------------- */
+/* ---- apiserver metrics --------------------------------------------------------------------------
+ */
 
 static int api_counts(struct bench *b, struct prom_counts *out)
 {
-	struct kube_request rq = { .verb = KUBE_GET, .path = "/metrics", .accept = "text/plain" };
-	struct kube_response resp = { 0 };
-	/* KCMD_BENCH_API_BY_RESOURCE=1: keys "verb code resource subresource" (per-resource counts) */
-	static const char *const g[] = { "verb", "code", "resource", "subresource" };
+	struct kube_request rq = {.verb = KUBE_GET, .path = "/metrics", .accept = "text/plain"};
+	struct kube_response resp = {0};
+	/* KCMD_BENCH_API_BY_RESOURCE=1: keys "verb code resource subresource" (per-resource counts)
+	 */
+	static const char *const g[] = {"verb", "code", "resource", "subresource"};
 	unsigned ng = getenv("KCMD_BENCH_API_BY_RESOURCE") ? 4 : 2;
 	int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
 
 	if (r == 0)
-		r = prom_collect(resp.body, resp.body_len, "apiserver_request_total", NULL, 0, g, ng, out);
+		r = prom_collect(resp.body, resp.body_len, "apiserver_request_total", NULL, 0, g,
+		                 ng, out);
 	kube_response_clear(&resp);
 	return r < 0 ? r : 0;
 }
@@ -728,7 +770,8 @@ static double lists_of(const struct prom_counts *c)
 	return n;
 }
 
-/* ---- phases ---------------------------------------------------------------------------------------- */
+/* ---- phases
+ * ---------------------------------------------------------------------------------------- */
 
 struct phase_ctx {
 	struct bench_phase *ph;
@@ -737,15 +780,18 @@ struct phase_ctx {
 	struct prom_counts api0;
 };
 
-static void phase_begin(struct bench *b, struct bench_run *run, const char *name, struct phase_ctx *pc)
+static void phase_begin(struct bench *b, struct bench_run *run, const char *name,
+                        struct phase_ctx *pc)
 {
 	struct bench_phase *ph = &run->phases[run->n_phases++];
 
-	*ph = (struct bench_phase){ .resume_s = NAN, .react_p50_ms = NAN, .react_p99_ms = NAN, .lists = NAN };
+	*ph = (struct bench_phase){
+	        .resume_s = NAN, .react_p50_ms = NAN, .react_p99_ms = NAN, .lists = NAN};
 	fmt(ph->name, sizeof(ph->name), "%s", name);
-	*pc = (struct phase_ctx){ .ph = ph };
+	*pc = (struct phase_ctx){.ph = ph};
 	if (api_counts(b, &pc->api0) < 0)
-		say("warning: cannot read the apiserver's /metrics; API request counts will be missing");
+		say("warning: cannot read the apiserver's /metrics; API request counts will be "
+		    "missing");
 	pthread_mutex_lock(&b->smu);
 	sample_locked(b);
 	pc->cpu0 = b->cpu_acc;
@@ -765,7 +811,7 @@ static void phase_begin(struct bench *b, struct bench_run *run, const char *name
 static void phase_end(struct bench *b, struct phase_ctx *pc, bool converged)
 {
 	struct bench_phase *ph = pc->ph;
-	struct prom_counts after = { 0 };
+	struct prom_counts after = {0};
 
 	ph->converged = converged;
 	ph->converge_s = now_s() - pc->t0;
@@ -789,12 +835,15 @@ static void phase_end(struct bench *b, struct phase_ctx *pc, bool converged)
 	}
 	prom_counts_free(&after);
 	prom_counts_free(&pc->api0);
-	say("  %s %s in %.1f s: %ld pods created, %ld deleted, CPU %.2f s, peak memory %.1f MB, reaction p50 %.0f ms p99 %.0f ms",
-	    ph->name, converged ? "converged" : "did NOT converge", ph->converge_s, ph->pods_created, ph->pods_deleted,
-	    ph->cpu_s, ph->peak_mem_mb, ph->react_p50_ms, ph->react_p99_ms);
+	say("  %s %s in %.1f s: %ld pods created, %ld deleted, CPU %.2f s, peak memory %.1f MB, "
+	    "reaction p50 %.0f ms p99 %.0f ms",
+	    ph->name, converged ? "converged" : "did NOT converge", ph->converge_s,
+	    ph->pods_created, ph->pods_deleted, ph->cpu_s, ph->peak_mem_mb, ph->react_p50_ms,
+	    ph->react_p99_ms);
 }
 
-/* ---- paced writes ------------------------------------------------------------------------------------ */
+/* ---- paced writes
+ * ------------------------------------------------------------------------------------ */
 
 struct pacer;
 typedef int (*pace_fn)(struct pacer *p, struct kube_client *kc, int i);
@@ -823,7 +872,8 @@ static void *pacer_thread(void *arg)
 		}
 		return NULL;
 	}
-	for (int i; !interrupted && !atomic_load(&p->stop) && (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+	for (int i; !interrupted && !atomic_load(&p->stop) &&
+	            (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
 		if (p->rate > 0)
 			sleep_s(p->t0 + i / p->rate - now_s());
 		int r = -1;
@@ -840,7 +890,8 @@ static void *pacer_thread(void *arg)
 	return NULL;
 }
 
-static void pacer_start(struct pacer *p, struct bench *b, int n, double rate, int threads, pace_fn fn, void *ud)
+static void pacer_start(struct pacer *p, struct bench *b, int n, double rate, int threads,
+                        pace_fn fn, void *ud)
 {
 	p->b = b;
 	p->n = n;
@@ -881,7 +932,7 @@ static int write_rs(struct pacer *p, struct kube_client *kc, int i, const char *
 {
 	struct bench *b = p->b;
 	char name[32], ns[32], body[1024];
-	struct kube_response resp = { 0 };
+	struct kube_response resp = {0};
 	int replicas;
 
 	pthread_mutex_lock(&b->mu);
@@ -890,14 +941,18 @@ static int write_rs(struct pacer *p, struct kube_client *kc, int i, const char *
 	pthread_mutex_unlock(&b->mu);
 	rs_name(b->cur_run, i, name, sizeof(name));
 	ns_name(nsi, ns, sizeof(ns));
-	struct kube_request rq = { .group = "apps", .version = "v1", .resource = "replicasets", .ns = ns };
+	struct kube_request rq = {
+	        .group = "apps", .version = "v1", .resource = "replicasets", .ns = ns};
 	if (!strcmp(verb_kind, "create")) {
 		fmt(body, sizeof(body),
-			 "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"%s\",\"labels\":"
-			 "{\"" LABEL "\":\"1\"}},\"spec\":{\"replicas\":%d,\"selector\":{\"matchLabels\":{\"" LABEL_RS
-			 "\":\"%s\"}},\"template\":{\"metadata\":{\"labels\":{\"" LABEL "\":\"1\",\"" LABEL_RS
-			 "\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/bench:1\"}]}}}}",
-			 name, replicas, name, name);
+		    "{\"apiVersion\":\"apps/"
+		    "v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"%s\",\"labels\":"
+		    "{\"" LABEL "\":\"1\"}},\"spec\":{\"replicas\":%d,\"selector\":{"
+		    "\"matchLabels\":{\"" LABEL_RS
+		    "\":\"%s\"}},\"template\":{\"metadata\":{\"labels\":{\"" LABEL
+		    "\":\"1\",\"" LABEL_RS "\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+		    "\"image\":\"registry.invalid/bench:1\"}]}}}}",
+		    name, replicas, name, name);
 		rq.verb = KUBE_CREATE;
 		rq.body = body;
 		rq.body_len = strlen(body);
@@ -915,10 +970,12 @@ static int write_rs(struct pacer *p, struct kube_client *kc, int i, const char *
 	}
 	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
 	/* a retried create that had landed, a retried delete that had landed */
-	if (r < 0 && ((rq.verb == KUBE_CREATE && resp.http_code == 409) || (rq.verb == KUBE_DELETE && resp.http_code == 404)))
+	if (r < 0 && ((rq.verb == KUBE_CREATE && resp.http_code == 409) ||
+	              (rq.verb == KUBE_DELETE && resp.http_code == 404)))
 		r = 0;
 	if (r < 0)
-		say("warning: %s %s/%s: HTTP %d (%s)", verb_kind, ns, name, resp.http_code, strerror(-r));
+		say("warning: %s %s/%s: HTTP %d (%s)", verb_kind, ns, name, resp.http_code,
+		    strerror(-r));
 	kube_response_clear(&resp);
 	return r;
 }
@@ -936,12 +993,14 @@ static int do_delete(struct pacer *p, struct kube_client *kc, int i)
 	return write_rs(p, kc, i, "delete");
 }
 
-/* ---- convergence ------------------------------------------------------------------------------------- */
+/* ---- convergence
+ * ------------------------------------------------------------------------------------- */
 
 enum want { W_PODS, W_NONE };
 
 /* Under mu. */
-static bool converged_locked(struct bench *b, enum want w, long *pods, long *ready, long *term, long *want_pods)
+static bool converged_locked(struct bench *b, enum want w, long *pods, long *ready, long *term,
+                             long *want_pods)
 {
 	int run = b->cur_run;
 	long sum = 0;
@@ -963,16 +1022,17 @@ static bool converged_locked(struct bench *b, enum want w, long *pods, long *rea
 }
 
 struct killer {
-	int at;           /* kill once this many writes are done */
+	int at; /* kill once this many writes are done */
 	bool done;
-	bool failover;    /* kill the leader manager; else informerd */
+	bool failover; /* kill the leader manager; else informerd */
 };
 
-static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, struct prom_counts *api_at_kill);
+static void do_kill(struct bench *b, struct bench_run *run, struct killer *k,
+                    struct prom_counts *api_at_kill);
 
 /* Waits until the condition holds (and the pacer, if any, finished); prints progress. */
-static bool wait_converged(struct bench *b, struct bench_run *run, struct pacer *p, enum want w, struct killer *k,
-			   struct prom_counts *api_at_kill)
+static bool wait_converged(struct bench *b, struct bench_run *run, struct pacer *p, enum want w,
+                           struct killer *k, struct prom_counts *api_at_kill)
 {
 	double t0 = now_s(), last = 0;
 
@@ -994,9 +1054,11 @@ static bool wait_converged(struct bench *b, struct bench_run *run, struct pacer 
 			char qs[32] = "";
 			if (b->is_kcmd && !isnan(q))
 				fmt(qs, sizeof(qs), " queue %.0f", q);
-			fprintf(stderr, "  %-8s %-9s %6.1fs  writes %d/%d  pods %ld/%ld ready %ld terminating %ld  cpu %.1fs mem %.0fMB%s\n",
-				run->controller, run->phases[run->n_phases - 1].name, t - t0, done, p ? p->n : 0, pods, want, ready,
-				term, cpu, mem, qs);
+			fprintf(stderr,
+			        "  %-8s %-9s %6.1fs  writes %d/%d  pods %ld/%ld ready %ld "
+			        "terminating %ld  cpu %.1fs mem %.0fMB%s\n",
+			        run->controller, run->phases[run->n_phases - 1].name, t - t0, done,
+			        p ? p->n : 0, pods, want, ready, term, cpu, mem, qs);
 		}
 		if (ok && writes_done) {
 			if (p)
@@ -1016,21 +1078,33 @@ static bool wait_converged(struct bench *b, struct bench_run *run, struct pacer 
 	}
 }
 
-/* ---- controllers under test ------------------------------------------------------------------------- */
+/* ---- controllers under test
+ * ------------------------------------------------------------------------- */
 
-static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool leader_elect, const char *tag)
+static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool leader_elect,
+                      const char *tag)
 {
-	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_port[32], a_le[64], a_lease[96], log[PATH_MAX + 64];
+	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_port[32], a_le[64], a_lease[96],
+	        log[PATH_MAX + 64];
 	int port = free_port();
 	/* /metrics is read without a token: allowed as kcm allows it with the same flag */
-	char *argv[40] = { b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le, a_lease,
-			   "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", NULL };
+	char *argv[40] = {b->kcmd,
+	                  a_kc,
+	                  a_qps,
+	                  a_burst,
+	                  a_port,
+	                  "--bind-address=127.0.0.1",
+	                  a_le,
+	                  a_lease,
+	                  "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+	                  NULL};
 	char extra[1024];
 	int argc = 9;
 
 	if (b->o.kcmd_args) {
 		fmt(extra, sizeof(extra), "%s", b->o.kcmd_args);
-		for (char *save, *t = strtok_r(extra, " ", &save); t && argc < 38; t = strtok_r(NULL, " ", &save))
+		for (char *save, *t = strtok_r(extra, " ", &save); t && argc < 38;
+		     t = strtok_r(NULL, " ", &save))
 			argv[argc++] = t;
 	}
 	argv[argc] = NULL;
@@ -1115,8 +1189,9 @@ static int start_upstream(struct bench *b, double qps, int burst)
 
 	fmt(q, sizeof(q), "%g", qps);
 	fmt(bu, sizeof(bu), "%d", burst);
-	int r = cluster(b, NULL, 0, "kcm", "start", "replicaset-controller,garbage-collector-controller", "--kcm-qps", q,
-			"--kcm-burst", bu, (char *)NULL);
+	int r = cluster(b, NULL, 0, "kcm", "start",
+	                "replicaset-controller,garbage-collector-controller", "--kcm-qps", q,
+	                "--kcm-burst", bu, (char *)NULL);
 	if (r < 0)
 		return r;
 	if (cluster(b, st, sizeof(st), "status", (char *)NULL) < 0)
@@ -1133,7 +1208,8 @@ static int start_upstream(struct bench *b, double qps, int burst)
 	b->kcm_pid = pid;
 	b->root_cpu[MAX_KCMD] = 0;
 	pthread_mutex_unlock(&b->smu);
-	say("started upstream kube-controller-manager (pid %d, --controllers=replicaset-controller,garbage-collector-controller "
+	say("started upstream kube-controller-manager (pid %d, "
+	    "--controllers=replicaset-controller,garbage-collector-controller "
 	    "--kube-api-qps=%g --kube-api-burst=%d)",
 	    pid, qps, burst);
 	return 0;
@@ -1153,24 +1229,33 @@ static void stop_upstream(struct bench *b)
 static int start_kcm_direct(struct bench *b, int slot, const char *tag, bool restarted)
 {
 	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_le[64], a_lease[96], log[PATH_MAX + 64];
-	char *argv[] = { b->kcm_bin, a_kc, a_le, a_lease, "--use-service-account-credentials=false",
-			 "--controllers=replicaset-controller,garbage-collector-controller", a_qps, a_burst,
-			 "--secure-port=0", "--v=2", NULL };
+	char *argv[] = {b->kcm_bin,
+	                a_kc,
+	                a_le,
+	                a_lease,
+	                "--use-service-account-credentials=false",
+	                "--controllers=replicaset-controller,garbage-collector-controller",
+	                a_qps,
+	                a_burst,
+	                "--secure-port=0",
+	                "--v=2",
+	                NULL};
 
 	fmt(a_kc, sizeof(a_kc), "--kubeconfig=%s", b->kubeconfig);
 	fmt(a_le, sizeof(a_le), "--leader-elect=%s", b->kcm_le ? "true" : "false");
 	fmt(a_lease, sizeof(a_lease), "--leader-elect-resource-name=kcm-bench-%d", (int)getpid());
 	fmt(a_qps, sizeof(a_qps), "--kube-api-qps=%g", b->kcm_qps);
 	fmt(a_burst, sizeof(a_burst), "--kube-api-burst=%d", b->kcm_burst);
-	fmt(log, sizeof(log), "%s/kcm-%s-%d%s.log", b->logdir, tag, slot, restarted ? "-restarted" : "");
+	fmt(log, sizeof(log), "%s/kcm-%s-%d%s.log", b->logdir, tag, slot,
+	    restarted ? "-restarted" : "");
 	pid_t pid = spawn(argv, log, NULL);
 	if (pid < 0)
 		return (int)pid;
 	pthread_mutex_lock(&b->smu);
 	b->kcm_direct[slot] = pid;
 	pthread_mutex_unlock(&b->smu);
-	say("started upstream kube-controller-manager (pid %d, leader election %s, log %s)", (int)pid,
-	    b->kcm_le ? "on" : "off", log);
+	say("started upstream kube-controller-manager (pid %d, leader election %s, log %s)",
+	    (int)pid, b->kcm_le ? "on" : "off", log);
 	return 0;
 }
 
@@ -1186,7 +1271,8 @@ static void stop_kcm_direct(struct bench *b)
 	}
 }
 
-static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, struct prom_counts *api_at_kill)
+static void do_kill(struct bench *b, struct bench_run *run, struct killer *k,
+                    struct prom_counts *api_at_kill)
 {
 	char tag[32], log[PATH_MAX + 64];
 	pid_t victim = 0;
@@ -1198,11 +1284,13 @@ static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, st
 		int slot = -1;
 		for (int i = 0; i < MAX_KCMD && slot < 0; i++) {
 			fmt(log, sizeof(log), "%s/kcm-%s-%d.log", b->logdir, tag, i);
-			if (b->kcm_direct[i] > 0 && (!k->failover || file_has(log, "acquired lease")))
+			if (b->kcm_direct[i] > 0 &&
+			    (!k->failover || file_has(log, "acquired lease")))
 				slot = i;
 		}
 		if (slot < 0) {
-			say("warning: no upstream kcm %s; nothing killed", k->failover ? "logged a lease" : "runs");
+			say("warning: no upstream kcm %s; nothing killed",
+			    k->failover ? "logged a lease" : "runs");
 			return;
 		}
 		victim = b->kcm_direct[slot];
@@ -1212,8 +1300,8 @@ static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, st
 		pthread_mutex_unlock(&b->mu);
 		kill(victim, SIGKILL);
 		wait_pid(victim, 5);
-		say("killed %s upstream kube-controller-manager (pid %d) with SIGKILL", k->failover ? "the leading" : "the",
-		    (int)victim);
+		say("killed %s upstream kube-controller-manager (pid %d) with SIGKILL",
+		    k->failover ? "the leading" : "the", (int)victim);
 		pthread_mutex_lock(&b->smu);
 		b->kcm_direct[slot] = 0;
 		pthread_mutex_unlock(&b->smu);
@@ -1235,7 +1323,8 @@ static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, st
 	} else {
 		victim = bench_find_child(b->kcmd_pid[0], "kcmd-informerd");
 		if (!victim) {
-			say("warning: no kcmd-informerd child of pid %d; nothing killed", (int)b->kcmd_pid[0]);
+			say("warning: no kcmd-informerd child of pid %d; nothing killed",
+			    (int)b->kcmd_pid[0]);
 			return;
 		}
 	}
@@ -1244,10 +1333,12 @@ static void do_kill(struct bench *b, struct bench_run *run, struct killer *k, st
 	b->resume_t = 0;
 	pthread_mutex_unlock(&b->mu);
 	kill(victim, SIGKILL);
-	say("killed %s (pid %d) with SIGKILL", k->failover ? "the leading kcmd" : "kcmd-informerd", (int)victim);
+	say("killed %s (pid %d) with SIGKILL", k->failover ? "the leading kcmd" : "kcmd-informerd",
+	    (int)victim);
 }
 
-/* ---- one pass: one controller manager, one limit setting -------------------------------------------- */
+/* ---- one pass: one controller manager, one limit setting
+ * -------------------------------------------- */
 
 static int make_namespaces(struct bench *b, const char *extra)
 {
@@ -1260,10 +1351,15 @@ static int make_namespaces(struct bench *b, const char *extra)
 		} else {
 			ns_name(i, ns, sizeof(ns));
 		}
-		fmt(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
-		struct kube_request rq = { .verb = KUBE_CREATE, .version = "v1", .resource = "namespaces", .body = body,
-					   .body_len = strlen(body) };
-		struct kube_response resp = { 0 };
+		fmt(body, sizeof(body),
+		    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+		    ns);
+		struct kube_request rq = {.verb = KUBE_CREATE,
+		                          .version = "v1",
+		                          .resource = "namespaces",
+		                          .body = body,
+		                          .body_len = strlen(body)};
+		struct kube_response resp = {0};
 		int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
 		int code = resp.http_code;
 		kube_response_clear(&resp);
@@ -1298,17 +1394,23 @@ static void force_cleanup(struct bench *b)
 	for (int i = 0; i < b->o.namespaces; i++) {
 		char ns[48];
 		ns_name(i, ns, sizeof(ns));
-		const char *res[] = { "replicasets", "pods" };
+		const char *res[] = {"replicasets", "pods"};
 		for (int k = 0; k < 2; k++) {
-			struct kube_request rq = { .verb = KUBE_DELETE, .group = k ? NULL : "apps", .version = "v1",
-						   .resource = res[k], .ns = ns, .path = NULL, .propagation_policy = "Background",
-						   .grace_period_seconds = 0, .has_grace_period = k == 1 };
+			struct kube_request rq = {.verb = KUBE_DELETE,
+			                          .group = k ? NULL : "apps",
+			                          .version = "v1",
+			                          .resource = res[k],
+			                          .ns = ns,
+			                          .path = NULL,
+			                          .propagation_policy = "Background",
+			                          .grace_period_seconds = 0,
+			                          .has_grace_period = k == 1};
 			char path[256];
 			/* deletecollection with a label selector: the raw path carries the query */
-			fmt(path, sizeof(path), "/%s/namespaces/%s/%s?labelSelector=" LABEL, k ? "api/v1" : "apis/apps/v1", ns,
-				 res[k]);
+			fmt(path, sizeof(path), "/%s/namespaces/%s/%s?labelSelector=" LABEL,
+			    k ? "api/v1" : "apis/apps/v1", ns, res[k]);
 			rq.path = path;
-			struct kube_response resp = { 0 };
+			struct kube_response resp = {0};
 			kube_client_request(b->kc, &rq, NULL, NULL, &resp);
 			kube_response_clear(&resp);
 		}
@@ -1324,7 +1426,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	char tag[40], path[PATH_MAX + 64];
 	int *sizes = NULL, n = 0, r = 0;
 
-	*run = (struct bench_run){ .qps = qps, .burst = burst };
+	*run = (struct bench_run){.qps = qps, .burst = burst};
 	fmt(run->controller, sizeof(run->controller), "%s", upstream ? "upstream" : "kcmd");
 	fmt(run->limits, sizeof(run->limits), "%s", unlimited ? "unlimited" : "limited");
 	fmt(run->mem_kind, sizeof(run->mem_kind), "%s", upstream ? "RSS" : "PSS");
@@ -1344,7 +1446,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 		return -ENOMEM;
 	}
 	for (int i = 0; i < n; i++)
-		rs[i] = (struct rsstate){ .ns = i % o->namespaces, .size = sizes[i] };
+		rs[i] = (struct rsstate){.ns = i % o->namespaces, .size = sizes[i]};
 	free(sizes);
 	pthread_mutex_lock(&b->mu);
 	b->cur_run = runidx;
@@ -1354,14 +1456,16 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	pthread_mutex_unlock(&b->mu);
 
 	/* the controller manager */
-	say("=== pass %s: %s, --kube-api-qps=%g --kube-api-burst=%d, %d ReplicaSets ===", tag, run->controller, qps, burst, n);
+	say("=== pass %s: %s, --kube-api-qps=%g --kube-api-burst=%d, %d ReplicaSets ===", tag,
+	    run->controller, qps, burst, n);
 	pthread_mutex_lock(&b->smu);
 	b->is_kcmd = !upstream;
 	b->cpu_acc = 0;
 	b->mem_now = b->run_mem_peak = 0;
 	b->queue_now = NAN;
 	memset(b->root_cpu, 0, sizeof(b->root_cpu));
-	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir, bench_workload_name(o->workload), tag);
+	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir,
+	    bench_workload_name(o->workload), tag);
 	b->series = fopen(run->series, "we");
 	if (b->series)
 		fprintf(b->series, "# t_s pods ready mem_mb(%s) cpu_s\n", run->mem_kind);
@@ -1382,11 +1486,13 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 			r = start_kcm_direct(b, 1, tag, false);
 		}
 		if (r == 0)
-			sleep_s(5); /* no endpoint to poll (secure-port 0): let its informers sync */
+			sleep_s(5); /* no endpoint to poll (secure-port 0): let its informers sync
+			             */
 	} else if (upstream) {
 		r = start_upstream(b, qps, burst);
 		if (r == 0)
-			sleep_s(5); /* no endpoint to poll (secure-port 0): let its informers sync */
+			sleep_s(5); /* no endpoint to poll (secure-port 0): let its informers sync
+			             */
 	} else {
 		r = start_kcmd(b, 0, qps, burst, failover, tag);
 		if (r == 0 && failover) {
@@ -1400,11 +1506,12 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 				/* a warm standby: its caches synced before the leader is killed */
 				end = now_s() + 120;
 				fmt(path, sizeof(path), "%s/kcmd-%s-1.log", b->logdir, tag);
-				/* informerd logs "informers synced" for the typed informers, then again for
-				 * the garbage collector's discovered resources: wait for the second (60 s at
-				 * most, e.g. with the GC off) */
+				/* informerd logs "informers synced" for the typed informers, then
+				 * again for the garbage collector's discovered resources: wait for
+				 * the second (60 s at most, e.g. with the GC off) */
 				end = now_s() + 60;
-				while (file_count(path, "informers synced") < 2 && now_s() < end && !interrupted)
+				while (file_count(path, "informers synced") < 2 && now_s() < end &&
+				       !interrupted)
 					sleep_s(0.25);
 			}
 			if (r == 0)
@@ -1414,8 +1521,8 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 		}
 	}
 	if (r < 0) {
-		fmt(run->error, sizeof(run->error), "the controller manager did not start (%s); see %s", strerror(-r),
-			 b->logdir);
+		fmt(run->error, sizeof(run->error),
+		    "the controller manager did not start (%s); see %s", strerror(-r), b->logdir);
 		say("%s", run->error);
 		goto out;
 	}
@@ -1426,25 +1533,27 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 
 	struct pacer *p = calloc(1, sizeof(*p));
 	struct phase_ctx pc;
-	struct prom_counts at_kill = { 0 };
+	struct prom_counts at_kill = {0};
 	if (!p) {
 		r = -ENOMEM;
 		goto out;
 	}
 	/* phase 1: create */
-	struct killer k = { .at = n / 2, .failover = failover };
+	struct killer k = {.at = n / 2, .failover = failover};
 	phase_begin(b, run, o->workload == BENCH_RAMP ? "ramp" : "create", &pc);
 	pthread_mutex_lock(&b->mu);
 	for (int i = 0; i < n; i++)
 		rs[i].want = rs[i].size;
 	pthread_mutex_unlock(&b->mu);
 	pacer_start(p, b, n, o->create_rate, 8, do_create, NULL);
-	bool ok = wait_converged(b, run, p, W_PODS,
-				 o->workload == BENCH_FAILOVER || o->workload == BENCH_RESTART ? &k : NULL, &at_kill);
+	bool ok = wait_converged(
+	        b, run, p, W_PODS,
+	        o->workload == BENCH_FAILOVER || o->workload == BENCH_RESTART ? &k : NULL,
+	        &at_kill);
 	phase_end(b, &pc, ok);
 	if (k.done && b->kill_t > 0) {
 		struct bench_phase *ph = pc.ph;
-		struct prom_counts now = { 0 }, d = { 0 };
+		struct prom_counts now = {0}, d = {0};
 		pthread_mutex_lock(&b->mu);
 		ph->resume_s = b->resume_t > 0 ? b->resume_t - b->kill_t : NAN;
 		pthread_mutex_unlock(&b->mu);
@@ -1455,12 +1564,14 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 		prom_counts_free(&now);
 		prom_counts_free(&d);
 		prom_counts_free(&at_kill);
-		say("  resumed %.2f s after the kill; %.0f LIST requests from the kill to the end of the phase", ph->resume_s,
-		    ph->lists);
+		say("  resumed %.2f s after the kill; %.0f LIST requests from the kill to the end "
+		    "of the phase",
+		    ph->resume_s, ph->lists);
 	}
 
 	if (ok && o->workload == BENCH_RAMP) {
-		/* reaction latency at the peak pod count: +1 replica on up to 20 RSs, one at a time */
+		/* reaction latency at the peak pod count: +1 replica on up to 20 RSs, one at a time
+		 */
 		int m = n < 20 ? n : 20;
 		phase_begin(b, run, "latency", &pc);
 		bool lok = true;
@@ -1469,7 +1580,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 			pthread_mutex_lock(&b->mu);
 			rs[i].want++;
 			pthread_mutex_unlock(&b->mu);
-			struct pacer one = { .b = b, .n = 1 };
+			struct pacer one = {.b = b, .n = 1};
 			lok = do_scale(&one, b->kc, i) == 0;
 			double end = now_s() + 60;
 			for (;;) {
@@ -1501,7 +1612,8 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 		ok = wait_converged(b, run, p, W_PODS, NULL, NULL);
 		phase_end(b, &pc, ok);
 	}
-	/* last phase: delete every RS (background propagation: the garbage collector removes the pods) */
+	/* last phase: delete every RS (background propagation: the garbage collector removes the
+	 * pods) */
 	phase_begin(b, run, "delete", &pc);
 	pthread_mutex_lock(&b->mu);
 	for (int i = 0; i < n; i++)
@@ -1542,19 +1654,26 @@ out:
 	return r;
 }
 
-/* ---- raw apiserver write limit ------------------------------------------------------------------------ */
+/* ---- raw apiserver write limit
+ * ------------------------------------------------------------------------ */
 
 static int raw_create(struct pacer *p, struct kube_client *kc, int i)
 {
 	char body[512];
-	struct kube_response resp = { 0 };
+	struct kube_response resp = {0};
 
 	fmt(body, sizeof(body),
-		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"raw-%d\",\"labels\":{\"kcmd-bench-raw\":\"1\"}},"
-		 "\"spec\":{\"nodeName\":\"kcmd-bench-raw-node\",\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/bench:1\"}]}}",
-		 i);
-	struct kube_request rq = { .verb = KUBE_CREATE, .version = "v1", .resource = "pods", .ns = RAW_NS, .body = body,
-				   .body_len = strlen(body) };
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"raw-%d\",\"labels\":{"
+	    "\"kcmd-bench-raw\":\"1\"}},"
+	    "\"spec\":{\"nodeName\":\"kcmd-bench-raw-node\",\"containers\":[{\"name\":\"c\","
+	    "\"image\":\"registry.invalid/bench:1\"}]}}",
+	    i);
+	struct kube_request rq = {.verb = KUBE_CREATE,
+	                          .version = "v1",
+	                          .resource = "pods",
+	                          .ns = RAW_NS,
+	                          .body = body,
+	                          .body_len = strlen(body)};
 	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
 	if (r < 0 && resp.http_code == 409)
 		r = 0;
@@ -1566,11 +1685,16 @@ static int raw_create(struct pacer *p, struct kube_client *kc, int i)
 static int raw_delete(struct pacer *p, struct kube_client *kc, int i)
 {
 	char name[32];
-	struct kube_response resp = { 0 };
+	struct kube_response resp = {0};
 
 	fmt(name, sizeof(name), "raw-%d", i);
-	struct kube_request rq = { .verb = KUBE_DELETE, .version = "v1", .resource = "pods", .ns = RAW_NS, .name = name,
-				   .grace_period_seconds = 0, .has_grace_period = true };
+	struct kube_request rq = {.verb = KUBE_DELETE,
+	                          .version = "v1",
+	                          .resource = "pods",
+	                          .ns = RAW_NS,
+	                          .name = name,
+	                          .grace_period_seconds = 0,
+	                          .has_grace_period = true};
 	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
 	if (r < 0 && resp.http_code == 404)
 		r = 0;
@@ -1590,7 +1714,8 @@ static void raw_probe(struct bench *b)
 		free(p);
 		return;
 	}
-	say("raw apiserver write limit: creating %ld pods, %d concurrent requests, no controller", n, b->o.raw_concurrency);
+	say("raw apiserver write limit: creating %ld pods, %d concurrent requests, no controller",
+	    n, b->o.raw_concurrency);
 	double t0 = now_s();
 	pacer_start(p, b, (int)n, 0, b->o.raw_concurrency, raw_create, NULL);
 	pacer_join(p);
@@ -1601,11 +1726,13 @@ static void raw_probe(struct bench *b)
 	pacer_join(p);
 	double t2 = now_s();
 	b->rep.raw_delete_per_s = (double)(n - atomic_load(&p->errors)) / (t2 - t1);
-	say("  %.0f pods/s created (%d errors), %.0f pods/s deleted", b->rep.raw_create_per_s, errs, b->rep.raw_delete_per_s);
+	say("  %.0f pods/s created (%d errors), %.0f pods/s deleted", b->rep.raw_create_per_s, errs,
+	    b->rep.raw_delete_per_s);
 	free(p);
 }
 
-/* ---- setup, teardown, report ------------------------------------------------------------------------- */
+/* ---- setup, teardown, report
+ * ------------------------------------------------------------------------- */
 
 static struct bench *the_bench;
 
@@ -1674,8 +1801,9 @@ static void describe_machine(struct bench *b)
 		fclose(f);
 	}
 	uname(&u);
-	fmt(b->rep.machine, sizeof(b->rep.machine), "%ld vCPU, %.0f GiB, %s, kernel %s, load average %.1f at the start",
-		 sysconf(_SC_NPROCESSORS_ONLN), (double)mem_kb / 1048576.0, os, u.release, load);
+	fmt(b->rep.machine, sizeof(b->rep.machine),
+	    "%ld vCPU, %.0f GiB, %s, kernel %s, load average %.1f at the start",
+	    sysconf(_SC_NPROCESSORS_ONLN), (double)mem_kb / 1048576.0, os, u.release, load);
 	time_t t = time(NULL);
 	struct tm tm;
 	gmtime_r(&t, &tm);
@@ -1684,15 +1812,18 @@ static void describe_machine(struct bench *b)
 
 static void describe_versions(struct bench *b)
 {
-	struct kube_request rq = { .verb = KUBE_GET, .path = "/version" };
-	struct kube_response resp = { 0 };
+	struct kube_request rq = {.verb = KUBE_GET, .path = "/version"};
+	struct kube_response resp = {0};
 	const char *gv = NULL;
 	cJSON *v = NULL;
 
-	if (kube_client_request(b->kc, &rq, NULL, NULL, &resp) == 0 && (v = cJSON_ParseWithLength(resp.body, resp.body_len)))
+	if (kube_client_request(b->kc, &rq, NULL, NULL, &resp) == 0 &&
+	    (v = cJSON_ParseWithLength(resp.body, resp.body_len)))
 		gv = jstr(v, "gitVersion", NULL, NULL);
-	fmt(b->rep.versions, sizeof(b->rep.versions), "kcmd %s; kube-apiserver %s%s", KCMD_VERSION, gv ? gv : "?",
-		 b->o.compare_upstream ? "; kube-controller-manager of the same build (tests/cluster)" : "");
+	fmt(b->rep.versions, sizeof(b->rep.versions), "kcmd %s; kube-apiserver %s%s", KCMD_VERSION,
+	    gv ? gv : "?",
+	    b->o.compare_upstream ? "; kube-controller-manager of the same build (tests/cluster)"
+	                          : "");
 	cJSON_Delete(v);
 	kube_response_clear(&resp);
 }
@@ -1726,16 +1857,19 @@ static void outputs(struct bench *b, const char *json_path)
 		fclose(f);
 	}
 	if (b->o.plot) {
-		char *argv[] = { "/usr/bin/gnuplot", b->rep.plot_script, NULL };
+		char *argv[] = {"/usr/bin/gnuplot", b->rep.plot_script, NULL};
 		if (access(argv[0], X_OK) < 0) {
-			say("--plot: gnuplot is not installed (apt-get install gnuplot-nox); script left at %s", b->rep.plot_script);
+			say("--plot: gnuplot is not installed (apt-get install gnuplot-nox); "
+			    "script left at %s",
+			    b->rep.plot_script);
 		} else {
 			char log[PATH_MAX + 32];
 			fmt(log, sizeof(log), "%s/gnuplot.log", b->logdir);
 			pid_t pid = spawn(argv, log, NULL);
 			int st = pid > 0 ? wait_pid(pid, 120) : -1;
 			if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-				say("plots: %s.{png,svg}, %s.{png,svg}", b->rep.plot_pods, b->rep.plot_memory);
+				say("plots: %s.{png,svg}, %s.{png,svg}", b->rep.plot_pods,
+				    b->rep.plot_memory);
 			else
 				say("gnuplot failed; see %s", log);
 		}
@@ -1755,14 +1889,16 @@ static void outputs(struct bench *b, const char *json_path)
 		FILE *d = fopen(b->o.update_doc, "re");
 		if (d) {
 			struct stat st;
-			if (fstat(fileno(d), &st) == 0 && (doc = calloc(1, (size_t)st.st_size + 1)) &&
+			if (fstat(fileno(d), &st) == 0 &&
+			    (doc = calloc(1, (size_t)st.st_size + 1)) &&
 			    fread(doc, 1, (size_t)st.st_size, d) != (size_t)st.st_size) {
 				free(doc);
 				doc = NULL;
 			}
 			fclose(d);
 		}
-		if (md && doc && bench_doc_splice(doc, md, &out) == 0 && write_file(b->o.update_doc, out) == 0)
+		if (md && doc && bench_doc_splice(doc, md, &out) == 0 &&
+		    write_file(b->o.update_doc, out) == 0)
 			say("updated %s", b->o.update_doc);
 		else
 			say("could not update %s", b->o.update_doc);
@@ -1788,7 +1924,8 @@ static int find_cluster_cmd(struct bench *b)
 		fmt(b->cluster_cmd, sizeof(b->cluster_cmd), "%s/tests/cluster/cluster", dir);
 	}
 	if (access(b->cluster_cmd, X_OK) < 0) {
-		say("the test cluster command %s is not there (run from a source tree, or give --cluster-cmd or --kubeconfig)",
+		say("the test cluster command %s is not there (run from a source tree, or give "
+		    "--cluster-cmd or --kubeconfig)",
 		    b->cluster_cmd);
 		return -ENOENT;
 	}
@@ -1798,21 +1935,22 @@ static int find_cluster_cmd(struct bench *b)
 static int start_simulator(struct bench *b)
 {
 	char a_kc[PATH_MAX + 16], log[PATH_MAX + 32], extra[1024] = "";
-	char *argv[40] = { b->kcmd,
-			   a_kc,
-			   "--leader-elect=false",
-			   "--controllers=-replicaset-controller,-garbage-collector-controller",
-			   "--simulate-kubelet",
-			   "--simulate-kubelet-qps=5000",
-			   "--simulate-kubelet-burst=10000",
-			   "--secure-port=0",
-			   NULL };
+	char *argv[40] = {b->kcmd,
+	                  a_kc,
+	                  "--leader-elect=false",
+	                  "--controllers=-replicaset-controller,-garbage-collector-controller",
+	                  "--simulate-kubelet",
+	                  "--simulate-kubelet-qps=5000",
+	                  "--simulate-kubelet-burst=10000",
+	                  "--secure-port=0",
+	                  NULL};
 	int argc = 8;
 
 	fmt(a_kc, sizeof(a_kc), "--kubeconfig=%s", b->kubeconfig);
 	if (b->o.sim_args) {
 		fmt(extra, sizeof(extra), "%s", b->o.sim_args);
-		for (char *save, *t = strtok_r(extra, " ", &save); t && argc < 38; t = strtok_r(NULL, " ", &save))
+		for (char *save, *t = strtok_r(extra, " ", &save); t && argc < 38;
+		     t = strtok_r(NULL, " ", &save))
 			argv[argc++] = t;
 	}
 	argv[argc] = NULL;
@@ -1885,21 +2023,23 @@ int kcmd_bench_main(int argc, char **argv)
 	if (b->o.output)
 		fmt(json_path, sizeof(json_path), "%s", b->o.output);
 	else
-		fmt(json_path, sizeof(json_path), "build/bench/%s.json", bench_workload_name(b->o.workload));
+		fmt(json_path, sizeof(json_path), "build/bench/%s.json",
+		    bench_workload_name(b->o.workload));
 	fmt(b->outdir, sizeof(b->outdir), "%s", json_path);
 	char *sl = strrchr(b->outdir, '/');
 	if (sl)
 		*sl = 0;
 	else
 		fmt(b->outdir, sizeof(b->outdir), ".");
-	fmt(b->logdir, sizeof(b->logdir), "%s/%s-logs", b->outdir, bench_workload_name(b->o.workload));
+	fmt(b->logdir, sizeof(b->logdir), "%s/%s-logs", b->outdir,
+	    bench_workload_name(b->o.workload));
 	if (mkdirs(b->logdir) < 0) {
 		fprintf(stderr, "kcmd bench: cannot create %s: %s\n", b->logdir, strerror(errno));
 		return 1;
 	}
 	describe_machine(b);
 
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -1908,8 +2048,10 @@ int kcmd_bench_main(int argc, char **argv)
 	if (!b->o.kubeconfig) {
 		if (find_cluster_cmd(b) < 0)
 			return 1;
-		fmt(b->cluster_dir, sizeof(b->cluster_dir), "/tmp/kcmd-bench-cluster-%d", (int)getpid());
-		say("bringing up the test cluster in %s (log %s/cluster.log)", b->cluster_dir, b->logdir);
+		fmt(b->cluster_dir, sizeof(b->cluster_dir), "/tmp/kcmd-bench-cluster-%d",
+		    (int)getpid());
+		say("bringing up the test cluster in %s (log %s/cluster.log)", b->cluster_dir,
+		    b->logdir);
 		if (cluster(b, NULL, 0, "up", (char *)NULL) < 0) {
 			say("cluster up failed; see %s/cluster.log", b->logdir);
 			cluster(b, NULL, 0, "down", (char *)NULL);
@@ -1921,8 +2063,9 @@ int kcmd_bench_main(int argc, char **argv)
 		fmt(b->kubeconfig, sizeof(b->kubeconfig), "%s", b->o.kubeconfig);
 	}
 
-	struct kube_config_opts co = { .kubeconfig = b->kubeconfig };
-	if (kube_config_load(&co, &b->kcfg, err, sizeof(err)) < 0 || new_client(b, &b->kc, 0, 1) < 0) {
+	struct kube_config_opts co = {.kubeconfig = b->kubeconfig};
+	if (kube_config_load(&co, &b->kcfg, err, sizeof(err)) < 0 ||
+	    new_client(b, &b->kc, 0, 1) < 0) {
 		say("kubeconfig %s: %s", b->kubeconfig, err);
 		goto out;
 	}
@@ -1936,9 +2079,11 @@ int kcmd_bench_main(int argc, char **argv)
 	if (interrupted)
 		goto out;
 
-	struct watcher wp = { .b = b, .group = NULL, .resource = "pods", .on_obj = on_pod, .pods = true };
-	struct watcher wr = { .b = b, .group = "apps", .resource = "replicasets", .on_obj = on_rs };
-	if (pthread_create(&b->wpods, NULL, watch_thread, &wp) || pthread_create(&b->wrs, NULL, watch_thread, &wr) ||
+	struct watcher wp = {
+	        .b = b, .group = NULL, .resource = "pods", .on_obj = on_pod, .pods = true};
+	struct watcher wr = {.b = b, .group = "apps", .resource = "replicasets", .on_obj = on_rs};
+	if (pthread_create(&b->wpods, NULL, watch_thread, &wp) ||
+	    pthread_create(&b->wrs, NULL, watch_thread, &wr) ||
 	    pthread_create(&b->sampler, NULL, sampler_thread, b)) {
 		say("cannot start threads");
 		goto out;
@@ -1949,8 +2094,10 @@ int kcmd_bench_main(int argc, char **argv)
 		say("no kubelet simulator: pods become Ready only if real nodes run them");
 
 	bool compare = b->o.compare_upstream;
-	if (compare && (b->o.workload == BENCH_FAILOVER || b->o.workload == BENCH_RESTART) && find_kcm_bin(b) < 0) {
-		say("note: kube-controller-manager not found through tests/cluster/build.sh: %s runs kcmd only",
+	if (compare && (b->o.workload == BENCH_FAILOVER || b->o.workload == BENCH_RESTART) &&
+	    find_kcm_bin(b) < 0) {
+		say("note: kube-controller-manager not found through tests/cluster/build.sh: %s "
+		    "runs kcmd only",
 		    bench_workload_name(b->o.workload));
 		compare = false;
 	}

@@ -8,7 +8,7 @@
 
 #include "bench/opts.h"
 
-static const char *const workloads[] = { "load", "ramp", "failover", "restart" };
+static const char *const workloads[] = {"load", "ramp", "failover", "restart"};
 
 const char *bench_workload_name(enum bench_workload w)
 {
@@ -18,20 +18,20 @@ const char *bench_workload_name(enum bench_workload w)
 void bench_opts_defaults(struct bench_opts *o)
 {
 	*o = (struct bench_opts){
-		.workload = BENCH_LOAD,
-		.qps = 20, /* kube-controller-manager's defaults */
-		.burst = 30,
-		.unlimited_qps = 5000,
-		.unlimited_burst = 10000,
-		.namespaces = 10,
-		.mix = { 250, 30, 5 },
-		.n_mix = 3,
-		.rs_size = 100,
-		.create_rate = 20,
-		.raw_pods = 2000,
-		.raw_concurrency = 32,
-		.phase_timeout_s = 900,
-		.seed = 1,
+	        .workload = BENCH_LOAD,
+	        .qps = 20, /* kube-controller-manager's defaults */
+	        .burst = 30,
+	        .unlimited_qps = 5000,
+	        .unlimited_burst = 10000,
+	        .namespaces = 10,
+	        .mix = {250, 30, 5},
+	        .n_mix = 3,
+	        .rs_size = 100,
+	        .create_rate = 20,
+	        .raw_pods = 2000,
+	        .raw_concurrency = 32,
+	        .phase_timeout_s = 900,
+	        .seed = 1,
 	};
 }
 
@@ -145,7 +145,8 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			bp = &o->plot;
 		if (bp) {
 			if (parse_bool(val, bp) < 0)
-				return fail(err, errlen, "--%s takes true or false, not %s", name, val);
+				return fail(err, errlen, "--%s takes true or false, not %s", name,
+				            val);
 			continue;
 		}
 		/* Everything else takes a value: --x=v or --x v. */
@@ -162,7 +163,10 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 				if (!strcmp(val, workloads[k]))
 					break;
 			if (k == sizeof(workloads) / sizeof(workloads[0]))
-				return fail(err, errlen, "--workload must be load, ramp, failover or restart, not %s", val);
+				return fail(err, errlen,
+				            "--workload must be load, ramp, failover or restart, "
+				            "not %s",
+				            val);
 			o->workload = (enum bench_workload)k;
 		} else if (!strcmp(name, "kubeconfig")) {
 			if (!*val)
@@ -170,60 +174,77 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			o->kubeconfig = val;
 		} else if (!strcmp(name, "kube-api-qps")) {
 			if (parse_double(val, 0.001, 1e6, &d) < 0)
-				return fail(err, errlen, "--kube-api-qps: %s is not a positive number", val);
+				return fail(err, errlen,
+				            "--kube-api-qps: %s is not a positive number", val);
 			o->qps = d;
 		} else if (!strcmp(name, "kube-api-burst")) {
 			if (parse_long(val, 1, 1000000, &l) < 0)
-				return fail(err, errlen, "--kube-api-burst: %s is not an integer >= 1", val);
+				return fail(err, errlen,
+				            "--kube-api-burst: %s is not an integer >= 1", val);
 			o->burst = (int)l;
 		} else if (!strcmp(name, "unlimited-qps")) {
 			if (parse_double(val, 0.001, 1e7, &d) < 0)
-				return fail(err, errlen, "--unlimited-qps: %s is not a positive number", val);
+				return fail(err, errlen,
+				            "--unlimited-qps: %s is not a positive number", val);
 			o->unlimited_qps = d;
 		} else if (!strcmp(name, "unlimited-burst")) {
 			if (parse_long(val, 1, 10000000, &l) < 0)
-				return fail(err, errlen, "--unlimited-burst: %s is not an integer >= 1", val);
+				return fail(err, errlen,
+				            "--unlimited-burst: %s is not an integer >= 1", val);
 			o->unlimited_burst = (int)l;
 		} else if (!strcmp(name, "namespaces")) {
 			if (parse_long(val, 1, 10000, &l) < 0)
-				return fail(err, errlen, "--namespaces: %s is not between 1 and 10000", val);
+				return fail(err, errlen,
+				            "--namespaces: %s is not between 1 and 10000", val);
 			o->namespaces = (int)l;
 		} else if (!strcmp(name, "rs-count")) {
 			if (parse_long(val, 1, 1000000, &l) < 0)
-				return fail(err, errlen, "--rs-count: %s is not between 1 and 1000000", val);
+				return fail(err, errlen,
+				            "--rs-count: %s is not between 1 and 1000000", val);
 			o->rs_count = (int)l;
 		} else if (!strcmp(name, "replicas-mix")) {
 			if (parse_mix(val, o) < 0)
-				return fail(err, errlen, "--replicas-mix: %s is not a list of up to %d sizes (1-100000), e.g. 250,30,5",
-					    val, BENCH_MAX_MIX);
+				return fail(err, errlen,
+				            "--replicas-mix: %s is not a list of up to %d sizes "
+				            "(1-100000), e.g. 250,30,5",
+				            val, BENCH_MAX_MIX);
 		} else if (!strcmp(name, "rs-size")) {
 			if (parse_long(val, 1, 100000, &l) < 0)
-				return fail(err, errlen, "--rs-size: %s is not between 1 and 100000", val);
+				return fail(err, errlen,
+				            "--rs-size: %s is not between 1 and 100000", val);
 			o->rs_size = (int)l;
 		} else if (!strcmp(name, "create-rate")) {
 			if (parse_double(val, 0.01, 1e6, &d) < 0)
-				return fail(err, errlen, "--create-rate: %s is not a positive number", val);
+				return fail(err, errlen,
+				            "--create-rate: %s is not a positive number", val);
 			o->create_rate = d;
 		} else if (!strcmp(name, "target-pods")) {
 			if (parse_long(val, 1, 10000000, &l) < 0)
-				return fail(err, errlen, "--target-pods: %s is not between 1 and 10000000", val);
+				return fail(err, errlen,
+				            "--target-pods: %s is not between 1 and 10000000", val);
 			o->target_pods = l;
 			target_set = true;
 		} else if (!strcmp(name, "raw-pods")) {
 			if (parse_long(val, 0, 10000000, &l) < 0)
-				return fail(err, errlen, "--raw-pods: %s is not between 0 and 10000000", val);
+				return fail(err, errlen,
+				            "--raw-pods: %s is not between 0 and 10000000", val);
 			o->raw_pods = l;
 		} else if (!strcmp(name, "raw-concurrency")) {
 			if (parse_long(val, 1, 1024, &l) < 0)
-				return fail(err, errlen, "--raw-concurrency: %s is not between 1 and 1024", val);
+				return fail(err, errlen,
+				            "--raw-concurrency: %s is not between 1 and 1024", val);
 			o->raw_concurrency = (int)l;
 		} else if (!strcmp(name, "phase-timeout")) {
 			if (parse_double(val, 1, 86400, &d) < 0)
-				return fail(err, errlen, "--phase-timeout: %s is not a number of seconds (1-86400)", val);
+				return fail(
+				        err, errlen,
+				        "--phase-timeout: %s is not a number of seconds (1-86400)",
+				        val);
 			o->phase_timeout_s = d;
 		} else if (!strcmp(name, "seed")) {
 			if (parse_long(val, 0, 0x7fffffff, &l) < 0)
-				return fail(err, errlen, "--seed: %s is not a non-negative integer", val);
+				return fail(err, errlen, "--seed: %s is not a non-negative integer",
+				            val);
 			o->seed = (unsigned)l;
 		} else if (!strcmp(name, "output")) {
 			o->output = val;
@@ -247,8 +268,10 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 	if (!o->simulate_set)
 		o->simulate_kubelet = test_cluster;
 	if (o->compare_upstream && !test_cluster)
-		return fail(err, errlen, "--compare-upstream needs the local test cluster (no --kubeconfig): upstream "
-					 "kube-controller-manager is started by its harness");
+		return fail(err, errlen,
+		            "--compare-upstream needs the local test cluster (no --kubeconfig): "
+		            "upstream "
+		            "kube-controller-manager is started by its harness");
 	if (!target_set)
 		o->target_pods = o->workload == BENCH_RAMP ? (test_cluster ? 100000 : 10000) : 2000;
 	if (o->workload != BENCH_RAMP) {
@@ -256,8 +279,10 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		for (int k = 0; k < o->n_mix; k++)
 			minpods += o->mix[k];
 		if (!o->rs_count && o->target_pods < minpods / 4)
-			return fail(err, errlen, "--target-pods %ld is too small for --replicas-mix (one RS of each size needs %ld)",
-				    o->target_pods, minpods);
+			return fail(err, errlen,
+			            "--target-pods %ld is too small for --replicas-mix (one RS of "
+			            "each size needs %ld)",
+			            o->target_pods, minpods);
 	}
 	return 0;
 }
@@ -292,7 +317,7 @@ int bench_load_plan(const struct bench_opts *o, int *sizes, int max)
 	if (total > max)
 		return -E2BIG;
 	/* Interleave: at each step take the size furthest behind its share of the sequence. */
-	int used[BENCH_MAX_MIX] = { 0 };
+	int used[BENCH_MAX_MIX] = {0};
 	for (int i = 0; i < total; i++) {
 		int best = -1;
 		double best_lag = -1e18;
@@ -315,36 +340,52 @@ void bench_opts_usage(FILE *f)
 {
 	fputs("Usage: kcmd bench --workload=load|ramp|failover|restart [flags]\n"
 	      "\n"
-	      "Drives a ReplicaSet workload against a cluster, measures kcmd (and, on the local test cluster,\n"
-	      "upstream kube-controller-manager on the same workload) and prints a comparison. See docs/bench.md.\n"
+	      "Drives a ReplicaSet workload against a cluster, measures kcmd (and, on the local "
+	      "test cluster,\n"
+	      "upstream kube-controller-manager on the same workload) and prints a comparison. See "
+	      "docs/bench.md.\n"
 	      "\n"
 	      "Cluster:\n"
-	      "  --kubeconfig=PATH        run against this cluster (default: bring up tests/cluster with its own\n"
+	      "  --kubeconfig=PATH        run against this cluster (default: bring up "
+	      "tests/cluster with its own\n"
 	      "                           KCMD_CLUSTER_DIR and tear it down at the end)\n"
-	      "  --cluster-cmd=PATH       the test cluster command (default: tests/cluster/cluster of the source tree)\n"
-	      "  --compare-upstream[=B]   also measure upstream kube-controller-manager (default: on for the test cluster)\n"
-	      "  --simulate-kubelet[=B]   start `kcmd --simulate-kubelet` (default: on for the test cluster only)\n"
+	      "  --cluster-cmd=PATH       the test cluster command (default: tests/cluster/cluster "
+	      "of the source tree)\n"
+	      "  --compare-upstream[=B]   also measure upstream kube-controller-manager (default: "
+	      "on for the test cluster)\n"
+	      "  --simulate-kubelet[=B]   start `kcmd --simulate-kubelet` (default: on for the "
+	      "test cluster only)\n"
 	      "  --simulator-args='A B'   extra arguments for the simulator\n"
-	      "  --kcmd-args='A B'        extra arguments for the kcmd under test (e.g. --standby-warm-cache)\n"
+	      "  --kcmd-args='A B'        extra arguments for the kcmd under test (e.g. "
+	      "--standby-warm-cache)\n"
 	      "Limits:\n"
-	      "  --kube-api-qps=Q         client QPS of both controller managers (default 20, as kcm)\n"
+	      "  --kube-api-qps=Q         client QPS of both controller managers (default 20, as "
+	      "kcm)\n"
 	      "  --kube-api-burst=B       client burst (default 30)\n"
-	      "  --unlimited              one more pass with limits lifted on both (--unlimited-qps=5000,\n"
-	      "                           --unlimited-burst=10000, kwokctl's --disable-qps-limits values)\n"
+	      "  --unlimited              one more pass with limits lifted on both "
+	      "(--unlimited-qps=5000,\n"
+	      "                           --unlimited-burst=10000, kwokctl's --disable-qps-limits "
+	      "values)\n"
 	      "Sizes:\n"
-	      "  --target-pods=N          pods at the peak (load: 2000; ramp: 100000 on the test cluster, 10000 else)\n"
-	      "  --replicas-mix=250,30,5  load: RS sizes; each size holds about the same share of the pods\n"
+	      "  --target-pods=N          pods at the peak (load: 2000; ramp: 100000 on the test "
+	      "cluster, 10000 else)\n"
+	      "  --replicas-mix=250,30,5  load: RS sizes; each size holds about the same share of "
+	      "the pods\n"
 	      "  --rs-count=N             a fixed number of RSs instead (sizes in turn)\n"
 	      "  --rs-size=100            ramp: replicas per RS\n"
 	      "  --namespaces=10          RSs are spread over this many namespaces\n"
 	      "  --create-rate=20         RS writes per second (create, rescale, delete)\n"
-	      "  --raw-pods=2000          pods for the raw apiserver write-limit probe (0 skips it)\n"
+	      "  --raw-pods=2000          pods for the raw apiserver write-limit probe (0 skips "
+	      "it)\n"
 	      "  --raw-concurrency=32     concurrent creates in that probe\n"
 	      "  --phase-timeout=900      seconds before a phase is declared not converged\n"
 	      "  --seed=1                 random rescale sizes\n"
 	      "Output:\n"
-	      "  --output=PATH            JSON (default build/bench/<workload>.json; time series next to it)\n"
-	      "  --plot                   render the gnuplot script to PNG and SVG (needs gnuplot)\n"
-	      "  --update-doc=FILE        replace the marked `kcmd bench` section of FILE (docs/benchmarks.md)\n",
+	      "  --output=PATH            JSON (default build/bench/<workload>.json; time series "
+	      "next to it)\n"
+	      "  --plot                   render the gnuplot script to PNG and SVG (needs "
+	      "gnuplot)\n"
+	      "  --update-doc=FILE        replace the marked `kcmd bench` section of FILE "
+	      "(docs/benchmarks.md)\n",
 	      f);
 }

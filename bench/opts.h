@@ -17,30 +17,31 @@ enum bench_workload { BENCH_LOAD = 0, BENCH_RAMP, BENCH_FAILOVER, BENCH_RESTART 
 
 struct bench_opts {
 	enum bench_workload workload;
-	const char *kubeconfig;   /* NULL: bring up the local test cluster */
-	bool compare_upstream;    /* also run upstream kube-controller-manager (test cluster only) */
-	bool simulate_kubelet;    /* start `kcmd --simulate-kubelet` (default: only on the test cluster) */
-	double qps;               /* --kube-api-qps of both controller managers */
+	const char *kubeconfig; /* NULL: bring up the local test cluster */
+	bool compare_upstream;  /* also run upstream kube-controller-manager (test cluster only) */
+	bool simulate_kubelet;  /* start `kcmd --simulate-kubelet` (default: only on the test
+	                           cluster) */
+	double qps;             /* --kube-api-qps of both controller managers */
 	int burst;
-	bool unlimited;           /* one more pass with client limits lifted on both */
-	double unlimited_qps;     /* the "lifted" limits (kwokctl's --disable-qps-limits values) */
+	bool unlimited;       /* one more pass with client limits lifted on both */
+	double unlimited_qps; /* the "lifted" limits (kwokctl's --disable-qps-limits values) */
 	int unlimited_burst;
 	int namespaces;
-	int rs_count;             /* 0: derived from target_pods and the mix */
-	int mix[BENCH_MAX_MIX];   /* replica sizes (load); ramp uses rs_size */
+	int rs_count;           /* 0: derived from target_pods and the mix */
+	int mix[BENCH_MAX_MIX]; /* replica sizes (load); ramp uses rs_size */
 	int n_mix;
-	int rs_size;              /* ramp: replicas per ReplicaSet */
-	double create_rate;       /* ReplicaSet writes per second (create, rescale, delete) */
-	long target_pods;         /* 0: the workload's default */
-	long raw_pods;            /* pods for the raw apiserver write-limit probe; 0 skips it */
+	int rs_size;        /* ramp: replicas per ReplicaSet */
+	double create_rate; /* ReplicaSet writes per second (create, rescale, delete) */
+	long target_pods;   /* 0: the workload's default */
+	long raw_pods;      /* pods for the raw apiserver write-limit probe; 0 skips it */
 	int raw_concurrency;
 	double phase_timeout_s;
 	unsigned seed;
-	const char *output;       /* JSON path; NULL: build/bench/<workload>.json */
-	const char *update_doc;   /* splice the markdown section into this file */
-	const char *cluster_cmd;  /* tests/cluster/cluster; NULL: found next to the binary */
-	const char *sim_args;     /* extra arguments for the simulator (space separated) */
-	const char *kcmd_args;    /* extra arguments for the kcmd under test (space separated) */
+	const char *output;      /* JSON path; NULL: build/bench/<workload>.json */
+	const char *update_doc;  /* splice the markdown section into this file */
+	const char *cluster_cmd; /* tests/cluster/cluster; NULL: found next to the binary */
+	const char *sim_args;    /* extra arguments for the simulator (space separated) */
+	const char *kcmd_args;   /* extra arguments for the kcmd under test (space separated) */
 	bool plot;
 	bool help;
 	bool compare_set, simulate_set; /* given explicitly */

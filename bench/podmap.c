@@ -74,7 +74,7 @@ struct bench_pod *bench_podmap_put(struct bench_podmap *m, const char *key, bool
 	p = &m->slots[j];
 	if (!p->key)
 		m->used++;
-	*p = (struct bench_pod){ .key = k };
+	*p = (struct bench_pod){.key = k};
 	m->live++;
 	*added = true;
 	return p;
@@ -93,5 +93,5 @@ void bench_podmap_clear(struct bench_podmap *m)
 		if (m->slots[i].key && m->slots[i].key != TOMB)
 			free(m->slots[i].key);
 	free(m->slots);
-	*m = (struct bench_podmap){ 0 };
+	*m = (struct bench_podmap){0};
 }

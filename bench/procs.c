@@ -20,9 +20,10 @@ int bench_pstat_parse(const char *text, double ticks_per_s, struct bench_pstat *
 
 	if (!open || !close || close < open || sscanf(text, "%d", &pid) != 1)
 		return -EBADMSG;
-	/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime */
-	if (sscanf(close + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld", &state, &ppid, &utime,
-		   &stime, &cutime, &cstime) != 6)
+	/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+	 * stime cutime cstime */
+	if (sscanf(close + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld", &state,
+	           &ppid, &utime, &stime, &cutime, &cstime) != 6)
 		return -EBADMSG;
 	st->pid = pid;
 	st->ppid = ppid;
@@ -129,11 +130,11 @@ static bool in_tree(const struct plist *l, pid_t root, pid_t pid)
 
 int bench_tree_sample(pid_t root, struct bench_tree *t)
 {
-	struct plist l = { 0 };
+	struct plist l = {0};
 	bool root_seen = false;
 	int r = scan(&l);
 
-	*t = (struct bench_tree){ 0 };
+	*t = (struct bench_tree){0};
 	if (r < 0) {
 		free(l.v);
 		return r;
@@ -149,7 +150,8 @@ int bench_tree_sample(pid_t root, struct bench_tree *t)
 		char path[64], buf[2048];
 		long pss = 0, rss = 0;
 		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)st->pid);
-		if (read_small(path, buf, sizeof(buf)) > 0 && bench_smaps_parse(buf, &pss, &rss) == 0) {
+		if (read_small(path, buf, sizeof(buf)) > 0 &&
+		    bench_smaps_parse(buf, &pss, &rss) == 0) {
 			t->pss_mb += (double)pss / 1024.0;
 			t->rss_mb += (double)rss / 1024.0;
 		}
@@ -160,12 +162,13 @@ int bench_tree_sample(pid_t root, struct bench_tree *t)
 
 pid_t bench_find_child(pid_t parent, const char *comm)
 {
-	struct plist l = { 0 };
+	struct plist l = {0};
 	pid_t found = 0;
 
 	if (scan(&l) == 0)
 		for (size_t i = 0; i < l.n; i++)
-			if (l.v[i].ppid == parent && l.v[i].state != 'Z' && !strcmp(l.v[i].comm, comm)) {
+			if (l.v[i].ppid == parent && l.v[i].state != 'Z' &&
+			    !strcmp(l.v[i].comm, comm)) {
 				found = l.v[i].pid;
 				break;
 			}

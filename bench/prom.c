@@ -18,7 +18,8 @@ static const char *skip_ws(const char *p, const char *end)
 
 static bool is_name_char(char c, bool first)
 {
-	return isalpha((unsigned char)c) || c == '_' || c == ':' || (!first && isdigit((unsigned char)c));
+	return isalpha((unsigned char)c) || c == '_' || c == ':' ||
+	       (!first && isdigit((unsigned char)c));
 }
 
 static int parse_value(const char *p, const char *end, double *out)
@@ -133,8 +134,8 @@ int prom_parse_line(const char *line, size_t len, struct prom_sample *s)
 	return parse_value(p, end, &s->value);
 }
 
-int prom_parse(const char *text, size_t len, int (*fn)(const struct prom_sample *s, void *ud), void *ud,
-	       unsigned *bad)
+int prom_parse(const char *text, size_t len, int (*fn)(const struct prom_sample *s, void *ud),
+               void *ud, unsigned *bad)
 {
 	const char *p = text, *end = text + len;
 	struct prom_sample *s = malloc(sizeof(*s));
@@ -213,7 +214,7 @@ double prom_counts_total(const struct prom_counts *c)
 void prom_counts_free(struct prom_counts *c)
 {
 	free(c->items);
-	*c = (struct prom_counts){ 0 };
+	*c = (struct prom_counts){0};
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -227,7 +228,8 @@ void prom_counts_sort(struct prom_counts *c)
 		qsort(c->items, c->n, sizeof(c->items[0]), cmp_key);
 }
 
-int prom_counts_delta(const struct prom_counts *after, const struct prom_counts *before, struct prom_counts *out)
+int prom_counts_delta(const struct prom_counts *after, const struct prom_counts *before,
+                      struct prom_counts *out)
 {
 	for (size_t i = 0; i < after->n; i++) {
 		double d = after->items[i].v - prom_counts_get(before, after->items[i].key);
@@ -277,10 +279,11 @@ static int collect_one(const struct prom_sample *s, void *ud)
 	return 0;
 }
 
-int prom_collect(const char *text, size_t len, const char *metric, const char *const *filters, unsigned n_filters,
-		 const char *const *group_labels, unsigned n_group, struct prom_counts *out)
+int prom_collect(const char *text, size_t len, const char *metric, const char *const *filters,
+                 unsigned n_filters, const char *const *group_labels, unsigned n_group,
+                 struct prom_counts *out)
 {
-	struct collect c = { metric, filters, n_filters, group_labels, n_group, out, 0 };
+	struct collect c = {metric, filters, n_filters, group_labels, n_group, out, 0};
 	int r = prom_parse(text, len, collect_one, &c, NULL);
 
 	return r < 0 ? r : c.summed;

@@ -16,10 +16,12 @@ void bench_report_free(struct bench_report *r)
 			prom_counts_free(&r->runs[i].phases[p].api);
 }
 
-const struct bench_run *bench_report_find(const struct bench_report *r, const char *controller, const char *limits)
+const struct bench_run *bench_report_find(const struct bench_report *r, const char *controller,
+                                          const char *limits)
 {
 	for (unsigned i = 0; i < r->n_runs; i++)
-		if (!strcmp(r->runs[i].controller, controller) && !strcmp(r->runs[i].limits, limits))
+		if (!strcmp(r->runs[i].controller, controller) &&
+		    !strcmp(r->runs[i].limits, limits))
 			return &r->runs[i];
 	return NULL;
 }
@@ -36,21 +38,34 @@ const struct bench_phase *bench_run_phase(const struct bench_run *run, const cha
 
 /* ---- figures of a phase, shared by every rendering ------------------------------------------ */
 
-enum fig { F_CONVERGE, F_CREATED_PS, F_DELETED_PS, F_CPU, F_MEM, F_P50, F_P99, F_API, F_LISTS, F_QUEUE, F_RESUME, F_N };
+enum fig {
+	F_CONVERGE,
+	F_CREATED_PS,
+	F_DELETED_PS,
+	F_CPU,
+	F_MEM,
+	F_P50,
+	F_P99,
+	F_API,
+	F_LISTS,
+	F_QUEUE,
+	F_RESUME,
+	F_N
+};
 static const struct {
 	const char *label, *key, *unit;
 } figs[F_N] = {
-	[F_CONVERGE] = { "time to converge", "converge_s", "s" },
-	[F_CREATED_PS] = { "pods created/s", "pods_created_per_s", "pods/s" },
-	[F_DELETED_PS] = { "pods deleted/s", "pods_deleted_per_s", "pods/s" },
-	[F_CPU] = { "CPU-seconds", "cpu_s", "s" },
-	[F_MEM] = { "peak memory", "peak_mem_mb", "MB" },
-	[F_P50] = { "reaction p50", "reaction_p50_ms", "ms" },
-	[F_P99] = { "reaction p99", "reaction_p99_ms", "ms" },
-	[F_API] = { "API requests", "api_requests", "requests" },
-	[F_LISTS] = { "LIST requests", "list_requests", "requests" },
-	[F_QUEUE] = { "queue depth max", "queue_depth_max", "items" },
-	[F_RESUME] = { "resume after kill", "resume_s", "s" },
+        [F_CONVERGE] = {"time to converge", "converge_s", "s"},
+        [F_CREATED_PS] = {"pods created/s", "pods_created_per_s", "pods/s"},
+        [F_DELETED_PS] = {"pods deleted/s", "pods_deleted_per_s", "pods/s"},
+        [F_CPU] = {"CPU-seconds", "cpu_s", "s"},
+        [F_MEM] = {"peak memory", "peak_mem_mb", "MB"},
+        [F_P50] = {"reaction p50", "reaction_p50_ms", "ms"},
+        [F_P99] = {"reaction p99", "reaction_p99_ms", "ms"},
+        [F_API] = {"API requests", "api_requests", "requests"},
+        [F_LISTS] = {"LIST requests", "list_requests", "requests"},
+        [F_QUEUE] = {"queue depth max", "queue_depth_max", "items"},
+        [F_RESUME] = {"resume after kill", "resume_s", "s"},
 };
 
 static double fig_value(const struct bench_phase *p, enum fig f)
@@ -61,9 +76,13 @@ static double fig_value(const struct bench_phase *p, enum fig f)
 	case F_CONVERGE:
 		return p->converge_s;
 	case F_CREATED_PS:
-		return p->pods_created && p->converge_s > 0 ? (double)p->pods_created / p->converge_s : NAN;
+		return p->pods_created && p->converge_s > 0
+		               ? (double)p->pods_created / p->converge_s
+		               : NAN;
 	case F_DELETED_PS:
-		return p->pods_deleted && p->converge_s > 0 ? (double)p->pods_deleted / p->converge_s : NAN;
+		return p->pods_deleted && p->converge_s > 0
+		               ? (double)p->pods_deleted / p->converge_s
+		               : NAN;
 	case F_CPU:
 		return p->cpu_s;
 	case F_MEM:
@@ -97,7 +116,7 @@ static void fmt_num(char *buf, size_t n, double v)
 		snprintf(buf, n, "%.2f", v);
 }
 
-static const char *const pass_names[] = { "limited", "unlimited" };
+static const char *const pass_names[] = {"limited", "unlimited"};
 
 void bench_report_table(FILE *f, const struct bench_report *r)
 {
@@ -107,15 +126,19 @@ void bench_report_table(FILE *f, const struct bench_report *r)
 		const struct bench_run *any = k ? k : u;
 		if (!any)
 			continue;
-		fprintf(f, "\n== %s, %s (--kube-api-qps=%g --kube-api-burst=%d): kcmd%s ==\n", r->workload, pass_names[l],
-			any->qps, any->burst, u ? " vs upstream kube-controller-manager" : "");
-		fprintf(f, "%-10s %-28s %12s %12s %14s\n", "phase", "figure", "kcmd", "upstream", "kcmd/upstream");
+		fprintf(f, "\n== %s, %s (--kube-api-qps=%g --kube-api-burst=%d): kcmd%s ==\n",
+		        r->workload, pass_names[l], any->qps, any->burst,
+		        u ? " vs upstream kube-controller-manager" : "");
+		fprintf(f, "%-10s %-28s %12s %12s %14s\n", "phase", "figure", "kcmd", "upstream",
+		        "kcmd/upstream");
 		for (unsigned pi = 0; pi < any->n_phases; pi++) {
 			const char *pn = any->phases[pi].name;
-			const struct bench_phase *kp = bench_run_phase(k, pn), *up = bench_run_phase(u, pn);
+			const struct bench_phase *kp = bench_run_phase(k, pn),
+			                         *up = bench_run_phase(u, pn);
 			bool first = true;
 			for (int fi = 0; fi < F_N; fi++) {
-				double kv = fig_value(kp, (enum fig)fi), uv = fig_value(up, (enum fig)fi);
+				double kv = fig_value(kp, (enum fig)fi),
+				       uv = fig_value(up, (enum fig)fi);
 				if (isnan(kv) && isnan(uv))
 					continue;
 				char a[32], b[32], c[32], lab[48];
@@ -125,51 +148,63 @@ void bench_report_table(FILE *f, const struct bench_report *r)
 				if (fi == F_MEM) {
 					size_t al = strlen(a), bl = strlen(b);
 					if (k && !isnan(kv))
-						snprintf(a + al, sizeof(a) - al, " %s", k->mem_kind);
+						snprintf(a + al, sizeof(a) - al, " %s",
+						         k->mem_kind);
 					if (u && !isnan(uv))
-						snprintf(b + bl, sizeof(b) - bl, " %s", u->mem_kind);
+						snprintf(b + bl, sizeof(b) - bl, " %s",
+						         u->mem_kind);
 				}
-				snprintf(lab, sizeof(lab), "%s (%s)", figs[fi].label, figs[fi].unit);
-				fprintf(f, "%-10s %-28.28s %12s %12s %14s\n", first ? pn : "", lab, a, b, c);
+				snprintf(lab, sizeof(lab), "%s (%s)", figs[fi].label,
+				         figs[fi].unit);
+				fprintf(f, "%-10s %-28.28s %12s %12s %14s\n", first ? pn : "", lab,
+				        a, b, c);
 				first = false;
 			}
 			bool nc = (kp && !kp->converged) || (up && !up->converged);
 			if (nc)
-				fprintf(f, "%-10s %-28s %12s %12s\n", "", "converged", kp ? (kp->converged ? "yes" : "NO") : "-",
-					up ? (up->converged ? "yes" : "NO") : "-");
+				fprintf(f, "%-10s %-28s %12s %12s\n", "", "converged",
+				        kp ? (kp->converged ? "yes" : "NO") : "-",
+				        up ? (up->converged ? "yes" : "NO") : "-");
 		}
 		for (const struct bench_run *run = k; run; run = run == k ? u : NULL)
 			if (run->error[0])
 				fprintf(f, "%s: %s\n", run->controller, run->error);
 	}
 	if (!isnan(r->raw_create_per_s))
-		fprintf(f, "\nraw apiserver write limit: %.0f pods/s created, %.0f pods/s deleted (%ld pods, %d concurrent)\n",
-			r->raw_create_per_s, r->raw_delete_per_s, r->raw_pods, r->raw_concurrency);
+		fprintf(f,
+		        "\nraw apiserver write limit: %.0f pods/s created, %.0f pods/s deleted "
+		        "(%ld pods, %d concurrent)\n",
+		        r->raw_create_per_s, r->raw_delete_per_s, r->raw_pods, r->raw_concurrency);
 }
 
-/* ---- bench lines ------------------------------------------------------------------------------ */
+/* ---- bench lines ------------------------------------------------------------------------------
+ */
 
-static void line(FILE *f, const char *area, const struct bench_run *run, const char *wl, const char *fig,
-		 double v, const char *unit)
+static void line(FILE *f, const char *area, const struct bench_run *run, const char *wl,
+                 const char *fig, double v, const char *unit)
 {
 	if (isnan(v))
 		return;
-	fprintf(f, "bench: %s.%s%s%s_%s%s %.6g %s\n", area, strcmp(run->controller, "kcmd") ? run->controller : "",
-		strcmp(run->controller, "kcmd") ? "." : "", wl, fig, strcmp(run->limits, "limited") ? "_unlimited" : "", v,
-		unit);
+	fprintf(f, "bench: %s.%s%s%s_%s%s %.6g %s\n", area,
+	        strcmp(run->controller, "kcmd") ? run->controller : "",
+	        strcmp(run->controller, "kcmd") ? "." : "", wl, fig,
+	        strcmp(run->limits, "limited") ? "_unlimited" : "", v, unit);
 }
 
 void bench_report_lines(FILE *f, const struct bench_report *r)
 {
 	for (unsigned i = 0; i < r->n_runs; i++) {
 		const struct bench_run *run = &r->runs[i];
-		const struct bench_phase *c = bench_run_phase(run, !strcmp(r->workload, "ramp") ? "ramp" : "create");
+		const struct bench_phase *c =
+		        bench_run_phase(run, !strcmp(r->workload, "ramp") ? "ramp" : "create");
 		const struct bench_phase *lat = bench_run_phase(run, "latency");
 		const struct bench_phase *d = bench_run_phase(run, "delete");
 		if (c && c->converged) {
 			line(f, "rs", run, r->workload, "create_s", c->converge_s, "s");
-			line(f, "rs", run, r->workload, "create_pods", (double)c->pods_created, "pods");
-			line(f, "rs", run, r->workload, "pods_per_s", fig_value(c, F_CREATED_PS), "pods/s");
+			line(f, "rs", run, r->workload, "create_pods", (double)c->pods_created,
+			     "pods");
+			line(f, "rs", run, r->workload, "pods_per_s", fig_value(c, F_CREATED_PS),
+			     "pods/s");
 		}
 		if (c) {
 			line(f, "rs", run, r->workload, "cpu_s", c->cpu_s, "s");
@@ -183,20 +218,26 @@ void bench_report_lines(FILE *f, const struct bench_report *r)
 		}
 		if (d && d->converged) {
 			line(f, "gc", run, r->workload, "collect_s", d->converge_s, "s");
-			line(f, "gc", run, r->workload, "collect_pods", (double)d->pods_deleted, "pods");
-			line(f, "gc", run, r->workload, "pods_per_s", fig_value(d, F_DELETED_PS), "pods/s");
+			line(f, "gc", run, r->workload, "collect_pods", (double)d->pods_deleted,
+			     "pods");
+			line(f, "gc", run, r->workload, "pods_per_s", fig_value(d, F_DELETED_PS),
+			     "pods/s");
 		}
 		if (d)
 			line(f, "gc", run, r->workload, "cpu_s", d->cpu_s, "s");
 		for (unsigned p = 0; p < run->n_phases; p++)
 			if (!isnan(run->phases[p].resume_s)) {
-				line(f, "manager", run, r->workload, "resume_s", run->phases[p].resume_s, "s");
-				line(f, "manager", run, r->workload, "lists", run->phases[p].lists, "requests");
+				line(f, "manager", run, r->workload, "resume_s",
+				     run->phases[p].resume_s, "s");
+				line(f, "manager", run, r->workload, "lists", run->phases[p].lists,
+				     "requests");
 			}
 	}
 	if (!isnan(r->raw_create_per_s)) {
-		fprintf(f, "bench: apiserver.raw_create_pods_per_s %.6g pods/s\n", r->raw_create_per_s);
-		fprintf(f, "bench: apiserver.raw_delete_pods_per_s %.6g pods/s\n", r->raw_delete_per_s);
+		fprintf(f, "bench: apiserver.raw_create_pods_per_s %.6g pods/s\n",
+		        r->raw_create_per_s);
+		fprintf(f, "bench: apiserver.raw_delete_pods_per_s %.6g pods/s\n",
+		        r->raw_delete_per_s);
 	}
 }
 
@@ -274,40 +315,55 @@ char *bench_report_json(const struct bench_report *r)
 	return s;
 }
 
-/* ---- markdown ---------------------------------------------------------------------------------- */
+/* ---- markdown ----------------------------------------------------------------------------------
+ */
 
 void bench_report_markdown(FILE *f, const struct bench_report *r)
 {
-	fprintf(f, "## kcmd bench — `%s` workload, kcmd vs upstream kube-controller-manager\n\n", r->workload);
-	fprintf(f, "Command: `%s`  \nDate: %s  \nMachine: %s  \nVersions: %s\n\n", r->command, r->date, r->machine,
-		r->versions);
-	fprintf(f, "Workload: `--target-pods=%ld` in %d ReplicaSets over %d namespaces, ReplicaSet writes at %g/s; "
-		   "pods made Ready by `kcmd --simulate-kubelet` in both runs. Memory: kcmd = PSS summed over the "
-		   "manager and all its processes; upstream = RSS.\n",
-		r->target_pods, r->rs_count, r->namespaces, r->create_rate);
+	fprintf(f, "## kcmd bench — `%s` workload, kcmd vs upstream kube-controller-manager\n\n",
+	        r->workload);
+	fprintf(f, "Command: `%s`  \nDate: %s  \nMachine: %s  \nVersions: %s\n\n", r->command,
+	        r->date, r->machine, r->versions);
+	fprintf(f,
+	        "Workload: `--target-pods=%ld` in %d ReplicaSets over %d namespaces, ReplicaSet "
+	        "writes at %g/s; "
+	        "pods made Ready by `kcmd --simulate-kubelet` in both runs. Memory: kcmd = PSS "
+	        "summed over the "
+	        "manager and all its processes; upstream = RSS.\n",
+	        r->target_pods, r->rs_count, r->namespaces, r->create_rate);
 	for (size_t l = 0; l < 2; l++) {
 		const struct bench_run *k = bench_report_find(r, "kcmd", pass_names[l]);
 		const struct bench_run *u = bench_report_find(r, "upstream", pass_names[l]);
 		const struct bench_run *any = k ? k : u;
 		if (!any)
 			continue;
-		fprintf(f, "\n### %s (`--kube-api-qps=%g --kube-api-burst=%d` on both)\n\n", pass_names[l], any->qps,
-			any->burst);
-		fprintf(f, "| phase | figure | kcmd | upstream | kcmd/upstream |\n|---|---|---|---|---|\n");
+		fprintf(f, "\n### %s (`--kube-api-qps=%g --kube-api-burst=%d` on both)\n\n",
+		        pass_names[l], any->qps, any->burst);
+		fprintf(f, "| phase | figure | kcmd | upstream | kcmd/upstream "
+		           "|\n|---|---|---|---|---|\n");
 		for (unsigned pi = 0; pi < any->n_phases; pi++) {
 			const char *pn = any->phases[pi].name;
-			const struct bench_phase *kp = bench_run_phase(k, pn), *up = bench_run_phase(u, pn);
+			const struct bench_phase *kp = bench_run_phase(k, pn),
+			                         *up = bench_run_phase(u, pn);
 			for (int fi = 0; fi < F_N; fi++) {
-				double kv = fig_value(kp, (enum fig)fi), uv = fig_value(up, (enum fig)fi);
+				double kv = fig_value(kp, (enum fig)fi),
+				       uv = fig_value(up, (enum fig)fi);
 				if (isnan(kv) && isnan(uv))
 					continue;
 				char a[32], b[32], c[32];
 				fmt_num(a, sizeof(a), kv);
 				fmt_num(b, sizeof(b), uv);
 				fmt_num(c, sizeof(c), bench_ratio(kv, uv));
-				fprintf(f, "| %s | %s (%s) | %s%s | %s%s | %s |\n", pn, figs[fi].label, figs[fi].unit, a,
-					kp && !kp->converged && fi == F_CONVERGE ? " (not converged)" : "", b,
-					up && !up->converged && fi == F_CONVERGE ? " (not converged)" : "", c);
+				fprintf(f, "| %s | %s (%s) | %s%s | %s%s | %s |\n", pn,
+				        figs[fi].label, figs[fi].unit, a,
+				        kp && !kp->converged && fi == F_CONVERGE
+				                ? " (not converged)"
+				                : "",
+				        b,
+				        up && !up->converged && fi == F_CONVERGE
+				                ? " (not converged)"
+				                : "",
+				        c);
 			}
 		}
 		fprintf(f, "\nAPI requests by verb and code (apiserver, all clients):\n\n");
@@ -319,7 +375,8 @@ void bench_report_markdown(FILE *f, const struct bench_report *r)
 					continue;
 				fprintf(f, "- %s, %s:", pn, run->controller);
 				for (size_t i = 0; i < ph->api.n; i++)
-					fprintf(f, "%s `%s` %.0f", i ? "," : "", ph->api.items[i].key, ph->api.items[i].v);
+					fprintf(f, "%s `%s` %.0f", i ? "," : "",
+					        ph->api.items[i].key, ph->api.items[i].v);
 				fputc('\n', f);
 			}
 		}
@@ -328,37 +385,55 @@ void bench_report_markdown(FILE *f, const struct bench_report *r)
 				fprintf(f, "\n%s: %s\n", run->controller, run->error);
 	}
 	if (!isnan(r->raw_create_per_s))
-		fprintf(f, "\nRaw apiserver write limit on this machine: **%.0f pods/s** created directly by the driver "
-			   "(%ld pods, %d concurrent requests, no controller), %.0f pods/s deleted.\n",
-			r->raw_create_per_s, r->raw_pods, r->raw_concurrency, r->raw_delete_per_s);
+		fprintf(f,
+		        "\nRaw apiserver write limit on this machine: **%.0f pods/s** created "
+		        "directly by the driver "
+		        "(%ld pods, %d concurrent requests, no controller), %.0f pods/s deleted.\n",
+		        r->raw_create_per_s, r->raw_pods, r->raw_concurrency, r->raw_delete_per_s);
 	if (r->plot_pods[0])
-		fprintf(f, "\nPlots: `%s.png` / `.svg` (pods over time), `%s.png` / `.svg` (memory over time); script "
-			   "`%s`.\n",
-			r->plot_pods, r->plot_memory, r->plot_script);
+		fprintf(f,
+		        "\nPlots: `%s.png` / `.svg` (pods over time), `%s.png` / `.svg` (memory "
+		        "over time); script "
+		        "`%s`.\n",
+		        r->plot_pods, r->plot_memory, r->plot_script);
 }
 
-/* ---- gnuplot ----------------------------------------------------------------------------------- */
+/* ---- gnuplot -----------------------------------------------------------------------------------
+ */
 
 void bench_report_gnuplot(FILE *f, const struct bench_report *r)
 {
-	static const char *const what[2][3] = { { "pods", "pods (existing)", "2" }, { "memory", "memory (MB)", "4" } };
+	static const char *const what[2][3] = {{"pods", "pods (existing)", "2"},
+	                                       {"memory", "memory (MB)", "4"}};
 
-	fprintf(f, "# gnuplot script written by kcmd bench (%s workload, %s)\n", r->workload, r->date);
+	fprintf(f, "# gnuplot script written by kcmd bench (%s workload, %s)\n", r->workload,
+	        r->date);
 	for (int w = 0; w < 2; w++) {
 		const char *base = w ? r->plot_memory : r->plot_pods;
 		for (int t = 0; t < 2; t++) {
 			if (t)
-				fprintf(f, "set terminal svg size 1000,560 dynamic background rgb 'white'\nset output '%s.svg'\n", base);
+				fprintf(f,
+				        "set terminal svg size 1000,560 dynamic background rgb "
+				        "'white'\nset output '%s.svg'\n",
+				        base);
 			else
-				fprintf(f, "set terminal pngcairo size 1000,560\nset output '%s.png'\n", base);
-			fprintf(f, "set title 'kcmd bench %s: %s over time'\nset xlabel 'seconds since the run started'\n"
-				   "set ylabel '%s'\nset key outside right top\nset grid\n",
-				r->workload, what[w][0], what[w][1]);
+				fprintf(f,
+				        "set terminal pngcairo size 1000,560\nset output "
+				        "'%s.png'\n",
+				        base);
+			fprintf(f,
+			        "set title 'kcmd bench %s: %s over time'\nset xlabel 'seconds "
+			        "since the run started'\n"
+			        "set ylabel '%s'\nset key outside right top\nset grid\n",
+			        r->workload, what[w][0], what[w][1]);
 			fprintf(f, "plot ");
 			for (unsigned i = 0; i < r->n_runs; i++)
-				fprintf(f, "%s'%s' using 1:%s with lines lw 2 title '%s %s%s'", i ? ", \\\n     " : "",
-					r->runs[i].series, what[w][2], r->runs[i].controller, r->runs[i].limits,
-					w ? (strcmp(r->runs[i].mem_kind, "PSS") ? " (RSS)" : " (PSS)") : "");
+				fprintf(f, "%s'%s' using 1:%s with lines lw 2 title '%s %s%s'",
+				        i ? ", \\\n     " : "", r->runs[i].series, what[w][2],
+				        r->runs[i].controller, r->runs[i].limits,
+				        w ? (strcmp(r->runs[i].mem_kind, "PSS") ? " (RSS)"
+				                                                : " (PSS)")
+				          : "");
 			if (!r->n_runs)
 				fprintf(f, "0 notitle");
 			fprintf(f, "\nunset output\n");
@@ -366,7 +441,8 @@ void bench_report_gnuplot(FILE *f, const struct bench_report *r)
 	}
 }
 
-/* ---- doc splice ------------------------------------------------------------------------------- */
+/* ---- doc splice -------------------------------------------------------------------------------
+ */
 
 int bench_doc_splice(const char *doc, const char *section, char **out)
 {
@@ -376,8 +452,8 @@ int bench_doc_splice(const char *doc, const char *section, char **out)
 
 	if (!b) {
 		bool nl = dl && doc[dl - 1] != '\n';
-		if (asprintf(&s, "%s%s\n%s\n%s%s%s\n", doc, nl ? "\n" : "", BENCH_DOC_BEGIN, section,
-			     sl && section[sl - 1] != '\n' ? "\n" : "", BENCH_DOC_END) < 0)
+		if (asprintf(&s, "%s%s\n%s\n%s%s%s\n", doc, nl ? "\n" : "", BENCH_DOC_BEGIN,
+		             section, sl && section[sl - 1] != '\n' ? "\n" : "", BENCH_DOC_END) < 0)
 			return -ENOMEM;
 		*out = s;
 		return 0;
@@ -386,7 +462,8 @@ int bench_doc_splice(const char *doc, const char *section, char **out)
 	if (!e)
 		return -EBADMSG;
 	size_t head = (size_t)(b - doc) + strlen(BENCH_DOC_BEGIN);
-	if (asprintf(&s, "%.*s\n%s%s%s", (int)head, doc, section, sl && section[sl - 1] != '\n' ? "\n" : "", e) < 0)
+	if (asprintf(&s, "%.*s\n%s%s%s", (int)head, doc, section,
+	             sl && section[sl - 1] != '\n' ? "\n" : "", e) < 0)
 		return -ENOMEM;
 	*out = s;
 	return 0;

@@ -12,7 +12,7 @@
 #include "bench/prom.h"
 
 #define BENCH_MAX_PHASES 8
-#define BENCH_MAX_RUNS	 4
+#define BENCH_MAX_RUNS   4
 
 struct bench_phase {
 	char name[24];
@@ -27,7 +27,7 @@ struct bench_phase {
 	struct prom_counts api; /* apiserver_request_total delta, "VERB CODE" */
 	double lists;           /* LIST requests in the phase (apiserver) */
 	double queue_depth_max; /* NAN: unknown (upstream serves no metrics here) */
-	double resume_s;        /* failover/restart: kill -> first pod created after it; NAN otherwise */
+	double resume_s; /* failover/restart: kill -> first pod created after it; NAN otherwise */
 };
 
 struct bench_run {
@@ -61,7 +61,8 @@ struct bench_report {
 };
 
 void bench_report_free(struct bench_report *r); /* frees the api counts */
-const struct bench_run *bench_report_find(const struct bench_report *r, const char *controller, const char *limits);
+const struct bench_run *bench_report_find(const struct bench_report *r, const char *controller,
+                                          const char *limits);
 const struct bench_phase *bench_run_phase(const struct bench_run *run, const char *name);
 
 /* The comparison table (kcmd | upstream | kcmd/upstream) for each pass. */
@@ -76,7 +77,7 @@ void bench_report_markdown(FILE *f, const struct bench_report *r);
 void bench_report_gnuplot(FILE *f, const struct bench_report *r);
 
 #define BENCH_DOC_BEGIN "<!-- kcmd-bench:begin (written by kcmd bench --update-doc) -->"
-#define BENCH_DOC_END	"<!-- kcmd-bench:end -->"
+#define BENCH_DOC_END   "<!-- kcmd-bench:end -->"
 /* Replaces the text between the markers of doc (markers kept) with section, or appends markers
  * and section when doc has none. *out is malloc'd. 0, -ENOMEM, or -EBADMSG (a begin marker
  * without its end). */

@@ -24,7 +24,7 @@ int bench_samples_add(struct bench_samples *s, double x)
 void bench_samples_free(struct bench_samples *s)
 {
 	free(s->v);
-	*s = (struct bench_samples){ 0 };
+	*s = (struct bench_samples){0};
 }
 
 static int cmp(const void *a, const void *b)

@@ -9,13 +9,13 @@
 #include "lib/goflag.h"
 
 extern const struct kcmd_controller kcmd_replicaset_controller; /* workers/replicaset/plugin.c */
-extern const struct kcmd_controller kcmd_gc_controller;         /* workers/garbagecollector/plugin.c */
-extern const struct kcmd_controller kcmd_kubelet_simulator;     /* workers/kubeletsim/plugin.c */
+extern const struct kcmd_controller kcmd_gc_controller;     /* workers/garbagecollector/plugin.c */
+extern const struct kcmd_controller kcmd_kubelet_simulator; /* workers/kubeletsim/plugin.c */
 
 static const struct kcmd_controller *const registry[] = {
-	&kcmd_replicaset_controller,
-	&kcmd_gc_controller,
-	&kcmd_kubelet_simulator,
+        &kcmd_replicaset_controller,
+        &kcmd_gc_controller,
+        &kcmd_kubelet_simulator,
 };
 
 size_t kcmd_registry_count(void)
@@ -61,43 +61,49 @@ int kcmd_registry_validate(char *err, size_t errlen)
 		struct kcmd_flag_values *v = NULL;
 
 		if (c->abi != KCMD_CONTROLLER_ABI) {
-			snprintf(err, errlen, "controller %s: ABI %u, this kcmd has %u", c->name ? c->name : "?", c->abi,
-				 KCMD_CONTROLLER_ABI);
+			snprintf(err, errlen, "controller %s: ABI %u, this kcmd has %u",
+			         c->name ? c->name : "?", c->abi, KCMD_CONTROLLER_ABI);
 			return -EINVAL;
 		}
 		if (!c->name || (!c->worker && !c->worker_main) || (c->hidden && !c->enable_flag)) {
-			snprintf(err, errlen, "controller %s: incomplete descriptor", c->name ? c->name : "?");
+			snprintf(err, errlen, "controller %s: incomplete descriptor",
+			         c->name ? c->name : "?");
 			return -EINVAL;
 		}
 		if (kcmd_flag_values_new(c->flags, c->n_flags, &v) < 0) {
-			snprintf(err, errlen, "controller %s: a flag's default does not parse", c->name);
+			snprintf(err, errlen, "controller %s: a flag's default does not parse",
+			         c->name);
 			return -EINVAL;
 		}
 		kcmd_flag_values_free(v);
 		for (size_t j = 0; j < i; j++) {
 			const struct kcmd_controller *o = registry[j];
 			if (named(o, c->name)) {
-				snprintf(err, errlen, "controllers %s and %s share a name", o->name, c->name);
+				snprintf(err, errlen, "controllers %s and %s share a name", o->name,
+				         c->name);
 				return -EINVAL;
 			}
 			for (size_t k = 0; c->aliases && c->aliases[k]; k++)
 				if (named(o, c->aliases[k])) {
-					snprintf(err, errlen, "controllers %s and %s share the name %s", o->name, c->name,
-						 c->aliases[k]);
+					snprintf(err, errlen,
+					         "controllers %s and %s share the name %s", o->name,
+					         c->name, c->aliases[k]);
 					return -EINVAL;
 				}
 			for (size_t a = 0; a < c->n_queues; a++)
 				for (size_t b = 0; b < o->n_queues; b++)
 					if (!strcmp(c->queues[a].name, o->queues[b].name)) {
-						snprintf(err, errlen, "controllers %s and %s share the queue %s", o->name,
-							 c->name, c->queues[a].name);
+						snprintf(err, errlen,
+						         "controllers %s and %s share the queue %s",
+						         o->name, c->name, c->queues[a].name);
 						return -EINVAL;
 					}
 			for (size_t a = 0; a < c->n_flags; a++)
 				for (size_t b = 0; b < o->n_flags; b++)
 					if (!strcmp(c->flags[a].name, o->flags[b].name)) {
-						snprintf(err, errlen, "controllers %s and %s both declare --%s", o->name,
-							 c->name, c->flags[a].name);
+						snprintf(err, errlen,
+						         "controllers %s and %s both declare --%s",
+						         o->name, c->name, c->flags[a].name);
 						return -EINVAL;
 					}
 		}

@@ -288,7 +288,8 @@ static void res_free(struct inf_resource *r)
 	free(r);
 }
 
-int inf_res_set_add(struct inf_res_set *s, const struct inf_resource *res, struct inf_resource **ret)
+int inf_res_set_add(struct inf_res_set *s, const struct inf_resource *res,
+                    struct inf_resource **ret)
 {
 	struct inf_resource *r;
 

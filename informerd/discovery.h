@@ -57,7 +57,8 @@ struct inf_res_set {
 	size_t n, cap;
 };
 /* Appends a copy of res (strings duplicated); *ret (may be NULL) gets it. 0 or -ENOMEM. */
-int inf_res_set_add(struct inf_res_set *s, const struct inf_resource *res, struct inf_resource **ret);
+int inf_res_set_add(struct inf_res_set *s, const struct inf_resource *res,
+                    struct inf_resource **ret);
 /* Frees element i and moves the last one into its place. */
 void inf_res_set_remove(struct inf_res_set *s, size_t i);
 void inf_res_set_clear(struct inf_res_set *s);

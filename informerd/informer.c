@@ -301,7 +301,8 @@ static int on_event(const char *json, size_t len, void *ud)
 			 * ends as an error (a relist after backoff), as client-go does with an
 			 * event it cannot process; never a resourceVersion past a lost object. */
 			store_failed(in, "object", obj, r);
-			(void)inf_reflector_watch_event(in->refl, now, KUBE_WATCH_ERROR, NULL, false, r);
+			(void)inf_reflector_watch_event(in->refl, now, KUBE_WATCH_ERROR, NULL,
+			                                false, r);
 			kube_object_free(obj);
 			return STOP_WATCH;
 		}
@@ -313,7 +314,8 @@ static int on_event(const char *json, size_t len, void *ud)
 		if (r < 0) {
 			/* WatchList: the replace in progress is void; relist after backoff */
 			store_failed(in, "initial event's object", obj, r);
-			(void)inf_reflector_watch_event(in->refl, now, KUBE_WATCH_ERROR, NULL, false, r);
+			(void)inf_reflector_watch_event(in->refl, now, KUBE_WATCH_ERROR, NULL,
+			                                false, r);
 			kube_object_free(obj);
 			inf_store_replace_abort(st, in->type);
 			return STOP_WATCH;

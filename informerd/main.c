@@ -129,7 +129,6 @@ struct informerd {
 	char host[256];
 };
 
-
 static int parse_int(const char *s, long min, long max, long *ret)
 {
 	char *end;
@@ -192,7 +191,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: kcmd-informerd [--kubeconfig=PATH] [--master=URL] [--context=NAME]\n"
-	        "  [--kube-api-qps=F] [--kube-api-burst=N] [--kube-api-content-type=T] [--v=N] [--resources=LIST] "
+	        "  [--kube-api-qps=F] [--kube-api-burst=N] [--kube-api-content-type=T] [--v=N] "
+	        "[--resources=LIST] "
 	        "[--handlers=LIST]\n"
 	        "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
 	        "  [--discover-deletable[=BOOL]] (default: off; kcmd turns it on when a controller "
@@ -484,7 +484,8 @@ static int setup_feed(struct informerd *x)
 		return -EINVAL;
 	}
 	if ((r = shm_feed_writer_open((int)fd, &x->feed)) < 0) {
-		log_error("cannot open the change feed (fd %ld) as its writer: %s", fd, strerror(-r));
+		log_error("cannot open the change feed (fd %ld) as its writer: %s", fd,
+		          strerror(-r));
 		return r;
 	}
 	if ((r = ipc_loop_add_post(x->loop, &x->feed_post, on_feed_post, x)) < 0)
@@ -547,7 +548,8 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 		if (inf_res_set_add(&x->dres, &res[i], &r) < 0)
 			return;
 		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
-			if (!strcmp(known[k].resource, r->resource) && !strcmp(known[k].group, r->group))
+			if (!strcmp(known[k].resource, r->resource) &&
+			    !strcmp(known[k].group, r->group))
 				r->record_kind = known[k].rk;
 		rc = inf_informers_add(x->ii, r);
 		if (rc < 0) {
@@ -624,9 +626,10 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 		inf_metrics_discovery_sync_error(x->metrics);
 	/* after a change, the monitors get one period to sync (checked in on_tick) */
 	else if (changed && !x->monitors_sync_deadline)
-		x->monitors_sync_deadline = ipc_now_usec() +
-		                      (uint64_t)(x->o.discovery_period_s > 0 ? x->o.discovery_period_s : 30) *
-		                              1000000;
+		x->monitors_sync_deadline =
+		        ipc_now_usec() +
+		        (uint64_t)(x->o.discovery_period_s > 0 ? x->o.discovery_period_s : 30) *
+		                1000000;
 }
 
 static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
@@ -785,7 +788,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (x->o.discover < 0) /* auto: off; the manager says --discover-deletable when a controller needs it */
+	if (x->o.discover <
+	    0) /* auto: off; the manager says --discover-deletable when a controller needs it */
 		x->o.discover = 0;
 	if (x->o.discover) {
 		struct inf_discovery_config dc = {.loop = x->loop,

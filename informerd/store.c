@@ -120,7 +120,8 @@ struct inf_store {
 	void *published_ud;
 };
 
-void inf_store_set_feed(struct inf_store *s, struct shm_feed *feed, void (*published)(void *ud), void *ud)
+void inf_store_set_feed(struct inf_store *s, struct shm_feed *feed, void (*published)(void *ud),
+                        void *ud)
 {
 	s->feed = feed;
 	s->published = published;
@@ -442,7 +443,8 @@ static int build_record(struct inf_store *s, uint16_t type, const struct type_st
 		        .uid = o->uid ? o->uid : "",
 		        /* tri-states as they are: absent (-1) is not false (0) (kube/model.h) */
 		        .controller = o->controller < 0 ? -1 : o->controller > 0,
-		        .block_owner_deletion = o->block_owner_deletion < 0 ? -1 : o->block_owner_deletion > 0,
+		        .block_owner_deletion =
+		                o->block_owner_deletion < 0 ? -1 : o->block_owner_deletion > 0,
 		};
 	}
 	r = inf_store_encode_payload(ts->res->record_kind, obj, &s->payload, &s->payload_cap, &len);
@@ -477,7 +479,8 @@ static void publish(struct inf_store *s, uint16_t type, enum inf_event_kind kind
 	        .op = kind == INF_EVENT_ADD      ? SHM_FEED_ADD
 	              : kind == INF_EVENT_UPDATE ? SHM_FEED_UPDATE
 	                                         : SHM_FEED_DELETE,
-	        .flags = (uint8_t)((relist ? SHM_FEED_RELIST : 0) | (tombstone ? SHM_FEED_TOMBSTONE : 0)),
+	        .flags = (uint8_t)((relist ? SHM_FEED_RELIST : 0) |
+	                           (tombstone ? SHM_FEED_TOMBSTONE : 0)),
 	        .type = type,
 	        .handle = old ? old->handle : 0,
 	        .arena_seq = shm_reader_change_seq(s->a),
@@ -563,8 +566,8 @@ static int upsert(struct inf_store *s, uint16_t type, struct type_state *ts, con
 	s->stats.upserts++;
 	dispatch(s, type, ts, found ? INF_EVENT_UPDATE : INF_EVENT_ADD, obj, found ? &s->old : NULL,
 	         false, relist);
-	publish(s, type, found ? INF_EVENT_UPDATE : INF_EVENT_ADD, &rec, found ? &s->old : NULL, false,
-	        relist);
+	publish(s, type, found ? INF_EVENT_UPDATE : INF_EVENT_ADD, &rec, found ? &s->old : NULL,
+	        false, relist);
 	return 0;
 }
 

@@ -46,7 +46,8 @@ struct inf_store *inf_store_free(struct inf_store *s);
 /* Publishes every applied change to feed (shm/feed.h) after the arena write; published(ud) is
  * called after each publish (informerd wakes the consumers once per loop iteration). */
 struct shm_feed;
-void inf_store_set_feed(struct inf_store *s, struct shm_feed *feed, void (*published)(void *ud), void *ud);
+void inf_store_set_feed(struct inf_store *s, struct shm_feed *feed, void (*published)(void *ud),
+                        void *ud);
 
 /* Registers res in the arena's resource table (and with the dispatcher). res must outlive the
  * store. Returns the type id, or -EEXIST/-ENOSPC/-ENAMETOOLONG/-EINVAL from the arena. */

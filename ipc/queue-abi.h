@@ -80,11 +80,11 @@
  * IPC_QUEUE_WORKERS_LIMIT; the memfd is sparse, so an unused slot costs no memory. The
  * manager sizes the ReplicaSet queue by --concurrent-replicaset-syncs (one worker process per
  * sync, as many as kcm's goroutines). */
-#define IPC_QUEUE_MAX_WORKERS   32u /* the default */
+#define IPC_QUEUE_MAX_WORKERS   32u    /* the default */
 #define IPC_QUEUE_WORKERS_LIMIT 16384u /* header.size is 32-bit: 2.3 GiB of sparse memfd */
-#define IPC_QUEUE_ADD_RING      512u /* records per producer, power of two */
-#define IPC_QUEUE_LEASE_RING    256u /* max leases a worker may hold (prefetch), power of two */
-#define IPC_QUEUE_HIST_BUCKETS  10u  /* upper bounds 1e-8 s * 10^i, i = 0..9 (client-go's) */
+#define IPC_QUEUE_ADD_RING      512u   /* records per producer, power of two */
+#define IPC_QUEUE_LEASE_RING    256u   /* max leases a worker may hold (prefetch), power of two */
+#define IPC_QUEUE_HIST_BUCKETS  10u    /* upper bounds 1e-8 s * 10^i, i = 0..9 (client-go's) */
 
 enum ipc_q_op {
 	IPC_Q_OP_ADD = 1,
@@ -194,9 +194,11 @@ static_assert(__builtin_offsetof(struct ipc_q_header, owner_pid) == 192, "header
 static_assert(__builtin_offsetof(struct ipc_q_header, owner_waiting) == 256, "header layout");
 
 /* Bytes of a queue memfd with n worker slots (header.size). */
-static_assert((uint64_t)sizeof(struct ipc_q_header) + 16384u * sizeof(struct ipc_q_worker) <= UINT32_MAX,
+static_assert((uint64_t)sizeof(struct ipc_q_header) + 16384u * sizeof(struct ipc_q_worker) <=
+                      UINT32_MAX,
               "header.size holds the largest queue");
 static inline uint64_t ipc_q_size(uint32_t n_workers)
 {
-	return (uint64_t)sizeof(struct ipc_q_header) + (uint64_t)n_workers * sizeof(struct ipc_q_worker);
+	return (uint64_t)sizeof(struct ipc_q_header) +
+	       (uint64_t)n_workers * sizeof(struct ipc_q_worker);
 }

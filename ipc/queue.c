@@ -142,7 +142,8 @@ static int map_queue(int memfd, struct ipc_q_header **ret, bool writable)
 	munmap(h, sizeof(*h));
 	if (!ok)
 		return -EPROTO;
-	h = mmap(NULL, ipc_q_size(nw), PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, memfd, 0);
+	h = mmap(NULL, ipc_q_size(nw), PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, memfd,
+	         0);
 	if (h == MAP_FAILED)
 		return -errno;
 	if (h->max_workers != nw) { /* a creator does not change it: a foreign file */
@@ -166,7 +167,8 @@ int ipc_queue_memfd_create(const char *name)
 int ipc_queue_memfd_create_sized(const char *name, uint32_t max_workers)
 {
 	size_t n = name ? strnlen(name, IPC_QUEUE_NAME_MAX + 1) : 0;
-	if (n == 0 || n > IPC_QUEUE_NAME_MAX || max_workers == 0 || max_workers > IPC_QUEUE_WORKERS_LIMIT)
+	if (n == 0 || n > IPC_QUEUE_NAME_MAX || max_workers == 0 ||
+	    max_workers > IPC_QUEUE_WORKERS_LIMIT)
 		return -EINVAL;
 	char mname[80] = "kcmd-queue-";
 	strncat(mname, name, sizeof(mname) - strlen(mname) - 1);
@@ -966,7 +968,8 @@ static bool pass(struct ipc_queue_owner *o)
 		for (uint64_t m = o->wmask[wd]; m; m &= m - 1) {
 			uint32_t i = wd * 64 + (uint32_t)__builtin_ctzll(m);
 			any |= drain_replies(o, i);
-			if (atomic_load_explicit(&o->h->workers[i].detached, ACQUIRE)) /* as above */
+			if (atomic_load_explicit(&o->h->workers[i].detached,
+			                         ACQUIRE)) /* as above */
 				slot_gone(o, &o->workers[i], true), any = true;
 			else if (poll_dead(&o->workers[i]))
 				slot_dead(o, &o->workers[i]), any = true;

@@ -96,7 +96,7 @@ struct kube_client {
 	char *proxy; /* proxy-url in libcurl's terms, or NULL */
 	double qps, burst, tokens;
 	int64_t refill_ms;
-	struct kube_limiter *limiter; /* shared bucket; when set, qps is 0 */
+	struct kube_limiter *limiter;   /* shared bucket; when set, qps is 0 */
 	const struct kube_fence *fence; /* leadership fence for writes (fence.h), or NULL */
 	uint64_t fenced;                /* writes refused by it */
 	int max_retries;
@@ -581,7 +581,8 @@ static bool is_write(const struct kube_call *w)
 {
 	if (w->method)
 		return strcmp(w->method, "GET") != 0;
-	return w->verb == KUBE_CREATE || w->verb == KUBE_UPDATE || w->verb == KUBE_PATCH || w->verb == KUBE_DELETE;
+	return w->verb == KUBE_CREATE || w->verb == KUBE_UPDATE || w->verb == KUBE_PATCH ||
+	       w->verb == KUBE_DELETE;
 }
 
 static uint64_t mono_usec(void)
@@ -622,7 +623,8 @@ static void pump(struct kube_client *c)
 		if (c->limiter && !w->slot_reserved) {
 			struct timespec ts;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-			int64_t d = kube_limiter_reserve(c->limiter, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+			int64_t d = kube_limiter_reserve(
+			        c->limiter, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
 			w->slot_reserved = true;
 			if (d > 0) {
 				w->not_before_ms = now + (d + 999999) / 1000000;
@@ -633,7 +635,8 @@ static void pump(struct kube_client *c)
 		*pp = w->next;
 		w->next = NULL;
 		if (c->fence && is_write(w) && !kube_fence_allows(c->fence, mono_usec())) {
-			/* past the leadership deadline: refused before any byte goes out (fence.h) */
+			/* past the leadership deadline: refused before any byte goes out (fence.h)
+			 */
 			c->fenced++;
 			struct kube_result res = {.err = -ENOLCK};
 			kube_done_fn done = w->done;
@@ -989,7 +992,8 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 		goto fail;
 
 	/* A WATCH streams single objects: client-go's metadata client watches with
-	 * as=PartialObjectMetadata. Asked for ...List, the apiserver answers 200 and sends no event. */
+	 * as=PartialObjectMetadata. Asked for ...List, the apiserver answers 200 and sends no
+	 * event. */
 	bool list_like = req->verb == KUBE_LIST;
 	bool pb = c->protobuf && req->protobuf_ok &&
 	          (req->verb == KUBE_GET || req->verb == KUBE_LIST || req->verb == KUBE_WATCH);
@@ -1075,9 +1079,11 @@ static void observe_attempt(struct kube_call *call, long code)
 	curl_off_t us = -1;
 	p = p ? p + 3 : server;
 	snprintf(host, sizeof(host), "%.*s", (int)strcspn(p, "/"), p);
-	if (call->verb != KUBE_WATCH && curl_easy_getinfo(call->easy, CURLINFO_TOTAL_TIME_T, &us) != CURLE_OK)
+	if (call->verb != KUBE_WATCH &&
+	    curl_easy_getinfo(call->easy, CURLINFO_TOTAL_TIME_T, &us) != CURLE_OK)
 		us = -1;
-	kube_rest_metrics_observe(call->method ? call->method : "GET", (int)code, host, (int64_t)us);
+	kube_rest_metrics_observe(call->method ? call->method : "GET", (int)code, host,
+	                          (int64_t)us);
 }
 
 static void finish_call(struct kube_call *call, CURLcode cc)

@@ -59,11 +59,13 @@ int kube_fence_open(int fd, bool writable, struct kube_fence **ret)
 		return -errno;
 	if ((size_t)st.st_size < sizeof(struct kube_fence_abi)) /* clamp to the mapping */
 		return -EBADMSG;
-	m = mmap(NULL, sizeof(struct kube_fence_abi), PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	m = mmap(NULL, sizeof(struct kube_fence_abi), PROT_READ | (writable ? PROT_WRITE : 0),
+	         MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		return -errno;
 	if (((struct kube_fence_abi *)m)->magic != KUBE_FENCE_MAGIC) {
-		bool other = (((struct kube_fence_abi *)m)->magic & 0x00ffffffu) == (KUBE_FENCE_MAGIC & 0x00ffffffu);
+		bool other = (((struct kube_fence_abi *)m)->magic & 0x00ffffffu) ==
+		             (KUBE_FENCE_MAGIC & 0x00ffffffu);
 		munmap(m, sizeof(struct kube_fence_abi));
 		return other ? -EPROTONOSUPPORT : -EBADMSG;
 	}

@@ -60,12 +60,12 @@ char *kcmd_text_take(struct kcmd_text *t, size_t *ret_len)
 
 	if (ret_len)
 		*ret_len = t->len;
-	*t = (struct kcmd_text){ 0 };
+	*t = (struct kcmd_text){0};
 	return b;
 }
 
 void kcmd_text_free(struct kcmd_text *t)
 {
 	free(t->buf);
-	*t = (struct kcmd_text){ 0 };
+	*t = (struct kcmd_text){0};
 }

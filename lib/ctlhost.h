@@ -10,7 +10,9 @@
 
 #include "kcmd/controller.h"
 
-#define KCMD_MGR_ENV_MAX 8 /* fds one controller exports; kcmd_mgr_export_fd says -E2BIG past it */
+#define KCMD_MGR_ENV_MAX                                                                           \
+	8 /* fds one controller exports; kcmd_mgr_export_fd says -E2BIG past it                    \
+	   */
 
 struct kcmd_mgr_export {
 	char var[64]; /* environment variable, e.g. KCMD_EXPECTATIONS_FD */

@@ -16,16 +16,18 @@ static const struct {
 	enum stage stage;
 	bool def;
 } gates[KCMD_FEAT_COUNT] = {
-	/* RS status.terminatingReplicas: beta and on since 1.35 */
-	[KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS] = { "DeploymentReplicaSetTerminatingReplicas", BETA, true },
-	/* controller.kubernetes.io/pod-deletion-cost ranks pods on scale-down: beta, on */
-	[KCMD_FEAT_POD_DELETION_COST] = { "PodDeletionCost", BETA, true },
-	/* KEP-5647 read-your-own-writes before a ReplicaSet sync: beta, on since 1.36 */
-	[KCMD_FEAT_STALE_CONSISTENCY_RS] = { "StaleControllerConsistencyReplicaSet", BETA, true },
-	/* client-go's atomic DeltaFIFO, required by the staleness check: beta, on since 1.36 */
-	[KCMD_FEAT_ATOMIC_FIFO] = { "AtomicFIFO", BETA, true },
-	/* client-go: informers start with a streaming WatchList instead of LIST: beta, on since 1.35 */
-	[KCMD_FEAT_WATCH_LIST_CLIENT] = { "WatchListClient", BETA, true },
+        /* RS status.terminatingReplicas: beta and on since 1.35 */
+        [KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS] = {"DeploymentReplicaSetTerminatingReplicas",
+                                                          BETA, true},
+        /* controller.kubernetes.io/pod-deletion-cost ranks pods on scale-down: beta, on */
+        [KCMD_FEAT_POD_DELETION_COST] = {"PodDeletionCost", BETA, true},
+        /* KEP-5647 read-your-own-writes before a ReplicaSet sync: beta, on since 1.36 */
+        [KCMD_FEAT_STALE_CONSISTENCY_RS] = {"StaleControllerConsistencyReplicaSet", BETA, true},
+        /* client-go's atomic DeltaFIFO, required by the staleness check: beta, on since 1.36 */
+        [KCMD_FEAT_ATOMIC_FIFO] = {"AtomicFIFO", BETA, true},
+        /* client-go: informers start with a streaming WatchList instead of LIST: beta, on
+           since 1.35 */
+        [KCMD_FEAT_WATCH_LIST_CLIENT] = {"WatchListClient", BETA, true},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)
@@ -35,7 +37,7 @@ const char *kcmd_feature_name(enum kcmd_feature f)
 
 const char *kcmd_feature_stage(enum kcmd_feature f)
 {
-	static const char *const s[] = { "Alpha", "Beta", "GA" };
+	static const char *const s[] = {"Alpha", "Beta", "GA"};
 	return f < KCMD_FEAT_COUNT ? s[gates[f].stage] : "unknown";
 }
 
@@ -64,8 +66,8 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 
 static int parse_bool(const char *v, bool *ret)
 {
-	static const char *const t[] = { "1", "t", "T", "TRUE", "true", "True" };
-	static const char *const f[] = { "0", "f", "F", "FALSE", "false", "False" };
+	static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
+	static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False"};
 
 	for (size_t i = 0; i < 6; i++) {
 		if (strcmp(v, t[i]) == 0)
@@ -89,7 +91,7 @@ static void trim(char *s)
 int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, size_t errlen)
 {
 	struct kcmd_features out = *f;
-	bool named[KCMD_FEAT_COUNT] = { false }, all_set[2] = { false }, all_val[2] = { false };
+	bool named[KCMD_FEAT_COUNT] = {false}, all_set[2] = {false}, all_val[2] = {false};
 	const char *p = spec;
 
 	while (p && *p) {
@@ -114,7 +116,9 @@ int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, si
 		char *val = eq + 1;
 		trim(val);
 		if (parse_bool(val, &v) < 0)
-			return fail(err, errlen, "--feature-gates: invalid value of %s=%s (want true or false)", ent, val);
+			return fail(err, errlen,
+			            "--feature-gates: invalid value of %s=%s (want true or false)",
+			            ent, val);
 		if (strcmp(ent, "AllAlpha") == 0 || strcmp(ent, "AllBeta") == 0) {
 			int k = ent[3] == 'A' ? 0 : 1;
 			all_set[k] = true;
@@ -129,11 +133,13 @@ int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, si
 			char known[512] = "";
 			for (int i = 0; i < KCMD_FEAT_COUNT; i++) {
 				size_t l = strlen(known);
-				snprintf(known + l, sizeof(known) - l, "%s%s", i ? ", " : "", gates[i].name);
+				snprintf(known + l, sizeof(known) - l, "%s%s", i ? ", " : "",
+				         gates[i].name);
 			}
 			return fail(err, errlen,
-				    "--feature-gates: unrecognized feature gate: %s (kcmd knows %s, AllAlpha and AllBeta)",
-				    ent, known);
+			            "--feature-gates: unrecognized feature gate: %s (kcmd knows "
+			            "%s, AllAlpha and AllBeta)",
+			            ent, known);
 		}
 		out.on[found] = v;
 		named[found] = true;
@@ -155,7 +161,7 @@ int kcmd_features_format(const struct kcmd_features *f, char *buf, size_t n)
 		buf[0] = 0;
 	for (int i = 0; i < KCMD_FEAT_COUNT; i++) {
 		int w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s", i ? "," : "", gates[i].name,
-				 f->on[i] ? "true" : "false");
+		                 f->on[i] ? "true" : "false");
 		if (w < 0 || (size_t)w >= (n > l ? n - l : 0))
 			return -ENOSPC;
 		l += (size_t)w;

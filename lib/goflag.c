@@ -20,8 +20,8 @@ struct kcmd_flag_values {
 
 int kcmd_parse_bool(const char *v, bool *ret)
 {
-	static const char *const t[] = { "1", "t", "T", "TRUE", "true", "True" };
-	static const char *const f[] = { "0", "f", "F", "FALSE", "false", "False" };
+	static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
+	static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False"};
 
 	for (size_t i = 0; v && i < 6; i++) {
 		if (strcmp(v, t[i]) == 0) {
@@ -41,8 +41,8 @@ int kcmd_parse_duration(const char *s, uint64_t *ret_us)
 	static const struct {
 		const char *unit;
 		double us;
-	} units[] = { { "ns", 0.001 }, { "us", 1 },   { "\xc2\xb5s", 1 }, { "ms", 1000 },
-		      { "s", 1e6 },    { "m", 60e6 }, { "h", 3600e6 } };
+	} units[] = {{"ns", 0.001}, {"us", 1},   {"\xc2\xb5s", 1}, {"ms", 1000},
+	             {"s", 1e6},    {"m", 60e6}, {"h", 3600e6}};
 	double total = 0;
 	const char *p = s;
 
@@ -89,7 +89,8 @@ int kcmd_parse_duration(const char *s, uint64_t *ret_us)
 	return 0;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -113,28 +114,34 @@ static int check(const struct kcmd_flag *f, const char *v, char *err, size_t err
 	case KCMD_FLAG_STRING:
 		return 0;
 	case KCMD_FLAG_BOOL:
-		return kcmd_parse_bool(v, &b) < 0 ? fail(err, errlen, "--%s=%s: not a boolean", f->name, v) : 0;
+		return kcmd_parse_bool(v, &b) < 0
+		               ? fail(err, errlen, "--%s=%s: not a boolean", f->name, v)
+		               : 0;
 	case KCMD_FLAG_INT: {
 		errno = 0;
 		long long l = strtoll(v, &end, 10);
 		if (errno || end == v || *end || l < 0 || l > INT_MAX)
-			return fail(err, errlen, "--%s=%s: not a valid non-negative integer", f->name, v);
+			return fail(err, errlen, "--%s=%s: not a valid non-negative integer",
+			            f->name, v);
 		if (f->max > 0 && (l < f->min || l > f->max))
-			return fail(err, errlen, "--%s must be between %lld and %lld", f->name, (long long)f->min,
-				    (long long)f->max);
+			return fail(err, errlen, "--%s must be between %lld and %lld", f->name,
+			            (long long)f->min, (long long)f->max);
 		return 0;
 	}
 	case KCMD_FLAG_DOUBLE: {
 		errno = 0;
 		double d = strtod(v, &end);
 		if (errno || end == v || *end || !isfinite(d) || d < 0)
-			return fail(err, errlen, "--%s=%s: not a valid non-negative number", f->name, v);
+			return fail(err, errlen, "--%s=%s: not a valid non-negative number",
+			            f->name, v);
 		return 0;
 	}
 	case KCMD_FLAG_DURATION:
 		return kcmd_parse_duration(v, &us) < 0
-			       ? fail(err, errlen, "--%s=%s: not a duration (e.g. 15s, 1m30s, 500ms)", f->name, v)
-			       : 0;
+		               ? fail(err, errlen,
+		                      "--%s=%s: not a duration (e.g. 15s, 1m30s, 500ms)", f->name,
+		                      v)
+		               : 0;
 	}
 	return fail(err, errlen, "--%s: unknown flag type", f->name);
 }
@@ -193,7 +200,8 @@ const struct kcmd_flag *kcmd_flag_values_find(const struct kcmd_flag_values *v, 
 	return i < 0 ? NULL : &v->flags[i];
 }
 
-int kcmd_flag_values_set(struct kcmd_flag_values *v, const char *name, const char *value, char *err, size_t errlen)
+int kcmd_flag_values_set(struct kcmd_flag_values *v, const char *name, const char *value, char *err,
+                         size_t errlen)
 {
 	long i = find(v, name);
 	char *t;

@@ -31,7 +31,8 @@ struct kcmd_flag_values *kcmd_flag_values_free(struct kcmd_flag_values *v);
 const struct kcmd_flag *kcmd_flag_values_find(const struct kcmd_flag_values *v, const char *name);
 /* Sets `name` from its text form after checking it against the declared type and range.
  * -ENOENT not declared, -EINVAL bad value (err says why, naming --name), -ENOMEM. */
-int kcmd_flag_values_set(struct kcmd_flag_values *v, const char *name, const char *value, char *err, size_t errlen);
+int kcmd_flag_values_set(struct kcmd_flag_values *v, const char *name, const char *value, char *err,
+                         size_t errlen);
 /* Whether the flag was set explicitly (not just its default). */
 bool kcmd_flag_values_is_set(const struct kcmd_flag_values *v, const char *name);
 /* The text form of flag i (i < n), for passing on as --name=value. */

@@ -40,7 +40,8 @@ struct inf_dispatch {
 	const char *host;
 };
 
-void inf_dispatch_set_host(struct inf_dispatch *d, struct ipc_loop *loop, struct kube_client *kc, const char *host)
+void inf_dispatch_set_host(struct inf_dispatch *d, struct ipc_loop *loop, struct kube_client *kc,
+                           const char *host)
 {
 	d->loop = loop;
 	d->kc = kc;

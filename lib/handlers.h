@@ -66,7 +66,7 @@ struct ipc_loop;
 struct kube_client;
 
 struct inf_handler_ctx {
-	struct shm_arena *arena;               /* read with shm_reader_* (already updated) */
+	struct shm_arena *arena; /* read with shm_reader_* (already updated) */
 	/* informerd's loop and API client (loop mode: kube_call_start only, never blocking), for a
 	 * table that posts Events; NULL in tests that give none. host: this machine's name. */
 	struct ipc_loop *loop;
@@ -110,7 +110,8 @@ int inf_dispatch_new(struct inf_dispatch **ret);
 struct inf_dispatch *inf_dispatch_free(struct inf_dispatch *d);
 
 /* informerd's loop, client and host name, handed to every table registered after this call. */
-void inf_dispatch_set_host(struct inf_dispatch *d, struct ipc_loop *loop, struct kube_client *kc, const char *host);
+void inf_dispatch_set_host(struct inf_dispatch *d, struct ipc_loop *loop, struct kube_client *kc,
+                           const char *host);
 /* Registers t with its queues (n must equal the number of names in t->queues, every owner
  * non-NULL) and the arena the handlers read. Returns the table index, -EINVAL, -ENOMEM, or
  * init's error. */

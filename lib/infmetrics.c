@@ -89,11 +89,11 @@ struct inf_metrics *inf_metrics_close(struct inf_metrics *m)
 void inf_metrics_discovery_sync_error(struct inf_metrics *m)
 {
 	if (m)
-		atomic_store_explicit(&m->h->discovery_sync_errors,
-		                      atomic_load_explicit(&m->h->discovery_sync_errors,
-		                                           memory_order_relaxed) +
-		                              1,
-		                      memory_order_relaxed);
+		atomic_store_explicit(
+		        &m->h->discovery_sync_errors,
+		        atomic_load_explicit(&m->h->discovery_sync_errors, memory_order_relaxed) +
+		                1,
+		        memory_order_relaxed);
 }
 
 int inf_metrics_fd(const struct inf_metrics *m)

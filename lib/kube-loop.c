@@ -103,7 +103,9 @@ out:
 static void timer_cb(long timeout_ms, void *userdata)
 {
 	struct kube_loop *kl = userdata;
-	uint64_t when = timeout_ms < 0 ? 0 : ipc_now_usec() + (uint64_t)timeout_ms * 1000 + (timeout_ms == 0);
+	uint64_t when = timeout_ms < 0
+	                        ? 0
+	                        : ipc_now_usec() + (uint64_t)timeout_ms * 1000 + (timeout_ms == 0);
 	int r = ipc_source_set_time(kl->timer, when);
 
 	if (r < 0 && !kl->error)

@@ -22,7 +22,7 @@ static struct {
 	char controller[64];
 	int v;
 	bool journal;
-} st = { .process = "kcmd" };
+} st = {.process = "kcmd"};
 
 static bool stderr_is_journal(void)
 {
@@ -71,7 +71,7 @@ static char level_letter(enum kclog_level l)
 }
 
 void kclog_log(enum kclog_level level, const char *file, int line, const char *const *fields,
-	       const char *fmt, ...)
+               const char *fmt, ...)
 {
 	char msg[2048];
 	va_list ap;
@@ -86,30 +86,30 @@ void kclog_log(enum kclog_level level, const char *file, int line, const char *c
 		char b[8][2300];
 		int n = 0, k = 0;
 		snprintf(b[k], sizeof(b[k]), "MESSAGE=%s", msg);
-		iov[n++] = (struct iovec){ b[k], strlen(b[k]) };
+		iov[n++] = (struct iovec){b[k], strlen(b[k])};
 		k++;
 		snprintf(b[k], sizeof(b[k]), "PRIORITY=%d", (int)level);
-		iov[n++] = (struct iovec){ b[k], strlen(b[k]) };
+		iov[n++] = (struct iovec){b[k], strlen(b[k])};
 		k++;
 		snprintf(b[k], sizeof(b[k]), "KCMD_PROCESS=%s", st.process);
-		iov[n++] = (struct iovec){ b[k], strlen(b[k]) };
+		iov[n++] = (struct iovec){b[k], strlen(b[k])};
 		k++;
 		snprintf(b[k], sizeof(b[k]), "CODE_FILE=%s", file);
-		iov[n++] = (struct iovec){ b[k], strlen(b[k]) };
+		iov[n++] = (struct iovec){b[k], strlen(b[k])};
 		k++;
 		snprintf(b[k], sizeof(b[k]), "CODE_LINE=%d", line);
-		iov[n++] = (struct iovec){ b[k], strlen(b[k]) };
+		iov[n++] = (struct iovec){b[k], strlen(b[k])};
 		k++;
 		snprintf(b[k], sizeof(b[k]), "SYSLOG_IDENTIFIER=%s", st.process);
-		iov[n++] = (struct iovec){ b[k], strlen(b[k]) };
+		iov[n++] = (struct iovec){b[k], strlen(b[k])};
 		k++;
 		if (st.controller[0]) {
 			snprintf(b[k], sizeof(b[k]), "KCMD_CONTROLLER=%s", st.controller);
-			iov[n++] = (struct iovec){ b[k], strlen(b[k]) };
+			iov[n++] = (struct iovec){b[k], strlen(b[k])};
 			k++;
 		}
 		for (size_t i = 0; fields && fields[i] && n < 24; i++)
-			iov[n++] = (struct iovec){ (void *)fields[i], strlen(fields[i]) };
+			iov[n++] = (struct iovec){(void *)fields[i], strlen(fields[i])};
 		if (sd_journal_sendv(iov, n) >= 0) {
 			errno = saved;
 			return;
@@ -129,14 +129,14 @@ void kclog_log(enum kclog_level level, const char *file, int line, const char *c
 		const char *eq = strchr(fields[i], '=');
 		if (!eq)
 			continue;
-		int w = snprintf(extra + el, sizeof(extra) - el, " %.*s=\"%s\"", (int)(eq - fields[i]),
-				 fields[i], eq + 1);
+		int w = snprintf(extra + el, sizeof(extra) - el, " %.*s=\"%s\"",
+		                 (int)(eq - fields[i]), fields[i], eq + 1);
 		if (w < 0 || (size_t)w >= sizeof(extra) - el)
 			break;
 		el += (size_t)w;
 	}
 	fprintf(stderr, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] %s%s\n", level_letter(level),
-		tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000,
-		(int)getpid(), base ? base + 1 : file, line, msg, extra);
+	        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000,
+	        (int)getpid(), base ? base + 1 : file, line, msg, extra);
 	errno = saved;
 }

@@ -27,14 +27,14 @@ bool kclog_to_journal(void);
 /* fields: NULL or a NULL-terminated list of "KEY=value" strings for the journal (appended as
  * key="value" in text mode). */
 void kclog_log(enum kclog_level level, const char *file, int line, const char *const *fields,
-	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #define log_error(...)   kclog_log(KCLOG_ERROR, __FILE__, __LINE__, NULL, __VA_ARGS__)
 #define log_warning(...) kclog_log(KCLOG_WARNING, __FILE__, __LINE__, NULL, __VA_ARGS__)
 #define log_info(...)    kclog_log(KCLOG_INFO, __FILE__, __LINE__, NULL, __VA_ARGS__)
-#define log_v(n, ...)                                                                       \
-	do {                                                                                \
-		if ((n) <= kclog_verbosity())                                               \
-			kclog_log((n) > 0 ? KCLOG_DEBUG : KCLOG_INFO, __FILE__, __LINE__, NULL, \
-				  __VA_ARGS__);                                             \
+#define log_v(n, ...)                                                                              \
+	do {                                                                                       \
+		if ((n) <= kclog_verbosity())                                                      \
+			kclog_log((n) > 0 ? KCLOG_DEBUG : KCLOG_INFO, __FILE__, __LINE__, NULL,    \
+			          __VA_ARGS__);                                                    \
 	} while (0)

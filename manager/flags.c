@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 void mgr_config_free(struct mgr_config *cfg)
 {
@@ -75,7 +76,18 @@ const struct mgr_controller_config *mgr_controller(const struct mgr_config *cfg,
 	return i >= 0 && (size_t)i < cfg->n_ctl ? &cfg->ctl[i] : NULL;
 }
 
-enum ftype { F_STR, F_PATHS, F_BOOL, F_INT, F_PORT, F_DOUBLE, F_DURATION, F_CONTROLLERS, F_LOCK, F_GATES };
+enum ftype {
+	F_STR,
+	F_PATHS,
+	F_BOOL,
+	F_INT,
+	F_PORT,
+	F_DOUBLE,
+	F_DURATION,
+	F_CONTROLLERS,
+	F_LOCK,
+	F_GATES
+};
 
 struct flagdef {
 	const char *name;
@@ -86,66 +98,151 @@ struct flagdef {
 
 #define OFF(f) offsetof(struct mgr_config, f)
 static const struct flagdef flags[] = {
-	{ "kubeconfig", F_STR, OFF(kubeconfig), "Path to a kubeconfig file with authorization and master location." },
-	{ "master", F_STR, OFF(master), "The address of the Kubernetes API server (overrides the kubeconfig's server)." },
-	{ "controllers", F_CONTROLLERS, 0, "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'. The controllers of this build are listed below." },
-	{ "kube-api-content-type", F_STR, OFF(kube_api_content_type), "Content type of requests sent to apiserver: application/vnd.kubernetes.protobuf (default) or application/json." },
-	{ "kube-api-qps", F_DOUBLE, OFF(kube_api_qps), "QPS to use while talking with the apiserver (default 20)." },
-	{ "kube-api-burst", F_INT, OFF(kube_api_burst), "Burst to use while talking with the apiserver (default 30)." },
-	{ "leader-elect", F_BOOL, OFF(leader_elect), "Elect a leader through a Lease before reconciling (default true)." },
-	{ "leader-elect-lease-duration", F_DURATION, OFF(leader_elect_lease_duration_us), "How long a non-leader waits after observing a renewal before taking over (default 15s)." },
-	{ "leader-elect-renew-deadline", F_DURATION, OFF(leader_elect_renew_deadline_us), "How long the leader keeps trying to renew before it stops leading (default 10s)." },
-	{ "leader-elect-retry-period", F_DURATION, OFF(leader_elect_retry_period_us), "Time between election attempts (default 2s)." },
-	{ "leader-elect-resource-lock", F_LOCK, OFF(leader_elect_resource_lock), "Lock object type; only 'leases' (default)." },
-	{ "leader-elect-resource-name", F_STR, OFF(leader_elect_resource_name), "Name of the Lease (default kcmd, so kcmd can run beside kube-controller-manager)." },
-	{ "leader-elect-resource-namespace", F_STR, OFF(leader_elect_resource_namespace), "Namespace of the Lease (default kube-system)." },
-	{ "secure-port", F_PORT, OFF(secure_port), "HTTPS port for /healthz, /readyz, /livez and /metrics; 0 disables (default 10257)." },
-	{ "bind-address", F_STR, OFF(bind_address), "Address to serve HTTPS on (default 0.0.0.0)." },
-	{ "tls-cert-file", F_STR, OFF(tls_cert_file), "Serving certificate; a self-signed one is made when absent." },
-	{ "tls-private-key-file", F_STR, OFF(tls_private_key_file), "Key of --tls-cert-file." },
-	{ "cert-dir", F_STR, OFF(cert_dir), "Where the self-signed serving certificate is kept." },
-	{ "authentication-kubeconfig", F_STR, OFF(auth.authentication_kubeconfig), "kubeconfig with enough rights to create tokenreviews.authentication.k8s.io; empty: the in-cluster config, and outside a pod no token is checked (every request is anonymous)." },
-	{ "authentication-skip-lookup", F_BOOL, OFF(auth.skip_lookup), "Accepted for kcm compatibility: kcmd never looks up the extension-apiserver-authentication ConfigMap (no client-certificate authentication)." },
-	{ "authentication-tolerate-lookup-failure", F_BOOL, OFF(auth.tolerate_lookup_failure), "Accepted for kcm compatibility (see --authentication-skip-lookup)." },
-	{ "authentication-token-webhook-cache-ttl", F_DURATION, OFF(auth.token_cache_ttl_us), "How long TokenReview answers are cached (default 10s)." },
-	{ "client-ca-file", F_STR, OFF(auth.client_ca_file), "CA bundle: a client certificate it signed (for client auth) authenticates as its CommonName, with its Organizations as groups." },
-	{ "authorization-kubeconfig", F_STR, OFF(auth.authorization_kubeconfig), "kubeconfig with enough rights to create subjectaccessreviews.authorization.k8s.io; empty: the in-cluster config, and outside a pod only --authorization-always-allow-paths are served." },
-	{ "authorization-always-allow-paths", F_PATHS, OFF(auth.always_allow_paths), "HTTP paths served without authorization, comma-separated; a trailing * matches a prefix (default /healthz,/readyz,/livez)." },
-	{ "authorization-webhook-cache-authorized-ttl", F_DURATION, OFF(auth.authorized_ttl_us), "How long 'authorized' SubjectAccessReview answers are cached (default 10s)." },
-	{ "authorization-webhook-cache-unauthorized-ttl", F_DURATION, OFF(auth.unauthorized_ttl_us), "How long 'unauthorized' SubjectAccessReview answers are cached (default 10s)." },
-	{ "use-service-account-credentials", F_BOOL, OFF(use_service_account_credentials), "Each controller's processes use their own service account kube-system/<controller> (see each controller below) with a token from the TokenRequest API; kcmd's own identity then needs get/create on serviceaccounts and create on serviceaccounts/token in kube-system (default false)." },
-	{ "feature-gates", F_GATES, 0, "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient (all beta, default true in v1.37) and AllAlpha/AllBeta; any other gate is an error." },
-	{ "v", F_INT, OFF(v), "Log verbosity (klog levels)." },
-	{ "standby-warm-cache", F_BOOL, OFF(standby_warm_cache), "kcmd: keep the cache warm while not leading, so a new leader starts without a relist (default true)." },
-	{ "libexec-dir", F_STR, OFF(libexec_dir), "kcmd: directory holding kcmd-informerd and kcmd-worker (default: beside kcmd)." },
-	{ "help", F_BOOL, OFF(help), "Show this help." },
-	{ "version", F_BOOL, OFF(version), "Print the version and exit." },
+        {"kubeconfig", F_STR, OFF(kubeconfig),
+         "Path to a kubeconfig file with authorization and master location."},
+        {"master", F_STR, OFF(master),
+         "The address of the Kubernetes API server (overrides the kubeconfig's server)."},
+        {"controllers", F_CONTROLLERS, 0,
+         "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' "
+         "enables the controller named 'foo', '-foo' disables the controller named 'foo'. The "
+         "controllers of this build are listed below."},
+        {"kube-api-content-type", F_STR, OFF(kube_api_content_type),
+         "Content type of requests sent to apiserver: application/vnd.kubernetes.protobuf "
+         "(default) or application/json."},
+        {"kube-api-qps", F_DOUBLE, OFF(kube_api_qps),
+         "QPS to use while talking with the apiserver (default 20)."},
+        {"kube-api-burst", F_INT, OFF(kube_api_burst),
+         "Burst to use while talking with the apiserver (default 30)."},
+        {"leader-elect", F_BOOL, OFF(leader_elect),
+         "Elect a leader through a Lease before reconciling (default true)."},
+        {"leader-elect-lease-duration", F_DURATION, OFF(leader_elect_lease_duration_us),
+         "How long a non-leader waits after observing a renewal before taking over (default 15s)."},
+        {"leader-elect-renew-deadline", F_DURATION, OFF(leader_elect_renew_deadline_us),
+         "How long the leader keeps trying to renew before it stops leading (default 10s)."},
+        {"leader-elect-retry-period", F_DURATION, OFF(leader_elect_retry_period_us),
+         "Time between election attempts (default 2s)."},
+        {"leader-elect-resource-lock", F_LOCK, OFF(leader_elect_resource_lock),
+         "Lock object type; only 'leases' (default)."},
+        {"leader-elect-resource-name", F_STR, OFF(leader_elect_resource_name),
+         "Name of the Lease (default kcmd, so kcmd can run beside kube-controller-manager)."},
+        {"leader-elect-resource-namespace", F_STR, OFF(leader_elect_resource_namespace),
+         "Namespace of the Lease (default kube-system)."},
+        {"secure-port", F_PORT, OFF(secure_port),
+         "HTTPS port for /healthz, /readyz, /livez and /metrics; 0 disables (default 10257)."},
+        {"bind-address", F_STR, OFF(bind_address), "Address to serve HTTPS on (default 0.0.0.0)."},
+        {"tls-cert-file", F_STR, OFF(tls_cert_file),
+         "Serving certificate; a self-signed one is made when absent."},
+        {"tls-private-key-file", F_STR, OFF(tls_private_key_file), "Key of --tls-cert-file."},
+        {"cert-dir", F_STR, OFF(cert_dir), "Where the self-signed serving certificate is kept."},
+        {"authentication-kubeconfig", F_STR, OFF(auth.authentication_kubeconfig),
+         "kubeconfig with enough rights to create tokenreviews.authentication.k8s.io; empty: the "
+         "in-cluster config, and outside a pod no token is checked (every request is anonymous)."},
+        {"authentication-skip-lookup", F_BOOL, OFF(auth.skip_lookup),
+         "Accepted for kcm compatibility: kcmd never looks up the "
+         "extension-apiserver-authentication ConfigMap (no client-certificate authentication)."},
+        {"authentication-tolerate-lookup-failure", F_BOOL, OFF(auth.tolerate_lookup_failure),
+         "Accepted for kcm compatibility (see --authentication-skip-lookup)."},
+        {"authentication-token-webhook-cache-ttl", F_DURATION, OFF(auth.token_cache_ttl_us),
+         "How long TokenReview answers are cached (default 10s)."},
+        {"client-ca-file", F_STR, OFF(auth.client_ca_file),
+         "CA bundle: a client certificate it signed (for client auth) authenticates as its "
+         "CommonName, with its Organizations as groups."},
+        {"authorization-kubeconfig", F_STR, OFF(auth.authorization_kubeconfig),
+         "kubeconfig with enough rights to create subjectaccessreviews.authorization.k8s.io; "
+         "empty: the in-cluster config, and outside a pod only --authorization-always-allow-paths "
+         "are served."},
+        {"authorization-always-allow-paths", F_PATHS, OFF(auth.always_allow_paths),
+         "HTTP paths served without authorization, comma-separated; a trailing * matches a prefix "
+         "(default /healthz,/readyz,/livez)."},
+        {"authorization-webhook-cache-authorized-ttl", F_DURATION, OFF(auth.authorized_ttl_us),
+         "How long 'authorized' SubjectAccessReview answers are cached (default 10s)."},
+        {"authorization-webhook-cache-unauthorized-ttl", F_DURATION, OFF(auth.unauthorized_ttl_us),
+         "How long 'unauthorized' SubjectAccessReview answers are cached (default 10s)."},
+        {"use-service-account-credentials", F_BOOL, OFF(use_service_account_credentials),
+         "Each controller's processes use their own service account kube-system/<controller> (see "
+         "each controller below) with a token from the TokenRequest API; kcmd's own identity then "
+         "needs get/create on serviceaccounts and create on serviceaccounts/token in kube-system "
+         "(default false)."},
+        {"feature-gates", F_GATES, 0,
+         "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows "
+         "DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, "
+         "StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient (all beta, default "
+         "true in v1.37) and AllAlpha/AllBeta; any other gate is an error."},
+        {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
+        {"standby-warm-cache", F_BOOL, OFF(standby_warm_cache),
+         "kcmd: keep the cache warm while not leading, so a new leader starts without a relist "
+         "(default true)."},
+        {"libexec-dir", F_STR, OFF(libexec_dir),
+         "kcmd: directory holding kcmd-informerd and kcmd-worker (default: beside kcmd)."},
+        {"help", F_BOOL, OFF(help), "Show this help."},
+        {"version", F_BOOL, OFF(version), "Print the version and exit."},
 };
 
 /* kube-controller-manager flags kcmd does not implement (a representative, not exhaustive, set;
  * anything else unknown is reported as unknown). */
 static const char *const kcm_unsupported[] = {
-	"allocate-node-cidrs", "attach-detach-reconcile-sync-period",
-	"cidr-allocator-type",
-	"cloud-config", "cloud-provider", "cluster-cidr", "cluster-name", "cluster-signing-cert-file",
-	"cluster-signing-duration", "cluster-signing-key-file", "concurrent-deployment-syncs",
-	"concurrent-endpoint-syncs", "concurrent-namespace-syncs", "concurrent-rc-syncs",
-	"concurrent-resource-quota-syncs", "concurrent-service-syncs", "concurrent-statefulset-syncs",
-	"concurrent-job-syncs", "concurrent-cron-job-syncs", "concurrent-daemonset-syncs",
-	"configure-cloud-routes", "contention-profiling", "controller-start-interval",
-	"controller-shutdown-timeout", "disable-attach-detach-reconcile-sync",
-	"flex-volume-plugin-dir", "horizontal-pod-autoscaler-sync-period", "http2-max-streams-per-connection",
-	"leader-migration-config", "enable-leader-migration",
-	"min-resync-period", "namespace-sync-period", "node-cidr-mask-size", "node-monitor-grace-period",
-	"node-monitor-period", "node-startup-grace-period", "permit-address-sharing",
-	"permit-port-sharing", "profiling", "pv-recycler-pod-template-filepath-hostpath",
-	"pvclaimbinder-sync-period", "requestheader-allowed-names", "requestheader-client-ca-file",
-	"requestheader-extra-headers-prefix", "requestheader-group-headers",
-	"requestheader-username-headers", "root-ca-file", "route-reconciliation-period",
-	"service-account-private-key-file", "service-cluster-ip-range", "terminated-pod-gc-threshold",
-	"tls-cipher-suites", "tls-min-version", "tls-sni-cert-key", "use-legacy-rbac-roles",
-	"large-cluster-size-threshold", "unhealthy-zone-threshold", "secondary-node-eviction-rate",
-	"node-eviction-rate", "log-flush-frequency", "logging-format", "vmodule",
+        "allocate-node-cidrs",
+        "attach-detach-reconcile-sync-period",
+        "cidr-allocator-type",
+        "cloud-config",
+        "cloud-provider",
+        "cluster-cidr",
+        "cluster-name",
+        "cluster-signing-cert-file",
+        "cluster-signing-duration",
+        "cluster-signing-key-file",
+        "concurrent-deployment-syncs",
+        "concurrent-endpoint-syncs",
+        "concurrent-namespace-syncs",
+        "concurrent-rc-syncs",
+        "concurrent-resource-quota-syncs",
+        "concurrent-service-syncs",
+        "concurrent-statefulset-syncs",
+        "concurrent-job-syncs",
+        "concurrent-cron-job-syncs",
+        "concurrent-daemonset-syncs",
+        "configure-cloud-routes",
+        "contention-profiling",
+        "controller-start-interval",
+        "controller-shutdown-timeout",
+        "disable-attach-detach-reconcile-sync",
+        "flex-volume-plugin-dir",
+        "horizontal-pod-autoscaler-sync-period",
+        "http2-max-streams-per-connection",
+        "leader-migration-config",
+        "enable-leader-migration",
+        "min-resync-period",
+        "namespace-sync-period",
+        "node-cidr-mask-size",
+        "node-monitor-grace-period",
+        "node-monitor-period",
+        "node-startup-grace-period",
+        "permit-address-sharing",
+        "permit-port-sharing",
+        "profiling",
+        "pv-recycler-pod-template-filepath-hostpath",
+        "pvclaimbinder-sync-period",
+        "requestheader-allowed-names",
+        "requestheader-client-ca-file",
+        "requestheader-extra-headers-prefix",
+        "requestheader-group-headers",
+        "requestheader-username-headers",
+        "root-ca-file",
+        "route-reconciliation-period",
+        "service-account-private-key-file",
+        "service-cluster-ip-range",
+        "terminated-pod-gc-threshold",
+        "tls-cipher-suites",
+        "tls-min-version",
+        "tls-sni-cert-key",
+        "use-legacy-rbac-roles",
+        "large-cluster-size-threshold",
+        "unhealthy-zone-threshold",
+        "secondary-node-eviction-rate",
+        "node-eviction-rate",
+        "log-flush-frequency",
+        "logging-format",
+        "vmodule",
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -173,13 +270,18 @@ static void built_names(char *buf, size_t n)
 		if (c->hidden)
 			continue;
 		k++;
-		len += (size_t)snprintf(buf + len, n - len, "%s%s", k == 1 ? "" : k == total ? " and " : ", ", c->name);
+		len += (size_t)snprintf(buf + len, n - len, "%s%s",
+		                        k == 1       ? ""
+		                        : k == total ? " and "
+		                                     : ", ",
+		                        c->name);
 	}
 }
 
 static int parse_controllers(struct mgr_config *cfg, const char *v, char *err, size_t errlen)
 {
-	bool star = false, *on = calloc(cfg->n_ctl + 1, sizeof(bool)), *off = calloc(cfg->n_ctl + 1, sizeof(bool));
+	bool star = false, *on = calloc(cfg->n_ctl + 1, sizeof(bool)),
+	     *off = calloc(cfg->n_ctl + 1, sizeof(bool));
 	const char *p = v;
 	char names[512];
 	int r = 0;
@@ -218,9 +320,10 @@ static int parse_controllers(struct mgr_config *cfg, const char *v, char *err, s
 				continue;
 			built_names(names, sizeof(names));
 			r = fail(err, errlen,
-				 "--controllers: %s is not implemented by kcmd (it runs %s); run it in "
-				 "kube-controller-manager",
-				 nm, names);
+			         "--controllers: %s is not implemented by kcmd (it runs %s); run "
+			         "it in "
+			         "kube-controller-manager",
+			         nm, names);
 			break;
 		}
 		if (neg)
@@ -239,7 +342,7 @@ static int parse_controllers(struct mgr_config *cfg, const char *v, char *err, s
 }
 
 static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char *v, char *err,
-		    size_t errlen)
+                    size_t errlen)
 {
 	char *base = (char *)cfg, *end;
 	long l;
@@ -261,9 +364,10 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 	case F_LOCK:
 		if (strcmp(v, "leases") != 0)
 			return fail(err, errlen,
-				    "--%s=%s: only 'leases' is supported (the endpoints and configmaps locks "
-				    "were removed upstream)",
-				    f->name, v);
+			            "--%s=%s: only 'leases' is supported (the endpoints and "
+			            "configmaps locks "
+			            "were removed upstream)",
+			            f->name, v);
 		*(const char **)(base + f->off) = v;
 		return 0;
 	case F_BOOL:
@@ -277,20 +381,21 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 		if (errno || end == v || *end || l < 0 || l > INT_MAX ||
 		    (f->type == F_PORT && l > 65535))
 			return fail(err, errlen, "--%s=%s: not a valid %s", f->name, v,
-				    f->type == F_PORT ? "port (0-65535)" : "non-negative integer");
+			            f->type == F_PORT ? "port (0-65535)" : "non-negative integer");
 		*(int *)(base + f->off) = (int)l;
 		return 0;
 	case F_DOUBLE:
 		errno = 0;
 		d = strtod(v, &end);
 		if (errno || end == v || *end || !isfinite(d) || d < 0)
-			return fail(err, errlen, "--%s=%s: not a valid non-negative number", f->name, v);
+			return fail(err, errlen, "--%s=%s: not a valid non-negative number",
+			            f->name, v);
 		*(double *)(base + f->off) = d;
 		return 0;
 	case F_DURATION:
 		if (kcmd_parse_duration(v, &us) < 0)
 			return fail(err, errlen, "--%s=%s: not a duration (e.g. 15s, 1m30s, 500ms)",
-				    f->name, v);
+			            f->name, v);
 		*(uint64_t *)(base + f->off) = us;
 		return 0;
 	case F_CONTROLLERS:
@@ -310,7 +415,8 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		size_t n;
 
 		if (a[0] != '-' || a[1] == 0)
-			return fail(err, errlen, "unexpected argument %s (kcmd takes only flags)", a);
+			return fail(err, errlen, "unexpected argument %s (kcmd takes only flags)",
+			            a);
 		name = a + 1 + (a[1] == '-');
 		eq = strchr(name, '=');
 		n = eq ? (size_t)(eq - name) : strlen(name);
@@ -337,7 +443,8 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 					val = "true";
 				} else {
 					if (i + 1 >= argc)
-						return fail(err, errlen, "flag --%s needs a value", nbuf);
+						return fail(err, errlen, "flag --%s needs a value",
+						            nbuf);
 					val = argv[++i];
 				}
 			}
@@ -349,12 +456,14 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			continue;
 		}
 		if (!f) {
-			for (size_t k = 0; k < sizeof(kcm_unsupported) / sizeof(kcm_unsupported[0]); k++)
+			for (size_t k = 0; k < sizeof(kcm_unsupported) / sizeof(kcm_unsupported[0]);
+			     k++)
 				if (strcmp(kcm_unsupported[k], nbuf) == 0)
 					return fail(err, errlen,
-						    "--%s is a kube-controller-manager flag that kcmd does not "
-						    "support; remove it (see kcmd --help)",
-						    nbuf);
+					            "--%s is a kube-controller-manager flag that "
+					            "kcmd does not "
+					            "support; remove it (see kcmd --help)",
+					            nbuf);
 			return fail(err, errlen, "unknown flag --%s (see kcmd --help)", nbuf);
 		}
 		if (!val) {
@@ -377,19 +486,24 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			cc->enabled = kcmd_flag_bool(cc->values, c->enable_flag);
 		/* kcm's --enable-garbage-collector=false: such a flag turns its controller off */
 		for (size_t f = 0; f < c->n_flags; f++)
-			if (c->flags[f].enables_controller && !kcmd_flag_bool(cc->values, c->flags[f].name))
+			if (c->flags[f].enables_controller &&
+			    !kcmd_flag_bool(cc->values, c->flags[f].name))
 				cc->enabled = false;
 		/* a controller whose feature gate is off does not start, as in kcm */
 		for (size_t g = 0; c->feature_gates && c->feature_gates[g]; g++)
 			for (int fe = 0; fe < KCMD_FEAT_COUNT; fe++)
-				if (!strcmp(kcmd_feature_name((enum kcmd_feature)fe), c->feature_gates[g]) &&
+				if (!strcmp(kcmd_feature_name((enum kcmd_feature)fe),
+				            c->feature_gates[g]) &&
 				    !cfg->features.on[fe])
 					cc->enabled = false;
 	}
 	if (kube_content_type_parse(cfg->kube_api_content_type, &cfg->kube_api_content_type) < 0)
-		return fail(err, errlen, "--kube-api-content-type must be application/vnd.kubernetes.protobuf or application/json");
+		return fail(err, errlen,
+		            "--kube-api-content-type must be application/vnd.kubernetes.protobuf "
+		            "or application/json");
 	if (cfg->kube_api_burst < 1 && cfg->kube_api_qps > 0)
-		return fail(err, errlen, "--kube-api-burst must be at least 1 when --kube-api-qps > 0");
+		return fail(err, errlen,
+		            "--kube-api-burst must be at least 1 when --kube-api-qps > 0");
 	if ((cfg->tls_cert_file == NULL) != (cfg->tls_private_key_file == NULL))
 		return fail(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
 	return 0;
@@ -417,9 +531,12 @@ void mgr_flags_usage(FILE *out)
 	char names[512];
 
 	built_names(names, sizeof(names));
-	fprintf(out, "Usage: kcmd [flags]\n\n"
-		     "kcmd runs Kubernetes controllers with kube-controller-manager's behaviour and flags.\n"
-		     "This build runs %s.\n\nFlags:\n", names);
+	fprintf(out,
+	        "Usage: kcmd [flags]\n\n"
+	        "kcmd runs Kubernetes controllers with kube-controller-manager's behaviour and "
+	        "flags.\n"
+	        "This build runs %s.\n\nFlags:\n",
+	        names);
 	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
 		fprintf(out, "  --%-34s %s\n", flags[k].name, flags[k].help);
 	fprintf(out, "\nControllers (--controllers; on = turned on by '*'):\n");
@@ -439,9 +556,11 @@ void mgr_flags_usage(FILE *out)
 		fprintf(out, "\n%s flags:\n", c->name);
 		for (size_t f = 0; f < c->n_flags; f++) {
 			char nm[96];
-			snprintf(nm, sizeof(nm), "%s %s", c->flags[f].name, type_name(c->flags[f].type));
-			fprintf(out, "  --%-34s %s (default %s)\n", nm, c->flags[f].help ? c->flags[f].help : "",
-				c->flags[f].def && *c->flags[f].def ? c->flags[f].def : "\"\"");
+			snprintf(nm, sizeof(nm), "%s %s", c->flags[f].name,
+			         type_name(c->flags[f].type));
+			fprintf(out, "  --%-34s %s (default %s)\n", nm,
+			        c->flags[f].help ? c->flags[f].help : "",
+			        c->flags[f].def && *c->flags[f].def ? c->flags[f].def : "\"\"");
 		}
 	}
 }

@@ -29,31 +29,31 @@ struct mgr_controller_config {
 };
 
 struct mgr_config {
-	const char *kubeconfig; /* --kubeconfig */
-	const char *master;     /* --master */
+	const char *kubeconfig;            /* --kubeconfig */
+	const char *master;                /* --master */
 	struct mgr_controller_config *ctl; /* n_ctl entries, one per registered controller */
 	size_t n_ctl;
 	const char *kube_api_content_type; /* application/vnd.kubernetes.protobuf (kube/proto.h) */
-	double kube_api_qps;             /* 20 */
-	int kube_api_burst;              /* 30 */
+	double kube_api_qps;               /* 20 */
+	int kube_api_burst;                /* 30 */
 
-	bool leader_elect;                  /* true */
-	uint64_t leader_elect_lease_duration_us; /* 15 s */
-	uint64_t leader_elect_renew_deadline_us; /* 10 s */
-	uint64_t leader_elect_retry_period_us;   /* 2 s */
+	bool leader_elect;                           /* true */
+	uint64_t leader_elect_lease_duration_us;     /* 15 s */
+	uint64_t leader_elect_renew_deadline_us;     /* 10 s */
+	uint64_t leader_elect_retry_period_us;       /* 2 s */
 	const char *leader_elect_resource_lock;      /* "leases" (the only one) */
 	const char *leader_elect_resource_name;      /* "kcmd" */
 	const char *leader_elect_resource_namespace; /* "kube-system" */
 
-	int secure_port;            /* 10257; 0 = no HTTPS */
-	const char *bind_address;   /* "0.0.0.0" */
+	int secure_port;          /* 10257; 0 = no HTTPS */
+	const char *bind_address; /* "0.0.0.0" */
 	const char *tls_cert_file;
 	const char *tls_private_key_file;
 	const char *cert_dir;
 	bool use_service_account_credentials; /* false */
-	struct kcmd_features features;         /* --feature-gates, applied onto the defaults */
-	int v;                                 /* log verbosity */
-	struct mgr_httpd_auth_opts auth;       /* --authentication-*, --authorization-* */
+	struct kcmd_features features;        /* --feature-gates, applied onto the defaults */
+	int v;                                /* log verbosity */
+	struct mgr_httpd_auth_opts auth;      /* --authentication-*, --authorization-* */
 
 	/* kcmd's own */
 	bool standby_warm_cache; /* --standby-warm-cache, true */

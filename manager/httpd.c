@@ -124,7 +124,7 @@ struct hreq {
 	/* who */
 	cJSON *user; /* {"username","uid","groups","extra"}; NULL: anonymous */
 	unsigned char key[32];
-	int status;  /* a final answer decided by a stage (401/403/500), 0: go on */
+	int status;       /* a final answer decided by a stage (401/403/500), 0: go on */
 	bool cert_failed; /* a client certificate was presented and did not verify */
 	char *message;
 	/* a mounted handler's job */
@@ -179,7 +179,7 @@ void mgr_metrics_printf(struct mgr_metrics_buf *b, const char *fmt, ...)
 
 int mgr_metrics_render(mgr_metrics_fn fn, void *userdata, char **ret, size_t *len)
 {
-	struct mgr_metrics_buf b = { 0 };
+	struct mgr_metrics_buf b = {0};
 
 	mgr_metrics_printf(&b, "%s", ""); /* an empty exposition is still a string */
 	if (fn)
@@ -203,7 +203,8 @@ static int read_file(const char *path, char **ret)
 
 	if (!f)
 		return -errno;
-	if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || n > (1 << 20) || fseek(f, 0, SEEK_SET) < 0) {
+	if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || n > (1 << 20) ||
+	    fseek(f, 0, SEEK_SET) < 0) {
 		fclose(f);
 		return -EINVAL;
 	}
@@ -257,7 +258,7 @@ static int make_self_signed(char **ret_cert, char **ret_key)
 	gnutls_datum_t d;
 	char cn[300], host[256] = "localhost";
 	unsigned char serial[16];
-	unsigned char lo4[4] = { 127, 0, 0, 1 }, lo6[16] = { [15] = 1 };
+	unsigned char lo4[4] = {127, 0, 0, 1}, lo6[16] = {[15] = 1};
 	time_t now = time(NULL);
 	int r = -EIO;
 
@@ -269,17 +270,23 @@ static int make_self_signed(char **ret_cert, char **ret_key)
 	if (gnutls_x509_privkey_init(&key) < 0 || gnutls_x509_crt_init(&crt) < 0)
 		goto out;
 	if (gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
-					 GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0) < 0 ||
+	                                 GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0) < 0 ||
 	    gnutls_x509_crt_set_version(crt, 3) < 0 ||
 	    gnutls_x509_crt_set_serial(crt, serial, sizeof(serial)) < 0 ||
 	    gnutls_x509_crt_set_activation_time(crt, now - 3600) < 0 ||
 	    gnutls_x509_crt_set_expiration_time(crt, now + 365 * 24 * 3600) < 0 ||
-	    gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, cn, strlen(cn)) < 0 ||
-	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, "localhost", 9, GNUTLS_FSAN_APPEND) < 0 ||
-	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, host, strlen(host), GNUTLS_FSAN_APPEND) < 0 ||
-	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, lo4, 4, GNUTLS_FSAN_APPEND) < 0 ||
-	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, lo6, 16, GNUTLS_FSAN_APPEND) < 0 ||
-	    gnutls_x509_crt_set_key(crt, key) < 0 || gnutls_x509_crt_set_basic_constraints(crt, 0, -1) < 0 ||
+	    gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, cn, strlen(cn)) <
+	            0 ||
+	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, "localhost", 9,
+	                                         GNUTLS_FSAN_APPEND) < 0 ||
+	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, host, strlen(host),
+	                                         GNUTLS_FSAN_APPEND) < 0 ||
+	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, lo4, 4,
+	                                         GNUTLS_FSAN_APPEND) < 0 ||
+	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, lo6, 16,
+	                                         GNUTLS_FSAN_APPEND) < 0 ||
+	    gnutls_x509_crt_set_key(crt, key) < 0 ||
+	    gnutls_x509_crt_set_basic_constraints(crt, 0, -1) < 0 ||
 	    gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_DIGITAL_SIGNATURE) < 0 ||
 	    gnutls_x509_crt_set_key_purpose_oid(crt, GNUTLS_KP_TLS_WWW_SERVER, 0) < 0 ||
 	    gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0) < 0)
@@ -302,18 +309,20 @@ out:
 }
 
 static int load_or_make_cert(struct mgr_httpd *h, const struct mgr_httpd_config *cfg, char *err,
-			     size_t errlen)
+                             size_t errlen)
 {
 	char cpath[4096], kpath[4096];
 	int r;
 
 	if (cfg->tls_cert_file) {
 		if ((r = read_file(cfg->tls_cert_file, &h->cert_pem)) < 0) {
-			snprintf(err, errlen, "reading --tls-cert-file %s: %s", cfg->tls_cert_file, strerror(-r));
+			snprintf(err, errlen, "reading --tls-cert-file %s: %s", cfg->tls_cert_file,
+			         strerror(-r));
 			return r;
 		}
 		if ((r = read_file(cfg->tls_key_file, &h->key_pem)) < 0) {
-			snprintf(err, errlen, "reading --tls-private-key-file %s: %s", cfg->tls_key_file, strerror(-r));
+			snprintf(err, errlen, "reading --tls-private-key-file %s: %s",
+			         cfg->tls_key_file, strerror(-r));
 			return r;
 		}
 		return 0;
@@ -332,9 +341,11 @@ static int load_or_make_cert(struct mgr_httpd *h, const struct mgr_httpd_config 
 	}
 	if (cfg->cert_dir) {
 		mkdir(cfg->cert_dir, 0700);
-		if ((r = write_file(kpath, h->key_pem, 0600)) < 0 || (r = write_file(cpath, h->cert_pem, 0644)) < 0) {
-			snprintf(err, errlen, "writing the serving certificate into --cert-dir %s: %s", cfg->cert_dir,
-				 strerror(-r));
+		if ((r = write_file(kpath, h->key_pem, 0600)) < 0 ||
+		    (r = write_file(cpath, h->cert_pem, 0644)) < 0) {
+			snprintf(err, errlen,
+			         "writing the serving certificate into --cert-dir %s: %s",
+			         cfg->cert_dir, strerror(-r));
 			return r;
 		}
 	}
@@ -343,10 +354,11 @@ static int load_or_make_cert(struct mgr_httpd *h, const struct mgr_httpd_config 
 
 /* ---- requests ------------------------------------------------------------------------------- */
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body,
-			     size_t len)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
+                             char *body, size_t len)
 {
-	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *resp =
+	        MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result r;
 
 	if (!resp)
@@ -359,7 +371,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	return r;
 }
 
-static enum MHD_Result find_verbose(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static enum MHD_Result find_verbose(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
 {
 	(void)kind;
 	(void)value;
@@ -369,9 +382,9 @@ static enum MHD_Result find_verbose(void *cls, enum MHD_ValueKind kind, const ch
 }
 
 static enum MHD_Result health(struct mgr_httpd *h, struct MHD_Connection *c, const char *group,
-			      unsigned where, const char *sub)
+                              unsigned where, const char *sub)
 {
-	struct mgr_metrics_buf b = { 0 };
+	struct mgr_metrics_buf b = {0};
 	bool verbose = false;
 	bool all_ok = true, found = false;
 	char why[256];
@@ -394,7 +407,8 @@ static enum MHD_Result health(struct mgr_httpd *h, struct MHD_Connection *c, con
 		if (ok)
 			mgr_metrics_printf(&b, "[+]%s ok\n", k->name);
 		else if (verbose || sub)
-			mgr_metrics_printf(&b, "[-]%s failed: %s\n", k->name, why[0] ? why : "not healthy");
+			mgr_metrics_printf(&b, "[-]%s failed: %s\n", k->name,
+			                   why[0] ? why : "not healthy");
 		else
 			mgr_metrics_printf(&b, "[-]%s failed: reason withheld\n", k->name);
 	}
@@ -425,7 +439,8 @@ static void sha256(const void *p, size_t n, unsigned char out[32])
 	gnutls_hash_fast(GNUTLS_DIG_SHA256, p, n, out);
 }
 
-static struct cache_entry *cache_find(struct cache_entry *c, const unsigned char key[32], uint64_t now)
+static struct cache_entry *cache_find(struct cache_entry *c, const unsigned char key[32],
+                                      uint64_t now)
 {
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
 		if (c[i].expires_usec > now && memcmp(c[i].key, key, 32) == 0)
@@ -433,14 +448,16 @@ static struct cache_entry *cache_find(struct cache_entry *c, const unsigned char
 	return NULL;
 }
 
-static void cache_put(struct cache_entry *c, const unsigned char key[32], uint64_t ttl, bool ok, const char *data)
+static void cache_put(struct cache_entry *c, const unsigned char key[32], uint64_t ttl, bool ok,
+                      const char *data)
 {
 	uint64_t now = ipc_now_usec();
 	struct cache_entry *slot = &c[0];
 
 	if (!ttl)
 		return;
-	for (size_t i = 0; i < CACHE_SLOTS; i++) { /* a free or expired slot, else the one ending first */
+	for (size_t i = 0; i < CACHE_SLOTS;
+	     i++) { /* a free or expired slot, else the one ending first */
 		if (c[i].expires_usec <= now) {
 			slot = &c[i];
 			break;
@@ -508,7 +525,8 @@ static void resume(struct hreq *q)
 	}
 }
 
-static void set_answer(struct hreq *q, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_answer(struct hreq *q, int status, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 static void set_answer(struct hreq *q, int status, const char *fmt, ...)
 {
 	va_list ap;
@@ -535,12 +553,12 @@ static void token_done(struct kube_call *call, const struct kube_result *r, void
 	if (r->err == -ECANCELED) {
 		set_answer(q, 503, "shutting down");
 	} else if (r->err < 0 || !(doc = cJSON_ParseWithLength(r->body, r->body_len)) ||
-		   !cJSON_IsObject(st = cJSON_GetObjectItemCaseSensitive(doc, "status"))) {
+	           !cJSON_IsObject(st = cJSON_GetObjectItemCaseSensitive(doc, "status"))) {
 		/* a failed review is not cached: the next request asks again */
 		set_answer(q, 401, "Unauthorized");
 	} else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "authenticated")) ||
-		   !cJSON_IsObject(user = cJSON_GetObjectItemCaseSensitive(st, "user")) ||
-		   !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(user, "username"))) {
+	           !cJSON_IsObject(user = cJSON_GetObjectItemCaseSensitive(st, "user")) ||
+	           !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(user, "username"))) {
 		cache_put(h->token_cache, q->key, h->token_ttl, false, NULL);
 		set_answer(q, 401, "Unauthorized");
 	} else {
@@ -557,12 +575,16 @@ static void token_done(struct kube_call *call, const struct kube_result *r, void
 }
 
 /* Starts a review; returns 1 when it runs (the caller suspends), 0 when it already ended. */
-static int start_review(struct hreq *q, struct reviewer *rv, const char *group, const char *resource, cJSON *body,
-			kube_done_fn done)
+static int start_review(struct hreq *q, struct reviewer *rv, const char *group,
+                        const char *resource, cJSON *body, kube_done_fn done)
 {
 	char *json = cJSON_PrintUnformatted(body);
-	struct kube_request kr = { .verb = KUBE_CREATE, .group = group, .version = "v1", .resource = resource,
-				   .body = json, .timeout_ms = 10000 };
+	struct kube_request kr = {.verb = KUBE_CREATE,
+	                          .group = group,
+	                          .version = "v1",
+	                          .resource = resource,
+	                          .body = json,
+	                          .timeout_ms = 10000};
 	int r;
 
 	if (!json) {
@@ -587,7 +609,8 @@ static int start_review(struct hreq *q, struct reviewer *rv, const char *group, 
  * ("Bearer <token>", scheme case-insensitive), or NULL. *len is its length. */
 static const char *bearer(struct MHD_Connection *c, size_t *len)
 {
-	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	const char *v =
+	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	const char *t;
 
 	if (!v)
@@ -612,8 +635,8 @@ static int x509_user(struct hreq *q)
 	gnutls_session_t s;
 	const gnutls_datum_t *chain;
 	unsigned n = 0, status = 0;
-	gnutls_typed_vdata_st purpose = { .type = GNUTLS_DT_KEY_PURPOSE_OID,
-					  .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT };
+	gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
+	                                 .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT};
 	gnutls_x509_crt_t crt = NULL;
 	char buf[1024], hex[65 + 20];
 	size_t len;
@@ -621,15 +644,19 @@ static int x509_user(struct hreq *q)
 	cJSON *u = NULL, *groups, *extra, *ids;
 	int r = -1;
 
-	if (!q->h->client_ca_pem || !(ci = MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)) ||
-	    !(s = (gnutls_session_t)ci->tls_session) || !(chain = gnutls_certificate_get_peers(s, &n)) || !n)
+	if (!q->h->client_ca_pem ||
+	    !(ci = MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)) ||
+	    !(s = (gnutls_session_t)ci->tls_session) ||
+	    !(chain = gnutls_certificate_get_peers(s, &n)) || !n)
 		return 0;
 	if (gnutls_certificate_verify_peers(s, &purpose, 1, &status) < 0 || status != 0)
 		return -1;
-	if (gnutls_x509_crt_init(&crt) < 0 || gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) < 0)
+	if (gnutls_x509_crt_init(&crt) < 0 ||
+	    gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) < 0)
 		goto out;
 	len = sizeof(buf);
-	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, buf, &len) < 0 || !len) {
+	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, buf, &len) < 0 ||
+	    !len) {
 		r = 0; /* no CommonName: not an identity (kcm: not authenticated by this one) */
 		goto out;
 	}
@@ -638,7 +665,8 @@ static int x509_user(struct hreq *q)
 		goto out;
 	for (unsigned i = 0;; i++) {
 		len = sizeof(buf);
-		if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, 0, buf, &len) < 0)
+		if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, 0, buf,
+		                                  &len) < 0)
 			break;
 		if (!cJSON_AddItemToArray(groups, cJSON_CreateString(buf)))
 			goto out;
@@ -732,7 +760,8 @@ static int authenticate_token(struct hreq *q)
 	}
 	body = cJSON_CreateObject();
 	if (!body || !cJSON_AddStringToObject(body, "apiVersion", "authentication.k8s.io/v1") ||
-	    !cJSON_AddStringToObject(body, "kind", "TokenReview") || !(spec = cJSON_AddObjectToObject(body, "spec")) ||
+	    !cJSON_AddStringToObject(body, "kind", "TokenReview") ||
+	    !(spec = cJSON_AddObjectToObject(body, "spec")) ||
 	    !cJSON_AddStringToObject(spec, "token", t)) {
 		explicit_bzero(t, len);
 		free(t);
@@ -763,9 +792,8 @@ static bool in_group(const struct hreq *q, const char *g)
 {
 	const cJSON *gs = q->user ? cJSON_GetObjectItemCaseSensitive(q->user, "groups") : NULL, *x;
 
-	cJSON_ArrayForEach(x, gs)
-		if (cJSON_IsString(x) && strcmp(x->valuestring, g) == 0)
-			return true;
+	cJSON_ArrayForEach(x,
+	                   gs) if (cJSON_IsString(x) && strcmp(x->valuestring, g) == 0) return true;
 	return false;
 }
 
@@ -793,15 +821,16 @@ static void access_done(struct kube_call *call, const struct kube_result *r, voi
 	if (r->err == -ECANCELED) {
 		set_answer(q, 503, "shutting down");
 	} else if (r->err < 0 || !(doc = cJSON_ParseWithLength(r->body, r->body_len)) ||
-		   !cJSON_IsObject(st = cJSON_GetObjectItemCaseSensitive(doc, "status"))) {
+	           !cJSON_IsObject(st = cJSON_GetObjectItemCaseSensitive(doc, "status"))) {
 		set_answer(q, 500, "Internal Server Error: \"%s\": authorization review failed: %s",
-			   q->sub ? q->sub : "", r->err < 0 ? strerror(-r->err) : "malformed answer");
+		           q->sub ? q->sub : "",
+		           r->err < 0 ? strerror(-r->err) : "malformed answer");
 	} else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "allowed"))) {
 		cache_put(h->access_cache, q->key, h->allow_ttl, true, NULL);
 	} else {
 		reason = cJSON_GetObjectItemCaseSensitive(st, "reason");
 		cache_put(h->access_cache, q->key, h->deny_ttl, false,
-			  cJSON_IsString(reason) ? reason->valuestring : "");
+		          cJSON_IsString(reason) ? reason->valuestring : "");
 		set_answer(q, 403, "%s", cJSON_IsString(reason) ? reason->valuestring : "");
 		q->status = -403; /* decided: forbidden, message is the reason */
 	}
@@ -814,8 +843,9 @@ static bool path_allowed(const struct mgr_httpd *h, const char *url)
 	const char *p = url[0] == '/' ? url + 1 : url;
 
 	for (size_t i = 0; i < h->n_allow; i++)
-		if (h->allow_prefix[i] ? strncmp(p, h->allow_paths[i], strlen(h->allow_paths[i])) == 0
-				       : strcmp(p, h->allow_paths[i]) == 0)
+		if (h->allow_prefix[i]
+		            ? strncmp(p, h->allow_paths[i], strlen(h->allow_paths[i])) == 0
+		            : strcmp(p, h->allow_paths[i]) == 0)
 			return true;
 	return false;
 }
@@ -842,11 +872,13 @@ static int authorize(struct hreq *q, const char *url, const char *method)
 	if (!body || !cJSON_AddStringToObject(body, "apiVersion", "authorization.k8s.io/v1") ||
 	    !cJSON_AddStringToObject(body, "kind", "SubjectAccessReview") ||
 	    !(spec = cJSON_AddObjectToObject(body, "spec")) ||
-	    !(nr = cJSON_AddObjectToObject(spec, "nonResourceAttributes")) || !cJSON_AddStringToObject(nr, "path", url) ||
-	    !cJSON_AddStringToObject(nr, "verb", verb) || !cJSON_AddStringToObject(spec, "user", user_name(q)))
+	    !(nr = cJSON_AddObjectToObject(spec, "nonResourceAttributes")) ||
+	    !cJSON_AddStringToObject(nr, "path", url) ||
+	    !cJSON_AddStringToObject(nr, "verb", verb) ||
+	    !cJSON_AddStringToObject(spec, "user", user_name(q)))
 		goto oom;
 	if (q->user) {
-		static const char *const keep[] = { "groups", "extra", "uid" };
+		static const char *const keep[] = {"groups", "extra", "uid"};
 		for (size_t i = 0; i < 3; i++)
 			if ((f = cJSON_GetObjectItemCaseSensitive(q->user, keep[i])) &&
 			    !cJSON_AddItemToObject(spec, keep[i], cJSON_Duplicate(f, true)))
@@ -873,7 +905,8 @@ static int authorize(struct hreq *q, const char *url, const char *method)
 	free(q->sub);
 	q->sub = strdup(url);
 	q->stage = ST_AUTHZ_WAIT;
-	int r = start_review(q, &h->authz, "authorization.k8s.io", "subjectaccessreviews", body, access_done);
+	int r = start_review(q, &h->authz, "authorization.k8s.io", "subjectaccessreviews", body,
+	                     access_done);
 	cJSON_Delete(body);
 	return r;
 oom:
@@ -900,8 +933,8 @@ static enum MHD_Result status_reply(struct hreq *q, const char *url, const char 
 	case 403: {
 		/* forbidden: User "x" cannot get path "/metrics"[: reason] */
 		const char *why = q->message && *q->message ? q->message : NULL;
-		if (asprintf(&msg, "forbidden: User \"%s\" cannot %s path \"%s\"%s%s", user_name(q), verb, url,
-			     why ? ": " : "", why ? why : "") < 0)
+		if (asprintf(&msg, "forbidden: User \"%s\" cannot %s path \"%s\"%s%s", user_name(q),
+		             verb, url, why ? ": " : "", why ? why : "") < 0)
 			msg = NULL;
 		reason = "Forbidden";
 		break;
@@ -915,11 +948,14 @@ static enum MHD_Result status_reply(struct hreq *q, const char *url, const char 
 		msg = strdup(q->message ? q->message : "internal error");
 		break;
 	}
-	if (!o || !msg || !cJSON_AddStringToObject(o, "kind", "Status") || !cJSON_AddStringToObject(o, "apiVersion", "v1") ||
-	    !(md = cJSON_AddObjectToObject(o, "metadata")) || !cJSON_AddStringToObject(o, "status", "Failure") ||
-	    !cJSON_AddStringToObject(o, "message", msg) || !cJSON_AddStringToObject(o, "reason", reason) ||
-	    (code == 403 && !cJSON_AddObjectToObject(o, "details")) || !cJSON_AddNumberToObject(o, "code", code) ||
-	    !(json = cJSON_PrintUnformatted(o))) {
+	if (!o || !msg || !cJSON_AddStringToObject(o, "kind", "Status") ||
+	    !cJSON_AddStringToObject(o, "apiVersion", "v1") ||
+	    !(md = cJSON_AddObjectToObject(o, "metadata")) ||
+	    !cJSON_AddStringToObject(o, "status", "Failure") ||
+	    !cJSON_AddStringToObject(o, "message", msg) ||
+	    !cJSON_AddStringToObject(o, "reason", reason) ||
+	    (code == 403 && !cJSON_AddObjectToObject(o, "details")) ||
+	    !cJSON_AddNumberToObject(o, "code", code) || !(json = cJSON_PrintUnformatted(o))) {
 		cJSON_Delete(o);
 		free(msg);
 		return reply(q->conn, 500, "text/plain", "out of memory\n", 14);
@@ -949,9 +985,9 @@ static void *render_main(void *arg)
 		pthread_mutex_unlock(&h->mu);
 		q->r_status = 500;
 		q->r_ctype = "text/plain; charset=utf-8";
-		q->r_rc = h->handlers[q->handler].fn(h->handlers[q->handler].userdata, q->sub,
-						     (const char *const *)q->args, q->n_args, &q->r_status, &q->r_ctype,
-						     &q->r_body, &q->r_len);
+		q->r_rc = h->handlers[q->handler].fn(
+		        h->handlers[q->handler].userdata, q->sub, (const char *const *)q->args,
+		        q->n_args, &q->r_status, &q->r_ctype, &q->r_body, &q->r_len);
 		pthread_mutex_lock(&h->mu);
 		q->job_next = h->render_done;
 		h->render_done = q;
@@ -996,7 +1032,8 @@ static int render_start(struct mgr_httpd *h)
 	h->render_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (h->render_efd < 0)
 		return -errno;
-	if ((r = ipc_loop_add_io(h->loop, &h->render_src, h->render_efd, POLLIN, on_rendered, h)) < 0)
+	if ((r = ipc_loop_add_io(h->loop, &h->render_src, h->render_efd, POLLIN, on_rendered, h)) <
+	    0)
 		return r;
 	if ((r = pthread_create(&h->render_th, NULL, render_main, h)) != 0)
 		return -r;
@@ -1011,7 +1048,8 @@ struct args {
 	bool oom;
 };
 
-static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
 {
 	struct args *a = cls;
 
@@ -1032,9 +1070,10 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 }
 
 /* Queues a mounted handler's job for the render thread; 1: suspended, else an answer was queued */
-static int mounted(struct mgr_httpd *h, struct hreq *q, size_t i, const char *sub, enum MHD_Result *ret)
+static int mounted(struct mgr_httpd *h, struct hreq *q, size_t i, const char *sub,
+                   enum MHD_Result *ret)
 {
-	struct args a = { .key = h->handlers[i].arg };
+	struct args a = {.key = h->handlers[i].arg};
 	int r;
 
 	if (a.key)
@@ -1066,20 +1105,22 @@ static enum MHD_Result rendered(struct hreq *q)
 
 	if (q->r_rc < 0)
 		return reply(q->conn, 500, "text/plain; charset=utf-8", "internal error\n", 15);
-	r = reply(q->conn, q->r_status, q->r_ctype, q->r_body ? q->r_body : "", q->r_body ? q->r_len : 0);
+	r = reply(q->conn, q->r_status, q->r_ctype, q->r_body ? q->r_body : "",
+	          q->r_body ? q->r_len : 0);
 	free(q->r_body);
 	q->r_body = NULL;
 	return r;
 }
 
-static enum MHD_Result serve(struct mgr_httpd *h, struct hreq *q, const char *url, const char *method)
+static enum MHD_Result serve(struct mgr_httpd *h, struct hreq *q, const char *url,
+                             const char *method)
 {
 	static const struct {
 		const char *path;
 		unsigned where;
-	} groups[] = { { "/healthz", MGR_CHECK_LIVE | MGR_CHECK_READY },
-		       { "/livez", MGR_CHECK_LIVE },
-		       { "/readyz", MGR_CHECK_READY } };
+	} groups[] = {{"/healthz", MGR_CHECK_LIVE | MGR_CHECK_READY},
+	              {"/livez", MGR_CHECK_LIVE},
+	              {"/readyz", MGR_CHECK_READY}};
 	struct MHD_Connection *c = q->conn;
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
@@ -1117,8 +1158,9 @@ static enum MHD_Result serve(struct mgr_httpd *h, struct hreq *q, const char *ur
 	return reply(c, 404, "text/plain; charset=utf-8", "404 page not found\n", 19);
 }
 
-static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls)
 {
 	struct mgr_httpd *h = cls;
 	struct hreq *q = *con_cls;
@@ -1169,7 +1211,8 @@ suspend:
 	return MHD_YES;
 }
 
-static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
 {
 	struct hreq *q = *con_cls;
 
@@ -1223,11 +1266,11 @@ static int on_timer(struct ipc_source *s, uint64_t now, void *userdata)
 
 void mgr_httpd_auth_defaults(struct mgr_httpd_auth_opts *o)
 {
-	*o = (struct mgr_httpd_auth_opts){ .always_allow_paths = "/healthz,/readyz,/livez",
-					   .token_cache_ttl_us = 10000000,
-					   .authorized_ttl_us = 10000000,
-					   .unauthorized_ttl_us = 10000000,
-					   .tolerate_lookup_failure = false };
+	*o = (struct mgr_httpd_auth_opts){.always_allow_paths = "/healthz,/readyz,/livez",
+	                                  .token_cache_ttl_us = 10000000,
+	                                  .authorized_ttl_us = 10000000,
+	                                  .unauthorized_ttl_us = 10000000,
+	                                  .tolerate_lookup_failure = false};
 }
 
 int mgr_httpd_check_paths(const char *paths, char *err, size_t errlen)
@@ -1254,47 +1297,60 @@ static void reviewer_free(struct reviewer *rv)
 	kube_client_free(rv->client);
 	kube_config_free(rv->cfg);
 	free(rv->source);
-	*rv = (struct reviewer){ 0 };
+	*rv = (struct reviewer){0};
 }
 
 /* kcm's getClient(): the named kubeconfig (its errors are fatal), else the in-cluster config,
  * else (not in a pod) no reviewer. */
-static int reviewer_setup(struct mgr_httpd *h, struct reviewer *rv, const char *kubeconfig, const char *what,
-			  const struct mgr_httpd_auth_opts *o, char *err, size_t errlen)
+static int reviewer_setup(struct mgr_httpd *h, struct reviewer *rv, const char *kubeconfig,
+                          const char *what, const struct mgr_httpd_auth_opts *o, char *err,
+                          size_t errlen)
 {
-	struct kube_config_opts co = { .kubeconfig = kubeconfig, .no_in_cluster = true, .kubeconfig_env = "",
-				       .home = "/nonexistent" };
+	struct kube_config_opts co = {.kubeconfig = kubeconfig,
+	                              .no_in_cluster = true,
+	                              .kubeconfig_env = "",
+	                              .home = "/nonexistent"};
 	char kerr[512] = "";
 	int r;
 
 	if (kubeconfig && *kubeconfig) {
 		if ((r = kube_config_load(&co, &rv->cfg, kerr, sizeof(kerr))) < 0) {
-			snprintf(err, errlen, "failed to get delegated %s kubeconfig: %s", what, kerr[0] ? kerr : strerror(-r));
+			snprintf(err, errlen, "failed to get delegated %s kubeconfig: %s", what,
+			         kerr[0] ? kerr : strerror(-r));
 			return r;
 		}
 		if (asprintf(&rv->source, "--%s-kubeconfig %s", what, kubeconfig) < 0)
 			rv->source = NULL;
 	} else {
-		struct kube_config_opts ic = { .in_cluster_root = o->in_cluster_root };
-		if (o->no_in_cluster || kube_config_in_cluster(&ic, &rv->cfg, kerr, sizeof(kerr)) < 0)
+		struct kube_config_opts ic = {.in_cluster_root = o->in_cluster_root};
+		if (o->no_in_cluster ||
+		    kube_config_in_cluster(&ic, &rv->cfg, kerr, sizeof(kerr)) < 0)
 			return 0; /* kcm: RemoteKubeConfigFileOptional, no reviewer */
 		rv->source = strdup("the in-cluster config");
 	}
 	/* kcm's delegated clients: qps 200, burst 400 */
-	struct kube_client_opts ko = { .config = rv->cfg, .process = "kcmd", .controller = "delegated-auth",
-				       .qps = 200, .burst = 400, .timeout_ms = 10000, .insecure_ok = true };
+	struct kube_client_opts ko = {.config = rv->cfg,
+	                              .process = "kcmd",
+	                              .controller = "delegated-auth",
+	                              .qps = 200,
+	                              .burst = 400,
+	                              .timeout_ms = 10000,
+	                              .insecure_ok = true};
 	if ((r = kube_client_new(&ko, &rv->client)) < 0) {
-		snprintf(err, errlen, "delegated %s client for %s: %s", what, rv->cfg->server, strerror(-r));
+		snprintf(err, errlen, "delegated %s client for %s: %s", what, rv->cfg->server,
+		         strerror(-r));
 		return r;
 	}
 	if ((r = kube_loop_attach(h->loop, rv->client, &rv->kl)) < 0) {
-		snprintf(err, errlen, "delegated %s client: cannot join the event loop: %s", what, strerror(-r));
+		snprintf(err, errlen, "delegated %s client: cannot join the event loop: %s", what,
+		         strerror(-r));
 		return r;
 	}
 	return 0;
 }
 
-static int auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts *opts, char *err, size_t errlen)
+static int auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts *opts, char *err,
+                      size_t errlen)
 {
 	struct mgr_httpd_auth_opts def;
 	const struct mgr_httpd_auth_opts *o = opts;
@@ -1311,11 +1367,13 @@ static int auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts *opt
 		size_t n = strcspn(p, ",");
 		if (n) {
 			const char *s = p;
-			if (*s == '/') /* stored without the leading '/', as k8s's path authorizer does */
+			if (*s ==
+			    '/') /* stored without the leading '/', as k8s's path authorizer does */
 				s++, n--;
 			bool prefix = n && s[n - 1] == '*';
 			char **np = realloc(h->allow_paths, (h->n_allow + 1) * sizeof(*np));
-			bool *nb = np ? realloc(h->allow_prefix, (h->n_allow + 1) * sizeof(*nb)) : NULL;
+			bool *nb = np ? realloc(h->allow_prefix, (h->n_allow + 1) * sizeof(*nb))
+			              : NULL;
 			if (np)
 				h->allow_paths = np;
 			if (nb)
@@ -1331,16 +1389,22 @@ static int auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts *opt
 	h->token_ttl = o->token_cache_ttl_us;
 	h->allow_ttl = o->authorized_ttl_us;
 	h->deny_ttl = o->unauthorized_ttl_us;
-	if ((r = reviewer_setup(h, &h->authn, o->authentication_kubeconfig, "authentication", o, err, errlen)) < 0 ||
-	    (r = reviewer_setup(h, &h->authz, o->authorization_kubeconfig, "authorization", o, err, errlen)) < 0)
+	if ((r = reviewer_setup(h, &h->authn, o->authentication_kubeconfig, "authentication", o,
+	                        err, errlen)) < 0 ||
+	    (r = reviewer_setup(h, &h->authz, o->authorization_kubeconfig, "authorization", o, err,
+	                        errlen)) < 0)
 		return r;
 	snprintf(h->summary, sizeof(h->summary),
-		 "authentication: %s%s; authorization: %s%s; always allowed: %s and group system:masters",
-		 h->authn.client ? "TokenReview through " : "none (no authentication-kubeconfig: every request is anonymous)",
-		 h->authn.client ? h->authn.source : "",
-		 h->authz.client ? "SubjectAccessReview through " : "none (no authorization-kubeconfig: other paths get 403)",
-		 h->authz.client ? h->authz.source : "",
-		 o->always_allow_paths ? o->always_allow_paths : def.always_allow_paths);
+	         "authentication: %s%s; authorization: %s%s; always allowed: %s and group "
+	         "system:masters",
+	         h->authn.client
+	                 ? "TokenReview through "
+	                 : "none (no authentication-kubeconfig: every request is anonymous)",
+	         h->authn.client ? h->authn.source : "",
+	         h->authz.client ? "SubjectAccessReview through "
+	                         : "none (no authorization-kubeconfig: other paths get 403)",
+	         h->authz.client ? h->authz.source : "",
+	         o->always_allow_paths ? o->always_allow_paths : def.always_allow_paths);
 	return 0;
 }
 
@@ -1355,10 +1419,10 @@ void mgr_httpd_auth_stats(const struct mgr_httpd *h, struct mgr_httpd_auth_stats
 }
 
 int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, struct mgr_httpd **ret,
-		  char *err, size_t errlen)
+                  char *err, size_t errlen)
 {
 	struct mgr_httpd *h = calloc(1, sizeof(*h));
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss = {0};
 	unsigned flags = MHD_USE_EPOLL;
 	const union MHD_DaemonInfo *info;
 	int r;
@@ -1372,7 +1436,8 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 	if (inet_pton(AF_INET, cfg->bind_address, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
 		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
 		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)cfg->port);
-	} else if (inet_pton(AF_INET6, cfg->bind_address, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+	} else if (inet_pton(AF_INET6, cfg->bind_address,
+	                     &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
 		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
 		((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)cfg->port);
 		flags |= MHD_USE_IPv6;
@@ -1394,16 +1459,17 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 		mgr_httpd_free(h);
 		return r;
 	}
-	if (cfg->auth && cfg->auth->client_ca_file && *cfg->auth->client_ca_file && !cfg->plain_http &&
-	    (r = read_file(cfg->auth->client_ca_file, &h->client_ca_pem)) < 0) {
-		snprintf(err, errlen, "unable to load client CA file %s: %s", cfg->auth->client_ca_file, strerror(-r));
+	if (cfg->auth && cfg->auth->client_ca_file && *cfg->auth->client_ca_file &&
+	    !cfg->plain_http && (r = read_file(cfg->auth->client_ca_file, &h->client_ca_pem)) < 0) {
+		snprintf(err, errlen, "unable to load client CA file %s: %s",
+		         cfg->auth->client_ca_file, strerror(-r));
 		mgr_httpd_free(h);
 		return r;
 	}
 	{
 		struct MHD_OptionItem ops[16];
 		size_t n = 0;
-#define OPT(o, v, p) (ops[n++] = (struct MHD_OptionItem){ (o), (intptr_t)(v), (p) })
+#define OPT(o, v, p) (ops[n++] = (struct MHD_OptionItem){(o), (intptr_t)(v), (p)})
 		OPT(MHD_OPTION_SOCK_ADDR, 0, &ss);
 		OPT(MHD_OPTION_CONNECTION_TIMEOUT, timeout, NULL);
 		OPT(MHD_OPTION_CONNECTION_LIMIT, 64, NULL);
@@ -1413,17 +1479,19 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 			OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem);
 			OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem);
 			OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)MGR_HTTPD_TLS_PRIORITY);
-			if (h->client_ca_pem) /* MHD then asks for (does not require) a client certificate */
+			if (h->client_ca_pem) /* MHD then asks for (does not require) a client
+			                         certificate */
 				OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, h->client_ca_pem);
 		}
 		OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT
-		h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_ARRAY, ops,
-					MHD_OPTION_END);
+		h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handler, h,
+		                        MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
 	}
 	if (!h->d) {
-		snprintf(err, errlen, "cannot serve on %s:%d (address in use, or a bad certificate)",
-			 cfg->bind_address, cfg->port);
+		snprintf(err, errlen,
+		         "cannot serve on %s:%d (address in use, or a bad certificate)",
+		         cfg->bind_address, cfg->port);
 		mgr_httpd_free(h);
 		return -EADDRINUSE;
 	}
@@ -1505,7 +1573,8 @@ int mgr_httpd_port(const struct mgr_httpd *h)
 	return h->port;
 }
 
-int mgr_httpd_add_check(struct mgr_httpd *h, const char *name, unsigned where, mgr_health_fn fn, void *userdata)
+int mgr_httpd_add_check(struct mgr_httpd *h, const char *name, unsigned where, mgr_health_fn fn,
+                        void *userdata)
 {
 	struct check *n = realloc(h->checks, (h->n_checks + 1) * sizeof(*n));
 
@@ -1523,7 +1592,7 @@ int mgr_httpd_add_check(struct mgr_httpd *h, const char *name, unsigned where, m
 }
 
 int mgr_httpd_add_handler(struct mgr_httpd *h, const char *path, const char *arg, mgr_handler_fn fn,
-			  void *userdata)
+                          void *userdata)
 {
 	size_t i = h->n_handlers;
 

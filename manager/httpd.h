@@ -41,7 +41,7 @@ typedef bool (*mgr_health_fn)(void *userdata, char *why, size_t whylen);
 struct mgr_metrics_buf;
 typedef void (*mgr_metrics_fn)(struct mgr_metrics_buf *b, void *userdata);
 void mgr_metrics_printf(struct mgr_metrics_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /* Runs fn into a fresh buffer. Returns 0 with *ret (malloc'ed, NUL-terminated, caller frees)
  * and *len, or -ENOMEM. */
@@ -66,22 +66,22 @@ void mgr_httpd_auth_defaults(struct mgr_httpd_auth_opts *o);
 /* Checks --authorization-always-allow-paths as kcm does ('*' only at the end). 0 or -EINVAL. */
 int mgr_httpd_check_paths(const char *paths, char *err, size_t errlen);
 
-#define MGR_HTTPD_PER_IP 16 /* connections per client address */
+#define MGR_HTTPD_PER_IP       16 /* connections per client address */
 #define MGR_HTTPD_TLS_PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 struct mgr_httpd_config {
 	const char *bind_address; /* "0.0.0.0", "127.0.0.1", "::" */
-	int port;                 /* 0 = pick a free one (tests); read it back with mgr_httpd_port */
+	int port; /* 0 = pick a free one (tests); read it back with mgr_httpd_port */
 	const char *tls_cert_file, *tls_key_file; /* both or neither */
-	const char *cert_dir;     /* where a generated pair is kept; NULL = memory only */
-	bool plain_http;          /* tests only: no TLS */
+	const char *cert_dir; /* where a generated pair is kept; NULL = memory only */
+	bool plain_http;      /* tests only: no TLS */
 	/* NULL: the defaults (kcm's, outside a pod: only the always-allowed paths are served) */
 	const struct mgr_httpd_auth_opts *auth;
 	unsigned conn_timeout_s; /* idle connection timeout; 0: 30 s */
 };
 
-int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg,
-		  struct mgr_httpd **ret, char *err, size_t errlen);
+int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, struct mgr_httpd **ret,
+                  char *err, size_t errlen);
 struct mgr_httpd *mgr_httpd_free(struct mgr_httpd *h);
 int mgr_httpd_port(const struct mgr_httpd *h);
 /* One line for the log: who reviews tokens and requests, what is always allowed. */
@@ -96,18 +96,19 @@ void mgr_httpd_auth_stats(const struct mgr_httpd *h, struct mgr_httpd_auth_stats
  * name is copied. Returns 0 or -ENOMEM. */
 enum { MGR_CHECK_LIVE = 1, MGR_CHECK_READY = 2 };
 int mgr_httpd_add_check(struct mgr_httpd *h, const char *name, unsigned where, mgr_health_fn fn,
-			void *userdata);
+                        void *userdata);
 /* A GET handler mounted at `path` and under `path/` (kcm's debug mux: UnlistedHandle and
  * UnlistedHandlePrefix). It runs on the httpd's render thread, not on the loop (a large GC graph
  * takes long to render): it must only read what is safe to read from another thread, and
- * requests to handlers are served one at a time. fn gets what follows path ("" or e.g. "/graph") and the values of the
- * query key `arg` (each repetition, in order); it sets *status, *ctype (static) and *body
- * (malloc'd, *len bytes; the server frees it). A negative return is a 500. Up to 8 handlers. */
+ * requests to handlers are served one at a time. fn gets what follows path ("" or e.g. "/graph")
+ * and the values of the query key `arg` (each repetition, in order); it sets *status, *ctype
+ * (static) and *body (malloc'd, *len bytes; the server frees it). A negative return is a 500. Up to
+ * 8 handlers. */
 typedef int (*mgr_handler_fn)(void *userdata, const char *sub, const char *const *args,
-			      size_t n_args, unsigned *status, const char **ctype, char **body,
-			      size_t *len);
+                              size_t n_args, unsigned *status, const char **ctype, char **body,
+                              size_t *len);
 int mgr_httpd_add_handler(struct mgr_httpd *h, const char *path, const char *arg, mgr_handler_fn fn,
-			  void *userdata);
+                          void *userdata);
 
 /* Sets the /metrics producer. */
 void mgr_httpd_set_metrics(struct mgr_httpd *h, mgr_metrics_fn fn, void *userdata);

@@ -34,10 +34,12 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: kcmctl [--pid PID] cache stats\n"
-			"       kcmctl [--pid PID] cache list RESOURCE[.GROUP] [-n NAMESPACE] [--owner UID]\n"
-			"       kcmctl [--pid PID] cache get RESOURCE[.GROUP] [NAMESPACE/]NAME | --uid UID\n"
-			"       kcmctl [--pid PID] queues\n"
-			"       kcmctl [--pid PID] status\n");
+	                "       kcmctl [--pid PID] cache list RESOURCE[.GROUP] [-n NAMESPACE] "
+	                "[--owner UID]\n"
+	                "       kcmctl [--pid PID] cache get RESOURCE[.GROUP] [NAMESPACE/]NAME | "
+	                "--uid UID\n"
+	                "       kcmctl [--pid PID] queues\n"
+	                "       kcmctl [--pid PID] status\n");
 	return 2;
 }
 
@@ -71,7 +73,8 @@ static pid_t find_kcmd(void)
 }
 
 /* Calls fn(path, memfd name) for every memfd kcmd holds whose name starts with prefix. */
-static int each_memfd(pid_t pid, const char *prefix, int (*fn)(const char *path, const char *name, void *ud), void *ud)
+static int each_memfd(pid_t pid, const char *prefix,
+                      int (*fn)(const char *path, const char *name, void *ud), void *ud)
 {
 	char dir[64], link[512], path[600];
 	DIR *d;
@@ -142,12 +145,13 @@ static int find_type(struct shm_arena *a, const char *arg)
 	char res[64], group[128];
 	struct shm_stats st;
 
-	if (split_resource(arg, res, sizeof(res), group, sizeof(group)) < 0 || shm_reader_stats(a, &st) < 0)
+	if (split_resource(arg, res, sizeof(res), group, sizeof(group)) < 0 ||
+	    shm_reader_stats(a, &st) < 0)
 		return -EINVAL;
 	for (uint64_t t = 0; t < st.n_types; t++) {
 		struct shm_type_info ti;
-		if (shm_reader_type_info(a, (uint16_t)t, &ti) == 0 && strcmp(ti.resource, res) == 0 &&
-		    strcmp(ti.group, group) == 0)
+		if (shm_reader_type_info(a, (uint16_t)t, &ti) == 0 &&
+		    strcmp(ti.resource, res) == 0 && strcmp(ti.group, group) == 0)
 			return (int)t;
 	}
 	return -ENOENT;
@@ -157,14 +161,15 @@ static int print_row(const struct shm_obj *o, void *ud)
 {
 	(void)ud;
 	const struct shm_owner_ref *c = shm_obj_controller(o);
-	printf("%-20s %-50s %-36s %-10s %s\n", o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid, o->rv,
-	       c ? c->name : "-");
+	printf("%-20s %-50s %-36s %-10s %s\n", o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid,
+	       o->rv, c ? c->name : "-");
 	return 0;
 }
 
 static int print_obj(const struct shm_obj *o)
 {
-	printf("namespace:       %s\nname:            %s\nuid:             %s\nresourceVersion: %s\n",
+	printf("namespace:       %s\nname:            %s\nuid:             %s\nresourceVersion: "
+	       "%s\n",
 	       o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid, o->rv);
 	printf("labels:\n");
 	for (size_t i = 0; i < o->n_labels; i++)
@@ -172,9 +177,14 @@ static int print_obj(const struct shm_obj *o)
 	printf("ownerReferences:\n");
 	for (size_t i = 0; i < o->n_owners; i++) {
 		const struct shm_owner_ref *w = &o->owners[i];
-		printf("  - %s %s %s uid=%s controller=%s blockOwnerDeletion=%s\n", w->api_version, w->kind, w->name,
-		       w->uid, w->controller < 0 ? "unset" : w->controller ? "true" : "false",
-		       w->block_owner_deletion < 0 ? "unset" : w->block_owner_deletion ? "true" : "false");
+		printf("  - %s %s %s uid=%s controller=%s blockOwnerDeletion=%s\n", w->api_version,
+		       w->kind, w->name, w->uid,
+		       w->controller < 0 ? "unset"
+		       : w->controller   ? "true"
+		                         : "false",
+		       w->block_owner_deletion < 0 ? "unset"
+		       : w->block_owner_deletion   ? "true"
+		                                   : "false");
 	}
 	printf("record:          %zu payload bytes\n", o->payload_len);
 	return 0;
@@ -188,21 +198,24 @@ static int cmd_cache(struct shm_arena *a, int argc, char **argv)
 		struct shm_stats st;
 		if (shm_reader_stats(a, &st) < 0)
 			return 1;
-		printf("objects %llu, types %llu, arena %llu bytes (max %llu), live %llu, quarantine %llu, free %llu, "
+		printf("objects %llu, types %llu, arena %llu bytes (max %llu), live %llu, "
+		       "quarantine %llu, free %llu, "
 		       "writer incarnation %llu, recoveries %llu\n",
-		       (unsigned long long)st.objects, (unsigned long long)st.n_types, (unsigned long long)st.size,
-		       (unsigned long long)st.max_size, (unsigned long long)st.live_bytes,
-		       (unsigned long long)st.quarantine_bytes, (unsigned long long)st.free_bytes,
-		       (unsigned long long)st.incarnation, (unsigned long long)st.recoveries);
+		       (unsigned long long)st.objects, (unsigned long long)st.n_types,
+		       (unsigned long long)st.size, (unsigned long long)st.max_size,
+		       (unsigned long long)st.live_bytes, (unsigned long long)st.quarantine_bytes,
+		       (unsigned long long)st.free_bytes, (unsigned long long)st.incarnation,
+		       (unsigned long long)st.recoveries);
 		printf("%-40s %-8s %-12s %s\n", "RESOURCE", "SYNCED", "RV", "COUNT");
 		for (uint64_t t = 0; t < st.n_types; t++) {
 			struct shm_type_info ti;
 			char name[200];
 			if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
 				continue;
-			snprintf(name, sizeof(name), "%s%s%s", ti.resource, ti.group[0] ? "." : "", ti.group);
-			printf("%-40s %-8s %-12s %llu\n", name, ti.synced ? "yes" : "no", ti.rv[0] ? ti.rv : "-",
-			       (unsigned long long)ti.count);
+			snprintf(name, sizeof(name), "%s%s%s", ti.resource, ti.group[0] ? "." : "",
+			         ti.group);
+			printf("%-40s %-8s %-12s %llu\n", name, ti.synced ? "yes" : "no",
+			       ti.rv[0] ? ti.rv : "-", (unsigned long long)ti.count);
 		}
 		return 0;
 	}
@@ -211,7 +224,8 @@ static int cmd_cache(struct shm_arena *a, int argc, char **argv)
 		if (argc < 2)
 			return usage();
 		for (int i = 2; i < argc; i++) {
-			if ((strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--namespace") == 0) && i + 1 < argc)
+			if ((strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--namespace") == 0) &&
+			    i + 1 < argc)
 				ns = argv[++i];
 			else if (strcmp(argv[i], "--owner") == 0 && i + 1 < argc)
 				owner = argv[++i];
@@ -220,13 +234,17 @@ static int cmd_cache(struct shm_arena *a, int argc, char **argv)
 		}
 		int t = find_type(a, argv[1]);
 		if (t < 0) {
-			fprintf(stderr, "kcmctl: no resource %s in the cache (see kcmctl cache stats)\n", argv[1]);
+			fprintf(stderr,
+			        "kcmctl: no resource %s in the cache (see kcmctl cache stats)\n",
+			        argv[1]);
 			return 1;
 		}
-		printf("%-20s %-50s %-36s %-10s %s\n", "NAMESPACE", "NAME", "UID", "RV", "CONTROLLER");
-		int r = owner ? shm_reader_list_controlled(a, (uint16_t)t, owner, NULL, print_row, NULL)
-		      : ns    ? shm_reader_list_ns(a, (uint16_t)t, ns, print_row, NULL)
-			      : shm_reader_list(a, (uint16_t)t, print_row, NULL);
+		printf("%-20s %-50s %-36s %-10s %s\n", "NAMESPACE", "NAME", "UID", "RV",
+		       "CONTROLLER");
+		int r = owner ? shm_reader_list_controlled(a, (uint16_t)t, owner, NULL, print_row,
+		                                           NULL)
+		        : ns  ? shm_reader_list_ns(a, (uint16_t)t, ns, print_row, NULL)
+		              : shm_reader_list(a, (uint16_t)t, print_row, NULL);
 		return r < 0 ? 1 : 0;
 	}
 	if (strcmp(argv[0], "get") == 0) {
@@ -251,7 +269,8 @@ static int cmd_cache(struct shm_arena *a, int argc, char **argv)
 			return usage();
 		}
 		if (r < 0) {
-			fprintf(stderr, "kcmctl: %s\n", r == -ENOENT ? "not in the cache" : strerror(-r));
+			fprintf(stderr, "kcmctl: %s\n",
+			        r == -ENOENT ? "not in the cache" : strerror(-r));
 			return 1;
 		}
 		print_obj(&o);
@@ -274,9 +293,11 @@ static int print_queue_cb(const char *path, const char *name, void *ud)
 	close(fd);
 	if (r < 0)
 		return 0;
-	printf("%-24s %8llu %10llu %8llu %8llu %12llu %10.3f %10.3f\n", m.name, (unsigned long long)m.depth,
-	       (unsigned long long)m.adds_total, (unsigned long long)m.retries_total, (unsigned long long)m.parked,
-	       (unsigned long long)m.worker_deaths_total, m.unfinished_work_seconds, m.longest_running_processor_seconds);
+	printf("%-24s %8llu %10llu %8llu %8llu %12llu %10.3f %10.3f\n", m.name,
+	       (unsigned long long)m.depth, (unsigned long long)m.adds_total,
+	       (unsigned long long)m.retries_total, (unsigned long long)m.parked,
+	       (unsigned long long)m.worker_deaths_total, m.unfinished_work_seconds,
+	       m.longest_running_processor_seconds);
 	return 0;
 }
 
@@ -295,7 +316,8 @@ static void fmt_age(char *buf, size_t n, int64_t usec)
 	else if (s < 86400)
 		snprintf(buf, n, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
 	else
-		snprintf(buf, n, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+		snprintf(buf, n, "%lldd%lldh", (long long)(s / 86400),
+		         (long long)(s % 86400 / 3600));
 }
 
 static int read_status_cb(const char *path, const char *name, void *ud)
@@ -322,9 +344,9 @@ static int print_depth_cb(const char *path, const char *name, void *ud)
 	r = ipc_queue_metrics_read(fd, &m);
 	close(fd);
 	if (r == 0)
-		printf("  %-28s depth %-8llu parked %-6llu adds %-10llu longest running %.3fs\n", m.name,
-		       (unsigned long long)m.depth, (unsigned long long)m.parked, (unsigned long long)m.adds_total,
-		       m.longest_running_processor_seconds);
+		printf("  %-28s depth %-8llu parked %-6llu adds %-10llu longest running %.3fs\n",
+		       m.name, (unsigned long long)m.depth, (unsigned long long)m.parked,
+		       (unsigned long long)m.adds_total, m.longest_running_processor_seconds);
 	return 0;
 }
 
@@ -337,26 +359,30 @@ static int cmd_status(pid_t pid)
 	int r = each_memfd(pid, "kcmd-status", read_status_cb, &st);
 
 	if (r <= 0) {
-		fprintf(stderr, "kcmctl: kcmd (pid %d) publishes no status%s%s (an older kcmd?)\n", (int)pid,
-			r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+		fprintf(stderr, "kcmctl: kcmd (pid %d) publishes no status%s%s (an older kcmd?)\n",
+		        (int)pid, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
 		return 1;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	fmt_age(age, sizeof(age), now - st.manager_started_unix_usec);
 	printf("manager:   pid %d, up %s, %s%s\n", (int)st.manager_pid, age,
-	       st.stopping ? "stopping" : st.leading ? "leading" : "standby", st.ready ? ", ready" : ", not ready (caches syncing)");
+	       st.stopping  ? "stopping"
+	       : st.leading ? "leading"
+	                    : "standby",
+	       st.ready ? ", ready" : ", not ready (caches syncing)");
 	printf("identity:  %s\n", st.identity);
 	if (st.leader_elect)
-		printf("leader:    %s (Lease %s)%s\n", st.holder[0] ? st.holder : "<none observed>", st.lease,
-		       st.leading ? " — this manager" : "");
+		printf("leader:    %s (Lease %s)%s\n", st.holder[0] ? st.holder : "<none observed>",
+		       st.lease, st.leading ? " — this manager" : "");
 	else
-		printf("leader:    leader election off (--leader-elect=false): this manager reconciles\n");
-	printf("\n%-44s %-10s %-8s %-8s %-9s %-8s %s\n", "PROCESS", "GROUP", "STATE", "PID", "RESTARTS", "UPTIME",
-	       "LAST-EXIT");
+		printf("leader:    leader election off (--leader-elect=false): this manager "
+		       "reconciles\n");
+	printf("\n%-44s %-10s %-8s %-8s %-9s %-8s %s\n", "PROCESS", "GROUP", "STATE", "PID",
+	       "RESTARTS", "UPTIME", "LAST-EXIT");
 	for (uint32_t i = 0; i < st.n_children; i++) {
 		const struct mgr_status_child *c = &st.children[i];
-		static const char *const states[] = { "stopped", "running", "backoff" };
+		static const char *const states[] = {"stopped", "running", "backoff"};
 		char pidbuf[16], last[48];
 		fmt_age(age, sizeof(age), c->state == 1 ? now - c->started_unix_usec : 0);
 		snprintf(pidbuf, sizeof(pidbuf), c->pid > 0 ? "%d" : "-", (int)c->pid);
@@ -367,8 +393,9 @@ static int cmd_status(pid_t pid)
 		else
 			snprintf(last, sizeof(last), "-");
 		printf("%-44s %-10s %-8s %-8s %-9llu %-8s %s%s\n", c->name, c->group,
-		       c->state >= 0 && c->state <= 2 ? states[c->state] : "?", pidbuf, (unsigned long long)c->restarts,
-		       age, last, c->crash_looping ? " CRASH-LOOPING" : "");
+		       c->state >= 0 && c->state <= 2 ? states[c->state] : "?", pidbuf,
+		       (unsigned long long)c->restarts, age, last,
+		       c->crash_looping ? " CRASH-LOOPING" : "");
 	}
 	printf("\nqueues:\n");
 	r = each_memfd(pid, "kcmd-queue-", print_depth_cb, NULL);
@@ -386,7 +413,8 @@ static int cmd_status(pid_t pid)
 				char tname[200];
 				if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
 					continue;
-				snprintf(tname, sizeof(tname), "%s%s%s", ti.resource, ti.group[0] ? "." : "", ti.group);
+				snprintf(tname, sizeof(tname), "%s%s%s", ti.resource,
+				         ti.group[0] ? "." : "", ti.group);
 				printf("  %-40s %-10llu %s\n", tname, (unsigned long long)ti.count,
 				       ti.synced ? "synced" : "not synced");
 			}
@@ -408,16 +436,18 @@ int main(int argc, char **argv)
 		i += 2;
 	}
 	if (i >= argc || (strcmp(argv[i], "cache") != 0 && strcmp(argv[i], "queues") != 0 &&
-			  strcmp(argv[i], "status") != 0))
+	                  strcmp(argv[i], "status") != 0))
 		return usage();
 	if (!pid) {
 		pid = find_kcmd();
 		if (pid == -EEXIST) {
-			fprintf(stderr, "kcmctl: several kcmd processes run; choose one with --pid\n");
+			fprintf(stderr,
+			        "kcmctl: several kcmd processes run; choose one with --pid\n");
 			return 1;
 		}
 		if (pid < 0) {
-			fprintf(stderr, "kcmctl: no running kcmd found (is it running as another user? try as root)\n");
+			fprintf(stderr, "kcmctl: no running kcmd found (is it running as another "
+			                "user? try as root)\n");
 			return 1;
 		}
 	}
@@ -425,8 +455,8 @@ int main(int argc, char **argv)
 		struct shm_arena *a = NULL;
 		int r = each_memfd(pid, "kcmd-arena", open_arena_cb, &a);
 		if (r <= 0 || !a) {
-			fprintf(stderr, "kcmctl: kcmd (pid %d) holds no readable arena%s%s\n", (int)pid, r < 0 ? ": " : "",
-				r < 0 ? strerror(-r) : "");
+			fprintf(stderr, "kcmctl: kcmd (pid %d) holds no readable arena%s%s\n",
+			        (int)pid, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
 			return 1;
 		}
 		int rc = cmd_cache(a, argc - i - 1, argv + i + 1);
@@ -436,11 +466,12 @@ int main(int argc, char **argv)
 	if (strcmp(argv[i], "status") == 0)
 		return argc > i + 1 ? usage() : cmd_status(pid);
 	if (strcmp(argv[i], "queues") == 0) {
-		printf("%-24s %8s %10s %8s %8s %12s %10s %10s\n", "QUEUE", "DEPTH", "ADDS", "RETRIES", "PARKED",
-		       "WORKER-DEATHS", "UNFINISHED", "LONGEST");
+		printf("%-24s %8s %10s %8s %8s %12s %10s %10s\n", "QUEUE", "DEPTH", "ADDS",
+		       "RETRIES", "PARKED", "WORKER-DEATHS", "UNFINISHED", "LONGEST");
 		int r = each_memfd(pid, "kcmd-queue-", print_queue_cb, NULL);
 		if (r < 0) {
-			fprintf(stderr, "kcmctl: reading kcmd's (pid %d) queues: %s\n", (int)pid, strerror(-r));
+			fprintf(stderr, "kcmctl: reading kcmd's (pid %d) queues: %s\n", (int)pid,
+			        strerror(-r));
 			return 1;
 		}
 		return 0;

@@ -45,14 +45,18 @@ int mgr_le_config_validate(const struct mgr_le_config *cfg, char *err, size_t er
 	else if (strlen(cfg->identity) >= MGR_LE_IDENTITY_MAX)
 		why = "identity is too long";
 	else if (cfg->lease_duration_us == 0 || cfg->renew_deadline_us == 0 ||
-		 cfg->retry_period_us == 0)
-		why = "lease duration, renew deadline and retry period must all be greater than zero";
+	         cfg->retry_period_us == 0)
+		why = "lease duration, renew deadline and retry period must all be greater than "
+		      "zero";
 	else if (cfg->lease_duration_us <= cfg->renew_deadline_us)
-		why = "leader-elect-lease-duration must be greater than leader-elect-renew-deadline";
+		why = "leader-elect-lease-duration must be greater than "
+		      "leader-elect-renew-deadline";
 	else if ((double)cfg->renew_deadline_us <= 1.2 * (double)cfg->retry_period_us)
-		why = "leader-elect-renew-deadline must be greater than 1.2 x leader-elect-retry-period";
+		why = "leader-elect-renew-deadline must be greater than 1.2 x "
+		      "leader-elect-retry-period";
 	else if (cfg->lease_duration_us / 1000000 < 1)
-		why = "leader-elect-lease-duration must be at least 1s (the Lease holds whole seconds)";
+		why = "leader-elect-lease-duration must be at least 1s (the Lease holds whole "
+		      "seconds)";
 	if (!why)
 		return 0;
 	if (err && errlen)
@@ -162,7 +166,7 @@ static void our_record(const struct mgr_le *le, kube_time_t now_wall, struct mgr
 }
 
 static int release_step(struct mgr_le *le, uint64_t now, kube_time_t now_wall,
-			const struct mgr_le_result *res, struct mgr_le_request *req)
+                        const struct mgr_le_result *res, struct mgr_le_request *req)
 {
 	if (!res || !le->inflight_release) {
 		/* First step of the release, or the answer to a request sent before it began. */
@@ -174,7 +178,8 @@ static int release_step(struct mgr_le *le, uint64_t now, kube_time_t now_wall,
 	}
 	if (res->op == MGR_LE_OP_GET) {
 		if (res->err != 0 || strcmp(res->record.holder, le->identity) != 0) {
-			le->released = true; /* absent, unreadable or not ours: nothing to give up */
+			le->released =
+			        true; /* absent, unreadable or not ours: nothing to give up */
 			le->inflight_release = false;
 			return 0;
 		}
@@ -196,7 +201,7 @@ static int release_step(struct mgr_le *le, uint64_t now, kube_time_t now_wall,
 }
 
 int mgr_le_step(struct mgr_le *le, uint64_t now, kube_time_t now_wall,
-		const struct mgr_le_result *res, struct mgr_le_request *req)
+                const struct mgr_le_result *res, struct mgr_le_request *req)
 {
 	memset(req, 0, sizeof(*req));
 	check_fence(le, now);
@@ -267,7 +272,8 @@ int mgr_le_step(struct mgr_le *le, uint64_t now, kube_time_t now_wall,
 			le->last_renew_sent = le->inflight_sent;
 			le->stats.renewals++;
 			le->next_attempt = now + le->cfg.retry_period_us;
-			check_fence(le, now); /* an answer slower than the deadline does not count */
+			check_fence(le,
+			            now); /* an answer slower than the deadline does not count */
 			return 0;
 		}
 		if (res->op == MGR_LE_OP_UPDATE && le->inflight_fast) {
@@ -304,7 +310,8 @@ uint64_t mgr_le_fence_deadline(const struct mgr_le *le)
 
 uint64_t mgr_le_next_wakeup(const struct mgr_le *le)
 {
-	uint64_t t = le->inflight || (le->releasing && le->released) ? UINT64_MAX : le->next_attempt;
+	uint64_t t =
+	        le->inflight || (le->releasing && le->released) ? UINT64_MAX : le->next_attempt;
 	uint64_t f = mgr_le_fence_deadline(le);
 
 	return f < t ? f : t;

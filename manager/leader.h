@@ -68,7 +68,8 @@ enum mgr_le_op {
 	MGR_LE_OP_NONE = 0,
 	MGR_LE_OP_GET,    /* GET the Lease */
 	MGR_LE_OP_CREATE, /* POST a new Lease with req->record */
-	MGR_LE_OP_UPDATE, /* PUT the last read Lease (same resourceVersion) with spec = req->record */
+	MGR_LE_OP_UPDATE, /* PUT the last read Lease (same resourceVersion) with spec = req->record
+	                   */
 };
 
 struct mgr_le_request {
@@ -80,7 +81,7 @@ struct mgr_le_request {
 /* The outcome of a request, reported back by the driver. */
 struct mgr_le_result {
 	enum mgr_le_op op;
-	int err;                     /* 0, -ENOENT (GET 404), -ESTALE (409 conflict), other -errno */
+	int err; /* 0, -ENOENT (GET 404), -ESTALE (409 conflict), other -errno */
 	struct mgr_le_record record; /* the Lease as read (GET) or as written (CREATE/UPDATE) */
 };
 
@@ -97,7 +98,7 @@ struct mgr_le *mgr_le_free(struct mgr_le *le);
  * flight), 0 when there is nothing to send, -EINVAL for a result that matches no request.
  */
 int mgr_le_step(struct mgr_le *le, uint64_t now_mono, kube_time_t now_wall,
-		const struct mgr_le_result *res, struct mgr_le_request *ret_req);
+                const struct mgr_le_result *res, struct mgr_le_request *ret_req);
 
 /* Starts a release: the next step sends GET then, if we hold the Lease, the releasing PUT.
  * Leadership ends at once (the caller stops its workers first). */

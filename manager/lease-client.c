@@ -52,8 +52,8 @@ static void record_event(struct mgr_lease_client *lc, const char *what)
 {
 	char msg[512], host[256] = "";
 	char *body = NULL;
-	struct kube_event ev = { 0 };
-	struct kube_request req = { 0 };
+	struct kube_event ev = {0};
+	struct kube_request req = {0};
 
 	if (!lc->record_events)
 		return;
@@ -94,8 +94,8 @@ static int update_body(struct mgr_lease_client *lc, const struct kube_lease_spec
 	obj = cJSON_Parse(lc->last_body);
 	if (!obj)
 		return -EBADMSG;
-	cJSON *rvj = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
-						      "resourceVersion");
+	cJSON *rvj = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
 	rv = cJSON_IsString(rvj) ? rvj->valuestring : "";
 	r = kube_encode_lease(lc->ns, lc->name, rv, spec, &enc);
 	if (r < 0) {
@@ -120,7 +120,7 @@ static int update_body(struct mgr_lease_client *lc, const struct kube_lease_spec
 static void call_done(struct kube_call *call, const struct kube_result *r, void *ud)
 {
 	struct mgr_lease_client *lc = ud;
-	struct mgr_le_result res = { .op = lc->call_op, .err = r->err };
+	struct mgr_le_result res = {.op = lc->call_op, .err = r->err};
 	struct kube_lease *l = NULL;
 
 	(void)call;
@@ -135,7 +135,7 @@ static void call_done(struct kube_call *call, const struct kube_result *r, void 
 			res.err = e;
 		} else {
 			snprintf(res.record.holder, sizeof(res.record.holder), "%s",
-				 l->holder_identity ? l->holder_identity : "");
+			         l->holder_identity ? l->holder_identity : "");
 			res.record.lease_duration_s = l->lease_duration_seconds;
 			res.record.acquire_time = l->acquire_time;
 			res.record.renew_time = l->renew_time;
@@ -155,8 +155,8 @@ static void call_done(struct kube_call *call, const struct kube_result *r, void 
 
 static int send_req(struct mgr_lease_client *lc, const struct mgr_le_request *q)
 {
-	struct kube_request req = { 0 };
-	struct kube_lease_spec spec = { 0 };
+	struct kube_request req = {0};
+	struct kube_lease_spec spec = {0};
 	int r;
 
 	req.group = "coordination.k8s.io";
@@ -215,16 +215,18 @@ static void drive(struct mgr_lease_client *lc, const struct mgr_le_result *res)
 		if (r >= 0)
 			break;
 		/* Could not even send: report it as a failed request of that kind. */
-		struct mgr_le_result fail = { .op = q.op, .err = r };
+		struct mgr_le_result fail = {.op = q.op, .err = r};
 		n = mgr_le_step(lc->le, now, kube_time_now(), &fail, &q);
 	}
 	bool leading = mgr_le_is_leader(lc->le, now);
-	/* the deadline first: a worker checks it before every write, whatever this loop does next */
+	/* the deadline first: a worker checks it before every write, whatever this loop does next
+	 */
 	if (lc->on_deadline)
 		lc->on_deadline(leading ? mgr_le_fence_deadline(lc->le) : 0, lc->userdata);
 	if (leading != lc->leading) {
 		lc->leading = leading;
-		/* "stopped leading" goes out after the workers are stopped (on_change kills them) */
+		/* "stopped leading" goes out after the workers are stopped (on_change kills them)
+		 */
 		if (leading)
 			record_event(lc, "became leader");
 		if (lc->on_change)
@@ -248,14 +250,15 @@ static int on_timer(struct ipc_source *s, uint64_t now, void *ud)
 	return 0;
 }
 
-int mgr_lease_client_new(struct ipc_loop *loop, struct kube_client *kc, const struct mgr_lease_client_opts *o,
-			 struct mgr_lease_client **ret, char *err, size_t errlen)
+int mgr_lease_client_new(struct ipc_loop *loop, struct kube_client *kc,
+                         const struct mgr_lease_client_opts *o, struct mgr_lease_client **ret,
+                         char *err, size_t errlen)
 {
 	struct mgr_le_config cfg = {
-		.identity = o->identity,
-		.lease_duration_us = o->lease_duration_us,
-		.renew_deadline_us = o->renew_deadline_us,
-		.retry_period_us = o->retry_period_us,
+	        .identity = o->identity,
+	        .lease_duration_us = o->lease_duration_us,
+	        .renew_deadline_us = o->renew_deadline_us,
+	        .retry_period_us = o->retry_period_us,
 	};
 	struct mgr_lease_client *lc;
 	int r = mgr_le_config_validate(&cfg, err, errlen);

@@ -27,8 +27,8 @@ struct mgr_lease_client;
 typedef void (*mgr_lease_change_fn)(bool leading, void *userdata);
 
 struct mgr_lease_client_opts {
-	const char *ns, *name;  /* kube-system / kcmd */
-	const char *identity;   /* hostname_uuid */
+	const char *ns, *name; /* kube-system / kcmd */
+	const char *identity;  /* hostname_uuid */
 	uint64_t lease_duration_us, renew_deadline_us, retry_period_us;
 	mgr_lease_change_fn on_change;
 	void *userdata;
@@ -40,8 +40,8 @@ struct mgr_lease_client_opts {
 
 /* Validates the timing rules (see mgr_le_config_validate) and starts campaigning at once. */
 int mgr_lease_client_new(struct ipc_loop *loop, struct kube_client *kc,
-			 const struct mgr_lease_client_opts *o, struct mgr_lease_client **ret, char *err,
-			 size_t errlen);
+                         const struct mgr_lease_client_opts *o, struct mgr_lease_client **ret,
+                         char *err, size_t errlen);
 /* Cancels what is in flight and frees (does not release: see mgr_lease_client_release). */
 struct mgr_lease_client *mgr_lease_client_free(struct mgr_lease_client *lc);
 

@@ -94,14 +94,14 @@ struct mgr {
 	char libexec[PATH_MAX + 32];
 	int arena_fd, arena_ro_fd, inf_metrics_fd;
 	int feed_fd, feed_ro_fd; /* the change feed: informerd writes, dispatchers read */
-	int fence_fd;            /* the leadership deadline every writing child checks (kube/fence.h) */
+	int fence_fd; /* the leadership deadline every writing child checks (kube/fence.h) */
 	struct kube_fence *fence;
 	bool test_unfenced; /* KCMD_TEST_UNFENCED=1: the fence e2e test's negative control only */
 	struct ctl_rt *ctl; /* cfg.n_ctl entries, in registry order */
 	struct debug_route *routes;
-	int rest_metrics_fd; /* rest_client_* of every process (kube/restmetrics.h) */
+	int rest_metrics_fd;             /* rest_client_* of every process (kube/restmetrics.h) */
 	struct mgr_sa_tokens *sa_tokens; /* --use-service-account-credentials */
-	struct mgr_status_page *status; /* what kcmctl status reads (manager/status.h) */
+	struct mgr_status_page *status;  /* what kcmctl status reads (manager/status.h) */
 	int status_fd;
 	struct ipc_source *status_timer;
 	int64_t started_unix_usec;
@@ -132,9 +132,10 @@ static void publish_status(struct mgr *m)
 	memset(&st, 0, sizeof(st));
 	snprintf(st.identity, sizeof(st.identity), "%s", m->identity);
 	snprintf(st.lease, sizeof(st.lease), "%s/%s", m->cfg.leader_elect_resource_namespace,
-		 m->cfg.leader_elect_resource_name);
+	         m->cfg.leader_elect_resource_name);
 	if (m->lc)
-		snprintf(st.holder, sizeof(st.holder), "%s", mgr_le_observed_holder(mgr_lease_client_elector(m->lc)));
+		snprintf(st.holder, sizeof(st.holder), "%s",
+		         mgr_le_observed_holder(mgr_lease_client_elector(m->lc)));
 	else if (m->leading)
 		snprintf(st.holder, sizeof(st.holder), "%s", m->identity);
 	st.leader_elect = m->cfg.leader_elect;
@@ -144,7 +145,8 @@ static void publish_status(struct mgr *m)
 	st.manager_pid = (int32_t)getpid();
 	st.manager_started_unix_usec = m->started_unix_usec;
 	st.updated_unix_usec = now;
-	for (unsigned i = 0; m->sup && (c = mgr_sup_child(m->sup, i)) && i < MGR_STATUS_MAX_CHILDREN; i++) {
+	for (unsigned i = 0;
+	     m->sup && (c = mgr_sup_child(m->sup, i)) && i < MGR_STATUS_MAX_CHILDREN; i++) {
 		struct mgr_child_info info;
 		struct mgr_status_child *sc = &st.children[st.n_children++];
 		mgr_child_get_info(c, &info);
@@ -153,7 +155,8 @@ static void publish_status(struct mgr *m)
 		sc->pid = info.pid;
 		sc->state = (int32_t)info.state;
 		sc->restarts = info.restarts;
-		sc->started_unix_usec = info.started_usec ? now - (int64_t)(mono - info.started_usec) : 0;
+		sc->started_unix_usec =
+		        info.started_usec ? now - (int64_t)(mono - info.started_usec) : 0;
 		sc->last_code = info.last_code;
 		sc->last_status = info.last_status;
 		sc->crash_looping = info.crash_looping;
@@ -173,8 +176,10 @@ static void notify_status(struct mgr *m)
 	unsigned running = m->sup ? mgr_sup_running(m->sup, NULL) : 0;
 
 	snprintf(st, sizeof(st), "STATUS=%s; %u child process%s running",
-		 m->stopping ? "stopping" : m->leading ? "leading" : "standby", running,
-		 running == 1 ? "" : "es");
+	         m->stopping  ? "stopping"
+	         : m->leading ? "leading"
+	                      : "standby",
+	         running, running == 1 ? "" : "es");
 	sd_notify(0, st);
 	publish_status(m);
 }
@@ -216,7 +221,8 @@ static void find_libexec(struct mgr *m)
 	}
 	self[n] = 0;
 	*strrchr(self, '/') = 0;
-	/* Installed layout: /usr/bin/kcmd + /usr/libexec/kcmd/; build tree: everything in build/bin. */
+	/* Installed layout: /usr/bin/kcmd + /usr/libexec/kcmd/; build tree: everything in
+	 * build/bin. */
 	char cand[PATH_MAX + 32];
 	snprintf(cand, sizeof(cand), "%s/kcmd-informerd", self);
 	if (access(cand, X_OK) == 0)
@@ -232,14 +238,17 @@ static void on_child_exit(struct mgr_child *c, const struct mgr_child_info *info
 	struct mgr *m = ud;
 
 	(void)c;
-	if (info->last_code == CLD_EXITED && info->last_status == 0 && info->state == MGR_CHILD_STOPPED)
+	if (info->last_code == CLD_EXITED && info->last_status == 0 &&
+	    info->state == MGR_CHILD_STOPPED)
 		log_info("%s (%s) stopped", info->name, info->group);
 	else if (info->last_code == CLD_EXITED)
-		log_warning("%s (%s) exited with status %d%s", info->name, info->group, info->last_status,
-			    info->state == MGR_CHILD_BACKOFF ? "; restarting" : "");
+		log_warning("%s (%s) exited with status %d%s", info->name, info->group,
+		            info->last_status,
+		            info->state == MGR_CHILD_BACKOFF ? "; restarting" : "");
 	else
-		log_warning("%s (%s) killed by signal %d%s", info->name, info->group, info->last_status,
-			    info->state == MGR_CHILD_BACKOFF ? "; restarting" : "");
+		log_warning("%s (%s) killed by signal %d%s", info->name, info->group,
+		            info->last_status,
+		            info->state == MGR_CHILD_BACKOFF ? "; restarting" : "");
 	if (info->crash_looping)
 		log_error("%s is crash-looping (5 exits within 60 s)", info->name);
 	notify_status(m);
@@ -251,7 +260,8 @@ static bool manager_env(const char *e)
 	const char *eq = strchr(e, '=');
 	size_t n = eq ? (size_t)(eq - e) : strlen(e);
 
-	if (!strncmp(e, "NOTIFY_SOCKET=", 14) || !strncmp(e, "KCMD_QUEUE_FDS=", 15) || !strncmp(e, "KCMD_PROCESS=", 13))
+	if (!strncmp(e, "NOTIFY_SOCKET=", 14) || !strncmp(e, "KCMD_QUEUE_FDS=", 15) ||
+	    !strncmp(e, "KCMD_PROCESS=", 13))
 		return true;
 	return !strncmp(e, "KCMD_", 5) && n > 3 && !strncmp(e + n - 3, "_FD", 3);
 }
@@ -263,21 +273,24 @@ enum role {
 };
 
 /* ctl: the controller of a dispatcher or worker, NULL for informerd. */
-static int add_child(struct mgr *m, const char *name, const char *group, const char *prog, enum role role,
-		     const struct ctl_rt *ctl)
+static int add_child(struct mgr *m, const char *name, const char *group, const char *prog,
+                     enum role role, const struct ctl_rt *ctl)
 {
 	const bool writer = role == ROLE_INFORMERD;
 	size_t nflags = ctl ? ctl->c->n_flags : 0, cap_env = 64;
-	char path[PATH_MAX + 64], kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
-		ctrl[160] = "", env_arena[48], env_proc[160], env_imet[64] = "", env_rm[48] = "", env_tok[48] = "",
-		env_clim[48] = "", env_feed[48] = "", env_fence[48] = "";
+	char path[PATH_MAX + 64],
+	        kubeconfig[PATH_MAX + 16] = "", master[1024] = "", qps[64], burst[64], v[32],
+	                              ctrl[160] = "", env_arena[48], env_proc[160],
+	                              env_imet[64] = "", env_rm[48] = "", env_tok[48] = "",
+	                              env_clim[48] = "", env_feed[48] = "", env_fence[48] = "";
 	char *env_queues = NULL, *resources = NULL, **argv = NULL, **envp = NULL, **owned = NULL;
 	int argc = 0, envc = 0, nowned = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0, r = -ENOMEM;
 	extern char **environ;
 
 	snprintf(path, sizeof(path), "%s/%s", m->libexec, prog);
 	if (access(path, X_OK) < 0) {
-		log_error("%s not found or not executable in %s (set --libexec-dir)", prog, m->libexec);
+		log_error("%s not found or not executable in %s (set --libexec-dir)", prog,
+		          m->libexec);
 		return -ENOENT;
 	}
 	for (char **e = environ; *e; e++)
@@ -322,9 +335,10 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		}
 	} else {
 		/* protobuf for informerd's Pod and metadata list/watch (kube/proto.h) */
-		argv[argc++] = strcmp(m->cfg.kube_api_content_type, "application/json") == 0
-				       ? "--kube-api-content-type=application/json"
-				       : "--kube-api-content-type=application/vnd.kubernetes.protobuf";
+		argv[argc++] =
+		        strcmp(m->cfg.kube_api_content_type, "application/json") == 0
+		                ? "--kube-api-content-type=application/json"
+		                : "--kube-api-content-type=application/vnd.kubernetes.protobuf";
 		/* --feature-gates=WatchListClient=false: informerd lists instead of streaming */
 		if (!m->cfg.features.on[KCMD_FEAT_WATCH_LIST_CLIENT])
 			argv[argc++] = "--watch-list=false";
@@ -342,14 +356,21 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 				const struct kcmd_watch *wt = &m->ctl[i].c->watches[w];
 				bool seen = false; /* the same resource named by an earlier watch */
 				for (size_t j = 0; j <= i && !seen; j++)
-					for (size_t u = 0; m->ctl[j].on && u < (j == i ? w : m->ctl[j].c->n_watches); u++) {
-						const struct kcmd_watch *o = &m->ctl[j].c->watches[u];
-						seen |= !strcmp(o->group, wt->group) && !strcmp(o->resource, wt->resource);
+					for (size_t u = 0;
+					     m->ctl[j].on &&
+					     u < (j == i ? w : m->ctl[j].c->n_watches);
+					     u++) {
+						const struct kcmd_watch *o =
+						        &m->ctl[j].c->watches[u];
+						seen |= !strcmp(o->group, wt->group) &&
+						        !strcmp(o->resource, wt->resource);
 					}
 				if (!seen)
-					len += (size_t)snprintf(resources + len, cap - len, "%s%s%s%s/%s:%s",
-								len > empty ? "," : "", wt->resource, wt->group[0] ? "." : "",
-								wt->group, wt->version, wt->kind);
+					len += (size_t)snprintf(
+					        resources + len, cap - len, "%s%s%s%s/%s:%s",
+					        len > empty ? "," : "", wt->resource,
+					        wt->group[0] ? "." : "", wt->group, wt->version,
+					        wt->kind);
 			}
 		if (len == empty) { /* no watch: informerd's default */
 			free(resources);
@@ -360,7 +381,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		bool deletable = false;
 		for (size_t i = 0; i < m->cfg.n_ctl; i++)
 			deletable |= m->ctl[i].on && m->ctl[i].c->watch_deletable;
-		argv[argc++] = deletable ? "--discover-deletable=true" : "--discover-deletable=false";
+		argv[argc++] =
+		        deletable ? "--discover-deletable=true" : "--discover-deletable=false";
 	}
 	argv[argc] = NULL;
 
@@ -379,8 +401,9 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 			r = -E2BIG;
 			goto out;
 		}
-		qlen += (size_t)sprintf(env_queues + qlen, "%s%s:%d", qlen > strlen("KCMD_QUEUE_FDS=") ? "," : "",
-					m->queues[i].q->name, m->queues[i].fd);
+		qlen += (size_t)sprintf(env_queues + qlen, "%s%s:%d",
+		                        qlen > strlen("KCMD_QUEUE_FDS=") ? "," : "",
+		                        m->queues[i].q->name, m->queues[i].fd);
 		fds[nfds++] = m->queues[i].fd;
 	}
 	snprintf(env_proc, sizeof(env_proc), "KCMD_PROCESS=%s", name);
@@ -396,11 +419,13 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	}
 	bool wants_imet = writer && m->inf_metrics_fd >= 0;
 	if (wants_imet) {
-		snprintf(env_imet, sizeof(env_imet), "KCMD_INFORMER_METRICS_FD=%d", m->inf_metrics_fd);
+		snprintf(env_imet, sizeof(env_imet), "KCMD_INFORMER_METRICS_FD=%d",
+		         m->inf_metrics_fd);
 		fds[nfds++] = m->inf_metrics_fd;
 	}
 	if (ctl && ctl->client_bucket_fd >= 0) {
-		snprintf(env_clim, sizeof(env_clim), "KCMD_CLIENT_LIMITER_FD=%d", ctl->client_bucket_fd);
+		snprintf(env_clim, sizeof(env_clim), "KCMD_CLIENT_LIMITER_FD=%d",
+		         ctl->client_bucket_fd);
 		fds[nfds++] = ctl->client_bucket_fd;
 	}
 	if (m->rest_metrics_fd >= 0) {
@@ -420,10 +445,13 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		const struct ctl_rt *c = &m->ctl[i];
 		for (size_t k = 0; c->on && k < c->env.n; k++) {
 			const struct kcmd_mgr_export *x = &c->env.e[k];
-			bool give = c == ctl && (x->users & (role == ROLE_WORKER ? KCMD_TO_WORKERS : KCMD_TO_DISPATCHER));
+			bool give = c == ctl &&
+			            (x->users &
+			             (role == ROLE_WORKER ? KCMD_TO_WORKERS : KCMD_TO_DISPATCHER));
 			if (!give)
 				continue;
-			if (nfds >= MGR_CHILD_MAX_FDS || asprintf(&owned[nowned], "%s=%d", x->var, x->fd) < 0) {
+			if (nfds >= MGR_CHILD_MAX_FDS ||
+			    asprintf(&owned[nowned], "%s=%d", x->var, x->fd) < 0) {
 				r = nfds >= MGR_CHILD_MAX_FDS ? -E2BIG : -ENOMEM;
 				goto out;
 			}
@@ -448,9 +476,12 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	envp[envc++] = env_proc;
 	envp[envc] = NULL;
 
-	struct mgr_child_spec spec = {
-		.name = name, .group = group, .argv = argv, .envp = envp, .n_keep_fds = (unsigned)nfds, .restart = true
-	};
+	struct mgr_child_spec spec = {.name = name,
+	                              .group = group,
+	                              .argv = argv,
+	                              .envp = envp,
+	                              .n_keep_fds = (unsigned)nfds,
+	                              .restart = true};
 	memcpy(spec.keep_fds, fds, sizeof(int) * (size_t)nfds);
 	r = mgr_sup_add(m->sup, &spec, NULL);
 out:
@@ -466,7 +497,7 @@ out:
 
 static int setup_children(struct mgr *m)
 {
-	struct shm_create_opts so = { 0 };
+	struct shm_create_opts so = {0};
 	bool any = false;
 	int r;
 
@@ -504,33 +535,43 @@ static int setup_children(struct mgr *m)
 		struct ctl_rt *c = &m->ctl[i];
 		if (!c->on)
 			continue;
-		/* the controller's own shared regions, created here so they outlive its processes */
-		if (c->c->mgr_setup && (r = c->c->mgr_setup(&c->env, m->cfg.ctl[i].values, &c->state)) < 0) {
-			log_error("%s: setting up its shared state failed: %s", c->c->name, strerror(-r));
+		/* the controller's own shared regions, created here so they outlive its processes
+		 */
+		if (c->c->mgr_setup &&
+		    (r = c->c->mgr_setup(&c->env, m->cfg.ctl[i].values, &c->state)) < 0) {
+			log_error("%s: setting up its shared state failed: %s", c->c->name,
+			          strerror(-r));
 			return r;
 		}
-		/* upstream gives each controller one client, so one token bucket for all its workers */
+		/* upstream gives each controller one client, so one token bucket for all its
+		 * workers */
 		c->client_bucket_fd = kube_limiter_memfd_create();
 		if (c->client_bucket_fd < 0)
-			log_warning("%s: client rate limiter: %s; each worker process limits itself", c->c->name,
-				    strerror(-c->client_bucket_fd));
+			log_warning(
+			        "%s: client rate limiter: %s; each worker process limits itself",
+			        c->c->name, strerror(-c->client_bucket_fd));
 		/* room for every worker process (and the dispatcher) to attach to each queue */
 		int nw = c->c->worker_count ? c->c->worker_count(m->cfg.ctl[i].values) : 1;
-		uint32_t slots = nw + 1 > (int)IPC_QUEUE_MAX_WORKERS ? (uint32_t)nw + 1 : IPC_QUEUE_MAX_WORKERS;
+		uint32_t slots = nw + 1 > (int)IPC_QUEUE_MAX_WORKERS ? (uint32_t)nw + 1
+		                                                     : IPC_QUEUE_MAX_WORKERS;
 		for (size_t q = 0; q < c->c->n_queues; q++) {
 			int fd = ipc_queue_memfd_create_sized(c->c->queues[q].name, slots);
 			if (fd < 0) {
-				log_error("creating work queue %s failed: %s", c->c->queues[q].name, strerror(-fd));
+				log_error("creating work queue %s failed: %s", c->c->queues[q].name,
+				          strerror(-fd));
 				return fd;
 			}
-			m->queues[m->n_queues++] = (struct queue){ &c->c->queues[q], i, fd };
+			m->queues[m->n_queues++] = (struct queue){&c->c->queues[q], i, fd};
 		}
 	}
-	/* the leadership fence: writes refused until this kcmd leads. KCMD_TEST_UNFENCED=1 hands the
-	 * children none (a test seam: the negative control of TestManager_FenceWhenManagerStalls) */
-	m->test_unfenced = getenv("KCMD_TEST_UNFENCED") && !strcmp(getenv("KCMD_TEST_UNFENCED"), "1");
+	/* the leadership fence: writes refused until this kcmd leads. KCMD_TEST_UNFENCED=1 hands
+	 * the children none (a test seam: the negative control of
+	 * TestManager_FenceWhenManagerStalls) */
+	m->test_unfenced =
+	        getenv("KCMD_TEST_UNFENCED") && !strcmp(getenv("KCMD_TEST_UNFENCED"), "1");
 	if (m->test_unfenced)
-		log_warning("KCMD_TEST_UNFENCED=1: worker processes are not fenced (a test seam; never in production)");
+		log_warning("KCMD_TEST_UNFENCED=1: worker processes are not fenced (a test seam; "
+		            "never in production)");
 	m->fence_fd = kube_fence_memfd_create();
 	if (m->fence_fd < 0 || (r = kube_fence_open(m->fence_fd, true, &m->fence)) < 0) {
 		r = m->fence_fd < 0 ? m->fence_fd : r;
@@ -538,7 +579,7 @@ static int setup_children(struct mgr *m)
 		return r;
 	}
 	/* the change feed informerd publishes every change to, after the arena (shm/feed.h) */
-	r = shm_feed_create(&(struct shm_feed_create_opts){ 0 }, &m->feed_fd);
+	r = shm_feed_create(&(struct shm_feed_create_opts){0}, &m->feed_fd);
 	if (r < 0 || (r = shm_feed_reader_fd(m->feed_fd, &m->feed_ro_fd)) < 0) {
 		log_error("creating the change feed failed: %s", strerror(-r));
 		return r;
@@ -554,7 +595,8 @@ static int setup_children(struct mgr *m)
 		if (!c->on || !c->c->handlers)
 			continue;
 		snprintf(name, sizeof(name), "dispatcher-%s", c->c->name);
-		if ((r = add_child(m, name, "informerd", "kcmd-dispatcher", ROLE_DISPATCHER, c)) < 0)
+		if ((r = add_child(m, name, "informerd", "kcmd-dispatcher", ROLE_DISPATCHER, c)) <
+		    0)
 			return r;
 	}
 	/* Worker processes write, so they run only while this kcmd leads. */
@@ -596,8 +638,9 @@ static void on_leadership(bool leading, void *ud)
 	m->leading = leading;
 	if (leading) {
 		if (m->cfg.leader_elect)
-			log_info("became leader (%s/%s as %s)", m->cfg.leader_elect_resource_namespace,
-				 m->cfg.leader_elect_resource_name, m->identity);
+			log_info("became leader (%s/%s as %s)",
+			         m->cfg.leader_elect_resource_namespace,
+			         m->cfg.leader_elect_resource_name, m->identity);
 		else
 			log_info("leader election disabled: reconciling");
 		if (!m->stopping) {
@@ -605,7 +648,8 @@ static void on_leadership(bool leading, void *ud)
 			if (!m->sa_tokens || mgr_sa_tokens_ready(m->sa_tokens))
 				start_group(m, "workers");
 			else
-				log_info("workers start once every controller's service-account token is there");
+				log_info("workers start once every controller's service-account "
+				         "token is there");
 		}
 	} else {
 		/* Fence: no worker may write once we might not lead. */
@@ -645,7 +689,8 @@ static bool check_leader(void *ud, char *why, size_t n)
 		return true;
 	if (mgr_le_healthy(mgr_lease_client_elector(m->lc), ipc_now_usec(), 20000000))
 		return true;
-	snprintf(why, n, "leader has not renewed the lease for longer than the lease duration + 20s");
+	snprintf(why, n,
+	         "leader has not renewed the lease for longer than the lease duration + 20s");
 	return false;
 }
 
@@ -668,7 +713,8 @@ static bool informer_synced(struct mgr *m, char *why, size_t n)
 	for (uint64_t t = 0; ok && t < st.n_types; t++) {
 		struct shm_type_info ti;
 		if (shm_reader_type_info(a, (uint16_t)t, &ti) == 0 && !ti.synced) {
-			snprintf(why, n, "%s%s%s not synced", ti.group, ti.group[0] ? "/" : "", ti.resource);
+			snprintf(why, n, "%s%s%s not synced", ti.group, ti.group[0] ? "/" : "",
+			         ti.resource);
 			ok = false;
 		}
 	}
@@ -750,8 +796,10 @@ static bool proc_stats(pid_t pid, double *cpu_s, double *rss, double *start_s)
 	unsigned long long starttime = 0;
 	long rsspages = 0;
 	/* fields after ")": state(3) ... utime(14) stime(15) ... starttime(22) vsize(23) rss(24) */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d %llu %*u %ld",
-		   &utime, &stime, &starttime, &rsspages) != 4)
+	if (sscanf(p + 2,
+	           "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d "
+	           "%llu %*u %ld",
+	           &utime, &stime, &starttime, &rsspages) != 4)
 		return false;
 	*cpu_s = (double)(utime + stime) / (double)tck;
 	*rss = (double)rsspages * (double)page;
@@ -774,25 +822,42 @@ static void process_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 
 	/* The manager itself, under the names every Go component exports. */
 	if (proc_stats(getpid(), &cpu, &rss, &start)) {
-		mgr_metrics_printf(b, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
-				      "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.2f\n", cpu);
-		mgr_metrics_printf(b, "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
-				      "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %.0f\n", rss);
-		mgr_metrics_printf(b, "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
-				      "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %.2f\n", start);
+		mgr_metrics_printf(b,
+		                   "# HELP process_cpu_seconds_total Total user and system CPU "
+		                   "time spent in seconds.\n"
+		                   "# TYPE process_cpu_seconds_total "
+		                   "counter\nprocess_cpu_seconds_total %.2f\n",
+		                   cpu);
+		mgr_metrics_printf(
+		        b,
+		        "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+		        "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes "
+		        "%.0f\n",
+		        rss);
+		mgr_metrics_printf(b,
+		                   "# HELP process_start_time_seconds Start time of the process "
+		                   "since unix epoch in seconds.\n"
+		                   "# TYPE process_start_time_seconds "
+		                   "gauge\nprocess_start_time_seconds %.2f\n",
+		                   start);
 	}
 	/* Every child, labelled: the whole of kcmd is the sum. */
-	mgr_metrics_printf(b, "# HELP kcmd_child_cpu_seconds_total CPU seconds of each kcmd child process.\n"
-			      "# TYPE kcmd_child_cpu_seconds_total counter\n"
-			      "# HELP kcmd_child_resident_memory_bytes Resident memory of each kcmd child process "
-			      "(shared memory counted in every process that touched it).\n"
-			      "# TYPE kcmd_child_resident_memory_bytes gauge\n");
+	mgr_metrics_printf(
+	        b, "# HELP kcmd_child_cpu_seconds_total CPU seconds of each kcmd child process.\n"
+	           "# TYPE kcmd_child_cpu_seconds_total counter\n"
+	           "# HELP kcmd_child_resident_memory_bytes Resident memory of each kcmd child "
+	           "process "
+	           "(shared memory counted in every process that touched it).\n"
+	           "# TYPE kcmd_child_resident_memory_bytes gauge\n");
 	for (unsigned i = 0; (c = mgr_sup_child(m->sup, i)); i++) {
 		struct mgr_child_info info;
 		mgr_child_get_info(c, &info);
 		if (info.pid > 0 && proc_stats(info.pid, &cpu, &rss, &start)) {
-			mgr_metrics_printf(b, "kcmd_child_cpu_seconds_total{process=\"%s\"} %.2f\n", info.name, cpu);
-			mgr_metrics_printf(b, "kcmd_child_resident_memory_bytes{process=\"%s\"} %.0f\n", info.name, rss);
+			mgr_metrics_printf(b, "kcmd_child_cpu_seconds_total{process=\"%s\"} %.2f\n",
+			                   info.name, cpu);
+			mgr_metrics_printf(
+			        b, "kcmd_child_resident_memory_bytes{process=\"%s\"} %.0f\n",
+			        info.name, rss);
 		}
 	}
 }
@@ -806,43 +871,60 @@ static void informer_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 		const char *name, *type, *help;
 		double scale;
 	} fam[] = {
-		{ INF_M_WATCH_EVENTS, "kcmd_informer_watch_events_total", "counter", "Watch events received.", 1 },
-		{ INF_M_LISTS, "kcmd_informer_list_requests_total", "counter", "LIST requests (pages) sent.", 1 },
-		{ INF_M_RELISTS, "kcmd_informer_relists_total", "counter", "Relists after the first sync.", 1 },
-		{ INF_M_WATCHES, "kcmd_informer_watch_requests_total", "counter", "WATCH requests sent.", 1 },
-		{ INF_M_WATCH_RESTARTS, "kcmd_informer_watch_restarts_total", "counter", "Watches re-opened after a normal end.", 1 },
-		{ INF_M_EXPIRED, "kcmd_informer_expired_total", "counter", "410 Gone/Expired answers.", 1 },
-		{ INF_M_BACKOFFS, "kcmd_informer_backoffs_total", "counter", "Backoffs after errors.", 1 },
-		{ INF_M_LIST_COUNT, "kcmd_informer_list_duration_seconds_count", "counter", "Completed lists.", 1 },
-		{ INF_M_LIST_USEC_SUM, "kcmd_informer_list_duration_seconds_sum", "counter", "Time spent in completed lists.", 1e-6 },
-		{ INF_M_LIST_USEC_LAST, "kcmd_informer_last_list_duration_seconds", "gauge", "Duration of the last list.", 1e-6 },
-		{ INF_M_SYNCED, "kcmd_informer_synced", "gauge", "1 once the resource's cache is synced.", 1 },
-		{ INF_M_ERRORS, "kcmd_informer_errors_total", "counter", "Objects that could not be decoded or stored.", 1 },
+	        {INF_M_WATCH_EVENTS, "kcmd_informer_watch_events_total", "counter",
+	         "Watch events received.", 1},
+	        {INF_M_LISTS, "kcmd_informer_list_requests_total", "counter",
+	         "LIST requests (pages) sent.", 1},
+	        {INF_M_RELISTS, "kcmd_informer_relists_total", "counter",
+	         "Relists after the first sync.", 1},
+	        {INF_M_WATCHES, "kcmd_informer_watch_requests_total", "counter",
+	         "WATCH requests sent.", 1},
+	        {INF_M_WATCH_RESTARTS, "kcmd_informer_watch_restarts_total", "counter",
+	         "Watches re-opened after a normal end.", 1},
+	        {INF_M_EXPIRED, "kcmd_informer_expired_total", "counter",
+	         "410 Gone/Expired answers.", 1},
+	        {INF_M_BACKOFFS, "kcmd_informer_backoffs_total", "counter",
+	         "Backoffs after errors.", 1},
+	        {INF_M_LIST_COUNT, "kcmd_informer_list_duration_seconds_count", "counter",
+	         "Completed lists.", 1},
+	        {INF_M_LIST_USEC_SUM, "kcmd_informer_list_duration_seconds_sum", "counter",
+	         "Time spent in completed lists.", 1e-6},
+	        {INF_M_LIST_USEC_LAST, "kcmd_informer_last_list_duration_seconds", "gauge",
+	         "Duration of the last list.", 1e-6},
+	        {INF_M_SYNCED, "kcmd_informer_synced", "gauge",
+	         "1 once the resource's cache is synced.", 1},
+	        {INF_M_ERRORS, "kcmd_informer_errors_total", "counter",
+	         "Objects that could not be decoded or stored.", 1},
 	};
 	const struct inf_metrics_hdr *h = m->inf_metrics;
 
 	if (!h)
 		return;
-	uint64_t n = atomic_load_explicit(&h->n_rows, memory_order_acquire); /* pairs with the row publish (M1) */
+	uint64_t n = atomic_load_explicit(
+	        &h->n_rows, memory_order_acquire); /* pairs with the row publish (M1) */
 	if (n > INF_METRICS_MAX_ROWS)
 		n = INF_METRICS_MAX_ROWS;
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
-		mgr_metrics_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name, fam[f].help, fam[f].name, fam[f].type);
+		mgr_metrics_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name, fam[f].help,
+		                   fam[f].name, fam[f].type);
 		for (uint64_t i = 0; i < n; i++) {
 			const struct inf_metrics_row *row = &h->rows[i];
 			uint64_t v = atomic_load_explicit(&row->v[fam[f].k], memory_order_relaxed);
-			mgr_metrics_printf(b, "%s{group=\"%.*s\",resource=\"%.*s\"} %.9g\n", fam[f].name,
-					   (int)INF_METRICS_NAME_MAX, row->group, (int)INF_METRICS_NAME_MAX, row->resource,
-					   (double)v * fam[f].scale);
+			mgr_metrics_printf(b, "%s{group=\"%.*s\",resource=\"%.*s\"} %.9g\n",
+			                   fam[f].name, (int)INF_METRICS_NAME_MAX, row->group,
+			                   (int)INF_METRICS_NAME_MAX, row->resource,
+			                   (double)v * fam[f].scale);
 		}
 	}
 	/* The resume point of each watch: the arena's last synced version (numeric on etcd). */
 	struct shm_arena *a = NULL;
 	struct shm_stats st;
 	if (m->arena_ro_fd >= 0 && shm_reader_open(m->arena_ro_fd, &a) == 0) {
-		mgr_metrics_printf(b, "# HELP kcmd_informer_last_synced_resource_version The resourceVersion each "
-				      "resource's cache is synced at (where a restarted informerd resumes).\n"
-				      "# TYPE kcmd_informer_last_synced_resource_version gauge\n");
+		mgr_metrics_printf(
+		        b, "# HELP kcmd_informer_last_synced_resource_version The resourceVersion "
+		           "each "
+		           "resource's cache is synced at (where a restarted informerd resumes).\n"
+		           "# TYPE kcmd_informer_last_synced_resource_version gauge\n");
 		if (shm_reader_stats(a, &st) == 0)
 			for (uint64_t t = 0; t < st.n_types; t++) {
 				struct shm_type_info ti;
@@ -852,14 +934,18 @@ static void informer_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 				double rv = strtod(ti.rv, &end);
 				if (*end)
 					continue; /* not a number: nothing sensible to plot */
-				mgr_metrics_printf(b, "kcmd_informer_last_synced_resource_version{group=\"%s\",resource=\"%s\"} %.0f\n",
-						   ti.group, ti.resource, rv);
+				mgr_metrics_printf(b,
+				                   "kcmd_informer_last_synced_resource_version{"
+				                   "group=\"%s\",resource=\"%s\"} %.0f\n",
+				                   ti.group, ti.resource, rv);
 			}
 		shm_arena_close(a);
 	}
-	mgr_metrics_printf(b, "# HELP kcmd_informer_restarts_total informerd attaches after the first.\n"
-			      "# TYPE kcmd_informer_restarts_total counter\nkcmd_informer_restarts_total %llu\n",
-			   (unsigned long long)atomic_load_explicit(&h->restarts, memory_order_relaxed));
+	mgr_metrics_printf(
+	        b,
+	        "# HELP kcmd_informer_restarts_total informerd attaches after the first.\n"
+	        "# TYPE kcmd_informer_restarts_total counter\nkcmd_informer_restarts_total %llu\n",
+	        (unsigned long long)atomic_load_explicit(&h->restarts, memory_order_relaxed));
 }
 
 /* rest_client_requests_total{code,method,host} and rest_client_request_duration_seconds{verb,host}
@@ -883,7 +969,7 @@ static void rm_collect(const struct kube_rest_metrics_row *row, void *ud)
 		if (a->n >= KUBE_RM_ROWS)
 			return;
 		a->n++;
-		a->rows[i] = (struct kube_rest_metrics_row){ .code = row->code };
+		a->rows[i] = (struct kube_rest_metrics_row){.code = row->code};
 		snprintf(a->keys[i][0], sizeof(a->keys[i][0]), "%s", row->method);
 		snprintf(a->keys[i][1], sizeof(a->keys[i][1]), "%s", row->host);
 		a->rows[i].method = a->keys[i][0];
@@ -908,27 +994,36 @@ static void rest_client_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 		free(a);
 		return;
 	}
-	mgr_metrics_printf(b, "# HELP rest_client_requests_total [ALPHA] Number of HTTP requests, partitioned by "
-			      "status code, method, and host.\n# TYPE rest_client_requests_total counter\n");
+	mgr_metrics_printf(
+	        b,
+	        "# HELP rest_client_requests_total [ALPHA] Number of HTTP requests, partitioned by "
+	        "status code, method, and host.\n# TYPE rest_client_requests_total counter\n");
 	for (unsigned i = 0; i < a->n; i++) {
 		char code[16];
 		if (a->rows[i].code)
 			snprintf(code, sizeof(code), "%d", a->rows[i].code);
 		else
 			snprintf(code, sizeof(code), "<error>");
-		mgr_metrics_printf(b, "rest_client_requests_total{code=\"%s\",host=\"%s\",method=\"%s\"} %llu\n", code,
-				   a->rows[i].host, a->rows[i].method, (unsigned long long)a->rows[i].count);
+		mgr_metrics_printf(
+		        b,
+		        "rest_client_requests_total{code=\"%s\",host=\"%s\",method=\"%s\"} %llu\n",
+		        code, a->rows[i].host, a->rows[i].method,
+		        (unsigned long long)a->rows[i].count);
 	}
-	mgr_metrics_printf(b, "# HELP rest_client_request_duration_seconds [ALPHA] Request latency in seconds. Broken "
-			      "down by verb, and host.\n# TYPE rest_client_request_duration_seconds histogram\n");
+	mgr_metrics_printf(
+	        b,
+	        "# HELP rest_client_request_duration_seconds [ALPHA] Request latency in seconds. "
+	        "Broken "
+	        "down by verb, and host.\n# TYPE rest_client_request_duration_seconds histogram\n");
 	/* one series per (verb, host): merge the codes */
-	bool done[KUBE_RM_ROWS] = { false };
+	bool done[KUBE_RM_ROWS] = {false};
 	for (unsigned i = 0; i < a->n; i++) {
-		uint64_t bk[KUBE_RM_NBUCKETS] = { 0 }, cnt = 0, sum = 0;
+		uint64_t bk[KUBE_RM_NBUCKETS] = {0}, cnt = 0, sum = 0;
 		if (done[i])
 			continue;
 		for (unsigned j = i; j < a->n; j++) {
-			if (done[j] || strcmp(a->rows[j].method, a->rows[i].method) || strcmp(a->rows[j].host, a->rows[i].host))
+			if (done[j] || strcmp(a->rows[j].method, a->rows[i].method) ||
+			    strcmp(a->rows[j].host, a->rows[i].host))
 				continue;
 			done[j] = true;
 			cnt += a->rows[j].dur_count;
@@ -941,19 +1036,30 @@ static void rest_client_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 		uint64_t cum = 0;
 		for (int k = 0; k < KUBE_RM_NBUCKETS; k++) {
 			cum += bk[k];
-			mgr_metrics_printf(b, "rest_client_request_duration_seconds_bucket{host=\"%s\",verb=\"%s\",le=\"%g\"} %llu\n",
-					   a->rows[i].host, a->rows[i].method, bounds[k], (unsigned long long)cum);
+			mgr_metrics_printf(b,
+			                   "rest_client_request_duration_seconds_bucket{host=\"%"
+			                   "s\",verb=\"%s\",le=\"%g\"} %llu\n",
+			                   a->rows[i].host, a->rows[i].method, bounds[k],
+			                   (unsigned long long)cum);
 		}
-		mgr_metrics_printf(b, "rest_client_request_duration_seconds_bucket{host=\"%s\",verb=\"%s\",le=\"+Inf\"} %llu\n"
-				      "rest_client_request_duration_seconds_sum{host=\"%s\",verb=\"%s\"} %.6f\n"
-				      "rest_client_request_duration_seconds_count{host=\"%s\",verb=\"%s\"} %llu\n",
-				   a->rows[i].host, a->rows[i].method, (unsigned long long)cnt, a->rows[i].host,
-				   a->rows[i].method, (double)sum / 1e6, a->rows[i].host, a->rows[i].method,
-				   (unsigned long long)cnt);
+		mgr_metrics_printf(
+		        b,
+		        "rest_client_request_duration_seconds_bucket{host=\"%s\",verb=\"%s\",le=\"+"
+		        "Inf\"} %llu\n"
+		        "rest_client_request_duration_seconds_sum{host=\"%s\",verb=\"%s\"} %.6f\n"
+		        "rest_client_request_duration_seconds_count{host=\"%s\",verb=\"%s\"} "
+		        "%llu\n",
+		        a->rows[i].host, a->rows[i].method, (unsigned long long)cnt,
+		        a->rows[i].host, a->rows[i].method, (double)sum / 1e6, a->rows[i].host,
+		        a->rows[i].method, (unsigned long long)cnt);
 	}
-	mgr_metrics_printf(b, "# HELP kcmd_rest_client_requests_dropped_total Requests not counted in rest_client_* "
-			      "because the shared table was full.\n# TYPE kcmd_rest_client_requests_dropped_total counter\n"
-			      "kcmd_rest_client_requests_dropped_total %llu\n", (unsigned long long)dropped);
+	mgr_metrics_printf(b,
+	                   "# HELP kcmd_rest_client_requests_dropped_total Requests not counted in "
+	                   "rest_client_* "
+	                   "because the shared table was full.\n# TYPE "
+	                   "kcmd_rest_client_requests_dropped_total counter\n"
+	                   "kcmd_rest_client_requests_dropped_total %llu\n",
+	                   (unsigned long long)dropped);
 	free(a);
 }
 
@@ -963,25 +1069,29 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 	struct mgr_child *c;
 
 	process_metrics(b, m);
-	mgr_metrics_printf(b, "# HELP leader_election_master_status [ALPHA] Gauge of if the reporting system is "
-			      "master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the "
-			      "string used to identify the lease. Please make sure to group by name.\n"
-			      "# TYPE leader_election_master_status gauge\n");
-	mgr_metrics_printf(b, "leader_election_master_status{name=\"%s\"} %d\n", m->cfg.leader_elect_resource_name,
-			   m->leading ? 1 : 0);
-	mgr_metrics_printf(b, "# HELP kcmd_child_restarts_total Restarts of each kcmd child process.\n"
-			      "# TYPE kcmd_child_restarts_total counter\n");
+	mgr_metrics_printf(
+	        b,
+	        "# HELP leader_election_master_status [ALPHA] Gauge of if the reporting system is "
+	        "master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is "
+	        "the "
+	        "string used to identify the lease. Please make sure to group by name.\n"
+	        "# TYPE leader_election_master_status gauge\n");
+	mgr_metrics_printf(b, "leader_election_master_status{name=\"%s\"} %d\n",
+	                   m->cfg.leader_elect_resource_name, m->leading ? 1 : 0);
+	mgr_metrics_printf(b,
+	                   "# HELP kcmd_child_restarts_total Restarts of each kcmd child process.\n"
+	                   "# TYPE kcmd_child_restarts_total counter\n");
 	for (unsigned i = 0; (c = mgr_sup_child(m->sup, i)); i++) {
 		struct mgr_child_info info;
 		mgr_child_get_info(c, &info);
 		mgr_metrics_printf(b, "kcmd_child_restarts_total{process=\"%s\"} %llu\n", info.name,
-				   (unsigned long long)info.restarts);
+		                   (unsigned long long)info.restarts);
 	}
 	informer_metrics(b, m);
 	rest_client_metrics(b, m);
 	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
 		struct ctl_rt *ct = &m->ctl[i];
-		struct kcmd_text t = { 0 };
+		struct kcmd_text t = {0};
 		if (!ct->on || !ct->c->mgr_metrics)
 			continue;
 		ct->c->mgr_metrics(ct->state, &t);
@@ -994,9 +1104,11 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 		for (unsigned i = 0; i < m->n_queues; i++) {
 			struct ipc_queue_metrics qm;
 			if (ipc_queue_metrics_read(m->queues[i].fd, &qm) == 0) {
-				/* under upstream's workqueue name (garbage_collector_attempt_to_delete, ...) */
+				/* under upstream's workqueue name
+				 * (garbage_collector_attempt_to_delete, ...) */
 				if (m->queues[i].q->metric_name)
-					snprintf(qm.name, sizeof(qm.name), "%s", m->queues[i].q->metric_name);
+					snprintf(qm.name, sizeof(qm.name), "%s",
+					         m->queues[i].q->metric_name);
 				mgr_metrics_workqueue(b, &qm);
 			}
 		}
@@ -1004,17 +1116,19 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 	for (size_t i = 0; m->inf_metrics && i < m->cfg.n_ctl; i++) {
 		const struct kcmd_controller *kc = m->ctl[i].c;
 		if (m->ctl[i].on && kc->watch_deletable && kc->discovery_error_metric)
-			mgr_metrics_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", kc->discovery_error_metric,
-					   kc->discovery_error_help ? kc->discovery_error_help : "", kc->discovery_error_metric,
-					   kc->discovery_error_metric,
-					   (unsigned long long)atomic_load_explicit(&m->inf_metrics->discovery_sync_errors,
-										    memory_order_relaxed));
+			mgr_metrics_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n",
+			                   kc->discovery_error_metric,
+			                   kc->discovery_error_help ? kc->discovery_error_help : "",
+			                   kc->discovery_error_metric, kc->discovery_error_metric,
+			                   (unsigned long long)atomic_load_explicit(
+			                           &m->inf_metrics->discovery_sync_errors,
+			                           memory_order_relaxed));
 	}
 }
 
 /* A controller's debug endpoint (kcmd_debug_endpoint), over the read-only arena. */
-static int debug_route(void *ud, const char *sub, const char *const *vals, size_t n_vals, unsigned *status,
-		       const char **ctype, char **body, size_t *len)
+static int debug_route(void *ud, const char *sub, const char *const *vals, size_t n_vals,
+                       unsigned *status, const char **ctype, char **body, size_t *len)
 {
 	const struct debug_route *rt = ud;
 	int r = rt->ep->handle(rt->m->arena_ro_fd, sub, vals, n_vals, status, ctype, body, len);
@@ -1109,11 +1223,13 @@ static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, vo
 	/* Workers finish the key in hand and exit; the Lease is released only after the last one
 	 * is gone, so no write of ours can follow the release. */
 	int n = mgr_sup_signal_group(m->sup, "workers", SIGTERM, true);
-	log_info("signal %u: stopping %d worker process%s, then releasing the lease and stopping informerd",
-		 si->ssi_signo, n, n == 1 ? "" : "es");
+	log_info("signal %u: stopping %d worker process%s, then releasing the lease and stopping "
+	         "informerd",
+	         si->ssi_signo, n, n == 1 ? "" : "es");
 	notify_status(m);
-	ipc_loop_add_timer(m->loop, &m->stop_timer, ipc_now_usec() + STOP_GRACE_USEC +
-			   m->cfg.leader_elect_renew_deadline_us, on_stop_timer, m);
+	ipc_loop_add_timer(m->loop, &m->stop_timer,
+	                   ipc_now_usec() + STOP_GRACE_USEC + m->cfg.leader_elect_renew_deadline_us,
+	                   on_stop_timer, m);
 	release_when_workers_gone(m);
 	finish(m);
 	return 0;
@@ -1124,15 +1240,17 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 	struct mgr *m = ud;
 
 	/* Repair what the dead process held in each controller's shared state (e.g. claimed
-	 * ReplicaSet expectation slots; queue items are re-queued by the queue owner through its own
-	 * pidfd watch). */
+	 * ReplicaSet expectation slots; queue items are re-queued by the queue owner through its
+	 * own pidfd watch). */
 	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
 		struct ctl_rt *ct = &m->ctl[i];
 		if (!ct->on || !ct->c->mgr_child_died)
 			continue;
-		int n = ct->c->mgr_child_died(ct->state, info->last_pid, info->name, info->last_code != CLD_EXITED);
+		int n = ct->c->mgr_child_died(ct->state, info->last_pid, info->name,
+		                              info->last_code != CLD_EXITED);
 		if (n > 0)
-			log_info("%s: repaired %d item%s held by %s", ct->c->name, n, n == 1 ? "" : "s", info->name);
+			log_info("%s: repaired %d item%s held by %s", ct->c->name, n,
+			         n == 1 ? "" : "s", info->name);
 	}
 	on_child_exit(c, info, ud);
 	if (m->stopping) {
@@ -1170,13 +1288,20 @@ static int exec_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct mgr *m = &(struct mgr){ .arena_fd = -1, .arena_ro_fd = -1, .inf_metrics_fd = -1, .feed_fd = -1, .feed_ro_fd = -1, .fence_fd = -1,
-				   .rest_metrics_fd = -1, .status_fd = -1 };
+	struct mgr *m = &(struct mgr){.arena_fd = -1,
+	                              .arena_ro_fd = -1,
+	                              .inf_metrics_fd = -1,
+	                              .feed_fd = -1,
+	                              .feed_ro_fd = -1,
+	                              .fence_fd = -1,
+	                              .rest_metrics_fd = -1,
+	                              .status_fd = -1};
 	char err[512];
 	int r;
 
 	if (argc > 1 && !strcmp(argv[1], "bench"))
-		return exec_bench(argc, argv); /* `kcmd bench`: the benchmark driver (docs/bench.md) */
+		return exec_bench(argc,
+		                  argv); /* `kcmd bench`: the benchmark driver (docs/bench.md) */
 	kclog_init("kcmd", NULL, 0);
 	if (kcmd_registry_validate(err, sizeof(err)) < 0) {
 		fprintf(stderr, "kcmd: this build's controller registry is broken: %s\n", err);
@@ -1204,8 +1329,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
-		m->ctl[i] = (struct ctl_rt){ .m = m, .c = m->cfg.ctl[i].desc, .on = m->cfg.ctl[i].enabled,
-					     .client_bucket_fd = -1, .sa_token_fd = -1 };
+		m->ctl[i] = (struct ctl_rt){.m = m,
+		                            .c = m->cfg.ctl[i].desc,
+		                            .on = m->cfg.ctl[i].enabled,
+		                            .client_bucket_fd = -1,
+		                            .sa_token_fd = -1};
 		m->any_controller |= m->ctl[i].on && !m->ctl[i].c->hidden;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -1217,23 +1345,28 @@ int main(int argc, char **argv)
 	}
 	if (ipc_loop_fallback_reason(m->loop))
 		log_warning("io_uring unavailable (%s); using the epoll backend",
-			    strerror(ipc_loop_fallback_reason(m->loop)));
+		            strerror(ipc_loop_fallback_reason(m->loop)));
 
-	struct kube_config_opts co = { .kubeconfig = m->cfg.kubeconfig, .master = m->cfg.master };
+	struct kube_config_opts co = {.kubeconfig = m->cfg.kubeconfig, .master = m->cfg.master};
 	r = kube_config_load(&co, &m->kcfg, err, sizeof(err));
 	if (r < 0) {
 		log_error("kubeconfig: %s", err);
 		return 1;
 	}
 	if (m->kcfg->insecure_skip_tls_verify)
-		log_warning("insecure-skip-tls-verify is set: the apiserver's certificate is NOT verified");
+		log_warning("insecure-skip-tls-verify is set: the apiserver's certificate is NOT "
+		            "verified");
 	/* rest_client_* of every kcmd process: this one counts too */
 	m->rest_metrics_fd = kube_rest_metrics_create();
 	if (m->rest_metrics_fd < 0 || kube_rest_metrics_attach(m->rest_metrics_fd) < 0)
-		log_warning("rest_client metrics unavailable: %s", strerror(m->rest_metrics_fd < 0 ? -m->rest_metrics_fd : EINVAL));
-	struct kube_client_opts ko = { .config = m->kcfg, .process = "kcmd", .controller = "leader-election",
-				       .qps = m->cfg.kube_api_qps, .burst = m->cfg.kube_api_burst,
-				       .insecure_ok = true };
+		log_warning("rest_client metrics unavailable: %s",
+		            strerror(m->rest_metrics_fd < 0 ? -m->rest_metrics_fd : EINVAL));
+	struct kube_client_opts ko = {.config = m->kcfg,
+	                              .process = "kcmd",
+	                              .controller = "leader-election",
+	                              .qps = m->cfg.kube_api_qps,
+	                              .burst = m->cfg.kube_api_burst,
+	                              .insecure_ok = true};
 	r = kube_client_new(&ko, &m->kc);
 	if (r < 0) {
 		log_error("cannot create the API client for %s: %s", m->kcfg->server, strerror(-r));
@@ -1251,17 +1384,21 @@ int main(int argc, char **argv)
 	if ((r = mgr_status_create(&m->status, &m->status_fd)) < 0)
 		log_warning("kcmctl status unavailable: %s", strerror(-r));
 	else
-		ipc_loop_add_timer(m->loop, &m->status_timer, ipc_now_usec() + 1000000, on_status_timer, m);
+		ipc_loop_add_timer(m->loop, &m->status_timer, ipc_now_usec() + 1000000,
+		                   on_status_timer, m);
 	/* The children see the feature gates (canonical form: every gate kcmd knows). */
 	char gates[512];
 	if (kcmd_features_format(&m->cfg.features, gates, sizeof(gates)) > 0)
 		setenv("KCMD_FEATURE_GATES", gates, 1);
 	if (m->cfg.use_service_account_credentials && m->any_controller) {
-		/* upstream's account names: kube-system/<name>, bound to system:controller:<name> */
-		r = mgr_sa_tokens_new(m->loop, m->kc, "kube-system", on_tokens_ready, m, &m->sa_tokens);
+		/* upstream's account names: kube-system/<name>, bound to system:controller:<name>
+		 */
+		r = mgr_sa_tokens_new(m->loop, m->kc, "kube-system", on_tokens_ready, m,
+		                      &m->sa_tokens);
 		for (size_t i = 0; r >= 0 && i < m->cfg.n_ctl; i++)
 			if (m->ctl[i].on && m->ctl[i].c->service_account &&
-			    (r = mgr_sa_tokens_add(m->sa_tokens, m->ctl[i].c->service_account)) >= 0)
+			    (r = mgr_sa_tokens_add(m->sa_tokens, m->ctl[i].c->service_account)) >=
+			            0)
 				m->ctl[i].sa_token_fd = r;
 		if (r < 0) {
 			log_error("--use-service-account-credentials: %s", strerror(-r));
@@ -1293,41 +1430,52 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (m->cfg.secure_port > 0) {
-		struct mgr_httpd_config hc = { .bind_address = m->cfg.bind_address, .port = m->cfg.secure_port,
-					       .tls_cert_file = m->cfg.tls_cert_file,
-					       .tls_key_file = m->cfg.tls_private_key_file, .cert_dir = m->cfg.cert_dir,
-					       .auth = &m->cfg.auth };
+		struct mgr_httpd_config hc = {.bind_address = m->cfg.bind_address,
+		                              .port = m->cfg.secure_port,
+		                              .tls_cert_file = m->cfg.tls_cert_file,
+		                              .tls_key_file = m->cfg.tls_private_key_file,
+		                              .cert_dir = m->cfg.cert_dir,
+		                              .auth = &m->cfg.auth};
 		r = mgr_httpd_new(m->loop, &hc, &m->httpd, err, sizeof(err));
 		if (r < 0) {
 			log_error("--secure-port %d: %s", m->cfg.secure_port, err);
 			return 1;
 		}
-		mgr_httpd_add_check(m->httpd, "leaderElection", MGR_CHECK_LIVE | MGR_CHECK_READY, check_leader, m);
+		mgr_httpd_add_check(m->httpd, "leaderElection", MGR_CHECK_LIVE | MGR_CHECK_READY,
+		                    check_leader, m);
 		mgr_httpd_add_check(m->httpd, "informer-sync", MGR_CHECK_READY, check_informer, m);
-		mgr_httpd_add_check(m->httpd, "processes", MGR_CHECK_LIVE | MGR_CHECK_READY, check_children, m);
+		mgr_httpd_add_check(m->httpd, "processes", MGR_CHECK_LIVE | MGR_CHECK_READY,
+		                    check_children, m);
 		if (m->sa_tokens)
-			mgr_httpd_add_check(m->httpd, "serviceaccount-tokens", MGR_CHECK_READY, check_tokens, m);
+			mgr_httpd_add_check(m->httpd, "serviceaccount-tokens", MGR_CHECK_READY,
+			                    check_tokens, m);
 		size_t n_routes = 0;
 		for (size_t i = 0; i < m->cfg.n_ctl; i++) {
 			if (!m->ctl[i].on || m->ctl[i].c->hidden)
 				continue;
-			mgr_httpd_add_check(m->httpd, m->ctl[i].c->name, MGR_CHECK_LIVE | MGR_CHECK_READY,
-					    check_controller, &m->ctl[i]);
+			mgr_httpd_add_check(m->httpd, m->ctl[i].c->name,
+			                    MGR_CHECK_LIVE | MGR_CHECK_READY, check_controller,
+			                    &m->ctl[i]);
 			n_routes += m->ctl[i].c->n_debug;
 		}
 		mgr_httpd_set_metrics(m->httpd, metrics, m);
-		if (n_routes && m->arena_ro_fd >= 0 && (m->routes = calloc(n_routes, sizeof(*m->routes)))) {
+		if (n_routes && m->arena_ro_fd >= 0 &&
+		    (m->routes = calloc(n_routes, sizeof(*m->routes)))) {
 			size_t k = 0;
 			for (size_t i = 0; i < m->cfg.n_ctl; i++)
-				for (size_t d = 0; m->ctl[i].on && !m->ctl[i].c->hidden && d < m->ctl[i].c->n_debug; d++) {
-					m->routes[k] = (struct debug_route){ m, &m->ctl[i].c->debug[d] };
-					mgr_httpd_add_handler(m->httpd, m->routes[k].ep->path, m->routes[k].ep->query,
-							      debug_route, &m->routes[k]);
+				for (size_t d = 0; m->ctl[i].on && !m->ctl[i].c->hidden &&
+				                   d < m->ctl[i].c->n_debug;
+				     d++) {
+					m->routes[k] =
+					        (struct debug_route){m, &m->ctl[i].c->debug[d]};
+					mgr_httpd_add_handler(m->httpd, m->routes[k].ep->path,
+					                      m->routes[k].ep->query, debug_route,
+					                      &m->routes[k]);
 					k++;
 				}
 		}
-		log_info("serving /healthz /livez /readyz /metrics on https://%s:%d", m->cfg.bind_address,
-			 mgr_httpd_port(m->httpd));
+		log_info("serving /healthz /livez /readyz /metrics on https://%s:%d",
+		         m->cfg.bind_address, mgr_httpd_port(m->httpd));
 		log_info("delegated %s", mgr_httpd_auth_summary(m->httpd));
 	}
 	if (sd_watchdog_enabled(0, &m->watchdog_usec) <= 0)
@@ -1337,23 +1485,24 @@ int main(int argc, char **argv)
 	char enabled[1024] = "";
 	for (size_t i = 0, len = 0; i < m->cfg.n_ctl && len < sizeof(enabled); i++)
 		if (m->ctl[i].on && !m->ctl[i].c->hidden)
-			len += (size_t)snprintf(enabled + len, sizeof(enabled) - len, " %s", m->ctl[i].c->name);
-	log_info("kcmd %s starting: identity %s, controllers:%s, apiserver %s", KCMD_VERSION, m->identity,
-		 m->any_controller ? enabled : " (none)", m->kcfg->server);
+			len += (size_t)snprintf(enabled + len, sizeof(enabled) - len, " %s",
+			                        m->ctl[i].c->name);
+	log_info("kcmd %s starting: identity %s, controllers:%s, apiserver %s", KCMD_VERSION,
+	         m->identity, m->any_controller ? enabled : " (none)", m->kcfg->server);
 	if (m->cfg.standby_warm_cache)
 		start_group(m, "informerd");
 	if (m->cfg.leader_elect) {
 		struct mgr_lease_client_opts lo = {
-			.ns = m->cfg.leader_elect_resource_namespace,
-			.name = m->cfg.leader_elect_resource_name,
-			.identity = m->identity,
-			.lease_duration_us = m->cfg.leader_elect_lease_duration_us,
-			.renew_deadline_us = m->cfg.leader_elect_renew_deadline_us,
-			.retry_period_us = m->cfg.leader_elect_retry_period_us,
-			.on_change = on_leadership,
-			.userdata = m,
-			.record_events = true,
-			.on_deadline = on_fence_deadline,
+		        .ns = m->cfg.leader_elect_resource_namespace,
+		        .name = m->cfg.leader_elect_resource_name,
+		        .identity = m->identity,
+		        .lease_duration_us = m->cfg.leader_elect_lease_duration_us,
+		        .renew_deadline_us = m->cfg.leader_elect_renew_deadline_us,
+		        .retry_period_us = m->cfg.leader_elect_retry_period_us,
+		        .on_change = on_leadership,
+		        .userdata = m,
+		        .record_events = true,
+		        .on_deadline = on_fence_deadline,
 		};
 		r = mgr_lease_client_new(m->loop, m->kc, &lo, &m->lc, err, sizeof(err));
 		if (r < 0) {

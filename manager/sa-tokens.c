@@ -19,10 +19,10 @@
 #include "kube/model.h"
 #include "lib/log.h"
 
-#define MAX_ACCOUNTS	  4
-#define BACKOFF_MIN_USEC  1000000ull
-#define BACKOFF_MAX_USEC  30000000ull
-#define CALL_TIMEOUT_MS	  10000
+#define MAX_ACCOUNTS     4
+#define BACKOFF_MIN_USEC 1000000ull
+#define BACKOFF_MAX_USEC 30000000ull
+#define CALL_TIMEOUT_MS  10000
 
 enum step { STEP_GET_SA, STEP_CREATE_SA, STEP_TOKEN };
 
@@ -120,10 +120,11 @@ static void schedule(struct account *a, uint64_t delay_usec)
 static void failed(struct account *a, const char *what, const struct kube_result *r)
 {
 	const char *msg = r->error && r->error->message[0] ? r->error->message : strerror(-r->err);
-	log_warning("service account %s/%s: %s failed (%d %s); retrying in %.0f s", a->set->ns, a->name, what,
-		    r->http_code, msg, (double)a->backoff_usec / 1e6);
+	log_warning("service account %s/%s: %s failed (%d %s); retrying in %.0f s", a->set->ns,
+	            a->name, what, r->http_code, msg, (double)a->backoff_usec / 1e6);
 	schedule(a, a->backoff_usec);
-	a->backoff_usec = a->backoff_usec * 2 > BACKOFF_MAX_USEC ? BACKOFF_MAX_USEC : a->backoff_usec * 2;
+	a->backoff_usec =
+	        a->backoff_usec * 2 > BACKOFF_MAX_USEC ? BACKOFF_MAX_USEC : a->backoff_usec * 2;
 }
 
 static void call_done(struct kube_call *call, const struct kube_result *r, void *ud)
@@ -162,20 +163,24 @@ static void call_done(struct kube_call *call, const struct kube_result *r, void 
 		}
 		return;
 	case STEP_TOKEN:
-		if (r->err == 0 && mgr_sa_parse_token_request(r->body, r->body_len, &token, &expiry) == 0) {
+		if (r->err == 0 &&
+		    mgr_sa_parse_token_request(r->body, r->body_len, &token, &expiry) == 0) {
 			int w = mgr_sa_write_token(a->fd, token);
 			explicit_bzero(token, strlen(token));
 			free(token);
 			if (w < 0) {
-				log_error("service account %s/%s: storing the token failed: %s", a->set->ns, a->name,
-					  strerror(-w));
+				log_error("service account %s/%s: storing the token failed: %s",
+				          a->set->ns, a->name, strerror(-w));
 				schedule(a, BACKOFF_MAX_USEC);
 				return;
 			}
 			uint64_t d = mgr_sa_refresh_delay_usec((int64_t)kube_time_now(), expiry);
-			log_v(1, "service account %s/%s: new token, next in %.0f s", a->set->ns, a->name, (double)d / 1e6);
+			log_v(1, "service account %s/%s: new token, next in %.0f s", a->set->ns,
+			      a->name, (double)d / 1e6);
 			if (!a->have_token)
-				log_info("using service account %s/%s for its controller's processes", a->set->ns, a->name);
+				log_info("using service account %s/%s for its controller's "
+				         "processes",
+				         a->set->ns, a->name);
 			a->have_token = true;
 			a->backoff_usec = BACKOFF_MIN_USEC;
 			schedule(a, d);
@@ -184,7 +189,9 @@ static void call_done(struct kube_call *call, const struct kube_result *r, void 
 		}
 		if (r->http_code == 404)
 			a->step = STEP_GET_SA; /* the account went away: make it again */
-		failed(a, "requesting a token", r->err ? r : &(struct kube_result){ .err = -EBADMSG, .http_code = r->http_code });
+		failed(a, "requesting a token",
+		       r->err ? r
+		              : &(struct kube_result){.err = -EBADMSG, .http_code = r->http_code});
 		return;
 	}
 }
@@ -192,8 +199,10 @@ static void call_done(struct kube_call *call, const struct kube_result *r, void 
 static void start_step(struct account *a)
 {
 	struct mgr_sa_tokens *t = a->set;
-	struct kube_request req = { .version = "v1", .resource = "serviceaccounts", .ns = t->ns,
-				    .timeout_ms = CALL_TIMEOUT_MS };
+	struct kube_request req = {.version = "v1",
+	                           .resource = "serviceaccounts",
+	                           .ns = t->ns,
+	                           .timeout_ms = CALL_TIMEOUT_MS};
 	char path[256];
 	int r;
 
@@ -204,8 +213,11 @@ static void start_step(struct account *a)
 		break;
 	case STEP_CREATE_SA:
 		req.verb = KUBE_CREATE;
-		if (asprintf(&a->body, "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"%s\","
-				       "\"namespace\":\"%s\"}}", a->name, t->ns) < 0) {
+		if (asprintf(&a->body,
+		             "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{"
+		             "\"name\":\"%s\","
+		             "\"namespace\":\"%s\"}}",
+		             a->name, t->ns) < 0) {
 			a->body = NULL;
 			schedule(a, BACKOFF_MAX_USEC);
 			return;
@@ -213,10 +225,14 @@ static void start_step(struct account *a)
 		break;
 	case STEP_TOKEN:
 		req.verb = KUBE_CREATE;
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s/token", t->ns, a->name);
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s/token",
+		         t->ns, a->name);
 		req.path = path;
-		if (asprintf(&a->body, "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenRequest\","
-				       "\"spec\":{\"expirationSeconds\":%d}}", MGR_SA_TOKEN_EXPIRATION_S) < 0) {
+		if (asprintf(&a->body,
+		             "{\"apiVersion\":\"authentication.k8s.io/"
+		             "v1\",\"kind\":\"TokenRequest\","
+		             "\"spec\":{\"expirationSeconds\":%d}}",
+		             MGR_SA_TOKEN_EXPIRATION_S) < 0) {
 			a->body = NULL;
 			schedule(a, BACKOFF_MAX_USEC);
 			return;
@@ -232,7 +248,8 @@ static void start_step(struct account *a)
 		free(a->body);
 		a->body = NULL;
 		a->call = NULL;
-		log_warning("service account %s/%s: cannot start a request: %s", t->ns, a->name, strerror(-r));
+		log_warning("service account %s/%s: cannot start a request: %s", t->ns, a->name,
+		            strerror(-r));
 		schedule(a, a->backoff_usec);
 	}
 }
@@ -250,8 +267,8 @@ static int on_timer(struct ipc_source *s, uint64_t now, void *ud)
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */
 
-int mgr_sa_tokens_new(struct ipc_loop *loop, struct kube_client *kc, const char *ns, mgr_sa_ready_fn on_ready,
-		      void *userdata, struct mgr_sa_tokens **ret)
+int mgr_sa_tokens_new(struct ipc_loop *loop, struct kube_client *kc, const char *ns,
+                      mgr_sa_ready_fn on_ready, void *userdata, struct mgr_sa_tokens **ret)
 {
 	struct mgr_sa_tokens *t;
 
@@ -278,7 +295,8 @@ int mgr_sa_tokens_add(struct mgr_sa_tokens *t, const char *account)
 	if (t->n >= MAX_ACCOUNTS || !account || !*account || strlen(account) >= sizeof(a->name))
 		return -EINVAL;
 	a = &t->acc[t->n];
-	*a = (struct account){ .set = t, .fd = -1, .step = STEP_GET_SA, .backoff_usec = BACKOFF_MIN_USEC };
+	*a = (struct account){
+	        .set = t, .fd = -1, .step = STEP_GET_SA, .backoff_usec = BACKOFF_MIN_USEC};
 	snprintf(a->name, sizeof(a->name), "%s", account);
 	snprintf(memname, sizeof(memname), "kcmd-token-%s", account);
 	a->fd = memfd_create(memname, MFD_CLOEXEC | MFD_ALLOW_SEALING);

@@ -28,15 +28,15 @@ struct ipc_loop;
 struct kube_client;
 struct mgr_sa_tokens;
 
-#define MGR_SA_TOKEN_FILE_SIZE 8192 /* the memfd's size: longest token accepted + padding */
+#define MGR_SA_TOKEN_FILE_SIZE    8192 /* the memfd's size: longest token accepted + padding */
 #define MGR_SA_TOKEN_EXPIRATION_S 3600
 
 /* Called once, the first time every added account has a token. */
 typedef void (*mgr_sa_ready_fn)(void *userdata);
 
 /* kc: the manager's root client, attached to loop. ns: "kube-system". */
-int mgr_sa_tokens_new(struct ipc_loop *loop, struct kube_client *kc, const char *ns, mgr_sa_ready_fn on_ready,
-		      void *userdata, struct mgr_sa_tokens **ret);
+int mgr_sa_tokens_new(struct ipc_loop *loop, struct kube_client *kc, const char *ns,
+                      mgr_sa_ready_fn on_ready, void *userdata, struct mgr_sa_tokens **ret);
 /* Adds an account (before mgr_sa_tokens_start). Returns its memfd (owned by the set; CLOEXEC:
  * the supervisor passes it to the children that need it) or -errno. */
 int mgr_sa_tokens_add(struct mgr_sa_tokens *t, const char *account);

@@ -21,11 +21,11 @@
 #define P_PIDFD 3
 #endif
 
-#define BACKOFF_MIN_USEC  500000ull
-#define BACKOFF_MAX_USEC  30000000ull
-#define STABLE_RUN_USEC   60000000ull
-#define LOOP_WINDOW_USEC  60000000ull
-#define LOOP_RESTARTS     5
+#define BACKOFF_MIN_USEC 500000ull
+#define BACKOFF_MAX_USEC 30000000ull
+#define STABLE_RUN_USEC  60000000ull
+#define LOOP_WINDOW_USEC 60000000ull
+#define LOOP_RESTARTS    5
 
 extern char **environ;
 
@@ -105,7 +105,7 @@ static void child_free(struct mgr_child *c)
 }
 
 int mgr_sup_new(struct ipc_loop *loop, mgr_child_exit_fn on_exit, void *userdata,
-		struct mgr_supervisor **ret)
+                struct mgr_supervisor **ret)
 {
 	struct mgr_supervisor *s = calloc(1, sizeof(*s));
 
@@ -154,8 +154,7 @@ static int timer_cb(struct ipc_source *src, uint64_t now, void *userdata)
 	return 0;
 }
 
-int mgr_sup_add(struct mgr_supervisor *s, const struct mgr_child_spec *spec,
-		struct mgr_child **ret)
+int mgr_sup_add(struct mgr_supervisor *s, const struct mgr_child_spec *spec, struct mgr_child **ret)
 {
 	struct mgr_child *c;
 	int r;

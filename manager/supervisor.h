@@ -30,13 +30,13 @@ struct mgr_child;
 #define MGR_CHILD_MAX_FDS 16
 
 struct mgr_child_spec {
-	const char *name;        /* "informerd", "worker-replicaset-0", ... */
-	const char *group;       /* "informerd", "workers", ... */
-	char *const *argv;       /* argv[0] is the program path; copied */
-	char *const *envp;       /* NULL = the manager's environment; copied */
+	const char *name;                /* "informerd", "worker-replicaset-0", ... */
+	const char *group;               /* "informerd", "workers", ... */
+	char *const *argv;               /* argv[0] is the program path; copied */
+	char *const *envp;               /* NULL = the manager's environment; copied */
 	int keep_fds[MGR_CHILD_MAX_FDS]; /* fds the child inherits at the same numbers */
 	unsigned n_keep_fds;
-	bool restart;            /* restart when it exits (false for one-shot children) */
+	bool restart; /* restart when it exits (false for one-shot children) */
 };
 
 enum mgr_child_state {
@@ -49,28 +49,28 @@ struct mgr_child_info {
 	const char *name;
 	const char *group;
 	enum mgr_child_state state;
-	pid_t pid;                /* 0 unless running */
-	pid_t last_pid;           /* the pid of the last run (for repairs after it died) */
-	uint64_t started_usec;    /* monotonic, last start */
-	uint64_t restarts;        /* total restarts */
-	int last_code;            /* from waitid: CLD_EXITED / CLD_KILLED / CLD_DUMPED, 0 = none */
-	int last_status;          /* exit status or signal number */
+	pid_t pid;             /* 0 unless running */
+	pid_t last_pid;        /* the pid of the last run (for repairs after it died) */
+	uint64_t started_usec; /* monotonic, last start */
+	uint64_t restarts;     /* total restarts */
+	int last_code;         /* from waitid: CLD_EXITED / CLD_KILLED / CLD_DUMPED, 0 = none */
+	int last_status;       /* exit status or signal number */
 	bool crash_looping;
 	uint64_t next_start_usec; /* when in BACKOFF */
 };
 
 /* Called after a child was reaped, before any restart is scheduled. */
 typedef void (*mgr_child_exit_fn)(struct mgr_child *c, const struct mgr_child_info *info,
-				  void *userdata);
+                                  void *userdata);
 
 int mgr_sup_new(struct ipc_loop *loop, mgr_child_exit_fn on_exit, void *userdata,
-		struct mgr_supervisor **ret);
+                struct mgr_supervisor **ret);
 /* Kills (SIGKILL) and reaps every running child, then frees everything. NULL-safe. */
 struct mgr_supervisor *mgr_sup_free(struct mgr_supervisor *s);
 
 /* Adds a child to the table (not started). Returns 0, -EINVAL, -ENOMEM. */
 int mgr_sup_add(struct mgr_supervisor *s, const struct mgr_child_spec *spec,
-		struct mgr_child **ret);
+                struct mgr_child **ret);
 /* Starts a child now (from STOPPED or BACKOFF). Returns 0 or -errno from fork/pidfd_open. */
 int mgr_child_start(struct mgr_child *c);
 /* Sends sig to a running child and, once it exited, keeps it STOPPED (no restart). */

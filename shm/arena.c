@@ -589,7 +589,8 @@ static int owner_next(const uint8_t *p, size_t n, size_t *pos, struct w_owner *o
 	uint64_t need = (uint64_t)o.uid_len + o.api_version_len + o.kind_len + o.name_len;
 	if (n - i < need)
 		return -EBADMSG;
-	*out = (struct w_owner){(const char *)p + i, o.uid_len, (o.flags & SHM_ABI_OWNER_CONTROLLER) != 0};
+	*out = (struct w_owner){(const char *)p + i, o.uid_len,
+	                        (o.flags & SHM_ABI_OWNER_CONTROLLER) != 0};
 	*pos = i + (size_t)need;
 	return 1;
 }
@@ -778,15 +779,16 @@ static uint32_t w_find(struct shm_arena *a, unsigned type, const char *ns, size_
 static bool registered(struct shm_arena *a, unsigned type)
 {
 	return type < SHM_ABI_MAX_TYPES &&
-	       SHM_ABI_TYPE_STATUS(atomic_load_explicit(&a->hdr->types[type].state,
-	                                                memory_order_relaxed)) ==
+	       SHM_ABI_TYPE_STATUS(
+	               atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed)) ==
 	               SHM_ABI_TYPE_REGISTERED;
 }
 
 /* The generation of a type slot (the writer's own word). */
 static uint32_t type_gen(struct shm_arena *a, unsigned type)
 {
-	return SHM_ABI_TYPE_GEN(atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed));
+	return SHM_ABI_TYPE_GEN(
+	        atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed));
 }
 
 static void bump_change(struct shm_arena *a)
@@ -896,7 +898,8 @@ static int encode_owners(struct shm_arena *a, const struct shm_record_in *rec)
 		const struct shm_owner_ref *o = &rec->owners[i];
 		const char *av = o->api_version ? o->api_version : "";
 		struct shm_abi_owner h = {
-		        .flags = (uint32_t)((o->controller > 0 ? SHM_ABI_OWNER_CONTROLLER : 0) |
+		        .flags =
+		                (uint32_t)((o->controller > 0 ? SHM_ABI_OWNER_CONTROLLER : 0) |
 		                           (o->controller >= 0 ? SHM_ABI_OWNER_CONTROLLER_SET : 0) |
 		                           (o->block_owner_deletion > 0 ? SHM_ABI_OWNER_BLOCK : 0) |
 		                           (o->block_owner_deletion >= 0 ? SHM_ABI_OWNER_BLOCK_SET
@@ -1148,7 +1151,8 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 	/* T2: WRITING under the new generation while the strings change; the release fence
 	 * orders it before the string stores (pairs with the reader's acquire fence before its
 	 * re-check of state in type_snapshot) */
-	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(gen, SHM_ABI_TYPE_WRITING), memory_order_relaxed);
+	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(gen, SHM_ABI_TYPE_WRITING),
+	                      memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 	copy_name(t->group, g);
 	copy_name(t->version, d->version);
@@ -1163,7 +1167,8 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 				atomic_store_explicit(&t->sync[c][i], 0, memory_order_relaxed);
 	}
 	/* release: the strings before the entry is visible (pairs: reader acquire). */
-	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(gen, SHM_ABI_TYPE_REGISTERED), memory_order_release);
+	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(gen, SHM_ABI_TYPE_REGISTERED),
+	                      memory_order_release);
 	if (id == n)
 		atomic_store_explicit(&hd->n_types, n + 1, memory_order_release);
 	bump_change(a);
@@ -1183,7 +1188,8 @@ int shm_writer_retire_type(struct shm_arena *a, uint16_t type)
 		return -EBUSY;
 	/* release: T2, readers that load RETIRED (acquire) stop using the id; the empty indexes
 	 * stay and serve the next registration of the slot */
-	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(type_gen(a, type), SHM_ABI_TYPE_RETIRED),
+	atomic_store_explicit(&t->state,
+	                      SHM_ABI_TYPE_STATE(type_gen(a, type), SHM_ABI_TYPE_RETIRED),
 	                      memory_order_release);
 	bump_change(a);
 	return 0;
@@ -1477,9 +1483,10 @@ int shm_recover(struct shm_arena *a)
 		uint64_t st = atomic_load_explicit(&hd->types[i].state, memory_order_relaxed);
 		if (SHM_ABI_TYPE_STATUS(st) == SHM_ABI_TYPE_WRITING) {
 			/* a writer killed while re-registering the slot: retired again (T2) */
-			atomic_store_explicit(&hd->types[i].state,
-			                      SHM_ABI_TYPE_STATE(SHM_ABI_TYPE_GEN(st), SHM_ABI_TYPE_RETIRED),
-			                      memory_order_release);
+			atomic_store_explicit(
+			        &hd->types[i].state,
+			        SHM_ABI_TYPE_STATE(SHM_ABI_TYPE_GEN(st), SHM_ABI_TYPE_RETIRED),
+			        memory_order_release);
 		}
 		if (st)
 			nt = i + 1;
@@ -1741,8 +1748,10 @@ int shm_writer_check(struct shm_arena *a)
 			bool dup = false;
 			size_t pj = 0;
 			/* the references before this one (quadratic, check only) */
-			while (!dup && pj < pi && owner_next(v.owners, v.owners_len, &pj, &oj) > 0 && pj < pi)
-				dup = oj.uid_len == oi.uid_len && memcmp(oj.uid, oi.uid, oi.uid_len) == 0;
+			while (!dup && pj < pi &&
+			       owner_next(v.owners, v.owners_len, &pj, &oj) > 0 && pj < pi)
+				dup = oj.uid_len == oi.uid_len &&
+				      memcmp(oj.uid, oi.uid, oi.uid_len) == 0;
 			owner_edges += !dup;
 		}
 		orphans[v.r.type] += !has_controller(&v);

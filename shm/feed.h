@@ -105,9 +105,10 @@ enum shm_feed_op {
 	SHM_FEED_UPDATE = 2,
 	SHM_FEED_DELETE = 3,
 };
-#define SHM_FEED_RELIST    0x01u /* from a list/replace (inf_event.from_relist) */
-#define SHM_FEED_TOMBSTONE 0x02u /* DELETE noticed only by a relist: old is the last known state   \
-	                          */
+#define SHM_FEED_RELIST 0x01u /* from a list/replace (inf_event.from_relist) */
+#define SHM_FEED_TOMBSTONE                                                                         \
+	0x02u /* DELETE noticed only by a relist: old is the last known state                      \
+	       */
 
 struct shm_feed_create_opts {
 	uint64_t ring_size; /* bytes, rounded up to a power of two; 0 = 64 MiB; 64 KiB .. 1 TiB */

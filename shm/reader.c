@@ -463,8 +463,8 @@ static bool type_ok(struct shm_arena *a, unsigned type)
 {
 	/* acquire: pairs with register_type's release (strings, kind). */
 	return type < SHM_ABI_MAX_TYPES &&
-	       SHM_ABI_TYPE_STATUS(atomic_load_explicit(&a->hdr->types[type].state,
-	                                                memory_order_acquire)) ==
+	       SHM_ABI_TYPE_STATUS(
+	               atomic_load_explicit(&a->hdr->types[type].state, memory_order_acquire)) ==
 	               SHM_ABI_TYPE_REGISTERED;
 }
 
@@ -481,7 +481,8 @@ static int type_snapshot(struct shm_arena *a, unsigned type, struct shm_type_inf
 	const struct shm_abi_type *t = &a->hdr->types[type];
 	for (int tries = 0; tries < SHM_READ_RETRIES; tries++) {
 		/* acquire: pairs with register_type's release store of REGISTERED */
-		uint64_t s1 = atomic_load_explicit(&a->hdr->types[type].state, memory_order_acquire);
+		uint64_t s1 =
+		        atomic_load_explicit(&a->hdr->types[type].state, memory_order_acquire);
 		if (SHM_ABI_TYPE_STATUS(s1) != SHM_ABI_TYPE_REGISTERED)
 			return -ENOENT;
 		copy_fixed(ti->group, t->group);
@@ -726,7 +727,6 @@ int shm_reader_find_type(struct shm_arena *a, const char *group, const char *ver
 	}
 	return -ENOENT;
 }
-
 
 int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_info *ret)
 {

@@ -47,8 +47,8 @@ enum inf_rec_flags {
 
 struct inf_rec_hdr {
 	uint32_t magic;
-	uint8_t kind;  /* enum shm_record_kind */
-	uint8_t flags; /* enum inf_rec_flags */
+	uint8_t kind;       /* enum shm_record_kind */
+	uint8_t flags;      /* enum inf_rec_flags */
 	uint16_t reserved0; /* version 1's 16-bit n_blobs: a pod may have more finalizers */
 	uint32_t n_finalizers;
 	uint32_t fixed_len;

@@ -35,7 +35,8 @@
 #define SHM_ABI_UNIT_SHIFT   4u  /* blocks are 16-byte aligned; refs count 16-byte units */
 #define SHM_ABI_REGION_SHIFT 16u /* regions are carved in 64 KiB units */
 #define SHM_ABI_REGION_SIZE  (UINT64_C(1) << SHM_ABI_REGION_SHIFT)
-#define SHM_ABI_MAX_TYPES    1024u /* every deletable resource of a cluster with many CRDs (the GC watches them all) */
+#define SHM_ABI_MAX_TYPES                                                                          \
+	1024u /* every deletable resource of a cluster with many CRDs (the GC watches them all) */
 #define SHM_ABI_HCHUNK_SHIFT 12u /* 4096 handle slots per handle chunk */
 #define SHM_ABI_HCHUNK_SLOTS (1u << SHM_ABI_HCHUNK_SHIFT)
 #define SHM_ABI_HDIR_SLOTS   4096u /* chunks: 16 Mi handles at most */
@@ -204,12 +205,12 @@ static_assert(sizeof(struct shm_abi_set) == 32, "set");
  * filling leaves the selected copy intact. */
 #define SHM_ABI_SYNC_WORDS 9 /* rv[64] + flags */
 /* Type slot state word (arena.h T2): gen << 32 | status. */
-#define SHM_ABI_TYPE_FREE       0u /* never used (gen 0) */
-#define SHM_ABI_TYPE_REGISTERED 1u
-#define SHM_ABI_TYPE_RETIRED    2u /* resource gone, no objects: reusable */
-#define SHM_ABI_TYPE_WRITING    3u /* the writer is re-registering the slot */
-#define SHM_ABI_TYPE_STATUS(s)  ((unsigned)((s)&0xffu))
-#define SHM_ABI_TYPE_GEN(s)     ((uint32_t)((s) >> 32))
+#define SHM_ABI_TYPE_FREE           0u /* never used (gen 0) */
+#define SHM_ABI_TYPE_REGISTERED     1u
+#define SHM_ABI_TYPE_RETIRED        2u /* resource gone, no objects: reusable */
+#define SHM_ABI_TYPE_WRITING        3u /* the writer is re-registering the slot */
+#define SHM_ABI_TYPE_STATUS(s)      ((unsigned)((s)&0xffu))
+#define SHM_ABI_TYPE_GEN(s)         ((uint32_t)((s) >> 32))
 #define SHM_ABI_TYPE_STATE(gen, st) (((uint64_t)(gen) << 32) | (uint64_t)(st))
 struct shm_abi_type {
 	_Atomic uint64_t state; /* SHM_ABI_TYPE_STATE(gen, status); see arena.h T2 */

@@ -77,7 +77,8 @@ struct dsp {
 	size_t n_types;
 	char host[256];
 	uint64_t handled;
-	uint64_t incarnation; /* the feed writer's incarnation the handlers' state follows (0: none yet) */
+	uint64_t incarnation; /* the feed writer's incarnation the handlers' state follows (0: none
+	                         yet) */
 	struct ipc_queue_owner **owners; /* the table's queues, in its order */
 	size_t n_owners;
 	uint64_t resyncs;
@@ -156,7 +157,8 @@ static const struct inf_resource *type_of(struct dsp *x, uint16_t type)
 	r->kind = strdup(ti.kind);
 	r->record_kind = ti.record_kind;
 	r->namespaced = true; /* handlers read the namespace from each object */
-	if (!r->group || !r->version || !r->resource || !r->kind || inf_dispatch_add_type(x->d, type, r) < 0) {
+	if (!r->group || !r->version || !r->resource || !r->kind ||
+	    inf_dispatch_add_type(x->d, type, r) < 0) {
 		free_type(r);
 		return NULL;
 	}
@@ -170,11 +172,11 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 	struct dsp *x = ud;
 	const struct inf_resource *res = type_of(x, fe->type);
 	struct inf_event ev = {
-		.type = fe->type,
-		.res = res,
-		.old = fe->old_obj,
-		.tombstone = fe->flags & SHM_FEED_TOMBSTONE,
-		.from_relist = fe->flags & SHM_FEED_RELIST,
+	        .type = fe->type,
+	        .res = res,
+	        .old = fe->old_obj,
+	        .tombstone = fe->flags & SHM_FEED_TOMBSTONE,
+	        .from_relist = fe->flags & SHM_FEED_RELIST,
 	};
 	struct shm_obj copy = SHM_OBJ_INIT, old = SHM_OBJ_INIT;
 	struct wk_pod pod;
@@ -204,8 +206,9 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 		ev.old = &old;
 	}
 	if (ev.kind != INF_EVENT_DELETE && fe->new_obj) {
-		/* the handlers see the object as the arena holds it, the same view as for `old`; the
-		 * views point into the event's memory (valid for this call), never freed here */
+		/* the handlers see the object as the arena holds it, the same view as for `old`;
+		 * the views point into the event's memory (valid for this call), never freed here
+		 */
 		copy = *fe->new_obj;
 		copy.mem_ = NULL;
 		copy.cap_ = 0;
@@ -240,8 +243,8 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 	x->handled++;
 out:
 	if (r < 0)
-		log_warning("feed entry %llu (%s): cannot read the record: %s", (unsigned long long)fe->seq,
-			    res->resource, strerror(-r));
+		log_warning("feed entry %llu (%s): cannot read the record: %s",
+		            (unsigned long long)fe->seq, res->resource, strerror(-r));
 	if (which == 1)
 		wk_pod_free(&pod);
 	else if (which == 2)
@@ -265,10 +268,12 @@ static void drain(struct dsp *x)
 	 * the arena, as informerd's own restart did when the handlers lived there. */
 	if (shm_feed_stats(x->feed, &st) == 0 && st.incarnation != x->incarnation) {
 		uint64_t was = x->incarnation;
-		x->incarnation = st.incarnation; /* the first writer opened after this process started */
+		x->incarnation =
+		        st.incarnation; /* the first writer opened after this process started */
 		if (was) {
-			log_info("informerd restarted (change feed incarnation %llu -> %llu): resyncing from the arena",
-				 (unsigned long long)was, (unsigned long long)st.incarnation);
+			log_info("informerd restarted (change feed incarnation %llu -> %llu): "
+			         "resyncing from the arena",
+			         (unsigned long long)was, (unsigned long long)st.incarnation);
 			if ((n = resync_from_arena(x)) < 0) {
 				log_error("resync from the arena: %s", strerror(-n));
 				ipc_loop_exit(x->loop, 1);
@@ -279,7 +284,8 @@ static void drain(struct dsp *x)
 	n = shm_feed_drain(x->feed, BATCH, on_entry, x);
 
 	if (n == -ESTALE) {
-		log_warning("fell behind the change feed (its ring was overwritten): resyncing from the arena");
+		log_warning("fell behind the change feed (its ring was overwritten): resyncing "
+		            "from the arena");
 		if ((n = resync_from_arena(x)) < 0) {
 			log_error("resync from the arena: %s", strerror(-n));
 			ipc_loop_exit(x->loop, 1);
@@ -326,9 +332,11 @@ static void on_consumed_key(struct ipc_queue *q, void *ud)
 	int n;
 
 	while ((n = ipc_queue_get(q, key, sizeof(key), 0)) >= 0) {
-		int r = ctx && x->c->handlers->on_key ? x->c->handlers->on_key(ctx, c->index, key) : -ENOENT;
+		int r = ctx && x->c->handlers->on_key ? x->c->handlers->on_key(ctx, c->index, key)
+		                                      : -ENOENT;
 		if (r < 0)
-			log_v(2, "%s: %s: %s", x->c->handlers->consumes[c->index], key, strerror(-r));
+			log_v(2, "%s: %s: %s", x->c->handlers->consumes[c->index], key,
+			      strerror(-r));
 		ipc_queue_done(q, IPC_QUEUE_DONE_FORGET, 0);
 	}
 	if (n != -ESHUTDOWN && ipc_queue_watch(q, x->loop, on_consumed_key, c) < 0)
@@ -348,7 +356,8 @@ static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, vo
 	struct dsp *x = ud;
 
 	(void)s;
-	log_info("signal %u: exiting after %llu events", si->ssi_signo, (unsigned long long)x->handled);
+	log_info("signal %u: exiting after %llu events", si->ssi_signo,
+	         (unsigned long long)x->handled);
 	ipc_loop_exit(x->loop, 0);
 	return 0;
 }
@@ -370,21 +379,27 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	}
 	fd = kcmd_env_fd("KCMD_FEED_FD");
 	if (fd < 0 || (r = shm_feed_reader_open(fd, &x->feed)) < 0) {
-		log_error("KCMD_FEED_FD: no usable change feed (%s)", fd < 0 ? "not set" : strerror(-r));
+		log_error("KCMD_FEED_FD: no usable change feed (%s)",
+		          fd < 0 ? "not set" : strerror(-r));
 		return -EINVAL;
 	}
 	struct shm_feed_stats st;
 	if (shm_feed_stats(x->feed, &st) == 0)
 		x->incarnation = st.incarnation;
 	/* the client handlers post through (Events), on this loop, never blocking */
-	struct kube_config_opts co = { .kubeconfig = kubeconfig, .master = master };
+	struct kube_config_opts co = {.kubeconfig = kubeconfig, .master = master};
 	if (kube_config_load(&co, &x->kcfg, err, sizeof(err)) < 0) {
 		log_error("kubeconfig: %s", err);
 		return -EINVAL;
 	}
-	struct kube_client_opts ko = { .config = x->kcfg, .process = "dispatcher", .controller = x->c->name,
-				       .qps = qps, .burst = burst, .insecure_ok = true };
-	if ((r = kube_client_new(&ko, &x->kc)) < 0 || (r = kube_loop_attach(x->loop, x->kc, &x->kl)) < 0) {
+	struct kube_client_opts ko = {.config = x->kcfg,
+	                              .process = "dispatcher",
+	                              .controller = x->c->name,
+	                              .qps = qps,
+	                              .burst = burst,
+	                              .insecure_ok = true};
+	if ((r = kube_client_new(&ko, &x->kc)) < 0 ||
+	    (r = kube_loop_attach(x->loop, x->kc, &x->kl)) < 0) {
 		log_error("API client: %s", strerror(-r));
 		return r;
 	}
@@ -403,11 +418,12 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	}
 	for (size_t i = 0; i < x->c->n_queues; i++) {
 		struct dq *q = &x->queues[x->n_queues++];
-		struct ipc_queue_owner_config qc = { .resync = on_owner_resync, .userdata = q };
+		struct ipc_queue_owner_config qc = {.resync = on_owner_resync, .userdata = q};
 		q->name = x->c->queues[i].name;
 		fd = kcmd_env_queue_fd(q->name);
 		if (fd < 0 || (r = ipc_queue_owner_new(&q->owner, x->loop, fd, &qc)) < 0) {
-			log_error("queue %s: %s", q->name, fd < 0 ? "not in KCMD_QUEUE_FDS" : strerror(-r));
+			log_error("queue %s: %s", q->name,
+			          fd < 0 ? "not in KCMD_QUEUE_FDS" : strerror(-r));
 			free(owners);
 			free(restarted);
 			return fd < 0 ? -EINVAL : r;
@@ -420,8 +436,9 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 				restarted[k] = x->queues[i].restarted;
 			}
 		if (!owners[k]) {
-			log_error("handler table %s adds to queue %s, which its descriptor does not declare",
-				  t->controller, t->queues[k]);
+			log_error("handler table %s adds to queue %s, which its descriptor does "
+			          "not declare",
+			          t->controller, t->queues[k]);
 			free(owners);
 			free(restarted);
 			return -EINVAL;
@@ -458,11 +475,12 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 			return -ENOMEM;
 		x->consumed = nc;
 		struct consumed *c = &x->consumed[x->n_consumed++];
-		*c = (struct consumed){ x, k, NULL };
+		*c = (struct consumed){x, k, NULL};
 		fd = kcmd_env_queue_fd(t->consumes[k]);
 		if (fd < 0) {
-			log_warning("queue %s was not passed: keys the workers produce for the handlers are lost",
-				    t->consumes[k]);
+			log_warning("queue %s was not passed: keys the workers produce for the "
+			            "handlers are lost",
+			            t->consumes[k]);
 			continue;
 		}
 		if ((r = ipc_queue_attach(&c->q, fd, IPC_QUEUE_WORKER, 1)) < 0) {
@@ -474,8 +492,8 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		if (x->consumed[k].q)
 			on_consumed_key(x->consumed[k].q, &x->consumed[k]);
 	if ((r = ipc_loop_add_post(x->loop, &x->more, on_more, x)) < 0 ||
-	    (r = ipc_loop_add_futex(x->loop, &x->feed_src, shm_feed_futex_word(x->feed), shm_feed_wait_token(x->feed),
-				    on_feed, x)) < 0 ||
+	    (r = ipc_loop_add_futex(x->loop, &x->feed_src, shm_feed_futex_word(x->feed),
+	                            shm_feed_wait_token(x->feed), on_feed, x)) < 0 ||
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_term, SIGTERM, on_signal, x)) < 0 ||
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x)) < 0)
 		return r;
@@ -485,14 +503,16 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: kcmd-dispatcher --controller=NAME [--kubeconfig=F] [--master=URL] [--kube-api-qps=Q]\n"
-			"                       [--kube-api-burst=B] [--v=N]\n"
-			"Started by kcmd with KCMD_ARENA_FD, KCMD_FEED_FD, KCMD_QUEUE_FDS and the controller's fds set.\n");
+	fprintf(stderr, "usage: kcmd-dispatcher --controller=NAME [--kubeconfig=F] [--master=URL] "
+	                "[--kube-api-qps=Q]\n"
+	                "                       [--kube-api-burst=B] [--v=N]\n"
+	                "Started by kcmd with KCMD_ARENA_FD, KCMD_FEED_FD, KCMD_QUEUE_FDS and the "
+	                "controller's fds set.\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct dsp *x = &(struct dsp){ 0 };
+	struct dsp *x = &(struct dsp){0};
 	const char *kubeconfig = NULL, *master = NULL, *controller = NULL;
 	double qps = 20;
 	int burst = 30, v = 0, r;
@@ -518,8 +538,9 @@ int main(int argc, char **argv)
 	}
 	x->c = controller ? kcmd_registry_find(controller) : NULL;
 	if (!x->c || !x->c->handlers) {
-		fprintf(stderr, "kcmd-dispatcher: unknown controller, or one without handlers (%s)\n",
-			controller ? controller : "none");
+		fprintf(stderr,
+		        "kcmd-dispatcher: unknown controller, or one without handlers (%s)\n",
+		        controller ? controller : "none");
 		usage();
 		return 2;
 	}

@@ -68,7 +68,8 @@ static void process(struct worker *w, struct wq *wq)
 			w->failed++;
 			ipc_queue_done(wq->q, IPC_QUEUE_DONE_RATE_LIMITED, 0);
 		} else if (res.requeue_after) {
-			ipc_queue_done(wq->q, IPC_QUEUE_DONE_FORGET | IPC_QUEUE_DONE_AFTER, res.after_usec);
+			ipc_queue_done(wq->q, IPC_QUEUE_DONE_FORGET | IPC_QUEUE_DONE_AFTER,
+			               res.after_usec);
 		} else {
 			ipc_queue_done(wq->q, IPC_QUEUE_DONE_FORGET, 0);
 		}
@@ -92,22 +93,25 @@ static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, vo
 	struct worker *w = ud;
 
 	(void)s;
-	log_info("signal %u: exiting after %llu syncs (%llu failed)", si->ssi_signo, (unsigned long long)w->synced,
-		 (unsigned long long)w->failed);
+	log_info("signal %u: exiting after %llu syncs (%llu failed)", si->ssi_signo,
+	         (unsigned long long)w->synced, (unsigned long long)w->failed);
 	ipc_loop_exit(w->ctx.loop, 0);
 	return 0;
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: kcmd-worker --controller=NAME [--kubeconfig=F] [--master=URL] [--kube-api-qps=Q]\n"
-			"                   [--kube-api-burst=B] [--v=N] [--<controller flag>=VALUE ...]\n"
-			"Started by kcmd with KCMD_ARENA_FD, KCMD_QUEUE_FDS and the controller's own fds set.\n");
+	fprintf(stderr,
+	        "usage: kcmd-worker --controller=NAME [--kubeconfig=F] [--master=URL] "
+	        "[--kube-api-qps=Q]\n"
+	        "                   [--kube-api-burst=B] [--v=N] [--<controller flag>=VALUE ...]\n"
+	        "Started by kcmd with KCMD_ARENA_FD, KCMD_QUEUE_FDS and the controller's own fds "
+	        "set.\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct worker w = { .ctx.expectations_fd = -1 };
+	struct worker w = {.ctx.expectations_fd = -1};
 	const char *controller = NULL, *kubeconfig = NULL, *master = NULL;
 	double qps = 20;
 	int burst = 30, v = 0, r;
@@ -148,14 +152,16 @@ int main(int argc, char **argv)
 			/* the controller's own flags, as the manager passes them */
 			const char *eq = strchr(a, '=');
 			char nm[128];
-			if (fv && a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a - 2) < sizeof(nm)) {
+			if (fv && a[0] == '-' && a[1] == '-' && eq &&
+			    (size_t)(eq - a - 2) < sizeof(nm)) {
 				memcpy(nm, a + 2, (size_t)(eq - a - 2));
 				nm[eq - a - 2] = 0;
 				int fr = kcmd_flag_values_set(fv, nm, eq + 1, err, sizeof(err));
 				if (fr == 0)
 					continue;
 				if (fr != -ENOENT) {
-					fprintf(stderr, "kcmd-worker: %s\n", fr == -ENOMEM ? "out of memory" : err);
+					fprintf(stderr, "kcmd-worker: %s\n",
+					        fr == -ENOMEM ? "out of memory" : err);
 					return 2;
 				}
 			}
@@ -163,11 +169,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (desc && !desc->hidden && desc->worker && (!controller || strcmp(controller, desc->name) == 0 ||
-						      kcmd_registry_find(controller) == desc))
+	if (desc && !desc->hidden && desc->worker &&
+	    (!controller || strcmp(controller, desc->name) == 0 ||
+	     kcmd_registry_find(controller) == desc))
 		w.ctrl = desc->worker;
 	if (!w.ctrl) {
-		fprintf(stderr, "kcmd-worker: unknown or missing --controller (%s)\n", controller ? controller : "none");
+		fprintf(stderr, "kcmd-worker: unknown or missing --controller (%s)\n",
+		        controller ? controller : "none");
 		usage();
 		return 2;
 	}
@@ -178,7 +186,8 @@ int main(int argc, char **argv)
 
 	int afd = kcmd_env_fd("KCMD_ARENA_FD");
 	if (afd < 0 || (r = shm_reader_open(afd, &w.ctx.arena)) < 0) {
-		log_error("KCMD_ARENA_FD: no usable arena (%s)", afd < 0 ? "not set" : strerror(-r));
+		log_error("KCMD_ARENA_FD: no usable arena (%s)",
+		          afd < 0 ? "not set" : strerror(-r));
 		return 1;
 	}
 	w.ctx.expectations_fd = kcmd_env_fd("KCMD_EXPECTATIONS_FD");
@@ -187,7 +196,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct kube_config *kcfg;
-	struct kube_config_opts co = { .kubeconfig = kubeconfig, .master = master };
+	struct kube_config_opts co = {.kubeconfig = kubeconfig, .master = master};
 	if (kube_config_load(&co, &kcfg, err, sizeof(err)) < 0) {
 		log_error("kubeconfig: %s", err);
 		return 1;
@@ -209,11 +218,17 @@ int main(int argc, char **argv)
 	struct kube_limiter *lim = NULL;
 	int lfd = kcmd_env_fd("KCMD_CLIENT_LIMITER_FD");
 	if (lfd >= 0 && qps > 0 && (r = kube_limiter_open(lfd, qps, burst, &lim)) < 0) {
-		log_warning("KCMD_CLIENT_LIMITER_FD: %s; this process limits itself alone", strerror(-r));
+		log_warning("KCMD_CLIENT_LIMITER_FD: %s; this process limits itself alone",
+		            strerror(-r));
 		lim = NULL;
 	}
-	struct kube_client_opts ko = { .config = kcfg, .process = "worker", .controller = w.ctrl->name, .qps = qps,
-				       .burst = burst, .insecure_ok = true, .limiter = lim };
+	struct kube_client_opts ko = {.config = kcfg,
+	                              .process = "worker",
+	                              .controller = w.ctrl->name,
+	                              .qps = qps,
+	                              .burst = burst,
+	                              .insecure_ok = true,
+	                              .limiter = lim};
 	w.ctx.config = kcfg;
 	w.ctx.flags = fv;
 	w.ctx.qps = qps;
@@ -239,7 +254,8 @@ int main(int argc, char **argv)
 		wq->name = w.ctrl->queues[i];
 		wq->index = i;
 		if (fd < 0 || (r = ipc_queue_attach(&wq->q, fd, IPC_QUEUE_WORKER, 1)) < 0) {
-			log_error("queue %s: %s", wq->name, fd < 0 ? "not in KCMD_QUEUE_FDS" : strerror(-r));
+			log_error("queue %s: %s", wq->name,
+			          fd < 0 ? "not in KCMD_QUEUE_FDS" : strerror(-r));
 			return 1;
 		}
 		w.n_queues++;

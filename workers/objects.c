@@ -40,16 +40,17 @@ static const char *put(char **at, const char *p)
 
 int wk_obj_clone(const struct shm_obj *src, struct shm_obj *dst)
 {
-	size_t n = src->n_labels * sizeof(struct shm_label) + src->n_owners * sizeof(struct shm_owner_ref) +
-		   src->payload_len + slen(src->ns) + slen(src->name) + slen(src->uid) + slen(src->rv) + 16;
+	size_t n = src->n_labels * sizeof(struct shm_label) +
+	           src->n_owners * sizeof(struct shm_owner_ref) + src->payload_len + slen(src->ns) +
+	           slen(src->name) + slen(src->uid) + slen(src->rv) + 16;
 	char *mem, *at;
 
 	*dst = SHM_OBJ_INIT;
 	for (size_t i = 0; i < src->n_labels; i++)
 		n += slen(src->labels[i].key) + slen(src->labels[i].value);
 	for (size_t i = 0; i < src->n_owners; i++)
-		n += slen(src->owners[i].api_version) + slen(src->owners[i].kind) + slen(src->owners[i].name) +
-		     slen(src->owners[i].uid);
+		n += slen(src->owners[i].api_version) + slen(src->owners[i].kind) +
+		     slen(src->owners[i].name) + slen(src->owners[i].uid);
 	if (!(mem = malloc(n)))
 		return -ENOMEM;
 	at = mem;
@@ -90,7 +91,7 @@ int wk_obj_clone(const struct shm_obj *src, struct shm_obj *dst)
 
 int wk_obj_dup(const struct shm_obj *src, struct shm_obj *dst)
 {
-	const char *strs[4] = { src->ns, src->name, src->uid, src->rv };
+	const char *strs[4] = {src->ns, src->name, src->uid, src->rv};
 
 	*dst = SHM_OBJ_INIT;
 	if (!src->mem_)
@@ -107,8 +108,8 @@ int wk_obj_dup(const struct shm_obj *src, struct shm_obj *dst)
 			return -EINVAL;
 	for (size_t i = 0; i < src->n_owners; i++) {
 		const struct shm_owner_ref *o = &src->owners[i];
-		if (!inside(src, o->api_version, 1) || !inside(src, o->kind, 1) || !inside(src, o->name, 1) ||
-		    !inside(src, o->uid, 1))
+		if (!inside(src, o->api_version, 1) || !inside(src, o->kind, 1) ||
+		    !inside(src, o->name, 1) || !inside(src, o->uid, 1))
 			return -EINVAL;
 	}
 	dst->mem_ = malloc(src->cap_);
@@ -148,8 +149,9 @@ int wk_obj_dup(const struct shm_obj *src, struct shm_obj *dst)
 	return 0;
 }
 
-static int meta_from_obj(const struct shm_obj *o, const struct inf_rec_view *v, struct kube_object_meta *m,
-			 struct kube_kv **labels, struct kube_owner_ref **owners, const char ***finalizers)
+static int meta_from_obj(const struct shm_obj *o, const struct inf_rec_view *v,
+                         struct kube_object_meta *m, struct kube_kv **labels,
+                         struct kube_owner_ref **owners, const char ***finalizers)
 {
 	unsigned first_fin = inf_rec_first_finalizer(v);
 
@@ -169,14 +171,15 @@ static int meta_from_obj(const struct shm_obj *o, const struct inf_rec_view *v, 
 	if (!*labels || !*owners || !*finalizers)
 		return -ENOMEM;
 	for (size_t i = 0; i < o->n_labels; i++)
-		(*labels)[i] = (struct kube_kv){ o->labels[i].key, o->labels[i].value };
+		(*labels)[i] = (struct kube_kv){o->labels[i].key, o->labels[i].value};
 	for (size_t i = 0; i < o->n_owners; i++)
-		(*owners)[i] = (struct kube_owner_ref){ .api_version = o->owners[i].api_version,
-							.kind = o->owners[i].kind,
-							.name = o->owners[i].name,
-							.uid = o->owners[i].uid,
-							.controller = o->owners[i].controller,
-							.block_owner_deletion = o->owners[i].block_owner_deletion };
+		(*owners)[i] = (struct kube_owner_ref){.api_version = o->owners[i].api_version,
+		                                       .kind = o->owners[i].kind,
+		                                       .name = o->owners[i].name,
+		                                       .uid = o->owners[i].uid,
+		                                       .controller = o->owners[i].controller,
+		                                       .block_owner_deletion =
+		                                               o->owners[i].block_owner_deletion};
 	for (uint32_t i = 0; i < v->hdr.n_finalizers; i++) {
 		size_t len;
 		int r = inf_rec_blob(v, first_fin + i, &(*finalizers)[i], &len);
@@ -205,9 +208,11 @@ int wk_pod_from_obj(struct shm_obj *obj, struct wk_pod *ret)
 	*obj = SHM_OBJ_INIT;
 	if (ret->obj.kind != SHM_RECORD_POD)
 		return -EINVAL;
-	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 || (r = inf_rec_pod_get(&v, &fp)) < 0)
+	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
+	    (r = inf_rec_pod_get(&v, &fp)) < 0)
 		return r;
-	r = meta_from_obj(&ret->obj, &v, &ret->pod.meta, &ret->labels, &ret->owners, &ret->finalizers);
+	r = meta_from_obj(&ret->obj, &v, &ret->pod.meta, &ret->labels, &ret->owners,
+	                  &ret->finalizers);
 	if (r < 0)
 		return r;
 	if ((r = inf_rec_blob(&v, 0, &node, &len)) < 0)
@@ -233,7 +238,8 @@ int wk_meta_from_obj(struct shm_obj *obj, struct wk_meta *ret)
 	*obj = SHM_OBJ_INIT;
 	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0)
 		return r;
-	return meta_from_obj(&ret->obj, &v, &ret->p.meta, &ret->labels, &ret->owners, &ret->finalizers);
+	return meta_from_obj(&ret->obj, &v, &ret->p.meta, &ret->labels, &ret->owners,
+	                     &ret->finalizers);
 }
 
 void wk_meta_free(struct wk_meta *m)
@@ -254,14 +260,16 @@ void wk_pod_free(struct wk_pod *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* ---- selectors --------------------------------------------------------------------------------- */
+/* ---- selectors ---------------------------------------------------------------------------------
+ */
 
 static bool label_char(char c)
 {
 	return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.' || c == '/';
 }
 
-int wk_selector_from_string(char *text, struct kube_label_selector *ret, struct kube_label_requirement **ret_reqs)
+int wk_selector_from_string(char *text, struct kube_label_selector *ret,
+                            struct kube_label_requirement **ret_reqs)
 {
 	size_t cap = 1, n = 0, nv_total = 1;
 	char *p = text;
@@ -275,7 +283,8 @@ int wk_selector_from_string(char *text, struct kube_label_selector *ret, struct 
 			nv_total++, cap++;
 	}
 	/* requirements, matchLabels and values share one allocation, in that order */
-	reqs = calloc(1, cap * sizeof(*reqs) + cap * sizeof(struct kube_kv) + nv_total * sizeof(char *));
+	reqs = calloc(1, cap * sizeof(*reqs) + cap * sizeof(struct kube_kv) +
+	                         nv_total * sizeof(char *));
 	if (!reqs)
 		return -ENOMEM;
 	struct kube_kv *kv = (struct kube_kv *)(reqs + cap);
@@ -312,7 +321,7 @@ int wk_selector_from_string(char *text, struct kube_label_selector *ret, struct 
 			while (label_char(*p))
 				p++;
 			if (!ne) { /* "a=b" is what matchLabels formats to: keep it one */
-				kv[nkv++] = (struct kube_kv){ key, val };
+				kv[nkv++] = (struct kube_kv){key, val};
 				goto next;
 			}
 			rq->op = KUBE_OP_NOT_IN;
@@ -356,7 +365,7 @@ int wk_selector_from_string(char *text, struct kube_label_selector *ret, struct 
 			goto bad;
 		}
 		n++;
-next:
+	next:
 		if (*p == ',') {
 			*p++ = 0;
 			if (n + nkv >= cap)
@@ -377,18 +386,21 @@ bad:
 	return -EINVAL;
 }
 
-/* ---- replicasets ------------------------------------------------------------------------------ */
+/* ---- replicasets ------------------------------------------------------------------------------
+ */
 
 static int template_labels(struct wk_rs *w)
 {
 	cJSON *t = cJSON_ParseWithLength(w->rs.template_json, w->rs.template_json_len);
-	cJSON *labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "metadata"), "labels");
+	cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(t, "metadata"), "labels");
 	size_t n = 0, bytes = 0, off = 0;
 	cJSON *l;
 
 	if (!t)
 		return w->rs.template_json_len ? -EBADMSG : 0;
-	cJSON_ArrayForEach(l, labels) {
+	cJSON_ArrayForEach(l, labels)
+	{
 		if (cJSON_IsString(l)) {
 			n++;
 			bytes += strlen(l->string) + strlen(l->valuestring) + 2;
@@ -401,7 +413,8 @@ static int template_labels(struct wk_rs *w)
 		return -ENOMEM;
 	}
 	n = 0;
-	cJSON_ArrayForEach(l, labels) {
+	cJSON_ArrayForEach(l, labels)
+	{
 		if (!cJSON_IsString(l))
 			continue;
 		size_t kl = strlen(l->string) + 1, vl = strlen(l->valuestring) + 1;
@@ -432,9 +445,11 @@ int wk_rs_from_obj(struct shm_obj *obj, struct wk_rs *ret)
 	*obj = SHM_OBJ_INIT;
 	if (ret->obj.kind != SHM_RECORD_REPLICASET)
 		return -EINVAL;
-	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 || (r = inf_rec_rs_get(&v, &fr)) < 0)
+	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
+	    (r = inf_rec_rs_get(&v, &fr)) < 0)
 		return r;
-	r = meta_from_obj(&ret->obj, &v, &ret->rs.meta, &ret->labels, &ret->owners, &ret->finalizers);
+	r = meta_from_obj(&ret->obj, &v, &ret->rs.meta, &ret->labels, &ret->owners,
+	                  &ret->finalizers);
 	if (r < 0)
 		return r;
 	struct kube_replicaset *rs = &ret->rs;
@@ -465,7 +480,8 @@ int wk_rs_from_obj(struct shm_obj *obj, struct wk_rs *ret)
 		ret->reqs = calloc(1, sizeof(*ret->reqs));
 		if (!ret->reqs)
 			return -ENOMEM;
-		ret->reqs[0] = (struct kube_label_requirement){ .key = "", .op = KUBE_OP_INVALID, .op_text = s };
+		ret->reqs[0] = (struct kube_label_requirement){
+		        .key = "", .op = KUBE_OP_INVALID, .op_text = s};
 		ret->sel.match_expressions = ret->reqs;
 		ret->sel.n_match_expressions = 1;
 		rs->selector = &ret->sel;
@@ -493,7 +509,8 @@ int wk_rs_from_obj(struct shm_obj *obj, struct wk_rs *ret)
 			ret->conds[i].reason = fl[2] ? f[2] : NULL;
 			ret->conds[i].message = fl[3] ? f[3] : NULL;
 			if (fl[4] == sizeof(kube_time_t))
-				memcpy(&ret->conds[i].last_transition_time, f[4], sizeof(kube_time_t));
+				memcpy(&ret->conds[i].last_transition_time, f[4],
+				       sizeof(kube_time_t));
 		}
 		rs->status.conditions = ret->conds;
 		rs->status.n_conditions = fr.n_conditions;

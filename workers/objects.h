@@ -66,4 +66,4 @@ void wk_rs_free(struct wk_rs *r);
  * becomes a matchExpression. Strings point into `text`, which the caller keeps. Returns 0,
  * -EINVAL (not canonical form), -ENOMEM. */
 int wk_selector_from_string(char *text, struct kube_label_selector *ret,
-			    struct kube_label_requirement **ret_reqs);
+                            struct kube_label_requirement **ret_reqs);

@@ -24,21 +24,21 @@ struct kcmd_flag_values;
 
 struct wk_ctx {
 	struct ipc_loop *loop;
-	struct kube_client *kc; /* blocking use only (kube_client_request) */
-	struct shm_arena *arena;  /* read-only */
-	int expectations_fd;      /* -1 when not passed */
-	const char *process;      /* KCMD_PROCESS */
-	const char *controller;   /* canonical name */
+	struct kube_client *kc;  /* blocking use only (kube_client_request) */
+	struct shm_arena *arena; /* read-only */
+	int expectations_fd;     /* -1 when not passed */
+	const char *process;     /* KCMD_PROCESS */
+	const char *controller;  /* canonical name */
 	/* what kc was made from, for a controller that needs a client of its own (the GC's) */
 	const struct kube_config *config;
 	const struct kcmd_flag_values *flags; /* the controller's own flags (lib/goflag.h) */
-	double qps; /* --kube-api-qps */
-	int burst;  /* --kube-api-burst */
+	double qps;                           /* --kube-api-qps */
+	int burst;                            /* --kube-api-burst */
 };
 
 struct wk_result {
-	int err;               /* 0: Forget; < 0: AddRateLimited */
-	bool requeue_after;    /* AddAfter(after_usec) (with err == 0) */
+	int err;            /* 0: Forget; < 0: AddRateLimited */
+	bool requeue_after; /* AddAfter(after_usec) (with err == 0) */
 	uint64_t after_usec;
 };
 
@@ -50,4 +50,3 @@ struct wk_controller {
 	void (*sync)(void *state, size_t q, const char *key, struct wk_result *res);
 	void (*fini)(void *state);
 };
-

@@ -19,7 +19,7 @@ static int parse(struct bench_opts *o, char *err, size_t n, char **argv)
 	bench_opts_defaults(o);
 	return bench_opts_parse(o, argc, argv, err, n);
 }
-#define PARSE(o, err, ...) parse(o, err, sizeof(err), (char *[]){ "bench", __VA_ARGS__, NULL })
+#define PARSE(o, err, ...) parse(o, err, sizeof(err), (char *[]){"bench", __VA_ARGS__, NULL})
 
 static void test_defaults_test_cluster(void **state)
 {
@@ -27,7 +27,7 @@ static void test_defaults_test_cluster(void **state)
 	struct bench_opts o;
 	char err[256] = "";
 
-	assert_int_equal(parse(&o, err, sizeof(err), (char *[]){ "bench", NULL }), 0);
+	assert_int_equal(parse(&o, err, sizeof(err), (char *[]){"bench", NULL}), 0);
 	assert_int_equal(o.workload, BENCH_LOAD);
 	assert_null(o.kubeconfig);
 	assert_true(o.compare_upstream); /* on for the test cluster */
@@ -50,7 +50,9 @@ static void test_ramp_default_target(void **state)
 
 	assert_int_equal(PARSE(&o, err, "--workload=ramp"), 0);
 	assert_int_equal(o.target_pods, 100000);
-	assert_int_equal(PARSE(&o, err, "--workload", "ramp", "--kubeconfig=/k", "--target-pods", "5000"), 0);
+	assert_int_equal(
+	        PARSE(&o, err, "--workload", "ramp", "--kubeconfig=/k", "--target-pods", "5000"),
+	        0);
 	assert_int_equal(o.target_pods, 5000);
 	assert_string_equal(o.kubeconfig, "/k");
 	assert_false(o.compare_upstream); /* off for a cluster given by kubeconfig */
@@ -65,11 +67,12 @@ static void test_values_and_bools(void **state)
 	struct bench_opts o;
 	char err[256] = "";
 
-	assert_int_equal(PARSE(&o, err, "--workload=failover", "--kube-api-qps=50.5", "--kube-api-burst", "100",
-			       "--unlimited", "--plot=true", "--compare-upstream=false", "--replicas-mix=100,10",
-			       "--namespaces=3", "--create-rate=2.5", "--raw-pods=0", "--seed=7", "--output=x/y.json",
-			       "--kcmd-args=--standby-warm-cache --v=2"),
-			 0);
+	assert_int_equal(PARSE(&o, err, "--workload=failover", "--kube-api-qps=50.5",
+	                       "--kube-api-burst", "100", "--unlimited", "--plot=true",
+	                       "--compare-upstream=false", "--replicas-mix=100,10",
+	                       "--namespaces=3", "--create-rate=2.5", "--raw-pods=0", "--seed=7",
+	                       "--output=x/y.json", "--kcmd-args=--standby-warm-cache --v=2"),
+	                 0);
 	assert_int_equal(o.workload, BENCH_FAILOVER);
 	assert_true(o.qps == 50.5);
 	assert_int_equal(o.burst, 100);
@@ -95,20 +98,20 @@ static void test_errors(void **state)
 	char err[256];
 
 	static const char *const bad[][2] = {
-		{ "--workload=soak", "--workload" },
-		{ "--kube-api-qps=0", "--kube-api-qps" },
-		{ "--kube-api-qps=abc", "--kube-api-qps" },
-		{ "--kube-api-burst=0", "--kube-api-burst" },
-		{ "--replicas-mix=250,,5", "--replicas-mix" },
-		{ "--replicas-mix=250,x", "--replicas-mix" },
-		{ "--replicas-mix=", "--replicas-mix" },
-		{ "--replicas-mix=1,2,3,4,5,6,7,8,9", "--replicas-mix" },
-		{ "--namespaces=0", "--namespaces" },
-		{ "--plot=maybe", "--plot" },
-		{ "--frobnicate=1", "unknown flag --frobnicate" },
-		{ "positional", "unexpected argument" },
-		{ "--create-rate=-1", "--create-rate" },
-		{ "--target-pods=10", "too small" },
+	        {"--workload=soak", "--workload"},
+	        {"--kube-api-qps=0", "--kube-api-qps"},
+	        {"--kube-api-qps=abc", "--kube-api-qps"},
+	        {"--kube-api-burst=0", "--kube-api-burst"},
+	        {"--replicas-mix=250,,5", "--replicas-mix"},
+	        {"--replicas-mix=250,x", "--replicas-mix"},
+	        {"--replicas-mix=", "--replicas-mix"},
+	        {"--replicas-mix=1,2,3,4,5,6,7,8,9", "--replicas-mix"},
+	        {"--namespaces=0", "--namespaces"},
+	        {"--plot=maybe", "--plot"},
+	        {"--frobnicate=1", "unknown flag --frobnicate"},
+	        {"positional", "unexpected argument"},
+	        {"--create-rate=-1", "--create-rate"},
+	        {"--target-pods=10", "too small"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
@@ -133,7 +136,7 @@ static void test_load_plan(void **state)
 	int n = bench_load_plan(&o, sizes, 4096);
 	/* each size about a third of 2000 pods: 3 x 250, 22 x 30, 133 x 5 */
 	assert_int_equal(n, 3 + 22 + 133);
-	int count[3] = { 0 };
+	int count[3] = {0};
 	long total = 0;
 	for (int i = 0; i < n; i++) {
 		total += sizes[i];
@@ -172,9 +175,11 @@ static void test_load_plan(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_test_cluster), cmocka_unit_test(test_ramp_default_target),
-		cmocka_unit_test(test_values_and_bools),      cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_load_plan),
+	        cmocka_unit_test(test_defaults_test_cluster),
+	        cmocka_unit_test(test_ramp_default_target),
+	        cmocka_unit_test(test_values_and_bools),
+	        cmocka_unit_test(test_errors),
+	        cmocka_unit_test(test_load_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

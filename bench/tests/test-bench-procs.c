@@ -21,8 +21,9 @@ static void test_pstat_parse(void **state)
 	(void)state;
 	struct bench_pstat st;
 	/* a comm with spaces and a closing parenthesis */
-	const char *s = "4242 (kcmd (w) x) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 50 10 30 20 0 1 0 12345 1000 200 "
-			"18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+	const char *s = "4242 (kcmd (w) x) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 50 10 30 20 0 "
+	                "1 0 12345 1000 200 "
+	                "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
 	assert_int_equal(bench_pstat_parse(s, 100, &st), 0);
 	assert_int_equal(st.pid, 4242);
 	assert_int_equal(st.ppid, 17);
@@ -38,8 +39,10 @@ static void test_smaps_parse(void **state)
 {
 	(void)state;
 	long pss = 0, rss = 0;
-	const char *s = "55d0c0000000-7ffd5e5f8000 ---p 00000000 00:00 0                          [rollup]\n"
-			"Rss:               12345 kB\nPss:                6789 kB\nPss_Anon:           100 kB\n";
+	const char *s = "55d0c0000000-7ffd5e5f8000 ---p 00000000 00:00 0                          "
+	                "[rollup]\n"
+	                "Rss:               12345 kB\nPss:                6789 kB\nPss_Anon:       "
+	                "    100 kB\n";
 	assert_int_equal(bench_smaps_parse(s, &pss, &rss), 0);
 	assert_int_equal(pss, 6789);
 	assert_int_equal(rss, 12345);
@@ -85,7 +88,7 @@ static void test_tree_sample(void **state)
 static void test_podmap(void **state)
 {
 	(void)state;
-	struct bench_podmap m = { 0 };
+	struct bench_podmap m = {0};
 	bool added;
 	char key[64];
 
@@ -130,7 +133,8 @@ static void test_podmap(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_pstat_parse), cmocka_unit_test(test_smaps_parse),
-					    cmocka_unit_test(test_tree_sample), cmocka_unit_test(test_podmap) };
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_pstat_parse), cmocka_unit_test(test_smaps_parse),
+	        cmocka_unit_test(test_tree_sample), cmocka_unit_test(test_podmap)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,20 +12,29 @@
 #include "bench/prom.h"
 
 static const char text[] =
-	"# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, ...\n"
-	"# TYPE apiserver_request_total counter\n"
-	"apiserver_request_total{code=\"200\",component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"pods\",scope=\"cluster\",subresource=\"\",verb=\"LIST\",version=\"v1\"} 3\n"
-	"apiserver_request_total{code=\"200\",component=\"apiserver\",dry_run=\"\",group=\"apps\",resource=\"replicasets\",scope=\"cluster\",subresource=\"\",verb=\"LIST\",version=\"v1\"} 2\n"
-	"apiserver_request_total{code=\"201\",component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"POST\",version=\"v1\"} 1500\n"
-	"apiserver_request_total{code=\"201\",component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"binding\",verb=\"POST\",version=\"v1\"} 1499\n"
-	"apiserver_request_total{code=\"409\",component=\"apiserver\",dry_run=\"\",group=\"apps\",resource=\"replicasets\",scope=\"resource\",subresource=\"status\",verb=\"PUT\",version=\"v1\"} 7\n"
-	"apiserver_request_total_other{verb=\"LIST\"} 1000\n"
-	"\n"
-	"weird line without value\n"
-	"workqueue_depth{name=\"replicaset\"} 12\n"
-	"workqueue_depth{name=\"gc-attempt-to-delete\"} 3 1700000000000\n"
-	"label_escapes{a=\"x\\\"y\\\\z\\n\",b=\"\"} +Inf\n"
-	"no_labels 4.5e3\n";
+        "# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each "
+        "verb, ...\n"
+        "# TYPE apiserver_request_total counter\n"
+        "apiserver_request_total{code=\"200\",component=\"apiserver\",dry_run=\"\",group=\"\","
+        "resource=\"pods\",scope=\"cluster\",subresource=\"\",verb=\"LIST\",version=\"v1\"} 3\n"
+        "apiserver_request_total{code=\"200\",component=\"apiserver\",dry_run=\"\",group=\"apps\","
+        "resource=\"replicasets\",scope=\"cluster\",subresource=\"\",verb=\"LIST\",version=\"v1\"} "
+        "2\n"
+        "apiserver_request_total{code=\"201\",component=\"apiserver\",dry_run=\"\",group=\"\","
+        "resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"POST\",version=\"v1\"} 1500\n"
+        "apiserver_request_total{code=\"201\",component=\"apiserver\",dry_run=\"\",group=\"\","
+        "resource=\"pods\",scope=\"resource\",subresource=\"binding\",verb=\"POST\",version=\"v1\"}"
+        " 1499\n"
+        "apiserver_request_total{code=\"409\",component=\"apiserver\",dry_run=\"\",group=\"apps\","
+        "resource=\"replicasets\",scope=\"resource\",subresource=\"status\",verb=\"PUT\",version="
+        "\"v1\"} 7\n"
+        "apiserver_request_total_other{verb=\"LIST\"} 1000\n"
+        "\n"
+        "weird line without value\n"
+        "workqueue_depth{name=\"replicaset\"} 12\n"
+        "workqueue_depth{name=\"gc-attempt-to-delete\"} 3 1700000000000\n"
+        "label_escapes{a=\"x\\\"y\\\\z\\n\",b=\"\"} +Inf\n"
+        "no_labels 4.5e3\n";
 
 static int count_cb(const struct prom_sample *s, void *ud)
 {
@@ -60,39 +69,43 @@ static void test_parse(void **state)
 	assert_int_equal(prom_parse_line(l, strlen(l), &s), 1);
 	assert_int_equal(prom_parse_line("", 0, &s), 1);
 	static const char *const bad_lines[] = {
-		"x{a=\"1\"}",         "x{a=1} 2",          "x{a=\"1\" 2",        "x{=\"1\"} 2", "x 1 2 3",
-		"x{a=\"\\q\"} 1",     "{a=\"1\"} 2",        "x 12abc",            "x{a=\"1\"}2",
+	        "x{a=\"1\"}",     "x{a=1} 2",    "x{a=\"1\" 2", "x{=\"1\"} 2", "x 1 2 3",
+	        "x{a=\"\\q\"} 1", "{a=\"1\"} 2", "x 12abc",     "x{a=\"1\"}2",
 	};
 	for (size_t i = 0; i < sizeof(bad_lines) / sizeof(bad_lines[0]); i++)
 		if (prom_parse_line(bad_lines[i], strlen(bad_lines[i]), &s) != -EBADMSG)
 			fail_msg("accepted: %s", bad_lines[i]);
 	l = "x{a=\"1\",} 2\r";
-	assert_int_equal(prom_parse_line(l, strlen(l), &s), 0); /* trailing comma and CR are legal */
+	assert_int_equal(prom_parse_line(l, strlen(l), &s),
+	                 0); /* trailing comma and CR are legal */
 	assert_true(s.value == 2);
 }
 
 static void test_collect_and_delta(void **state)
 {
 	(void)state;
-	struct prom_counts c = { 0 }, before = { 0 }, d = { 0 };
-	static const char *const g[] = { "verb", "code" };
+	struct prom_counts c = {0}, before = {0}, d = {0};
+	static const char *const g[] = {"verb", "code"};
 
-	assert_int_equal(prom_collect(text, strlen(text), "apiserver_request_total", NULL, 0, g, 2, &c), 5);
+	assert_int_equal(
+	        prom_collect(text, strlen(text), "apiserver_request_total", NULL, 0, g, 2, &c), 5);
 	assert_true(prom_counts_get(&c, "LIST 200") == 5);
 	assert_true(prom_counts_get(&c, "POST 201") == 2999);
 	assert_true(prom_counts_get(&c, "PUT 409") == 7);
 	assert_true(prom_counts_get(&c, "GET 200") == 0);
 	assert_true(prom_counts_total(&c) == 3011);
 
-	static const char *const f[] = { "verb", "LIST", "resource", "pods" };
-	struct prom_counts lp = { 0 };
-	assert_int_equal(prom_collect(text, strlen(text), "apiserver_request_total", f, 2, NULL, 0, &lp), 1);
+	static const char *const f[] = {"verb", "LIST", "resource", "pods"};
+	struct prom_counts lp = {0};
+	assert_int_equal(
+	        prom_collect(text, strlen(text), "apiserver_request_total", f, 2, NULL, 0, &lp), 1);
 	assert_true(prom_counts_get(&lp, "") == 3);
 	prom_counts_free(&lp);
 
-	static const char *const gn[] = { "name" };
-	struct prom_counts q = { 0 };
-	assert_int_equal(prom_collect(text, strlen(text), "workqueue_depth", NULL, 0, gn, 1, &q), 2);
+	static const char *const gn[] = {"name"};
+	struct prom_counts q = {0};
+	assert_int_equal(prom_collect(text, strlen(text), "workqueue_depth", NULL, 0, gn, 1, &q),
+	                 2);
 	assert_true(prom_counts_get(&q, "replicaset") == 12);
 	assert_true(prom_counts_total(&q) == 15);
 	prom_counts_free(&q);
@@ -128,7 +141,8 @@ static void test_callback_stops(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_parse), cmocka_unit_test(test_collect_and_delta),
-					    cmocka_unit_test(test_callback_stops) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_parse),
+	                                   cmocka_unit_test(test_collect_and_delta),
+	                                   cmocka_unit_test(test_callback_stops)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,13 +13,22 @@
 
 #include "bench/report.h"
 
-static void phase(struct bench_run *r, const char *name, double secs, long created, long deleted, double cpu,
-		  double mem, double p50, double p99)
+static void phase(struct bench_run *r, const char *name, double secs, long created, long deleted,
+                  double cpu, double mem, double p50, double p99)
 {
 	struct bench_phase *p = &r->phases[r->n_phases++];
-	*p = (struct bench_phase){ .converged = true, .converge_s = secs, .pods_created = created, .pods_deleted = deleted,
-				   .cpu_s = cpu, .peak_mem_mb = mem, .react_p50_ms = p50, .react_p99_ms = p99,
-				   .react_n = created ? 10 : 0, .lists = 0, .queue_depth_max = NAN, .resume_s = NAN };
+	*p = (struct bench_phase){.converged = true,
+	                          .converge_s = secs,
+	                          .pods_created = created,
+	                          .pods_deleted = deleted,
+	                          .cpu_s = cpu,
+	                          .peak_mem_mb = mem,
+	                          .react_p50_ms = p50,
+	                          .react_p99_ms = p99,
+	                          .react_n = created ? 10 : 0,
+	                          .lists = 0,
+	                          .queue_depth_max = NAN,
+	                          .resume_s = NAN};
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	prom_counts_add(&p->api, "POST 201", (double)created);
 	prom_counts_add(&p->api, "DELETE 200", (double)deleted);
@@ -27,16 +36,21 @@ static void phase(struct bench_run *r, const char *name, double secs, long creat
 
 static void make(struct bench_report *r)
 {
-	*r = (struct bench_report){ .target_pods = 2000, .rs_count = 158, .namespaces = 10, .create_rate = 20,
-				    .raw_pods = 2000, .raw_concurrency = 32, .raw_create_per_s = 812.5,
-				    .raw_delete_per_s = 900 };
+	*r = (struct bench_report){.target_pods = 2000,
+	                           .rs_count = 158,
+	                           .namespaces = 10,
+	                           .create_rate = 20,
+	                           .raw_pods = 2000,
+	                           .raw_concurrency = 32,
+	                           .raw_create_per_s = 812.5,
+	                           .raw_delete_per_s = 900};
 	strcpy(r->workload, "load");
 	strcpy(r->date, "2026-12-02 23:30 UTC");
 	strcpy(r->machine, "2 vCPU");
 	strcpy(r->versions, "kcmd 0.1.0");
 	strcpy(r->command, "kcmd bench --workload=load");
 	struct bench_run *k = &r->runs[r->n_runs++], *u = &r->runs[r->n_runs++];
-	*k = (struct bench_run){ .qps = 20, .burst = 30 };
+	*k = (struct bench_run){.qps = 20, .burst = 30};
 	*u = *k;
 	strcpy(k->controller, "kcmd");
 	strcpy(u->controller, "upstream");
@@ -75,7 +89,8 @@ static void test_table(void **state)
 	struct bench_report r;
 	make(&r);
 	char *t = render(bench_report_table, &r);
-	assert_non_null(strstr(t, "== load, limited (--kube-api-qps=20 --kube-api-burst=30): kcmd vs upstream"));
+	assert_non_null(strstr(
+	        t, "== load, limited (--kube-api-qps=20 --kube-api-burst=30): kcmd vs upstream"));
 	/* create: 100 s vs 110 s, ratio 0.91; CPU 5 vs 20 = 0.25; memory with its kind */
 	assert_non_null(strstr(t, "time to converge (s)"));
 	assert_non_null(strstr(t, "0.91"));
@@ -140,12 +155,16 @@ static void test_json(void **state)
 	assert_string_equal(cJSON_GetObjectItem(ph, "name")->valuestring, "create");
 	assert_true(cJSON_GetObjectItem(ph, "converge_s")->valuedouble == 110);
 	assert_true(cJSON_GetObjectItem(ph, "pods_created_per_s")->valuedouble > 18.18 &&
-		    cJSON_GetObjectItem(ph, "pods_created_per_s")->valuedouble < 18.19);
+	            cJSON_GetObjectItem(ph, "pods_created_per_s")->valuedouble < 18.19);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(ph, "queue_depth_max"))); /* NAN -> null */
-	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(ph, "api_requests_by_verb_code"), "POST 201")->valuedouble == 2000);
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(ph, "api_requests_by_verb_code"),
+	                                "POST 201")
+	                    ->valuedouble == 2000);
 	cJSON *d = cJSON_GetArrayItem(cJSON_GetObjectItem(u, "phases"), 2);
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(d, "converged")));
-	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "raw_apiserver"), "create_pods_per_s")->valuedouble == 812.5);
+	assert_true(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "raw_apiserver"), "create_pods_per_s")
+	                ->valuedouble == 812.5);
 	cJSON_Delete(j);
 	free(s);
 	bench_report_free(&r);
@@ -184,14 +203,15 @@ static void test_splice(void **state)
 
 	/* no markers: appended */
 	assert_int_equal(bench_doc_splice("# Benchmarks\n\ntext", "## kcmd bench\nnew\n", &out), 0);
-	assert_string_equal(out, "# Benchmarks\n\ntext\n\n" BENCH_DOC_BEGIN "\n## kcmd bench\nnew\n" BENCH_DOC_END "\n");
+	assert_string_equal(out, "# Benchmarks\n\ntext\n\n" BENCH_DOC_BEGIN
+	                         "\n## kcmd bench\nnew\n" BENCH_DOC_END "\n");
 	/* markers: replaced, the rest kept */
 	char *again = NULL;
 	char doc[512];
 	snprintf(doc, sizeof(doc), "%s\n## after\n", out);
 	assert_int_equal(bench_doc_splice(doc, "## kcmd bench\nnewer", &again), 0);
-	assert_string_equal(again, "# Benchmarks\n\ntext\n\n" BENCH_DOC_BEGIN "\n## kcmd bench\nnewer\n" BENCH_DOC_END
-				   "\n\n## after\n");
+	assert_string_equal(again, "# Benchmarks\n\ntext\n\n" BENCH_DOC_BEGIN
+	                           "\n## kcmd bench\nnewer\n" BENCH_DOC_END "\n\n## after\n");
 	free(out);
 	free(again);
 	assert_int_equal(bench_doc_splice("x " BENCH_DOC_BEGIN " no end", "s", &out), -EBADMSG);
@@ -199,8 +219,9 @@ static void test_splice(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_table), cmocka_unit_test(test_lines),
-					    cmocka_unit_test(test_json), cmocka_unit_test(test_markdown_and_gnuplot),
-					    cmocka_unit_test(test_splice) };
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_table), cmocka_unit_test(test_lines),
+	        cmocka_unit_test(test_json), cmocka_unit_test(test_markdown_and_gnuplot),
+	        cmocka_unit_test(test_splice)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@
 static void test_percentiles(void **state)
 {
 	(void)state;
-	struct bench_samples s = { 0 };
+	struct bench_samples s = {0};
 
 	assert_true(isnan(bench_percentile(&s, 50)));
 	assert_true(isnan(bench_mean(&s)));
@@ -59,6 +59,7 @@ static void test_ratio(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_percentiles), cmocka_unit_test(test_ratio) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_percentiles),
+	                                   cmocka_unit_test(test_ratio)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

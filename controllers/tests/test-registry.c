@@ -27,7 +27,8 @@ static void test_find(void **state)
 	assert_non_null(rs);
 	assert_ptr_equal(kcmd_registry_find("replicaset"), rs); /* kcm's alias */
 	assert_ptr_equal(kcmd_registry_at((size_t)kcmd_registry_index(rs)), rs);
-	assert_ptr_equal(kcmd_registry_find("garbagecollector"), kcmd_registry_find("garbage-collector-controller"));
+	assert_ptr_equal(kcmd_registry_find("garbagecollector"),
+	                 kcmd_registry_find("garbage-collector-controller"));
 	assert_null(kcmd_registry_find("deployment-controller-x"));
 	assert_null(kcmd_registry_find(NULL));
 	assert_null(kcmd_registry_at(kcmd_registry_count()));
@@ -57,9 +58,9 @@ static void test_descriptors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid),
-		cmocka_unit_test(test_find),
-		cmocka_unit_test(test_descriptors),
+	        cmocka_unit_test(test_valid),
+	        cmocka_unit_test(test_find),
+	        cmocka_unit_test(test_descriptors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

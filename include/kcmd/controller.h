@@ -51,11 +51,12 @@ struct wk_controller;     /* workers/worker.h */
 struct kcmd_flag_values;  /* below */
 struct kube_config;       /* kube/config.h */
 
-/* ---- flags ------------------------------------------------------------------------------------ */
+/* ---- flags ------------------------------------------------------------------------------------
+ */
 enum kcmd_flag_type {
-	KCMD_FLAG_INT = 1, /* non-negative int */
-	KCMD_FLAG_BOOL,    /* Go's strconv.ParseBool; a bare --name is true */
-	KCMD_FLAG_DOUBLE,  /* non-negative */
+	KCMD_FLAG_INT = 1,  /* non-negative int */
+	KCMD_FLAG_BOOL,     /* Go's strconv.ParseBool; a bare --name is true */
+	KCMD_FLAG_DOUBLE,   /* non-negative */
 	KCMD_FLAG_DURATION, /* Go duration ("15s", "1m30s") */
 	KCMD_FLAG_STRING,
 };
@@ -80,7 +81,8 @@ double kcmd_flag_double(const struct kcmd_flag_values *v, const char *name);
 uint64_t kcmd_flag_duration_us(const struct kcmd_flag_values *v, const char *name);
 const char *kcmd_flag_string(const struct kcmd_flag_values *v, const char *name);
 
-/* ---- cache ------------------------------------------------------------------------------------ */
+/* ---- cache ------------------------------------------------------------------------------------
+ */
 enum kcmd_cache_kind {
 	KCMD_CACHE_METADATA = 0, /* PartialObjectMetadata: names, labels, owners, finalizers */
 	KCMD_CACHE_POD,          /* typed records (shm record kinds) */
@@ -96,7 +98,8 @@ struct kcmd_watch {
 	bool namespaced;
 };
 
-/* ---- queues ----------------------------------------------------------------------------------- */
+/* ---- queues -----------------------------------------------------------------------------------
+ */
 enum kcmd_queue_flags {
 	/* the controller's dispatcher also attaches to it as a worker (its handlers consume it,
 	 * e.g. the GC's virtual delete events for its graph builder) */
@@ -109,7 +112,8 @@ struct kcmd_queue {
 	unsigned flags;
 };
 
-/* ---- manager-side hooks ------------------------------------------------------------------------ */
+/* ---- manager-side hooks ------------------------------------------------------------------------
+ */
 enum kcmd_region_users {
 	KCMD_TO_DISPATCHER = 1u << 0, /* the process running the controller's handlers */
 	KCMD_TO_WORKERS = 1u << 1,
@@ -123,17 +127,20 @@ int kcmd_mgr_export_fd(struct kcmd_mgr_env *env, const char *var, int fd, unsign
 
 /* A text buffer the manager serves (/metrics, debug endpoints). */
 struct kcmd_text;
-void kcmd_text_printf(struct kcmd_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kcmd_text_printf(struct kcmd_text *t, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 
 struct kcmd_debug_endpoint {
 	const char *path;  /* e.g. "/debug/controllers/garbage-collector-controller" */
 	const char *query; /* the one repeated query parameter it takes, or NULL */
-	/* sub: the path below `path`; the arena fd is read-only. Sets *status, *ctype, *body (malloc'd). */
-	int (*handle)(int arena_fd, const char *sub, const char *const *vals, size_t n_vals, unsigned *status,
-		      const char **ctype, char **body, size_t *len);
+	/* sub: the path below `path`; the arena fd is read-only. Sets *status, *ctype, *body
+	 * (malloc'd). */
+	int (*handle)(int arena_fd, const char *sub, const char *const *vals, size_t n_vals,
+	              unsigned *status, const char **ctype, char **body, size_t *len);
 };
 
-/* ---- the descriptor ----------------------------------------------------------------------------- */
+/* ---- the descriptor -----------------------------------------------------------------------------
+ */
 struct kcmd_controller {
 	uint32_t abi; /* KCMD_CONTROLLER_ABI */
 	const char *name;
@@ -144,8 +151,8 @@ struct kcmd_controller {
 	bool hidden;
 	const char *enable_flag;
 	const char *const *feature_gates; /* NULL-terminated gates it needs, may be NULL */
-	const char *service_account;      /* kube-system/<name> with --use-service-account-credentials */
-	bool cluster_scoped_keys;         /* its keys name cluster-scoped objects (sharding) */
+	const char *service_account; /* kube-system/<name> with --use-service-account-credentials */
+	bool cluster_scoped_keys;    /* its keys name cluster-scoped objects (sharding) */
 
 	const struct kcmd_watch *watches; /* n_watches entries */
 	size_t n_watches;
@@ -163,9 +170,10 @@ struct kcmd_controller {
 	int (*worker_count)(const struct kcmd_flag_values *v);
 
 	/* manager */
-	int (*mgr_setup)(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v, void **ret_state);
-	/* A process of the controller ended (crashed: killed by a signal); returns how many items it
-	 * held were repaired (the manager logs it), or -errno. */
+	int (*mgr_setup)(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
+	                 void **ret_state);
+	/* A process of the controller ended (crashed: killed by a signal); returns how many items
+	 * it held were repaired (the manager logs it), or -errno. */
 	int (*mgr_child_died)(void *state, int pid, const char *process, bool crashed);
 	void (*mgr_metrics)(void *state, struct kcmd_text *out);
 	void (*mgr_fini)(void *state);
@@ -173,7 +181,8 @@ struct kcmd_controller {
 	size_t n_debug;
 	/* Checked once before the processes start (e.g. refusing a cluster it must not act on):
 	 * returns 0, or -errno with a message; -EEXIST is fatal. */
-	int (*mgr_precheck)(const struct kcmd_flag_values *v, const struct kube_config *kcfg, char *err, size_t errlen);
+	int (*mgr_precheck)(const struct kcmd_flag_values *v, const struct kube_config *kcfg,
+	                    char *err, size_t errlen);
 
 	/* informerd */
 	const struct inf_handler_table *handlers;

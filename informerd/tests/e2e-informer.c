@@ -39,15 +39,20 @@ static unsigned store_errors;
 #define CHECK(c)                                                                                   \
 	do {                                                                                       \
 		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
 			fails++;                                                                   \
 			goto out;                                                                  \
 		}                                                                                  \
 	} while (0)
 
-static int call(enum kube_verb v, const char *res, const char *name, const char *body, const char *in_ns)
+static int call(enum kube_verb v, const char *res, const char *name, const char *body,
+                const char *in_ns)
 {
-	struct kube_request r = {.verb = v, .version = "v1", .resource = res, .name = name, .body = body,
+	struct kube_request r = {.verb = v,
+	                         .version = "v1",
+	                         .resource = res,
+	                         .name = name,
+	                         .body = body,
 	                         .ns = in_ns};
 	struct kube_response resp;
 	int e = kube_client_request(cl, &r, NULL, NULL, &resp);
@@ -58,7 +63,8 @@ static int call(enum kube_verb v, const char *res, const char *name, const char 
 static int create_cm(const char *name)
 {
 	char body[256];
-	snprintf(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"}}",
+	snprintf(body, sizeof(body),
+	         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"}}",
 	         name);
 	return call(KUBE_CREATE, "configmaps", NULL, body, ns);
 }
@@ -117,7 +123,8 @@ static bool present(void *ud)
 int main(void)
 {
 	if (!getenv("KCMD_TEST_SERVER")) {
-		printf("KCMD_TEST_SERVER not set: run through TestTables_InformerNeverSkips (make e2e)\n");
+		printf("KCMD_TEST_SERVER not set: run through TestTables_InformerNeverSkips (make "
+		       "e2e)\n");
 		return 77;
 	}
 	char err[512] = "";
@@ -139,7 +146,9 @@ int main(void)
 	}
 	snprintf(ns, sizeof(ns), "inf-e2e-%d", (int)getpid());
 	char body[256];
-	snprintf(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
+	snprintf(body, sizeof(body),
+	         "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+	         ns);
 	if ((e = call(KUBE_CREATE, "namespaces", NULL, body, NULL)) < 0) {
 		fprintf(stderr, "creating namespace %s: %s\n", ns, strerror(-e));
 		return 1;
@@ -151,7 +160,8 @@ int main(void)
 	struct inf_store *st = NULL;
 	struct inf_informers *ii = NULL;
 	int afd = -1;
-	static const struct inf_resource cms = {"", "v1", "configmaps", "ConfigMap", SHM_RECORD_META, true};
+	static const struct inf_resource cms = {
+	        "", "v1", "configmaps", "ConfigMap", SHM_RECORD_META, true};
 	char name[32];
 
 	for (int i = 0; i < 3; i++) {
@@ -160,10 +170,14 @@ int main(void)
 	}
 	CHECK(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO) == 0);
 	CHECK(kube_loop_attach(loop, lcl, &kl) == 0);
-	CHECK(shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(1) << 30}, &afd) == 0);
+	CHECK(shm_arena_create(&(struct shm_create_opts){.max_size = UINT64_C(1) << 30}, &afd) ==
+	      0);
 	CHECK(shm_writer_open(afd, &a) == 0);
 	CHECK(inf_store_new(a, NULL, &st) == 0);
-	struct inf_informers_config ic = {.loop = loop, .client = lcl, .store = st, .on_error = on_error,
+	struct inf_informers_config ic = {.loop = loop,
+	                                  .client = lcl,
+	                                  .store = st,
+	                                  .on_error = on_error,
 	                                  .no_warm_start = true};
 	CHECK(inf_informers_new(&ic, &ii) == 0);
 
@@ -193,8 +207,9 @@ int main(void)
 	c.name = "cm-watch";
 	uint64_t t0 = ipc_now_usec();
 	CHECK(run_until(loop, 20000, present, &c));
-	fprintf(stderr, "watch: cm-watch in the arena %.1f s after its create (%u store error(s), %llu "
-	                "relists)\n",
+	fprintf(stderr,
+	        "watch: cm-watch in the arena %.1f s after its create (%u store error(s), %llu "
+	        "relists)\n",
 	        (double)(ipc_now_usec() - t0) / 1e6, store_errors - before,
 	        (unsigned long long)(inf_informers_lists(ii) - lists));
 	CHECK(store_errors > before);

@@ -267,7 +267,8 @@ static void test_drop_retire_reuse(void **state)
 	struct fx *f = *state;
 	struct shm_type_info ti;
 	int t = inf_store_add_resource(f->s, &cms);
-	static const struct inf_resource secrets = {"", "v1", "secrets", "Secret", SHM_RECORD_META, true};
+	static const struct inf_resource secrets = {"",  "v1", "secrets", "Secret", SHM_RECORD_META,
+	                                            true};
 
 	assert_true(t >= 0);
 	assert_int_equal(shm_reader_type_info(f->a, (uint16_t)t, &ti), 0);
@@ -297,15 +298,14 @@ static void test_owner_tristate(void **state)
 	struct fx *f = *state;
 	struct kube_pod *p = NULL;
 	struct shm_obj o = SHM_OBJ_INIT;
-	const char *js =
-	        "{\"metadata\":{\"name\":\"t\",\"namespace\":\"ns1\",\"uid\":\"u-t\","
-	        "\"resourceVersion\":\"7\",\"ownerReferences\":["
-	        "{\"apiVersion\":\"v1\",\"kind\":\"A\",\"name\":\"a\",\"uid\":\"u1\","
-	        "\"controller\":true},"
-	        "{\"apiVersion\":\"v1\",\"kind\":\"B\",\"name\":\"b\",\"uid\":\"u2\","
-	        "\"controller\":false,\"blockOwnerDeletion\":false},"
-	        "{\"apiVersion\":\"v1\",\"kind\":\"C\",\"name\":\"c\",\"uid\":\"u3\","
-	        "\"blockOwnerDeletion\":true}]},\"spec\":{},\"status\":{}}";
+	const char *js = "{\"metadata\":{\"name\":\"t\",\"namespace\":\"ns1\",\"uid\":\"u-t\","
+	                 "\"resourceVersion\":\"7\",\"ownerReferences\":["
+	                 "{\"apiVersion\":\"v1\",\"kind\":\"A\",\"name\":\"a\",\"uid\":\"u1\","
+	                 "\"controller\":true},"
+	                 "{\"apiVersion\":\"v1\",\"kind\":\"B\",\"name\":\"b\",\"uid\":\"u2\","
+	                 "\"controller\":false,\"blockOwnerDeletion\":false},"
+	                 "{\"apiVersion\":\"v1\",\"kind\":\"C\",\"name\":\"c\",\"uid\":\"u3\","
+	                 "\"blockOwnerDeletion\":true}]},\"spec\":{},\"status\":{}}";
 
 	assert_int_equal(kube_decode_pod(js, strlen(js), 0, &p), 0);
 	apply(f, KUBE_WATCH_ADDED, p);

@@ -565,8 +565,8 @@ static void test_pid_reuse_detected(void)
 {
 	struct env e;
 	env_up(&e, NULL);
-	struct ipc_q_header *h = mmap(NULL, ipc_q_size(IPC_QUEUE_MAX_WORKERS), PROT_READ | PROT_WRITE,
-	                              MAP_SHARED, e.fd, 0);
+	struct ipc_q_header *h = mmap(NULL, ipc_q_size(IPC_QUEUE_MAX_WORKERS),
+	                              PROT_READ | PROT_WRITE, MAP_SHARED, e.fd, 0);
 	CHECK(h != MAP_FAILED);
 	struct ipc_queue *w = NULL;
 	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
@@ -617,7 +617,8 @@ static void many_worker(int fd, struct many_shared *sh)
 			_exit(3);
 		atomic_fetch_add(&sh->hits[atoi(got + 1)], 1);
 		if (first) { /* hold the first key until every worker holds one */
-			int h = atomic_fetch_add(&sh->holding, 1) + 1, m = atomic_load(&sh->max_holding);
+			int h = atomic_fetch_add(&sh->holding, 1) + 1,
+			    m = atomic_load(&sh->max_holding);
 			while (h > m && !atomic_compare_exchange_weak(&sh->max_holding, &m, h))
 				;
 			uint64_t end = ipc_now_usec() + 10000000;

@@ -39,12 +39,12 @@ struct server {
 	char *req[MAXREQ]; /* raw requests seen */
 	int n_req;
 	bool stop;
-	bool threaded; /* one thread per connection (concurrent requests over HTTP/1.1) */
-	int barrier;   /* > 0: hold answers until this many requests arrived (2 s, then 503) */
+	bool threaded;    /* one thread per connection (concurrent requests over HTTP/1.1) */
+	int barrier;      /* > 0: hold answers until this many requests arrived (2 s, then 503) */
 	int barrier_skip; /* ...except the first ones (curl learns the protocol from the first
 	                   * answer before it opens more HTTP/1.1 connections) */
-	int conns;     /* connection threads alive */
-	int cur_fd;    /* the connection the serial server is serving (-1: none) */
+	int conns;        /* connection threads alive */
+	int cur_fd;       /* the connection the serial server is serving (-1: none) */
 };
 
 static struct server srv;
@@ -85,7 +85,8 @@ static void serve_conn(int fd)
 						usleep(1000);
 				}
 				if (!met)
-					resp = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
+					resp = "HTTP/1.1 503 Service "
+					       "Unavailable\r\nContent-Length: 0\r\n\r\n";
 			}
 			/* responses containing "|" are sent in pieces with pauses (streaming) */
 			const char *r = resp;
@@ -541,9 +542,9 @@ static void test_watch_metadata_accept(void **state)
 	kube_response_clear(&resp);
 	assert_int_equal(srv.n_req, 2);
 	assert_non_null(strstr(srv.req[0], "GET /api/v1/configmaps?watch=true"));
-	assert_non_null(strstr(srv.req[0],
-	                       "\r\nAccept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;"
-	                       "v=v1,application/json\r\n"));
+	assert_non_null(strstr(
+	        srv.req[0], "\r\nAccept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;"
+	                    "v=v1,application/json\r\n"));
 	assert_non_null(strstr(srv.req[1], "GET /api/v1/configmaps "));
 	assert_non_null(strstr(srv.req[1],
 	                       "\r\nAccept: application/json;as=PartialObjectMetadataList;"
@@ -959,8 +960,11 @@ static void test_request_many(void **state)
 	struct kube_response resps[5];
 	size_t order[5];
 	for (int i = 0; i < 5; i++)
-		reqs[i] = (struct kube_request){.verb = KUBE_CREATE, .version = "v1", .resource = "pods",
-		                                .ns = "default", .body = "{}"};
+		reqs[i] = (struct kube_request){.verb = KUBE_CREATE,
+		                                .version = "v1",
+		                                .resource = "pods",
+		                                .ns = "default",
+		                                .body = "{}"};
 	assert_int_equal(kube_client_request_many(c, reqs, 5, resps, order), 0);
 	int ok = 0, nf = 0;
 	bool seen[5] = {0};
@@ -1012,7 +1016,8 @@ static void test_request_many_limiter(void **state)
 	struct kube_request reqs[5];
 	struct kube_response resps[5];
 	for (int i = 0; i < 5; i++)
-		reqs[i] = (struct kube_request){.verb = KUBE_LIST, .version = "v1", .resource = "pods"};
+		reqs[i] = (struct kube_request){
+		        .verb = KUBE_LIST, .version = "v1", .resource = "pods"};
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	assert_int_equal(kube_client_request_many(c, reqs, 5, resps, NULL), 0);
@@ -1043,8 +1048,14 @@ static void test_shared_limiter(void **state)
 	struct kube_client *a = client(0, 1), *b = client(0, 1);
 	kube_client_free(a);
 	kube_client_free(b);
-	struct kube_client_opts o = {.config = &cfg, .process = "test", .controller = "unit", .qps = 1000,
-	                             .burst = 1000, .max_retries = 3, .retry_base_ms = 10, .timeout_ms = 5000,
+	struct kube_client_opts o = {.config = &cfg,
+	                             .process = "test",
+	                             .controller = "unit",
+	                             .qps = 1000,
+	                             .burst = 1000,
+	                             .max_retries = 3,
+	                             .retry_base_ms = 10,
+	                             .timeout_ms = 5000,
 	                             .limiter = la};
 	assert_int_equal(kube_client_new(&o, &a), 0);
 	o.limiter = lb;
@@ -1057,7 +1068,8 @@ static void test_shared_limiter(void **state)
 	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(kube_client_request(b, &g, NULL, NULL, &resp), 0); /* a private bucket: at once */
+	assert_int_equal(kube_client_request(b, &g, NULL, NULL, &resp),
+	                 0); /* a private bucket: at once */
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	kube_response_clear(&resp);
 	double el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

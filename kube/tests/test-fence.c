@@ -91,19 +91,26 @@ static void test_writer_killed(void **state)
 static void test_client_refuses_writes(void **state)
 {
 	(void)state;
-	struct kube_config rc = { .server = "http://127.0.0.1:1" };
+	struct kube_config rc = {.server = "http://127.0.0.1:1"};
 	struct kube_fence *w;
 	struct kube_client *c;
 	struct kube_response resp;
-	struct kube_request get = { .verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = "a", .name = "b" };
-	struct kube_request post = { .verb = KUBE_CREATE, .version = "v1", .resource = "pods", .ns = "a",
-				     .body = "{}", .body_len = 2 };
-	struct kube_request del = { .verb = KUBE_DELETE, .version = "v1", .resource = "pods", .ns = "a", .name = "b" };
+	struct kube_request get = {
+	        .verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = "a", .name = "b"};
+	struct kube_request post = {.verb = KUBE_CREATE,
+	                            .version = "v1",
+	                            .resource = "pods",
+	                            .ns = "a",
+	                            .body = "{}",
+	                            .body_len = 2};
+	struct kube_request del = {
+	        .verb = KUBE_DELETE, .version = "v1", .resource = "pods", .ns = "a", .name = "b"};
 	int fd = kube_fence_memfd_create();
 
 	assert_true(fd >= 0);
 	assert_int_equal(kube_fence_open(fd, true, &w), 0);
-	struct kube_client_opts o = { .config = &rc, .max_retries = 1, .retry_base_ms = 5, .fence = w };
+	struct kube_client_opts o = {
+	        .config = &rc, .max_retries = 1, .retry_base_ms = 5, .fence = w};
 	assert_int_equal(kube_client_new(&o, &c), 0);
 	assert_int_equal(kube_client_request(c, &post, NULL, NULL, &resp), -ENOLCK);
 	kube_response_clear(&resp);
@@ -120,7 +127,7 @@ static void test_client_refuses_writes(void **state)
 	/* the process default reaches a client made without one (a controller's own client) */
 	kube_fence_set(w, 0);
 	kube_client_set_process_fence(w);
-	struct kube_client_opts o2 = { .config = &rc, .max_retries = 1, .retry_base_ms = 5 };
+	struct kube_client_opts o2 = {.config = &rc, .max_retries = 1, .retry_base_ms = 5};
 	assert_int_equal(kube_client_new(&o2, &c), 0);
 	assert_int_equal(kube_client_request(c, &post, NULL, NULL, &resp), -ENOLCK);
 	kube_response_clear(&resp);
@@ -133,9 +140,9 @@ static void test_client_refuses_writes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fence_word),
-		cmocka_unit_test(test_writer_killed),
-		cmocka_unit_test(test_client_refuses_writes),
+	        cmocka_unit_test(test_fence_word),
+	        cmocka_unit_test(test_writer_killed),
+	        cmocka_unit_test(test_client_refuses_writes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

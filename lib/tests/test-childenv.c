@@ -46,8 +46,8 @@ static void test_queue_fd(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_env_fd),
-		cmocka_unit_test(test_queue_fd),
+	        cmocka_unit_test(test_env_fd),
+	        cmocka_unit_test(test_queue_fd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,11 +47,15 @@ static void test_bools(void **state)
 }
 
 static const struct kcmd_flag flags[] = {
-	{ .name = "concurrent-foo-syncs", .type = KCMD_FLAG_INT, .def = "5", .min = 1, .max = 1000000 },
-	{ .name = "enable-foo", .type = KCMD_FLAG_BOOL, .def = "true", .enables_controller = true },
-	{ .name = "foo-grace", .type = KCMD_FLAG_DURATION, .def = "1m" },
-	{ .name = "foo-qps", .type = KCMD_FLAG_DOUBLE, .def = "2.5" },
-	{ .name = "foo-name", .type = KCMD_FLAG_STRING, .def = NULL },
+        {.name = "concurrent-foo-syncs",
+         .type = KCMD_FLAG_INT,
+         .def = "5",
+         .min = 1,
+         .max = 1000000},
+        {.name = "enable-foo", .type = KCMD_FLAG_BOOL, .def = "true", .enables_controller = true},
+        {.name = "foo-grace", .type = KCMD_FLAG_DURATION, .def = "1m"},
+        {.name = "foo-qps", .type = KCMD_FLAG_DOUBLE, .def = "2.5"},
+        {.name = "foo-name", .type = KCMD_FLAG_STRING, .def = NULL},
 };
 
 static void test_values(void **state)
@@ -71,11 +75,14 @@ static void test_values(void **state)
 	assert_int_equal(kcmd_flag_values_set(v, "bar", "1", err, sizeof(err)), -ENOENT);
 	assert_int_equal(kcmd_flag_int(v, "bar"), 0);
 	/* type and range checked, value kept on error */
-	assert_int_equal(kcmd_flag_values_set(v, "concurrent-foo-syncs", "0", err, sizeof(err)), -EINVAL);
+	assert_int_equal(kcmd_flag_values_set(v, "concurrent-foo-syncs", "0", err, sizeof(err)),
+	                 -EINVAL);
 	assert_non_null(strstr(err, "--concurrent-foo-syncs"));
-	assert_int_equal(kcmd_flag_values_set(v, "concurrent-foo-syncs", "x", err, sizeof(err)), -EINVAL);
+	assert_int_equal(kcmd_flag_values_set(v, "concurrent-foo-syncs", "x", err, sizeof(err)),
+	                 -EINVAL);
 	assert_int_equal(kcmd_flag_int(v, "concurrent-foo-syncs"), 5);
-	assert_int_equal(kcmd_flag_values_set(v, "concurrent-foo-syncs", "64", err, sizeof(err)), 0);
+	assert_int_equal(kcmd_flag_values_set(v, "concurrent-foo-syncs", "64", err, sizeof(err)),
+	                 0);
 	assert_int_equal(kcmd_flag_int(v, "concurrent-foo-syncs"), 64);
 	assert_true(kcmd_flag_values_is_set(v, "concurrent-foo-syncs"));
 	assert_int_equal(kcmd_flag_values_set(v, "enable-foo", "F", err, sizeof(err)), 0);
@@ -93,7 +100,8 @@ static void test_values(void **state)
 static void test_bad_default(void **state)
 {
 	(void)state;
-	static const struct kcmd_flag bad[] = { { .name = "x", .type = KCMD_FLAG_DURATION, .def = "5" } };
+	static const struct kcmd_flag bad[] = {
+	        {.name = "x", .type = KCMD_FLAG_DURATION, .def = "5"}};
 	struct kcmd_flag_values *v = NULL;
 
 	assert_int_equal(kcmd_flag_values_new(bad, 1, &v), -EINVAL);
@@ -103,10 +111,10 @@ static void test_bad_default(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_durations),
-		cmocka_unit_test(test_bools),
-		cmocka_unit_test(test_values),
-		cmocka_unit_test(test_bad_default),
+	        cmocka_unit_test(test_durations),
+	        cmocka_unit_test(test_bools),
+	        cmocka_unit_test(test_values),
+	        cmocka_unit_test(test_bad_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,7 +35,7 @@ static char *capture(void (*fn)(void))
 
 static void emit(void)
 {
-	const char *fields[] = { "REPLICASET=ns/web", NULL };
+	const char *fields[] = {"REPLICASET=ns/web", NULL};
 	log_info("synced %d objects", 42);
 	log_error("boom");
 	log_v(2, "hidden at v=1");
@@ -51,8 +51,11 @@ static void test_text_format(void **state)
 	kclog_init("informerd", NULL, 1);
 	assert_false(kclog_to_journal());
 	char *out = capture(emit);
-	assert_int_equal(regcomp(&re, "^I[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} +[0-9]+ test-log\\.c:[0-9]+\\] synced 42 objects$",
-				 REG_EXTENDED | REG_NEWLINE), 0);
+	assert_int_equal(regcomp(&re,
+	                         "^I[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} +[0-9]+ "
+	                         "test-log\\.c:[0-9]+\\] synced 42 objects$",
+	                         REG_EXTENDED | REG_NEWLINE),
+	                 0);
 	assert_int_equal(regexec(&re, out, 0, NULL, 0), 0);
 	regfree(&re);
 	assert_non_null(strstr(out, "] boom\n"));
@@ -72,7 +75,8 @@ static void test_journal_stream_must_match_stderr(void **state)
 	kclog_init("kcmd", "replicaset-controller", 0);
 	assert_false(kclog_to_journal());
 	assert_int_equal(fstat(STDERR_FILENO, &s), 0);
-	snprintf(v, sizeof(v), "%llu:%llu", (unsigned long long)s.st_dev, (unsigned long long)s.st_ino);
+	snprintf(v, sizeof(v), "%llu:%llu", (unsigned long long)s.st_dev,
+	         (unsigned long long)s.st_ino);
 	setenv("JOURNAL_STREAM", v, 1);
 	kclog_init("kcmd", NULL, 0);
 	assert_true(kclog_to_journal());
@@ -83,8 +87,8 @@ static void test_journal_stream_must_match_stderr(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text_format),
-		cmocka_unit_test(test_journal_stream_must_match_stderr),
+	        cmocka_unit_test(test_text_format),
+	        cmocka_unit_test(test_journal_stream_must_match_stderr),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

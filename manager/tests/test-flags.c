@@ -13,9 +13,9 @@
 #include "lib/goflag.h"
 #include "manager/flags.h"
 
-#define RS "replicaset-controller"
-#define GC "garbage-collector-controller"
-#define ON(c, name) (mgr_controller(&(c), name)->enabled)
+#define RS                  "replicaset-controller"
+#define GC                  "garbage-collector-controller"
+#define ON(c, name)         (mgr_controller(&(c), name)->enabled)
 #define FLAG_INT(c, ctl, f) kcmd_flag_int(mgr_controller(&(c), ctl)->values, f)
 
 static int parse(struct mgr_config *cfg, char *err, size_t n, char **argv)
@@ -29,15 +29,15 @@ static int parse(struct mgr_config *cfg, char *err, size_t n, char **argv)
 	return mgr_flags_parse(cfg, argc, argv, err, n);
 }
 
-#define PARSE(cfg, err, ...) parse(cfg, err, sizeof(err), (char *[]){ "kcmd", __VA_ARGS__, NULL })
+#define PARSE(cfg, err, ...) parse(cfg, err, sizeof(err), (char *[]){"kcmd", __VA_ARGS__, NULL})
 
 static void test_defaults_match_kcm(void **state)
 {
 	(void)state;
-	struct mgr_config c = { 0 };
+	struct mgr_config c = {0};
 	char err[256] = "";
 
-	assert_int_equal(parse(&c, err, sizeof(err), (char *[]){ "kcmd", NULL }), 0);
+	assert_int_equal(parse(&c, err, sizeof(err), (char *[]){"kcmd", NULL}), 0);
 	assert_true(ON(c, RS));
 	assert_true(ON(c, GC)); /* on by default, as in kube-controller-manager */
 	assert_int_equal(FLAG_INT(c, RS, "concurrent-replicaset-syncs"), 5);
@@ -59,14 +59,16 @@ static void test_defaults_match_kcm(void **state)
 static void test_spellings(void **state)
 {
 	(void)state;
-	struct mgr_config c = { 0 };
+	struct mgr_config c = {0};
 	char err[256] = "";
 
-	assert_int_equal(PARSE(&c, err, "--kubeconfig", "/k", "--master=https://x:6443", "--leader-elect=false",
-			       "--kube-api-qps=50.5", "--kube_api_burst", "100", "--leader-elect-lease-duration=1m30s",
-			       "--leader-elect-renew-deadline", "20s", "--leader-elect-retry-period=500ms", "-v=4",
-			       "--standby-warm-cache=F", "--secure-port=0"),
-			 0);
+	assert_int_equal(PARSE(&c, err, "--kubeconfig", "/k", "--master=https://x:6443",
+	                       "--leader-elect=false", "--kube-api-qps=50.5", "--kube_api_burst",
+	                       "100", "--leader-elect-lease-duration=1m30s",
+	                       "--leader-elect-renew-deadline", "20s",
+	                       "--leader-elect-retry-period=500ms", "-v=4",
+	                       "--standby-warm-cache=F", "--secure-port=0"),
+	                 0);
 	assert_string_equal(c.kubeconfig, "/k");
 	assert_string_equal(c.master, "https://x:6443");
 	assert_false(c.leader_elect);
@@ -88,17 +90,22 @@ static void test_spellings(void **state)
 static void test_feature_gates(void **state)
 {
 	(void)state;
-	struct mgr_config c = { 0 };
+	struct mgr_config c = {0};
 	char err[512] = "", buf[512];
 
 	assert_int_equal(PARSE(&c, err, "--kubeconfig=/k"), 0);
 	for (int i = 0; i < KCMD_FEAT_COUNT; i++)
 		assert_true(c.features.on[i]); /* every gate kcmd knows is beta and on in v1.37 */
-	assert_int_equal(PARSE(&c, err, "--feature-gates= PodDeletionCost=false , DeploymentReplicaSetTerminatingReplicas=true"), 0);
+	assert_int_equal(PARSE(&c, err,
+	                       "--feature-gates= PodDeletionCost=false , "
+	                       "DeploymentReplicaSetTerminatingReplicas=true"),
+	                 0);
 	assert_false(c.features.on[KCMD_FEAT_POD_DELETION_COST]);
 	assert_true(c.features.on[KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS]);
 	/* later flags apply onto earlier ones, as pflag's map flag does */
-	assert_int_equal(PARSE(&c, err, "--feature-gates=WatchListClient=false", "--feature-gates", "AtomicFIFO=0"), 0);
+	assert_int_equal(PARSE(&c, err, "--feature-gates=WatchListClient=false", "--feature-gates",
+	                       "AtomicFIFO=0"),
+	                 0);
 	assert_false(c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]);
 	assert_false(c.features.on[KCMD_FEAT_ATOMIC_FIFO]);
 	/* AllBeta sets every beta gate not named */
@@ -107,7 +114,8 @@ static void test_feature_gates(void **state)
 	assert_false(c.features.on[KCMD_FEAT_STALE_CONSISTENCY_RS]);
 	assert_false(c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]);
 	assert_int_equal(PARSE(&c, err, "--feature-gates=AllAlpha=true"), 0);
-	assert_true(c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]); /* no alpha gate: nothing changes */
+	assert_true(
+	        c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]); /* no alpha gate: nothing changes */
 	assert_int_equal(PARSE(&c, err, "--feature-gates="), 0);
 	/* errors name the gate, as kube-controller-manager's do */
 	assert_int_equal(PARSE(&c, err, "--feature-gates=NoSuchGate=true"), -EINVAL);
@@ -118,7 +126,8 @@ static void test_feature_gates(void **state)
 	assert_non_null(strstr(err, "invalid value of PodDeletionCost=maybe"));
 
 	/* what the children get, and how they read it */
-	assert_int_equal(PARSE(&c, err, "--feature-gates=StaleControllerConsistencyReplicaSet=false"), 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=StaleControllerConsistencyReplicaSet=false"), 0);
 	assert_true(kcmd_features_format(&c.features, buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "StaleControllerConsistencyReplicaSet=false"));
 	assert_non_null(strstr(buf, "PodDeletionCost=true"));
@@ -134,7 +143,7 @@ static void test_feature_gates(void **state)
 static void test_controllers(void **state)
 {
 	(void)state;
-	struct mgr_config c = { 0 };
+	struct mgr_config c = {0};
 	char err[256] = "";
 
 	assert_int_equal(PARSE(&c, err, "--controllers=replicaset"), 0);
@@ -143,13 +152,16 @@ static void test_controllers(void **state)
 	assert_int_equal(PARSE(&c, err, "--controllers=*,-garbage-collector-controller"), 0);
 	assert_true(ON(c, RS));
 	assert_false(ON(c, GC));
-	assert_int_equal(PARSE(&c, err, "--controllers=*,-ttl-controller,-bootstrap-signer-controller"), 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--controllers=*,-ttl-controller,-bootstrap-signer-controller"), 0);
 	assert_true(ON(c, RS) && ON(c, GC));
 	assert_int_equal(PARSE(&c, err, "--controllers=garbagecollector,-garbagecollector"), 0);
 	assert_false(ON(c, GC));
 	assert_int_equal(PARSE(&c, err, "--controllers=garbagecollector"), 0);
 	assert_true(ON(c, GC) && !ON(c, RS));
-	assert_int_equal(PARSE(&c, err, "--controllers=replicaset-controller,garbage-collector-controller"), 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--controllers=replicaset-controller,garbage-collector-controller"),
+	        0);
 	assert_true(ON(c, GC) && ON(c, RS));
 	assert_int_equal(PARSE(&c, err, "--controllers=deployment-controller"), -EINVAL);
 	assert_non_null(strstr(err, "deployment-controller is not implemented by kcmd"));
@@ -163,11 +175,13 @@ static void test_controllers(void **state)
 static void test_errors_name_the_flag(void **state)
 {
 	(void)state;
-	struct mgr_config c = { 0 };
+	struct mgr_config c = {0};
 	char err[256] = "";
 
 	assert_int_equal(PARSE(&c, err, "--cluster-cidr=10.0.0.0/8"), -EINVAL);
-	assert_non_null(strstr(err, "--cluster-cidr is a kube-controller-manager flag that kcmd does not support"));
+	assert_non_null(strstr(
+	        err,
+	        "--cluster-cidr is a kube-controller-manager flag that kcmd does not support"));
 	assert_int_equal(PARSE(&c, err, "--no-such-flag"), -EINVAL);
 	assert_non_null(strstr(err, "unknown flag --no-such-flag"));
 	assert_int_equal(PARSE(&c, err, "--kube-api-burst=abc"), -EINVAL);
@@ -200,17 +214,22 @@ static void test_errors_name_the_flag(void **state)
 static void test_controller_flags(void **state)
 {
 	(void)state;
-	struct mgr_config c = { 0 };
+	struct mgr_config c = {0};
 	char err[256] = "";
 
-	assert_int_equal(PARSE(&c, err, "--concurrent-replicaset-syncs", "64", "--concurrent-gc-syncs=2"), 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--concurrent-replicaset-syncs", "64", "--concurrent-gc-syncs=2"),
+	        0);
 	assert_int_equal(FLAG_INT(c, RS, "concurrent-replicaset-syncs"), 64);
 	assert_int_equal(FLAG_INT(c, GC, "concurrent-gc-syncs"), 2);
-	assert_true(mgr_controller(&c, GC)->desc->worker_count(mgr_controller(&c, GC)->values) == 2);
-	assert_true(mgr_controller(&c, RS)->desc->worker_count(mgr_controller(&c, RS)->values) == 64);
+	assert_true(mgr_controller(&c, GC)->desc->worker_count(mgr_controller(&c, GC)->values) ==
+	            2);
+	assert_true(mgr_controller(&c, RS)->desc->worker_count(mgr_controller(&c, RS)->values) ==
+	            64);
 	assert_int_equal(PARSE(&c, err, "--replicaset-orphaned-expectations-grace=2m"), 0);
-	assert_int_equal(kcmd_flag_duration_us(mgr_controller(&c, RS)->values, "replicaset-orphaned-expectations-grace"),
-			 120000000);
+	assert_int_equal(kcmd_flag_duration_us(mgr_controller(&c, RS)->values,
+	                                       "replicaset-orphaned-expectations-grace"),
+	                 120000000);
 	assert_int_equal(PARSE(&c, err, "--replicaset-orphaned-expectations-grace=2"), -EINVAL);
 	assert_non_null(strstr(err, "not a duration"));
 	assert_int_equal(PARSE(&c, err, "--concurrent-gc-syncs=x"), -EINVAL);
@@ -262,13 +281,13 @@ static void test_durations(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_match_kcm),
-		cmocka_unit_test(test_spellings),
-		cmocka_unit_test(test_feature_gates),
-		cmocka_unit_test(test_controllers),
-		cmocka_unit_test(test_errors_name_the_flag),
-		cmocka_unit_test(test_controller_flags),
-		cmocka_unit_test(test_durations),
+	        cmocka_unit_test(test_defaults_match_kcm),
+	        cmocka_unit_test(test_spellings),
+	        cmocka_unit_test(test_feature_gates),
+	        cmocka_unit_test(test_controllers),
+	        cmocka_unit_test(test_errors_name_the_flag),
+	        cmocka_unit_test(test_controller_flags),
+	        cmocka_unit_test(test_durations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,8 +60,8 @@ static void metrics(struct mgr_metrics_buf *b, void *u)
 }
 
 /* a mounted handler: echoes the sub-path and the values of ?uid= */
-static int echo(void *u, const char *sub, const char *const *args, size_t n, unsigned *status, const char **ctype,
-		char **body, size_t *len)
+static int echo(void *u, const char *sub, const char *const *args, size_t n, unsigned *status,
+                const char **ctype, char **body, size_t *len)
 {
 	char buf[512];
 	int l = snprintf(buf, sizeof(buf), "%s sub=%s", (const char *)u, sub);
@@ -136,8 +136,9 @@ static int tls_handshake(int port, const char *prio)
 {
 	gnutls_session_t s;
 	gnutls_certificate_credentials_t cred;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = {.sin_family = AF_INET,
+	                        .sin_port = htons((uint16_t)port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
 
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
@@ -171,16 +172,20 @@ static void test_plain_health_and_metrics(void **state)
 	struct ipc_loop *loop;
 	struct mgr_httpd *h;
 	/* every path allowed: this test is about the answers, not who may have them */
-	struct mgr_httpd_auth_opts all = { .always_allow_paths = "/*", .no_in_cluster = true };
-	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .port = 0, .plain_http = true, .auth = &all };
+	struct mgr_httpd_auth_opts all = {.always_allow_paths = "/*", .no_in_cluster = true};
+	struct mgr_httpd_config cfg = {
+	        .bind_address = "127.0.0.1", .port = 0, .plain_http = true, .auth = &all};
 	char err[256], url[256];
 	pthread_t th;
 	static struct resp r;
 
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
-	assert_int_equal(mgr_httpd_add_check(h, "informer-sync", MGR_CHECK_READY, check_synced, NULL), 0);
-	assert_int_equal(mgr_httpd_add_check(h, "leaderElection", MGR_CHECK_LIVE | MGR_CHECK_READY, check_always, NULL), 0);
+	assert_int_equal(
+	        mgr_httpd_add_check(h, "informer-sync", MGR_CHECK_READY, check_synced, NULL), 0);
+	assert_int_equal(mgr_httpd_add_check(h, "leaderElection", MGR_CHECK_LIVE | MGR_CHECK_READY,
+	                                     check_always, NULL),
+	                 0);
 	mgr_httpd_set_metrics(h, metrics, NULL);
 	assert_int_equal(mgr_httpd_add_handler(h, "/debug/controllers/gc", "uid", echo, "gc"), 0);
 	int port = mgr_httpd_port(h);
@@ -192,9 +197,12 @@ static void test_plain_health_and_metrics(void **state)
 	assert_int_equal(get(U("/healthz"), NULL, &r, false, NULL), 200);
 	assert_string_equal(r.body, "ok");
 	assert_int_equal(get(U("/healthz?verbose"), NULL, &r, false, NULL), 200);
-	assert_non_null(strstr(r.body, "[+]ping ok\n[+]informer-sync ok\n[+]leaderElection ok\nhealthz check passed\n"));
+	assert_non_null(strstr(
+	        r.body,
+	        "[+]ping ok\n[+]informer-sync ok\n[+]leaderElection ok\nhealthz check passed\n"));
 	assert_int_equal(get(U("/readyz/informer-sync"), NULL, &r, false, NULL), 200);
-	assert_int_equal(get(U("/livez/informer-sync"), NULL, &r, false, NULL), 404); /* readiness only */
+	assert_int_equal(get(U("/livez/informer-sync"), NULL, &r, false, NULL),
+	                 404); /* readiness only */
 	assert_int_equal(get(U("/livez/ping"), NULL, &r, false, NULL), 200);
 
 	atomic_store(&synced_ok, false);
@@ -212,7 +220,9 @@ static void test_plain_health_and_metrics(void **state)
 	assert_int_equal(get(U("/nope"), NULL, &r, false, NULL), 404);
 	assert_int_equal(get(U("/healthz"), "DELETE", &r, false, NULL), 405);
 
-	assert_int_equal(get(U("/debug/controllers/gc/graph?uid=a&x=1&uid=b%2Fc"), NULL, &r, false, NULL), 200);
+	assert_int_equal(
+	        get(U("/debug/controllers/gc/graph?uid=a&x=1&uid=b%2Fc"), NULL, &r, false, NULL),
+	        200);
 	assert_string_equal(r.body, "gc sub=/graph uid=a uid=b/c");
 	assert_int_equal(get(U("/debug/controllers/gc"), NULL, &r, false, NULL), 404);
 	assert_string_equal(r.body, "gc sub=");
@@ -236,8 +246,10 @@ static void test_tls_self_signed_kept_in_cert_dir(void **state)
 	static struct resp r;
 
 	assert_non_null(mkdtemp(dir));
-	struct mgr_httpd_auth_opts noauth = { .no_in_cluster = true }; /* kcm's defaults outside a pod */
-	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .port = 0, .cert_dir = dir, .auth = &noauth };
+	struct mgr_httpd_auth_opts noauth = {.no_in_cluster =
+	                                             true}; /* kcm's defaults outside a pod */
+	struct mgr_httpd_config cfg = {
+	        .bind_address = "127.0.0.1", .port = 0, .cert_dir = dir, .auth = &noauth};
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
 	snprintf(ca, sizeof(ca), "%s/kcmd.crt", dir);
@@ -246,7 +258,8 @@ static void test_tls_self_signed_kept_in_cert_dir(void **state)
 	atomic_store(&stop_loop, false);
 	pthread_create(&th, NULL, loop_thread, loop);
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d/healthz", port);
-	assert_int_equal(get(url, NULL, &r, true, ca), 200); /* verified against the generated cert */
+	assert_int_equal(get(url, NULL, &r, true, ca),
+	                 200); /* verified against the generated cert */
 	assert_string_equal(r.body, "ok");
 	/* TLS 1.2 and 1.3 only: a client that offers at most TLS 1.1 is refused */
 	assert_int_not_equal(tls_handshake(port, "NORMAL:-VERS-ALL:+VERS-TLS1.1:+VERS-TLS1.0"), 0);
@@ -282,7 +295,8 @@ static void test_tls_self_signed_kept_in_cert_dir(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* ---- a fake apiserver answering TokenReviews and SubjectAccessReviews ------------------------- */
+/* ---- a fake apiserver answering TokenReviews and SubjectAccessReviews -------------------------
+ */
 
 static atomic_int fake_token_reviews, fake_access_reviews;
 static char fake_last_sar[8192], fake_last_auth[256];
@@ -295,8 +309,9 @@ struct fake_body {
 
 /* tokens: good -> alice (group team), admin -> root (system:masters), slow -> slowpoke after 1 s,
  * anything else unauthenticated. Access: alice and slowpoke may get /metrics, nobody else. */
-static enum MHD_Result fake_handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				    const char *version, const char *upload, size_t *upload_size, void **con_cls)
+static enum MHD_Result fake_handler(void *cls, struct MHD_Connection *c, const char *url,
+                                    const char *method, const char *version, const char *upload,
+                                    size_t *upload_size, void **con_cls)
 {
 	struct fake_body *b = *con_cls;
 	char out[1024];
@@ -314,7 +329,8 @@ static enum MHD_Result fake_handler(void *cls, struct MHD_Connection *c, const c
 		pthread_mutex_lock(&fake_mu);
 		snprintf(fake_last_auth, sizeof(fake_last_auth), "%s", az ? az : "");
 		pthread_mutex_unlock(&fake_mu);
-		size_t n = *upload_size < sizeof(b->buf) - 1 - b->len ? *upload_size : sizeof(b->buf) - 1 - b->len;
+		size_t n = *upload_size < sizeof(b->buf) - 1 - b->len ? *upload_size
+		                                                      : sizeof(b->buf) - 1 - b->len;
 		memcpy(b->buf + b->len, upload, n);
 		b->len += n;
 		b->buf[b->len] = 0;
@@ -324,43 +340,52 @@ static enum MHD_Result fake_handler(void *cls, struct MHD_Connection *c, const c
 	if (strcmp(url, "/apis/authentication.k8s.io/v1/tokenreviews") == 0) {
 		atomic_fetch_add(&fake_token_reviews, 1);
 		if (strstr(b->buf, "\"token\":\"good\""))
-			ans = "{\"authenticated\":true,\"user\":{\"username\":\"alice\",\"uid\":\"u-1\",\"groups\":[\"team\","
+			ans = "{\"authenticated\":true,\"user\":{\"username\":\"alice\",\"uid\":"
+			      "\"u-1\",\"groups\":[\"team\","
 			      "\"system:authenticated\"],\"extra\":{\"k\":[\"v\"]}}}";
 		else if (strstr(b->buf, "\"token\":\"admin\""))
-			ans = "{\"authenticated\":true,\"user\":{\"username\":\"root\",\"groups\":[\"system:masters\"]}}";
+			ans = "{\"authenticated\":true,\"user\":{\"username\":\"root\",\"groups\":["
+			      "\"system:masters\"]}}";
 		else if (strstr(b->buf, "\"token\":\"slow\"")) {
 			usleep(1000000);
 			ans = "{\"authenticated\":true,\"user\":{\"username\":\"slowpoke\"}}";
 		} else
 			ans = "{\"authenticated\":false,\"error\":\"invalid bearer token\"}";
 		snprintf(out, sizeof(out),
-			 "{\"kind\":\"TokenReview\",\"apiVersion\":\"authentication.k8s.io/v1\",\"status\":%s}", ans);
+		         "{\"kind\":\"TokenReview\",\"apiVersion\":\"authentication.k8s.io/"
+		         "v1\",\"status\":%s}",
+		         ans);
 	} else if (strcmp(url, "/apis/authorization.k8s.io/v1/subjectaccessreviews") == 0) {
 		atomic_fetch_add(&fake_access_reviews, 1);
 		pthread_mutex_lock(&fake_mu);
 		snprintf(fake_last_sar, sizeof(fake_last_sar), "%s", b->buf);
 		pthread_mutex_unlock(&fake_mu);
-		bool ok = (strstr(b->buf, "\"user\":\"alice\"") || strstr(b->buf, "\"user\":\"slowpoke\"")) &&
-			  strstr(b->buf, "\"path\":\"/metrics\"");
+		bool ok = (strstr(b->buf, "\"user\":\"alice\"") ||
+		           strstr(b->buf, "\"user\":\"slowpoke\"")) &&
+		          strstr(b->buf, "\"path\":\"/metrics\"");
 		snprintf(out, sizeof(out),
-			 "{\"kind\":\"SubjectAccessReview\",\"apiVersion\":\"authorization.k8s.io/v1\","
-			 "\"status\":{\"allowed\":%s%s}}",
-			 ok ? "true" : "false", ok ? "" : ",\"reason\":\"no RBAC policy matched\"");
+		         "{\"kind\":\"SubjectAccessReview\",\"apiVersion\":\"authorization.k8s.io/"
+		         "v1\","
+		         "\"status\":{\"allowed\":%s%s}}",
+		         ok ? "true" : "false", ok ? "" : ",\"reason\":\"no RBAC policy matched\"");
 	} else {
 		snprintf(out, sizeof(out), "{\"kind\":\"Status\",\"code\":404}");
-		struct MHD_Response *r = MHD_create_response_from_buffer(strlen(out), out, MHD_RESPMEM_MUST_COPY);
+		struct MHD_Response *r =
+		        MHD_create_response_from_buffer(strlen(out), out, MHD_RESPMEM_MUST_COPY);
 		enum MHD_Result q = MHD_queue_response(c, 404, r);
 		MHD_destroy_response(r);
 		return q;
 	}
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(out), out, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r =
+	        MHD_create_response_from_buffer(strlen(out), out, MHD_RESPMEM_MUST_COPY);
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	enum MHD_Result q = MHD_queue_response(c, 201, r);
 	MHD_destroy_response(r);
 	return q;
 }
 
-static void fake_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
+static void fake_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode t)
 {
 	(void)cls;
 	(void)c;
@@ -371,9 +396,9 @@ static void fake_done(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 
 static struct MHD_Daemon *fake_start(char *kubeconfig, size_t n)
 {
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
-						NULL, NULL, fake_handler, NULL, MHD_OPTION_NOTIFY_COMPLETED, fake_done,
-						NULL, MHD_OPTION_END);
+	struct MHD_Daemon *d = MHD_start_daemon(
+	        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL,
+	        fake_handler, NULL, MHD_OPTION_NOTIFY_COMPLETED, fake_done, NULL, MHD_OPTION_END);
 	assert_non_null(d);
 	int port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
 	char dir[] = "/tmp/kcmd-fakeapi-XXXXXX";
@@ -382,10 +407,12 @@ static struct MHD_Daemon *fake_start(char *kubeconfig, size_t n)
 	FILE *f = fopen(kubeconfig, "w");
 	assert_non_null(f);
 	fprintf(f,
-		"apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:%d\n"
-		"users:\n- name: u\n  user:\n    token: kcmd-reviewer\ncontexts:\n- name: x\n  context:\n"
-		"    cluster: c\n    user: u\ncurrent-context: x\n",
-		port);
+	        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+	        "http://127.0.0.1:%d\n"
+	        "users:\n- name: u\n  user:\n    token: kcmd-reviewer\ncontexts:\n- name: x\n  "
+	        "context:\n"
+	        "    cluster: c\n    user: u\ncurrent-context: x\n",
+	        port);
 	fclose(f);
 	atomic_store(&fake_token_reviews, 0);
 	atomic_store(&fake_access_reviews, 0);
@@ -442,10 +469,12 @@ static void test_delegated_auth(void **state)
 	ao.authentication_kubeconfig = kc;
 	ao.authorization_kubeconfig = kc;
 	ao.no_in_cluster = true;
-	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .plain_http = true, .auth = &ao };
+	struct mgr_httpd_config cfg = {
+	        .bind_address = "127.0.0.1", .plain_http = true, .auth = &ao};
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
-	assert_non_null(strstr(mgr_httpd_auth_summary(h), "TokenReview through --authentication-kubeconfig"));
+	assert_non_null(strstr(mgr_httpd_auth_summary(h),
+	                       "TokenReview through --authentication-kubeconfig"));
 	mgr_httpd_set_metrics(h, metrics, NULL);
 	assert_int_equal(mgr_httpd_add_handler(h, "/debug/controllers/gc", "uid", echo, "gc"), 0);
 	int port = mgr_httpd_port(h);
@@ -453,17 +482,21 @@ static void test_delegated_auth(void **state)
 	pthread_create(&th, NULL, loop_thread, loop);
 #define U(path) (snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path), url)
 
-	/* anonymous: the always-allowed paths only; the rest is a 403 from the SubjectAccessReview */
+	/* anonymous: the always-allowed paths only; the rest is a 403 from the SubjectAccessReview
+	 */
 	bearer_token = NULL;
 	assert_int_equal(get(U("/healthz"), NULL, &r, false, NULL), 200);
 	assert_int_equal(atomic_load(&fake_access_reviews), 0);
 	assert_int_equal(get(U("/metrics"), NULL, &r, false, NULL), 403);
-	assert_non_null(strstr(r.body, "\"message\":\"forbidden: User \\\"system:anonymous\\\" cannot get path "
-				      "\\\"/metrics\\\": no RBAC policy matched\""));
+	assert_non_null(strstr(
+	        r.body, "\"message\":\"forbidden: User \\\"system:anonymous\\\" cannot get path "
+	                "\\\"/metrics\\\": no RBAC policy matched\""));
 	assert_non_null(strstr(r.body, "\"reason\":\"Forbidden\""));
 	assert_int_equal(atomic_load(&fake_access_reviews), 1);
 	pthread_mutex_lock(&fake_mu);
-	assert_non_null(strstr(fake_last_sar, "\"nonResourceAttributes\":{\"path\":\"/metrics\",\"verb\":\"get\"}"));
+	assert_non_null(
+	        strstr(fake_last_sar,
+	               "\"nonResourceAttributes\":{\"path\":\"/metrics\",\"verb\":\"get\"}"));
 	assert_non_null(strstr(fake_last_sar, "\"groups\":[\"system:unauthenticated\"]"));
 	pthread_mutex_unlock(&fake_mu);
 	assert_int_equal(atomic_load(&fake_token_reviews), 0);
@@ -479,8 +512,9 @@ static void test_delegated_auth(void **state)
 	assert_int_equal(get(U("/metrics"), NULL, &r, false, NULL), 200);
 	assert_non_null(strstr(r.body, "leader_election_master_status"));
 	pthread_mutex_lock(&fake_mu);
-	assert_non_null(strstr(fake_last_sar, "\"user\":\"alice\",\"groups\":[\"team\",\"system:authenticated\"],"
-					      "\"extra\":{\"k\":[\"v\"]},\"uid\":\"u-1\""));
+	assert_non_null(strstr(fake_last_sar,
+	                       "\"user\":\"alice\",\"groups\":[\"team\",\"system:authenticated\"],"
+	                       "\"extra\":{\"k\":[\"v\"]},\"uid\":\"u-1\""));
 	pthread_mutex_unlock(&fake_mu);
 	int tr = atomic_load(&fake_token_reviews), ar = atomic_load(&fake_access_reviews);
 	assert_int_equal(get(U("/metrics"), NULL, &r, false, NULL), 200);
@@ -501,7 +535,7 @@ static void test_delegated_auth(void **state)
 	assert_int_equal(atomic_load(&fake_access_reviews), ar);
 
 	/* a TokenReview that takes 1 s does not hold the loop: /healthz answers meanwhile */
-	struct bg_get slow = { .url = strdup(U("/metrics")), .token = "slow" };
+	struct bg_get slow = {.url = strdup(U("/metrics")), .token = "slow"};
 	pthread_t bg;
 	int64_t t0 = now_ms();
 	pthread_create(&bg, NULL, bg_get_main, &slow);
@@ -541,7 +575,8 @@ static void test_cache_ttl(void **state)
 	ao.authorized_ttl_us = 300000;
 	ao.unauthorized_ttl_us = 0; /* denials are not cached */
 	ao.no_in_cluster = true;
-	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .plain_http = true, .auth = &ao };
+	struct mgr_httpd_config cfg = {
+	        .bind_address = "127.0.0.1", .plain_http = true, .auth = &ao};
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
 	int port = mgr_httpd_port(h);
@@ -580,7 +615,8 @@ static void test_no_reviewers(void **state)
 	struct mgr_httpd_auth_opts ao;
 	mgr_httpd_auth_defaults(&ao);
 	ao.no_in_cluster = true;
-	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .plain_http = true, .auth = &ao };
+	struct mgr_httpd_config cfg = {
+	        .bind_address = "127.0.0.1", .plain_http = true, .auth = &ao};
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
 	assert_non_null(strstr(mgr_httpd_auth_summary(h), "authentication: none"));
@@ -590,7 +626,9 @@ static void test_no_reviewers(void **state)
 	pthread_create(&th, NULL, loop_thread, loop);
 	bearer_token = "anything";
 	assert_int_equal(get(U("/metrics"), NULL, &r, false, NULL), 403);
-	assert_non_null(strstr(r.body, "forbidden: User \\\"system:anonymous\\\" cannot get path \\\"/metrics\\\"\""));
+	assert_non_null(strstr(
+	        r.body,
+	        "forbidden: User \\\"system:anonymous\\\" cannot get path \\\"/metrics\\\"\""));
 	assert_int_equal(get(U("/readyz"), NULL, &r, false, NULL), 200);
 	assert_int_equal(get(U("/healthz/ping"), NULL, &r, false, NULL), 403);
 	bearer_token = NULL;
@@ -609,8 +647,8 @@ static void test_no_reviewers(void **state)
 }
 
 /* a mounted handler that takes 1 s */
-static int slow_handler(void *u, const char *sub, const char *const *args, size_t n, unsigned *status,
-			const char **ctype, char **body, size_t *len)
+static int slow_handler(void *u, const char *sub, const char *const *args, size_t n,
+                        unsigned *status, const char **ctype, char **body, size_t *len)
 {
 	(void)u;
 	(void)args;
@@ -631,15 +669,16 @@ static void test_render_off_loop(void **state)
 	char err[512], url[256];
 	pthread_t th, bg;
 	static struct resp r;
-	struct mgr_httpd_auth_opts all = { .always_allow_paths = "/*", .no_in_cluster = true };
-	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .plain_http = true, .auth = &all };
+	struct mgr_httpd_auth_opts all = {.always_allow_paths = "/*", .no_in_cluster = true};
+	struct mgr_httpd_config cfg = {
+	        .bind_address = "127.0.0.1", .plain_http = true, .auth = &all};
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
 	assert_int_equal(mgr_httpd_add_handler(h, "/debug/slow", NULL, slow_handler, NULL), 0);
 	int port = mgr_httpd_port(h);
 	atomic_store(&stop_loop, false);
 	pthread_create(&th, NULL, loop_thread, loop);
-	struct bg_get slow = { .url = strdup(U("/debug/slow/graph")), .token = "x" };
+	struct bg_get slow = {.url = strdup(U("/debug/slow/graph")), .token = "x"};
 	int64_t t0 = now_ms();
 	pthread_create(&bg, NULL, bg_get_main, &slow);
 	usleep(200000);
@@ -654,14 +693,15 @@ static void test_render_off_loop(void **state)
 	/* per-client connection limit: one more than MGR_HTTPD_PER_IP is closed at once */
 	int fds[MGR_HTTPD_PER_IP + 1];
 	for (int i = 0; i <= MGR_HTTPD_PER_IP; i++) {
-		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		struct sockaddr_in a = {.sin_family = AF_INET,
+		                        .sin_port = htons((uint16_t)port),
+		                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		assert_int_equal(connect(fds[i], (struct sockaddr *)&a, sizeof(a)), 0);
 	}
 	usleep(200000);
 	char c;
-	struct timeval tv = { .tv_sec = 2 };
+	struct timeval tv = {.tv_sec = 2};
 	setsockopt(fds[MGR_HTTPD_PER_IP], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	assert_int_equal(recv(fds[MGR_HTTPD_PER_IP], &c, 1, 0), 0); /* closed by the server */
 	for (int i = 0; i <= MGR_HTTPD_PER_IP; i++)
@@ -695,8 +735,9 @@ static char *pem_of_key(gnutls_x509_privkey_t k)
 }
 
 /* A certificate for cn/org signed by (ca_crt, ca_key), or self-signed CA when ca_crt is NULL. */
-static void issue(gnutls_x509_crt_t ca_crt, gnutls_x509_privkey_t ca_key, const char *cn, const char *org,
-		  bool client_auth, gnutls_x509_crt_t *ret_crt, gnutls_x509_privkey_t *ret_key)
+static void issue(gnutls_x509_crt_t ca_crt, gnutls_x509_privkey_t ca_key, const char *cn,
+                  const char *org, bool client_auth, gnutls_x509_crt_t *ret_crt,
+                  gnutls_x509_privkey_t *ret_key)
 {
 	gnutls_x509_crt_t c;
 	gnutls_x509_privkey_t k;
@@ -707,8 +748,10 @@ static void issue(gnutls_x509_crt_t ca_crt, gnutls_x509_privkey_t ca_key, const 
 	memset(serial, 0, sizeof(serial));
 	serial[7] = ++ctr;
 	assert_int_equal(gnutls_x509_privkey_init(&k), 0);
-	assert_int_equal(gnutls_x509_privkey_generate(k, GNUTLS_PK_ECDSA,
-						      GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0), 0);
+	assert_int_equal(
+	        gnutls_x509_privkey_generate(k, GNUTLS_PK_ECDSA,
+	                                     GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0),
+	        0);
 	assert_int_equal(gnutls_x509_crt_init(&c), 0);
 	gnutls_x509_crt_set_version(c, 3);
 	gnutls_x509_crt_set_serial(c, serial, sizeof(serial));
@@ -716,19 +759,23 @@ static void issue(gnutls_x509_crt_t ca_crt, gnutls_x509_privkey_t ca_key, const 
 	gnutls_x509_crt_set_expiration_time(c, now + 3600);
 	gnutls_x509_crt_set_dn_by_oid(c, GNUTLS_OID_X520_COMMON_NAME, 0, cn, strlen(cn));
 	if (org)
-		gnutls_x509_crt_set_dn_by_oid(c, GNUTLS_OID_X520_ORGANIZATION_NAME, 0, org, strlen(org));
+		gnutls_x509_crt_set_dn_by_oid(c, GNUTLS_OID_X520_ORGANIZATION_NAME, 0, org,
+		                              strlen(org));
 	gnutls_x509_crt_set_key(c, k);
 	if (!ca_crt) {
 		gnutls_x509_crt_set_basic_constraints(c, 1, -1);
-		gnutls_x509_crt_set_key_usage(c, GNUTLS_KEY_KEY_CERT_SIGN | GNUTLS_KEY_DIGITAL_SIGNATURE);
+		gnutls_x509_crt_set_key_usage(c, GNUTLS_KEY_KEY_CERT_SIGN |
+		                                         GNUTLS_KEY_DIGITAL_SIGNATURE);
 		assert_int_equal(gnutls_x509_crt_sign2(c, c, k, GNUTLS_DIG_SHA256, 0), 0);
 	} else {
 		gnutls_x509_crt_set_basic_constraints(c, 0, -1);
 		gnutls_x509_crt_set_key_usage(c, GNUTLS_KEY_DIGITAL_SIGNATURE);
-		gnutls_x509_crt_set_key_purpose_oid(c, client_auth ? GNUTLS_KP_TLS_WWW_CLIENT : GNUTLS_KP_TLS_WWW_SERVER, 0);
+		gnutls_x509_crt_set_key_purpose_oid(
+		        c, client_auth ? GNUTLS_KP_TLS_WWW_CLIENT : GNUTLS_KP_TLS_WWW_SERVER, 0);
 		if (!client_auth) {
-			unsigned char lo[4] = { 127, 0, 0, 1 };
-			gnutls_x509_crt_set_subject_alt_name(c, GNUTLS_SAN_IPADDRESS, lo, 4, GNUTLS_FSAN_APPEND);
+			unsigned char lo[4] = {127, 0, 0, 1};
+			gnutls_x509_crt_set_subject_alt_name(c, GNUTLS_SAN_IPADDRESS, lo, 4,
+			                                     GNUTLS_FSAN_APPEND);
 		}
 		assert_int_equal(gnutls_x509_crt_sign2(c, ca_crt, ca_key, GNUTLS_DIG_SHA256, 0), 0);
 	}
@@ -740,8 +787,8 @@ static long get_cert(const char *url, const char *cert, const char *key, struct 
 {
 	CURL *c = curl_easy_init();
 	long code = 0;
-	struct curl_blob cb = { .data = (void *)cert, .len = strlen(cert), .flags = CURL_BLOB_COPY };
-	struct curl_blob kb = { .data = (void *)key, .len = strlen(key), .flags = CURL_BLOB_COPY };
+	struct curl_blob cb = {.data = (void *)cert, .len = strlen(cert), .flags = CURL_BLOB_COPY};
+	struct curl_blob kb = {.data = (void *)key, .len = strlen(key), .flags = CURL_BLOB_COPY};
 
 	r->len = 0;
 	r->body[0] = 0;
@@ -775,7 +822,8 @@ static void test_client_certificates(void **state)
 	issue(NULL, NULL, "other-ca", NULL, false, &other_ca, &other_k);
 	issue(ca, ca_k, "carol", "system:masters", true, &admin, &admin_k);
 	issue(ca, ca_k, "dave", "team", true, &plain, &plain_k);
-	issue(ca, ca_k, "eve", "system:masters", false, &server_only, &server_only_k); /* not for client auth */
+	issue(ca, ca_k, "eve", "system:masters", false, &server_only,
+	      &server_only_k); /* not for client auth */
 	issue(other_ca, other_k, "mallory", "system:masters", true, &stranger, &stranger_k);
 	assert_non_null(mkdtemp(dir));
 	snprintf(cafile, sizeof(cafile), "%s/ca.crt", dir);
@@ -788,7 +836,7 @@ static void test_client_certificates(void **state)
 	mgr_httpd_auth_defaults(&ao);
 	ao.client_ca_file = cafile;
 	ao.no_in_cluster = true;
-	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .auth = &ao };
+	struct mgr_httpd_config cfg = {.bind_address = "127.0.0.1", .auth = &ao};
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
 	mgr_httpd_set_metrics(h, metrics, NULL);
@@ -800,12 +848,14 @@ static void test_client_certificates(void **state)
 	assert_int_equal(get_cert(url, c1, k1, &r), 200); /* CN carol, O system:masters */
 	char *c2 = pem_of_crt(plain), *k2 = pem_of_key(plain_k);
 	assert_int_equal(get_cert(url, c2, k2, &r), 403); /* authenticated as dave, no reviewer */
-	assert_non_null(strstr(r.body, "forbidden: User \\\"dave\\\" cannot get path \\\"/metrics\\\""));
+	assert_non_null(
+	        strstr(r.body, "forbidden: User \\\"dave\\\" cannot get path \\\"/metrics\\\""));
 	char *c3 = pem_of_crt(server_only), *k3 = pem_of_key(server_only_k);
 	assert_int_equal(get_cert(url, c3, k3, &r), 401); /* not valid for client auth */
 	char *c4 = pem_of_crt(stranger), *k4 = pem_of_key(stranger_k);
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d/healthz", port);
-	assert_int_equal(get_cert(url, c4, k4, &r), 401); /* another CA: refused, even on /healthz */
+	assert_int_equal(get_cert(url, c4, k4, &r),
+	                 401); /* another CA: refused, even on /healthz */
 	assert_int_equal(get(url, NULL, &r, true, NULL), 0); /* (curl verifies by default: no CA) */
 	atomic_store(&stop_loop, true);
 	pthread_join(th, NULL);
@@ -817,8 +867,8 @@ static void test_client_certificates(void **state)
 	ipc_loop_free(loop);
 	free(ca_pem);
 	free(c1), free(k1), free(c2), free(k2), free(c3), free(k3), free(c4), free(k4);
-	gnutls_x509_crt_t crts[] = { ca, other_ca, admin, plain, server_only, stranger };
-	gnutls_x509_privkey_t keys[] = { ca_k, other_k, admin_k, plain_k, server_only_k, stranger_k };
+	gnutls_x509_crt_t crts[] = {ca, other_ca, admin, plain, server_only, stranger};
+	gnutls_x509_privkey_t keys[] = {ca_k, other_k, admin_k, plain_k, server_only_k, stranger_k};
 	for (int i = 0; i < 6; i++) {
 		gnutls_x509_crt_deinit(crts[i]);
 		gnutls_x509_privkey_deinit(keys[i]);
@@ -849,7 +899,8 @@ static void test_in_cluster_reviewers(void **state)
 	 * CA are used to reach the apiserver (here a fake one on HTTPS) */
 	gnutls_x509_crt_t ca, srv;
 	gnutls_x509_privkey_t ca_k, srv_k;
-	char root[] = "/tmp/kcmd-incluster-XXXXXX", sa[400], path[500], err[512], url[256], port_s[16];
+	char root[] = "/tmp/kcmd-incluster-XXXXXX", sa[400], path[500], err[512], url[256],
+	     port_s[16];
 	struct ipc_loop *loop;
 	struct mgr_httpd *h;
 	pthread_t th;
@@ -859,9 +910,10 @@ static void test_in_cluster_reviewers(void **state)
 	issue(ca, ca_k, "fake-apiserver", NULL, false, &srv, &srv_k);
 	char *ca_pem = pem_of_crt(ca), *srv_pem = pem_of_crt(srv), *srv_key = pem_of_key(srv_k);
 	struct MHD_Daemon *fake = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS, 0, NULL, NULL, fake_handler,
-		NULL, MHD_OPTION_HTTPS_MEM_CERT, srv_pem, MHD_OPTION_HTTPS_MEM_KEY, srv_key, MHD_OPTION_NOTIFY_COMPLETED,
-		fake_done, NULL, MHD_OPTION_END);
+	        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS, 0,
+	        NULL, NULL, fake_handler, NULL, MHD_OPTION_HTTPS_MEM_CERT, srv_pem,
+	        MHD_OPTION_HTTPS_MEM_KEY, srv_key, MHD_OPTION_NOTIFY_COMPLETED, fake_done, NULL,
+	        MHD_OPTION_END);
 	assert_non_null(fake);
 	atomic_store(&fake_token_reviews, 0);
 	atomic_store(&fake_access_reviews, 0);
@@ -872,20 +924,24 @@ static void test_in_cluster_reviewers(void **state)
 	write_str(path, "in-cluster-token\n");
 	snprintf(path, sizeof(path), "%s/ca.crt", sa);
 	write_str(path, ca_pem);
-	snprintf(port_s, sizeof(port_s), "%u", MHD_get_daemon_info(fake, MHD_DAEMON_INFO_BIND_PORT)->port);
+	snprintf(port_s, sizeof(port_s), "%u",
+	         MHD_get_daemon_info(fake, MHD_DAEMON_INFO_BIND_PORT)->port);
 	setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
 	setenv("KUBERNETES_SERVICE_PORT", port_s, 1);
 
 	struct mgr_httpd_auth_opts ao;
 	mgr_httpd_auth_defaults(&ao);
 	ao.in_cluster_root = root;
-	struct mgr_httpd_config cfg = { .bind_address = "127.0.0.1", .plain_http = true, .auth = &ao };
+	struct mgr_httpd_config cfg = {
+	        .bind_address = "127.0.0.1", .plain_http = true, .auth = &ao};
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
 	unsetenv("KUBERNETES_SERVICE_HOST");
 	unsetenv("KUBERNETES_SERVICE_PORT");
-	assert_non_null(strstr(mgr_httpd_auth_summary(h), "TokenReview through the in-cluster config"));
-	assert_non_null(strstr(mgr_httpd_auth_summary(h), "SubjectAccessReview through the in-cluster config"));
+	assert_non_null(
+	        strstr(mgr_httpd_auth_summary(h), "TokenReview through the in-cluster config"));
+	assert_non_null(strstr(mgr_httpd_auth_summary(h),
+	                       "SubjectAccessReview through the in-cluster config"));
 	mgr_httpd_set_metrics(h, metrics, NULL);
 	int port = mgr_httpd_port(h);
 	atomic_store(&stop_loop, false);
@@ -921,18 +977,20 @@ static void test_errors(void **state)
 	struct ipc_loop *loop;
 	struct mgr_httpd *h, *h2;
 	char err[256];
-	struct mgr_httpd_config bad = { .bind_address = "not-an-ip", .plain_http = true };
-	struct mgr_httpd_config nocert = { .bind_address = "127.0.0.1", .tls_cert_file = "/nonexistent.crt",
-					   .tls_key_file = "/nonexistent.key" };
+	struct mgr_httpd_config bad = {.bind_address = "not-an-ip", .plain_http = true};
+	struct mgr_httpd_config nocert = {.bind_address = "127.0.0.1",
+	                                  .tls_cert_file = "/nonexistent.crt",
+	                                  .tls_key_file = "/nonexistent.key"};
 
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_httpd_new(loop, &bad, &h, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "not-an-ip"));
 	assert_int_equal(mgr_httpd_new(loop, &nocert, &h, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "/nonexistent.crt"));
-	struct mgr_httpd_config ok = { .bind_address = "127.0.0.1", .plain_http = true };
+	struct mgr_httpd_config ok = {.bind_address = "127.0.0.1", .plain_http = true};
 	assert_int_equal(mgr_httpd_new(loop, &ok, &h, err, sizeof(err)), 0);
-	struct mgr_httpd_config same = { .bind_address = "127.0.0.1", .port = mgr_httpd_port(h), .plain_http = true };
+	struct mgr_httpd_config same = {
+	        .bind_address = "127.0.0.1", .port = mgr_httpd_port(h), .plain_http = true};
 	assert_int_equal(mgr_httpd_new(loop, &same, &h2, err, sizeof(err)), -EADDRINUSE);
 	mgr_httpd_free(h);
 	ipc_loop_free(loop);
@@ -942,15 +1000,15 @@ int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain_health_and_metrics),
-		cmocka_unit_test(test_tls_self_signed_kept_in_cert_dir),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_delegated_auth),
-		cmocka_unit_test(test_cache_ttl),
-		cmocka_unit_test(test_no_reviewers),
-		cmocka_unit_test(test_render_off_loop),
-		cmocka_unit_test(test_client_certificates),
-		cmocka_unit_test(test_in_cluster_reviewers),
+	        cmocka_unit_test(test_plain_health_and_metrics),
+	        cmocka_unit_test(test_tls_self_signed_kept_in_cert_dir),
+	        cmocka_unit_test(test_errors),
+	        cmocka_unit_test(test_delegated_auth),
+	        cmocka_unit_test(test_cache_ttl),
+	        cmocka_unit_test(test_no_reviewers),
+	        cmocka_unit_test(test_render_off_loop),
+	        cmocka_unit_test(test_client_certificates),
+	        cmocka_unit_test(test_in_cluster_reviewers),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();

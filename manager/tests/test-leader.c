@@ -92,16 +92,17 @@ static void apply(struct store *s, struct cand *c, struct mgr_le_result *res)
 static struct mgr_le_config cfg(const char *id)
 {
 	struct mgr_le_config c = {
-		.identity = id,
-		.lease_duration_us = 15 * SEC,
-		.renew_deadline_us = 10 * SEC,
-		.retry_period_us = 2 * SEC,
+	        .identity = id,
+	        .lease_duration_us = 15 * SEC,
+	        .renew_deadline_us = 10 * SEC,
+	        .retry_period_us = 2 * SEC,
 	};
 	return c;
 }
 
 /* Steps c synchronously (zero latency) until it has nothing more to send. */
-static void step_sync(struct store *s, struct cand *c, uint64_t now, const struct mgr_le_result *res)
+static void step_sync(struct store *s, struct cand *c, uint64_t now,
+                      const struct mgr_le_result *res)
 {
 	struct mgr_le_request req;
 	struct mgr_le_result r;
@@ -155,9 +156,9 @@ static void test_validate(void **state)
 static void test_create_and_renew(void **state)
 {
 	(void)state;
-	struct store s = { 0 };
+	struct store s = {0};
 	struct mgr_le_config c = cfg("host_a");
-	struct cand a = { 0 };
+	struct cand a = {0};
 	uint64_t now = 1 * SEC;
 
 	assert_int_equal(mgr_le_new(&c, &a.le), 0);
@@ -189,9 +190,9 @@ static void test_create_and_renew(void **state)
 static void test_takeover_after_lease_duration(void **state)
 {
 	(void)state;
-	struct store s = { 0 };
+	struct store s = {0};
 	struct mgr_le_config ca = cfg("host_a"), cb = cfg("host_b");
-	struct cand cs[2] = { 0 };
+	struct cand cs[2] = {0};
 	uint64_t now = 0;
 
 	assert_int_equal(mgr_le_new(&ca, &cs[0].le), 0);
@@ -223,9 +224,9 @@ static void test_takeover_after_lease_duration(void **state)
 static void test_fencing_when_apiserver_down(void **state)
 {
 	(void)state;
-	struct store s = { 0 };
+	struct store s = {0};
 	struct mgr_le_config c = cfg("host_a");
-	struct cand a = { 0 };
+	struct cand a = {0};
 	uint64_t now = 0;
 
 	assert_int_equal(mgr_le_new(&c, &a.le), 0);
@@ -256,9 +257,9 @@ static void test_fencing_when_apiserver_down(void **state)
 static void test_release_then_immediate_takeover(void **state)
 {
 	(void)state;
-	struct store s = { 0 };
+	struct store s = {0};
 	struct mgr_le_config ca = cfg("host_a"), cb = cfg("host_b");
-	struct cand cs[2] = { 0 };
+	struct cand cs[2] = {0};
 	uint64_t now = 0;
 
 	assert_int_equal(mgr_le_new(&ca, &cs[0].le), 0);
@@ -291,9 +292,9 @@ static void test_release_then_immediate_takeover(void **state)
 static void test_release_when_not_holder(void **state)
 {
 	(void)state;
-	struct store s = { .exists = true, .rv = 7 };
+	struct store s = {.exists = true, .rv = 7};
 	struct mgr_le_config c = cfg("host_a");
-	struct cand a = { 0 };
+	struct cand a = {0};
 
 	snprintf(s.rec.holder, sizeof(s.rec.holder), "other");
 	s.rec.lease_duration_s = 15;
@@ -309,9 +310,9 @@ static void test_release_when_not_holder(void **state)
 static void test_fast_path_conflict_falls_back_to_get(void **state)
 {
 	(void)state;
-	struct store s = { 0 };
+	struct store s = {0};
 	struct mgr_le_config c = cfg("host_a");
-	struct cand a = { 0 };
+	struct cand a = {0};
 	struct mgr_le_request req;
 	struct mgr_le_result res;
 	uint64_t now = 0;
@@ -378,10 +379,10 @@ static void test_mutual_exclusion_property(void **state)
 	(void)state;
 	enum { N = 3 };
 	char ids[N][32];
-	struct store s = { 0 };
-	struct cand cs[N] = { 0 };
-	struct mgr_le_result pending[N] = { 0 };
-	uint64_t arrive[N] = { 0 };
+	struct store s = {0};
+	struct cand cs[N] = {0};
+	struct mgr_le_result pending[N] = {0};
+	uint64_t arrive[N] = {0};
 	uint64_t now = 0, leader_time = 0, handovers = 0, restarts = 0, naive_overlap = 0;
 	int last_leader = -1;
 
@@ -468,12 +469,12 @@ static void test_mutual_exclusion_property(void **state)
 	}
 	/* The simulation must actually exercise leadership and handovers. */
 	print_message("leader present %.1f%% of the time, %llu handovers, %llu restarts\n",
-		      100.0 * (double)leader_time / 200000.0, (unsigned long long)handovers,
-		      (unsigned long long)restarts);
+	              100.0 * (double)leader_time / 200000.0, (unsigned long long)handovers,
+	              (unsigned long long)restarts);
 	assert_true(leader_time > 200000 / 2); /* outages and crashes leave gaps */
 	assert_true(handovers >= 3);
 	print_message("negative control (no time fence): %llu ticks with two leaders\n",
-		      (unsigned long long)naive_overlap);
+	              (unsigned long long)naive_overlap);
 	assert_true(naive_overlap > 0);
 	for (int i = 0; i < N; i++)
 		mgr_le_free(cs[i].le);
@@ -482,14 +483,14 @@ static void test_mutual_exclusion_property(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_validate),
-		cmocka_unit_test(test_create_and_renew),
-		cmocka_unit_test(test_takeover_after_lease_duration),
-		cmocka_unit_test(test_fencing_when_apiserver_down),
-		cmocka_unit_test(test_release_then_immediate_takeover),
-		cmocka_unit_test(test_release_when_not_holder),
-		cmocka_unit_test(test_fast_path_conflict_falls_back_to_get),
-		cmocka_unit_test(test_mutual_exclusion_property),
+	        cmocka_unit_test(test_validate),
+	        cmocka_unit_test(test_create_and_renew),
+	        cmocka_unit_test(test_takeover_after_lease_duration),
+	        cmocka_unit_test(test_fencing_when_apiserver_down),
+	        cmocka_unit_test(test_release_then_immediate_takeover),
+	        cmocka_unit_test(test_release_when_not_holder),
+	        cmocka_unit_test(test_fast_path_conflict_falls_back_to_get),
+	        cmocka_unit_test(test_mutual_exclusion_property),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

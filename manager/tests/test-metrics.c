@@ -51,10 +51,15 @@ static void test_workqueue_family(void **state)
 	assert_non_null(strstr(text, "# TYPE workqueue_queue_duration_seconds histogram\n"));
 	assert_non_null(strstr(text, "workqueue_depth{name=\"replicaset\"} 2\n"));
 	assert_non_null(strstr(text, "workqueue_retries_total{name=\"replicaset\"} 0\n"));
-	assert_non_null(strstr(text, "workqueue_queue_duration_seconds_bucket{name=\"replicaset\",le=\"1e-08\"}"));
-	assert_non_null(strstr(text, "workqueue_queue_duration_seconds_bucket{name=\"replicaset\",le=\"10\"}"));
-	assert_non_null(strstr(text, "workqueue_work_duration_seconds_bucket{name=\"replicaset\",le=\"+Inf\"} 0\n"));
-	assert_non_null(strstr(text, "workqueue_longest_running_processor_seconds{name=\"replicaset\"} 0\n"));
+	assert_non_null(strstr(
+	        text, "workqueue_queue_duration_seconds_bucket{name=\"replicaset\",le=\"1e-08\"}"));
+	assert_non_null(strstr(
+	        text, "workqueue_queue_duration_seconds_bucket{name=\"replicaset\",le=\"10\"}"));
+	assert_non_null(strstr(
+	        text,
+	        "workqueue_work_duration_seconds_bucket{name=\"replicaset\",le=\"+Inf\"} 0\n"));
+	assert_non_null(strstr(
+	        text, "workqueue_longest_running_processor_seconds{name=\"replicaset\"} 0\n"));
 	/* adds_total counts every Add call client-go counts (the duplicate is not an add). */
 	const char *adds = strstr(text, "workqueue_adds_total{name=\"replicaset\"} ");
 	assert_non_null(adds);
@@ -68,6 +73,6 @@ static void test_workqueue_family(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_workqueue_family) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_workqueue_family)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

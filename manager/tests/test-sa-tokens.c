@@ -24,18 +24,23 @@ static void test_parse(void **state)
 	char *tok = NULL;
 	int64_t exp = 0;
 	const char *ok = "{\"kind\":\"TokenRequest\",\"apiVersion\":\"authentication.k8s.io/v1\","
-			 "\"spec\":{\"audiences\":[\"https://kubernetes.default.svc\"],\"expirationSeconds\":3600},"
-			 "\"status\":{\"token\":\"eyJhbGciOi.x.y\",\"expirationTimestamp\":\"2026-12-03T00:00:00Z\"}}";
+	                 "\"spec\":{\"audiences\":[\"https://"
+	                 "kubernetes.default.svc\"],\"expirationSeconds\":3600},"
+	                 "\"status\":{\"token\":\"eyJhbGciOi.x.y\",\"expirationTimestamp\":\"2026-"
+	                 "12-03T00:00:00Z\"}}";
 
 	assert_int_equal(mgr_sa_parse_token_request(ok, strlen(ok), &tok, &exp), 0);
 	assert_string_equal(tok, "eyJhbGciOi.x.y");
 	assert_true(exp == 1796256000LL * 1000000000LL);
 	free(tok);
-	const char *bad[] = { "{}", "{\"status\":{\"token\":\"\",\"expirationTimestamp\":\"2026-12-03T00:00:00Z\"}}",
-			      "{\"status\":{\"token\":\"t\"}}", "{\"status\":{\"token\":\"t\",\"expirationTimestamp\":\"soon\"}}",
-			      "not json" };
+	const char *bad[] = {
+	        "{}",
+	        "{\"status\":{\"token\":\"\",\"expirationTimestamp\":\"2026-12-03T00:00:00Z\"}}",
+	        "{\"status\":{\"token\":\"t\"}}",
+	        "{\"status\":{\"token\":\"t\",\"expirationTimestamp\":\"soon\"}}", "not json"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(mgr_sa_parse_token_request(bad[i], strlen(bad[i]), &tok, &exp), -EBADMSG);
+		assert_int_equal(mgr_sa_parse_token_request(bad[i], strlen(bad[i]), &tok, &exp),
+		                 -EBADMSG);
 }
 
 static void test_memfd_is_a_token_file(void **state)
@@ -43,7 +48,7 @@ static void test_memfd_is_a_token_file(void **state)
 	(void)state;
 	int fd = memfd_create("kcmd-token-test", MFD_CLOEXEC);
 	char path[64], big[MGR_SA_TOKEN_FILE_SIZE + 1];
-	struct kube_config cfg = { .server = "https://127.0.0.1:6443" };
+	struct kube_config cfg = {.server = "https://127.0.0.1:6443"};
 	struct kube_auth *a;
 	struct kube_credentials c;
 
@@ -83,9 +88,9 @@ static void test_refresh_delay(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),
-		cmocka_unit_test(test_memfd_is_a_token_file),
-		cmocka_unit_test(test_refresh_delay),
+	        cmocka_unit_test(test_parse),
+	        cmocka_unit_test(test_memfd_is_a_token_file),
+	        cmocka_unit_test(test_refresh_delay),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,9 +75,10 @@ static void test_restart_with_backoff(void **state)
 	struct ipc_loop *loop;
 	struct mgr_supervisor *sup;
 	struct mgr_child *c;
-	struct exits e = { 0 };
-	char *argv[] = { "/bin/sh", "-c", "exit 3", NULL };
-	struct mgr_child_spec spec = { .name = "crasher", .group = "workers", .argv = argv, .restart = true };
+	struct exits e = {0};
+	char *argv[] = {"/bin/sh", "-c", "exit 3", NULL};
+	struct mgr_child_spec spec = {
+	        .name = "crasher", .group = "workers", .argv = argv, .restart = true};
 
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
@@ -92,7 +93,8 @@ static void test_restart_with_backoff(void **state)
 	assert_int_equal(e.last.last_status, 3);
 	assert_int_equal(e.last.state, MGR_CHILD_BACKOFF);
 	assert_true(e.last.next_start_usec > 0);
-	run_for(loop, 3400000 - (ipc_now_usec() - t0) > 3400000 ? 0 : 3400000 - (ipc_now_usec() - t0));
+	run_for(loop,
+	        3400000 - (ipc_now_usec() - t0) > 3400000 ? 0 : 3400000 - (ipc_now_usec() - t0));
 	assert_int_equal(e.n, 3);
 	struct mgr_child_info info;
 	mgr_child_get_info(c, &info);
@@ -112,9 +114,10 @@ static void test_killed_child_restarts_and_stop(void **state)
 	struct ipc_loop *loop;
 	struct mgr_supervisor *sup;
 	struct mgr_child *c;
-	struct exits e = { 0 };
-	char *argv[] = { "/bin/sleep", "100", NULL };
-	struct mgr_child_spec spec = { .name = "sleeper", .group = "workers", .argv = argv, .restart = true };
+	struct exits e = {0};
+	char *argv[] = {"/bin/sleep", "100", NULL};
+	struct mgr_child_spec spec = {
+	        .name = "sleeper", .group = "workers", .argv = argv, .restart = true};
 	struct mgr_child_info info;
 
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
@@ -161,10 +164,11 @@ static void test_one_shot_child_and_bad_spec(void **state)
 	struct ipc_loop *loop;
 	struct mgr_supervisor *sup;
 	struct mgr_child *c;
-	struct exits e = { 0 };
-	char *argv[] = { "/nonexistent/program", NULL };
-	struct mgr_child_spec spec = { .name = "missing", .group = "x", .argv = argv, .restart = false };
-	struct mgr_child_spec bad = { .name = "bad", .group = "x", .argv = NULL };
+	struct exits e = {0};
+	char *argv[] = {"/nonexistent/program", NULL};
+	struct mgr_child_spec spec = {
+	        .name = "missing", .group = "x", .argv = argv, .restart = false};
+	struct mgr_child_spec bad = {.name = "bad", .group = "x", .argv = NULL};
 
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
@@ -187,16 +191,18 @@ static void test_fd_inheritance(void **state)
 	struct ipc_loop *loop;
 	struct mgr_supervisor *sup;
 	struct mgr_child *c;
-	struct exits e = { 0 };
+	struct exits e = {0};
 	int kept = memfd_create("kcmd-test-kept", MFD_CLOEXEC);
 	int other = memfd_create("kcmd-test-other", MFD_CLOEXEC);
 	char script[256];
 
 	assert_true(kept >= 0 && other >= 0);
 	/* exit 0 only if the kept fd is there and the other is not */
-	snprintf(script, sizeof(script), "test -e /proc/self/fd/%d && ! test -e /proc/self/fd/%d", kept, other);
-	char *argv[] = { "/bin/sh", "-c", script, NULL };
-	struct mgr_child_spec spec = { .name = "fds", .group = "x", .argv = argv, .keep_fds = { kept }, .n_keep_fds = 1 };
+	snprintf(script, sizeof(script), "test -e /proc/self/fd/%d && ! test -e /proc/self/fd/%d",
+	         kept, other);
+	char *argv[] = {"/bin/sh", "-c", script, NULL};
+	struct mgr_child_spec spec = {
+	        .name = "fds", .group = "x", .argv = argv, .keep_fds = {kept}, .n_keep_fds = 1};
 
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
@@ -228,10 +234,12 @@ static void test_children_die_with_manager(void **state)
 		struct mgr_supervisor *sup;
 		struct mgr_child *c;
 		struct mgr_child_info info;
-		char *argv[] = { "/bin/sleep", "100", NULL };
-		struct mgr_child_spec spec = { .name = "s", .group = "w", .argv = argv, .restart = true };
-		if (ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO) < 0 || mgr_sup_new(loop, NULL, NULL, &sup) < 0 ||
-		    mgr_sup_add(sup, &spec, &c) < 0 || mgr_child_start(c) < 0)
+		char *argv[] = {"/bin/sleep", "100", NULL};
+		struct mgr_child_spec spec = {
+		        .name = "s", .group = "w", .argv = argv, .restart = true};
+		if (ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO) < 0 ||
+		    mgr_sup_new(loop, NULL, NULL, &sup) < 0 || mgr_sup_add(sup, &spec, &c) < 0 ||
+		    mgr_child_start(c) < 0)
 			_exit(1);
 		mgr_child_get_info(c, &info);
 		if (write(p[1], &info.pid, sizeof(info.pid)) != sizeof(info.pid))
@@ -253,11 +261,11 @@ static void test_children_die_with_manager(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_one_shot_child_and_bad_spec),
-		cmocka_unit_test(test_fd_inheritance),
-		cmocka_unit_test(test_killed_child_restarts_and_stop),
-		cmocka_unit_test(test_children_die_with_manager),
-		cmocka_unit_test(test_restart_with_backoff),
+	        cmocka_unit_test(test_one_shot_child_and_bad_spec),
+	        cmocka_unit_test(test_fd_inheritance),
+	        cmocka_unit_test(test_killed_child_restarts_and_stop),
+	        cmocka_unit_test(test_children_die_with_manager),
+	        cmocka_unit_test(test_restart_with_backoff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

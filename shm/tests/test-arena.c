@@ -397,7 +397,8 @@ static void test_upsert_invalid(void **state)
 	r = ok, r.kind = SHM_RECORD_POD; /* configmaps were registered as metadata-only */
 	assert_int_equal(shm_writer_upsert(f->w, &r), -EINVAL);
 	/* T1: a uid or resourceVersion over 65535 bytes is refused (the apiserver writes both:
-	 * 36 and at most 20 bytes); 255 was the old bound and is fine now (test_apiserver_shapes) */
+	 * 36 and at most 20 bytes); 255 was the old bound and is fine now (test_apiserver_shapes)
+	 */
 	char *big = malloc(70000);
 	memset(big, '1', 69999);
 	big[69999] = 0;
@@ -449,7 +450,8 @@ static void test_apiserver_shapes(void **state)
 		                                .name = i == 9 ? longname : "owner",
 		                                .uid = uids[i],
 		                                .controller = (int8_t)((int)(i % 3) - 1),
-		                                .block_owner_deletion = (int8_t)((int)((i / 3) % 3) - 1)};
+		                                .block_owner_deletion =
+		                                        (int8_t)((int)((i / 3) % 3) - 1)};
 	}
 	own[0].controller = 1; /* one controller, as the apiserver requires at most one */
 	for (unsigned i = 1; i < NOWN; i++)
@@ -533,7 +535,8 @@ static void test_types_retired_and_reused(void **state)
 	uint32_t prev_gen = 0;
 	for (unsigned i = 0; i < 2500; i++) {
 		snprintf(res, sizeof(res), "crd%u", i);
-		int t = shm_writer_register_type(f->w, &(struct shm_type_desc){"x.io", "v1", res, "Crd", 0});
+		int t = shm_writer_register_type(
+		        f->w, &(struct shm_type_desc){"x.io", "v1", res, "Crd", 0});
 		assert_true(t >= 0);
 		struct shm_type_info ti;
 		assert_int_equal(shm_reader_type_info(f->w, (uint16_t)t, &ti), 0);
@@ -546,8 +549,12 @@ static void test_types_retired_and_reused(void **state)
 			assert_int_not_equal(ti.gen, prev_gen);
 		}
 		snprintf(name, sizeof(name), "o%u", i);
-		struct shm_record_in r = {.type = (uint16_t)t, .kind = SHM_RECORD_META, .ns = "n",
-		                          .name = name, .uid = "u", .rv = "1"};
+		struct shm_record_in r = {.type = (uint16_t)t,
+		                          .kind = SHM_RECORD_META,
+		                          .ns = "n",
+		                          .name = name,
+		                          .uid = "u",
+		                          .rv = "1"};
 		assert_int_equal(shm_writer_upsert(f->w, &r), 1);
 		assert_int_equal(shm_writer_set_sync(f->w, (uint16_t)t, "5", true), 0);
 		struct shm_obj o = SHM_OBJ_INIT;
@@ -566,10 +573,15 @@ static void test_types_retired_and_reused(void **state)
 	}
 	/* a reader holding crd0's (id, gen) against the slot's current occupant */
 	snprintf(res, sizeof(res), "crd-after");
-	int t = shm_writer_register_type(f->w, &(struct shm_type_desc){"x.io", "v1", res, "Crd", 0});
+	int t = shm_writer_register_type(f->w,
+	                                 &(struct shm_type_desc){"x.io", "v1", res, "Crd", 0});
 	assert_int_equal(t, prev);
-	struct shm_record_in r = {.type = (uint16_t)t, .kind = SHM_RECORD_META, .ns = "n", .name = "o0",
-	                          .uid = "u", .rv = "1"};
+	struct shm_record_in r = {.type = (uint16_t)t,
+	                          .kind = SHM_RECORD_META,
+	                          .ns = "n",
+	                          .name = "o0",
+	                          .uid = "u",
+	                          .rv = "1"};
 	assert_int_equal(shm_writer_upsert(f->w, &r), 1);
 	struct shm_obj o = SHM_OBJ_INIT;
 	assert_int_equal(shm_reader_get(f->w, (uint16_t)t, "n", "o0", &o), 0);
@@ -580,7 +592,8 @@ static void test_types_retired_and_reused(void **state)
 	struct shm_stats st;
 	for (unsigned i = 0;; i++) {
 		snprintf(res, sizeof(res), "fill%u", i);
-		int x = shm_writer_register_type(f->w, &(struct shm_type_desc){"y.io", "v1", res, "F", 0});
+		int x = shm_writer_register_type(
+		        f->w, &(struct shm_type_desc){"y.io", "v1", res, "F", 0});
 		if (x == -ENOSPC)
 			break;
 		assert_true(x >= 0);

@@ -61,18 +61,20 @@ struct gcc {
 	struct kube_limiter *limiter;
 };
 
-static const char *const gc_queues[] = { "gc-attempt-to-delete", "gc-attempt-to-orphan", NULL };
+static const char *const gc_queues[] = {"gc-attempt-to-delete", "gc-attempt-to-orphan", NULL};
 
 static int fetch_root(struct gcc *c, const char *path, struct kube_discovery **ret)
 {
-	struct kube_request req = { .verb = KUBE_GET, .path = path, .accept = KUBE_ACCEPT_DISCOVERY_V2 };
-	struct kube_response resp = { 0 };
+	struct kube_request req = {
+	        .verb = KUBE_GET, .path = path, .accept = KUBE_ACCEPT_DISCOVERY_V2};
+	struct kube_response resp = {0};
 	int r = kube_client_request(c->kc, &req, NULL, NULL, &resp);
 
 	if (r == 0)
 		r = kube_decode_discovery_v2(resp.body, resp.body_len, ret);
 	else
-		log_warning("discovery %s: %s", path, resp.error.message[0] ? resp.error.message : strerror(-r));
+		log_warning("discovery %s: %s", path,
+		            resp.error.message[0] ? resp.error.message : strerror(-r));
 	kube_response_clear(&resp);
 	return r;
 }
@@ -103,7 +105,7 @@ static void refresh_discovery(struct gcc *c)
 	kube_object_free(c->apis);
 	c->core = core;
 	c->apis = apis;
-	c->merged = (struct kube_discovery){ .n = core->n + apis->n, .res = res };
+	c->merged = (struct kube_discovery){.n = core->n + apis->n, .res = res};
 	log_v(3, "discovery: %u resources", c->merged.n);
 }
 
@@ -127,11 +129,13 @@ static bool monitors_synced(struct gcc *c, char *why, size_t n)
 			continue;
 		t = shm_reader_find_type(c->ctx->arena, r->group, r->version, r->resource);
 		if (t < 0 || shm_reader_type_info(c->ctx->arena, (uint16_t)t, &ti) < 0) {
-			snprintf(why, n, "%s%s%s not watched yet", r->resource, r->group[0] ? "." : "", r->group);
+			snprintf(why, n, "%s%s%s not watched yet", r->resource,
+			         r->group[0] ? "." : "", r->group);
 			return false;
 		}
 		if (!ti.synced) {
-			snprintf(why, n, "%s%s%s not synced", r->resource, r->group[0] ? "." : "", r->group);
+			snprintf(why, n, "%s%s%s not synced", r->resource, r->group[0] ? "." : "",
+			         r->group);
 			return false;
 		}
 		seen++;
@@ -153,17 +157,18 @@ static void wait_for_monitors(struct gcc *c)
 		uint64_t now = ipc_now_usec();
 		if (monitors_synced(c, why, sizeof(why))) {
 			log_info("Garbage collector: all resource monitors have synced (%.3f s)",
-				 (double)(now - start) / 1e6);
+			         (double)(now - start) / 1e6);
 			return;
 		}
 		if (now >= deadline) {
-			log_info("Garbage collector: not all resource monitors could be synced, proceeding anyways (%s)",
-				 why);
+			log_info("Garbage collector: not all resource monitors could be synced, "
+			         "proceeding anyways (%s)",
+			         why);
 			return;
 		}
 		if (!c->merged.n && now - c->disc_at >= 1000000)
 			refresh_discovery(c);
-		struct timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
+		struct timespec ts = {.tv_nsec = 100 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
 }
@@ -202,8 +207,8 @@ static struct ipc_queue *attach_producer(const char *name)
 
 	if (fd < 0) {
 		log_warning("queue %s not passed: %s", name,
-			    strcmp(name, "gc-graph-changes") ? "Adds from the worker are lost"
-							     : "virtual delete events are lost");
+		            strcmp(name, "gc-graph-changes") ? "Adds from the worker are lost"
+		                                             : "virtual delete events are lost");
 		return NULL;
 	}
 	r = ipc_queue_attach(&q, fd, IPC_QUEUE_PRODUCER, 1);
@@ -229,19 +234,20 @@ static int gc_client_new(struct gcc *c)
 	}
 	r = kube_limiter_open(fd, qps, burst, &c->limiter);
 	if (r < 0 && fd >= 0) {
-		log_warning("KCMD_GC_LIMITER_FD: %s; using a bucket of this process only", strerror(-r));
+		log_warning("KCMD_GC_LIMITER_FD: %s; using a bucket of this process only",
+		            strerror(-r));
 		r = kube_limiter_open(-1, qps, burst, &c->limiter);
 	}
 	if (r < 0)
 		return r;
 	if (!c->ctx->config) /* a test harness without a config: share the process's client */
 		return -EINVAL;
-	struct kube_client_opts ko = { .config = c->ctx->config,
-				       .process = c->ctx->process,
-				       .controller = "generic-garbage-collector",
-				       .qps = 0, /* the shared bucket limits */
-				       .burst = burst,
-				       .insecure_ok = true };
+	struct kube_client_opts ko = {.config = c->ctx->config,
+	                              .process = c->ctx->process,
+	                              .controller = "generic-garbage-collector",
+	                              .qps = 0, /* the shared bucket limits */
+	                              .burst = burst,
+	                              .insecure_ok = true};
 	r = kube_client_new(&ko, &c->kc);
 	if (r < 0)
 		return r;
@@ -296,7 +302,7 @@ static int gcc_init(struct wk_ctx *ctx, void **ret)
 	c->api.cache_ud = ctx->arena;
 	c->delete_producer = attach_producer("gc-attempt-to-delete");
 	c->changes_producer = attach_producer("gc-graph-changes");
-	c->w = (struct gc_worker){ .graph = &c->view.view, .api = &c->api.api, .absent = c->absent };
+	c->w = (struct gc_worker){.graph = &c->view.view, .api = &c->api.api, .absent = c->absent};
 	refresh_discovery(c);
 	wait_for_monitors(c);
 	*ret = c;
@@ -309,7 +315,7 @@ static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *r
 	struct gc_result gr;
 	enum gc_queue_action a;
 
-	*res = (struct wk_result){ 0 };
+	*res = (struct wk_result){0};
 	if (ipc_now_usec() - c->disc_at >= GC_DISCOVERY_PERIOD_USEC || !c->merged.n)
 		refresh_discovery(c);
 	memset(&gr, 0, sizeof(gr));
@@ -326,20 +332,20 @@ static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *r
 	if (gr.outcome == GC_FAILED || gr.outcome == GC_REST_MAPPING)
 		/* upstream keeps a restMappingError (an owner kind it cannot resolve: retried with
 		 * backoff until discovery knows it) at V(5); other failures are loud */
-		log_v(gr.outcome == GC_REST_MAPPING ? 5 : 1, "%s %s: %s%s%s", gc_queues[q], shown, gr.msg,
-		      c->api.last_error[0] ? ": " : "", c->api.last_error);
+		log_v(gr.outcome == GC_REST_MAPPING ? 5 : 1, "%s %s: %s%s%s", gc_queues[q], shown,
+		      gr.msg, c->api.last_error[0] ? ": " : "", c->api.last_error);
 	else
-		log_v(3, "%s %s: outcome %d action %d%s%s", gc_queues[q], shown, (int)gr.outcome, (int)gr.action,
-		      gr.policy ? " policy " : "", gr.policy ? gr.policy : "");
+		log_v(3, "%s %s: outcome %d action %d%s%s", gc_queues[q], shown, (int)gr.outcome,
+		      (int)gr.action, gr.policy ? " policy " : "", gr.policy ? gr.policy : "");
 	c->api.last_error[0] = '\0';
 	if (a == GC_REQUEUE)
 		res->err = gr.err < 0 ? gr.err : -EAGAIN;
 }
 
 const struct wk_controller wk_gc_controller = {
-	.name = "garbage-collector-controller",
-	.queues = gc_queues,
-	.init = gcc_init,
-	.sync = gcc_sync,
-	.fini = gcc_fini,
+        .name = "garbage-collector-controller",
+        .queues = gc_queues,
+        .init = gcc_init,
+        .sync = gcc_sync,
+        .fini = gcc_fini,
 };

@@ -69,15 +69,33 @@ static void go_quote(FILE *f, const char *s)
 		}
 		unsigned char c = *p++;
 		switch (c) {
-		case '\a': fputs("\\a", f); break;
-		case '\b': fputs("\\b", f); break;
-		case '\f': fputs("\\f", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\v': fputs("\\v", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '"': fputs("\\\"", f); break;
+		case '\a':
+			fputs("\\a", f);
+			break;
+		case '\b':
+			fputs("\\b", f);
+			break;
+		case '\f':
+			fputs("\\f", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\v':
+			fputs("\\v", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '"':
+			fputs("\\\"", f);
+			break;
 		default:
 			if (c < 0x20 || c >= 0x7f)
 				fprintf(f, "\\x%02x", c);
@@ -102,9 +120,10 @@ static void vertex(FILE *f, const struct gc_dot_vertex *v)
 	FILE *lf = open_memstream(&label, &ll);
 	if (!lf)
 		return;
-	fprintf(lf, "uid=%s\nnamespace=%s\n%s.%s%s%s/%s\n", v->uid ? v->uid : "", v->ns ? v->ns : "",
-	        v->kind ? v->kind : "", v->version ? v->version : "",
-	        v->group && v->group[0] ? "." : "", v->group ? v->group : "", v->name ? v->name : "");
+	fprintf(lf, "uid=%s\nnamespace=%s\n%s.%s%s%s/%s\n", v->uid ? v->uid : "",
+	        v->ns ? v->ns : "", v->kind ? v->kind : "", v->version ? v->version : "",
+	        v->group && v->group[0] ? "." : "", v->group ? v->group : "",
+	        v->name ? v->name : "");
 	const char *conds[4];
 	size_t nc = 0;
 	if (v->being_deleted)
@@ -138,8 +157,8 @@ static void vertex(FILE *f, const struct gc_dot_vertex *v)
 	free(label);
 }
 
-int gc_dot_marshal(const struct gc_dot_vertex *v, size_t nv, const struct gc_dot_edge *e,
-                   size_t ne, char **ret, size_t *len)
+int gc_dot_marshal(const struct gc_dot_vertex *v, size_t nv, const struct gc_dot_edge *e, size_t ne,
+                   char **ret, size_t *len)
 {
 	char *buf = NULL;
 	size_t bl = 0;
@@ -231,7 +250,8 @@ static int visit(const struct shm_obj *o, void *ud)
 	struct inf_rec_view rv;
 	if (inf_rec_parse(o->payload, o->payload_len, &rv) == 0) {
 		d->being_deleted = rv.hdr.deletion_ts != 0;
-		d->deleting_dependents = d->being_deleted && (rv.hdr.flags & INF_REC_FIN_FOREGROUND);
+		d->deleting_dependents =
+		        d->being_deleted && (rv.hdr.flags & INF_REC_FIN_FOREGROUND);
 	}
 	d->first_ref = g->nr;
 	d->n_refs = o->n_owners;
@@ -505,14 +525,14 @@ int gc_dot_render_arena(struct shm_arena *a, const char *const *uids, size_t n_u
 			continue;
 		v[nv].ord = nv;
 		v[nv++].v = (struct gc_dot_vertex){.uid = d->uid,
-		                                 .group = d->group,
-		                                 .version = d->version,
-		                                 .kind = d->kind,
-		                                 .ns = d->ns,
-		                                 .name = d->name,
-		                                 .being_deleted = d->being_deleted,
-		                                 .deleting_dependents = d->deleting_dependents,
-		                                 .virtual_ = d->virtual_};
+		                                   .group = d->group,
+		                                   .version = d->version,
+		                                   .kind = d->kind,
+		                                   .ns = d->ns,
+		                                   .name = d->name,
+		                                   .being_deleted = d->being_deleted,
+		                                   .deleting_dependents = d->deleting_dependents,
+		                                   .virtual_ = d->virtual_};
 	}
 	for (size_t i = 0; i < g.nn; i++) {
 		struct dnode *d = &g.n[i];
@@ -527,12 +547,12 @@ int gc_dot_render_arena(struct shm_arena *a, const char *const *uids, size_t n_u
 					goto out;
 				v[nv].ord = nv;
 				v[nv++].v = (struct gc_dot_vertex){.uid = ref->uid,
-				                                 .group = gv[0],
-				                                 .version = gv[1],
-				                                 .kind = ref->kind,
-				                                 .ns = "",
-				                                 .name = ref->name,
-				                                 .missing = true};
+				                                   .group = gv[0],
+				                                   .version = gv[1],
+				                                   .kind = ref->kind,
+				                                   .ns = "",
+				                                   .name = ref->name,
+				                                   .missing = true};
 			}
 			e[ne++] = (struct gc_dot_edge){.from = d->uid, .to = ref->uid};
 		}

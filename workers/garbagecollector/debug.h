@@ -38,8 +38,8 @@ struct gc_dot_edge {
 
 /* marshalDOT over vertices and edges as given (already sorted). 0 and a malloc'd *ret (NUL-
  * terminated, *len bytes), or -ENOMEM. */
-int gc_dot_marshal(const struct gc_dot_vertex *v, size_t nv, const struct gc_dot_edge *e,
-                   size_t ne, char **ret, size_t *len);
+int gc_dot_marshal(const struct gc_dot_vertex *v, size_t nv, const struct gc_dot_edge *e, size_t ne,
+                   char **ret, size_t *len);
 
 /* The graph of the arena (all of it, or the component of uids when n_uids > 0) as DOT.
  * 0 and *ret (malloc'd), -ENOMEM, or a negative shm error. */

@@ -695,7 +695,8 @@ static int process_delete(struct gc_builder *b, const struct gc_event *ev, struc
 	for (size_t i = 0; i < existing->n_deps; i++) {
 		if (b->sink.attempt_to_delete_absent_owner) {
 			struct gc_ref id = identity_from_event(ev);
-			b->sink.attempt_to_delete_absent_owner(b->sink.ud, existing->deps[i]->id.uid, &id);
+			b->sink.attempt_to_delete_absent_owner(b->sink.ud,
+			                                       existing->deps[i]->id.uid, &id);
 		} else {
 			enqueue_delete(b, existing->deps[i]->id.uid, false);
 		}

@@ -103,7 +103,8 @@ struct gc_sink {
 	 * the worker treats that owner as absent before any REST mapping, as upstream's shared
 	 * cache does (an owner whose CRD was deleted cannot be mapped any more). NULL: the
 	 * builder calls attempt_to_delete. */
-	void (*attempt_to_delete_absent_owner)(void *ud, const char *uid, const struct gc_ref *owner);
+	void (*attempt_to_delete_absent_owner)(void *ud, const char *uid,
+	                                       const struct gc_ref *owner);
 	/* A Warning event on `involved` (kind/apiVersion/ns/name/uid of the dependent). */
 	void (*warning)(void *ud, const struct gc_ref *involved, const char *reason,
 	                const char *message);

@@ -185,8 +185,8 @@ static void on_event_posted(struct kube_call *call, const struct kube_result *r,
 /* A Warning Event as client-go's recorder writes it (component garbage-collector-controller;
  * kube_encode_event puts a cluster-scoped object's event in "default"), posted on informerd's
  * loop without waiting. */
-static void post_warning(struct inf_handler_ctx *ctx, const struct gc_ref *involved, const char *reason,
-                         const char *message)
+static void post_warning(struct inf_handler_ctx *ctx, const struct gc_ref *involved,
+                         const char *reason, const char *message)
 {
 	char *body = NULL;
 	struct kube_event ev = {.ns = involved->ns,

@@ -35,7 +35,7 @@ struct gc_kube_api {
 	struct gc_api api; /* pass &k->api to struct gc_worker */
 	struct kube_client *client;
 	const struct kube_discovery *disc; /* the caller refreshes it (every sync period) */
-	struct kube_limiter *limiter;        /* optional: waited on before each request */
+	struct kube_limiter *limiter;      /* optional: waited on before each request */
 	/* optional: the producer side of the virtual delete channel and the attemptToDelete Add */
 	void (*virtual_delete)(void *ud, const struct gc_ref *id);
 	void (*attempt_to_delete)(void *ud, const char *uid);

@@ -28,7 +28,8 @@ static int gc_workers(const struct kcmd_flag_values *v)
 	return n < 4 ? (int)n : 4;
 }
 
-static int gc_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v, void **ret_state)
+static int gc_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
+                        void **ret_state)
 {
 	int fd = kube_limiter_memfd_create();
 
@@ -40,8 +41,8 @@ static int gc_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values 
 }
 
 /* GET <path>/graph[?uid=...]: the graph of the arena in DOT (dump.go's format). */
-static int gc_graph(int arena_fd, const char *sub, const char *const *uids, size_t n_uids, unsigned *status,
-		    const char **ctype, char **body, size_t *len)
+static int gc_graph(int arena_fd, const char *sub, const char *const *uids, size_t n_uids,
+                    unsigned *status, const char **ctype, char **body, size_t *len)
 {
 	struct shm_arena *a = NULL;
 	int r;
@@ -63,56 +64,58 @@ static int gc_graph(int arena_fd, const char *sub, const char *const *uids, size
 	return 0;
 }
 
-static const char *const gc_aliases[] = { "garbagecollector", NULL };
+static const char *const gc_aliases[] = {"garbagecollector", NULL};
 
 static const struct kcmd_queue gc_queues[] = {
-	{ .name = "gc-attempt-to-delete", .metric_name = "garbage_collector_attempt_to_delete" },
-	{ .name = "gc-attempt-to-orphan", .metric_name = "garbage_collector_attempt_to_orphan" },
-	/* GC workers -> the graph builder (the GC dispatcher): virtual delete events */
-	{ .name = "gc-graph-changes",
-	  .metric_name = "garbage_collector_graph_changes",
-	  .flags = KCMD_QUEUE_DISPATCHER_CONSUMES },
+        {.name = "gc-attempt-to-delete", .metric_name = "garbage_collector_attempt_to_delete"},
+        {.name = "gc-attempt-to-orphan", .metric_name = "garbage_collector_attempt_to_orphan"},
+        /* GC workers -> the graph builder (the GC dispatcher): virtual delete events */
+        {.name = "gc-graph-changes",
+         .metric_name = "garbage_collector_graph_changes",
+         .flags = KCMD_QUEUE_DISPATCHER_CONSUMES},
 };
 
 static const struct kcmd_flag gc_flags[] = {
-	{ .name = "concurrent-gc-syncs",
-	  .type = KCMD_FLAG_INT,
-	  .def = "20",
-	  .min = 1,
-	  .max = 1000000,
-	  .help = "The number of garbage collector workers that are allowed to sync concurrently (kcmd: "
-		  "min(this, 4) worker processes)." },
-	{ .name = "enable-garbage-collector",
-	  .type = KCMD_FLAG_BOOL,
-	  .def = "true",
-	  .enables_controller = true,
-	  .manager_only = true,
-	  .help = "Enables the generic garbage collector. MUST be synced with the corresponding flag of the "
-		  "kube-apiserver." },
+        {.name = "concurrent-gc-syncs",
+         .type = KCMD_FLAG_INT,
+         .def = "20",
+         .min = 1,
+         .max = 1000000,
+         .help = "The number of garbage collector workers that are allowed to sync concurrently "
+                 "(kcmd: "
+                 "min(this, 4) worker processes)."},
+        {.name = "enable-garbage-collector",
+         .type = KCMD_FLAG_BOOL,
+         .def = "true",
+         .enables_controller = true,
+         .manager_only = true,
+         .help = "Enables the generic garbage collector. MUST be synced with the corresponding "
+                 "flag of the "
+                 "kube-apiserver."},
 };
 
 static const struct kcmd_debug_endpoint gc_debug[] = {
-	{ "/debug/controllers/garbage-collector-controller", "uid", gc_graph },
-	{ "/debug/controllers/garbagecollector", "uid", gc_graph },
+        {"/debug/controllers/garbage-collector-controller", "uid", gc_graph},
+        {"/debug/controllers/garbagecollector", "uid", gc_graph},
 };
 
 const struct kcmd_controller kcmd_gc_controller = {
-	.abi = KCMD_CONTROLLER_ABI,
-	.name = "garbage-collector-controller",
-	.aliases = gc_aliases,
-	.enabled_by_default = true,
-	.service_account = "generic-garbage-collector",
-	.watch_deletable = true,
-	.discovery_error_metric = "garbagecollector_controller_resources_sync_error_total",
-	.discovery_error_help = "[ALPHA] Number of garbage collector resources sync errors",
-	.queues = gc_queues,
-	.n_queues = sizeof(gc_queues) / sizeof(gc_queues[0]),
-	.flags = gc_flags,
-	.n_flags = sizeof(gc_flags) / sizeof(gc_flags[0]),
-	.worker_count = gc_workers,
-	.mgr_setup = gc_mgr_setup,
-	.debug = gc_debug,
-	.n_debug = sizeof(gc_debug) / sizeof(gc_debug[0]),
-	.handlers = &gc_handler_table,
-	.worker = &wk_gc_controller,
+        .abi = KCMD_CONTROLLER_ABI,
+        .name = "garbage-collector-controller",
+        .aliases = gc_aliases,
+        .enabled_by_default = true,
+        .service_account = "generic-garbage-collector",
+        .watch_deletable = true,
+        .discovery_error_metric = "garbagecollector_controller_resources_sync_error_total",
+        .discovery_error_help = "[ALPHA] Number of garbage collector resources sync errors",
+        .queues = gc_queues,
+        .n_queues = sizeof(gc_queues) / sizeof(gc_queues[0]),
+        .flags = gc_flags,
+        .n_flags = sizeof(gc_flags) / sizeof(gc_flags[0]),
+        .worker_count = gc_workers,
+        .mgr_setup = gc_mgr_setup,
+        .debug = gc_debug,
+        .n_debug = sizeof(gc_debug) / sizeof(gc_debug[0]),
+        .handlers = &gc_handler_table,
+        .worker = &wk_gc_controller,
 };

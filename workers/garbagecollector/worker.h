@@ -170,10 +170,11 @@ int gc_queue_key_decode_absent(const char *key, struct gc_ref *owner, const char
                                char *scratch, size_t size);
 
 /* attemptToDeleteWorker for the queued key (uid, a virtual key, or an "a" key: its owner
- * identity is added to w->absent first, then the dependent uid is processed): skips a virtual node that left
- * the graph or got observed, runs attemptToDeleteItem, maps the outcome to Forget / AddRateLimited
- * (a virtual node that is still virtual after a clean pass is requeued: issue #56121). A uid not in
- * the graph at all is forgotten (kcmd: queue items are uids, see graph.h). res may be NULL. */
+ * identity is added to w->absent first, then the dependent uid is processed): skips a virtual node
+ * that left the graph or got observed, runs attemptToDeleteItem, maps the outcome to Forget /
+ * AddRateLimited (a virtual node that is still virtual after a clean pass is requeued: issue
+ * #56121). A uid not in the graph at all is forgotten (kcmd: queue items are uids, see graph.h).
+ * res may be NULL. */
 enum gc_queue_action gc_attempt_to_delete_worker(struct gc_worker *w, const char *key,
                                                  struct gc_result *res);
 

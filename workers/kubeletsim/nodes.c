@@ -22,15 +22,16 @@ static const char *why(int r, const struct kube_response *resp)
 
 int ks_check_nodes(struct kube_client *kc, bool force, char *err, size_t errlen)
 {
-	struct kube_request req = { .verb = KUBE_LIST, .version = "v1", .resource = "nodes" };
-	struct kube_response resp = { 0 };
+	struct kube_request req = {.verb = KUBE_LIST, .version = "v1", .resource = "nodes"};
+	struct kube_response resp = {0};
 	char first[256];
 	int r, n;
 
 	err[0] = 0;
 	r = kube_client_request(kc, &req, NULL, NULL, &resp);
 	if (r < 0) {
-		snprintf(err, errlen, "--simulate-kubelet: listing Nodes failed: %s", why(r, &resp));
+		snprintf(err, errlen, "--simulate-kubelet: listing Nodes failed: %s",
+		         why(r, &resp));
 		kube_response_clear(&resp);
 		return r;
 	}
@@ -43,10 +44,12 @@ int ks_check_nodes(struct kube_client *kc, bool force, char *err, size_t errlen)
 	if (n == 0)
 		return 0;
 	snprintf(err, errlen,
-	         "--simulate-kubelet: the cluster has %d Node(s) the simulator did not create (e.g. %s); "
+	         "--simulate-kubelet: the cluster has %d Node(s) the simulator did not create "
+	         "(e.g. %s); "
 	         "%s",
 	         n, first,
-	         force ? "running anyway because of --simulate-kubelet-force (pods may be bound to fake "
+	         force ? "running anyway because of --simulate-kubelet-force (pods may be bound to "
+	                 "fake "
 	                 "nodes while real ones exist)"
 	               : "refusing to run against real nodes without --simulate-kubelet-force");
 	return force ? 0 : -EEXIST;
@@ -54,9 +57,14 @@ int ks_check_nodes(struct kube_client *kc, bool force, char *err, size_t errlen)
 
 int ks_precheck(const struct kube_config *cfg, bool force, char *err, size_t errlen)
 {
-	struct kube_client_opts ko = { .config = cfg, .process = "kcmd", .controller = KS_CONTROLLER,
-	                               .qps = 0, .burst = 1, .insecure_ok = true, .max_retries = 2,
-	                               .timeout_ms = 15000 };
+	struct kube_client_opts ko = {.config = cfg,
+	                              .process = "kcmd",
+	                              .controller = KS_CONTROLLER,
+	                              .qps = 0,
+	                              .burst = 1,
+	                              .insecure_ok = true,
+	                              .max_retries = 2,
+	                              .timeout_ms = 15000};
 	struct kube_client *kc = NULL;
 	int r = kube_client_new(&ko, &kc);
 
@@ -82,7 +90,8 @@ static void uid_of(const char *json, size_t len, char *buf, size_t n)
 	cJSON_Delete(root);
 }
 
-static int call(struct kube_client *kc, struct kube_request *req, char *body, struct kube_response *resp)
+static int call(struct kube_client *kc, struct kube_request *req, char *body,
+                struct kube_response *resp)
 {
 	int r;
 
@@ -97,9 +106,11 @@ static int call(struct kube_client *kc, struct kube_request *req, char *body, st
 
 int ks_setup_nodes(struct kube_client *kc, unsigned n, char *err, size_t errlen)
 {
-	struct kube_request list = { .verb = KUBE_LIST, .version = "v1", .resource = "nodes",
-	                             .label_selector = KS_LABEL "=true" };
-	struct kube_response resp = { 0 };
+	struct kube_request list = {.verb = KUBE_LIST,
+	                            .version = "v1",
+	                            .resource = "nodes",
+	                            .label_selector = KS_LABEL "=true"};
+	struct kube_response resp = {0};
 	bool *have = calloc(n ? n : 1, sizeof(bool));
 	int r;
 
@@ -120,7 +131,8 @@ int ks_setup_nodes(struct kube_client *kc, unsigned n, char *err, size_t errlen)
 		char name[64], uid[128] = "", *body = NULL;
 		ks_node_name(i, name, sizeof(name));
 		if (!have[i]) {
-			struct kube_request req = { .verb = KUBE_CREATE, .version = "v1", .resource = "nodes" };
+			struct kube_request req = {
+			        .verb = KUBE_CREATE, .version = "v1", .resource = "nodes"};
 			if ((r = ks_node_body(i, &body)) < 0)
 				goto out;
 			r = call(kc, &req, body, &resp);
@@ -132,25 +144,34 @@ int ks_setup_nodes(struct kube_client *kc, unsigned n, char *err, size_t errlen)
 			}
 			kube_response_clear(&resp);
 		}
-		struct kube_request st = { .verb = KUBE_PATCH, .version = "v1", .resource = "nodes", .name = name,
-		                           .subresource = "status", .patch_type = KUBE_PATCH_STRATEGIC };
+		struct kube_request st = {.verb = KUBE_PATCH,
+		                          .version = "v1",
+		                          .resource = "nodes",
+		                          .name = name,
+		                          .subresource = "status",
+		                          .patch_type = KUBE_PATCH_STRATEGIC};
 		if ((r = ks_node_status_body(i, kube_time_now(), &body)) < 0)
 			goto out;
 		r = call(kc, &st, body, &resp);
 		if (r < 0) {
-			snprintf(err, errlen, "setting the status of Node %s: %s", name, why(r, &resp));
+			snprintf(err, errlen, "setting the status of Node %s: %s", name,
+			         why(r, &resp));
 			goto out;
 		}
 		if (!uid[0])
 			uid_of(resp.body, resp.body_len, uid, sizeof(uid));
 		kube_response_clear(&resp);
-		struct kube_request lr = { .verb = KUBE_CREATE, .group = "coordination.k8s.io", .version = "v1",
-		                           .resource = "leases", .ns = KS_LEASE_NS };
+		struct kube_request lr = {.verb = KUBE_CREATE,
+		                          .group = "coordination.k8s.io",
+		                          .version = "v1",
+		                          .resource = "leases",
+		                          .ns = KS_LEASE_NS};
 		if ((r = ks_lease_body(name, uid, kube_time_now(), &body)) < 0)
 			goto out;
 		r = call(kc, &lr, body, &resp);
 		if (r < 0 && r != -EEXIST) {
-			snprintf(err, errlen, "creating the Lease of Node %s: %s", name, why(r, &resp));
+			snprintf(err, errlen, "creating the Lease of Node %s: %s", name,
+			         why(r, &resp));
 			goto out;
 		}
 		kube_response_clear(&resp);

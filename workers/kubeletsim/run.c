@@ -42,10 +42,11 @@
 #include "workers/kubeletsim/sim.h"
 #include "workers/kubeletsim/table.h"
 
-/* libcurl multiplexes at most 100 streams on one HTTP/2 connection (CURLMOPT_MAX_CONCURRENT_STREAMS,
- * which kube/ leaves at its default); more calls open extra TLS connections that the connection
- * cache then closes again: measured, 256 in flight opened ~15 connections a second and ran slower
- * than 90 on one connection. The Lease renewals use the rest. */
+/* libcurl multiplexes at most 100 streams on one HTTP/2 connection
+ * (CURLMOPT_MAX_CONCURRENT_STREAMS, which kube/ leaves at its default); more calls open extra TLS
+ * connections that the connection cache then closes again: measured, 256 in flight opened ~15
+ * connections a second and ran slower than 90 on one connection. The Lease renewals use the rest.
+ */
 #define KS_MAX_INFLIGHT   90u
 #define KS_PREFETCH       64u
 #define KS_RETRY_USEC     1000000ull
@@ -59,7 +60,7 @@ struct ent {
 	uint64_t bound_since;
 	char acted_rv[40];
 	bool inflight;
-	bool dirty; /* a key came while the write was in flight: look again when it ends */
+	bool dirty;         /* a key came while the write was in flight: look again when it ends */
 	bool no_containers; /* the apiserver refused our containerStatuses once */
 	char key[];
 };
@@ -96,7 +97,8 @@ struct ks {
 	double best_rate;
 };
 
-/* ---- the per-pod table ------------------------------------------------------------------------ */
+/* ---- the per-pod table ------------------------------------------------------------------------
+ */
 
 static uint64_t hash_key(const char *s)
 {
@@ -185,7 +187,8 @@ static void ent_free_all(struct ks *s)
 	s->tab_cap = s->tab_n = 0;
 }
 
-/* ---- writes ----------------------------------------------------------------------------------- */
+/* ---- writes -----------------------------------------------------------------------------------
+ */
 
 struct op {
 	struct ks *s;
@@ -244,15 +247,16 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 	} else if (r->err == -ECANCELED) {
 		/* shutting down */
 	} else {
-		const char *msg = r->error && r->error->message[0] ? r->error->message : strerror(-r->err);
+		const char *msg =
+		        r->error && r->error->message[0] ? r->error->message : strerror(-r->err);
 		if (r->err != -ESTALE && r->err != -EEXIST)
 			s->n_errors++;
 		if (op->act == KS_RUN && op->with_containers && r->err == -EINVAL)
 			e->no_containers = true; /* retried with conditions only */
 		/* 409: already bound / the uid changed; the watch brings the new state. A retry
 		 * costs one arena read and is dropped when nothing is left to do. */
-		log_v(r->err == -ESTALE || r->err == -EEXIST ? 3 : 1, "%s %s: %s", ks_action_name(op->act),
-		      e->key, msg);
+		log_v(r->err == -ESTALE || r->err == -EEXIST ? 3 : 1, "%s %s: %s",
+		      ks_action_name(op->act), e->key, msg);
 		if (!s->stopping)
 			retry_later(s, e->key);
 		dirty = false;
@@ -274,7 +278,8 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 }
 
 /* Container names and images from the pod's controlling ReplicaSet's template. */
-static int containers_of(struct ks *s, const struct shm_obj *pod, struct ks_container *out, char **storage)
+static int containers_of(struct ks *s, const struct shm_obj *pod, struct ks_container *out,
+                         char **storage)
 {
 	const struct shm_owner_ref *c = shm_obj_controller(pod);
 	struct inf_rec_view v;
@@ -286,11 +291,13 @@ static int containers_of(struct ks *s, const struct shm_obj *pod, struct ks_cont
 		return 0;
 	if (s->rs_type < 0)
 		s->rs_type = shm_reader_find_type(s->arena, "apps", "v1", "replicasets");
-	if (s->rs_type < 0 || shm_reader_get(s->arena, (uint16_t)s->rs_type, pod->ns, c->name, &s->rs_obj) < 0)
+	if (s->rs_type < 0 ||
+	    shm_reader_get(s->arena, (uint16_t)s->rs_type, pod->ns, c->name, &s->rs_obj) < 0)
 		return 0;
 	if (!s->rs_obj.uid || !c->uid || strcmp(s->rs_obj.uid, c->uid) != 0)
 		return 0;
-	if (inf_rec_parse(s->rs_obj.payload, s->rs_obj.payload_len, &v) < 0 || inf_rec_blob(&v, 1, &tmpl, &len) < 0)
+	if (inf_rec_parse(s->rs_obj.payload, s->rs_obj.payload_len, &v) < 0 ||
+	    inf_rec_blob(&v, 1, &tmpl, &len) < 0)
 		return 0;
 	int n = ks_template_containers(tmpl, len, out, KS_MAX_CONTAINERS, storage);
 	return n < 0 ? 0 : n;
@@ -298,7 +305,8 @@ static int containers_of(struct ks *s, const struct shm_obj *pod, struct ks_cont
 
 static int start_op(struct ks *s, struct ent *e, enum ks_action act, const struct ks_pod *p)
 {
-	struct kube_request req = { .version = "v1", .resource = "pods", .ns = p->ns, .name = p->name };
+	struct kube_request req = {
+	        .version = "v1", .resource = "pods", .ns = p->ns, .name = p->name};
 	struct ks_container cs[KS_MAX_CONTAINERS];
 	char *body = NULL, *storage = NULL, hip[32], pip[32], path[600];
 	struct op *op;
@@ -319,7 +327,8 @@ static int start_op(struct ks *s, struct ent *e, enum ks_action act, const struc
 		/* POST pods/<name>/binding, as the scheduler does (the client's resource form has
 		 * no named CREATE) */
 		req.verb = KUBE_CREATE;
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", p->ns, p->name);
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", p->ns,
+		         p->name);
 		req.path = path;
 		break;
 	}
@@ -481,7 +490,8 @@ static int on_post(struct ipc_source *src, uint64_t now, void *ud)
 	return 0;
 }
 
-/* ---- Leases and stats ------------------------------------------------------------------------- */
+/* ---- Leases and stats -------------------------------------------------------------------------
+ */
 
 struct lease_op {
 	struct ks *s;
@@ -493,8 +503,10 @@ static void on_lease_done(struct kube_call *call, const struct kube_result *r, v
 
 static void lease_call(struct ks *s, unsigned i, bool create)
 {
-	struct kube_request req = { .group = "coordination.k8s.io", .version = "v1", .resource = "leases",
-	                            .ns = KS_LEASE_NS };
+	struct kube_request req = {.group = "coordination.k8s.io",
+	                           .version = "v1",
+	                           .resource = "leases",
+	                           .ns = KS_LEASE_NS};
 	struct lease_op *lo = calloc(1, sizeof(*lo));
 	char *body = NULL;
 	int r;
@@ -560,14 +572,19 @@ static void log_stats(struct ks *s, bool final)
 	s->last_running = s->n_running;
 	s->last_stats_us = now;
 	if (final)
-		log_info("kubelet-simulator: bound %llu, running %llu, succeeded %llu, deleted %llu, errors %llu, "
+		log_info("kubelet-simulator: bound %llu, running %llu, succeeded %llu, deleted "
+		         "%llu, errors %llu, "
 		         "lease errors %llu (best %.0f pods/s to Running)",
 		         (unsigned long long)s->n_bound, (unsigned long long)s->n_running,
 		         (unsigned long long)s->n_succeeded, (unsigned long long)s->n_deleted,
-		         (unsigned long long)s->n_errors, (unsigned long long)s->n_lease_errors, s->best_rate);
+		         (unsigned long long)s->n_errors, (unsigned long long)s->n_lease_errors,
+		         s->best_rate);
 	else
-		log_v(1, "kubelet-simulator: bound %llu, running %llu, succeeded %llu, deleted %llu, errors %llu "
-		         "(%.0f pods/s; %u in flight, mean write latency %.1f ms, %llu connections opened)",
+		log_v(1,
+		      "kubelet-simulator: bound %llu, running %llu, succeeded %llu, deleted %llu, "
+		      "errors %llu "
+		      "(%.0f pods/s; %u in flight, mean write latency %.1f ms, %llu connections "
+		      "opened)",
 		      (unsigned long long)s->n_bound, (unsigned long long)s->n_running,
 		      (unsigned long long)s->n_succeeded, (unsigned long long)s->n_deleted,
 		      (unsigned long long)s->n_errors, rate, s->inflight,
@@ -627,7 +644,8 @@ static int on_signal(struct ipc_source *src, const struct signalfd_siginfo *si, 
 	return 0;
 }
 
-/* ---- start-up scan ------------------------------------------------------------------------------ */
+/* ---- start-up scan ------------------------------------------------------------------------------
+ */
 
 struct scan {
 	struct ks *s;
@@ -658,7 +676,7 @@ static int scan_visit(const struct shm_obj *o, void *ud)
  * something (informerd's own resync does the same when the queue's owner restarts). */
 static void startup_scan(struct ks *s)
 {
-	struct scan sc = { .s = s };
+	struct scan sc = {.s = s};
 	int t = shm_reader_find_type(s->arena, "", "v1", "pods");
 
 	if (t < 0)
@@ -666,18 +684,23 @@ static void startup_scan(struct ks *s)
 	ipc_queue_set_add_timeout(s->q, 5000000);
 	shm_reader_list(s->arena, (uint16_t)t, scan_visit, &sc);
 	ipc_queue_set_add_timeout(s->q, 100000);
-	log_v(1, "start-up scan: %u pods to look at%s", sc.added, sc.failed ? " (some could not be queued)" : "");
+	log_v(1, "start-up scan: %u pods to look at%s", sc.added,
+	      sc.failed ? " (some could not be queued)" : "");
 }
 
-/* ---- main ------------------------------------------------------------------------------------- */
+/* ---- main -------------------------------------------------------------------------------------
+ */
 
 static void usage(void)
 {
 	fprintf(stderr,
-	        "usage: kcmd-worker --controller=" KS_CONTROLLER " [--kubeconfig=F] [--master=URL] [--v=N]\n"
+	        "usage: kcmd-worker --controller=" KS_CONTROLLER
+	        " [--kubeconfig=F] [--master=URL] [--v=N]\n"
 	        "       [--simulate-kubelet-nodes=N] [--simulate-kubelet-ready-delay=DURATION]\n"
-	        "       [--simulate-kubelet-qps=Q] [--simulate-kubelet-burst=B] [--simulate-kubelet-force]\n"
-	        "Started by kcmd --simulate-kubelet with KCMD_ARENA_FD and KCMD_QUEUE_FDS=" KS_QUEUE ":N set.\n");
+	        "       [--simulate-kubelet-qps=Q] [--simulate-kubelet-burst=B] "
+	        "[--simulate-kubelet-force]\n"
+	        "Started by kcmd --simulate-kubelet with KCMD_ARENA_FD and KCMD_QUEUE_FDS=" KS_QUEUE
+	        ":N set.\n");
 }
 
 static int parse_num(const char *s, double min, double max, double *ret)
@@ -693,7 +716,8 @@ static int parse_num(const char *s, double min, double max, double *ret)
 
 int ks_main(int argc, char **argv)
 {
-	struct ks *s = &(struct ks){ .n_nodes = 10, .qps = 1000, .burst = 2000, .pod_type = -1, .rs_type = -1 };
+	struct ks *s = &(struct ks){
+	        .n_nodes = 10, .qps = 1000, .burst = 2000, .pod_type = -1, .rs_type = -1};
 	const char *kubeconfig = NULL, *master = NULL;
 	char err[1024];
 	double d;
@@ -708,19 +732,22 @@ int ks_main(int argc, char **argv)
 			kubeconfig = a + 13;
 		else if (strncmp(a, "--master=", 9) == 0)
 			master = a + 9;
-		else if (strncmp(a, "--kube-api-qps=", 15) == 0 || strncmp(a, "--kube-api-burst=", 17) == 0)
+		else if (strncmp(a, "--kube-api-qps=", 15) == 0 ||
+		         strncmp(a, "--kube-api-burst=", 17) == 0)
 			; /* the controllers' limits; the simulator has its own */
 		else if (strncmp(a, "--v=", 4) == 0)
 			v = (int)strtol(a + 4, NULL, 10);
 		else if (strncmp(a, "--simulate-kubelet-nodes=", 25) == 0)
-			bad = parse_num(a + 25, 1, KS_MAX_NODES, &d) < 0 || (s->n_nodes = (unsigned)d) != d;
+			bad = parse_num(a + 25, 1, KS_MAX_NODES, &d) < 0 ||
+			      (s->n_nodes = (unsigned)d) != d;
 		else if (strncmp(a, "--simulate-kubelet-ready-delay=", 31) == 0)
 			bad = ks_parse_duration(a + 31, &s->ready_delay_us) < 0;
 		else if (strncmp(a, "--simulate-kubelet-qps=", 23) == 0)
 			bad = parse_num(a + 23, 0, 1e9, &s->qps) < 0;
 		else if (strncmp(a, "--simulate-kubelet-burst=", 25) == 0)
 			bad = parse_num(a + 25, 1, 1e9, &d) < 0 || (s->burst = (int)d) != d;
-		else if (strcmp(a, "--simulate-kubelet-force") == 0 || strcmp(a, "--simulate-kubelet-force=true") == 0)
+		else if (strcmp(a, "--simulate-kubelet-force") == 0 ||
+		         strcmp(a, "--simulate-kubelet-force=true") == 0)
 			s->force = true;
 		else if (strcmp(a, "--simulate-kubelet-force=false") == 0)
 			s->force = false;
@@ -732,19 +759,21 @@ int ks_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	kclog_init(getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : KS_CONTROLLER, KS_CONTROLLER, v);
+	kclog_init(getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : KS_CONTROLLER, KS_CONTROLLER,
+	           v);
 	signal(SIGPIPE, SIG_IGN);
 
 	int afd = kcmd_env_fd("KCMD_ARENA_FD"), qfd = kcmd_env_queue_fd(KS_QUEUE);
 	if (afd < 0 || (r = shm_reader_open(afd, &s->arena)) < 0) {
-		log_error("KCMD_ARENA_FD: no usable arena (%s)", afd < 0 ? "not set" : strerror(-r));
+		log_error("KCMD_ARENA_FD: no usable arena (%s)",
+		          afd < 0 ? "not set" : strerror(-r));
 		return 1;
 	}
 	if (qfd < 0) {
 		log_error("queue %s: not in KCMD_QUEUE_FDS", KS_QUEUE);
 		return 1;
 	}
-	struct kube_config_opts co = { .kubeconfig = kubeconfig, .master = master };
+	struct kube_config_opts co = {.kubeconfig = kubeconfig, .master = master};
 	if (kube_config_load(&co, &s->kcfg, err, sizeof(err)) < 0) {
 		log_error("kubeconfig: %s", err);
 		return 1;
@@ -757,8 +786,12 @@ int ks_main(int argc, char **argv)
 
 	/* Setup, blocking, on a client of its own. */
 	{
-		struct kube_client_opts ko = { .config = s->kcfg, .process = "worker", .controller = KS_CONTROLLER,
-		                               .qps = s->qps, .burst = s->burst, .insecure_ok = true };
+		struct kube_client_opts ko = {.config = s->kcfg,
+		                              .process = "worker",
+		                              .controller = KS_CONTROLLER,
+		                              .qps = s->qps,
+		                              .burst = s->burst,
+		                              .insecure_ok = true};
 		struct kube_client *setup = NULL;
 		if ((r = kube_client_new(&ko, &setup)) < 0) {
 			log_error("API client: %s", strerror(-r));
@@ -785,29 +818,39 @@ int ks_main(int argc, char **argv)
 			return 1;
 		}
 	}
-	log_info("kubelet-simulator: %u nodes ready (%s0..%u), ready delay %.3fs, qps %g, burst %d", s->n_nodes,
-	         KS_NODE_PREFIX, s->n_nodes - 1, (double)s->ready_delay_us / 1e6, s->qps, s->burst);
+	log_info("kubelet-simulator: %u nodes ready (%s0..%u), ready delay %.3fs, qps %g, burst %d",
+	         s->n_nodes, KS_NODE_PREFIX, s->n_nodes - 1, (double)s->ready_delay_us / 1e6,
+	         s->qps, s->burst);
 
 	if ((r = ipc_loop_new(&s->loop, IPC_LOOP_BACKEND_AUTO)) < 0) {
 		log_error("event loop: %s", strerror(-r));
 		return 1;
 	}
-	struct kube_client_opts ko = { .config = s->kcfg, .process = "worker", .controller = KS_CONTROLLER,
-	                               .qps = s->qps, .burst = s->burst, .insecure_ok = true };
-	if ((r = kube_client_new(&ko, &s->kc)) < 0 || (r = kube_loop_attach(s->loop, s->kc, &s->kl)) < 0) {
+	struct kube_client_opts ko = {.config = s->kcfg,
+	                              .process = "worker",
+	                              .controller = KS_CONTROLLER,
+	                              .qps = s->qps,
+	                              .burst = s->burst,
+	                              .insecure_ok = true};
+	if ((r = kube_client_new(&ko, &s->kc)) < 0 ||
+	    (r = kube_loop_attach(s->loop, s->kc, &s->kl)) < 0) {
 		log_error("API client: %s", strerror(-r));
 		return 1;
 	}
-	if ((r = ipc_queue_attach(&s->q, qfd, IPC_QUEUE_WORKER | IPC_QUEUE_PRODUCER, KS_PREFETCH)) < 0) {
+	if ((r = ipc_queue_attach(&s->q, qfd, IPC_QUEUE_WORKER | IPC_QUEUE_PRODUCER, KS_PREFETCH)) <
+	    0) {
 		log_error("queue %s: %s", KS_QUEUE, strerror(-r));
 		return 1;
 	}
 	startup_scan(s);
 	s->started_us = s->last_stats_us = ipc_now_usec();
-	s->pod_seq = (uint64_t)(kube_time_now() / 1000000000) * 1009u; /* a restart does not reuse the first IPs */
+	s->pod_seq = (uint64_t)(kube_time_now() / 1000000000) *
+	             1009u; /* a restart does not reuse the first IPs */
 	if (ipc_loop_add_post(s->loop, &s->post, on_post, s) < 0 ||
-	    ipc_loop_add_timer(s->loop, &s->lease_timer, s->started_us + KS_LEASE_RENEW_US, on_lease_timer, s) < 0 ||
-	    ipc_loop_add_timer(s->loop, &s->stats_timer, s->started_us + KS_STATS_US, on_stats_timer, s) < 0 ||
+	    ipc_loop_add_timer(s->loop, &s->lease_timer, s->started_us + KS_LEASE_RENEW_US,
+	                       on_lease_timer, s) < 0 ||
+	    ipc_loop_add_timer(s->loop, &s->stats_timer, s->started_us + KS_STATS_US,
+	                       on_stats_timer, s) < 0 ||
 	    ipc_loop_add_signal(s->loop, &s->sig_term, SIGTERM, on_signal, s) < 0 ||
 	    ipc_loop_add_signal(s->loop, &s->sig_int, SIGINT, on_signal, s) < 0) {
 		log_error("event loop sources: out of resources");

@@ -74,7 +74,8 @@ enum ks_action ks_decide(const struct ks_pod *p, uint64_t now_us, uint64_t bound
 		 * its finalizers, which a kubelet does not own either. */
 		return bound ? KS_DELETE : KS_NONE;
 	if (!bound)
-		return p->phase == KUBE_POD_PENDING || p->phase == KUBE_POD_PHASE_UNSET ? KS_BIND : KS_NONE;
+		return p->phase == KUBE_POD_PENDING || p->phase == KUBE_POD_PHASE_UNSET ? KS_BIND
+		                                                                        : KS_NONE;
 	switch (p->phase) {
 	case KUBE_POD_PHASE_UNSET:
 	case KUBE_POD_PENDING:
@@ -117,7 +118,8 @@ void ks_pod_ip(uint64_t seq, char *buf, size_t n)
 	snprintf(buf, n, "10.%u.%u.%u", 128u + (unsigned)(k / 256), (unsigned)(k % 256), host);
 }
 
-/* ---- JSON helpers ----------------------------------------------------------------------------- */
+/* ---- JSON helpers -----------------------------------------------------------------------------
+ */
 
 static int finish(cJSON *root, char **ret)
 {
@@ -202,7 +204,8 @@ static int done(cJSON *root, bool bad, char **ret)
 	return finish(root, ret);
 }
 
-/* ---- pods ------------------------------------------------------------------------------------- */
+/* ---- pods -------------------------------------------------------------------------------------
+ */
 
 int ks_template_containers(const char *template_json, size_t len, struct ks_container *out,
                            size_t max, char **storage)
@@ -223,12 +226,14 @@ int ks_template_containers(const char *template_json, size_t len, struct ks_cont
 		cJSON_Delete(root);
 		return -EBADMSG;
 	}
-	cJSON_ArrayForEach(c, cs) {
+	cJSON_ArrayForEach(c, cs)
+	{
 		cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
 		cJSON *im = cJSON_GetObjectItemCaseSensitive(c, "image");
 		if (!cJSON_IsString(nm) || !nm->valuestring[0])
 			continue;
-		bytes += strlen(nm->valuestring) + 1 + (cJSON_IsString(im) ? strlen(im->valuestring) : 0) + 1;
+		bytes += strlen(nm->valuestring) + 1 +
+		         (cJSON_IsString(im) ? strlen(im->valuestring) : 0) + 1;
 	}
 	st = malloc(bytes + 1);
 	if (!st) {
@@ -236,7 +241,8 @@ int ks_template_containers(const char *template_json, size_t len, struct ks_cont
 		return -ENOMEM;
 	}
 	p = st;
-	cJSON_ArrayForEach(c, cs) {
+	cJSON_ArrayForEach(c, cs)
+	{
 		cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
 		cJSON *im = cJSON_GetObjectItemCaseSensitive(c, "image");
 		size_t l;
@@ -376,7 +382,8 @@ int ks_complete_status_body(kube_time_t now, const struct ks_container *c, size_
 	return done(root, bad, ret);
 }
 
-/* ---- nodes ------------------------------------------------------------------------------------ */
+/* ---- nodes ------------------------------------------------------------------------------------
+ */
 
 int ks_node_body(unsigned i, char **ret)
 {
@@ -438,10 +445,14 @@ int ks_node_status_body(unsigned i, kube_time_t now, char **ret)
 	ks_node_ip(i, ip, sizeof(ip));
 	st = add_obj(root, "status", &bad);
 	conds = add_arr(st, "conditions", &bad);
-	add_node_cond(conds, "Ready", "True", "KubeletReady", "kubelet is posting ready status (kcmd kubelet simulator)", ts, &bad);
-	add_node_cond(conds, "MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available", ts, &bad);
-	add_node_cond(conds, "DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure", ts, &bad);
-	add_node_cond(conds, "PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available", ts, &bad);
+	add_node_cond(conds, "Ready", "True", "KubeletReady",
+	              "kubelet is posting ready status (kcmd kubelet simulator)", ts, &bad);
+	add_node_cond(conds, "MemoryPressure", "False", "KubeletHasSufficientMemory",
+	              "kubelet has sufficient memory available", ts, &bad);
+	add_node_cond(conds, "DiskPressure", "False", "KubeletHasNoDiskPressure",
+	              "kubelet has no disk pressure", ts, &bad);
+	add_node_cond(conds, "PIDPressure", "False", "KubeletHasSufficientPID",
+	              "kubelet has sufficient PID available", ts, &bad);
 	cap = add_obj(st, "capacity", &bad);
 	alloc = add_obj(st, "allocatable", &bad);
 	for (int k = 0; k < 2; k++) {
@@ -527,8 +538,8 @@ int ks_lease_renew_body(const char *node, kube_time_t now, char **ret)
 	return done(root, bad, ret);
 }
 
-int ks_scan_node_list(const char *json, size_t len, char *first_foreign, size_t ff_len,
-                      bool *have, size_t n_have)
+int ks_scan_node_list(const char *json, size_t len, char *first_foreign, size_t ff_len, bool *have,
+                      size_t n_have)
 {
 	cJSON *root = cJSON_ParseWithLength(json, len), *items, *it;
 	int foreign = 0;
@@ -542,7 +553,8 @@ int ks_scan_node_list(const char *json, size_t len, char *first_foreign, size_t 
 		cJSON_Delete(root);
 		return -EBADMSG;
 	}
-	cJSON_ArrayForEach(it, items) {
+	cJSON_ArrayForEach(it, items)
+	{
 		cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
 		cJSON *name = meta ? cJSON_GetObjectItemCaseSensitive(meta, "name") : NULL;
 		cJSON *labels = meta ? cJSON_GetObjectItemCaseSensitive(meta, "labels") : NULL;

@@ -18,13 +18,13 @@
 
 #include "kube/model.h"
 
-#define KS_CONTROLLER   "kubelet-simulator"
-#define KS_QUEUE        "kubelet-sim"
-#define KS_NODE_PREFIX  "kcmd-sim-node-"
-#define KS_LABEL        "kcmd.io/simulated"
-#define KS_LEASE_NS     "kube-node-lease"
+#define KS_CONTROLLER    "kubelet-simulator"
+#define KS_QUEUE         "kubelet-sim"
+#define KS_NODE_PREFIX   "kcmd-sim-node-"
+#define KS_LABEL         "kcmd.io/simulated"
+#define KS_LEASE_NS      "kube-node-lease"
 #define KS_LEASE_SECONDS 40
-#define KS_MAX_NODES    100000
+#define KS_MAX_NODES     100000
 
 enum ks_action {
 	KS_NONE = 0,
@@ -101,8 +101,8 @@ int ks_lease_renew_body(const char *node, kube_time_t now, char **ret);
 /* From a NodeList JSON: the number of Nodes not labelled KS_LABEL=true (foreign), the first
  * such name in first_foreign, and which simulated node names exist already (have[i] for
  * i < n_have, may be NULL). Returns the foreign count (>= 0), or -EBADMSG. */
-int ks_scan_node_list(const char *json, size_t len, char *first_foreign, size_t ff_len,
-                      bool *have, size_t n_have);
+int ks_scan_node_list(const char *json, size_t len, char *first_foreign, size_t ff_len, bool *have,
+                      size_t n_have);
 
 /* A Go duration ("1.5s", "300ms", "1m30s", "0") in microseconds. Returns 0 or -EINVAL. */
 int ks_parse_duration(const char *s, uint64_t *ret_us);

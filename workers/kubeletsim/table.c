@@ -43,7 +43,8 @@ int ks_pod_from_obj(const struct shm_obj *obj, struct ks_pod *ret)
 	ret->ready = fp.ready;
 	ret->deletion_ts = v.hdr.deletion_ts;
 	for (size_t i = 0; i < obj->n_owners; i++)
-		if (job_controller(obj->owners[i].api_version, obj->owners[i].kind, obj->owners[i].controller))
+		if (job_controller(obj->owners[i].api_version, obj->owners[i].kind,
+		                   obj->owners[i].controller))
 			ret->job_owned = true;
 	return 0;
 }
@@ -113,15 +114,15 @@ static void ks_resync(struct inf_handler_ctx *ctx, size_t queue, bool restarted)
 		shm_reader_list(ctx->arena, (uint16_t)t, resync_visit, ctx);
 }
 
-static const char *const ks_queues[] = { KS_QUEUE, NULL };
+static const char *const ks_queues[] = {KS_QUEUE, NULL};
 static const struct inf_handler_entry ks_entries[] = {
-	{ .group = "", .resource = "pods", .on_add = on_pod, .on_update = on_pod },
+        {.group = "", .resource = "pods", .on_add = on_pod, .on_update = on_pod},
 };
 
 const struct inf_handler_table ks_handler_table = {
-	.controller = KS_CONTROLLER,
-	.queues = ks_queues,
-	.entries = ks_entries,
-	.n_entries = 1,
-	.resync = ks_resync,
+        .controller = KS_CONTROLLER,
+        .queues = ks_queues,
+        .entries = ks_entries,
+        .n_entries = 1,
+        .resync = ks_resync,
 };

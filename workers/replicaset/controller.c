@@ -66,7 +66,7 @@ struct rsc {
 	char host[256];
 	/* the event pipeline: the controller's shared queue; the sink (thread) of this process */
 	struct rs_evq *evq;
-	struct rs_evc *evc;	     /* the sink's correlator (sink thread only) */
+	struct rs_evc *evc;          /* the sink's correlator (sink thread only) */
 	struct kube_client *sink_kc; /* the sink's client (sink thread only) */
 	struct kube_limiter *sink_lim;
 	pthread_t sink_th;
@@ -78,7 +78,7 @@ struct rsc {
 static int sink_start(struct rsc *c);
 static bool sink_stop(struct rsc *c);
 
-static const char *const rs_queues[] = { "replicaset", NULL };
+static const char *const rs_queues[] = {"replicaset", NULL};
 
 static int rsc_init(struct wk_ctx *ctx, void **ret)
 {
@@ -109,8 +109,9 @@ static int rsc_init(struct wk_ctx *ctx, void **ret)
 	uint64_t off = 0;
 	if ((r = rs_exp_evq_offset(ctx->expectations_fd, &off)) < 0 ||
 	    (r = rs_evq_attach(ctx->expectations_fd, off, &c->evq)) < 0) {
-		log_warning("the shared event queue is not available (%s): this process writes its own Events",
-			    strerror(-r));
+		log_warning("the shared event queue is not available (%s): this process writes its "
+		            "own Events",
+		            strerror(-r));
 		if ((r = rs_evq_new_private(&c->evq)) < 0)
 			goto fail;
 	}
@@ -143,7 +144,8 @@ static void rsc_fini(void *state)
 
 /* ---- executor over the blocking client ---------------------------------------------------- */
 
-static int call(struct rsc *c, const struct kube_request *req, struct kube_response *resp, char **ret_msg)
+static int call(struct rsc *c, const struct kube_request *req, struct kube_response *resp,
+                char **ret_msg)
 {
 	int r = kube_client_request(c->ctx->kc, req, NULL, NULL, resp);
 
@@ -152,11 +154,16 @@ static int call(struct rsc *c, const struct kube_request *req, struct kube_respo
 	return r;
 }
 
-static int ex_get_rs(void *ud, const struct kube_replicaset *rs, struct kube_replicaset **ret, char **ret_msg)
+static int ex_get_rs(void *ud, const struct kube_replicaset *rs, struct kube_replicaset **ret,
+                     char **ret_msg)
 {
 	struct rsc *c = ud;
-	struct kube_request req = { .verb = KUBE_GET, .group = "apps", .version = "v1", .resource = "replicasets",
-				    .ns = rs->meta.namespace, .name = rs->meta.name };
+	struct kube_request req = {.verb = KUBE_GET,
+	                           .group = "apps",
+	                           .version = "v1",
+	                           .resource = "replicasets",
+	                           .ns = rs->meta.namespace,
+	                           .name = rs->meta.name};
 	struct kube_response resp;
 	int r = call(c, &req, &resp, ret_msg);
 
@@ -183,12 +190,18 @@ static char *resp_rv(const struct kube_response *resp)
 	return rv;
 }
 
-static int ex_patch_pod_rv(void *ud, const struct kube_pod *pod, const char *body, char **ret_rv, char **ret_msg)
+static int ex_patch_pod_rv(void *ud, const struct kube_pod *pod, const char *body, char **ret_rv,
+                           char **ret_msg)
 {
 	struct rsc *c = ud;
-	struct kube_request req = { .verb = KUBE_PATCH, .version = "v1", .resource = "pods", .ns = pod->meta.namespace,
-				    .name = pod->meta.name, .body = body, .body_len = strlen(body),
-				    .patch_type = KUBE_PATCH_STRATEGIC };
+	struct kube_request req = {.verb = KUBE_PATCH,
+	                           .version = "v1",
+	                           .resource = "pods",
+	                           .ns = pod->meta.namespace,
+	                           .name = pod->meta.name,
+	                           .body = body,
+	                           .body_len = strlen(body),
+	                           .patch_type = KUBE_PATCH_STRATEGIC};
 	struct kube_response resp;
 	int r = call(c, &req, &resp, ret_msg);
 
@@ -215,24 +228,34 @@ static void fill_result(const struct kube_response *resp, int r, struct rs_call_
 /* ---- events: the sink ------------------------------------------------------------------- */
 
 static int event_create_body(struct rsc *c, const struct rs_evc_event *ev, const char *rs_rv,
-			     const struct rs_evc_result *res, char **ret)
+                             const struct rs_evc_result *res, char **ret)
 {
-	struct kube_event ke = { .ns = ev->ns, .kind = ev->kind, .api_version = ev->api_version, .name = ev->name,
-				 .uid = ev->uid, .resource_version = rs_rv && rs_rv[0] ? rs_rv : NULL,
-				 .type = ev->type, .reason = ev->reason, .message = res->message,
-				 .component = ev->component, .host = c->host[0] ? c->host : NULL, .now = res->last,
-				 .event_name = res->event_name, .count = res->count, .first = res->first,
-				 .no_reporting = res->aggregated };
+	struct kube_event ke = {.ns = ev->ns,
+	                        .kind = ev->kind,
+	                        .api_version = ev->api_version,
+	                        .name = ev->name,
+	                        .uid = ev->uid,
+	                        .resource_version = rs_rv && rs_rv[0] ? rs_rv : NULL,
+	                        .type = ev->type,
+	                        .reason = ev->reason,
+	                        .message = res->message,
+	                        .component = ev->component,
+	                        .host = c->host[0] ? c->host : NULL,
+	                        .now = res->last,
+	                        .event_name = res->event_name,
+	                        .count = res->count,
+	                        .first = res->first,
+	                        .no_reporting = res->aggregated};
 	return kube_encode_event(&ke, ret);
 }
 
 /* recordEvent: one write (PATCH for a counted repeat, POST for a new Event or when the PATCHed
  * Event is gone). 1 = done (written, or refused with a Status: not retried), 0 = no answer. */
-static int sink_write(struct rsc *c, struct kube_client *kc, const struct rs_evc_event *ev, const char *rs_rv,
-		      const struct rs_evc_result *res)
+static int sink_write(struct rsc *c, struct kube_client *kc, const struct rs_evc_event *ev,
+                      const char *rs_rv, const struct rs_evc_result *res)
 {
 	const char *ns = ev->ns && ev->ns[0] ? ev->ns : "default";
-	struct kube_response resp = { 0 };
+	struct kube_response resp = {0};
 	char *body = NULL;
 	int r = 0;
 	bool create = res->action != RS_EVC_PATCH;
@@ -240,9 +263,14 @@ static int sink_write(struct rsc *c, struct kube_client *kc, const struct rs_evc
 	if (!create) {
 		if (rs_evc_patch_body(res, &body) < 0)
 			return 1;
-		struct kube_request rq = { .verb = KUBE_PATCH, .version = "v1", .resource = "events", .ns = ns,
-					   .name = res->event_name, .body = body, .body_len = strlen(body),
-					   .patch_type = KUBE_PATCH_STRATEGIC };
+		struct kube_request rq = {.verb = KUBE_PATCH,
+		                          .version = "v1",
+		                          .resource = "events",
+		                          .ns = ns,
+		                          .name = res->event_name,
+		                          .body = body,
+		                          .body_len = strlen(body),
+		                          .patch_type = KUBE_PATCH_STRATEGIC};
 		r = kube_client_request(kc, &rq, NULL, NULL, &resp);
 		free(body);
 		body = NULL;
@@ -255,8 +283,12 @@ static int sink_write(struct rsc *c, struct kube_client *kc, const struct rs_evc
 	if (create) {
 		if (event_create_body(c, ev, rs_rv, res, &body) < 0)
 			return 1;
-		struct kube_request rq = { .verb = KUBE_CREATE, .version = "v1", .resource = "events", .ns = ns,
-					   .body = body, .body_len = strlen(body) };
+		struct kube_request rq = {.verb = KUBE_CREATE,
+		                          .version = "v1",
+		                          .resource = "events",
+		                          .ns = ns,
+		                          .body = body,
+		                          .body_len = strlen(body)};
 		r = kube_client_request(kc, &rq, NULL, NULL, &resp);
 		free(body);
 	}
@@ -264,12 +296,12 @@ static int sink_write(struct rsc *c, struct kube_client *kc, const struct rs_evc
 	if (r == 0) {
 		(void)rs_evc_update_state(c->evc, ev, res);
 	} else if (resp.http_code == 0) {
-		log_v(2, "recording event %s on %s/%s failed: %s (may retry)", ev->reason, ev->ns, ev->name,
-		      strerror(-r));
+		log_v(2, "recording event %s on %s/%s failed: %s (may retry)", ev->reason, ev->ns,
+		      ev->name, strerror(-r));
 		done = 0;
 	} else {
-		log_v(2, "recording event %s on %s/%s failed (will not retry): %s", ev->reason, ev->ns, ev->name,
-		      resp.error.message[0] ? resp.error.message : strerror(-r));
+		log_v(2, "recording event %s on %s/%s failed (will not retry): %s", ev->reason,
+		      ev->ns, ev->name, resp.error.message[0] ? resp.error.message : strerror(-r));
 	}
 	kube_response_clear(&resp);
 	return done;
@@ -293,15 +325,24 @@ static bool sink_sleep(struct rsc *c, uint64_t usec)
  * answer up to RSC_EVENT_MAX_TRIES times (blocking this sink, as upstream's one goroutine). */
 static void sink_record(struct rsc *c, struct kube_client *kc, const struct rs_evq_rec *rec)
 {
-	struct rs_evc_event ev = { .component = RS_EVENT_COMPONENT, .host = c->host, .kind = RS_KIND, .ns = rec->ns,
-				   .name = rec->name, .uid = rec->uid, .api_version = RS_API_VERSION,
-				   .type = rec->type, .reason = rec->reason, .message = rec->message, .t = rec->t };
+	struct rs_evc_event ev = {.component = RS_EVENT_COMPONENT,
+	                          .host = c->host,
+	                          .kind = RS_KIND,
+	                          .ns = rec->ns,
+	                          .name = rec->name,
+	                          .uid = rec->uid,
+	                          .api_version = RS_API_VERSION,
+	                          .type = rec->type,
+	                          .reason = rec->reason,
+	                          .message = rec->message,
+	                          .t = rec->t};
 	struct rs_evc_result res;
 
 	if (rs_evc_correlate(c->evc, &ev, kube_time_now(), &res) < 0)
 		return;
 	if (res.action == RS_EVC_SKIP) {
-		log_v(4, "event %s on %s/%s dropped by the spam filter", rec->reason, rec->ns, rec->name);
+		log_v(4, "event %s on %s/%s dropped by the spam filter", rec->reason, rec->ns,
+		      rec->name);
 		rs_evc_result_free(&res);
 		return;
 	}
@@ -309,15 +350,17 @@ static void sink_record(struct rsc *c, struct kube_client *kc, const struct rs_e
 		if (sink_write(c, kc, &ev, rec->rv, &res))
 			break;
 		if (++tries >= RSC_EVENT_MAX_TRIES) {
-			log_error("unable to write event %s on %s/%s (retry limit exceeded)", rec->reason, rec->ns,
-				  rec->name);
+			log_error("unable to write event %s on %s/%s (retry limit exceeded)",
+			          rec->reason, rec->ns, rec->name);
 			break;
 		}
 		uint64_t wait = rsc_event_retry_usec;
 		if (tries == 1)
-			wait = (uint64_t)((double)wait * ((double)random() / ((double)RAND_MAX + 1.0)));
+			wait = (uint64_t)((double)wait *
+			                  ((double)random() / ((double)RAND_MAX + 1.0)));
 		if (!sink_sleep(c, wait)) {
-			log_error("unable to write event %s on %s/%s (shutting down)", rec->reason, rec->ns, rec->name);
+			log_error("unable to write event %s on %s/%s (shutting down)", rec->reason,
+			          rec->ns, rec->name);
 			break;
 		}
 	}
@@ -343,7 +386,9 @@ static void *sink_main(void *arg)
 		if (!held) {
 			held = rs_evq_sink_lock(c->evq, 500) == 1;
 			if (held)
-				log_v(2, "this process writes the ReplicaSet controller's Events now (queued: %u)",
+				log_v(2,
+				      "this process writes the ReplicaSet controller's Events now "
+				      "(queued: %u)",
 				      rs_evq_len(c->evq));
 			continue;
 		}
@@ -365,11 +410,16 @@ static int sink_start(struct rsc *c)
 	/* the controller's token bucket, shared with this process's main client (workers/main.c) */
 	const char *lf = getenv("KCMD_CLIENT_LIMITER_FD");
 	int lfd = lf && *lf ? atoi(lf) : -1;
-	if (ctx->qps > 0 && kube_limiter_open(lfd, ctx->qps, ctx->burst > 0 ? ctx->burst : 1, &c->sink_lim) < 0)
+	if (ctx->qps > 0 &&
+	    kube_limiter_open(lfd, ctx->qps, ctx->burst > 0 ? ctx->burst : 1, &c->sink_lim) < 0)
 		c->sink_lim = NULL;
-	struct kube_client_opts ko = { .config = ctx->config, .process = "worker", .controller = ctx->controller,
-				       .qps = ctx->qps, .burst = ctx->burst > 0 ? ctx->burst : 1, .insecure_ok = true,
-				       .limiter = c->sink_lim };
+	struct kube_client_opts ko = {.config = ctx->config,
+	                              .process = "worker",
+	                              .controller = ctx->controller,
+	                              .qps = ctx->qps,
+	                              .burst = ctx->burst > 0 ? ctx->burst : 1,
+	                              .insecure_ok = true,
+	                              .limiter = c->sink_lim};
 	int r = kube_client_new(&ko, &c->sink_kc);
 	if (r < 0) {
 		kube_limiter_free(c->sink_lim);
@@ -418,8 +468,8 @@ static bool sink_stop(struct rsc *c)
 
 /* Runs n pod requests concurrently; responses in resps[0..n), order[] (may be NULL) their
  * completion order. */
-static int run_batch(struct rsc *c, const struct kube_request *reqs, size_t n, struct kube_response *resps,
-		     size_t *order)
+static int run_batch(struct rsc *c, const struct kube_request *reqs, size_t n,
+                     struct kube_response *resps, size_t *order)
 {
 	int r = kube_client_request_many(c->ctx->kc, reqs, n, resps, order);
 	if (r < 0) {
@@ -434,7 +484,7 @@ static int run_batch(struct rsc *c, const struct kube_request *reqs, size_t n, s
 }
 
 static void ex_create_pods(void *ud, const struct kube_replicaset *rs, const char *body, size_t n,
-			   struct rs_call_result *results)
+                           struct rs_call_result *results)
 {
 	struct rsc *c = ud;
 	struct kube_request *reqs = calloc(n + 1, sizeof(*reqs));
@@ -443,24 +493,30 @@ static void ex_create_pods(void *ud, const struct kube_replicaset *rs, const cha
 
 	if (!reqs || !resps || !order) {
 		for (size_t i = 0; i < n; i++)
-			fill_result(&(struct kube_response){ 0 }, -ENOMEM, &results[i]);
+			fill_result(&(struct kube_response){0}, -ENOMEM, &results[i]);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		reqs[i] = (struct kube_request){ .verb = KUBE_CREATE, .version = "v1", .resource = "pods",
-						 .ns = rs->meta.namespace, .body = body, .body_len = strlen(body) };
+		reqs[i] = (struct kube_request){.verb = KUBE_CREATE,
+		                                .version = "v1",
+		                                .resource = "pods",
+		                                .ns = rs->meta.namespace,
+		                                .body = body,
+		                                .body_len = strlen(body)};
 	uint64_t t0 = ipc_now_usec();
 	(void)run_batch(c, reqs, n, resps, order);
-	log_v(4, "%s/%s: slow-start batch of %zu pod creations done in %.1f ms", rs->meta.namespace, rs->meta.name, n,
-	      (double)(ipc_now_usec() - t0) / 1000.0);
-	/* results in completion order: the first error is the first to finish, as upstream's errCh */
+	log_v(4, "%s/%s: slow-start batch of %zu pod creations done in %.1f ms", rs->meta.namespace,
+	      rs->meta.name, n, (double)(ipc_now_usec() - t0) / 1000.0);
+	/* results in completion order: the first error is the first to finish, as upstream's errCh
+	 */
 	for (size_t k = 0; k < n; k++) {
 		struct kube_response *resp = &resps[order[k]];
 		int r = resp->error.err;
 
 		fill_result(resp, r, &results[k]);
 		if (r == 0) {
-			cJSON *o = cJSON_ParseWithLength(resp->body ? resp->body : "", resp->body_len);
+			cJSON *o =
+			        cJSON_ParseWithLength(resp->body ? resp->body : "", resp->body_len);
 			cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
 			cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
 			cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
@@ -479,8 +535,9 @@ out:
 	free(order);
 }
 
-static void ex_delete_pods(void *ud, const struct kube_replicaset *rs, const struct kube_pod *const *pods, size_t n,
-			   struct rs_call_result *results)
+static void ex_delete_pods(void *ud, const struct kube_replicaset *rs,
+                           const struct kube_pod *const *pods, size_t n,
+                           struct rs_call_result *results)
 {
 	struct rsc *c = ud;
 	struct kube_request *reqs = calloc(n + 1, sizeof(*reqs));
@@ -489,12 +546,15 @@ static void ex_delete_pods(void *ud, const struct kube_replicaset *rs, const str
 	(void)rs;
 	if (!reqs || !resps) {
 		for (size_t i = 0; i < n; i++)
-			fill_result(&(struct kube_response){ 0 }, -ENOMEM, &results[i]);
+			fill_result(&(struct kube_response){0}, -ENOMEM, &results[i]);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		reqs[i] = (struct kube_request){ .verb = KUBE_DELETE, .version = "v1", .resource = "pods",
-						 .ns = pods[i]->meta.namespace, .name = pods[i]->meta.name };
+		reqs[i] = (struct kube_request){.verb = KUBE_DELETE,
+		                                .version = "v1",
+		                                .resource = "pods",
+		                                .ns = pods[i]->meta.namespace,
+		                                .name = pods[i]->meta.name};
 	size_t *order = calloc(n + 1, sizeof(*order));
 	(void)run_batch(c, reqs, n, resps, order);
 	for (size_t i = 0; i < n; i++) {
@@ -515,11 +575,15 @@ out:
  * The optimistic lock stays the one upstream has on its cached copy: if the GET shows another
  * resourceVersion than the one this sync read, that is a conflict (409) without a write.
  */
-static int put_status(struct rsc *c, const struct kube_replicaset *rs, const char *patch, char **ret_rv,
-		      char **ret_msg)
+static int put_status(struct rsc *c, const struct kube_replicaset *rs, const char *patch,
+                      char **ret_rv, char **ret_msg)
 {
-	struct kube_request get = { .verb = KUBE_GET, .group = "apps", .version = "v1", .resource = "replicasets",
-				    .ns = rs->meta.namespace, .name = rs->meta.name };
+	struct kube_request get = {.verb = KUBE_GET,
+	                           .group = "apps",
+	                           .version = "v1",
+	                           .resource = "replicasets",
+	                           .ns = rs->meta.namespace,
+	                           .name = rs->meta.name};
 	struct kube_response resp;
 	int r = call(c, &get, &resp, ret_msg);
 	if (r < 0) {
@@ -530,18 +594,23 @@ static int put_status(struct rsc *c, const struct kube_replicaset *rs, const cha
 	cJSON *p = cJSON_Parse(patch);
 	kube_response_clear(&resp);
 	cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(p, "status");
-	cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
+	cJSON *rv = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
 	char *body = NULL;
 	if (!cJSON_IsObject(obj) || !st || !cJSON_IsString(rv)) {
 		r = -EIO;
 		if (ret_msg)
-			*ret_msg = strdup("the ReplicaSet read back for the status update is malformed");
-	} else if (!rs->meta.resource_version || strcmp(rv->valuestring, rs->meta.resource_version) != 0) {
+			*ret_msg = strdup(
+			        "the ReplicaSet read back for the status update is malformed");
+	} else if (!rs->meta.resource_version ||
+	           strcmp(rv->valuestring, rs->meta.resource_version) != 0) {
 		r = -ESTALE; /* what a 409 Conflict maps to (kube/errors.c) */
 		if (ret_msg && asprintf(ret_msg,
-					"Operation cannot be fulfilled on replicasets.apps \"%s\": the object has been "
-					"modified; please apply your changes to the latest version and try again",
-					rs->meta.name) < 0)
+		                        "Operation cannot be fulfilled on replicasets.apps \"%s\": "
+		                        "the object has been "
+		                        "modified; please apply your changes to the latest version "
+		                        "and try again",
+		                        rs->meta.name) < 0)
 			*ret_msg = NULL;
 	} else {
 		cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
@@ -555,9 +624,15 @@ static int put_status(struct rsc *c, const struct kube_replicaset *rs, const cha
 	cJSON_Delete(obj);
 	if (r < 0)
 		return r;
-	struct kube_request put = { .verb = KUBE_UPDATE, .group = "apps", .version = "v1", .resource = "replicasets",
-				    .ns = rs->meta.namespace, .name = rs->meta.name, .subresource = "status",
-				    .body = body, .body_len = strlen(body) };
+	struct kube_request put = {.verb = KUBE_UPDATE,
+	                           .group = "apps",
+	                           .version = "v1",
+	                           .resource = "replicasets",
+	                           .ns = rs->meta.namespace,
+	                           .name = rs->meta.name,
+	                           .subresource = "status",
+	                           .body = body,
+	                           .body_len = strlen(body)};
 	r = call(c, &put, &resp, ret_msg);
 	if (r == 0 && ret_rv)
 		*ret_rv = resp_rv(&resp);
@@ -566,8 +641,8 @@ static int put_status(struct rsc *c, const struct kube_replicaset *rs, const cha
 	return r;
 }
 
-static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st,
-			       char **ret_rv, char **ret_msg)
+static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs,
+                               const struct kube_rs_status *st, char **ret_rv, char **ret_msg)
 {
 	struct rsc *c = ud;
 	char *body = NULL;
@@ -583,9 +658,16 @@ static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs, const
 		free(body);
 		return r;
 	}
-	struct kube_request req = { .verb = KUBE_PATCH, .group = "apps", .version = "v1", .resource = "replicasets",
-				    .ns = rs->meta.namespace, .name = rs->meta.name, .subresource = "status",
-				    .body = body, .body_len = strlen(body), .patch_type = KUBE_PATCH_MERGE };
+	struct kube_request req = {.verb = KUBE_PATCH,
+	                           .group = "apps",
+	                           .version = "v1",
+	                           .resource = "replicasets",
+	                           .ns = rs->meta.namespace,
+	                           .name = rs->meta.name,
+	                           .subresource = "status",
+	                           .body = body,
+	                           .body_len = strlen(body),
+	                           .patch_type = KUBE_PATCH_MERGE};
 	struct kube_response resp;
 	r = call(c, &req, &resp, r == -EACCES ? NULL : ret_msg);
 	if (r == -EACCES) {
@@ -593,7 +675,8 @@ static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs, const
 		 * patch, on replicasets/status (what --use-service-account-credentials runs as) */
 		kube_response_clear(&resp);
 		c->status_put = true;
-		log_info("PATCH replicasets/status refused (403): writing status with GET + PUT from now on");
+		log_info("PATCH replicasets/status refused (403): writing status with GET + PUT "
+		         "from now on");
 		r = put_status(c, rs, body, ret_rv, ret_msg);
 		free(body);
 		return r;
@@ -605,34 +688,40 @@ static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs, const
 	return r;
 }
 
-static int ex_update_status(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st, char **ret_msg)
+static int ex_update_status(void *ud, const struct kube_replicaset *rs,
+                            const struct kube_rs_status *st, char **ret_msg)
 {
 	return ex_update_status_rv(ud, rs, st, NULL, ret_msg);
 }
 
 /* The recorder: makeEvent + the broadcaster's non-blocking send onto the controller's queue. */
-static void ex_record_event(void *ud, const struct kube_replicaset *rs, const char *type, const char *reason,
-			    const char *message)
+static void ex_record_event(void *ud, const struct kube_replicaset *rs, const char *type,
+                            const char *reason, const char *message)
 {
 	struct rsc *c = ud;
 	struct rs_evq_rec *rec = calloc(1, sizeof(*rec));
 
 	/* the broadcaster's StartStructuredLogging(3): every event, before correlation */
-	log_v(3, "Event occurred: object=\"%s/%s\" fieldPath=\"\" kind=\"%s\" apiVersion=\"%s\" type=\"%s\" reason=\"%s\" "
-		 "message=\"%s\"", rs->meta.namespace, rs->meta.name, RS_KIND, RS_API_VERSION, type, reason, message);
+	log_v(3,
+	      "Event occurred: object=\"%s/%s\" fieldPath=\"\" kind=\"%s\" apiVersion=\"%s\" "
+	      "type=\"%s\" reason=\"%s\" "
+	      "message=\"%s\"",
+	      rs->meta.namespace, rs->meta.name, RS_KIND, RS_API_VERSION, type, reason, message);
 	if (!rec)
 		return;
 	rec->t = kube_time_now();
 	snprintf(rec->ns, sizeof rec->ns, "%s", rs->meta.namespace ? rs->meta.namespace : "");
 	snprintf(rec->name, sizeof rec->name, "%s", rs->meta.name ? rs->meta.name : "");
 	snprintf(rec->uid, sizeof rec->uid, "%s", rs->meta.uid ? rs->meta.uid : "");
-	snprintf(rec->rv, sizeof rec->rv, "%s", rs->meta.resource_version ? rs->meta.resource_version : "");
+	snprintf(rec->rv, sizeof rec->rv, "%s",
+	         rs->meta.resource_version ? rs->meta.resource_version : "");
 	snprintf(rec->type, sizeof rec->type, "%s", type ? type : "");
 	snprintf(rec->reason, sizeof rec->reason, "%s", reason ? reason : "");
 	snprintf(rec->message, sizeof rec->message, "%s", message ? message : "");
 	if (rs_evq_push(c->evq, rec) == -ENOBUFS)
-		log_error("unable to record event %s on %s/%s: too many queued events, dropped event", reason,
-			  rs->meta.namespace, rs->meta.name);
+		log_error(
+		        "unable to record event %s on %s/%s: too many queued events, dropped event",
+		        reason, rs->meta.namespace, rs->meta.name);
 	free(rec);
 }
 
@@ -641,7 +730,7 @@ static void ex_record_event(void *ud, const struct kube_replicaset *rs, const ch
 struct podlist {
 	struct wk_pod *v;
 	size_t n, cap;
-	const char *only_controller;     /* keep only pods controlled by this uid (NULL: keep all) */
+	const char *only_controller; /* keep only pods controlled by this uid (NULL: keep all) */
 	const struct kube_selector *sel; /* keep only pods this selector matches (NULL: keep all) */
 	int err;
 };
@@ -663,7 +752,7 @@ static int collect_pod(const struct shm_obj *o, void *ud)
 		if (n > 64 && !(kv = malloc(n * sizeof(*kv))))
 			return l->err = -ENOMEM;
 		for (size_t i = 0; i < n; i++)
-			kv[i] = (struct kube_kv){ o->labels[i].key, o->labels[i].value };
+			kv[i] = (struct kube_kv){o->labels[i].key, o->labels[i].value};
 		bool match = kube_selector_matches(l->sel, kv, (uint32_t)n);
 		if (kv != small)
 			free(kv);
@@ -749,7 +838,8 @@ static int sibling_visit(const struct shm_obj *o, void *ud)
 	    kube_selector_parse(text, &sel, NULL, 0) < 0)
 		return 0; /* nil or invalid selector: selects nothing */
 	sc->out->sel = sel;
-	int r = shm_reader_list_ns(sc->c->ctx->arena, (uint16_t)sc->c->pod_type, o->ns, collect_pod, sc->out);
+	int r = shm_reader_list_ns(sc->c->ctx->arena, (uint16_t)sc->c->pod_type, o->ns, collect_pod,
+	                           sc->out);
 	sc->out->sel = NULL;
 	kube_selector_free(sel);
 	if (r < 0)
@@ -761,7 +851,8 @@ static int cmp_pod_uid(const void *a, const void *b)
 {
 	const struct wk_pod *x = a, *y = b;
 
-	return strcmp(x->pod.meta.uid ? x->pod.meta.uid : "", y->pod.meta.uid ? y->pod.meta.uid : "");
+	return strcmp(x->pod.meta.uid ? x->pod.meta.uid : "",
+	              y->pod.meta.uid ? y->pod.meta.uid : "");
 }
 
 /* The pods of every ReplicaSet that shares rs's controller, rs included (a Deployment's
@@ -769,7 +860,7 @@ static int cmp_pod_uid(const void *a, const void *b)
 static int related_pods(struct rsc *c, const struct kube_replicaset *rs, struct podlist *out)
 {
 	const struct kube_owner_ref *ctrl = kube_controller_of(&rs->meta);
-	struct sibctx sc = { c, out, NULL, 0 };
+	struct sibctx sc = {c, out, NULL, 0};
 
 	if (!ctrl || !ctrl->uid)
 		return 0;
@@ -801,7 +892,7 @@ static struct rs_features rs_features(void)
 	f.terminating_replicas = kcmd_feature_enabled(KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS);
 	f.pod_deletion_cost = kcmd_feature_enabled(KCMD_FEAT_POD_DELETION_COST);
 	f.stale_consistency = kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_RS) &&
-			      kcmd_feature_enabled(KCMD_FEAT_ATOMIC_FIFO);
+	                      kcmd_feature_enabled(KCMD_FEAT_ATOMIC_FIFO);
 	return f;
 }
 
@@ -817,8 +908,8 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	char ns[254], name[254];
 	const char *slash = strchr(key, '/');
 	struct shm_obj obj = SHM_OBJ_INIT;
-	struct wk_rs w = { 0 };
-	struct podlist pods = { 0 }, rel = { 0 };
+	struct wk_rs w = {0};
+	struct podlist pods = {0}, rel = {0};
 	const struct kube_pod **pv = NULL, **rv = NULL;
 	bool have_rs = false;
 	int r;
@@ -845,7 +936,8 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 		out->after_usec = 100000;
 		return;
 	}
-	/* the stores' last synced versions, read before the objects (LastStoreSyncResourceVersion) */
+	/* the stores' last synced versions, read before the objects (LastStoreSyncResourceVersion)
+	 */
 	struct shm_type_info pti, rti;
 	char read_rv[RS_EXP_CONS_RESOURCES][sizeof(pti.rv)];
 	memset(read_rv, 0, sizeof(read_rv));
@@ -853,7 +945,8 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 		memcpy(read_rv[RS_CONS_PODS], pti.rv, sizeof(pti.rv));
 	if (shm_reader_type_info(c->ctx->arena, (uint16_t)c->rs_type, &rti) == 0)
 		memcpy(read_rv[RS_CONS_REPLICASETS], rti.rv, sizeof(rti.rv));
-	read_rv[RS_CONS_PODS][sizeof(pti.rv) - 1] = read_rv[RS_CONS_REPLICASETS][sizeof(rti.rv) - 1] = 0;
+	read_rv[RS_CONS_PODS][sizeof(pti.rv) - 1] =
+	        read_rv[RS_CONS_REPLICASETS][sizeof(rti.rv) - 1] = 0;
 	r = shm_reader_get(c->ctx->arena, (uint16_t)c->rs_type, ns, name, &obj);
 	if (r == 0) {
 		r = wk_rs_from_obj(&obj, &w);
@@ -864,12 +957,15 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 			goto done;
 		}
 		have_rs = true;
-		r = shm_reader_list_controlled(c->ctx->arena, (uint16_t)c->pod_type, w.rs.meta.uid, ns, collect_pod,
-					       &pods);
+		r = shm_reader_list_controlled(c->ctx->arena, (uint16_t)c->pod_type, w.rs.meta.uid,
+		                               ns, collect_pod, &pods);
 		if (r >= 0)
 			r = related_pods(c, &w.rs, &rel);
 		if (r < 0 || pods.err < 0 || rel.err < 0) {
-			log_error("%s: reading pods from the cache failed: %s", key, strerror(-(r < 0 ? r : pods.err ? pods.err : rel.err)));
+			log_error("%s: reading pods from the cache failed: %s", key,
+			          strerror(-(r < 0      ? r
+			                     : pods.err ? pods.err
+			                                : rel.err)));
 			out->err = r < 0 ? r : pods.err ? pods.err : rel.err;
 			goto done;
 		}
@@ -889,35 +985,51 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	for (size_t i = 0; i < rel.n; i++)
 		rv[i] = &rel.v[i].pod;
 
-	struct rs_sync_input in = { .key = key, .rs = have_rs ? &w.rs : NULL, .pods = pv, .n_pods = pods.n,
-				    .related = rv, .n_related = rel.n, .exp = c->exp, .features = rs_features(),
-				    .mono = mono_now };
+	struct rs_sync_input in = {.key = key,
+	                           .rs = have_rs ? &w.rs : NULL,
+	                           .pods = pv,
+	                           .n_pods = pods.n,
+	                           .related = rv,
+	                           .n_related = rel.n,
+	                           .exp = c->exp,
+	                           .features = rs_features(),
+	                           .mono = mono_now};
 	in.read_rv[RS_CONS_PODS] = read_rv[RS_CONS_PODS];
 	in.read_rv[RS_CONS_REPLICASETS] = read_rv[RS_CONS_REPLICASETS];
-	struct rs_executor ex = { .ud = c, .get_rs = ex_get_rs, .patch_pod = ex_patch_pod,
-				  .create_pods = ex_create_pods, .delete_pods = ex_delete_pods,
-				  .update_status = ex_update_status, .record_event = ex_record_event,
-				  .patch_pod_rv = ex_patch_pod_rv, .update_status_rv = ex_update_status_rv };
+	struct rs_executor ex = {.ud = c,
+	                         .get_rs = ex_get_rs,
+	                         .patch_pod = ex_patch_pod,
+	                         .create_pods = ex_create_pods,
+	                         .delete_pods = ex_delete_pods,
+	                         .update_status = ex_update_status,
+	                         .record_event = ex_record_event,
+	                         .patch_pod_rv = ex_patch_pod_rv,
+	                         .update_status_rv = ex_update_status_rv};
 	struct rs_sync_result res;
 	uint64_t t0 = ipc_now_usec();
 	rs_sync(&in, &ex, &res);
 	if (!c->sink_started)
 		sink_drain(c, c->ctx->kc); /* no sink thread (no client config): write them now */
 	if (res.stale_skip)
-		log_v(2, "%s: skipping sync, the cache is older than our last write: %s", key, res.err_msg);
-	log_v(4, "synced %s in %.3f ms: created %d deleted %d status %s%s%s", key, (double)(ipc_now_usec() - t0) / 1000.0,
-	      res.created, res.deleted, res.status_written ? "written" : "unchanged", res.err ? ", error: " : "",
+		log_v(2, "%s: skipping sync, the cache is older than our last write: %s", key,
+		      res.err_msg);
+	log_v(4, "synced %s in %.3f ms: created %d deleted %d status %s%s%s", key,
+	      (double)(ipc_now_usec() - t0) / 1000.0, res.created, res.deleted,
+	      res.status_written ? "written" : "unchanged", res.err ? ", error: " : "",
 	      res.err ? (res.err_msg ? res.err_msg : strerror(-res.err)) : "");
 	if (res.invalid_selector)
 		log_error("%s: invalid selector: not syncing", key);
 	if (res.err == -ENOSPC)
-		log_error("sync %s failed: %s", key, res.err_msg ? res.err_msg : strerror(-res.err));
+		log_error("sync %s failed: %s", key,
+		          res.err_msg ? res.err_msg : strerror(-res.err));
 	else if (res.err < 0)
-		log_warning("sync %s failed: %s", key, res.err_msg ? res.err_msg : strerror(-res.err));
+		log_warning("sync %s failed: %s", key,
+		            res.err_msg ? res.err_msg : strerror(-res.err));
 	out->err = res.err;
 	if (res.err == 0 && res.requeue) {
 		out->requeue_after = true;
-		out->after_usec = res.requeue_after_ns > 0 ? (uint64_t)res.requeue_after_ns / 1000 : 0;
+		out->after_usec =
+		        res.requeue_after_ns > 0 ? (uint64_t)res.requeue_after_ns / 1000 : 0;
 	}
 	rs_sync_result_free(&res);
 done:
@@ -932,9 +1044,9 @@ done:
 }
 
 const struct wk_controller wk_replicaset_controller = {
-	.name = "replicaset-controller",
-	.queues = rs_queues,
-	.init = rsc_init,
-	.sync = rsc_sync,
-	.fini = rsc_fini,
+        .name = "replicaset-controller",
+        .queues = rs_queues,
+        .init = rsc_init,
+        .sync = rsc_sync,
+        .fini = rsc_fini,
 };

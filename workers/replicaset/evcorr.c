@@ -131,7 +131,8 @@ int rs_evc_new(struct rs_evc **ret)
 	struct rs_evc *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	if (cache_init(&c->agg, AGG) < 0 || cache_init(&c->log, LOG) < 0 || cache_init(&c->spam, SPAM) < 0) {
+	if (cache_init(&c->agg, AGG) < 0 || cache_init(&c->log, LOG) < 0 ||
+	    cache_init(&c->spam, SPAM) < 0) {
 		rs_evc_free(c);
 		return -ENOMEM;
 	}
@@ -184,24 +185,24 @@ static char *join(const char *const *parts, size_t n)
 /* getEventKey (fieldPath empty) with the given message */
 static char *event_key(const struct rs_evc_event *ev, const char *message)
 {
-	const char *p[] = { ev->component, ev->host, ev->kind, ev->ns, ev->name, "", ev->uid,
-			    ev->api_version, ev->type, ev->reason, message };
+	const char *p[] = {ev->component, ev->host,        ev->kind, ev->ns,     ev->name, "",
+	                   ev->uid,       ev->api_version, ev->type, ev->reason, message};
 	return join(p, sizeof(p) / sizeof(p[0]));
 }
 
 /* EventAggregatorByReasonFunc's aggregate key (reporting controller/instance = source) */
 static char *aggregate_key(const struct rs_evc_event *ev)
 {
-	const char *p[] = { ev->component, ev->host,   ev->kind,      ev->ns,	  ev->name,
-			    ev->uid,	   ev->api_version, ev->type, ev->reason, ev->component,
-			    ev->host };
+	const char *p[] = {ev->component,   ev->host, ev->kind,   ev->ns,        ev->name, ev->uid,
+	                   ev->api_version, ev->type, ev->reason, ev->component, ev->host};
 	return join(p, sizeof(p) / sizeof(p[0]));
 }
 
 /* getSpamKey */
 static char *spam_key(const struct rs_evc_event *ev)
 {
-	const char *p[] = { ev->component, ev->host, ev->kind, ev->ns, ev->name, ev->uid, ev->api_version };
+	const char *p[] = {ev->component, ev->host, ev->kind,       ev->ns,
+	                   ev->name,      ev->uid,  ev->api_version};
 	return join(p, sizeof(p) / sizeof(p[0]));
 }
 
@@ -213,7 +214,8 @@ static char *event_name(const char *name, kube_time_t now)
 	return n;
 }
 
-int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_t now, struct rs_evc_result *ret)
+int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_t now,
+                     struct rs_evc_result *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	if (!c || !ev)
@@ -316,7 +318,8 @@ out:
 	return r;
 }
 
-int rs_evc_update_state(struct rs_evc *c, const struct rs_evc_event *ev, const struct rs_evc_result *r)
+int rs_evc_update_state(struct rs_evc *c, const struct rs_evc_event *ev,
+                        const struct rs_evc_result *r)
 {
 	char *key = event_key(ev, r->message);
 	if (!key)
@@ -340,7 +343,8 @@ int rs_evc_patch_body(const struct rs_evc_result *r, char **ret)
 	char ts[KUBE_TIME_BUF];
 	kube_time_format(r->last, ts);
 	cJSON *o = cJSON_CreateObject();
-	if (!o || !cJSON_AddNumberToObject(o, "count", r->count) || !cJSON_AddStringToObject(o, "lastTimestamp", ts) ||
+	if (!o || !cJSON_AddNumberToObject(o, "count", r->count) ||
+	    !cJSON_AddStringToObject(o, "lastTimestamp", ts) ||
 	    !cJSON_AddStringToObject(o, "message", s(r->message))) {
 		cJSON_Delete(o);
 		return -ENOMEM;

@@ -17,18 +17,37 @@ static char *fmt1(const char *f, const char *a)
 	return asprintf(&s, f, a ? a : "") < 0 ? NULL : s;
 }
 
-char *rs_msg_created(const char *pod_name) { return fmt1("Created pod: %s", pod_name); }
-char *rs_msg_create_failed(const char *err) { return fmt1("Error creating: %s", err); }
-char *rs_msg_deleted(const char *pod_name) { return fmt1("Deleted pod: %s", pod_name); }
-char *rs_msg_delete_failed(const char *err) { return fmt1("Error deleting: %s", err); }
-char *rs_err_unable_to_delete(const char *err) { return fmt1("unable to delete pods: %s", err); }
-char *rs_err_recheck(const char *err) { return fmt1("can't recheck DeletionTimestamp: %s", err); }
+char *rs_msg_created(const char *pod_name)
+{
+	return fmt1("Created pod: %s", pod_name);
+}
+char *rs_msg_create_failed(const char *err)
+{
+	return fmt1("Error creating: %s", err);
+}
+char *rs_msg_deleted(const char *pod_name)
+{
+	return fmt1("Deleted pod: %s", pod_name);
+}
+char *rs_msg_delete_failed(const char *err)
+{
+	return fmt1("Error deleting: %s", err);
+}
+char *rs_err_unable_to_delete(const char *err)
+{
+	return fmt1("unable to delete pods: %s", err);
+}
+char *rs_err_recheck(const char *err)
+{
+	return fmt1("can't recheck DeletionTimestamp: %s", err);
+}
 
-char *rs_err_original_gone(const char *kind, const char *ns, const char *name, const char *got, const char *want)
+char *rs_err_original_gone(const char *kind, const char *ns, const char *name, const char *got,
+                           const char *want)
 {
 	char *s;
-	if (asprintf(&s, "original %s %s/%s is gone: got uid %s, wanted %s", kind, ns, name, got ? got : "",
-		     want ? want : "") < 0)
+	if (asprintf(&s, "original %s %s/%s is gone: got uid %s, wanted %s", kind, ns, name,
+	             got ? got : "", want ? want : "") < 0)
 		return NULL;
 	return s;
 }
@@ -50,15 +69,16 @@ int rs_go_time_string(kube_time_t t, char *buf, size_t len)
 		while (n > 1 && frac[n - 1] == '0')
 			frac[--n] = 0;
 	}
-	return snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d%s +0000 UTC", tm.tm_year + 1900, tm.tm_mon + 1,
-			tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+	return snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d%s +0000 UTC", tm.tm_year + 1900,
+	                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 }
 
 char *rs_err_just_deleted(const char *ns, const char *name, kube_time_t ts)
 {
 	char tb[64], *s;
 	rs_go_time_string(ts, tb, sizeof tb);
-	if (asprintf(&s, "%s/%s has just been deleted at %s", ns ? ns : "", name ? name : "", tb) < 0)
+	if (asprintf(&s, "%s/%s has just been deleted at %s", ns ? ns : "", name ? name : "", tb) <
+	    0)
 		return NULL;
 	return s;
 }
@@ -66,8 +86,8 @@ char *rs_err_just_deleted(const char *ns, const char *name, kube_time_t ts)
 char *rs_err_cant_adopt(const char *ns, const char *name, const char *uid, const char *err)
 {
 	char *s;
-	if (asprintf(&s, "can't adopt Pod %s/%s (%s): %s", ns ? ns : "", name ? name : "", uid ? uid : "",
-		     err ? err : "") < 0)
+	if (asprintf(&s, "can't adopt Pod %s/%s (%s): %s", ns ? ns : "", name ? name : "",
+	             uid ? uid : "", err ? err : "") < 0)
 		return NULL;
 	return s;
 }

@@ -11,27 +11,28 @@
 
 #include "kube/model.h"
 
-#define RS_EVENT_COMPONENT "replicaset-controller"
-#define RS_EVENT_NORMAL "Normal"
-#define RS_EVENT_WARNING "Warning"
+#define RS_EVENT_COMPONENT          "replicaset-controller"
+#define RS_EVENT_NORMAL             "Normal"
+#define RS_EVENT_WARNING            "Warning"
 #define RS_REASON_SUCCESSFUL_CREATE "SuccessfulCreate"
-#define RS_REASON_FAILED_CREATE "FailedCreate"
+#define RS_REASON_FAILED_CREATE     "FailedCreate"
 #define RS_REASON_SUCCESSFUL_DELETE "SuccessfulDelete"
-#define RS_REASON_FAILED_DELETE "FailedDelete"
+#define RS_REASON_FAILED_DELETE     "FailedDelete"
 /* the ReplicaFailure condition of ReplicaSetStatus */
 #define RS_CONDITION_REPLICA_FAILURE "ReplicaFailure"
-#define RS_ERR_NO_LABELS "unable to create pods, no labels"
+#define RS_ERR_NO_LABELS             "unable to create pods, no labels"
 
 /* Each formatter returns a malloc'd string or NULL on allocation failure. */
-char *rs_msg_created(const char *pod_name);	      /* "Created pod: <name>" */
-char *rs_msg_create_failed(const char *err);	      /* "Error creating: <err>" */
-char *rs_msg_deleted(const char *pod_name);	      /* "Deleted pod: <name>" */
-char *rs_msg_delete_failed(const char *err);	      /* "Error deleting: <err>" */
-char *rs_err_unable_to_delete(const char *err);	      /* "unable to delete pods: <err>" */
+char *rs_msg_created(const char *pod_name);     /* "Created pod: <name>" */
+char *rs_msg_create_failed(const char *err);    /* "Error creating: <err>" */
+char *rs_msg_deleted(const char *pod_name);     /* "Deleted pod: <name>" */
+char *rs_msg_delete_failed(const char *err);    /* "Error deleting: <err>" */
+char *rs_err_unable_to_delete(const char *err); /* "unable to delete pods: <err>" */
 /* "can't recheck DeletionTimestamp: <err>" */
 char *rs_err_recheck(const char *err);
 /* "original ReplicaSet <ns>/<name> is gone: got uid <got>, wanted <want>" */
-char *rs_err_original_gone(const char *kind, const char *ns, const char *name, const char *got, const char *want);
+char *rs_err_original_gone(const char *kind, const char *ns, const char *name, const char *got,
+                           const char *want);
 /* "<ns>/<name> has just been deleted at <Go time.Time.String() of ts>" */
 char *rs_err_just_deleted(const char *ns, const char *name, kube_time_t ts);
 /* "can't adopt Pod <ns>/<name> (<uid>): <err>" */

@@ -22,10 +22,10 @@
 struct evq_hdr {
 	uint64_t magic;
 	uint32_t cap, rec_size;
-	pthread_mutex_t mu;   /* Q1 */
-	pthread_mutex_t sink; /* Q4 */
-	uint64_t head, tail;  /* under mu */
-	uint64_t dropped;     /* under mu */
+	pthread_mutex_t mu;    /* Q1 */
+	pthread_mutex_t sink;  /* Q4 */
+	uint64_t head, tail;   /* under mu */
+	uint64_t dropped;      /* under mu */
 	_Atomic uint32_t wake; /* Q3 */
 };
 _Static_assert(sizeof(struct evq_hdr) <= HDR_SIZE, "evq header fits its page");
@@ -100,7 +100,8 @@ int rs_evq_attach(int fd, uint64_t off, struct rs_evq **ret)
 	if (m == MAP_FAILED)
 		return -errno;
 	const struct evq_hdr *h = m;
-	if (h->magic != RS_EVQ_MAGIC || h->cap != RS_EVQ_CAP || h->rec_size != sizeof(struct rs_evq_rec)) {
+	if (h->magic != RS_EVQ_MAGIC || h->cap != RS_EVQ_CAP ||
+	    h->rec_size != sizeof(struct rs_evq_rec)) {
 		munmap(m, len);
 		return -EPROTO;
 	}
@@ -201,7 +202,7 @@ int rs_evq_pop(struct rs_evq *q, struct rs_evq_rec *ret, int timeout_ms)
 		int64_t left = deadline - mono_ms();
 		if (left <= 0)
 			return 0;
-		struct timespec ts = { .tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000 };
+		struct timespec ts = {.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000};
 		syscall(SYS_futex, &h->wake, FUTEX_WAIT, seen, &ts, NULL, 0);
 	}
 }

@@ -37,9 +37,9 @@
 
 #include "kube/model.h"
 
-#define RS_EVQ_CAP 2000 /* client-go: maxQueuedEvents (1000) incoming + 1000 on the watcher */
+#define RS_EVQ_CAP     2000 /* client-go: maxQueuedEvents (1000) incoming + 1000 on the watcher */
 #define RS_EVQ_MSG_MAX 4096
-#define RS_EVQ_MAGIC 0x6b63657671303031ULL /* "kcevq001" */
+#define RS_EVQ_MAGIC   0x6b63657671303031ULL /* "kcevq001" */
 
 struct rs_evq_rec {
 	kube_time_t t; /* when the event was recorded (makeEvent's timestamp) */

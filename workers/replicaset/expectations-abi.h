@@ -107,17 +107,17 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define RS_EXP_MAGIC UINT64_C(0x6b636d6472736578) /* "kcmdrsex" */
-#define RS_EXP_ABI_VERSION 3u
-#define RS_EXP_KEY_MAX 507u	   /* "namespace/name": 253 + 1 + 253 */
-#define RS_EXP_KEY_WORDS 64u	   /* 512 bytes of key storage, NUL padded */
-#define RS_EXP_MAX_DELETES 500u	   /* burstReplicas: ExpectDeletions never gets more keys */
-#define RS_EXP_HEADER_SIZE 4096u   /* the index starts on the second page, then the slots */
+#define RS_EXP_MAGIC            UINT64_C(0x6b636d6472736578) /* "kcmdrsex" */
+#define RS_EXP_ABI_VERSION      3u
+#define RS_EXP_KEY_MAX          507u       /* "namespace/name": 253 + 1 + 253 */
+#define RS_EXP_KEY_WORDS        64u        /* 512 bytes of key storage, NUL padded */
+#define RS_EXP_MAX_DELETES      500u       /* burstReplicas: ExpectDeletions never gets more keys */
+#define RS_EXP_HEADER_SIZE      4096u      /* the index starts on the second page, then the slots */
 #define RS_EXP_DEFAULT_CAPACITY (1u << 18) /* 262,144 ReplicaSets (E7) */
-#define RS_EXP_MAX_CAPACITY (1u << 22)
-#define RS_EXP_CONS_RESOURCES 2u   /* pods, replicasets.apps */
-#define RS_EXP_CONS_UID_WORDS 8u   /* 63 bytes + NUL */
-#define RS_EXP_CONS_RV_WORDS 4u	   /* 31 digits + NUL (a uint64 RV has at most 20) */
+#define RS_EXP_MAX_CAPACITY     (1u << 22)
+#define RS_EXP_CONS_RESOURCES   2u /* pods, replicasets.apps */
+#define RS_EXP_CONS_UID_WORDS   8u /* 63 bytes + NUL */
+#define RS_EXP_CONS_RV_WORDS    4u /* 31 digits + NUL (a uint64 RV has at most 20) */
 
 /* slot state word: low 2 bits kind, bits 32..63 the claiming pid (CLAIMED only) */
 enum rs_exp_slot_kind {
@@ -135,26 +135,26 @@ enum rs_exp_phase {
 struct rs_exp_header {
 	uint64_t magic;
 	uint32_t version;
-	uint32_t capacity;	  /* slots, power of two */
-	uint32_t slot_size;	  /* sizeof(struct rs_exp_slot) */
+	uint32_t capacity;  /* slots, power of two */
+	uint32_t slot_size; /* sizeof(struct rs_exp_slot) */
 	uint32_t pad0;
-	uint64_t seed;		  /* hash seed (keys and pod keys) */
-	int64_t timeout_ns;	  /* ExpectationsTimeout, 5 min */
-	int64_t orphan_grace_ns;  /* expiry of records orphaned by a crash */
+	uint64_t seed;           /* hash seed (keys and pod keys) */
+	int64_t timeout_ns;      /* ExpectationsTimeout, 5 min */
+	int64_t orphan_grace_ns; /* expiry of records orphaned by a crash */
 	/* controller metrics (E6): relaxed fetch_add by any worker, read by the manager; these
 	 * words were reserved (zero) in earlier builds of ABI v2, so the layout is unchanged */
-	_Atomic uint64_t stale_skips[2];	 /* stale_sync_skips_total{pods, replicasets.apps} */
-	_Atomic uint64_t age_ratio_bucket[6];	 /* sorting_deletion_age_ratio, per bucket (le
-						  * 0.25·2^k, not cumulative) */
+	_Atomic uint64_t stale_skips[2];      /* stale_sync_skips_total{pods, replicasets.apps} */
+	_Atomic uint64_t age_ratio_bucket[6]; /* sorting_deletion_age_ratio, per bucket (le
+	                                       * 0.25·2^k, not cumulative) */
 	_Atomic uint64_t age_ratio_count;
 	/* informerd */
 	_Alignas(64) _Atomic uint64_t informer_epoch; /* bumped on every informerd attach */
-	_Atomic int64_t informer_attached_at;	       /* boottime ns of that attach */
+	_Atomic int64_t informer_attached_at;         /* boottime ns of that attach */
 	_Atomic uint32_t informer_pid;
 	uint32_t pad1;
 	_Atomic uint64_t age_ratio_sum; /* observations are whole numbers (upstream divides ms) */
 	_Atomic uint64_t age_ratio_inf; /* observations above the last bucket */
-	_Atomic uint32_t max_probe;	/* E7: largest displacement of any claim (fetch-max) */
+	_Atomic uint32_t max_probe;     /* E7: largest displacement of any claim (fetch-max) */
 	uint32_t pad2;
 	_Atomic uint64_t table_full_total; /* E7/E6: claims refused with -ENOSPC */
 	uint64_t reserved1[1];
@@ -162,7 +162,7 @@ struct rs_exp_header {
 static_assert(sizeof(struct rs_exp_header) == 192, "rs_exp_header layout");
 
 struct rs_exp_del {
-	_Atomic uint64_t hash;	   /* lease holder: seeded hash of "ns/name" */
+	_Atomic uint64_t hash;     /* lease holder: seeded hash of "ns/name" */
 	_Atomic uint32_t inf_tag;  /* informerd: seq at which the deletion was observed */
 	_Atomic uint32_t fail_tag; /* lease holder: seq at which the DELETE failed */
 };
@@ -170,26 +170,26 @@ static_assert(sizeof(struct rs_exp_del) == 16, "rs_exp_del layout");
 
 /* The probe table (E7): entry i describes slot i. */
 struct rs_exp_ix {
-	_Atomic uint64_t state;	   /* E1: CAS */
+	_Atomic uint64_t state;    /* E1: CAS */
 	_Atomic uint64_t key_hash; /* lease holder, while CLAIMED */
 };
 static_assert(sizeof(struct rs_exp_ix) == 16, "rs_exp_ix layout");
 
 struct rs_exp_slot {
 	_Alignas(64) uint64_t reserved_ix; /* ABI v2's state (now ix.state) */
-	_Atomic uint32_t seq;		     /* lease holder; odd while writing (E2) */
-	_Atomic uint32_t key_len;	     /* lease holder */
-	uint64_t reserved_kh;		     /* ABI v2's key_hash (now ix.key_hash) */
+	_Atomic uint32_t seq;              /* lease holder; odd while writing (E2) */
+	_Atomic uint32_t key_len;          /* lease holder */
+	uint64_t reserved_kh;              /* ABI v2's key_hash (now ix.key_hash) */
 	/* worker side (lease holder) */
 	_Atomic int64_t expected_adds;
 	_Atomic uint32_t n_del;
-	_Atomic uint32_t phase;		/* enum rs_exp_phase */
-	_Atomic int64_t timestamp;	/* boottime ns of the last Expect* */
+	_Atomic uint32_t phase;          /* enum rs_exp_phase */
+	_Atomic int64_t timestamp;       /* boottime ns of the last Expect* */
 	_Atomic uint64_t informer_epoch; /* header.informer_epoch seen at the last Expect* */
-	_Atomic uint32_t writer_pid;	 /* pid of the last Expect* writer */
+	_Atomic uint32_t writer_pid;     /* pid of the last Expect* writer */
 	/* informer side (informerd) */
 	_Alignas(64) _Atomic uint64_t observed; /* (seq << 32) | creations observed at seq */
-	_Atomic uint32_t deleted_seq;		 /* DeleteExpectations from the RS delete handler */
+	_Atomic uint32_t deleted_seq;           /* DeleteExpectations from the RS delete handler */
 	uint32_t pad;
 	uint64_t reserved[6];
 	/* consistency record (v1.36 staleness gate, upstream util/consistency): lease holder only;
@@ -197,16 +197,19 @@ struct rs_exp_slot {
 	 * clears it with the expectations); carried to the new seq by every replace */
 	_Alignas(64) _Atomic uint32_t cons_seq;
 	uint32_t pad2;
-	_Atomic uint64_t cons_uid[RS_EXP_CONS_UID_WORDS];	       /* owner uid, NUL padded */
-	_Atomic uint64_t cons_rv[RS_EXP_CONS_RESOURCES][RS_EXP_CONS_RV_WORDS]; /* "" = none written */
+	_Atomic uint64_t cons_uid[RS_EXP_CONS_UID_WORDS]; /* owner uid, NUL padded */
+	_Atomic uint64_t
+	        cons_rv[RS_EXP_CONS_RESOURCES][RS_EXP_CONS_RV_WORDS]; /* "" = none written */
 	uint64_t reserved2[1];
 	_Atomic uint64_t key[RS_EXP_KEY_WORDS]; /* lease holder, while seq is odd (E4) */
 	struct rs_exp_del del[RS_EXP_MAX_DELETES];
 };
-static_assert(sizeof(struct rs_exp_slot) == 128 + 192 + 512 + 16 * RS_EXP_MAX_DELETES, "rs_exp_slot layout");
+static_assert(sizeof(struct rs_exp_slot) == 128 + 192 + 512 + 16 * RS_EXP_MAX_DELETES,
+              "rs_exp_slot layout");
 
 /* Offsets in the memfd: header, index (page-rounded), slots. */
 static inline uint64_t rs_exp_slots_offset(uint32_t capacity)
 {
-	return RS_EXP_HEADER_SIZE + ((uint64_t)capacity * sizeof(struct rs_exp_ix) + 4095) / 4096 * 4096;
+	return RS_EXP_HEADER_SIZE +
+	       ((uint64_t)capacity * sizeof(struct rs_exp_ix) + 4095) / 4096 * 4096;
 }

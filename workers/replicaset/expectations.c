@@ -51,7 +51,7 @@ struct rs_exp {
 	int64_t timeout_ns, grace_ns;
 };
 
-#define R memory_order_relaxed
+#define R   memory_order_relaxed
 #define ACQ memory_order_acquire
 #define REL memory_order_release
 
@@ -80,7 +80,8 @@ static uint64_t hash_str(uint64_t seed, const char *s, size_t len)
 
 static size_t map_size(uint32_t capacity)
 {
-	return (size_t)rs_exp_slots_offset(capacity) + (size_t)capacity * sizeof(struct rs_exp_slot);
+	return (size_t)rs_exp_slots_offset(capacity) +
+	       (size_t)capacity * sizeof(struct rs_exp_slot);
 }
 
 /* the event queue's region follows the slots, page-aligned (outside what rs_exp maps) */
@@ -96,7 +97,8 @@ int rs_exp_evq_offset(int fd, uint64_t *ret_off)
 	if (fd < 0 || !ret_off)
 		return -EINVAL;
 	if (pread(fd, &hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr || hdr.magic != RS_EXP_MAGIC ||
-	    hdr.version != RS_EXP_ABI_VERSION || hdr.capacity == 0 || (hdr.capacity & (hdr.capacity - 1)) != 0)
+	    hdr.version != RS_EXP_ABI_VERSION || hdr.capacity == 0 ||
+	    (hdr.capacity & (hdr.capacity - 1)) != 0)
 		return -EPROTO;
 	if (fstat(fd, &stb) < 0)
 		return -errno;
@@ -121,7 +123,8 @@ int rs_exp_memfd_create(const struct rs_exp_create_opts *opts)
 	size_t size = evq_offset(c) + rs_evq_region_size();
 	if (ftruncate(fd, (off_t)size) < 0)
 		goto fail;
-	void *q = mmap(NULL, rs_evq_region_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)evq_offset(c));
+	void *q = mmap(NULL, rs_evq_region_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+	               (off_t)evq_offset(c));
 	if (q == MAP_FAILED)
 		goto fail;
 	int qr = rs_evq_init(q, rs_evq_region_size());
@@ -130,22 +133,26 @@ int rs_exp_memfd_create(const struct rs_exp_create_opts *opts)
 		close(fd);
 		return qr;
 	}
-	struct rs_exp_header *h = mmap(NULL, RS_EXP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct rs_exp_header *h =
+	        mmap(NULL, RS_EXP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED)
 		goto fail;
 	uint64_t seed = 0;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	seed = hash_str((uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32), (const char *)&ts, sizeof ts);
+	seed = hash_str((uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32), (const char *)&ts,
+	                sizeof ts);
 	h->version = RS_EXP_ABI_VERSION;
 	h->capacity = c;
 	h->slot_size = sizeof(struct rs_exp_slot);
 	h->seed = seed;
 	h->timeout_ns = opts && opts->timeout_ns > 0 ? opts->timeout_ns : RS_EXP_TIMEOUT_NS;
-	h->orphan_grace_ns = opts && opts->orphan_grace_ns > 0 ? opts->orphan_grace_ns : RS_EXP_ORPHAN_GRACE_NS;
+	h->orphan_grace_ns =
+	        opts && opts->orphan_grace_ns > 0 ? opts->orphan_grace_ns : RS_EXP_ORPHAN_GRACE_NS;
 	atomic_store_explicit(&h->informer_epoch, 0, R);
 	/* The magic goes last: the fd is not shared yet, but an attach that finds the magic sees
-	 * a complete header (munmap/mmap of another process is ordered by the fd passing anyway). */
+	 * a complete header (munmap/mmap of another process is ordered by the fd passing anyway).
+	 */
 	atomic_thread_fence(REL);
 	h->magic = RS_EXP_MAGIC;
 	munmap(h, RS_EXP_HEADER_SIZE);
@@ -265,7 +272,8 @@ static uint32_t probe_limit(struct rs_exp *e)
 static void raise_max_probe(struct rs_exp *e, uint32_t d)
 {
 	uint32_t cur = atomic_load_explicit(&e->h->max_probe, R);
-	while (cur < d && !atomic_compare_exchange_weak_explicit(&e->h->max_probe, &cur, d, memory_order_seq_cst, R))
+	while (cur < d && !atomic_compare_exchange_weak_explicit(&e->h->max_probe, &cur, d,
+	                                                         memory_order_seq_cst, R))
 		;
 }
 
@@ -285,7 +293,7 @@ struct found {
  * acquire fence, seq re-loaded; a slot whose seq moved is re-examined a few times and then
  * reported busy (-EBUSY), which callers treat as "being replaced". Returns 1 found, 0 absent. */
 static int lookup(struct rs_exp *e, const uint64_t w[RS_EXP_KEY_WORDS], size_t len, uint64_t kh,
-		  struct found *f)
+                  struct found *f)
 {
 	uint32_t n = probe_limit(e);
 	for (uint32_t i = 0, idx = (uint32_t)kh & e->mask; i < n; i++, idx = (idx + 1) & e->mask) {
@@ -298,14 +306,15 @@ static int lookup(struct rs_exp *e, const uint64_t w[RS_EXP_KEY_WORDS], size_t l
 			return 0;
 		if (kind != RS_EXP_SLOT_LIVE)
 			continue;
-		if (atomic_load_explicit(&x->key_hash, R) != kh || atomic_load_explicit(&s->key_len, R) != len)
+		if (atomic_load_explicit(&x->key_hash, R) != kh ||
+		    atomic_load_explicit(&s->key_len, R) != len)
 			continue;
 		for (int tries = 0; tries < 4; tries++) {
 			/* acquire: pairs with the release store that ended the last write (E2) */
 			uint32_t s1 = atomic_load_explicit(&s->seq, ACQ);
 			bool eq = key_equal(s, w, len);
-			/* acquire fence: the key loads above happen before the re-check below; pairs
-			 * with the writer's release fence after it made seq odd */
+			/* acquire fence: the key loads above happen before the re-check below;
+			 * pairs with the writer's release fence after it made seq odd */
 			atomic_thread_fence(ACQ);
 			uint32_t s2 = atomic_load_explicit(&s->seq, R);
 			uint64_t st2 = atomic_load_explicit(&x->state, R);
@@ -334,7 +343,7 @@ static bool pid_dead(uint32_t pid)
 static uint32_t write_begin(struct rs_exp_slot *s)
 {
 	uint32_t cur = atomic_load_explicit(&s->seq, R); /* own word */
-	uint32_t base = (cur & 1) ? cur + 1 : cur;	  /* odd = torn by a dead writer */
+	uint32_t base = (cur & 1) ? cur + 1 : cur;       /* odd = torn by a dead writer */
 	atomic_store_explicit(&s->seq, base + 1, R);
 	/* release fence: orders the odd seq before the content stores below; pairs with the
 	 * reader's acquire fence before its seq re-check */
@@ -352,7 +361,7 @@ static void write_end(struct rs_exp_slot *s, uint32_t odd)
 
 /* Lease holder: finds or creates the slot of key. */
 static int lookup_or_claim(struct rs_exp *e, const char *key, size_t len, struct rs_exp_slot **ret,
-			   uint32_t *ret_odd)
+                           uint32_t *ret_odd)
 {
 	uint64_t w[RS_EXP_KEY_WORDS];
 	key_pack(key, len, w);
@@ -367,30 +376,35 @@ static int lookup_or_claim(struct rs_exp *e, const char *key, size_t len, struct
 		return 0;
 	}
 	uint32_t cap = e->mask + 1;
-	for (uint32_t i = 0, idx = (uint32_t)kh & e->mask; i < cap; i++, idx = (idx + 1) & e->mask) {
+	for (uint32_t i = 0, idx = (uint32_t)kh & e->mask; i < cap;
+	     i++, idx = (idx + 1) & e->mask) {
 		struct rs_exp_ix *x = &e->ix[idx];
 		struct rs_exp_slot *s = &e->slots[idx];
 		uint64_t st = atomic_load_explicit(&x->state, ACQ);
 		for (;;) {
 			unsigned kind = (unsigned)(st & 3);
 			if (kind == RS_EXP_SLOT_CLAIMED && pid_dead((uint32_t)(st >> 32))) {
-				/* a claimer killed before publishing: free the slot (E1 exception) */
-				if (atomic_compare_exchange_strong_explicit(&x->state, &st, RS_EXP_SLOT_TOMBSTONE,
-									    ACQ, ACQ))
+				/* a claimer killed before publishing: free the slot (E1 exception)
+				 */
+				if (atomic_compare_exchange_strong_explicit(
+				            &x->state, &st, RS_EXP_SLOT_TOMBSTONE, ACQ, ACQ))
 					st = RS_EXP_SLOT_TOMBSTONE;
 				continue;
 			}
 			if (kind != RS_EXP_SLOT_EMPTY && kind != RS_EXP_SLOT_TOMBSTONE)
 				break;
 			uint64_t claimed = RS_EXP_SLOT_CLAIMED | ((uint64_t)(uint32_t)e->pid << 32);
-			/* acquire on success: we read the slot's old seq next; failure reloads st */
-			if (atomic_compare_exchange_strong_explicit(&x->state, &st, claimed, ACQ, ACQ)) {
+			/* acquire on success: we read the slot's old seq next; failure reloads st
+			 */
+			if (atomic_compare_exchange_strong_explicit(&x->state, &st, claimed, ACQ,
+			                                            ACQ)) {
 				/* E7: the bound covers this key before anyone can find it LIVE */
 				raise_max_probe(e, i);
 				/* E7: seq continues from the previous occupant's (never reset) */
 				uint32_t odd = (rs_exp_fault_mask & RS_EXP_FAULT_RESET_SEQ)
-						       ? (atomic_store_explicit(&s->seq, 0, R), write_begin(s))
-						       : write_begin(s);
+				                       ? (atomic_store_explicit(&s->seq, 0, R),
+				                          write_begin(s))
+				                       : write_begin(s);
 				for (unsigned k = 0; k < RS_EXP_KEY_WORDS; k++)
 					atomic_store_explicit(&s->key[k], w[k], R);
 				atomic_store_explicit(&s->key_len, (uint32_t)len, R);
@@ -421,7 +435,8 @@ static void publish(struct rs_exp *e, struct rs_exp_slot *s, uint32_t odd, int c
 static bool cons_live(struct rs_exp_slot *s, uint32_t seq)
 {
 	uint32_t cs = atomic_load_explicit(&s->cons_seq, R); /* own word */
-	return cs != 0 && cs == seq && !(seq & 1) && atomic_load_explicit(&s->deleted_seq, ACQ) != seq;
+	return cs != 0 && cs == seq && !(seq & 1) &&
+	       atomic_load_explicit(&s->deleted_seq, ACQ) != seq;
 }
 
 /* Inside a replace (seq odd): the consistency record follows the record to the generation
@@ -438,7 +453,8 @@ static void stamp(struct rs_exp *e, struct rs_exp_slot *s, int64_t now)
 	atomic_store_explicit(&s->phase, RS_EXP_PHASE_IN_FLIGHT, R);
 	atomic_store_explicit(&s->writer_pid, (uint32_t)e->pid, R);
 	/* acquire: pairs with informerd's release store of the epoch at attach */
-	atomic_store_explicit(&s->informer_epoch, atomic_load_explicit(&e->h->informer_epoch, ACQ), R);
+	atomic_store_explicit(&s->informer_epoch, atomic_load_explicit(&e->h->informer_epoch, ACQ),
+	                      R);
 }
 
 int rs_exp_expect_creations(struct rs_exp *e, const char *key, int64_t n, int64_t now)
@@ -461,8 +477,8 @@ int rs_exp_expect_creations(struct rs_exp *e, const char *key, int64_t n, int64_
 	return 0;
 }
 
-int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const *pod_keys, size_t n,
-			    int64_t now)
+int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const *pod_keys,
+                            size_t n, int64_t now)
 {
 	size_t len;
 	if (!e || check_key(key, &len) < 0 || n > RS_EXP_MAX_DELETES || (n && !pod_keys))
@@ -654,7 +670,8 @@ bool rs_exp_satisfied(struct rs_exp *e, const char *key, int64_t now, struct rs_
 		uint64_t ep = atomic_load_explicit(&e->h->informer_epoch, ACQ);
 		if (ep != st->informer_epoch) {
 			int64_t at = atomic_load_explicit(&e->h->informer_attached_at, R);
-			base = at > ts ? at : ts; /* informerd restarted: observations may be lost */
+			base = at > ts ? at
+			               : ts; /* informerd restarted: observations may be lost */
 		}
 		if (base >= 0) {
 			st->orphaned = true;
@@ -672,7 +689,8 @@ bool rs_exp_satisfied(struct rs_exp *e, const char *key, int64_t now, struct rs_
 	return false;
 }
 
-/* ---- consistency store ------------------------------------------------------------------------ */
+/* ---- consistency store ------------------------------------------------------------------------
+ */
 const char *rs_cons_resource_name(enum rs_cons_resource r)
 {
 	return r == RS_CONS_PODS ? "pods" : "replicasets.apps";
@@ -719,21 +737,23 @@ static void words_load(_Atomic uint64_t *w, size_t nw, char *out)
 	out[nw * 8 - 1] = 0;
 }
 
-int rs_exp_wrote_at(struct rs_exp *e, const char *key, const char *owner_uid, enum rs_cons_resource r,
-		    const char *rv)
+int rs_exp_wrote_at(struct rs_exp *e, const char *key, const char *owner_uid,
+                    enum rs_cons_resource r, const char *rv)
 {
 	size_t len;
-	if (!e || check_key(key, &len) < 0 || !owner_uid || !rv || (unsigned)r >= RS_EXP_CONS_RESOURCES)
+	if (!e || check_key(key, &len) < 0 || !owner_uid || !rv ||
+	    (unsigned)r >= RS_EXP_CONS_RESOURCES)
 		return -EINVAL;
 	if (e->role != RS_EXP_WORKER)
 		return -EPERM;
-	if (strlen(owner_uid) >= RS_EXP_CONS_UID_WORDS * 8 || strlen(rv) >= RS_EXP_CONS_RV_WORDS * 8)
+	if (strlen(owner_uid) >= RS_EXP_CONS_UID_WORDS * 8 ||
+	    strlen(rv) >= RS_EXP_CONS_RV_WORDS * 8)
 		return -E2BIG;
 	uint32_t seq;
 	struct rs_exp_slot *s = own_lookup(e, key, len, &seq);
 	if (!s || (seq & 1) || atomic_load_explicit(&s->deleted_seq, ACQ) == seq) {
-		/* no record, or a torn or deleted one: start a fresh generation with no expectations
-		 * (what the record means already) to hang the consistency record on */
+		/* no record, or a torn or deleted one: start a fresh generation with no
+		 * expectations (what the record means already) to hang the consistency record on */
 		uint32_t odd;
 		int c = lookup_or_claim(e, key, len, &s, &odd);
 		if (c < 0)
@@ -774,8 +794,8 @@ int rs_exp_wrote_at(struct rs_exp *e, const char *key, const char *owner_uid, en
 	return 0;
 }
 
-int rs_exp_ensure_ready(struct rs_exp *e, const char *key, const char *const read_rv[RS_EXP_CONS_RESOURCES],
-			struct rs_cons_stale *ret)
+int rs_exp_ensure_ready(struct rs_exp *e, const char *key,
+                        const char *const read_rv[RS_EXP_CONS_RESOURCES], struct rs_cons_stale *ret)
 {
 	size_t len;
 	if (!e || check_key(key, &len) < 0)
@@ -903,8 +923,8 @@ int rs_exp_reclaim_pid(struct rs_exp *e, pid_t pid)
 	uint64_t want = RS_EXP_SLOT_CLAIMED | ((uint64_t)(uint32_t)pid << 32);
 	for (uint32_t i = 0; i <= e->mask; i++) {
 		uint64_t st = want;
-		if (atomic_compare_exchange_strong_explicit(&e->ix[i].state, &st, RS_EXP_SLOT_TOMBSTONE,
-							    memory_order_acq_rel, R))
+		if (atomic_compare_exchange_strong_explicit(
+		            &e->ix[i].state, &st, RS_EXP_SLOT_TOMBSTONE, memory_order_acq_rel, R))
 			n++;
 	}
 	return n;
@@ -953,40 +973,59 @@ int rs_exp_metrics_text(struct rs_exp *e, char **ret)
 		return -EINVAL;
 	if (!(f = open_memstream(&buf, &len)))
 		return -ENOMEM;
-	fprintf(f, "# HELP replicaset_controller_sorting_deletion_age_ratio [ALPHA] The ratio of chosen deleted pod's "
-		   "ages to the current youngest pod's age (at the time). Should be <2. The intent of this metric is to "
-		   "measure the rough efficacy of the LogarithmicScaleDown feature gate's effect on the sorting (and "
-		   "deletion) of pods when a replicaset scales down. This only considers Ready pods when calculating and "
-		   "reporting.\n# TYPE replicaset_controller_sorting_deletion_age_ratio histogram\n");
+	fprintf(f,
+	        "# HELP replicaset_controller_sorting_deletion_age_ratio [ALPHA] The ratio of "
+	        "chosen deleted pod's "
+	        "ages to the current youngest pod's age (at the time). Should be <2. The intent of "
+	        "this metric is to "
+	        "measure the rough efficacy of the LogarithmicScaleDown feature gate's effect on "
+	        "the sorting (and "
+	        "deletion) of pods when a replicaset scales down. This only considers Ready pods "
+	        "when calculating and "
+	        "reporting.\n# TYPE replicaset_controller_sorting_deletion_age_ratio histogram\n");
 	uint64_t cum = 0;
 	double le = 0.25;
 	for (int k = 0; k < 6; k++, le *= 2) {
 		cum += atomic_load_explicit(&e->h->age_ratio_bucket[k], R);
-		fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"%g\"} %llu\n", le,
-			(unsigned long long)cum);
+		fprintf(f,
+		        "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"%g\"} %llu\n",
+		        le, (unsigned long long)cum);
 	}
 	uint64_t count = atomic_load_explicit(&e->h->age_ratio_count, R);
 	cum += atomic_load_explicit(&e->h->age_ratio_inf, R);
 	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"+Inf\"} %llu\n",
-		(unsigned long long)(cum > count ? cum : count));
+	        (unsigned long long)(cum > count ? cum : count));
 	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_sum %llu\n",
-		(unsigned long long)atomic_load_explicit(&e->h->age_ratio_sum, R));
-	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_count %llu\n", (unsigned long long)count);
-	fprintf(f, "# HELP replicaset_controller_stale_sync_skips_total [ALPHA] Number of times a ReplicaSet sync "
-		   "was skipped because the informer cache was older than the controller's last write.\n"
-		   "# TYPE replicaset_controller_stale_sync_skips_total counter\n");
-	fprintf(f, "replicaset_controller_stale_sync_skips_total{group=\"\",resource=\"pods\"} %llu\n",
-		(unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_PODS], R));
-	fprintf(f, "replicaset_controller_stale_sync_skips_total{group=\"apps\",resource=\"replicasets\"} %llu\n",
-		(unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_REPLICASETS], R));
+	        (unsigned long long)atomic_load_explicit(&e->h->age_ratio_sum, R));
+	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_count %llu\n",
+	        (unsigned long long)count);
+	fprintf(f, "# HELP replicaset_controller_stale_sync_skips_total [ALPHA] Number of times a "
+	           "ReplicaSet sync "
+	           "was skipped because the informer cache was older than the controller's last "
+	           "write.\n"
+	           "# TYPE replicaset_controller_stale_sync_skips_total counter\n");
+	fprintf(f,
+	        "replicaset_controller_stale_sync_skips_total{group=\"\",resource=\"pods\"} %llu\n",
+	        (unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_PODS], R));
+	fprintf(f,
+	        "replicaset_controller_stale_sync_skips_total{group=\"apps\",resource="
+	        "\"replicasets\"} %llu\n",
+	        (unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_REPLICASETS],
+	                                                 R));
 	/* kcmd only: the table's fixed capacity (E7) and the claims it refused */
-	fprintf(f, "# HELP kcmd_replicaset_expectations_capacity Slots of the shared ReplicaSet expectations table "
-		   "(one per ReplicaSet with a record).\n# TYPE kcmd_replicaset_expectations_capacity gauge\n"
-		   "kcmd_replicaset_expectations_capacity %u\n", e->mask + 1);
-	fprintf(f, "# HELP kcmd_replicaset_expectations_table_full_total Syncs refused because every expectations "
-		   "slot was in use.\n# TYPE kcmd_replicaset_expectations_table_full_total counter\n"
-		   "kcmd_replicaset_expectations_table_full_total %llu\n",
-		(unsigned long long)atomic_load_explicit(&e->h->table_full_total, R));
+	fprintf(f,
+	        "# HELP kcmd_replicaset_expectations_capacity Slots of the shared ReplicaSet "
+	        "expectations table "
+	        "(one per ReplicaSet with a record).\n# TYPE kcmd_replicaset_expectations_capacity "
+	        "gauge\n"
+	        "kcmd_replicaset_expectations_capacity %u\n",
+	        e->mask + 1);
+	fprintf(f,
+	        "# HELP kcmd_replicaset_expectations_table_full_total Syncs refused because every "
+	        "expectations "
+	        "slot was in use.\n# TYPE kcmd_replicaset_expectations_table_full_total counter\n"
+	        "kcmd_replicaset_expectations_table_full_total %llu\n",
+	        (unsigned long long)atomic_load_explicit(&e->h->table_full_total, R));
 	if (fclose(f) != 0 || !buf) {
 		free(buf);
 		return -ENOMEM;

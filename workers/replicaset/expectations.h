@@ -28,8 +28,8 @@
 
 #include "workers/replicaset/expectations-abi.h"
 
-#define RS_EXP_TIMEOUT_NS (INT64_C(300) * 1000000000)	  /* ExpectationsTimeout: 5 min */
-#define RS_EXP_ORPHAN_GRACE_NS (INT64_C(60) * 1000000000) /* see E4 in expectations-abi.h */
+#define RS_EXP_TIMEOUT_NS      (INT64_C(300) * 1000000000) /* ExpectationsTimeout: 5 min */
+#define RS_EXP_ORPHAN_GRACE_NS (INT64_C(60) * 1000000000)  /* see E4 in expectations-abi.h */
 
 struct rs_exp;
 
@@ -39,8 +39,8 @@ enum rs_exp_role {
 };
 
 struct rs_exp_create_opts {
-	uint32_t capacity;	 /* slots, rounded up to a power of two; 0 = 4096 */
-	int64_t timeout_ns;	 /* 0 = RS_EXP_TIMEOUT_NS (tests shorten it) */
+	uint32_t capacity;       /* slots, rounded up to a power of two; 0 = 4096 */
+	int64_t timeout_ns;      /* 0 = RS_EXP_TIMEOUT_NS (tests shorten it) */
 	int64_t orphan_grace_ns; /* 0 = RS_EXP_ORPHAN_GRACE_NS */
 };
 
@@ -56,7 +56,10 @@ int rs_exp_evq_offset(int fd, uint64_t *ret_off);
  * informer_attached_at = now (rule E4). Returns 0 or -EPROTO / -EINVAL / -errno. */
 int rs_exp_attach(int fd, enum rs_exp_role role, int64_t now, struct rs_exp **ret);
 struct rs_exp *rs_exp_detach(struct rs_exp *e); /* NULL-safe; returns NULL */
-static inline void rs_exp_detachp(struct rs_exp **e) { rs_exp_detach(*e); }
+static inline void rs_exp_detachp(struct rs_exp **e)
+{
+	rs_exp_detach(*e);
+}
 #define _cleanup_rs_exp_ __attribute__((cleanup(rs_exp_detachp)))
 
 /* CLOCK_BOOTTIME in nanoseconds. */
@@ -68,8 +71,8 @@ int64_t rs_exp_now(void);
 int rs_exp_expect_creations(struct rs_exp *e, const char *key, int64_t n, int64_t now);
 /* ExpectDeletions: replace the record with {adds = 0, dels = |set(pod_keys)|, timestamp = now}
  * and remember the set (duplicates count once), phase IN_FLIGHT. */
-int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const *pod_keys, size_t n,
-			    int64_t now);
+int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const *pod_keys,
+                            size_t n, int64_t now);
 /* The worker's CreationObserved for `n` creations it never attempted or that failed (slow-start
  * skips). No-op (0) when there is no record. */
 int rs_exp_lower_creations(struct rs_exp *e, const char *key, int64_t n);
@@ -83,20 +86,20 @@ int rs_exp_settle(struct rs_exp *e, const char *key);
 int rs_exp_delete(struct rs_exp *e, const char *key);
 
 enum rs_exp_verdict {
-	RS_EXP_ABSENT = 0,	    /* no record (or deleted by informerd): satisfied */
-	RS_EXP_FULFILLED,	    /* adds <= 0 and dels <= 0: satisfied */
-	RS_EXP_EXPIRED,		    /* older than timeout_ns: satisfied */
-	RS_EXP_ORPHAN_EXPIRED,	    /* orphaned by a crash and older than the grace: satisfied */
-	RS_EXP_TORN,		    /* left half-written by a dead worker: treated as absent */
-	RS_EXP_PENDING,		    /* not satisfied */
+	RS_EXP_ABSENT = 0,     /* no record (or deleted by informerd): satisfied */
+	RS_EXP_FULFILLED,      /* adds <= 0 and dels <= 0: satisfied */
+	RS_EXP_EXPIRED,        /* older than timeout_ns: satisfied */
+	RS_EXP_ORPHAN_EXPIRED, /* orphaned by a crash and older than the grace: satisfied */
+	RS_EXP_TORN,           /* left half-written by a dead worker: treated as absent */
+	RS_EXP_PENDING,        /* not satisfied */
 };
 struct rs_exp_state {
 	enum rs_exp_verdict verdict;
 	int64_t adds_left, dels_left; /* as upstream's counters (adds may be negative) */
 	int64_t recheck_after_ns;     /* PENDING: time until it expires (timeout or grace) */
-	bool orphaned;		      /* a crash rule (E4) applies to this record */
+	bool orphaned;                /* a crash rule (E4) applies to this record */
 	uint32_t seq;
-	uint64_t informer_epoch;      /* the record's, for tests and kcmctl */
+	uint64_t informer_epoch; /* the record's, for tests and kcmctl */
 };
 /* SatisfiedExpectations. Returns true when the sync may manage replicas; st (may be NULL)
  * receives the details. Any role may call it (kcmctl uses an INFORMER-less reader). */
@@ -108,7 +111,7 @@ bool rs_exp_satisfied(struct rs_exp *e, const char *key, int64_t now, struct rs_
  * Lease holder only. Crash rule: the record is written under cons_seq = 0, so a writer killed
  * mid-write leaves no record (as upstream after a restart), never a torn RV that could block. */
 enum rs_cons_resource {
-	RS_CONS_PODS = 0,	 /* "pods" */
+	RS_CONS_PODS = 0,        /* "pods" */
 	RS_CONS_REPLICASETS = 1, /* "replicasets.apps" */
 };
 /* GroupResource.String() of r. */
@@ -121,8 +124,8 @@ int rs_rv_compare(const char *a, const char *b, int *ret);
  * resource r is kept if the stored one compares >= rv, else replaced (also when the stored one
  * does not compare). 0, -EINVAL, -E2BIG (uid > 63 or rv > 31 bytes: nothing recorded), -ENOSPC,
  * -EPERM. */
-int rs_exp_wrote_at(struct rs_exp *e, const char *key, const char *owner_uid, enum rs_cons_resource r,
-		    const char *rv);
+int rs_exp_wrote_at(struct rs_exp *e, const char *key, const char *owner_uid,
+                    enum rs_cons_resource r, const char *rv);
 struct rs_cons_stale {
 	enum rs_cons_resource resource;
 	char wrote_rv[32], read_rv[32];
@@ -131,8 +134,9 @@ struct rs_cons_stale {
  * = unknown: skipped). Returns 0 when ready (the record, if any, is cleared), 1 when a written
  * RV is newer than the read one (*ret filled, the record kept), or -EINVAL / -EPERM. A
  * comparison error counts as ready for that resource, as upstream. */
-int rs_exp_ensure_ready(struct rs_exp *e, const char *key, const char *const read_rv[RS_EXP_CONS_RESOURCES],
-			struct rs_cons_stale *ret);
+int rs_exp_ensure_ready(struct rs_exp *e, const char *key,
+                        const char *const read_rv[RS_EXP_CONS_RESOURCES],
+                        struct rs_cons_stale *ret);
 
 /* ---- informerd -------------------------------------------------------------------------------
  * Each returns 1 when it counted, 0 when there was nothing to count (no record, a record being

@@ -35,14 +35,14 @@ bool rs_owner_ref_equal(const struct kube_owner_ref *a, const struct kube_owner_
 {
 	if (!a || !b)
 		return a == b;
-	return str_eq(a->api_version, b->api_version) && str_eq(a->kind, b->kind) && str_eq(a->name, b->name) &&
-	       str_eq(a->uid, b->uid) && a->controller == b->controller &&
-	       a->block_owner_deletion == b->block_owner_deletion;
+	return str_eq(a->api_version, b->api_version) && str_eq(a->kind, b->kind) &&
+	       str_eq(a->name, b->name) && str_eq(a->uid, b->uid) &&
+	       a->controller == b->controller && a->block_owner_deletion == b->block_owner_deletion;
 }
 
 /* resolveControllerRef: the cached RS only if kind, name and uid all agree. */
-static bool resolve(const struct rs_handler_ops *ops, const char *ns, const struct kube_owner_ref *ref,
-		    struct rs_cached *ret)
+static bool resolve(const struct rs_handler_ops *ops, const char *ns,
+                    const struct kube_owner_ref *ref, struct rs_cached *ret)
 {
 	if (!ref || !str_eq(ref->kind, ops->kind))
 		return false;
@@ -70,7 +70,7 @@ void rs_handle_rs_delete(const struct rs_handler_ops *ops, const struct kube_obj
 }
 
 void rs_handle_rs_update(const struct rs_handler_ops *ops, const struct kube_object_meta *old,
-			 const struct kube_object_meta *cur)
+                         const struct kube_object_meta *cur)
 {
 	/* a delete and a re-create collapsed into one update: the old one's expectations go */
 	if (!str_eq(old->uid, cur->uid))
@@ -96,7 +96,7 @@ static int orphan_fn(void *ud, const char *name, const struct kube_label_selecto
 	}
 	/* GetPodReplicaSets skips nil and empty selectors */
 	bool m = !kube_selector_is_nothing(sel) && !kube_selector_is_everything(sel) &&
-		 kube_selector_matches(sel, w->pod->meta.labels, w->pod->meta.n_labels);
+	         kube_selector_matches(sel, w->pod->meta.labels, w->pod->meta.n_labels);
 	kube_selector_free(sel);
 	if (!m)
 		return 0;
@@ -144,7 +144,8 @@ void rs_handle_pod_delete(const struct rs_handler_ops *ops, const struct kube_po
 	if (!resolve(ops, pod->meta.namespace, ref, &c))
 		return;
 	char key[KEY_MAX], pod_key[KEY_MAX];
-	if (!make_key(key, pod->meta.namespace, ref->name) || !make_key(pod_key, pod->meta.namespace, pod->meta.name))
+	if (!make_key(key, pod->meta.namespace, ref->name) ||
+	    !make_key(pod_key, pod->meta.namespace, pod->meta.name))
 		return;
 	rs_exp_deletion_observed(ops->exp, key, pod_key);
 	ops->add(ops->ud, key);
@@ -184,7 +185,8 @@ static bool labels_equal(const struct kube_object_meta *a, const struct kube_obj
 	return true;
 }
 
-void rs_handle_pod_update(const struct rs_handler_ops *ops, const struct kube_pod *old, const struct kube_pod *cur)
+void rs_handle_pod_update(const struct rs_handler_ops *ops, const struct kube_pod *old,
+                          const struct kube_pod *cur)
 {
 	if (str_eq(old->meta.resource_version, cur->meta.resource_version))
 		return; /* periodic resync: nothing changed */

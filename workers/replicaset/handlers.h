@@ -33,7 +33,9 @@ struct rs_handler_ops {
 	/* Calls fn for every cached RS of ns with its name and spec.selector (NULL = nil); fn
 	 * returning < 0 stops the walk. Returns 0 or a negative errno. */
 	int (*list_rs)(void *ud, const char *ns,
-		       int (*fn)(void *fn_ud, const char *name, const struct kube_label_selector *sel), void *fn_ud);
+	               int (*fn)(void *fn_ud, const char *name,
+	                         const struct kube_label_selector *sel),
+	               void *fn_ud);
 	/* queue.Add(key) / queue.AddAfter(key, delay) */
 	void (*add)(void *ud, const char *key);
 	void (*add_after)(void *ud, const char *key, int64_t delay_ns);
@@ -44,12 +46,13 @@ struct rs_handler_ops {
 /* RS events. old/cur/obj are the RS objects as decoded (metadata is what matters). */
 void rs_handle_rs_add(const struct rs_handler_ops *ops, const struct kube_object_meta *rs);
 void rs_handle_rs_update(const struct rs_handler_ops *ops, const struct kube_object_meta *old,
-			 const struct kube_object_meta *cur);
+                         const struct kube_object_meta *cur);
 void rs_handle_rs_delete(const struct rs_handler_ops *ops, const struct kube_object_meta *rs);
 
 /* Pod events. */
 void rs_handle_pod_add(const struct rs_handler_ops *ops, const struct kube_pod *pod);
-void rs_handle_pod_update(const struct rs_handler_ops *ops, const struct kube_pod *old, const struct kube_pod *cur);
+void rs_handle_pod_update(const struct rs_handler_ops *ops, const struct kube_pod *old,
+                          const struct kube_pod *cur);
 void rs_handle_pod_delete(const struct rs_handler_ops *ops, const struct kube_pod *pod);
 
 /* ownerReference deep equality (both NULL = equal), as reflect.DeepEqual on *OwnerReference. */

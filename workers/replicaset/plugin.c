@@ -24,11 +24,13 @@ static int rs_workers(const struct kcmd_flag_values *v)
 	return (int)kcmd_flag_int(v, "concurrent-replicaset-syncs");
 }
 
-static int rs_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v, void **ret_state)
+static int rs_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
+                        void **ret_state)
 {
 	struct rs_exp_create_opts eo = {
-		.orphan_grace_ns = (int64_t)kcmd_flag_duration_us(v, "replicaset-orphaned-expectations-grace") * 1000
-	};
+	        .orphan_grace_ns = (int64_t)kcmd_flag_duration_us(
+	                                   v, "replicaset-orphaned-expectations-grace") *
+	                           1000};
 	struct rs_exp *exp = NULL;
 	int fd, r;
 
@@ -37,7 +39,8 @@ static int rs_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values 
 		return fd;
 	r = rs_exp_attach(fd, RS_EXP_WORKER, rs_exp_now(), &exp);
 	if (r == 0)
-		r = kcmd_mgr_export_fd(env, "KCMD_EXPECTATIONS_FD", fd, KCMD_TO_DISPATCHER | KCMD_TO_WORKERS);
+		r = kcmd_mgr_export_fd(env, "KCMD_EXPECTATIONS_FD", fd,
+		                       KCMD_TO_DISPATCHER | KCMD_TO_WORKERS);
 	if (r < 0) {
 		rs_exp_detach(exp);
 		return r;
@@ -67,52 +70,56 @@ static void rs_mgr_fini(void *state)
 	rs_exp_detach(state);
 }
 
-static const char *const rs_aliases[] = { "replicaset", NULL };
+static const char *const rs_aliases[] = {"replicaset", NULL};
 
 static const struct kcmd_watch rs_watches[] = {
-	{ "", "v1", "pods", "Pod", KCMD_CACHE_POD, true },
-	{ "apps", "v1", "replicasets", "ReplicaSet", KCMD_CACHE_REPLICASET, true },
+        {"", "v1", "pods", "Pod", KCMD_CACHE_POD, true},
+        {"apps", "v1", "replicasets", "ReplicaSet", KCMD_CACHE_REPLICASET, true},
 };
 
 static const struct kcmd_queue rs_queues[] = {
-	{ .name = "replicaset", .metric_name = "replicaset" },
+        {.name = "replicaset", .metric_name = "replicaset"},
 };
 
 static const struct kcmd_flag rs_flags[] = {
-	{ .name = "concurrent-replicaset-syncs",
-	  .type = KCMD_FLAG_INT,
-	  .def = "5",
-	  .min = 1,
-	  .max = 16384, /* one process per sync; a queue holds up to 16,384 workers (ipc/queue.h) */
-	  .help = "The number of replica sets that are allowed to sync concurrently. Larger number = more "
-		  "responsive replica management, but more CPU (and network) load (kcmd: that many worker "
-		  "processes)." },
-	{ .name = "replicaset-orphaned-expectations-grace",
-	  .type = KCMD_FLAG_DURATION,
-	  .def = "60s",
-	  .manager_only = true,
-	  .help = "kcmd: how long a ReplicaSet waits on the expectations of a worker process that died mid-sync "
-		  "before syncing again (default 60s: the apiserver's request timeout, after which no request of "
-		  "the dead process can still land)." },
+        {.name = "concurrent-replicaset-syncs",
+         .type = KCMD_FLAG_INT,
+         .def = "5",
+         .min = 1,
+         .max = 16384, /* one process per sync; a queue holds up to 16,384 workers (ipc/queue.h) */
+         .help = "The number of replica sets that are allowed to sync concurrently. Larger number "
+                 "= more "
+                 "responsive replica management, but more CPU (and network) load (kcmd: that many "
+                 "worker "
+                 "processes)."},
+        {.name = "replicaset-orphaned-expectations-grace",
+         .type = KCMD_FLAG_DURATION,
+         .def = "60s",
+         .manager_only = true,
+         .help = "kcmd: how long a ReplicaSet waits on the expectations of a worker process that "
+                 "died mid-sync "
+                 "before syncing again (default 60s: the apiserver's request timeout, after which "
+                 "no request of "
+                 "the dead process can still land)."},
 };
 
 const struct kcmd_controller kcmd_replicaset_controller = {
-	.abi = KCMD_CONTROLLER_ABI,
-	.name = "replicaset-controller",
-	.aliases = rs_aliases,
-	.enabled_by_default = true,
-	.service_account = "replicaset-controller",
-	.watches = rs_watches,
-	.n_watches = sizeof(rs_watches) / sizeof(rs_watches[0]),
-	.queues = rs_queues,
-	.n_queues = sizeof(rs_queues) / sizeof(rs_queues[0]),
-	.flags = rs_flags,
-	.n_flags = sizeof(rs_flags) / sizeof(rs_flags[0]),
-	.worker_count = rs_workers,
-	.mgr_setup = rs_mgr_setup,
-	.mgr_child_died = rs_mgr_child_died,
-	.mgr_metrics = rs_mgr_metrics,
-	.mgr_fini = rs_mgr_fini,
-	.handlers = &rs_handler_table,
-	.worker = &wk_replicaset_controller,
+        .abi = KCMD_CONTROLLER_ABI,
+        .name = "replicaset-controller",
+        .aliases = rs_aliases,
+        .enabled_by_default = true,
+        .service_account = "replicaset-controller",
+        .watches = rs_watches,
+        .n_watches = sizeof(rs_watches) / sizeof(rs_watches[0]),
+        .queues = rs_queues,
+        .n_queues = sizeof(rs_queues) / sizeof(rs_queues[0]),
+        .flags = rs_flags,
+        .n_flags = sizeof(rs_flags) / sizeof(rs_flags[0]),
+        .worker_count = rs_workers,
+        .mgr_setup = rs_mgr_setup,
+        .mgr_child_died = rs_mgr_child_died,
+        .mgr_metrics = rs_mgr_metrics,
+        .mgr_fini = rs_mgr_fini,
+        .handlers = &rs_handler_table,
+        .worker = &wk_replicaset_controller,
 };

@@ -18,12 +18,14 @@
 
 bool rs_pod_is_active(const struct kube_pod *p)
 {
-	return p->phase != KUBE_POD_SUCCEEDED && p->phase != KUBE_POD_FAILED && p->meta.deletion_timestamp == 0;
+	return p->phase != KUBE_POD_SUCCEEDED && p->phase != KUBE_POD_FAILED &&
+	       p->meta.deletion_timestamp == 0;
 }
 
 bool rs_pod_is_terminating(const struct kube_pod *p)
 {
-	return p->phase != KUBE_POD_SUCCEEDED && p->phase != KUBE_POD_FAILED && p->meta.deletion_timestamp != 0;
+	return p->phase != KUBE_POD_SUCCEEDED && p->phase != KUBE_POD_FAILED &&
+	       p->meta.deletion_timestamp != 0;
 }
 
 static bool unscheduled(const struct kube_pod *p)
@@ -69,8 +71,8 @@ static int uid_cmp(const struct kube_pod *a, const struct kube_pod *b)
 
 /* Rules 6 and 8 once the two times are known to differ; ba/bb are the log2 buckets of
  * now - ta and now - tb (precomputed once per pod by ranked_init). */
-static bool time_before(kube_time_t ta, kube_time_t tb, int64_t ba, int64_t bb, const struct kube_pod *a,
-			const struct kube_pod *b, kube_time_t now)
+static bool time_before(kube_time_t ta, kube_time_t tb, int64_t ba, int64_t bb,
+                        const struct kube_pod *a, const struct kube_pod *b, kube_time_t now)
 {
 	if (now == 0 || ta == 0 || tb == 0)
 		return after_or_zero(ta, tb);
@@ -117,8 +119,8 @@ static bool before(const struct ranked *x, const struct ranked *y, const struct 
 		return x->rank > y->rank;
 	/* 6: podReadyTime is the Ready condition's lastTransitionTime (both are Ready here) */
 	if (a->ready && b->ready && a->ready_transition_time != b->ready_transition_time)
-		return time_before(a->ready_transition_time, b->ready_transition_time, x->ready_bucket,
-				   y->ready_bucket, a, b, o->now);
+		return time_before(a->ready_transition_time, b->ready_transition_time,
+		                   x->ready_bucket, y->ready_bucket, a, b, o->now);
 	/* 7 */
 	if (a->max_restarts != b->max_restarts)
 		return a->max_restarts > b->max_restarts;
@@ -126,13 +128,13 @@ static bool before(const struct ranked *x, const struct ranked *y, const struct 
 		return a->max_sidecar_restarts > b->max_sidecar_restarts;
 	/* 8 */
 	if (a->meta.creation_timestamp != b->meta.creation_timestamp)
-		return time_before(a->meta.creation_timestamp, b->meta.creation_timestamp, x->create_bucket,
-				   y->create_bucket, a, b, o->now);
+		return time_before(a->meta.creation_timestamp, b->meta.creation_timestamp,
+		                   x->create_bucket, y->create_bucket, a, b, o->now);
 	return false;
 }
 
 bool rs_pod_delete_before(const struct kube_pod *a, int ra, const struct kube_pod *b, int rb,
-			  const struct rs_rank_opts *o)
+                          const struct rs_rank_opts *o)
 {
 	struct ranked x, y;
 	ranked_init(&x, a, ra, o->now);
@@ -161,8 +163,8 @@ static size_t count_equal(const char **sorted, size_t n, const char *key)
 	return c;
 }
 
-int rs_rank_by_related(const struct kube_pod *const *pods, size_t n, const struct kube_pod *const *related,
-		       size_t n_related, int *ranks)
+int rs_rank_by_related(const struct kube_pod *const *pods, size_t n,
+                       const struct kube_pod *const *related, size_t n_related, int *ranks)
 {
 	const char **nodes = malloc((n_related ? n_related : 1) * sizeof *nodes);
 	if (!nodes)
@@ -201,7 +203,7 @@ static void merge_sort(struct ranked *v, struct ranked *tmp, size_t n, const str
 }
 
 int rs_pods_to_delete(const struct kube_pod **pods, size_t n, const struct kube_pod *const *related,
-		      size_t n_related, size_t diff, const struct rs_rank_opts *o)
+                      size_t n_related, size_t diff, const struct rs_rank_opts *o)
 {
 	if ((n && !pods) || !o)
 		return -EINVAL;

@@ -27,13 +27,13 @@
 #include "kube/model.h"
 
 struct rs_rank_opts {
-	kube_time_t now;	/* reference time for the log2 buckets (wall clock, ns) */
+	kube_time_t now;        /* reference time for the log2 buckets (wall clock, ns) */
 	bool pod_deletion_cost; /* the PodDeletionCost gate (true by default upstream) */
 };
 
 /* The comparator: true when pod a (with rank ra) should be deleted before pod b. */
 bool rs_pod_delete_before(const struct kube_pod *a, int ra, const struct kube_pod *b, int rb,
-			  const struct rs_rank_opts *o);
+                          const struct rs_rank_opts *o);
 
 /* Go's int64(math.Log2(float64(d))) for d > 0; -1 for d <= 0. */
 int64_t rs_log2_bucket(int64_t d);
@@ -41,14 +41,14 @@ int64_t rs_log2_bucket(int64_t d);
 /* ranks[i] = number of ACTIVE pods in related (phase not Succeeded/Failed, no
  * deletionTimestamp) on the same spec.nodeName as pods[i] (the empty name is a node too).
  * Returns 0 or -ENOMEM. */
-int rs_rank_by_related(const struct kube_pod *const *pods, size_t n, const struct kube_pod *const *related,
-		       size_t n_related, int *ranks);
+int rs_rank_by_related(const struct kube_pod *const *pods, size_t n,
+                       const struct kube_pod *const *related, size_t n_related, int *ranks);
 
 /* getPodsToDelete: when diff < n, sorts pods (in place) by rs_pod_delete_before with the ranks
  * from related; the victims are then pods[0..diff). diff >= n leaves the order alone (all go).
  * Returns min(diff, n) or -ENOMEM / -EINVAL. */
 int rs_pods_to_delete(const struct kube_pod **pods, size_t n, const struct kube_pod *const *related,
-		      size_t n_related, size_t diff, const struct rs_rank_opts *o);
+                      size_t n_related, size_t diff, const struct rs_rank_opts *o);
 
 /* FilterActivePods / IsPodActive and IsPodTerminating (controller_utils.go). */
 bool rs_pod_is_active(const struct kube_pod *p);

@@ -31,7 +31,7 @@ static bool str_eq(const char *a, const char *b)
 }
 
 enum rs_claim rs_claim_decide(const struct kube_replicaset *rs, const struct kube_selector *sel,
-			      const struct kube_pod *pod)
+                              const struct kube_pod *pod)
 {
 	bool rs_deleting = rs->meta.deletion_timestamp != 0;
 	bool match = kube_selector_matches(sel, pod->meta.labels, pod->meta.n_labels);
@@ -47,7 +47,8 @@ enum rs_claim rs_claim_decide(const struct kube_replicaset *rs, const struct kub
 	}
 	if (rs_deleting || !match || pod->meta.deletion_timestamp != 0)
 		return RS_CLAIM_IGNORE;
-	if (rs->meta.namespace && rs->meta.namespace[0] && !str_eq(rs->meta.namespace, pod->meta.namespace))
+	if (rs->meta.namespace && rs->meta.namespace[0] &&
+	    !str_eq(rs->meta.namespace, pod->meta.namespace))
 		return RS_CLAIM_IGNORE;
 	return RS_CLAIM_ADOPT;
 }
@@ -78,7 +79,8 @@ bool rs_pod_is_available(const struct kube_pod *p, int32_t min_ready_seconds, ku
 	       p->ready_transition_time + (int64_t)min_ready_seconds * 1000000000 < now;
 }
 
-static bool has_labels(const struct kube_kv *want, uint32_t n_want, const struct kube_object_meta *m)
+static bool has_labels(const struct kube_kv *want, uint32_t n_want,
+                       const struct kube_object_meta *m)
 {
 	for (uint32_t i = 0; i < n_want; i++) {
 		const char *v = kube_labels_get(m->labels, m->n_labels, want[i].key);
@@ -114,23 +116,23 @@ static char *dup_or_null(const char *s)
 static int cond_copy(struct kube_condition *dst, const struct kube_condition *src)
 {
 	*dst = (struct kube_condition){
-		.type = dup_or_null(src->type),
-		.status = dup_or_null(src->status),
-		.reason = dup_or_null(src->reason),
-		.message = dup_or_null(src->message),
-		.last_transition_time = src->last_transition_time,
+	        .type = dup_or_null(src->type),
+	        .status = dup_or_null(src->status),
+	        .reason = dup_or_null(src->reason),
+	        .message = dup_or_null(src->message),
+	        .last_transition_time = src->last_transition_time,
 	};
-	if ((src->type && !dst->type) || (src->status && !dst->status) || (src->reason && !dst->reason) ||
-	    (src->message && !dst->message)) {
+	if ((src->type && !dst->type) || (src->status && !dst->status) ||
+	    (src->reason && !dst->reason) || (src->message && !dst->message)) {
 		cond_free(dst);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-int rs_calculate_status(const struct kube_replicaset *rs, const struct kube_pod *const *active, size_t n_active,
-			size_t n_terminating, const struct rs_features *f, const char *manage_err, kube_time_t now,
-			struct rs_status *ret)
+int rs_calculate_status(const struct kube_replicaset *rs, const struct kube_pod *const *active,
+                        size_t n_active, size_t n_terminating, const struct rs_features *f,
+                        const char *manage_err, kube_time_t now, struct rs_status *ret)
 {
 	struct rs_status st;
 	memset(&st, 0, sizeof st);
@@ -157,11 +159,13 @@ int rs_calculate_status(const struct kube_replicaset *rs, const struct kube_pod 
 	if (manage_err && !have_failure) {
 		int64_t diff = (int64_t)n_active - rs->spec_replicas;
 		struct kube_condition c = {
-			.type = RS_CONDITION_REPLICA_FAILURE,
-			.status = "True",
-			.reason = diff < 0 ? "FailedCreate" : diff > 0 ? "FailedDelete" : "",
-			.message = manage_err,
-			.last_transition_time = now,
+		        .type = RS_CONDITION_REPLICA_FAILURE,
+		        .status = "True",
+		        .reason = diff < 0   ? "FailedCreate"
+		                  : diff > 0 ? "FailedDelete"
+		                             : "",
+		        .message = manage_err,
+		        .last_transition_time = now,
 		};
 		if (cond_copy(&st.conds[st.n_conds], &c) < 0)
 			goto oom;
@@ -197,20 +201,23 @@ oom:
 
 static bool cond_equal(const struct kube_condition *a, const struct kube_condition *b)
 {
-	return str_eq(a->type, b->type) && str_eq(a->status, b->status) && str_eq(a->reason, b->reason) &&
-	       str_eq(a->message, b->message) && a->last_transition_time == b->last_transition_time;
+	return str_eq(a->type, b->type) && str_eq(a->status, b->status) &&
+	       str_eq(a->reason, b->reason) && str_eq(a->message, b->message) &&
+	       a->last_transition_time == b->last_transition_time;
 }
 
 bool rs_status_unchanged(const struct kube_replicaset *rs, const struct rs_status *st)
 {
 	const struct kube_rs_status *n = &st->s;
-	if (rs->status.replicas != n->replicas || rs->status.fully_labeled_replicas != n->fully_labeled_replicas ||
+	if (rs->status.replicas != n->replicas ||
+	    rs->status.fully_labeled_replicas != n->fully_labeled_replicas ||
 	    rs->status.ready_replicas != n->ready_replicas ||
 	    rs->status.available_replicas != n->available_replicas)
 		return false;
 	/* ptr.Equal: both nil, or both set to the same value */
 	if (rs->status.has_terminating_replicas != n->has_terminating_replicas ||
-	    (n->has_terminating_replicas && rs->status.terminating_replicas != n->terminating_replicas))
+	    (n->has_terminating_replicas &&
+	     rs->status.terminating_replicas != n->terminating_replicas))
 		return false;
 	if (rs->meta.generation != rs->status.observed_generation)
 		return false;
@@ -222,8 +229,9 @@ bool rs_status_unchanged(const struct kube_replicaset *rs, const struct rs_statu
 	return true;
 }
 
-bool rs_next_availability_check(const struct kube_pod *const *active, size_t n, int32_t min_ready_seconds,
-				kube_time_t now, kube_time_t clock_now, int64_t *ret_ns)
+bool rs_next_availability_check(const struct kube_pod *const *active, size_t n,
+                                int32_t min_ready_seconds, kube_time_t now, kube_time_t clock_now,
+                                int64_t *ret_ns)
 {
 	if (min_ready_seconds <= 0)
 		return false;
@@ -236,7 +244,7 @@ bool rs_next_availability_check(const struct kube_pod *const *active, size_t n, 
 			continue;
 		kube_time_t at = p->ready_transition_time + mrs;
 		if (at - now <= 0)
-			continue; /* available already */
+			continue;          /* available already */
 		if (!found || at < best) { /* the first wins ties */
 			best = at;
 			found = true;
@@ -294,12 +302,12 @@ static int fail(struct rs_sync_result *res, int err, char *msg)
 static struct kube_owner_ref controller_ref(const struct kube_replicaset *rs)
 {
 	return (struct kube_owner_ref){
-		.api_version = RS_API_VERSION,
-		.kind = RS_KIND,
-		.name = rs->meta.name,
-		.uid = rs->meta.uid,
-		.controller = 1,
-		.block_owner_deletion = 1,
+	        .api_version = RS_API_VERSION,
+	        .kind = RS_KIND,
+	        .name = rs->meta.name,
+	        .uid = rs->meta.uid,
+	        .controller = 1,
+	        .block_owner_deletion = 1,
 	};
 }
 
@@ -307,11 +315,12 @@ static struct kube_owner_ref controller_ref(const struct kube_replicaset *rs)
 static void wrote(const struct rs_sync_input *in, enum rs_cons_resource r, const char *rv)
 {
 	if (in->features.stale_consistency && rv && rv[0] && in->rs)
-		(void)rs_exp_wrote_at(in->exp, in->key, in->rs->meta.uid ? in->rs->meta.uid : "", r, rv);
+		(void)rs_exp_wrote_at(in->exp, in->key, in->rs->meta.uid ? in->rs->meta.uid : "", r,
+		                      rv);
 }
 
-static int patch_pod(const struct rs_sync_input *in, const struct rs_executor *ex, const struct kube_pod *p,
-		     const char *body, bool record, char **msg)
+static int patch_pod(const struct rs_sync_input *in, const struct rs_executor *ex,
+                     const struct kube_pod *p, const char *body, bool record, char **msg)
 {
 	if (!ex->patch_pod_rv)
 		return ex->patch_pod(ex->ud, p, body, msg);
@@ -324,7 +333,7 @@ static int patch_pod(const struct rs_sync_input *in, const struct rs_executor *e
 }
 
 static void event(const struct rs_executor *ex, const struct kube_replicaset *rs, const char *type,
-		  const char *reason, char *msg)
+                  const char *reason, char *msg)
 {
 	if (msg && ex->record_event)
 		ex->record_event(ex->ud, rs, type, reason, msg);
@@ -353,7 +362,8 @@ static int add_err(struct claim_state *cs, char *msg)
 }
 
 /* RecheckDeletionTimestamp wrapped in CanAdopt's sync.Once. */
-static void can_adopt(const struct rs_executor *ex, const struct kube_replicaset *rs, struct claim_state *cs)
+static void can_adopt(const struct rs_executor *ex, const struct kube_replicaset *rs,
+                      struct claim_state *cs)
 {
 	if (cs->adopt_checked)
 		return;
@@ -366,7 +376,8 @@ static void can_adopt(const struct rs_executor *ex, const struct kube_replicaset
 	if (r < 0) {
 		inner = strdup(errtext(r, msg));
 	} else if (!str_eq(fresh->meta.uid, rs->meta.uid)) {
-		inner = rs_err_original_gone(RS_KIND, rs->meta.namespace, rs->meta.name, fresh->meta.uid, rs->meta.uid);
+		inner = rs_err_original_gone(RS_KIND, rs->meta.namespace, rs->meta.name,
+		                             fresh->meta.uid, rs->meta.uid);
 	}
 	free(msg);
 	if (inner) {
@@ -374,7 +385,7 @@ static void can_adopt(const struct rs_executor *ex, const struct kube_replicaset
 		free(inner);
 	} else if (fresh->meta.deletion_timestamp) {
 		cs->adopt_err = rs_err_just_deleted(fresh->meta.namespace, fresh->meta.name,
-						    fresh->meta.deletion_timestamp);
+		                                    fresh->meta.deletion_timestamp);
 	}
 	kube_object_free(fresh);
 	cs->adopt_checked = cs->adopt_err ? -1 : 1;
@@ -382,9 +393,10 @@ static void can_adopt(const struct rs_executor *ex, const struct kube_replicaset
 
 /* ClaimPods: fills claimed[] (pointers into in->pods) and returns its length, or -errno with
  * cs->errs holding the aggregated errors. */
-static int claim_pods(const struct rs_sync_input *in, const struct rs_executor *ex, const struct kube_selector *sel,
-		      const struct kube_pod **active, size_t n_active, const struct kube_pod **claimed,
-		      struct rs_sync_result *res, struct claim_state *cs)
+static int claim_pods(const struct rs_sync_input *in, const struct rs_executor *ex,
+                      const struct kube_selector *sel, const struct kube_pod **active,
+                      size_t n_active, const struct kube_pod **claimed, struct rs_sync_result *res,
+                      struct claim_state *cs)
 {
 	const struct kube_replicaset *rs = in->rs;
 	struct kube_owner_ref owner = controller_ref(rs);
@@ -414,8 +426,8 @@ static int claim_pods(const struct rs_sync_input *in, const struct rs_executor *
 		} else if (d == RS_CLAIM_ADOPT) {
 			can_adopt(ex, rs, cs);
 			if (cs->adopt_checked < 0) {
-				if (add_err(cs, rs_err_cant_adopt(p->meta.namespace, p->meta.name, p->meta.uid,
-								  cs->adopt_err)) < 0)
+				if (add_err(cs, rs_err_cant_adopt(p->meta.namespace, p->meta.name,
+				                                  p->meta.uid, cs->adopt_err)) < 0)
 					return -ENOMEM;
 				continue;
 			}
@@ -451,8 +463,8 @@ static void claim_state_free(struct claim_state *cs)
  * youngest Ready pod, both in whole milliseconds divided as integers (upstream divides two
  * int64 millisecond counts before converting). A zero divisor (the youngest pod is less than
  * 1 ms old) is skipped: upstream's integer division would panic there. */
-static void report_age_ratio(const struct rs_sync_input *in, const struct kube_pod *const *sorted, size_t n_all,
-			     size_t n_victims, kube_time_t now)
+static void report_age_ratio(const struct rs_sync_input *in, const struct kube_pod *const *sorted,
+                             size_t n_all, size_t n_victims, kube_time_t now)
 {
 	kube_time_t youngest = 0;
 	bool any = false;
@@ -476,8 +488,8 @@ static void report_age_ratio(const struct rs_sync_input *in, const struct kube_p
 
 /* manageReplicas. Returns 0 or the error, with its text in *ret_msg. */
 static int manage_replicas(const struct rs_sync_input *in, const struct rs_executor *ex,
-			   const struct kube_pod **active, size_t n_active, struct rs_sync_result *res,
-			   char **ret_msg)
+                           const struct kube_pod **active, size_t n_active,
+                           struct rs_sync_result *res, char **ret_msg)
 {
 	const struct kube_replicaset *rs = in->rs;
 	int32_t diff = rs_manage_diff(n_active, rs->spec_replicas, RS_BURST_REPLICAS);
@@ -489,13 +501,14 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 		int32_t n = -diff;
 		int r = rs_exp_expect_creations(in->exp, in->key, n, mono(in));
 		if (r < 0) {
-			*ret_msg = strdup(r == -ENOSPC ? EXP_FULL_MSG : "unable to record expectations");
+			*ret_msg = strdup(r == -ENOSPC ? EXP_FULL_MSG
+			                               : "unable to record expectations");
 			return r;
 		}
 		struct kube_owner_ref owner = controller_ref(rs);
 		char *body = NULL;
-		int enc = kube_encode_pod_from_template(rs->template_json, rs->template_json_len, rs->meta.name, &owner,
-							&body);
+		int enc = kube_encode_pod_from_template(rs->template_json, rs->template_json_len,
+		                                        rs->meta.name, &owner, &body);
 		int32_t successes = 0, batch = 0, remaining = n;
 		int err = 0;
 		char *err_msg = NULL;
@@ -512,7 +525,8 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 			if (enc < 0) {
 				/* GetPodFromTemplate / the labels check fail before any API call */
 				err = enc;
-				err_msg = strdup(enc == -EINVAL ? RS_ERR_NO_LABELS : strerror(-enc));
+				err_msg =
+				        strdup(enc == -EINVAL ? RS_ERR_NO_LABELS : strerror(-enc));
 				break;
 			}
 			ex->create_pods(ex->ud, rs, body, (size_t)batch, results);
@@ -522,7 +536,8 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 					successes++;
 					res->created++;
 					wrote(in, RS_CONS_PODS, cr->rv);
-					event(ex, rs, RS_EVENT_NORMAL, RS_REASON_SUCCESSFUL_CREATE, rs_msg_created(cr->name));
+					event(ex, rs, RS_EVENT_NORMAL, RS_REASON_SUCCESSFUL_CREATE,
+					      rs_msg_created(cr->name));
 				} else if (cr->namespace_terminating) {
 					successes++; /* nothing to do: every create would fail */
 				} else {
@@ -567,9 +582,10 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 	memcpy(victims, active, n_active * sizeof *victims);
 	/* getIndirectlyRelatedPods: only an RS with a controller has related pods */
 	bool has_ctrl = kube_controller_of(&rs->meta) != NULL;
-	struct rs_rank_opts ro = {.now = wall(in), .pod_deletion_cost = in->features.pod_deletion_cost};
-	int r = rs_pods_to_delete(victims, n_active, has_ctrl ? in->related : NULL, has_ctrl ? in->n_related : 0,
-				  (size_t)n, &ro);
+	struct rs_rank_opts ro = {.now = wall(in),
+	                          .pod_deletion_cost = in->features.pod_deletion_cost};
+	int r = rs_pods_to_delete(victims, n_active, has_ctrl ? in->related : NULL,
+	                          has_ctrl ? in->n_related : 0, (size_t)n, &ro);
 	if (r < 0) {
 		err = r;
 		goto out;
@@ -578,8 +594,9 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 		report_age_ratio(in, victims, n_active, (size_t)n, ro.now);
 	for (int32_t i = 0; i < n; i++) {
 		char *k;
-		if (asprintf(&k, "%s/%s", victims[i]->meta.namespace ? victims[i]->meta.namespace : "",
-			     victims[i]->meta.name ? victims[i]->meta.name : "") < 0) {
+		if (asprintf(&k, "%s/%s",
+		             victims[i]->meta.namespace ? victims[i]->meta.namespace : "",
+		             victims[i]->meta.name ? victims[i]->meta.name : "") < 0) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -607,7 +624,8 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 		struct rs_call_result *cr = &results[i];
 		if (cr->err == 0) {
 			res->deleted++;
-			event(ex, rs, RS_EVENT_NORMAL, RS_REASON_SUCCESSFUL_DELETE, rs_msg_deleted(victims[i]->meta.name));
+			event(ex, rs, RS_EVENT_NORMAL, RS_REASON_SUCCESSFUL_DELETE,
+			      rs_msg_deleted(victims[i]->meta.name));
 			continue;
 		}
 		/* the informer will not see this deletion */
@@ -615,7 +633,8 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 		if (cr->err == -ENOENT)
 			continue; /* already gone: no event, no error */
 		res->delete_failed++;
-		event(ex, rs, RS_EVENT_WARNING, RS_REASON_FAILED_DELETE, rs_msg_delete_failed(errtext(cr->err, cr->msg)));
+		event(ex, rs, RS_EVENT_WARNING, RS_REASON_FAILED_DELETE,
+		      rs_msg_delete_failed(errtext(cr->err, cr->msg)));
 		if (!err) {
 			err = cr->err;
 			err_msg = rs_err_unable_to_delete(errtext(cr->err, cr->msg));
@@ -639,9 +658,10 @@ out:
 
 /* updateReplicaSetStatus: no-op test, then PUT with one GET-and-retry. *ret_updated points at
  * the object whose spec the caller uses afterwards (rs or the refreshed copy in *fresh). */
-static int update_status(const struct rs_sync_input *in, const struct rs_executor *ex, struct rs_status *st,
-			 struct rs_sync_result *res, const struct kube_replicaset **ret_updated,
-			 struct kube_replicaset **fresh, char **ret_msg)
+static int update_status(const struct rs_sync_input *in, const struct rs_executor *ex,
+                         struct rs_status *st, struct rs_sync_result *res,
+                         const struct kube_replicaset **ret_updated, struct kube_replicaset **fresh,
+                         char **ret_msg)
 {
 	const struct kube_replicaset *cur = in->rs;
 	*ret_updated = cur;
@@ -656,7 +676,7 @@ static int update_status(const struct rs_sync_input *in, const struct rs_executo
 		char *msg = NULL, *rv = NULL;
 		res->status_puts++;
 		int r = ex->update_status_rv ? ex->update_status_rv(ex->ud, cur, &st->s, &rv, &msg)
-					     : ex->update_status(ex->ud, cur, &st->s, &msg);
+		                             : ex->update_status(ex->ud, cur, &st->s, &msg);
 		if (r >= 0) {
 			free(msg);
 			res->status_written = true;
@@ -689,21 +709,26 @@ static int update_status(const struct rs_sync_input *in, const struct rs_executo
 	}
 }
 
-int rs_sync(const struct rs_sync_input *in, const struct rs_executor *ex, struct rs_sync_result *res)
+int rs_sync(const struct rs_sync_input *in, const struct rs_executor *ex,
+            struct rs_sync_result *res)
 {
 	memset(res, 0, sizeof *res);
 	if (!in || !in->key || !in->exp || !ex)
 		return fail(res, -EINVAL, NULL);
 	if (in->features.stale_consistency) {
-		/* consistencyStore.EnsureReady: our own writes must be visible in the cache first */
+		/* consistencyStore.EnsureReady: our own writes must be visible in the cache first
+		 */
 		struct rs_cons_stale stale;
 		if (rs_exp_ensure_ready(in->exp, in->key, in->read_rv, &stale) == 1) {
 			char *msg = NULL;
 			res->stale_skip = true;
 			res->stale_resource = stale.resource;
 			rs_exp_metric_stale_skip(in->exp, stale.resource);
-			if (asprintf(&msg, "read version: %s is not as new as written version: %s for group resource %s",
-				     stale.read_rv, stale.wrote_rv, rs_cons_resource_name(stale.resource)) < 0)
+			if (asprintf(&msg,
+			             "read version: %s is not as new as written version: %s for "
+			             "group resource %s",
+			             stale.read_rv, stale.wrote_rv,
+			             rs_cons_resource_name(stale.resource)) < 0)
 				msg = NULL;
 			return fail(res, -EAGAIN, msg);
 		}
@@ -740,7 +765,10 @@ int rs_sync(const struct rs_sync_input *in, const struct rs_executor *ex, struct
 			active[n_active++] = in->pods[i];
 	int n_claimed = claim_pods(in, ex, sel, active, n_active, claimed, res, &cs);
 	if (n_claimed < 0) {
-		fail(res, n_claimed, n_claimed == -ENOMEM ? NULL : rs_aggregate_errors((const char *const *)cs.errs, cs.n_errs));
+		fail(res, n_claimed,
+		     n_claimed == -ENOMEM
+		             ? NULL
+		             : rs_aggregate_errors((const char *const *)cs.errs, cs.n_errs));
 		goto out;
 	}
 	if (in->features.terminating_replicas && in->features.status_terminating) {
@@ -757,7 +785,9 @@ int rs_sync(const struct rs_sync_input *in, const struct rs_executor *ex, struct
 		manage_err = manage_replicas(in, ex, claimed, (size_t)n_claimed, res, &manage_msg);
 	kube_time_t now = wall(in);
 	if (rs_calculate_status(rs, claimed, (size_t)n_claimed, n_terminating, &in->features,
-				manage_err ? (manage_msg ? manage_msg : strerror(-manage_err)) : NULL, now, &st) < 0) {
+	                        manage_err ? (manage_msg ? manage_msg : strerror(-manage_err))
+	                                   : NULL,
+	                        now, &st) < 0) {
 		fail(res, -ENOMEM, NULL);
 		goto out;
 	}
@@ -776,8 +806,8 @@ int rs_sync(const struct rs_sync_input *in, const struct rs_executor *ex, struct
 	if (updated->min_ready_seconds > 0 && st.s.ready_replicas != st.s.available_replicas) {
 		int64_t d = (int64_t)updated->min_ready_seconds * 1000000000;
 		int64_t next;
-		if (rs_next_availability_check(claimed, (size_t)n_claimed, updated->min_ready_seconds, now, wall(in),
-					       &next))
+		if (rs_next_availability_check(claimed, (size_t)n_claimed,
+		                               updated->min_ready_seconds, now, wall(in), &next))
 			d = next;
 		res->requeue = true;
 		res->requeue_after_ns = d;

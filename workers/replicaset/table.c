@@ -47,7 +47,8 @@ static int op_get_rs(void *ud, const char *ns, const char *name, struct rs_cache
 		return r;
 	ret->uid = t->last.uid;
 	ret->min_ready_seconds = 0;
-	if (inf_rec_parse(t->last.payload, t->last.payload_len, &v) == 0 && inf_rec_rs_get(&v, &fr) == 0)
+	if (inf_rec_parse(t->last.payload, t->last.payload_len, &v) == 0 &&
+	    inf_rec_rs_get(&v, &fr) == 0)
 		ret->min_ready_seconds = fr.min_ready_seconds;
 	return 0;
 }
@@ -65,7 +66,7 @@ static int list_visit(const struct shm_obj *o, void *ud)
 	struct inf_rec_rs fr;
 	const char *s;
 	size_t len;
-	struct kube_label_selector ls = { 0 };
+	struct kube_label_selector ls = {0};
 	struct kube_label_requirement *reqs = NULL, bad;
 	char *text = NULL;
 	const struct kube_label_selector *sel = NULL;
@@ -84,7 +85,8 @@ static int list_visit(const struct shm_obj *o, void *ud)
 		}
 		sel = &ls;
 	} else if (fr.sel_state == INF_REC_SEL_INVALID) {
-		bad = (struct kube_label_requirement){ .key = "", .op = KUBE_OP_INVALID, .op_text = s };
+		bad = (struct kube_label_requirement){
+		        .key = "", .op = KUBE_OP_INVALID, .op_text = s};
 		ls.match_expressions = &bad;
 		ls.n_match_expressions = 1;
 		sel = &ls;
@@ -96,10 +98,12 @@ static int list_visit(const struct shm_obj *o, void *ud)
 }
 
 static int op_list_rs(void *ud, const char *ns,
-		      int (*fn)(void *fn_ud, const char *name, const struct kube_label_selector *sel), void *fn_ud)
+                      int (*fn)(void *fn_ud, const char *name,
+                                const struct kube_label_selector *sel),
+                      void *fn_ud)
 {
 	struct rst *t = ud;
-	struct list_ctx lc = { fn, fn_ud, 0 };
+	struct list_ctx lc = {fn, fn_ud, 0};
 
 	if (rs_type(t) < 0)
 		return 0;
@@ -119,7 +123,8 @@ static void op_add(void *ud, const char *key)
 static void op_add_after(void *ud, const char *key, int64_t delay_ns)
 {
 	struct rst *t = ud;
-	int r = ipc_queue_owner_add_after(t->ctx->queues[0], key, delay_ns > 0 ? (uint64_t)delay_ns / 1000 : 0);
+	int r = ipc_queue_owner_add_after(t->ctx->queues[0], key,
+	                                  delay_ns > 0 ? (uint64_t)delay_ns / 1000 : 0);
 
 	if (r < 0)
 		log_error("replicaset queue: adding %s failed: %s", key, strerror(-r));
@@ -234,8 +239,13 @@ static int rst_init(struct inf_handler_ctx *ctx)
 	t->ctx = ctx;
 	t->rs_type = -1;
 	t->last = SHM_OBJ_INIT;
-	t->ops = (struct rs_handler_ops){ .ud = t, .get_rs = op_get_rs, .list_rs = op_list_rs, .add = op_add,
-					  .add_after = op_add_after, .exp = t->exp, .kind = "ReplicaSet" };
+	t->ops = (struct rs_handler_ops){.ud = t,
+	                                 .get_rs = op_get_rs,
+	                                 .list_rs = op_list_rs,
+	                                 .add = op_add,
+	                                 .add_after = op_add_after,
+	                                 .exp = t->exp,
+	                                 .kind = "ReplicaSet"};
 	ctx->state = t;
 	return 0;
 }
@@ -273,18 +283,18 @@ static void rst_resync(struct inf_handler_ctx *ctx, size_t queue, bool restarted
 		shm_reader_list(ctx->arena, (uint16_t)t->rs_type, resync_visit, t);
 }
 
-static const char *const rst_queues[] = { "replicaset", NULL };
+static const char *const rst_queues[] = {"replicaset", NULL};
 static const struct inf_handler_entry rst_entries[] = {
-	{ "apps", "replicasets", on_rs_add, on_rs_update, on_rs_delete },
-	{ "", "pods", on_pod_add, on_pod_update, on_pod_delete },
+        {"apps", "replicasets", on_rs_add, on_rs_update, on_rs_delete},
+        {"", "pods", on_pod_add, on_pod_update, on_pod_delete},
 };
 
 const struct inf_handler_table rs_handler_table = {
-	.controller = "replicaset-controller",
-	.queues = rst_queues,
-	.entries = rst_entries,
-	.n_entries = sizeof(rst_entries) / sizeof(rst_entries[0]),
-	.init = rst_init,
-	.fini = rst_fini,
-	.resync = rst_resync,
+        .controller = "replicaset-controller",
+        .queues = rst_queues,
+        .entries = rst_entries,
+        .n_entries = sizeof(rst_entries) / sizeof(rst_entries[0]),
+        .init = rst_init,
+        .fini = rst_fini,
+        .resync = rst_resync,
 };

@@ -34,16 +34,21 @@ static char *slurp(const char *path, size_t *len)
 	return b;
 }
 
-static const struct inf_resource pods = { "", "v1", "pods", "Pod", SHM_RECORD_POD, true };
-static const struct inf_resource rss = { "apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET, true };
+static const struct inf_resource pods = {"", "v1", "pods", "Pod", SHM_RECORD_POD, true};
+static const struct inf_resource rss = {
+        "apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET, true};
 
 static void test_selector_strings(void **state)
 {
 	(void)state;
-	static const char *cases[] = { "", "a=b", "a=b,c!=d", "app=web,tier notin (cache,db)", "x in (1,2,3),!y,z",
-				       "k8s.io/app=v-1_2.x" };
-	struct kube_kv on[] = { { "app", "web" }, { "tier", "frontend" }, { "a", "b" }, { "x", "2" }, { "z", "" },
-				{ "k8s.io/app", "v-1_2.x" } };
+	static const char *cases[] = {"",
+	                              "a=b",
+	                              "a=b,c!=d",
+	                              "app=web,tier notin (cache,db)",
+	                              "x in (1,2,3),!y,z",
+	                              "k8s.io/app=v-1_2.x"};
+	struct kube_kv on[] = {{"app", "web"}, {"tier", "frontend"},     {"a", "b"}, {"x", "2"},
+	                       {"z", ""},      {"k8s.io/app", "v-1_2.x"}};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct kube_selector *want, *got;
 		struct kube_label_selector ls;
@@ -54,7 +59,8 @@ static void test_selector_strings(void **state)
 		assert_int_equal(kube_selector_from_label_selector(&ls, &got, NULL, 0), 0);
 		/* same decision on label sets that hit and miss each requirement */
 		for (size_t k = 0; k <= 6; k++)
-			assert_int_equal(kube_selector_matches(want, on, (uint32_t)k), kube_selector_matches(got, on, (uint32_t)k));
+			assert_int_equal(kube_selector_matches(want, on, (uint32_t)k),
+			                 kube_selector_matches(got, on, (uint32_t)k));
 		char *f1, *f2;
 		assert_int_equal(kube_selector_format(want, &f1), 0);
 		assert_int_equal(kube_selector_format(got, &f2), 0);
@@ -118,7 +124,8 @@ static void test_round_trip(void **state)
 	assert_int_equal(g->status.n_conditions, rs->status.n_conditions);
 	for (uint32_t i = 0; i < rs->status.n_conditions; i++) {
 		assert_string_equal(g->status.conditions[i].type, rs->status.conditions[i].type);
-		assert_int_equal(g->status.conditions[i].last_transition_time, rs->status.conditions[i].last_transition_time);
+		assert_int_equal(g->status.conditions[i].last_transition_time,
+		                 rs->status.conditions[i].last_transition_time);
 	}
 	assert_int_equal(g->n_template_labels, rs->n_template_labels);
 	assert_int_equal(g->template_json_len, rs->template_json_len);
@@ -141,7 +148,8 @@ static void test_round_trip(void **state)
 
 	struct wk_pod wp;
 	struct shm_obj po = SHM_OBJ_INIT, dup;
-	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po), 0);
+	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po),
+	                 0);
 	assert_int_equal(wk_obj_dup(&po, &dup), 0);
 	shm_obj_release(&po); /* the copy must not depend on the original */
 	assert_int_equal(wk_pod_from_obj(&dup, &wp), 0);
@@ -157,7 +165,8 @@ static void test_round_trip(void **state)
 
 	struct wk_rs bad;
 	struct shm_obj po2 = SHM_OBJ_INIT;
-	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po2), 0);
+	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po2),
+	                 0);
 	assert_int_equal(wk_rs_from_obj(&po2, &bad), -EINVAL); /* a pod is not a replicaset */
 	wk_rs_free(&bad);
 
@@ -177,12 +186,22 @@ static void test_round_trip(void **state)
 static void test_clone(void **state)
 {
 	(void)state;
-	struct shm_label labels[] = { { "app", "x" }, { "tier", "" } };
-	struct shm_owner_ref owners[] = { { "apps/v1", "ReplicaSet", "rs", "u-1", -1, 1 } };
-	char payload[] = { 1, 2, 0, 3 };
-	struct shm_obj feed_obj = { .type = 3, .kind = SHM_RECORD_POD, .handle = 7, .ns = "ns", .name = "p", .uid = "u",
-				    .rv = "42", .labels = labels, .n_labels = 2, .owners = owners, .n_owners = 1,
-				    .payload = payload, .payload_len = sizeof(payload) };
+	struct shm_label labels[] = {{"app", "x"}, {"tier", ""}};
+	struct shm_owner_ref owners[] = {{"apps/v1", "ReplicaSet", "rs", "u-1", -1, 1}};
+	char payload[] = {1, 2, 0, 3};
+	struct shm_obj feed_obj = {.type = 3,
+	                           .kind = SHM_RECORD_POD,
+	                           .handle = 7,
+	                           .ns = "ns",
+	                           .name = "p",
+	                           .uid = "u",
+	                           .rv = "42",
+	                           .labels = labels,
+	                           .n_labels = 2,
+	                           .owners = owners,
+	                           .n_owners = 1,
+	                           .payload = payload,
+	                           .payload_len = sizeof(payload)};
 	struct shm_obj c, d;
 
 	assert_int_equal(wk_obj_dup(&feed_obj, &d), -EINVAL); /* why the clone exists */
@@ -213,9 +232,9 @@ static void test_clone(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_selector_strings),
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_clone),
+	        cmocka_unit_test(test_selector_strings),
+	        cmocka_unit_test(test_round_trip),
+	        cmocka_unit_test(test_clone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

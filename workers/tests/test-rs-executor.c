@@ -33,19 +33,22 @@ static struct {
 	char *method[MAXREQ], *path[MAXREQ], *body[MAXREQ];
 	int n;
 	int n_pod_posts;
-	int hold_pod_posts;    /* > 0: answer no pod POST before this many arrived (2 s, then 500) */
-	bool expire_events;    /* PATCH of an Event answers 404 */
-	int drop_events;       /* the next N Event POSTs get no answer: the connection is shut */
+	int hold_pod_posts; /* > 0: answer no pod POST before this many arrived (2 s, then 500) */
+	bool expire_events; /* PATCH of an Event answers 404 */
+	int drop_events;    /* the next N Event POSTs get no answer: the connection is shut */
 } S;
 
-static const char NOT_FOUND[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
-				"\"not found\",\"reason\":\"NotFound\",\"code\":404}";
+static const char NOT_FOUND[] =
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
+        "\"not found\",\"reason\":\"NotFound\",\"code\":404}";
 
 static void answer(int fd, int code, const char *body)
 {
 	char hdr[256];
-	int n = snprintf(hdr, sizeof hdr, "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-			 code, strlen(body));
+	int n = snprintf(
+	        hdr, sizeof hdr,
+	        "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+	        code, strlen(body));
 	(void)!send(fd, hdr, (size_t)n, MSG_NOSIGNAL);
 	(void)!send(fd, body, strlen(body), MSG_NOSIGNAL);
 }
@@ -74,13 +77,18 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 				usleep(1000);
 		}
 		if (!met)
-			return answer(fd, 500, "{\"kind\":\"Status\",\"code\":500,\"message\":\"batch not concurrent\"}");
-		snprintf(out, sizeof out, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"rs-%d\",\"namespace\":\"ns\","
-					  "\"resourceVersion\":\"%d\"}}", seq, 100 + seq);
+			return answer(fd, 500,
+			              "{\"kind\":\"Status\",\"code\":500,\"message\":\"batch not "
+			              "concurrent\"}");
+		snprintf(out, sizeof out,
+		         "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"rs-%d\",\"namespace\":\"ns\","
+		         "\"resourceVersion\":\"%d\"}}",
+		         seq, 100 + seq);
 		return answer(fd, 201, out);
 	}
 	if (!strcmp(method, "DELETE"))
-		return strstr(path, "/gone") ? answer(fd, 404, NOT_FOUND) : answer(fd, 200, "{\"kind\":\"Pod\"}");
+		return strstr(path, "/gone") ? answer(fd, 404, NOT_FOUND)
+		                             : answer(fd, 200, "{\"kind\":\"Pod\"}");
 	if (!strcmp(method, "POST") && strstr(path, "/events")) {
 		pthread_mutex_lock(&S.mu);
 		bool drop = S.drop_events > 0;
@@ -94,11 +102,16 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 		return answer(fd, 201, "{\"kind\":\"Event\"}");
 	}
 	if (!strcmp(method, "PATCH") && strstr(path, "/events/"))
-		return S.expire_events ? answer(fd, 404, NOT_FOUND) : answer(fd, 200, "{\"kind\":\"Event\"}");
+		return S.expire_events ? answer(fd, 404, NOT_FOUND)
+		                       : answer(fd, 200, "{\"kind\":\"Event\"}");
 	if (!strcmp(method, "PATCH") && strstr(path, "/replicasets/rs/status"))
-		return answer(fd, 200, "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\",\"resourceVersion\":\"777\"}}");
+		return answer(fd, 200,
+		              "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
+		              "\"resourceVersion\":\"777\"}}");
 	if (!strcmp(method, "PATCH") && strstr(path, "/pods/"))
-		return answer(fd, 200, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"555\"}}");
+		return answer(fd, 200,
+		              "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"resourceVersion\":"
+		              "\"555\"}}");
 	answer(fd, 404, NOT_FOUND);
 }
 
@@ -142,7 +155,7 @@ static void *server_main(void *arg)
 {
 	(void)arg;
 	while (!S.stop) {
-		struct pollfd p = { .fd = S.lfd, .events = POLLIN };
+		struct pollfd p = {.fd = S.lfd, .events = POLLIN};
 		if (poll(&p, 1, 50) <= 0)
 			continue;
 		int fd = accept(S.lfd, NULL, NULL);
@@ -180,13 +193,14 @@ static const char *last_body(const char *method, const char *path_part)
 	return b;
 }
 
-/* ---- fixture ---------------------------------------------------------------------------------- */
+/* ---- fixture ----------------------------------------------------------------------------------
+ */
 static struct kube_config cfg;
 static char url[64];
 static struct wk_ctx ctx;
 static struct rsc *C;
-static struct kube_replicaset RS = { .meta = { .namespace = "ns", .name = "rs", .uid = "rs-uid",
-					       .resource_version = "42" } };
+static struct kube_replicaset RS = {
+        .meta = {.namespace = "ns", .name = "rs", .uid = "rs-uid", .resource_version = "42"}};
 
 static int setup(void **state)
 {
@@ -194,7 +208,7 @@ static int setup(void **state)
 	memset(&S, 0, sizeof S);
 	pthread_mutex_init(&S.mu, NULL);
 	S.lfd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	assert_int_equal(bind(S.lfd, (struct sockaddr *)&a, sizeof a), 0);
 	socklen_t al = sizeof a;
 	getsockname(S.lfd, (struct sockaddr *)&a, &al);
@@ -202,9 +216,13 @@ static int setup(void **state)
 	assert_int_equal(listen(S.lfd, 64), 0);
 	pthread_create(&S.th, NULL, server_main, NULL);
 	snprintf(url, sizeof url, "http://127.0.0.1:%d", S.port);
-	cfg = (struct kube_config){ .server = url, .token = "t" };
-	struct kube_client_opts o = { .config = &cfg, .process = "test", .controller = "rs", .burst = 1,
-				      .timeout_ms = 5000, .retry_base_ms = 10 };
+	cfg = (struct kube_config){.server = url, .token = "t"};
+	struct kube_client_opts o = {.config = &cfg,
+	                             .process = "test",
+	                             .controller = "rs",
+	                             .burst = 1,
+	                             .timeout_ms = 5000,
+	                             .retry_base_ms = 10};
 	memset(&ctx, 0, sizeof ctx);
 	assert_int_equal(kube_client_new(&o, &ctx.kc), 0);
 	C = calloc(1, sizeof *C);
@@ -251,13 +269,14 @@ static void free_results(struct rs_call_result *r, size_t n)
 	}
 }
 
-/* ---- tests ------------------------------------------------------------------------------------ */
+/* ---- tests ------------------------------------------------------------------------------------
+ */
 static void test_batch_concurrent_events_queued(void **state)
 {
 	(void)state;
 	/* the first answer teaches curl the protocol (HTTP/1.1 here: one connection per request in
 	 * flight); the next batch of 4 is only answered when all 4 are in flight */
-	struct rs_call_result r1[1] = { 0 }, r4[4] = { 0 };
+	struct rs_call_result r1[1] = {0}, r4[4] = {0};
 	ex_create_pods(C, &RS, "{\"metadata\":{}}", 1, r1);
 	assert_int_equal(r1[0].err, 0);
 	assert_string_equal(r1[0].name, "rs-0");
@@ -267,7 +286,7 @@ static void test_batch_concurrent_events_queued(void **state)
 	assert_int_equal(count("POST", "/events"), 0); /* queued for the sink, not sent */
 	S.hold_pod_posts = 5;
 	ex_create_pods(C, &RS, "{\"metadata\":{}}", 4, r4);
-	bool seen[4] = { 0 };
+	bool seen[4] = {0};
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(r4[i].err, 0);
 		int k = atoi(r4[i].name + 3);
@@ -295,10 +314,10 @@ static void test_batch_concurrent_events_queued(void **state)
 static void test_deletes_and_event_repeat(void **state)
 {
 	(void)state;
-	struct kube_pod a = { .meta = { .namespace = "ns", .name = "a" } };
-	struct kube_pod g = { .meta = { .namespace = "ns", .name = "gone" } };
-	const struct kube_pod *pods[] = { &a, &g };
-	struct rs_call_result r[2] = { 0 };
+	struct kube_pod a = {.meta = {.namespace = "ns", .name = "a"}};
+	struct kube_pod g = {.meta = {.namespace = "ns", .name = "gone"}};
+	const struct kube_pod *pods[] = {&a, &g};
+	struct rs_call_result r[2] = {0};
 	ex_delete_pods(C, &RS, pods, 2, r);
 	assert_int_equal(r[0].err, 0);
 	assert_int_equal(r[1].err, -ENOENT);
@@ -326,17 +345,18 @@ static void test_deletes_and_event_repeat(void **state)
 static void test_written_versions(void **state)
 {
 	(void)state;
-	struct kube_pod p = { .meta = { .namespace = "ns", .name = "p", .uid = "pu" } };
+	struct kube_pod p = {.meta = {.namespace = "ns", .name = "p", .uid = "pu"}};
 	char *rv = NULL, *msg = NULL;
 	assert_int_equal(ex_patch_pod_rv(C, &p, "{}", &rv, &msg), 0);
 	assert_string_equal(rv, "555");
 	free(rv);
 	rv = NULL;
-	struct kube_rs_status st = { .replicas = 1 };
+	struct kube_rs_status st = {.replicas = 1};
 	assert_int_equal(ex_update_status_rv(C, &RS, &st, &rv, &msg), 0);
 	assert_string_equal(rv, "777");
 	free(rv);
-	assert_non_null(strstr(last_body("PATCH", "/replicasets/rs/status"), "\"resourceVersion\":\"42\""));
+	assert_non_null(
+	        strstr(last_body("PATCH", "/replicasets/rs/status"), "\"resourceVersion\":\"42\""));
 	free(msg);
 }
 
@@ -388,15 +408,15 @@ static void test_sink_thread(void **state)
 	ctx.config = NULL;
 }
 
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_batch_concurrent_events_queued, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_deletes_and_event_repeat, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_written_versions, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_event_retry, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sink_thread, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_batch_concurrent_events_queued, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_deletes_and_event_repeat, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_written_versions, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_event_retry, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_sink_thread, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

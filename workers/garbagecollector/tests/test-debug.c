@@ -21,38 +21,39 @@
 
 /* upstream testdata/escaping.dot */
 static const char escaping_dot[] =
-	        "strict digraph full {\n"
-	        "  // Node definitions.\n"
-	        "  \"ref1-[]\\\"\\\\Iñtërnâtiônàlizætiøn,🐹\" [\n"
-	        "    label=\"uid=ref1-[]\\\"\\\\Iñtërnâtiônàlizætiøn,🐹\\nnamespace=ref1ns\\nref1kind-Iñtërnâtiônàlizætiøn,🐹.version.ref1group/ref1name-Iñtërnâtiônàlizætiøn,🐹\\n\"\n"
-	        "    group=\"ref1group\"\n"
-	        "    version=\"version\"\n"
-	        "    kind=\"ref1kind-Iñtërnâtiônàlizætiøn,🐹\"\n"
-	        "    namespace=\"ref1ns\"\n"
-	        "    name=\"ref1name-Iñtërnâtiônàlizætiøn,🐹\"\n"
-	        "    uid=\"ref1-[]\\\"\\\\Iñtërnâtiônàlizætiøn,🐹\"\n"
-	        "    missing=\"false\"\n"
-	        "    beingDeleted=\"false\"\n"
-	        "    deletingDependents=\"false\"\n"
-	        "    virtual=\"false\"\n"
-	        "  ];\n"
-	        "  \"ref2-\" [\n"
-	        "    label=\"uid=ref2-\\nnamespace=ref2ns\\nref2kind-.version.ref2group/ref2name-\\n\"\n"
-	        "    group=\"ref2group\"\n"
-	        "    version=\"version\"\n"
-	        "    kind=\"ref2kind-\"\n"
-	        "    namespace=\"ref2ns\"\n"
-	        "    name=\"ref2name-\"\n"
-	        "    uid=\"ref2-\"\n"
-	        "    missing=\"false\"\n"
-	        "    beingDeleted=\"false\"\n"
-	        "    deletingDependents=\"false\"\n"
-	        "    virtual=\"false\"\n"
-	        "  ];\n"
-	        "  // Edge definitions.\n"
-	        "  \"ref1-[]\\\"\\\\Iñtërnâtiônàlizætiøn,🐹\" -> \"ref2-\";\n"
-	        "}\n"
-;
+        "strict digraph full {\n"
+        "  // Node definitions.\n"
+        "  \"ref1-[]\\\"\\\\Iñtërnâtiônàlizætiøn,🐹\" [\n"
+        "    "
+        "label=\"uid=ref1-[]\\\"\\\\Iñtërnâtiônàlizætiøn,🐹\\nnamespace=ref1ns\\nref1kind-"
+        "Iñtërnâtiônàlizætiøn,🐹.version.ref1group/ref1name-Iñtërnâtiônàlizætiøn,🐹\\n\"\n"
+        "    group=\"ref1group\"\n"
+        "    version=\"version\"\n"
+        "    kind=\"ref1kind-Iñtërnâtiônàlizætiøn,🐹\"\n"
+        "    namespace=\"ref1ns\"\n"
+        "    name=\"ref1name-Iñtërnâtiônàlizætiøn,🐹\"\n"
+        "    uid=\"ref1-[]\\\"\\\\Iñtërnâtiônàlizætiøn,🐹\"\n"
+        "    missing=\"false\"\n"
+        "    beingDeleted=\"false\"\n"
+        "    deletingDependents=\"false\"\n"
+        "    virtual=\"false\"\n"
+        "  ];\n"
+        "  \"ref2-\" [\n"
+        "    label=\"uid=ref2-\\nnamespace=ref2ns\\nref2kind-.version.ref2group/ref2name-\\n\"\n"
+        "    group=\"ref2group\"\n"
+        "    version=\"version\"\n"
+        "    kind=\"ref2kind-\"\n"
+        "    namespace=\"ref2ns\"\n"
+        "    name=\"ref2name-\"\n"
+        "    uid=\"ref2-\"\n"
+        "    missing=\"false\"\n"
+        "    beingDeleted=\"false\"\n"
+        "    deletingDependents=\"false\"\n"
+        "    virtual=\"false\"\n"
+        "  ];\n"
+        "  // Edge definitions.\n"
+        "  \"ref1-[]\\\"\\\\Iñtërnâtiônàlizætiøn,🐹\" -> \"ref2-\";\n"
+        "}\n";
 
 static void test_marshal_golden(void **state)
 {
@@ -174,8 +175,9 @@ static void test_arena_graph(void **state)
 	assert_int_equal(count(out, "  ];\n"), 7);
 	assert_int_equal(count(out, " -> "), 4);
 	assert_null(strstr(out, "cm-lonely"));
-	assert_non_null(strstr(out, "  \"u-pod-a\" -> \"u-rs1\";\n  \"u-pod-b\" -> \"u-rs1\";\n"
-	                            "  \"u-pod-c\" -> \"u-gone\";\n  \"u-pod-d\" -> \"u-rs2\";\n}\n"));
+	assert_non_null(strstr(out,
+	                       "  \"u-pod-a\" -> \"u-rs1\";\n  \"u-pod-b\" -> \"u-rs1\";\n"
+	                       "  \"u-pod-c\" -> \"u-gone\";\n  \"u-pod-d\" -> \"u-rs2\";\n}\n"));
 	/* the first vertex is u-gone (sorted): virtual, the dependent's namespace */
 	assert_non_null(strstr(out, "  // Node definitions.\n  \"u-gone\" [\n"
 	                            "    label=\"uid=u-gone\\nnamespace=ns2\\n"
@@ -185,8 +187,9 @@ static void test_arena_graph(void **state)
 	                            "    name=\"gone\"\n    uid=\"u-gone\"\n    missing=\"false\"\n"
 	                            "    beingDeleted=\"false\"\n    deletingDependents=\"false\"\n"
 	                            "    virtual=\"true\"\n  ];\n"));
-	assert_non_null(strstr(out, "  \"u-rs1\" [\n    label=\"uid=u-rs1\\nnamespace=ns1\\n"
-	                            "ReplicaSet.v1.apps/rs1\\nbeingDeleted,deletingDependents\\n\"\n"));
+	assert_non_null(strstr(out,
+	                       "  \"u-rs1\" [\n    label=\"uid=u-rs1\\nnamespace=ns1\\n"
+	                       "ReplicaSet.v1.apps/rs1\\nbeingDeleted,deletingDependents\\n\"\n"));
 	assert_non_null(strstr(out, "    label=\"uid=u-pod-a\\nnamespace=ns1\\nPod.v1/pod-a\\n"
 	                            "beingDeleted\\n\"\n"));
 	assert_true(strstr(out, "\"u-gone\" [") < strstr(out, "\"u-pod-a\" [") &&

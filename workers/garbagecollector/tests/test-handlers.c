@@ -170,21 +170,45 @@ static void test_seed_from_arena(void **state)
 	struct shm_arena *w, *r;
 	assert_int_equal(shm_arena_create(&o, &fd), 0);
 	assert_int_equal(shm_writer_open(fd, &w), 0);
-	int rs = shm_writer_register_type(w, &(struct shm_type_desc){"apps", "v1", "replicasets", "ReplicaSet",
-	                                                            SHM_RECORD_META});
-	int pod = shm_writer_register_type(w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_META});
+	int rs =
+	        shm_writer_register_type(w, &(struct shm_type_desc){"apps", "v1", "replicasets",
+	                                                            "ReplicaSet", SHM_RECORD_META});
+	int pod = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_META});
 	assert_true(rs >= 0 && pod >= 0);
 	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = SHM_RECORD_META};
 	struct shm_owner_ref to_rs = {"apps/v1", "ReplicaSet", "rs1", "u-rs1", 1, 1};
 	struct shm_owner_ref to_gone = {"apps/v1", "ReplicaSet", "gone", "u-gone", 1, 1};
 	/* dependents first in the arena: the seed still sees the owner before them */
 	struct shm_record_in recs[] = {
-	        {.type = (uint16_t)pod, .kind = SHM_RECORD_META, .ns = "ns", .name = "p1", .uid = "u-p1", .rv = "1",
-	         .owners = &to_rs, .n_owners = 1, .payload = &h, .payload_len = sizeof h},
-	        {.type = (uint16_t)pod, .kind = SHM_RECORD_META, .ns = "ns", .name = "p2", .uid = "u-p2", .rv = "1",
-	         .owners = &to_gone, .n_owners = 1, .payload = &h, .payload_len = sizeof h},
-	        {.type = (uint16_t)rs, .kind = SHM_RECORD_META, .ns = "ns", .name = "rs1", .uid = "u-rs1", .rv = "1",
-	         .payload = &h, .payload_len = sizeof h},
+	        {.type = (uint16_t)pod,
+	         .kind = SHM_RECORD_META,
+	         .ns = "ns",
+	         .name = "p1",
+	         .uid = "u-p1",
+	         .rv = "1",
+	         .owners = &to_rs,
+	         .n_owners = 1,
+	         .payload = &h,
+	         .payload_len = sizeof h},
+	        {.type = (uint16_t)pod,
+	         .kind = SHM_RECORD_META,
+	         .ns = "ns",
+	         .name = "p2",
+	         .uid = "u-p2",
+	         .rv = "1",
+	         .owners = &to_gone,
+	         .n_owners = 1,
+	         .payload = &h,
+	         .payload_len = sizeof h},
+	        {.type = (uint16_t)rs,
+	         .kind = SHM_RECORD_META,
+	         .ns = "ns",
+	         .name = "rs1",
+	         .uid = "u-rs1",
+	         .rv = "1",
+	         .payload = &h,
+	         .payload_len = sizeof h},
 	};
 	for (size_t i = 0; i < 3; i++)
 		assert_true(shm_writer_upsert(w, &recs[i]) >= 0);
@@ -231,10 +255,12 @@ static void *hgm_meta(const char *kind, const char *name, const char *uid, const
 {
 	char json[1024], refs[512] = "";
 	if (owner_uid)
-		snprintf(refs, sizeof refs,
-		         ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
-		         "\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,\"blockOwnerDeletion\":true}]",
-		         owner_name, owner_uid);
+		snprintf(
+		        refs, sizeof refs,
+		        ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
+		        "\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,\"blockOwnerDeletion\":"
+		        "true}]",
+		        owner_name, owner_uid);
 	int n = snprintf(json, sizeof json,
 	                 "{\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\","
 	                 "\"uid\":\"%s\",\"resourceVersion\":\"%s\"%s}}",
@@ -319,10 +345,14 @@ static void test_restart_mid_creation(void **state)
 	struct rec_sink rec = {0};
 	struct hgm_life l;
 	hgm_start(&l, loop, qfd, a, &rec);
-	hgm_apply(l.s, l.rs_t, KUBE_WATCH_ADDED, hgm_meta("ReplicaSet", "rs1", "u-rs1", "1", NULL, NULL));
-	hgm_apply(l.s, l.rs_t, KUBE_WATCH_ADDED, hgm_meta("ReplicaSet", "rs2", "u-rs2", "2", NULL, NULL));
-	hgm_apply(l.s, l.pod_t, KUBE_WATCH_ADDED, hgm_meta("Pod", "p1", "u-p1", "3", "rs1", "u-rs1"));
-	hgm_apply(l.s, l.pod_t, KUBE_WATCH_ADDED, hgm_meta("Pod", "p4", "u-p4", "4", "rs2", "u-rs2"));
+	hgm_apply(l.s, l.rs_t, KUBE_WATCH_ADDED,
+	          hgm_meta("ReplicaSet", "rs1", "u-rs1", "1", NULL, NULL));
+	hgm_apply(l.s, l.rs_t, KUBE_WATCH_ADDED,
+	          hgm_meta("ReplicaSet", "rs2", "u-rs2", "2", NULL, NULL));
+	hgm_apply(l.s, l.pod_t, KUBE_WATCH_ADDED,
+	          hgm_meta("Pod", "p1", "u-p1", "3", "rs1", "u-rs1"));
+	hgm_apply(l.s, l.pod_t, KUBE_WATCH_ADDED,
+	          hgm_meta("Pod", "p4", "u-p4", "4", "rs2", "u-rs2"));
 	assert_int_equal(gc_graph_get(l.b->graph, "u-rs1")->n_deps, 1);
 	assert_int_equal(rec.n_del, 0);
 
@@ -352,10 +382,12 @@ static void test_restart_mid_creation(void **state)
 	assert_true(rec_has(&rec2, "u-rs2"));
 	assert_false(rec_has(&rec2, "u-p1") || rec_has(&rec2, "u-p2") || rec_has(&rec2, "u-p4"));
 
-	/* the watch resumes from the arena's version: p2 again (a replay, dropped), then a new pod */
+	/* the watch resumes from the arena's version: p2 again (a replay, dropped), then a new pod
+	 */
 	assert_int_equal(inf_store_apply(l.s, (uint16_t)l.pod_t, KUBE_WATCH_ADDED, p2), 0);
 	kube_object_free(p2);
-	hgm_apply(l.s, l.pod_t, KUBE_WATCH_ADDED, hgm_meta("Pod", "p3", "u-p3", "7", "rs1", "u-rs1"));
+	hgm_apply(l.s, l.pod_t, KUBE_WATCH_ADDED,
+	          hgm_meta("Pod", "p3", "u-p3", "7", "rs1", "u-rs1"));
 	assert_int_equal(rs1->n_deps, 3);
 
 	/* a GC worker found rs2 absent (404): its virtual delete event queues p4 */
@@ -368,7 +400,8 @@ static void test_restart_mid_creation(void **state)
 
 	/* later the owner is deleted in the background: every pod is queued */
 	rec_reset(&rec2);
-	hgm_apply(l.s, l.rs_t, KUBE_WATCH_DELETED, hgm_meta("ReplicaSet", "rs1", "u-rs1", "8", NULL, NULL));
+	hgm_apply(l.s, l.rs_t, KUBE_WATCH_DELETED,
+	          hgm_meta("ReplicaSet", "rs1", "u-rs1", "8", NULL, NULL));
 	assert_true(rec_has(&rec2, "u-p1"));
 	assert_true(rec_has(&rec2, "u-p2"));
 	assert_true(rec_has(&rec2, "u-p3"));
@@ -386,10 +419,8 @@ static void test_restart_mid_creation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_api_version),
-	        cmocka_unit_test(test_events),
-	        cmocka_unit_test(test_table_shape),
-	        cmocka_unit_test(test_seed_from_arena),
+	        cmocka_unit_test(test_api_version),          cmocka_unit_test(test_events),
+	        cmocka_unit_test(test_table_shape),          cmocka_unit_test(test_seed_from_arena),
 	        cmocka_unit_test(test_restart_mid_creation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -788,8 +788,9 @@ static void test_removed_owner_key_carries_absence(void **state)
 	assert_string_equal(dep, "cmuid");
 	assert_int_equal(gc_queue_key_encode_absent("cmuid", &owner, 20, buf, sizeof buf), 5);
 	assert_string_equal(buf, "cmuid");
-	assert_int_equal(gc_queue_key_decode_absent("a\x1fx\x1fy", &got, &dep, scratch, sizeof scratch),
-	                 -EINVAL);
+	assert_int_equal(
+	        gc_queue_key_decode_absent("a\x1fx\x1fy", &got, &dep, scratch, sizeof scratch),
+	        -EINVAL);
 	assert_int_equal(gc_queue_key_decode_absent("cmuid", &got, &dep, scratch, sizeof scratch),
 	                 -EINVAL);
 

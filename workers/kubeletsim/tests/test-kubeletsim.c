@@ -45,10 +45,18 @@ static void test_node_names(void **state)
 	assert_int_equal(ks_node_index(buf), 42);
 }
 
-static struct ks_pod pod(const char *node, enum kube_pod_phase ph, bool ready, kube_time_t del, bool job)
+static struct ks_pod pod(const char *node, enum kube_pod_phase ph, bool ready, kube_time_t del,
+                         bool job)
 {
-	return (struct ks_pod){ .ns = "ns", .name = "p", .uid = "u", .rv = "1", .node_name = node, .phase = ph,
-		                .ready = ready, .deletion_ts = del, .job_owned = job };
+	return (struct ks_pod){.ns = "ns",
+	                       .name = "p",
+	                       .uid = "u",
+	                       .rv = "1",
+	                       .node_name = node,
+	                       .phase = ph,
+	                       .ready = ready,
+	                       .deletion_ts = del,
+	                       .job_owned = job};
 }
 
 static void test_decide(void **state)
@@ -97,8 +105,9 @@ static void test_decide(void **state)
 	p = pod(ours, KUBE_POD_PENDING, false, 7, false); /* deletion beats the delay */
 	assert_int_equal(ks_decide(&p, 1000, 400, 1000, &wait), KS_DELETE);
 	/* a real node's pods are never touched */
-	static const enum kube_pod_phase phases[] = { KUBE_POD_PHASE_UNSET, KUBE_POD_PENDING, KUBE_POD_RUNNING,
-		                                      KUBE_POD_SUCCEEDED, KUBE_POD_FAILED };
+	static const enum kube_pod_phase phases[] = {KUBE_POD_PHASE_UNSET, KUBE_POD_PENDING,
+	                                             KUBE_POD_RUNNING, KUBE_POD_SUCCEEDED,
+	                                             KUBE_POD_FAILED};
 	for (size_t i = 0; i < 5; i++)
 		for (int bits = 0; bits < 8; bits++) {
 			p = pod(real, phases[i], bits & 1, (bits & 2) ? 9 : 0, bits & 4);
@@ -109,7 +118,7 @@ static void test_decide(void **state)
 
 static void test_pick_and_addresses(void **state)
 {
-	unsigned cur = 0, seen[5] = { 0 };
+	unsigned cur = 0, seen[5] = {0};
 	char a[32], b[32];
 
 	(void)state;
@@ -165,7 +174,8 @@ static cJSON *at(cJSON *o, const char *path)
 	char buf[256], *save = NULL;
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (char *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save))
-		o = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, atoi(t)) : cJSON_GetObjectItemCaseSensitive(o, t);
+		o = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, atoi(t))
+		                     : cJSON_GetObjectItemCaseSensitive(o, t);
 	return o;
 }
 
@@ -194,7 +204,7 @@ static void test_binding_body(void **state)
 
 static void test_run_status_body(void **state)
 {
-	struct ks_container cs[] = { { "app", "registry.k8s.io/pause:3.10" }, { "side\"car", "" } };
+	struct ks_container cs[] = {{"app", "registry.k8s.io/pause:3.10"}, {"side\"car", ""}};
 	kube_time_t now = 1796000000ll * 1000000000ll + 123456789;
 	char *s, ts[KUBE_TIME_BUF];
 	cJSON *j, *conds, *c;
@@ -212,11 +222,12 @@ static void test_run_status_body(void **state)
 	assert_int_equal(strlen(ts), 20); /* RFC 3339 seconds, Z */
 	conds = at(j, "status.conditions");
 	assert_int_equal(cJSON_GetArraySize(conds), 5);
-	static const char *types[] = { "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
-		                       "PodScheduled" };
+	static const char *types[] = {"PodReadyToStartContainers", "Initialized", "Ready",
+	                              "ContainersReady", "PodScheduled"};
 	for (int i = 0; i < 5; i++) {
 		bool found = false;
-		cJSON_ArrayForEach(c, conds) {
+		cJSON_ArrayForEach(c, conds)
+		{
 			if (strcmp(str_at(c, "type"), types[i]) == 0) {
 				found = true;
 				assert_string_equal(str_at(c, "status"), "True");
@@ -228,7 +239,8 @@ static void test_run_status_body(void **state)
 	}
 	assert_int_equal(cJSON_GetArraySize(at(j, "status.containerStatuses")), 2);
 	assert_string_equal(str_at(j, "status.containerStatuses.0.name"), "app");
-	assert_string_equal(str_at(j, "status.containerStatuses.0.image"), "registry.k8s.io/pause:3.10");
+	assert_string_equal(str_at(j, "status.containerStatuses.0.image"),
+	                    "registry.k8s.io/pause:3.10");
 	assert_string_equal(str_at(j, "status.containerStatuses.1.name"), "side\"car");
 	assert_true(cJSON_IsTrue(at(j, "status.containerStatuses.0.ready")));
 	assert_true(cJSON_IsTrue(at(j, "status.containerStatuses.1.started")));
@@ -244,7 +256,7 @@ static void test_run_status_body(void **state)
 
 static void test_complete_status_body(void **state)
 {
-	struct ks_container cs[] = { { "job", "busybox" } };
+	struct ks_container cs[] = {{"job", "busybox"}};
 	char *s;
 	cJSON *j, *c;
 	int n = 0;
@@ -253,16 +265,20 @@ static void test_complete_status_body(void **state)
 	assert_int_equal(ks_complete_status_body(kube_time_now(), cs, 1, &s), 0);
 	j = parse(s);
 	assert_string_equal(str_at(j, "status.phase"), "Succeeded");
-	cJSON_ArrayForEach(c, at(j, "status.conditions")) {
-		if (!strcmp(str_at(c, "type"), "Ready") || !strcmp(str_at(c, "type"), "ContainersReady")) {
+	cJSON_ArrayForEach(c, at(j, "status.conditions"))
+	{
+		if (!strcmp(str_at(c, "type"), "Ready") ||
+		    !strcmp(str_at(c, "type"), "ContainersReady")) {
 			assert_string_equal(str_at(c, "status"), "False");
 			assert_string_equal(str_at(c, "reason"), "PodCompleted");
 			n++;
 		}
 	}
 	assert_int_equal(n, 2);
-	assert_int_equal(at(j, "status.containerStatuses.0.state.terminated.exitCode")->valueint, 0);
-	assert_string_equal(str_at(j, "status.containerStatuses.0.state.terminated.reason"), "Completed");
+	assert_int_equal(at(j, "status.containerStatuses.0.state.terminated.exitCode")->valueint,
+	                 0);
+	assert_string_equal(str_at(j, "status.containerStatuses.0.state.terminated.reason"),
+	                    "Completed");
 	assert_true(cJSON_IsFalse(at(j, "status.containerStatuses.0.ready")));
 	cJSON_Delete(j);
 }
@@ -276,9 +292,13 @@ static void test_node_and_lease_bodies(void **state)
 	assert_int_equal(ks_node_body(3, &s), 0);
 	j = parse(s);
 	assert_string_equal(str_at(j, "metadata.name"), "kcmd-sim-node-3");
-	assert_string_equal(cJSON_GetObjectItemCaseSensitive(at(j, "metadata.labels"), KS_LABEL)->valuestring, "true");
-	assert_string_equal(cJSON_GetObjectItemCaseSensitive(at(j, "metadata.annotations"), KS_LABEL)->valuestring,
-	                    "true");
+	assert_string_equal(
+	        cJSON_GetObjectItemCaseSensitive(at(j, "metadata.labels"), KS_LABEL)->valuestring,
+	        "true");
+	assert_string_equal(
+	        cJSON_GetObjectItemCaseSensitive(at(j, "metadata.annotations"), KS_LABEL)
+	                ->valuestring,
+	        "true");
 	assert_string_equal(str_at(j, "spec.taints.0.key"), KS_LABEL);
 	assert_string_equal(str_at(j, "spec.taints.0.effect"), "NoSchedule");
 	cJSON_Delete(j);
@@ -316,8 +336,10 @@ static void test_node_and_lease_bodies(void **state)
 
 static void test_template_containers(void **state)
 {
-	const char *t = "{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{\"initContainers\":[{\"name\":\"init\"}],"
-	                "\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1\"},{\"name\":\"\"},{\"name\":\"log\"}]}}";
+	const char *t = "{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{\"initContainers\":[{"
+	                "\"name\":\"init\"}],"
+	                "\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1\"},{\"name\":\"\"},{"
+	                "\"name\":\"log\"}]}}";
 	struct ks_container out[4];
 	char *st;
 
@@ -339,11 +361,14 @@ static void test_template_containers(void **state)
 static void test_scan_node_list(void **state)
 {
 	const char *list = "{\"kind\":\"NodeList\",\"items\":["
-	                   "{\"metadata\":{\"name\":\"kcmd-sim-node-0\",\"labels\":{\"kcmd.io/simulated\":\"true\"}}},"
-	                   "{\"metadata\":{\"name\":\"kcmd-sim-node-2\",\"labels\":{\"kcmd.io/simulated\":\"true\"}}},"
+	                   "{\"metadata\":{\"name\":\"kcmd-sim-node-0\",\"labels\":{\"kcmd.io/"
+	                   "simulated\":\"true\"}}},"
+	                   "{\"metadata\":{\"name\":\"kcmd-sim-node-2\",\"labels\":{\"kcmd.io/"
+	                   "simulated\":\"true\"}}},"
 	                   "{\"metadata\":{\"name\":\"kcmd-sim-node-1\"}},"
-	                   "{\"metadata\":{\"name\":\"real-b\",\"labels\":{\"kcmd.io/simulated\":\"false\"}}}]}";
-	bool have[3] = { false };
+	                   "{\"metadata\":{\"name\":\"real-b\",\"labels\":{\"kcmd.io/"
+	                   "simulated\":\"false\"}}}]}";
+	bool have[3] = {false};
 	char first[64];
 
 	(void)state;
@@ -356,7 +381,8 @@ static void test_scan_node_list(void **state)
 	assert_string_equal(first, "");
 	assert_int_equal(ks_scan_node_list("{\"items\":null}", 14, NULL, 0, NULL, 0), 0);
 	assert_int_equal(ks_scan_node_list("nope", 4, first, sizeof(first), NULL, 0), -EBADMSG);
-	assert_int_equal(ks_scan_node_list("{\"items\":5}", 11, first, sizeof(first), NULL, 0), -EBADMSG);
+	assert_int_equal(ks_scan_node_list("{\"items\":5}", 11, first, sizeof(first), NULL, 0),
+	                 -EBADMSG);
 }
 
 static void test_durations(void **state)
@@ -380,26 +406,31 @@ static void test_durations(void **state)
 	assert_int_equal(ks_parse_duration("3x", &us), -EINVAL);
 }
 
-/* ---- the handler table on a real store, arena and queue owner ---------------------------------- */
+/* ---- the handler table on a real store, arena and queue owner ----------------------------------
+ */
 
-static const struct inf_resource pods_res = { "", "v1", "pods", "Pod", SHM_RECORD_POD, true };
+static const struct inf_resource pods_res = {"", "v1", "pods", "Pod", SHM_RECORD_POD, true};
 
-static struct kube_pod *mkpod(const char *name, const char *node, const char *phase, bool ready, bool deleting,
-                              bool job, int rv)
+static struct kube_pod *mkpod(const char *name, const char *node, const char *phase, bool ready,
+                              bool deleting, bool job, int rv)
 {
 	char json[2048];
 	struct kube_pod *p;
 
 	snprintf(json, sizeof(json),
-	         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\","
+	         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+	         "\"namespace\":\"ns\","
 	         "\"uid\":\"uid-%s\",\"resourceVersion\":\"%d\"%s%s},"
 	         "\"spec\":{%s%s%s\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]},"
-	         "\"status\":{\"phase\":\"%s\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}]}}",
+	         "\"status\":{\"phase\":\"%s\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%"
+	         "s\"}]}}",
 	         name, name, rv, deleting ? ",\"deletionTimestamp\":\"2026-12-02T10:00:00Z\"" : "",
-	         job ? ",\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j\","
+	         job ? ",\"ownerReferences\":[{\"apiVersion\":\"batch/"
+	               "v1\",\"kind\":\"Job\",\"name\":\"j\","
 	               "\"uid\":\"ju\",\"controller\":true}]"
 	             : "",
-	         node ? "\"nodeName\":\"" : "", node ? node : "", node ? "\"," : "", phase, ready ? "True" : "False");
+	         node ? "\"nodeName\":\"" : "", node ? node : "", node ? "\"," : "", phase,
+	         ready ? "True" : "False");
 	assert_int_equal(kube_decode_pod(json, strlen(json), 0, &p), 0);
 	return p;
 }
@@ -431,18 +462,25 @@ static void test_handler_table(void **state)
 		bool key;
 		enum ks_action act;
 	} cases[] = {
-		{ mkpod("unbound", NULL, "Pending", false, false, false, 1), true, KS_BIND },
-		{ mkpod("ours-pending", "kcmd-sim-node-0", "Pending", false, false, false, 2), true, KS_RUN },
-		{ mkpod("ours-ready", "kcmd-sim-node-1", "Running", true, false, false, 3), false, KS_NONE },
-		{ mkpod("ours-job", "kcmd-sim-node-1", "Running", true, false, true, 4), true, KS_COMPLETE },
-		{ mkpod("ours-deleting", "kcmd-sim-node-0", "Running", true, true, false, 5), true, KS_DELETE },
-		{ mkpod("real-pending", "node-a", "Pending", false, false, false, 6), false, KS_NONE },
-		{ mkpod("real-deleting", "node-a", "Running", true, true, false, 7), false, KS_NONE },
-		{ mkpod("done", "kcmd-sim-node-2", "Succeeded", false, false, false, 8), false, KS_NONE },
+	        {mkpod("unbound", NULL, "Pending", false, false, false, 1), true, KS_BIND},
+	        {mkpod("ours-pending", "kcmd-sim-node-0", "Pending", false, false, false, 2), true,
+	         KS_RUN},
+	        {mkpod("ours-ready", "kcmd-sim-node-1", "Running", true, false, false, 3), false,
+	         KS_NONE},
+	        {mkpod("ours-job", "kcmd-sim-node-1", "Running", true, false, true, 4), true,
+	         KS_COMPLETE},
+	        {mkpod("ours-deleting", "kcmd-sim-node-0", "Running", true, true, false, 5), true,
+	         KS_DELETE},
+	        {mkpod("real-pending", "node-a", "Pending", false, false, false, 6), false,
+	         KS_NONE},
+	        {mkpod("real-deleting", "node-a", "Running", true, true, false, 7), false, KS_NONE},
+	        {mkpod("done", "kcmd-sim-node-2", "Succeeded", false, false, false, 8), false,
+	         KS_NONE},
 	};
 	size_t n = sizeof(cases) / sizeof(cases[0]), want = 0;
 	for (size_t i = 0; i < n; i++) {
-		assert_int_equal(inf_store_apply(st, (uint16_t)pt, KUBE_WATCH_ADDED, cases[i].p), 0);
+		assert_int_equal(inf_store_apply(st, (uint16_t)pt, KUBE_WATCH_ADDED, cases[i].p),
+		                 0);
 		want += cases[i].key;
 		assert_int_equal(ipc_queue_owner_len(q), want);
 	}
@@ -451,7 +489,8 @@ static void test_handler_table(void **state)
 	for (size_t i = 0; i < n; i++) {
 		struct shm_obj o = SHM_OBJ_INIT;
 		struct ks_pod a, b;
-		assert_int_equal(shm_reader_get(r, (uint16_t)pt, "ns", cases[i].p->meta.name, &o), 0);
+		assert_int_equal(shm_reader_get(r, (uint16_t)pt, "ns", cases[i].p->meta.name, &o),
+		                 0);
 		assert_int_equal(ks_pod_from_obj(&o, &a), 0);
 		ks_pod_from_model(cases[i].p, &b);
 		assert_string_equal(a.name, b.name);
@@ -472,7 +511,8 @@ static void test_handler_table(void **state)
 	struct kube_pod *up = mkpod("real-pending", "node-a", "Running", true, false, false, 9);
 	assert_int_equal(inf_store_apply(st, (uint16_t)pt, KUBE_WATCH_MODIFIED, up), 0);
 	assert_int_equal(ipc_queue_owner_len(q), want);
-	struct kube_pod *up2 = mkpod("done", "kcmd-sim-node-2", "Succeeded", false, true, false, 10);
+	struct kube_pod *up2 =
+	        mkpod("done", "kcmd-sim-node-2", "Succeeded", false, true, false, 10);
 	assert_int_equal(inf_store_apply(st, (uint16_t)pt, KUBE_WATCH_MODIFIED, up2), 0);
 	assert_int_equal(ipc_queue_owner_len(q), want + 1);
 
@@ -488,7 +528,7 @@ static void test_handler_table(void **state)
 	assert_int_equal(ipc_queue_owner_len(q2), want + 1);
 
 	/* not a pod record */
-	struct shm_obj bogus = { .kind = SHM_RECORD_META };
+	struct shm_obj bogus = {.kind = SHM_RECORD_META};
 	struct ks_pod x;
 	assert_int_equal(ks_pod_from_obj(&bogus, &x), -EINVAL);
 
@@ -555,18 +595,18 @@ static void test_queue_watch_when_ready(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_node_names),
-		cmocka_unit_test(test_decide),
-		cmocka_unit_test(test_pick_and_addresses),
-		cmocka_unit_test(test_binding_body),
-		cmocka_unit_test(test_run_status_body),
-		cmocka_unit_test(test_complete_status_body),
-		cmocka_unit_test(test_node_and_lease_bodies),
-		cmocka_unit_test(test_template_containers),
-		cmocka_unit_test(test_scan_node_list),
-		cmocka_unit_test(test_durations),
-		cmocka_unit_test(test_handler_table),
-		cmocka_unit_test(test_queue_watch_when_ready),
+	        cmocka_unit_test(test_node_names),
+	        cmocka_unit_test(test_decide),
+	        cmocka_unit_test(test_pick_and_addresses),
+	        cmocka_unit_test(test_binding_body),
+	        cmocka_unit_test(test_run_status_body),
+	        cmocka_unit_test(test_complete_status_body),
+	        cmocka_unit_test(test_node_and_lease_bodies),
+	        cmocka_unit_test(test_template_containers),
+	        cmocka_unit_test(test_scan_node_list),
+	        cmocka_unit_test(test_durations),
+	        cmocka_unit_test(test_handler_table),
+	        cmocka_unit_test(test_queue_watch_when_ready),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

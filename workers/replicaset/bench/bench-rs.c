@@ -17,7 +17,8 @@
 static double now_s(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* CPU time: the figures survive a loaded machine */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID,
+	              &ts); /* CPU time: the figures survive a loaded machine */
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -41,7 +42,8 @@ int main(void)
 		p->meta.namespace = "ns";
 		p->meta.labels = labels;
 		p->meta.n_labels = 1;
-		p->meta.creation_timestamp = NOW - (kube_time_t)(rand_r(&seed) % 86400) * 1000000000;
+		p->meta.creation_timestamp =
+		        NOW - (kube_time_t)(rand_r(&seed) % 86400) * 1000000000;
 		p->node_name = nodes[rand_r(&seed) % 64];
 		p->phase = KUBE_POD_RUNNING;
 		p->ready = rand_r(&seed) % 10 != 0;
@@ -83,7 +85,8 @@ int main(void)
 	struct rs_exp_create_opts eo = {.capacity = 4096};
 	int fd = rs_exp_memfd_create(&eo);
 	struct rs_exp *w, *inf;
-	if (fd < 0 || rs_exp_attach(fd, RS_EXP_WORKER, 0, &w) < 0 || rs_exp_attach(fd, RS_EXP_INFORMER, 0, &inf) < 0)
+	if (fd < 0 || rs_exp_attach(fd, RS_EXP_WORKER, 0, &w) < 0 ||
+	    rs_exp_attach(fd, RS_EXP_INFORMER, 0, &inf) < 0)
 		return 1;
 	char keys[2000][32];
 	for (int i = 0; i < 2000; i++)

@@ -48,10 +48,10 @@
 #include "workers/replicaset/expectations-fault.h"
 #include "workers/replicaset/expectations.h"
 
-#define NW 4
-#define NKEYS 32
-#define MS INT64_C(1000000)
-#define GRACE_NS (300 * MS)
+#define NW         4
+#define NKEYS      32
+#define MS         INT64_C(1000000)
+#define GRACE_NS   (300 * MS)
 #define BLOCKED_NS (3000 * MS)
 
 enum { N_CREATE = 1, N_DELETE = 2, N_NOISE_DELETE = 3, N_RS_DELETE = 4 };
@@ -68,7 +68,7 @@ struct shared {
 	_Atomic uint32_t round[NKEYS];
 	_Atomic uint64_t cons_written[NKEYS]; /* how many RVs were handed to rs_exp_wrote_at */
 	_Atomic uint64_t cons_checks;
-	_Atomic uint32_t incarn[NKEYS];	  /* the key's current name is rs-<k>-i<incarn> */
+	_Atomic uint32_t incarn[NKEYS];   /* the key's current name is rs-<k>-i<incarn> */
 	_Atomic uint32_t deleting[NKEYS]; /* 0, or the incarnation a pending delete moves to */
 	_Atomic uint64_t rs_deletes, fresh_checks;
 	_Atomic int stop;
@@ -122,7 +122,8 @@ static void send_notice(int sock, uint32_t op, uint32_t k, uint32_t round, uint3
 		pod |= (atomic_load(&T->incarn[k]) & 0xffff) << 16;
 	struct notice m = {op, k, round, pod};
 	if (op == N_CREATE)
-		atomic_fetch_add(&T->sent[k], 1); /* before the send: an over-estimate when killed */
+		atomic_fetch_add(&T->sent[k],
+		                 1); /* before the send: an over-estimate when killed */
 	while (send(sock, &m, sizeof m, 0) < 0 && errno == EINTR)
 		;
 }
@@ -158,7 +159,8 @@ static void cons_round(struct rs_exp *e, const char *key, unsigned k)
 		uint64_t n = atomic_load(&T->cons_written[k]);
 		uint64_t j = v / CONS_SPLIT;
 		if (j == 0 || v % CONS_SPLIT != j || j > n)
-			violation("P4: key %u consistency record holds %s, never written", k, st.wrote_rv);
+			violation("P4: key %u consistency record holds %s, never written", k,
+			          st.wrote_rv);
 		atomic_fetch_add(&T->cons_checks, 1);
 	}
 	/* upstream keeps the max: write a new maximum, sometimes an older one */
@@ -170,7 +172,8 @@ static void cons_round(struct rs_exp *e, const char *key, unsigned k)
 	/* read back: the stored RV is the maximum written, i.e. this one */
 	r = rs_exp_ensure_ready(e, key, read, &st);
 	if (r != 1 || strcmp(st.wrote_rv, rv) != 0)
-		violation("P4: key %u reads back %s after writing %s", k, r == 1 ? st.wrote_rv : "(none)", rv);
+		violation("P4: key %u reads back %s after writing %s", k,
+		          r == 1 ? st.wrote_rv : "(none)", rv);
 }
 
 static void send_notice(int sock, uint32_t op, uint32_t k, uint32_t round, uint32_t pod);
@@ -220,7 +223,8 @@ static void worker_main(int fd, int sock, unsigned id, uint64_t seed)
 		if (atomic_load(&T->round[k]) == 0) {
 			/* P5: a new incarnation starts clean in whatever slot it will reuse */
 			if (st.verdict != RS_EXP_ABSENT)
-				violation("P5: new key %s found a record (verdict %d)", key, st.verdict);
+				violation("P5: new key %s found a record (verdict %d)", key,
+				          st.verdict);
 			atomic_fetch_add(&T->fresh_checks, 1);
 		}
 		check_blocked(k, !ok, now);
@@ -243,8 +247,10 @@ static void worker_main(int fd, int sock, unsigned id, uint64_t seed)
 			rs_exp_satisfied(e, key, rs_exp_now(), &st);
 			int64_t stale = (int64_t)(sent - processed);
 			if (st.adds_left > n || st.adds_left < n - stale)
-				violation("P1: key %u adds_left %lld after ExpectCreations(%lld), stale <= %lld", k,
-					  (long long)st.adds_left, (long long)n, (long long)stale);
+				violation("P1: key %u adds_left %lld after ExpectCreations(%lld), "
+				          "stale <= %lld",
+				          k, (long long)st.adds_left, (long long)n,
+				          (long long)stale);
 			/* some creations "fail": slow start skips them */
 			int64_t skipped = (rnd(&r) % 4 == 0) ? (int64_t)(rnd(&r) % (uint64_t)n) : 0;
 			for (int64_t i = 0; i < n - skipped; i++) {
@@ -268,7 +274,7 @@ static void worker_main(int fd, int sock, unsigned id, uint64_t seed)
 			rs_exp_satisfied(e, key, rs_exp_now(), &st);
 			if (st.dels_left != (int64_t)m)
 				violation("P1: key %u dels_left %lld after ExpectDeletions(%u)", k,
-					  (long long)st.dels_left, m);
+				          (long long)st.dels_left, m);
 			unsigned failed = (unsigned)(rnd(&r) % m); /* this one's DELETE fails */
 			for (unsigned i = 0; i + 1 < m; i++) {
 				if (i == failed)
@@ -282,9 +288,11 @@ static void worker_main(int fd, int sock, unsigned id, uint64_t seed)
 			usleep(100 + (unsigned)(rnd(&r) % 400));
 			/* one deletion still outstanding: never satisfied except by a crash rule */
 			bool sat = rs_exp_satisfied(e, key, rs_exp_now(), &st);
-			if (sat && st.verdict != RS_EXP_ORPHAN_EXPIRED && st.verdict != RS_EXP_EXPIRED)
-				violation("P1: key %u satisfied (verdict %d) with a deletion outstanding", k,
-					  st.verdict);
+			if (sat && st.verdict != RS_EXP_ORPHAN_EXPIRED &&
+			    st.verdict != RS_EXP_EXPIRED)
+				violation("P1: key %u satisfied (verdict %d) with a deletion "
+				          "outstanding",
+				          k, st.verdict);
 			if (failed == m - 1)
 				rs_exp_deletion_failed(e, key, keys[m - 1]);
 			else
@@ -325,19 +333,22 @@ static void informer_main(int fd, int sock)
 			rs_exp_creation_observed(e, key);
 			atomic_fetch_add(&T->processed[m.key], 1);
 		} else {
-			podname(pod, sizeof pod, m.key, m.round, m.op == N_NOISE_DELETE ? 999 : m.pod);
+			podname(pod, sizeof pod, m.key, m.round,
+			        m.op == N_NOISE_DELETE ? 999 : m.pod);
 			rs_exp_deletion_observed(e, key, pod);
 		}
 	}
 }
 
 struct torture_result {
-	uint64_t violations, rounds, worker_kills, informer_kills, orphan_expiries, torn, cons_checks;
+	uint64_t violations, rounds, worker_kills, informer_kills, orphan_expiries, torn,
+	        cons_checks;
 	uint64_t rs_deletes, fresh_checks, live_at_end;
 	char first[256];
 };
 
-static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed, struct torture_result *res)
+static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed,
+                       struct torture_result *res)
 {
 	T = mmap(NULL, sizeof *T, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (T == MAP_FAILED)
@@ -399,8 +410,9 @@ static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed, struc
 		struct rs_exp_state st;
 		while (!rs_exp_satisfied(e, key, rs_exp_now(), &st)) {
 			if (rs_exp_now() > deadline) {
-				violation("P3: key %u still unsatisfied after the chaos (adds %lld dels %lld)", k,
-					  (long long)st.adds_left, (long long)st.dels_left);
+				violation("P3: key %u still unsatisfied after the chaos (adds %lld "
+				          "dels %lld)",
+				          k, (long long)st.adds_left, (long long)st.dels_left);
 				break;
 			}
 			usleep(1000);
@@ -412,7 +424,7 @@ static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed, struc
 	res->live_at_end = counts[RS_EXP_SLOT_LIVE];
 	if (counts[RS_EXP_SLOT_LIVE] + counts[RS_EXP_SLOT_CLAIMED] > NKEYS)
 		violation("P5: %u slots LIVE and %u CLAIMED for %u keys", counts[RS_EXP_SLOT_LIVE],
-			  counts[RS_EXP_SLOT_CLAIMED], NKEYS);
+		          counts[RS_EXP_SLOT_CLAIMED], NKEYS);
 	rs_exp_detach(e);
 	kill(inf, SIGKILL);
 	waitpid(inf, NULL, 0);
@@ -434,13 +446,14 @@ static int torture_run(int64_t duration_ms, unsigned fault, uint64_t seed, struc
 
 static void torture_print(const char *name, const struct torture_result *r)
 {
-	printf("%s: rounds=%llu worker_kills=%llu informer_kills=%llu orphan_expiries=%llu torn=%llu "
-	       "cons_checks=%llu rs_deletes=%llu fresh_checks=%llu live_at_end=%llu violations=%llu%s%s\n",
+	printf("%s: rounds=%llu worker_kills=%llu informer_kills=%llu orphan_expiries=%llu "
+	       "torn=%llu "
+	       "cons_checks=%llu rs_deletes=%llu fresh_checks=%llu live_at_end=%llu "
+	       "violations=%llu%s%s\n",
 	       name, (unsigned long long)r->rounds, (unsigned long long)r->worker_kills,
 	       (unsigned long long)r->informer_kills, (unsigned long long)r->orphan_expiries,
-	       (unsigned long long)r->torn, (unsigned long long)r->cons_checks, (unsigned long long)r->rs_deletes,
-	       (unsigned long long)r->fresh_checks, (unsigned long long)r->live_at_end,
-	       (unsigned long long)r->violations,
-	       r->violations ? " first: " : "",
-	       r->violations ? r->first : "");
+	       (unsigned long long)r->torn, (unsigned long long)r->cons_checks,
+	       (unsigned long long)r->rs_deletes, (unsigned long long)r->fresh_checks,
+	       (unsigned long long)r->live_at_end, (unsigned long long)r->violations,
+	       r->violations ? " first: " : "", r->violations ? r->first : "");
 }

@@ -18,13 +18,20 @@
 #include "workers/replicaset/evcorr.h"
 
 #define SEC INT64_C(1000000000)
-#define T0 (INT64_C(1767225600) * SEC) /* 2026-01-01T00:00:00Z */
+#define T0  (INT64_C(1767225600) * SEC) /* 2026-01-01T00:00:00Z */
 
 static struct rs_evc_event ev(const char *name, const char *reason, const char *msg)
 {
-	return (struct rs_evc_event){ .component = "replicaset-controller", .host = "h", .kind = "ReplicaSet",
-				      .ns = "default", .name = name, .uid = "u-1", .api_version = "apps/v1",
-				      .type = "Warning", .reason = reason, .message = msg };
+	return (struct rs_evc_event){.component = "replicaset-controller",
+	                             .host = "h",
+	                             .kind = "ReplicaSet",
+	                             .ns = "default",
+	                             .name = name,
+	                             .uid = "u-1",
+	                             .api_version = "apps/v1",
+	                             .type = "Warning",
+	                             .reason = reason,
+	                             .message = msg};
 }
 
 static void test_identical_events_counted(void **state)
@@ -51,7 +58,7 @@ static void test_identical_events_counted(void **state)
 	char *body = NULL;
 	assert_int_equal(rs_evc_patch_body(&r2, &body), 0);
 	assert_string_equal(body, "{\"count\":2,\"lastTimestamp\":\"2026-01-01T00:00:05Z\","
-				  "\"message\":\"Error creating: quota\"}");
+	                          "\"message\":\"Error creating: quota\"}");
 	free(body);
 	/* another reason or another object is another Event */
 	struct rs_evc_event other = ev("rs2", "FailedCreate", "Error creating: quota");
@@ -81,23 +88,29 @@ static void test_aggregation_after_ten_messages(void **state)
 		rs_evc_result_free(&r);
 	}
 	/* the tenth distinct message: a combined event is created */
-	struct rs_evc_event e10 = ev("rs", "FailedCreate", "Error creating: pods \"rs-9\" is forbidden");
+	struct rs_evc_event e10 =
+	        ev("rs", "FailedCreate", "Error creating: pods \"rs-9\" is forbidden");
 	assert_int_equal(rs_evc_correlate(c, &e10, T0 + 9 * SEC, &r), 0);
 	assert_int_equal(r.action, RS_EVC_CREATE);
 	assert_true(r.aggregated);
-	assert_string_equal(r.message, "(combined from similar events): Error creating: pods \"rs-9\" is forbidden");
+	assert_string_equal(
+	        r.message,
+	        "(combined from similar events): Error creating: pods \"rs-9\" is forbidden");
 	assert_int_equal(r.count, 1);
 	agg_name = strdup(r.event_name);
 	rs_evc_result_free(&r);
 	/* the next distinct one counts on the combined event */
-	struct rs_evc_event e11 = ev("rs", "FailedCreate", "Error creating: pods \"rs-10\" is forbidden");
+	struct rs_evc_event e11 =
+	        ev("rs", "FailedCreate", "Error creating: pods \"rs-10\" is forbidden");
 	assert_int_equal(rs_evc_correlate(c, &e11, T0 + 10 * SEC, &r), 0);
 	assert_int_equal(r.action, RS_EVC_PATCH);
 	assert_true(r.aggregated);
 	assert_int_equal(r.count, 2);
 	assert_string_equal(r.event_name, agg_name);
 	assert_true(r.first == T0 + 9 * SEC);
-	assert_string_equal(r.message, "(combined from similar events): Error creating: pods \"rs-10\" is forbidden");
+	assert_string_equal(
+	        r.message,
+	        "(combined from similar events): Error creating: pods \"rs-10\" is forbidden");
 	rs_evc_result_free(&r);
 	/* other reasons are not combined */
 	struct rs_evc_event n = ev("rs", "SuccessfulCreate", "Created pod: rs-x");
@@ -225,11 +238,11 @@ static void test_record_time_kept(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_identical_events_counted),
-		cmocka_unit_test(test_aggregation_after_ten_messages),
-		cmocka_unit_test(test_spam_filter),
-		cmocka_unit_test(test_lru_eviction_and_update_state),
-		cmocka_unit_test(test_record_time_kept),
+	        cmocka_unit_test(test_identical_events_counted),
+	        cmocka_unit_test(test_aggregation_after_ten_messages),
+	        cmocka_unit_test(test_spam_filter),
+	        cmocka_unit_test(test_lru_eviction_and_update_state),
+	        cmocka_unit_test(test_record_time_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

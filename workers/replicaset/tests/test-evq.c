@@ -30,7 +30,7 @@
 
 static struct rs_evq_rec rec(const char *name, const char *msg)
 {
-	struct rs_evq_rec r = { .t = 1 };
+	struct rs_evq_rec r = {.t = 1};
 	snprintf(r.ns, sizeof r.ns, "ns");
 	snprintf(r.name, sizeof r.name, "%s", name);
 	snprintf(r.uid, sizeof r.uid, "uid-%s", name);
@@ -51,7 +51,7 @@ static int64_t ms_now(void)
 /* the shared region as the manager makes it */
 static struct rs_evq *shared_queue(int *ret_fd)
 {
-	int fd = rs_exp_memfd_create(&(struct rs_exp_create_opts){ .capacity = 64 });
+	int fd = rs_exp_memfd_create(&(struct rs_exp_create_opts){.capacity = 64});
 	assert_true(fd >= 0);
 	uint64_t off = 0;
 	assert_int_equal(rs_exp_evq_offset(fd, &off), 0);
@@ -175,7 +175,7 @@ static void test_many_producers(void **state)
 			_exit(0);
 		}
 	}
-	int next[P] = { 0 }, got = 0;
+	int next[P] = {0}, got = 0;
 	struct rs_evq_rec out;
 	int64_t end = ms_now() + 20000;
 	while (got < P * N && ms_now() < end) {
@@ -297,9 +297,15 @@ static void test_one_correlator_for_all_workers(void **state)
 	int creates = 0, patches = 0, skips = 0;
 	int64_t now = INT64_C(1767225600) * 1000000000;
 	while (rs_evq_pop(q, &out, 0) == 1) {
-		struct rs_evc_event e = { .component = "replicaset-controller", .kind = "ReplicaSet", .ns = out.ns,
-					  .name = out.name, .uid = out.uid, .api_version = "apps/v1",
-					  .type = out.type, .reason = out.reason, .message = out.message };
+		struct rs_evc_event e = {.component = "replicaset-controller",
+		                         .kind = "ReplicaSet",
+		                         .ns = out.ns,
+		                         .name = out.name,
+		                         .uid = out.uid,
+		                         .api_version = "apps/v1",
+		                         .type = out.type,
+		                         .reason = out.reason,
+		                         .message = out.message};
 		struct rs_evc_result res;
 		assert_int_equal(rs_evc_correlate(c, &e, now++, &res), 0);
 		creates += res.action == RS_EVC_CREATE;
@@ -336,14 +342,14 @@ static void test_bad_region(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fifo_and_truncation),
-		cmocka_unit_test(test_full_queue_drops),
-		cmocka_unit_test(test_pop_waits_for_other_process),
-		cmocka_unit_test(test_many_producers),
-		cmocka_unit_test(test_producer_killed_mid_push),
-		cmocka_unit_test(test_sink_lock_takeover),
-		cmocka_unit_test(test_one_correlator_for_all_workers),
-		cmocka_unit_test(test_bad_region),
+	        cmocka_unit_test(test_fifo_and_truncation),
+	        cmocka_unit_test(test_full_queue_drops),
+	        cmocka_unit_test(test_pop_waits_for_other_process),
+	        cmocka_unit_test(test_many_producers),
+	        cmocka_unit_test(test_producer_killed_mid_push),
+	        cmocka_unit_test(test_sink_lock_takeover),
+	        cmocka_unit_test(test_one_correlator_for_all_workers),
+	        cmocka_unit_test(test_bad_region),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

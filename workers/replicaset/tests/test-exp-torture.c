@@ -27,7 +27,8 @@ int main(void)
 		fprintf(stderr, "FAIL: the oracle missed RS_EXP_FAULT_IGNORE_GEN\n");
 		return 1;
 	}
-	if (torture_run(2000, RS_EXP_FAULT_SLOW_WRITE | RS_EXP_FAULT_CONS_NO_GUARD, seed + 3, &r) < 0)
+	if (torture_run(2000, RS_EXP_FAULT_SLOW_WRITE | RS_EXP_FAULT_CONS_NO_GUARD, seed + 3, &r) <
+	    0)
 		return 1;
 	torture_print("negative control cons-no-guard", &r);
 	if (r.violations == 0) {

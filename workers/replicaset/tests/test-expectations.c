@@ -21,7 +21,7 @@
 #include "workers/replicaset/expectations.h"
 
 #define SEC INT64_C(1000000000)
-#define T0 (INT64_C(1000) * SEC)
+#define T0  (INT64_C(1000) * SEC)
 
 struct fx {
 	int fd;
@@ -39,8 +39,14 @@ static int setup_opts(void **state, uint32_t cap)
 	*state = &f;
 	return 0;
 }
-static int setup(void **state) { return setup_opts(state, 0); }
-static int setup_small(void **state) { return setup_opts(state, 2); }
+static int setup(void **state)
+{
+	return setup_opts(state, 0);
+}
+static int setup_small(void **state)
+{
+	return setup_opts(state, 2);
+}
 
 static int teardown(void **state)
 {
@@ -154,7 +160,7 @@ static void test_lower_creations(void **state)
 	struct rs_exp_state st;
 	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 7, T0), 0);
 	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1); /* one created */
-	assert_int_equal(rs_exp_lower_creations(f->w, "ns/rs", 5), 0);	 /* five skipped */
+	assert_int_equal(rs_exp_lower_creations(f->w, "ns/rs", 5), 0);  /* five skipped */
 	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0, &st));
 	assert_int_equal(st.adds_left, 1);
 	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/rs"), 1);
@@ -167,7 +173,8 @@ static void test_timeout(void **state)
 	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0), 0);
 	assert_int_equal(rs_exp_settle(f->w, "ns/rs"), 0);
 	struct rs_exp_state st;
-	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + RS_EXP_TIMEOUT_NS, &st)); /* not yet: strictly after */
+	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + RS_EXP_TIMEOUT_NS,
+	                              &st)); /* not yet: strictly after */
 	assert_int_equal(st.recheck_after_ns, 1);
 	assert_false(st.orphaned);
 	assert_int_equal(verdict(f->w, "ns/rs", T0 + RS_EXP_TIMEOUT_NS + 1), RS_EXP_EXPIRED);
@@ -219,7 +226,8 @@ static void test_roles_and_args(void **state)
 	static const char *many[RS_EXP_MAX_DELETES + 1];
 	for (unsigned i = 0; i <= RS_EXP_MAX_DELETES; i++)
 		many[i] = "ns/p";
-	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", many, RS_EXP_MAX_DELETES + 1, T0), -EINVAL);
+	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", many, RS_EXP_MAX_DELETES + 1, T0),
+	                 -EINVAL);
 	assert_int_equal(rs_exp_expect_deletions(f->w, "ns/rs", many, RS_EXP_MAX_DELETES, T0), 0);
 	assert_int_equal(rs_exp_attach(-1, RS_EXP_WORKER, 0, &(struct rs_exp *){NULL}), -EINVAL);
 	int bad = memfd_create("x", 0);
@@ -279,7 +287,8 @@ static void test_orphaned_by_dead_worker(void **state)
 		struct rs_exp *w2;
 		if (rs_exp_attach(f->fd, RS_EXP_WORKER, 0, &w2) < 0)
 			_exit(2);
-		if (rs_exp_expect_creations(w2, "ns/rs", 5, T0) < 0 || rs_exp_settle(w2, "ns/rs") < 0)
+		if (rs_exp_expect_creations(w2, "ns/rs", 5, T0) < 0 ||
+		    rs_exp_settle(w2, "ns/rs") < 0)
 			_exit(3);
 		_exit(0);
 	}
@@ -297,7 +306,8 @@ static void test_orphaned_by_dead_worker(void **state)
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_int_equal(verdict(f->w, "ns/rs", T0 + RS_EXP_ORPHAN_GRACE_NS), RS_EXP_PENDING);
-	assert_int_equal(verdict(f->w, "ns/rs", T0 + RS_EXP_ORPHAN_GRACE_NS + 1), RS_EXP_ORPHAN_EXPIRED);
+	assert_int_equal(verdict(f->w, "ns/rs", T0 + RS_EXP_ORPHAN_GRACE_NS + 1),
+	                 RS_EXP_ORPHAN_EXPIRED);
 	/* the caller's own unsettled record is not orphaned */
 	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 5, T0), 0);
 	assert_false(rs_exp_satisfied(f->w, "ns/rs", T0 + 2 * RS_EXP_ORPHAN_GRACE_NS, &st));
@@ -319,7 +329,7 @@ static void test_informer_restart(void **state)
 	assert_true(st.orphaned);
 	assert_int_equal(st.recheck_after_ns, RS_EXP_ORPHAN_GRACE_NS + 1);
 	assert_int_equal(verdict(f->w, "ns/rs", T0 + 100 * SEC + RS_EXP_ORPHAN_GRACE_NS + 1),
-			 RS_EXP_ORPHAN_EXPIRED);
+	                 RS_EXP_ORPHAN_EXPIRED);
 	/* records written after the restart follow the normal rules */
 	assert_int_equal(rs_exp_expect_creations(f->w, "ns/rs", 1, T0 + 200 * SEC), 0);
 	assert_int_equal(rs_exp_settle(f->w, "ns/rs"), 0);
@@ -386,7 +396,8 @@ static void test_capacity_and_reclaim(void **state)
 	assert_int_equal(rs_exp_delete(f->w, "ns/a"), 0);
 	rs_exp_count(f->w, c);
 	assert_int_equal(c[RS_EXP_SLOT_TOMBSTONE], 1);
-	assert_int_equal(rs_exp_expect_creations(f->w, "ns/c", 1, T0), 0); /* reuses the tombstone */
+	assert_int_equal(rs_exp_expect_creations(f->w, "ns/c", 1, T0),
+	                 0); /* reuses the tombstone */
 	assert_int_equal(verdict(f->w, "ns/b", T0), RS_EXP_PENDING);
 	assert_int_equal(verdict(f->w, "ns/c", T0), RS_EXP_PENDING);
 	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/c"), 1);
@@ -397,7 +408,8 @@ static void test_capacity_and_reclaim(void **state)
 	void *map;
 	size_t size;
 	struct rs_exp_slot *s = raw_live_slot(f->fd, &map, &size);
-	size_t si = (size_t)(s - (struct rs_exp_slot *)((char *)map + rs_exp_slots_offset(raw_cap)));
+	size_t si =
+	        (size_t)(s - (struct rs_exp_slot *)((char *)map + rs_exp_slots_offset(raw_cap)));
 	struct rs_exp_ix *other = &raw_ix[si == 0 ? 1 : si - 1];
 	pid_t pid = fork();
 	if (pid == 0)
@@ -511,7 +523,8 @@ static void rs_key(char *buf, size_t n, const char *tag, unsigned i)
 	snprintf(buf, n, "ns-%u/rs-%s-%u", i % 97, tag, i);
 }
 
-static void add_observe(struct rs_exp *w, struct rs_exp *inf, const char *tag, unsigned n, int64_t adds)
+static void add_observe(struct rs_exp *w, struct rs_exp *inf, const char *tag, unsigned n,
+                        int64_t adds)
 {
 	char key[64];
 	for (unsigned i = 0; i < n; i++) {
@@ -581,22 +594,23 @@ static void test_50000_replicasets(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_absent_is_satisfied, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_creations, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_replace_voids_old_observations, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_deletions_tracked_by_key, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lower_creations, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_roles_and_args, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_full_deletion_batch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_orphaned_by_dead_worker, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_informer_restart, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_torn_record, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_capacity_and_reclaim, setup_small, teardown),
-		cmocka_unit_test(test_rv_compare),
-		cmocka_unit_test_setup_teardown(test_consistency_store, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_50000_replicasets, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_absent_is_satisfied, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_creations, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_replace_voids_old_observations, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_deletions_tracked_by_key, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_lower_creations, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_roles_and_args, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_full_deletion_batch, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_orphaned_by_dead_worker, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_informer_restart, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_torn_record, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_capacity_and_reclaim, setup_small, teardown),
+	        cmocka_unit_test(test_rv_compare),
+	        cmocka_unit_test_setup_teardown(test_consistency_store, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_50000_replicasets, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,13 +31,18 @@ static struct kube_kv SEL_WEB_KV[] = {{"app", "web"}};
 static struct kube_kv SEL_TIER_KV[] = {{"tier", "fe"}};
 static struct kube_kv SEL_DB_KV[] = {{"app", "db"}};
 static const struct kube_label_selector SEL_WEB = {.n_match_labels = 1, .match_labels = SEL_WEB_KV};
-static const struct kube_label_selector SEL_TIER = {.n_match_labels = 1, .match_labels = SEL_TIER_KV};
+static const struct kube_label_selector SEL_TIER = {.n_match_labels = 1,
+                                                    .match_labels = SEL_TIER_KV};
 static const struct kube_label_selector SEL_DB = {.n_match_labels = 1, .match_labels = SEL_DB_KV};
 static const struct kube_label_selector SEL_EMPTY = {0};
 static const char *BAD_VALUES[] = {"x"};
-static struct kube_label_requirement BAD_REQ = {.key = "app", .op = KUBE_OP_INVALID, .op_text = "Bogus",
-						.n_values = 1, .values = BAD_VALUES};
-static const struct kube_label_selector SEL_BAD = {.n_match_expressions = 1, .match_expressions = &BAD_REQ};
+static struct kube_label_requirement BAD_REQ = {.key = "app",
+                                                .op = KUBE_OP_INVALID,
+                                                .op_text = "Bogus",
+                                                .n_values = 1,
+                                                .values = BAD_VALUES};
+static const struct kube_label_selector SEL_BAD = {.n_match_expressions = 1,
+                                                   .match_expressions = &BAD_REQ};
 
 static struct fake_rs RSES[8];
 static size_t N_RSES;
@@ -61,8 +66,8 @@ static int f_get(void *ud, const char *ns, const char *name, struct rs_cached *r
 	return -ENOENT;
 }
 
-static int f_list(void *ud, const char *ns, int (*fn)(void *, const char *, const struct kube_label_selector *),
-		  void *fn_ud)
+static int f_list(void *ud, const char *ns,
+                  int (*fn)(void *, const char *, const struct kube_label_selector *), void *fn_ud)
 {
 	(void)ud;
 	for (size_t i = 0; i < N_RSES; i++)
@@ -98,8 +103,9 @@ static int setup(void **state)
 	RSES[N_RSES++] = (struct fake_rs){"ns", "web", "web-uid", 0, &SEL_WEB};
 	RSES[N_RSES++] = (struct fake_rs){"ns", "web2", "web2-uid", 30, &SEL_WEB};
 	RSES[N_RSES++] = (struct fake_rs){"ns", "db", "db-uid", 0, &SEL_DB};
-	RSES[N_RSES++] = (struct fake_rs){"ns", "all", "all-uid", 0, &SEL_EMPTY}; /* empty: skipped */
-	RSES[N_RSES++] = (struct fake_rs){"ns", "nil", "nil-uid", 0, NULL};	 /* nil: skipped */
+	RSES[N_RSES++] =
+	        (struct fake_rs){"ns", "all", "all-uid", 0, &SEL_EMPTY};    /* empty: skipped */
+	RSES[N_RSES++] = (struct fake_rs){"ns", "nil", "nil-uid", 0, NULL}; /* nil: skipped */
 	RSES[N_RSES++] = (struct fake_rs){"other", "web", "oweb-uid", 0, &SEL_WEB};
 	return 0;
 }
@@ -291,7 +297,8 @@ static void test_pod_update_controller_ref(void **state)
 	assert_adds((const char *[]){"ns/web", "ns/web2", "ns/tier"}, 3);
 	assert_true(rs_owner_ref_equal(NULL, NULL));
 	assert_false(rs_owner_ref_equal(&REF_WEB, NULL));
-	assert_true(rs_owner_ref_equal(&REF_WEB, &(struct kube_owner_ref){"apps/v1", "ReplicaSet", "web", "web-uid", 1, 1}));
+	assert_true(rs_owner_ref_equal(&REF_WEB, &(struct kube_owner_ref){"apps/v1", "ReplicaSet",
+	                                                                  "web", "web-uid", 1, 1}));
 }
 
 static void test_pod_update_deleting(void **state)
@@ -346,13 +353,13 @@ static void test_pod_delete(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_rs_events, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pod_add, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pod_add_deleting, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pod_update, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pod_update_controller_ref, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pod_update_deleting, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pod_delete, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_rs_events, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pod_add, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pod_add_deleting, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pod_update, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pod_update_controller_ref, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pod_update_deleting, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pod_delete, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

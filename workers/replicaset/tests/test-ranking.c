@@ -14,9 +14,9 @@
 
 #include "workers/replicaset/ranking.h"
 
-#define SEC INT64_C(1000000000)
+#define SEC  INT64_C(1000000000)
 #define HOUR (3600 * SEC)
-#define NOW (INT64_C(1700000000) * SEC)
+#define NOW  (INT64_C(1700000000) * SEC)
 
 static struct kube_pod mk(const char *uid, const char *node, enum kube_pod_phase ph, bool ready)
 {
@@ -37,7 +37,8 @@ static struct kube_pod mk(const char *uid, const char *node, enum kube_pod_phase
 static const struct rs_rank_opts OPTS = {.now = NOW, .pod_deletion_cost = true};
 
 /* a strictly before b, and not the other way round */
-static void lesser(const struct kube_pod *a, int ra, const struct kube_pod *b, int rb, const struct rs_rank_opts *o)
+static void lesser(const struct kube_pod *a, int ra, const struct kube_pod *b, int rb,
+                   const struct rs_rank_opts *o)
 {
 	assert_true(rs_pod_delete_before(a, ra, b, rb, o));
 	assert_false(rs_pod_delete_before(b, rb, a, ra, o));
@@ -77,7 +78,7 @@ static void test_rules_in_order(void **state)
 	lesser(&unknown, 0, &running_not_ready, 0, &OPTS);
 	lesser(&empty_phase, 0, &unknown, 0, &OPTS);
 	assert_false(rs_pod_delete_before(&empty_phase, 0, &pending, 0, &OPTS) &&
-		     rs_pod_delete_before(&pending, 0, &empty_phase, 0, &OPTS));
+	             rs_pod_delete_before(&pending, 0, &empty_phase, 0, &OPTS));
 	/* 3: not ready < ready */
 	lesser(&running_not_ready, 0, &ready, 0, &OPTS);
 	/* both unscheduled: falls through to the next rules */
@@ -287,11 +288,16 @@ static void test_active_terminating(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_log2_bucket),	   cmocka_unit_test(test_rules_in_order),
-		cmocka_unit_test(test_deletion_cost),	   cmocka_unit_test(test_rank),
-		cmocka_unit_test(test_ready_time),	   cmocka_unit_test(test_restarts),
-		cmocka_unit_test(test_creation_time),	   cmocka_unit_test(test_pods_to_delete),
-		cmocka_unit_test(test_related_on_same_node), cmocka_unit_test(test_active_terminating),
+	        cmocka_unit_test(test_log2_bucket),
+	        cmocka_unit_test(test_rules_in_order),
+	        cmocka_unit_test(test_deletion_cost),
+	        cmocka_unit_test(test_rank),
+	        cmocka_unit_test(test_ready_time),
+	        cmocka_unit_test(test_restarts),
+	        cmocka_unit_test(test_creation_time),
+	        cmocka_unit_test(test_pods_to_delete),
+	        cmocka_unit_test(test_related_on_same_node),
+	        cmocka_unit_test(test_active_terminating),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,10 +33,10 @@ struct rs_opts {
 	int replicas;
 	int min_ready;
 	int64_t generation, observed;
-	const char *status_extra;   /* extra JSON in status, e.g. conditions */
-	const char *meta_extra;	    /* extra JSON in metadata */
+	const char *status_extra;    /* extra JSON in status, e.g. conditions */
+	const char *meta_extra;      /* extra JSON in metadata */
 	const char *template_labels; /* JSON object */
-	const char *selector;	    /* JSON LabelSelector */
+	const char *selector;        /* JSON LabelSelector */
 	const char *uid;
 	int status_replicas, status_ready, status_available, status_fully;
 };
@@ -44,19 +44,23 @@ struct rs_opts {
 static struct kube_replicaset *mkrs(struct rs_opts o)
 {
 	char *json;
-	int n = asprintf(&json,
-			 "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
-			 "\"namespace\":\"ns\",\"uid\":\"%s\",\"resourceVersion\":\"10\",\"generation\":%lld%s%s},"
-			 "\"spec\":{\"replicas\":%d,\"minReadySeconds\":%d,\"selector\":%s,\"template\":{\"metadata\":"
-			 "{\"labels\":%s},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"pause\"}]}}},"
-			 "\"status\":{\"replicas\":%d,\"fullyLabeledReplicas\":%d,\"readyReplicas\":%d,"
-			 "\"availableReplicas\":%d,\"observedGeneration\":%lld%s%s}}",
-			 o.uid ? o.uid : "rs-uid", (long long)(o.generation ? o.generation : 1), o.meta_extra ? "," : "",
-			 o.meta_extra ? o.meta_extra : "", o.replicas, o.min_ready,
-			 o.selector ? o.selector : "{\"matchLabels\":{\"app\":\"web\"}}",
-			 o.template_labels ? o.template_labels : "{\"app\":\"web\"}", o.status_replicas, o.status_fully,
-			 o.status_ready, o.status_available, (long long)o.observed, o.status_extra ? "," : "",
-			 o.status_extra ? o.status_extra : "");
+	int n = asprintf(
+	        &json,
+	        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
+	        "\"namespace\":\"ns\",\"uid\":\"%s\",\"resourceVersion\":\"10\",\"generation\":%"
+	        "lld%s%s},"
+	        "\"spec\":{\"replicas\":%d,\"minReadySeconds\":%d,\"selector\":%s,\"template\":{"
+	        "\"metadata\":"
+	        "{\"labels\":%s},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"pause\"}]}}}"
+	        ","
+	        "\"status\":{\"replicas\":%d,\"fullyLabeledReplicas\":%d,\"readyReplicas\":%d,"
+	        "\"availableReplicas\":%d,\"observedGeneration\":%lld%s%s}}",
+	        o.uid ? o.uid : "rs-uid", (long long)(o.generation ? o.generation : 1),
+	        o.meta_extra ? "," : "", o.meta_extra ? o.meta_extra : "", o.replicas, o.min_ready,
+	        o.selector ? o.selector : "{\"matchLabels\":{\"app\":\"web\"}}",
+	        o.template_labels ? o.template_labels : "{\"app\":\"web\"}", o.status_replicas,
+	        o.status_fully, o.status_ready, o.status_available, (long long)o.observed,
+	        o.status_extra ? "," : "", o.status_extra ? o.status_extra : "");
 	assert_true(n > 0);
 	struct kube_replicaset *rs;
 	assert_int_equal(kube_decode_replicaset(json, strlen(json), 0, &rs), 0);
@@ -70,7 +74,8 @@ static struct kube_kv APP_WEB_TIER[] = {{"app", "web"}, {"tier", "fe"}};
 static struct kube_owner_ref REF_US = {"apps/v1", "ReplicaSet", "rs", "rs-uid", 1, 1};
 static struct kube_owner_ref REF_OTHER = {"apps/v1", "ReplicaSet", "other", "other-uid", 1, 1};
 
-static struct kube_pod pod(const char *name, const struct kube_owner_ref *ref, enum kube_pod_phase ph, bool ready)
+static struct kube_pod pod(const char *name, const struct kube_owner_ref *ref,
+                           enum kube_pod_phase ph, bool ready)
 {
 	struct kube_pod p;
 	memset(&p, 0, sizeof p);
@@ -139,7 +144,8 @@ static void fake_reset(void)
 	F.create_fail_from = -1;
 }
 
-static int f_get_rs(void *ud, const struct kube_replicaset *rs, struct kube_replicaset **ret, char **msg)
+static int f_get_rs(void *ud, const struct kube_replicaset *rs, struct kube_replicaset **ret,
+                    char **msg)
 {
 	(void)ud;
 	F.get_calls++;
@@ -151,10 +157,10 @@ static int f_get_rs(void *ud, const struct kube_replicaset *rs, struct kube_repl
 	if (F.get_deleting)
 		snprintf(extra, sizeof extra, "\"deletionTimestamp\":\"2023-11-14T22:13:20Z\"");
 	*ret = mkrs((struct rs_opts){.replicas = rs->spec_replicas,
-				     .generation = rs->meta.generation + 1,
-				     .uid = F.get_uid ? F.get_uid : rs->meta.uid,
-				     .meta_extra = F.get_deleting ? extra : NULL,
-				     .min_ready = rs->min_ready_seconds});
+	                             .generation = rs->meta.generation + 1,
+	                             .uid = F.get_uid ? F.get_uid : rs->meta.uid,
+	                             .meta_extra = F.get_deleting ? extra : NULL,
+	                             .min_ready = rs->min_ready_seconds});
 	return 0;
 }
 
@@ -172,7 +178,8 @@ static int f_patch(void *ud, const struct kube_pod *p, const char *body, char **
 	return 0;
 }
 
-static void f_create(void *ud, const struct kube_replicaset *rs, const char *body, size_t n, struct rs_call_result *r)
+static void f_create(void *ud, const struct kube_replicaset *rs, const char *body, size_t n,
+                     struct rs_call_result *r)
 {
 	(void)ud;
 	(void)rs;
@@ -191,8 +198,8 @@ static void f_create(void *ud, const struct kube_replicaset *rs, const char *bod
 	}
 }
 
-static void f_delete(void *ud, const struct kube_replicaset *rs, const struct kube_pod *const *pods, size_t n,
-		     struct rs_call_result *r)
+static void f_delete(void *ud, const struct kube_replicaset *rs, const struct kube_pod *const *pods,
+                     size_t n, struct rs_call_result *r)
 {
 	(void)ud;
 	(void)rs;
@@ -203,7 +210,8 @@ static void f_delete(void *ud, const struct kube_replicaset *rs, const struct ku
 		r[i].err = idx < 16 ? F.delete_err[idx] : 0;
 		if (r[i].err) {
 			char m[32];
-			snprintf(m, sizeof m, F.delete_reverse_rank && idx ? "boom %d" : "boom", idx);
+			snprintf(m, sizeof m, F.delete_reverse_rank && idx ? "boom %d" : "boom",
+			         idx);
 			r[i].msg = strdup(m);
 		}
 		if (F.delete_reverse_rank)
@@ -211,9 +219,13 @@ static void f_delete(void *ud, const struct kube_replicaset *rs, const struct ku
 	}
 }
 
-static char *sdup(const char *s) { return s ? strdup(s) : NULL; }
+static char *sdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
 
-static int f_update(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st, char **msg)
+static int f_update(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st,
+                    char **msg)
 {
 	(void)ud;
 	int i = F.update_calls++;
@@ -236,7 +248,8 @@ static int f_update(void *ud, const struct kube_replicaset *rs, const struct kub
 	return 0;
 }
 
-static void f_event(void *ud, const struct kube_replicaset *rs, const char *type, const char *reason, const char *msg)
+static void f_event(void *ud, const struct kube_replicaset *rs, const char *type,
+                    const char *reason, const char *msg)
 {
 	(void)ud;
 	(void)rs;
@@ -248,13 +261,17 @@ static void f_event(void *ud, const struct kube_replicaset *rs, const char *type
 	F.n_events++;
 }
 
-static const struct rs_executor EX = {.get_rs = f_get_rs, .patch_pod = f_patch, .create_pods = f_create,
-				      .delete_pods = f_delete, .update_status = f_update, .record_event = f_event};
+static const struct rs_executor EX = {.get_rs = f_get_rs,
+                                      .patch_pod = f_patch,
+                                      .create_pods = f_create,
+                                      .delete_pods = f_delete,
+                                      .update_status = f_update,
+                                      .record_event = f_event};
 
 /* The same double reporting resourceVersions (the consistency store's inputs). */
 static int RV_NEXT = 100;
 static void f_create_rv(void *ud, const struct kube_replicaset *rs, const char *body, size_t n,
-			struct rs_call_result *r)
+                        struct rs_call_result *r)
 {
 	f_create(ud, rs, body, n, r);
 	for (size_t i = 0; i < n; i++)
@@ -268,20 +285,33 @@ static int f_patch_rv(void *ud, const struct kube_pod *p, const char *body, char
 		assert_true(asprintf(rv, "%d", RV_NEXT++) > 0);
 	return r;
 }
-static int f_update_rv(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st, char **rv,
-		       char **msg)
+static int f_update_rv(void *ud, const struct kube_replicaset *rs, const struct kube_rs_status *st,
+                       char **rv, char **msg)
 {
 	int r = f_update(ud, rs, st, msg);
 	if (r == 0)
 		assert_true(asprintf(rv, "%d", RV_NEXT++) > 0);
 	return r;
 }
-static const struct rs_executor EX_RV = {.get_rs = f_get_rs, .patch_pod = f_patch, .create_pods = f_create_rv,
-					 .delete_pods = f_delete, .update_status = f_update, .record_event = f_event,
-					 .patch_pod_rv = f_patch_rv, .update_status_rv = f_update_rv};
+static const struct rs_executor EX_RV = {.get_rs = f_get_rs,
+                                         .patch_pod = f_patch,
+                                         .create_pods = f_create_rv,
+                                         .delete_pods = f_delete,
+                                         .update_status = f_update,
+                                         .record_event = f_event,
+                                         .patch_pod_rv = f_patch_rv,
+                                         .update_status_rv = f_update_rv};
 
-static kube_time_t fixed_clock(void *ud) { (void)ud; return NOW; }
-static int64_t fixed_mono(void *ud) { (void)ud; return 1000 * SEC; }
+static kube_time_t fixed_clock(void *ud)
+{
+	(void)ud;
+	return NOW;
+}
+static int64_t fixed_mono(void *ud)
+{
+	(void)ud;
+	return 1000 * SEC;
+}
 
 struct env {
 	int fd;
@@ -310,17 +340,18 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct rs_sync_input input(const struct kube_replicaset *rs, const struct kube_pod **pods, size_t n)
+static struct rs_sync_input input(const struct kube_replicaset *rs, const struct kube_pod **pods,
+                                  size_t n)
 {
 	return (struct rs_sync_input){
-		.key = "ns/rs",
-		.rs = rs,
-		.pods = (const struct kube_pod *const *)pods,
-		.n_pods = n,
-		.exp = E.w,
-		.features = RS_FEATURES_DEFAULT,
-		.clock = fixed_clock,
-		.mono = fixed_mono,
+	        .key = "ns/rs",
+	        .rs = rs,
+	        .pods = (const struct kube_pod *const *)pods,
+	        .n_pods = n,
+	        .exp = E.w,
+	        .features = RS_FEATURES_DEFAULT,
+	        .clock = fixed_clock,
+	        .mono = fixed_mono,
 	};
 }
 
@@ -372,7 +403,8 @@ static void test_claim_decisions(void **state)
 	assert_int_equal(rs_claim_decide(rs, sel, &orphan_deleting), RS_CLAIM_IGNORE);
 	assert_int_equal(rs_claim_decide(rs, sel, &orphan_other_ns), RS_CLAIM_IGNORE);
 	/* RS being deleted: keeps what matches, neither adopts nor releases */
-	struct kube_replicaset *del = mkrs((struct rs_opts){.replicas = 1, .meta_extra = "\"deletionTimestamp\":\"2023-11-14T22:13:20Z\""});
+	struct kube_replicaset *del = mkrs((struct rs_opts){
+	        .replicas = 1, .meta_extra = "\"deletionTimestamp\":\"2023-11-14T22:13:20Z\""});
 	assert_int_equal(rs_claim_decide(del, sel, &owned), RS_CLAIM_OWNED);
 	assert_int_equal(rs_claim_decide(del, sel, &orphan), RS_CLAIM_IGNORE);
 	assert_int_equal(rs_claim_decide(del, sel, &owned_nomatch), RS_CLAIM_IGNORE);
@@ -428,10 +460,10 @@ static void test_events_and_errors(void **state)
 	assert_string_equal((s = rs_err_unable_to_delete("y")), "unable to delete pods: y");
 	free(s);
 	assert_string_equal((s = rs_err_just_deleted("ns", "rs", NOW)),
-			    "ns/rs has just been deleted at 2023-11-14 22:13:20 +0000 UTC");
+	                    "ns/rs has just been deleted at 2023-11-14 22:13:20 +0000 UTC");
 	free(s);
 	assert_string_equal((s = rs_err_just_deleted("ns", "rs", NOW + 500000000)),
-			    "ns/rs has just been deleted at 2023-11-14 22:13:20.5 +0000 UTC");
+	                    "ns/rs has just been deleted at 2023-11-14 22:13:20.5 +0000 UTC");
 	free(s);
 	const char *one[] = {"a"};
 	const char *many[] = {"a", "b", "a"};
@@ -448,7 +480,8 @@ static void test_events_and_errors(void **state)
 static void test_create_from_scratch(void **state)
 {
 	(void)state;
-	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 2, .generation = 3, .observed = 2});
+	struct kube_replicaset *rs =
+	        mkrs((struct rs_opts){.replicas = 2, .generation = 3, .observed = 2});
 	struct rs_sync_input in = input(rs, NULL, 0);
 	struct rs_sync_result res;
 	assert_int_equal(rs_sync(&in, &EX, &res), 0);
@@ -494,8 +527,10 @@ static void test_create_from_scratch(void **state)
 static void test_slow_start_failure(void **state)
 {
 	(void)state;
-	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 600, .status_extra =
-		"\"conditions\":[{\"type\":\"StatusUpdate\",\"status\":\"True\",\"reason\":\"E2E\",\"message\":\"Set from e2e test\"}]"});
+	struct kube_replicaset *rs = mkrs((struct rs_opts){
+	        .replicas = 600,
+	        .status_extra = "\"conditions\":[{\"type\":\"StatusUpdate\",\"status\":\"True\","
+	                        "\"reason\":\"E2E\",\"message\":\"Set from e2e test\"}]"});
 	F.create_fail_from = 4; /* batches 1, 2, 4: the 5th call (in batch 3) fails */
 	struct rs_sync_input in = input(rs, NULL, 0);
 	struct rs_sync_result res;
@@ -503,7 +538,7 @@ static void test_slow_start_failure(void **state)
 	assert_string_equal(res.err_msg, "pods \"rs-x\" is forbidden: exceeded quota: q");
 	assert_int_equal(F.n_batches, 3);
 	assert_int_equal(F.batches[2], 4);
-	assert_int_equal(res.created, 4);	  /* 1 + 2 + 1 */
+	assert_int_equal(res.created, 4);       /* 1 + 2 + 1 */
 	assert_int_equal(res.create_failed, 3); /* the rest of batch 3 */
 	assert_int_equal(res.skipped, 500 - 4); /* burst 500 */
 	/* 4 SuccessfulCreate + 3 FailedCreate */
@@ -511,7 +546,8 @@ static void test_slow_start_failure(void **state)
 	assert_string_equal(F.ev[3][1], "SuccessfulCreate");
 	assert_string_equal(F.ev[4][0], "Warning");
 	assert_string_equal(F.ev[4][1], "FailedCreate");
-	assert_string_equal(F.ev[4][2], "Error creating: pods \"rs-x\" is forbidden: exceeded quota: q");
+	assert_string_equal(F.ev[4][2],
+	                    "Error creating: pods \"rs-x\" is forbidden: exceeded quota: q");
 	/* status: foreign condition kept, ReplicaFailure appended */
 	assert_int_equal(F.last.n_conditions, 2);
 	assert_string_equal(F.last_conds[0][0], "StatusUpdate");
@@ -535,9 +571,12 @@ static void test_failure_condition_sticky_and_cleared(void **state)
 {
 	(void)state;
 	/* an existing ReplicaFailure is not refreshed by a new error */
-	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 3, .status_extra =
-		"\"conditions\":[{\"type\":\"ReplicaFailure\",\"status\":\"True\",\"reason\":\"FailedCreate\","
-		"\"message\":\"first\",\"lastTransitionTime\":\"2023-01-01T00:00:00Z\"}]"});
+	struct kube_replicaset *rs = mkrs((struct rs_opts){
+	        .replicas = 3,
+	        .status_extra =
+	                "\"conditions\":[{\"type\":\"ReplicaFailure\",\"status\":\"True\","
+	                "\"reason\":\"FailedCreate\","
+	                "\"message\":\"first\",\"lastTransitionTime\":\"2023-01-01T00:00:00Z\"}]"});
 	F.create_fail_from = 0;
 	struct rs_sync_input in = input(rs, NULL, 0);
 	struct rs_sync_result res;
@@ -588,8 +627,10 @@ static void test_namespace_terminating(void **state)
 static void test_no_labels(void **state)
 {
 	(void)state;
-	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 2, .template_labels = "{}",
-							   .selector = "{\"matchLabels\":{\"app\":\"web\"}}"});
+	struct kube_replicaset *rs =
+	        mkrs((struct rs_opts){.replicas = 2,
+	                              .template_labels = "{}",
+	                              .selector = "{\"matchLabels\":{\"app\":\"web\"}}"});
 	struct rs_sync_input in = input(rs, NULL, 0);
 	struct rs_sync_result res;
 	assert_int_equal(rs_sync(&in, &EX, &res), -EINVAL);
@@ -699,9 +740,11 @@ static void test_deletion_cost_and_related(void **state)
 	const struct kube_pod *qp[] = {&q1, &q2};
 	const struct kube_pod *rel[] = {&q1, &q2, &sib};
 	struct kube_replicaset *standalone = mkrs((struct rs_opts){.replicas = 1});
-	struct kube_replicaset *owned = mkrs((struct rs_opts){.replicas = 1,
-		.meta_extra = "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"d\","
-			      "\"uid\":\"d-uid\",\"controller\":true}]"});
+	struct kube_replicaset *owned =
+	        mkrs((struct rs_opts){.replicas = 1,
+	                              .meta_extra = "\"ownerReferences\":[{\"apiVersion\":\"apps/"
+	                                            "v1\",\"kind\":\"Deployment\",\"name\":\"d\","
+	                                            "\"uid\":\"d-uid\",\"controller\":true}]"});
 	fake_reset();
 	in = input(standalone, qp, 2);
 	in.related = rel;
@@ -736,14 +779,17 @@ static void test_claims_in_sync(void **state)
 	assert_int_equal(res.adopted, 2);
 	assert_int_equal(res.released, 1);
 	assert_int_equal(F.patch_calls, 3);
-	assert_string_equal(F.patches[0],
-			    "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
-			    "\"name\":\"rs\",\"uid\":\"rs-uid\",\"controller\":true,\"blockOwnerDeletion\":true}],"
-			    "\"uid\":\"o1\"}}");
-	assert_string_equal(F.patches[1],
-			    "{\"metadata\":{\"uid\":\"mine\",\"ownerReferences\":[{\"$patch\":\"delete\","
-			    "\"uid\":\"rs-uid\"}]}}");
-	assert_int_equal(F.last.replicas, 2); /* the adopted pods; theirs and the released one not */
+	assert_string_equal(F.patches[0], "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":"
+	                                  "\"apps/v1\",\"kind\":\"ReplicaSet\","
+	                                  "\"name\":\"rs\",\"uid\":\"rs-uid\",\"controller\":true,"
+	                                  "\"blockOwnerDeletion\":true}],"
+	                                  "\"uid\":\"o1\"}}");
+	assert_string_equal(
+	        F.patches[1],
+	        "{\"metadata\":{\"uid\":\"mine\",\"ownerReferences\":[{\"$patch\":\"delete\","
+	        "\"uid\":\"rs-uid\"}]}}");
+	assert_int_equal(F.last.replicas,
+	                 2); /* the adopted pods; theirs and the released one not */
 	assert_false(res.managed);
 	rs_sync_result_free(&res);
 	/* the fresh GET shows another uid: adoption fails, the sync errors before status */
@@ -752,10 +798,13 @@ static void test_claims_in_sync(void **state)
 	const struct kube_pod *orph[] = {&o1, &o2};
 	in = input(rs, orph, 2);
 	assert_int_equal(rs_sync(&in, &EX, &res), -EIO);
-	assert_string_equal(res.err_msg,
-			    "[can't adopt Pod ns/o1 (o1): can't recheck DeletionTimestamp: original ReplicaSet ns/rs is "
-			    "gone: got uid new-uid, wanted rs-uid, can't adopt Pod ns/o2 (o2): can't recheck "
-			    "DeletionTimestamp: original ReplicaSet ns/rs is gone: got uid new-uid, wanted rs-uid]");
+	assert_string_equal(
+	        res.err_msg,
+	        "[can't adopt Pod ns/o1 (o1): can't recheck DeletionTimestamp: original ReplicaSet "
+	        "ns/rs is "
+	        "gone: got uid new-uid, wanted rs-uid, can't adopt Pod ns/o2 (o2): can't recheck "
+	        "DeletionTimestamp: original ReplicaSet ns/rs is gone: got uid new-uid, wanted "
+	        "rs-uid]");
 	assert_int_equal(F.get_calls, 1);
 	assert_int_equal(F.patch_calls, 0);
 	assert_int_equal(F.update_calls, 0);
@@ -766,8 +815,8 @@ static void test_claims_in_sync(void **state)
 	F.get_deleting = true;
 	in = input(rs, orph, 1);
 	assert_true(rs_sync(&in, &EX, &res) < 0);
-	assert_string_equal(res.err_msg,
-			    "can't adopt Pod ns/o1 (o1): ns/rs has just been deleted at 2023-11-14 22:13:20 +0000 UTC");
+	assert_string_equal(res.err_msg, "can't adopt Pod ns/o1 (o1): ns/rs has just been deleted "
+	                                 "at 2023-11-14 22:13:20 +0000 UTC");
 	rs_sync_result_free(&res);
 	/* a 404 on the adopt patch: not claimed, no error; 422 on release: ignored */
 	fake_reset();
@@ -795,8 +844,8 @@ static void test_claims_in_sync(void **state)
 static void test_rs_being_deleted(void **state)
 {
 	(void)state;
-	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 3,
-		.meta_extra = "\"deletionTimestamp\":\"2023-11-14T22:13:20Z\""});
+	struct kube_replicaset *rs = mkrs((struct rs_opts){
+	        .replicas = 3, .meta_extra = "\"deletionTimestamp\":\"2023-11-14T22:13:20Z\""});
 	struct kube_pod a = pod("a", &REF_US, KUBE_POD_RUNNING, true);
 	struct kube_pod o = pod("o", NULL, KUBE_POD_RUNNING, true);
 	const struct kube_pod *pods[] = {&a, &o};
@@ -814,8 +863,10 @@ static void test_status_counts(void **state)
 {
 	(void)state;
 	/* TestReadyAndAvailableReplicas + TestFullyLabeledReplicas + terminating pods */
-	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 3, .min_ready = 3600,
-							   .template_labels = "{\"app\":\"web\",\"tier\":\"fe\"}"});
+	struct kube_replicaset *rs =
+	        mkrs((struct rs_opts){.replicas = 3,
+	                              .min_ready = 3600,
+	                              .template_labels = "{\"app\":\"web\",\"tier\":\"fe\"}"});
 	struct kube_pod not_ready = pod("a", &REF_US, KUBE_POD_RUNNING, false);
 	struct kube_pod ready_now = pod("b", &REF_US, KUBE_POD_RUNNING, true);
 	ready_now.ready_transition_time = NOW;
@@ -829,7 +880,8 @@ static void test_status_counts(void **state)
 	term_other.meta.deletion_timestamp = NOW;
 	struct kube_pod term_failed = pod("t3", &REF_US, KUBE_POD_FAILED, false);
 	term_failed.meta.deletion_timestamp = NOW;
-	const struct kube_pod *pods[] = {&not_ready, &ready_now, &ready_then, &term, &term_other, &term_failed};
+	const struct kube_pod *pods[] = {&not_ready, &ready_now,  &ready_then,
+	                                 &term,      &term_other, &term_failed};
 	struct rs_sync_input in = input(rs, pods, 6);
 	struct rs_sync_result res;
 	assert_int_equal(rs_sync(&in, &EX, &res), 0);
@@ -865,9 +917,15 @@ static void test_status_noop_rules(void **state)
 	const struct kube_pod *pods[] = {&a};
 	struct rs_sync_result res;
 	/* everything equal, terminatingReplicas 0 == 0, generation observed: no write */
-	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 1, .generation = 2, .observed = 2,
-		.status_replicas = 1, .status_ready = 1, .status_available = 1, .status_fully = 1,
-		.status_extra = "\"terminatingReplicas\":0"});
+	struct kube_replicaset *rs =
+	        mkrs((struct rs_opts){.replicas = 1,
+	                              .generation = 2,
+	                              .observed = 2,
+	                              .status_replicas = 1,
+	                              .status_ready = 1,
+	                              .status_available = 1,
+	                              .status_fully = 1,
+	                              .status_extra = "\"terminatingReplicas\":0"});
 	struct rs_sync_input in = input(rs, pods, 1);
 	assert_int_equal(rs_sync(&in, &EX, &res), 0);
 	assert_int_equal(F.update_calls, 0);
@@ -876,8 +934,13 @@ static void test_status_noop_rules(void **state)
 	kube_object_free(rs);
 	/* absent terminatingReplicas vs 0: a write (the RC hot-loop fix depends on this rule) */
 	fake_reset();
-	rs = mkrs((struct rs_opts){.replicas = 1, .generation = 2, .observed = 2, .status_replicas = 1,
-				   .status_ready = 1, .status_available = 1, .status_fully = 1});
+	rs = mkrs((struct rs_opts){.replicas = 1,
+	                           .generation = 2,
+	                           .observed = 2,
+	                           .status_replicas = 1,
+	                           .status_ready = 1,
+	                           .status_available = 1,
+	                           .status_fully = 1});
 	in = input(rs, pods, 1);
 	assert_int_equal(rs_sync(&in, &EX, &res), 0);
 	assert_int_equal(F.update_calls, 1);
@@ -891,9 +954,14 @@ static void test_status_noop_rules(void **state)
 	kube_object_free(rs);
 	/* both present but different (a terminating pod went away): a write */
 	fake_reset();
-	rs = mkrs((struct rs_opts){.replicas = 1, .generation = 2, .observed = 2, .status_replicas = 1,
-				   .status_ready = 1, .status_available = 1, .status_fully = 1,
-				   .status_extra = "\"terminatingReplicas\":1"});
+	rs = mkrs((struct rs_opts){.replicas = 1,
+	                           .generation = 2,
+	                           .observed = 2,
+	                           .status_replicas = 1,
+	                           .status_ready = 1,
+	                           .status_available = 1,
+	                           .status_fully = 1,
+	                           .status_extra = "\"terminatingReplicas\":1"});
 	in = input(rs, pods, 1);
 	assert_int_equal(rs_sync(&in, &EX, &res), 0);
 	assert_int_equal(F.update_calls, 1);
@@ -903,9 +971,14 @@ static void test_status_noop_rules(void **state)
 	kube_object_free(rs);
 	/* a new generation is written even with equal counts */
 	fake_reset();
-	rs = mkrs((struct rs_opts){.replicas = 1, .generation = 3, .observed = 2, .status_replicas = 1,
-				   .status_ready = 1, .status_available = 1, .status_fully = 1,
-				   .status_extra = "\"terminatingReplicas\":0"});
+	rs = mkrs((struct rs_opts){.replicas = 1,
+	                           .generation = 3,
+	                           .observed = 2,
+	                           .status_replicas = 1,
+	                           .status_ready = 1,
+	                           .status_available = 1,
+	                           .status_fully = 1,
+	                           .status_extra = "\"terminatingReplicas\":0"});
 	in = input(rs, pods, 1);
 	assert_int_equal(rs_sync(&in, &EX, &res), 0);
 	assert_int_equal(F.update_calls, 1);
@@ -917,7 +990,8 @@ static void test_status_noop_rules(void **state)
 static void test_status_retry(void **state)
 {
 	(void)state;
-	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 0, .generation = 7, .observed = 6});
+	struct kube_replicaset *rs =
+	        mkrs((struct rs_opts){.replicas = 0, .generation = 7, .observed = 6});
 	struct rs_sync_input in = input(rs, NULL, 0);
 	struct rs_sync_result res;
 	F.update_err[0] = -ESTALE;
@@ -926,7 +1000,8 @@ static void test_status_retry(void **state)
 	assert_int_equal(F.get_calls, 1);
 	assert_ptr_equal(F.updated_with[0], rs);
 	assert_ptr_not_equal(F.updated_with[1], rs);
-	assert_int_equal(F.last.observed_generation, 7); /* the cached generation, not the fresh 8 */
+	assert_int_equal(F.last.observed_generation,
+	                 7); /* the cached generation, not the fresh 8 */
 	rs_sync_result_free(&res);
 	fake_reset();
 	F.update_err[0] = -ESTALE;
@@ -957,8 +1032,10 @@ static void test_gone_and_invalid_selector(void **state)
 	assert_true(rs_exp_satisfied(E.w, "ns/rs", 1000 * SEC, &st));
 	assert_int_equal(st.verdict, RS_EXP_ABSENT);
 	rs_sync_result_free(&res);
-	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 3,
-		.selector = "{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Bogus\",\"values\":[\"x\"]}]}"});
+	struct kube_replicaset *rs =
+	        mkrs((struct rs_opts){.replicas = 3,
+	                              .selector = "{\"matchExpressions\":[{\"key\":\"app\","
+	                                          "\"operator\":\"Bogus\",\"values\":[\"x\"]}]}"});
 	in = input(rs, NULL, 0);
 	assert_int_equal(rs_sync(&in, &EX, &res), 0);
 	assert_true(res.invalid_selector);
@@ -1037,15 +1114,17 @@ static void test_consistency_gate(void **state)
 	assert_int_equal(rs_sync(&in, &EX_RV, &res), -EAGAIN);
 	assert_true(res.stale_skip);
 	assert_int_equal(res.stale_resource, RS_CONS_PODS);
-	assert_string_equal(res.err_msg, "read version: 50 is not as new as written version: 101 for group resource pods");
+	assert_string_equal(
+	        res.err_msg,
+	        "read version: 50 is not as new as written version: 101 for group resource pods");
 	assert_int_equal(F.update_calls + F.create_calls + F.patch_calls + F.get_calls, 0);
 	rs_sync_result_free(&res);
 	/* pods caught up, replicasets not */
 	in.read_rv[RS_CONS_PODS] = "101";
 	assert_int_equal(rs_sync(&in, &EX_RV, &res), -EAGAIN);
 	assert_int_equal(res.stale_resource, RS_CONS_REPLICASETS);
-	assert_string_equal(res.err_msg,
-			    "read version: 50 is not as new as written version: 102 for group resource replicasets.apps");
+	assert_string_equal(res.err_msg, "read version: 50 is not as new as written version: 102 "
+	                                 "for group resource replicasets.apps");
 	rs_sync_result_free(&res);
 	/* both caught up: the sync runs (and the record is cleared, then rewritten by it) */
 	in.read_rv[RS_CONS_REPLICASETS] = "200";
@@ -1092,7 +1171,8 @@ static void test_metrics(void **state)
 {
 	(void)state;
 	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 1});
-	/* ready pods 4 h, 2 h and 1 h old (the youngest ready: 1 h); a not-ready one is never counted */
+	/* ready pods 4 h, 2 h and 1 h old (the youngest ready: 1 h); a not-ready one is never
+	 * counted */
 	struct kube_pod a = pod("a", &REF_US, KUBE_POD_RUNNING, true);
 	struct kube_pod b = pod("b", &REF_US, KUBE_POD_RUNNING, true);
 	struct kube_pod c = pod("c", &REF_US, KUBE_POD_RUNNING, true);
@@ -1110,14 +1190,21 @@ static void test_metrics(void **state)
 	char *text = NULL;
 	assert_int_equal(rs_exp_metrics_text(E.w, &text), 0);
 	/* victims d (not ready: skipped), c (ratio 1), b (ratio 2) */
-	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"0.5\"} 0\n"));
-	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"1\"} 1\n"));
-	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"2\"} 2\n"));
-	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"+Inf\"} 2\n"));
+	assert_non_null(strstr(
+	        text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"0.5\"} 0\n"));
+	assert_non_null(strstr(
+	        text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"1\"} 1\n"));
+	assert_non_null(strstr(
+	        text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"2\"} 2\n"));
+	assert_non_null(strstr(
+	        text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"+Inf\"} 2\n"));
 	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_sum 3\n"));
 	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_count 2\n"));
-	assert_non_null(strstr(text, "# TYPE replicaset_controller_sorting_deletion_age_ratio histogram\n"));
-	assert_non_null(strstr(text, "replicaset_controller_stale_sync_skips_total{group=\"\",resource=\"pods\"} 0\n"));
+	assert_non_null(strstr(
+	        text, "# TYPE replicaset_controller_sorting_deletion_age_ratio histogram\n"));
+	assert_non_null(strstr(
+	        text,
+	        "replicaset_controller_stale_sync_skips_total{group=\"\",resource=\"pods\"} 0\n"));
 	free(text);
 	/* deleting every active pod sorts nothing and reports nothing */
 	kube_object_free(rs);
@@ -1136,7 +1223,8 @@ static void test_metrics(void **state)
 	rs_sync_result_free(&res);
 	assert_int_equal(rs_exp_metrics_text(E.w, &text), 0);
 	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_count 2\n"));
-	assert_non_null(strstr(text, "replicaset_controller_stale_sync_skips_total{group=\"apps\",resource=\"replicasets\"} 1\n"));
+	assert_non_null(strstr(text, "replicaset_controller_stale_sync_skips_total{group=\"apps\","
+	                             "resource=\"replicasets\"} 1\n"));
 	free(text);
 	kube_object_free(rs);
 }
@@ -1168,29 +1256,30 @@ static void test_delete_completion_order(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_slow_start_sizes),
-		cmocka_unit_test(test_claim_decisions),
-		cmocka_unit_test(test_availability),
-		cmocka_unit_test(test_events_and_errors),
-		cmocka_unit_test_setup_teardown(test_create_from_scratch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_slow_start_failure, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_failure_condition_sticky_and_cleared, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_namespace_terminating, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_labels, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_scale_down, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_delete_failures, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_deletion_cost_and_related, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_claims_in_sync, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rs_being_deleted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_status_counts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_status_noop_rules, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_status_retry, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gone_and_invalid_selector, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_failed_and_deleting_replaced, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_orphan_recheck, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_consistency_gate, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_delete_completion_order, setup, teardown),
+	        cmocka_unit_test(test_slow_start_sizes),
+	        cmocka_unit_test(test_claim_decisions),
+	        cmocka_unit_test(test_availability),
+	        cmocka_unit_test(test_events_and_errors),
+	        cmocka_unit_test_setup_teardown(test_create_from_scratch, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_slow_start_failure, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_failure_condition_sticky_and_cleared, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_namespace_terminating, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_no_labels, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_scale_down, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_delete_failures, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_deletion_cost_and_related, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_claims_in_sync, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_rs_being_deleted, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_status_counts, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_status_noop_rules, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_status_retry, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_gone_and_invalid_selector, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_failed_and_deleting_replaced, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_orphan_recheck, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_consistency_gate, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_delete_completion_order, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
