@@ -303,6 +303,12 @@ static void drain(struct dsp *x)
 		ipc_source_post_enable(x->more);
 		return;
 	}
+	/* A wait already armed stands: it completes on the next publication, or at once if the
+	 * word moved after it was armed. Arming again would fail with -EBUSY, and falling back to
+	 * the post source then would poll the loop for ever (each idle dispatcher burnt ~20 % of a
+	 * core that way). */
+	if (ipc_source_futex_armed(x->feed_src))
+		return;
 	if (ipc_source_futex_arm(x->feed_src, tok) < 0)
 		ipc_source_post_enable(x->more); /* cannot sleep on it: poll on the next turn */
 }
