@@ -11,7 +11,8 @@ manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c 
 
 BINS             += kcmd
 kcmd_SRCS        := manager/main.c
-kcmd_LIBDEPS     := manager registry
+kcmd_LIBDEPS     := manager registry kcapi
+kcmd_LDFLAGS     := $(KCMD_PLUGIN_LDFLAGS)
 manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
 
 BINS             += kcmctl
