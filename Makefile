@@ -124,11 +124,7 @@ $(LIBKCMD): $(call obj,$(BP),$(LIBKCMD_SRCS)) lib/libkcmd.map
 	$(CC) -shared -Wl,-soname,libkcmd.so.$(KCMD_ABI) -Wl,--version-script=lib/libkcmd.map \
 		-Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDLIBS)
 	ln -sf libkcmd.so.$(KCMD_ABI) $(B)/lib/libkcmd.so
-all: $(LIBKCMD) $(B)/lib/kcmd.pc
-$(B)/lib/kcmd.pc: lib/kcmd.pc.in Makefile
-	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' $< > $@
+all: $(LIBKCMD)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
@@ -232,7 +228,10 @@ install: all
 	install -m 0644 $(wildcard include/kcmd/*.h) $(DESTDIR)$(INCLUDEDIR)/kcmd/
 	install -m 0755 $(LIBKCMD) $(DESTDIR)$(LIBDIR)/
 	ln -sf libkcmd.so.$(KCMD_ABI) $(DESTDIR)$(LIBDIR)/libkcmd.so
-	install -m 0644 $(B)/lib/kcmd.pc $(DESTDIR)$(PKGCONFIGDIR)/kcmd.pc
+	# kcmd.pc names this install's directories (PREFIX, LIBDIR, INCLUDEDIR; not DESTDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' lib/kcmd.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/kcmd.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/kcmd.pc
 
 # ---- house rules (tools/lint/lint.py; docs/testing.md) ----------------------------------------
 # `make lint` checks clang-format, the SPDX line, the include layers and that only the controller

@@ -326,8 +326,8 @@ static int parse_controllers(struct mgr_config *cfg, const char *v, char *err, s
 			built_names(names, sizeof(names));
 			r = fail(err, errlen,
 			         "--controllers: %s is not implemented by kcmd (it runs %s); run "
-			         "it in "
-			         "kube-controller-manager",
+			         "it in kube-controller-manager, or load its plug-in with "
+			         "--controller-plugins",
 			         nm, names);
 			break;
 		}
