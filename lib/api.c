@@ -28,6 +28,7 @@
 #include "ipc/queue.h"
 #include "kcmd/kcmd.h"
 #include "kube/client.h"
+#include "kube/config.h"
 #include "kube/errors.h"
 #include "kube/model.h"
 #include "lib/log.h"
@@ -346,6 +347,58 @@ int kcmd_kube_request(struct kube_client *kc, const struct kcmd_request *req, in
 const char *kcmd_kube_reason(int err)
 {
 	return kube_errno_reason(err);
+}
+
+struct kcmd_client {
+	struct kube_config *cfg;
+	struct kube_client *kc;
+};
+
+int kcmd_client_new(const char *kubeconfig, struct kcmd_client **ret, char *err, size_t errlen)
+{
+	struct kcmd_client *c;
+	int r;
+
+	if (!ret || !err || !errlen)
+		return -EINVAL;
+	if (!kubeconfig)
+		kubeconfig = getenv("KUBECONFIG");
+	if (!kubeconfig || !*kubeconfig) {
+		snprintf(err, errlen, "no kubeconfig (set KUBECONFIG)");
+		return -ENOENT;
+	}
+	if (!(c = calloc(1, sizeof(*c)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	struct kube_config_opts co = {.kubeconfig = kubeconfig};
+	if ((r = kube_config_load(&co, &c->cfg, err, errlen)) < 0) {
+		free(c);
+		return r;
+	}
+	struct kube_client_opts ko = {
+	        .config = c->cfg, .process = "test", .qps = 50, .burst = 100, .insecure_ok = true};
+	if ((r = kube_client_new(&ko, &c->kc)) < 0) {
+		snprintf(err, errlen, "API client: %s", strerror(-r));
+		kcmd_client_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+struct kube_client *kcmd_client_kube(struct kcmd_client *c)
+{
+	return c ? c->kc : NULL;
+}
+
+void kcmd_client_free(struct kcmd_client *c)
+{
+	if (!c)
+		return;
+	kube_client_free(c->kc);
+	kube_config_free(c->cfg);
+	free(c);
 }
 
 static void rfc3339(char *buf, size_t len, const struct timespec *ts)

@@ -46,6 +46,18 @@ int kcmd_kube_request(struct kube_client *kc, const struct kcmd_request *req, in
 /* "NotFound", "AlreadyExists", ... for an errno kcmd_kube_request returns; NULL otherwise. */
 const char *kcmd_kube_reason(int err);
 
+/* ---- a client of one's own (tests) --------------------------------------------------------
+ * For programs that are not kcmd, e.g. a controller's end-to-end test creating objects and
+ * waiting for the controller's work: a blocking client from a kubeconfig file (NULL: the
+ * KUBECONFIG environment variable). Returns 0, or -errno with a message in err (no kubeconfig,
+ * an unreadable or invalid one, -ENOMEM). */
+struct kcmd_client;
+int kcmd_client_new(const char *kubeconfig, struct kcmd_client **ret, char *err, size_t errlen);
+/* The client to pass to kcmd_kube_request; owned by c. */
+struct kube_client *kcmd_client_kube(struct kcmd_client *c);
+/* NULL is a no-op. */
+void kcmd_client_free(struct kcmd_client *c);
+
 /* ---- Events (record.EventRecorder) ---------------------------------------------------------- */
 struct kcmd_object_ref {
 	const char *api_version; /* "v1" */

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -173,13 +174,28 @@ static void test_queue_and_client_args(void **state)
 	assert_string_equal(kcmd_kube_reason(-EEXIST), "AlreadyExists");
 }
 
+static void test_client_new(void **state)
+{
+	(void)state;
+	struct kcmd_client *c = NULL;
+	char err[256] = "";
+
+	unsetenv("KUBECONFIG");
+	assert_int_equal(kcmd_client_new(NULL, &c, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "KUBECONFIG"));
+	assert_null(c);
+	assert_true(kcmd_client_new("/nonexistent/kubeconfig", &c, err, sizeof(err)) < 0);
+	assert_null(c);
+	assert_null(kcmd_client_kube(NULL));
+	kcmd_client_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_keys),
-	        cmocka_unit_test(test_meta),
-	        cmocka_unit_test(test_cache),
-	        cmocka_unit_test(test_queue_and_client_args),
+	        cmocka_unit_test(test_keys),       cmocka_unit_test(test_meta),
+	        cmocka_unit_test(test_cache),      cmocka_unit_test(test_queue_and_client_args),
+	        cmocka_unit_test(test_client_new),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

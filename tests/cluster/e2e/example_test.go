@@ -30,9 +30,10 @@ const (
 )
 
 var exBuild struct {
-	once   sync.Once
-	plugin string
-	err    error
+	once    sync.Once
+	destdir string // the DESTDIR kcmd was installed into (PREFIX=/usr)
+	plugin  string
+	err     error
 }
 
 // exRun runs a command with a clean make environment (no outer jobserver), returning its output.
@@ -69,6 +70,7 @@ func exPlugin(t *testing.T) string {
 			return
 		}
 		destdir := filepath.Join(tmp, "root")
+		exBuild.destdir = destdir
 		if _, err := exRun(root, nil, "make", "install", "DESTDIR="+destdir, "PREFIX=/usr"); err != nil {
 			exBuild.err = err
 			return
@@ -89,9 +91,7 @@ func exPlugin(t *testing.T) string {
 				return
 			}
 		}
-		pc := []string{"PKG_CONFIG_LIBDIR=" + filepath.Join(destdir, "usr", "lib", "pkgconfig"),
-			"PKG_CONFIG_SYSROOT_DIR=" + destdir}
-		if _, err := exRun(src, pc, "make", "all", "check"); err != nil {
+		if _, err := exRun(src, exPkgConfig(destdir), "make", "all", "check"); err != nil {
 			exBuild.err = err
 			return
 		}
@@ -101,6 +101,12 @@ func exPlugin(t *testing.T) string {
 		t.Fatalf("building the example against a DESTDIR install: %v", exBuild.err)
 	}
 	return exBuild.plugin
+}
+
+// exPkgConfig: pkg-config finds only the DESTDIR install's kcmd.pc, and prefixes its paths.
+func exPkgConfig(destdir string) []string {
+	return []string{"PKG_CONFIG_LIBDIR=" + filepath.Join(destdir, "usr", "lib", "pkgconfig"),
+		"PKG_CONFIG_SYSROOT_DIR=" + destdir}
 }
 
 func exStart(t *testing.T, controllers string) *kcmdProc {
@@ -245,5 +251,41 @@ func TestExample_NotEnabledCreatesNothing(t *testing.T) {
 		if strings.Contains(l, exController) {
 			t.Fatalf("a process of the disabled controller ran: %s", l)
 		}
+	}
+}
+
+// TestExample_NewController: `kcmctl new-controller` (the installed kcmctl) scaffolds a project
+// that builds against the DESTDIR install, whose unit test passes, and whose generated e2e test
+// passes against the real apiserver with the kcmd under test running the plug-in.
+func TestExample_NewController(t *testing.T) {
+	exPlugin(t) // the DESTDIR install
+	destdir := exBuild.destdir
+	dir := filepath.Join(t.TempDir(), "hello")
+	kcmctl := filepath.Join(destdir, "usr", "bin", "kcmctl")
+	if out, err := exRun("/", nil, kcmctl, "new-controller", "hello", dir); err != nil {
+		t.Fatalf("kcmctl new-controller: %v %s", err, out)
+	}
+	for _, f := range []string{"hello-controller.c", "hello-controller.h", "test-hello-controller.c",
+		"e2e-hello-controller.c", "Makefile", "README.md", ".gitignore"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("scaffold lacks %s: %v", f, err)
+		}
+	}
+	// a second run into the same directory refuses to overwrite
+	if _, err := exRun("/", nil, kcmctl, "new-controller", "hello", dir); err == nil {
+		t.Fatalf("kcmctl new-controller overwrote a non-empty directory")
+	}
+	out, err := exRun(dir, exPkgConfig(destdir), "make", "all", "check")
+	if err != nil {
+		t.Fatalf("building the scaffold: %v", err)
+	}
+	if !strings.Contains(out, "PASS") {
+		t.Fatalf("the scaffold's unit test did not pass:\n%s", out)
+	}
+	e2eEnv := []string{"KUBECONFIG=" + env.Cluster.Kubeconfig, "KCMD=" + filepath.Join(env.KcmdBinDir, "kcmd")}
+	if out, err := exRun(dir, e2eEnv, "./e2e-hello-controller"); err != nil {
+		t.Fatalf("the scaffold's e2e test: %v", err)
+	} else if !strings.Contains(out, "e2e: PASS") {
+		t.Fatalf("the scaffold's e2e test did not pass:\n%s", out)
 	}
 }
