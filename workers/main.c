@@ -104,7 +104,8 @@ static void usage(void)
 	fprintf(stderr,
 	        "usage: kcmd-worker --controller=NAME [--kubeconfig=F] [--master=URL] "
 	        "[--kube-api-qps=Q]\n"
-	        "                   [--kube-api-burst=B] [--v=N] [--<controller flag>=VALUE ...]\n"
+	        "                   [--kube-api-burst=B] [--v=N] [--controller-plugins=SO,...]\n"
+	        "                   [--<controller flag>=VALUE ...]\n"
 	        "Started by kcmd with KCMD_ARENA_FD, KCMD_QUEUE_FDS and the controller's own fds "
 	        "set.\n");
 }

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,13 +27,6 @@ const (
 	exConfigMap  = "kcmd-example"
 	exLabel      = "example.kcmd.io/configmap"
 )
-
-var exBuild struct {
-	once    sync.Once
-	destdir string // the DESTDIR kcmd was installed into (PREFIX=/usr)
-	plugin  string
-	err     error
-}
 
 // exRun runs a command with a clean make environment (no outer jobserver), returning its output.
 func exRun(dir string, extraEnv []string, name string, args ...string) (string, error) {
@@ -54,53 +46,47 @@ func exRun(dir string, extraEnv []string, name string, args ...string) (string, 
 	return string(out), nil
 }
 
-// exPlugin installs kcmd into a DESTDIR and builds the example against it (once per test
-// binary); returns the plug-in's path.
+// exInstall runs `make install DESTDIR=<t's temp dir> PREFIX=/usr` in kcmd's tree; returns
+// the DESTDIR.
+func exInstall(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join(env.KcmdBinDir, "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	destdir := filepath.Join(t.TempDir(), "root")
+	if _, err := exRun(root, nil, "make", "install", "DESTDIR="+destdir, "PREFIX=/usr"); err != nil {
+		t.Fatalf("make install: %v", err)
+	}
+	return destdir
+}
+
+// exPlugin installs kcmd into a DESTDIR and builds a copy of the example's folder against it
+// (so nothing but the install is in reach), with its unit test; returns the plug-in's path.
 func exPlugin(t *testing.T) string {
 	t.Helper()
-	exBuild.once.Do(func() {
-		root, err := filepath.Abs(filepath.Join(env.KcmdBinDir, "..", ".."))
-		if err != nil {
-			exBuild.err = err
-			return
-		}
-		tmp, err := os.MkdirTemp("", "kcmd-example-")
-		if err != nil {
-			exBuild.err = err
-			return
-		}
-		destdir := filepath.Join(tmp, "root")
-		exBuild.destdir = destdir
-		if _, err := exRun(root, nil, "make", "install", "DESTDIR="+destdir, "PREFIX=/usr"); err != nil {
-			exBuild.err = err
-			return
-		}
-		// a copy of the example's folder, so nothing but the install is in reach
-		src := filepath.Join(tmp, "src")
-		if err := os.MkdirAll(src, 0o755); err != nil {
-			exBuild.err = err
-			return
-		}
-		for _, f := range []string{"Makefile", "configmap.c", "configmap.h", "test-configmap.c"} {
-			b, err := os.ReadFile(filepath.Join(root, "examples", "configmap", f))
-			if err == nil {
-				err = os.WriteFile(filepath.Join(src, f), b, 0o644)
-			}
-			if err != nil {
-				exBuild.err = err
-				return
-			}
-		}
-		if _, err := exRun(src, exPkgConfig(destdir), "make", "all", "check"); err != nil {
-			exBuild.err = err
-			return
-		}
-		exBuild.plugin = filepath.Join(src, "example-configmap.so")
-	})
-	if exBuild.err != nil {
-		t.Fatalf("building the example against a DESTDIR install: %v", exBuild.err)
+	root, err := filepath.Abs(filepath.Join(env.KcmdBinDir, "..", ".."))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return exBuild.plugin
+	destdir := exInstall(t)
+	src := filepath.Join(t.TempDir(), "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"Makefile", "configmap.c", "configmap.h", "test-configmap.c"} {
+		b, err := os.ReadFile(filepath.Join(root, "examples", "configmap", f))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(src, f), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := exRun(src, exPkgConfig(destdir), "make", "all", "check"); err != nil {
+		t.Fatalf("building the example against the DESTDIR install: %v", err)
+	}
+	return filepath.Join(src, "example-configmap.so")
 }
 
 // exPkgConfig: pkg-config finds only the DESTDIR install's kcmd.pc, and prefixes its paths.
@@ -258,8 +244,7 @@ func TestExample_NotEnabledCreatesNothing(t *testing.T) {
 // that builds against the DESTDIR install, whose unit test passes, and whose generated e2e test
 // passes against the real apiserver with the kcmd under test running the plug-in.
 func TestExample_NewController(t *testing.T) {
-	exPlugin(t) // the DESTDIR install
-	destdir := exBuild.destdir
+	destdir := exInstall(t)
 	dir := filepath.Join(t.TempDir(), "hello")
 	kcmctl := filepath.Join(destdir, "usr", "bin", "kcmctl")
 	if out, err := exRun("/", nil, kcmctl, "new-controller", "hello", dir); err != nil {
