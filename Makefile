@@ -12,6 +12,8 @@
 #   NAME_FUZZ   := x/fuzz/fuzz-a.c   libFuzzer targets (clang); `make fuzz` runs them
 #   BINS        += PROG            an installed program build/bin/PROG
 #   PROG_SRCS / PROG_LIBDEPS       as above
+#   PROG_LDFLAGS                   extra link flags (e.g. the plug-in API's --dynamic-list)
+#   NAME_TEST_DEPS := files        built before NAME's tests (e.g. plug-in fixtures)
 #
 # A test program exits 0 on pass, 77 to skip, anything else fails (liburing's convention).
 # Tests, benches and fuzzers of NAME link against libNAME and its LIBDEPS.
@@ -20,10 +22,14 @@ VERSION     := 0.1.0
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 BINDIR      ?= $(PREFIX)/bin
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
 CC          ?= cc
 B           := build
 BA          := build/asan
+BP          := build/pic
 PKGS        := libcurl libcjson liburing libsystemd cmocka yaml-0.1 libmicrohttpd gnutls
 
 PKG_CFLAGS  := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -34,6 +40,10 @@ CFLAGS      ?= -O2
 ASAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ASAN_LD     := -fsanitize=address,undefined
 LDLIBS      := -Wl,--as-needed $(PKG_LIBS) -lpthread -lm
+
+# A program that loads controller plug-ins exports the public API to them and links all of it
+# (libkcmd below; PROG_LDFLAGS of kcmd, kcmd-dispatcher, kcmd-worker; kcapi in their LIBDEPS).
+KCMD_PLUGIN_LDFLAGS := -Wl,--dynamic-list=lib/libkcmd.dynlist -Wl,--undefined=kcmd_api_abi
 
 LIBS    :=
 BINS    :=
@@ -60,6 +70,9 @@ $(B)/obj/%.o: %.c
 $(BA)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) -MMD -MP -c $< -o $@
+$(BP)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
 
 # Transitive closure of library dependencies (five applications of the expansion: deeper than
 # the deepest chain of this tree, kcmd-worker -> registry -> gchandlers -> informer -> kcdispatch).
@@ -81,7 +94,7 @@ $(foreach m,$(LIBS),$(eval $(call lib_template,$(m))))
 
 # $(1)=module $(2)=program source $(3)=build root $(4)=extra flags
 define test_template
-$(call prog,$(3),$(2)): $(call obj,$(3),$(2)) $(foreach l,$(call linkorder,$(1)),$(3)/lib/lib$(l).a)
+$(call prog,$(3),$(2)): $(call obj,$(3),$(2)) $(foreach l,$(call linkorder,$(1)),$(3)/lib/lib$(l).a) | $($(1)_TEST_DEPS)
 	@mkdir -p $$(@D)
 	$(CC) $(4) -o $$@ $$(call linkargs,$$^) $(LDLIBS)
 endef
@@ -93,9 +106,25 @@ $(foreach m,$(LIBS),$(foreach t,$($(m)_TESTS),\
 define bin_template
 $(B)/bin/$(1): $(call obj,$(B),$($(1)_SRCS)) $(foreach l,$(call linkorder,$($(1)_LIBDEPS)),$(B)/lib/lib$(l).a)
 	@mkdir -p $$(@D)
-	$(CC) -o $$@ $$(call linkargs,$$^) $(LDLIBS)
+	$(CC) $($(1)_LDFLAGS) -o $$@ $$(call linkargs,$$^) $(LDLIBS)
 endef
 $(foreach p,$(BINS),$(eval $(call bin_template,$(p))))
+
+# ---- libkcmd: the public controller API as a shared library (docs/writing-a-controller.md) ----
+# An out-of-tree controller links it (pkg-config kcmd). Its soname's major is the controller
+# ABI (include/kcmd/controller.h, KCMD_CONTROLLER_ABI): a plug-in built for another ABI neither
+# links nor loads. Built from position-independent copies of the modules the API functions
+# (library kcapi) use, exporting only the API (lib/libkcmd.map); kcmd's own programs export the
+# same functions (lib/libkcmd.dynlist, PROG_LDFLAGS) so a loaded plug-in binds to the program's.
+KCMD_ABI     := $(shell sed -n 's/^\#define KCMD_CONTROLLER_ABI \([0-9]*\)u.*/\1/p' include/kcmd/controller.h)
+LIBKCMD      := $(B)/lib/libkcmd.so.$(KCMD_ABI)
+LIBKCMD_SRCS := $(sort $(foreach l,$(call libclose,kcapi),$($(l)_SRCS)))
+$(LIBKCMD): $(call obj,$(BP),$(LIBKCMD_SRCS)) lib/libkcmd.map
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libkcmd.so.$(KCMD_ABI) -Wl,--version-script=lib/libkcmd.map \
+		-Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDLIBS)
+	ln -sf libkcmd.so.$(KCMD_ABI) $(B)/lib/libkcmd.so
+all: $(LIBKCMD)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
@@ -194,6 +223,15 @@ install: all
 	install -d $(DESTDIR)$(UNITDIR)
 	# The unit names /usr/bin/kcmd (the package's path); point it at this install's BINDIR.
 	$(foreach u,$(wildcard packaging/*.service),sed 's|/usr/bin/kcmd|$(BINDIR)/kcmd|g' $(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && chmod 0644 $(DESTDIR)$(UNITDIR)/$(notdir $(u));)
+	# the controller API for out-of-tree controllers: headers, libkcmd, kcmd.pc
+	install -d $(DESTDIR)$(INCLUDEDIR)/kcmd $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0644 $(wildcard include/kcmd/*.h) $(DESTDIR)$(INCLUDEDIR)/kcmd/
+	install -m 0755 $(LIBKCMD) $(DESTDIR)$(LIBDIR)/
+	ln -sf libkcmd.so.$(KCMD_ABI) $(DESTDIR)$(LIBDIR)/libkcmd.so
+	# kcmd.pc names this install's directories (PREFIX, LIBDIR, INCLUDEDIR; not DESTDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' lib/kcmd.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/kcmd.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/kcmd.pc
 
 # ---- house rules (tools/lint/lint.py; docs/testing.md) ----------------------------------------
 # `make lint` checks clang-format, the SPDX line, the include layers and that only the controller

@@ -1,9 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* controllers/registry.c: the controllers of this build (see registry.h). */
+/*
+ * controllers/registry.c: the controllers of this build, then the plug-ins loaded at start
+ * (see registry.h).
+ *
+ * Design note (the loader).
+ *   A plug-in is a shared object named by path in --controller-plugins; kcmd dlopen()s it
+ *   (RTLD_NOW: an unresolved symbol is an error at start, not a crash at the first call;
+ *   RTLD_LOCAL: two plug-ins may have statics of the same name), looks up one function,
+ *   KCMD_PLUGIN_SYMBOL, and calls it for the descriptor. The descriptor's `abi` is compared
+ *   before any other field is read; then the whole table (in-tree and plug-ins) goes through
+ *   kcmd_registry_validate, so a plug-in that reuses a name, an alias, a queue or a flag is
+ *   refused with both names. Every process of kcmd (the manager, each dispatcher and worker)
+ *   loads the same list in the same order, so registry indexes agree across processes.
+ *   A loaded plug-in is never unloaded while the process runs (its descriptor, handlers and
+ *   strings are used until exit); only a failed load is dlclose()d.
+ *   Rejected: a plug-in directory scanned at start (what runs would depend on what files
+ *   happen to be there and on readdir order; kcm's flags name things explicitly); constructors
+ *   that register themselves (code would run before the ABI check).
+ */
 #include "controllers/registry.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/goflag.h"
@@ -12,20 +33,41 @@ extern const struct kcmd_controller kcmd_replicaset_controller; /* workers/repli
 extern const struct kcmd_controller kcmd_gc_controller;     /* workers/garbagecollector/plugin.c */
 extern const struct kcmd_controller kcmd_kubelet_simulator; /* workers/kubeletsim/plugin.c */
 
-static const struct kcmd_controller *const registry[] = {
+static const struct kcmd_controller *const builtin[] = {
         &kcmd_replicaset_controller,
         &kcmd_gc_controller,
         &kcmd_kubelet_simulator,
 };
+#define N_BUILTIN (sizeof(builtin) / sizeof(builtin[0]))
+
+/* The plug-ins loaded so far, in load order (T: KCMD_MAX_PLUGINS; one more is refused with
+ * -E2BIG at start). */
+static struct {
+	const struct kcmd_controller *c;
+	void *dl;
+	char *path;
+} plugins[KCMD_MAX_PLUGINS];
+static size_t n_plugins;
+static char *plugins_arg; /* the loaded paths, comma-separated (what children get) */
 
 size_t kcmd_registry_count(void)
 {
-	return sizeof(registry) / sizeof(registry[0]);
+	return N_BUILTIN + n_plugins;
 }
 
 const struct kcmd_controller *kcmd_registry_at(size_t i)
 {
-	return i < kcmd_registry_count() ? registry[i] : NULL;
+	if (i < N_BUILTIN)
+		return builtin[i];
+	return i < kcmd_registry_count() ? plugins[i - N_BUILTIN].c : NULL;
+}
+
+bool kcmd_registry_is_plugin(const struct kcmd_controller *c)
+{
+	for (size_t i = 0; c && i < n_plugins; i++)
+		if (plugins[i].c == c)
+			return true;
+	return false;
 }
 
 static bool named(const struct kcmd_controller *c, const char *name)
@@ -41,15 +83,15 @@ static bool named(const struct kcmd_controller *c, const char *name)
 const struct kcmd_controller *kcmd_registry_find(const char *name)
 {
 	for (size_t i = 0; name && i < kcmd_registry_count(); i++)
-		if (named(registry[i], name))
-			return registry[i];
+		if (named(kcmd_registry_at(i), name))
+			return kcmd_registry_at(i);
 	return NULL;
 }
 
 long kcmd_registry_index(const struct kcmd_controller *c)
 {
-	for (size_t i = 0; i < kcmd_registry_count(); i++)
-		if (registry[i] == c)
+	for (size_t i = 0; c && i < kcmd_registry_count(); i++)
+		if (kcmd_registry_at(i) == c)
 			return (long)i;
 	return -1;
 }
@@ -57,7 +99,7 @@ long kcmd_registry_index(const struct kcmd_controller *c)
 int kcmd_registry_validate(char *err, size_t errlen)
 {
 	for (size_t i = 0; i < kcmd_registry_count(); i++) {
-		const struct kcmd_controller *c = registry[i];
+		const struct kcmd_controller *c = kcmd_registry_at(i);
 		struct kcmd_flag_values *v = NULL;
 
 		if (c->abi != KCMD_CONTROLLER_ABI) {
@@ -77,7 +119,7 @@ int kcmd_registry_validate(char *err, size_t errlen)
 		}
 		kcmd_flag_values_free(v);
 		for (size_t j = 0; j < i; j++) {
-			const struct kcmd_controller *o = registry[j];
+			const struct kcmd_controller *o = kcmd_registry_at(j);
 			if (named(o, c->name)) {
 				snprintf(err, errlen, "controllers %s and %s share a name", o->name,
 				         c->name);
@@ -109,4 +151,190 @@ int kcmd_registry_validate(char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* ---- plug-ins -------------------------------------------------------------------------------- */
+static int load_one(const char *path, char *err, size_t errlen)
+{
+	char real[PATH_MAX];
+	const struct kcmd_controller *c;
+	kcmd_plugin_fn fn;
+	void *dl;
+	int r;
+
+	if (n_plugins >= KCMD_MAX_PLUGINS) {
+		snprintf(err, errlen, "plug-in %s: more than %d plug-ins", path, KCMD_MAX_PLUGINS);
+		return -E2BIG;
+	}
+	/* children get the absolute path: they may start in another directory */
+	if (!realpath(path, real)) {
+		r = -errno;
+		snprintf(err, errlen, "plug-in %s: %s", path, strerror(errno));
+		return r;
+	}
+	for (size_t i = 0; i < n_plugins; i++)
+		if (strcmp(plugins[i].path, real) == 0) {
+			snprintf(err, errlen, "plug-in %s: listed twice", path);
+			return -EEXIST;
+		}
+	dlerror();
+	if (!(dl = dlopen(real, RTLD_NOW | RTLD_LOCAL))) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "plug-in %s: cannot load: %s", path, e ? e : "dlopen failed");
+		return -ENOEXEC;
+	}
+	*(void **)&fn = dlsym(dl, KCMD_PLUGIN_SYMBOL);
+	if (!fn) {
+		snprintf(err, errlen,
+		         "plug-in %s: no %s() (a plug-in defines it with KCMD_PLUGIN(descriptor), "
+		         "kcmd/controller.h)",
+		         path, KCMD_PLUGIN_SYMBOL);
+		dlclose(dl);
+		return -ENOEXEC;
+	}
+	if (!(c = fn())) {
+		snprintf(err, errlen, "plug-in %s: %s() returned no descriptor", path,
+		         KCMD_PLUGIN_SYMBOL);
+		dlclose(dl);
+		return -EINVAL;
+	}
+	if (c->abi != KCMD_CONTROLLER_ABI) {
+		/* read nothing else: the layout may differ */
+		snprintf(err, errlen,
+		         "plug-in %s: built for controller ABI %u, this kcmd has ABI %u (rebuild "
+		         "it against this kcmd's headers, libkcmd.so.%u)",
+		         path, c->abi, KCMD_CONTROLLER_ABI, KCMD_CONTROLLER_ABI);
+		dlclose(dl);
+		return -EPROTO;
+	}
+	if (!(plugins[n_plugins].path = strdup(real))) {
+		dlclose(dl);
+		snprintf(err, errlen, "plug-in %s: out of memory", path);
+		return -ENOMEM;
+	}
+	plugins[n_plugins].c = c;
+	plugins[n_plugins].dl = dl;
+	n_plugins++;
+	char why[400];
+	if ((r = kcmd_registry_validate(why, sizeof(why))) < 0) {
+		n_plugins--;
+		free(plugins[n_plugins].path);
+		dlclose(dl);
+		snprintf(err, errlen, "plug-in %s: %s", path, why);
+		return r;
+	}
+	return 0;
+}
+
+int kcmd_registry_load_plugins(const char *list, char *err, size_t errlen)
+{
+	const char *p = list;
+	int r = 0;
+
+	while (p && *p && r == 0) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		char path[PATH_MAX];
+		if (n == 0 || n >= sizeof(path)) {
+			snprintf(err, errlen, "--controller-plugins: empty or overlong entry in %s",
+			         list);
+			return -EINVAL;
+		}
+		memcpy(path, p, n);
+		path[n] = 0;
+		p += n + (comma ? 1 : 0);
+		r = load_one(path, err, errlen);
+	}
+	if (r < 0)
+		return r;
+	/* the list as loaded, for the children */
+	size_t len = 1;
+	for (size_t i = 0; i < n_plugins; i++)
+		len += strlen(plugins[i].path) + 1;
+	char *a = calloc(1, len);
+	if (!a) {
+		snprintf(err, errlen, "--controller-plugins: out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_plugins; i++) {
+		if (i)
+			strcat(a, ",");
+		strcat(a, plugins[i].path);
+	}
+	free(plugins_arg);
+	plugins_arg = a;
+	return 0;
+}
+
+/* The length of the --controller-plugins argument at argv[i] (1 or 2 entries), or 0. *v gets
+ * the value. kcm's spellings: --flag=value, -flag=value, or --flag value. */
+static int plugins_flag(int argc, char **argv, int i, const char **v)
+{
+	static const char flag[] = "controller-plugins";
+	const size_t fl = sizeof(flag) - 1;
+	const char *a = argv[i];
+
+	if (a[0] != '-')
+		return 0;
+	a += 1 + (a[1] == '-');
+	if (strncmp(a, flag, fl) != 0)
+		return 0;
+	if (a[fl] == '=') {
+		*v = a + fl + 1;
+		return 1;
+	}
+	if (a[fl] == 0 && i + 1 < argc) {
+		*v = argv[i + 1];
+		return 2;
+	}
+	return 0;
+}
+
+int kcmd_registry_load_args(int argc, char **argv, char *err, size_t errlen)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+		int n = plugins_flag(argc, argv, i, &v);
+		if (!n)
+			continue;
+		int r = kcmd_registry_load_plugins(v, err, errlen);
+		if (r < 0)
+			return r;
+		i += n - 1;
+	}
+	return 0;
+}
+
+int kcmd_registry_drop_args(int argc, char **argv)
+{
+	int out = 1;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int n = plugins_flag(argc, argv, i, &v);
+		if (n) {
+			i += n - 1;
+			continue;
+		}
+		argv[out++] = argv[i];
+	}
+	if (argc > 0)
+		argv[out] = NULL;
+	return argc > 0 ? out : argc;
+}
+
+const char *kcmd_registry_plugins_arg(void)
+{
+	return n_plugins ? plugins_arg : NULL;
+}
+
+void kcmd_registry_unload_plugins(void)
+{
+	while (n_plugins > 0) {
+		n_plugins--;
+		dlclose(plugins[n_plugins].dl);
+		free(plugins[n_plugins].path);
+	}
+	free(plugins_arg);
+	plugins_arg = NULL;
 }

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * controllers/registry.h: the one table of the controllers this kcmd build has (library
- * `registry`). Every program asks the registry; only controllers/registry.c names a controller.
- * Adding a controller is its own folder plus one line in registry.c.
+ * controllers/registry.h: the one table of the controllers this kcmd has (library `registry`):
+ * the in-tree ones, then the plug-ins loaded with --controller-plugins (kcmd/controller.h,
+ * KCMD_PLUGIN). Every program asks the registry; only controllers/registry.c names a
+ * controller. Adding an in-tree controller is its own folder plus one line in registry.c; an
+ * out-of-tree one is a plug-in and needs no line at all.
+ *
+ * Calling context: load the plug-ins once at start, before anything reads the table (indexes
+ * stay stable after that); the table is not locked.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,3 +26,28 @@ long kcmd_registry_index(const struct kcmd_controller *c);
  * controllers, flags unique across controllers and valid defaults). 0, or -EINVAL with a message
  * naming the descriptor. A build whose registry fails this is refused at start. */
 int kcmd_registry_validate(char *err, size_t errlen);
+
+/* T: at most this many plug-ins per process; one more is refused (-E2BIG) at start. */
+#define KCMD_MAX_PLUGINS 32
+/* Loads the plug-ins of a comma-separated list of paths (--controller-plugins), appending them
+ * to the table in order. Each is refused with a message naming it: the file cannot be loaded
+ * (-ENOENT and the like from realpath, -ENOEXEC from dlopen: not a shared object, an
+ * unresolved symbol), it exports no KCMD_PLUGIN_SYMBOL (-ENOEXEC), it returns no descriptor
+ * (-EINVAL), its ABI differs (-EPROTO), it is listed twice (-EEXIST), the table no longer
+ * validates (-EINVAL: a name, alias, queue or flag clashes), too many (-E2BIG). Plug-ins
+ * loaded before the failing one stay loaded. */
+int kcmd_registry_load_plugins(const char *list, char *err, size_t errlen);
+/* Finds --controller-plugins (=value or separate value, one or two dashes, repeatable) in a
+ * program's arguments and loads them; 0 when absent. For the mains: call before any other
+ * registry lookup. */
+int kcmd_registry_load_args(int argc, char **argv, char *err, size_t errlen);
+/* Removes the --controller-plugins arguments from argv (argv[argc] is NULL as before); returns
+ * the new argc. For a main whose own parser (or a controller's worker_main) does not know it. */
+int kcmd_registry_drop_args(int argc, char **argv);
+/* The absolute paths of the loaded plug-ins, comma-separated (what a child is passed), or NULL
+ * when none is loaded. */
+const char *kcmd_registry_plugins_arg(void);
+/* Is c one of the loaded plug-ins. */
+bool kcmd_registry_is_plugin(const struct kcmd_controller *c);
+/* Unloads every plug-in (tests only: a process keeps its plug-ins until it exits). */
+void kcmd_registry_unload_plugins(void);

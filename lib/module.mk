@@ -27,3 +27,10 @@ kcinfmetrics_LIBDEPS :=
 LIBS                 += kcfence
 kcfence_SRCS         := lib/fence-env.c
 kcfence_LIBDEPS      := kube kclog
+#   kcapi        the functions of the public controller API (include/kcmd/: cache, client,
+#                handlers' queues, log), linked into every program that runs plug-ins and into
+#                libkcmd.so (the library out-of-tree controllers link)
+LIBS                 += kcapi
+kcapi_SRCS           := lib/api.c
+kcapi_LIBDEPS        := kube shm ipc kclog kcflag
+kcapi_TESTS          := lib/tests/test-api.c

@@ -106,6 +106,11 @@ static const struct flagdef flags[] = {
          "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' "
          "enables the controller named 'foo', '-foo' disables the controller named 'foo'. The "
          "controllers of this build are listed below."},
+        {"controller-plugins", F_STR, OFF(controller_plugins),
+         "Comma-separated paths of controller plug-ins (shared objects built against libkcmd, "
+         "docs/writing-a-controller.md) to load at start; their controllers join the list "
+         "below and --controllers, on under '*' only if they say so. A plug-in that cannot be "
+         "loaded, has another ABI or clashes with a controller refuses the start."},
         {"kube-api-content-type", F_STR, OFF(kube_api_content_type),
          "Content type of requests sent to apiserver: application/vnd.kubernetes.protobuf "
          "(default) or application/json."},
@@ -321,8 +326,8 @@ static int parse_controllers(struct mgr_config *cfg, const char *v, char *err, s
 			built_names(names, sizeof(names));
 			r = fail(err, errlen,
 			         "--controllers: %s is not implemented by kcmd (it runs %s); run "
-			         "it in "
-			         "kube-controller-manager",
+			         "it in kube-controller-manager, or load its plug-in with "
+			         "--controller-plugins",
 			         nm, names);
 			break;
 		}

@@ -29,7 +29,9 @@ struct mgr_controller_config {
 };
 
 struct mgr_config {
-	const char *kubeconfig;            /* --kubeconfig */
+	const char *kubeconfig; /* --kubeconfig */
+	/* --controller-plugins (loaded before the flags are parsed: kcmd_registry_load_args) */
+	const char *controller_plugins;
 	const char *master;                /* --master */
 	struct mgr_controller_config *ctl; /* n_ctl entries, one per registered controller */
 	size_t n_ctl;

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "ipc/queue.h"
+#include "manager/scaffold.h"
 #include "manager/status.h"
 #include "shm/arena.h"
 
@@ -39,7 +40,9 @@ static int usage(void)
 	                "       kcmctl [--pid PID] cache get RESOURCE[.GROUP] [NAMESPACE/]NAME | "
 	                "--uid UID\n"
 	                "       kcmctl [--pid PID] queues\n"
-	                "       kcmctl [--pid PID] status\n");
+	                "       kcmctl [--pid PID] status\n"
+	                "       kcmctl new-controller NAME [DIR]   (an out-of-tree controller "
+	                "project)\n");
 	return 2;
 }
 
@@ -431,6 +434,15 @@ int main(int argc, char **argv)
 	pid_t pid = 0;
 	int i = 1;
 
+	if (argc >= 3 && argc <= 4 && strcmp(argv[1], "new-controller") == 0) {
+		char err[512];
+		if (mgr_scaffold_controller(argv[2], argc == 4 ? argv[3] : NULL, err, sizeof(err)) <
+		    0) {
+			fprintf(stderr, "kcmctl new-controller: %s\n", err);
+			return 1;
+		}
+		return 0;
+	}
 	if (i + 1 < argc && strcmp(argv[i], "--pid") == 0) {
 		pid = (pid_t)strtol(argv[i + 1], NULL, 10);
 		i += 2;

@@ -299,7 +299,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		cap_env += m->ctl[i].env.n;
 	argv = calloc(16 + nflags, sizeof(char *));
 	envp = calloc(cap_env, sizeof(char *));
-	owned = calloc(nflags + m->cfg.n_ctl * KCMD_MGR_ENV_MAX + 4, sizeof(char *));
+	owned = calloc(nflags + m->cfg.n_ctl * KCMD_MGR_ENV_MAX + 5, sizeof(char *));
 	if (!argv || !envp || !owned)
 		goto out;
 	argv[argc++] = path;
@@ -320,6 +320,13 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	if (ctl) {
 		snprintf(ctrl, sizeof(ctrl), "--controller=%s", ctl->c->name);
 		argv[argc++] = ctrl;
+		/* every process of a controller loads the manager's plug-ins (the same registry) */
+		if (kcmd_registry_plugins_arg()) {
+			if (asprintf(&owned[nowned], "--controller-plugins=%s",
+			             kcmd_registry_plugins_arg()) < 0)
+				goto out;
+			argv[argc++] = owned[nowned++];
+		}
 		/* a worker gets the controller's own flags, as the manager parsed them */
 		const struct kcmd_flag_values *fv = m->cfg.ctl[ctl - m->ctl].values;
 		for (size_t f = 0; role == ROLE_WORKER && f < nflags; f++) {
@@ -1303,6 +1310,11 @@ int main(int argc, char **argv)
 		return exec_bench(argc,
 		                  argv); /* `kcmd bench`: the benchmark driver (docs/bench.md) */
 	kclog_init("kcmd", NULL, 0);
+	/* plug-ins first: they join the registry every flag below is derived from */
+	if (kcmd_registry_load_args(argc, argv, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kcmd: --controller-plugins: %s\n", err);
+		return 2;
+	}
 	if (kcmd_registry_validate(err, sizeof(err)) < 0) {
 		fprintf(stderr, "kcmd: this build's controller registry is broken: %s\n", err);
 		return 1;

@@ -11,9 +11,12 @@ manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c 
 
 BINS             += kcmd
 kcmd_SRCS        := manager/main.c
-kcmd_LIBDEPS     := manager registry
+kcmd_LIBDEPS     := manager registry kcapi
+kcmd_LDFLAGS     := $(KCMD_PLUGIN_LDFLAGS)
 manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
 
 BINS             += kcmctl
-kcmctl_SRCS      := manager/kcmctl.c
+kcmctl_SRCS      := manager/kcmctl.c manager/scaffold.c
+# `kcmctl new-controller`: the templates are embedded with .incbin (manager/scaffold.c)
+$(B)/obj/manager/scaffold.o $(BA)/obj/manager/scaffold.o: $(wildcard manager/scaffold/*.in)
 kcmctl_LIBDEPS   := shm ipc mgrstatus

@@ -511,7 +511,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: kcmd-dispatcher --controller=NAME [--kubeconfig=F] [--master=URL] "
 	                "[--kube-api-qps=Q]\n"
-	                "                       [--kube-api-burst=B] [--v=N]\n"
+	                "                       [--kube-api-burst=B] [--v=N] "
+	                "[--controller-plugins=SO,...]\n"
 	                "Started by kcmd with KCMD_ARENA_FD, KCMD_FEED_FD, KCMD_QUEUE_FDS and the "
 	                "controller's fds set.\n");
 }
@@ -522,7 +523,14 @@ int main(int argc, char **argv)
 	const char *kubeconfig = NULL, *master = NULL, *controller = NULL;
 	double qps = 20;
 	int burst = 30, v = 0, r;
+	char err[512];
 
+	/* the manager's plug-ins (one registry in every process), before any lookup */
+	if (kcmd_registry_load_args(argc, argv, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kcmd-dispatcher: --controller-plugins: %s\n", err);
+		return 2;
+	}
+	argc = kcmd_registry_drop_args(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strncmp(a, "--controller=", 13) == 0)

@@ -104,7 +104,8 @@ static void usage(void)
 	fprintf(stderr,
 	        "usage: kcmd-worker --controller=NAME [--kubeconfig=F] [--master=URL] "
 	        "[--kube-api-qps=Q]\n"
-	        "                   [--kube-api-burst=B] [--v=N] [--<controller flag>=VALUE ...]\n"
+	        "                   [--kube-api-burst=B] [--v=N] [--controller-plugins=SO,...]\n"
+	        "                   [--<controller flag>=VALUE ...]\n"
 	        "Started by kcmd with KCMD_ARENA_FD, KCMD_QUEUE_FDS and the controller's own fds "
 	        "set.\n");
 }
@@ -120,6 +121,12 @@ int main(int argc, char **argv)
 	const struct kcmd_controller *desc = NULL;
 	struct kcmd_flag_values *fv = NULL;
 
+	/* the manager's plug-ins (one registry in every process), before any lookup */
+	if (kcmd_registry_load_args(argc, argv, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kcmd-worker: --controller-plugins: %s\n", err);
+		return 2;
+	}
+	argc = kcmd_registry_drop_args(argc, argv);
 	for (int i = 1; i < argc; i++)
 		if (strncmp(argv[i], "--controller=", 13) == 0)
 			desc = kcmd_registry_find(argv[i] + 13);

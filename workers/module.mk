@@ -12,9 +12,11 @@ rshandlers_LIBDEPS := rs worker informer kcdispatch kube shm ipc kclog
 
 BINS               += kcmd-worker
 kcmd-worker_SRCS    := workers/main.c
-kcmd-worker_LIBDEPS := registry kcfence
+kcmd-worker_LIBDEPS := registry kcfence kcapi
+kcmd-worker_LDFLAGS := $(KCMD_PLUGIN_LDFLAGS)
 
 # One controller's event handlers over the change feed (informerd links no controller code).
 BINS                    += kcmd-dispatcher
 kcmd-dispatcher_SRCS    := workers/dispatcher.c
-kcmd-dispatcher_LIBDEPS := registry kcfence
+kcmd-dispatcher_LIBDEPS := registry kcfence kcapi
+kcmd-dispatcher_LDFLAGS := $(KCMD_PLUGIN_LDFLAGS)

@@ -2,9 +2,11 @@
 #pragma once
 /*
  * kcmd/controller.h: what a controller is to kcmd. Every controller (in-tree under workers/, or a
- * user's) fills one `struct kcmd_controller`; the registry (controllers/registry.c) is the one
- * table of them. The manager, informerd and the worker main read only this descriptor: none of
- * them names a controller.
+ * user's plug-in) fills one `struct kcmd_controller`; the registry (controllers/registry.c) is
+ * the one table of them: the in-tree ones, then the plug-ins --controller-plugins loaded. The
+ * manager, the dispatcher and the worker main read only this descriptor: none of them names a
+ * controller. Part of the public controller API (kcmd/kcmd.h), versioned by
+ * KCMD_CONTROLLER_ABI.
  *
  * Design note.
  *   Declared as data where possible, so that --controllers, --help, the queue memfds, the child
@@ -24,7 +26,8 @@
  *       manager    setup (shared regions the controller's processes inherit, e.g. the
  *                  ReplicaSet expectations), child_died (repair what a dead process held),
  *                  metrics text, debug endpoints;
- *       informerd  the event handlers (today a table linked into informerd: see "State" below);
+ *       dispatcher the event handlers (kcmd/handlers.h), run in the controller's own
+ *                  `kcmd-dispatcher` process over the change feed;
  *       worker     init / sync(key) -> done, requeue (rate limited), requeue after / fini, or a
  *                  whole main of its own (a controller that keeps many writes in flight).
  *
@@ -32,12 +35,16 @@
  *   (namespaced or cluster) so a shard filter can be applied by the framework, never by the
  *   controller; the descriptor carries an ABI version checked by the registry.
  *
- *   State (this version): the informerd-side handlers are still linked into kcmd-informerd
- *   through the registry library; the change feed (shm/feed.h) that lets each controller run its
- *   own handlers in its own process is the next step (docs/architecture.md, "Controllers").
+ *   State (this version): informerd links no controller code; it publishes every change to the
+ *   change feed (shm/feed.h) and each enabled controller with handlers gets its own
+ *   `kcmd-dispatcher`, which runs its handler table over the feed and owns its queues
+ *   (docs/architecture.md, "The data path"). Out-of-tree controllers are shared objects loaded
+ *   with --controller-plugins (below, KCMD_PLUGIN) by the manager, the dispatchers and the
+ *   workers alike; the ABI version is checked at load.
  *
  *   Rejected: registering controllers at run time from constructors (link order decides what
- *   exists, and a static table is checked by the compiler); one process per controller holding
+ *   exists, and a static table is checked by the compiler; a plug-in is one named function
+ *   kcmd calls, so nothing runs before the ABI check); one process per controller holding
  *   everything (a fault in one controller's handler would stop the others).
  */
 #include <stdbool.h>
@@ -46,8 +53,8 @@
 
 #define KCMD_CONTROLLER_ABI 1u
 
-struct inf_handler_table; /* lib/handlers.h */
-struct wk_controller;     /* workers/worker.h */
+struct inf_handler_table; /* kcmd/handlers.h */
+struct wk_controller;     /* kcmd/worker.h */
 struct kcmd_flag_values;  /* below */
 struct kube_config;       /* kube/config.h */
 
@@ -85,7 +92,7 @@ const char *kcmd_flag_string(const struct kcmd_flag_values *v, const char *name)
  */
 enum kcmd_cache_kind {
 	KCMD_CACHE_METADATA = 0, /* PartialObjectMetadata: names, labels, owners, finalizers */
-	KCMD_CACHE_POD,          /* typed records (shm record kinds) */
+	KCMD_CACHE_POD,          /* typed records (shm record kinds, same values) */
 	KCMD_CACHE_REPLICASET,
 };
 
@@ -184,11 +191,26 @@ struct kcmd_controller {
 	int (*mgr_precheck)(const struct kcmd_flag_values *v, const struct kube_config *kcfg,
 	                    char *err, size_t errlen);
 
-	/* informerd */
+	/* dispatcher (kcmd/handlers.h) */
 	const struct inf_handler_table *handlers;
 
-	/* worker */
+	/* worker (kcmd/worker.h) */
 	const struct wk_controller *worker;
 	/* A main of its own instead of the generic key loop (argc/argv as kcmd-worker got them). */
 	int (*worker_main)(int argc, char **argv);
 };
+
+/* ---- plug-ins -----------------------------------------------------------------------------------
+ * A plug-in is a shared object that exports one function named KCMD_PLUGIN_SYMBOL returning
+ * its descriptor (static storage; kcmd never frees it). kcmd checks `abi` before it reads any
+ * other field and refuses a mismatch, a missing symbol or a name, alias, queue or flag that
+ * clashes with a controller it already has. */
+#define KCMD_PLUGIN_SYMBOL "kcmd_controller_plugin"
+typedef const struct kcmd_controller *(*kcmd_plugin_fn)(void);
+#define KCMD_PLUGIN(desc)                                                                          \
+	__attribute__((visibility("default"))) const struct kcmd_controller *                      \
+	kcmd_controller_plugin(void);                                                              \
+	const struct kcmd_controller *kcmd_controller_plugin(void)                                 \
+	{                                                                                          \
+		return &(desc);                                                                    \
+	}

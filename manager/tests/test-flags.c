@@ -165,6 +165,11 @@ static void test_controllers(void **state)
 	assert_true(ON(c, GC) && ON(c, RS));
 	assert_int_equal(PARSE(&c, err, "--controllers=deployment-controller"), -EINVAL);
 	assert_non_null(strstr(err, "deployment-controller is not implemented by kcmd"));
+	/* a controller kcmd lacks may come from a plug-in: the message says how */
+	assert_non_null(strstr(err, "--controller-plugins"));
+	/* --controller-plugins is a flag of its own (the mains load it before parsing) */
+	assert_int_equal(PARSE(&c, err, "--controller-plugins=/x/a.so,/x/b.so"), 0);
+	assert_string_equal(c.controller_plugins, "/x/a.so,/x/b.so");
 	assert_int_equal(PARSE(&c, err, "--controllers=replicaset,,gc"), -EINVAL);
 	assert_int_equal(PARSE(&c, err, "--enable-garbage-collector=false"), 0);
 	assert_false(ON(c, GC));

@@ -86,7 +86,9 @@ LAYERS = [
     ("workers/<c>/**", ["workers/<c>/**", "workers/*.h"] + REGISTRY_H + LIB),
     ("bench/**", ["**"]),
     ("tests/**", ["**"]),
-    ("examples/**", ["examples/**"] + REGISTRY_H + LIB),
+    # an out-of-tree controller example is built only against the installed API (kcmd/, as
+    # <kcmd/...>) and its own folder: nothing of kcmd's internals
+    ("examples/<c>/**", ["examples/<c>/**"] + API),
 ]
 
 # ---- rule `names`: only the registry names controllers --------------------------------------

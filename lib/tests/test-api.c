@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Tests of the public controller API's functions (lib/api.c, include/kcmd/). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kcmd/kcmd.h"
+#include "kube/model.h"
+#include "shm/arena.h"
+
+static void test_keys(void **state)
+{
+	(void)state;
+	char buf[32], ns[16], name[16];
+
+	assert_int_equal(kcmd_key_make(buf, sizeof(buf), "default", "web"), 11);
+	assert_string_equal(buf, "default/web");
+	assert_int_equal(kcmd_key_make(buf, sizeof(buf), "", "node-1"), 6);
+	assert_string_equal(buf, "node-1");
+	assert_int_equal(kcmd_key_make(buf, sizeof(buf), NULL, "node-1"), 6);
+	assert_int_equal(kcmd_key_make(buf, 4, "default", "web"), -ENAMETOOLONG);
+	assert_string_equal(buf, "");
+
+	assert_int_equal(kcmd_key_split("default/web", ns, sizeof(ns), name, sizeof(name)), 0);
+	assert_string_equal(ns, "default");
+	assert_string_equal(name, "web");
+	assert_int_equal(kcmd_key_split("node-1", ns, sizeof(ns), name, sizeof(name)), 0);
+	assert_string_equal(ns, "");
+	assert_string_equal(name, "node-1");
+	assert_int_equal(kcmd_key_split("a/b/c", ns, sizeof(ns), name, sizeof(name)), -EINVAL);
+	assert_int_equal(
+	        kcmd_key_split("a-very-long-namespace/b", ns, sizeof(ns), name, sizeof(name)),
+	        -ENAMETOOLONG);
+	assert_int_equal(kcmd_api_abi(), KCMD_CONTROLLER_ABI);
+}
+
+static void test_meta(void **state)
+{
+	(void)state;
+	struct kube_kv labels[] = {{"app", "web"}, {"example.kcmd.io/configmap", "true"}};
+	struct kube_owner_ref owners[] = {{"v1", "Namespace", "ns1", "uid-ns", 1, -1}};
+	struct kube_object_meta m = {.name = "cm",
+	                             .namespace = "ns1",
+	                             .uid = "uid-cm",
+	                             .resource_version = "7",
+	                             .n_labels = 2,
+	                             .labels = labels,
+	                             .n_owner_refs = 1,
+	                             .owner_refs = owners};
+	struct kcmd_owner_ref r;
+
+	assert_string_equal(kcmd_meta_name(&m), "cm");
+	assert_string_equal(kcmd_meta_namespace(&m), "ns1");
+	assert_string_equal(kcmd_meta_uid(&m), "uid-cm");
+	assert_string_equal(kcmd_meta_resource_version(&m), "7");
+	assert_string_equal(kcmd_meta_label(&m, "example.kcmd.io/configmap"), "true");
+	assert_null(kcmd_meta_label(&m, "missing"));
+	assert_false(kcmd_meta_deleting(&m));
+	m.deletion_timestamp = 1;
+	assert_true(kcmd_meta_deleting(&m));
+	assert_int_equal(kcmd_meta_n_owners(&m), 1);
+	assert_int_equal(kcmd_meta_owner(&m, 0, &r), 0);
+	assert_string_equal(r.kind, "Namespace");
+	assert_string_equal(r.uid, "uid-ns");
+	assert_int_equal(r.controller, 1);
+	assert_int_equal(r.block_owner_deletion, -1);
+	assert_int_equal(kcmd_meta_owner(&m, 1, &r), -ENOENT);
+	m.namespace = NULL;
+	assert_string_equal(kcmd_meta_namespace(&m), "");
+	assert_string_equal(kcmd_meta_name(NULL), "");
+}
+
+static int count_visit(const struct shm_obj *o, void *ud)
+{
+	(*(int *)ud)++;
+	return strcmp(kcmd_obj_namespace(o), "ns1") == 0 ? 0 : -EBADE;
+}
+
+static void test_cache(void **state)
+{
+	(void)state;
+	struct shm_arena *w, *rd;
+	struct shm_obj *o = NULL;
+	struct kcmd_owner_ref r;
+	int fd, rfd, n = 0;
+
+	assert_int_equal(shm_arena_create(NULL, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	int t = shm_writer_register_type(w,
+	                                 &(struct shm_type_desc){.version = "v1",
+	                                                         .resource = "configmaps",
+	                                                         .kind = "ConfigMap",
+	                                                         .record_kind = SHM_RECORD_META});
+	assert_true(t >= 0);
+	struct shm_label l[] = {{"k", "v"}};
+	struct shm_owner_ref ow[] = {{"v1", "Namespace", "ns1", "uid-ns", 1, 0}};
+	assert_int_equal(shm_writer_upsert(w, &(struct shm_record_in){.type = (uint16_t)t,
+	                                                              .kind = SHM_RECORD_META,
+	                                                              .ns = "ns1",
+	                                                              .name = "cm",
+	                                                              .uid = "uid-cm",
+	                                                              .rv = "5",
+	                                                              .labels = l,
+	                                                              .n_labels = 1,
+	                                                              .owners = ow,
+	                                                              .n_owners = 1}),
+	                 1);
+	assert_int_equal(shm_arena_reader_fd(fd, &rfd), 0);
+	assert_int_equal(shm_reader_open(rfd, &rd), 0);
+
+	assert_int_equal(kcmd_cache_synced(rd, "", "configmaps"), 0);
+	assert_int_equal(shm_writer_set_sync(w, (uint16_t)t, "5", true), 0);
+	assert_int_equal(kcmd_cache_synced(rd, NULL, "configmaps"), 1);
+	assert_int_equal(kcmd_cache_synced(rd, "", "secrets"), -ENOENT);
+
+	assert_int_equal(kcmd_cache_get(rd, "", "configmaps", "ns1", "cm", &o), 0);
+	assert_string_equal(kcmd_obj_name(o), "cm");
+	assert_string_equal(kcmd_obj_namespace(o), "ns1");
+	assert_string_equal(kcmd_obj_uid(o), "uid-cm");
+	assert_string_equal(kcmd_obj_resource_version(o), "5");
+	assert_string_equal(kcmd_obj_label(o, "k"), "v");
+	assert_null(kcmd_obj_label(o, "x"));
+	assert_int_equal(kcmd_obj_n_owners(o), 1);
+	assert_int_equal(kcmd_obj_owner(o, 0, &r), 0);
+	assert_string_equal(r.name, "ns1");
+	assert_int_equal(r.block_owner_deletion, 0);
+	assert_int_equal(kcmd_obj_owner(o, 1, &r), -ENOENT);
+	kcmd_obj_free(o);
+	kcmd_obj_free(NULL);
+	o = NULL;
+	assert_int_equal(kcmd_cache_get(rd, "", "configmaps", "ns2", "cm", &o), -ENOENT);
+	assert_null(o);
+	assert_int_equal(kcmd_cache_get(rd, "apps", "configmaps", "ns1", "cm", &o), -ENOENT);
+
+	assert_int_equal(kcmd_cache_list(rd, "", "configmaps", NULL, count_visit, &n), 1);
+	assert_int_equal(n, 1);
+	assert_int_equal(kcmd_cache_list(rd, "", "configmaps", "ns2", count_visit, &n), 0);
+	assert_int_equal(kcmd_cache_list(rd, "", "secrets", NULL, count_visit, &n), -ENOENT);
+
+	shm_arena_close(rd);
+	shm_arena_close(w);
+	close(rfd);
+	close(fd);
+}
+
+static void test_queue_and_client_args(void **state)
+{
+	(void)state;
+	struct inf_handler_ctx ctx = {0};
+
+	/* no such queue: refused, never a crash */
+	assert_int_equal(kcmd_queue_add(&ctx, 0, "k"), -EINVAL);
+	assert_int_equal(kcmd_queue_add(NULL, 0, "k"), -EINVAL);
+	assert_int_equal(kcmd_queue_add_after(&ctx, 3, "k", 1), -EINVAL);
+	assert_int_equal(kcmd_queue_add_rate_limited(&ctx, 0, "k"), -EINVAL);
+	/* a request without a client or with an unknown method is refused before any I/O */
+	int code = 7;
+	char *body = (char *)"x";
+	assert_int_equal(kcmd_kube_request(NULL,
+	                                   &(struct kcmd_request){.method = "GET",
+	                                                          .version = "v1",
+	                                                          .resource = "pods"},
+	                                   &code, &body),
+	                 -EINVAL);
+	assert_int_equal(code, 0);
+	assert_null(body);
+	assert_string_equal(kcmd_kube_reason(-ENOENT), "NotFound");
+	assert_string_equal(kcmd_kube_reason(-EEXIST), "AlreadyExists");
+}
+
+static void test_client_new(void **state)
+{
+	(void)state;
+	struct kcmd_client *c = NULL;
+	char err[256] = "";
+
+	unsetenv("KUBECONFIG");
+	assert_int_equal(kcmd_client_new(NULL, &c, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "KUBECONFIG"));
+	assert_null(c);
+	assert_true(kcmd_client_new("/nonexistent/kubeconfig", &c, err, sizeof(err)) < 0);
+	assert_null(c);
+	assert_null(kcmd_client_kube(NULL));
+	kcmd_client_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_keys),       cmocka_unit_test(test_meta),
+	        cmocka_unit_test(test_cache),      cmocka_unit_test(test_queue_and_client_args),
+	        cmocka_unit_test(test_client_new),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
