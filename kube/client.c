@@ -995,8 +995,14 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 	 * as=PartialObjectMetadata. Asked for ...List, the apiserver answers 200 and sends no
 	 * event. */
 	bool list_like = req->verb == KUBE_LIST;
-	bool pb = c->protobuf && req->protobuf_ok &&
-	          (req->verb == KUBE_GET || req->verb == KUBE_LIST || req->verb == KUBE_WATCH);
+	bool body_pb = req->body_protobuf && (req->verb == KUBE_CREATE || req->verb == KUBE_UPDATE);
+	bool pb = (c->protobuf && req->protobuf_ok &&
+	           (req->verb == KUBE_GET || req->verb == KUBE_LIST || req->verb == KUBE_WATCH)) ||
+	          body_pb;
+	if (body_pb && !req->body_len) {
+		r = -EINVAL;
+		goto fail;
+	}
 	snprintf(x->fx.accept, sizeof(x->fx.accept), "%s",
 	         req->accept          ? req->accept
 	         : req->metadata_only ? (pb ? (list_like ? ACCEPT_PB_META_LIST : ACCEPT_PB_META_ONE)
@@ -1006,11 +1012,11 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 	switch (req->verb) {
 	case KUBE_CREATE:
 		call->method = "POST";
-		x->fx.content_type = "application/json";
+		x->fx.content_type = body_pb ? KUBE_CONTENT_PROTOBUF : "application/json";
 		break;
 	case KUBE_UPDATE:
 		call->method = "PUT";
-		x->fx.content_type = "application/json";
+		x->fx.content_type = body_pb ? KUBE_CONTENT_PROTOBUF : "application/json";
 		break;
 	case KUBE_PATCH:
 		call->method = "PATCH";
@@ -1599,4 +1605,9 @@ const char *kube_user_agent(const struct kube_client *c)
 bool kube_client_http2(const struct kube_client *c)
 {
 	return c->http2;
+}
+
+bool kube_client_protobuf(const struct kube_client *c)
+{
+	return c && c->protobuf;
 }
