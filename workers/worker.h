@@ -34,6 +34,7 @@ struct wk_ctx {
 	const struct kcmd_flag_values *flags; /* the controller's own flags (lib/goflag.h) */
 	double qps;                           /* --kube-api-qps */
 	int burst;                            /* --kube-api-burst */
+	const char *content_type; /* --kube-api-content-type (kube/proto.h), NULL: JSON */
 };
 
 struct wk_result {

@@ -247,7 +247,8 @@ static int gc_client_new(struct gcc *c)
 	                              .controller = "generic-garbage-collector",
 	                              .qps = 0, /* the shared bucket limits */
 	                              .burst = burst,
-	                              .insecure_ok = true};
+	                              .insecure_ok = true,
+	                              .content_type = c->ctx->content_type};
 	r = kube_client_new(&ko, &c->kc);
 	if (r < 0)
 		return r;
