@@ -87,6 +87,11 @@ struct kube_call {
 	struct kube_call *all_next, *all_prev; /* every live call */
 };
 
+/* easy handles and response buffers kept for reuse: as many as requests usually in flight */
+#define KUBE_EASY_POOL 32
+/* response buffers larger than this are freed rather than kept (a LIST page) */
+#define KUBE_BUF_KEEP_MAX (256u * 1024u)
+
 struct kube_client {
 	CURLM *multi;
 	CURLSH *share;
@@ -114,6 +119,16 @@ struct kube_client {
 	int in_curl;         /* inside curl_multi_*(): handles must not be removed now */
 	int pending_cancels; /* calls cancelled meanwhile, freed by sweep() */
 	int exec_fd;         /* the exec plugin's stdout while the loop watches it, or -1 */
+	/* Reuse across calls (issue 20: no allocation storm per request): easy handles of
+	 * finished calls (curl_easy_reset() before the next use keeps libcurl's own buffers) and
+	 * their response buffers. When a pool is full the extra one is freed. */
+	CURL *easy_pool[KUBE_EASY_POOL];
+	int n_easy_pool;
+	struct {
+		char *p;
+		size_t cap;
+	} buf_pool[KUBE_EASY_POOL];
+	int n_buf_pool;
 };
 
 static int64_t now_ms(void)
@@ -288,6 +303,28 @@ int kube_build_url(const char *server, const struct kube_request *r, char **ret)
 	return 0;
 }
 
+/* a JSON string (quoted, escaped as encoding/json does for control characters, '"', '\\') */
+static void sb_json_str(struct sbuf *b, const char *s)
+{
+	sb_put(b, "\"", 1);
+	for (const char *p = s; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch == '"' || ch == '\\') {
+			char e[2] = {'\\', (char)ch};
+			sb_put(b, e, 2);
+		} else if (ch < 0x20) {
+			char e[8];
+			snprintf(e, sizeof(e), "\\u%04x", ch);
+			sb_put(b, e, 6);
+		} else {
+			sb_put(b, p, 1);
+		}
+	}
+	sb_put(b, "\"", 1);
+}
+
+/* Built by hand, not with cJSON: a delete is the GC's hot request (issue 20), and a DOM made a
+ * dozen allocations for a body of one line. Same bytes as before: the key order is kept. */
 int kube_delete_options_body(const struct kube_request *r, char **ret)
 {
 	if (!r || !ret)
@@ -297,27 +334,37 @@ int kube_delete_options_body(const struct kube_request *r, char **ret)
 		*ret = NULL;
 		return 0;
 	}
-	cJSON *o = cJSON_CreateObject(), *p;
-	bool ok = o && cJSON_AddStringToObject(o, "kind", "DeleteOptions") &&
-	          cJSON_AddStringToObject(o, "apiVersion", "v1");
-	if (ok && r->has_grace_period)
-		ok = cJSON_AddNumberToObject(o, "gracePeriodSeconds",
-		                             (double)r->grace_period_seconds) != NULL;
-	if (ok && (r->precondition_uid || r->precondition_rv)) {
-		ok = (p = cJSON_AddObjectToObject(o, "preconditions")) != NULL;
-		if (ok && r->precondition_uid)
-			ok = cJSON_AddStringToObject(p, "uid", r->precondition_uid) != NULL;
-		if (ok && r->precondition_rv)
-			ok = cJSON_AddStringToObject(p, "resourceVersion", r->precondition_rv) !=
-			     NULL;
+	struct sbuf b = {0};
+	char num[32];
+	sb_str(&b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\"");
+	if (r->has_grace_period) {
+		snprintf(num, sizeof(num), "%lld", (long long)r->grace_period_seconds);
+		sb_str(&b, ",\"gracePeriodSeconds\":");
+		sb_str(&b, num);
 	}
-	if (ok && r->propagation_policy)
-		ok = cJSON_AddStringToObject(o, "propagationPolicy", r->propagation_policy) != NULL;
-	char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
-	cJSON_Delete(o);
-	if (!s)
+	if (r->precondition_uid || r->precondition_rv) {
+		sb_str(&b, ",\"preconditions\":{");
+		if (r->precondition_uid) {
+			sb_str(&b, "\"uid\":");
+			sb_json_str(&b, r->precondition_uid);
+		}
+		if (r->precondition_rv) {
+			sb_str(&b, r->precondition_uid ? ",\"resourceVersion\":"
+			                               : "\"resourceVersion\":");
+			sb_json_str(&b, r->precondition_rv);
+		}
+		sb_put(&b, "}", 1);
+	}
+	if (r->propagation_policy) {
+		sb_str(&b, ",\"propagationPolicy\":");
+		sb_json_str(&b, r->propagation_policy);
+	}
+	sb_put(&b, "}", 1);
+	if (b.oom) {
+		free(b.p);
 		return -ENOMEM;
-	*ret = s;
+	}
+	*ret = b.p;
 	return 0;
 }
 
@@ -696,8 +743,15 @@ static void call_free(struct kube_call *call)
 			*pp = call->next;
 			break;
 		}
-	if (call->easy)
+	if (call->easy && c->n_easy_pool < KUBE_EASY_POOL)
+		c->easy_pool[c->n_easy_pool++] = call->easy; /* reset at its next use */
+	else if (call->easy)
 		curl_easy_cleanup(call->easy);
+	if (call->resp && call->resp_cap <= KUBE_BUF_KEEP_MAX && c->n_buf_pool < KUBE_EASY_POOL) {
+		c->buf_pool[c->n_buf_pool].p = call->resp;
+		c->buf_pool[c->n_buf_pool++].cap = call->resp_cap;
+		call->resp = NULL;
+	}
 	curl_slist_free_all(call->headers);
 	curl_slist_free_all(call->connect_to);
 	free(call->connect_to_entry);
@@ -775,6 +829,12 @@ static int prepare_attempt(struct kube_call *call)
 	char *hdr = NULL;
 	int r;
 
+	if (!call->easy && c->n_easy_pool > 0)
+		call->easy = c->easy_pool[--c->n_easy_pool];
+	if (!call->resp && c->n_buf_pool > 0) {
+		call->resp = c->buf_pool[--c->n_buf_pool].p;
+		call->resp_cap = c->buf_pool[c->n_buf_pool].cap;
+	}
 	if (call->easy)
 		curl_easy_reset(call->easy);
 	else if (!(call->easy = curl_easy_init()))
@@ -841,8 +901,9 @@ static int prepare_attempt(struct kube_call *call)
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
 	} else if (cfg->ca_data) {
+		/* no copy per request: the config outlives the client (kube_client_opts) */
 		struct curl_blob blob = {
-		        .data = cfg->ca_data, .len = cfg->ca_data_len, .flags = CURL_BLOB_COPY};
+		        .data = cfg->ca_data, .len = cfg->ca_data_len, .flags = CURL_BLOB_NOCOPY};
 		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
 	} else if (cfg->ca_file) {
 		curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file);
@@ -1587,6 +1648,10 @@ void kube_client_free(struct kube_client *c)
 		kube_call_cancel(c->all);
 	if (c->exec_fd >= 0 && c->sock_cb)
 		c->sock_cb(c->exec_fd, KUBE_POLL_REMOVE, c->loop_ud);
+	while (c->n_easy_pool > 0)
+		curl_easy_cleanup(c->easy_pool[--c->n_easy_pool]);
+	while (c->n_buf_pool > 0)
+		free(c->buf_pool[--c->n_buf_pool].p);
 	if (c->multi)
 		curl_multi_cleanup(c->multi);
 	if (c->share)

@@ -298,6 +298,12 @@ static void test_url(void **state)
 	           "\"propagationPolicy\":"
 	           "\"Foreground\"}");
 	free(b);
+	/* built without a DOM: strings escaped as JSON, keys in the same order */
+	struct kube_request esc = {.verb = KUBE_DELETE, .precondition_rv = "a\"b\\c\n"};
+	assert_int_equal(kube_delete_options_body(&esc, &b), 0);
+	assert_string_equal(b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\","
+	                       "\"preconditions\":{\"resourceVersion\":\"a\\\"b\\\\c\\u000a\"}}");
+	free(b);
 	struct kube_request plain = {.verb = KUBE_DELETE};
 	assert_int_equal(kube_delete_options_body(&plain, &b), 0);
 	assert_null(b);
