@@ -112,8 +112,11 @@ struct bench {
 	int kcm_burst;
 	bool kcm_le;
 	bool is_kcmd;
-	double root_cpu[MAX_KCMD + 1]; /* last cumulative CPU per root */
-	double cpu_acc;                /* monotonic CPU-seconds of the run */
+	double root_cpu[MAX_KCMD + 1];   /* last cumulative CPU per root */
+	double cpu_acc;                  /* monotonic CPU-seconds of the run */
+	double root_rchar[MAX_KCMD + 1]; /* last bytes read (MB) per root, as root_cpu */
+	double rchar_acc;                /* MB read by the controller manager in the run */
+	pid_t apiserver_pid, etcd_pid;   /* the test cluster's control plane (cluster status) */
 	double mem_now, mem_peak, phase_mem_peak, run_mem_peak;
 	double queue_now, phase_queue_max;
 	FILE *series;
@@ -695,6 +698,10 @@ static void sample_locked(struct bench *b)
 		 */
 		b->cpu_acc += t.cpu_s >= b->root_cpu[i] ? t.cpu_s - b->root_cpu[i] : t.cpu_s;
 		b->root_cpu[i] = t.cpu_s;
+		/* a process of the tree gone since the last sample takes its bytes along: counted
+		 * until then, never negative */
+		b->rchar_acc += t.rchar_mb >= b->root_rchar[i] ? t.rchar_mb - b->root_rchar[i] : 0;
+		b->root_rchar[i] = t.rchar_mb;
 		mem += b->is_kcmd ? t.pss_mb : t.rss_mb;
 	}
 	if (!any)
@@ -770,11 +777,54 @@ static double lists_of(const struct prom_counts *c)
 	return n;
 }
 
+/* ---- the control plane's cost ------------------------------------------------------------------
+ * CPU-seconds of kube-apiserver and etcd and the bytes the apiserver wrote (wchar of
+ * /proc/<pid>/io: its answers and watch events to every client, and its writes to etcd), read at
+ * phase start and end. The pids come from `cluster status` (asked again when a process is gone,
+ * e.g. after `cluster restart`); with a cluster the bench did not start and no status, NAN. */
+
+struct cp_cost {
+	double api_cpu, etcd_cpu, api_mb;
+};
+
+static int status_pid(const char *st, const char *name)
+{
+	for (const char *l = st; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		size_t n = strlen(name);
+		int pid;
+		if (!strncmp(l, name, n) && (l[n] == ' ' || l[n] == '\t') &&
+		    sscanf(strstr(l, "pid ") ? strstr(l, "pid ") : "", "pid %d", &pid) == 1)
+			return pid;
+	}
+	return 0;
+}
+
+static void cp_sample(struct bench *b, struct cp_cost *c)
+{
+	double w = NAN;
+	*c = (struct cp_cost){NAN, NAN, NAN};
+	for (int attempt = 0; attempt < 2; attempt++) {
+		bool ok = bench_proc_cost(b->apiserver_pid, &c->api_cpu, &c->api_mb) == 0 &&
+		          bench_proc_cost(b->etcd_pid, &c->etcd_cpu, &w) == 0;
+		if (ok || attempt || !b->cluster_cmd[0])
+			break;
+		char st[4096] = "";
+		if (cluster(b, st, sizeof(st), "status", (char *)NULL) < 0)
+			break;
+		b->apiserver_pid = status_pid(st, "kube-apiserver");
+		b->etcd_pid = status_pid(st, "etcd");
+	}
+	if (isnan(c->etcd_cpu) || isnan(c->api_cpu))
+		*c = (struct cp_cost){NAN, NAN, NAN};
+}
+
 /* ---- phases
  * ---------------------------------------------------------------------------------------- */
 
 struct phase_ctx {
 	struct bench_phase *ph;
+	struct cp_cost cp0;
+	double rchar0;
 	double t0, cpu0;
 	long adds0, dels0;
 	struct prom_counts api0;
@@ -785,16 +835,24 @@ static void phase_begin(struct bench *b, struct bench_run *run, const char *name
 {
 	struct bench_phase *ph = &run->phases[run->n_phases++];
 
-	*ph = (struct bench_phase){
-	        .resume_s = NAN, .react_p50_ms = NAN, .react_p99_ms = NAN, .lists = NAN};
+	*ph = (struct bench_phase){.resume_s = NAN,
+	                           .react_p50_ms = NAN,
+	                           .react_p99_ms = NAN,
+	                           .lists = NAN,
+	                           .apiserver_cpu_s = NAN,
+	                           .etcd_cpu_s = NAN,
+	                           .apiserver_sent_mb = NAN,
+	                           .cm_received_mb = NAN};
 	fmt(ph->name, sizeof(ph->name), "%s", name);
 	*pc = (struct phase_ctx){.ph = ph};
 	if (api_counts(b, &pc->api0) < 0)
 		say("warning: cannot read the apiserver's /metrics; API request counts will be "
 		    "missing");
+	cp_sample(b, &pc->cp0);
 	pthread_mutex_lock(&b->smu);
 	sample_locked(b);
 	pc->cpu0 = b->cpu_acc;
+	pc->rchar0 = b->rchar_acc;
 	b->phase_mem_peak = b->mem_now;
 	b->phase_queue_max = NAN;
 	pthread_mutex_unlock(&b->smu);
@@ -818,6 +876,7 @@ static void phase_end(struct bench *b, struct phase_ctx *pc, bool converged)
 	pthread_mutex_lock(&b->smu);
 	sample_locked(b);
 	ph->cpu_s = b->cpu_acc - pc->cpu0;
+	ph->cm_received_mb = b->rchar_acc - pc->rchar0;
 	ph->peak_mem_mb = b->phase_mem_peak;
 	ph->queue_depth_max = b->phase_queue_max;
 	pthread_mutex_unlock(&b->smu);
@@ -835,11 +894,21 @@ static void phase_end(struct bench *b, struct phase_ctx *pc, bool converged)
 	}
 	prom_counts_free(&after);
 	prom_counts_free(&pc->api0);
+	struct cp_cost cp1;
+	cp_sample(b, &cp1);
+	/* a restarted apiserver or etcd (a new pid) starts from 0: its cost is then unknown */
+	if (cp1.api_cpu >= pc->cp0.api_cpu && cp1.etcd_cpu >= pc->cp0.etcd_cpu) {
+		ph->apiserver_cpu_s = cp1.api_cpu - pc->cp0.api_cpu;
+		ph->etcd_cpu_s = cp1.etcd_cpu - pc->cp0.etcd_cpu;
+		ph->apiserver_sent_mb = cp1.api_mb - pc->cp0.api_mb;
+	}
 	say("  %s %s in %.1f s: %ld pods created, %ld deleted, CPU %.2f s, peak memory %.1f MB, "
-	    "reaction p50 %.0f ms p99 %.0f ms",
+	    "reaction p50 %.0f ms p99 %.0f ms; apiserver CPU %.2f s, etcd CPU %.2f s, apiserver "
+	    "wrote %.1f MB, controller manager read %.1f MB",
 	    ph->name, converged ? "converged" : "did NOT converge", ph->converge_s,
 	    ph->pods_created, ph->pods_deleted, ph->cpu_s, ph->peak_mem_mb, ph->react_p50_ms,
-	    ph->react_p99_ms);
+	    ph->react_p99_ms, ph->apiserver_cpu_s, ph->etcd_cpu_s, ph->apiserver_sent_mb,
+	    ph->cm_received_mb);
 }
 
 /* ---- paced writes
@@ -1123,6 +1192,7 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 	b->kcmd_pid[slot] = pid;
 	b->kcmd_port[slot] = port;
 	b->root_cpu[slot] = 0;
+	b->root_rchar[slot] = 0;
 	pthread_mutex_unlock(&b->smu);
 	say("started kcmd (pid %d, /metrics on 127.0.0.1:%d, log %s)", (int)pid, port, log);
 	return 0;
@@ -1207,6 +1277,7 @@ static int start_upstream(struct bench *b, double qps, int burst)
 	pthread_mutex_lock(&b->smu);
 	b->kcm_pid = pid;
 	b->root_cpu[MAX_KCMD] = 0;
+	b->root_rchar[MAX_KCMD] = 0;
 	pthread_mutex_unlock(&b->smu);
 	say("started upstream kube-controller-manager (pid %d, "
 	    "--controllers=replicaset-controller,garbage-collector-controller "
@@ -1464,6 +1535,8 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	b->mem_now = b->run_mem_peak = 0;
 	b->queue_now = NAN;
 	memset(b->root_cpu, 0, sizeof(b->root_cpu));
+	memset(b->root_rchar, 0, sizeof(b->root_rchar));
+	b->rchar_acc = 0;
 	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir,
 	    bench_workload_name(o->workload), tag);
 	b->series = fopen(run->series, "we");

@@ -29,9 +29,16 @@ int bench_smaps_parse(const char *text, long *pss_kb, long *rss_kb);
 struct bench_tree {
 	double cpu_s;
 	double pss_mb, rss_mb;
+	double rchar_mb, wchar_mb; /* /proc/<pid>/io of the live processes (sockets included) */
 	int nprocs;
 };
 /* Samples the tree under root (root included). -ESRCH when root is gone. */
 int bench_tree_sample(pid_t root, struct bench_tree *t);
+/* Parses /proc/<pid>/io text: rchar and wchar (bytes through read/write-like calls, sockets
+ * included). 0 or -EBADMSG. */
+int bench_pio_parse(const char *text, unsigned long long *rchar, unsigned long long *wchar);
+/* CPU-seconds (utime + stime + cutime + cstime) and bytes written (wchar) of one process: the
+ * control plane's apiserver and etcd. -ESRCH when it is gone. */
+int bench_proc_cost(pid_t pid, double *cpu_s, double *wchar_mb);
 /* Finds a child of parent whose comm is `comm`; 0 when none. */
 pid_t bench_find_child(pid_t parent, const char *comm);
