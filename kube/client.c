@@ -99,6 +99,10 @@ struct kube_client {
 	struct kube_auth *auth;
 	char *user_agent;
 	char *proxy; /* proxy-url in libcurl's terms, or NULL */
+	/* Without proxy-url: the environment's proxy for the server's scheme and NO_PROXY, read
+	 * once when the client is made (Go's ProxyFromEnvironment reads them once per process too),
+	 * handed to every request, so libcurl does not getenv() five names per transfer. */
+	char *env_proxy, *env_noproxy;
 	double qps, burst, tokens;
 	int64_t refill_ms;
 	struct kube_limiter *limiter;   /* shared bucket; when set, qps is 0 */
@@ -894,6 +898,9 @@ static int prepare_attempt(struct kube_call *call)
 		} else if (cfg->ca_file) {
 			curl_easy_setopt(e, CURLOPT_PROXY_CAINFO, cfg->ca_file);
 		}
+	} else {
+		curl_easy_setopt(e, CURLOPT_PROXY, c->env_proxy);     /* "": none */
+		curl_easy_setopt(e, CURLOPT_NOPROXY, c->env_noproxy); /* "": none */
 	}
 	if (call->connect_to)
 		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
@@ -1567,6 +1574,33 @@ static void cloexec_since(struct fd_set_snap *before)
 	before->fd = NULL;
 }
 
+static const char *getenv_any(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+	return v && *v ? v : (v = getenv(b)) && *v ? v : NULL;
+}
+
+/* http(s)_proxy and no_proxy as Go's httpproxy.FromEnvironment reads them (upper case first, no
+ * ALL_PROXY); a value without a scheme is an http:// proxy, as in Go. */
+static int env_proxy(struct kube_client *c, const char *server)
+{
+	bool https = server && !strncmp(server, "https://", 8);
+	const char *p = https ? getenv_any("HTTPS_PROXY", "https_proxy")
+	                      : getenv_any("HTTP_PROXY", "http_proxy");
+	const char *np = getenv_any("NO_PROXY", "no_proxy");
+	if (p && strstr(p, "://")) {
+		if (kube_proxy_for_curl(p, &c->env_proxy) < 0)
+			c->env_proxy = strdup(p); /* libcurl's own reading of it, as before */
+	} else if (p && asprintf(&c->env_proxy, "http://%s", p) < 0) {
+		c->env_proxy = NULL;
+		return -ENOMEM;
+	}
+	if ((!c->env_proxy && !(c->env_proxy = strdup(p ? p : ""))) ||
+	    !(c->env_noproxy = strdup(np ? np : "")))
+		return -ENOMEM;
+	return 0;
+}
+
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 {
 	static bool global_done;
@@ -1594,6 +1628,8 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 		return -ENOMEM;
 	if (o->config->proxy_url && *o->config->proxy_url &&
 	    (r = kube_proxy_for_curl(o->config->proxy_url, &c->proxy)) < 0)
+		goto fail;
+	if (!c->proxy && (r = env_proxy(c, o->config->server)) < 0)
 		goto fail;
 	c->cfg = o->config;
 	c->limiter = o->limiter;
@@ -1658,6 +1694,8 @@ void kube_client_free(struct kube_client *c)
 		curl_share_cleanup(c->share);
 	kube_auth_free(c->auth);
 	free(c->proxy);
+	free(c->env_proxy);
+	free(c->env_noproxy);
 	free(c->user_agent);
 	free(c);
 }
