@@ -88,7 +88,8 @@ static double run_create(size_t n, int shape, double *rate)
 		size_t pb_len = 0;
 		if (kube_encode_pod_from_template(TEMPLATE, sizeof(TEMPLATE) - 1, "bench", &ref,
 		                                  &body) < 0 ||
-		    (shape == 2 && kube_proto_encode_pod_json(body, strlen(body), &pb, &pb_len) < 0))
+		    (shape == 2 &&
+		     kube_proto_encode_pod_json(body, strlen(body), &pb, &pb_len) < 0))
 			exit(1);
 		for (size_t i = 0; i < k; i++)
 			reqs[i] = (struct kube_request){.verb = KUBE_CREATE,
@@ -101,7 +102,8 @@ static double run_create(size_t n, int shape, double *rate)
 		int r = shape == 0 ? kube_client_request(cl, reqs, NULL, NULL, resps)
 		                   : kube_client_request_many(cl, reqs, k, resps, NULL);
 		for (size_t i = 0; i < k; i++) {
-			if (r < 0 || resps[i].error.err < 0 || created_name(&resps[i], done + i) < 0) {
+			if (r < 0 || resps[i].error.err < 0 ||
+			    created_name(&resps[i], done + i) < 0) {
 				fprintf(stderr, "create failed: %d %d %s\n", r, resps[i].error.err,
 				        resps[i].error.message);
 				exit(1);
