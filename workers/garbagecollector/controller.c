@@ -517,12 +517,12 @@ static void start_lanes(struct gcc *c)
  * process is exiting). */
 static void stop_lanes(struct gcc *c)
 {
+	struct timespec dl; /* one deadline for all of them */
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 5;
 	atomic_store_explicit(&c->stop, true, memory_order_relaxed);
 	for (size_t i = 0; i < c->n_lanes; i++) {
 		struct gc_lane *l = &c->lanes[i];
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += 5;
 		if (l->started && pthread_timedjoin_np(l->th, NULL, &dl) != 0) {
 			log_warning("garbage collector: a lane is still in a request at exit");
 			continue;
