@@ -501,9 +501,14 @@ static void ex_create_pods(void *ud, const struct kube_replicaset *rs, const cha
 	 * batch), JSON when the transcoder does not know a field of the template */
 	void *pb = NULL;
 	size_t pb_len = 0;
-	if (kube_client_protobuf(c->ctx->kc) &&
-	    kube_proto_encode_pod_json(body, strlen(body), &pb, &pb_len) < 0)
+	int enc = kube_client_protobuf(c->ctx->kc)
+	                  ? kube_proto_encode_pod_json(body, strlen(body), &pb, &pb_len)
+	                  : 0;
+	if (enc < 0) {
+		log_v(2, "%s/%s: pod template not sent as protobuf (%s): sending JSON",
+		      rs->meta.namespace, rs->meta.name, strerror(-enc));
 		pb = NULL;
+	}
 	for (size_t i = 0; i < n; i++)
 		reqs[i] = (struct kube_request){.verb = KUBE_CREATE,
 		                                .version = "v1",
