@@ -51,13 +51,6 @@
 /* GarbageCollector.Run's initialSyncTimeout (kube-controller-manager passes 30 s) */
 #define GC_INITIAL_SYNC_TIMEOUT_USEC (30ULL * 1000000ULL)
 
-/* keys of gc-attempt-to-delete in flight per process, the framework's own one included: the
- * manager runs min(--concurrent-gc-syncs, 4) processes, each with ceil(syncs / processes)
- * lanes up to this cap (so 20 syncs = 4 x 5, upstream's 20 workers). Beyond the cap the extra
- * syncs are not run: 4 x 6 = 24 of a queue's 32 worker slots, the rest stays free for
- * restarts. */
-#define GC_MAX_LANES 6
-
 struct gcc;
 
 /* One extra worker thread: everything a sync touches that is not thread-safe is its own (the
@@ -488,14 +481,11 @@ static int lane_init(struct gcc *c, struct gc_lane *l, int arena_fd, int queue_f
  * lane that cannot be set up is logged and left out (the process still syncs). */
 static void start_lanes(struct gcc *c)
 {
-	int64_t syncs = c->ctx->flags ? kcmd_flag_int(c->ctx->flags, "concurrent-gc-syncs") : 1;
-	int64_t procs = syncs < 4 ? syncs : 4;
-	int64_t want = procs > 0 ? (syncs + procs - 1) / procs : 1;
+	int want = gc_lanes_per_process(
+	        c->ctx->flags ? kcmd_flag_int(c->ctx->flags, "concurrent-gc-syncs") : 1);
 	int afd = kcmd_env_fd("KCMD_ARENA_FD"), qfd = kcmd_env_queue_fd("gc-attempt-to-delete");
 
-	if (want > GC_MAX_LANES)
-		want = GC_MAX_LANES;
-	for (int64_t i = 0; i + 1 < want && afd >= 0 && qfd >= 0; i++) {
+	for (int i = 0; i + 1 < want && afd >= 0 && qfd >= 0; i++) {
 		struct gc_lane *l = &c->lanes[c->n_lanes];
 		int r = lane_init(c, l, afd, qfd);
 		if (r == 0 && (r = -pthread_create(&l->th, NULL, lane_main, l)) == 0) {
@@ -503,8 +493,7 @@ static void start_lanes(struct gcc *c)
 			c->n_lanes++;
 			continue;
 		}
-		log_warning("garbage collector: lane %lld not started: %s", (long long)i + 2,
-		            strerror(-r));
+		log_warning("garbage collector: lane %d not started: %s", i + 2, strerror(-r));
 		lane_free(l);
 		memset(l, 0, sizeof(*l));
 		break;

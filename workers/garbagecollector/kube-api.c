@@ -61,6 +61,15 @@ bool gc_resource_deletable(const struct kube_api_resource *r)
 	       !gc_resource_ignored(r->group, r->resource);
 }
 
+int gc_lanes_per_process(int64_t syncs)
+{
+	int64_t procs = syncs < 4 ? syncs : 4, lanes;
+	if (syncs < 1)
+		return 1;
+	lanes = (syncs + procs - 1) / procs;
+	return lanes > GC_MAX_LANES ? GC_MAX_LANES : (int)lanes;
+}
+
 static int map_target(struct gc_kube_api *k, const struct gc_target *t, struct kube_request *req)
 {
 	const struct kube_api_resource *r;
