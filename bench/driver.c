@@ -112,11 +112,9 @@ struct bench {
 	int kcm_burst;
 	bool kcm_le;
 	bool is_kcmd;
-	double root_cpu[MAX_KCMD + 1];   /* last cumulative CPU per root */
-	double cpu_acc;                  /* monotonic CPU-seconds of the run */
-	double root_rchar[MAX_KCMD + 1]; /* last bytes read (MB) per root, as root_cpu */
-	double rchar_acc;                /* MB read by the controller manager in the run */
-	pid_t apiserver_pid, etcd_pid;   /* the test cluster's control plane (cluster status) */
+	double root_cpu[MAX_KCMD + 1]; /* last cumulative CPU per root */
+	double cpu_acc;                /* monotonic CPU-seconds of the run */
+	pid_t apiserver_pid, etcd_pid; /* the test cluster's control plane (cluster status) */
 	double mem_now, mem_peak, phase_mem_peak, run_mem_peak;
 	double queue_now, phase_queue_max;
 	FILE *series;
@@ -698,10 +696,6 @@ static void sample_locked(struct bench *b)
 		 */
 		b->cpu_acc += t.cpu_s >= b->root_cpu[i] ? t.cpu_s - b->root_cpu[i] : t.cpu_s;
 		b->root_cpu[i] = t.cpu_s;
-		/* a process of the tree gone since the last sample takes its bytes along: counted
-		 * until then, never negative */
-		b->rchar_acc += t.rchar_mb >= b->root_rchar[i] ? t.rchar_mb - b->root_rchar[i] : 0;
-		b->root_rchar[i] = t.rchar_mb;
 		mem += b->is_kcmd ? t.pss_mb : t.rss_mb;
 	}
 	if (!any)
@@ -824,7 +818,6 @@ static void cp_sample(struct bench *b, struct cp_cost *c)
 struct phase_ctx {
 	struct bench_phase *ph;
 	struct cp_cost cp0;
-	double rchar0;
 	double t0, cpu0;
 	long adds0, dels0;
 	struct prom_counts api0;
@@ -841,8 +834,7 @@ static void phase_begin(struct bench *b, struct bench_run *run, const char *name
 	                           .lists = NAN,
 	                           .apiserver_cpu_s = NAN,
 	                           .etcd_cpu_s = NAN,
-	                           .apiserver_sent_mb = NAN,
-	                           .cm_received_mb = NAN};
+	                           .apiserver_sent_mb = NAN};
 	fmt(ph->name, sizeof(ph->name), "%s", name);
 	*pc = (struct phase_ctx){.ph = ph};
 	if (api_counts(b, &pc->api0) < 0)
@@ -852,7 +844,6 @@ static void phase_begin(struct bench *b, struct bench_run *run, const char *name
 	pthread_mutex_lock(&b->smu);
 	sample_locked(b);
 	pc->cpu0 = b->cpu_acc;
-	pc->rchar0 = b->rchar_acc;
 	b->phase_mem_peak = b->mem_now;
 	b->phase_queue_max = NAN;
 	pthread_mutex_unlock(&b->smu);
@@ -876,7 +867,6 @@ static void phase_end(struct bench *b, struct phase_ctx *pc, bool converged)
 	pthread_mutex_lock(&b->smu);
 	sample_locked(b);
 	ph->cpu_s = b->cpu_acc - pc->cpu0;
-	ph->cm_received_mb = b->rchar_acc - pc->rchar0;
 	ph->peak_mem_mb = b->phase_mem_peak;
 	ph->queue_depth_max = b->phase_queue_max;
 	pthread_mutex_unlock(&b->smu);
@@ -904,11 +894,10 @@ static void phase_end(struct bench *b, struct phase_ctx *pc, bool converged)
 	}
 	say("  %s %s in %.1f s: %ld pods created, %ld deleted, CPU %.2f s, peak memory %.1f MB, "
 	    "reaction p50 %.0f ms p99 %.0f ms; apiserver CPU %.2f s, etcd CPU %.2f s, apiserver "
-	    "wrote %.1f MB, controller manager read %.1f MB",
+	    "wrote %.1f MB",
 	    ph->name, converged ? "converged" : "did NOT converge", ph->converge_s,
 	    ph->pods_created, ph->pods_deleted, ph->cpu_s, ph->peak_mem_mb, ph->react_p50_ms,
-	    ph->react_p99_ms, ph->apiserver_cpu_s, ph->etcd_cpu_s, ph->apiserver_sent_mb,
-	    ph->cm_received_mb);
+	    ph->react_p99_ms, ph->apiserver_cpu_s, ph->etcd_cpu_s, ph->apiserver_sent_mb);
 }
 
 /* ---- paced writes
@@ -1192,7 +1181,6 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 	b->kcmd_pid[slot] = pid;
 	b->kcmd_port[slot] = port;
 	b->root_cpu[slot] = 0;
-	b->root_rchar[slot] = 0;
 	pthread_mutex_unlock(&b->smu);
 	say("started kcmd (pid %d, /metrics on 127.0.0.1:%d, log %s)", (int)pid, port, log);
 	return 0;
@@ -1277,7 +1265,6 @@ static int start_upstream(struct bench *b, double qps, int burst)
 	pthread_mutex_lock(&b->smu);
 	b->kcm_pid = pid;
 	b->root_cpu[MAX_KCMD] = 0;
-	b->root_rchar[MAX_KCMD] = 0;
 	pthread_mutex_unlock(&b->smu);
 	say("started upstream kube-controller-manager (pid %d, "
 	    "--controllers=replicaset-controller,garbage-collector-controller "
@@ -1535,8 +1522,6 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	b->mem_now = b->run_mem_peak = 0;
 	b->queue_now = NAN;
 	memset(b->root_cpu, 0, sizeof(b->root_cpu));
-	memset(b->root_rchar, 0, sizeof(b->root_rchar));
-	b->rchar_acc = 0;
 	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir,
 	    bench_workload_name(o->workload), tag);
 	b->series = fopen(run->series, "we");

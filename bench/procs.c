@@ -156,12 +156,6 @@ int bench_tree_sample(pid_t root, struct bench_tree *t)
 			t->pss_mb += (double)pss / 1024.0;
 			t->rss_mb += (double)rss / 1024.0;
 		}
-		unsigned long long rc, wc;
-		snprintf(path, sizeof(path), "/proc/%d/io", (int)st->pid);
-		if (read_small(path, buf, sizeof(buf)) > 0 && bench_pio_parse(buf, &rc, &wc) == 0) {
-			t->rchar_mb += (double)rc / 1e6;
-			t->wchar_mb += (double)wc / 1e6;
-		}
 	}
 	free(l.v);
 	return root_seen ? 0 : -ESRCH;

@@ -29,13 +29,12 @@ int bench_smaps_parse(const char *text, long *pss_kb, long *rss_kb);
 struct bench_tree {
 	double cpu_s;
 	double pss_mb, rss_mb;
-	double rchar_mb, wchar_mb; /* /proc/<pid>/io of the live processes (sockets included) */
 	int nprocs;
 };
 /* Samples the tree under root (root included). -ESRCH when root is gone. */
 int bench_tree_sample(pid_t root, struct bench_tree *t);
-/* Parses /proc/<pid>/io text: rchar and wchar (bytes through read/write-like calls, sockets
- * included). 0 or -EBADMSG. */
+/* Parses /proc/<pid>/io text: rchar and wchar (bytes through read()/write()-like calls; a Go
+ * program's sockets are counted, recv()/send() are not). 0 or -EBADMSG. */
 int bench_pio_parse(const char *text, unsigned long long *rchar, unsigned long long *wchar);
 /* CPU-seconds (utime + stime + cutime + cstime) and bytes written (wchar) of one process: the
  * control plane's apiserver and etcd. -ESRCH when it is gone. */

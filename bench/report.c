@@ -53,7 +53,6 @@ enum fig {
 	F_APISERVER_CPU,
 	F_ETCD_CPU,
 	F_APISERVER_MB,
-	F_CM_MB,
 	F_N
 };
 static const struct {
@@ -73,7 +72,6 @@ static const struct {
         [F_APISERVER_CPU] = {"apiserver CPU-seconds", "apiserver_cpu_s", "s"},
         [F_ETCD_CPU] = {"etcd CPU-seconds", "etcd_cpu_s", "s"},
         [F_APISERVER_MB] = {"apiserver bytes written", "apiserver_sent_mb", "MB"},
-        [F_CM_MB] = {"bytes read by the c-m", "cm_received_mb", "MB"},
 };
 
 static double fig_value(const struct bench_phase *p, enum fig f)
@@ -113,8 +111,6 @@ static double fig_value(const struct bench_phase *p, enum fig f)
 		return p->etcd_cpu_s;
 	case F_APISERVER_MB:
 		return p->apiserver_sent_mb;
-	case F_CM_MB:
-		return p->cm_received_mb;
 	default:
 		return NAN;
 	}

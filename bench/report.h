@@ -30,8 +30,8 @@ struct bench_phase {
 	double resume_s; /* failover/restart: kill -> first pod created after it; NAN otherwise */
 	/* the control plane's cost in the phase (NAN: not measured): CPU-seconds of kube-apiserver
 	 * and etcd, MB the apiserver wrote (its answers and watch events to every client, and to
-	 * etcd), MB the controller manager's processes read (its side of the same traffic) */
-	double apiserver_cpu_s, etcd_cpu_s, apiserver_sent_mb, cm_received_mb;
+	 * etcd) */
+	double apiserver_cpu_s, etcd_cpu_s, apiserver_sent_mb;
 };
 
 struct bench_run {

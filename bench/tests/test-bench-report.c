@@ -31,8 +31,7 @@ static void phase(struct bench_run *r, const char *name, double secs, long creat
 	                          .resume_s = NAN,
 	                          .apiserver_cpu_s = cpu * 2,
 	                          .etcd_cpu_s = cpu / 2,
-	                          .apiserver_sent_mb = 12.5,
-	                          .cm_received_mb = NAN};
+	                          .apiserver_sent_mb = 12.5};
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	prom_counts_add(&p->api, "POST 201", (double)created);
 	prom_counts_add(&p->api, "DELETE 200", (double)deleted);
@@ -166,7 +165,6 @@ static void test_json(void **state)
 	assert_true(cJSON_GetObjectItem(ph, "apiserver_cpu_s")->valuedouble == cpu * 2);
 	assert_true(cJSON_GetObjectItem(ph, "etcd_cpu_s")->valuedouble == cpu / 2);
 	assert_true(cJSON_GetObjectItem(ph, "apiserver_sent_mb")->valuedouble == 12.5);
-	assert_true(cJSON_IsNull(cJSON_GetObjectItem(ph, "cm_received_mb")));
 	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(ph, "api_requests_by_verb_code"),
 	                                "POST 201")
 	                    ->valuedouble == 2000);
