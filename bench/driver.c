@@ -114,6 +114,7 @@ struct bench {
 	bool is_kcmd;
 	double root_cpu[MAX_KCMD + 1]; /* last cumulative CPU per root */
 	double cpu_acc;                /* monotonic CPU-seconds of the run */
+	pid_t apiserver_pid, etcd_pid; /* the test cluster's control plane (cluster status) */
 	double mem_now, mem_peak, phase_mem_peak, run_mem_peak;
 	double queue_now, phase_queue_max;
 	FILE *series;
@@ -770,11 +771,53 @@ static double lists_of(const struct prom_counts *c)
 	return n;
 }
 
+/* ---- the control plane's cost ------------------------------------------------------------------
+ * CPU-seconds of kube-apiserver and etcd and the bytes the apiserver wrote (wchar of
+ * /proc/<pid>/io: its answers and watch events to every client, and its writes to etcd), read at
+ * phase start and end. The pids come from `cluster status` (asked again when a process is gone,
+ * e.g. after `cluster restart`); with a cluster the bench did not start and no status, NAN. */
+
+struct cp_cost {
+	double api_cpu, etcd_cpu, api_mb;
+};
+
+static int status_pid(const char *st, const char *name)
+{
+	for (const char *l = st; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		size_t n = strlen(name);
+		int pid;
+		if (!strncmp(l, name, n) && (l[n] == ' ' || l[n] == '\t') &&
+		    sscanf(strstr(l, "pid ") ? strstr(l, "pid ") : "", "pid %d", &pid) == 1)
+			return pid;
+	}
+	return 0;
+}
+
+static void cp_sample(struct bench *b, struct cp_cost *c)
+{
+	double w = NAN;
+	*c = (struct cp_cost){NAN, NAN, NAN};
+	for (int attempt = 0; attempt < 2; attempt++) {
+		bool ok = bench_proc_cost(b->apiserver_pid, &c->api_cpu, &c->api_mb) == 0 &&
+		          bench_proc_cost(b->etcd_pid, &c->etcd_cpu, &w) == 0;
+		if (ok || attempt || !b->cluster_cmd[0])
+			break;
+		char st[4096] = "";
+		if (cluster(b, st, sizeof(st), "status", (char *)NULL) < 0)
+			break;
+		b->apiserver_pid = status_pid(st, "kube-apiserver");
+		b->etcd_pid = status_pid(st, "etcd");
+	}
+	if (isnan(c->etcd_cpu) || isnan(c->api_cpu))
+		*c = (struct cp_cost){NAN, NAN, NAN};
+}
+
 /* ---- phases
  * ---------------------------------------------------------------------------------------- */
 
 struct phase_ctx {
 	struct bench_phase *ph;
+	struct cp_cost cp0;
 	double t0, cpu0;
 	long adds0, dels0;
 	struct prom_counts api0;
@@ -785,13 +828,19 @@ static void phase_begin(struct bench *b, struct bench_run *run, const char *name
 {
 	struct bench_phase *ph = &run->phases[run->n_phases++];
 
-	*ph = (struct bench_phase){
-	        .resume_s = NAN, .react_p50_ms = NAN, .react_p99_ms = NAN, .lists = NAN};
+	*ph = (struct bench_phase){.resume_s = NAN,
+	                           .react_p50_ms = NAN,
+	                           .react_p99_ms = NAN,
+	                           .lists = NAN,
+	                           .apiserver_cpu_s = NAN,
+	                           .etcd_cpu_s = NAN,
+	                           .apiserver_sent_mb = NAN};
 	fmt(ph->name, sizeof(ph->name), "%s", name);
 	*pc = (struct phase_ctx){.ph = ph};
 	if (api_counts(b, &pc->api0) < 0)
 		say("warning: cannot read the apiserver's /metrics; API request counts will be "
 		    "missing");
+	cp_sample(b, &pc->cp0);
 	pthread_mutex_lock(&b->smu);
 	sample_locked(b);
 	pc->cpu0 = b->cpu_acc;
@@ -835,11 +884,20 @@ static void phase_end(struct bench *b, struct phase_ctx *pc, bool converged)
 	}
 	prom_counts_free(&after);
 	prom_counts_free(&pc->api0);
+	struct cp_cost cp1;
+	cp_sample(b, &cp1);
+	/* a restarted apiserver or etcd (a new pid) starts from 0: its cost is then unknown */
+	if (cp1.api_cpu >= pc->cp0.api_cpu && cp1.etcd_cpu >= pc->cp0.etcd_cpu) {
+		ph->apiserver_cpu_s = cp1.api_cpu - pc->cp0.api_cpu;
+		ph->etcd_cpu_s = cp1.etcd_cpu - pc->cp0.etcd_cpu;
+		ph->apiserver_sent_mb = cp1.api_mb - pc->cp0.api_mb;
+	}
 	say("  %s %s in %.1f s: %ld pods created, %ld deleted, CPU %.2f s, peak memory %.1f MB, "
-	    "reaction p50 %.0f ms p99 %.0f ms",
+	    "reaction p50 %.0f ms p99 %.0f ms; apiserver CPU %.2f s, etcd CPU %.2f s, apiserver "
+	    "wrote %.1f MB",
 	    ph->name, converged ? "converged" : "did NOT converge", ph->converge_s,
 	    ph->pods_created, ph->pods_deleted, ph->cpu_s, ph->peak_mem_mb, ph->react_p50_ms,
-	    ph->react_p99_ms);
+	    ph->react_p99_ms, ph->apiserver_cpu_s, ph->etcd_cpu_s, ph->apiserver_sent_mb);
 }
 
 /* ---- paced writes

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,39 @@ int bench_tree_sample(pid_t root, struct bench_tree *t)
 	}
 	free(l.v);
 	return root_seen ? 0 : -ESRCH;
+}
+
+int bench_pio_parse(const char *text, unsigned long long *rchar, unsigned long long *wchar)
+{
+	bool got_r = false, got_w = false;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		unsigned long long v;
+		if (sscanf(p, "rchar: %llu", &v) == 1) {
+			*rchar = v;
+			got_r = true;
+		} else if (sscanf(p, "wchar: %llu", &v) == 1) {
+			*wchar = v;
+			got_w = true;
+		}
+	}
+	return got_r && got_w ? 0 : -EBADMSG;
+}
+
+int bench_proc_cost(pid_t pid, double *cpu_s, double *wchar_mb)
+{
+	struct bench_pstat st;
+	char path[64], buf[1024];
+	unsigned long long rc = 0, wc = 0;
+
+	if (pid <= 0 || bench_pstat_read(pid, &st) < 0 || st.state == 'Z')
+		return -ESRCH;
+	*cpu_s = st.cpu_s + st.child_cpu_s;
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	*wchar_mb = read_small(path, buf, sizeof(buf)) > 0 && bench_pio_parse(buf, &rc, &wc) == 0
+	                    ? (double)wc / 1e6
+	                    : NAN;
+	return 0;
 }
 
 pid_t bench_find_child(pid_t parent, const char *comm)

@@ -33,5 +33,11 @@ struct bench_tree {
 };
 /* Samples the tree under root (root included). -ESRCH when root is gone. */
 int bench_tree_sample(pid_t root, struct bench_tree *t);
+/* Parses /proc/<pid>/io text: rchar and wchar (bytes through read()/write()-like calls; a Go
+ * program's sockets are counted, recv()/send() are not). 0 or -EBADMSG. */
+int bench_pio_parse(const char *text, unsigned long long *rchar, unsigned long long *wchar);
+/* CPU-seconds (utime + stime + cutime + cstime) and bytes written (wchar) of one process: the
+ * control plane's apiserver and etcd. -ESRCH when it is gone. */
+int bench_proc_cost(pid_t pid, double *cpu_s, double *wchar_mb);
 /* Finds a child of parent whose comm is `comm`; 0 when none. */
 pid_t bench_find_child(pid_t parent, const char *comm);

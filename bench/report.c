@@ -50,6 +50,9 @@ enum fig {
 	F_LISTS,
 	F_QUEUE,
 	F_RESUME,
+	F_APISERVER_CPU,
+	F_ETCD_CPU,
+	F_APISERVER_MB,
 	F_N
 };
 static const struct {
@@ -66,6 +69,9 @@ static const struct {
         [F_LISTS] = {"LIST requests", "list_requests", "requests"},
         [F_QUEUE] = {"queue depth max", "queue_depth_max", "items"},
         [F_RESUME] = {"resume after kill", "resume_s", "s"},
+        [F_APISERVER_CPU] = {"apiserver CPU-seconds", "apiserver_cpu_s", "s"},
+        [F_ETCD_CPU] = {"etcd CPU-seconds", "etcd_cpu_s", "s"},
+        [F_APISERVER_MB] = {"apiserver bytes written", "apiserver_sent_mb", "MB"},
 };
 
 static double fig_value(const struct bench_phase *p, enum fig f)
@@ -99,6 +105,12 @@ static double fig_value(const struct bench_phase *p, enum fig f)
 		return p->queue_depth_max;
 	case F_RESUME:
 		return p->resume_s;
+	case F_APISERVER_CPU:
+		return p->apiserver_cpu_s;
+	case F_ETCD_CPU:
+		return p->etcd_cpu_s;
+	case F_APISERVER_MB:
+		return p->apiserver_sent_mb;
 	default:
 		return NAN;
 	}

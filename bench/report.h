@@ -28,6 +28,10 @@ struct bench_phase {
 	double lists;           /* LIST requests in the phase (apiserver) */
 	double queue_depth_max; /* NAN: unknown (upstream serves no metrics here) */
 	double resume_s; /* failover/restart: kill -> first pod created after it; NAN otherwise */
+	/* the control plane's cost in the phase (NAN: not measured): CPU-seconds of kube-apiserver
+	 * and etcd, MB the apiserver wrote (its answers and watch events to every client, and to
+	 * etcd) */
+	double apiserver_cpu_s, etcd_cpu_s, apiserver_sent_mb;
 };
 
 struct bench_run {

@@ -87,6 +87,11 @@ struct kube_call {
 	struct kube_call *all_next, *all_prev; /* every live call */
 };
 
+/* easy handles and response buffers kept for reuse: as many as requests usually in flight */
+#define KUBE_EASY_POOL 32
+/* response buffers larger than this are freed rather than kept (a LIST page) */
+#define KUBE_BUF_KEEP_MAX (256u * 1024u)
+
 struct kube_client {
 	CURLM *multi;
 	CURLSH *share;
@@ -94,6 +99,10 @@ struct kube_client {
 	struct kube_auth *auth;
 	char *user_agent;
 	char *proxy; /* proxy-url in libcurl's terms, or NULL */
+	/* Without proxy-url: the environment's proxy for the server's scheme and NO_PROXY, read
+	 * once when the client is made (Go's ProxyFromEnvironment reads them once per process too),
+	 * handed to every request, so libcurl does not getenv() five names per transfer. */
+	char *env_proxy, *env_noproxy;
 	double qps, burst, tokens;
 	int64_t refill_ms;
 	struct kube_limiter *limiter;   /* shared bucket; when set, qps is 0 */
@@ -114,6 +123,16 @@ struct kube_client {
 	int in_curl;         /* inside curl_multi_*(): handles must not be removed now */
 	int pending_cancels; /* calls cancelled meanwhile, freed by sweep() */
 	int exec_fd;         /* the exec plugin's stdout while the loop watches it, or -1 */
+	/* Reuse across calls (issue 20: no allocation storm per request): easy handles of
+	 * finished calls (curl_easy_reset() before the next use keeps libcurl's own buffers) and
+	 * their response buffers. When a pool is full the extra one is freed. */
+	CURL *easy_pool[KUBE_EASY_POOL];
+	int n_easy_pool;
+	struct {
+		char *p;
+		size_t cap;
+	} buf_pool[KUBE_EASY_POOL];
+	int n_buf_pool;
 };
 
 static int64_t now_ms(void)
@@ -288,6 +307,28 @@ int kube_build_url(const char *server, const struct kube_request *r, char **ret)
 	return 0;
 }
 
+/* a JSON string (quoted, escaped as encoding/json does for control characters, '"', '\\') */
+static void sb_json_str(struct sbuf *b, const char *s)
+{
+	sb_put(b, "\"", 1);
+	for (const char *p = s; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch == '"' || ch == '\\') {
+			char e[2] = {'\\', (char)ch};
+			sb_put(b, e, 2);
+		} else if (ch < 0x20) {
+			char e[8];
+			snprintf(e, sizeof(e), "\\u%04x", ch);
+			sb_put(b, e, 6);
+		} else {
+			sb_put(b, p, 1);
+		}
+	}
+	sb_put(b, "\"", 1);
+}
+
+/* Built by hand, not with cJSON: a delete is the GC's hot request (issue 20), and a DOM made a
+ * dozen allocations for a body of one line. Same bytes as before: the key order is kept. */
 int kube_delete_options_body(const struct kube_request *r, char **ret)
 {
 	if (!r || !ret)
@@ -297,27 +338,37 @@ int kube_delete_options_body(const struct kube_request *r, char **ret)
 		*ret = NULL;
 		return 0;
 	}
-	cJSON *o = cJSON_CreateObject(), *p;
-	bool ok = o && cJSON_AddStringToObject(o, "kind", "DeleteOptions") &&
-	          cJSON_AddStringToObject(o, "apiVersion", "v1");
-	if (ok && r->has_grace_period)
-		ok = cJSON_AddNumberToObject(o, "gracePeriodSeconds",
-		                             (double)r->grace_period_seconds) != NULL;
-	if (ok && (r->precondition_uid || r->precondition_rv)) {
-		ok = (p = cJSON_AddObjectToObject(o, "preconditions")) != NULL;
-		if (ok && r->precondition_uid)
-			ok = cJSON_AddStringToObject(p, "uid", r->precondition_uid) != NULL;
-		if (ok && r->precondition_rv)
-			ok = cJSON_AddStringToObject(p, "resourceVersion", r->precondition_rv) !=
-			     NULL;
+	struct sbuf b = {0};
+	char num[32];
+	sb_str(&b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\"");
+	if (r->has_grace_period) {
+		snprintf(num, sizeof(num), "%lld", (long long)r->grace_period_seconds);
+		sb_str(&b, ",\"gracePeriodSeconds\":");
+		sb_str(&b, num);
 	}
-	if (ok && r->propagation_policy)
-		ok = cJSON_AddStringToObject(o, "propagationPolicy", r->propagation_policy) != NULL;
-	char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
-	cJSON_Delete(o);
-	if (!s)
+	if (r->precondition_uid || r->precondition_rv) {
+		sb_str(&b, ",\"preconditions\":{");
+		if (r->precondition_uid) {
+			sb_str(&b, "\"uid\":");
+			sb_json_str(&b, r->precondition_uid);
+		}
+		if (r->precondition_rv) {
+			sb_str(&b, r->precondition_uid ? ",\"resourceVersion\":"
+			                               : "\"resourceVersion\":");
+			sb_json_str(&b, r->precondition_rv);
+		}
+		sb_put(&b, "}", 1);
+	}
+	if (r->propagation_policy) {
+		sb_str(&b, ",\"propagationPolicy\":");
+		sb_json_str(&b, r->propagation_policy);
+	}
+	sb_put(&b, "}", 1);
+	if (b.oom) {
+		free(b.p);
 		return -ENOMEM;
-	*ret = s;
+	}
+	*ret = b.p;
 	return 0;
 }
 
@@ -696,8 +747,15 @@ static void call_free(struct kube_call *call)
 			*pp = call->next;
 			break;
 		}
-	if (call->easy)
+	if (call->easy && c->n_easy_pool < KUBE_EASY_POOL)
+		c->easy_pool[c->n_easy_pool++] = call->easy; /* reset at its next use */
+	else if (call->easy)
 		curl_easy_cleanup(call->easy);
+	if (call->resp && call->resp_cap <= KUBE_BUF_KEEP_MAX && c->n_buf_pool < KUBE_EASY_POOL) {
+		c->buf_pool[c->n_buf_pool].p = call->resp;
+		c->buf_pool[c->n_buf_pool++].cap = call->resp_cap;
+		call->resp = NULL;
+	}
 	curl_slist_free_all(call->headers);
 	curl_slist_free_all(call->connect_to);
 	free(call->connect_to_entry);
@@ -775,6 +833,12 @@ static int prepare_attempt(struct kube_call *call)
 	char *hdr = NULL;
 	int r;
 
+	if (!call->easy && c->n_easy_pool > 0)
+		call->easy = c->easy_pool[--c->n_easy_pool];
+	if (!call->resp && c->n_buf_pool > 0) {
+		call->resp = c->buf_pool[--c->n_buf_pool].p;
+		call->resp_cap = c->buf_pool[c->n_buf_pool].cap;
+	}
 	if (call->easy)
 		curl_easy_reset(call->easy);
 	else if (!(call->easy = curl_easy_init()))
@@ -834,6 +898,9 @@ static int prepare_attempt(struct kube_call *call)
 		} else if (cfg->ca_file) {
 			curl_easy_setopt(e, CURLOPT_PROXY_CAINFO, cfg->ca_file);
 		}
+	} else {
+		curl_easy_setopt(e, CURLOPT_PROXY, c->env_proxy);     /* "": none */
+		curl_easy_setopt(e, CURLOPT_NOPROXY, c->env_noproxy); /* "": none */
 	}
 	if (call->connect_to)
 		curl_easy_setopt(e, CURLOPT_CONNECT_TO, call->connect_to);
@@ -841,8 +908,9 @@ static int prepare_attempt(struct kube_call *call)
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
 	} else if (cfg->ca_data) {
+		/* no copy per request: the config outlives the client (kube_client_opts) */
 		struct curl_blob blob = {
-		        .data = cfg->ca_data, .len = cfg->ca_data_len, .flags = CURL_BLOB_COPY};
+		        .data = cfg->ca_data, .len = cfg->ca_data_len, .flags = CURL_BLOB_NOCOPY};
 		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
 	} else if (cfg->ca_file) {
 		curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file);
@@ -995,8 +1063,14 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 	 * as=PartialObjectMetadata. Asked for ...List, the apiserver answers 200 and sends no
 	 * event. */
 	bool list_like = req->verb == KUBE_LIST;
-	bool pb = c->protobuf && req->protobuf_ok &&
-	          (req->verb == KUBE_GET || req->verb == KUBE_LIST || req->verb == KUBE_WATCH);
+	bool body_pb = req->body_protobuf && (req->verb == KUBE_CREATE || req->verb == KUBE_UPDATE);
+	bool pb = (c->protobuf && req->protobuf_ok &&
+	           (req->verb == KUBE_GET || req->verb == KUBE_LIST || req->verb == KUBE_WATCH)) ||
+	          body_pb;
+	if (body_pb && !req->body_len) {
+		r = -EINVAL;
+		goto fail;
+	}
 	snprintf(x->fx.accept, sizeof(x->fx.accept), "%s",
 	         req->accept          ? req->accept
 	         : req->metadata_only ? (pb ? (list_like ? ACCEPT_PB_META_LIST : ACCEPT_PB_META_ONE)
@@ -1006,11 +1080,11 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 	switch (req->verb) {
 	case KUBE_CREATE:
 		call->method = "POST";
-		x->fx.content_type = "application/json";
+		x->fx.content_type = body_pb ? KUBE_CONTENT_PROTOBUF : "application/json";
 		break;
 	case KUBE_UPDATE:
 		call->method = "PUT";
-		x->fx.content_type = "application/json";
+		x->fx.content_type = body_pb ? KUBE_CONTENT_PROTOBUF : "application/json";
 		break;
 	case KUBE_PATCH:
 		call->method = "PATCH";
@@ -1500,6 +1574,33 @@ static void cloexec_since(struct fd_set_snap *before)
 	before->fd = NULL;
 }
 
+static const char *getenv_any(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+	return v && *v ? v : (v = getenv(b)) && *v ? v : NULL;
+}
+
+/* http(s)_proxy and no_proxy as Go's httpproxy.FromEnvironment reads them (upper case first, no
+ * ALL_PROXY); a value without a scheme is an http:// proxy, as in Go. */
+static int env_proxy(struct kube_client *c, const char *server)
+{
+	bool https = server && !strncmp(server, "https://", 8);
+	const char *p = https ? getenv_any("HTTPS_PROXY", "https_proxy")
+	                      : getenv_any("HTTP_PROXY", "http_proxy");
+	const char *np = getenv_any("NO_PROXY", "no_proxy");
+	if (p && strstr(p, "://")) {
+		if (kube_proxy_for_curl(p, &c->env_proxy) < 0)
+			c->env_proxy = strdup(p); /* libcurl's own reading of it, as before */
+	} else if (p && asprintf(&c->env_proxy, "http://%s", p) < 0) {
+		c->env_proxy = NULL;
+		return -ENOMEM;
+	}
+	if ((!c->env_proxy && !(c->env_proxy = strdup(p ? p : ""))) ||
+	    !(c->env_noproxy = strdup(np ? np : "")))
+		return -ENOMEM;
+	return 0;
+}
+
 int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 {
 	static bool global_done;
@@ -1527,6 +1628,8 @@ int kube_client_new(const struct kube_client_opts *o, struct kube_client **ret)
 		return -ENOMEM;
 	if (o->config->proxy_url && *o->config->proxy_url &&
 	    (r = kube_proxy_for_curl(o->config->proxy_url, &c->proxy)) < 0)
+		goto fail;
+	if (!c->proxy && (r = env_proxy(c, o->config->server)) < 0)
 		goto fail;
 	c->cfg = o->config;
 	c->limiter = o->limiter;
@@ -1581,12 +1684,18 @@ void kube_client_free(struct kube_client *c)
 		kube_call_cancel(c->all);
 	if (c->exec_fd >= 0 && c->sock_cb)
 		c->sock_cb(c->exec_fd, KUBE_POLL_REMOVE, c->loop_ud);
+	while (c->n_easy_pool > 0)
+		curl_easy_cleanup(c->easy_pool[--c->n_easy_pool]);
+	while (c->n_buf_pool > 0)
+		free(c->buf_pool[--c->n_buf_pool].p);
 	if (c->multi)
 		curl_multi_cleanup(c->multi);
 	if (c->share)
 		curl_share_cleanup(c->share);
 	kube_auth_free(c->auth);
 	free(c->proxy);
+	free(c->env_proxy);
+	free(c->env_noproxy);
 	free(c->user_agent);
 	free(c);
 }
@@ -1599,4 +1708,9 @@ const char *kube_user_agent(const struct kube_client *c)
 bool kube_client_http2(const struct kube_client *c)
 {
 	return c->http2;
+}
+
+bool kube_client_protobuf(const struct kube_client *c)
+{
+	return c && c->protobuf;
 }

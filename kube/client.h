@@ -74,6 +74,11 @@ struct kube_request {
 	size_t body_len;
 	enum kube_patch_type patch_type;
 	const char *field_manager;
+	/* CREATE, UPDATE: body is protobuf (kube_proto_encode_*(), kube/proto.h), sent as
+	 * application/vnd.kubernetes.protobuf, and the answer is asked for as protobuf too (decode
+	 * it with kube_decode_any()); body_len is required. Set it only when
+	 * kube_client_protobuf() says the client was configured for protobuf. */
+	bool body_protobuf;
 	/* DELETE (sent as a DeleteOptions body) */
 	const char *precondition_uid, *precondition_rv;
 	const char *propagation_policy; /* "Orphan", "Background", "Foreground" */
@@ -101,7 +106,8 @@ struct kube_client_opts {
 	const struct kube_fence *fence;
 	/* kcm's --kube-api-content-type: NULL or "application/json" for JSON everywhere;
 	 * KUBE_CONTENT_PROTOBUF ("application/vnd.kubernetes.protobuf") asks protobuf for the
-	 * requests marked protobuf_ok. Bodies sent (create, update, patch) stay JSON. */
+	 * requests marked protobuf_ok and accepts request bodies marked body_protobuf; patches
+	 * and DeleteOptions stay JSON. */
 	const char *content_type;
 };
 
@@ -187,3 +193,5 @@ long kube_retry_delay(enum kube_verb verb, int curl_code, int http_code, int32_t
                       int attempt, int max_retries, long base_ms);
 const char *kube_user_agent(const struct kube_client *c);
 bool kube_client_http2(const struct kube_client *c); /* libcurl can do HTTP/2 */
+/* The client's content_type is protobuf (create/update bodies may be sent as protobuf). */
+bool kube_client_protobuf(const struct kube_client *c);

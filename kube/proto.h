@@ -84,3 +84,22 @@ int kube_decode_list_scratch_any(struct kube_scratch *s, enum kube_kind kind, co
                                  struct kube_list_meta *ret_meta);
 int kube_decode_watch_event_any(enum kube_kind kind, const void *buf, size_t len, unsigned flags,
                                 enum kube_watch_type *ret_type, void **ret_obj);
+
+/* ---- encoding (kube/proto-encode.c) ---------------------------------------------------------
+ * Request bodies as client-go sends them on a protobuf client: create and update bodies of
+ * built-in types; patches stay JSON. Both return a malloc'd body (magic + runtime.Unknown) in
+ * *ret / *ret_len, written only on success. The JSON input is transcoded field by field with
+ * tables generated from k8s.io/api v0.37.2 (kube/proto-schema.c); a key those tables do not
+ * know, or a value of a kind the transcoder does not write (base64 bytes, floats, Duration),
+ * gives -EOPNOTSUPP: send the JSON body instead (nothing is ever dropped). Other errors:
+ * -EBADMSG not JSON, -EPROTO JSON of the wrong shape (or another kind/apiVersion), -E2BIG,
+ * -ENOMEM, -EINVAL. */
+
+/* A Pod (as kube_encode_pod_from_template() writes it) as a protobuf create body. */
+int kube_proto_encode_pod_json(const char *json, size_t len, void **ret, size_t *ret_len);
+
+/* A PUT replicasets/status body: the ReplicaSet rs_pb as served in protobuf (a GET body), its
+ * metadata.managedFields dropped and its status replaced by status_json (a ReplicaSetStatus
+ * object as JSON). -EBADMSG / -EPROTO also for an rs_pb that is not a protobuf object. */
+int kube_proto_rs_with_status(const void *rs_pb, size_t len, const char *status_json,
+                              size_t status_len, void **ret, size_t *ret_len);

@@ -327,6 +327,14 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 				goto out;
 			argv[argc++] = owned[nowned++];
 		}
+		/* --kube-api-content-type: a worker's client sends create/update bodies and asks
+		 * its GETs as protobuf when it is (kube/proto.h); a controller with a main of its
+		 * own parses its own arguments and gets none */
+		if (role == ROLE_WORKER && !ctl->c->worker_main)
+			argv[argc++] = strcmp(m->cfg.kube_api_content_type, "application/json") == 0
+			                       ? "--kube-api-content-type=application/json"
+			                       : "--kube-api-content-type=application/"
+			                         "vnd.kubernetes.protobuf";
 		/* a worker gets the controller's own flags, as the manager parsed them */
 		const struct kcmd_flag_values *fv = m->cfg.ctl[ctl - m->ctl].values;
 		for (size_t f = 0; role == ROLE_WORKER && f < nflags; f++) {

@@ -20,6 +20,7 @@
 #include "ipc/loop.h"
 #include "ipc/queue.h"
 #include "kube/client.h"
+#include "kube/proto.h"
 #include "kube/config.h"
 #include "kube/limiter.h"
 #include "controllers/registry.h"
@@ -116,6 +117,7 @@ int main(int argc, char **argv)
 	const char *controller = NULL, *kubeconfig = NULL, *master = NULL;
 	double qps = 20;
 	int burst = 30, v = 0, r;
+	const char *content_type = NULL; /* JSON unless the manager says protobuf */
 	char err[512];
 
 	const struct kcmd_controller *desc = NULL;
@@ -155,7 +157,12 @@ int main(int argc, char **argv)
 			burst = (int)strtol(a + 17, NULL, 10);
 		else if (strncmp(a, "--v=", 4) == 0)
 			v = (int)strtol(a + 4, NULL, 10);
-		else {
+		else if (strncmp(a, "--kube-api-content-type=", 24) == 0) {
+			if (kube_content_type_parse(a + 24, &content_type) < 0) {
+				fprintf(stderr, "kcmd-worker: bad %s\n", a);
+				return 2;
+			}
+		} else {
 			/* the controller's own flags, as the manager passes them */
 			const char *eq = strchr(a, '=');
 			char nm[128];
@@ -235,8 +242,10 @@ int main(int argc, char **argv)
 	                              .qps = qps,
 	                              .burst = burst,
 	                              .insecure_ok = true,
-	                              .limiter = lim};
+	                              .limiter = lim,
+	                              .content_type = content_type};
 	w.ctx.config = kcfg;
+	w.ctx.content_type = content_type;
 	w.ctx.flags = fv;
 	w.ctx.qps = qps;
 	w.ctx.burst = burst;

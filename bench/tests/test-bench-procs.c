@@ -49,6 +49,31 @@ static void test_smaps_parse(void **state)
 	assert_int_equal(bench_smaps_parse("Rss: 1 kB\n", &pss, &rss), -EBADMSG);
 }
 
+static void test_pio(void **state)
+{
+	(void)state;
+	unsigned long long r = 0, w = 0;
+	assert_int_equal(bench_pio_parse("rchar: 123\nwchar: 45\nsyscr: 3\n", &r, &w), 0);
+	assert_true(r == 123 && w == 45);
+	assert_int_equal(bench_pio_parse("rchar: 1\n", &r, &w), -EBADMSG);
+	/* this process: its CPU and the bytes it writes grow */
+	double c0, w0, c1, w1;
+	assert_int_equal(bench_proc_cost(getpid(), &c0, &w0), 0);
+	FILE *f = fopen("/dev/null", "w");
+	assert_non_null(f);
+	static char junk[1 << 20];
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	fclose(f);
+	volatile double x = 0;
+	for (long i = 0; i < 50000000; i++)
+		x += (double)i;
+	assert_int_equal(bench_proc_cost(getpid(), &c1, &w1), 0);
+	assert_true(c1 > c0);
+	assert_true(w1 - w0 >= 4.0); /* MB */
+	assert_int_equal(bench_proc_cost(-1, &c1, &w1), -ESRCH);
+}
+
 static void test_tree_sample(void **state)
 {
 	(void)state;
@@ -135,6 +160,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_pstat_parse), cmocka_unit_test(test_smaps_parse),
-	        cmocka_unit_test(test_tree_sample), cmocka_unit_test(test_podmap)};
+	        cmocka_unit_test(test_tree_sample), cmocka_unit_test(test_podmap),
+	        cmocka_unit_test(test_pio)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,7 +28,10 @@ static void phase(struct bench_run *r, const char *name, double secs, long creat
 	                          .react_n = created ? 10 : 0,
 	                          .lists = 0,
 	                          .queue_depth_max = NAN,
-	                          .resume_s = NAN};
+	                          .resume_s = NAN,
+	                          .apiserver_cpu_s = cpu * 2,
+	                          .etcd_cpu_s = cpu / 2,
+	                          .apiserver_sent_mb = 12.5};
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	prom_counts_add(&p->api, "POST 201", (double)created);
 	prom_counts_add(&p->api, "DELETE 200", (double)deleted);
@@ -157,6 +160,11 @@ static void test_json(void **state)
 	assert_true(cJSON_GetObjectItem(ph, "pods_created_per_s")->valuedouble > 18.18 &&
 	            cJSON_GetObjectItem(ph, "pods_created_per_s")->valuedouble < 18.19);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(ph, "queue_depth_max"))); /* NAN -> null */
+	/* the control plane's cost of the phase */
+	double cpu = cJSON_GetObjectItem(ph, "cpu_s")->valuedouble;
+	assert_true(cJSON_GetObjectItem(ph, "apiserver_cpu_s")->valuedouble == cpu * 2);
+	assert_true(cJSON_GetObjectItem(ph, "etcd_cpu_s")->valuedouble == cpu / 2);
+	assert_true(cJSON_GetObjectItem(ph, "apiserver_sent_mb")->valuedouble == 12.5);
 	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(ph, "api_requests_by_verb_code"),
 	                                "POST 201")
 	                    ->valuedouble == 2000);

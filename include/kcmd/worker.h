@@ -38,6 +38,8 @@ struct wk_ctx {
 	const struct kcmd_flag_values *flags; /* the controller's own flags (kcmd_flag_int, ...) */
 	double qps;                           /* --kube-api-qps */
 	int burst;                            /* --kube-api-burst */
+	/* --kube-api-content-type: "application/vnd.kubernetes.protobuf" or NULL (JSON) */
+	const char *content_type;
 };
 
 struct wk_result {

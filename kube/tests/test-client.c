@@ -298,6 +298,12 @@ static void test_url(void **state)
 	           "\"propagationPolicy\":"
 	           "\"Foreground\"}");
 	free(b);
+	/* built without a DOM: strings escaped as JSON, keys in the same order */
+	struct kube_request esc = {.verb = KUBE_DELETE, .precondition_rv = "a\"b\\c\n"};
+	assert_int_equal(kube_delete_options_body(&esc, &b), 0);
+	assert_string_equal(b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\","
+	                       "\"preconditions\":{\"resourceVersion\":\"a\\\"b\\\\c\\u000a\"}}");
+	free(b);
 	struct kube_request plain = {.verb = KUBE_DELETE};
 	assert_int_equal(kube_delete_options_body(&plain, &b), 0);
 	assert_null(b);
@@ -1192,6 +1198,35 @@ static void test_proxy(void **state)
 	server_stop();
 	pc.proxy_url = "ftp://x";
 	assert_int_equal(kube_client_new(&o, &c), -EINVAL);
+
+	/* without proxy-url: the environment's proxy, read once when the client is made (libcurl
+	 * no longer reads five variables per request): HTTP_PROXY without a scheme is http:// as
+	 * in Go, and a NO_PROXY set later changes nothing */
+	server_start(script, 1);
+	snprintf(proxy, sizeof(proxy), "127.0.0.1:%d", srv.port);
+	pc.proxy_url = NULL;
+	setenv("HTTP_PROXY", proxy, 1);
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	unsetenv("HTTP_PROXY");
+	setenv("NO_PROXY", "*", 1);
+	r = kube_client_request(c, &g, NULL, NULL, &resp);
+	unsetenv("NO_PROXY");
+	assert_int_equal(r, 0);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 1);
+	assert_true(!strncmp(srv.req[0], "GET http://apiserver.invalid:6443/api/v1/pods ", 46));
+	kube_client_free(c);
+	server_stop();
+	/* NO_PROXY at creation time: no proxy (the apiserver name does not resolve) */
+	setenv("HTTP_PROXY", proxy, 1);
+	setenv("NO_PROXY", "apiserver.invalid", 1);
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	unsetenv("HTTP_PROXY");
+	unsetenv("NO_PROXY");
+	r = kube_client_request(c, &g, NULL, NULL, &resp);
+	assert_int_equal(r, -EHOSTUNREACH);
+	kube_response_clear(&resp);
+	kube_client_free(c);
 }
 
 static void test_insecure_guard(void **state)

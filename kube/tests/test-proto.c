@@ -19,6 +19,7 @@
 
 #include "kube/errors.h"
 #include "kube/model.h"
+#include "kube/proto-schema.h"
 #include "kube/proto.h"
 #include "kube/tests/helpers.h"
 #include "kube/watch.h"
@@ -839,6 +840,393 @@ static void test_length_framing(void **state)
 	kube_watch_splitter_free(&w);
 }
 
+/* ---- encoding (kube/proto-encode.c) -------------------------------------------------------------
+ */
+
+struct wf { /* one field occurrence on the wire */
+	uint32_t num;
+	unsigned wt;
+	uint64_t v;             /* varint / fixed value */
+	const uint8_t *p, *end; /* payload of a length-delimited field */
+};
+
+static size_t wire_fields(const uint8_t *p, const uint8_t *end, struct wf *out, size_t max)
+{
+	size_t n = 0;
+	while (p < end) {
+		uint64_t tag = 0, v = 0;
+		unsigned sh = 0;
+		do {
+			assert_true(p < end);
+			tag |= (uint64_t)(*p & 0x7f) << sh;
+			sh += 7;
+		} while (*p++ & 0x80);
+		assert_true(n < max);
+		struct wf *f = &out[n++];
+		f->num = (uint32_t)(tag >> 3);
+		f->wt = tag & 7;
+		assert_true(f->wt == 0 || f->wt == 2);
+		sh = 0;
+		do {
+			assert_true(p < end);
+			v |= (uint64_t)(*p & 0x7f) << sh;
+			sh += 7;
+		} while (*p++ & 0x80);
+		f->v = v;
+		if (f->wt == 2) {
+			assert_true(v <= (uint64_t)(end - p));
+			f->p = p;
+			f->end = p + v;
+			p += v;
+		}
+	}
+	return n;
+}
+
+static const struct pb_field *field_by_num(int mi, uint32_t num)
+{
+	const struct pb_msg *m = &kube_pb_msgs[mi];
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->fields[i].num == num)
+			return &m->fields[i];
+	return NULL;
+}
+
+/* the value of a field occurrence is Go's zero value (absent in JSON, written by Go) */
+static bool wire_zero(const struct wf *f, int mi, int kind)
+{
+	if (f->wt == 0)
+		return f->v == 0;
+	if (f->end == f->p)
+		return true;
+	if (kind != PBK_MESSAGE)
+		return false;
+	struct wf sub[64];
+	size_t n = wire_fields(f->p, f->end, sub, 64);
+	for (size_t i = 0; i < n; i++) {
+		const struct pb_field *sf = field_by_num(mi, sub[i].num);
+		if (!sf || !wire_zero(&sub[i], sf->msg, sf->kind))
+			return false;
+	}
+	return true;
+}
+
+/* Same message as Go would decode it: every field the transcoder wrote is in the apiserver's
+ * encoding with the same value (message fields compared recursively; the occurrences of a
+ * non-repeated message field merged, as protobuf merges them), and every field only the
+ * apiserver wrote holds the zero value (proto2 writes non-pointer zero values, JSON omits them).
+ */
+static void wire_same(int mi, int kind, const uint8_t *a, const uint8_t *ae, const uint8_t *b,
+                      const uint8_t *be)
+{
+	static struct wf fa[4096], fb[4096];
+	if (kind != PBK_MESSAGE && kind != PBK_TIME && kind != PBK_MICROTIME &&
+	    kind != PBK_QUANTITY && kind != PBK_INTORSTR && kind != PBK_RAWJSON) {
+		assert_int_equal(ae - a, be - b);
+		assert_memory_equal(a, b, (size_t)(ae - a));
+		return;
+	}
+	struct wf *xa = malloc(sizeof(fa)), *xb = malloc(sizeof(fb));
+	size_t na = wire_fields(a, ae, xa, 4096), nb = wire_fields(b, be, xb, 4096);
+	for (size_t i = 0; i < na + nb; i++) {
+		const struct wf *f = i < na ? &xa[i] : &xb[i - na];
+		/* first occurrence of each field number handles them all */
+		bool first = true;
+		for (size_t j = 0; j < i && first; j++)
+			first = (j < na ? xa[j].num : xb[j - na].num) != f->num;
+		if (!first)
+			continue;
+		const struct pb_field *sf = kind == PBK_MESSAGE ? field_by_num(mi, f->num) : NULL;
+		int fk = sf ? sf->kind : (f->wt == 2 ? PBK_BYTES : PBK_INT64);
+		int fm = sf ? sf->msg : -1;
+		bool repeated = sf && (sf->flags & (PBF_REPEATED | PBF_MAP));
+		if (kind == PBK_MESSAGE && !sf)
+			fail_msg("field %u of %s not in the schema", f->num, kube_pb_msgs[mi].name);
+		if (sf && (sf->flags & PBF_MAP)) {
+			fk = PBK_MESSAGE; /* compared as entries {1 key, 2 value}: byte-equal */
+			fm = -1;
+		}
+		struct wf oa[512], ob[512];
+		size_t ka = 0, kb = 0;
+		for (size_t j = 0; j < na; j++)
+			if (xa[j].num == f->num)
+				oa[ka++] = xa[j];
+		for (size_t j = 0; j < nb; j++)
+			if (xb[j].num == f->num)
+				ob[kb++] = xb[j];
+		if (sf && (sf->flags & PBF_MAP)) {
+			assert_int_equal(ka, kb);
+			for (size_t j = 0; j < ka; j++) {
+				assert_int_equal(oa[j].end - oa[j].p, ob[j].end - ob[j].p);
+				assert_memory_equal(oa[j].p, ob[j].p,
+				                    (size_t)(oa[j].end - oa[j].p));
+			}
+			continue;
+		}
+		if (repeated) {
+			assert_int_equal(ka, kb);
+			for (size_t j = 0; j < ka; j++) {
+				if (oa[j].wt == 0)
+					assert_true(oa[j].v == ob[j].v);
+				else
+					wire_same(fm, fk, oa[j].p, oa[j].end, ob[j].p, ob[j].end);
+			}
+			continue;
+		}
+		if (ka == 0) {
+			for (size_t j = 0; j < kb; j++)
+				if (!wire_zero(&ob[j], fm, fk))
+					fail_msg("field %u of %s only on the apiserver's side",
+					         f->num, mi >= 0 ? kube_pb_msgs[mi].name : "?");
+			continue;
+		}
+		if (kb == 0) {
+			for (size_t j = 0; j < ka; j++)
+				if (!wire_zero(&oa[j], fm, fk))
+					fail_msg("field %u of %s only on our side", f->num,
+					         mi >= 0 ? kube_pb_msgs[mi].name : "?");
+			continue;
+		}
+		if (oa[0].wt == 0) {
+			assert_true(oa[ka - 1].v == ob[kb - 1].v); /* last one wins */
+			continue;
+		}
+		if (fk == PBK_STRING || fk == PBK_BYTES) {
+			wire_same(fm, fk, oa[ka - 1].p, oa[ka - 1].end, ob[kb - 1].p,
+			          ob[kb - 1].end);
+			continue;
+		}
+		/* a message field: its occurrences merge, which is their concatenation */
+		uint8_t *ca = malloc(65536), *cb = malloc(65536);
+		size_t la = 0, lb = 0;
+		for (size_t j = 0; j < ka; j++) {
+			memcpy(ca + la, oa[j].p, (size_t)(oa[j].end - oa[j].p));
+			la += (size_t)(oa[j].end - oa[j].p);
+		}
+		for (size_t j = 0; j < kb; j++) {
+			memcpy(cb + lb, ob[j].p, (size_t)(ob[j].end - ob[j].p));
+			lb += (size_t)(ob[j].end - ob[j].p);
+		}
+		wire_same(fm, fk, ca, ca + la, cb, cb + lb);
+		free(ca);
+		free(cb);
+	}
+	free(xa);
+	free(xb);
+}
+
+/* the body's raw object (after the envelope) */
+static void raw_of(const void *body, size_t len, const uint8_t **p, const uint8_t **end,
+                   const char *kind)
+{
+	struct wf f[8];
+	size_t n = wire_fields((const uint8_t *)body + 4, (const uint8_t *)body + len, f, 8);
+	*p = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].num == 1) {
+			struct wf tm[4];
+			size_t k = wire_fields(f[i].p, f[i].end, tm, 4);
+			assert_int_equal(k, 2);
+			assert_int_equal(tm[1].end - tm[1].p, strlen(kind));
+			assert_memory_equal(tm[1].p, kind, strlen(kind));
+		}
+		if (f[i].num == 2) {
+			*p = f[i].p;
+			*end = f[i].end;
+		}
+	}
+	assert_non_null(*p);
+}
+
+static void test_encode_pod(void **state)
+{
+	(void)state;
+	struct pair p = load("pod-rich");
+	void *body;
+	size_t len;
+	assert_int_equal(kube_proto_encode_pod_json(p.json, p.json_len, &body, &len), 0);
+	assert_true(kube_proto_is(body, len));
+	/* round trip: the model decoded from our protobuf is the one decoded from the JSON */
+	void *a, *b;
+	assert_int_equal(
+	        kube_decode(KUBE_KIND_POD, p.json, p.json_len, KUBE_DECODE_ALL_ANNOTATIONS, &a), 0);
+	assert_int_equal(
+	        kube_proto_decode(KUBE_KIND_POD, body, len, KUBE_DECODE_ALL_ANNOTATIONS, &b), 0);
+	same_obj(KUBE_KIND_POD, a, b);
+	kube_object_free(a);
+	kube_object_free(b);
+	/* and on the wire it is what the apiserver itself sends for the same pod (managedFields,
+	 * spec, status: every field the JSON has), modulo the zero values JSON omits */
+	const uint8_t *ra, *rae, *rb, *rbe;
+	raw_of(body, len, &ra, &rae, "Pod");
+	raw_of(p.pb, p.pb_len, &rb, &rbe, "Pod");
+	wire_same(kube_pb_msg_Pod, PBK_MESSAGE, ra, rae, rb, rbe);
+	free(body);
+	unload(&p);
+}
+
+static void test_encode_pod_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json;
+		int err;
+	} cases[] = {
+	        {"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"spec\":{\"containers\":[{\"name\":"
+	         "\"a\","
+	         "\"newField\":1}]}}",
+	         -EOPNOTSUPP}, /* a key the tables do not know: send JSON */
+	        {"{\"spec\":{\"overhead\":{\"cpu\":\"1\"},\"bogus\":{}}}", -EOPNOTSUPP},
+	        {"{\"kind\":\"Service\",\"apiVersion\":\"v1\"}", -EPROTO},
+	        {"{\"kind\":\"Pod\",\"apiVersion\":\"apps/v1\"}", -EPROTO},
+	        {"{\"spec\":{\"priority\":\"x\"}}", -EPROTO},
+	        {"{\"metadata\":{\"creationTimestamp\":\"yesterday\"}}", -EPROTO},
+	        {"{\"spec\":{\"containers\":[{\"name\":\"a\"}]}", -EBADMSG},
+	        {"{\"spec\":{}} x", -EBADMSG},
+	        {"[]", -EPROTO},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		void *body = (void *)1;
+		size_t len = 7;
+		int r = kube_proto_encode_pod_json(cases[i].json, strlen(cases[i].json), &body,
+		                                   &len);
+		if (r != cases[i].err)
+			fail_msg("case %zu: %d, want %d", i, r, cases[i].err);
+		assert_ptr_equal(body, (void *)1); /* ret_ untouched on failure */
+		assert_int_equal(len, 7);
+	}
+	/* inlined structs (VolumeSource, ProbeHandler), IntOrString, Quantity, null, empty */
+	static const char pod[] =
+	        "{\"metadata\":{\"generateName\":\"w-\",\"labels\":{\"a\":\"b\"}},\"spec\":{"
+	        "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{\"sizeLimit\":\"1Gi\"}}],"
+	        "\"containers\":[{\"name\":\"c\",\"image\":\"i\\u00e9\",\"readinessProbe\":{"
+	        "\"httpGet\":{\"port\":8080,\"path\":\"/\"},\"tcpSocket\":null,"
+	        "\"periodSeconds\":-1},\"livenessProbe\":{\"tcpSocket\":{\"port\":\"http\"}},"
+	        "\"resources\":{\"limits\":{\"cpu\":\"500m\",\"memory\":1024}}}],"
+	        "\"securityContext\":{}},\"status\":{}}";
+	void *body;
+	size_t len;
+	assert_int_equal(kube_proto_encode_pod_json(pod, sizeof(pod) - 1, &body, &len), 0);
+	struct kube_pod *o;
+	assert_int_equal(kube_proto_decode(KUBE_KIND_POD, body, len, 0, (void **)&o), 0);
+	assert_string_equal(o->meta.generate_name, "w-");
+	assert_string_equal(kube_labels_get(o->meta.labels, o->meta.n_labels, "a"), "b");
+	kube_object_free(o);
+	/* spec(2) -> volumes(1) -> volumeSource(2, inline) -> emptyDir(2) -> sizeLimit(2) */
+	const uint8_t *r0, *r1;
+	raw_of(body, len, &r0, &r1, "Pod");
+	struct wf top[8], spec[16], vol[4], vs[4], ed[4], q[2];
+	size_t nt = wire_fields(r0, r1, top, 8);
+	assert_int_equal(nt, 3);
+	assert_int_equal(top[1].num, 2);
+	size_t ns = wire_fields(top[1].p, top[1].end, spec, 16);
+	assert_int_equal(ns, 3);
+	assert_int_equal(spec[0].num, 1);
+	assert_int_equal(wire_fields(spec[0].p, spec[0].end, vol, 4), 2);
+	assert_int_equal(vol[1].num, 2);
+	assert_int_equal(wire_fields(vol[1].p, vol[1].end, vs, 4), 1);
+	assert_int_equal(vs[0].num, 2);
+	assert_int_equal(wire_fields(vs[0].p, vs[0].end, ed, 4), 1);
+	assert_int_equal(ed[0].num, 2);
+	assert_int_equal(wire_fields(ed[0].p, ed[0].end, q, 2), 1);
+	assert_int_equal(q[0].end - q[0].p, 3);
+	assert_memory_equal(q[0].p, "1Gi", 3);
+	/* container(2) -> readinessProbe(11) -> handler(1, inline) -> httpGet(2) -> port(2):
+	 * IntOrString{type 0, intVal 8080}; periodSeconds(4) -1 as a 10-byte varint */
+	struct wf c[16], pr[8], h[4], hg[4], port[4];
+	size_t nc = wire_fields(spec[1].p, spec[1].end, c, 16);
+	assert_int_equal(nc, 5);
+	assert_int_equal(c[1].num, 2);
+	assert_int_equal(c[1].end - c[1].p, 3); /* "ié" unescaped to UTF-8 */
+	assert_memory_equal(c[1].p, "i\xc3\xa9", 3);
+	assert_int_equal(c[2].num, 11);
+	assert_int_equal(wire_fields(c[2].p, c[2].end, pr, 8), 2); /* tcpSocket null: nothing */
+	assert_int_equal(pr[0].num, 1);
+	assert_int_equal(pr[1].num, 4);
+	assert_true(pr[1].v == UINT64_MAX);
+	assert_int_equal(wire_fields(pr[0].p, pr[0].end, h, 4), 1);
+	assert_int_equal(h[0].num, 2);
+	assert_int_equal(wire_fields(h[0].p, h[0].end, hg, 4), 2);
+	assert_int_equal(hg[0].num, 2);
+	assert_int_equal(wire_fields(hg[0].p, hg[0].end, port, 4), 2);
+	assert_true(port[0].num == 1 && port[0].v == 0 && port[1].num == 2 && port[1].v == 8080);
+	/* livenessProbe(10) -> handler -> tcpSocket(3) -> port(1): {type 1, strVal "http"} */
+	assert_int_equal(c[3].num, 10);
+	/* resources(8) -> limits(1): map entries {1 key, 2 Quantity{1 string}}; a bare number
+	 * is the quantity's text */
+	assert_int_equal(c[4].num, 8);
+	struct wf res[4], ent[2], qv[1];
+	assert_int_equal(wire_fields(c[4].p, c[4].end, res, 4), 2);
+	assert_int_equal(wire_fields(res[1].p, res[1].end, ent, 2), 2);
+	assert_int_equal(ent[0].end - ent[0].p, 6);
+	assert_memory_equal(ent[0].p, "memory", 6);
+	assert_int_equal(wire_fields(ent[1].p, ent[1].end, qv, 1), 1);
+	assert_memory_equal(qv[0].p, "1024", 4);
+	/* securityContext(14) {} is present and empty; status(3) {} too */
+	assert_int_equal(spec[2].num, 14);
+	assert_true(spec[2].end == spec[2].p);
+	assert_int_equal(top[2].num, 3);
+	free(body);
+}
+
+static void test_rs_with_status(void **state)
+{
+	(void)state;
+	struct pair p = load("replicaset");
+	static const char st[] =
+	        "{\"replicas\":3,\"fullyLabeledReplicas\":3,\"readyReplicas\":2,"
+	        "\"availableReplicas\":1,\"observedGeneration\":9,\"terminatingReplicas\":0,"
+	        "\"conditions\":[{\"type\":\"ReplicaFailure\",\"status\":\"True\","
+	        "\"lastTransitionTime\":\"2026-12-03T08:00:00Z\",\"reason\":\"FailedCreate\","
+	        "\"message\":\"m\"}]}";
+	void *body;
+	size_t len;
+	assert_int_equal(kube_proto_rs_with_status(p.pb, p.pb_len, st, sizeof(st) - 1, &body, &len),
+	                 0);
+	struct kube_replicaset *a, *b;
+	assert_int_equal(kube_proto_decode(KUBE_KIND_REPLICASET, p.pb, p.pb_len, 0, (void **)&a),
+	                 0);
+	assert_int_equal(kube_proto_decode(KUBE_KIND_REPLICASET, body, len, 0, (void **)&b), 0);
+	same_meta(&a->meta, &b->meta); /* metadata and spec as read */
+	same_selector(a->selector, b->selector);
+	assert_int_equal(a->spec_replicas, b->spec_replicas);
+	assert_int_equal(b->status.replicas, 3);
+	assert_int_equal(b->status.fully_labeled_replicas, 3);
+	assert_int_equal(b->status.ready_replicas, 2);
+	assert_int_equal(b->status.available_replicas, 1);
+	assert_int_equal(b->status.observed_generation, 9);
+	assert_true(b->status.has_terminating_replicas);
+	assert_int_equal(b->status.n_conditions, 1);
+	assert_string_equal(b->status.conditions[0].reason, "FailedCreate");
+	assert_true(b->status.conditions[0].last_transition_time == 1796284800LL * 1000000000LL);
+	kube_object_free(a);
+	kube_object_free(b);
+	/* managedFields (metadata field 17) are dropped, as the JSON PUT drops them */
+	const uint8_t *r0, *r1;
+	struct wf top[8], meta[64];
+	raw_of(p.pb, p.pb_len, &r0, &r1, "ReplicaSet");
+	wire_fields(r0, r1, top, 8);
+	size_t nm = wire_fields(top[0].p, top[0].end, meta, 64);
+	bool had = false;
+	for (size_t i = 0; i < nm; i++)
+		had |= meta[i].num == 17;
+	assert_true(had);
+	raw_of(body, len, &r0, &r1, "ReplicaSet");
+	size_t nt = wire_fields(r0, r1, top, 8);
+	assert_int_equal(nt, 3);
+	nm = wire_fields(top[0].p, top[0].end, meta, 64);
+	for (size_t i = 0; i < nm; i++)
+		assert_int_not_equal(meta[i].num, 17);
+	free(body);
+	/* not a protobuf object; a status with an unknown key */
+	assert_int_equal(
+	        kube_proto_rs_with_status(p.json, p.json_len, st, sizeof(st) - 1, &body, &len),
+	        -EBADMSG);
+	assert_int_equal(kube_proto_rs_with_status(p.pb, p.pb_len, "{\"x\":1}", 7, &body, &len),
+	                 -EOPNOTSUPP);
+	unload(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -853,6 +1241,9 @@ int main(void)
 	        cmocka_unit_test(test_malformed),
 	        cmocka_unit_test(test_truncation_and_flips),
 	        cmocka_unit_test(test_length_framing),
+	        cmocka_unit_test(test_encode_pod),
+	        cmocka_unit_test(test_encode_pod_refused),
+	        cmocka_unit_test(test_rs_with_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

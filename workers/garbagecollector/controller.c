@@ -27,6 +27,8 @@
  *   it). The client itself has no limiter, so the shared bucket is the only one.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +45,32 @@
 #include "workers/garbagecollector/worker.h"
 #include "workers/worker.h"
 
+#include "lib/goflag.h"
+
 #define GC_DISCOVERY_PERIOD_USEC (30ULL * 1000000ULL)
 /* GarbageCollector.Run's initialSyncTimeout (kube-controller-manager passes 30 s) */
 #define GC_INITIAL_SYNC_TIMEOUT_USEC (30ULL * 1000000ULL)
+
+struct gcc;
+
+/* One extra worker thread: everything a sync touches that is not thread-safe is its own (the
+ * arena reader mapping, the view, the absentOwnerCache, the client with its connection, the
+ * queue attachment); discovery and the producers are the process's, under locks. */
+struct gc_lane {
+	struct gcc *c;
+	struct shm_arena *arena;
+	struct gc_arena_view view;
+	struct gc_kube_api api;
+	struct gc_absent_cache *absent;
+	struct gc_worker w;
+	struct kube_client *kc;
+	struct ipc_queue *q; /* gc-attempt-to-delete, a worker slot of its own */
+	pthread_t th;
+	bool started;
+};
+
+static void start_lanes(struct gcc *c);
+static void stop_lanes(struct gcc *c);
 
 struct gcc {
 	struct wk_ctx *ctx;
@@ -59,6 +84,14 @@ struct gcc {
 	struct ipc_queue *delete_producer, *changes_producer;
 	struct kube_client *kc; /* generic-garbage-collector */
 	struct kube_limiter *limiter;
+	/* the lanes (GC_MAX_LANES): discovery is replaced under disc_lock's write side and read
+	 * under its read side for a whole sync; the producers are used under prod_lock */
+	pthread_rwlock_t disc_lock;
+	_Atomic uint64_t disc_checked; /* refresh_discovery's last start, for the lanes */
+	pthread_mutex_t prod_lock;
+	struct gc_lane lanes[GC_MAX_LANES - 1];
+	size_t n_lanes;
+	atomic_bool stop;
 };
 
 static const char *const gc_queues[] = {"gc-attempt-to-delete", "gc-attempt-to-orphan", NULL};
@@ -173,9 +206,11 @@ static void wait_for_monitors(struct gcc *c)
 	}
 }
 
-static void produce(struct ipc_queue *q, const char *name, const char *key)
+static void produce(struct gcc *c, struct ipc_queue *q, const char *name, const char *key)
 {
+	pthread_mutex_lock(&c->prod_lock);
 	int r = q ? ipc_queue_add(q, key) : -ENOTCONN;
+	pthread_mutex_unlock(&c->prod_lock);
 
 	if (r < 0)
 		log_warning("%s: cannot add %s: %s", name, key, strerror(-r));
@@ -190,14 +225,14 @@ static void on_virtual_delete(void *ud, const struct gc_ref *id)
 		log_warning("virtual delete event for %s: identity too long", id->uid);
 		return;
 	}
-	produce(c->changes_producer, "gc-graph-changes", key);
+	produce(c, c->changes_producer, "gc-graph-changes", key);
 }
 
 static void on_attempt_to_delete(void *ud, const char *uid)
 {
 	struct gcc *c = ud;
 
-	produce(c->delete_producer, "gc-attempt-to-delete", uid);
+	produce(c, c->delete_producer, "gc-attempt-to-delete", uid);
 }
 
 static struct ipc_queue *attach_producer(const char *name)
@@ -217,6 +252,18 @@ static struct ipc_queue *attach_producer(const char *name)
 		return NULL;
 	}
 	return q;
+}
+
+static int gc_kube_client(struct gcc *c, struct kube_client **ret)
+{
+	struct kube_client_opts ko = {.config = c->ctx->config,
+	                              .process = c->ctx->process,
+	                              .controller = "generic-garbage-collector",
+	                              .qps = 0, /* the shared bucket limits */
+	                              .burst = c->ctx->burst >= 1 ? c->ctx->burst : 1,
+	                              .insecure_ok = true,
+	                              .content_type = c->ctx->content_type};
+	return kube_client_new(&ko, ret);
 }
 
 /* upstream's startGarbageCollectorController: a client named generic-garbage-collector whose
@@ -242,13 +289,7 @@ static int gc_client_new(struct gcc *c)
 		return r;
 	if (!c->ctx->config) /* a test harness without a config: share the process's client */
 		return -EINVAL;
-	struct kube_client_opts ko = {.config = c->ctx->config,
-	                              .process = c->ctx->process,
-	                              .controller = "generic-garbage-collector",
-	                              .qps = 0, /* the shared bucket limits */
-	                              .burst = burst,
-	                              .insecure_ok = true};
-	r = kube_client_new(&ko, &c->kc);
+	r = gc_kube_client(c, &c->kc);
 	if (r < 0)
 		return r;
 	log_v(1, "API client %s: %g qps, burst %d, %s bucket", kube_user_agent(c->kc), qps, burst,
@@ -262,6 +303,7 @@ static void gcc_fini(void *state)
 
 	if (!c)
 		return;
+	stop_lanes(c);
 	ipc_queue_free(c->delete_producer);
 	ipc_queue_free(c->changes_producer);
 	gc_arena_view_release(&c->view);
@@ -271,6 +313,8 @@ static void gcc_fini(void *state)
 	free(c->merged.res);
 	kube_object_free(c->core);
 	kube_object_free(c->apis);
+	pthread_rwlock_destroy(&c->disc_lock);
+	pthread_mutex_destroy(&c->prod_lock);
 	free(c);
 }
 
@@ -282,9 +326,17 @@ static int gcc_init(struct wk_ctx *ctx, void **ret)
 	if (!c)
 		return -ENOMEM;
 	c->ctx = ctx;
+	/* writer-preferring: lanes whose syncs overlap would otherwise hold the read side
+	 * forever and starve the discovery refresh */
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&c->disc_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
+	pthread_mutex_init(&c->prod_lock, NULL);
 	r = gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &c->absent);
 	if (r < 0) {
-		free(c);
+		gcc_fini(c);
 		return r;
 	}
 	r = gc_client_new(c);
@@ -305,19 +357,32 @@ static int gcc_init(struct wk_ctx *ctx, void **ret)
 	c->w = (struct gc_worker){.graph = &c->view.view, .api = &c->api.api, .absent = c->absent};
 	refresh_discovery(c);
 	wait_for_monitors(c);
+	atomic_store_explicit(&c->disc_checked, c->disc_at, memory_order_relaxed);
+	start_lanes(c);
 	*ret = c;
 	return 0;
 }
 
-static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *res)
+/* One key on one lane (the framework's thread uses the gcc's own worker and api). */
+static void sync_on(struct gcc *c, struct gc_worker *w, struct gc_kube_api *api, size_t q,
+                    const char *key, struct wk_result *res)
 {
-	struct gcc *c = state;
 	struct gc_result gr;
 	enum gc_queue_action a;
 
 	*res = (struct wk_result){0};
-	if (ipc_now_usec() - c->disc_at >= GC_DISCOVERY_PERIOD_USEC || !c->merged.n)
-		refresh_discovery(c);
+	uint64_t now = ipc_now_usec();
+	if (now - atomic_load_explicit(&c->disc_checked, memory_order_relaxed) >=
+	            GC_DISCOVERY_PERIOD_USEC ||
+	    !c->merged.n) {
+		pthread_rwlock_wrlock(&c->disc_lock);
+		/* another lane may have refreshed while this one waited */
+		if (ipc_now_usec() - c->disc_at >= GC_DISCOVERY_PERIOD_USEC || !c->merged.n)
+			refresh_discovery(c);
+		atomic_store_explicit(&c->disc_checked, c->disc_at, memory_order_relaxed);
+		pthread_rwlock_unlock(&c->disc_lock);
+	}
+	pthread_rwlock_rdlock(&c->disc_lock);
 	memset(&gr, 0, sizeof(gr));
 	/* for logs: a virtual node's key with its separators shown as '/' */
 	char shown[IPC_QUEUE_KEY_MAX + 1];
@@ -326,20 +391,134 @@ static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *r
 		if (*p == GC_KEY_SEP)
 			*p = '/';
 	if (q == 0)
-		a = gc_attempt_to_delete_worker(&c->w, key, &gr);
+		a = gc_attempt_to_delete_worker(w, key, &gr);
 	else
-		a = gc_attempt_to_orphan_worker(&c->w, key, &gr);
+		a = gc_attempt_to_orphan_worker(w, key, &gr);
+	pthread_rwlock_unlock(&c->disc_lock);
 	if (gr.outcome == GC_FAILED || gr.outcome == GC_REST_MAPPING)
 		/* upstream keeps a restMappingError (an owner kind it cannot resolve: retried with
 		 * backoff until discovery knows it) at V(5); other failures are loud */
 		log_v(gr.outcome == GC_REST_MAPPING ? 5 : 1, "%s %s: %s%s%s", gc_queues[q], shown,
-		      gr.msg, c->api.last_error[0] ? ": " : "", c->api.last_error);
+		      gr.msg, api->last_error[0] ? ": " : "", api->last_error);
 	else
 		log_v(3, "%s %s: outcome %d action %d%s%s", gc_queues[q], shown, (int)gr.outcome,
 		      (int)gr.action, gr.policy ? " policy " : "", gr.policy ? gr.policy : "");
-	c->api.last_error[0] = '\0';
+	api->last_error[0] = '\0';
 	if (a == GC_REQUEUE)
 		res->err = gr.err < 0 ? gr.err : -EAGAIN;
+}
+
+static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *res)
+{
+	struct gcc *c = state;
+	sync_on(c, &c->w, &c->api, q, key, res);
+}
+
+/* An extra lane: takes gc-attempt-to-delete keys until told to stop, as the framework's loop
+ * does (workers/main.c: Forget, AddRateLimited, AddAfter folded into Done). */
+static void *lane_main(void *arg)
+{
+	struct gc_lane *l = arg;
+	struct gcc *c = l->c;
+	char key[IPC_QUEUE_KEY_MAX + 1];
+
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		int n = ipc_queue_get(l->q, key, sizeof(key), 200 * 1000);
+		if (n == -ETIMEDOUT || n == -EAGAIN)
+			continue;
+		if (n == -ESHUTDOWN)
+			break;
+		if (n < 0) {
+			log_error("gc-attempt-to-delete (lane): %s", strerror(-n));
+			struct timespec ts = {.tv_nsec = 100 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		struct wk_result res;
+		sync_on(c, &l->w, &l->api, 0, key, &res);
+		if (res.err < 0)
+			ipc_queue_done(l->q, IPC_QUEUE_DONE_RATE_LIMITED, 0);
+		else if (res.requeue_after)
+			ipc_queue_done(l->q, IPC_QUEUE_DONE_FORGET | IPC_QUEUE_DONE_AFTER,
+			               res.after_usec);
+		else
+			ipc_queue_done(l->q, IPC_QUEUE_DONE_FORGET, 0);
+	}
+	return NULL;
+}
+
+static void lane_free(struct gc_lane *l)
+{
+	ipc_queue_free(l->q);
+	gc_arena_view_release(&l->view);
+	gc_absent_cache_free(l->absent);
+	kube_client_free(l->kc);
+	shm_arena_close(l->arena);
+}
+
+static int lane_init(struct gcc *c, struct gc_lane *l, int arena_fd, int queue_fd)
+{
+	int r;
+	l->c = c;
+	if ((r = shm_reader_open(arena_fd, &l->arena)) < 0 ||
+	    (r = gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &l->absent)) < 0 ||
+	    (r = gc_kube_client(c, &l->kc)) < 0 ||
+	    (r = ipc_queue_attach(&l->q, queue_fd, IPC_QUEUE_WORKER, 1)) < 0)
+		return r;
+	gc_arena_view_init(&l->view, l->arena);
+	gc_kube_api_init(&l->api, l->kc, &c->merged);
+	l->api.limiter = c->limiter;
+	l->api.virtual_delete = on_virtual_delete;
+	l->api.attempt_to_delete = on_attempt_to_delete;
+	l->api.ud = c;
+	l->api.cache_get = gc_arena_get_cached;
+	l->api.cache_ud = l->arena;
+	l->w = (struct gc_worker){.graph = &l->view.view, .api = &l->api.api, .absent = l->absent};
+	return 0;
+}
+
+/* Lanes beside the framework's one: ceil(--concurrent-gc-syncs / processes) - 1, capped. A
+ * lane that cannot be set up is logged and left out (the process still syncs). */
+static void start_lanes(struct gcc *c)
+{
+	int want = gc_lanes_per_process(
+	        c->ctx->flags ? kcmd_flag_int(c->ctx->flags, "concurrent-gc-syncs") : 1);
+	int afd = kcmd_env_fd("KCMD_ARENA_FD"), qfd = kcmd_env_queue_fd("gc-attempt-to-delete");
+
+	for (int i = 0; i + 1 < want && afd >= 0 && qfd >= 0; i++) {
+		struct gc_lane *l = &c->lanes[c->n_lanes];
+		int r = lane_init(c, l, afd, qfd);
+		if (r == 0 && (r = -pthread_create(&l->th, NULL, lane_main, l)) == 0) {
+			l->started = true;
+			c->n_lanes++;
+			continue;
+		}
+		log_warning("garbage collector: lane %d not started: %s", i + 2, strerror(-r));
+		lane_free(l);
+		memset(l, 0, sizeof(*l));
+		break;
+	}
+	log_v(1, "garbage collector: %zu key(s) of gc-attempt-to-delete in flight", c->n_lanes + 1);
+}
+
+/* Stops the lanes: each finishes its key (a request is bounded by the client's timeout). A
+ * lane still in a request after 5 s is left running; its resources are then not freed (the
+ * process is exiting). */
+static void stop_lanes(struct gcc *c)
+{
+	struct timespec dl; /* one deadline for all of them */
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 5;
+	atomic_store_explicit(&c->stop, true, memory_order_relaxed);
+	for (size_t i = 0; i < c->n_lanes; i++) {
+		struct gc_lane *l = &c->lanes[i];
+		if (l->started && pthread_timedjoin_np(l->th, NULL, &dl) != 0) {
+			log_warning("garbage collector: a lane is still in a request at exit");
+			continue;
+		}
+		lane_free(l);
+	}
+	c->n_lanes = 0;
 }
 
 const struct wk_controller wk_gc_controller = {

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "kube/model.h"
+#include "kube/proto.h"
 #include "workers/garbagecollector/kube-api.h"
 
 static void split_api_version(const char *av, char *group, size_t glen, const char **version)
@@ -60,6 +61,15 @@ bool gc_resource_deletable(const struct kube_api_resource *r)
 	       !gc_resource_ignored(r->group, r->resource);
 }
 
+int gc_lanes_per_process(int64_t syncs)
+{
+	int64_t procs = syncs < 4 ? syncs : 4, lanes;
+	if (syncs < 1)
+		return 1;
+	lanes = (syncs + procs - 1) / procs;
+	return lanes > GC_MAX_LANES ? GC_MAX_LANES : (int)lanes;
+}
+
 static int map_target(struct gc_kube_api *k, const struct gc_target *t, struct kube_request *req)
 {
 	const struct kube_api_resource *r;
@@ -94,14 +104,15 @@ static int k_rest_map(void *ud, const char *api_version, const char *kind, bool 
 static int k_get(void *ud, const struct gc_target *t, struct kube_partial **ret)
 {
 	struct gc_kube_api *k = ud;
-	struct kube_request req = {.verb = KUBE_GET, .metadata_only = true};
+	/* metadata-only, as protobuf when the client is (upstream's metadata client) */
+	struct kube_request req = {.verb = KUBE_GET, .metadata_only = true, .protobuf_ok = true};
 	if (map_target(k, t, &req) < 0)
 		return -ENOENT;
 	struct kube_response resp = {0};
 	kube_limiter_wait(k->limiter);
 	int r = kube_client_request(k->client, &req, NULL, NULL, &resp);
 	if (r == 0)
-		r = kube_decode_partial(resp.body, resp.body_len, 0, ret);
+		r = kube_decode_any(KUBE_KIND_PARTIAL, resp.body, resp.body_len, 0, (void **)ret);
 	return finish(k, r, &resp);
 }
 

@@ -31,6 +31,14 @@ bool gc_resource_deletable(const struct kube_api_resource *r);
 /* DefaultIgnoredResources: "" events and events.k8s.io events. */
 bool gc_resource_ignored(const char *group, const char *resource);
 
+/* Keys of gc-attempt-to-delete in flight per GC process, the framework's own one included:
+ * the manager runs min(--concurrent-gc-syncs, 4) processes and each runs ceil(syncs /
+ * processes) lanes (controller.c), at most GC_MAX_LANES: so 20 syncs = 4 x 5, upstream's 20
+ * workers. Beyond the cap extra syncs are not run: 4 x 6 = 24 of a queue's 32 worker slots,
+ * the rest stays free for restarts. syncs < 1 counts as 1. */
+#define GC_MAX_LANES 6
+int gc_lanes_per_process(int64_t syncs);
+
 struct gc_kube_api {
 	struct gc_api api; /* pass &k->api to struct gc_worker */
 	struct kube_client *client;

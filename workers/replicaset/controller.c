@@ -40,6 +40,7 @@
 #include "shm/records.h"
 #include "kube/encode.h"
 #include "kube/limiter.h"
+#include "kube/proto.h"
 #include "kube/restmetrics.h"
 #include "kube/selector.h"
 #include "lib/features.h"
@@ -496,13 +497,26 @@ static void ex_create_pods(void *ud, const struct kube_replicaset *rs, const cha
 			fill_result(&(struct kube_response){0}, -ENOMEM, &results[i]);
 		goto out;
 	}
+	/* as client-go on a protobuf client: the create body as protobuf (encoded once for the
+	 * batch), JSON when the transcoder does not know a field of the template */
+	void *pb = NULL;
+	size_t pb_len = 0;
+	int enc = kube_client_protobuf(c->ctx->kc)
+	                  ? kube_proto_encode_pod_json(body, strlen(body), &pb, &pb_len)
+	                  : 0;
+	if (enc < 0) {
+		log_v(2, "%s/%s: pod template not sent as protobuf (%s): sending JSON",
+		      rs->meta.namespace, rs->meta.name, strerror(-enc));
+		pb = NULL;
+	}
 	for (size_t i = 0; i < n; i++)
 		reqs[i] = (struct kube_request){.verb = KUBE_CREATE,
 		                                .version = "v1",
 		                                .resource = "pods",
 		                                .ns = rs->meta.namespace,
-		                                .body = body,
-		                                .body_len = strlen(body)};
+		                                .body = pb ? pb : body,
+		                                .body_len = pb ? pb_len : strlen(body),
+		                                .body_protobuf = pb != NULL};
 	uint64_t t0 = ipc_now_usec();
 	(void)run_batch(c, reqs, n, resps, order);
 	log_v(4, "%s/%s: slow-start batch of %zu pod creations done in %.1f ms", rs->meta.namespace,
@@ -514,19 +528,17 @@ static void ex_create_pods(void *ud, const struct kube_replicaset *rs, const cha
 		int r = resp->error.err;
 
 		fill_result(resp, r, &results[k]);
-		if (r == 0) {
-			cJSON *o =
-			        cJSON_ParseWithLength(resp->body ? resp->body : "", resp->body_len);
-			cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
-			cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
-			cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
-			if (cJSON_IsString(name))
-				results[k].name = strdup(name->valuestring);
-			if (cJSON_IsString(rv) && rv->valuestring[0])
-				results[k].rv = strdup(rv->valuestring);
-			cJSON_Delete(o);
+		struct kube_pod *o;
+		if (r == 0 && kube_decode_any(KUBE_KIND_POD, resp->body, resp->body_len, 0,
+		                              (void **)&o) == 0) {
+			if (o->meta.name)
+				results[k].name = strdup(o->meta.name);
+			if (o->meta.resource_version && o->meta.resource_version[0])
+				results[k].rv = strdup(o->meta.resource_version);
+			kube_object_free(o);
 		}
 	}
+	free(pb);
 	for (size_t i = 0; i < n; i++)
 		kube_response_clear(&resps[i]);
 out:
@@ -575,6 +587,75 @@ out:
  * The optimistic lock stays the one upstream has on its cached copy: if the GET shows another
  * resourceVersion than the one this sync read, that is a conflict (409) without a write.
  */
+static int conflict(const struct kube_replicaset *rs, char **ret_msg)
+{
+	if (ret_msg && asprintf(ret_msg,
+	                        "Operation cannot be fulfilled on replicasets.apps \"%s\": the "
+	                        "object has been modified; please apply your changes to the latest "
+	                        "version and try again",
+	                        rs->meta.name) < 0)
+		*ret_msg = NULL;
+	return -ESTALE; /* what a 409 Conflict maps to (kube/errors.c) */
+}
+
+/* put_status() on a protobuf client: the ReplicaSet came back as protobuf, so it is PUT back as
+ * protobuf (client-go's UpdateStatus on --kube-api-content-type's default) with the status
+ * from the patch's "status" object. Consumes *got. */
+static int put_status_pb(struct rsc *c, const struct kube_replicaset *rs, const char *patch,
+                         struct kube_response *got, char **ret_rv, char **ret_msg)
+{
+	struct kube_replicaset *cur = NULL;
+	void *body = NULL;
+	size_t len = 0;
+	char *st_json = NULL;
+	int r = kube_decode_any(KUBE_KIND_REPLICASET, got->body, got->body_len, 0, (void **)&cur);
+	if (r == 0 && (!rs->meta.resource_version || !cur->meta.resource_version ||
+	               strcmp(cur->meta.resource_version, rs->meta.resource_version) != 0)) {
+		r = conflict(rs, ret_msg);
+		goto out;
+	}
+	cJSON *p = r == 0 ? cJSON_Parse(patch) : NULL;
+	cJSON *st = cJSON_GetObjectItemCaseSensitive(p, "status");
+	st_json = cJSON_IsObject(st) ? cJSON_PrintUnformatted(st) : NULL;
+	cJSON_Delete(p);
+	if (r < 0 || !st_json ||
+	    (r = kube_proto_rs_with_status(got->body, got->body_len, st_json, strlen(st_json),
+	                                   &body, &len)) < 0) {
+		r = r < 0 ? r : -EIO;
+		if (ret_msg)
+			*ret_msg = strdup(
+			        "the ReplicaSet read back for the status update is malformed");
+		goto out;
+	}
+	struct kube_request put = {.verb = KUBE_UPDATE,
+	                           .group = "apps",
+	                           .version = "v1",
+	                           .resource = "replicasets",
+	                           .ns = rs->meta.namespace,
+	                           .name = rs->meta.name,
+	                           .subresource = "status",
+	                           .body = body,
+	                           .body_len = len,
+	                           .body_protobuf = true};
+	struct kube_response resp;
+	r = call(c, &put, &resp, ret_msg);
+	struct kube_replicaset *done;
+	if (r == 0 && ret_rv &&
+	    kube_decode_any(KUBE_KIND_REPLICASET, resp.body, resp.body_len, 0, (void **)&done) ==
+	            0) {
+		if (done->meta.resource_version && done->meta.resource_version[0])
+			*ret_rv = strdup(done->meta.resource_version);
+		kube_object_free(done);
+	}
+	kube_response_clear(&resp);
+out:
+	kube_object_free(cur);
+	free(st_json);
+	free(body);
+	kube_response_clear(got);
+	return r;
+}
+
 static int put_status(struct rsc *c, const struct kube_replicaset *rs, const char *patch,
                       char **ret_rv, char **ret_msg)
 {
@@ -583,13 +664,16 @@ static int put_status(struct rsc *c, const struct kube_replicaset *rs, const cha
 	                           .version = "v1",
 	                           .resource = "replicasets",
 	                           .ns = rs->meta.namespace,
-	                           .name = rs->meta.name};
+	                           .name = rs->meta.name,
+	                           .protobuf_ok = true};
 	struct kube_response resp;
 	int r = call(c, &get, &resp, ret_msg);
 	if (r < 0) {
 		kube_response_clear(&resp);
 		return r;
 	}
+	if (kube_proto_is(resp.body, resp.body_len))
+		return put_status_pb(c, rs, patch, &resp, ret_rv, ret_msg);
 	cJSON *obj = cJSON_ParseWithLength(resp.body ? resp.body : "", resp.body_len);
 	cJSON *p = cJSON_Parse(patch);
 	kube_response_clear(&resp);

@@ -54,6 +54,15 @@ func gcxSmaps(pid int, field string) int64 {
 	return 0
 }
 
+// gcxTreeCPU is the CPU-seconds of kcmd's manager and its children (informerd, workers).
+func gcxTreeCPU(pid int) float64 {
+	sum := hksCPUSeconds(pid)
+	for cpid := range childrenOf(pid) {
+		sum += hksCPUSeconds(cpid)
+	}
+	return sum
+}
+
 // gcxKcmdAnon sums the anonymous memory (bytes) of kcmd's informerd and GC workers.
 func gcxKcmdAnon(pid int) int64 {
 	var sum int64
@@ -193,6 +202,7 @@ func TestBench_GC(t *testing.T) {
 	fmt.Printf("bench: gc.private_bytes_per_object %.0f bytes\n", float64(a1-a0)/objs)
 	fmt.Printf("bench: gc.bytes_per_object %.0f bytes\n", float64(l1-l0+a1-a0)/objs)
 	req0 := gcxRequests(t, port)
+	cpu0 := gcxTreeCPU(pid)
 	gcxDeleteAll(t, rss, metav1.DeletePropagationBackground)
 	start := time.Now()
 	Eventually(t, 15*time.Minute, "kcmd collected every pod", func() (bool, string) {
@@ -201,7 +211,10 @@ func TestBench_GC(t *testing.T) {
 	})
 	fmt.Printf("bench: gc.collect_10k_s %.1f s\n", time.Since(start).Seconds())
 	time.Sleep(3 * time.Second) // the last virtual-node checks
-	fmt.Printf("bench: gc.requests_per_object %.2f requests\n", (gcxRequests(t, port)-req0)/float64(nRS*perRS))
+	kreqs := gcxRequests(t, port) - req0
+	fmt.Printf("bench: gc.requests_per_object %.2f requests\n", kreqs/float64(nRS*perRS))
+	// CPU of the whole kcmd tree (informerd's graph builder included) per API request
+	fmt.Printf("bench: gc.cpu_us_per_request %.0f us\n", (gcxTreeCPU(pid)-cpu0)*1e6/kreqs)
 	gcxStop(p)
 
 	// ---- --concurrent-gc-syncs: 1, 2, 4 processes on 2,000 dependents ----
@@ -252,6 +265,7 @@ func TestBench_GC(t *testing.T) {
 	r1 := gcxStable(func() int64 { return gcxSmaps(kpid, "Rss") * 1024 })
 	fmt.Printf("bench: gc.upstream.bytes_per_object %.0f bytes\n", float64(r1-r0)/float64(nRS*(perRS+1)))
 	kreq0 := gcxRequests(t, kport)
+	kcpu0 := hksCPUSeconds(kpid)
 	gcxDeleteAll(t, rss, metav1.DeletePropagationBackground)
 	start = time.Now()
 	Eventually(t, 15*time.Minute, "kcm collected every pod", func() (bool, string) {
@@ -260,5 +274,7 @@ func TestBench_GC(t *testing.T) {
 	})
 	fmt.Printf("bench: gc.upstream.collect_10k_s %.1f s\n", time.Since(start).Seconds())
 	time.Sleep(3 * time.Second)
-	fmt.Printf("bench: gc.upstream.requests_per_object %.2f requests\n", (gcxRequests(t, kport)-kreq0)/float64(nRS*perRS))
+	ureqs := gcxRequests(t, kport) - kreq0
+	fmt.Printf("bench: gc.upstream.requests_per_object %.2f requests\n", ureqs/float64(nRS*perRS))
+	fmt.Printf("bench: gc.upstream.cpu_us_per_request %.0f us\n", (hksCPUSeconds(kpid)-kcpu0)*1e6/ureqs)
 }

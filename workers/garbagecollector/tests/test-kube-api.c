@@ -66,9 +66,24 @@ static void test_deletable(void **state)
 	assert_false(gc_resource_deletable(&res[8])); /* verbs */
 }
 
+static void test_lanes_per_process(void **state)
+{
+	(void)state;
+	/* --concurrent-gc-syncs -> keys in flight per process (processes: min(syncs, 4)) */
+	assert_int_equal(gc_lanes_per_process(20), 5); /* the default: 4 x 5 = 20, as upstream */
+	assert_int_equal(gc_lanes_per_process(1), 1);
+	assert_int_equal(gc_lanes_per_process(3), 1);  /* 3 processes x 1 */
+	assert_int_equal(gc_lanes_per_process(6), 2);  /* 4 x 2 = 8 >= 6 */
+	assert_int_equal(gc_lanes_per_process(24), 6); /* 4 x 6 */
+	assert_int_equal(gc_lanes_per_process(25), GC_MAX_LANES);
+	assert_int_equal(gc_lanes_per_process(1000000), GC_MAX_LANES);
+	assert_int_equal(gc_lanes_per_process(0), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_lanes_per_process),
 	        cmocka_unit_test(test_rest_map),
 	        cmocka_unit_test(test_deletable),
 	};
