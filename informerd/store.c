@@ -11,10 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shm/records.h"
 #include "informerd/store.h"
 #include "shm/feed.h"
-#include "kube/selector.h"
+#include "shm/record-model.h"
 
 /* ---- a set of "ns/name" strings (open addressing, linear probing) ------------------------- */
 struct keyset {
@@ -105,13 +104,7 @@ struct inf_store {
 	struct type_state *types;
 	size_t n_types;
 	struct shm_obj old;
-	/* reused encoding buffers */
-	struct shm_label *labels;
-	size_t labels_cap;
-	struct shm_owner_ref *owners;
-	size_t owners_cap;
-	uint8_t *payload;
-	size_t payload_cap;
+	struct shm_rec_enc enc; /* reused encoding buffers (shm/record-model.h) */
 	char key[1024];
 	struct inf_store_stats stats;
 	/* the change feed (shm/feed.h): every applied change is published after the arena write */
@@ -151,9 +144,7 @@ struct inf_store *inf_store_free(struct inf_store *s)
 		ks_clear(&s->types[i].seen);
 	free(s->types);
 	shm_obj_release(&s->old);
-	free(s->labels);
-	free(s->owners);
-	free(s->payload);
+	shm_rec_enc_release(&s->enc);
 	free(s);
 	return NULL;
 }
@@ -240,166 +231,6 @@ enum kube_kind inf_store_kube_kind(const struct inf_store *s, uint16_t type)
 	}
 }
 
-/* ---- payload encoding ------------------------------------------------------------------- */
-struct enc {
-	uint8_t **buf;
-	size_t *cap;
-	size_t len;
-	uint32_t n_blobs;
-	int err;
-};
-
-static void enc_put(struct enc *e, const void *p, size_t n)
-{
-	if (e->err)
-		return;
-	if (e->len + n > *e->cap) {
-		size_t nc = *e->cap ? *e->cap : 256;
-		uint8_t *nb;
-
-		while (nc < e->len + n)
-			nc *= 2;
-		nb = realloc(*e->buf, nc);
-		if (!nb) {
-			e->err = -ENOMEM;
-			return;
-		}
-		*e->buf = nb;
-		*e->cap = nc;
-	}
-	memcpy(*e->buf + e->len, p, n);
-	e->len += n;
-}
-
-static void enc_blob(struct enc *e, const void *p, size_t n)
-{
-	uint32_t l = (uint32_t)n;
-	char nul = '\0';
-
-	if (n > UINT32_MAX - 1) {
-		e->err = -E2BIG;
-		return;
-	}
-	enc_put(e, &l, 4);
-	if (n)
-		enc_put(e, p, n);
-	enc_put(e, &nul, 1);
-	e->n_blobs++;
-}
-
-static void enc_str(struct enc *e, const char *s)
-{
-	enc_blob(e, s ? s : "", s ? strlen(s) : 0);
-}
-
-static void enc_selector(struct enc *e, const struct kube_label_selector *ls, uint8_t *state)
-{
-	struct kube_selector *sel = NULL;
-	char err[256] = "";
-	char *str = NULL;
-
-	if (!ls) {
-		*state = INF_REC_SEL_NIL;
-		enc_str(e, "");
-		return;
-	}
-	if (kube_selector_from_label_selector(ls, &sel, err, sizeof(err)) < 0) {
-		*state = INF_REC_SEL_INVALID;
-		enc_str(e, err);
-		return;
-	}
-	if (kube_selector_format(sel, &str) < 0) {
-		kube_selector_free(sel);
-		e->err = -ENOMEM;
-		return;
-	}
-	*state = INF_REC_SEL_VALID;
-	enc_str(e, str);
-	free(str);
-	kube_selector_free(sel);
-}
-
-int inf_store_encode_payload(enum shm_record_kind kind, const void *obj, uint8_t **buf, size_t *cap,
-                             size_t *ret_len)
-{
-	const struct kube_object_meta *m = obj;
-	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = (uint8_t)kind};
-	struct enc e = {.buf = buf, .cap = cap};
-	struct inf_rec_pod pod = {0};
-	struct inf_rec_rs rs = {0};
-
-	if (!obj || !buf || !cap || !ret_len)
-		return -EINVAL;
-	h.generation = m->generation;
-	h.creation_ts = m->creation_timestamp;
-	h.deletion_ts = m->deletion_timestamp;
-	h.deletion_grace_s = m->deletion_grace_period_seconds;
-	if (m->has_deletion_grace_period_seconds)
-		h.flags |= INF_REC_HAS_GRACE;
-	for (uint32_t i = 0; i < m->n_finalizers; i++) {
-		if (m->finalizers[i] && strcmp(m->finalizers[i], "orphan") == 0)
-			h.flags |= INF_REC_FIN_ORPHAN;
-		if (m->finalizers[i] && strcmp(m->finalizers[i], "foregroundDeletion") == 0)
-			h.flags |= INF_REC_FIN_FOREGROUND;
-	}
-	h.n_finalizers = m->n_finalizers;
-	/* Header first (patched at the end with the blob count), then fixed part and blobs. */
-	enc_put(&e, &h, sizeof(h));
-	if (kind == SHM_RECORD_POD) {
-		const struct kube_pod *p = obj;
-
-		pod.phase = (uint8_t)p->phase;
-		pod.ready = p->ready;
-		pod.has_deletion_cost = p->has_deletion_cost;
-		pod.max_restarts = p->max_restarts;
-		pod.max_sidecar_restarts = p->max_sidecar_restarts;
-		pod.deletion_cost = p->deletion_cost;
-		pod.ready_transition_time = p->ready_transition_time;
-		h.fixed_len = sizeof(pod);
-		enc_put(&e, &pod, sizeof(pod));
-		enc_str(&e, p->node_name);
-	} else if (kind == SHM_RECORD_REPLICASET) {
-		const struct kube_replicaset *r = obj;
-		size_t fixed_at = e.len;
-
-		rs.spec_replicas = r->spec_replicas;
-		rs.has_spec_replicas = r->has_spec_replicas;
-		rs.has_terminating_replicas = r->status.has_terminating_replicas;
-		rs.min_ready_seconds = r->min_ready_seconds;
-		rs.replicas = r->status.replicas;
-		rs.fully_labeled_replicas = r->status.fully_labeled_replicas;
-		rs.ready_replicas = r->status.ready_replicas;
-		rs.available_replicas = r->status.available_replicas;
-		rs.terminating_replicas = r->status.terminating_replicas;
-		rs.n_conditions = r->status.n_conditions;
-		rs.observed_generation = r->status.observed_generation;
-		h.fixed_len = sizeof(rs);
-		enc_put(&e, &rs, sizeof(rs));
-		enc_selector(&e, r->selector, &rs.sel_state);
-		if (!e.err) /* sel_state is known only now */
-			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
-		enc_blob(&e, r->template_json ? r->template_json : "",
-		         r->template_json ? r->template_json_len : 0);
-		for (uint32_t i = 0; i < r->status.n_conditions; i++) {
-			const struct kube_condition *c = &r->status.conditions[i];
-
-			enc_str(&e, c->type);
-			enc_str(&e, c->status);
-			enc_str(&e, c->reason);
-			enc_str(&e, c->message);
-			enc_blob(&e, &c->last_transition_time, sizeof(c->last_transition_time));
-		}
-	}
-	for (uint32_t i = 0; i < m->n_finalizers; i++)
-		enc_str(&e, m->finalizers[i]);
-	if (e.err)
-		return e.err;
-	h.n_blobs = e.n_blobs;
-	memcpy(*e.buf, &h, sizeof(h));
-	*ret_len = e.len;
-	return 0;
-}
-
 /* ---- applying ------------------------------------------------------------------------------ */
 static const struct kube_object_meta *meta_of(const void *obj)
 {
@@ -410,61 +241,7 @@ static const struct kube_object_meta *meta_of(const void *obj)
 static int build_record(struct inf_store *s, uint16_t type, const struct type_state *ts,
                         const void *obj, struct shm_record_in *rec)
 {
-	const struct kube_object_meta *m = meta_of(obj);
-	size_t len;
-	int r;
-
-	if (m->n_labels > s->labels_cap) {
-		struct shm_label *nl = realloc(s->labels, m->n_labels * sizeof(*nl));
-
-		if (!nl)
-			return -ENOMEM;
-		s->labels = nl;
-		s->labels_cap = m->n_labels;
-	}
-	if (m->n_owner_refs > s->owners_cap) {
-		struct shm_owner_ref *no = realloc(s->owners, m->n_owner_refs * sizeof(*no));
-
-		if (!no)
-			return -ENOMEM;
-		s->owners = no;
-		s->owners_cap = m->n_owner_refs;
-	}
-	for (uint32_t i = 0; i < m->n_labels; i++)
-		s->labels[i] = (struct shm_label){m->labels[i].key,
-		                                  m->labels[i].value ? m->labels[i].value : ""};
-	for (uint32_t i = 0; i < m->n_owner_refs; i++) {
-		const struct kube_owner_ref *o = &m->owner_refs[i];
-
-		s->owners[i] = (struct shm_owner_ref){
-		        .api_version = o->api_version ? o->api_version : "",
-		        .kind = o->kind ? o->kind : "",
-		        .name = o->name ? o->name : "",
-		        .uid = o->uid ? o->uid : "",
-		        /* tri-states as they are: absent (-1) is not false (0) (kube/model.h) */
-		        .controller = o->controller < 0 ? -1 : o->controller > 0,
-		        .block_owner_deletion =
-		                o->block_owner_deletion < 0 ? -1 : o->block_owner_deletion > 0,
-		};
-	}
-	r = inf_store_encode_payload(ts->res->record_kind, obj, &s->payload, &s->payload_cap, &len);
-	if (r < 0)
-		return r;
-	*rec = (struct shm_record_in){
-	        .type = type,
-	        .kind = ts->res->record_kind,
-	        .ns = m->namespace ? m->namespace : "",
-	        .name = m->name,
-	        .uid = m->uid,
-	        .rv = m->resource_version,
-	        .labels = s->labels,
-	        .n_labels = m->n_labels,
-	        .owners = s->owners,
-	        .n_owners = m->n_owner_refs,
-	        .payload = s->payload,
-	        .payload_len = len,
-	};
-	return 0;
+	return shm_rec_build(&s->enc, type, ts->res->record_kind, obj, rec);
 }
 
 /* Publishes one change to the feed: rec is what was written (ADD/UPDATE), old the arena's

@@ -2,13 +2,15 @@
 #pragma once
 /*
  * shm/records.h: the typed payload informerd stores in each arena record (the
- * `payload` of shm_record_in / shm_obj), and header-only readers for workers and kcmctl.
+ * `payload` of shm_record_in / shm_obj), header-only raw readers, and deep copies of a
+ * copied-out shm_obj.
  *
  * Design note.
- *   shm/ treats the payload as opaque bytes; this file is the one definition of its layout,
- *   shared by the writer (informerd/store.c) and every reader. Readers include this header only
- *   (static inline, no link dependency on libinformer). Layout, all little-endian host order
- *   (the arena never leaves the host):
+ *   The arena treats the payload as opaque bytes; this file is the one definition of its
+ *   layout. The codec between it and kube/model.h objects (the encoder informerd's store calls,
+ *   the views workers read) is shm/record-model.h, in the same folder. Raw readers here are
+ *   static inline and need no kube/ type (the GC's handlers and kcmctl read only the header).
+ *   Layout, all little-endian host order (the arena never leaves the host):
  *
  *     struct inf_rec_hdr   56 bytes: magic+version, kind, flags, blob count, finalizer count,
  *                          fixed-part length, generation, creation/deletion timestamps, grace
@@ -101,7 +103,13 @@ struct inf_rec_view {
 	const uint8_t *end;
 };
 
-/* Returns 0, -EPROTONOSUPPORT (other magic), -EBADMSG (truncated). */
+/* Every blob takes at least its length word and its NUL. */
+#define INF_REC_MIN_BLOB 5u
+
+/* Returns 0, -EPROTONOSUPPORT (other magic), -EBADMSG (truncated, or counts the bytes cannot
+ * hold). After 0: fixed_len fits the payload, n_blobs blobs could fit the rest (each takes at
+ * least INF_REC_MIN_BLOB bytes; each is still checked when read), and n_finalizers <= n_blobs,
+ * so inf_rec_first_finalizer cannot wrap. */
 static inline int inf_rec_parse(const void *payload, size_t len, struct inf_rec_view *v)
 {
 	const uint8_t *p = (const uint8_t *)payload;
@@ -112,6 +120,9 @@ static inline int inf_rec_parse(const void *payload, size_t len, struct inf_rec_
 	if (v->hdr.magic != INF_REC_MAGIC)
 		return -EPROTONOSUPPORT;
 	if (v->hdr.fixed_len > len - sizeof(v->hdr))
+		return -EBADMSG;
+	if ((uint64_t)v->hdr.n_blobs * INF_REC_MIN_BLOB > len - sizeof(v->hdr) - v->hdr.fixed_len ||
+	    v->hdr.n_finalizers > v->hdr.n_blobs)
 		return -EBADMSG;
 	v->fixed = p + sizeof(v->hdr);
 	v->blobs = v->fixed + v->hdr.fixed_len;
@@ -132,7 +143,7 @@ static inline int inf_rec_blob(const struct inf_rec_view *v, unsigned i, const c
 		if ((size_t)(v->end - p) < 4)
 			return -EBADMSG;
 		memcpy(&l, p, 4);
-		if ((size_t)(v->end - p) - 4 < (size_t)l + 1)
+		if ((size_t)(v->end - p) - 4 < (size_t)l + 1 || p[4 + (size_t)l] != 0)
 			return -EBADMSG;
 		if (k == i) {
 			*ret = (const char *)(p + 4);
@@ -160,8 +171,39 @@ static inline int inf_rec_rs_get(const struct inf_rec_view *v, struct inf_rec_rs
 	return 0;
 }
 
-/* Index of the first finalizer blob. */
+/* Every blob at once, in one pass (inf_rec_blob walks from the first blob on every call):
+ * ret[i] and ret_len[i] for i < hdr.n_blobs, each NUL-terminated inside the payload.
+ * Returns 0 or -EBADMSG (a blob runs past the payload). */
+static inline int inf_rec_blobs(const struct inf_rec_view *v, const char **ret, size_t *ret_len)
+{
+	const uint8_t *p = v->blobs;
+	uint32_t l;
+
+	for (uint32_t k = 0; k < v->hdr.n_blobs; k++) {
+		if ((size_t)(v->end - p) < 4)
+			return -EBADMSG;
+		memcpy(&l, p, 4);
+		if ((size_t)(v->end - p) - 4 < (size_t)l + 1 || p[4 + (size_t)l] != 0)
+			return -EBADMSG;
+		ret[k] = (const char *)(p + 4);
+		ret_len[k] = l;
+		p += 4 + (size_t)l + 1;
+	}
+	return 0;
+}
+
+/* Index of the first finalizer blob (inf_rec_parse checked n_finalizers <= n_blobs). */
 static inline unsigned inf_rec_first_finalizer(const struct inf_rec_view *v)
 {
 	return (unsigned)(v->hdr.n_blobs - v->hdr.n_finalizers);
 }
+
+/* ---- copies of a copied-out object ------------------------------------------------------- */
+struct shm_obj;
+
+/* A deep copy of a copied-out object (iteration hands out a copy that the next object
+ * overwrites). Returns 0, -ENOMEM, -EINVAL (a pointer outside the object's own memory). */
+int shm_obj_dup(const struct shm_obj *src, struct shm_obj *dst);
+/* A deep copy of any shm_obj, also one whose memory is not a copied-out record (a change-feed
+ * event's): dst owns one malloc'd block (shm_obj_release frees it). 0 or -ENOMEM. */
+int shm_obj_clone(const struct shm_obj *src, struct shm_obj *dst);

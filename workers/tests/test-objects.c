@@ -17,7 +17,7 @@
 
 #include "informerd/store.h"
 #include "kube/selector.h"
-#include "workers/objects.h"
+#include "shm/record-model.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -55,7 +55,7 @@ static void test_selector_strings(void **state)
 		struct kube_label_requirement *reqs;
 		char *text = strdup(cases[i]);
 		assert_int_equal(kube_selector_parse(cases[i], &want, NULL, 0), 0);
-		assert_int_equal(wk_selector_from_string(text, &ls, &reqs), 0);
+		assert_int_equal(shm_rec_selector_from_string(text, &ls, &reqs), 0);
 		assert_int_equal(kube_selector_from_label_selector(&ls, &got, NULL, 0), 0);
 		/* same decision on label sets that hit and miss each requirement */
 		for (size_t k = 0; k <= 6; k++)
@@ -76,9 +76,9 @@ static void test_selector_strings(void **state)
 	struct kube_label_selector ls;
 	struct kube_label_requirement *reqs;
 	char bad1[] = "a in (b", bad2[] = "=x", bad3[] = "a b";
-	assert_int_equal(wk_selector_from_string(bad1, &ls, &reqs), -EINVAL);
-	assert_int_equal(wk_selector_from_string(bad2, &ls, &reqs), -EINVAL);
-	assert_int_equal(wk_selector_from_string(bad3, &ls, &reqs), -EINVAL);
+	assert_int_equal(shm_rec_selector_from_string(bad1, &ls, &reqs), -EINVAL);
+	assert_int_equal(shm_rec_selector_from_string(bad2, &ls, &reqs), -EINVAL);
+	assert_int_equal(shm_rec_selector_from_string(bad3, &ls, &reqs), -EINVAL);
 }
 
 static void test_round_trip(void **state)
@@ -106,9 +106,9 @@ static void test_round_trip(void **state)
 
 	assert_int_equal(shm_reader_open(fd, &r), 0);
 	struct shm_obj o = SHM_OBJ_INIT;
-	struct wk_rs wr;
+	struct shm_rs_view wr;
 	assert_int_equal(shm_reader_get(r, (uint16_t)rt, rs->meta.namespace, rs->meta.name, &o), 0);
-	assert_int_equal(wk_rs_from_obj(&o, &wr), 0);
+	assert_int_equal(shm_rs_view_init(&o, &wr), 0);
 	const struct kube_replicaset *g = &wr.rs;
 	assert_string_equal(g->meta.name, rs->meta.name);
 	assert_string_equal(g->meta.uid, rs->meta.uid);
@@ -144,15 +144,15 @@ static void test_round_trip(void **state)
 	free(f2);
 	kube_selector_free(s1);
 	kube_selector_free(s2);
-	wk_rs_free(&wr);
+	shm_rs_view_free(&wr);
 
-	struct wk_pod wp;
+	struct shm_pod_view wp;
 	struct shm_obj po = SHM_OBJ_INIT, dup;
 	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po),
 	                 0);
-	assert_int_equal(wk_obj_dup(&po, &dup), 0);
+	assert_int_equal(shm_obj_dup(&po, &dup), 0);
 	shm_obj_release(&po); /* the copy must not depend on the original */
-	assert_int_equal(wk_pod_from_obj(&dup, &wp), 0);
+	assert_int_equal(shm_pod_view_init(&dup, &wp), 0);
 	assert_string_equal(wp.pod.meta.name, pod->meta.name);
 	assert_int_equal(wp.pod.phase, pod->phase);
 	assert_int_equal(wp.pod.ready, pod->ready);
@@ -161,14 +161,14 @@ static void test_round_trip(void **state)
 	assert_int_equal(wp.pod.meta.n_labels, pod->meta.n_labels);
 	if (pod->node_name)
 		assert_string_equal(wp.pod.node_name, pod->node_name);
-	wk_pod_free(&wp);
+	shm_pod_view_free(&wp);
 
-	struct wk_rs bad;
+	struct shm_rs_view bad;
 	struct shm_obj po2 = SHM_OBJ_INIT;
 	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po2),
 	                 0);
-	assert_int_equal(wk_rs_from_obj(&po2, &bad), -EINVAL); /* a pod is not a replicaset */
-	wk_rs_free(&bad);
+	assert_int_equal(shm_rs_view_init(&po2, &bad), -EINVAL); /* a pod is not a replicaset */
+	shm_rs_view_free(&bad);
 
 	kube_object_free(rs);
 	kube_object_free(pod);
@@ -181,7 +181,7 @@ static void test_round_trip(void **state)
 }
 
 /* A change-feed event's object is not a copied-out record (no mem_): the dispatcher clones it
- * before handing it to handlers that copy `old` with wk_obj_dup (which refuses such an object:
+ * before handing it to handlers that copy `old` with shm_obj_dup (which refuses such an object:
  * a pod's DELETE from the feed was silently dropped by the ReplicaSet handlers without this). */
 static void test_clone(void **state)
 {
@@ -204,9 +204,9 @@ static void test_clone(void **state)
 	                           .payload_len = sizeof(payload)};
 	struct shm_obj c, d;
 
-	assert_int_equal(wk_obj_dup(&feed_obj, &d), -EINVAL); /* why the clone exists */
-	assert_int_equal(wk_obj_clone(&feed_obj, &c), 0);
-	assert_int_equal(wk_obj_dup(&c, &d), 0);
+	assert_int_equal(shm_obj_dup(&feed_obj, &d), -EINVAL); /* why the clone exists */
+	assert_int_equal(shm_obj_clone(&feed_obj, &c), 0);
+	assert_int_equal(shm_obj_dup(&c, &d), 0);
 	for (int k = 0; k < 2; k++) {
 		const struct shm_obj *o = k ? &d : &c;
 		assert_int_equal(o->type, 3);

@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * shm/record-model.c: kube/model.h objects <-> arena records (see record-model.h, records.h).
+ */
+#include "shm/record-model.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/selector.h"
+#include "shm/records.h"
+
+/* ---- payload encoding ------------------------------------------------------------------- */
+struct enc {
+	uint8_t **buf;
+	size_t *cap;
+	size_t len;
+	uint32_t n_blobs;
+	int err;
+};
+
+static void enc_put(struct enc *e, const void *p, size_t n)
+{
+	if (e->err)
+		return;
+	if (e->len + n > *e->cap) {
+		size_t nc = *e->cap ? *e->cap : 256;
+		uint8_t *nb;
+
+		while (nc < e->len + n)
+			nc *= 2;
+		nb = realloc(*e->buf, nc);
+		if (!nb) {
+			e->err = -ENOMEM;
+			return;
+		}
+		*e->buf = nb;
+		*e->cap = nc;
+	}
+	memcpy(*e->buf + e->len, p, n);
+	e->len += n;
+}
+
+static void enc_blob(struct enc *e, const void *p, size_t n)
+{
+	uint32_t l = (uint32_t)n;
+	char nul = '\0';
+
+	if (n > UINT32_MAX - 1) {
+		e->err = -E2BIG;
+		return;
+	}
+	enc_put(e, &l, 4);
+	if (n)
+		enc_put(e, p, n);
+	enc_put(e, &nul, 1);
+	e->n_blobs++;
+}
+
+static void enc_str(struct enc *e, const char *s)
+{
+	enc_blob(e, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void enc_selector(struct enc *e, const struct kube_label_selector *ls, uint8_t *state)
+{
+	struct kube_selector *sel = NULL;
+	char err[256] = "";
+	char *str = NULL;
+
+	if (!ls) {
+		*state = INF_REC_SEL_NIL;
+		enc_str(e, "");
+		return;
+	}
+	if (kube_selector_from_label_selector(ls, &sel, err, sizeof(err)) < 0) {
+		*state = INF_REC_SEL_INVALID;
+		enc_str(e, err);
+		return;
+	}
+	if (kube_selector_format(sel, &str) < 0) {
+		kube_selector_free(sel);
+		e->err = -ENOMEM;
+		return;
+	}
+	*state = INF_REC_SEL_VALID;
+	enc_str(e, str);
+	free(str);
+	kube_selector_free(sel);
+}
+
+int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, size_t *cap,
+                             size_t *ret_len)
+{
+	const struct kube_object_meta *m = obj;
+	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = (uint8_t)kind};
+	struct enc e = {.buf = buf, .cap = cap};
+	struct inf_rec_pod pod = {0};
+	struct inf_rec_rs rs = {0};
+
+	if (!obj || !buf || !cap || !ret_len)
+		return -EINVAL;
+	h.generation = m->generation;
+	h.creation_ts = m->creation_timestamp;
+	h.deletion_ts = m->deletion_timestamp;
+	h.deletion_grace_s = m->deletion_grace_period_seconds;
+	if (m->has_deletion_grace_period_seconds)
+		h.flags |= INF_REC_HAS_GRACE;
+	for (uint32_t i = 0; i < m->n_finalizers; i++) {
+		if (m->finalizers[i] && strcmp(m->finalizers[i], "orphan") == 0)
+			h.flags |= INF_REC_FIN_ORPHAN;
+		if (m->finalizers[i] && strcmp(m->finalizers[i], "foregroundDeletion") == 0)
+			h.flags |= INF_REC_FIN_FOREGROUND;
+	}
+	h.n_finalizers = m->n_finalizers;
+	/* Header first (patched at the end with the blob count), then fixed part and blobs. */
+	enc_put(&e, &h, sizeof(h));
+	if (kind == SHM_RECORD_POD) {
+		const struct kube_pod *p = obj;
+
+		pod.phase = (uint8_t)p->phase;
+		pod.ready = p->ready;
+		pod.has_deletion_cost = p->has_deletion_cost;
+		pod.max_restarts = p->max_restarts;
+		pod.max_sidecar_restarts = p->max_sidecar_restarts;
+		pod.deletion_cost = p->deletion_cost;
+		pod.ready_transition_time = p->ready_transition_time;
+		h.fixed_len = sizeof(pod);
+		enc_put(&e, &pod, sizeof(pod));
+		enc_str(&e, p->node_name);
+	} else if (kind == SHM_RECORD_REPLICASET) {
+		const struct kube_replicaset *r = obj;
+		size_t fixed_at = e.len;
+
+		rs.spec_replicas = r->spec_replicas;
+		rs.has_spec_replicas = r->has_spec_replicas;
+		rs.has_terminating_replicas = r->status.has_terminating_replicas;
+		rs.min_ready_seconds = r->min_ready_seconds;
+		rs.replicas = r->status.replicas;
+		rs.fully_labeled_replicas = r->status.fully_labeled_replicas;
+		rs.ready_replicas = r->status.ready_replicas;
+		rs.available_replicas = r->status.available_replicas;
+		rs.terminating_replicas = r->status.terminating_replicas;
+		rs.n_conditions = r->status.n_conditions;
+		rs.observed_generation = r->status.observed_generation;
+		h.fixed_len = sizeof(rs);
+		enc_put(&e, &rs, sizeof(rs));
+		enc_selector(&e, r->selector, &rs.sel_state);
+		if (!e.err) /* sel_state is known only now */
+			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
+		enc_blob(&e, r->template_json ? r->template_json : "",
+		         r->template_json ? r->template_json_len : 0);
+		for (uint32_t i = 0; i < r->status.n_conditions; i++) {
+			const struct kube_condition *c = &r->status.conditions[i];
+
+			enc_str(&e, c->type);
+			enc_str(&e, c->status);
+			enc_str(&e, c->reason);
+			enc_str(&e, c->message);
+			enc_blob(&e, &c->last_transition_time, sizeof(c->last_transition_time));
+		}
+	}
+	for (uint32_t i = 0; i < m->n_finalizers; i++)
+		enc_str(&e, m->finalizers[i]);
+	if (e.err)
+		return e.err;
+	h.n_blobs = e.n_blobs;
+	memcpy(*e.buf, &h, sizeof(h));
+	*ret_len = e.len;
+	return 0;
+}
+
+void shm_rec_enc_release(struct shm_rec_enc *e)
+{
+	free(e->labels);
+	free(e->owners);
+	free(e->payload);
+	*e = (struct shm_rec_enc){0};
+}
+
+int shm_rec_build(struct shm_rec_enc *e, uint16_t type, enum shm_record_kind kind, const void *obj,
+                  struct shm_record_in *ret)
+{
+	/* Every decoded kind starts with its struct kube_object_meta (kube/model.h). */
+	const struct kube_object_meta *m = obj;
+	size_t len;
+	int r;
+
+	if (!e || !obj || !ret || !m->name || !m->uid || !m->resource_version)
+		return -EINVAL;
+	if (kind != SHM_RECORD_META && kind != SHM_RECORD_POD && kind != SHM_RECORD_REPLICASET)
+		return -EINVAL;
+	if (m->n_labels > e->labels_cap) {
+		struct shm_label *nl = realloc(e->labels, m->n_labels * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		e->labels = nl;
+		e->labels_cap = m->n_labels;
+	}
+	if (m->n_owner_refs > e->owners_cap) {
+		struct shm_owner_ref *no = realloc(e->owners, m->n_owner_refs * sizeof(*no));
+
+		if (!no)
+			return -ENOMEM;
+		e->owners = no;
+		e->owners_cap = m->n_owner_refs;
+	}
+	for (uint32_t i = 0; i < m->n_labels; i++)
+		e->labels[i] = (struct shm_label){m->labels[i].key,
+		                                  m->labels[i].value ? m->labels[i].value : ""};
+	for (uint32_t i = 0; i < m->n_owner_refs; i++) {
+		const struct kube_owner_ref *o = &m->owner_refs[i];
+
+		e->owners[i] = (struct shm_owner_ref){
+		        .api_version = o->api_version ? o->api_version : "",
+		        .kind = o->kind ? o->kind : "",
+		        .name = o->name ? o->name : "",
+		        .uid = o->uid ? o->uid : "",
+		        /* tri-states as they are: absent (-1) is not false (0) (kube/model.h) */
+		        .controller = o->controller < 0 ? -1 : o->controller > 0,
+		        .block_owner_deletion =
+		                o->block_owner_deletion < 0 ? -1 : o->block_owner_deletion > 0,
+		};
+	}
+	r = shm_rec_encode(kind, obj, &e->payload, &e->payload_cap, &len);
+	if (r < 0)
+		return r;
+	*ret = (struct shm_record_in){
+	        .type = type,
+	        .kind = kind,
+	        .ns = m->namespace ? m->namespace : "",
+	        .name = m->name,
+	        .uid = m->uid,
+	        .rv = m->resource_version,
+	        .labels = e->labels,
+	        .n_labels = m->n_labels,
+	        .owners = e->owners,
+	        .n_owners = m->n_owner_refs,
+	        .payload = e->payload,
+	        .payload_len = len,
+	};
+	return 0;
+}
+
+/* ---- views ---------------------------------------------------------------------------------- */
+/* Every blob of a record, found in one pass (the views index them, never walk them again). */
+struct blobs {
+	const char **p;
+	size_t *len;
+	uint32_t n;
+	uint32_t first_fin; /* the finalizers are the last hdr.n_finalizers blobs */
+};
+
+static int blobs_load(const struct inf_rec_view *v, struct blobs *b)
+{
+	*b = (struct blobs){0};
+	/* inf_rec_parse bounded n_blobs by the payload's size, so this allocation is too */
+	b->p = calloc((size_t)v->hdr.n_blobs + 1, sizeof(*b->p));
+	b->len = calloc((size_t)v->hdr.n_blobs + 1, sizeof(*b->len));
+	if (!b->p || !b->len)
+		return -ENOMEM;
+	b->n = v->hdr.n_blobs;
+	b->first_fin = inf_rec_first_finalizer(v);
+	return inf_rec_blobs(v, b->p, b->len);
+}
+
+static void blobs_free(struct blobs *b)
+{
+	free(b->p);
+	free(b->len);
+}
+
+static int meta_from_obj(const struct shm_obj *o, const struct inf_rec_view *v,
+                         const struct blobs *b, struct kube_object_meta *m,
+                         struct kube_kv **labels, struct kube_owner_ref **owners,
+                         const char ***finalizers)
+{
+	memset(m, 0, sizeof(*m));
+	m->name = o->name;
+	m->namespace = o->ns;
+	m->uid = o->uid;
+	m->resource_version = o->rv;
+	m->generation = v->hdr.generation;
+	m->creation_timestamp = v->hdr.creation_ts;
+	m->deletion_timestamp = v->hdr.deletion_ts;
+	m->has_deletion_grace_period_seconds = v->hdr.flags & INF_REC_HAS_GRACE;
+	m->deletion_grace_period_seconds = v->hdr.deletion_grace_s;
+	*labels = calloc(o->n_labels + 1, sizeof(**labels));
+	*owners = calloc(o->n_owners + 1, sizeof(**owners));
+	*finalizers = calloc((size_t)v->hdr.n_finalizers + 1, sizeof(**finalizers));
+	if (!*labels || !*owners || !*finalizers)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->n_labels; i++)
+		(*labels)[i] = (struct kube_kv){o->labels[i].key, o->labels[i].value};
+	for (size_t i = 0; i < o->n_owners; i++)
+		(*owners)[i] = (struct kube_owner_ref){.api_version = o->owners[i].api_version,
+		                                       .kind = o->owners[i].kind,
+		                                       .name = o->owners[i].name,
+		                                       .uid = o->owners[i].uid,
+		                                       .controller = o->owners[i].controller,
+		                                       .block_owner_deletion =
+		                                               o->owners[i].block_owner_deletion};
+	for (uint32_t i = 0; i < v->hdr.n_finalizers; i++)
+		(*finalizers)[i] = b->p[b->first_fin + i];
+	m->labels = *labels;
+	m->n_labels = (uint32_t)o->n_labels;
+	m->owner_refs = *owners;
+	m->n_owner_refs = (uint32_t)o->n_owners;
+	m->finalizers = *finalizers;
+	m->n_finalizers = v->hdr.n_finalizers;
+	return 0;
+}
+
+int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
+{
+	struct inf_rec_view v;
+	struct inf_rec_pod fp;
+	struct blobs b = {0};
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->obj = *obj;
+	*obj = SHM_OBJ_INIT;
+	if (ret->obj.kind != SHM_RECORD_POD)
+		return -EINVAL;
+	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
+	    (r = inf_rec_pod_get(&v, &fp)) < 0)
+		return r;
+	if (v.hdr.n_blobs - v.hdr.n_finalizers < 1) /* node_name */
+		return -EBADMSG;
+	if ((r = blobs_load(&v, &b)) == 0)
+		r = meta_from_obj(&ret->obj, &v, &b, &ret->pod.meta, &ret->labels, &ret->owners,
+		                  &ret->finalizers);
+	if (r == 0) {
+		ret->pod.node_name = b.len[0] ? b.p[0] : NULL;
+		ret->pod.phase = (enum kube_pod_phase)fp.phase;
+		ret->pod.ready = fp.ready;
+		ret->pod.ready_transition_time = fp.ready_transition_time;
+		ret->pod.max_restarts = fp.max_restarts;
+		ret->pod.max_sidecar_restarts = fp.max_sidecar_restarts;
+		ret->pod.deletion_cost = fp.deletion_cost;
+		ret->pod.has_deletion_cost = fp.has_deletion_cost;
+	}
+	blobs_free(&b);
+	return r;
+}
+
+int shm_meta_view_init(struct shm_obj *obj, struct shm_meta_view *ret)
+{
+	struct inf_rec_view v;
+	struct blobs b = {0};
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->obj = *obj;
+	*obj = SHM_OBJ_INIT;
+	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0)
+		return r;
+	if ((r = blobs_load(&v, &b)) == 0)
+		r = meta_from_obj(&ret->obj, &v, &b, &ret->p.meta, &ret->labels, &ret->owners,
+		                  &ret->finalizers);
+	blobs_free(&b);
+	return r;
+}
+
+void shm_meta_view_free(struct shm_meta_view *m)
+{
+	shm_obj_release(&m->obj);
+	free(m->labels);
+	free(m->owners);
+	free(m->finalizers);
+	memset(m, 0, sizeof(*m));
+}
+
+void shm_pod_view_free(struct shm_pod_view *p)
+{
+	shm_obj_release(&p->obj);
+	free(p->labels);
+	free(p->owners);
+	free(p->finalizers);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- selectors ---------------------------------------------------------------------------------
+ */
+
+static bool label_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.' || c == '/';
+}
+
+int shm_rec_selector_from_string(char *text, struct kube_label_selector *ret,
+                            struct kube_label_requirement **ret_reqs)
+{
+	size_t cap = 1, n = 0, nv_total = 1;
+	char *p = text;
+	struct kube_label_requirement *reqs;
+	const char **values;
+	size_t vi = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	for (char *q = text; *q; q++) {
+		if (*q == ',')
+			nv_total++, cap++;
+	}
+	/* requirements, matchLabels and values share one allocation, in that order */
+	reqs = calloc(1, cap * sizeof(*reqs) + cap * sizeof(struct kube_kv) +
+	                         nv_total * sizeof(char *));
+	if (!reqs)
+		return -ENOMEM;
+	struct kube_kv *kv = (struct kube_kv *)(reqs + cap);
+	size_t nkv = 0;
+	values = (const char **)(kv + cap);
+	while (*p) {
+		struct kube_label_requirement *rq = &reqs[n];
+		bool neg = false;
+		char *key;
+
+		if (*p == '!') {
+			neg = true;
+			p++;
+		}
+		key = p;
+		while (label_char(*p))
+			p++;
+		if (p == key)
+			goto bad;
+		rq->key = key;
+		if (neg) {
+			if (*p && *p != ',')
+				goto bad;
+			rq->op = KUBE_OP_DOES_NOT_EXIST;
+			rq->op_text = "DoesNotExist";
+		} else if (*p == 0 || *p == ',') {
+			rq->op = KUBE_OP_EXISTS;
+			rq->op_text = "Exists";
+		} else if (*p == '=' || (p[0] == '!' && p[1] == '=')) {
+			bool ne = *p == '!';
+			*p = 0;
+			p += ne ? 2 : (p[1] == '=' ? 2 : 1);
+			char *val = p;
+			while (label_char(*p))
+				p++;
+			if (!ne) { /* "a=b" is what matchLabels formats to: keep it one */
+				kv[nkv++] = (struct kube_kv){key, val};
+				goto next;
+			}
+			rq->op = KUBE_OP_NOT_IN;
+			rq->op_text = "NotIn";
+			rq->values = &values[vi];
+			rq->n_values = 1;
+			values[vi++] = val;
+		} else if (*p == ' ') {
+			bool notin;
+			*p++ = 0;
+			if (strncmp(p, "in (", 4) == 0) {
+				notin = false;
+				p += 4;
+			} else if (strncmp(p, "notin (", 7) == 0) {
+				notin = true;
+				p += 7;
+			} else {
+				goto bad;
+			}
+			rq->op = notin ? KUBE_OP_NOT_IN : KUBE_OP_IN;
+			rq->op_text = notin ? "NotIn" : "In";
+			rq->values = &values[vi];
+			for (;;) {
+				char *val = p;
+				while (label_char(*p))
+					p++;
+				if (vi >= nv_total)
+					goto bad;
+				values[vi++] = val;
+				rq->n_values++;
+				if (*p == ',') {
+					*p++ = 0;
+					continue;
+				}
+				if (*p != ')')
+					goto bad;
+				*p++ = 0;
+				break;
+			}
+		} else {
+			goto bad;
+		}
+		n++;
+	next:
+		if (*p == ',') {
+			*p++ = 0;
+			if (n + nkv >= cap)
+				goto bad;
+		} else if (*p) {
+			goto bad;
+		}
+	}
+	/* terminate keys/values written in place above (a bare key ends at ',' or NUL already) */
+	ret->match_expressions = reqs;
+	ret->n_match_expressions = (uint32_t)n;
+	ret->match_labels = kv;
+	ret->n_match_labels = (uint32_t)nkv;
+	*ret_reqs = reqs;
+	return 0;
+bad:
+	free(reqs);
+	return -EINVAL;
+}
+
+/* ---- replicasets ------------------------------------------------------------------------------
+ */
+
+static int template_labels(struct shm_rs_view *w)
+{
+	cJSON *t = cJSON_ParseWithLength(w->rs.template_json, w->rs.template_json_len);
+	cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(t, "metadata"), "labels");
+	size_t n = 0, bytes = 0, off = 0;
+	cJSON *l;
+
+	if (!t)
+		return w->rs.template_json_len ? -EBADMSG : 0;
+	cJSON_ArrayForEach(l, labels)
+	{
+		if (cJSON_IsString(l)) {
+			n++;
+			bytes += strlen(l->string) + strlen(l->valuestring) + 2;
+		}
+	}
+	w->tmpl_labels = calloc(n + 1, sizeof(*w->tmpl_labels));
+	w->tmpl_strings = malloc(bytes + 1);
+	if (!w->tmpl_labels || !w->tmpl_strings) {
+		cJSON_Delete(t);
+		return -ENOMEM;
+	}
+	n = 0;
+	cJSON_ArrayForEach(l, labels)
+	{
+		if (!cJSON_IsString(l))
+			continue;
+		size_t kl = strlen(l->string) + 1, vl = strlen(l->valuestring) + 1;
+		memcpy(w->tmpl_strings + off, l->string, kl);
+		w->tmpl_labels[n].key = w->tmpl_strings + off;
+		off += kl;
+		memcpy(w->tmpl_strings + off, l->valuestring, vl);
+		w->tmpl_labels[n].value = w->tmpl_strings + off;
+		off += vl;
+		n++;
+	}
+	w->rs.template_labels = w->tmpl_labels;
+	w->rs.n_template_labels = (uint32_t)n;
+	cJSON_Delete(t);
+	return 0;
+}
+
+static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const struct blobs *b)
+{
+	const char *s;
+	size_t len;
+	int r;
+
+	struct kube_replicaset *rs = &ret->rs;
+	rs->spec_replicas = fr->spec_replicas;
+	rs->has_spec_replicas = fr->has_spec_replicas;
+	rs->min_ready_seconds = fr->min_ready_seconds;
+	rs->status.replicas = fr->replicas;
+	rs->status.fully_labeled_replicas = fr->fully_labeled_replicas;
+	rs->status.ready_replicas = fr->ready_replicas;
+	rs->status.available_replicas = fr->available_replicas;
+	rs->status.terminating_replicas = fr->terminating_replicas;
+	rs->status.has_terminating_replicas = fr->has_terminating_replicas;
+	rs->status.observed_generation = fr->observed_generation;
+
+	/* blob 0: the selector */
+	s = b->p[0];
+	len = b->len[0];
+	if (fr->sel_state == INF_REC_SEL_VALID) {
+		ret->sel_text = strndup(s, len);
+		if (!ret->sel_text)
+			return -ENOMEM;
+		r = shm_rec_selector_from_string(ret->sel_text, &ret->sel, &ret->reqs);
+		if (r < 0)
+			return r;
+		rs->selector = &ret->sel;
+	} else if (fr->sel_state == INF_REC_SEL_INVALID) {
+		/* one requirement the conversion refuses: the sync reports the invalid selector */
+		ret->reqs = calloc(1, sizeof(*ret->reqs));
+		if (!ret->reqs)
+			return -ENOMEM;
+		ret->reqs[0] = (struct kube_label_requirement){
+		        .key = "", .op = KUBE_OP_INVALID, .op_text = s};
+		ret->sel.match_expressions = ret->reqs;
+		ret->sel.n_match_expressions = 1;
+		rs->selector = &ret->sel;
+	}
+	/* blob 1: spec.template */
+	s = b->p[1];
+	len = b->len[1];
+	rs->template_json = s;
+	rs->template_json_len = len;
+	if ((r = template_labels(ret)) < 0)
+		return r;
+	/* then five blobs per condition */
+	if (fr->n_conditions) {
+		ret->conds = calloc(fr->n_conditions, sizeof(*ret->conds));
+		if (!ret->conds)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < fr->n_conditions; i++) {
+			const char *f[5];
+			size_t fl[5];
+			for (unsigned k = 0; k < 5; k++) {
+				f[k] = b->p[2 + i * 5 + k];
+				fl[k] = b->len[2 + i * 5 + k];
+			}
+			ret->conds[i].type = f[0];
+			ret->conds[i].status = f[1];
+			ret->conds[i].reason = fl[2] ? f[2] : NULL;
+			ret->conds[i].message = fl[3] ? f[3] : NULL;
+			if (fl[4] == sizeof(kube_time_t))
+				memcpy(&ret->conds[i].last_transition_time, f[4],
+				       sizeof(kube_time_t));
+		}
+		rs->status.conditions = ret->conds;
+		rs->status.n_conditions = fr->n_conditions;
+	}
+		return 0;
+}
+
+int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret)
+{
+	struct inf_rec_view v;
+	struct inf_rec_rs fr;
+	struct blobs b = {0};
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->obj = *obj;
+	*obj = SHM_OBJ_INIT;
+	if (ret->obj.kind != SHM_RECORD_REPLICASET)
+		return -EINVAL;
+	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
+	    (r = inf_rec_rs_get(&v, &fr)) < 0)
+		return r;
+	/* selector, template, five blobs per condition, then the finalizers */
+	if (2 + 5 * (uint64_t)fr.n_conditions > v.hdr.n_blobs - v.hdr.n_finalizers)
+		return -EBADMSG;
+	if ((r = blobs_load(&v, &b)) == 0)
+		r = meta_from_obj(&ret->obj, &v, &b, &ret->rs.meta, &ret->labels, &ret->owners,
+		                  &ret->finalizers);
+	if (r == 0)
+		r = rs_body(ret, &fr, &b);
+	blobs_free(&b);
+	return r;
+}
+
+void shm_rs_view_free(struct shm_rs_view *w)
+{
+	shm_obj_release(&w->obj);
+	free(w->labels);
+	free(w->owners);
+	free(w->finalizers);
+	free(w->reqs);
+	free(w->sel_text);
+	free(w->conds);
+	free(w->tmpl_labels);
+	free(w->tmpl_strings);
+	memset(w, 0, sizeof(*w));
+}

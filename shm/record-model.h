@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * shm/record-model.h: the one home of the record codec: kube/model.h objects -> arena records
+ * (the encoder informerd's store calls) and arena records -> kube/model.h views (the decoder
+ * every worker, dispatcher and handler calls). The byte layout is shm/records.h.
+ *
+ * Design note.
+ *   The arena (libshm) knows no Kubernetes type; this codec is a separate library (libshmrec)
+ *   in the same folder that also links kube/'s object model. kube/ includes nothing of shm/,
+ *   so the direction shm/record-model -> kube/model.h is the only edge between the two bottom
+ *   layers (tools/lint/lint.py, LAYERS, names exactly which headers it may use).
+ *
+ *   Encoding: shm_rec_build turns a decoded object into a struct shm_record_in (names, labels,
+ *   owner references with their tri-states, and the typed payload) using buffers it reuses
+ *   across calls; nothing of the input is copied beyond the payload, so the object must outlive
+ *   the shm_writer_upsert that consumes the record.
+ *
+ *   Decoding: a worker copies a record out of the arena (a consistent snapshot, shm/arena.h),
+ *   then views it as a struct kube_pod / kube_replicaset / kube_partial whose strings point
+ *   into that copy. One struct shm_*_view owns both; free it as a whole. Every offset and
+ *   length read from the payload is checked against the payload (the record may come from a
+ *   damaged or hostile arena: shm/fuzz/fuzz-records.c drives the decoders with arbitrary
+ *   bytes); a record that does not fit answers -EBADMSG, never a read outside it.
+ */
+#include "kube/model.h"
+#include "shm/arena.h"
+#include "shm/records.h"
+
+/* ---- encoding ------------------------------------------------------------------------------ */
+
+/* Reusable encoding buffers (zero-initialise; shm_rec_enc_release frees them). */
+struct shm_rec_enc {
+	struct shm_label *labels;
+	size_t labels_cap;
+	struct shm_owner_ref *owners;
+	size_t owners_cap;
+	uint8_t *payload;
+	size_t payload_cap;
+};
+void shm_rec_enc_release(struct shm_rec_enc *e);
+
+/* The record of `obj` (a decoded object of the kube kind that record kind `kind` stores: a
+ * struct kube_pod for SHM_RECORD_POD, kube_replicaset for SHM_RECORD_REPLICASET, any object
+ * starting with its struct kube_object_meta for SHM_RECORD_META; see shm_rec_build_object for
+ * SHM_RECORD_OBJECT). *ret points into e's buffers and obj until the next call.
+ * Returns 0, -EINVAL (no name/uid/resourceVersion, or a kind this function does not build),
+ * -ENOMEM, -E2BIG (a string longer than a record can hold). */
+int shm_rec_build(struct shm_rec_enc *e, uint16_t type, enum shm_record_kind kind, const void *obj,
+                  struct shm_record_in *ret);
+
+/* Only the payload (shm/records.h) of such an object, into *buf (grown as needed, *cap its
+ * size). Returns 0 and *ret_len, -EINVAL, -ENOMEM, -E2BIG. */
+int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, size_t *cap,
+                   size_t *ret_len);
+
+/* ---- decoding ------------------------------------------------------------------------------ */
+
+/* Any record's metadata (metadata-only records, or the meta of a typed one). p comes first so
+ * that &view->p is a struct kube_partial a caller may hand on (api_version, kind: NULL). */
+struct shm_meta_view {
+	struct kube_partial p;
+	struct shm_obj obj;
+	struct kube_kv *labels;
+	struct kube_owner_ref *owners;
+	const char **finalizers;
+};
+
+struct shm_pod_view {
+	struct shm_obj obj;
+	struct kube_pod pod;
+	/* storage the views point at */
+	struct kube_kv *labels;
+	struct kube_owner_ref *owners;
+	const char **finalizers;
+};
+
+struct shm_rs_view {
+	struct shm_obj obj;
+	struct kube_replicaset rs;
+	struct kube_kv *labels;
+	struct kube_owner_ref *owners;
+	const char **finalizers;
+	struct kube_label_selector sel;
+	struct kube_label_requirement *reqs;
+	char *sel_text; /* owned copy the requirements point into */
+	struct kube_condition *conds;
+	struct kube_kv *tmpl_labels;
+	char *tmpl_strings; /* template labels' storage */
+};
+
+/* Views a copied-out record (shm_reader_get and friends, or shm_obj_dup / shm_obj_clone).
+ * Each takes ownership of *obj (moved; *obj is left empty) even when it fails, and the view
+ * must be freed with its _free in every case. Returns 0, -EPROTONOSUPPORT (another record
+ * version), -EBADMSG (a payload that does not fit its own lengths), -ENOMEM, -EINVAL (the
+ * record is not of the view's kind; any kind for the meta view). */
+int shm_meta_view_init(struct shm_obj *obj, struct shm_meta_view *ret);
+int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret);
+int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret);
+void shm_meta_view_free(struct shm_meta_view *m);
+void shm_pod_view_free(struct shm_pod_view *p);
+void shm_rs_view_free(struct shm_rs_view *r);
+
+/* The canonical selector string ("a=b,c in (x,y),!d") as a LabelSelector: every requirement
+ * becomes a matchExpression. Strings point into `text`, which the caller keeps. Returns 0,
+ * -EINVAL (not canonical form), -ENOMEM. */
+int shm_rec_selector_from_string(char *text, struct kube_label_selector *ret,
+                                 struct kube_label_requirement **ret_reqs);
