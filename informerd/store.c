@@ -226,6 +226,8 @@ enum kube_kind inf_store_kube_kind(const struct inf_store *s, uint16_t type)
 		return KUBE_KIND_POD;
 	case SHM_RECORD_REPLICASET:
 		return KUBE_KIND_REPLICASET;
+	case SHM_RECORD_OBJECT:
+		return KUBE_KIND_OBJECT;
 	default:
 		return KUBE_KIND_PARTIAL;
 	}

@@ -790,6 +790,22 @@ static int partial_body(struct js *j, struct kube_partial *p, unsigned flags)
 	return r < 0 ? r : 1;
 }
 
+static int object_body(struct js *j, struct kube_object *o, unsigned flags)
+{
+	/* kube_object starts with kube_partial's members, in the same order */
+	_Static_assert(offsetof(struct kube_object, kind) == offsetof(struct kube_partial, kind),
+	               "kube_object extends kube_partial");
+	js_peek(j); /* the object's bytes start at its '{' */
+	const unsigned char *start = j->p;
+	int r = partial_body(j, (struct kube_partial *)o, flags | KUBE_DECODE_ALL_ANNOTATIONS);
+	if (r <= 0 || j->err)
+		return r;
+	o->raw_len = (size_t)(j->p - start);
+	if (!(o->raw = js_strndup(j->arena, (const char *)start, o->raw_len)))
+		return js_fail(j, -ENOMEM);
+	return 1;
+}
+
 static int scale_body(struct js *j, struct kube_scale *s, unsigned flags)
 {
 	const char *k;
@@ -899,6 +915,7 @@ BODY(pod_body, struct kube_pod)
 BODY(rs_body, struct kube_replicaset)
 BODY(lease_body, struct kube_lease)
 BODY(partial_body, struct kube_partial)
+BODY(object_body, struct kube_object)
 BODY(scale_body, struct kube_scale)
 BODY(status_body, struct kube_status)
 
@@ -912,6 +929,7 @@ static const struct {
         [KUBE_KIND_PARTIAL] = {sizeof(struct kube_partial), SMALL_ARENA, partial_body_v},
         [KUBE_KIND_SCALE] = {sizeof(struct kube_scale), SMALL_ARENA, scale_body_v},
         [KUBE_KIND_STATUS] = {sizeof(struct kube_status), SMALL_ARENA, status_body_v},
+        [KUBE_KIND_OBJECT] = {sizeof(struct kube_object), SMALL_ARENA, object_body_v},
 };
 
 /* Decodes one object of `kind` at the scanner position, into a fresh arena (scratch == NULL) or

@@ -176,6 +176,19 @@ struct kube_partial {
 	const char *kind;
 };
 
+/* ---- any object, whole (KUBE_KIND_OBJECT) ------------------------------------------------- */
+/* Its metadata with every annotation (KUBE_DECODE_ALL_ANNOTATIONS implied) plus the object's
+ * JSON text exactly as received (the bytes of the object in the body or watch event, without
+ * surrounding whitespace; NUL-terminated). JSON only: a protobuf body answers -EPROTO (the
+ * caller asks for JSON; custom resources have no protobuf form). Starts like kube_partial. */
+struct kube_object {
+	struct kube_object_meta meta;
+	const char *api_version;
+	const char *kind;
+	const char *raw;
+	size_t raw_len;
+};
+
 /* ---- Scale (autoscaling/v1) ----------------------------------------------------------------- */
 struct kube_scale {
 	struct kube_object_meta meta;
@@ -210,6 +223,7 @@ enum kube_kind {
 	KUBE_KIND_PARTIAL, /* PartialObjectMetadata, or any object when only metadata is wanted */
 	KUBE_KIND_SCALE,
 	KUBE_KIND_STATUS,
+	KUBE_KIND_OBJECT, /* struct kube_object: metadata, every annotation, the JSON text */
 };
 
 int kube_decode(enum kube_kind kind, const void *json, size_t len, unsigned flags, void **ret_obj);

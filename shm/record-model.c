@@ -93,7 +93,7 @@ static void enc_selector(struct enc *e, const struct kube_label_selector *ls, ui
 }
 
 int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, size_t *cap,
-                             size_t *ret_len)
+                   size_t *ret_len)
 {
 	const struct kube_object_meta *m = obj;
 	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = (uint8_t)kind};
@@ -162,6 +162,22 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 			enc_str(&e, c->message);
 			enc_blob(&e, &c->last_transition_time, sizeof(c->last_transition_time));
 		}
+	} else if (kind == SHM_RECORD_OBJECT) {
+		const struct kube_object *o = obj;
+		struct inf_rec_object fo = {.body_format = INF_REC_BODY_JSON,
+		                            .n_annotations = m->n_annotations};
+
+		if (!o->raw)
+			return -EINVAL;
+		h.fixed_len = sizeof(fo);
+		enc_put(&e, &fo, sizeof(fo));
+		enc_str(&e, o->api_version);
+		enc_str(&e, o->kind);
+		for (uint32_t i = 0; i < m->n_annotations; i++) {
+			enc_str(&e, m->annotations[i].key);
+			enc_str(&e, m->annotations[i].value);
+		}
+		enc_blob(&e, o->raw, o->raw_len);
 	}
 	for (uint32_t i = 0; i < m->n_finalizers; i++)
 		enc_str(&e, m->finalizers[i]);
@@ -191,7 +207,8 @@ int shm_rec_build(struct shm_rec_enc *e, uint16_t type, enum shm_record_kind kin
 
 	if (!e || !obj || !ret || !m->name || !m->uid || !m->resource_version)
 		return -EINVAL;
-	if (kind != SHM_RECORD_META && kind != SHM_RECORD_POD && kind != SHM_RECORD_REPLICASET)
+	if (kind != SHM_RECORD_META && kind != SHM_RECORD_POD && kind != SHM_RECORD_REPLICASET &&
+	    kind != SHM_RECORD_OBJECT)
 		return -EINVAL;
 	if (m->n_labels > e->labels_cap) {
 		struct shm_label *nl = realloc(e->labels, m->n_labels * sizeof(*nl));
@@ -275,9 +292,8 @@ static void blobs_free(struct blobs *b)
 }
 
 static int meta_from_obj(const struct shm_obj *o, const struct inf_rec_view *v,
-                         const struct blobs *b, struct kube_object_meta *m,
-                         struct kube_kv **labels, struct kube_owner_ref **owners,
-                         const char ***finalizers)
+                         const struct blobs *b, struct kube_object_meta *m, struct kube_kv **labels,
+                         struct kube_owner_ref **owners, const char ***finalizers)
 {
 	memset(m, 0, sizeof(*m));
 	m->name = o->name;
@@ -394,7 +410,7 @@ static bool label_char(char c)
 }
 
 int shm_rec_selector_from_string(char *text, struct kube_label_selector *ret,
-                            struct kube_label_requirement **ret_reqs)
+                                 struct kube_label_requirement **ret_reqs)
 {
 	size_t cap = 1, n = 0, nv_total = 1;
 	char *p = text;
@@ -627,7 +643,7 @@ static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const s
 		rs->status.conditions = ret->conds;
 		rs->status.n_conditions = fr->n_conditions;
 	}
-		return 0;
+	return 0;
 }
 
 int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret)
@@ -669,4 +685,59 @@ void shm_rs_view_free(struct shm_rs_view *w)
 	free(w->tmpl_labels);
 	free(w->tmpl_strings);
 	memset(w, 0, sizeof(*w));
+}
+
+/* ---- full objects ------------------------------------------------------------------------ */
+
+int shm_object_view_init(struct shm_obj *obj, struct shm_object_view *ret)
+{
+	struct inf_rec_view v;
+	struct inf_rec_object fo;
+	struct blobs b = {0};
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->obj = *obj;
+	*obj = SHM_OBJ_INIT;
+	if (ret->obj.kind != SHM_RECORD_OBJECT)
+		return -EINVAL;
+	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
+	    (r = inf_rec_object_get(&v, &fo)) < 0)
+		return r;
+	if (fo.body_format != INF_REC_BODY_JSON)
+		return -EPROTONOSUPPORT;
+	/* apiVersion, kind, the annotation pairs, the body; then the finalizers */
+	if (3 + 2 * (uint64_t)fo.n_annotations > v.hdr.n_blobs - v.hdr.n_finalizers)
+		return -EBADMSG;
+	if ((r = blobs_load(&v, &b)) == 0)
+		r = meta_from_obj(&ret->obj, &v, &b, &ret->o.meta, &ret->labels, &ret->owners,
+		                  &ret->finalizers);
+	if (r == 0 &&
+	    !(ret->annotations = calloc((size_t)fo.n_annotations + 1, sizeof(*ret->annotations))))
+		r = -ENOMEM;
+	if (r == 0) {
+		struct kube_object *o = &ret->o;
+		uint32_t k = 2;
+
+		o->api_version = b.len[0] ? b.p[0] : NULL;
+		o->kind = b.len[1] ? b.p[1] : NULL;
+		for (uint32_t i = 0; i < fo.n_annotations; i++, k += 2)
+			ret->annotations[i] = (struct kube_kv){b.p[k], b.p[k + 1]};
+		o->meta.annotations = ret->annotations;
+		o->meta.n_annotations = fo.n_annotations;
+		o->raw = b.p[k];
+		o->raw_len = b.len[k];
+	}
+	blobs_free(&b);
+	return r;
+}
+
+void shm_object_view_free(struct shm_object_view *v)
+{
+	shm_obj_release(&v->obj);
+	free(v->labels);
+	free(v->owners);
+	free(v->finalizers);
+	free(v->annotations);
+	memset(v, 0, sizeof(*v));
 }

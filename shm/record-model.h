@@ -42,10 +42,10 @@ void shm_rec_enc_release(struct shm_rec_enc *e);
 
 /* The record of `obj` (a decoded object of the kube kind that record kind `kind` stores: a
  * struct kube_pod for SHM_RECORD_POD, kube_replicaset for SHM_RECORD_REPLICASET, any object
- * starting with its struct kube_object_meta for SHM_RECORD_META; see shm_rec_build_object for
- * SHM_RECORD_OBJECT). *ret points into e's buffers and obj until the next call.
- * Returns 0, -EINVAL (no name/uid/resourceVersion, or a kind this function does not build),
- * -ENOMEM, -E2BIG (a string longer than a record can hold). */
+ * starting with its struct kube_object_meta for SHM_RECORD_META, a struct kube_object
+ * (KUBE_KIND_OBJECT, with its JSON) for SHM_RECORD_OBJECT). *ret points into e's buffers and obj
+ * until the next call. Returns 0, -EINVAL (no name/uid/resourceVersion, or a kind this function
+ * does not build), -ENOMEM, -E2BIG (a string longer than a record can hold). */
 int shm_rec_build(struct shm_rec_enc *e, uint16_t type, enum shm_record_kind kind, const void *obj,
                   struct shm_record_in *ret);
 
@@ -89,6 +89,17 @@ struct shm_rs_view {
 	char *tmpl_strings; /* template labels' storage */
 };
 
+/* A full-object record (SHM_RECORD_OBJECT): o.meta with every annotation, o.api_version,
+ * o.kind, and o.raw / o.raw_len, the object's JSON as the apiserver sent it (NUL-terminated). */
+struct shm_object_view {
+	struct kube_object o;
+	struct shm_obj obj;
+	struct kube_kv *labels;
+	struct kube_kv *annotations;
+	struct kube_owner_ref *owners;
+	const char **finalizers;
+};
+
 /* Views a copied-out record (shm_reader_get and friends, or shm_obj_dup / shm_obj_clone).
  * Each takes ownership of *obj (moved; *obj is left empty) even when it fails, and the view
  * must be freed with its _free in every case. Returns 0, -EPROTONOSUPPORT (another record
@@ -97,9 +108,11 @@ struct shm_rs_view {
 int shm_meta_view_init(struct shm_obj *obj, struct shm_meta_view *ret);
 int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret);
 int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret);
+int shm_object_view_init(struct shm_obj *obj, struct shm_object_view *ret);
 void shm_meta_view_free(struct shm_meta_view *m);
 void shm_pod_view_free(struct shm_pod_view *p);
 void shm_rs_view_free(struct shm_rs_view *r);
+void shm_object_view_free(struct shm_object_view *v);
 
 /* The canonical selector string ("a=b,c in (x,y),!d") as a LabelSelector: every requirement
  * becomes a matchExpression. Strings point into `text`, which the caller keeps. Returns 0,

@@ -147,4 +147,3 @@ int shm_obj_dup(const struct shm_obj *src, struct shm_obj *dst)
 	}
 	return 0;
 }
-

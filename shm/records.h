@@ -21,7 +21,9 @@
  *   Blob order: pods: node_name, then the finalizers. ReplicaSets: selector (string form,
  *   kube_selector_format; see sel_state), spec.template JSON, then per status condition five
  *   blobs (type, status, reason, message, lastTransitionTime as 8 raw bytes of kube_time_t),
- *   then the finalizers. Metadata-only records: the finalizers. An absent string is a blob of
+ *   then the finalizers. Metadata-only records: the finalizers. Full objects (struct
+ *   inf_rec_object): apiVersion, kind, n_annotations (key, value) pairs, the body, then the
+ *   finalizers. An absent string is a blob of
  *   length 0 (the model's NULL and "" are not told apart here).
  *
  *   The payload is copied out by shm readers, so it has no alignment: readers memcpy fields.
@@ -95,6 +97,21 @@ struct inf_rec_rs {
 };
 _Static_assert(sizeof(struct inf_rec_rs) == 48, "replicaset fixed layout");
 
+/* Full-object records (SHM_RECORD_OBJECT): any resource a controller watches whole. The body is
+ * the object's JSON text as the apiserver sent it (list item or watch event object): JSON
+ * rather than protobuf because custom resources have no protobuf form, because a reader needs
+ * no schema to read JSON, and because kcmd's encoders and decoders speak JSON. */
+enum inf_rec_body_format {
+	INF_REC_BODY_JSON = 0,
+};
+
+struct inf_rec_object {
+	uint8_t body_format; /* enum inf_rec_body_format */
+	uint8_t pad0[3];
+	uint32_t n_annotations;
+};
+_Static_assert(sizeof(struct inf_rec_object) == 8, "object fixed layout");
+
 /* A parsed view of a payload (pointers into it). */
 struct inf_rec_view {
 	struct inf_rec_hdr hdr;
@@ -164,6 +181,14 @@ static inline int inf_rec_pod_get(const struct inf_rec_view *v, struct inf_rec_p
 }
 
 static inline int inf_rec_rs_get(const struct inf_rec_view *v, struct inf_rec_rs *ret)
+{
+	if (v->hdr.fixed_len < sizeof(*ret))
+		return -EBADMSG;
+	memcpy(ret, v->fixed, sizeof(*ret));
+	return 0;
+}
+
+static inline int inf_rec_object_get(const struct inf_rec_view *v, struct inf_rec_object *ret)
 {
 	if (v->hdr.fixed_len < sizeof(*ret))
 		return -EBADMSG;

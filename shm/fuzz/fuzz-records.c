@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* shm/fuzz/fuzz-records.c - the record decoder (shm/record-model.h) over arbitrary payload
- * bytes: the first byte picks the view (meta, pod, replicaset), the rest is the payload.
+ * bytes: the first byte picks the view (meta, pod, replicaset, full object), the rest is the
+ * payload.
  * Invariant: every view either fails with an errno or succeeds, never reading outside the
  * payload (ASan), and a successful view's strings are NUL-terminated inside the record. */
 #include <stdint.h>
@@ -20,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	struct shm_obj tmp = {.kind = (enum shm_record_kind)(data[0] % 3),
+	struct shm_obj tmp = {.kind = (enum shm_record_kind)(data[0] % 4),
 	                      .name = "n",
 	                      .ns = "",
 	                      .uid = "u",
@@ -52,6 +53,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				touch(v.rs.template_labels[i].key);
 		}
 		shm_rs_view_free(&v);
+		break;
+	}
+	case SHM_RECORD_OBJECT: {
+		struct shm_object_view v;
+		if (shm_object_view_init(&o, &v) == 0) {
+			touch(v.o.api_version);
+			touch(v.o.raw);
+			for (uint32_t i = 0; i < v.o.meta.n_annotations; i++)
+				touch(v.o.meta.annotations[i].value);
+		}
+		shm_object_view_free(&v);
 		break;
 	}
 	default: {

@@ -112,6 +112,113 @@ static void test_wrong_kind(void **state)
 	kube_object_free(p);
 }
 
+static const char DEPLOY[] =
+        "{\"kind\":\"Deployment\",\"apiVersion\":\"apps/v1\",\"metadata\":{\"name\":\"d\","
+        "\"namespace\":\"ns\",\"uid\":\"u-d\",\"resourceVersion\":\"9\",\"annotations\":{"
+        "\"deployment.kubernetes.io/revision\":\"2\",\"example.com/any\":\"kept too\","
+        "\"kubectl.kubernetes.io/last-applied-configuration\":\"{\\\"x\\\":1}\"},"
+        "\"finalizers\":[\"f\"]},\"spec\":{\"replicas\":3,\"template\":{\"spec\":{}}}}";
+
+/* A full-object record: every annotation (not only the ones controllers' typed records keep)
+ * and the object's JSON byte for byte, from a single object and from a list. */
+static void test_full_object(void **state)
+{
+	(void)state;
+	struct kube_object *ko;
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_object_view v;
+	char *padded;
+
+	assert_int_equal(asprintf(&padded, "  %s\n", DEPLOY) > 0, 1);
+	assert_int_equal(kube_decode(KUBE_KIND_OBJECT, padded, strlen(padded), 0, (void **)&ko), 0);
+	assert_int_equal(ko->raw_len, strlen(DEPLOY));
+	assert_memory_equal(ko->raw, DEPLOY, ko->raw_len);
+	assert_int_equal(ko->meta.n_annotations, 3);
+	assert_int_equal(shm_rec_build(&e, 1, SHM_RECORD_OBJECT, ko, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_object_view_init(&o, &v), 0);
+	assert_string_equal(v.o.api_version, "apps/v1");
+	assert_string_equal(v.o.kind, "Deployment");
+	assert_int_equal(v.o.meta.n_annotations, 3);
+	assert_string_equal(kube_labels_get(v.o.meta.annotations, 3, "example.com/any"),
+	                    "kept too");
+	assert_string_equal(kube_labels_get(v.o.meta.annotations, 3,
+	                                    "kubectl.kubernetes.io/last-applied-configuration"),
+	                    "{\"x\":1}");
+	assert_int_equal(v.o.raw_len, strlen(DEPLOY));
+	assert_string_equal(v.o.raw, DEPLOY);
+	assert_int_equal(v.o.meta.n_finalizers, 1);
+	assert_string_equal(v.o.meta.finalizers[0], "f");
+	shm_object_view_free(&v);
+	/* the meta view reads any record, a full object's too */
+	struct shm_meta_view mv;
+	to_obj(&in, &o);
+	assert_int_equal(shm_meta_view_init(&o, &mv), 0);
+	assert_string_equal(mv.p.meta.name, "d");
+	assert_int_equal(mv.p.meta.n_finalizers, 1);
+	shm_meta_view_free(&mv);
+	/* a full-object view of another kind of record refuses it */
+	struct kube_partial *p;
+	assert_int_equal(kube_decode_partial(PARTIAL, strlen(PARTIAL), 0, &p), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_META, p, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_object_view_init(&o, &v), -EINVAL);
+	shm_object_view_free(&v);
+	kube_object_free(p);
+	/* the object kind without its JSON is not a full object */
+	ko->raw = NULL;
+	assert_int_equal(shm_rec_build(&e, 1, SHM_RECORD_OBJECT, ko, &in), -EINVAL);
+	kube_object_free(ko);
+	free(padded);
+	shm_rec_enc_release(&e);
+}
+
+struct list_seen {
+	int n;
+	char names[4][8];
+	size_t raw_len[4];
+};
+
+static int list_fn(void *obj, void *ud)
+{
+	struct list_seen *ls = ud;
+	struct kube_object *ko = obj;
+	if (ls->n < 4) {
+		snprintf(ls->names[ls->n], sizeof ls->names[0], "%s", ko->meta.name);
+		ls->raw_len[ls->n] = ko->raw_len;
+		assert_int_equal(ko->raw[0], '{');
+		assert_int_equal(ko->raw[ko->raw_len - 1], '}');
+	}
+	ls->n++;
+	kube_object_free(obj);
+	return 0;
+}
+
+static void test_full_object_list(void **state)
+{
+	(void)state;
+	static const char LIST[] =
+	        "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":{"
+	        "\"resourceVersion\":"
+	        "\"5\"},\"items\":[ "
+	        "{\"metadata\":{\"name\":\"a\",\"uid\":\"1\",\"resourceVersion\":"
+	        "\"3\"},\"data\":{\"k\":\"v\"}} ,\n{\"metadata\":{\"name\":\"bb\",\"uid\":\"2\","
+	        "\"resourceVersion\":\"4\"}}]}";
+	struct list_seen ls = {0};
+	struct kube_list_meta lm;
+	/* the number of items */
+	assert_int_equal(
+	        kube_decode_list(KUBE_KIND_OBJECT, LIST, strlen(LIST), 0, list_fn, &ls, &lm), 2);
+	assert_int_equal(ls.n, 2);
+	assert_string_equal(ls.names[0], "a");
+	assert_int_equal(ls.raw_len[0],
+	                 strlen("{\"metadata\":{\"name\":\"a\",\"uid\":\"1\",\"resourceVersion\":"
+	                        "\"3\"},\"data\":{\"k\":\"v\"}}"));
+	assert_string_equal(ls.names[1], "bb");
+}
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "r");
@@ -131,8 +238,13 @@ static char *slurp(const char *path, size_t *len)
  * the payload (run under ASan by `make asan`). */
 static void try_views(enum shm_record_kind kind, const void *payload, size_t len, int *ret)
 {
-	struct shm_obj tmp = {.kind = kind, .name = "n", .ns = "", .uid = "u", .rv = "1",
-	                      .payload = payload, .payload_len = len};
+	struct shm_obj tmp = {.kind = kind,
+	                      .name = "n",
+	                      .ns = "",
+	                      .uid = "u",
+	                      .rv = "1",
+	                      .payload = payload,
+	                      .payload_len = len};
 	struct shm_obj o;
 	assert_int_equal(shm_obj_clone(&tmp, &o), 0);
 	if (kind == SHM_RECORD_POD) {
@@ -143,6 +255,10 @@ static void try_views(enum shm_record_kind kind, const void *payload, size_t len
 		struct shm_rs_view v;
 		*ret = shm_rs_view_init(&o, &v);
 		shm_rs_view_free(&v);
+	} else if (kind == SHM_RECORD_OBJECT) {
+		struct shm_object_view v;
+		*ret = shm_object_view_init(&o, &v);
+		shm_object_view_free(&v);
 	} else {
 		struct shm_meta_view v;
 		*ret = shm_meta_view_init(&o, &v);
@@ -191,6 +307,21 @@ static void damage(enum shm_record_kind kind, const uint8_t *pl, size_t len)
 	memcpy(c + sizeof h + h.fixed_len, &big, 4);
 	try_views(kind, c, len, &r);
 	assert_int_equal(r, -EBADMSG);
+	if (kind == SHM_RECORD_OBJECT) {
+		struct inf_rec_object fo;
+		memcpy(c, pl, len);
+		memcpy(&fo, c + sizeof h, sizeof fo);
+		fo.n_annotations = UINT32_MAX / 2; /* more annotations than blobs */
+		memcpy(c + sizeof h, &fo, sizeof fo);
+		try_views(kind, c, len, &r);
+		assert_int_equal(r, -EBADMSG);
+		memcpy(c, pl, len);
+		fo.n_annotations = 0;
+		fo.body_format = 9;
+		memcpy(c + sizeof h, &fo, sizeof fo);
+		try_views(kind, c, len, &r);
+		assert_int_equal(r, -EPROTONOSUPPORT);
+	}
 	if (kind == SHM_RECORD_REPLICASET) {
 		struct inf_rec_rs fr;
 		memcpy(c, pl, len);
@@ -224,6 +355,11 @@ static void test_damaged(void **state)
 	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_META, p, &in), 0);
 	damage(SHM_RECORD_META, in.payload, in.payload_len);
 	kube_object_free(p);
+	struct kube_object *ko;
+	assert_int_equal(kube_decode(KUBE_KIND_OBJECT, DEPLOY, strlen(DEPLOY), 0, (void **)&ko), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_OBJECT, ko, &in), 0);
+	damage(SHM_RECORD_OBJECT, in.payload, in.payload_len);
+	kube_object_free(ko);
 	kube_object_free(rs);
 	kube_object_free(pod);
 	free(rj);
@@ -234,9 +370,9 @@ static void test_damaged(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_owner_tristate),
-	        cmocka_unit_test(test_wrong_kind),
-	        cmocka_unit_test(test_damaged),
+	        cmocka_unit_test(test_owner_tristate),   cmocka_unit_test(test_wrong_kind),
+	        cmocka_unit_test(test_damaged),          cmocka_unit_test(test_full_object),
+	        cmocka_unit_test(test_full_object_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
