@@ -4,8 +4,6 @@
  */
 #include "shm/record-model.h"
 
-#include <cjson/cJSON.h>
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,31 +63,45 @@ static void enc_str(struct enc *e, const char *s)
 	enc_blob(e, s ? s : "", s ? strlen(s) : 0);
 }
 
-static void enc_selector(struct enc *e, const struct kube_label_selector *ls, uint8_t *state)
+/* Blob 0 and the compiled selector (records.h); the counts go into *rs. */
+static void enc_selector(struct enc *e, const struct kube_label_selector *ls, struct inf_rec_rs *rs)
 {
 	struct kube_selector *sel = NULL;
 	char err[256] = "";
-	char *str = NULL;
+	uint32_t first = e->n_blobs;
 
 	if (!ls) {
-		*state = INF_REC_SEL_NIL;
+		rs->sel_state = INF_REC_SEL_NIL;
 		enc_str(e, "");
 		return;
 	}
+	/* validated here, once: readers trust a VALID record (shm_rec_selector_match) */
 	if (kube_selector_from_label_selector(ls, &sel, err, sizeof(err)) < 0) {
-		*state = INF_REC_SEL_INVALID;
+		rs->sel_state = INF_REC_SEL_INVALID;
 		enc_str(e, err);
 		return;
 	}
-	if (kube_selector_format(sel, &str) < 0) {
-		kube_selector_free(sel);
-		e->err = -ENOMEM;
-		return;
-	}
-	*state = INF_REC_SEL_VALID;
-	enc_str(e, str);
-	free(str);
 	kube_selector_free(sel);
+	rs->sel_state = INF_REC_SEL_VALID;
+	enc_str(e, "");
+	first = e->n_blobs;
+	for (uint32_t i = 0; i < ls->n_match_labels; i++) {
+		enc_str(e, ls->match_labels[i].key);
+		enc_str(e, ls->match_labels[i].value);
+	}
+	for (uint32_t i = 0; i < ls->n_match_expressions; i++) {
+		const struct kube_label_requirement *q = &ls->match_expressions[i];
+		uint8_t opn[5] = {(uint8_t)q->op};
+
+		memcpy(opn + 1, &q->n_values, 4);
+		enc_str(e, q->key);
+		enc_blob(e, opn, sizeof(opn));
+		for (uint32_t k = 0; k < q->n_values; k++)
+			enc_str(e, q->values[k]);
+	}
+	rs->n_sel_labels = ls->n_match_labels;
+	rs->n_sel_exprs = ls->n_match_expressions;
+	rs->n_sel_blobs = e->n_blobs - first;
 }
 
 int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, size_t *cap,
@@ -148,11 +160,17 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 		rs.observed_generation = r->status.observed_generation;
 		h.fixed_len = sizeof(rs);
 		enc_put(&e, &rs, sizeof(rs));
-		enc_selector(&e, r->selector, &rs.sel_state);
-		if (!e.err) /* sel_state is known only now */
-			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
+		enc_selector(&e, r->selector, &rs);
 		enc_blob(&e, r->template_json ? r->template_json : "",
 		         r->template_json ? r->template_json_len : 0);
+		/* the template's labels as the decoder parsed them: no reader parses the JSON */
+		for (uint32_t i = 0; i < r->n_template_labels; i++) {
+			enc_str(&e, r->template_labels[i].key);
+			enc_str(&e, r->template_labels[i].value);
+		}
+		rs.n_template_labels = r->n_template_labels;
+		if (!e.err) /* the selector's and the template's counts are known only now */
+			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
 		for (uint32_t i = 0; i < r->status.n_conditions; i++) {
 			const struct kube_condition *c = &r->status.conditions[i];
 
@@ -401,182 +419,185 @@ void shm_pod_view_free(struct shm_pod_view *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* ---- selectors ---------------------------------------------------------------------------------
- */
+/* ---- selectors ---------------------------------------------------------------------------- */
 
-static bool label_char(char c)
+static const char *op_text(enum kube_selector_op op)
 {
-	return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.' || c == '/';
+	switch (op) {
+	case KUBE_OP_IN:
+		return "In";
+	case KUBE_OP_NOT_IN:
+		return "NotIn";
+	case KUBE_OP_EXISTS:
+		return "Exists";
+	case KUBE_OP_DOES_NOT_EXIST:
+		return "DoesNotExist";
+	default:
+		return "";
+	}
 }
 
-int shm_rec_selector_from_string(char *text, struct kube_label_selector *ret,
-                                 struct kube_label_requirement **ret_reqs)
+/* The compiled selector of a ReplicaSet record (records.h), every count checked against the
+ * blobs the fixed part says it spans. Strings point into the record. */
+static int sel_decode(const struct inf_rec_rs *fr, const struct blobs *b,
+                      struct shm_rec_selector *out)
 {
-	size_t cap = 1, n = 0, nv_total = 1;
-	char *p = text;
-	struct kube_label_requirement *reqs;
-	const char **values;
+	uint64_t k = 1, end = 1 + (uint64_t)fr->n_sel_blobs;
+
+	memset(out, 0, sizeof(*out));
+	out->state = fr->sel_state;
+	if (end > b->n)
+		return -EBADMSG;
+	if (fr->sel_state == INF_REC_SEL_NIL)
+		return fr->n_sel_blobs ? -EBADMSG : 0;
+	if (fr->sel_state == INF_REC_SEL_INVALID) {
+		/* one requirement the conversion refuses: the sync reports the invalid selector */
+		if (fr->n_sel_blobs || !(out->reqs = calloc(1, sizeof(*out->reqs))))
+			return fr->n_sel_blobs ? -EBADMSG : -ENOMEM;
+		out->reqs[0] = (struct kube_label_requirement){
+		        .key = "", .op = KUBE_OP_INVALID, .op_text = b->p[0]};
+		out->ls.match_expressions = out->reqs;
+		out->ls.n_match_expressions = 1;
+		return 0;
+	}
+	if (fr->sel_state != INF_REC_SEL_VALID ||
+	    2 * (uint64_t)fr->n_sel_labels + 2 * (uint64_t)fr->n_sel_exprs > fr->n_sel_blobs)
+		return -EBADMSG;
+	out->kv = calloc((size_t)fr->n_sel_labels + 1, sizeof(*out->kv));
+	out->reqs = calloc((size_t)fr->n_sel_exprs + 1, sizeof(*out->reqs));
+	out->vals = calloc((size_t)fr->n_sel_blobs + 1, sizeof(*out->vals));
+	if (!out->kv || !out->reqs || !out->vals)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < fr->n_sel_labels; i++, k += 2)
+		out->kv[i] = (struct kube_kv){b->p[k], b->p[k + 1]};
 	size_t vi = 0;
+	for (uint32_t i = 0; i < fr->n_sel_exprs; i++) {
+		struct kube_label_requirement *q = &out->reqs[i];
+		uint32_t nv;
+
+		if (k + 2 > end || b->len[k + 1] != 5)
+			return -EBADMSG;
+		q->key = b->p[k];
+		q->op = (enum kube_selector_op)(uint8_t)b->p[k + 1][0];
+		memcpy(&nv, b->p[k + 1] + 1, 4);
+		k += 2;
+		if (nv > end - k)
+			return -EBADMSG;
+		switch (q->op) { /* what the encoder's validation lets through */
+		case KUBE_OP_IN:
+		case KUBE_OP_NOT_IN:
+			if (!nv)
+				return -EBADMSG;
+			break;
+		case KUBE_OP_EXISTS:
+		case KUBE_OP_DOES_NOT_EXIST:
+			if (nv)
+				return -EBADMSG;
+			break;
+		default:
+			return -EBADMSG;
+		}
+		q->op_text = op_text(q->op);
+		q->values = &out->vals[vi];
+		q->n_values = nv;
+		for (uint32_t v = 0; v < nv; v++)
+			out->vals[vi++] = b->p[k++];
+	}
+	if (k != end)
+		return -EBADMSG;
+	out->ls.match_labels = out->kv;
+	out->ls.n_match_labels = fr->n_sel_labels;
+	out->ls.match_expressions = out->reqs;
+	out->ls.n_match_expressions = fr->n_sel_exprs;
+	return 0;
+}
+
+void shm_rec_selector_free(struct shm_rec_selector *s)
+{
+	free(s->kv);
+	free(s->reqs);
+	free(s->vals);
+	memset(s, 0, sizeof(*s));
+}
+
+const struct kube_label_selector *shm_rec_selector_ls(const struct shm_rec_selector *s)
+{
+	return s->state == INF_REC_SEL_NIL ? NULL : &s->ls;
+}
+
+int shm_rec_selector_get(const struct shm_obj *o, struct shm_rec_selector *ret)
+{
+	struct inf_rec_view v;
+	struct inf_rec_rs fr;
+	struct blobs b = {0};
+	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	for (char *q = text; *q; q++) {
-		if (*q == ',')
-			nv_total++, cap++;
-	}
-	/* requirements, matchLabels and values share one allocation, in that order */
-	reqs = calloc(1, cap * sizeof(*reqs) + cap * sizeof(struct kube_kv) +
-	                         nv_total * sizeof(char *));
-	if (!reqs)
-		return -ENOMEM;
-	struct kube_kv *kv = (struct kube_kv *)(reqs + cap);
-	size_t nkv = 0;
-	values = (const char **)(kv + cap);
-	while (*p) {
-		struct kube_label_requirement *rq = &reqs[n];
-		bool neg = false;
-		char *key;
+	if (o->kind != SHM_RECORD_REPLICASET)
+		return -EINVAL;
+	if ((r = inf_rec_parse(o->payload, o->payload_len, &v)) < 0 ||
+	    (r = inf_rec_rs_get(&v, &fr)) < 0)
+		return r;
+	if ((r = blobs_load(&v, &b)) == 0)
+		r = sel_decode(&fr, &b, ret);
+	blobs_free(&b);
+	return r;
+}
 
-		if (*p == '!') {
-			neg = true;
-			p++;
-		}
-		key = p;
-		while (label_char(*p))
-			p++;
-		if (p == key)
-			goto bad;
-		rq->key = key;
-		if (neg) {
-			if (*p && *p != ',')
-				goto bad;
-			rq->op = KUBE_OP_DOES_NOT_EXIST;
-			rq->op_text = "DoesNotExist";
-		} else if (*p == 0 || *p == ',') {
-			rq->op = KUBE_OP_EXISTS;
-			rq->op_text = "Exists";
-		} else if (*p == '=' || (p[0] == '!' && p[1] == '=')) {
-			bool ne = *p == '!';
-			*p = 0;
-			p += ne ? 2 : (p[1] == '=' ? 2 : 1);
-			char *val = p;
-			while (label_char(*p))
-				p++;
-			if (!ne) { /* "a=b" is what matchLabels formats to: keep it one */
-				kv[nkv++] = (struct kube_kv){key, val};
-				goto next;
-			}
-			rq->op = KUBE_OP_NOT_IN;
-			rq->op_text = "NotIn";
-			rq->values = &values[vi];
-			rq->n_values = 1;
-			values[vi++] = val;
-		} else if (*p == ' ') {
-			bool notin;
-			*p++ = 0;
-			if (strncmp(p, "in (", 4) == 0) {
-				notin = false;
-				p += 4;
-			} else if (strncmp(p, "notin (", 7) == 0) {
-				notin = true;
-				p += 7;
-			} else {
-				goto bad;
-			}
-			rq->op = notin ? KUBE_OP_NOT_IN : KUBE_OP_IN;
-			rq->op_text = notin ? "NotIn" : "In";
-			rq->values = &values[vi];
-			for (;;) {
-				char *val = p;
-				while (label_char(*p))
-					p++;
-				if (vi >= nv_total)
-					goto bad;
-				values[vi++] = val;
-				rq->n_values++;
-				if (*p == ',') {
-					*p++ = 0;
-					continue;
-				}
-				if (*p != ')')
-					goto bad;
-				*p++ = 0;
-				break;
-			}
-		} else {
-			goto bad;
-		}
-		n++;
-	next:
-		if (*p == ',') {
-			*p++ = 0;
-			if (n + nkv >= cap)
-				goto bad;
-		} else if (*p) {
-			goto bad;
+static const char *label_of(const struct kube_kv *kv, uint32_t n, const char *key)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (kv[i].key && !strcmp(kv[i].key, key))
+			return kv[i].value ? kv[i].value : "";
+	return NULL;
+}
+
+bool shm_rec_selector_match(const struct kube_label_selector *ls, const struct kube_kv *labels,
+                            uint32_t n)
+{
+	if (!ls)
+		return false;
+	for (uint32_t i = 0; i < ls->n_match_labels; i++) {
+		const char *v = label_of(labels, n, ls->match_labels[i].key);
+		if (!v || strcmp(v, ls->match_labels[i].value ? ls->match_labels[i].value : ""))
+			return false;
+	}
+	for (uint32_t i = 0; i < ls->n_match_expressions; i++) {
+		const struct kube_label_requirement *q = &ls->match_expressions[i];
+		const char *v = label_of(labels, n, q->key);
+		bool in = false;
+
+		for (uint32_t k = 0; v && k < q->n_values; k++)
+			in |= !strcmp(q->values[k], v);
+		switch (q->op) {
+		case KUBE_OP_IN:
+			if (!in)
+				return false;
+			break;
+		case KUBE_OP_NOT_IN:
+			if (in)
+				return false;
+			break;
+		case KUBE_OP_EXISTS:
+			if (!v)
+				return false;
+			break;
+		case KUBE_OP_DOES_NOT_EXIST:
+			if (v)
+				return false;
+			break;
+		default:
+			return false; /* not a selector a record holds as VALID */
 		}
 	}
-	/* terminate keys/values written in place above (a bare key ends at ',' or NUL already) */
-	ret->match_expressions = reqs;
-	ret->n_match_expressions = (uint32_t)n;
-	ret->match_labels = kv;
-	ret->n_match_labels = (uint32_t)nkv;
-	*ret_reqs = reqs;
-	return 0;
-bad:
-	free(reqs);
-	return -EINVAL;
+	return true;
 }
 
 /* ---- replicasets ------------------------------------------------------------------------------
  */
 
-static int template_labels(struct shm_rs_view *w)
-{
-	cJSON *t = cJSON_ParseWithLength(w->rs.template_json, w->rs.template_json_len);
-	cJSON *labels = cJSON_GetObjectItemCaseSensitive(
-	        cJSON_GetObjectItemCaseSensitive(t, "metadata"), "labels");
-	size_t n = 0, bytes = 0, off = 0;
-	cJSON *l;
-
-	if (!t)
-		return w->rs.template_json_len ? -EBADMSG : 0;
-	cJSON_ArrayForEach(l, labels)
-	{
-		if (cJSON_IsString(l)) {
-			n++;
-			bytes += strlen(l->string) + strlen(l->valuestring) + 2;
-		}
-	}
-	w->tmpl_labels = calloc(n + 1, sizeof(*w->tmpl_labels));
-	w->tmpl_strings = malloc(bytes + 1);
-	if (!w->tmpl_labels || !w->tmpl_strings) {
-		cJSON_Delete(t);
-		return -ENOMEM;
-	}
-	n = 0;
-	cJSON_ArrayForEach(l, labels)
-	{
-		if (!cJSON_IsString(l))
-			continue;
-		size_t kl = strlen(l->string) + 1, vl = strlen(l->valuestring) + 1;
-		memcpy(w->tmpl_strings + off, l->string, kl);
-		w->tmpl_labels[n].key = w->tmpl_strings + off;
-		off += kl;
-		memcpy(w->tmpl_strings + off, l->valuestring, vl);
-		w->tmpl_labels[n].value = w->tmpl_strings + off;
-		off += vl;
-		n++;
-	}
-	w->rs.template_labels = w->tmpl_labels;
-	w->rs.n_template_labels = (uint32_t)n;
-	cJSON_Delete(t);
-	return 0;
-}
-
 static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const struct blobs *b)
 {
-	const char *s;
-	size_t len;
 	int r;
 
 	struct kube_replicaset *rs = &ret->rs;
@@ -591,35 +612,22 @@ static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const s
 	rs->status.has_terminating_replicas = fr->has_terminating_replicas;
 	rs->status.observed_generation = fr->observed_generation;
 
-	/* blob 0: the selector */
-	s = b->p[0];
-	len = b->len[0];
-	if (fr->sel_state == INF_REC_SEL_VALID) {
-		ret->sel_text = strndup(s, len);
-		if (!ret->sel_text)
-			return -ENOMEM;
-		r = shm_rec_selector_from_string(ret->sel_text, &ret->sel, &ret->reqs);
-		if (r < 0)
-			return r;
-		rs->selector = &ret->sel;
-	} else if (fr->sel_state == INF_REC_SEL_INVALID) {
-		/* one requirement the conversion refuses: the sync reports the invalid selector */
-		ret->reqs = calloc(1, sizeof(*ret->reqs));
-		if (!ret->reqs)
-			return -ENOMEM;
-		ret->reqs[0] = (struct kube_label_requirement){
-		        .key = "", .op = KUBE_OP_INVALID, .op_text = s};
-		ret->sel.match_expressions = ret->reqs;
-		ret->sel.n_match_expressions = 1;
-		rs->selector = &ret->sel;
-	}
-	/* blob 1: spec.template */
-	s = b->p[1];
-	len = b->len[1];
-	rs->template_json = s;
-	rs->template_json_len = len;
-	if ((r = template_labels(ret)) < 0)
+	/* blob 0 and the compiled selector */
+	if ((r = sel_decode(fr, b, &ret->sel)) < 0)
 		return r;
+	rs->selector = ret->sel.state == INF_REC_SEL_NIL ? NULL : &ret->sel.ls;
+	/* spec.template, then its labels (parsed when stored: no JSON parse here) */
+	uint64_t t = inf_rec_rs_template(fr), c0 = inf_rec_rs_first_condition(fr);
+	rs->template_json = b->p[t];
+	rs->template_json_len = b->len[t];
+	if (!(ret->tmpl_labels =
+	              calloc((size_t)fr->n_template_labels + 1, sizeof(*ret->tmpl_labels))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < fr->n_template_labels; i++)
+		ret->tmpl_labels[i] = (struct kube_kv){b->p[t + 1 + 2 * (uint64_t)i],
+		                                       b->p[t + 2 + 2 * (uint64_t)i]};
+	rs->template_labels = ret->tmpl_labels;
+	rs->n_template_labels = fr->n_template_labels;
 	/* then five blobs per condition */
 	if (fr->n_conditions) {
 		ret->conds = calloc(fr->n_conditions, sizeof(*ret->conds));
@@ -629,8 +637,8 @@ static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const s
 			const char *f[5];
 			size_t fl[5];
 			for (unsigned k = 0; k < 5; k++) {
-				f[k] = b->p[2 + i * 5 + k];
-				fl[k] = b->len[2 + i * 5 + k];
+				f[k] = b->p[c0 + i * 5 + k];
+				fl[k] = b->len[c0 + i * 5 + k];
 			}
 			ret->conds[i].type = f[0];
 			ret->conds[i].status = f[1];
@@ -661,8 +669,10 @@ int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret)
 	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
 	    (r = inf_rec_rs_get(&v, &fr)) < 0)
 		return r;
-	/* selector, template, five blobs per condition, then the finalizers */
-	if (2 + 5 * (uint64_t)fr.n_conditions > v.hdr.n_blobs - v.hdr.n_finalizers)
+	/* blob 0, the selector, the template and its labels, five blobs per condition, then
+	 * the finalizers */
+	if (inf_rec_rs_first_condition(&fr) + 5 * (uint64_t)fr.n_conditions >
+	    v.hdr.n_blobs - v.hdr.n_finalizers)
 		return -EBADMSG;
 	if ((r = blobs_load(&v, &b)) == 0)
 		r = meta_from_obj(&ret->obj, &v, &b, &ret->rs.meta, &ret->labels, &ret->owners,
@@ -679,11 +689,9 @@ void shm_rs_view_free(struct shm_rs_view *w)
 	free(w->labels);
 	free(w->owners);
 	free(w->finalizers);
-	free(w->reqs);
-	free(w->sel_text);
+	shm_rec_selector_free(&w->sel);
 	free(w->conds);
 	free(w->tmpl_labels);
-	free(w->tmpl_strings);
 	memset(w, 0, sizeof(*w));
 }
 

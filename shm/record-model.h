@@ -75,18 +75,26 @@ struct shm_pod_view {
 	const char **finalizers;
 };
 
+/* A ReplicaSet's selector as its record keeps it: compiled when stored (validated once by the
+ * encoder, kept as requirements), so a reader neither parses nor validates it again. */
+struct shm_rec_selector {
+	uint8_t state;                 /* enum inf_rec_sel_state */
+	struct kube_label_selector ls; /* VALID: the requirements; INVALID: one expression with
+	                                * op KUBE_OP_INVALID whose op_text is the error */
+	struct kube_kv *kv;            /* storage */
+	struct kube_label_requirement *reqs;
+	const char **vals;
+};
+
 struct shm_rs_view {
 	struct shm_obj obj;
-	struct kube_replicaset rs;
+	struct kube_replicaset rs; /* rs.selector: shm_rec_selector_ls(&sel) */
 	struct kube_kv *labels;
 	struct kube_owner_ref *owners;
 	const char **finalizers;
-	struct kube_label_selector sel;
-	struct kube_label_requirement *reqs;
-	char *sel_text; /* owned copy the requirements point into */
+	struct shm_rec_selector sel;
 	struct kube_condition *conds;
-	struct kube_kv *tmpl_labels;
-	char *tmpl_strings; /* template labels' storage */
+	struct kube_kv *tmpl_labels; /* point into the record */
 };
 
 /* A full-object record (SHM_RECORD_OBJECT): o.meta with every annotation, o.api_version,
@@ -114,8 +122,17 @@ void shm_pod_view_free(struct shm_pod_view *p);
 void shm_rs_view_free(struct shm_rs_view *r);
 void shm_object_view_free(struct shm_object_view *v);
 
-/* The canonical selector string ("a=b,c in (x,y),!d") as a LabelSelector: every requirement
- * becomes a matchExpression. Strings point into `text`, which the caller keeps. Returns 0,
- * -EINVAL (not canonical form), -ENOMEM. */
-int shm_rec_selector_from_string(char *text, struct kube_label_selector *ret,
-                                 struct kube_label_requirement **ret_reqs);
+/* The compiled selector of a ReplicaSet record without the rest of the view (listers walking
+ * every ReplicaSet of a namespace per pod event). Strings point into o, which must outlive
+ * *ret; free with shm_rec_selector_free (also after a failure). Returns 0, -EINVAL (not a
+ * ReplicaSet record), -EPROTONOSUPPORT, -EBADMSG, -ENOMEM. */
+int shm_rec_selector_get(const struct shm_obj *o, struct shm_rec_selector *ret);
+void shm_rec_selector_free(struct shm_rec_selector *s);
+/* NULL for a nil selector (matches nothing), else &s->ls. */
+const struct kube_label_selector *shm_rec_selector_ls(const struct shm_rec_selector *s);
+/* Whether labels satisfy ls, a selector as a record holds it (VALID: validated when stored;
+ * matchLabels, In, NotIn, Exists, DoesNotExist). No allocation, no validation: an INVALID
+ * selector (KUBE_OP_INVALID) or NULL matches nothing; callers that must report an invalid
+ * selector check for KUBE_OP_INVALID first. An empty selector matches everything. */
+bool shm_rec_selector_match(const struct kube_label_selector *ls, const struct kube_kv *labels,
+                            uint32_t n);

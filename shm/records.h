@@ -18,13 +18,15 @@
  *                          metadata-only records)
  *     blobs                n_blobs times { uint32 len; len bytes; NUL }, unaligned
  *
- *   Blob order: pods: node_name, then the finalizers. ReplicaSets: selector (string form,
- *   kube_selector_format; see sel_state), spec.template JSON, then per status condition five
- *   blobs (type, status, reason, message, lastTransitionTime as 8 raw bytes of kube_time_t),
- *   then the finalizers. Metadata-only records: the finalizers. Full objects (struct
- *   inf_rec_object): apiVersion, kind, n_annotations (key, value) pairs, the body, then the
- *   finalizers. An absent string is a blob of
- *   length 0 (the model's NULL and "" are not told apart here).
+ *   Blob order: pods: node_name, then the finalizers. ReplicaSets: the selector's error text
+ *   (sel_state INVALID; else empty), the compiled selector (n_sel_blobs blobs: per matchLabel
+ *   key, value; per matchExpression key, then 5 raw bytes {uint8 enum kube_selector_op,
+ *   uint32 value count}, then the values), spec.template JSON, the template's labels (key,
+ *   value per label), then per status condition five blobs (type, status, reason, message,
+ *   lastTransitionTime as 8 raw bytes of kube_time_t), then the finalizers. Metadata-only records:
+ * the finalizers. Full objects (struct inf_rec_object): apiVersion, kind, n_annotations (key,
+ * value) pairs, the body, then the finalizers. An absent string is a blob of length 0 (the model's
+ * NULL and "" are not told apart here).
  *
  *   The payload is copied out by shm readers, so it has no alignment: readers memcpy fields.
  *   Version rule: INF_REC_MAGIC carries the version; a change of any layout bumps it, and a
@@ -41,7 +43,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define INF_REC_MAGIC 0x324b5243u /* "CRK2" read little-endian: version 2 (32-bit n_blobs) */
+/* "CRK3" read little-endian: version 3 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
+ * selector compiled and their template's labels parsed) */
+#define INF_REC_MAGIC 0x334b5243u
 
 enum inf_rec_flags {
 	INF_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
@@ -77,10 +81,13 @@ struct inf_rec_pod {
 };
 _Static_assert(sizeof(struct inf_rec_pod) == 24, "pod fixed layout");
 
+/* The selector is compiled when stored: validated once (metav1.LabelSelectorAsSelector's
+ * rules) by the encoder, kept as its requirements, so that no reader parses or validates it
+ * again per event (shm_rec_selector_match). */
 enum inf_rec_sel_state {
 	INF_REC_SEL_NIL = 0,     /* spec.selector absent: matches nothing */
-	INF_REC_SEL_VALID = 1,   /* the selector blob is its canonical string form */
-	INF_REC_SEL_INVALID = 2, /* did not convert; the blob holds the error text */
+	INF_REC_SEL_VALID = 1,   /* valid: the selector blobs hold its requirements */
+	INF_REC_SEL_INVALID = 2, /* did not convert; blob 0 holds the error text */
 };
 
 struct inf_rec_rs {
@@ -94,8 +101,22 @@ struct inf_rec_rs {
 	int32_t terminating_replicas;
 	uint32_t n_conditions;
 	int64_t observed_generation;
+	/* version 3: the compiled selector and the parsed template labels */
+	uint32_t n_sel_labels, n_sel_exprs; /* matchLabels, matchExpressions */
+	uint32_t n_sel_blobs;               /* blobs after blob 0 that hold them */
+	uint32_t n_template_labels;
 };
-_Static_assert(sizeof(struct inf_rec_rs) == 48, "replicaset fixed layout");
+_Static_assert(sizeof(struct inf_rec_rs) == 64, "replicaset fixed layout");
+
+/* Blob indexes of a ReplicaSet record's parts (the selector's first blob is 1). */
+static inline uint64_t inf_rec_rs_template(const struct inf_rec_rs *r)
+{
+	return 1 + (uint64_t)r->n_sel_blobs;
+}
+static inline uint64_t inf_rec_rs_first_condition(const struct inf_rec_rs *r)
+{
+	return inf_rec_rs_template(r) + 1 + 2 * (uint64_t)r->n_template_labels;
+}
 
 /* Full-object records (SHM_RECORD_OBJECT): any resource a controller watches whole. The body is
  * the object's JSON text as the apiserver sent it (list item or watch event object): JSON

@@ -437,13 +437,27 @@ static void test_rs_and_meta_payload(void **state)
 	assert_int_equal(rs.observed_generation, 3);
 	assert_int_equal(rs.sel_state, INF_REC_SEL_VALID);
 	assert_int_equal(rs.n_conditions, 1);
+	/* blob 0 (no error), the compiled selector app=x (key, value), the template, its label
+	 * (key, value), then the condition's five blobs */
+	assert_int_equal(rs.n_sel_labels, 1);
+	assert_int_equal(rs.n_sel_exprs, 0);
+	assert_int_equal(rs.n_sel_blobs, 2);
 	assert_int_equal(inf_rec_blob(&v, 0, &s, &l), 0);
-	assert_string_equal(s, "app=x");
+	assert_int_equal(l, 0);
 	assert_int_equal(inf_rec_blob(&v, 1, &s, &l), 0);
+	assert_string_equal(s, "app");
+	assert_int_equal(inf_rec_blob(&v, 2, &s, &l), 0);
+	assert_string_equal(s, "x");
+	assert_int_equal(inf_rec_rs_template(&rs), 3);
+	assert_int_equal(inf_rec_blob(&v, 3, &s, &l), 0);
 	assert_non_null(strstr(s, "\"labels\""));
+	assert_int_equal(rs.n_template_labels, 1);
 	assert_int_equal(inf_rec_blob(&v, 4, &s, &l), 0);
+	assert_string_equal(s, "app");
+	assert_int_equal(inf_rec_rs_first_condition(&rs), 6);
+	assert_int_equal(inf_rec_blob(&v, 8, &s, &l), 0);
 	assert_string_equal(s, "FailedCreate");
-	assert_int_equal(v.hdr.n_blobs, 2 + 5);
+	assert_int_equal(v.hdr.n_blobs, 6 + 5);
 	assert_int_equal(g_n, 0); /* the test table only handles pods */
 
 	assert_int_equal(kube_decode_partial(cm_json, sizeof(cm_json) - 1, 0, &cm), 0);

@@ -731,7 +731,8 @@ struct podlist {
 	struct shm_pod_view *v;
 	size_t n, cap;
 	const char *only_controller; /* keep only pods controlled by this uid (NULL: keep all) */
-	const struct kube_selector *sel; /* keep only pods this selector matches (NULL: keep all) */
+	/* keep only pods this selector matches (NULL: keep all); a record's compiled selector */
+	const struct kube_label_selector *sel;
 	int err;
 };
 
@@ -753,7 +754,7 @@ static int collect_pod(const struct shm_obj *o, void *ud)
 			return l->err = -ENOMEM;
 		for (size_t i = 0; i < n; i++)
 			kv[i] = (struct kube_kv){o->labels[i].key, o->labels[i].value};
-		bool match = kube_selector_matches(l->sel, kv, (uint32_t)n);
+		bool match = shm_rec_selector_match(l->sel, kv, (uint32_t)n);
 		if (kv != small)
 			free(kv);
 		if (!match)
@@ -822,26 +823,23 @@ static int sibling_visit(const struct shm_obj *o, void *ud)
 {
 	struct sibctx *sc = ud;
 	const struct shm_owner_ref *ref;
-	struct inf_rec_view v;
-	struct inf_rec_rs fr;
-	const char *text;
-	size_t len;
-	struct kube_selector *sel = NULL;
+	struct shm_rec_selector sel;
 
 	if (o->type != (uint16_t)sc->c->rs_type)
 		return 0;
 	ref = shm_obj_controller(o);
 	if (!ref || strcmp(ref->uid, sc->ctrl_uid) != 0)
 		return 0;
-	if (inf_rec_parse(o->payload, o->payload_len, &v) < 0 || inf_rec_rs_get(&v, &fr) < 0 ||
-	    fr.sel_state != INF_REC_SEL_VALID || inf_rec_blob(&v, 0, &text, &len) < 0 ||
-	    kube_selector_parse(text, &sel, NULL, 0) < 0)
-		return 0; /* nil or invalid selector: selects nothing */
-	sc->out->sel = sel;
+	/* the selector as compiled when stored; nil or invalid selects nothing */
+	if (shm_rec_selector_get(o, &sel) < 0 || sel.state != INF_REC_SEL_VALID) {
+		shm_rec_selector_free(&sel);
+		return 0;
+	}
+	sc->out->sel = &sel.ls;
 	int r = shm_reader_list_ns(sc->c->ctx->arena, (uint16_t)sc->c->pod_type, o->ns, collect_pod,
 	                           sc->out);
 	sc->out->sel = NULL;
-	kube_selector_free(sel);
+	shm_rec_selector_free(&sel);
 	if (r < 0)
 		sc->err = r;
 	return r < 0 ? r : 0;

@@ -62,38 +62,17 @@ struct list_ctx {
 static int list_visit(const struct shm_obj *o, void *ud)
 {
 	struct list_ctx *lc = ud;
-	struct inf_rec_view v;
-	struct inf_rec_rs fr;
-	const char *s;
-	size_t len;
-	struct kube_label_selector ls = {0};
-	struct kube_label_requirement *reqs = NULL, bad;
-	char *text = NULL;
-	const struct kube_label_selector *sel = NULL;
-	int r;
+	struct shm_rec_selector sel;
+	int r = shm_rec_selector_get(o, &sel); /* compiled when stored: nothing parsed here */
 
-	if (inf_rec_parse(o->payload, o->payload_len, &v) < 0 || inf_rec_rs_get(&v, &fr) < 0 ||
-	    inf_rec_blob(&v, 0, &s, &len) < 0)
-		return 0;
-	if (fr.sel_state == INF_REC_SEL_VALID) {
-		text = strndup(s, len);
-		if (!text)
-			return lc->err = -ENOMEM;
-		if (shm_rec_selector_from_string(text, &ls, &reqs) < 0) {
-			free(text);
-			return 0;
-		}
-		sel = &ls;
-	} else if (fr.sel_state == INF_REC_SEL_INVALID) {
-		bad = (struct kube_label_requirement){
-		        .key = "", .op = KUBE_OP_INVALID, .op_text = s};
-		ls.match_expressions = &bad;
-		ls.n_match_expressions = 1;
-		sel = &ls;
+	if (r == -ENOMEM)
+		lc->err = r;
+	if (r < 0) {
+		shm_rec_selector_free(&sel);
+		return r == -ENOMEM ? r : 0;
 	}
-	r = lc->fn(lc->fn_ud, o->name, sel);
-	free(reqs);
-	free(text);
+	r = lc->fn(lc->fn_ud, o->name, shm_rec_selector_ls(&sel));
+	shm_rec_selector_free(&sel);
 	return r;
 }
 

@@ -38,47 +38,103 @@ static const struct inf_resource pods = {"", "v1", "pods", "Pod", SHM_RECORD_POD
 static const struct inf_resource rss = {
         "apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET, true};
 
-static void test_selector_strings(void **state)
+/* Selectors are compiled when stored: what a reader matches with shm_rec_selector_match (no
+ * parse, no validation) decides exactly as the apiserver's LabelSelector does
+ * (kube_selector_from_label_selector + kube_selector_matches on the decoded object), on label
+ * sets that hit and miss each requirement; invalid and nil selectors keep their state. */
+static void test_selector_compiled(void **state)
 {
 	(void)state;
-	static const char *cases[] = {"",
-	                              "a=b",
-	                              "a=b,c!=d",
-	                              "app=web,tier notin (cache,db)",
-	                              "x in (1,2,3),!y,z",
-	                              "k8s.io/app=v-1_2.x"};
-	struct kube_kv on[] = {{"app", "web"}, {"tier", "frontend"},     {"a", "b"}, {"x", "2"},
-	                       {"z", ""},      {"k8s.io/app", "v-1_2.x"}};
+	static const char *cases[] = {
+	        "{}",
+	        "{\"matchLabels\":{\"a\":\"b\"}}",
+	        "{\"matchLabels\":{\"a\":\"b\"},\"matchExpressions\":[{\"key\":\"c\","
+	        "\"operator\":\"NotIn\",\"values\":[\"d\"]}]}",
+	        "{\"matchLabels\":{\"app\":\"web\"},\"matchExpressions\":[{\"key\":\"tier\","
+	        "\"operator\":\"NotIn\",\"values\":[\"cache\",\"db\"]}]}",
+	        "{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"In\",\"values\":[\"1\",\"2\","
+	        "\"3\"]},{\"key\":\"y\",\"operator\":\"DoesNotExist\"},{\"key\":\"z\","
+	        "\"operator\":\"Exists\"}]}",
+	        "{\"matchLabels\":{\"k8s.io/app\":\"v-1_2.x\"}}",
+	        "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Bogus\"}]}",
+	        "{\"matchLabels\":{\"bad key\":\"x\"}}",
+	        NULL, /* no selector: nil */
+	};
+	struct kube_kv on[] = {{"app", "web"}, {"tier", "frontend"},      {"a", "b"}, {"x", "2"},
+	                       {"z", ""},      {"k8s.io/app", "v-1_2.x"}, {"c", "d"}, {"y", "1"}};
+	int fd;
+	struct shm_arena *w;
+	struct inf_store *st;
+	assert_int_equal(shm_arena_create(NULL, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	assert_int_equal(inf_store_new(w, NULL, &st), 0);
+	int rt = inf_store_add_resource(st, &rss);
+	assert_true(rt >= 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct kube_selector *want, *got;
-		struct kube_label_selector ls;
-		struct kube_label_requirement *reqs;
-		char *text = strdup(cases[i]);
-		assert_int_equal(kube_selector_parse(cases[i], &want, NULL, 0), 0);
-		assert_int_equal(shm_rec_selector_from_string(text, &ls, &reqs), 0);
-		assert_int_equal(kube_selector_from_label_selector(&ls, &got, NULL, 0), 0);
-		/* same decision on label sets that hit and miss each requirement */
-		for (size_t k = 0; k <= 6; k++)
-			assert_int_equal(kube_selector_matches(want, on, (uint32_t)k),
-			                 kube_selector_matches(got, on, (uint32_t)k));
-		char *f1, *f2;
-		assert_int_equal(kube_selector_format(want, &f1), 0);
-		assert_int_equal(kube_selector_format(got, &f2), 0);
-		if (!strstr(cases[i], "!=")) /* "a!=b" comes back as "a notin (b)": same pods */
-			assert_string_equal(f1, f2);
-		free(f1);
-		free(f2);
+		char json[1024], name[16];
+		snprintf(name, sizeof name, "rs%zu", i);
+		snprintf(json, sizeof json,
+		         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"n\",\"uid\":\"u%zu\","
+		         "\"resourceVersion\":\"1\"},\"spec\":{%s%s%s\"template\":{}}}",
+		         name, i, cases[i] ? "\"selector\":" : "", cases[i] ? cases[i] : "",
+		         cases[i] ? "," : "");
+		struct kube_replicaset *rs;
+		assert_int_equal(kube_decode_replicaset(json, strlen(json), 0, &rs), 0);
+		assert_int_equal(inf_store_apply(st, (uint16_t)rt, KUBE_WATCH_ADDED, rs), 0);
+		struct kube_selector *want = NULL;
+		int valid = kube_selector_from_label_selector(rs->selector, &want, NULL, 0) == 0;
+
+		struct shm_obj o = SHM_OBJ_INIT;
+		struct shm_rec_selector sel;
+		assert_int_equal(shm_reader_get(w, (uint16_t)rt, "n", name, &o), 0);
+		assert_int_equal(shm_rec_selector_get(&o, &sel), 0);
+		if (!cases[i]) {
+			assert_int_equal(sel.state, INF_REC_SEL_NIL);
+			assert_null(shm_rec_selector_ls(&sel));
+		} else if (!valid) {
+			assert_int_equal(sel.state, INF_REC_SEL_INVALID);
+			assert_int_equal(sel.ls.n_match_expressions, 1);
+			assert_int_equal(sel.ls.match_expressions[0].op, KUBE_OP_INVALID);
+			assert_true(strlen(sel.ls.match_expressions[0].op_text) >
+			            0); /* the error */
+		} else {
+			assert_int_equal(sel.state, INF_REC_SEL_VALID);
+			for (size_t k = 0; k <= sizeof(on) / sizeof(on[0]); k++)
+				assert_int_equal(kube_selector_matches(want, on, (uint32_t)k),
+				                 shm_rec_selector_match(&sel.ls, on, (uint32_t)k));
+		}
+		/* the full view hands the same selector to the sync */
+		struct shm_rs_view v;
+		assert_int_equal(shm_rs_view_init(&o, &v), 0);
+		if (cases[i]) {
+			assert_non_null(v.rs.selector);
+			assert_int_equal(v.rs.selector->n_match_labels, sel.ls.n_match_labels);
+			assert_int_equal(v.rs.selector->n_match_expressions,
+			                 sel.ls.n_match_expressions);
+			struct kube_selector *got = NULL;
+			assert_int_equal(kube_selector_from_label_selector(v.rs.selector, &got,
+			                                                   NULL, 0) == 0,
+			                 valid);
+			char *f1 = NULL, *f2 = NULL;
+			if (valid) {
+				kube_selector_format(want, &f1);
+				kube_selector_format(got, &f2);
+				assert_string_equal(f1, f2);
+			}
+			free(f1);
+			free(f2);
+			kube_selector_free(got);
+		} else {
+			assert_null(v.rs.selector);
+		}
+		shm_rs_view_free(&v);
+		shm_rec_selector_free(&sel);
 		kube_selector_free(want);
-		kube_selector_free(got);
-		free(reqs);
-		free(text);
+		kube_object_free(rs);
 	}
-	struct kube_label_selector ls;
-	struct kube_label_requirement *reqs;
-	char bad1[] = "a in (b", bad2[] = "=x", bad3[] = "a b";
-	assert_int_equal(shm_rec_selector_from_string(bad1, &ls, &reqs), -EINVAL);
-	assert_int_equal(shm_rec_selector_from_string(bad2, &ls, &reqs), -EINVAL);
-	assert_int_equal(shm_rec_selector_from_string(bad3, &ls, &reqs), -EINVAL);
+	inf_store_free(st);
+	shm_arena_close(w);
+	close(fd);
 }
 
 static void test_round_trip(void **state)
@@ -128,6 +184,11 @@ static void test_round_trip(void **state)
 		                 rs->status.conditions[i].last_transition_time);
 	}
 	assert_int_equal(g->n_template_labels, rs->n_template_labels);
+	assert_true(rs->n_template_labels > 0);
+	for (uint32_t i = 0; i < rs->n_template_labels; i++) {
+		assert_string_equal(g->template_labels[i].key, rs->template_labels[i].key);
+		assert_string_equal(g->template_labels[i].value, rs->template_labels[i].value);
+	}
 	assert_int_equal(g->template_json_len, rs->template_json_len);
 	assert_memory_equal(g->template_json, rs->template_json, rs->template_json_len);
 	assert_int_equal(g->meta.n_owner_refs, rs->meta.n_owner_refs);
@@ -232,7 +293,7 @@ static void test_clone(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_selector_strings),
+	        cmocka_unit_test(test_selector_compiled),
 	        cmocka_unit_test(test_round_trip),
 	        cmocka_unit_test(test_clone),
 	};
