@@ -596,18 +596,34 @@ static int dec_label_selector(struct js *j, struct kube_label_selector **ret)
 
 /* ---- ReplicaSet ----------------------------------------------------------------------------- */
 
+/* The span [s, s+n) of the template text raw as the same span of its copy rs->template_json. */
+static void part_at(const struct kube_replicaset *rs, const char *raw, const char *s, size_t n,
+                    const char **ret, size_t *ret_len)
+{
+	*ret = rs->template_json + (s - raw);
+	*ret_len = n;
+}
+
 static int dec_template_labels(struct js *outer, struct kube_replicaset *rs, const char *raw,
                                size_t n)
 {
-	/* a second, cheap walk over the template text just for metadata.labels */
+	/* a second, cheap walk over the template text for metadata.labels, and the spans of the
+	 * parts a pod is built from (struct kube_template_parts) */
+	struct kube_template_parts *tp = &rs->template_parts;
 	struct js j;
-	const char *k;
-	size_t kn;
+	const char *k, *s;
+	size_t kn, sn;
 	js_init(&j, raw, n, outer->arena);
 	j.depth = outer->depth;
 	int r = js_obj_begin(&j);
 	if (r > 0) {
+		tp->valid = true;
 		while ((r = js_obj_next(&j, &k, &kn)) > 0) {
+			if (JS_KEY(k, kn, "spec")) {
+				if (js_raw(&j, &s, &sn) > 0)
+					part_at(rs, raw, s, sn, &tp->spec, &tp->spec_len);
+				continue;
+			}
 			if (!JS_KEY(k, kn, "metadata")) {
 				js_skip(&j);
 				continue;
@@ -615,16 +631,30 @@ static int dec_template_labels(struct js *outer, struct kube_replicaset *rs, con
 			if (js_obj_begin(&j) <= 0)
 				continue;
 			while ((r = js_obj_next(&j, &k, &kn)) > 0) {
-				if (JS_KEY(k, kn, "labels"))
+				if (JS_KEY(k, kn, "labels")) {
+					js_peek(&j);
+					s = (const char *)j.p;
 					dec_kv(&j, &rs->template_labels, &rs->n_template_labels,
 					       false);
-				else
+					part_at(rs, raw, s, (size_t)((const char *)j.p - s),
+					        &tp->labels, &tp->labels_len);
+				} else if (JS_KEY(k, kn, "annotations")) {
+					if (js_raw(&j, &s, &sn) > 0)
+						part_at(rs, raw, s, sn, &tp->annotations,
+						        &tp->annotations_len);
+				} else if (JS_KEY(k, kn, "finalizers")) {
+					if (js_raw(&j, &s, &sn) > 0)
+						part_at(rs, raw, s, sn, &tp->finalizers,
+						        &tp->finalizers_len);
+				} else
 					js_skip(&j);
 			}
 		}
 	}
-	if (j.err)
+	if (j.err) {
+		tp->valid = false;
 		return js_fail(outer, j.err);
+	}
 	return 1;
 }
 

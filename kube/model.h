@@ -145,6 +145,15 @@ struct kube_replicaset {
 	struct kube_kv *template_labels; /* spec.template.metadata.labels */
 	const char *template_json;       /* spec.template verbatim (NUL-terminated) */
 	size_t template_json_len;
+	/* spec.template's parts a pod is made of, as JSON text spans inside template_json (or a
+	 * record), each NULL when absent: metadata.labels, metadata.annotations,
+	 * metadata.finalizers, spec. Found by the decoder's walk over the template, so building a
+	 * pod from them (kube_encode_pod_from_template_parts) parses nothing. */
+	struct kube_template_parts {
+		const char *labels, *annotations, *finalizers, *spec;
+		size_t labels_len, annotations_len, finalizers_len, spec_len;
+		bool valid; /* the spans were found (the template is a JSON object) */
+	} template_parts;
 	struct {
 		int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
 		int32_t terminating_replicas;

@@ -169,6 +169,19 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 			enc_str(&e, r->template_labels[i].value);
 		}
 		rs.n_template_labels = r->n_template_labels;
+		/* the parts a pod is built from, so that no sync parses the template */
+		const struct kube_template_parts *tp = &r->template_parts;
+		const char *part[INF_REC_TMPL_N_PARTS] = {tp->labels, tp->annotations,
+		                                          tp->finalizers, tp->spec};
+		size_t plen[INF_REC_TMPL_N_PARTS] = {tp->labels_len, tp->annotations_len,
+		                                     tp->finalizers_len, tp->spec_len};
+		rs.tmpl_parts = tp->valid ? INF_REC_TMPL_VALID : 0;
+		for (unsigned i = 0; i < INF_REC_TMPL_N_PARTS; i++) {
+			bool have = tp->valid && part[i];
+			enc_blob(&e, have ? part[i] : "", have ? plen[i] : 0);
+			if (have)
+				rs.tmpl_parts |= (uint8_t)(INF_REC_TMPL_LABELS << i);
+		}
 		if (!e.err) /* the selector's and the template's counts are known only now */
 			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
 		for (uint32_t i = 0; i < r->status.n_conditions; i++) {
@@ -628,6 +641,19 @@ static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const s
 		                                       b->p[t + 2 + 2 * (uint64_t)i]};
 	rs->template_labels = ret->tmpl_labels;
 	rs->n_template_labels = fr->n_template_labels;
+	/* the pod-building parts (no JSON parse: spans copied in as they are) */
+	uint64_t p0 = t + 1 + 2 * (uint64_t)fr->n_template_labels;
+	struct kube_template_parts *tp = &rs->template_parts;
+	const char **part[INF_REC_TMPL_N_PARTS] = {&tp->labels, &tp->annotations, &tp->finalizers,
+	                                           &tp->spec};
+	size_t *plen[INF_REC_TMPL_N_PARTS] = {&tp->labels_len, &tp->annotations_len,
+	                                      &tp->finalizers_len, &tp->spec_len};
+	tp->valid = fr->tmpl_parts & INF_REC_TMPL_VALID;
+	for (unsigned i = 0; i < INF_REC_TMPL_N_PARTS; i++)
+		if (tp->valid && (fr->tmpl_parts & (INF_REC_TMPL_LABELS << i))) {
+			*part[i] = b->p[p0 + i];
+			*plen[i] = b->len[p0 + i];
+		}
 	/* then five blobs per condition */
 	if (fr->n_conditions) {
 		ret->conds = calloc(fr->n_conditions, sizeof(*ret->conds));

@@ -22,7 +22,8 @@
  *   (sel_state INVALID; else empty), the compiled selector (n_sel_blobs blobs: per matchLabel
  *   key, value; per matchExpression key, then 5 raw bytes {uint8 enum kube_selector_op,
  *   uint32 value count}, then the values), spec.template JSON, the template's labels (key,
- *   value per label), then per status condition five blobs (type, status, reason, message,
+ *   value per label), the template's four parts (enum inf_rec_tmpl_parts), then per status
+ *   condition five blobs (type, status, reason, message,
  *   lastTransitionTime as 8 raw bytes of kube_time_t), then the finalizers. Metadata-only records:
  * the finalizers. Full objects (struct inf_rec_object): apiVersion, kind, n_annotations (key,
  * value) pairs, the body, then the finalizers. An absent string is a blob of length 0 (the model's
@@ -95,7 +96,7 @@ struct inf_rec_rs {
 	uint8_t has_spec_replicas;
 	uint8_t sel_state; /* enum inf_rec_sel_state */
 	uint8_t has_terminating_replicas;
-	uint8_t pad0;
+	uint8_t tmpl_parts; /* enum inf_rec_tmpl_parts: which template part blobs are present */
 	int32_t min_ready_seconds;
 	int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
 	int32_t terminating_replicas;
@@ -108,6 +109,18 @@ struct inf_rec_rs {
 };
 _Static_assert(sizeof(struct inf_rec_rs) == 64, "replicaset fixed layout");
 
+/* The template's parts a pod is built from (kube_template_parts), stored as four blobs after
+ * the template's labels: metadata.labels, metadata.annotations, metadata.finalizers, spec (JSON
+ * text each; an absent part is an empty blob without its bit). */
+enum inf_rec_tmpl_parts {
+	INF_REC_TMPL_VALID = 1u << 0, /* the parts were found: build pods from them */
+	INF_REC_TMPL_LABELS = 1u << 1,
+	INF_REC_TMPL_ANNOTATIONS = 1u << 2,
+	INF_REC_TMPL_FINALIZERS = 1u << 3,
+	INF_REC_TMPL_SPEC = 1u << 4,
+};
+#define INF_REC_TMPL_N_PARTS 4
+
 /* Blob indexes of a ReplicaSet record's parts (the selector's first blob is 1). */
 static inline uint64_t inf_rec_rs_template(const struct inf_rec_rs *r)
 {
@@ -115,7 +128,8 @@ static inline uint64_t inf_rec_rs_template(const struct inf_rec_rs *r)
 }
 static inline uint64_t inf_rec_rs_first_condition(const struct inf_rec_rs *r)
 {
-	return inf_rec_rs_template(r) + 1 + 2 * (uint64_t)r->n_template_labels;
+	return inf_rec_rs_template(r) + 1 + 2 * (uint64_t)r->n_template_labels +
+	       INF_REC_TMPL_N_PARTS;
 }
 
 /* Full-object records (SHM_RECORD_OBJECT): any resource a controller watches whole. The body is

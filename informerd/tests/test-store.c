@@ -454,10 +454,17 @@ static void test_rs_and_meta_payload(void **state)
 	assert_int_equal(rs.n_template_labels, 1);
 	assert_int_equal(inf_rec_blob(&v, 4, &s, &l), 0);
 	assert_string_equal(s, "app");
-	assert_int_equal(inf_rec_rs_first_condition(&rs), 6);
-	assert_int_equal(inf_rec_blob(&v, 8, &s, &l), 0);
+	/* the template's four parts: labels, annotations (absent), finalizers (absent), spec */
+	assert_int_equal(rs.tmpl_parts,
+	                 INF_REC_TMPL_VALID | INF_REC_TMPL_LABELS | INF_REC_TMPL_SPEC);
+	assert_int_equal(inf_rec_blob(&v, 6, &s, &l), 0);
+	assert_string_equal(s, "{\"app\":\"x\"}");
+	assert_int_equal(inf_rec_blob(&v, 9, &s, &l), 0);
+	assert_string_equal(s, "{}");
+	assert_int_equal(inf_rec_rs_first_condition(&rs), 10);
+	assert_int_equal(inf_rec_blob(&v, 12, &s, &l), 0);
 	assert_string_equal(s, "FailedCreate");
-	assert_int_equal(v.hdr.n_blobs, 6 + 5);
+	assert_int_equal(v.hdr.n_blobs, 10 + 5);
 	assert_int_equal(g_n, 0); /* the test table only handles pods */
 
 	assert_int_equal(kube_decode_partial(cm_json, sizeof(cm_json) - 1, 0, &cm), 0);
