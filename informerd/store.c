@@ -14,6 +14,7 @@
 #include "informerd/store.h"
 #include "shm/feed.h"
 #include "shm/record-model.h"
+#include "shm/records.h"
 
 /* ---- a set of "ns/name" strings (open addressing, linear probing) ------------------------- */
 struct keyset {
@@ -156,10 +157,90 @@ static struct type_state *ts_get(const struct inf_store *s, uint16_t type)
 	return &s->types[type];
 }
 
+/* Whether a stored record reads with this build's codec: the type's record kind and the
+ * current payload version (shm/records.h). */
+static bool record_current(const struct shm_obj *o, enum shm_record_kind kind)
+{
+	uint32_t magic;
+
+	if (o->kind != kind || !o->payload || o->payload_len < sizeof(magic))
+		return false;
+	memcpy(&magic, o->payload, sizeof(magic));
+	return magic == INF_REC_MAGIC;
+}
+
+struct first_rec {
+	enum shm_record_kind kind;
+	bool stale;
+};
+
+static int first_visit(const struct shm_obj *o, void *ud)
+{
+	struct first_rec *f = ud;
+
+	f->stale = !record_current(o, f->kind);
+	return -ECANCELED; /* one record tells: a writer writes one version */
+}
+
+struct keys {
+	char **v;
+	size_t n, cap;
+};
+
+static int key_visit(const struct shm_obj *o, void *ud)
+{
+	struct keys *k = ud;
+	size_t nl = strlen(o->ns ? o->ns : ""), ml = strlen(o->name);
+	char *e;
+
+	if (k->n == k->cap) {
+		size_t nc = k->cap ? 2 * k->cap : 64;
+		char **nv = realloc(k->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		k->v = nv;
+		k->cap = nc;
+	}
+	if (!(e = malloc(nl + ml + 2)))
+		return -ENOMEM;
+	memcpy(e, o->ns ? o->ns : "", nl + 1);
+	memcpy(e + nl + 1, o->name, ml + 1);
+	k->v[k->n++] = e;
+	return 0;
+}
+
+/* The resource is in the arena under another record kind (a warm arena from a run whose
+ * controllers wanted it otherwise, e.g. metadata-only before and whole now): its records
+ * cannot serve, so they go without events (every consumer resyncs from the arena when
+ * informerd starts) and the slot is retired; the caller registers the resource again, unsynced,
+ * so it is listed cold. */
+static int clear_other_kind(struct inf_store *s, const struct shm_type_desc *d)
+{
+	int type = shm_reader_find_type(s->a, d->group, d->version, d->resource);
+	struct keys k = {0};
+	int r;
+
+	if (type < 0)
+		return type;
+	r = shm_reader_list(s->a, (uint16_t)type, key_visit, &k);
+	for (size_t i = 0; i < k.n; i++) {
+		if (r >= 0) {
+			int d2 = shm_writer_delete(s->a, (uint16_t)type, k.v[i],
+			                           k.v[i] + strlen(k.v[i]) + 1);
+			if (d2 < 0 && d2 != -ENOENT)
+				r = d2;
+		}
+		free(k.v[i]);
+	}
+	free(k.v);
+	return r < 0 ? r : shm_writer_retire_type(s->a, (uint16_t)type);
+}
+
 int inf_store_add_resource(struct inf_store *s, const struct inf_resource *res)
 {
 	struct shm_type_desc desc;
-	struct shm_type_info ti;
+	struct shm_type_info ti = {0};
 	int type, r;
 
 	if (!s || !res || !res->resource || !res->version || !res->kind)
@@ -170,6 +251,8 @@ int inf_store_add_resource(struct inf_store *s, const struct inf_resource *res)
 	                              .kind = res->kind,
 	                              .record_kind = res->record_kind};
 	type = shm_writer_register_type(s->a, &desc);
+	if (type == -EEXIST && clear_other_kind(s, &desc) == 0)
+		type = shm_writer_register_type(s->a, &desc);
 	if (type < 0)
 		return type;
 	if ((size_t)type >= s->n_types) {
@@ -185,6 +268,18 @@ int inf_store_add_resource(struct inf_store *s, const struct inf_resource *res)
 	s->types[type].res = res;
 	if (shm_reader_type_info(s->a, (uint16_t)type, &ti) == 0)
 		s->types[type].synced = ti.synced;
+	/* A warm arena written by a build with another record version: its records do not read
+	 * here, and a watch resumed from its version would never rewrite the unchanged ones. The
+	 * type is listed cold instead (unsynced, no version); the replace rewrites every record
+	 * (upsert's same-version skip applies only to current records). */
+	struct first_rec fr = {.kind = res->record_kind};
+	if (ti.count && shm_reader_list(s->a, (uint16_t)type, first_visit, &fr) == -ECANCELED &&
+	    fr.stale) {
+		r = shm_writer_set_sync(s->a, (uint16_t)type, "", false);
+		if (r < 0)
+			return r;
+		s->types[type].synced = false;
+	}
 	if (s->d) {
 		r = inf_dispatch_add_type(s->d, (uint16_t)type, res);
 		if (r < 0)
@@ -322,7 +417,8 @@ static int upsert(struct inf_store *s, uint16_t type, struct type_state *ts, con
 		return -EINVAL;
 	found = read_old(s, type, ns, m->name) == 0;
 	same = found && strcmp(s->old.uid, m->uid) == 0 &&
-	       strcmp(s->old.rv, m->resource_version) == 0;
+	       strcmp(s->old.rv, m->resource_version) == 0 &&
+	       record_current(&s->old, ts->res->record_kind);
 	if (same) {
 		s->stats.skipped_same_rv++;
 		/* A replace re-delivers every object (client-go's Replaced delta); a repeated watch
