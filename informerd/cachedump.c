@@ -8,6 +8,9 @@
  *   kcmd-cachedump hold                 create an arena, print its /proc path, sleep until killed
  *   kcmd-cachedump types PATH           group resource synced rv count, one line per type
  *   kcmd-cachedump objects PATH [RES]   resource ns name uid rv (RES: plural[.group])
+ *   kcmd-cachedump object PATH RES NS NAME  one full-object record (@object resources) through
+ *                                       the record codec's view: "apiVersion V", "kind K",
+ *                                       "annotation K=V" / "label K=V" lines, then "body JSON"
  *   kcmd-cachedump metrics PATH         informerd's counters (metrics-abi.h)
  *   kcmd-cachedump setrv PATH RES RV    (tests; informerd must be stopped) mark RES synced at RV,
  *                                       e.g. a compacted version to force the 410 path
@@ -23,6 +26,7 @@
 
 #include "lib/infmetrics.h"
 #include "shm/arena.h"
+#include "shm/record-model.h"
 
 static const char *metric_names[INF_M_COUNT] = {
         "watch_events",   "lists",          "relists",  "watches",
@@ -44,6 +48,56 @@ static int print_obj(const struct shm_obj *o, void *ud)
 	printf("%s %s %s %s %s\n", w->tres, o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid,
 	       o->rv);
 	return 0;
+}
+
+static int open_ro(const char *path, struct shm_arena **a);
+
+/* `object PATH RES NS NAME` (NS "-" for cluster-scoped). */
+static int dump_object(char **argv)
+{
+	struct shm_arena *a = NULL;
+	struct shm_stats st;
+	struct shm_obj o = SHM_OBJ_INIT;
+	struct shm_object_view v;
+	int r = -ENOENT;
+
+	if (open_ro(argv[2], &a) < 0 || shm_reader_stats(a, &st) < 0)
+		return 1;
+	for (uint64_t t = 0; t < st.n_types && r == -ENOENT; t++) {
+		struct shm_type_info ti;
+		char tres[160];
+
+		if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
+			continue;
+		snprintf(tres, sizeof(tres), "%s%s%s", ti.resource, ti.group[0] ? "." : "",
+		         ti.group);
+		if (!strcmp(tres, argv[3]))
+			r = shm_reader_get(a, (uint16_t)t, strcmp(argv[4], "-") ? argv[4] : "",
+			                   argv[5], &o);
+	}
+	if (r < 0) {
+		fprintf(stderr, "kcmd-cachedump: %s %s/%s: %s\n", argv[3], argv[4], argv[5],
+		        strerror(-r));
+		shm_arena_close(a);
+		return 1;
+	}
+	r = shm_object_view_init(&o, &v);
+	if (r < 0) {
+		fprintf(stderr, "kcmd-cachedump: %s %s/%s: not a full-object record: %s\n", argv[3],
+		        argv[4], argv[5], strerror(-r));
+	} else {
+		printf("apiVersion %s\nkind %s\n", v.o.api_version ? v.o.api_version : "",
+		       v.o.kind ? v.o.kind : "");
+		for (uint32_t i = 0; i < v.o.meta.n_annotations; i++)
+			printf("annotation %s=%s\n", v.o.meta.annotations[i].key,
+			       v.o.meta.annotations[i].value);
+		for (uint32_t i = 0; i < v.o.meta.n_labels; i++)
+			printf("label %s=%s\n", v.o.meta.labels[i].key, v.o.meta.labels[i].value);
+		printf("body %.*s\n", (int)v.o.raw_len, v.o.raw);
+	}
+	shm_object_view_free(&v);
+	shm_arena_close(a);
+	return r < 0 ? 1 : 0;
 }
 
 static int open_ro(const char *path, struct shm_arena **a)
@@ -104,6 +158,8 @@ int main(int argc, char **argv)
 		inf_metrics_unmap(h);
 		return 0;
 	}
+	if (argc == 6 && !strcmp(argv[1], "object"))
+		return dump_object(argv);
 	if (argc == 5 && !strcmp(argv[1], "setrv")) {
 		fd = open(argv[2], O_RDWR | O_CLOEXEC);
 		if (fd < 0 || shm_writer_open(fd, &a) < 0) {
@@ -134,7 +190,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 3 || (strcmp(argv[1], "types") && strcmp(argv[1], "objects"))) {
 		fprintf(stderr, "usage: kcmd-cachedump hold | types PATH | objects PATH [RES] | "
-		                "metrics PATH | setrv PATH RES RV\n");
+		                "object PATH RES NS NAME | metrics PATH | setrv PATH RES RV\n");
 		return 2;
 	}
 	if (open_ro(argv[2], &a) < 0)

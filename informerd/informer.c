@@ -124,7 +124,8 @@ static void start(struct informer *in)
 	 * and metadata informers: for Pods and for metadata-only resources (PartialObjectMetadata
 	 * is a built-in type even for custom resources). ReplicaSets stay JSON: the model keeps
 	 * spec.template as JSON text for pod creation, which protobuf does not carry
-	 * (kube/proto.h). */
+	 * (kube/proto.h). Full-object records stay JSON: their body is stored as received, for
+	 * readers of any resource, custom ones included (shm/records.h). */
 	req.protobuf_ok = req.metadata_only || in->kkind == KUBE_KIND_POD;
 	in->call_op = q.op;
 	in->watch_events = 0;

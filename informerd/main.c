@@ -15,9 +15,11 @@
  * private one (useful only to watch it sync).
  *
  * Which resources: --resources=pods,replicasets.apps,... (default pods,replicasets.apps); an
- * entry is plural[.group][/version][:Kind], built-in names need no version or Kind. Pods and
- * ReplicaSets are typed records, everything else metadata-only. Handler tables (handlers.h) are
- * registered when every queue they name was passed; --handlers=a,b restricts them.
+ * entry is plural[.group][/version][:Kind][@object], built-in names need no version or Kind. Pods
+ * and ReplicaSets are typed records, everything else metadata-only, unless the entry ends in
+ * "@object": then a full-object record (every annotation and the object's JSON, shm/records.h).
+ * Handler tables (handlers.h) are registered when every queue they name was passed; --handlers=a,b
+ * restricts them.
  *
  * Exit: 0 on SIGTERM/SIGINT; 1 on a setup failure (logged once); the manager restarts it.
  */
@@ -192,7 +194,7 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: kcmd-informerd [--kubeconfig=PATH] [--master=URL] [--context=NAME]\n"
 	        "  [--kube-api-qps=F] [--kube-api-burst=N] [--kube-api-content-type=T] [--v=N] "
-	        "[--resources=LIST] "
+	        "[--resources=LIST (plural[.group][/version][:Kind][@object],...)] "
 	        "[--handlers=LIST]\n"
 	        "  [--watch-list[=BOOL]] [--min-watch-timeout=SECONDS] [--no-warm-start]\n"
 	        "  [--discover-deletable[=BOOL]] (default: off; kcmd turns it on when a controller "
@@ -330,7 +332,7 @@ static int parse_resources(struct informerd *x)
 		return -E2BIG;
 	memcpy(buf, x->o.resources, strlen(x->o.resources) + 1);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *kind = strchr(t, ':'), *ver, *dot;
+		char *kind, *ver, *dot, *rec = strchr(t, '@');
 		const struct known *k = NULL;
 		struct inf_resource *r;
 		char(*nm)[64];
@@ -339,6 +341,15 @@ static int parse_resources(struct informerd *x)
 			continue;
 		if (x->n_res >= MAX_RESOURCES)
 			return -E2BIG;
+		if (rec) {
+			*rec++ = '\0';
+			if (strcmp(rec, "object")) {
+				log_error("--resources: %s@%s: the only record suffix is @object",
+				          t, rec);
+				return -EINVAL;
+			}
+		}
+		kind = strchr(t, ':');
 		if (kind)
 			*kind++ = '\0';
 		ver = strchr(t, '/');
@@ -367,7 +378,9 @@ static int parse_resources(struct informerd *x)
 		                           .version = nm[1],
 		                           .resource = nm[2],
 		                           .kind = nm[3],
-		                           .record_kind = k ? k->rk : SHM_RECORD_META,
+		                           .record_kind = rec ? SHM_RECORD_OBJECT
+		                                          : k ? k->rk
+		                                              : SHM_RECORD_META,
 		                           .namespaced = k ? k->namespaced : true};
 	}
 	return 0;

@@ -1,7 +1,7 @@
 # informerd/: reflectors, the arena writer side, handler dispatch (see docs/informerd.md).
 LIBS              += informer
 informer_SRCS     := informerd/reflector.c informerd/store.c informerd/informer.c informerd/discovery.c
-informer_LIBDEPS  := kube shm ipc kubeloop kclog kcdispatch kcinfmetrics
+informer_LIBDEPS  := kube shm shmrec ipc kubeloop kclog kcdispatch kcinfmetrics
 informer_TESTS    := informerd/tests/test-reflector.c informerd/tests/test-store.c informerd/tests/test-misc.c \
                      informerd/tests/e2e-informer.c
 informer_BENCHES  := informerd/bench/bench-informer.c informerd/bench/bench-informer-e2e.c

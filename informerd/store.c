@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shm/records.h"
 #include "informerd/store.h"
 #include "shm/feed.h"
-#include "kube/selector.h"
+#include "shm/record-model.h"
+#include "shm/records.h"
 
 /* ---- a set of "ns/name" strings (open addressing, linear probing) ------------------------- */
 struct keyset {
@@ -105,13 +105,7 @@ struct inf_store {
 	struct type_state *types;
 	size_t n_types;
 	struct shm_obj old;
-	/* reused encoding buffers */
-	struct shm_label *labels;
-	size_t labels_cap;
-	struct shm_owner_ref *owners;
-	size_t owners_cap;
-	uint8_t *payload;
-	size_t payload_cap;
+	struct shm_rec_enc enc; /* reused encoding buffers (shm/record-model.h) */
 	char key[1024];
 	struct inf_store_stats stats;
 	/* the change feed (shm/feed.h): every applied change is published after the arena write */
@@ -151,9 +145,7 @@ struct inf_store *inf_store_free(struct inf_store *s)
 		ks_clear(&s->types[i].seen);
 	free(s->types);
 	shm_obj_release(&s->old);
-	free(s->labels);
-	free(s->owners);
-	free(s->payload);
+	shm_rec_enc_release(&s->enc);
 	free(s);
 	return NULL;
 }
@@ -165,10 +157,90 @@ static struct type_state *ts_get(const struct inf_store *s, uint16_t type)
 	return &s->types[type];
 }
 
+/* Whether a stored record reads with this build's codec: the type's record kind and the
+ * current payload version (shm/records.h). */
+static bool record_current(const struct shm_obj *o, enum shm_record_kind kind)
+{
+	uint32_t magic;
+
+	if (o->kind != kind || !o->payload || o->payload_len < sizeof(magic))
+		return false;
+	memcpy(&magic, o->payload, sizeof(magic));
+	return magic == INF_REC_MAGIC;
+}
+
+struct first_rec {
+	enum shm_record_kind kind;
+	bool stale;
+};
+
+static int first_visit(const struct shm_obj *o, void *ud)
+{
+	struct first_rec *f = ud;
+
+	f->stale = !record_current(o, f->kind);
+	return -ECANCELED; /* one record tells: a writer writes one version */
+}
+
+struct keys {
+	char **v;
+	size_t n, cap;
+};
+
+static int key_visit(const struct shm_obj *o, void *ud)
+{
+	struct keys *k = ud;
+	size_t nl = strlen(o->ns ? o->ns : ""), ml = strlen(o->name);
+	char *e;
+
+	if (k->n == k->cap) {
+		size_t nc = k->cap ? 2 * k->cap : 64;
+		char **nv = realloc(k->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		k->v = nv;
+		k->cap = nc;
+	}
+	if (!(e = malloc(nl + ml + 2)))
+		return -ENOMEM;
+	memcpy(e, o->ns ? o->ns : "", nl + 1);
+	memcpy(e + nl + 1, o->name, ml + 1);
+	k->v[k->n++] = e;
+	return 0;
+}
+
+/* The resource is in the arena under another record kind (a warm arena from a run whose
+ * controllers wanted it otherwise, e.g. metadata-only before and whole now): its records
+ * cannot serve, so they go without events (every consumer resyncs from the arena when
+ * informerd starts) and the slot is retired; the caller registers the resource again, unsynced,
+ * so it is listed cold. */
+static int clear_other_kind(struct inf_store *s, const struct shm_type_desc *d)
+{
+	int type = shm_reader_find_type(s->a, d->group, d->version, d->resource);
+	struct keys k = {0};
+	int r;
+
+	if (type < 0)
+		return type;
+	r = shm_reader_list(s->a, (uint16_t)type, key_visit, &k);
+	for (size_t i = 0; i < k.n; i++) {
+		if (r >= 0) {
+			int d2 = shm_writer_delete(s->a, (uint16_t)type, k.v[i],
+			                           k.v[i] + strlen(k.v[i]) + 1);
+			if (d2 < 0 && d2 != -ENOENT)
+				r = d2;
+		}
+		free(k.v[i]);
+	}
+	free(k.v);
+	return r < 0 ? r : shm_writer_retire_type(s->a, (uint16_t)type);
+}
+
 int inf_store_add_resource(struct inf_store *s, const struct inf_resource *res)
 {
 	struct shm_type_desc desc;
-	struct shm_type_info ti;
+	struct shm_type_info ti = {0};
 	int type, r;
 
 	if (!s || !res || !res->resource || !res->version || !res->kind)
@@ -179,6 +251,8 @@ int inf_store_add_resource(struct inf_store *s, const struct inf_resource *res)
 	                              .kind = res->kind,
 	                              .record_kind = res->record_kind};
 	type = shm_writer_register_type(s->a, &desc);
+	if (type == -EEXIST && clear_other_kind(s, &desc) == 0)
+		type = shm_writer_register_type(s->a, &desc);
 	if (type < 0)
 		return type;
 	if ((size_t)type >= s->n_types) {
@@ -194,6 +268,18 @@ int inf_store_add_resource(struct inf_store *s, const struct inf_resource *res)
 	s->types[type].res = res;
 	if (shm_reader_type_info(s->a, (uint16_t)type, &ti) == 0)
 		s->types[type].synced = ti.synced;
+	/* A warm arena written by a build with another record version: its records do not read
+	 * here, and a watch resumed from its version would never rewrite the unchanged ones. The
+	 * type is listed cold instead (unsynced, no version); the replace rewrites every record
+	 * (upsert's same-version skip applies only to current records). */
+	struct first_rec fr = {.kind = res->record_kind};
+	if (ti.count && shm_reader_list(s->a, (uint16_t)type, first_visit, &fr) == -ECANCELED &&
+	    fr.stale) {
+		r = shm_writer_set_sync(s->a, (uint16_t)type, "", false);
+		if (r < 0)
+			return r;
+		s->types[type].synced = false;
+	}
 	if (s->d) {
 		r = inf_dispatch_add_type(s->d, (uint16_t)type, res);
 		if (r < 0)
@@ -235,169 +321,11 @@ enum kube_kind inf_store_kube_kind(const struct inf_store *s, uint16_t type)
 		return KUBE_KIND_POD;
 	case SHM_RECORD_REPLICASET:
 		return KUBE_KIND_REPLICASET;
+	case SHM_RECORD_OBJECT:
+		return KUBE_KIND_OBJECT;
 	default:
 		return KUBE_KIND_PARTIAL;
 	}
-}
-
-/* ---- payload encoding ------------------------------------------------------------------- */
-struct enc {
-	uint8_t **buf;
-	size_t *cap;
-	size_t len;
-	uint32_t n_blobs;
-	int err;
-};
-
-static void enc_put(struct enc *e, const void *p, size_t n)
-{
-	if (e->err)
-		return;
-	if (e->len + n > *e->cap) {
-		size_t nc = *e->cap ? *e->cap : 256;
-		uint8_t *nb;
-
-		while (nc < e->len + n)
-			nc *= 2;
-		nb = realloc(*e->buf, nc);
-		if (!nb) {
-			e->err = -ENOMEM;
-			return;
-		}
-		*e->buf = nb;
-		*e->cap = nc;
-	}
-	memcpy(*e->buf + e->len, p, n);
-	e->len += n;
-}
-
-static void enc_blob(struct enc *e, const void *p, size_t n)
-{
-	uint32_t l = (uint32_t)n;
-	char nul = '\0';
-
-	if (n > UINT32_MAX - 1) {
-		e->err = -E2BIG;
-		return;
-	}
-	enc_put(e, &l, 4);
-	if (n)
-		enc_put(e, p, n);
-	enc_put(e, &nul, 1);
-	e->n_blobs++;
-}
-
-static void enc_str(struct enc *e, const char *s)
-{
-	enc_blob(e, s ? s : "", s ? strlen(s) : 0);
-}
-
-static void enc_selector(struct enc *e, const struct kube_label_selector *ls, uint8_t *state)
-{
-	struct kube_selector *sel = NULL;
-	char err[256] = "";
-	char *str = NULL;
-
-	if (!ls) {
-		*state = INF_REC_SEL_NIL;
-		enc_str(e, "");
-		return;
-	}
-	if (kube_selector_from_label_selector(ls, &sel, err, sizeof(err)) < 0) {
-		*state = INF_REC_SEL_INVALID;
-		enc_str(e, err);
-		return;
-	}
-	if (kube_selector_format(sel, &str) < 0) {
-		kube_selector_free(sel);
-		e->err = -ENOMEM;
-		return;
-	}
-	*state = INF_REC_SEL_VALID;
-	enc_str(e, str);
-	free(str);
-	kube_selector_free(sel);
-}
-
-int inf_store_encode_payload(enum shm_record_kind kind, const void *obj, uint8_t **buf, size_t *cap,
-                             size_t *ret_len)
-{
-	const struct kube_object_meta *m = obj;
-	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = (uint8_t)kind};
-	struct enc e = {.buf = buf, .cap = cap};
-	struct inf_rec_pod pod = {0};
-	struct inf_rec_rs rs = {0};
-
-	if (!obj || !buf || !cap || !ret_len)
-		return -EINVAL;
-	h.generation = m->generation;
-	h.creation_ts = m->creation_timestamp;
-	h.deletion_ts = m->deletion_timestamp;
-	h.deletion_grace_s = m->deletion_grace_period_seconds;
-	if (m->has_deletion_grace_period_seconds)
-		h.flags |= INF_REC_HAS_GRACE;
-	for (uint32_t i = 0; i < m->n_finalizers; i++) {
-		if (m->finalizers[i] && strcmp(m->finalizers[i], "orphan") == 0)
-			h.flags |= INF_REC_FIN_ORPHAN;
-		if (m->finalizers[i] && strcmp(m->finalizers[i], "foregroundDeletion") == 0)
-			h.flags |= INF_REC_FIN_FOREGROUND;
-	}
-	h.n_finalizers = m->n_finalizers;
-	/* Header first (patched at the end with the blob count), then fixed part and blobs. */
-	enc_put(&e, &h, sizeof(h));
-	if (kind == SHM_RECORD_POD) {
-		const struct kube_pod *p = obj;
-
-		pod.phase = (uint8_t)p->phase;
-		pod.ready = p->ready;
-		pod.has_deletion_cost = p->has_deletion_cost;
-		pod.max_restarts = p->max_restarts;
-		pod.max_sidecar_restarts = p->max_sidecar_restarts;
-		pod.deletion_cost = p->deletion_cost;
-		pod.ready_transition_time = p->ready_transition_time;
-		h.fixed_len = sizeof(pod);
-		enc_put(&e, &pod, sizeof(pod));
-		enc_str(&e, p->node_name);
-	} else if (kind == SHM_RECORD_REPLICASET) {
-		const struct kube_replicaset *r = obj;
-		size_t fixed_at = e.len;
-
-		rs.spec_replicas = r->spec_replicas;
-		rs.has_spec_replicas = r->has_spec_replicas;
-		rs.has_terminating_replicas = r->status.has_terminating_replicas;
-		rs.min_ready_seconds = r->min_ready_seconds;
-		rs.replicas = r->status.replicas;
-		rs.fully_labeled_replicas = r->status.fully_labeled_replicas;
-		rs.ready_replicas = r->status.ready_replicas;
-		rs.available_replicas = r->status.available_replicas;
-		rs.terminating_replicas = r->status.terminating_replicas;
-		rs.n_conditions = r->status.n_conditions;
-		rs.observed_generation = r->status.observed_generation;
-		h.fixed_len = sizeof(rs);
-		enc_put(&e, &rs, sizeof(rs));
-		enc_selector(&e, r->selector, &rs.sel_state);
-		if (!e.err) /* sel_state is known only now */
-			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
-		enc_blob(&e, r->template_json ? r->template_json : "",
-		         r->template_json ? r->template_json_len : 0);
-		for (uint32_t i = 0; i < r->status.n_conditions; i++) {
-			const struct kube_condition *c = &r->status.conditions[i];
-
-			enc_str(&e, c->type);
-			enc_str(&e, c->status);
-			enc_str(&e, c->reason);
-			enc_str(&e, c->message);
-			enc_blob(&e, &c->last_transition_time, sizeof(c->last_transition_time));
-		}
-	}
-	for (uint32_t i = 0; i < m->n_finalizers; i++)
-		enc_str(&e, m->finalizers[i]);
-	if (e.err)
-		return e.err;
-	h.n_blobs = e.n_blobs;
-	memcpy(*e.buf, &h, sizeof(h));
-	*ret_len = e.len;
-	return 0;
 }
 
 /* ---- applying ------------------------------------------------------------------------------ */
@@ -410,61 +338,7 @@ static const struct kube_object_meta *meta_of(const void *obj)
 static int build_record(struct inf_store *s, uint16_t type, const struct type_state *ts,
                         const void *obj, struct shm_record_in *rec)
 {
-	const struct kube_object_meta *m = meta_of(obj);
-	size_t len;
-	int r;
-
-	if (m->n_labels > s->labels_cap) {
-		struct shm_label *nl = realloc(s->labels, m->n_labels * sizeof(*nl));
-
-		if (!nl)
-			return -ENOMEM;
-		s->labels = nl;
-		s->labels_cap = m->n_labels;
-	}
-	if (m->n_owner_refs > s->owners_cap) {
-		struct shm_owner_ref *no = realloc(s->owners, m->n_owner_refs * sizeof(*no));
-
-		if (!no)
-			return -ENOMEM;
-		s->owners = no;
-		s->owners_cap = m->n_owner_refs;
-	}
-	for (uint32_t i = 0; i < m->n_labels; i++)
-		s->labels[i] = (struct shm_label){m->labels[i].key,
-		                                  m->labels[i].value ? m->labels[i].value : ""};
-	for (uint32_t i = 0; i < m->n_owner_refs; i++) {
-		const struct kube_owner_ref *o = &m->owner_refs[i];
-
-		s->owners[i] = (struct shm_owner_ref){
-		        .api_version = o->api_version ? o->api_version : "",
-		        .kind = o->kind ? o->kind : "",
-		        .name = o->name ? o->name : "",
-		        .uid = o->uid ? o->uid : "",
-		        /* tri-states as they are: absent (-1) is not false (0) (kube/model.h) */
-		        .controller = o->controller < 0 ? -1 : o->controller > 0,
-		        .block_owner_deletion =
-		                o->block_owner_deletion < 0 ? -1 : o->block_owner_deletion > 0,
-		};
-	}
-	r = inf_store_encode_payload(ts->res->record_kind, obj, &s->payload, &s->payload_cap, &len);
-	if (r < 0)
-		return r;
-	*rec = (struct shm_record_in){
-	        .type = type,
-	        .kind = ts->res->record_kind,
-	        .ns = m->namespace ? m->namespace : "",
-	        .name = m->name,
-	        .uid = m->uid,
-	        .rv = m->resource_version,
-	        .labels = s->labels,
-	        .n_labels = m->n_labels,
-	        .owners = s->owners,
-	        .n_owners = m->n_owner_refs,
-	        .payload = s->payload,
-	        .payload_len = len,
-	};
-	return 0;
+	return shm_rec_build(&s->enc, type, ts->res->record_kind, obj, rec);
 }
 
 /* Publishes one change to the feed: rec is what was written (ADD/UPDATE), old the arena's
@@ -543,7 +417,8 @@ static int upsert(struct inf_store *s, uint16_t type, struct type_state *ts, con
 		return -EINVAL;
 	found = read_old(s, type, ns, m->name) == 0;
 	same = found && strcmp(s->old.uid, m->uid) == 0 &&
-	       strcmp(s->old.rv, m->resource_version) == 0;
+	       strcmp(s->old.rv, m->resource_version) == 0 &&
+	       record_current(&s->old, ts->res->record_kind);
 	if (same) {
 		s->stats.skipped_same_rv++;
 		/* A replace re-delivers every object (client-go's Replaced delta); a repeated watch

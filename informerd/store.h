@@ -84,8 +84,3 @@ int inf_store_set_rv(struct inf_store *s, uint16_t type, const char *rv);
 bool inf_store_synced(const struct inf_store *s, uint16_t type);
 
 void inf_store_get_stats(const struct inf_store *s, struct inf_store_stats *ret);
-
-/* Encodes the payload (records.h) of a decoded object of record kind `kind` into *buf and *ret_len
- * (malloc'd, reused: pass the previous buffer and its capacity). Exposed for tests. */
-int inf_store_encode_payload(enum shm_record_kind kind, const void *obj, uint8_t **buf, size_t *cap,
-                             size_t *ret_len);

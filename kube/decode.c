@@ -596,18 +596,34 @@ static int dec_label_selector(struct js *j, struct kube_label_selector **ret)
 
 /* ---- ReplicaSet ----------------------------------------------------------------------------- */
 
+/* The span [s, s+n) of the template text raw as the same span of its copy rs->template_json. */
+static void part_at(const struct kube_replicaset *rs, const char *raw, const char *s, size_t n,
+                    const char **ret, size_t *ret_len)
+{
+	*ret = rs->template_json + (s - raw);
+	*ret_len = n;
+}
+
 static int dec_template_labels(struct js *outer, struct kube_replicaset *rs, const char *raw,
                                size_t n)
 {
-	/* a second, cheap walk over the template text just for metadata.labels */
+	/* a second, cheap walk over the template text for metadata.labels, and the spans of the
+	 * parts a pod is built from (struct kube_template_parts) */
+	struct kube_template_parts *tp = &rs->template_parts;
 	struct js j;
-	const char *k;
-	size_t kn;
+	const char *k, *s;
+	size_t kn, sn;
 	js_init(&j, raw, n, outer->arena);
 	j.depth = outer->depth;
 	int r = js_obj_begin(&j);
 	if (r > 0) {
+		tp->valid = true;
 		while ((r = js_obj_next(&j, &k, &kn)) > 0) {
+			if (JS_KEY(k, kn, "spec")) {
+				if (js_raw(&j, &s, &sn) > 0)
+					part_at(rs, raw, s, sn, &tp->spec, &tp->spec_len);
+				continue;
+			}
 			if (!JS_KEY(k, kn, "metadata")) {
 				js_skip(&j);
 				continue;
@@ -615,16 +631,30 @@ static int dec_template_labels(struct js *outer, struct kube_replicaset *rs, con
 			if (js_obj_begin(&j) <= 0)
 				continue;
 			while ((r = js_obj_next(&j, &k, &kn)) > 0) {
-				if (JS_KEY(k, kn, "labels"))
+				if (JS_KEY(k, kn, "labels")) {
+					js_peek(&j);
+					s = (const char *)j.p;
 					dec_kv(&j, &rs->template_labels, &rs->n_template_labels,
 					       false);
-				else
+					part_at(rs, raw, s, (size_t)((const char *)j.p - s),
+					        &tp->labels, &tp->labels_len);
+				} else if (JS_KEY(k, kn, "annotations")) {
+					if (js_raw(&j, &s, &sn) > 0)
+						part_at(rs, raw, s, sn, &tp->annotations,
+						        &tp->annotations_len);
+				} else if (JS_KEY(k, kn, "finalizers")) {
+					if (js_raw(&j, &s, &sn) > 0)
+						part_at(rs, raw, s, sn, &tp->finalizers,
+						        &tp->finalizers_len);
+				} else
 					js_skip(&j);
 			}
 		}
 	}
-	if (j.err)
+	if (j.err) {
+		tp->valid = false;
 		return js_fail(outer, j.err);
+	}
 	return 1;
 }
 
@@ -790,6 +820,22 @@ static int partial_body(struct js *j, struct kube_partial *p, unsigned flags)
 	return r < 0 ? r : 1;
 }
 
+static int object_body(struct js *j, struct kube_object *o, unsigned flags)
+{
+	/* kube_object starts with kube_partial's members, in the same order */
+	_Static_assert(offsetof(struct kube_object, kind) == offsetof(struct kube_partial, kind),
+	               "kube_object extends kube_partial");
+	js_peek(j); /* the object's bytes start at its '{' */
+	const unsigned char *start = j->p;
+	int r = partial_body(j, (struct kube_partial *)o, flags | KUBE_DECODE_ALL_ANNOTATIONS);
+	if (r <= 0 || j->err)
+		return r;
+	o->raw_len = (size_t)(j->p - start);
+	if (!(o->raw = js_strndup(j->arena, (const char *)start, o->raw_len)))
+		return js_fail(j, -ENOMEM);
+	return 1;
+}
+
 static int scale_body(struct js *j, struct kube_scale *s, unsigned flags)
 {
 	const char *k;
@@ -899,6 +945,7 @@ BODY(pod_body, struct kube_pod)
 BODY(rs_body, struct kube_replicaset)
 BODY(lease_body, struct kube_lease)
 BODY(partial_body, struct kube_partial)
+BODY(object_body, struct kube_object)
 BODY(scale_body, struct kube_scale)
 BODY(status_body, struct kube_status)
 
@@ -912,6 +959,7 @@ static const struct {
         [KUBE_KIND_PARTIAL] = {sizeof(struct kube_partial), SMALL_ARENA, partial_body_v},
         [KUBE_KIND_SCALE] = {sizeof(struct kube_scale), SMALL_ARENA, scale_body_v},
         [KUBE_KIND_STATUS] = {sizeof(struct kube_status), SMALL_ARENA, status_body_v},
+        [KUBE_KIND_OBJECT] = {sizeof(struct kube_object), SMALL_ARENA, object_body_v},
 };
 
 /* Decodes one object of `kind` at the scanner position, into a fresh arena (scratch == NULL) or

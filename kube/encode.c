@@ -137,6 +137,82 @@ int kube_encode_pod_from_template(const char *template_json, size_t len, const c
 	return finish(pod, ret);
 }
 
+/* A span that is a non-empty JSON object ('{' then a member) or array ('[' then an item). */
+static bool nonempty(const char *s, size_t n, char open, char close)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	if (i >= n || s[i] != open)
+		return false;
+	for (i++; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+			return s[i] != close;
+	return false;
+}
+
+/* Adds the span as a raw (already JSON) member; false on ENOMEM. */
+static bool add_raw(cJSON *o, const char *k, const char *s, size_t n)
+{
+	char *c = strndup(s, n);
+	bool ok = c && cJSON_AddRawToObject(o, k, c) != NULL;
+	free(c);
+	return ok;
+}
+
+int kube_encode_pod_from_template_parts(const struct kube_template_parts *tp,
+                                        const char *owner_name, const struct kube_owner_ref *ref,
+                                        char **ret)
+{
+	if (!tp || !owner_name || !ref || !ret)
+		return -EINVAL;
+	if (!ref->api_version || !*ref->api_version || !ref->kind || !*ref->kind || !ref->name ||
+	    !ref->uid || !*ref->uid || ref->controller != 1 || ref->block_owner_deletion != 1)
+		return -EINVAL;
+	if (!tp->valid)
+		return -EPROTO;
+	if (!tp->labels || !nonempty(tp->labels, tp->labels_len, '{', '}'))
+		return -EINVAL; /* "unable to create pods, no labels" */
+
+	_cleanup_cjson_ cJSON *pod = cJSON_CreateObject();
+	cJSON *meta;
+	if (!pod || !add_str(pod, "kind", "Pod") || !add_str(pod, "apiVersion", "v1") ||
+	    !(meta = cJSON_AddObjectToObject(pod, "metadata")))
+		return -ENOMEM;
+	size_t nl = strlen(owner_name);
+	char *prefix = malloc(nl + 2);
+	if (!prefix)
+		return -ENOMEM;
+	memcpy(prefix, owner_name, nl);
+	prefix[nl] = '-';
+	prefix[nl + 1] = 0;
+	if (nl + 1 > 253)
+		prefix[nl] = 0; /* the dashed prefix would fail pod name validation */
+	bool ok = add_str(meta, "generateName", prefix);
+	free(prefix);
+	if (!ok || !add_raw(meta, "labels", tp->labels, tp->labels_len))
+		return -ENOMEM;
+	if (tp->annotations && nonempty(tp->annotations, tp->annotations_len, '{', '}') &&
+	    !add_raw(meta, "annotations", tp->annotations, tp->annotations_len))
+		return -ENOMEM;
+	if (tp->finalizers && nonempty(tp->finalizers, tp->finalizers_len, '[', ']') &&
+	    !add_raw(meta, "finalizers", tp->finalizers, tp->finalizers_len))
+		return -ENOMEM;
+	cJSON *refs = cJSON_AddArrayToObject(meta, "ownerReferences");
+	cJSON *r = owner_ref_json(ref, -1);
+	if (!refs || !r) {
+		cJSON_Delete(r);
+		return -ENOMEM;
+	}
+	cJSON_AddItemToArray(refs, r);
+	if (tp->spec ? !add_raw(pod, "spec", tp->spec, tp->spec_len)
+	             : !cJSON_AddObjectToObject(pod, "spec"))
+		return -ENOMEM;
+	if (!cJSON_AddObjectToObject(pod, "status"))
+		return -ENOMEM;
+	return finish(pod, ret);
+}
+
 int kube_encode_adopt_patch(const struct kube_owner_ref *owner, const char *dependent_uid,
                             char **ret)
 {

@@ -21,6 +21,14 @@
  * controllerRef lacks apiVersion/kind/name/uid or controller/blockOwnerDeletion true. */
 int kube_encode_pod_from_template(const char *template_json, size_t len, const char *owner_name,
                                   const struct kube_owner_ref *controller_ref, char **ret);
+/* The same pod from the template's parts (struct kube_template_parts: JSON text spans found
+ * when the ReplicaSet was decoded or stored), without parsing the template: the spans are
+ * copied in verbatim. Same result as kube_encode_pod_from_template on the template the parts
+ * come from (up to the JSON formatting of the copied parts), same errors (-EPROTO: parts not
+ * found, the template was not an object). */
+int kube_encode_pod_from_template_parts(const struct kube_template_parts *parts,
+                                        const char *owner_name, const struct kube_owner_ref *ref,
+                                        char **ret);
 
 /* Strategic-merge patch adopting an object:
  * {"metadata":{"ownerReferences":[{apiVersion,kind,name,uid,"controller":true,

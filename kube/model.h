@@ -145,6 +145,15 @@ struct kube_replicaset {
 	struct kube_kv *template_labels; /* spec.template.metadata.labels */
 	const char *template_json;       /* spec.template verbatim (NUL-terminated) */
 	size_t template_json_len;
+	/* spec.template's parts a pod is made of, as JSON text spans inside template_json (or a
+	 * record), each NULL when absent: metadata.labels, metadata.annotations,
+	 * metadata.finalizers, spec. Found by the decoder's walk over the template, so building a
+	 * pod from them (kube_encode_pod_from_template_parts) parses nothing. */
+	struct kube_template_parts {
+		const char *labels, *annotations, *finalizers, *spec;
+		size_t labels_len, annotations_len, finalizers_len, spec_len;
+		bool valid; /* the spans were found (the template is a JSON object) */
+	} template_parts;
 	struct {
 		int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
 		int32_t terminating_replicas;
@@ -174,6 +183,19 @@ struct kube_partial {
 	struct kube_object_meta meta;
 	const char *api_version;
 	const char *kind;
+};
+
+/* ---- any object, whole (KUBE_KIND_OBJECT) ------------------------------------------------- */
+/* Its metadata with every annotation (KUBE_DECODE_ALL_ANNOTATIONS implied) plus the object's
+ * JSON text exactly as received (the bytes of the object in the body or watch event, without
+ * surrounding whitespace; NUL-terminated). JSON only: a protobuf body answers -EPROTO (the
+ * caller asks for JSON; custom resources have no protobuf form). Starts like kube_partial. */
+struct kube_object {
+	struct kube_object_meta meta;
+	const char *api_version;
+	const char *kind;
+	const char *raw;
+	size_t raw_len;
 };
 
 /* ---- Scale (autoscaling/v1) ----------------------------------------------------------------- */
@@ -210,6 +232,7 @@ enum kube_kind {
 	KUBE_KIND_PARTIAL, /* PartialObjectMetadata, or any object when only metadata is wanted */
 	KUBE_KIND_SCALE,
 	KUBE_KIND_STATUS,
+	KUBE_KIND_OBJECT, /* struct kube_object: metadata, every annotation, the JSON text */
 };
 
 int kube_decode(enum kube_kind kind, const void *json, size_t len, unsigned flags, void **ret_obj);

@@ -370,6 +370,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 			for (size_t w = 0; m->ctl[i].on && w < m->ctl[i].c->n_watches; w++) {
 				const struct kcmd_watch *wt = &m->ctl[i].c->watches[w];
 				bool seen = false; /* the same resource named by an earlier watch */
+				bool whole =
+				        false; /* some enabled watch of it wants the whole object */
 				for (size_t j = 0; j <= i && !seen; j++)
 					for (size_t u = 0;
 					     m->ctl[j].on &&
@@ -380,12 +382,23 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 						seen |= !strcmp(o->group, wt->group) &&
 						        !strcmp(o->resource, wt->resource);
 					}
+				/* a full-object record also serves metadata-only watches of the
+				 * resource (every reader of metadata reads any record's) */
+				for (size_t j = 0; j < m->cfg.n_ctl; j++)
+					for (size_t u = 0;
+					     m->ctl[j].on && u < m->ctl[j].c->n_watches; u++) {
+						const struct kcmd_watch *o =
+						        &m->ctl[j].c->watches[u];
+						whole |= o->cache == KCMD_CACHE_OBJECT &&
+						         !strcmp(o->group, wt->group) &&
+						         !strcmp(o->resource, wt->resource);
+					}
 				if (!seen)
 					len += (size_t)snprintf(
-					        resources + len, cap - len, "%s%s%s%s/%s:%s",
+					        resources + len, cap - len, "%s%s%s%s/%s:%s%s",
 					        len > empty ? "," : "", wt->resource,
 					        wt->group[0] ? "." : "", wt->group, wt->version,
-					        wt->kind);
+					        wt->kind, whole ? "@object" : "");
 			}
 		if (len == empty) { /* no watch: informerd's default */
 			free(resources);

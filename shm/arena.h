@@ -105,6 +105,8 @@ enum shm_record_kind {
 	SHM_RECORD_META = 0, /* metadata only (every other resource, for the GC) */
 	SHM_RECORD_POD = 1,
 	SHM_RECORD_REPLICASET = 2,
+	SHM_RECORD_OBJECT =
+	        3, /* metadata with every annotation + the object's JSON (any resource) */
 };
 
 /* T1: the largest labels, owner-reference or payload part of one record (the apiserver takes

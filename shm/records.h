@@ -2,13 +2,15 @@
 #pragma once
 /*
  * shm/records.h: the typed payload informerd stores in each arena record (the
- * `payload` of shm_record_in / shm_obj), and header-only readers for workers and kcmctl.
+ * `payload` of shm_record_in / shm_obj), header-only raw readers, and deep copies of a
+ * copied-out shm_obj.
  *
  * Design note.
- *   shm/ treats the payload as opaque bytes; this file is the one definition of its layout,
- *   shared by the writer (informerd/store.c) and every reader. Readers include this header only
- *   (static inline, no link dependency on libinformer). Layout, all little-endian host order
- *   (the arena never leaves the host):
+ *   The arena treats the payload as opaque bytes; this file is the one definition of its
+ *   layout. The codec between it and kube/model.h objects (the encoder informerd's store calls,
+ *   the views workers read) is shm/record-model.h, in the same folder. Raw readers here are
+ *   static inline and need no kube/ type (the GC's handlers and kcmctl read only the header).
+ *   Layout, all little-endian host order (the arena never leaves the host):
  *
  *     struct inf_rec_hdr   56 bytes: magic+version, kind, flags, blob count, finalizer count,
  *                          fixed-part length, generation, creation/deletion timestamps, grace
@@ -16,11 +18,16 @@
  *                          metadata-only records)
  *     blobs                n_blobs times { uint32 len; len bytes; NUL }, unaligned
  *
- *   Blob order: pods: node_name, then the finalizers. ReplicaSets: selector (string form,
- *   kube_selector_format; see sel_state), spec.template JSON, then per status condition five
- *   blobs (type, status, reason, message, lastTransitionTime as 8 raw bytes of kube_time_t),
- *   then the finalizers. Metadata-only records: the finalizers. An absent string is a blob of
- *   length 0 (the model's NULL and "" are not told apart here).
+ *   Blob order: pods: node_name, then the finalizers. ReplicaSets: the selector's error text
+ *   (sel_state INVALID; else empty), the compiled selector (n_sel_blobs blobs: per matchLabel
+ *   key, value; per matchExpression key, then 5 raw bytes {uint8 enum kube_selector_op,
+ *   uint32 value count}, then the values), spec.template JSON, the template's labels (key,
+ *   value per label), the template's four parts (enum inf_rec_tmpl_parts), then per status
+ *   condition five blobs (type, status, reason, message,
+ *   lastTransitionTime as 8 raw bytes of kube_time_t), then the finalizers. Metadata-only records:
+ * the finalizers. Full objects (struct inf_rec_object): apiVersion, kind, n_annotations (key,
+ * value) pairs, the body, then the finalizers. An absent string is a blob of length 0 (the model's
+ * NULL and "" are not told apart here).
  *
  *   The payload is copied out by shm readers, so it has no alignment: readers memcpy fields.
  *   Version rule: INF_REC_MAGIC carries the version; a change of any layout bumps it, and a
@@ -37,7 +44,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define INF_REC_MAGIC 0x324b5243u /* "CRK2" read little-endian: version 2 (32-bit n_blobs) */
+/* "CRK3" read little-endian: version 3 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
+ * selector compiled and their template's labels parsed) */
+#define INF_REC_MAGIC 0x334b5243u
 
 enum inf_rec_flags {
 	INF_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
@@ -73,10 +82,13 @@ struct inf_rec_pod {
 };
 _Static_assert(sizeof(struct inf_rec_pod) == 24, "pod fixed layout");
 
+/* The selector is compiled when stored: validated once (metav1.LabelSelectorAsSelector's
+ * rules) by the encoder, kept as its requirements, so that no reader parses or validates it
+ * again per event (shm_rec_selector_match). */
 enum inf_rec_sel_state {
 	INF_REC_SEL_NIL = 0,     /* spec.selector absent: matches nothing */
-	INF_REC_SEL_VALID = 1,   /* the selector blob is its canonical string form */
-	INF_REC_SEL_INVALID = 2, /* did not convert; the blob holds the error text */
+	INF_REC_SEL_VALID = 1,   /* valid: the selector blobs hold its requirements */
+	INF_REC_SEL_INVALID = 2, /* did not convert; blob 0 holds the error text */
 };
 
 struct inf_rec_rs {
@@ -84,14 +96,56 @@ struct inf_rec_rs {
 	uint8_t has_spec_replicas;
 	uint8_t sel_state; /* enum inf_rec_sel_state */
 	uint8_t has_terminating_replicas;
-	uint8_t pad0;
+	uint8_t tmpl_parts; /* enum inf_rec_tmpl_parts: which template part blobs are present */
 	int32_t min_ready_seconds;
 	int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
 	int32_t terminating_replicas;
 	uint32_t n_conditions;
 	int64_t observed_generation;
+	/* version 3: the compiled selector and the parsed template labels */
+	uint32_t n_sel_labels, n_sel_exprs; /* matchLabels, matchExpressions */
+	uint32_t n_sel_blobs;               /* blobs after blob 0 that hold them */
+	uint32_t n_template_labels;
 };
-_Static_assert(sizeof(struct inf_rec_rs) == 48, "replicaset fixed layout");
+_Static_assert(sizeof(struct inf_rec_rs) == 64, "replicaset fixed layout");
+
+/* The template's parts a pod is built from (kube_template_parts), stored as four blobs after
+ * the template's labels: metadata.labels, metadata.annotations, metadata.finalizers, spec (JSON
+ * text each; an absent part is an empty blob without its bit). */
+enum inf_rec_tmpl_parts {
+	INF_REC_TMPL_VALID = 1u << 0, /* the parts were found: build pods from them */
+	INF_REC_TMPL_LABELS = 1u << 1,
+	INF_REC_TMPL_ANNOTATIONS = 1u << 2,
+	INF_REC_TMPL_FINALIZERS = 1u << 3,
+	INF_REC_TMPL_SPEC = 1u << 4,
+};
+#define INF_REC_TMPL_N_PARTS 4
+
+/* Blob indexes of a ReplicaSet record's parts (the selector's first blob is 1). */
+static inline uint64_t inf_rec_rs_template(const struct inf_rec_rs *r)
+{
+	return 1 + (uint64_t)r->n_sel_blobs;
+}
+static inline uint64_t inf_rec_rs_first_condition(const struct inf_rec_rs *r)
+{
+	return inf_rec_rs_template(r) + 1 + 2 * (uint64_t)r->n_template_labels +
+	       INF_REC_TMPL_N_PARTS;
+}
+
+/* Full-object records (SHM_RECORD_OBJECT): any resource a controller watches whole. The body is
+ * the object's JSON text as the apiserver sent it (list item or watch event object): JSON
+ * rather than protobuf because custom resources have no protobuf form, because a reader needs
+ * no schema to read JSON, and because kcmd's encoders and decoders speak JSON. */
+enum inf_rec_body_format {
+	INF_REC_BODY_JSON = 0,
+};
+
+struct inf_rec_object {
+	uint8_t body_format; /* enum inf_rec_body_format */
+	uint8_t pad0[3];
+	uint32_t n_annotations;
+};
+_Static_assert(sizeof(struct inf_rec_object) == 8, "object fixed layout");
 
 /* A parsed view of a payload (pointers into it). */
 struct inf_rec_view {
@@ -101,7 +155,13 @@ struct inf_rec_view {
 	const uint8_t *end;
 };
 
-/* Returns 0, -EPROTONOSUPPORT (other magic), -EBADMSG (truncated). */
+/* Every blob takes at least its length word and its NUL. */
+#define INF_REC_MIN_BLOB 5u
+
+/* Returns 0, -EPROTONOSUPPORT (other magic), -EBADMSG (truncated, or counts the bytes cannot
+ * hold). After 0: fixed_len fits the payload, n_blobs blobs could fit the rest (each takes at
+ * least INF_REC_MIN_BLOB bytes; each is still checked when read), and n_finalizers <= n_blobs,
+ * so inf_rec_first_finalizer cannot wrap. */
 static inline int inf_rec_parse(const void *payload, size_t len, struct inf_rec_view *v)
 {
 	const uint8_t *p = (const uint8_t *)payload;
@@ -112,6 +172,9 @@ static inline int inf_rec_parse(const void *payload, size_t len, struct inf_rec_
 	if (v->hdr.magic != INF_REC_MAGIC)
 		return -EPROTONOSUPPORT;
 	if (v->hdr.fixed_len > len - sizeof(v->hdr))
+		return -EBADMSG;
+	if ((uint64_t)v->hdr.n_blobs * INF_REC_MIN_BLOB > len - sizeof(v->hdr) - v->hdr.fixed_len ||
+	    v->hdr.n_finalizers > v->hdr.n_blobs)
 		return -EBADMSG;
 	v->fixed = p + sizeof(v->hdr);
 	v->blobs = v->fixed + v->hdr.fixed_len;
@@ -132,7 +195,7 @@ static inline int inf_rec_blob(const struct inf_rec_view *v, unsigned i, const c
 		if ((size_t)(v->end - p) < 4)
 			return -EBADMSG;
 		memcpy(&l, p, 4);
-		if ((size_t)(v->end - p) - 4 < (size_t)l + 1)
+		if ((size_t)(v->end - p) - 4 < (size_t)l + 1 || p[4 + (size_t)l] != 0)
 			return -EBADMSG;
 		if (k == i) {
 			*ret = (const char *)(p + 4);
@@ -160,8 +223,47 @@ static inline int inf_rec_rs_get(const struct inf_rec_view *v, struct inf_rec_rs
 	return 0;
 }
 
-/* Index of the first finalizer blob. */
+static inline int inf_rec_object_get(const struct inf_rec_view *v, struct inf_rec_object *ret)
+{
+	if (v->hdr.fixed_len < sizeof(*ret))
+		return -EBADMSG;
+	memcpy(ret, v->fixed, sizeof(*ret));
+	return 0;
+}
+
+/* Every blob at once, in one pass (inf_rec_blob walks from the first blob on every call):
+ * ret[i] and ret_len[i] for i < hdr.n_blobs, each NUL-terminated inside the payload.
+ * Returns 0 or -EBADMSG (a blob runs past the payload). */
+static inline int inf_rec_blobs(const struct inf_rec_view *v, const char **ret, size_t *ret_len)
+{
+	const uint8_t *p = v->blobs;
+	uint32_t l;
+
+	for (uint32_t k = 0; k < v->hdr.n_blobs; k++) {
+		if ((size_t)(v->end - p) < 4)
+			return -EBADMSG;
+		memcpy(&l, p, 4);
+		if ((size_t)(v->end - p) - 4 < (size_t)l + 1 || p[4 + (size_t)l] != 0)
+			return -EBADMSG;
+		ret[k] = (const char *)(p + 4);
+		ret_len[k] = l;
+		p += 4 + (size_t)l + 1;
+	}
+	return 0;
+}
+
+/* Index of the first finalizer blob (inf_rec_parse checked n_finalizers <= n_blobs). */
 static inline unsigned inf_rec_first_finalizer(const struct inf_rec_view *v)
 {
 	return (unsigned)(v->hdr.n_blobs - v->hdr.n_finalizers);
 }
+
+/* ---- copies of a copied-out object ------------------------------------------------------- */
+struct shm_obj;
+
+/* A deep copy of a copied-out object (iteration hands out a copy that the next object
+ * overwrites). Returns 0, -ENOMEM, -EINVAL (a pointer outside the object's own memory). */
+int shm_obj_dup(const struct shm_obj *src, struct shm_obj *dst);
+/* A deep copy of any shm_obj, also one whose memory is not a copied-out record (a change-feed
+ * event's): dst owns one malloc'd block (shm_obj_release frees it). 0 or -ENOMEM. */
+int shm_obj_clone(const struct shm_obj *src, struct shm_obj *dst);

@@ -42,7 +42,7 @@
 #include "lib/log.h"
 #include "shm/arena.h"
 #include "shm/feed.h"
-#include "workers/objects.h"
+#include "shm/record-model.h"
 
 #define BATCH 256 /* entries handled per loop turn before the loop looks at anything else */
 
@@ -179,9 +179,9 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 	        .from_relist = fe->flags & SHM_FEED_RELIST,
 	};
 	struct shm_obj copy = SHM_OBJ_INIT, old = SHM_OBJ_INIT;
-	struct wk_pod pod;
-	struct wk_rs rs;
-	struct wk_meta meta;
+	struct shm_pod_view pod;
+	struct shm_rs_view rs;
+	struct shm_meta_view meta;
 	int r = 0, which = 0;
 
 	if (!res) {
@@ -199,9 +199,9 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 		ev.kind = INF_EVENT_DELETE; /* obj NULL: handlers use the last known state (old) */
 		break;
 	}
-	/* handlers copy `old` out as a record copy (wk_obj_dup): hand them an owned one */
+	/* handlers copy `old` out as a record copy (shm_obj_dup): hand them an owned one */
 	if (fe->old_obj) {
-		if ((r = wk_obj_clone(fe->old_obj, &old)) < 0)
+		if ((r = shm_obj_clone(fe->old_obj, &old)) < 0)
 			goto out;
 		ev.old = &old;
 	}
@@ -215,21 +215,21 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 		switch (fe->new_obj->kind) {
 		case SHM_RECORD_POD:
 			which = 1;
-			if ((r = wk_pod_from_obj(&copy, &pod)) == 0) {
+			if ((r = shm_pod_view_init(&copy, &pod)) == 0) {
 				ev.obj = &pod.pod;
 				ev.meta = &pod.pod.meta;
 			}
 			break;
 		case SHM_RECORD_REPLICASET:
 			which = 2;
-			if ((r = wk_rs_from_obj(&copy, &rs)) == 0) {
+			if ((r = shm_rs_view_init(&copy, &rs)) == 0) {
 				ev.obj = &rs.rs;
 				ev.meta = &rs.rs.meta;
 			}
 			break;
 		default:
 			which = 3;
-			if ((r = wk_meta_from_obj(&copy, &meta)) == 0) {
+			if ((r = shm_meta_view_init(&copy, &meta)) == 0) {
 				meta.p.kind = res->kind;
 				ev.obj = &meta.p;
 				ev.meta = &meta.p.meta;
@@ -246,11 +246,11 @@ out:
 		log_warning("feed entry %llu (%s): cannot read the record: %s",
 		            (unsigned long long)fe->seq, res->resource, strerror(-r));
 	if (which == 1)
-		wk_pod_free(&pod);
+		shm_pod_view_free(&pod);
 	else if (which == 2)
-		wk_rs_free(&rs);
+		shm_rs_view_free(&rs);
 	else if (which == 3)
-		wk_meta_free(&meta);
+		shm_meta_view_free(&meta);
 	shm_obj_release(&copy);
 	shm_obj_release(&old);
 	return 0;

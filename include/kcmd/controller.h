@@ -94,6 +94,9 @@ enum kcmd_cache_kind {
 	KCMD_CACHE_METADATA = 0, /* PartialObjectMetadata: names, labels, owners, finalizers */
 	KCMD_CACHE_POD,          /* typed records (shm record kinds, same values) */
 	KCMD_CACHE_REPLICASET,
+	/* the whole object: metadata with every annotation, plus its JSON as the apiserver sent
+	 * it (shm/record-model.h, struct shm_object_view); for resources no typed record covers */
+	KCMD_CACHE_OBJECT,
 };
 
 struct kcmd_watch {

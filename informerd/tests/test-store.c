@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lib/handlers.h"
+#include "shm/record-model.h"
 #include "shm/records.h"
 #include "informerd/store.h"
 
@@ -437,13 +438,34 @@ static void test_rs_and_meta_payload(void **state)
 	assert_int_equal(rs.observed_generation, 3);
 	assert_int_equal(rs.sel_state, INF_REC_SEL_VALID);
 	assert_int_equal(rs.n_conditions, 1);
+	/* blob 0 (no error), the compiled selector app=x (key, value), the template, its label
+	 * (key, value), then the condition's five blobs */
+	assert_int_equal(rs.n_sel_labels, 1);
+	assert_int_equal(rs.n_sel_exprs, 0);
+	assert_int_equal(rs.n_sel_blobs, 2);
 	assert_int_equal(inf_rec_blob(&v, 0, &s, &l), 0);
-	assert_string_equal(s, "app=x");
+	assert_int_equal(l, 0);
 	assert_int_equal(inf_rec_blob(&v, 1, &s, &l), 0);
+	assert_string_equal(s, "app");
+	assert_int_equal(inf_rec_blob(&v, 2, &s, &l), 0);
+	assert_string_equal(s, "x");
+	assert_int_equal(inf_rec_rs_template(&rs), 3);
+	assert_int_equal(inf_rec_blob(&v, 3, &s, &l), 0);
 	assert_non_null(strstr(s, "\"labels\""));
+	assert_int_equal(rs.n_template_labels, 1);
 	assert_int_equal(inf_rec_blob(&v, 4, &s, &l), 0);
+	assert_string_equal(s, "app");
+	/* the template's four parts: labels, annotations (absent), finalizers (absent), spec */
+	assert_int_equal(rs.tmpl_parts,
+	                 INF_REC_TMPL_VALID | INF_REC_TMPL_LABELS | INF_REC_TMPL_SPEC);
+	assert_int_equal(inf_rec_blob(&v, 6, &s, &l), 0);
+	assert_string_equal(s, "{\"app\":\"x\"}");
+	assert_int_equal(inf_rec_blob(&v, 9, &s, &l), 0);
+	assert_string_equal(s, "{}");
+	assert_int_equal(inf_rec_rs_first_condition(&rs), 10);
+	assert_int_equal(inf_rec_blob(&v, 12, &s, &l), 0);
 	assert_string_equal(s, "FailedCreate");
-	assert_int_equal(v.hdr.n_blobs, 2 + 5);
+	assert_int_equal(v.hdr.n_blobs, 10 + 5);
 	assert_int_equal(g_n, 0); /* the test table only handles pods */
 
 	assert_int_equal(kube_decode_partial(cm_json, sizeof(cm_json) - 1, 0, &cm), 0);
@@ -499,6 +521,74 @@ static void test_test_table_with_queue(void **state)
 	close(qfd);
 }
 
+/* A warm arena from another build: records of an older payload version make the type list cold
+ * (unsynced, no version) and the relist rewrites them although their resourceVersion did not
+ * change; a resource stored under another record kind (metadata-only before, whole now) is
+ * cleared and registered again. Without this a warm restart after an upgrade kept records no
+ * reader of the new build can decode. */
+static void test_warm_arena_other_format(void **state)
+{
+	struct fx *f = *state;
+	struct shm_obj o = SHM_OBJ_INIT;
+	struct shm_type_info ti;
+	char rvbuf[64];
+
+	/* a pod record written by an older build (version 2 magic), synced at "5" */
+	struct inf_rec_hdr old = {.magic = 0x324b5243u, .kind = SHM_RECORD_POD};
+	struct shm_record_in in = {.type = (uint16_t)f->pod_t,
+	                           .kind = SHM_RECORD_POD,
+	                           .ns = "ns1",
+	                           .name = "p",
+	                           .uid = "u-p",
+	                           .rv = "3",
+	                           .payload = &old,
+	                           .payload_len = sizeof old};
+	assert_true(shm_writer_upsert(f->a, &in) >= 0);
+	assert_int_equal(shm_writer_set_sync(f->a, (uint16_t)f->pod_t, "5", true), 0);
+	/* the cm resource, metadata-only in that run, with one object */
+	int ct = inf_store_add_resource(f->s, &cms);
+	assert_true(ct >= 0);
+	struct shm_record_in cin = {.type = (uint16_t)ct,
+	                            .kind = SHM_RECORD_META,
+	                            .ns = "ns1",
+	                            .name = "cm",
+	                            .uid = "u-cm",
+	                            .rv = "4",
+	                            .payload = &old,
+	                            .payload_len = sizeof old};
+	assert_true(shm_writer_upsert(f->a, &cin) >= 0);
+	inf_store_free(f->s);
+
+	/* the new build's informerd */
+	assert_int_equal(inf_store_new(f->a, NULL, &f->s), 0);
+	int pt = inf_store_add_resource(f->s, &pods);
+	assert_int_equal(pt, f->pod_t);
+	assert_false(inf_store_synced(f->s, (uint16_t)pt));
+	assert_int_equal(inf_store_synced_rv(f->s, (uint16_t)pt, rvbuf, sizeof rvbuf), 0);
+	/* the relist re-delivers the pod at the same resourceVersion: rewritten, current now */
+	assert_int_equal(inf_store_replace_begin(f->s, (uint16_t)pt), 0);
+	void *p = pod("p", "u-p", "3", "");
+	assert_int_equal(inf_store_replace_add(f->s, (uint16_t)pt, p), 0);
+	kube_object_free(p);
+	assert_int_equal(inf_store_replace_commit(f->s, (uint16_t)pt, "6"), 0);
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)pt, "ns1", "p", &o), 0);
+	struct shm_pod_view pv;
+	assert_int_equal(shm_pod_view_init(&o, &pv), 0);
+	shm_pod_view_free(&pv);
+
+	/* configmaps wanted whole now: the metadata-only records go, the type is new and cold */
+	static const struct inf_resource cms_whole = {
+	        "", "v1", "configmaps", "ConfigMap", SHM_RECORD_OBJECT, true};
+	int ct2 = inf_store_add_resource(f->s, &cms_whole);
+	assert_true(ct2 >= 0);
+	assert_int_equal(shm_reader_type_info(f->a, (uint16_t)ct2, &ti), 0);
+	assert_int_equal(ti.record_kind, SHM_RECORD_OBJECT);
+	assert_int_equal(ti.count, 0);
+	assert_false(ti.synced);
+	assert_int_equal(shm_reader_get(f->a, (uint16_t)ct2, "ns1", "cm", &o), -ENOENT);
+	shm_obj_release(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +601,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_pod_payload, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_rs_and_meta_payload, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_test_table_with_queue, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_warm_arena_other_format, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

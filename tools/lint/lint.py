@@ -66,6 +66,12 @@ LAYERS = [
     # the protobuf-c comparison benchmark (not built by make; includes code protoc-c generates)
     ("kube/bench/protobuf-c/**", ["**"]),
     ("kube/**", ["kube/**"]),
+    # the record codec (shm/record-model.*, its test and fuzz target): the one edge between the
+    # bottom layers, shm -> kube's object model and selectors (kube/ includes nothing of shm/;
+    # the arena itself, libshm, stays free of kube/ types)
+    ("shm/record-model.*", ["shm/**", "kube/model.h", "kube/selector.h"]),
+    ("shm/tests/test-records.c", ["shm/**", "kube/model.h", "kube/selector.h", "kube/encode.h"]),
+    ("shm/fuzz/fuzz-records.c", ["shm/**", "kube/model.h", "kube/selector.h"]),
     ("shm/**", ["shm/**"]),
     ("ipc/**", ["ipc/**"]),
     ("lib/**", ["lib/**"] + BELOW + API),

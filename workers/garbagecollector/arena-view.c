@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
+#include "shm/record-model.h"
 #include "shm/records.h"
 #include "workers/garbagecollector/arena-view.h"
 
@@ -121,11 +120,6 @@ static int av_dependents(void *ud, const char *uid, gc_dep_fn fn, void *fn_ud)
 	return r;
 }
 
-static bool add_s(cJSON *o, const char *k, const char *v)
-{
-	return cJSON_AddStringToObject(o, k, v ? v : "") != NULL;
-}
-
 int gc_arena_get_cached(void *cache_ud, const struct gc_target *t, struct kube_partial **ret)
 {
 	struct shm_arena *a = cache_ud;
@@ -159,42 +153,32 @@ int gc_arena_get_cached(void *cache_ud, const struct gc_target *t, struct kube_p
 		shm_obj_release(&o);
 		return r;
 	}
-	/* the metadata the fallback reads (resourceVersion, ownerReferences), through the
-	 * decoder so that the result is an ordinary kube_partial */
-	r = -ENOMEM;
-	cJSON *root = cJSON_CreateObject(), *meta, *refs;
-	if (root && (meta = cJSON_AddObjectToObject(root, "metadata")) &&
-	    add_s(meta, "name", o.name) && add_s(meta, "namespace", o.ns) &&
-	    add_s(meta, "uid", o.uid) && add_s(meta, "resourceVersion", o.rv) &&
-	    (refs = cJSON_AddArrayToObject(meta, "ownerReferences"))) {
-		r = 0;
-		for (size_t i = 0; i < o.n_owners && r == 0; i++) {
-			cJSON *x = cJSON_CreateObject();
-			if (!x) {
-				r = -ENOMEM;
-				break;
-			}
-			cJSON_AddItemToArray(refs, x);
-			const struct shm_owner_ref *w = &o.owners[i];
-			if (!add_s(x, "apiVersion", w->api_version) || !add_s(x, "kind", w->kind) ||
-			    !add_s(x, "name", w->name) || !add_s(x, "uid", w->uid) ||
-			    (w->controller >= 0 &&
-			     !cJSON_AddBoolToObject(x, "controller", w->controller)) ||
-			    (w->block_owner_deletion >= 0 &&
-			     !cJSON_AddBoolToObject(x, "blockOwnerDeletion",
-			                            w->block_owner_deletion)))
-				r = -ENOMEM;
-		}
+	/* the record viewed in place as a kube_partial (shm/record-model.h): no JSON, no
+	 * decoder; the owner references keep their tri-states */
+	struct shm_meta_view *mv = malloc(sizeof(*mv));
+	if (!mv) {
+		shm_obj_release(&o);
+		return -ENOMEM;
 	}
-	char *json = r == 0 ? cJSON_PrintUnformatted(root) : NULL;
-	if (r == 0 && !json)
-		r = -ENOMEM;
-	if (r == 0)
-		r = kube_decode_partial(json, strlen(json), 0, ret);
-	cJSON_free(json);
-	cJSON_Delete(root);
-	shm_obj_release(&o);
-	return r;
+	r = shm_meta_view_init(&o, mv); /* takes o */
+	if (r < 0) {
+		shm_meta_view_free(mv);
+		free(mv);
+		return r == -ENOMEM ? r : -ENOENT; /* an unreadable record: GET instead */
+	}
+	*ret = &mv->p;
+	return 0;
+}
+
+void gc_arena_put_cached(void *cache_ud, struct kube_partial *p)
+{
+	(void)cache_ud;
+	if (!p)
+		return;
+	/* p is the first member of the shm_meta_view gc_arena_get_cached allocated */
+	struct shm_meta_view *mv = (struct shm_meta_view *)(void *)p;
+	shm_meta_view_free(mv);
+	free(mv);
 }
 
 void gc_arena_view_init(struct gc_arena_view *v, struct shm_arena *arena)

@@ -38,9 +38,11 @@ struct gc_arena_view {
 
 /* patch.go getMetadata's store lookup over the arena: the object of the type whose
  * group/version/kind is t's apiVersion/kind (the monitor of exactly that version), by ns/name.
- * 0 and *ret (free with kube_object_free), or -ENOENT (no such type or object: GET instead).
- * cache_ud is the struct shm_arena. */
+ * 0 and *ret, the record viewed in place (no JSON round trip; free it with
+ * gc_arena_put_cached, never kube_object_free), -ENOENT (no such type or object, or a record
+ * that does not read: GET instead), -ENOMEM. cache_ud is the struct shm_arena. */
 int gc_arena_get_cached(void *cache_ud, const struct gc_target *t, struct kube_partial **ret);
+void gc_arena_put_cached(void *cache_ud, struct kube_partial *p);
 
 /* Binds v to arena (a reader mapping). */
 void gc_arena_view_init(struct gc_arena_view *v, struct shm_arena *arena);

@@ -351,6 +351,7 @@ static int gcc_init(struct wk_ctx *ctx, void **ret)
 	c->api.attempt_to_delete = on_attempt_to_delete;
 	c->api.ud = c;
 	c->api.cache_get = gc_arena_get_cached;
+	c->api.cache_put = gc_arena_put_cached;
 	c->api.cache_ud = ctx->arena;
 	c->delete_producer = attach_producer("gc-attempt-to-delete");
 	c->changes_producer = attach_producer("gc-graph-changes");

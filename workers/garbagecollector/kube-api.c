@@ -152,6 +152,15 @@ static int k_get_cached(void *ud, const struct gc_target *t, struct kube_partial
 	return k->cache_get ? k->cache_get(k->cache_ud, t, ret) : -ENOENT;
 }
 
+static void k_put_cached(void *ud, struct kube_partial *p)
+{
+	struct gc_kube_api *k = ud;
+	if (k->cache_put)
+		k->cache_put(k->cache_ud, p);
+	else
+		kube_object_free(p);
+}
+
 static void k_virtual_delete(void *ud, const struct gc_ref *id)
 {
 	struct gc_kube_api *k = ud;
@@ -184,6 +193,7 @@ void gc_kube_api_init(struct gc_kube_api *k, struct kube_client *client,
 	        .rest_map = k_rest_map,
 	        .get = k_get,
 	        .get_cached = k_get_cached,
+	        .put_cached = k_put_cached,
 	        .patch = k_patch,
 	        .delete_ = k_delete,
 	        .virtual_delete = k_virtual_delete,

@@ -50,6 +50,7 @@ struct gc_kube_api {
 	void *ud;
 	/* optional: the informer store for the merge-patch fallback (gc_arena_get_cached) */
 	int (*cache_get)(void *cache_ud, const struct gc_target *t, struct kube_partial **ret);
+	void (*cache_put)(void *cache_ud, struct kube_partial *p); /* frees cache_get's answer */
 	void *cache_ud;
 	/* last error's apiserver message (for logs) */
 	char last_error[512];

@@ -198,7 +198,7 @@ static int get_object(struct gc_worker *w, const struct gc_ref *id, struct kube_
 
 /* patch.go getMetadata: the informer store's copy, else a GET (namespace as in the identity). */
 static int get_metadata(struct gc_worker *w, const struct gc_ref *id, struct kube_partial **ret,
-                        struct gc_result *res)
+                        bool *ret_cached, struct gc_result *res)
 {
 	bool ns;
 	if (w->api->rest_map(w->api->ud, id->api_version, id->kind, &ns) < 0) {
@@ -208,10 +208,22 @@ static int get_metadata(struct gc_worker *w, const struct gc_ref *id, struct kub
 	struct gc_target t = {id->api_version, id->kind, gc_s(id->ns), id->name};
 	if (w->api->get_cached) {
 		int r = w->api->get_cached(w->api->ud, &t, ret);
-		if (r != -ENOENT)
+		if (r != -ENOENT) {
+			*ret_cached = r == 0;
 			return r;
+		}
 	}
+	*ret_cached = false;
 	return w->api->get(w->api->ud, &t, ret);
+}
+
+/* What get_metadata returned goes back where it came from: a cache view or a decoded GET. */
+static void meta_free(struct gc_worker *w, struct kube_partial *meta, bool cached)
+{
+	if (cached && w->api->put_cached)
+		w->api->put_cached(w->api->ud, meta);
+	else
+		kube_object_free(meta);
 }
 
 enum patch_kind { PATCH_DELETE_REFS, PATCH_UNBLOCK };
@@ -229,7 +241,8 @@ static int patch_item(struct gc_worker *w, const struct gc_node_view *item, cons
 	if (r != -EMEDIUMTYPE)
 		return r;
 	struct kube_partial *meta = NULL;
-	r = get_metadata(w, &item->id, &meta, res);
+	bool cached = false;
+	r = get_metadata(w, &item->id, &meta, &cached, res);
 	if (r < 0)
 		return r;
 	const char *rv = gc_s(meta->meta.resource_version);
@@ -239,7 +252,7 @@ static int patch_item(struct gc_worker *w, const struct gc_node_view *item, cons
 		struct kube_owner_ref *keep = calloc(meta->meta.n_owner_refs + 1, sizeof *keep);
 		size_t n = 0;
 		if (!keep) {
-			kube_object_free(meta);
+			meta_free(w, meta, cached);
 			return -ENOMEM;
 		}
 		for (uint32_t i = 0; i < meta->meta.n_owner_refs; i++) {
@@ -255,7 +268,7 @@ static int patch_item(struct gc_worker *w, const struct gc_node_view *item, cons
 		/* every ref of the graph node, blockOwnerDeletion=false */
 		struct kube_owner_ref *refs = calloc(item->n_owners + 1, sizeof *refs);
 		if (!refs) {
-			kube_object_free(meta);
+			meta_free(w, meta, cached);
 			return -ENOMEM;
 		}
 		for (size_t i = 0; i < item->n_owners; i++) {
@@ -265,7 +278,7 @@ static int patch_item(struct gc_worker *w, const struct gc_node_view *item, cons
 		r = kube_encode_owner_refs_merge_patch(rv, refs, item->n_owners, &body);
 		free(refs);
 	}
-	kube_object_free(meta);
+	meta_free(w, meta, cached);
 	if (r < 0)
 		return r;
 	r = w->api->patch(w->api->ud, &t, KUBE_PATCH_MERGE, body);

@@ -81,6 +81,9 @@ struct gc_api {
 	/* The informer store's copy (patch.go getMetadata): 0 and *ret, or -ENOENT when the type
 	 * has no monitor or the store lacks the key (the driver then GETs). May be NULL. */
 	int (*get_cached)(void *ud, const struct gc_target *t, struct kube_partial **ret);
+	/* Frees what get_cached returned (a view of the cache, not a decoded object); NULL:
+	 * kube_object_free. */
+	void (*put_cached)(void *ud, struct kube_partial *p);
 	/* PATCH with body: 0 or -errno (-EMEDIUMTYPE for 415, -ESTALE for 409, -ENOENT 404). */
 	int (*patch)(void *ud, const struct gc_target *t, enum kube_patch_type type,
 	             const char *body);

@@ -283,6 +283,7 @@ static int containers_of(struct ks *s, const struct shm_obj *pod, struct ks_cont
 {
 	const struct shm_owner_ref *c = shm_obj_controller(pod);
 	struct inf_rec_view v;
+	struct inf_rec_rs fr;
 	const char *tmpl;
 	size_t len;
 
@@ -297,7 +298,8 @@ static int containers_of(struct ks *s, const struct shm_obj *pod, struct ks_cont
 	if (!s->rs_obj.uid || !c->uid || strcmp(s->rs_obj.uid, c->uid) != 0)
 		return 0;
 	if (inf_rec_parse(s->rs_obj.payload, s->rs_obj.payload_len, &v) < 0 ||
-	    inf_rec_blob(&v, 1, &tmpl, &len) < 0)
+	    inf_rec_rs_get(&v, &fr) < 0 || inf_rec_rs_template(&fr) >= v.hdr.n_blobs ||
+	    inf_rec_blob(&v, (unsigned)inf_rec_rs_template(&fr), &tmpl, &len) < 0)
 		return 0;
 	int n = ks_template_containers(tmpl, len, out, KS_MAX_CONTAINERS, storage);
 	return n < 0 ? 0 : n;

@@ -45,7 +45,7 @@
 #include "kube/selector.h"
 #include "lib/features.h"
 #include "lib/log.h"
-#include "workers/objects.h"
+#include "shm/record-model.h"
 #include "workers/replicaset/evcorr.h"
 #include "workers/replicaset/evq.h"
 #include "workers/replicaset/events.h"
@@ -812,10 +812,11 @@ static void ex_record_event(void *ud, const struct kube_replicaset *rs, const ch
 /* ---- reading the arena ----------------------------------------------------------------------- */
 
 struct podlist {
-	struct wk_pod *v;
+	struct shm_pod_view *v;
 	size_t n, cap;
 	const char *only_controller; /* keep only pods controlled by this uid (NULL: keep all) */
-	const struct kube_selector *sel; /* keep only pods this selector matches (NULL: keep all) */
+	/* keep only pods this selector matches (NULL: keep all); a record's compiled selector */
+	const struct kube_label_selector *sel;
 	int err;
 };
 
@@ -837,7 +838,7 @@ static int collect_pod(const struct shm_obj *o, void *ud)
 			return l->err = -ENOMEM;
 		for (size_t i = 0; i < n; i++)
 			kv[i] = (struct kube_kv){o->labels[i].key, o->labels[i].value};
-		bool match = kube_selector_matches(l->sel, kv, (uint32_t)n);
+		bool match = shm_rec_selector_match(l->sel, kv, (uint32_t)n);
 		if (kv != small)
 			free(kv);
 		if (!match)
@@ -845,16 +846,16 @@ static int collect_pod(const struct shm_obj *o, void *ud)
 	}
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct wk_pod *nv = realloc(l->v, cap * sizeof(*nv));
+		struct shm_pod_view *nv = realloc(l->v, cap * sizeof(*nv));
 		if (!nv)
 			return l->err = -ENOMEM;
 		l->v = nv;
 		l->cap = cap;
 	}
-	if ((r = wk_obj_dup(o, &copy)) < 0)
+	if ((r = shm_obj_dup(o, &copy)) < 0)
 		return l->err = r;
-	if ((r = wk_pod_from_obj(&copy, &l->v[l->n])) < 0) {
-		wk_pod_free(&l->v[l->n]); /* it took the copy */
+	if ((r = shm_pod_view_init(&copy, &l->v[l->n])) < 0) {
+		shm_pod_view_free(&l->v[l->n]); /* it took the copy */
 		return l->err = r;
 	}
 	l->n++;
@@ -864,7 +865,7 @@ static int collect_pod(const struct shm_obj *o, void *ud)
 static void podlist_free(struct podlist *l)
 {
 	for (size_t i = 0; i < l->n; i++)
-		wk_pod_free(&l->v[i]);
+		shm_pod_view_free(&l->v[i]);
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }
@@ -906,26 +907,23 @@ static int sibling_visit(const struct shm_obj *o, void *ud)
 {
 	struct sibctx *sc = ud;
 	const struct shm_owner_ref *ref;
-	struct inf_rec_view v;
-	struct inf_rec_rs fr;
-	const char *text;
-	size_t len;
-	struct kube_selector *sel = NULL;
+	struct shm_rec_selector sel;
 
 	if (o->type != (uint16_t)sc->c->rs_type)
 		return 0;
 	ref = shm_obj_controller(o);
 	if (!ref || strcmp(ref->uid, sc->ctrl_uid) != 0)
 		return 0;
-	if (inf_rec_parse(o->payload, o->payload_len, &v) < 0 || inf_rec_rs_get(&v, &fr) < 0 ||
-	    fr.sel_state != INF_REC_SEL_VALID || inf_rec_blob(&v, 0, &text, &len) < 0 ||
-	    kube_selector_parse(text, &sel, NULL, 0) < 0)
-		return 0; /* nil or invalid selector: selects nothing */
-	sc->out->sel = sel;
+	/* the selector as compiled when stored; nil or invalid selects nothing */
+	if (shm_rec_selector_get(o, &sel) < 0 || sel.state != INF_REC_SEL_VALID) {
+		shm_rec_selector_free(&sel);
+		return 0;
+	}
+	sc->out->sel = &sel.ls;
 	int r = shm_reader_list_ns(sc->c->ctx->arena, (uint16_t)sc->c->pod_type, o->ns, collect_pod,
 	                           sc->out);
 	sc->out->sel = NULL;
-	kube_selector_free(sel);
+	shm_rec_selector_free(&sel);
 	if (r < 0)
 		sc->err = r;
 	return r < 0 ? r : 0;
@@ -933,7 +931,7 @@ static int sibling_visit(const struct shm_obj *o, void *ud)
 
 static int cmp_pod_uid(const void *a, const void *b)
 {
-	const struct wk_pod *x = a, *y = b;
+	const struct shm_pod_view *x = a, *y = b;
 
 	return strcmp(x->pod.meta.uid ? x->pod.meta.uid : "",
 	              y->pod.meta.uid ? y->pod.meta.uid : "");
@@ -956,7 +954,7 @@ static int related_pods(struct rsc *c, const struct kube_replicaset *rs, struct 
 	size_t k = 0;
 	for (size_t i = 0; i < out->n; i++) {
 		if (k > 0 && cmp_pod_uid(&out->v[k - 1], &out->v[i]) == 0) {
-			wk_pod_free(&out->v[i]);
+			shm_pod_view_free(&out->v[i]);
 			continue;
 		}
 		if (k != i)
@@ -992,7 +990,7 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	char ns[254], name[254];
 	const char *slash = strchr(key, '/');
 	struct shm_obj obj = SHM_OBJ_INIT;
-	struct wk_rs w = {0};
+	struct shm_rs_view w = {0};
 	struct podlist pods = {0}, rel = {0};
 	const struct kube_pod **pv = NULL, **rv = NULL;
 	bool have_rs = false;
@@ -1033,9 +1031,9 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	        read_rv[RS_CONS_REPLICASETS][sizeof(rti.rv) - 1] = 0;
 	r = shm_reader_get(c->ctx->arena, (uint16_t)c->rs_type, ns, name, &obj);
 	if (r == 0) {
-		r = wk_rs_from_obj(&obj, &w);
+		r = shm_rs_view_init(&obj, &w);
 		if (r < 0) {
-			wk_rs_free(&w);
+			shm_rs_view_free(&w);
 			log_error("%s: unreadable ReplicaSet record: %s", key, strerror(-r));
 			out->err = r;
 			goto done;
@@ -1122,7 +1120,7 @@ done:
 	podlist_free(&pods);
 	podlist_free(&rel);
 	if (have_rs)
-		wk_rs_free(&w);
+		shm_rs_view_free(&w);
 	else
 		shm_obj_release(&obj);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/selector.h"
+#include "shm/record-model.h"
 #include "workers/replicaset/handlers.h"
 
 #define KEY_MAX 512
@@ -89,15 +89,16 @@ struct orphan_walk {
 static int orphan_fn(void *ud, const char *name, const struct kube_label_selector *ls)
 {
 	struct orphan_walk *w = ud;
-	struct kube_selector *sel = NULL;
-	if (kube_selector_from_label_selector(ls, &sel, NULL, 0) < 0) {
-		w->error = true; /* the lister fails the whole lookup */
-		return -1;
-	}
+	/* The lister hands selectors as their records keep them, compiled and validated when
+	 * stored (shm/record-model.h): an invalid one is marked, nothing is parsed per event. */
+	for (uint32_t i = 0; ls && i < ls->n_match_expressions; i++)
+		if (ls->match_expressions[i].op == KUBE_OP_INVALID) {
+			w->error = true; /* the lister fails the whole lookup */
+			return -1;
+		}
 	/* GetPodReplicaSets skips nil and empty selectors */
-	bool m = !kube_selector_is_nothing(sel) && !kube_selector_is_everything(sel) &&
-	         kube_selector_matches(sel, w->pod->meta.labels, w->pod->meta.n_labels);
-	kube_selector_free(sel);
+	bool m = ls && (ls->n_match_labels || ls->n_match_expressions) &&
+	         shm_rec_selector_match(ls, w->pod->meta.labels, w->pod->meta.n_labels);
 	if (!m)
 		return 0;
 	if (w->n == w->cap) {

@@ -30,8 +30,10 @@ struct rs_handler_ops {
 	void *ud;
 	/* The cached RS ns/name: 0 and *ret (valid until the next call), or -ENOENT. */
 	int (*get_rs)(void *ud, const char *ns, const char *name, struct rs_cached *ret);
-	/* Calls fn for every cached RS of ns with its name and spec.selector (NULL = nil); fn
-	 * returning < 0 stops the walk. Returns 0 or a negative errno. */
+	/* Calls fn for every cached RS of ns with its name and spec.selector (NULL = nil) as its
+	 * record keeps it: validated when stored, an invalid one being a single KUBE_OP_INVALID
+	 * expression (shm/record-model.h), so the handlers match it without parsing or
+	 * validating; fn returning < 0 stops the walk. Returns 0 or a negative errno. */
 	int (*list_rs)(void *ud, const char *ns,
 	               int (*fn)(void *fn_ud, const char *name,
 	                         const struct kube_label_selector *sel),

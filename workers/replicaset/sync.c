@@ -507,8 +507,14 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 		}
 		struct kube_owner_ref owner = controller_ref(rs);
 		char *body = NULL;
-		int enc = kube_encode_pod_from_template(rs->template_json, rs->template_json_len,
-		                                        rs->meta.name, &owner, &body);
+		/* from the template's parts when the record has them (stored parsed: nothing is
+		 * parsed here), else from the template's JSON */
+		int enc = rs->template_parts.valid
+		                  ? kube_encode_pod_from_template_parts(
+		                            &rs->template_parts, rs->meta.name, &owner, &body)
+		                  : kube_encode_pod_from_template(rs->template_json,
+		                                                  rs->template_json_len,
+		                                                  rs->meta.name, &owner, &body);
 		int32_t successes = 0, batch = 0, remaining = n;
 		int err = 0;
 		char *err_msg = NULL;

@@ -3,7 +3,7 @@
  * workers/replicaset/table.c: informerd's events → the ReplicaSet handlers (handlers.h).
  *
  * The new state of an object is the decoded event; the previous one (updates) or the last known
- * one (tombstones) is the arena's record, viewed as a model struct (workers/objects.h).
+ * one (tombstones) is the arena's record, viewed as a model struct (shm/record-model.h).
  */
 #include "workers/replicaset/table.h"
 
@@ -14,7 +14,7 @@
 
 #include "shm/records.h"
 #include "lib/log.h"
-#include "workers/objects.h"
+#include "shm/record-model.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/replicaset/handlers.h"
 
@@ -62,38 +62,17 @@ struct list_ctx {
 static int list_visit(const struct shm_obj *o, void *ud)
 {
 	struct list_ctx *lc = ud;
-	struct inf_rec_view v;
-	struct inf_rec_rs fr;
-	const char *s;
-	size_t len;
-	struct kube_label_selector ls = {0};
-	struct kube_label_requirement *reqs = NULL, bad;
-	char *text = NULL;
-	const struct kube_label_selector *sel = NULL;
-	int r;
+	struct shm_rec_selector sel;
+	int r = shm_rec_selector_get(o, &sel); /* compiled when stored: nothing parsed here */
 
-	if (inf_rec_parse(o->payload, o->payload_len, &v) < 0 || inf_rec_rs_get(&v, &fr) < 0 ||
-	    inf_rec_blob(&v, 0, &s, &len) < 0)
-		return 0;
-	if (fr.sel_state == INF_REC_SEL_VALID) {
-		text = strndup(s, len);
-		if (!text)
-			return lc->err = -ENOMEM;
-		if (wk_selector_from_string(text, &ls, &reqs) < 0) {
-			free(text);
-			return 0;
-		}
-		sel = &ls;
-	} else if (fr.sel_state == INF_REC_SEL_INVALID) {
-		bad = (struct kube_label_requirement){
-		        .key = "", .op = KUBE_OP_INVALID, .op_text = s};
-		ls.match_expressions = &bad;
-		ls.n_match_expressions = 1;
-		sel = &ls;
+	if (r == -ENOMEM)
+		lc->err = r;
+	if (r < 0) {
+		shm_rec_selector_free(&sel);
+		return r == -ENOMEM ? r : 0;
 	}
-	r = lc->fn(lc->fn_ud, o->name, sel);
-	free(reqs);
-	free(text);
+	r = lc->fn(lc->fn_ud, o->name, shm_rec_selector_ls(&sel));
+	shm_rec_selector_free(&sel);
 	return r;
 }
 
@@ -148,16 +127,16 @@ static void meta_of_shm(const struct shm_obj *o, struct kube_object_meta *m)
 	m->resource_version = o->rv;
 }
 
-static int old_pod(const struct shm_obj *o, struct wk_pod *ret)
+static int old_pod(const struct shm_obj *o, struct shm_pod_view *ret)
 {
 	struct shm_obj copy;
-	int r = wk_obj_dup(o, &copy);
+	int r = shm_obj_dup(o, &copy);
 
 	if (r < 0)
 		return r;
-	r = wk_pod_from_obj(&copy, ret);
+	r = shm_pod_view_init(&copy, ret);
 	if (r < 0)
-		wk_pod_free(ret);
+		shm_pod_view_free(ret);
 	return r;
 }
 
@@ -197,25 +176,25 @@ static void on_pod_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 
 static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
-	struct wk_pod old;
+	struct shm_pod_view old;
 
 	if (!ev->old || old_pod(ev->old, &old) < 0) {
 		rs_handle_pod_add(&T(ctx)->ops, ev->obj);
 		return;
 	}
 	rs_handle_pod_update(&T(ctx)->ops, &old.pod, ev->obj);
-	wk_pod_free(&old);
+	shm_pod_view_free(&old);
 }
 
 static void on_pod_delete(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
-	struct wk_pod old;
+	struct shm_pod_view old;
 
 	if (ev->obj) {
 		rs_handle_pod_delete(&T(ctx)->ops, ev->obj);
 	} else if (ev->old && old_pod(ev->old, &old) == 0) {
 		rs_handle_pod_delete(&T(ctx)->ops, &old.pod); /* tombstone: last known state */
-		wk_pod_free(&old);
+		shm_pod_view_free(&old);
 	}
 }
 

@@ -17,7 +17,7 @@
 
 #include "informerd/store.h"
 #include "kube/selector.h"
-#include "workers/objects.h"
+#include "shm/record-model.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -38,47 +38,103 @@ static const struct inf_resource pods = {"", "v1", "pods", "Pod", SHM_RECORD_POD
 static const struct inf_resource rss = {
         "apps", "v1", "replicasets", "ReplicaSet", SHM_RECORD_REPLICASET, true};
 
-static void test_selector_strings(void **state)
+/* Selectors are compiled when stored: what a reader matches with shm_rec_selector_match (no
+ * parse, no validation) decides exactly as the apiserver's LabelSelector does
+ * (kube_selector_from_label_selector + kube_selector_matches on the decoded object), on label
+ * sets that hit and miss each requirement; invalid and nil selectors keep their state. */
+static void test_selector_compiled(void **state)
 {
 	(void)state;
-	static const char *cases[] = {"",
-	                              "a=b",
-	                              "a=b,c!=d",
-	                              "app=web,tier notin (cache,db)",
-	                              "x in (1,2,3),!y,z",
-	                              "k8s.io/app=v-1_2.x"};
-	struct kube_kv on[] = {{"app", "web"}, {"tier", "frontend"},     {"a", "b"}, {"x", "2"},
-	                       {"z", ""},      {"k8s.io/app", "v-1_2.x"}};
+	static const char *cases[] = {
+	        "{}",
+	        "{\"matchLabels\":{\"a\":\"b\"}}",
+	        "{\"matchLabels\":{\"a\":\"b\"},\"matchExpressions\":[{\"key\":\"c\","
+	        "\"operator\":\"NotIn\",\"values\":[\"d\"]}]}",
+	        "{\"matchLabels\":{\"app\":\"web\"},\"matchExpressions\":[{\"key\":\"tier\","
+	        "\"operator\":\"NotIn\",\"values\":[\"cache\",\"db\"]}]}",
+	        "{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"In\",\"values\":[\"1\",\"2\","
+	        "\"3\"]},{\"key\":\"y\",\"operator\":\"DoesNotExist\"},{\"key\":\"z\","
+	        "\"operator\":\"Exists\"}]}",
+	        "{\"matchLabels\":{\"k8s.io/app\":\"v-1_2.x\"}}",
+	        "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Bogus\"}]}",
+	        "{\"matchLabels\":{\"bad key\":\"x\"}}",
+	        NULL, /* no selector: nil */
+	};
+	struct kube_kv on[] = {{"app", "web"}, {"tier", "frontend"},      {"a", "b"}, {"x", "2"},
+	                       {"z", ""},      {"k8s.io/app", "v-1_2.x"}, {"c", "d"}, {"y", "1"}};
+	int fd;
+	struct shm_arena *w;
+	struct inf_store *st;
+	assert_int_equal(shm_arena_create(NULL, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	assert_int_equal(inf_store_new(w, NULL, &st), 0);
+	int rt = inf_store_add_resource(st, &rss);
+	assert_true(rt >= 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct kube_selector *want, *got;
-		struct kube_label_selector ls;
-		struct kube_label_requirement *reqs;
-		char *text = strdup(cases[i]);
-		assert_int_equal(kube_selector_parse(cases[i], &want, NULL, 0), 0);
-		assert_int_equal(wk_selector_from_string(text, &ls, &reqs), 0);
-		assert_int_equal(kube_selector_from_label_selector(&ls, &got, NULL, 0), 0);
-		/* same decision on label sets that hit and miss each requirement */
-		for (size_t k = 0; k <= 6; k++)
-			assert_int_equal(kube_selector_matches(want, on, (uint32_t)k),
-			                 kube_selector_matches(got, on, (uint32_t)k));
-		char *f1, *f2;
-		assert_int_equal(kube_selector_format(want, &f1), 0);
-		assert_int_equal(kube_selector_format(got, &f2), 0);
-		if (!strstr(cases[i], "!=")) /* "a!=b" comes back as "a notin (b)": same pods */
-			assert_string_equal(f1, f2);
-		free(f1);
-		free(f2);
+		char json[1024], name[16];
+		snprintf(name, sizeof name, "rs%zu", i);
+		snprintf(json, sizeof json,
+		         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"n\",\"uid\":\"u%zu\","
+		         "\"resourceVersion\":\"1\"},\"spec\":{%s%s%s\"template\":{}}}",
+		         name, i, cases[i] ? "\"selector\":" : "", cases[i] ? cases[i] : "",
+		         cases[i] ? "," : "");
+		struct kube_replicaset *rs;
+		assert_int_equal(kube_decode_replicaset(json, strlen(json), 0, &rs), 0);
+		assert_int_equal(inf_store_apply(st, (uint16_t)rt, KUBE_WATCH_ADDED, rs), 0);
+		struct kube_selector *want = NULL;
+		int valid = kube_selector_from_label_selector(rs->selector, &want, NULL, 0) == 0;
+
+		struct shm_obj o = SHM_OBJ_INIT;
+		struct shm_rec_selector sel;
+		assert_int_equal(shm_reader_get(w, (uint16_t)rt, "n", name, &o), 0);
+		assert_int_equal(shm_rec_selector_get(&o, &sel), 0);
+		if (!cases[i]) {
+			assert_int_equal(sel.state, INF_REC_SEL_NIL);
+			assert_null(shm_rec_selector_ls(&sel));
+		} else if (!valid) {
+			assert_int_equal(sel.state, INF_REC_SEL_INVALID);
+			assert_int_equal(sel.ls.n_match_expressions, 1);
+			assert_int_equal(sel.ls.match_expressions[0].op, KUBE_OP_INVALID);
+			assert_true(strlen(sel.ls.match_expressions[0].op_text) >
+			            0); /* the error */
+		} else {
+			assert_int_equal(sel.state, INF_REC_SEL_VALID);
+			for (size_t k = 0; k <= sizeof(on) / sizeof(on[0]); k++)
+				assert_int_equal(kube_selector_matches(want, on, (uint32_t)k),
+				                 shm_rec_selector_match(&sel.ls, on, (uint32_t)k));
+		}
+		/* the full view hands the same selector to the sync */
+		struct shm_rs_view v;
+		assert_int_equal(shm_rs_view_init(&o, &v), 0);
+		if (cases[i]) {
+			assert_non_null(v.rs.selector);
+			assert_int_equal(v.rs.selector->n_match_labels, sel.ls.n_match_labels);
+			assert_int_equal(v.rs.selector->n_match_expressions,
+			                 sel.ls.n_match_expressions);
+			struct kube_selector *got = NULL;
+			assert_int_equal(kube_selector_from_label_selector(v.rs.selector, &got,
+			                                                   NULL, 0) == 0,
+			                 valid);
+			char *f1 = NULL, *f2 = NULL;
+			if (valid) {
+				kube_selector_format(want, &f1);
+				kube_selector_format(got, &f2);
+				assert_string_equal(f1, f2);
+			}
+			free(f1);
+			free(f2);
+			kube_selector_free(got);
+		} else {
+			assert_null(v.rs.selector);
+		}
+		shm_rs_view_free(&v);
+		shm_rec_selector_free(&sel);
 		kube_selector_free(want);
-		kube_selector_free(got);
-		free(reqs);
-		free(text);
+		kube_object_free(rs);
 	}
-	struct kube_label_selector ls;
-	struct kube_label_requirement *reqs;
-	char bad1[] = "a in (b", bad2[] = "=x", bad3[] = "a b";
-	assert_int_equal(wk_selector_from_string(bad1, &ls, &reqs), -EINVAL);
-	assert_int_equal(wk_selector_from_string(bad2, &ls, &reqs), -EINVAL);
-	assert_int_equal(wk_selector_from_string(bad3, &ls, &reqs), -EINVAL);
+	inf_store_free(st);
+	shm_arena_close(w);
+	close(fd);
 }
 
 static void test_round_trip(void **state)
@@ -106,9 +162,9 @@ static void test_round_trip(void **state)
 
 	assert_int_equal(shm_reader_open(fd, &r), 0);
 	struct shm_obj o = SHM_OBJ_INIT;
-	struct wk_rs wr;
+	struct shm_rs_view wr;
 	assert_int_equal(shm_reader_get(r, (uint16_t)rt, rs->meta.namespace, rs->meta.name, &o), 0);
-	assert_int_equal(wk_rs_from_obj(&o, &wr), 0);
+	assert_int_equal(shm_rs_view_init(&o, &wr), 0);
 	const struct kube_replicaset *g = &wr.rs;
 	assert_string_equal(g->meta.name, rs->meta.name);
 	assert_string_equal(g->meta.uid, rs->meta.uid);
@@ -128,6 +184,11 @@ static void test_round_trip(void **state)
 		                 rs->status.conditions[i].last_transition_time);
 	}
 	assert_int_equal(g->n_template_labels, rs->n_template_labels);
+	assert_true(rs->n_template_labels > 0);
+	for (uint32_t i = 0; i < rs->n_template_labels; i++) {
+		assert_string_equal(g->template_labels[i].key, rs->template_labels[i].key);
+		assert_string_equal(g->template_labels[i].value, rs->template_labels[i].value);
+	}
 	assert_int_equal(g->template_json_len, rs->template_json_len);
 	assert_memory_equal(g->template_json, rs->template_json, rs->template_json_len);
 	assert_int_equal(g->meta.n_owner_refs, rs->meta.n_owner_refs);
@@ -144,15 +205,15 @@ static void test_round_trip(void **state)
 	free(f2);
 	kube_selector_free(s1);
 	kube_selector_free(s2);
-	wk_rs_free(&wr);
+	shm_rs_view_free(&wr);
 
-	struct wk_pod wp;
+	struct shm_pod_view wp;
 	struct shm_obj po = SHM_OBJ_INIT, dup;
 	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po),
 	                 0);
-	assert_int_equal(wk_obj_dup(&po, &dup), 0);
+	assert_int_equal(shm_obj_dup(&po, &dup), 0);
 	shm_obj_release(&po); /* the copy must not depend on the original */
-	assert_int_equal(wk_pod_from_obj(&dup, &wp), 0);
+	assert_int_equal(shm_pod_view_init(&dup, &wp), 0);
 	assert_string_equal(wp.pod.meta.name, pod->meta.name);
 	assert_int_equal(wp.pod.phase, pod->phase);
 	assert_int_equal(wp.pod.ready, pod->ready);
@@ -161,14 +222,14 @@ static void test_round_trip(void **state)
 	assert_int_equal(wp.pod.meta.n_labels, pod->meta.n_labels);
 	if (pod->node_name)
 		assert_string_equal(wp.pod.node_name, pod->node_name);
-	wk_pod_free(&wp);
+	shm_pod_view_free(&wp);
 
-	struct wk_rs bad;
+	struct shm_rs_view bad;
 	struct shm_obj po2 = SHM_OBJ_INIT;
 	assert_int_equal(shm_reader_get(r, (uint16_t)pt, pod->meta.namespace, pod->meta.name, &po2),
 	                 0);
-	assert_int_equal(wk_rs_from_obj(&po2, &bad), -EINVAL); /* a pod is not a replicaset */
-	wk_rs_free(&bad);
+	assert_int_equal(shm_rs_view_init(&po2, &bad), -EINVAL); /* a pod is not a replicaset */
+	shm_rs_view_free(&bad);
 
 	kube_object_free(rs);
 	kube_object_free(pod);
@@ -181,7 +242,7 @@ static void test_round_trip(void **state)
 }
 
 /* A change-feed event's object is not a copied-out record (no mem_): the dispatcher clones it
- * before handing it to handlers that copy `old` with wk_obj_dup (which refuses such an object:
+ * before handing it to handlers that copy `old` with shm_obj_dup (which refuses such an object:
  * a pod's DELETE from the feed was silently dropped by the ReplicaSet handlers without this). */
 static void test_clone(void **state)
 {
@@ -204,9 +265,9 @@ static void test_clone(void **state)
 	                           .payload_len = sizeof(payload)};
 	struct shm_obj c, d;
 
-	assert_int_equal(wk_obj_dup(&feed_obj, &d), -EINVAL); /* why the clone exists */
-	assert_int_equal(wk_obj_clone(&feed_obj, &c), 0);
-	assert_int_equal(wk_obj_dup(&c, &d), 0);
+	assert_int_equal(shm_obj_dup(&feed_obj, &d), -EINVAL); /* why the clone exists */
+	assert_int_equal(shm_obj_clone(&feed_obj, &c), 0);
+	assert_int_equal(shm_obj_dup(&c, &d), 0);
 	for (int k = 0; k < 2; k++) {
 		const struct shm_obj *o = k ? &d : &c;
 		assert_int_equal(o->type, 3);
@@ -232,7 +293,7 @@ static void test_clone(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_selector_strings),
+	        cmocka_unit_test(test_selector_compiled),
 	        cmocka_unit_test(test_round_trip),
 	        cmocka_unit_test(test_clone),
 	};

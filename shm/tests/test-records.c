@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * shm/tests/test-records.c: the record codec (shm/record-model.h) on its own: kube objects ->
+ * shm_rec_build -> a record -> the views, and the decoder's clamping on damaged payloads
+ * (every truncation, counts larger than the bytes). The informerd -> arena -> worker round
+ * trip is workers/tests/test-objects.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/encode.h"
+#include "kube/model.h"
+#include "shm/record-model.h"
+#include "shm/records.h"
+
+/* The record a writer would store, as the copied-out shm_obj a reader gets (an owned clone). */
+static void to_obj(const struct shm_record_in *in, struct shm_obj *ret)
+{
+	struct shm_obj tmp = {
+	        .type = in->type,
+	        .kind = in->kind,
+	        .ns = in->ns,
+	        .name = in->name,
+	        .uid = in->uid,
+	        .rv = in->rv,
+	        .labels = in->labels,
+	        .n_labels = in->n_labels,
+	        .owners = in->owners,
+	        .n_owners = in->n_owners,
+	        .payload = in->payload,
+	        .payload_len = in->payload_len,
+	};
+	assert_int_equal(shm_obj_clone(&tmp, ret), 0);
+}
+
+static const char PARTIAL[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\","
+        "\"namespace\":\"ns\",\"uid\":\"u-cm\",\"resourceVersion\":\"7\",\"generation\":3,"
+        "\"labels\":{\"a\":\"1\"},\"finalizers\":[\"x/y\",\"foregroundDeletion\"],"
+        "\"ownerReferences\":["
+        "{\"apiVersion\":\"v1\",\"kind\":\"A\",\"name\":\"absent\",\"uid\":\"u1\"},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"B\",\"name\":\"false\",\"uid\":\"u2\","
+        "\"controller\":false,\"blockOwnerDeletion\":false},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"C\",\"name\":\"true\",\"uid\":\"u3\","
+        "\"controller\":true,\"blockOwnerDeletion\":true},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"D\",\"name\":\"mixed\",\"uid\":\"u4\","
+        "\"blockOwnerDeletion\":false}]}}";
+
+/* ownerReference controller / blockOwnerDeletion keep absent (-1) apart from false (0) and
+ * true (1) through the encoder and the meta view (the GC must tell unset from false). */
+static void test_owner_tristate(void **state)
+{
+	(void)state;
+	struct kube_partial *p;
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_meta_view mv;
+
+	assert_int_equal(kube_decode_partial(PARTIAL, strlen(PARTIAL), 0, &p), 0);
+	assert_int_equal(shm_rec_build(&e, 3, SHM_RECORD_META, p, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_meta_view_init(&o, &mv), 0);
+	const struct kube_object_meta *m = &mv.p.meta;
+	assert_int_equal(m->n_owner_refs, 4);
+	static const int8_t want_c[] = {-1, 0, 1, -1}, want_b[] = {-1, 0, 1, 0};
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(m->owner_refs[i].controller, want_c[i]);
+		assert_int_equal(m->owner_refs[i].block_owner_deletion, want_b[i]);
+		assert_string_equal(m->owner_refs[i].uid, p->meta.owner_refs[i].uid);
+	}
+	assert_string_equal(m->name, "cm");
+	assert_string_equal(m->namespace, "ns");
+	assert_int_equal(m->generation, 3);
+	assert_int_equal(m->n_finalizers, 2);
+	assert_string_equal(m->finalizers[0], "x/y");
+	assert_string_equal(m->finalizers[1], "foregroundDeletion");
+	assert_int_equal(m->n_labels, 1);
+	assert_string_equal(m->labels[0].value, "1");
+	shm_meta_view_free(&mv);
+	shm_rec_enc_release(&e);
+	kube_object_free(p);
+}
+
+static void test_wrong_kind(void **state)
+{
+	(void)state;
+	struct kube_partial *p;
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_pod_view pv;
+	struct shm_rs_view rv;
+
+	assert_int_equal(kube_decode_partial(PARTIAL, strlen(PARTIAL), 0, &p), 0);
+	assert_int_equal(shm_rec_build(&e, 0, (enum shm_record_kind)77, p, &in), -EINVAL);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_META, p, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_pod_view_init(&o, &pv), -EINVAL);
+	assert_null(o.mem_); /* moved even on failure */
+	shm_pod_view_free(&pv);
+	to_obj(&in, &o);
+	assert_int_equal(shm_rs_view_init(&o, &rv), -EINVAL);
+	shm_rs_view_free(&rv);
+	shm_rec_enc_release(&e);
+	kube_object_free(p);
+}
+
+static const char DEPLOY[] =
+        "{\"kind\":\"Deployment\",\"apiVersion\":\"apps/v1\",\"metadata\":{\"name\":\"d\","
+        "\"namespace\":\"ns\",\"uid\":\"u-d\",\"resourceVersion\":\"9\",\"annotations\":{"
+        "\"deployment.kubernetes.io/revision\":\"2\",\"example.com/any\":\"kept too\","
+        "\"kubectl.kubernetes.io/last-applied-configuration\":\"{\\\"x\\\":1}\"},"
+        "\"finalizers\":[\"f\"]},\"spec\":{\"replicas\":3,\"template\":{\"spec\":{}}}}";
+
+/* A full-object record: every annotation (not only the ones controllers' typed records keep)
+ * and the object's JSON byte for byte, from a single object and from a list. */
+static void test_full_object(void **state)
+{
+	(void)state;
+	struct kube_object *ko;
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_object_view v;
+	char *padded;
+
+	assert_int_equal(asprintf(&padded, "  %s\n", DEPLOY) > 0, 1);
+	assert_int_equal(kube_decode(KUBE_KIND_OBJECT, padded, strlen(padded), 0, (void **)&ko), 0);
+	assert_int_equal(ko->raw_len, strlen(DEPLOY));
+	assert_memory_equal(ko->raw, DEPLOY, ko->raw_len);
+	assert_int_equal(ko->meta.n_annotations, 3);
+	assert_int_equal(shm_rec_build(&e, 1, SHM_RECORD_OBJECT, ko, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_object_view_init(&o, &v), 0);
+	assert_string_equal(v.o.api_version, "apps/v1");
+	assert_string_equal(v.o.kind, "Deployment");
+	assert_int_equal(v.o.meta.n_annotations, 3);
+	assert_string_equal(kube_labels_get(v.o.meta.annotations, 3, "example.com/any"),
+	                    "kept too");
+	assert_string_equal(kube_labels_get(v.o.meta.annotations, 3,
+	                                    "kubectl.kubernetes.io/last-applied-configuration"),
+	                    "{\"x\":1}");
+	assert_int_equal(v.o.raw_len, strlen(DEPLOY));
+	assert_string_equal(v.o.raw, DEPLOY);
+	assert_int_equal(v.o.meta.n_finalizers, 1);
+	assert_string_equal(v.o.meta.finalizers[0], "f");
+	shm_object_view_free(&v);
+	/* the meta view reads any record, a full object's too */
+	struct shm_meta_view mv;
+	to_obj(&in, &o);
+	assert_int_equal(shm_meta_view_init(&o, &mv), 0);
+	assert_string_equal(mv.p.meta.name, "d");
+	assert_int_equal(mv.p.meta.n_finalizers, 1);
+	shm_meta_view_free(&mv);
+	/* a full-object view of another kind of record refuses it */
+	struct kube_partial *p;
+	assert_int_equal(kube_decode_partial(PARTIAL, strlen(PARTIAL), 0, &p), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_META, p, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_object_view_init(&o, &v), -EINVAL);
+	shm_object_view_free(&v);
+	kube_object_free(p);
+	/* the object kind without its JSON is not a full object */
+	ko->raw = NULL;
+	assert_int_equal(shm_rec_build(&e, 1, SHM_RECORD_OBJECT, ko, &in), -EINVAL);
+	kube_object_free(ko);
+	free(padded);
+	shm_rec_enc_release(&e);
+}
+
+struct list_seen {
+	int n;
+	char names[4][8];
+	size_t raw_len[4];
+};
+
+static int list_fn(void *obj, void *ud)
+{
+	struct list_seen *ls = ud;
+	struct kube_object *ko = obj;
+	if (ls->n < 4) {
+		snprintf(ls->names[ls->n], sizeof ls->names[0], "%s", ko->meta.name);
+		ls->raw_len[ls->n] = ko->raw_len;
+		assert_int_equal(ko->raw[0], '{');
+		assert_int_equal(ko->raw[ko->raw_len - 1], '}');
+	}
+	ls->n++;
+	kube_object_free(obj);
+	return 0;
+}
+
+static void test_full_object_list(void **state)
+{
+	(void)state;
+	static const char LIST[] =
+	        "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":{"
+	        "\"resourceVersion\":"
+	        "\"5\"},\"items\":[ "
+	        "{\"metadata\":{\"name\":\"a\",\"uid\":\"1\",\"resourceVersion\":"
+	        "\"3\"},\"data\":{\"k\":\"v\"}} ,\n{\"metadata\":{\"name\":\"bb\",\"uid\":\"2\","
+	        "\"resourceVersion\":\"4\"}}]}";
+	struct list_seen ls = {0};
+	struct kube_list_meta lm;
+	/* the number of items */
+	assert_int_equal(
+	        kube_decode_list(KUBE_KIND_OBJECT, LIST, strlen(LIST), 0, list_fn, &ls, &lm), 2);
+	assert_int_equal(ls.n, 2);
+	assert_string_equal(ls.names[0], "a");
+	assert_int_equal(ls.raw_len[0],
+	                 strlen("{\"metadata\":{\"name\":\"a\",\"uid\":\"1\",\"resourceVersion\":"
+	                        "\"3\"},\"data\":{\"k\":\"v\"}}"));
+	assert_string_equal(ls.names[1], "bb");
+}
+
+/* Pod templates are stored parsed: the pod a sync builds from the record's template parts
+ * (kube_encode_pod_from_template_parts, no JSON parse) is the pod built from the template's
+ * JSON (kube_encode_pod_from_template), field for field, errors included. */
+static void test_template_parts(void **state)
+{
+	(void)state;
+	static const char *tmpls[] = {
+	        "{\"metadata\":{\"labels\":{\"app\":\"web\",\"t\":\"\\u00e9x\"},\"annotations\":{"
+	        "\"a\":\"1\"},\"finalizers\":[\"f/x\"]},\"spec\":{\"containers\":[{\"name\":\"c\","
+	        "\"image\":\"i\"}]}}",
+	        "{ \"spec\" : { \"x\" : [1, 2] } , \"metadata\" : { \"labels\" : { \"a\" : \"b\" } "
+	        ", "
+	        "\"annotations\" : { } , \"finalizers\" : [ ] } }",
+	        "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}",               /* no spec */
+	        "{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":null}", /* spec null */
+	        "{\"metadata\":{\"labels\":{}},\"spec\":{}}",              /* no labels */
+	        "{\"metadata\":{},\"spec\":{}}",                           /* no labels */
+	        "{}",
+	};
+	struct kube_owner_ref ref = {"apps/v1", "ReplicaSet", "rs", "u-rs", 1, 1};
+	struct shm_rec_enc e = {0};
+	for (size_t i = 0; i < sizeof(tmpls) / sizeof(tmpls[0]); i++) {
+		char json[1024];
+		snprintf(json, sizeof json,
+		         "{\"metadata\":{\"name\":\"rs\",\"uid\":\"u-rs\",\"resourceVersion\":"
+		         "\"1\"},"
+		         "\"spec\":{\"template\":%s}}",
+		         tmpls[i]);
+		struct kube_replicaset *rs;
+		assert_int_equal(kube_decode_replicaset(json, strlen(json), 0, &rs), 0);
+		assert_true(rs->template_parts.valid);
+		struct shm_record_in in;
+		struct shm_obj o;
+		struct shm_rs_view v;
+		assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_REPLICASET, rs, &in), 0);
+		to_obj(&in, &o);
+		assert_int_equal(shm_rs_view_init(&o, &v), 0);
+		assert_true(v.rs.template_parts.valid);
+		char *want = NULL, *got = NULL, *got2 = NULL;
+		int rw = kube_encode_pod_from_template(rs->template_json, rs->template_json_len,
+		                                       "rs", &ref, &want);
+		int rg =
+		        kube_encode_pod_from_template_parts(&v.rs.template_parts, "rs", &ref, &got);
+		int rg2 =
+		        kube_encode_pod_from_template_parts(&rs->template_parts, "rs", &ref, &got2);
+		assert_int_equal(rg, rw);
+		assert_int_equal(rg2, rw);
+		if (rw == 0) {
+			cJSON *a = cJSON_Parse(want), *b = cJSON_Parse(got), *c = cJSON_Parse(got2);
+			assert_non_null(b);
+			if (!cJSON_Compare(a, b, true) || !cJSON_Compare(a, c, true))
+				fail_msg("template %zu:\n want %s\n got  %s\n got2 %s", i, want,
+				         got, got2);
+			cJSON_Delete(a);
+			cJSON_Delete(b);
+			cJSON_Delete(c);
+		}
+		free(want);
+		free(got);
+		free(got2);
+		shm_rs_view_free(&v);
+		kube_object_free(rs);
+	}
+	/* a record without parts (a template the decoder could not split) says so */
+	struct kube_template_parts none = {0};
+	char *body = NULL;
+	assert_int_equal(kube_encode_pod_from_template_parts(&none, "rs", &ref, &body), -EPROTO);
+	shm_rec_enc_release(&e);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *b = malloc((size_t)n + 1);
+	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+	b[n] = 0;
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+/* Views of every truncation and of counts the bytes cannot hold: an error, never a read past
+ * the payload (run under ASan by `make asan`). */
+static void try_views(enum shm_record_kind kind, const void *payload, size_t len, int *ret)
+{
+	struct shm_obj tmp = {.kind = kind,
+	                      .name = "n",
+	                      .ns = "",
+	                      .uid = "u",
+	                      .rv = "1",
+	                      .payload = payload,
+	                      .payload_len = len};
+	struct shm_obj o;
+	assert_int_equal(shm_obj_clone(&tmp, &o), 0);
+	if (kind == SHM_RECORD_POD) {
+		struct shm_pod_view v;
+		*ret = shm_pod_view_init(&o, &v);
+		shm_pod_view_free(&v);
+	} else if (kind == SHM_RECORD_REPLICASET) {
+		struct shm_rs_view v;
+		*ret = shm_rs_view_init(&o, &v);
+		shm_rs_view_free(&v);
+	} else if (kind == SHM_RECORD_OBJECT) {
+		struct shm_object_view v;
+		*ret = shm_object_view_init(&o, &v);
+		shm_object_view_free(&v);
+	} else {
+		struct shm_meta_view v;
+		*ret = shm_meta_view_init(&o, &v);
+		shm_meta_view_free(&v);
+	}
+}
+
+static void damage(enum shm_record_kind kind, const uint8_t *pl, size_t len)
+{
+	int r;
+	try_views(kind, pl, len, &r);
+	assert_int_equal(r, 0);
+	for (size_t n = 0; n < len; n++) {
+		try_views(kind, pl, n, &r);
+		assert_true(r == -EBADMSG);
+	}
+	uint8_t *c = malloc(len);
+	struct inf_rec_hdr h;
+	memcpy(c, pl, len);
+	memcpy(&h, c, sizeof h);
+	h.n_finalizers = UINT32_MAX; /* more finalizers than blobs */
+	memcpy(c, &h, sizeof h);
+	try_views(kind, c, len, &r);
+	assert_int_equal(r, -EBADMSG);
+	memcpy(c, pl, len);
+	h.n_finalizers = 0;
+	h.n_blobs = UINT32_MAX; /* more blobs than bytes */
+	memcpy(c, &h, sizeof h);
+	try_views(kind, c, len, &r);
+	assert_int_equal(r, -EBADMSG);
+	memcpy(c, pl, len);
+	memcpy(&h, c, sizeof h);
+	h.fixed_len = UINT32_MAX;
+	memcpy(c, &h, sizeof h);
+	try_views(kind, c, len, &r);
+	assert_int_equal(r, -EBADMSG);
+	memcpy(c, pl, len);
+	memcpy(&h, c, sizeof h);
+	h.magic ^= 1;
+	memcpy(c, &h, sizeof h);
+	try_views(kind, c, len, &r);
+	assert_int_equal(r, -EPROTONOSUPPORT);
+	/* a blob length word pointing past the end */
+	memcpy(c, pl, len);
+	uint32_t big = UINT32_MAX - 2;
+	memcpy(c + sizeof h + h.fixed_len, &big, 4);
+	try_views(kind, c, len, &r);
+	assert_int_equal(r, -EBADMSG);
+	if (kind == SHM_RECORD_OBJECT) {
+		struct inf_rec_object fo;
+		memcpy(c, pl, len);
+		memcpy(&fo, c + sizeof h, sizeof fo);
+		fo.n_annotations = UINT32_MAX / 2; /* more annotations than blobs */
+		memcpy(c + sizeof h, &fo, sizeof fo);
+		try_views(kind, c, len, &r);
+		assert_int_equal(r, -EBADMSG);
+		memcpy(c, pl, len);
+		fo.n_annotations = 0;
+		fo.body_format = 9;
+		memcpy(c + sizeof h, &fo, sizeof fo);
+		try_views(kind, c, len, &r);
+		assert_int_equal(r, -EPROTONOSUPPORT);
+	}
+	if (kind == SHM_RECORD_REPLICASET) {
+		struct inf_rec_rs fr;
+		memcpy(c, pl, len);
+		memcpy(&fr, c + sizeof h, sizeof fr);
+		fr.n_conditions = UINT32_MAX; /* more conditions than blobs */
+		memcpy(c + sizeof h, &fr, sizeof fr);
+		try_views(kind, c, len, &r);
+		assert_int_equal(r, -EBADMSG);
+	}
+	free(c);
+}
+
+static void test_damaged(void **state)
+{
+	(void)state;
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	size_t len;
+	char *pj = slurp("kube/tests/fixtures/pod-running.json", &len);
+	struct kube_pod *pod;
+	assert_int_equal(kube_decode_pod(pj, len, 0, &pod), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+	damage(SHM_RECORD_POD, in.payload, in.payload_len);
+	char *rj = slurp("kube/tests/fixtures/replicaset.json", &len);
+	struct kube_replicaset *rs;
+	assert_int_equal(kube_decode_replicaset(rj, len, 0, &rs), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_REPLICASET, rs, &in), 0);
+	damage(SHM_RECORD_REPLICASET, in.payload, in.payload_len);
+	struct kube_partial *p;
+	assert_int_equal(kube_decode_partial(PARTIAL, strlen(PARTIAL), 0, &p), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_META, p, &in), 0);
+	damage(SHM_RECORD_META, in.payload, in.payload_len);
+	kube_object_free(p);
+	struct kube_object *ko;
+	assert_int_equal(kube_decode(KUBE_KIND_OBJECT, DEPLOY, strlen(DEPLOY), 0, (void **)&ko), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_OBJECT, ko, &in), 0);
+	damage(SHM_RECORD_OBJECT, in.payload, in.payload_len);
+	kube_object_free(ko);
+	kube_object_free(rs);
+	kube_object_free(pod);
+	free(rj);
+	free(pj);
+	shm_rec_enc_release(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_owner_tristate),   cmocka_unit_test(test_wrong_kind),
+	        cmocka_unit_test(test_damaged),          cmocka_unit_test(test_full_object),
+	        cmocka_unit_test(test_full_object_list), cmocka_unit_test(test_template_parts),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
