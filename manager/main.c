@@ -624,7 +624,9 @@ static void start_group(struct mgr *m, const char *group)
 	int r = mgr_sup_start_group(m->sup, group);
 
 	if (r < 0)
-		log_error("starting %s failed: %s", group, strerror(-r));
+		log_error(
+		        "starting %s failed: %s; retrying with backoff (/healthz fails meanwhile)",
+		        group, strerror(-r));
 	else if (r > 0)
 		log_info("started %d %s process%s", r, group, r == 1 ? "" : "es");
 }
@@ -652,7 +654,9 @@ static void on_leadership(bool leading, void *ud)
 				         "token is there");
 		}
 	} else {
-		/* Fence: no worker may write once we might not lead. */
+		/* Fence: no worker may write once we might not lead. The fence word says so before
+		 * the kill, which also tells the queue owners these deaths are no crash. */
+		kube_fence_set(m->fence, 0);
 		int n = mgr_sup_signal_group(m->sup, "workers", SIGKILL, true);
 		log_warning("stopped leading; killed %d worker process%s", n, n == 1 ? "" : "es");
 		if (!m->cfg.standby_warm_cache)
@@ -739,6 +743,12 @@ static bool check_children(void *ud, char *why, size_t n)
 			snprintf(why, n, "%s is crash-looping", info.name);
 			return false;
 		}
+		if (info.start_failures) {
+			snprintf(why, n, "%s could not be started (%s, %u time%s); retrying",
+			         info.name, strerror(-info.start_error), info.start_failures,
+			         info.start_failures == 1 ? "" : "s");
+			return false;
+		}
 	}
 	return true;
 }
@@ -767,8 +777,14 @@ static bool check_controller(void *ud, char *why, size_t n)
 	for (unsigned i = 0; (c = mgr_sup_child(cc->m->sup, i)); i++) {
 		struct mgr_child_info info;
 		mgr_child_get_info(c, &info);
-		if (info.crash_looping && strncmp(info.name, prefix, strlen(prefix)) == 0) {
+		if (strncmp(info.name, prefix, strlen(prefix)) != 0)
+			continue;
+		if (info.crash_looping) {
 			snprintf(why, n, "%s is crash-looping", info.name);
+			return false;
+		}
+		if (info.start_failures) {
+			snprintf(why, n, "%s could not be started; retrying", info.name);
 			return false;
 		}
 	}
@@ -1183,7 +1199,9 @@ static int on_stop_timer(struct ipc_source *s, uint64_t now, void *ud)
 
 	(void)s;
 	(void)now;
-	/* Grace is over: whatever still runs is killed; a release still in flight is abandoned. */
+	/* Grace is over: whatever still runs is killed; a release still in flight is abandoned.
+	 * Fence first: no write after this, and the queue owners count these deaths as no crash. */
+	kube_fence_set(m->fence, 0);
 	mgr_sup_signal_group(m->sup, "workers", SIGKILL, true);
 	mgr_sup_signal_group(m->sup, "informerd", SIGKILL, true);
 	m->released = true;
