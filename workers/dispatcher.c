@@ -180,6 +180,7 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 	        .old = fe->old_obj,
 	        .tombstone = fe->flags & SHM_FEED_TOMBSTONE,
 	        .from_relist = fe->flags & SHM_FEED_RELIST,
+	        .dropped = fe->flags & SHM_FEED_DROPPED,
 	};
 	struct shm_obj copy = SHM_OBJ_INIT, old = SHM_OBJ_INIT;
 	struct wk_pod pod;
