@@ -80,7 +80,21 @@ struct debug_route {
 	const struct kcmd_debug_endpoint *ep;
 };
 
+/* A metadata-only informer (discovered for the garbage collector) that has not synced this long
+ * stops holding readiness back: upstream's GC waits as long for its monitors, then proceeds, and
+ * no other controller waits for them (a CRD whose conversion webhook is broken, a version no
+ * longer served, must not keep kcmd from READY=1 forever). */
+#define META_SYNC_GRACE_USEC 30000000ull
+
+struct unsynced { /* per arena type id: since when it is seen not synced */
+	uint32_t gen;
+	uint64_t since;
+	bool warned;
+};
+
 struct mgr {
+	struct unsynced *unsynced; /* by arena type id (informer_synced) */
+	size_t n_unsynced;
 	struct mgr_config cfg;
 	struct ipc_loop *loop;
 	struct kube_config *kcfg;
@@ -714,13 +728,42 @@ static bool informer_synced(struct mgr *m, char *why, size_t n)
 		snprintf(why, n, "no resource registered by informerd yet");
 		ok = false;
 	}
+	if (ok && st.n_types > m->n_unsynced) {
+		struct unsynced *u = realloc(m->unsynced, st.n_types * sizeof(*u));
+		if (!u) {
+			shm_arena_close(a);
+			snprintf(why, n, "out of memory");
+			return false;
+		}
+		memset(u + m->n_unsynced, 0, (st.n_types - m->n_unsynced) * sizeof(*u));
+		m->unsynced = u;
+		m->n_unsynced = st.n_types;
+	}
+	uint64_t now = ipc_now_usec();
 	for (uint64_t t = 0; ok && t < st.n_types; t++) {
 		struct shm_type_info ti;
-		if (shm_reader_type_info(a, (uint16_t)t, &ti) == 0 && !ti.synced) {
-			snprintf(why, n, "%s%s%s not synced", ti.group, ti.group[0] ? "/" : "",
-			         ti.resource);
-			ok = false;
+		if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
+			continue;
+		struct unsynced *u = &m->unsynced[t];
+		if (ti.synced) { /* a later loss of sync gets a grace of its own */
+			u->since = 0;
+			u->warned = false;
+			continue;
 		}
+		if (!u->since || u->gen != ti.gen) /* first seen unsynced (this slot's resource) */
+			*u = (struct unsynced){.gen = ti.gen, .since = now};
+		if (ti.record_kind == SHM_RECORD_META && now - u->since >= META_SYNC_GRACE_USEC) {
+			if (!u->warned)
+				log_warning("%s%s%s not synced after %llu s: no longer waited for "
+				            "(metadata-only, the garbage collector's; it proceeds without "
+				            "it as upstream's does)",
+				            ti.resource, ti.group[0] ? "." : "", ti.group,
+				            META_SYNC_GRACE_USEC / 1000000);
+			u->warned = true;
+			continue;
+		}
+		snprintf(why, n, "%s%s%s not synced", ti.group, ti.group[0] ? "/" : "", ti.resource);
+		ok = false;
 	}
 	shm_arena_close(a);
 	return ok;
@@ -1538,6 +1581,7 @@ int main(int argc, char **argv)
 	kube_fence_close(m->fence);
 	mgr_sa_tokens_free(m->sa_tokens);
 	mgr_status_free(m->status);
+	free(m->unsynced);
 	mgr_httpd_free(m->httpd);
 	mgr_sup_free(m->sup);
 	for (size_t i = 0; i < m->cfg.n_ctl; i++)
