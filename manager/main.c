@@ -755,14 +755,16 @@ static bool informer_synced(struct mgr *m, char *why, size_t n)
 		if (ti.record_kind == SHM_RECORD_META && now - u->since >= META_SYNC_GRACE_USEC) {
 			if (!u->warned)
 				log_warning("%s%s%s not synced after %llu s: no longer waited for "
-				            "(metadata-only, the garbage collector's; it proceeds without "
+				            "(metadata-only, the garbage collector's; it proceeds "
+				            "without "
 				            "it as upstream's does)",
 				            ti.resource, ti.group[0] ? "." : "", ti.group,
 				            META_SYNC_GRACE_USEC / 1000000);
 			u->warned = true;
 			continue;
 		}
-		snprintf(why, n, "%s%s%s not synced", ti.group, ti.group[0] ? "/" : "", ti.resource);
+		snprintf(why, n, "%s%s%s not synced", ti.group, ti.group[0] ? "/" : "",
+		         ti.resource);
 		ok = false;
 	}
 	shm_arena_close(a);
