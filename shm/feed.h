@@ -3,9 +3,9 @@
  *
  * What: one single-writer, multi-reader ring of change entries in a memfd. informerd (the
  * arena's one writer) applies a watch event to the arena, then publishes one entry: seq, arena
- * type, op (add/update/delete), relist/tombstone flags, the object's arena handle, the arena's
- * change_seq, and a self-contained copy of the new version and of the previous version. Each
- * controller's dispatcher, in its own process, reads the feed at its own pace and runs that
+ * type, op (add/update/delete), relist/tombstone/dropped flags, the object's arena handle, the
+ * arena's change_seq, and a self-contained copy of the new version and of the previous version.
+ * Each controller's dispatcher, in its own process, reads the feed at its own pace and runs that
  * controller's handlers (on_add / on_update(old, new) / on_delete), as client-go's
  * processorListener does for one ResourceEventHandler. A consumer that the writer laps detects
  * it exactly (-ESTALE) and resyncs from the arena, as a client-go relist would: nothing is lost.
