@@ -101,6 +101,7 @@ struct type_state {
 
 struct inf_store {
 	struct shm_arena *a;
+	bool dropping; /* inf_store_drop in progress: its deletions are SHM_FEED_DROPPED */
 	struct inf_dispatch *d;
 	struct type_state *types;
 	size_t n_types;
@@ -353,8 +354,10 @@ static void publish(struct inf_store *s, uint16_t type, enum inf_event_kind kind
 	        .op = kind == INF_EVENT_ADD      ? SHM_FEED_ADD
 	              : kind == INF_EVENT_UPDATE ? SHM_FEED_UPDATE
 	                                         : SHM_FEED_DELETE,
-	        .flags = (uint8_t)((relist ? SHM_FEED_RELIST : 0) |
-	                           (tombstone ? SHM_FEED_TOMBSTONE : 0)),
+	        .flags =
+	                (uint8_t)((relist ? SHM_FEED_RELIST : 0) |
+	                          (tombstone ? SHM_FEED_TOMBSTONE : 0) |
+	                          (kind == INF_EVENT_DELETE && s->dropping ? SHM_FEED_DROPPED : 0)),
 	        .type = type,
 	        .handle = old ? old->handle : 0,
 	        .arena_seq = shm_reader_change_seq(s->a),
@@ -387,6 +390,7 @@ static void dispatch(struct inf_store *s, uint16_t type, const struct type_state
 	        .old = old,
 	        .tombstone = tombstone,
 	        .from_relist = relist,
+	        .dropped = kind == INF_EVENT_DELETE && s->dropping,
 	};
 
 	if (!s->d)
@@ -619,8 +623,11 @@ int inf_store_drop(struct inf_store *s, uint16_t type)
 	 * version, so that readiness checks over the resource table do not wait for a resource
 	 * nobody watches, and a later watch of it starts cold. */
 	r = inf_store_replace_begin(s, type);
-	if (r == 0)
+	if (r == 0) {
+		s->dropping = true; /* the handlers learn these objects were not deleted */
 		r = inf_store_replace_commit(s, type, "");
+		s->dropping = false;
+	}
 	return r;
 }
 

@@ -71,8 +71,9 @@ void inf_store_replace_abort(struct inf_store *s, uint16_t type);
 bool inf_store_replacing(const struct inf_store *s, uint16_t type);
 
 /* The type is no longer watched (discovery dropped it): every object of it is deleted and
- * reaches the handlers as a tombstone; the resource table keeps it synced with no version
- * (nothing to wait for; a later watch of it starts cold). */
+ * reaches the handlers as a tombstone marked dropped (inf_event.dropped, SHM_FEED_DROPPED: not
+ * a deletion at the apiserver); the resource table keeps it synced with no version (nothing to
+ * wait for; a later watch of it starts cold). */
 int inf_store_drop(struct inf_store *s, uint16_t type);
 /* After a drop: the type leaves the resource table (shm_writer_retire_type, arena.h T2), so
  * its slot can hold another resource later; the store and the dispatcher forget it (res is no

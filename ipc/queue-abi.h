@@ -57,6 +57,10 @@
  *      - worker: the owner's pidfd fires; the owner applies published replies, then re-queues
  *        [reply_head, lease_head) as crashes (rate limited; parked after park_after consecutive
  *        crashes) and [lease_head, lease_tail) as plain Adds, resets the counters, frees the slot.
+ *        A death the owner's death_expected hook calls expected (the manager fenced or stopped
+ *        the worker) counts as no crash: its keys are plain Adds.
+ *   Parked keys: the owner's private state; `parked[]` is a listing for readers only (seqlock
+ *      per slot, owner the one writer). A restarted owner starts with none parked and clears it.
  *      - owner: clients keep what they hold and keep publishing (rings do not need the owner to
  *        make progress, except a full add ring which blocks its producer until an owner drains
  *        it). A restarted owner bumps owner_epoch, adopts [reply_head, lease_tail) of every live
@@ -71,7 +75,7 @@
 #include <stdint.h>
 
 #define IPC_QUEUE_MAGIC       UINT64_C(0x6b636d6471756575) /* "kcmdqueu" */
-#define IPC_QUEUE_ABI_VERSION 2u
+#define IPC_QUEUE_ABI_VERSION 3u
 /* Kubernetes keys are "namespace/name": 253 + 1 + 253 bytes, without the NUL. */
 #define IPC_QUEUE_KEY_MAX       507u
 #define IPC_QUEUE_NAME_MAX      63u
@@ -85,6 +89,10 @@
 #define IPC_QUEUE_ADD_RING      512u   /* records per producer, power of two */
 #define IPC_QUEUE_LEASE_RING    256u   /* max leases a worker may hold (prefetch), power of two */
 #define IPC_QUEUE_HIST_BUCKETS  10u    /* upper bounds 1e-8 s * 10^i, i = 0..9 (client-go's) */
+/* Parked keys the owner lists in shared memory for kcmctl. When more are parked, the others are
+ * counted (metrics.parked) and logged by the owner's parked hook but not listed; a key parked
+ * later takes a slot another key freed. */
+#define IPC_QUEUE_PARKED_SHOWN 16u
 
 enum ipc_q_op {
 	IPC_Q_OP_ADD = 1,
@@ -142,6 +150,18 @@ struct ipc_q_metrics {
 	struct ipc_q_hist work_duration;
 };
 
+/* One listed parked key (owner-written seqlock: seq odd while the owner rewrites the slot;
+ * readers copy, then re-check seq and drop a torn copy). keylen 0: the slot is free. */
+struct ipc_q_parked {
+	_Atomic uint32_t seq;
+	uint32_t crashes;   /* consecutive crashes that parked it */
+	uint64_t unpark_at; /* CLOCK_MONOTONIC µs of the automatic un-park */
+	uint32_t parks;     /* times parked in a row (the backoff doubles each time) */
+	uint16_t keylen;
+	uint16_t pad;
+	char key[IPC_QUEUE_KEY_MAX + 1];
+};
+
 struct ipc_q_producer {
 	_Alignas(64) _Atomic uint32_t pid; /* client CAS 0->pid / owner store 0 */
 	_Atomic uint32_t space_waiting;    /* sleep flag of a producer waiting for ring space */
@@ -186,6 +206,7 @@ struct ipc_q_header {
 	_Atomic uint32_t attach_seq; /* clients: fetch_add after claiming a slot (owner rescans) */
 	_Alignas(64) struct ipc_q_metrics metrics;
 	uint64_t reserved2[16];
+	_Alignas(64) struct ipc_q_parked parked[IPC_QUEUE_PARKED_SHOWN]; /* owner (seqlock) */
 	_Alignas(64) struct ipc_q_producer producers[IPC_QUEUE_MAX_PRODUCERS];
 	struct ipc_q_worker workers[]; /* max_workers of them; header.size covers them */
 };

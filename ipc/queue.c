@@ -236,8 +236,10 @@ struct item {
 	size_t heap_idx; /* SIZE_MAX: not waiting */
 	uint32_t failures;
 	uint32_t crashes;
+	uint32_t parks; /* times parked in a row (reset by a reply) */
 	int32_t worker; /* processing: worker slot; -1 none */
 	bool dirty, in_fifo, processing, parked;
+	uint8_t shown; /* parked: slot + 1 in the header's listing; 0 none */
 	uint16_t keylen;
 	char key[];
 };
@@ -361,7 +363,7 @@ static struct item *get_item(struct ipc_queue_owner *o, const char *key, size_t 
 static void maybe_free(struct ipc_queue_owner *o, struct item *it)
 {
 	if (it->dirty || it->in_fifo || it->processing || it->parked || it->heap_idx != SIZE_MAX ||
-	    it->failures || it->crashes)
+	    it->failures || it->crashes || it->parks)
 		return;
 	struct item **pp = &o->buckets[it->hash & (o->nbuckets - 1)];
 	while (*pp != it)
@@ -460,10 +462,14 @@ static void fifo_push(struct ipc_queue_owner *o, struct item *it)
 	o->flen++;
 }
 
+static void unpark_item(struct ipc_queue_owner *o, struct item *it);
+
 static void do_add(struct ipc_queue_owner *o, struct item *it)
 {
-	if (o->shutting_down || it->parked)
+	if (o->shutting_down)
 		return;
+	if (it->parked) /* an object change (or its backoff ended): try it again */
+		unpark_item(o, it);
 	if (it->dirty)
 		return; /* a key waits at most once */
 	it->dirty = true;
@@ -476,6 +482,31 @@ static void do_add(struct ipc_queue_owner *o, struct item *it)
 	set_depth(o);
 }
 
+/* Into the delay heap at ready (an item already waiting keeps the earlier time). */
+static int heap_insert(struct ipc_queue_owner *o, struct item *it, uint64_t ready)
+{
+	if (it->heap_idx != SIZE_MAX) {
+		if (ready < it->ready_usec) { /* keep the earlier time */
+			it->ready_usec = ready;
+			hup(o, it->heap_idx);
+		}
+		return 0;
+	}
+	if (o->nheap == o->cap_heap) {
+		size_t nc = o->cap_heap ? o->cap_heap * 2 : 64;
+		struct item **n = realloc(o->heap, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		o->heap = n;
+		o->cap_heap = nc;
+	}
+	it->ready_usec = ready;
+	it->heap_idx = o->nheap;
+	o->heap[o->nheap++] = it;
+	hup(o, it->heap_idx);
+	return 0;
+}
+
 static int do_add_after(struct ipc_queue_owner *o, struct item *it, uint64_t delay_usec)
 {
 	if (o->shutting_down)
@@ -485,28 +516,9 @@ static int do_add_after(struct ipc_queue_owner *o, struct item *it, uint64_t del
 		do_add(o, it);
 		return 0;
 	}
-	uint64_t ready = ipc_now_usec() + delay_usec;
-	if (it->heap_idx != SIZE_MAX) {
-		if (ready < it->ready_usec) { /* keep the earlier time */
-			it->ready_usec = ready;
-			hup(o, it->heap_idx);
-		}
-	} else {
-		if (o->nheap == o->cap_heap) {
-			size_t nc = o->cap_heap ? o->cap_heap * 2 : 64;
-			struct item **n = realloc(o->heap, nc * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			o->heap = n;
-			o->cap_heap = nc;
-		}
-		it->ready_usec = ready;
-		it->heap_idx = o->nheap;
-		o->heap[o->nheap++] = it;
-		hup(o, it->heap_idx);
-	}
+	int r = heap_insert(o, it, ipc_now_usec() + delay_usec);
 	arm_timer(o);
-	return 0;
+	return r;
 }
 
 static uint64_t when(struct ipc_queue_owner *o, struct item *it)
@@ -524,16 +536,76 @@ static int do_add_rate_limited(struct ipc_queue_owner *o, struct item *it)
 	return do_add_after(o, it, when(o, it));
 }
 
+/* The header's listing of parked keys (seqlock per slot, this process the one writer). */
+static void show_write(struct ipc_q_parked *p, const struct item *it, uint64_t unpark_at)
+{
+	uint32_t seq = atomic_load_explicit(&p->seq, RELAXED);
+	atomic_store_explicit(&p->seq, seq + 1, RELAXED);
+	atomic_thread_fence(memory_order_release); /* the odd seq is seen before the fields */
+	if (it) {
+		p->crashes = it->crashes;
+		p->parks = it->parks;
+		p->unpark_at = unpark_at;
+		memcpy(p->key, it->key, it->keylen);
+		p->key[it->keylen] = 0;
+		p->keylen = it->keylen;
+	} else
+		p->keylen = 0;
+	atomic_store_explicit(&p->seq, seq + 2, RELEASE);
+}
+
+static void show_parked(struct ipc_queue_owner *o, struct item *it, uint64_t unpark_at)
+{
+	for (unsigned i = 0; i < IPC_QUEUE_PARKED_SHOWN; i++)
+		if (!o->h->parked[i].keylen) {
+			show_write(&o->h->parked[i], it, unpark_at);
+			it->shown = (uint8_t)(i + 1);
+			return;
+		}
+	/* full: the key is counted and was logged, but not listed */
+}
+
+static uint64_t park_backoff(const struct ipc_queue_owner *o, uint32_t parks)
+{
+	uint64_t d = o->cfg.park_backoff_usec;
+	for (uint32_t i = 1; i < parks && d < o->cfg.park_backoff_max_usec; i++)
+		d *= 2;
+	return d < o->cfg.park_backoff_max_usec ? d : o->cfg.park_backoff_max_usec;
+}
+
+/* Parks it: no worker gets it until an Add of it, its backoff ends (the delay heap holds
+ * parked items at their un-park time), or an explicit un-park. */
 static void park(struct ipc_queue_owner *o, struct item *it)
 {
 	it->parked = true;
 	it->dirty = false;
+	it->parks++;
 	if (it->heap_idx != SIZE_MAX)
 		hremove(o, it);
+	uint64_t delay = park_backoff(o, it->parks);
+	uint64_t at = ipc_now_usec() + delay;
 	bump(&o->h->metrics.parked, 1);
 	bump(&o->h->metrics.parked_total, 1);
+	show_parked(o, it, at);
+	/* no memory for the heap: only an Add or an un-park brings it back */
+	(void)heap_insert(o, it, at);
+	arm_timer(o);
 	if (o->cfg.parked)
-		o->cfg.parked(o, it->key, it->crashes, o->cfg.userdata);
+		o->cfg.parked(o, it->key, it->crashes, delay, o->cfg.userdata);
+}
+
+static void unpark_item(struct ipc_queue_owner *o, struct item *it)
+{
+	it->parked = false;
+	it->crashes = 0;
+	if (it->heap_idx != SIZE_MAX)
+		hremove(o, it);
+	if (it->shown) {
+		show_write(&o->h->parked[it->shown - 1], NULL, 0);
+		it->shown = 0;
+	}
+	bump(&o->h->metrics.parked, (uint64_t)-1);
+	arm_timer(o);
 }
 
 /* Done(key) for a lease that ended (reply or death). */
@@ -551,6 +623,7 @@ static void end_processing(struct ipc_queue_owner *o, struct item *it)
 static void apply_reply(struct ipc_queue_owner *o, struct item *it, const struct ipc_q_reply *rp)
 {
 	it->crashes = 0;
+	it->parks = 0;
 	hist_observe(&o->h->metrics.work_duration, rp->work_ns);
 	end_processing(o, it);
 	if (rp->flags & IPC_Q_REPLY_FORGET)
@@ -760,6 +833,9 @@ static void reset_worker_slot(struct ipc_queue_owner *o, uint32_t wi)
 static void worker_died(struct ipc_queue_owner *o, uint32_t wi, bool detached)
 {
 	struct ipc_q_worker *w = &o->h->workers[wi];
+	/* killed by the manager (fence, stop): the keys it held are no crash */
+	bool expected =
+	        !detached && o->cfg.death_expected && o->cfg.death_expected(o, o->cfg.userdata);
 	drain_replies(o, wi); /* it may have finished before dying */
 	uint32_t head = atomic_load_explicit(&w->reply_head, RELAXED);
 	uint32_t lhead = atomic_load_explicit(
@@ -778,7 +854,8 @@ static void worker_died(struct ipc_queue_owner *o, uint32_t wi, bool detached)
 			maybe_free(o, it);
 			continue;
 		}
-		if (!detached && i - head < lhead - head) { /* it was being processed: a crash */
+		if (!detached && !expected &&
+		    i - head < lhead - head) { /* it was being processed: a crash */
 			it->crashes++;
 			if (it->crashes >= o->cfg.park_after) {
 				if (it->in_fifo) { /* dirty re-add was queued by end_processing */
@@ -1153,6 +1230,12 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 		o->cfg.burst = 100;
 	if (!o->cfg.park_after)
 		o->cfg.park_after = 5;
+	if (!o->cfg.park_backoff_usec)
+		o->cfg.park_backoff_usec = 60u * 1000000u;
+	if (!o->cfg.park_backoff_max_usec)
+		o->cfg.park_backoff_max_usec = UINT64_C(1800) * 1000000u;
+	if (o->cfg.park_backoff_max_usec < o->cfg.park_backoff_usec)
+		o->cfg.park_backoff_max_usec = o->cfg.park_backoff_usec;
 	if (!o->cfg.spin_usec)
 		o->cfg.spin_usec = 20;
 	o->spin_ns = o->cfg.spin_usec == UINT32_MAX ? 0 : o->cfg.spin_usec * 1000u;
@@ -1205,6 +1288,11 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 	atomic_store_explicit(&o->h->closed, 0, RELAXED);
 	if (restarted)
 		bump(&o->h->metrics.owner_restarts_total, 1);
+	/* parked keys were the previous owner's private state: none is parked now */
+	atomic_store_explicit(&o->h->metrics.parked, 0, RELAXED);
+	for (unsigned i = 0; i < IPC_QUEUE_PARKED_SHOWN; i++)
+		if (o->h->parked[i].keylen)
+			show_write(&o->h->parked[i], NULL, 0);
 	ipc_bucket_init(&o->bucket, o->cfg.qps < 0 ? 0 : o->cfg.qps, o->cfg.burst, ipc_now_usec());
 	adopt(o);
 	atomic_store_explicit(&o->h->owner_waiting, 0, RELAXED);
@@ -1391,10 +1479,29 @@ int ipc_queue_owner_unpark(struct ipc_queue_owner *o, const char *key)
 	struct item *it = get_item(o, key, n, false);
 	if (!it || !it->parked)
 		return -ENOENT;
-	it->parked = false;
-	it->crashes = 0;
-	bump(&o->h->metrics.parked, (uint64_t)-1);
+	unpark_item(o, it);
 	return ipc_queue_owner_add(o, key);
+}
+
+size_t ipc_queue_owner_unpark_all(struct ipc_queue_owner *o)
+{
+	size_t n = 0;
+
+	for (size_t b = 0; b < o->nbuckets; b++)
+		for (struct item *it = o->buckets[b], *next; it; it = next) {
+			next = it->hnext;
+			it->parks = 0;
+			if (it->parked) {
+				unpark_item(o, it);
+				do_add(o, it);
+				n++;
+			} else
+				it->crashes = 0;
+			maybe_free(o, it);
+		}
+	if (n && !o->in_pump)
+		ipc_source_post_enable(o->post);
+	return n;
 }
 
 /* ======================================================================================== */
@@ -1754,4 +1861,37 @@ int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out)
 	        (double)atomic_load_explicit(&m->work_duration.sum_ns, RELAXED) / 1e9;
 	unmap_queue(h);
 	return 0;
+}
+
+int ipc_queue_parked_read(int memfd, struct ipc_queue_parked_key *out, size_t n)
+{
+	struct ipc_q_header *h;
+	int r = map_queue(memfd, &h, false);
+	if (r < 0)
+		return r;
+	size_t got = 0;
+	for (unsigned i = 0; i < IPC_QUEUE_PARKED_SHOWN && got < n; i++) {
+		const struct ipc_q_parked *p = &h->parked[i];
+		for (int attempt = 0; attempt < 8; attempt++) {
+			uint32_t s1 = atomic_load_explicit(&p->seq, ACQUIRE);
+			if (s1 & 1)
+				continue;
+			uint16_t len = p->keylen;
+			if (!len || len > IPC_QUEUE_KEY_MAX)
+				break;
+			struct ipc_queue_parked_key k = {.crashes = p->crashes,
+			                                 .parks = p->parks,
+			                                 .unpark_at_usec = p->unpark_at};
+			memcpy(k.key, p->key, len);
+			k.key[len] = 0;
+			atomic_thread_fence(
+			        memory_order_acquire); /* the copy before the re-check */
+			if (atomic_load_explicit(&p->seq, RELAXED) != s1)
+				continue; /* torn: the owner rewrote the slot meanwhile */
+			out[got++] = k;
+			break;
+		}
+	}
+	unmap_queue(h);
+	return (int)got;
 }

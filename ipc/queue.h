@@ -15,7 +15,11 @@
  * Done; AddAfter keeps the earliest ready time; AddRateLimited waits max(per-item exponential
  * base*2^failures capped at max, token bucket qps/burst) and counts a requeue; Forget resets
  * the count; ShutDown stops Adds, lets Get drain what is queued, then Get returns -ESHUTDOWN.
- * Crash rules: see queue-abi.h (W4) and ipc_queue_owner_config.park_after.
+ * Crash rules: see queue-abi.h (W4) and ipc_queue_owner_config.park_after. A parked key (its
+ * worker died park_after times in a row on it) is handed to no worker until an Add of it (an
+ * object change: the key is un-parked and queued), its backoff ends (park_backoff_usec, doubled
+ * per park in a row up to park_backoff_max_usec), ipc_queue_owner_unpark or
+ * ipc_queue_owner_unpark_all (a new leadership term). A successful Done ends the run of parks.
  *
  * Delivery is at-least-once across crashes: a key whose worker died, or that was in flight when
  * the owner died, is processed again.
@@ -40,19 +44,26 @@ int ipc_queue_memfd_create_sized(const char *name, uint32_t max_workers);
 
 /* ---- owner -------------------------------------------------------------------------------- */
 struct ipc_queue_owner_config {
-	uint64_t base_delay_usec; /* per-item exponential base; 0 = 5000 (5 ms) */
-	uint64_t max_delay_usec;  /* cap; 0 = 1000 s */
-	double qps;               /* overall token bucket; 0 = 10 (negative: bucket off) */
-	uint32_t burst;           /* 0 = 100 */
-	uint32_t park_after;      /* consecutive worker deaths on one key before parking; 0 = 5 */
-	uint32_t spin_usec;       /* max spin before sleeping; 0 = 20, UINT32_MAX = never spin */
+	uint64_t base_delay_usec;   /* per-item exponential base; 0 = 5000 (5 ms) */
+	uint64_t max_delay_usec;    /* cap; 0 = 1000 s */
+	double qps;                 /* overall token bucket; 0 = 10 (negative: bucket off) */
+	uint32_t burst;             /* 0 = 100 */
+	uint32_t park_after;        /* consecutive worker deaths on one key before parking; 0 = 5 */
+	uint32_t spin_usec;         /* max spin before sleeping; 0 = 20, UINT32_MAX = never spin */
+	uint64_t park_backoff_usec; /* first automatic un-park after; 0 = 60 s */
+	uint64_t park_backoff_max_usec; /* cap of the doubling; 0 = 30 min */
 	/* Called once when the owner has attached (restarted=true when a previous owner existed):
 	 * re-add every key the caller knows (the informer's resync). May call ipc_queue_owner_add.
 	 */
 	void (*resync)(struct ipc_queue_owner *o, bool restarted, void *userdata);
-	/* Called when a key is parked after park_after consecutive crashes. */
+	/* Called when a key is parked after park_after consecutive crashes; retry_usec: when it
+	 * is un-parked by itself (from now). */
 	void (*parked)(struct ipc_queue_owner *o, const char *key, uint32_t crashes,
-	               void *userdata);
+	               uint64_t retry_usec, void *userdata);
+	/* Called when a worker died (not detached): true if its death was expected (the manager
+	 * fenced or stopped it), so the keys it held count as no crash. NULL: every death is one.
+	 */
+	bool (*death_expected)(struct ipc_queue_owner *o, void *userdata);
 	void *userdata;
 };
 
@@ -92,6 +103,9 @@ int ipc_queue_owner_shutdown(struct ipc_queue_owner *o);
 bool ipc_queue_owner_drained(const struct ipc_queue_owner *o);
 /* Un-parks a parked key and Adds it. -ENOENT if it was not parked. */
 int ipc_queue_owner_unpark(struct ipc_queue_owner *o, const char *key);
+/* A clean slate (a new leadership term): every parked key is un-parked and Added, every crash
+ * count and run of parks reset. Returns how many keys were un-parked. */
+size_t ipc_queue_owner_unpark_all(struct ipc_queue_owner *o);
 
 /* ---- client ------------------------------------------------------------------------------- */
 enum ipc_queue_role {
@@ -156,3 +170,12 @@ struct ipc_queue_metrics {
 	double work_duration_sum;
 };
 int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out);
+
+/* The parked keys the owner lists (at most IPC_QUEUE_PARKED_SHOWN; metrics.parked is the
+ * exact count). Fills up to n entries and returns how many, or -errno. */
+struct ipc_queue_parked_key {
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	uint32_t crashes, parks;
+	uint64_t unpark_at_usec; /* CLOCK_MONOTONIC */
+};
+int ipc_queue_parked_read(int memfd, struct ipc_queue_parked_key *out, size_t n);

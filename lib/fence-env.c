@@ -10,9 +10,15 @@
 #include "kube/fence.h"
 #include "lib/log.h"
 
+static struct kube_fence *f;
+
+const struct kube_fence *kcmd_fence(void)
+{
+	return f;
+}
+
 int kcmd_fence_from_env(void)
 {
-	static struct kube_fence *f;
 	const char *v = getenv("KCMD_FENCE_FD");
 	char *end;
 	long fd;

@@ -9,3 +9,6 @@
 /* 1 fenced, 0 no KCMD_FENCE_FD (the manager passed none: a tool or a test), -errno (logged): the
  * caller must exit, since writing unfenced is what the fence exists to prevent. */
 int kcmd_fence_from_env(void);
+/* The fence kcmd_fence_from_env mapped, or NULL (none passed, or not called yet). */
+struct kube_fence;
+const struct kube_fence *kcmd_fence(void);

@@ -40,6 +40,7 @@ static int usage(void)
 	                "       kcmctl [--pid PID] cache get RESOURCE[.GROUP] [NAMESPACE/]NAME | "
 	                "--uid UID\n"
 	                "       kcmctl [--pid PID] queues\n"
+	                "       kcmctl [--pid PID] parked\n"
 	                "       kcmctl [--pid PID] status\n"
 	                "       kcmctl new-controller NAME [DIR]   (an out-of-tree controller "
 	                "project)\n");
@@ -304,6 +305,35 @@ static int print_queue_cb(const char *path, const char *name, void *ud)
 	return 0;
 }
 
+/* The parked keys each queue's owner lists (ipc_queue_parked_read): QUEUE KEY CRASHES PARKS
+ * RETRY-IN; a queue with more parked than listed says how many are not shown. */
+static int print_parked_cb(const char *path, const char *name, void *ud)
+{
+	struct ipc_queue_metrics m;
+	struct ipc_queue_parked_key pk[IPC_QUEUE_PARKED_SHOWN];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r, n;
+	uint64_t now = ipc_now_usec();
+
+	(void)name;
+	(void)ud;
+	if (fd < 0)
+		return 0;
+	r = ipc_queue_metrics_read(fd, &m);
+	n = r < 0 ? r : ipc_queue_parked_read(fd, pk, IPC_QUEUE_PARKED_SHOWN);
+	close(fd);
+	if (n < 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		printf("%-24s %-48s %7u %5u %8.0fs\n", m.name, pk[i].key, pk[i].crashes,
+		       pk[i].parks,
+		       pk[i].unpark_at_usec > now ? (double)(pk[i].unpark_at_usec - now) / 1e6
+		                                  : 0.0);
+	if (m.parked > (uint64_t)n)
+		printf("%-24s (%llu more parked, not listed: see the dispatcher's log)\n", m.name,
+		       (unsigned long long)(m.parked - (uint64_t)n));
+	return 0;
+}
+
 /* ---- status ------------------------------------------------------------------------------ */
 
 static void fmt_age(char *buf, size_t n, int64_t usec)
@@ -477,6 +507,18 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[i], "status") == 0)
 		return argc > i + 1 ? usage() : cmd_status(pid);
+	if (strcmp(argv[i], "parked") == 0) {
+		if (argc > i + 1)
+			return usage();
+		printf("%-24s %-48s %7s %5s %9s\n", "QUEUE", "KEY", "CRASHES", "PARKS", "RETRY-IN");
+		int r = each_memfd(pid, "kcmd-queue-", print_parked_cb, NULL);
+		if (r < 0) {
+			fprintf(stderr, "kcmctl: reading kcmd's (pid %d) queues: %s\n", (int)pid,
+			        strerror(-r));
+			return 1;
+		}
+		return 0;
+	}
 	if (strcmp(argv[i], "queues") == 0) {
 		printf("%-24s %8s %10s %8s %8s %12s %10s %10s\n", "QUEUE", "DEPTH", "ADDS",
 		       "RETRIES", "PARKED", "WORKER-DEATHS", "UNFINISHED", "LONGEST");

@@ -80,7 +80,21 @@ struct debug_route {
 	const struct kcmd_debug_endpoint *ep;
 };
 
+/* A metadata-only informer (discovered for the garbage collector) that has not synced this long
+ * stops holding readiness back: upstream's GC waits as long for its monitors, then proceeds, and
+ * no other controller waits for them (a CRD whose conversion webhook is broken, a version no
+ * longer served, must not keep kcmd from READY=1 forever). */
+#define META_SYNC_GRACE_USEC 30000000ull
+
+struct unsynced { /* per arena type id: since when it is seen not synced */
+	uint32_t gen;
+	uint64_t since;
+	bool warned;
+};
+
 struct mgr {
+	struct unsynced *unsynced; /* by arena type id (informer_synced) */
+	size_t n_unsynced;
 	struct mgr_config cfg;
 	struct ipc_loop *loop;
 	struct kube_config *kcfg;
@@ -652,7 +666,9 @@ static void start_group(struct mgr *m, const char *group)
 	int r = mgr_sup_start_group(m->sup, group);
 
 	if (r < 0)
-		log_error("starting %s failed: %s", group, strerror(-r));
+		log_error(
+		        "starting %s failed: %s; retrying with backoff (/healthz fails meanwhile)",
+		        group, strerror(-r));
 	else if (r > 0)
 		log_info("started %d %s process%s", r, group, r == 1 ? "" : "es");
 }
@@ -680,7 +696,9 @@ static void on_leadership(bool leading, void *ud)
 				         "token is there");
 		}
 	} else {
-		/* Fence: no worker may write once we might not lead. */
+		/* Fence: no worker may write once we might not lead. The fence word says so before
+		 * the kill, which also tells the queue owners these deaths are no crash. */
+		kube_fence_set(m->fence, 0);
 		int n = mgr_sup_signal_group(m->sup, "workers", SIGKILL, true);
 		log_warning("stopped leading; killed %d worker process%s", n, n == 1 ? "" : "es");
 		if (!m->cfg.standby_warm_cache)
@@ -738,13 +756,44 @@ static bool informer_synced(struct mgr *m, char *why, size_t n)
 		snprintf(why, n, "no resource registered by informerd yet");
 		ok = false;
 	}
+	if (ok && st.n_types > m->n_unsynced) {
+		struct unsynced *u = realloc(m->unsynced, st.n_types * sizeof(*u));
+		if (!u) {
+			shm_arena_close(a);
+			snprintf(why, n, "out of memory");
+			return false;
+		}
+		memset(u + m->n_unsynced, 0, (st.n_types - m->n_unsynced) * sizeof(*u));
+		m->unsynced = u;
+		m->n_unsynced = st.n_types;
+	}
+	uint64_t now = ipc_now_usec();
 	for (uint64_t t = 0; ok && t < st.n_types; t++) {
 		struct shm_type_info ti;
-		if (shm_reader_type_info(a, (uint16_t)t, &ti) == 0 && !ti.synced) {
-			snprintf(why, n, "%s%s%s not synced", ti.group, ti.group[0] ? "/" : "",
-			         ti.resource);
-			ok = false;
+		if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0)
+			continue;
+		struct unsynced *u = &m->unsynced[t];
+		if (ti.synced) { /* a later loss of sync gets a grace of its own */
+			u->since = 0;
+			u->warned = false;
+			continue;
 		}
+		if (!u->since || u->gen != ti.gen) /* first seen unsynced (this slot's resource) */
+			*u = (struct unsynced){.gen = ti.gen, .since = now};
+		if (ti.record_kind == SHM_RECORD_META && now - u->since >= META_SYNC_GRACE_USEC) {
+			if (!u->warned)
+				log_warning("%s%s%s not synced after %llu s: no longer waited for "
+				            "(metadata-only, the garbage collector's; it proceeds "
+				            "without "
+				            "it as upstream's does)",
+				            ti.resource, ti.group[0] ? "." : "", ti.group,
+				            META_SYNC_GRACE_USEC / 1000000);
+			u->warned = true;
+			continue;
+		}
+		snprintf(why, n, "%s%s%s not synced", ti.group, ti.group[0] ? "/" : "",
+		         ti.resource);
+		ok = false;
 	}
 	shm_arena_close(a);
 	return ok;
@@ -765,6 +814,12 @@ static bool check_children(void *ud, char *why, size_t n)
 		mgr_child_get_info(c, &info);
 		if (info.crash_looping) {
 			snprintf(why, n, "%s is crash-looping", info.name);
+			return false;
+		}
+		if (info.start_failures) {
+			snprintf(why, n, "%s could not be started (%s, %u time%s); retrying",
+			         info.name, strerror(-info.start_error), info.start_failures,
+			         info.start_failures == 1 ? "" : "s");
 			return false;
 		}
 	}
@@ -795,8 +850,14 @@ static bool check_controller(void *ud, char *why, size_t n)
 	for (unsigned i = 0; (c = mgr_sup_child(cc->m->sup, i)); i++) {
 		struct mgr_child_info info;
 		mgr_child_get_info(c, &info);
-		if (info.crash_looping && strncmp(info.name, prefix, strlen(prefix)) == 0) {
+		if (strncmp(info.name, prefix, strlen(prefix)) != 0)
+			continue;
+		if (info.crash_looping) {
 			snprintf(why, n, "%s is crash-looping", info.name);
+			return false;
+		}
+		if (info.start_failures) {
+			snprintf(why, n, "%s could not be started; retrying", info.name);
 			return false;
 		}
 	}
@@ -1211,7 +1272,9 @@ static int on_stop_timer(struct ipc_source *s, uint64_t now, void *ud)
 
 	(void)s;
 	(void)now;
-	/* Grace is over: whatever still runs is killed; a release still in flight is abandoned. */
+	/* Grace is over: whatever still runs is killed; a release still in flight is abandoned.
+	 * Fence first: no write after this, and the queue owners count these deaths as no crash. */
+	kube_fence_set(m->fence, 0);
 	mgr_sup_signal_group(m->sup, "workers", SIGKILL, true);
 	mgr_sup_signal_group(m->sup, "informerd", SIGKILL, true);
 	m->released = true;
@@ -1553,6 +1616,7 @@ int main(int argc, char **argv)
 	kube_fence_close(m->fence);
 	mgr_sa_tokens_free(m->sa_tokens);
 	mgr_status_free(m->status);
+	free(m->unsynced);
 	mgr_httpd_free(m->httpd);
 	mgr_sup_free(m->sup);
 	for (size_t i = 0; i < m->cfg.n_ctl; i++)

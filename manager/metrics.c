@@ -5,7 +5,8 @@
  * Names, types and histogram buckets follow client-go's workqueue Prometheus provider:
  * depth, adds_total, retries_total (counters/gauges labelled name), queue_duration_seconds and
  * work_duration_seconds (histograms with buckets 1e-8 s × 10^i, i = 0..9),
- * unfinished_work_seconds and longest_running_processor_seconds (gauges).
+ * unfinished_work_seconds and longest_running_processor_seconds (gauges). kcmd's own, in the
+ * same shape under kcmd_: parked keys now and in total, worker deaths.
  */
 #include "manager/metrics.h"
 
@@ -25,6 +26,12 @@ static const char *const families[][3] = {
         {"workqueue_longest_running_processor_seconds", "gauge",
          "How many seconds has the longest running processor for workqueue been running."},
         {"workqueue_retries_total", "counter", "Total number of retries handled by workqueue"},
+        /* kcmd's own: a key parked after its worker crashed on it park_after times in a row */
+        {"kcmd_workqueue_parked_keys", "gauge",
+         "Keys of workqueue parked now (their worker process crashed on them repeatedly)"},
+        {"kcmd_workqueue_parked_keys_total", "counter", "Total number of keys parked by workqueue"},
+        {"kcmd_workqueue_worker_deaths_total", "counter",
+         "Total number of worker processes of workqueue that died holding a lease or attached"},
 };
 
 void mgr_metrics_workqueue_headers(struct mgr_metrics_buf *b)
@@ -62,4 +69,10 @@ void mgr_metrics_workqueue(struct mgr_metrics_buf *b, const struct ipc_queue_met
 	                   m->unfinished_work_seconds);
 	mgr_metrics_printf(b, "workqueue_longest_running_processor_seconds{name=\"%s\"} %.9g\n",
 	                   m->name, m->longest_running_processor_seconds);
+	mgr_metrics_printf(b, "kcmd_workqueue_parked_keys{name=\"%s\"} %llu\n", m->name,
+	                   (unsigned long long)m->parked);
+	mgr_metrics_printf(b, "kcmd_workqueue_parked_keys_total{name=\"%s\"} %llu\n", m->name,
+	                   (unsigned long long)m->parked_total);
+	mgr_metrics_printf(b, "kcmd_workqueue_worker_deaths_total{name=\"%s\"} %llu\n", m->name,
+	                   (unsigned long long)m->worker_deaths_total);
 }

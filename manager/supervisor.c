@@ -48,7 +48,11 @@ struct mgr_child {
 	unsigned n_exits;
 	int last_code, last_status;
 	pid_t last_pid;
+	unsigned start_failures; /* consecutive failed starts (fork, pidfd); 0 once one worked */
+	int start_error;         /* -errno of the last failed start */
 };
+
+unsigned mgr_sup_fault_fail_starts;
 
 struct mgr_supervisor {
 	struct ipc_loop *loop;
@@ -137,6 +141,19 @@ struct mgr_supervisor *mgr_sup_free(struct mgr_supervisor *s)
 	return NULL;
 }
 
+/* A start that failed (fork, pidfd): the child waits in BACKOFF and its timer tries again, with
+ * the same doubling backoff as after an exit; mgr_child_info.start_failures says so meanwhile
+ * (the manager's health checks are red). */
+static int start_failed(struct mgr_child *c, int err)
+{
+	c->start_failures++;
+	c->start_error = err;
+	c->state = MGR_CHILD_BACKOFF;
+	c->next_start = ipc_now_usec() + c->backoff;
+	c->backoff = c->backoff * 2 > BACKOFF_MAX_USEC ? BACKOFF_MAX_USEC : c->backoff * 2;
+	return ipc_source_set_time(c->timer, c->next_start);
+}
+
 static int timer_cb(struct ipc_source *src, uint64_t now, void *userdata)
 {
 	struct mgr_child *c = userdata;
@@ -145,11 +162,8 @@ static int timer_cb(struct ipc_source *src, uint64_t now, void *userdata)
 	(void)now;
 	if (c->state == MGR_CHILD_BACKOFF && !c->want_stop) {
 		int r = mgr_child_start(c);
-		if (r < 0) { /* fork failed (EAGAIN, ENOMEM): try again after the same backoff */
-			c->state = MGR_CHILD_BACKOFF;
-			c->next_start = ipc_now_usec() + c->backoff;
-			return ipc_source_set_time(c->timer, c->next_start);
-		}
+		if (r < 0) /* fork or pidfd failed (EAGAIN, ENOMEM, EMFILE): again, later */
+			return start_failed(c, r);
 	}
 	return 0;
 }
@@ -270,6 +284,10 @@ int mgr_child_start(struct mgr_child *c)
 
 	if (c->state == MGR_CHILD_RUNNING)
 		return -EALREADY;
+	if (mgr_sup_fault_fail_starts) { /* test seam: this start fails as a fork would */
+		mgr_sup_fault_fail_starts--;
+		return -EAGAIN;
+	}
 	pid = fork();
 	if (pid < 0)
 		return -errno;
@@ -309,6 +327,8 @@ int mgr_child_start(struct mgr_child *c)
 	c->want_stop = false;
 	c->state = MGR_CHILD_RUNNING;
 	c->started = ipc_now_usec();
+	c->start_failures = 0;
+	c->start_error = 0;
 	ipc_source_set_time(c->timer, 0);
 	return 0;
 }
@@ -316,6 +336,7 @@ int mgr_child_start(struct mgr_child *c)
 int mgr_child_stop(struct mgr_child *c, int sig)
 {
 	c->want_stop = true;
+	c->start_failures = 0; /* stopped on purpose: no start is owed any more */
 	if (c->state == MGR_CHILD_BACKOFF) {
 		c->state = MGR_CHILD_STOPPED;
 		ipc_source_set_time(c->timer, 0);
@@ -348,18 +369,23 @@ int mgr_sup_signal_group(struct mgr_supervisor *s, const char *group, int sig, b
 
 int mgr_sup_start_group(struct mgr_supervisor *s, const char *group)
 {
-	int n = 0;
+	int n = 0, err = 0;
 
 	for (unsigned i = 0; i < s->n; i++) {
 		struct mgr_child *c = s->children[i];
 		if (strcmp(c->group, group) != 0 || c->state == MGR_CHILD_RUNNING)
 			continue;
+		c->want_stop = false;
 		int r = mgr_child_start(c);
-		if (r < 0)
-			return r;
+		if (r < 0) { /* the others still start; this one is retried after a backoff */
+			if (!err)
+				err = r;
+			(void)start_failed(c, r);
+			continue;
+		}
 		n++;
 	}
-	return n;
+	return err ? err : n;
 }
 
 unsigned mgr_sup_running(const struct mgr_supervisor *s, const char *group)
@@ -387,6 +413,8 @@ void mgr_child_get_info(const struct mgr_child *c, struct mgr_child_info *ret)
 	ret->last_status = c->last_status;
 	ret->crash_looping = crash_looping(c, ipc_now_usec());
 	ret->next_start_usec = c->state == MGR_CHILD_BACKOFF ? c->next_start : 0;
+	ret->start_failures = c->start_failures;
+	ret->start_error = c->start_error;
 }
 
 struct mgr_child *mgr_sup_child(const struct mgr_supervisor *s, unsigned i)

@@ -11,7 +11,9 @@
  *   waitid(P_PIDFD), the on_exit callback runs (this is where the manager repairs what the dead
  *   process held: queue items in flight, reader slots), and the child is restarted after a
  *   backoff: 500 ms doubling to 30 s, back to 500 ms once a run lasted 60 s. Five or more
- *   restarts within 60 s mark the child crash-looping (visible in logs, /healthz, metrics).
+ *   restarts within 60 s mark the child crash-looping (visible in logs, /healthz, metrics). A
+ *   start that fails (fork or pidfd_open: EAGAIN, ENOMEM, EMFILE) is retried the same way, and
+ *   the child reports start_failures meanwhile (/healthz red).
  *
  *   A group tag lets the manager stop a whole class of children at once and synchronously (the
  *   leader-election fence SIGKILLs every worker before the renew deadline).
@@ -57,6 +59,8 @@ struct mgr_child_info {
 	int last_status;       /* exit status or signal number */
 	bool crash_looping;
 	uint64_t next_start_usec; /* when in BACKOFF */
+	unsigned start_failures;  /* consecutive failed starts (fork, pidfd_open); retried */
+	int start_error;          /* -errno of the last failed start */
 };
 
 /* Called after a child was reaped, before any restart is scheduled. */
@@ -78,8 +82,14 @@ int mgr_child_stop(struct mgr_child *c, int sig);
 /* Sends sig to every running child of group right now (kill(2) returns before they die) and
  * stops their restarts when stop is true. Returns the number signalled. */
 int mgr_sup_signal_group(struct mgr_supervisor *s, const char *group, int sig, bool stop);
-/* Starts every STOPPED child of group. Returns how many started or the first -errno. */
+/* Starts every child of group that is not running. A child whose start fails (fork,
+ * pidfd_open) waits in BACKOFF and is retried by its timer with the exit backoff (500 ms doubling
+ * to 30 s) until it starts or is stopped; the others start regardless. Returns how many started,
+ * or the first start's -errno if any failed (those are being retried). */
 int mgr_sup_start_group(struct mgr_supervisor *s, const char *group);
+/* Test seam: the next this-many starts fail with -EAGAIN before fork (as a fork at the process
+ * limit would). 0 in production. */
+extern unsigned mgr_sup_fault_fail_starts;
 /* Number of children of group (NULL = all) still running. */
 unsigned mgr_sup_running(const struct mgr_supervisor *s, const char *group);
 

@@ -45,7 +45,8 @@ enum shm_feed_abi_op {
 };
 #define SHM_FEED_ABI_F_RELIST    0x01u /* delivered by a list/replace, not by a watch event */
 #define SHM_FEED_ABI_F_TOMBSTONE 0x02u /* DELETE seen only through a relist (old = last known) */
-#define SHM_FEED_ABI_F_ALL       0x03u
+#define SHM_FEED_ABI_F_DROPPED   0x04u /* DELETE of a type no longer watched: not a deletion */
+#define SHM_FEED_ABI_F_ALL       0x07u
 
 /* One entry: this header, then the new object's encoding (new_len bytes), then the old one's
  * (old_len bytes), then zero padding up to len. Word 0 (seq) is the publication word: the

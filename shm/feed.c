@@ -491,6 +491,7 @@ int shm_feed_publish(struct shm_feed *f, const struct shm_feed_pub *pub, uint64_
 	if (pub->op < SHM_FEED_ADD || pub->op > SHM_FEED_DELETE ||
 	    (pub->flags & ~SHM_FEED_ABI_F_ALL) ||
 	    ((pub->flags & SHM_FEED_TOMBSTONE) && (!is_del || !pub->old_obj)) ||
+	    ((pub->flags & SHM_FEED_DROPPED) && !is_del) ||
 	    (is_del ? pub->new_obj != NULL : pub->new_obj == NULL) ||
 	    (pub->op == SHM_FEED_ADD && pub->old_obj))
 		return -EINVAL;

@@ -3,9 +3,9 @@
  *
  * What: one single-writer, multi-reader ring of change entries in a memfd. informerd (the
  * arena's one writer) applies a watch event to the arena, then publishes one entry: seq, arena
- * type, op (add/update/delete), relist/tombstone flags, the object's arena handle, the arena's
- * change_seq, and a self-contained copy of the new version and of the previous version. Each
- * controller's dispatcher, in its own process, reads the feed at its own pace and runs that
+ * type, op (add/update/delete), relist/tombstone/dropped flags, the object's arena handle, the
+ * arena's change_seq, and a self-contained copy of the new version and of the previous version.
+ * Each controller's dispatcher, in its own process, reads the feed at its own pace and runs that
  * controller's handlers (on_add / on_update(old, new) / on_delete), as client-go's
  * processorListener does for one ResourceEventHandler. A consumer that the writer laps detects
  * it exactly (-ESTALE) and resyncs from the arena, as a client-go relist would: nothing is lost.
@@ -109,6 +109,9 @@ enum shm_feed_op {
 #define SHM_FEED_TOMBSTONE                                                                         \
 	0x02u /* DELETE noticed only by a relist: old is the last known state                      \
 	       */
+/* DELETE because informerd stopped watching the type (it left discovery): the object was not
+ * deleted, it is only out of the cache (inf_event.dropped). DELETE only. */
+#define SHM_FEED_DROPPED 0x04u
 
 struct shm_feed_create_opts {
 	uint64_t ring_size; /* bytes, rounded up to a power of two; 0 = 64 MiB; 64 KiB .. 1 TiB */
@@ -135,9 +138,9 @@ int shm_feed_writer_open(int fd, struct shm_feed **ret);
 /* One change, as informerd knows it after writing the arena. */
 struct shm_feed_pub {
 	enum shm_feed_op op;
-	uint8_t flags;      /* SHM_FEED_RELIST, SHM_FEED_TOMBSTONE (DELETE only) */
-	uint16_t type;      /* arena type id */
-	uint32_t handle;    /* the object's arena handle (shm_obj.handle), 0 if not known */
+	uint8_t flags;   /* SHM_FEED_RELIST, SHM_FEED_TOMBSTONE, SHM_FEED_DROPPED (DELETE only) */
+	uint16_t type;   /* arena type id */
+	uint32_t handle; /* the object's arena handle (shm_obj.handle), 0 if not known */
 	uint64_t arena_seq; /* shm_reader_change_seq() after the arena write */
 	/* ADD, UPDATE: the version just written (what was passed to shm_writer_upsert); DELETE:
 	 * NULL. */

@@ -37,6 +37,7 @@
 #include "ipc/queue.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/fence.h"
 #include "lib/fence-env.h"
 #include "lib/kube-loop.h"
 #include "lib/log.h"
@@ -44,7 +45,8 @@
 #include "shm/feed.h"
 #include "shm/record-model.h"
 
-#define BATCH 256 /* entries handled per loop turn before the loop looks at anything else */
+#define BATCH          256 /* entries handled per loop turn before the loop looks at anything else */
+#define TERM_POLL_USEC 250000 /* how often the leadership fence is read for a new term */
 
 struct dq { /* a queue this process owns */
 	const char *name;
@@ -66,7 +68,8 @@ struct dsp {
 	struct kube_loop *kl;
 	struct shm_arena *arena;
 	struct shm_feed *feed;
-	struct ipc_source *feed_src, *more, *sig_term, *sig_int;
+	struct ipc_source *feed_src, *more, *sig_term, *sig_int, *term_timer;
+	bool leading; /* the fence allowed writes at the last look (a new term: false -> true) */
 	struct inf_dispatch *d;
 	size_t table;
 	struct dq *queues;
@@ -177,6 +180,7 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 	        .old = fe->old_obj,
 	        .tombstone = fe->flags & SHM_FEED_TOMBSTONE,
 	        .from_relist = fe->flags & SHM_FEED_RELIST,
+	        .dropped = fe->flags & SHM_FEED_DROPPED,
 	};
 	struct shm_obj copy = SHM_OBJ_INIT, old = SHM_OBJ_INIT;
 	struct shm_pod_view pod;
@@ -349,6 +353,49 @@ static void on_consumed_key(struct ipc_queue *q, void *ud)
 		log_error("%s: cannot wait for keys", x->c->handlers->consumes[c->index]);
 }
 
+/* Parked keys (ipc/queue.h): loud, counted (kcmd_workqueue_parked_keys), listed by kcmctl. */
+static void on_parked(struct ipc_queue_owner *o, const char *key, uint32_t crashes,
+                      uint64_t retry_usec, void *ud)
+{
+	struct dq *q = ud;
+
+	(void)o;
+	log_error("queue %s: key %s parked: %u worker crashes in a row on it; it is tried again "
+	          "on its next change, at a new leadership term, or in %.0f s (kcmctl queues)",
+	          q->name, key, crashes, (double)retry_usec / 1e6);
+}
+
+/* Workers the manager killed (the fence deadline passed, or the stop grace ended: the manager
+ * publishes 0 before it kills) did not crash on their keys. */
+static bool on_death_expected(struct ipc_queue_owner *o, void *ud)
+{
+	const struct kube_fence *f = kcmd_fence();
+
+	(void)o;
+	(void)ud;
+	return f && !kube_fence_allows(f, ipc_now_usec());
+}
+
+/* A new leadership term starts clean: nothing parked, no crash counted. */
+static int on_term_timer(struct ipc_source *s, uint64_t now, void *ud)
+{
+	struct dsp *x = ud;
+	const struct kube_fence *f = kcmd_fence();
+	bool leading = f && kube_fence_allows(f, ipc_now_usec());
+
+	if (leading && !x->leading)
+		for (size_t i = 0; i < x->n_queues; i++) {
+			size_t n = ipc_queue_owner_unpark_all(x->queues[i].owner);
+			if (n)
+				log_info("queue %s: new leadership term: %zu parked key%s tried "
+				         "again",
+				         x->queues[i].name, n, n == 1 ? "" : "s");
+		}
+	x->leading = leading;
+	ipc_source_set_time(s, now + TERM_POLL_USEC);
+	return 0;
+}
+
 static void on_owner_resync(struct ipc_queue_owner *o, bool restarted, void *ud)
 {
 	struct dq *q = ud;
@@ -424,7 +471,10 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	}
 	for (size_t i = 0; i < x->c->n_queues; i++) {
 		struct dq *q = &x->queues[x->n_queues++];
-		struct ipc_queue_owner_config qc = {.resync = on_owner_resync, .userdata = q};
+		struct ipc_queue_owner_config qc = {.resync = on_owner_resync,
+		                                    .parked = on_parked,
+		                                    .death_expected = on_death_expected,
+		                                    .userdata = q};
 		q->name = x->c->queues[i].name;
 		fd = kcmd_env_queue_fd(q->name);
 		if (fd < 0 || (r = ipc_queue_owner_new(&q->owner, x->loop, fd, &qc)) < 0) {
@@ -503,6 +553,12 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_term, SIGTERM, on_signal, x)) < 0 ||
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x)) < 0)
 		return r;
+	if (kcmd_fence()) {
+		x->leading = kube_fence_allows(kcmd_fence(), ipc_now_usec());
+		if ((r = ipc_loop_add_timer(x->loop, &x->term_timer,
+		                            ipc_now_usec() + TERM_POLL_USEC, on_term_timer, x)) < 0)
+			return r;
+	}
 	ipc_source_post_enable(x->more); /* entries published while the table resynced */
 	return 0;
 }
@@ -573,6 +629,7 @@ int main(int argc, char **argv)
 
 	ipc_source_free(x->feed_src);
 	ipc_source_free(x->more);
+	ipc_source_free(x->term_timer);
 	for (size_t i = 0; i < x->n_consumed; i++)
 		ipc_queue_free(x->consumed[i].q);
 	free(x->consumed);

@@ -67,6 +67,10 @@ struct inf_event {
 	const struct shm_obj *old;           /* see the design note; NULL for ADD */
 	bool tombstone;
 	bool from_relist; /* delivered by a replace (list or WatchList initial events) */
+	/* DELETE only: informerd stopped watching the type (it left discovery); the object was not
+	 * deleted at the apiserver, it only left the cache (the GC ignores it: upstream's removed
+	 * monitor stops without delete events and its graph keeps the nodes). */
+	bool dropped;
 };
 
 struct inf_handler_ctx {

@@ -23,7 +23,7 @@
 struct seen_ev {
 	enum inf_event_kind kind;
 	char name[64], rv[32], old_rv[32], arena_rv[32];
-	bool tombstone, relist;
+	bool tombstone, relist, dropped;
 };
 static struct seen_ev g_ev[64];
 static size_t g_n;
@@ -38,6 +38,7 @@ static void rec(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	e->kind = ev->kind;
 	e->tombstone = ev->tombstone;
 	e->relist = ev->from_relist;
+	e->dropped = ev->dropped;
 	name = ev->meta ? ev->meta->name : ev->old->name;
 	ns = ev->meta ? (ev->meta->namespace ? ev->meta->namespace : "") : ev->old->ns;
 	snprintf(e->name, sizeof(e->name), "%s", name);
@@ -226,6 +227,7 @@ static void test_replace_tombstones(void **state)
 	shm_obj_release(&o);
 	inf_store_get_stats(f->s, &st);
 	assert_int_equal(st.tombstones, 2);
+	assert_false(g_ev[2].dropped || g_ev[3].dropped); /* a relist's tombstone is a deletion */
 	/* An aborted replace deletes nothing. */
 	assert_int_equal(inf_store_replace_begin(f->s, (uint16_t)f->pod_t), 0);
 	inf_store_replace_abort(f->s, (uint16_t)f->pod_t);
@@ -253,6 +255,8 @@ static void test_drop(void **state)
 	assert_int_equal(inf_store_drop(f->s, (uint16_t)f->pod_t), 0);
 	assert_int_equal(g_n, 2);
 	assert_true(g_ev[0].tombstone && g_ev[1].tombstone);
+	/* issue 21: marked as drops (the objects were not deleted at the apiserver) */
+	assert_true(g_ev[0].dropped && g_ev[1].dropped);
 	assert_int_equal(shm_reader_type_info(f->a, (uint16_t)f->pod_t, &ti), 0);
 	assert_int_equal(ti.count, 0);
 	assert_true(ti.synced);

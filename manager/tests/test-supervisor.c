@@ -108,6 +108,62 @@ static void test_restart_with_backoff(void **state)
 	ipc_loop_free(loop);
 }
 
+/* A start that fails (fork at the process limit, pidfd_open out of fds) is retried with backoff,
+ * reported meanwhile, and does not keep the rest of the group from starting. */
+static void test_failed_start_is_retried(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_supervisor *sup;
+	struct mgr_child *a, *b;
+	struct exits e = {0};
+	char *argv[] = {"/bin/sleep", "100", NULL};
+	struct mgr_child_spec sa = {
+	        .name = "w0", .group = "workers", .argv = argv, .restart = true};
+	struct mgr_child_spec sb = {
+	        .name = "w1", .group = "workers", .argv = argv, .restart = true};
+	struct mgr_child_info ia, ib;
+
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
+	assert_int_equal(mgr_sup_add(sup, &sa, &a), 0);
+	assert_int_equal(mgr_sup_add(sup, &sb, &b), 0);
+	mgr_sup_fault_fail_starts = 1; /* w0's start fails, w1's works */
+	assert_int_equal(mgr_sup_start_group(sup, "workers"), -EAGAIN);
+	mgr_child_get_info(a, &ia);
+	mgr_child_get_info(b, &ib);
+	assert_int_equal(ib.state, MGR_CHILD_RUNNING);
+	assert_int_equal(ia.state, MGR_CHILD_BACKOFF);
+	assert_int_equal(ia.start_failures, 1);
+	assert_int_equal(ia.start_error, -EAGAIN);
+	/* the retry fails too (backoff doubles), the next one works */
+	mgr_sup_fault_fail_starts = 1;
+	uint64_t t0 = ipc_now_usec();
+	uint64_t end = t0 + 5000000;
+	do {
+		assert_true(ipc_loop_run_once(loop, 50000) >= 0);
+		mgr_child_get_info(a, &ia);
+	} while (ia.state != MGR_CHILD_RUNNING && ipc_now_usec() < end);
+	assert_int_equal(ia.state, MGR_CHILD_RUNNING);
+	assert_int_equal(ia.start_failures, 0);
+	assert_int_equal(mgr_sup_fault_fail_starts, 0);
+	assert_true(ipc_now_usec() - t0 >= 1000000); /* 0.5 s, then 1 s */
+	assert_int_equal(mgr_sup_running(sup, "workers"), 2);
+	/* a stopped group owes no start: a failed one is not retried once stopped */
+	mgr_sup_signal_group(sup, "workers", SIGKILL, true);
+	run_until_exits(loop, &e, 2, 2000000);
+	mgr_sup_fault_fail_starts = 2;
+	assert_int_equal(mgr_sup_start_group(sup, "workers"), -EAGAIN);
+	mgr_sup_signal_group(sup, "workers", SIGKILL, true);
+	mgr_child_get_info(a, &ia);
+	assert_int_equal(ia.state, MGR_CHILD_STOPPED);
+	assert_int_equal(ia.start_failures, 0);
+	run_for(loop, 1200000);
+	assert_int_equal(mgr_sup_running(sup, "workers"), 0);
+	mgr_sup_free(sup);
+	ipc_loop_free(loop);
+}
+
 static void test_killed_child_restarts_and_stop(void **state)
 {
 	(void)state;
@@ -263,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_one_shot_child_and_bad_spec),
 	        cmocka_unit_test(test_fd_inheritance),
+	        cmocka_unit_test(test_failed_start_is_retried),
 	        cmocka_unit_test(test_killed_child_restarts_and_stop),
 	        cmocka_unit_test(test_children_die_with_manager),
 	        cmocka_unit_test(test_restart_with_backoff),

@@ -190,6 +190,8 @@ static void test_publish_errors(void **state)
 	                          .flags = SHM_FEED_TOMBSTONE,
 	                          .old_obj = &old};
 	assert_int_equal(shm_feed_publish(w, &p, NULL), -EINVAL); /* tombstone only on delete */
+	p = (struct shm_feed_pub){.op = SHM_FEED_ADD, .new_obj = &in, .flags = SHM_FEED_DROPPED};
+	assert_int_equal(shm_feed_publish(w, &p, NULL), -EINVAL); /* dropped only on delete */
 	/* objects */
 	p = (struct shm_feed_pub){.op = SHM_FEED_ADD, .new_obj = &in};
 	in.rv = NULL;
@@ -225,6 +227,11 @@ static void test_publish_errors(void **state)
 	assert_int_equal(shm_feed_next(r, &ev), 1);
 	assert_true(ev.seq == 2 && ev.new_obj->payload_len == 16000);
 	assert_int_equal(shm_feed_next(r, &ev), 0);
+	/* a drop (issue 21): a DELETE that is not a deletion, flag delivered */
+	p = (struct shm_feed_pub){.op = SHM_FEED_DELETE, .flags = SHM_FEED_DROPPED};
+	assert_int_equal(shm_feed_publish(w, &p, NULL), 0);
+	assert_int_equal(shm_feed_next(r, &ev), 1);
+	assert_true(ev.op == SHM_FEED_DELETE && (ev.flags & SHM_FEED_DROPPED));
 	shm_feed_event_release(&ev);
 	shm_feed_close(r);
 	shm_feed_close(w);

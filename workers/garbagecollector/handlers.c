@@ -78,6 +78,11 @@ int gc_handle_event(struct gc_builder *b, const struct inf_event *ev)
 		ge.type = GC_EVENT_UPDATE;
 		break;
 	case INF_EVENT_DELETE:
+		/* the type left discovery, the object was not deleted: upstream's Sync stops that
+		 * monitor without delete events and the graph keeps its nodes, so the dependents of
+		 * these objects are only ever judged by a live lookup of their owners */
+		if (ev->dropped)
+			return 0;
 		ge.type = GC_EVENT_DELETE;
 		break;
 	default:

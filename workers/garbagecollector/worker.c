@@ -193,7 +193,12 @@ static int get_object(struct gc_worker *w, const struct gc_ref *id, struct kube_
 		         "cluster-scoped objects cannot refer to namespaced owners");
 		return -EINVAL;
 	}
-	return w->api->get(w->api->ud, &t, ret);
+	int r = w->api->get(w->api->ud, &t, ret);
+	if (r == GC_ERR_NOT_SERVED) { /* our mapping is stale: the kind is not served now */
+		rest_mapping_error(res, id->api_version, id->kind);
+		return -ENOENT;
+	}
+	return r;
 }
 
 /* patch.go getMetadata: the informer store's copy, else a GET (namespace as in the identity). */
@@ -415,6 +420,10 @@ static int is_dangling(struct gc_worker *w, const struct kube_owner_ref *ref,
 	                      gc_owner_lookup_ns(namespaced, item->id.ns), ref->name};
 	struct kube_partial *owner = NULL;
 	int r = w->api->get(w->api->ud, &t, &owner);
+	if (r == GC_ERR_NOT_SERVED) { /* the owner's kind is not served now: not absent */
+		rest_mapping_error(res, ref->api_version, ref->kind);
+		return -ENOENT;
+	}
 	if (r == -ENOENT) {
 		if (w->absent)
 			(void)gc_absent_cache_add(w->absent, &key);

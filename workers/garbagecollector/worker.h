@@ -32,6 +32,7 @@
  *   Divergence kept on purpose: upstream orphans the dependents with one goroutine each; here
  *   they are patched one after another (same calls, same errors, same aggregation).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -70,13 +71,20 @@ struct gc_target {
 	const char *api_version, *kind, *ns, *name;
 };
 
+/* gc_api.get: the resource is not served (404 without a NotFound Status). The worker handles it
+ * as upstream's restMappingError (the kind cannot be resolved: nothing is judged absent, the
+ * key is retried with backoff). */
+#define GC_ERR_NOT_SERVED (-ENXIO)
+
 struct gc_api {
 	void *ud;
 	/* REST-map apiVersion/kind: 0 and *ret_namespaced, or -ENOENT (no mapping: a
 	 * restMappingError, retried forever). */
 	int (*rest_map)(void *ud, const char *api_version, const char *kind, bool *ret_namespaced);
 	/* Uncached metadata GET: 0 and *ret (freed by the caller with kube_object_free), or the
-	 * negative errno of kube/errors.h (-ENOENT for 404). */
+	 * negative errno of kube/errors.h (-ENOENT for 404 with a NotFound Status: the object is
+	 * absent), or GC_ERR_NOT_SERVED (404 without a Status: the apiserver has no route for the
+	 * resource, e.g. a CRD version no longer served, and says nothing about the object). */
 	int (*get)(void *ud, const struct gc_target *t, struct kube_partial **ret);
 	/* The informer store's copy (patch.go getMetadata): 0 and *ret, or -ENOENT when the type
 	 * has no monitor or the store lacks the key (the driver then GETs). May be NULL. */

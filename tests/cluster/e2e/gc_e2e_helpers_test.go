@@ -3,7 +3,9 @@
 package e2e
 
 // Helpers of gc_e2e_test.go (the ports of upstream's test/e2e/apimachinery/garbage_collector.go).
-// The whole file shares one kcmd running only the garbage collector and one upstream
+// The whole file shares the one kcmd running only the garbage collector that the ported
+// integration scenarios share too (gciSharedGC: one garbage collector per test phase, so no
+// second one can cover for a miss of the first), and one upstream
 // kube-controller-manager running the controllers of the owner kinds kcmd does not have
 // (Deployment, ReplicationController, CronJob, Job) with its garbage collector and ReplicaSet
 // controller off; ReplicaSets are reconciled by the shared ReplicaSet kcmd (useSharedRS). Every
@@ -60,15 +62,11 @@ func gceStart(t *testing.T) string {
 		sharedMu.Lock()
 		sharedProcs = append(sharedProcs, kcm)
 		sharedMu.Unlock()
-		gceGC = launchKcmd(t, nil, "--controllers=garbage-collector-controller", "--secure-port=0",
-			"--leader-elect=false", "--concurrent-gc-syncs=4", "--kube-api-qps=200", "--kube-api-burst=400", "--v=4")
-		sharedMu.Lock()
-		sharedProcs = append(sharedProcs, gceGC)
-		sharedMu.Unlock()
 	})
 	if gceErr != nil {
 		t.Fatalf("starting upstream kube-controller-manager: %v", gceErr)
 	}
+	gceGC = gciSharedGC(t) // dumps its log lines of t's namespace if t fails
 	if gceGC == nil || gceKCM == nil {
 		t.Fatal("the shared garbage collector kcmd did not start (see the first TestGC_ test's log)")
 	}
@@ -84,7 +82,6 @@ func gceStart(t *testing.T) string {
 	from := len(gceGC.Logs())
 	t.Cleanup(func() {
 		if t.Failed() {
-			dumpKcmdLogs(t, gceGC)
 			gceDumpNamed(t, "kube-controller-manager", gceKCM, ns)
 		} else if os.Getenv("KCMD_GCE_LOGS") != "" {
 			// debugging aid: every line the GC logged while t ran (run one test at a time)

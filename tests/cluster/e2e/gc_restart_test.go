@@ -75,6 +75,9 @@ func TestGC_InformerdKilledDuringCreation(t *testing.T) {
 
 	const nRS, perRS = 8, 25
 	const total = nRS * perRS
+	// every pod ever created, counted from a watch started before the first one: a surplus
+	// the ReplicaSet controller later removes still counts
+	tr := hrtStartTracker(t, ns)
 	var rss []*appsv1.ReplicaSet
 	for i := 0; i < nRS; i++ {
 		rss = append(rss, mustCreateRS(t, testRS(ns, fmt.Sprintf("restart-%d", i), perRS)))
@@ -99,11 +102,19 @@ func TestGC_InformerdKilledDuringCreation(t *testing.T) {
 		}
 		return n >= total && k == len(kills), fmt.Sprintf("%d of %d pods, %d kills", n, total, k)
 	})
-	// the ReplicaSet controller settles at exactly the replicas (a surplus would be removed)
+	// the ReplicaSet controller settles at exactly the replicas, and never created more: the
+	// informerd restarts must not make it create a pod twice
 	Eventually(t, 60*time.Second, "exactly the replicas", func() (bool, string) {
 		n := len(hgmOwnedPods(t, ns))
 		return n == total, fmt.Sprintf("%d owned pods, want %d", n, total)
 	})
+	for _, rs := range rss {
+		if c := tr.Created(rs.UID); c > perRS {
+			t.Errorf("%s: over-creation: %d pods created over its life, spec.replicas %d", rs.Name, c, perRS)
+		} else if c < perRS {
+			t.Logf("%s: the tracker saw %d of %d creations (its watch relisted)", rs.Name, c, perRS)
+		}
+	}
 	t.Logf("%d pods of %d ReplicaSets created in %.1f s with %d informerd kills", total, nRS,
 		time.Since(start).Seconds(), k)
 

@@ -214,3 +214,73 @@ func TestManager_SIGTERMReleasesLease(t *testing.T) {
 		t.Errorf("leaseDurationSeconds after release = %v, want 1", l.Spec.LeaseDurationSeconds)
 	}
 }
+
+// TestManager_SIGTERMUnderLoad: SIGTERM while the ReplicaSet workers have a deep queue (400
+// one-replica ReplicaSets, one create per sync, at a low client QPS): every worker finishes the
+// key in hand and takes no other (at most one pod per worker is created after the signal), the
+// Lease is released and kcmd exits 0 inside its stop grace (5 s + renew deadline; past it the
+// workers are SIGKILLed and the release abandoned).
+func TestManager_SIGTERMUnderLoad(t *testing.T) {
+	ns := Namespace(t)
+	lease := leaseName(t)
+	const workers, sets = 5, 400
+	flags := append([]string{"--controllers=replicaset-controller", "--secure-port=0",
+		"--leader-elect-resource-name=" + lease, fmt.Sprintf("--concurrent-replicaset-syncs=%d", workers),
+		"--kube-api-qps=25", "--kube-api-burst=5"}, fastElection...)
+	a := startKcmd(t, nil, flags...)
+	Eventually(t, 20*time.Second, "leadership", func() (bool, string) { return a.Logged("became leader"), "" })
+	for i := 0; i < sets; i++ {
+		rs := itRS(ns, fmt.Sprintf("load-%d", i), 1)
+		rs.Spec.Selector.MatchLabels = map[string]string{"rs": rs.Name}
+		rs.Spec.Template.Labels = map[string]string{"rs": rs.Name}
+		mustCreateRS(t, rs)
+	}
+	countPods := func() int {
+		l, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Items)
+	}
+	Eventually(t, 60*time.Second, "the scale-up under way", func() (bool, string) {
+		n := countPods()
+		return n >= 40, fmt.Sprintf("%d pods", n)
+	})
+	before := countPods()
+	start := time.Now()
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("kcmd did not exit within 20s of SIGTERM")
+	}
+	took := time.Since(start)
+	atExit := countPods()
+	t.Logf("exit after SIGTERM under load: %.2fs; pods: %d before the signal, %d at exit, of %d", took.Seconds(), before, atExit, sets)
+	if a.err != nil {
+		t.Errorf("kcmd exit: %v (want status 0)", a.err)
+	}
+	if atExit >= sets {
+		t.Fatalf("the scale-up finished before the stop (%d pods): no load to stop under", atExit)
+	}
+	if atExit-before > workers {
+		t.Errorf("%d pods created after SIGTERM, more than one key in hand per worker (%d): the workers kept taking keys", atExit-before, workers)
+	}
+	if took > 8*time.Second {
+		t.Errorf("stop took %s under load: past the stop grace", took)
+	}
+	if !a.Logged("released the lease") {
+		t.Errorf("the Lease was not released")
+	}
+	l, err := env.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), lease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := l.Spec.HolderIdentity; h != nil && *h != "" {
+		t.Errorf("holder after SIGTERM under load = %q, want empty", *h)
+	}
+	time.Sleep(2 * time.Second)
+	if n := countPods(); n != atExit {
+		t.Errorf("%d pods created after kcmd exited", n-atExit)
+	}
+}

@@ -384,11 +384,13 @@ func stopSharedRS(t *testing.T) {
 // so that the controller starts only after the objects t made exist, as upstream's integration
 // tests start the controller after creating their pods. The test must have called stopSharedRS
 // before making those objects.
-func startPrivateRS(t *testing.T) *kcmdProc {
+func startPrivateRS(t *testing.T, extra ...string) *kcmdProc {
 	t.Helper()
 	stopSharedRS(t)
-	p := startKcmd(t, nil, "--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
-		"--concurrent-replicaset-syncs=5", "--kube-api-qps=200", "--kube-api-burst=400", "--v=4")
+	flags := append([]string{"--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
+		"--concurrent-replicaset-syncs=5", "--kube-api-qps=200", "--kube-api-burst=400", "--v=4"}, extra...)
+	p := startKcmd(t, nil, flags...)
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	return p
 }
 

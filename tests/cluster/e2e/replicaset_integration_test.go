@@ -193,10 +193,11 @@ func TestReplicaSet_DeletingAndFailedPods(t *testing.T) {
 
 // TestReplicaSet_PodDeletionCost: scaling 2 → 1 deletes the pod with the lower
 // controller.kubernetes.io/pod-deletion-cost, and with equal or no costs the one with more
-// restarts.
+// restarts. With the PodDeletionCost gate off (a kcmd of its own started with
+// --feature-gates=PodDeletionCost=false, the shared one stopped meanwhile: one ReplicaSet
+// controller at a time) the costs are ignored. Not parallel: the gate-off case must run while
+// no other test relies on the shared controller.
 func TestReplicaSet_PodDeletionCost(t *testing.T) {
-	t.Parallel()
-	useSharedRS(t)
 	cases := []struct {
 		name      string
 		costs     []string
@@ -209,41 +210,59 @@ func TestReplicaSet_PodDeletionCost(t *testing.T) {
 		{"enabled-with-no-costs", nil, []int32{5, 0}, true, 1},
 		{"disabled-with-different-costs", []string{"1000", "100"}, []int32{5, 0}, false, 1},
 	}
+	// the gate-off cases first, one at a time, each with its own kcmd
 	for _, tc := range cases {
+		if tc.enabled {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
-			if !tc.enabled {
-				t.Skip("needs the PodDeletionCost feature gate off: kcmd has no --feature-gates (manager/flags.c lists it as unsupported) and runs with upstream's defaults (PodDeletionCost beta, on)")
-			}
-			t.Parallel()
-			ns := rsNamespace(t)
-			waitRSStable(t, mustCreateRS(t, itRS(ns, "rs", 2)))
-			pods := listPods(t, ns, fooBar())
-			if len(pods) != 2 {
-				t.Fatalf("%d pods, want 2", len(pods))
-			}
-			remainingUID := pods[tc.remaining].UID
-			for i, p := range pods {
-				if len(tc.costs) != 0 {
-					cost := tc.costs[i]
-					updatePod(t, ns, p.Name, func(p *corev1.Pod) {
-						p.Annotations = map[string]string{"controller.kubernetes.io/pod-deletion-cost": cost}
-					})
-				}
-				restarts := tc.restarts[i]
-				updatePodStatus(t, ns, p.Name, func(p *corev1.Pod) {
-					p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "fake-name", Image: "fakeimage", RestartCount: restarts}}
-				})
-			}
-			updateRS(t, ns, "rs", func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = ptr.To[int32](1) })
-			Eventually(t, rsTimeout, "the ReplicaSet scaled down to 1 pod", func() (bool, string) {
-				pods = listPods(t, ns, fooBar())
-				return len(pods) == 1, fmt.Sprintf("%d pods: %s", len(pods), podNames(pods))
-			})
-			if pods[0].UID != remainingUID {
-				t.Errorf("remaining pod %s (uid %s, restarts %v, annotations %v), want uid %s", pods[0].Name, pods[0].UID,
-					pods[0].Status.ContainerStatuses, pods[0].Annotations, remainingUID)
-			}
+			startPrivateRS(t, "--feature-gates=PodDeletionCost=false")
+			podDeletionCostCase(t, tc.costs, tc.restarts, tc.remaining)
 		})
+	}
+	useSharedRS(t)
+	for _, tc := range cases {
+		if !tc.enabled {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			podDeletionCostCase(t, tc.costs, tc.restarts, tc.remaining)
+		})
+	}
+}
+
+// podDeletionCostCase: 2 pods with the given costs and restart counts, scaled to 1; the pod at
+// index remaining must be the one left.
+func podDeletionCostCase(t *testing.T, costs []string, restarts []int32, remaining int) {
+	t.Helper()
+	ns := rsNamespace(t)
+	waitRSStable(t, mustCreateRS(t, itRS(ns, "rs", 2)))
+	pods := listPods(t, ns, fooBar())
+	if len(pods) != 2 {
+		t.Fatalf("%d pods, want 2", len(pods))
+	}
+	remainingUID := pods[remaining].UID
+	for i, p := range pods {
+		if len(costs) != 0 {
+			cost := costs[i]
+			updatePod(t, ns, p.Name, func(p *corev1.Pod) {
+				p.Annotations = map[string]string{"controller.kubernetes.io/pod-deletion-cost": cost}
+			})
+		}
+		rc := restarts[i]
+		updatePodStatus(t, ns, p.Name, func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "fake-name", Image: "fakeimage", RestartCount: rc}}
+		})
+	}
+	updateRS(t, ns, "rs", func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = ptr.To[int32](1) })
+	Eventually(t, rsTimeout, "the ReplicaSet scaled down to 1 pod", func() (bool, string) {
+		pods = listPods(t, ns, fooBar())
+		return len(pods) == 1, fmt.Sprintf("%d pods: %s", len(pods), podNames(pods))
+	})
+	if pods[0].UID != remainingUID {
+		t.Errorf("remaining pod %s (uid %s, restarts %v, annotations %v), want uid %s", pods[0].Name, pods[0].UID,
+			pods[0].Status.ContainerStatuses, pods[0].Annotations, remainingUID)
 	}
 }
 
@@ -558,15 +577,44 @@ func waitTerminatingReplicas(t *testing.T, ns, name string, want int32) {
 // period running on a node) are counted in status.terminatingReplicas and replaced.
 //
 // Upstream toggles the DeploymentReplicaSetTerminatingReplicas gate during the test (off, on,
-// off). kcmd has no --feature-gates and runs with upstream's default (on since 1.35), so the
-// steps run with the gate on throughout and expect what upstream expects with the gate on; the
-// gate-off expectations are the "gate-off" subtest, skipped.
+// off) in one process. kcmd's gates are fixed per process (--feature-gates), so the gate-off
+// expectations run first against a kcmd of their own started with the gate off (the shared
+// ReplicaSet kcmd stopped meanwhile: one controller at a time; the test is not parallel for
+// that reason), and the gate-on steps against the shared kcmd (upstream's default: on).
 func TestReplicaSet_TerminatingReplicas(t *testing.T) {
-	t.Parallel()
-	useSharedRS(t)
 	t.Run("gate-off", func(t *testing.T) {
-		t.Skip("needs DeploymentReplicaSetTerminatingReplicas off: kcmd has no --feature-gates (manager/flags.c lists it as unsupported)")
+		startPrivateRS(t, "--feature-gates=DeploymentReplicaSetTerminatingReplicas=false")
+		ns := rsNamespace(t)
+		spec := itRS(ns, "rs", 5)
+		spec.Spec.Template.Spec.NodeName = "fake-node"
+		spec.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](300)
+		rs := waitRSStable(t, mustCreateRS(t, spec))
+		pods := listPods(t, ns, fooBar())
+		if len(pods) != 5 {
+			t.Fatalf("%d pods, want 5", len(pods))
+		}
+		t.Cleanup(func() {
+			_ = env.Client.AppsV1().ReplicaSets(ns).Delete(context.Background(), "rs", metav1.DeleteOptions{})
+			for _, p := range listPods(t, ns, fooBar()) {
+				_ = env.Client.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+			}
+		})
+		// gate off: terminating pods are still replaced, but never counted: the field is absent
+		for i, want := range []int{6, 7} {
+			if err := env.Client.CoreV1().Pods(ns).Delete(context.Background(), pods[i].Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			Eventually(t, rsTimeout, fmt.Sprintf("%d pods (5 active, %d terminating)", want, i+1), func() (bool, string) {
+				all := listPods(t, ns, fooBar())
+				return len(all) == want, fmt.Sprintf("%d pods", len(all))
+			})
+			rs = waitRSStable(t, rs)
+			if got := getRS(t, ns, "rs").Status.TerminatingReplicas; got != nil {
+				t.Fatalf("gate off: status.terminatingReplicas = %d, want the field absent", *got)
+			}
+		}
 	})
+	useSharedRS(t)
 	t.Run("gate-on", func(t *testing.T) {
 		ns := rsNamespace(t)
 		spec := itRS(ns, "rs", 5)

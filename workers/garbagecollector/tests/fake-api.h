@@ -46,6 +46,7 @@ struct fake_api {
 	int fail_next[F_NVERBS];
 	int fail_count[F_NVERBS]; /* how many calls fail_next applies to (0 = 1) */
 	const char *smp_unsupported_kind;
+	const char *not_served_kind; /* GETs of this kind: GC_ERR_NOT_SERVED (no route) */
 	/* queue effects */
 	char virtual_deletes[16][256];
 	size_t n_virtual_deletes;
@@ -162,6 +163,8 @@ static inline int fake_get(void *ud, const struct gc_target *t, struct kube_part
 	int e = fake_fail(f, F_GET);
 	if (e)
 		return e;
+	if (f->not_served_kind && strcmp(f->not_served_kind, t->kind) == 0)
+		return GC_ERR_NOT_SERVED;
 	struct fake_obj *o = fake_find(f, t);
 	if (!o)
 		return -ENOENT;

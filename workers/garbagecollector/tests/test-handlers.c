@@ -106,6 +106,20 @@ static void test_events(void **state)
 	ev = (struct inf_event){.kind = INF_EVENT_ADD, .res = &pod_res, .meta = &pod};
 	assert_int_equal(gc_handle_event(&b, &ev), 0);
 	rec_reset(&rec);
+	/* informerd dropped the rc's type (it left discovery): not a deletion. The node stays, the
+	 * owner is not recorded absent, no dependent is queued (upstream: a removed monitor) */
+	ev = (struct inf_event){.kind = INF_EVENT_DELETE,
+	                        .res = &rc_res,
+	                        .old = &old,
+	                        .tombstone = true,
+	                        .from_relist = true,
+	                        .dropped = true};
+	assert_int_equal(gc_handle_event(&b, &ev), 0);
+	assert_non_null(gc_graph_get(g, "rcuid"));
+	assert_false(rec_has(&rec, "puid"));
+	struct gc_ref not_absent = {"v1", "ReplicationController", "rc", "rcuid", "ns1"};
+	assert_false(gc_absent_cache_has(c, &not_absent));
+	/* a real deletion of it */
 	ev = (struct inf_event){
 	        .kind = INF_EVENT_DELETE, .res = &rc_res, .old = &old, .tombstone = true};
 	assert_int_equal(gc_handle_event(&b, &ev), 0);

@@ -516,6 +516,39 @@ static void test_conflict_follow_up(void **state)
 	assert_int_equal(nd, 1);
 }
 
+/* The owner's resource is not served any more (a CRD version unserved; our discovery still maps
+ * it, so the GET reaches a route the apiserver no longer has): the owner is not absent. Neither
+ * the virtual owner is deleted from the graph nor the dependent from the cluster; both are
+ * retried as upstream's restMappingError. */
+static void test_owner_not_served(void **state)
+{
+	(void)state;
+	struct env *e = env_new(GC_ABSENT_CACHE_SIZE);
+	struct fake_obj *cm = fake_add(&e->f, "v1", "ConfigMap", "ns1", "dep", "depuid",
+	                               "[{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\","
+	                               "\"name\":\"rc\",\"uid\":\"rcuid\"}]");
+	fake_add(&e->f, "v1", "ReplicationController", "ns1", "rc", "rcuid", NULL);
+	e->f.not_served_kind = "ReplicationController";
+	observe(e, cm, GC_EVENT_ADD); /* the rc is virtual: its informer is gone */
+	struct gc_result res;
+	assert_int_equal(run(e, "rcuid", &res), GC_REQUEUE);
+	assert_int_equal(res.outcome, GC_REST_MAPPING);
+	assert_int_equal(e->f.n_virtual_deletes, 0);
+	assert_non_null(gc_graph_get(e->g, "rcuid"));
+	assert_int_equal(run(e, "depuid", &res), GC_REQUEUE);
+	assert_int_equal(res.outcome, GC_REST_MAPPING);
+	assert_string_equal(res.msg, "unable to get REST mapping for v1/ReplicationController.");
+	assert_int_equal(fake_count(&e->f, "DELETE"), 0);
+	assert_int_equal(fake_count(&e->f, "PATCH"), 0);
+	struct gc_ref key = {"v1", "ReplicationController", "rc", "rcuid", "ns1"};
+	assert_false(gc_absent_cache_has(e->absent, &key));
+	/* served again: the owner is solid */
+	e->f.not_served_kind = NULL;
+	assert_int_equal(run(e, "depuid", &res), GC_FORGET);
+	assert_int_equal(res.action, GC_ACT_SOLID);
+	env_free(e);
+}
+
 static void test_cluster_scoped_and_unmappable(void **state)
 {
 	(void)state;
@@ -1179,6 +1212,7 @@ int main(void)
 	        cmocka_unit_test(test_uid_mismatch_is_absent),
 	        cmocka_unit_test(test_conflict_follow_up),
 	        cmocka_unit_test(test_cluster_scoped_and_unmappable),
+	        cmocka_unit_test(test_owner_not_served),
 	        cmocka_unit_test(test_remove_finalizer_conflicts),
 	        cmocka_unit_test(test_crd_merge_patch_fallback),
 	        cmocka_unit_test(test_queue_keys),
