@@ -22,6 +22,7 @@ kcdispatch_SRCS      := lib/handlers.c
 kcdispatch_LIBDEPS   := kube shm ipc
 kcinfmetrics_SRCS    := lib/infmetrics.c
 kcinfmetrics_LIBDEPS :=
+kcinfmetrics_TESTS   := lib/tests/test-infmetrics.c
 #   kcfence      KCMD_FENCE_FD -> every kube client of a child refuses writes past the
 #                leadership deadline (kube/fence.h)
 LIBS                 += kcfence
