@@ -16,4 +16,4 @@ manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
 
 BINS             += kcmctl
 kcmctl_SRCS      := manager/kcmctl.c
-kcmctl_LIBDEPS   := shm ipc mgrstatus
+kcmctl_LIBDEPS   := shm ipc mgrstatus kclog
