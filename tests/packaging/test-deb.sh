@@ -79,6 +79,7 @@ done
 check "kcmd-bench not shipped" test ! -e "$root/usr/libexec/kcmd/kcmd-bench" -a ! -e "$root/usr/bin/kcmd-bench"
 check "no kubelet simulator in kcmd-worker" sh -c "! grep -q kubelet-simulator '$root/usr/libexec/kcmd/kcmd-worker'"
 check "no --simulate-kubelet flag in kcmd --help" sh -c "! '$root/usr/bin/kcmd' --help 2>&1 | grep -q simulate-kubelet"
+check "the FlowSchemas ship as an example" cmp "$root/usr/share/doc/kcmd/examples/kcmd-flowschema.yaml" packaging/kcmd-flowschema.yaml
 check "unit sets LimitNOFILE" grep -qx 'LimitNOFILE=65536' "$root/lib/systemd/system/kcmd.service"
 check "kcmctl answers usage errors with status 2" sh -c "'$root/usr/bin/kcmctl' bogus >/dev/null 2>&1; test \$? -eq 2"
 check "/etc/default/kcmd is a conffile" sh -c "dpkg-deb -f '$deb' >/dev/null && dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/kcmd"
