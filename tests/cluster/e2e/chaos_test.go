@@ -743,7 +743,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 		rng := rand.New(rand.NewSource(time.Now().UnixNano() + 1))
 		start := time.Now()
 		etcdDone, n := false, 0
-		cycle := []string{"stall", "drop", "apiserver", "reset", "sigstop", "storm"}
+		cycle := []string{"stall", "storm", "drop", "sigstop", "reset", "apiserver"}
 		for {
 			select {
 			case <-stop:
@@ -797,11 +797,16 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 				figMu.Lock()
 				fig.storms++
 				figMu.Unlock()
-				select {
-				case <-stop:
-				case <-time.After(6 * time.Second):
-				}
-				_ = chaosRetry(func() error { return chaosStormOff(ctx) })
+				// off again 6 s later; the other faults go on meanwhile
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					select {
+					case <-stop:
+					case <-time.After(6 * time.Second):
+					}
+					_ = chaosRetry(func() error { return chaosStormOff(ctx) })
+				}()
 			case "sigstop":
 				// stop the leading manager past its lease: the standby takes over while the
 				// stopped leader's workers run on, fenced by the deadline in shared memory
@@ -811,15 +816,21 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 					if m == 0 || !chaosHolds(in, m, h) {
 						continue
 					}
-					_ = syscall.Kill(m, syscall.SIGSTOP)
-					select {
-					case <-stop:
-					case <-time.After(8 * time.Second):
+					if syscall.Kill(m, syscall.SIGSTOP) != nil {
+						break
 					}
-					_ = syscall.Kill(m, syscall.SIGCONT)
 					figMu.Lock()
 					fig.sigstops++
 					figMu.Unlock()
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						select {
+						case <-stop:
+						case <-time.After(8 * time.Second):
+						}
+						_ = syscall.Kill(m, syscall.SIGCONT)
+					}()
 					break
 				}
 			}
