@@ -165,13 +165,13 @@ kpid=$!
 kids=
 for _ in $(seq 1 50); do
 	kids=$(pgrep -P "$kpid" || true)
-	[ "$(echo "$kids" | grep -c .)" -ge 3 ] && break
+	[ "$(echo "$kids" | grep -c .)" -ge 4 ] && break
 	sleep 0.1
 done
 exes=$(for k in $kids; do readlink "/proc/$k/exe"; done | sort -u)
-check "3 children (informerd + 2 workers): $(echo $kids)" test "$(echo "$kids" | grep -c .)" -eq 3
-check "children run $root/usr/libexec/kcmd/{kcmd-informerd,kcmd-worker}" test "$exes" = \
-	"$(printf '%s\n' "$root/usr/libexec/kcmd/kcmd-informerd" "$root/usr/libexec/kcmd/kcmd-worker")"
+check "4 children (informerd + the ReplicaSet dispatcher + 2 workers): $(echo $kids)" test "$(echo "$kids" | grep -c .)" -eq 4
+check "children run $root/usr/libexec/kcmd/{kcmd-dispatcher,kcmd-informerd,kcmd-worker}" test "$exes" = \
+	"$(printf '%s\n' "$root/usr/libexec/kcmd/kcmd-dispatcher" "$root/usr/libexec/kcmd/kcmd-informerd" "$root/usr/libexec/kcmd/kcmd-worker")"
 kill -TERM "$kpid"
 rc=0; wait "$kpid" || rc=$?
 kpid=

@@ -879,13 +879,14 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 	case <-time.After(dur):
 	case <-t.Context().Done():
 	}
+	churned := time.Since(t0) // the churn; the faults under way still end below
 	close(stop)
 	wg.Wait()
 	_ = chaosRetry(func() error { return chaosStormOff(ctx) })
 	if f := failed.Load(); f != nil {
 		t.Fatalf("the harness failed during the churn: %v", f)
 	}
-	churned := time.Since(t0)
+	t.Logf("the faults under way ended %.1f s after the churn stopped", time.Since(t0).Seconds()-churned.Seconds())
 
 	// settle: exact end state
 	ts := time.Now()
