@@ -56,7 +56,7 @@ allbench  := $(foreach m,$(LIBS),$($(m)_BENCHES))
 allsoak   := $(foreach m,$(LIBS),$($(m)_SOAKS))
 prog      = $(1)/t/$(basename $(2))
 
-.PHONY: all deps unit asan e2e check run bench soak fuzz fuzz-replay install clean cluster format lint \
+.PHONY: all deps unit asan e2e chaos check run bench soak fuzz fuzz-replay install clean cluster format lint \
 	lint-selftest \
 	$(addprefix bench-,kube shm ipc informer manager rs gc)
 .DEFAULT_GOAL := all
@@ -151,6 +151,13 @@ soak: deps $(foreach t,$(allsoak),$(call prog,$(B),$(t)))
 RUN ?=
 e2e: deps all $(B)/t/kube/tests/e2e-kube $(B)/t/informerd/tests/e2e-informer
 	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/cluster/run-e2e.sh $(if $(RUN),-run '$(RUN)')
+
+# The chaos suite (tests/cluster/e2e/chaos_test.go): TestChaos for CHAOS_DURATION of churn under
+# kill -9, transport faults, apiserver/etcd restarts, 429 storms and failovers. `make e2e` runs
+# the same test for 45 s; figures in docs/reliability.md.
+CHAOS_DURATION ?= 10m
+chaos: deps all
+	@KCMD_CHAOS_DURATION=$(CHAOS_DURATION) KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/cluster/run-e2e.sh -run 'TestChaos'
 
 # Sequential on purpose: the tiers' output stays readable and e2e gets the CPUs to itself; the
 # builds inside each tier still run in parallel under -j. deps runs first in its own step so the

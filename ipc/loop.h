@@ -63,6 +63,14 @@ const char *ipc_loop_backend(const struct ipc_loop *loop);
  * EOPNOTSUPP if the probe lacks FUTEX_WAIT/WAKE), or 0 if epoll was forced or not chosen. */
 int ipc_loop_fallback_reason(const struct ipc_loop *loop);
 
+/* Whether the io_uring backend's ring is restricted to the loop's own opcodes (POLL_ADD,
+ * POLL_REMOVE, ASYNC_CANCEL, FUTEX_WAIT, FUTEX_WAKE; IORING_REGISTER_RESTRICTIONS): true on
+ * Linux >= 5.10; false on the epoll backend or when the kernel refused the restrictions. */
+bool ipc_loop_uring_restricted(const struct ipc_loop *loop);
+/* Test seam: submits one SQE with opcode on an idle io_uring loop and returns its cqe->res
+ * (-EACCES when the restrictions refuse it); -EOPNOTSUPP on epoll. */
+int ipc_loop__test_uring_op(struct ipc_loop *loop, uint8_t opcode);
+
 /* Runs one iteration: waits at most timeout_usec (UINT64_MAX: no limit, 0: poll), dispatches
  * what is ready. Returns the number of callbacks run, or the first negative callback return. */
 int ipc_loop_run_once(struct ipc_loop *loop, uint64_t timeout_usec);

@@ -5,3 +5,4 @@ ipc_LIBDEPS  :=
 ipc_TESTS    := ipc/tests/test-loop.c ipc/tests/test-loop-curl.c ipc/tests/test-queue.c ipc/tests/test-torture.c
 ipc_SOAKS    := ipc/tests/soak-torture.c
 ipc_BENCHES  := ipc/bench/bench-ipc.c
+ipc_FUZZ     := ipc/fuzz/fuzz-queue-keys.c

@@ -125,7 +125,10 @@ static int key_check(const char *key, size_t *len)
 
 /* Maps the whole queue: the fixed header first, then all of it once its worker count is
  * validated against the memfd's size. The mapping's length is header.size (immutable). */
-static int map_queue(int memfd, struct ipc_q_header **ret, bool writable)
+/* Maps a queue memfd after validating its header; *ret_nw is max_workers as validated (the
+ * size of the mapping): callers keep this copy and never re-read the word from shared memory
+ * to size a loop or an munmap. */
+static int map_queue(int memfd, struct ipc_q_header **ret, uint32_t *ret_nw, bool writable)
 {
 	struct stat stb;
 	if (fstat(memfd, &stb) < 0)
@@ -151,12 +154,13 @@ static int map_queue(int memfd, struct ipc_q_header **ret, bool writable)
 		return -EPROTO;
 	}
 	*ret = h;
+	*ret_nw = nw;
 	return 0;
 }
 
-static void unmap_queue(struct ipc_q_header *h)
+static void unmap_queue(struct ipc_q_header *h, uint32_t nw)
 {
-	munmap(h, ipc_q_size(h->max_workers));
+	munmap(h, ipc_q_size(nw));
 }
 
 int ipc_queue_memfd_create(const char *name)
@@ -1207,12 +1211,11 @@ int ipc_queue_owner_new(struct ipc_queue_owner **ret, struct ipc_loop *loop, int
 	if (!o)
 		return -ENOMEM;
 	o->memfd = -1;
-	int r = map_queue(memfd, &o->h, true);
+	int r = map_queue(memfd, &o->h, &o->nw, true);
 	if (r < 0) {
 		free(o);
 		return r;
 	}
-	o->nw = o->h->max_workers;
 	o->workers = calloc(o->nw, sizeof(*o->workers));
 	o->leased = calloc(o->nw, sizeof(*o->leased));
 	o->wmask = calloc((o->nw + 63) / 64, sizeof(*o->wmask));
@@ -1349,7 +1352,7 @@ struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o)
 	if (o->h) {
 		uint32_t me = (uint32_t)getpid();
 		atomic_compare_exchange_strong(&o->h->owner_pid, &me, 0);
-		unmap_queue(o->h);
+		unmap_queue(o->h, o->nw);
 	}
 	if (o->memfd >= 0)
 		close(o->memfd);
@@ -1511,6 +1514,7 @@ size_t ipc_queue_owner_unpark_all(struct ipc_queue_owner *o)
 struct ipc_queue {
 	int memfd;
 	struct ipc_q_header *h;
+	uint32_t nw; /* max_workers as validated by map_queue (the mapping's size) */
 	struct ipc_q_producer *p;
 	struct ipc_q_worker *w;
 	uint64_t add_timeout_usec;
@@ -1561,7 +1565,7 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 	q->memfd = -1;
 	q->add_timeout_usec = 10000000;
 	q->spin_ns = 20000;
-	int r = map_queue(memfd, &q->h, true);
+	int r = map_queue(memfd, &q->h, &q->nw, true);
 	if (r < 0)
 		goto fail;
 	q->memfd = fcntl(memfd, F_DUPFD_CLOEXEC, 3);
@@ -1584,7 +1588,7 @@ int ipc_queue_attach(struct ipc_queue **ret, int memfd, unsigned roles, unsigned
 		}
 	}
 	if (roles & IPC_QUEUE_WORKER) {
-		for (uint32_t i = 0; i < q->h->max_workers && !q->w; i++)
+		for (uint32_t i = 0; i < q->nw && !q->w; i++)
 			if (claim(&q->h->workers[i].pid, &q->h->workers[i].pid_ino,
 			          &q->h->workers[i].detached, my_ino) == 0)
 				q->w = &q->h->workers[i];
@@ -1621,7 +1625,7 @@ struct ipc_queue *ipc_queue_free(struct ipc_queue *q)
 			atomic_store_explicit(&q->w->detached, 1, RELEASE);
 		if (q->p || q->w)
 			wake_flag(&q->h->owner_waiting);
-		unmap_queue(q->h);
+		unmap_queue(q->h, q->nw);
 	}
 	if (q->memfd >= 0)
 		close(q->memfd);
@@ -1828,7 +1832,8 @@ int ipc_queue_watch(struct ipc_queue *q, struct ipc_loop *loop,
 int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out)
 {
 	struct ipc_q_header *h;
-	int r = map_queue(memfd, &h, false); /* kcmctl may hold an O_RDONLY fd */
+	uint32_t nw;
+	int r = map_queue(memfd, &h, &nw, false); /* kcmctl may hold an O_RDONLY fd */
 	if (r < 0)
 		return r;
 	memset(out, 0, sizeof(*out));
@@ -1859,14 +1864,15 @@ int ipc_queue_metrics_read(int memfd, struct ipc_queue_metrics *out)
 	out->work_duration_count = atomic_load_explicit(&m->work_duration.count, RELAXED);
 	out->work_duration_sum =
 	        (double)atomic_load_explicit(&m->work_duration.sum_ns, RELAXED) / 1e9;
-	unmap_queue(h);
+	unmap_queue(h, nw);
 	return 0;
 }
 
 int ipc_queue_parked_read(int memfd, struct ipc_queue_parked_key *out, size_t n)
 {
 	struct ipc_q_header *h;
-	int r = map_queue(memfd, &h, false);
+	uint32_t nw;
+	int r = map_queue(memfd, &h, &nw, false);
 	if (r < 0)
 		return r;
 	size_t got = 0;
@@ -1892,6 +1898,6 @@ int ipc_queue_parked_read(int memfd, struct ipc_queue_parked_key *out, size_t n)
 			break;
 		}
 	}
-	unmap_queue(h);
+	unmap_queue(h, nw);
 	return (int)got;
 }

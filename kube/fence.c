@@ -38,7 +38,8 @@ int kube_fence_memfd_create(void)
 	atomic_store_explicit(&h->deadline_us, 0, memory_order_relaxed);
 	h->magic = KUBE_FENCE_MAGIC;
 	munmap(h, sizeof(*h));
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+	/* not F_SEAL_SEAL yet: the first writable kube_fence_open adds F_SEAL_FUTURE_WRITE */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
 		goto fail;
 	return fd;
 fail:;
@@ -63,6 +64,15 @@ int kube_fence_open(int fd, bool writable, struct kube_fence **ret)
 	         MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		return -errno;
+	/* The first writable open makes its mapping the only one that can ever write: the
+	 * children get this same memfd (KCMD_FENCE_FD) and, after F_SEAL_FUTURE_WRITE, can
+	 * neither map it writable nor write(2) it, so no worker can move its own deadline. A
+	 * second writable open fails above (mmap: EPERM). */
+	if (writable && fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) < 0) {
+		int e = -errno;
+		munmap(m, sizeof(struct kube_fence_abi));
+		return e;
+	}
 	if (((struct kube_fence_abi *)m)->magic != KUBE_FENCE_MAGIC) {
 		bool other = (((struct kube_fence_abi *)m)->magic & 0x00ffffffu) ==
 		             (KUBE_FENCE_MAGIC & 0x00ffffffu);

@@ -43,7 +43,10 @@ struct kube_fence;
 /* Manager: a new fence memfd (close-on-exec, sealed against resizing), writes refused (0).
  * Returns the fd, or -errno. */
 int kube_fence_memfd_create(void);
-/* Maps fd; writable only for the manager. -EBADMSG (not a fence), -EPROTONOSUPPORT, -errno. */
+/* Maps fd; writable only for the manager. The first writable open seals the memfd with
+ * F_SEAL_FUTURE_WRITE | F_SEAL_SEAL: its mapping stays the only writable one (any other
+ * writable open, mmap or write(2) of the memfd then fails with -EPERM), while read-only opens
+ * keep working. -EBADMSG (not a fence), -EPROTONOSUPPORT, -EPERM, -errno. */
 int kube_fence_open(int fd, bool writable, struct kube_fence **ret);
 void kube_fence_close(struct kube_fence *f);
 /* Manager: publish the deadline (CLOCK_MONOTONIC µs; 0 refuses, KUBE_FENCE_NONE allows all). */

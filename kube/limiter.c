@@ -3,6 +3,7 @@
  * kube/limiter.c: the shared token bucket (see limiter.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -30,10 +31,13 @@ struct kube_limiter {
 
 int kube_limiter_memfd_create(void)
 {
-	int fd = memfd_create("kcmd-client-limiter", MFD_CLOEXEC);
+	int fd = memfd_create("kcmd-client-limiter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, KUBE_LIMITER_SIZE) < 0) {
+	/* sized once and sealed: a process of the controller cannot shrink it under the others'
+	 * mappings (they would die of SIGBUS on their next token) */
+	if (ftruncate(fd, KUBE_LIMITER_SIZE) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		int r = -errno;
 		close(fd);
 		return r;

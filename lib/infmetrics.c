@@ -3,6 +3,7 @@
  * lib/infmetrics.c: the shared counter table (see metrics-abi.h for the invariants).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -73,6 +74,29 @@ int inf_metrics_open(int fd, struct inf_metrics **ret)
 	atomic_store_explicit(&m->h->pid, (uint64_t)getpid(), memory_order_relaxed);
 	*ret = m;
 	return 0;
+}
+
+int inf_metrics_memfd_create(void)
+{
+	struct inf_metrics *m;
+	int fd = memfd_create("kcmd-informer-metrics", MFD_CLOEXEC | MFD_ALLOW_SEALING), r;
+
+	if (fd < 0)
+		return -errno;
+	r = inf_metrics_open(fd, &m);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	inf_metrics_close(m);
+	/* sized and initialised: informerd (the writer) can no longer shrink it under the
+	 * manager's read-only mapping */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
 }
 
 struct inf_metrics *inf_metrics_close(struct inf_metrics *m)

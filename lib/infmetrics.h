@@ -14,6 +14,9 @@ struct inf_metrics;
 /* Maps fd (a memfd or file, grown to the table's size) read-write and initialises it when
  * empty; fd < 0 creates a private memfd. -EPROTO another layout, -errno from mmap/ftruncate. */
 int inf_metrics_open(int fd, struct inf_metrics **ret);
+/* The manager's table for informerd: a new memfd, initialised, sealed against resizing
+ * (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL). Returns the fd or -errno. */
+int inf_metrics_memfd_create(void);
 struct inf_metrics *inf_metrics_close(struct inf_metrics *m);
 /* The fd behind the table (owned by m when m created it). */
 int inf_metrics_fd(const struct inf_metrics *m);

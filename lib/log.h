@@ -15,6 +15,7 @@
  */
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum kclog_level { KCLOG_ERROR = 3, KCLOG_WARNING = 4, KCLOG_INFO = 6, KCLOG_DEBUG = 7 };
 
@@ -28,6 +29,21 @@ bool kclog_to_journal(void);
  * key="value" in text mode). */
 void kclog_log(enum kclog_level level, const char *file, int line, const char *const *fields,
                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * kclog_sanitize: copies src[0..len) into dst (size n; always NUL-terminated when n > 0) with
+ * everything a terminal or a line-oriented log reader would interpret made visible: C0 controls
+ * and DEL become \n, \r, \t or \xNN (so an object name or an apiserver error body cannot add a
+ * log line or an ANSI escape sequence), C1 controls (U+0080..U+009F, 8-bit CSI among them) and
+ * the bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069) become \uNNNN,
+ * bytes that are not valid UTF-8 become \xNN. Other UTF-8 passes unchanged. Truncates at an
+ * escape or character boundary when dst is too small. Returns the length written (without the
+ * NUL). Every sink of this library runs the message and field values through it; kcmctl runs
+ * the strings it prints from the cache or the manager's status through it.
+ */
+size_t kclog_sanitize(char *dst, size_t n, const char *src, size_t len);
+/* kclog_safe: kclog_sanitize of the C string s into buf; returns buf (for printf arguments). */
+const char *kclog_safe(char *buf, size_t n, const char *s);
 
 #define log_error(...)   kclog_log(KCLOG_ERROR, __FILE__, __LINE__, NULL, __VA_ARGS__)
 #define log_warning(...) kclog_log(KCLOG_WARNING, __FILE__, __LINE__, NULL, __VA_ARGS__)

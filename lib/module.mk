@@ -9,10 +9,12 @@ kclog_TESTS      := lib/tests/test-log.c lib/tests/test-childenv.c
 kubeloop_SRCS    := lib/kube-loop.c
 kubeloop_LIBDEPS := kube ipc
 kcfeat_SRCS      := lib/features.c
+kcfeat_FUZZ      := lib/fuzz/fuzz-features.c
 #   kcflag   Go-style bool/duration parsing and controller flag values (kcmd/controller.h)
 LIBS             += kcflag
 kcflag_SRCS      := lib/goflag.c lib/ctlhost.c
 kcflag_TESTS     := lib/tests/test-goflag.c
+kcflag_FUZZ      := lib/fuzz/fuzz-goflag.c
 #   kcdispatch   the handler-table interface controllers implement and its dispatcher (used by
 #                each controller's kcmd-dispatcher, and by informerd for its test table)
 #   kcinfmetrics informerd's per-resource counters in shared memory (written by informerd,
@@ -22,6 +24,7 @@ kcdispatch_SRCS      := lib/handlers.c
 kcdispatch_LIBDEPS   := kube shm ipc
 kcinfmetrics_SRCS    := lib/infmetrics.c
 kcinfmetrics_LIBDEPS :=
+kcinfmetrics_TESTS   := lib/tests/test-infmetrics.c
 #   kcfence      KCMD_FENCE_FD -> every kube client of a child refuses writes past the
 #                leadership deadline (kube/fence.h)
 LIBS                 += kcfence

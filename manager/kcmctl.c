@@ -28,9 +28,21 @@
 #include <time.h>
 
 #include "ipc/queue.h"
+#include "lib/log.h"
 #include "manager/scaffold.h"
 #include "manager/status.h"
 #include "shm/arena.h"
+
+/* S(): an untrusted string (from the cache: names, labels, owner references, resource names;
+ * from the status page: the Lease holder) made safe for a terminal by kclog_sanitize. Eight
+ * rotating buffers: up to eight S() in one printf. */
+static const char *S(const char *s)
+{
+	static char buf[8][1024];
+	static unsigned k;
+	char *b = buf[k++ % 8];
+	return kclog_safe(b, sizeof(buf[0]), s);
+}
 
 static int usage(void)
 {
@@ -165,8 +177,8 @@ static int print_row(const struct shm_obj *o, void *ud)
 {
 	(void)ud;
 	const struct shm_owner_ref *c = shm_obj_controller(o);
-	printf("%-20s %-50s %-36s %-10s %s\n", o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid,
-	       o->rv, c ? c->name : "-");
+	printf("%-20s %-50s %-36s %-10s %s\n", o->ns && o->ns[0] ? S(o->ns) : "-", S(o->name),
+	       S(o->uid), S(o->rv), c ? S(c->name) : "-");
 	return 0;
 }
 
@@ -174,15 +186,15 @@ static int print_obj(const struct shm_obj *o)
 {
 	printf("namespace:       %s\nname:            %s\nuid:             %s\nresourceVersion: "
 	       "%s\n",
-	       o->ns && o->ns[0] ? o->ns : "-", o->name, o->uid, o->rv);
+	       o->ns && o->ns[0] ? S(o->ns) : "-", S(o->name), S(o->uid), S(o->rv));
 	printf("labels:\n");
 	for (size_t i = 0; i < o->n_labels; i++)
-		printf("  %s: %s\n", o->labels[i].key, o->labels[i].value);
+		printf("  %s: %s\n", S(o->labels[i].key), S(o->labels[i].value));
 	printf("ownerReferences:\n");
 	for (size_t i = 0; i < o->n_owners; i++) {
 		const struct shm_owner_ref *w = &o->owners[i];
-		printf("  - %s %s %s uid=%s controller=%s blockOwnerDeletion=%s\n", w->api_version,
-		       w->kind, w->name, w->uid,
+		printf("  - %s %s %s uid=%s controller=%s blockOwnerDeletion=%s\n",
+		       S(w->api_version), S(w->kind), S(w->name), S(w->uid),
 		       w->controller < 0 ? "unset"
 		       : w->controller   ? "true"
 		                         : "false",
@@ -218,8 +230,8 @@ static int cmd_cache(struct shm_arena *a, int argc, char **argv)
 				continue;
 			snprintf(name, sizeof(name), "%s%s%s", ti.resource, ti.group[0] ? "." : "",
 			         ti.group);
-			printf("%-40s %-8s %-12s %llu\n", name, ti.synced ? "yes" : "no",
-			       ti.rv[0] ? ti.rv : "-", (unsigned long long)ti.count);
+			printf("%-40s %-8s %-12s %llu\n", S(name), ti.synced ? "yes" : "no",
+			       ti.rv[0] ? S(ti.rv) : "-", (unsigned long long)ti.count);
 		}
 		return 0;
 	}
@@ -404,10 +416,11 @@ static int cmd_status(pid_t pid)
 	       : st.leading ? "leading"
 	                    : "standby",
 	       st.ready ? ", ready" : ", not ready (caches syncing)");
-	printf("identity:  %s\n", st.identity);
+	printf("identity:  %s\n", S(st.identity));
 	if (st.leader_elect)
-		printf("leader:    %s (Lease %s)%s\n", st.holder[0] ? st.holder : "<none observed>",
-		       st.lease, st.leading ? " — this manager" : "");
+		printf("leader:    %s (Lease %s)%s\n",
+		       st.holder[0] ? S(st.holder) : "<none observed>", S(st.lease),
+		       st.leading ? " — this manager" : "");
 	else
 		printf("leader:    leader election off (--leader-elect=false): this manager "
 		       "reconciles\n");
@@ -448,7 +461,8 @@ static int cmd_status(pid_t pid)
 					continue;
 				snprintf(tname, sizeof(tname), "%s%s%s", ti.resource,
 				         ti.group[0] ? "." : "", ti.group);
-				printf("  %-40s %-10llu %s\n", tname, (unsigned long long)ti.count,
+				printf("  %-40s %-10llu %s\n", S(tname),
+				       (unsigned long long)ti.count,
 				       ti.synced ? "synced" : "not synced");
 			}
 		}

@@ -559,15 +559,9 @@ static int setup_children(struct mgr *m)
 	if (r < 0)
 		return r;
 	/* informerd's counters: created here so they survive its restarts; read for /metrics. */
-	m->inf_metrics_fd = memfd_create("kcmd-informer-metrics", MFD_CLOEXEC);
-	if (m->inf_metrics_fd >= 0) {
-		struct inf_metrics *im;
-		if (inf_metrics_open(m->inf_metrics_fd, &im) == 0) {
-			inf_metrics_close(im);
-			if (inf_metrics_map_ro(m->inf_metrics_fd, &m->inf_metrics) < 0)
-				m->inf_metrics = NULL;
-		}
-	}
+	m->inf_metrics_fd = inf_metrics_memfd_create();
+	if (m->inf_metrics_fd >= 0 && inf_metrics_map_ro(m->inf_metrics_fd, &m->inf_metrics) < 0)
+		m->inf_metrics = NULL;
 	size_t nq = 0;
 	for (size_t i = 0; i < m->cfg.n_ctl; i++)
 		nq += m->ctl[i].on ? m->ctl[i].c->n_queues : 0;

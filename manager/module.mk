@@ -19,4 +19,4 @@ BINS             += kcmctl
 kcmctl_SRCS      := manager/kcmctl.c manager/scaffold.c
 # `kcmctl new-controller`: the templates are embedded with .incbin (manager/scaffold.c)
 $(B)/obj/manager/scaffold.o $(BA)/obj/manager/scaffold.o: $(wildcard manager/scaffold/*.in)
-kcmctl_LIBDEPS   := shm ipc mgrstatus
+kcmctl_LIBDEPS   := shm ipc mgrstatus kclog

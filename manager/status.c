@@ -44,7 +44,7 @@ int mgr_status_create(struct mgr_status_page **ret, int *ret_fd)
 		return -errno;
 	if (ftruncate(fd, sizeof(struct page)) < 0)
 		goto fail_errno;
-	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
 	sp = calloc(1, sizeof(*sp));
 	if (!sp) {
 		close(fd);
@@ -55,6 +55,9 @@ int mgr_status_create(struct mgr_status_page **ret, int *ret_fd)
 		free(sp);
 		goto fail_errno;
 	}
+	/* The manager's mapping stays the only writable one: kcmctl opens this memfd through
+	 * /proc/<pid>/fd and can then map it read-only only (issue 21) */
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL);
 	sp->p->version = STATUS_VERSION;
 	sp->p->size = sizeof(struct page);
 	atomic_thread_fence(memory_order_release);

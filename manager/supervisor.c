@@ -39,6 +39,9 @@ struct mgr_child {
 
 	enum mgr_child_state state;
 	bool want_stop;
+	/* started again (mgr_sup_start_group) after a stop whose exit is not reaped yet: restart
+	 * it at once when that exit arrives (leadership lost and regained within one loop turn) */
+	bool start_after_exit;
 	pid_t pid;
 	int pidfd;
 	struct ipc_source *pid_src, *timer;
@@ -258,7 +261,14 @@ static int pidfd_cb(struct ipc_source *src, int fd, uint32_t revents, void *user
 	c->last_status = si.si_status;
 	note_exit(c, now);
 
-	if (c->want_stop || !c->restart) {
+	if (c->start_after_exit) {
+		c->start_after_exit = false;
+		c->want_stop = false;
+		c->state = MGR_CHILD_BACKOFF;
+		c->next_start = now;
+		if (ipc_source_set_time(c->timer, now) < 0)
+			return -EIO;
+	} else if (c->want_stop || !c->restart) {
 		c->state = MGR_CHILD_STOPPED;
 	} else {
 		if (now - c->started >= STABLE_RUN_USEC)
@@ -337,6 +347,7 @@ int mgr_child_stop(struct mgr_child *c, int sig)
 {
 	c->want_stop = true;
 	c->start_failures = 0; /* stopped on purpose: no start is owed any more */
+	c->start_after_exit = false;
 	if (c->state == MGR_CHILD_BACKOFF) {
 		c->state = MGR_CHILD_STOPPED;
 		ipc_source_set_time(c->timer, 0);
@@ -373,8 +384,17 @@ int mgr_sup_start_group(struct mgr_supervisor *s, const char *group)
 
 	for (unsigned i = 0; i < s->n; i++) {
 		struct mgr_child *c = s->children[i];
-		if (strcmp(c->group, group) != 0 || c->state == MGR_CHILD_RUNNING)
+		if (strcmp(c->group, group) != 0)
 			continue;
+		if (c->state == MGR_CHILD_RUNNING) {
+			/* stopped (SIGKILLed) but its exit not reaped yet: without this, the exit
+			 * would leave it STOPPED while the group is meant to run */
+			if (c->want_stop && !c->start_after_exit) {
+				c->start_after_exit = true;
+				n++;
+			}
+			continue;
+		}
 		c->want_stop = false;
 		int r = mgr_child_start(c);
 		if (r < 0) { /* the others still start; this one is retried after a backoff */

@@ -180,7 +180,12 @@ static size_t quarantine_len(unsigned c)
 
 uint64_t shm_block_class_size(struct shm_arena *a, uint64_t off, uint64_t size)
 {
-	if (off < a->hdr->data_off || off >= size)
+	/* size comes from shared memory: clamp it to this process's mapping, so a bad header
+	 * can neither index past the region table nor send a read past the mapping (data_off
+	 * was validated when the arena was mapped and is not read from shared memory again) */
+	if (size > a->map_size)
+		size = a->map_size;
+	if (off < a->data_off || off >= size)
 		return 0;
 	/* relaxed: the entry was written before the ref that led here was published (release),
 	 * and the caller loaded that ref with acquire. */
@@ -188,10 +193,12 @@ uint64_t shm_block_class_size(struct shm_arena *a, uint64_t off, uint64_t size)
 	        atomic_load_explicit(&a->rt[off >> SHM_ABI_REGION_SHIFT], memory_order_relaxed);
 	if (e == 0 || SHM_ABI_RT_CLASS(e) >= SHM_ABI_NCLASSES)
 		return 0;
+	if (SHM_ABI_RT_BACK(e) > (off >> SHM_ABI_REGION_SHIFT))
+		return 0;
 	uint64_t start = ((off >> SHM_ABI_REGION_SHIFT) - SHM_ABI_RT_BACK(e))
 	                 << SHM_ABI_REGION_SHIFT;
 	uint64_t cs = shm_abi_class_size(SHM_ABI_RT_CLASS(e));
-	if ((off - start) % cs != 0 || off + cs > size)
+	if (start < a->data_off || (off - start) % cs != 0 || cs > size - off)
 		return 0;
 	return cs;
 }
@@ -1349,6 +1356,7 @@ static int arena_map(int fd, bool writable, struct shm_arena **ret)
 	a->map_size = h0.max_size;
 	a->hdr = p;
 	a->rt = (_Atomic uint32_t *)(a->base + h0.rt_off);
+	a->data_off = h0.data_off;
 	a->seed = h0.seed;
 	*ret = a;
 	return 0;

@@ -294,7 +294,10 @@ const char *shm_obj_label(const struct shm_obj *obj, const char *key)
 /* ---- index walks ------------------------------------------------------------------------------
  */
 /* Validate a table ref: returns the table (and its gen) or NULL. */
-static struct shm_abi_table *table_open(struct shm_arena *a, uint64_t ref, uint64_t *ret_gen)
+/* Opens the table block ref; *ret_cap is its capacity as validated against the block's size
+ * (callers use this copy: the word in shared memory may change under them). */
+static struct shm_abi_table *table_open(struct shm_arena *a, uint64_t ref, uint64_t *ret_gen,
+                                        uint32_t *ret_cap)
 {
 	uint64_t off = shm_ref_off(ref);
 	uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_acquire);
@@ -314,12 +317,8 @@ static struct shm_abi_table *table_open(struct shm_arena *a, uint64_t ref, uint6
 	if (cap == 0 || (cap & (cap - 1)) || SHM_ABI_BLK_HDR + sizeof(*t) + (uint64_t)cap * 8 > cs)
 		return NULL;
 	*ret_gen = w;
+	*ret_cap = cap;
 	return t;
-}
-
-static uint32_t table_cap(struct shm_abi_table *t)
-{
-	return (uint32_t)atomic_load_explicit((_Atomic uint64_t *)t, memory_order_relaxed);
 }
 
 static bool still(struct shm_abi_table *t, uint64_t gen)
@@ -356,10 +355,10 @@ static int collect_table(struct shm_arena *a, _Atomic uint64_t *root)
 		if (!ref)
 			return 0;
 		uint64_t g;
-		struct shm_abi_table *t = table_open(a, ref, &g);
+		uint32_t cap;
+		struct shm_abi_table *t = table_open(a, ref, &g, &cap);
 		if (!t)
 			continue;
-		uint32_t cap = table_cap(t);
 		_Atomic uint64_t *s = shm_tab_slots(t);
 		for (uint32_t i = 0; i < cap; i++) {
 			/* acquire: pairs with tab_put's release (the handle slot is published). */
@@ -387,10 +386,11 @@ static int collect_set(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key
 		if (!ref)
 			return 0;
 		uint64_t g;
-		struct shm_abi_table *t = table_open(a, ref, &g);
+		uint32_t cap;
+		struct shm_abi_table *t = table_open(a, ref, &g, &cap);
 		if (!t)
 			continue;
-		uint32_t cap = table_cap(t), mask = cap - 1;
+		uint32_t mask = cap - 1;
 		_Atomic uint64_t *s = shm_tab_slots(t);
 		bool retry = false;
 		uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_acquire);
@@ -514,10 +514,11 @@ static int probe_get(struct shm_arena *a, _Atomic uint64_t *root, uint64_t key, 
 		if (!ref)
 			return -ENOENT;
 		uint64_t g;
-		struct shm_abi_table *t = table_open(a, ref, &g);
+		uint32_t cap;
+		struct shm_abi_table *t = table_open(a, ref, &g, &cap);
 		if (!t)
 			continue;
-		uint32_t cap = table_cap(t), mask = cap - 1;
+		uint32_t mask = cap - 1;
 		_Atomic uint64_t *s = shm_tab_slots(t);
 		for (uint32_t i = (uint32_t)(key >> 32) & mask, n = 0; n < cap;
 		     i = (i + 1) & mask, n++) {

@@ -68,6 +68,7 @@ struct shm_arena {
 	uint64_t map_size;
 	struct shm_abi_header *hdr;
 	_Atomic uint32_t *rt; /* region table */
+	uint64_t data_off;    /* the header's, validated at map time; never re-read from shm */
 	uint64_t seed;
 	int lock_fd;       /* writer: private OFD holding the writer lock; -1 for readers */
 	struct w_state *w; /* NULL for readers */

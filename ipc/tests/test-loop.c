@@ -3,6 +3,8 @@
  * test-loop: every source kind of ipc/loop on both backends (io_uring, then epoll; io_uring is
  * skipped, not failed, where the kernel refuses it). Plain program: 0 pass, 1 fail, 77 skip.
  */
+#include <liburing.h>
+
 #include "ipc/loop.h"
 #include "ipc/tests/tests.h"
 
@@ -311,6 +313,25 @@ static void test_seccomp_fallback(void)
 	unsetenv("KCMD_IPC_BACKEND");
 }
 
+/* Issue 21: the io_uring ring accepts only the loop's own opcodes; anything else (a NOP, an
+ * OPENAT, a READ) is refused by the kernel with -EACCES. An allowed opcode reaches the kernel
+ * (POLL_REMOVE of nothing: -ENOENT). The epoll backend has no ring. */
+static void test_ring_restrictions(void)
+{
+	_cleanup_ipc_loop_ struct ipc_loop *l = NULL;
+	if (ipc_loop_new(&l, IPC_LOOP_BACKEND_URING) < 0)
+		return;
+	CHECK(ipc_loop_uring_restricted(l));
+	CHECK_EQ(ipc_loop__test_uring_op(l, IORING_OP_NOP), -EACCES);
+	CHECK_EQ(ipc_loop__test_uring_op(l, IORING_OP_OPENAT), -EACCES);
+	CHECK_EQ(ipc_loop__test_uring_op(l, IORING_OP_READ), -EACCES);
+	CHECK_EQ(ipc_loop__test_uring_op(l, IORING_OP_POLL_REMOVE), -ENOENT);
+	_cleanup_ipc_loop_ struct ipc_loop *e = NULL;
+	CHECK_EQ(ipc_loop_new(&e, IPC_LOOP_BACKEND_EPOLL), 0);
+	CHECK(!ipc_loop_uring_restricted(e));
+	CHECK_EQ(ipc_loop__test_uring_op(e, IORING_OP_NOP), -EOPNOTSUPP);
+}
+
 static int run_backend(enum ipc_loop_backend_kind kind)
 {
 	_cleanup_ipc_loop_ struct ipc_loop *l = NULL;
@@ -365,6 +386,7 @@ int main(void)
 	int a = run_backend(IPC_LOOP_BACKEND_URING);
 	int b = run_backend(IPC_LOOP_BACKEND_EPOLL);
 	CHECK_EQ(b, 0);
+	test_ring_restrictions();
 	test_seccomp_fallback();
 	if (!getenv("KCMD_TEST_LOOP_INNER"))
 		test_unavailable_uring_is_skip();

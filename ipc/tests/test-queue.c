@@ -856,9 +856,46 @@ static void test_watch_and_blocking_get(void)
 	env_down(&e);
 }
 
+/* Issue 21: the mapping's size comes from the header as validated at attach, never from a
+ * later read of shared memory. A client whose queue's max_workers word is changed under it
+ * (planted with pwrite, as a corrupt process could) must still unmap all of its mapping (the
+ * old code unmapped ipc_q_size(<planted>) and left the rest of the mapping behind, or unmapped
+ * someone else's memory past it). */
+static int mappings_named(const char *needle)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+static void test_hostile_max_workers(void)
+{
+	int fd = ipc_queue_memfd_create_sized("hostile-nw", 64);
+	struct ipc_queue *q;
+	uint32_t planted = 1;
+
+	CHECK(fd >= 0);
+	CHECK_EQ(ipc_queue_attach(&q, fd, IPC_QUEUE_WORKER | IPC_QUEUE_PRODUCER, 1), 0);
+	CHECK_EQ(mappings_named("kcmd-queue-hostile-nw"), 1);
+	CHECK_EQ(pwrite(fd, &planted, sizeof(planted), offsetof(struct ipc_q_header, max_workers)),
+	         sizeof(planted));
+	ipc_queue_free(q);
+	CHECK_EQ(mappings_named("kcmd-queue-hostile-nw"), 0);
+	/* a reader opening it now refuses the header (size and max_workers disagree) */
+	struct ipc_queue_metrics m;
+	CHECK_EQ(ipc_queue_metrics_read(fd, &m), -EPROTO);
+	close(fd);
+}
+
 int main(void)
 {
 	test_ratelimiter_pure();
+	test_hostile_max_workers();
 	enum ipc_loop_backend_kind kinds[] = {IPC_LOOP_BACKEND_URING, IPC_LOOP_BACKEND_EPOLL};
 	int skipped = 0;
 	for (int i = 0; i < 2; i++) {

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,34 @@ static void test_fence_word(void **state)
 	close(other);
 	/* sealed: a child cannot shrink it under the others */
 	assert_true(ftruncate(fd, 0) < 0);
+	close(fd);
+}
+
+/* Issue 21: a child holds the manager's memfd itself (KCMD_FENCE_FD). Once the manager has
+ * its writable mapping, nobody else can write the deadline: no second writable open, no
+ * writable mmap, no write(2), no removal of the seal; read-only opens still work and see the
+ * manager's writes. */
+static void test_fence_sealed_for_writes(void **state)
+{
+	(void)state;
+	struct kube_fence *w, *w2, *r;
+	int fd = kube_fence_memfd_create();
+	uint64_t hostile = UINT64_MAX - 1;
+
+	assert_true(fd >= 0);
+	assert_int_equal(kube_fence_open(fd, true, &w), 0);
+	assert_int_equal(kube_fence_open(fd, true, &w2), -EPERM);
+	assert_true(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
+	assert_int_equal(errno, EPERM);
+	assert_true(pwrite(fd, &hostile, sizeof(hostile), 8) < 0);
+	assert_int_equal(errno, EPERM);
+	assert_true(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE) < 0); /* F_SEAL_SEAL */
+	assert_true(fcntl(fd, F_GET_SEALS) & F_SEAL_FUTURE_WRITE);
+	assert_int_equal(kube_fence_open(fd, false, &r), 0);
+	kube_fence_set(w, 1234);
+	assert_int_equal(kube_fence_deadline(r), 1234);
+	kube_fence_close(r);
+	kube_fence_close(w);
 	close(fd);
 }
 
@@ -141,6 +170,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_fence_word),
+	        cmocka_unit_test(test_fence_sealed_for_writes),
 	        cmocka_unit_test(test_writer_killed),
 	        cmocka_unit_test(test_client_refuses_writes),
 	};

@@ -64,6 +64,12 @@ static void test_shared_between_mappings(void **state)
 	/* the burst of 2 is spent by the two together */
 	assert_int_equal(kube_limiter_reserve(a, now), 100 * MS);
 	assert_int_equal(kube_limiter_reserve(b, now), 200 * MS);
+	/* issue 21: sealed against resizing, so no process can pull the bucket from under the
+	 * others' mappings (SIGBUS) */
+	assert_true(ftruncate(fd, 0) < 0);
+	assert_int_equal(errno, EPERM);
+	assert_true(ftruncate(fd, 1 << 20) < 0);
+	assert_int_equal(kube_limiter_reserve(a, now), 300 * MS);
 	kube_limiter_free(a);
 	kube_limiter_free(b);
 	close(fd);

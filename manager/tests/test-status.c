@@ -60,6 +60,11 @@ static void test_round_trip(void **state)
 	assert_int_equal(got.n_children, 8);
 	assert_string_equal(got.children[7].name, "worker-7");
 	assert_int_equal(got.children[3].restarts, 7);
+	/* issue 21: the manager's mapping is the only writable one */
+	assert_true(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
+	assert_int_equal(errno, EPERM);
+	assert_true(write(fd, "x", 1) < 0);
+	assert_int_equal(errno, EPERM);
 
 	/* a reader process never sees a mix of two publications */
 	pid_t pid = fork();

@@ -164,6 +164,48 @@ static void test_failed_start_is_retried(void **state)
 	ipc_loop_free(loop);
 }
 
+/* Found by the chaos suite (issue 21): the leader's workers were SIGKILLed ("stopped leading")
+ * and the group started again ("became leader") before the manager reaped them; their exits
+ * then left them STOPPED for good while the manager led, and no ReplicaSet was synced. A start
+ * of a stopped-but-unreaped child must run it again once its exit arrives. */
+static void test_start_before_stopped_child_is_reaped(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_supervisor *sup;
+	struct mgr_child *c;
+	struct exits e = {0};
+	char *argv[] = {"/bin/sleep", "100", NULL};
+	struct mgr_child_spec spec = {
+	        .name = "worker", .group = "workers", .argv = argv, .restart = true};
+	struct mgr_child_info info;
+
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
+	assert_int_equal(mgr_sup_add(sup, &spec, &c), 0);
+	assert_int_equal(mgr_sup_start_group(sup, "workers"), 1);
+	mgr_child_get_info(c, &info);
+	pid_t first = info.pid;
+	/* lost and regained in one loop turn: nothing reaped in between */
+	assert_int_equal(mgr_sup_signal_group(sup, "workers", SIGKILL, true), 1);
+	assert_int_equal(mgr_sup_start_group(sup, "workers"), 1);
+	run_until_exits(loop, &e, 1, 2000000);
+	run_for(loop, 300000);
+	mgr_child_get_info(c, &info);
+	assert_int_equal(info.state, MGR_CHILD_RUNNING);
+	assert_true(info.pid > 0 && info.pid != first);
+	/* a stop after such a start wins: the child stays down */
+	assert_int_equal(mgr_sup_signal_group(sup, "workers", SIGKILL, true), 1);
+	assert_int_equal(mgr_sup_start_group(sup, "workers"), 1);
+	assert_int_equal(mgr_sup_signal_group(sup, "workers", SIGKILL, true), 1);
+	run_until_exits(loop, &e, 2, 2000000);
+	run_for(loop, 300000);
+	mgr_child_get_info(c, &info);
+	assert_int_equal(info.state, MGR_CHILD_STOPPED);
+	mgr_sup_free(sup);
+	ipc_loop_free(loop);
+}
+
 static void test_killed_child_restarts_and_stop(void **state)
 {
 	(void)state;
@@ -321,6 +363,7 @@ int main(void)
 	        cmocka_unit_test(test_fd_inheritance),
 	        cmocka_unit_test(test_failed_start_is_retried),
 	        cmocka_unit_test(test_killed_child_restarts_and_stop),
+	        cmocka_unit_test(test_start_before_stopped_child_is_reaped),
 	        cmocka_unit_test(test_children_die_with_manager),
 	        cmocka_unit_test(test_restart_with_backoff),
 	};

@@ -1051,6 +1051,52 @@ static void test_check_detects_damage(void **state)
 	assert_int_equal(shm_reader_list_ns(f->w, (uint16_t)f->pods, "d", NULL, NULL), 9);
 }
 
+/* Issue 21: a reader clamps the sizes it reads from shared memory to its own mapping. A header
+ * whose size word claims more than the mapping, and a region-table entry for the mapping's
+ * last region that claims a class larger than what is left of it, must not make a block
+ * "valid" past the end of the mapping (the old code returned the class size, and a reader
+ * copied that many bytes past its mapping). A region-table entry pointing back before the
+ * first region is refused too. Normal reads still work under the hostile size word. */
+static void test_reader_clamps_hostile_sizes(void **state)
+{
+	struct fx *f = *state;
+	struct shm_arena *r;
+	int rfd;
+
+	assert_true(put_pod(f, "default", 1, NULL, 1, 64) >= 0);
+	assert_int_equal(shm_arena_reader_fd(f->fd, &rfd), 0);
+	assert_int_equal(shm_reader_open(rfd, &r), 0);
+
+	unsigned big = 0;
+	while (big < SHM_ABI_NCLASSES && shm_abi_class_size(big) <= SHM_ABI_REGION_SIZE)
+		big++;
+	assert_true(big < SHM_ABI_NCLASSES);
+	uint64_t last = (r->map_size >> SHM_ABI_REGION_SHIFT) - 1;
+	uint64_t off = last << SHM_ABI_REGION_SHIFT;
+	uint64_t saved_size = atomic_load(&f->w->hdr->size);
+	uint32_t saved_rt = atomic_load(&f->w->rt[last]);
+
+	/* planted through the writer's mapping, as a corrupt or hostile writer would */
+	atomic_store(&f->w->hdr->size, UINT64_MAX / 2);
+	atomic_store(&f->w->rt[last], (uint32_t)(big + 1));
+	assert_int_equal(shm_block_class_size(r, off, atomic_load(&r->hdr->size)), 0);
+	assert_int_equal(shm_block_class_size(r, off, UINT64_MAX), 0);
+	/* a back-pointer past region 0 */
+	atomic_store(&f->w->rt[last], (uint32_t)(1 + 0) | (uint32_t)((last + 5) << 8));
+	assert_int_equal(shm_block_class_size(r, off, UINT64_MAX), 0);
+
+	/* the pod is still readable with the hostile size word (clamped, not refused) */
+	struct shm_obj o = {0};
+	assert_int_equal(
+	        shm_reader_get(r, (uint16_t)f->pods, "default", "web-7d4b9c8f6d-00001", &o), 0);
+	shm_obj_release(&o);
+
+	atomic_store(&f->w->rt[last], saved_rt);
+	atomic_store(&f->w->hdr->size, saved_size);
+	shm_arena_close(r);
+	close(rfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1076,6 +1122,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_writer_restart_keeps_data, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_crash_points, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_check_detects_damage, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_reader_clamps_hostile_sizes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,16 +65,22 @@ check "package version is the Makefile's VERSION" sh -c "dpkg --root='$root' -s 
 echo "== files"
 mode() { stat -c %a "$root$1" 2>/dev/null; }
 for f in /usr/bin/kcmd /usr/bin/kcmctl /usr/libexec/kcmd/kcmd-informerd /usr/libexec/kcmd/kcmd-worker \
-	/usr/libexec/kcmd/kcmd-cachedump; do
+	/usr/libexec/kcmd/kcmd-dispatcher /usr/libexec/kcmd/kcmd-cachedump; do
 	check "$f mode 755" test "$(mode "$f")" = 755
 done
 for f in /lib/systemd/system/kcmd.service /usr/lib/sysusers.d/kcmd.conf /etc/default/kcmd \
 	/usr/share/man/man8/kcmd.8.gz /usr/share/man/man1/kcmctl.1.gz /usr/share/doc/kcmd/copyright /usr/share/doc/kcmd/operations.md.gz; do
 	check "$f mode 644" test "$(mode "$f")" = 644
 done
-for f in kcmd-informerd kcmd-worker kcmd-cachedump; do
+for f in kcmd-informerd kcmd-dispatcher kcmd-worker kcmd-cachedump; do
 	check "$f not in /usr/bin" test ! -e "$root/usr/bin/$f"
 done
+# test tools are not shipped (issue 21): no bench program, no kubelet simulator compiled in
+check "kcmd-bench not shipped" test ! -e "$root/usr/libexec/kcmd/kcmd-bench" -a ! -e "$root/usr/bin/kcmd-bench"
+check "no kubelet simulator in kcmd-worker" sh -c "! grep -q kubelet-simulator '$root/usr/libexec/kcmd/kcmd-worker'"
+check "no --simulate-kubelet flag in kcmd --help" sh -c "! '$root/usr/bin/kcmd' --help 2>&1 | grep -q simulate-kubelet"
+check "the FlowSchemas ship as an example" cmp "$root/usr/share/doc/kcmd/examples/kcmd-flowschema.yaml" packaging/kcmd-flowschema.yaml
+check "unit sets LimitNOFILE" grep -qx 'LimitNOFILE=65536' "$root/lib/systemd/system/kcmd.service"
 check "kcmctl answers usage errors with status 2" sh -c "'$root/usr/bin/kcmctl' bogus >/dev/null 2>&1; test \$? -eq 2"
 check "/etc/default/kcmd is a conffile" sh -c "dpkg-deb -f '$deb' >/dev/null && dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/kcmd"
 check "unit is the one in packaging/" cmp "$root/lib/systemd/system/kcmd.service" packaging/kcmd.service
@@ -159,13 +165,13 @@ kpid=$!
 kids=
 for _ in $(seq 1 50); do
 	kids=$(pgrep -P "$kpid" || true)
-	[ "$(echo "$kids" | grep -c .)" -ge 3 ] && break
+	[ "$(echo "$kids" | grep -c .)" -ge 4 ] && break
 	sleep 0.1
 done
 exes=$(for k in $kids; do readlink "/proc/$k/exe"; done | sort -u)
-check "3 children (informerd + 2 workers): $(echo $kids)" test "$(echo "$kids" | grep -c .)" -eq 3
-check "children run $root/usr/libexec/kcmd/{kcmd-informerd,kcmd-worker}" test "$exes" = \
-	"$(printf '%s\n' "$root/usr/libexec/kcmd/kcmd-informerd" "$root/usr/libexec/kcmd/kcmd-worker")"
+check "4 children (informerd + the ReplicaSet dispatcher + 2 workers): $(echo $kids)" test "$(echo "$kids" | grep -c .)" -eq 4
+check "children run $root/usr/libexec/kcmd/{kcmd-dispatcher,kcmd-informerd,kcmd-worker}" test "$exes" = \
+	"$(printf '%s\n' "$root/usr/libexec/kcmd/kcmd-dispatcher" "$root/usr/libexec/kcmd/kcmd-informerd" "$root/usr/libexec/kcmd/kcmd-worker")"
 kill -TERM "$kpid"
 rc=0; wait "$kpid" || rc=$?
 kpid=

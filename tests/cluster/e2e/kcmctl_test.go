@@ -54,3 +54,34 @@ func TestManager_KcmctlReadsTheLiveCache(t *testing.T) {
 		t.Errorf("queues lacks the replicaset queue:\n%s", q)
 	}
 }
+
+// TestManager_KcmctlSanitizesUntrustedStrings (issue 21): the apiserver accepts owner
+// references whose kind and name hold control characters; `kcmctl cache get` prints them from
+// the cache. The output carries them escaped (kclog_sanitize): no ESC byte, no extra line.
+func TestManager_KcmctlSanitizesUntrustedStrings(t *testing.T) {
+	startKcmdReplicaSet(t)
+	ns := Namespace(t)
+	p := itPod(ns, "evil-owner")
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Evil\x1b[2J",
+		Name: "x\nE0101 00:00:00.000000 1 forged.c:1] forged line\x1b]0;title\x07", UID: "0b0e5a39-0000-4000-8000-000000000001"}}
+	if _, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the apiserver refused the owner reference: %v", err)
+	}
+	var out string
+	Eventually(t, 10*time.Second, "kcmctl to show the pod", func() (bool, string) {
+		cmd := exec.Command(filepath.Join(env.KcmdBinDir, "kcmctl"), "--pid", strconv.Itoa(kcmdRS.cmd.Process.Pid),
+			"cache", "get", "pods", ns+"/evil-owner")
+		b, err := cmd.CombinedOutput()
+		out = string(b)
+		return err == nil, out
+	})
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("kcmctl printed a raw escape sequence:\n%q", out)
+	}
+	if strings.Contains(out, "\nE0101") {
+		t.Errorf("kcmctl printed an injected line:\n%q", out)
+	}
+	if !strings.Contains(out, `Evil\x1b[2J x\nE0101 00:00:00.000000 1 forged.c:1] forged line\x1b]0;title\x07 uid=`) {
+		t.Errorf("kcmctl output lacks the escaped owner reference:\n%s", out)
+	}
+}
