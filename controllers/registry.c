@@ -11,11 +11,13 @@
 extern const struct kcmd_controller kcmd_replicaset_controller; /* workers/replicaset/plugin.c */
 extern const struct kcmd_controller kcmd_gc_controller;     /* workers/garbagecollector/plugin.c */
 extern const struct kcmd_controller kcmd_kubelet_simulator; /* workers/kubeletsim/plugin.c */
+extern const struct kcmd_controller kcmd_podgc_controller;  /* workers/podgc/plugin.c */
 
 static const struct kcmd_controller *const registry[] = {
         &kcmd_replicaset_controller,
         &kcmd_gc_controller,
         &kcmd_kubelet_simulator,
+        &kcmd_podgc_controller,
 };
 
 size_t kcmd_registry_count(void)
