@@ -82,7 +82,8 @@ int pgc_select_terminated(const struct pgc_pod *pods, size_t n, int64_t threshol
 	return 0;
 }
 
-/* ---- JSON reads ------------------------------------------------------------------------------- */
+/* ---- JSON reads -------------------------------------------------------------------------------
+ */
 
 static const char *jstr(const cJSON *o, const char *key)
 {
@@ -101,8 +102,9 @@ int pgc_node_facts_from_json(const char *json, size_t len, struct pgc_node_facts
 	}
 	*ret = (struct pgc_node_facts){0};
 	/* nodeutil.IsNodeReady: the (first) Ready condition's status is True */
-	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-	                              cJSON_GetObjectItemCaseSensitive(root, "status"), "conditions"))
+	cJSON_ArrayForEach(c,
+	                   cJSON_GetObjectItemCaseSensitive(
+	                           cJSON_GetObjectItemCaseSensitive(root, "status"), "conditions"))
 	{
 		const char *type = jstr(c, "type");
 		if (type && !strcmp(type, "Ready")) {
@@ -123,18 +125,37 @@ int pgc_node_facts_from_json(const char *json, size_t len, struct pgc_node_facts
 	return 0;
 }
 
-int pgc_cond_state_from_json(const char *json, size_t len, struct pgc_cond_state *ret)
+int pgc_cond_state_from_json(const char *json, size_t len, const char *uid,
+                             struct pgc_cond_state *ret)
 {
 	cJSON *root = cJSON_ParseWithLength(json, len);
-	const cJSON *c;
+	const cJSON *pod = root, *items, *c;
 
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
 		return -EBADMSG;
 	}
 	*ret = (struct pgc_cond_state){0};
-	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-	                              cJSON_GetObjectItemCaseSensitive(root, "status"), "conditions"))
+	items = cJSON_GetObjectItemCaseSensitive(root, "items");
+	if (cJSON_IsArray(items)) {
+		pod = NULL;
+		cJSON_ArrayForEach(c, items)
+		{
+			const char *u =
+			        jstr(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "uid");
+			if (u && uid && !strcmp(u, uid)) {
+				pod = c;
+				break;
+			}
+		}
+		if (!pod) {
+			cJSON_Delete(root);
+			return -ENOENT;
+		}
+	}
+	cJSON_ArrayForEach(
+	        c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "status"),
+	                                            "conditions"))
 	{
 		const char *type = jstr(c, "type"), *st, *ltt;
 		if (!type || strcmp(type, PGC_COND_DISRUPTION) != 0)
@@ -152,7 +173,8 @@ int pgc_cond_state_from_json(const char *json, size_t len, struct pgc_cond_state
 	return 0;
 }
 
-/* ---- the status patch ------------------------------------------------------------------------- */
+/* ---- the status patch -------------------------------------------------------------------------
+ */
 
 int pgc_failed_patch_body(const char *uid, int64_t generation, bool with_condition,
                           const struct pgc_cond_state *cur, kube_time_t now, char **ret)
@@ -169,7 +191,8 @@ int pgc_failed_patch_body(const char *uid, int64_t generation, bool with_conditi
 	if (with_condition) {
 		kube_time_t ltt = now;
 		/* UpdatePodCondition: an existing condition with the same status keeps its time */
-		if (cur && cur->present && !strcmp(cur->status, "True") && cur->last_transition_time)
+		if (cur && cur->present && !strcmp(cur->status, "True") &&
+		    cur->last_transition_time)
 			ltt = cur->last_transition_time;
 		kube_time_format(ltt, ts);
 		if (!(conds = cJSON_AddArrayToObject(status, "conditions")) ||
@@ -186,7 +209,8 @@ int pgc_failed_patch_body(const char *uid, int64_t generation, bool with_conditi
 		    !cJSON_AddStringToObject(c, "type", PGC_COND_DISRUPTION))
 			goto out;
 	}
-	if ((generation && !cJSON_AddNumberToObject(status, "observedGeneration", (double)generation)) ||
+	if ((generation &&
+	     !cJSON_AddNumberToObject(status, "observedGeneration", (double)generation)) ||
 	    !cJSON_AddStringToObject(status, "phase", "Failed"))
 		goto out;
 	*ret = cJSON_PrintUnformatted(root);
@@ -196,7 +220,8 @@ out:
 	return r;
 }
 
-/* ---- string set and quarantine ---------------------------------------------------------------- */
+/* ---- string set and quarantine ----------------------------------------------------------------
+ */
 
 struct pgc_set {
 	char **slot;
@@ -364,7 +389,8 @@ size_t pgc_quarantine_take_ready(struct pgc_quarantine *q, uint64_t now_us,
 	}
 }
 
-/* ---- the collectors' selections --------------------------------------------------------------- */
+/* ---- the collectors' selections ---------------------------------------------------------------
+ */
 
 int pgc_select_terminating(const struct pgc_pod *pods, size_t n, const struct pgc_set *cached,
                            const struct pgc_nodes_api *api, size_t **ret, size_t *ret_n)

@@ -84,8 +84,10 @@ struct pgc_cond_state {
 	char status[16];
 	kube_time_t last_transition_time;
 };
-/* From a Pod's JSON. Returns 0, -EBADMSG, -ENOMEM. */
-int pgc_cond_state_from_json(const char *json, size_t len, struct pgc_cond_state *ret);
+/* From a Pod's JSON, or from a PodList's item whose metadata.uid is uid (the pod GC's role may
+ * list pods, not get them). Returns 0, -ENOENT (no such item), -EBADMSG. */
+int pgc_cond_state_from_json(const char *json, size_t len, const char *uid,
+                             struct pgc_cond_state *ret);
 
 /* The strategic-merge patch of pods/<name>/status upstream's PatchPodStatus sends: the uid as a
  * precondition, phase Failed, status.observedGeneration = generation (PodObservedGenerationTracking

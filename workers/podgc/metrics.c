@@ -45,7 +45,8 @@ int pgc_metrics_memfd_create(void)
 
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, sizeof(*r)) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+	if (ftruncate(fd, sizeof(*r)) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
 		goto fail;
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (r == MAP_FAILED)
@@ -205,8 +206,8 @@ static void family(struct buf *b, struct pgc_metrics_region *r, const char *name
 		/* acquire: pairs with the writer's release of `used` (the key is complete) */
 		if (!atomic_load_explicit(&s->used, memory_order_acquire))
 			continue;
-		uint64_t v = atomic_load_explicit(errors ? &s->errors : &s->total,
-		                                  memory_order_relaxed);
+		uint64_t v =
+		        atomic_load_explicit(errors ? &s->errors : &s->total, memory_order_relaxed);
 		if (errors && !v)
 			continue; /* WithLabelValues was never called for it upstream */
 		if (!any) {
@@ -230,17 +231,20 @@ int pgc_metrics_text(struct pgc_metrics *m, char **ret)
 	bprintf(&b, "%s", "");
 	if (m) {
 		family(&b, m->r, "pod_gc_collector_force_delete_pods_total",
-		       "Number of pods that are being forcefully deleted since the Pod GC Controller "
+		       "Number of pods that are being forcefully deleted since the Pod GC "
+		       "Controller "
 		       "started.",
 		       false);
 		family(&b, m->r, "pod_gc_collector_force_delete_pod_errors_total",
-		       "Number of errors encountered when forcefully deleting the pods since the Pod "
+		       "Number of errors encountered when forcefully deleting the pods since the "
+		       "Pod "
 		       "GC Controller started.",
 		       true);
 		uint64_t d = atomic_load_explicit(&m->r->dropped, memory_order_relaxed);
 		if (d)
 			bprintf(&b,
-			        "# HELP kcmd_pod_gc_metric_series_dropped_total kcmd: pod GC counter "
+			        "# HELP kcmd_pod_gc_metric_series_dropped_total kcmd: pod GC "
+			        "counter "
 			        "increments not recorded (series table full)\n"
 			        "# TYPE kcmd_pod_gc_metric_series_dropped_total counter\n"
 			        "kcmd_pod_gc_metric_series_dropped_total %llu\n",

@@ -18,8 +18,9 @@
  *   - A writer that dies mid-fill leaves an unpublished slot (used == 0) that the next writer
  *     may claim and overwrite: a reader never sees it.
  *   - Full table (PGC_METRIC_SLOTS series, or no free slot within the probe limit): the
- *     increment is counted in `dropped` instead (rendered as kcmd_pod_gc_metric_series_dropped_total)
- *     and logged once by the worker; the force deletion itself goes on.
+ *     increment is counted in `dropped` instead (rendered as
+ * kcmd_pod_gc_metric_series_dropped_total) and logged once by the worker; the force deletion itself
+ * goes on.
  *   - Version rule: the magic carries the layout version; a region with another magic is refused.
  */
 #include <stdbool.h>

@@ -23,7 +23,8 @@
  *     paginated LIST with fieldSelector status.phase=Failed, only in a pass that deletes
  *     terminated pods over the threshold while some of them are Failed.
  * And, as upstream's UpdatePodCondition keeps an existing DisruptionTarget's lastTransitionTime,
- * an orphaned pod is read with a GET before its status patch (the record has no conditions).
+ * an orphaned pod is read before its status patch (the record has no conditions), with a LIST by
+ * metadata.name: the pod-garbage-collector role may list pods but not get them.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -47,9 +48,9 @@
 #include "workers/podgc/metrics.h"
 #include "workers/podgc/run.h"
 
-#define PGC_BATCH       64u
-#define PGC_SYNC_POLL   100 /* ms between looks at the informers' synced flags */
-#define PGC_LIST_LIMIT  500
+#define PGC_BATCH      64u
+#define PGC_SYNC_POLL  100 /* ms between looks at the informers' synced flags */
+#define PGC_LIST_LIMIT 500
 
 struct pgc {
 	struct shm_arena *arena;
@@ -185,22 +186,28 @@ static void force_delete(struct pgc *s, struct pgc_pod *const *pods, size_t n,
 		for (size_t i = 0; i < m; i++)
 			log_info("PodGC is force deleting Pod pod=\"%s/%s\"", pods[off + i]->ns,
 			         pods[off + i]->name);
-		/* the DisruptionTarget condition as it is now (UpdatePodCondition keeps its time) */
+		/* the DisruptionTarget condition as it is now (UpdatePodCondition keeps its time),
+		 * read with a LIST by name: upstream's pod-garbage-collector role may list pods,
+		 * not get them */
+		char sel[PGC_BATCH][300];
 		if (with_condition) {
 			for (size_t i = 0; i < m; i++) {
 				if (!pgc_needs_failed_patch(pods[off + i]))
 					continue;
+				snprintf(sel[i], sizeof(sel[i]), "metadata.name=%s",
+				         pods[off + i]->name);
 				map[np] = i;
-				rq[np++] = (struct kube_request){.verb = KUBE_GET,
+				rq[np++] = (struct kube_request){.verb = KUBE_LIST,
 				                                 .version = "v1",
 				                                 .resource = "pods",
 				                                 .ns = pods[off + i]->ns,
-				                                 .name = pods[off + i]->name};
+				                                 .field_selector = sel[i]};
 			}
 			if (np && kube_client_request_many(s->kc, rq, np, rs, NULL) == 0)
 				for (size_t k = 0; k < np; k++) {
 					if (rs[k].error.err == 0 && rs[k].body)
 						pgc_cond_state_from_json(rs[k].body, rs[k].body_len,
+						                         pods[off + map[k]]->uid,
 						                         &cur[map[k]]);
 					kube_response_clear(&rs[k]);
 				}
@@ -211,7 +218,8 @@ static void force_delete(struct pgc *s, struct pgc_pod *const *pods, size_t n,
 			if (!pgc_needs_failed_patch(p))
 				continue;
 			if ((err[i] = pgc_failed_patch_body(p->uid, p->generation, with_condition,
-			                                    &cur[i], kube_time_now(), &body[i])) < 0)
+			                                    &cur[i], kube_time_now(), &body[i])) <
+			    0)
 				continue;
 			map[np] = i;
 			rq[np++] = (struct kube_request){.verb = KUBE_PATCH,
@@ -280,10 +288,11 @@ static void force_delete(struct pgc *s, struct pgc_pod *const *pods, size_t n,
 			if (pgc_metrics_inc(s->met, p->ns, reason, true, err[i] < 0) == -ENOSPC &&
 			    !s->dropped_logged) {
 				s->dropped_logged = true;
-				log_warning("pod GC metrics: the series table is full (%u); further "
-				            "series are counted in "
-				            "kcmd_pod_gc_metric_series_dropped_total",
-				            PGC_METRIC_SLOTS);
+				log_warning(
+				        "pod GC metrics: the series table is full (%u); further "
+				        "series are counted in "
+				        "kcmd_pod_gc_metric_series_dropped_total",
+				        PGC_METRIC_SLOTS);
 			}
 		}
 	}
@@ -374,7 +383,8 @@ static void gc_terminated(struct pgc *s, struct snap *sn)
 static int api_get_node(void *ud, const char *node, struct pgc_node_facts *ret)
 {
 	struct pgc *s = ud;
-	struct kube_request rq = {.verb = KUBE_GET, .version = "v1", .resource = "nodes", .name = node};
+	struct kube_request rq = {
+	        .verb = KUBE_GET, .version = "v1", .resource = "nodes", .name = node};
 	struct kube_response rs = {0};
 	int r;
 
@@ -410,7 +420,8 @@ static void delete_selected(struct pgc *s, struct snap *sn, const size_t *idx, s
 			      sel[i]->ns, sel[i]->name, sel[i]->node_name);
 		else if (reason == PGC_REASON_UNSCHEDULED)
 			log_v(2,
-			      "Found unscheduled terminating Pod not assigned to any Node, deleting "
+			      "Found unscheduled terminating Pod not assigned to any Node, "
+			      "deleting "
 			      "pod=\"%s/%s\"",
 			      sel[i]->ns, sel[i]->name);
 		else if (reason == PGC_REASON_OUT_OF_SERVICE)
@@ -556,8 +567,8 @@ int pgc_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	kclog_init(getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : PGC_CONTROLLER,
-	           PGC_CONTROLLER, v);
+	kclog_init(getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : PGC_CONTROLLER, PGC_CONTROLLER,
+	           v);
 	signal(SIGPIPE, SIG_IGN);
 
 	sigset_t mask;
@@ -619,7 +630,8 @@ int pgc_main(int argc, char **argv)
 	if (!s->stop)
 		log_info("Caches are synced for %s", PGC_CONTROLLER);
 	/* wait.UntilWithContext: a pass, then the period from its end. A pass cut short by the
-	 * fence (-ENOLCK: not leading) ends; the manager stops this process if leadership is lost. */
+	 * fence (-ENOLCK: not leading) ends; the manager stops this process if leadership is lost.
+	 */
 	while ((stopping(s), !s->stop)) {
 		s->fenced = false;
 		gc_pass(s);

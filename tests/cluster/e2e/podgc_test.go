@@ -31,17 +31,24 @@ import (
 const pgcFinalizer = "test.k8s.io/finalizer"
 
 // pgcStart runs kcmd with only the pod garbage collector and /metrics served without a token.
+// The pod GC acts as kube-system/pod-garbage-collector (--use-service-account-credentials), so
+// every request it makes must be allowed by upstream's bootstrap role
+// system:controller:pod-garbage-collector (pods list/watch/delete, pods/status patch, nodes
+// get/list/watch).
 func pgcStart(t *testing.T, extra ...string) (*kcmdProc, int) {
 	t.Helper()
 	port := gcxFreePort(t)
 	flags := append([]string{"--controllers=pod-garbage-collector-controller", "--secure-port=" + strconv.Itoa(port),
 		"--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/metrics",
-		"--leader-elect=false", "--v=4"}, extra...)
+		"--use-service-account-credentials", "--leader-elect=false", "--v=4"}, extra...)
 	p := startKcmd(t, nil, flags...)
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	Eventually(t, 60*time.Second, "the pod GC's caches synced", func() (bool, string) {
 		return p.Logged("Caches are synced for pod-garbage-collector-controller"), "not yet"
 	})
+	if !p.Logged("using service account kube-system/pod-garbage-collector") {
+		t.Fatal("the pod GC does not act as its service account")
+	}
 	return p, port
 }
 

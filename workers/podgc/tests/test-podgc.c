@@ -65,29 +65,53 @@ static void test_terminated(void **state)
 	static const struct term_case cases[] = {
 	        {"delete a (Failed) and b (Succeeded)",
 	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}, {"c", KUBE_POD_FAILED}},
-	         1, "a,b", NULL},
+	         1,
+	         "a,b",
+	         NULL},
 	        {"threshold 0 disables",
-	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}}, 0, "", NULL},
+	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}},
+	         0,
+	         "",
+	         NULL},
 	        {"threshold -1 disables",
-	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}}, -1, "", NULL},
+	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}},
+	         -1,
+	         "",
+	         NULL},
 	        {"threshold 1, delete b",
 	         {{"a", KUBE_POD_RUNNING}, {"b", KUBE_POD_SUCCEEDED}, {"c", KUBE_POD_FAILED}},
-	         1, "b", NULL},
+	         1,
+	         "b",
+	         NULL},
 	        {"threshold 1, delete a",
-	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}}, 1, "a", NULL},
+	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}},
+	         1,
+	         "a",
+	         NULL},
 	        {"threshold 5, none",
-	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}}, 5, "", NULL},
+	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}},
+	         5,
+	         "",
+	         NULL},
 	        {"evicted first",
 	         {{"a", KUBE_POD_FAILED}, {"b", KUBE_POD_SUCCEEDED}, {"c", KUBE_POD_FAILED}},
-	         1, "c,a", "c"},
+	         1,
+	         "c,a",
+	         "c"},
 	        {"evicted first, running kept",
 	         {{"a", KUBE_POD_RUNNING}, {"b", KUBE_POD_SUCCEEDED}, {"c", KUBE_POD_FAILED}},
-	         1, "c", "c"},
+	         1,
+	         "c",
+	         "c"},
 	        /* isPodTerminated: any phase but Pending/Running/Unknown, an empty one too */
 	        {"unset and unknown phases",
-	         {{"a", KUBE_POD_PHASE_UNSET}, {"b", KUBE_POD_UNKNOWN}, {"c", KUBE_POD_PENDING},
+	         {{"a", KUBE_POD_PHASE_UNSET},
+	          {"b", KUBE_POD_UNKNOWN},
+	          {"c", KUBE_POD_PENDING},
 	          {"d", KUBE_POD_PHASE_OTHER}},
-	         1, "a", NULL},
+	         1,
+	         "a",
+	         NULL},
 	};
 
 	(void)state;
@@ -131,7 +155,8 @@ static void test_order(void **state)
 	assert_true(pgc_needs_failed_patch(&u));
 }
 
-/* ---- a fake API: the nodes "in the client" ---------------------------------------------------- */
+/* ---- a fake API: the nodes "in the client" ----------------------------------------------------
+ */
 
 struct fake_node {
 	const char *name;
@@ -171,7 +196,8 @@ static struct pgc_set *set_of(const char *const *names_)
 	return s;
 }
 
-/* ---- TestGCOrphaned --------------------------------------------------------------------------- */
+/* ---- TestGCOrphaned ---------------------------------------------------------------------------
+ */
 
 struct orphan_case {
 	const char *name;
@@ -319,7 +345,8 @@ static void test_orphaned(void **state)
 		assert_int_equal(
 		        pgc_select_orphaned(quar, pods, n, inf, t0 + t->delay_us, &a, &idx, &k), 0);
 		if (strcmp(names(pods, idx, k), t->deleted) != 0)
-			fail_msg("%s: deleted %s, want %s", t->name, names(pods, idx, k), t->deleted);
+			fail_msg("%s: deleted %s, want %s", t->name, names(pods, idx, k),
+			         t->deleted);
 		for (size_t i = 0, l = 0; i < k; i++)
 			if (pgc_needs_failed_patch(&pods[idx[i]]))
 				l += (size_t)snprintf(patched + l, sizeof(patched) - l, "%s%s",
@@ -340,7 +367,8 @@ static void test_quarantine(void **state)
 	struct fake_api api = {.fail = -EIO};
 	struct pgc_nodes_api a = {.get = fake_get, .ud = &api};
 	struct pgc_set *none = set_of(NULL);
-	struct pgc_pod p[2] = {pod("a", "gone", KUBE_POD_RUNNING), pod("b", "gone", KUBE_POD_RUNNING)};
+	struct pgc_pod p[2] = {pod("a", "gone", KUBE_POD_RUNNING),
+	                       pod("b", "gone", KUBE_POD_RUNNING)};
 	size_t *idx = NULL, k = 0;
 
 	(void)state;
@@ -377,13 +405,15 @@ static void test_quarantine(void **state)
 	pgc_quarantine_free(q);
 }
 
-/* ---- TestGCUnscheduledTerminating ------------------------------------------------------------- */
+/* ---- TestGCUnscheduledTerminating -------------------------------------------------------------
+ */
 
 static void test_unscheduled(void **state)
 {
-	struct pgc_pod p[6] = {pod("a", "", KUBE_POD_FAILED),     pod("b", "", KUBE_POD_SUCCEEDED),
-	                       pod("c", "", KUBE_POD_RUNNING),    pod("d", "", KUBE_POD_FAILED),
-	                       pod("e", "node", KUBE_POD_SUCCEEDED), pod("f", "node", KUBE_POD_RUNNING)};
+	struct pgc_pod p[6] = {
+	        pod("a", "", KUBE_POD_FAILED),        pod("b", "", KUBE_POD_SUCCEEDED),
+	        pod("c", "", KUBE_POD_RUNNING),       pod("d", "", KUBE_POD_FAILED),
+	        pod("e", "node", KUBE_POD_SUCCEEDED), pod("f", "node", KUBE_POD_RUNNING)};
 	size_t *idx = NULL, k = 0;
 
 	(void)state;
@@ -397,24 +427,24 @@ static void test_unscheduled(void **state)
 	free(idx);
 }
 
-/* ---- TestGCTerminating ------------------------------------------------------------------------ */
+/* ---- TestGCTerminating ------------------------------------------------------------------------
+ */
 
 static void test_terminating(void **state)
 {
-	struct fake_api api = {
-	        .nodes = {{"worker-0", false, true},
-	                  {"worker-1", false, false},
-	                  {"worker-2", true, false},
-	                  {"worker-3", false, true},
-	                  {"worker-4", false, true},
-	                  {"worker-5", false, true}},
-	        .n = 6};
+	struct fake_api api = {.nodes = {{"worker-0", false, true},
+	                                 {"worker-1", false, false},
+	                                 {"worker-2", true, false},
+	                                 {"worker-3", false, true},
+	                                 {"worker-4", false, true},
+	                                 {"worker-5", false, true}},
+	                       .n = 6};
 	struct pgc_nodes_api a = {.get = fake_get, .ud = &api};
 	static const char *const cached[] = {"worker-0", "worker-1", "worker-2", "worker-3",
 	                                     "worker-4", "worker-5", NULL};
 	struct pgc_set *inf = set_of(cached);
 	struct pgc_pod p[30];
-	char nm[30][8];
+	char nm[30][16];
 	static const enum kube_pod_phase ph[5] = {KUBE_POD_PHASE_UNSET, KUBE_POD_PHASE_UNSET,
 	                                          KUBE_POD_PENDING, KUBE_POD_RUNNING,
 	                                          KUBE_POD_UNKNOWN};
@@ -468,7 +498,8 @@ static void test_node_facts(void **state)
 	                 "\"status\":{\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":"
 	                 "\"True\"},{\"type\":\"Ready\",\"status\":\"False\"}]}}";
 	const char *n2 = "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}";
-	const char *n3 = "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\"}]}}";
+	const char *n3 =
+	        "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\"}]}}";
 
 	(void)state;
 	assert_int_equal(pgc_node_facts_from_json(n1, strlen(n1), &f), 0);
@@ -485,7 +516,8 @@ static void test_node_facts(void **state)
 	assert_int_equal(pgc_node_facts_from_json("[", 1, &f), -EBADMSG);
 }
 
-/* ---- TestGCInspectingPatchedPodBeforeDeletion: the status patch -------------------------------- */
+/* ---- TestGCInspectingPatchedPodBeforeDeletion: the status patch --------------------------------
+ */
 
 static void test_patch_body(void **state)
 {
@@ -520,8 +552,17 @@ static void test_patch_body(void **state)
 	const char *pj = "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"
 	                 "{\"type\":\"DisruptionTarget\",\"status\":\"True\","
 	                 "\"lastTransitionTime\":\"2020-01-02T03:04:05Z\"}]}}";
-	assert_int_equal(pgc_cond_state_from_json(pj, strlen(pj), &cur), 0);
+	assert_int_equal(pgc_cond_state_from_json(pj, strlen(pj), NULL, &cur), 0);
 	assert_true(cur.present);
+	/* the same pod as an item of a PodList (a LIST by name), found by its uid */
+	char lj[512];
+	snprintf(lj, sizeof(lj), "{\"items\":[{\"metadata\":{\"uid\":\"u-1\"},%s]}", pj + 1);
+	struct pgc_cond_state cl;
+	assert_int_equal(pgc_cond_state_from_json(lj, strlen(lj), "u-1", &cl), 0);
+	assert_true(cl.present);
+	assert_int_equal(cl.last_transition_time, cur.last_transition_time);
+	assert_int_equal(pgc_cond_state_from_json(lj, strlen(lj), "u-2", &cl), -ENOENT);
+	assert_int_equal(pgc_cond_state_from_json("{\"items\":[]}", 12, "u-1", &cl), -ENOENT);
 	assert_int_equal(pgc_failed_patch_body("u-1", 3, true, &cur, now, &body), 0);
 	assert_non_null(strstr(body, "\"lastTransitionTime\":\"2020-01-02T03:04:05Z\""));
 	free(body);
@@ -532,11 +573,13 @@ static void test_patch_body(void **state)
 
 	/* without the condition, generation 0 (omitempty): phase and the uid only */
 	assert_int_equal(pgc_failed_patch_body("u-2", 0, false, NULL, now, &body), 0);
-	assert_string_equal(body, "{\"metadata\":{\"uid\":\"u-2\"},\"status\":{\"phase\":\"Failed\"}}");
+	assert_string_equal(body,
+	                    "{\"metadata\":{\"uid\":\"u-2\"},\"status\":{\"phase\":\"Failed\"}}");
 	free(body);
 }
 
-/* ---- metrics ---------------------------------------------------------------------------------- */
+/* ---- metrics ----------------------------------------------------------------------------------
+ */
 
 static void test_metrics(void **state)
 {
@@ -607,11 +650,11 @@ static void test_set(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_terminated),   cmocka_unit_test(test_order),
-	        cmocka_unit_test(test_orphaned),     cmocka_unit_test(test_quarantine),
-	        cmocka_unit_test(test_unscheduled),  cmocka_unit_test(test_terminating),
-	        cmocka_unit_test(test_node_facts),   cmocka_unit_test(test_patch_body),
-	        cmocka_unit_test(test_metrics),      cmocka_unit_test(test_set),
+	        cmocka_unit_test(test_terminated),  cmocka_unit_test(test_order),
+	        cmocka_unit_test(test_orphaned),    cmocka_unit_test(test_quarantine),
+	        cmocka_unit_test(test_unscheduled), cmocka_unit_test(test_terminating),
+	        cmocka_unit_test(test_node_facts),  cmocka_unit_test(test_patch_body),
+	        cmocka_unit_test(test_metrics),     cmocka_unit_test(test_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
