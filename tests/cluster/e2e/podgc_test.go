@@ -277,6 +277,36 @@ func TestPodGC_Scenarios(t *testing.T) {
 			})
 		}
 
+		// UpdatePodCondition (TestGCInspectingPatchedPodBeforeDeletion's rule): an orphaned pod
+		// that already has DisruptionTarget=True keeps that condition's lastTransitionTime;
+		// reason and message become the pod GC's. kcmd reads the current condition before the
+		// patch with a request its service account is allowed to make.
+		{
+			ns := newNS(t)
+			record(ns, "orphaned", 1)
+			run("OrphanedKeepsDisruptionTime", func(t *testing.T) {
+				p := pgcPod(ns, "testpod", "non-existing-node-"+ns)
+				p.Finalizers = []string{pgcFinalizer}
+				p = mustCreatePod(t, p)
+				pgcRemoveFinalizers(t, ns, p.Name)
+				old := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget,
+					Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI", Message: "earlier", LastTransitionTime: old})
+				p = pgcSetPhase(t, p, corev1.PodRunning, "")
+				p = pgcWaitEvicted(t, ns, p.Name, orphanWait)
+				if p == nil {
+					t.Fatal("the pod is gone: its finalizer should have kept it")
+				}
+				pgcCheckOrphanCondition(t, p, true)
+				if c := pgcCondition(p, corev1.DisruptionTarget); c != nil && !c.LastTransitionTime.Equal(&old) {
+					t.Errorf("lastTransitionTime %v, want the earlier %v kept", c.LastTransitionTime, old)
+				}
+				if p.Status.Phase != corev1.PodFailed {
+					t.Errorf("phase %s, want Failed", p.Status.Phase)
+				}
+			})
+		}
+
 		// TestTerminatingOnOutOfServiceNode: a terminating pod on a not-ready node that gets the
 		// out-of-service taint is marked Failed (no DisruptionTarget) and force-deleted.
 		for _, tc := range []struct {
