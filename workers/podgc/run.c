@@ -43,10 +43,10 @@
 #include "lib/childenv.h"
 #include "lib/log.h"
 #include "shm/arena.h"
-#include "shm/records.h"
 #include "workers/podgc/gc.h"
 #include "workers/podgc/metrics.h"
 #include "workers/podgc/run.h"
+#include "workers/podgc/snap.h"
 
 #define PGC_BATCH      64u
 #define PGC_SYNC_POLL  100 /* ms between looks at the informers' synced flags */
@@ -62,69 +62,6 @@ struct pgc {
 	bool stop, fenced, dropped_logged;
 	int pod_type, node_type;
 };
-
-/* One pass's view of the pods: pgc_pod entries whose strings live in one block each. */
-struct snap {
-	struct pgc_pod *pods;
-	char **mem;
-	size_t n, cap;
-};
-
-static void snap_free(struct snap *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->mem[i]);
-	free(s->mem);
-	free(s->pods);
-	*s = (struct snap){0};
-}
-
-static int snap_visit(const struct shm_obj *o, void *ud)
-{
-	struct snap *s = ud;
-	struct inf_rec_view v;
-	struct inf_rec_pod rp;
-	const char *node = "";
-	size_t nl = 0;
-
-	if (inf_rec_parse(o->payload, o->payload_len, &v) < 0 || inf_rec_pod_get(&v, &rp) < 0)
-		return 0; /* unreadable record: the next pass sees its next version */
-	if (v.hdr.n_blobs > v.hdr.n_finalizers && inf_rec_blob(&v, 0, &node, &nl) < 0)
-		node = "";
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		struct pgc_pod *p = realloc(s->pods, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->pods = p;
-		char **m = realloc(s->mem, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		s->mem = m;
-		s->cap = cap;
-	}
-	size_t ln = strlen(o->ns ? o->ns : ""), lm = strlen(o->name ? o->name : ""),
-	       lu = strlen(o->uid ? o->uid : ""), lk = strlen(node);
-	char *b = malloc(ln + lm + lu + lk + 4);
-	if (!b)
-		return -ENOMEM;
-	struct pgc_pod *p = &s->pods[s->n];
-	char *w = b;
-	p->ns = memcpy(w, o->ns ? o->ns : "", ln + 1);
-	w += ln + 1;
-	p->name = memcpy(w, o->name ? o->name : "", lm + 1);
-	w += lm + 1;
-	p->uid = memcpy(w, o->uid ? o->uid : "", lu + 1);
-	w += lu + 1;
-	p->node_name = memcpy(w, node, lk + 1);
-	p->phase = (enum kube_pod_phase)rp.phase;
-	p->evicted = false;
-	p->creation_ts = v.hdr.creation_ts;
-	p->deletion_ts = v.hdr.deletion_ts;
-	p->generation = v.hdr.generation;
-	s->mem[s->n++] = b;
-	return 0;
-}
 
 static int node_visit(const struct shm_obj *o, void *ud)
 {
@@ -301,7 +238,7 @@ static void force_delete(struct pgc *s, struct pgc_pod *const *pods, size_t n,
 /* ---- the four collectors -------------------------------------------------------------------- */
 
 /* status.reason of the Failed pods: which are evicted (eviction.PodIsEvicted). */
-static int mark_evicted(struct pgc *s, struct snap *sn)
+static int mark_evicted(struct pgc *s, struct pgc_snap *sn)
 {
 	char *cont = NULL;
 	struct pgc_set *ev = NULL;
@@ -353,10 +290,10 @@ static int mark_evicted(struct pgc *s, struct snap *sn)
 	return r < 0 ? r : 0;
 }
 
-static void delete_selected(struct pgc *s, struct snap *sn, const size_t *idx, size_t n,
+static void delete_selected(struct pgc *s, struct pgc_snap *sn, const size_t *idx, size_t n,
                             enum pgc_reason reason, bool with_condition);
 
-static void gc_terminated(struct pgc *s, struct snap *sn)
+static void gc_terminated(struct pgc *s, struct pgc_snap *sn)
 {
 	size_t *idx = NULL, n = 0, failed = 0;
 
@@ -400,7 +337,7 @@ static int api_get_node(void *ud, const char *node, struct pgc_node_facts *ret)
 }
 
 /* Force-deletes pods[idx[0..n)] for reason. */
-static void delete_selected(struct pgc *s, struct snap *sn, const size_t *idx, size_t n,
+static void delete_selected(struct pgc *s, struct pgc_snap *sn, const size_t *idx, size_t n,
                             enum pgc_reason reason, bool with_condition)
 {
 	struct pgc_pod **sel;
@@ -432,7 +369,7 @@ static void delete_selected(struct pgc *s, struct snap *sn, const size_t *idx, s
 	free(sel);
 }
 
-static void gc_terminating(struct pgc *s, struct snap *sn, const struct pgc_set *nodes)
+static void gc_terminating(struct pgc *s, struct pgc_snap *sn, const struct pgc_set *nodes)
 {
 	struct pgc_nodes_api api = {.get = api_get_node, .ud = s};
 	size_t *idx = NULL, n = 0;
@@ -450,7 +387,7 @@ static void gc_terminating(struct pgc *s, struct snap *sn, const struct pgc_set 
 	free(idx);
 }
 
-static void gc_orphaned(struct pgc *s, struct snap *sn, const struct pgc_set *nodes)
+static void gc_orphaned(struct pgc *s, struct pgc_snap *sn, const struct pgc_set *nodes)
 {
 	struct pgc_nodes_api api = {.get = api_get_node, .ud = s};
 	size_t *idx = NULL, n = 0;
@@ -464,7 +401,7 @@ static void gc_orphaned(struct pgc *s, struct snap *sn, const struct pgc_set *no
 	free(idx);
 }
 
-static void gc_unscheduled_terminating(struct pgc *s, struct snap *sn)
+static void gc_unscheduled_terminating(struct pgc *s, struct pgc_snap *sn)
 {
 	size_t *idx = NULL, n = 0;
 
@@ -478,11 +415,11 @@ static void gc_unscheduled_terminating(struct pgc *s, struct snap *sn)
 
 static void gc_pass(struct pgc *s)
 {
-	struct snap sn = {0};
+	struct pgc_snap sn = {0};
 	struct pgc_set *nodes = NULL;
 	int r;
 
-	if ((r = shm_reader_list(s->arena, (uint16_t)s->pod_type, snap_visit, &sn)) < 0) {
+	if ((r = pgc_snap_pods(s->arena, (uint16_t)s->pod_type, &sn)) < 0) {
 		log_error("Error while listing all pods: %s", strerror(-r));
 		goto out;
 	}
@@ -501,7 +438,7 @@ static void gc_pass(struct pgc *s)
 		gc_unscheduled_terminating(s, &sn);
 out:
 	pgc_set_free(nodes);
-	snap_free(&sn);
+	pgc_snap_free(&sn);
 }
 
 /* ---- main -------------------------------------------------------------------------------------
