@@ -1146,18 +1146,13 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 	        log[PATH_MAX + 64];
 	int port = free_port();
 	/* /metrics is read without a token: allowed as kcm allows it with the same flag */
-	char *argv[40] = {b->kcmd,
-	                  a_kc,
-	                  a_qps,
-	                  a_burst,
-	                  a_port,
-	                  "--bind-address=127.0.0.1",
-	                  a_le,
+	char *argv[40] = {b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le,
 	                  a_lease,
 	                  "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-	                  NULL};
+	                  /* the controllers upstream runs in the same bench (start_upstream) */
+	                  "--controllers=replicaset-controller,garbage-collector-controller", NULL};
 	char extra[1024];
-	int argc = 9;
+	int argc = 10;
 
 	if (b->o.kcmd_args) {
 		fmt(extra, sizeof(extra), "%s", b->o.kcmd_args);
@@ -1996,7 +1991,8 @@ static int start_simulator(struct bench *b)
 	char *argv[40] = {b->kcmd,
 	                  a_kc,
 	                  "--leader-elect=false",
-	                  "--controllers=-replicaset-controller,-garbage-collector-controller",
+	                  "--controllers=-replicaset-controller,-garbage-collector-controller,"
+	                  "-pod-garbage-collector-controller",
 	                  "--simulate-kubelet",
 	                  "--simulate-kubelet-qps=5000",
 	                  "--simulate-kubelet-burst=10000",

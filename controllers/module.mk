@@ -3,8 +3,8 @@
 # descriptor; linking the registry links every controller.
 LIBS              += registry
 registry_SRCS     := controllers/registry.c workers/replicaset/plugin.c workers/garbagecollector/plugin.c \
-		     workers/kubeletsim/plugin.c
-registry_LIBDEPS  := kcflag rs rshandlers worker gc gchandlers kubeletsim kube shm ipc kclog kcfeat kcdispatch
+		     workers/kubeletsim/plugin.c workers/podgc/plugin.c
+registry_LIBDEPS  := kcflag rs rshandlers worker gc gchandlers kubeletsim podgc kube shm ipc kclog kcfeat kcdispatch
 registry_TESTS    := controllers/tests/test-registry.c
 
 # The loader's test (--controller-plugins, registry.h) loads plug-in fixtures built from one

@@ -32,6 +32,7 @@
 extern const struct kcmd_controller kcmd_replicaset_controller; /* workers/replicaset/plugin.c */
 extern const struct kcmd_controller kcmd_gc_controller;     /* workers/garbagecollector/plugin.c */
 extern const struct kcmd_controller kcmd_kubelet_simulator; /* workers/kubeletsim/plugin.c */
+extern const struct kcmd_controller kcmd_podgc_controller;  /* workers/podgc/plugin.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -39,6 +40,7 @@ extern const struct kcmd_controller kcmd_kubelet_simulator; /* workers/kubeletsi
 static const struct kcmd_controller *const builtin[] = {
         &kcmd_replicaset_controller,
         &kcmd_gc_controller,
+        &kcmd_podgc_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

@@ -120,9 +120,11 @@ static int check(const struct kcmd_flag *f, const char *v, char *err, size_t err
 	case KCMD_FLAG_INT: {
 		errno = 0;
 		long long l = strtoll(v, &end, 10);
-		if (errno || end == v || *end || l < 0 || l > INT_MAX)
-			return fail(err, errlen, "--%s=%s: not a valid non-negative integer",
-			            f->name, v);
+		/* negative values only for a flag whose declared range starts below 0 */
+		bool neg_ok = f->max > 0 && f->min < 0;
+		if (errno || end == v || *end || l < (neg_ok ? INT_MIN : 0) || l > INT_MAX)
+			return fail(err, errlen, "--%s=%s: not a valid %sinteger", f->name, v,
+			            neg_ok ? "" : "non-negative ");
 		if (f->max > 0 && (l < f->min || l > f->max))
 			return fail(err, errlen, "--%s must be between %lld and %lld", f->name,
 			            (long long)f->min, (long long)f->max);

@@ -61,7 +61,7 @@ struct kube_config;       /* kube/config.h */
 /* ---- flags ------------------------------------------------------------------------------------
  */
 enum kcmd_flag_type {
-	KCMD_FLAG_INT = 1,  /* non-negative int */
+	KCMD_FLAG_INT = 1,  /* int, non-negative unless min < 0 (with max > 0) */
 	KCMD_FLAG_BOOL,     /* Go's strconv.ParseBool; a bare --name is true */
 	KCMD_FLAG_DOUBLE,   /* non-negative */
 	KCMD_FLAG_DURATION, /* Go duration ("15s", "1m30s") */

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "lib/goflag.h"
@@ -97,6 +98,32 @@ static void test_values(void **state)
 	kcmd_flag_values_free(v);
 }
 
+/* A flag whose range starts below 0 takes negative values (kcm's int32
+ * --terminated-pod-gc-threshold: <= 0 disables); any other INT flag refuses them. */
+static void test_negative_ints(void **state)
+{
+	(void)state;
+	static const struct kcmd_flag f[] = {{.name = "thr",
+	                                      .type = KCMD_FLAG_INT,
+	                                      .def = "12500",
+	                                      .min = INT32_MIN,
+	                                      .max = INT32_MAX},
+	                                     {.name = "n", .type = KCMD_FLAG_INT, .def = "0"}};
+	struct kcmd_flag_values *v = NULL;
+	char err[128] = "";
+
+	assert_int_equal(kcmd_flag_values_new(f, 2, &v), 0);
+	assert_int_equal(kcmd_flag_values_set(v, "thr", "-1", err, sizeof(err)), 0);
+	assert_int_equal(kcmd_flag_int(v, "thr"), -1);
+	assert_int_equal(kcmd_flag_values_set(v, "thr", "-2147483648", err, sizeof(err)), 0);
+	assert_int_equal(kcmd_flag_values_set(v, "thr", "-2147483649", err, sizeof(err)), -EINVAL);
+	assert_int_equal(kcmd_flag_values_set(v, "thr", "0", err, sizeof(err)), 0);
+	assert_int_equal(kcmd_flag_int(v, "thr"), 0);
+	assert_int_equal(kcmd_flag_values_set(v, "n", "-1", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "non-negative"));
+	kcmd_flag_values_free(v);
+}
+
 static void test_bad_default(void **state)
 {
 	(void)state;
@@ -111,9 +138,8 @@ static void test_bad_default(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_durations),
-	        cmocka_unit_test(test_bools),
-	        cmocka_unit_test(test_values),
+	        cmocka_unit_test(test_durations),   cmocka_unit_test(test_bools),
+	        cmocka_unit_test(test_values),      cmocka_unit_test(test_negative_ints),
 	        cmocka_unit_test(test_bad_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
