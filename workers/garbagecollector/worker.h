@@ -71,7 +71,8 @@ struct gc_target {
 	const char *api_version, *kind, *ns, *name;
 };
 
-/* gc_api.get: the resource is not served (404 without a NotFound Status). The worker handles it
+/* gc_api.get: the resource is not served (not produced by gc_kube_api today: every 404 is
+ * NotFound there, as client-go's IsNotFound; docs/garbagecollector.md). The worker handles it
  * as upstream's restMappingError (the kind cannot be resolved: nothing is judged absent, the
  * key is retried with backoff). */
 #define GC_ERR_NOT_SERVED (-ENXIO)
