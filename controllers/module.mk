@@ -2,9 +2,12 @@
 # Each controller lives in its own folder (workers/<name>/) with a plugin.c holding its
 # descriptor; linking the registry links every controller.
 LIBS              += registry
-registry_SRCS     := controllers/registry.c workers/replicaset/plugin.c workers/garbagecollector/plugin.c \
-		     workers/kubeletsim/plugin.c workers/podgc/plugin.c
-registry_LIBDEPS  := kcflag rs rshandlers worker gc gchandlers kubeletsim podgc kube shm ipc kclog kcfeat kcdispatch
+# Each controller's own module.mk adds its descriptor (REGISTRY_PLUGIN_SRCS += .../plugin.c) and
+# its library (REGISTRY_CONTROLLER_LIBS += name): adding a controller touches its folder and one
+# line of registry.c. Recursive (=) on purpose: the controllers' module.mk files are read after
+# this one.
+registry_SRCS     = controllers/registry.c $(REGISTRY_PLUGIN_SRCS)
+registry_LIBDEPS  = kcflag $(REGISTRY_CONTROLLER_LIBS) kube shm ipc kclog kcfeat kcdispatch
 registry_TESTS    := controllers/tests/test-registry.c
 
 # The loader's test (--controller-plugins, registry.h) loads plug-in fixtures built from one

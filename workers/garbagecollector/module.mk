@@ -15,3 +15,6 @@ gchandlers_TESTS   := workers/garbagecollector/tests/test-handlers.c workers/gar
 
 # `make bench-gc`: kcmd's GC vs upstream kcm's against the real cluster (e2e/bench_gc_test.go).
 gc_BENCH_SCRIPTS := tests/cluster/bench-gc.sh
+# The registry (controllers/module.mk) links the descriptor and the library.
+REGISTRY_PLUGIN_SRCS     += workers/garbagecollector/plugin.c
+REGISTRY_CONTROLLER_LIBS += gc gchandlers

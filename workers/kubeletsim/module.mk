@@ -8,3 +8,6 @@ kubeletsim_SRCS    := workers/kubeletsim/sim.c workers/kubeletsim/nodes.c worker
 kubeletsim_LIBDEPS := kube shm ipc kubeloop kclog kcflag informer kcdispatch
 kubeletsim_TESTS   := workers/kubeletsim/tests/test-kubeletsim.c
 kubeletsim_BENCH_SCRIPTS := tests/cluster/bench-kubeletsim.sh
+# The registry (controllers/module.mk) links the descriptor and the library.
+REGISTRY_PLUGIN_SRCS     += workers/kubeletsim/plugin.c
+REGISTRY_CONTROLLER_LIBS += kubeletsim

@@ -13,3 +13,6 @@ rs_SOAKS    := workers/replicaset/tests/soak-exp-torture.c
 rs_BENCHES  := workers/replicaset/bench/bench-rs.c
 # issue 8: 1,000 RSs x 100 side by side with upstream kcm (kcmd bench, about an hour)
 rs_BENCH_SCRIPTS := tests/cluster/bench-rs.sh
+# The registry (controllers/module.mk) links the descriptor and the library.
+REGISTRY_PLUGIN_SRCS     += workers/replicaset/plugin.c
+REGISTRY_CONTROLLER_LIBS += rs rshandlers worker
