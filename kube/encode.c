@@ -75,13 +75,60 @@ static cJSON *owner_ref_json(const struct kube_owner_ref *r, int block_override)
 	return o;
 }
 
+/* The controller reference a created pod carries: complete, controller and blocking. */
+static bool controller_ref_ok(const struct kube_owner_ref *ref)
+{
+	return ref->api_version && *ref->api_version && ref->kind && *ref->kind && ref->name &&
+	       ref->uid && *ref->uid && ref->controller == 1 && ref->block_owner_deletion == 1;
+}
+
+/* What both pod encoders start with: kind, apiVersion and metadata.generateName from the owner's
+ * name (as upstream's getPodsPrefix). 0 or -ENOMEM; *ret_pod owned by the caller. */
+static int pod_frame(const char *owner_name, cJSON **ret_pod, cJSON **ret_meta)
+{
+	cJSON *pod = cJSON_CreateObject(), *meta;
+	if (!pod || !add_str(pod, "kind", "Pod") || !add_str(pod, "apiVersion", "v1") ||
+	    !(meta = cJSON_AddObjectToObject(pod, "metadata"))) {
+		cJSON_Delete(pod);
+		return -ENOMEM;
+	}
+	*ret_pod = pod;
+	size_t nl = strlen(owner_name);
+	char *prefix = malloc(nl + 2);
+	if (!prefix)
+		return -ENOMEM;
+	memcpy(prefix, owner_name, nl);
+	prefix[nl] = '-';
+	prefix[nl + 1] = 0;
+	if (nl + 1 > 253)
+		prefix[nl] = 0; /* the dashed prefix would fail pod name validation */
+	bool ok = add_str(meta, "generateName", prefix);
+	free(prefix);
+	if (!ok)
+		return -ENOMEM;
+	*ret_meta = meta;
+	return 0;
+}
+
+/* metadata.ownerReferences: [ref]. 0 or -ENOMEM. */
+static int add_controller_ref(cJSON *meta, const struct kube_owner_ref *ref)
+{
+	cJSON *refs = cJSON_AddArrayToObject(meta, "ownerReferences");
+	cJSON *r = owner_ref_json(ref, -1);
+	if (!refs || !r) {
+		cJSON_Delete(r);
+		return -ENOMEM;
+	}
+	cJSON_AddItemToArray(refs, r);
+	return 0;
+}
+
 int kube_encode_pod_from_template(const char *template_json, size_t len, const char *owner_name,
                                   const struct kube_owner_ref *ref, char **ret)
 {
 	if (!template_json || !owner_name || !ref || !ret)
 		return -EINVAL;
-	if (!ref->api_version || !*ref->api_version || !ref->kind || !*ref->kind || !ref->name ||
-	    !ref->uid || !*ref->uid || ref->controller != 1 || ref->block_owner_deletion != 1)
+	if (!controller_ref_ok(ref))
 		return -EINVAL;
 	_cleanup_cjson_ cJSON *tmpl = cJSON_ParseWithLength(template_json, len);
 	if (!tmpl)
@@ -96,23 +143,9 @@ int kube_encode_pod_from_template(const char *template_json, size_t len, const c
 	if (!cJSON_IsObject(labels) || !labels->child)
 		return -EINVAL; /* "unable to create pods, no labels" */
 
-	_cleanup_cjson_ cJSON *pod = cJSON_CreateObject();
+	_cleanup_cjson_ cJSON *pod = NULL;
 	cJSON *meta;
-	if (!pod || !add_str(pod, "kind", "Pod") || !add_str(pod, "apiVersion", "v1") ||
-	    !(meta = cJSON_AddObjectToObject(pod, "metadata")))
-		return -ENOMEM;
-	size_t nl = strlen(owner_name);
-	char *prefix = malloc(nl + 2);
-	if (!prefix)
-		return -ENOMEM;
-	memcpy(prefix, owner_name, nl);
-	prefix[nl] = '-';
-	prefix[nl + 1] = 0;
-	if (nl + 1 > 253)
-		prefix[nl] = 0; /* the dashed prefix would fail pod name validation */
-	bool ok = add_str(meta, "generateName", prefix);
-	free(prefix);
-	if (!ok)
+	if (pod_frame(owner_name, &pod, &meta) < 0)
 		return -ENOMEM;
 	cJSON_AddItemToObject(meta, "labels", cJSON_DetachItemViaPointer(tmeta, labels));
 	if (cJSON_IsObject(annotations) && annotations->child)
@@ -121,13 +154,8 @@ int kube_encode_pod_from_template(const char *template_json, size_t len, const c
 	if (cJSON_IsArray(finalizers) && finalizers->child)
 		cJSON_AddItemToObject(meta, "finalizers",
 		                      cJSON_DetachItemViaPointer(tmeta, finalizers));
-	cJSON *refs = cJSON_AddArrayToObject(meta, "ownerReferences");
-	cJSON *r = owner_ref_json(ref, -1);
-	if (!refs || !r) {
-		cJSON_Delete(r);
+	if (add_controller_ref(meta, ref) < 0)
 		return -ENOMEM;
-	}
-	cJSON_AddItemToArray(refs, r);
 	if (spec)
 		cJSON_AddItemToObject(pod, "spec", cJSON_DetachItemViaPointer(tmpl, spec));
 	else if (!cJSON_AddObjectToObject(pod, "spec"))
@@ -166,31 +194,18 @@ int kube_encode_pod_from_template_parts(const struct kube_template_parts *tp,
 {
 	if (!tp || !owner_name || !ref || !ret)
 		return -EINVAL;
-	if (!ref->api_version || !*ref->api_version || !ref->kind || !*ref->kind || !ref->name ||
-	    !ref->uid || !*ref->uid || ref->controller != 1 || ref->block_owner_deletion != 1)
+	if (!controller_ref_ok(ref))
 		return -EINVAL;
 	if (!tp->valid)
 		return -EPROTO;
 	if (!tp->labels || !nonempty(tp->labels, tp->labels_len, '{', '}'))
 		return -EINVAL; /* "unable to create pods, no labels" */
 
-	_cleanup_cjson_ cJSON *pod = cJSON_CreateObject();
+	_cleanup_cjson_ cJSON *pod = NULL;
 	cJSON *meta;
-	if (!pod || !add_str(pod, "kind", "Pod") || !add_str(pod, "apiVersion", "v1") ||
-	    !(meta = cJSON_AddObjectToObject(pod, "metadata")))
+	if (pod_frame(owner_name, &pod, &meta) < 0)
 		return -ENOMEM;
-	size_t nl = strlen(owner_name);
-	char *prefix = malloc(nl + 2);
-	if (!prefix)
-		return -ENOMEM;
-	memcpy(prefix, owner_name, nl);
-	prefix[nl] = '-';
-	prefix[nl + 1] = 0;
-	if (nl + 1 > 253)
-		prefix[nl] = 0; /* the dashed prefix would fail pod name validation */
-	bool ok = add_str(meta, "generateName", prefix);
-	free(prefix);
-	if (!ok || !add_raw(meta, "labels", tp->labels, tp->labels_len))
+	if (!add_raw(meta, "labels", tp->labels, tp->labels_len))
 		return -ENOMEM;
 	if (tp->annotations && nonempty(tp->annotations, tp->annotations_len, '{', '}') &&
 	    !add_raw(meta, "annotations", tp->annotations, tp->annotations_len))
@@ -198,13 +213,8 @@ int kube_encode_pod_from_template_parts(const struct kube_template_parts *tp,
 	if (tp->finalizers && nonempty(tp->finalizers, tp->finalizers_len, '[', ']') &&
 	    !add_raw(meta, "finalizers", tp->finalizers, tp->finalizers_len))
 		return -ENOMEM;
-	cJSON *refs = cJSON_AddArrayToObject(meta, "ownerReferences");
-	cJSON *r = owner_ref_json(ref, -1);
-	if (!refs || !r) {
-		cJSON_Delete(r);
+	if (add_controller_ref(meta, ref) < 0)
 		return -ENOMEM;
-	}
-	cJSON_AddItemToArray(refs, r);
 	if (tp->spec ? !add_raw(pod, "spec", tp->spec, tp->spec_len)
 	             : !cJSON_AddObjectToObject(pod, "spec"))
 		return -ENOMEM;
