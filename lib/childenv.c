@@ -37,3 +37,22 @@ int kcmd_env_queue_fd(const char *want)
 	}
 	return -1;
 }
+
+bool kcmd_child_arg(struct kcmd_child_args *c, const char *a)
+{
+	if (strncmp(a, "--controller=", 13) == 0)
+		c->controller = a + 13;
+	else if (strncmp(a, "--kubeconfig=", 13) == 0)
+		c->kubeconfig = a + 13;
+	else if (strncmp(a, "--master=", 9) == 0)
+		c->master = a + 9;
+	else if (strncmp(a, "--kube-api-qps=", 15) == 0)
+		c->qps = strtod(a + 15, NULL);
+	else if (strncmp(a, "--kube-api-burst=", 17) == 0)
+		c->burst = (int)strtol(a + 17, NULL, 10);
+	else if (strncmp(a, "--v=", 4) == 0)
+		c->v = (int)strtol(a + 4, NULL, 10);
+	else
+		return false;
+	return true;
+}

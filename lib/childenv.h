@@ -6,6 +6,23 @@
  * every child program (library `kclog`).
  */
 
+#include <stdbool.h>
+
+/* The arguments the manager passes every child process (manager/main.c add_child). */
+struct kcmd_child_args {
+	const char *controller; /* --controller= */
+	const char *kubeconfig; /* --kubeconfig= */
+	const char *master;     /* --master= */
+	double qps;             /* --kube-api-qps= */
+	int burst;              /* --kube-api-burst= */
+	int v;                  /* --v= */
+};
+
+/* Takes `a` into c if it is one of those arguments (values as given; the caller keeps its
+ * defaults for the ones never seen). True if it was one. Written once for kcmd-worker,
+ * kcmd-dispatcher and every controller's own worker_main. */
+bool kcmd_child_arg(struct kcmd_child_args *c, const char *a);
+
 /* The fd in environment variable `name` (e.g. KCMD_ARENA_FD), or -1 if unset or not a number
  * in 0..65535. */
 int kcmd_env_fd(const char *name);

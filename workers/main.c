@@ -114,9 +114,8 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	struct worker w = {.ctx.expectations_fd = -1};
-	const char *controller = NULL, *kubeconfig = NULL, *master = NULL;
-	double qps = 20;
-	int burst = 30, v = 0, r;
+	struct kcmd_child_args ca = {.qps = 20, .burst = 30};
+	int r;
 	const char *content_type = NULL; /* JSON unless the manager says protobuf */
 	char err[512];
 
@@ -145,19 +144,9 @@ int main(int argc, char **argv)
 	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (strncmp(a, "--controller=", 13) == 0)
-			controller = a + 13;
-		else if (strncmp(a, "--kubeconfig=", 13) == 0)
-			kubeconfig = a + 13;
-		else if (strncmp(a, "--master=", 9) == 0)
-			master = a + 9;
-		else if (strncmp(a, "--kube-api-qps=", 15) == 0)
-			qps = strtod(a + 15, NULL);
-		else if (strncmp(a, "--kube-api-burst=", 17) == 0)
-			burst = (int)strtol(a + 17, NULL, 10);
-		else if (strncmp(a, "--v=", 4) == 0)
-			v = (int)strtol(a + 4, NULL, 10);
-		else if (strncmp(a, "--kube-api-content-type=", 24) == 0) {
+		if (kcmd_child_arg(&ca, a))
+			continue;
+		if (strncmp(a, "--kube-api-content-type=", 24) == 0) {
 			if (kube_content_type_parse(a + 24, &content_type) < 0) {
 				fprintf(stderr, "kcmd-worker: bad %s\n", a);
 				return 2;
@@ -184,18 +173,18 @@ int main(int argc, char **argv)
 		}
 	}
 	if (desc && !desc->hidden && desc->worker &&
-	    (!controller || strcmp(controller, desc->name) == 0 ||
-	     kcmd_registry_find(controller) == desc))
+	    (!ca.controller || strcmp(ca.controller, desc->name) == 0 ||
+	     kcmd_registry_find(ca.controller) == desc))
 		w.ctrl = desc->worker;
 	if (!w.ctrl) {
 		fprintf(stderr, "kcmd-worker: unknown or missing --controller (%s)\n",
-		        controller ? controller : "none");
+		        ca.controller ? ca.controller : "none");
 		usage();
 		return 2;
 	}
 	w.ctx.process = getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : "worker";
 	w.ctx.controller = w.ctrl->name;
-	kclog_init(w.ctx.process, w.ctrl->name, v);
+	kclog_init(w.ctx.process, w.ctrl->name, ca.v);
 	signal(SIGPIPE, SIG_IGN);
 
 	int afd = kcmd_env_fd("KCMD_ARENA_FD");
@@ -210,7 +199,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct kube_config *kcfg;
-	struct kube_config_opts co = {.kubeconfig = kubeconfig, .master = master};
+	struct kube_config_opts co = {.kubeconfig = ca.kubeconfig, .master = ca.master};
 	if (kube_config_load(&co, &kcfg, err, sizeof(err)) < 0) {
 		log_error("kubeconfig: %s", err);
 		return 1;
@@ -231,7 +220,7 @@ int main(int argc, char **argv)
 	 * goroutines; here the manager passes the controller's bucket to each of its processes */
 	struct kube_limiter *lim = NULL;
 	int lfd = kcmd_env_fd("KCMD_CLIENT_LIMITER_FD");
-	if (lfd >= 0 && qps > 0 && (r = kube_limiter_open(lfd, qps, burst, &lim)) < 0) {
+	if (lfd >= 0 && ca.qps > 0 && (r = kube_limiter_open(lfd, ca.qps, ca.burst, &lim)) < 0) {
 		log_warning("KCMD_CLIENT_LIMITER_FD: %s; this process limits itself alone",
 		            strerror(-r));
 		lim = NULL;
@@ -239,16 +228,16 @@ int main(int argc, char **argv)
 	struct kube_client_opts ko = {.config = kcfg,
 	                              .process = "worker",
 	                              .controller = w.ctrl->name,
-	                              .qps = qps,
-	                              .burst = burst,
+	                              .qps = ca.qps,
+	                              .burst = ca.burst,
 	                              .insecure_ok = true,
 	                              .limiter = lim,
 	                              .content_type = content_type};
 	w.ctx.config = kcfg;
 	w.ctx.content_type = content_type;
 	w.ctx.flags = fv;
-	w.ctx.qps = qps;
-	w.ctx.burst = burst;
+	w.ctx.qps = ca.qps;
+	w.ctx.burst = ca.burst;
 	if ((r = kube_client_new(&ko, &w.ctx.kc)) < 0) {
 		log_error("API client: %s", strerror(-r));
 		return 1;

@@ -43,11 +43,33 @@ static void test_queue_fd(void **state)
 	assert_int_equal(kcmd_env_queue_fd("a"), -1);
 }
 
+static void test_child_args(void **state)
+{
+	(void)state;
+	struct kcmd_child_args c = {.qps = 20, .burst = 30};
+	assert_true(kcmd_child_arg(&c, "--controller=replicaset-controller"));
+	assert_true(kcmd_child_arg(&c, "--kubeconfig=/k"));
+	assert_true(kcmd_child_arg(&c, "--master=https://h"));
+	assert_true(kcmd_child_arg(&c, "--kube-api-qps=2.5"));
+	assert_true(kcmd_child_arg(&c, "--v=4"));
+	assert_false(kcmd_child_arg(&c, "--kube-api-content-type=application/json"));
+	assert_false(kcmd_child_arg(&c, "--controllers=*"));
+	assert_string_equal(c.controller, "replicaset-controller");
+	assert_string_equal(c.kubeconfig, "/k");
+	assert_string_equal(c.master, "https://h");
+	assert_true(c.qps == 2.5);
+	assert_int_equal(c.burst, 30); /* never seen: the caller's default stays */
+	assert_int_equal(c.v, 4);
+	assert_true(kcmd_child_arg(&c, "--kube-api-burst=7"));
+	assert_int_equal(c.burst, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_env_fd),
 	        cmocka_unit_test(test_queue_fd),
+	        cmocka_unit_test(test_child_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -470,28 +470,18 @@ int pgc_main(int argc, char **argv)
 {
 	struct pgc *s = &(struct pgc){
 	        .threshold = PGC_DEFAULT_THRESH, .pod_type = -1, .node_type = -1, .sfd = -1};
-	const char *kubeconfig = NULL, *master = NULL;
+	struct kcmd_child_args ca = {.qps = 20, .burst = 30};
 	struct kube_config *kcfg = NULL;
 	struct kube_limiter *lim = NULL;
-	double qps = 20;
-	int burst = 30, v = 0, r, rc = 1;
+	int r, rc = 1;
 	char err[512], *end;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		bool bad = false;
-		if (strncmp(a, "--controller=", 13) == 0)
-			bad = strcmp(a + 13, PGC_CONTROLLER) != 0 && strcmp(a + 13, "podgc") != 0;
-		else if (strncmp(a, "--kubeconfig=", 13) == 0)
-			kubeconfig = a + 13;
-		else if (strncmp(a, "--master=", 9) == 0)
-			master = a + 9;
-		else if (strncmp(a, "--kube-api-qps=", 15) == 0)
-			qps = strtod(a + 15, NULL);
-		else if (strncmp(a, "--kube-api-burst=", 17) == 0)
-			burst = (int)strtol(a + 17, NULL, 10);
-		else if (strncmp(a, "--v=", 4) == 0)
-			v = (int)strtol(a + 4, NULL, 10);
+		if (kcmd_child_arg(&ca, a))
+			bad = ca.controller && strcmp(ca.controller, PGC_CONTROLLER) != 0 &&
+			      strcmp(ca.controller, "podgc") != 0;
 		else if (strncmp(a, "--terminated-pod-gc-threshold=", 30) == 0) {
 			errno = 0;
 			s->threshold = strtoll(a + 30, &end, 10);
@@ -505,7 +495,7 @@ int pgc_main(int argc, char **argv)
 		}
 	}
 	kclog_init(getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : PGC_CONTROLLER, PGC_CONTROLLER,
-	           v);
+	           ca.v);
 	signal(SIGPIPE, SIG_IGN);
 
 	sigset_t mask;
@@ -526,7 +516,7 @@ int pgc_main(int argc, char **argv)
 	if (mfd < 0 || (r = pgc_metrics_attach(mfd, true, &s->met)) < 0)
 		log_warning("KCMD_PODGC_METRICS_FD: %s; the force-delete counters stay at 0",
 		            mfd < 0 ? "not set" : strerror(-r));
-	struct kube_config_opts co = {.kubeconfig = kubeconfig, .master = master};
+	struct kube_config_opts co = {.kubeconfig = ca.kubeconfig, .master = ca.master};
 	if (kube_config_load(&co, &kcfg, err, sizeof(err)) < 0) {
 		log_error("kubeconfig: %s", err);
 		goto out;
@@ -542,7 +532,7 @@ int pgc_main(int argc, char **argv)
 		}
 	}
 	int lfd = kcmd_env_fd("KCMD_CLIENT_LIMITER_FD");
-	if (lfd >= 0 && qps > 0 && (r = kube_limiter_open(lfd, qps, burst, &lim)) < 0) {
+	if (lfd >= 0 && ca.qps > 0 && (r = kube_limiter_open(lfd, ca.qps, ca.burst, &lim)) < 0) {
 		log_warning("KCMD_CLIENT_LIMITER_FD: %s; this process limits itself alone",
 		            strerror(-r));
 		lim = NULL;
@@ -550,8 +540,8 @@ int pgc_main(int argc, char **argv)
 	struct kube_client_opts ko = {.config = kcfg,
 	                              .process = "worker",
 	                              .controller = PGC_CONTROLLER,
-	                              .qps = qps,
-	                              .burst = burst,
+	                              .qps = ca.qps,
+	                              .burst = ca.burst,
 	                              .insecure_ok = true,
 	                              .limiter = lim};
 	if ((r = kube_client_new(&ko, &s->kc)) < 0) {
