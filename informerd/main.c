@@ -538,6 +538,48 @@ static bool in_failed(const char *const *failed, const char *group)
 	return false;
 }
 
+/* Whether informerd watches group/resource at this version (a discovered resource watched at
+ * another version is not: its type is left over from an earlier run's preferred version). */
+static bool watched_at(struct informerd *x, const char *group, const char *version,
+                       const char *resource)
+{
+	if (!inf_informers_watching(x->ii, group, resource))
+		return false;
+	for (size_t j = 0; j < x->dres.n; j++)
+		if (!strcmp(x->dres.v[j]->group, group) &&
+		    !strcmp(x->dres.v[j]->resource, resource))
+			return !strcmp(x->dres.v[j]->version, version);
+	return true; /* a controller's own watch: its version is its own */
+}
+
+/* A discovered resource informerd already watches, at another version than the one discovery
+ * now prefers (a CRD gained a newer version, or the one watched stopped being served): the GC's
+ * monitors are keyed by group/version/resource, so upstream's resync stops the old monitor and
+ * starts one at the preferred version; the graph keeps its nodes, which the new monitor's list
+ * re-adds. Here the old informer stops and its type leaves the arena with its deletions marked
+ * SHM_FEED_DROPPED (not deletions: the GC's graph keeps the nodes), then the caller watches the
+ * preferred version as a new resource (a new arena type, filled by its LIST). Only resources
+ * that discovery added are followed; a controller's own watch names its version.
+ * Returns 1 when the caller must add res, 0 when nothing changes. */
+static int refollow_version(struct informerd *x, const struct inf_resource *res)
+{
+	for (size_t j = 0; j < x->dres.n; j++) {
+		struct inf_resource *r = x->dres.v[j];
+
+		if (strcmp(r->group, res->group) || strcmp(r->resource, res->resource))
+			continue;
+		if (!strcmp(r->version, res->version))
+			return 0;
+		log_info("discovery: %s%s%s: the preferred version is now %s (was %s): "
+		         "re-watching it",
+		         r->resource, r->group[0] ? "." : "", r->group, res->version, r->version);
+		(void)inf_informers_remove(x->ii, r->group, r->resource, true);
+		inf_res_set_remove(&x->dres, j);
+		return 1;
+	}
+	return 0;
+}
+
 /* One discovery round (the GC's monitor resync): watch what appeared, drop what disappeared
  * unless its group's discovery failed this round. */
 static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
@@ -556,8 +598,11 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 		struct inf_resource *r;
 		int rc;
 
-		if (inf_informers_watching(x->ii, res[i].group, res[i].resource))
-			continue;
+		if (inf_informers_watching(x->ii, res[i].group, res[i].resource)) {
+			if (refollow_version(x, &res[i]) <= 0)
+				continue;
+			changed = true;
+		}
 		if (inf_res_set_add(&x->dres, &res[i], &r) < 0)
 			return;
 		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
@@ -574,8 +619,8 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 		}
 		changed = true;
 		x->logged_synced = false;
-		log_info("discovery: watching %s%s%s (metadata-only)", r->resource,
-		         r->group[0] ? "." : "", r->group);
+		log_info("discovery: watching %s%s%s/%s (metadata-only)", r->resource,
+		         r->group[0] ? "." : "", r->group, r->version);
 	}
 	if (!x->first_round_done) {
 		/* Metadata-only types left in the arena by an earlier run whose resource is gone
@@ -592,7 +637,7 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 
 				if (shm_reader_type_info(x->arena, (uint16_t)t, &ti) < 0 ||
 				    ti.record_kind != SHM_RECORD_META || !ti.count ||
-				    inf_informers_watching(x->ii, ti.group, ti.resource) ||
+				    watched_at(x, ti.group, ti.version, ti.resource) ||
 				    in_failed(failed, ti.group))
 					continue;
 				r = calloc(1, sizeof(*r));
