@@ -143,10 +143,28 @@ static const struct flagdef flags[] = {
          "kubeconfig with enough rights to create tokenreviews.authentication.k8s.io; empty: the "
          "in-cluster config, and outside a pod no token is checked (every request is anonymous)."},
         {"authentication-skip-lookup", F_BOOL, OFF(auth.skip_lookup),
-         "Accepted for kcm compatibility: kcmd never looks up the "
-         "extension-apiserver-authentication ConfigMap (no client-certificate authentication)."},
+         "If false, the authentication-kubeconfig will be used to lookup missing authentication "
+         "configuration from the cluster."},
         {"authentication-tolerate-lookup-failure", F_BOOL, OFF(auth.tolerate_lookup_failure),
-         "Accepted for kcm compatibility (see --authentication-skip-lookup)."},
+         "If true, failures to look up missing authentication configuration from the cluster "
+         "are not considered fatal. Note that this can result in authentication that treats all "
+         "requests as anonymous."},
+        {"requestheader-client-ca-file", F_STR, OFF(auth.requestheader_client_ca_file),
+         "Root certificate bundle to use to verify client certificates on incoming requests "
+         "before trusting usernames in headers specified by --requestheader-username-headers."},
+        {"requestheader-allowed-names", F_STR, OFF(auth.requestheader_allowed_names),
+         "List of client certificate common names to allow to provide usernames in headers "
+         "specified by --requestheader-username-headers. If empty, any client certificate "
+         "validated by the authorities in --requestheader-client-ca-file is allowed."},
+        {"requestheader-username-headers", F_STR, OFF(auth.requestheader_username_headers),
+         "List of request headers to inspect for usernames. X-Remote-User is common. (default "
+         "[x-remote-user])"},
+        {"requestheader-group-headers", F_STR, OFF(auth.requestheader_group_headers),
+         "List of request headers to inspect for groups. X-Remote-Group is suggested. (default "
+         "[x-remote-group])"},
+        {"requestheader-extra-headers-prefix", F_STR, OFF(auth.requestheader_extra_prefixes),
+         "List of request header prefixes to inspect. X-Remote-Extra- is suggested. (default "
+         "[x-remote-extra-])"},
         {"authentication-token-webhook-cache-ttl", F_DURATION, OFF(auth.token_cache_ttl_us),
          "How long TokenReview answers are cached (default 10s)."},
         {"client-ca-file", F_STR, OFF(auth.client_ca_file),
@@ -227,11 +245,6 @@ static const char *const kcm_unsupported[] = {
         "profiling",
         "pv-recycler-pod-template-filepath-hostpath",
         "pvclaimbinder-sync-period",
-        "requestheader-allowed-names",
-        "requestheader-client-ca-file",
-        "requestheader-extra-headers-prefix",
-        "requestheader-group-headers",
-        "requestheader-username-headers",
         "root-ca-file",
         "route-reconciliation-period",
         "service-account-private-key-file",

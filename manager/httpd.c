@@ -12,6 +12,7 @@
 #include "manager/httpd.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gnutls/crypto.h>
@@ -37,6 +38,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "lib/kube-loop.h"
+#include "lib/log.h"
 
 struct check {
 	char *name;
@@ -80,7 +82,16 @@ struct mgr_httpd {
 	} handlers[8];
 	size_t n_handlers;
 	char *cert_pem, *key_pem;
-	char *client_ca_pem; /* --client-ca-file, or NULL */
+	char *client_ca_pem;                /* --client-ca-file (or the looked-up one), or NULL */
+	char *trust_pem;                    /* what MHD asks client certificates for: both CAs */
+	gnutls_x509_trust_list_t client_tl; /* client_ca_pem's, or NULL */
+	/* the request-header authenticator (a front proxy), off when rh_tl is NULL */
+	gnutls_x509_trust_list_t rh_tl;
+	char *rh_ca_pem;
+	struct strlist {
+		char **v;
+		size_t n;
+	} rh_names, rh_user_hdrs, rh_group_hdrs, rh_extra_prefixes;
 
 	/* delegated authentication and authorization */
 	struct reviewer authn, authz;
@@ -626,37 +637,78 @@ static const char *bearer(struct MHD_Connection *c, size_t *len)
 	return *len ? t : NULL;
 }
 
-/* k8s.io/apiserver's x509 authenticator: the peer's certificate verified against the client CA
- * for client auth; CommonName the user, Organizations the groups, its SHA-256 the credential id.
- * 1: q->user set, 0: no certificate (or no CA), -1: a certificate that does not verify. */
-static int x509_user(struct hreq *q)
+/* The peer's certificate chain verified for client auth against tl (x509.DefaultVerifyOptions:
+ * the leaf first, the rest as intermediates). 1: verified, *ret_crt is the leaf (the caller
+ * deinits it) and *ret_der its DER; 0: no certificate; -1: it does not verify; -2: no memory. */
+#define PEER_CHAIN_MAX 16
+static int peer_verify(struct hreq *q, gnutls_x509_trust_list_t tl, gnutls_x509_crt_t *ret_crt,
+                       const gnutls_datum_t **ret_der)
 {
 	const union MHD_ConnectionInfo *ci;
 	gnutls_session_t s;
 	const gnutls_datum_t *chain;
-	unsigned n = 0, status = 0;
+	gnutls_x509_crt_t crts[PEER_CHAIN_MAX] = {0};
+	unsigned n = 0, m = 0, status = 0;
 	gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
 	                                 .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT};
+	int r = -1;
+
+	if (!(ci = MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)) ||
+	    !(s = (gnutls_session_t)ci->tls_session) ||
+	    !(chain = gnutls_certificate_get_peers(s, &n)) || !n)
+		return 0;
+	if (n > PEER_CHAIN_MAX)
+		return -1; /* longer than any real chain: not verified */
+	for (m = 0; m < n; m++)
+		if (gnutls_x509_crt_init(&crts[m]) < 0 ||
+		    gnutls_x509_crt_import(crts[m], &chain[m], GNUTLS_X509_FMT_DER) < 0) {
+			m++;
+			goto out;
+		}
+	if (gnutls_x509_trust_list_verify_crt2(tl, crts, n, &purpose, 1, 0, &status, NULL) < 0 ||
+	    status != 0)
+		goto out;
+	*ret_crt = crts[0];
+	crts[0] = NULL;
+	*ret_der = &chain[0];
+	r = 1;
+out:
+	for (unsigned i = 0; i < m; i++)
+		if (crts[i])
+			gnutls_x509_crt_deinit(crts[i]);
+	return r;
+}
+
+/* The certificate's CommonName into buf: 0, or -1 when it has none. */
+static int cert_cn(gnutls_x509_crt_t crt, char *buf, size_t size)
+{
+	size_t len = size;
+
+	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, buf, &len) < 0 ||
+	    !len)
+		return -1;
+	return 0;
+}
+
+/* A client certificate signed by --client-ca-file and valid for client auth; CommonName the
+ * user, Organizations the groups, its SHA-256 the credential id.
+ * 1: q->user set, 0: no certificate (or no CA), -1: a certificate that does not verify. */
+static int x509_user(struct hreq *q)
+{
+	const gnutls_datum_t *der = NULL;
 	gnutls_x509_crt_t crt = NULL;
 	char buf[1024], hex[65 + 20];
 	size_t len;
 	unsigned char fp[32];
 	cJSON *u = NULL, *groups, *extra, *ids;
-	int r = -1;
+	int r;
 
-	if (!q->h->client_ca_pem ||
-	    !(ci = MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)) ||
-	    !(s = (gnutls_session_t)ci->tls_session) ||
-	    !(chain = gnutls_certificate_get_peers(s, &n)) || !n)
+	if (!q->h->client_tl)
 		return 0;
-	if (gnutls_certificate_verify_peers(s, &purpose, 1, &status) < 0 || status != 0)
-		return -1;
-	if (gnutls_x509_crt_init(&crt) < 0 ||
-	    gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) < 0)
-		goto out;
-	len = sizeof(buf);
-	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, buf, &len) < 0 ||
-	    !len) {
+	if ((r = peer_verify(q, q->h->client_tl, &crt, &der)) <= 0)
+		return r;
+	r = -1;
+	if (cert_cn(crt, buf, sizeof(buf)) < 0) {
 		r = 0; /* no CommonName: not an identity (kcm: not authenticated by this one) */
 		goto out;
 	}
@@ -671,7 +723,7 @@ static int x509_user(struct hreq *q)
 		if (!cJSON_AddItemToArray(groups, cJSON_CreateString(buf)))
 			goto out;
 	}
-	sha256(chain[0].data, chain[0].size, fp);
+	sha256(der->data, der->size, fp);
 	len = (size_t)snprintf(hex, sizeof(hex), "X509SHA256=");
 	for (int i = 0; i < 32; i++)
 		len += (size_t)snprintf(hex + len, sizeof(hex) - len, "%02x", fp[i]);
@@ -689,6 +741,146 @@ out:
 	if (r < 0 && !q->user)
 		return -2; /* out of memory or an unreadable certificate */
 	return r;
+}
+
+/* ---- the request-header authenticator (k8s.io/apiserver headerrequest) ------------------- */
+static bool has_prefix_caseless(const char *s, const char *prefix)
+{
+	return strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* url.PathUnescape of s into a new string; s itself (copied) when it is not valid escaping. */
+static char *path_unescape(const char *s)
+{
+	size_t n = strlen(s), o = 0;
+	char *out = malloc(n + 1);
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '%') {
+			out[o++] = s[i];
+			continue;
+		}
+		if (i + 2 >= n + 0 || !isxdigit((unsigned char)s[i + 1]) ||
+		    !isxdigit((unsigned char)s[i + 2])) {
+			memcpy(out, s, n + 1); /* malformed: the key as it came */
+			return out;
+		}
+		char hx[3] = {s[i + 1], s[i + 2], 0};
+		out[o++] = (char)strtol(hx, NULL, 16);
+		i += 2;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+struct hdr_walk {
+	const struct strlist *names; /* exact names (groups), or */
+	const char *prefix;          /* a prefix (extras) */
+	cJSON *arr;                  /* groups: the array to fill */
+	cJSON *extra;                /* extras: key -> array */
+	bool oom;
+};
+
+static enum MHD_Result hdr_visit(void *ud, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+	struct hdr_walk *w = ud;
+
+	(void)kind;
+	if (!key || !value)
+		return MHD_YES;
+	if (w->arr) {
+		if (!*value)
+			return MHD_YES;
+		for (size_t i = 0; i < w->names->n; i++)
+			if (!strcasecmp(key, w->names->v[i])) {
+				if (!cJSON_AddItemToArray(w->arr, cJSON_CreateString(value)))
+					w->oom = true;
+				break;
+			}
+		return MHD_YES;
+	}
+	if (!has_prefix_caseless(key, w->prefix))
+		return MHD_YES;
+	char *low = strdup(key + strlen(w->prefix)), *k;
+	if (!low) {
+		w->oom = true;
+		return MHD_NO;
+	}
+	for (char *c = low; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	k = path_unescape(low);
+	free(low);
+	if (!k) {
+		w->oom = true;
+		return MHD_NO;
+	}
+	cJSON *a = cJSON_GetObjectItemCaseSensitive(w->extra, k);
+	if (!a && !(a = cJSON_AddArrayToObject(w->extra, k)))
+		w->oom = true;
+	else if (!cJSON_AddItemToArray(a, cJSON_CreateString(value)))
+		w->oom = true;
+	free(k);
+	return MHD_YES;
+}
+
+/* A front proxy: its certificate verifies against --requestheader-client-ca-file (and its
+ * CommonName is allowed); then the first non-empty username header names the user, every group
+ * header value is a group and every header under an extra prefix an extra (key lowercased and
+ * unescaped). 1: q->user set; 0: not this authenticator's (no certificate, no CA, or no
+ * username header); -1: a certificate it does not accept (an error to the union); -2: no
+ * memory. */
+static int requestheader_user(struct hreq *q)
+{
+	struct mgr_httpd *h = q->h;
+	const gnutls_datum_t *der = NULL;
+	gnutls_x509_crt_t crt = NULL;
+	const char *name = NULL;
+	char cn[1024];
+	cJSON *u = NULL, *groups, *extra;
+	int r;
+
+	if (!h->rh_tl || !h->rh_user_hdrs.n)
+		return 0;
+	if ((r = peer_verify(q, h->rh_tl, &crt, &der)) <= 0)
+		return r;
+	if (h->rh_names.n) {
+		bool ok = false;
+		if (cert_cn(crt, cn, sizeof(cn)) == 0)
+			for (size_t i = 0; i < h->rh_names.n && !ok; i++)
+				ok = !strcmp(cn, h->rh_names.v[i]);
+		if (!ok) {
+			gnutls_x509_crt_deinit(crt);
+			return -1; /* x509: subject ... is not in the allowed list */
+		}
+	}
+	gnutls_x509_crt_deinit(crt);
+	for (size_t i = 0; i < h->rh_user_hdrs.n && !(name && *name); i++)
+		name = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, h->rh_user_hdrs.v[i]);
+	if (!name || !*name)
+		return 0;
+	if (!(u = cJSON_CreateObject()) || !cJSON_AddStringToObject(u, "username", name) ||
+	    !(groups = cJSON_AddArrayToObject(u, "groups")) ||
+	    !(extra = cJSON_AddObjectToObject(u, "extra"))) {
+		cJSON_Delete(u);
+		return -2;
+	}
+	struct hdr_walk gw = {.names = &h->rh_group_hdrs, .arr = groups};
+	if (h->rh_group_hdrs.n)
+		MHD_get_connection_values(q->conn, MHD_HEADER_KIND, hdr_visit, &gw);
+	for (size_t i = 0; i < h->rh_extra_prefixes.n && !gw.oom; i++) {
+		struct hdr_walk ew = {.prefix = h->rh_extra_prefixes.v[i], .extra = extra};
+		MHD_get_connection_values(q->conn, MHD_HEADER_KIND, hdr_visit, &ew);
+		gw.oom = ew.oom;
+	}
+	if (gw.oom) {
+		cJSON_Delete(u);
+		return -2;
+	}
+	q->user = u;
+	return 1;
 }
 
 /* k8s.io/apiserver's AuthenticatedGroupAdder: every authenticated user is in
@@ -711,19 +903,20 @@ static void add_authenticated_group(struct hreq *q)
 }
 
 /* 0: authenticated (q->user set, or anonymous), 1: suspended for a TokenReview, or q->status set.
- * kcm's order: a client certificate first, then a bearer token; a certificate that does not
- * verify is a 401 unless the token authenticates. */
+ * kcm's order (its union of authenticators): a front proxy's request headers, a client
+ * certificate, then a bearer token; a certificate one of them refuses is a 401 unless a later
+ * one authenticates. */
 static int authenticate(struct hreq *q)
 {
-	int x = x509_user(q);
+	int rh = requestheader_user(q), x = rh == 1 ? 1 : x509_user(q);
 
 	if (x == 1)
 		return 0;
-	if (x == -2) {
+	if (x == -2 || rh == -2) {
 		set_answer(q, 500, "out of memory");
 		return 0;
 	}
-	q->cert_failed = x == -1;
+	q->cert_failed = x == -1 || rh == -1;
 	return authenticate_token(q);
 }
 
@@ -1267,6 +1460,9 @@ static int on_timer(struct ipc_source *s, uint64_t now, void *userdata)
 void mgr_httpd_auth_defaults(struct mgr_httpd_auth_opts *o)
 {
 	*o = (struct mgr_httpd_auth_opts){.always_allow_paths = "/healthz,/readyz,/livez",
+	                                  .requestheader_username_headers = "x-remote-user",
+	                                  .requestheader_group_headers = "x-remote-group",
+	                                  .requestheader_extra_prefixes = "x-remote-extra-",
 	                                  .token_cache_ttl_us = 10000000,
 	                                  .authorized_ttl_us = 10000000,
 	                                  .unauthorized_ttl_us = 10000000,
@@ -1408,6 +1604,290 @@ static int auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts *opt
 	return 0;
 }
 
+/* ---- client certificates: the CAs, from flags or looked up in the cluster ----------------- */
+static void strlist_clear(struct strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	*l = (struct strlist){0};
+}
+
+static int strlist_add(struct strlist *l, const char *s, size_t n)
+{
+	char **nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	l->v = nv;
+	if (!(l->v[l->n] = strndup(s, n)))
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+/* A flag's comma-separated list (pflag's StringSlice). trim: a header list, whose entries are
+ * trimmed and must not be empty (kcm: "empty header"). 0, -EINVAL, -ENOMEM. */
+static int strlist_csv(struct strlist *l, const char *csv, bool trim, const char *flag, char *err,
+                       size_t errlen)
+{
+	const char *p = csv ? csv : "";
+
+	strlist_clear(l);
+	if (!*p)
+		return 0;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		const char *b = p, *e = p + n;
+		if (trim) {
+			while (b < e && isspace((unsigned char)*b))
+				b++;
+			while (e > b && isspace((unsigned char)e[-1]))
+				e--;
+			if (b == e) {
+				snprintf(err, errlen, "--%s: empty header %.*s", flag, (int)n, p);
+				return -EINVAL;
+			}
+		}
+		if (strlist_add(l, b, (size_t)(e - b)) < 0)
+			return -ENOMEM;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
+/* The extension-apiserver-authentication ConfigMap's JSON string arrays ("" or absent: empty). */
+static int strlist_json(struct strlist *l, const cJSON *data, const char *key, char *err,
+                        size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, key), *e;
+	cJSON *a;
+
+	strlist_clear(l);
+	if (!cJSON_IsString(v) || !*v->valuestring)
+		return 0;
+	if (!(a = cJSON_Parse(v->valuestring)) || !cJSON_IsArray(a)) {
+		snprintf(err, errlen,
+		         "configmap/extension-apiserver-authentication: %s is not a JSON "
+		         "array of strings",
+		         key);
+		cJSON_Delete(a);
+		return -EINVAL;
+	}
+	cJSON_ArrayForEach(e, a)
+	{
+		if (!cJSON_IsString(e) ||
+		    strlist_add(l, e->valuestring, strlen(e->valuestring)) < 0) {
+			snprintf(err, errlen, "configmap/extension-apiserver-authentication: %s",
+			         key);
+			cJSON_Delete(a);
+			return cJSON_IsString(e) ? -ENOMEM : -EINVAL;
+		}
+	}
+	cJSON_Delete(a);
+	return 0;
+}
+
+static int trust_from_pem(const char *pem, const char *what, gnutls_x509_trust_list_t *ret,
+                          char *err, size_t errlen)
+{
+	gnutls_datum_t d = {.data = (unsigned char *)pem, .size = (unsigned)strlen(pem)};
+	int n;
+
+	if (gnutls_x509_trust_list_init(ret, 0) < 0)
+		return -ENOMEM;
+	n = gnutls_x509_trust_list_add_trust_mem(*ret, &d, NULL, GNUTLS_X509_FMT_PEM, 0, 0);
+	if (n <= 0) {
+		snprintf(err, errlen, "unable to load %s: no certificate in it%s%s", what,
+		         n < 0 ? ": " : "", n < 0 ? gnutls_strerror(n) : "");
+		gnutls_x509_trust_list_deinit(*ret, 1);
+		*ret = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* kcm's lookupMissingConfigInCluster: the CAs not given as flags from
+ * kube-system/extension-apiserver-authentication (read once, at start). 0 or -errno with err. */
+static int lookup_in_cluster(struct mgr_httpd *h, char *err, size_t errlen)
+{
+	struct kube_client_opts ko = {.config = h->authn.cfg,
+	                              .process = "kcmd",
+	                              .controller = "delegated-auth",
+	                              .qps = 200,
+	                              .burst = 400,
+	                              .timeout_ms = 10000,
+	                              .insecure_ok = true};
+	struct kube_request req = {.verb = KUBE_GET,
+	                           .version = "v1",
+	                           .resource = "configmaps",
+	                           .ns = "kube-system",
+	                           .name = "extension-apiserver-authentication"};
+	struct kube_response resp = {0};
+	struct kube_client *c = NULL;
+	const cJSON *data, *v;
+	cJSON *cm = NULL;
+	int r;
+
+	if ((r = kube_client_new(&ko, &c)) < 0) {
+		snprintf(err, errlen, "authentication lookup client: %s", strerror(-r));
+		return r;
+	}
+	r = kube_client_request(c, &req, NULL, NULL, &resp);
+	kube_client_free(c);
+	if (r == -ENOENT) {
+		kube_response_clear(&resp);
+		r = 0; /* no ConfigMap: nothing to fill in */
+		goto warn;
+	}
+	if (r < 0) {
+		if (r == -EACCES)
+			log_warning("Unable to get configmap/extension-apiserver-authentication in "
+			            "kube-system.  Usually fixed by 'kubectl create rolebinding -n "
+			            "kube-system ROLE_NAME "
+			            "--role=extension-apiserver-authentication-reader "
+			            "--serviceaccount=YOUR_NS:YOUR_SA'");
+		snprintf(err, errlen,
+		         "looking up configmap/extension-apiserver-authentication in kube-system: "
+		         "%s%s%s",
+		         strerror(-r), resp.body && resp.http_code ? ": " : "",
+		         resp.body && resp.http_code ? resp.body : "");
+		kube_response_clear(&resp);
+		return r;
+	}
+	cm = cJSON_ParseWithLength(resp.body, resp.body_len);
+	kube_response_clear(&resp);
+	data = cm ? cJSON_GetObjectItemCaseSensitive(cm, "data") : NULL;
+	if (!h->client_ca_pem && (v = cJSON_GetObjectItemCaseSensitive(data, "client-ca-file")) &&
+	    cJSON_IsString(v) && !(h->client_ca_pem = strdup(v->valuestring)))
+		r = -ENOMEM;
+	if (r == 0 && !h->rh_ca_pem &&
+	    (v = cJSON_GetObjectItemCaseSensitive(data, "requestheader-client-ca-file")) &&
+	    cJSON_IsString(v)) {
+		/* kcm takes the whole request-header configuration from the ConfigMap then */
+		if (!(h->rh_ca_pem = strdup(v->valuestring)))
+			r = -ENOMEM;
+		if (r == 0)
+			r = strlist_json(&h->rh_user_hdrs, data, "requestheader-username-headers",
+			                 err, errlen);
+		if (r == 0)
+			r = strlist_json(&h->rh_group_hdrs, data, "requestheader-group-headers",
+			                 err, errlen);
+		if (r == 0)
+			r = strlist_json(&h->rh_extra_prefixes, data,
+			                 "requestheader-extra-headers-prefix", err, errlen);
+		if (r == 0)
+			r = strlist_json(&h->rh_names, data, "requestheader-allowed-names", err,
+			                 errlen);
+	}
+	cJSON_Delete(cm);
+	if (r < 0) {
+		if (!err[0])
+			snprintf(err, errlen, "authentication lookup: %s", strerror(-r));
+		return r;
+	}
+warn:
+	if (!h->client_ca_pem)
+		log_warning(
+		        "Cluster doesn't provide client-ca-file in "
+		        "configmap/extension-apiserver-authentication in kube-system, so client "
+		        "certificate authentication won't work.");
+	if (!h->rh_ca_pem)
+		log_warning("Cluster doesn't provide requestheader-client-ca-file in "
+		            "configmap/extension-apiserver-authentication in kube-system, so "
+		            "request-header client certificate authentication won't work.");
+	return 0;
+}
+
+/* The client-certificate authenticators: --client-ca-file and --requestheader-*, the rest
+ * looked up in the cluster unless --authentication-skip-lookup. */
+static int cert_auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts *o, char *err,
+                           size_t errlen)
+{
+	struct mgr_httpd_auth_opts def;
+	int r;
+
+	mgr_httpd_auth_defaults(&def);
+	if (!o)
+		o = &def;
+	if (o->client_ca_file && *o->client_ca_file &&
+	    (r = read_file(o->client_ca_file, &h->client_ca_pem)) < 0) {
+		snprintf(err, errlen, "unable to load client CA file %s: %s", o->client_ca_file,
+		         strerror(-r));
+		return r;
+	}
+	if (o->requestheader_client_ca_file && *o->requestheader_client_ca_file) {
+		if ((r = read_file(o->requestheader_client_ca_file, &h->rh_ca_pem)) < 0) {
+			snprintf(err, errlen, "unable to load client CA file %s: %s",
+			         o->requestheader_client_ca_file, strerror(-r));
+			return r;
+		}
+		if ((r = strlist_csv(&h->rh_user_hdrs, o->requestheader_username_headers, true,
+		                     "requestheader-username-headers", err, errlen)) < 0 ||
+		    (r = strlist_csv(&h->rh_group_hdrs, o->requestheader_group_headers, true,
+		                     "requestheader-group-headers", err, errlen)) < 0 ||
+		    (r = strlist_csv(&h->rh_extra_prefixes, o->requestheader_extra_prefixes, true,
+		                     "requestheader-extra-headers-prefix", err, errlen)) < 0 ||
+		    (r = strlist_csv(&h->rh_names, o->requestheader_allowed_names, false,
+		                     "requestheader-allowed-names", err, errlen)) < 0)
+			return r;
+	}
+	if (!o->skip_lookup && (!h->client_ca_pem || !h->rh_ca_pem)) {
+		if (!h->authn.cfg) {
+			if (!h->client_ca_pem)
+				log_warning(
+				        "No authentication-kubeconfig provided in order to lookup "
+				        "client-ca-file in "
+				        "configmap/extension-apiserver-authentication in "
+				        "kube-system, "
+				        "so client certificate authentication won't work.");
+			if (!h->rh_ca_pem)
+				log_warning(
+				        "No authentication-kubeconfig provided in order to lookup "
+				        "requestheader-client-ca-file in "
+				        "configmap/extension-apiserver-authentication in "
+				        "kube-system, "
+				        "so request-header client certificate authentication won't "
+				        "work.");
+		} else if ((r = lookup_in_cluster(h, err, errlen)) < 0) {
+			if (!o->tolerate_lookup_failure)
+				return r;
+			log_warning("Error looking up in-cluster authentication configuration: %s",
+			            err);
+			log_warning(
+			        "Continuing without authentication configuration. This may treat "
+			        "all requests as anonymous.");
+			log_warning(
+			        "To require authentication configuration lookup to succeed, set "
+			        "--authentication-tolerate-lookup-failure=false");
+			err[0] = '\0';
+		}
+	}
+	if (h->client_ca_pem && (r = trust_from_pem(h->client_ca_pem, "client CA file",
+	                                            &h->client_tl, err, errlen)) < 0)
+		return r;
+	if (h->rh_ca_pem && (r = trust_from_pem(h->rh_ca_pem, "requestheader client CA file",
+	                                        &h->rh_tl, err, errlen)) < 0)
+		return r;
+	if (h->client_ca_pem || h->rh_ca_pem) {
+		size_t a = h->client_ca_pem ? strlen(h->client_ca_pem) : 0,
+		       b = h->rh_ca_pem ? strlen(h->rh_ca_pem) : 0;
+		if (!(h->trust_pem = malloc(a + b + 2)))
+			return -ENOMEM;
+		snprintf(h->trust_pem, a + b + 2, "%s\n%s",
+		         h->client_ca_pem ? h->client_ca_pem : "",
+		         h->rh_ca_pem ? h->rh_ca_pem : "");
+	}
+	size_t sl = strlen(h->summary);
+	snprintf(h->summary + sl, sizeof(h->summary) - sl,
+	         "; client certificates: %s; request headers: %s",
+	         h->client_tl ? "verified with the client CA" : "none",
+	         h->rh_tl && h->rh_user_hdrs.n ? "from a front proxy's verified certificate"
+	                                       : "none");
+	return 0;
+}
+
 const char *mgr_httpd_auth_summary(const struct mgr_httpd *h)
 {
 	return h->summary;
@@ -1459,10 +1939,7 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 		mgr_httpd_free(h);
 		return r;
 	}
-	if (cfg->auth && cfg->auth->client_ca_file && *cfg->auth->client_ca_file &&
-	    !cfg->plain_http && (r = read_file(cfg->auth->client_ca_file, &h->client_ca_pem)) < 0) {
-		snprintf(err, errlen, "unable to load client CA file %s: %s",
-		         cfg->auth->client_ca_file, strerror(-r));
+	if (!cfg->plain_http && (r = cert_auth_setup(h, cfg->auth, err, errlen)) < 0) {
 		mgr_httpd_free(h);
 		return r;
 	}
@@ -1479,9 +1956,10 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 			OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem);
 			OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem);
 			OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)MGR_HTTPD_TLS_PRIORITY);
-			if (h->client_ca_pem) /* MHD then asks for (does not require) a client
-			                         certificate */
-				OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, h->client_ca_pem);
+			if (h->trust_pem) /* MHD then asks for (does not require) a client
+			                     certificate; each authenticator verifies it with its CA
+			                   */
+				OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, h->trust_pem);
 		}
 		OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT
@@ -1560,6 +2038,16 @@ struct mgr_httpd *mgr_httpd_free(struct mgr_httpd *h)
 	free(h->checks);
 	free(h->cert_pem);
 	free(h->client_ca_pem);
+	free(h->rh_ca_pem);
+	free(h->trust_pem);
+	if (h->client_tl)
+		gnutls_x509_trust_list_deinit(h->client_tl, 1);
+	if (h->rh_tl)
+		gnutls_x509_trust_list_deinit(h->rh_tl, 1);
+	strlist_clear(&h->rh_names);
+	strlist_clear(&h->rh_user_hdrs);
+	strlist_clear(&h->rh_group_hdrs);
+	strlist_clear(&h->rh_extra_prefixes);
 	if (h->key_pem) {
 		explicit_bzero(h->key_pem, strlen(h->key_pem));
 		free(h->key_pem);

@@ -16,16 +16,22 @@
  *   SubjectAccessReview for the non-resource path and the verb (GET -> "get"); results are
  *   cached (--authentication-token-webhook-cache-ttl, --authorization-webhook-cache-*-ttl,
  *   10 s each). A client certificate signed by --client-ca-file (and valid for client auth)
- *   authenticates first: CommonName is the user, Organizations the groups. Neither: the user is
- *   system:anonymous. system:masters is always allowed, and
- *   so are --authorization-always-allow-paths (default /healthz,/readyz,/livez; exact, or a
- *   prefix when ending in '*'). Without --authentication-kubeconfig / --authorization-kubeconfig
- *   the in-cluster config is used, and outside a pod there is no reviewer: tokens are ignored
- *   (anonymous) and every other path is 403, as kcm does. Invalid token: 401.
- *   The reviews never block the loop: the connection is suspended (MHD_suspend_connection)
- *   while they run on a kube_client attached to the same loop, and resumed when they end.
- *   Mounted handlers (the GC's graph) run on one render thread beside the loop, never on it.
- *   TLS 1.2 or newer; at most MGR_HTTPD_PER_IP connections per client address.
+ *   authenticates: CommonName is the user, Organizations the groups. Before it, a front proxy's
+ *   certificate signed by --requestheader-client-ca-file (CommonName in
+ *   --requestheader-allowed-names when given) names the user in --requestheader-username-headers,
+ *   its groups in --requestheader-group-headers and extras under
+ *   --requestheader-extra-headers-prefix. Unless --authentication-skip-lookup, the CAs (and the
+ *   request-header settings) not given as flags are read once at start from
+ *   kube-system/extension-apiserver-authentication, as kcm does (a failed lookup is fatal unless
+ *   --authentication-tolerate-lookup-failure). None of them: the user is system:anonymous.
+ * system:masters is always allowed, and so are --authorization-always-allow-paths (default
+ * /healthz,/readyz,/livez; exact, or a prefix when ending in '*'). Without
+ * --authentication-kubeconfig / --authorization-kubeconfig the in-cluster config is used, and
+ * outside a pod there is no reviewer: tokens are ignored (anonymous) and every other path is 403,
+ * as kcm does. Invalid token: 401. The reviews never block the loop: the connection is suspended
+ * (MHD_suspend_connection) while they run on a kube_client attached to the same loop, and resumed
+ * when they end. Mounted handlers (the GC's graph) run on one render thread beside the loop, never
+ * on it. TLS 1.2 or newer; at most MGR_HTTPD_PER_IP connections per client address.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,6 +64,15 @@ struct mgr_httpd_auth_opts {
 	uint64_t authorized_ttl_us;            /* 10 s */
 	uint64_t unauthorized_ttl_us;          /* 10 s */
 	const char *client_ca_file;            /* --client-ca-file: client certificates (x509) */
+	/* --requestheader-*: a client certificate signed by requestheader_client_ca_file (whose
+	 * CommonName is in requestheader_allowed_names, when that is not empty) may name the user
+	 * in headers (a front proxy). Comma-separated lists; an empty username_headers turns the
+	 * request-header authenticator off, as kcm's. */
+	const char *requestheader_client_ca_file;
+	const char *requestheader_allowed_names;
+	const char *requestheader_username_headers; /* "x-remote-user" */
+	const char *requestheader_group_headers;    /* "x-remote-group" */
+	const char *requestheader_extra_prefixes;   /* "x-remote-extra-" */
 	/* tests: the in-cluster service-account root ("" = /); no in-cluster lookup at all */
 	const char *in_cluster_root;
 	bool no_in_cluster;

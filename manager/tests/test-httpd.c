@@ -807,6 +807,151 @@ static long get_cert(const char *url, const char *cert, const char *key, struct 
 	return code;
 }
 
+static void write_str(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(s, f);
+	fclose(f);
+}
+
+/* get_cert with extra request headers (NULL-terminated "Name: value" strings). */
+static long get_cert_hdrs(const char *url, const char *cert, const char *key,
+                          const char *const *hdrs, struct resp *r)
+{
+	CURL *c = curl_easy_init();
+	long code = 0;
+	struct curl_slist *hl = NULL;
+	struct curl_blob cb = {.data = (void *)cert, .len = strlen(cert), .flags = CURL_BLOB_COPY};
+	struct curl_blob kb = {.data = (void *)key, .len = strlen(key), .flags = CURL_BLOB_COPY};
+
+	r->len = 0;
+	r->body[0] = 0;
+	for (; hdrs && *hdrs; hdrs++)
+		hl = curl_slist_append(hl, *hdrs);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cb);
+	curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &kb);
+	curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(hl);
+	return code;
+}
+
+/* --requestheader-*: a front proxy's certificate (its own CA, an allowed CommonName) names the
+ * user in X-Remote-User and its groups in X-Remote-Group; any other certificate's headers are
+ * ignored; a front proxy without a username header is no identity. */
+static void test_request_headers(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_httpd *h;
+	char err[512], url[256], dir[] = "/tmp/kcmd-rh-XXXXXX", cafile[300], rhfile[300];
+	pthread_t th;
+	static struct resp r;
+	gnutls_x509_crt_t ca, pca, proxy, other_proxy, carol, dave;
+	gnutls_x509_privkey_t ca_k, pca_k, proxy_k, other_proxy_k, carol_k, dave_k;
+
+	issue(NULL, NULL, "client-ca", NULL, false, &ca, &ca_k);
+	issue(NULL, NULL, "front-proxy-ca", NULL, false, &pca, &pca_k);
+	issue(pca, pca_k, "front-proxy-client", NULL, true, &proxy, &proxy_k);
+	issue(pca, pca_k, "other-proxy", NULL, true, &other_proxy, &other_proxy_k);
+	issue(ca, ca_k, "carol", "system:masters", true, &carol, &carol_k);
+	issue(ca, ca_k, "dave", "team", true, &dave, &dave_k);
+	assert_non_null(mkdtemp(dir));
+	snprintf(cafile, sizeof(cafile), "%s/ca.crt", dir);
+	snprintf(rhfile, sizeof(rhfile), "%s/front-proxy-ca.crt", dir);
+	char *ca_pem = pem_of_crt(ca), *pca_pem = pem_of_crt(pca);
+	write_str(cafile, ca_pem);
+	write_str(rhfile, pca_pem);
+
+	struct mgr_httpd_auth_opts ao;
+	mgr_httpd_auth_defaults(&ao);
+	ao.client_ca_file = cafile;
+	ao.requestheader_client_ca_file = rhfile;
+	ao.requestheader_allowed_names = "front-proxy-client";
+	ao.no_in_cluster = true;
+	struct mgr_httpd_config cfg = {.bind_address = "127.0.0.1", .auth = &ao};
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
+	mgr_httpd_set_metrics(h, metrics, NULL);
+	atomic_store(&stop_loop, false);
+	pthread_create(&th, NULL, loop_thread, loop);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/metrics", mgr_httpd_port(h));
+	char *pc = pem_of_crt(proxy), *pk = pem_of_key(proxy_k);
+	char *oc = pem_of_crt(other_proxy), *ok = pem_of_key(other_proxy_k);
+	char *cc = pem_of_crt(carol), *ck = pem_of_key(carol_k);
+	char *dc = pem_of_crt(dave), *dk = pem_of_key(dave_k);
+	const char *const masters[] = {"X-Remote-User: alice", "X-Remote-Group: team",
+	                               "x-remote-group: system:masters", NULL};
+	const char *const alice[] = {"X-Remote-User: alice", "X-Remote-Group: team", NULL};
+	const char *const groups_only[] = {"X-Remote-Group: system:masters", NULL};
+
+	/* the proxy's user, in a group from the second header line: always allowed */
+	assert_int_equal(get_cert_hdrs(url, pc, pk, masters, &r), 200);
+	/* the proxy's user without system:masters: authenticated as alice, no reviewer */
+	assert_int_equal(get_cert_hdrs(url, pc, pk, alice, &r), 403);
+	assert_non_null(
+	        strstr(r.body, "forbidden: User \\\"alice\\\" cannot get path \\\"/metrics\\\""));
+	/* no username header: not the request-header authenticator's; the client-CA one refuses
+	 * the proxy's certificate */
+	assert_int_equal(get_cert_hdrs(url, pc, pk, groups_only, &r), 401);
+	/* a certificate of the proxy CA whose CommonName is not allowed */
+	assert_int_equal(get_cert_hdrs(url, oc, ok, masters, &r), 401);
+	/* a client-CA certificate: its own identity, the headers count for nothing */
+	assert_int_equal(get_cert_hdrs(url, cc, ck, alice, &r), 200);
+	assert_int_equal(get_cert_hdrs(url, dc, dk, masters, &r), 403);
+	assert_non_null(
+	        strstr(r.body, "forbidden: User \\\"dave\\\" cannot get path \\\"/metrics\\\""));
+	atomic_store(&stop_loop, true);
+	pthread_join(th, NULL);
+	mgr_httpd_free(h);
+
+	/* an empty --requestheader-username-headers turns the authenticator off (kcm's nil
+	 * RequestHeaderConfig): the proxy's headers are ignored, its certificate refused */
+	ao.requestheader_username_headers = "";
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
+	mgr_httpd_set_metrics(h, metrics, NULL);
+	atomic_store(&stop_loop, false);
+	pthread_create(&th, NULL, loop_thread, loop);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/metrics", mgr_httpd_port(h));
+	assert_int_equal(get_cert_hdrs(url, pc, pk, masters, &r), 401);
+	atomic_store(&stop_loop, true);
+	pthread_join(th, NULL);
+	mgr_httpd_free(h);
+
+	/* a blank header name is refused at start, as kcm's "empty header" */
+	ao.requestheader_username_headers = "x-remote-user, ";
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "empty header"));
+	/* a CA file without a certificate is refused at start */
+	ao.requestheader_username_headers = "x-remote-user";
+	ao.requestheader_client_ca_file = cafile;
+	write_str(cafile, "not a certificate\n");
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no certificate"));
+	ipc_loop_free(loop);
+	free(ca_pem), free(pca_pem), free(pc), free(pk), free(oc), free(ok);
+	free(cc), free(ck), free(dc), free(dk);
+	gnutls_x509_crt_t crts[] = {ca, pca, proxy, other_proxy, carol, dave};
+	gnutls_x509_privkey_t keys[] = {ca_k, pca_k, proxy_k, other_proxy_k, carol_k, dave_k};
+	for (int i = 0; i < 6; i++) {
+		gnutls_x509_crt_deinit(crts[i]);
+		gnutls_x509_privkey_deinit(keys[i]);
+	}
+	unlink(cafile);
+	unlink(rhfile);
+	rmdir(dir);
+}
+
 static void test_client_certificates(void **state)
 {
 	(void)state;
@@ -882,14 +1027,6 @@ static int mkpath(const char *dir)
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
 	return system(cmd);
-}
-
-static void write_str(const char *path, const char *s)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(s, f);
-	fclose(f);
 }
 
 static void test_in_cluster_reviewers(void **state)
@@ -1008,6 +1145,7 @@ int main(void)
 	        cmocka_unit_test(test_no_reviewers),
 	        cmocka_unit_test(test_render_off_loop),
 	        cmocka_unit_test(test_client_certificates),
+	        cmocka_unit_test(test_request_headers),
 	        cmocka_unit_test(test_in_cluster_reviewers),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
