@@ -588,6 +588,17 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 	struct informerd *x = ud;
 	bool changed = false, resync_failed = false;
 
+	/* GarbageCollector.Sync: some groups failed (ErrGroupDiscoveryFailed); their resources
+	 * keep their informers below */
+	if (failed[0]) {
+		char list[512] = "";
+		size_t len = 0;
+		for (const char *const *f = failed; *f && len < sizeof(list); f++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+			                        len ? "," : "", **f ? *f : "(core)");
+		log_v(2, "discovery: failed to discover some groups: %s; their informers are kept",
+		      list);
+	}
 	/* GarbageCollector.Sync: no deletable resources at all is an error, and nothing changes */
 	if (n == 0) {
 		log_error("discovery: no deletable resources; keeping the informers as they are");

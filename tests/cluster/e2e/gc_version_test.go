@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // gciSetVersions replaces the CRD's versions: each entry is name -> {served, storage}.
@@ -107,4 +108,72 @@ func TestGC_CRDPreferredVersionFollowed(t *testing.T) {
 	})
 	time.Sleep(2 * time.Second)
 	present("dep-old")
+}
+
+// TestGC_MonitorsKeptOnDiscoveryFailure: the discovery of a CRD's group starts failing (its
+// APIService is pointed at a Service that does not exist, so /apis/<group>/<version> answers
+// 503). Upstream's GarbageCollector.Sync keeps the monitors of groups whose discovery failed
+// (ErrGroupDiscoveryFailed) instead of dropping them: kcmd's informerd keeps the resource's
+// informer and its objects in the arena across discovery rounds, and drops nothing.
+func TestGC_MonitorsKeptOnDiscoveryFailure(t *testing.T) {
+	ctx := context.Background()
+	ns := gciNamespace(t, "discofail")
+	crd := gciNewCRD(t, "Namespaced")
+	owner := crd.newObj(t, ns, "owner")
+	p := gciStartGC(t)
+	gciWaitSynced(t, p, "configmaps", crd.res())
+	gciWaitInGraph(t, p, "the CRD's object", owner.GetUID())
+
+	// the APIService the CRD registered, taken over (no automanaged label: the aggregator's
+	// registration controller leaves it alone) and pointed at a missing Service
+	apis := crd.dyn.Resource(schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"})
+	name := crd.version + "." + crd.group
+	Eventually(t, 30*time.Second, "taking over APIService "+name, func() (bool, string) {
+		u, err := apis.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		labels := u.GetLabels()
+		delete(labels, "kube-aggregator.kubernetes.io/automanaged")
+		u.SetLabels(labels)
+		svc := map[string]any{"namespace": "default", "name": "kcmd-no-such-service", "port": int64(443)}
+		if err := unstructured.SetNestedMap(u.Object, svc, "spec", "service"); err != nil {
+			t.Fatal(err)
+		}
+		_ = unstructured.SetNestedField(u.Object, true, "spec", "insecureSkipTLSVerify")
+		if _, err := apis.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	// the CRD is deleted at the end; its APIService is ours now, so it goes too
+	t.Cleanup(func() { _ = apis.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	Eventually(t, 30*time.Second, "the group's discovery failing", func() (bool, string) {
+		_, err := env.Client.Discovery().ServerResourcesForGroupVersion(crd.group + "/" + crd.version)
+		if err == nil {
+			return false, "still served"
+		}
+		return true, ""
+	})
+	// one discovery round (30 s) at least sees the failure
+	Eventually(t, 75*time.Second, "informerd's discovery round with the failed group", func() (bool, string) {
+		for _, l := range p.Logs() {
+			if strings.Contains(l, "failed to discover some groups") && strings.Contains(l, crd.group) {
+				return true, ""
+			}
+		}
+		return false, "no failed round logged"
+	})
+	time.Sleep(2 * time.Second)
+	for _, l := range p.Logs() {
+		if strings.Contains(l, crd.res()) && strings.Contains(l, "gone") {
+			t.Fatalf("informerd dropped the resource of a group whose discovery failed: %s", l)
+		}
+	}
+	if !gciInGraph(t, p, owner.GetUID()) {
+		t.Fatal("the CRD's object left the cache after a failed discovery of its group")
+	}
+	if _, ok := gciSyncedTypes(t, p)[crd.res()]; !ok {
+		t.Fatal("the CRD's resource left the cache after a failed discovery of its group")
+	}
 }
