@@ -20,8 +20,9 @@
  * place (resync_from_arena), which is what a client-go relist does.
  *
  * Started by the manager with the environment contract of docs/architecture.md: KCMD_ARENA_FD
- * (read-only), KCMD_FEED_FD (read-only), KCMD_QUEUE_FDS (its controller's queues), the fds the
- * controller exported to its dispatcher, KCMD_PROCESS. SIGTERM: exit 0.
+ * (read-only), KCMD_FEED_FD (the ring mapped read-only; only this
+ * process's position slot is written, shm/feed.h F7), KCMD_QUEUE_FDS (its controller's queues), the
+ * fds the controller exported to its dispatcher, KCMD_PROCESS. SIGTERM: exit 0.
  */
 #include <errno.h>
 #include <signal.h>
