@@ -38,6 +38,7 @@ static_assert(KCMD_KEY_MAX == IPC_QUEUE_KEY_MAX, "kcmd/handlers.h KCMD_KEY_MAX")
 static_assert(KCMD_CACHE_METADATA == (int)SHM_RECORD_META, "kcmd_cache_kind values");
 static_assert(KCMD_CACHE_POD == (int)SHM_RECORD_POD, "kcmd_cache_kind values");
 static_assert(KCMD_CACHE_REPLICASET == (int)SHM_RECORD_REPLICASET, "kcmd_cache_kind values");
+static_assert(KCMD_CACHE_OBJECT == (int)SHM_RECORD_OBJECT, "kcmd_cache_kind values");
 static_assert(KCMD_LOG_ERROR == (int)KCLOG_ERROR && KCMD_LOG_INFO == (int)KCLOG_INFO &&
                       KCMD_LOG_WARNING == (int)KCLOG_WARNING && KCMD_LOG_DEBUG == (int)KCLOG_DEBUG,
               "kcmd_log_level values");
@@ -195,6 +196,28 @@ const char *kcmd_meta_label(const struct kube_object_meta *m, const char *key)
 		if (m->labels[i].key && strcmp(m->labels[i].key, key) == 0)
 			return str(m->labels[i].value);
 	return NULL;
+}
+
+const char *kcmd_meta_annotation(const struct kube_object_meta *m, const char *key)
+{
+	for (uint32_t i = 0; m && key && i < m->n_annotations; i++)
+		if (m->annotations[i].key && strcmp(m->annotations[i].key, key) == 0)
+			return str(m->annotations[i].value);
+	return NULL;
+}
+
+const char *kcmd_event_json(const struct inf_event *ev, size_t *ret_len)
+{
+	/* a KCMD_CACHE_OBJECT event's obj is a struct kube_object (its meta first), in informerd's
+	 * own handlers and in a dispatcher's alike */
+	if (!ev || !ev->obj || !ev->res || ev->res->record_kind != KCMD_CACHE_OBJECT)
+		return NULL;
+	const struct kube_object *o = ev->obj;
+	if (!o->raw)
+		return NULL;
+	if (ret_len)
+		*ret_len = o->raw_len;
+	return o->raw;
 }
 
 bool kcmd_meta_deleting(const struct kube_object_meta *m)

@@ -190,12 +190,52 @@ static void test_client_new(void **state)
 	kcmd_client_free(NULL);
 }
 
+static void test_whole_object_event(void **state)
+{
+	(void)state;
+	struct kube_kv ann[] = {{"example.kcmd.io/configmap", "cfg"}};
+	static const char json[] = "{\"kind\":\"Widget\",\"spec\":{\"size\":3}}";
+	struct kube_object o = {.meta = {.name = "w",
+	                                 .uid = "u",
+	                                 .resource_version = "1",
+	                                 .n_annotations = 1,
+	                                 .annotations = ann},
+	                        .api_version = "example.io/v1",
+	                        .kind = "Widget",
+	                        .raw = json,
+	                        .raw_len = sizeof(json) - 1};
+	struct inf_resource whole = {.group = "example.io",
+	                             .version = "v1",
+	                             .resource = "widgets",
+	                             .kind = "Widget",
+	                             .record_kind = KCMD_CACHE_OBJECT};
+	struct inf_resource meta_only = whole;
+	meta_only.record_kind = KCMD_CACHE_METADATA;
+	struct inf_event ev = {.kind = INF_EVENT_ADD, .res = &whole, .obj = &o, .meta = &o.meta};
+	size_t len = 0;
+
+	assert_string_equal(kcmd_event_json(&ev, &len), json);
+	assert_int_equal(len, sizeof(json) - 1);
+	assert_string_equal(kcmd_event_json(&ev, NULL), json);
+	assert_string_equal(kcmd_meta_annotation(ev.meta, "example.kcmd.io/configmap"), "cfg");
+	assert_null(kcmd_meta_annotation(ev.meta, "other"));
+	assert_null(kcmd_meta_annotation(NULL, "other"));
+	ev.res = &meta_only; /* a metadata-only watch has no JSON */
+	assert_null(kcmd_event_json(&ev, &len));
+	ev.res = &whole;
+	ev.kind = INF_EVENT_DELETE; /* a delete has no new object */
+	ev.obj = NULL;
+	ev.meta = NULL;
+	assert_null(kcmd_event_json(&ev, &len));
+	assert_null(kcmd_event_json(NULL, &len));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_keys),       cmocka_unit_test(test_meta),
 	        cmocka_unit_test(test_cache),      cmocka_unit_test(test_queue_and_client_args),
-	        cmocka_unit_test(test_client_new),
+	        cmocka_unit_test(test_client_new), cmocka_unit_test(test_whole_object_event),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
