@@ -614,8 +614,13 @@ static int setup_children(struct mgr *m)
 		log_error("creating the leadership fence failed: %s", strerror(-r));
 		return r;
 	}
-	/* the change feed informerd publishes every change to, after the arena (shm/feed.h) */
-	r = shm_feed_create(&(struct shm_feed_create_opts){0}, &m->feed_fd);
+	/* the change feed informerd publishes every change to, after the arena (shm/feed.h); tests
+	 * shrink its ring (KCMD_TEST_FEED_RING, bytes) to lap a stopped dispatcher */
+	const char *ring_env = getenv("KCMD_TEST_FEED_RING");
+	r = shm_feed_create(
+	        &(struct shm_feed_create_opts){.ring_size =
+	                                               ring_env ? strtoull(ring_env, NULL, 10) : 0},
+	        &m->feed_fd);
 	/* dispatchers get a writable descriptor only to publish their position in their slot
 	 * (the ring stays mapped read-only), so that informerd gives back the ring pages they all
 	 * have read (shm/feed.h F7) */
