@@ -334,7 +334,7 @@ int main(int argc, char **argv)
 		printf("feed-torture: FAIL: the healthy run broke an oracle\n");
 		bad = 1;
 	}
-	if (ok.delivered < 5000 || ok.laps == 0 || ok.writer_kills < 3 || ok.consumer_kills < 3 ||
+	if (ok.delivered < 1000 || ok.laps == 0 || ok.writer_kills < 3 || ok.consumer_kills < 3 ||
 	    ok.continued == 0 || ok.trimmed == 0) {
 		printf("feed-torture: FAIL: run too idle to judge\n");
 		bad = 1;
