@@ -33,6 +33,7 @@
 #include "kube/model.h"
 #include "lib/log.h"
 #include "shm/arena.h"
+#include "shm/records.h"
 
 static_assert(KCMD_KEY_MAX == IPC_QUEUE_KEY_MAX, "kcmd/handlers.h KCMD_KEY_MAX");
 static_assert(KCMD_CACHE_METADATA == (int)SHM_RECORD_META, "kcmd_cache_kind values");
@@ -159,6 +160,49 @@ int kcmd_obj_owner(const struct shm_obj *o, size_t i, struct kcmd_owner_ref *ret
 	                               .controller = r->controller,
 	                               .block_owner_deletion = r->block_owner_deletion};
 	return 0;
+}
+
+/* The full-object record's fixed part and view (shm/records.h: apiVersion, kind, the annotation
+ * pairs, the body, then the finalizers). */
+static bool object_record(const struct shm_obj *o, struct shm_rec_view *v,
+                          struct shm_rec_object *fo)
+{
+	return o && o->kind == SHM_RECORD_OBJECT &&
+	       shm_rec_parse(o->payload, o->payload_len, v) == 0 &&
+	       shm_rec_object_get(v, fo) == 0 && fo->body_format == SHM_REC_BODY_JSON;
+}
+
+const char *kcmd_obj_json(const struct shm_obj *o, size_t *ret_len)
+{
+	struct shm_rec_view v;
+	struct shm_rec_object fo;
+	const char *s;
+	size_t l;
+
+	if (!object_record(o, &v, &fo) || shm_rec_blob(&v, 2 + 2 * fo.n_annotations, &s, &l) < 0)
+		return NULL;
+	if (ret_len)
+		*ret_len = l;
+	return s;
+}
+
+const char *kcmd_obj_annotation(const struct shm_obj *o, const char *key)
+{
+	struct shm_rec_view v;
+	struct shm_rec_object fo;
+	const char *blobs[2];
+	size_t n[2];
+
+	if (!key || !object_record(o, &v, &fo))
+		return NULL;
+	for (uint32_t i = 0; i < fo.n_annotations; i++) {
+		if (shm_rec_blob(&v, 2 + 2 * i, &blobs[0], &n[0]) < 0 ||
+		    shm_rec_blob(&v, 3 + 2 * i, &blobs[1], &n[1]) < 0)
+			return NULL;
+		if (strcmp(blobs[0], key) == 0)
+			return blobs[1];
+	}
+	return NULL;
 }
 
 void kcmd_obj_free(struct shm_obj *o)
