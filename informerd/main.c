@@ -728,6 +728,9 @@ static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
 		log_error("timed out waiting for dependency graph builder sync during GC sync");
 		inf_metrics_discovery_sync_error(x->metrics);
 	}
+	/* the feed's ring pages the dispatchers have read since the last batch go back (F7) */
+	if (x->feed)
+		(void)shm_feed_trim(x->feed);
 	if (kube_loop_error(x->kl)) {
 		log_error("event loop error in the API client: %s",
 		          strerror(-kube_loop_error(x->kl)));

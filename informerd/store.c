@@ -167,7 +167,7 @@ static bool record_current(const struct shm_obj *o, enum shm_record_kind kind)
 	if (o->kind != kind || !o->payload || o->payload_len < sizeof(magic))
 		return false;
 	memcpy(&magic, o->payload, sizeof(magic));
-	return magic == INF_REC_MAGIC;
+	return magic == SHM_REC_MAGIC;
 }
 
 struct first_rec {

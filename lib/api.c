@@ -33,11 +33,13 @@
 #include "kube/model.h"
 #include "lib/log.h"
 #include "shm/arena.h"
+#include "shm/records.h"
 
 static_assert(KCMD_KEY_MAX == IPC_QUEUE_KEY_MAX, "kcmd/handlers.h KCMD_KEY_MAX");
 static_assert(KCMD_CACHE_METADATA == (int)SHM_RECORD_META, "kcmd_cache_kind values");
 static_assert(KCMD_CACHE_POD == (int)SHM_RECORD_POD, "kcmd_cache_kind values");
 static_assert(KCMD_CACHE_REPLICASET == (int)SHM_RECORD_REPLICASET, "kcmd_cache_kind values");
+static_assert(KCMD_CACHE_OBJECT == (int)SHM_RECORD_OBJECT, "kcmd_cache_kind values");
 static_assert(KCMD_LOG_ERROR == (int)KCLOG_ERROR && KCMD_LOG_INFO == (int)KCLOG_INFO &&
                       KCMD_LOG_WARNING == (int)KCLOG_WARNING && KCMD_LOG_DEBUG == (int)KCLOG_DEBUG,
               "kcmd_log_level values");
@@ -160,6 +162,49 @@ int kcmd_obj_owner(const struct shm_obj *o, size_t i, struct kcmd_owner_ref *ret
 	return 0;
 }
 
+/* The full-object record's fixed part and view (shm/records.h: apiVersion, kind, the annotation
+ * pairs, the body, then the finalizers). */
+static bool object_record(const struct shm_obj *o, struct shm_rec_view *v,
+                          struct shm_rec_object *fo)
+{
+	return o && o->kind == SHM_RECORD_OBJECT &&
+	       shm_rec_parse(o->payload, o->payload_len, v) == 0 &&
+	       shm_rec_object_get(v, fo) == 0 && fo->body_format == SHM_REC_BODY_JSON;
+}
+
+const char *kcmd_obj_json(const struct shm_obj *o, size_t *ret_len)
+{
+	struct shm_rec_view v;
+	struct shm_rec_object fo;
+	const char *s;
+	size_t l;
+
+	if (!object_record(o, &v, &fo) || shm_rec_blob(&v, 2 + 2 * fo.n_annotations, &s, &l) < 0)
+		return NULL;
+	if (ret_len)
+		*ret_len = l;
+	return s;
+}
+
+const char *kcmd_obj_annotation(const struct shm_obj *o, const char *key)
+{
+	struct shm_rec_view v;
+	struct shm_rec_object fo;
+	const char *blobs[2];
+	size_t n[2];
+
+	if (!key || !object_record(o, &v, &fo))
+		return NULL;
+	for (uint32_t i = 0; i < fo.n_annotations; i++) {
+		if (shm_rec_blob(&v, 2 + 2 * i, &blobs[0], &n[0]) < 0 ||
+		    shm_rec_blob(&v, 3 + 2 * i, &blobs[1], &n[1]) < 0)
+			return NULL;
+		if (strcmp(blobs[0], key) == 0)
+			return blobs[1];
+	}
+	return NULL;
+}
+
 void kcmd_obj_free(struct shm_obj *o)
 {
 	if (!o)
@@ -195,6 +240,28 @@ const char *kcmd_meta_label(const struct kube_object_meta *m, const char *key)
 		if (m->labels[i].key && strcmp(m->labels[i].key, key) == 0)
 			return str(m->labels[i].value);
 	return NULL;
+}
+
+const char *kcmd_meta_annotation(const struct kube_object_meta *m, const char *key)
+{
+	for (uint32_t i = 0; m && key && i < m->n_annotations; i++)
+		if (m->annotations[i].key && strcmp(m->annotations[i].key, key) == 0)
+			return str(m->annotations[i].value);
+	return NULL;
+}
+
+const char *kcmd_event_json(const struct inf_event *ev, size_t *ret_len)
+{
+	/* a KCMD_CACHE_OBJECT event's obj is a struct kube_object (its meta first), in informerd's
+	 * own handlers and in a dispatcher's alike */
+	if (!ev || !ev->obj || !ev->res || ev->res->record_kind != KCMD_CACHE_OBJECT)
+		return NULL;
+	const struct kube_object *o = ev->obj;
+	if (!o->raw)
+		return NULL;
+	if (ret_len)
+		*ret_len = o->raw_len;
+	return o->raw;
 }
 
 bool kcmd_meta_deleting(const struct kube_object_meta *m)

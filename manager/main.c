@@ -107,7 +107,7 @@ struct mgr {
 	char identity[MGR_LE_IDENTITY_MAX];
 	char libexec[PATH_MAX + 32];
 	int arena_fd, arena_ro_fd, inf_metrics_fd;
-	int feed_fd, feed_ro_fd; /* the change feed: informerd writes, dispatchers read */
+	int feed_fd, feed_consumer_fd; /* the change feed: informerd writes, dispatchers read */
 	int fence_fd; /* the leadership deadline every writing child checks (kube/fence.h) */
 	struct kube_fence *fence;
 	bool test_unfenced; /* KCMD_TEST_UNFENCED=1: the fence e2e test's negative control only */
@@ -454,7 +454,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		snprintf(env_fence, sizeof(env_fence), "KCMD_FENCE_FD=%d", m->fence_fd);
 		fds[nfds++] = m->fence_fd;
 	}
-	int ffd = writer ? m->feed_fd : m->feed_ro_fd;
+	int ffd = writer ? m->feed_fd : m->feed_consumer_fd;
 	if (role != ROLE_WORKER && ffd >= 0) {
 		snprintf(env_feed, sizeof(env_feed), "KCMD_FEED_FD=%d", ffd);
 		fds[nfds++] = ffd;
@@ -614,9 +614,17 @@ static int setup_children(struct mgr *m)
 		log_error("creating the leadership fence failed: %s", strerror(-r));
 		return r;
 	}
-	/* the change feed informerd publishes every change to, after the arena (shm/feed.h) */
-	r = shm_feed_create(&(struct shm_feed_create_opts){0}, &m->feed_fd);
-	if (r < 0 || (r = shm_feed_reader_fd(m->feed_fd, &m->feed_ro_fd)) < 0) {
+	/* the change feed informerd publishes every change to, after the arena (shm/feed.h); tests
+	 * shrink its ring (KCMD_TEST_FEED_RING, bytes) to lap a stopped dispatcher */
+	const char *ring_env = getenv("KCMD_TEST_FEED_RING");
+	r = shm_feed_create(
+	        &(struct shm_feed_create_opts){.ring_size =
+	                                               ring_env ? strtoull(ring_env, NULL, 10) : 0},
+	        &m->feed_fd);
+	/* dispatchers get a writable descriptor only to publish their position in their slot
+	 * (the ring stays mapped read-only), so that informerd gives back the ring pages they all
+	 * have read (shm/feed.h F7) */
+	if (r < 0 || (r = shm_feed_consumer_fd(m->feed_fd, &m->feed_consumer_fd)) < 0) {
 		log_error("creating the change feed failed: %s", strerror(-r));
 		return r;
 	}
@@ -1377,7 +1385,7 @@ int main(int argc, char **argv)
 	                              .arena_ro_fd = -1,
 	                              .inf_metrics_fd = -1,
 	                              .feed_fd = -1,
-	                              .feed_ro_fd = -1,
+	                              .feed_consumer_fd = -1,
 	                              .fence_fd = -1,
 	                              .rest_metrics_fd = -1,
 	                              .status_fd = -1};

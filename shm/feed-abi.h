@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* shm/feed-abi.h - the shared-memory layout of the kcmd change feed, version 1.
+/* shm/feed-abi.h - the shared-memory layout of the kcmd change feed, version 2.
  *
  * The contract between the feed's one writer (informerd), its consumers (each controller's
  * dispatcher) and its owner (the manager, who creates the memfd). The protocol and its
  * INVARIANTS are in shm/feed.h; this file only fixes the bytes.
  *
- * Memfd layout: the header at offset 0 (one 4 KiB page), then the ring at SHM_FEED_ABI_RING_OFF,
- * ring_size bytes (a power of two). The memfd is sealed (F_SEAL_GROW | F_SEAL_SHRINK |
- * F_SEAL_SEAL): its size never changes, so a mapping of it can never fault.
+ * Memfd layout: the header at offset 0 (one 4 KiB page), the consumer slots at
+ * SHM_FEED_ABI_SLOTS_OFF (two pages: each consumer publishes its position there, the only
+ * shared memory a consumer writes), then the ring at SHM_FEED_ABI_RING_OFF, ring_size bytes (a
+ * power of two, page-aligned in the file so the writer can punch holes in it). The memfd is
+ * sealed (F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL): its size never changes, so a mapping of it
+ * can never fault. Ring pages the writer punched out (FALLOC_FL_PUNCH_HOLE) read as zeros.
  *
  * Positions: byte positions in the ring are 64-bit counters that only grow (absolute
  * positions); the byte at absolute position p lives at ring offset p & (ring_size - 1). Every
@@ -27,13 +30,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SHM_FEED_ABI_MAGIC    UINT64_C(0x3144454546444d4b) /* "KMDFEED1" little-endian */
-#define SHM_FEED_ABI_VERSION  1u
-#define SHM_FEED_ABI_RING_OFF 4096u
-#define SHM_FEED_ABI_ALIGN    16u
-#define SHM_FEED_ABI_MIN_RING (UINT64_C(64) << 10) /* 64 KiB */
-#define SHM_FEED_ABI_MAX_RING (UINT64_C(1) << 40)  /* 1 TiB */
-#define SHM_FEED_ABI_NO_POS   UINT64_MAX           /* last_pos before the first entry */
+#define SHM_FEED_ABI_MAGIC      UINT64_C(0x3144454546444d4b) /* "KMDFEED1" little-endian */
+#define SHM_FEED_ABI_VERSION    2u
+#define SHM_FEED_ABI_PAGE       4096u
+#define SHM_FEED_ABI_SLOTS_OFF  4096u
+#define SHM_FEED_ABI_SLOTS_SIZE 8192u
+#define SHM_FEED_ABI_SLOTS      (SHM_FEED_ABI_SLOTS_SIZE / 64u) /* 128 consumer slots */
+#define SHM_FEED_ABI_RING_OFF   (SHM_FEED_ABI_SLOTS_OFF + SHM_FEED_ABI_SLOTS_SIZE)
+#define SHM_FEED_ABI_ALIGN      16u
+#define SHM_FEED_ABI_MIN_RING   (UINT64_C(64) << 10) /* 64 KiB */
+#define SHM_FEED_ABI_MAX_RING   (UINT64_C(1) << 40)  /* 1 TiB */
+#define SHM_FEED_ABI_NO_POS     UINT64_MAX           /* last_pos before the first entry */
 
 /* Entry ops. PAD fills the end of the ring when the next entry does not fit there; it carries
  * the sequence number of the entry that follows it at ring offset 0 and consumes none. */
@@ -107,11 +114,26 @@ struct shm_feed_abi_header {
 	uint32_t reserved1;
 	_Atomic uint64_t published; /* entries published, every incarnation (statistics) */
 	_Atomic uint64_t pads;      /* pads written (statistics) */
-	uint64_t reserved2;
+	_Atomic uint64_t trimmed;   /* ring bytes given back by hole punching (statistics) */
 	uint64_t reserved[48];
 };
+
+/* A consumer slot, one cache line (consumers do not share lines). owner: 0 free, else the
+ * claiming process's pid (low 32 bits) and a per-claim nonce (high 32 bits); claimed and freed
+ * by the consumer with compare-and-swap, freed by the writer when the pid is dead. pos: the
+ * absolute ring position of the next entry the consumer will read; it only grows while the
+ * slot is held (a seek moves it forward). Advisory: the writer punches no page at or after the
+ * lowest live, unlapped pos; a wrong value can only cost a consumer a lap (-ESTALE), never a
+ * wrong entry (INVARIANT F7 in shm/feed.h). */
+struct shm_feed_abi_slot {
+	_Atomic uint64_t owner;
+	_Atomic uint64_t pos;
+	uint64_t reserved[6];
+};
+static_assert(sizeof(struct shm_feed_abi_slot) == 64, "feed slot");
+static_assert(SHM_FEED_ABI_RING_OFF % SHM_FEED_ABI_PAGE == 0, "the ring is page-aligned");
 static_assert(offsetof(struct shm_feed_abi_header, tail) == 64, "feed header");
 static_assert(offsetof(struct shm_feed_abi_header, futex) == 96, "feed header");
 static_assert(sizeof(struct shm_feed_abi_header) == 512, "feed header");
-static_assert(sizeof(struct shm_feed_abi_header) <= SHM_FEED_ABI_RING_OFF, "feed header");
+static_assert(sizeof(struct shm_feed_abi_header) <= SHM_FEED_ABI_SLOTS_OFF, "feed header");
 static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free (read-only maps)");

@@ -7,14 +7,23 @@
  * second negative control.
  * SHM_FEED_TEST_SLOW_COPY: readers pause 20 us half-way through every copy (as a preemption
  * would), so that copies race with overwrites by design, not by luck.
+ * SHM_FEED_TEST_TRIM_ALL: the writer's trim ignores the consumer slots and punches everything
+ * behind the newest entry, so that copies race with hole punches (F7) by design.
+ * SHM_FEED_TEST_TRIM_NO_TAIL: the trim punches without moving tail first (F7 off): the third
+ * negative control.
  * shm_feed__test_crash_step / _count: the writer raises SIGKILL at publication step n on the
  * count-th visit (steps: SHM_FEED_STEP_*). */
 #pragma once
 
+#include <stdint.h>
+
 #define SHM_FEED_TEST_NO_VALIDATE   0x1u
 #define SHM_FEED_TEST_EARLY_PUBLISH 0x2u
 #define SHM_FEED_TEST_SLOW_COPY     0x4u
+#define SHM_FEED_TEST_TRIM_ALL      0x8u
+#define SHM_FEED_TEST_TRIM_NO_TAIL  0x10u
 extern unsigned shm_feed__test_flags;
+extern uint64_t shm_feed__test_trim_chunk; /* 0: the default (ring / 16, at most 256 KiB) */
 extern int shm_feed__test_crash_step;
 extern long shm_feed__test_crash_count;
 

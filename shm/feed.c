@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/falloc.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include "shm/shm-internal.h"
 
 unsigned shm_feed__test_flags;
+uint64_t shm_feed__test_trim_chunk;
 int shm_feed__test_crash_step;
 long shm_feed__test_crash_count;
 
@@ -60,6 +62,14 @@ struct shm_feed {
 	uint64_t tail; /* writer: the value last stored */
 	uint8_t *wbuf;
 	size_t wcap;
+	/* reader: its slot (F7), in a read-write mapping of the slot pages; NULL = unregistered
+	 * (a read-only fd, or every slot taken) */
+	struct shm_feed_abi_slot *slot;
+	void *slot_map;
+	uint64_t owner;
+	/* writer: positions below trimmed were given back (punched) or are below tail */
+	uint64_t trimmed;
+	bool trim_off; /* the memfd refused a punch: no more trimming */
 };
 
 static inline uint64_t seq_next(uint64_t s)
@@ -117,8 +127,9 @@ int shm_feed_create(const struct shm_feed_create_opts *opts, int *ret_fd)
 		r = -errno;
 		goto fail;
 	}
+	/* the header page only; the slot pages start zeroed (every slot free) */
 	struct shm_feed_abi_header *h =
-	        mmap(NULL, SHM_FEED_ABI_RING_OFF, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	        mmap(NULL, SHM_FEED_ABI_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED) {
 		r = -errno;
 		goto fail;
@@ -138,7 +149,7 @@ int shm_feed_create(const struct shm_feed_create_opts *opts, int *ret_fd)
 	/* release: magic last (nobody maps the feed before this function returns anyway). */
 	atomic_thread_fence(memory_order_release);
 	h->magic = SHM_FEED_ABI_MAGIC;
-	munmap(h, SHM_FEED_ABI_RING_OFF);
+	munmap(h, SHM_FEED_ABI_PAGE);
 	/* The size never changes again: a reader's mapping can never fault (F4). */
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
 		r = -errno;
@@ -154,6 +165,19 @@ fail:
 int shm_feed_reader_fd(int fd, int *ret_fd)
 {
 	return shm__reopen_ro(fd, ret_fd);
+}
+
+int shm_feed_consumer_fd(int fd, int *ret_fd)
+{
+	char path[64];
+	if (fd < 0 || !ret_fd)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int c = open(path, O_RDWR | O_CLOEXEC);
+	if (c < 0)
+		return -errno;
+	*ret_fd = c;
+	return 0;
 }
 
 int shm_feed_version(int fd, uint32_t *ret_version)
@@ -223,6 +247,12 @@ void shm_feed_close(struct shm_feed *f)
 {
 	if (!f)
 		return;
+	if (f->slot) { /* free the slot, unless the writer already took it back */
+		uint64_t me = f->owner;
+		atomic_compare_exchange_strong_explicit(&f->slot->owner, &me, 0,
+		                                        memory_order_release, memory_order_relaxed);
+		munmap(f->slot_map, SHM_FEED_ABI_SLOTS_SIZE);
+	}
 	munmap(f->map, f->map_size);
 	if (f->lock_fd >= 0)
 		close(f->lock_fd);
@@ -302,6 +332,9 @@ static int writer_recover(struct shm_feed *f)
 	f->pos = p;
 	f->seq = s;
 	f->tail = tail;
+	/* below tail: punched or stale; above it: not known, kept (before the first entry:
+	 * nothing to give back below it) */
+	f->trimmed = lp == SHM_FEED_ABI_NO_POS ? f->first_pos : tail;
 	atomic_fetch_add_explicit(&h->incarnation, 1, memory_order_relaxed);
 	return 0;
 }
@@ -580,11 +613,105 @@ int shm_feed_publish(struct shm_feed *f, const struct shm_feed_pub *pub, uint64_
 	return 0;
 }
 
+/* ---- giving ring pages back (F7) ------------------------------------------------------------ */
+static bool pid_alive(uint32_t pid)
+{
+	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+static uint64_t trim_chunk(const struct shm_feed *f)
+{
+	if (shm_feed__test_trim_chunk)
+		return shm_feed__test_trim_chunk;
+	uint64_t c = f->ring_size / 16;
+	return c > SHM_FEED_TRIM_CHUNK ? SHM_FEED_TRIM_CHUNK : c;
+}
+
+/* Punch the ring bytes of absolute positions [a, b) (page-aligned, b - a <= ring_size) out of
+ * the memfd: they read as zeros afterwards, and their pages are free until written again. */
+static int punch(struct shm_feed *f, uint64_t a, uint64_t b)
+{
+	while (a != b) {
+		uint64_t off = a & f->mask, n = b - a;
+		if (n > f->ring_size - off)
+			n = f->ring_size - off;
+		if (fallocate(f->lock_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		              (off_t)(SHM_FEED_ABI_RING_OFF + off), (off_t)n) < 0)
+			return -errno;
+		a += n;
+	}
+	return 0;
+}
+
+int64_t shm_feed_trim(struct shm_feed *f)
+{
+	const uint64_t page = SHM_FEED_ABI_PAGE;
+	if (!f || !f->writer)
+		return -EINVAL;
+	uint64_t lp = atomic_load_explicit(&f->hdr->last_pos, memory_order_relaxed);
+	if (f->trim_off || lp == SHM_FEED_ABI_NO_POS)
+		return 0;
+	/* [start, limit): below the newest entry (seek_end and recovery read it), at or above
+	 * tail (below it the ring bytes already belong to later positions), whole pages. */
+	uint64_t start = (int64_t)(f->trimmed - f->tail) > 0 ? f->trimmed : f->tail;
+	/* and positions whose ring bytes still hold their own data, not a later lap's (tail may
+	 * be lower, before the first lap) */
+	uint64_t own = f->pos + SHM_FEED_ABI_ALIGN - f->ring_size;
+	if ((int64_t)(own - start) > 0)
+		start = own;
+	start = (start + page - 1) & ~(page - 1);
+	uint64_t limit = lp & ~(page - 1), chunk = trim_chunk(f);
+	if ((int64_t)(limit - start) < (int64_t)chunk)
+		return 0;
+	const struct shm_feed_abi_slot *slots = (const void *)(f->map + SHM_FEED_ABI_SLOTS_OFF);
+	for (unsigned i = 0;
+	     i < SHM_FEED_ABI_SLOTS && !(shm_feed__test_flags & SHM_FEED_TEST_TRIM_ALL); i++) {
+		struct shm_feed_abi_slot *sl = (struct shm_feed_abi_slot *)&slots[i];
+		uint64_t owner = atomic_load_explicit(&sl->owner, memory_order_acquire);
+		if (!owner)
+			continue;
+		uint64_t c = atomic_load_explicit(&sl->pos, memory_order_acquire);
+		/* a lapped consumer reads nothing more here before its seek; a position past the
+		 * newest entry protects nothing below it */
+		if ((int64_t)(c - f->tail) < 0 || (int64_t)(c - limit) >= 0)
+			continue;
+		c &= ~(page - 1);
+		if ((int64_t)(c - start) < (int64_t)chunk && !pid_alive((uint32_t)owner)) {
+			/* a dead consumer's slot: free it (its position protects nobody) */
+			atomic_compare_exchange_strong_explicit(
+			        &sl->owner, &owner, 0, memory_order_relaxed, memory_order_relaxed);
+			continue;
+		}
+		if ((int64_t)(c - limit) < 0)
+			limit = c;
+	}
+	if ((int64_t)(limit - start) < (int64_t)chunk)
+		return 0;
+	/* F7: tail first (readers of [start, limit) report a lap), then the punch. The fence
+	 * orders the tail store before the system call; a reader that loaded a zero of the punch
+	 * took the page fault after the kernel unmapped the page, which the punch did after this
+	 * store, so its later acquire fence + tail load sees it (lapped()). */
+	if (!(shm_feed__test_flags & SHM_FEED_TEST_TRIM_NO_TAIL)) {
+		f->tail = limit;
+		atomic_store_explicit(&f->hdr->tail, limit, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+	}
+	int r = punch(f, start, limit);
+	if (r < 0) {
+		f->trim_off = true; /* the pages stay; tail moved: at most one early lap */
+		return r;
+	}
+	f->trimmed = limit;
+	atomic_fetch_add_explicit(&f->hdr->trimmed, limit - start, memory_order_relaxed);
+	return (int64_t)(limit - start);
+}
+
 bool shm_feed_take_wake(struct shm_feed *f)
 {
 	if (!f || !f->wake)
 		return false;
 	f->wake = false;
+	(void)shm_feed_trim(f); /* once per batch, as the wake */
 	return true;
 }
 
@@ -597,12 +724,54 @@ int shm_feed_wake(struct shm_feed *f)
 }
 
 /* ---- consumers ------------------------------------------------------------------------------ */
+/* F7: take a free slot, else a dead process's; none (or a read-only fd): unregistered. */
+static void slot_claim(struct shm_feed *f, int fd)
+{
+	static _Atomic uint32_t nonce;
+	void *m = mmap(NULL, SHM_FEED_ABI_SLOTS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+	               SHM_FEED_ABI_SLOTS_OFF);
+	if (m == MAP_FAILED)
+		return;
+	struct shm_feed_abi_slot *slots = m;
+	uint64_t me = (uint64_t)(uint32_t)getpid() |
+	              (uint64_t)(atomic_fetch_add_explicit(&nonce, 1, memory_order_relaxed) + 1)
+	                      << 32;
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < SHM_FEED_ABI_SLOTS; i++) {
+			uint64_t o = atomic_load_explicit(&slots[i].owner, memory_order_relaxed);
+			if (pass == 0 ? o != 0 : (o == 0 || pid_alive((uint32_t)o)))
+				continue;
+			if (!atomic_compare_exchange_strong_explicit(&slots[i].owner, &o, me,
+			                                             memory_order_acq_rel,
+			                                             memory_order_relaxed))
+				continue;
+			/* until seek_end stores the real one: the oldest position still valid */
+			atomic_store_explicit(
+			        &slots[i].pos,
+			        atomic_load_explicit(&f->hdr->tail, memory_order_relaxed),
+			        memory_order_relaxed);
+			f->slot = &slots[i];
+			f->slot_map = m;
+			f->owner = me;
+			return;
+		}
+	munmap(m, SHM_FEED_ABI_SLOTS_SIZE);
+}
+
+/* F7: publish the position of the next read (advisory for the writer's trim). */
+static inline void slot_publish(struct shm_feed *f)
+{
+	if (f->slot)
+		atomic_store_explicit(&f->slot->pos, f->pos, memory_order_release);
+}
+
 int shm_feed_reader_open(int fd, struct shm_feed **ret)
 {
 	struct shm_feed *f;
 	int r = feed_map(fd, false, &f);
 	if (r < 0)
 		return r;
+	slot_claim(f, fd);
 	if ((r = shm_feed_seek_end(f, NULL)) < 0) {
 		shm_feed_close(f);
 		return r;
@@ -645,6 +814,12 @@ int shm_feed_seek_end(struct shm_feed *f, uint64_t *ret_next_seq)
 			f->pos = lp + (uint32_t)w1;
 			f->seq = seq_next(w0);
 		}
+		/* F7: the new position before the next read; a trim that did not see it moved
+		 * tail first, which this check (or the first read) then reports */
+		slot_publish(f);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (lapped(f, lp == SHM_FEED_ABI_NO_POS ? f->pos : lp))
+			continue;
 		f->lapped = false;
 		if (ret_next_seq)
 			*ret_next_seq = f->seq;
@@ -835,6 +1010,7 @@ int shm_feed_next(struct shm_feed *f, struct shm_feed_event *ev)
 				return -ESTALE;
 			}
 			f->pos = p + len;
+			slot_publish(f);
 			continue;
 		}
 		if (ev_reserve(ev, len) < 0)
@@ -858,6 +1034,7 @@ int shm_feed_next(struct shm_feed *f, struct shm_feed_event *ev)
 			return r;
 		f->pos = p + len;
 		f->seq = seq_next(s);
+		slot_publish(f);
 		return 1;
 	}
 	return -EBADMSG; /* two pads in a row */
@@ -956,6 +1133,8 @@ int shm_feed_stats(const struct shm_feed *f, struct shm_feed_stats *ret)
 	        .tail = atomic_load_explicit(&h->tail, memory_order_relaxed),
 	        .last_pos = atomic_load_explicit(&h->last_pos, memory_order_relaxed),
 	        .position = f->seq,
+	        .trimmed = atomic_load_explicit(&h->trimmed, memory_order_relaxed),
+	        .registered = f->slot != NULL,
 	};
 	return 0;
 }

@@ -24,8 +24,18 @@
  *  - Byte ring with variable-length entries, absolute 64-bit positions, and a `tail` the writer
  *    advances *before* it overwrites anything: a reader copies an entry out, then checks that
  *    tail did not pass the entry's start (seqlock-style validation over a ring, Boehm's
- *    relaxed-atomic form, as in the arena). Readers write nothing shared: a reader cannot slow,
- *    block or corrupt the writer or another reader, and its death needs no repair.
+ *    relaxed-atomic form, as in the arena). A reader writes one thing shared, its position in
+ *    its own slot (below); it cannot slow, block or corrupt the writer or another reader, and
+ *    its death needs no repair.
+ *  - Ring pages are given back (F7): a memfd page once written stays resident, so a 64 MiB
+ *    ring would cost 64 MiB once churn had passed through it. Each consumer publishes the
+ *    position of its next read in a slot (one cache line, claimed at open); once per batch the
+ *    writer punches (FALLOC_FL_PUNCH_HOLE) the whole pages below the lowest live consumer's
+ *    position, after moving tail past them, so resident ring memory follows the slowest
+ *    consumer's lag, not the ring size. The slots are advisory: a punched page reads as zeros
+ *    and a reader of it sees tail past its position, i.e. a lap; a wrong, stale or missing
+ *    slot costs at most a resync, never a wrong entry. A dead consumer's slot is freed by the
+ *    writer (its pid is gone) or taken by the next consumer.
  *  - The ring size is fixed at creation (a parameter; the memfd is sealed against resizing).
  *    What happens when it fills: the writer overwrites the oldest entries and never waits;
  *    a consumer whose next entry was overwritten gets -ESTALE, seeks to the end, then resyncs
@@ -38,10 +48,12 @@
  *    IORING_OP_FUTEX_WAIT, or the epoll backend's helper thread). Shared (not private) futex:
  *    the word is keyed by memfd inode and offset, in every process, read-only mappings too.
  *
- * Rejected: refs to arena versions (above); per-type feeds (above); a reader-position table in
- * shared memory with the writer waiting for the slowest reader (a stopped consumer would stall
- * informerd, and a dead one would need repair: the client-go answer to a slow listener is an
- * unbounded buffer, ours is a bounded one plus a resync); a seqlock per entry (a writer killed
+ * Rejected: refs to arena versions (above); per-type feeds (above); the writer *waiting* for the
+ * slowest reader's position (a stopped consumer would stall informerd, and a dead one would need
+ * repair: the client-go answer to a slow listener is an unbounded buffer, ours is a bounded one
+ * plus a resync; the slots only decide which pages go back); a much smaller ring instead of
+ * the punching (a dispatcher descheduled for 100 ms during a relist would be lapped, and a lap
+ * costs a full resync of its controller; see docs/shm.md); a seqlock per entry (a writer killed
  * while odd would need repair; the tail gives the same validation with one word); fixed-size
  * slots (objects are 100 B to 1.5 MiB); a socket or pipe per consumer (the writer would block
  * or drop, and N copies per event).
@@ -49,8 +61,9 @@
  * INVARIANTS (the names are used in feed.c's comments and in the tests)
  *  Who writes: only the process holding the writer lock (shm_feed_writer_*: an OFD lock on a
  *  private open file description of the memfd; the kernel drops it when the writer dies).
- *  Who reads: any process with the fd, through a read-only mapping (shm_feed_reader_*). Readers
- *  store nothing in shared memory; their position is private.
+ *  Who reads: any process with the fd, through a read-only mapping of the header and the ring
+ *  (shm_feed_reader_*). The only shared store a reader makes is to its own slot (F7), through a
+ *  separate read-write mapping of the slot pages (none with a read-only fd).
  *  F1 (publication) An entry at position P is published by one release store of its seq into
  *     its word 0, after its words 1.. (relaxed atomic stores) and after word 0 at its end
  *     (P + len, the next entry's word 0) was stored 0. Pairs with the reader's acquire load of
@@ -74,6 +87,18 @@
  *     caller's duty: shm_writer_upsert/delete, then shm_feed_publish). A consumer that sees
  *     entry S and then reads the arena sees that change or a later one.
  *  F6 The writer never waits on a reader.
+ *  F7 (giving pages back) The writer punches ring positions [a, b) (whole pages) only with
+ *     b <= the newest entry's position (seek_end and recovery read that entry), a >= tail,
+ *     and only after storing tail = b followed by a seq_cst fence: to a reader a punch is an
+ *     overwrite with zeros, and F2's check reports it (word 0 of a punched entry reads 0,
+ *     which with tail > P is a lap, not "nothing yet"; a copy that loaded a zero of the punch
+ *     loaded it after the kernel unmapped the page, i.e. after the tail store). Zero is never
+ *     valid anyway: seq 0 is skipped, len 0 fails F4. The writer chooses b below the lowest
+ *     position published in a claimed slot (owner != 0) that is >= tail and < the newest
+ *     entry; slots are advisory (a reader that publishes its position, fences seq_cst, then
+ *     re-checks tail in seek_end loses at most one race to a trim, which is a lap). A slot
+ *     whose owner pid is dead is freed by the writer (CAS owner -> 0) or re-claimed by a new
+ *     reader (CAS old -> new). A reader's slot position only grows while it holds the slot.
  *  Reader retry rule: there is no retry loop inside next(): a lapped read is final (-ESTALE,
  *  sticky until shm_feed_seek_end); "nothing yet" returns 0. Only shm_feed_seek_end retries
  *  (up to SHM_FEED_SEEK_RETRIES times, when it is lapped while reading the newest entry).
@@ -84,7 +109,8 @@
  *  hints, bumps incarnation and wakes every waiter (a batch's wake may have been lost). A seq
  *  is never published twice with different content. Tail may have moved ahead of what was
  *  written: that only reports a lap a little early to a reader that was about to be lapped.
- *  Reader killed: nothing to repair.
+ *  Reader killed: nothing to repair; its slot holds pages back until the writer laps it or
+ *  sees its pid gone (the next trim), and is then reused.
  *  Version rule: see shm/feed-abi.h.
  *
  * Errors: functions return >= 0 on success or a negative errno; ret_ parameters are written
@@ -125,8 +151,13 @@ struct shm_feed_create_opts {
  * initialised and empty. -EINVAL bad opts, -errno from memfd/ftruncate/mmap. Pass the fd to the
  * writer; give consumers shm_feed_reader_fd's read-only descriptor. */
 int shm_feed_create(const struct shm_feed_create_opts *opts, int *ret_fd);
-/* A new O_RDONLY descriptor of the same feed (a PROT_WRITE mapping of it fails). */
+/* A new O_RDONLY descriptor of the same feed (a PROT_WRITE mapping of it fails). A reader on it
+ * cannot claim a slot: the writer does not know its position and may give back pages it has
+ * yet to read, which it then sees as a lap (-ESTALE). */
 int shm_feed_reader_fd(int fd, int *ret_fd);
+/* A new O_RDWR descriptor for a consumer that registers (F7): shm_feed_reader_open maps the
+ * header and the ring read-only and only the slot pages read-write. Give this to dispatchers. */
+int shm_feed_consumer_fd(int fd, int *ret_fd);
 
 /* ---- writer (informerd) ----------------------------------------------------------------------
  * Map fd read-write and become the single writer: -EBUSY another live writer holds the lock,
@@ -160,10 +191,22 @@ int shm_feed_wake(struct shm_feed *f);
 /* For a caller that wakes through its event loop (ipc_loop_futex_wake(loop,
  * shm_feed_futex_word(f), INT_MAX)): true once after publications, and clears the flag. */
 bool shm_feed_take_wake(struct shm_feed *f);
+/* Give back ring pages every registered consumer has passed (F7): punches the whole pages
+ * between the last trim and the lowest live consumer position (or the newest entry), once at
+ * least SHM_FEED_TRIM_CHUNK bytes (ring_size / 16 for small rings) are ready. Called by
+ * shm_feed_take_wake and shm_feed_wake; call it also when idle for a while (informerd: its
+ * trim timer), so the pages of the last batch go back once the consumers read it. Returns the
+ * bytes punched (0: nothing to do), or -errno from fallocate (trimming is then off for this
+ * writer: the pages stay resident, as before F7). */
+#define SHM_FEED_TRIM_CHUNK (UINT64_C(256) << 10)
+int64_t shm_feed_trim(struct shm_feed *f);
 
 /* ---- consumers (controller dispatchers) -----------------------------------------------------
  * Map fd read-only and position at the end (as shm_feed_seek_end): -EBADMSG not a feed or a
- * header out of bounds, -EPROTONOSUPPORT another layout version, -errno. */
+ * header out of bounds, -EPROTONOSUPPORT another layout version, -errno. With a writable fd
+ * (shm_feed_consumer_fd) it also claims a slot (F7); when all SHM_FEED_ABI_SLOTS (128) are held
+ * by live consumers it runs unregistered (shm_feed_stats.registered false): correct, but the
+ * writer's trims may lap it. */
 int shm_feed_reader_open(int fd, struct shm_feed **ret);
 /* For a clear message on -EPROTONOSUPPORT: the version the feed behind fd was created with. */
 int shm_feed_version(int fd, uint32_t *ret_version);
@@ -237,6 +280,8 @@ struct shm_feed_stats {
 	uint64_t tail, last_pos;
 	uint64_t
 	        position; /* this handle: the next seq it delivers (reader) or publishes (writer) */
+	uint64_t trimmed; /* ring bytes given back by punching, every incarnation */
+	bool registered;  /* reader: holds a slot (F7) */
 };
 int shm_feed_stats(const struct shm_feed *f, struct shm_feed_stats *ret);
 /* Unmap and free; closes nothing the caller passed in. NULL is a no-op. */

@@ -64,25 +64,25 @@ static void enc_str(struct enc *e, const char *s)
 }
 
 /* Blob 0 and the compiled selector (records.h); the counts go into *rs. */
-static void enc_selector(struct enc *e, const struct kube_label_selector *ls, struct inf_rec_rs *rs)
+static void enc_selector(struct enc *e, const struct kube_label_selector *ls, struct shm_rec_rs *rs)
 {
 	struct kube_selector *sel = NULL;
 	char err[256] = "";
 	uint32_t first = e->n_blobs;
 
 	if (!ls) {
-		rs->sel_state = INF_REC_SEL_NIL;
+		rs->sel_state = SHM_REC_SEL_NIL;
 		enc_str(e, "");
 		return;
 	}
 	/* validated here, once: readers trust a VALID record (shm_rec_selector_match) */
 	if (kube_selector_from_label_selector(ls, &sel, err, sizeof(err)) < 0) {
-		rs->sel_state = INF_REC_SEL_INVALID;
+		rs->sel_state = SHM_REC_SEL_INVALID;
 		enc_str(e, err);
 		return;
 	}
 	kube_selector_free(sel);
-	rs->sel_state = INF_REC_SEL_VALID;
+	rs->sel_state = SHM_REC_SEL_VALID;
 	enc_str(e, "");
 	first = e->n_blobs;
 	for (uint32_t i = 0; i < ls->n_match_labels; i++) {
@@ -108,10 +108,10 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
                    size_t *ret_len)
 {
 	const struct kube_object_meta *m = obj;
-	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = (uint8_t)kind};
+	struct shm_rec_hdr h = {.magic = SHM_REC_MAGIC, .kind = (uint8_t)kind};
 	struct enc e = {.buf = buf, .cap = cap};
-	struct inf_rec_pod pod = {0};
-	struct inf_rec_rs rs = {0};
+	struct shm_rec_pod pod = {0};
+	struct shm_rec_rs rs = {0};
 
 	if (!obj || !buf || !cap || !ret_len)
 		return -EINVAL;
@@ -120,12 +120,12 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 	h.deletion_ts = m->deletion_timestamp;
 	h.deletion_grace_s = m->deletion_grace_period_seconds;
 	if (m->has_deletion_grace_period_seconds)
-		h.flags |= INF_REC_HAS_GRACE;
+		h.flags |= SHM_REC_HAS_GRACE;
 	for (uint32_t i = 0; i < m->n_finalizers; i++) {
 		if (m->finalizers[i] && strcmp(m->finalizers[i], "orphan") == 0)
-			h.flags |= INF_REC_FIN_ORPHAN;
+			h.flags |= SHM_REC_FIN_ORPHAN;
 		if (m->finalizers[i] && strcmp(m->finalizers[i], "foregroundDeletion") == 0)
-			h.flags |= INF_REC_FIN_FOREGROUND;
+			h.flags |= SHM_REC_FIN_FOREGROUND;
 	}
 	h.n_finalizers = m->n_finalizers;
 	/* Header first (patched at the end with the blob count), then fixed part and blobs. */
@@ -171,16 +171,16 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 		rs.n_template_labels = r->n_template_labels;
 		/* the parts a pod is built from, so that no sync parses the template */
 		const struct kube_template_parts *tp = &r->template_parts;
-		const char *part[INF_REC_TMPL_N_PARTS] = {tp->labels, tp->annotations,
+		const char *part[SHM_REC_TMPL_N_PARTS] = {tp->labels, tp->annotations,
 		                                          tp->finalizers, tp->spec};
-		size_t plen[INF_REC_TMPL_N_PARTS] = {tp->labels_len, tp->annotations_len,
+		size_t plen[SHM_REC_TMPL_N_PARTS] = {tp->labels_len, tp->annotations_len,
 		                                     tp->finalizers_len, tp->spec_len};
-		rs.tmpl_parts = tp->valid ? INF_REC_TMPL_VALID : 0;
-		for (unsigned i = 0; i < INF_REC_TMPL_N_PARTS; i++) {
+		rs.tmpl_parts = tp->valid ? SHM_REC_TMPL_VALID : 0;
+		for (unsigned i = 0; i < SHM_REC_TMPL_N_PARTS; i++) {
 			bool have = tp->valid && part[i];
 			enc_blob(&e, have ? part[i] : "", have ? plen[i] : 0);
 			if (have)
-				rs.tmpl_parts |= (uint8_t)(INF_REC_TMPL_LABELS << i);
+				rs.tmpl_parts |= (uint8_t)(SHM_REC_TMPL_LABELS << i);
 		}
 		if (!e.err) /* the selector's and the template's counts are known only now */
 			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
@@ -195,7 +195,7 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 		}
 	} else if (kind == SHM_RECORD_OBJECT) {
 		const struct kube_object *o = obj;
-		struct inf_rec_object fo = {.body_format = INF_REC_BODY_JSON,
+		struct shm_rec_object fo = {.body_format = SHM_REC_BODY_JSON,
 		                            .n_annotations = m->n_annotations};
 
 		if (!o->raw)
@@ -303,17 +303,17 @@ struct blobs {
 	uint32_t first_fin; /* the finalizers are the last hdr.n_finalizers blobs */
 };
 
-static int blobs_load(const struct inf_rec_view *v, struct blobs *b)
+static int blobs_load(const struct shm_rec_view *v, struct blobs *b)
 {
 	*b = (struct blobs){0};
-	/* inf_rec_parse bounded n_blobs by the payload's size, so this allocation is too */
+	/* shm_rec_parse bounded n_blobs by the payload's size, so this allocation is too */
 	b->p = calloc((size_t)v->hdr.n_blobs + 1, sizeof(*b->p));
 	b->len = calloc((size_t)v->hdr.n_blobs + 1, sizeof(*b->len));
 	if (!b->p || !b->len)
 		return -ENOMEM;
 	b->n = v->hdr.n_blobs;
-	b->first_fin = inf_rec_first_finalizer(v);
-	return inf_rec_blobs(v, b->p, b->len);
+	b->first_fin = shm_rec_first_finalizer(v);
+	return shm_rec_blobs(v, b->p, b->len);
 }
 
 static void blobs_free(struct blobs *b)
@@ -322,7 +322,7 @@ static void blobs_free(struct blobs *b)
 	free(b->len);
 }
 
-static int meta_from_obj(const struct shm_obj *o, const struct inf_rec_view *v,
+static int meta_from_obj(const struct shm_obj *o, const struct shm_rec_view *v,
                          const struct blobs *b, struct kube_object_meta *m, struct kube_kv **labels,
                          struct kube_owner_ref **owners, const char ***finalizers)
 {
@@ -334,7 +334,7 @@ static int meta_from_obj(const struct shm_obj *o, const struct inf_rec_view *v,
 	m->generation = v->hdr.generation;
 	m->creation_timestamp = v->hdr.creation_ts;
 	m->deletion_timestamp = v->hdr.deletion_ts;
-	m->has_deletion_grace_period_seconds = v->hdr.flags & INF_REC_HAS_GRACE;
+	m->has_deletion_grace_period_seconds = v->hdr.flags & SHM_REC_HAS_GRACE;
 	m->deletion_grace_period_seconds = v->hdr.deletion_grace_s;
 	*labels = calloc(o->n_labels + 1, sizeof(**labels));
 	*owners = calloc(o->n_owners + 1, sizeof(**owners));
@@ -364,8 +364,8 @@ static int meta_from_obj(const struct shm_obj *o, const struct inf_rec_view *v,
 
 int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 {
-	struct inf_rec_view v;
-	struct inf_rec_pod fp;
+	struct shm_rec_view v;
+	struct shm_rec_pod fp;
 	struct blobs b = {0};
 	int r;
 
@@ -374,8 +374,8 @@ int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 	*obj = SHM_OBJ_INIT;
 	if (ret->obj.kind != SHM_RECORD_POD)
 		return -EINVAL;
-	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
-	    (r = inf_rec_pod_get(&v, &fp)) < 0)
+	if ((r = shm_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
+	    (r = shm_rec_pod_get(&v, &fp)) < 0)
 		return r;
 	if (v.hdr.n_blobs - v.hdr.n_finalizers < 1) /* node_name */
 		return -EBADMSG;
@@ -398,14 +398,14 @@ int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 
 int shm_meta_view_init(struct shm_obj *obj, struct shm_meta_view *ret)
 {
-	struct inf_rec_view v;
+	struct shm_rec_view v;
 	struct blobs b = {0};
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->obj = *obj;
 	*obj = SHM_OBJ_INIT;
-	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0)
+	if ((r = shm_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0)
 		return r;
 	if ((r = blobs_load(&v, &b)) == 0)
 		r = meta_from_obj(&ret->obj, &v, &b, &ret->p.meta, &ret->labels, &ret->owners,
@@ -452,7 +452,7 @@ static const char *op_text(enum kube_selector_op op)
 
 /* The compiled selector of a ReplicaSet record (records.h), every count checked against the
  * blobs the fixed part says it spans. Strings point into the record. */
-static int sel_decode(const struct inf_rec_rs *fr, const struct blobs *b,
+static int sel_decode(const struct shm_rec_rs *fr, const struct blobs *b,
                       struct shm_rec_selector *out)
 {
 	uint64_t k = 1, end = 1 + (uint64_t)fr->n_sel_blobs;
@@ -461,9 +461,9 @@ static int sel_decode(const struct inf_rec_rs *fr, const struct blobs *b,
 	out->state = fr->sel_state;
 	if (end > b->n)
 		return -EBADMSG;
-	if (fr->sel_state == INF_REC_SEL_NIL)
+	if (fr->sel_state == SHM_REC_SEL_NIL)
 		return fr->n_sel_blobs ? -EBADMSG : 0;
-	if (fr->sel_state == INF_REC_SEL_INVALID) {
+	if (fr->sel_state == SHM_REC_SEL_INVALID) {
 		/* one requirement the conversion refuses: the sync reports the invalid selector */
 		if (fr->n_sel_blobs || !(out->reqs = calloc(1, sizeof(*out->reqs))))
 			return fr->n_sel_blobs ? -EBADMSG : -ENOMEM;
@@ -473,7 +473,7 @@ static int sel_decode(const struct inf_rec_rs *fr, const struct blobs *b,
 		out->ls.n_match_expressions = 1;
 		return 0;
 	}
-	if (fr->sel_state != INF_REC_SEL_VALID ||
+	if (fr->sel_state != SHM_REC_SEL_VALID ||
 	    2 * (uint64_t)fr->n_sel_labels + 2 * (uint64_t)fr->n_sel_exprs > fr->n_sel_blobs)
 		return -EBADMSG;
 	out->kv = calloc((size_t)fr->n_sel_labels + 1, sizeof(*out->kv));
@@ -535,21 +535,21 @@ void shm_rec_selector_free(struct shm_rec_selector *s)
 
 const struct kube_label_selector *shm_rec_selector_ls(const struct shm_rec_selector *s)
 {
-	return s->state == INF_REC_SEL_NIL ? NULL : &s->ls;
+	return s->state == SHM_REC_SEL_NIL ? NULL : &s->ls;
 }
 
 int shm_rec_selector_get(const struct shm_obj *o, struct shm_rec_selector *ret)
 {
-	struct inf_rec_view v;
-	struct inf_rec_rs fr;
+	struct shm_rec_view v;
+	struct shm_rec_rs fr;
 	struct blobs b = {0};
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	if (o->kind != SHM_RECORD_REPLICASET)
 		return -EINVAL;
-	if ((r = inf_rec_parse(o->payload, o->payload_len, &v)) < 0 ||
-	    (r = inf_rec_rs_get(&v, &fr)) < 0)
+	if ((r = shm_rec_parse(o->payload, o->payload_len, &v)) < 0 ||
+	    (r = shm_rec_rs_get(&v, &fr)) < 0)
 		return r;
 	if ((r = blobs_load(&v, &b)) == 0)
 		r = sel_decode(&fr, &b, ret);
@@ -609,7 +609,7 @@ bool shm_rec_selector_match(const struct kube_label_selector *ls, const struct k
 /* ---- replicasets ------------------------------------------------------------------------------
  */
 
-static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const struct blobs *b)
+static int rs_body(struct shm_rs_view *ret, const struct shm_rec_rs *fr, const struct blobs *b)
 {
 	int r;
 
@@ -628,9 +628,9 @@ static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const s
 	/* blob 0 and the compiled selector */
 	if ((r = sel_decode(fr, b, &ret->sel)) < 0)
 		return r;
-	rs->selector = ret->sel.state == INF_REC_SEL_NIL ? NULL : &ret->sel.ls;
+	rs->selector = ret->sel.state == SHM_REC_SEL_NIL ? NULL : &ret->sel.ls;
 	/* spec.template, then its labels (parsed when stored: no JSON parse here) */
-	uint64_t t = inf_rec_rs_template(fr), c0 = inf_rec_rs_first_condition(fr);
+	uint64_t t = shm_rec_rs_template(fr), c0 = shm_rec_rs_first_condition(fr);
 	rs->template_json = b->p[t];
 	rs->template_json_len = b->len[t];
 	if (!(ret->tmpl_labels =
@@ -644,13 +644,13 @@ static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const s
 	/* the pod-building parts (no JSON parse: spans copied in as they are) */
 	uint64_t p0 = t + 1 + 2 * (uint64_t)fr->n_template_labels;
 	struct kube_template_parts *tp = &rs->template_parts;
-	const char **part[INF_REC_TMPL_N_PARTS] = {&tp->labels, &tp->annotations, &tp->finalizers,
+	const char **part[SHM_REC_TMPL_N_PARTS] = {&tp->labels, &tp->annotations, &tp->finalizers,
 	                                           &tp->spec};
-	size_t *plen[INF_REC_TMPL_N_PARTS] = {&tp->labels_len, &tp->annotations_len,
+	size_t *plen[SHM_REC_TMPL_N_PARTS] = {&tp->labels_len, &tp->annotations_len,
 	                                      &tp->finalizers_len, &tp->spec_len};
-	tp->valid = fr->tmpl_parts & INF_REC_TMPL_VALID;
-	for (unsigned i = 0; i < INF_REC_TMPL_N_PARTS; i++)
-		if (tp->valid && (fr->tmpl_parts & (INF_REC_TMPL_LABELS << i))) {
+	tp->valid = fr->tmpl_parts & SHM_REC_TMPL_VALID;
+	for (unsigned i = 0; i < SHM_REC_TMPL_N_PARTS; i++)
+		if (tp->valid && (fr->tmpl_parts & (SHM_REC_TMPL_LABELS << i))) {
 			*part[i] = b->p[p0 + i];
 			*plen[i] = b->len[p0 + i];
 		}
@@ -682,8 +682,8 @@ static int rs_body(struct shm_rs_view *ret, const struct inf_rec_rs *fr, const s
 
 int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret)
 {
-	struct inf_rec_view v;
-	struct inf_rec_rs fr;
+	struct shm_rec_view v;
+	struct shm_rec_rs fr;
 	struct blobs b = {0};
 	int r;
 
@@ -692,12 +692,12 @@ int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret)
 	*obj = SHM_OBJ_INIT;
 	if (ret->obj.kind != SHM_RECORD_REPLICASET)
 		return -EINVAL;
-	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
-	    (r = inf_rec_rs_get(&v, &fr)) < 0)
+	if ((r = shm_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
+	    (r = shm_rec_rs_get(&v, &fr)) < 0)
 		return r;
 	/* blob 0, the selector, the template and its labels, five blobs per condition, then
 	 * the finalizers */
-	if (inf_rec_rs_first_condition(&fr) + 5 * (uint64_t)fr.n_conditions >
+	if (shm_rec_rs_first_condition(&fr) + 5 * (uint64_t)fr.n_conditions >
 	    v.hdr.n_blobs - v.hdr.n_finalizers)
 		return -EBADMSG;
 	if ((r = blobs_load(&v, &b)) == 0)
@@ -725,8 +725,8 @@ void shm_rs_view_free(struct shm_rs_view *w)
 
 int shm_object_view_init(struct shm_obj *obj, struct shm_object_view *ret)
 {
-	struct inf_rec_view v;
-	struct inf_rec_object fo;
+	struct shm_rec_view v;
+	struct shm_rec_object fo;
 	struct blobs b = {0};
 	int r;
 
@@ -735,10 +735,10 @@ int shm_object_view_init(struct shm_obj *obj, struct shm_object_view *ret)
 	*obj = SHM_OBJ_INIT;
 	if (ret->obj.kind != SHM_RECORD_OBJECT)
 		return -EINVAL;
-	if ((r = inf_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
-	    (r = inf_rec_object_get(&v, &fo)) < 0)
+	if ((r = shm_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
+	    (r = shm_rec_object_get(&v, &fo)) < 0)
 		return r;
-	if (fo.body_format != INF_REC_BODY_JSON)
+	if (fo.body_format != SHM_REC_BODY_JSON)
 		return -EPROTONOSUPPORT;
 	/* apiVersion, kind, the annotation pairs, the body; then the finalizers */
 	if (3 + 2 * (uint64_t)fo.n_annotations > v.hdr.n_blobs - v.hdr.n_finalizers)

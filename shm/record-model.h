@@ -78,7 +78,7 @@ struct shm_pod_view {
 /* A ReplicaSet's selector as its record keeps it: compiled when stored (validated once by the
  * encoder, kept as requirements), so a reader neither parses nor validates it again. */
 struct shm_rec_selector {
-	uint8_t state;                 /* enum inf_rec_sel_state */
+	uint8_t state;                 /* enum shm_rec_sel_state */
 	struct kube_label_selector ls; /* VALID: the requirements; INVALID: one expression with
 	                                * op KUBE_OP_INVALID whose op_text is the error */
 	struct kube_kv *kv;            /* storage */

@@ -12,9 +12,9 @@
  *   static inline and need no kube/ type (the GC's handlers and kcmctl read only the header).
  *   Layout, all little-endian host order (the arena never leaves the host):
  *
- *     struct inf_rec_hdr   56 bytes: magic+version, kind, flags, blob count, finalizer count,
+ *     struct shm_rec_hdr   56 bytes: magic+version, kind, flags, blob count, finalizer count,
  *                          fixed-part length, generation, creation/deletion timestamps, grace
- *     fixed part           fixed_len bytes: struct inf_rec_pod or struct inf_rec_rs (none for
+ *     fixed part           fixed_len bytes: struct shm_rec_pod or struct shm_rec_rs (none for
  *                          metadata-only records)
  *     blobs                n_blobs times { uint32 len; len bytes; NUL }, unaligned
  *
@@ -22,15 +22,15 @@
  *   (sel_state INVALID; else empty), the compiled selector (n_sel_blobs blobs: per matchLabel
  *   key, value; per matchExpression key, then 5 raw bytes {uint8 enum kube_selector_op,
  *   uint32 value count}, then the values), spec.template JSON, the template's labels (key,
- *   value per label), the template's four parts (enum inf_rec_tmpl_parts), then per status
+ *   value per label), the template's four parts (enum shm_rec_tmpl_parts), then per status
  *   condition five blobs (type, status, reason, message,
  *   lastTransitionTime as 8 raw bytes of kube_time_t), then the finalizers. Metadata-only records:
- * the finalizers. Full objects (struct inf_rec_object): apiVersion, kind, n_annotations (key,
+ * the finalizers. Full objects (struct shm_rec_object): apiVersion, kind, n_annotations (key,
  * value) pairs, the body, then the finalizers. An absent string is a blob of length 0 (the model's
  * NULL and "" are not told apart here).
  *
  *   The payload is copied out by shm readers, so it has no alignment: readers memcpy fields.
- *   Version rule: INF_REC_MAGIC carries the version; a change of any layout bumps it, and a
+ *   Version rule: SHM_REC_MAGIC carries the version; a change of any layout bumps it, and a
  *   reader that sees another magic treats the record as unreadable (-EPROTONOSUPPORT). The
  *   arena is rebuilt by a cold informerd start in that case.
  *
@@ -46,18 +46,18 @@
 
 /* "CRK3" read little-endian: version 3 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
  * selector compiled and their template's labels parsed) */
-#define INF_REC_MAGIC 0x334b5243u
+#define SHM_REC_MAGIC 0x334b5243u
 
-enum inf_rec_flags {
-	INF_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
-	INF_REC_FIN_ORPHAN = 1u << 1,     /* finalizer "orphan" present */
-	INF_REC_FIN_FOREGROUND = 1u << 2, /* finalizer "foregroundDeletion" present */
+enum shm_rec_flags {
+	SHM_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
+	SHM_REC_FIN_ORPHAN = 1u << 1,     /* finalizer "orphan" present */
+	SHM_REC_FIN_FOREGROUND = 1u << 2, /* finalizer "foregroundDeletion" present */
 };
 
-struct inf_rec_hdr {
+struct shm_rec_hdr {
 	uint32_t magic;
 	uint8_t kind;       /* enum shm_record_kind */
-	uint8_t flags;      /* enum inf_rec_flags */
+	uint8_t flags;      /* enum shm_rec_flags */
 	uint16_t reserved0; /* version 1's 16-bit n_blobs: a pod may have more finalizers */
 	uint32_t n_finalizers;
 	uint32_t fixed_len;
@@ -68,9 +68,9 @@ struct inf_rec_hdr {
 	uint32_t n_blobs; /* no bound but the object's size (issue 21) */
 	uint32_t reserved1;
 };
-_Static_assert(sizeof(struct inf_rec_hdr) == 56, "record header layout");
+_Static_assert(sizeof(struct shm_rec_hdr) == 56, "record header layout");
 
-struct inf_rec_pod {
+struct shm_rec_pod {
 	uint8_t phase; /* enum kube_pod_phase */
 	uint8_t ready;
 	uint8_t has_deletion_cost;
@@ -80,23 +80,23 @@ struct inf_rec_pod {
 	int32_t deletion_cost;
 	int64_t ready_transition_time;
 };
-_Static_assert(sizeof(struct inf_rec_pod) == 24, "pod fixed layout");
+_Static_assert(sizeof(struct shm_rec_pod) == 24, "pod fixed layout");
 
 /* The selector is compiled when stored: validated once (metav1.LabelSelectorAsSelector's
  * rules) by the encoder, kept as its requirements, so that no reader parses or validates it
  * again per event (shm_rec_selector_match). */
-enum inf_rec_sel_state {
-	INF_REC_SEL_NIL = 0,     /* spec.selector absent: matches nothing */
-	INF_REC_SEL_VALID = 1,   /* valid: the selector blobs hold its requirements */
-	INF_REC_SEL_INVALID = 2, /* did not convert; blob 0 holds the error text */
+enum shm_rec_sel_state {
+	SHM_REC_SEL_NIL = 0,     /* spec.selector absent: matches nothing */
+	SHM_REC_SEL_VALID = 1,   /* valid: the selector blobs hold its requirements */
+	SHM_REC_SEL_INVALID = 2, /* did not convert; blob 0 holds the error text */
 };
 
-struct inf_rec_rs {
+struct shm_rec_rs {
 	int32_t spec_replicas;
 	uint8_t has_spec_replicas;
-	uint8_t sel_state; /* enum inf_rec_sel_state */
+	uint8_t sel_state; /* enum shm_rec_sel_state */
 	uint8_t has_terminating_replicas;
-	uint8_t tmpl_parts; /* enum inf_rec_tmpl_parts: which template part blobs are present */
+	uint8_t tmpl_parts; /* enum shm_rec_tmpl_parts: which template part blobs are present */
 	int32_t min_ready_seconds;
 	int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
 	int32_t terminating_replicas;
@@ -107,73 +107,73 @@ struct inf_rec_rs {
 	uint32_t n_sel_blobs;               /* blobs after blob 0 that hold them */
 	uint32_t n_template_labels;
 };
-_Static_assert(sizeof(struct inf_rec_rs) == 64, "replicaset fixed layout");
+_Static_assert(sizeof(struct shm_rec_rs) == 64, "replicaset fixed layout");
 
 /* The template's parts a pod is built from (kube_template_parts), stored as four blobs after
  * the template's labels: metadata.labels, metadata.annotations, metadata.finalizers, spec (JSON
  * text each; an absent part is an empty blob without its bit). */
-enum inf_rec_tmpl_parts {
-	INF_REC_TMPL_VALID = 1u << 0, /* the parts were found: build pods from them */
-	INF_REC_TMPL_LABELS = 1u << 1,
-	INF_REC_TMPL_ANNOTATIONS = 1u << 2,
-	INF_REC_TMPL_FINALIZERS = 1u << 3,
-	INF_REC_TMPL_SPEC = 1u << 4,
+enum shm_rec_tmpl_parts {
+	SHM_REC_TMPL_VALID = 1u << 0, /* the parts were found: build pods from them */
+	SHM_REC_TMPL_LABELS = 1u << 1,
+	SHM_REC_TMPL_ANNOTATIONS = 1u << 2,
+	SHM_REC_TMPL_FINALIZERS = 1u << 3,
+	SHM_REC_TMPL_SPEC = 1u << 4,
 };
-#define INF_REC_TMPL_N_PARTS 4
+#define SHM_REC_TMPL_N_PARTS 4
 
 /* Blob indexes of a ReplicaSet record's parts (the selector's first blob is 1). */
-static inline uint64_t inf_rec_rs_template(const struct inf_rec_rs *r)
+static inline uint64_t shm_rec_rs_template(const struct shm_rec_rs *r)
 {
 	return 1 + (uint64_t)r->n_sel_blobs;
 }
-static inline uint64_t inf_rec_rs_first_condition(const struct inf_rec_rs *r)
+static inline uint64_t shm_rec_rs_first_condition(const struct shm_rec_rs *r)
 {
-	return inf_rec_rs_template(r) + 1 + 2 * (uint64_t)r->n_template_labels +
-	       INF_REC_TMPL_N_PARTS;
+	return shm_rec_rs_template(r) + 1 + 2 * (uint64_t)r->n_template_labels +
+	       SHM_REC_TMPL_N_PARTS;
 }
 
 /* Full-object records (SHM_RECORD_OBJECT): any resource a controller watches whole. The body is
  * the object's JSON text as the apiserver sent it (list item or watch event object): JSON
  * rather than protobuf because custom resources have no protobuf form, because a reader needs
  * no schema to read JSON, and because kcmd's encoders and decoders speak JSON. */
-enum inf_rec_body_format {
-	INF_REC_BODY_JSON = 0,
+enum shm_rec_body_format {
+	SHM_REC_BODY_JSON = 0,
 };
 
-struct inf_rec_object {
-	uint8_t body_format; /* enum inf_rec_body_format */
+struct shm_rec_object {
+	uint8_t body_format; /* enum shm_rec_body_format */
 	uint8_t pad0[3];
 	uint32_t n_annotations;
 };
-_Static_assert(sizeof(struct inf_rec_object) == 8, "object fixed layout");
+_Static_assert(sizeof(struct shm_rec_object) == 8, "object fixed layout");
 
 /* A parsed view of a payload (pointers into it). */
-struct inf_rec_view {
-	struct inf_rec_hdr hdr;
+struct shm_rec_view {
+	struct shm_rec_hdr hdr;
 	const uint8_t *fixed;
 	const uint8_t *blobs; /* first blob */
 	const uint8_t *end;
 };
 
 /* Every blob takes at least its length word and its NUL. */
-#define INF_REC_MIN_BLOB 5u
+#define SHM_REC_MIN_BLOB 5u
 
 /* Returns 0, -EPROTONOSUPPORT (other magic), -EBADMSG (truncated, or counts the bytes cannot
  * hold). After 0: fixed_len fits the payload, n_blobs blobs could fit the rest (each takes at
- * least INF_REC_MIN_BLOB bytes; each is still checked when read), and n_finalizers <= n_blobs,
- * so inf_rec_first_finalizer cannot wrap. */
-static inline int inf_rec_parse(const void *payload, size_t len, struct inf_rec_view *v)
+ * least SHM_REC_MIN_BLOB bytes; each is still checked when read), and n_finalizers <= n_blobs,
+ * so shm_rec_first_finalizer cannot wrap. */
+static inline int shm_rec_parse(const void *payload, size_t len, struct shm_rec_view *v)
 {
 	const uint8_t *p = (const uint8_t *)payload;
 
 	if (!payload || len < sizeof(v->hdr))
 		return -EBADMSG;
 	memcpy(&v->hdr, p, sizeof(v->hdr));
-	if (v->hdr.magic != INF_REC_MAGIC)
+	if (v->hdr.magic != SHM_REC_MAGIC)
 		return -EPROTONOSUPPORT;
 	if (v->hdr.fixed_len > len - sizeof(v->hdr))
 		return -EBADMSG;
-	if ((uint64_t)v->hdr.n_blobs * INF_REC_MIN_BLOB > len - sizeof(v->hdr) - v->hdr.fixed_len ||
+	if ((uint64_t)v->hdr.n_blobs * SHM_REC_MIN_BLOB > len - sizeof(v->hdr) - v->hdr.fixed_len ||
 	    v->hdr.n_finalizers > v->hdr.n_blobs)
 		return -EBADMSG;
 	v->fixed = p + sizeof(v->hdr);
@@ -183,7 +183,7 @@ static inline int inf_rec_parse(const void *payload, size_t len, struct inf_rec_
 }
 
 /* The i-th blob: 0 and *ret and *ret_len (NUL-terminated), -ENOENT past the end, -EBADMSG. */
-static inline int inf_rec_blob(const struct inf_rec_view *v, unsigned i, const char **ret,
+static inline int shm_rec_blob(const struct shm_rec_view *v, unsigned i, const char **ret,
                                size_t *ret_len)
 {
 	const uint8_t *p = v->blobs;
@@ -207,7 +207,7 @@ static inline int inf_rec_blob(const struct inf_rec_view *v, unsigned i, const c
 	}
 }
 
-static inline int inf_rec_pod_get(const struct inf_rec_view *v, struct inf_rec_pod *ret)
+static inline int shm_rec_pod_get(const struct shm_rec_view *v, struct shm_rec_pod *ret)
 {
 	if (v->hdr.fixed_len < sizeof(*ret))
 		return -EBADMSG;
@@ -215,7 +215,7 @@ static inline int inf_rec_pod_get(const struct inf_rec_view *v, struct inf_rec_p
 	return 0;
 }
 
-static inline int inf_rec_rs_get(const struct inf_rec_view *v, struct inf_rec_rs *ret)
+static inline int shm_rec_rs_get(const struct shm_rec_view *v, struct shm_rec_rs *ret)
 {
 	if (v->hdr.fixed_len < sizeof(*ret))
 		return -EBADMSG;
@@ -223,7 +223,7 @@ static inline int inf_rec_rs_get(const struct inf_rec_view *v, struct inf_rec_rs
 	return 0;
 }
 
-static inline int inf_rec_object_get(const struct inf_rec_view *v, struct inf_rec_object *ret)
+static inline int shm_rec_object_get(const struct shm_rec_view *v, struct shm_rec_object *ret)
 {
 	if (v->hdr.fixed_len < sizeof(*ret))
 		return -EBADMSG;
@@ -231,10 +231,10 @@ static inline int inf_rec_object_get(const struct inf_rec_view *v, struct inf_re
 	return 0;
 }
 
-/* Every blob at once, in one pass (inf_rec_blob walks from the first blob on every call):
+/* Every blob at once, in one pass (shm_rec_blob walks from the first blob on every call):
  * ret[i] and ret_len[i] for i < hdr.n_blobs, each NUL-terminated inside the payload.
  * Returns 0 or -EBADMSG (a blob runs past the payload). */
-static inline int inf_rec_blobs(const struct inf_rec_view *v, const char **ret, size_t *ret_len)
+static inline int shm_rec_blobs(const struct shm_rec_view *v, const char **ret, size_t *ret_len)
 {
 	const uint8_t *p = v->blobs;
 	uint32_t l;
@@ -252,8 +252,8 @@ static inline int inf_rec_blobs(const struct inf_rec_view *v, const char **ret, 
 	return 0;
 }
 
-/* Index of the first finalizer blob (inf_rec_parse checked n_finalizers <= n_blobs). */
-static inline unsigned inf_rec_first_finalizer(const struct inf_rec_view *v)
+/* Index of the first finalizer blob (shm_rec_parse checked n_finalizers <= n_blobs). */
+static inline unsigned shm_rec_first_finalizer(const struct shm_rec_view *v)
 {
 	return (unsigned)(v->hdr.n_blobs - v->hdr.n_finalizers);
 }

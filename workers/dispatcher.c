@@ -20,8 +20,9 @@
  * place (resync_from_arena), which is what a client-go relist does.
  *
  * Started by the manager with the environment contract of docs/architecture.md: KCMD_ARENA_FD
- * (read-only), KCMD_FEED_FD (read-only), KCMD_QUEUE_FDS (its controller's queues), the fds the
- * controller exported to its dispatcher, KCMD_PROCESS. SIGTERM: exit 0.
+ * (read-only), KCMD_FEED_FD (the ring mapped read-only; only this
+ * process's position slot is written, shm/feed.h F7), KCMD_QUEUE_FDS (its controller's queues), the
+ * fds the controller exported to its dispatcher, KCMD_PROCESS. SIGTERM: exit 0.
  */
 #include <errno.h>
 #include <signal.h>
@@ -186,6 +187,7 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 	struct shm_pod_view pod;
 	struct shm_rs_view rs;
 	struct shm_meta_view meta;
+	struct shm_object_view whole;
 	int r = 0, which = 0;
 
 	if (!res) {
@@ -231,6 +233,14 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 				ev.meta = &rs.rs.meta;
 			}
 			break;
+		case SHM_RECORD_OBJECT: /* the whole object: kcmd_event_json, kcmd_meta_annotation
+		                         */
+			which = 4;
+			if ((r = shm_object_view_init(&copy, &whole)) == 0) {
+				ev.obj = &whole.o;
+				ev.meta = &whole.o.meta;
+			}
+			break;
 		default:
 			which = 3;
 			if ((r = shm_meta_view_init(&copy, &meta)) == 0) {
@@ -255,6 +265,8 @@ out:
 		shm_rs_view_free(&rs);
 	else if (which == 3)
 		shm_meta_view_free(&meta);
+	else if (which == 4)
+		shm_object_view_free(&whole);
 	shm_obj_release(&copy);
 	shm_obj_release(&old);
 	return 0;

@@ -15,7 +15,8 @@
  *   What a handler sees (struct inf_event):
  *   - `obj`/`meta`: the decoded object of the event, valid during the call only; `meta` is read
  *     with the kcmd_meta_* accessors (kcmd/cache.h), `obj` is the internal model of a typed
- *     cache kind (in-tree controllers only);
+ *     cache kind (in-tree controllers only); for a watch cached whole (KCMD_CACHE_OBJECT) the
+ *     object's JSON is kcmd_event_json(ev) and its annotations kcmd_meta_annotation;
  *   - `old`: the previous state of the object (UPDATE), or its last known state (DELETE), a
  *     cached object read with the kcmd_obj_* accessors, valid during the call only;
  *   - a delete noticed only through a relist (the object is gone from the new list) is a
@@ -47,7 +48,7 @@ struct inf_resource {
 	const char *resource; /* plural */
 	const char *kind;
 	/* how its records read: enum kcmd_cache_kind (kcmd/controller.h), whose values are the
-	 * arena's record kinds (POD, REPLICASET, or METADATA) */
+	 * arena's record kinds (POD, REPLICASET, METADATA or OBJECT) */
 	uint32_t record_kind;
 	bool namespaced;
 };
@@ -57,6 +58,13 @@ enum inf_event_kind {
 	INF_EVENT_UPDATE,
 	INF_EVENT_DELETE,
 };
+
+/* The whole new object of an event of a watch cached whole (KCMD_CACHE_OBJECT): its JSON as the
+ * apiserver sent it (NUL-terminated; *ret_len, if not NULL, gets its length), valid during the
+ * handler call. NULL for other cache kinds and for a DELETE (ev->old is the last known state).
+ * Its annotations: kcmd_meta_annotation(ev->meta, key). */
+struct inf_event;
+const char *kcmd_event_json(const struct inf_event *ev, size_t *ret_len);
 
 struct inf_event {
 	enum inf_event_kind kind;

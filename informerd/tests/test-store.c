@@ -335,7 +335,7 @@ static void test_many_finalizers(void **state)
 	char *js = malloc(cap);
 	struct kube_pod *p = NULL;
 	struct shm_obj o = SHM_OBJ_INIT;
-	struct inf_rec_view v = {0};
+	struct shm_rec_view v = {0};
 	const char *str = NULL;
 	size_t l;
 
@@ -349,13 +349,13 @@ static void test_many_finalizers(void **state)
 	free(js);
 	apply(f, KUBE_WATCH_ADDED, p);
 	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "f", &o), 0);
-	assert_int_equal(inf_rec_parse(o.payload, o.payload_len, &v), 0);
+	assert_int_equal(shm_rec_parse(o.payload, o.payload_len, &v), 0);
 	assert_int_equal(v.hdr.n_finalizers, N);
 	assert_int_equal(v.hdr.n_blobs, 1 + N); /* node name, then the finalizers */
-	assert_int_equal(inf_rec_first_finalizer(&v), 1);
-	assert_int_equal(inf_rec_blob(&v, N, &str, &l), 0);
+	assert_int_equal(shm_rec_first_finalizer(&v), 1);
+	assert_int_equal(shm_rec_blob(&v, N, &str, &l), 0);
 	assert_string_equal(str, "x.io/f69999");
-	assert_int_equal(inf_rec_blob(&v, N + 1, &str, &l), -ENOENT);
+	assert_int_equal(shm_rec_blob(&v, N + 1, &str, &l), -ENOENT);
 	shm_obj_release(&o);
 }
 
@@ -363,8 +363,8 @@ static void test_pod_payload(void **state)
 {
 	struct fx *f = *state;
 	struct shm_obj o = SHM_OBJ_INIT;
-	struct inf_rec_view v = {0};
-	struct inf_rec_pod p;
+	struct shm_rec_view v = {0};
+	struct shm_rec_pod p;
 	const char *s = NULL;
 	size_t l;
 
@@ -378,25 +378,25 @@ static void test_pod_payload(void **state)
 	assert_string_equal(shm_obj_label(&o, "app"), "x");
 	assert_non_null(shm_obj_controller(&o));
 	assert_string_equal(shm_obj_controller(&o)->uid, "u-rs");
-	assert_int_equal(inf_rec_parse(o.payload, o.payload_len, &v), 0);
+	assert_int_equal(shm_rec_parse(o.payload, o.payload_len, &v), 0);
 	assert_int_equal(v.hdr.kind, SHM_RECORD_POD);
 	assert_int_equal(v.hdr.n_finalizers, 2);
-	assert_true(v.hdr.flags & INF_REC_FIN_ORPHAN);
-	assert_false(v.hdr.flags & INF_REC_FIN_FOREGROUND);
-	assert_int_equal(inf_rec_pod_get(&v, &p), 0);
+	assert_true(v.hdr.flags & SHM_REC_FIN_ORPHAN);
+	assert_false(v.hdr.flags & SHM_REC_FIN_FOREGROUND);
+	assert_int_equal(shm_rec_pod_get(&v, &p), 0);
 	assert_int_equal(p.phase, KUBE_POD_RUNNING);
 	assert_int_equal(p.ready, 1);
 	assert_int_equal(p.max_restarts, 3);
 	assert_true(p.ready_transition_time > 0);
-	assert_int_equal(inf_rec_blob(&v, 0, &s, &l), 0);
+	assert_int_equal(shm_rec_blob(&v, 0, &s, &l), 0);
 	assert_string_equal(s, "node-1");
-	assert_int_equal(inf_rec_blob(&v, inf_rec_first_finalizer(&v) + 1, &s, &l), 0);
+	assert_int_equal(shm_rec_blob(&v, shm_rec_first_finalizer(&v) + 1, &s, &l), 0);
 	assert_string_equal(s, "a/b");
-	assert_int_equal(inf_rec_blob(&v, v.hdr.n_blobs, &s, &l), -ENOENT);
+	assert_int_equal(shm_rec_blob(&v, v.hdr.n_blobs, &s, &l), -ENOENT);
 	/* Truncations are detected. */
-	assert_int_equal(inf_rec_parse(o.payload, 10, &v), -EBADMSG);
-	assert_int_equal(inf_rec_parse(o.payload, o.payload_len - 3, &v), 0);
-	assert_int_equal(inf_rec_blob(&v, inf_rec_first_finalizer(&v) + 1, &s, &l), -EBADMSG);
+	assert_int_equal(shm_rec_parse(o.payload, 10, &v), -EBADMSG);
+	assert_int_equal(shm_rec_parse(o.payload, o.payload_len - 3, &v), 0);
+	assert_int_equal(shm_rec_blob(&v, shm_rec_first_finalizer(&v) + 1, &s, &l), -EBADMSG);
 	shm_obj_release(&o);
 }
 
@@ -420,8 +420,8 @@ static void test_rs_and_meta_payload(void **state)
 	struct kube_replicaset *r = NULL;
 	struct kube_partial *cm = NULL;
 	struct shm_obj o = SHM_OBJ_INIT;
-	struct inf_rec_view v = {0};
-	struct inf_rec_rs rs;
+	struct shm_rec_view v = {0};
+	struct shm_rec_rs rs;
 	const char *s = NULL;
 	size_t l;
 	int rt = inf_store_add_resource(f->s, &rss), ct = inf_store_add_resource(f->s, &cms);
@@ -434,40 +434,40 @@ static void test_rs_and_meta_payload(void **state)
 	assert_int_equal(inf_store_apply(f->s, (uint16_t)rt, KUBE_WATCH_ADDED, r), 0);
 	kube_object_free(r);
 	assert_int_equal(shm_reader_get(f->a, (uint16_t)rt, "ns1", "rs", &o), 0);
-	assert_int_equal(inf_rec_parse(o.payload, o.payload_len, &v), 0);
+	assert_int_equal(shm_rec_parse(o.payload, o.payload_len, &v), 0);
 	assert_int_equal(v.hdr.generation, 4);
-	assert_int_equal(inf_rec_rs_get(&v, &rs), 0);
+	assert_int_equal(shm_rec_rs_get(&v, &rs), 0);
 	assert_int_equal(rs.spec_replicas, 3);
 	assert_int_equal(rs.replicas, 2);
 	assert_int_equal(rs.observed_generation, 3);
-	assert_int_equal(rs.sel_state, INF_REC_SEL_VALID);
+	assert_int_equal(rs.sel_state, SHM_REC_SEL_VALID);
 	assert_int_equal(rs.n_conditions, 1);
 	/* blob 0 (no error), the compiled selector app=x (key, value), the template, its label
 	 * (key, value), then the condition's five blobs */
 	assert_int_equal(rs.n_sel_labels, 1);
 	assert_int_equal(rs.n_sel_exprs, 0);
 	assert_int_equal(rs.n_sel_blobs, 2);
-	assert_int_equal(inf_rec_blob(&v, 0, &s, &l), 0);
+	assert_int_equal(shm_rec_blob(&v, 0, &s, &l), 0);
 	assert_int_equal(l, 0);
-	assert_int_equal(inf_rec_blob(&v, 1, &s, &l), 0);
+	assert_int_equal(shm_rec_blob(&v, 1, &s, &l), 0);
 	assert_string_equal(s, "app");
-	assert_int_equal(inf_rec_blob(&v, 2, &s, &l), 0);
+	assert_int_equal(shm_rec_blob(&v, 2, &s, &l), 0);
 	assert_string_equal(s, "x");
-	assert_int_equal(inf_rec_rs_template(&rs), 3);
-	assert_int_equal(inf_rec_blob(&v, 3, &s, &l), 0);
+	assert_int_equal(shm_rec_rs_template(&rs), 3);
+	assert_int_equal(shm_rec_blob(&v, 3, &s, &l), 0);
 	assert_non_null(strstr(s, "\"labels\""));
 	assert_int_equal(rs.n_template_labels, 1);
-	assert_int_equal(inf_rec_blob(&v, 4, &s, &l), 0);
+	assert_int_equal(shm_rec_blob(&v, 4, &s, &l), 0);
 	assert_string_equal(s, "app");
 	/* the template's four parts: labels, annotations (absent), finalizers (absent), spec */
 	assert_int_equal(rs.tmpl_parts,
-	                 INF_REC_TMPL_VALID | INF_REC_TMPL_LABELS | INF_REC_TMPL_SPEC);
-	assert_int_equal(inf_rec_blob(&v, 6, &s, &l), 0);
+	                 SHM_REC_TMPL_VALID | SHM_REC_TMPL_LABELS | SHM_REC_TMPL_SPEC);
+	assert_int_equal(shm_rec_blob(&v, 6, &s, &l), 0);
 	assert_string_equal(s, "{\"app\":\"x\"}");
-	assert_int_equal(inf_rec_blob(&v, 9, &s, &l), 0);
+	assert_int_equal(shm_rec_blob(&v, 9, &s, &l), 0);
 	assert_string_equal(s, "{}");
-	assert_int_equal(inf_rec_rs_first_condition(&rs), 10);
-	assert_int_equal(inf_rec_blob(&v, 12, &s, &l), 0);
+	assert_int_equal(shm_rec_rs_first_condition(&rs), 10);
+	assert_int_equal(shm_rec_blob(&v, 12, &s, &l), 0);
 	assert_string_equal(s, "FailedCreate");
 	assert_int_equal(v.hdr.n_blobs, 10 + 5);
 	assert_int_equal(g_n, 0); /* the test table only handles pods */
@@ -477,9 +477,9 @@ static void test_rs_and_meta_payload(void **state)
 	kube_object_free(cm);
 	assert_int_equal(shm_reader_get(f->a, (uint16_t)ct, "ns1", "cm", &o), 0);
 	assert_int_equal(o.kind, SHM_RECORD_META);
-	assert_int_equal(inf_rec_parse(o.payload, o.payload_len, &v), 0);
+	assert_int_equal(shm_rec_parse(o.payload, o.payload_len, &v), 0);
 	assert_true(v.hdr.deletion_ts > 0);
-	assert_true(v.hdr.flags & INF_REC_FIN_FOREGROUND);
+	assert_true(v.hdr.flags & SHM_REC_FIN_FOREGROUND);
 	assert_int_equal(v.hdr.n_blobs, 1);
 	assert_int_equal(v.hdr.fixed_len, 0);
 	shm_obj_release(&o);
@@ -538,7 +538,7 @@ static void test_warm_arena_other_format(void **state)
 	char rvbuf[64];
 
 	/* a pod record written by an older build (version 2 magic), synced at "5" */
-	struct inf_rec_hdr old = {.magic = 0x324b5243u, .kind = SHM_RECORD_POD};
+	struct shm_rec_hdr old = {.magic = 0x324b5243u, .kind = SHM_RECORD_POD};
 	struct shm_record_in in = {.type = (uint16_t)f->pod_t,
 	                           .kind = SHM_RECORD_POD,
 	                           .ns = "ns1",

@@ -13,6 +13,7 @@
 #include "kcmd/kcmd.h"
 #include "kube/model.h"
 #include "shm/arena.h"
+#include "shm/records.h"
 
 static void test_keys(void **state)
 {
@@ -190,12 +191,144 @@ static void test_client_new(void **state)
 	kcmd_client_free(NULL);
 }
 
+/* appends one blob (u32 length, bytes, NUL) of the record format (shm/records.h) */
+static size_t put_blob(uint8_t *b, size_t at, const char *s)
+{
+	uint32_t l = (uint32_t)strlen(s);
+	memcpy(b + at, &l, 4);
+	memcpy(b + at + 4, s, l + 1);
+	return at + 4 + l + 1;
+}
+
+static void test_whole_object_cached(void **state)
+{
+	(void)state;
+	static const char json[] = "{\"kind\":\"Widget\",\"spec\":{\"size\":3}}";
+	uint8_t payload[512];
+	struct shm_rec_hdr h = {.magic = SHM_REC_MAGIC,
+	                        .kind = SHM_RECORD_OBJECT,
+	                        .fixed_len = sizeof(struct shm_rec_object),
+	                        .n_blobs = 7, /* apiVersion, kind, 2 annotation pairs, body */
+	                        .n_finalizers = 0};
+	struct shm_rec_object fo = {.body_format = SHM_REC_BODY_JSON, .n_annotations = 2};
+	size_t at = 0;
+	memcpy(payload, &h, sizeof(h));
+	at += sizeof(h);
+	memcpy(payload + at, &fo, sizeof(fo));
+	at += sizeof(fo);
+	at = put_blob(payload, at, "example.io/v1");
+	at = put_blob(payload, at, "Widget");
+	at = put_blob(payload, at, "a");
+	at = put_blob(payload, at, "1");
+	at = put_blob(payload, at, "example.kcmd.io/configmap");
+	at = put_blob(payload, at, "cfg");
+	at = put_blob(payload, at, json);
+
+	struct shm_arena *w, *rd;
+	struct shm_obj *o = NULL, *m = NULL;
+	int fd, rfd;
+	size_t len = 0;
+	assert_int_equal(shm_arena_create(NULL, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	int t = shm_writer_register_type(w,
+	                                 &(struct shm_type_desc){.group = "example.io",
+	                                                         .version = "v1",
+	                                                         .resource = "widgets",
+	                                                         .kind = "Widget",
+	                                                         .record_kind = SHM_RECORD_OBJECT});
+	int tm = shm_writer_register_type(w,
+	                                  &(struct shm_type_desc){.version = "v1",
+	                                                          .resource = "configmaps",
+	                                                          .kind = "ConfigMap",
+	                                                          .record_kind = SHM_RECORD_META});
+	assert_true(t >= 0 && tm >= 0);
+	assert_int_equal(shm_writer_upsert(w, &(struct shm_record_in){.type = (uint16_t)t,
+	                                                              .kind = SHM_RECORD_OBJECT,
+	                                                              .ns = "ns1",
+	                                                              .name = "w",
+	                                                              .uid = "uid-w",
+	                                                              .rv = "3",
+	                                                              .payload = payload,
+	                                                              .payload_len = at}),
+	                 1);
+	assert_int_equal(shm_writer_upsert(w, &(struct shm_record_in){.type = (uint16_t)tm,
+	                                                              .kind = SHM_RECORD_META,
+	                                                              .ns = "ns1",
+	                                                              .name = "cm",
+	                                                              .uid = "uid-cm",
+	                                                              .rv = "4"}),
+	                 1);
+	assert_int_equal(shm_arena_reader_fd(fd, &rfd), 0);
+	assert_int_equal(shm_reader_open(rfd, &rd), 0);
+	assert_int_equal(kcmd_cache_get(rd, "example.io", "widgets", "ns1", "w", &o), 0);
+	assert_string_equal(kcmd_obj_json(o, &len), json);
+	assert_int_equal(len, sizeof(json) - 1);
+	assert_string_equal(kcmd_obj_annotation(o, "example.kcmd.io/configmap"), "cfg");
+	assert_string_equal(kcmd_obj_annotation(o, "a"), "1");
+	assert_null(kcmd_obj_annotation(o, "b"));
+	/* a metadata-only record has neither */
+	assert_int_equal(kcmd_cache_get(rd, "", "configmaps", "ns1", "cm", &m), 0);
+	assert_null(kcmd_obj_json(m, &len));
+	assert_null(kcmd_obj_annotation(m, "a"));
+	assert_null(kcmd_obj_json(NULL, NULL));
+	kcmd_obj_free(o);
+	kcmd_obj_free(m);
+	shm_arena_close(rd);
+	shm_arena_close(w);
+	close(rfd);
+	close(fd);
+}
+
+static void test_whole_object_event(void **state)
+{
+	(void)state;
+	struct kube_kv ann[] = {{"example.kcmd.io/configmap", "cfg"}};
+	static const char json[] = "{\"kind\":\"Widget\",\"spec\":{\"size\":3}}";
+	struct kube_object o = {.meta = {.name = "w",
+	                                 .uid = "u",
+	                                 .resource_version = "1",
+	                                 .n_annotations = 1,
+	                                 .annotations = ann},
+	                        .api_version = "example.io/v1",
+	                        .kind = "Widget",
+	                        .raw = json,
+	                        .raw_len = sizeof(json) - 1};
+	struct inf_resource whole = {.group = "example.io",
+	                             .version = "v1",
+	                             .resource = "widgets",
+	                             .kind = "Widget",
+	                             .record_kind = KCMD_CACHE_OBJECT};
+	struct inf_resource meta_only = whole;
+	meta_only.record_kind = KCMD_CACHE_METADATA;
+	struct inf_event ev = {.kind = INF_EVENT_ADD, .res = &whole, .obj = &o, .meta = &o.meta};
+	size_t len = 0;
+
+	assert_string_equal(kcmd_event_json(&ev, &len), json);
+	assert_int_equal(len, sizeof(json) - 1);
+	assert_string_equal(kcmd_event_json(&ev, NULL), json);
+	assert_string_equal(kcmd_meta_annotation(ev.meta, "example.kcmd.io/configmap"), "cfg");
+	assert_null(kcmd_meta_annotation(ev.meta, "other"));
+	assert_null(kcmd_meta_annotation(NULL, "other"));
+	ev.res = &meta_only; /* a metadata-only watch has no JSON */
+	assert_null(kcmd_event_json(&ev, &len));
+	ev.res = &whole;
+	ev.kind = INF_EVENT_DELETE; /* a delete has no new object */
+	ev.obj = NULL;
+	ev.meta = NULL;
+	assert_null(kcmd_event_json(&ev, &len));
+	assert_null(kcmd_event_json(NULL, &len));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_keys),       cmocka_unit_test(test_meta),
-	        cmocka_unit_test(test_cache),      cmocka_unit_test(test_queue_and_client_args),
+	        cmocka_unit_test(test_keys),
+	        cmocka_unit_test(test_meta),
+	        cmocka_unit_test(test_cache),
+	        cmocka_unit_test(test_queue_and_client_args),
 	        cmocka_unit_test(test_client_new),
+	        cmocka_unit_test(test_whole_object_event),
+	        cmocka_unit_test(test_whole_object_cached),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,11 @@
  *   bench: feed.live_1_lag_max N entries        writer flat out, 1 consumer: its largest lag
  *   bench: feed.wake_latency_p50_us / _p99_us N us  publish+wake to a futex-waiting consumer
  *                                               (another process) returning from its wait
+ *   bench: feed.churn_publish_per_s N entries/s  64 MiB ring, 2 registered consumers in other
+ *                                               processes, a wake (and trim, F7) per 256 entries
+ *   bench: feed.churn_resident_peak_mb / _end_mb N MB  the feed memfd's resident bytes during
+ *                                               that run and after a last trim
+ *   bench: feed.churn_notrim_* the same with trimming off (the feed before F7)
  * BENCH_FEED_N overrides the entry count of the drains (default 200000).
  */
 #include <errno.h>
@@ -29,6 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "shm/feed-test.h"
 #include "shm/feed.h"
 
 static uint64_t now_ns(void)
@@ -114,6 +122,79 @@ static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+static double resident_mb(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 ? (double)st.st_blocks * 512 / 1048576.0 : -1;
+}
+
+/* Steady churn through a 64 MiB ring: n entries in batches of 256 with a wake (which trims)
+ * after each, two registered consumers in other processes keeping up as they can. */
+static void churn(uint64_t n, bool trim, const char *label)
+{
+	int fd, r;
+	struct shm_feed *w;
+	if ((r = shm_feed_create(&(struct shm_feed_create_opts){.ring_size = UINT64_C(64) << 20},
+	                         &fd)) < 0 ||
+	    (r = shm_feed_writer_open(fd, &w)) < 0)
+		die("create", r);
+	_Atomic uint64_t *sh =
+	        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		die("mmap", -errno);
+	pid_t kids[2];
+	for (int k = 0; k < 2; k++) {
+		if ((kids[k] = fork()) == 0) {
+			struct shm_feed *rd;
+			struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+			if (shm_feed_reader_open(fd, &rd) < 0)
+				_exit(2);
+			atomic_fetch_add(&sh[0], 1); /* ready */
+			for (;;) {
+				uint32_t tok = shm_feed_wait_token(rd);
+				int x = shm_feed_next(rd, &ev);
+				if (x == 1)
+					continue;
+				if (x == 0) {
+					if (atomic_load(&sh[1]))
+						_exit(0);
+					shm_feed_wait(rd, tok, 1000);
+				} else if (x == -ESTALE) {
+					atomic_fetch_add(&sh[2], 1);
+					shm_feed_seek_end(rd, NULL);
+				} else
+					_exit(3);
+			}
+		}
+	}
+	while (atomic_load(&sh[0]) < 2)
+		usleep(100);
+	shm_feed__test_trim_chunk = trim ? 0 : UINT64_C(1) << 62;
+	double peak = 0;
+	uint64_t t0 = now_ns();
+	for (uint64_t b = 0; b < n / 256; b++) {
+		publish_n(w, 256, false);
+		shm_feed_wake(w);
+		if (b % 16 == 0 && resident_mb(fd) > peak)
+			peak = resident_mb(fd);
+	}
+	uint64_t t1 = now_ns();
+	atomic_store(&sh[1], 1);
+	shm_feed_wake(w);
+	for (int k = 0; k < 2; k++)
+		waitpid(kids[k], NULL, 0);
+	shm_feed_trim(w); /* informerd's tick */
+	printf("bench: feed.churn%s_publish_per_s %.0f entries/s\n", label,
+	       (double)(n / 256 * 256) / ((double)(t1 - t0) / 1e9));
+	printf("bench: feed.churn%s_resident_peak_mb %.1f MB\n", label, peak);
+	printf("bench: feed.churn%s_resident_end_mb %.1f MB\n", label, resident_mb(fd));
+	printf("bench: feed.churn%s_laps %llu laps\n", label, (unsigned long long)sh[2]);
+	shm_feed__test_trim_chunk = 0;
+	munmap((void *)sh, 4096);
+	shm_feed_close(w);
+	close(fd);
 }
 
 int main(void)
@@ -320,6 +401,8 @@ int main(void)
 		munmap(lat, ROUNDS * 8);
 		shm_feed_close(lr);
 	}
+	churn(n, true, "");
+	churn(n, false, "_notrim");
 	double load = 0;
 	FILE *la = fopen("/proc/loadavg", "r");
 	if (la) {

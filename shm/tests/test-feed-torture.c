@@ -19,10 +19,15 @@
  *  - corruption: a consumer never gets -EBADMSG; every writer start recovers (no -EUCLEAN).
  * Liveness: entries delivered, laps reported, writer and consumer kills, and consumers that
  * read across a writer restart without a lap ("continued") must all be non-zero.
+ * Consumers register (F7) and the writer trims (punches ring pages behind the slowest) in
+ * every wake; the healthy run must have punched something. A second healthy run makes the
+ * trims ignore the slots (SHM_FEED_TEST_TRIM_ALL), so copies race with hole punches all the
+ * time: every oracle must stay at 0 there too.
  * Negative controls: the same harness with (1) consumers that skip the tail re-check
- * (SHM_FEED_TEST_NO_VALIDATE) and (2) a writer that publishes the seq before the body
- * (SHM_FEED_TEST_EARLY_PUBLISH, pausing half-way through the body); the oracle must fire in
- * both.
+ * (SHM_FEED_TEST_NO_VALIDATE), (2) a writer that publishes the seq before the body
+ * (SHM_FEED_TEST_EARLY_PUBLISH, pausing half-way through the body) and (3) trims that punch
+ * without moving tail first (SHM_FEED_TEST_TRIM_NO_TAIL, with TRIM_ALL); the oracle must fire
+ * in all three.
  *
  * Usage: test-feed-torture [seconds]  (default FEED_TORTURE_SECS; SHM_FEED_TORTURE_SECONDS too)
  */
@@ -57,7 +62,7 @@ struct t_shared {
 };
 static struct t_shared *sh;
 
-enum mode { HEALTHY, NO_VALIDATE, EARLY_PUBLISH };
+enum mode { HEALTHY, TRIM_RACE, NO_VALIDATE, EARLY_PUBLISH, TRIM_NO_TAIL };
 
 static uint64_t now_ns(void)
 {
@@ -79,13 +84,21 @@ static _Noreturn void writer_main(int fd, unsigned seed, enum mode m)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (m == EARLY_PUBLISH)
 		shm_feed__test_flags = SHM_FEED_TEST_EARLY_PUBLISH | SHM_FEED_TEST_SLOW_COPY;
+	/* healthy runs trim in 64 KiB steps (a quarter of the ring: every page is still punched
+	 * once per lap), the punch race and its control in the default 16 KiB */
+	if (m != TRIM_RACE && m != TRIM_NO_TAIL)
+		shm_feed__test_trim_chunk = 64u << 10;
+	if (m == TRIM_RACE)
+		shm_feed__test_flags = SHM_FEED_TEST_TRIM_ALL;
+	if (m == TRIM_NO_TAIL)
+		shm_feed__test_flags = SHM_FEED_TEST_TRIM_ALL | SHM_FEED_TEST_TRIM_NO_TAIL;
 	struct shm_feed *w;
 	int r;
 	while ((r = shm_feed_writer_open(fd, &w)) == -EBUSY)
 		usleep(200);
 	if (r < 0) {
 		atomic_fetch_add(&sh->writer_open_fail, 1);
-		if (m == HEALTHY) /* the broken writer of control 2 leaves -EUCLEAN behind */
+		if (m == HEALTHY || m == TRIM_RACE) /* the broken writers leave -EUCLEAN */
 			fprintf(stderr, "feed-torture: writer open: %s\n", strerror(-r));
 		_exit(4);
 	}
@@ -202,6 +215,7 @@ static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slo
 struct t_result {
 	uint64_t delivered, torn, order, conflict, badmsg, laps, continued, errors;
 	uint64_t published, writer_starts, writer_open_fail, writer_kills, consumer_kills;
+	uint64_t trimmed;
 	int final_open;
 };
 
@@ -230,8 +244,9 @@ static int run(double secs, enum mode m, struct t_result *res)
 	memset(sh, 0, sizeof(*sh));
 	fo_words = 200;
 	int fd, ro, r;
+	/* consumers register (F7): the writer's trims (in every wake) follow them */
 	if ((r = shm_feed_create(&(struct shm_feed_create_opts){.ring_size = T_RING}, &fd)) < 0 ||
-	    (r = shm_feed_reader_fd(fd, &ro)) < 0)
+	    (r = shm_feed_consumer_fd(fd, &ro)) < 0)
 		return r;
 	memset(res, 0, sizeof(*res));
 	pid_t writer = spawn(fd, -1, 1, m), cons[T_CONSUMERS];
@@ -259,8 +274,12 @@ static int run(double secs, enum mode m, struct t_result *res)
 	struct shm_feed *w;
 	shm_feed__test_flags = 0;
 	res->final_open = shm_feed_writer_open(fd, &w);
-	if (res->final_open == 0)
+	if (res->final_open == 0) {
+		struct shm_feed_stats st;
+		shm_feed_stats(w, &st);
+		res->trimmed = st.trimmed;
 		shm_feed_close(w);
+	}
 	close(ro);
 	close(fd);
 	res->delivered = sh->delivered;
@@ -281,16 +300,18 @@ static int run(double secs, enum mode m, struct t_result *res)
 static void print(const char *label, const struct t_result *r, double secs)
 {
 	printf("%s (%.1f s): %llu published, %llu delivered and checked, %llu laps, %llu writer "
-	       "kills (%llu starts), %llu consumer kills, %llu reads across a writer restart\n"
+	       "kills (%llu starts), %llu consumer kills, %llu reads across a writer restart, "
+	       "%llu KiB punched\n"
 	       "  torn=%llu order=%llu conflict=%llu badmsg=%llu errors=%llu open_fail=%llu "
 	       "final_open=%d\n",
 	       label, secs, (unsigned long long)r->published, (unsigned long long)r->delivered,
 	       (unsigned long long)r->laps, (unsigned long long)r->writer_kills,
 	       (unsigned long long)r->writer_starts, (unsigned long long)r->consumer_kills,
-	       (unsigned long long)r->continued, (unsigned long long)r->torn,
-	       (unsigned long long)r->order, (unsigned long long)r->conflict,
-	       (unsigned long long)r->badmsg, (unsigned long long)r->errors,
-	       (unsigned long long)r->writer_open_fail, r->final_open);
+	       (unsigned long long)r->continued, (unsigned long long)(r->trimmed >> 10),
+	       (unsigned long long)r->torn, (unsigned long long)r->order,
+	       (unsigned long long)r->conflict, (unsigned long long)r->badmsg,
+	       (unsigned long long)r->errors, (unsigned long long)r->writer_open_fail,
+	       r->final_open);
 	fflush(stdout);
 }
 
@@ -303,7 +324,7 @@ int main(int argc, char **argv)
 	else if (e && atof(e) > 0)
 		secs = atof(e);
 	double neg = secs < 3 ? secs / 2 : 1.5;
-	struct t_result ok, nv, ep;
+	struct t_result ok, tr, nv, ep, nt;
 	int bad = 0;
 	if (run(secs, HEALTHY, &ok) < 0)
 		return 1;
@@ -313,9 +334,23 @@ int main(int argc, char **argv)
 		printf("feed-torture: FAIL: the healthy run broke an oracle\n");
 		bad = 1;
 	}
-	if (ok.delivered < 10000 || ok.laps == 0 || ok.writer_kills < 3 || ok.consumer_kills < 3 ||
-	    ok.continued == 0) {
+	if (ok.delivered < 1000 || ok.laps == 0 || ok.writer_kills < 3 || ok.consumer_kills < 3 ||
+	    ok.continued == 0 || ok.trimmed == 0) {
 		printf("feed-torture: FAIL: run too idle to judge\n");
+		bad = 1;
+	}
+	/* F7 raced on purpose: the writer's trims ignore the slots and punch everything behind
+	 * the newest entry, under the readers' (slow) copies */
+	if (run(neg, TRIM_RACE, &tr) < 0)
+		return 1;
+	print("punch race (trims ignore the consumers' slots)", &tr, neg);
+	if (tr.torn || tr.order || tr.conflict || tr.badmsg || tr.errors || tr.writer_open_fail ||
+	    tr.final_open) {
+		printf("feed-torture: FAIL: a read raced by a hole punch broke an oracle\n");
+		bad = 1;
+	}
+	if (tr.delivered < 100 || tr.laps == 0 || tr.trimmed == 0) {
+		printf("feed-torture: FAIL: punch race too idle to judge\n");
 		bad = 1;
 	}
 	if (run(neg, NO_VALIDATE, &nv) < 0)
@@ -330,6 +365,19 @@ int main(int argc, char **argv)
 	print("negative control 2 (seq published before the body)", &ep, neg);
 	if (ep.torn + ep.badmsg + ep.order == 0) {
 		printf("feed-torture: FAIL: the oracle missed the early publication\n");
+		bad = 1;
+	}
+	/* a reader sees an unannounced punch only when it races one mid-copy (one at a punched
+	 * word 0 just waits): on a loaded machine that may take more than one run */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		if (run(neg, TRIM_NO_TAIL, &nt) < 0)
+			return 1;
+		print("negative control 3 (punch without moving tail first)", &nt, neg);
+		if (nt.torn + nt.badmsg + nt.order > 0)
+			break;
+	}
+	if (nt.torn + nt.badmsg + nt.order == 0) {
+		printf("feed-torture: FAIL: the oracle missed the unannounced punches\n");
 		bad = 1;
 	}
 	printf("feed-torture: %s\n", bad ? "FAIL" : "PASS");

@@ -3,7 +3,8 @@
  * op, publish errors, exact lap detection at the boundary, pads, seq and position wraparound,
  * bad and corrupt headers and entries, version mismatch, seals, the writer lock, writer restart
  * and a kill at every publication step, blocking waits, an io_uring FUTEX_WAIT on the feed's
- * word, and drain. */
+ * word, drain, and giving ring pages back (F7: the slowest registered reader holds them, a
+ * punched page reads as a lap, dead readers' slots, slot exhaustion). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/io_uring.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -460,12 +462,12 @@ static void test_bad_headers(void **state)
 		int width;
 		int want;
 	} cases[] = {
-	        {offsetof(struct shm_feed_abi_header, version), 2, 4, -EPROTONOSUPPORT},
+	        {offsetof(struct shm_feed_abi_header, version), 3, 4, -EPROTONOSUPPORT},
 	        {offsetof(struct shm_feed_abi_header, header_size), 64, 4, -EPROTONOSUPPORT},
 	        {offsetof(struct shm_feed_abi_header, magic), 1, 8, -EBADMSG},
 	        {offsetof(struct shm_feed_abi_header, ring_size), 128 << 10, 8, -EBADMSG},
 	        {offsetof(struct shm_feed_abi_header, ring_size), (64 << 10) + 16, 8, -EBADMSG},
-	        {offsetof(struct shm_feed_abi_header, ring_off), 8192, 8, -EBADMSG},
+	        {offsetof(struct shm_feed_abi_header, ring_off), 4096, 8, -EBADMSG},
 	        {offsetof(struct shm_feed_abi_header, max_entry), 1 << 20, 8, -EBADMSG},
 	        {offsetof(struct shm_feed_abi_header, first_seq), 0, 8, -EBADMSG},
 	        {offsetof(struct shm_feed_abi_header, first_pos), 8, 8, -EBADMSG},
@@ -480,7 +482,7 @@ static void test_bad_headers(void **state)
 		if (cases[i].want == -EPROTONOSUPPORT && cases[i].width == 4 &&
 		    cases[i].off == offsetof(struct shm_feed_abi_header, version)) {
 			assert_int_equal(shm_feed_version(fd, &v), 0);
-			assert_int_equal(v, 2);
+			assert_int_equal(v, 3);
 		}
 		close(fd);
 	}
@@ -950,6 +952,168 @@ static void test_drain(void **state)
 	close(fd);
 }
 
+/* ---- giving ring pages back (F7) ------------------------------------------------------------ */
+static uint64_t resident(int fd) /* bytes of the memfd held in memory */
+{
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	return (uint64_t)st.st_blocks * 512;
+}
+
+/* reads up to max entries (0 = until caught up), checking each; the number read, or -ESTALE */
+static int read_n(struct shm_feed *r, int max)
+{
+	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+	int n = 0, x = 0;
+	uint64_t expect = shm_feed_position(r);
+	while ((max == 0 || n < max) && (x = shm_feed_next(r, &ev)) == 1) {
+		assert_true(ev.seq == expect && fo_check(&ev, &scratch));
+		expect++;
+		n++;
+	}
+	shm_feed_event_release(&ev);
+	return x < 0 ? x : n;
+}
+
+static void test_trim_follows_slowest(void **state)
+{
+	(void)state;
+	setup_flags();
+	const uint64_t ring = 1 << 20, meta = SHM_FEED_ABI_RING_OFF;
+	int fd = new_feed(ring, 0, 0), ro;
+	assert_int_equal(shm_feed_reader_fd(fd, &ro), 0);
+	struct shm_feed *w, *fast, *slow, *unreg;
+	struct shm_feed_stats st;
+	assert_int_equal(shm_feed_writer_open(fd, &w), 0);
+	assert_int_equal(shm_feed_reader_open(fd, &fast), 0);
+	assert_int_equal(shm_feed_reader_open(fd, &slow), 0);
+	assert_int_equal(shm_feed_reader_open(ro, &unreg), 0);
+	assert_int_equal(shm_feed_stats(fast, &st), 0);
+	assert_true(st.registered);
+	assert_int_equal(shm_feed_stats(unreg, &st), 0);
+	assert_false(st.registered);           /* a read-only fd cannot claim a slot */
+	assert_int_equal(shm_feed_trim(w), 0); /* nothing published */
+
+	/* 1,200 entries (about 570 KiB): every page written stays resident until trimmed */
+	for (int i = 0; i < 1200; i++)
+		pub_next(w, 1);
+	uint64_t full = resident(fd);
+	assert_true(full >= meta + (500u << 10));
+	assert_int_equal(read_n(fast, 0), 1200);
+	/* slow has read nothing: its slot holds every page */
+	assert_int_equal(shm_feed_trim(w), 0);
+	assert_true(resident(fd) >= full);
+	/* slow passes half: the pages below it go back, in whole pages */
+	assert_int_equal(read_n(slow, 600), 600);
+	int64_t got = shm_feed_trim(w);
+	assert_true(got >= 200 << 10 && got % SHM_FEED_ABI_PAGE == 0);
+	assert_true(resident(fd) <= full - (uint64_t)got + 2 * SHM_FEED_ABI_PAGE);
+	/* the unregistered reader was not protected: it sees a lap, never zeros as "nothing yet"
+	 * and never garbage */
+	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+	assert_int_equal(shm_feed_next(unreg, &ev), -ESTALE);
+	/* slow was protected: it reads the rest, exact */
+	assert_int_equal(read_n(slow, 0), 600);
+	assert_true(shm_feed_trim(w) > 0);
+	/* everything read: at most the newest entry's page and less than a chunk stay */
+	assert_true(resident(fd) <= meta + 2 * SHM_FEED_ABI_PAGE + ring / 16);
+	assert_int_equal(shm_feed_stats(w, &st), 0);
+	assert_true(st.trimmed >= 500u << 10);
+
+	/* the writer laps the ring 3 times through punched pages, trimming per batch, while both
+	 * registered readers keep up: no lap, every entry exact, resident stays small */
+	uint64_t peak = 0;
+	for (int b = 0; b < 60; b++) {
+		for (int i = 0; i < 100; i++)
+			pub_next(w, 2);
+		assert_int_equal(read_n(fast, 0), 100);
+		assert_int_equal(read_n(slow, 0), 100);
+		assert_true(shm_feed_take_wake(w)); /* trims */
+		if (resident(fd) > peak)
+			peak = resident(fd);
+	}
+	assert_true(peak <= meta + (200u << 10));
+	/* a reader killed without closing holds pages only until the writer sees its pid gone */
+	pid_t p = fork();
+	if (p == 0) {
+		struct shm_feed *c;
+		_exit(shm_feed_reader_open(fd, &c) == 0 ? 0 : 1); /* no close: the slot stays */
+	}
+	int ws;
+	assert_int_equal(waitpid(p, &ws, 0), p);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	for (int i = 0; i < 1200; i++)
+		pub_next(w, 3);
+	assert_int_equal(read_n(fast, 0), 1200);
+	assert_int_equal(read_n(slow, 0), 1200);
+	assert_true(shm_feed_trim(w) >= 500 << 10);
+
+	shm_feed_close(unreg);
+	shm_feed_close(slow);
+	shm_feed_close(fast);
+	shm_feed_close(w);
+	close(ro);
+	close(fd);
+}
+
+static void test_trim_punched_read_is_a_lap(void **state)
+{
+	(void)state;
+	setup_flags();
+	int fd = new_feed(1 << 20, 0, 0);
+	struct shm_feed *w, *r;
+	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+	assert_int_equal(shm_feed_writer_open(fd, &w), 0);
+	assert_int_equal(shm_feed_reader_open(fd, &r), 0);
+	for (int i = 0; i < 1200; i++)
+		pub_next(w, 1);
+	/* a trim that ignores r's slot (as one that raced r's seek would): r's next entry reads as
+	 * zeros, and r reports a lap */
+	shm_feed__test_flags = SHM_FEED_TEST_TRIM_ALL;
+	assert_true(shm_feed_trim(w) > 0);
+	assert_int_equal(shm_feed_pending(r), 1);
+	assert_int_equal(shm_feed_next(r, &ev), -ESTALE);
+	uint64_t at;
+	assert_int_equal(shm_feed_seek_end(r, &at), 0);
+	pub_next(w, 1);
+	assert_int_equal(read_n(r, 0), 1);
+	/* negative control: the same punch without moving tail first leaves a reader that sees
+	 * zeros as "nothing published yet" and waits for ever: F7's tail store is what makes the
+	 * punched page a detectable state */
+	struct shm_feed *r2;
+	assert_int_equal(shm_feed_reader_open(fd, &r2), 0);
+	for (int i = 0; i < 1200; i++)
+		pub_next(w, 1);
+	shm_feed__test_flags = SHM_FEED_TEST_TRIM_ALL | SHM_FEED_TEST_TRIM_NO_TAIL;
+	assert_true(shm_feed_trim(w) > 0);
+	assert_int_equal(shm_feed_next(r2, &ev), 0);
+	shm_feed__test_flags = 0;
+	shm_feed_event_release(&ev);
+
+	/* 128 slots: the 129th reader runs unregistered, a closed reader's slot is reused */
+	struct shm_feed *many[SHM_FEED_ABI_SLOTS - 2], *extra;
+	struct shm_feed_stats st;
+	for (unsigned i = 0; i < SHM_FEED_ABI_SLOTS - 2; i++) {
+		assert_int_equal(shm_feed_reader_open(fd, &many[i]), 0);
+		assert_int_equal(shm_feed_stats(many[i], &st), 0);
+		assert_true(st.registered);
+	}
+	assert_int_equal(shm_feed_reader_open(fd, &extra), 0);
+	assert_int_equal(shm_feed_stats(extra, &st), 0);
+	assert_false(st.registered);
+	shm_feed_close(extra);
+	shm_feed_close(many[5]);
+	assert_int_equal(shm_feed_reader_open(fd, &many[5]), 0);
+	assert_int_equal(shm_feed_stats(many[5], &st), 0);
+	assert_true(st.registered);
+	for (unsigned i = 0; i < SHM_FEED_ABI_SLOTS - 2; i++)
+		shm_feed_close(many[i]);
+	shm_feed_close(r2);
+	shm_feed_close(r);
+	shm_feed_close(w);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -967,6 +1131,8 @@ int main(void)
 	        cmocka_unit_test(test_uring_futex_wait),
 	        cmocka_unit_test(test_futex_waitv),
 	        cmocka_unit_test(test_drain),
+	        cmocka_unit_test(test_trim_follows_slowest),
+	        cmocka_unit_test(test_trim_punched_read_is_a_lap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

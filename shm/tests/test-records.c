@@ -348,7 +348,7 @@ static void damage(enum shm_record_kind kind, const uint8_t *pl, size_t len)
 		assert_true(r == -EBADMSG);
 	}
 	uint8_t *c = malloc(len);
-	struct inf_rec_hdr h;
+	struct shm_rec_hdr h;
 	memcpy(c, pl, len);
 	memcpy(&h, c, sizeof h);
 	h.n_finalizers = UINT32_MAX; /* more finalizers than blobs */
@@ -380,7 +380,7 @@ static void damage(enum shm_record_kind kind, const uint8_t *pl, size_t len)
 	try_views(kind, c, len, &r);
 	assert_int_equal(r, -EBADMSG);
 	if (kind == SHM_RECORD_OBJECT) {
-		struct inf_rec_object fo;
+		struct shm_rec_object fo;
 		memcpy(c, pl, len);
 		memcpy(&fo, c + sizeof h, sizeof fo);
 		fo.n_annotations = UINT32_MAX / 2; /* more annotations than blobs */
@@ -395,7 +395,7 @@ static void damage(enum shm_record_kind kind, const uint8_t *pl, size_t len)
 		assert_int_equal(r, -EPROTONOSUPPORT);
 	}
 	if (kind == SHM_RECORD_REPLICASET) {
-		struct inf_rec_rs fr;
+		struct shm_rec_rs fr;
 		memcpy(c, pl, len);
 		memcpy(&fr, c + sizeof h, sizeof fr);
 		fr.n_conditions = UINT32_MAX; /* more conditions than blobs */

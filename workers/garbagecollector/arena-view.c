@@ -54,11 +54,11 @@ static int record_to_view(struct shm_arena *a, const struct shm_obj *o,
 	        .owners = *owners,
 	        .n_owners = o->n_owners,
 	};
-	struct inf_rec_view rv;
-	if (inf_rec_parse(o->payload, o->payload_len, &rv) == 0) {
+	struct shm_rec_view rv;
+	if (shm_rec_parse(o->payload, o->payload_len, &rv) == 0) {
 		ret->being_deleted = rv.hdr.deletion_ts != 0;
 		ret->deleting_dependents =
-		        ret->being_deleted && (rv.hdr.flags & INF_REC_FIN_FOREGROUND);
+		        ret->being_deleted && (rv.hdr.flags & SHM_REC_FIN_FOREGROUND);
 	}
 	return 0;
 }

@@ -247,11 +247,11 @@ static int visit(const struct shm_obj *o, void *ud)
 	d->kind = dup(g->kind);
 	d->ns = dup(o->ns);
 	d->name = dup(o->name);
-	struct inf_rec_view rv;
-	if (inf_rec_parse(o->payload, o->payload_len, &rv) == 0) {
+	struct shm_rec_view rv;
+	if (shm_rec_parse(o->payload, o->payload_len, &rv) == 0) {
 		d->being_deleted = rv.hdr.deletion_ts != 0;
 		d->deleting_dependents =
-		        d->being_deleted && (rv.hdr.flags & INF_REC_FIN_FOREGROUND);
+		        d->being_deleted && (rv.hdr.flags & SHM_REC_FIN_FOREGROUND);
 	}
 	d->first_ref = g->nr;
 	d->n_refs = o->n_owners;

@@ -49,11 +49,11 @@ static int obj_from_shm(const struct shm_obj *o, struct gc_obj *ret,
 	                       .ns = o->ns,
 	                       .owners = owners,
 	                       .n_owners = o->n_owners};
-	struct inf_rec_view v;
-	if (inf_rec_parse(o->payload, o->payload_len, &v) == 0) {
+	struct shm_rec_view v;
+	if (shm_rec_parse(o->payload, o->payload_len, &v) == 0) {
 		ret->being_deleted = v.hdr.deletion_ts != 0;
-		ret->fin_orphan = (v.hdr.flags & INF_REC_FIN_ORPHAN) != 0;
-		ret->fin_foreground = (v.hdr.flags & INF_REC_FIN_FOREGROUND) != 0;
+		ret->fin_orphan = (v.hdr.flags & SHM_REC_FIN_ORPHAN) != 0;
+		ret->fin_foreground = (v.hdr.flags & SHM_REC_FIN_FOREGROUND) != 0;
 	}
 	*ret_owners = owners;
 	return 0;

@@ -282,8 +282,8 @@ static int containers_of(struct ks *s, const struct shm_obj *pod, struct ks_cont
                          char **storage)
 {
 	const struct shm_owner_ref *c = shm_obj_controller(pod);
-	struct inf_rec_view v;
-	struct inf_rec_rs fr;
+	struct shm_rec_view v;
+	struct shm_rec_rs fr;
 	const char *tmpl;
 	size_t len;
 
@@ -297,9 +297,9 @@ static int containers_of(struct ks *s, const struct shm_obj *pod, struct ks_cont
 		return 0;
 	if (!s->rs_obj.uid || !c->uid || strcmp(s->rs_obj.uid, c->uid) != 0)
 		return 0;
-	if (inf_rec_parse(s->rs_obj.payload, s->rs_obj.payload_len, &v) < 0 ||
-	    inf_rec_rs_get(&v, &fr) < 0 || inf_rec_rs_template(&fr) >= v.hdr.n_blobs ||
-	    inf_rec_blob(&v, (unsigned)inf_rec_rs_template(&fr), &tmpl, &len) < 0)
+	if (shm_rec_parse(s->rs_obj.payload, s->rs_obj.payload_len, &v) < 0 ||
+	    shm_rec_rs_get(&v, &fr) < 0 || shm_rec_rs_template(&fr) >= v.hdr.n_blobs ||
+	    shm_rec_blob(&v, (unsigned)shm_rec_rs_template(&fr), &tmpl, &len) < 0)
 		return 0;
 	int n = ks_template_containers(tmpl, len, out, KS_MAX_CONTAINERS, storage);
 	return n < 0 ? 0 : n;

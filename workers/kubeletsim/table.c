@@ -22,8 +22,8 @@ static bool job_controller(const char *api_version, const char *kind, int contro
 
 int ks_pod_from_obj(const struct shm_obj *obj, struct ks_pod *ret)
 {
-	struct inf_rec_view v;
-	struct inf_rec_pod fp;
+	struct shm_rec_view v;
+	struct shm_rec_pod fp;
 	const char *node;
 	size_t len;
 	int r;
@@ -31,8 +31,8 @@ int ks_pod_from_obj(const struct shm_obj *obj, struct ks_pod *ret)
 	memset(ret, 0, sizeof(*ret));
 	if (obj->kind != SHM_RECORD_POD)
 		return -EINVAL;
-	if ((r = inf_rec_parse(obj->payload, obj->payload_len, &v)) < 0 ||
-	    (r = inf_rec_pod_get(&v, &fp)) < 0 || (r = inf_rec_blob(&v, 0, &node, &len)) < 0)
+	if ((r = shm_rec_parse(obj->payload, obj->payload_len, &v)) < 0 ||
+	    (r = shm_rec_pod_get(&v, &fp)) < 0 || (r = shm_rec_blob(&v, 0, &node, &len)) < 0)
 		return r;
 	ret->ns = obj->ns;
 	ret->name = obj->name;

@@ -22,15 +22,15 @@ void pgc_snap_free(struct pgc_snap *s)
 static int visit(const struct shm_obj *o, void *ud)
 {
 	struct pgc_snap *s = ud;
-	struct inf_rec_view v;
-	struct inf_rec_pod rp;
+	struct shm_rec_view v;
+	struct shm_rec_pod rp;
 	const char *node = "";
 	size_t nl = 0;
 
-	if (inf_rec_parse(o->payload, o->payload_len, &v) < 0 || inf_rec_pod_get(&v, &rp) < 0)
+	if (shm_rec_parse(o->payload, o->payload_len, &v) < 0 || shm_rec_pod_get(&v, &rp) < 0)
 		return 0;
 	/* blob 0 is spec.nodeName (then the finalizers) */
-	if (v.hdr.n_blobs > v.hdr.n_finalizers && inf_rec_blob(&v, 0, &node, &nl) < 0)
+	if (v.hdr.n_blobs > v.hdr.n_finalizers && shm_rec_blob(&v, 0, &node, &nl) < 0)
 		node = "";
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 1024;

@@ -915,7 +915,7 @@ static int sibling_visit(const struct shm_obj *o, void *ud)
 	if (!ref || strcmp(ref->uid, sc->ctrl_uid) != 0)
 		return 0;
 	/* the selector as compiled when stored; nil or invalid selects nothing */
-	if (shm_rec_selector_get(o, &sel) < 0 || sel.state != INF_REC_SEL_VALID) {
+	if (shm_rec_selector_get(o, &sel) < 0 || sel.state != SHM_REC_SEL_VALID) {
 		shm_rec_selector_free(&sel);
 		return 0;
 	}

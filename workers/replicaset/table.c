@@ -36,8 +36,8 @@ static int rs_type(struct rst *t)
 static int op_get_rs(void *ud, const char *ns, const char *name, struct rs_cached *ret)
 {
 	struct rst *t = ud;
-	struct inf_rec_view v;
-	struct inf_rec_rs fr;
+	struct shm_rec_view v;
+	struct shm_rec_rs fr;
 	int r;
 
 	if (rs_type(t) < 0)
@@ -47,8 +47,8 @@ static int op_get_rs(void *ud, const char *ns, const char *name, struct rs_cache
 		return r;
 	ret->uid = t->last.uid;
 	ret->min_ready_seconds = 0;
-	if (inf_rec_parse(t->last.payload, t->last.payload_len, &v) == 0 &&
-	    inf_rec_rs_get(&v, &fr) == 0)
+	if (shm_rec_parse(t->last.payload, t->last.payload_len, &v) == 0 &&
+	    shm_rec_rs_get(&v, &fr) == 0)
 		ret->min_ready_seconds = fr.min_ready_seconds;
 	return 0;
 }

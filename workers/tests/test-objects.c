@@ -89,16 +89,16 @@ static void test_selector_compiled(void **state)
 		assert_int_equal(shm_reader_get(w, (uint16_t)rt, "n", name, &o), 0);
 		assert_int_equal(shm_rec_selector_get(&o, &sel), 0);
 		if (!cases[i]) {
-			assert_int_equal(sel.state, INF_REC_SEL_NIL);
+			assert_int_equal(sel.state, SHM_REC_SEL_NIL);
 			assert_null(shm_rec_selector_ls(&sel));
 		} else if (!valid) {
-			assert_int_equal(sel.state, INF_REC_SEL_INVALID);
+			assert_int_equal(sel.state, SHM_REC_SEL_INVALID);
 			assert_int_equal(sel.ls.n_match_expressions, 1);
 			assert_int_equal(sel.ls.match_expressions[0].op, KUBE_OP_INVALID);
 			assert_true(strlen(sel.ls.match_expressions[0].op_text) >
 			            0); /* the error */
 		} else {
-			assert_int_equal(sel.state, INF_REC_SEL_VALID);
+			assert_int_equal(sel.state, SHM_REC_SEL_VALID);
 			for (size_t k = 0; k <= sizeof(on) / sizeof(on[0]); k++)
 				assert_int_equal(kube_selector_matches(want, on, (uint32_t)k),
 				                 shm_rec_selector_match(&sel.ls, on, (uint32_t)k));

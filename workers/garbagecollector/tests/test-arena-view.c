@@ -28,7 +28,7 @@ struct fx {
 static void put(struct fx *f, int type, const char *ns, const char *name, const char *uid,
                 const struct shm_owner_ref *owners, size_t n, bool deleting, uint8_t fin_flags)
 {
-	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC,
+	struct shm_rec_hdr h = {.magic = SHM_REC_MAGIC,
 	                        .kind = SHM_RECORD_META,
 	                        .flags = fin_flags,
 	                        .deletion_ts = deleting ? 1 : 0};
@@ -85,7 +85,7 @@ static void test_view(void **state)
 	struct fx f;
 	setup_fx(&f);
 	struct shm_owner_ref own = {"v1", "ReplicationController", "rc", "rcuid", 1, 1};
-	put(&f, f.rc_type, "ns1", "rc", "rcuid", NULL, 0, true, INF_REC_FIN_FOREGROUND);
+	put(&f, f.rc_type, "ns1", "rc", "rcuid", NULL, 0, true, SHM_REC_FIN_FOREGROUND);
 	put(&f, f.cm_type, "ns1", "cm", "cmuid", &own, 1, false, 0);
 	struct gc_arena_view av;
 	gc_arena_view_init(&av, f.r);
@@ -119,7 +119,7 @@ static void test_worker_over_arena(void **state)
 	/* rc deleting in foreground with a blocking configmap: the configmap is re-queued; once the
 	 * configmap is gone from the arena, the finalizer is removed */
 	struct shm_owner_ref own = {"v1", "ReplicationController", "rc", "rcuid", -1, 1};
-	put(&f, f.rc_type, "ns1", "rc", "rcuid", NULL, 0, true, INF_REC_FIN_FOREGROUND);
+	put(&f, f.rc_type, "ns1", "rc", "rcuid", NULL, 0, true, SHM_REC_FIN_FOREGROUND);
 	put(&f, f.cm_type, "ns1", "cm", "cmuid", &own, 1, false, 0);
 	struct fake_api fa = {0};
 	struct fake_obj *rc =

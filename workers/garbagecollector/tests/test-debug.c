@@ -94,7 +94,7 @@ struct fx {
 static void put(struct fx *f, int type, const char *ns, const char *name, const char *uid,
                 const struct shm_owner_ref *owners, size_t n, bool deleting, uint8_t fin_flags)
 {
-	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC,
+	struct shm_rec_hdr h = {.magic = SHM_REC_MAGIC,
 	                        .kind = SHM_RECORD_META,
 	                        .flags = fin_flags,
 	                        .deletion_ts = deleting ? 1 : 0};
@@ -153,7 +153,7 @@ static void fill(struct fx *f)
 	struct shm_owner_ref to_rs1 = {"apps/v1", "ReplicaSet", "rs1", "u-rs1", 1, 1};
 	struct shm_owner_ref to_gone = {"v1", "ReplicationController", "gone", "u-gone", 1, -1};
 	struct shm_owner_ref to_rs2 = {"apps/v1", "ReplicaSet", "rs2", "u-rs2", 1, 1};
-	put(f, f->rs_type, "ns1", "rs1", "u-rs1", NULL, 0, true, INF_REC_FIN_FOREGROUND);
+	put(f, f->rs_type, "ns1", "rs1", "u-rs1", NULL, 0, true, SHM_REC_FIN_FOREGROUND);
 	put(f, f->rs_type, "ns1", "rs2", "u-rs2", NULL, 0, false, 0);
 	put(f, f->pod_type, "ns1", "pod-b", "u-pod-b", &to_rs1, 1, false, 0);
 	put(f, f->pod_type, "ns1", "pod-a", "u-pod-a", &to_rs1, 1, true, 0);

@@ -67,7 +67,7 @@ static void test_events(void **state)
 	struct kube_object_meta rc = {.name = "rc", .namespace = "ns1", .uid = "rcuid"};
 	ev = (struct inf_event){.kind = INF_EVENT_ADD, .res = &rc_res, .meta = &rc};
 	assert_int_equal(gc_handle_event(&b, &ev), 0);
-	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = SHM_RECORD_META};
+	struct shm_rec_hdr h = {.magic = SHM_REC_MAGIC, .kind = SHM_RECORD_META};
 	struct shm_obj old = {
 	        .uid = "rcuid", .name = "rc", .ns = "ns1", .payload = &h, .payload_len = sizeof h};
 	const char *fins[] = {"orphan"};
@@ -81,7 +81,7 @@ static void test_events(void **state)
 	assert_int_equal(rec.n_orphan, 1);
 	/* the same state again, old read from the arena header: no second transition */
 	h.deletion_ts = 1;
-	h.flags = INF_REC_FIN_ORPHAN;
+	h.flags = SHM_REC_FIN_ORPHAN;
 	assert_int_equal(gc_handle_event(&b, &ev), 0);
 	assert_int_equal(rec.n_orphan, 1);
 
@@ -190,7 +190,7 @@ static void test_seed_from_arena(void **state)
 	int pod = shm_writer_register_type(
 	        w, &(struct shm_type_desc){"", "v1", "pods", "Pod", SHM_RECORD_META});
 	assert_true(rs >= 0 && pod >= 0);
-	struct inf_rec_hdr h = {.magic = INF_REC_MAGIC, .kind = SHM_RECORD_META};
+	struct shm_rec_hdr h = {.magic = SHM_REC_MAGIC, .kind = SHM_RECORD_META};
 	struct shm_owner_ref to_rs = {"apps/v1", "ReplicaSet", "rs1", "u-rs1", 1, 1};
 	struct shm_owner_ref to_gone = {"apps/v1", "ReplicaSet", "gone", "u-gone", 1, 1};
 	/* dependents first in the arena: the seed still sees the owner before them */
