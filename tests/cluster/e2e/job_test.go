@@ -1,0 +1,325 @@
+package e2e
+
+// kcmd's Job controller (workers/job/, docs/job.md) against the real apiserver, ported from
+// upstream's test/integration/job/job_test.go (v1.37). Upstream kcm runs no Job controller in
+// the test cluster; pods have no kubelet, so the tests move pods to Succeeded or Failed
+// themselves, as upstream's integration tests do. docs/job.md lists what is ported and what not.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TestNonParallelJob: a failed pod is replaced and counted; a succeeded pod completes the Job
+// (SuccessCriteriaMet, then Complete), and no finished pod keeps the tracking finalizer.
+func TestJob_NonParallelJob(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	j := hjCreate(t, hjJob(ns, "simple"))
+	validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodFailed, 1)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: 1, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 1)
+	cur := validateJobCondition(t, j, batchv1.JobComplete, "CompletionsReached")
+	validateJobPodsStatus(t, j, podsByStatus{Failed: 1, Succeeded: 1, Terminating: ptr.To[int32](0)})
+	scm := hjCond(cur, batchv1.JobSuccessCriteriaMet)
+	if scm == nil || scm.Status != corev1.ConditionTrue || scm.Reason != "CompletionsReached" ||
+		scm.Message != "Reached expected number of succeeded pods" {
+		t.Fatalf("SuccessCriteriaMet condition: %+v", scm)
+	}
+	if c := hjCond(cur, batchv1.JobComplete); c.Message != "Reached expected number of succeeded pods" {
+		t.Fatalf("Complete condition: %+v", c)
+	}
+	if cur.Status.CompletionTime == nil || cur.Status.StartTime == nil {
+		t.Fatalf("startTime %v completionTime %v", cur.Status.StartTime, cur.Status.CompletionTime)
+	}
+	if cur.Status.UncountedTerminatedPods != nil &&
+		len(cur.Status.UncountedTerminatedPods.Succeeded)+len(cur.Status.UncountedTerminatedPods.Failed) > 0 {
+		t.Fatalf("uncounted pods left: %+v", cur.Status.UncountedTerminatedPods)
+	}
+	validateFinishedPodsNoFinalizer(t, j)
+	hjEvent(t, j, corev1.EventTypeNormal, "Completed", "Job completed")
+	hjEvent(t, j, corev1.EventTypeNormal, "SuccessfulCreate", "")
+}
+
+// TestParallelJobWithCompletions: parallelism 4, completions 6 (upstream's second case of
+// TestParallelJobWithCompletions at a size the 2-core test box runs quickly).
+func TestJob_ParallelJobWithCompletions(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "parallel")
+	jb.Spec.Parallelism = ptr.To[int32](4)
+	jb.Spec.Completions = ptr.To[int32](6)
+	j := hjCreate(t, jb)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 4, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodFailed, 2)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 4, Failed: 2, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 2)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 4, Failed: 2, Succeeded: 2, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 4)
+	validateJobPodsStatus(t, j, podsByStatus{Failed: 2, Succeeded: 6, Terminating: ptr.To[int32](0)})
+	validateJobCondition(t, j, batchv1.JobComplete, "CompletionsReached")
+	validateFinishedPodsNoFinalizer(t, j)
+}
+
+// TestParallelJob: no completions; the Job completes once a pod succeeded and the others
+// finished, and never creates more than parallelism pods after the first success.
+func TestJob_ParallelJob(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "parallel")
+	jb.Spec.Parallelism = ptr.To[int32](5)
+	j := hjCreate(t, jb)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 5, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodFailed, 2)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 5, Failed: 2, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 1)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 4, Failed: 2, Succeeded: 1, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodFailed, 1)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 3, Failed: 3, Succeeded: 1, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 3)
+	validateJobPodsStatus(t, j, podsByStatus{Failed: 3, Succeeded: 4, Terminating: ptr.To[int32](0)})
+	validateJobCondition(t, j, batchv1.JobComplete, "")
+	validateFinishedPodsNoFinalizer(t, j)
+}
+
+// TestIndexedJob: indexes, the completedIndexes text, replacement of a failed index, and the
+// pods' index annotation, label, hostname and JOB_COMPLETION_INDEX.
+func TestJob_IndexedJob(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "indexed")
+	jb.Spec.Parallelism = ptr.To[int32](3)
+	jb.Spec.Completions = ptr.To[int32](4)
+	jb.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	j := hjCreate(t, jb)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 3, Terminating: ptr.To[int32](0)})
+	validateIndexedJobPods(t, j, []int{0, 1, 2}, "")
+
+	for _, p := range hjPods(t, j) {
+		ix := p.Annotations[batchv1.JobCompletionIndexAnnotation]
+		if p.Labels[batchv1.JobCompletionIndexAnnotation] != ix {
+			t.Fatalf("pod %s: label %q annotation %q", p.Name, p.Labels[batchv1.JobCompletionIndexAnnotation], ix)
+		}
+		if p.Spec.Hostname != "indexed-"+ix || !strings.HasPrefix(p.Name, "indexed-"+ix+"-") {
+			t.Fatalf("pod %s: hostname %q", p.Name, p.Spec.Hostname)
+		}
+		env := p.Spec.Containers[0].Env
+		if len(env) != 1 || env[0].Name != "JOB_COMPLETION_INDEX" || env[0].ValueFrom == nil ||
+			env[0].ValueFrom.FieldRef == nil ||
+			env[0].ValueFrom.FieldRef.FieldPath != "metadata.labels['batch.kubernetes.io/job-completion-index']" {
+			t.Fatalf("pod %s: env %+v", p.Name, env)
+		}
+	}
+
+	setJobPhaseForIndex(t, j, corev1.PodSucceeded, 1)
+	validateIndexedJobPods(t, j, []int{0, 2, 3}, "1")
+	validateJobPodsStatus(t, j, podsByStatus{Active: 3, Succeeded: 1, Terminating: ptr.To[int32](0)})
+
+	setJobPhaseForIndex(t, j, corev1.PodFailed, 2)
+	validateIndexedJobPods(t, j, []int{0, 2, 3}, "1")
+	validateJobPodsStatus(t, j, podsByStatus{Active: 3, Failed: 1, Succeeded: 1, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 3)
+	validateIndexedJobPods(t, j, nil, "0-3")
+	validateJobPodsStatus(t, j, podsByStatus{Failed: 1, Succeeded: 4, Terminating: ptr.To[int32](0)})
+	validateJobCondition(t, j, batchv1.JobComplete, "")
+	validateFinishedPodsNoFinalizer(t, j)
+}
+
+// TestFinalizersClearedWhenBackoffLimitExceeded (and the interim FailureTarget condition): a
+// failure past backoffLimit fails the Job, deletes its other pods and releases every finalizer.
+func TestJob_BackoffLimitExceeded(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "backoff")
+	jb.Spec.Parallelism = ptr.To[int32](3)
+	jb.Spec.Completions = ptr.To[int32](3)
+	jb.Spec.BackoffLimit = ptr.To[int32](0)
+	j := hjCreate(t, jb)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 3, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodFailed, 1)
+	cur := validateJobCondition(t, j, batchv1.JobFailed, "BackoffLimitExceeded")
+	ft := hjCond(cur, batchv1.JobFailureTarget)
+	if ft == nil || ft.Status != corev1.ConditionTrue || ft.Reason != "BackoffLimitExceeded" ||
+		ft.Message != "Job has reached the specified backoff limit" {
+		t.Fatalf("FailureTarget: %+v", ft)
+	}
+	if c := hjCond(cur, batchv1.JobFailed); c.Message != "Job has reached the specified backoff limit" {
+		t.Fatalf("Failed: %+v", c)
+	}
+	// the two deleted pods count as failed (isPodFailed: terminating, not succeeded)
+	validateJobPodsStatus(t, j, podsByStatus{Failed: 3, Terminating: ptr.To[int32](0)})
+	Eventually(t, hjWait, "no pod keeps the finalizer", func() (bool, string) {
+		for _, p := range hjPods(t, j) {
+			if hjHasFinalizer(&p) {
+				return false, p.Name
+			}
+		}
+		return true, ""
+	})
+	hjEvent(t, j, corev1.EventTypeWarning, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+}
+
+// TestSuspendJob: created suspended, no pods and Suspended=True; resumed, pods and
+// Suspended=False (JobResumed); suspended again, its pods are deleted.
+func TestJob_SuspendJob(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "suspended")
+	jb.Spec.Parallelism = ptr.To[int32](2)
+	jb.Spec.Completions = ptr.To[int32](4)
+	jb.Spec.Suspend = ptr.To(true)
+	j := hjCreate(t, jb)
+	cur := validateJobCondition(t, j, batchv1.JobSuspended, "JobSuspended")
+	if cur.Status.StartTime != nil {
+		t.Fatalf("a suspended Job got a startTime: %v", cur.Status.StartTime)
+	}
+	validateJobPodsStatus(t, j, podsByStatus{Terminating: ptr.To[int32](0)})
+	hjEvent(t, j, corev1.EventTypeNormal, "Suspended", "Job suspended")
+
+	hjUpdate(t, j, func(x *batchv1.Job) { x.Spec.Suspend = ptr.To(false) })
+	validateJobPodsStatus(t, j, podsByStatus{Active: 2, Terminating: ptr.To[int32](0)})
+	Eventually(t, hjWait, "Suspended=False JobResumed", func() (bool, string) {
+		c := hjCond(hjGet(t, j), batchv1.JobSuspended)
+		return c != nil && c.Status == corev1.ConditionFalse && c.Reason == "JobResumed" && c.Message == "Job resumed",
+			fmt.Sprintf("%+v", c)
+	})
+	hjEvent(t, j, corev1.EventTypeNormal, "Resumed", "Job resumed")
+	if hjGet(t, j).Status.StartTime == nil {
+		t.Fatal("no startTime after resume")
+	}
+
+	hjUpdate(t, j, func(x *batchv1.Job) { x.Spec.Suspend = ptr.To(true) })
+	validateJobCondition(t, j, batchv1.JobSuspended, "JobSuspended")
+	validateJobPodsStatus(t, j, podsByStatus{Terminating: ptr.To[int32](0)})
+	hjEvent(t, j, corev1.EventTypeNormal, "SuccessfulDelete", "")
+}
+
+// activeDeadlineSeconds: the Job fails with DeadlineExceeded and its pod is deleted.
+func TestJob_ActiveDeadlineSeconds(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "deadline")
+	jb.Spec.ActiveDeadlineSeconds = ptr.To[int64](3)
+	j := hjCreate(t, jb)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+	start := time.Now()
+	cur := validateJobCondition(t, j, batchv1.JobFailed, "DeadlineExceeded")
+	if c := hjCond(cur, batchv1.JobFailed); c.Message != "Job was active longer than specified deadline" {
+		t.Fatalf("Failed: %+v", c)
+	}
+	if el := time.Since(start); el > 20*time.Second {
+		t.Fatalf("deadline noticed after %s", el)
+	}
+	validateJobPodsStatus(t, j, podsByStatus{Failed: 1, Terminating: ptr.To[int32](0)})
+	hjEvent(t, j, corev1.EventTypeWarning, "DeadlineExceeded", "Job was active longer than specified deadline")
+}
+
+// TestJobPodsCreatedWithExponentialBackoff: after the n-th failure in a row the next pod comes
+// no sooner than backoff * 2^(n-1) after it (here 1s, then 2s).
+func TestJob_PodsCreatedWithExponentialBackoff(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns, "--job-pod-failure-backoff=1s", "--job-pod-failure-max-backoff=1m")
+	jb := hjJob(ns, "backoff")
+	jb.Spec.BackoffLimit = ptr.To[int32](5)
+	j := hjCreate(t, jb)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+	var failedAt []time.Time
+	for i := 1; i <= 2; i++ {
+		setJobPodsPhase(t, j, corev1.PodFailed, 1)
+		failedAt = append(failedAt, time.Now())
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: i, Terminating: ptr.To[int32](0)})
+	}
+	pods := hjPods(t, j)
+	if len(pods) != 3 {
+		t.Fatalf("%d pods, want 3", len(pods))
+	}
+	var created []time.Time
+	for _, p := range pods {
+		created = append(created, p.CreationTimestamp.Time)
+	}
+	// creationTimestamp has second precision: compare with a second of slack
+	for i, want := range []time.Duration{time.Second, 2 * time.Second} {
+		gap := latestAfter(created, failedAt[i]).Sub(failedAt[i])
+		if gap < want-time.Second {
+			t.Fatalf("pod after failure %d created %s after it, want >= %s", i+1, gap, want)
+		}
+	}
+}
+
+// latestAfter: the earliest time in ts at or after t minus a second (second precision).
+func latestAfter(ts []time.Time, t time.Time) time.Time {
+	var best time.Time
+	for _, x := range ts {
+		if !x.Before(t.Truncate(time.Second)) && (best.IsZero() || x.Before(best)) {
+			best = x
+		}
+	}
+	return best
+}
+
+// TestOrphanPodsFinalizersCleared: a Job deleted with orphan propagation leaves its pods
+// without the tracking finalizer (upstream's orphan-pod cleanup).
+func TestJob_OrphanPodsFinalizersCleared(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "orphans")
+	jb.Spec.Parallelism = ptr.To[int32](2)
+	j := hjCreate(t, jb)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 2, Terminating: ptr.To[int32](0)})
+	orphan := metav1.DeletePropagationOrphan
+	if err := env.Client.BatchV1().Jobs(ns).Delete(context.Background(), j.Name,
+		metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, hjWait, "orphans without the finalizer", func() (bool, string) {
+		pods, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(pods.Items) != 2 {
+			return false, fmt.Sprintf("%d pods", len(pods.Items))
+		}
+		for _, p := range pods.Items {
+			if hjHasFinalizer(&p) {
+				return false, p.Name + " keeps it"
+			}
+		}
+		return true, ""
+	})
+}
+
+// TestManagedBy: a Job managed by another controller is left alone.
+func TestJob_ManagedByExternal(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "external")
+	jb.Spec.ManagedBy = ptr.To("example.com/custom-job-controller")
+	j := hjCreate(t, jb)
+	ref := hjCreate(t, hjJob(ns, "reference"))
+	validateJobPodsStatus(t, ref, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+	time.Sleep(2 * time.Second)
+	cur := hjGet(t, j)
+	if n := len(hjPods(t, j)); n != 0 || cur.Status.StartTime != nil || cur.Status.Active != 0 {
+		t.Fatalf("the controller acted on an external Job: %d pods, status %+v", n, cur.Status)
+	}
+}
