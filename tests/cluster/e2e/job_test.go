@@ -323,3 +323,118 @@ func TestJob_ManagedByExternal(t *testing.T) {
 		t.Fatalf("the controller acted on an external Job: %d pods, status %+v", n, cur.Status)
 	}
 }
+
+// hjStartSim runs kcmd with the Job controller and the kubelet simulator, whose Job-pod
+// contract (docs/bench.md, "Job pods") finishes the pods: no test writes a pod status here.
+func hjStartSim(t *testing.T, ns string) *kcmdProc {
+	t.Helper()
+	hksCleanupSimNodes(t)
+	hjStripFinalizers(t, ns)
+	return hksStartSim(t, "--controllers=job-controller", "--concurrent-job-syncs=2",
+		"--job-pod-failure-backoff=100ms", "--job-pod-failure-max-backoff=1s")
+}
+
+func hjSimJob(ns, name string, ann map[string]string) *batchv1.Job {
+	j := hjJob(ns, name)
+	j.Spec.Template.Annotations = ann
+	return j
+}
+
+func hjExitCode(p *corev1.Pod) int32 {
+	if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Terminated == nil {
+		return -1
+	}
+	return p.Status.ContainerStatuses[0].State.Terminated.ExitCode
+}
+
+// Pods finished by the simulator: the first two runs exit 3 (Failed, reason Error), the rest 0;
+// the Job completes with exactly 3 succeeded and 2 failed, and each run lasted its duration.
+func TestJob_KubeletSimulatorFailThenSucceed(t *testing.T) {
+	ns := Namespace(t)
+	hjStartSim(t, ns)
+	jb := hjSimJob(ns, "sim", map[string]string{"kubeletsim.kcmd.io/exit-code": "3",
+		"kubeletsim.kcmd.io/fail-count": "2", "kubeletsim.kcmd.io/run-duration": "1s"})
+	jb.Spec.Completions = ptr.To[int32](3)
+	jb.Spec.Parallelism = ptr.To[int32](1)
+	j := hjCreate(t, jb)
+	cur := validateJobCondition(t, j, batchv1.JobComplete, "CompletionsReached")
+	if cur.Status.Succeeded != 3 || cur.Status.Failed != 2 {
+		t.Fatalf("succeeded %d failed %d, want 3 and 2", cur.Status.Succeeded, cur.Status.Failed)
+	}
+	var failed, succeeded int
+	for _, p := range hjPods(t, j) {
+		switch p.Status.Phase {
+		case corev1.PodFailed:
+			failed++
+			if hjExitCode(&p) != 3 || p.Status.ContainerStatuses[0].State.Terminated.Reason != "Error" {
+				t.Fatalf("failed pod %s: %+v", p.Name, p.Status.ContainerStatuses)
+			}
+		case corev1.PodSucceeded:
+			succeeded++
+			if hjExitCode(&p) != 0 {
+				t.Fatalf("succeeded pod %s: %+v", p.Name, p.Status.ContainerStatuses)
+			}
+			term := p.Status.ContainerStatuses[0].State.Terminated
+			if d := term.FinishedAt.Sub(term.StartedAt.Time); d < time.Second-time.Second/2 {
+				t.Fatalf("pod %s ran %s, want about 1s", p.Name, d)
+			}
+		}
+	}
+	if failed != 2 || succeeded != 3 {
+		t.Fatalf("%d failed and %d succeeded pods", failed, succeeded)
+	}
+	validateFinishedPodsNoFinalizer(t, j)
+}
+
+// restartPolicy OnFailure: the failing runs restart in place (restartCount 2), no pod fails,
+// and the Job completes.
+func TestJob_KubeletSimulatorOnFailureRestarts(t *testing.T) {
+	ns := Namespace(t)
+	hjStartSim(t, ns)
+	jb := hjSimJob(ns, "restarts", map[string]string{"kubeletsim.kcmd.io/exit-code": "1",
+		"kubeletsim.kcmd.io/fail-count": "2"})
+	jb.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	j := hjCreate(t, jb)
+	cur := validateJobCondition(t, j, batchv1.JobComplete, "")
+	pods := hjPods(t, j)
+	if cur.Status.Succeeded != 1 || cur.Status.Failed != 0 || len(pods) != 1 {
+		t.Fatalf("succeeded %d failed %d pods %d", cur.Status.Succeeded, cur.Status.Failed, len(pods))
+	}
+	if rc := pods[0].Status.ContainerStatuses[0].RestartCount; rc != 2 {
+		t.Fatalf("restartCount %d, want 2", rc)
+	}
+}
+
+// restartPolicy OnFailure past backoffLimit: restarts count against it (pastBackoffLimitOnFailure)
+// and the Job fails with BackoffLimitExceeded.
+func TestJob_KubeletSimulatorOnFailureBackoffLimit(t *testing.T) {
+	ns := Namespace(t)
+	hjStartSim(t, ns)
+	jb := hjSimJob(ns, "restarts", map[string]string{"kubeletsim.kcmd.io/exit-code": "1"})
+	jb.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	jb.Spec.BackoffLimit = ptr.To[int32](2)
+	j := hjCreate(t, jb)
+	validateJobCondition(t, j, batchv1.JobFailed, "BackoffLimitExceeded")
+	validateJobPodsStatus(t, j, podsByStatus{Failed: 1, Terminating: ptr.To[int32](0)})
+}
+
+// Indexed, only index 1 fails, once: completedIndexes "0-2", one failure.
+func TestJob_KubeletSimulatorIndexedFailIndex(t *testing.T) {
+	ns := Namespace(t)
+	hjStartSim(t, ns)
+	jb := hjSimJob(ns, "indexed", map[string]string{"kubeletsim.kcmd.io/exit-code": "2",
+		"kubeletsim.kcmd.io/fail-indexes": "1", "kubeletsim.kcmd.io/fail-count": "1"})
+	jb.Spec.Completions = ptr.To[int32](3)
+	jb.Spec.Parallelism = ptr.To[int32](3)
+	jb.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	j := hjCreate(t, jb)
+	cur := validateJobCondition(t, j, batchv1.JobComplete, "")
+	if cur.Status.CompletedIndexes != "0-2" || cur.Status.Failed != 1 || cur.Status.Succeeded != 3 {
+		t.Fatalf("status %+v", cur.Status)
+	}
+	for _, p := range hjPods(t, j) {
+		if p.Status.Phase == corev1.PodFailed && p.Labels[batchv1.JobCompletionIndexAnnotation] != "1" {
+			t.Fatalf("pod %s of index %s failed", p.Name, p.Labels[batchv1.JobCompletionIndexAnnotation])
+		}
+	}
+}
