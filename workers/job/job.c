@@ -4,6 +4,7 @@
  */
 #include "workers/job/job.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -313,4 +314,132 @@ void job_pod_generate_name(const char *job, int64_t index, char *buf, size_t n)
 	if (jl + sl > 58) /* names.MaxGeneratedNameLength */
 		jl = 58 - sl;
 	snprintf(buf, n, "%.*s%s", (int)jl, job, suffix);
+}
+
+/* ---- podFailurePolicy ---------------------------------------------------------------------- */
+static const cJSON *jget(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static const cJSON *jarr(const cJSON *x)
+{
+	return cJSON_IsArray(x) ? x : NULL;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+	const cJSON *x = jget(o, k);
+	return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+/* getMatchingContainerFromList: a terminated container with a non-zero exit code that the
+ * requirement's containerName and operator match. */
+static const cJSON *match_exit_codes(const cJSON *statuses, const cJSON *req, int64_t *ret_code)
+{
+	const char *cname = jstr(req, "containerName"), *op = jstr(req, "operator");
+	const cJSON *values = jget(req, "values"), *cs;
+
+	cJSON_ArrayForEach(cs, jarr(statuses))
+	{
+		const cJSON *term = jget(jget(cs, "state"), "terminated");
+		const cJSON *ec = jget(term, "exitCode");
+		const char *name = jstr(cs, "name");
+		const cJSON *v;
+		bool in = false;
+
+		if (!cJSON_IsObject(term))
+			continue;
+		if (cname && (!name || strcmp(cname, name)))
+			continue;
+		int64_t code = cJSON_IsNumber(ec) ? (int64_t)ec->valuedouble : 0;
+		if (code == 0)
+			continue;
+		cJSON_ArrayForEach(v, jarr(values)) in |=
+		        cJSON_IsNumber(v) && (int64_t)v->valuedouble == code;
+		if ((op && !strcmp(op, "In") && in) || (op && !strcmp(op, "NotIn") && !in)) {
+			*ret_code = code;
+			return cs;
+		}
+	}
+	return NULL;
+}
+
+static const cJSON *match_conditions(const cJSON *conds, const cJSON *patterns)
+{
+	const cJSON *c, *p;
+
+	cJSON_ArrayForEach(c, jarr(conds))
+	{
+		const char *ct = jstr(c, "type"), *cst = jstr(c, "status");
+		cJSON_ArrayForEach(p, jarr(patterns))
+		{
+			const char *pt = jstr(p, "type"), *pst = jstr(p, "status");
+			if (ct && pt && !strcmp(ct, pt) && cst && !strcmp(cst, pst ? pst : "True"))
+				return c;
+		}
+	}
+	return NULL;
+}
+
+int job_pfp_match(const cJSON *policy, const cJSON *pod, bool *count_failed, char **ret_msg)
+{
+	const cJSON *rules = jget(policy, "rules"), *rule, *st = jget(pod, "status");
+	const cJSON *md = jget(pod, "metadata");
+	int index = 0;
+
+	*count_failed = true;
+	*ret_msg = NULL;
+	cJSON_ArrayForEach(rule, jarr(rules))
+	{
+		const char *action = jstr(rule, "action");
+		const cJSON *oec = jget(rule, "onExitCodes"), *opc = jget(rule, "onPodConditions");
+		const cJSON *hit = NULL;
+		int64_t code = 0;
+		char *msg = NULL;
+		int r = 0;
+
+		if (cJSON_IsObject(oec)) {
+			hit = match_exit_codes(jget(st, "containerStatuses"), oec, &code);
+			if (!hit)
+				hit = match_exit_codes(jget(st, "initContainerStatuses"), oec,
+				                       &code);
+		} else if (cJSON_IsArray(opc)) {
+			hit = match_conditions(jget(st, "conditions"), opc);
+		}
+		if (hit && action) {
+			if (!strcmp(action, "Ignore")) {
+				*count_failed = false;
+				return JOB_PFP_IGNORE;
+			}
+			if (!strcmp(action, "FailIndex"))
+				return JOB_PFP_FAIL_INDEX;
+			if (!strcmp(action, "Count"))
+				return JOB_PFP_COUNT;
+			if (!strcmp(action, "FailJob")) {
+				const char *ns = jstr(md, "namespace"), *pn = jstr(md, "name");
+				if (cJSON_IsObject(oec))
+					r = asprintf(&msg,
+					             "Container %s for pod %s/%s failed with exit "
+					             "code %" PRId64
+					             " matching FailJob rule at index %d",
+					             jstr(hit, "name") ? jstr(hit, "name") : "",
+					             ns ? ns : "", pn ? pn : "", code, index);
+				else
+					r = asprintf(&msg,
+					             "Pod %s/%s has condition %s matching FailJob "
+					             "rule at "
+					             "index %d",
+					             ns ? ns : "", pn ? pn : "",
+					             jstr(hit, "type") ? jstr(hit, "type") : "",
+					             index);
+				if (r < 0)
+					return -ENOMEM;
+				*ret_msg = msg;
+				return JOB_PFP_FAIL_JOB;
+			}
+		}
+		index++;
+	}
+	return JOB_PFP_NONE;
 }

@@ -87,6 +87,10 @@ struct job_pod {
 	kube_time_t creation, deletion, ready_transition;
 	int32_t restarts; /* the record's largest container restartCount */
 	int64_t index;    /* completion index label, -1 */
+	/* podFailurePolicy, evaluated for Failed pods with the finalizer when the Job has one */
+	bool pfp_done, pfp_count; /* pfp_count: counts as failed (false: Ignore) */
+	int pfp_action;           /* enum job_pfp_action */
+	char *pfp_msg;            /* FailJob's message */
 };
 
 bool job_pod_active(const struct job_pod *p);      /* FilterActivePods */
@@ -102,3 +106,19 @@ int job_pod_cmp_active(const struct job_pod *a, const struct job_pod *b);
 /* The generateName of a pod: "<job>-" or "<job>-<index>-", truncated as upstream's
  * names.SimpleNameGenerator would need (max 58 bytes of prefix). */
 void job_pod_generate_name(const char *job, int64_t index, char *buf, size_t n);
+
+/* ---- podFailurePolicy (pod_failure_policy.go) ------------------------------------------------ */
+struct cJSON;
+enum job_pfp_action {
+	JOB_PFP_NONE = 0, /* no rule matched */
+	JOB_PFP_FAIL_JOB,
+	JOB_PFP_IGNORE,
+	JOB_PFP_COUNT,
+	JOB_PFP_FAIL_INDEX,
+};
+/* matchPodFailurePolicy: the first rule of policy (spec.podFailurePolicy) matching the failed
+ * pod (a Pod's JSON: status.containerStatuses, initContainerStatuses, conditions). *count_failed
+ * is false for Ignore; *ret_msg (malloc'd, NULL unless FailJob) is upstream's message. Returns
+ * the action; -ENOMEM. */
+int job_pfp_match(const struct cJSON *policy, const struct cJSON *pod, bool *count_failed,
+                  char **ret_msg);

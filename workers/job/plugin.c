@@ -29,11 +29,13 @@ static int job_workers(const struct kcmd_flag_values *v)
 static int job_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
                          void **ret_state)
 {
-	struct rs_exp_create_opts eo = {0};
+	struct rs_exp_create_opts eo = {
+	        .orphan_grace_ns =
+	                (int64_t)kcmd_flag_duration_us(v, "job-orphaned-expectations-grace") *
+	                1000};
 	struct rs_exp *exp = NULL;
 	int fd, r;
 
-	(void)v;
 	fd = rs_exp_memfd_create(&eo);
 	if (fd < 0)
 		return fd;
@@ -91,6 +93,13 @@ static const struct kcmd_flag job_flags[] = {
          .def = "10m",
          .help = "kcmd: the longest pod-creation backoff of the Job controller (upstream's "
                  "MaxJobPodFailureBackOff, 10m)."},
+        {.name = "job-orphaned-expectations-grace",
+         .type = KCMD_FLAG_DURATION,
+         .def = "60s",
+         .manager_only = true,
+         .help = "kcmd: how long a Job waits on the expectations of a worker process that died "
+                 "mid-sync before syncing again (default 60s: the apiserver's request timeout, "
+                 "after which no request of the dead process can still land)."},
 };
 
 const struct kcmd_controller kcmd_job_controller = {

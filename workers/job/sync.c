@@ -18,7 +18,7 @@
  *   resourceVersion precondition of the status write keeps a stale Job from counting it twice.
  *   Requests of one step (a slow-start batch of creations, the deletions, the finalizer
  *   removals) go out together (kube_client_request_many), as upstream's goroutines do.
- *   Not done (docs/job.md): podFailurePolicy, backoffLimitPerIndex/maxFailedIndexes,
+ *   Not done (docs/job.md): backoffLimitPerIndex/maxFailedIndexes (and FailIndex),
  *   successPolicy, adoption/release of pods by selector, the job_controller_* metrics.
  */
 #include <cjson/cJSON.h>
@@ -153,6 +153,7 @@ struct sj {
 	int64_t completions, parallelism, backoff_limit, ads;
 	bool has_ads;
 	const char *restart_policy;
+	cJSON *pfp; /* spec.podFailurePolicy, or NULL */
 	struct job_pod *pods;
 	size_t n_pods, cap_pods;
 	int64_t active, ready, terminating;
@@ -302,6 +303,7 @@ static int pod_visit(const struct shm_obj *o, void *ud)
 	p->restarts = v.pod.max_restarts;
 	for (uint32_t i = 0; i < v.pod.meta.n_finalizers; i++)
 		p->tracking |= !strcmp(v.pod.meta.finalizers[i], JOB_TRACKING_FINALIZER);
+	p->pfp_count = true;
 	p->index = job_parse_index(
 	        kube_labels_get(v.pod.meta.labels, v.pod.meta.n_labels, JOB_INDEX_KEY));
 	shm_pod_view_free(&v);
@@ -319,6 +321,7 @@ static void pods_free(struct sj *s)
 	for (size_t i = 0; i < s->n_pods; i++) {
 		free(s->pods[i].name);
 		free(s->pods[i].uid);
+		free(s->pods[i].pfp_msg);
 	}
 	free(s->pods);
 	s->pods = NULL;
@@ -1028,7 +1031,8 @@ static int track_status(struct sj *s, bool flush)
 				uncounted_add(s, "succeeded", p->uid);
 			}
 		} else if (failed || (s->fin.type && !scm)) {
-			if (!uid_in(&s->unc_f, p->uid) && (!s->indexed || valid_index(s, p))) {
+			if (!uid_in(&s->unc_f, p->uid) && (!s->indexed || valid_index(s, p)) &&
+			    p->pfp_count) {
 				flush = true;
 				uncounted_add(s, "failed", p->uid);
 			}
@@ -1137,6 +1141,49 @@ out:
 	return r;
 }
 
+/* Evaluates the podFailurePolicy for the Failed pods that still carry the finalizer (the ones
+ * not counted yet): their container statuses and conditions are not in the typed record, so
+ * each is read with a LIST by name (the job-controller role lists pods; it may not get them). */
+static int eval_pfp(struct sj *s)
+{
+	for (size_t i = 0; s->pfp && i < s->n_pods; i++) {
+		struct job_pod *p = &s->pods[i];
+		struct kube_response resp = {0};
+		char fs[300];
+		int r;
+
+		if (!p->tracking || p->phase != KUBE_POD_FAILED || p->pfp_done)
+			continue;
+		snprintf(fs, sizeof(fs), "metadata.name=%s", p->name);
+		struct kube_request rq = {.verb = KUBE_LIST,
+		                          .version = "v1",
+		                          .resource = "pods",
+		                          .ns = s->ns,
+		                          .field_selector = fs};
+		r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
+		if (r < 0) {
+			kube_response_clear(&resp);
+			return r;
+		}
+		cJSON *list = resp.body ? cJSON_Parse(resp.body) : NULL;
+		kube_response_clear(&resp);
+		cJSON *items = obj_at(list, "items", NULL);
+		cJSON *pod = cJSON_IsArray(items) ? items->child : NULL;
+		const char *uid = str_at(pod, "metadata", "uid");
+		if (pod && uid && !strcmp(uid, p->uid)) {
+			r = job_pfp_match(s->pfp, pod, &p->pfp_count, &p->pfp_msg);
+			if (r < 0) {
+				cJSON_Delete(list);
+				return r;
+			}
+			p->pfp_action = r;
+		}
+		p->pfp_done = true; /* a pod gone since is not matched, as a pod without statuses */
+		cJSON_Delete(list);
+	}
+	return 0;
+}
+
 /* ---- syncJob --------------------------------------------------------------------------------- */
 static bool job_finished(cJSON *status)
 {
@@ -1160,8 +1207,10 @@ static int read_spec(struct sj *s)
 	s->suspend = cJSON_IsTrue(susp);
 	s->deleting = str_at(s->job, "metadata", "deletionTimestamp") != NULL;
 	s->restart_policy = str_at(obj_at(spec, "template", "spec"), "restartPolicy", NULL);
-	s->only_replace_failed = (prp && !strcmp(prp, "Failed")) ||
-	                         cJSON_IsObject(obj_at(spec, "podFailurePolicy", NULL));
+	s->pfp = obj_at(spec, "podFailurePolicy", NULL);
+	if (!cJSON_IsObject(s->pfp))
+		s->pfp = NULL;
+	s->only_replace_failed = (prp && !strcmp(prp, "Failed")) || s->pfp;
 	s->status = ensure_obj(s->job, "status");
 	if (!s->status)
 		return -ENOMEM;
@@ -1257,6 +1306,11 @@ static void sync_job(struct sj *s)
 		s->terminating += job_pod_terminating(&s->pods[i]);
 	}
 	int64_t active = (int64_t)n_act;
+	if ((r = eval_pfp(s)) < 0) {
+		s->err = r;
+		free(act);
+		return;
+	}
 	cJSON *unc = obj_at(s->status, "uncountedTerminatedPods", NULL);
 	if (uidset_of(obj_at(unc, "succeeded", NULL), &s->unc_s) < 0 ||
 	    uidset_of(obj_at(unc, "failed", NULL), &s->unc_f) < 0) {
@@ -1272,7 +1326,8 @@ static void sync_job(struct sj *s)
 			continue;
 		if (p->phase == KUBE_POD_SUCCEEDED && !uid_in(&s->unc_s, p->uid))
 			new_s++;
-		if (job_pod_failed(p, s->only_replace_failed) && !uid_in(&s->unc_f, p->uid))
+		if (job_pod_failed(p, s->only_replace_failed) && !uid_in(&s->unc_f, p->uid) &&
+		    p->pfp_count)
 			new_f++;
 	}
 	int_at(s->status, "succeeded", NULL, &st_s);
@@ -1298,6 +1353,10 @@ static void sync_job(struct sj *s)
 		if (ft && cond_true(s->status, "FailureTarget"))
 			set_fin(s, "Failed", str_at(ft, "reason", NULL),
 			        str_at(ft, "message", NULL));
+		for (size_t i = 0; !s->fin.type && s->pfp && i < s->n_pods; i++)
+			if (s->pods[i].pfp_action == JOB_PFP_FAIL_JOB && s->pods[i].pfp_msg &&
+			    job_pod_failed(&s->pods[i], s->only_replace_failed))
+				set_fin(s, "FailureTarget", "PodFailurePolicy", s->pods[i].pfp_msg);
 	}
 	if (!s->fin.type) {
 		bool past_on_failure = false;

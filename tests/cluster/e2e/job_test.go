@@ -438,3 +438,85 @@ func TestJob_KubeletSimulatorIndexedFailIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestJobPodFailurePolicy's cases: a failed pod's exit code or condition matched against the
+// Job's podFailurePolicy: FailJob fails the Job (reason PodFailurePolicy, upstream's message),
+// Ignore does not count the failure, Count and no match count it.
+func TestJob_PodFailurePolicy(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	policy := &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+		{Action: batchv1.PodFailurePolicyActionIgnore, OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{
+			{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}},
+		{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+			ContainerName: ptr.To("main-container"), Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{1, 2, 3}}},
+		{Action: batchv1.PodFailurePolicyActionIgnore, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+			Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{4}}},
+		{Action: batchv1.PodFailurePolicyActionCount, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+			Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{5}}},
+	}}
+	fail := func(t *testing.T, j *batchv1.Job, code int32, cond bool) string {
+		t.Helper()
+		for _, p := range hjPods(t, j) {
+			if !hjActive(&p) {
+				continue
+			}
+			p.Status.Phase = corev1.PodFailed
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main-container", Image: "bar",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}}
+			if cond {
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget,
+					Status: corev1.ConditionTrue, Reason: "DeletionByTaintManager"})
+			}
+			if _, err := env.Client.CoreV1().Pods(ns).UpdateStatus(context.Background(), &p, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			return p.Name
+		}
+		t.Fatal("no active pod")
+		return ""
+	}
+	mk := func(name string) *batchv1.Job {
+		jb := hjJob(ns, name)
+		jb.Spec.Template.Spec.Containers[0].Name = "main-container"
+		jb.Spec.PodFailurePolicy = policy
+		return hjCreate(t, jb)
+	}
+	t.Run("FailJob", func(t *testing.T) {
+		j := mk("failjob")
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+		name := fail(t, j, 2, false)
+		cur := validateJobCondition(t, j, batchv1.JobFailed, "PodFailurePolicy")
+		want := fmt.Sprintf("Container main-container for pod %s/%s failed with exit code 2 matching FailJob rule at index 1", ns, name)
+		if c := hjCond(cur, batchv1.JobFailed); c.Message != want {
+			t.Fatalf("Failed message %q, want %q", c.Message, want)
+		}
+		if c := hjCond(cur, batchv1.JobFailureTarget); c == nil || c.Reason != "PodFailurePolicy" || c.Message != want {
+			t.Fatalf("FailureTarget %+v", c)
+		}
+		validateJobPodsStatus(t, j, podsByStatus{Failed: 1, Terminating: ptr.To[int32](0)})
+	})
+	t.Run("IgnoreExitCode", func(t *testing.T) {
+		j := mk("ignore")
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+		fail(t, j, 4, false)
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+		Eventually(t, hjWait, "a replacement pod", func() (bool, string) {
+			return len(hjPods(t, j)) == 2, fmt.Sprint(len(hjPods(t, j)))
+		})
+	})
+	t.Run("IgnoreDisruptionTarget", func(t *testing.T) {
+		j := mk("disruption")
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+		fail(t, j, 2, true) // the Ignore rule on the condition comes first
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+	})
+	t.Run("CountAndNoMatch", func(t *testing.T) {
+		j := mk("count")
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+		fail(t, j, 5, false)
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: 1, Terminating: ptr.To[int32](0)})
+		fail(t, j, 42, false)
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: 2, Terminating: ptr.To[int32](0)})
+	})
+}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "workers/job/job.h"
@@ -225,13 +226,124 @@ static void test_generate_name(void **state)
 	assert_string_equal(buf + 54, "-12-");
 }
 
+static int pfp(const char *policy, const char *pod, bool *count, char **msg)
+{
+	cJSON *p = cJSON_Parse(policy), *o = cJSON_Parse(pod);
+	int r;
+
+	assert_non_null(p);
+	assert_non_null(o);
+	r = job_pfp_match(p, o, count, msg);
+	cJSON_Delete(p);
+	cJSON_Delete(o);
+	return r;
+}
+
+#define POD(statuses, conds)                                                                       \
+	"{\"metadata\":{\"namespace\":\"default\",\"name\":\"mypod\"},\"status\":{\"phase\":"      \
+	"\"Failed\"," statuses "\"conditions\":" conds "}}"
+#define MAIN_EXIT(code)                                                                            \
+	"\"containerStatuses\":[{\"name\":\"main-container\",\"state\":{\"terminated\":{"          \
+	"\"exitCode\":" #code "}}}],"
+
+static void test_pod_failure_policy(void **state)
+{
+	bool count;
+	char *msg = NULL;
+
+	(void)state;
+	/* FailJob on exit codes In: upstream's message */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"containerName\":"
+	            "\"main-container\",\"operator\":\"In\",\"values\":[1,2,3]}}]}",
+	            POD(MAIN_EXIT(2), "[]"), &count, &msg),
+	        JOB_PFP_FAIL_JOB);
+	assert_true(count);
+	assert_string_equal(msg, "Container main-container for pod default/mypod failed with exit "
+	                         "code 2 matching FailJob rule at index 0");
+	free(msg);
+	/* Ignore: not counted */
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"Ignore\",\"onExitCodes\":{\"operator\":"
+	                     "\"In\",\"values\":[1,2,3]}}]}",
+	                     POD(MAIN_EXIT(1), "[]"), &count, &msg),
+	                 JOB_PFP_IGNORE);
+	assert_false(count);
+	assert_null(msg);
+	/* no match: counted, no action */
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":"
+	                     "\"In\",\"values\":[1,2,3]}}]}",
+	                     POD(MAIN_EXIT(42), "[]"), &count, &msg),
+	                 JOB_PFP_NONE);
+	assert_true(count);
+	/* NotIn matches other codes, never 0 */
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"Count\",\"onExitCodes\":{\"operator\":"
+	                     "\"NotIn\",\"values\":[1,2,3]}}]}",
+	                     POD(MAIN_EXIT(42), "[]"), &count, &msg),
+	                 JOB_PFP_COUNT);
+	assert_true(count);
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":"
+	                     "\"NotIn\",\"values\":[1,2,3]}}]}",
+	                     POD(MAIN_EXIT(0), "[]"), &count, &msg),
+	                 JOB_PFP_NONE);
+	/* another container name: no match */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"containerName\":"
+	            "\"other\",\"operator\":\"In\",\"values\":[2]}}]}",
+	            POD(MAIN_EXIT(2), "[]"), &count, &msg),
+	        JOB_PFP_NONE);
+	/* init containers are matched too */
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":"
+	                     "\"In\",\"values\":[5]}}]}",
+	                     POD("\"initContainerStatuses\":[{\"name\":\"init\",\"state\":{"
+	                         "\"terminated\":{\"exitCode\":5}}}],",
+	                         "[]"),
+	                     &count, &msg),
+	                 JOB_PFP_FAIL_JOB);
+	assert_string_equal(msg, "Container init for pod default/mypod failed with exit code 5 "
+	                         "matching FailJob rule at index 0");
+	free(msg);
+	/* the first matching rule wins; the message names its index */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":[{\"type\":"
+	            "\"DisruptionTarget\",\"status\":\"True\"}]},{\"action\":\"FailJob\","
+	            "\"onPodConditions\":[{\"type\":\"ConfigIssue\",\"status\":\"True\"}]}]}",
+	            POD(MAIN_EXIT(1), "[{\"type\":\"ConfigIssue\",\"status\":\"True\"}]"), &count,
+	            &msg),
+	        JOB_PFP_FAIL_JOB);
+	assert_string_equal(msg,
+	                    "Pod default/mypod has condition ConfigIssue matching FailJob rule "
+	                    "at index 1");
+	free(msg);
+	/* a condition with another status does not match */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":[{\"type\":"
+	            "\"DisruptionTarget\",\"status\":\"True\"}]}]}",
+	            POD(MAIN_EXIT(1), "[{\"type\":\"DisruptionTarget\",\"status\":\"False\"}]"),
+	            &count, &msg),
+	        JOB_PFP_NONE);
+	assert_true(count);
+	/* DisruptionTarget True: Ignore */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":[{\"type\":"
+	            "\"DisruptionTarget\",\"status\":\"True\"}]}]}",
+	            POD(MAIN_EXIT(1), "[{\"type\":\"DisruptionTarget\",\"status\":\"True\"}]"),
+	            &count, &msg),
+	        JOB_PFP_IGNORE);
+	assert_false(count);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_parse),         cmocka_unit_test(test_string_and_has),
-	        cmocka_unit_test(test_first_pending), cmocka_unit_test(test_index),
-	        cmocka_unit_test(test_backoff),       cmocka_unit_test(test_pod_predicates),
-	        cmocka_unit_test(test_active_order),  cmocka_unit_test(test_generate_name),
+	        cmocka_unit_test(test_parse),
+	        cmocka_unit_test(test_string_and_has),
+	        cmocka_unit_test(test_first_pending),
+	        cmocka_unit_test(test_index),
+	        cmocka_unit_test(test_backoff),
+	        cmocka_unit_test(test_pod_predicates),
+	        cmocka_unit_test(test_active_order),
+	        cmocka_unit_test(test_generate_name),
+	        cmocka_unit_test(test_pod_failure_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
