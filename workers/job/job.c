@@ -443,3 +443,61 @@ int job_pfp_match(const cJSON *policy, const cJSON *pod, bool *count_failed, cha
 	}
 	return JOB_PFP_NONE;
 }
+
+/* ---- successPolicy --------------------------------------------------------------------------- */
+/* matchSucceededIndexesRule */
+static bool match_indexes_rule(const struct job_intervals *rule, const struct job_intervals *si,
+                               bool has_count, int64_t count)
+{
+	size_t rp = 0, sp = 0;
+	int64_t contains = 0;
+
+	while (rp < rule->n && sp < si->n) {
+		int64_t lo =
+		        rule->v[rp].first > si->v[sp].first ? rule->v[rp].first : si->v[sp].first;
+		int64_t hi = rule->v[rp].last < si->v[sp].last ? rule->v[rp].last : si->v[sp].last;
+		if (hi - lo + 1 > 0)
+			contains += hi - lo + 1;
+		if (si->v[sp].last < rule->v[rp].last) {
+			sp++;
+		} else if (si->v[sp].last > rule->v[rp].last) {
+			rp++;
+		} else {
+			sp++;
+			rp++;
+		}
+	}
+	return contains == job_iv_total(rule) || (has_count && contains >= count);
+}
+
+bool job_success_policy_match(const cJSON *policy, int64_t completions,
+                              const struct job_intervals *si, char *msg, size_t len)
+{
+	const cJSON *rule;
+	int index = 0;
+
+	if (!policy || !si || si->n == 0)
+		return false;
+	cJSON_ArrayForEach(rule, jarr(jget(policy, "rules")))
+	{
+		const cJSON *cnt = jget(rule, "succeededCount");
+		const char *idx = jstr(rule, "succeededIndexes");
+		bool has_count = cJSON_IsNumber(cnt), met = false;
+		int64_t count = has_count ? (int64_t)cnt->valuedouble : 0;
+
+		if (idx) {
+			struct job_intervals req = {0};
+			if (job_iv_parse(idx, completions, &req) == 0 && req.n > 0)
+				met = match_indexes_rule(&req, si, has_count, count);
+			job_iv_free(&req);
+		} else if (has_count && job_iv_total(si) >= count) {
+			met = true;
+		}
+		if (met) {
+			snprintf(msg, len, "Matched rules at index %d", index);
+			return true;
+		}
+		index++;
+	}
+	return false;
+}

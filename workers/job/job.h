@@ -122,3 +122,10 @@ enum job_pfp_action {
  * the action; -ENOMEM. */
 int job_pfp_match(const struct cJSON *policy, const struct cJSON *pod, bool *count_failed,
                   char **ret_msg);
+
+/* ---- successPolicy (success_policy.go) --------------------------------------------------------
+ */
+/* matchSuccessPolicy over spec.successPolicy (NULL: none) and the succeeded indexes: true with
+ * upstream's message ("Matched rules at index N") in msg when a rule is met. */
+bool job_success_policy_match(const struct cJSON *policy, int64_t completions,
+                              const struct job_intervals *succeeded, char *msg, size_t len);

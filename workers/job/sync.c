@@ -19,7 +19,7 @@
  *   Requests of one step (a slow-start batch of creations, the deletions, the finalizer
  *   removals) go out together (kube_client_request_many), as upstream's goroutines do.
  *   Not done (docs/job.md): backoffLimitPerIndex/maxFailedIndexes (and FailIndex),
- *   successPolicy, adoption/release of pods by selector, the job_controller_* metrics.
+ *   adoption/release of pods by selector, the job_controller_* metrics.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -1405,6 +1405,11 @@ static void sync_job(struct sj *s)
 			return;
 		}
 		s->succeeded = job_iv_total(&s->si);
+		char spm[64];
+		cJSON *sp = obj_at(s->job, "spec", "successPolicy");
+		if (!s->fin.type && cJSON_IsObject(sp) &&
+		    job_success_policy_match(sp, s->completions, &s->si, spm, sizeof(spm)))
+			set_fin(s, "SuccessCriteriaMet", "SuccessPolicy", spm);
 	}
 	bool suspend_changed = false;
 	int manage_err = 0;

@@ -520,3 +520,32 @@ func TestJob_PodFailurePolicy(t *testing.T) {
 		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: 2, Terminating: ptr.To[int32](0)})
 	})
 }
+
+// TestSuccessPolicy: an Indexed Job whose successPolicy is met by index 0 succeeds at once:
+// SuccessCriteriaMet (reason SuccessPolicy, "Matched rules at index 0"), its other pods
+// removed without counting as failed, then Complete with the same reason.
+func TestJob_SuccessPolicy(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "success")
+	jb.Spec.Parallelism = ptr.To[int32](3)
+	jb.Spec.Completions = ptr.To[int32](3)
+	jb.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	jb.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{
+		{SucceededIndexes: ptr.To("0"), SucceededCount: ptr.To[int32](1)}}}
+	j := hjCreate(t, jb)
+	validateIndexedJobPods(t, j, []int{0, 1, 2}, "")
+	setJobPhaseForIndex(t, j, corev1.PodSucceeded, 0)
+	cur := validateJobCondition(t, j, batchv1.JobComplete, "SuccessPolicy")
+	if c := hjCond(cur, batchv1.JobComplete); c.Message != "Matched rules at index 0" {
+		t.Fatalf("Complete %+v", c)
+	}
+	if c := hjCond(cur, batchv1.JobSuccessCriteriaMet); c == nil || c.Reason != "SuccessPolicy" ||
+		c.Message != "Matched rules at index 0" {
+		t.Fatalf("SuccessCriteriaMet %+v", c)
+	}
+	validateJobPodsStatus(t, j, podsByStatus{Succeeded: 1, Terminating: ptr.To[int32](0)})
+	if cur := hjGet(t, j); cur.Status.CompletedIndexes != "0" || cur.Status.Failed != 0 {
+		t.Fatalf("status %+v", cur.Status)
+	}
+}

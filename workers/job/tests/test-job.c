@@ -332,6 +332,45 @@ static void test_pod_failure_policy(void **state)
 	assert_false(count);
 }
 
+static bool sp(const char *policy, int64_t completions, const char *succeeded, char *msg)
+{
+	struct job_intervals si = {0};
+	cJSON *p = cJSON_Parse(policy);
+	bool r;
+
+	assert_non_null(p);
+	assert_int_equal(job_iv_parse(succeeded, completions, &si), 0);
+	msg[0] = 0;
+	r = job_success_policy_match(p, completions, &si, msg, 64);
+	cJSON_Delete(p);
+	job_iv_free(&si);
+	return r;
+}
+
+static void test_success_policy(void **state)
+{
+	char msg[64];
+
+	(void)state;
+	assert_true(sp("{\"rules\":[{\"succeededIndexes\":\"0-2\"}]}", 10, "0-2", msg));
+	assert_string_equal(msg, "Matched rules at index 0");
+	assert_false(sp("{\"rules\":[{\"succeededIndexes\":\"0-2\"}]}", 10, "0,2", msg));
+	assert_true(sp("{\"rules\":[{\"succeededIndexes\":\"0-4\",\"succeededCount\":3}]}", 10,
+	               "1,3,4", msg));
+	assert_false(sp("{\"rules\":[{\"succeededIndexes\":\"0-4\",\"succeededCount\":3}]}", 10,
+	                "1,3,7-9", msg));
+	assert_true(sp("{\"rules\":[{\"succeededCount\":3}]}", 10, "5-7", msg));
+	assert_false(sp("{\"rules\":[{\"succeededCount\":4}]}", 10, "5-7", msg));
+	assert_true(sp("{\"rules\":[{\"succeededIndexes\":\"9\"},{\"succeededCount\":1}]}", 10, "3",
+	               msg));
+	assert_string_equal(msg, "Matched rules at index 1");
+	assert_false(sp("{\"rules\":[{\"succeededCount\":1}]}", 10, "", msg)); /* none succeeded */
+	/* a rule whose indexes do not parse is skipped */
+	assert_false(sp("{\"rules\":[{\"succeededIndexes\":\"a\"}]}", 10, "0-9", msg));
+	/* indexes past completions are clamped away */
+	assert_true(sp("{\"rules\":[{\"succeededIndexes\":\"3-20\"}]}", 5, "3,4", msg));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +383,7 @@ int main(void)
 	        cmocka_unit_test(test_active_order),
 	        cmocka_unit_test(test_generate_name),
 	        cmocka_unit_test(test_pod_failure_policy),
+	        cmocka_unit_test(test_success_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
