@@ -263,7 +263,7 @@ kube_time_t job_pod_finish_time(const struct job_pod *p)
 	if (!p->ready && p->ready_transition)
 		return p->ready_transition;
 	if (p->deletion)
-		return p->deletion;
+		return p->deletion - p->deletion_grace_s * INT64_C(1000000000);
 	return p->creation;
 }
 

@@ -85,8 +85,9 @@ struct job_pod {
 	enum kube_pod_phase phase;
 	bool ready, scheduled, tracking; /* tracking: has JOB_TRACKING_FINALIZER */
 	kube_time_t creation, deletion, ready_transition;
-	int32_t restarts; /* the record's largest container restartCount */
-	int64_t index;    /* completion index label, -1 */
+	int64_t deletion_grace_s; /* metadata.deletionGracePeriodSeconds (0: none) */
+	int32_t restarts;         /* the record's largest container restartCount */
+	int64_t index;            /* completion index label, -1 */
 	/* podFailurePolicy, evaluated for Failed pods with the finalizer when the Job has one */
 	bool pfp_done, pfp_count; /* pfp_count: counts as failed (false: Ignore) */
 	int pfp_action;           /* enum job_pfp_action */
@@ -98,7 +99,7 @@ bool job_pod_terminating(const struct job_pod *p); /* CountTerminatingPods */
 /* isPodFailed; only_replace_failed: onlyReplaceFailedPods(job) */
 bool job_pod_failed(const struct job_pod *p, bool only_replace_failed);
 /* getFinishedTime from what the record holds: the Ready=False transition, else the deletion
- * timestamp, else the creation timestamp. */
+ * timestamp less the grace period, else the creation timestamp. */
 kube_time_t job_pod_finish_time(const struct job_pod *p);
 /* controller.ActivePods' Less: the pod to delete first sorts first. */
 int job_pod_cmp_active(const struct job_pod *a, const struct job_pod *b);

@@ -299,6 +299,8 @@ static int pod_visit(const struct shm_obj *o, void *ud)
 	p->scheduled = v.pod.node_name && *v.pod.node_name;
 	p->creation = v.pod.meta.creation_timestamp;
 	p->deletion = v.pod.meta.deletion_timestamp;
+	if (v.pod.meta.has_deletion_grace_period_seconds)
+		p->deletion_grace_s = v.pod.meta.deletion_grace_period_seconds;
 	p->ready_transition = v.pod.ready_transition_time;
 	p->restarts = v.pod.max_restarts;
 	for (uint32_t i = 0; i < v.pod.meta.n_finalizers; i++)

@@ -235,18 +235,31 @@ func TestJob_ActiveDeadlineSeconds(t *testing.T) {
 }
 
 // TestJobPodsCreatedWithExponentialBackoff: after the n-th failure in a row the next pod comes
-// no sooner than backoff * 2^(n-1) after it (here 1s, then 2s).
+// no sooner than backoff * 2^(n-1) after it (here 3s, then 6s). The failed pods carry a Ready=False
+// condition at the failure, as a kubelet writes (the finish time the backoff counts from).
 func TestJob_PodsCreatedWithExponentialBackoff(t *testing.T) {
 	ns := Namespace(t)
-	hjStart(t, ns, "--job-pod-failure-backoff=1s", "--job-pod-failure-max-backoff=1m")
+	hjStart(t, ns, "--job-pod-failure-backoff=3s", "--job-pod-failure-max-backoff=1m")
 	jb := hjJob(ns, "backoff")
 	jb.Spec.BackoffLimit = ptr.To[int32](5)
 	j := hjCreate(t, jb)
 	validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
 	var failedAt []time.Time
 	for i := 1; i <= 2; i++ {
-		setJobPodsPhase(t, j, corev1.PodFailed, 1)
-		failedAt = append(failedAt, time.Now())
+		for _, p := range hjPods(t, j) {
+			if !hjActive(&p) {
+				continue
+			}
+			now := time.Now()
+			p.Status.Phase = corev1.PodFailed
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse,
+				LastTransitionTime: metav1.NewTime(now), Reason: "PodFailed"}}
+			if _, err := env.Client.CoreV1().Pods(ns).UpdateStatus(context.Background(), &p, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			failedAt = append(failedAt, now)
+			break
+		}
 		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: i, Terminating: ptr.To[int32](0)})
 	}
 	pods := hjPods(t, j)
@@ -257,16 +270,16 @@ func TestJob_PodsCreatedWithExponentialBackoff(t *testing.T) {
 	for _, p := range pods {
 		created = append(created, p.CreationTimestamp.Time)
 	}
-	// creationTimestamp has second precision: compare with a second of slack
-	for i, want := range []time.Duration{time.Second, 2 * time.Second} {
+	// times in the API have second precision: two seconds of slack below, five above
+	for i, want := range []time.Duration{3 * time.Second, 6 * time.Second} {
 		gap := latestAfter(created, failedAt[i]).Sub(failedAt[i])
-		if gap < want-time.Second {
-			t.Fatalf("pod after failure %d created %s after it, want >= %s", i+1, gap, want)
+		if gap < want-2*time.Second || gap > want+5*time.Second {
+			t.Fatalf("pod after failure %d created %s after it, want about %s", i+1, gap, want)
 		}
 	}
 }
 
-// latestAfter: the earliest time in ts at or after t minus a second (second precision).
+// latestAfter: the earliest time in ts not before t's second (second precision).
 func latestAfter(ts []time.Time, t time.Time) time.Time {
 	var best time.Time
 	for _, x := range ts {

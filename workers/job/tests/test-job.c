@@ -183,6 +183,9 @@ static void test_pod_predicates(void **state)
 	assert_int_equal(job_pod_finish_time(&p), 2 * SEC);
 	p.ready_transition = 0;
 	assert_int_equal(job_pod_finish_time(&p), 3 * SEC);
+	p.deletion_grace_s = 2; /* the deletion time less the grace period */
+	assert_int_equal(job_pod_finish_time(&p), 1 * SEC);
+	p.deletion_grace_s = 0;
 	p.deletion = 0;
 	assert_int_equal(job_pod_finish_time(&p), 1 * SEC);
 }
