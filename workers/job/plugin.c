@@ -10,10 +10,13 @@
  * died mid-sync held. docs/job.md.
  */
 #include <stdint.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "kcmd/controller.h"
 #include "workers/job/job.h"
+#include "workers/job/metrics.h"
 #include "workers/job/table.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/worker.h"
@@ -26,6 +29,22 @@ static int job_workers(const struct kcmd_flag_values *v)
 	return (int)kcmd_flag_int(v, "concurrent-job-syncs");
 }
 
+struct job_mgr {
+	struct rs_exp *exp;
+	struct job_metrics *met;
+};
+
+static void job_mgr_fini(void *state)
+{
+	struct job_mgr *m = state;
+
+	if (m) {
+		rs_exp_detach(m->exp);
+		job_metrics_detach(m->met);
+		free(m);
+	}
+}
+
 static int job_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
                          void **ret_state)
 {
@@ -33,33 +52,52 @@ static int job_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values
 	        .orphan_grace_ns =
 	                (int64_t)kcmd_flag_duration_us(v, "job-orphaned-expectations-grace") *
 	                1000};
-	struct rs_exp *exp = NULL;
-	int fd, r;
+	struct job_mgr *m = calloc(1, sizeof(*m));
+	int fd, mfd, r;
 
+	*ret_state = NULL;
+	if (!m)
+		return -ENOMEM;
 	fd = rs_exp_memfd_create(&eo);
-	if (fd < 0)
+	if (fd < 0) {
+		free(m);
 		return fd;
-	r = rs_exp_attach(fd, RS_EXP_WORKER, rs_exp_now(), &exp);
+	}
+	r = rs_exp_attach(fd, RS_EXP_WORKER, rs_exp_now(), &m->exp);
 	if (r == 0)
 		r = kcmd_mgr_export_fd(env, "KCMD_EXPECTATIONS_FD", fd,
 		                       KCMD_TO_DISPATCHER | KCMD_TO_WORKERS);
+	if (r == 0 && (r = mfd = job_metrics_memfd_create()) >= 0) {
+		r = job_metrics_attach(mfd, false, &m->met);
+		if (r == 0)
+			r = kcmd_mgr_export_fd(env, "KCMD_JOB_METRICS_FD", mfd, KCMD_TO_WORKERS);
+		else
+			close(mfd);
+	}
 	if (r < 0) {
-		rs_exp_detach(exp);
+		job_mgr_fini(m);
 		return r;
 	}
-	*ret_state = exp;
+	*ret_state = m;
 	return 0;
 }
 
 static int job_mgr_child_died(void *state, int pid, const char *process, bool crashed)
 {
+	struct job_mgr *m = state;
+
 	(void)process;
-	return state && crashed ? rs_exp_reclaim_pid(state, pid) : 0;
+	return m && crashed ? rs_exp_reclaim_pid(m->exp, pid) : 0;
 }
 
-static void job_mgr_fini(void *state)
+static void job_mgr_metrics(void *state, struct kcmd_text *out)
 {
-	rs_exp_detach(state);
+	struct job_mgr *m = state;
+	char *text = NULL;
+
+	if (m && job_metrics_text(m->met, &text) == 0 && text)
+		kcmd_text_printf(out, "%s", text);
+	free(text);
 }
 
 static const char *const job_aliases[] = {"job", NULL};
@@ -117,6 +155,7 @@ const struct kcmd_controller kcmd_job_controller = {
         .worker_count = job_workers,
         .mgr_setup = job_mgr_setup,
         .mgr_child_died = job_mgr_child_died,
+        .mgr_metrics = job_mgr_metrics,
         .mgr_fini = job_mgr_fini,
         .handlers = &job_handler_table,
         .worker = &wk_job_controller,

@@ -36,6 +36,8 @@
 #include "shm/arena.h"
 #include "shm/record-model.h"
 #include "workers/job/job.h"
+#include "workers/job/metrics.h"
+#include "lib/childenv.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/worker.h"
 
@@ -44,6 +46,7 @@
 struct jc {
 	struct wk_ctx *ctx;
 	struct rs_exp *exp;
+	struct job_metrics *met; /* NULL when the region was not passed */
 	int pod_type, job_type;
 	uint64_t backoff_us, backoff_max_us;
 };
@@ -163,7 +166,11 @@ struct sj {
 	struct cond fin;                  /* finishedCondition (type NULL: none) */
 	char fin_reason[128], fin_message[512];
 	bool satisfied;
-	uint64_t requeue_us; /* smallest AddAfter asked for (0: none) */
+	bool counted;             /* the sync got past the early returns (job_syncs_total) */
+	enum job_m_action action; /* its action label */
+	int64_t attempted;        /* pod creations sent */
+	int64_t rec_s, rec_f;     /* status counters job_pods_finished_total has counted */
+	uint64_t requeue_us;      /* smallest AddAfter asked for (0: none) */
 	int err;
 };
 
@@ -599,6 +606,8 @@ static char *pod_body(struct sj *s, int64_t ix)
 static int64_t create_pods(struct sj *s, const int64_t *ix, int64_t n, int *ret_err)
 {
 	int64_t created = 0, done = 0;
+
+	s->attempted = 0;
 	int64_t batch = n < 1 ? n : 1; /* SlowStartInitialBatchSize */
 
 	*ret_err = 0;
@@ -626,6 +635,7 @@ static int64_t create_pods(struct sj *s, const int64_t *ix, int64_t n, int *ret_
 		}
 		if (r == 0)
 			r = kube_client_request_many(s->c->ctx->kc, rq, (size_t)batch, rs, NULL);
+		s->attempted += batch;
 		for (int64_t i = 0; i < batch; i++) {
 			int e = r < 0 ? r : rs[i].error.err;
 			if (e == 0) {
@@ -768,11 +778,13 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 	size_t nrm;
 
 	*err = 0;
+	s->action = JOB_M_TRACKING;
 	if (!rm) {
 		*err = -ENOMEM;
 		return active;
 	}
 	if (s->suspend) {
+		s->action = JOB_M_PODS_DELETED;
 		nrm = pods_for_removal(s, act, n_act, n_act, rm);
 		if ((*err = expect_deletions(s, rm, nrm)) == 0) {
 			*err = delete_pods(s, rm, nrm, true, true, &deleted, &deleted_ready);
@@ -798,6 +810,7 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 	if (nrm > JOB_MAX_CREATE_DELETE)
 		nrm = JOB_MAX_CREATE_DELETE;
 	if (nrm > 0) {
+		s->action = JOB_M_PODS_DELETED;
 		if ((*err = expect_deletions(s, rm, nrm)) == 0) {
 			*err = delete_pods(s, rm, nrm, true, true, &deleted, &deleted_ready);
 			rs_exp_settle(s->c->exp, s->key);
@@ -813,6 +826,7 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 	int64_t diff = want - term - active;
 	if (diff <= 0)
 		return active;
+	s->action = JOB_M_PODS_CREATED;
 	struct job_backoff b = backoff_of(s);
 	uint64_t wait = job_backoff_remaining_us(&b, kube_time_now(), s->c->backoff_us,
 	                                         s->c->backoff_max_us);
@@ -868,6 +882,13 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 		return active;
 	}
 	int64_t created = create_pods(s, ix, diff, err);
+	/* recordJobPodsCreationTotal, with upstream's counting: every attempt counts as succeeded,
+	 * a failed one also as failed */
+	enum job_m_create why = s->only_replace_failed && s->failed > 0 ? JOB_M_RECREATE_FAILED
+	                        : s->failed > 0 || s->terminating > 0
+	                                ? JOB_M_RECREATE_TERMINATING_OR_FAILED
+	                                : JOB_M_CREATE_NEW;
+	job_metrics_creations(s->c->met, why, s->attempted, s->attempted - created);
 	rs_exp_settle(s->c->exp, s->key);
 	free(ix);
 	return active + created;
@@ -986,6 +1007,20 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* recordJobPodFinished after a status write: what succeeded and failed grew by. */
+static void record_finished(struct sj *s)
+{
+	int64_t sc = 0, fc = 0;
+
+	int_at(s->status, "succeeded", NULL, &sc);
+	int_at(s->status, "failed", NULL, &fc);
+	job_metrics_pods_finished(s->c->met, s->indexed, sc - s->rec_s, fc - s->rec_f);
+	if (sc > s->rec_s)
+		s->rec_s = sc;
+	if (fc > s->rec_f)
+		s->rec_f = fc;
+}
+
 /* trackJobStatusAndRemoveFinalizers */
 static int track_status(struct sj *s, bool flush)
 {
@@ -1001,6 +1036,8 @@ static int track_status(struct sj *s, bool flush)
 
 	int_at(s->status, "succeeded", NULL, &old_s);
 	int_at(s->status, "failed", NULL, &old_f);
+	s->rec_s = old_s;
+	s->rec_f = old_f;
 	with_fin.v = calloc(s->n_pods ? s->n_pods : 1, sizeof(char *));
 	if (!rmp || !ok || !new_si || !with_fin.v) {
 		r = -ENOMEM;
@@ -1033,6 +1070,9 @@ static int track_status(struct sj *s, bool flush)
 				uncounted_add(s, "succeeded", p->uid);
 			}
 		} else if (failed || (s->fin.type && !scm)) {
+			if (!uid_in(&s->unc_f, p->uid) && s->pfp && p->pfp_action != JOB_PFP_NONE &&
+			    p->pfp_action != JOB_PFP_FAIL_INDEX)
+				job_metrics_pfp(s->c->met, p->pfp_action - JOB_PFP_FAIL_JOB);
 			if (!uid_in(&s->unc_f, p->uid) && (!s->indexed || valid_index(s, p)) &&
 			    p->pfp_count) {
 				flush = true;
@@ -1082,6 +1122,7 @@ static int track_status(struct sj *s, bool flush)
 	if (flush) {
 		if ((r = update_status(s)) < 0)
 			goto out;
+		record_finished(s);
 		flush = false;
 	}
 	if (nrm > 0) {
@@ -1095,7 +1136,8 @@ static int track_status(struct sj *s, bool flush)
 	if (clean_uncounted(s, &with_fin))
 		flush = true;
 	if (rm_err && flush) {
-		r = update_status(s);
+		if ((r = update_status(s)) == 0)
+			record_finished(s);
 		goto out;
 	}
 	if (rm_err) {
@@ -1118,7 +1160,12 @@ static int track_status(struct sj *s, bool flush)
 	if (flush) {
 		if ((r = update_status(s)) < 0)
 			goto out;
+		record_finished(s);
 		if (finished) {
+			job_metrics_finished(s->c->met, s->indexed,
+			                     !strcmp(s->fin.type, "Complete")
+			                             ? JOB_M_SUCCESS
+			                             : job_metrics_reason(s->fin.reason));
 			if (!strcmp(s->fin.type, "Complete")) {
 				int64_t sc = 0;
 				int_at(s->status, "succeeded", NULL, &sc);
@@ -1283,6 +1330,8 @@ static void sync_job(struct sj *s)
 		      "Skipped Job sync because completion mode is unknown");
 		return;
 	}
+	s->counted = true;
+	s->action = JOB_M_RECONCILING;
 	s->satisfied = rs_exp_satisfied(c->exp, s->key, rs_exp_now(), &st);
 	if (!s->satisfied && st.recheck_after_ns > 0)
 		requeue(s, (uint64_t)st.recheck_after_ns / 1000);
@@ -1487,6 +1536,8 @@ static void jc_sync(void *state, size_t q, const char *key, struct wk_result *re
 		return;
 	}
 	sync_job(&s);
+	if (s.counted)
+		job_metrics_sync(c->met, s.indexed, s.err < 0, s.action);
 	if (s.err < 0)
 		log_v(2, "syncing job %s: %s", key, strerror(-s.err));
 	res->err = s.err;
@@ -1526,6 +1577,9 @@ static int jc_init(struct wk_ctx *ctx, void **ret)
 		free(c);
 		return r;
 	}
+	int mfd = kcmd_env_fd("KCMD_JOB_METRICS_FD");
+	if (mfd >= 0 && (r = job_metrics_attach(mfd, true, &c->met)) < 0)
+		log_warning("the job_controller_* counters are not available: %s", strerror(-r));
 	*ret = c;
 	return 0;
 }
@@ -1536,6 +1590,7 @@ static void jc_fini(void *state)
 
 	if (c) {
 		rs_exp_detach(c->exp);
+		job_metrics_detach(c->met);
 		free(c);
 	}
 }

@@ -9,11 +9,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "workers/job/job.h"
+#include "workers/job/metrics.h"
 
 #define SEC INT64_C(1000000000)
 
@@ -374,6 +376,60 @@ static void test_success_policy(void **state)
 	assert_true(sp("{\"rules\":[{\"succeededIndexes\":\"3-20\"}]}", 5, "3,4", msg));
 }
 
+static void test_metrics(void **state)
+{
+	struct job_metrics *w = NULL, *r = NULL;
+	char *text = NULL;
+	int fd = job_metrics_memfd_create();
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(job_metrics_attach(fd, true, &w), 0);
+	assert_int_equal(job_metrics_attach(fd, false, &r), 0);
+	assert_int_equal(job_metrics_text(r, &text), 0);
+	assert_string_equal(text, ""); /* no series: no family */
+	free(text);
+	job_metrics_sync(w, false, false, JOB_M_PODS_CREATED);
+	job_metrics_sync(w, false, false, JOB_M_PODS_CREATED);
+	job_metrics_sync(w, true, true, JOB_M_TRACKING);
+	job_metrics_finished(w, false, JOB_M_SUCCESS);
+	job_metrics_finished(w, true, job_metrics_reason("BackoffLimitExceeded"));
+	job_metrics_finished(w, true, job_metrics_reason("Unknown")); /* dropped */
+	job_metrics_pods_finished(w, false, 3, 1);
+	job_metrics_pfp(w, 1);
+	job_metrics_creations(w, JOB_M_CREATE_NEW, 2, 0);
+	job_metrics_sync(r, false, false, JOB_M_TRACKING); /* a reader never writes */
+	assert_int_equal(job_metrics_text(r, &text), 0);
+	assert_non_null(strstr(text, "# HELP job_controller_job_syncs_total [STABLE] The number of "
+	                             "job syncs\n# TYPE job_controller_job_syncs_total counter\n"));
+	assert_non_null(strstr(text, "job_controller_job_syncs_total{action=\"pods_created\","
+	                             "completion_mode=\"NonIndexed\",result=\"success\"} 2\n"));
+	assert_non_null(strstr(text, "job_controller_job_syncs_total{action=\"tracking\","
+	                             "completion_mode=\"Indexed\",result=\"error\"} 1\n"));
+	assert_null(strstr(text, "action=\"tracking\",completion_mode=\"NonIndexed\""));
+	assert_non_null(strstr(text, "job_controller_jobs_finished_total{completion_mode="
+	                             "\"NonIndexed\",reason=\"\",result=\"succeeded\"} 1\n"));
+	assert_non_null(strstr(text,
+	                       "job_controller_jobs_finished_total{completion_mode=\"Indexed\","
+	                       "reason=\"BackoffLimitExceeded\",result=\"failed\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_job_pods_finished_total{completion_mode="
+	                             "\"NonIndexed\",result=\"succeeded\"} 3\n"));
+	assert_non_null(strstr(text, "job_controller_job_pods_finished_total{completion_mode="
+	                             "\"NonIndexed\",result=\"failed\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_pod_failures_handled_by_failure_policy_total{"
+	                             "action=\"Ignore\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_job_pods_creation_total{reason=\"new\","
+	                             "status=\"succeeded\"} 2\n"));
+	/* a multi-line upstream help is one line here (newlines escaped, as client_golang) */
+	const char *help = strstr(text, "# HELP job_controller_pod_failures");
+	assert_non_null(help);
+	assert_true(strncmp(strchr(help, '\n') + 1, "# TYPE job_controller_pod_failures", 34) == 0);
+	free(text);
+	job_metrics_detach(w);
+	job_metrics_detach(r);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +443,7 @@ int main(void)
 	        cmocka_unit_test(test_generate_name),
 	        cmocka_unit_test(test_pod_failure_policy),
 	        cmocka_unit_test(test_success_policy),
+	        cmocka_unit_test(test_metrics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
