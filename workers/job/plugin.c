@@ -30,7 +30,7 @@ static int job_workers(const struct kcmd_flag_values *v)
 }
 
 struct job_mgr {
-	struct rs_exp *exp;
+	struct rs_exp *exp, *fin; /* pod creations/deletions; finalizer removals */
 	struct job_metrics *met;
 };
 
@@ -40,6 +40,7 @@ static void job_mgr_fini(void *state)
 
 	if (m) {
 		rs_exp_detach(m->exp);
+		rs_exp_detach(m->fin);
 		job_metrics_detach(m->met);
 		free(m);
 	}
@@ -53,7 +54,7 @@ static int job_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values
 	                (int64_t)kcmd_flag_duration_us(v, "job-orphaned-expectations-grace") *
 	                1000};
 	struct job_mgr *m = calloc(1, sizeof(*m));
-	int fd, mfd, r;
+	int fd, ffd, mfd, r;
 
 	*ret_state = NULL;
 	if (!m)
@@ -67,6 +68,14 @@ static int job_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values
 	if (r == 0)
 		r = kcmd_mgr_export_fd(env, "KCMD_EXPECTATIONS_FD", fd,
 		                       KCMD_TO_DISPATCHER | KCMD_TO_WORKERS);
+	if (r == 0 && (r = ffd = rs_exp_memfd_create(&eo)) >= 0) {
+		r = rs_exp_attach(ffd, RS_EXP_WORKER, rs_exp_now(), &m->fin);
+		if (r == 0)
+			r = kcmd_mgr_export_fd(env, "KCMD_JOB_FINALIZER_EXPECTATIONS_FD", ffd,
+			                       KCMD_TO_DISPATCHER | KCMD_TO_WORKERS);
+		else
+			close(ffd);
+	}
 	if (r == 0 && (r = mfd = job_metrics_memfd_create()) >= 0) {
 		r = job_metrics_attach(mfd, false, &m->met);
 		if (r == 0)
@@ -85,9 +94,14 @@ static int job_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values
 static int job_mgr_child_died(void *state, int pid, const char *process, bool crashed)
 {
 	struct job_mgr *m = state;
+	int a, b;
 
 	(void)process;
-	return m && crashed ? rs_exp_reclaim_pid(m->exp, pid) : 0;
+	if (!m || !crashed)
+		return 0;
+	a = rs_exp_reclaim_pid(m->exp, pid);
+	b = rs_exp_reclaim_pid(m->fin, pid);
+	return a < 0 ? a : b < 0 ? b : a + b;
 }
 
 static void job_mgr_metrics(void *state, struct kcmd_text *out)

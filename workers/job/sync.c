@@ -13,9 +13,11 @@
  *   Pod creations and deletions are covered by expectations in shared memory (the ReplicaSet
  *   controller's module, a region of the Job controller's own: observations come from its
  *   dispatcher's handlers, a crashed worker's claims are reclaimed by the manager). Finalizer
- *   removals need no expectations of their own here: a pod whose removal was sent stays in
- *   status.uncountedTerminatedPods until the cache shows it without the finalizer, and the
- *   resourceVersion precondition of the status write keeps a stale Job from counting it twice.
+ *   removals have expectations too (a second region): a sync that counted pods waits, before
+ *   the next one of the key proceeds, until the dispatcher saw each of them without the
+ *   finalizer, so a stale pod record cannot be counted again after the Job's status moved it
+ *   out of uncountedTerminatedPods (upstream skips those uids instead of waiting). The
+ *   resourceVersion of the status write keeps a stale Job from counting anything twice.
  *   Requests of one step (a slow-start batch of creations, the deletions, the finalizer
  *   removals) go out together (kube_client_request_many), as upstream's goroutines do.
  *   Not done (docs/job.md): backoffLimitPerIndex/maxFailedIndexes (and FailIndex),
@@ -45,8 +47,8 @@
 
 struct jc {
 	struct wk_ctx *ctx;
-	struct rs_exp *exp;
-	struct job_metrics *met; /* NULL when the region was not passed */
+	struct rs_exp *exp, *fin; /* pod creations/deletions; finalizer removals */
+	struct job_metrics *met;  /* NULL when the region was not passed */
 	int pod_type, job_type;
 	uint64_t backoff_us, backoff_max_us;
 };
@@ -1007,6 +1009,29 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The finalizer removals about to be sent, as expectations in shared memory: until the
+ * dispatcher has seen each pod without its finalizer (or gone), the next sync of the key waits,
+ * so a pod counted in this sync is never seen again with the finalizer by a later one. */
+static int expect_fin_removals(struct sj *s, struct job_pod *const *pods, size_t n)
+{
+	char **keys = calloc(n ? n : 1, sizeof(char *));
+	int r = -ENOMEM;
+
+	if (!keys)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (asprintf(&keys[i], "%s/%s", s->ns, pods[i]->name) < 0) {
+			keys[i] = NULL;
+			goto out;
+		}
+	r = rs_exp_expect_deletions(s->c->fin, s->key, (const char *const *)keys, n, rs_exp_now());
+out:
+	for (size_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	return r;
+}
+
 /* recordJobPodFinished after a status write: what succeeded and failed grew by. */
 static void record_finished(struct sj *s)
 {
@@ -1126,7 +1151,17 @@ static int track_status(struct sj *s, bool flush)
 		flush = false;
 	}
 	if (nrm > 0) {
+		/* expectFinalizersRemoved before the patches go out (finalizer expectations) */
+		if ((r = expect_fin_removals(s, rmp, nrm)) < 0)
+			goto out;
 		rm_err = remove_finalizers(s, rmp, nrm, ok);
+		for (size_t i = 0; i < nrm; i++) {
+			char pk[512];
+			snprintf(pk, sizeof(pk), "%s/%s", s->ns, rmp[i]->name);
+			if (!ok[i])
+				rs_exp_deletion_failed(s->c->fin, s->key, pk);
+		}
+		rs_exp_settle(s->c->fin, s->key);
 		for (size_t i = 0; i < nrm; i++)
 			if (ok[i])
 				for (size_t k = 0; k < with_fin.n; k++)
@@ -1289,6 +1324,7 @@ static void sync_job(struct sj *s)
 	r = shm_reader_get(c->ctx->arena, (uint16_t)c->job_type, s->ns, s->name, &obj);
 	if (r == -ENOENT) {
 		rs_exp_delete(c->exp, s->key);
+		rs_exp_delete(c->fin, s->key);
 		s->err = cleanup_orphans(s, NULL);
 		return;
 	}
@@ -1328,6 +1364,14 @@ static void sync_job(struct sj *s)
 	if (mode && strcmp(mode, "NonIndexed") && strcmp(mode, "Indexed")) {
 		event(s, KCMD_EVENT_WARNING, "UnknownCompletionMode", "%s",
 		      "Skipped Job sync because completion mode is unknown");
+		return;
+	}
+	struct rs_exp_state fst;
+	if (!rs_exp_satisfied(c->fin, s->key, rs_exp_now(), &fst)) {
+		/* finalizer removals of the last sync not seen yet: wait for the cache (the pod
+		 * updates queue the key again; the recheck covers a dead worker's record) */
+		requeue(s,
+		        fst.recheck_after_ns > 0 ? (uint64_t)fst.recheck_after_ns / 1000 : 1000000);
 		return;
 	}
 	s->counted = true;
@@ -1577,6 +1621,12 @@ static int jc_init(struct wk_ctx *ctx, void **ret)
 		free(c);
 		return r;
 	}
+	int ffd = kcmd_env_fd("KCMD_JOB_FINALIZER_EXPECTATIONS_FD");
+	if (ffd < 0 || (r = rs_exp_attach(ffd, RS_EXP_WORKER, rs_exp_now(), &c->fin)) < 0) {
+		rs_exp_detach(c->exp);
+		free(c);
+		return ffd < 0 ? -EBADF : r;
+	}
 	int mfd = kcmd_env_fd("KCMD_JOB_METRICS_FD");
 	if (mfd >= 0 && (r = job_metrics_attach(mfd, true, &c->met)) < 0)
 		log_warning("the job_controller_* counters are not available: %s", strerror(-r));
@@ -1590,6 +1640,7 @@ static void jc_fini(void *state)
 
 	if (c) {
 		rs_exp_detach(c->exp);
+		rs_exp_detach(c->fin);
 		job_metrics_detach(c->met);
 		free(c);
 	}

@@ -30,8 +30,16 @@
 #define JOB_BATCH_PERIOD_US 1000000 /* syncJobBatchPeriod */
 
 struct jt {
-	struct rs_exp *exp;
+	struct rs_exp *exp, *fin; /* pod creations/deletions; finalizer removals */
 };
+
+static bool has_tracking(const struct kube_object_meta *m)
+{
+	for (uint32_t i = 0; m && i < m->n_finalizers; i++)
+		if (!strcmp(m->finalizers[i], JOB_TRACKING_FINALIZER))
+			return true;
+	return false;
+}
 
 static void add(struct inf_handler_ctx *ctx, const char *key, uint64_t after_us)
 {
@@ -82,8 +90,11 @@ static void pod_deleted(struct inf_handler_ctx *ctx, const struct kube_object_me
 
 	if (!key[0])
 		return;
-	if (mine && kcmd_key_make(pk, sizeof(pk), m->namespace, m->name) >= 0)
+	if (mine && kcmd_key_make(pk, sizeof(pk), m->namespace, m->name) >= 0) {
 		rs_exp_deletion_observed(t->exp, key, pk);
+		if (!has_tracking(m))
+			rs_exp_deletion_observed(t->fin, key, pk); /* its finalizer is gone too */
+	}
 	add(ctx, key, 0);
 }
 
@@ -142,6 +153,13 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 		if (key[0])
 			add(ctx, key, just_failed ? JOB_BATCH_PERIOD_US : 0);
 	}
+	if (have_old && has_tracking(&old.pod.meta) && !has_tracking(&p->meta)) {
+		char pk[KCMD_KEY_MAX + 1];
+		/* upstream's finalizerRemovalObserved */
+		if (owner_key(ctx, &p->meta, key, sizeof(key)) &&
+		    kcmd_key_make(pk, sizeof(pk), p->meta.namespace, p->meta.name) >= 0)
+			rs_exp_deletion_observed(((struct jt *)ctx->state)->fin, key, pk);
+	}
 	if (have_old) {
 		/* the controller reference changed: the old Job syncs too */
 		owner_key(ctx, &old.pod.meta, okey, sizeof(okey));
@@ -192,6 +210,7 @@ static void on_job_delete(struct inf_handler_ctx *ctx, const struct inf_event *e
 	if (!name || kcmd_key_make(key, sizeof(key), ns, name) < 0)
 		return;
 	rs_exp_informer_delete(t->exp, key);
+	rs_exp_informer_delete(t->fin, key);
 	add(ctx, key, 0); /* its pods' finalizers are released by the sync */
 }
 
@@ -212,6 +231,14 @@ static int jt_init(struct inf_handler_ctx *ctx)
 		free(t);
 		return r;
 	}
+	fdv = getenv("KCMD_JOB_FINALIZER_EXPECTATIONS_FD");
+	if (!fdv || !*fdv ||
+	    (r = rs_exp_attach((int)strtol(fdv, NULL, 10), RS_EXP_INFORMER, rs_exp_now(),
+	                       &t->fin)) < 0) {
+		rs_exp_detach(t->exp);
+		free(t);
+		return fdv && *fdv ? r : -EBADF;
+	}
 	ctx->state = t;
 	return 0;
 }
@@ -222,6 +249,7 @@ static void jt_fini(struct inf_handler_ctx *ctx)
 
 	if (t) {
 		rs_exp_detach(t->exp);
+		rs_exp_detach(t->fin);
 		free(t);
 	}
 	ctx->state = NULL;
