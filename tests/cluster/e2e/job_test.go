@@ -551,3 +551,72 @@ func TestJob_SuccessPolicy(t *testing.T) {
 		t.Fatalf("status %+v", cur.Status)
 	}
 }
+
+// TestParallelJobChangingParallelism: lowering parallelism deletes pods (their finalizer
+// released first, so they are not counted as failed), raising it creates pods.
+func TestJob_ParallelJobChangingParallelism(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	jb := hjJob(ns, "scaling")
+	jb.Spec.Parallelism = ptr.To[int32](2)
+	jb.Spec.BackoffLimit = ptr.To[int32](2)
+	j := hjCreate(t, jb)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 2, Terminating: ptr.To[int32](0)})
+
+	hjUpdate(t, j, func(x *batchv1.Job) { x.Spec.Parallelism = ptr.To[int32](1) })
+	validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+
+	hjUpdate(t, j, func(x *batchv1.Job) { x.Spec.Parallelism = ptr.To[int32](3) })
+	validateJobPodsStatus(t, j, podsByStatus{Active: 3, Terminating: ptr.To[int32](0)})
+
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 1)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 2, Succeeded: 1, Terminating: ptr.To[int32](0)})
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 2)
+	validateJobPodsStatus(t, j, podsByStatus{Succeeded: 3, Terminating: ptr.To[int32](0)})
+	validateJobCondition(t, j, batchv1.JobComplete, "")
+}
+
+// TestJobPodReplacementPolicy: with podReplacementPolicy Failed a deleted (terminating) pod is
+// not replaced until it is Failed and counts in status.terminating; with TerminatingOrFailed it
+// counts as failed and is replaced at once.
+func TestJob_PodReplacementPolicy(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	del := func(t *testing.T, j *batchv1.Job) *corev1.Pod {
+		t.Helper()
+		for _, p := range hjPods(t, j) {
+			if hjActive(&p) {
+				if err := env.Client.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				return &p
+			}
+		}
+		t.Fatal("no active pod")
+		return nil
+	}
+	t.Run("Failed", func(t *testing.T) {
+		jb := hjJob(ns, "failed")
+		jb.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+		j := hjCreate(t, jb)
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+		p := del(t, j)
+		validateJobPodsStatus(t, j, podsByStatus{Active: 0, Terminating: ptr.To[int32](1)})
+		time.Sleep(time.Second)
+		if n := len(hjPods(t, j)); n != 1 {
+			t.Fatalf("%d pods while the deleted one is only terminating", n)
+		}
+		cur, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hjSetPhase(t, cur, corev1.PodFailed)
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: 1, Terminating: ptr.To[int32](0)})
+	})
+	t.Run("TerminatingOrFailed", func(t *testing.T) {
+		j := hjCreate(t, hjJob(ns, "terminating"))
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+		del(t, j)
+		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: 1, Terminating: ptr.To[int32](0)})
+	})
+}
