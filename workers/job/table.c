@@ -82,7 +82,9 @@ static bool owner_key(struct inf_handler_ctx *ctx, const struct kube_object_meta
 	return same;
 }
 
-static void pod_deleted(struct inf_handler_ctx *ctx, const struct kube_object_meta *m)
+/* gone: the pod left the apiserver (its finalizers were all removed, whatever the last state
+ * the cache kept says); else it is being deleted (deletionTimestamp set). */
+static void pod_deleted(struct inf_handler_ctx *ctx, const struct kube_object_meta *m, bool gone)
 {
 	struct jt *t = ctx->state;
 	char key[KCMD_KEY_MAX + 1], pk[KCMD_KEY_MAX + 1];
@@ -92,7 +94,7 @@ static void pod_deleted(struct inf_handler_ctx *ctx, const struct kube_object_me
 		return;
 	if (mine && kcmd_key_make(pk, sizeof(pk), m->namespace, m->name) >= 0) {
 		rs_exp_deletion_observed(t->exp, key, pk);
-		if (!has_tracking(m))
+		if (gone || !has_tracking(m))
 			rs_exp_deletion_observed(t->fin, key, pk); /* its finalizer is gone too */
 	}
 	add(ctx, key, 0);
@@ -107,7 +109,7 @@ static void on_pod_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	if (!p)
 		return;
 	if (p->meta.deletion_timestamp) {
-		pod_deleted(ctx, &p->meta);
+		pod_deleted(ctx, &p->meta, false);
 		return;
 	}
 	if (owner_key(ctx, &p->meta, key, sizeof(key)))
@@ -145,7 +147,7 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 		return;
 	}
 	if (p->meta.deletion_timestamp) {
-		pod_deleted(ctx, &p->meta);
+		pod_deleted(ctx, &p->meta, false);
 	} else {
 		bool just_failed = p->phase == KUBE_POD_FAILED &&
 		                   (!have_old || old.pod.phase != KUBE_POD_FAILED);
@@ -175,9 +177,9 @@ static void on_pod_delete(struct inf_handler_ctx *ctx, const struct inf_event *e
 	struct shm_pod_view old;
 
 	if (ev->obj) {
-		pod_deleted(ctx, &((const struct kube_pod *)ev->obj)->meta);
+		pod_deleted(ctx, &((const struct kube_pod *)ev->obj)->meta, true);
 	} else if (ev->old && old_pod(ev->old, &old) == 0) {
-		pod_deleted(ctx, &old.pod.meta); /* tombstone: the last known state */
+		pod_deleted(ctx, &old.pod.meta, true); /* the last known state */
 		shm_pod_view_free(&old);
 	}
 }
