@@ -1992,7 +1992,7 @@ static int start_simulator(struct bench *b)
 	                  a_kc,
 	                  "--leader-elect=false",
 	                  "--controllers=-replicaset-controller,-garbage-collector-controller,"
-	                  "-pod-garbage-collector-controller",
+	                  "-pod-garbage-collector-controller,-job-controller",
 	                  "--simulate-kubelet",
 	                  "--simulate-kubelet-qps=5000",
 	                  "--simulate-kubelet-burst=10000",

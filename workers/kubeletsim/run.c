@@ -37,6 +37,7 @@
 #include "lib/kube-loop.h"
 #include "lib/log.h"
 #include "shm/arena.h"
+#include "shm/record-model.h"
 #include "workers/kubeletsim/nodes.h"
 #include "workers/kubeletsim/run.h"
 #include "workers/kubeletsim/sim.h"
@@ -80,11 +81,11 @@ struct ks {
 	struct shm_arena *arena;
 	struct ipc_queue *q;
 	struct ipc_source *post, *lease_timer, *stats_timer, *sig_term, *sig_int;
-	int pod_type, rs_type;
+	int pod_type, rs_type, job_type;
 	bool watch_armed, stopping;
 	unsigned inflight, rr;
 	uint64_t pod_seq;
-	struct shm_obj obj, rs_obj;
+	struct shm_obj obj, rs_obj, job_obj;
 	struct ent **tab;
 	size_t tab_cap, tab_n;
 	char (*node_names)[64];
@@ -305,6 +306,70 @@ static int containers_of(struct ks *s, const struct shm_obj *pod, struct ks_cont
 	return n < 0 ? 0 : n;
 }
 
+/* The plan of the pod's controlling Job (from the arena: the Job controller caches Jobs whole),
+ * its template's containers into out. Returns the container count, or -ENOENT when the Job is
+ * not in the cache (then the pod succeeds at once, without container statuses). */
+static int job_plan_of(struct ks *s, const struct shm_obj *pod, struct ks_job_plan *plan,
+                       struct ks_container *out, char **storage)
+{
+	const struct shm_owner_ref *c = shm_obj_controller(pod);
+	struct shm_obj copy = SHM_OBJ_INIT;
+	struct shm_object_view v;
+	int n;
+
+	*storage = NULL;
+	*plan = (struct ks_job_plan){.fail_count = -1};
+	if (!c || !c->kind || strcmp(c->kind, "Job") != 0)
+		return -ENOENT;
+	if (s->job_type < 0)
+		s->job_type = shm_reader_find_type(s->arena, "batch", "v1", "jobs");
+	if (s->job_type < 0 ||
+	    shm_reader_get(s->arena, (uint16_t)s->job_type, pod->ns, c->name, &s->job_obj) < 0)
+		return -ENOENT;
+	if (!s->job_obj.uid || !c->uid || strcmp(s->job_obj.uid, c->uid) != 0 ||
+	    s->job_obj.kind != SHM_RECORD_OBJECT || shm_obj_dup(&s->job_obj, &copy) < 0)
+		return -ENOENT;
+	if (shm_object_view_init(&copy, &v) < 0) {
+		shm_object_view_free(&v);
+		return -ENOENT;
+	}
+	n = ks_job_plan_parse(v.o.raw, v.o.raw_len, plan, out, KS_MAX_CONTAINERS, storage);
+	shm_object_view_free(&v);
+	return n < 0 ? -ENOENT : n;
+}
+
+struct failed_count {
+	int64_t n;
+};
+
+static int count_failed(const struct shm_obj *o, void *ud)
+{
+	struct ks_pod p;
+
+	if (ks_pod_from_obj(o, &p) == 0 && p.phase == KUBE_POD_FAILED)
+		((struct failed_count *)ud)->n++;
+	return 0;
+}
+
+/* The exit code of the pod's run that ends now: failures so far are the Job's Failed pods (as
+ * the simulator's cache sees them) plus this pod's restarts. */
+static int32_t job_exit_code(struct ks *s, const struct shm_obj *pod, const struct ks_pod *p,
+                             const struct ks_job_plan *plan)
+{
+	const struct shm_owner_ref *c = shm_obj_controller(pod);
+	struct failed_count fc = {0};
+	const char *ix = shm_obj_label(pod, "batch.kubernetes.io/job-completion-index");
+	char *end = NULL;
+	long long index = ix ? strtoll(ix, &end, 10) : -1;
+
+	if (ix && (!*ix || *end))
+		index = -1;
+	if (c && c->uid && plan->fail_count >= 0)
+		shm_reader_list_controlled(s->arena, (uint16_t)s->pod_type, c->uid, NULL,
+		                           count_failed, &fc);
+	return ks_job_exit_code(plan, index, fc.n + p->restarts);
+}
+
 static int start_op(struct ks *s, struct ent *e, enum ks_action act, const struct ks_pod *p)
 {
 	struct kube_request req = {
@@ -345,7 +410,26 @@ static int start_op(struct ks *s, struct ent *e, enum ks_action act, const struc
 			ks_pod_ip(s->pod_seq++, pip, sizeof(pip));
 			r = ks_run_status_body(hip, pip, kube_time_now(), cs, (size_t)n, &body);
 		} else {
-			r = ks_complete_status_body(kube_time_now(), cs, (size_t)n, &body);
+			struct ks_job_plan plan;
+			char *jst = NULL;
+			int jn = job_plan_of(s, &s->obj, &plan, cs, &jst);
+			if (jn < 0) {
+				r = ks_complete_status_body(kube_time_now(), cs, (size_t)n, &body);
+			} else {
+				int32_t code = job_exit_code(s, &s->obj, p, &plan);
+				if (e->no_containers)
+					jn = 0;
+				op->with_containers = jn > 0;
+				if (code != 0 && plan.on_failure)
+					r = ks_restart_status_body(kube_time_now(), p->ready_since,
+					                           code, p->restarts, cs,
+					                           (size_t)jn, &body);
+				else
+					r = ks_finish_status_body(kube_time_now(), p->ready_since,
+					                          code, p->restarts, cs, (size_t)jn,
+					                          &body);
+			}
+			free(jst);
 		}
 		free(storage);
 		req.verb = KUBE_PATCH;
@@ -430,6 +514,21 @@ static uint64_t handle_key(struct ks *s, char *key)
 	}
 	if (act == KS_WAIT)
 		return wait ? wait : 1;
+	if (act == KS_COMPLETE) {
+		/* a Job's pod runs for its template's run-duration from when it became Ready */
+		struct ks_job_plan plan;
+		struct ks_container cs[KS_MAX_CONTAINERS];
+		char *jst = NULL;
+		if (job_plan_of(s, &s->obj, &plan, cs, &jst) >= 0 && plan.run_us && p.ready_since) {
+			kube_time_t end = p.ready_since + (kube_time_t)plan.run_us * 1000;
+			kube_time_t tnow = kube_time_now();
+			if (end > tnow) {
+				free(jst);
+				return (uint64_t)(end - tnow) / 1000 + 1;
+			}
+		}
+		free(jst);
+	}
 	if (!e && !(e = ent_get(s, key)))
 		return KS_RETRY_USEC;
 	r = start_op(s, e, act, &p);
@@ -718,8 +817,12 @@ static int parse_num(const char *s, double min, double max, double *ret)
 
 int ks_main(int argc, char **argv)
 {
-	struct ks *s = &(struct ks){
-	        .n_nodes = 10, .qps = 1000, .burst = 2000, .pod_type = -1, .rs_type = -1};
+	struct ks *s = &(struct ks){.n_nodes = 10,
+	                            .qps = 1000,
+	                            .burst = 2000,
+	                            .pod_type = -1,
+	                            .rs_type = -1,
+	                            .job_type = -1};
 	const char *kubeconfig = NULL, *master = NULL;
 	char err[1024];
 	double d;
@@ -874,6 +977,7 @@ int ks_main(int argc, char **argv)
 	ent_free_all(s);
 	shm_obj_release(&s->obj);
 	shm_obj_release(&s->rs_obj);
+	shm_obj_release(&s->job_obj);
 	shm_arena_close(s->arena);
 	kube_config_free(s->kcfg);
 	free(s->node_names);

@@ -382,6 +382,168 @@ int ks_complete_status_body(kube_time_t now, const struct ks_container *c, size_
 	return done(root, bad, ret);
 }
 
+/* ---- Job pods ---------------------------------------------------------------------------------
+ */
+
+static const char *ann_of(cJSON *anns, const char *key)
+{
+	cJSON *x = cJSON_GetObjectItemCaseSensitive(anns, key);
+	return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+int ks_job_plan_parse(const char *job_json, size_t len, struct ks_job_plan *plan,
+                      struct ks_container *out, size_t max, char **storage)
+{
+	cJSON *root, *tmpl, *anns, *rp;
+	const char *v;
+	char *tj;
+	int n;
+
+	*plan = (struct ks_job_plan){.fail_count = -1};
+	*storage = NULL;
+	if (!job_json || !len || !(root = cJSON_ParseWithLength(job_json, len)))
+		return -EBADMSG;
+	tmpl = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "spec"),
+	                                        "template");
+	anns = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"),
+	                                        "annotations");
+	if ((v = ann_of(anns, KS_ANN_EXIT_CODE))) {
+		char *end;
+		long x = strtol(v, &end, 10);
+		if (*v && !*end && x >= 0 && x <= 255)
+			plan->exit_code = (int32_t)x;
+	}
+	if ((v = ann_of(anns, KS_ANN_RUN_DURATION)))
+		ks_parse_duration(v, &plan->run_us);
+	if ((v = ann_of(anns, KS_ANN_FAIL_COUNT))) {
+		char *end;
+		long long x = strtoll(v, &end, 10);
+		if (*v && !*end && x >= 0)
+			plan->fail_count = x;
+	}
+	if ((v = ann_of(anns, KS_ANN_FAIL_INDEXES)))
+		snprintf(plan->fail_indexes, sizeof(plan->fail_indexes), "%s", v);
+	rp = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tmpl, "spec"),
+	                                      "restartPolicy");
+	plan->on_failure = cJSON_IsString(rp) && !strcmp(rp->valuestring, "OnFailure");
+	tj = tmpl ? cJSON_PrintUnformatted(tmpl) : NULL;
+	cJSON_Delete(root);
+	if (!tj)
+		return 0; /* no template: no containers */
+	n = ks_template_containers(tj, strlen(tj), out, max, storage);
+	free(tj);
+	return n < 0 ? 0 : n;
+}
+
+int32_t ks_job_exit_code(const struct ks_job_plan *plan, int64_t index, int64_t failures)
+{
+	if (plan->exit_code == 0)
+		return 0;
+	if (plan->fail_indexes[0]) {
+		bool listed = false;
+		for (const char *p = plan->fail_indexes; *p;) {
+			char *end;
+			long long x = strtoll(p, &end, 10);
+			if (end != p && index >= 0 && x == index)
+				listed = true;
+			p = *end ? end + 1 : end;
+		}
+		if (!listed)
+			return 0;
+	}
+	if (plan->fail_count >= 0 && failures >= plan->fail_count)
+		return 0;
+	return plan->exit_code;
+}
+
+static void add_container_statuses(cJSON *st, kube_time_t now, kube_time_t started,
+                                   int32_t exit_code, int32_t restarts, bool restart,
+                                   const struct ks_container *c, size_t n, bool *bad)
+{
+	char ts[KUBE_TIME_BUF], ss[KUBE_TIME_BUF];
+	cJSON *arr;
+
+	if (!n)
+		return;
+	kube_time_format(now, ts);
+	kube_time_format(started ? started : now, ss);
+	arr = add_arr(st, "containerStatuses", bad);
+	for (size_t i = 0; i < n; i++) {
+		int32_t code = i == 0 ? exit_code : 0;
+		cJSON *o = arr_obj(arr, bad);
+		add_str(o, "name", c[i].name, bad);
+		add_bool(o, "ready", restart, bad);
+		add_bool(o, "started", restart, bad);
+		add_num(o, "restartCount", restarts + (restart && i == 0 ? 1 : 0), bad);
+		add_str(o, "image", c[i].image, bad);
+		add_str(o, "imageID", "", bad);
+		add_str(o, "containerID", "", bad);
+		cJSON *state = add_obj(o, "state", bad);
+		cJSON *term;
+		if (restart) {
+			cJSON *run = state ? add_obj(state, "running", bad) : NULL;
+			add_str(run, "startedAt", ts, bad);
+			if (i != 0)
+				continue;
+			cJSON *last = add_obj(o, "lastState", bad);
+			term = last ? add_obj(last, "terminated", bad) : NULL;
+		} else {
+			term = state ? add_obj(state, "terminated", bad) : NULL;
+		}
+		add_num(term, "exitCode", code, bad);
+		add_str(term, "reason", code ? "Error" : "Completed", bad);
+		add_str(term, "startedAt", ss, bad);
+		add_str(term, "finishedAt", ts, bad);
+	}
+}
+
+int ks_finish_status_body(kube_time_t now, kube_time_t started, int32_t exit_code, int32_t restarts,
+                          const struct ks_container *c, size_t n_containers, char **ret)
+{
+	char ts[KUBE_TIME_BUF];
+	cJSON *root = cJSON_CreateObject(), *st, *conds;
+	const char *why = exit_code ? "PodFailed" : "PodCompleted";
+	bool bad = !root;
+
+	if (bad)
+		return -ENOMEM;
+	if (kube_time_format(now, ts) < 0) {
+		cJSON_Delete(root);
+		return -EINVAL;
+	}
+	st = add_obj(root, "status", &bad);
+	add_str(st, "phase", exit_code ? "Failed" : "Succeeded", &bad);
+	conds = add_arr(st, "conditions", &bad);
+	add_cond(conds, "PodReadyToStartContainers", "False", NULL, ts, &bad);
+	add_cond(conds, "Ready", "False", why, ts, &bad);
+	add_cond(conds, "ContainersReady", "False", why, ts, &bad);
+	add_container_statuses(st, now, started, exit_code, restarts, false, c, n_containers, &bad);
+	return done(root, bad, ret);
+}
+
+int ks_restart_status_body(kube_time_t now, kube_time_t started, int32_t exit_code,
+                           int32_t restarts, const struct ks_container *c, size_t n_containers,
+                           char **ret)
+{
+	char ts[KUBE_TIME_BUF];
+	cJSON *root = cJSON_CreateObject(), *st, *conds;
+	bool bad = !root;
+
+	if (bad)
+		return -ENOMEM;
+	if (kube_time_format(now, ts) < 0) {
+		cJSON_Delete(root);
+		return -EINVAL;
+	}
+	st = add_obj(root, "status", &bad);
+	add_str(st, "phase", "Running", &bad);
+	conds = add_arr(st, "conditions", &bad);
+	add_cond(conds, "Ready", "True", NULL, ts, &bad);
+	add_cond(conds, "ContainersReady", "True", NULL, ts, &bad);
+	add_container_statuses(st, now, started, exit_code, restarts, true, c, n_containers, &bad);
+	return done(root, bad, ret);
+}
+
 /* ---- nodes ------------------------------------------------------------------------------------
  */
 

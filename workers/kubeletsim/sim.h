@@ -45,6 +45,8 @@ struct ks_pod {
 	bool ready;
 	kube_time_t deletion_ts; /* 0: not being deleted */
 	bool job_owned;          /* controller reference to a batch/v1 Job */
+	kube_time_t ready_since; /* the Ready condition's lastTransitionTime (0: none) */
+	int32_t restarts;        /* largest container restartCount */
 };
 
 /* True for KS_NODE_PREFIX followed by 1..6 decimal digits (no leading zero but "0"). */
@@ -88,6 +90,41 @@ int ks_run_status_body(const char *host_ip, const char *pod_ip, kube_time_t now,
  * ContainersReady False with reason PodCompleted, containers terminated with exit code 0. */
 int ks_complete_status_body(kube_time_t now, const struct ks_container *c, size_t n_containers,
                             char **ret);
+/* ---- Job pods (docs/bench.md "Kubelet simulator", "Job pods") --------------------------------
+ * What a Job asks of the simulator, read from its spec.template: the annotations below (pods
+ * carry them too, but the simulator's cache keeps a pod's labels, not its annotations, so it
+ * reads them from the owning Job) and spec.restartPolicy. */
+#define KS_ANN_EXIT_CODE    "kubeletsim.kcmd.io/exit-code"    /* int, default 0 */
+#define KS_ANN_RUN_DURATION "kubeletsim.kcmd.io/run-duration" /* Go duration, default 0 */
+#define KS_ANN_FAIL_COUNT   "kubeletsim.kcmd.io/fail-count"   /* the first N runs fail */
+#define KS_ANN_FAIL_INDEXES "kubeletsim.kcmd.io/fail-indexes" /* "1,3": only these indexes */
+struct ks_job_plan {
+	int32_t exit_code;
+	uint64_t run_us;
+	int64_t fail_count; /* -1: every run exits with exit_code */
+	char fail_indexes[256];
+	bool on_failure; /* restartPolicy OnFailure: a failed run restarts in place */
+};
+/* From a Job's JSON: the plan and the template's containers (as ks_template_containers).
+ * Returns the container count (>= 0), -EBADMSG, -ENOMEM. Bad annotation values are ignored
+ * (their defaults apply). */
+int ks_job_plan_parse(const char *job_json, size_t len, struct ks_job_plan *plan,
+                      struct ks_container *out, size_t max, char **storage);
+/* The exit code of a run: index is the pod's completion index (-1: none); failures is how many
+ * runs of the Job failed so far (its Failed pods plus this pod's restarts). */
+int32_t ks_job_exit_code(const struct ks_job_plan *plan, int64_t index, int64_t failures);
+/* Strategic merge patch finishing a Job's pod: Succeeded (exit code 0) or Failed (else), Ready
+ * and ContainersReady False (PodCompleted / PodFailed), the first container terminated with
+ * exit_code (reason Completed / Error), the others with 0; restarts is kept as restartCount. */
+int ks_finish_status_body(kube_time_t now, kube_time_t started, int32_t exit_code, int32_t restarts,
+                          const struct ks_container *c, size_t n_containers, char **ret);
+/* restartPolicy OnFailure: the failed run restarts in place: phase Running, Ready True (a new
+ * transition time, so the next run is timed from it), restartCount restarts + 1 and lastState
+ * terminated with exit_code. */
+int ks_restart_status_body(kube_time_t now, kube_time_t started, int32_t exit_code,
+                           int32_t restarts, const struct ks_container *c, size_t n_containers,
+                           char **ret);
+
 /* The fake Node object (POST /api/v1/nodes). */
 int ks_node_body(unsigned i, char **ret);
 /* Strategic merge patch of nodes/<name>/status: Ready and the pressure conditions, capacity,

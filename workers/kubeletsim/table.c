@@ -42,6 +42,8 @@ int ks_pod_from_obj(const struct shm_obj *obj, struct ks_pod *ret)
 	ret->phase = (enum kube_pod_phase)fp.phase;
 	ret->ready = fp.ready;
 	ret->deletion_ts = v.hdr.deletion_ts;
+	ret->ready_since = fp.ready_transition_time;
+	ret->restarts = fp.max_restarts;
 	for (size_t i = 0; i < obj->n_owners; i++)
 		if (job_controller(obj->owners[i].api_version, obj->owners[i].kind,
 		                   obj->owners[i].controller))
@@ -60,6 +62,8 @@ void ks_pod_from_model(const struct kube_pod *p, struct ks_pod *ret)
 	ret->phase = p->phase;
 	ret->ready = p->ready;
 	ret->deletion_ts = p->meta.deletion_timestamp;
+	ret->ready_since = p->ready_transition_time;
+	ret->restarts = p->max_restarts;
 	for (uint32_t i = 0; i < p->meta.n_owner_refs; i++)
 		if (job_controller(p->meta.owner_refs[i].api_version, p->meta.owner_refs[i].kind,
 		                   p->meta.owner_refs[i].controller))

@@ -138,7 +138,7 @@ func TestKcmd_DelegatedAuth(t *testing.T) {
 	flags := []string{"--authentication-kubeconfig=" + env.Cluster.Kubeconfig,
 		"--authorization-kubeconfig=" + env.Cluster.Kubeconfig, "--client-ca-file=" + env.Cluster.CAFile}
 	kport, uport := hmgFreePort(t), hmgFreePort(t)
-	p := startKcmd(t, nil, append([]string{"--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller",
+	p := startKcmd(t, nil, append([]string{"--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller,-job-controller",
 		"--leader-elect=false", "--secure-port=" + strconv.Itoa(kport), "--bind-address=127.0.0.1"}, flags...)...)
 	authStartKCM(t, uport, flags...)
 	for _, port := range []int{kport, uport} {

@@ -135,7 +135,7 @@ func leaseName(t *testing.T) string {
 }
 
 func electionOnly(lease string) []string {
-	return append([]string{"--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller", "--secure-port=0",
+	return append([]string{"--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller,-job-controller", "--secure-port=0",
 		"--leader-elect-resource-name=" + lease}, fastElection...)
 }
 

@@ -190,7 +190,7 @@ func TestBench_KubeletSim(t *testing.T) {
 
 	// The simulator alone (as `kcmd bench` runs it): from its "nodes ready" to the last pod
 	// Ready. The pods are already there, so this is its own pace, not the creator's.
-	p := hksStartSim(t, "--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller",
+	p := hksStartSim(t, "--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller,-job-controller",
 		"--simulate-kubelet-qps=100000", "--simulate-kubelet-burst=100000", "--v=1")
 	ready := time.Now()
 	var simPid, infPid int

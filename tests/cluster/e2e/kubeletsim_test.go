@@ -226,7 +226,7 @@ func TestKubeletSim_PodsBecomeReady(t *testing.T) {
 func TestKubeletSim_SimulatorOnlyWithoutControllers(t *testing.T) {
 	hksCleanupSimNodes(t)
 	ns := Namespace(t)
-	p := hksStartSim(t, "--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller", "--simulate-kubelet-nodes=2",
+	p := hksStartSim(t, "--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller,-job-controller", "--simulate-kubelet-nodes=2",
 		"--simulate-kubelet-ready-delay=2s")
 	if !p.Logged("started 1 workers process") {
 		t.Errorf("want exactly one process in the workers group (the simulator): %q", p.Logs())
@@ -342,7 +342,7 @@ func TestKubeletSim_RefusesForeignNodes(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 
 	p := startKcmd(t, nil, "--leader-elect=false", "--secure-port=0", "--simulate-kubelet",
-		"--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller")
+		"--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller,-job-controller")
 	select {
 	case <-p.done:
 	case <-time.After(30 * time.Second):
@@ -358,7 +358,7 @@ func TestKubeletSim_RefusesForeignNodes(t *testing.T) {
 		t.Errorf("something was started before the refusal: %q", p.Logs())
 	}
 
-	f := hksStartSim(t, "--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller", "--simulate-kubelet-force",
+	f := hksStartSim(t, "--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller,-job-controller", "--simulate-kubelet-force",
 		"--simulate-kubelet-nodes=1")
 	if !f.Logged("running anyway because of --simulate-kubelet-force") {
 		t.Errorf("no warning about the foreign node: %q", f.Logs())

@@ -283,6 +283,69 @@ static void test_complete_status_body(void **state)
 	cJSON_Delete(j);
 }
 
+static void test_job_plan(void **state)
+{
+	static const char job[] =
+	        "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{"
+	        "\"kubeletsim.kcmd.io/exit-code\":\"3\",\"kubeletsim.kcmd.io/"
+	        "run-duration\":\"1.5s\","
+	        "\"kubeletsim.kcmd.io/fail-count\":\"2\",\"kubeletsim.kcmd.io/"
+	        "fail-indexes\":\"1,4\"}},"
+	        "\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"a\","
+	        "\"image\":\"busybox\"}]}}}}";
+	struct ks_container cs[4];
+	struct ks_job_plan plan;
+	char *st = NULL, *s = NULL;
+	cJSON *j;
+
+	(void)state;
+	assert_int_equal(ks_job_plan_parse(job, sizeof(job) - 1, &plan, cs, 4, &st), 1);
+	assert_string_equal(cs[0].name, "a");
+	assert_int_equal(plan.exit_code, 3);
+	assert_int_equal(plan.run_us, 1500000);
+	assert_int_equal(plan.fail_count, 2);
+	assert_true(plan.on_failure);
+	free(st);
+	/* only listed indexes fail, and only while fewer than fail-count runs failed */
+	assert_int_equal(ks_job_exit_code(&plan, 1, 0), 3);
+	assert_int_equal(ks_job_exit_code(&plan, 4, 1), 3);
+	assert_int_equal(ks_job_exit_code(&plan, 4, 2), 0);
+	assert_int_equal(ks_job_exit_code(&plan, 0, 0), 0);
+	assert_int_equal(ks_job_exit_code(&plan, -1, 0), 0);
+	plan.fail_indexes[0] = 0;
+	plan.fail_count = -1;
+	assert_int_equal(ks_job_exit_code(&plan, -1, 100), 3); /* every run */
+	/* no annotations: exit 0 at once, Never */
+	assert_int_equal(ks_job_plan_parse("{\"spec\":{}}", 11, &plan, cs, 4, &st), 0);
+	free(st);
+	assert_int_equal(plan.exit_code, 0);
+	assert_int_equal(plan.run_us, 0);
+	assert_false(plan.on_failure);
+	assert_int_equal(ks_job_plan_parse("nope", 4, &plan, cs, 4, &st), -EBADMSG);
+
+	/* a failed run: Failed, exit code and reason Error on the first container */
+	struct ks_container two[] = {{"a", "i"}, {"b", "i"}};
+	assert_int_equal(ks_finish_status_body(kube_time_now(), 0, 3, 0, two, 2, &s), 0);
+	j = parse(s);
+	assert_string_equal(str_at(j, "status.phase"), "Failed");
+	assert_int_equal(at(j, "status.containerStatuses.0.state.terminated.exitCode")->valueint,
+	                 3);
+	assert_string_equal(str_at(j, "status.containerStatuses.0.state.terminated.reason"),
+	                    "Error");
+	assert_int_equal(at(j, "status.containerStatuses.1.state.terminated.exitCode")->valueint,
+	                 0);
+	cJSON_Delete(j);
+	/* a restart in place: Running, restartCount + 1, lastState terminated */
+	assert_int_equal(ks_restart_status_body(kube_time_now(), 0, 1, 2, two, 2, &s), 0);
+	j = parse(s);
+	assert_string_equal(str_at(j, "status.phase"), "Running");
+	assert_int_equal(at(j, "status.containerStatuses.0.restartCount")->valueint, 3);
+	assert_int_equal(
+	        at(j, "status.containerStatuses.0.lastState.terminated.exitCode")->valueint, 1);
+	assert_non_null(at(j, "status.containerStatuses.0.state.running"));
+	cJSON_Delete(j);
+}
+
 static void test_node_and_lease_bodies(void **state)
 {
 	char *s;
@@ -601,6 +664,7 @@ int main(void)
 	        cmocka_unit_test(test_binding_body),
 	        cmocka_unit_test(test_run_status_body),
 	        cmocka_unit_test(test_complete_status_body),
+	        cmocka_unit_test(test_job_plan),
 	        cmocka_unit_test(test_node_and_lease_bodies),
 	        cmocka_unit_test(test_template_containers),
 	        cmocka_unit_test(test_scan_node_list),

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * workers/job/job.h: the Job controller's pure parts (no I/O), upstream pkg/controller/job's
+ * indexed_job_utils.go (completed-index intervals), backoff_utils.go (the pod-creation backoff)
+ * and the pod predicates of job_controller.go. See docs/job.md.
+ *
+ * Design note.
+ *   Intervals are kept as upstream's orderedIntervals: sorted, disjoint, not adjacent. Their
+ *   text form is upstream's exactly ("1,3-5,7"; two adjacent indexes print as "1,2"), and the
+ *   parser is upstream's parseIndexesFromString (a corrupt interval is skipped, an interval
+ *   starting at or past `completions` ends the parse, a last index past it is clamped).
+ *   The backoff record is computed from the pods themselves (see job_backoff_record), not kept
+ *   in process memory as upstream's podBackoffStore: a Job's key is synced by any of the worker
+ *   processes, and the pods (finished ones keep their records until deleted) carry the facts.
+ *   Functions return 0 or -errno (-ENOMEM, -EINVAL) and never log.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/model.h"
+
+#define JOB_CONTROLLER         "job-controller"
+#define JOB_TRACKING_FINALIZER "batch.kubernetes.io/job-tracking"
+#define JOB_INDEX_KEY          "batch.kubernetes.io/job-completion-index"
+#define JOB_INDEX_ENV          "JOB_COMPLETION_INDEX"
+#define JOB_MAX_UNCOUNTED      500                    /* upstream MaxUncountedPods */
+#define JOB_MAX_CREATE_DELETE  500                    /* upstream MaxPodCreateDeletePerSync */
+#define JOB_BACKOFF_DEFAULT_US (10ull * 1000000)      /* DefaultJobPodFailureBackOff */
+#define JOB_BACKOFF_MAX_US     (10ull * 60 * 1000000) /* MaxJobPodFailureBackOff */
+
+struct job_interval {
+	int64_t first, last;
+};
+
+struct job_intervals {
+	struct job_interval *v;
+	size_t n, cap;
+};
+
+void job_iv_free(struct job_intervals *iv);
+/* parseIndexesFromString(s, completions) into *ret (emptied first). 0 or -ENOMEM. */
+int job_iv_parse(const char *s, int64_t completions, struct job_intervals *ret);
+/* *ret = a merged with the sorted indexes idx[0..n) (duplicates allowed): withOrderedIndexes. */
+int job_iv_with(const struct job_intervals *a, const int64_t *idx, size_t n,
+                struct job_intervals *ret);
+/* *ret = a merged with b (merge). */
+int job_iv_merge(const struct job_intervals *a, const struct job_intervals *b,
+                 struct job_intervals *ret);
+int64_t job_iv_total(const struct job_intervals *iv);
+bool job_iv_has(const struct job_intervals *iv, int64_t ix);
+/* The text form, malloc'd ("" for none). 0 or -ENOMEM. */
+int job_iv_string(const struct job_intervals *iv, char **ret);
+/* firstPendingIndexes: up to count indexes < completions not in non_pending, ascending, into
+ * out (room for count). Returns how many. */
+size_t job_first_pending(const struct job_intervals *non_pending, size_t count, int64_t completions,
+                         int64_t *out);
+
+/* getCompletionIndex over a label or annotation value: the index, or -1 (absent, not a
+ * decimal, negative, out of range). */
+int64_t job_parse_index(const char *v);
+
+/* ---- backoff --------------------------------------------------------------------------------- */
+/* A finished pod as the backoff sees it. */
+struct job_finished {
+	bool failed;        /* else succeeded */
+	kube_time_t finish; /* getFinishedTime */
+};
+struct job_backoff {
+	int32_t failures_after_last_success;
+	kube_time_t last_failure; /* 0 when none */
+};
+/* The backoff record over every finished pod of the Job (counted or not): failures that
+ * finished after the newest success, and the newest of them. */
+void job_backoff_record(const struct job_finished *p, size_t n, struct job_backoff *ret);
+/* getRemainingTimeForFailuresCount: microseconds until the next pod may be created (0: now). */
+uint64_t job_backoff_remaining_us(const struct job_backoff *b, kube_time_t now, uint64_t base_us,
+                                  uint64_t max_us);
+
+/* ---- pods ------------------------------------------------------------------------------------ */
+/* What the sync knows of one of the Job's pods (typed cache record). */
+struct job_pod {
+	char *name, *uid;
+	enum kube_pod_phase phase;
+	bool ready, scheduled, tracking; /* tracking: has JOB_TRACKING_FINALIZER */
+	kube_time_t creation, deletion, ready_transition;
+	int64_t deletion_grace_s; /* metadata.deletionGracePeriodSeconds (0: none) */
+	int32_t restarts;         /* the record's largest container restartCount */
+	int64_t index;            /* completion index label, -1 */
+	/* podFailurePolicy, evaluated for Failed pods with the finalizer when the Job has one */
+	bool pfp_done, pfp_count; /* pfp_count: counts as failed (false: Ignore) */
+	int pfp_action;           /* enum job_pfp_action */
+	char *pfp_msg;            /* FailJob's message */
+};
+
+bool job_pod_active(const struct job_pod *p);      /* FilterActivePods */
+bool job_pod_terminating(const struct job_pod *p); /* CountTerminatingPods */
+/* isPodFailed; only_replace_failed: onlyReplaceFailedPods(job) */
+bool job_pod_failed(const struct job_pod *p, bool only_replace_failed);
+/* getFinishedTime from what the record holds: the Ready=False transition, else the deletion
+ * timestamp less the grace period, else the creation timestamp. */
+kube_time_t job_pod_finish_time(const struct job_pod *p);
+/* controller.ActivePods' Less: the pod to delete first sorts first. */
+int job_pod_cmp_active(const struct job_pod *a, const struct job_pod *b);
+
+/* The generateName of a pod: "<job>-" or "<job>-<index>-", truncated as upstream's
+ * names.SimpleNameGenerator would need (max 58 bytes of prefix). */
+void job_pod_generate_name(const char *job, int64_t index, char *buf, size_t n);
+
+/* ---- podFailurePolicy (pod_failure_policy.go) ------------------------------------------------ */
+struct cJSON;
+enum job_pfp_action {
+	JOB_PFP_NONE = 0, /* no rule matched */
+	JOB_PFP_FAIL_JOB,
+	JOB_PFP_IGNORE,
+	JOB_PFP_COUNT,
+	JOB_PFP_FAIL_INDEX,
+};
+/* matchPodFailurePolicy: the first rule of policy (spec.podFailurePolicy) matching the failed
+ * pod (a Pod's JSON: status.containerStatuses, initContainerStatuses, conditions). *count_failed
+ * is false for Ignore; *ret_msg (malloc'd, NULL unless FailJob) is upstream's message. Returns
+ * the action; -ENOMEM. */
+int job_pfp_match(const struct cJSON *policy, const struct cJSON *pod, bool *count_failed,
+                  char **ret_msg);
+
+/* ---- successPolicy (success_policy.go) --------------------------------------------------------
+ */
+/* matchSuccessPolicy over spec.successPolicy (NULL: none) and the succeeded indexes: true with
+ * upstream's message ("Matched rules at index N") in msg when a rule is met. */
+bool job_success_policy_match(const struct cJSON *policy, int64_t completions,
+                              const struct job_intervals *succeeded, char *msg, size_t len);

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/job/tests/test-job.c: the Job controller's pure parts (job.h) against the cases of
+ * upstream's indexed_job_utils_test.go and backoff_utils_test.go (v1.37), read for their facts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "workers/job/job.h"
+#include "workers/job/metrics.h"
+
+#define SEC INT64_C(1000000000)
+
+static char *roundtrip(const char *in, int64_t completions)
+{
+	struct job_intervals iv = {0};
+	char *s = NULL;
+
+	assert_int_equal(job_iv_parse(in, completions, &iv), 0);
+	assert_int_equal(job_iv_string(&iv, &s), 0);
+	job_iv_free(&iv);
+	return s;
+}
+
+static void check_parse(const char *in, int64_t completions, const char *want, int64_t total)
+{
+	struct job_intervals iv = {0};
+	char *s = NULL;
+
+	assert_int_equal(job_iv_parse(in, completions, &iv), 0);
+	assert_int_equal(job_iv_string(&iv, &s), 0);
+	assert_string_equal(s, want);
+	assert_int_equal(job_iv_total(&iv), total);
+	free(s);
+	job_iv_free(&iv);
+}
+
+static void test_parse(void **state)
+{
+	(void)state;
+	check_parse("", 10, "", 0);
+	check_parse("1", 10, "1", 1);
+	check_parse("1,3-5,7", 10, "1,3-5,7", 5);
+	check_parse("1-3,4,5-7,9", 10, "1-7,9", 8); /* adjacent intervals merge */
+	check_parse("0-4,6,9-11", 8, "0-4,6", 6);   /* starts at/past completions end the parse */
+	check_parse("0-4,6-11", 8, "0-4,6,7", 7);   /* a last index past it is clamped */
+	check_parse("a,0-2,x-3,4", 10, "0-2,4", 4); /* corrupt intervals are skipped */
+	check_parse("3,7", 5, "3", 1);
+	check_parse("0,1", 10, "0,1", 2); /* two adjacent indexes print with a comma */
+}
+
+static void test_string_and_has(void **state)
+{
+	struct job_intervals a = {0}, m = {0};
+	int64_t idx[] = {0, 2, 3, 8, 8, 9};
+	char *s = NULL;
+
+	(void)state;
+	assert_int_equal(job_iv_parse("1,5-6", 100, &a), 0);
+	assert_int_equal(job_iv_with(&a, idx, 6, &m), 0);
+	assert_int_equal(job_iv_string(&m, &s), 0);
+	assert_string_equal(s, "0-3,5,6,8,9");
+	assert_true(job_iv_has(&m, 0));
+	assert_true(job_iv_has(&m, 3));
+	assert_false(job_iv_has(&m, 4));
+	assert_true(job_iv_has(&m, 6));
+	assert_false(job_iv_has(&m, 7));
+	assert_true(job_iv_has(&m, 9));
+	assert_false(job_iv_has(&m, 10));
+	free(s);
+	s = roundtrip("0-3,5,6,8,9", 100);
+	assert_string_equal(s, "0-3,5,6,8,9");
+	free(s);
+	job_iv_free(&a);
+	job_iv_free(&m);
+}
+
+static void check_pending(const char *non_pending, size_t count, int64_t completions,
+                          const int64_t *want, size_t n_want)
+{
+	struct job_intervals iv = {0};
+	int64_t out[64];
+
+	assert_int_equal(job_iv_parse(non_pending, completions, &iv), 0);
+	assert_int_equal(job_first_pending(&iv, count, completions, out), n_want);
+	for (size_t i = 0; i < n_want; i++)
+		assert_int_equal(out[i], want[i]);
+	job_iv_free(&iv);
+}
+
+static void test_first_pending(void **state)
+{
+	(void)state;
+	check_pending("", 0, 5, NULL, 0);
+	check_pending("", 2, 5, (int64_t[]){0, 1}, 2);
+	check_pending("1", 3, 5, (int64_t[]){0, 2, 3}, 3);
+	check_pending("0,2,3", 3, 6, (int64_t[]){1, 4, 5}, 3);
+	check_pending("1,3-5", 5, 10, (int64_t[]){0, 2, 6, 7, 8}, 5);
+	check_pending("0-4", 5, 5, NULL, 0); /* nothing left */
+	check_pending("2,4", 10, 5, (int64_t[]){0, 1, 3}, 3);
+}
+
+static void test_index(void **state)
+{
+	(void)state;
+	assert_int_equal(job_parse_index("0"), 0);
+	assert_int_equal(job_parse_index("12"), 12);
+	assert_int_equal(job_parse_index("+3"), 3); /* strconv.Atoi accepts a sign */
+	assert_int_equal(job_parse_index("-1"), -1);
+	assert_int_equal(job_parse_index(""), -1);
+	assert_int_equal(job_parse_index("1a"), -1);
+	assert_int_equal(job_parse_index(NULL), -1);
+}
+
+static void test_backoff(void **state)
+{
+	struct job_backoff b;
+	kube_time_t now = 1000 * SEC;
+	const uint64_t base = 10 * 1000000ull, max = 600 * 1000000ull;
+
+	(void)state;
+	/* no failure: no wait */
+	job_backoff_record(NULL, 0, &b);
+	assert_int_equal(b.failures_after_last_success, 0);
+	assert_int_equal(job_backoff_remaining_us(&b, now, base, max), 0);
+	/* one failure 5s ago: 10s - 5s */
+	struct job_finished one[] = {{true, now - 5 * SEC}};
+	job_backoff_record(one, 1, &b);
+	assert_int_equal(b.failures_after_last_success, 1);
+	assert_int_equal(job_backoff_remaining_us(&b, now, base, max), 5 * 1000000ull);
+	/* two failures, the newest 5s ago: 20s - 5s */
+	struct job_finished two[] = {{true, now - 30 * SEC}, {true, now - 5 * SEC}};
+	job_backoff_record(two, 2, &b);
+	assert_int_equal(b.failures_after_last_success, 2);
+	assert_int_equal(b.last_failure, now - 5 * SEC);
+	assert_int_equal(job_backoff_remaining_us(&b, now, base, max), 15 * 1000000ull);
+	/* a success after them resets the count; failures after it count */
+	struct job_finished mix[] = {{true, now - 30 * SEC},
+	                             {false, now - 20 * SEC},
+	                             {true, now - 10 * SEC},
+	                             {true, now - 2 * SEC}};
+	job_backoff_record(mix, 4, &b);
+	assert_int_equal(b.failures_after_last_success, 2);
+	assert_int_equal(b.last_failure, now - 2 * SEC);
+	assert_int_equal(job_backoff_remaining_us(&b, now, base, max), 18 * 1000000ull);
+	/* a failure at the success's own time does not count (not After) */
+	struct job_finished tie[] = {{false, now - 3 * SEC}, {true, now - 3 * SEC}};
+	job_backoff_record(tie, 2, &b);
+	assert_int_equal(b.failures_after_last_success, 0);
+	/* many failures: capped at the maximum */
+	b = (struct job_backoff){.failures_after_last_success = 20, .last_failure = now};
+	assert_int_equal(job_backoff_remaining_us(&b, now, base, max), max);
+	/* elapsed past the backoff: none */
+	b = (struct job_backoff){.failures_after_last_success = 1, .last_failure = now - 11 * SEC};
+	assert_int_equal(job_backoff_remaining_us(&b, now, base, max), 0);
+}
+
+static void test_pod_predicates(void **state)
+{
+	struct job_pod p = {.phase = KUBE_POD_RUNNING};
+
+	(void)state;
+	assert_true(job_pod_active(&p));
+	assert_false(job_pod_failed(&p, false));
+	p.deletion = 5 * SEC;
+	assert_false(job_pod_active(&p));
+	assert_true(job_pod_terminating(&p));
+	assert_true(job_pod_failed(&p, false)); /* deleted and not succeeded */
+	assert_false(job_pod_failed(&p, true)); /* only Failed counts then */
+	p.phase = KUBE_POD_SUCCEEDED;
+	assert_false(job_pod_failed(&p, false));
+	assert_false(job_pod_terminating(&p));
+	p.phase = KUBE_POD_FAILED;
+	assert_true(job_pod_failed(&p, true));
+	/* finish time: Ready=False transition, else deletion, else creation */
+	p = (struct job_pod){.creation = 1 * SEC, .deletion = 3 * SEC, .ready_transition = 2 * SEC};
+	assert_int_equal(job_pod_finish_time(&p), 2 * SEC);
+	p.ready_transition = 0;
+	assert_int_equal(job_pod_finish_time(&p), 3 * SEC);
+	p.deletion_grace_s = 2; /* the deletion time less the grace period */
+	assert_int_equal(job_pod_finish_time(&p), 1 * SEC);
+	p.deletion_grace_s = 0;
+	p.deletion = 0;
+	assert_int_equal(job_pod_finish_time(&p), 1 * SEC);
+}
+
+static void test_active_order(void **state)
+{
+	struct job_pod unsched = {.phase = KUBE_POD_PENDING};
+	struct job_pod pending = {.phase = KUBE_POD_PENDING, .scheduled = true};
+	struct job_pod running = {.phase = KUBE_POD_RUNNING, .scheduled = true};
+	struct job_pod ready_new = {.phase = KUBE_POD_RUNNING,
+	                            .scheduled = true,
+	                            .ready = true,
+	                            .ready_transition = 20 * SEC};
+	struct job_pod ready_old = {.phase = KUBE_POD_RUNNING,
+	                            .scheduled = true,
+	                            .ready = true,
+	                            .ready_transition = 10 * SEC};
+
+	(void)state;
+	assert_true(job_pod_cmp_active(&unsched, &pending) < 0);
+	assert_true(job_pod_cmp_active(&pending, &running) < 0);
+	assert_true(job_pod_cmp_active(&running, &ready_new) < 0);
+	assert_true(job_pod_cmp_active(&ready_new, &ready_old) < 0);
+	assert_true(job_pod_cmp_active(&ready_old, &unsched) > 0);
+}
+
+static void test_generate_name(void **state)
+{
+	char buf[300];
+	char longname[64];
+
+	(void)state;
+	job_pod_generate_name("pi", -1, buf, sizeof(buf));
+	assert_string_equal(buf, "pi-");
+	job_pod_generate_name("pi", 3, buf, sizeof(buf));
+	assert_string_equal(buf, "pi-3-");
+	memset(longname, 'a', 60);
+	longname[60] = 0;
+	job_pod_generate_name(longname, 12, buf, sizeof(buf));
+	assert_int_equal(strlen(buf), 58); /* names.MaxGeneratedNameLength */
+	assert_string_equal(buf + 54, "-12-");
+}
+
+static int pfp(const char *policy, const char *pod, bool *count, char **msg)
+{
+	cJSON *p = cJSON_Parse(policy), *o = cJSON_Parse(pod);
+	int r;
+
+	assert_non_null(p);
+	assert_non_null(o);
+	r = job_pfp_match(p, o, count, msg);
+	cJSON_Delete(p);
+	cJSON_Delete(o);
+	return r;
+}
+
+#define POD(statuses, conds)                                                                       \
+	"{\"metadata\":{\"namespace\":\"default\",\"name\":\"mypod\"},\"status\":{\"phase\":"      \
+	"\"Failed\"," statuses "\"conditions\":" conds "}}"
+#define MAIN_EXIT(code)                                                                            \
+	"\"containerStatuses\":[{\"name\":\"main-container\",\"state\":{\"terminated\":{"          \
+	"\"exitCode\":" #code "}}}],"
+
+static void test_pod_failure_policy(void **state)
+{
+	bool count;
+	char *msg = NULL;
+
+	(void)state;
+	/* FailJob on exit codes In: upstream's message */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"containerName\":"
+	            "\"main-container\",\"operator\":\"In\",\"values\":[1,2,3]}}]}",
+	            POD(MAIN_EXIT(2), "[]"), &count, &msg),
+	        JOB_PFP_FAIL_JOB);
+	assert_true(count);
+	assert_string_equal(msg, "Container main-container for pod default/mypod failed with exit "
+	                         "code 2 matching FailJob rule at index 0");
+	free(msg);
+	/* Ignore: not counted */
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"Ignore\",\"onExitCodes\":{\"operator\":"
+	                     "\"In\",\"values\":[1,2,3]}}]}",
+	                     POD(MAIN_EXIT(1), "[]"), &count, &msg),
+	                 JOB_PFP_IGNORE);
+	assert_false(count);
+	assert_null(msg);
+	/* no match: counted, no action */
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":"
+	                     "\"In\",\"values\":[1,2,3]}}]}",
+	                     POD(MAIN_EXIT(42), "[]"), &count, &msg),
+	                 JOB_PFP_NONE);
+	assert_true(count);
+	/* NotIn matches other codes, never 0 */
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"Count\",\"onExitCodes\":{\"operator\":"
+	                     "\"NotIn\",\"values\":[1,2,3]}}]}",
+	                     POD(MAIN_EXIT(42), "[]"), &count, &msg),
+	                 JOB_PFP_COUNT);
+	assert_true(count);
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":"
+	                     "\"NotIn\",\"values\":[1,2,3]}}]}",
+	                     POD(MAIN_EXIT(0), "[]"), &count, &msg),
+	                 JOB_PFP_NONE);
+	/* another container name: no match */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"containerName\":"
+	            "\"other\",\"operator\":\"In\",\"values\":[2]}}]}",
+	            POD(MAIN_EXIT(2), "[]"), &count, &msg),
+	        JOB_PFP_NONE);
+	/* init containers are matched too */
+	assert_int_equal(pfp("{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":"
+	                     "\"In\",\"values\":[5]}}]}",
+	                     POD("\"initContainerStatuses\":[{\"name\":\"init\",\"state\":{"
+	                         "\"terminated\":{\"exitCode\":5}}}],",
+	                         "[]"),
+	                     &count, &msg),
+	                 JOB_PFP_FAIL_JOB);
+	assert_string_equal(msg, "Container init for pod default/mypod failed with exit code 5 "
+	                         "matching FailJob rule at index 0");
+	free(msg);
+	/* the first matching rule wins; the message names its index */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":[{\"type\":"
+	            "\"DisruptionTarget\",\"status\":\"True\"}]},{\"action\":\"FailJob\","
+	            "\"onPodConditions\":[{\"type\":\"ConfigIssue\",\"status\":\"True\"}]}]}",
+	            POD(MAIN_EXIT(1), "[{\"type\":\"ConfigIssue\",\"status\":\"True\"}]"), &count,
+	            &msg),
+	        JOB_PFP_FAIL_JOB);
+	assert_string_equal(msg,
+	                    "Pod default/mypod has condition ConfigIssue matching FailJob rule "
+	                    "at index 1");
+	free(msg);
+	/* a condition with another status does not match */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":[{\"type\":"
+	            "\"DisruptionTarget\",\"status\":\"True\"}]}]}",
+	            POD(MAIN_EXIT(1), "[{\"type\":\"DisruptionTarget\",\"status\":\"False\"}]"),
+	            &count, &msg),
+	        JOB_PFP_NONE);
+	assert_true(count);
+	/* DisruptionTarget True: Ignore */
+	assert_int_equal(
+	        pfp("{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":[{\"type\":"
+	            "\"DisruptionTarget\",\"status\":\"True\"}]}]}",
+	            POD(MAIN_EXIT(1), "[{\"type\":\"DisruptionTarget\",\"status\":\"True\"}]"),
+	            &count, &msg),
+	        JOB_PFP_IGNORE);
+	assert_false(count);
+}
+
+static bool sp(const char *policy, int64_t completions, const char *succeeded, char *msg)
+{
+	struct job_intervals si = {0};
+	cJSON *p = cJSON_Parse(policy);
+	bool r;
+
+	assert_non_null(p);
+	assert_int_equal(job_iv_parse(succeeded, completions, &si), 0);
+	msg[0] = 0;
+	r = job_success_policy_match(p, completions, &si, msg, 64);
+	cJSON_Delete(p);
+	job_iv_free(&si);
+	return r;
+}
+
+static void test_success_policy(void **state)
+{
+	char msg[64];
+
+	(void)state;
+	assert_true(sp("{\"rules\":[{\"succeededIndexes\":\"0-2\"}]}", 10, "0-2", msg));
+	assert_string_equal(msg, "Matched rules at index 0");
+	assert_false(sp("{\"rules\":[{\"succeededIndexes\":\"0-2\"}]}", 10, "0,2", msg));
+	assert_true(sp("{\"rules\":[{\"succeededIndexes\":\"0-4\",\"succeededCount\":3}]}", 10,
+	               "1,3,4", msg));
+	assert_false(sp("{\"rules\":[{\"succeededIndexes\":\"0-4\",\"succeededCount\":3}]}", 10,
+	                "1,3,7-9", msg));
+	assert_true(sp("{\"rules\":[{\"succeededCount\":3}]}", 10, "5-7", msg));
+	assert_false(sp("{\"rules\":[{\"succeededCount\":4}]}", 10, "5-7", msg));
+	assert_true(sp("{\"rules\":[{\"succeededIndexes\":\"9\"},{\"succeededCount\":1}]}", 10, "3",
+	               msg));
+	assert_string_equal(msg, "Matched rules at index 1");
+	assert_false(sp("{\"rules\":[{\"succeededCount\":1}]}", 10, "", msg)); /* none succeeded */
+	/* a rule whose indexes do not parse is skipped */
+	assert_false(sp("{\"rules\":[{\"succeededIndexes\":\"a\"}]}", 10, "0-9", msg));
+	/* indexes past completions are clamped away */
+	assert_true(sp("{\"rules\":[{\"succeededIndexes\":\"3-20\"}]}", 5, "3,4", msg));
+}
+
+static void test_metrics(void **state)
+{
+	struct job_metrics *w = NULL, *r = NULL;
+	char *text = NULL;
+	int fd = job_metrics_memfd_create();
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(job_metrics_attach(fd, true, &w), 0);
+	assert_int_equal(job_metrics_attach(fd, false, &r), 0);
+	assert_int_equal(job_metrics_text(r, &text), 0);
+	assert_string_equal(text, ""); /* no series: no family */
+	free(text);
+	job_metrics_sync(w, false, false, JOB_M_PODS_CREATED);
+	job_metrics_sync(w, false, false, JOB_M_PODS_CREATED);
+	job_metrics_sync(w, true, true, JOB_M_TRACKING);
+	job_metrics_finished(w, false, JOB_M_SUCCESS);
+	job_metrics_finished(w, true, job_metrics_reason("BackoffLimitExceeded"));
+	job_metrics_finished(w, true, job_metrics_reason("Unknown")); /* dropped */
+	job_metrics_pods_finished(w, false, 3, 1);
+	job_metrics_pfp(w, 1);
+	job_metrics_creations(w, JOB_M_CREATE_NEW, 2, 0);
+	job_metrics_sync(r, false, false, JOB_M_TRACKING); /* a reader never writes */
+	assert_int_equal(job_metrics_text(r, &text), 0);
+	assert_non_null(strstr(text, "# HELP job_controller_job_syncs_total [STABLE] The number of "
+	                             "job syncs\n# TYPE job_controller_job_syncs_total counter\n"));
+	assert_non_null(strstr(text, "job_controller_job_syncs_total{action=\"pods_created\","
+	                             "completion_mode=\"NonIndexed\",result=\"success\"} 2\n"));
+	assert_non_null(strstr(text, "job_controller_job_syncs_total{action=\"tracking\","
+	                             "completion_mode=\"Indexed\",result=\"error\"} 1\n"));
+	assert_null(strstr(text, "action=\"tracking\",completion_mode=\"NonIndexed\""));
+	assert_non_null(strstr(text, "job_controller_jobs_finished_total{completion_mode="
+	                             "\"NonIndexed\",reason=\"\",result=\"succeeded\"} 1\n"));
+	assert_non_null(strstr(text,
+	                       "job_controller_jobs_finished_total{completion_mode=\"Indexed\","
+	                       "reason=\"BackoffLimitExceeded\",result=\"failed\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_job_pods_finished_total{completion_mode="
+	                             "\"NonIndexed\",result=\"succeeded\"} 3\n"));
+	assert_non_null(strstr(text, "job_controller_job_pods_finished_total{completion_mode="
+	                             "\"NonIndexed\",result=\"failed\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_pod_failures_handled_by_failure_policy_total{"
+	                             "action=\"Ignore\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_job_pods_creation_total{reason=\"new\","
+	                             "status=\"succeeded\"} 2\n"));
+	/* a multi-line upstream help is one line here (newlines escaped, as client_golang) */
+	const char *help = strstr(text, "# HELP job_controller_pod_failures");
+	assert_non_null(help);
+	assert_true(strncmp(strchr(help, '\n') + 1, "# TYPE job_controller_pod_failures", 34) == 0);
+	free(text);
+	job_metrics_detach(w);
+	job_metrics_detach(r);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_parse),
+	        cmocka_unit_test(test_string_and_has),
+	        cmocka_unit_test(test_first_pending),
+	        cmocka_unit_test(test_index),
+	        cmocka_unit_test(test_backoff),
+	        cmocka_unit_test(test_pod_predicates),
+	        cmocka_unit_test(test_active_order),
+	        cmocka_unit_test(test_generate_name),
+	        cmocka_unit_test(test_pod_failure_policy),
+	        cmocka_unit_test(test_success_policy),
+	        cmocka_unit_test(test_metrics),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
