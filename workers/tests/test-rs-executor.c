@@ -227,6 +227,7 @@ static int setup(void **state)
 	assert_int_equal(kube_client_new(&o, &ctx.kc), 0);
 	C = calloc(1, sizeof *C);
 	C->ctx = &ctx;
+	C->fl = &rs_flavour_replicaset;
 	assert_int_equal(rs_evc_new(&C->evc), 0);
 	assert_int_equal(rs_evq_new_private(&C->evq), 0);
 	return 0;
