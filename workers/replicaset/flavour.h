@@ -20,13 +20,13 @@
 #include "kube/model.h"
 
 struct rs_flavour {
-	const char *controller;              /* kcm's name: "replicaset-controller" */
-	const char *queue;                   /* queue name and workqueue metric name */
+	const char *controller;                 /* kcm's name: "replicaset-controller" */
+	const char *queue;                      /* queue name and workqueue metric name */
 	const char *group, *version, *resource; /* the API of the kind */
-	const char *kind, *api_version;      /* controllerRef and Events' involvedObject */
-	const char *group_resource;          /* in a Conflict message: "replicasets.apps" */
-	const char *component;               /* Events' source.component */
-	enum kube_kind decode;               /* how a GET of it decodes */
+	const char *kind, *api_version;         /* controllerRef and Events' involvedObject */
+	const char *group_resource;             /* in a Conflict message: "replicasets.apps" */
+	const char *component;                  /* Events' source.component */
+	enum kube_kind decode;                  /* how a GET of it decodes */
 	/* ReplicaSetControllerFeatures.EnableStatusTerminatingReplicas (false for RCs) */
 	bool status_terminating;
 	/* the v1.36 consistency store (StaleControllerConsistencyReplicaSet); RCs get a no-op
