@@ -762,8 +762,13 @@ static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs,
 	                           .body_len = strlen(body),
 	                           .patch_type = KUBE_PATCH_MERGE};
 	struct kube_response resp;
-	r = call(c, &req, &resp, r == -EACCES ? NULL : ret_msg);
+	r = call(c, &req, &resp, ret_msg);
 	if (r == -EACCES) {
+		/* not this call's outcome: the PUT below answers for it */
+		if (ret_msg) {
+			free(*ret_msg);
+			*ret_msg = NULL;
+		}
 		/* the bootstrap role system:controller:replicaset-controller grants update, not
 		 * patch, on replicasets/status (what --use-service-account-credentials runs as) */
 		kube_response_clear(&resp);

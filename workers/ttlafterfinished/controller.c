@@ -54,7 +54,8 @@ static int cached_job(struct shm_arena *a, int type, const char *ns, const char 
 	return r;
 }
 
-/* ---- handlers --------------------------------------------------------------------------------- */
+/* ---- handlers ---------------------------------------------------------------------------------
+ */
 struct ttlh {
 	int job_type;
 };
@@ -157,7 +158,8 @@ const struct inf_handler_table ttl_handler_table = {
         .resync = ttlh_resync,
 };
 
-/* ---- sync ------------------------------------------------------------------------------------- */
+/* ---- sync -------------------------------------------------------------------------------------
+ */
 struct ttlc {
 	struct wk_ctx *ctx;
 	struct ttl_metrics *metrics; /* NULL when not passed (tests) */
@@ -235,8 +237,8 @@ static void ttlc_sync(void *state, size_t q, const char *key, struct wk_result *
 		c->job_type = shm_reader_find_type(c->ctx->arena, "batch", "v1", "jobs");
 	if (!c->synced) {
 		struct shm_type_info ti;
-		if (c->job_type < 0 || shm_reader_type_info(c->ctx->arena, (uint16_t)c->job_type,
-		                                            &ti) < 0 ||
+		if (c->job_type < 0 ||
+		    shm_reader_type_info(c->ctx->arena, (uint16_t)c->job_type, &ti) < 0 ||
 		    !ti.synced) {
 			/* upstream's workers start once the Job informer synced */
 			out->requeue_after = true;
@@ -274,8 +276,8 @@ static void ttlc_sync(void *state, size_t q, const char *key, struct wk_result *
 	}
 	if (r == 0)
 		r = ttl_job_parse(resp.body, resp.body_len, &j);
-	if (r < 0 && !err && asprintf(&err, "%s", resp.error.message[0] ? resp.error.message
-	                                                                 : strerror(-r)) < 0)
+	if (r < 0 && !err &&
+	    asprintf(&err, "%s", resp.error.message[0] ? resp.error.message : strerror(-r)) < 0)
 		err = NULL;
 	kube_response_clear(&resp);
 	if (r < 0) {
@@ -297,8 +299,8 @@ static void ttlc_sync(void *state, size_t q, const char *key, struct wk_result *
 	log_v(4, "Cleaning up Job %s", key);
 	r = kube_client_request(c->ctx->kc, &del, NULL, NULL, &resp);
 	if (r < 0) {
-		if (asprintf(&err, "%s", resp.error.message[0] ? resp.error.message : strerror(-r)) <
-		    0)
+		if (asprintf(&err, "%s",
+		             resp.error.message[0] ? resp.error.message : strerror(-r)) < 0)
 			err = NULL;
 		out->err = r;
 	} else {

@@ -14,8 +14,9 @@
 
 struct ttl_metrics_region {
 	uint64_t magic;
-	_Atomic uint64_t bucket[TTL_METRIC_BUCKETS]; /* observations <= 0.1 s · 2^k, not cumulative */
-	_Atomic uint64_t inf;                        /* above the last bucket */
+	_Atomic uint64_t
+	        bucket[TTL_METRIC_BUCKETS]; /* observations <= 0.1 s · 2^k, not cumulative */
+	_Atomic uint64_t inf;               /* above the last bucket */
 	_Atomic int64_t sum_ns;
 	_Atomic uint64_t count;
 	uint64_t reserved[8];
@@ -55,8 +56,8 @@ int ttl_metrics_attach(int fd, bool writer, struct ttl_metrics **ret)
 
 	if (fd < 0 || !ret)
 		return -EINVAL;
-	p = mmap(NULL, sizeof(struct ttl_metrics_region), writer ? PROT_READ | PROT_WRITE : PROT_READ,
-	         MAP_SHARED, fd, 0);
+	p = mmap(NULL, sizeof(struct ttl_metrics_region),
+	         writer ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	if (((struct ttl_metrics_region *)p)->magic != TTL_METRICS_MAGIC) {
@@ -116,7 +117,8 @@ int ttl_metrics_text(struct ttl_metrics *m, char **ret)
 	for (int k = 0; k < TTL_METRIC_BUCKETS; k++, le *= 2) {
 		cum += atomic_load_explicit(&m->r->bucket[k], memory_order_relaxed);
 		fprintf(f,
-		        "ttl_after_finished_controller_job_deletion_duration_seconds_bucket{le=\"%g\"} "
+		        "ttl_after_finished_controller_job_deletion_duration_seconds_bucket{le=\"%"
+		        "g\"} "
 		        "%llu\n",
 		        le, (unsigned long long)cum);
 	}

@@ -19,11 +19,11 @@
 
 struct ttl_job {
 	char ns[254], name[254], uid[128];
-	bool deleting;          /* metadata.deletionTimestamp set */
-	bool has_ttl;           /* spec.ttlSecondsAfterFinished set */
-	int64_t ttl_seconds;    /* int32 on the wire */
-	bool finished;          /* a Complete or Failed condition with status True */
-	kube_time_t finish_at;  /* that condition's lastTransitionTime, 0 when zero or absent */
+	bool deleting;         /* metadata.deletionTimestamp set */
+	bool has_ttl;          /* spec.ttlSecondsAfterFinished set */
+	int64_t ttl_seconds;   /* int32 on the wire */
+	bool finished;         /* a Complete or Failed condition with status True */
+	kube_time_t finish_at; /* that condition's lastTransitionTime, 0 when zero or absent */
 };
 
 /* Reads a Job's JSON. 0, -EBADMSG (not a JSON object), -ENOMEM. Fields that are absent or of
@@ -50,10 +50,10 @@ char *ttl_err_text(enum ttl_err e, const struct ttl_job *j);
 
 /* processTTL(j, now): what to do with the Job. */
 enum ttl_verdict {
-	TTL_SKIP = 0,    /* being deleted or not to be cleaned up: nothing */
-	TTL_REQUEUE,     /* not expired: AddAfter(*ret_after_ns) */
-	TTL_EXPIRED,     /* expired at *ret_expired_at: delete it (after the fresh GET) */
-	TTL_ERROR,       /* *ret_err: AddRateLimited */
+	TTL_SKIP = 0, /* being deleted or not to be cleaned up: nothing */
+	TTL_REQUEUE,  /* not expired: AddAfter(*ret_after_ns) */
+	TTL_EXPIRED,  /* expired at *ret_expired_at: delete it (after the fresh GET) */
+	TTL_ERROR,    /* *ret_err: AddRateLimited */
 };
 enum ttl_verdict ttl_process(const struct ttl_job *j, kube_time_t now, int64_t *ret_after_ns,
                              kube_time_t *ret_expired_at, enum ttl_err *ret_err);

@@ -57,8 +57,8 @@ static void test_time_left(void **state)
 	        {"Job completed now, 10s TTL", now, 0, &t10, false, NULL, 10 * SEC, now + 10 * SEC},
 	        {"Job completed 10s ago, 15s TTL", now - 10 * SEC, 0, &t15, false, NULL, 5 * SEC,
 	         now + 5 * SEC},
-	        {"Error case: Job failed now, no TTL", 0, now, NULL, true, "should not be cleaned up",
-	         0, 0},
+	        {"Error case: Job failed now, no TTL", 0, now, NULL, true,
+	         "should not be cleaned up", 0, 0},
 	        {"Job failed now, 0s TTL", 0, now, &t0, false, NULL, 0, now},
 	        {"Job failed now, 10s TTL", 0, now, &t10, false, NULL, 10 * SEC, now + 10 * SEC},
 	        {"Job failed 10s ago, 15s TTL", 0, now - 10 * SEC, &t15, false, NULL, 5 * SEC,
@@ -191,16 +191,16 @@ static void test_metrics(void **state)
 	assert_int_equal(ttl_metrics_text(r, &text), 0);
 	assert_non_null(strstr(text, "# TYPE ttl_after_finished_controller_job_deletion_duration_"
 	                             "seconds histogram\n"));
-	assert_non_null(strstr(
-	        text, "ttl_after_finished_controller_job_deletion_duration_seconds_bucket{le=\"0.1\"} 2\n"));
-	assert_non_null(strstr(
-	        text, "ttl_after_finished_controller_job_deletion_duration_seconds_bucket{le=\"1.6\"} 2\n"));
-	assert_non_null(strstr(
-	        text, "ttl_after_finished_controller_job_deletion_duration_seconds_bucket{le=\"3.2\"} 3\n"));
+	assert_non_null(strstr(text, "ttl_after_finished_controller_job_deletion_duration_seconds_"
+	                             "bucket{le=\"0.1\"} 2\n"));
+	assert_non_null(strstr(text, "ttl_after_finished_controller_job_deletion_duration_seconds_"
+	                             "bucket{le=\"1.6\"} 2\n"));
+	assert_non_null(strstr(text, "ttl_after_finished_controller_job_deletion_duration_seconds_"
+	                             "bucket{le=\"3.2\"} 3\n"));
 	assert_non_null(strstr(text, "ttl_after_finished_controller_job_deletion_duration_seconds_"
 	                             "bucket{le=\"819.2\"} 3\n"));
-	assert_non_null(strstr(
-	        text, "ttl_after_finished_controller_job_deletion_duration_seconds_bucket{le=\"+Inf\"} 4\n"));
+	assert_non_null(strstr(text, "ttl_after_finished_controller_job_deletion_duration_seconds_"
+	                             "bucket{le=\"+Inf\"} 4\n"));
 	assert_non_null(strstr(
 	        text, "ttl_after_finished_controller_job_deletion_duration_seconds_count 4\n"));
 	assert_non_null(strstr(
