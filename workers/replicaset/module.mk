@@ -14,5 +14,6 @@ rs_BENCHES  := workers/replicaset/bench/bench-rs.c
 # issue 8: 1,000 RSs x 100 side by side with upstream kcm (kcmd bench, about an hour)
 rs_BENCH_SCRIPTS := tests/cluster/bench-rs.sh
 # The registry (controllers/module.mk) links the descriptor and the library.
-REGISTRY_PLUGIN_SRCS     += workers/replicaset/plugin.c workers/replicaset/mgr.c
+REGISTRY_PLUGIN_SRCS     += workers/replicaset/plugin.c workers/replicaset/plugin-rc.c \
+                            workers/replicaset/mgr.c
 REGISTRY_CONTROLLER_LIBS += rs rshandlers worker

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * workers/replicationcontroller/plugin.c: the replication controller's descriptor
- * (kcmd/controller.h). As upstream (pkg/controller/replication: NewBaseController of the
- * ReplicaSet controller over ReplicationControllers converted to ReplicaSets), it is the
- * ReplicaSet engine of workers/replicaset/ with the ReplicationController flavour
- * (workers/replicaset/flavour.h): its own expectations region and Event queue, its own queue
- * "replicationmanager", its own worker processes (--concurrent-rc-syncs), handlers and service
- * account. Only this descriptor lives here; the engine is shared (docs/replicationcontroller.md).
+ * workers/replicaset/plugin-rc.c: the replication controller's descriptor (kcmd/controller.h).
+ * As upstream (pkg/controller/replication: NewBaseController of the ReplicaSet controller over
+ * ReplicationControllers converted to ReplicaSets), it is the ReplicaSet engine of this folder
+ * with the ReplicationController flavour (flavour.h): its own expectations region and Event
+ * queue, its own queue "replicationmanager", its own worker processes (--concurrent-rc-syncs),
+ * handlers and service account.
+ *
+ * Why here and not in a folder of its own: a controller folder includes only its own headers
+ * (make lint, rule "layers"), and this descriptor is nothing but the engine's parts with another
+ * flavour (docs/replicationcontroller.md).
  */
 #include "kcmd/controller.h"
 #include "lib/goflag.h"
@@ -14,7 +17,7 @@
 #include "workers/replicaset/table.h"
 #include "workers/worker.h"
 
-extern const struct wk_controller wk_replicationcontroller_controller; /* replicaset/controller.c */
+extern const struct wk_controller wk_replicationcontroller_controller; /* controller.c */
 
 static int rc_workers(const struct kcmd_flag_values *v)
 {
