@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/queue.h"
 #include "kube/client.h"
 #include "lib/log.h"
 #include "shm/arena.h"
@@ -52,6 +53,21 @@ static int cached_job(struct shm_arena *a, int type, const char *ns, const char 
 		r = ttl_job_parse(v.o.raw, v.o.raw_len, ret);
 	shm_object_view_free(&v);
 	return r;
+}
+
+/* "ns/name" (MetaNamespaceKeyFunc); -ENAMETOOLONG when it does not fit */
+static int make_key(char *buf, size_t n, const char *ns, const char *name)
+{
+	int l = snprintf(buf, n, "%s%s%s", ns && *ns ? ns : "", ns && *ns ? "/" : "", name);
+	return l < 0 || (size_t)l >= n ? -ENAMETOOLONG : l;
+}
+
+static void add_key(struct inf_handler_ctx *ctx, const char *key)
+{
+	int r = ipc_queue_owner_add(ctx->queues[0], key);
+
+	if (r < 0)
+		log_error("%s queue: adding %s failed: %s", TTL_QUEUE, key, strerror(-r));
 }
 
 /* ---- handlers ---------------------------------------------------------------------------------
@@ -81,12 +97,10 @@ static void on_job(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 		return; /* gone again already: its delete needs nothing from this controller */
 	if (j.deleting || !ttl_needs_cleanup(&j))
 		return;
-	if (kcmd_key_make(key, sizeof(key), ns, ev->meta->name) < 0)
+	if (make_key(key, sizeof(key), ns, ev->meta->name) < 0)
 		return;
 	log_v(4, "Add job to cleanup: %s", key);
-	int r = kcmd_queue_add(ctx, 0, key);
-	if (r < 0)
-		log_error("%s queue: adding %s failed: %s", TTL_QUEUE, key, strerror(-r));
+	add_key(ctx, key);
 }
 
 static int ttlh_init(struct inf_handler_ctx *ctx)
@@ -125,8 +139,8 @@ static int resync_visit(const struct shm_obj *o, void *ud)
 		r = ttl_job_parse(v.o.raw, v.o.raw_len, &j);
 	shm_object_view_free(&v);
 	if (r == 0 && !j.deleting && ttl_needs_cleanup(&j) &&
-	    kcmd_key_make(key, sizeof(key), o->ns ? o->ns : "", o->name) >= 0)
-		(void)kcmd_queue_add(rc->ctx, 0, key);
+	    make_key(key, sizeof(key), o->ns, o->name) >= 0)
+		add_key(rc->ctx, key);
 	return 0;
 }
 
@@ -229,10 +243,15 @@ static void ttlc_sync(void *state, size_t q, const char *key, struct wk_result *
 
 	(void)q;
 	memset(out, 0, sizeof(*out));
-	if (kcmd_key_split(key, ns, sizeof(ns), name, sizeof(name)) < 0) {
-		log_error("invalid key %s: dropped", key);
+	const char *slash = strchr(key, '/');
+	if (!slash || strchr(slash + 1, '/') || (size_t)(slash - key) >= sizeof(ns) ||
+	    strlen(slash + 1) >= sizeof(name)) {
+		log_error("invalid key %s: dropped", key); /* Jobs are namespaced */
 		return;
 	}
+	memcpy(ns, key, (size_t)(slash - key));
+	ns[slash - key] = 0;
+	snprintf(name, sizeof(name), "%s", slash + 1);
 	if (c->job_type < 0)
 		c->job_type = shm_reader_find_type(c->ctx->arena, "batch", "v1", "jobs");
 	if (!c->synced) {
