@@ -72,6 +72,8 @@ struct known {
 static const struct known known[] = {
         {"pods", "", "v1", "Pod", SHM_RECORD_POD, true},
         {"replicasets", "apps", "v1", "ReplicaSet", SHM_RECORD_REPLICASET, true},
+        /* the same typed record as a ReplicaSet (its map selector compiled as matchLabels) */
+        {"replicationcontrollers", "", "v1", "ReplicationController", SHM_RECORD_REPLICASET, true},
         {"configmaps", "", "v1", "ConfigMap", SHM_RECORD_META, true},
         {"secrets", "", "v1", "Secret", SHM_RECORD_META, true},
         {"services", "", "v1", "Service", SHM_RECORD_META, true},

@@ -321,7 +321,10 @@ enum kube_kind inf_store_kube_kind(const struct inf_store *s, uint16_t type)
 	case SHM_RECORD_POD:
 		return KUBE_KIND_POD;
 	case SHM_RECORD_REPLICASET:
-		return KUBE_KIND_REPLICASET;
+		/* a ReplicationController is decoded into the ReplicaSet model (kube/model.h) */
+		return !ts->res->group[0] && !strcmp(ts->res->resource, "replicationcontrollers")
+		               ? KUBE_KIND_REPLICATIONCONTROLLER
+		               : KUBE_KIND_REPLICASET;
 	case SHM_RECORD_OBJECT:
 		return KUBE_KIND_OBJECT;
 	default:

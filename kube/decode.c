@@ -694,7 +694,23 @@ static int dec_conditions(struct js *j, struct kube_condition **ret, uint32_t *r
 	return r < 0 ? r : 1;
 }
 
-static int rs_body(struct js *j, struct kube_replicaset *rs, unsigned flags)
+/* A ReplicationController's spec.selector is a map: as upstream's conversion to a ReplicaSet
+ * (Convert_Map_string_To_string_To_v1_LabelSelector) it becomes matchLabels; null or absent
+ * stays a nil selector. */
+static int dec_rc_selector(struct js *j, struct kube_label_selector **ret)
+{
+	struct kube_label_selector *ls = js_alloc(j->arena, sizeof(*ls));
+	if (!ls)
+		return js_fail(j, -ENOMEM);
+	int r = dec_kv(j, &ls->match_labels, &ls->n_match_labels, false);
+	*ret = r > 0 ? ls : NULL;
+	return r;
+}
+
+/* A ReplicaSet, or (rc) a core/v1 ReplicationController read as the ReplicaSet upstream's
+ * replication controller converts it to: the same fields but for the selector's shape (and an
+ * RC status has no terminatingReplicas, so it stays absent). */
+static int rs_or_rc_body(struct js *j, struct kube_replicaset *rs, unsigned flags, bool rc)
 {
 	const char *k;
 	size_t kn;
@@ -716,7 +732,8 @@ static int rs_body(struct js *j, struct kube_replicaset *rs, unsigned flags)
 				} else if (JS_KEY(k, kn, "minReadySeconds"))
 					js_int32(j, &rs->min_ready_seconds);
 				else if (JS_KEY(k, kn, "selector"))
-					dec_label_selector(j, &rs->selector);
+					rc ? dec_rc_selector(j, &rs->selector)
+					   : dec_label_selector(j, &rs->selector);
 				else if (JS_KEY(k, kn, "template")) {
 					const char *raw;
 					size_t rn;
@@ -757,6 +774,16 @@ static int rs_body(struct js *j, struct kube_replicaset *rs, unsigned flags)
 			js_skip(j);
 	}
 	return r < 0 ? r : 1;
+}
+
+static int rs_body(struct js *j, struct kube_replicaset *rs, unsigned flags)
+{
+	return rs_or_rc_body(j, rs, flags, false);
+}
+
+static int rc_body(struct js *j, struct kube_replicaset *rs, unsigned flags)
+{
+	return rs_or_rc_body(j, rs, flags, true);
 }
 
 /* ---- Lease, Partial, Scale, Status ---------------------------------------------------------- */
@@ -943,6 +970,7 @@ typedef int (*body_fn)(struct js *j, void *obj, unsigned flags);
 	}
 BODY(pod_body, struct kube_pod)
 BODY(rs_body, struct kube_replicaset)
+BODY(rc_body, struct kube_replicaset)
 BODY(lease_body, struct kube_lease)
 BODY(partial_body, struct kube_partial)
 BODY(object_body, struct kube_object)
@@ -960,6 +988,7 @@ static const struct {
         [KUBE_KIND_SCALE] = {sizeof(struct kube_scale), SMALL_ARENA, scale_body_v},
         [KUBE_KIND_STATUS] = {sizeof(struct kube_status), SMALL_ARENA, status_body_v},
         [KUBE_KIND_OBJECT] = {sizeof(struct kube_object), SMALL_ARENA, object_body_v},
+        [KUBE_KIND_REPLICATIONCONTROLLER] = {sizeof(struct kube_replicaset), RS_ARENA, rc_body_v},
 };
 
 /* Decodes one object of `kind` at the scanner position, into a fresh arena (scratch == NULL) or

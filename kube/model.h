@@ -233,6 +233,9 @@ enum kube_kind {
 	KUBE_KIND_SCALE,
 	KUBE_KIND_STATUS,
 	KUBE_KIND_OBJECT, /* struct kube_object: metadata, every annotation, the JSON text */
+	/* a core/v1 ReplicationController decoded as the struct kube_replicaset upstream's
+	 * replication controller converts it to (its map selector as matchLabels); JSON only */
+	KUBE_KIND_REPLICATIONCONTROLLER,
 };
 
 int kube_decode(enum kube_kind kind, const void *json, size_t len, unsigned flags, void **ret_obj);

@@ -235,6 +235,59 @@ static void test_time(void **state)
 	assert_string_equal(buf, "2000-01-01T00:00:00.000001Z");
 }
 
+/* A ReplicationController reads as the ReplicaSet upstream converts it to: the map selector
+ * becomes matchLabels, the template and status the same fields. */
+static void test_replicationcontroller(void **state)
+{
+	(void)state;
+	static const char rc[] =
+	        "{\"kind\":\"ReplicationController\",\"apiVersion\":\"v1\",\"metadata\":{"
+	        "\"name\":\"rc\",\"namespace\":\"ns\",\"uid\":\"u1\",\"generation\":3},"
+	        "\"spec\":{\"replicas\":4,\"minReadySeconds\":7,\"selector\":{\"a\":\"1\","
+	        "\"b\":\"2\"},\"template\":{\"metadata\":{\"labels\":{\"a\":\"1\",\"b\":"
+	        "\"2\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}},"
+	        "\"status\":{\"replicas\":2,\"fullyLabeledReplicas\":2,\"readyReplicas\":1,"
+	        "\"availableReplicas\":1,\"observedGeneration\":2,\"conditions\":[{\"type\":"
+	        "\"ReplicaFailure\",\"status\":\"True\",\"reason\":\"FailedCreate\"}]}}";
+	struct kube_replicaset *rs = NULL;
+	assert_int_equal(
+	        kube_decode(KUBE_KIND_REPLICATIONCONTROLLER, rc, strlen(rc), 0, (void **)&rs), 0);
+	assert_string_equal(rs->meta.name, "rc");
+	assert_int_equal(rs->spec_replicas, 4);
+	assert_int_equal(rs->min_ready_seconds, 7);
+	assert_non_null(rs->selector);
+	assert_int_equal(rs->selector->n_match_labels, 2);
+	assert_int_equal(rs->selector->n_match_expressions, 0);
+	assert_string_equal(rs->selector->match_labels[1].key, "b");
+	assert_string_equal(rs->selector->match_labels[1].value, "2");
+	assert_int_equal(rs->n_template_labels, 2);
+	assert_true(rs->template_parts.valid);
+	assert_non_null(rs->template_parts.spec);
+	assert_int_equal(rs->status.replicas, 2);
+	assert_int_equal(rs->status.ready_replicas, 1);
+	assert_int_equal(rs->status.observed_generation, 2);
+	assert_false(rs->status.has_terminating_replicas);
+	assert_int_equal(rs->status.n_conditions, 1);
+	assert_string_equal(rs->status.conditions[0].reason, "FailedCreate");
+	kube_object_free(rs);
+
+	/* the same text decoded as a ReplicaSet does not take the map as a selector */
+	assert_int_equal(kube_decode(KUBE_KIND_REPLICASET, rc, strlen(rc), 0, (void **)&rs), 0);
+	assert_non_null(rs->selector);
+	assert_int_equal(rs->selector->n_match_labels, 0);
+	kube_object_free(rs);
+
+	/* a null selector stays nil (matches nothing); replicas absent is the API default 1 */
+	static const char nil_sel[] =
+	        "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"selector\":null}}";
+	assert_int_equal(kube_decode(KUBE_KIND_REPLICATIONCONTROLLER, nil_sel, strlen(nil_sel), 0,
+	                             (void **)&rs),
+	                 0);
+	assert_null(rs->selector);
+	assert_int_equal(rs->spec_replicas, 1);
+	kube_object_free(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +298,7 @@ int main(void)
 	        cmocka_unit_test(test_deep_nesting),
 	        cmocka_unit_test(test_escapes),
 	        cmocka_unit_test(test_time),
+	        cmocka_unit_test(test_replicationcontroller),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

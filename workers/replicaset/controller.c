@@ -50,6 +50,7 @@
 #include "workers/replicaset/evq.h"
 #include "workers/replicaset/events.h"
 #include "workers/replicaset/expectations.h"
+#include "workers/replicaset/flavour.h"
 #include "workers/replicaset/sync.h"
 #include "workers/worker.h"
 
@@ -60,6 +61,7 @@ static uint64_t rsc_event_retry_usec = 10000000; /* tests shorten it */
 
 struct rsc {
 	struct wk_ctx *ctx;
+	const struct rs_flavour *fl; /* ReplicaSets or ReplicationControllers */
 	struct rs_exp *exp;
 	int pod_type, rs_type;
 	bool caches_synced; /* once true, stays (a relist keeps serving the old contents) */
@@ -79,9 +81,7 @@ struct rsc {
 static int sink_start(struct rsc *c);
 static bool sink_stop(struct rsc *c);
 
-static const char *const rs_queues[] = {"replicaset", NULL};
-
-static int rsc_init(struct wk_ctx *ctx, void **ret)
+static int rsc_init_flavour(struct wk_ctx *ctx, const struct rs_flavour *fl, void **ret)
 {
 	struct rsc *c = calloc(1, sizeof(*c));
 	int r;
@@ -89,6 +89,7 @@ static int rsc_init(struct wk_ctx *ctx, void **ret)
 	if (!c)
 		return -ENOMEM;
 	c->ctx = ctx;
+	c->fl = fl;
 	c->pod_type = c->rs_type = -1;
 	/* upstream's recorder source is {Component: "replicaset-controller"} without a host, so
 	 * source.host is absent and reportingInstance "" (c->host stays empty) */
@@ -128,6 +129,16 @@ fail:
 	return r;
 }
 
+static int rsc_init(struct wk_ctx *ctx, void **ret)
+{
+	return rsc_init_flavour(ctx, &rs_flavour_replicaset, ret);
+}
+
+static int rcc_init(struct wk_ctx *ctx, void **ret)
+{
+	return rsc_init_flavour(ctx, &rs_flavour_replicationcontroller, ret);
+}
+
 static void rsc_fini(void *state)
 {
 	struct rsc *c = state;
@@ -160,18 +171,19 @@ static int ex_get_rs(void *ud, const struct kube_replicaset *rs, struct kube_rep
 {
 	struct rsc *c = ud;
 	struct kube_request req = {.verb = KUBE_GET,
-	                           .group = "apps",
-	                           .version = "v1",
-	                           .resource = "replicasets",
+	                           .group = c->fl->group,
+	                           .version = c->fl->version,
+	                           .resource = c->fl->resource,
 	                           .ns = rs->meta.namespace,
 	                           .name = rs->meta.name};
 	struct kube_response resp;
 	int r = call(c, &req, &resp, ret_msg);
 
 	if (r == 0) {
-		r = kube_decode_replicaset(resp.body, resp.body_len, 0, ret);
-		if (r < 0 && ret_msg)
-			*ret_msg = strdup("decoding the ReplicaSet failed");
+		r = kube_decode(c->fl->decode, resp.body, resp.body_len, 0, (void **)ret);
+		if (r < 0 && ret_msg &&
+		    asprintf(ret_msg, "decoding the %s failed", c->fl->kind) < 0)
+			*ret_msg = NULL;
 	}
 	kube_response_clear(&resp);
 	return r;
@@ -326,13 +338,13 @@ static bool sink_sleep(struct rsc *c, uint64_t usec)
  * answer up to RSC_EVENT_MAX_TRIES times (blocking this sink, as upstream's one goroutine). */
 static void sink_record(struct rsc *c, struct kube_client *kc, const struct rs_evq_rec *rec)
 {
-	struct rs_evc_event ev = {.component = RS_EVENT_COMPONENT,
+	struct rs_evc_event ev = {.component = c->fl->component,
 	                          .host = c->host,
-	                          .kind = RS_KIND,
+	                          .kind = c->fl->kind,
 	                          .ns = rec->ns,
 	                          .name = rec->name,
 	                          .uid = rec->uid,
-	                          .api_version = RS_API_VERSION,
+	                          .api_version = c->fl->api_version,
 	                          .type = rec->type,
 	                          .reason = rec->reason,
 	                          .message = rec->message,
@@ -388,9 +400,9 @@ static void *sink_main(void *arg)
 			held = rs_evq_sink_lock(c->evq, 500) == 1;
 			if (held)
 				log_v(2,
-				      "this process writes the ReplicaSet controller's Events now "
+				      "this process writes the %s controller's Events now "
 				      "(queued: %u)",
-				      rs_evq_len(c->evq));
+				      c->fl->what, rs_evq_len(c->evq));
 			continue;
 		}
 		if (rs_evq_pop(c->evq, rec, 500) == 1)
@@ -587,13 +599,13 @@ out:
  * The optimistic lock stays the one upstream has on its cached copy: if the GET shows another
  * resourceVersion than the one this sync read, that is a conflict (409) without a write.
  */
-static int conflict(const struct kube_replicaset *rs, char **ret_msg)
+static int conflict(const struct rsc *c, const struct kube_replicaset *rs, char **ret_msg)
 {
 	if (ret_msg && asprintf(ret_msg,
-	                        "Operation cannot be fulfilled on replicasets.apps \"%s\": the "
+	                        "Operation cannot be fulfilled on %s \"%s\": the "
 	                        "object has been modified; please apply your changes to the latest "
 	                        "version and try again",
-	                        rs->meta.name) < 0)
+	                        c->fl->group_resource, rs->meta.name) < 0)
 		*ret_msg = NULL;
 	return -ESTALE; /* what a 409 Conflict maps to (kube/errors.c) */
 }
@@ -611,7 +623,7 @@ static int put_status_pb(struct rsc *c, const struct kube_replicaset *rs, const 
 	int r = kube_decode_any(KUBE_KIND_REPLICASET, got->body, got->body_len, 0, (void **)&cur);
 	if (r == 0 && (!rs->meta.resource_version || !cur->meta.resource_version ||
 	               strcmp(cur->meta.resource_version, rs->meta.resource_version) != 0)) {
-		r = conflict(rs, ret_msg);
+		r = conflict(c, rs, ret_msg);
 		goto out;
 	}
 	cJSON *p = r == 0 ? cJSON_Parse(patch) : NULL;
@@ -628,9 +640,9 @@ static int put_status_pb(struct rsc *c, const struct kube_replicaset *rs, const 
 		goto out;
 	}
 	struct kube_request put = {.verb = KUBE_UPDATE,
-	                           .group = "apps",
-	                           .version = "v1",
-	                           .resource = "replicasets",
+	                           .group = c->fl->group,
+	                           .version = c->fl->version,
+	                           .resource = c->fl->resource,
 	                           .ns = rs->meta.namespace,
 	                           .name = rs->meta.name,
 	                           .subresource = "status",
@@ -660,12 +672,12 @@ static int put_status(struct rsc *c, const struct kube_replicaset *rs, const cha
                       char **ret_rv, char **ret_msg)
 {
 	struct kube_request get = {.verb = KUBE_GET,
-	                           .group = "apps",
-	                           .version = "v1",
-	                           .resource = "replicasets",
+	                           .group = c->fl->group,
+	                           .version = c->fl->version,
+	                           .resource = c->fl->resource,
 	                           .ns = rs->meta.namespace,
 	                           .name = rs->meta.name,
-	                           .protobuf_ok = true};
+	                           .protobuf_ok = c->fl->status_protobuf};
 	struct kube_response resp;
 	int r = call(c, &get, &resp, ret_msg);
 	if (r < 0) {
@@ -688,15 +700,12 @@ static int put_status(struct rsc *c, const struct kube_replicaset *rs, const cha
 			        "the ReplicaSet read back for the status update is malformed");
 	} else if (!rs->meta.resource_version ||
 	           strcmp(rv->valuestring, rs->meta.resource_version) != 0) {
-		r = -ESTALE; /* what a 409 Conflict maps to (kube/errors.c) */
-		if (ret_msg && asprintf(ret_msg,
-		                        "Operation cannot be fulfilled on replicasets.apps \"%s\": "
-		                        "the object has been "
-		                        "modified; please apply your changes to the latest version "
-		                        "and try again",
-		                        rs->meta.name) < 0)
-			*ret_msg = NULL;
+		r = conflict(c, rs, ret_msg);
 	} else {
+		/* the merge patch's null for an absent terminatingReplicas: a field a
+		 * ReplicationController's status does not have, so not sent in a PUT */
+		if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(st, "terminatingReplicas")))
+			cJSON_DeleteItemFromObjectCaseSensitive(st, "terminatingReplicas");
 		cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
 		cJSON_AddItemToObject(obj, "status", st);
 		st = NULL;
@@ -709,9 +718,9 @@ static int put_status(struct rsc *c, const struct kube_replicaset *rs, const cha
 	if (r < 0)
 		return r;
 	struct kube_request put = {.verb = KUBE_UPDATE,
-	                           .group = "apps",
-	                           .version = "v1",
-	                           .resource = "replicasets",
+	                           .group = c->fl->group,
+	                           .version = c->fl->version,
+	                           .resource = c->fl->resource,
 	                           .ns = rs->meta.namespace,
 	                           .name = rs->meta.name,
 	                           .subresource = "status",
@@ -743,9 +752,9 @@ static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs,
 		return r;
 	}
 	struct kube_request req = {.verb = KUBE_PATCH,
-	                           .group = "apps",
-	                           .version = "v1",
-	                           .resource = "replicasets",
+	                           .group = c->fl->group,
+	                           .version = c->fl->version,
+	                           .resource = c->fl->resource,
 	                           .ns = rs->meta.namespace,
 	                           .name = rs->meta.name,
 	                           .subresource = "status",
@@ -753,14 +762,20 @@ static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs,
 	                           .body_len = strlen(body),
 	                           .patch_type = KUBE_PATCH_MERGE};
 	struct kube_response resp;
-	r = call(c, &req, &resp, r == -EACCES ? NULL : ret_msg);
+	r = call(c, &req, &resp, ret_msg);
 	if (r == -EACCES) {
+		/* not this call's outcome: the PUT below answers for it */
+		if (ret_msg) {
+			free(*ret_msg);
+			*ret_msg = NULL;
+		}
 		/* the bootstrap role system:controller:replicaset-controller grants update, not
 		 * patch, on replicasets/status (what --use-service-account-credentials runs as) */
 		kube_response_clear(&resp);
 		c->status_put = true;
-		log_info("PATCH replicasets/status refused (403): writing status with GET + PUT "
-		         "from now on");
+		log_info("PATCH %s/status refused (403): writing status with GET + PUT "
+		         "from now on",
+		         c->fl->resource);
 		r = put_status(c, rs, body, ret_rv, ret_msg);
 		free(body);
 		return r;
@@ -790,7 +805,8 @@ static void ex_record_event(void *ud, const struct kube_replicaset *rs, const ch
 	      "Event occurred: object=\"%s/%s\" fieldPath=\"\" kind=\"%s\" apiVersion=\"%s\" "
 	      "type=\"%s\" reason=\"%s\" "
 	      "message=\"%s\"",
-	      rs->meta.namespace, rs->meta.name, RS_KIND, RS_API_VERSION, type, reason, message);
+	      rs->meta.namespace, rs->meta.name, c->fl->kind, c->fl->api_version, type, reason,
+	      message);
 	if (!rec)
 		return;
 	rec->t = kube_time_now();
@@ -875,7 +891,8 @@ static int resolve_types(struct rsc *c)
 	if (c->pod_type < 0)
 		c->pod_type = shm_reader_find_type(c->ctx->arena, "", "v1", "pods");
 	if (c->rs_type < 0)
-		c->rs_type = shm_reader_find_type(c->ctx->arena, "apps", "v1", "replicasets");
+		c->rs_type = shm_reader_find_type(c->ctx->arena, c->fl->group, c->fl->version,
+		                                  c->fl->resource);
 	return c->pod_type >= 0 && c->rs_type >= 0 ? 0 : -EAGAIN;
 }
 
@@ -967,13 +984,15 @@ static int related_pods(struct rsc *c, const struct kube_replicaset *rs, struct 
 
 /* The gates as the manager passed them (--feature-gates; v1.37 defaults otherwise). The
  * staleness gate needs AtomicFIFO too, as upstream's controller does. */
-static struct rs_features rs_features(void)
+static struct rs_features rs_features(const struct rs_flavour *fl)
 {
 	struct rs_features f = RS_FEATURES_DEFAULT;
 
+	f.status_terminating = fl->status_terminating;
 	f.terminating_replicas = kcmd_feature_enabled(KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS);
 	f.pod_deletion_cost = kcmd_feature_enabled(KCMD_FEAT_POD_DELETION_COST);
-	f.stale_consistency = kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_RS) &&
+	f.stale_consistency = fl->consistency &&
+	                      kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_RS) &&
 	                      kcmd_feature_enabled(KCMD_FEAT_ATOMIC_FIFO);
 	return f;
 }
@@ -1013,7 +1032,7 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 		/* upstream starts its workers only once both informers have synced: a sync on a
 		 * half-listed cache would miss pods (and create pods where orphans wait to be
 		 * adopted). Keep the key until the cache is complete. */
-		log_v(4, "%s: waiting for the ReplicaSet and pod caches to sync", key);
+		log_v(4, "%s: waiting for the %s and pod caches to sync", key, c->fl->what);
 		out->requeue_after = true;
 		out->after_usec = 100000;
 		return;
@@ -1034,7 +1053,7 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 		r = shm_rs_view_init(&obj, &w);
 		if (r < 0) {
 			shm_rs_view_free(&w);
-			log_error("%s: unreadable ReplicaSet record: %s", key, strerror(-r));
+			log_error("%s: unreadable %s record: %s", key, c->fl->what, strerror(-r));
 			out->err = r;
 			goto done;
 		}
@@ -1074,7 +1093,9 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	                           .related = rv,
 	                           .n_related = rel.n,
 	                           .exp = c->exp,
-	                           .features = rs_features(),
+	                           .kind = c->fl->kind,
+	                           .api_version = c->fl->api_version,
+	                           .features = rs_features(c->fl),
 	                           .mono = mono_now};
 	in.read_rv[RS_CONS_PODS] = read_rv[RS_CONS_PODS];
 	in.read_rv[RS_CONS_REPLICASETS] = read_rv[RS_CONS_REPLICASETS];
@@ -1125,10 +1146,23 @@ done:
 		shm_obj_release(&obj);
 }
 
+static const char *const rs_queues[] = {"replicaset", NULL};
+
 const struct wk_controller wk_replicaset_controller = {
         .name = "replicaset-controller",
         .queues = rs_queues,
         .init = rsc_init,
+        .sync = rsc_sync,
+        .fini = rsc_fini,
+};
+
+/* The replication controller: the same engine over ReplicationControllers (flavour.h). */
+static const char *const rc_queues[] = {"replicationmanager", NULL};
+
+const struct wk_controller wk_replicationcontroller_controller = {
+        .name = "replicationcontroller-controller",
+        .queues = rc_queues,
+        .init = rcc_init,
         .sync = rsc_sync,
         .fini = rsc_fini,
 };

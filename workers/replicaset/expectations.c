@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -963,68 +964,99 @@ void rs_exp_metric_age_ratio(struct rs_exp *e, double ratio)
 	atomic_fetch_add_explicit(&e->h->age_ratio_count, 1, R);
 }
 
+static uint64_t sum_of(struct rs_exp *const *v, size_t n, size_t off)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			t += atomic_load_explicit((_Atomic uint64_t *)((char *)v[i]->h + off), R);
+	return t;
+}
+#define SUM(field) sum_of(sum, n_sum, offsetof(struct rs_exp_header, field))
+
 int rs_exp_metrics_text(struct rs_exp *e, char **ret)
+{
+	return rs_exp_metrics_text_ex(e, &e, 1, "replicaset", "ReplicaSet", ret);
+}
+
+int rs_exp_metrics_text_ex(struct rs_exp *e, struct rs_exp *const *sum, size_t n_sum,
+                           const char *name, const char *what, char **ret)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	if (!e || !ret)
+	if (!e || !ret || (n_sum && !sum) || !name || !what)
 		return -EINVAL;
 	if (!(f = open_memstream(&buf, &len)))
 		return -ENOMEM;
-	fprintf(f,
-	        "# HELP replicaset_controller_sorting_deletion_age_ratio [ALPHA] The ratio of "
-	        "chosen deleted pod's "
-	        "ages to the current youngest pod's age (at the time). Should be <2. The intent of "
-	        "this metric is to "
-	        "measure the rough efficacy of the LogarithmicScaleDown feature gate's effect on "
-	        "the sorting (and "
-	        "deletion) of pods when a replicaset scales down. This only considers Ready pods "
-	        "when calculating and "
-	        "reporting.\n# TYPE replicaset_controller_sorting_deletion_age_ratio histogram\n");
-	uint64_t cum = 0;
-	double le = 0.25;
-	for (int k = 0; k < 6; k++, le *= 2) {
-		cum += atomic_load_explicit(&e->h->age_ratio_bucket[k], R);
+	if (n_sum) {
 		fprintf(f,
-		        "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"%g\"} %llu\n",
-		        le, (unsigned long long)cum);
+		        "# HELP replicaset_controller_sorting_deletion_age_ratio [ALPHA] The "
+		        "ratio of "
+		        "chosen deleted pod's "
+		        "ages to the current youngest pod's age (at the time). Should be <2. The "
+		        "intent of "
+		        "this metric is to "
+		        "measure the rough efficacy of the LogarithmicScaleDown feature gate's "
+		        "effect on "
+		        "the sorting (and "
+		        "deletion) of pods when a replicaset scales down. This only considers "
+		        "Ready pods "
+		        "when calculating and "
+		        "reporting.\n# TYPE replicaset_controller_sorting_deletion_age_ratio "
+		        "histogram\n");
+		uint64_t cum = 0;
+		double le = 0.25;
+		for (int k = 0; k < 6; k++, le *= 2) {
+			cum += SUM(age_ratio_bucket[k]);
+			fprintf(f,
+			        "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"%g\"}"
+			        " "
+			        "%llu\n",
+			        le, (unsigned long long)cum);
+		}
+		uint64_t count = SUM(age_ratio_count);
+		cum += SUM(age_ratio_inf);
+		fprintf(f,
+		        "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"+Inf\"} "
+		        "%llu\n",
+		        (unsigned long long)(cum > count ? cum : count));
+		fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_sum %llu\n",
+		        (unsigned long long)SUM(age_ratio_sum));
+		fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_count %llu\n",
+		        (unsigned long long)count);
+		fprintf(f, "# HELP replicaset_controller_stale_sync_skips_total [ALPHA] Number of "
+		           "times a "
+		           "ReplicaSet sync "
+		           "was skipped because the informer cache was older than the controller's "
+		           "last "
+		           "write.\n"
+		           "# TYPE replicaset_controller_stale_sync_skips_total counter\n");
+		fprintf(f,
+		        "replicaset_controller_stale_sync_skips_total{group=\"\",resource=\"pods\"}"
+		        " "
+		        "%llu\n",
+		        (unsigned long long)SUM(stale_skips[RS_CONS_PODS]));
+		fprintf(f,
+		        "replicaset_controller_stale_sync_skips_total{group=\"apps\",resource="
+		        "\"replicasets\"} %llu\n",
+		        (unsigned long long)SUM(stale_skips[RS_CONS_REPLICASETS]));
 	}
-	uint64_t count = atomic_load_explicit(&e->h->age_ratio_count, R);
-	cum += atomic_load_explicit(&e->h->age_ratio_inf, R);
-	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"+Inf\"} %llu\n",
-	        (unsigned long long)(cum > count ? cum : count));
-	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_sum %llu\n",
-	        (unsigned long long)atomic_load_explicit(&e->h->age_ratio_sum, R));
-	fprintf(f, "replicaset_controller_sorting_deletion_age_ratio_count %llu\n",
-	        (unsigned long long)count);
-	fprintf(f, "# HELP replicaset_controller_stale_sync_skips_total [ALPHA] Number of times a "
-	           "ReplicaSet sync "
-	           "was skipped because the informer cache was older than the controller's last "
-	           "write.\n"
-	           "# TYPE replicaset_controller_stale_sync_skips_total counter\n");
-	fprintf(f,
-	        "replicaset_controller_stale_sync_skips_total{group=\"\",resource=\"pods\"} %llu\n",
-	        (unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_PODS], R));
-	fprintf(f,
-	        "replicaset_controller_stale_sync_skips_total{group=\"apps\",resource="
-	        "\"replicasets\"} %llu\n",
-	        (unsigned long long)atomic_load_explicit(&e->h->stale_skips[RS_CONS_REPLICASETS],
-	                                                 R));
 	/* kcmd only: the table's fixed capacity (E7) and the claims it refused */
 	fprintf(f,
-	        "# HELP kcmd_replicaset_expectations_capacity Slots of the shared ReplicaSet "
+	        "# HELP kcmd_%s_expectations_capacity Slots of the shared %s "
 	        "expectations table "
-	        "(one per ReplicaSet with a record).\n# TYPE kcmd_replicaset_expectations_capacity "
+	        "(one per %s with a record).\n# TYPE kcmd_%s_expectations_capacity "
 	        "gauge\n"
-	        "kcmd_replicaset_expectations_capacity %u\n",
-	        e->mask + 1);
+	        "kcmd_%s_expectations_capacity %u\n",
+	        name, what, what, name, name, e->mask + 1);
 	fprintf(f,
-	        "# HELP kcmd_replicaset_expectations_table_full_total Syncs refused because every "
+	        "# HELP kcmd_%s_expectations_table_full_total Syncs refused because every "
 	        "expectations "
-	        "slot was in use.\n# TYPE kcmd_replicaset_expectations_table_full_total counter\n"
-	        "kcmd_replicaset_expectations_table_full_total %llu\n",
+	        "slot was in use.\n# TYPE kcmd_%s_expectations_table_full_total counter\n"
+	        "kcmd_%s_expectations_table_full_total %llu\n",
+	        name, name, name,
 	        (unsigned long long)atomic_load_explicit(&e->h->table_full_total, R));
 	if (fclose(f) != 0 || !buf) {
 		free(buf);

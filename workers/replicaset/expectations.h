@@ -162,3 +162,10 @@ void rs_exp_metric_age_ratio(struct rs_exp *e, double ratio);
 /* Both families in Prometheus text format, as kube-controller-manager exports them (HELP/TYPE
  * lines, [ALPHA]); malloc'd into *ret. For the manager's /metrics. 0 or -ENOMEM / -EINVAL. */
 int rs_exp_metrics_text(struct rs_exp *e, char **ret);
+/* The same for one of the controllers sharing this engine (flavour.h): upstream's
+ * replicaset_controller_* families are process-wide (the replication controller observes into
+ * them too), so they are rendered summed over sum[0..n_sum) (n_sum 0: not rendered, another
+ * controller renders them); then kcmd_<name>_expectations_* of e, "what" naming its kind in the
+ * help text. 0, -EINVAL, -ENOMEM. */
+int rs_exp_metrics_text_ex(struct rs_exp *e, struct rs_exp *const *sum, size_t n_sum,
+                           const char *name, const char *what, char **ret);

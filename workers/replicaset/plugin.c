@@ -5,14 +5,15 @@
  * Its shared state is the expectations region (expectations.h, with the controller's Event queue
  * after the slots): the manager creates it, so it survives any process of the controller, hands
  * it to informerd (whose handlers record observations) and to the workers, reclaims the slots a
- * worker that died mid-sync held, and reads the replicaset_controller_* counters for /metrics.
+ * worker that died mid-sync held, and reads the replicaset_controller_* counters for /metrics
+ * (mgr.h: hooks shared with the replication controller, which runs the same engine).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "kcmd/controller.h"
 #include "lib/goflag.h"
-#include "workers/replicaset/expectations.h"
+#include "workers/replicaset/mgr.h"
 #include "workers/replicaset/table.h"
 #include "workers/worker.h"
 
@@ -24,50 +25,12 @@ static int rs_workers(const struct kcmd_flag_values *v)
 	return (int)kcmd_flag_int(v, "concurrent-replicaset-syncs");
 }
 
-static int rs_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
-                        void **ret_state)
+static int rs_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v, void **ret_state)
 {
-	struct rs_exp_create_opts eo = {
-	        .orphan_grace_ns = (int64_t)kcmd_flag_duration_us(
-	                                   v, "replicaset-orphaned-expectations-grace") *
-	                           1000};
-	struct rs_exp *exp = NULL;
-	int fd, r;
+	int64_t grace_ns =
+	        (int64_t)kcmd_flag_duration_us(v, "replicaset-orphaned-expectations-grace") * 1000;
 
-	fd = rs_exp_memfd_create(&eo);
-	if (fd < 0)
-		return fd;
-	r = rs_exp_attach(fd, RS_EXP_WORKER, rs_exp_now(), &exp);
-	if (r == 0)
-		r = kcmd_mgr_export_fd(env, "KCMD_EXPECTATIONS_FD", fd,
-		                       KCMD_TO_DISPATCHER | KCMD_TO_WORKERS);
-	if (r < 0) {
-		rs_exp_detach(exp);
-		return r;
-	}
-	*ret_state = exp;
-	return 0;
-}
-
-static int rs_mgr_child_died(void *state, int pid, const char *process, bool crashed)
-{
-	(void)process;
-	/* a clean exit released its slots; a crash leaves them claimed until reclaimed here */
-	return state && crashed ? rs_exp_reclaim_pid(state, pid) : 0;
-}
-
-static void rs_mgr_metrics(void *state, struct kcmd_text *out)
-{
-	char *text = NULL;
-
-	if (state && rs_exp_metrics_text(state, &text) == 0)
-		kcmd_text_printf(out, "%s", text);
-	free(text);
-}
-
-static void rs_mgr_fini(void *state)
-{
-	rs_exp_detach(state);
+	return rs_mgr_setup(env, &rs_flavour_replicaset, grace_ns, ret_state);
 }
 
 static const char *const rs_aliases[] = {"replicaset", NULL};
@@ -116,7 +79,7 @@ const struct kcmd_controller kcmd_replicaset_controller = {
         .flags = rs_flags,
         .n_flags = sizeof(rs_flags) / sizeof(rs_flags[0]),
         .worker_count = rs_workers,
-        .mgr_setup = rs_mgr_setup,
+        .mgr_setup = rs_setup,
         .mgr_child_died = rs_mgr_child_died,
         .mgr_metrics = rs_mgr_metrics,
         .mgr_fini = rs_mgr_fini,

@@ -299,11 +299,12 @@ static int fail(struct rs_sync_result *res, int err, char *msg)
 	return res->err;
 }
 
-static struct kube_owner_ref controller_ref(const struct kube_replicaset *rs)
+static struct kube_owner_ref controller_ref(const struct rs_sync_input *in,
+                                            const struct kube_replicaset *rs)
 {
 	return (struct kube_owner_ref){
-	        .api_version = RS_API_VERSION,
-	        .kind = RS_KIND,
+	        .api_version = in->api_version ? in->api_version : RS_API_VERSION,
+	        .kind = in->kind ? in->kind : RS_KIND,
 	        .name = rs->meta.name,
 	        .uid = rs->meta.uid,
 	        .controller = 1,
@@ -362,8 +363,8 @@ static int add_err(struct claim_state *cs, char *msg)
 }
 
 /* RecheckDeletionTimestamp wrapped in CanAdopt's sync.Once. */
-static void can_adopt(const struct rs_executor *ex, const struct kube_replicaset *rs,
-                      struct claim_state *cs)
+static void can_adopt(const struct rs_sync_input *in, const struct rs_executor *ex,
+                      const struct kube_replicaset *rs, struct claim_state *cs)
 {
 	if (cs->adopt_checked)
 		return;
@@ -376,8 +377,8 @@ static void can_adopt(const struct rs_executor *ex, const struct kube_replicaset
 	if (r < 0) {
 		inner = strdup(errtext(r, msg));
 	} else if (!str_eq(fresh->meta.uid, rs->meta.uid)) {
-		inner = rs_err_original_gone(RS_KIND, rs->meta.namespace, rs->meta.name,
-		                             fresh->meta.uid, rs->meta.uid);
+		inner = rs_err_original_gone(in->kind ? in->kind : RS_KIND, rs->meta.namespace,
+		                             rs->meta.name, fresh->meta.uid, rs->meta.uid);
 	}
 	free(msg);
 	if (inner) {
@@ -399,7 +400,7 @@ static int claim_pods(const struct rs_sync_input *in, const struct rs_executor *
                       struct claim_state *cs)
 {
 	const struct kube_replicaset *rs = in->rs;
-	struct kube_owner_ref owner = controller_ref(rs);
+	struct kube_owner_ref owner = controller_ref(in, rs);
 	size_t n = 0;
 	for (size_t i = 0; i < n_active; i++) {
 		const struct kube_pod *p = active[i];
@@ -424,7 +425,7 @@ static int claim_pods(const struct rs_sync_input *in, const struct rs_executor *
 			}
 			free(msg);
 		} else if (d == RS_CLAIM_ADOPT) {
-			can_adopt(ex, rs, cs);
+			can_adopt(in, ex, rs, cs);
 			if (cs->adopt_checked < 0) {
 				if (add_err(cs, rs_err_cant_adopt(p->meta.namespace, p->meta.name,
 				                                  p->meta.uid, cs->adopt_err)) < 0)
@@ -505,7 +506,7 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 			                               : "unable to record expectations");
 			return r;
 		}
-		struct kube_owner_ref owner = controller_ref(rs);
+		struct kube_owner_ref owner = controller_ref(in, rs);
 		char *body = NULL;
 		/* from the template's parts when the record has them (stored parsed: nothing is
 		 * parsed here), else from the template's JSON */

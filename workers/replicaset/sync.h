@@ -137,7 +137,12 @@ struct rs_executor {
 };
 
 struct rs_sync_input {
-	const char *key;                    /* "ns/name" */
+	const char *key; /* "ns/name" */
+	/* The controller's kind: "ReplicationController"/"v1" for the replication controller
+	 * (upstream runs this engine over RCs converted to ReplicaSets); NULL = RS_KIND /
+	 * RS_API_VERSION. It names the controllerRef of created and adopted pods and the
+	 * "original <kind> ... is gone" error. */
+	const char *kind, *api_version;
 	const struct kube_replicaset *rs;   /* from the cache; NULL when not found */
 	const struct kube_pod *const *pods; /* candidates: owned by this RS + orphans */
 	size_t n_pods;

@@ -16,10 +16,12 @@
 #include "lib/log.h"
 #include "shm/record-model.h"
 #include "workers/replicaset/expectations.h"
+#include "workers/replicaset/flavour.h"
 #include "workers/replicaset/handlers.h"
 
 struct rst {
 	struct inf_handler_ctx *ctx;
+	const struct rs_flavour *fl;
 	struct rs_handler_ops ops;
 	struct rs_exp *exp;
 	int rs_type;
@@ -29,7 +31,8 @@ struct rst {
 static int rs_type(struct rst *t)
 {
 	if (t->rs_type < 0)
-		t->rs_type = shm_reader_find_type(t->ctx->arena, "apps", "v1", "replicasets");
+		t->rs_type = shm_reader_find_type(t->ctx->arena, t->fl->group, t->fl->version,
+		                                  t->fl->resource);
 	return t->rs_type;
 }
 
@@ -96,7 +99,7 @@ static void op_add(void *ud, const char *key)
 	int r = ipc_queue_owner_add(t->ctx->queues[0], key);
 
 	if (r < 0)
-		log_error("replicaset queue: adding %s failed: %s", key, strerror(-r));
+		log_error("%s queue: adding %s failed: %s", t->fl->queue, key, strerror(-r));
 }
 
 static void op_add_after(void *ud, const char *key, int64_t delay_ns)
@@ -106,7 +109,7 @@ static void op_add_after(void *ud, const char *key, int64_t delay_ns)
 	                                  delay_ns > 0 ? (uint64_t)delay_ns / 1000 : 0);
 
 	if (r < 0)
-		log_error("replicaset queue: adding %s failed: %s", key, strerror(-r));
+		log_error("%s queue: adding %s failed: %s", t->fl->queue, key, strerror(-r));
 }
 
 static struct rst *T(struct inf_handler_ctx *ctx)
@@ -198,7 +201,7 @@ static void on_pod_delete(struct inf_handler_ctx *ctx, const struct inf_event *e
 	}
 }
 
-static int rst_init(struct inf_handler_ctx *ctx)
+static int rst_init_flavour(struct inf_handler_ctx *ctx, const struct rs_flavour *fl)
 {
 	struct rst *t = calloc(1, sizeof(*t));
 	const char *fdv = getenv("KCMD_EXPECTATIONS_FD");
@@ -208,7 +211,7 @@ static int rst_init(struct inf_handler_ctx *ctx)
 		return -ENOMEM;
 	if (!fdv || !*fdv) {
 		free(t);
-		return -EBADF; /* the ReplicaSet controller needs the shared expectations */
+		return -EBADF; /* the controller needs the shared expectations */
 	}
 	r = rs_exp_attach((int)strtol(fdv, NULL, 10), RS_EXP_INFORMER, rs_exp_now(), &t->exp);
 	if (r < 0) {
@@ -216,6 +219,7 @@ static int rst_init(struct inf_handler_ctx *ctx)
 		return r;
 	}
 	t->ctx = ctx;
+	t->fl = fl;
 	t->rs_type = -1;
 	t->last = SHM_OBJ_INIT;
 	t->ops = (struct rs_handler_ops){.ud = t,
@@ -224,9 +228,19 @@ static int rst_init(struct inf_handler_ctx *ctx)
 	                                 .add = op_add,
 	                                 .add_after = op_add_after,
 	                                 .exp = t->exp,
-	                                 .kind = "ReplicaSet"};
+	                                 .kind = fl->kind};
 	ctx->state = t;
 	return 0;
+}
+
+static int rst_init(struct inf_handler_ctx *ctx)
+{
+	return rst_init_flavour(ctx, &rs_flavour_replicaset);
+}
+
+static int rct_init(struct inf_handler_ctx *ctx)
+{
+	return rst_init_flavour(ctx, &rs_flavour_replicationcontroller);
 }
 
 static void rst_fini(struct inf_handler_ctx *ctx)
@@ -274,6 +288,25 @@ const struct inf_handler_table rs_handler_table = {
         .entries = rst_entries,
         .n_entries = sizeof(rst_entries) / sizeof(rst_entries[0]),
         .init = rst_init,
+        .fini = rst_fini,
+        .resync = rst_resync,
+};
+
+/* The replication controller's table: the same handlers over ReplicationControllers (upstream's
+ * conversionEventHandler hands them the RC converted to a ReplicaSet; here the record already is
+ * one, flavour.h). */
+static const char *const rct_queues[] = {"replicationmanager", NULL};
+static const struct inf_handler_entry rct_entries[] = {
+        {"", "replicationcontrollers", on_rs_add, on_rs_update, on_rs_delete},
+        {"", "pods", on_pod_add, on_pod_update, on_pod_delete},
+};
+
+const struct inf_handler_table rc_handler_table = {
+        .controller = "replicationcontroller-controller",
+        .queues = rct_queues,
+        .entries = rct_entries,
+        .n_entries = sizeof(rct_entries) / sizeof(rct_entries[0]),
+        .init = rct_init,
         .fini = rst_fini,
         .resync = rst_resync,
 };

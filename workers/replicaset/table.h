@@ -8,3 +8,5 @@
 #include "lib/handlers.h"
 
 extern const struct inf_handler_table rs_handler_table;
+/* the replication controller's (queue "replicationmanager"; flavour.h) */
+extern const struct inf_handler_table rc_handler_table;

@@ -36,6 +36,7 @@ static struct {
 	int hold_pod_posts; /* > 0: answer no pod POST before this many arrived (2 s, then 500) */
 	bool expire_events; /* PATCH of an Event answers 404 */
 	int drop_events;    /* the next N Event POSTs get no answer: the connection is shut */
+	const char *rc_rv;  /* the ReplicationController's resourceVersion on GET (NULL: "42") */
 } S;
 
 static const char NOT_FOUND[] =
@@ -108,6 +109,26 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 		return answer(fd, 200,
 		              "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
 		              "\"resourceVersion\":\"777\"}}");
+	/* the replication controller's status: PATCH refused as by its bootstrap role, then GET +
+	 * PUT (JSON); rv "42" unless the test asks for another */
+	if (!strcmp(method, "PATCH") && strstr(path, "/replicationcontrollers/rs/status"))
+		return answer(fd, 403,
+		              "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":"
+		              "\"Forbidden\",\"code\":403,\"message\":\"forbidden\"}");
+	if (!strcmp(method, "GET") &&
+	    !strcmp(path, "/api/v1/namespaces/ns/replicationcontrollers/rs")) {
+		snprintf(out, sizeof out,
+		         "{\"kind\":\"ReplicationController\",\"apiVersion\":\"v1\",\"metadata\":{"
+		         "\"name\":\"rs\",\"namespace\":\"ns\",\"uid\":\"rs-uid\","
+		         "\"resourceVersion\":\"%s\"},\"spec\":{\"replicas\":1,\"selector\":{"
+		         "\"a\":\"b\"}},\"status\":{\"replicas\":0}}",
+		         S.rc_rv ? S.rc_rv : "42");
+		return answer(fd, 200, out);
+	}
+	if (!strcmp(method, "PUT") && strstr(path, "/replicationcontrollers/rs/status"))
+		return answer(fd, 200,
+		              "{\"kind\":\"ReplicationController\",\"metadata\":{\"name\":\"rs\","
+		              "\"resourceVersion\":\"778\"}}");
 	if (!strcmp(method, "PATCH") && strstr(path, "/pods/"))
 		return answer(fd, 200,
 		              "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"resourceVersion\":"
@@ -227,6 +248,7 @@ static int setup(void **state)
 	assert_int_equal(kube_client_new(&o, &ctx.kc), 0);
 	C = calloc(1, sizeof *C);
 	C->ctx = &ctx;
+	C->fl = &rs_flavour_replicaset;
 	assert_int_equal(rs_evc_new(&C->evc), 0);
 	assert_int_equal(rs_evq_new_private(&C->evq), 0);
 	return 0;
@@ -408,6 +430,51 @@ static void test_sink_thread(void **state)
 	ctx.config = NULL;
 }
 
+/* The replication controller's flavour (flavour.h): status through GET + PUT on
+ * replicationcontrollers after the PATCH is refused (403), as JSON without the merge patch's
+ * terminatingReplicas; a stale resourceVersion is a Conflict naming replicationcontrollers; the
+ * Events name the v1 ReplicationController and the component replication-controller. */
+static void test_rc_flavour(void **state)
+{
+	(void)state;
+	C->fl = &rs_flavour_replicationcontroller;
+	struct kube_rs_status st = {.replicas = 1, .fully_labeled_replicas = 1};
+	char *rv = NULL, *msg = NULL;
+	assert_int_equal(ex_update_status_rv(C, &RS, &st, &rv, &msg), 0);
+	assert_null(msg);
+	assert_string_equal(rv, "778");
+	free(rv);
+	rv = NULL;
+	assert_true(C->status_put);
+	assert_int_equal(count("PATCH", "/api/v1/namespaces/ns/replicationcontrollers/rs/status"),
+	                 1);
+	assert_int_equal(count("PUT", "/api/v1/namespaces/ns/replicationcontrollers/rs/status"), 1);
+	const char *put = last_body("PUT", "/replicationcontrollers/rs/status");
+	assert_non_null(strstr(put, "\"kind\":\"ReplicationController\""));
+	assert_non_null(strstr(put, "\"fullyLabeledReplicas\":1"));
+	assert_null(strstr(put, "terminatingReplicas"));
+	/* from now on straight to GET + PUT; another resourceVersion is a conflict, no PUT */
+	S.rc_rv = "43";
+	assert_int_equal(ex_update_status_rv(C, &RS, &st, &rv, &msg), -ESTALE);
+	assert_non_null(msg);
+	assert_non_null(
+	        strstr(msg, "Operation cannot be fulfilled on replicationcontrollers \"rs\""));
+	free(msg);
+	S.rc_rv = NULL;
+	assert_int_equal(count("PATCH", "/replicationcontrollers/rs/status"), 1);
+	assert_int_equal(count("PUT", "/replicationcontrollers/rs/status"), 1);
+	assert_int_equal(count("PATCH", "/replicasets/"), 0);
+	/* Events */
+	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: rs-x");
+	sink_drain(C, ctx.kc);
+	const char *ev = last_body("POST", "/events");
+	assert_non_null(ev);
+	assert_non_null(strstr(ev, "\"component\":\"replication-controller\""));
+	assert_non_null(strstr(ev, "\"kind\":\"ReplicationController\""));
+	assert_non_null(strstr(ev, "\"apiVersion\":\"v1\""));
+	C->fl = &rs_flavour_replicaset;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +484,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_written_versions, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_event_retry, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_sink_thread, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_rc_flavour, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

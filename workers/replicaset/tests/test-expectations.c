@@ -427,6 +427,46 @@ static void test_capacity_and_reclaim(void **state)
 	munmap(map, size);
 }
 
+/* Two controllers on this engine (flavour.h): upstream's families are rendered once, summed over
+ * both regions, by the one given them; each renders its own kcmd_<name>_ lines. */
+static void test_metrics_two_controllers(void **state)
+{
+	struct fx *f = *state;
+	struct rs_exp_create_opts o = {.capacity = 8};
+	int fd2 = rs_exp_memfd_create(&o);
+	struct rs_exp *rc = NULL;
+	char *text = NULL;
+
+	assert_true(fd2 >= 0);
+	assert_int_equal(rs_exp_attach(fd2, RS_EXP_WORKER, 0, &rc), 0);
+	rs_exp_metric_age_ratio(f->w, 0.2);
+	rs_exp_metric_age_ratio(rc, 0.3);
+	rs_exp_metric_age_ratio(rc, 100);
+	struct rs_exp *both[] = {f->w, rc};
+	assert_int_equal(rs_exp_metrics_text_ex(f->w, both, 2, "replicaset", "ReplicaSet", &text),
+	                 0);
+	assert_non_null(strstr(
+	        text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"0.25\"} 1\n"));
+	assert_non_null(strstr(
+	        text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"0.5\"} 2\n"));
+	assert_non_null(strstr(
+	        text, "replicaset_controller_sorting_deletion_age_ratio_bucket{le=\"+Inf\"} 3\n"));
+	assert_non_null(strstr(text, "replicaset_controller_sorting_deletion_age_ratio_count 3\n"));
+	assert_non_null(strstr(text, "kcmd_replicaset_expectations_capacity"));
+	assert_null(strstr(text, "replicationcontroller"));
+	free(text);
+	assert_int_equal(rs_exp_metrics_text_ex(rc, NULL, 0, "replicationcontroller",
+	                                        "ReplicationController", &text),
+	                 0);
+	assert_null(strstr(text, "replicaset_controller_"));
+	assert_non_null(strstr(text, "kcmd_replicationcontroller_expectations_capacity 8\n"));
+	assert_non_null(
+	        strstr(text, "kcmd_replicationcontroller_expectations_table_full_total 0\n"));
+	free(text);
+	rs_exp_detach(rc);
+	close(fd2);
+}
+
 static void test_rv_compare(void **state)
 {
 	(void)state;
@@ -608,6 +648,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_informer_restart, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_torn_record, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_capacity_and_reclaim, setup_small, teardown),
+	        cmocka_unit_test_setup_teardown(test_metrics_two_controllers, setup, teardown),
 	        cmocka_unit_test(test_rv_compare),
 	        cmocka_unit_test_setup_teardown(test_consistency_store, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_50000_replicasets, setup, teardown),

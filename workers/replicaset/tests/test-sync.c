@@ -841,6 +841,38 @@ static void test_claims_in_sync(void **state)
 	kube_object_free(rs);
 }
 
+/* The replication controller's flavour (flavour.h): the adoption writes a v1
+ * ReplicationController controllerRef and the recheck error names the kind; without the kind the
+ * same sync writes the ReplicaSet's (the engine's default). */
+static void test_rc_kind(void **state)
+{
+	(void)state;
+	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 1});
+	struct kube_pod o1 = pod("o1", NULL, KUBE_POD_RUNNING, true);
+	const struct kube_pod *pods[] = {&o1};
+	struct rs_sync_input in = input(rs, pods, 1);
+	struct rs_sync_result res;
+
+	in.kind = "ReplicationController";
+	in.api_version = "v1";
+	assert_int_equal(rs_sync(&in, &EX, &res), 0);
+	assert_int_equal(res.adopted, 1);
+	assert_string_equal(F.patches[0], "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":"
+	                                  "\"v1\",\"kind\":\"ReplicationController\","
+	                                  "\"name\":\"rs\",\"uid\":\"rs-uid\",\"controller\":true,"
+	                                  "\"blockOwnerDeletion\":true}],"
+	                                  "\"uid\":\"o1\"}}");
+	rs_sync_result_free(&res);
+	fake_reset();
+	F.get_uid = "new-uid";
+	assert_int_equal(rs_sync(&in, &EX, &res), -EIO);
+	assert_non_null(res.err_msg);
+	assert_non_null(strstr(res.err_msg, "original ReplicationController ns/rs is gone: got uid "
+	                                    "new-uid, wanted rs-uid"));
+	rs_sync_result_free(&res);
+	kube_object_free(rs);
+}
+
 static void test_rs_being_deleted(void **state)
 {
 	(void)state;
@@ -1270,6 +1302,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_delete_failures, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_deletion_cost_and_related, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_claims_in_sync, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_rc_kind, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_rs_being_deleted, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_status_counts, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_status_noop_rules, setup, teardown),

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/ttlafterfinished/plugin.c: the TTL-after-finished controller's descriptor
+ * (kcmd/controller.h). kcm's ttl-after-finished-controller (alias ttl-after-finished), on by
+ * default, client "ttl-after-finished-controller": Jobs cached whole (their JSON), handlers in
+ * its dispatcher, queue "ttl_jobs_to_delete", --concurrent-ttl-after-finished-syncs worker
+ * processes, and its deletion-duration histogram in a region the manager creates and renders
+ * (metrics.h). docs/ttlafterfinished.md.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "kcmd/controller.h"
+#include "workers/ttlafterfinished/controller.h"
+#include "workers/ttlafterfinished/metrics.h"
+#include "workers/ttlafterfinished/ttl.h"
+
+static int ttl_workers(const struct kcmd_flag_values *v)
+{
+	/* upstream runs --concurrent-ttl-after-finished-syncs goroutines; kcmd as many processes */
+	return (int)kcmd_flag_int(v, "concurrent-ttl-after-finished-syncs");
+}
+
+static int ttl_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
+                         void **ret_state)
+{
+	struct ttl_metrics *m = NULL;
+	int fd = ttl_metrics_memfd_create(), r;
+
+	(void)v;
+	*ret_state = NULL;
+	if (fd < 0)
+		return fd;
+	if ((r = ttl_metrics_attach(fd, false, &m)) == 0)
+		r = kcmd_mgr_export_fd(env, "KCMD_TTL_METRICS_FD", fd, KCMD_TO_WORKERS);
+	if (r < 0) {
+		ttl_metrics_detach(m);
+		close(fd);
+		return r;
+	}
+	*ret_state = m;
+	return 0;
+}
+
+static void ttl_mgr_metrics(void *state, struct kcmd_text *out)
+{
+	char *text = NULL;
+
+	if (state && ttl_metrics_text(state, &text) == 0 && text)
+		kcmd_text_printf(out, "%s", text);
+	free(text);
+}
+
+static void ttl_mgr_fini(void *state)
+{
+	ttl_metrics_detach(state);
+}
+
+static const char *const ttl_aliases[] = {"ttl-after-finished", NULL};
+
+static const struct kcmd_watch ttl_watches[] = {
+        {"batch", "v1", "jobs", "Job", KCMD_CACHE_OBJECT, true},
+};
+
+static const struct kcmd_queue ttl_queues[] = {
+        {.name = TTL_QUEUE, .metric_name = TTL_QUEUE},
+};
+
+static const struct kcmd_flag ttl_flags[] = {
+        {.name = "concurrent-ttl-after-finished-syncs",
+         .type = KCMD_FLAG_INT,
+         .def = "5",
+         .min = 1,
+         .max = 16384, /* one process per sync; a queue holds up to 16,384 workers (ipc/queue.h) */
+         .help = "The number of ttl-after-finished-controller workers that are allowed to sync "
+                 "concurrently. (kcmd: that many worker processes.)"},
+};
+
+const struct kcmd_controller kcmd_ttl_controller = {
+        .abi = KCMD_CONTROLLER_ABI,
+        .name = TTL_CONTROLLER,
+        .aliases = ttl_aliases,
+        .enabled_by_default = true,
+        .service_account = "ttl-after-finished-controller",
+        .watches = ttl_watches,
+        .n_watches = sizeof(ttl_watches) / sizeof(ttl_watches[0]),
+        .queues = ttl_queues,
+        .n_queues = sizeof(ttl_queues) / sizeof(ttl_queues[0]),
+        .flags = ttl_flags,
+        .n_flags = sizeof(ttl_flags) / sizeof(ttl_flags[0]),
+        .worker_count = ttl_workers,
+        .mgr_setup = ttl_mgr_setup,
+        .mgr_metrics = ttl_mgr_metrics,
+        .mgr_fini = ttl_mgr_fini,
+        .handlers = &ttl_handler_table,
+        .worker = &wk_ttl_controller,
+};
