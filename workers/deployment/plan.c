@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * workers/deployment/plan.c: the deployment controller's arithmetic (see plan.h).
+ *
+ * Design note. Each function is one upstream function's rule, rewritten over plain structs:
+ * GetScaledValueFromIntOrPercent (percentages in float64 with ceil/floor, as Go computes them,
+ * so 33% of 10 is 4 rounded up and 3 down exactly as upstream), ResolveFenceposts,
+ * MaxSurge/MaxUnavailable, NewRSNewReplicas, reconcileOldReplicaSets with
+ * cleanupUnhealthyReplicas and scaleDownOldReplicaSetsForRollingUpdate, scale()'s proportional
+ * distribution with GetReplicaSetProportion (integer.RoundToInt32: round half away from zero).
+ * Sorting uses the same total orders as upstream (size, then creation time, then name), so
+ * the leftover of a proportional scale lands on the same ReplicaSet.
+ * Rejected: doing the arithmetic inside the sync next to the API calls (untestable without an
+ * apiserver, and the point of keeping it identical is to test it against upstream's tables).
+ */
+#include "workers/deployment/plan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int dp_scaled_value(const struct dp_intstr *v, int32_t total, bool round_up, int32_t *ret)
+{
+	if (!v || !v->set)
+		return -EINVAL;
+	if (!v->is_str) {
+		*ret = v->ival;
+		return 0;
+	}
+	size_t n = strnlen(v->str, sizeof(v->str));
+	if (n == 0 || n == sizeof(v->str) || v->str[n - 1] != '%')
+		return -EINVAL;
+	/* strconv.Atoi: optional sign, then decimal digits only */
+	size_t i = 0;
+	bool neg = false;
+	if (v->str[0] == '+' || v->str[0] == '-') {
+		neg = v->str[0] == '-';
+		i = 1;
+	}
+	if (i == n - 1)
+		return -EINVAL;
+	int64_t p = 0;
+	for (; i < n - 1; i++) {
+		if (v->str[i] < '0' || v->str[i] > '9')
+			return -EINVAL;
+		p = p * 10 + (v->str[i] - '0');
+		if (p > INT32_MAX)
+			return -EINVAL;
+	}
+	if (neg)
+		p = -p;
+	double x = (double)p * (double)total / 100;
+	*ret = (int32_t)(round_up ? ceil(x) : floor(x));
+	return 0;
+}
+
+int dp_resolve_fenceposts(const struct dp_intstr *surge, const struct dp_intstr *unavail,
+                          int32_t desired, int32_t *ret_surge, int32_t *ret_unavail)
+{
+	static const struct dp_intstr zero = {.set = true};
+	int32_t s, u;
+	int r = dp_scaled_value(surge && surge->set ? surge : &zero, desired, true, &s);
+	if (r < 0)
+		return r;
+	r = dp_scaled_value(unavail && unavail->set ? unavail : &zero, desired, false, &u);
+	if (r < 0)
+		return r;
+	if (s == 0 && u == 0)
+		u = 1;
+	*ret_surge = s;
+	*ret_unavail = u;
+	return 0;
+}
+
+int32_t dp_max_unavailable(const struct dp_deployment *d)
+{
+	int32_t s = 0, u = 0;
+	if (!d->rolling || d->replicas == 0)
+		return 0;
+	(void)dp_resolve_fenceposts(&d->max_surge, &d->max_unavailable, d->replicas, &s, &u);
+	return u > d->replicas ? d->replicas : u;
+}
+
+int32_t dp_max_surge(const struct dp_deployment *d)
+{
+	int32_t s = 0, u = 0;
+	if (!d->rolling)
+		return 0;
+	(void)dp_resolve_fenceposts(&d->max_surge, &d->max_unavailable, d->replicas, &s, &u);
+	return s;
+}
+
+static int32_t sum_replicas(const struct dp_rs *rs, size_t n)
+{
+	int32_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += rs[i].replicas;
+	return t;
+}
+
+int dp_new_rs_new_replicas(const struct dp_deployment *d, const struct dp_rs *all, size_t n,
+                           const struct dp_rs *new_rs, int32_t *ret)
+{
+	if (!d->rolling) {
+		*ret = d->replicas;
+		return 0;
+	}
+	int32_t surge;
+	int r = dp_scaled_value(&d->max_surge, d->replicas, true, &surge);
+	if (r < 0)
+		return r;
+	int32_t current = sum_replicas(all, n);
+	int32_t max_total = d->replicas + surge;
+	if (current >= max_total) {
+		*ret = new_rs->replicas;
+		return 0;
+	}
+	int32_t up = max_total - current;
+	if (d->replicas - new_rs->replicas < up)
+		up = d->replicas - new_rs->replicas;
+	*ret = new_rs->replicas + up;
+	return 0;
+}
+
+static int by_creation(const void *a, const void *b)
+{
+	const struct dp_rs *x = a, *y = b;
+	if (x->created != y->created)
+		return x->created < y->created ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void dp_sort_by_creation(struct dp_rs *rs, size_t n)
+{
+	if (n > 1)
+		qsort(rs, n, sizeof(*rs), by_creation);
+}
+
+/* ReplicaSetsBySizeOlder / ReplicaSetsBySizeNewer; sorted by target (the size the plan works
+ * on), which is the replicas when the plan starts. */
+static int by_size_older(const void *a, const void *b)
+{
+	const struct dp_rs *x = a, *y = b;
+	if (x->replicas != y->replicas)
+		return x->replicas > y->replicas ? -1 : 1;
+	return by_creation(a, b);
+}
+
+static int by_size_newer(const void *a, const void *b)
+{
+	const struct dp_rs *x = a, *y = b;
+	if (x->replicas != y->replicas)
+		return x->replicas > y->replicas ? -1 : 1;
+	return by_creation(b, a);
+}
+
+int32_t dp_plan_scale_down_old(const struct dp_deployment *d, struct dp_rs *old, size_t n,
+                               const struct dp_rs *new_rs)
+{
+	for (size_t i = 0; i < n; i++)
+		old[i].target = old[i].replicas;
+	int32_t old_pods = sum_replicas(old, n);
+	if (old_pods == 0)
+		return 0;
+	int32_t all_pods = old_pods + new_rs->replicas;
+	int32_t min_available = d->replicas - dp_max_unavailable(d);
+	int32_t new_unavailable = new_rs->replicas - new_rs->available;
+	int32_t max_scaled_down = all_pods - min_available - new_unavailable;
+	if (max_scaled_down <= 0)
+		return 0;
+	dp_sort_by_creation(old, n);
+	/* cleanupUnhealthyReplicas: replicas that are not available go first */
+	int32_t cleaned = 0;
+	for (size_t i = 0; i < n && cleaned < max_scaled_down; i++) {
+		if (old[i].target == 0 || old[i].target == old[i].available)
+			continue;
+		int32_t down = old[i].target - old[i].available;
+		if (max_scaled_down - cleaned < down)
+			down = max_scaled_down - cleaned;
+		old[i].target -= down;
+		cleaned += down;
+	}
+	/* scaleDownOldReplicaSetsForRollingUpdate: then available ones, down to minAvailable
+	 * (counted over the old ReplicaSets as updated above and the new one) */
+	int32_t available = new_rs->available;
+	for (size_t i = 0; i < n; i++)
+		available += old[i].available;
+	int32_t scaled = 0;
+	if (available > min_available) {
+		int32_t want = available - min_available;
+		for (size_t i = 0; i < n && scaled < want; i++) {
+			if (old[i].target == 0)
+				continue;
+			int32_t down =
+			        old[i].target < want - scaled ? old[i].target : want - scaled;
+			old[i].target -= down;
+			scaled += down;
+		}
+	}
+	return cleaned + scaled;
+}
+
+static int32_t max_replicas_before(const struct dp_rs *rs, const struct dp_deployment *d)
+{
+	int32_t v = rs->max_replicas;
+	if (v <= 0)
+		v = d->status_replicas; /* missing, invalid or 0: the Deployment's current size */
+	return v;
+}
+
+static int32_t round_to_int32(double x)
+{
+	return (int32_t)round(x); /* math.Round: half away from zero */
+}
+
+static int32_t rs_fraction(const struct dp_rs *rs, const struct dp_deployment *d)
+{
+	if (d->replicas == 0)
+		return -rs->replicas;
+	int32_t max_now = d->replicas + dp_max_surge(d);
+	int32_t before = max_replicas_before(rs, d);
+	if (before == 0)
+		return 0;
+	double size = (double)(rs->replicas * max_now) / (double)before;
+	return round_to_int32(size) - rs->replicas;
+}
+
+int32_t dp_rs_proportion(const struct dp_rs *rs, const struct dp_deployment *d, int32_t to_add,
+                         int32_t added)
+{
+	if (!rs || rs->replicas == 0 || to_add == 0 || to_add == added)
+		return 0;
+	int32_t f = rs_fraction(rs, d);
+	int32_t allowed = to_add - added;
+	if (to_add > 0)
+		return f < allowed ? f : allowed;
+	return f > allowed ? f : allowed;
+}
+
+static int by_creation_desc(const void *a, const void *b)
+{
+	return by_creation(b, a);
+}
+
+bool dp_plan_scale(const struct dp_deployment *d, struct dp_rs *rs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rs[i].target = rs[i].replicas;
+	/* FindActiveOrLatest: old ones newest first, then the new one */
+	struct dp_rs *new_rs = NULL, *active_one = NULL, *newest_old = NULL;
+	size_t n_active = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rs[i].is_new)
+			new_rs = &rs[i];
+		else if (!newest_old || by_creation_desc(&rs[i], newest_old) < 0)
+			newest_old = &rs[i];
+		if (rs[i].replicas > 0) {
+			n_active++;
+			active_one = &rs[i];
+		}
+	}
+	if (n > 0 && n_active <= 1) {
+		struct dp_rs *pick = n_active == 1 ? active_one : new_rs ? new_rs : newest_old;
+		pick->target = d->replicas;
+		return false;
+	}
+	/* IsSaturated: the new ReplicaSet has every replica, desired and available */
+	if (new_rs && new_rs->replicas == d->replicas && new_rs->desired == d->replicas &&
+	    new_rs->available == d->replicas) {
+		for (size_t i = 0; i < n; i++)
+			if (!rs[i].is_new && rs[i].replicas > 0)
+				rs[i].target = 0;
+		return false;
+	}
+	if (!d->rolling)
+		return false;
+	/* FilterActiveReplicaSets: only ReplicaSets with replicas take part; move them first */
+	size_t active = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rs[i].replicas > 0) {
+			struct dp_rs t = rs[active];
+			rs[active++] = rs[i];
+			rs[i] = t;
+		}
+	}
+	int32_t allowed = d->replicas > 0 ? d->replicas + dp_max_surge(d) : 0;
+	int32_t to_add = allowed - sum_replicas(rs, active);
+	if (to_add > 0 && active > 1)
+		qsort(rs, active, sizeof(*rs), by_size_newer);
+	else if (to_add < 0 && active > 1)
+		qsort(rs, active, sizeof(*rs), by_size_older);
+	int32_t added = 0;
+	for (size_t i = 0; i < active && to_add != 0; i++) {
+		int32_t p = dp_rs_proportion(&rs[i], d, to_add, added);
+		rs[i].target = rs[i].replicas + p;
+		added += p;
+	}
+	if (active > 0 && to_add != 0) {
+		rs[0].target += to_add - added;
+		if (rs[0].target < 0)
+			rs[0].target = 0;
+	}
+	return true;
+}
+
+int dp_scaling_message(char *buf, size_t size, const char *rs_name, int32_t from, int32_t to)
+{
+	int n = snprintf(buf, size, "Scaled %s replica set %s from %d to %d",
+	                 from < to ? "up" : "down", rs_name, (int)from, (int)to);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}

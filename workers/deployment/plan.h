@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* workers/deployment/plan.h - the deployment controller's arithmetic, as pure functions.
+ *
+ * What upstream's pkg/controller/deployment (v1.37.2) decides from numbers alone: the rolling
+ * update's fenceposts (maxSurge / maxUnavailable from an int or a percentage), how far the new
+ * ReplicaSet may grow, how far the old ones may shrink (unhealthy replicas first, then
+ * available ones, oldest first), proportional scaling of every active ReplicaSet when the
+ * Deployment is resized mid-rollout, and the ScalingReplicaSet event text. The controller's sync
+ * reads the cache into these structs, calls a plan function, and writes what changed; nothing
+ * here allocates, blocks or talks to the apiserver, so every rule is unit-tested against
+ * upstream's own test tables (workers/deployment/tests/test-plan.c).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* intstr.IntOrString as the Deployment's rollingUpdate fields hold it. */
+struct dp_intstr {
+	bool set;     /* false: the field is nil */
+	bool is_str;  /* true: str holds e.g. "25%" */
+	int32_t ival; /* the int form */
+	char str[16]; /* the string form, NUL-terminated (longer strings are invalid anyway) */
+};
+
+struct dp_deployment {
+	int32_t replicas; /* spec.replicas (defaulted: never nil once stored) */
+	bool rolling;     /* spec.strategy.type == RollingUpdate (else Recreate) */
+	struct dp_intstr max_surge, max_unavailable;
+	int32_t status_replicas; /* status.replicas */
+};
+
+/* One ReplicaSet of a Deployment, as the plans need it. */
+struct dp_rs {
+	const char *name;
+	int64_t created;      /* metadata.creationTimestamp, seconds */
+	int32_t replicas;     /* spec.replicas */
+	int32_t available;    /* status.availableReplicas */
+	int32_t max_replicas; /* the deployment.kubernetes.io/max-replicas annotation, or -1 */
+	int32_t desired;      /* the deployment.kubernetes.io/desired-replicas annotation, or -1 */
+	bool is_new;          /* the Deployment's new ReplicaSet (its template matches) */
+	int32_t target;       /* out: the size a plan gives it */
+};
+
+/* intstr.GetScaledValueFromIntOrPercent: an int as is, "N%" of total rounded up or down.
+ * Returns 0 or -EINVAL (not set, a string without '%', not a number). */
+int dp_scaled_value(const struct dp_intstr *v, int32_t total, bool round_up, int32_t *ret);
+
+/* ResolveFenceposts: (surge, unavailable); both zero becomes unavailable 1. nil counts as 0. */
+int dp_resolve_fenceposts(const struct dp_intstr *surge, const struct dp_intstr *unavail,
+                          int32_t desired, int32_t *ret_surge, int32_t *ret_unavail);
+
+/* MaxSurge / MaxUnavailable of a rolling Deployment (0 for Recreate); MaxUnavailable is at
+ * most the replicas, and 0 when replicas is 0. Invalid values count as 0 (validation refuses
+ * them before they are stored). */
+int32_t dp_max_surge(const struct dp_deployment *d);
+int32_t dp_max_unavailable(const struct dp_deployment *d);
+
+/* NewRSNewReplicas: the new ReplicaSet's next size (rolling: grow within maxSurge; Recreate:
+ * the Deployment's replicas). all: every ReplicaSet of the Deployment (new one included). */
+int dp_new_rs_new_replicas(const struct dp_deployment *d, const struct dp_rs *all, size_t n,
+                           const struct dp_rs *new_rs, int32_t *ret);
+
+/* reconcileOldReplicaSets' arithmetic: sets old[i].target for every old ReplicaSet (first the
+ * unhealthy replicas of each, oldest first, within what may be scaled down; then available ones
+ * down to minAvailable). old is reordered oldest first. Returns how many replicas it takes
+ * away in total (0: nothing to do). */
+int32_t dp_plan_scale_down_old(const struct dp_deployment *d, struct dp_rs *old, size_t n,
+                               const struct dp_rs *new_rs);
+
+/* scale(): the sizes when the Deployment's replicas changed (sync's isScalingEvent). rs[] is
+ * every ReplicaSet of the Deployment, at most one with is_new. Sets every target: the one active
+ * (or latest) ReplicaSet takes the whole size; a saturated new ReplicaSet zeroes the old ones;
+ * otherwise a rolling Deployment's active ReplicaSets share the change in proportion to their
+ * size, the leftover going to the first in upstream's order (largest first; ties newer first when
+ * adding, older first when removing). rs is reordered. Returns true if upstream would update
+ * every active ReplicaSet (the proportional step rewrites their annotations even when the size
+ * stays), false if only the ReplicaSets whose target differs need an update. */
+bool dp_plan_scale(const struct dp_deployment *d, struct dp_rs *rs, size_t n);
+
+/* GetReplicaSetProportion (exposed for its own tests). */
+int32_t dp_rs_proportion(const struct dp_rs *rs, const struct dp_deployment *d, int32_t to_add,
+                         int32_t added);
+
+/* The ScalingReplicaSet event's message: "Scaled up replica set NAME from A to B" (or down). */
+int dp_scaling_message(char *buf, size_t size, const char *rs_name, int32_t from, int32_t to);
+
+/* Sorts by creationTimestamp, then name (ReplicaSetsByCreationTimestamp). */
+void dp_sort_by_creation(struct dp_rs *rs, size_t n);
