@@ -595,6 +595,47 @@ static struct dn *qty_tree(struct js_arena *a, const struct qty *q)
 	return o;
 }
 
+/* A quantity's value as sign, digits without trailing zeros, and a power of ten: equal values
+ * (Quantity.Cmp == 0) print alike whatever path or format they were parsed into. */
+#define QTY_CANON_MAX (BIG_LIMBS * 10 + 32)
+static void qty_canonical(const struct qty *q, char out[QTY_CANON_MAX])
+{
+	char digits[BIG_LIMBS * 10 + 1];
+	size_t nd = 0;
+	int64_t exp;
+	bool negv;
+	if (!q->dec) {
+		uint64_t m = q->value < 0 ? 0 - (uint64_t)q->value : (uint64_t)q->value;
+		negv = q->value < 0;
+		exp = q->scale;
+		while (m) {
+			digits[nd++] = (char)('0' + m % 10);
+			m /= 10;
+		}
+	} else {
+		struct big m = q->abs;
+		negv = q->neg;
+		exp = -(int64_t)q->dec_scale;
+		while (!big_zero(&m))
+			digits[nd++] = (char)('0' + big_divmod(&m, 10));
+	}
+	if (nd == 0) {
+		snprintf(out, QTY_CANON_MAX, "0");
+		return;
+	}
+	size_t lo = 0; /* digits[] is little end first: drop trailing zeros of the number */
+	while (lo < nd && digits[lo] == '0') {
+		lo++;
+		exp++;
+	}
+	size_t k = 0;
+	if (negv)
+		out[k++] = '-';
+	for (size_t i = nd; i > lo; i--)
+		out[k++] = digits[i - 1];
+	snprintf(out + k, QTY_CANON_MAX - k, "e%lld", (long long)exp);
+}
+
 /* ---- the printer -------------------------------------------------------------------------- */
 struct out {
 	uint32_t h;
@@ -604,6 +645,13 @@ struct out {
 	char *buf; /* the dump, when asked for */
 	size_t len, cap;
 	bool dump;
+	/* Semantic mode (kube_pod_template_equal_ignore_hash): a canonical text for equality, not
+	 * upstream's: nil and empty lists and maps print alike, a quantity prints its value,
+	 * strings are length-prefixed (no two values print alike), and the map skip_map leaves
+	 * out its key skip_key. */
+	bool semantic;
+	const struct dn *skip_map;
+	const char *skip_key;
 };
 
 #define FNV32_OFFSET 2166136261u
@@ -637,6 +685,13 @@ static void put(struct out *o, const char *s, size_t n)
 static void puts_(struct out *o, const char *s)
 {
 	put(o, s, strlen(s));
+}
+
+static void put_len(struct out *o, size_t n)
+{
+	char buf[24];
+	int k = snprintf(buf, sizeof(buf), "%zu\"", n);
+	put(o, buf, (size_t)k);
 }
 
 static void fail(struct out *o, int err)
@@ -711,9 +766,14 @@ static void format_map(struct out *o, const struct dh_type *t, const struct dn *
 	for (size_t i = 0; i < n; i++) {
 		if (i + 1 < n && same_key(v[i + 1].d, v[i].d))
 			continue;
+		if (d == o->skip_map && v[i].d->keylen == strlen(o->skip_key) &&
+		    memcmp(v[i].d->key, o->skip_key, v[i].d->keylen) == 0)
+			continue;
 		if (!first)
 			puts_(o, " ");
 		first = false;
+		if (o->semantic)
+			put_len(o, v[i].d->keylen);
 		put(o, v[i].d->key, v[i].d->keylen); /* a string key, its type ignored */
 		o->ign = false;
 		puts_(o, ":");
@@ -722,6 +782,18 @@ static void format_map(struct out *o, const struct dh_type *t, const struct dn *
 	}
 	puts_(o, "]");
 	free(v);
+}
+
+/* How many members of map d the semantic mode leaves out (the hash label, maybe repeated). */
+static size_t skipped(const struct out *o, const struct dn *d)
+{
+	size_t k = 0;
+	if (d != o->skip_map)
+		return 0;
+	for (const struct dn *c = d->first; c; c = c->next)
+		if (c->keylen == strlen(o->skip_key) && memcmp(c->key, o->skip_key, c->keylen) == 0)
+			k++;
+	return k;
 }
 
 static void format_struct(struct out *o, int ti, const struct dn *d)
@@ -786,6 +858,14 @@ static void format(struct out *o, int ti, const struct dn *d)
 			int r = qty_parse(d->s, d->len, &q);
 			if (r < 0)
 				return fail(o, r);
+			if (o->semantic) {
+				char buf[QTY_CANON_MAX];
+				qty_canonical(&q, buf);
+				puts_(o, "(Quantity)");
+				puts_(o, buf);
+				o->ign = false;
+				return;
+			}
 			d = qty_tree(o->arena, &q);
 			break;
 		}
@@ -840,10 +920,12 @@ static void format(struct out *o, int ti, const struct dn *d)
 			break;
 		if (d->kind != DN_STR)
 			return fail(o, -EPROTO);
+		if (o->semantic)
+			put_len(o, d->len);
 		put(o, d->s, d->len);
 		break;
 	case DH_SLICE:
-		if (absent(d)) {
+		if (absent(d) || (o->semantic && d->kind == DN_ARR && d->n == 0)) {
 			puts_(o, "<nil>");
 			break;
 		}
@@ -859,7 +941,7 @@ static void format(struct out *o, int ti, const struct dn *d)
 		puts_(o, "]");
 		break;
 	case DH_MAP:
-		if (absent(d)) {
+		if (absent(d) || (o->semantic && d->kind == DN_OBJ && d->n == skipped(o, d))) {
 			puts_(o, "<nil>");
 			break;
 		}
@@ -955,4 +1037,55 @@ int kube_pod_template_hash(const char *json, size_t len, const int32_t *collisio
 		return r;
 	kube_pod_template_hash_finish(h, collision_count, ret);
 	return 0;
+}
+
+/* The root template's metadata.labels node (NULL when absent). */
+static const struct dn *root_labels(const struct dn *tree)
+{
+	return member(member(tree, "metadata"), "labels");
+}
+
+static int semantic_text(const char *json, size_t len, char **ret, size_t *ret_len)
+{
+	struct js_arena a;
+	struct js j;
+	struct dn *tree;
+	struct out o = {.dump = true, .semantic = true, .skip_key = "pod-template-hash"};
+	int r = js_arena_init(&a, 4096);
+	if (r < 0)
+		return r;
+	js_init(&j, json, len, &a);
+	r = tree_read(&j, &a, &tree);
+	if (r == 0 && js_peek(&j) != 0)
+		r = j.err ? j.err : -EBADMSG;
+	if (r == 0 && tree->kind != DN_OBJ)
+		r = -EPROTO;
+	if (r == 0) {
+		o.arena = &a;
+		o.skip_map = root_labels(tree);
+		format(&o, dh_root_pod_template_spec, tree);
+		r = o.err;
+	}
+	js_arena_free(&a);
+	if (r < 0) {
+		free(o.buf);
+		return r;
+	}
+	*ret = o.buf;
+	*ret_len = o.len;
+	return 0;
+}
+
+int kube_pod_template_equal_ignore_hash(const char *a, size_t alen, const char *b, size_t blen)
+{
+	char *ta = NULL, *tb = NULL;
+	size_t la = 0, lb = 0;
+	int r = semantic_text(a, alen, &ta, &la);
+	if (r == 0)
+		r = semantic_text(b, blen, &tb, &lb);
+	if (r == 0)
+		r = la == lb && (la == 0 || memcmp(ta, tb, la) == 0);
+	free(ta);
+	free(tb);
+	return r;
 }

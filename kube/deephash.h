@@ -47,3 +47,9 @@ int kube_deephash_dump(const char *json, size_t len, char **ret, size_t *ret_len
  * the tests of the encoding). */
 void kube_pod_template_hash_finish(uint32_t fnv_state, const int32_t *collision_count,
                                    char ret[KUBE_POD_TEMPLATE_HASH_MAX]);
+
+/* Upstream's deploymentutil.EqualIgnoreHash: whether two PodTemplateSpecs (JSON) are
+ * semantically equal (apiequality.Semantic.DeepEqual: nil and empty lists and maps alike,
+ * quantities by value) once the pod-template-hash label is removed from both. Returns 1 equal,
+ * 0 different, or an error as above. */
+int kube_pod_template_equal_ignore_hash(const char *a, size_t alen, const char *b, size_t blen);

@@ -9,6 +9,8 @@
  *                              hash with collision count N (none without N) or "error <errno>"
  *   test-deephash --dump       the same lines; prints the printed text (or "error <errno>"),
  *                              each ended by a NUL byte (the texts may hold newlines)
+ *   test-deephash --equal      two templates per line, tab-separated; prints 1 (equal ignoring
+ *                              the hash label), 0, or "error <errno>"
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -26,6 +28,7 @@
 static int filter(int argc, char **argv)
 {
 	bool dump = strcmp(argv[1], "--dump") == 0;
+	bool equal = strcmp(argv[1], "--equal") == 0;
 	int32_t cc = 0;
 	const int32_t *ccp = NULL;
 	if (!dump && argc > 2) {
@@ -39,7 +42,14 @@ static int filter(int argc, char **argv)
 		if (line[n - 1] == '\n')
 			line[--n] = 0;
 		int r;
-		if (dump) {
+		if (equal) {
+			char *tab = strchr(line, '\t');
+			r = tab ? kube_pod_template_equal_ignore_hash(line, (size_t)(tab - line),
+			                                              tab + 1, strlen(tab + 1))
+			        : -EINVAL;
+			if (r >= 0)
+				printf("%d\n", r);
+		} else if (dump) {
 			char *text;
 			r = kube_deephash_dump(line, (size_t)n, &text, NULL);
 			if (r == 0) {
@@ -184,6 +194,60 @@ static void test_refused(void **state)
 	}
 }
 
+static int eq(const char *a, const char *b)
+{
+	return kube_pod_template_equal_ignore_hash(a, strlen(a), b, strlen(b));
+}
+
+/* EqualIgnoreHash: Semantic.DeepEqual without the hash label (upstream's pairs are checked in
+ * tests/cluster/e2e/deephash_test.go). */
+static void test_equal_ignore_hash(void **state)
+{
+	(void)state;
+	const char *base = "{\"metadata\":{\"labels\":{\"app\":\"a\"}},\"spec\":{\"containers\":"
+	                   "[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":"
+	                   "{\"cpu\":\"500m\"}}}]}}";
+	/* the hash label is ignored, only at the template's own labels */
+	assert_int_equal(eq(base, "{\"metadata\":{\"labels\":{\"app\":\"a\",\"pod-template-hash\":"
+	                          "\"abc\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+	                          "\"i\",\"resources\":{\"limits\":{\"cpu\":\"0.5\"}}}]}}"),
+	                 1);
+	assert_int_equal(eq("{\"metadata\":{\"labels\":{\"pod-template-hash\":\"x\"}}}",
+	                    "{\"metadata\":{\"annotations\":{}}}"),
+	                 1);
+	assert_int_equal(eq("{\"metadata\":{\"annotations\":{\"pod-template-hash\":\"x\"}}}", "{}"),
+	                 0);
+	/* nil and empty lists and maps are equal; a nil and a zero pointer are not */
+	assert_int_equal(eq("{\"spec\":{\"containers\":[]}}", "{\"spec\":{}}"), 1);
+	assert_int_equal(
+	        eq("{\"spec\":{\"nodeSelector\":{}}}", "{\"spec\":{\"nodeSelector\":null}}"), 1);
+	assert_int_equal(eq("{\"spec\":{\"terminationGracePeriodSeconds\":0}}", "{\"spec\":{}}"),
+	                 0);
+	/* quantities by value: 1Gi == 1073741824, 1k == 1000 == 1e3; 1Gi != 1G */
+	assert_int_equal(eq("{\"spec\":{\"overhead\":{\"memory\":\"1Gi\"}}}",
+	                    "{\"spec\":{\"overhead\":{\"memory\":\"1073741824\"}}}"),
+	                 1);
+	assert_int_equal(eq("{\"spec\":{\"overhead\":{\"a\":\"1k\",\"b\":\"1e3\"}}}",
+	                    "{\"spec\":{\"overhead\":{\"a\":\"1000\",\"b\":\"1000\"}}}"),
+	                 1);
+	assert_int_equal(eq("{\"spec\":{\"overhead\":{\"memory\":\"1Gi\"}}}",
+	                    "{\"spec\":{\"overhead\":{\"memory\":\"1G\"}}}"),
+	                 0);
+	assert_int_equal(eq("{\"spec\":{\"overhead\":{\"memory\":\"1Pi\"}}}",
+	                    "{\"spec\":{\"overhead\":{\"memory\":\"1125899906842624\"}}}"),
+	                 1);
+	/* any other difference counts; strings cannot run into each other */
+	assert_int_equal(eq(base,
+	                    "{\"metadata\":{\"labels\":{\"app\":\"b\"}},\"spec\":{\"containers\":"
+	                    "[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":"
+	                    "{\"cpu\":\"500m\"}}}]}}"),
+	                 0);
+	assert_int_equal(eq("{\"spec\":{\"containers\":[{\"name\":\"a b\"}]}}",
+	                    "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"b\"}]}}"),
+	                 0);
+	assert_int_equal(eq("{", "{}"), -EBADMSG);
+}
+
 /* SafeEncodeString of the decimal, and the collision count's 8 little-endian bytes. */
 static void test_finish(void **state)
 {
@@ -207,13 +271,15 @@ static void test_finish(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && (strcmp(argv[1], "--hash") == 0 || strcmp(argv[1], "--dump") == 0))
+	if (argc > 1 && (strcmp(argv[1], "--hash") == 0 || strcmp(argv[1], "--dump") == 0 ||
+	                 strcmp(argv[1], "--equal") == 0))
 		return filter(argc, argv);
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_golden),
 	        cmocka_unit_test(test_printed_forms),
 	        cmocka_unit_test(test_refused),
 	        cmocka_unit_test(test_finish),
+	        cmocka_unit_test(test_equal_ignore_hash),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/controller"
+	deploymentutil "k8s.io/kubernetes/pkg/controller/deployment/util"
 	"k8s.io/utils/dump"
 )
 
@@ -236,4 +237,56 @@ func checkGolden(t *testing.T, corpus []string, templates []*corev1.PodTemplateS
 	if n < len(corpus) {
 		t.Errorf("%s has %d templates, the corpus %d (KCMD_UPDATE_GOLDEN=1 rewrites it)", deephashGolden, n, len(corpus))
 	}
+}
+
+// TestDeephash_EqualIgnoreHash: kube_pod_template_equal_ignore_hash against upstream's
+// deploymentutil.EqualIgnoreHash (how the controller finds a Deployment's new ReplicaSet), on
+// designed pairs and on every pair of the hash corpus.
+func TestDeephash_EqualIgnoreHash(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "deephash-equal-pairs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs [][2]json.RawMessage
+	if err := json.Unmarshal(b, &pairs); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	compact := func(r []byte) string {
+		var c bytes.Buffer
+		if err := json.Compact(&c, r); err != nil {
+			t.Fatal(err)
+		}
+		return c.String()
+	}
+	for _, p := range pairs {
+		lines = append(lines, compact(p[0])+"\t"+compact(p[1]))
+	}
+	corpus := append(loadCorpus(t, "deephash-templates.json"), loadCorpus(t, "deephash-json-only.json")...)
+	for _, a := range corpus {
+		for _, c := range corpus {
+			lines = append(lines, a+"\t"+c)
+		}
+	}
+	got := cHash(t, lines, "--equal")
+	equal := 0
+	for i, l := range lines {
+		f := strings.SplitN(l, "\t", 2)
+		var x, y corev1.PodTemplateSpec
+		if err := json.Unmarshal([]byte(f[0]), &x); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(f[1]), &y); err != nil {
+			t.Fatal(err)
+		}
+		want := "0"
+		if deploymentutil.EqualIgnoreHash(&x, &y) {
+			want = "1"
+			equal++
+		}
+		if got[i] != want {
+			t.Errorf("pair #%d: kcmd %s, upstream %s\n a: %s\n b: %s", i, got[i], want, f[0], f[1])
+		}
+	}
+	t.Logf("%d pairs compared, %d equal", len(lines), equal)
 }
