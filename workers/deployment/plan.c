@@ -311,3 +311,158 @@ int dp_scaling_message(char *buf, size_t size, const char *rs_name, int32_t from
 	                 from < to ? "up" : "down", rs_name, (int)from, (int)to);
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }
+
+int64_t dp_max_revision(const struct dp_rs *rs, size_t n)
+{
+	int64_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!rs[i].revision_bad && rs[i].revision > m)
+			m = rs[i].revision;
+	return m;
+}
+
+int64_t dp_last_revision(const struct dp_rs *rs, size_t n)
+{
+	int64_t m = 0, second = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rs[i].revision_bad)
+			continue;
+		if (rs[i].revision >= m) {
+			second = m;
+			m = rs[i].revision;
+		} else if (rs[i].revision > second) {
+			second = rs[i].revision;
+		}
+	}
+	return second;
+}
+
+/* ReplicaSetsByRevision: by revision, ties (or an unparsable one) by creation time and name. */
+static int by_revision(const void *a, const void *b)
+{
+	const struct dp_rs *x = a, *y = b;
+	if (x->revision_bad || y->revision_bad || x->revision == y->revision)
+		return by_creation(a, b);
+	return x->revision < y->revision ? -1 : 1;
+}
+
+size_t dp_plan_cleanup(struct dp_rs *old, size_t n, int32_t history_limit, bool *del)
+{
+	/* the alive ones first, sorted by revision; ReplicaSets being deleted do not count */
+	size_t alive = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!old[i].deleting) {
+			struct dp_rs t = old[alive];
+			old[alive++] = old[i];
+			old[i] = t;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		del[i] = false;
+	int64_t diff = (int64_t)alive - history_limit;
+	if (diff <= 0)
+		return 0;
+	if (alive > 1)
+		qsort(old, alive, sizeof(*old), by_revision);
+	size_t k = 0;
+	for (int64_t i = 0; i < diff; i++) {
+		const struct dp_rs *r = &old[i];
+		if (r->status_replicas != 0 || r->replicas != 0 ||
+		    r->generation > r->observed_generation || r->deleting)
+			continue;
+		del[i] = true;
+		k++;
+	}
+	return k;
+}
+
+void dp_calc_status(const struct dp_deployment *d, const struct dp_rs *rs, size_t n,
+                    bool terminating_gate, struct dp_status *ret)
+{
+	struct dp_status st = {.has_terminating = terminating_gate};
+	int32_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		total += rs[i].replicas;
+		st.replicas += rs[i].status_replicas;
+		st.ready += rs[i].ready;
+		st.available += rs[i].available;
+		if (rs[i].is_new)
+			st.updated = rs[i].status_replicas;
+		if (!rs[i].has_terminating)
+			st.has_terminating = false;
+		st.terminating += rs[i].terminating;
+	}
+	if (!st.has_terminating)
+		st.terminating = 0;
+	st.unavailable = total - st.available;
+	if (st.unavailable < 0)
+		st.unavailable = 0;
+	st.min_available = st.available >= d->replicas - dp_max_unavailable(d);
+	*ret = st;
+}
+
+static bool is_reason(const struct dp_cond *c, const char *r)
+{
+	return c->present && c->reason && strcmp(c->reason, r) == 0;
+}
+
+static bool complete(const struct dp_progress_in *in, const struct dp_status *st)
+{
+	/* observedGeneration >= generation holds: the new status observes this generation */
+	return st->updated == in->spec_replicas && st->replicas == in->spec_replicas &&
+	       st->available == in->spec_replicas;
+}
+
+enum dp_progress dp_progress_decide(const struct dp_progress_in *in, const struct dp_status *st)
+{
+	if (!in->has_deadline)
+		return DP_PROGRESS_REMOVE;
+	if (st->replicas == st->updated && is_reason(&in->cur, "NewReplicaSetAvailable"))
+		return DP_PROGRESS_KEEP;
+	if (complete(in, st))
+		return DP_PROGRESS_COMPLETE;
+	if (st->updated > in->old_updated ||
+	    st->replicas - st->updated < in->old_replicas - in->old_updated ||
+	    st->ready > in->old_ready || st->available > in->old_available)
+		return DP_PROGRESS_UPDATED;
+	/* DeploymentTimedOut, over the condition the new status carries (the current one) */
+	if (!in->cur.present || is_reason(&in->cur, "NewReplicaSetAvailable"))
+		return DP_PROGRESS_KEEP;
+	if (is_reason(&in->cur, "ProgressDeadlineExceeded"))
+		return DP_PROGRESS_TIMED_OUT;
+	return in->cur.last_update + in->deadline_seconds < in->now ? DP_PROGRESS_TIMED_OUT
+	                                                            : DP_PROGRESS_KEEP;
+}
+
+int64_t dp_requeue_stuck_after(const struct dp_progress_in *in, const struct dp_status *st)
+{
+	if (!in->has_deadline || !in->cur.present)
+		return -1;
+	if (complete(in, st) || is_reason(&in->cur, "ProgressDeadlineExceeded"))
+		return -1;
+	int64_t after = in->cur.last_update + in->deadline_seconds - in->now;
+	return after < 1 ? 0 : after;
+}
+
+int dp_progress_message(char *buf, size_t size, enum dp_progress p, const char *deployment,
+                        const char *new_rs)
+{
+	const char *what = new_rs ? "ReplicaSet" : "Deployment";
+	const char *name = new_rs ? new_rs : deployment;
+	const char *tail;
+	switch (p) {
+	case DP_PROGRESS_COMPLETE:
+		tail = "has successfully progressed.";
+		break;
+	case DP_PROGRESS_UPDATED:
+		tail = "is progressing.";
+		break;
+	case DP_PROGRESS_TIMED_OUT:
+		tail = "has timed out progressing.";
+		break;
+	default:
+		return -EINVAL;
+	}
+	int n = snprintf(buf, size, "%s \"%s\" %s", what, name, tail);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}

@@ -40,6 +40,14 @@ struct dp_rs {
 	int32_t max_replicas; /* the deployment.kubernetes.io/max-replicas annotation, or -1 */
 	int32_t desired;      /* the deployment.kubernetes.io/desired-replicas annotation, or -1 */
 	bool is_new;          /* the Deployment's new ReplicaSet (its template matches) */
+	/* for status, revisions and history cleanup */
+	int64_t revision;  /* the deployment.kubernetes.io/revision annotation (0: absent) */
+	bool revision_bad; /* the annotation is there but not an int64 */
+	bool deleting;     /* metadata.deletionTimestamp set */
+	int64_t generation, observed_generation;
+	int32_t status_replicas, ready;
+	int32_t terminating;  /* status.terminatingReplicas */
+	bool has_terminating; /* ... is set (nil counts as unknown, not 0) */
 	int32_t target;       /* out: the size a plan gives it */
 };
 
@@ -88,3 +96,66 @@ int dp_scaling_message(char *buf, size_t size, const char *rs_name, int32_t from
 
 /* Sorts by creationTimestamp, then name (ReplicaSetsByCreationTimestamp). */
 void dp_sort_by_creation(struct dp_rs *rs, size_t n);
+
+/* ---- revisions, history, status, progress ------------------------------------------------ */
+
+/* MaxRevision / LastRevision (the highest and second highest revision; unparsable ones are
+ * skipped). */
+int64_t dp_max_revision(const struct dp_rs *rs, size_t n);
+int64_t dp_last_revision(const struct dp_rs *rs, size_t n);
+
+/* cleanupDeployment: which old ReplicaSets to delete so that at most history_limit remain
+ * (oldest revisions first; only those scaled to 0 with no replicas, fully observed, not being
+ * deleted). Sets del[i] for old[i] (old is reordered by revision); returns how many. */
+size_t dp_plan_cleanup(struct dp_rs *old, size_t n, int32_t history_limit, bool *del);
+
+struct dp_status {
+	int32_t replicas, updated, ready, available, unavailable;
+	int32_t terminating;
+	bool has_terminating; /* false when some ReplicaSet's count is unknown */
+	bool min_available;   /* the Available condition: True MinimumReplicasAvailable */
+};
+
+/* calculateStatus's counts over every ReplicaSet of the Deployment (new_rs: the one with
+ * is_new, or none); terminating only when the DeploymentReplicaSetTerminatingReplicas gate is
+ * on (then unknown if any ReplicaSet does not report it). */
+void dp_calc_status(const struct dp_deployment *d, const struct dp_rs *rs, size_t n,
+                    bool terminating_gate, struct dp_status *ret);
+
+/* The Deployment's Progressing condition as the sync found it. */
+struct dp_cond {
+	bool present;
+	bool status_true;
+	const char *reason;  /* "" when none */
+	int64_t last_update; /* lastUpdateTime, seconds */
+};
+
+enum dp_progress {
+	DP_PROGRESS_KEEP = 0, /* no change to the Progressing condition */
+	DP_PROGRESS_COMPLETE, /* True NewReplicaSetAvailable */
+	DP_PROGRESS_UPDATED, /* True ReplicaSetUpdated (keeps the transition time if it was True) */
+	DP_PROGRESS_TIMED_OUT, /* False ProgressDeadlineExceeded */
+	DP_PROGRESS_REMOVE,    /* no progress deadline: the condition goes */
+};
+
+struct dp_progress_in {
+	int32_t spec_replicas;
+	bool has_deadline;
+	int32_t deadline_seconds;
+	int64_t generation; /* metadata.generation (status.observedGeneration will be this) */
+	struct dp_cond cur; /* from the Deployment's status */
+	int32_t old_replicas, old_updated, old_ready, old_available; /* the Deployment's status */
+	int64_t now;                                                 /* seconds */
+};
+
+/* syncRolloutStatus's choice for the Progressing condition, given the new counts. */
+enum dp_progress dp_progress_decide(const struct dp_progress_in *in, const struct dp_status *st);
+
+/* requeueStuckDeployment: seconds until the deadline can have passed (the caller requeues one
+ * second after that, as upstream does), 0 to requeue now (rate limited), -1 for no requeue. */
+int64_t dp_requeue_stuck_after(const struct dp_progress_in *in, const struct dp_status *st);
+
+/* The condition's message: "ReplicaSet \"NAME\" has successfully progressed." etc. (the
+ * Deployment's name when there is no new ReplicaSet). */
+int dp_progress_message(char *buf, size_t size, enum dp_progress p, const char *deployment,
+                        const char *new_rs);

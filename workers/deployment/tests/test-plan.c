@@ -363,6 +363,192 @@ static void test_cleanup_unhealthy(void **state)
 	}
 }
 
+/* TestDeploymentController_cleanupDeployment (no revisions: order by creation, then name) and
+ * TestDeploymentController_cleanupDeploymentOrder (by revision; absent counts as 0). */
+static void test_cleanup(void **state)
+{
+	(void)state;
+	static const struct {
+		int32_t limit;
+		size_t n;
+		struct {
+			const char *name;
+			int32_t spec, status;
+			int64_t created, revision;
+			bool deleting;
+		} rs[4];
+		const char *want; /* deleted names, in order, space-separated */
+	} cases[] = {
+	        {1, 3, {{"foo-1"}, {"foo-2"}, {"foo-3"}}, "foo-1 foo-2"},
+	        {0,
+	         4,
+	         {{"foo-1", 0, 0}, {"foo-2", 0, 1}, {"foo-3", 1, 0}, {"foo-4", 1, 1}},
+	         "foo-1"},
+	        {0, 2, {{"foo-1"}, {"foo-2"}}, "foo-1 foo-2"},
+	        {0, 2, {{"foo-1", 1, 1}, {"foo-2", 1, 1}}, ""},
+	        {0, 1, {{"foo-1", 0, 0, 0, 0, true}}, ""},
+	        {INT32_MAX, 3, {{"foo-1"}, {"foo-2"}, {"foo-3"}}, ""},
+	        {1, 2, {{"foo-1", 0, 0, 100, 1}, {"foo-2", 0, 0, 200, 2}}, "foo-1"},
+	        {1, 2, {{"foo-1", 0, 0, 100, 2}, {"foo-2", 0, 0, 200, 1}}, "foo-2"},
+	        {1, 2, {{"foo-1", 0, 0, 100, 1}, {"foo-2", 0, 0, 200, 0}}, "foo-2"},
+	        {1, 2, {{"foo-1", 0, 0, 100, 0}, {"foo-2", 0, 0, 200, 2}}, "foo-1"},
+	        {1,
+	         3,
+	         {{"foo-1", 1, 0, 100, 1}, {"foo-2", 0, 0, 200, 2}, {"foo-3", 0, 0, 300, 3}},
+	         "foo-2"},
+	        {1,
+	         3,
+	         {{"foo-1", 1, 0, 100, 1}, {"foo-2", 1, 0, 200, 2}, {"foo-3", 0, 0, 300, 3}},
+	         ""},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct dp_rs rs[4];
+		bool del[4];
+		for (size_t i = 0; i < cases[c].n; i++)
+			rs[i] = (struct dp_rs){.name = cases[c].rs[i].name,
+			                       .replicas = cases[c].rs[i].spec,
+			                       .status_replicas = cases[c].rs[i].status,
+			                       .created = cases[c].rs[i].created,
+			                       .revision = cases[c].rs[i].revision,
+			                       .deleting = cases[c].rs[i].deleting};
+		size_t k = dp_plan_cleanup(rs, cases[c].n, cases[c].limit, del);
+		char got[64] = "";
+		for (size_t i = 0; i < cases[c].n; i++)
+			if (del[i])
+				snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s",
+				         got[0] ? " " : "", rs[i].name);
+		if (strcmp(got, cases[c].want) != 0)
+			fail_msg("case %zu: deleted \"%s\", want \"%s\"", c, got, cases[c].want);
+		assert_int_equal(k,
+		                 cases[c].want[0] ? 1 + (strchr(cases[c].want, ' ') != NULL) : 0);
+	}
+}
+
+static void test_revisions(void **state)
+{
+	(void)state;
+	struct dp_rs rs[] = {{.revision = 3},
+	                     {.revision = 7},
+	                     {.revision = 99, .revision_bad = true},
+	                     {.revision = 5}};
+	assert_int_equal(dp_max_revision(rs, 4), 7);
+	assert_int_equal(dp_last_revision(rs, 4), 5);
+	assert_int_equal(dp_max_revision(rs, 0), 0);
+	struct dp_rs one[] = {{.revision = 4}};
+	assert_int_equal(dp_last_revision(one, 1), 0);
+}
+
+/* calculateStatus: counts over all ReplicaSets, updated from the new one, Available by
+ * minAvailable; terminating only with the gate and when every ReplicaSet reports it. */
+static void test_status(void **state)
+{
+	(void)state;
+	struct dp_deployment d = {.replicas = 4, .rolling = true};
+	d.max_surge = is_int(1);
+	d.max_unavailable = is_int(1);
+	struct dp_rs rs[] = {
+	        {.replicas = 3,
+	         .status_replicas = 3,
+	         .ready = 2,
+	         .available = 2,
+	         .is_new = true,
+	         .has_terminating = true,
+	         .terminating = 1},
+	        {.replicas = 1,
+	         .status_replicas = 2,
+	         .ready = 1,
+	         .available = 1,
+	         .has_terminating = true,
+	         .terminating = 2},
+	};
+	struct dp_status st;
+	dp_calc_status(&d, rs, 2, true, &st);
+	assert_int_equal(st.replicas, 5);
+	assert_int_equal(st.updated, 3);
+	assert_int_equal(st.ready, 3);
+	assert_int_equal(st.available, 3);
+	assert_int_equal(st.unavailable, 1); /* spec total 4 - available 3 */
+	assert_true(st.has_terminating);
+	assert_int_equal(st.terminating, 3);
+	assert_true(st.min_available); /* 3 >= 4 - 1 */
+	rs[1].has_terminating = false;
+	dp_calc_status(&d, rs, 2, true, &st);
+	assert_false(st.has_terminating);
+	dp_calc_status(&d, rs, 2, false, &st);
+	assert_false(st.has_terminating);
+	rs[0].available = 1;
+	dp_calc_status(&d, rs, 2, false, &st);
+	assert_false(st.min_available);
+	rs[0].available = 9; /* more available than wanted: unavailable is not negative */
+	dp_calc_status(&d, rs, 2, false, &st);
+	assert_int_equal(st.unavailable, 0);
+}
+
+/* TestRequeueStuckDeployment's rows (60s deadline; the stuck condition updated at t=0), and the
+ * Progressing decisions of TestSyncRolloutStatus. */
+static void test_progress(void **state)
+{
+	(void)state;
+	struct dp_progress_in in = {
+	        .spec_replicas = 3, .has_deadline = true, .deadline_seconds = 60};
+	struct dp_status st = {.replicas = 3, .updated = 3, .available = 1};
+	assert_int_equal(dp_requeue_stuck_after(&in, &st), -1); /* no condition */
+	in.cur = (struct dp_cond){.present = true,
+	                          .status_true = true,
+	                          .reason = "ReplicaSetUpdated",
+	                          .last_update = 0};
+	in.now = 30;
+	assert_int_equal(dp_requeue_stuck_after(&in, &st), 30);
+	in.now = 59;
+	assert_int_equal(dp_requeue_stuck_after(&in, &st), 1);
+	in.now = 60;
+	assert_int_equal(dp_requeue_stuck_after(&in, &st), 0);
+	in.has_deadline = false;
+	assert_int_equal(dp_requeue_stuck_after(&in, &st), -1);
+	in.has_deadline = true;
+	in.cur.reason = "ProgressDeadlineExceeded";
+	assert_int_equal(dp_requeue_stuck_after(&in, &st), -1); /* already failed */
+	st.available = 3;
+	in.cur.reason = "ReplicaSetUpdated";
+	assert_int_equal(dp_requeue_stuck_after(&in, &st), -1); /* complete */
+
+	/* decisions */
+	char msg[128];
+	in = (struct dp_progress_in){
+	        .spec_replicas = 2, .has_deadline = true, .deadline_seconds = 60, .now = 1000};
+	struct dp_status s2 = {.replicas = 2, .updated = 2, .available = 2};
+	assert_int_equal(dp_progress_decide(&in, &s2), DP_PROGRESS_COMPLETE);
+	assert_true(dp_progress_message(msg, sizeof(msg), DP_PROGRESS_COMPLETE, "d", "d-5f") > 0);
+	assert_string_equal(msg, "ReplicaSet \"d-5f\" has successfully progressed.");
+	/* already complete: kept */
+	in.cur = (struct dp_cond){.present = true,
+	                          .status_true = true,
+	                          .reason = "NewReplicaSetAvailable",
+	                          .last_update = 0};
+	assert_int_equal(dp_progress_decide(&in, &s2), DP_PROGRESS_KEEP);
+	/* progress: more updated replicas than the Deployment's status had */
+	in.cur.reason = "ReplicaSetUpdated";
+	in.old_replicas = 2;
+	in.old_updated = 0;
+	struct dp_status s3 = {.replicas = 3, .updated = 1, .available = 2};
+	assert_int_equal(dp_progress_decide(&in, &s3), DP_PROGRESS_UPDATED);
+	assert_true(dp_progress_message(msg, sizeof(msg), DP_PROGRESS_UPDATED, "d", NULL) > 0);
+	assert_string_equal(msg, "Deployment \"d\" is progressing.");
+	/* no progress, deadline passed since the last update */
+	in.old_updated = 1;
+	in.old_replicas = 3;
+	in.old_available = 2;
+	assert_int_equal(dp_progress_decide(&in, &s3), DP_PROGRESS_TIMED_OUT);
+	assert_true(dp_progress_message(msg, sizeof(msg), DP_PROGRESS_TIMED_OUT, "d", "d-5f") > 0);
+	assert_string_equal(msg, "ReplicaSet \"d-5f\" has timed out progressing.");
+	/* no progress, deadline not passed */
+	in.cur.last_update = 990;
+	assert_int_equal(dp_progress_decide(&in, &s3), DP_PROGRESS_KEEP);
+	/* no deadline: the condition goes */
+	in.has_deadline = false;
+	assert_int_equal(dp_progress_decide(&in, &s3), DP_PROGRESS_REMOVE);
+}
+
 static void test_creation_order(void **state)
 {
 	(void)state;
@@ -395,6 +581,10 @@ int main(void)
 	        cmocka_unit_test(test_scale),
 	        cmocka_unit_test(test_reconcile_old),
 	        cmocka_unit_test(test_cleanup_unhealthy),
+	        cmocka_unit_test(test_cleanup),
+	        cmocka_unit_test(test_revisions),
+	        cmocka_unit_test(test_status),
+	        cmocka_unit_test(test_progress),
 	        cmocka_unit_test(test_creation_order),
 	        cmocka_unit_test(test_message),
 	};
