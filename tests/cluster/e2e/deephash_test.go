@@ -18,7 +18,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -26,6 +28,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller"
 	deploymentutil "k8s.io/kubernetes/pkg/controller/deployment/util"
 	"k8s.io/utils/dump"
+	"kcmd.local/tests/cluster/harness"
 )
 
 func deephashBin(t *testing.T) string {
@@ -289,4 +292,94 @@ func TestDeephash_EqualIgnoreHash(t *testing.T) {
 		}
 	}
 	t.Logf("%d pairs compared, %d equal", len(lines), equal)
+}
+
+// TestDeephash_UpstreamKCM is the ground truth: upstream kube-controller-manager's own deployment
+// controller creates the ReplicaSets of Deployments made from the corpus, and each ReplicaSet's
+// pod-template-hash label must be what kcmd computes from the Deployment as the apiserver serves
+// it in JSON.
+func TestDeephash_UpstreamKCM(t *testing.T) {
+	ctx := context.Background()
+	if err := env.Cluster.StartKCM(ctx, harness.KCMOptions{Controllers: "deployment-controller"}); err != nil {
+		t.Fatal(err)
+	}
+	defer env.Cluster.StopKCM()
+	ns := Namespace(t)
+	corpus := loadCorpus(t, "deephash-templates.json")
+	for i, js := range corpus {
+		var tmpl corev1.PodTemplateSpec
+		if err := json.Unmarshal([]byte(js), &tmpl); err != nil {
+			t.Fatal(err)
+		}
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%d", i)},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr32(0), Template: tmpl,
+				Selector: &metav1.LabelSelector{MatchLabels: tmpl.Labels}}}
+		if _, err := env.Client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("corpus #%d: create: %v", i, err)
+		}
+	}
+	for i := range corpus {
+		name := fmt.Sprintf("d%d", i)
+		var label string
+		Eventually(t, 60*time.Second, name+"'s ReplicaSet", func() (bool, string) {
+			rss, err := env.Client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, rs := range rss.Items {
+				if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name {
+					label = rs.Labels["pod-template-hash"]
+					return true, ""
+				}
+			}
+			return false, "no ReplicaSet yet"
+		})
+		raw, err := env.Client.AppsV1().RESTClient().Get().Namespace(ns).Resource("deployments").
+			Name(name).SetHeader("Accept", "application/json").DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj struct {
+			Spec struct {
+				Template json.RawMessage `json:"template"`
+			} `json:"spec"`
+			Status struct {
+				CollisionCount *int32 `json:"collisionCount"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			t.Fatal(err)
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, obj.Spec.Template); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"--hash"}
+		if obj.Status.CollisionCount != nil {
+			args = append(args, fmt.Sprint(*obj.Status.CollisionCount))
+		}
+		if got := cHash(t, []string{c.String()}, args...)[0]; got != label {
+			t.Errorf("%s: kcmd %s, upstream kcm's ReplicaSet label %s\n template: %s", name, got, label, c.String())
+		}
+	}
+	t.Logf("%d Deployments: kcmd's hash equals upstream kcm's pod-template-hash label", len(corpus))
+}
+
+// TestDeephash_SchemaCurrent: kube/deephash-schema.c is what the generator makes from the
+// k8s.io/api in go.mod (compared without whitespace: the checked-in file is clang-formatted).
+func TestDeephash_SchemaCurrent(t *testing.T) {
+	cmd := exec.Command("go", "run", "./cmd/gen-deephash-schema")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("generator: %v", err)
+	}
+	have, err := os.ReadFile("../../../kube/deephash-schema.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	strip := func(b []byte) string { return strings.Join(strings.Fields(string(b)), "") }
+	if strip(out) != strip(have) {
+		t.Errorf("kube/deephash-schema.c is stale: regenerate it (docs/deployment.md)")
+	}
 }
