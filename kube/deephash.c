@@ -486,7 +486,7 @@ parsed:;
 	}
 	/* The inf.Dec path: amount.SetString(value). */
 	struct big *m = &q->abs;
-	int32_t dscale = 0;
+	int64_t dscale = 0; /* int64: an exponent near INT32_MIN must not overflow */
 	bool dneg = false, seen_dot = false, digits = false;
 	m->n = 0;
 	for (size_t i = 0; i < value_n; i++) {
@@ -521,12 +521,12 @@ parsed:;
 	/* Round to nano scale, away from zero (the magnitude is rounded; the sign comes back
 	 * after). */
 	if (dscale <= 9) {
-		for (int32_t k = dscale; k < 9; k++)
+		for (int64_t k = dscale; k < 9; k++)
 			if (big_muladd(m, 10, 0) < 0)
 				return -EOPNOTSUPP;
 	} else {
 		bool rem = false;
-		for (int32_t k = 9; k < dscale; k++)
+		for (int64_t k = 9; k < dscale && !big_zero(m); k++)
 			rem |= big_divmod(m, 10) != 0;
 		if (rem && big_muladd(m, 1, 1) < 0)
 			return -EOPNOTSUPP;
@@ -548,7 +548,7 @@ parsed:;
 	(void)dneg; /* the sign of the whole value is `positive` (SetString saw the same '-') */
 	q->dec = true;
 	q->neg = !positive && !big_zero(m);
-	q->dec_scale = dscale;
+	q->dec_scale = (int32_t)dscale;
 	q->format = format;
 	return 0;
 }
