@@ -441,7 +441,8 @@ parsed:;
 		precision = -1;
 	}
 	if (precision >= 0) {
-		scale -= (int32_t)denom_n;
+		scale = (int32_t)((uint32_t)scale -
+		                  (uint32_t)denom_n); /* wraps, as Go's int32 does */
 		if (scale >= -9) {
 			char shifted[64];
 			int64_t v;

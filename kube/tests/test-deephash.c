@@ -194,6 +194,28 @@ static void test_refused(void **state)
 	}
 }
 
+/* Exponents at the ends of int32 (upstream would not finish on them; kcmd must not overflow:
+ * the ASan+UBSan build of this test failed on the nano rounding's int32 scale before it was
+ * made 64-bit) and far below nano (rounded up to 1n without a billion divisions). */
+static int eq(const char *a, const char *b);
+
+static void test_extreme_exponents(void **state)
+{
+	(void)state;
+	static const char *const qs[] = {"1e-2147483648", "1e2147483647", "1e-999999999",
+	                                 "1.5e-2147483648", "-7e-2147483647"};
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		char json[128], h[KUBE_POD_TEMPLATE_HASH_MAX];
+		snprintf(json, sizeof(json), "{\"spec\":{\"overhead\":{\"cpu\":\"%s\"}}}", qs[i]);
+		int r = kube_pod_template_hash(json, strlen(json), NULL, h);
+		assert_true(r == 0 || r == -EOPNOTSUPP);
+	}
+	/* far below nano rounds up to one nano: the same value as "1n" */
+	assert_int_equal(eq("{\"spec\":{\"overhead\":{\"cpu\":\"1e-999999999\"}}}",
+	                    "{\"spec\":{\"overhead\":{\"cpu\":\"1n\"}}}"),
+	                 1);
+}
+
 static int eq(const char *a, const char *b)
 {
 	return kube_pod_template_equal_ignore_hash(a, strlen(a), b, strlen(b));
@@ -280,6 +302,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_refused),
 	        cmocka_unit_test(test_finish),
 	        cmocka_unit_test(test_equal_ignore_hash),
+	        cmocka_unit_test(test_extreme_exponents),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
