@@ -466,3 +466,77 @@ int dp_progress_message(char *buf, size_t size, enum dp_progress p, const char *
 	int n = snprintf(buf, size, "%s \"%s\" %s", what, name, tail);
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }
+
+bool dp_annotation_skipped(const char *key)
+{
+	static const char *const skip[] = {
+	        "kubectl.kubernetes.io/last-applied-configuration",
+	        "deployment.kubernetes.io/revision",
+	        "deployment.kubernetes.io/revision-history",
+	        "deployment.kubernetes.io/desired-replicas",
+	        "deployment.kubernetes.io/max-replicas",
+	        "deprecated.deployment.rollback.to",
+	};
+	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (strcmp(key, skip[i]) == 0)
+			return true;
+	return false;
+}
+
+static int parse_rev(const char *s, int64_t *ret)
+{
+	char *end;
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || s[0] == ' ' || s[0] == '\t')
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int dp_revision_update(const char *old_rev, const char *history, const char *new_rev,
+                       int limit_chars, char rev_out[24], char hist_out[DP_REV_HISTORY_BUF],
+                       bool *changed)
+{
+	int64_t o = 0, n;
+	*changed = false;
+	snprintf(rev_out, 24, "%s", old_rev ? old_rev : "");
+	snprintf(hist_out, DP_REV_HISTORY_BUF, "%s", history ? history : "");
+	if (old_rev && *old_rev && parse_rev(old_rev, &o) < 0)
+		return -EINVAL;
+	if (parse_rev(new_rev, &n) < 0)
+		return -EINVAL;
+	if (o >= n)
+		return 0;
+	snprintf(rev_out, 24, "%s", new_rev);
+	*changed = true;
+	if (!old_rev)
+		return 0;
+	const char *h = history ? history : "";
+	if (h[0] == 0 || h[0] == ',') {
+		/* the history's first entry is empty: it becomes the replaced revision alone */
+		snprintf(hist_out, DP_REV_HISTORY_BUF, "%s", old_rev);
+		return 0;
+	}
+	size_t total = strlen(h) + strlen(old_rev) + 1;
+	const char *start = h;
+	while (total > (size_t)limit_chars && start) {
+		const char *comma = strchr(start, ',');
+		size_t entry = comma ? (size_t)(comma - start) : strlen(start);
+		total -= entry + 1;
+		start = comma ? comma + 1 : NULL;
+	}
+	if (total > (size_t)limit_chars)
+		return 0; /* not appended: the limit is reached */
+	if (total >= DP_REV_HISTORY_BUF)
+		return -EINVAL; /* a limit larger than the buffer */
+	if (start && *start)
+		snprintf(hist_out, DP_REV_HISTORY_BUF, "%s,%s", start, old_rev);
+	else if (start)
+		snprintf(hist_out, DP_REV_HISTORY_BUF, ",%s", old_rev);
+	else
+		snprintf(hist_out, DP_REV_HISTORY_BUF, "%s", old_rev);
+	return 0;
+}

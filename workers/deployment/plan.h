@@ -159,3 +159,22 @@ int64_t dp_requeue_stuck_after(const struct dp_progress_in *in, const struct dp_
  * Deployment's name when there is no new ReplicaSet). */
 int dp_progress_message(char *buf, size_t size, enum dp_progress p, const char *deployment,
                         const char *new_rs);
+
+/* The annotations the controller never copies between a Deployment and its ReplicaSets
+ * (last-applied-configuration, revision, revision-history, desired- and max-replicas,
+ * deprecated rollbackTo). */
+bool dp_annotation_skipped(const char *key);
+
+#define DP_REV_HISTORY_MAX_CHARS 2000 /* upstream's maxRevHistoryLengthInChars */
+#define DP_REV_HISTORY_BUF       (DP_REV_HISTORY_MAX_CHARS + 24)
+
+/* SetNewReplicaSetAnnotations' revision part: the new ReplicaSet's revision annotation becomes
+ * new_rev when that is higher than old_rev (NULL: absent; "" counts as 0), and the revision it
+ * replaces is appended to revision-history (history: NULL or the annotation), dropping the oldest
+ * entries to stay within limit_chars (an entry that still does not fit is not appended). Writes
+ * the results (rev_out: the revision annotation, hist_out: the history, "" for none) and sets
+ * *changed. Returns 0, or -EINVAL when old_rev or new_rev is not an int64 (nothing changes, as
+ * upstream returns without updating). */
+int dp_revision_update(const char *old_rev, const char *history, const char *new_rev,
+                       int limit_chars, char rev_out[24], char hist_out[DP_REV_HISTORY_BUF],
+                       bool *changed);

@@ -549,6 +549,56 @@ static void test_progress(void **state)
 	assert_int_equal(dp_progress_decide(&in, &s3), DP_PROGRESS_REMOVE);
 }
 
+/* TestAnnotationUtils/SetNewReplicaSetAnnotations: revisions 11..20 with a 5-character
+ * history limit keep the last two replaced revisions; plus the edge rules. */
+static void test_revision_history(void **state)
+{
+	(void)state;
+	char rev[24] = "", hist[DP_REV_HISTORY_BUF] = "", r2[24], h2[DP_REV_HISTORY_BUF];
+	bool have_rev = false, have_hist = false, changed;
+	for (int i = 10; i < 20; i++) {
+		char next[16];
+		snprintf(next, sizeof(next), "%d", i + 1);
+		assert_int_equal(dp_revision_update(have_rev ? rev : NULL, have_hist ? hist : NULL,
+		                                    next, 5, r2, h2, &changed),
+		                 0);
+		assert_true(changed);
+		memcpy(rev, r2, sizeof(rev));
+		have_rev = true;
+		if (h2[0]) {
+			memcpy(hist, h2, sizeof(hist));
+			have_hist = true;
+		}
+		if (i >= 12) {
+			char want[32];
+			snprintf(want, sizeof(want), "%d,%d", i - 1, i);
+			assert_string_equal(hist, want);
+		}
+		assert_string_equal(rev, next);
+	}
+	/* not higher: nothing changes */
+	assert_int_equal(dp_revision_update("5", "3,4", "5", 2000, r2, h2, &changed), 0);
+	assert_false(changed);
+	assert_string_equal(r2, "5");
+	assert_string_equal(h2, "3,4");
+	/* "" counts as 0; being present, it is the replaced revision: the history becomes "" */
+	assert_int_equal(dp_revision_update("", NULL, "1", 2000, r2, h2, &changed), 0);
+	assert_true(changed);
+	assert_string_equal(r2, "1");
+	/* not numbers */
+	assert_int_equal(dp_revision_update("x", NULL, "2", 2000, r2, h2, &changed), -EINVAL);
+	assert_false(changed);
+	assert_int_equal(dp_revision_update("1", NULL, "y", 2000, r2, h2, &changed), -EINVAL);
+	/* an entry that cannot fit is not appended */
+	assert_int_equal(dp_revision_update("123456", "1", "123457", 5, r2, h2, &changed), 0);
+	assert_string_equal(r2, "123457");
+	assert_string_equal(h2, "1");
+	/* skipped annotations */
+	assert_true(dp_annotation_skipped("deployment.kubernetes.io/revision"));
+	assert_true(dp_annotation_skipped("kubectl.kubernetes.io/last-applied-configuration"));
+	assert_false(dp_annotation_skipped("app.example.com/owner"));
+}
+
 static void test_creation_order(void **state)
 {
 	(void)state;
@@ -585,6 +635,7 @@ int main(void)
 	        cmocka_unit_test(test_revisions),
 	        cmocka_unit_test(test_status),
 	        cmocka_unit_test(test_progress),
+	        cmocka_unit_test(test_revision_history),
 	        cmocka_unit_test(test_creation_order),
 	        cmocka_unit_test(test_message),
 	};
