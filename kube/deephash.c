@@ -488,14 +488,12 @@ parsed:;
 	/* The inf.Dec path: amount.SetString(value). */
 	struct big *m = &q->abs;
 	int64_t dscale = 0; /* int64: an exponent near INT32_MIN must not overflow */
-	bool dneg = false, seen_dot = false, digits = false;
+	bool seen_dot = false, digits = false;
 	m->n = 0;
 	for (size_t i = 0; i < value_n; i++) {
 		char c = value[i];
-		if (i == 0 && (c == '-' || c == '+')) {
-			dneg = c == '-';
-			continue;
-		}
+		if (i == 0 && (c == '-' || c == '+'))
+			continue; /* the sign is `positive`, read above from the same text */
 		if (c == '.' && !seen_dot) {
 			seen_dot = true;
 			continue;
@@ -546,7 +544,6 @@ parsed:;
 			format = "DecimalSI";
 		}
 	}
-	(void)dneg; /* the sign of the whole value is `positive` (SetString saw the same '-') */
 	q->dec = true;
 	q->neg = !positive && !big_zero(m);
 	q->dec_scale = (int32_t)dscale;
