@@ -149,7 +149,7 @@ soak: deps $(foreach t,$(allsoak),$(call prog,$(B),$(t)))
 
 # The e2e tests are Go tests (client-go) in the tests/cluster module. RUN=<regex> selects tests.
 RUN ?=
-e2e: deps all $(B)/t/kube/tests/e2e-kube $(B)/t/informerd/tests/e2e-informer
+e2e: deps all $(B)/t/kube/tests/e2e-kube $(B)/t/informerd/tests/e2e-informer $(B)/t/kube/tests/test-deephash
 	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/cluster/run-e2e.sh $(if $(RUN),-run '$(RUN)')
 
 # The chaos suite (tests/cluster/e2e/chaos_test.go): TestChaos for CHAOS_DURATION of churn under
