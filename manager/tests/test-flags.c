@@ -144,7 +144,7 @@ static void test_controllers(void **state)
 {
 	(void)state;
 	struct mgr_config c = {0};
-	char err[256] = "";
+	char err[1024] = "";
 
 	assert_int_equal(PARSE(&c, err, "--controllers=replicaset"), 0);
 	assert_true(ON(c, RS));
