@@ -30,9 +30,10 @@
 #include "lib/goflag.h"
 
 extern const struct kcmd_controller kcmd_replicaset_controller; /* workers/replicaset/plugin.c */
-extern const struct kcmd_controller kcmd_gc_controller;      /* workers/garbagecollector/plugin.c */
-extern const struct kcmd_controller kcmd_kubelet_simulator;  /* workers/kubeletsim/plugin.c */
-extern const struct kcmd_controller kcmd_podgc_controller;   /* workers/podgc/plugin.c */
+extern const struct kcmd_controller kcmd_gc_controller;     /* workers/garbagecollector/plugin.c */
+extern const struct kcmd_controller kcmd_kubelet_simulator; /* workers/kubeletsim/plugin.c */
+extern const struct kcmd_controller kcmd_podgc_controller;  /* workers/podgc/plugin.c */
+
 extern const struct kcmd_controller kcmd_cronjob_controller; /* workers/cronjob/plugin.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet

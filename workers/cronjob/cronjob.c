@@ -92,7 +92,8 @@ const cJSON *cj_controller_ref(const cJSON *obj)
 
 int cj_job_from_json(const cJSON *job, struct cj_job *ret)
 {
-	const char *name = cj_json_str(job, "metadata.name"), *uid = cj_json_str(job, "metadata.uid");
+	const char *name = cj_json_str(job, "metadata.name"),
+	           *uid = cj_json_str(job, "metadata.uid");
 	const char *ns = cj_json_str(job, "metadata.namespace");
 	const cJSON *c;
 
@@ -240,7 +241,8 @@ int cj_job_name(const char *cronjob, int64_t scheduled, char *buf, size_t len)
 
 int cj_job_from_template(const cJSON *cj, int64_t scheduled, cJSON **ret)
 {
-	const char *cj_name = cj_json_str(cj, "metadata.name"), *uid = cj_json_str(cj, "metadata.uid");
+	const char *cj_name = cj_json_str(cj, "metadata.name"),
+	           *uid = cj_json_str(cj, "metadata.uid");
 	const char *tzname = cj_json_str(cj, "spec.timeZone");
 	const cJSON *labels = cj_json_at(cj, "spec.jobTemplate.metadata.labels");
 	const cJSON *annotations = cj_json_at(cj, "spec.jobTemplate.metadata.annotations");
@@ -268,7 +270,8 @@ int cj_job_from_template(const cJSON *cj, int64_t scheduled, cJSON **ret)
 	cJSON_AddStringToObject(meta, "name", name);
 	if (cJSON_IsObject(labels) && labels->child)
 		cJSON_AddItemToObject(meta, "labels", cJSON_Duplicate(labels, true));
-	ann = cJSON_IsObject(annotations) ? cJSON_Duplicate(annotations, true) : cJSON_CreateObject();
+	ann = cJSON_IsObject(annotations) ? cJSON_Duplicate(annotations, true)
+	                                  : cJSON_CreateObject();
 	if (!ann)
 		goto nomem;
 	cJSON_DeleteItemFromObjectCaseSensitive(ann, CJ_SCHEDULED_ANNOTATION);
@@ -300,7 +303,8 @@ int cj_update_decision(const cJSON *old, const cJSON *cur, int64_t now_us, int64
                        char *err, size_t errlen)
 {
 	const char *os = cj_json_str(old, "spec.schedule"), *ns = cj_json_str(cur, "spec.schedule");
-	const char *otz = cj_json_str(old, "spec.timeZone"), *ntz = cj_json_str(cur, "spec.timeZone");
+	const char *otz = cj_json_str(old, "spec.timeZone"),
+	           *ntz = cj_json_str(cur, "spec.timeZone");
 	struct cj_sched s;
 	struct cj_times tm;
 	char *spec = NULL;
@@ -471,9 +475,8 @@ static bool cleanup_finished(const struct cj_ops *ops, cJSON *cj, struct cj_job 
 
 /* syncCronJob. *cur is the object it edits; it may swap it for a fresh GET (as upstream rebinds
  * its local pointer, so later edits go to that copy, not to the one sync() writes). */
-static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
-                        struct cj_job *jobs, size_t n, int64_t now_us, bool *update,
-                        bool *requeue, int64_t *after_us)
+static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh, struct cj_job *jobs,
+                        size_t n, int64_t now_us, bool *update, bool *requeue, int64_t *after_us)
 {
 	cJSON *cj = orig;
 	const char *ns = cj_json_str(orig, "metadata.namespace");
@@ -507,7 +510,8 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 			}
 			cJSON_Delete(copy);
 			eventf(ops, cj, "Warning", "UnexpectedJob",
-			       "Saw a job that the controller did not create or forgot: %s", j->name);
+			       "Saw a job that the controller did not create or forgot: %s",
+			       j->name);
 		} else if (j->finished) {
 			if (found) {
 				delete_from_active_list(cj, j->uid);
@@ -518,11 +522,13 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 			}
 			if (j->succeeded) {
 				int64_t last;
-				bool has_last = cj_json_time(cj, "status.lastSuccessfulTime", &last) == 0;
+				bool has_last =
+				        cj_json_time(cj, "status.lastSuccessfulTime", &last) == 0;
 				if (!has_last) {
 					/* set to the completion time, absent or not */
 					if (j->has_completion)
-						set_status_time(cj, "lastSuccessfulTime", j->completion);
+						set_status_time(cj, "lastSuccessfulTime",
+						                j->completion);
 					*update = true;
 				} else if (j->has_completion && j->completion > last) {
 					set_status_time(cj, "lastSuccessfulTime", j->completion);
@@ -536,9 +542,9 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 	{
 		const cJSON *a = cj_json_at(cj, "status.active"), *ref;
 		size_t na = cJSON_IsArray(a) ? (size_t)cJSON_GetArraySize(a) : 0, k = 0;
-		char (*uids)[64] = calloc(na + 1, sizeof(*uids));
-		char (*names)[254] = calloc(na + 1, sizeof(*names));
-		char (*nss)[254] = calloc(na + 1, sizeof(*nss));
+		char(*uids)[64] = calloc(na + 1, sizeof(*uids));
+		char(*names)[254] = calloc(na + 1, sizeof(*names));
+		char(*nss)[254] = calloc(na + 1, sizeof(*nss));
 		if (!uids || !names || !nss) {
 			free(uids);
 			free(names);
@@ -565,8 +571,8 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 			r = ops->get_job(ops->ud, nss[i], names[i], &got);
 			cJSON_Delete(got);
 			if (r == -ENOENT) {
-				eventf(ops, cj, "Normal", "MissingJob", "Active job went missing: %s",
-				       names[i]);
+				eventf(ops, cj, "Normal", "MissingJob",
+				       "Active job went missing: %s", names[i]);
 				delete_from_active_list(cj, uids[i]);
 				*update = true;
 				r = 0;
@@ -585,8 +591,8 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 	if ((tz = cj_json_str(cj, "spec.timeZone"))) {
 		struct cj_zone z;
 		if (cj_zone_load(tz, &z, err, sizeof(err)) < 0) {
-			eventf(ops, cj, "Warning", "UnknownTimeZone", "invalid timeZone: \"%s\": %s", tz,
-			       err);
+			eventf(ops, cj, "Warning", "UnknownTimeZone",
+			       "invalid timeZone: \"%s\": %s", tz, err);
 			return 0;
 		}
 	}
@@ -597,8 +603,10 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 		const char *s = cj_json_str(cj, "spec.schedule");
 		if (s && strstr(s, "TZ"))
 			eventf(ops, cj, "Warning", "UnsupportedSchedule",
-			       "CRON_TZ or TZ used in schedule \"%s\" is not officially supported, see "
-			       "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ "
+			       "CRON_TZ or TZ used in schedule \"%s\" is not officially supported, "
+			       "see "
+			       "https://kubernetes.io/docs/concepts/workloads/controllers/"
+			       "cron-jobs/ "
 			       "for more details",
 			       s);
 	}
@@ -608,8 +616,8 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 	free(spec);
 	if (r < 0) {
 		const char *s = cj_json_str(cj, "spec.schedule");
-		eventf(ops, cj, "Warning", "UnparseableSchedule", "unparseable schedule: \"%s\" : %s",
-		       s ? s : "", err);
+		eventf(ops, cj, "Warning", "UnparseableSchedule",
+		       "unparseable schedule: \"%s\" : %s", s ? s : "", err);
 		return 0;
 	}
 
@@ -622,8 +630,8 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 		       "or check clock skew");
 	if (r < 0) {
 		const char *s = cj_json_str(cj, "spec.schedule");
-		eventf(ops, cj, "Warning", "InvalidSchedule", "invalid schedule: %s : %s", s ? s : "",
-		       "time difference between two schedules is less than 1 second");
+		eventf(ops, cj, "Warning", "InvalidSchedule", "invalid schedule: %s : %s",
+		       s ? s : "", "time difference between two schedules is less than 1 second");
 		return 0;
 	}
 	if (!has || recent * 1000000 > now_us) {
@@ -635,8 +643,8 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 	if (tm.has_deadline && (recent + tm.deadline_s) * 1000000 < now_us) {
 		char when[40];
 		cj_format_rfc1123z(recent, when);
-		eventf(ops, cj, "Warning", "MissSchedule", "Missed scheduled time to start a job: %s",
-		       when);
+		eventf(ops, cj, "Warning", "MissSchedule",
+		       "Missed scheduled time to start a job: %s", when);
 		*requeue = true;
 		*after_us = cj_next_schedule_duration(&sched, &tm, now_us);
 		return 0;
@@ -661,8 +669,8 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 	if (policy && !strcmp(policy, "Replace")) {
 		const cJSON *a = cj_json_at(cj, "status.active"), *ref;
 		size_t na = cJSON_IsArray(a) ? (size_t)cJSON_GetArraySize(a) : 0, k = 0;
-		char (*names)[254] = calloc(na + 1, sizeof(*names));
-		char (*nss)[254] = calloc(na + 1, sizeof(*nss));
+		char(*names)[254] = calloc(na + 1, sizeof(*names));
+		char(*nss)[254] = calloc(na + 1, sizeof(*nss));
 		if (!names || !nss) {
 			free(names);
 			free(nss);
@@ -670,7 +678,8 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 		}
 		cJSON_ArrayForEach(ref, a)
 		{
-			const char *nm = cj_json_str(ref, "name"), *rns = cj_json_str(ref, "namespace");
+			const char *nm = cj_json_str(ref, "name"),
+			           *rns = cj_json_str(ref, "namespace");
 			snprintf(names[k], 254, "%s", nm ? nm : "");
 			snprintf(nss[k], 254, "%s", rns ? rns : "");
 			k++;
@@ -713,7 +722,8 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh,
 			return r;
 		ref = cj_controller_ref(jobresp);
 		/* metav1.IsControlledBy: the controller reference's uid is ours */
-		if (!ref || !uid || !cj_json_str(ref, "uid") || strcmp(cj_json_str(ref, "uid"), uid)) {
+		if (!ref || !uid || !cj_json_str(ref, "uid") ||
+		    strcmp(cj_json_str(ref, "uid"), uid)) {
 			cJSON_Delete(jobresp);
 			return 0;
 		}

@@ -24,8 +24,8 @@
 
 #include "workers/cronjob/schedule.h"
 
-#define CJ_CONTROLLER "cronjob-controller"
-#define CJ_QUEUE      "cronjob"
+#define CJ_CONTROLLER           "cronjob-controller"
+#define CJ_QUEUE                "cronjob"
 #define CJ_SCHEDULED_ANNOTATION "batch.kubernetes.io/cronjob-scheduled-timestamp"
 /* nextScheduleDelta: the requeue lands this long after the activation */
 #define CJ_NEXT_DELTA_US 100000
@@ -33,9 +33,9 @@
 /* A Job as the sync reads it (the fields upstream's sync looks at). */
 struct cj_job {
 	char name[254], ns[254], uid[64];
-	bool finished;           /* a Complete or Failed condition with status True */
-	char finished_type[16];  /* that condition's type */
-	bool succeeded;          /* a Complete condition with status True */
+	bool finished;          /* a Complete or Failed condition with status True */
+	char finished_type[16]; /* that condition's type */
+	bool succeeded;         /* a Complete condition with status True */
 	bool has_completion, has_start;
 	int64_t completion, start; /* status.completionTime, status.startTime */
 };
@@ -66,9 +66,9 @@ struct cj_ops {
 };
 
 struct cj_result {
-	int err;             /* < 0: AddRateLimited */
-	bool requeue_after;  /* AddAfter(after_us) */
-	int64_t after_us;    /* may be <= 0: now */
+	int err;            /* < 0: AddRateLimited */
+	bool requeue_after; /* AddAfter(after_us) */
+	int64_t after_us;   /* may be <= 0: now */
 };
 
 /* Upstream's sync() for one CronJob (cj: the cached object, edited in place) and the Jobs whose

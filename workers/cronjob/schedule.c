@@ -208,8 +208,7 @@ static const char *const month_names[] = {"jan", "feb", "mar", "apr", "may", "ju
 static const char *const dow_names[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
 static const struct bounds b_seconds = {0, 59, NULL, 0, 0}, b_minutes = {0, 59, NULL, 0, 0},
                            b_hours = {0, 23, NULL, 0, 0}, b_dom = {1, 31, NULL, 0, 0},
-                           b_months = {1, 12, month_names, 1, 12},
-                           b_dow = {0, 6, dow_names, 0, 7};
+                           b_months = {1, 12, month_names, 1, 12}, b_dow = {0, 6, dow_names, 0, 7};
 
 /* strconv.Atoi then a sign check: an optional sign, decimal digits, nothing else. */
 static int parse_uint(const char *s, size_t n, unsigned *ret, char *err, size_t errlen)
@@ -241,8 +240,9 @@ static int parse_uint(const char *s, size_t n, unsigned *ret, char *err, size_t 
 	*ret = v > UINT_MAX ? UINT_MAX : (unsigned)v;
 	return 0;
 bad:
-	snprintf(err, errlen, "failed to parse int from %.*s: strconv.Atoi: parsing \"%.*s\": "
-	                      "invalid syntax",
+	snprintf(err, errlen,
+	         "failed to parse int from %.*s: strconv.Atoi: parsing \"%.*s\": "
+	         "invalid syntax",
 	         (int)n, s, (int)n, s);
 	return -EINVAL;
 }
@@ -325,8 +325,8 @@ static int get_range(const char *e, size_t n, const struct bounds *r, uint64_t *
 		return -EINVAL;
 	}
 	if (start > end) {
-		snprintf(err, errlen, "beginning of range (%u) beyond end of range (%u): %.*s", start,
-		         end, (int)n, e);
+		snprintf(err, errlen, "beginning of range (%u) beyond end of range (%u): %.*s",
+		         start, end, (int)n, e);
 		return -EINVAL;
 	}
 	if (step == 0) {
@@ -388,8 +388,9 @@ static int parse_descriptor(const char *d, struct cj_sched *s, char *err, size_t
 	} else if (!strncmp(d, every, sizeof(every) - 1)) {
 		uint64_t us;
 		if (kcmd_parse_duration(d + sizeof(every) - 1, &us) < 0) {
-			snprintf(err, errlen, "failed to parse duration %s: time: invalid duration \"%s\"",
-			         d, d + sizeof(every) - 1);
+			snprintf(err, errlen,
+			         "failed to parse duration %s: time: invalid duration \"%s\"", d,
+			         d + sizeof(every) - 1);
 			return -EINVAL;
 		}
 		/* cron.Every: at least a second, whole seconds */
@@ -444,7 +445,8 @@ int cj_sched_parse(const char *spec, struct cj_sched *ret, char *err, size_t err
 		if (spec[0] == '@') {
 			char d[128];
 			if (len >= sizeof(d)) {
-				snprintf(err, errlen, "unrecognized descriptor: %.*s", (int)len, spec);
+				snprintf(err, errlen, "unrecognized descriptor: %.*s", (int)len,
+				         spec);
 				return -EINVAL;
 			}
 			memcpy(d, spec, len);
@@ -469,10 +471,11 @@ int cj_sched_parse(const char *spec, struct cj_sched *ret, char *err, size_t err
 		nf++;
 	}
 	if (nf != 5) {
-		size_t o = (size_t)snprintf(err, errlen, "expected exactly 5 fields, found %zu: [", nf);
+		size_t o = (size_t)snprintf(err, errlen, "expected exactly 5 fields, found %zu: [",
+		                            nf);
 		for (size_t i = 0; i < nf && i < 8 && o < errlen; i++)
-			o += (size_t)snprintf(err + o, errlen - o, "%s%.*s", i ? " " : "", (int)fl[i],
-			                      f[i]);
+			o += (size_t)snprintf(err + o, errlen - o, "%s%.*s", i ? " " : "",
+			                      (int)fl[i], f[i]);
 		if (o < errlen)
 			snprintf(err + o, errlen - o, "]");
 		return -EINVAL;

@@ -55,8 +55,8 @@ int64_t cj_date(const struct cj_zone *z, int64_t year, int month, int day, int h
                 int sec);
 
 struct cj_sched {
-	bool every;     /* @every <duration>: constant delay */
-	int64_t delay;  /* every: whole seconds, >= 1 */
+	bool every;                                     /* @every <duration>: constant delay */
+	int64_t delay;                                  /* every: whole seconds, >= 1 */
 	uint64_t second, minute, hour, dom, month, dow; /* bit sets; bit 63: the field was '*' */
 	struct cj_zone zone;
 };

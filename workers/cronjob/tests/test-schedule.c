@@ -251,8 +251,8 @@ static void test_parse_fields(void **state)
 	s = parse_ok("* * * * *");
 	assert_int_equal(s.month, 0x1ffeull | 1ull << 63);
 	s = parse_ok("* * * */2 ?");
-	assert_int_equal(s.month, 1ull << 1 | 1ull << 3 | 1ull << 5 | 1ull << 7 | 1ull << 9 |
-	                                  1ull << 11);
+	assert_int_equal(s.month,
+	                 1ull << 1 | 1ull << 3 | 1ull << 5 | 1ull << 7 | 1ull << 9 | 1ull << 11);
 	assert_int_equal(s.dow, 0x7full | 1ull << 63);
 	/* names, any case */
 	s = parse_ok("0 0 * JAN-mar sun,Sat");
