@@ -425,6 +425,12 @@ static void cj_worker_sync(void *state, size_t q, const char *key, struct wk_res
 	*res = (struct wk_result){0};
 	if (kcmd_key_split(key, ns, sizeof(ns), name, sizeof(name)) < 0)
 		return; /* a key that cannot name a CronJob: nothing to retry */
+	/* upstream's workers start once both informers have synced (WaitForNamedCacheSync) */
+	if (kcmd_cache_synced(ctx->arena, "batch", "cronjobs") != 1 ||
+	    kcmd_cache_synced(ctx->arena, "batch", "jobs") != 1) {
+		res->err = -EAGAIN;
+		return;
+	}
 	r = kcmd_cache_get(ctx->arena, "batch", "cronjobs", ns, name, &o);
 	if (r == -ENOENT) {
 		kcmd_log_v(4, "cronjob %s not found, may be it is deleted", key);
