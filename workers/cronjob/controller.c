@@ -308,11 +308,19 @@ static int op_delete_job(void *ud, const char *ns, const char *name, char *msg, 
 static int op_update_status(void *ud, const cJSON *cj, char *msg, size_t msglen)
 {
 	struct wk_ctx *ctx = ((struct cj_worker *)ud)->ctx;
-	char *req = cJSON_PrintUnformatted(cj), *body = NULL;
 	const char *ns = cj_json_str(cj, "metadata.namespace");
 	const char *name = cj_json_str(cj, "metadata.name");
+	cJSON *obj = cJSON_Duplicate(cj, true);
+	char *req = NULL, *body = NULL;
 	int r;
 
+	/* a LIST's items come without apiVersion and kind: the object says what it is */
+	if (obj && !cj_json_str(obj, "apiVersion"))
+		cJSON_AddStringToObject(obj, "apiVersion", "batch/v1");
+	if (obj && !cj_json_str(obj, "kind"))
+		cJSON_AddStringToObject(obj, "kind", "CronJob");
+	req = obj ? cJSON_PrintUnformatted(obj) : NULL;
+	cJSON_Delete(obj);
 	if (!req)
 		return -ENOMEM;
 	r = kcmd_kube_request(ctx->kc,
