@@ -13,7 +13,8 @@ package e2e
 // creates the finished Jobs the CronJob controls, which the controller cleans up the same way.
 //
 // Schedules are "*/1 * * * ?" as upstream's, so each scenario waits for minute boundaries; they
-// run in parallel on one shared kcmd (about two to three minutes together).
+// run concurrently as subtests of TestCronJob_Scenarios on one shared kcmd (about two to three
+// minutes together).
 
 import (
 	"context"
@@ -245,10 +246,9 @@ func TestCronJob_LaunchesPodAndCleansUp(t *testing.T) {
 	}
 }
 
-// TestCronJob_ScheduleMultipleJobsConcurrently: AllowConcurrent runs a new Job every minute while
+// cjScheduleMultipleJobsConcurrently: AllowConcurrent runs a new Job every minute while
 // the previous ones still run.
-func TestCronJob_ScheduleMultipleJobsConcurrently(t *testing.T) {
-	t.Parallel()
+func cjScheduleMultipleJobsConcurrently(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	cjCreate(t, ns, cjNew("concurrent", "*/1 * * * ?", batchv1.AllowConcurrent, nil, nil, true))
@@ -270,10 +270,9 @@ func TestCronJob_ScheduleMultipleJobsConcurrently(t *testing.T) {
 	}
 }
 
-// TestCronJob_NotScheduleWhenSuspended: a suspended CronJob creates nothing across a minute
+// cjNotScheduleWhenSuspended: a suspended CronJob creates nothing across a minute
 // boundary (upstream waits for two active jobs and expects the wait to time out).
-func TestCronJob_NotScheduleWhenSuspended(t *testing.T) {
-	t.Parallel()
+func cjNotScheduleWhenSuspended(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	cj := cjNew("suspended", "*/1 * * * ?", batchv1.AllowConcurrent, nil, nil, true)
@@ -288,10 +287,9 @@ func TestCronJob_NotScheduleWhenSuspended(t *testing.T) {
 	}
 }
 
-// TestCronJob_NotScheduleNewJobsWhenForbid: with ForbidConcurrent the running Job blocks the next
+// cjNotScheduleNewJobsWhenForbid: with ForbidConcurrent the running Job blocks the next
 // activation (JobAlreadyActive), exactly one Job exists.
-func TestCronJob_NotScheduleNewJobsWhenForbid(t *testing.T) {
-	t.Parallel()
+func cjNotScheduleNewJobsWhenForbid(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	cjCreate(t, ns, cjNew("forbid", "*/1 * * * ?", batchv1.ForbidConcurrent, nil, nil, true))
@@ -308,10 +306,9 @@ func TestCronJob_NotScheduleNewJobsWhenForbid(t *testing.T) {
 	}
 }
 
-// TestCronJob_ReplaceJobsWhenReplace: with ReplaceConcurrent the next activation deletes the
+// cjReplaceJobsWhenReplace: with ReplaceConcurrent the next activation deletes the
 // running Job and starts another.
-func TestCronJob_ReplaceJobsWhenReplace(t *testing.T) {
-	t.Parallel()
+func cjReplaceJobsWhenReplace(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	cjCreate(t, ns, cjNew("replace", "*/1 * * * ?", batchv1.ReplaceConcurrent, nil, nil, true))
@@ -336,12 +333,11 @@ func TestCronJob_ReplaceJobsWhenReplace(t *testing.T) {
 	}
 }
 
-// TestCronJob_ScheduleAfterMoreThan100Missed: a last schedule time 98 days back is over 100
+// cjScheduleAfterMoreThan100Missed: a last schedule time 98 days back is over 100
 // missed activations: a TooManyMissedTimes warning, and the CronJob still starts a Job. (Upstream
 // sets creationTimestamp and status on create, which the apiserver drops; the status is written
 // here after the create.)
-func TestCronJob_ScheduleAfterMoreThan100Missed(t *testing.T) {
-	t.Parallel()
+func cjScheduleAfterMoreThan100Missed(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	cjCreate(t, ns, cjNew("missed", "*/1 * * * ?", batchv1.ForbidConcurrent, nil, nil, true))
@@ -364,10 +360,9 @@ func TestCronJob_ScheduleAfterMoreThan100Missed(t *testing.T) {
 	}
 }
 
-// TestCronJob_NoUnexpectedWarnings: two runs, one of them finished, and no MissingJob or
+// cjNoUnexpectedWarnings: two runs, one of them finished, and no MissingJob or
 // UnexpectedJob events; the finished one is seen (SawCompletedJob, lastSuccessfulTime).
-func TestCronJob_NoUnexpectedWarnings(t *testing.T) {
-	t.Parallel()
+func cjNoUnexpectedWarnings(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	cjCreate(t, ns, cjNew("concurrent", "*/1 * * * ?", batchv1.AllowConcurrent, nil, nil, true))
@@ -399,10 +394,9 @@ func TestCronJob_NoUnexpectedWarnings(t *testing.T) {
 	}
 }
 
-// TestCronJob_ScheduledTimestampAnnotation: the Job carries the scheduled time as RFC 3339 (UTC
+// cjScheduledTimestampAnnotation: the Job carries the scheduled time as RFC 3339 (UTC
 // without spec.timeZone) and is named after it in minutes since the epoch.
-func TestCronJob_ScheduledTimestampAnnotation(t *testing.T) {
-	t.Parallel()
+func cjScheduledTimestampAnnotation(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	cj := cjCreate(t, ns, cjNew("concurrent", "*/1 * * * ?", batchv1.AllowConcurrent, nil, nil, true))
@@ -438,11 +432,10 @@ func TestCronJob_ScheduledTimestampAnnotation(t *testing.T) {
 	}
 }
 
-// TestCronJob_TimeZone: spec.timeZone moves the schedule into the zone (the wall-clock minute two
+// cjTimeZone: spec.timeZone moves the schedule into the zone (the wall-clock minute two
 // minutes from now in Asia/Kolkata, +05:30: run in any other zone it would not fire today) and
 // the annotation carries the zone's offset.
-func TestCronJob_TimeZone(t *testing.T) {
-	t.Parallel()
+func cjTimeZone(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	loc, err := time.LoadLocation("Asia/Kolkata")
@@ -464,10 +457,9 @@ func TestCronJob_TimeZone(t *testing.T) {
 	}
 }
 
-// TestCronJob_RemoveDeletedJobsFromActive: a Job deleted behind the controller's back leaves the
+// cjRemoveDeletedJobsFromActive: a Job deleted behind the controller's back leaves the
 // active list (MissingJob).
-func TestCronJob_RemoveDeletedJobsFromActive(t *testing.T) {
-	t.Parallel()
+func cjRemoveDeletedJobsFromActive(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	cjCreate(t, ns, cjNew("forbid", "*/1 * * * ?", batchv1.ForbidConcurrent, nil, nil, true))
@@ -561,20 +553,17 @@ func cjHistory(t *testing.T, succeeded bool) {
 	}
 }
 
-func TestCronJob_SuccessfulJobsHistoryLimit(t *testing.T) {
-	t.Parallel()
+func cjSuccessfulJobsHistoryLimit(t *testing.T) {
 	cjHistory(t, true)
 }
 
-func TestCronJob_FailedJobsHistoryLimit(t *testing.T) {
-	t.Parallel()
+func cjFailedJobsHistoryLimit(t *testing.T) {
 	cjHistory(t, false)
 }
 
-// TestCronJob_ScheduleChange: a CronJob whose schedule changes is queued for the new schedule's
+// cjScheduleChange: a CronJob whose schedule changes is queued for the new schedule's
 // next activation (upstream's updateCronJob), not only at the old one's.
-func TestCronJob_ScheduleChange(t *testing.T) {
-	t.Parallel()
+func cjScheduleChange(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	cjCreate(t, ns, cjNew("change", "0 0 1 1 *", batchv1.AllowConcurrent, nil, nil, true))
@@ -612,4 +601,36 @@ func cjLaunchKCM(controllers string) (*kcmdProc, error) {
 	case <-time.After(500 * time.Millisecond):
 	}
 	return p, nil
+}
+
+// TestCronJob_Scenarios runs the scenarios at once on the shared kcmd (each in its own namespace):
+// they spend their time waiting for minute boundaries, and `go test`'s -parallel (GOMAXPROCS)
+// would run only two of them at a time as parallel tests.
+func TestCronJob_Scenarios(t *testing.T) {
+	scenarios := []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"ScheduleMultipleJobsConcurrently", cjScheduleMultipleJobsConcurrently},
+		{"NotScheduleWhenSuspended", cjNotScheduleWhenSuspended},
+		{"NotScheduleNewJobsWhenForbid", cjNotScheduleNewJobsWhenForbid},
+		{"ReplaceJobsWhenReplace", cjReplaceJobsWhenReplace},
+		{"ScheduleAfterMoreThan100Missed", cjScheduleAfterMoreThan100Missed},
+		{"NoUnexpectedWarnings", cjNoUnexpectedWarnings},
+		{"ScheduledTimestampAnnotation", cjScheduledTimestampAnnotation},
+		{"TimeZone", cjTimeZone},
+		{"RemoveDeletedJobsFromActive", cjRemoveDeletedJobsFromActive},
+		{"SuccessfulJobsHistoryLimit", cjSuccessfulJobsHistoryLimit},
+		{"FailedJobsHistoryLimit", cjFailedJobsHistoryLimit},
+		{"ScheduleChange", cjScheduleChange},
+	}
+	var wg sync.WaitGroup
+	for _, sc := range scenarios {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(sc.name, sc.fn)
+		}()
+	}
+	wg.Wait()
 }
