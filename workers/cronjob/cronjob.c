@@ -689,8 +689,12 @@ static int sync_cronjob(const struct cj_ops *ops, cJSON *orig, cJSON **fresh, st
 			cJSON *job = NULL;
 			struct cj_job jj;
 			if ((r = ops->get_job(ops->ud, nss[i], names[i], &job)) < 0) {
-				eventf(ops, cj, "Warning", "FailedGet", "Get job: %s",
-				       r == -ENOENT ? "not found" : strerror(-r));
+				if (r == -ENOENT) /* the apiserver's NotFound message */
+					eventf(ops, cj, "Warning", "FailedGet",
+					       "Get job: jobs.batch \"%s\" not found", names[i]);
+				else
+					eventf(ops, cj, "Warning", "FailedGet", "Get job: %s",
+					       strerror(-r));
 				break;
 			}
 			if (cj_job_from_json(job, &jj) < 0 ||
