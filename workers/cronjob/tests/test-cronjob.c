@@ -727,6 +727,27 @@ static void test_missing_job(void **state)
 	fake_free(&g);
 }
 
+/* Replace with the active Job's GET failing: FailedGet, the error, nothing created. */
+static void test_replace_get_fails(void **state)
+{
+	cJSON *cj = cronjob("0 * * * ?", "Replace", NO_DEAD, JUST_BEFORE_PRIOR);
+	struct fake f = {0};
+	struct cj_job job = {.name = "mycronjob-24394141", .ns = "snazzycats", .uid = "1234"};
+	struct cj_result res;
+	(void)state;
+	set_status_time(cj, "lastScheduleTime", JUST_AFTER_PRIOR);
+	add_active(cj, job.name, job.uid);
+	f.get_err = -ETIMEDOUT;
+	struct cj_ops ops = ops_of(&f);
+	cj_sync(&ops, cj, &job, 1, JUST_AFTER_HOUR * SEC, &res);
+	assert_int_equal(res.err, -ETIMEDOUT);
+	assert_non_null(strstr(f.reasons, "FailedGet"));
+	assert_int_equal(f.creates, 0);
+	assert_int_equal(f.deletes, 0);
+	cJSON_Delete(cj);
+	fake_free(&f);
+}
+
 /* updateCronJob: a changed schedule queues for its next activation; an unchanged one now. */
 static void test_update_decision(void **state)
 {
@@ -760,6 +781,7 @@ int main(void)
 	        cmocka_unit_test(test_already_exists_other_owner),
 	        cmocka_unit_test(test_missing_job),
 	        cmocka_unit_test(test_update_decision),
+	        cmocka_unit_test(test_replace_get_fails),
 	};
 	setenv("TZ", "UTC", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
