@@ -348,6 +348,18 @@ static void test_zones(void **state)
 	assert_string_equal(buf, "2016-05-19T07:30:00-02:30");
 	cj_format_rfc1123z(1463652000, buf);
 	assert_string_equal(buf, "Thu, 19 May 2016 10:00:00 +0000");
+	/* Go's time.Date in a DST gap and overlap (values from Go 1.26's time package): 02:30 on
+	 * 2012-03-11 does not exist in New York and is 01:30 EST; 01:30 on 2012-11-04 exists twice
+	 * and is the first (EDT); midnight of 2018-11-04 does not exist in Sao Paulo and is 23:00
+	 * the day before */
+	assert_int_equal(cj_zone_load("America/New_York", &z, err, sizeof(err)), 0);
+	assert_int_equal(cj_date(&z, 2012, 3, 11, 2, 30, 0), 1331447400);
+	assert_int_equal(cj_date(&z, 2012, 11, 4, 1, 30, 0), 1352007000);
+	assert_int_equal(cj_zone_load("America/Sao_Paulo", &z, err, sizeof(err)), 0);
+	assert_int_equal(cj_date(&z, 2018, 11, 4, 0, 0, 0), 1541296800);
+	/* normalisation: day 32 of December is January 1st, month 13 next year's January */
+	assert_int_equal(cj_date(&z, 2018, 12, 32, 12, 0, 0), cj_date(&z, 2019, 1, 1, 12, 0, 0));
+	assert_int_equal(cj_date(&z, 2018, 13, 1, 12, 0, 0), cj_date(&z, 2019, 1, 1, 12, 0, 0));
 	/* a FILE zone's use leaves the process's own zone in place */
 	assert_int_equal(cj_zone_offset(&local_zone, tm_("2012-07-09T12:00:00+0000")), -4 * 3600);
 }
