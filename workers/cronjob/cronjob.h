@@ -26,6 +26,7 @@
 
 #define CJ_CONTROLLER           "cronjob-controller"
 #define CJ_QUEUE                "cronjob"
+#define CJ_METRICS_ENV          "KCMD_CRONJOB_METRICS_FD" /* the skew histogram's memfd (metrics.h) */
 #define CJ_SCHEDULED_ANNOTATION "batch.kubernetes.io/cronjob-scheduled-timestamp"
 /* nextScheduleDelta: the requeue lands this long after the activation */
 #define CJ_NEXT_DELTA_US 100000

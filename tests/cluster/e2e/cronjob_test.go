@@ -41,6 +41,7 @@ const cjManagedBy = "kcmd.test/nobody"
 var (
 	cjKcmdOnce sync.Once
 	cjKcmd     *kcmdProc
+	cjPort     int // the shared kcmd's /metrics
 )
 
 // cjStart runs one kcmd with only the CronJob controller for the rest of the test binary. It
@@ -49,7 +50,9 @@ var (
 func cjStart(t *testing.T, ns string) {
 	t.Helper()
 	cjKcmdOnce.Do(func() {
-		cjKcmd = startKcmdShared(t, "--controllers=cronjob-controller", "--secure-port=0", "--leader-elect=false",
+		cjPort = gcxFreePort(t)
+		cjKcmd = startKcmdShared(t, "--controllers=cronjob-controller", "--secure-port="+strconv.Itoa(cjPort),
+			"--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/metrics", "--leader-elect=false",
 			"--use-service-account-credentials", "--concurrent-cron-job-syncs=2", "--v=4")
 	})
 	Eventually(t, 60*time.Second, "the CronJob controller's workers", func() (bool, string) {
@@ -422,6 +425,13 @@ func cjScheduledTimestampAnnotation(t *testing.T) {
 	}
 	if j.Labels["cronjob"] != "concurrent" || ptr.Deref(j.Spec.ManagedBy, "") != cjManagedBy {
 		t.Errorf("job labels %v / managedBy %v: not the template's", j.Labels, j.Spec.ManagedBy)
+	}
+	// upstream's STABLE creation-skew histogram counted the create
+	code, _, body := gcxGet(t, cjPort, "/metrics")
+	if code != 200 || !strings.Contains(body, "# TYPE cronjob_controller_job_creation_skew_duration_seconds histogram") {
+		t.Errorf("/metrics (%d) has no cronjob_controller_job_creation_skew_duration_seconds histogram", code)
+	} else if strings.Contains(body, "cronjob_controller_job_creation_skew_duration_seconds_count 0\n") {
+		t.Error("cronjob_controller_job_creation_skew_duration_seconds_count is 0 after a Job was created")
 	}
 	got := cjGet(t, ns, "concurrent")
 	if got.Status.LastScheduleTime == nil || !got.Status.LastScheduleTime.Time.Equal(at) {
