@@ -36,22 +36,27 @@ extern const struct kcmd_controller kcmd_podgc_controller;  /* workers/podgc/plu
 extern const struct kcmd_controller kcmd_job_controller;    /* workers/job/plugin.c */
 /* workers/replicaset/plugin-rc.c */
 extern const struct kcmd_controller kcmd_replicationcontroller_controller;
-extern const struct kcmd_controller kcmd_ttl_controller; /* workers/ttlafterfinished/plugin.c */
+extern const struct kcmd_controller kcmd_ttl_controller;     /* workers/ttlafterfinished/plugin.c */
+extern const struct kcmd_controller kcmd_cronjob_controller; /* workers/cronjob/plugin.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
  * binaries that are shipped (its code is not linked: nothing else references it). */
+/* One controller a line (not packed by clang-format), so adding one is a one-line change. */
+/* clang-format off */
 static const struct kcmd_controller *const builtin[] = {
         &kcmd_replicaset_controller,
         &kcmd_gc_controller,
         &kcmd_podgc_controller,
         &kcmd_job_controller,
+        &kcmd_replicationcontroller_controller,
+        &kcmd_ttl_controller,
+        &kcmd_cronjob_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
-        &kcmd_replicationcontroller_controller,
-        &kcmd_ttl_controller,
 };
+/* clang-format on */
 #define N_BUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 
 /* The plug-ins loaded so far, in load order (T: KCMD_MAX_PLUGINS; one more is refused with

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The creation-skew histogram (workers/cronjob/metrics.h): buckets of upstream's
+ * ExponentialBuckets(1, 2, 10), cumulative rendering, a sum that forked writers never lose an
+ * observation of, and a region of another layout refused.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "workers/cronjob/metrics.h"
+
+#define NAME "cronjob_controller_job_creation_skew_duration_seconds"
+
+static void test_histogram(void **state)
+{
+	int fd = cj_metrics_memfd_create();
+	struct cj_metrics *w = NULL, *r = NULL;
+	char *text = NULL;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(cj_metrics_attach(fd, true, &w), 0);
+	assert_int_equal(cj_metrics_attach(fd, false, &r), 0);
+	assert_int_equal(cj_metrics_text(r, &text), 0);
+	assert_non_null(strstr(text, "# TYPE " NAME " histogram\n"));
+	assert_non_null(strstr(text, NAME "_bucket{le=\"+Inf\"} 0\n"));
+	free(text);
+	cj_metrics_observe(w, 0);
+	cj_metrics_observe(w, 1);
+	cj_metrics_observe(w, 3);
+	cj_metrics_observe(w, 512);
+	cj_metrics_observe(w, 600);
+	assert_int_equal(cj_metrics_text(r, &text), 0);
+	assert_non_null(strstr(text, NAME "_bucket{le=\"1\"} 2\n"));
+	assert_non_null(strstr(text, NAME "_bucket{le=\"2\"} 2\n"));
+	assert_non_null(strstr(text, NAME "_bucket{le=\"4\"} 3\n"));
+	assert_non_null(strstr(text, NAME "_bucket{le=\"256\"} 3\n"));
+	assert_non_null(strstr(text, NAME "_bucket{le=\"512\"} 4\n"));
+	assert_non_null(strstr(text, NAME "_bucket{le=\"+Inf\"} 5\n"));
+	assert_non_null(strstr(text, NAME "_sum 1116\n"));
+	assert_non_null(strstr(text, NAME "_count 5\n"));
+	free(text);
+
+	/* four processes, 1,000 observations of 1 s each */
+	for (int p = 0; p < 4; p++) {
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			for (int i = 0; i < 1000; i++)
+				cj_metrics_observe(w, 1);
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < 4; p++) {
+		int st;
+		assert_true(wait(&st) > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	assert_int_equal(cj_metrics_text(r, &text), 0);
+	assert_non_null(strstr(text, NAME "_sum 5116\n"));
+	assert_non_null(strstr(text, NAME "_count 4005\n"));
+	assert_non_null(strstr(text, NAME "_bucket{le=\"1\"} 4002\n"));
+	free(text);
+	cj_metrics_detach(w);
+	cj_metrics_detach(r);
+	close(fd);
+}
+
+static void test_refuses_other_layout(void **state)
+{
+	int fd = memfd_create("not-ours", MFD_CLOEXEC);
+	struct cj_metrics *m = NULL;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(cj_metrics_attach(fd, false, &m), -EPROTO); /* empty */
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	assert_int_equal(cj_metrics_attach(fd, false, &m), -EPROTO); /* no magic */
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_histogram),
+	        cmocka_unit_test(test_refuses_other_layout),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
