@@ -33,10 +33,13 @@ extern const struct kcmd_controller kcmd_replicaset_controller; /* workers/repli
 extern const struct kcmd_controller kcmd_gc_controller;     /* workers/garbagecollector/plugin.c */
 extern const struct kcmd_controller kcmd_kubelet_simulator; /* workers/kubeletsim/plugin.c */
 extern const struct kcmd_controller kcmd_podgc_controller;  /* workers/podgc/plugin.c */
+extern const struct kcmd_controller kcmd_serviceaccount_controller; /* workers/serviceaccount/ */
+extern const struct kcmd_controller kcmd_rootcacert_controller;     /* workers/rootcacert/ */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
  * binaries that are shipped (its code is not linked: nothing else references it). */
+/* clang-format off */
 static const struct kcmd_controller *const builtin[] = {
         &kcmd_replicaset_controller,
         &kcmd_gc_controller,
@@ -44,7 +47,10 @@ static const struct kcmd_controller *const builtin[] = {
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
+        &kcmd_serviceaccount_controller, /* workers/serviceaccount/ */
+        &kcmd_rootcacert_controller,     /* workers/rootcacert/ */
 };
+/* clang-format on */
 #define N_BUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 
 /* The plug-ins loaded so far, in load order (T: KCMD_MAX_PLUGINS; one more is refused with
