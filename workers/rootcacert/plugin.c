@@ -91,7 +91,10 @@ static const struct inf_handler_entry rc_entries[] = {
          .resource = "namespaces",
          .on_add = on_namespace_add,
          .on_update = on_namespace_update},
-        {.group = "", .resource = "configmaps", .on_update = on_configmap, .on_delete = on_configmap},
+        {.group = "",
+         .resource = "configmaps",
+         .on_update = on_configmap,
+         .on_delete = on_configmap},
 };
 static const struct inf_handler_table rc_handlers = {
         .controller = RC_CONTROLLER,
@@ -127,7 +130,8 @@ static int load_root_ca(const char *file, const struct kube_config *kcfg, char *
 		fclose(f);
 		if (!m || fclose(m) != 0) {
 			free(buf);
-			snprintf(err, errlen, "error parsing root-ca-file at %s: out of memory", file);
+			snprintf(err, errlen, "error parsing root-ca-file at %s: out of memory",
+			         file);
 			return -ENOMEM;
 		}
 		char why[200];
@@ -148,8 +152,8 @@ static int load_root_ca(const char *file, const struct kube_config *kcfg, char *
 	return 0;
 }
 
-static int rc_precheck(const struct kcmd_flag_values *v, const struct kube_config *kcfg,
-                       char *err, size_t errlen)
+static int rc_precheck(const struct kcmd_flag_values *v, const struct kube_config *kcfg, char *err,
+                       size_t errlen)
 {
 	char *ca = NULL;
 	int r = load_root_ca(kcmd_flag_string(v, "root-ca-file"), kcfg, &ca, err, errlen);
@@ -222,8 +226,8 @@ static void rc_sync(void *state, size_t q, const char *key, struct wk_result *re
 		if (r == 0)
 			kcmd_log_v(2, "created configmap %s/%s", key, RC_CONFIGMAP);
 		if ((res->err = rc_create_result(r)) < 0)
-			kcmd_log_warning("syncing \"%s\" failed: creating %s: %s", key, RC_CONFIGMAP,
-			                 reason(r));
+			kcmd_log_warning("syncing \"%s\" failed: creating %s: %s", key,
+			                 RC_CONFIGMAP, reason(r));
 		free(body);
 		return;
 	}

@@ -131,8 +131,8 @@ static void sa_sync(void *state, size_t q, const char *key, struct wk_result *re
 		if (r == 0)
 			kcmd_log_v(2, "created serviceaccount %s/%s", key, sa_to_ensure[i]);
 		if ((r = sa_create_result(r)) < 0) {
-			kcmd_log_warning("%s failed with : creating serviceaccount %s/%s: %s", key, key,
-			                 sa_to_ensure[i],
+			kcmd_log_warning("%s failed with : creating serviceaccount %s/%s: %s", key,
+			                 key, sa_to_ensure[i],
 			                 kcmd_kube_reason(r) ? kcmd_kube_reason(r) : strerror(-r));
 			failed = r;
 		}

@@ -18,18 +18,17 @@
 
 #include "workers/rootcacert/rootca.h"
 
-static const char pem[] =
-	"-----BEGIN CERTIFICATE-----\n"
-	"MIIBhTCCASugAwIBAgIUPC0HHovbnHTGVFhK5zCaKgBIRjIwCgYIKoZIzj0EAwIw\n"
-	"FzEVMBMGA1UEAwwMa2NtZC10ZXN0LWNhMCAXDTI2MTIwMzE1MTMyOVoYDzIxMjYx\n"
-	"MTA5MTUxMzI5WjAXMRUwEwYDVQQDDAxrY21kLXRlc3QtY2EwWTATBgcqhkjOPQIB\n"
-	"BggqhkjOPQMBBwNCAARhZFcWVFGmcqEjB65dn9ZOqiJv44bEJn21fdvapypLajb8\n"
-	"oiW3+Zp9/QlheckAPJ4+TTCAC1RCdYdQzuUtZbFqo1MwUTAdBgNVHQ4EFgQUEdYA\n"
-	"+tCy65HCFTzjVu5FO88hN2gwHwYDVR0jBBgwFoAUEdYA+tCy65HCFTzjVu5FO88h\n"
-	"N2gwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiATkcflvqY2+BOe\n"
-	"N7UGDooFa2cdtnYWzMqg1dm2qAZ5dwIhAN9jCjVigsqX4PpCc00hY4XOyQtzaqzO\n"
-	"Ua+jwxl8YiDU\n"
-	"-----END CERTIFICATE-----\n";
+static const char pem[] = "-----BEGIN CERTIFICATE-----\n"
+                          "MIIBhTCCASugAwIBAgIUPC0HHovbnHTGVFhK5zCaKgBIRjIwCgYIKoZIzj0EAwIw\n"
+                          "FzEVMBMGA1UEAwwMa2NtZC10ZXN0LWNhMCAXDTI2MTIwMzE1MTMyOVoYDzIxMjYx\n"
+                          "MTA5MTUxMzI5WjAXMRUwEwYDVQQDDAxrY21kLXRlc3QtY2EwWTATBgcqhkjOPQIB\n"
+                          "BggqhkjOPQMBBwNCAARhZFcWVFGmcqEjB65dn9ZOqiJv44bEJn21fdvapypLajb8\n"
+                          "oiW3+Zp9/QlheckAPJ4+TTCAC1RCdYdQzuUtZbFqo1MwUTAdBgNVHQ4EFgQUEdYA\n"
+                          "+tCy65HCFTzjVu5FO88hN2gwHwYDVR0jBBgwFoAUEdYA+tCy65HCFTzjVu5FO88h\n"
+                          "N2gwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiATkcflvqY2+BOe\n"
+                          "N7UGDooFa2cdtnYWzMqg1dm2qAZ5dwIhAN9jCjVigsqX4PpCc00hY4XOyQtzaqzO\n"
+                          "Ua+jwxl8YiDU\n"
+                          "-----END CERTIFICATE-----\n";
 
 static cJSON *parse(const char *s)
 {
@@ -57,17 +56,19 @@ static void test_create_body(void **state)
 	        cJSON_GetObjectItemCaseSensitive(j, "metadata"), "annotations");
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(an, "kubernetes.io/description");
 	assert_true(cJSON_IsString(d));
-	assert_string_equal(d->valuestring,
-	                    "Contains a CA bundle that can be used to verify the kube-apiserver when "
-	                    "using internal endpoints such as the internal service IP or "
-	                    "kubernetes.default.svc. No other usage is guaranteed across "
-	                    "distributions of Kubernetes clusters.");
+	assert_string_equal(
+	        d->valuestring,
+	        "Contains a CA bundle that can be used to verify the kube-apiserver when "
+	        "using internal endpoints such as the internal service IP or "
+	        "kubernetes.default.svc. No other usage is guaranteed across "
+	        "distributions of Kubernetes clusters.");
 	cJSON_Delete(j);
 	free(b);
 }
 
 #define CM(extra_meta, data)                                                                       \
-	"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"kube-root-ca.crt\"," \
+	"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"kube-root-ca."     \
+	"crt\","                                                                                   \
 	"\"namespace\":\"default\",\"resourceVersion\":\"7\"" extra_meta "}" data "}"
 #define ANN(v) ",\"annotations\":{\"kubernetes.io/description\":\"" v "\",\"keep\":\"me\"}"
 

@@ -72,8 +72,8 @@ static void test_phase(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_decide),      cmocka_unit_test(test_to_ensure),
-	        cmocka_unit_test(test_body),        cmocka_unit_test(test_create_result),
+	        cmocka_unit_test(test_decide), cmocka_unit_test(test_to_ensure),
+	        cmocka_unit_test(test_body),   cmocka_unit_test(test_create_result),
 	        cmocka_unit_test(test_phase),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
