@@ -1,0 +1,363 @@
+package e2e
+
+// kcmd's namespace-controller (docs/namespace.md) against the real cluster, upstream
+// kube-controller-manager not running it. Ported from upstream's test/integration/namespace
+// (v1.37, TestNamespaceCondition) and the [sig-api-machinery] Namespaces e2e scenarios that need
+// no container runtime (test/e2e/apimachinery/namespace.go: all pods / all services are removed
+// when a namespace is deleted, namespace deletion deletes pods first, many namespaces deleted
+// fast), with unscheduled pods in place of running ones (no kubelet: the apiserver deletes an
+// unscheduled pod at once, and a finalizer holds one as a running pod's grace period would).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"kcmd.local/tests/cluster/harness"
+)
+
+func nsStart(t *testing.T, extra ...string) *kcmdProc {
+	t.Helper()
+	return saStart(t, "namespace-controller", extra...)
+}
+
+// nsCreate makes a namespace named for the test (deleted by the cleanup if it survives).
+func nsCreate(t *testing.T, base string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", base, time.Now().UnixNano()%1000000)
+	if _, err := env.Client.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteTestNamespace(name) })
+	return name
+}
+
+func nsPod(name string, finalizers ...string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: finalizers},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
+}
+
+func nsDelete(t *testing.T, ns string) {
+	t.Helper()
+	if err := env.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func nsWaitGone(t *testing.T, ns string, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, "namespace "+ns+" gone", func() (bool, string) {
+		n, err := env.Client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, fmt.Sprintf("phase %s, finalizers %v, conditions %+v", n.Status.Phase, n.Spec.Finalizers, n.Status.Conditions)
+	})
+}
+
+func nsRemovePodFinalizers(t *testing.T, ns, name string) {
+	t.Helper()
+	_, err := env.Client.CoreV1().Pods(ns).Patch(context.Background(), name, types.MergePatchType,
+		[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
+
+// TestNamespace_ContentRemoved: "should ensure that all pods are removed when a namespace is
+// deleted" and "... all services ..." [Conformance], plus a ConfigMap, a Secret and a
+// Deployment: the namespace goes, and a namespace of the same name created again is empty.
+func TestNamespace_ContentRemoved(t *testing.T) {
+	ctx := context.Background()
+	p := nsStart(t)
+	ns := nsCreate(t, "nsdeletetest")
+	c := env.Client
+	if _, err := c.CoreV1().Pods(ns).Create(ctx, nsPod("test-pod"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "test-service"}, Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"foo": "bar", "baz": "blah"},
+		Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}}
+	if _, err := c.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AppsV1().Deployments(ns).Create(ctx, nsDeployment("d"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nsDelete(t, ns)
+	nsWaitGone(t, ns, 60*time.Second)
+	if !p.Logged("using service account kube-system/namespace-controller") {
+		t.Error("the controller does not act as its service account")
+	}
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().Pods(ns).Get(ctx, "test-pod", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("pod after recreating the namespace: %v", err)
+	}
+	if _, err := c.CoreV1().Services(ns).Get(ctx, "test-service", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("service after recreating the namespace: %v", err)
+	}
+	for _, l := range []func() (int, error){
+		func() (int, error) { l, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); return len(l.Items), err },
+		func() (int, error) { l, err := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{}); return len(l.Items), err },
+		func() (int, error) { l, err := c.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{}); return len(l.Items), err },
+	} {
+		if n, err := l(); err != nil || n != 0 {
+			t.Errorf("%d objects left in the recreated namespace (%v)", n, err)
+		}
+	}
+}
+
+func nsDeployment(name string) *appsv1.Deployment {
+	one := int32(1)
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: appsv1.DeploymentSpec{
+		Replicas: &one,
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}}}
+}
+
+// TestNamespace_Conditions: upstream's TestNamespaceCondition: a pod and a Deployment held by a
+// finalizer; the namespace shows the five conditions with upstream's texts. Then the finalizer
+// goes and so does the namespace.
+func TestNamespace_Conditions(t *testing.T) {
+	ctx := context.Background()
+	nsStart(t)
+	ns := nsCreate(t, "test-namespace-conditions")
+	if _, err := env.Client.CoreV1().Pods(ns).Create(ctx, nsPod("pod1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := nsDeployment("deployment1")
+	d.Finalizers = []string{"custom.io/finalizer"}
+	if _, err := env.Client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nsDelete(t, ns)
+	want := map[corev1.NamespaceConditionType]string{
+		corev1.NamespaceDeletionGVParsingFailure: "All legacy kube types successfully parsed",
+		corev1.NamespaceDeletionDiscoveryFailure: "All resources successfully discovered",
+		corev1.NamespaceDeletionContentFailure:   "All content successfully deleted, may be waiting on finalization",
+		corev1.NamespaceContentRemaining:         "Some resources are remaining: deployments.apps has 1 resource instances",
+		corev1.NamespaceFinalizersRemaining:      "Some content in the namespace has finalizers remaining: custom.io/finalizer in 1 resource instances",
+	}
+	Eventually(t, 60*time.Second, "the five conditions", func() (bool, string) {
+		n, err := env.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		found := 0
+		for _, c := range n.Status.Conditions {
+			if want[c.Type] == c.Message {
+				found++
+			}
+		}
+		return found == 5 && n.Status.Phase == corev1.NamespaceTerminating, fmt.Sprintf("%+v", n.Status)
+	})
+	_, err := env.Client.AppsV1().Deployments(ns).Patch(ctx, "deployment1", types.MergePatchType,
+		[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the finalizer estimate (15 s) brings the controller back: 15/2+1 = 8 s
+	nsWaitGone(t, ns, 60*time.Second)
+}
+
+// TestNamespace_PodsFirst: "namespace deletion should delete pod first" [Conformance]: while a
+// pod remains (here held by a finalizer), nothing else is deleted; once it goes, the rest does.
+func TestNamespace_PodsFirst(t *testing.T) {
+	ctx := context.Background()
+	nsStart(t)
+	ns := nsCreate(t, "nsdeletetest")
+	if _, err := env.Client.CoreV1().Pods(ns).Create(ctx, nsPod("test-pod", "e2e.example.com/finalizer"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nsRemovePodFinalizers(t, ns, "test-pod") })
+	if _, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "test-configmap"},
+		Data: map[string]string{"key": "value"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nsDelete(t, ns)
+	Eventually(t, 60*time.Second, "the pod being deleted", func() (bool, string) {
+		p, err := env.Client.CoreV1().Pods(ns).Get(ctx, "test-pod", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.DeletionTimestamp != nil, "no deletionTimestamp"
+	})
+	// give the controller several passes: the ConfigMap must stay while the pod does
+	time.Sleep(3 * time.Second)
+	if _, err := env.Client.CoreV1().ConfigMaps(ns).Get(ctx, "test-configmap", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the ConfigMap went before the pod: %v", err)
+	}
+	nsRemovePodFinalizers(t, ns, "test-pod")
+	nsWaitGone(t, ns, 60*time.Second)
+}
+
+// TestNamespace_OtherFinalizerStays: only the finalizer `kubernetes` is the controller's: with
+// another one on spec.finalizers, the content goes, `kubernetes` is removed, the namespace stays
+// Terminating with the other one.
+func TestNamespace_OtherFinalizerStays(t *testing.T) {
+	ctx := context.Background()
+	nsStart(t)
+	ns := nsCreate(t, "nsfinalizer")
+	n, err := env.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Spec.Finalizers = append(n.Spec.Finalizers, "e2e.example.com/fakeFinalizer")
+	if _, err = env.Client.CoreV1().Namespaces().Finalize(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nsDelete(t, ns)
+	Eventually(t, 60*time.Second, "finalizer kubernetes removed", func() (bool, string) {
+		n, err := env.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(n.Spec.Finalizers) == 1 && n.Spec.Finalizers[0] == "e2e.example.com/fakeFinalizer", fmt.Sprint(n.Spec.Finalizers)
+	})
+	if l, err := env.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Fatalf("content left: %v", err)
+	}
+	n, _ = env.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	n.Spec.Finalizers = nil
+	if _, err = env.Client.CoreV1().Namespaces().Finalize(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nsWaitGone(t, ns, 30*time.Second)
+}
+
+// TestNamespace_ManyDeletedFast: "should delete fast enough (90 percent of 100 namespaces in 150
+// seconds)"; kcmd is held to all of them.
+func TestNamespace_ManyDeletedFast(t *testing.T) {
+	ctx := context.Background()
+	nsStart(t)
+	const n = 100
+	prefix := fmt.Sprintf("nslifetest-%d", time.Now().UnixNano()%100000)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			name := fmt.Sprintf("%s-%d", prefix, i)
+			if _, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+				t.Error(err)
+			}
+			t.Cleanup(func() { deleteTestNamespace(name) })
+		}(i)
+	}
+	wg.Wait()
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		nsDelete(t, fmt.Sprintf("%s-%d", prefix, i))
+	}
+	Eventually(t, 150*time.Second, "100 namespaces gone", func() (bool, string) {
+		l, err := env.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		cnt := 0
+		for _, item := range l.Items {
+			if strings.HasPrefix(item.Name, prefix) {
+				cnt++
+			}
+		}
+		return cnt == 0, fmt.Sprintf("%d remaining", cnt)
+	})
+	t.Logf("%d namespaces deleted in %.1fs", n, time.Since(start).Seconds())
+}
+
+// nsFill creates objects configmaps in ns, 16 at a time.
+func nsFill(t *testing.T, ns string, objects int) {
+	t.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := 0; i < objects; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-" + strconv.Itoa(i)}, Data: map[string]string{"k": "v"}}
+			if _, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+}
+
+// TestNamespace_BenchVsUpstream: the time a namespace of N ConfigMaps and M namespaces of a few
+// objects take to go away, kcmd's namespace controller against upstream kcm's, one after the
+// other on the same cluster (KCMD_NS_BENCH=1; N = KCMD_NS_BENCH_OBJECTS, default 1000).
+func TestNamespace_BenchVsUpstream(t *testing.T) {
+	if os.Getenv("KCMD_NS_BENCH") == "" {
+		t.Skip("set KCMD_NS_BENCH=1 (a figure, not a check)")
+	}
+	objects := 1000
+	if v, err := strconv.Atoi(os.Getenv("KCMD_NS_BENCH_OBJECTS")); err == nil && v > 0 {
+		objects = v
+	}
+	run := func(who string, start func() func()) {
+		ns := nsCreate(t, "nsbench-"+who)
+		nsFill(t, ns, objects)
+		many := make([]string, 20)
+		for i := range many {
+			many[i] = nsCreate(t, fmt.Sprintf("nsbench-%s-%d", who, i))
+			nsFill(t, many[i], 20)
+		}
+		stop := start()
+		defer stop()
+		time.Sleep(5 * time.Second) // both: caches synced before the clock starts
+		t0 := time.Now()
+		nsDelete(t, ns)
+		nsWaitGone(t, ns, 10*time.Minute)
+		one := time.Since(t0)
+		t0 = time.Now()
+		for _, m := range many {
+			nsDelete(t, m)
+		}
+		for _, m := range many {
+			nsWaitGone(t, m, 10*time.Minute)
+		}
+		t.Logf("%s: 1 namespace x %d configmaps gone in %.2fs; 20 namespaces x 20 configmaps gone in %.2fs",
+			who, objects, one.Seconds(), time.Since(t0).Seconds())
+	}
+	run("kcm", func() func() {
+		if err := env.Cluster.StartKCM(context.Background(), harness.KCMOptions{Controllers: "namespace-controller"}); err != nil {
+			t.Fatal(err)
+		}
+		return env.Cluster.StopKCM
+	})
+	run("kcmd", func() func() {
+		p := startKcmd(t, nil, "--controllers=namespace-controller", "--secure-port=0", "--leader-elect=false")
+		return func() { _ = p.cmd.Process.Kill(); <-p.done }
+	})
+}
