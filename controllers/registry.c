@@ -35,6 +35,8 @@ extern const struct kcmd_controller kcmd_kubelet_simulator; /* workers/kubeletsi
 extern const struct kcmd_controller kcmd_podgc_controller;  /* workers/podgc/plugin.c */
 extern const struct kcmd_controller kcmd_serviceaccount_controller; /* workers/serviceaccount/ */
 extern const struct kcmd_controller kcmd_rootcacert_controller;     /* workers/rootcacert/ */
+extern const struct kcmd_controller kcmd_namespace_controller;      /* workers/namespace/ */
+extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -49,6 +51,8 @@ static const struct kcmd_controller *const builtin[] = {
 #endif
         &kcmd_serviceaccount_controller, /* workers/serviceaccount/ */
         &kcmd_rootcacert_controller,     /* workers/rootcacert/ */
+        &kcmd_namespace_controller,      /* workers/namespace/ */
+        &kcmd_clusterroleaggregation_controller, /* workers/clusterroleaggregation/ */
 };
 /* clang-format on */
 #define N_BUILTIN (sizeof(builtin) / sizeof(builtin[0]))
