@@ -37,6 +37,7 @@ extern const struct kcmd_controller kcmd_serviceaccount_controller; /* workers/s
 extern const struct kcmd_controller kcmd_rootcacert_controller;     /* workers/rootcacert/ */
 extern const struct kcmd_controller kcmd_namespace_controller;      /* workers/namespace/ */
 extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
+extern const struct kcmd_controller kcmd_ttl_controller; /* workers/ttl/ */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -53,6 +54,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_rootcacert_controller,     /* workers/rootcacert/ */
         &kcmd_namespace_controller,      /* workers/namespace/ */
         &kcmd_clusterroleaggregation_controller, /* workers/clusterroleaggregation/ */
+        &kcmd_ttl_controller,            /* workers/ttl/ */
 };
 /* clang-format on */
 #define N_BUILTIN (sizeof(builtin) / sizeof(builtin[0]))

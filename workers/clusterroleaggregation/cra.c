@@ -101,7 +101,8 @@ static bool matches(const struct kube_selector *s, const cJSON *role)
 	return m;
 }
 
-/* ---- rules ------------------------------------------------------------------------------------ */
+/* ---- rules ------------------------------------------------------------------------------------
+ */
 static const char *const rule_fields[] = {"verbs", "apiGroups", "resources", "resourceNames",
                                           "nonResourceURLs"};
 #define N_FIELDS (sizeof(rule_fields) / sizeof(rule_fields[0]))
@@ -116,7 +117,8 @@ static bool list_equal(const cJSON *a, const cJSON *b)
 		return false;
 	for (int i = 0; i < na; i++) {
 		const cJSON *x = cJSON_GetArrayItem(a, i), *y = cJSON_GetArrayItem(b, i);
-		if (!cJSON_IsString(x) || !cJSON_IsString(y) || strcmp(x->valuestring, y->valuestring))
+		if (!cJSON_IsString(x) || !cJSON_IsString(y) ||
+		    strcmp(x->valuestring, y->valuestring))
 			return false;
 	}
 	return true;
@@ -198,7 +200,8 @@ int cra_sync(const cJSON *target, const cJSON *const *roles, size_t n, char **re
 			{
 				const cJSON *have;
 				bool found = false;
-				cJSON_ArrayForEach(have, rules) found = found || rule_equal(have, rule);
+				cJSON_ArrayForEach(have, rules) found =
+				        found || rule_equal(have, rule);
 				if (found)
 					continue;
 				cJSON *d = cJSON_Duplicate(rule, 1);

@@ -157,7 +157,8 @@ static void cra_sync_key(void *state, size_t q, const char *key, struct wk_resul
 	                                               .body_len = strlen(body)},
 	                        NULL, NULL, &resp);
 	if (r < 0)
-		snprintf(err, sizeof(err), "%s", resp.error.message[0] ? resp.error.message : strerror(-r));
+		snprintf(err, sizeof(err), "%s",
+		         resp.error.message[0] ? resp.error.message : strerror(-r));
 	else
 		kcmd_log_v(2, "clusterrole %s: rules aggregated", key);
 	kube_response_clear(&resp);

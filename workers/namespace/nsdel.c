@@ -56,7 +56,8 @@ int ns_discovery_fail(struct ns_discovery *d, const char *gv, const char *err)
 static bool has_verb(const cJSON *verbs, const char *verb)
 {
 	const cJSON *v;
-	cJSON_ArrayForEach(v, verbs) if (cJSON_IsString(v) && strcmp(v->valuestring, verb) == 0) return true;
+	cJSON_ArrayForEach(v, verbs) if (cJSON_IsString(v) &&
+	                                 strcmp(v->valuestring, verb) == 0) return true;
 	return false;
 }
 
@@ -143,14 +144,16 @@ int ns_discovery_add_v2(struct ns_discovery *d, const char *json, size_t len)
 			if (fresh && strcmp(fresh, "Stale") == 0) {
 				/* client-go's StaleGroupVersionError for the group-version */
 				char gv[300], msg[340];
-				snprintf(gv, sizeof(gv), "%s%s%s", group, *group ? "/" : "", version);
+				snprintf(gv, sizeof(gv), "%s%s%s", group, *group ? "/" : "",
+				         version);
 				snprintf(msg, sizeof(msg), "stale GroupVersion discovered: %s", gv);
 				if ((r = ns_discovery_fail(d, gv, msg)) < 0)
 					goto out;
 				continue;
 			}
-			cJSON_ArrayForEach(rr, res) if ((r = add_resource(d, group, version, preferred,
-			                                                  rr)) < 0) goto out;
+			cJSON_ArrayForEach(
+			        rr, res) if ((r = add_resource(d, group, version, preferred, rr)) <
+			                     0) goto out;
 		}
 	}
 out:
@@ -261,8 +264,10 @@ int ns_list_remaining(const char *list, size_t len, int64_t *ret_items, struct n
 	{
 		const cJSON *f;
 		n++;
-		cJSON_ArrayForEach(f, get(get(it, "metadata"), "finalizers")) if (
-		        cJSON_IsString(f) && (r = ns_counts_add(fin, f->valuestring, 1)) < 0) goto out;
+		cJSON_ArrayForEach(f, get(get(it, "metadata"),
+		                          "finalizers")) if (cJSON_IsString(f) &&
+		                                             (r = ns_counts_add(fin, f->valuestring,
+		                                                                1)) < 0) goto out;
 	}
 out:
 	cJSON_Delete(root);
@@ -484,7 +489,8 @@ int ns_conditions_apply(struct ns_conditions *u, cJSON *ns, const char *now)
 		if (!same_status && (r = set_str(old, "lastTransitionTime", now)) < 0)
 			return r;
 		if ((r = set_str(old, "status", want_status)) < 0 ||
-		    (r = set_str(old, "reason", reason)) < 0 || (r = set_str(old, "message", msg)) < 0)
+		    (r = set_str(old, "reason", reason)) < 0 ||
+		    (r = set_str(old, "message", msg)) < 0)
 			return r;
 		changed = 1;
 	}

@@ -27,13 +27,14 @@
 
 #include <cjson/cJSON.h>
 
-#define NS_CONTROLLER          "namespace-controller"
-#define NS_QUEUE               "namespace"
-#define NS_FINALIZER           "kubernetes"
-#define NS_GRACE_US            5000000ull /* namespaceDeletionGracePeriod */
-#define NS_FINALIZER_ESTIMATE  15         /* finalizerEstimateSeconds */
-#define NS_DISCOVERY_FAILED_GV 32         /* group-versions named in one condition (T: more are
-                                           * counted, not named) */
+#define NS_CONTROLLER         "namespace-controller"
+#define NS_QUEUE              "namespace"
+#define NS_FINALIZER          "kubernetes"
+#define NS_GRACE_US           5000000ull /* namespaceDeletionGracePeriod */
+#define NS_FINALIZER_ESTIMATE 15         /* finalizerEstimateSeconds */
+#define NS_DISCOVERY_FAILED_GV                                                                     \
+	32 /* group-versions named in one condition (T: more are                                   \
+	    * counted, not named) */
 
 /* One namespaced resource to delete. */
 struct ns_gvr {

@@ -162,12 +162,11 @@ static void base_path(const struct ns_gvr *g, const char *ns, const char *name, 
 static int get_ns(struct nsw *w, const char *name, cJSON **ret)
 {
 	struct kube_response resp;
-	int r = do_req(w,
-	               &(struct kube_request){.verb = KUBE_GET,
-	                                      .version = "v1",
-	                                      .resource = "namespaces",
-	                                      .name = name},
-	               &resp);
+	int r = do_req(
+	        w,
+	        &(struct kube_request){
+	                .verb = KUBE_GET, .version = "v1", .resource = "namespaces", .name = name},
+	        &resp);
 	*ret = NULL;
 	if (r == 0 && !(*ret = cJSON_ParseWithLength(resp.body, resp.body_len)))
 		r = -EBADMSG;
@@ -249,8 +248,9 @@ struct gvr_result {
 
 static int list_meta(struct nsw *w, const char *path, struct kube_response *resp)
 {
-	return do_req(w, &(struct kube_request){.verb = KUBE_LIST, .path = path, .metadata_only = true},
-	              resp);
+	return do_req(
+	        w, &(struct kube_request){.verb = KUBE_LIST, .path = path, .metadata_only = true},
+	        resp);
 }
 
 /* deleteAllContentForGroupVersionResource; err gets upstream's error text on failure */
@@ -428,8 +428,8 @@ static int delete_all_content(struct nsw *w, cJSON **ns, const char *name, int64
 		r = delete_gvr(w, g, name, deleted_at, &res, err, sizeof(err));
 		if (r < 0) {
 			char m[1200];
-			snprintf(m, sizeof(m), "failed to delete pods for namespace: %s, err: %s", name,
-			         err);
+			snprintf(m, sizeof(m), "failed to delete pods for namespace: %s, err: %s",
+			         name, err);
 			ns_conditions_content_err(&u, err);
 			log_warning("%s", m);
 			if (!first)
@@ -438,7 +438,9 @@ static int delete_all_content(struct nsw *w, cJSON **ns, const char *name, int64
 		if (res.estimate > *estimate)
 			*estimate = res.estimate;
 		if (res.remaining > 0) {
-			log_v(5, "namespace %s: pods still remain, delaying deletion of other resources",
+			log_v(5,
+			      "namespace %s: pods still remain, delaying deletion of other "
+			      "resources",
 			      name);
 			ns_counts_clear(&res.fin);
 			status_update(w, &u, ns, name);

@@ -26,7 +26,8 @@
 static cJSON *role(const char *name, const char *label, const char *rules)
 {
 	char buf[1024];
-	snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"foo\":\"%s\"}},"
+	snprintf(buf, sizeof(buf),
+	         "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"foo\":\"%s\"}},"
 	         "\"rules\":[%s]}",
 	         name, label, rules);
 	cJSON *j = cJSON_Parse(buf);
@@ -38,7 +39,8 @@ static cJSON *role(const char *name, const char *label, const char *rules)
 static cJSON *combined(const char *selectors, const char *rules)
 {
 	char buf[1024];
-	snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"combined\"},"
+	snprintf(buf, sizeof(buf),
+	         "{\"metadata\":{\"name\":\"combined\"},"
 	         "\"aggregationRule\":{\"clusterRoleSelectors\":[%s]},\"rules\":%s}",
 	         selectors, rules);
 	cJSON *j = cJSON_Parse(buf);
@@ -67,7 +69,7 @@ static void check(cJSON *target, cJSON **roles, size_t n, const char *want)
 }
 
 #define APPLY(rules)                                                                               \
-	"{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{"  \
+	"{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{" \
 	"\"name\":\"combined\"}" rules "}"
 
 static void test_remove_dead_rules(void **state)
@@ -140,7 +142,8 @@ static void test_bad_selector(void **state)
 {
 	char *body = NULL, err[128] = "";
 	(void)state;
-	cJSON *t = combined("{\"matchExpressions\":[{\"key\":\"foo\",\"operator\":\"Near\"}]}", "[]");
+	cJSON *t =
+	        combined("{\"matchExpressions\":[{\"key\":\"foo\",\"operator\":\"Near\"}]}", "[]");
 	assert_int_equal(cra_sync(t, (const cJSON *const *)&t, 1, &body, err, sizeof(err)),
 	                 -EINVAL);
 	assert_null(body);
@@ -151,10 +154,14 @@ static void test_bad_selector(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_remove_dead_rules),  cmocka_unit_test(test_strip_rules),
-	        cmocka_unit_test(test_order),              cmocka_unit_test(test_multiple_selectors),
-	        cmocka_unit_test(test_duplicates),         cmocka_unit_test(test_no_diff),
-	        cmocka_unit_test(test_self_and_expressions), cmocka_unit_test(test_bad_selector),
+	        cmocka_unit_test(test_remove_dead_rules),
+	        cmocka_unit_test(test_strip_rules),
+	        cmocka_unit_test(test_order),
+	        cmocka_unit_test(test_multiple_selectors),
+	        cmocka_unit_test(test_duplicates),
+	        cmocka_unit_test(test_no_diff),
+	        cmocka_unit_test(test_self_and_expressions),
+	        cmocka_unit_test(test_bad_selector),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

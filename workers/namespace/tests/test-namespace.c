@@ -46,7 +46,8 @@ static void test_conditions_success(void **state)
 	struct ns_conditions u = {0};
 	(void)state;
 	/* "leave unknown": an unknown condition stays first, the five are added as successes */
-	cJSON *ns = parse("{\"status\":{\"conditions\":[{\"type\":\"unknown\",\"status\":\"True\"}]}}");
+	cJSON *ns =
+	        parse("{\"status\":{\"conditions\":[{\"type\":\"unknown\",\"status\":\"True\"}]}}");
 	assert_int_equal(ns_conditions_apply(&u, ns, "2026-01-01T00:00:00Z"), 1);
 	const cJSON *cs = cJSON_GetObjectItem(cJSON_GetObjectItem(ns, "status"), "conditions");
 	assert_int_equal(cJSON_GetArraySize(cs), 6);
@@ -61,7 +62,8 @@ static void test_conditions_success(void **state)
 	assert_string_equal(field(c, "message"), "All legacy kube types successfully parsed");
 	assert_string_equal(field(cond(ns, "NamespaceDeletionDiscoveryFailure"), "message"),
 	                    "All resources successfully discovered");
-	assert_string_equal(field(cond(ns, "NamespaceContentRemaining"), "reason"), "ContentRemoved");
+	assert_string_equal(field(cond(ns, "NamespaceContentRemaining"), "reason"),
+	                    "ContentRemoved");
 	assert_string_equal(field(cond(ns, "NamespaceFinalizersRemaining"), "message"),
 	                    "All content-preserving finalizers finished");
 	/* the same again: nothing changed, nothing to write */
@@ -90,9 +92,9 @@ static void test_conditions_failure(void **state)
 	assert_string_equal(field(c, "status"), "False");
 	assert_string_equal(field(c, "lastTransitionTime"), "2026-01-01T00:00:00Z");
 	/* GV parsing kept its status: its transition time stays */
-	assert_string_equal(
-	        field(cond(ns, "NamespaceDeletionGroupVersionParsingFailure"), "lastTransitionTime"),
-	        "2020-01-01T00:00:00Z");
+	assert_string_equal(field(cond(ns, "NamespaceDeletionGroupVersionParsingFailure"),
+	                          "lastTransitionTime"),
+	                    "2020-01-01T00:00:00Z");
 	c = cond(ns, "NamespaceDeletionContentFailure");
 	assert_string_equal(field(c, "status"), "True");
 	assert_string_equal(field(c, "reason"), "ContentDeletionFailed");
@@ -100,9 +102,10 @@ static void test_conditions_failure(void **state)
 	                    "Failed to delete all resource types, 2 remaining: a failed, b failed");
 	ns_conditions_clear(&u);
 
-	assert_int_equal(ns_conditions_discovery(&u, "unable to retrieve the complete list of "
-	                                             "server APIs: x/v1: stale GroupVersion "
-	                                             "discovered: x/v1",
+	assert_int_equal(ns_conditions_discovery(&u,
+	                                         "unable to retrieve the complete list of "
+	                                         "server APIs: x/v1: stale GroupVersion "
+	                                         "discovered: x/v1",
 	                                         1),
 	                 0);
 	assert_int_equal(ns_conditions_apply(&u, ns, "2026-01-01T00:00:05Z"), 1);
