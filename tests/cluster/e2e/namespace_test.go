@@ -314,9 +314,46 @@ func nsFill(t *testing.T, ns string, objects int) {
 	wg.Wait()
 }
 
-// TestNamespace_BenchVsUpstream: the time a namespace of N ConfigMaps and M namespaces of a few
-// objects take to go away, kcmd's namespace controller against upstream kcm's, one after the
-// other on the same cluster (KCMD_NS_BENCH=1; N = KCMD_NS_BENCH_OBJECTS, default 1000).
+// nsTreeRSS sums VmRSS (kB) of pid and its direct children.
+func nsTreeRSS(pid int) int64 {
+	var sum int64
+	pids := []int{pid}
+	for c := range childrenCPU(pid) {
+		if c != pid {
+			pids = append(pids, c)
+		}
+	}
+	for _, p := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "VmRSS:") {
+				f := strings.Fields(l)
+				if len(f) >= 2 {
+					v, _ := strconv.ParseInt(f[1], 10, 64)
+					sum += v
+				}
+			}
+		}
+	}
+	return sum
+}
+
+func nsTreeCPU(pid int) int64 {
+	var sum int64
+	for _, t := range childrenCPU(pid) {
+		sum += t
+	}
+	return sum
+}
+
+// TestNamespace_BenchVsUpstream: the time a namespace of N ConfigMaps and 20 namespaces of 20
+// ConfigMaps take to go away, kcmd's namespace controller against upstream kcm's (each alone,
+// default flags), one after the other on the same cluster, with the CPU time (ticks of 10 ms,
+// process and direct children) used during the deletions and the RSS after them
+// (KCMD_NS_BENCH=1; N = KCMD_NS_BENCH_OBJECTS, default 1000).
 func TestNamespace_BenchVsUpstream(t *testing.T) {
 	if os.Getenv("KCMD_NS_BENCH") == "" {
 		t.Skip("set KCMD_NS_BENCH=1 (a figure, not a check)")
@@ -325,7 +362,7 @@ func TestNamespace_BenchVsUpstream(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("KCMD_NS_BENCH_OBJECTS")); err == nil && v > 0 {
 		objects = v
 	}
-	run := func(who string, start func() func()) {
+	run := func(who string, start func() (int, func())) {
 		ns := nsCreate(t, "nsbench-"+who)
 		nsFill(t, ns, objects)
 		many := make([]string, 20)
@@ -333,9 +370,10 @@ func TestNamespace_BenchVsUpstream(t *testing.T) {
 			many[i] = nsCreate(t, fmt.Sprintf("nsbench-%s-%d", who, i))
 			nsFill(t, many[i], 20)
 		}
-		stop := start()
+		pid, stop := start()
 		defer stop()
 		time.Sleep(5 * time.Second) // both: caches synced before the clock starts
+		cpu0 := nsTreeCPU(pid)
 		t0 := time.Now()
 		nsDelete(t, ns)
 		nsWaitGone(t, ns, 10*time.Minute)
@@ -347,17 +385,56 @@ func TestNamespace_BenchVsUpstream(t *testing.T) {
 		for _, m := range many {
 			nsWaitGone(t, m, 10*time.Minute)
 		}
-		t.Logf("%s: 1 namespace x %d configmaps gone in %.2fs; 20 namespaces x 20 configmaps gone in %.2fs",
-			who, objects, one.Seconds(), time.Since(t0).Seconds())
+		t.Logf("%s: 1 namespace x %d configmaps gone in %.2fs; 20 namespaces x 20 configmaps gone in %.2fs; CPU %d ticks; RSS %d kB",
+			who, objects, one.Seconds(), time.Since(t0).Seconds(), nsTreeCPU(pid)-cpu0, nsTreeRSS(pid))
 	}
-	run("kcm", func() func() {
+	run("kcm", func() (int, func()) {
 		if err := env.Cluster.StartKCM(context.Background(), harness.KCMOptions{Controllers: "namespace-controller"}); err != nil {
 			t.Fatal(err)
 		}
-		return env.Cluster.StopKCM
+		return env.Cluster.Procs["kube-controller-manager"].Pid, env.Cluster.StopKCM
 	})
-	run("kcmd", func() func() {
+	run("kcmd", func() (int, func()) {
 		p := startKcmd(t, nil, "--controllers=namespace-controller", "--secure-port=0", "--leader-elect=false")
-		return func() { _ = p.cmd.Process.Kill(); <-p.done }
+		return p.cmd.Process.Pid, func() { _ = p.cmd.Process.Kill(); <-p.done }
 	})
+}
+
+// TestNamespace_CrashMidDeletion: kill -9 the namespace workers, its dispatcher and informerd
+// while 20 namespaces of 50 ConfigMaps are being deleted and one is held by a pod's finalizer;
+// the manager restarts them, the dispatcher's resync re-queues every terminating namespace, and
+// every namespace goes (the sync starts from the apiserver's state, so a half-done one is
+// simply done again).
+func TestNamespace_CrashMidDeletion(t *testing.T) {
+	ctx := context.Background()
+	p := nsStart(t, "--kube-api-qps=5", "--kube-api-burst=5") // 100 qps, burst 500 for its client
+	mgr := p.cmd.Process.Pid
+	var names []string
+	for i := 0; i < 20; i++ {
+		ns := nsCreate(t, fmt.Sprintf("nscrash-%d", i))
+		nsFill(t, ns, 50)
+		names = append(names, ns)
+	}
+	pinned := nsCreate(t, "nscrash-pinned")
+	if _, err := env.Client.CoreV1().Pods(pinned).Create(ctx, nsPod("held", "e2e.example.com/finalizer"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nsRemovePodFinalizers(t, pinned, "held") })
+	for _, ns := range append(names, pinned) {
+		nsDelete(t, ns)
+	}
+	for round := 0; round < 2; round++ {
+		time.Sleep(time.Duration(5+round) * time.Second) // past the 5 s grace: syncs in flight
+		w := gcxKillChildren(t, mgr, "kcmd-worker", "namespace-controller")
+		d := gcxKillChildren(t, mgr, "kcmd-dispatch", "namespace-controller")
+		i := killChildren(t, mgr, "kcmd-informerd", 1)
+		t.Logf("round %d: killed %d workers, %d dispatchers, %d informerd", round, w, d, i)
+		if w == 0 {
+			t.Fatal("no namespace worker to kill")
+		}
+	}
+	nsRemovePodFinalizers(t, pinned, "held")
+	for _, ns := range append(names, pinned) {
+		nsWaitGone(t, ns, 120*time.Second)
+	}
 }
