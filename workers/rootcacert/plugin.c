@@ -13,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "kcmd/kcmd.h"
 #include "kube/config.h"
 #include "shm/record-model.h"
+#include "workers/rootcacert/metrics.h"
 #include "workers/rootcacert/rootca.h"
 #include "workers/worker.h"
 
@@ -166,7 +169,15 @@ static int rc_precheck(const struct kcmd_flag_values *v, const struct kube_confi
 struct rc_state {
 	struct wk_ctx *ctx;
 	char *ca;
+	struct rc_metrics *metrics; /* NULL: not passed (no metrics) */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int rc_init(struct wk_ctx *ctx, void **ret_state)
 {
@@ -177,10 +188,18 @@ static int rc_init(struct wk_ctx *ctx, void **ret_state)
 	if (!s)
 		return -ENOMEM;
 	s->ctx = ctx;
+	const char *mfd = getenv("KCMD_ROOTCA_METRICS_FD");
+	if (mfd && *mfd) {
+		char *end;
+		long l = strtol(mfd, &end, 10);
+		if (*end || l < 0 || l > 65535 || rc_metrics_attach((int)l, true, &s->metrics) < 0)
+			kcmd_log_warning("KCMD_ROOTCA_METRICS_FD: cannot attach; no metrics");
+	}
 	r = load_root_ca(kcmd_flag_string(ctx->flags, "root-ca-file"), ctx->config, &s->ca, err,
 	                 sizeof(err));
 	if (r < 0) {
 		kcmd_log_error("%s", err);
+		rc_metrics_detach(s->metrics);
 		free(s);
 		return r;
 	}
@@ -192,8 +211,10 @@ static void rc_fini(void *state)
 {
 	struct rc_state *s = state;
 
-	if (s)
+	if (s) {
 		free(s->ca);
+		rc_metrics_detach(s->metrics);
+	}
 	free(s);
 }
 
@@ -202,16 +223,14 @@ static const char *reason(int r)
 	return kcmd_kube_reason(r) ? kcmd_kube_reason(r) : strerror(-r);
 }
 
-static void rc_sync(void *state, size_t q, const char *key, struct wk_result *res)
+static void rc_sync_ns(struct rc_state *s, const char *key, struct wk_result *res, int *http)
 {
-	struct rc_state *s = state;
 	struct wk_ctx *ctx = s->ctx;
 	struct shm_obj *o = NULL;
 	struct shm_object_view v;
 	char *body = NULL;
 	int r;
 
-	(void)q;
 	*res = (struct wk_result){0};
 	r = kcmd_cache_get(ctx->arena, "", "configmaps", key, RC_CONFIGMAP, &o);
 	if (r == -ENOENT) {
@@ -222,7 +241,7 @@ static void rc_sync(void *state, size_t q, const char *key, struct wk_result *re
 			                                             .resource = "configmaps",
 			                                             .ns = key,
 			                                             .body = body},
-			                      NULL, NULL);
+			                      http, NULL);
 		if (r == 0)
 			kcmd_log_v(2, "created configmap %s/%s", key, RC_CONFIGMAP);
 		if ((res->err = rc_create_result(r)) < 0)
@@ -248,7 +267,7 @@ static void rc_sync(void *state, size_t q, const char *key, struct wk_result *re
 		                                             .ns = key,
 		                                             .name = RC_CONFIGMAP,
 		                                             .body = body},
-		                      NULL, NULL);
+		                      http, NULL);
 		if (r == 0)
 			kcmd_log_v(2, "updated configmap %s/%s", key, RC_CONFIGMAP);
 	}
@@ -256,6 +275,19 @@ static void rc_sync(void *state, size_t q, const char *key, struct wk_result *re
 		kcmd_log_warning("syncing \"%s\" failed: %s", key, reason(r));
 	free(body);
 	res->err = r;
+}
+
+static void rc_sync(void *state, size_t q, const char *key, struct wk_result *res)
+{
+	struct rc_state *s = state;
+	uint64_t t0 = now_ns();
+	int http = 0;
+
+	(void)q;
+	rc_sync_ns(s, key, res, &http);
+	/* recordMetrics: the code of the error the sync returns */
+	rc_metrics_observe(s->metrics, rc_metrics_code(res->err, res->err ? http : 0),
+	                   now_ns() - t0);
 }
 
 static const struct wk_controller rc_worker = {
@@ -267,6 +299,41 @@ static const struct wk_controller rc_worker = {
 };
 
 /* ---- the descriptor ----------------------------------------------------------------------- */
+static int rc_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
+                        void **ret_state)
+{
+	struct rc_metrics *m = NULL;
+	int fd = rc_metrics_memfd_create(), r;
+
+	(void)v;
+	*ret_state = NULL;
+	if (fd < 0)
+		return fd;
+	if ((r = rc_metrics_attach(fd, false, &m)) == 0)
+		r = kcmd_mgr_export_fd(env, "KCMD_ROOTCA_METRICS_FD", fd, KCMD_TO_WORKERS);
+	if (r < 0) {
+		rc_metrics_detach(m);
+		close(fd);
+		return r;
+	}
+	*ret_state = m;
+	return 0;
+}
+
+static void rc_mgr_metrics(void *state, struct kcmd_text *out)
+{
+	char *text = NULL;
+
+	if (state && rc_metrics_text(state, &text) == 0 && text)
+		kcmd_text_printf(out, "%s", text);
+	free(text);
+}
+
+static void rc_mgr_fini(void *state)
+{
+	rc_metrics_detach(state);
+}
+
 static const char *const rc_aliases[] = {"root-ca-cert-publisher", NULL};
 static const struct kcmd_watch rc_watches[] = {
         {"", "v1", "namespaces", "Namespace", KCMD_CACHE_OBJECT, false},
@@ -294,6 +361,9 @@ const struct kcmd_controller kcmd_rootcacert_controller = {
         .n_queues = 1,
         .flags = rc_flags,
         .n_flags = sizeof(rc_flags) / sizeof(rc_flags[0]),
+        .mgr_setup = rc_mgr_setup,
+        .mgr_metrics = rc_mgr_metrics,
+        .mgr_fini = rc_mgr_fini,
         .mgr_precheck = rc_precheck,
         .handlers = &rc_handlers,
         .worker = &rc_worker,

@@ -15,7 +15,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "workers/rootcacert/metrics.h"
 #include "workers/rootcacert/rootca.h"
 
 static const char pem[] = "-----BEGIN CERTIFICATE-----\n"
@@ -148,13 +150,70 @@ static void test_pem(void **state)
 	assert_int_equal(rc_check_pem("", 0, err, sizeof(err)), -EINVAL);
 }
 
+static void test_metrics(void **state)
+{
+	struct rc_metrics *w = NULL, *r = NULL;
+	char *text = NULL;
+	int fd = rc_metrics_memfd_create();
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(rc_metrics_attach(fd, true, &w), 0);
+	assert_int_equal(rc_metrics_attach(fd, false, &r), 0);
+	/* nothing observed: nothing rendered */
+	assert_int_equal(rc_metrics_text(r, &text), 0);
+	assert_string_equal(text, "");
+	free(text);
+	/* recordMetrics' codes */
+	assert_int_equal(rc_metrics_code(0, 0), 200);
+	assert_int_equal(rc_metrics_code(-EEXIST, 409), 409);
+	assert_int_equal(rc_metrics_code(-ECONNREFUSED, 0), 500);
+	rc_metrics_observe(w, 200, 500000);         /* 0.5 ms: first bucket */
+	rc_metrics_observe(w, 200, 3000000);        /* 3 ms: le 0.004 */
+	rc_metrics_observe(w, 409, 20000000000ull); /* 20 s: only +Inf */
+	assert_int_equal(rc_metrics_text(r, &text), 0);
+	assert_non_null(strstr(text, "# HELP root_ca_cert_publisher_sync_total [ALPHA] Number of "
+	                             "namespace syncs happened in root ca cert publisher.\n"));
+	assert_non_null(strstr(text, "root_ca_cert_publisher_sync_total{code=\"200\"} 2\n"));
+	assert_non_null(strstr(text, "root_ca_cert_publisher_sync_total{code=\"409\"} 1\n"));
+	assert_non_null(strstr(text,
+	                       "root_ca_cert_publisher_sync_duration_seconds_bucket{code=\"200\","
+	                       "le=\"0.001\"} 1\n"));
+	assert_non_null(strstr(text,
+	                       "root_ca_cert_publisher_sync_duration_seconds_bucket{code=\"200\","
+	                       "le=\"0.002\"} 1\n"));
+	assert_non_null(strstr(text,
+	                       "root_ca_cert_publisher_sync_duration_seconds_bucket{code=\"200\","
+	                       "le=\"0.004\"} 2\n"));
+	assert_non_null(strstr(text,
+	                       "root_ca_cert_publisher_sync_duration_seconds_bucket{code=\"409\","
+	                       "le=\"16.384\"} 0\n"));
+	assert_non_null(strstr(text,
+	                       "root_ca_cert_publisher_sync_duration_seconds_bucket{code=\"409\","
+	                       "le=\"+Inf\"} 1\n"));
+	assert_non_null(strstr(text,
+	                       "root_ca_cert_publisher_sync_duration_seconds_sum{code=\"200\"} "
+	                       "0.0035\n"));
+	free(text);
+	/* a 17th code: dropped, counted */
+	for (int c = 500; c < 520; c++)
+		rc_metrics_observe(w, c, 1);
+	assert_int_equal(rc_metrics_text(r, &text), 0);
+	assert_non_null(
+	        strstr(text, "kcmd_root_ca_cert_publisher_metric_series_dropped_total 6\n"));
+	free(text);
+	/* a reader does not write; another region is refused */
+	rc_metrics_observe(r, 200, 1);
+	rc_metrics_detach(w);
+	rc_metrics_detach(r);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_create_body),
-	        cmocka_unit_test(test_update_body),
-	        cmocka_unit_test(test_results),
-	        cmocka_unit_test(test_pem),
+	        cmocka_unit_test(test_create_body), cmocka_unit_test(test_update_body),
+	        cmocka_unit_test(test_results),     cmocka_unit_test(test_pem),
+	        cmocka_unit_test(test_metrics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
