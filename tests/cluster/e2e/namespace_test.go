@@ -22,8 +22,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/dynamic"
 
 	"kcmd.local/tests/cluster/harness"
 )
@@ -121,9 +124,18 @@ func TestNamespace_ContentRemoved(t *testing.T) {
 		t.Errorf("service after recreating the namespace: %v", err)
 	}
 	for _, l := range []func() (int, error){
-		func() (int, error) { l, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); return len(l.Items), err },
-		func() (int, error) { l, err := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{}); return len(l.Items), err },
-		func() (int, error) { l, err := c.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{}); return len(l.Items), err },
+		func() (int, error) {
+			l, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+			return len(l.Items), err
+		},
+		func() (int, error) {
+			l, err := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+			return len(l.Items), err
+		},
+		func() (int, error) {
+			l, err := c.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+			return len(l.Items), err
+		},
 	} {
 		if n, err := l(); err != nil || n != 0 {
 			t.Errorf("%d objects left in the recreated namespace (%v)", n, err)
@@ -436,5 +448,94 @@ func TestNamespace_CrashMidDeletion(t *testing.T) {
 	nsRemovePodFinalizers(t, pinned, "held")
 	for _, ns := range append(names, pinned) {
 		nsWaitGone(t, ns, 120*time.Second)
+	}
+}
+
+// nsConds is a namespace's deletion conditions as "Type=Status/Reason: message" lines.
+func nsConds(n *corev1.Namespace) map[corev1.NamespaceConditionType]string {
+	out := map[corev1.NamespaceConditionType]string{}
+	for _, c := range n.Status.Conditions {
+		out[c.Type] = fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
+	}
+	return out
+}
+
+// TestNamespace_AggregatedAPIDownSameAsUpstream: an APIService whose backend does not exist
+// (an aggregated API that is down). Upstream kcm's namespace controller and kcmd's each delete
+// a namespace holding a ConfigMap; both must end the same way: the ConfigMap deleted, and the
+// namespace either gone in both or kept in both with the same conditions (kcm keeps it with
+// NamespaceDeletionDiscoveryFailure when discovery reports the group-version as failed).
+func TestNamespace_AggregatedAPIDownSameAsUpstream(t *testing.T) {
+	ctx := context.Background()
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	name := "v1alpha1.kcmd-down.example.com"
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{"group": "kcmd-down.example.com", "version": "v1alpha1",
+			"groupPriorityMinimum": int64(100), "versionPriority": int64(10), "insecureSkipTLSVerify": true,
+			"service": map[string]any{"namespace": "kube-system", "name": "kcmd-no-such-service", "port": int64(443)}}}}
+	if _, err := dyn.Resource(gvr).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dyn.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	time.Sleep(3 * time.Second) // the aggregator notices it
+
+	type outcome struct {
+		gone  bool
+		conds map[corev1.NamespaceConditionType]string
+	}
+	run := func(who string) outcome {
+		ns := nsCreate(t, "nsdown-"+who)
+		if _, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		nsDelete(t, ns)
+		var o outcome
+		Eventually(t, 90*time.Second, who+": namespace gone, or kept with its conditions", func() (bool, string) {
+			n, err := env.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				o.gone = true
+				return true, ""
+			}
+			if err != nil {
+				return false, err.Error()
+			}
+			o.conds = nsConds(n)
+			_, cmErr := env.Client.CoreV1().ConfigMaps(ns).Get(ctx, "cm", metav1.GetOptions{})
+			return len(o.conds) == 5 && apierrors.IsNotFound(cmErr), fmt.Sprint(o.conds)
+		})
+		// the conditions of a kept namespace settle over a few passes: give both the same time
+		if !o.gone {
+			time.Sleep(10 * time.Second)
+			if n, err := env.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+				o.conds = nsConds(n)
+			} else {
+				o.gone = apierrors.IsNotFound(err)
+			}
+		}
+		t.Logf("%s: gone %v, conditions %v", who, o.gone, o.conds)
+		return o
+	}
+	if err := env.Cluster.StartKCM(ctx, harness.KCMOptions{Controllers: "namespace-controller"}); err != nil {
+		t.Fatal(err)
+	}
+	up := run("kcm")
+	env.Cluster.StopKCM()
+	nsStart(t)
+	got := run("kcmd")
+	if up.gone != got.gone {
+		t.Fatalf("kcm: gone %v; kcmd: gone %v", up.gone, got.gone)
+	}
+	if !up.gone {
+		for typ, want := range up.conds {
+			if got.conds[typ] != want {
+				t.Errorf("%s: kcm %q, kcmd %q", typ, want, got.conds[typ])
+			}
+		}
 	}
 }
