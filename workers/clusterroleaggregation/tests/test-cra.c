@@ -135,7 +135,9 @@ static void test_self_and_expressions(void **state)
 	                          "\"values\":[\"bar\",\"baz\"]}]}]},\"rules\":[" SAW "]}");
 	cJSON *r[] = {role("hammer", "baz", HAMMER), self};
 	check(r[1], r, 2, APPLY(",\"rules\":[" HAMMER "]"));
-	assert_false(cra_aggregated(cJSON_Parse("{}")));
+	cJSON *plain = cJSON_Parse("{\"aggregationRule\":null}");
+	assert_false(cra_aggregated(plain));
+	cJSON_Delete(plain);
 }
 
 static void test_bad_selector(void **state)
