@@ -199,7 +199,9 @@ int ns_pods_estimate(const char *podlist, size_t len, int64_t deleted_at_s, int6
 	const cJSON *items, *p;
 	int64_t est = 0;
 
-	if (!root || !cJSON_IsArray(items = get(root, "items"))) {
+	/* an empty list's items may be null or absent (a nil slice) */
+	items = get(root, "items");
+	if (!cJSON_IsObject(root) || (items && !cJSON_IsArray(items) && !cJSON_IsNull(items))) {
 		cJSON_Delete(root);
 		return -EBADMSG;
 	}
@@ -256,7 +258,8 @@ int ns_list_remaining(const char *list, size_t len, int64_t *ret_items, struct n
 	int64_t n = 0;
 	int r = 0;
 
-	if (!root || !cJSON_IsArray(items = get(root, "items"))) {
+	items = get(root, "items");
+	if (!cJSON_IsObject(root) || (items && !cJSON_IsArray(items) && !cJSON_IsNull(items))) {
 		cJSON_Delete(root);
 		return -EBADMSG;
 	}

@@ -69,7 +69,8 @@ int ns_pods_estimate(const char *podlist, size_t len, int64_t deleted_at_s, int6
                      int64_t *ret);
 
 /* What one resource left behind (from a PartialObjectMetadataList's JSON): the number of items
- * and, per finalizer, how many of them carry it (added into *fin). -EBADMSG, -ENOMEM. */
+ * and, per finalizer, how many of them carry it (added into *fin). An empty list's `items` may be
+ * null or absent. -EBADMSG (not a JSON object, items neither a list nor null), -ENOMEM. */
 struct ns_count {
 	char *name;
 	int64_t n;

@@ -49,10 +49,11 @@ func TestClusterRoleAggregation_Rules(t *testing.T) {
 	p := saStart(t, "clusterrole-aggregation-controller")
 	sfx := fmt.Sprintf("%d", time.Now().UnixNano()%100000)
 	lbl, other := "kcmd-test-"+sfx+"/agg", "kcmd-test-"+sfx+"/other"
-	hammer := []rbacv1.PolicyRule{{Verbs: []string{"hammer"}, Resources: []string{"nails"}},
-		{Verbs: []string{"hammer"}, Resources: []string{"wedges"}}}
-	chisel := []rbacv1.PolicyRule{{Verbs: []string{"chisel"}, Resources: []string{"mortises"}}}
-	saw := []rbacv1.PolicyRule{{Verbs: []string{"saw"}, Resources: []string{"boards"}}}
+	core := []string{""} // the apiserver wants an API group on resource rules
+	hammer := []rbacv1.PolicyRule{{Verbs: []string{"hammer"}, APIGroups: core, Resources: []string{"nails"}},
+		{Verbs: []string{"hammer"}, APIGroups: core, Resources: []string{"wedges"}}}
+	chisel := []rbacv1.PolicyRule{{Verbs: []string{"chisel"}, APIGroups: core, Resources: []string{"mortises"}}}
+	saw := []rbacv1.PolicyRule{{Verbs: []string{"saw"}, APIGroups: core, Resources: []string{"boards"}}}
 	craRole(t, "hammer-"+sfx, map[string]string{lbl: "true"}, hammer, nil)
 	craRole(t, "chisel-"+sfx, map[string]string{lbl: "true"}, chisel, nil)
 	craRole(t, "saw-"+sfx, map[string]string{other: "true"}, saw, nil)

@@ -210,6 +210,11 @@ static void test_estimate(void **state)
 	assert_int_equal(ns_pods_estimate("{\"items\":[]}", 12, 1000, 1000, &e), 0);
 	assert_int_equal(e, 0);
 	assert_int_equal(ns_pods_estimate("x", 1, 0, 0, &e), -EBADMSG);
+	/* an empty list from the apiserver: items null (a nil slice) */
+	assert_int_equal(ns_pods_estimate("{\"kind\":\"PodList\",\"items\":null}", 33, 0, 0, &e),
+	                 0);
+	assert_int_equal(e, 0);
+	assert_int_equal(ns_pods_estimate("{\"items\":3}", 11, 0, 0, &e), -EBADMSG);
 	/* the requeue: estimate/2 + 1 s */
 	assert_int_equal(ns_requeue_us(30), 16000000);
 	assert_int_equal(ns_requeue_us(15), 8000000);
@@ -230,6 +235,16 @@ static void test_remaining(void **state)
 	assert_int_equal(fin.v[0].n, 2);
 	assert_int_equal(fin.v[1].n, 1);
 	ns_counts_clear(&fin);
+	/* what the apiserver sends for an empty PartialObjectMetadataList */
+	const char *empty =
+	        "{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":\"meta.k8s.io/v1\","
+	        "\"metadata\":{\"resourceVersion\":\"7\"},\"items\":null}";
+	assert_int_equal(ns_list_remaining(empty, strlen(empty), &n, &fin), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(fin.n, 0);
+	assert_int_equal(ns_list_remaining("{\"metadata\":{}}", 15, &n, &fin), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(ns_list_remaining("[]", 2, &n, &fin), -EBADMSG);
 }
 
 static const char core[] =
