@@ -253,7 +253,73 @@ static int list_meta(struct nsw *w, const char *path, struct kube_response *resp
 	        resp);
 }
 
-/* deleteAllContentForGroupVersionResource; err gets upstream's error text on failure */
+/* deleteEachItem: a metadata list, then one delete per object (Background). 0 or -errno with
+ * upstream's error text in err. */
+static int delete_each(struct nsw *w, const struct ns_gvr *g, const char *ns, const char *path,
+                       char *err, size_t errlen)
+{
+	struct kube_response resp;
+	int r = list_meta(w, path, &resp);
+
+	if (r < 0 && r != -EOPNOTSUPP && r != -ENOENT) {
+		errtext(r, &resp, err, errlen);
+		kube_response_clear(&resp);
+		return r;
+	}
+	cJSON *l = r == 0 ? cJSON_ParseWithLength(resp.body, resp.body_len) : NULL;
+	kube_response_clear(&resp);
+	const cJSON *it;
+	r = 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(l, "items"))
+	{
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(it, "metadata"), "name");
+		char ip[1300];
+		if (!cJSON_IsString(nm))
+			continue;
+		base_path(g, ns, nm->valuestring, ip, sizeof(ip));
+		r = do_req(w,
+		           &(struct kube_request){.verb = KUBE_DELETE,
+		                                  .path = ip,
+		                                  .propagation_policy = "Background"},
+		           &resp);
+		if (r < 0 && r != -ENOENT && r != -EOPNOTSUPP) {
+			errtext(r, &resp, err, errlen);
+			kube_response_clear(&resp);
+			break;
+		}
+		r = 0;
+		kube_response_clear(&resp);
+	}
+	cJSON_Delete(l);
+	return r;
+}
+
+/* The verification list's answer (r, resp) into out; 0 or -errno with err. */
+static int remaining_of(int r, struct kube_response *resp, const struct ns_gvr *g, const char *ns,
+                        struct gvr_result *out, char *err, size_t errlen)
+{
+	if (r == -EOPNOTSUPP || r == -ENOENT)
+		return 0; /* list not supported after all */
+	if (r == 0)
+		r = ns_list_remaining(resp->body, resp->body_len, &out->remaining, &out->fin);
+	if (r < 0) {
+		errtext(r, resp, err, errlen);
+		return r;
+	}
+	if (out->remaining == 0 || out->estimate != 0)
+		return 0;
+	if (out->fin.n) {
+		out->estimate = NS_FINALIZER_ESTIMATE;
+		return 0;
+	}
+	snprintf(err, errlen,
+	         "unexpected items still remain in namespace: %s for gvr: %s/%s, Resource=%s", ns,
+	         g->group, g->version, g->resource);
+	return -ENOTEMPTY;
+}
+
+/* deleteAllContentForGroupVersionResource, one resource; err gets upstream's error text. */
 static int delete_gvr(struct nsw *w, const struct ns_gvr *g, const char *ns, int64_t deleted_at,
                       struct gvr_result *out, char *err, size_t errlen)
 {
@@ -292,64 +358,101 @@ static int delete_gvr(struct nsw *w, const struct ns_gvr *g, const char *ns, int
 		}
 		kube_response_clear(&resp);
 	}
-	if (!collected && g->list) { /* deleteEachItem */
-		if ((r = list_meta(w, path, &resp)) < 0 && r != -EOPNOTSUPP && r != -ENOENT) {
-			errtext(r, &resp, err, errlen);
-			kube_response_clear(&resp);
-			return r;
-		}
-		cJSON *l = r == 0 ? cJSON_ParseWithLength(resp.body, resp.body_len) : NULL;
-		kube_response_clear(&resp);
-		const cJSON *it;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(l, "items"))
-		{
-			const cJSON *nm = cJSON_GetObjectItemCaseSensitive(
-			        cJSON_GetObjectItemCaseSensitive(it, "metadata"), "name");
-			char ip[1300];
-			if (!cJSON_IsString(nm))
-				continue;
-			base_path(g, ns, nm->valuestring, ip, sizeof(ip));
-			r = do_req(w,
-			           &(struct kube_request){.verb = KUBE_DELETE,
-			                                  .path = ip,
-			                                  .propagation_policy = "Background"},
-			           &resp);
-			if (r < 0 && r != -ENOENT && r != -EOPNOTSUPP) {
-				errtext(r, &resp, err, errlen);
-				kube_response_clear(&resp);
-				cJSON_Delete(l);
-				return r;
-			}
-			kube_response_clear(&resp);
-		}
-		cJSON_Delete(l);
-	}
+	if (!collected && g->list && (r = delete_each(w, g, ns, path, err, errlen)) < 0)
+		return r;
 	if (!g->list)
 		return 0;
-	/* what remains */
 	r = list_meta(w, path, &resp);
-	if (r == -EOPNOTSUPP || r == -ENOENT) {
-		kube_response_clear(&resp);
-		return 0;
-	}
-	if (r == 0)
-		r = ns_list_remaining(resp.body, resp.body_len, &out->remaining, &out->fin);
-	if (r < 0) {
-		errtext(r, &resp, err, errlen);
-		kube_response_clear(&resp);
-		return r;
-	}
+	r = remaining_of(r, &resp, g, ns, out, err, errlen);
 	kube_response_clear(&resp);
-	if (out->remaining == 0 || out->estimate != 0)
-		return 0;
-	if (out->fin.n) {
-		out->estimate = NS_FINALIZER_ESTIMATE;
-		return 0;
+	return r;
+}
+
+/* The same for many resources at once (every resource but pods): the deletecollections in
+ * one batch of concurrent requests, the per-object fallbacks one by one, the verification
+ * lists in a second batch. Upstream walks the resources one after the other; the requests and
+ * their outcomes are the same, only not serialized (the order of upstream's walk is a Go map's,
+ * so no order was promised). out[i], rc[i] and errs[i] (errlen each) per resource. */
+static void delete_gvrs(struct nsw *w, const struct ns_gvr *const *g, size_t n, const char *ns,
+                        struct gvr_result *out, int *rc, char *errs, size_t errlen)
+{
+	struct kube_request *reqs = calloc(n ? n : 1, sizeof(*reqs));
+	struct kube_response *resps = calloc(n ? n : 1, sizeof(*resps));
+	char(*paths)[1024] = calloc(n ? n : 1, sizeof(*paths));
+	size_t *idx = calloc(n ? n : 1, sizeof(*idx)), m = 0;
+	bool *collected = calloc(n ? n : 1, sizeof(*collected));
+
+	for (size_t i = 0; i < n; i++) {
+		out[i] = (struct gvr_result){0};
+		rc[i] = 0;
+		errs[i * errlen] = 0;
 	}
-	snprintf(err, errlen,
-	         "unexpected items still remain in namespace: %s for gvr: %s/%s, Resource=%s", ns,
-	         g->group, g->version, g->resource);
-	return -ENOTEMPTY;
+	if (!reqs || !resps || !paths || !idx || !collected) {
+		/* no memory for the batches: one by one */
+		for (size_t i = 0; i < n; i++)
+			rc[i] = delete_gvr(w, g[i], ns, 0, &out[i], errs + i * errlen, errlen);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		base_path(g[i], ns, NULL, paths[i], sizeof(paths[i]));
+	/* deleteCollection */
+	for (size_t i = 0; i < n; i++)
+		if (g[i]->deletecollection) {
+			reqs[m] = (struct kube_request){.verb = KUBE_DELETE,
+			                                .path = paths[i],
+			                                .propagation_policy = "Background"};
+			idx[m++] = i;
+		}
+	if (kube_client_request_many(w->kc, reqs, m, resps, NULL) < 0) {
+		for (size_t i = 0; i < n; i++)
+			rc[i] = delete_gvr(w, g[i], ns, 0, &out[i], errs + i * errlen, errlen);
+		goto out;
+	}
+	for (size_t k = 0; k < m; k++) {
+		size_t i = idx[k];
+		int r = resps[k].error.err;
+		if (r == 0)
+			collected[i] = true;
+		else if (r != -EOPNOTSUPP && r != -ENOENT) {
+			errtext(r, &resps[k], errs + i * errlen, errlen);
+			rc[i] = r;
+		}
+		kube_response_clear(&resps[k]);
+	}
+	/* deleteEachItem where deletecollection is not served */
+	for (size_t i = 0; i < n; i++)
+		if (!rc[i] && !collected[i] && g[i]->list)
+			rc[i] = delete_each(w, g[i], ns, paths[i], errs + i * errlen, errlen);
+	/* what remains */
+	m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!rc[i] && g[i]->list) {
+			reqs[m] = (struct kube_request){
+			        .verb = KUBE_LIST, .path = paths[i], .metadata_only = true};
+			idx[m++] = i;
+		}
+	if (kube_client_request_many(w->kc, reqs, m, resps, NULL) < 0) {
+		for (size_t k = 0; k < m; k++) {
+			size_t i = idx[k];
+			struct kube_response one;
+			int r = list_meta(w, paths[i], &one);
+			rc[i] = remaining_of(r, &one, g[i], ns, &out[i], errs + i * errlen, errlen);
+			kube_response_clear(&one);
+		}
+		goto out;
+	}
+	for (size_t k = 0; k < m; k++) {
+		size_t i = idx[k];
+		rc[i] = remaining_of(resps[k].error.err, &resps[k], g[i], ns, &out[i],
+		                     errs + i * errlen, errlen);
+		kube_response_clear(&resps[k]);
+	}
+out:
+	free(collected);
+	free(idx);
+	free(paths);
+	free(resps);
+	free(reqs);
 }
 
 /* ---- deleteAllContent ----------------------------------------------------------------------- */
@@ -448,27 +551,48 @@ static int delete_all_content(struct nsw *w, cJSON **ns, const char *name, int64
 		}
 		ns_counts_clear(&res.fin);
 	}
-	for (size_t i = 0; i < d.n; i++) {
-		const struct ns_gvr *g = &d.v[i];
-		struct gvr_result res;
-		if (!g->group[0] && !strcmp(g->resource, "pods") && !strcmp(g->version, "v1"))
-			continue;
-		r = delete_gvr(w, g, name, deleted_at, &res, err, sizeof(err));
-		if (r < 0) {
-			ns_conditions_content_err(&u, err);
-			log_v(2, "namespace %s: %s.%s: %s", name, g->resource, g->group, err);
-			if (!first)
-				first = r;
+	{
+		const struct ns_gvr **rest = calloc(d.n ? d.n : 1, sizeof(*rest));
+		struct gvr_result *res = calloc(d.n ? d.n : 1, sizeof(*res));
+		int *rcs = calloc(d.n ? d.n : 1, sizeof(*rcs));
+		char *errs = calloc(d.n ? d.n : 1, 1024);
+		size_t m = 0;
+		if (!rest || !res || !rcs || !errs) {
+			free(rest);
+			free(res);
+			free(rcs);
+			free(errs);
+			first = first ? first : -ENOMEM;
+			goto out;
 		}
-		if (res.estimate > *estimate)
-			*estimate = res.estimate;
-		if (res.remaining > 0) {
-			char gr[600];
-			snprintf(gr, sizeof(gr), "%s.%s", g->resource, g->group);
-			ns_counts_add(&gvrs, gr, res.remaining);
-			add_fin(&fins, &res.fin);
+		for (size_t i = 0; i < d.n; i++)
+			if (d.v[i].group[0] || strcmp(d.v[i].resource, "pods") ||
+			    strcmp(d.v[i].version, "v1"))
+				rest[m++] = &d.v[i];
+		delete_gvrs(w, rest, m, name, res, rcs, errs, 1024);
+		for (size_t i = 0; i < m; i++) {
+			const struct ns_gvr *g = rest[i];
+			if (rcs[i] < 0) {
+				ns_conditions_content_err(&u, errs + i * 1024);
+				log_v(2, "namespace %s: %s.%s: %s", name, g->resource, g->group,
+				      errs + i * 1024);
+				if (!first)
+					first = rcs[i];
+			}
+			if (res[i].estimate > *estimate)
+				*estimate = res[i].estimate;
+			if (res[i].remaining > 0) {
+				char gr[600];
+				snprintf(gr, sizeof(gr), "%s.%s", g->resource, g->group);
+				ns_counts_add(&gvrs, gr, res[i].remaining);
+				add_fin(&fins, &res[i].fin);
+			}
+			ns_counts_clear(&res[i].fin);
 		}
-		ns_counts_clear(&res.fin);
+		free(rest);
+		free(res);
+		free(rcs);
+		free(errs);
 	}
 	ns_conditions_totals(&u, &gvrs, &fins);
 	status_update(w, &u, ns, name);
