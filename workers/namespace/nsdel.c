@@ -146,7 +146,7 @@ int ns_discovery_add_v2(struct ns_discovery *d, const char *json, size_t len)
 				char gv[300], msg[340];
 				snprintf(gv, sizeof(gv), "%s%s%s", group, *group ? "/" : "",
 				         version);
-				snprintf(msg, sizeof(msg), "stale GroupVersion discovered: %s", gv);
+				snprintf(msg, sizeof(msg), "stale GroupVersion discovery: %s", gv);
 				if ((r = ns_discovery_fail(d, gv, msg)) < 0)
 					goto out;
 				continue;

@@ -54,7 +54,7 @@ void ns_discovery_clear(struct ns_discovery *d);
 /* Adds the namespaced, deletable resources of one aggregated discovery document
  * (apidiscovery.k8s.io/v2 APIGroupDiscoveryList, from /api or /apis) to d: per group and
  * resource the first version listed, replaced by the group's preferred (first) version; Stale
- * versions become failed group-versions ("stale GroupVersion discovered: g/v"). 0, -EBADMSG,
+ * versions become failed group-versions ("stale GroupVersion discovery: g/v"). 0, -EBADMSG,
  * -ENOMEM. */
 int ns_discovery_add_v2(struct ns_discovery *d, const char *json, size_t len);
 /* A root that could not be read at all (/api or /apis): the whole discovery failed. */

@@ -326,31 +326,36 @@ func nsFill(t *testing.T, ns string, objects int) {
 	wg.Wait()
 }
 
-// nsTreeRSS sums VmRSS (kB) of pid and its direct children.
-func nsTreeRSS(pid int) int64 {
-	var sum int64
+// nsTreeMem sums VmRSS and Pss (kB) of pid and its direct children: RSS counts the pages a
+// process tree shares (kcmd's arena, mapped by every process) once per process, PSS divides
+// them among the processes that map them.
+func nsTreeMem(pid int) (rss, pss int64) {
 	pids := []int{pid}
 	for c := range childrenCPU(pid) {
 		if c != pid {
 			pids = append(pids, c)
 		}
 	}
-	for _, p := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
+	field := func(path, key string) int64 {
+		b, err := os.ReadFile(path)
 		if err != nil {
-			continue
+			return 0
 		}
 		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, "VmRSS:") {
-				f := strings.Fields(l)
-				if len(f) >= 2 {
+			if strings.HasPrefix(l, key) {
+				if f := strings.Fields(l); len(f) >= 2 {
 					v, _ := strconv.ParseInt(f[1], 10, 64)
-					sum += v
+					return v
 				}
 			}
 		}
+		return 0
 	}
-	return sum
+	for _, p := range pids {
+		rss += field(fmt.Sprintf("/proc/%d/status", p), "VmRSS:")
+		pss += field(fmt.Sprintf("/proc/%d/smaps_rollup", p), "Pss:")
+	}
+	return rss, pss
 }
 
 func nsTreeCPU(pid int) int64 {
@@ -364,7 +369,7 @@ func nsTreeCPU(pid int) int64 {
 // TestNamespace_BenchVsUpstream: the time a namespace of N ConfigMaps and 20 namespaces of 20
 // ConfigMaps take to go away, kcmd's namespace controller against upstream kcm's (each alone,
 // default flags), one after the other on the same cluster, with the CPU time (ticks of 10 ms,
-// process and direct children) used during the deletions and the RSS after them
+// process and direct children) used during the deletions and the RSS and PSS after them
 // (KCMD_NS_BENCH=1; N = KCMD_NS_BENCH_OBJECTS, default 1000).
 func TestNamespace_BenchVsUpstream(t *testing.T) {
 	if os.Getenv("KCMD_NS_BENCH") == "" {
@@ -397,8 +402,9 @@ func TestNamespace_BenchVsUpstream(t *testing.T) {
 		for _, m := range many {
 			nsWaitGone(t, m, 10*time.Minute)
 		}
-		t.Logf("%s: 1 namespace x %d configmaps gone in %.2fs; 20 namespaces x 20 configmaps gone in %.2fs; CPU %d ticks; RSS %d kB",
-			who, objects, one.Seconds(), time.Since(t0).Seconds(), nsTreeCPU(pid)-cpu0, nsTreeRSS(pid))
+		rss, pss := nsTreeMem(pid)
+		t.Logf("%s: 1 namespace x %d configmaps gone in %.2fs; 20 namespaces x 20 configmaps gone in %.2fs; CPU %d ticks; RSS %d kB, PSS %d kB",
+			who, objects, one.Seconds(), time.Since(t0).Seconds(), nsTreeCPU(pid)-cpu0, rss, pss)
 	}
 	run("kcm", func() (int, func()) {
 		if err := env.Cluster.StartKCM(context.Background(), harness.KCMOptions{Controllers: "namespace-controller"}); err != nil {

@@ -114,7 +114,7 @@ static void test_conditions_failure(void **state)
 	assert_string_equal(field(c, "reason"), "DiscoveryFailed");
 	assert_string_equal(field(c, "message"),
 	                    "Discovery failed for some groups, 1 failing: unable to retrieve the "
-	                    "complete list of server APIs: x/v1: stale GroupVersion discovered: "
+	                    "complete list of server APIs: x/v1: stale GroupVersion discovery: "
 	                    "x/v1");
 	assert_string_equal(field(cond(ns, "NamespaceDeletionContentFailure"), "status"), "False");
 	ns_conditions_clear(&u);
@@ -291,7 +291,7 @@ static void test_discovery(void **state)
 	assert_int_equal(d.n_failed, 1);
 	assert_int_equal(ns_discovery_error(&d, &m), 0);
 	assert_string_equal(m, "unable to retrieve the complete list of server APIs: "
-	                       "metrics.k8s.io/v1beta1: stale GroupVersion discovered: "
+	                       "metrics.k8s.io/v1beta1: stale GroupVersion discovery: "
 	                       "metrics.k8s.io/v1beta1");
 	free(m);
 	ns_discovery_clear(&d);
