@@ -105,7 +105,7 @@ static void test_conditions_failure(void **state)
 	assert_int_equal(ns_conditions_discovery(&u,
 	                                         "unable to retrieve the complete list of "
 	                                         "server APIs: x/v1: stale GroupVersion "
-	                                         "discovered: x/v1",
+	                                         "discovery: x/v1",
 	                                         1),
 	                 0);
 	assert_int_equal(ns_conditions_apply(&u, ns, "2026-01-01T00:00:05Z"), 1);
