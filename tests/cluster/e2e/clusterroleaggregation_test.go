@@ -25,7 +25,9 @@ func craRole(t *testing.T, name string, labels map[string]string, rules []rbacv1
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Client.RbacV1().ClusterRoles().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Client.RbacV1().ClusterRoles().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 }
 
 func craWaitRules(t *testing.T, name string, want []rbacv1.PolicyRule) *rbacv1.ClusterRole {
