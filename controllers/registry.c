@@ -36,8 +36,15 @@ extern const struct kcmd_controller kcmd_podgc_controller;  /* workers/podgc/plu
 extern const struct kcmd_controller kcmd_job_controller;    /* workers/job/plugin.c */
 /* workers/replicaset/plugin-rc.c */
 extern const struct kcmd_controller kcmd_replicationcontroller_controller;
-extern const struct kcmd_controller kcmd_ttl_controller;     /* workers/ttlafterfinished/plugin.c */
-extern const struct kcmd_controller kcmd_cronjob_controller; /* workers/cronjob/plugin.c */
+/* workers/ttlafterfinished/plugin.c */
+extern const struct kcmd_controller kcmd_ttl_after_finished_controller;
+extern const struct kcmd_controller kcmd_cronjob_controller;        /* workers/cronjob/plugin.c */
+extern const struct kcmd_controller kcmd_serviceaccount_controller; /* workers/serviceaccount/ */
+extern const struct kcmd_controller kcmd_rootcacert_controller;     /* workers/rootcacert/ */
+extern const struct kcmd_controller kcmd_namespace_controller;      /* workers/namespace/ */
+/* workers/clusterroleaggregation/ */
+extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
+extern const struct kcmd_controller kcmd_ttl_controller; /* workers/ttl/ */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -50,8 +57,13 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_podgc_controller,
         &kcmd_job_controller,
         &kcmd_replicationcontroller_controller,
-        &kcmd_ttl_controller,
+        &kcmd_ttl_after_finished_controller,
         &kcmd_cronjob_controller,
+        &kcmd_serviceaccount_controller,
+        &kcmd_rootcacert_controller,
+        &kcmd_namespace_controller,
+        &kcmd_clusterroleaggregation_controller,
+        &kcmd_ttl_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

@@ -299,6 +299,8 @@ int kube_build_url(const char *server, const struct kube_request *r, char **ret)
 	if ((r->verb == KUBE_CREATE || r->verb == KUBE_UPDATE || r->verb == KUBE_PATCH) &&
 	    r->field_manager)
 		q_add(&b, &first, "fieldManager", r->field_manager);
+	if (r->verb == KUBE_PATCH && r->patch_type == KUBE_PATCH_APPLY)
+		q_add(&b, &first, "force", "true");
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -1088,11 +1090,12 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 		break;
 	case KUBE_PATCH:
 		call->method = "PATCH";
-		x->fx.content_type = req->patch_type == KUBE_PATCH_MERGE
-		                             ? "application/merge-patch+json"
-		                     : req->patch_type == KUBE_PATCH_JSON
-		                             ? "application/json-patch+json"
-		                             : "application/strategic-merge-patch+json";
+		x->fx.content_type =
+		        req->patch_type == KUBE_PATCH_MERGE  ? "application/merge-patch+json"
+		        : req->patch_type == KUBE_PATCH_JSON ? "application/json-patch+json"
+		        : req->patch_type == KUBE_PATCH_APPLY
+		                ? "application/apply-patch+yaml"
+		                : "application/strategic-merge-patch+json";
 		break;
 	case KUBE_DELETE:
 		call->method = "DELETE";

@@ -46,6 +46,8 @@ enum kube_patch_type {
 	KUBE_PATCH_STRATEGIC = 0, /* application/strategic-merge-patch+json */
 	KUBE_PATCH_MERGE,         /* application/merge-patch+json */
 	KUBE_PATCH_JSON,          /* application/json-patch+json */
+	KUBE_PATCH_APPLY,         /* application/apply-patch+yaml (server-side apply, JSON body;
+	                           * field_manager required, sent with force=true) */
 };
 
 struct kube_request {

@@ -338,9 +338,10 @@ static int parse_controllers(struct mgr_config *cfg, const char *v, char *err, s
 				continue;
 			built_names(names, sizeof(names));
 			r = fail(err, errlen,
-			         "--controllers: %s is not implemented by kcmd (it runs %s); run "
-			         "it in kube-controller-manager, or load its plug-in with "
-			         "--controller-plugins",
+			         /* the advice first: a long list of names may be cut */
+			         "--controllers: %s is not implemented by kcmd; run it in "
+			         "kube-controller-manager, or load its plug-in with "
+			         "--controller-plugins (kcmd runs %s)",
 			         nm, names);
 			break;
 		}

@@ -274,6 +274,22 @@ static void test_url(void **state)
 	assert_int_equal(kube_build_url("https://h", &s, &u), 0);
 	assert_string_equal(u, "https://h/apis/apps/v1/namespaces/ns/replicasets/rs/status");
 	free(u);
+	/* server-side apply: fieldManager and force=true (clusterrole aggregation) */
+	struct kube_request ap = {.verb = KUBE_PATCH,
+	                          .group = "rbac.authorization.k8s.io",
+	                          .version = "v1",
+	                          .resource = "clusterroles",
+	                          .name = "admin",
+	                          .patch_type = KUBE_PATCH_APPLY,
+	                          .field_manager = "clusterrole-aggregation-controller"};
+	assert_int_equal(kube_build_url("https://h", &ap, &u), 0);
+	assert_string_equal(u, "https://h/apis/rbac.authorization.k8s.io/v1/clusterroles/admin"
+	                       "?fieldManager=clusterrole-aggregation-controller&force=true");
+	free(u);
+	ap.patch_type = KUBE_PATCH_MERGE; /* no force for other patches */
+	assert_int_equal(kube_build_url("https://h", &ap, &u), 0);
+	assert_null(strstr(u, "force"));
+	free(u);
 	struct kube_request bad = {
 	        .verb = KUBE_GET, .version = "v1", .resource = "pods", .name = "../x"};
 	assert_int_equal(kube_build_url("https://h", &bad, &u), -EINVAL);

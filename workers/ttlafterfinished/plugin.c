@@ -76,7 +76,7 @@ static const struct kcmd_flag ttl_flags[] = {
                  "concurrently. (kcmd: that many worker processes.)"},
 };
 
-const struct kcmd_controller kcmd_ttl_controller = {
+const struct kcmd_controller kcmd_ttl_after_finished_controller = {
         .abi = KCMD_CONTROLLER_ABI,
         .name = TTL_CONTROLLER,
         .aliases = ttl_aliases,

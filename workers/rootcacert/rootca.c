@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* workers/rootcacert/rootca.c: the root CA publisher's pure decisions and bodies (rootca.h). */
+#include "workers/rootcacert/rootca.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <gnutls/x509.h>
+
+static int print(cJSON *o, char **ret)
+{
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
+
+int rc_create_body(const char *ca, char **ret)
+{
+	cJSON *o = cJSON_CreateObject(), *md, *an, *data;
+
+	*ret = NULL;
+	if (!o || !cJSON_AddStringToObject(o, "apiVersion", "v1") ||
+	    !cJSON_AddStringToObject(o, "kind", "ConfigMap") ||
+	    !(md = cJSON_AddObjectToObject(o, "metadata")) ||
+	    !cJSON_AddStringToObject(md, "name", RC_CONFIGMAP) ||
+	    !(an = cJSON_AddObjectToObject(md, "annotations")) ||
+	    !cJSON_AddStringToObject(an, RC_ANNOTATION, RC_DESCRIPTION) ||
+	    !(data = cJSON_AddObjectToObject(o, "data")) ||
+	    !cJSON_AddStringToObject(data, RC_KEY, ca)) {
+		cJSON_Delete(o);
+		return -ENOMEM;
+	}
+	return print(o, ret);
+}
+
+/* reflect.DeepEqual(cm.Data, {"ca.crt": ca}): exactly one key, that one, that value */
+static bool data_equal(const cJSON *data, const char *ca)
+{
+	const cJSON *v;
+
+	if (!cJSON_IsObject(data) || cJSON_GetArraySize(data) != 1)
+		return false;
+	v = cJSON_GetObjectItemCaseSensitive(data, RC_KEY);
+	return cJSON_IsString(v) && strcmp(v->valuestring, ca) == 0;
+}
+
+int rc_update_body(const char *json, size_t len, const char *ca, char **ret)
+{
+	cJSON *o = cJSON_ParseWithLength(json, len), *md, *an, *data;
+	const cJSON *desc;
+
+	*ret = NULL;
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		return -EBADMSG;
+	}
+	md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	an = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+	desc = cJSON_GetObjectItemCaseSensitive(an, RC_ANNOTATION);
+	if (data_equal(cJSON_GetObjectItemCaseSensitive(o, "data"), ca) && cJSON_IsString(desc) &&
+	    desc->valuestring[0]) {
+		cJSON_Delete(o);
+		return 0;
+	}
+	if (!cJSON_IsObject(md)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "metadata");
+		if (!(md = cJSON_AddObjectToObject(o, "metadata")))
+			goto nomem;
+	}
+	if (!cJSON_IsObject(an)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
+		if (!(an = cJSON_AddObjectToObject(md, "annotations")))
+			goto nomem;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(an, RC_ANNOTATION);
+	if (!cJSON_AddStringToObject(an, RC_ANNOTATION, RC_DESCRIPTION))
+		goto nomem;
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "data");
+	if (!(data = cJSON_AddObjectToObject(o, "data")) ||
+	    !cJSON_AddStringToObject(data, RC_KEY, ca))
+		goto nomem;
+	return print(o, ret);
+nomem:
+	cJSON_Delete(o);
+	return -ENOMEM;
+}
+
+int rc_create_result(int err)
+{
+	if (err == 0 || err == -ENOENT || err == -ESHUTDOWN)
+		return 0;
+	return err;
+}
+
+bool rc_namespace_update_wanted(const char *phase)
+{
+	return phase && strcmp(phase, "Active") == 0;
+}
+
+int rc_check_pem(const char *data, size_t len, char *err, size_t errlen)
+{
+	gnutls_x509_crt_t *crts = NULL;
+	unsigned n = 0;
+	gnutls_datum_t d = {.data = (unsigned char *)data, .size = (unsigned)len};
+	int r;
+
+	if (!data || !len || !memmem(data, len, "-----BEGIN CERTIFICATE-----", 27)) {
+		snprintf(err, errlen, "data does not contain any valid RSA or ECDSA certificates");
+		return -EINVAL;
+	}
+	r = gnutls_x509_crt_list_import2(&crts, &n, &d, GNUTLS_X509_FMT_PEM, 0);
+	if (r < 0 || n == 0) {
+		snprintf(err, errlen, "%s", r < 0 ? gnutls_strerror(r) : "no certificate");
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < n; i++)
+		gnutls_x509_crt_deinit(crts[i]);
+	gnutls_free(crts);
+	return 0;
+}
