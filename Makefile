@@ -56,7 +56,7 @@ allbench  := $(foreach m,$(LIBS),$($(m)_BENCHES))
 allsoak   := $(foreach m,$(LIBS),$($(m)_SOAKS))
 prog      = $(1)/t/$(basename $(2))
 
-.PHONY: all deps unit asan e2e chaos check run bench soak fuzz fuzz-replay install clean cluster format lint \
+.PHONY: all deps unit asan e2e chaos check run run-smoke bench soak fuzz fuzz-replay install clean cluster format lint \
 	lint-selftest \
 	$(addprefix bench-,kube shm ipc informer manager rs gc)
 .DEFAULT_GOAL := all
@@ -168,12 +168,17 @@ check:
 	$(MAKE) unit
 	$(MAKE) asan
 	$(MAKE) fuzz-replay
+	$(MAKE) run-smoke
 	$(MAKE) e2e
 
 run:
 	@tests/deps.sh
 	$(MAKE) all
 	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/run-demo.sh
+
+# `make run`'s demo, non-interactive, each step with a deadline (part of check; ~30 s).
+run-smoke: deps all
+	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/run-demo.sh --smoke
 
 cluster: deps
 	@tests/cluster/build.sh
