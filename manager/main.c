@@ -147,10 +147,12 @@ static void publish_status(struct mgr *m)
 	snprintf(st.identity, sizeof(st.identity), "%s", m->identity);
 	snprintf(st.lease, sizeof(st.lease), "%s/%s", m->cfg.leader_elect_resource_namespace,
 	         m->cfg.leader_elect_resource_name);
-	if (m->lc)
+	st.lease_transitions = -1;
+	if (m->lc) {
 		snprintf(st.holder, sizeof(st.holder), "%s",
 		         mgr_le_observed_holder(mgr_lease_client_elector(m->lc)));
-	else if (m->leading)
+		st.lease_transitions = mgr_le_observed_transitions(mgr_lease_client_elector(m->lc));
+	} else if (m->leading)
 		snprintf(st.holder, sizeof(st.holder), "%s", m->identity);
 	st.leader_elect = m->cfg.leader_elect;
 	st.leading = m->leading;
