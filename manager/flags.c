@@ -174,6 +174,12 @@ static const struct flagdef flags[] = {
          "StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient (all beta, default "
          "true in v1.37) and AllAlpha/AllBeta; any other gate is an error."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
+        {"logging-format", F_STR, OFF(logging_format),
+         "Sets the log format. Permitted formats: \"json\", \"text\" (component-base's JSON "
+         "lines: ts, caller, msg, v, controller). (default \"text\")"},
+        {"vmodule", F_STR, OFF(vmodule),
+         "comma-separated list of pattern=N settings for file-filtered logging (a pattern is a "
+         "glob over the source file's base name without .c, or its path when it holds a /)."},
         {"standby-warm-cache", F_BOOL, OFF(standby_warm_cache),
          "kcmd: keep the cache warm while not leading, so a new leader starts without a relist "
          "(default true)."},

@@ -55,6 +55,8 @@ struct mgr_config {
 	bool use_service_account_credentials; /* false */
 	struct kcmd_features features;        /* --feature-gates, applied onto the defaults */
 	int v;                                /* log verbosity */
+	const char *logging_format;           /* --logging-format: NULL/"text" or "json" */
+	const char *vmodule;                  /* --vmodule: pattern=N,... */
 	struct mgr_httpd_auth_opts auth;      /* --authentication-*, --authorization-* */
 
 	/* kcmd's own */

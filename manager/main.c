@@ -1416,6 +1416,26 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	kclog_set_verbosity(m->cfg.v);
+	/* --logging-format and --vmodule: this process now, every child through its environment
+	 * (kclog_init reads KCMD_LOGGING_FORMAT and KCMD_VMODULE) */
+	if (kclog_set_format(m->cfg.logging_format) < 0) {
+		fprintf(stderr,
+		        "kcmd: --logging-format: Unsupported value: \"%s\": supported values: "
+		        "\"json\", \"text\"\n",
+		        m->cfg.logging_format);
+		return 2;
+	}
+	if (kclog_set_vmodule(m->cfg.vmodule) < 0) {
+		fprintf(stderr, "kcmd: --vmodule: expected pattern=N[,pattern=N...] (at most %d)\n",
+		        KCLOG_VMODULE_MAX);
+		return 2;
+	}
+	if (setenv("KCMD_LOGGING_FORMAT", m->cfg.logging_format ? m->cfg.logging_format : "text",
+	           1) < 0 ||
+	    setenv("KCMD_VMODULE", m->cfg.vmodule ? m->cfg.vmodule : "", 1) < 0) {
+		fprintf(stderr, "kcmd: out of memory\n");
+		return 1;
+	}
 	if (!(m->ctl = calloc(m->cfg.n_ctl ? m->cfg.n_ctl : 1, sizeof(*m->ctl)))) {
 		fprintf(stderr, "kcmd: out of memory\n");
 		return 1;

@@ -11,15 +11,14 @@
  *   counts; plus /proc/<pid>/stat (CPU) and /proc/<pid>/smaps_rollup (PSS) of every process.
  *   Rates (adds/s, syncs/s, errors/s, requests/s, CPU %) are differences between two samples
  *   taken --interval apart (default 2 s; --once takes its two samples 1 s apart unless
- *   --interval is given, so a script gets rates too). A "sync" is one key processed to the end (the queue's work-duration
- *   observation count, as client-go's workqueue_work_duration_seconds_count), an "error" one
- *   AddRateLimited (a sync that failed and is retried: workqueue_retries_total).
- *   The live view redraws the whole screen each interval (ANSI home + clear) and ends on q or
- *   Ctrl-C; the terminal is left in the mode it was found in.
- *   Rejected: curses (a dependency for one screen that is redrawn whole anyway) and reading
- *   /metrics over HTTPS (needs credentials and a running loop; shared memory needs neither).
- *   Fixed-size tables: at most TOP_MAX_QUEUES queues and TOP_MAX_VERBS verb/code rows are
- *   shown; further ones are counted in "not shown" (kcmd has fewer today).
+ *   --interval is given, so a script gets rates too). A "sync" is one key processed to the end (the
+ * queue's work-duration observation count, as client-go's workqueue_work_duration_seconds_count),
+ * an "error" one AddRateLimited (a sync that failed and is retried: workqueue_retries_total). The
+ * live view redraws the whole screen each interval (ANSI home + clear) and ends on q or Ctrl-C; the
+ * terminal is left in the mode it was found in. Rejected: curses (a dependency for one screen that
+ * is redrawn whole anyway) and reading /metrics over HTTPS (needs credentials and a running loop;
+ * shared memory needs neither). Fixed-size tables: at most TOP_MAX_QUEUES queues and TOP_MAX_VERBS
+ * verb/code rows are shown; further ones are counted in "not shown" (kcmd has fewer today).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -459,9 +458,9 @@ static cJSON *json_doc(pid_t pid, const struct top_sample *a, const struct top_s
 		cJSON_AddNumberToObject(j, "addsPerSecond",
 		                        o ? rate(q->adds_total, o->adds_total, dt) : 0);
 		cJSON_AddNumberToObject(j, "syncs", (double)q->work_duration_count);
-		cJSON_AddNumberToObject(
-		        j, "syncsPerSecond",
-		        o ? rate(q->work_duration_count, o->work_duration_count, dt) : 0);
+		cJSON_AddNumberToObject(j, "syncsPerSecond",
+		                        o ? rate(q->work_duration_count, o->work_duration_count, dt)
+		                          : 0);
 		cJSON_AddNumberToObject(j, "retries", (double)q->retries_total);
 		cJSON_AddNumberToObject(j, "errorsPerSecond",
 		                        o ? rate(q->retries_total, o->retries_total, dt) : 0);
