@@ -137,8 +137,10 @@ deps:
 UNIT_PROGS := $(foreach t,$(alltests),$(call prog,$(B),$(t)))
 ASAN_PROGS := $(foreach t,$(alltests),$(call prog,$(BA),$(t)))
 
-unit: deps $(UNIT_PROGS)
-	@tests/run-tests.sh unit $(UNIT_PROGS) $(LINT_TESTS)
+# DOC_TESTS: the man pages and /etc/default/kcmd against `kcmd --help` and kcmctl's usage.
+DOC_TESTS  := tests/packaging/test-docs.py
+unit: deps $(UNIT_PROGS) $(B)/bin/kcmd $(B)/bin/kcmctl
+	@tests/run-tests.sh unit $(UNIT_PROGS) $(LINT_TESTS) $(DOC_TESTS)
 
 asan: deps $(ASAN_PROGS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
