@@ -234,7 +234,9 @@ fuzz-replay: deps $(FUZZ_PROGS)
 install: all
 	install -d $(DESTDIR)$(BINDIR)
 	$(if $(BINS),install -m 0755 $(addprefix $(B)/bin/,$(BINS)) $(DESTDIR)$(BINDIR)/)
-	install -d $(DESTDIR)$(UNITDIR)
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 packaging/completion/kcmd.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kcmd
+	ln -sf kcmd $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kcmctl
 	# The unit names /usr/bin/kcmd (the package's path); point it at this install's BINDIR.
 	$(foreach u,$(wildcard packaging/*.service),sed 's|/usr/bin/kcmd|$(BINDIR)/kcmd|g' $(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && chmod 0644 $(DESTDIR)$(UNITDIR)/$(notdir $(u));)
 	# the controller API for out-of-tree controllers: headers, libkcmd, kcmd.pc

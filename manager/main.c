@@ -1024,6 +1024,28 @@ static void informer_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 				                   "group=\"%s\",resource=\"%s\"} %.0f\n",
 				                   ti.group, ti.resource, rv);
 			}
+		/* the cache's size, as kcmctl top shows it (the dashboard's cache panel) */
+		if (shm_reader_stats(a, &st) == 0) {
+			mgr_metrics_printf(
+			        b, "# HELP kcmd_cache_objects Objects in the shared cache, per "
+			           "resource.\n# TYPE kcmd_cache_objects gauge\n");
+			for (uint64_t t = 0; t < st.n_types; t++) {
+				struct shm_type_info ti;
+				if (shm_reader_type_info(a, (uint16_t)t, &ti) == 0)
+					mgr_metrics_printf(
+					        b,
+					        "kcmd_cache_objects{group=\"%s\",resource="
+					        "\"%s\"} %llu\n",
+					        ti.group, ti.resource,
+					        (unsigned long long)ti.count);
+			}
+			mgr_metrics_printf(
+			        b,
+			        "# HELP kcmd_cache_live_bytes Bytes of live records in "
+			        "the shared cache (the arena).\n# TYPE kcmd_cache_live_bytes "
+			        "gauge\nkcmd_cache_live_bytes %llu\n",
+			        (unsigned long long)st.live_bytes);
+		}
 		shm_arena_close(a);
 	}
 	mgr_metrics_printf(

@@ -9,6 +9,8 @@
 #   so a controller flag another change adds is checked without editing this test.
 # - every command `kcmctl` prints in its usage, and every option of `kcmctl top`, is in
 #   packaging/kcmctl.1;
+# - the bash completion (packaging/completion/kcmd.bash) completes every kcmd flag and every
+#   kcmctl command;
 # - both man pages render without groff warnings (when man is installed);
 # - the checks themselves fail on a man page with one flag removed (self-test).
 # Exit: 0 pass, 1 fail, 77 skip (kcmd not built).
@@ -99,6 +101,22 @@ topusage = subprocess.run([kcmctl, "top", "--bogus"], capture_output=True, text=
 for opt in re.findall(r"(--[a-z]+|-o)\b", topusage.split(" top ", 1)[-1]):
     if opt not in man1:
         fails.append(f"kcmctl top {opt}: in its usage, not in packaging/kcmctl.1")
+
+# bash completion: `kcmd --<TAB>` offers every flag, `kcmctl <TAB>` every command
+comp = os.path.join(top, "packaging", "completion", "kcmd.bash")
+script = f"""source '{comp}'
+PATH='{bindir}':$PATH
+COMP_WORDS=(kcmd --); COMP_CWORD=1; COMPREPLY=(); _kcmd; echo "kcmd: ${{COMPREPLY[*]}}"
+COMP_WORDS=(kcmctl ''); COMP_CWORD=1; COMPREPLY=(); _kcmctl; echo "kcmctl: ${{COMPREPLY[*]}}"
+"""
+r = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+offered = {l.split(": ", 1)[0]: set(l.split(": ", 1)[1].split()) for l in r.stdout.splitlines() if ": " in l}
+for f, _ in flags:
+    if f not in offered.get("kcmd", set()):
+        fails.append(f"{f}: not offered by the bash completion of kcmd")
+for c in {c.split()[0] for c in cmds}:
+    if c not in offered.get("kcmctl", set()):
+        fails.append(f"kcmctl {c}: not offered by the bash completion of kcmctl")
 
 if shutil.which("man"):
     for page in ("kcmd.8", "kcmctl.1"):
