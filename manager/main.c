@@ -1170,6 +1170,44 @@ static void rest_client_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 	free(a);
 }
 
+/* kcm v1.37's z-pages in their text form (component-base zpages: statusz, flagz; on by default
+ * in v1.37, ComponentStatusz/ComponentFlagz beta): a header naming the component, the warning
+ * that the text is not an API, then the fields. kcmd's component name is kcmd; "Emulation
+ * version" is the kube-controller-manager release whose behaviour it follows. */
+static int zpage(void *ud, const char *page, char **ret, size_t *ret_len)
+{
+	struct mgr *m = ud;
+	char *out = NULL, started[64];
+	size_t len = 0;
+	FILE *f;
+	time_t t0 = (time_t)(m->started_unix_usec / 1000000);
+	struct tm tm;
+	int64_t up = (unix_usec() - m->started_unix_usec) / 1000000;
+
+	if (strcmp(page, "flagz") == 0)
+		return mgr_flags_flagz(&m->cfg, ret, ret_len);
+	if (!(f = open_memstream(&out, &len)))
+		return -ENOMEM;
+	localtime_r(&t0, &tm);
+	strftime(started, sizeof(started), "%a %b %e %H:%M:%S %Z %Y", &tm);
+	fprintf(f, "\nkcmd statusz\nWarning: This endpoint is not meant to be machine parseable, "
+	           "has no "
+	           "formatting compatibility guarantees and is for debugging purposes only.\n\n");
+	fprintf(f, "Started:  %s\n", started);
+	fprintf(f, "Up:  %lld hr %02lld min %02lld sec\n", (long long)(up / 3600),
+	        (long long)(up % 3600 / 60), (long long)(up % 60));
+	fprintf(f, "Binary version:  %s\n", KCMD_VERSION);
+	fprintf(f, "Emulation version:  1.37\n");
+	fprintf(f, "Paths:  /flagz /healthz /livez /metrics /readyz\n");
+	if (fclose(f) != 0) {
+		free(out);
+		return -ENOMEM;
+	}
+	*ret = out;
+	*ret_len = len;
+	return 0;
+}
+
 static void metrics(struct mgr_metrics_buf *b, void *ud)
 {
 	struct mgr *m = ud;
@@ -1593,6 +1631,7 @@ int main(int argc, char **argv)
 			n_routes += m->ctl[i].c->n_debug;
 		}
 		mgr_httpd_set_metrics(m->httpd, metrics, m);
+		mgr_httpd_set_zpages(m->httpd, zpage, m);
 		if (n_routes && m->arena_ro_fd >= 0 &&
 		    (m->routes = calloc(n_routes, sizeof(*m->routes)))) {
 			size_t k = 0;

@@ -92,7 +92,7 @@ func TestDashboard_MetricsExist(t *testing.T) {
 	port := gcxFreePort(t)
 	lease := leaseName(t)
 	p := startKcmd(t, nil, "--controllers=replicaset-controller", "--secure-port="+strconv.Itoa(port),
-		"--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/metrics",
+		"--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/metrics,/statusz",
 		"--leader-elect-resource-name="+lease, "--leader-elect-lease-duration=4s",
 		"--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s")
 	Eventually(t, 30*time.Second, "leadership", func() (bool, string) { return p.Logged("became leader"), "" })
@@ -173,4 +173,14 @@ func TestDashboard_MetricsExist(t *testing.T) {
 		t.Errorf("kcmd serves go_goroutines now: remove it from hdbNotServed")
 	}
 	t.Logf("%d mixin metrics and %d selectors of kcmd-dashboard.json checked", len(hdbMixin), n)
+
+	// kcm's z-pages, behind the same authorization as /metrics: /statusz is always-allowed
+	// here, /flagz is not (no reviewer configured: 403 for everyone, as kcm outside a pod)
+	if code, _, body := gcxGet(t, port, "/statusz"); code != 200 || !strings.HasPrefix(body, "\nkcmd statusz\nWarning: ") ||
+		!strings.Contains(body, "\nBinary version:  ") || !strings.Contains(body, "\nUp:  0 hr ") {
+		t.Errorf("/statusz: %d\n%s", code, body)
+	}
+	if code, _, body := gcxGet(t, port, "/flagz"); code != 403 {
+		t.Errorf("/flagz without authorization: %d, want 403\n%s", code, body)
+	}
 }
