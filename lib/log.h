@@ -15,7 +15,7 @@
  *     (file:line), msg, v (the verbosity of an info line; error lines carry none), then the
  *     structured keys: controller, and each "KEY=value" field as "key" in lower case).
  *   Under journald the controller is also CONTROLLER= (and the fields as given, e.g. OBJECT=),
- *   so `journalctl -u kcmd CONTROLLER=replicaset-controller` selects one controller's lines.
+ *   so `journalctl -u kcmd CONTROLLER=<controller>` selects one controller's lines.
  *   Verbosity follows klog: log_v(N, ...) prints when N <= --v, or N <= the level --vmodule
  *   gives the calling file (klog's syntax: pattern=N,...; a pattern is a glob over the file's
  *   base name without ".c", or over its path when it holds a '/'). The manager passes
