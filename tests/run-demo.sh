@@ -158,7 +158,8 @@ snapshot
 
 say "step 3: scale to 20 and kill -9 a ReplicaSet worker process while it works"
 # the worker processes of the ReplicaSet controller, from kcmctl status (PROCESS GROUP STATE PID ...)
-victim=$("$bin/kcmctl" --pid "$kcmd_pid" status | awk '$1 ~ /^worker-replicaset/ && $3 == "running" {print $1, $4; exit}')
+# (awk reads to the end: an early exit would SIGPIPE kcmctl and fail the pipeline under pipefail)
+victim=$("$bin/kcmctl" --pid "$kcmd_pid" status | awk '$1 ~ /^worker-replicaset/ && $3 == "running" && !f {print $1, $4; f = 1}')
 [ -n "$victim" ] || fail "no running ReplicaSet worker in kcmctl status"
 set -- $victim
 vname=$1 vpid=$2
