@@ -56,7 +56,7 @@ allbench  := $(foreach m,$(LIBS),$($(m)_BENCHES))
 allsoak   := $(foreach m,$(LIBS),$($(m)_SOAKS))
 prog      = $(1)/t/$(basename $(2))
 
-.PHONY: all deps unit asan e2e chaos check run bench soak fuzz fuzz-replay install clean cluster format lint \
+.PHONY: all deps unit asan e2e chaos check run run-smoke bench soak fuzz fuzz-replay install clean cluster format lint \
 	lint-selftest \
 	$(addprefix bench-,kube shm ipc informer manager rs gc)
 .DEFAULT_GOAL := all
@@ -137,8 +137,10 @@ deps:
 UNIT_PROGS := $(foreach t,$(alltests),$(call prog,$(B),$(t)))
 ASAN_PROGS := $(foreach t,$(alltests),$(call prog,$(BA),$(t)))
 
-unit: deps $(UNIT_PROGS)
-	@tests/run-tests.sh unit $(UNIT_PROGS) $(LINT_TESTS)
+# DOC_TESTS: the man pages and /etc/default/kcmd against `kcmd --help` and kcmctl's usage.
+DOC_TESTS  := tests/packaging/test-docs.py
+unit: deps $(UNIT_PROGS) $(B)/bin/kcmd $(B)/bin/kcmctl
+	@tests/run-tests.sh unit $(UNIT_PROGS) $(LINT_TESTS) $(DOC_TESTS)
 
 asan: deps $(ASAN_PROGS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -168,12 +170,17 @@ check:
 	$(MAKE) unit
 	$(MAKE) asan
 	$(MAKE) fuzz-replay
+	$(MAKE) run-smoke
 	$(MAKE) e2e
 
 run:
 	@tests/deps.sh
 	$(MAKE) all
 	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/run-demo.sh
+
+# `make run`'s demo, non-interactive, each step with a deadline (part of check; ~30 s).
+run-smoke: deps all
+	@KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/run-demo.sh --smoke
 
 cluster: deps
 	@tests/cluster/build.sh
@@ -227,7 +234,9 @@ fuzz-replay: deps $(FUZZ_PROGS)
 install: all
 	install -d $(DESTDIR)$(BINDIR)
 	$(if $(BINS),install -m 0755 $(addprefix $(B)/bin/,$(BINS)) $(DESTDIR)$(BINDIR)/)
-	install -d $(DESTDIR)$(UNITDIR)
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 packaging/completion/kcmd.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kcmd
+	ln -sf kcmd $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kcmctl
 	# The unit names /usr/bin/kcmd (the package's path); point it at this install's BINDIR.
 	$(foreach u,$(wildcard packaging/*.service),sed 's|/usr/bin/kcmd|$(BINDIR)/kcmd|g' $(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && chmod 0644 $(DESTDIR)$(UNITDIR)/$(notdir $(u));)
 	# the controller API for out-of-tree controllers: headers, libkcmd, kcmd.pc

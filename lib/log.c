@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * lib/log.c: klog-format stderr or structured journald logging (see log.h).
+ * lib/log.c: klog-format or component-base JSON stderr, or structured journald logging (see
+ * log.h).
  */
 #include "lib/log.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +20,20 @@
 #define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
+struct vmod {
+	char pattern[128];
+	int v;
+	bool path; /* the pattern holds a '/': matched against the whole file path */
+};
+
 static struct {
 	char process[32];
 	char controller[64];
 	int v;
 	bool journal;
+	bool json;
+	unsigned n_vmod;
+	struct vmod vmod[KCLOG_VMODULE_MAX];
 } st = {.process = "kcmd"};
 
 static bool stderr_is_journal(void)
@@ -41,6 +53,78 @@ void kclog_init(const char *process, const char *controller, int verbosity)
 	snprintf(st.controller, sizeof(st.controller), "%s", controller ? controller : "");
 	st.v = verbosity;
 	st.journal = stderr_is_journal();
+	/* set by the manager for its children (--logging-format, --vmodule); a bad value was
+	 * refused by the manager's flag parsing already, so it is ignored here */
+	(void)kclog_set_format(getenv("KCMD_LOGGING_FORMAT"));
+	(void)kclog_set_vmodule(getenv("KCMD_VMODULE"));
+}
+
+int kclog_set_format(const char *format)
+{
+	if (!format || !*format || strcmp(format, "text") == 0)
+		st.json = false;
+	else if (strcmp(format, "json") == 0)
+		st.json = true;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int kclog_set_vmodule(const char *spec)
+{
+	struct vmod v[KCLOG_VMODULE_MAX];
+	unsigned n = 0;
+	const char *p = spec;
+
+	while (p && *p) {
+		const char *end = strchr(p, ','), *eq;
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char item[160], *e;
+		long lv;
+		if (len == 0 || len >= sizeof(item) || n == KCLOG_VMODULE_MAX)
+			return -EINVAL;
+		memcpy(item, p, len);
+		item[len] = 0;
+		eq = strrchr(item, '=');
+		if (!eq || eq == item || (size_t)(eq - item) >= sizeof(v[0].pattern) || !eq[1])
+			return -EINVAL;
+		errno = 0;
+		lv = strtol(eq + 1, &e, 10);
+		if (*e || errno || lv < 0 || lv > 1000000)
+			return -EINVAL;
+		snprintf(v[n].pattern, sizeof(v[n].pattern), "%.*s", (int)(eq - item), item);
+		v[n].v = (int)lv;
+		v[n].path = strchr(v[n].pattern, '/') != NULL;
+		n++;
+		p = end ? end + 1 : NULL;
+	}
+	memcpy(st.vmod, v, n * sizeof(v[0]));
+	st.n_vmod = n;
+	return 0;
+}
+
+bool kclog_v_enabled(int v, const char *file)
+{
+	char base[128];
+	const char *b;
+	size_t len;
+
+	if (v <= st.v)
+		return true;
+	if (!st.n_vmod || !file)
+		return false;
+	/* klog matches the file's base name without its extension, or the path for a pattern
+	 * with a '/' */
+	b = strrchr(file, '/');
+	b = b ? b + 1 : file;
+	len = strlen(b);
+	if (len > 2 && strcmp(b + len - 2, ".c") == 0)
+		len -= 2;
+	snprintf(base, sizeof(base), "%.*s", (int)len, b);
+	for (unsigned i = 0; i < st.n_vmod; i++)
+		if (fnmatch(st.vmod[i].pattern, st.vmod[i].path ? file : base, 0) == 0)
+			return v <= st.vmod[i].v; /* the first matching pattern decides, as klog */
+	return false;
 }
 
 void kclog_set_verbosity(int v)
@@ -145,16 +229,72 @@ static char level_letter(enum kclog_level l)
 	}
 }
 
-void kclog_log(enum kclog_level level, const char *file, int line, const char *const *fields,
-               const char *fmt, ...)
+/* JSON string body of s (already sanitized: no control characters). */
+static size_t json_esc(char *dst, size_t n, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o + 2 < n; s++) {
+		if (*s == '"' || *s == '\\')
+			dst[o++] = '\\';
+		dst[o++] = *s;
+	}
+	dst[o] = 0;
+	return o;
+}
+
+/* component-base's JSON line: {"ts":<ms>,"caller":"dir/file.c:N","msg":"...","v":N,...} */
+static void emit_json(enum kclog_level level, int v, const char *file, int line,
+                      const char *const *fields, const char *msg)
+{
+	char out[8192], esc[4200];
+	size_t o = 0;
+	struct timespec ts;
+	const char *c = file, *p;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* zap's ShortCallerEncoder: the last directory and the file */
+	if ((p = strrchr(file, '/'))) {
+		c = p;
+		while (c > file && c[-1] != '/')
+			c--;
+	}
+	json_esc(esc, sizeof(esc), msg);
+	o += (size_t)snprintf(out + o, sizeof(out) - o,
+	                      "{\"ts\":%.3f,\"caller\":\"%s:%d\",\"msg\":\"%s\"",
+	                      (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6, c, line, esc);
+	if (level != KCLOG_ERROR && o < sizeof(out))
+		o += (size_t)snprintf(out + o, sizeof(out) - o, ",\"v\":%d", v);
+	if (st.controller[0] && o < sizeof(out))
+		o += (size_t)snprintf(out + o, sizeof(out) - o, ",\"controller\":\"%s\"",
+		                      st.controller);
+	for (size_t i = 0; fields && fields[i] && o < sizeof(out); i++) {
+		const char *eq = strchr(fields[i], '=');
+		char key[64], val[1024];
+		size_t kl;
+		if (!eq || (kl = (size_t)(eq - fields[i])) == 0 || kl >= sizeof(key))
+			continue;
+		for (size_t k = 0; k < kl; k++)
+			key[k] = (char)tolower((unsigned char)fields[i][k]);
+		key[kl] = 0;
+		kclog_sanitize(val, sizeof(val), eq + 1, strlen(eq + 1));
+		json_esc(esc, sizeof(esc), val);
+		o += (size_t)snprintf(out + o, sizeof(out) - o, ",\"%s\":\"%s\"", key, esc);
+	}
+	if (o >= sizeof(out) - 2)
+		o = sizeof(out) - 3; /* cut: the line stays one line, though no longer JSON */
+	out[o++] = '}';
+	out[o++] = '\n';
+	fwrite(out, 1, o, stderr);
+}
+
+static void vlog(enum kclog_level level, int v, const char *file, int line,
+                 const char *const *fields, const char *fmt, va_list ap)
 {
 	char raw[2048], msg[2048];
-	va_list ap;
 	int saved = errno;
 
-	va_start(ap, fmt);
 	int rl = vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
 	/* the sink: whatever the message quotes (object names, Event messages, apiserver error
 	 * bodies) cannot start a line or send a terminal escape */
 	kclog_sanitize(msg, sizeof(msg), raw,
@@ -188,6 +328,9 @@ void kclog_log(enum kclog_level level, const char *file, int line, const char *c
 			snprintf(b[k], sizeof(b[k]), "KCMD_CONTROLLER=%s", st.controller);
 			iov[n++] = (struct iovec){b[k], strlen(b[k])};
 			k++;
+			snprintf(b[k], sizeof(b[k]), "CONTROLLER=%s", st.controller);
+			iov[n++] = (struct iovec){b[k], strlen(b[k])};
+			k++;
 		}
 		char fb[4096];
 		size_t fo = 0;
@@ -207,6 +350,12 @@ void kclog_log(enum kclog_level level, const char *file, int line, const char *c
 			return;
 		}
 		/* journald gone: fall through to stderr */
+	}
+
+	if (st.json) {
+		emit_json(level, v, file, line, fields, msg);
+		errno = saved;
+		return;
 	}
 
 	struct timespec ts;
@@ -233,4 +382,23 @@ void kclog_log(enum kclog_level level, const char *file, int line, const char *c
 	        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000,
 	        (int)getpid(), base ? base + 1 : file, line, msg, extra);
 	errno = saved;
+}
+
+void kclog_log(enum kclog_level level, const char *file, int line, const char *const *fields,
+               const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, 0, file, line, fields, fmt, ap);
+	va_end(ap);
+}
+
+void kclog_log_v(int v, const char *file, int line, const char *const *fields, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(v > 0 ? KCLOG_DEBUG : KCLOG_INFO, v, file, line, fields, fmt, ap);
+	va_end(ap);
 }

@@ -9,9 +9,19 @@
  *     plus any "KEY=value" fields the caller adds), chosen when JOURNAL_STREAM says stderr is
  *     connected to the journal (systemd's documented test: device and inode match);
  *   - otherwise klog's text format on stderr, so operators' grep habits carry over:
- *     `I1202 17:20:01.123456   12345 file.c:42] message key="value"`.
- *   Verbosity follows klog: log_v(N, ...) prints when N <= --v. Secrets never go through here:
- *   callers log names, never tokens or keys.
+ *     `I1202 17:20:01.123456   12345 file.c:42] message key="value"`,
+ *     or with --logging-format=json component-base's JSON lines (k8s.io/component-base/logs/
+ *     json: zap's encoder with keys ts (Unix epoch in milliseconds, a float), caller
+ *     (file:line), msg, v (the verbosity of an info line; error lines carry none), then the
+ *     structured keys: controller, and each "KEY=value" field as "key" in lower case).
+ *   Under journald the controller is also CONTROLLER= (and the fields as given, e.g. OBJECT=),
+ *   so `journalctl -u kcmd CONTROLLER=<controller>` selects one controller's lines.
+ *   Verbosity follows klog: log_v(N, ...) prints when N <= --v, or N <= the level --vmodule
+ *   gives the calling file (klog's syntax: pattern=N,...; a pattern is a glob over the file's
+ *   base name without ".c", or over its path when it holds a '/'). The manager passes
+ *   --logging-format and --vmodule to every child as KCMD_LOGGING_FORMAT and KCMD_VMODULE,
+ *   which kclog_init reads. Secrets never go through here: callers log names, never tokens or
+ *   keys.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -23,12 +33,23 @@ enum kclog_level { KCLOG_ERROR = 3, KCLOG_WARNING = 4, KCLOG_INFO = 6, KCLOG_DEB
 void kclog_init(const char *process, const char *controller, int verbosity);
 void kclog_set_verbosity(int v);
 int kclog_verbosity(void);
+/* "text" or "json" (--logging-format). Returns 0, or -EINVAL for anything else. */
+int kclog_set_format(const char *format);
+/* --vmodule: "pattern=N,..." (at most KCLOG_VMODULE_MAX entries). Returns 0, or -EINVAL for a
+ * malformed spec (nothing is changed then). NULL or "" clears it. */
+#define KCLOG_VMODULE_MAX 16
+int kclog_set_vmodule(const char *spec);
+/* Whether a log_v(v) in file prints: v <= --v, or the --vmodule level of file. */
+bool kclog_v_enabled(int v, const char *file);
 bool kclog_to_journal(void);
 
 /* fields: NULL or a NULL-terminated list of "KEY=value" strings for the journal (appended as
  * key="value" in text mode). */
 void kclog_log(enum kclog_level level, const char *file, int line, const char *const *fields,
                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* kclog_log of a log_v(v) line: v is the JSON format's "v". */
+void kclog_log_v(int v, const char *file, int line, const char *const *fields, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
 
 /*
  * kclog_sanitize: copies src[0..len) into dst (size n; always NUL-terminated when n > 0) with
@@ -50,7 +71,6 @@ const char *kclog_safe(char *buf, size_t n, const char *s);
 #define log_info(...)    kclog_log(KCLOG_INFO, __FILE__, __LINE__, NULL, __VA_ARGS__)
 #define log_v(n, ...)                                                                              \
 	do {                                                                                       \
-		if ((n) <= kclog_verbosity())                                                      \
-			kclog_log((n) > 0 ? KCLOG_DEBUG : KCLOG_INFO, __FILE__, __LINE__, NULL,    \
-			          __VA_ARGS__);                                                    \
+		if (kclog_v_enabled((n), __FILE__))                                                \
+			kclog_log_v((n), __FILE__, __LINE__, NULL, __VA_ARGS__);                   \
 	} while (0)

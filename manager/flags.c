@@ -192,6 +192,12 @@ static const struct flagdef flags[] = {
          "StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient (all beta, default "
          "true in v1.37) and AllAlpha/AllBeta; any other gate is an error."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
+        {"logging-format", F_STR, OFF(logging_format),
+         "Sets the log format. Permitted formats: \"json\", \"text\" (component-base's JSON "
+         "lines: ts, caller, msg, v, controller). (default \"text\")"},
+        {"vmodule", F_STR, OFF(vmodule),
+         "comma-separated list of pattern=N settings for file-filtered logging (a pattern is a "
+         "glob over the source file's base name without .c, or its path when it holds a /)."},
         {"standby-warm-cache", F_BOOL, OFF(standby_warm_cache),
          "kcmd: keep the cache warm while not leading, so a new leader starts without a relist "
          "(default true)."},
@@ -418,8 +424,10 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 		*(uint64_t *)(base + f->off) = us;
 		return 0;
 	case F_CONTROLLERS:
+		cfg->controllers_arg = v;
 		return parse_controllers(cfg, v, err, errlen);
 	case F_GATES:
+		cfg->feature_gates_arg = v;
 		return kcmd_features_parse(v, &cfg->features, err, errlen);
 	}
 	return fail(err, errlen, "--%s: internal error", f->name);
@@ -582,4 +590,129 @@ void mgr_flags_usage(FILE *out)
 			        c->flags[f].def && *c->flags[f].def ? c->flags[f].def : "\"\"");
 		}
 	}
+}
+
+/* Go's time.Duration.String() of us microseconds: "0s", "500ms", "1.5s", "1m0s", "1h0m0s". */
+static void go_duration(char *buf, size_t n, uint64_t us)
+{
+	uint64_t s = us / 1000000, frac = us % 1000000;
+	char fs[16] = "";
+
+	if (us == 0) {
+		snprintf(buf, n, "0s");
+		return;
+	}
+	if (us < 1000000) {
+		if (us % 1000 == 0)
+			snprintf(buf, n, "%llums", (unsigned long long)(us / 1000));
+		else
+			snprintf(buf, n, "%llu\u00b5s", (unsigned long long)us);
+		return;
+	}
+	if (frac) {
+		snprintf(fs, sizeof(fs), ".%06llu", (unsigned long long)frac);
+		for (size_t k = strlen(fs); k > 1 && fs[k - 1] == '0'; k--)
+			fs[k - 1] = 0;
+	}
+	if (s >= 3600)
+		snprintf(buf, n, "%lluh%llum%llu%ss", (unsigned long long)(s / 3600),
+		         (unsigned long long)(s % 3600 / 60), (unsigned long long)(s % 60), fs);
+	else if (s >= 60)
+		snprintf(buf, n, "%llum%llu%ss", (unsigned long long)(s / 60),
+		         (unsigned long long)(s % 60), fs);
+	else
+		snprintf(buf, n, "%llu%ss", (unsigned long long)s, fs);
+}
+
+struct flagz_line {
+	char text[600];
+};
+
+static int flagz_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct flagz_line *)a)->text, ((const struct flagz_line *)b)->text);
+}
+
+int mgr_flags_flagz(const struct mgr_config *cfg, char **ret, size_t *ret_len)
+{
+	const char *base = (const char *)cfg;
+	size_t cap = sizeof(flags) / sizeof(flags[0]), n = 0, len = 0;
+	struct flagz_line *lines;
+	char *out;
+
+	for (size_t k = 0; k < cfg->n_ctl; k++)
+		cap += kcmd_flag_values_count(cfg->ctl[k].values);
+	if (!(lines = calloc(cap, sizeof(*lines))))
+		return -ENOMEM;
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+		const struct flagdef *f = &flags[k];
+		char v[512];
+		const char *s;
+		if (!strcmp(f->name, "help") || !strcmp(f->name, "version"))
+			continue;
+		switch (f->type) {
+		case F_STR:
+		case F_LOCK:
+			s = *(const char *const *)(base + f->off);
+			snprintf(v, sizeof(v), "%s", s ? s : "");
+			break;
+		case F_PATHS: /* a string slice in kcm */
+			s = *(const char *const *)(base + f->off);
+			snprintf(v, sizeof(v), "[%s]", s ? s : "");
+			break;
+		case F_BOOL:
+			snprintf(v, sizeof(v), "%s",
+			         *(const bool *)(base + f->off) ? "true" : "false");
+			break;
+		case F_INT:
+		case F_PORT:
+			snprintf(v, sizeof(v), "%d", *(const int *)(base + f->off));
+			break;
+		case F_DOUBLE:
+			snprintf(v, sizeof(v), "%g", *(const double *)(base + f->off));
+			break;
+		case F_DURATION:
+			go_duration(v, sizeof(v), *(const uint64_t *)(base + f->off));
+			break;
+		case F_CONTROLLERS:
+			snprintf(v, sizeof(v), "[%s]",
+			         cfg->controllers_arg ? cfg->controllers_arg : "*");
+			break;
+		case F_GATES:
+			snprintf(v, sizeof(v), "%s",
+			         cfg->feature_gates_arg ? cfg->feature_gates_arg : "");
+			break;
+		}
+		snprintf(lines[n++].text, sizeof(lines[0].text), "%s:%s", f->name, v);
+	}
+	for (size_t k = 0; k < cfg->n_ctl; k++) {
+		const struct kcmd_controller *c = cfg->ctl[k].desc;
+		for (size_t i = 0; i < c->n_flags && i < kcmd_flag_values_count(cfg->ctl[k].values);
+		     i++)
+			snprintf(lines[n++].text, sizeof(lines[0].text), "%s:%s", c->flags[i].name,
+			         kcmd_flag_values_text(cfg->ctl[k].values, i));
+	}
+	qsort(lines, n, sizeof(*lines), flagz_cmp);
+	/* kcm's header: the component, then the warning that this is not an API */
+	static const char head[] =
+	        "\nkcmd flagz\nWarning: This endpoint is not meant to be machine "
+	        "parseable, has no formatting compatibility guarantees and is "
+	        "for debugging purposes only.\n";
+	if (!(out = malloc(sizeof(head) + n * (sizeof(lines[0].text) + 1)))) {
+		free(lines);
+		return -ENOMEM;
+	}
+	memcpy(out, head, sizeof(head) - 1);
+	len = sizeof(head) - 1;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(lines[i].text);
+		memcpy(out + len, lines[i].text, l);
+		len += l;
+		out[len++] = '\n';
+	}
+	out[len] = 0; /* room: the header's sizeof counts one byte more than it copies */
+	free(lines);
+	*ret = out;
+	*ret_len = len;
+	return 0;
 }

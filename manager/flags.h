@@ -54,7 +54,11 @@ struct mgr_config {
 	const char *cert_dir;
 	bool use_service_account_credentials; /* false */
 	struct kcmd_features features;        /* --feature-gates, applied onto the defaults */
+	const char *controllers_arg;          /* --controllers as given (NULL: default), /flagz */
+	const char *feature_gates_arg;        /* --feature-gates as given, /flagz */
 	int v;                                /* log verbosity */
+	const char *logging_format;           /* --logging-format: NULL/"text" or "json" */
+	const char *vmodule;                  /* --vmodule: pattern=N,... */
 	struct mgr_httpd_auth_opts auth;      /* --authentication-*, --authorization-* */
 
 	/* kcmd's own */
@@ -77,6 +81,10 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 
 /* Writes the --help text. */
 void mgr_flags_usage(FILE *f);
+/* /flagz (kcm's text form): a header, then "name:value" for every flag, manager and
+ * controllers', with the value in effect, sorted by name. *ret is malloc'd and NUL-terminated
+ * (*ret_len without the NUL). 0 or -ENOMEM. */
+int mgr_flags_flagz(const struct mgr_config *cfg, char **ret, size_t *ret_len);
 
 /* The configuration of the controller with this name or alias, or NULL. */
 const struct mgr_controller_config *mgr_controller(const struct mgr_config *cfg, const char *name);

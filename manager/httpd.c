@@ -75,6 +75,8 @@ struct mgr_httpd {
 	size_t n_checks;
 	mgr_metrics_fn metrics;
 	void *metrics_userdata;
+	mgr_zpage_fn zpage; /* /statusz and /flagz */
+	void *zpage_userdata;
 	struct {
 		char *path, *arg;
 		mgr_handler_fn fn;
@@ -1327,6 +1329,31 @@ static enum MHD_Result serve(struct mgr_httpd *h, struct hreq *q, const char *ur
 		if (url[n] == '/' && url[n + 1])
 			return health(h, c, groups[i].path + 1, groups[i].where, url + n + 1);
 	}
+	if (h->zpage && (strcmp(url, "/statusz") == 0 || strcmp(url, "/flagz") == 0)) {
+		/* kcm's z-pages: text/plain (also for no Accept or a wildcard); their structured
+		 * JSON/YAML forms (Accept with as=Statusz/Flagz) are not served: 406 as kcm answers
+		 * a media type it does not serve */
+		const char *acc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+		char *text;
+		size_t len;
+		enum MHD_Result r;
+		if (acc && *acc && !strstr(acc, "text/plain") && !strstr(acc, "*/*") &&
+		    !strstr(acc, "text/*")) {
+			static char na[] =
+			        "{\n  \"kind\": \"Status\",\n  \"apiVersion\": \"v1\",\n  "
+			        "\"metadata\": "
+			        "{},\n  \"status\": \"Failure\",\n  \"message\": \"only the "
+			        "following "
+			        "media types are accepted: text/plain\",\n  \"reason\": "
+			        "\"NotAcceptable\",\n  \"code\": 406\n}";
+			return reply(c, 406, "application/json", na, sizeof(na) - 1);
+		}
+		if (h->zpage(h->zpage_userdata, url + 1, &text, &len) < 0)
+			return reply(c, 500, "text/plain", "out of memory\n", 14);
+		r = reply(c, 200, "text/plain; charset=utf-8", text, len);
+		free(text);
+		return r;
+	}
 	if (strcmp(url, "/metrics") == 0) {
 		char *text;
 		size_t len;
@@ -2103,4 +2130,10 @@ void mgr_httpd_set_metrics(struct mgr_httpd *h, mgr_metrics_fn fn, void *userdat
 {
 	h->metrics = fn;
 	h->metrics_userdata = userdata;
+}
+
+void mgr_httpd_set_zpages(struct mgr_httpd *h, mgr_zpage_fn fn, void *userdata)
+{
+	h->zpage = fn;
+	h->zpage_userdata = userdata;
 }

@@ -127,3 +127,8 @@ int mgr_httpd_add_handler(struct mgr_httpd *h, const char *path, const char *arg
 
 /* Sets the /metrics producer. */
 void mgr_httpd_set_metrics(struct mgr_httpd *h, mgr_metrics_fn fn, void *userdata);
+/* Sets the producer of kcm's z-pages /statusz and /flagz (text/plain; other Accept types are a
+ * 406), served on the loop after the same authentication and authorization as /metrics. fn gets
+ * "statusz" or "flagz" and returns a malloc'd body (0) or -errno (a 500). */
+typedef int (*mgr_zpage_fn)(void *userdata, const char *page, char **ret, size_t *ret_len);
+void mgr_httpd_set_zpages(struct mgr_httpd *h, mgr_zpage_fn fn, void *userdata);

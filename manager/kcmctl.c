@@ -8,8 +8,10 @@
  *   kcmctl [--pid PID] cache get RES [NS/]NAME | --uid UID
  *                                                       one object: metadata, labels, owners
  *   kcmctl [--pid PID] queues                           every work queue's counters
+ *   kcmctl [--pid PID] parked                           the parked keys of every queue
  *   kcmctl [--pid PID] status                           leader, processes (pid, restarts, uptime),
  *                                                       queue depths, cache counts
+ *   kcmctl [--pid PID] top [--once] [-o json]           a live view (manager/top.c)
  *
  * How it finds things: the kcmd manager process (the only process named "kcmd", or --pid) holds
  * the arena and the queues as memfds; /proc/<pid>/fd/<n> opens them (same user or root: the
@@ -29,14 +31,15 @@
 
 #include "ipc/queue.h"
 #include "lib/log.h"
+#include "manager/kcmctl.h"
 #include "manager/scaffold.h"
 #include "manager/status.h"
 #include "shm/arena.h"
 
-/* S(): an untrusted string (from the cache: names, labels, owner references, resource names;
- * from the status page: the Lease holder) made safe for a terminal by kclog_sanitize. Eight
- * rotating buffers: up to eight S() in one printf. */
-static const char *S(const char *s)
+#define S kcmctl_safe
+
+/* kcmctl.h */
+const char *kcmctl_safe(const char *s)
 {
 	static char buf[8][1024];
 	static unsigned k;
@@ -54,6 +57,7 @@ static int usage(void)
 	                "       kcmctl [--pid PID] queues\n"
 	                "       kcmctl [--pid PID] parked\n"
 	                "       kcmctl [--pid PID] status\n"
+	                "       kcmctl [--pid PID] top [--once] [-o json] [--interval SECONDS]\n"
 	                "       kcmctl new-controller NAME [DIR]   (an out-of-tree controller "
 	                "project)\n");
 	return 2;
@@ -88,8 +92,7 @@ static pid_t find_kcmd(void)
 	return n ? found : -ESRCH;
 }
 
-/* Calls fn(path, memfd name) for every memfd kcmd holds whose name starts with prefix. */
-static int each_memfd(pid_t pid, const char *prefix,
+int kcmctl_each_memfd(pid_t pid, const char *prefix,
                       int (*fn)(const char *path, const char *name, void *ud), void *ud)
 {
 	char dir[64], link[512], path[600];
@@ -126,7 +129,7 @@ static int each_memfd(pid_t pid, const char *prefix,
 	return found;
 }
 
-static int open_arena_cb(const char *path, const char *name, void *ud)
+int kcmctl_open_arena_cb(const char *path, const char *name, void *ud)
 {
 	struct shm_arena **a = ud;
 	int fd, r;
@@ -348,7 +351,7 @@ static int print_parked_cb(const char *path, const char *name, void *ud)
 
 /* ---- status ------------------------------------------------------------------------------ */
 
-static void fmt_age(char *buf, size_t n, int64_t usec)
+void kcmctl_fmt_age(char *buf, size_t n, int64_t usec)
 {
 	int64_t s = usec / 1000000;
 
@@ -401,7 +404,7 @@ static int cmd_status(pid_t pid)
 	struct timespec ts;
 	int64_t now;
 	char age[32];
-	int r = each_memfd(pid, "kcmd-status", read_status_cb, &st);
+	int r = kcmctl_each_memfd(pid, "kcmd-status", read_status_cb, &st);
 
 	if (r <= 0) {
 		fprintf(stderr, "kcmctl: kcmd (pid %d) publishes no status%s%s (an older kcmd?)\n",
@@ -410,27 +413,30 @@ static int cmd_status(pid_t pid)
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-	fmt_age(age, sizeof(age), now - st.manager_started_unix_usec);
+	kcmctl_fmt_age(age, sizeof(age), now - st.manager_started_unix_usec);
 	printf("manager:   pid %d, up %s, %s%s\n", (int)st.manager_pid, age,
 	       st.stopping  ? "stopping"
 	       : st.leading ? "leading"
 	                    : "standby",
 	       st.ready ? ", ready" : ", not ready (caches syncing)");
 	printf("identity:  %s\n", S(st.identity));
-	if (st.leader_elect)
+	if (st.leader_elect) {
 		printf("leader:    %s (Lease %s)%s\n",
 		       st.holder[0] ? S(st.holder) : "<none observed>", S(st.lease),
 		       st.leading ? " — this manager" : "");
-	else
+		printf("term:      %lld (the Lease's leaseTransitions)\n",
+		       (long long)st.lease_transitions);
+	} else {
 		printf("leader:    leader election off (--leader-elect=false): this manager "
 		       "reconciles\n");
+	}
 	printf("\n%-44s %-10s %-8s %-8s %-9s %-8s %s\n", "PROCESS", "GROUP", "STATE", "PID",
 	       "RESTARTS", "UPTIME", "LAST-EXIT");
 	for (uint32_t i = 0; i < st.n_children; i++) {
 		const struct mgr_status_child *c = &st.children[i];
 		static const char *const states[] = {"stopped", "running", "backoff"};
 		char pidbuf[16], last[48];
-		fmt_age(age, sizeof(age), c->state == 1 ? now - c->started_unix_usec : 0);
+		kcmctl_fmt_age(age, sizeof(age), c->state == 1 ? now - c->started_unix_usec : 0);
 		snprintf(pidbuf, sizeof(pidbuf), c->pid > 0 ? "%d" : "-", (int)c->pid);
 		if (c->last_code == 1) /* CLD_EXITED */
 			snprintf(last, sizeof(last), "exit %d", (int)c->last_status);
@@ -444,12 +450,12 @@ static int cmd_status(pid_t pid)
 		       c->crash_looping ? " CRASH-LOOPING" : "");
 	}
 	printf("\nqueues:\n");
-	r = each_memfd(pid, "kcmd-queue-", print_depth_cb, NULL);
+	r = kcmctl_each_memfd(pid, "kcmd-queue-", print_depth_cb, NULL);
 	if (r == 0)
 		printf("  (none: no controller enabled)\n");
 	printf("\ncache:\n");
 	struct shm_arena *a = NULL;
-	if (each_memfd(pid, "kcmd-arena", open_arena_cb, &a) > 0 && a) {
+	if (kcmctl_each_memfd(pid, "kcmd-arena", kcmctl_open_arena_cb, &a) > 0 && a) {
 		struct shm_stats sst;
 		if (shm_reader_stats(a, &sst) == 0) {
 			printf("  %llu objects, %llu live bytes\n", (unsigned long long)sst.objects,
@@ -492,7 +498,8 @@ int main(int argc, char **argv)
 		i += 2;
 	}
 	if (i >= argc || (strcmp(argv[i], "cache") != 0 && strcmp(argv[i], "queues") != 0 &&
-	                  strcmp(argv[i], "status") != 0))
+	                  strcmp(argv[i], "parked") != 0 && strcmp(argv[i], "status") != 0 &&
+	                  strcmp(argv[i], "top") != 0))
 		return usage();
 	if (!pid) {
 		pid = find_kcmd();
@@ -509,7 +516,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[i], "cache") == 0) {
 		struct shm_arena *a = NULL;
-		int r = each_memfd(pid, "kcmd-arena", open_arena_cb, &a);
+		int r = kcmctl_each_memfd(pid, "kcmd-arena", kcmctl_open_arena_cb, &a);
 		if (r <= 0 || !a) {
 			fprintf(stderr, "kcmctl: kcmd (pid %d) holds no readable arena%s%s\n",
 			        (int)pid, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
@@ -521,11 +528,13 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[i], "status") == 0)
 		return argc > i + 1 ? usage() : cmd_status(pid);
+	if (strcmp(argv[i], "top") == 0)
+		return kcmctl_top(pid, argc - i - 1, argv + i + 1);
 	if (strcmp(argv[i], "parked") == 0) {
 		if (argc > i + 1)
 			return usage();
 		printf("%-24s %-48s %7s %5s %9s\n", "QUEUE", "KEY", "CRASHES", "PARKS", "RETRY-IN");
-		int r = each_memfd(pid, "kcmd-queue-", print_parked_cb, NULL);
+		int r = kcmctl_each_memfd(pid, "kcmd-queue-", print_parked_cb, NULL);
 		if (r < 0) {
 			fprintf(stderr, "kcmctl: reading kcmd's (pid %d) queues: %s\n", (int)pid,
 			        strerror(-r));
@@ -536,7 +545,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[i], "queues") == 0) {
 		printf("%-24s %8s %10s %8s %8s %12s %10s %10s\n", "QUEUE", "DEPTH", "ADDS",
 		       "RETRIES", "PARKED", "WORKER-DEATHS", "UNFINISHED", "LONGEST");
-		int r = each_memfd(pid, "kcmd-queue-", print_queue_cb, NULL);
+		int r = kcmctl_each_memfd(pid, "kcmd-queue-", print_queue_cb, NULL);
 		if (r < 0) {
 			fprintf(stderr, "kcmctl: reading kcmd's (pid %d) queues: %s\n", (int)pid,
 			        strerror(-r));

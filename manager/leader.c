@@ -327,6 +327,11 @@ const char *mgr_le_observed_holder(const struct mgr_le *le)
 	return le->have_observed ? le->observed.holder : "";
 }
 
+int32_t mgr_le_observed_transitions(const struct mgr_le *le)
+{
+	return le->have_observed ? le->observed.transitions : -1;
+}
+
 bool mgr_le_healthy(const struct mgr_le *le, uint64_t now, uint64_t tolerance_us)
 {
 	if (!le->leading)

@@ -117,6 +117,8 @@ uint64_t mgr_le_fence_deadline(const struct mgr_le *le);
 
 /* The holder we last observed ("" when none or unknown). */
 const char *mgr_le_observed_holder(const struct mgr_le *le);
+/* The Lease's leaseTransitions we last observed: the leadership term (-1 when none observed). */
+int32_t mgr_le_observed_transitions(const struct mgr_le *le);
 
 /* The leaderElection health check (kcm's 20 s tolerance): false when we believe we lead but
  * our last observation is older than leaseDuration + tolerance. */

@@ -147,10 +147,12 @@ static void publish_status(struct mgr *m)
 	snprintf(st.identity, sizeof(st.identity), "%s", m->identity);
 	snprintf(st.lease, sizeof(st.lease), "%s/%s", m->cfg.leader_elect_resource_namespace,
 	         m->cfg.leader_elect_resource_name);
-	if (m->lc)
+	st.lease_transitions = -1;
+	if (m->lc) {
 		snprintf(st.holder, sizeof(st.holder), "%s",
 		         mgr_le_observed_holder(mgr_lease_client_elector(m->lc)));
-	else if (m->leading)
+		st.lease_transitions = mgr_le_observed_transitions(mgr_lease_client_elector(m->lc));
+	} else if (m->leading)
 		snprintf(st.holder, sizeof(st.holder), "%s", m->identity);
 	st.leader_elect = m->cfg.leader_elect;
 	st.leading = m->leading;
@@ -1030,6 +1032,28 @@ static void informer_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 				                   "group=\"%s\",resource=\"%s\"} %.0f\n",
 				                   ti.group, ti.resource, rv);
 			}
+		/* the cache's size, as kcmctl top shows it (the dashboard's cache panel) */
+		if (shm_reader_stats(a, &st) == 0) {
+			mgr_metrics_printf(
+			        b, "# HELP kcmd_cache_objects Objects in the shared cache, per "
+			           "resource.\n# TYPE kcmd_cache_objects gauge\n");
+			for (uint64_t t = 0; t < st.n_types; t++) {
+				struct shm_type_info ti;
+				if (shm_reader_type_info(a, (uint16_t)t, &ti) == 0)
+					mgr_metrics_printf(
+					        b,
+					        "kcmd_cache_objects{group=\"%s\",resource="
+					        "\"%s\"} %llu\n",
+					        ti.group, ti.resource,
+					        (unsigned long long)ti.count);
+			}
+			mgr_metrics_printf(
+			        b,
+			        "# HELP kcmd_cache_live_bytes Bytes of live records in "
+			        "the shared cache (the arena).\n# TYPE kcmd_cache_live_bytes "
+			        "gauge\nkcmd_cache_live_bytes %llu\n",
+			        (unsigned long long)st.live_bytes);
+		}
 		shm_arena_close(a);
 	}
 	mgr_metrics_printf(
@@ -1152,6 +1176,44 @@ static void rest_client_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 	                   "kcmd_rest_client_requests_dropped_total %llu\n",
 	                   (unsigned long long)dropped);
 	free(a);
+}
+
+/* kcm v1.37's z-pages in their text form (component-base zpages: statusz, flagz; on by default
+ * in v1.37, ComponentStatusz/ComponentFlagz beta): a header naming the component, the warning
+ * that the text is not an API, then the fields. kcmd's component name is kcmd; "Emulation
+ * version" is the kube-controller-manager release whose behaviour it follows. */
+static int zpage(void *ud, const char *page, char **ret, size_t *ret_len)
+{
+	struct mgr *m = ud;
+	char *out = NULL, started[64];
+	size_t len = 0;
+	FILE *f;
+	time_t t0 = (time_t)(m->started_unix_usec / 1000000);
+	struct tm tm;
+	int64_t up = (unix_usec() - m->started_unix_usec) / 1000000;
+
+	if (strcmp(page, "flagz") == 0)
+		return mgr_flags_flagz(&m->cfg, ret, ret_len);
+	if (!(f = open_memstream(&out, &len)))
+		return -ENOMEM;
+	localtime_r(&t0, &tm);
+	strftime(started, sizeof(started), "%a %b %e %H:%M:%S %Z %Y", &tm);
+	fprintf(f, "\nkcmd statusz\nWarning: This endpoint is not meant to be machine parseable, "
+	           "has no "
+	           "formatting compatibility guarantees and is for debugging purposes only.\n\n");
+	fprintf(f, "Started:  %s\n", started);
+	fprintf(f, "Up:  %lld hr %02lld min %02lld sec\n", (long long)(up / 3600),
+	        (long long)(up % 3600 / 60), (long long)(up % 60));
+	fprintf(f, "Binary version:  %s\n", KCMD_VERSION);
+	fprintf(f, "Emulation version:  1.37\n");
+	fprintf(f, "Paths:  /flagz /healthz /livez /metrics /readyz\n");
+	if (fclose(f) != 0) {
+		free(out);
+		return -ENOMEM;
+	}
+	*ret = out;
+	*ret_len = len;
+	return 0;
 }
 
 static void metrics(struct mgr_metrics_buf *b, void *ud)
@@ -1422,6 +1484,26 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	kclog_set_verbosity(m->cfg.v);
+	/* --logging-format and --vmodule: this process now, every child through its environment
+	 * (kclog_init reads KCMD_LOGGING_FORMAT and KCMD_VMODULE) */
+	if (kclog_set_format(m->cfg.logging_format) < 0) {
+		fprintf(stderr,
+		        "kcmd: --logging-format: Unsupported value: \"%s\": supported values: "
+		        "\"json\", \"text\"\n",
+		        m->cfg.logging_format);
+		return 2;
+	}
+	if (kclog_set_vmodule(m->cfg.vmodule) < 0) {
+		fprintf(stderr, "kcmd: --vmodule: expected pattern=N[,pattern=N...] (at most %d)\n",
+		        KCLOG_VMODULE_MAX);
+		return 2;
+	}
+	if (setenv("KCMD_LOGGING_FORMAT", m->cfg.logging_format ? m->cfg.logging_format : "text",
+	           1) < 0 ||
+	    setenv("KCMD_VMODULE", m->cfg.vmodule ? m->cfg.vmodule : "", 1) < 0) {
+		fprintf(stderr, "kcmd: out of memory\n");
+		return 1;
+	}
 	if (!(m->ctl = calloc(m->cfg.n_ctl ? m->cfg.n_ctl : 1, sizeof(*m->ctl)))) {
 		fprintf(stderr, "kcmd: out of memory\n");
 		return 1;
@@ -1557,6 +1639,7 @@ int main(int argc, char **argv)
 			n_routes += m->ctl[i].c->n_debug;
 		}
 		mgr_httpd_set_metrics(m->httpd, metrics, m);
+		mgr_httpd_set_zpages(m->httpd, zpage, m);
 		if (n_routes && m->arena_ro_fd >= 0 &&
 		    (m->routes = calloc(n_routes, sizeof(*m->routes)))) {
 			size_t k = 0;

@@ -16,7 +16,7 @@ kcmd_LDFLAGS     := $(KCMD_PLUGIN_LDFLAGS)
 manager_BENCH_SCRIPTS := tests/cluster/bench-manager.sh
 
 BINS             += kcmctl
-kcmctl_SRCS      := manager/kcmctl.c manager/scaffold.c
+kcmctl_SRCS      := manager/kcmctl.c manager/top.c manager/scaffold.c
 # `kcmctl new-controller`: the templates are embedded with .incbin (manager/scaffold.c)
 $(B)/obj/manager/scaffold.o $(BA)/obj/manager/scaffold.o: $(wildcard manager/scaffold/*.in)
-kcmctl_LIBDEPS   := shm ipc mgrstatus kclog
+kcmctl_LIBDEPS   := shm ipc kube mgrstatus kclog

@@ -63,6 +63,8 @@ struct mgr_status {
 	int32_t manager_pid;
 	int64_t manager_started_unix_usec;
 	int64_t updated_unix_usec;
+	int64_t lease_transitions; /* the Lease's leaseTransitions last observed (the term); -1 none
+	                            */
 	uint32_t n_children;
 	struct mgr_status_child children[MGR_STATUS_MAX_CHILDREN];
 };

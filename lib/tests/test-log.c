@@ -5,12 +5,16 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <regex.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "lib/log.h"
 
@@ -135,6 +139,111 @@ static void test_sink_sanitizes(void **state)
 	assert_non_null(strstr(out, "POD=\"ns/evil\\nE0101 forged\"\n"));
 }
 
+/*
+ * --logging-format=json against component-base's schema (k8s.io/component-base/logs/json,
+ * NewJSONLogger in json.go): zap's encoder with TimeKey "ts" (epochMillisTimeEncoder: Unix time
+ * in milliseconds as a float), CallerKey "caller" (ShortCallerEncoder: "dir/file:line"),
+ * MessageKey "msg", no level key, and zapr's LogInfoLevel("v") on info lines (error lines go
+ * through zapr's Error, which adds no "v"); then the key/value pairs. These names are the
+ * fixed part an operator's log pipeline reads.
+ */
+static const char *const cb_keys[] = {"ts", "caller", "msg", "v"};
+
+static void emit_json(void)
+{
+	const char *fields[] = {"OBJECT=ns/web", "Reason=Quoted \"x\"", NULL};
+	log_info("synced %d objects", 42);
+	log_error("boom \"quoted\" \\ back");
+	log_v(3, "hidden at v=2");
+	log_v(2, "shown at v=2");
+	kclog_log(KCLOG_WARNING, __FILE__, 7, fields, "with fields");
+}
+
+static void test_json_format(void **state)
+{
+	(void)state;
+	unsetenv("JOURNAL_STREAM");
+	setenv("KCMD_LOGGING_FORMAT", "json", 1);
+	kclog_init("worker-x-0", "x-controller", 2);
+	unsetenv("KCMD_LOGGING_FORMAT");
+	char *out = strdup(capture(emit_json));
+	int n = 0;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), n++) {
+		cJSON *j = cJSON_Parse(line);
+		assert_non_null(j);
+		/* the first keys in component-base's order */
+		cJSON *k = j->child;
+		for (size_t i = 0; i < 3; i++, k = k->next)
+			assert_string_equal(k->string, cb_keys[i]);
+		cJSON *ts = cJSON_GetObjectItem(j, "ts");
+		assert_true(cJSON_IsNumber(ts));
+		double nowms = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+		assert_true(ts->valuedouble > nowms - 60e3 && ts->valuedouble <= nowms + 1);
+		assert_true(cJSON_IsString(cJSON_GetObjectItem(j, "caller")));
+		assert_non_null(
+		        strstr(cJSON_GetObjectItem(j, "caller")->valuestring, "tests/test-log.c:"));
+		assert_string_equal(cJSON_GetObjectItem(j, "controller")->valuestring,
+		                    "x-controller");
+		const char *msg = cJSON_GetObjectItem(j, "msg")->valuestring;
+		cJSON *v = cJSON_GetObjectItem(j, cb_keys[3]);
+		if (n == 0) {
+			assert_string_equal(msg, "synced 42 objects");
+			assert_true(cJSON_IsNumber(v) && v->valueint == 0);
+		} else if (n == 1) {
+			assert_string_equal(msg, "boom \"quoted\" \\ back");
+			assert_null(v); /* an error line: zapr's Error adds no "v" */
+		} else if (n == 2) {
+			assert_string_equal(msg, "shown at v=2");
+			assert_true(cJSON_IsNumber(v) && v->valueint == 2);
+		} else {
+			assert_string_equal(msg, "with fields");
+			assert_string_equal(cJSON_GetObjectItem(j, "object")->valuestring,
+			                    "ns/web");
+			assert_string_equal(cJSON_GetObjectItem(j, "reason")->valuestring,
+			                    "Quoted \"x\"");
+		}
+		cJSON_Delete(j);
+	}
+	assert_int_equal(n, 4);
+	free(out);
+	assert_int_equal(kclog_set_format("xml"), -EINVAL);
+	assert_int_equal(kclog_set_format("text"), 0);
+	kclog_init("kcmd", NULL, 0);
+}
+
+/* --vmodule: klog's pattern=N over the base name without ".c", or the path with a '/'. */
+static void test_vmodule(void **state)
+{
+	(void)state;
+	kclog_init("kcmd", NULL, 1);
+	assert_int_equal(kclog_set_vmodule("test-log=3,other=9"), 0);
+	assert_true(kclog_v_enabled(1, "lib/tests/test-log.c"));
+	assert_true(kclog_v_enabled(3, "lib/tests/test-log.c"));
+	assert_false(kclog_v_enabled(4, "lib/tests/test-log.c"));
+	assert_false(kclog_v_enabled(2, "lib/log.c"));
+	assert_true(kclog_v_enabled(9, "x/other.c"));
+	assert_int_equal(kclog_set_vmodule("lib/tests/*=5,test-*=1"), 0);
+	assert_true(kclog_v_enabled(5, "lib/tests/test-log.c")); /* the first match decides */
+	assert_false(kclog_v_enabled(2, "manager/test-x.c"));
+	/* malformed specs change nothing */
+	assert_int_equal(kclog_set_vmodule("x"), -EINVAL);
+	assert_int_equal(kclog_set_vmodule("=3"), -EINVAL);
+	assert_int_equal(kclog_set_vmodule("a=b"), -EINVAL);
+	assert_int_equal(kclog_set_vmodule("a=1,,b=2"), -EINVAL);
+	assert_true(kclog_v_enabled(5, "lib/tests/test-log.c"));
+	/* through the environment, as the manager hands it to children */
+	setenv("KCMD_VMODULE", "log=4", 1);
+	kclog_init("worker", NULL, 0);
+	unsetenv("KCMD_VMODULE");
+	assert_true(kclog_v_enabled(4, "lib/log.c"));
+	assert_false(kclog_v_enabled(1, "lib/tests/test-log.c"));
+	assert_int_equal(kclog_set_vmodule(NULL), 0);
+	assert_false(kclog_v_enabled(4, "lib/log.c"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +251,8 @@ int main(void)
 	        cmocka_unit_test(test_journal_stream_must_match_stderr),
 	        cmocka_unit_test(test_sanitize),
 	        cmocka_unit_test(test_sink_sanitizes),
+	        cmocka_unit_test(test_json_format),
+	        cmocka_unit_test(test_vmodule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

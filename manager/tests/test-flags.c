@@ -283,6 +283,53 @@ static void test_durations(void **state)
 	assert_int_equal(kcmd_parse_duration("1e400h", &us), -EINVAL);
 }
 
+/* /flagz: every flag with the value in effect, kcm's "name:value" lines sorted by name, Go
+ * durations, string slices in brackets; a controller's flags too. */
+static void test_flagz(void **state)
+{
+	(void)state;
+	struct mgr_config c = {0};
+	char err[256], *text;
+	size_t len;
+
+	assert_int_equal(PARSE(&c, err, "--v=3", "--leader-elect-lease-duration=1m30s",
+	                       "--leader-elect-retry-period=500ms",
+	                       "--concurrent-replicaset-syncs=7",
+	                       "--controllers=replicaset-controller", "--logging-format=json"),
+	                 0);
+	assert_int_equal(mgr_flags_flagz(&c, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	assert_true(strncmp(text,
+	                    "\nkcmd flagz\nWarning: This endpoint is not meant to be machine "
+	                    "parseable",
+	                    60) == 0);
+	const char *want[] = {"\nv:3\n",
+	                      "\nleader-elect-lease-duration:1m30s\n",
+	                      "\nleader-elect-retry-period:500ms\n",
+	                      "\nleader-elect-renew-deadline:10s\n",
+	                      "\nconcurrent-replicaset-syncs:7\n",
+	                      "\ncontrollers:[replicaset-controller]\n",
+	                      "\nlogging-format:json\n",
+	                      "\nleader-elect:true\n",
+	                      "\nkube-api-qps:20\n",
+	                      "\nauthorization-always-allow-paths:[/healthz,/readyz,/livez]\n",
+	                      "\nvmodule:\n"};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(text, want[i]))
+			fail_msg("flagz lacks %s:\n%s", want[i] + 1, text);
+	assert_null(strstr(text, "\nhelp:"));
+	/* sorted: each flag line sorts after the one before it */
+	char *prev = NULL, *save = NULL;
+	for (char *l = strtok_r(strstr(text, "purposes only.\n") + 15, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		if (prev)
+			assert_true(strcmp(prev, l) < 0);
+		prev = l;
+	}
+	free(text);
+	mgr_config_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +340,7 @@ int main(void)
 	        cmocka_unit_test(test_errors_name_the_flag),
 	        cmocka_unit_test(test_controller_flags),
 	        cmocka_unit_test(test_durations),
+	        cmocka_unit_test(test_flagz),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,7 +94,17 @@ static size_t collect(char *p, size_t sz, size_t n, void *u)
 }
 
 static const char *bearer_token; /* sent by get() when set */
-static long tls_version;         /* CURLOPT_SSLVERSION for get() when set */
+static const char *accept_hdr;   /* an Accept header get() sends when set */
+
+static int zpage(void *ud, const char *page, char **ret, size_t *len)
+{
+	(void)ud;
+	if (asprintf(ret, "\nkcmd %s\nbody\n", page) < 0)
+		return -ENOMEM;
+	*len = strlen(*ret);
+	return 0;
+}
+static long tls_version; /* CURLOPT_SSLVERSION for get() when set */
 
 static long get(const char *url, const char *method, struct resp *r, bool tls, const char *cafile)
 {
@@ -106,8 +116,14 @@ static long get(const char *url, const char *method, struct resp *r, bool tls, c
 	if (bearer_token) {
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", bearer_token);
 		hd = curl_slist_append(hd, auth);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hd);
 	}
+	if (accept_hdr) {
+		char ah[256];
+		snprintf(ah, sizeof(ah), "Accept: %s", accept_hdr);
+		hd = curl_slist_append(hd, ah);
+	}
+	if (hd)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hd);
 	if (tls_version)
 		curl_easy_setopt(c, CURLOPT_SSLVERSION, tls_version);
 
@@ -219,6 +235,23 @@ static void test_plain_health_and_metrics(void **state)
 	assert_non_null(strstr(r.body, "kcmd_test_series{i=\"1999\"} 1999\n"));
 	assert_int_equal(get(U("/nope"), NULL, &r, false, NULL), 404);
 	assert_int_equal(get(U("/healthz"), "DELETE", &r, false, NULL), 405);
+
+	/* z-pages: 404 until a producer is set; text for no Accept, text/plain or a wildcard; a
+	 * structured media type is a 406 Status, as kcm answers one it does not serve */
+	assert_int_equal(get(U("/statusz"), NULL, &r, false, NULL), 404);
+	mgr_httpd_set_zpages(h, zpage, NULL);
+	assert_int_equal(get(U("/statusz"), NULL, &r, false, NULL), 200);
+	assert_string_equal(r.body, "\nkcmd statusz\nbody\n");
+	accept_hdr = "text/plain";
+	assert_int_equal(get(U("/flagz"), NULL, &r, false, NULL), 200);
+	assert_string_equal(r.body, "\nkcmd flagz\nbody\n");
+	accept_hdr = "application/json;as=Statusz;v=v1alpha1;g=config.k8s.io, */*";
+	assert_int_equal(get(U("/statusz"), NULL, &r, false, NULL), 200);
+	accept_hdr = "application/json";
+	assert_int_equal(get(U("/statusz"), NULL, &r, false, NULL), 406);
+	assert_non_null(strstr(r.body, "\"reason\": \"NotAcceptable\""));
+	accept_hdr = NULL;
+	assert_int_equal(get(U("/statusz/x"), NULL, &r, false, NULL), 404);
 
 	assert_int_equal(
 	        get(U("/debug/controllers/gc/graph?uid=a&x=1&uid=b%2Fc"), NULL, &r, false, NULL),
@@ -621,6 +654,7 @@ static void test_no_reviewers(void **state)
 	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
 	assert_non_null(strstr(mgr_httpd_auth_summary(h), "authentication: none"));
 	mgr_httpd_set_metrics(h, metrics, NULL);
+	mgr_httpd_set_zpages(h, zpage, NULL);
 	int port = mgr_httpd_port(h);
 	atomic_store(&stop_loop, false);
 	pthread_create(&th, NULL, loop_thread, loop);
@@ -631,6 +665,9 @@ static void test_no_reviewers(void **state)
 	        "forbidden: User \\\"system:anonymous\\\" cannot get path \\\"/metrics\\\"\""));
 	assert_int_equal(get(U("/readyz"), NULL, &r, false, NULL), 200);
 	assert_int_equal(get(U("/healthz/ping"), NULL, &r, false, NULL), 403);
+	/* the z-pages are behind the same authorization as /metrics */
+	assert_int_equal(get(U("/statusz"), NULL, &r, false, NULL), 403);
+	assert_int_equal(get(U("/flagz"), NULL, &r, false, NULL), 403);
 	bearer_token = NULL;
 	atomic_store(&stop_loop, true);
 	pthread_join(th, NULL);

@@ -69,7 +69,8 @@ for f in /usr/bin/kcmd /usr/bin/kcmctl /usr/libexec/kcmd/kcmd-informerd /usr/lib
 	check "$f mode 755" test "$(mode "$f")" = 755
 done
 for f in /lib/systemd/system/kcmd.service /usr/lib/sysusers.d/kcmd.conf /etc/default/kcmd \
-	/usr/share/man/man8/kcmd.8.gz /usr/share/man/man1/kcmctl.1.gz /usr/share/doc/kcmd/copyright /usr/share/doc/kcmd/operations.md.gz; do
+	/usr/share/man/man8/kcmd.8.gz /usr/share/man/man1/kcmctl.1.gz /usr/share/doc/kcmd/copyright /usr/share/doc/kcmd/operations.md.gz \
+	/usr/share/bash-completion/completions/kcmd; do
 	check "$f mode 644" test "$(mode "$f")" = 644
 done
 for f in kcmd-informerd kcmd-dispatcher kcmd-worker kcmd-cachedump; do
@@ -86,6 +87,7 @@ check "/etc/default/kcmd is a conffile" sh -c "dpkg-deb -f '$deb' >/dev/null && 
 check "unit is the one in packaging/" cmp "$root/lib/systemd/system/kcmd.service" packaging/kcmd.service
 check "sysusers entry is the one in packaging/" cmp "$root/usr/lib/sysusers.d/kcmd.conf" packaging/kcmd.sysusers
 check "default file is the one in packaging/" cmp "$root/etc/default/kcmd" packaging/default/kcmd
+check "kcmctl's bash completion is kcmd's" test "$(readlink "$root/usr/share/bash-completion/completions/kcmctl")" = kcmd
 
 echo "== the unit"
 unit=$root/lib/systemd/system/kcmd.service
