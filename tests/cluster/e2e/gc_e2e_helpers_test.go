@@ -37,7 +37,10 @@ import (
 // gceKCMControllers are upstream kube-controller-manager's controllers for the owner kinds of
 // these scenarios (names as in v1.37 cmd/kube-controller-manager/names). Listing them explicitly
 // leaves everything else off, the garbage collector and the ReplicaSet controller included.
-const gceKCMControllers = "deployment-controller,replicationcontroller-controller,cronjob-controller,job-controller"
+// ReplicationControllers are kcmd's own (the shared RC kcmd, useSharedRC): a second RC
+// controller in the cluster would fight the TestReplicationController_ scenarios running in
+// parallel over their RCs.
+const gceKCMControllers = "deployment-controller,cronjob-controller,job-controller"
 
 var (
 	gceOnce sync.Once
@@ -78,6 +81,7 @@ func gceStart(t *testing.T) string {
 		}
 	}
 	useSharedRS(t)
+	useSharedRC(t)
 	ns := rsNamespace(t)
 	from := len(gceGC.Logs())
 	t.Cleanup(func() {

@@ -46,11 +46,14 @@ func useSharedTTL(t *testing.T) {
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 }
 
-// ttlJob is a one-pod Job (nothing runs it) with the given TTL (nil: none).
+// ttlJob is a one-pod Job with the given TTL (nil: none). Nothing runs it: spec.managedBy names
+// no real controller, so a Job controller running beside these parallel tests (the garbage
+// collector scenarios run upstream kcm's) leaves its status to the test.
 func ttlJob(ns, name string, ttl *int32) *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: batchv1.JobSpec{
+			ManagedBy:               ptr.To("kcmd.test/nobody"),
 			TTLSecondsAfterFinished: ttl,
 			Parallelism:             ptr.To[int32](1),
 			Completions:             ptr.To[int32](1),
