@@ -37,6 +37,7 @@ extern const struct kcmd_controller kcmd_job_controller;    /* workers/job/plugi
 /* workers/replicaset/plugin-rc.c */
 extern const struct kcmd_controller kcmd_replicationcontroller_controller;
 extern const struct kcmd_controller kcmd_ttl_controller; /* workers/ttlafterfinished/plugin.c */
+extern const struct kcmd_controller kcmd_deployment_controller; /* workers/deployment/plugin.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -51,6 +52,7 @@ static const struct kcmd_controller *const builtin[] = {
 #endif
         &kcmd_replicationcontroller_controller,
         &kcmd_ttl_controller,
+        &kcmd_deployment_controller,
 };
 #define N_BUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 
