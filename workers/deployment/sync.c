@@ -28,6 +28,7 @@
 #include "lib/features.h"
 #include "lib/log.h"
 #include "workers/deployment/controller.h"
+#include "workers/deployment/match.h"
 #include "workers/deployment/plan.h"
 
 #define A_REV     "deployment.kubernetes.io/revision"
@@ -144,39 +145,6 @@ static bool controlled_by(cJSON *o, const char *uid, bool *has_controller)
 	return false;
 }
 
-/* metav1.LabelSelectorAsSelector(...).Matches(labels); a nil or empty selector matches nothing
- * here (a Deployment's selector is required and non-empty) */
-static bool selector_matches(cJSON *sel, cJSON *labels)
-{
-	cJSON *ml = get(sel, "matchLabels"), *me = get(sel, "matchExpressions"), *it;
-	int n = 0;
-
-	cJSON_ArrayForEach(it, ml)
-	{
-		const char *v = str(labels, it->string);
-		if (!v || !cJSON_IsString(it) || strcmp(v, it->valuestring) != 0)
-			return false;
-		n++;
-	}
-	cJSON_ArrayForEach(it, me)
-	{
-		const char *k = str(it, "key"), *op = str(it, "operator");
-		const char *v = k ? str(labels, k) : NULL;
-		bool in = false;
-		cJSON *x;
-		if (!k || !op)
-			return false;
-		cJSON_ArrayForEach(x, get(it, "values")) if (v && cJSON_IsString(x) &&
-		                                             strcmp(x->valuestring, v) == 0) in =
-		        true;
-		if ((strcmp(op, "In") == 0 && !in) || (strcmp(op, "NotIn") == 0 && in) ||
-		    (strcmp(op, "Exists") == 0 && !v) || (strcmp(op, "DoesNotExist") == 0 && v))
-			return false;
-		n++;
-	}
-	return n > 0;
-}
-
 static int request(struct sd *s, const char *method, const char *resource, const char *name,
                    const char *sub, cJSON *body, char **ret_body)
 {
@@ -272,7 +240,7 @@ static int load_rs(struct sd *s)
 	cJSON_ArrayForEach(it, get(s->rslist, "items"))
 	{
 		bool has_ctl, mine = controlled_by(it, s->uid, &has_ctl);
-		bool match = selector_matches(sel, path2(it, "metadata", "labels"));
+		bool match = dp_selector_matches(sel, path2(it, "metadata", "labels"));
 		if (!mine && (has_ctl || !match || deleting ||
 		              str(get(it, "metadata"), "deletionTimestamp")))
 			continue;
