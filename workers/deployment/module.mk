@@ -1,8 +1,12 @@
-# workers/deployment/: the deployment controller (docs/deployment.md). So far its arithmetic
-# (plan.c: fenceposts, new and old ReplicaSet sizes, proportional scaling, event text), pure and
-# unit-tested against upstream's test tables; the descriptor, handlers and sync are not written
-# yet, so nothing is handed to the registry (REGISTRY_PLUGIN_SRCS / REGISTRY_CONTROLLER_LIBS).
+# workers/deployment/: the deployment controller (docs/deployment.md): its arithmetic (plan.c,
+# pure and unit-tested against upstream's test tables), selector matching (match.c), its
+# handlers (handlers.c, run by its kcmd-dispatcher) and sync (sync.c, run by kcmd-worker
+# --controller=deployment-controller).
 LIBS             += deployment
-deployment_SRCS  := workers/deployment/plan.c
-deployment_LIBDEPS :=
-deployment_TESTS := workers/deployment/tests/test-plan.c
+deployment_SRCS  := workers/deployment/plan.c workers/deployment/match.c \
+                    workers/deployment/handlers.c workers/deployment/sync.c
+deployment_LIBDEPS := kcapi kcfeat kube shm shmrec ipc kclog kcdispatch
+deployment_TESTS := workers/deployment/tests/test-plan.c workers/deployment/tests/test-match.c
+# The registry (controllers/module.mk) links the descriptor and the library.
+REGISTRY_PLUGIN_SRCS     += workers/deployment/plugin.c
+REGISTRY_CONTROLLER_LIBS += deployment
