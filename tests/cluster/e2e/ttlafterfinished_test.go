@@ -185,8 +185,30 @@ func TestTTLAfterFinished_JobDeletedAfterTTL(t *testing.T) {
 	ns := rsNamespace(t)
 	j := ttlJob(ns, "rand-non-local", ptr.To[int32](10))
 	j.Finalizers = []string{ttlDummyFinalizer}
-	mustCreateJob(t, j)
+	created := mustCreateJob(t, j)
 	t.Cleanup(func() { removeDummyFinalizer(t, ns, j.Name) })
+	// a dependent that blocks its owner's foreground deletion and stays (a finalizer of its
+	// own): a garbage collector running beside this test (the GC scenarios run in parallel)
+	// would otherwise remove foregroundDeletion before the check below could see it
+	dep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blocking-dependent",
+		Finalizers: []string{ttlDummyFinalizer},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: created.Name,
+			UID: created.UID, BlockOwnerDeletion: ptr.To(true)}}}}
+	if _, err := env.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dropDepFinalizer := func() {
+		_ = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			cm, err := env.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), dep.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil
+			}
+			cm.Finalizers = nil
+			_, err = env.Client.CoreV1().ConfigMaps(ns).Update(context.Background(), cm, metav1.UpdateOptions{})
+			return err
+		})
+	}
+	t.Cleanup(dropDepFinalizer)
 	finished := finishJob(t, ns, j.Name, false)
 	got := waitJobDeleting(t, ns, j.Name, 40*time.Second)
 	expire := finished.Add(10 * time.Second)
@@ -198,6 +220,7 @@ func TestTTLAfterFinished_JobDeletedAfterTTL(t *testing.T) {
 	}
 	t.Logf("finished %v, deleted %v (%.1f s after expiry)", finished, got.DeletionTimestamp.Time,
 		got.DeletionTimestamp.Time.Sub(expire).Seconds())
+	dropDepFinalizer()
 	removeDummyFinalizer(t, ns, j.Name)
 	jobGone(t, ns, j.Name)
 }
