@@ -37,7 +37,17 @@ static int region_fd(void)
 struct ttl_disp {
 	struct ttl_region *r;
 	struct ttl_state s;
+	struct ttl_names names; /* the nodes counted in s */
 };
+
+static void count_node(struct ttl_disp *d, const char *name, bool add)
+{
+	int r = add ? ttl_names_add(&d->names, &d->s, name) : ttl_names_del(&d->names, &d->s, name);
+	if (r < 0)
+		kcmd_log_error("node %s not counted: %s", name, strerror(-r));
+	if (r > 0)
+		ttl_region_store(d->r, &d->s);
+}
 
 static int ttl_table_init(struct inf_handler_ctx *ctx)
 {
@@ -58,8 +68,10 @@ static int ttl_table_init(struct inf_handler_ctx *ctx)
 static void ttl_table_fini(struct inf_handler_ctx *ctx)
 {
 	struct ttl_disp *d = ctx->state;
-	if (d)
+	if (d) {
 		ttl_region_detach(d->r);
+		ttl_names_free(&d->names);
+	}
 	free(d);
 	ctx->state = NULL;
 }
@@ -67,10 +79,10 @@ static void ttl_table_fini(struct inf_handler_ctx *ctx)
 static void on_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	struct ttl_disp *d = ctx->state;
-	ttl_node_added(&d->s);
-	ttl_region_store(d->r, &d->s);
-	if (ev->meta)
-		kcmd_queue_add(ctx, 0, kcmd_meta_name(ev->meta));
+	if (!ev->meta)
+		return;
+	count_node(d, kcmd_meta_name(ev->meta), true);
+	kcmd_queue_add(ctx, 0, kcmd_meta_name(ev->meta));
 }
 
 static void on_update(struct inf_handler_ctx *ctx, const struct inf_event *ev)
@@ -82,16 +94,20 @@ static void on_update(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 static void on_delete(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	struct ttl_disp *d = ctx->state;
-	(void)ev;
-	ttl_node_deleted(&d->s);
-	ttl_region_store(d->r, &d->s);
+	const char *name = ev->meta  ? kcmd_meta_name(ev->meta)
+	                   : ev->old ? kcmd_obj_name(ev->old)
+	                             : NULL;
+	if (name) /* a tombstone carries the last known state */
+		count_node(d, name, false);
 }
 
 static int count_and_add(const struct shm_obj *o, void *ud)
 {
 	struct inf_handler_ctx *ctx = ud;
 	struct ttl_disp *d = ctx->state;
-	ttl_node_added(&d->s);
+	int r = ttl_names_add(&d->names, &d->s, kcmd_obj_name(o));
+	if (r < 0)
+		kcmd_log_error("node %s not counted: %s", kcmd_obj_name(o), strerror(-r));
 	kcmd_queue_add(ctx, 0, kcmd_obj_name(o));
 	return 0;
 }
@@ -103,6 +119,7 @@ static void ttl_resync(struct inf_handler_ctx *ctx, size_t queue, bool restarted
 	(void)queue;
 	(void)restarted;
 	d->s = (struct ttl_state){0};
+	ttl_names_free(&d->names);
 	kcmd_cache_list(ctx->arena, "", "nodes", NULL, count_and_add, ctx);
 	ttl_region_store(d->r, &d->s);
 }

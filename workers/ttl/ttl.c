@@ -35,6 +35,86 @@ void ttl_node_deleted(struct ttl_state *s)
 	}
 }
 
+static size_t name_hash(const char *s)
+{
+	size_t h = 1469598103934665603ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* the slot of name, or the empty slot where it would go */
+static size_t names_find(const struct ttl_names *t, const char *name)
+{
+	size_t i = name_hash(name) & (t->cap - 1);
+	while (t->slot[i] && strcmp(t->slot[i], name))
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+static int names_grow(struct ttl_names *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	struct ttl_names n = {calloc(cap, sizeof(char *)), cap, t->n};
+
+	if (!n.slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->slot[i])
+			n.slot[names_find(&n, t->slot[i])] = t->slot[i];
+	free(t->slot);
+	*t = n;
+	return 0;
+}
+
+int ttl_names_add(struct ttl_names *t, struct ttl_state *s, const char *name)
+{
+	size_t i;
+	char *dup;
+
+	if ((t->n + 1) * 2 > t->cap && names_grow(t) < 0)
+		return -ENOMEM;
+	i = names_find(t, name);
+	if (t->slot[i])
+		return 0;
+	if (!(dup = strdup(name)))
+		return -ENOMEM;
+	t->slot[i] = dup;
+	t->n++;
+	ttl_node_added(s);
+	return 1;
+}
+
+int ttl_names_del(struct ttl_names *t, struct ttl_state *s, const char *name)
+{
+	size_t i, j;
+
+	if (!t->cap)
+		return 0;
+	i = names_find(t, name);
+	if (!t->slot[i])
+		return 0;
+	free(t->slot[i]);
+	t->slot[i] = NULL;
+	t->n--;
+	/* backward-shift deletion: re-place the run after the hole */
+	for (j = (i + 1) & (t->cap - 1); t->slot[j]; j = (j + 1) & (t->cap - 1)) {
+		char *e = t->slot[j];
+		t->slot[j] = NULL;
+		t->slot[names_find(t, e)] = e;
+	}
+	ttl_node_deleted(s);
+	return 1;
+}
+
+void ttl_names_free(struct ttl_names *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->slot[i]);
+	free(t->slot);
+	*t = (struct ttl_names){0};
+}
+
 struct ttl_state ttl_state_for(int n)
 {
 	struct ttl_state s = {0};

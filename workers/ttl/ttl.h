@@ -44,6 +44,22 @@ struct ttl_state {
 /* addNode / deleteNode on the step table; the desired TTL follows the step. */
 void ttl_node_added(struct ttl_state *s);
 void ttl_node_deleted(struct ttl_state *s);
+/* The nodes the count is made of, by name: the dispatcher may deliver a node's add twice (its
+ * start-up and its resync from the arena overlap the change feed by a few entries; its contract
+ * says handlers tolerate a change seen twice), and an informer's store never counts a node twice.
+ * An open-addressing table that doubles past 1/2 load: no limit but memory (-ENOMEM leaves the
+ * set and the state unchanged, and the caller logs it). */
+struct ttl_names {
+	char **slot;
+	size_t cap, n;
+};
+/* The add handler: counts name once (ttl_node_added) unless the set has it. 1 counted, 0 seen
+ * before, -ENOMEM. */
+int ttl_names_add(struct ttl_names *t, struct ttl_state *s, const char *name);
+/* The delete handler: uncounts name (ttl_node_deleted) when the set has it. 1, 0 (unknown). */
+int ttl_names_del(struct ttl_names *t, struct ttl_state *s, const char *name);
+void ttl_names_free(struct ttl_names *t);
+
 /* The state after n adds from an empty one (the informer's initial list). */
 struct ttl_state ttl_state_for(int n);
 

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -52,6 +53,49 @@ static void test_desired(void **state)
 	assert_int_equal(s.count, 95);
 	assert_int_equal(s.desired, 15);
 	assert_int_equal(ttl_state_for(95).desired, 0);
+}
+
+/* The dispatcher's start-up and its resync from the arena may deliver a node's add twice (the
+ * arena list and the change feed overlap): the count must be the number of nodes, as an
+ * informer's store counts them. The CI failure this pins: 100 nodes created while kcmd started
+ * were counted as 101+, the desired TTL went to 15 s and TestTTL_Annotations saw no 0. */
+static void test_names_count_once(void **state)
+{
+	struct ttl_names t = {0};
+	struct ttl_state s = {0};
+	char name[32];
+
+	(void)state;
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "node-%d", i);
+		assert_int_equal(ttl_names_add(&t, &s, name), 1);
+	}
+	/* the feed re-delivers the last 30 adds the arena listing already counted */
+	for (int i = 70; i < 100; i++) {
+		snprintf(name, sizeof(name), "node-%d", i);
+		assert_int_equal(ttl_names_add(&t, &s, name), 0);
+	}
+	assert_int_equal(s.count, 100);
+	assert_int_equal(s.desired, 0);
+	assert_int_equal(ttl_names_add(&t, &s, "node-100"), 1);
+	assert_int_equal(s.desired, 15);
+	/* 12 deletes (one twice, one unknown) take it to 89 and back to 0 */
+	for (int i = 89; i <= 100; i++) {
+		snprintf(name, sizeof(name), "node-%d", i);
+		assert_int_equal(ttl_names_del(&t, &s, name), 1);
+	}
+	assert_int_equal(ttl_names_del(&t, &s, "node-95"), 0);
+	assert_int_equal(ttl_names_del(&t, &s, "never-added"), 0);
+	assert_int_equal(s.count, 89);
+	assert_int_equal(s.desired, 0);
+	/* every remaining name is still found after the backward-shift deletes */
+	for (int i = 0; i < 89; i++) {
+		snprintf(name, sizeof(name), "node-%d", i);
+		assert_int_equal(ttl_names_add(&t, &s, name), 0);
+	}
+	assert_int_equal(t.n, 89);
+	ttl_names_free(&t);
+	assert_int_equal(ttl_names_del(&t, &s, "node-1"), 0);
 }
 
 static void test_parse_and_patch(void **state)
@@ -102,6 +146,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_desired),
+	        cmocka_unit_test(test_names_count_once),
 	        cmocka_unit_test(test_parse_and_patch),
 	        cmocka_unit_test(test_region),
 	};
