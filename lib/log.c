@@ -36,6 +36,14 @@ static struct {
 	struct vmod vmod[KCLOG_VMODULE_MAX];
 } st = {.process = "kcmd"};
 
+/* the key a worker is syncing (kclog_set_object); per thread */
+static _Thread_local char cur_object[520];
+
+void kclog_set_object(const char *key)
+{
+	snprintf(cur_object, sizeof(cur_object), "%s", key ? key : "");
+}
+
 static bool stderr_is_journal(void)
 {
 	const char *js = getenv("JOURNAL_STREAM");
@@ -293,6 +301,23 @@ static void vlog(enum kclog_level level, int v, const char *file, int line,
 {
 	char raw[2048], msg[2048];
 	int saved = errno;
+	const char *withobj[KCLOG_FIELDS_MAX + 2];
+	char objfield[sizeof(cur_object) + 8];
+
+	if (cur_object[0]) { /* the synced object, unless the caller names one */
+		size_t i = 0;
+		bool named = false;
+		for (; fields && fields[i] && i < KCLOG_FIELDS_MAX; i++) {
+			withobj[i] = fields[i];
+			named |= !strncmp(fields[i], "OBJECT=", 7);
+		}
+		if (!named) {
+			snprintf(objfield, sizeof(objfield), "OBJECT=%s", cur_object);
+			withobj[i++] = objfield;
+		}
+		withobj[i] = NULL;
+		fields = withobj;
+	}
 
 	int rl = vsnprintf(raw, sizeof(raw), fmt, ap);
 	/* the sink: whatever the message quotes (object names, Event messages, apiserver error

@@ -64,7 +64,9 @@ static void process(struct worker *w, struct wq *wq)
 			break;
 		}
 		struct wk_result res;
+		kclog_set_object(key);
 		w->ctrl->sync(w->state, wq->index, key, &res);
+		kclog_set_object(NULL);
 		if (res.err < 0) {
 			w->failed++;
 			ipc_queue_done(wq->q, IPC_QUEUE_DONE_RATE_LIMITED, 0);

@@ -244,6 +244,46 @@ static void test_vmodule(void **state)
 	assert_false(kclog_v_enabled(4, "lib/log.c"));
 }
 
+static void emit_object(void)
+{
+	const char *own[] = {"OBJECT=other/one", NULL};
+	kclog_set_object("ns/web-1");
+	log_info("syncing");
+	kclog_log(KCLOG_INFO, __FILE__, 3, own, "names its own");
+	kclog_set_object(NULL);
+	log_info("between syncs");
+}
+
+/* The object a worker syncs rides on every line logged during the sync, in every sink. */
+static void test_object_field(void **state)
+{
+	(void)state;
+	unsetenv("JOURNAL_STREAM");
+	unsetenv("KCMD_LOGGING_FORMAT");
+	kclog_init("worker", "replicaset-controller", 0);
+	assert_int_equal(kclog_set_format("text"), 0);
+	char *out = capture(emit_object);
+	assert_non_null(strstr(out, "] syncing OBJECT=\"ns/web-1\"\n"));
+	assert_non_null(strstr(out, "] names its own OBJECT=\"other/one\"\n"));
+	assert_null(strstr(out, "names its own OBJECT=\"other/one\" OBJECT="));
+	assert_non_null(strstr(out, "] between syncs\n"));
+	assert_int_equal(kclog_set_format("json"), 0);
+	out = capture(emit_object);
+	char *nl = strchr(out, '\n');
+	assert_non_null(nl);
+	*nl = 0;
+	cJSON *j = cJSON_Parse(out);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "object")), "ns/web-1");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "controller")),
+	                    "replicaset-controller");
+	cJSON_Delete(j);
+	char *last = strrchr(nl + 1, '{');
+	assert_non_null(last);
+	assert_null(strstr(last, "\"object\""));
+	assert_int_equal(kclog_set_format("text"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +293,7 @@ int main(void)
 	        cmocka_unit_test(test_sink_sanitizes),
 	        cmocka_unit_test(test_json_format),
 	        cmocka_unit_test(test_vmodule),
+	        cmocka_unit_test(test_object_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
