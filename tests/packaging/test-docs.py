@@ -12,6 +12,9 @@
 # - the bash completion (packaging/completion/kcmd.bash) completes every kcmd flag and every
 #   kcmctl command;
 # - both man pages render without groff warnings (when man is installed);
+# - the README's plot (docs/headline.svg) is what tools/plot-headline.py draws from
+#   docs/headline.tsv, every kcmd/kcm figure of the TSV is in the README's table, and the README
+#   shows the plot;
 # - the checks themselves fail on a man page with one flag removed (self-test).
 # Exit: 0 pass, 1 fail, 77 skip (kcmd not built).
 import os
@@ -118,6 +121,21 @@ for c in {c.split()[0] for c in cmds}:
     if c not in offered.get("kcmctl", set()):
         fails.append(f"kcmctl {c}: not offered by the bash completion of kcmctl")
 
+plot = subprocess.run([sys.executable, os.path.join(top, "tools", "plot-headline.py"), "--check",
+                       os.path.join(top, "docs", "headline.tsv"), os.path.join(top, "docs", "headline.svg")],
+                      capture_output=True, text=True)
+if plot.returncode != 0:
+    fails.append("docs/headline.svg: " + (plot.stdout + plot.stderr).strip())
+readme = open(os.path.join(top, "README.md"), encoding="utf-8").read()
+if "docs/headline.svg" not in readme:
+    fails.append("README.md does not show docs/headline.svg")
+for line in open(os.path.join(top, "docs", "headline.tsv"), encoding="utf-8"):
+    if line.startswith("#") or not line.strip():
+        continue
+    name, unit, a, b = line.rstrip("\n").split("\t")
+    for v in (a, b):
+        if not re.search(r"(?<![\d.])" + re.escape(v) + r"(?![\d])", readme):
+            fails.append(f"docs/headline.tsv: {name}: {v} {unit} is not in the README's table")
 if shutil.which("man"):
     for page in ("kcmd.8", "kcmctl.1"):
         r = subprocess.run(["man", "--warnings", "-l", os.path.join(top, "packaging", page)],
