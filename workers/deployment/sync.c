@@ -251,14 +251,27 @@ static int load_rs(struct sd *s)
 			continue;
 		}
 		if (!mine) {
-			char patch[1024];
-			snprintf(patch, sizeof(patch),
-			         "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
-			         "\"kind\":\"Deployment\",\"name\":\"%s\",\"uid\":\"%s\","
-			         "\"controller\":true,\"blockOwnerDeletion\":true}],\"uid\":\"%s\"}"
-			         "}",
-			         s->name, s->uid, str(get(it, "metadata"), "uid"));
-			cJSON *p = cJSON_Parse(patch);
+			/* the orphan's other (non-controller) owners are kept: a merge patch
+			 * replaces the whole list */
+			cJSON *p = cJSON_CreateObject(),
+			      *pm = cJSON_AddObjectToObject(p, "metadata");
+			cJSON *refs =
+			        cJSON_Duplicate(path2(it, "metadata", "ownerReferences"), true);
+			cJSON *ref = cJSON_CreateObject();
+			if (!cJSON_IsArray(refs)) {
+				cJSON_Delete(refs);
+				refs = cJSON_CreateArray();
+			}
+			cJSON_AddStringToObject(ref, "apiVersion", "apps/v1");
+			cJSON_AddStringToObject(ref, "kind", "Deployment");
+			cJSON_AddStringToObject(ref, "name", s->name);
+			cJSON_AddStringToObject(ref, "uid", s->uid);
+			cJSON_AddBoolToObject(ref, "controller", true);
+			cJSON_AddBoolToObject(ref, "blockOwnerDeletion", true);
+			cJSON_AddItemToArray(refs, ref);
+			cJSON_AddItemToObject(pm, "ownerReferences", refs);
+			/* metadata.uid: the patch applies to this object only (a precondition) */
+			cJSON_AddStringToObject(pm, "uid", str(get(it, "metadata"), "uid"));
 			r = request(s, "PATCH", "replicasets", str(get(it, "metadata"), "name"),
 			            NULL, p, NULL);
 			cJSON_Delete(p);
@@ -749,22 +762,22 @@ static bool is_scaling_event(struct sd *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		struct dp_rs *x = &s->info[i];
-		if ((x->replicas > 0 || (int)i == s->new_ix) && x->desired >= 0 &&
-		    x->desired != s->dd.replicas)
+		/* FilterActiveReplicaSets: spec.replicas > 0 */
+		if (x->replicas > 0 && x->desired >= 0 && x->desired != s->dd.replicas)
 			return true;
 	}
 	return false;
 }
 
+/* DeploymentComplete on calculateStatus' counts (observedGeneration is the generation) */
 static bool complete(struct sd *s)
 {
-	if (s->new_ix < 0)
-		return false;
-	struct dp_rs *x = &s->info[s->new_ix];
-	for (size_t i = 0; i < s->n; i++)
-		if ((int)i != s->new_ix && s->info[i].replicas > 0)
-			return false;
-	return x->replicas == s->dd.replicas && x->available >= s->dd.replicas;
+	struct dp_status st;
+
+	dp_calc_status(&s->dd, s->info, s->n,
+	               kcmd_feature_enabled(KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS), &st);
+	return st.updated == s->dd.replicas && st.replicas == s->dd.replicas &&
+	       st.available == s->dd.replicas;
 }
 
 static int rolling(struct sd *s, struct wk_result *out)
@@ -812,6 +825,10 @@ static int old_pods_running(struct sd *s, bool *ret)
 	*ret = false;
 	if (r < 0)
 		return r;
+	/* GetActualReplicaCountForReplicaSets(old) > 0 */
+	for (size_t i = 0; i < s->n; i++)
+		if ((int)i != s->new_ix && s->info[i].status_replicas > 0)
+			*ret = true;
 	cJSON_ArrayForEach(it, get(pl, "items"))
 	{
 		cJSON *ref;

@@ -273,3 +273,41 @@ func TestDeployment_RevisionHistoryLimit(t *testing.T) {
 		return len(rs) == 2, fmt.Sprintf("%d ReplicaSets", len(rs))
 	})
 }
+
+// TestDeployment_AdoptsOrphan (kcmd's addition; upstream's ClaimReplicaSets unit cases): an
+// orphan ReplicaSet whose labels match the selector and whose template equals the
+// Deployment's is adopted (controllerRef added, its other owner reference kept) and used as
+// the new ReplicaSet instead of creating one.
+func TestDeployment_AdoptsOrphan(t *testing.T) {
+	dpStart(t)
+	ns := Namespace(t)
+	ctx := context.Background()
+	d0 := dpNew(ns, "test-adopt", 2)
+	cm, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := *d0.Spec.Template.DeepCopy()
+	tmpl.Labels = map[string]string{"app": d0.Name, appsv1.DefaultDeploymentUniqueLabelKey: "orphan"}
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "test-adopt-orphan", Labels: tmpl.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID}}},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: tmpl.Labels}, Template: tmpl},
+	}
+	if rs, err = env.Client.AppsV1().ReplicaSets(ns).Create(ctx, rs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := dpCreate(t, d0)
+	dpWaitComplete(t, ns, d.Name)
+	owned := dpOwnedRS(t, d)
+	if len(owned) != 1 || owned[0].UID != rs.UID {
+		t.Fatalf("owned ReplicaSets %d, want only the adopted orphan", len(owned))
+	}
+	if len(owned[0].OwnerReferences) != 2 {
+		t.Errorf("owner references %+v, want the ConfigMap's and the Deployment's", owned[0].OwnerReferences)
+	}
+	if owned[0].Annotations["deployment.kubernetes.io/revision"] != "1" {
+		t.Errorf("adopted ReplicaSet revision %q, want 1", owned[0].Annotations["deployment.kubernetes.io/revision"])
+	}
+}
