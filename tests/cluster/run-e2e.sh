@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
-# Runs the end-to-end Go tests against a real cluster. Arguments go to `go test` (e.g. -run RE).
-# The cluster's work directory is made here and removed on any exit, so a killed run leaves no
-# directory behind; the harness gives the control-plane processes SIGKILL if the test binary dies.
+# Runs the end-to-end Go tests against a real cluster. Arguments go to the test binary as
+# `go test` flags (e.g. -run RE).
+#
+# The whole suite (no arguments) runs as two shards at once, each against a cluster of its own:
+# shard B holds the tests that mostly wait on the clock (CronJob minute boundaries, the GC's
+# 30 s discovery rounds, pod GC and namespace deletion timing, node TTL), shard A everything
+# else (the CPU-heavy scale, chaos and crash tests among them), so the suite takes about half
+# its serial time on two cores without putting two CPU-heavy tests side by side. Shard A's
+# lines stream as they come; shard B's are printed when it ends. KCMD_E2E_SHARDS=1 runs the
+# suite as one process (one cluster). With arguments (make e2e RUN=...) there is one process.
+#
+# The clusters' work directories are made here and removed on any exit, so a killed run leaves
+# no directory behind; the harness gives the control-plane processes SIGKILL if the test binary
+# dies.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ -d "${KCMD_GO_ROOT:-$HOME/.cache/kcmd-go/go1.26.8}/bin" ] && PATH="${KCMD_GO_ROOT:-$HOME/.cache/kcmd-go/go1.26.8}/bin:$PATH"
@@ -9,29 +20,85 @@ echo "e2e: building (or reusing) the control-plane binaries" >&2
 KCMD_CLUSTER_BIN=$("$here/build.sh")
 export KCMD_CLUSTER_BIN
 work=$(mktemp -d "${TMPDIR:-/tmp}/kcmd-e2e-XXXXXX")
-export KCMD_CLUSTER_WORKDIR=$work/cluster
 keep_logs=${KCMD_E2E_LOGS:-}
+pids=()
 cleanup() {
-	if [ -n "$keep_logs" ] && [ -d "$work/cluster/logs" ]; then
-		mkdir -p "$keep_logs" && cp -r "$work/cluster/logs/." "$keep_logs/" || true
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [ -n "$keep_logs" ]; then
+		for c in "$work"/cluster*; do
+			[ -d "$c/logs" ] && mkdir -p "$keep_logs/${c##*/}" && cp -r "$c/logs/." "$keep_logs/${c##*/}/" || true
+		done
 	fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-cd "$here"
-set +e
-go test ./e2e/ -count=1 -timeout 40m -v "$@" 2>&1 | tee "$work/go-test.log" \
-	| grep -E --line-buffered '^(=== RUN|--- |PASS|FAIL|ok|e2e:|bench:|panic:|\s+\S+_test\.go:)'
-rc=${PIPESTATUS[0]}
-set -e
-passed=$(grep -c -- '^--- PASS' "$work/go-test.log" || true)
-failed=$(grep -c -- '^--- FAIL' "$work/go-test.log" || true)
-skipped=$(grep -c -- '^--- SKIP' "$work/go-test.log" || true)
-if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-	echo "e2e: go test failed before or outside a test; last lines:" >&2
-	tail -n 40 "$work/go-test.log" >&2
-	failed=1
+
+# Shard B: tests whose time is spent waiting (a regex of test-name prefixes).
+SHARD_B='TestCronJob_|TestGC_OwnerResourceUnserved|TestGC_CascadingDeleteOnCRDConversionFailure|TestGC_MonitorsKeptOnDiscoveryFailure|TestGC_CRDPreferredVersionFollowed|TestNamespace_|TestPodGC_|TestTTL_|TestTTLAfterFinished_'
+
+filter() { grep -E --line-buffered '^(=== RUN|--- |PASS|FAIL|ok|e2e:|bench:|panic:|\s+\S+_test\.go:)' || true; }
+
+cd "$here/e2e"
+echo "e2e: compiling the tests" >&2
+go test -c -o "$work/e2e.test" . >&2
+
+# run_shard NAME ARGS...: the test binary against its own cluster; its whole output in
+# $work/NAME.log, its exit code in $work/NAME.rc.
+run_shard() {
+	local name=$1
+	shift
+	set +e
+	KCMD_CLUSTER_WORKDIR=$work/cluster-$name "$work/e2e.test" -test.count=1 -test.timeout=40m -test.v=true "$@" \
+		>"$work/$name.log" 2>&1
+	echo $? >"$work/$name.rc"
+	set -e
+}
+
+shards=()
+if [ $# -eq 0 ] && [ "${KCMD_E2E_SHARDS:-2}" != 1 ]; then
+	shards=(a b)
+	run_shard b -test.run "^($SHARD_B)" &
+	pids+=($!)
+	run_shard a -test.skip "^($SHARD_B)" &
+	pids+=($!)
+	# stream shard A while it runs (tail ends with it)
+	tail -n +1 -F --pid="${pids[1]}" "$work/a.log" 2>/dev/null | filter
+	wait "${pids[0]}" "${pids[1]}" || true
+	pids=()
+	echo "e2e: shard B ($SHARD_B):"
+	filter <"$work/b.log"
+else
+	shards=(all)
+	# go test's flags (-run RE, -v, -timeout D) as the test binary's (-test.run RE, ...)
+	args=()
+	for a in "$@"; do
+		case $a in
+		-test.* | [!-]*) args+=("$a") ;;
+		-*) args+=("-test.${a#-}") ;;
+		esac
+	done
+	run_shard all "${args[@]}" &
+	pids+=($!)
+	tail -n +1 -F --pid="${pids[0]}" "$work/all.log" 2>/dev/null | filter
+	wait "${pids[0]}" || true
+	pids=()
 fi
+
+rc=0 passed=0 failed=0 skipped=0
+for s in "${shards[@]}"; do
+	src=$(cat "$work/$s.rc" 2>/dev/null || echo 1)
+	p=$(grep -c -- '^--- PASS' "$work/$s.log" || true)
+	f=$(grep -c -- '^--- FAIL' "$work/$s.log" || true)
+	k=$(grep -c -- '^--- SKIP' "$work/$s.log" || true)
+	if [ "$src" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "e2e: shard $s: the test binary failed before or outside a test (exit $src); last lines:" >&2
+		tail -n 40 "$work/$s.log" >&2
+		f=1
+	fi
+	[ "$src" -ne 0 ] && rc=$src
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
+done
 echo "e2e: $passed passed, $failed failed, $skipped skipped"
 exit "$rc"

@@ -208,9 +208,10 @@ func cjFinish(t *testing.T, j *batchv1.Job, succeeded bool, start, end time.Time
 	}
 }
 
-// TestCronJob_LaunchesPodAndCleansUp is upstream's integration test: a CronJob runs a Job (kcmd)
-// whose pod kcm's job controller creates; the Job has one owner, the CronJob, the pod one, the Job.
-func TestCronJob_LaunchesPodAndCleansUp(t *testing.T) {
+// cjLaunchesPodAndCleansUp is upstream's integration test: a CronJob runs a Job (kcmd) whose pod
+// kcm's job controller creates; the Job has one owner, the CronJob, the pod one, the Job. It runs
+// beside the other scenarios: their Jobs carry a managedBy that kcm's job controller leaves alone.
+func cjLaunchesPodAndCleansUp(t *testing.T) {
 	ns := Namespace(t)
 	cjStart(t, ns)
 	kcm, err := cjLaunchKCM("job-controller")
@@ -621,6 +622,7 @@ func TestCronJob_Scenarios(t *testing.T) {
 		name string
 		fn   func(*testing.T)
 	}{
+		{"LaunchesPodAndCleansUp", cjLaunchesPodAndCleansUp},
 		{"ScheduleMultipleJobsConcurrently", cjScheduleMultipleJobsConcurrently},
 		{"NotScheduleWhenSuspended", cjNotScheduleWhenSuspended},
 		{"NotScheduleNewJobsWhenForbid", cjNotScheduleNewJobsWhenForbid},
