@@ -63,6 +63,7 @@ int mgr_config_defaults(struct mgr_config *cfg)
 	cfg->secure_port = 10257;
 	cfg->bind_address = "0.0.0.0";
 	cfg->standby_warm_cache = true;
+	cfg->worker_idle_timeout_us = 60000000ull;
 	kcmd_features_defaults(&cfg->features);
 	mgr_httpd_auth_defaults(&cfg->auth);
 	return 0;
@@ -201,6 +202,10 @@ static const struct flagdef flags[] = {
         {"standby-warm-cache", F_BOOL, OFF(standby_warm_cache),
          "kcmd: keep the cache warm while not leading, so a new leader starts without a relist "
          "(default true)."},
+        {"worker-idle-timeout", F_DURATION, OFF(worker_idle_timeout_us),
+         "kcmd: a controller's worker processes beyond its first start while keys wait in its "
+         "queues and stop after this long with none; 0 starts every one with the controller "
+         "(--concurrent-*-syncs of them) and keeps them (default 1m0s)."},
         {"libexec-dir", F_STR, OFF(libexec_dir),
          "kcmd: directory holding kcmd-informerd and kcmd-worker (default: beside kcmd)."},
         {"help", F_BOOL, OFF(help), "Show this help."},

@@ -62,7 +62,8 @@ struct mgr_config {
 	struct mgr_httpd_auth_opts auth;      /* --authentication-*, --authorization-* */
 
 	/* kcmd's own */
-	bool standby_warm_cache; /* --standby-warm-cache, true */
+	bool standby_warm_cache;         /* --standby-warm-cache, true */
+	uint64_t worker_idle_timeout_us; /* --worker-idle-timeout, 60 s; 0: all workers always */
 	const char *libexec_dir; /* --libexec-dir: where kcmd-informerd / kcmd-worker live */
 	bool help, version;
 };

@@ -73,6 +73,11 @@ struct ctl_rt {
 	struct kcmd_mgr_env env; /* fds it exports to its processes */
 	int client_bucket_fd;    /* the token bucket its processes' API clients share */
 	int sa_token_fd;         /* --use-service-account-credentials: its token memfd, or -1 */
+	/* its worker processes; pool[1..] start on demand (--worker-idle-timeout, worker_pool) */
+	struct mgr_child **pool;
+	int n_pool;
+	unsigned backlog_ticks; /* consecutive pool ticks with keys waiting */
+	uint64_t idle_since;    /* monotonic µs since its queues have been empty and idle, or 0 */
 };
 
 struct debug_route {
@@ -117,7 +122,7 @@ struct mgr {
 	struct mgr_sa_tokens *sa_tokens; /* --use-service-account-credentials */
 	struct mgr_status_page *status;  /* what kcmctl status reads (manager/status.h) */
 	int status_fd;
-	struct ipc_source *status_timer;
+	struct ipc_source *status_timer, *pool_timer;
 	int64_t started_unix_usec;
 	const struct inf_metrics_hdr *inf_metrics; /* informerd's counters, read-only */
 	struct queue *queues;
@@ -290,7 +295,8 @@ enum role {
 
 /* ctl: the controller of a dispatcher or worker, NULL for informerd. */
 static int add_child(struct mgr *m, const char *name, const char *group, const char *prog,
-                     enum role role, const struct ctl_rt *ctl)
+                     enum role role, const struct ctl_rt *ctl, bool on_demand,
+                     struct mgr_child **ret)
 {
 	const bool writer = role == ROLE_INFORMERD;
 	size_t nflags = ctl ? ctl->c->n_flags : 0, cap_env = 64;
@@ -525,9 +531,10 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	                              .argv = argv,
 	                              .envp = envp,
 	                              .n_keep_fds = (unsigned)nfds,
-	                              .restart = true};
+	                              .restart = true,
+	                              .on_demand = on_demand};
 	memcpy(spec.keep_fds, fds, sizeof(int) * (size_t)nfds);
-	r = mgr_sup_add(m->sup, &spec, NULL);
+	r = mgr_sup_add(m->sup, &spec, ret);
 out:
 	for (int i = 0; owned && i < nowned; i++)
 		free(owned[i]);
@@ -630,7 +637,8 @@ static int setup_children(struct mgr *m)
 		log_error("creating the change feed failed: %s", strerror(-r));
 		return r;
 	}
-	r = add_child(m, "informerd", "informerd", "kcmd-informerd", ROLE_INFORMERD, NULL);
+	r = add_child(m, "informerd", "informerd", "kcmd-informerd", ROLE_INFORMERD, NULL, false,
+	              NULL);
 	if (r < 0)
 		return r;
 	/* Each controller's handlers run in its own dispatcher; like informerd they only read and
@@ -641,8 +649,8 @@ static int setup_children(struct mgr *m)
 		if (!c->on || !c->c->handlers)
 			continue;
 		snprintf(name, sizeof(name), "dispatcher-%s", c->c->name);
-		if ((r = add_child(m, name, "informerd", "kcmd-dispatcher", ROLE_DISPATCHER, c)) <
-		    0)
+		if ((r = add_child(m, name, "informerd", "kcmd-dispatcher", ROLE_DISPATCHER, c,
+		                   false, NULL)) < 0)
 			return r;
 	}
 	/* Worker processes write, so they run only while this kcmd leads. */
@@ -651,15 +659,23 @@ static int setup_children(struct mgr *m)
 		if (!c->on)
 			continue;
 		int n = c->c->worker_count ? c->c->worker_count(m->cfg.ctl[i].values) : 1;
-		for (int k = 0; k < (n < 1 ? 1 : n); k++) {
+		n = n < 1 ? 1 : n;
+		if (!(c->pool = calloc((size_t)n, sizeof(*c->pool))))
+			return -ENOMEM;
+		for (int k = 0; k < n; k++) {
 			char name[160];
 			if (c->c->hidden) /* a kcmd tool (one process), named as itself */
 				snprintf(name, sizeof(name), "%s", c->c->name);
 			else
 				snprintf(name, sizeof(name), "worker-%s-%d", c->c->name, k);
-			r = add_child(m, name, "workers", "kcmd-worker", ROLE_WORKER, c);
+			/* the first worker always runs; the others while keys wait (worker_pool) */
+			bool on_demand =
+			        k > 0 && m->cfg.worker_idle_timeout_us > 0 && !c->c->hidden;
+			r = add_child(m, name, "workers", "kcmd-worker", ROLE_WORKER, c, on_demand,
+			              &c->pool[k]);
 			if (r < 0)
 				return r;
+			c->n_pool++;
 		}
 	}
 	return 0;
@@ -675,6 +691,89 @@ static void start_group(struct mgr *m, const char *group)
 		        group, strerror(-r));
 	else if (r > 0)
 		log_info("started %d %s process%s", r, group, r == 1 ? "" : "es");
+}
+
+/* ---- worker pools ---------------------------------------------------------------------------
+ * kcm runs --concurrent-*-syncs goroutines per controller, idle ones costing a few KB; kcmd's
+ * workers are processes (~1 MB each), so only the first of each controller runs all the time
+ * and the others start while keys wait in its queues (every worker busy) and stop once the
+ * queues have been empty with nothing in flight for --worker-idle-timeout. Concurrency under
+ * load is kcm's; an idle kcmd holds one worker a controller. Started workers are supervised as
+ * any (a crash restarts them, the leadership fence kills them); a stop is SIGTERM, which a
+ * worker takes between keys. */
+#define POOL_TICK_USEC 250000ull
+
+static int on_pool_timer(struct ipc_source *s, uint64_t now, void *ud)
+{
+	struct mgr *m = ud;
+	bool workers_on =
+	        m->leading && !m->stopping && (!m->sa_tokens || mgr_sa_tokens_ready(m->sa_tokens));
+
+	for (size_t i = 0; workers_on && i < m->cfg.n_ctl; i++) {
+		struct ctl_rt *c = &m->ctl[i];
+		uint64_t depth = 0;
+		bool in_flight = false;
+		int running = 0, stopped = 0;
+
+		if (!c->on || c->n_pool < 2)
+			continue;
+		for (size_t q = 0; q < m->n_queues; q++) {
+			struct ipc_queue_metrics qm;
+			if (m->queues[q].ctl != i ||
+			    ipc_queue_metrics_read(m->queues[q].fd, &qm) < 0)
+				continue;
+			depth += qm.depth;
+			in_flight |= qm.longest_running_processor_seconds > 0;
+		}
+		for (int k = 1; k < c->n_pool; k++) {
+			enum mgr_child_state st = mgr_child_state(c->pool[k]);
+			running += st != MGR_CHILD_STOPPED;
+			stopped += st == MGR_CHILD_STOPPED;
+		}
+		if (depth > 0) {
+			c->idle_since = 0;
+			/* keys waited a whole tick: every running worker is busy */
+			if (++c->backlog_ticks < 2 || stopped == 0)
+				continue;
+			int want = depth < (uint64_t)stopped ? (int)depth : stopped, started = 0;
+			for (int k = 1; k < c->n_pool && started < want; k++) {
+				if (mgr_child_state(c->pool[k]) != MGR_CHILD_STOPPED)
+					continue;
+				int r = mgr_child_start(c->pool[k]);
+				if (r < 0) {
+					log_warning("%s: starting another worker: %s", c->c->name,
+					            strerror(-r));
+					break;
+				}
+				started++;
+			}
+			if (started)
+				log_v(2,
+				      "%s: %llu keys waiting: started %d more worker%s (%d "
+				      "running)",
+				      c->c->name, (unsigned long long)depth, started,
+				      started == 1 ? "" : "s", 1 + running + started);
+			continue;
+		}
+		c->backlog_ticks = 0;
+		if (in_flight || running == 0) {
+			c->idle_since = in_flight ? 0 : c->idle_since;
+			continue;
+		}
+		if (!c->idle_since) {
+			c->idle_since = now;
+			continue;
+		}
+		if (now - c->idle_since < m->cfg.worker_idle_timeout_us)
+			continue;
+		for (int k = 1; k < c->n_pool; k++)
+			if (mgr_child_state(c->pool[k]) != MGR_CHILD_STOPPED)
+				(void)mgr_child_stop(c->pool[k], SIGTERM);
+		log_v(2, "%s: idle for %llus: stopping %d of its workers", c->c->name,
+		      (unsigned long long)(m->cfg.worker_idle_timeout_us / 1000000), running);
+		c->idle_since = 0;
+	}
+	return ipc_source_set_time(s, now + POOL_TICK_USEC);
 }
 
 /* ---- leadership ----------------------------------------------------------------------------- */
@@ -1566,6 +1665,15 @@ int main(int argc, char **argv)
 	else
 		ipc_loop_add_timer(m->loop, &m->status_timer, ipc_now_usec() + 1000000,
 		                   on_status_timer, m);
+	/* before setup_children: without the timer every worker starts with its controller */
+	if (m->cfg.worker_idle_timeout_us &&
+	    (r = ipc_loop_add_timer(m->loop, &m->pool_timer, ipc_now_usec() + POOL_TICK_USEC,
+	                            on_pool_timer, m)) < 0) {
+		log_warning("worker pools: no timer (%s): every worker process starts with its "
+		            "controller",
+		            strerror(-r));
+		m->cfg.worker_idle_timeout_us = 0;
+	}
 	/* The children see the feature gates (canonical form: every gate kcmd knows). */
 	char gates[512];
 	if (kcmd_features_format(&m->cfg.features, gates, sizeof(gates)) > 0)
@@ -1704,9 +1812,11 @@ int main(int argc, char **argv)
 	free(m->unsynced);
 	mgr_httpd_free(m->httpd);
 	mgr_sup_free(m->sup);
-	for (size_t i = 0; i < m->cfg.n_ctl; i++)
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
 		if (m->ctl[i].on && m->ctl[i].c->mgr_fini)
 			m->ctl[i].c->mgr_fini(m->ctl[i].state);
+		free(m->ctl[i].pool);
+	}
 	free(m->ctl);
 	free(m->routes);
 	free(m->queues);

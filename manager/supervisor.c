@@ -35,7 +35,7 @@ struct mgr_child {
 	char **argv, **envp;
 	int keep_fds[MGR_CHILD_MAX_FDS];
 	unsigned n_keep_fds;
-	bool restart;
+	bool restart, on_demand;
 
 	enum mgr_child_state state;
 	bool want_stop;
@@ -193,6 +193,7 @@ int mgr_sup_add(struct mgr_supervisor *s, const struct mgr_child_spec *spec, str
 	c->sup = s;
 	c->pidfd = -1;
 	c->restart = spec->restart;
+	c->on_demand = spec->on_demand;
 	c->n_keep_fds = spec->n_keep_fds;
 	memcpy(c->keep_fds, spec->keep_fds, sizeof(c->keep_fds));
 	c->backoff = BACKOFF_MIN_USEC;
@@ -294,6 +295,7 @@ int mgr_child_start(struct mgr_child *c)
 
 	if (c->state == MGR_CHILD_RUNNING)
 		return -EALREADY;
+	c->want_stop = false; /* started: meant to run (an earlier stop no longer holds) */
 	if (mgr_sup_fault_fail_starts) { /* test seam: this start fails as a fork would */
 		mgr_sup_fault_fail_starts--;
 		return -EAGAIN;
@@ -341,6 +343,11 @@ int mgr_child_start(struct mgr_child *c)
 	c->start_error = 0;
 	ipc_source_set_time(c->timer, 0);
 	return 0;
+}
+
+enum mgr_child_state mgr_child_state(const struct mgr_child *c)
+{
+	return c->state;
 }
 
 int mgr_child_stop(struct mgr_child *c, int sig)
@@ -395,6 +402,8 @@ int mgr_sup_start_group(struct mgr_supervisor *s, const char *group)
 			}
 			continue;
 		}
+		if (c->on_demand && c->state == MGR_CHILD_STOPPED)
+			continue;
 		c->want_stop = false;
 		int r = mgr_child_start(c);
 		if (r < 0) { /* the others still start; this one is retried after a backoff */

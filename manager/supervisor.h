@@ -39,6 +39,10 @@ struct mgr_child_spec {
 	int keep_fds[MGR_CHILD_MAX_FDS]; /* fds the child inherits at the same numbers */
 	unsigned n_keep_fds;
 	bool restart; /* restart when it exits (false for one-shot children) */
+	/* Started on demand only (mgr_child_start): mgr_sup_start_group leaves it STOPPED. Once
+	 * started it is supervised like any child (a crash restarts it, the group's signals reach
+	 * it) until it is stopped on purpose. */
+	bool on_demand;
 };
 
 enum mgr_child_state {
@@ -82,7 +86,8 @@ int mgr_child_stop(struct mgr_child *c, int sig);
 /* Sends sig to every running child of group right now (kill(2) returns before they die) and
  * stops their restarts when stop is true. Returns the number signalled. */
 int mgr_sup_signal_group(struct mgr_supervisor *s, const char *group, int sig, bool stop);
-/* Starts every child of group that is not running. A child whose start fails (fork,
+/* Starts every child of group that is not running (children marked on_demand that are STOPPED
+ * are left so). A child whose start fails (fork,
  * pidfd_open) waits in BACKOFF and is retried by its timer with the exit backoff (500 ms doubling
  * to 30 s) until it starts or is stopped; the others start regardless. Returns how many started,
  * or the first start's -errno if any failed (those are being retried). */
@@ -94,5 +99,6 @@ extern unsigned mgr_sup_fault_fail_starts;
 unsigned mgr_sup_running(const struct mgr_supervisor *s, const char *group);
 
 void mgr_child_get_info(const struct mgr_child *c, struct mgr_child_info *ret);
+enum mgr_child_state mgr_child_state(const struct mgr_child *c);
 /* Iteration over the table in insertion order; NULL past the end. */
 struct mgr_child *mgr_sup_child(const struct mgr_supervisor *s, unsigned i);

@@ -256,6 +256,64 @@ static void test_killed_child_restarts_and_stop(void **state)
 	ipc_loop_free(loop);
 }
 
+/* An on-demand child: the group's start leaves it down; started by hand it is supervised like
+ * any other (a crash restarts it, the group's fence reaches it); stopped on purpose it stays
+ * down, and the group's next start leaves it so again. */
+static void test_on_demand_child(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_supervisor *sup;
+	struct mgr_child *base, *extra;
+	struct exits e = {0};
+	char *argv[] = {"/bin/sleep", "100", NULL};
+	struct mgr_child_spec s0 = {
+	        .name = "w-0", .group = "workers", .argv = argv, .restart = true};
+	struct mgr_child_spec s1 = {.name = "w-1",
+	                            .group = "workers",
+	                            .argv = argv,
+	                            .restart = true,
+	                            .on_demand = true};
+	struct mgr_child_info info;
+
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
+	assert_int_equal(mgr_sup_add(sup, &s0, &base), 0);
+	assert_int_equal(mgr_sup_add(sup, &s1, &extra), 0);
+	assert_int_equal(mgr_sup_start_group(sup, "workers"), 1);
+	assert_int_equal(mgr_child_state(extra), MGR_CHILD_STOPPED);
+	assert_int_equal(mgr_child_state(base), MGR_CHILD_RUNNING);
+
+	assert_int_equal(mgr_child_start(extra), 0);
+	assert_int_equal(mgr_sup_running(sup, "workers"), 2);
+	mgr_child_get_info(extra, &info);
+	pid_t first = info.pid;
+	assert_int_equal(kill(first, SIGKILL), 0); /* a crash: restarted */
+	run_until_exits(loop, &e, 1, 2000000);
+	run_for(loop, 700000);
+	mgr_child_get_info(extra, &info);
+	assert_int_equal(info.state, MGR_CHILD_RUNNING);
+	assert_true(info.pid != first);
+
+	assert_int_equal(mgr_child_stop(extra, SIGTERM), 0); /* idle: stopped on purpose */
+	run_until_exits(loop, &e, 2, 2000000);
+	run_for(loop, 700000);
+	assert_int_equal(mgr_child_state(extra), MGR_CHILD_STOPPED);
+	assert_int_equal(mgr_sup_running(sup, "workers"), 1);
+
+	/* the fence takes both down; the next term starts the base worker only */
+	assert_int_equal(mgr_child_start(extra), 0);
+	assert_int_equal(mgr_sup_signal_group(sup, "workers", SIGKILL, true), 2);
+	run_until_exits(loop, &e, 4, 2000000);
+	run_for(loop, 300000);
+	assert_int_equal(mgr_sup_running(sup, NULL), 0);
+	assert_int_equal(mgr_sup_start_group(sup, "workers"), 1);
+	assert_int_equal(mgr_child_state(extra), MGR_CHILD_STOPPED);
+	assert_int_equal(mgr_sup_running(sup, "workers"), 1);
+	mgr_sup_free(sup);
+	ipc_loop_free(loop);
+}
+
 static void test_one_shot_child_and_bad_spec(void **state)
 {
 	(void)state;
@@ -360,6 +418,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_one_shot_child_and_bad_spec),
+	        cmocka_unit_test(test_on_demand_child),
 	        cmocka_unit_test(test_fd_inheritance),
 	        cmocka_unit_test(test_failed_start_is_retried),
 	        cmocka_unit_test(test_killed_child_restarts_and_stop),
