@@ -22,8 +22,8 @@
  * recheck queue; here an AddAfter on "disruption").
  *
  * Sync, "stale_pod_disruption": the pod from the cache, checked again; when the condition is
- * stale the pod is read uncached (the cache keeps no whole pods), checked again, and its
- * DisruptionTarget condition set to False with UpdateStatus.
+ * stale it is set to False by a strategic merge patch of pods/status that replaces it as
+ * upstream's UpdateStatus does and carries the cached resourceVersion (pdb_stale_patch).
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -68,8 +68,7 @@ static int type_id(struct shm_arena *a, int *cache, int t)
 }
 
 /* The whole object ns/name of a KCMD_CACHE_OBJECT type, parsed. 0, -ENOENT, -errno. */
-static int cached_json(struct shm_arena *a, int type, const char *ns, const char *name,
-                       cJSON **ret)
+static int cached_json(struct shm_arena *a, int type, const char *ns, const char *name, cJSON **ret)
 {
 	struct shm_obj o = SHM_OBJ_INIT;
 	struct shm_object_view v;
@@ -342,7 +341,8 @@ static int get_rs_like(struct dc *c, int t, const char *ns, const char *name,
 			         ctl->kind ? ctl->kind : "");
 			snprintf(ret->ctl_name, sizeof(ret->ctl_name), "%s",
 			         ctl->name ? ctl->name : "");
-			snprintf(ret->ctl_uid, sizeof(ret->ctl_uid), "%s", ctl->uid ? ctl->uid : "");
+			snprintf(ret->ctl_uid, sizeof(ret->ctl_uid), "%s",
+			         ctl->uid ? ctl->uid : "");
 		}
 	}
 	shm_rs_view_free(&v);
@@ -388,8 +388,7 @@ static int lk_deployment(void *ud, const char *ns, const char *name, char *uid, 
 	return get_whole(ud, T_DEPLOYMENTS, ns, name, uid, replicas);
 }
 
-static int lk_statefulset(void *ud, const char *ns, const char *name, char *uid,
-                          int32_t *replicas)
+static int lk_statefulset(void *ud, const char *ns, const char *name, char *uid, int32_t *replicas)
 {
 	return get_whole(ud, T_STS, ns, name, uid, replicas);
 }
@@ -484,16 +483,16 @@ static int lk_scale(void *ud, const struct kube_owner_ref *ref, const char *ns,
 			const cJSON *g = cJSON_GetObjectItemCaseSensitive(it, "group");
 			const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "version");
 			const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kind");
-			if (cJSON_IsString(n) && !strcmp(n->valuestring, sub) && cJSON_IsString(g) &&
-			    cJSON_IsString(v) && cJSON_IsString(k) &&
+			if (cJSON_IsString(n) && !strcmp(n->valuestring, sub) &&
+			    cJSON_IsString(g) && cJSON_IsString(v) && cJSON_IsString(k) &&
 			    !strcmp(k->valuestring, "Scale") &&
 			    scale_version(g->valuestring, v->valuestring))
 				is_scale = true;
 		}
 		kube_response_clear(&sresp);
 		if (!is_scale) {
-			if (asprintf(err, "%s%s%s does not implement the scale subresource", resource,
-			             group[0] ? "." : "", group) < 0)
+			if (asprintf(err, "%s%s%s does not implement the scale subresource",
+			             resource, group[0] ? "." : "", group) < 0)
 				*err = NULL;
 			cJSON_Delete(list);
 			return -EOPNOTSUPP;
@@ -597,8 +596,9 @@ static void record_events(struct dc *c, const cJSON *pdb, const struct pdb_resul
 			ref = (struct kcmd_object_ref){"v1", "Pod", ref.ns, e->pod, ""};
 			for (size_t k = 0; pu && k < pu->n; k++)
 				if (!strcmp(pu->pods[k].name, e->pod))
-					ref.uid = pu->views[k].pod.meta.uid ? pu->views[k].pod.meta.uid
-					                                    : "";
+					ref.uid = pu->views[k].pod.meta.uid
+					                  ? pu->views[k].pod.meta.uid
+					                  : "";
 		}
 		int rc = kcmd_event_record(c->ctx->kc, PDB_EVENT_COMPONENT, &ref, e->type,
 		                           e->reason, "%s", e->message);
@@ -710,7 +710,8 @@ static void sync_pdb(struct dc *c, const char *ns, const char *name, struct wk_r
 	}
 	if (res.has_recheck) {
 		out->requeue_after = true;
-		out->after_usec = res.recheck_at > now ? (uint64_t)(res.recheck_at - now) / 1000 : 0;
+		out->after_usec =
+		        res.recheck_at > now ? (uint64_t)(res.recheck_at - now) / 1000 : 0;
 	}
 done:
 	pdb_result_free(&res);
@@ -724,78 +725,63 @@ done:
 	free(pu.pods);
 }
 
-/* ---- sync: stale DisruptionTarget ------------------------------------------------------------- */
+/* ---- sync: stale DisruptionTarget -------------------------------------------------------------
+ */
 static void sync_stale(struct dc *c, const char *ns, const char *name, struct wk_result *out)
 {
 	struct shm_obj o = SHM_OBJ_INIT;
 	struct shm_pod_view v;
 	int64_t wait = 0;
-	int pt = type_id(c->ctx->arena, c->types, T_PODS);
-	bool stale;
+	int pt = type_id(c->ctx->arena, c->types, T_PODS), r;
+	char *patch = NULL;
 
-	if (pt < 0 || shm_reader_get(c->ctx->arena, (uint16_t)pt, ns, name, &o) < 0)
-		return; /* deleted */
+	if (pt < 0 || shm_reader_get(c->ctx->arena, (uint16_t)pt, ns, name, &o) < 0) {
+		log_v(4,
+		      "Skipping clearing DisruptionTarget condition because pod was deleted: %s/%s",
+		      ns, name);
+		return;
+	}
 	if (shm_pod_view_init(&o, &v) < 0) {
 		shm_pod_view_free(&v);
 		return;
 	}
-	stale = pdb_stale_disruption(&v.pod, kube_time_now(), &wait);
-	shm_pod_view_free(&v);
-	if (!stale)
+	kube_time_t now = kube_time_now();
+	if (!pdb_stale_disruption(&v.pod, now, &wait)) {
+		shm_pod_view_free(&v);
 		return;
+	}
 	if (wait > 0) {
+		shm_pod_view_free(&v);
 		out->requeue_after = true;
 		out->after_usec = (uint64_t)wait / 1000;
 		return;
 	}
-	struct kube_request get = {
-	        .verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = ns, .name = name};
-	struct kube_response resp;
-	int r = kube_client_request(c->ctx->kc, &get, NULL, NULL, &resp);
-	if (r == -ENOENT) {
-		kube_response_clear(&resp);
+	patch = pdb_stale_patch(v.pod.meta.resource_version, v.pod.meta.generation, now);
+	shm_pod_view_free(&v);
+	if (!patch) {
+		out->err = -ENOMEM;
 		return;
 	}
+	struct kube_request req = {.verb = KUBE_PATCH,
+	                           .version = "v1",
+	                           .resource = "pods",
+	                           .ns = ns,
+	                           .name = name,
+	                           .subresource = "status",
+	                           .patch_type = KUBE_PATCH_STRATEGIC,
+	                           .body = patch,
+	                           .body_len = strlen(patch)};
+	struct kube_response resp;
+	r = kube_client_request(c->ctx->kc, &req, NULL, NULL, &resp);
+	kube_response_clear(&resp);
+	free(patch);
+	if (r == -ENOENT)
+		return;
 	if (r < 0) {
-		kube_response_clear(&resp);
 		out->err = r;
 		return;
 	}
-	struct kube_pod *fresh = NULL;
-	cJSON *pod = cJSON_ParseWithLength(resp.body, resp.body_len);
-	r = kube_decode_pod(resp.body, resp.body_len, 0, &fresh);
-	kube_response_clear(&resp);
-	if (!pod || r < 0) {
-		cJSON_Delete(pod);
-		kube_object_free(fresh);
-		out->err = r < 0 ? r : -EBADMSG;
-		return;
-	}
-	stale = pdb_stale_disruption(fresh, kube_time_now(), &wait);
-	kube_object_free(fresh);
-	if (stale && wait == 0 && pdb_clear_disruption_condition(pod, kube_time_now())) {
-		char *body = cJSON_PrintUnformatted(pod);
-		struct kube_request put = {.verb = KUBE_UPDATE,
-		                           .version = "v1",
-		                           .resource = "pods",
-		                           .ns = ns,
-		                           .name = name,
-		                           .subresource = "status",
-		                           .body = body,
-		                           .body_len = body ? strlen(body) : 0};
-		r = body ? kube_client_request(c->ctx->kc, &put, NULL, NULL, &resp) : -ENOMEM;
-		if (body)
-			kube_response_clear(&resp);
-		free(body);
-		if (r < 0 && r != -ENOENT)
-			out->err = r;
-		else if (r == 0)
-			log_v(2, "Reset stale DisruptionTarget condition to False: %s/%s", ns, name);
-	} else if (stale && wait > 0) {
-		out->requeue_after = true;
-		out->after_usec = (uint64_t)wait / 1000;
-	}
-	cJSON_Delete(pod);
+	log_v(2, "Reset stale DisruptionTarget condition to False: %s/%s", ns, name);
 }
 
 /* ---- worker ---------------------------------------------------------------------------------- */

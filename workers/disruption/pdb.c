@@ -235,10 +235,10 @@ int pdb_scaled_value(const cJSON *v, int total, bool round_up, int *ret, char **
 	}
 	int r = go_atoi(s, n - 1, &x);
 	if (r < 0) {
-		*err = fmt_alloc("invalid value for IntOrString: invalid value \"%s\": strconv.Atoi: "
-		                 "parsing \"%.*s\": %s",
-		                 s, (int)(n - 1), s,
-		                 r == -ERANGE ? "value out of range" : "invalid syntax");
+		*err = fmt_alloc(
+		        "invalid value for IntOrString: invalid value \"%s\": strconv.Atoi: "
+		        "parsing \"%.*s\": %s",
+		        s, (int)(n - 1), s, r == -ERANGE ? "value out of range" : "invalid syntax");
 		return -EINVAL;
 	}
 	double f = (double)x * (double)total / 100;
@@ -296,7 +296,8 @@ int pdb_selector(const cJSON *pdb, struct kube_selector **ret, char **err)
 			q->key = str_of(it, "key") ? str_of(it, "key") : "";
 			q->op_text = str_of(it, "operator") ? str_of(it, "operator") : "";
 			q->op = op_of(q->op_text);
-			q->n_values = (uint32_t)cJSON_GetArraySize(cJSON_IsArray(vals) ? vals : NULL);
+			q->n_values =
+			        (uint32_t)cJSON_GetArraySize(cJSON_IsArray(vals) ? vals : NULL);
 			if (q->n_values) {
 				uint32_t k = 0;
 				q->values = calloc(q->n_values, sizeof(*q->values));
@@ -519,8 +520,7 @@ static int expected_count(const cJSON *pdb, const struct pdb_pod *pods, size_t n
 }
 
 int pdb_try_sync(const cJSON *pdb, const char *selector_err, const struct pdb_pod *pods,
-                 size_t n_pods, const struct pdb_lookup *lk, kube_time_t now,
-                 struct pdb_result *r)
+                 size_t n_pods, const struct pdb_lookup *lk, kube_time_t now, struct pdb_result *r)
 {
 	const cJSON *meta = member(pdb, "metadata");
 	const char *ns = str_of(meta, "namespace") ? str_of(meta, "namespace") : "";
@@ -544,7 +544,8 @@ int pdb_try_sync(const cJSON *pdb, const char *selector_err, const struct pdb_po
 			return -ENOMEM;
 		const char *m = err ? err : strerror(-rc);
 		add_event(r, "Warning", "CalculateExpectedPodCountFailed",
-		          fmt_alloc("Failed to calculate the number of expected pods: %s", m), NULL);
+		          fmt_alloc("Failed to calculate the number of expected pods: %s", m),
+		          NULL);
 		r->err = strdup(m);
 		free(err);
 		return r->err ? 0 : -ENOMEM;
@@ -575,10 +576,12 @@ int pdb_try_sync(const cJSON *pdb, const char *selector_err, const struct pdb_po
 		kube_time_parse(t->valuestring, strlen(t->valuestring), &at);
 		kube_time_t expected_deletion = at + PDB_DELETION_TIMEOUT_NS;
 		if (expected_deletion < now) {
-			add_event(r, "Warning", "NotDeleted",
-			          fmt_alloc("Pod was expected by PDB %s/%s to be deleted but it wasn't",
-			                    ns, ns),
-			          p->name);
+			add_event(
+			        r, "Warning", "NotDeleted",
+			        fmt_alloc(
+			                "Pod was expected by PDB %s/%s to be deleted but it wasn't",
+			                ns, ns),
+			        p->name);
 		} else {
 			if (!r->has_recheck || expected_deletion < r->recheck_at) {
 				r->has_recheck = true;
@@ -791,10 +794,9 @@ cJSON *pdb_status_update(const cJSON *pdb, const struct pdb_result *r, kube_time
 	                       status_object(r->current_healthy, r->desired_healthy,
 	                                     r->expected_pods, allowed, r->disrupted, gen),
 	                       &conds);
-	if (!n ||
-	    pdb_set_condition(conds, PDB_CONDITION_TYPE, allowed > 0 ? "True" : "False",
-	                      allowed > 0 ? PDB_REASON_SUFFICIENT : PDB_REASON_INSUFFICIENT, "",
-	                      gen, now) < 0) {
+	if (!n || pdb_set_condition(conds, PDB_CONDITION_TYPE, allowed > 0 ? "True" : "False",
+	                            allowed > 0 ? PDB_REASON_SUFFICIENT : PDB_REASON_INSUFFICIENT,
+	                            "", gen, now) < 0) {
 		cJSON_Delete(n);
 		*ret_err = -ENOMEM;
 		return NULL;
@@ -813,8 +815,8 @@ cJSON *pdb_fail_safe(const cJSON *pdb, const char *msg, kube_time_t now)
 	                                     (int32_t)int_of(st, "expectedPods"), 0,
 	                                     member(st, "disruptedPods"), observed),
 	                       &conds);
-	if (!n || pdb_set_condition(conds, PDB_CONDITION_TYPE, "False", PDB_REASON_SYNC_FAILED,
-	                            msg, observed, now) < 0) {
+	if (!n || pdb_set_condition(conds, PDB_CONDITION_TYPE, "False", PDB_REASON_SYNC_FAILED, msg,
+	                            observed, now) < 0) {
 		cJSON_Delete(n);
 		return NULL;
 	}
@@ -835,51 +837,16 @@ bool pdb_stale_disruption(const struct kube_pod *p, kube_time_t now, int64_t *wa
 	return true;
 }
 
-bool pdb_clear_disruption_condition(cJSON *pod, kube_time_t now)
+char *pdb_stale_patch(const char *resource_version, int64_t generation, kube_time_t now)
 {
-	cJSON *st = member(pod, "status"), *conds = member(st, "conditions"), *c, *old = NULL;
-	char ts[KUBE_TIME_BUF];
-	const char *ltt;
+	char ts[KUBE_TIME_BUF], gen[32] = "";
 
 	kube_time_format(now, ts);
-	if (!st && !(st = cJSON_AddObjectToObject(pod, "status")))
-		return false;
-	if (!cJSON_IsArray(conds)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
-		if (!(conds = cJSON_AddArrayToObject(st, "conditions")))
-			return false;
-	}
-	cJSON_ArrayForEach(c, conds)
-	{
-		const char *t = str_of(c, "type");
-		if (t && !strcmp(t, "DisruptionTarget")) {
-			old = c;
-			break;
-		}
-	}
-	cJSON *n = cJSON_CreateObject();
-	if (!n || !set_str(n, "type", "DisruptionTarget") || !set_str(n, "status", "False")) {
-		cJSON_Delete(n);
-		return false;
-	}
-	bool same_status = old && str_of(old, "status") && !strcmp(str_of(old, "status"), "False");
-	ltt = same_status && str_of(old, "lastTransitionTime") ? str_of(old, "lastTransitionTime")
-	                                                        : ts;
-	/* CalculatePodConditionObservedGeneration with PodObservedGenerationTracking on (its
-	 * default in v1.37): the pod's generation */
-	int64_t gen = int_of(member(pod, "metadata"), "generation");
-	if (!set_str(n, "lastTransitionTime", ltt) ||
-	    (gen && !set_num(n, "observedGeneration", (double)gen))) {
-		cJSON_Delete(n);
-		return false;
-	}
-	if (!old)
-		return cJSON_AddItemToArray(conds, n);
-	const cJSON *lpt = member(old, "lastProbeTime");
-	bool equal = same_status && !(str_of(old, "reason") && *str_of(old, "reason")) &&
-	             !(str_of(old, "message") && *str_of(old, "message")) &&
-	             (!lpt || cJSON_IsNull(lpt)) && str_of(old, "lastTransitionTime") &&
-	             int_of(old, "observedGeneration") == gen;
-	cJSON_ReplaceItemViaPointer(conds, old, n);
-	return !equal;
+	if (generation)
+		snprintf(gen, sizeof(gen), ",\"observedGeneration\":%lld", (long long)generation);
+	return fmt_alloc(
+	        "{\"metadata\":{\"resourceVersion\":\"%s\"},\"status\":{\"conditions\":"
+	        "[{\"type\":\"DisruptionTarget\",\"status\":\"False\",\"reason\":null,"
+	        "\"message\":null,\"lastProbeTime\":null,\"lastTransitionTime\":\"%s\"%s}]}}",
+	        resource_version ? resource_version : "", ts, gen);
 }

@@ -22,13 +22,13 @@
 
 #include "kube/model.h"
 
-#define PDB_DELETION_TIMEOUT_NS     (120LL * 1000000000LL) /* DeletionTimeout */
-#define PDB_STALE_DISRUPTION_NS     (120LL * 1000000000LL) /* stalePodDisruptionTimeout */
-#define PDB_CONDITION_TYPE          "DisruptionAllowed"
-#define PDB_REASON_SUFFICIENT       "SufficientPods"
-#define PDB_REASON_INSUFFICIENT     "InsufficientPods"
-#define PDB_REASON_SYNC_FAILED      "SyncFailed"
-#define PDB_EVENT_COMPONENT         "controllermanager" /* upstream's recorder component */
+#define PDB_DELETION_TIMEOUT_NS (120LL * 1000000000LL) /* DeletionTimeout */
+#define PDB_STALE_DISRUPTION_NS (120LL * 1000000000LL) /* stalePodDisruptionTimeout */
+#define PDB_CONDITION_TYPE      "DisruptionAllowed"
+#define PDB_REASON_SUFFICIENT   "SufficientPods"
+#define PDB_REASON_INSUFFICIENT "InsufficientPods"
+#define PDB_REASON_SYNC_FAILED  "SyncFailed"
+#define PDB_EVENT_COMPONENT     "controllermanager" /* upstream's recorder component */
 
 /* A pod as the decisions need it. */
 struct pdb_pod {
@@ -109,8 +109,7 @@ void pdb_result_free(struct pdb_result *r);
  * failure r->err (and r->events) only. 0, or -ENOMEM. selector_err: the selector did not
  * convert (getPodsForPdb's error). */
 int pdb_try_sync(const cJSON *pdb, const char *selector_err, const struct pdb_pod *pods,
-                 size_t n_pods, const struct pdb_lookup *lk, kube_time_t now,
-                 struct pdb_result *r);
+                 size_t n_pods, const struct pdb_lookup *lk, kube_time_t now, struct pdb_result *r);
 
 /* updatePdbStatus: the new status for a successful computation; NULL when the current status
  * is already up to date (no write), else a new PDB object (the caller's, cJSON_Delete) to
@@ -130,8 +129,13 @@ int pdb_set_condition(cJSON *conds, const char *type, const char *status, const 
  * before it is stale (0: now). */
 bool pdb_stale_disruption(const struct kube_pod *p, kube_time_t now, int64_t *wait_ns);
 
-/* The pod's status with condition DisruptionTarget set to False as apipod.UpdatePodCondition
- * does (reason and message dropped, lastTransitionTime now when the status changes,
- * observedGeneration the pod's generation as with PodObservedGenerationTracking on): true when
- * pod (a whole Pod, cJSON) changed. */
-bool pdb_clear_disruption_condition(cJSON *pod, kube_time_t now);
+/* The write that sets a stale DisruptionTarget condition to False as apipod.UpdatePodCondition
+ * does for upstream's UpdateStatus (the condition replaced: status False, reason and message
+ * gone, lastTransitionTime now since the status changes from True, observedGeneration the pod's
+ * generation as with PodObservedGenerationTracking on), as a strategic merge patch of
+ * pods/status (conditions merge by type; null removes a field) carrying the cached pod's
+ * resourceVersion, so a pod changed since answers Conflict as upstream's update would. The
+ * bootstrap role of disruption-controller allows patch and update of pods/status but no get of
+ * pods, and the cache keeps no whole pods, so no read-modify-write. malloc'd, NULL on
+ * allocation failure. */
+char *pdb_stale_patch(const char *resource_version, int64_t generation, kube_time_t now);

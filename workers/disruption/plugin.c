@@ -15,8 +15,7 @@ static const char *const disruption_aliases[] = {"disruption", NULL};
 static const struct kcmd_watch disruption_watches[] = {
         {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", KCMD_CACHE_OBJECT, true},
         {"", "v1", "pods", "Pod", KCMD_CACHE_POD, true},
-        {"", "v1", "replicationcontrollers", "ReplicationController", KCMD_CACHE_REPLICASET,
-         true},
+        {"", "v1", "replicationcontrollers", "ReplicationController", KCMD_CACHE_REPLICASET, true},
         {"apps", "v1", "replicasets", "ReplicaSet", KCMD_CACHE_REPLICASET, true},
         {"apps", "v1", "deployments", "Deployment", KCMD_CACHE_OBJECT, true},
         {"apps", "v1", "statefulsets", "StatefulSet", KCMD_CACHE_OBJECT, true},

@@ -54,8 +54,7 @@ static const struct ctl *find(struct world *w, const char *kind, const char *nam
 	return NULL;
 }
 
-static int get_simple(struct world *w, const char *kind, const char *name, char *uid,
-                      int32_t *rep)
+static int get_simple(struct world *w, const char *kind, const char *name, char *uid, int32_t *rep)
 {
 	const struct ctl *c = find(w, kind, name);
 	if (!c)
@@ -662,21 +661,32 @@ static void stale_row(bool deleting, uint8_t dt, kube_time_t passed, bool want_f
 static void TestStalePodDisruption(void **state)
 {
 	(void)state;
-	stale_row(false, KUBE_DT_TRUE, 2 * MIN + 1000000000LL, true);  /* stale pod disruption */
-	stale_row(false, KUBE_DT_TRUE, 2 * MIN - 1000000000LL, false); /* in progress */
-	stale_row(true, KUBE_DT_TRUE, 2 * MIN + 1000000000LL, false);  /* actuated */
-	stale_row(true, KUBE_DT_NONE, 2 * MIN + 1000000000LL, false);  /* no pod disruption */
+	stale_row(false, KUBE_DT_TRUE, 2 * MIN + 1000000000LL, true);     /* stale pod disruption */
+	stale_row(false, KUBE_DT_TRUE, 2 * MIN - 1000000000LL, false);    /* in progress */
+	stale_row(true, KUBE_DT_TRUE, 2 * MIN + 1000000000LL, false);     /* actuated */
+	stale_row(true, KUBE_DT_NONE, 2 * MIN + 1000000000LL, false);     /* no pod disruption */
 	stale_row(true, KUBE_DT_NOT_TRUE, 2 * MIN + 1000000000LL, false); /* cleared */
-	/* the clearing write: status False, reason/message dropped, once */
-	cJSON *pod = cJSON_Parse("{\"status\":{\"conditions\":[{\"type\":\"DisruptionTarget\","
-	                         "\"status\":\"True\",\"reason\":\"EvictionByEvictionAPI\"}]}}");
-	assert_true(pdb_clear_disruption_condition(pod, NOW));
+	/* the clearing write: the condition replaced (status False, reason/message/probe time
+	 * removed, transition now, observedGeneration the pod's), guarded by resourceVersion */
+	char *patch = pdb_stale_patch("42", 3, NOW);
+	cJSON *pj = cJSON_Parse(patch);
+	assert_non_null(pj);
+	assert_string_equal(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(pj, "metadata"), "resourceVersion")
+	                ->valuestring,
+	        "42");
 	const cJSON *c = cJSON_GetArrayItem(
-	        cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), "conditions"), 0);
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(pj, "status"), "conditions"), 0);
+	assert_string_equal(cJSON_GetObjectItem(c, "type")->valuestring, "DisruptionTarget");
 	assert_string_equal(cJSON_GetObjectItem(c, "status")->valuestring, "False");
-	assert_null(cJSON_GetObjectItem(c, "reason"));
-	assert_false(pdb_clear_disruption_condition(pod, NOW + MIN));
-	cJSON_Delete(pod);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "reason")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "message")));
+	assert_int_equal(cJSON_GetObjectItem(c, "observedGeneration")->valueint, 3);
+	char ts[KUBE_TIME_BUF];
+	kube_time_format(NOW, ts);
+	assert_string_equal(cJSON_GetObjectItem(c, "lastTransitionTime")->valuestring, ts);
+	cJSON_Delete(pj);
+	free(patch);
 }
 
 /* the pod decoder keeps what the stale-condition check reads (kube/decode.c) */
@@ -729,9 +739,10 @@ static void test_scaled_values(void **state)
 	cJSON *sel = cJSON_Parse("{\"matchLabels\":{\"z\":\"1\",\"a\":\"2\"},\"matchExpressions\":"
 	                         "[{\"key\":\"k\",\"operator\":\"In\",\"values\":[\"x\",\"y\"]}]}");
 	char *s = pdb_selector_string(sel);
-	assert_string_equal(s, "&LabelSelector{MatchLabels:map[string]string{a: 2,z: 1,},"
-	                       "MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement"
-	                       "{Key:k,Operator:In,Values:[x y],},},}");
+	assert_string_equal(s,
+	                    "&LabelSelector{MatchLabels:map[string]string{a: 2,z: 1,},"
+	                    "MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement"
+	                    "{Key:k,Operator:In,Values:[x y],},},}");
 	free(s);
 	cJSON_Delete(sel);
 }
