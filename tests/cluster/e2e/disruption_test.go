@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -552,4 +553,146 @@ func TestDisruption_Events(t *testing.T) {
 	}
 	// the unmanaged pod is counted healthy; the percentage of no scale is 0
 	pdbCheck(t, pdbStable(t, ns, "a", 1), 0, 1, 0, 0)
+}
+
+// pdbProcs returns the shared kcmd's worker and dispatcher pids (it runs this controller only).
+func pdbProcs(p *kcmdProc) (workers, dispatchers []int) {
+	for pid, comm := range childrenOf(p.cmd.Process.Pid) {
+		switch {
+		case comm == "kcmd-worker":
+			workers = append(workers, pid)
+		case strings.HasPrefix(comm, "kcmd-dispatch"):
+			dispatchers = append(dispatchers, pid)
+		}
+	}
+	return workers, dispatchers
+}
+
+const pdbStormPods = 30
+
+// pdbStormSetup makes pdbStormPods unowned Ready pods and a PDB minAvailable 5 over them, stable.
+func pdbStormSetup(t *testing.T, ns string) []*corev1.Pod {
+	t.Helper()
+	lbl := map[string]string{"app": "storm"}
+	pods := make([]*corev1.Pod, pdbStormPods)
+	for i := range pods {
+		pods[i] = pdbPod(t, ns, fmt.Sprintf("p%02d", i), lbl, nil, true, "")
+	}
+	pdbCreate(t, ns, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "pdb"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(5)),
+			Selector: &metav1.LabelSelector{MatchLabels: lbl}}})
+	pdbCheck(t, pdbStable(t, ns, "pdb", pdbStormPods), pdbStormPods-5, pdbStormPods, 5, pdbStormPods)
+	return pods
+}
+
+func pdbSetReady(ns string, p *corev1.Pod, ready bool) error {
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":%q}]}}`, st)
+	_, err := env.Client.CoreV1().Pods(ns).Patch(context.Background(), p.Name, types.StrategicMergePatchType,
+		[]byte(patch), metav1.PatchOptions{}, "status")
+	return err
+}
+
+// kill -9 of the controller's worker, several times, during a storm of pod readiness changes:
+// the status ends exact for the final readiness (every change after a kill is seen: the
+// dispatcher keeps the queue, the manager restarts the worker, its key is queued again).
+// Not parallel: it kills the shared kcmd's worker.
+func TestDisruption_CrashReadinessStorm(t *testing.T) {
+	p := usePDBController(t)
+	ns := Namespace(t)
+	pods := pdbStormSetup(t, ns)
+	kills := 0
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() { // the killer
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(400 * time.Millisecond):
+			}
+			w, _ := pdbProcs(p)
+			for _, pid := range w {
+				if syscall.Kill(pid, syscall.SIGKILL) == nil {
+					kills++
+				}
+			}
+		}
+	}()
+	// the storm: 8 rounds over every pod, alternating readiness, 4 writers
+	for round := 0; round < 8; round++ {
+		var ww sync.WaitGroup
+		for k := 0; k < 4; k++ {
+			ww.Add(1)
+			go func(k int) {
+				defer ww.Done()
+				for i := k; i < len(pods); i += 4 {
+					_ = pdbSetReady(ns, pods[i], (i+round)%2 == 0)
+				}
+			}(k)
+		}
+		ww.Wait()
+	}
+	// the final readiness: p00..p11 Ready, the rest not
+	for i := range pods {
+		if err := pdbSetReady(ns, pods[i], i < 12); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if kills < 3 {
+		t.Fatalf("only %d kills: nothing was tested", kills)
+	}
+	t.Logf("%d kills of the worker during the storm", kills)
+	pdbCheck(t, pdbStable(t, ns, "pdb", 12), 7, 12, 5, pdbStormPods)
+	time.Sleep(2 * time.Second) // and it stays so
+	cur, err := env.Client.PolicyV1().PodDisruptionBudgets(ns).Get(context.Background(), "pdb", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdbCheck(t, cur, 7, 12, 5, pdbStormPods)
+}
+
+// Negative control of TestDisruption_CrashReadinessStorm: with the worker stopped (SIGSTOP)
+// the same final-status check sees the stale status (so a lost change would fail it); once
+// the worker runs again the status converges.
+func TestDisruption_CrashDetector(t *testing.T) {
+	p := usePDBController(t)
+	ns := Namespace(t)
+	pods := pdbStormSetup(t, ns)
+	w, _ := pdbProcs(p)
+	if len(w) != 1 {
+		t.Fatalf("workers %v", w)
+	}
+	if err := syscall.Kill(w[0], syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = syscall.Kill(w[0], syscall.SIGCONT)
+		}
+	}()
+	for i := 0; i < 3; i++ {
+		if err := pdbSetReady(ns, pods[i], false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(3 * time.Second)
+	cur, err := env.Client.PolicyV1().PodDisruptionBudgets(ns).Get(context.Background(), "pdb", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.Status.CurrentHealthy != pdbStormPods {
+		t.Fatalf("the status changed with the worker stopped: %+v", cur.Status)
+	}
+	_ = syscall.Kill(w[0], syscall.SIGCONT)
+	stopped = false
+	pdbCheck(t, pdbStable(t, ns, "pdb", pdbStormPods-3), pdbStormPods-3-5, pdbStormPods-3, 5, pdbStormPods)
 }
