@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -301,6 +302,18 @@ func TestDisruption_StalePodDisruption(t *testing.T) {
 	for _, tc := range cases {
 		// NodeName: scheduled, so a delete is graceful and the pod stays (no kubelet)
 		p := pdbPod(t, ns, tc.name, nil, nil, true, "foo")
+		if tc.deletePod {
+			// deleted before the condition is written: with the condition already 3 minutes
+			// old, a delete after it would race the controller's reset (upstream's 2-minute
+			// sleep orders them)
+			if err := env.Client.CoreV1().Pods(ns).Delete(ctx, tc.name, metav1.DeleteOptions{}); err != nil {
+				t.Fatalf("%s: delete: %v", tc.name, err)
+			}
+			var err error
+			if p, err = env.Client.CoreV1().Pods(ns).Get(ctx, tc.name, metav1.GetOptions{}); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+		}
 		reason := tc.reason
 		if reason == "" {
 			reason = "EvictionByEvictionAPI"
@@ -310,11 +323,6 @@ func TestDisruption_StalePodDisruption(t *testing.T) {
 			Status: corev1.ConditionTrue, Reason: reason, Message: "set by the test", LastTransitionTime: old})
 		if _, err := env.Client.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
 			t.Fatalf("%s: status: %v", tc.name, err)
-		}
-		if tc.deletePod {
-			if err := env.Client.CoreV1().Pods(ns).Delete(ctx, tc.name, metav1.DeleteOptions{}); err != nil {
-				t.Fatalf("%s: delete: %v", tc.name, err)
-			}
 		}
 	}
 	cond := func(name string) (*corev1.Pod, *corev1.PodCondition) {
@@ -604,7 +612,7 @@ func TestDisruption_CrashReadinessStorm(t *testing.T) {
 	p := usePDBController(t)
 	ns := Namespace(t)
 	pods := pdbStormSetup(t, ns)
-	kills := 0
+	var kills atomic.Int32
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Add(1)
@@ -619,13 +627,14 @@ func TestDisruption_CrashReadinessStorm(t *testing.T) {
 			w, _ := pdbProcs(p)
 			for _, pid := range w {
 				if syscall.Kill(pid, syscall.SIGKILL) == nil {
-					kills++
+					kills.Add(1)
 				}
 			}
 		}
 	}()
-	// the storm: 8 rounds over every pod, alternating readiness, 4 writers
-	for round := 0; round < 8; round++ {
+	// the storm: rounds over every pod, alternating readiness, 4 writers, until the worker was
+	// killed at least 4 times (and at least 8 rounds)
+	for round := 0; (round < 8 || kills.Load() < 4) && round < 400; round++ {
 		var ww sync.WaitGroup
 		for k := 0; k < 4; k++ {
 			ww.Add(1)
@@ -646,10 +655,10 @@ func TestDisruption_CrashReadinessStorm(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	if kills < 3 {
-		t.Fatalf("only %d kills: nothing was tested", kills)
+	if n := kills.Load(); n < 4 {
+		t.Fatalf("only %d kills: nothing was tested", n)
 	}
-	t.Logf("%d kills of the worker during the storm", kills)
+	t.Logf("%d kills of the worker during the storm", kills.Load())
 	pdbCheck(t, pdbStable(t, ns, "pdb", 12), 7, 12, 5, pdbStormPods)
 	time.Sleep(2 * time.Second) // and it stays so
 	cur, err := env.Client.PolicyV1().PodDisruptionBudgets(ns).Get(context.Background(), "pdb", metav1.GetOptions{})
