@@ -421,9 +421,9 @@ static int dec_pod_status(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 			if (js_arr_begin(j) <= 0)
 				continue;
 			while ((r = js_arr_next(j)) > 0) {
-				const char *type = NULL, *st = NULL;
-				size_t tn = 0, stn = 0;
-				bool e1 = false, e2 = false;
+				const char *type = NULL, *st = NULL, *rs = NULL;
+				size_t tn = 0, stn = 0, rsn = 0;
+				bool e1 = false, e2 = false, e3 = false;
 				kube_time_t ltt = 0;
 				if (js_obj_begin(j) <= 0)
 					continue;
@@ -432,6 +432,8 @@ static int dec_pod_status(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 						js_str_span(j, &type, &tn, &e1);
 					else if (JS_KEY(k, kn, "status"))
 						js_str_span(j, &st, &stn, &e2);
+					else if (JS_KEY(k, kn, "reason"))
+						js_str_span(j, &rs, &rsn, &e3);
 					else if (JS_KEY(k, kn, "lastTransitionTime"))
 						dec_time(j, &ltt);
 					else
@@ -442,6 +444,14 @@ static int dec_pod_status(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 				if (type && !e1 && JS_KEY(type, tn, "Ready")) {
 					p->ready = st && !e2 && JS_KEY(st, stn, "True");
 					p->ready_transition_time = ltt;
+				} else if (type && !e1 && JS_KEY(type, tn, "DisruptionTarget")) {
+					bool on = st && !e2 && JS_KEY(st, stn, "True");
+					bool kl = rs && !e3 &&
+					          JS_KEY(rs, rsn, "TerminationByKubelet");
+					p->disruption_target = !on  ? KUBE_DT_NOT_TRUE
+					                       : kl ? KUBE_DT_TRUE_KUBELET
+					                            : KUBE_DT_TRUE;
+					p->disruption_target_time = ltt;
 				}
 			}
 		} else if (JS_KEY(k, kn, "containerStatuses")) {

@@ -124,6 +124,17 @@ struct kube_pod {
 	int32_t deletion_cost;        /* controller.kubernetes.io/pod-deletion-cost, 0 if absent or
 	                               * invalid (upstream's parse rules) */
 	bool has_deletion_cost;       /* the annotation was present and valid */
+	/* the DisruptionTarget condition (the disruption controller's stale-condition cleanup):
+	 * enum kube_disruption_target, and its lastTransitionTime (0 if absent) */
+	uint8_t disruption_target;
+	kube_time_t disruption_target_time;
+};
+
+enum kube_disruption_target {
+	KUBE_DT_NONE = 0,     /* no DisruptionTarget condition */
+	KUBE_DT_TRUE = 1,     /* status "True" */
+	KUBE_DT_TRUE_KUBELET, /* status "True", reason "TerminationByKubelet" */
+	KUBE_DT_NOT_TRUE,     /* present with another status */
 };
 
 /* ---- ReplicaSet ----------------------------------------------------------------------------- */

@@ -523,14 +523,14 @@ static enum kube_pod_phase phase_of(const char *s, size_t n)
 	return KUBE_POD_PHASE_OTHER;
 }
 
-/* PodCondition {1 type, 2 status, 4 lastTransitionTime} */
+/* PodCondition {1 type, 2 status, 4 lastTransitionTime, 5 reason} */
 static int rd_pod_condition(struct pb *b, unsigned wt, struct kube_pod *p)
 {
 	struct pb s;
 	uint32_t f;
 	unsigned w;
-	const char *type = NULL, *st = NULL;
-	size_t tn = 0, stn = 0;
+	const char *type = NULL, *st = NULL, *rs = NULL;
+	size_t tn = 0, stn = 0, rsn = 0;
 	kube_time_t ltt = 0;
 	int r = want_len(b, wt, &s);
 	if (r < 0)
@@ -542,6 +542,8 @@ static int rd_pod_condition(struct pb *b, unsigned wt, struct kube_pod *p)
 			r = rd_span(&s, w, &st, &stn);
 		else if (f == 4)
 			r = rd_time(&s, w, &ltt);
+		else if (f == 5)
+			r = rd_span(&s, w, &rs, &rsn);
 		else
 			r = skip(&s, w);
 		if (r < 0)
@@ -552,6 +554,13 @@ static int rd_pod_condition(struct pb *b, unsigned wt, struct kube_pod *p)
 	if (type && span_is(type, tn, "Ready")) {
 		p->ready = st && span_is(st, stn, "True");
 		p->ready_transition_time = ltt;
+	} else if (type && span_is(type, tn, "DisruptionTarget")) {
+		bool on = st && span_is(st, stn, "True");
+		bool kl = rs && span_is(rs, rsn, "TerminationByKubelet");
+		p->disruption_target = !on  ? KUBE_DT_NOT_TRUE
+		                       : kl ? KUBE_DT_TRUE_KUBELET
+		                            : KUBE_DT_TRUE;
+		p->disruption_target_time = ltt;
 	}
 	return 0;
 }

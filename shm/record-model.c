@@ -140,6 +140,8 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 		pod.max_sidecar_restarts = p->max_sidecar_restarts;
 		pod.deletion_cost = p->deletion_cost;
 		pod.ready_transition_time = p->ready_transition_time;
+		pod.disruption_target = p->disruption_target;
+		pod.disruption_target_time = p->disruption_target_time;
 		h.fixed_len = sizeof(pod);
 		enc_put(&e, &pod, sizeof(pod));
 		enc_str(&e, p->node_name);
@@ -391,6 +393,8 @@ int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 		ret->pod.max_sidecar_restarts = fp.max_sidecar_restarts;
 		ret->pod.deletion_cost = fp.deletion_cost;
 		ret->pod.has_deletion_cost = fp.has_deletion_cost;
+		ret->pod.disruption_target = fp.disruption_target;
+		ret->pod.disruption_target_time = fp.disruption_target_time;
 	}
 	blobs_free(&b);
 	return r;

@@ -74,13 +74,14 @@ struct shm_rec_pod {
 	uint8_t phase; /* enum kube_pod_phase */
 	uint8_t ready;
 	uint8_t has_deletion_cost;
-	uint8_t pad0;
+	uint8_t disruption_target; /* enum kube_disruption_target */
 	int32_t max_restarts;
 	int32_t max_sidecar_restarts;
 	int32_t deletion_cost;
 	int64_t ready_transition_time;
+	int64_t disruption_target_time; /* kube_time_t */
 };
-_Static_assert(sizeof(struct shm_rec_pod) == 24, "pod fixed layout");
+_Static_assert(sizeof(struct shm_rec_pod) == 32, "pod fixed layout");
 
 /* The selector is compiled when stored: validated once (metav1.LabelSelectorAsSelector's
  * rules) by the encoder, kept as its requirements, so that no reader parses or validates it
