@@ -41,6 +41,13 @@ static _Thread_local char cur_object[520];
 
 void kclog_set_object(const char *key)
 {
+	/* a key with control characters is a controller's own encoding (the GC's graph keys
+	 * separate their fields with 0x1f), not an object name an operator could select by */
+	for (const char *p = key; p && *p; p++)
+		if ((unsigned char)*p < 0x20) {
+			key = NULL;
+			break;
+		}
 	snprintf(cur_object, sizeof(cur_object), "%s", key ? key : "");
 }
 

@@ -46,7 +46,8 @@ bool kclog_to_journal(void);
 /* kclog_set_object: the object (its queue key, "namespace/name" or "name") the calling thread
  * works on from now until it is set to NULL: every line logged meanwhile carries OBJECT=<key>
  * (journald), "object":"<key>" (JSON) or OBJECT="<key>" (text, as every field), unless the
- * line's own fields name an OBJECT. The worker sets it around each sync, so a controller's lines
+ * line's own fields name an OBJECT. A key holding control characters (a controller's own
+ * encoding, e.g. the GC's) sets none. The worker sets it around each sync, so a controller's lines
  * are selected with `journalctl -u kcmd OBJECT=ns/name` without the controller doing anything. */
 void kclog_set_object(const char *key);
 #define KCLOG_FIELDS_MAX 16 /* fields a line may carry (more are dropped) */

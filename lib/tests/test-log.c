@@ -252,6 +252,11 @@ static void emit_object(void)
 	kclog_log(KCLOG_INFO, __FILE__, 3, own, "names its own");
 	kclog_set_object(NULL);
 	log_info("between syncs");
+	kclog_set_object("a\x1f"
+	                 "apps/v1\x1f"
+	                 "ReplicaSet");
+	log_info("an encoded key");
+	kclog_set_object(NULL);
 }
 
 /* The object a worker syncs rides on every line logged during the sync, in every sink. */
@@ -267,6 +272,7 @@ static void test_object_field(void **state)
 	assert_non_null(strstr(out, "] names its own OBJECT=\"other/one\"\n"));
 	assert_null(strstr(out, "names its own OBJECT=\"other/one\" OBJECT="));
 	assert_non_null(strstr(out, "] between syncs\n"));
+	assert_non_null(strstr(out, "] an encoded key\n"));
 	assert_int_equal(kclog_set_format("json"), 0);
 	out = capture(emit_object);
 	char *nl = strchr(out, '\n');

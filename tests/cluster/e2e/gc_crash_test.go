@@ -49,7 +49,9 @@ func TestGC_CrashDuringCascade(t *testing.T) {
 	ctx := context.Background()
 	ns := rsNamespace(t)
 	// a slow GC (20 qps, so 40 for its client) so that the kills land mid-cascade
-	p := gcxStartGC(t, "--kube-api-qps=20", "--kube-api-burst=30", "--concurrent-gc-syncs=4")
+	// every worker from the start: the end checks the manager restarted all 4 it killed
+	p := gcxStartGC(t, "--kube-api-qps=20", "--kube-api-burst=30", "--concurrent-gc-syncs=4",
+		"--worker-idle-timeout=0")
 	Eventually(t, 60*time.Second, "the GC workers started", func() (bool, string) {
 		return p.Logged("resource monitors"), "no start-up line yet"
 	})

@@ -74,8 +74,8 @@ func gciSaveLog(t *testing.T, p *kcmdProc) {
 		[]byte(strings.Join(p.Logs(), "\n")+"\n"), 0o644)
 }
 
-// gciWaitWorkersStarted waits until every GC worker process of p (min(--concurrent-gc-syncs, 4))
-// passed GarbageCollector.Run's start-up wait: the monitors synced, or 30 s went by.
+// gciWaitWorkersStarted waits until the GC's first worker process of p passed
+// GarbageCollector.Run's start-up wait: the monitors synced, or 30 s went by.
 func gciWaitWorkersStarted(t *testing.T, p *kcmdProc) {
 	t.Helper()
 	Eventually(t, 90*time.Second, "kcmd's GC workers started", func() (bool, string) {
@@ -86,7 +86,9 @@ func gciWaitWorkersStarted(t *testing.T, p *kcmdProc) {
 				n++
 			}
 		}
-		return n >= 4, fmt.Sprintf("%d of 4 workers", n)
+		// the first worker process; the GC's others start while keys wait (docs/manager.md,
+		// "Worker pools") and sync their monitors before they take one
+		return n >= 1, fmt.Sprintf("%d workers", n)
 	})
 }
 

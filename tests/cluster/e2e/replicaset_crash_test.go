@@ -88,7 +88,10 @@ func hrtCrashChurn(t *testing.T, o hrtChurnOpts) {
 	flags := []string{"--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
 		fmt.Sprintf("--concurrent-replicaset-syncs=%d", o.workers), "--kube-api-qps=300", "--kube-api-burst=600",
 		// a killed worker's expectations keep its ReplicaSet waiting this long
-		"--replicaset-orphaned-expectations-grace=" + o.grace}
+		"--replicaset-orphaned-expectations-grace=" + o.grace,
+		// every worker runs from the start, so the killer has several to choose from (the
+		// worker pools' on-demand starts are TestManager_WorkersStartOnDemand's)
+		"--worker-idle-timeout=0"}
 	p := startKcmd(t, nil, flags...)
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	if negative {
@@ -287,7 +290,7 @@ func hrtRecreateUnderKill(t *testing.T) {
 	stopSharedRS(t)
 	p := startKcmd(t, nil, "--controllers=replicaset-controller,garbage-collector-controller", "--secure-port=0",
 		"--leader-elect=false", "--concurrent-replicaset-syncs=4", "--kube-api-qps=300", "--kube-api-burst=600",
-		"--replicaset-orphaned-expectations-grace=5s")
+		"--replicaset-orphaned-expectations-grace=5s", "--worker-idle-timeout=0")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	mgr := p.cmd.Process.Pid
 	tr := hrtStartTracker(t, ns)
