@@ -295,6 +295,7 @@ struct ipc_queue_owner {
 	uint32_t spin_ns; /* 0: never spin */
 	bool shutting_down;
 	uint64_t last_metrics_ns;
+	bool unfinished_shown; /* the last published unfinished work was not 0 */
 	bool in_pump;
 };
 
@@ -1017,6 +1018,7 @@ static void publish_unfinished(struct ipc_queue_owner *o, uint64_t t)
 	}
 	atomic_store_explicit(&o->h->metrics.unfinished_work_ns, sum, RELAXED);
 	atomic_store_explicit(&o->h->metrics.longest_running_ns, longest, RELAXED);
+	o->unfinished_shown = sum != 0;
 }
 
 /* One pass over every tracked channel (all slots when a client attached since the last full
@@ -1119,7 +1121,10 @@ static int pump(struct ipc_queue_owner *o, bool to_sleep)
 	uint64_t t = now_ns();
 	if (t - o->last_full_scan_ns > 1000000000u)
 		o->last_full_scan_ns = 0; /* next pass rescans every slot */
-	if (t - o->last_metrics_ns > 500000000u) {
+	/* every 500 ms, and at once while a non-zero figure is shown: the pump that takes the
+	 * last done reply publishes 0 (nothing pumps an idle queue, which would keep showing the
+	 * last key's running time) */
+	if (t - o->last_metrics_ns > 500000000u || o->unfinished_shown) {
 		o->last_metrics_ns = t;
 		publish_unfinished(o, t);
 	}

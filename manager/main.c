@@ -756,8 +756,15 @@ static int on_pool_timer(struct ipc_source *s, uint64_t now, void *ud)
 			continue;
 		}
 		c->backlog_ticks = 0;
-		if (in_flight || running == 0) {
-			c->idle_since = in_flight ? 0 : c->idle_since;
+		if (running == 0) {
+			c->idle_since = 0;
+			continue;
+		}
+		/* keys in flight keep the pool too (a worker stopped mid-key would finish it first:
+		 * SIGTERM is taken between keys, so this only keeps a long sync's helpers around)
+		 */
+		if (in_flight) {
+			c->idle_since = 0;
 			continue;
 		}
 		if (!c->idle_since) {

@@ -129,6 +129,33 @@ static void test_fifo_dedup(void)
 	env_down(&e);
 }
 
+/* workqueue_longest_running_processor_seconds / unfinished_work_seconds go back to 0 once the
+ * last key in flight is done, even when nothing pumps the queue after that (an idle queue):
+ * the manager's worker pools read them to tell an idle controller from a busy one. */
+static void test_unfinished_back_to_zero(void)
+{
+	struct env e;
+	env_up(&e, NULL);
+	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
+	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	struct ipc_queue_metrics m;
+	CHECK_EQ(ipc_queue_owner_add(e.o, "slow"), 0);
+	CHECK(get_now(&e, w, got) > 0);
+	usleep(600000);
+	settle(&e);
+	CHECK_EQ(ipc_queue_metrics_read(e.fd, &m), 0);
+	CHECK(m.longest_running_processor_seconds >= 0.5);
+	CHECK(m.unfinished_work_seconds >= 0.5);
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_metrics_read(e.fd, &m), 0);
+	CHECK(m.longest_running_processor_seconds == 0);
+	CHECK(m.unfinished_work_seconds == 0);
+	ipc_queue_free(TAKE_W(w));
+	env_down(&e);
+}
+
 static void test_add_while_processing(void)
 {
 	struct env e;
@@ -912,6 +939,12 @@ int main(void)
 			uint64_t _t = ipc_now_usec();
 			test_fifo_dedup();
 			fprintf(stderr, "%-32s %6.3f s\n", "test_fifo_dedup",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_unfinished_back_to_zero();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_unfinished_back_to_zero",
 			        (ipc_now_usec() - _t) / 1e6);
 		}
 		{
