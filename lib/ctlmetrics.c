@@ -658,17 +658,22 @@ static void render_one(struct kcmd_metrics *m, unsigned id, FILE *f)
 	static const char *const levels[] = {"", "[ALPHA] ", "[BETA] ", "[STABLE] "};
 	const struct kcmd_metric *d = &m->c->metrics[id];
 	const struct mlay *L = &m->lay[id];
-	struct series *ser = calloc(L->n_slots, sizeof(*ser));
-	char *keys = L->hashed ? malloc(L->n_slots * CTLM_KEY_MAX) : NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	char num[40];
 
+	/* room for the series published now; any published after this pass wait for the next
+	 * scrape (acquire: pairs with the writers' release store of PUBLISHED) */
+	for (size_t i = 0; i < L->n_slots; i++)
+		cap += !d->n_labels || atomic_load_explicit(slot_state(m, L, i),
+		                                            memory_order_acquire) == ST_PUBLISHED;
+	struct series *ser = calloc(cap ? cap : 1, sizeof(*ser));
+	char *keys = L->hashed ? malloc((cap ? cap : 1) * CTLM_KEY_MAX) : NULL;
 	if (!ser || (L->hashed && !keys)) {
 		free(ser);
 		free(keys);
 		return;
 	}
-	for (size_t i = 0; i < L->n_slots; i++) {
+	for (size_t i = 0; i < L->n_slots && n < cap; i++) {
 		_Atomic uint64_t *st = slot_state(m, L, i);
 		struct series *s = &ser[n];
 		/* acquire: pairs with the writer's release store of PUBLISHED (the key, for a

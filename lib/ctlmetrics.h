@@ -40,7 +40,8 @@
  *     claimer no longer exists (kill(pid, 0) == ESRCH: it died mid-claim) it takes the slot over
  *     with a CAS and writes its own key; if the claimer lives but is slow it probes on. The
  *     latter may publish the same key in two slots: the reader merges equal keys by summing,
- *     so no update is lost or shown twice.
+ *     so no update is lost or shown twice. A dead claimer whose pid was reused by a live
+ *     process looks slow forever: that one slot is lost capacity, nothing else.
  *   - Full hash table (every slot published with other keys, or claimed by live processes):
  *     the update is not recorded; it is counted in dropped[id] and returns -ENOSPC. The manager
  *     renders the drops as kcmd_metric_series_dropped_total{metric="<name>"}.
@@ -86,7 +87,8 @@ void ctlm_detach(struct kcmd_metrics *m);
  * -EALREADY, or attach's errors. */
 int ctlm_open_self(const struct kcmd_controller *c);
 /* Writes the families in the Prometheus text format (0.0.4) to f, as client_golang would:
- * series sorted by their label values, labels by name, `le` last. */
+ * series sorted by their label values, labels by name, `le` last. The manager's context (one
+ * thread); a family whose series cannot be allocated is left out of that scrape. */
 void ctlm_render(struct kcmd_metrics *m, FILE *f);
 /* The kcmd_metric_series_dropped_total family over several regions (nothing when none dropped
  * anything): once, so that two controllers' drops do not repeat the family's header. */
