@@ -7,7 +7,7 @@ LIBS              += registry
 # line of registry.c. Recursive (=) on purpose: the controllers' module.mk files are read after
 # this one.
 registry_SRCS     = controllers/registry.c $(REGISTRY_PLUGIN_SRCS)
-registry_LIBDEPS  = kcflag $(REGISTRY_CONTROLLER_LIBS) kube shm ipc kclog kcfeat kcdispatch
+registry_LIBDEPS  = kcflag kcmetrics $(REGISTRY_CONTROLLER_LIBS) kube shm ipc kclog kcfeat kcdispatch
 registry_TESTS    := controllers/tests/test-registry.c
 
 # The loader's test (--controller-plugins, registry.h) loads plug-in fixtures built from one

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/ctlmetrics.h"
 #include "lib/goflag.h"
 
 extern const struct kcmd_controller kcmd_replicaset_controller; /* workers/replicaset/plugin.c */
@@ -153,8 +154,26 @@ int kcmd_registry_validate(char *err, size_t errlen)
 			return -EINVAL;
 		}
 		kcmd_flag_values_free(v);
+		if (ctlm_check(c) < 0) {
+			snprintf(
+			        err, errlen,
+			        "controller %s: its metrics declaration is invalid (names, labels, "
+			        "buckets: kcmd/controller.h)",
+			        c->name);
+			return -EINVAL;
+		}
 		for (size_t j = 0; j < i; j++) {
 			const struct kcmd_controller *o = kcmd_registry_at(j);
+			/* one family per name on /metrics */
+			for (size_t a = 0; a < c->n_metrics; a++)
+				for (size_t b = 0; b < o->n_metrics; b++)
+					if (!strcmp(c->metrics[a].name, o->metrics[b].name)) {
+						snprintf(
+						        err, errlen,
+						        "controllers %s and %s share the metric %s",
+						        o->name, c->name, c->metrics[a].name);
+						return -EINVAL;
+					}
 			if (named(o, c->name)) {
 				snprintf(err, errlen, "controllers %s and %s share a name", o->name,
 				         c->name);

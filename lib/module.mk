@@ -35,5 +35,12 @@ kcfence_LIBDEPS      := kube kclog
 #                libkcmd.so (the library out-of-tree controllers link)
 LIBS                 += kcapi
 kcapi_SRCS           := lib/api.c
-kcapi_LIBDEPS        := kube shm ipc kclog kcflag
+kcapi_LIBDEPS        := kube shm ipc kclog kcflag kcmetrics
 kcapi_TESTS          := lib/tests/test-api.c
+#   kcmetrics    controllers' declared metrics (kcmd/controller.h `metrics`): the shared region
+#                per controller the manager creates and renders, updated by the controller's
+#                processes (kcmd/metrics.h); part of the public API (libkcmd.so)
+LIBS                 += kcmetrics
+kcmetrics_SRCS       := lib/ctlmetrics.c
+kcmetrics_LIBDEPS    :=
+kcmetrics_TESTS      := lib/tests/test-ctlmetrics.c

@@ -52,6 +52,7 @@
 #include "kube/fence.h"
 #include "kube/limiter.h"
 #include "lib/ctlhost.h"
+#include "lib/ctlmetrics.h"
 #include "lib/goflag.h"
 
 #define STOP_GRACE_USEC 5000000ull
@@ -78,6 +79,10 @@ struct ctl_rt {
 	int n_pool;
 	unsigned backlog_ticks; /* consecutive pool ticks with keys waiting */
 	uint64_t idle_since;    /* monotonic µs since its queues have been empty and idle, or 0 */
+	/* its declared metrics (kcmd/controller.h `metrics`): the region it updates, passed as
+	 * KCMD_METRICS_FD, or -1; mapped read-only here for /metrics */
+	int metrics_fd;
+	struct kcmd_metrics *metrics;
 };
 
 struct debug_route {
@@ -305,6 +310,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	                              ctrl[160] = "", env_arena[48], env_proc[160],
 	                              env_imet[64] = "", env_rm[48] = "", env_tok[48] = "",
 	                              env_clim[48] = "", env_feed[48] = "", env_fence[48] = "";
+	char env_met[48] = "";
 	char *env_queues = NULL, *resources = NULL, **argv = NULL, **envp = NULL, **owned = NULL;
 	int argc = 0, envc = 0, nowned = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0, r = -ENOMEM;
 	extern char **environ;
@@ -487,6 +493,11 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		snprintf(env_tok, sizeof(env_tok), "KCMD_TOKEN_FD=%d", ctl->sa_token_fd);
 		fds[nfds++] = ctl->sa_token_fd;
 	}
+	/* the controller's declared metrics, for its dispatcher and every worker */
+	if (ctl && ctl->metrics_fd >= 0) {
+		snprintf(env_met, sizeof(env_met), "%s=%d", CTLM_ENV, ctl->metrics_fd);
+		fds[nfds++] = ctl->metrics_fd;
+	}
 	for (char **e = environ; *e; e++)
 		if (!manager_env(*e))
 			envp[envc++] = *e;
@@ -509,6 +520,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 			fds[nfds++] = x->fd;
 		}
 	}
+	if (env_met[0])
+		envp[envc++] = env_met;
 	if (env_clim[0])
 		envp[envc++] = env_clim;
 	if (env_rm[0])
@@ -580,6 +593,17 @@ static int setup_children(struct mgr *m)
 		struct ctl_rt *c = &m->ctl[i];
 		if (!c->on)
 			continue;
+		/* its declared metrics, created before its processes so they outlive them */
+		if (c->c->n_metrics) {
+			c->metrics_fd = r = ctlm_create(c->c);
+			if (r >= 0)
+				r = ctlm_attach(c->c, c->metrics_fd, false, &c->metrics);
+			if (r < 0) {
+				log_error("%s: creating its metrics region failed: %s", c->c->name,
+				          strerror(-r));
+				return r;
+			}
+		}
 		/* the controller's own shared regions, created here so they outlive its processes
 		 */
 		if (c->c->mgr_setup &&
@@ -1014,6 +1038,33 @@ static bool proc_stats(pid_t pid, double *cpu_s, double *rss, double *start_s)
 	return true;
 }
 
+/* Every enabled controller's declared families (lib/ctlmetrics.h), then their drops. */
+static void controller_metrics(struct mgr_metrics_buf *b, struct mgr *m)
+{
+	struct kcmd_metrics **all = calloc(m->cfg.n_ctl ? m->cfg.n_ctl : 1, sizeof(*all));
+	char *text = NULL;
+	size_t len = 0, n = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!all || !f) {
+		if (f)
+			fclose(f);
+		free(all);
+		free(text);
+		return;
+	}
+	for (size_t i = 0; i < m->cfg.n_ctl; i++)
+		if (m->ctl[i].on && m->ctl[i].metrics) {
+			ctlm_render(m->ctl[i].metrics, f);
+			all[n++] = m->ctl[i].metrics;
+		}
+	ctlm_render_dropped(all, n, f);
+	if (fclose(f) == 0 && text)
+		mgr_metrics_printf(b, "%s", text);
+	free(text);
+	free(all);
+}
+
 static void process_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 {
 	double cpu, rss, start;
@@ -1358,6 +1409,7 @@ static void metrics(struct mgr_metrics_buf *b, void *ud)
 			mgr_metrics_printf(b, "%s", t.buf);
 		kcmd_text_free(&t);
 	}
+	controller_metrics(b, m);
 	if (m->n_queues) {
 		mgr_metrics_workqueue_headers(b);
 		for (unsigned i = 0; i < m->n_queues; i++) {
@@ -1619,7 +1671,8 @@ int main(int argc, char **argv)
 		                            .c = m->cfg.ctl[i].desc,
 		                            .on = m->cfg.ctl[i].enabled,
 		                            .client_bucket_fd = -1,
-		                            .sa_token_fd = -1};
+		                            .sa_token_fd = -1,
+		                            .metrics_fd = -1};
 		m->any_controller |= m->ctl[i].on && !m->ctl[i].c->hidden;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -1823,6 +1876,9 @@ int main(int argc, char **argv)
 		if (m->ctl[i].on && m->ctl[i].c->mgr_fini)
 			m->ctl[i].c->mgr_fini(m->ctl[i].state);
 		free(m->ctl[i].pool);
+		ctlm_detach(m->ctl[i].metrics);
+		if (m->ctl[i].metrics_fd >= 0)
+			close(m->ctl[i].metrics_fd);
 	}
 	free(m->ctl);
 	free(m->routes);

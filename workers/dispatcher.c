@@ -39,6 +39,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/fence.h"
+#include "lib/ctlmetrics.h"
 #include "lib/fence-env.h"
 #include "lib/kube-loop.h"
 #include "lib/log.h"
@@ -627,6 +628,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kclog_init(getenv("KCMD_PROCESS") ? getenv("KCMD_PROCESS") : "dispatcher", x->c->name, v);
+	/* the controller's declared metrics, for its handlers (KCMD_METRICS_FD) */
+	int mr = ctlm_open_self(x->c);
+	if (mr < 0 && mr != -ENOENT)
+		log_warning("%s: %s; the controller's metrics are not recorded here", CTLM_ENV,
+		            strerror(-mr));
 	signal(SIGPIPE, SIG_IGN);
 	/* its handlers may write (the GC's Warning Events): only while this kcmd leads */
 	if (kcmd_fence_from_env() < 0)

@@ -24,6 +24,7 @@
 #include "kube/config.h"
 #include "kube/limiter.h"
 #include "controllers/registry.h"
+#include "lib/ctlmetrics.h"
 #include "lib/fence-env.h"
 #include "lib/goflag.h"
 #include "lib/log.h"
@@ -136,6 +137,10 @@ int main(int argc, char **argv)
 	/* Only the leader writes: every client of this process checks the manager's fence. */
 	if (kcmd_fence_from_env() < 0)
 		return 1;
+	/* its declared metrics (KCMD_METRICS_FD), before any controller code runs */
+	if (desc && (r = ctlm_open_self(desc)) < 0 && r != -ENOENT)
+		fprintf(stderr, "kcmd-worker: %s: %s; its metrics are not recorded\n", CTLM_ENV,
+		        strerror(-r));
 	/* A controller with a main of its own (one that keeps many writes in flight instead of
 	 * syncing one key at a time) takes over here. */
 	if (desc && desc->worker_main)

@@ -51,7 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KCMD_CONTROLLER_ABI 1u
+#define KCMD_CONTROLLER_ABI 2u /* 2: metrics declared in the descriptor */
 
 struct inf_handler_table; /* kcmd/handlers.h */
 struct wk_controller;     /* kcmd/worker.h */
@@ -149,6 +149,54 @@ struct kcmd_debug_endpoint {
 	              unsigned *status, const char **ctype, char **body, size_t *len);
 };
 
+/* ---- metrics ----------------------------------------------------------------------------------
+ * A controller's own metric families, declared as data (upstream's names, help, labels and
+ * buckets): the manager creates one shared region per controller from this declaration before
+ * it starts the controller's processes, hands it to them (KCMD_METRICS_FD), and renders every
+ * family on /metrics; the processes update it with kcmd/metrics.h. Rendering follows
+ * client_golang: a family with labels shows only the series that were touched, one without
+ * labels always shows (zero before any update).
+ */
+enum kcmd_metric_type {
+	KCMD_METRIC_COUNTER = 1, /* integral, monotonic (kcmd_metric_add) */
+	KCMD_METRIC_GAUGE,       /* a double (kcmd_metric_set, kcmd_metric_gauge_add) */
+	KCMD_METRIC_HISTOGRAM,   /* kcmd_metric_observe into `buckets` */
+};
+
+/* component-base's stability level, rendered as "[ALPHA] " etc. before the help; NONE renders
+ * the help alone (kcmd's own families). */
+enum kcmd_metric_stability {
+	KCMD_METRIC_NONE = 0,
+	KCMD_METRIC_ALPHA,
+	KCMD_METRIC_BETA,
+	KCMD_METRIC_STABLE,
+};
+
+struct kcmd_metric_label {
+	const char *name;
+	/* NULL-terminated: the only values the label takes (the series table is sized from them,
+	 * one slot per combination, and never fills; another value is refused with -EINVAL).
+	 * NULL: any value (a namespace name): the metric's series live in a hash table of
+	 * `max_series` slots. */
+	const char *const *values;
+};
+
+struct kcmd_metric {
+	const char *name; /* the whole family name, e.g. "job_controller_job_syncs_total" */
+	const char *help; /* upstream's help text, unescaped (newlines are escaped on output) */
+	enum kcmd_metric_type type;
+	enum kcmd_metric_stability stability;
+	const struct kcmd_metric_label *labels; /* n_labels entries (at most 8) */
+	size_t n_labels;
+	/* HISTOGRAM: the upper bounds, ascending, without +Inf (at most 64) */
+	const double *buckets;
+	size_t n_buckets;
+	/* With a label of no fixed values: how many distinct series the table holds (0: 1024).
+	 * Past it an update is not recorded: it returns -ENOSPC and is counted in
+	 * kcmd_metric_series_dropped_total{metric="<name>"}. */
+	unsigned max_series;
+};
+
 /* ---- the descriptor -----------------------------------------------------------------------------
  */
 struct kcmd_controller {
@@ -201,6 +249,10 @@ struct kcmd_controller {
 	const struct wk_controller *worker;
 	/* A main of its own instead of the generic key loop (argc/argv as kcmd-worker got them). */
 	int (*worker_main)(int argc, char **argv);
+
+	/* metrics (above): the families this controller's processes update (kcmd/metrics.h) */
+	const struct kcmd_metric *metrics; /* n_metrics entries, ids are indexes */
+	size_t n_metrics;
 };
 
 /* ---- plug-ins -----------------------------------------------------------------------------------

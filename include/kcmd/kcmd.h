@@ -11,6 +11,7 @@
  *   kcmd/cache.h       reading the shared cache (listers) and event objects
  *   kcmd/client.h      writing to the apiserver, Events
  *   kcmd/log.h         logging
+ *   kcmd/metrics.h     updating the metric families the descriptor declares
  *
  * A plug-in (a shared object kcmd loads with --controller-plugins) exports one function,
  * KCMD_PLUGIN_SYMBOL, returning its descriptor; KCMD_PLUGIN(desc) defines it.
@@ -20,6 +21,7 @@
 #include "kcmd/controller.h"
 #include "kcmd/handlers.h"
 #include "kcmd/log.h"
+#include "kcmd/metrics.h"
 #include "kcmd/worker.h"
 
 /* The version of this API (== KCMD_CONTROLLER_ABI, the library's soname major). */

@@ -25,11 +25,11 @@
 #include "kcmd/client.h"
 #include "kcmd/handlers.h"
 #include "kcmd/log.h"
+#include "kcmd/metrics.h"
 #include "kcmd/worker.h"
 #include "shm/record-model.h"
 #include "workers/cronjob/controller.h"
 #include "workers/cronjob/cronjob.h"
-#include "workers/cronjob/metrics.h"
 
 static int64_t now_us(void)
 {
@@ -217,7 +217,7 @@ const struct inf_handler_table cj_handler_table = {
 /* ---- worker (kcmd-worker) -------------------------------------------------------------------- */
 struct cj_worker {
 	struct wk_ctx *ctx;
-	struct cj_metrics *metrics; /* NULL without KCMD_CRONJOB_METRICS_FD */
+	struct kcmd_metrics *metrics; /* NULL without KCMD_METRICS_FD */
 };
 
 static void status_message(int r, char *body, char *msg, size_t msglen)
@@ -286,8 +286,8 @@ static int op_create_job(void *ud, const char *ns, const cJSON *job, cJSON **ret
 		int64_t scheduled, created;
 		if (cj_json_time(job, "metadata.creationTimestamp", &scheduled) == 0 &&
 		    cj_json_time(*ret, "metadata.creationTimestamp", &created) == 0)
-			cj_metrics_observe(((struct cj_worker *)ud)->metrics,
-			                   (double)(created - scheduled));
+			kcmd_metric_observe(((struct cj_worker *)ud)->metrics, CJ_M_SKEW, NULL,
+			                    (double)(created - scheduled));
 	}
 	free(req);
 	free(body);
@@ -373,17 +373,10 @@ static int cj_init(struct wk_ctx *ctx, void **ret_state)
 {
 	struct cj_worker *w = calloc(1, sizeof(*w));
 
-	const char *fd = getenv(CJ_METRICS_ENV);
-	char *end = NULL;
-	long n;
-
 	if (!w)
 		return -ENOMEM;
 	w->ctx = ctx;
-	if (fd && (n = strtol(fd, &end, 10)) >= 0 && end && !*end &&
-	    cj_metrics_attach((int)n, true, &w->metrics) < 0)
-		kcmd_log_warning("%s=%s: not the skew histogram's region; it is not recorded",
-		                 CJ_METRICS_ENV, fd);
+	w->metrics = kcmd_metrics_get(); /* NULL without KCMD_METRICS_FD: not recorded */
 	*ret_state = w;
 	return 0;
 }
@@ -392,8 +385,6 @@ static void cj_fini(void *state)
 {
 	struct cj_worker *w = state;
 
-	if (w)
-		cj_metrics_detach(w->metrics);
 	free(w);
 }
 

@@ -798,3 +798,15 @@ void cj_sync(const struct cj_ops *ops, cJSON *cj, struct cj_job *jobs, size_t n_
 	}
 	res->err = sync_err;
 }
+
+static const double cj_skew_buckets[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+
+const struct kcmd_metric cj_metric_decl[CJ_M_N] = {
+        [CJ_M_SKEW] = {.name = "cronjob_controller_job_creation_skew_duration_seconds",
+                       .help = "Time between when a cronjob is scheduled to be run, and when the "
+                               "corresponding job is created",
+                       .type = KCMD_METRIC_HISTOGRAM,
+                       .stability = KCMD_METRIC_STABLE,
+                       .buckets = cj_skew_buckets,
+                       .n_buckets = sizeof(cj_skew_buckets) / sizeof(cj_skew_buckets[0])},
+};

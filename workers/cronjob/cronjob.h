@@ -22,11 +22,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "kcmd/controller.h"
 #include "workers/cronjob/schedule.h"
 
 #define CJ_CONTROLLER           "cronjob-controller"
 #define CJ_QUEUE                "cronjob"
-#define CJ_METRICS_ENV          "KCMD_CRONJOB_METRICS_FD" /* the skew histogram's memfd (metrics.h) */
 #define CJ_SCHEDULED_ANNOTATION "batch.kubernetes.io/cronjob-scheduled-timestamp"
 /* nextScheduleDelta: the requeue lands this long after the activation */
 #define CJ_NEXT_DELTA_US 100000
@@ -123,3 +123,13 @@ const cJSON *cj_json_at(const cJSON *obj, const char *path);
 int cj_json_time(const cJSON *obj, const char *path, int64_t *ret);
 /* The string at path, or NULL. */
 const char *cj_json_str(const cJSON *obj, const char *path);
+
+/* The controller's metric (kcmd/controller.h `metrics`, observed with kcmd/metrics.h by every
+ * worker process): upstream's STABLE histogram
+ * cronjob_controller_job_creation_skew_duration_seconds, the time from a Job's scheduled time to
+ * its creationTimestamp, buckets prometheus.ExponentialBuckets(1, 2, 10) = 1, 2, 4, ... 512 s. */
+enum {
+	CJ_M_SKEW = 0,
+	CJ_M_N,
+};
+extern const struct kcmd_metric cj_metric_decl[CJ_M_N];

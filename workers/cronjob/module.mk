@@ -2,9 +2,8 @@
 # database (schedule.c), upstream's sync over the objects' JSON (cronjob.c), its handlers and
 # worker (controller.c).
 LIBS            += cronjob
-cronjob_SRCS    := workers/cronjob/schedule.c workers/cronjob/cronjob.c workers/cronjob/metrics.c \
-                   workers/cronjob/controller.c
-cronjob_LIBDEPS := kube shmrec shm kcflag kcapi
+cronjob_SRCS    := workers/cronjob/schedule.c workers/cronjob/cronjob.c workers/cronjob/controller.c
+cronjob_LIBDEPS := kube shmrec shm kcflag kcapi kcmetrics
 cronjob_TESTS   := workers/cronjob/tests/test-schedule.c workers/cronjob/tests/test-cronjob.c \
                    workers/cronjob/tests/test-metrics.c
 cronjob_FUZZ    := workers/cronjob/fuzz/fuzz-schedule.c

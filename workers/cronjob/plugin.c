@@ -13,43 +13,6 @@
 #include "kcmd/controller.h"
 #include "workers/cronjob/controller.h"
 #include "workers/cronjob/cronjob.h"
-#include "workers/cronjob/metrics.h"
-
-/* The creation-skew histogram: created here, observed by the workers, rendered on /metrics. */
-static int cj_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
-                        void **ret_state)
-{
-	struct cj_metrics *m = NULL;
-	int fd = cj_metrics_memfd_create(), r;
-
-	(void)v;
-	*ret_state = NULL;
-	if (fd < 0)
-		return fd;
-	if ((r = cj_metrics_attach(fd, false, &m)) == 0)
-		r = kcmd_mgr_export_fd(env, CJ_METRICS_ENV, fd, KCMD_TO_WORKERS);
-	if (r < 0) {
-		cj_metrics_detach(m);
-		close(fd);
-		return r;
-	}
-	*ret_state = m;
-	return 0;
-}
-
-static void cj_mgr_metrics(void *state, struct kcmd_text *out)
-{
-	char *text = NULL;
-
-	if (state && cj_metrics_text(state, &text) == 0 && text)
-		kcmd_text_printf(out, "%s", text);
-	free(text);
-}
-
-static void cj_mgr_fini(void *state)
-{
-	cj_metrics_detach(state);
-}
 
 static int cj_workers(const struct kcmd_flag_values *v)
 {
@@ -90,9 +53,8 @@ const struct kcmd_controller kcmd_cronjob_controller = {
         .flags = cj_flags,
         .n_flags = sizeof(cj_flags) / sizeof(cj_flags[0]),
         .worker_count = cj_workers,
-        .mgr_setup = cj_mgr_setup,
-        .mgr_metrics = cj_mgr_metrics,
-        .mgr_fini = cj_mgr_fini,
         .handlers = &cj_handler_table,
         .worker = &cj_worker,
+        .metrics = cj_metric_decl,
+        .n_metrics = CJ_M_N,
 };

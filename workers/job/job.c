@@ -501,3 +501,131 @@ bool job_success_policy_match(const cJSON *policy, int64_t completions,
 	}
 	return false;
 }
+
+/* ---- metrics (job.h) ------------------------------------------------------------------------ */
+static const char *const m_modes[] = {"NonIndexed", "Indexed", NULL};
+static const char *const m_results[] = {"success", "error", NULL};
+static const char *const m_actions[] = {"reconciling", "tracking", "pods_created", "pods_deleted",
+                                        NULL};
+static const char *const m_fin_results[] = {"succeeded", "failed", NULL};
+static const char *const m_reasons[] = {"",
+                                        "BackoffLimitExceeded",
+                                        "DeadlineExceeded",
+                                        "PodFailurePolicy",
+                                        "FailedIndexes",
+                                        "MaxFailedIndexesExceeded",
+                                        NULL};
+static const char *const m_pfp[] = {"FailJob", "Ignore", "Count", NULL};
+static const char *const m_creates[] = {"new", "recreate_terminating_or_failed", "recreate_failed",
+                                        NULL};
+
+static const struct kcmd_metric_label l_syncs[] = {
+        {"completion_mode", m_modes}, {"result", m_results}, {"action", m_actions}};
+static const struct kcmd_metric_label l_finished[] = {
+        {"completion_mode", m_modes}, {"result", m_fin_results}, {"reason", m_reasons}};
+static const struct kcmd_metric_label l_pods_finished[] = {{"completion_mode", m_modes},
+                                                           {"result", m_fin_results}};
+static const struct kcmd_metric_label l_pfp[] = {{"action", m_pfp}};
+static const struct kcmd_metric_label l_creations[] = {{"reason", m_creates},
+                                                       {"status", m_fin_results}};
+
+const struct kcmd_metric job_metric_decl[JOB_M_N] = {
+        [JOB_M_SYNCS] = {.name = "job_controller_job_syncs_total",
+                         .help = "The number of job syncs",
+                         .type = KCMD_METRIC_COUNTER,
+                         .stability = KCMD_METRIC_STABLE,
+                         .labels = l_syncs,
+                         .n_labels = 3},
+        [JOB_M_FINISHED] = {.name = "job_controller_jobs_finished_total",
+                            .help = "The number of finished jobs",
+                            .type = KCMD_METRIC_COUNTER,
+                            .stability = KCMD_METRIC_STABLE,
+                            .labels = l_finished,
+                            .n_labels = 3},
+        [JOB_M_PODS_FINISHED] = {.name = "job_controller_job_pods_finished_total",
+                                 .help = "The number of finished Pods that are fully tracked",
+                                 .type = KCMD_METRIC_COUNTER,
+                                 .stability = KCMD_METRIC_STABLE,
+                                 .labels = l_pods_finished,
+                                 .n_labels = 2},
+        [JOB_M_PFP] = {.name = "job_controller_pod_failures_handled_by_failure_policy_total",
+                       .help = "The number of failed Pods handled by failure policy with\n"
+                               "\t\t\trespect to the failure policy action applied based on "
+                               "the matched\n\t\t\trule. Possible values of the action label "
+                               "correspond to the\n\t\t\tpossible values for the failure "
+                               "policy rule action, which are:\n\t\t\t\"FailJob\", \"Ignore\" "
+                               "and \"Count\".",
+                       .type = KCMD_METRIC_COUNTER,
+                       .stability = KCMD_METRIC_ALPHA,
+                       .labels = l_pfp,
+                       .n_labels = 1},
+        [JOB_M_CREATIONS] = {.name = "job_controller_job_pods_creation_total",
+                             .help = "The number of Pods created by the Job controller "
+                                     "labelled with a reason for the Pod creation.\nThis metric "
+                                     "also distinguishes between Pods created using different "
+                                     "PodReplacementPolicy settings.\nPossible values of the "
+                                     "\"reason\" label are:\n\"new\", "
+                                     "\"recreate_terminating_or_failed\", \"recreate_failed\".\n"
+                                     "Possible values of the \"status\" label "
+                                     "are:\n\"succeeded\", \"failed\".",
+                             .type = KCMD_METRIC_COUNTER,
+                             .stability = KCMD_METRIC_ALPHA,
+                             .labels = l_creations,
+                             .n_labels = 2},
+};
+
+void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a)
+{
+	if (a < JOB_M_N_ACTIONS)
+		kcmd_metric_inc(m, JOB_M_SYNCS,
+		                (const char *[]){m_modes[indexed], m_results[error], m_actions[a]});
+}
+
+void job_metrics_finished(struct kcmd_metrics *m, bool indexed, enum job_m_reason r)
+{
+	if (r < JOB_M_N_REASONS)
+		kcmd_metric_inc(m, JOB_M_FINISHED,
+		                (const char *[]){m_modes[indexed],
+		                                 m_fin_results[r != JOB_M_SUCCESS], m_reasons[r]});
+}
+
+enum job_m_reason job_metrics_reason(const char *reason)
+{
+	for (int i = 1; reason && i < JOB_M_N_REASONS; i++)
+		if (!strcmp(reason, m_reasons[i]))
+			return (enum job_m_reason)i;
+	return JOB_M_N_REASONS;
+}
+
+void job_metrics_pods_finished(struct kcmd_metrics *m, bool indexed, int64_t succeeded,
+                               int64_t failed)
+{
+	if (succeeded > 0)
+		kcmd_metric_add(m, JOB_M_PODS_FINISHED,
+		                (const char *[]){m_modes[indexed], m_fin_results[0]},
+		                (uint64_t)succeeded);
+	if (failed > 0)
+		kcmd_metric_add(m, JOB_M_PODS_FINISHED,
+		                (const char *[]){m_modes[indexed], m_fin_results[1]},
+		                (uint64_t)failed);
+}
+
+void job_metrics_pfp(struct kcmd_metrics *m, int action)
+{
+	if (action >= 0 && action < 3)
+		kcmd_metric_inc(m, JOB_M_PFP, (const char *[]){m_pfp[action]});
+}
+
+void job_metrics_creations(struct kcmd_metrics *m, enum job_m_create reason, int64_t succeeded,
+                           int64_t failed)
+{
+	if (reason >= JOB_M_N_CREATE)
+		return;
+	if (succeeded > 0)
+		kcmd_metric_add(m, JOB_M_CREATIONS,
+		                (const char *[]){m_creates[reason], "succeeded"},
+		                (uint64_t)succeeded);
+	if (failed > 0)
+		kcmd_metric_add(m, JOB_M_CREATIONS, (const char *[]){m_creates[reason], "failed"},
+		                (uint64_t)failed);
+}

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kcmd/controller.h"
+#include "kcmd/metrics.h"
 #include "kube/model.h"
 
 #define JOB_CONTROLLER         "job-controller"
@@ -130,3 +132,55 @@ int job_pfp_match(const struct cJSON *policy, const struct cJSON *pod, bool *cou
  * upstream's message ("Matched rules at index N") in msg when a rule is met. */
 bool job_success_policy_match(const struct cJSON *policy, int64_t completions,
                               const struct job_intervals *succeeded, char *msg, size_t len);
+
+/* ---- metrics ------------------------------------------------------------------------------------
+ * upstream's job_controller_* counters (pkg/controller/job/metrics), declared as data for the
+ * descriptor (kcmd/controller.h `metrics`; the manager creates, passes and renders the region)
+ * and updated by every worker process (kcmd/metrics.h). Every label has a fixed value set, so
+ * no table fills. Not kept: job_sync_duration_seconds, terminated_pods_tracking_finalizer_total,
+ * job_finished_indexes_total, jobs_by_external_controller_total. */
+enum {
+	JOB_M_SYNCS = 0,     /* job_syncs_total {completion_mode, result, action} */
+	JOB_M_FINISHED,      /* jobs_finished_total {completion_mode, result, reason} */
+	JOB_M_PODS_FINISHED, /* job_pods_finished_total {completion_mode, result} */
+	JOB_M_PFP,           /* pod_failures_handled_by_failure_policy_total {action} */
+	JOB_M_CREATIONS,     /* job_pods_creation_total {reason, status} */
+	JOB_M_N,
+};
+extern const struct kcmd_metric job_metric_decl[JOB_M_N];
+
+enum job_m_action { /* job_syncs_total's action */
+	            JOB_M_RECONCILING = 0,
+	            JOB_M_TRACKING,
+	            JOB_M_PODS_CREATED,
+	            JOB_M_PODS_DELETED,
+	            JOB_M_N_ACTIONS,
+};
+enum job_m_reason { /* jobs_finished_total's reason ("" for a success) */
+	            JOB_M_SUCCESS = 0,
+	            JOB_M_BACKOFF_LIMIT,
+	            JOB_M_DEADLINE,
+	            JOB_M_POD_FAILURE_POLICY,
+	            JOB_M_FAILED_INDEXES,
+	            JOB_M_MAX_FAILED_INDEXES,
+	            JOB_M_N_REASONS,
+};
+enum job_m_create { /* job_pods_creation_total's reason */
+	            JOB_M_CREATE_NEW = 0,
+	            JOB_M_RECREATE_TERMINATING_OR_FAILED,
+	            JOB_M_RECREATE_FAILED,
+	            JOB_M_N_CREATE,
+};
+
+/* Each a no-op on a NULL m (no region passed). */
+void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a);
+void job_metrics_finished(struct kcmd_metrics *m, bool indexed, enum job_m_reason r);
+/* the reason of a Failed condition; JOB_M_N_REASONS for one upstream does not list */
+enum job_m_reason job_metrics_reason(const char *reason);
+/* counts only positive numbers (a series appears with its first pod) */
+void job_metrics_pods_finished(struct kcmd_metrics *m, bool indexed, int64_t succeeded,
+                               int64_t failed);
+/* action: 0 FailJob, 1 Ignore, 2 Count */
+void job_metrics_pfp(struct kcmd_metrics *m, int action);
+void job_metrics_creations(struct kcmd_metrics *m, enum job_m_create reason, int64_t succeeded,
+                           int64_t failed);

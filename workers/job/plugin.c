@@ -16,7 +16,6 @@
 
 #include "kcmd/controller.h"
 #include "workers/job/job.h"
-#include "workers/job/metrics.h"
 #include "workers/job/table.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/worker.h"
@@ -31,7 +30,6 @@ static int job_workers(const struct kcmd_flag_values *v)
 
 struct job_mgr {
 	struct rs_exp *exp, *fin; /* pod creations/deletions; finalizer removals */
-	struct job_metrics *met;
 };
 
 static void job_mgr_fini(void *state)
@@ -41,7 +39,6 @@ static void job_mgr_fini(void *state)
 	if (m) {
 		rs_exp_detach(m->exp);
 		rs_exp_detach(m->fin);
-		job_metrics_detach(m->met);
 		free(m);
 	}
 }
@@ -54,7 +51,7 @@ static int job_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values
 	                (int64_t)kcmd_flag_duration_us(v, "job-orphaned-expectations-grace") *
 	                1000};
 	struct job_mgr *m = calloc(1, sizeof(*m));
-	int fd, ffd, mfd, r;
+	int fd, ffd, r;
 
 	*ret_state = NULL;
 	if (!m)
@@ -76,13 +73,6 @@ static int job_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values
 		else
 			close(ffd);
 	}
-	if (r == 0 && (r = mfd = job_metrics_memfd_create()) >= 0) {
-		r = job_metrics_attach(mfd, false, &m->met);
-		if (r == 0)
-			r = kcmd_mgr_export_fd(env, "KCMD_JOB_METRICS_FD", mfd, KCMD_TO_WORKERS);
-		else
-			close(mfd);
-	}
 	if (r < 0) {
 		job_mgr_fini(m);
 		return r;
@@ -102,16 +92,6 @@ static int job_mgr_child_died(void *state, int pid, const char *process, bool cr
 	a = rs_exp_reclaim_pid(m->exp, pid);
 	b = rs_exp_reclaim_pid(m->fin, pid);
 	return a < 0 ? a : b < 0 ? b : a + b;
-}
-
-static void job_mgr_metrics(void *state, struct kcmd_text *out)
-{
-	struct job_mgr *m = state;
-	char *text = NULL;
-
-	if (m && job_metrics_text(m->met, &text) == 0 && text)
-		kcmd_text_printf(out, "%s", text);
-	free(text);
 }
 
 static const char *const job_aliases[] = {"job", NULL};
@@ -169,8 +149,9 @@ const struct kcmd_controller kcmd_job_controller = {
         .worker_count = job_workers,
         .mgr_setup = job_mgr_setup,
         .mgr_child_died = job_mgr_child_died,
-        .mgr_metrics = job_mgr_metrics,
         .mgr_fini = job_mgr_fini,
         .handlers = &job_handler_table,
         .worker = &wk_job_controller,
+        .metrics = job_metric_decl,
+        .n_metrics = JOB_M_N,
 };

@@ -38,7 +38,6 @@
 #include "shm/arena.h"
 #include "shm/record-model.h"
 #include "workers/job/job.h"
-#include "workers/job/metrics.h"
 #include "lib/childenv.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/worker.h"
@@ -48,7 +47,7 @@
 struct jc {
 	struct wk_ctx *ctx;
 	struct rs_exp *exp, *fin; /* pod creations/deletions; finalizer removals */
-	struct job_metrics *met;  /* NULL when the region was not passed */
+	struct kcmd_metrics *met; /* NULL when the region was not passed */
 	int pod_type, job_type;
 	uint64_t backoff_us, backoff_max_us;
 };
@@ -1627,9 +1626,7 @@ static int jc_init(struct wk_ctx *ctx, void **ret)
 		free(c);
 		return ffd < 0 ? -EBADF : r;
 	}
-	int mfd = kcmd_env_fd("KCMD_JOB_METRICS_FD");
-	if (mfd >= 0 && (r = job_metrics_attach(mfd, true, &c->met)) < 0)
-		log_warning("the job_controller_* counters are not available: %s", strerror(-r));
+	c->met = kcmd_metrics_get(); /* NULL without KCMD_METRICS_FD: nothing counted */
 	*ret = c;
 	return 0;
 }
@@ -1641,7 +1638,6 @@ static void jc_fini(void *state)
 	if (c) {
 		rs_exp_detach(c->exp);
 		rs_exp_detach(c->fin);
-		job_metrics_detach(c->met);
 		free(c);
 	}
 }

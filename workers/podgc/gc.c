@@ -10,16 +10,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kcmd/controller.h"
+
+static const char *const reason_names[PGC_N_REASONS + 1] = {
+        [PGC_REASON_TERMINATED] = "terminated",
+        [PGC_REASON_OUT_OF_SERVICE] = "out-of-service",
+        [PGC_REASON_ORPHANED] = "orphaned",
+        [PGC_REASON_UNSCHEDULED] = "unscheduled",
+        [PGC_N_REASONS] = NULL,
+};
+
 const char *pgc_reason_label(enum pgc_reason r)
 {
-	static const char *const names[PGC_N_REASONS] = {
-	        [PGC_REASON_TERMINATED] = "terminated",
-	        [PGC_REASON_OUT_OF_SERVICE] = "out-of-service",
-	        [PGC_REASON_ORPHANED] = "orphaned",
-	        [PGC_REASON_UNSCHEDULED] = "unscheduled",
-	};
-	return (unsigned)r < PGC_N_REASONS ? names[r] : "";
+	return (unsigned)r < PGC_N_REASONS ? reason_names[r] : "";
 }
+
+static const struct kcmd_metric_label pgc_labels[] = {{"namespace", NULL},
+                                                      {"reason", reason_names}};
+
+const struct kcmd_metric pgc_metric_decl[PGC_M_N] = {
+        [PGC_M_FORCE_DELETE] = {.name = "pod_gc_collector_force_delete_pods_total",
+                                .help = "Number of pods that are being forcefully deleted since "
+                                        "the Pod GC Controller started.",
+                                .type = KCMD_METRIC_COUNTER,
+                                .stability = KCMD_METRIC_ALPHA,
+                                .labels = pgc_labels,
+                                .n_labels = 2,
+                                .max_series = PGC_METRIC_SERIES},
+        [PGC_M_FORCE_DELETE_ERRORS] = {.name = "pod_gc_collector_force_delete_pod_errors_total",
+                                       .help = "Number of errors encountered when forcefully "
+                                               "deleting the pods since the Pod GC Controller "
+                                               "started.",
+                                       .type = KCMD_METRIC_COUNTER,
+                                       .stability = KCMD_METRIC_ALPHA,
+                                       .labels = pgc_labels,
+                                       .n_labels = 2,
+                                       .max_series = PGC_METRIC_SERIES},
+};
 
 bool pgc_pod_terminated(const struct pgc_pod *p)
 {

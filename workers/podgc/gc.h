@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kcmd/controller.h"
 #include "kube/model.h"
 
 #define PGC_CONTROLLER      "pod-garbage-collector-controller"
@@ -39,6 +40,18 @@ enum pgc_reason {
 	PGC_N_REASONS,
 };
 const char *pgc_reason_label(enum pgc_reason r);
+
+/* The controller's metrics (kcmd/controller.h `metrics`, updated with kcmd/metrics.h): upstream's
+ * pod_gc_collector_force_delete_pods_total and _pod_errors_total {namespace, reason}. A namespace
+ * is not a fixed set: PGC_METRIC_SERIES (namespace, reason) series per family, the rest counted
+ * in kcmd_metric_series_dropped_total (the force deletion itself goes on). */
+enum {
+	PGC_M_FORCE_DELETE = 0,
+	PGC_M_FORCE_DELETE_ERRORS,
+	PGC_M_N,
+};
+#define PGC_METRIC_SERIES 4096u
+extern const struct kcmd_metric pgc_metric_decl[PGC_M_N];
 
 /* What a pass knows of one pod (from the arena). Strings are owned by the caller. */
 struct pgc_pod {

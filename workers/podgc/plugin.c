@@ -5,52 +5,14 @@
  * kcm's pod-garbage-collector-controller (alias podgc), on by default, client
  * "pod-garbage-collector". A periodic controller: no handlers, no queue; one worker process
  * runs its own main (run.c) over the arena's pods (typed) and nodes (metadata-only). Its two
- * counter vectors live in a region the manager creates here and renders on /metrics
- * (metrics.h).
+ * counter vectors are declared here (gc.h, pgc_metric_decl): the manager creates their region,
+ * the worker counts, the manager renders them on /metrics (lib/ctlmetrics.h).
  */
 #include <stdint.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include "kcmd/controller.h"
 #include "workers/podgc/gc.h"
-#include "workers/podgc/metrics.h"
 #include "workers/podgc/run.h"
-
-static int pgc_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
-                         void **ret_state)
-{
-	struct pgc_metrics *m = NULL;
-	int fd = pgc_metrics_memfd_create(), r;
-
-	(void)v;
-	*ret_state = NULL;
-	if (fd < 0)
-		return fd;
-	if ((r = pgc_metrics_attach(fd, false, &m)) == 0)
-		r = kcmd_mgr_export_fd(env, "KCMD_PODGC_METRICS_FD", fd, KCMD_TO_WORKERS);
-	if (r < 0) {
-		pgc_metrics_detach(m);
-		close(fd);
-		return r;
-	}
-	*ret_state = m;
-	return 0;
-}
-
-static void pgc_mgr_metrics(void *state, struct kcmd_text *out)
-{
-	char *text = NULL;
-
-	if (state && pgc_metrics_text(state, &text) == 0 && text)
-		kcmd_text_printf(out, "%s", text);
-	free(text);
-}
-
-static void pgc_mgr_fini(void *state)
-{
-	pgc_metrics_detach(state);
-}
 
 static const char *const pgc_aliases[] = {"podgc", NULL};
 
@@ -81,8 +43,7 @@ const struct kcmd_controller kcmd_podgc_controller = {
         .n_watches = sizeof(pgc_watches) / sizeof(pgc_watches[0]),
         .flags = pgc_flags,
         .n_flags = sizeof(pgc_flags) / sizeof(pgc_flags[0]),
-        .mgr_setup = pgc_mgr_setup,
-        .mgr_metrics = pgc_mgr_metrics,
-        .mgr_fini = pgc_mgr_fini,
         .worker_main = pgc_main,
+        .metrics = pgc_metric_decl,
+        .n_metrics = PGC_M_N,
 };

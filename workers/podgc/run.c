@@ -4,7 +4,7 @@
  * wait.UntilWithContext(gc, 20s)), not a queue consumer.
  *
  * Started by the manager in its "workers" group (so it runs, and writes, only while kcmd leads),
- * one process, with KCMD_ARENA_FD (read-only), KCMD_PODGC_METRICS_FD (its counters) and the
+ * one process, with KCMD_ARENA_FD (read-only), KCMD_METRICS_FD (its counters) and the
  * flag --terminated-pod-gc-threshold.
  *
  * Flow: wait until informerd has synced pods and nodes (WaitForNamedCacheSync), then one pass
@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kcmd/metrics.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/limiter.h"
@@ -44,7 +45,6 @@
 #include "lib/log.h"
 #include "shm/arena.h"
 #include "workers/podgc/gc.h"
-#include "workers/podgc/metrics.h"
 #include "workers/podgc/run.h"
 #include "workers/podgc/snap.h"
 
@@ -55,7 +55,7 @@
 struct pgc {
 	struct shm_arena *arena;
 	struct kube_client *kc;
-	struct pgc_metrics *met;
+	struct kcmd_metrics *met; /* NULL: no region passed */
 	struct pgc_quarantine *quar;
 	int64_t threshold;
 	int sfd;
@@ -222,14 +222,17 @@ static void force_delete(struct pgc *s, struct pgc_pod *const *pods, size_t n,
 				log_info("Forced deletion of unscheduled terminating Pod succeeded "
 				         "pod=\"%s/%s\"",
 				         p->ns, p->name);
-			if (pgc_metrics_inc(s->met, p->ns, reason, true, err[i] < 0) == -ENOSPC &&
-			    !s->dropped_logged) {
+			/* upstream counts every attempt, and the failed ones again */
+			const char *lv[2] = {p->ns, pgc_reason_label(reason)};
+			int mr = kcmd_metric_inc(s->met, PGC_M_FORCE_DELETE, lv);
+			if (err[i] < 0 && mr != -ENOSPC)
+				mr = kcmd_metric_inc(s->met, PGC_M_FORCE_DELETE_ERRORS, lv);
+			if (mr == -ENOSPC && !s->dropped_logged) {
 				s->dropped_logged = true;
 				log_warning(
 				        "pod GC metrics: the series table is full (%u); further "
-				        "series are counted in "
-				        "kcmd_pod_gc_metric_series_dropped_total",
-				        PGC_METRIC_SLOTS);
+				        "series are counted in kcmd_metric_series_dropped_total",
+				        PGC_METRIC_SERIES);
 			}
 		}
 	}
@@ -463,7 +466,7 @@ static void usage(void)
 	fprintf(stderr, "usage: kcmd-worker --controller=" PGC_CONTROLLER
 	                " [--kubeconfig=F] [--master=URL] [--kube-api-qps=Q]\n"
 	                "       [--kube-api-burst=B] [--v=N] [--terminated-pod-gc-threshold=N]\n"
-	                "Started by kcmd with KCMD_ARENA_FD and KCMD_PODGC_METRICS_FD set.\n");
+	                "Started by kcmd with KCMD_ARENA_FD and KCMD_METRICS_FD set.\n");
 }
 
 int pgc_main(int argc, char **argv)
@@ -507,15 +510,15 @@ int pgc_main(int argc, char **argv)
 		log_error("signalfd: %s", strerror(errno));
 		return 1;
 	}
-	int afd = kcmd_env_fd("KCMD_ARENA_FD"), mfd = kcmd_env_fd("KCMD_PODGC_METRICS_FD");
+	int afd = kcmd_env_fd("KCMD_ARENA_FD");
 	if (afd < 0 || (r = shm_reader_open(afd, &s->arena)) < 0) {
 		log_error("KCMD_ARENA_FD: no usable arena (%s)",
 		          afd < 0 ? "not set" : strerror(-r));
 		goto out;
 	}
-	if (mfd < 0 || (r = pgc_metrics_attach(mfd, true, &s->met)) < 0)
-		log_warning("KCMD_PODGC_METRICS_FD: %s; the force-delete counters stay at 0",
-		            mfd < 0 ? "not set" : strerror(-r));
+	if (!(s->met = kcmd_metrics_get()))
+		log_warning(
+		        "KCMD_METRICS_FD: no metrics region; the force-delete counters stay at 0");
 	struct kube_config_opts co = {.kubeconfig = ca.kubeconfig, .master = ca.master};
 	if (kube_config_load(&co, &kcfg, err, sizeof(err)) < 0) {
 		log_error("kubeconfig: %s", err);
@@ -571,7 +574,6 @@ out:
 	kube_client_free(s->kc);
 	kube_limiter_free(lim);
 	kube_config_free(kcfg);
-	pgc_metrics_detach(s->met);
 	if (s->arena)
 		shm_arena_close(s->arena);
 	if (s->sfd >= 0)

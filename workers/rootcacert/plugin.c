@@ -21,7 +21,6 @@
 #include "kcmd/kcmd.h"
 #include "kube/config.h"
 #include "shm/record-model.h"
-#include "workers/rootcacert/metrics.h"
 #include "workers/rootcacert/rootca.h"
 #include "workers/worker.h"
 
@@ -169,7 +168,7 @@ static int rc_precheck(const struct kcmd_flag_values *v, const struct kube_confi
 struct rc_state {
 	struct wk_ctx *ctx;
 	char *ca;
-	struct rc_metrics *metrics; /* NULL: not passed (no metrics) */
+	struct kcmd_metrics *metrics; /* NULL: not passed (no metrics) */
 };
 
 static uint64_t now_ns(void)
@@ -188,18 +187,11 @@ static int rc_init(struct wk_ctx *ctx, void **ret_state)
 	if (!s)
 		return -ENOMEM;
 	s->ctx = ctx;
-	const char *mfd = getenv("KCMD_ROOTCA_METRICS_FD");
-	if (mfd && *mfd) {
-		char *end;
-		long l = strtol(mfd, &end, 10);
-		if (*end || l < 0 || l > 65535 || rc_metrics_attach((int)l, true, &s->metrics) < 0)
-			kcmd_log_warning("KCMD_ROOTCA_METRICS_FD: cannot attach; no metrics");
-	}
+	s->metrics = kcmd_metrics_get(); /* NULL without KCMD_METRICS_FD: not recorded */
 	r = load_root_ca(kcmd_flag_string(ctx->flags, "root-ca-file"), ctx->config, &s->ca, err,
 	                 sizeof(err));
 	if (r < 0) {
 		kcmd_log_error("%s", err);
-		rc_metrics_detach(s->metrics);
 		free(s);
 		return r;
 	}
@@ -213,7 +205,6 @@ static void rc_fini(void *state)
 
 	if (s) {
 		free(s->ca);
-		rc_metrics_detach(s->metrics);
 	}
 	free(s);
 }
@@ -299,41 +290,6 @@ static const struct wk_controller rc_worker = {
 };
 
 /* ---- the descriptor ----------------------------------------------------------------------- */
-static int rc_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
-                        void **ret_state)
-{
-	struct rc_metrics *m = NULL;
-	int fd = rc_metrics_memfd_create(), r;
-
-	(void)v;
-	*ret_state = NULL;
-	if (fd < 0)
-		return fd;
-	if ((r = rc_metrics_attach(fd, false, &m)) == 0)
-		r = kcmd_mgr_export_fd(env, "KCMD_ROOTCA_METRICS_FD", fd, KCMD_TO_WORKERS);
-	if (r < 0) {
-		rc_metrics_detach(m);
-		close(fd);
-		return r;
-	}
-	*ret_state = m;
-	return 0;
-}
-
-static void rc_mgr_metrics(void *state, struct kcmd_text *out)
-{
-	char *text = NULL;
-
-	if (state && rc_metrics_text(state, &text) == 0 && text)
-		kcmd_text_printf(out, "%s", text);
-	free(text);
-}
-
-static void rc_mgr_fini(void *state)
-{
-	rc_metrics_detach(state);
-}
-
 static const char *const rc_aliases[] = {"root-ca-cert-publisher", NULL};
 static const struct kcmd_watch rc_watches[] = {
         {"", "v1", "namespaces", "Namespace", KCMD_CACHE_OBJECT, false},
@@ -361,10 +317,9 @@ const struct kcmd_controller kcmd_rootcacert_controller = {
         .n_queues = 1,
         .flags = rc_flags,
         .n_flags = sizeof(rc_flags) / sizeof(rc_flags[0]),
-        .mgr_setup = rc_mgr_setup,
-        .mgr_metrics = rc_mgr_metrics,
-        .mgr_fini = rc_mgr_fini,
         .mgr_precheck = rc_precheck,
         .handlers = &rc_handlers,
         .worker = &rc_worker,
+        .metrics = rc_metric_decl,
+        .n_metrics = RC_M_N,
 };

@@ -124,3 +124,45 @@ int rc_check_pem(const char *data, size_t len, char *err, size_t errlen)
 	gnutls_free(crts);
 	return 0;
 }
+
+static const double rc_buckets[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
+                                    0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
+static const struct kcmd_metric_label rc_code[] = {{"code", NULL}};
+#define RC_HELP "Number of namespace syncs happened in root ca cert publisher."
+
+const struct kcmd_metric rc_metric_decl[RC_M_N] = {
+        [RC_M_DURATION] = {.name = "root_ca_cert_publisher_sync_duration_seconds",
+                           .help = RC_HELP,
+                           .type = KCMD_METRIC_HISTOGRAM,
+                           .stability = KCMD_METRIC_ALPHA,
+                           .labels = rc_code,
+                           .n_labels = 1,
+                           .buckets = rc_buckets,
+                           .n_buckets = sizeof(rc_buckets) / sizeof(rc_buckets[0]),
+                           .max_series = RC_METRIC_SERIES},
+        [RC_M_SYNCS] = {.name = "root_ca_cert_publisher_sync_total",
+                        .help = RC_HELP,
+                        .type = KCMD_METRIC_COUNTER,
+                        .stability = KCMD_METRIC_ALPHA,
+                        .labels = rc_code,
+                        .n_labels = 1,
+                        .max_series = RC_METRIC_SERIES},
+};
+
+int rc_metrics_code(int err, int http_code)
+{
+	if (err == 0)
+		return 200;
+	return http_code > 0 ? http_code : 500;
+}
+
+void rc_metrics_observe(struct kcmd_metrics *m, int code, uint64_t duration_ns)
+{
+	char c[16];
+
+	if (!m || code <= 0)
+		return;
+	snprintf(c, sizeof(c), "%d", code);
+	kcmd_metric_inc(m, RC_M_SYNCS, (const char *[]){c});
+	kcmd_metric_observe(m, RC_M_DURATION, (const char *[]){c}, (double)duration_ns / 1e9);
+}

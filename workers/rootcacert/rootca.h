@@ -20,6 +20,10 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "kcmd/controller.h"
+#include "kcmd/metrics.h"
 
 #define RC_CONTROLLER "root-ca-certificate-publisher-controller"
 #define RC_QUEUE      "root_ca_cert_publisher"
@@ -49,3 +53,21 @@ int rc_check_pem(const char *data, size_t len, char *err, size_t errlen);
 
 /* A namespace update queues its key only while the namespace is Active (namespaceUpdated). */
 bool rc_namespace_update_wanted(const char *phase);
+
+/* The controller's metrics (kcmd/controller.h `metrics`, updated with kcmd/metrics.h by its
+ * worker): upstream's root_ca_cert_publisher_sync_duration_seconds (histogram, buckets
+ * 0.001 s x 2^i, i < 15) and root_ca_cert_publisher_sync_total (counter), both by `code`.
+ * A code is not a fixed set: RC_METRIC_SERIES codes per family, further ones counted in
+ * kcmd_metric_series_dropped_total (the sync itself goes on). */
+enum {
+	RC_M_DURATION = 0,
+	RC_M_SYNCS,
+	RC_M_N,
+};
+#define RC_METRIC_SERIES 64u
+extern const struct kcmd_metric rc_metric_decl[RC_M_N];
+/* upstream's code label for a sync's result: 0 -> 200, an apiserver error -> its HTTP code,
+ * anything else -> 500 */
+int rc_metrics_code(int err, int http_code);
+/* recordMetrics: one sync of that code and duration into both families (no-op on NULL m). */
+void rc_metrics_observe(struct kcmd_metrics *m, int code, uint64_t duration_ns);

@@ -28,11 +28,11 @@
 #include <string.h>
 
 #include "ipc/queue.h"
+#include "kcmd/metrics.h"
 #include "kube/client.h"
 #include "lib/log.h"
 #include "shm/arena.h"
 #include "shm/record-model.h"
-#include "workers/ttlafterfinished/metrics.h"
 #include "workers/ttlafterfinished/ttl.h"
 
 /* The Job ns/name as the arena holds it, parsed. 0, -ENOENT, or -errno. */
@@ -176,7 +176,7 @@ const struct inf_handler_table ttl_handler_table = {
  */
 struct ttlc {
 	struct wk_ctx *ctx;
-	struct ttl_metrics *metrics; /* NULL when not passed (tests) */
+	struct kcmd_metrics *metrics; /* NULL when not passed (tests) */
 	int job_type;
 	bool synced;
 };
@@ -184,18 +184,12 @@ struct ttlc {
 static int ttlc_init(struct wk_ctx *ctx, void **ret)
 {
 	struct ttlc *c = calloc(1, sizeof(*c));
-	const char *fdv = getenv("KCMD_TTL_METRICS_FD");
 
 	if (!c)
 		return -ENOMEM;
 	c->ctx = ctx;
 	c->job_type = -1;
-	if (fdv && *fdv) {
-		int r = ttl_metrics_attach((int)strtol(fdv, NULL, 10), true, &c->metrics);
-		if (r < 0)
-			log_warning("the deletion-duration histogram is not available: %s",
-			            strerror(-r));
-	}
+	c->metrics = kcmd_metrics_get(); /* NULL without KCMD_METRICS_FD: not recorded */
 	*ret = c;
 	return 0;
 }
@@ -204,7 +198,6 @@ static void ttlc_fini(void *state)
 {
 	struct ttlc *c = state;
 
-	ttl_metrics_detach(c->metrics);
 	free(c);
 }
 
@@ -323,7 +316,8 @@ static void ttlc_sync(void *state, size_t q, const char *key, struct wk_result *
 			err = NULL;
 		out->err = r;
 	} else {
-		ttl_metrics_observe(c->metrics, (double)(kube_time_now() - expired_at) / 1e9);
+		kcmd_metric_observe(c->metrics, TTL_M_DELETION, NULL,
+		                    (double)(kube_time_now() - expired_at) / 1e9);
 	}
 	kube_response_clear(&resp);
 done:

@@ -4,56 +4,17 @@
  * (kcmd/controller.h). kcm's ttl-after-finished-controller (alias ttl-after-finished), on by
  * default, client "ttl-after-finished-controller": Jobs cached whole (their JSON), handlers in
  * its dispatcher, queue "ttl_jobs_to_delete", --concurrent-ttl-after-finished-syncs worker
- * processes, and its deletion-duration histogram in a region the manager creates and renders
- * (metrics.h). docs/ttlafterfinished.md.
+ * processes, and its deletion-duration histogram declared here (ttl.h, ttl_metric_decl; the
+ * manager creates, passes and renders its region). docs/ttlafterfinished.md.
  */
-#include <stdlib.h>
-#include <unistd.h>
-
 #include "kcmd/controller.h"
 #include "workers/ttlafterfinished/controller.h"
-#include "workers/ttlafterfinished/metrics.h"
 #include "workers/ttlafterfinished/ttl.h"
 
 static int ttl_workers(const struct kcmd_flag_values *v)
 {
 	/* upstream runs --concurrent-ttl-after-finished-syncs goroutines; kcmd as many processes */
 	return (int)kcmd_flag_int(v, "concurrent-ttl-after-finished-syncs");
-}
-
-static int ttl_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
-                         void **ret_state)
-{
-	struct ttl_metrics *m = NULL;
-	int fd = ttl_metrics_memfd_create(), r;
-
-	(void)v;
-	*ret_state = NULL;
-	if (fd < 0)
-		return fd;
-	if ((r = ttl_metrics_attach(fd, false, &m)) == 0)
-		r = kcmd_mgr_export_fd(env, "KCMD_TTL_METRICS_FD", fd, KCMD_TO_WORKERS);
-	if (r < 0) {
-		ttl_metrics_detach(m);
-		close(fd);
-		return r;
-	}
-	*ret_state = m;
-	return 0;
-}
-
-static void ttl_mgr_metrics(void *state, struct kcmd_text *out)
-{
-	char *text = NULL;
-
-	if (state && ttl_metrics_text(state, &text) == 0 && text)
-		kcmd_text_printf(out, "%s", text);
-	free(text);
-}
-
-static void ttl_mgr_fini(void *state)
-{
-	ttl_metrics_detach(state);
 }
 
 static const char *const ttl_aliases[] = {"ttl-after-finished", NULL};
@@ -89,9 +50,8 @@ const struct kcmd_controller kcmd_ttl_after_finished_controller = {
         .flags = ttl_flags,
         .n_flags = sizeof(ttl_flags) / sizeof(ttl_flags[0]),
         .worker_count = ttl_workers,
-        .mgr_setup = ttl_mgr_setup,
-        .mgr_metrics = ttl_mgr_metrics,
-        .mgr_fini = ttl_mgr_fini,
         .handlers = &ttl_handler_table,
         .worker = &wk_ttl_controller,
+        .metrics = ttl_metric_decl,
+        .n_metrics = TTL_M_N,
 };

@@ -127,3 +127,16 @@ enum ttl_verdict ttl_process(const struct ttl_job *j, kube_time_t now, int64_t *
 	*ret_after_ns = left;
 	return TTL_REQUEUE;
 }
+
+static const double ttl_buckets[] = {0.1,  0.2,  0.4,  0.8,   1.6,   3.2,   6.4,
+                                     12.8, 25.6, 51.2, 102.4, 204.8, 409.6, 819.2};
+
+const struct kcmd_metric ttl_metric_decl[TTL_M_N] = {
+        [TTL_M_DELETION] = {.name = "ttl_after_finished_controller_job_deletion_duration_seconds",
+                            .help = "The time it took to delete the job since it became "
+                                    "eligible for deletion",
+                            .type = KCMD_METRIC_HISTOGRAM,
+                            .stability = KCMD_METRIC_ALPHA,
+                            .buckets = ttl_buckets,
+                            .n_buckets = sizeof(ttl_buckets) / sizeof(ttl_buckets[0])},
+};

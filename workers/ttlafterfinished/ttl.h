@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kcmd/controller.h"
 #include "kube/model.h"
 
 #define TTL_CONTROLLER "ttl-after-finished-controller"
@@ -57,3 +58,13 @@ enum ttl_verdict {
 };
 enum ttl_verdict ttl_process(const struct ttl_job *j, kube_time_t now, int64_t *ret_after_ns,
                              kube_time_t *ret_expired_at, enum ttl_err *ret_err);
+
+/* The controller's metric (kcmd/controller.h `metrics`, observed with kcmd/metrics.h by every
+ * worker process): upstream's ALPHA histogram
+ * ttl_after_finished_controller_job_deletion_duration_seconds, buckets
+ * prometheus.ExponentialBuckets(0.1, 2, 14) = 0.1 s · 2^k, k < 14. */
+enum {
+	TTL_M_DELETION = 0,
+	TTL_M_N,
+};
+extern const struct kcmd_metric ttl_metric_decl[TTL_M_N];

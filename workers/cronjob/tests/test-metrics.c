@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The creation-skew histogram (workers/cronjob/metrics.h): buckets of upstream's
- * ExponentialBuckets(1, 2, 10), cumulative rendering, a sum that forked writers never lose an
- * observation of, and a region of another layout refused.
+ * The creation-skew histogram as the CronJob controller declares it (cj_metric_decl in cronjob.c,
+ * rendered by lib/ctlmetrics): upstream's name, help and ExponentialBuckets(1, 2, 10), cumulative
+ * rendering, a sum that forked writers never lose an observation of, and a region of another
+ * layout refused.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,30 +17,57 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "workers/cronjob/metrics.h"
+#include "lib/ctlmetrics.h"
+#include "workers/cronjob/cronjob.h"
 
 #define NAME "cronjob_controller_job_creation_skew_duration_seconds"
 
+static const struct kcmd_controller ctl = {.abi = KCMD_CONTROLLER_ABI,
+                                           .name = CJ_CONTROLLER,
+                                           .metrics = cj_metric_decl,
+                                           .n_metrics = CJ_M_N};
+
+static int text_of(struct kcmd_metrics *m, char **ret)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(ret, &len);
+
+	if (!f)
+		return -ENOMEM;
+	ctlm_render(m, f);
+	return fclose(f) == 0 ? 0 : -ENOMEM;
+}
+
+static void observe(struct kcmd_metrics *m, double v)
+{
+	assert_int_equal(kcmd_metric_observe(m, CJ_M_SKEW, NULL, v), 0);
+}
+
 static void test_histogram(void **state)
 {
-	int fd = cj_metrics_memfd_create();
-	struct cj_metrics *w = NULL, *r = NULL;
+	int fd = ctlm_create(&ctl);
+	struct kcmd_metrics *w = NULL, *r = NULL;
 	char *text = NULL;
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(cj_metrics_attach(fd, true, &w), 0);
-	assert_int_equal(cj_metrics_attach(fd, false, &r), 0);
-	assert_int_equal(cj_metrics_text(r, &text), 0);
-	assert_non_null(strstr(text, "# TYPE " NAME " histogram\n"));
+	assert_int_equal(ctlm_attach(&ctl, fd, true, &w), 0);
+	assert_int_equal(ctlm_attach(&ctl, fd, false, &r), 0);
+	assert_int_equal(text_of(r, &text), 0);
+	assert_non_null(strstr(text, "# HELP " NAME " [STABLE] Time between when a cronjob is "
+	                             "scheduled to be run, and when the corresponding job is "
+	                             "created\n# TYPE " NAME " histogram\n" NAME
+	                             "_bucket{le=\"1\"} 0\n"));
+	assert_non_null(
+	        strstr(text, NAME "_bucket{le=\"256\"} 0\n" NAME "_bucket{le=\"512\"} 0\n"));
 	assert_non_null(strstr(text, NAME "_bucket{le=\"+Inf\"} 0\n"));
 	free(text);
-	cj_metrics_observe(w, 0);
-	cj_metrics_observe(w, 1);
-	cj_metrics_observe(w, 3);
-	cj_metrics_observe(w, 512);
-	cj_metrics_observe(w, 600);
-	assert_int_equal(cj_metrics_text(r, &text), 0);
+	observe(w, 0);
+	observe(w, 1);
+	observe(w, 3);
+	observe(w, 512);
+	observe(w, 600);
+	assert_int_equal(text_of(r, &text), 0);
 	assert_non_null(strstr(text, NAME "_bucket{le=\"1\"} 2\n"));
 	assert_non_null(strstr(text, NAME "_bucket{le=\"2\"} 2\n"));
 	assert_non_null(strstr(text, NAME "_bucket{le=\"4\"} 3\n"));
@@ -56,7 +84,7 @@ static void test_histogram(void **state)
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			for (int i = 0; i < 1000; i++)
-				cj_metrics_observe(w, 1);
+				observe(w, 1);
 			_exit(0);
 		}
 	}
@@ -64,26 +92,26 @@ static void test_histogram(void **state)
 		int st;
 		assert_true(wait(&st) > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	assert_int_equal(cj_metrics_text(r, &text), 0);
+	assert_int_equal(text_of(r, &text), 0);
 	assert_non_null(strstr(text, NAME "_sum 5116\n"));
 	assert_non_null(strstr(text, NAME "_count 4005\n"));
 	assert_non_null(strstr(text, NAME "_bucket{le=\"1\"} 4002\n"));
 	free(text);
-	cj_metrics_detach(w);
-	cj_metrics_detach(r);
+	ctlm_detach(w);
+	ctlm_detach(r);
 	close(fd);
 }
 
 static void test_refuses_other_layout(void **state)
 {
 	int fd = memfd_create("not-ours", MFD_CLOEXEC);
-	struct cj_metrics *m = NULL;
+	struct kcmd_metrics *m = NULL;
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(cj_metrics_attach(fd, false, &m), -EPROTO); /* empty */
+	assert_int_equal(ctlm_attach(&ctl, fd, false, &m), -EPROTO); /* empty */
 	assert_int_equal(ftruncate(fd, 4096), 0);
-	assert_int_equal(cj_metrics_attach(fd, false, &m), -EPROTO); /* no magic */
+	assert_int_equal(ctlm_attach(&ctl, fd, false, &m), -EPROTO); /* no magic */
 	close(fd);
 }
 

@@ -3,7 +3,7 @@
  * The pod garbage collector's pure decisions (workers/podgc/gc.h) against the cases of upstream's
  * pkg/controller/podgc/gc_controller_test.go (v1.37: TestGCTerminated, TestGCOrphaned,
  * TestGCUnscheduledTerminating, TestGCTerminating, TestGCInspectingPatchedPodBeforeDeletion),
- * read for their facts; and the counters region (metrics.h).
+ * read for their facts; and the declared counters as lib/ctlmetrics renders them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "workers/podgc/gc.h"
-#include "workers/podgc/metrics.h"
+#include "lib/ctlmetrics.h"
 
 #define H        3600ll * 1000000000ll
 #define SEC      1000000ull
@@ -581,49 +581,83 @@ static void test_patch_body(void **state)
 /* ---- metrics ----------------------------------------------------------------------------------
  */
 
+static char *render(struct kcmd_metrics *m)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	ctlm_render(m, f);
+	ctlm_render_dropped(&m, 1, f);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
 static void test_metrics(void **state)
 {
-	struct pgc_metrics *w = NULL, *r = NULL;
-	int fd = pgc_metrics_memfd_create();
+	static const struct kcmd_controller c = {.abi = KCMD_CONTROLLER_ABI,
+	                                         .name = PGC_CONTROLLER,
+	                                         .metrics = pgc_metric_decl,
+	                                         .n_metrics = PGC_M_N};
+	struct kcmd_metrics *w = NULL, *r = NULL;
+	int fd = ctlm_create(&c);
 	char *text = NULL;
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(pgc_metrics_attach(fd, true, &w), 0);
-	assert_int_equal(pgc_metrics_attach(fd, false, &r), 0);
-	assert_int_equal(pgc_metrics_text(r, &text), 0);
+	assert_int_equal(ctlm_attach(&c, fd, true, &w), 0);
+	assert_int_equal(ctlm_attach(&c, fd, false, &r), 0);
+	text = render(r);
 	assert_string_equal(text, ""); /* no series: no family */
 	free(text);
-	assert_int_equal(pgc_metrics_inc(r, "ns", PGC_REASON_ORPHANED, true, false), -EBADF);
-	assert_int_equal(pgc_metrics_inc(w, "ns1", PGC_REASON_ORPHANED, true, false), 0);
-	assert_int_equal(pgc_metrics_inc(w, "ns1", PGC_REASON_ORPHANED, true, true), 0);
-	assert_int_equal(pgc_metrics_inc(w, "ns2", PGC_REASON_TERMINATED, true, false), 0);
-	assert_int_equal(pgc_metrics_text(r, &text), 0);
-	assert_non_null(strstr(text, "# TYPE pod_gc_collector_force_delete_pods_total counter\n"));
-	assert_non_null(strstr(text, "pod_gc_collector_force_delete_pods_total{namespace=\"ns1\","
-	                             "reason=\"orphaned\"} 2\n"));
-	assert_non_null(strstr(text, "pod_gc_collector_force_delete_pods_total{namespace=\"ns2\","
-	                             "reason=\"terminated\"} 1\n"));
-	assert_non_null(strstr(text, "pod_gc_collector_force_delete_pod_errors_total{namespace="
-	                             "\"ns1\",reason=\"orphaned\"} 1\n"));
-	assert_null(strstr(text, "errors_total{namespace=\"ns2\""));
-	assert_null(strstr(text, "dropped"));
+	const char *o1[] = {"ns1", pgc_reason_label(PGC_REASON_ORPHANED)};
+	const char *t2[] = {"ns2", pgc_reason_label(PGC_REASON_TERMINATED)};
+	assert_int_equal(kcmd_metric_inc(r, PGC_M_FORCE_DELETE, o1), -EBADF);
+	assert_int_equal(kcmd_metric_inc(w, PGC_M_FORCE_DELETE, o1), 0);
+	assert_int_equal(kcmd_metric_inc(w, PGC_M_FORCE_DELETE, o1), 0);
+	assert_int_equal(kcmd_metric_inc(w, PGC_M_FORCE_DELETE_ERRORS, o1), 0);
+	assert_int_equal(kcmd_metric_inc(w, PGC_M_FORCE_DELETE, t2), 0);
+	/* the reason label takes upstream's four values only */
+	assert_int_equal(kcmd_metric_inc(w, PGC_M_FORCE_DELETE, (const char *[]){"ns", "x"}),
+	                 -EINVAL);
+	text = render(r);
+	/* upstream's families, byte for byte (pkg/controller/podgc/metrics) */
+	assert_string_equal(
+	        text,
+	        "# HELP pod_gc_collector_force_delete_pods_total [ALPHA] Number of pods that are "
+	        "being forcefully deleted since the Pod GC Controller started.\n"
+	        "# TYPE pod_gc_collector_force_delete_pods_total counter\n"
+	        "pod_gc_collector_force_delete_pods_total{namespace=\"ns1\",reason=\"orphaned\"} "
+	        "2\n"
+	        "pod_gc_collector_force_delete_pods_total{namespace=\"ns2\",reason=\"terminated\"} "
+	        "1\n"
+	        "# HELP pod_gc_collector_force_delete_pod_errors_total [ALPHA] Number of errors "
+	        "encountered when forcefully deleting the pods since the Pod GC Controller "
+	        "started.\n"
+	        "# TYPE pod_gc_collector_force_delete_pod_errors_total counter\n"
+	        "pod_gc_collector_force_delete_pod_errors_total{namespace=\"ns1\",reason="
+	        "\"orphaned\"} 1\n");
 	free(text);
 	/* a full table counts what it cannot hold */
 	int full = 0;
-	for (unsigned i = 0; i < PGC_METRIC_SLOTS + 10; i++) {
+	for (unsigned i = 0; i < PGC_METRIC_SERIES + 10; i++) {
 		char ns[32];
 		snprintf(ns, sizeof(ns), "n%u", i);
-		full += pgc_metrics_inc(w, ns, PGC_REASON_UNSCHEDULED, true, false) == -ENOSPC;
+		full += kcmd_metric_inc(w, PGC_M_FORCE_DELETE,
+		                        (const char *[]){ns, "unscheduled"}) == -ENOSPC;
 	}
-	assert_true(full >= 12);
-	assert_int_equal(pgc_metrics_text(r, &text), 0);
-	char want[96];
-	snprintf(want, sizeof(want), "kcmd_pod_gc_metric_series_dropped_total %d\n", full);
+	assert_int_equal(full, 12); /* 2 series were there already */
+	text = render(r);
+	char want[160];
+	snprintf(want, sizeof(want),
+	         "kcmd_metric_series_dropped_total{metric=\"pod_gc_collector_force_delete_pods_"
+	         "total\"} %d\n",
+	         full);
 	assert_non_null(strstr(text, want));
 	free(text);
-	pgc_metrics_detach(w);
-	pgc_metrics_detach(r);
+	ctlm_detach(w);
+	ctlm_detach(r);
 	close(fd);
 }
 

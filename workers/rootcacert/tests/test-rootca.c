@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "workers/rootcacert/metrics.h"
+#include "lib/ctlmetrics.h"
 #include "workers/rootcacert/rootca.h"
 
 static const char pem[] = "-----BEGIN CERTIFICATE-----\n"
@@ -150,17 +150,33 @@ static void test_pem(void **state)
 	assert_int_equal(rc_check_pem("", 0, err, sizeof(err)), -EINVAL);
 }
 
+static int text_of(struct kcmd_metrics *m, char **ret)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(ret, &len);
+
+	if (!f)
+		return -ENOMEM;
+	ctlm_render(m, f);
+	ctlm_render_dropped(&m, 1, f);
+	return fclose(f) == 0 ? 0 : -ENOMEM;
+}
+
 static void test_metrics(void **state)
 {
-	struct rc_metrics *w = NULL, *r = NULL;
+	static const struct kcmd_controller c = {.abi = KCMD_CONTROLLER_ABI,
+	                                         .name = RC_CONTROLLER,
+	                                         .metrics = rc_metric_decl,
+	                                         .n_metrics = RC_M_N};
+	struct kcmd_metrics *w = NULL, *r = NULL;
 	char *text = NULL;
-	int fd = rc_metrics_memfd_create();
+	int fd = ctlm_create(&c);
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(rc_metrics_attach(fd, true, &w), 0);
-	assert_int_equal(rc_metrics_attach(fd, false, &r), 0);
+	assert_int_equal(ctlm_attach(&c, fd, true, &w), 0);
+	assert_int_equal(ctlm_attach(&c, fd, false, &r), 0);
 	/* nothing observed: nothing rendered */
-	assert_int_equal(rc_metrics_text(r, &text), 0);
+	assert_int_equal(text_of(r, &text), 0);
 	assert_string_equal(text, "");
 	free(text);
 	/* recordMetrics' codes */
@@ -170,9 +186,15 @@ static void test_metrics(void **state)
 	rc_metrics_observe(w, 200, 500000);         /* 0.5 ms: first bucket */
 	rc_metrics_observe(w, 200, 3000000);        /* 3 ms: le 0.004 */
 	rc_metrics_observe(w, 409, 20000000000ull); /* 20 s: only +Inf */
-	assert_int_equal(rc_metrics_text(r, &text), 0);
+	assert_int_equal(text_of(r, &text), 0);
 	assert_non_null(strstr(text, "# HELP root_ca_cert_publisher_sync_total [ALPHA] Number of "
-	                             "namespace syncs happened in root ca cert publisher.\n"));
+	                             "namespace syncs happened in root ca cert publisher.\n"
+	                             "# TYPE root_ca_cert_publisher_sync_total counter\n"));
+	assert_non_null(strstr(text,
+	                       "# HELP root_ca_cert_publisher_sync_duration_seconds [ALPHA] "
+	                       "Number of namespace syncs happened in root ca cert "
+	                       "publisher.\n# TYPE root_ca_cert_publisher_sync_duration_seconds "
+	                       "histogram\n"));
 	assert_non_null(strstr(text, "root_ca_cert_publisher_sync_total{code=\"200\"} 2\n"));
 	assert_non_null(strstr(text, "root_ca_cert_publisher_sync_total{code=\"409\"} 1\n"));
 	assert_non_null(strstr(text,
@@ -194,17 +216,19 @@ static void test_metrics(void **state)
 	                       "root_ca_cert_publisher_sync_duration_seconds_sum{code=\"200\"} "
 	                       "0.0035\n"));
 	free(text);
-	/* a 17th code: dropped, counted */
-	for (int c = 500; c < 520; c++)
-		rc_metrics_observe(w, c, 1);
-	assert_int_equal(rc_metrics_text(r, &text), 0);
-	assert_non_null(
-	        strstr(text, "kcmd_root_ca_cert_publisher_metric_series_dropped_total 6\n"));
+	/* a 65th code: dropped, counted (in both families) */
+	for (int code = 500; code < 570; code++)
+		rc_metrics_observe(w, code, 1);
+	assert_int_equal(text_of(r, &text), 0);
+	assert_non_null(strstr(text, "kcmd_metric_series_dropped_total{metric=\"root_ca_cert_"
+	                             "publisher_sync_duration_seconds\"} 8\n"));
+	assert_non_null(strstr(text, "kcmd_metric_series_dropped_total{metric=\"root_ca_cert_"
+	                             "publisher_sync_total\"} 8\n"));
 	free(text);
 	/* a reader does not write; another region is refused */
 	rc_metrics_observe(r, 200, 1);
-	rc_metrics_detach(w);
-	rc_metrics_detach(r);
+	ctlm_detach(w);
+	ctlm_detach(r);
 	close(fd);
 }
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "workers/ttlafterfinished/metrics.h"
+#include "lib/ctlmetrics.h"
 #include "workers/ttlafterfinished/ttl.h"
 
 #define SEC 1000000000LL
@@ -177,19 +177,31 @@ static void test_parse(void **state)
 static void test_metrics(void **state)
 {
 	(void)state;
-	int fd = ttl_metrics_memfd_create();
-	struct ttl_metrics *w, *r;
-	char *text;
+	static const struct kcmd_controller c = {.abi = KCMD_CONTROLLER_ABI,
+	                                         .name = TTL_CONTROLLER,
+	                                         .metrics = ttl_metric_decl,
+	                                         .n_metrics = TTL_M_N};
+	int fd = ctlm_create(&c);
+	struct kcmd_metrics *w, *r;
+	char *text = NULL;
+	size_t len = 0;
 
 	assert_true(fd >= 0);
-	assert_int_equal(ttl_metrics_attach(fd, true, &w), 0);
-	assert_int_equal(ttl_metrics_attach(fd, false, &r), 0);
-	ttl_metrics_observe(w, 0.05);   /* le 0.1 */
-	ttl_metrics_observe(w, 0.1);    /* le 0.1 (upper bound inclusive) */
-	ttl_metrics_observe(w, 3.0);    /* le 3.2 */
-	ttl_metrics_observe(w, 1000.0); /* +Inf only */
-	assert_int_equal(ttl_metrics_text(r, &text), 0);
-	assert_non_null(strstr(text, "# TYPE ttl_after_finished_controller_job_deletion_duration_"
+	assert_int_equal(ctlm_attach(&c, fd, true, &w), 0);
+	assert_int_equal(ctlm_attach(&c, fd, false, &r), 0);
+	assert_int_equal(kcmd_metric_observe(w, TTL_M_DELETION, NULL, 0.05), 0); /* le 0.1 */
+	/* le 0.1 (upper bound inclusive) */
+	assert_int_equal(kcmd_metric_observe(w, TTL_M_DELETION, NULL, 0.1), 0);
+	assert_int_equal(kcmd_metric_observe(w, TTL_M_DELETION, NULL, 3.0), 0);    /* le 3.2 */
+	assert_int_equal(kcmd_metric_observe(w, TTL_M_DELETION, NULL, 1000.0), 0); /* +Inf */
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	ctlm_render(r, f);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, "# HELP ttl_after_finished_controller_job_deletion_duration_"
+	                             "seconds [ALPHA] The time it took to delete the job since it "
+	                             "became eligible for deletion\n"
+	                             "# TYPE ttl_after_finished_controller_job_deletion_duration_"
 	                             "seconds histogram\n"));
 	assert_non_null(strstr(text, "ttl_after_finished_controller_job_deletion_duration_seconds_"
 	                             "bucket{le=\"0.1\"} 2\n"));
@@ -206,8 +218,8 @@ static void test_metrics(void **state)
 	assert_non_null(strstr(
 	        text, "ttl_after_finished_controller_job_deletion_duration_seconds_sum 1003.15\n"));
 	free(text);
-	ttl_metrics_detach(w);
-	ttl_metrics_detach(r);
+	ctlm_detach(w);
+	ctlm_detach(r);
 	close(fd);
 }
 
