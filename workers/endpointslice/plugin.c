@@ -406,7 +406,7 @@ static int execute(struct wk *w, const char *key, const char *ns, struct eps_pla
 			const cJSON *gm = jget(got, "metadata");
 			if (got)
 				eps_tracker_update(
-				        w->tr, key, jstr(gm, "uid"),
+				        w->tr, key, jstr(gm, "name"), jstr(gm, "uid"),
 				        (int64_t)cJSON_GetNumberValue(jget(gm, "generation")));
 			cJSON_Delete(got);
 			kcmd_log_v(4, "%s: %s EndpointSlice %s", key,
@@ -415,7 +415,8 @@ static int execute(struct wk *w, const char *key, const char *ns, struct eps_pla
 			                               : jstr(md, "name"));
 		} else if (a->op == EPS_DELETE && (r == 0 || r == -ENOENT)) {
 			if (r == 0)
-				eps_tracker_expect_deletion(w->tr, key, jstr(md, "uid"));
+				eps_tracker_expect_deletion(w->tr, key, jstr(md, "name"),
+				                            jstr(md, "uid"));
 			r = 0;
 		} else if (a->op == EPS_CREATE && out && strstr(out, "NamespaceTerminating")) {
 			free(out);
@@ -434,6 +435,37 @@ static int execute(struct wk *w, const char *key, const char *ns, struct eps_pla
 		free(out);
 	}
 	return 0;
+}
+
+struct gone_ctx {
+	struct wk *w;
+	const char *ns;
+};
+
+/* A slice this worker wrote that the cache lacks: deleted at the apiserver (or replaced by one
+ * of another uid), or only not seen yet? */
+static bool slice_gone(void *ud, const char *name, const char *uid)
+{
+	struct gone_ctx *g = ud;
+	char *out = NULL;
+	bool gone = false;
+	int r = kcmd_kube_request(g->w->ctx->kc,
+	                          &(struct kcmd_request){.method = "GET",
+	                                                 .group = DISCOVERY,
+	                                                 .version = "v1",
+	                                                 .resource = "endpointslices",
+	                                                 .ns = g->ns,
+	                                                 .name = name},
+	                          NULL, &out);
+	if (r == -ENOENT) {
+		gone = true;
+	} else if (r == 0 && out) {
+		cJSON *j = cJSON_Parse(out);
+		gone = j && strcmp(jstr(jget(j, "metadata"), "uid"), uid) != 0;
+		cJSON_Delete(j);
+	}
+	free(out);
+	return gone;
 }
 
 static void eps_sync(void *state, size_t q, const char *key, struct wk_result *res)
@@ -512,7 +544,8 @@ static void eps_sync(void *state, size_t q, const char *key, struct wk_result *r
 		uids[i] = jstr(md, "uid");
 		gens[i] = (int64_t)cJSON_GetNumberValue(jget(md, "generation"));
 	}
-	if (eps_tracker_stale(w->tr, key, uids, gens, sl.n)) {
+	struct gone_ctx gc = {.w = w, .ns = ns};
+	if (eps_tracker_stale(w->tr, key, uids, gens, sl.n, slice_gone, &gc)) {
 		kcmd_log_v(2, "%s: EndpointSlice informer cache is out of date", key);
 		res->err = -EAGAIN;
 		goto out;

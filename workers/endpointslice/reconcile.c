@@ -536,8 +536,7 @@ static bool pod_should_be_in(const cJSON *pod)
 	return (ip && *ip) || cJSON_GetArraySize(get(st, "podIPs")) > 0;
 }
 
-/* FindPort: 0 with *ret, or -ENOENT */
-static int find_port(const cJSON *pod, const cJSON *sp, int *ret)
+int eps_find_port(const cJSON *pod, const cJSON *sp, int *ret)
 {
 	const cJSON *tp = get(sp, "targetPort"), *c, *p;
 	const char *proto = str(sp, "protocol");
@@ -588,7 +587,7 @@ static cJSON *endpoint_ports(const cJSON *svc, const cJSON *pod)
 	cJSON_ArrayForEach(sp, get(spec, "ports"))
 	{
 		int num;
-		if (find_port(pod, sp, &num) < 0)
+		if (eps_find_port(pod, sp, &num) < 0)
 			continue;
 		cJSON *p = cJSON_CreateObject();
 		if (!p)
@@ -1017,9 +1016,9 @@ static int by_address_type(const cJSON *svc, const cJSON *const *pods, size_t n_
 		const cJSON *d = out.del[i];
 		cJSON *c = out.create[out.n_create - 1];
 		if (streq(str(d, "addressType"), str(c, "addressType")) && owned_by(d, svc)) {
-			cJSON *md = get(c, "metadata");
-			cJSON_DeleteItemFromObjectCaseSensitive(md, "generateName");
-			cJSON_AddStringToObject(md, "name", str0(get(d, "metadata"), "name"));
+			/* upstream sets the name and keeps generateName */
+			cJSON_AddStringToObject((cJSON *)get(c, "metadata"), "name",
+			                        str0(get(d, "metadata"), "name"));
 			out.n_create--;
 			if (push_update(&out, &caps, c) < 0)
 				goto out;

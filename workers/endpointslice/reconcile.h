@@ -69,6 +69,9 @@ bool eps_pod_ready(const cJSON *pod);
  * a Service without a selector matches nothing. */
 bool eps_selector_matches(const cJSON *svc, const char *(*get)(const void *ud, const char *key),
                           const void *ud);
+/* FindPort: the container port the Service port sp targets on pod: 0 with *ret, or -ENOENT
+ * (a named target port no container port of that name and protocol has). */
+int eps_find_port(const cJSON *pod, const cJSON *sp, int *ret);
 /* The pod's trigger time (Ready condition's lastTransitionTime), seconds since the epoch, or
  * 0; the Service's creationTimestamp likewise. */
 long long eps_pod_trigger_time(const cJSON *pod);

@@ -9,7 +9,7 @@
 #define DELETION_EXPECTED (-1)
 
 struct gen {
-	char *uid;
+	char *uid, *name;
 	int64_t gen;
 };
 
@@ -50,8 +50,10 @@ static void free_times(struct svc *s)
 
 static void free_svc(struct svc *s)
 {
-	for (size_t i = 0; i < s->n_gens; i++)
+	for (size_t i = 0; i < s->n_gens; i++) {
 		free(s->gens[i].uid);
+		free(s->gens[i].name);
+	}
 	free(s->gens);
 	free_times(s);
 	free(s->key);
@@ -90,7 +92,8 @@ static struct svc *find(struct eps_tracker *t, const char *key, bool create)
 	return s;
 }
 
-static int set_gen(struct eps_tracker *t, const char *key, const char *uid, int64_t gen)
+static int set_gen(struct eps_tracker *t, const char *key, const char *name, const char *uid,
+                   int64_t gen)
 {
 	struct svc *s = find(t, key, true);
 	if (!s)
@@ -107,22 +110,28 @@ static int set_gen(struct eps_tracker *t, const char *key, const char *uid, int6
 	s->gens = g;
 	if (!(g[s->n_gens].uid = strdup(uid)))
 		return -ENOMEM;
+	if (!(g[s->n_gens].name = strdup(name))) {
+		free(g[s->n_gens].uid);
+		return -ENOMEM;
+	}
 	g[s->n_gens++].gen = gen;
 	return 0;
 }
 
-int eps_tracker_update(struct eps_tracker *t, const char *key, const char *uid, int64_t gen)
+int eps_tracker_update(struct eps_tracker *t, const char *key, const char *name, const char *uid,
+                       int64_t gen)
 {
-	return set_gen(t, key, uid, gen);
+	return set_gen(t, key, name, uid, gen);
 }
 
-int eps_tracker_expect_deletion(struct eps_tracker *t, const char *key, const char *uid)
+int eps_tracker_expect_deletion(struct eps_tracker *t, const char *key, const char *name,
+                                const char *uid)
 {
-	return set_gen(t, key, uid, DELETION_EXPECTED);
+	return set_gen(t, key, name, uid, DELETION_EXPECTED);
 }
 
 bool eps_tracker_stale(struct eps_tracker *t, const char *key, const char *const *uids,
-                       const int64_t *gens, size_t n)
+                       const int64_t *gens, size_t n, eps_gone_fn gone, void *gone_ud)
 {
 	struct svc *s = find(t, key, false);
 	bool stale = false;
@@ -138,11 +147,14 @@ bool eps_tracker_stale(struct eps_tracker *t, const char *key, const char *const
 		bool present = false;
 		for (size_t i = 0; i < n && !present; i++)
 			present = !strcmp(s->gens[j].uid, uids[i]);
-		if (s->gens[j].gen != DELETION_EXPECTED && !present)
+		bool drop = !present && (s->gens[j].gen == DELETION_EXPECTED ||
+		                         (gone && gone(gone_ud, s->gens[j].name, s->gens[j].uid)));
+		if (!present && !drop)
 			stale = true;
-		if (s->gens[j].gen == DELETION_EXPECTED && !present) {
+		if (drop) {
 			/* the deletion was observed (upstream's HandleDeletion) */
 			free(s->gens[j].uid);
+			free(s->gens[j].name);
 			s->gens[j] = s->gens[--s->n_gens];
 			continue;
 		}

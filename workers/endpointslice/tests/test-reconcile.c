@@ -777,6 +777,13 @@ static void t_trigger_annotation(void **state)
 
 /* ---- the trackers -----------------------------------------------------------------------------
  */
+static bool is_gone(void *ud, const char *name, const char *uid)
+{
+	assert_string_equal(name, "slice-a");
+	assert_string_equal(uid, "a");
+	return *(bool *)ud;
+}
+
 static void t_tracker_stale(void **state)
 {
 	(void)state;
@@ -784,22 +791,29 @@ static void t_tracker_stale(void **state)
 	const char *uids[2] = {"a", "b"};
 	int64_t gens[2] = {1, 1};
 	assert_int_equal(eps_tracker_new(&t), 0);
+	bool gone = false;
 	/* nothing tracked: never stale */
-	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 2));
-	eps_tracker_update(t, "ns/s", "a", 2);
+	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 2, NULL, NULL));
+	eps_tracker_update(t, "ns/s", "slice-a", "a", 2);
 	/* the cache holds generation 1 of a slice this worker wrote as 2 */
-	assert_true(eps_tracker_stale(t, "ns/s", uids, gens, 2));
+	assert_true(eps_tracker_stale(t, "ns/s", uids, gens, 2, NULL, NULL));
 	gens[0] = 2;
-	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 2));
-	/* a written slice the cache does not have yet */
-	assert_true(eps_tracker_stale(t, "ns/s", uids + 1, gens + 1, 1));
+	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 2, NULL, NULL));
+	/* a written slice the cache does not have yet (still at the apiserver) */
+	assert_true(eps_tracker_stale(t, "ns/s", uids + 1, gens + 1, 1, is_gone, &gone));
+	/* ... or deleted by someone else: its entry goes, not stale */
+	gone = true;
+	assert_false(eps_tracker_stale(t, "ns/s", uids + 1, gens + 1, 1, is_gone, &gone));
+	gone = false;
+	assert_false(eps_tracker_stale(t, "ns/s", uids + 1, gens + 1, 1, is_gone, &gone));
+	eps_tracker_update(t, "ns/s", "slice-a", "a", 2);
 	/* a deleted slice still in the cache; then gone */
-	eps_tracker_expect_deletion(t, "ns/s", "b");
-	assert_true(eps_tracker_stale(t, "ns/s", uids, gens, 2));
-	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 1));
-	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 1));
+	eps_tracker_expect_deletion(t, "ns/s", "slice-b", "b");
+	assert_true(eps_tracker_stale(t, "ns/s", uids, gens, 2, NULL, NULL));
+	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 1, NULL, NULL));
+	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 1, NULL, NULL));
 	eps_tracker_delete_service(t, "ns/s");
-	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 0));
+	assert_false(eps_tracker_stale(t, "ns/s", uids, gens, 0, NULL, NULL));
 	eps_tracker_free(t);
 }
 
