@@ -46,8 +46,9 @@ extern const struct kcmd_controller kcmd_namespace_controller;      /* workers/n
 extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
 extern const struct kcmd_controller kcmd_ttl_controller;        /* workers/ttl/ */
 extern const struct kcmd_controller kcmd_deployment_controller; /* workers/deployment/plugin.c */
-extern const struct kcmd_controller kcmd_endpointslice_controller; /* workers/endpointslice/ */
-extern const struct kcmd_controller kcmd_endpoints_controller;     /* workers/endpoints/ */
+/* workers/endpointslice/, workers/endpoints/ */
+extern const struct kcmd_controller kcmd_endpointslice_controller;
+extern const struct kcmd_controller kcmd_endpoints_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the

@@ -6,7 +6,8 @@ package e2e
 // slice half) and checks of the slice contents upstream's reconciler unit tests cover
 // (workers/endpointslice/tests/test-reconcile.c ports those). Pods get their IPs and Ready
 // condition through the status subresource, as upstream's integration tests do (no kubelet).
-// One kcmd running only endpointslice-controller is shared by every TestEndpointSlice_* (the
+// One kcmd running only these two controllers, with --use-service-account-credentials (the
+// bootstrap roles must allow every request), is shared by every TestEndpointSlice_* (the
 // controller acts cluster-wide: two instances would fight over each other's Services); each
 // test has its own namespace and Node and runs in parallel.
 
@@ -38,7 +39,7 @@ func epsShared(t *testing.T) *kcmdProc {
 		port := gcxFreePort(t)
 		epsProc = startKcmdShared(t, "--controllers="+epsControllers, "--secure-port="+strconv.Itoa(port),
 			"--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/metrics",
-			"--leader-elect=false", "--v=4")
+			"--use-service-account-credentials", "--leader-elect=false", "--v=4")
 	})
 	return epsProc
 }
@@ -257,7 +258,12 @@ func TestEndpointSlice_HeadlessLabel(t *testing.T) {
 // that loses readiness becomes not ready; a pod that goes away leaves the slice.
 func TestEndpointSlice_Contents(t *testing.T) {
 	t.Parallel()
-	epsShared(t)
+	p := epsShared(t)
+	for _, sa := range []string{"endpointslice-controller", "endpoint-controller"} {
+		if !p.Logged("using service account kube-system/" + sa) {
+			t.Errorf("the controllers do not act as their service account %s", sa)
+		}
+	}
 	ns := Namespace(t)
 	node := epsNode(t, map[string]string{corev1.LabelTopologyZone: "zone-x"})
 	svc := epsService(t, ns, &corev1.Service{
