@@ -267,7 +267,8 @@ static int cmp_dep(const void *a, const void *b)
 /* sort by key and keep the last insert of each key (a map's Insert replaces) */
 static void eset_seal(struct eset *s)
 {
-	qsort(s->v, s->n, sizeof(*s->v), cmp_dep);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_dep);
 	s->live = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		s->v[i].gone = i + 1 < s->n && !strcmp(s->v[i].key, s->v[i + 1].key);
