@@ -48,6 +48,9 @@ extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
 extern const struct kcmd_controller kcmd_ttl_controller;        /* workers/ttl/ */
 extern const struct kcmd_controller kcmd_deployment_controller; /* workers/deployment/plugin.c */
 extern const struct kcmd_controller kcmd_disruption_controller; /* workers/disruption/plugin.c */
+/* workers/endpointslice/, workers/endpoints/ */
+extern const struct kcmd_controller kcmd_endpointslice_controller;
+extern const struct kcmd_controller kcmd_endpoints_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -69,6 +72,8 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_ttl_controller,
         &kcmd_deployment_controller,
         &kcmd_disruption_controller,
+        &kcmd_endpointslice_controller,
+        &kcmd_endpoints_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
