@@ -46,6 +46,8 @@ extern const struct kcmd_controller kcmd_namespace_controller;      /* workers/n
 extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
 extern const struct kcmd_controller kcmd_ttl_controller;        /* workers/ttl/ */
 extern const struct kcmd_controller kcmd_deployment_controller; /* workers/deployment/plugin.c */
+/* workers/statefulset/plugin.c */
+extern const struct kcmd_controller kcmd_statefulset_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -66,6 +68,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_clusterroleaggregation_controller,
         &kcmd_ttl_controller,
         &kcmd_deployment_controller,
+        &kcmd_statefulset_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
