@@ -162,8 +162,9 @@ static void on_pod(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	if (same_str(kcmd_obj_resource_version(ev->old), kcmd_meta_resource_version(ev->meta)))
 		return;
 	have_old = obj_controller(ev->old, &old_ref);
-	bool ref_changed = have != have_old || (have && (!same_str(ref.uid, old_ref.uid) ||
-	                                                 !same_str(ref.name, old_ref.name)));
+	bool ref_changed =
+	        have != have_old ||
+	        (have && (!same_str(ref.uid, old_ref.uid) || !same_str(ref.name, old_ref.name)));
 	if (ref_changed && have_old)
 		enqueue_ref(ctx, ns, &old_ref);
 	if (have) {

@@ -49,7 +49,8 @@ int sts_parse_ordinal(const char *name, char *parent, size_t plen)
 	return over ? -1 : (int)v;
 }
 
-/* ---- Go's encoding/json ----------------------------------------------------------------------- */
+/* ---- Go's encoding/json -----------------------------------------------------------------------
+ */
 struct gbuf {
 	char *p;
 	size_t n, cap;
@@ -114,7 +115,8 @@ static void go_string(struct gbuf *b, const char *str)
 		unsigned char c = s[i];
 		if (c < 0x80) {
 			char esc[7];
-			if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
+			if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' &&
+			    c != '&') {
 				put(b, (const char *)&s[i], 1);
 			} else {
 				switch (c) {
@@ -326,8 +328,8 @@ int sts_go_json(const cJSON *v, char **ret, size_t *ret_len)
 int sts_revision_patch(const cJSON *set, char **ret, size_t *ret_len)
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(set, "spec");
-	const cJSON *tmpl = cJSON_IsObject(spec) ? cJSON_GetObjectItemCaseSensitive(spec, "template")
-	                                         : NULL;
+	const cJSON *tmpl =
+	        cJSON_IsObject(spec) ? cJSON_GetObjectItemCaseSensitive(spec, "template") : NULL;
 	cJSON *root, *sp, *t;
 	int r;
 

@@ -225,14 +225,16 @@ static void event(struct ss *s, const char *type, const char *reason, const char
 static void pod_event(struct ss *s, const char *verb, const char *pod, int err, const char *why)
 {
 	if (!err)
-		event(s, "Normal", verb[0] == 'C'   ? "SuccessfulCreate"
-		                   : verb[0] == 'U' ? "SuccessfulUpdate"
-		                                    : "SuccessfulDelete",
+		event(s, "Normal",
+		      verb[0] == 'C'   ? "SuccessfulCreate"
+		      : verb[0] == 'U' ? "SuccessfulUpdate"
+		                       : "SuccessfulDelete",
 		      "%s Pod %s in StatefulSet %s successful", verb, pod, s->name);
 	else
-		event(s, "Warning", verb[0] == 'C'   ? "FailedCreate"
-		                    : verb[0] == 'U' ? "FailedUpdate"
-		                                     : "FailedDelete",
+		event(s, "Warning",
+		      verb[0] == 'C'   ? "FailedCreate"
+		      : verb[0] == 'U' ? "FailedUpdate"
+		                       : "FailedDelete",
 		      "%s Pod %s in StatefulSet %s failed error: %s", verb, pod, s->name,
 		      why ? why : strerror(-err));
 }
@@ -690,11 +692,14 @@ static int update_claims(struct ss *s, const struct pod *p)
 			continue;
 		if (unexpected_controller(s, claim, &so, &po))
 			event(s, "Warning", "ConflictingController",
-			      "PersistentVolumeClaim %s has a conflicting OwnerReference that acts as "
-			      "a manging controller, the retention policy is ignored for this claim",
+			      "PersistentVolumeClaim %s has a conflicting OwnerReference that acts "
+			      "as "
+			      "a manging controller, the retention policy is ignored for this "
+			      "claim",
 			      cn);
 		if (!claim_up_to_date(s, claim, &so, &po, p->ord)) {
-			cJSON *patch = cJSON_CreateObject(), *m = cJSON_AddObjectToObject(patch, "metadata");
+			cJSON *patch = cJSON_CreateObject(),
+			      *m = cJSON_AddObjectToObject(patch, "metadata");
 			cJSON_AddItemToObject(m, "ownerReferences",
 			                      claim_new_refs(s, claim, &so, &po, p->ord));
 			const char *rv = str(get(claim, "metadata"), "resourceVersion");
@@ -706,7 +711,9 @@ static int update_claims(struct ss *s, const struct pod *p)
 			cJSON_Delete(patch);
 			if (r < 0) {
 				err_text(r, body, why, sizeof(why));
-				log_v(2, "%s: could not update claim %s for delete policy ownerRefs: %s",
+				log_v(2,
+				      "%s: could not update claim %s for delete policy ownerRefs: "
+				      "%s",
 				      s->key, cn, why);
 				free(body);
 				cJSON_Delete(claim);
@@ -782,13 +789,15 @@ static int create_claims(struct ss *s, const struct pod *p)
 		if (r < 0) {
 			err_text(r, body, why, sizeof(why));
 			event(s, "Warning", "FailedCreate",
-			      "Create Claim %s for Pod %s in StatefulSet %s failed error: failed to "
+			      "Create Claim %s for Pod %s in StatefulSet %s failed error: failed "
+			      "to "
 			      "create PVC %s: %s",
 			      cn, p->name, s->name, cn, why);
 			err = err ? err : r;
 		} else if (!body || !strstr(body, "\"AlreadyExists\"")) {
 			event(s, "Normal", "SuccessfulCreate",
-			      "Create Claim %s Pod %s in StatefulSet %s success", cn, p->name, s->name);
+			      "Create Claim %s Pod %s in StatefulSet %s success", cn, p->name,
+			      s->name);
 		}
 		free(body);
 	}
@@ -1131,7 +1140,8 @@ static int truncate_history(struct ss *s)
 		if (!hist[i])
 			continue;
 		drop--;
-		r = req(s, "DELETE", "apps", "controllerrevisions", s->revs[i].name, NULL, NULL, NULL);
+		r = req(s, "DELETE", "apps", "controllerrevisions", s->revs[i].name, NULL, NULL,
+		        NULL);
 		if (r == -ENOENT)
 			r = 0;
 		if (r < 0)
@@ -1729,8 +1739,9 @@ static int sync_set(struct ss *s, struct wk_result *out)
 			struct pod *p = &s->pods[i];
 			if (!p->ready || !p->ready_tt || available(s, p))
 				continue;
-			int64_t left = (p->ready_tt + (kube_time_t)s->min_ready * 1000000000 - s->now) /
-			               1000;
+			int64_t left =
+			        (p->ready_tt + (kube_time_t)s->min_ready * 1000000000 - s->now) /
+			        1000;
 			if (left >= 0 && left < best)
 				best = left;
 		}
@@ -1793,7 +1804,8 @@ static void stc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	r = sync_set(&s, out);
 	if (r < 0) {
 		if (r != -EEXIST)
-			log_warning("Error syncing StatefulSet %s, requeuing: %s", key, strerror(-r));
+			log_warning("Error syncing StatefulSet %s, requeuing: %s", key,
+			            strerror(-r));
 		out->err = r;
 		out->requeue_after = false;
 	}

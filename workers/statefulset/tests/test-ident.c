@@ -56,7 +56,8 @@ static void marshal(const char *in, const char *want)
 static void go_json(void)
 {
 	/* expected: Go 1.26 json.Marshal of json.Unmarshal(in) into interface{} */
-	marshal("{\"b\":1,\"a\":[true,false,null],\"B\":{}}", "{\"B\":{},\"a\":[true,false,null],\"b\":1}");
+	marshal("{\"b\":1,\"a\":[true,false,null],\"B\":{}}",
+	        "{\"B\":{},\"a\":[true,false,null],\"b\":1}");
 	marshal("\"<a&b>\\u2028\\u0001\\b\\f\\n\\r\\t\\\"\\\\\"",
 	        "\"\\u003ca\\u0026b\\u003e\\u2028\\u0001\\b\\f\\n\\r\\t\\\"\\\\\"");
 	marshal("[0.5,100,1e21,1e20,1e-7,0.000001,-2.5,1152921504606846976,12345678.9]",
@@ -68,17 +69,19 @@ static void go_json(void)
 static void revision(void)
 {
 	/* a StatefulSet as the apiserver returns it (trimmed to what matters) */
-	const char *set =
-	        "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"replicas\":3,\"template\":{\"metadata\":"
-	        "{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
-	        "\"fake\"}]}}}}";
+	const char *set = "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"replicas\":3,\"template\":{"
+	                  "\"metadata\":"
+	                  "{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":"
+	                  "\"c\",\"image\":"
+	                  "\"fake\"}]}}}}";
 	cJSON *v = cJSON_Parse(set);
 	char *patch = NULL;
 	size_t len = 0;
 	CHECK(sts_revision_patch(v, &patch, &len) == 0);
-	CHECK(patch && !strcmp(patch, "{\"spec\":{\"template\":{\"$patch\":\"replace\",\"metadata\":"
-	                              "{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":"
-	                              "[{\"image\":\"fake\",\"name\":\"c\"}]}}}}"));
+	CHECK(patch &&
+	      !strcmp(patch, "{\"spec\":{\"template\":{\"$patch\":\"replace\",\"metadata\":"
+	                     "{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":"
+	                     "[{\"image\":\"fake\",\"name\":\"c\"}]}}}}"));
 	free(patch);
 	cJSON_Delete(v);
 
