@@ -937,15 +937,23 @@ static int rev_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* strconv.ParseInt(s, 10, 32) succeeds */
+static bool int32_label(const char *s, long long *ret)
+{
+	char *end;
+	if (!s || !*s || *s == ' ')
+		return false;
+	errno = 0;
+	*ret = strtoll(s, &end, 10);
+	return !*end && !errno && *ret >= INT32_MIN && *ret <= INT32_MAX;
+}
+
 /* history.EqualRevision over the raw data (hash labels compared only when both are integers) */
 static bool rev_equal(const struct rev *a, const char *hash, const char *raw, size_t len)
 {
-	char *e1, *e2;
-	if (a->hash && hash) {
-		long long x = strtoll(a->hash, &e1, 10), y = strtoll(hash, &e2, 10);
-		if (*a->hash && *hash && !*e1 && !*e2 && x != y)
-			return false;
-	}
+	long long x, y;
+	if (int32_label(a->hash, &x) && int32_label(hash, &y) && x != y)
+		return false;
 	return a->raw && a->raw_len == len && memcmp(a->raw, raw, len) == 0;
 }
 
@@ -1499,13 +1507,15 @@ static int update_set(struct ss *s, struct pod **replicas, struct pod **condemne
 			first = condemned[i];
 	if (s->deleting)
 		return 0;
-	if ((r = run_for_all(s, replicas, (size_t)s->replicas, !burst, each_replica, &burst)) != 0)
-		return r < 0 ? r : 0;
-	if ((r = run_for_all(s, condemned, *n_cond, !burst, each_fix_claim, NULL)) != 0)
-		return r < 0 ? r : 0;
+	/* every exit from here on counts the status over replicas and condemned */
 	struct cond_ud cu = {burst, first};
-	if ((r = run_for_all(s, condemned, *n_cond, !burst, each_condemned, &cu)) != 0)
+	if ((r = run_for_all(s, replicas, (size_t)s->replicas, !burst, each_replica, &burst)) !=
+	            0 ||
+	    (r = run_for_all(s, condemned, *n_cond, !burst, each_fix_claim, NULL)) != 0 ||
+	    (r = run_for_all(s, condemned, *n_cond, !burst, each_condemned, &cu)) != 0) {
+		recount(s, replicas, condemned, *n_cond);
 		return r < 0 ? r : 0;
+	}
 	recount(s, replicas, condemned, *n_cond);
 	if (s->ondelete)
 		return 0;
@@ -1598,9 +1608,7 @@ static int write_status(struct ss *s)
 	            num(st, "readyReplicas", 0) == s->st_ready &&
 	            num(st, "updatedReplicas", 0) == s->st_updated &&
 	            eq(str(st, "currentRevision"), cur) && eq(str(st, "updateRevision"), upd) &&
-	            num(st, "availableReplicas", 0) == s->st_avail &&
-	            cJSON_IsNumber(get(st, "collisionCount")) &&
-	            num(st, "collisionCount", 0) == s->collision;
+	            num(st, "availableReplicas", 0) == s->st_avail;
 	if (same)
 		return 0;
 	cJSON *ns = ensure(s->set, "status");
@@ -1723,12 +1731,6 @@ static int sync_set(struct ss *s, struct wk_result *out)
 	count_status(s, condemned, s->n_pods);
 	memset(condemned, 0, (s->n_pods + 1) * sizeof(*condemned));
 	int ur = update_set(s, replicas, condemned, &n_cond, fresh);
-	if (ur == 0 || ur == -EEXIST) {
-		/* the counts after processing, unless the strategy's deletions adjusted them */
-	}
-	if (ur < 0) {
-		recount(s, replicas, condemned, n_cond);
-	}
 	int sr = write_status(s);
 	int tr = truncate_history(s);
 	r = ur < 0 ? ur : sr < 0 ? sr : tr;

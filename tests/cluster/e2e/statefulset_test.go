@@ -490,3 +490,82 @@ func TestStatefulSet_CrashScaleUp(t *testing.T) {
 	}
 	t.Logf("killed the statefulset worker %d times; 12 pods, each created once", kills)
 }
+
+// TestStatefulSet_MinReadySeconds: OrderedReady waits for each pod to be available
+// (minReadySeconds after Ready) before the next; availableReplicas follows (upstream
+// TestStatefulSetAvailable's counts, the requeue after minReadySeconds).
+func TestStatefulSet_MinReadySeconds(t *testing.T) {
+	stsStart(t)
+	ns := Namespace(t)
+	s := stsNew(ns, "mr", 2)
+	s.Spec.MinReadySeconds = 2
+	stsCreate(t, s)
+	Eventually(t, 20*time.Second, "mr-0 ready, not yet available", func() (bool, string) {
+		s = stsGet(t, ns, "mr")
+		return s.Status.ReadyReplicas == 1, fmt.Sprintf("%+v", s.Status)
+	})
+	if s.Status.AvailableReplicas != 0 {
+		t.Fatalf("available before minReadySeconds: %+v", s.Status)
+	}
+	s = stsWaitReady(t, ns, "mr", "mr-0", "mr-1")
+	pods := stsPods(t, ns)
+	var ready0 time.Time
+	for _, c := range pods[0].Status.Conditions {
+		if c.Type == corev1.PodReady {
+			ready0 = c.LastTransitionTime.Time
+		}
+	}
+	// metav1.Time has second precision: allow the rounding
+	if pods[1].CreationTimestamp.Time.Before(ready0.Add(time.Second)) {
+		t.Fatalf("mr-1 created at %s, mr-0 ready at %s: not %ds apart", pods[1].CreationTimestamp, ready0, s.Spec.MinReadySeconds)
+	}
+}
+
+// TestStatefulSet_AdoptRelease: an orphan pod with the set's labels, one of its names and the
+// update revision's hash (upstream's name for it, computed before the set has replicas) is
+// adopted as it is (same pod, controllerRef added); once its labels no longer match it is
+// released (upstream e2e "should adopt matching orphans and release non-matching pods"). An
+// orphan without the revision label would be replaced by a rolling update, as upstream does.
+func TestStatefulSet_AdoptRelease(t *testing.T) {
+	stsStart(t)
+	ns := Namespace(t)
+	// the defaulted set from a dry run: the revision's name depends on its template only (a set
+	// with 0 replicas would adopt the orphan and scale it away)
+	dry, err := env.Client.AppsV1().StatefulSets(ns).Create(context.Background(), stsNew(ns, "ad", 1),
+		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := stsUpstreamRevision(t, dry)
+	orphan := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ad-0",
+			Labels: map[string]string{"app": "ad", appsv1.ControllerRevisionHashLabelKey: rev}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "fake/image:1"}}},
+	}
+	orphan, err = env.Client.CoreV1().Pods(ns).Create(context.Background(), orphan, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := stsCreate(t, stsNew(ns, "ad", 1))
+	Eventually(t, 30*time.Second, "ad-0 adopted", func() (bool, string) {
+		p, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), "ad-0", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		ref := metav1.GetControllerOf(p)
+		ok := p.UID == orphan.UID && ref != nil && ref.UID == s.UID && p.Labels[appsv1.StatefulSetPodNameLabel] == "ad-0"
+		return ok, fmt.Sprintf("uid %s (orphan %s) owners %v labels %v", p.UID, orphan.UID, p.OwnerReferences, p.Labels)
+	})
+	p, _ := env.Client.CoreV1().Pods(ns).Get(context.Background(), "ad-0", metav1.GetOptions{})
+	p.Labels = map[string]string{"app": "other"}
+	if _, err := env.Client.CoreV1().Pods(ns).Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 30*time.Second, "ad-0 released", func() (bool, string) {
+		p, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), "ad-0", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return metav1.GetControllerOf(p) == nil, fmt.Sprintf("owners %v", p.OwnerReferences)
+	})
+}
