@@ -51,6 +51,8 @@ extern const struct kcmd_controller kcmd_disruption_controller; /* workers/disru
 /* workers/endpointslice/, workers/endpoints/ */
 extern const struct kcmd_controller kcmd_endpointslice_controller;
 extern const struct kcmd_controller kcmd_endpoints_controller;
+/* workers/statefulset/plugin.c */
+extern const struct kcmd_controller kcmd_statefulset_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -74,6 +76,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_disruption_controller,
         &kcmd_endpointslice_controller,
         &kcmd_endpoints_controller,
+        &kcmd_statefulset_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

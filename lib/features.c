@@ -28,6 +28,7 @@ static const struct {
         /* client-go: informers start with a streaming WatchList instead of LIST: beta, on
            since 1.35 */
         [KCMD_FEAT_WATCH_LIST_CLIENT] = {"WatchListClient", BETA, true},
+        [KCMD_FEAT_MAX_UNAVAILABLE_STS] = {"MaxUnavailableStatefulSet", BETA, true},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)

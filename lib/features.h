@@ -23,6 +23,7 @@ enum kcmd_feature {
 	KCMD_FEAT_STALE_CONSISTENCY_RS, /* StaleControllerConsistencyReplicaSet */
 	KCMD_FEAT_ATOMIC_FIFO,          /* AtomicFIFO */
 	KCMD_FEAT_WATCH_LIST_CLIENT,    /* WatchListClient */
+	KCMD_FEAT_MAX_UNAVAILABLE_STS,  /* MaxUnavailableStatefulSet */
 	KCMD_FEAT_COUNT,
 };
 

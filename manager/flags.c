@@ -190,7 +190,8 @@ static const struct flagdef flags[] = {
         {"feature-gates", F_GATES, 0,
          "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows "
          "DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, "
-         "StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient (all beta, default "
+         "StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient, "
+         "MaxUnavailableStatefulSet (all beta, default "
          "true in v1.37) and AllAlpha/AllBeta; any other gate is an error."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
         {"logging-format", F_STR, OFF(logging_format),
@@ -231,7 +232,6 @@ static const char *const kcm_unsupported[] = {
         "concurrent-rc-syncs",
         "concurrent-resource-quota-syncs",
         "concurrent-service-syncs",
-        "concurrent-statefulset-syncs",
         "concurrent-job-syncs",
         "concurrent-cron-job-syncs",
         "concurrent-daemonset-syncs",

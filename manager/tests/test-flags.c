@@ -163,8 +163,8 @@ static void test_controllers(void **state)
 	        PARSE(&c, err, "--controllers=replicaset-controller,garbage-collector-controller"),
 	        0);
 	assert_true(ON(c, GC) && ON(c, RS));
-	assert_int_equal(PARSE(&c, err, "--controllers=statefulset-controller"), -EINVAL);
-	assert_non_null(strstr(err, "statefulset-controller is not implemented by kcmd"));
+	assert_int_equal(PARSE(&c, err, "--controllers=cloud-node-lifecycle-controller"), -EINVAL);
+	assert_non_null(strstr(err, "cloud-node-lifecycle-controller is not implemented by kcmd"));
 	/* a controller kcmd lacks may come from a plug-in: the message says how */
 	assert_non_null(strstr(err, "--controller-plugins"));
 	/* --controller-plugins is a flag of its own (the mains load it before parsing) */
