@@ -259,10 +259,12 @@ func TestEndpointSlice_HeadlessLabel(t *testing.T) {
 func TestEndpointSlice_Contents(t *testing.T) {
 	t.Parallel()
 	p := epsShared(t)
+	// the manager logs the accounts once their tokens are there (this test may be the one
+	// that started the shared kcmd a moment ago)
 	for _, sa := range []string{"endpointslice-controller", "endpoint-controller"} {
-		if !p.Logged("using service account kube-system/" + sa) {
-			t.Errorf("the controllers do not act as their service account %s", sa)
-		}
+		Eventually(t, 20*time.Second, "the controllers acting as their service account "+sa, func() (bool, string) {
+			return p.Logged("using service account kube-system/" + sa), "not logged"
+		})
 	}
 	ns := Namespace(t)
 	node := epsNode(t, map[string]string{corev1.LabelTopologyZone: "zone-x"})
