@@ -135,6 +135,18 @@ func TestKcmd_RequestHeaderAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// kcm loads the client CA it looked up in the cluster by a controller of its own, after it
+	// serves: until then a client certificate is anonymous to it. Wait for both to know it (the
+	// admin certificate authenticates) before comparing.
+	for _, port := range []int{kport, uport} {
+		Eventually(t, 30*time.Second, fmt.Sprintf("the looked-up client CA in use on port %d", port), func() (bool, string) {
+			code, body, err := rhGet(port, "/metrics", &admin, nil)
+			if err != nil {
+				return false, err.Error()
+			}
+			return code == 200, fmt.Sprintf("%d %.200s", code, body)
+		})
+	}
 	cases := []struct {
 		what string
 		cert *tls.Certificate
