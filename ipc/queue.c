@@ -1121,16 +1121,12 @@ static int pump(struct ipc_queue_owner *o, bool to_sleep)
 	uint64_t t = now_ns();
 	if (t - o->last_full_scan_ns > 1000000000u)
 		o->last_full_scan_ns = 0; /* next pass rescans every slot */
-	/* every 500 ms; and the pump that takes the last done reply publishes 0 at once (nothing
-	 * pumps an idle queue, which would keep showing the last key's running time) at the cost
-	 * of a counter check, not a walk of the lease rings */
-	if (t - o->last_metrics_ns > 500000000u) {
+	/* every 500 ms, and at once while a non-zero figure is shown: the pump that takes the
+	 * last done reply publishes 0 (nothing pumps an idle queue, which would keep showing the
+	 * last key's running time) */
+	if (t - o->last_metrics_ns > 500000000u || o->unfinished_shown) {
 		o->last_metrics_ns = t;
 		publish_unfinished(o, t);
-	} else if (o->unfinished_shown && o->nprocessing == 0) {
-		atomic_store_explicit(&o->h->metrics.unfinished_work_ns, 0, RELAXED);
-		atomic_store_explicit(&o->h->metrics.longest_running_ns, 0, RELAXED);
-		o->unfinished_shown = false;
 	}
 	o->in_pump = false;
 	return 0;
