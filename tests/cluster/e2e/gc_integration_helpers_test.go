@@ -35,11 +35,7 @@ import (
 )
 
 // gciFlags are the flags of every GC-only kcmd of these tests: 5 workers as upstream's tests,
-// all running from the start (--worker-idle-timeout=0). With the worker pools one GC process
-// held the keys at idle, and TestGC_CRDDeletionCascading once (1 run in 5) saw the dependent of
-// a deleted CRD's object survive 60 s: that process's discovery (30 s period) still mapped the
-// kind while its retries backed off; with 4 processes a retry met a fresher one. Not fixed
-// (issue 21: GC worker discovery staler than informerd's).
+// all running from the start (--worker-idle-timeout=0), as before the worker pools.
 var gciFlags = []string{"--controllers=garbage-collector-controller", "--secure-port=0", "--leader-elect=false",
 	"--concurrent-gc-syncs=5", "--kube-api-qps=200", "--kube-api-burst=400", "--v=4", "--worker-idle-timeout=0"}
 
