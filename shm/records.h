@@ -44,9 +44,10 @@
 #include <stdint.h>
 #include <string.h>
 
-/* "CRK3" read little-endian: version 3 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
- * selector compiled and their template's labels parsed) */
-#define SHM_REC_MAGIC 0x334b5243u
+/* "CRK4" read little-endian: version 4 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
+ * selector compiled and their template's labels parsed; v4: the pod's fixed part keeps the
+ * DisruptionTarget condition, 24 -> 32 bytes) */
+#define SHM_REC_MAGIC 0x344b5243u
 
 enum shm_rec_flags {
 	SHM_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
