@@ -93,9 +93,10 @@ LAYERS = [
     ("workers/job/**", ["workers/job/**", "workers/replicaset/expectations.h", "workers/*.h"]
      + REGISTRY_H + LIB),
     # the Endpoints controller shares the EndpointSlice controller's pod helpers and trigger-time
-    # tracker (docs/endpoints.md): those two headers
+    # tracker and its pod LIST (docs/endpoints.md): those headers
     ("workers/endpoints/**", ["workers/endpoints/**", "workers/endpointslice/reconcile.h",
-                              "workers/endpointslice/tracker.h", "workers/*.h"] + REGISTRY_H + LIB),
+                              "workers/endpointslice/tracker.h", "workers/endpointslice/podlist.h",
+                              "workers/*.h"] + REGISTRY_H + LIB),
     # one folder per controller: itself, the worker interface, lib and below
     ("workers/<c>/**", ["workers/<c>/**", "workers/*.h"] + REGISTRY_H + LIB),
     ("bench/**", ["**"]),

@@ -25,6 +25,7 @@
 
 #include "kcmd/kcmd.h"
 #include "kube/client.h"
+#include "workers/endpointslice/podlist.h"
 #include "workers/endpointslice/reconcile.h"
 #include "workers/endpointslice/tracker.h"
 #include "workers/worker.h"
@@ -326,41 +327,6 @@ static const char *jstr(const cJSON *o, const char *k)
 	return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/* an uncached LIST of the pods matching the Service's selector */
-static int list_pods(struct wk *w, const char *ns, const cJSON *sel, cJSON **ret)
-{
-	char buf[4096];
-	size_t len = 0;
-	const cJSON *kv;
-	struct kube_response resp = {0};
-	int r;
-
-	buf[0] = '\0';
-	cJSON_ArrayForEach(kv, sel)
-	{
-		if (!cJSON_IsString(kv))
-			continue;
-		int n = snprintf(buf + len, sizeof(buf) - len, "%s%s=%s", len ? "," : "",
-		                 kv->string, kv->valuestring);
-		if (n < 0 || (size_t)n >= sizeof(buf) - len)
-			return -E2BIG;
-		len += (size_t)n;
-	}
-	r = kube_client_request(w->ctx->kc,
-	                        &(struct kube_request){.verb = KUBE_LIST,
-	                                               .group = "",
-	                                               .version = "v1",
-	                                               .resource = "pods",
-	                                               .ns = ns,
-	                                               .label_selector = len ? buf : NULL},
-	                        NULL, NULL, &resp);
-	*ret = NULL;
-	if (r == 0 && !(*ret = resp.body ? cJSON_Parse(resp.body) : NULL))
-		r = -EBADMSG;
-	kube_response_clear(&resp);
-	return r;
-}
-
 static void event_failed(struct wk *w, const cJSON *svc, const char *msg)
 {
 	const cJSON *md = jget(svc, "metadata");
@@ -506,7 +472,7 @@ static void eps_sync(void *state, size_t q, const char *key, struct wk_result *r
 	sel = jget(spec, "selector");
 	if (!strcmp(jstr(spec, "type"), "ExternalName") || !cJSON_IsObject(sel))
 		goto out; /* no slices from this controller */
-	if ((r = list_pods(w, ns, sel, &podlist)) < 0) {
+	if ((r = eps_list_selected_pods(w->ctx->kc, ns, sel, &podlist)) < 0) {
 		snprintf(err, sizeof(err), "listing pods: %s", strerror(-r));
 		goto fail;
 	}
