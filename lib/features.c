@@ -29,6 +29,7 @@ static const struct {
            since 1.35 */
         [KCMD_FEAT_WATCH_LIST_CLIENT] = {"WatchListClient", BETA, true},
         [KCMD_FEAT_MAX_UNAVAILABLE_STS] = {"MaxUnavailableStatefulSet", BETA, true},
+        [KCMD_FEAT_REMOTE_REQUEST_HEADER_UID] = {"RemoteRequestHeaderUID", BETA, true},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)

@@ -18,12 +18,13 @@
 
 enum kcmd_feature {
 	KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS =
-	        0,                      /* DeploymentReplicaSetTerminatingReplicas */
-	KCMD_FEAT_POD_DELETION_COST,    /* PodDeletionCost */
-	KCMD_FEAT_STALE_CONSISTENCY_RS, /* StaleControllerConsistencyReplicaSet */
-	KCMD_FEAT_ATOMIC_FIFO,          /* AtomicFIFO */
-	KCMD_FEAT_WATCH_LIST_CLIENT,    /* WatchListClient */
-	KCMD_FEAT_MAX_UNAVAILABLE_STS,  /* MaxUnavailableStatefulSet */
+	        0,                           /* DeploymentReplicaSetTerminatingReplicas */
+	KCMD_FEAT_POD_DELETION_COST,         /* PodDeletionCost */
+	KCMD_FEAT_STALE_CONSISTENCY_RS,      /* StaleControllerConsistencyReplicaSet */
+	KCMD_FEAT_ATOMIC_FIFO,               /* AtomicFIFO */
+	KCMD_FEAT_WATCH_LIST_CLIENT,         /* WatchListClient */
+	KCMD_FEAT_MAX_UNAVAILABLE_STS,       /* MaxUnavailableStatefulSet */
+	KCMD_FEAT_REMOTE_REQUEST_HEADER_UID, /* RemoteRequestHeaderUID */
 	KCMD_FEAT_COUNT,
 };
 

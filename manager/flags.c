@@ -166,6 +166,9 @@ static const struct flagdef flags[] = {
         {"requestheader-extra-headers-prefix", F_STR, OFF(auth.requestheader_extra_prefixes),
          "List of request header prefixes to inspect. X-Remote-Extra- is suggested. (default "
          "[x-remote-extra-])"},
+        {"requestheader-uid-headers", F_STR, OFF(auth.requestheader_uid_headers),
+         "List of request headers to inspect for UIDs. X-Remote-Uid is suggested. Requires the "
+         "RemoteRequestHeaderUID feature to be enabled."},
         {"authentication-token-webhook-cache-ttl", F_DURATION, OFF(auth.token_cache_ttl_us),
          "How long TokenReview answers are cached (default 10s)."},
         {"client-ca-file", F_STR, OFF(auth.client_ca_file),
@@ -191,7 +194,7 @@ static const struct flagdef flags[] = {
          "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows "
          "DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, "
          "StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient, "
-         "MaxUnavailableStatefulSet (all beta, default "
+         "MaxUnavailableStatefulSet, RemoteRequestHeaderUID (all beta, default "
          "true in v1.37) and AllAlpha/AllBeta; any other gate is an error."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
         {"logging-format", F_STR, OFF(logging_format),
@@ -529,6 +532,7 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 				    !cfg->features.on[fe])
 					cc->enabled = false;
 	}
+	cfg->auth.requestheader_uid_gate = cfg->features.on[KCMD_FEAT_REMOTE_REQUEST_HEADER_UID];
 	if (kube_content_type_parse(cfg->kube_api_content_type, &cfg->kube_api_content_type) < 0)
 		return fail(err, errlen,
 		            "--kube-api-content-type must be application/vnd.kubernetes.protobuf "

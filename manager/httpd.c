@@ -93,7 +93,7 @@ struct mgr_httpd {
 	struct strlist {
 		char **v;
 		size_t n;
-	} rh_names, rh_user_hdrs, rh_group_hdrs, rh_extra_prefixes;
+	} rh_names, rh_user_hdrs, rh_uid_hdrs, rh_group_hdrs, rh_extra_prefixes;
 
 	/* delegated authentication and authorization */
 	struct reviewer authn, authz;
@@ -863,7 +863,12 @@ static int requestheader_user(struct hreq *q)
 		name = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, h->rh_user_hdrs.v[i]);
 	if (!name || !*name)
 		return 0;
+	/* the UID: the first non-empty UID header, as the name */
+	const char *uid = NULL;
+	for (size_t i = 0; i < h->rh_uid_hdrs.n && !(uid && *uid); i++)
+		uid = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, h->rh_uid_hdrs.v[i]);
 	if (!(u = cJSON_CreateObject()) || !cJSON_AddStringToObject(u, "username", name) ||
+	    (uid && *uid && !cJSON_AddStringToObject(u, "uid", uid)) ||
 	    !(groups = cJSON_AddArrayToObject(u, "groups")) ||
 	    !(extra = cJSON_AddObjectToObject(u, "extra"))) {
 		cJSON_Delete(u);
@@ -1490,6 +1495,7 @@ void mgr_httpd_auth_defaults(struct mgr_httpd_auth_opts *o)
 	                                  .requestheader_username_headers = "x-remote-user",
 	                                  .requestheader_group_headers = "x-remote-group",
 	                                  .requestheader_extra_prefixes = "x-remote-extra-",
+	                                  .requestheader_uid_gate = true,
 	                                  .token_cache_ttl_us = 10000000,
 	                                  .authorized_ttl_us = 10000000,
 	                                  .unauthorized_ttl_us = 10000000,
@@ -1684,6 +1690,37 @@ static int strlist_csv(struct strlist *l, const char *csv, bool trim, const char
 	}
 }
 
+/* kcm's validation of --requestheader-uid-headers, whether or not a request-header CA is given:
+ * only with the RemoteRequestHeaderUID gate, no blank name, and X-Remote-Uid among them. */
+static int check_uid_headers(const struct mgr_httpd_auth_opts *o, char *err, size_t errlen)
+{
+	struct strlist l = {0};
+	bool standard = false;
+	int r;
+
+	if (!o->requestheader_uid_headers || !*o->requestheader_uid_headers)
+		return 0;
+	if (!o->requestheader_uid_gate) {
+		snprintf(err, errlen,
+		         "--requestheader-uid-headers requires the \"RemoteRequestHeaderUID\" "
+		         "feature to be enabled");
+		return -EINVAL;
+	}
+	if ((r = strlist_csv(&l, o->requestheader_uid_headers, true, "requestheader-uid-headers",
+	                     err, errlen)) < 0)
+		return r;
+	for (size_t i = 0; i < l.n; i++)
+		standard = standard || !strcasecmp(l.v[i], "X-Remote-Uid");
+	strlist_clear(&l);
+	if (!standard) {
+		snprintf(err, errlen,
+		         "--requestheader-uid-headers is set without specifying the standard "
+		         "X-Remote-Uid header - API aggregation will not work");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The extension-apiserver-authentication ConfigMap's JSON string arrays ("" or absent: empty). */
 static int strlist_json(struct strlist *l, const cJSON *data, const char *key, char *err,
                         size_t errlen)
@@ -1799,6 +1836,9 @@ static int lookup_in_cluster(struct mgr_httpd *h, char *err, size_t errlen)
 			r = strlist_json(&h->rh_user_hdrs, data, "requestheader-username-headers",
 			                 err, errlen);
 		if (r == 0)
+			r = strlist_json(&h->rh_uid_hdrs, data, "requestheader-uid-headers", err,
+			                 errlen);
+		if (r == 0)
 			r = strlist_json(&h->rh_group_hdrs, data, "requestheader-group-headers",
 			                 err, errlen);
 		if (r == 0)
@@ -1838,6 +1878,8 @@ static int cert_auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts
 	mgr_httpd_auth_defaults(&def);
 	if (!o)
 		o = &def;
+	if ((r = check_uid_headers(o, err, errlen)) < 0)
+		return r;
 	if (o->client_ca_file && *o->client_ca_file &&
 	    (r = read_file(o->client_ca_file, &h->client_ca_pem)) < 0) {
 		snprintf(err, errlen, "unable to load client CA file %s: %s", o->client_ca_file,
@@ -1852,6 +1894,8 @@ static int cert_auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts
 		}
 		if ((r = strlist_csv(&h->rh_user_hdrs, o->requestheader_username_headers, true,
 		                     "requestheader-username-headers", err, errlen)) < 0 ||
+		    (r = strlist_csv(&h->rh_uid_hdrs, o->requestheader_uid_headers, true,
+		                     "requestheader-uid-headers", err, errlen)) < 0 ||
 		    (r = strlist_csv(&h->rh_group_hdrs, o->requestheader_group_headers, true,
 		                     "requestheader-group-headers", err, errlen)) < 0 ||
 		    (r = strlist_csv(&h->rh_extra_prefixes, o->requestheader_extra_prefixes, true,
@@ -2073,6 +2117,7 @@ struct mgr_httpd *mgr_httpd_free(struct mgr_httpd *h)
 		gnutls_x509_trust_list_deinit(h->rh_tl, 1);
 	strlist_clear(&h->rh_names);
 	strlist_clear(&h->rh_user_hdrs);
+	strlist_clear(&h->rh_uid_hdrs);
 	strlist_clear(&h->rh_group_hdrs);
 	strlist_clear(&h->rh_extra_prefixes);
 	if (h->key_pem) {

@@ -73,6 +73,11 @@ struct mgr_httpd_auth_opts {
 	const char *requestheader_username_headers; /* "x-remote-user" */
 	const char *requestheader_group_headers;    /* "x-remote-group" */
 	const char *requestheader_extra_prefixes;   /* "x-remote-extra-" */
+	/* --requestheader-uid-headers: none by default (kcm's); the first non-empty one names the
+	 * user's UID. Refused unless uid_gate (RemoteRequestHeaderUID, on by default in v1.37), and
+	 * refused without X-Remote-Uid among them, as kcm's validation. */
+	const char *requestheader_uid_headers;
+	bool requestheader_uid_gate;
 	/* tests: the in-cluster service-account root ("" = /); no in-cluster lookup at all */
 	const char *in_cluster_root;
 	bool no_in_cluster;

@@ -952,6 +952,45 @@ static void test_request_headers(void **state)
 	pthread_join(th, NULL);
 	mgr_httpd_free(h);
 
+	/* --requestheader-uid-headers: the first non-empty one is the user's UID, and the
+	 * SubjectAccessReview carries it */
+	char kc[256];
+	struct MHD_Daemon *fake = fake_start(kc, sizeof(kc));
+	ao.authorization_kubeconfig = kc;
+	ao.requestheader_uid_headers = "x-remote-uid,x-other-uid";
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
+	mgr_httpd_set_metrics(h, metrics, NULL);
+	atomic_store(&stop_loop, false);
+	pthread_create(&th, NULL, loop_thread, loop);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/metrics", mgr_httpd_port(h));
+	const char *const with_uid[] = {"X-Remote-User: alice",
+	                                "X-Remote-Uid: ", "X-Other-Uid: u-123", NULL};
+	assert_int_equal(get_cert_hdrs(url, pc, pk, with_uid, &r), 200); /* the fake allows alice */
+	pthread_mutex_lock(&fake_mu);
+	assert_non_null(strstr(fake_last_sar, "\"user\":\"alice\""));
+	assert_non_null(strstr(fake_last_sar, "\"uid\":\"u-123\""));
+	pthread_mutex_unlock(&fake_mu);
+	/* without a UID header the review has no uid */
+	assert_int_equal(get_cert_hdrs(url, pc, pk, alice, &r), 200);
+	pthread_mutex_lock(&fake_mu);
+	assert_null(strstr(fake_last_sar, "\"uid\""));
+	pthread_mutex_unlock(&fake_mu);
+	atomic_store(&stop_loop, true);
+	pthread_join(th, NULL);
+	mgr_httpd_free(h);
+	MHD_stop_daemon(fake);
+	ao.authorization_kubeconfig = NULL;
+	/* kcm's validation: X-Remote-Uid must be among them; the gate must be on */
+	ao.requestheader_uid_headers = "x-other-uid";
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "without specifying the standard X-Remote-Uid header"));
+	ao.requestheader_uid_headers = "X-Remote-Uid";
+	ao.requestheader_uid_gate = false;
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "requires the \"RemoteRequestHeaderUID\" feature"));
+	ao.requestheader_uid_headers = NULL;
+	ao.requestheader_uid_gate = true;
+
 	/* an empty --requestheader-username-headers turns the authenticator off (kcm's nil
 	 * RequestHeaderConfig): the proxy's headers are ignored, its certificate refused */
 	ao.requestheader_username_headers = "";
