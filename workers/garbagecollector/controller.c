@@ -70,6 +70,7 @@ struct gc_lane {
 };
 
 static void start_lanes(struct gcc *c);
+static uint64_t types_signature(struct shm_arena *a);
 static void stop_lanes(struct gcc *c);
 
 struct gcc {
@@ -88,6 +89,8 @@ struct gcc {
 	 * under its read side for a whole sync; the producers are used under prod_lock */
 	pthread_rwlock_t disc_lock;
 	_Atomic uint64_t disc_checked; /* refresh_discovery's last start, for the lanes */
+	/* the arena's resource set (types_signature) when discovery was last fetched */
+	_Atomic uint64_t disc_types;
 	pthread_mutex_t prod_lock;
 	struct gc_lane lanes[GC_MAX_LANES - 1];
 	size_t n_lanes;
@@ -356,6 +359,7 @@ static int gcc_init(struct wk_ctx *ctx, void **ret)
 	c->delete_producer = attach_producer("gc-attempt-to-delete");
 	c->changes_producer = attach_producer("gc-graph-changes");
 	c->w = (struct gc_worker){.graph = &c->view.view, .api = &c->api.api, .absent = c->absent};
+	atomic_store_explicit(&c->disc_types, types_signature(ctx->arena), memory_order_relaxed);
 	refresh_discovery(c);
 	wait_for_monitors(c);
 	atomic_store_explicit(&c->disc_checked, c->disc_at, memory_order_relaxed);
@@ -364,22 +368,54 @@ static int gcc_init(struct wk_ctx *ctx, void **ret)
 	return 0;
 }
 
-/* One key on one lane (the framework's thread uses the gcc's own worker and api). */
-static void sync_on(struct gcc *c, struct gc_worker *w, struct gc_kube_api *api, size_t q,
-                    const char *key, struct wk_result *res)
+/* The set of resources informerd caches, as one number: a registered type slot counts with its
+ * generation (arena.h T2), so a resource added, dropped or followed to another version changes
+ * it. A slot being written or retired reads as absent (at worst one refresh too many). */
+static uint64_t types_signature(struct shm_arena *a)
+{
+	struct shm_stats st;
+	uint64_t sig = 1469598103934665603ULL; /* FNV-1a over the slots */
+
+	if (shm_reader_stats(a, &st) < 0)
+		return 0;
+	for (uint64_t t = 0; t < st.n_types; t++) {
+		struct shm_type_info ti;
+		uint64_t v = shm_reader_type_info(a, (uint16_t)t, &ti) == 0
+		                     ? ((uint64_t)ti.gen << 16 | t) + 1
+		                     : 0;
+		sig = (sig ^ v) * 1099511628211ULL;
+	}
+	return sig ^ st.n_types;
+}
+
+/* One key on one lane (the framework's thread uses the gcc's own worker and api; each lane
+ * reads the arena through its own mapping). */
+static void sync_on(struct gcc *c, struct shm_arena *arena, struct gc_worker *w,
+                    struct gc_kube_api *api, size_t q, const char *key, struct wk_result *res)
 {
 	struct gc_result gr;
 	enum gc_queue_action a;
 
 	*res = (struct wk_result){0};
 	uint64_t now = ipc_now_usec();
+	/* Upstream resets its REST mapper in the same Sync that resyncs the monitors, so the
+	 * mapping is never older than the monitor set. Here informerd runs the monitors: when its
+	 * resource set changed since this process last fetched discovery, fetch again before
+	 * judging a key (else an owner of a version informerd already dropped as unserved could
+	 * still map, its GET answer 404, and the dependent be collected). */
+	uint64_t types = types_signature(arena);
 	if (now - atomic_load_explicit(&c->disc_checked, memory_order_relaxed) >=
 	            GC_DISCOVERY_PERIOD_USEC ||
-	    !c->merged.n) {
+	    !c->merged.n || types != atomic_load_explicit(&c->disc_types, memory_order_relaxed)) {
 		pthread_rwlock_wrlock(&c->disc_lock);
-		/* another lane may have refreshed while this one waited */
-		if (ipc_now_usec() - c->disc_at >= GC_DISCOVERY_PERIOD_USEC || !c->merged.n)
+		/* another lane may have refreshed while this one waited; the signature is taken
+		 * before the fetch, so a change during it is seen at the next key */
+		types = types_signature(arena);
+		if (ipc_now_usec() - c->disc_at >= GC_DISCOVERY_PERIOD_USEC || !c->merged.n ||
+		    types != atomic_load_explicit(&c->disc_types, memory_order_relaxed)) {
 			refresh_discovery(c);
+			atomic_store_explicit(&c->disc_types, types, memory_order_relaxed);
+		}
 		atomic_store_explicit(&c->disc_checked, c->disc_at, memory_order_relaxed);
 		pthread_rwlock_unlock(&c->disc_lock);
 	}
@@ -412,7 +448,7 @@ static void sync_on(struct gcc *c, struct gc_worker *w, struct gc_kube_api *api,
 static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *res)
 {
 	struct gcc *c = state;
-	sync_on(c, &c->w, &c->api, q, key, res);
+	sync_on(c, c->ctx->arena, &c->w, &c->api, q, key, res);
 }
 
 /* An extra lane: takes gc-attempt-to-delete keys until told to stop, as the framework's loop
@@ -436,7 +472,7 @@ static void *lane_main(void *arg)
 			continue;
 		}
 		struct wk_result res;
-		sync_on(c, &l->w, &l->api, 0, key, &res);
+		sync_on(c, l->arena, &l->w, &l->api, 0, key, &res);
 		if (res.err < 0)
 			ipc_queue_done(l->q, IPC_QUEUE_DONE_RATE_LIMITED, 0);
 		else if (res.requeue_after)

@@ -8,8 +8,8 @@ package e2e
 // the owner and the dependent is checked. Upstream (attemptToDeleteItem -> isDangling) looks the
 // owner up live; an owner whose kind cannot be resolved keeps its dependents ("unable to get
 // REST mapping", retried), and only an owner the apiserver says is absent makes a reference
-// dangling. A GET whose route is gone (404 "page not found", not a NotFound Status of the
-// object) says nothing about the owner: kcmd treats it as the unresolvable kind it is.
+// dangling. The GC's REST mapping must therefore be as fresh as the monitor set: a GET of the
+// unserved version answers 404, which client-go's IsNotFound (and kcmd) take as absent.
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestGC_OwnerResourceUnserved: dependents of owners whose resource left discovery survive.
@@ -96,6 +97,21 @@ func TestGC_OwnerResourceUnserved(t *testing.T) {
 	})
 	if since := time.Since(workersAt); since > 25*time.Second {
 		t.Logf("warning: %s since the GC workers fetched discovery; their mapping may be fresh", since)
+	}
+	// Something queues a dependent while the GC workers' own periodic discovery (every 30 s)
+	// may still map the unserved version: dep-0 gains a second owner that does not exist, so
+	// it is checked now. Its check must not find the first owner absent (a GET of the
+	// unserved version answers 404, which is NotFound): upstream resets its REST mapper in the
+	// Sync that stops the monitor, so the owner's kind is unresolvable then (restMappingError,
+	// retried) and dep-0 stays. kcmd's workers fetch discovery again when informerd's
+	// resource set changed; before that they deleted dep-0 within a second here.
+	cm0, err := env.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), deps[0], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm0.OwnerReferences = append(cm0.OwnerReferences, gciRefTo("v1", "ConfigMap", "ghost-owner", types.UID("ghost-"+ns)))
+	if _, err := env.Client.CoreV1().ConfigMaps(ns).Update(context.Background(), cm0, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	// the dependents are checked now; give the workers time to act (and past their own
 	// discovery refresh, after which the owners' kind is unresolvable)
