@@ -6,7 +6,8 @@ LIBS              += registry
 # its library (REGISTRY_CONTROLLER_LIBS += name): adding a controller touches its folder and one
 # line of registry.c. Recursive (=) on purpose: the controllers' module.mk files are read after
 # this one.
-registry_SRCS     = controllers/registry.c $(REGISTRY_PLUGIN_SRCS)
+registry_SRCS     = controllers/registry.c controllers/kcm-compat.c controllers/kcm-controllers.c \
+                    $(REGISTRY_PLUGIN_SRCS)
 registry_LIBDEPS  = kcflag kcmetrics $(REGISTRY_CONTROLLER_LIBS) kube shm ipc kclog kcfeat kcdispatch
 registry_TESTS    := controllers/tests/test-registry.c
 
