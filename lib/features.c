@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lib/features.c: --feature-gates (see features.h). */
 #include "lib/features.h"
+#include "lib/kcm-catalogue.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -50,6 +51,7 @@ bool kcmd_feature_default(enum kcmd_feature f)
 
 void kcmd_features_defaults(struct kcmd_features *f)
 {
+	memset(f, 0, sizeof(*f));
 	for (int i = 0; i < KCMD_FEAT_COUNT; i++)
 		f->on[i] = gates[i].def;
 }
@@ -121,16 +123,27 @@ int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, si
 			return fail(err, errlen,
 			            "--feature-gates: invalid value of %s=%s (want true or false)",
 			            ent, val);
-		if (strcmp(ent, "AllAlpha") == 0 || strcmp(ent, "AllBeta") == 0) {
-			int k = ent[3] == 'A' ? 0 : 1;
+		/* kcm's --help names its gates "kube:Name" (the component of emulated versions) */
+		char *gname = strncmp(ent, "kube:", 5) == 0 ? ent + 5 : ent;
+		if (strcmp(gname, "AllAlpha") == 0 || strcmp(gname, "AllBeta") == 0) {
+			int k = gname[3] == 'A' ? 0 : 1;
 			all_set[k] = true;
 			all_val[k] = v;
+			if (k == 0)
+				out.all_alpha = v ? 2 : 1;
+			else
+				out.all_beta = v ? 2 : 1;
 			continue;
 		}
 		int found = -1;
 		for (int i = 0; i < KCMD_FEAT_COUNT; i++)
-			if (strcmp(ent, gates[i].name) == 0)
+			if (strcmp(gname, gates[i].name) == 0)
 				found = i;
+		const struct kcm_gate *other = found < 0 ? kcm_gate_find(gname) : NULL;
+		if (other && (size_t)(other - kcm_gates) < KCMD_KCM_GATES_MAX) {
+			out.kcm_other[other - kcm_gates] = v ? 2 : 1;
+			continue;
+		}
 		if (found < 0) {
 			char known[512] = "";
 			for (int i = 0; i < KCMD_FEAT_COUNT; i++) {
@@ -139,9 +152,10 @@ int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, si
 				         gates[i].name);
 			}
 			return fail(err, errlen,
-			            "--feature-gates: unrecognized feature gate: %s (kcmd knows "
-			            "%s, AllAlpha and AllBeta)",
-			            ent, known);
+			            "--feature-gates: unrecognized feature gate: %s (neither a "
+			            "kube-controller-manager v1.37 gate nor one of kcmd's: %s, "
+			            "AllAlpha and AllBeta)",
+			            gname, known);
 		}
 		out.on[found] = v;
 		named[found] = true;
@@ -153,6 +167,35 @@ int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, si
 	}
 	*f = out;
 	return 0;
+}
+
+int kcmd_features_ignored(const struct kcmd_features *f, char *buf, size_t n)
+{
+	size_t l = 0;
+	int w;
+
+	if (n)
+		buf[0] = 0;
+	for (int k = 0; k < 2; k++) {
+		unsigned char a = k ? f->all_beta : f->all_alpha;
+		if (!a)
+			continue;
+		w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s", l ? ", " : "",
+		             k ? "AllBeta" : "AllAlpha", a == 2 ? "true" : "false");
+		if (w < 0 || (size_t)w >= (n > l ? n - l : 0))
+			return -ENOSPC;
+		l += (size_t)w;
+	}
+	for (size_t i = 0; i < kcm_gates_n && i < KCMD_KCM_GATES_MAX; i++) {
+		if (!f->kcm_other[i] || (f->kcm_other[i] == 2) == kcm_gates[i].def)
+			continue;
+		w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s", l ? ", " : "",
+		             kcm_gates[i].name, f->kcm_other[i] == 2 ? "true" : "false");
+		if (w < 0 || (size_t)w >= (n > l ? n - l : 0))
+			return -ENOSPC;
+		l += (size_t)w;
+	}
+	return (int)l;
 }
 
 int kcmd_features_format(const struct kcmd_features *f, char *buf, size_t n)
@@ -186,4 +229,22 @@ bool kcmd_feature_enabled(enum kcmd_feature f)
 		loaded = true;
 	}
 	return cur.on[f];
+}
+
+/* ---- kube-controller-manager's catalogue (kcm-catalogue.h) ------------------------------------
+ */
+const struct kcm_flag *kcm_flag_find(const char *name)
+{
+	for (size_t i = 0; name && i < kcm_flags_n; i++)
+		if (strcmp(kcm_flags[i].name, name) == 0)
+			return &kcm_flags[i];
+	return NULL;
+}
+
+const struct kcm_gate *kcm_gate_find(const char *name)
+{
+	for (size_t i = 0; name && i < kcm_gates_n; i++)
+		if (strcmp(kcm_gates[i].name, name) == 0)
+			return &kcm_gates[i];
+	return NULL;
 }

@@ -28,14 +28,25 @@ enum kcmd_feature {
 	KCMD_FEAT_COUNT,
 };
 
+/* kube-controller-manager's other gates (kcm-catalogue.h): accepted, no effect in kcmd */
+#define KCMD_KCM_GATES_MAX 512 /* the catalogue's size bound (a unit test checks it) */
+
 struct kcmd_features {
 	bool on[KCMD_FEAT_COUNT];
+	/* per kcm_gates[] entry: 0 not named, 1 named false, 2 named true */
+	unsigned char kcm_other[KCMD_KCM_GATES_MAX];
+	/* AllAlpha / AllBeta given: 0 no, 1 false, 2 true */
+	unsigned char all_alpha, all_beta;
 };
 
 /* Every gate at its v1.37 default. */
 void kcmd_features_defaults(struct kcmd_features *f);
 /* Applies a --feature-gates value onto f. Returns 0, or -EINVAL with a message naming the entry. */
 int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, size_t errlen);
+/* The kube-controller-manager gates kcmd does not act on that the flags set away from their
+ * default, as "A=true, B=false" (AllAlpha/AllBeta named too), for the manager's one report.
+ * Returns the length (0: none), or -ENOSPC. */
+int kcmd_features_ignored(const struct kcmd_features *f, char *buf, size_t n);
 /* "A=true,B=false,..." for every known gate (what KCMD_FEATURE_GATES carries). Returns the
  * length, or -ENOSPC. */
 int kcmd_features_format(const struct kcmd_features *f, char *buf, size_t n);

@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		kcmd_features_defaults(&b);
 		if (kcmd_features_parse(f1, &b, err, sizeof(err)) != 0)
 			abort();
-		if (memcmp(&a, &b, sizeof(a)) != 0)
+		if (memcmp(a.on, b.on, sizeof(a.on)) !=
+		    0) /* the format carries kcmd's gates only */
 			abort();
 		if (kcmd_features_format(&b, f2, sizeof(f2)) < 0 || strcmp(f1, f2) != 0)
 			abort();
