@@ -2,16 +2,22 @@
 /*
  * manager/flags.c: the kube-controller-manager-compatible command line (see flags.h).
  *
- * One table describes every flag kcmd implements; a second lists kube-controller-manager's
- * flags that kcmd does not, so copying a kcm command line gives an error naming what to drop.
+ * One table describes every flag kcmd implements (the manager's; the controllers' come from their
+ * descriptors). Every other kube-controller-manager v1.37 flag (lib/kcm-catalogue.h) is accepted,
+ * its value checked as pflag would, and reported once at start as having no effect, with the
+ * reason (controllers/kcm-compat.h); a few are refused when set, where ignoring them would
+ * mislead.
  */
 #include "manager/flags.h"
 #include "ipc/queue-abi.h"
 
+#include "controllers/kcm-compat.h"
 #include "controllers/registry.h"
 #include "kube/proto.h"
 #include "lib/goflag.h"
+#include "lib/kcm-catalogue.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -26,6 +32,11 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 
 void mgr_config_free(struct mgr_config *cfg)
 {
+	for (size_t i = 0; i < cfg->n_kcm_noop; i++)
+		free(cfg->kcm_noop[i]);
+	free(cfg->kcm_noop);
+	cfg->kcm_noop = NULL;
+	cfg->n_kcm_noop = 0;
 	for (size_t i = 0; cfg->ctl && i < cfg->n_ctl; i++)
 		kcmd_flag_values_free(cfg->ctl[i].values);
 	free(cfg->ctl);
@@ -140,6 +151,9 @@ static const struct flagdef flags[] = {
          "Serving certificate; a self-signed one is made when absent."},
         {"tls-private-key-file", F_STR, OFF(tls_private_key_file), "Key of --tls-cert-file."},
         {"cert-dir", F_STR, OFF(cert_dir), "Where the self-signed serving certificate is kept."},
+        {"tls-min-version", F_STR, OFF(tls_min_version),
+         "Minimum TLS version supported: VersionTLS10, VersionTLS11, VersionTLS12 (kcmd's floor "
+         "whatever is asked: it serves TLS 1.2 and 1.3 only) or VersionTLS13."},
         {"authentication-kubeconfig", F_STR, OFF(auth.authentication_kubeconfig),
          "kubeconfig with enough rights to create tokenreviews.authentication.k8s.io; empty: the "
          "in-cluster config, and outside a pod no token is checked (every request is anonymous)."},
@@ -216,66 +230,66 @@ static const struct flagdef flags[] = {
         {"version", F_BOOL, OFF(version), "Print the version and exit."},
 };
 
-/* kube-controller-manager flags kcmd does not implement (a representative, not exhaustive, set;
- * anything else unknown is reported as unknown). */
-static const char *const kcm_unsupported[] = {
-        "allocate-node-cidrs",
-        "attach-detach-reconcile-sync-period",
-        "cidr-allocator-type",
-        "cloud-config",
-        "cloud-provider",
-        "cluster-cidr",
-        "cluster-name",
-        "cluster-signing-cert-file",
-        "cluster-signing-duration",
-        "cluster-signing-key-file",
-        "concurrent-deployment-syncs",
-        "concurrent-endpoint-syncs",
-        "concurrent-namespace-syncs",
-        "concurrent-rc-syncs",
-        "concurrent-resource-quota-syncs",
-        "concurrent-service-syncs",
-        "concurrent-job-syncs",
-        "concurrent-cron-job-syncs",
-        "concurrent-daemonset-syncs",
-        "configure-cloud-routes",
-        "contention-profiling",
-        "controller-start-interval",
-        "controller-shutdown-timeout",
-        "disable-attach-detach-reconcile-sync",
-        "flex-volume-plugin-dir",
-        "horizontal-pod-autoscaler-sync-period",
-        "http2-max-streams-per-connection",
-        "leader-migration-config",
-        "enable-leader-migration",
-        "min-resync-period",
-        "namespace-sync-period",
-        "node-cidr-mask-size",
-        "node-monitor-grace-period",
-        "node-monitor-period",
-        "node-startup-grace-period",
-        "permit-address-sharing",
-        "permit-port-sharing",
-        "profiling",
-        "pv-recycler-pod-template-filepath-hostpath",
-        "pvclaimbinder-sync-period",
-        "root-ca-file",
-        "route-reconciliation-period",
-        "service-account-private-key-file",
-        "service-cluster-ip-range",
-        "terminated-pod-gc-threshold",
-        "tls-cipher-suites",
-        "tls-min-version",
-        "tls-sni-cert-key",
-        "use-legacy-rbac-roles",
-        "large-cluster-size-threshold",
-        "unhealthy-zone-threshold",
-        "secondary-node-eviction-rate",
-        "node-eviction-rate",
-        "log-flush-frequency",
-        "logging-format",
-        "vmodule",
-};
+/* A value for a kcm flag of pflag type `type`: the same check pflag makes (bools as Go's
+ * ParseBool, integers, floats, durations, IPs); other types take any text. */
+static bool compat_value_ok(const char *type, const char *v)
+{
+	char *end;
+	bool b;
+	uint64_t us;
+	unsigned char ip[16];
+
+	if (!strcmp(type, "bool"))
+		return kcmd_parse_bool(v, &b) == 0;
+	if (!strcmp(type, "int32") || !strcmp(type, "int")) {
+		errno = 0;
+		long long x = strtoll(v, &end, 0);
+		return *v && !*end && errno == 0 &&
+		       (strcmp(type, "int32") || (x >= INT32_MIN && x <= INT32_MAX));
+	}
+	if (!strcmp(type, "float32") || !strcmp(type, "float")) {
+		(void)strtod(v, &end);
+		return *v && !*end;
+	}
+	if (!strcmp(type, "duration")) {
+		return kcmd_parse_duration(v[0] == '-' ? v + 1 : v, &us) == 0;
+	}
+	if (!strcmp(type, "ip"))
+		return inet_pton(AF_INET, v, ip) == 1 || inet_pton(AF_INET6, v, ip) == 1;
+	return true;
+}
+
+/* pflag's empty values of list types print as "[]" in --help */
+static bool compat_is_default(const struct kcm_flag *kf, const char *v)
+{
+	if (!strcmp(v, kf->def))
+		return true;
+	return !*v && (!strcmp(kf->def, "[]") || !kf->def[0]);
+}
+
+/* A kube-controller-manager flag kcmd does not declare: checked, then accepted without effect
+ * (kept for the start-up report) or refused. 0 or -EINVAL/-ENOMEM. */
+static int compat_flag(struct mgr_config *cfg, const struct kcm_flag *kf, const char *v, char *err,
+                       size_t errlen)
+{
+	const struct kcm_compat_reason *why = kcm_compat_reason(kf->name);
+	char **grown;
+
+	if (!compat_value_ok(kf->type, v))
+		return fail(err, errlen, "invalid argument \"%s\" for \"--%s\" flag: not a %s", v,
+		            kf->name, kf->type);
+	if (why->refuse && !compat_is_default(kf, v))
+		return fail(err, errlen,
+		            "--%s=%s: a kube-controller-manager flag kcmd refuses: %s; remove it",
+		            kf->name, v, why->why);
+	if (!(grown = realloc(cfg->kcm_noop, (cfg->n_kcm_noop + 1) * sizeof(*grown))))
+		return fail(err, errlen, "out of memory");
+	cfg->kcm_noop = grown;
+	if (asprintf(&cfg->kcm_noop[cfg->n_kcm_noop], "--%s=%s: %s", kf->name, v, why->why) < 0)
+		return fail(err, errlen, "out of memory");
+	cfg->n_kcm_noop++;
+	return 0;
+}
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -491,15 +505,24 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			continue;
 		}
 		if (!f) {
-			for (size_t k = 0; k < sizeof(kcm_unsupported) / sizeof(kcm_unsupported[0]);
-			     k++)
-				if (strcmp(kcm_unsupported[k], nbuf) == 0)
-					return fail(err, errlen,
-					            "--%s is a kube-controller-manager flag that "
-					            "kcmd does not "
-					            "support; remove it (see kcmd --help)",
-					            nbuf);
-			return fail(err, errlen, "unknown flag --%s (see kcmd --help)", nbuf);
+			const struct kcm_flag *kf = kcm_flag_find(nbuf);
+			if (!kf)
+				return fail(err, errlen, "unknown flag --%s (see kcmd --help)",
+				            nbuf);
+			if (!val) {
+				if (!strcmp(kf->type, "bool")) {
+					val = "true";
+				} else {
+					if (i + 1 >= argc)
+						return fail(err, errlen, "flag --%s needs a value",
+						            nbuf);
+					val = argv[++i];
+				}
+			}
+			int r = compat_flag(cfg, kf, val, err, errlen);
+			if (r < 0)
+				return r;
+			continue;
 		}
 		if (!val) {
 			if (f->type == F_BOOL) {
@@ -540,6 +563,20 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 	if (cfg->kube_api_burst < 1 && cfg->kube_api_qps > 0)
 		return fail(err, errlen,
 		            "--kube-api-burst must be at least 1 when --kube-api-qps > 0");
+	if (cfg->tls_min_version && *cfg->tls_min_version &&
+	    strcmp(cfg->tls_min_version, "VersionTLS10") &&
+	    strcmp(cfg->tls_min_version, "VersionTLS11") &&
+	    strcmp(cfg->tls_min_version, "VersionTLS12") &&
+	    strcmp(cfg->tls_min_version, "VersionTLS13"))
+		return fail(err, errlen,
+		            "--tls-min-version: unknown tls version %s (want VersionTLS10, "
+		            "VersionTLS11, VersionTLS12 or VersionTLS13)",
+		            cfg->tls_min_version);
+	/* an empty value is kcm's default: none */
+	if (cfg->tls_cert_file && !*cfg->tls_cert_file)
+		cfg->tls_cert_file = NULL;
+	if (cfg->tls_private_key_file && !*cfg->tls_private_key_file)
+		cfg->tls_private_key_file = NULL;
 	if ((cfg->tls_cert_file == NULL) != (cfg->tls_private_key_file == NULL))
 		return fail(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
 	return 0;
@@ -575,6 +612,19 @@ void mgr_flags_usage(FILE *out)
 	        names);
 	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
 		fprintf(out, "  --%-34s %s\n", flags[k].name, flags[k].help);
+	fprintf(out,
+	        "\nEvery other flag of kube-controller-manager v1.37 (%zu flags in all) is "
+	        "accepted: its "
+	        "value is checked\nas kcm checks it and it is reported once at start as having no "
+	        "effect, with the reason.\nRefused when set: ",
+	        kcm_flags_n);
+	for (size_t k = 0, first = 1; k < kcm_compat_reasons_n; k++)
+		if (kcm_compat_reasons[k].refuse) {
+			fprintf(out, "%s%s", first ? "" : ", ", kcm_compat_reasons[k].prefix);
+			first = 0;
+		}
+	fprintf(out, ".\n--feature-gates takes every gate of kube-controller-manager v1.37; those "
+	             "kcmd does not act on\nare reported when set away from their default.\n");
 	fprintf(out, "\nControllers (--controllers; on = turned on by '*'):\n");
 	for (size_t i = 0; i < kcmd_registry_count(); i++) {
 		const struct kcmd_controller *c = kcmd_registry_at(i);

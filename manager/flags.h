@@ -52,6 +52,7 @@ struct mgr_config {
 	const char *tls_cert_file;
 	const char *tls_private_key_file;
 	const char *cert_dir;
+	const char *tls_min_version;          /* --tls-min-version: NULL/"" or VersionTLS1[0-3] */
 	bool use_service_account_credentials; /* false */
 	struct kcmd_features features;        /* --feature-gates, applied onto the defaults */
 	const char *controllers_arg;          /* --controllers as given (NULL: default), /flagz */
@@ -66,6 +67,10 @@ struct mgr_config {
 	uint64_t worker_idle_timeout_us; /* --worker-idle-timeout, 60 s; 0: all workers always */
 	const char *libexec_dir; /* --libexec-dir: where kcmd-informerd / kcmd-worker live */
 	bool help, version;
+	/* kube-controller-manager flags kcmd accepts without effect, as "--name=value: why", in
+	 * the order given (the manager logs each once at start) */
+	char **kcm_noop;
+	size_t n_kcm_noop;
 };
 
 /* Fills cfg with the defaults (kcm's, kcmd's own, every registered controller's). cfg must be

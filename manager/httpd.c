@@ -2026,7 +2026,9 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 		if (!cfg->plain_http) {
 			OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem);
 			OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem);
-			OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)MGR_HTTPD_TLS_PRIORITY);
+			OPT(MHD_OPTION_HTTPS_PRIORITIES, 0,
+			    (void *)(cfg->tls13_only ? MGR_HTTPD_TLS13_PRIORITY
+			                             : MGR_HTTPD_TLS_PRIORITY));
 			if (h->trust_pem) /* MHD then asks for (does not require) a client
 			                     certificate; each authenticator verifies it with its CA
 			                   */

@@ -86,8 +86,9 @@ void mgr_httpd_auth_defaults(struct mgr_httpd_auth_opts *o);
 /* Checks --authorization-always-allow-paths as kcm does ('*' only at the end). 0 or -EINVAL. */
 int mgr_httpd_check_paths(const char *paths, char *err, size_t errlen);
 
-#define MGR_HTTPD_PER_IP       16 /* connections per client address */
-#define MGR_HTTPD_TLS_PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+#define MGR_HTTPD_PER_IP         16 /* connections per client address */
+#define MGR_HTTPD_TLS_PRIORITY   "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+#define MGR_HTTPD_TLS13_PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3"
 
 struct mgr_httpd_config {
 	const char *bind_address; /* "0.0.0.0", "127.0.0.1", "::" */
@@ -98,6 +99,7 @@ struct mgr_httpd_config {
 	/* NULL: the defaults (kcm's, outside a pod: only the always-allowed paths are served) */
 	const struct mgr_httpd_auth_opts *auth;
 	unsigned conn_timeout_s; /* idle connection timeout; 0: 30 s */
+	bool tls13_only;         /* --tls-min-version=VersionTLS13 */
 };
 
 int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, struct mgr_httpd **ret,

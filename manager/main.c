@@ -37,6 +37,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/restmetrics.h"
+#include "controllers/kcm-compat.h"
 #include "controllers/registry.h"
 #include "manager/flags.h"
 #include "manager/httpd.h"
@@ -1662,6 +1663,32 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kcmd: out of memory\n");
 		return 1;
 	}
+	/* kube-controller-manager's flags and gates that kcmd accepts without effect: each said
+	 * once, so nothing given is silently ignored */
+	for (size_t i = 0; i < m->cfg.n_kcm_noop; i++)
+		log_warning("%s (accepted for kube-controller-manager compatibility, no effect)",
+		            m->cfg.kcm_noop[i]);
+	{
+		char ign[2048];
+		int n = kcmd_features_ignored(&m->cfg.features, ign, sizeof(ign));
+		if (n != 0)
+			log_warning(
+			        "--feature-gates: %s: kube-controller-manager gates kcmd does not "
+			        "act on (accepted, no effect)",
+			        n > 0 ? ign : "(more than fit here)");
+	}
+	if (!m->cfg.controllers_arg || strchr(m->cfg.controllers_arg, '*')) {
+		char missing[2048];
+		size_t k = kcm_controllers_missing(missing, sizeof(missing));
+		if (k)
+			log_warning(
+			        "--controllers: '*' in kube-controller-manager v1.37 also covers "
+			        "%zu controllers (some only behind feature gates) that kcmd does "
+			        "not "
+			        "build, so nothing runs them here: %s (run them in "
+			        "kube-controller-manager beside kcmd)",
+			        k, missing);
+	}
 	if (!(m->ctl = calloc(m->cfg.n_ctl ? m->cfg.n_ctl : 1, sizeof(*m->ctl)))) {
 		fprintf(stderr, "kcmd: out of memory\n");
 		return 1;
@@ -1778,12 +1805,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (m->cfg.secure_port > 0) {
-		struct mgr_httpd_config hc = {.bind_address = m->cfg.bind_address,
-		                              .port = m->cfg.secure_port,
-		                              .tls_cert_file = m->cfg.tls_cert_file,
-		                              .tls_key_file = m->cfg.tls_private_key_file,
-		                              .cert_dir = m->cfg.cert_dir,
-		                              .auth = &m->cfg.auth};
+		struct mgr_httpd_config hc = {
+		        .bind_address = m->cfg.bind_address,
+		        .port = m->cfg.secure_port,
+		        .tls_cert_file = m->cfg.tls_cert_file,
+		        .tls_key_file = m->cfg.tls_private_key_file,
+		        .cert_dir = m->cfg.cert_dir,
+		        .auth = &m->cfg.auth,
+		        .tls13_only = m->cfg.tls_min_version &&
+		                      !strcmp(m->cfg.tls_min_version, "VersionTLS13")};
 		r = mgr_httpd_new(m->loop, &hc, &m->httpd, err, sizeof(err));
 		if (r < 0) {
 			log_error("--secure-port %d: %s", m->cfg.secure_port, err);

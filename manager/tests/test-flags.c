@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "lib/goflag.h"
+#include "controllers/kcm-compat.h"
+#include "lib/kcm-catalogue.h"
 #include "manager/flags.h"
 
 #define RS                  "replicaset-controller"
@@ -87,6 +89,48 @@ static void test_spellings(void **state)
 	mgr_config_free(&c);
 }
 
+/* kube-controller-manager's flags kcmd does not implement: accepted when the value is of the
+ * flag's type, kept for the start-up report with the reason; refused where ignoring would
+ * mislead. */
+static void test_kcm_flags_without_effect(void **state)
+{
+	(void)state;
+	struct mgr_config c = {0};
+	char err[512] = "";
+
+	assert_int_equal(kcm_compat_selfcheck(err, sizeof(err)), 0);
+	assert_int_equal(PARSE(&c, err, "--cloud-provider=external", "--profiling",
+	                       "--pv-recycler-minimum-timeout-nfs", "300",
+	                       "--node-cidr-mask-size-ipv4=24"),
+	                 0);
+	assert_int_equal(c.n_kcm_noop, 4);
+	assert_non_null(strstr(c.kcm_noop[0], "--cloud-provider=external: kcmd runs no cloud"));
+	assert_string_equal(c.kcm_noop[1],
+	                    "--profiling=true: kcmd serves no /debug/pprof (Go's profiler)");
+	assert_non_null(strstr(c.kcm_noop[2], "--pv-recycler-minimum-timeout-nfs=300"));
+	assert_non_null(strstr(c.kcm_noop[3], "node-ipam-controller is not built"));
+	/* the value is checked against the flag's pflag type */
+	assert_int_equal(PARSE(&c, err, "--pv-recycler-minimum-timeout-nfs=ten"), -EINVAL);
+	assert_non_null(
+	        strstr(err, "invalid argument \"ten\" for \"--pv-recycler-minimum-timeout-nfs\""));
+	assert_int_equal(PARSE(&c, err, "--route-reconciliation-period=10x"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--enable-dynamic-provisioning=maybe"), -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--pv-recycler-minimum-timeout-nfs=99999999999"), -EINVAL);
+	/* refused away from kcm's default, accepted at it */
+	assert_int_equal(PARSE(&c, err, "--tls-cipher-suites=TLS_AES_128_GCM_SHA256"), -EINVAL);
+	assert_non_null(strstr(err, "kcmd refuses"));
+	assert_int_equal(PARSE(&c, err, "--tls-cipher-suites="), 0);
+	assert_int_equal(PARSE(&c, err, "--emulated-version=kube=1.36"), -EINVAL);
+	/* still unknown: neither kcmd's nor kcm's */
+	assert_int_equal(PARSE(&c, err, "--no-such-flag=1"), -EINVAL);
+	assert_non_null(strstr(err, "unknown flag --no-such-flag"));
+	/* a kcm flag kcmd implements is not reported */
+	assert_int_equal(PARSE(&c, err, "--tls-min-version=VersionTLS13", "--kube-api-qps=5"), 0);
+	assert_int_equal(c.n_kcm_noop, 0);
+	assert_int_equal(PARSE(&c, err, "--tls-min-version=TLS13"), -EINVAL);
+	mgr_config_free(&c);
+}
+
 static void test_feature_gates(void **state)
 {
 	(void)state;
@@ -120,6 +164,21 @@ static void test_feature_gates(void **state)
 	/* errors name the gate, as kube-controller-manager's do */
 	assert_int_equal(PARSE(&c, err, "--feature-gates=NoSuchGate=true"), -EINVAL);
 	assert_non_null(strstr(err, "unrecognized feature gate: NoSuchGate"));
+	/* every kube-controller-manager v1.37 gate is accepted (also as kcm's help spells it,
+	 * "kube:Name"); those kcmd does not act on are reported when set away from their default */
+	assert_true(kcm_gates_n > 100 && kcm_gates_n <= KCMD_KCM_GATES_MAX);
+	assert_int_equal(PARSE(&c, err,
+	                       "--feature-gates=kube:APIServingWithRoutine=true,"
+	                       "APIResponseCompression=true,kube:PodDeletionCost=false"),
+	                 0);
+	assert_false(c.features.on[KCMD_FEAT_POD_DELETION_COST]);
+	assert_true(kcmd_features_ignored(&c.features, buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "APIServingWithRoutine=true"); /* the other is its default */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllAlpha=false"), 0);
+	assert_true(kcmd_features_ignored(&c.features, buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "AllAlpha=false");
+	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost=true"), 0);
+	assert_int_equal(kcmd_features_ignored(&c.features, buf, sizeof(buf)), 0);
 	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost"), -EINVAL);
 	assert_non_null(strstr(err, "missing bool value for PodDeletionCost"));
 	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost=maybe"), -EINVAL);
@@ -183,10 +242,8 @@ static void test_errors_name_the_flag(void **state)
 	struct mgr_config c = {0};
 	char err[256] = "";
 
-	assert_int_equal(PARSE(&c, err, "--cluster-cidr=10.0.0.0/8"), -EINVAL);
-	assert_non_null(strstr(
-	        err,
-	        "--cluster-cidr is a kube-controller-manager flag that kcmd does not support"));
+	/* a kcm flag kcmd does not implement is accepted (test_kcm_flags_without_effect) */
+	assert_int_equal(PARSE(&c, err, "--cluster-cidr=10.0.0.0/8"), 0);
 	assert_int_equal(PARSE(&c, err, "--no-such-flag"), -EINVAL);
 	assert_non_null(strstr(err, "unknown flag --no-such-flag"));
 	assert_int_equal(PARSE(&c, err, "--kube-api-burst=abc"), -EINVAL);
@@ -335,6 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_defaults_match_kcm),
 	        cmocka_unit_test(test_spellings),
+	        cmocka_unit_test(test_kcm_flags_without_effect),
 	        cmocka_unit_test(test_feature_gates),
 	        cmocka_unit_test(test_controllers),
 	        cmocka_unit_test(test_errors_name_the_flag),
