@@ -90,6 +90,7 @@ const struct mgr_controller_config *mgr_controller(const struct mgr_config *cfg,
 
 enum ftype {
 	F_STR,
+	F_IP, /* pflag's IP: an IPv4 or IPv6 address (net.ParseIP) */
 	F_PATHS,
 	F_BOOL,
 	F_INT,
@@ -146,7 +147,7 @@ static const struct flagdef flags[] = {
          "Namespace of the Lease (default kube-system)."},
         {"secure-port", F_PORT, OFF(secure_port),
          "HTTPS port for /healthz, /readyz, /livez and /metrics; 0 disables (default 10257)."},
-        {"bind-address", F_STR, OFF(bind_address), "Address to serve HTTPS on (default 0.0.0.0)."},
+        {"bind-address", F_IP, OFF(bind_address), "Address to serve HTTPS on (default 0.0.0.0)."},
         {"tls-cert-file", F_STR, OFF(tls_cert_file),
          "Serving certificate; a self-signed one is made when absent."},
         {"tls-private-key-file", F_STR, OFF(tls_private_key_file), "Key of --tls-cert-file."},
@@ -400,6 +401,17 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 	case F_STR:
 		*(const char **)(base + f->off) = v;
 		return 0;
+	case F_IP: {
+		unsigned char buf[sizeof(struct in6_addr)];
+		if (inet_pton(AF_INET, v, buf) != 1 && inet_pton(AF_INET6, v, buf) != 1)
+			return fail(
+			        err, errlen,
+			        "invalid argument \"%s\" for \"--%s\" flag: failed to parse IP: "
+			        "\"%s\"",
+			        v, f->name, v);
+		*(const char **)(base + f->off) = v;
+		return 0;
+	}
 	case F_PATHS:
 		if (mgr_httpd_check_paths(v, err, errlen) < 0) {
 			char why[200];
@@ -711,6 +723,7 @@ int mgr_flags_flagz(const struct mgr_config *cfg, char **ret, size_t *ret_len)
 			continue;
 		switch (f->type) {
 		case F_STR:
+		case F_IP:
 		case F_LOCK:
 			s = *(const char *const *)(base + f->off);
 			snprintf(v, sizeof(v), "%s", s ? s : "");
