@@ -111,17 +111,18 @@ struct mgr_httpd {
 	struct hreq *inflight; /* requests waiting for a review (to cancel them at the end) */
 
 	/* reloading the client CAs (kcm's dynamic CA content), "CA reload" below */
-	char *client_ca_path, *rh_ca_path; /* the flags' files, or NULL */
-	bool client_from_cm, rh_from_cm;   /* else looked up in the ConfigMap, read every minute */
-	struct tls_cred *cred;             /* what new connections get; NULL: plain HTTP */
-	int ino_fd;                        /* inotify on the files' folders, or -1 */
+	char *client_ca_path, *rh_ca_path;  /* the flags' files, or NULL */
+	char *tls_cert_path, *tls_key_path; /* --tls-cert-file/--tls-private-key-file, or NULL */
+	bool client_from_cm, rh_from_cm;    /* else looked up in the ConfigMap, read every minute */
+	struct tls_cred *cred;              /* what new connections get; NULL: plain HTTP */
+	int ino_fd;                         /* inotify on the files' folders, or -1 */
 	struct ipc_source *ino_src, *ca_timer, *cm_src;
 	pthread_t cm_th;
 	bool cm_started, cm_stop;
 	pthread_cond_t cm_cv;
 	int cm_efd;               /* ConfigMap thread -> loop: a fetch finished */
 	struct ca_set *cm_result; /* its last result, taken by the loop; guarded by mu */
-	uint64_t ca_reloads;
+	uint64_t ca_reloads, cert_reloads;
 
 	/* the render thread for mounted handlers */
 	pthread_t render_th;
@@ -355,6 +356,10 @@ static int load_or_make_cert(struct mgr_httpd *h, const struct mgr_httpd_config 
 			         cfg->tls_key_file, strerror(-r));
 			return r;
 		}
+		/* followed while serving ("CA reload") */
+		if (!(h->tls_cert_path = strdup(cfg->tls_cert_file)) ||
+		    !(h->tls_key_path = strdup(cfg->tls_key_file)))
+			return -ENOMEM;
 		return 0;
 	}
 	if (cfg->cert_dir) {
@@ -2069,12 +2074,14 @@ static void cred_put(struct tls_cred *tc)
 	}
 }
 
-/* The serving pair and trust_pem (the CAs a CertificateRequest names). */
-static int cred_new(const struct mgr_httpd *h, const char *trust_pem, struct tls_cred **ret)
+/* A serving pair (the key must match the certificate) and trust_pem (the CAs a
+ * CertificateRequest names). */
+static int cred_new_pair(const char *cert_pem, const char *key_pem, const char *trust_pem,
+                         struct tls_cred **ret)
 {
 	struct tls_cred *tc = calloc(1, sizeof(*tc));
-	gnutls_datum_t cert = {(unsigned char *)h->cert_pem, (unsigned)strlen(h->cert_pem)},
-	               key = {(unsigned char *)h->key_pem, (unsigned)strlen(h->key_pem)};
+	gnutls_datum_t cert = {(unsigned char *)cert_pem, (unsigned)strlen(cert_pem)},
+	               key = {(unsigned char *)key_pem, (unsigned)strlen(key_pem)};
 
 	if (!tc)
 		return -ENOMEM;
@@ -2096,6 +2103,11 @@ fail:
 	gnutls_certificate_free_credentials(tc->c);
 	free(tc);
 	return -EINVAL;
+}
+
+static int cred_new(const struct mgr_httpd *h, const char *trust_pem, struct tls_cred **ret)
+{
+	return cred_new_pair(h->cert_pem, h->key_pem, trust_pem, ret);
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: a new connection's TLS session gets the credentials in force. */
@@ -2275,12 +2287,56 @@ out:
 	return r;
 }
 
+/* kcm's dynamic serving content: --tls-cert-file and --tls-private-key-file read again; a pair
+ * whose key matches its certificate is served to the connections that open after it. A
+ * half-written rotation (the certificate new, the key not yet) is refused until both are. */
+static void serving_reload(struct mgr_httpd *h)
+{
+	char *cert = NULL, *key = NULL;
+	struct tls_cred *tc = NULL;
+	int r;
+
+	if (!h->tls_cert_path || !h->cred)
+		return;
+	if ((r = read_file(h->tls_cert_path, &cert)) < 0 ||
+	    (r = read_file(h->tls_key_path, &key)) < 0) {
+		log_error("Failed to reload the serving certificate %s / %s: %s (the one in use "
+		          "stays)",
+		          h->tls_cert_path, h->tls_key_path, strerror(-r));
+		goto out;
+	}
+	if (str_same(cert, h->cert_pem) && str_same(key, h->key_pem))
+		goto out;
+	if ((r = cred_new_pair(cert, key, h->trust_pem, &tc)) < 0) {
+		log_error(
+		        "Not reloading the serving certificate %s: the key %s does not match it or "
+		        "one of them is not PEM (the one in use stays)",
+		        h->tls_cert_path, h->tls_key_path);
+		goto out;
+	}
+	log_info("Loaded a new cert/key pair from %s and %s", h->tls_cert_path, h->tls_key_path);
+	free(h->cert_pem);
+	explicit_bzero(h->key_pem, strlen(h->key_pem));
+	free(h->key_pem);
+	h->cert_pem = cert, h->key_pem = key, cert = key = NULL;
+	cred_put(h->cred);
+	h->cred = tc;
+	__atomic_add_fetch(&h->cert_reloads, 1, __ATOMIC_RELAXED);
+out:
+	free(cert);
+	if (key) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+	}
+}
+
 static void ca_reload_files(struct mgr_httpd *h)
 {
 	struct ca_set nw;
 
-	if (ca_candidate(h, true, NULL, &nw) == 0)
+	if ((h->client_ca_path || h->rh_ca_path) && ca_candidate(h, true, NULL, &nw) == 0)
 		ca_apply(h, &nw);
+	serving_reload(h);
 }
 
 static int on_ca_timer(struct ipc_source *s, uint64_t now, void *userdata)
@@ -2372,16 +2428,18 @@ static int on_cm(struct ipc_source *s, int fd, uint32_t revents, void *userdata)
  * the minute's reading still runs. */
 static int ca_reload_start(struct mgr_httpd *h)
 {
-	const char *paths[2] = {h->client_ca_path, h->rh_ca_path};
+	const char *paths[4] = {h->client_ca_path, h->rh_ca_path, h->tls_cert_path,
+	                        h->tls_key_path};
 	int r;
 
 	if (!h->cred)
 		return 0;
-	if (h->client_ca_path || h->rh_ca_path) {
+	if (h->client_ca_path || h->rh_ca_path || h->tls_cert_path) {
 		if ((h->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
-			log_warning("inotify: %s: the CA files are read again every minute only",
+			log_warning("inotify: %s: the CA and serving files are read again every "
+			            "minute only",
 			            strerror(errno));
-		for (int i = 0; i < 2 && h->ino_fd >= 0; i++) {
+		for (int i = 0; i < 4 && h->ino_fd >= 0; i++) {
 			char *dir;
 			if (!paths[i] || !(dir = strdup(paths[i])))
 				continue;
@@ -2440,6 +2498,11 @@ static void ca_reload_stop(struct mgr_httpd *h)
 uint64_t mgr_httpd_ca_reloads(const struct mgr_httpd *h)
 {
 	return __atomic_load_n(&h->ca_reloads, __ATOMIC_RELAXED);
+}
+
+uint64_t mgr_httpd_cert_reloads(const struct mgr_httpd *h)
+{
+	return __atomic_load_n(&h->cert_reloads, __ATOMIC_RELAXED);
 }
 
 const char *mgr_httpd_auth_summary(const struct mgr_httpd *h)
@@ -2600,6 +2663,8 @@ struct mgr_httpd *mgr_httpd_free(struct mgr_httpd *h)
 	pthread_cond_destroy(&h->cm_cv);
 	free(h->client_ca_path);
 	free(h->rh_ca_path);
+	free(h->tls_cert_path);
+	free(h->tls_key_path);
 	reviewer_free(&h->authn);
 	reviewer_free(&h->authz);
 	cache_clear(h->token_cache);

@@ -117,6 +117,9 @@ void mgr_httpd_auth_stats(const struct mgr_httpd *h, struct mgr_httpd_auth_stats
  * watched and read every minute, the looked-up ConfigMap read every minute; httpd.c "CA
  * reload"). */
 uint64_t mgr_httpd_ca_reloads(const struct mgr_httpd *h);
+/* How often the serving pair (--tls-cert-file, --tls-private-key-file) changed since the start:
+ * followed the same way, a key that does not match its certificate is refused. */
+uint64_t mgr_httpd_cert_reloads(const struct mgr_httpd *h);
 
 /* Registers a check under /healthz and /livez (liveness) or /readyz (readiness) or both.
  * name is copied. Returns 0 or -ENOMEM. */

@@ -1193,6 +1193,75 @@ static void test_client_ca_reload(void **state)
 	rmdir(dir);
 }
 
+/* kcm's dynamic serving content: a new --tls-cert-file/--tls-private-key-file pair is served to
+ * the next connection; a certificate whose key has not been written yet is refused until it is. */
+static void test_serving_cert_reload(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_httpd *h;
+	char err[512], url[256], dir[] = "/tmp/kcmd-servreload-XXXXXX", crt[300], key[300],
+	                         ca_a[300], ca_b[300];
+	pthread_t th;
+	static struct resp r;
+	gnutls_x509_crt_t a, b, sa, sb;
+	gnutls_x509_privkey_t a_k, b_k, sa_k, sb_k;
+
+	issue(NULL, NULL, "serving-ca-a", NULL, false, &a, &a_k);
+	issue(NULL, NULL, "serving-ca-b", NULL, false, &b, &b_k);
+	issue(a, a_k, "kcmd-a", NULL, false, &sa, &sa_k);
+	issue(b, b_k, "kcmd-b", NULL, false, &sb, &sb_k);
+	assert_non_null(mkdtemp(dir));
+	snprintf(crt, sizeof(crt), "%s/tls.crt", dir);
+	snprintf(key, sizeof(key), "%s/tls.key", dir);
+	snprintf(ca_a, sizeof(ca_a), "%s/ca-a.crt", dir);
+	snprintf(ca_b, sizeof(ca_b), "%s/ca-b.crt", dir);
+	char *pa = pem_of_crt(a), *pb = pem_of_crt(b), *psa = pem_of_crt(sa), *psb = pem_of_crt(sb),
+	     *ksa = pem_of_key(sa_k), *ksb = pem_of_key(sb_k);
+	replace_file(ca_a, pa, NULL);
+	replace_file(ca_b, pb, NULL);
+	replace_file(crt, psa, NULL);
+	replace_file(key, ksa, NULL);
+
+	struct mgr_httpd_config cfg = {
+	        .bind_address = "127.0.0.1", .tls_cert_file = crt, .tls_key_file = key};
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
+	atomic_store(&stop_loop, false);
+	pthread_create(&th, NULL, loop_thread, loop);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/healthz", mgr_httpd_port(h));
+	assert_int_equal(get(url, NULL, &r, true, ca_a), 200);
+	assert_int_equal(get(url, NULL, &r, true, ca_b), 0); /* not signed by b: refused */
+
+	replace_file(crt, psb, NULL); /* the new certificate, its key not written yet */
+	usleep(300000);
+	assert_int_equal(get(url, NULL, &r, true, ca_a), 200);
+	assert_int_equal(mgr_httpd_cert_reloads(h), 0);
+	replace_file(key, ksb, NULL);
+	long code = 0;
+	for (int i = 0; i < 100 && (code = get(url, NULL, &r, true, ca_b)) != 200; i++)
+		usleep(50000);
+	assert_int_equal(code, 200);
+	assert_int_equal(get(url, NULL, &r, true, ca_a), 0);
+	assert_int_equal(mgr_httpd_cert_reloads(h), 1);
+
+	atomic_store(&stop_loop, true);
+	pthread_join(th, NULL);
+	mgr_httpd_free(h);
+	ipc_loop_free(loop);
+	free(pa), free(pb), free(psa), free(psb), free(ksa), free(ksb);
+	gnutls_x509_crt_t crts[] = {a, b, sa, sb};
+	gnutls_x509_privkey_t keys[] = {a_k, b_k, sa_k, sb_k};
+	for (int i = 0; i < 4; i++) {
+		gnutls_x509_crt_deinit(crts[i]);
+		gnutls_x509_privkey_deinit(keys[i]);
+	}
+	const char *files[] = {crt, key, ca_a, ca_b};
+	for (int i = 0; i < 4; i++)
+		unlink(files[i]);
+	rmdir(dir);
+}
+
 static int mkpath(const char *dir)
 {
 	char cmd[600];
@@ -1317,6 +1386,7 @@ int main(void)
 	        cmocka_unit_test(test_render_off_loop),
 	        cmocka_unit_test(test_client_certificates),
 	        cmocka_unit_test(test_client_ca_reload),
+	        cmocka_unit_test(test_serving_cert_reload),
 	        cmocka_unit_test(test_request_headers),
 	        cmocka_unit_test(test_in_cluster_reviewers),
 	};
