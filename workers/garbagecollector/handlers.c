@@ -320,8 +320,9 @@ unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx)
 	/* the negative control of e2e TestGC_InformerdKilledDuringCreation, never set otherwise */
 	const char *no_seed = getenv("KCMD_TEST_GC_NO_SEED");
 	if (no_seed && !strcmp(no_seed, "1")) {
-		log_warning("KCMD_TEST_GC_NO_SEED=1: the graph is not seeded from the arena (a test "
-		            "seam: objects that do not change after a restart stay unknown)");
+		log_warning(
+		        "KCMD_TEST_GC_NO_SEED=1: the graph is not seeded from the arena (a test "
+		        "seam: objects that do not change after a restart stay unknown)");
 		return 0;
 	}
 	for (int pass = 0; pass < 2; pass++)
