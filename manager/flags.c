@@ -467,6 +467,23 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 	return fail(err, errlen, "--%s: internal error", f->name);
 }
 
+/* A flag's value: the "=value" part, else "true" for a bool (pflag's NoOptDefVal), else the next
+ * argument (taken: *i moves on). 0, or -EINVAL when the value is missing. */
+static int flag_value(const char *name, bool is_bool, int argc, char **argv, int *i,
+                      const char **val, char *err, size_t errlen)
+{
+	if (*val)
+		return 0;
+	if (is_bool) {
+		*val = "true";
+		return 0;
+	}
+	if (*i + 1 >= argc)
+		return fail(err, errlen, "flag --%s needs a value", name);
+	*val = argv[++*i];
+	return 0;
+}
+
 int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, size_t errlen)
 {
 	for (int i = 1; i < argc; i++) {
@@ -499,16 +516,9 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 				cv = cfg->ctl[k].values;
 		if (!f && cv) {
 			const struct kcmd_flag *cf = kcmd_flag_values_find(cv, nbuf);
-			if (!val) {
-				if (cf->type == KCMD_FLAG_BOOL) {
-					val = "true";
-				} else {
-					if (i + 1 >= argc)
-						return fail(err, errlen, "flag --%s needs a value",
-						            nbuf);
-					val = argv[++i];
-				}
-			}
+			if (flag_value(nbuf, cf->type == KCMD_FLAG_BOOL, argc, argv, &i, &val, err,
+			               errlen) < 0)
+				return -EINVAL;
 			int r = kcmd_flag_values_set(cv, nbuf, val, err, errlen);
 			if (r == -ENOMEM)
 				return fail(err, errlen, "--%s: out of memory", nbuf);
@@ -521,30 +531,16 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			if (!kf)
 				return fail(err, errlen, "unknown flag --%s (see kcmd --help)",
 				            nbuf);
-			if (!val) {
-				if (!strcmp(kf->type, "bool")) {
-					val = "true";
-				} else {
-					if (i + 1 >= argc)
-						return fail(err, errlen, "flag --%s needs a value",
-						            nbuf);
-					val = argv[++i];
-				}
-			}
+			if (flag_value(nbuf, !strcmp(kf->type, "bool"), argc, argv, &i, &val, err,
+			               errlen) < 0)
+				return -EINVAL;
 			int r = compat_flag(cfg, kf, val, err, errlen);
 			if (r < 0)
 				return r;
 			continue;
 		}
-		if (!val) {
-			if (f->type == F_BOOL) {
-				val = "true";
-			} else {
-				if (i + 1 >= argc)
-					return fail(err, errlen, "flag --%s needs a value", nbuf);
-				val = argv[++i];
-			}
-		}
+		if (flag_value(nbuf, f->type == F_BOOL, argc, argv, &i, &val, err, errlen) < 0)
+			return -EINVAL;
 		int r = set_flag(cfg, f, val, err, errlen);
 		if (r < 0)
 			return r;

@@ -1098,6 +1098,23 @@ static void test_client_certificates(void **state)
 	rmdir(dir);
 }
 
+/* Stops the loop thread, frees the server and its loop. */
+static void stop_server(pthread_t th, struct mgr_httpd *h, struct ipc_loop *loop)
+{
+	atomic_store(&stop_loop, true);
+	pthread_join(th, NULL);
+	mgr_httpd_free(h);
+	ipc_loop_free(loop);
+}
+
+static void deinit_pairs(gnutls_x509_crt_t *crts, gnutls_x509_privkey_t *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		gnutls_x509_crt_deinit(crts[i]);
+		gnutls_x509_privkey_deinit(keys[i]);
+	}
+}
+
 /* Swaps path's content at once (a rename, as a Secret volume's update or an editor's save). */
 static void replace_file(const char *path, const char *a, const char *b)
 {
@@ -1178,17 +1195,10 @@ static void test_client_ca_reload(void **state)
 	assert_int_equal(get_cert(url, c2, k2, &r), 200);
 	assert_int_equal(mgr_httpd_ca_reloads(h), 2);
 
-	atomic_store(&stop_loop, true);
-	pthread_join(th, NULL);
-	mgr_httpd_free(h);
-	ipc_loop_free(loop);
+	stop_server(th, h, loop);
 	free(ca_pem), free(other_pem), free(c1), free(k1), free(c2), free(k2);
-	gnutls_x509_crt_t crts[] = {ca, other_ca, carol, mallory};
-	gnutls_x509_privkey_t keys[] = {ca_k, other_k, carol_k, mallory_k};
-	for (int i = 0; i < 4; i++) {
-		gnutls_x509_crt_deinit(crts[i]);
-		gnutls_x509_privkey_deinit(keys[i]);
-	}
+	deinit_pairs((gnutls_x509_crt_t[]){ca, other_ca, carol, mallory},
+	             (gnutls_x509_privkey_t[]){ca_k, other_k, carol_k, mallory_k}, 4);
 	unlink(cafile);
 	rmdir(dir);
 }
@@ -1245,17 +1255,10 @@ static void test_serving_cert_reload(void **state)
 	assert_int_equal(get(url, NULL, &r, true, ca_a), 0);
 	assert_int_equal(mgr_httpd_cert_reloads(h), 1);
 
-	atomic_store(&stop_loop, true);
-	pthread_join(th, NULL);
-	mgr_httpd_free(h);
-	ipc_loop_free(loop);
+	stop_server(th, h, loop);
 	free(pa), free(pb), free(psa), free(psb), free(ksa), free(ksb);
-	gnutls_x509_crt_t crts[] = {a, b, sa, sb};
-	gnutls_x509_privkey_t keys[] = {a_k, b_k, sa_k, sb_k};
-	for (int i = 0; i < 4; i++) {
-		gnutls_x509_crt_deinit(crts[i]);
-		gnutls_x509_privkey_deinit(keys[i]);
-	}
+	deinit_pairs((gnutls_x509_crt_t[]){a, b, sa, sb},
+	             (gnutls_x509_privkey_t[]){a_k, b_k, sa_k, sb_k}, 4);
 	const char *files[] = {crt, key, ca_a, ca_b};
 	for (int i = 0; i < 4; i++)
 		unlink(files[i]);

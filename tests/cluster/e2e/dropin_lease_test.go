@@ -11,12 +11,8 @@ package e2e
 // twice), and the end state is exact.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,42 +28,20 @@ import (
 // dropinKCM runs upstream kube-controller-manager's ReplicaSet controller electing on lease.
 func dropinKCM(t *testing.T, lease string) *kcmdProc {
 	t.Helper()
-	dir := os.Getenv("KCMD_CLUSTER_BIN")
-	if dir == "" {
-		t.Fatal("KCMD_CLUSTER_BIN is not set (run through make e2e)")
-	}
-	args := append([]string{"--kubeconfig=" + env.Cluster.Kubeconfig, "--leader-elect=true",
+	p, err := launchUpstreamKCM(append([]string{"--kubeconfig=" + env.Cluster.Kubeconfig, "--leader-elect=true",
 		"--leader-elect-resource-namespace=kube-system", "--leader-elect-resource-name=" + lease,
 		"--controllers=replicaset-controller", "--use-service-account-credentials=false",
-		"--secure-port=0", "--v=2"}, fastElection...)
-	cmd := exec.Command(filepath.Join(dir, "kube-controller-manager"), args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := cmd.StderrPipe()
+		"--secure-port=0", "--v=2"}, fastElection...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &kcmdProc{cmd: cmd, done: make(chan struct{})}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64*1024), 1024*1024)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.logs = append(p.logs, sc.Text())
-			p.mu.Unlock()
-		}
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		_ = p.cmd.Process.Kill()
 		<-p.done
 		if t.Failed() {
 			for _, l := range p.Logs() {
 				if strings.Contains(l, "lease") || strings.Contains(l, "leader") || strings.Contains(l, "replica") {
-					t.Logf("kcm[%d]: %s", cmd.Process.Pid, l)
+					t.Logf("kcm[%d]: %s", p.cmd.Process.Pid, l)
 				}
 			}
 		}
