@@ -56,6 +56,8 @@ extern const struct kcmd_controller kcmd_statefulset_controller;
 /* workers/bootstrap/plugin.c */
 extern const struct kcmd_controller kcmd_token_cleaner_controller;
 extern const struct kcmd_controller kcmd_bootstrap_signer_controller;
+/* workers/legacysatoken/plugin.c */
+extern const struct kcmd_controller kcmd_legacy_sa_token_cleaner_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -82,6 +84,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_statefulset_controller,
         &kcmd_token_cleaner_controller,
         &kcmd_bootstrap_signer_controller,
+        &kcmd_legacy_sa_token_cleaner_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
