@@ -159,6 +159,7 @@ struct te_worker {
 	struct wk_ctx *ctx;
 	struct te_schedule *sched;
 	struct kcmd_metrics *met;
+	bool synced; /* both caches were listed once */
 };
 
 static int64_t now_usec(void)
@@ -563,6 +564,17 @@ static void te_sync(void *state, size_t q, const char *key, struct wk_result *re
 	struct te_worker *w = state;
 
 	*res = (struct wk_result){0};
+	/* WaitForNamedCacheSync: nothing is decided before both caches have been listed */
+	if (!w->synced) {
+		if (kcmd_cache_synced(w->ctx->arena, "", "nodes") != 1 ||
+		    kcmd_cache_synced(w->ctx->arena, "", "pods") != 1) {
+			res->requeue_after = true;
+			res->after_usec = 100000;
+			return;
+		}
+		w->synced = true;
+		kcmd_log_info("Caches are synced for %s", TE_CONTROLLER);
+	}
 	if (q == TE_Q_NODE)
 		sync_node(w, key, res);
 	else
