@@ -39,8 +39,8 @@ func teStart(t *testing.T) *kcmdProc {
 		"--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/metrics",
 		"--use-service-account-credentials", "--leader-elect=false", "--v=4")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
-	Eventually(t, 60*time.Second, "the controller's caches synced", func() (bool, string) {
-		return p.Logged("Caches are synced for taint-eviction-controller"), "not yet"
+	Eventually(t, 60*time.Second, "the controller's worker and informers ready", func() (bool, string) {
+		return p.Logged("taint-eviction-controller worker ready") && p.Logged("informers synced"), "not yet"
 	})
 	if !p.Logged("using service account kube-system/node-controller") {
 		t.Fatal("the controller does not act as kube-system/node-controller")
