@@ -361,8 +361,9 @@ static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
 		const struct te_sched *cur = te_schedule_get(w->sched, key);
 		int64_t fire = cur ? cur->fire_at : d.sched.fire_at ? d.sched.fire_at : now;
 		te_schedule_del(w->sched, key);
-		kcmd_log_v(2, "Not all taints are tolerated after update for pod on node, or its "
-		              "toleration ended pod=\"%s\" node=\"%s\"",
+		kcmd_log_v(2,
+		           "Not all taints are tolerated after update for pod on node, or its "
+		           "toleration ended pod=\"%s\" node=\"%s\"",
 		           key, node);
 		r = evict(w, ns, name, fire);
 		return r == -ENOLCK ? r : 0;

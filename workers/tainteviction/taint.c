@@ -74,7 +74,8 @@ int te_node_noexec_taints_cjson(const void *node, struct te_taints *ret)
 		ret->n++;
 		if (dup_opt(str_of(it, "key") ? str_of(it, "key") : "", &t->key) < 0 ||
 		    dup_opt(str_of(it, "value") ? str_of(it, "value") : "", &t->value) < 0 ||
-		    dup_opt(eff, &t->effect) < 0 || dup_opt(str_of(it, "timeAdded"), &t->time_added) < 0)
+		    dup_opt(eff, &t->effect) < 0 ||
+		    dup_opt(str_of(it, "timeAdded"), &t->time_added) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -135,8 +136,7 @@ int te_pod_tolerations_cjson(const void *pod, struct te_tolerations *ret)
 	if (!cJSON_IsObject(root))
 		return -EPROTO;
 	spec = cJSON_GetObjectItemCaseSensitive(root, "spec");
-	tols = cJSON_IsObject(spec) ? cJSON_GetObjectItemCaseSensitive(spec, "tolerations")
-	                            : NULL;
+	tols = cJSON_IsObject(spec) ? cJSON_GetObjectItemCaseSensitive(spec, "tolerations") : NULL;
 	if (!cJSON_IsArray(tols))
 		return 0;
 	cJSON_ArrayForEach(it, tols) n++;
@@ -149,7 +149,8 @@ int te_pod_tolerations_cjson(const void *pod, struct te_tolerations *ret)
 		struct te_toleration *t = &ret->v[ret->n++];
 		const cJSON *s = cJSON_GetObjectItemCaseSensitive(it, "tolerationSeconds");
 		if (!cJSON_IsObject(it))
-			continue; /* all fields empty: matches nothing but an empty-key taint value "" */
+			continue; /* all fields empty: matches nothing but an empty-key taint value
+			             "" */
 		if (dup_opt(str_of(it, "key") ? str_of(it, "key") : "", &t->key) < 0 ||
 		    dup_opt(str_of(it, "operator") ? str_of(it, "operator") : "", &t->op) < 0 ||
 		    dup_opt(str_of(it, "value") ? str_of(it, "value") : "", &t->value) < 0 ||
@@ -159,7 +160,9 @@ int te_pod_tolerations_cjson(const void *pod, struct te_tolerations *ret)
 			t->has_seconds = true;
 			/* an int64 in the API; cJSON keeps a double (exact up to 2^53) */
 			double d = s->valuedouble;
-			t->seconds = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
+			t->seconds = d >= 9.2e18    ? INT64_MAX
+			             : d <= -9.2e18 ? INT64_MIN
+			                            : (int64_t)d;
 		}
 	}
 	return 0;

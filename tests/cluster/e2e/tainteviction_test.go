@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,4 +276,42 @@ func TestTaintEviction_Scenarios(t *testing.T) {
 			teStays(t, ns, "taint-eviction-ns", 8*time.Second)
 		})
 	})
+}
+
+// TestTaintEviction_WorkerCrash: the worker holding a pending eviction is killed (kill -9). The
+// eviction is not lost (the requeued key outlives the worker; its successor schedules again
+// from the cache when the key comes due) and does not come early: at the earliest its
+// tolerationSeconds after the taint, at the latest that again after the crash, as upstream
+// after a restart.
+func TestTaintEviction_WorkerCrash(t *testing.T) {
+	p := teStart(t)
+	ns := Namespace(t)
+	node := "te-crash-" + strconv.FormatInt(time.Now().UnixNano()%100000, 10)
+	teNode(t, node)
+	tePod(t, ns, "taint-eviction-crash", node, 6)
+	tePod(t, ns, "taint-eviction-crash-now", node, -1)
+	start := teTaint(t, node, true)
+	teEvictedAt(t, ns, "taint-eviction-crash-now", 30*time.Second) // the worker took the node
+	time.Sleep(2 * time.Second)
+	var killed []int
+	for pid, comm := range childrenOf(p.cmd.Process.Pid) {
+		if comm == "kcmd-worker" {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			killed = append(killed, pid)
+		}
+	}
+	if len(killed) != 1 {
+		t.Fatalf("killed %v, want the one worker", killed)
+	}
+	crash := time.Now()
+	at := teEvictedAt(t, ns, "taint-eviction-crash", 60*time.Second)
+	if at.Before(start.Add(6*time.Second - time.Second)) {
+		t.Errorf("evicted %v after the taint, before its 6 s", at.Sub(start))
+	}
+	if at.After(crash.Add(6*time.Second + 15*time.Second)) {
+		t.Errorf("evicted %v after the crash", at.Sub(crash))
+	}
+	t.Logf("taint +%v, crash +%v, eviction +%v", time.Duration(0), crash.Sub(start), at.Sub(start))
 }

@@ -29,10 +29,11 @@ static void node_taints(struct te_taints *t, const int *idx)
 	char json[2048];
 	size_t n = (size_t)snprintf(json, sizeof(json), "{\"spec\":{\"taints\":[");
 	for (const int *i = idx; *i; i++)
-		n += (size_t)snprintf(json + n, sizeof(json) - n,
-		                      "%s{\"key\":\"testTaint%d\",\"value\":\"test%d\","
-		                      "\"effect\":\"NoExecute\",\"timeAdded\":\"2026-01-01T00:00:00Z\"}",
-		                      i == idx ? "" : ",", *i, *i);
+		n += (size_t)snprintf(
+		        json + n, sizeof(json) - n,
+		        "%s{\"key\":\"testTaint%d\",\"value\":\"test%d\","
+		        "\"effect\":\"NoExecute\",\"timeAdded\":\"2026-01-01T00:00:00Z\"}",
+		        i == idx ? "" : ",", *i, *i);
 	snprintf(json + n, sizeof(json) - n, "]}}");
 	assert_int_equal(te_node_noexec_taints(json, strlen(json), t), 0);
 }
@@ -44,15 +45,17 @@ static void pod_tol(struct te_tolerations *t, int idx, long long dur)
 	if (idx == 0)
 		snprintf(json, sizeof(json), "{\"spec\":{\"nodeName\":\"node1\"}}");
 	else if (dur < 0)
-		snprintf(json, sizeof(json),
-		         "{\"spec\":{\"tolerations\":[{\"key\":\"testTaint%d\",\"value\":\"test%d\","
-		         "\"effect\":\"NoExecute\"}]}}",
-		         idx, idx);
+		snprintf(
+		        json, sizeof(json),
+		        "{\"spec\":{\"tolerations\":[{\"key\":\"testTaint%d\",\"value\":\"test%d\","
+		        "\"effect\":\"NoExecute\"}]}}",
+		        idx, idx);
 	else
-		snprintf(json, sizeof(json),
-		         "{\"spec\":{\"tolerations\":[{\"key\":\"testTaint%d\",\"value\":\"test%d\","
-		         "\"effect\":\"NoExecute\",\"tolerationSeconds\":%lld}]}}",
-		         idx, idx, dur);
+		snprintf(
+		        json, sizeof(json),
+		        "{\"spec\":{\"tolerations\":[{\"key\":\"testTaint%d\",\"value\":\"test%d\","
+		        "\"effect\":\"NoExecute\",\"tolerationSeconds\":%lld}]}}",
+		        idx, idx, dur);
 	assert_int_equal(te_pod_tolerations(json, strlen(json), t), 0);
 }
 
@@ -109,10 +112,10 @@ static void test_create_pod(void **state)
 		long long dur;
 		enum te_action want;
 	} c[] = {
-	        {none, 0, 0, TE_CANCEL},  /* scheduled on untainted Node: nothing pending */
-	        {one, 0, 0, TE_EVICT_NOW}, /* schedule on tainted Node */
-	        {one, 1, 100, TE_WAIT},    /* finite toleration */
-	        {one, 1, -1, TE_CANCEL},   /* infinite toleration */
+	        {none, 0, 0, TE_CANCEL},    /* scheduled on untainted Node: nothing pending */
+	        {one, 0, 0, TE_EVICT_NOW},  /* schedule on tainted Node */
+	        {one, 1, 100, TE_WAIT},     /* finite toleration */
+	        {one, 1, -1, TE_CANCEL},    /* infinite toleration */
 	        {one, 2, -1, TE_EVICT_NOW}, /* infinite invalid toleration */
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
@@ -224,7 +227,8 @@ static void test_update_node(void **state)
 	node_taints(&t12, two);
 	pod_tol(&none, 0, 0);
 	pod_tol(&tol100, 1, 100);
-	/* Added taint: deleted; Added tolerated taint: not; Only one added taint tolerated: deleted */
+	/* Added taint: deleted; Added tolerated taint: not; Only one added taint tolerated: deleted
+	 */
 	assert_int_equal(step(s, "d/p1", SEC, &t1, &none, &ev), TE_EVICT_NOW);
 	assert_int_equal(step(s, "d/p2", SEC, &t1, &tol100, &ev), TE_WAIT);
 	assert_int_equal(step(s, "d/p3", SEC, &t12, &tol100, &ev), TE_EVICT_NOW);
@@ -488,10 +492,11 @@ static void test_condition_patch(void **state)
 	assert_non_null(strstr(body, "\"type\":\"DisruptionTarget\""));
 	free(body);
 	/* already so: no patch */
-	const char *same = "{\"metadata\":{\"uid\":\"u1\"},\"status\":{\"conditions\":[{\"type\":"
-	                   "\"DisruptionTarget\",\"status\":\"True\",\"reason\":"
-	                   "\"DeletionByTaintManager\",\"message\":\"Taint manager: deleting due to "
-	                   "NoExecute taint\",\"lastTransitionTime\":\"2025-01-01T00:00:00Z\"}]}}";
+	const char *same =
+	        "{\"metadata\":{\"uid\":\"u1\"},\"status\":{\"conditions\":[{\"type\":"
+	        "\"DisruptionTarget\",\"status\":\"True\",\"reason\":"
+	        "\"DeletionByTaintManager\",\"message\":\"Taint manager: deleting due to "
+	        "NoExecute taint\",\"lastTransitionTime\":\"2025-01-01T00:00:00Z\"}]}}";
 	assert_int_equal(te_condition_patch(same, strlen(same), 5, &body), 0);
 	assert_null(body);
 	/* another reason, same status: rewritten, keeping its transition time */
