@@ -32,6 +32,7 @@
 #include "kube/client.h"
 #include "shm/record-model.h"
 #include "shm/records.h"
+#include "workers/tainteviction/store.h"
 #include "workers/tainteviction/taint.h"
 #include "workers/worker.h"
 
@@ -159,8 +160,55 @@ struct te_worker {
 	struct wk_ctx *ctx;
 	struct te_schedule *sched;
 	struct kcmd_metrics *met;
-	bool synced; /* both caches were listed once */
+	struct te_store *store; /* the table's durable copy (store.h), or NULL */
+	bool synced;            /* both caches were listed once */
+	bool full_logged;
 };
+
+/* the table and its durable copy, changed together */
+static bool sched_drop(struct te_worker *w, const char *key)
+{
+	const struct te_sched *cur = te_schedule_get(w->sched, key);
+	if (cur)
+		te_store_del(w->store, cur->slot);
+	return te_schedule_del(w->sched, key);
+}
+
+static int sched_put(struct te_worker *w, const char *key, const char *node, struct te_sched *v)
+{
+	const struct te_sched *cur = te_schedule_get(w->sched, key);
+	int r;
+
+	if (cur && cur->slot == v->slot && cur->created_at == v->created_at &&
+	    cur->fire_at == v->fire_at)
+		return 0; /* kept as it is */
+	if (w->store && (r = te_store_put(w->store, key, node, v)) < 0 && !w->full_logged) {
+		w->full_logged = true;
+		kcmd_log_error(
+		        "pending eviction of pod %s kept in process memory only (lost if the "
+		        "worker dies): %s",
+		        key, strerror(-r));
+	}
+	return te_schedule_put(w->sched, key, node, v);
+}
+
+static int restore(const char *key, const char *node, const struct te_sched *v, void *ud)
+{
+	struct te_worker *w = ud;
+	return te_schedule_put(w->sched, key, node, v);
+}
+
+static int store_fd(void)
+{
+	const char *v = getenv("KCMD_TE_FD");
+	char *end;
+	long l;
+
+	if (!v || !*v)
+		return -1;
+	l = strtol(v, &end, 10);
+	return *end || l < 0 || l > 65535 ? -1 : (int)l;
+}
 
 static int64_t now_usec(void)
 {
@@ -182,6 +230,16 @@ static int te_init(struct wk_ctx *ctx, void **ret_state)
 	}
 	w->ctx = ctx;
 	w->met = kcmd_metrics_get();
+	int fd = store_fd();
+	if (fd < 0)
+		kcmd_log_warning(
+		        "KCMD_TE_FD not passed: pending evictions live in process memory only");
+	else if ((r = te_store_attach(fd, restore, w, &w->store)) < 0)
+		kcmd_log_error("KCMD_TE_FD: %s: pending evictions live in process memory only",
+		               strerror(-r));
+	else if (te_schedule_len(w->sched))
+		kcmd_log_info("restored %zu pending evictions from the previous worker",
+		              te_schedule_len(w->sched));
 	*ret_state = w;
 	return 0;
 }
@@ -189,8 +247,10 @@ static int te_init(struct wk_ctx *ctx, void **ret_state)
 static void te_fini(void *state)
 {
 	struct te_worker *w = state;
-	if (w)
+	if (w) {
 		te_schedule_free(w->sched);
+		te_store_detach(w->store);
+	}
 	free(w);
 }
 
@@ -292,7 +352,7 @@ static int evict(struct te_worker *w, const char *ns, const char *name, int64_t 
 /* cancelWorkWithEvent */
 static void cancel(struct te_worker *w, const char *key, const char *ns, const char *name)
 {
-	if (te_schedule_del(w->sched, key))
+	if (sched_drop(w, key))
 		pod_event(w, ns, name, "Cancelling deletion of Pod %s");
 }
 
@@ -336,7 +396,7 @@ static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
 	if (kcmd_key_make(key, sizeof(key), ns, name) < 0)
 		return 0;
 	if (already_evicted(pod)) {
-		te_schedule_del(w->sched, key);
+		sched_drop(w, key);
 		return 0;
 	}
 	if ((r = te_pod_tolerations_cjson(pod, &tols)) < 0) {
@@ -353,14 +413,14 @@ static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
 		if (d.cancel_event)
 			cancel(w, key, ns, name);
 		else
-			te_schedule_del(w->sched, key);
+			sched_drop(w, key);
 		return 0;
 	case TE_EVICT_NOW: {
 		if (d.cancel_event)
 			cancel(w, key, ns, name);
 		const struct te_sched *cur = te_schedule_get(w->sched, key);
 		int64_t fire = cur ? cur->fire_at : d.sched.fire_at ? d.sched.fire_at : now;
-		te_schedule_del(w->sched, key);
+		sched_drop(w, key);
 		kcmd_log_v(2,
 		           "Not all taints are tolerated after update for pod on node, or its "
 		           "toleration ended pod=\"%s\" node=\"%s\"",
@@ -369,7 +429,7 @@ static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
 		return r == -ENOLCK ? r : 0;
 	}
 	case TE_WAIT:
-		return te_schedule_put(w->sched, key, node, &d.sched);
+		return sched_put(w, key, node, &d.sched);
 	}
 	return 0;
 }
@@ -511,7 +571,7 @@ static void sync_pod(struct te_worker *w, const char *key, struct wk_result *res
 		const struct te_sched *cur = te_schedule_get(w->sched, key);
 		if (cur && cur->fire_at <= now_usec()) {
 			int64_t fire = cur->fire_at;
-			te_schedule_del(w->sched, key);
+			sched_drop(w, key);
 			if (evict(w, ns, name, fire) == -ENOLCK)
 				res->err = -ENOLCK;
 		} else if (cur)
@@ -591,6 +651,19 @@ static const struct wk_controller te_worker_desc = {
 };
 
 /* ---- the descriptor ----------------------------------------------------------------------- */
+/* the store outlives the worker: the manager creates it and holds it (store.h) */
+static int te_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
+                        void **ret_state)
+{
+	int fd = te_store_memfd_create(0);
+
+	(void)v;
+	*ret_state = NULL;
+	if (fd < 0)
+		return fd;
+	return kcmd_mgr_export_fd(env, "KCMD_TE_FD", fd, KCMD_TO_WORKERS);
+}
+
 static const struct kcmd_watch te_watches[] = {
         {"", "v1", "nodes", "Node", KCMD_CACHE_OBJECT, false},
         {"", "v1", "pods", "Pod", KCMD_CACHE_POD, true},
@@ -609,6 +682,7 @@ const struct kcmd_controller kcmd_tainteviction_controller = {
         .n_watches = sizeof(te_watches) / sizeof(te_watches[0]),
         .queues = te_queues,
         .n_queues = sizeof(te_queues) / sizeof(te_queues[0]),
+        .mgr_setup = te_mgr_setup,
         .handlers = &te_handlers,
         .worker = &te_worker_desc,
         .metrics = te_metrics,

@@ -284,7 +284,8 @@ void te_process_pod(const struct te_sched *cur, int64_t now, const struct te_tai
 				ret->action = TE_EVICT_NOW;
 			return;
 		}
-		ret->sched = (struct te_sched){.created_at = cur->created_at,
+		ret->sched = (struct te_sched){.slot = cur->slot,
+		                               .created_at = cur->created_at,
 		                               .fire_at = add_sec(now, min)};
 	} else {
 		ret->cancel_event = false;

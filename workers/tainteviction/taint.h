@@ -82,6 +82,7 @@ int64_t te_min_toleration_seconds(const struct te_toleration *const *used, size_
 /* A pending eviction (upstream's TimedWorker with a timer). */
 struct te_sched {
 	int64_t created_at, fire_at; /* usec */
+	uint32_t slot;               /* its slot in the store (store.h) + 1; 0: none */
 };
 
 enum te_action {

@@ -19,6 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "workers/tainteviction/store.h"
 #include "workers/tainteviction/taint.h"
 
 #define SEC 1000000ll
@@ -530,6 +534,93 @@ static void test_latency(void **state)
 	assert_true(v == (double)(int64_t)((uint64_t)10000000000ull * 1000000000ull));
 }
 
+struct seen {
+	int n;
+	char key[8][64];
+	struct te_sched v[8];
+};
+
+static int collect(const char *key, const char *node, const struct te_sched *v, void *ud)
+{
+	struct seen *s = ud;
+	assert_string_equal(node, "node1");
+	assert_true(s->n < 8);
+	snprintf(s->key[s->n], sizeof(s->key[0]), "%s", key);
+	s->v[s->n++] = *v;
+	return 0;
+}
+
+/* the store: what a worker wrote is what the next one reads back; a slot half written when the
+ * writer died is dropped; full, bad layout */
+static void test_store(void **state)
+{
+	(void)state;
+	int fd = te_store_memfd_create(3);
+	struct te_store *st;
+	struct seen seen = {0};
+	struct te_sched a = {.created_at = 1, .fire_at = 10}, b = {.created_at = 2, .fire_at = 20},
+	                c = {.created_at = 3, .fire_at = 30}, d = {.created_at = 4, .fire_at = 40};
+
+	assert_true(fd >= 0);
+	assert_int_equal(te_store_attach(fd, collect, &seen, &st), 0);
+	assert_int_equal(seen.n, 0);
+	assert_int_equal(te_store_put(st, "ns/a", "node1", &a), 0);
+	assert_int_equal(te_store_put(st, "ns/b", "node1", &b), 0);
+	assert_int_equal(te_store_put(st, "ns/c", "node1", &c), 0);
+	assert_int_equal(a.slot, 1);
+	assert_int_equal(c.slot, 3);
+	assert_int_equal(te_store_put(st, "ns/d", "node1", &d), -ENOSPC);
+	assert_int_equal(d.slot, 0);
+	te_store_del(st, b.slot);
+	te_store_del(st, b.slot); /* twice: no double free */
+	assert_int_equal(te_store_used(st), 2);
+	a.fire_at = 11; /* rewritten in place */
+	assert_int_equal(te_store_put(st, "ns/a", "node1", &a), 0);
+	assert_int_equal(a.slot, 1);
+	te_store_detach(st); /* the worker dies */
+
+	assert_int_equal(te_store_attach(fd, collect, &seen, &st), 0);
+	assert_int_equal(seen.n, 2);
+	assert_string_equal(seen.key[0], "ns/a");
+	assert_int_equal(seen.v[0].created_at, 1);
+	assert_int_equal(seen.v[0].fire_at, 11);
+	assert_int_equal(seen.v[0].slot, 1);
+	assert_string_equal(seen.key[1], "ns/c");
+	assert_int_equal(seen.v[1].fire_at, 30);
+	/* the freed slot is reused first */
+	assert_int_equal(te_store_put(st, "ns/d", "node1", &d), 0);
+	assert_int_equal(d.slot, 2);
+	te_store_detach(st);
+
+	/* a writer killed between WRITING and LIVE: the slot's state word left at WRITING */
+	uint32_t hdr[4];
+	assert_int_equal(pread(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
+	uint32_t writing = 1;
+	assert_int_equal(pwrite(fd, &writing, 4, TE_STORE_HDR + (off_t)hdr[2] * 2), 4); /* slot 3 */
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(te_store_attach(fd, collect, &seen, &st), 0);
+	assert_int_equal(seen.n, 2); /* a and d; c dropped */
+	assert_string_equal(seen.key[1], "ns/d");
+	assert_int_equal(te_store_used(st), 2);
+	struct te_sched e = {.created_at = 5, .fire_at = 50};
+	assert_int_equal(te_store_put(st, "ns/e", "node1", &e), 0);
+	assert_int_equal(e.slot, 3);
+	/* too long */
+	char longkey[TE_STORE_KEY_MAX + 8];
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = 0;
+	struct te_sched f = {0};
+	assert_int_equal(te_store_put(st, longkey, "node1", &f), -EINVAL);
+	te_store_detach(st);
+
+	/* another layout is refused */
+	uint32_t bad = 0xdeadbeef;
+	assert_int_equal(pwrite(fd, &bad, 4, 0), 4);
+	assert_int_equal(te_store_attach(fd, collect, &seen, &st), -EPROTO);
+	assert_null(st);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +639,7 @@ int main(void)
 	        cmocka_unit_test(test_schedule),
 	        cmocka_unit_test(test_condition_patch),
 	        cmocka_unit_test(test_latency),
+	        cmocka_unit_test(test_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
