@@ -14,11 +14,12 @@
  *   (noexec_taint_pod). One worker process holds upstream's timed-worker table: the pending
  *   evictions by pod key (taint.h, te_schedule); a pending eviction's timer is a requeue-after
  *   of the key whose sync scheduled it (the pod's, or the node's at the earliest pending time on
- *   the node), and every sync decides again from the cache and the apiserver, so a late or
- *   duplicate wake-up does nothing and a due one evicts.
- *   A worker that crashes loses its table: the keys it had requeued are still in the queue and
- *   each schedules again from the time it is synced, as upstream does after a restart (late,
- *   never early). A dispatcher restart queues every node again; the table is kept.
+ *   the node), and every sync decides again from the cache and the apiserver, so an early or
+ *   stale wake-up (a duplicate, a cancelled eviction) does nothing and a due one evicts.
+ *   The table is written through to a store the manager holds (store.h, KCMD_TE_FD): a worker
+ *   that crashes is followed by one that reads the pending evictions back, and the keys the
+ *   dead one had requeued are still in the queue, so each eviction keeps its time. A dispatcher
+ *   restart queues every node again; the table is kept.
  */
 #include <errno.h>
 #include <stdio.h>
