@@ -286,6 +286,36 @@ func TestTaintEviction_Scenarios(t *testing.T) {
 			teEvictedAt(t, ns, "taint-eviction-two", 30*time.Second)
 		})
 
+		// TestDeletePod: a pod deleted while its eviction is pending: the eviction is cancelled
+		// with its Event (upstream's handlePodUpdate on NotFound)
+		run("DeletedPodCancelsEviction", func(t *testing.T, ns, node string) {
+			tePod(t, ns, "taint-eviction-del", node, 8)
+			teTaint(t, node, true)
+			time.Sleep(2 * time.Second)
+			if err := env.Client.CoreV1().Pods(ns).Delete(context.Background(), "taint-eviction-del", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+				t.Fatal(err)
+			}
+			teEvent(t, ns, "taint-eviction-del", "Cancelling deletion of Pod "+ns+"/taint-eviction-del")
+		})
+
+		// TestUpdatePod "scheduling onto tainted Node": a pending pod bound (binding
+		// subresource) to a tainted node is evicted through the pod-update path
+		run("PodScheduledOntoTaintedNode", func(t *testing.T, ns, node string) {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taint-eviction-bind"},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}}}
+			if _, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			teTaint(t, node, true)
+			teStays(t, ns, "taint-eviction-bind", 3*time.Second) // not bound: not the controller's
+			b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taint-eviction-bind"},
+				Target: corev1.ObjectReference{Kind: "Node", Name: node}}
+			if err := env.Client.CoreV1().Pods(ns).Bind(context.Background(), b, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			teEvictedAt(t, ns, "taint-eviction-bind", 30*time.Second)
+		})
+
 		// NoSchedule taints are not the controller's: nothing happens
 		run("IgnoresNoScheduleTaint", func(t *testing.T, ns, node string) {
 			tePod(t, ns, "taint-eviction-ns", node, -1)
@@ -296,17 +326,17 @@ func TestTaintEviction_Scenarios(t *testing.T) {
 			teStays(t, ns, "taint-eviction-ns", 8*time.Second)
 		})
 	})
-	// seven pods were evicted above, each once (a pod already evicted is not evicted again
+	// eight pods were evicted above, each once (a pod already evicted is not evicted again
 	// when its requeued keys come back); upstream's two families count them
 	if t.Failed() {
 		return
 	}
 	time.Sleep(3 * time.Second)
-	if n := teMetric(t, port, "taint_eviction_controller_pod_deletions_total"); n != 7 {
-		t.Errorf("taint_eviction_controller_pod_deletions_total = %v, want 7", n)
+	if n := teMetric(t, port, "taint_eviction_controller_pod_deletions_total"); n != 8 {
+		t.Errorf("taint_eviction_controller_pod_deletions_total = %v, want 8", n)
 	}
-	if n := teMetric(t, port, "taint_eviction_controller_pod_deletion_duration_seconds_count"); n != 7 {
-		t.Errorf("taint_eviction_controller_pod_deletion_duration_seconds_count = %v, want 7", n)
+	if n := teMetric(t, port, "taint_eviction_controller_pod_deletion_duration_seconds_count"); n != 8 {
+		t.Errorf("taint_eviction_controller_pod_deletion_duration_seconds_count = %v, want 8", n)
 	}
 	text, err := hmgGetMetrics(port)
 	if err != nil {
