@@ -160,6 +160,15 @@ func teStays(t *testing.T, ns, name string, d time.Duration) {
 	}
 }
 
+// tePatchTolerationSeconds sets the first toleration's tolerationSeconds (JSON: a number or null).
+func tePatchTolerationSeconds(t *testing.T, ns, name, v string) {
+	t.Helper()
+	patch := `[{"op":"replace","path":"/spec/tolerations/0/tolerationSeconds","value":` + v + `}]`
+	if _, err := env.Client.CoreV1().Pods(ns).Patch(context.Background(), name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching pod %s/%s: %v", ns, name, err)
+	}
+}
+
 func teEvent(t *testing.T, ns, pod, msg string) {
 	t.Helper()
 	Eventually(t, 20*time.Second, "Event "+msg, func() (bool, string) {
@@ -316,6 +325,30 @@ func TestTaintEviction_Scenarios(t *testing.T) {
 			teEvictedAt(t, ns, "taint-eviction-bind", 30*time.Second)
 		})
 
+		// TestUpdatePod "lengthening toleration shouldn't work": the pending eviction keeps the
+		// time it was given (a pod may change an existing toleration's tolerationSeconds only)
+		run("LengtheningTolerationKeepsTime", func(t *testing.T, ns, node string) {
+			tePod(t, ns, "taint-eviction-longer", node, 5)
+			start := teTaint(t, node, true)
+			time.Sleep(2 * time.Second)
+			tePatchTolerationSeconds(t, ns, "taint-eviction-longer", "100")
+			at := teEvictedAt(t, ns, "taint-eviction-longer", 30*time.Second)
+			if at.After(start.Add(5*time.Second + 3*time.Second)) {
+				t.Errorf("evicted %v after the taint: the lengthened toleration moved it", at.Sub(start))
+			}
+		})
+
+		// a toleration made unlimited while an eviction is pending cancels it (the pod-update
+		// path: "tolerate forever, cancelling any scheduled deletion")
+		run("ForeverTolerationCancels", func(t *testing.T, ns, node string) {
+			tePod(t, ns, "taint-eviction-forever", node, 6)
+			teTaint(t, node, true)
+			time.Sleep(2 * time.Second)
+			tePatchTolerationSeconds(t, ns, "taint-eviction-forever", "null")
+			teEvent(t, ns, "taint-eviction-forever", "Cancelling deletion of Pod "+ns+"/taint-eviction-forever")
+			teStays(t, ns, "taint-eviction-forever", 8*time.Second)
+		})
+
 		// NoSchedule taints are not the controller's: nothing happens
 		run("IgnoresNoScheduleTaint", func(t *testing.T, ns, node string) {
 			tePod(t, ns, "taint-eviction-ns", node, -1)
@@ -326,17 +359,17 @@ func TestTaintEviction_Scenarios(t *testing.T) {
 			teStays(t, ns, "taint-eviction-ns", 8*time.Second)
 		})
 	})
-	// eight pods were evicted above, each once (a pod already evicted is not evicted again
+	// nine pods were evicted above, each once (a pod already evicted is not evicted again
 	// when its requeued keys come back); upstream's two families count them
 	if t.Failed() {
 		return
 	}
 	time.Sleep(3 * time.Second)
-	if n := teMetric(t, port, "taint_eviction_controller_pod_deletions_total"); n != 8 {
-		t.Errorf("taint_eviction_controller_pod_deletions_total = %v, want 8", n)
+	if n := teMetric(t, port, "taint_eviction_controller_pod_deletions_total"); n != 9 {
+		t.Errorf("taint_eviction_controller_pod_deletions_total = %v, want 9", n)
 	}
-	if n := teMetric(t, port, "taint_eviction_controller_pod_deletion_duration_seconds_count"); n != 8 {
-		t.Errorf("taint_eviction_controller_pod_deletion_duration_seconds_count = %v, want 8", n)
+	if n := teMetric(t, port, "taint_eviction_controller_pod_deletion_duration_seconds_count"); n != 9 {
+		t.Errorf("taint_eviction_controller_pod_deletion_duration_seconds_count = %v, want 9", n)
 	}
 	text, err := hmgGetMetrics(port)
 	if err != nil {
