@@ -58,6 +58,8 @@ extern const struct kcmd_controller kcmd_token_cleaner_controller;
 extern const struct kcmd_controller kcmd_bootstrap_signer_controller;
 /* workers/legacysatoken/plugin.c */
 extern const struct kcmd_controller kcmd_legacy_sa_token_cleaner_controller;
+/* workers/tainteviction/plugin.c */
+extern const struct kcmd_controller kcmd_tainteviction_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -85,6 +87,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_token_cleaner_controller,
         &kcmd_bootstrap_signer_controller,
         &kcmd_legacy_sa_token_cleaner_controller,
+        &kcmd_tainteviction_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
