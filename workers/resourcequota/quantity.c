@@ -131,8 +131,13 @@ int rq_qty_parse(const char *str, struct rq_qty *ret)
 	/* the digits, as one integer, and the power of ten it is to be scaled by */
 	u128 m = 0;
 	for (size_t i = 0; i < num_n; i++)
-		if (mul_add(&m, 10, (unsigned)(num[i] - '0')) < 0)
-			return -ERANGE;
+		if (mul_add(&m, 10, (unsigned)(num[i] - '0')) < 0) {
+			if (fmt != RQ_BINARY_SI)
+				return -ERANGE;
+			m = U128_LIMIT / 1024; /* over the cap whatever follows */
+			denom_n = 0;
+			break;
+		}
 	long scale10 = 0;
 	for (size_t i = 0; i < denom_n; i++) {
 		if (m == 0 && denom[i] == '0') {
@@ -145,18 +150,26 @@ int rq_qty_parse(const char *str, struct rq_qty *ret)
 	}
 	if (base == 10) {
 		scale10 += exp;
-	} else {
-		for (int k = 0; k < exp; k++)
-			if (mul_add(&m, 2, 0) < 0)
-				return -ERANGE;
 	}
+	/* a BinarySI value past MaxInt64 is capped: past the range it is over the cap too */
+	bool saturate = fmt == RQ_BINARY_SI;
+	if (base == 2)
+		for (int k = 0; k < exp; k++)
+			if (mul_add(&m, 2, 0) < 0) {
+				m = U128_LIMIT;
+				break;
+			}
 	scale10 += 9; /* to nano units */
 	if (m == 0) {
 		scale10 = 0;
 	} else if (scale10 >= 0) {
 		for (long k = 0; k < scale10; k++)
-			if (mul_add(&m, 10, 0) < 0)
-				return -ERANGE;
+			if (mul_add(&m, 10, 0) < 0) {
+				if (!saturate)
+					return -ERANGE;
+				m = U128_LIMIT;
+				break;
+			}
 	} else {
 		/* round up to a whole nano unit (ParseQuantity rounds the magnitude up) */
 		bool rem = false;
