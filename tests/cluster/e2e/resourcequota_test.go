@@ -16,6 +16,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"kcmd.local/tests/cluster/harness"
 )
 
 var (
@@ -38,16 +41,29 @@ var (
 
 const rqTimeout = 30 * time.Second
 
+// useSharedRQ starts the kcmd these tests share. With KCMD_RQ_AGAINST_KCM=1 the same tests run
+// against upstream kube-controller-manager's resourcequota-controller instead (a check that the
+// expected texts are upstream's; run it with RUN=TestResourceQuota_ only: it keeps the harness's
+// single kcm slot until the test binary exits).
 func useSharedRQ(t *testing.T) {
 	t.Helper()
 	rqProcMu.Lock()
 	kcmdRQOnce.Do(func() {
+		if os.Getenv("KCMD_RQ_AGAINST_KCM") == "1" {
+			kcmMu.Lock()
+			if err := env.Cluster.StartKCM(context.Background(), harness.KCMOptions{Controllers: "resourcequota-controller"}); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
 		kcmdRQ = startKcmdShared(t, "--controllers=resourcequota-controller", "--secure-port=0",
 			"--leader-elect=false", "--concurrent-resource-quota-syncs=2", "--v=4")
 	})
 	p := kcmdRQ
 	rqProcMu.Unlock()
-	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	if p != nil {
+		t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	}
 }
 
 func rl(kv ...string) corev1.ResourceList {
