@@ -99,12 +99,14 @@ static void on_quota(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 		cJSON *n = j ? cJSON_ParseWithLength(j, len) : NULL, *o = obj_json(ev->old);
 		struct rq_list a = {0}, b = {0};
 		bool same = n && o &&
-		            rq_list_from_json(cJSON_GetObjectItemCaseSensitive(
-		                                      cJSON_GetObjectItemCaseSensitive(o, "spec"), "hard"),
-		                              &a) == 0 &&
-		            rq_list_from_json(cJSON_GetObjectItemCaseSensitive(
-		                                      cJSON_GetObjectItemCaseSensitive(n, "spec"), "hard"),
-		                              &b) == 0 &&
+		            rq_list_from_json(
+		                    cJSON_GetObjectItemCaseSensitive(
+		                            cJSON_GetObjectItemCaseSensitive(o, "spec"), "hard"),
+		                    &a) == 0 &&
+		            rq_list_from_json(
+		                    cJSON_GetObjectItemCaseSensitive(
+		                            cJSON_GetObjectItemCaseSensitive(n, "spec"), "hard"),
+		                    &b) == 0 &&
 		            rq_list_equal(&a, &b);
 		rq_list_free(&a);
 		rq_list_free(&b);
@@ -113,8 +115,8 @@ static void on_quota(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 		if (same)
 			return;
 	}
-	if (kcmd_key_make(key, sizeof(key), kcmd_meta_namespace(ev->meta), kcmd_meta_name(ev->meta)) >
-	    0)
+	if (kcmd_key_make(key, sizeof(key), kcmd_meta_namespace(ev->meta),
+	                  kcmd_meta_name(ev->meta)) > 0)
 		kcmd_queue_add(ctx, 0, key);
 }
 
@@ -208,7 +210,8 @@ const struct inf_handler_table rq_handler_table = {
         .resync = rqh_resync,
 };
 
-/* ---- sync -------------------------------------------------------------------------------------- */
+/* ---- sync --------------------------------------------------------------------------------------
+ */
 struct rqw {
 	struct wk_ctx *ctx;
 	uint64_t period_usec;
@@ -255,8 +258,9 @@ static int list_pods(struct rqw *w, const char *ns, rq_visit_fn fn, void *fn_ud)
 			return r;
 		if (!list)
 			return -EBADMSG;
-		const cJSON *it, *c = cJSON_GetObjectItemCaseSensitive(
-		                          cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue");
+		const cJSON *it,
+		        *c = cJSON_GetObjectItemCaseSensitive(
+		                cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue");
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
 		{
 			if ((r = fn(it, fn_ud)) < 0) {
@@ -289,8 +293,8 @@ static int rqw_init(struct wk_ctx *ctx, void **ret)
 	if (!w)
 		return -ENOMEM;
 	w->ctx = ctx;
-	w->period_usec = ctx->flags ? kcmd_flag_duration_us(ctx->flags, "resource-quota-sync-period")
-	                            : 0;
+	w->period_usec =
+	        ctx->flags ? kcmd_flag_duration_us(ctx->flags, "resource-quota-sync-period") : 0;
 	if (!w->period_usec)
 		w->period_usec = 300ULL * 1000000ULL;
 	*ret = w;
@@ -378,8 +382,8 @@ static void rqw_sync(void *state, size_t q, const char *key, struct wk_result *o
 	struct rq_source src = {.list = source_list, .ud = w};
 	r = rq_sync_status(quota, &src, kube_time_now(), &so);
 	if (r == -EINVAL) {
-		log_error("resource quota %s: %s (not a quota this controller can read), dropped", key,
-		          strerror(-r));
+		log_error("resource quota %s: %s (not a quota this controller can read), dropped",
+		          key, strerror(-r));
 		goto done;
 	}
 	if (r < 0) {
@@ -404,7 +408,8 @@ static void rqw_sync(void *state, size_t q, const char *key, struct wk_result *o
 	out->after_usec = w->period_usec;
 done:
 	if (out->err < 0)
-		log_warning("Error syncing resource quota %s: %s, requeuing", key, strerror(-out->err));
+		log_warning("Error syncing resource quota %s: %s, requeuing", key,
+		            strerror(-out->err));
 	cJSON_Delete(so.status);
 	cJSON_Delete(quota);
 	kcmd_obj_free(o);

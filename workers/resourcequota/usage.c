@@ -203,7 +203,8 @@ cJSON *rq_list_to_json(const struct rq_list *l)
 	return o;
 }
 
-/* ---- JSON helpers ------------------------------------------------------------------------------ */
+/* ---- JSON helpers ------------------------------------------------------------------------------
+ */
 static const cJSON *get(const cJSON *o, const char *k)
 {
 	const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
@@ -303,10 +304,18 @@ static bool extended_resource(const char *n)
 }
 
 static const char *const pod_resources[] = {
-        "count/pods",     "cpu",          "memory",        "ephemeral-storage",
-        "requests.cpu",   "requests.memory", "requests.ephemeral-storage",
-        "limits.cpu",     "limits.memory", "limits.ephemeral-storage",
-        "pods",           NULL,
+        "count/pods",
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        NULL,
 };
 
 static bool in_set(const char *const *set, const char *n)
@@ -342,7 +351,8 @@ bool rq_evaluator_matches(const struct rq_evaluator *ev, const char *n)
 	return false;
 }
 
-/* ---- pods -------------------------------------------------------------------------------------- */
+/* ---- pods --------------------------------------------------------------------------------------
+ */
 bool rq_pod_counts(const cJSON *pod, kube_time_t now)
 {
 	const char *phase = str(get(pod, "status"), "phase");
@@ -524,11 +534,13 @@ static int aggregate(const cJSON *pod, enum cfn f, struct rq_list *out)
 		if ((r = rq_list_from_json(container_list(c, cs, infeasible, f), &cur)) < 0)
 			goto done;
 		if (restartable(c)) {
-			if ((r = rq_list_add(out, &cur)) < 0 || (r = rq_list_add(&sidecars, &cur)) < 0 ||
+			if ((r = rq_list_add(out, &cur)) < 0 ||
+			    (r = rq_list_add(&sidecars, &cur)) < 0 ||
 			    (r = list_max(&init, &sidecars)) < 0)
 				goto done;
 		} else {
-			if ((r = list_copy(&tmp, &cur)) < 0 || (r = rq_list_add(&tmp, &sidecars)) < 0 ||
+			if ((r = list_copy(&tmp, &cur)) < 0 ||
+			    (r = rq_list_add(&tmp, &sidecars)) < 0 ||
 			    (r = list_max(&init, &tmp)) < 0)
 				goto done;
 		}
@@ -575,8 +587,8 @@ int rq_pod_requests(const cJSON *pod, struct rq_list *ret)
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	if ((r = aggregate(pod, SPEC_REQ, &spec)) < 0 || (r = aggregate(pod, ALLOC_REQ, &alloc)) < 0 ||
-	    (r = aggregate(pod, ACT_REQ, &act)) < 0)
+	if ((r = aggregate(pod, SPEC_REQ, &spec)) < 0 ||
+	    (r = aggregate(pod, ALLOC_REQ, &alloc)) < 0 || (r = aggregate(pod, ACT_REQ, &act)) < 0)
 		goto done;
 	if (resize_infeasible(pod))
 		r = max3(ret, &act, &alloc, NULL);
@@ -695,7 +707,8 @@ static int pod_usage(const cJSON *pod, kube_time_t now, struct rq_list *out)
 	return r;
 }
 
-/* ---- services --------------------------------------------------------------------------------- */
+/* ---- services ---------------------------------------------------------------------------------
+ */
 static int service_usage(const cJSON *svc, struct rq_list *out)
 {
 	struct rq_qty one = rq_qty_int(1), zero = {0};
@@ -733,11 +746,13 @@ static int service_usage(const cJSON *svc, struct rq_list *out)
 	return 0;
 }
 
-/* ---- persistentvolumeclaims -------------------------------------------------------------------- */
+/* ---- persistentvolumeclaims --------------------------------------------------------------------
+ */
 /* storagehelpers.GetPersistentVolumeClaimClass */
 static const char *pvc_class(const cJSON *pvc)
 {
-	const char *a = str(path(pvc, "metadata", "annotations"), "volume.beta.kubernetes.io/storage-class");
+	const char *a = str(path(pvc, "metadata", "annotations"),
+	                    "volume.beta.kubernetes.io/storage-class");
 	if (a)
 		return a;
 	const char *c = str(get(pvc, "spec"), "storageClassName");
@@ -824,7 +839,8 @@ int rq_usage(const struct rq_evaluator *ev, const cJSON *obj, kube_time_t now, s
 	return r;
 }
 
-/* ---- scopes ------------------------------------------------------------------------------------ */
+/* ---- scopes ------------------------------------------------------------------------------------
+ */
 static bool label_value(const char *v)
 {
 	size_t n = strlen(v);
@@ -927,10 +943,10 @@ static int pvc_scope(const cJSON *req, const cJSON *pvc)
 
 	if (!scope || strcmp(scope, "VolumeAttributesClass"))
 		return 0;
-	const char *cand[3] = {str(get(pvc, "spec"), "volumeAttributesClassName"),
-	                       str(get(pvc, "status"), "currentVolumeAttributesClassName"),
-	                       str(path(pvc, "status", "modifyVolumeStatus"),
-	                           "targetVolumeAttributesClassName")};
+	const char *cand[3] = {
+	        str(get(pvc, "spec"), "volumeAttributesClassName"),
+	        str(get(pvc, "status"), "currentVolumeAttributesClassName"),
+	        str(path(pvc, "status", "modifyVolumeStatus"), "targetVolumeAttributesClassName")};
 	for (int i = 0; i < 3; i++) {
 		bool dup = false;
 		if (!cand[i] || !*cand[i])
@@ -965,7 +981,8 @@ int rq_matches_scope(const struct rq_evaluator *ev, const cJSON *req, const cJSO
 	}
 }
 
-/* ---- the sync ---------------------------------------------------------------------------------- */
+/* ---- the sync ----------------------------------------------------------------------------------
+ */
 struct stats_ud {
 	const struct rq_evaluator *ev;
 	const cJSON *scopes, *selector;
@@ -1043,8 +1060,8 @@ int rq_sync_status(const cJSON *quota, const struct rq_source *src, kube_time_t 
 	    (r = rq_list_from_json(get(status, "hard"), &status_hard)) < 0 ||
 	    (r = rq_list_from_json(get(status, "used"), &old_used)) < 0)
 		goto done;
-	out->dirty = !rq_list_equal(&hard, &status_hard) || !get(status, "hard") ||
-	             !get(status, "used");
+	out->dirty =
+	        !rq_list_equal(&hard, &status_hard) || !get(status, "hard") || !get(status, "used");
 	if ((r = rq_list_add(&used, &old_used)) < 0)
 		goto done;
 

@@ -17,7 +17,8 @@
 struct rq_item {
 	char *name;
 	struct rq_qty q;
-	char *text; /* the value's text as read (kept verbatim, as Go keeps a parsed string), or NULL */
+	char *text; /* the value's text as read (kept verbatim, as Go keeps a parsed string), or
+	               NULL */
 };
 
 struct rq_list {
@@ -39,7 +40,8 @@ bool rq_list_equal(const struct rq_list *a, const struct rq_list *b);
 /* The list as a JSON object, keys sorted (Go's map order), values as kept text or String(). */
 cJSON *rq_list_to_json(const struct rq_list *l);
 
-/* ---- evaluators -------------------------------------------------------------------------------- */
+/* ---- evaluators --------------------------------------------------------------------------------
+ */
 enum rq_eval_kind {
 	RQ_EVAL_PODS,
 	RQ_EVAL_SERVICES,
@@ -71,12 +73,13 @@ int rq_usage(const struct rq_evaluator *ev, const cJSON *obj, kube_time_t now, s
 int rq_matches_scope(const struct rq_evaluator *ev, const cJSON *req, const cJSON *obj);
 
 /* Pod helpers, exported for tests. */
-bool rq_pod_counts(const cJSON *pod, kube_time_t now);    /* QuotaV1Pod */
-bool rq_pod_best_effort(const cJSON *pod);                /* GetPodQOS == BestEffort */
+bool rq_pod_counts(const cJSON *pod, kube_time_t now);      /* QuotaV1Pod */
+bool rq_pod_best_effort(const cJSON *pod);                  /* GetPodQOS == BestEffort */
 int rq_pod_requests(const cJSON *pod, struct rq_list *ret); /* PodRequests (kcm's options) */
 int rq_pod_limits(const cJSON *pod, struct rq_list *ret);   /* PodLimits */
 
-/* ---- the sync ----------------------------------------------------------------------------------- */
+/* ---- the sync -----------------------------------------------------------------------------------
+ */
 /* Where the objects of a namespace come from. list calls fn once per object of ev's resource in
  * ns (obj may be NULL for a count evaluator) and returns the number visited or -errno; a negative
  * return of fn stops the walk and is returned. */
@@ -88,9 +91,9 @@ struct rq_source {
 };
 
 struct rq_sync_out {
-	cJSON *status;  /* the new status {"hard":..., "used":...} (the caller frees) */
-	bool dirty;     /* an UpdateStatus is due */
-	int calc_err;   /* the first evaluator error (its resources keep their old usage), or 0 */
+	cJSON *status; /* the new status {"hard":..., "used":...} (the caller frees) */
+	bool dirty;    /* an UpdateStatus is due */
+	int calc_err;  /* the first evaluator error (its resources keep their old usage), or 0 */
 };
 
 /* syncResourceQuota's decision for the quota JSON. 0 (out filled), -EINVAL (malformed quota),

@@ -75,23 +75,27 @@ static void test_pod_usage(void **state)
 	             "{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"1m\"},"
 	             "\"limits\":{\"cpu\":\"2m\"}}}]}}",
 	             PODS_1 "cpu=1m,limits.cpu=2m,pods=1,requests.cpu=1m");
+	expect_usage(
+	        "pods",
+	        "{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"memory\":\"1m\"},"
+	        "\"limits\":{\"memory\":\"2m\"}}}]}}",
+	        PODS_1 "limits.memory=2m,memory=1m,pods=1,requests.memory=1m");
 	expect_usage("pods",
-	             "{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"memory\":\"1m\"},"
-	             "\"limits\":{\"memory\":\"2m\"}}}]}}",
-	             PODS_1 "limits.memory=2m,memory=1m,pods=1,requests.memory=1m");
-	expect_usage("pods",
-	             "{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"ephemeral-storage\":"
+	             "{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"ephemeral-"
+	             "storage\":"
 	             "\"32Mi\"},\"limits\":{\"ephemeral-storage\":\"64Mi\"}}}]}}",
 	             PODS_1 "ephemeral-storage=32Mi,limits.ephemeral-storage=64Mi,pods=1,"
 	                    "requests.ephemeral-storage=32Mi");
 	/* init container hugepages */
-	expect_usage("pods",
-	             "{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"hugepages-2Mi\":"
-	             "\"100Mi\"}}}]}}",
-	             PODS_1 "hugepages-2Mi=100Mi,pods=1,requests.hugepages-2Mi=100Mi");
+	expect_usage(
+	        "pods",
+	        "{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"hugepages-2Mi\":"
+	        "\"100Mi\"}}}]}}",
+	        PODS_1 "hugepages-2Mi=100Mi,pods=1,requests.hugepages-2Mi=100Mi");
 	/* init container extended resources (limits are not charged) */
 	expect_usage("pods",
-	             "{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"example.com/dongle\":"
+	             "{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"example.com/"
+	             "dongle\":"
 	             "\"3\"},\"limits\":{\"example.com/dongle\":\"3\"}}}]}}",
 	             PODS_1 "pods=1,requests.example.com/dongle=3");
 	/* container CPU, MEM, hugepages, extended */
@@ -107,35 +111,40 @@ static void test_pod_usage(void **state)
 	             "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"hugepages-2Mi\":"
 	             "\"100Mi\"}}}]}}",
 	             PODS_1 "hugepages-2Mi=100Mi,pods=1,requests.hugepages-2Mi=100Mi");
-	expect_usage("pods",
-	             "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"example.com/dongle\":"
-	             "\"3\"},\"limits\":{\"example.com/dongle\":\"3\"}}}]}}",
-	             PODS_1 "pods=1,requests.example.com/dongle=3");
+	expect_usage(
+	        "pods",
+	        "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"example.com/dongle\":"
+	        "\"3\"},\"limits\":{\"example.com/dongle\":\"3\"}}}]}}",
+	        PODS_1 "pods=1,requests.example.com/dongle=3");
 	/* a native prefixed name (kubernetes.io/) is not an extended resource */
 	expect_usage("pods",
 	             "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"kubernetes.io/x\":"
 	             "\"3\"}}}]}}",
 	             PODS_1 "pods=1");
 	/* terminated generic count still appears */
-	expect_usage("pods",
-	             "{\"status\":{\"phase\":\"Succeeded\"},\"spec\":{\"containers\":[{\"resources\":"
-	             "{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"2\"}}}]}}",
-	             "count/pods=1");
-	expect_usage("pods",
-	             "{\"status\":{\"phase\":\"Failed\"},\"spec\":{\"containers\":[{}]}}",
+	expect_usage(
+	        "pods",
+	        "{\"status\":{\"phase\":\"Succeeded\"},\"spec\":{\"containers\":[{\"resources\":"
+	        "{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"2\"}}}]}}",
+	        "count/pods=1");
+	expect_usage("pods", "{\"status\":{\"phase\":\"Failed\"},\"spec\":{\"containers\":[{}]}}",
 	             "count/pods=1");
 	/* init container maximums override sum of containers */
 	expect_usage(
 	        "pods",
 	        "{\"spec\":{\"initContainers\":["
-	        "{\"resources\":{\"requests\":{\"cpu\":\"4\",\"memory\":\"100M\",\"example.com/dongle\":\"4\"},"
+	        "{\"resources\":{\"requests\":{\"cpu\":\"4\",\"memory\":\"100M\",\"example.com/"
+	        "dongle\":\"4\"},"
 	        "\"limits\":{\"cpu\":\"8\",\"memory\":\"200M\",\"example.com/dongle\":\"4\"}}},"
-	        "{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"50M\",\"example.com/dongle\":\"2\"},"
+	        "{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"50M\",\"example.com/"
+	        "dongle\":\"2\"},"
 	        "\"limits\":{\"cpu\":\"2\",\"memory\":\"100M\",\"example.com/dongle\":\"2\"}}}],"
 	        "\"containers\":["
-	        "{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"50M\",\"example.com/dongle\":\"1\"},"
+	        "{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"50M\",\"example.com/"
+	        "dongle\":\"1\"},"
 	        "\"limits\":{\"cpu\":\"2\",\"memory\":\"100M\",\"example.com/dongle\":\"1\"}}},"
-	        "{\"resources\":{\"requests\":{\"cpu\":\"2\",\"memory\":\"25M\",\"example.com/dongle\":\"2\"},"
+	        "{\"resources\":{\"requests\":{\"cpu\":\"2\",\"memory\":\"25M\",\"example.com/"
+	        "dongle\":\"2\"},"
 	        "\"limits\":{\"cpu\":\"5\",\"memory\":\"50M\",\"example.com/dongle\":\"2\"}}}]}}",
 	        PODS_1 "cpu=4,limits.cpu=8,limits.memory=200M,memory=100M,pods=1,"
 	               "requests.cpu=4,requests.example.com/dongle=4,requests.memory=100M");
@@ -165,12 +174,13 @@ static void test_pod_usage(void **state)
 	             "{\"spec\":{\"resources\":{\"requests\":{\"memory\":\"1Mi\"},\"limits\":{"
 	             "\"memory\":\"2Mi\"}}}}",
 	             PODS_1 "limits.memory=2Mi,memory=1Mi,pods=1,requests.memory=1Mi");
-	expect_usage("pods",
-	             "{\"spec\":{\"resources\":{\"requests\":{\"memory\":\"1Mi\"},\"limits\":{"
-	             "\"memory\":\"2Mi\"}},\"containers\":[{\"resources\":{\"requests\":{"
-	             "\"ephemeral-storage\":\"32Mi\"},\"limits\":{\"ephemeral-storage\":\"64Mi\"}}}]}}",
-	             PODS_1 "ephemeral-storage=32Mi,limits.ephemeral-storage=64Mi,limits.memory=2Mi,"
-	                    "memory=1Mi,pods=1,requests.ephemeral-storage=32Mi,requests.memory=1Mi");
+	expect_usage(
+	        "pods",
+	        "{\"spec\":{\"resources\":{\"requests\":{\"memory\":\"1Mi\"},\"limits\":{"
+	        "\"memory\":\"2Mi\"}},\"containers\":[{\"resources\":{\"requests\":{"
+	        "\"ephemeral-storage\":\"32Mi\"},\"limits\":{\"ephemeral-storage\":\"64Mi\"}}}]}}",
+	        PODS_1 "ephemeral-storage=32Mi,limits.ephemeral-storage=64Mi,limits.memory=2Mi,"
+	               "memory=1Mi,pods=1,requests.ephemeral-storage=32Mi,requests.memory=1Mi");
 	/* pod-level requests override the containers' sum */
 	expect_usage("pods",
 	             "{\"spec\":{\"resources\":{\"requests\":{\"cpu\":\"3\"}},\"containers\":["
@@ -184,18 +194,22 @@ static void test_pod_usage(void **state)
 static void test_pod_sidecars(void **state)
 {
 	(void)state;
-	expect_usage("pods",
-	             "{\"spec\":{\"initContainers\":["
-	             "{\"name\":\"s1\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}},"
-	             "{\"name\":\"i1\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}],"
-	             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}",
-	             /* max(c 2 + s1 1 = 3, i1 3 + s1 1 = 4) */
-	             PODS_1 "cpu=4,pods=1,requests.cpu=4");
+	expect_usage(
+	        "pods",
+	        "{\"spec\":{\"initContainers\":["
+	        "{\"name\":\"s1\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{"
+	        "\"cpu\":\"1\"}}},"
+	        "{\"name\":\"i1\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}],"
+	        "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}",
+	        /* max(c 2 + s1 1 = 3, i1 3 + s1 1 = 4) */
+	        PODS_1 "cpu=4,pods=1,requests.cpu=4");
 	expect_usage("pods",
 	             "{\"spec\":{\"initContainers\":["
 	             "{\"name\":\"i1\",\"resources\":{\"requests\":{\"memory\":\"1Gi\"}}},"
-	             "{\"name\":\"s1\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"memory\":\"512Mi\"}}}],"
-	             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"memory\":\"1Gi\"}}}]}}",
+	             "{\"name\":\"s1\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{"
+	             "\"memory\":\"512Mi\"}}}],"
+	             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"memory\":"
+	             "\"1Gi\"}}}]}}",
 	             PODS_1 "memory=1536Mi,pods=1,requests.memory=1536Mi");
 }
 
@@ -211,27 +225,30 @@ static void test_pod_resize(void **state)
 	             "\"150Mi\"},\"resources\":{\"requests\":{\"memory\":\"250Mi\"},\"limits\":{"
 	             "\"memory\":\"500Mi\"}}}]}}",
 	             PODS_1 "limits.memory=500Mi,memory=250Mi,pods=1,requests.memory=250Mi");
-	expect_usage("pods",
-	             "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
-	             "\"cpu\":\"500m\"},\"limits\":{\"cpu\":\"1\"}}}]},\"status\":{"
-	             "\"containerStatuses\":[{\"name\":\"c\",\"allocatedResources\":{\"cpu\":\"150m\"},"
-	             "\"resources\":{\"requests\":{\"cpu\":\"150m\"},\"limits\":{\"cpu\":\"2\"}}}]}}",
-	             PODS_1 "cpu=500m,limits.cpu=2,pods=1,requests.cpu=500m");
+	expect_usage(
+	        "pods",
+	        "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
+	        "\"cpu\":\"500m\"},\"limits\":{\"cpu\":\"1\"}}}]},\"status\":{"
+	        "\"containerStatuses\":[{\"name\":\"c\",\"allocatedResources\":{\"cpu\":\"150m\"},"
+	        "\"resources\":{\"requests\":{\"cpu\":\"150m\"},\"limits\":{\"cpu\":\"2\"}}}]}}",
+	        PODS_1 "cpu=500m,limits.cpu=2,pods=1,requests.cpu=500m");
 	/* no status resources: the spec */
-	expect_usage("pods",
-	             "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
-	             "\"cpu\":\"200m\",\"memory\":\"200Mi\"},\"limits\":{\"cpu\":\"400m\",\"memory\":"
-	             "\"400Mi\"}}}]},\"status\":{\"containerStatuses\":[{\"name\":\"c\","
-	             "\"allocatedResources\":{\"cpu\":\"150m\",\"memory\":\"150Mi\"}}]}}",
-	             PODS_1 "cpu=200m,limits.cpu=400m,limits.memory=400Mi,memory=200Mi,pods=1,"
-	                    "requests.cpu=200m,requests.memory=200Mi");
+	expect_usage(
+	        "pods",
+	        "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
+	        "\"cpu\":\"200m\",\"memory\":\"200Mi\"},\"limits\":{\"cpu\":\"400m\",\"memory\":"
+	        "\"400Mi\"}}}]},\"status\":{\"containerStatuses\":[{\"name\":\"c\","
+	        "\"allocatedResources\":{\"cpu\":\"150m\",\"memory\":\"150Mi\"}}]}}",
+	        PODS_1 "cpu=200m,limits.cpu=400m,limits.memory=400Mi,memory=200Mi,pods=1,"
+	               "requests.cpu=200m,requests.memory=200Mi");
 	/* an infeasible resize: the spec is not charged, only what was allocated / actuated */
-	expect_usage("pods",
-	             "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
-	             "\"cpu\":\"4\"}}}]},\"status\":{\"conditions\":[{\"type\":\"PodResizePending\","
-	             "\"reason\":\"Infeasible\"}],\"containerStatuses\":[{\"name\":\"c\","
-	             "\"allocatedResources\":{\"cpu\":\"1\"}}]}}",
-	             PODS_1 "cpu=1,pods=1,requests.cpu=1");
+	expect_usage(
+	        "pods",
+	        "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
+	        "\"cpu\":\"4\"}}}]},\"status\":{\"conditions\":[{\"type\":\"PodResizePending\","
+	        "\"reason\":\"Infeasible\"}],\"containerStatuses\":[{\"name\":\"c\","
+	        "\"allocatedResources\":{\"cpu\":\"1\"}}]}}",
+	        PODS_1 "cpu=1,pods=1,requests.cpu=1");
 }
 
 /* ---- scopes: TestPodEvaluatorMatchingScopes ------------------------------------------------ */
@@ -261,21 +278,34 @@ static void test_pod_scopes(void **state)
 	const char *pc = "{\"spec\":{\"priorityClassName\":\"class1\",\"containers\":[{}]}}";
 	assert_int_equal(scope("pods", SC("PriorityClass", "Exists"), pc), 1);
 	assert_int_equal(scope("pods", SC("PriorityClass", "Exists"), empty), 0);
-	assert_int_equal(scope("pods", "{\"scopeName\":\"PriorityClass\",\"operator\":\"In\","
-	                               "\"values\":[\"class1\",\"x\"]}", pc), 1);
-	assert_int_equal(scope("pods", "{\"scopeName\":\"PriorityClass\",\"operator\":\"In\","
-	                               "\"values\":[\"x\"]}", pc), 0);
-	assert_int_equal(scope("pods", "{\"scopeName\":\"PriorityClass\",\"operator\":\"NotIn\","
-	                               "\"values\":[\"x\"]}", pc), 1);
-	assert_int_equal(scope("pods", "{\"scopeName\":\"PriorityClass\",\"operator\":\"NotIn\","
-	                               "\"values\":[\"x\"]}", empty), 1);
+	assert_int_equal(scope("pods",
+	                       "{\"scopeName\":\"PriorityClass\",\"operator\":\"In\","
+	                       "\"values\":[\"class1\",\"x\"]}",
+	                       pc),
+	                 1);
+	assert_int_equal(scope("pods",
+	                       "{\"scopeName\":\"PriorityClass\",\"operator\":\"In\","
+	                       "\"values\":[\"x\"]}",
+	                       pc),
+	                 0);
+	assert_int_equal(scope("pods",
+	                       "{\"scopeName\":\"PriorityClass\",\"operator\":\"NotIn\","
+	                       "\"values\":[\"x\"]}",
+	                       pc),
+	                 1);
+	assert_int_equal(scope("pods",
+	                       "{\"scopeName\":\"PriorityClass\",\"operator\":\"NotIn\","
+	                       "\"values\":[\"x\"]}",
+	                       empty),
+	                 1);
 	assert_int_equal(scope("pods", SC("PriorityClass", "DoesNotExist"), empty), 1);
 	assert_int_equal(scope("pods", SC("PriorityClass", "DoesNotExist"), pc), 0);
 	assert_int_equal(scope("pods", "{\"scopeName\":\"PriorityClass\",\"operator\":\"In\"}", pc),
 	                 -EINVAL);
 	assert_int_equal(scope("pods", SC("PriorityClass", "Bogus"), pc), -EINVAL);
 	/* NotBestEffort */
-	const char *burst = "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}";
+	const char *burst =
+	        "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}";
 	assert_int_equal(scope("pods", SC("NotBestEffort", "Exists"), burst), 1);
 	/* status.qosClass wins over the spec */
 	assert_int_equal(scope("pods", SC("BestEffort", "Exists"),
@@ -288,26 +318,30 @@ static void test_pod_scopes(void **state)
 	assert_int_equal(scope("pods", SC("NotTerminating", "Exists"), term), 0);
 	/* CrossNamespacePodAffinity: required / preferred, affinity / anti-affinity, namespaces
 	 * or a namespaceSelector (even an empty one) */
-	assert_int_equal(scope("pods", SC("CrossNamespacePodAffinity", "Exists"),
-	                       "{\"spec\":{\"affinity\":{\"podAffinity\":{"
-	                       "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"namespaces\":"
-	                       "[\"ns1\"]}]}}}}"),
-	                 1);
-	assert_int_equal(scope("pods", SC("CrossNamespacePodAffinity", "Exists"),
-	                       "{\"spec\":{\"affinity\":{\"podAffinity\":{"
-	                       "\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"podAffinityTerm\":"
-	                       "{\"namespaceSelector\":{}}}]}}}}"),
-	                 1);
-	assert_int_equal(scope("pods", SC("CrossNamespacePodAffinity", "Exists"),
-	                       "{\"spec\":{\"affinity\":{\"podAntiAffinity\":{"
-	                       "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"namespaces\":"
-	                       "[\"ns1\"]}]}}}}"),
-	                 1);
-	assert_int_equal(scope("pods", SC("CrossNamespacePodAffinity", "Exists"),
-	                       "{\"spec\":{\"affinity\":{\"podAffinity\":{"
-	                       "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"topologyKey\":"
-	                       "\"x\"}]}}}}"),
-	                 0);
+	assert_int_equal(
+	        scope("pods", SC("CrossNamespacePodAffinity", "Exists"),
+	              "{\"spec\":{\"affinity\":{\"podAffinity\":{"
+	              "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"namespaces\":"
+	              "[\"ns1\"]}]}}}}"),
+	        1);
+	assert_int_equal(
+	        scope("pods", SC("CrossNamespacePodAffinity", "Exists"),
+	              "{\"spec\":{\"affinity\":{\"podAffinity\":{"
+	              "\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"podAffinityTerm\":"
+	              "{\"namespaceSelector\":{}}}]}}}}"),
+	        1);
+	assert_int_equal(
+	        scope("pods", SC("CrossNamespacePodAffinity", "Exists"),
+	              "{\"spec\":{\"affinity\":{\"podAntiAffinity\":{"
+	              "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"namespaces\":"
+	              "[\"ns1\"]}]}}}}"),
+	        1);
+	assert_int_equal(
+	        scope("pods", SC("CrossNamespacePodAffinity", "Exists"),
+	              "{\"spec\":{\"affinity\":{\"podAffinity\":{"
+	              "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"topologyKey\":"
+	              "\"x\"}]}}}}"),
+	        0);
 	/* services and counts match no scope */
 	assert_int_equal(scope("services", SC("BestEffort", "Exists"), "{}"), 0);
 	assert_int_equal(scope("configmaps", SC("NotTerminating", "Exists"), "{}"), 0);
@@ -322,8 +356,8 @@ static void test_service_usage(void **state)
 	expect_usage("services", "{\"spec\":{\"type\":\"ClusterIP\"}}",
 	             "count/services=1,services=1,services.loadbalancers=0,services.nodeports=0");
 	snprintf(want, sizeof(want), "%s1,services.nodeports=1", base);
-	expect_usage("services", "{\"spec\":{\"type\":\"LoadBalancer\",\"ports\":[{\"port\":27443}]}}",
-	             want);
+	expect_usage("services",
+	             "{\"spec\":{\"type\":\"LoadBalancer\",\"ports\":[{\"port\":27443}]}}", want);
 	/* allocateLoadBalancerNodePorts false: only ports that have a nodePort */
 	snprintf(want, sizeof(want), "%s1,services.nodeports=0", base);
 	expect_usage("services",
@@ -337,9 +371,10 @@ static void test_service_usage(void **state)
 	             want);
 	expect_usage("services", "{\"spec\":{\"type\":\"NodePort\",\"ports\":[{\"port\":27443}]}}",
 	             "count/services=1,services=1,services.loadbalancers=0,services.nodeports=1");
-	expect_usage("services",
-	             "{\"spec\":{\"type\":\"NodePort\",\"ports\":[{\"port\":27443},{\"port\":27444}]}}",
-	             "count/services=1,services=1,services.loadbalancers=0,services.nodeports=2");
+	expect_usage(
+	        "services",
+	        "{\"spec\":{\"type\":\"NodePort\",\"ports\":[{\"port\":27443},{\"port\":27444}]}}",
+	        "count/services=1,services=1,services.loadbalancers=0,services.nodeports=2");
 	const struct rq_evaluator *ev = ev_named("services");
 	assert_true(rq_evaluator_matches(ev, "services"));
 	assert_true(rq_evaluator_matches(ev, "count/services"));
@@ -353,16 +388,18 @@ static void test_pvc_usage(void **state)
 {
 	(void)state;
 	/* pvc-usage */
-	expect_usage("persistentvolumeclaims",
-	             "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}",
-	             "count/persistentvolumeclaims=1,persistentvolumeclaims=1,requests.storage=10Gi");
+	expect_usage(
+	        "persistentvolumeclaims",
+	        "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}",
+	        "count/persistentvolumeclaims=1,persistentvolumeclaims=1,requests.storage=10Gi");
 	/* pvc-usage-by-class */
-	expect_usage("persistentvolumeclaims",
-	             "{\"spec\":{\"storageClassName\":\"gold\",\"resources\":{\"requests\":"
-	             "{\"storage\":\"10Gi\"}}}}",
-	             "count/persistentvolumeclaims=1,gold.storageclass.storage.k8s.io/"
-	             "persistentvolumeclaims=1,gold.storageclass.storage.k8s.io/requests.storage=10Gi,"
-	             "persistentvolumeclaims=1,requests.storage=10Gi");
+	expect_usage(
+	        "persistentvolumeclaims",
+	        "{\"spec\":{\"storageClassName\":\"gold\",\"resources\":{\"requests\":"
+	        "{\"storage\":\"10Gi\"}}}}",
+	        "count/persistentvolumeclaims=1,gold.storageclass.storage.k8s.io/"
+	        "persistentvolumeclaims=1,gold.storageclass.storage.k8s.io/requests.storage=10Gi,"
+	        "persistentvolumeclaims=1,requests.storage=10Gi");
 	/* the beta annotation wins over the field */
 	expect_usage("persistentvolumeclaims",
 	             "{\"metadata\":{\"annotations\":{\"volume.beta.kubernetes.io/storage-class\":"
@@ -372,18 +409,22 @@ static void test_pvc_usage(void **state)
 	             "silver.storageclass.storage.k8s.io/persistentvolumeclaims=1,"
 	             "silver.storageclass.storage.k8s.io/requests.storage=1G");
 	/* pvc-usage-rounded: 1Gi + 1m rounds up */
-	expect_usage("persistentvolumeclaims",
-	             "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"1073741824001m\"}}}}",
-	             "count/persistentvolumeclaims=1,persistentvolumeclaims=1,requests.storage=1073741825");
+	expect_usage(
+	        "persistentvolumeclaims",
+	        "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"1073741824001m\"}}}}",
+	        "count/"
+	        "persistentvolumeclaims=1,persistentvolumeclaims=1,requests.storage=1073741825");
 	/* pvc-usage-higher-allocated-resource / lower-allocated-resource */
-	expect_usage("persistentvolumeclaims",
-	             "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}},\"status\":"
-	             "{\"allocatedResources\":{\"storage\":\"20Gi\"}}}",
-	             "count/persistentvolumeclaims=1,persistentvolumeclaims=1,requests.storage=20Gi");
-	expect_usage("persistentvolumeclaims",
-	             "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}},\"status\":"
-	             "{\"allocatedResources\":{\"storage\":\"5Gi\"}}}",
-	             "count/persistentvolumeclaims=1,persistentvolumeclaims=1,requests.storage=10Gi");
+	expect_usage(
+	        "persistentvolumeclaims",
+	        "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}},\"status\":"
+	        "{\"allocatedResources\":{\"storage\":\"20Gi\"}}}",
+	        "count/persistentvolumeclaims=1,persistentvolumeclaims=1,requests.storage=20Gi");
+	expect_usage(
+	        "persistentvolumeclaims",
+	        "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}},\"status\":"
+	        "{\"allocatedResources\":{\"storage\":\"5Gi\"}}}",
+	        "count/persistentvolumeclaims=1,persistentvolumeclaims=1,requests.storage=10Gi");
 	/* no storage request: only the counts */
 	expect_usage("persistentvolumeclaims", "{\"spec\":{}}",
 	             "count/persistentvolumeclaims=1,persistentvolumeclaims=1");
@@ -393,15 +434,18 @@ static void test_pvc_usage(void **state)
 	assert_true(rq_evaluator_matches(ev, "persistentvolumeclaims"));
 	assert_true(rq_evaluator_matches(ev, "requests.storage"));
 	assert_true(rq_evaluator_matches(ev, "gold.storageclass.storage.k8s.io/requests.storage"));
-	assert_true(rq_evaluator_matches(ev, "gold.storageclass.storage.k8s.io/persistentvolumeclaims"));
+	assert_true(rq_evaluator_matches(
+	        ev, "gold.storageclass.storage.k8s.io/persistentvolumeclaims"));
 	assert_false(rq_evaluator_matches(ev, "storage"));
 	assert_false(rq_evaluator_matches(ev, "ephemeral-storage"));
 	assert_false(rq_evaluator_matches(ev, "gold.storageclass.storage.k8s.io/storage"));
 
 	/* VolumeAttributesClass scope (MatchingScopes) */
 	const char *vac = "{\"spec\":{\"volumeAttributesClassName\":\"gold\"}}";
-	assert_int_equal(scope("persistentvolumeclaims", SC("VolumeAttributesClass", "Exists"), vac), 1);
-	assert_int_equal(scope("persistentvolumeclaims", SC("VolumeAttributesClass", "Exists"), "{}"), 0);
+	assert_int_equal(
+	        scope("persistentvolumeclaims", SC("VolumeAttributesClass", "Exists"), vac), 1);
+	assert_int_equal(
+	        scope("persistentvolumeclaims", SC("VolumeAttributesClass", "Exists"), "{}"), 0);
 	assert_int_equal(scope("persistentvolumeclaims",
 	                       "{\"scopeName\":\"VolumeAttributesClass\",\"operator\":\"In\","
 	                       "\"values\":[\"gold\"]}",
@@ -418,9 +462,9 @@ static void test_pvc_usage(void **state)
 	                       "\"values\":[\"gold\"]}",
 	                       vac),
 	                 0);
-	assert_int_equal(scope("persistentvolumeclaims", SC("VolumeAttributesClass", "DoesNotExist"),
-	                       "{}"),
-	                 1);
+	assert_int_equal(
+	        scope("persistentvolumeclaims", SC("VolumeAttributesClass", "DoesNotExist"), "{}"),
+	        1);
 	assert_int_equal(scope("persistentvolumeclaims", SC("BestEffort", "Exists"), vac), 0);
 }
 
@@ -428,13 +472,23 @@ static void test_pod_matching_resources(void **state)
 {
 	(void)state;
 	const struct rq_evaluator *ev = ev_named("pods");
-	static const char *const yes[] = {"pods", "count/pods", "cpu", "memory", "requests.cpu",
-	                                  "limits.memory", "ephemeral-storage",
-	                                  "requests.ephemeral-storage", "limits.ephemeral-storage",
-	                                  "hugepages-2Mi", "requests.hugepages-1Gi",
+	static const char *const yes[] = {"pods",
+	                                  "count/pods",
+	                                  "cpu",
+	                                  "memory",
+	                                  "requests.cpu",
+	                                  "limits.memory",
+	                                  "ephemeral-storage",
+	                                  "requests.ephemeral-storage",
+	                                  "limits.ephemeral-storage",
+	                                  "hugepages-2Mi",
+	                                  "requests.hugepages-1Gi",
 	                                  "requests.example.com/dongle"};
-	static const char *const no[] = {"limits.example.com/dongle", "example.com/dongle",
-	                                 "requests.storage", "services", "count/services",
+	static const char *const no[] = {"limits.example.com/dongle",
+	                                 "example.com/dongle",
+	                                 "requests.storage",
+	                                 "services",
+	                                 "count/services",
 	                                 "requests.foo"};
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
 		if (!rq_evaluator_matches(ev, yes[i]))
@@ -452,8 +506,8 @@ static void test_pod_matching_resources(void **state)
 
 /* ---- TestSyncResourceQuota --------------------------------------------------------------- */
 struct fake {
-	const char *pods;      /* JSON array, or NULL */
-	const char *failing;   /* a resource whose listing fails */
+	const char *pods;    /* JSON array, or NULL */
+	const char *failing; /* a resource whose listing fails */
 	int n_configmaps;
 };
 
@@ -486,22 +540,26 @@ static int fake_list(void *ud, const struct rq_evaluator *ev, const char *ns, rq
 }
 
 #define POD(name, phase, cpu, mem, extra)                                                          \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"testing\"},\"status\":{\"phase\":\"" \
-	phase "\"},\"spec\":{" extra "\"containers\":[{\"name\":\"ctr\",\"image\":\"image\","     \
+	"{\"metadata\":{\"name\":\"" name                                                          \
+	"\",\"namespace\":\"testing\"},\"status\":{\"phase\":\"" phase "\"},\"spec\":{" extra      \
+	"\"containers\":[{\"name\":\"ctr\",\"image\":\"image\","                                   \
 	"\"resources\":{\"requests\":{" cpu mem "}}}]}}"
-#define TEST_PODS                                                                                 \
-	"[" POD("pod-running", "Running", "\"cpu\":\"100m\",", "\"memory\":\"1Gi\"", "") ","      \
-	POD("pod-running-2", "Running", "\"cpu\":\"100m\",", "\"memory\":\"1Gi\"", "") ","        \
-	POD("pod-failed", "Failed", "\"cpu\":\"100m\",", "\"memory\":\"1Gi\"", "") "]"
-#define BEST_EFFORT_PODS                                                                          \
-	"[" POD("pod-running", "Running", "", "", "") "," POD("pod-running-2", "Running", "", "", "") \
-	"," POD("pod-failed", "Failed", "\"cpu\":\"100m\",", "\"memory\":\"1Gi\"", "") "]"
-#define PRIORITY_PODS                                                                             \
-	"[" POD("pod-running", "Running", "\"cpu\":\"500m\",", "\"memory\":\"50Gi\"",              \
-	        "\"priorityClassName\":\"high\",") ","                                              \
-	POD("pod-running-2", "Running", "\"cpu\":\"100m\",", "\"memory\":\"1Gi\"",                 \
-	    "\"priorityClassName\":\"low\",") ","                                                   \
-	POD("pod-failed", "Failed", "\"cpu\":\"100m\",", "\"memory\":\"1Gi\"", "") "]"
+#define TEST_PODS                                                                                  \
+	"[" POD("pod-running", "Running", "\"cpu\":\"100m\",", "\"memory\":\"1Gi\"",               \
+	        "") "," POD("pod-running-2", "Running", "\"cpu\":\"100m\",", "\"memory\":\"1Gi\"", \
+	                    "") "," POD("pod-failed", "Failed", "\"cpu\":\"100m\",",               \
+	                                "\"memory\":\"1Gi\"", "") "]"
+#define BEST_EFFORT_PODS                                                                           \
+	"[" POD("pod-running", "Running", "", "",                                                  \
+	        "") "," POD("pod-running-2", "Running", "", "",                                    \
+	                    "") "," POD("pod-failed", "Failed", "\"cpu\":\"100m\",",               \
+	                                "\"memory\":\"1Gi\"", "") "]"
+#define PRIORITY_PODS                                                                                                             \
+	"[" POD("pod-running", "Running", "\"cpu\":\"500m\",", "\"memory\":\"50Gi\"", "\"priorityClassName\":\"high\",") "," POD( \
+	        "pod-running-2", "Running", "\"cpu\":\"100m\",", "\"memory\":\"1Gi\"",                                            \
+	        "\"priorityClassName\":\"low\",") "," POD("pod-failed", "Failed",                                                 \
+	                                                  "\"cpu\":\"100m\",",                                                    \
+	                                                  "\"memory\":\"1Gi\"", "") "]"
 
 #define HARD3 "\"hard\":{\"cpu\":\"3\",\"memory\":\"100Gi\",\"pods\":\"5\"}"
 
@@ -525,9 +583,9 @@ static void sync_case(const char *name, const char *quota, struct fake *f, const
 }
 
 #define QUOTA(spec_extra, status)                                                                  \
-	"{\"metadata\":{\"name\":\"quota\",\"namespace\":\"testing\"},\"spec\":{" HARD3 spec_extra "}" \
-	status "}"
-#define SEL(expr) ",\"scopeSelector\":{\"matchExpressions\":[" expr "]}"
+	"{\"metadata\":{\"name\":\"quota\",\"namespace\":\"testing\"},\"spec\":{" HARD3 spec_extra \
+	"}" status "}"
+#define SEL(expr)  ",\"scopeSelector\":{\"matchExpressions\":[" expr "]}"
 #define WANT(used) "{" HARD3 ",\"used\":{" used "}}"
 
 static void test_sync_resource_quota(void **state)
@@ -589,53 +647,62 @@ static void test_sync_resource_quota(void **state)
 	          &pods, WANT("\"cpu\":\"200m\",\"memory\":\"2Gi\",\"pods\":\"2\""), false, 0);
 
 	struct fake none = {0};
-	sync_case("quota-spec-hard-updated",
-	          "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
-	          "{\"cpu\":\"4\"}},\"status\":{\"hard\":{\"cpu\":\"3\"},\"used\":{\"cpu\":\"0\"}}}",
-	          &none, "{\"hard\":{\"cpu\":\"4\"},\"used\":{\"cpu\":\"0\"}}", true, 0);
+	sync_case(
+	        "quota-spec-hard-updated",
+	        "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
+	        "{\"cpu\":\"4\"}},\"status\":{\"hard\":{\"cpu\":\"3\"},\"used\":{\"cpu\":\"0\"}}}",
+	        &none, "{\"hard\":{\"cpu\":\"4\"},\"used\":{\"cpu\":\"0\"}}", true, 0);
 	sync_case("quota-unchanged",
 	          "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
 	          "{\"cpu\":\"4\"}},\"status\":{\"hard\":{\"cpu\":\"0\"}}}",
 	          &none, "{\"hard\":{\"cpu\":\"4\"},\"used\":{\"cpu\":\"0\"}}", true, 0);
-	sync_case("quota-in-sync",
-	          "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
-	          "{\"cpu\":\"4\"}},\"status\":{\"hard\":{\"cpu\":\"4\"},\"used\":{\"cpu\":\"0\"}}}",
-	          &none, "{\"hard\":{\"cpu\":\"4\"},\"used\":{\"cpu\":\"0\"}}", false, 0);
+	sync_case(
+	        "quota-in-sync",
+	        "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
+	        "{\"cpu\":\"4\"}},\"status\":{\"hard\":{\"cpu\":\"4\"},\"used\":{\"cpu\":\"0\"}}}",
+	        &none, "{\"hard\":{\"cpu\":\"4\"},\"used\":{\"cpu\":\"0\"}}", false, 0);
 
 	struct fake podfail = {.failing = "pods"};
 	sync_case("quota-missing-status-with-calculation-error",
 	          "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
 	          "{\"pods\":\"1\"}},\"status\":{}}",
 	          &podfail, "{\"hard\":{\"pods\":\"1\"},\"used\":{}}", true, -EIO);
-	sync_case("quota-missing-status-with-partial-calculation-error",
-	          "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
-	          "{\"configmaps\":\"1\",\"pods\":\"1\"}},\"status\":{}}",
-	          &podfail, "{\"hard\":{\"configmaps\":\"1\",\"pods\":\"1\"},\"used\":{\"configmaps\":\"0\"}}",
-	          true, -EIO);
+	sync_case(
+	        "quota-missing-status-with-partial-calculation-error",
+	        "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
+	        "{\"configmaps\":\"1\",\"pods\":\"1\"}},\"status\":{}}",
+	        &podfail,
+	        "{\"hard\":{\"configmaps\":\"1\",\"pods\":\"1\"},\"used\":{\"configmaps\":\"0\"}}",
+	        true, -EIO);
 	/* a failed evaluator keeps the old usage of its resources */
-	sync_case("calculation-error-keeps-old-usage",
-	          "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
-	          "{\"configmaps\":\"1\",\"pods\":\"1\"}},\"status\":{\"hard\":{\"configmaps\":\"1\","
-	          "\"pods\":\"1\"},\"used\":{\"configmaps\":\"1\",\"pods\":\"1\"}}}",
-	          &podfail, "{\"hard\":{\"configmaps\":\"1\",\"pods\":\"1\"},\"used\":{\"configmaps\":\"0\",\"pods\":\"1\"}}",
-	          true, -EIO);
+	sync_case(
+	        "calculation-error-keeps-old-usage",
+	        "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
+	        "{\"configmaps\":\"1\",\"pods\":\"1\"}},\"status\":{\"hard\":{\"configmaps\":\"1\","
+	        "\"pods\":\"1\"},\"used\":{\"configmaps\":\"1\",\"pods\":\"1\"}}}",
+	        &podfail,
+	        "{\"hard\":{\"configmaps\":\"1\",\"pods\":\"1\"},\"used\":{\"configmaps\":\"0\","
+	        "\"pods\":\"1\"}}",
+	        true, -EIO);
 	/* counts, a resource no evaluator tracks (kept out of used), a used entry no longer hard */
 	struct fake cms = {.n_configmaps = 3};
-	sync_case("object-counts",
-	          "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
-	          "{\"configmaps\":\"10\",\"count/configmaps\":\"10\",\"example.com/foo\":\"1\"}},"
-	          "\"status\":{\"hard\":{\"configmaps\":\"10\"},\"used\":{\"configmaps\":\"3\","
-	          "\"secrets\":\"2\"}}}",
-	          &cms,
-	          "{\"hard\":{\"configmaps\":\"10\",\"count/configmaps\":\"10\",\"example.com/foo\":"
-	          "\"1\"},\"used\":{\"configmaps\":\"3\",\"count/configmaps\":\"3\"}}",
-	          true, 0);
+	sync_case(
+	        "object-counts",
+	        "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
+	        "{\"configmaps\":\"10\",\"count/configmaps\":\"10\",\"example.com/foo\":\"1\"}},"
+	        "\"status\":{\"hard\":{\"configmaps\":\"10\"},\"used\":{\"configmaps\":\"3\","
+	        "\"secrets\":\"2\"}}}",
+	        &cms,
+	        "{\"hard\":{\"configmaps\":\"10\",\"count/configmaps\":\"10\",\"example.com/foo\":"
+	        "\"1\"},\"used\":{\"configmaps\":\"3\",\"count/configmaps\":\"3\"}}",
+	        true, 0);
 }
 
 static void test_quota_tracks(void **state)
 {
 	(void)state;
-	cJSON *q = cJSON_Parse("{\"status\":{\"hard\":{\"requests.storage\":\"1Gi\",\"count/jobs.batch\":\"1\"}}}");
+	cJSON *q = cJSON_Parse("{\"status\":{\"hard\":{\"requests.storage\":\"1Gi\",\"count/"
+	                       "jobs.batch\":\"1\"}}}");
 	assert_true(rq_quota_tracks(q, "", "persistentvolumeclaims"));
 	assert_true(rq_quota_tracks(q, "batch", "jobs"));
 	assert_false(rq_quota_tracks(q, "", "pods"));
@@ -647,7 +714,8 @@ static void test_bad_input(void **state)
 {
 	(void)state;
 	struct rq_list l;
-	cJSON *o = cJSON_Parse("{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"x\"}}}]}}");
+	cJSON *o = cJSON_Parse(
+	        "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"x\"}}}]}}");
 	assert_int_equal(rq_usage(ev_named("pods"), o, NOW, &l), -EINVAL);
 	cJSON_Delete(o);
 	o = cJSON_Parse("{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":5}}}]}}");
@@ -660,7 +728,8 @@ static void test_bad_input(void **state)
 	o = cJSON_Parse("{\"spec\":{\"hard\":{\"pods\":\"1\"}}}");
 	assert_int_equal(rq_sync_status(o, &src, NOW, &out), -EINVAL);
 	cJSON_Delete(o);
-	o = cJSON_Parse("{\"metadata\":{\"namespace\":\"a\"},\"spec\":{\"hard\":{\"pods\":\"1x\"}}}");
+	o = cJSON_Parse(
+	        "{\"metadata\":{\"namespace\":\"a\"},\"spec\":{\"hard\":{\"pods\":\"1x\"}}}");
 	assert_int_equal(rq_sync_status(o, &src, NOW, &out), -EINVAL);
 	cJSON_Delete(o);
 }
@@ -668,11 +737,15 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_pod_usage),           cmocka_unit_test(test_pod_sidecars),
-	        cmocka_unit_test(test_pod_resize),          cmocka_unit_test(test_pod_scopes),
-	        cmocka_unit_test(test_service_usage),       cmocka_unit_test(test_pvc_usage),
+	        cmocka_unit_test(test_pod_usage),
+	        cmocka_unit_test(test_pod_sidecars),
+	        cmocka_unit_test(test_pod_resize),
+	        cmocka_unit_test(test_pod_scopes),
+	        cmocka_unit_test(test_service_usage),
+	        cmocka_unit_test(test_pvc_usage),
 	        cmocka_unit_test(test_pod_matching_resources),
-	        cmocka_unit_test(test_sync_resource_quota), cmocka_unit_test(test_quota_tracks),
+	        cmocka_unit_test(test_sync_resource_quota),
+	        cmocka_unit_test(test_quota_tracks),
 	        cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
