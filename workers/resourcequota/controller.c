@@ -216,6 +216,7 @@ struct rqw {
 	struct wk_ctx *ctx;
 	uint64_t period_usec;
 	bool synced;
+	kube_time_t start; /* the first sync attempt with the quotas listed */
 };
 
 struct cache_visit_ud {
@@ -282,6 +283,9 @@ static int source_list(void *ud, const struct rq_evaluator *ev, const char *ns, 
 	struct rqw *w = ud;
 	if (ev->kind == RQ_EVAL_PODS)
 		return list_pods(w, ns, fn, fn_ud);
+	/* a resource not (yet) listed is an evaluator error: its usage is left as it was */
+	if (kcmd_cache_synced(w->ctx->arena, ev->group, ev->resource) != 1)
+		return -EAGAIN;
 	struct cache_visit_ud u = {ev, fn, fn_ud};
 	return kcmd_cache_list(w->ctx->arena, ev->group, ev->resource, ns, cache_visit, &u);
 }
@@ -306,14 +310,20 @@ static void rqw_fini(void *state)
 	free(state);
 }
 
-/* upstream's workers start once every monitored informer synced */
+/* upstream's workers start once every monitored informer synced. kcmd waits for the quotas,
+ * and for the counted kinds at most RQ_SYNC_WAIT: one that never lists (not served by this
+ * apiserver) then fails only its own evaluator (source_list), as upstream leaves a monitor that
+ * cannot sync out of the usage. */
+#define RQ_SYNC_WAIT (60LL * 1000000000LL)
 static bool caches_synced(struct rqw *w)
 {
 	if (w->synced)
 		return true;
 	if (kcmd_cache_synced(w->ctx->arena, "", "resourcequotas") != 1)
 		return false;
-	for (size_t e = 0; e < rq_n_evaluators; e++) {
+	if (!w->start)
+		w->start = kube_time_now();
+	for (size_t e = 0; e < rq_n_evaluators && kube_time_now() - w->start < RQ_SYNC_WAIT; e++) {
 		const struct rq_evaluator *ev = &rq_evaluators[e];
 		if (kcmd_cache_synced(w->ctx->arena, ev->group, ev->resource) != 1)
 			return false;

@@ -57,7 +57,7 @@ func useSharedRQ(t *testing.T) {
 			return
 		}
 		kcmdRQ = startKcmdShared(t, "--controllers=resourcequota-controller", "--secure-port=0",
-			"--leader-elect=false", "--concurrent-resource-quota-syncs=2", "--v=4")
+			"--leader-elect=false", "--concurrent-resource-quota-syncs=2", "--use-service-account-credentials", "--v=4")
 	})
 	p := kcmdRQ
 	rqProcMu.Unlock()
