@@ -125,6 +125,16 @@ static void on_deleted(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	replenish(ctx, ev, event_ns(ev));
 }
 
+/* a delete of a kind the table has no evaluator for (its count is dynamic, rq_dynamic_count);
+ * a type informerd stopped watching deleted nothing */
+static void on_deleted_any(struct inf_handler_ctx *ctx, const struct inf_event *ev)
+{
+	if (ev->dropped ||
+	    rq_evaluator_for(ev->res->group ? ev->res->group : "", ev->res->resource))
+		return;
+	replenish(ctx, ev, event_ns(ev));
+}
+
 /* QuotaV1Pod over the typed pod record's fields */
 static bool pod_charged(enum kube_pod_phase phase, const struct kube_object_meta *m,
                         kube_time_t now)
@@ -200,6 +210,7 @@ static const struct inf_handler_entry rqh_entries[] = {
         {"apps", "daemonsets", NULL, NULL, on_deleted},
         {"batch", "jobs", NULL, NULL, on_deleted},
         {"batch", "cronjobs", NULL, NULL, on_deleted},
+        {NULL, "*", NULL, NULL, on_deleted_any},
 };
 
 const struct inf_handler_table rq_handler_table = {
@@ -284,7 +295,10 @@ static int source_list(void *ud, const struct rq_evaluator *ev, const char *ns, 
 	if (ev->kind == RQ_EVAL_PODS)
 		return list_pods(w, ns, fn, fn_ud);
 	/* a resource not (yet) listed is an evaluator error: its usage is left as it was */
-	if (kcmd_cache_synced(w->ctx->arena, ev->group, ev->resource) != 1)
+	int synced = kcmd_cache_synced(w->ctx->arena, ev->group, ev->resource);
+	if (synced == -ENOENT && ev->kind == RQ_EVAL_COUNT && !ev->alias)
+		return -ENOENT; /* not served (or not quotable): no usage for it */
+	if (synced != 1)
 		return -EAGAIN;
 	struct cache_visit_ud u = {ev, fn, fn_ud};
 	return kcmd_cache_list(w->ctx->arena, ev->group, ev->resource, ns, cache_visit, &u);

@@ -61,6 +61,8 @@ const struct kcmd_controller kcmd_resourcequota_controller = {
         .service_account = "resourcequota-controller",
         .watches = rq_watches,
         .n_watches = sizeof(rq_watches) / sizeof(rq_watches[0]),
+        /* every deletable kind as metadata, as upstream's quota monitors: counts of any kind */
+        .watch_deletable = true,
         .queues = rq_queues,
         .n_queues = sizeof(rq_queues) / sizeof(rq_queues[0]),
         .flags = rq_flags,

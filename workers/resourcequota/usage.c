@@ -252,6 +252,62 @@ const struct rq_evaluator rq_evaluators[] = {
 };
 const size_t rq_n_evaluators = sizeof(rq_evaluators) / sizeof(rq_evaluators[0]);
 
+const struct rq_evaluator *rq_evaluator_for(const char *group, const char *resource)
+{
+	for (size_t i = 0; i < rq_n_evaluators; i++)
+		if (!strcmp(rq_evaluators[i].group, group) &&
+		    !strcmp(rq_evaluators[i].resource, resource))
+			return &rq_evaluators[i];
+	return NULL;
+}
+
+/* install.DefaultIgnoredResources */
+static bool ignored_resource(const char *group, const char *resource)
+{
+	static const char *const ignored[][2] = {
+	        {"", "bindings"},
+	        {"", "componentstatuses"},
+	        {"authentication.k8s.io", "tokenreviews"},
+	        {"authentication.k8s.io", "selfsubjectreviews"},
+	        {"authorization.k8s.io", "subjectaccessreviews"},
+	        {"authorization.k8s.io", "selfsubjectaccessreviews"},
+	        {"authorization.k8s.io", "localsubjectaccessreviews"},
+	        {"authorization.k8s.io", "selfsubjectrulesreviews"},
+	        {"", "events"},
+	        {"events.k8s.io", "events"},
+	};
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		if (!strcmp(ignored[i][0], group) && !strcmp(ignored[i][1], resource))
+			return true;
+	return false;
+}
+
+bool rq_dynamic_count(const char *name, char *buf, size_t len, struct rq_evaluator *ret)
+{
+	const char *gr = name + strlen("count/");
+	size_t n = strncmp(name, "count/", 6) ? 0 : strlen(gr);
+
+	if (!n || n >= len)
+		return false;
+	for (size_t i = 0; i < rq_n_evaluators; i++)
+		if (rq_evaluator_matches(&rq_evaluators[i], name))
+			return false;
+	memcpy(buf, gr, n + 1);
+	char *dot = strchr(buf, '.');
+	if (dot)
+		*dot = '\0';
+	const char *group = dot ? dot + 1 : "";
+	if (!*buf || strchr(buf, '/') || ignored_resource(group, buf))
+		return false;
+	*ret = (struct rq_evaluator){.kind = RQ_EVAL_COUNT,
+	                             .group = group,
+	                             .version = "",
+	                             .resource = buf,
+	                             .alias = NULL,
+	                             .count_name = name};
+	return true;
+}
+
 /* helper.IsNativeResource: no '/' or a kubernetes.io/ prefixed name */
 static bool native_resource(const char *n)
 {
@@ -1051,6 +1107,10 @@ int rq_sync_status(const cJSON *quota, const struct rq_source *src, kube_time_t 
 	const char *ns = str(get(quota, "metadata"), "namespace");
 	struct rq_list hard = {0}, status_hard = {0}, old_used = {0}, used = {0}, matched = {0};
 	struct rq_list new_usage = {0};
+	struct rq_evaluator *dyn = NULL;
+	struct {
+		char res[256], name[272];
+	} *dyn_buf = NULL;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -1067,15 +1127,38 @@ int rq_sync_status(const cJSON *quota, const struct rq_source *src, kube_time_t 
 
 	/* CalculateUsage: the resources of hard some evaluator tracks */
 	struct rq_qty zero = {0};
-	for (size_t i = 0; i < hard.n; i++)
-		for (size_t e = 0; e < rq_n_evaluators; e++)
-			if (rq_evaluator_matches(&rq_evaluators[e], hard.v[i].name)) {
-				if ((r = rq_list_set(&matched, hard.v[i].name, &zero)) < 0)
-					goto done;
-				break;
-			}
-	for (size_t e = 0; e < rq_n_evaluators; e++) {
-		const struct rq_evaluator *ev = &rq_evaluators[e];
+	size_t n_dyn = 0;
+	for (size_t i = 0; i < hard.n; i++) {
+		char tmp[256];
+		struct rq_evaluator tev;
+		bool m = rq_dynamic_count(hard.v[i].name, tmp, sizeof(tmp), &tev);
+		for (size_t e = 0; !m && e < rq_n_evaluators; e++)
+			m = rq_evaluator_matches(&rq_evaluators[e], hard.v[i].name);
+		if (m && (r = rq_list_set(&matched, hard.v[i].name, &zero)) < 0)
+			goto done;
+	}
+	/* the dynamic count evaluators, one per such name of matched (their strings in dyn_buf) */
+	if (matched.n && !(dyn = calloc(matched.n, sizeof(*dyn)))) {
+		r = -ENOMEM;
+		goto done;
+	}
+	if (matched.n && !(dyn_buf = calloc(matched.n, sizeof(*dyn_buf)))) {
+		r = -ENOMEM;
+		goto done;
+	}
+	for (size_t i = 0; i < matched.n; i++)
+		if (strlen(matched.v[i].name) < sizeof(dyn_buf[n_dyn].name) &&
+		    rq_dynamic_count(matched.v[i].name, dyn_buf[n_dyn].res,
+		                     sizeof(dyn_buf[n_dyn].res), &dyn[n_dyn])) {
+			/* its own copy of the name: a failed evaluator's names leave matched */
+			memcpy(dyn_buf[n_dyn].name, matched.v[i].name,
+			       strlen(matched.v[i].name) + 1);
+			dyn[n_dyn].count_name = dyn_buf[n_dyn].name;
+			n_dyn++;
+		}
+	for (size_t e = 0; e < rq_n_evaluators + n_dyn; e++) {
+		const struct rq_evaluator *ev =
+		        e < rq_n_evaluators ? &rq_evaluators[e] : &dyn[e - rq_n_evaluators];
 		struct rq_list stats = {0};
 		for (size_t i = 0; i < matched.n; i++)
 			if (rq_evaluator_matches(ev, matched.v[i].name) &&
@@ -1098,8 +1181,10 @@ int rq_sync_status(const cJSON *quota, const struct rq_source *src, kube_time_t 
 			goto done;
 		}
 		if (lr < 0) {
-			/* the evaluator failed: its resources keep their old usage */
-			if (!out->calc_err)
+			/* the evaluator failed: its resources keep their old usage; a count of
+			 * a kind not served is no evaluator at all (no error, as upstream) */
+			if (!(ev->kind == RQ_EVAL_COUNT && !ev->alias && lr == -ENOENT) &&
+			    !out->calc_err)
 				out->calc_err = lr;
 			for (size_t i = 0; i < tracked.n; i++) {
 				struct rq_item *m = find(&matched, tracked.v[i].name);
@@ -1143,21 +1228,27 @@ done:
 	rq_list_free(&used);
 	rq_list_free(&matched);
 	rq_list_free(&new_usage);
+	free(dyn);
+	free(dyn_buf);
 	return r;
 }
 
 bool rq_quota_tracks(const cJSON *quota, const char *group, const char *resource)
 {
+	const struct rq_evaluator *ev = rq_evaluator_for(group, resource);
 	const cJSON *e;
-	for (size_t k = 0; k < rq_n_evaluators; k++) {
-		const struct rq_evaluator *ev = &rq_evaluators[k];
-		if (strcmp(ev->group, group) || strcmp(ev->resource, resource))
+
+	cJSON_ArrayForEach(e, path(quota, "status", "hard"))
+	{
+		char buf[256];
+		struct rq_evaluator dyn;
+		if (!e->string)
 			continue;
-		cJSON_ArrayForEach(e, path(quota, "status", "hard"))
-		{
-			if (e->string && rq_evaluator_matches(ev, e->string))
-				return true;
-		}
+		if (ev && rq_evaluator_matches(ev, e->string))
+			return true;
+		if (!ev && rq_dynamic_count(e->string, buf, sizeof(buf), &dyn) &&
+		    !strcmp(dyn.group, group) && !strcmp(dyn.resource, resource))
+			return true;
 	}
 	return false;
 }

@@ -60,6 +60,14 @@ struct rq_evaluator {
 extern const struct rq_evaluator rq_evaluators[];
 extern const size_t rq_n_evaluators;
 
+/* The count evaluator for "count/<resource>[.<group>]" when no evaluator of the table tracks
+ * that name and the resource is not one upstream's quota ignores (events, virtual review
+ * resources): upstream's monitors give every quotable resource one. Fills *ret (its strings
+ * point into name and buf, which must outlive it) and returns true, else false. */
+bool rq_dynamic_count(const char *name, char *buf, size_t len, struct rq_evaluator *ret);
+/* The table's evaluator of (group, resource), or NULL. */
+const struct rq_evaluator *rq_evaluator_for(const char *group, const char *resource);
+
 /* Whether evaluator ev tracks the resource named name (its MatchingResources). */
 bool rq_evaluator_matches(const struct rq_evaluator *ev, const char *name);
 
@@ -84,6 +92,9 @@ int rq_pod_limits(const cJSON *pod, struct rq_list *ret);   /* PodLimits */
  * ns (obj may be NULL for a count evaluator) and returns the number visited or -errno; a negative
  * return of fn stops the walk and is returned. */
 typedef int (*rq_visit_fn)(const cJSON *obj, void *ud);
+/* A count evaluator without a legacy alias (count/<resource>.<group>, rq_dynamic_count's too)
+ * whose list returns -ENOENT has no resource behind it (not served): as upstream without a
+ * monitor for it, its names get no new usage and no error. */
 struct rq_source {
 	int (*list)(void *ud, const struct rq_evaluator *ev, const char *ns, rq_visit_fn fn,
 	            void *fn_ud);

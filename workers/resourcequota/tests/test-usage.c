@@ -532,6 +532,12 @@ static int fake_list(void *ud, const struct rq_evaluator *ev, const char *ns, rq
 		}
 		cJSON_Delete(a);
 	}
+	if (!strcmp(ev->resource, "widgets") && !strcmp(ev->group, "example.com"))
+		for (; n < 2; n++)
+			if ((r = fn(NULL, fn_ud)) < 0)
+				return r;
+	if (!strcmp(ev->resource, "gadgets") || !strcmp(ev->resource, "cronjobs"))
+		return -ENOENT; /* not served */
 	if (!strcmp(ev->resource, "configmaps"))
 		for (; n < f->n_configmaps; n++)
 			if ((r = fn(NULL, fn_ud)) < 0)
@@ -698,6 +704,47 @@ static void test_sync_resource_quota(void **state)
 	        true, 0);
 }
 
+/* count/<resource>.<group> of any kind (upstream's monitors): counted from the source, a kind
+ * not served gets no usage and no error, ignored kinds (events) no evaluator */
+static void test_dynamic_counts(void **state)
+{
+	(void)state;
+	struct fake f = {0};
+	sync_case("dynamic-counts",
+	          "{\"metadata\":{\"name\":\"rq\",\"namespace\":\"default\"},\"spec\":{\"hard\":"
+	          "{\"count/widgets.example.com\":\"5\",\"count/gadgets.example.com\":\"5\","
+	          "\"count/cronjobs.batch\":\"5\",\"count/events\":\"5\",\"count/"
+	          "leases.coordination.k8s.io\":\"5\"}},"
+	          "\"status\":{\"hard\":{},\"used\":{\"count/gadgets.example.com\":\"1\"}}}",
+	          &f,
+	          "{\"hard\":{\"count/cronjobs.batch\":\"5\",\"count/events\":\"5\",\"count/"
+	          "gadgets.example.com\":"
+	          "\"5\",\"count/leases.coordination.k8s.io\":\"5\",\"count/"
+	          "widgets.example.com\":\"5\"},"
+	          "\"used\":{\"count/gadgets.example.com\":\"1\",\"count/"
+	          "leases.coordination.k8s.io\":\"0\","
+	          "\"count/widgets.example.com\":\"2\"}}",
+	          true, 0);
+	struct rq_evaluator ev;
+	char buf[256];
+	assert_true(rq_dynamic_count("count/widgets.example.com", buf, sizeof(buf), &ev));
+	assert_string_equal(ev.resource, "widgets");
+	assert_string_equal(ev.group, "example.com");
+	assert_true(rq_dynamic_count("count/leases.coordination.k8s.io", buf, sizeof(buf), &ev));
+	assert_string_equal(ev.group, "coordination.k8s.io");
+	assert_false(rq_dynamic_count("count/pods", buf, sizeof(buf), &ev));       /* the table's */
+	assert_false(rq_dynamic_count("count/configmaps", buf, sizeof(buf), &ev)); /* the table's */
+	assert_false(rq_dynamic_count("count/events.events.k8s.io", buf, sizeof(buf), &ev));
+	assert_false(rq_dynamic_count("count/bindings", buf, sizeof(buf), &ev));
+	assert_false(rq_dynamic_count("widgets", buf, sizeof(buf), &ev));
+	assert_false(rq_dynamic_count("count/", buf, sizeof(buf), &ev));
+	cJSON *q = cJSON_Parse("{\"status\":{\"hard\":{\"count/widgets.example.com\":\"1\"}}}");
+	assert_true(rq_quota_tracks(q, "example.com", "widgets"));
+	assert_false(rq_quota_tracks(q, "example.com", "gadgets"));
+	assert_false(rq_quota_tracks(q, "", "widgets"));
+	cJSON_Delete(q);
+}
+
 static void test_quota_tracks(void **state)
 {
 	(void)state;
@@ -746,6 +793,7 @@ int main(void)
 	        cmocka_unit_test(test_pod_matching_resources),
 	        cmocka_unit_test(test_sync_resource_quota),
 	        cmocka_unit_test(test_quota_tracks),
+	        cmocka_unit_test(test_dynamic_counts),
 	        cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
