@@ -24,6 +24,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -578,4 +579,32 @@ func TestResourceQuota_ResyncPeriodRecomputes(t *testing.T) {
 	start := time.Now()
 	waitQuotaUsed(t, ns, "q", "count/secrets=0,services=0")
 	t.Logf("corrected after %s", time.Since(start).Round(100*time.Millisecond))
+}
+
+// TestResourceQuota_CountOfAnyKind: count/<resource>.<group> of a kind outside the evaluator
+// table (upstream builds a count evaluator for every quotable resource discovery lists): Roles
+// counted, a create beyond the count rejected, a delete released.
+func TestResourceQuota_CountOfAnyKind(t *testing.T) {
+	t.Parallel()
+	useSharedRQ(t)
+	ctx := context.Background()
+	ns := Namespace(t)
+	mustCreateQuota(t, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: rl("count/roles.rbac.authorization.k8s.io", "2",
+			"count/leases.coordination.k8s.io", "5", "count/widgets.example.com", "1")}})
+	// widgets.example.com is served by nothing: no usage for it (upstream has no monitor either)
+	waitQuotaUsed(t, ns, "q", "count/leases.coordination.k8s.io=0,count/roles.rbac.authorization.k8s.io=0")
+	for _, n := range []string{"r1", "r2"} {
+		if _, err := env.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitQuotaUsed(t, ns, "q", "count/leases.coordination.k8s.io=0,count/roles.rbac.authorization.k8s.io=2")
+	if _, err := env.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "r3"}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("a third Role: %v, want Forbidden", err)
+	}
+	if err := env.Client.RbacV1().Roles(ns).Delete(ctx, "r1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitQuotaUsed(t, ns, "q", "count/leases.coordination.k8s.io=0,count/roles.rbac.authorization.k8s.io=1")
 }
