@@ -5,21 +5,24 @@
  *
  * Design note.
  *   Handlers (upstream's quota informer handlers and its quota monitor's replenishment):
- *   - a ResourceQuota added, or updated with a changed spec.hard, is queued;
+ *   - a ResourceQuota added, or updated with a changed spec.hard, is queued (addQuota: on the
+ *     priority queue when its status lacks spec.hard or a tracked usage, else the primary);
  *   - a tracked object (pods, services, PVCs, the counted kinds) deleted, a pod updated from
  *     charged to not charged (QuotaV1Pod: terminal phase, or past its deletion grace period), a
  *     Service whose quota type (NodePort / LoadBalancer / other) changed, or any PVC update
  *     (upstream compares two fresh *Quantity pointers, so every update replenishes), queues
- *     every quota of its namespace whose status.hard names a resource of that kind;
- *   - the table's resync queues every quota.
+ *     every quota of its namespace whose status.hard names a resource of that kind (primary
+ *     queue); a kind outside the evaluator table is seen through the "*" entry (every
+ *     deletable kind is watched, watch_deletable);
+ *   - the table's resync queues every quota (through addQuota, as the informer's first list).
  *   Creation charges nothing here: the apiserver's quota admission raises status.used itself.
  *   The sync reads the quota from the cache and computes its new status (usage.c). Services,
  *   PVCs and the counted kinds are read from the cache; pods are listed from the apiserver,
  *   because the shared cache's pod record has no container resources (a whole-object pod
  *   watch would replace the typed record every other controller reads). After a sync the key
  *   comes back after --resource-quota-sync-period (upstream re-queues every quota each period).
- *   Rejected: upstream's second, priority queue for quotas missing usage (one queue: a new
- *   quota is synced in arrival order).
+ *   Rejected: a timer in the dispatcher re-queueing every quota each period (upstream's
+ *   enqueueAll): AddAfter per key spreads the re-syncs over the period and needs no timer.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>

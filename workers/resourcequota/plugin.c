@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * workers/resourcequota/plugin.c: the resource quota controller's descriptor
- * (kcm/controller.h). kcm's resourcequota-controller (alias resourcequota), on by default,
+ * (kcmd/controller.h). kcm's resourcequota-controller (alias resourcequota), on by default,
  * client "resourcequota-controller": ResourceQuotas, Services and PVCs cached whole, pods typed
- * (their usage is listed from the apiserver, controller.c), the counted kinds as metadata;
- * queue "resourcequota_primary", --concurrent-resource-quota-syncs worker processes, every
- * quota re-synced each --resource-quota-sync-period. docs/resourcequota.md.
+ * (their usage is listed from the apiserver, controller.c), the counted kinds and every
+ * deletable kind as metadata; queues "resourcequota_primary" and "resourcequota_priority",
+ * --concurrent-resource-quota-syncs worker processes taking from both, every quota re-synced
+ * each --resource-quota-sync-period. docs/resourcequota.md.
  */
 #include "kcmd/controller.h"
 #include "workers/resourcequota/controller.h"
@@ -36,6 +37,7 @@ static const struct kcmd_watch rq_watches[] = {
 
 static const struct kcmd_queue rq_queues[] = {
         {.name = RQ_QUEUE, .metric_name = RQ_QUEUE},
+        {.name = RQ_QUEUE_PRIO, .metric_name = RQ_QUEUE_PRIO},
 };
 
 static const struct kcmd_flag rq_flags[] = {

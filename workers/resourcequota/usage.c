@@ -1252,3 +1252,29 @@ bool rq_quota_tracks(const cJSON *quota, const char *group, const char *resource
 	}
 	return false;
 }
+
+bool rq_quota_needs_priority(const cJSON *quota)
+{
+	const cJSON *status = get(quota, "status"), *e;
+	struct rq_list spec = {0}, st = {0};
+	bool differ = rq_list_from_json(path(quota, "spec", "hard"), &spec) < 0 ||
+	              rq_list_from_json(get(status, "hard"), &st) < 0 || !rq_list_equal(&spec, &st);
+
+	rq_list_free(&spec);
+	rq_list_free(&st);
+	if (differ)
+		return true;
+	cJSON_ArrayForEach(e, get(status, "hard"))
+	{
+		char buf[256];
+		struct rq_evaluator dyn;
+		if (!e->string || get(get(status, "used"), e->string))
+			continue;
+		bool tracked = rq_dynamic_count(e->string, buf, sizeof(buf), &dyn);
+		for (size_t k = 0; !tracked && k < rq_n_evaluators; k++)
+			tracked = rq_evaluator_matches(&rq_evaluators[k], e->string);
+		if (tracked)
+			return true;
+	}
+	return false;
+}

@@ -112,6 +112,10 @@ struct rq_sync_out {
 int rq_sync_status(const cJSON *quota, const struct rq_source *src, kube_time_t now,
                    struct rq_sync_out *out);
 
+/* addQuota's test for the priority queue: spec.hard differs from status.hard, or a resource of
+ * status.hard that an evaluator tracks has no status.used entry. */
+bool rq_quota_needs_priority(const cJSON *quota);
+
 /* The quota's spec.hard names every resource an evaluator of resource (group, resource) tracks
  * in status.hard (replenishQuota's test); quota is the JSON. */
 bool rq_quota_tracks(const cJSON *quota, const char *group, const char *resource);

@@ -745,6 +745,60 @@ static void test_dynamic_counts(void **state)
 	cJSON_Delete(q);
 }
 
+/* TestAddQuota (every case: no status; status, no usage; the same for an extended resource;
+ * status mismatch; missing usage nothing tracks; ready) and kcmd's: which quotas go to the
+ * priority queue */
+static void test_add_quota_priority(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *quota;
+		bool priority;
+	} cases[] = {
+	        {"no status", "{\"spec\":{\"hard\":{\"cpu\":\"4\"}}}", true},
+	        {"hard changed",
+	         "{\"spec\":{\"hard\":{\"cpu\":\"4\"}},\"status\":{\"hard\":{\"cpu\":\"3\"},"
+	         "\"used\":{\"cpu\":\"0\"}}}",
+	         true},
+	        {"equal hard written differently",
+	         "{\"spec\":{\"hard\":{\"cpu\":\"4\"}},\"status\":{\"hard\":{\"cpu\":\"4000m\"},"
+	         "\"used\":{\"cpu\":\"0\"}}}",
+	         false},
+	        {"tracked usage missing",
+	         "{\"spec\":{\"hard\":{\"cpu\":\"4\"}},\"status\":{\"hard\":{\"cpu\":\"4\"}}}",
+	         true},
+	        {"untracked usage missing",
+	         "{\"spec\":{\"hard\":{\"example.com/foo\":\"4\"}},\"status\":{\"hard\":{"
+	         "\"example.com/foo\":\"4\"}}}",
+	         false},
+	        {"dynamic count usage missing",
+	         "{\"spec\":{\"hard\":{\"count/"
+	         "roles.rbac.authorization.k8s.io\":\"4\"}},\"status\":"
+	         "{\"hard\":{\"count/roles.rbac.authorization.k8s.io\":\"4\"}}}",
+	         true},
+	        {"status, no usage (extended resource)",
+	         "{\"spec\":{\"hard\":{\"requests.example/foobars.example.com\":\"4\"}},\"status\":"
+	         "{\"hard\":{\"requests.example/foobars.example.com\":\"4\"}}}",
+	         true},
+	        {"status, missing usage, but don't care (no informer)",
+	         "{\"spec\":{\"hard\":{\"foobars.example.com\":\"4\"}},\"status\":{\"hard\":{"
+	         "\"foobars.example.com\":\"4\"}}}",
+	         false},
+	        {"in sync",
+	         "{\"spec\":{\"hard\":{\"cpu\":\"4\"}},\"status\":{\"hard\":{\"cpu\":\"4\"},"
+	         "\"used\":{\"cpu\":\"1\"}}}",
+	         false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *q = cJSON_Parse(cases[i].quota);
+		assert_non_null(q);
+		if (rq_quota_needs_priority(q) != cases[i].priority)
+			fail_msg("%s: priority %d, want %d", cases[i].name, !cases[i].priority,
+			         cases[i].priority);
+		cJSON_Delete(q);
+	}
+}
+
 static void test_quota_tracks(void **state)
 {
 	(void)state;
@@ -794,6 +848,7 @@ int main(void)
 	        cmocka_unit_test(test_sync_resource_quota),
 	        cmocka_unit_test(test_quota_tracks),
 	        cmocka_unit_test(test_dynamic_counts),
+	        cmocka_unit_test(test_add_quota_priority),
 	        cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
