@@ -608,3 +608,57 @@ func TestResourceQuota_CountOfAnyKind(t *testing.T) {
 	}
 	waitQuotaUsed(t, ns, "q", "count/leases.coordination.k8s.io=0,count/roles.rbac.authorization.k8s.io=1")
 }
+
+// TestResourceQuota_ChildCrashes: kill -9 of the controller's dispatcher, its workers and
+// informerd while ConfigMaps are deleted: the manager restarts them, the restarted dispatcher
+// re-queues every quota and informerd's relist turns the deletes it missed into tombstones, so
+// every quota ends with the exact count (no replenishment lost for good). Its own kcmd (5 m
+// period: a periodic re-sync cannot be what repairs it); not parallel.
+func TestResourceQuota_ChildCrashes(t *testing.T) {
+	if os.Getenv("KCMD_RQ_AGAINST_KCM") == "1" {
+		t.Skip("kills kcmd's processes")
+	}
+	ctx := context.Background()
+	ns := Namespace(t)
+	p := startKcmd(t, nil, "--controllers=resourcequota-controller", "--secure-port=0",
+		"--leader-elect=false", "--concurrent-resource-quota-syncs=3", "--v=2")
+	const nq, ncm = 4, 30
+	for i := 0; i < ncm; i++ {
+		if _, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cms, err := env.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := len(cms.Items) - ncm
+	for i := 0; i < nq; i++ {
+		mustCreateQuota(t, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("q%d", i)},
+			Spec: corev1.ResourceQuotaSpec{Hard: rl("count/configmaps", "100", "secrets", "10")}})
+	}
+	for i := 0; i < nq; i++ {
+		waitQuotaUsed(t, ns, fmt.Sprintf("q%d", i), fmt.Sprintf("count/configmaps=%d,secrets=0", base+ncm))
+	}
+	mgr := p.cmd.Process.Pid
+	for i := 0; i < ncm; i++ {
+		if err := env.Client.CoreV1().ConfigMaps(ns).Delete(ctx, fmt.Sprintf("cm-%d", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		switch i % 10 {
+		case 2:
+			killChildren(t, mgr, "kcmd-dispatcher", 1)
+		case 5:
+			killChildren(t, mgr, "kcmd-worker", 3)
+		case 8:
+			killChildren(t, mgr, "kcmd-informerd", 1)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i := 0; i < nq; i++ {
+		waitQuotaUsed(t, ns, fmt.Sprintf("q%d", i), fmt.Sprintf("count/configmaps=%d,secrets=0", base))
+	}
+	if t.Failed() {
+		dumpKcmdLogs(t, p)
+	}
+}
