@@ -1162,8 +1162,10 @@ int rq_sync_status(const cJSON *quota, const struct rq_source *src, kube_time_t 
 		struct rq_list stats = {0};
 		for (size_t i = 0; i < matched.n; i++)
 			if (rq_evaluator_matches(ev, matched.v[i].name) &&
-			    (r = rq_list_set(&stats, matched.v[i].name, &zero)) < 0)
+			    (r = rq_list_set(&stats, matched.v[i].name, &zero)) < 0) {
+				rq_list_free(&stats);
 				goto done;
+			}
 		if (!stats.n)
 			continue;
 		struct rq_list tracked = {0};
