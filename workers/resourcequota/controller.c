@@ -226,6 +226,9 @@ const struct inf_handler_table rq_handler_table = {
 
 /* ---- sync --------------------------------------------------------------------------------------
  */
+/* how long workers wait for the counted kinds to be listed (and discovered) at start */
+#define RQ_SYNC_WAIT (60LL * 1000000000LL)
+
 struct rqw {
 	struct wk_ctx *ctx;
 	uint64_t period_usec;
@@ -299,8 +302,10 @@ static int source_list(void *ud, const struct rq_evaluator *ev, const char *ns, 
 		return list_pods(w, ns, fn, fn_ud);
 	/* a resource not (yet) listed is an evaluator error: its usage is left as it was */
 	int synced = kcmd_cache_synced(w->ctx->arena, ev->group, ev->resource);
+	/* a kind not in the cache is not served (no usage for it, no error), once informerd's
+	 * discovery has had RQ_SYNC_WAIT to add it; before that it may just not be watched yet */
 	if (synced == -ENOENT && ev->kind == RQ_EVAL_COUNT && !ev->alias)
-		return -ENOENT; /* not served (or not quotable): no usage for it */
+		return kube_time_now() - w->start < RQ_SYNC_WAIT ? -EAGAIN : -ENOENT;
 	if (synced != 1)
 		return -EAGAIN;
 	struct cache_visit_ud u = {ev, fn, fn_ud};
@@ -331,7 +336,6 @@ static void rqw_fini(void *state)
  * and for the counted kinds at most RQ_SYNC_WAIT: one that never lists (not served by this
  * apiserver) then fails only its own evaluator (source_list), as upstream leaves a monitor that
  * cannot sync out of the usage. */
-#define RQ_SYNC_WAIT (60LL * 1000000000LL)
 static bool caches_synced(struct rqw *w)
 {
 	if (w->synced)
