@@ -60,6 +60,7 @@ extern const struct kcmd_controller kcmd_bootstrap_signer_controller;
 extern const struct kcmd_controller kcmd_legacy_sa_token_cleaner_controller;
 /* workers/tainteviction/plugin.c */
 extern const struct kcmd_controller kcmd_tainteviction_controller;
+extern const struct kcmd_controller kcmd_resourcequota_controller; /* workers/resourcequota/ */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -88,6 +89,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_bootstrap_signer_controller,
         &kcmd_legacy_sa_token_cleaner_controller,
         &kcmd_tainteviction_controller,
+        &kcmd_resourcequota_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
