@@ -260,23 +260,21 @@ static int set_finalizer(struct pvcp_state *s, struct vp_object *pvc, bool add)
 /* The live pod list of the PVC's namespace (askAPIServer). */
 static int list_pods(struct pvcp_state *s, const char *ns, cJSON **ret)
 {
-	char *body = NULL;
+	struct kube_request rq = {.verb = KUBE_LIST, .version = "v1", .resource = "pods", .ns = ns};
+	struct kube_response resp = {0};
 	int r;
 
 	*ret = NULL;
 	kcmd_log_v(4, "Live listing Pods in namespace namespace=\"%s\"", ns);
-	r = kcmd_kube_request(s->ctx->kc,
-	                      &(struct kcmd_request){.method = "GET",
-	                                             .version = "v1",
-	                                             .resource = "pods",
-	                                             .ns = ns},
-	                      NULL, &body);
+	r = kube_client_request(s->ctx->kc, &rq, NULL, NULL, &resp);
+	if (r == 0)
+		r = resp.error.err;
 	if (r == 0) {
-		*ret = body ? cJSON_Parse(body) : NULL;
+		*ret = resp.body ? cJSON_Parse(resp.body) : NULL;
 		if (!*ret)
 			r = -EBADMSG;
 	}
-	free(body);
+	kube_response_clear(&resp);
 	return r;
 }
 

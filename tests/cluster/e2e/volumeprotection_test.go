@@ -1,0 +1,495 @@
+package e2e
+
+// kcmd's persistentvolumeclaim-protection-controller and persistentvolume-protection-controller
+// (docs/volumeprotection.md) against the real apiserver, upstream kube-controller-manager not
+// running. The cases are upstream's pvc_protection_controller_test.go and
+// pv_protection_controller_test.go scenarios (finalizer added, a PVC used by a scheduled pod kept
+// until the pod is gone, a finished pod still keeping it, an unscheduled pod not, a bound PV kept
+// and a released one let go), generic ephemeral volumes, and test/e2e/storage's "PVC Unused
+// Condition" cases (PersistentVolumeClaimUnusedSinceTime, beta and on in v1.37).
+//
+// No kubelet or scheduler runs here: a "scheduled" pod is created with spec.nodeName, a running
+// or finished one gets its status written by the test, and a pod is removed with grace period 0.
+// A PVC is "Bound" when the test writes status.phase (no PV binder runs either). The
+// StorageObjectInUseProtection admission plugin adds the finalizers on create, so the tests that
+// check the controller adds them remove them first.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	vpPVCFinalizer = "kubernetes.io/pvc-protection"
+	vpPVFinalizer  = "kubernetes.io/pv-protection"
+)
+
+var (
+	vpProc     *kcmdProc
+	vpProcOnce sync.Once
+	vpProcMu   sync.Mutex
+)
+
+// vpStart shares one kcmd running both protection controllers as their service accounts (every
+// request must pass kcm's bootstrap roles system:controller:pvc-protection-controller and
+// system:controller:pv-protection-controller).
+func vpStart(t *testing.T) {
+	t.Helper()
+	vpProcMu.Lock()
+	vpProcOnce.Do(func() {
+		vpProc = startKcmdShared(t, "--controllers=pvc-protection,persistentvolume-protection-controller",
+			"--secure-port=0", "--leader-elect=false", "--use-service-account-credentials", "--v=4")
+	})
+	p := vpProc
+	vpProcMu.Unlock()
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	Eventually(t, 60*time.Second, "both controllers act as their service accounts", func() (bool, string) {
+		return p.Logged("kube-system/pvc-protection-controller") && p.Logged("kube-system/pv-protection-controller"), "not yet"
+	})
+}
+
+func vpPVC(t *testing.T, ns, name string) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating PVC %s: %v", name, err)
+	}
+	return pvc
+}
+
+// vpBind marks the PVC Bound (what the PV binder would do).
+func vpBind(t *testing.T, ns, name string) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pvc.Status.Phase = corev1.ClaimBound
+		_, err = env.Client.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(context.Background(), pvc, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("binding PVC %s: %v", name, err)
+	}
+}
+
+// vpPod creates a pod naming claim (node "": unscheduled) and gives it phase (""; Pending).
+func vpPod(t *testing.T, ns, name, node, claim string, phase corev1.PodPhase) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			NodeName:   node,
+			Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}},
+			Volumes: []corev1.Volume{
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}},
+			},
+		},
+	}
+	p, err := env.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s: %v", name, err)
+	}
+	if phase != "" {
+		p = vpPodPhase(t, ns, name, phase)
+	}
+	return p
+}
+
+func vpPodPhase(t *testing.T, ns, name string, phase corev1.PodPhase) *corev1.Pod {
+	t.Helper()
+	var out *corev1.Pod
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Status.Phase = phase
+		out, err = env.Client.CoreV1().Pods(ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("pod %s phase %s: %v", name, phase, err)
+	}
+	return out
+}
+
+func vpDeletePod(t *testing.T, ns, name string) {
+	t.Helper()
+	err := env.Client.CoreV1().Pods(ns).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatalf("deleting pod %s: %v", name, err)
+	}
+}
+
+func vpDeletePVC(t *testing.T, ns, name string) {
+	t.Helper()
+	if err := env.Client.CoreV1().PersistentVolumeClaims(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting PVC %s: %v", name, err)
+	}
+}
+
+func vpPVCGone(t *testing.T, ns, name string) {
+	t.Helper()
+	Eventually(t, 30*time.Second, "PVC "+name+" deleted", func() (bool, string) {
+		pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, "still there, finalizers " + vpJoin(pvc.Finalizers)
+	})
+}
+
+// vpPVCStays checks for a while that the PVC is still there, being deleted, with its finalizer.
+func vpPVCStays(t *testing.T, ns, name string) {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("PVC %s should stay (in use): %v", name, err)
+		}
+		if pvc.DeletionTimestamp == nil || !vpHas(pvc.Finalizers, vpPVCFinalizer) {
+			t.Fatalf("PVC %s: deletionTimestamp %v finalizers %v", name, pvc.DeletionTimestamp, pvc.Finalizers)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func vpHas(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func vpJoin(l []string) string {
+	out := "["
+	for i, s := range l {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out + "]"
+}
+
+// vpUnused waits for the PVC's Unused condition to have status and returns it.
+func vpUnused(t *testing.T, ns, name string, status corev1.ConditionStatus) corev1.PersistentVolumeClaimCondition {
+	t.Helper()
+	var got corev1.PersistentVolumeClaimCondition
+	Eventually(t, 30*time.Second, "PVC "+name+" Unused="+string(status), func() (bool, string) {
+		pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range pvc.Status.Conditions {
+			if c.Type == "Unused" {
+				got = c
+				return c.Status == status, "Unused=" + string(c.Status)
+			}
+		}
+		return false, "no Unused condition"
+	})
+	return got
+}
+
+// "PVC without finalizer -> finalizer is added" (the admission plugin adds it on create; the
+// controller puts it back when it is taken off a PVC that is not being deleted)
+func TestPVCProtection_FinalizerAdded(t *testing.T) {
+	vpStart(t)
+	ns := Namespace(t)
+	ctx := context.Background()
+	pvc := vpPVC(t, ns, "pvc1")
+	if !vpHas(pvc.Finalizers, vpPVCFinalizer) {
+		t.Fatalf("admission did not add %s: %v", vpPVCFinalizer, pvc.Finalizers)
+	}
+	patch := []byte(`{"metadata":{"finalizers":["example.com/other"]}}`)
+	if _, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, "pvc1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 30*time.Second, "the finalizer added back", func() (bool, string) {
+		p, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "pvc1", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return vpHas(p.Finalizers, vpPVCFinalizer) && vpHas(p.Finalizers, "example.com/other"), vpJoin(p.Finalizers)
+	})
+	// let the PVC go
+	patch = []byte(`{"metadata":{"finalizers":["` + vpPVCFinalizer + `"]}}`)
+	_, _ = env.Client.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, "pvc1", types.MergePatchType, patch, metav1.PatchOptions{})
+	vpDeletePVC(t, ns, "pvc1")
+	vpPVCGone(t, ns, "pvc1")
+}
+
+// "deleted PVC with finalizer -> finalizer is removed", and a pod with an unrelated PVC and an
+// emptyDir does not keep it
+func TestPVCProtection_UnusedDeletedAtOnce(t *testing.T) {
+	vpStart(t)
+	ns := Namespace(t)
+	vpPVC(t, ns, "pvc1")
+	vpPVC(t, ns, "unrelated")
+	vpPod(t, ns, "pod1", "node1", "unrelated", corev1.PodRunning)
+	vpDeletePVC(t, ns, "pvc1")
+	vpPVCGone(t, ns, "pvc1")
+}
+
+// "deleted PVC with finalizer + pod with the PVC exists -> finalizer is not removed", then
+// "deleted running Pod -> finalizer is removed"
+func TestPVCProtection_InUseUntilPodGone(t *testing.T) {
+	vpStart(t)
+	ns := Namespace(t)
+	vpPVC(t, ns, "pvc1")
+	vpPod(t, ns, "pod1", "node1", "pvc1", corev1.PodRunning)
+	vpDeletePVC(t, ns, "pvc1")
+	vpPVCStays(t, ns, "pvc1")
+	vpDeletePod(t, ns, "pod1")
+	vpPVCGone(t, ns, "pvc1")
+}
+
+// "deleted PVC with finalizer + pod with the PVC finished but is not deleted -> finalizer is not
+// removed" (a scheduled finished pod still keeps it), then the pod goes
+func TestPVCProtection_FinishedPodKeeps(t *testing.T) {
+	vpStart(t)
+	ns := Namespace(t)
+	vpPVC(t, ns, "pvc1")
+	vpPod(t, ns, "pod1", "node1", "pvc1", corev1.PodRunning)
+	vpDeletePVC(t, ns, "pvc1")
+	vpPVCStays(t, ns, "pvc1")
+	vpPodPhase(t, ns, "pod1", corev1.PodSucceeded)
+	vpPVCStays(t, ns, "pvc1")
+	vpDeletePod(t, ns, "pod1")
+	vpPVCGone(t, ns, "pvc1")
+}
+
+// "updated unscheduled Pod -> finalizer is removed": kubelet never saw an unscheduled pod
+func TestPVCProtection_UnscheduledPodDoesNotKeep(t *testing.T) {
+	vpStart(t)
+	ns := Namespace(t)
+	vpPVC(t, ns, "pvc1")
+	vpPod(t, ns, "pod1", "", "pvc1", "")
+	vpDeletePVC(t, ns, "pvc1")
+	vpPVCGone(t, ns, "pvc1")
+}
+
+// A generic ephemeral volume's claim <pod>-<volume>, controlled by the pod, is kept while the
+// pod runs; a claim of that name the pod does not own is not.
+func TestPVCProtection_EphemeralVolume(t *testing.T) {
+	vpStart(t)
+	ns := Namespace(t)
+	ctx := context.Background()
+	pod, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod1"},
+		Spec: corev1.PodSpec{
+			NodeName:   "node1",
+			Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}},
+			Volumes: []corev1.Volume{{Name: "eph", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				}},
+			}}}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vpPodPhase(t, ns, "pod1", corev1.PodRunning)
+	// not owned by the pod: nothing keeps it
+	vpPVC(t, ns, "pod1-eph")
+	vpDeletePVC(t, ns, "pod1-eph")
+	vpPVCGone(t, ns, "pod1-eph")
+	// owned (controller) by the pod: kept while the pod is there
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod1-eph", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "v1", Kind: "Pod", Name: "pod1", UID: pod.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vpDeletePVC(t, ns, "pod1-eph")
+	vpPVCStays(t, ns, "pod1-eph")
+	vpDeletePod(t, ns, "pod1")
+	vpPVCGone(t, ns, "pod1-eph")
+}
+
+// test/e2e/storage "PVC Unused Condition": Unused=True without pods (NoPodsUsingPVC), False
+// while a pod (even unscheduled, Pending) references it (PodUsingPVC), True again once the only
+// pod is terminated, with lastTransitionTime moving on each transition; multiple pods: True
+// only after the last one goes.
+func TestPVCProtection_UnusedCondition(t *testing.T) {
+	vpStart(t)
+	ns := Namespace(t)
+	vpPVC(t, ns, "pvc1")
+	vpBind(t, ns, "pvc1")
+	c := vpUnused(t, ns, "pvc1", corev1.ConditionTrue)
+	if c.Reason != "NoPodsUsingPVC" || c.Message != "No pods are currently referencing this PVC" || c.LastTransitionTime.IsZero() {
+		t.Fatalf("Unused=True condition: %+v", c)
+	}
+	// unscheduled pending pod counts
+	vpPod(t, ns, "pod1", "", "pvc1", "")
+	c2 := vpUnused(t, ns, "pvc1", corev1.ConditionFalse)
+	if c2.Reason != "PodUsingPVC" || c2.Message != "A pod is currently referencing this PVC" {
+		t.Fatalf("Unused=False condition: %+v", c2)
+	}
+	if c2.LastTransitionTime.Before(&c.LastTransitionTime) {
+		t.Fatalf("lastTransitionTime went back: %v then %v", c.LastTransitionTime, c2.LastTransitionTime)
+	}
+	// a second pod; the first terminates: still used
+	vpPod(t, ns, "pod2", "node1", "pvc1", corev1.PodRunning)
+	time.Sleep(1100 * time.Millisecond) // transition times have second precision
+	vpPodPhase(t, ns, "pod1", corev1.PodSucceeded)
+	time.Sleep(2 * time.Second)
+	if c3 := vpUnused(t, ns, "pvc1", corev1.ConditionFalse); !c3.LastTransitionTime.Equal(&c2.LastTransitionTime) {
+		t.Fatalf("Unused=False rewritten without a transition: %v then %v", c2.LastTransitionTime, c3.LastTransitionTime)
+	}
+	// the last user goes
+	vpDeletePod(t, ns, "pod2")
+	c4 := vpUnused(t, ns, "pvc1", corev1.ConditionTrue)
+	if c4.Reason != "NoPodsUsingPVC" || !c4.LastTransitionTime.After(c2.LastTransitionTime.Time) {
+		t.Fatalf("Unused=True again: %+v (False at %v)", c4, c2.LastTransitionTime)
+	}
+	// an unbound PVC gets no condition
+	vpPVC(t, ns, "pending")
+	time.Sleep(2 * time.Second)
+	p, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), "pending", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Status.Conditions) != 0 {
+		t.Fatalf("a Pending PVC got conditions: %+v", p.Status.Conditions)
+	}
+}
+
+func vpPV(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	pv, err := env.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + name}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating PV %s: %v", name, err)
+	}
+	if !vpHas(pv.Finalizers, vpPVFinalizer) {
+		t.Fatalf("admission did not add %s: %v", vpPVFinalizer, pv.Finalizers)
+	}
+	t.Cleanup(func() {
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		_, _ = env.Client.CoreV1().PersistentVolumes().Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+		_ = env.Client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+func vpPVPhase(t *testing.T, name string, phase corev1.PersistentVolumePhase) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pv, err := env.Client.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pv.Status.Phase = phase
+		_, err = env.Client.CoreV1().PersistentVolumes().UpdateStatus(context.Background(), pv, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("PV %s phase %s: %v", name, phase, err)
+	}
+}
+
+// TestPVProtectionController: "PV without finalizer -> finalizer is added", "deleted PV with
+// finalizer + PV is bound -> finalizer is not removed", then released -> removed.
+func TestPVProtection_BoundKeptReleasedGoes(t *testing.T) {
+	vpStart(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("vp-pv-bound-%d", time.Now().UnixNano()%1000000)
+	vpPV(t, name)
+	patch := []byte(`{"metadata":{"finalizers":["example.com/other"]}}`)
+	if _, err := env.Client.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 30*time.Second, "the PV finalizer added back", func() (bool, string) {
+		pv, err := env.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return vpHas(pv.Finalizers, vpPVFinalizer), vpJoin(pv.Finalizers)
+	})
+	patch = []byte(`{"metadata":{"finalizers":["` + vpPVFinalizer + `"]}}`)
+	if _, err := env.Client.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vpPVPhase(t, name, corev1.VolumeBound)
+	if err := env.Client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		pv, err := env.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("bound PV should stay: %v", err)
+		}
+		if !vpHas(pv.Finalizers, vpPVFinalizer) {
+			t.Fatalf("bound PV lost its finalizer: %v", pv.Finalizers)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	vpPVPhase(t, name, corev1.VolumeReleased)
+	Eventually(t, 30*time.Second, "the released PV deleted", func() (bool, string) {
+		_, err := env.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		return false, "still there"
+	})
+}
+
+// "deleted PV with finalizer -> finalizer is removed" (Available: never bound)
+func TestPVProtection_UnboundDeletedAtOnce(t *testing.T) {
+	vpStart(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("vp-pv-avail-%d", time.Now().UnixNano()%1000000)
+	vpPV(t, name)
+	vpPVPhase(t, name, corev1.VolumeAvailable)
+	if err := env.Client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 30*time.Second, "the PV deleted", func() (bool, string) {
+		_, err := env.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), "still there"
+	})
+}
