@@ -135,8 +135,12 @@ static int process_pv(struct wk_ctx *ctx, const char *name)
 	js = kcmd_obj_json(o, &len);
 	r = js ? vp_object_parse(js, len, VP_PV_FINALIZER, &pv) : -EBADMSG;
 	kcmd_obj_free(o);
+	if (r == -EINVAL) {
+		kcmd_log_warning("PV %s: the cached object does not parse, skipped", name);
+		return 0;
+	}
 	if (r < 0)
-		return r == -EINVAL ? 0 : r;
+		return r;
 	r = 0;
 	if (vp_is_deletion_candidate(&pv)) {
 		/* isBeingUsed: the PV controller marks a PV bound to a claim Bound */

@@ -124,8 +124,8 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 	if (ev->old && shm_obj_dup(ev->old, &copy) == 0) {
 		if (shm_pod_view_init(&copy, &old) == 0) {
 			const struct kube_pod *o = &old.pod;
-			changed = !same(o->meta.uid, p->meta.uid) || !same(o->node_name, p->node_name) ||
-			          o->phase != p->phase ||
+			changed = !same(o->meta.uid, p->meta.uid) ||
+			          !same(o->node_name, p->node_name) || o->phase != p->phase ||
 			          o->meta.deletion_timestamp != p->meta.deletion_timestamp ||
 			          o->meta.has_deletion_grace_period_seconds !=
 			                  p->meta.has_deletion_grace_period_seconds ||
@@ -215,7 +215,7 @@ static const char *reason(int r)
 /* An Update of the PVC (sub: NULL or "status"); on success *pvc becomes the object the
  * apiserver returned (the next write's resourceVersion). */
 static int update_pvc(struct pvcp_state *s, struct vp_object *pvc, const char *sub,
-                     const char *body)
+                      const char *body)
 {
 	char *resp = NULL;
 	struct vp_object fresh;
@@ -250,7 +250,8 @@ static int set_finalizer(struct pvcp_state *s, struct vp_object *pvc, bool add)
 	free(body);
 	if (r < 0)
 		kcmd_log_error("Error %s protection finalizer %s PVC PVC=\"%s/%s\" err=\"%s\"",
-		               add ? "adding" : "removing", add ? "to" : "from", ns, name, reason(r));
+		               add ? "adding" : "removing", add ? "to" : "from", ns, name,
+		               reason(r));
 	else
 		kcmd_log_v(3, "%s protection finalizer %s PVC PVC=\"%s/%s\"",
 		           add ? "Added" : "Removed", add ? "to" : "from", ns, name);
@@ -322,8 +323,12 @@ static int process_pvc(struct pvcp_state *s, const char *ns, const char *name)
 	js = kcmd_obj_json(o, &len);
 	r = js ? vp_object_parse(js, len, VP_PVC_FINALIZER, &pvc) : -EBADMSG;
 	kcmd_obj_free(o);
+	if (r == -EINVAL) { /* not an object, or no name: nothing can be written to it */
+		kcmd_log_warning("PVC %s/%s: the cached object does not parse, skipped", ns, name);
+		return 0;
+	}
 	if (r < 0)
-		return r == -EINVAL ? 0 : r; /* a PVC without a name cannot be written to */
+		return r;
 	if (!pvc.ns)
 		pvc.ns = ns;
 
@@ -354,12 +359,15 @@ static int process_pvc(struct pvcp_state *s, const char *ns, const char *name)
 		if (r == 0 && body) {
 			r = update_pvc(s, &pvc, "status", body);
 			if (r < 0)
-				kcmd_log_error("Error updating Unused condition of PVC PVC=\"%s/%s\" "
-				               "err=\"%s\"",
-				               ns, name, reason(r));
+				kcmd_log_error(
+				        "Error updating Unused condition of PVC PVC=\"%s/%s\" "
+				        "err=\"%s\"",
+				        ns, name, reason(r));
 			else
-				kcmd_log_v(3, "Updated Unused condition of PVC PVC=\"%s/%s\" unused=%s",
-				           ns, name, used ? "false" : "true");
+				kcmd_log_v(
+				        3,
+				        "Updated Unused condition of PVC PVC=\"%s/%s\" unused=%s",
+				        ns, name, used ? "false" : "true");
 		}
 		free(body);
 	}

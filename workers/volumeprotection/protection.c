@@ -165,7 +165,8 @@ bool vp_pod_uses_pvc(const cJSON *pod, const struct vp_object *pvc, enum vp_pred
 		const char *claim = str(get(v, "persistentVolumeClaim"), "claimName");
 		if (claim && !strcmp(claim, pvc->name))
 			return true;
-		if (!shut_down && present(get(v, "ephemeral")) && ephemeral_is(pod, str(v, "name"), pvc))
+		if (!shut_down && present(get(v, "ephemeral")) &&
+		    ephemeral_is(pod, str(v, "name"), pvc))
 			return true;
 	}
 	return false;
@@ -175,13 +176,14 @@ const cJSON *vp_pods_using(const cJSON *pod_list, const struct vp_object *pvc, e
 {
 	const cJSON *pod;
 
-	cJSON_ArrayForEach(pod, get(pod_list, "items")) if (vp_pod_uses_pvc(pod, pvc, p)) return pod;
+	cJSON_ArrayForEach(pod,
+	                   get(pod_list, "items")) if (vp_pod_uses_pvc(pod, pvc, p)) return pod;
 	return NULL;
 }
 
 /* o's object with its metadata.finalizers or status.conditions replaced by `list` (taken) */
-static int print_with(const struct vp_object *o, const char *parent, const char *field,
-                      cJSON *list, char **ret)
+static int print_with(const struct vp_object *o, const char *parent, const char *field, cJSON *list,
+                      char **ret)
 {
 	cJSON *copy = cJSON_Duplicate(o->json, true);
 	cJSON *p = copy ? cJSON_GetObjectItemCaseSensitive(copy, parent) : NULL;

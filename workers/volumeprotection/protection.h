@@ -32,11 +32,11 @@
 #define VP_PV_FINALIZER  "kubernetes.io/pv-protection"
 
 /* the Unused condition (KEP-5541) */
-#define VP_COND_UNUSED       "Unused"
-#define VP_REASON_UNUSED     "NoPodsUsingPVC"
-#define VP_REASON_USED       "PodUsingPVC"
-#define VP_MESSAGE_UNUSED    "No pods are currently referencing this PVC"
-#define VP_MESSAGE_USED      "A pod is currently referencing this PVC"
+#define VP_COND_UNUSED    "Unused"
+#define VP_REASON_UNUSED  "NoPodsUsingPVC"
+#define VP_REASON_USED    "PodUsingPVC"
+#define VP_MESSAGE_UNUSED "No pods are currently referencing this PVC"
+#define VP_MESSAGE_USED   "A pod is currently referencing this PVC"
 
 /* What the decisions read of a PVC or a PV. Strings point into the parsed JSON (vp_object_free). */
 struct vp_object {
@@ -46,7 +46,7 @@ struct vp_object {
 	bool deleting;              /* metadata.deletionTimestamp set */
 	bool has_finalizer;         /* the protection finalizer is listed */
 	bool bound;                 /* status.phase == "Bound" */
-	int unused;                 /* the Unused condition: -1 absent, 0 False, 1 True (other: -1) */
+	int unused; /* the Unused condition: -1 absent, 0 False, 1 True (other: -1) */
 };
 
 /* Parses a PVC or PV (finalizer: which protection finalizer counts). Returns 0, -EINVAL (not a

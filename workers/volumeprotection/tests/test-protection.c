@@ -44,8 +44,9 @@ static char *pvc_json(bool finalizer, bool deleted, const char *phase, const cha
 	                     "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\","
 	                     "\"resourceVersion\":\"7\"%s%s%s},\"status\":{\"phase\":\"%s\"%s}}",
 	                     owner_uid ? "pod1-eph" : "pvc1",
-	                     finalizer ? ",\"finalizers\":[\"a/b\",\"kubernetes.io/pvc-protection\"]"
-	                               : ",\"finalizers\":[\"a/b\"]",
+	                     finalizer
+	                             ? ",\"finalizers\":[\"a/b\",\"kubernetes.io/pvc-protection\"]"
+	                             : ",\"finalizers\":[\"a/b\"]",
 	                     deleted ? ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"" : "", own,
 	                     phase, cond) > 0);
 	return s;
@@ -61,15 +62,18 @@ static char *pod_json(const struct podspec *p)
 	char *s = NULL;
 	char vols[512] = "";
 	size_t n = 0;
-	n += (size_t)snprintf(vols + n, sizeof(vols) - n, "{\"name\":\"emptyDir\",\"emptyDir\":{}}");
+	n += (size_t)snprintf(vols + n, sizeof(vols) - n,
+	                      "{\"name\":\"emptyDir\",\"emptyDir\":{}}");
 	if (p->claim)
-		n += (size_t)snprintf(vols + n, sizeof(vols) - n,
-		                      ",{\"name\":\"v\",\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}",
-		                      p->claim);
+		n += (size_t)snprintf(
+		        vols + n, sizeof(vols) - n,
+		        ",{\"name\":\"v\",\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}",
+		        p->claim);
 	if (p->ephemeral)
-		n += (size_t)snprintf(vols + n, sizeof(vols) - n,
-		                      ",{\"name\":\"%s\",\"ephemeral\":{\"volumeClaimTemplate\":{}}}",
-		                      p->ephemeral);
+		n += (size_t)snprintf(
+		        vols + n, sizeof(vols) - n,
+		        ",{\"name\":\"%s\",\"ephemeral\":{\"volumeClaimTemplate\":{}}}",
+		        p->ephemeral);
 	assert_true(asprintf(&s,
 	                     "{\"metadata\":{\"name\":\"pod1\",\"namespace\":\"default\",\"uid\":"
 	                     "\"%s\"%s%s},\"spec\":{%s%s%s\"volumes\":[%s]},\"status\":{\"phase\":"
@@ -150,35 +154,79 @@ static void test_pvc_protection_cases(void **state)
 		size_t n;
 		struct plan want;
 	} cases[] = {
-	        {"PVC without finalizer -> finalizer is added", false, false, NULL, 0,
+	        {"PVC without finalizer -> finalizer is added",
+	         false,
+	         false,
+	         NULL,
+	         0,
 	         {false, true, -1}},
 	        {"PVC with finalizer -> no action", true, false, NULL, 0, {false, false, -1}},
-	        {"deleted PVC with finalizer -> finalizer is removed", true, true, NULL, 0,
+	        {"deleted PVC with finalizer -> finalizer is removed",
+	         true,
+	         true,
+	         NULL,
+	         0,
 	         {true, false, -1}},
 	        {"deleted PVC with finalizer + pod with the PVC exists -> finalizer is not removed",
-	         true, true, &scheduled, 1, {false, false, -1}},
+	         true,
+	         true,
+	         &scheduled,
+	         1,
+	         {false, false, -1}},
 	        {"deleted PVC with finalizer + pod with unrelated PVC and EmptyDir exists -> "
 	         "finalizer is removed",
-	         true, true, &unrelated, 1, {true, false, -1}},
+	         true,
+	         true,
+	         &unrelated,
+	         1,
+	         {true, false, -1}},
 	        {"deleted PVC with finalizer + pod with the PVC finished but is not deleted -> "
 	         "finalizer is not removed",
-	         true, true, &failed, 1, {false, false, -1}},
-	        {"updated running Pod -> no action", true, true, &running, 1, {false, false, -1}},
-	        {"updated finished Pod -> finalizer is not removed", true, true, &succeeded, 1,
+	         true,
+	         true,
+	         &failed,
+	         1,
 	         {false, false, -1}},
-	        {"updated unscheduled Pod -> finalizer is removed", true, true, &unscheduled, 1,
+	        {"updated running Pod -> no action", true, true, &running, 1, {false, false, -1}},
+	        {"updated finished Pod -> finalizer is not removed",
+	         true,
+	         true,
+	         &succeeded,
+	         1,
+	         {false, false, -1}},
+	        {"updated unscheduled Pod -> finalizer is removed",
+	         true,
+	         true,
+	         &unscheduled,
+	         1,
 	         {true, false, -1}},
-	        {"deleted running Pod -> finalizer is removed", true, true, NULL, 0,
+	        {"deleted running Pod -> finalizer is removed",
+	         true,
+	         true,
+	         NULL,
+	         0,
 	         {true, false, -1}},
 	        {"pod delete and create with same namespaced name seen as an update, old pod used "
 	         "deleted PVC -> finalizer is removed",
-	         true, true, &other_uid, 1, {true, false, -1}},
+	         true,
+	         true,
+	         &other_uid,
+	         1,
+	         {true, false, -1}},
 	        {"pod delete and create with same namespaced name seen as an update, old pod used "
 	         "non-deleted PVC -> finalizer is not removed",
-	         true, false, &other_uid, 1, {false, false, -1}},
+	         true,
+	         false,
+	         &other_uid,
+	         1,
+	         {false, false, -1}},
 	        {"pod update from unscheduled to scheduled, deleted PVC is referenced -> finalizer "
 	         "is not removed",
-	         true, true, &scheduled, 1, {false, false, -1}},
+	         true,
+	         true,
+	         &scheduled,
+	         1,
+	         {false, false, -1}},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *js = pvc_json(cases[i].finalizer, cases[i].deleted, "Pending", NULL, NULL);
@@ -221,7 +269,8 @@ static void test_unused_condition(void **state)
 	         true, false, &deleting_stopped, 1, 1},
 	        {"deleting pod still running counts -> stays False (no write)", "Bound", "False",
 	         true, false, &deleting_running, 1, -1},
-	        {"a terminated and a running pod -> False", "Bound", "True", true, false, two, 2, 0},
+	        {"a terminated and a running pod -> False", "Bound", "True", true, false, two, 2,
+	         0},
 	        {"unchanged True -> no write", "Bound", "True", true, false, NULL, 0, -1},
 	        {"unchanged False -> no write", "Bound", "False", true, false, &running, 1, -1},
 	        {"not Bound -> not managed", "Pending", NULL, true, false, NULL, 0, -1},
@@ -252,8 +301,8 @@ static void test_ephemeral(void **state)
 	char *own = pvc_json(true, true, "Bound", NULL, "uid1");
 	char *other = pvc_json(true, true, "Bound", NULL, "uid9");
 	const struct podspec eph = {.node = "n", .ephemeral = "eph"};
-	const struct podspec eph_shut = {.node = "n", .ephemeral = "eph", .deleting = true,
-	                                 .grace0 = true};
+	const struct podspec eph_shut = {
+	        .node = "n", .ephemeral = "eph", .deleting = true, .grace0 = true};
 	const struct podspec eph_unsched = {.ephemeral = "eph"};
 	cJSON *l;
 
@@ -293,7 +342,8 @@ static void test_pv_protection_cases(void **state)
 	         "{\"metadata\":{\"name\":\"pv1\"},\"status\":{\"phase\":\"Available\"}}", true,
 	         false},
 	        {"PV with finalizer -> no action",
-	         "{\"metadata\":{\"name\":\"pv1\",\"finalizers\":[\"kubernetes.io/pv-protection\"]},"
+	         "{\"metadata\":{\"name\":\"pv1\",\"finalizers\":[\"kubernetes.io/"
+	         "pv-protection\"]},"
 	         "\"status\":{\"phase\":\"Available\"}}",
 	         false, false},
 	        {"deleted PV with finalizer -> finalizer is removed",
@@ -303,7 +353,8 @@ static void test_pv_protection_cases(void **state)
 	         false, true},
 	        {"deleted PV with finalizer + PV is bound -> finalizer is not removed",
 	         "{\"metadata\":{\"name\":\"pv1\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
-	         "\"finalizers\":[\"kubernetes.io/pv-protection\"]},\"status\":{\"phase\":\"Bound\"}}",
+	         "\"finalizers\":[\"kubernetes.io/"
+	         "pv-protection\"]},\"status\":{\"phase\":\"Bound\"}}",
 	         false, false},
 	        {"deleted PV without finalizer -> nothing",
 	         "{\"metadata\":{\"name\":\"pv1\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"}}",
@@ -362,10 +413,11 @@ static void test_bodies(void **state)
 	u = cJSON_Parse(b);
 	f = cJSON_PrintUnformatted(at(u, "status", "conditions"));
 	assert_string_equal(
-	        f, "[{\"type\":\"Resizing\",\"status\":\"True\"},{\"type\":\"Unused\",\"status\":"
-	           "\"True\",\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-01-01T00:00:00Z\","
-	           "\"reason\":\"NoPodsUsingPVC\",\"message\":\"No pods are currently referencing "
-	           "this PVC\"}]");
+	        f,
+	        "[{\"type\":\"Resizing\",\"status\":\"True\"},{\"type\":\"Unused\",\"status\":"
+	        "\"True\",\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-01-01T00:00:00Z\","
+	        "\"reason\":\"NoPodsUsingPVC\",\"message\":\"No pods are currently referencing "
+	        "this PVC\"}]");
 	assert_string_equal(at(u, "metadata", "resourceVersion")->valuestring, "7");
 	free(f);
 	cJSON_Delete(u);
@@ -380,9 +432,9 @@ static void test_bodies(void **state)
 	assert_int_equal(vp_object_parse(js, strlen(js), VP_PVC_FINALIZER, &pvc), 0);
 	assert_int_equal(vp_unused_update(&pvc, false, 1, &b), 0);
 	u = cJSON_Parse(b);
-	assert_string_equal(cJSON_GetArrayItem(at(u, "status", "conditions"), 0)
-	                            ->child->next->valuestring,
-	                    "False");
+	assert_string_equal(
+	        cJSON_GetArrayItem(at(u, "status", "conditions"), 0)->child->next->valuestring,
+	        "False");
 	cJSON_Delete(u);
 	free(b);
 	vp_object_free(&pvc);
@@ -420,9 +472,12 @@ static void test_filters(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_pvc_protection_cases), cmocka_unit_test(test_unused_condition),
-	        cmocka_unit_test(test_ephemeral),            cmocka_unit_test(test_pv_protection_cases),
-	        cmocka_unit_test(test_bodies),               cmocka_unit_test(test_filters),
+	        cmocka_unit_test(test_pvc_protection_cases),
+	        cmocka_unit_test(test_unused_condition),
+	        cmocka_unit_test(test_ephemeral),
+	        cmocka_unit_test(test_pv_protection_cases),
+	        cmocka_unit_test(test_bodies),
+	        cmocka_unit_test(test_filters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
