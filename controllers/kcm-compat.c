@@ -101,8 +101,8 @@ const size_t kcm_compat_reasons_n = sizeof(kcm_compat_reasons) / sizeof(kcm_comp
 const struct kcm_compat_reason *kcm_compat_reason(const char *flag)
 {
 	for (size_t i = 0; i < kcm_compat_reasons_n; i++)
-		if (strncmp(flag, kcm_compat_reasons[i].prefix, strlen(kcm_compat_reasons[i].prefix)) ==
-		    0)
+		if (strncmp(flag, kcm_compat_reasons[i].prefix,
+		            strlen(kcm_compat_reasons[i].prefix)) == 0)
 			return &kcm_compat_reasons[i];
 	return &kcm_compat_reasons[kcm_compat_reasons_n - 1];
 }
@@ -125,7 +125,8 @@ int kcm_compat_selfcheck(char *err, size_t errlen)
 		memcpy(name, w, (size_t)(sp - w));
 		name[sp - w] = 0;
 		if (kcmd_registry_find(name) || !kcm_controller_find(name)) {
-			snprintf(err, errlen, "kcm_compat_reasons: --%s... says %s is not built: %s",
+			snprintf(err, errlen,
+			         "kcm_compat_reasons: --%s... says %s is not built: %s",
 			         kcm_compat_reasons[i].prefix, name,
 			         kcm_controller_find(name) ? "it is" : "not a kcm controller");
 			return -EINVAL;
@@ -149,4 +150,3 @@ size_t kcm_controllers_missing(char *buf, size_t n)
 	}
 	return count;
 }
-

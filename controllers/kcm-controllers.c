@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* controllers/kcm-controllers.c: written by tools/gen-kcm-catalogue.py from
- * `kube-controller-manager --help` of Kubernetes v1.37.2; do not edit (controllers/kcm-compat.h). */
+ * `kube-controller-manager --help` of Kubernetes v1.37.2; do not edit (controllers/kcm-compat.h).
+ */
 #include "controllers/kcm-compat.h"
 
 /* on: turned on by '*' (feature gates aside) */

@@ -3,7 +3,8 @@
 /*
  * lib/kcm-catalogue.h: what kube-controller-manager v1.37 accepts on its command line, as data
  * (library `kcfeat`): every flag with its pflag type name and default, and every feature gate
- * it lists with its stage and default (its controllers: controllers/kcm-compat.h). Written by tools/gen-kcm-catalogue.py from the binary's
+ * it lists with its stage and default (its controllers: controllers/kcm-compat.h). Written by
+ * tools/gen-kcm-catalogue.py from the binary's
  * --help; the e2e test TestKcmd_AcceptsEveryKCMFlagAndGate checks it against that binary.
  *
  * Design note.
@@ -11,8 +12,9 @@
  *   controllers' flags are kcmd's implementation; a kcm flag neither of them declares is
  *   accepted from this table (its value checked against the type) and reported once at start
  *   as having no effect, or refused where ignoring it would mislead (controllers/kcm-compat.c
- *   says why, per flag: the registry is the one place naming controllers). The gates kcmd honours are lib/features.h's; every other gate listed here is
- *   accepted and, when set away from its default, reported once.
+ *   says why, per flag: the registry is the one place naming controllers). The gates kcmd honours
+ * are lib/features.h's; every other gate listed here is accepted and, when set away from its
+ * default, reported once.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,4 +41,3 @@ extern const size_t kcm_gates_n;
 /* The entry named `name`, or NULL. */
 const struct kcm_flag *kcm_flag_find(const char *name);
 const struct kcm_gate *kcm_gate_find(const char *name);
-

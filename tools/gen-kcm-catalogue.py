@@ -76,4 +76,6 @@ ctl += ["};",
         ""]
 open("controllers/kcm-controllers.c", "w").write("\n".join(ctl))
 open("lib/kcm-catalogue.c", "w").write("\n".join(out))
+# the house style (make lint's format rule)
+subprocess.run(["clang-format", "-i", "controllers/kcm-controllers.c", "lib/kcm-catalogue.c"], check=True)
 print("%d flags, %d gates, %d controllers" % (len(flags), len(gates), len(every)))
