@@ -53,9 +53,10 @@ extern const struct kcmd_controller kcmd_endpointslice_controller;
 extern const struct kcmd_controller kcmd_endpoints_controller;
 /* workers/statefulset/plugin.c */
 extern const struct kcmd_controller kcmd_statefulset_controller;
-/* workers/volumeprotection/plugin-pvc.c, plugin-pv.c */
+/* workers/volumeprotection/plugin-pvc.c, plugin-pv.c, plugin-vac.c */
 extern const struct kcmd_controller kcmd_pvc_protection_controller;
 extern const struct kcmd_controller kcmd_pv_protection_controller;
+extern const struct kcmd_controller kcmd_vac_protection_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -82,6 +83,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_statefulset_controller,
         &kcmd_pvc_protection_controller,
         &kcmd_pv_protection_controller,
+        &kcmd_vac_protection_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

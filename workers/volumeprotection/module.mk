@@ -1,10 +1,12 @@
-# workers/volumeprotection/: kcm's persistentvolumeclaim-protection-controller and
-# persistentvolume-protection-controller (docs/volumeprotection.md). Pure decisions and write
+# workers/volumeprotection/: kcm's persistentvolumeclaim-protection-controller,
+# persistentvolume-protection-controller, volumeattributesclass-protection-controller
+# (docs/volumeprotection.md). Pure decisions and write
 # bodies in protection.c; each controller's handlers, sync and descriptor in its plugin-*.c
 # (linked through the registry).
 LIBS        += volprot
 volprot_SRCS    := workers/volumeprotection/protection.c
 volprot_LIBDEPS := kube
 volprot_TESTS   := workers/volumeprotection/tests/test-protection.c
-REGISTRY_PLUGIN_SRCS     += workers/volumeprotection/plugin-pvc.c workers/volumeprotection/plugin-pv.c
+REGISTRY_PLUGIN_SRCS     += workers/volumeprotection/plugin-pvc.c workers/volumeprotection/plugin-pv.c \
+                            workers/volumeprotection/plugin-vac.c
 REGISTRY_CONTROLLER_LIBS += volprot

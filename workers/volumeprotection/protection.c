@@ -281,3 +281,31 @@ int vp_unused_update(const struct vp_object *pvc, bool unused, kube_time_t now, 
 	}
 	return print_with(pvc, "status", "conditions", list, ret);
 }
+
+bool vp_vac_listed(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+static void vac_add(const char *names[static 3], size_t *n, const char *name)
+{
+	if (name && *name && *n < 3 && !vp_vac_listed(names, *n, name))
+		names[(*n)++] = name;
+}
+
+size_t vp_vac_names(const cJSON *json, bool is_pvc, const char *names[static 3])
+{
+	const cJSON *st = get(json, "status");
+	size_t n = 0;
+
+	vac_add(names, &n, str(get(json, "spec"), "volumeAttributesClassName"));
+	if (is_pvc) {
+		vac_add(names, &n, str(st, "currentVolumeAttributesClassName"));
+		vac_add(names, &n,
+		        str(get(st, "modifyVolumeStatus"), "targetVolumeAttributesClassName"));
+	}
+	return n;
+}

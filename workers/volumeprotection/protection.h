@@ -100,3 +100,16 @@ int vp_finalizer_update(const struct vp_object *o, const char *finalizer, bool a
  * others are kept. *ret = NULL (and 0) when the condition already has that status (no write:
  * the transition time is kept). Returns 0, -ENOMEM. */
 int vp_unused_update(const struct vp_object *pvc, bool unused, kube_time_t now, char **ret);
+
+/* ---- VolumeAttributesClass protection (upstream pkg/controller/volume/vacprotection) -------- */
+#define VP_VAC_FINALIZER "kubernetes.io/vac-protection"
+
+/* The VolumeAttributesClass names an object references (getPVCReferencedVACNames /
+ * getPVReferencedVACNames): a PVC's spec.volumeAttributesClassName,
+ * status.currentVolumeAttributesClassName and status.modifyVolumeStatus.
+ * targetVolumeAttributesClassName; a PV's spec.volumeAttributesClassName. Empty names are
+ * skipped and duplicates dropped. Fills names[] (pointing into json) and returns how many
+ * (0..3). */
+size_t vp_vac_names(const cJSON *json, bool is_pvc, const char *names[static 3]);
+/* Whether name is among names[0..n). */
+bool vp_vac_listed(const char *const *names, size_t n, const char *name);

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,21 +42,22 @@ var (
 	vpProcMu   sync.Mutex
 )
 
-// vpStart shares one kcmd running both protection controllers as their service accounts (every
-// request must pass kcm's bootstrap roles system:controller:pvc-protection-controller and
-// system:controller:pv-protection-controller).
+// vpStart shares one kcmd running the three protection controllers as their service accounts
+// (every request must pass kcm's bootstrap roles system:controller:pvc-protection-controller,
+// pv-protection-controller and volumeattributesclass-protection-controller).
 func vpStart(t *testing.T) {
 	t.Helper()
 	vpProcMu.Lock()
 	vpProcOnce.Do(func() {
-		vpProc = startKcmdShared(t, "--controllers=pvc-protection,persistentvolume-protection-controller",
+		vpProc = startKcmdShared(t, "--controllers=pvc-protection,persistentvolume-protection-controller,volumeattributesclass-protection-controller",
 			"--secure-port=0", "--leader-elect=false", "--use-service-account-credentials", "--v=4")
 	})
 	p := vpProc
 	vpProcMu.Unlock()
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	Eventually(t, 60*time.Second, "both controllers act as their service accounts", func() (bool, string) {
-		return p.Logged("kube-system/pvc-protection-controller") && p.Logged("kube-system/pv-protection-controller"), "not yet"
+		return p.Logged("kube-system/pvc-protection-controller") && p.Logged("kube-system/pv-protection-controller") &&
+			p.Logged("kube-system/volumeattributesclass-protection-controller"), "not yet"
 	})
 }
 
@@ -492,4 +494,149 @@ func TestPVProtection_UnboundDeletedAtOnce(t *testing.T) {
 		_, err := env.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), "still there"
 	})
+}
+
+const vpVACFinalizer = "kubernetes.io/vac-protection"
+
+func vpVAC(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	vac, err := env.Client.StorageV1().VolumeAttributesClasses().Create(ctx, &storagev1.VolumeAttributesClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name}, DriverName: "example.com/driver",
+		Parameters: map[string]string{"iops": "100"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating VolumeAttributesClass %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		_, _ = env.Client.StorageV1().VolumeAttributesClasses().Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+		_ = env.Client.StorageV1().VolumeAttributesClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	if !vpHas(vac.Finalizers, vpVACFinalizer) {
+		// the admission plugin adds it when it knows the resource; else the controller must
+		Eventually(t, 30*time.Second, "the VAC finalizer added", func() (bool, string) {
+			v, err := env.Client.StorageV1().VolumeAttributesClasses().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return vpHas(v.Finalizers, vpVACFinalizer), vpJoin(v.Finalizers)
+		})
+	}
+}
+
+func vpVACStays(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		v, err := env.Client.StorageV1().VolumeAttributesClasses().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("VAC %s should stay (referenced): %v", name, err)
+		}
+		if v.DeletionTimestamp == nil || !vpHas(v.Finalizers, vpVACFinalizer) {
+			t.Fatalf("VAC %s: deletionTimestamp %v finalizers %v", name, v.DeletionTimestamp, v.Finalizers)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func vpVACGone(t *testing.T, name string) {
+	t.Helper()
+	Eventually(t, 30*time.Second, "VAC "+name+" deleted", func() (bool, string) {
+		_, err := env.Client.StorageV1().VolumeAttributesClasses().Get(context.Background(), name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), "still there"
+	})
+}
+
+// TestVACProtectionController: "VAC without finalizer -> finalizer is added", "deleted VAC with
+// finalizer but it's referenced by a PVC -> finalizer is not removed", "pvc is deleted ... ->
+// finalizer is removed".
+func TestVACProtection_PVCReference(t *testing.T) {
+	vpStart(t)
+	ns := Namespace(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("vp-vac-pvc-%d", time.Now().UnixNano()%1000000)
+	vpVAC(t, name)
+	patch := []byte(`{"metadata":{"finalizers":["example.com/other"]}}`)
+	if _, err := env.Client.StorageV1().VolumeAttributesClasses().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 30*time.Second, "the VAC finalizer added back", func() (bool, string) {
+		v, err := env.Client.StorageV1().VolumeAttributesClasses().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return vpHas(v.Finalizers, vpVACFinalizer) && vpHas(v.Finalizers, "example.com/other"), vpJoin(v.Finalizers)
+	})
+	patch = []byte(`{"metadata":{"finalizers":["` + vpVACFinalizer + `"]}}`)
+	if _, err := env.Client.StorageV1().VolumeAttributesClasses().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "pvc1"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:               []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:                 corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			VolumeAttributesClassName: ptr.To(name),
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the PVC reaches kcmd's cache (the check reads the cache, as upstream's)
+	if err := env.Client.StorageV1().VolumeAttributesClasses().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vpVACStays(t, name)
+	vpDeletePVC(t, ns, "pvc1")
+	vpPVCGone(t, ns, "pvc1")
+	vpVACGone(t, name)
+}
+
+// "deleted VAC with finalizer but it's referenced by a PV -> finalizer is not removed", "pv
+// changes vac and deleted VAC with finalizer -> finalizer is removed"
+func TestVACProtection_PVReference(t *testing.T) {
+	vpStart(t)
+	ctx := context.Background()
+	suffix := time.Now().UnixNano() % 1000000
+	vac1, vac2 := fmt.Sprintf("vp-vac1-%d", suffix), fmt.Sprintf("vp-vac2-%d", suffix)
+	vpVAC(t, vac1)
+	vpVAC(t, vac2)
+	pv := fmt.Sprintf("vp-pv-vac-%d", suffix)
+	_, err := env.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: pv},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                  corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:               []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			VolumeAttributesClassName: ptr.To(vac1),
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver: "driver.example.com", VolumeHandle: pv}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		_, _ = env.Client.CoreV1().PersistentVolumes().Patch(context.Background(), pv, types.MergePatchType, patch, metav1.PatchOptions{})
+		_ = env.Client.CoreV1().PersistentVolumes().Delete(context.Background(), pv, metav1.DeleteOptions{})
+	})
+	time.Sleep(500 * time.Millisecond)
+	if err := env.Client.StorageV1().VolumeAttributesClasses().Delete(ctx, vac1, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vpVACStays(t, vac1)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := env.Client.CoreV1().PersistentVolumes().Get(ctx, pv, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Spec.VolumeAttributesClassName = ptr.To(vac2)
+		_, err = env.Client.CoreV1().PersistentVolumes().Update(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("moving the PV to %s: %v", vac2, err)
+	}
+	vpVACGone(t, vac1)
 }

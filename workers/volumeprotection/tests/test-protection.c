@@ -6,7 +6,7 @@
  * pv_protection_controller_test.go (TestPVProtectionController), plus the Unused condition of
  * PersistentVolumeClaimUnusedSinceTime (KEP-5541: terminated pods do not count, unscheduled
  * ones do; no write when the status is unchanged), generic ephemeral volumes, and the patch
- * bodies.
+ * bodies; and vac_protection_controller_test.go (TestVACProtectionController).
  *
  * `plan` below follows plugin-pvc.c's process_pvc step by step over the pure functions: what a
  * sync of the PVC would write given the live pod list.
@@ -469,6 +469,119 @@ static void test_filters(void **state)
 	free(js);
 }
 
+/* TestVACProtectionController (vac_protection_controller_test.go): which classes an update or a
+ * delete of a PV/PVC queues, and whether the remaining PVs/PVCs keep a deleted class. */
+#define PV_VAC1                                                                                    \
+	"{\"metadata\":{\"name\":\"pv1\"},\"spec\":{\"volumeAttributesClassName\":\"vac1\"}}"
+#define PV_VAC2                                                                                    \
+	"{\"metadata\":{\"name\":\"pv1\"},\"spec\":{\"volumeAttributesClassName\":\"vac2\"}}"
+#define PV2_VAC1                                                                                   \
+	"{\"metadata\":{\"name\":\"pv2\"},\"spec\":{\"volumeAttributesClassName\":\"vac1\"}}"
+#define PVC_VAC1                                                                                   \
+	"{\"metadata\":{\"name\":\"pvc1\",\"namespace\":\"d\"},\"spec\":{"                         \
+	"\"volumeAttributesClassName\":\"vac1\"}}"
+#define PVC2_VAC1                                                                                  \
+	"{\"metadata\":{\"name\":\"pvc2\",\"namespace\":\"d\"},\"spec\":{"                         \
+	"\"volumeAttributesClassName\":\"vac1\"}}"
+#define PVC_VAC2                                                                                   \
+	"{\"metadata\":{\"name\":\"pvc1\",\"namespace\":\"d\"},\"spec\":{"                         \
+	"\"volumeAttributesClassName\":\"vac2\"}}"
+#define PVC_VAC2_CUR1                                                                              \
+	"{\"metadata\":{\"name\":\"pvc1\",\"namespace\":\"d\"},\"spec\":{"                         \
+	"\"volumeAttributesClassName\":\"vac2\"},\"status\":{"                                     \
+	"\"currentVolumeAttributesClassName\":"                                                    \
+	"\"vac1\"}}"
+#define PVC_VAC2_TARGET1                                                                           \
+	"{\"metadata\":{\"name\":\"pvc1\",\"namespace\":\"d\"},\"spec\":{"                         \
+	"\"volumeAttributesClassName\":\"vac2\"},\"status\":{\"modifyVolumeStatus\":{"             \
+	"\"targetVolumeAttributesClassName\":\"vac1\",\"status\":\"InProgress\"}}}"
+
+/* the handler: is vac1 queued by this update (new NULL: a delete)? */
+static bool queues_vac1(const char *old, const char *new_, bool is_pvc)
+{
+	const char *on[3], *nn[3];
+	cJSON *oj = cJSON_Parse(old), *nj = new_ ? cJSON_Parse(new_) : NULL;
+	size_t no = vp_vac_names(oj, is_pvc, on), n = nj ? vp_vac_names(nj, is_pvc, nn) : 0;
+	bool q = vp_vac_listed(on, no, "vac1") && !vp_vac_listed(nn, n, "vac1");
+	cJSON_Delete(oj);
+	cJSON_Delete(nj);
+	return q;
+}
+
+/* isBeingUsed over the objects left in the cache: PVs first, then PVCs */
+static bool vac1_used(const char *const *pvs, const char *const *pvcs)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (const char *const *o = pass ? pvcs : pvs; o && *o; o++) {
+			const char *names[3];
+			cJSON *j = cJSON_Parse(*o);
+			bool hit = vp_vac_listed(names, vp_vac_names(j, pass == 1, names), "vac1");
+			cJSON_Delete(j);
+			if (hit)
+				return true;
+		}
+	return false;
+}
+
+static void test_vac_protection_cases(void **state)
+{
+	(void)state;
+	const char *pv2[] = {PV2_VAC1, NULL}, *pv1[] = {PV_VAC1, NULL};
+	const char *pvc1[] = {PVC_VAC1, NULL}, *pvc2[] = {PVC2_VAC1, NULL};
+	const char *pvc_cur[] = {PVC_VAC2_CUR1, NULL}, *pvc_target[] = {PVC_VAC2_TARGET1, NULL};
+	const char *names[3];
+	cJSON *j;
+
+	/* "deleted VAC with finalizer -> finalizer is removed" / referenced by a PV / by a PVC */
+	assert_false(vac1_used(NULL, NULL));
+	assert_true(vac1_used(pv1, NULL));
+	assert_true(vac1_used(NULL, pvc1));
+	/* "pv changes vac and deleted VAC with finalizer -> finalizer is removed" */
+	assert_true(queues_vac1(PV_VAC1, PV_VAC2, false));
+	assert_false(vac1_used((const char *[]){PV_VAC2, NULL}, NULL));
+	/* "pv is deleted ..." -> removed; other pv / a pvc still holds it -> kept */
+	assert_true(queues_vac1(PV_VAC1, NULL, false));
+	assert_true(vac1_used(pv2, NULL));
+	assert_true(vac1_used(NULL, pvc1));
+	/* "pvc changes vac ..." -> removed; its status (current / target) still holds it -> kept */
+	assert_true(queues_vac1(PVC_VAC1, PVC_VAC2, true));
+	assert_false(vac1_used(NULL, (const char *[]){PVC_VAC2, NULL}));
+	assert_false(queues_vac1(PVC_VAC1, PVC_VAC2_CUR1, true));
+	assert_true(vac1_used(NULL, pvc_cur));
+	assert_false(queues_vac1(PVC_VAC1, PVC_VAC2_TARGET1, true));
+	assert_true(vac1_used(NULL, pvc_target));
+	/* "pvc is deleted but other pvc / a pv still holds terminating vac" -> kept */
+	assert_true(queues_vac1(PVC_VAC1, NULL, true));
+	assert_true(vac1_used(NULL, pvc2));
+	assert_true(vac1_used(pv1, NULL));
+	/* an unchanged reference queues nothing */
+	assert_false(queues_vac1(PVC_VAC1, PVC_VAC1, true));
+	/* a PV's status is not read; duplicates are dropped, empty names skipped */
+	j = cJSON_Parse("{\"spec\":{\"volumeAttributesClassName\":\"\"},\"status\":{"
+	                "\"currentVolumeAttributesClassName\":\"a\"}}");
+	assert_int_equal(vp_vac_names(j, false, names), 0);
+	assert_int_equal(vp_vac_names(j, true, names), 1);
+	cJSON_Delete(j);
+	j = cJSON_Parse(PVC_VAC2_CUR1);
+	cJSON_AddItemToObject(cJSON_GetObjectItem(j, "status"), "modifyVolumeStatus",
+	                      cJSON_Parse("{\"targetVolumeAttributesClassName\":\"vac2\"}"));
+	assert_int_equal(vp_vac_names(j, true, names), 2);
+	cJSON_Delete(j);
+
+	/* the class's own finalizer decisions */
+	struct vp_object vac;
+	const char *t =
+	        "{\"metadata\":{\"name\":\"vac1\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+	        "\"finalizers\":[\"kubernetes.io/vac-protection\"]},\"driverName\":\"d\"}";
+	assert_int_equal(vp_object_parse(t, strlen(t), VP_VAC_FINALIZER, &vac), 0);
+	assert_true(vp_is_deletion_candidate(&vac));
+	vp_object_free(&vac);
+	t = "{\"metadata\":{\"name\":\"vac1\"},\"driverName\":\"d\"}";
+	assert_int_equal(vp_object_parse(t, strlen(t), VP_VAC_FINALIZER, &vac), 0);
+	assert_true(vp_need_to_add_finalizer(&vac));
+	vp_object_free(&vac);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +591,7 @@ int main(void)
 	        cmocka_unit_test(test_pv_protection_cases),
 	        cmocka_unit_test(test_bodies),
 	        cmocka_unit_test(test_filters),
+	        cmocka_unit_test(test_vac_protection_cases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
