@@ -60,8 +60,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
         {"concurrent-daemonset-syncs", "daemonset-controller is not built in kcmd", false},
         {"concurrent-resource-quota-syncs", "resourcequota-controller is not built in kcmd", false},
         {"resource-quota-sync-period", "resourcequota-controller is not built in kcmd", false},
-        {"concurrent-ephemeralvolume-syncs", "ephemeral-volume-controller is not built in kcmd",
-         false},
         {"concurrent-serviceaccount-token-syncs",
          "serviceaccount-token-controller is not built in kcmd", false},
         {"service-account-private-key-file", "serviceaccount-token-controller is not built in kcmd",

@@ -57,6 +57,7 @@ extern const struct kcmd_controller kcmd_statefulset_controller;
 extern const struct kcmd_controller kcmd_pvc_protection_controller;
 extern const struct kcmd_controller kcmd_pv_protection_controller;
 extern const struct kcmd_controller kcmd_vac_protection_controller;
+extern const struct kcmd_controller kcmd_ephemeral_volume_controller; /* plugin-ephemeral.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -84,6 +85,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_pvc_protection_controller,
         &kcmd_pv_protection_controller,
         &kcmd_vac_protection_controller,
+        &kcmd_ephemeral_volume_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

@@ -6,7 +6,8 @@
  * pv_protection_controller_test.go (TestPVProtectionController), plus the Unused condition of
  * PersistentVolumeClaimUnusedSinceTime (KEP-5541: terminated pods do not count, unscheduled
  * ones do; no write when the status is unchanged), generic ephemeral volumes, and the patch
- * bodies; and vac_protection_controller_test.go (TestVACProtectionController).
+ * bodies; vac_protection_controller_test.go (TestVACProtectionController); and the ephemeral
+ * volume controller's claim (controller_test.go's create / wrong-PVC-owner cases).
  *
  * `plan` below follows plugin-pvc.c's process_pvc step by step over the pure functions: what a
  * sync of the PVC would write given the live pod list.
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "workers/volumeprotection/ephemeral.h"
 #include "workers/volumeprotection/protection.h"
 
 /* ---- fixtures (upstream's pod(), pvc(), withPVC, ...) as JSON ------------------------------ */
@@ -582,6 +584,78 @@ static void test_vac_protection_cases(void **state)
 	vp_object_free(&vac);
 }
 
+/* ephemeral-volume-controller (upstream's controller_test.go TestSyncHandler: "create" builds
+ * the claim from the template with the pod as controller owner; "wrong-PVC-owner" is an error
+ * with VolumeIsForPod's message; the claim of another pod of the same name is not ours) */
+static void test_ephemeral_controller(void **state)
+{
+	(void)state;
+	const char *pod_js =
+	        "{\"metadata\":{\"name\":\"my-pod\",\"namespace\":\"my-namespace\",\"uid\":"
+	        "\"uidpod\"},"
+	        "\"spec\":{\"volumes\":[{\"name\":\"my-volume\",\"ephemeral\":{"
+	        "\"volumeClaimTemplate\":"
+	        "{\"metadata\":{\"labels\":{\"a\":\"b\"},\"annotations\":{\"c\":\"d\"}},\"spec\":{"
+	        "\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":"
+	        "\"1Gi\"}}}}}}]}}";
+	cJSON *pod = cJSON_Parse(pod_js), *b;
+	const cJSON *vol = cJSON_GetArrayItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "volumes"), 0);
+	char *body = NULL, name[16], msg[256];
+	struct vp_object pvc;
+
+	assert_int_equal(ev_claim_name("my-pod", "my-volume", name, sizeof(name)), -ENAMETOOLONG);
+	assert_int_equal(ev_claim_name("p", "v", name, sizeof(name)), 3);
+	assert_string_equal(name, "p-v");
+
+	assert_int_equal(ev_claim_body(pod, vol, &body), 0);
+	b = cJSON_Parse(body);
+	char *md = cJSON_PrintUnformatted(cJSON_GetObjectItem(b, "metadata"));
+	assert_string_equal(md,
+	                    "{\"name\":\"my-pod-my-volume\",\"ownerReferences\":[{\"apiVersion\":"
+	                    "\"v1\",\"kind\":"
+	                    "\"Pod\",\"name\":\"my-pod\",\"uid\":\"uidpod\",\"controller\":true,"
+	                    "\"blockOwnerDeletion\":true}],\"annotations\":{\"c\":\"d\"},"
+	                    "\"labels\":{\"a\":\"b\"}}");
+	assert_string_equal(cJSON_GetObjectItem(b, "kind")->valuestring, "PersistentVolumeClaim");
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "accessModes"));
+	free(md);
+	cJSON_Delete(b);
+	free(body);
+
+	/* the claim exists and is the pod's */
+	const char *own =
+	        "{\"metadata\":{\"name\":\"my-pod-my-volume\",\"namespace\":\"my-namespace\","
+	        "\"ownerReferences\":[{\"kind\":\"Pod\",\"name\":\"my-pod\",\"uid\":"
+	        "\"uidpod\",\"controller\":true}]}}";
+	assert_int_equal(vp_object_parse(own, strlen(own), VP_PVC_FINALIZER, &pvc), 0);
+	assert_int_equal(ev_volume_is_for_pod(pod, &pvc, msg, sizeof(msg)), 0);
+	vp_object_free(&pvc);
+	/* "wrong-PVC-owner": owned by another uid, or not as controller */
+	const char *other[] = {
+	        "{\"metadata\":{\"name\":\"my-pod-my-volume\",\"namespace\":\"my-namespace\","
+	        "\"ownerReferences\":[{\"kind\":\"Pod\",\"name\":\"my-pod\",\"uid\":\"older\","
+	        "\"controller\":true}]}}",
+	        "{\"metadata\":{\"name\":\"my-pod-my-volume\",\"namespace\":\"my-namespace\","
+	        "\"ownerReferences\":[{\"kind\":\"Pod\",\"name\":\"my-pod\",\"uid\":\"uidpod\"}]}}",
+	        "{\"metadata\":{\"name\":\"my-pod-my-volume\",\"namespace\":\"my-namespace\"}}",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(
+		        vp_object_parse(other[i], strlen(other[i]), VP_PVC_FINALIZER, &pvc), 0);
+		assert_int_equal(ev_volume_is_for_pod(pod, &pvc, msg, sizeof(msg)), -EEXIST);
+		assert_string_equal(msg,
+		                    "PVC my-namespace/my-pod-my-volume was not created for pod "
+		                    "my-namespace/my-pod (pod is not owner)");
+		vp_object_free(&pvc);
+	}
+	/* no template / no uid: refused */
+	cJSON *bad = cJSON_Parse("{\"name\":\"v\",\"ephemeral\":{}}");
+	assert_int_equal(ev_claim_body(pod, bad, &body), -EINVAL);
+	cJSON_Delete(bad);
+	cJSON_Delete(pod);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -592,6 +666,7 @@ int main(void)
 	        cmocka_unit_test(test_bodies),
 	        cmocka_unit_test(test_filters),
 	        cmocka_unit_test(test_vac_protection_cases),
+	        cmocka_unit_test(test_ephemeral_controller),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
