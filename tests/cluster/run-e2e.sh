@@ -59,6 +59,8 @@ run_shard() {
 shards=()
 if [ $# -eq 0 ] && [ "${KCMD_E2E_SHARDS:-2}" != 1 ]; then
 	shards=(a b)
+	: >"$work/a.log"
+	: >"$work/b.log"
 	run_shard b -test.run "^($SHARD_B)" &
 	pids+=($!)
 	run_shard a -test.skip "^($SHARD_B)" &
@@ -79,6 +81,9 @@ else
 		-*) args+=("-test.${a#-}") ;;
 		esac
 	done
+	# the log exists before tail opens it (else tail -F reports the missing file and exits 1,
+	# which pipefail turned into a failed run after every test passed)
+	: >"$work/all.log"
 	run_shard all "${args[@]}" &
 	pids+=($!)
 	tail -n +1 -F --pid="${pids[0]}" "$work/all.log" 2>/dev/null | filter

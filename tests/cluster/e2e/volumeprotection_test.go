@@ -640,3 +640,167 @@ func TestVACProtection_PVReference(t *testing.T) {
 	}
 	vpVACGone(t, vac1)
 }
+
+var (
+	evProc     *kcmdProc
+	evProcOnce sync.Once
+	evProcMu   sync.Mutex
+)
+
+// evStart shares one kcmd running ephemeral-volume-controller (with a non-default
+// --concurrent-ephemeralvolume-syncs) and the PVC protection controller, as their service
+// accounts (kcm's bootstrap role system:controller:ephemeral-volume-controller).
+func evStart(t *testing.T) {
+	t.Helper()
+	evProcMu.Lock()
+	evProcOnce.Do(func() {
+		evProc = startKcmdShared(t, "--controllers=ephemeral-volume,persistentvolumeclaim-protection-controller",
+			"--concurrent-ephemeralvolume-syncs=2", "--secure-port=0", "--leader-elect=false",
+			"--use-service-account-credentials", "--v=5")
+	})
+	p := evProc
+	evProcMu.Unlock()
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	Eventually(t, 60*time.Second, "the controller acts as its service account", func() (bool, string) {
+		return p.Logged("kube-system/ephemeral-volume-controller"), "not yet"
+	})
+}
+
+func evPod(t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	pod, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}},
+			Volumes: []corev1.Volume{
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "eph", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+					VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+						ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}, Annotations: map[string]string{"note": "y"}},
+						Spec: corev1.PersistentVolumeClaimSpec{
+							AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+							Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+						},
+					},
+				}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s: %v", name, err)
+	}
+	return pod
+}
+
+func evClaim(t *testing.T, ns, name string, pod *corev1.Pod) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	var pvc *corev1.PersistentVolumeClaim
+	Eventually(t, 30*time.Second, "claim "+name+" created", func() (bool, string) {
+		var err error
+		pvc, err = env.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return pvc.UID != "" && pvc.DeletionTimestamp == nil, "being deleted"
+	})
+	if len(pvc.OwnerReferences) != 1 {
+		t.Fatalf("claim %s owners: %+v", name, pvc.OwnerReferences)
+	}
+	o := pvc.OwnerReferences[0]
+	if o.APIVersion != "v1" || o.Kind != "Pod" || o.Name != pod.Name || o.UID != pod.UID ||
+		o.Controller == nil || !*o.Controller || o.BlockOwnerDeletion == nil || !*o.BlockOwnerDeletion {
+		t.Fatalf("claim %s owner: %+v", name, o)
+	}
+	if pvc.Labels["app"] != "x" || pvc.Annotations["note"] != "y" || pvc.Spec.Resources.Requests.Storage().String() != "1Gi" {
+		t.Fatalf("claim %s not from the template: labels %v annotations %v spec %+v", name, pvc.Labels, pvc.Annotations, pvc.Spec)
+	}
+	return pvc
+}
+
+// upstream's "create" case and the e2e "generic ephemeral volume" flow without a kubelet: the
+// claim <pod>-<volume> made from the template, owned by the pod; deleted, it is made again.
+func TestEphemeralVolume_ClaimCreated(t *testing.T) {
+	evStart(t)
+	ns := Namespace(t)
+	pod := evPod(t, ns, "pod1")
+	first := evClaim(t, ns, "pod1-eph", pod)
+	// the pod is not scheduled, so nothing keeps the claim: deleting it lets it go, and the
+	// controller makes a new one (onPVCDelete)
+	vpDeletePVC(t, ns, "pod1-eph")
+	Eventually(t, 30*time.Second, "a new claim", func() (bool, string) {
+		pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), "pod1-eph", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return pvc.UID != first.UID, "still the first one"
+	})
+	evClaim(t, ns, "pod1-eph", pod)
+}
+
+// upstream's "wrong-PVC-owner": a claim of that name the pod does not own is left alone, with a
+// Warning FailedBinding Event on the pod.
+func TestEphemeralVolume_NameTaken(t *testing.T) {
+	evStart(t)
+	ns := Namespace(t)
+	vpPVC(t, ns, "pod1-eph")
+	pod := evPod(t, ns, "pod1")
+	want := "ephemeral volume eph: PVC " + ns + "/pod1-eph was not created for pod " + ns + "/pod1 (pod is not owner)"
+	Eventually(t, 30*time.Second, "a FailedBinding Event", func() (bool, string) {
+		evs, err := env.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.UID == pod.UID && e.Reason == "FailedBinding" && e.Type == corev1.EventTypeWarning {
+				if e.Message != want || e.Source.Component != "ephemeral_volume" {
+					return false, "event " + e.Message + " from " + e.Source.Component
+				}
+				return true, ""
+			}
+		}
+		return false, "no event yet"
+	})
+	pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), "pod1-eph", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pvc.OwnerReferences) != 0 {
+		t.Fatalf("the foreign claim was changed: %+v", pvc.OwnerReferences)
+	}
+}
+
+// A pod without ephemeral volumes gets no claim; a pod being deleted whose claim is deleted does
+// not get it back ("Ignore pods which are already getting deleted").
+func TestEphemeralVolume_NoClaim(t *testing.T) {
+	evStart(t)
+	ns := Namespace(t)
+	ctx := context.Background()
+	vpPod(t, ns, "plain", "", "some-claim", "")
+	held := evPod(t, ns, "held")
+	patch := []byte(`{"metadata":{"finalizers":["example.com/hold"]}}`)
+	if _, err := env.Client.CoreV1().Pods(ns).Patch(ctx, "held", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = env.Client.CoreV1().Pods(ns).Patch(context.Background(), "held", types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	evClaim(t, ns, "held-eph", held)
+	if err := env.Client.CoreV1().Pods(ns).Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vpDeletePVC(t, ns, "held-eph")
+	vpPVCGone(t, ns, "held-eph")
+	time.Sleep(3 * time.Second)
+	pvcs, err := env.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pvcs.Items) != 0 {
+		names := []string{}
+		for _, c := range pvcs.Items {
+			names = append(names, c.Name)
+		}
+		t.Fatalf("claims %v: want none (the plain pod has no ephemeral volume, the held one is being deleted)", names)
+	}
+}
