@@ -53,6 +53,13 @@ extern const struct kcmd_controller kcmd_endpointslice_controller;
 extern const struct kcmd_controller kcmd_endpoints_controller;
 /* workers/statefulset/plugin.c */
 extern const struct kcmd_controller kcmd_statefulset_controller;
+/* workers/bootstrap/plugin.c */
+extern const struct kcmd_controller kcmd_token_cleaner_controller;
+extern const struct kcmd_controller kcmd_bootstrap_signer_controller;
+/* workers/legacysatoken/plugin.c */
+extern const struct kcmd_controller kcmd_legacy_sa_token_cleaner_controller;
+/* workers/tainteviction/plugin.c */
+extern const struct kcmd_controller kcmd_tainteviction_controller;
 /* workers/volumeprotection/plugin-pvc.c, plugin-pv.c, plugin-vac.c */
 extern const struct kcmd_controller kcmd_pvc_protection_controller;
 extern const struct kcmd_controller kcmd_pv_protection_controller;
@@ -82,6 +89,10 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_endpointslice_controller,
         &kcmd_endpoints_controller,
         &kcmd_statefulset_controller,
+        &kcmd_token_cleaner_controller,
+        &kcmd_bootstrap_signer_controller,
+        &kcmd_legacy_sa_token_cleaner_controller,
+        &kcmd_tainteviction_controller,
         &kcmd_pvc_protection_controller,
         &kcmd_pv_protection_controller,
         &kcmd_vac_protection_controller,

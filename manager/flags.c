@@ -90,6 +90,7 @@ const struct mgr_controller_config *mgr_controller(const struct mgr_config *cfg,
 
 enum ftype {
 	F_STR,
+	F_IP, /* pflag's IP: an IPv4 or IPv6 address (net.ParseIP) */
 	F_PATHS,
 	F_BOOL,
 	F_INT,
@@ -146,7 +147,7 @@ static const struct flagdef flags[] = {
          "Namespace of the Lease (default kube-system)."},
         {"secure-port", F_PORT, OFF(secure_port),
          "HTTPS port for /healthz, /readyz, /livez and /metrics; 0 disables (default 10257)."},
-        {"bind-address", F_STR, OFF(bind_address), "Address to serve HTTPS on (default 0.0.0.0)."},
+        {"bind-address", F_IP, OFF(bind_address), "Address to serve HTTPS on (default 0.0.0.0)."},
         {"tls-cert-file", F_STR, OFF(tls_cert_file),
          "Serving certificate; a self-signed one is made when absent."},
         {"tls-private-key-file", F_STR, OFF(tls_private_key_file), "Key of --tls-cert-file."},
@@ -401,6 +402,17 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 	case F_STR:
 		*(const char **)(base + f->off) = v;
 		return 0;
+	case F_IP: {
+		unsigned char buf[sizeof(struct in6_addr)];
+		if (inet_pton(AF_INET, v, buf) != 1 && inet_pton(AF_INET6, v, buf) != 1)
+			return fail(
+			        err, errlen,
+			        "invalid argument \"%s\" for \"--%s\" flag: failed to parse IP: "
+			        "\"%s\"",
+			        v, f->name, v);
+		*(const char **)(base + f->off) = v;
+		return 0;
+	}
 	case F_PATHS:
 		if (mgr_httpd_check_paths(v, err, errlen) < 0) {
 			char why[200];
@@ -456,6 +468,23 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 	return fail(err, errlen, "--%s: internal error", f->name);
 }
 
+/* A flag's value: the "=value" part, else "true" for a bool (pflag's NoOptDefVal), else the next
+ * argument (taken: *i moves on). 0, or -EINVAL when the value is missing. */
+static int flag_value(const char *name, bool is_bool, int argc, char **argv, int *i,
+                      const char **val, char *err, size_t errlen)
+{
+	if (*val)
+		return 0;
+	if (is_bool) {
+		*val = "true";
+		return 0;
+	}
+	if (*i + 1 >= argc)
+		return fail(err, errlen, "flag --%s needs a value", name);
+	*val = argv[++*i];
+	return 0;
+}
+
 int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, size_t errlen)
 {
 	for (int i = 1; i < argc; i++) {
@@ -488,16 +517,9 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 				cv = cfg->ctl[k].values;
 		if (!f && cv) {
 			const struct kcmd_flag *cf = kcmd_flag_values_find(cv, nbuf);
-			if (!val) {
-				if (cf->type == KCMD_FLAG_BOOL) {
-					val = "true";
-				} else {
-					if (i + 1 >= argc)
-						return fail(err, errlen, "flag --%s needs a value",
-						            nbuf);
-					val = argv[++i];
-				}
-			}
+			if (flag_value(nbuf, cf->type == KCMD_FLAG_BOOL, argc, argv, &i, &val, err,
+			               errlen) < 0)
+				return -EINVAL;
 			int r = kcmd_flag_values_set(cv, nbuf, val, err, errlen);
 			if (r == -ENOMEM)
 				return fail(err, errlen, "--%s: out of memory", nbuf);
@@ -510,30 +532,16 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			if (!kf)
 				return fail(err, errlen, "unknown flag --%s (see kcmd --help)",
 				            nbuf);
-			if (!val) {
-				if (!strcmp(kf->type, "bool")) {
-					val = "true";
-				} else {
-					if (i + 1 >= argc)
-						return fail(err, errlen, "flag --%s needs a value",
-						            nbuf);
-					val = argv[++i];
-				}
-			}
+			if (flag_value(nbuf, !strcmp(kf->type, "bool"), argc, argv, &i, &val, err,
+			               errlen) < 0)
+				return -EINVAL;
 			int r = compat_flag(cfg, kf, val, err, errlen);
 			if (r < 0)
 				return r;
 			continue;
 		}
-		if (!val) {
-			if (f->type == F_BOOL) {
-				val = "true";
-			} else {
-				if (i + 1 >= argc)
-					return fail(err, errlen, "flag --%s needs a value", nbuf);
-				val = argv[++i];
-			}
-		}
+		if (flag_value(nbuf, f->type == F_BOOL, argc, argv, &i, &val, err, errlen) < 0)
+			return -EINVAL;
 		int r = set_flag(cfg, f, val, err, errlen);
 		if (r < 0)
 			return r;
@@ -712,6 +720,7 @@ int mgr_flags_flagz(const struct mgr_config *cfg, char **ret, size_t *ret_len)
 			continue;
 		switch (f->type) {
 		case F_STR:
+		case F_IP:
 		case F_LOCK:
 			s = *(const char *const *)(base + f->off);
 			snprintf(v, sizeof(v), "%s", s ? s : "");

@@ -33,6 +33,7 @@
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 
 #include "ipc/loop.h"
 #include "kube/client.h"
@@ -65,6 +66,9 @@ struct reviewer {
 	struct kube_loop *kl;
 	char *source; /* "--authentication-kubeconfig /x" / "in-cluster config" */
 };
+
+struct tls_cred;
+struct ca_set;
 
 struct mgr_httpd {
 	struct ipc_loop *loop;
@@ -105,6 +109,20 @@ struct mgr_httpd {
 	struct mgr_httpd_auth_stats stats;
 	char summary[512];
 	struct hreq *inflight; /* requests waiting for a review (to cancel them at the end) */
+
+	/* reloading the client CAs (kcm's dynamic CA content), "CA reload" below */
+	char *client_ca_path, *rh_ca_path;  /* the flags' files, or NULL */
+	char *tls_cert_path, *tls_key_path; /* --tls-cert-file/--tls-private-key-file, or NULL */
+	bool client_from_cm, rh_from_cm;    /* else looked up in the ConfigMap, read every minute */
+	struct tls_cred *cred;              /* what new connections get; NULL: plain HTTP */
+	int ino_fd;                         /* inotify on the files' folders, or -1 */
+	struct ipc_source *ino_src, *ca_timer, *cm_src;
+	pthread_t cm_th;
+	bool cm_started, cm_stop;
+	pthread_cond_t cm_cv;
+	int cm_efd;               /* ConfigMap thread -> loop: a fetch finished */
+	struct ca_set *cm_result; /* its last result, taken by the loop; guarded by mu */
+	uint64_t ca_reloads, cert_reloads;
 
 	/* the render thread for mounted handlers */
 	pthread_t render_th;
@@ -338,6 +356,10 @@ static int load_or_make_cert(struct mgr_httpd *h, const struct mgr_httpd_config 
 			         cfg->tls_key_file, strerror(-r));
 			return r;
 		}
+		/* followed while serving ("CA reload") */
+		if (!(h->tls_cert_path = strdup(cfg->tls_cert_file)) ||
+		    !(h->tls_key_path = strdup(cfg->tls_key_file)))
+			return -ENOMEM;
 		return 0;
 	}
 	if (cfg->cert_dir) {
@@ -1772,11 +1794,30 @@ static int trust_from_pem(const char *pem, const char *what, gnutls_x509_trust_l
 	return 0;
 }
 
-/* kcm's lookupMissingConfigInCluster: the CAs not given as flags from
- * kube-system/extension-apiserver-authentication (read once, at start). 0 or -errno with err. */
-static int lookup_in_cluster(struct mgr_httpd *h, char *err, size_t errlen)
+/* One reading of the CAs' sources; NULL: that source has none. */
+struct ca_set {
+	char *client_pem, *rh_pem;
+	/* with rh_pem from the ConfigMap, its request-header settings too */
+	struct strlist rh_names, rh_user_hdrs, rh_uid_hdrs, rh_group_hdrs, rh_extra_prefixes;
+};
+
+static void ca_set_clear(struct ca_set *cs)
 {
-	struct kube_client_opts ko = {.config = h->authn.cfg,
+	free(cs->client_pem);
+	free(cs->rh_pem);
+	strlist_clear(&cs->rh_names);
+	strlist_clear(&cs->rh_user_hdrs);
+	strlist_clear(&cs->rh_uid_hdrs);
+	strlist_clear(&cs->rh_group_hdrs);
+	strlist_clear(&cs->rh_extra_prefixes);
+	*cs = (struct ca_set){0};
+}
+
+/* kube-system/extension-apiserver-authentication into cs. 0, -ENOENT (no ConfigMap), or -errno
+ * with err. Blocking: called at start and on the ConfigMap thread, never on the loop. */
+static int cm_fetch(struct kube_config *cfg, struct ca_set *cs, char *err, size_t errlen)
+{
+	struct kube_client_opts ko = {.config = cfg,
 	                              .process = "kcmd",
 	                              .controller = "delegated-auth",
 	                              .qps = 200,
@@ -1794,6 +1835,7 @@ static int lookup_in_cluster(struct mgr_httpd *h, char *err, size_t errlen)
 	cJSON *cm = NULL;
 	int r;
 
+	*cs = (struct ca_set){0};
 	if ((r = kube_client_new(&ko, &c)) < 0) {
 		snprintf(err, errlen, "authentication lookup client: %s", strerror(-r));
 		return r;
@@ -1802,8 +1844,7 @@ static int lookup_in_cluster(struct mgr_httpd *h, char *err, size_t errlen)
 	kube_client_free(c);
 	if (r == -ENOENT) {
 		kube_response_clear(&resp);
-		r = 0; /* no ConfigMap: nothing to fill in */
-		goto warn;
+		return -ENOENT;
 	}
 	if (r < 0) {
 		if (r == -EACCES)
@@ -1823,38 +1864,79 @@ static int lookup_in_cluster(struct mgr_httpd *h, char *err, size_t errlen)
 	cm = cJSON_ParseWithLength(resp.body, resp.body_len);
 	kube_response_clear(&resp);
 	data = cm ? cJSON_GetObjectItemCaseSensitive(cm, "data") : NULL;
-	if (!h->client_ca_pem && (v = cJSON_GetObjectItemCaseSensitive(data, "client-ca-file")) &&
-	    cJSON_IsString(v) && !(h->client_ca_pem = strdup(v->valuestring)))
+	if ((v = cJSON_GetObjectItemCaseSensitive(data, "client-ca-file")) && cJSON_IsString(v) &&
+	    *v->valuestring && !(cs->client_pem = strdup(v->valuestring)))
 		r = -ENOMEM;
-	if (r == 0 && !h->rh_ca_pem &&
+	if (r == 0 &&
 	    (v = cJSON_GetObjectItemCaseSensitive(data, "requestheader-client-ca-file")) &&
-	    cJSON_IsString(v)) {
+	    cJSON_IsString(v) && *v->valuestring) {
 		/* kcm takes the whole request-header configuration from the ConfigMap then */
-		if (!(h->rh_ca_pem = strdup(v->valuestring)))
+		if (!(cs->rh_pem = strdup(v->valuestring)))
 			r = -ENOMEM;
 		if (r == 0)
-			r = strlist_json(&h->rh_user_hdrs, data, "requestheader-username-headers",
+			r = strlist_json(&cs->rh_user_hdrs, data, "requestheader-username-headers",
 			                 err, errlen);
 		if (r == 0)
-			r = strlist_json(&h->rh_uid_hdrs, data, "requestheader-uid-headers", err,
+			r = strlist_json(&cs->rh_uid_hdrs, data, "requestheader-uid-headers", err,
 			                 errlen);
 		if (r == 0)
-			r = strlist_json(&h->rh_group_hdrs, data, "requestheader-group-headers",
+			r = strlist_json(&cs->rh_group_hdrs, data, "requestheader-group-headers",
 			                 err, errlen);
 		if (r == 0)
-			r = strlist_json(&h->rh_extra_prefixes, data,
+			r = strlist_json(&cs->rh_extra_prefixes, data,
 			                 "requestheader-extra-headers-prefix", err, errlen);
 		if (r == 0)
-			r = strlist_json(&h->rh_names, data, "requestheader-allowed-names", err,
+			r = strlist_json(&cs->rh_names, data, "requestheader-allowed-names", err,
 			                 errlen);
 	}
 	cJSON_Delete(cm);
 	if (r < 0) {
+		ca_set_clear(cs);
 		if (!err[0])
 			snprintf(err, errlen, "authentication lookup: %s", strerror(-r));
-		return r;
 	}
-warn:
+	return r;
+}
+
+/* Moves the request-header part of a reading into h's (or another reading's) fields. */
+static void rh_take(struct strlist *dst[5], struct ca_set *src)
+{
+	struct strlist *from[5] = {&src->rh_names, &src->rh_user_hdrs, &src->rh_uid_hdrs,
+	                           &src->rh_group_hdrs, &src->rh_extra_prefixes};
+	for (int i = 0; i < 5; i++) {
+		strlist_clear(dst[i]);
+		*dst[i] = *from[i];
+		*from[i] = (struct strlist){0};
+	}
+}
+
+#define H_RH_LISTS(h)                                                                              \
+	(struct strlist *[5])                                                                      \
+	{                                                                                          \
+		&(h)->rh_names, &(h)->rh_user_hdrs, &(h)->rh_uid_hdrs, &(h)->rh_group_hdrs,        \
+		        &(h)->rh_extra_prefixes                                                    \
+	}
+
+/* kcm's lookupMissingConfigInCluster: the CAs not given as flags from
+ * kube-system/extension-apiserver-authentication (read again every minute afterwards: "CA
+ * reload"). 0 or -errno with err. */
+static int lookup_in_cluster(struct mgr_httpd *h, char *err, size_t errlen)
+{
+	struct ca_set cs;
+	int r = cm_fetch(h->authn.cfg, &cs, err, errlen);
+
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (!h->client_ca_pem && cs.client_pem) {
+		h->client_ca_pem = cs.client_pem;
+		cs.client_pem = NULL;
+	}
+	if (!h->rh_ca_pem && cs.rh_pem) {
+		h->rh_ca_pem = cs.rh_pem;
+		cs.rh_pem = NULL;
+		rh_take(H_RH_LISTS(h), &cs);
+	}
+	ca_set_clear(&cs);
 	if (!h->client_ca_pem)
 		log_warning(
 		        "Cluster doesn't provide client-ca-file in "
@@ -1904,6 +1986,15 @@ static int cert_auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts
 		                     "requestheader-allowed-names", err, errlen)) < 0)
 			return r;
 	}
+	if (o->client_ca_file && *o->client_ca_file &&
+	    !(h->client_ca_path = strdup(o->client_ca_file)))
+		return -ENOMEM;
+	if (o->requestheader_client_ca_file && *o->requestheader_client_ca_file &&
+	    !(h->rh_ca_path = strdup(o->requestheader_client_ca_file)))
+		return -ENOMEM;
+	/* kcm: a CA not given as a file comes from the ConfigMap, followed while it runs */
+	h->client_from_cm = !h->client_ca_path && !o->skip_lookup && h->authn.cfg;
+	h->rh_from_cm = !h->rh_ca_path && !o->skip_lookup && h->authn.cfg;
 	if (!o->skip_lookup && (!h->client_ca_pem || !h->rh_ca_pem)) {
 		if (!h->authn.cfg) {
 			if (!h->client_ca_pem)
@@ -1959,6 +2050,461 @@ static int cert_auth_setup(struct mgr_httpd *h, const struct mgr_httpd_auth_opts
 	return 0;
 }
 
+/* ---- CA reload ------------------------------------------------------------------------------
+ * kcm's dynamic CA content: the --client-ca-file and --requestheader-client-ca-file files are
+ * watched (inotify on their folders, where a Secret volume's symlink swap shows too) and read
+ * again every minute; the CAs looked up in kube-system/extension-apiserver-authentication are
+ * read again every minute, on a thread of their own (the loop never waits for the apiserver).
+ * A change gets new trust lists and new TLS credentials for the connections that open after it
+ * (their CertificateRequest names the new CAs: a Go client picks its certificate by them);
+ * open connections keep theirs. Content with no certificate, an unreadable file or a failed
+ * lookup keeps the CAs in force, with an error in the log (kcm's controllers do the same). */
+#define CA_REFRESH_US (60ull * 1000000) /* kcm's FileRefreshDuration */
+
+struct tls_cred {
+	gnutls_certificate_credentials_t c;
+	unsigned refs; /* open connections using it, + 1 while it is h->cred */
+};
+
+static void cred_put(struct tls_cred *tc)
+{
+	if (tc && --tc->refs == 0) {
+		gnutls_certificate_free_credentials(tc->c);
+		free(tc);
+	}
+}
+
+/* A serving pair (the key must match the certificate) and trust_pem (the CAs a
+ * CertificateRequest names). */
+static int cred_new_pair(const char *cert_pem, const char *key_pem, const char *trust_pem,
+                         struct tls_cred **ret)
+{
+	struct tls_cred *tc = calloc(1, sizeof(*tc));
+	gnutls_datum_t cert = {(unsigned char *)cert_pem, (unsigned)strlen(cert_pem)},
+	               key = {(unsigned char *)key_pem, (unsigned)strlen(key_pem)};
+
+	if (!tc)
+		return -ENOMEM;
+	if (gnutls_certificate_allocate_credentials(&tc->c) < 0) {
+		free(tc);
+		return -ENOMEM;
+	}
+	if (gnutls_certificate_set_x509_key_mem(tc->c, &cert, &key, GNUTLS_X509_FMT_PEM) < 0)
+		goto fail;
+	if (trust_pem) {
+		gnutls_datum_t t = {(unsigned char *)trust_pem, (unsigned)strlen(trust_pem)};
+		if (gnutls_certificate_set_x509_trust_mem(tc->c, &t, GNUTLS_X509_FMT_PEM) < 0)
+			goto fail;
+	}
+	tc->refs = 1;
+	*ret = tc;
+	return 0;
+fail:
+	gnutls_certificate_free_credentials(tc->c);
+	free(tc);
+	return -EINVAL;
+}
+
+static int cred_new(const struct mgr_httpd *h, const char *trust_pem, struct tls_cred **ret)
+{
+	return cred_new_pair(h->cert_pem, h->key_pem, trust_pem, ret);
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: a new connection's TLS session gets the credentials in force. */
+static void on_conn(void *cls, struct MHD_Connection *c, void **socket_context,
+                    enum MHD_ConnectionNotificationCode code)
+{
+	struct mgr_httpd *h = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct tls_cred *tc;
+
+	if (code != MHD_CONNECTION_NOTIFY_STARTED) {
+		cred_put(*socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	*socket_context = NULL;
+	if (!(tc = h->cred) ||
+	    !(ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION)) ||
+	    !ci->tls_session)
+		return;
+	gnutls_session_t session = (gnutls_session_t)ci->tls_session;
+	if (gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, tc->c) < 0)
+		return; /* MHD's own (the CAs of the start) stay */
+	if (h->trust_pem)
+		gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUEST);
+	tc->refs++;
+	*socket_context = tc;
+}
+
+static bool str_same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static bool strlist_same(const struct strlist *a, const struct strlist *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return false;
+	return true;
+}
+
+static int strlist_copy(struct strlist *dst, const struct strlist *src)
+{
+	strlist_clear(dst);
+	for (size_t i = 0; i < src->n; i++)
+		if (strlist_add(dst, src->v[i], strlen(src->v[i])) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* The CAs in force, with the files read again (files) and the ConfigMap's reading (cm, or
+ * NULL) taken where they are the source. 0, or -errno (logged) when a file cannot be read. */
+static int ca_candidate(struct mgr_httpd *h, bool files, struct ca_set *cm, struct ca_set *out)
+{
+	struct strlist *mine[5] = {&out->rh_names, &out->rh_user_hdrs, &out->rh_uid_hdrs,
+	                           &out->rh_group_hdrs, &out->rh_extra_prefixes};
+	struct strlist *cur[5] = {&h->rh_names, &h->rh_user_hdrs, &h->rh_uid_hdrs,
+	                          &h->rh_group_hdrs, &h->rh_extra_prefixes};
+	const char *paths[2] = {files ? h->client_ca_path : NULL, files ? h->rh_ca_path : NULL};
+	char **pems[2] = {&out->client_pem, &out->rh_pem};
+	int r;
+
+	*out = (struct ca_set){0};
+	if ((h->client_ca_pem && !(out->client_pem = strdup(h->client_ca_pem))) ||
+	    (h->rh_ca_pem && !(out->rh_pem = strdup(h->rh_ca_pem))))
+		goto nomem;
+	for (int i = 0; i < 5; i++)
+		if (strlist_copy(mine[i], cur[i]) < 0)
+			goto nomem;
+	for (int i = 0; i < 2; i++) {
+		char *pem;
+		if (!paths[i])
+			continue;
+		if ((r = read_file(paths[i], &pem)) < 0) {
+			log_error("Failed to reload the %s file %s: %s (the CAs in force stay)",
+			          i ? "requestheader client CA" : "client CA", paths[i],
+			          strerror(-r));
+			ca_set_clear(out);
+			return r;
+		}
+		free(*pems[i]);
+		*pems[i] = pem;
+	}
+	if (cm && h->client_from_cm && cm->client_pem) {
+		free(out->client_pem);
+		if (!(out->client_pem = strdup(cm->client_pem)))
+			goto nomem;
+	}
+	if (cm && h->rh_from_cm && cm->rh_pem) {
+		free(out->rh_pem);
+		if (!(out->rh_pem = strdup(cm->rh_pem)))
+			goto nomem;
+		for (int i = 0; i < 5; i++)
+			if (strlist_copy(mine[i], (const struct strlist *[5]){
+			                                  &cm->rh_names, &cm->rh_user_hdrs,
+			                                  &cm->rh_uid_hdrs, &cm->rh_group_hdrs,
+			                                  &cm->rh_extra_prefixes}[i]) < 0)
+				goto nomem;
+	}
+	return 0;
+nomem:
+	ca_set_clear(out);
+	return -ENOMEM;
+}
+
+/* Puts nw in force when it differs from what is: 1 changed, 0 the same, -errno refused (the CAs
+ * in force stay; logged). nw is consumed. */
+static int ca_apply(struct mgr_httpd *h, struct ca_set *nw)
+{
+	gnutls_x509_trust_list_t ctl = NULL, rtl = NULL;
+	struct tls_cred *tc = NULL;
+	char *trust = NULL, err[256] = "";
+	struct strlist *cur[5] = {&h->rh_names, &h->rh_user_hdrs, &h->rh_uid_hdrs,
+	                          &h->rh_group_hdrs, &h->rh_extra_prefixes};
+	struct strlist *mine[5] = {&nw->rh_names, &nw->rh_user_hdrs, &nw->rh_uid_hdrs,
+	                           &nw->rh_group_hdrs, &nw->rh_extra_prefixes};
+	bool same =
+	        str_same(h->client_ca_pem, nw->client_pem) && str_same(h->rh_ca_pem, nw->rh_pem);
+	int r = 0;
+
+	for (int i = 0; i < 5 && same; i++)
+		same = strlist_same(cur[i], mine[i]);
+	if (same) {
+		ca_set_clear(nw);
+		return 0;
+	}
+	if ((nw->client_pem &&
+	     (r = trust_from_pem(nw->client_pem, "client CA file", &ctl, err, sizeof(err))) < 0) ||
+	    (nw->rh_pem && (r = trust_from_pem(nw->rh_pem, "requestheader client CA file", &rtl,
+	                                       err, sizeof(err))) < 0)) {
+		log_error("Not reloading the CAs: %s (the CAs in force stay)", err);
+		goto out;
+	}
+	if ((nw->client_pem || nw->rh_pem) &&
+	    asprintf(&trust, "%s\n%s", nw->client_pem ? nw->client_pem : "",
+	             nw->rh_pem ? nw->rh_pem : "") < 0) {
+		trust = NULL;
+		r = -ENOMEM;
+		goto out;
+	}
+	if (h->cred && (r = cred_new(h, trust, &tc)) < 0) {
+		log_error("Not reloading the CAs: TLS credentials: %s (the CAs in force stay)",
+		          strerror(-r));
+		goto out;
+	}
+	log_info("Loaded a new CA bundle and verifier: client CA %s, requestheader client CA %s",
+	         str_same(h->client_ca_pem, nw->client_pem) ? "unchanged" : "changed",
+	         str_same(h->rh_ca_pem, nw->rh_pem) ? "unchanged" : "changed");
+	/* swap: the old ones go (the loop is the only user of the trust lists) */
+	if (h->client_tl)
+		gnutls_x509_trust_list_deinit(h->client_tl, 1);
+	if (h->rh_tl)
+		gnutls_x509_trust_list_deinit(h->rh_tl, 1);
+	h->client_tl = ctl, h->rh_tl = rtl, ctl = rtl = NULL;
+	free(h->client_ca_pem);
+	free(h->rh_ca_pem);
+	free(h->trust_pem);
+	h->client_ca_pem = nw->client_pem, h->rh_ca_pem = nw->rh_pem, h->trust_pem = trust;
+	nw->client_pem = nw->rh_pem = NULL, trust = NULL;
+	rh_take(cur, nw);
+	if (tc) {
+		cred_put(h->cred); /* freed when its last connection closes */
+		h->cred = tc, tc = NULL;
+	}
+	__atomic_add_fetch(&h->ca_reloads, 1, __ATOMIC_RELAXED); /* read by tests off the loop */
+	r = 1;
+out:
+	if (ctl)
+		gnutls_x509_trust_list_deinit(ctl, 1);
+	if (rtl)
+		gnutls_x509_trust_list_deinit(rtl, 1);
+	free(trust);
+	ca_set_clear(nw);
+	return r;
+}
+
+/* kcm's dynamic serving content: --tls-cert-file and --tls-private-key-file read again; a pair
+ * whose key matches its certificate is served to the connections that open after it. A
+ * half-written rotation (the certificate new, the key not yet) is refused until both are. */
+static void serving_reload(struct mgr_httpd *h)
+{
+	char *cert = NULL, *key = NULL;
+	struct tls_cred *tc = NULL;
+	int r;
+
+	if (!h->tls_cert_path || !h->cred)
+		return;
+	if ((r = read_file(h->tls_cert_path, &cert)) < 0 ||
+	    (r = read_file(h->tls_key_path, &key)) < 0) {
+		log_error("Failed to reload the serving certificate %s / %s: %s (the one in use "
+		          "stays)",
+		          h->tls_cert_path, h->tls_key_path, strerror(-r));
+		goto out;
+	}
+	if (str_same(cert, h->cert_pem) && str_same(key, h->key_pem))
+		goto out;
+	if ((r = cred_new_pair(cert, key, h->trust_pem, &tc)) < 0) {
+		log_error(
+		        "Not reloading the serving certificate %s: the key %s does not match it or "
+		        "one of them is not PEM (the one in use stays)",
+		        h->tls_cert_path, h->tls_key_path);
+		goto out;
+	}
+	log_info("Loaded a new cert/key pair from %s and %s", h->tls_cert_path, h->tls_key_path);
+	free(h->cert_pem);
+	explicit_bzero(h->key_pem, strlen(h->key_pem));
+	free(h->key_pem);
+	h->cert_pem = cert, h->key_pem = key, cert = key = NULL;
+	cred_put(h->cred);
+	h->cred = tc;
+	__atomic_add_fetch(&h->cert_reloads, 1, __ATOMIC_RELAXED);
+out:
+	free(cert);
+	if (key) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+	}
+}
+
+static void ca_reload_files(struct mgr_httpd *h)
+{
+	struct ca_set nw;
+
+	if ((h->client_ca_path || h->rh_ca_path) && ca_candidate(h, true, NULL, &nw) == 0)
+		ca_apply(h, &nw);
+	serving_reload(h);
+}
+
+static int on_ca_timer(struct ipc_source *s, uint64_t now, void *userdata)
+{
+	struct mgr_httpd *h = userdata;
+
+	ca_reload_files(h);
+	return ipc_source_set_time(s, now + CA_REFRESH_US);
+}
+
+static int on_ino(struct ipc_source *s, int fd, uint32_t revents, void *userdata)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	(void)s;
+	(void)revents;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		; /* which file does not matter: both are read again, a same content is no change */
+	ca_reload_files(userdata);
+	return 0;
+}
+
+/* The ConfigMap thread: a reading every CA_REFRESH_US, handed to the loop through cm_efd. */
+static void *cm_thread(void *arg)
+{
+	struct mgr_httpd *h = arg;
+
+	pthread_mutex_lock(&h->mu);
+	while (!h->cm_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += (time_t)(CA_REFRESH_US / 1000000);
+		while (!h->cm_stop && pthread_cond_timedwait(&h->cm_cv, &h->mu, &ts) != ETIMEDOUT)
+			;
+		if (h->cm_stop)
+			break;
+		pthread_mutex_unlock(&h->mu);
+		struct ca_set *cs = calloc(1, sizeof(*cs));
+		char err[512] = "";
+		int r = cs ? cm_fetch(h->authn.cfg, cs, err, sizeof(err)) : -ENOMEM;
+		if (r < 0) {
+			if (r != -ENOENT)
+				log_error("Reloading the CAs of configmap/extension-apiserver-"
+				          "authentication: %s (the CAs in force stay)",
+				          err[0] ? err : strerror(-r));
+			free(cs);
+			cs = NULL;
+		}
+		pthread_mutex_lock(&h->mu);
+		if (cs) {
+			if (h->cm_result) {
+				ca_set_clear(h->cm_result);
+				free(h->cm_result);
+			}
+			h->cm_result = cs;
+			uint64_t one = 1;
+			if (write(h->cm_efd, &one, sizeof(one)) < 0)
+				log_warning("ConfigMap thread: eventfd: %s", strerror(errno));
+		}
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+static int on_cm(struct ipc_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct mgr_httpd *h = userdata;
+	struct ca_set *cm, nw;
+	uint64_t v;
+
+	(void)s;
+	(void)revents;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return 0;
+	pthread_mutex_lock(&h->mu);
+	cm = h->cm_result;
+	h->cm_result = NULL;
+	pthread_mutex_unlock(&h->mu);
+	if (!cm)
+		return 0;
+	if (ca_candidate(h, false, cm, &nw) == 0)
+		ca_apply(h, &nw);
+	ca_set_clear(cm);
+	free(cm);
+	return 0;
+}
+
+/* Starts following the CAs' sources (after the server started). Failures to watch are logged:
+ * the minute's reading still runs. */
+static int ca_reload_start(struct mgr_httpd *h)
+{
+	const char *paths[4] = {h->client_ca_path, h->rh_ca_path, h->tls_cert_path,
+	                        h->tls_key_path};
+	int r;
+
+	if (!h->cred)
+		return 0;
+	if (h->client_ca_path || h->rh_ca_path || h->tls_cert_path) {
+		if ((h->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
+			log_warning("inotify: %s: the CA and serving files are read again every "
+			            "minute only",
+			            strerror(errno));
+		for (int i = 0; i < 4 && h->ino_fd >= 0; i++) {
+			char *dir;
+			if (!paths[i] || !(dir = strdup(paths[i])))
+				continue;
+			char *slash = strrchr(dir, '/');
+			const char *d = !slash ? "." : slash == dir ? "/" : (*slash = 0, dir);
+			if (inotify_add_watch(h->ino_fd, d, IN_CLOSE_WRITE | IN_MOVED_TO) < 0)
+				log_warning("inotify on %s: %s: %s is read again every minute only",
+				            d, strerror(errno), paths[i]);
+			free(dir);
+		}
+		if (h->ino_fd >= 0 &&
+		    (r = ipc_loop_add_io(h->loop, &h->ino_src, h->ino_fd, POLLIN, on_ino, h)) < 0)
+			return r;
+		if ((r = ipc_loop_add_timer(h->loop, &h->ca_timer, ipc_now_usec() + CA_REFRESH_US,
+		                            on_ca_timer, h)) < 0)
+			return r;
+	}
+	if (h->client_from_cm || h->rh_from_cm) {
+		if ((h->cm_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+			return -errno;
+		if ((r = ipc_loop_add_io(h->loop, &h->cm_src, h->cm_efd, POLLIN, on_cm, h)) < 0)
+			return r;
+		if ((r = pthread_create(&h->cm_th, NULL, cm_thread, h)) != 0)
+			return -r;
+		h->cm_started = true;
+	}
+	return 0;
+}
+
+static void ca_reload_stop(struct mgr_httpd *h)
+{
+	if (h->cm_started) {
+		pthread_mutex_lock(&h->mu);
+		h->cm_stop = true;
+		pthread_cond_signal(&h->cm_cv);
+		pthread_mutex_unlock(&h->mu);
+		pthread_join(h->cm_th, NULL);
+		h->cm_started = false;
+	}
+	if (h->cm_result) {
+		ca_set_clear(h->cm_result);
+		free(h->cm_result);
+		h->cm_result = NULL;
+	}
+	ipc_source_free(h->cm_src);
+	ipc_source_free(h->ino_src);
+	ipc_source_free(h->ca_timer);
+	h->cm_src = h->ino_src = h->ca_timer = NULL;
+	if (h->cm_efd >= 0)
+		close(h->cm_efd);
+	if (h->ino_fd >= 0)
+		close(h->ino_fd);
+	h->cm_efd = h->ino_fd = -1;
+}
+
+uint64_t mgr_httpd_ca_reloads(const struct mgr_httpd *h)
+{
+	return __atomic_load_n(&h->ca_reloads, __ATOMIC_RELAXED);
+}
+
+uint64_t mgr_httpd_cert_reloads(const struct mgr_httpd *h)
+{
+	return __atomic_load_n(&h->cert_reloads, __ATOMIC_RELAXED);
+}
+
 const char *mgr_httpd_auth_summary(const struct mgr_httpd *h)
 {
 	return h->summary;
@@ -1981,8 +2527,15 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 	if (!h)
 		return -ENOMEM;
 	h->loop = loop;
-	h->render_efd = -1;
+	h->render_efd = h->ino_fd = h->cm_efd = -1;
 	pthread_mutex_init(&h->mu, NULL);
+	{
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&h->cm_cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	pthread_cond_init(&h->cv, NULL);
 	if (inet_pton(AF_INET, cfg->bind_address, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
 		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
@@ -2014,6 +2567,12 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 		mgr_httpd_free(h);
 		return r;
 	}
+	if (!cfg->plain_http && (r = cred_new(h, h->trust_pem, &h->cred)) < 0) {
+		snprintf(err, errlen,
+		         "TLS credentials: the serving certificate or a CA is invalid");
+		mgr_httpd_free(h);
+		return r;
+	}
 	{
 		struct MHD_OptionItem ops[16];
 		size_t n = 0;
@@ -2023,6 +2582,8 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 		OPT(MHD_OPTION_CONNECTION_LIMIT, 64, NULL);
 		OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, MGR_HTTPD_PER_IP, NULL);
 		OPT(MHD_OPTION_NOTIFY_COMPLETED, completed, h);
+		if (!cfg->plain_http)
+			OPT(MHD_OPTION_NOTIFY_CONNECTION, on_conn, h);
 		if (!cfg->plain_http) {
 			OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem);
 			OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem);
@@ -2054,6 +2615,11 @@ int mgr_httpd_new(struct ipc_loop *loop, const struct mgr_httpd_config *cfg, str
 		snprintf(err, errlen, "attaching the HTTPS server to the event loop failed");
 		mgr_httpd_free(h);
 		return -EIO;
+	}
+	if ((r = ca_reload_start(h)) < 0) {
+		snprintf(err, errlen, "following the client CAs: %s", strerror(-r));
+		mgr_httpd_free(h);
+		return r;
 	}
 	*ret = h;
 	return 0;
@@ -2090,8 +2656,15 @@ struct mgr_httpd *mgr_httpd_free(struct mgr_httpd *h)
 	ipc_source_free(h->io);
 	ipc_source_free(h->timer);
 	h->timer = NULL;
+	ca_reload_stop(h);
 	if (h->d)
-		MHD_stop_daemon(h->d);
+		MHD_stop_daemon(h->d); /* closes the connections: their credentials are put */
+	cred_put(h->cred);
+	pthread_cond_destroy(&h->cm_cv);
+	free(h->client_ca_path);
+	free(h->rh_ca_path);
+	free(h->tls_cert_path);
+	free(h->tls_key_path);
 	reviewer_free(&h->authn);
 	reviewer_free(&h->authz);
 	cache_clear(h->token_cache);

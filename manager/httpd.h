@@ -113,6 +113,13 @@ struct mgr_httpd_auth_stats {
 	uint64_t token_reviews, access_reviews, token_cache_hits, access_cache_hits;
 };
 void mgr_httpd_auth_stats(const struct mgr_httpd *h, struct mgr_httpd_auth_stats *ret);
+/* How often the client CAs changed since the start (kcm's dynamic CA content: the CA files are
+ * watched and read every minute, the looked-up ConfigMap read every minute; httpd.c "CA
+ * reload"). */
+uint64_t mgr_httpd_ca_reloads(const struct mgr_httpd *h);
+/* How often the serving pair (--tls-cert-file, --tls-private-key-file) changed since the start:
+ * followed the same way, a key that does not match its certificate is refused. */
+uint64_t mgr_httpd_cert_reloads(const struct mgr_httpd *h);
 
 /* Registers a check under /healthz and /livez (liveness) or /readyz (readiness) or both.
  * name is copied. Returns 0 or -ENOMEM. */

@@ -1098,6 +1098,173 @@ static void test_client_certificates(void **state)
 	rmdir(dir);
 }
 
+/* Stops the loop thread, frees the server and its loop. */
+static void stop_server(pthread_t th, struct mgr_httpd *h, struct ipc_loop *loop)
+{
+	atomic_store(&stop_loop, true);
+	pthread_join(th, NULL);
+	mgr_httpd_free(h);
+	ipc_loop_free(loop);
+}
+
+static void deinit_pairs(gnutls_x509_crt_t *crts, gnutls_x509_privkey_t *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		gnutls_x509_crt_deinit(crts[i]);
+		gnutls_x509_privkey_deinit(keys[i]);
+	}
+}
+
+/* Swaps path's content at once (a rename, as a Secret volume's update or an editor's save). */
+static void replace_file(const char *path, const char *a, const char *b)
+{
+	char tmp[400];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	assert_non_null(f);
+	fputs(a, f);
+	if (b)
+		fputs(b, f);
+	fclose(f);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+/* Polls url with a client certificate until it answers want (5 s at most). */
+static long wait_code(const char *url, const char *cert, const char *key, long want)
+{
+	static struct resp r;
+	long got = 0;
+	for (int i = 0; i < 100 && (got = get_cert(url, cert, key, &r)) != want; i++)
+		usleep(50000);
+	return got;
+}
+
+/* kcm's dynamic CA content: a new --client-ca-file is in force for the next connection without a
+ * restart; content with no certificate keeps the CAs in force; a CA taken out stops being
+ * trusted. (Before the reload, the first wait times out at 401.) */
+static void test_client_ca_reload(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_httpd *h;
+	char err[512], url[256], dir[] = "/tmp/kcmd-careload-XXXXXX", cafile[300];
+	pthread_t th;
+	static struct resp r;
+	gnutls_x509_crt_t ca, other_ca, carol, mallory;
+	gnutls_x509_privkey_t ca_k, other_k, carol_k, mallory_k;
+
+	issue(NULL, NULL, "test-ca", NULL, false, &ca, &ca_k);
+	issue(NULL, NULL, "rotated-ca", NULL, false, &other_ca, &other_k);
+	issue(ca, ca_k, "carol", "system:masters", true, &carol, &carol_k);
+	issue(other_ca, other_k, "mallory", "system:masters", true, &mallory, &mallory_k);
+	assert_non_null(mkdtemp(dir));
+	snprintf(cafile, sizeof(cafile), "%s/ca.crt", dir);
+	char *ca_pem = pem_of_crt(ca), *other_pem = pem_of_crt(other_ca);
+	replace_file(cafile, ca_pem, NULL);
+
+	struct mgr_httpd_auth_opts ao;
+	mgr_httpd_auth_defaults(&ao);
+	ao.client_ca_file = cafile;
+	ao.no_in_cluster = true;
+	struct mgr_httpd_config cfg = {.bind_address = "127.0.0.1", .auth = &ao};
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
+	mgr_httpd_set_metrics(h, metrics, NULL);
+	atomic_store(&stop_loop, false);
+	pthread_create(&th, NULL, loop_thread, loop);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/metrics", mgr_httpd_port(h));
+	char *c1 = pem_of_crt(carol), *k1 = pem_of_key(carol_k);
+	char *c2 = pem_of_crt(mallory), *k2 = pem_of_key(mallory_k);
+	assert_int_equal(get_cert(url, c1, k1, &r), 200);
+	assert_int_equal(get_cert(url, c2, k2, &r), 401); /* the rotated CA is not trusted yet */
+	assert_int_equal(mgr_httpd_ca_reloads(h), 0);
+
+	replace_file(cafile, ca_pem, other_pem); /* both: a rotation's first step */
+	assert_int_equal(wait_code(url, c2, k2, 200), 200);
+	assert_int_equal(get_cert(url, c1, k1, &r), 200);
+	assert_int_equal(mgr_httpd_ca_reloads(h), 1);
+
+	replace_file(cafile, "not a certificate\n", NULL); /* refused: the CAs in force stay */
+	usleep(300000);
+	assert_int_equal(get_cert(url, c1, k1, &r), 200);
+	assert_int_equal(get_cert(url, c2, k2, &r), 200);
+	assert_int_equal(mgr_httpd_ca_reloads(h), 1);
+
+	replace_file(cafile, other_pem, NULL); /* the old CA taken out */
+	assert_int_equal(wait_code(url, c1, k1, 401), 401);
+	assert_int_equal(get_cert(url, c2, k2, &r), 200);
+	assert_int_equal(mgr_httpd_ca_reloads(h), 2);
+
+	stop_server(th, h, loop);
+	free(ca_pem), free(other_pem), free(c1), free(k1), free(c2), free(k2);
+	deinit_pairs((gnutls_x509_crt_t[]){ca, other_ca, carol, mallory},
+	             (gnutls_x509_privkey_t[]){ca_k, other_k, carol_k, mallory_k}, 4);
+	unlink(cafile);
+	rmdir(dir);
+}
+
+/* kcm's dynamic serving content: a new --tls-cert-file/--tls-private-key-file pair is served to
+ * the next connection; a certificate whose key has not been written yet is refused until it is. */
+static void test_serving_cert_reload(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_httpd *h;
+	char err[512], url[256], dir[] = "/tmp/kcmd-servreload-XXXXXX", crt[300], key[300],
+	                         ca_a[300], ca_b[300];
+	pthread_t th;
+	static struct resp r;
+	gnutls_x509_crt_t a, b, sa, sb;
+	gnutls_x509_privkey_t a_k, b_k, sa_k, sb_k;
+
+	issue(NULL, NULL, "serving-ca-a", NULL, false, &a, &a_k);
+	issue(NULL, NULL, "serving-ca-b", NULL, false, &b, &b_k);
+	issue(a, a_k, "kcmd-a", NULL, false, &sa, &sa_k);
+	issue(b, b_k, "kcmd-b", NULL, false, &sb, &sb_k);
+	assert_non_null(mkdtemp(dir));
+	snprintf(crt, sizeof(crt), "%s/tls.crt", dir);
+	snprintf(key, sizeof(key), "%s/tls.key", dir);
+	snprintf(ca_a, sizeof(ca_a), "%s/ca-a.crt", dir);
+	snprintf(ca_b, sizeof(ca_b), "%s/ca-b.crt", dir);
+	char *pa = pem_of_crt(a), *pb = pem_of_crt(b), *psa = pem_of_crt(sa), *psb = pem_of_crt(sb),
+	     *ksa = pem_of_key(sa_k), *ksb = pem_of_key(sb_k);
+	replace_file(ca_a, pa, NULL);
+	replace_file(ca_b, pb, NULL);
+	replace_file(crt, psa, NULL);
+	replace_file(key, ksa, NULL);
+
+	struct mgr_httpd_config cfg = {
+	        .bind_address = "127.0.0.1", .tls_cert_file = crt, .tls_key_file = key};
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_httpd_new(loop, &cfg, &h, err, sizeof(err)), 0);
+	atomic_store(&stop_loop, false);
+	pthread_create(&th, NULL, loop_thread, loop);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/healthz", mgr_httpd_port(h));
+	assert_int_equal(get(url, NULL, &r, true, ca_a), 200);
+	assert_int_equal(get(url, NULL, &r, true, ca_b), 0); /* not signed by b: refused */
+
+	replace_file(crt, psb, NULL); /* the new certificate, its key not written yet */
+	usleep(300000);
+	assert_int_equal(get(url, NULL, &r, true, ca_a), 200);
+	assert_int_equal(mgr_httpd_cert_reloads(h), 0);
+	replace_file(key, ksb, NULL);
+	long code = 0;
+	for (int i = 0; i < 100 && (code = get(url, NULL, &r, true, ca_b)) != 200; i++)
+		usleep(50000);
+	assert_int_equal(code, 200);
+	assert_int_equal(get(url, NULL, &r, true, ca_a), 0);
+	assert_int_equal(mgr_httpd_cert_reloads(h), 1);
+
+	stop_server(th, h, loop);
+	free(pa), free(pb), free(psa), free(psb), free(ksa), free(ksb);
+	deinit_pairs((gnutls_x509_crt_t[]){a, b, sa, sb},
+	             (gnutls_x509_privkey_t[]){a_k, b_k, sa_k, sb_k}, 4);
+	const char *files[] = {crt, key, ca_a, ca_b};
+	for (int i = 0; i < 4; i++)
+		unlink(files[i]);
+	rmdir(dir);
+}
+
 static int mkpath(const char *dir)
 {
 	char cmd[600];
@@ -1221,6 +1388,8 @@ int main(void)
 	        cmocka_unit_test(test_no_reviewers),
 	        cmocka_unit_test(test_render_off_loop),
 	        cmocka_unit_test(test_client_certificates),
+	        cmocka_unit_test(test_client_ca_reload),
+	        cmocka_unit_test(test_serving_cert_reload),
 	        cmocka_unit_test(test_request_headers),
 	        cmocka_unit_test(test_in_cluster_reviewers),
 	};

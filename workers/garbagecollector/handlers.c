@@ -12,6 +12,7 @@
 
 #include "kube/client.h"
 #include "kube/encode.h"
+#include "lib/log.h"
 #include "workers/garbagecollector/kube-api.h"
 #include "workers/garbagecollector/worker.h"
 
@@ -316,6 +317,14 @@ unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx)
 	if (!s || !ctx->arena || s->seed_done || shm_reader_stats(ctx->arena, &st) < 0)
 		return 0;
 	s->seed_done = true;
+	/* the negative control of e2e TestGC_InformerdKilledDuringCreation, never set otherwise */
+	const char *no_seed = getenv("KCMD_TEST_GC_NO_SEED");
+	if (no_seed && !strcmp(no_seed, "1")) {
+		log_warning(
+		        "KCMD_TEST_GC_NO_SEED=1: the graph is not seeded from the arena (a test "
+		        "seam: objects that do not change after a restart stay unknown)");
+		return 0;
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (uint64_t t = 0; t < st.n_types; t++) {
 			struct shm_type_info ti;

@@ -105,13 +105,18 @@ func gceStart(t *testing.T) string {
 // gceKCMControllers. It is a process of its own rather than the harness's single kcm slot, so
 // that tests which start and stop the harness's kcm (the resourcequota ones) can run alongside.
 func gceLaunchKCM() (*kcmdProc, error) {
+	return launchUpstreamKCM("--kubeconfig="+env.Cluster.Kubeconfig, "--leader-elect=false", "--use-service-account-credentials=false",
+		"--controllers="+gceKCMControllers, "--secure-port=0", "--kube-api-qps=100", "--kube-api-burst=200", "--v=2")
+}
+
+// launchUpstreamKCM runs the cluster's kube-controller-manager binary with args, its log lines
+// collected as a kcmdProc's (it dies with the test binary).
+func launchUpstreamKCM(args ...string) (*kcmdProc, error) {
 	dir := os.Getenv("KCMD_CLUSTER_BIN")
 	if dir == "" {
 		return nil, fmt.Errorf("KCMD_CLUSTER_BIN is not set (run through make e2e)")
 	}
-	cmd := exec.Command(filepath.Join(dir, "kube-controller-manager"),
-		"--kubeconfig="+env.Cluster.Kubeconfig, "--leader-elect=false", "--use-service-account-credentials=false",
-		"--controllers="+gceKCMControllers, "--secure-port=0", "--kube-api-qps=100", "--kube-api-burst=200", "--v=2")
+	cmd := exec.Command(filepath.Join(dir, "kube-controller-manager"), args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -58,12 +58,26 @@ func hgmOwnedPods(t *testing.T, ns string) map[string][]string {
 }
 
 func TestGC_InformerdKilledDuringCreation(t *testing.T) {
+	gcRestartScenario(t, false)
+}
+
+// TestGC_InformerdKilledDuringCreationNegativeControl: the same scenario with the graph's seed
+// from the arena turned off (KCMD_TEST_GC_NO_SEED=1): the collection oracle must see pods left.
+func TestGC_InformerdKilledDuringCreationNegativeControl(t *testing.T) {
+	gcRestartScenario(t, true)
+}
+
+func gcRestartScenario(t *testing.T, negative bool) {
 	ctx := context.Background()
 	ns := rsNamespace(t)
 	stopSharedRS(t)
+	var extraEnv []string
+	if negative {
+		extraEnv = []string{"KCMD_TEST_GC_NO_SEED=1"}
+	}
 	// kcm's default limits, as the bench: the ReplicaSet controller creates the pods over
 	// several seconds, so the kills land while pods are still being made
-	p := startKcmd(t, nil, "--controllers=replicaset-controller,garbage-collector-controller", "--secure-port=0",
+	p := startKcmd(t, extraEnv, "--controllers=replicaset-controller,garbage-collector-controller", "--secure-port=0",
 		"--leader-elect=false", "--concurrent-gc-syncs=4", "--kube-api-qps=20", "--kube-api-burst=30", "--v=2")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	// no wait for the GC's start-up: as in the bench run that found the miss, the first kill may
@@ -128,6 +142,17 @@ func TestGC_InformerdKilledDuringCreation(t *testing.T) {
 		if err := env.Client.AppsV1().ReplicaSets(ns).Delete(ctx, rs.Name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
 			t.Fatalf("deleting %s: %v", rs.Name, err)
 		}
+	}
+	if negative {
+		// the unseeded graph does not know the ReplicaSets that did not change after the
+		// restarts: their pods stay (the positive run collects all of them in a few seconds)
+		time.Sleep(20 * time.Second)
+		left := len(hgmOwnedPods(t, ns))
+		if left == 0 {
+			t.Fatalf("negative control: the GC ran without its seed and the oracle saw no pod left")
+		}
+		t.Logf("negative control: %d of %d pods left 20 s after their owners' deletion without the seed", left, total)
+		return
 	}
 	Eventually(t, 90*time.Second, "every pod of the deleted ReplicaSets collected", func() (bool, string) {
 		left := hgmOwnedPods(t, ns)
