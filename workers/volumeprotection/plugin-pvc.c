@@ -107,11 +107,6 @@ static void on_pod_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 		                kcmd_meta_uid(ev->meta));
 }
 
-static bool same(const char *a, const char *b)
-{
-	return (!a || !*a) ? (!b || !*b) : (b && !strcmp(a, b));
-}
-
 static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	const struct kube_pod *p = ev->obj;
@@ -122,16 +117,8 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 	if (!p)
 		return;
 	if (ev->old && shm_obj_dup(ev->old, &copy) == 0) {
-		if (shm_pod_view_init(&copy, &old) == 0) {
-			const struct kube_pod *o = &old.pod;
-			changed = !same(o->meta.uid, p->meta.uid) ||
-			          !same(o->node_name, p->node_name) || o->phase != p->phase ||
-			          o->meta.deletion_timestamp != p->meta.deletion_timestamp ||
-			          o->meta.has_deletion_grace_period_seconds !=
-			                  p->meta.has_deletion_grace_period_seconds ||
-			          o->meta.deletion_grace_period_seconds !=
-			                  p->meta.deletion_grace_period_seconds;
-		}
+		if (shm_pod_view_init(&copy, &old) == 0)
+			changed = vp_pod_usage_changed(&old.pod, p);
 		shm_pod_view_free(&old);
 	}
 	if (changed)

@@ -93,6 +93,21 @@ bool vp_pvc_pod_event_relevant(const struct vp_object *pvc, bool unused_gate)
 	return vp_is_deletion_candidate(pvc) || vp_pvc_unused_managed(pvc, unused_gate);
 }
 
+static bool same(const char *a, const char *b)
+{
+	return (!a || !*a) ? (!b || !*b) : (b && !strcmp(a, b));
+}
+
+bool vp_pod_usage_changed(const struct kube_pod *old, const struct kube_pod *cur)
+{
+	return !same(old->meta.uid, cur->meta.uid) || !same(old->node_name, cur->node_name) ||
+	       old->phase != cur->phase ||
+	       old->meta.deletion_timestamp != cur->meta.deletion_timestamp ||
+	       old->meta.has_deletion_grace_period_seconds !=
+	               cur->meta.has_deletion_grace_period_seconds ||
+	       old->meta.deletion_grace_period_seconds != cur->meta.deletion_grace_period_seconds;
+}
+
 /* notRunning: every status is waiting or terminated (an empty or absent list is) */
 static bool not_running(const cJSON *statuses)
 {

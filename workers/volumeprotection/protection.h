@@ -74,6 +74,11 @@ bool vp_pvc_pod_event_relevant(const struct vp_object *pvc, bool unused_gate);
 /* Whether the Unused condition is managed for this PVC: gate on, not being deleted, Bound. */
 bool vp_pvc_unused_managed(const struct vp_object *pvc, bool unused_gate);
 
+/* Whether a pod update can change which claims the pod uses as far as its cached record tells
+ * (uid: a pod replaced under the same name, nodeName, phase, deletionTimestamp,
+ * deletionGracePeriodSeconds); a status-only update (readiness, restarts) cannot. */
+bool vp_pod_usage_changed(const struct kube_pod *old, const struct kube_pod *cur);
+
 enum vp_predicate {
 	VP_FOR_DELETION,     /* podUsesPVCForDeletion: keeps the finalizer */
 	VP_FOR_UNUSED_SINCE, /* podUsesPVCForUnusedSince: the Unused condition */

@@ -656,6 +656,36 @@ static void test_ephemeral_controller(void **state)
 	cJSON_Delete(pod);
 }
 
+/* the pod-event filter of the PVC protection controller's handler */
+static void test_pod_usage_changed(void **state)
+{
+	(void)state;
+	struct kube_pod a = {.meta = {.name = "p", .uid = "u1"}, .phase = KUBE_POD_PENDING};
+	struct kube_pod b = a;
+
+	assert_false(vp_pod_usage_changed(&a, &b));
+	b.ready = true; /* status-only */
+	b.max_restarts = 3;
+	assert_false(vp_pod_usage_changed(&a, &b));
+	b.node_name = "node1"; /* scheduled */
+	assert_true(vp_pod_usage_changed(&a, &b));
+	b = a;
+	b.node_name = ""; /* "" and absent are the same */
+	assert_false(vp_pod_usage_changed(&a, &b));
+	b = a;
+	b.phase = KUBE_POD_SUCCEEDED;
+	assert_true(vp_pod_usage_changed(&a, &b));
+	b = a;
+	b.meta.uid = "u2"; /* deleted and re-created under the same name */
+	assert_true(vp_pod_usage_changed(&a, &b));
+	b = a;
+	b.meta.deletion_timestamp = 1;
+	assert_true(vp_pod_usage_changed(&a, &b));
+	b = a;
+	b.meta.has_deletion_grace_period_seconds = true; /* grace 0: shut down */
+	assert_true(vp_pod_usage_changed(&a, &b));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +697,7 @@ int main(void)
 	        cmocka_unit_test(test_filters),
 	        cmocka_unit_test(test_vac_protection_cases),
 	        cmocka_unit_test(test_ephemeral_controller),
+	        cmocka_unit_test(test_pod_usage_changed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
