@@ -58,8 +58,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
         {"large-cluster-size-threshold", "node-lifecycle-controller is not built in kcmd", false},
         {"unhealthy-zone-threshold", "node-lifecycle-controller is not built in kcmd", false},
         {"concurrent-daemonset-syncs", "daemonset-controller is not built in kcmd", false},
-        {"concurrent-ephemeralvolume-syncs", "ephemeral-volume-controller is not built in kcmd",
-         false},
         {"concurrent-serviceaccount-token-syncs",
          "serviceaccount-token-controller is not built in kcmd", false},
         {"service-account-private-key-file", "serviceaccount-token-controller is not built in kcmd",

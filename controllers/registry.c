@@ -61,6 +61,11 @@ extern const struct kcmd_controller kcmd_legacy_sa_token_cleaner_controller;
 /* workers/tainteviction/plugin.c */
 extern const struct kcmd_controller kcmd_tainteviction_controller;
 extern const struct kcmd_controller kcmd_resourcequota_controller; /* workers/resourcequota/ */
+/* workers/volumeprotection/plugin-pvc.c, plugin-pv.c, plugin-vac.c */
+extern const struct kcmd_controller kcmd_pvc_protection_controller;
+extern const struct kcmd_controller kcmd_pv_protection_controller;
+extern const struct kcmd_controller kcmd_vac_protection_controller;
+extern const struct kcmd_controller kcmd_ephemeral_volume_controller; /* plugin-ephemeral.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -90,6 +95,10 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_legacy_sa_token_cleaner_controller,
         &kcmd_tainteviction_controller,
         &kcmd_resourcequota_controller,
+        &kcmd_pvc_protection_controller,
+        &kcmd_pv_protection_controller,
+        &kcmd_vac_protection_controller,
+        &kcmd_ephemeral_volume_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

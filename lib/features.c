@@ -31,6 +31,8 @@ static const struct {
         [KCMD_FEAT_WATCH_LIST_CLIENT] = {"WatchListClient", BETA, true},
         [KCMD_FEAT_MAX_UNAVAILABLE_STS] = {"MaxUnavailableStatefulSet", BETA, true},
         [KCMD_FEAT_REMOTE_REQUEST_HEADER_UID] = {"RemoteRequestHeaderUID", BETA, true},
+        /* KEP-5541 the PVC protection controller's Unused condition: beta, on since 1.37 */
+        [KCMD_FEAT_PVC_UNUSED_SINCE_TIME] = {"PersistentVolumeClaimUnusedSinceTime", BETA, true},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)
