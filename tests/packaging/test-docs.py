@@ -15,6 +15,8 @@
 # - the README's plot (docs/headline.svg) is what tools/plot-headline.py draws from
 #   docs/headline.tsv, every kcmd/kcm figure of the TSV is in the README's table, and the README
 #   shows the plot;
+# - docs/operations.md's table of kcm's controllers is what tools/gen-controller-table.py writes
+#   for this build, and every controller kcmd builds is turned on by '*' exactly when kcm's is;
 # - the checks themselves fail on a man page with one flag removed (self-test).
 # Exit: 0 pass, 1 fail, 77 skip (kcmd not built).
 import os
@@ -143,6 +145,20 @@ if shutil.which("man"):
                            env=dict(os.environ, LC_ALL="C.UTF-8", MANWIDTH="80"))
         if r.stderr.strip():
             fails.append(f"packaging/{page}: groff warnings:\n{r.stderr}")
+
+# kcm's controllers beside kcmd's
+sys.path.insert(0, os.path.join(top, "tools"))
+gen = __import__("gen-controller-table")
+want, kcm_ctl, kcmd_ctl = gen.table(kcmd)
+ops = open(os.path.join(top, "docs", "operations.md"), encoding="utf-8").read()
+m = re.search(r"<!-- controller-table -->\n(.*?)<!-- /controller-table -->", ops, re.S)
+if not m or m.group(1) != want:
+    fails.append("docs/operations.md: the table of kcm's controllers is not this build's "
+                 "(tools/gen-controller-table.py writes it)")
+for name, on in kcm_ctl:
+    if name in kcmd_ctl and kcmd_ctl[name] != on:
+        fails.append(f"{name}: '*' turns it {'on' if kcmd_ctl[name] else 'off'} in kcmd, "
+                     f"{'on' if on else 'off'} in kcm")
 
 # self-test: drop one controller flag's mentions from the man page and the default file
 victim = next((f for f, shipped in flags if shipped and f.startswith("--concurrent-")), flags[0][0])
