@@ -57,7 +57,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
         {"secondary-node-eviction-rate", "node-lifecycle-controller is not built in kcmd", false},
         {"large-cluster-size-threshold", "node-lifecycle-controller is not built in kcmd", false},
         {"unhealthy-zone-threshold", "node-lifecycle-controller is not built in kcmd", false},
-        {"concurrent-daemonset-syncs", "daemonset-controller is not built in kcmd", false},
         {"concurrent-resource-quota-syncs", "resourcequota-controller is not built in kcmd", false},
         {"resource-quota-sync-period", "resourcequota-controller is not built in kcmd", false},
         {"concurrent-ephemeralvolume-syncs", "ephemeral-volume-controller is not built in kcmd",

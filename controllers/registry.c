@@ -53,6 +53,7 @@ extern const struct kcmd_controller kcmd_endpointslice_controller;
 extern const struct kcmd_controller kcmd_endpoints_controller;
 /* workers/statefulset/plugin.c */
 extern const struct kcmd_controller kcmd_statefulset_controller;
+extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemonset/plugin.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -77,6 +78,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_endpointslice_controller,
         &kcmd_endpoints_controller,
         &kcmd_statefulset_controller,
+        &kcmd_daemonset_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
