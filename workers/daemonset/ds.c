@@ -560,3 +560,122 @@ int ds_scaled(const cJSON *v, int total, int *ret)
 	*ret = (int)ceil((double)pct * total / 100.0);
 	return 0;
 }
+
+/* findUpdatedPodsOnNode: at most one new and one old live pod, else false */
+static bool updated_on_node(const struct ds_ru_node *nd, const char *hash, const char *gen,
+                            const struct ds_pod **newp, const struct ds_pod **oldp)
+{
+	*newp = *oldp = NULL;
+	for (size_t i = 0; i < nd->n; i++) {
+		const struct ds_pod *p = nd->pods[i];
+		if (p->deleting)
+			continue;
+		const struct ds_pod **slot = ds_pod_updated(p, hash, gen) ? newp : oldp;
+		if (*slot) {
+			*newp = *oldp = NULL;
+			return false;
+		}
+		*slot = p;
+	}
+	return true;
+}
+
+void ds_rolling_update(const struct ds_ru_node *nodes, size_t n_nodes, int max_surge,
+                       int max_unavailable, int desired, const char *hash, const char *gen,
+                       int32_t min_ready, kube_time_t now, const char **del, size_t *n_del,
+                       const char **create, size_t *n_create)
+{
+	const struct ds_pod *np, *op;
+
+	*n_del = *n_create = 0;
+	if (max_surge == 0) {
+		int unavailable = 0;
+		size_t n_allowed = 0, n_cand = 0;
+		const char **cand = create; /* scratch: no creations without surge */
+		for (size_t i = 0; i < n_nodes; i++) {
+			if (!updated_on_node(&nodes[i], hash, gen, &np, &op)) {
+				unavailable++; /* the manage loop prunes the excess */
+				continue;
+			}
+			if ((!op && !np) || (op && np)) {
+				unavailable++;
+			} else if (np) {
+				if (!ds_pod_available(np, min_ready, now))
+					unavailable++;
+			} else if (!ds_pod_available(op, min_ready, now)) {
+				del[n_allowed++] = op->name; /* replace it: it is not available */
+				unavailable++;
+			} else if (unavailable < max_unavailable) {
+				cand[n_cand++] = op->name;
+			}
+		}
+		int remaining = max_unavailable - unavailable;
+		if (remaining < 0)
+			remaining = 0;
+		if ((size_t)remaining > n_cand)
+			remaining = (int)n_cand;
+		for (int i = 0; i < remaining; i++)
+			del[n_allowed++] = cand[i];
+		*n_del = n_allowed;
+		return;
+	}
+
+	int surge = 0, available = 0;
+	size_t n_old = 0, n_allowed = 0, n_cand = 0, n_notrun = 0;
+	/* candidate nodes, and old pods on nodes that should no longer run (one per node each) */
+	const char **cand = malloc((n_nodes + 1) * sizeof(*cand));
+	const char **notrun = malloc((n_nodes + 1) * sizeof(*notrun));
+	if (!cand || !notrun) {
+		free(cand);
+		free(notrun);
+		return;
+	}
+	for (size_t i = 0; i < n_nodes; i++) {
+		const struct ds_ru_node *nd = &nodes[i];
+		if (!updated_on_node(nd, hash, gen, &np, &op)) {
+			surge++;
+			continue;
+		}
+		if (op ? ds_pod_available(op, min_ready, now)
+		       : np && ds_pod_available(np, min_ready, now))
+			available++;
+		if (!op)
+			continue; /* the manage loop handles the node */
+		if (!np) {
+			if (!ds_pod_available(op, min_ready, now)) {
+				if (!nd->run)
+					del[n_old++] = op->name;
+				else
+					create[n_allowed++] = nd->name;
+			} else if (!nd->run) {
+				notrun[n_notrun++] = op->name;
+			} else if (surge < max_surge) {
+				cand[n_cand++] = nd->name;
+			}
+			continue;
+		}
+		if (!ds_pod_available(np, min_ready, now)) {
+			surge++;
+			continue;
+		}
+		del[n_old++] = op->name; /* the new pod is available: the old one goes */
+	}
+	int remaining = max_surge - surge;
+	int deletable = available - desired;
+	if (deletable > 0) {
+		if ((size_t)deletable > n_notrun)
+			deletable = (int)n_notrun;
+		for (int i = 0; i < deletable; i++)
+			del[n_old++] = notrun[i];
+	}
+	if (remaining < 0)
+		remaining = 0;
+	if ((size_t)remaining > n_cand)
+		remaining = (int)n_cand;
+	for (int i = 0; i < remaining; i++)
+		create[n_allowed++] = cand[i];
+	*n_del = n_old;
+	*n_create = n_allowed;
+	free(cand);
+	free(notrun);
+}

@@ -99,3 +99,22 @@ void ds_status_add(struct ds_status *st, bool run, struct ds_pod *const *pods, s
 /* intstr.GetScaledValueFromIntOrPercent(v, total, round up); v NULL: 0. -EINVAL: a string that
  * is not a percentage. */
 int ds_scaled(const cJSON *v, int total, int *ret);
+
+/* One node as the rolling update sees it (nodeToDaemonPods after updatedDesiredNodeCounts):
+ * its pods (without the deleted terminal ones) and whether the DaemonSet should run there. */
+struct ds_ru_node {
+	const char *name;
+	struct ds_pod *const *pods;
+	size_t n;
+	bool run;
+};
+
+/* upstream rollingUpdate's decision (update.go): with max_surge == 0, the old pods to delete
+ * (the unavailable ones, then available ones while fewer than max_unavailable pods are
+ * unavailable); with surge, the old pods to delete and the nodes to create a new pod on.
+ * del holds one entry per pod, create one per node (borrowed names). desired: the nodes that
+ * should run a pod. */
+void ds_rolling_update(const struct ds_ru_node *nodes, size_t n_nodes, int max_surge,
+                       int max_unavailable, int desired, const char *hash, const char *gen,
+                       int32_t min_ready, kube_time_t now, const char **del, size_t *n_del,
+                       const char **create, size_t *n_create);

@@ -18,8 +18,8 @@
  * Deviations (docs/daemonset.md): a slow-start batch's creations go out one after the other;
  * the failed-pods backoff (1 s doubling to 15 min per DaemonSet uid, observedGeneration and
  * node) lives in each worker process, so with N workers a failed pod may be deleted up to N
- * times per backoff step; the rolling update is not done (a changed template gets a new
- * revision and new pods on nodes that need one, but running pods are not replaced).
+ * times per backoff step; a node the rolling update finds in the pods but not in the cache
+ * counts as one the DaemonSet should not run on (upstream's nodeLister.Get fails the sync).
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -935,6 +935,102 @@ static int cleanup_history(struct dss *s)
 	return 0;
 }
 
+/* syncNodes: expectations for both, creations in slow-start batches, then deletions */
+static int sync_nodes(struct dss *s, const char *const *create, size_t want_create,
+                      const char *const *dels, size_t want_del)
+{
+	int r = 0, first_err = 0;
+	size_t n_create = want_create > BURST_REPLICAS ? BURST_REPLICAS : want_create;
+	size_t n_del = want_del > BURST_REPLICAS ? BURST_REPLICAS : want_del;
+	char **pkeys = calloc(n_del + 1, sizeof(char *));
+	if (!pkeys)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_del && r == 0; i++) {
+		size_t l = strlen(s->ns) + strlen(dels[i]) + 2;
+		if (!(pkeys[i] = malloc(l)))
+			r = -ENOMEM;
+		else
+			snprintf(pkeys[i], l, "%s/%s", s->ns, dels[i]);
+	}
+	if (r == 0)
+		r = rs_exp_expect(s->c->exp, s->key, (int64_t)n_create, (const char *const *)pkeys,
+		                  n_del, rs_exp_now());
+	if (r < 0)
+		goto out_keys;
+	log_v(4, "%s: %zu nodes need daemon pods, creating %zu; deleting %zu of %zu", s->key,
+	      want_create, n_create, n_del, want_del);
+
+	size_t batch = n_create < 1 ? n_create : 1, pos = 0; /* SlowStartInitialBatchSize */
+	while (pos < n_create) {
+		size_t errs = 0;
+		for (size_t i = pos; i < pos + batch; i++) {
+			char *body = NULL, *resp = NULL;
+			int e = ds_pod_body(s->tmpl, s->name, s->uid, s->gen, s->hash, create[i],
+			                    &body);
+			if (e == 0)
+				e = req(s, "POST", "", "pods", NULL, NULL, body, &resp);
+			free(body);
+			if (e == -ESHUTDOWN) {
+				free(resp); /* the namespace is terminating: ignored */
+				continue;
+			}
+			if (e < 0) {
+				char why[512];
+				if (e == -EINVAL && !resp)
+					snprintf(why, sizeof(why), "unable to create pods, no labels");
+				else
+					err_text(e, resp, why, sizeof(why));
+				log_v(2, "%s: failed creation on %s, decrementing expectations: %s",
+				      s->key, create[i], why);
+				event(s, "Warning", "FailedCreate", "Error creating: %s", why);
+				rs_exp_lower_creations(s->c->exp, s->key, 1);
+				if (!first_err)
+					first_err = e;
+				errs++;
+			} else {
+				cJSON *got = resp ? cJSON_Parse(resp) : NULL;
+				event(s, "Normal", "SuccessfulCreate", "Created pod: %s",
+				      str(get(got, "metadata"), "name") ?: "");
+				cJSON_Delete(got);
+			}
+			free(resp);
+		}
+		size_t next = pos + batch;
+		size_t skipped = n_create - next;
+		if (errs && skipped > 0) {
+			log_v(2, "%s: slow-start failure, skipping %zu creations", s->key, skipped);
+			rs_exp_lower_creations(s->c->exp, s->key, (int64_t)skipped);
+			break;
+		}
+		pos = next;
+		batch = 2 * batch < n_create - pos ? 2 * batch : n_create - pos;
+	}
+	for (size_t i = 0; i < n_del; i++) {
+		char *resp = NULL;
+		int e = req(s, "DELETE", "", "pods", dels[i], NULL, NULL, &resp);
+		if (e < 0) {
+			rs_exp_deletion_failed(s->c->exp, s->key, pkeys[i]);
+			if (e != -ENOENT) {
+				char why[512];
+				err_text(e, resp, why, sizeof(why));
+				event(s, "Warning", "FailedDelete", "Error deleting: %s", why);
+				if (!first_err)
+					first_err = e;
+			}
+		} else {
+			event(s, "Normal", "SuccessfulDelete", "Deleted pod: %s", dels[i]);
+		}
+		free(resp);
+	}
+	rs_exp_settle(s->c->exp, s->key);
+	r = first_err;
+out_keys:
+	for (size_t i = 0; i < n_del; i++)
+		free(pkeys[i]);
+	free(pkeys);
+	return r;
+}
+
 /* ---- manage ---------------------------------------------------------------------------------- */
 struct plan {
 	char **create; /* node names (borrowed) */
@@ -960,7 +1056,7 @@ static int manage(struct dss *s)
 	size_t *failed = calloc(s->n_pods + 1, sizeof(size_t));
 	size_t *succ = calloc(s->n_pods + 1, sizeof(size_t));
 	struct plan pl = {0};
-	int r = 0, first_err = 0;
+	int r = 0;
 	int64_t nowb = rs_exp_now();
 
 	if (!on || !del || !failed || !succ) {
@@ -1015,97 +1111,8 @@ static int manage(struct dss *s)
 	if (r < 0)
 		goto out;
 
-	/* syncNodes */
-	size_t n_create = pl.n_create > BURST_REPLICAS ? BURST_REPLICAS : pl.n_create;
-	size_t n_del = pl.n_del > BURST_REPLICAS ? BURST_REPLICAS : pl.n_del;
-	char **pkeys = calloc(n_del + 1, sizeof(char *));
-	if (!pkeys) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n_del && r == 0; i++) {
-		size_t l = strlen(s->ns) + strlen(pl.del[i]) + 2;
-		if (!(pkeys[i] = malloc(l)))
-			r = -ENOMEM;
-		else
-			snprintf(pkeys[i], l, "%s/%s", s->ns, pl.del[i]);
-	}
-	if (r == 0)
-		r = rs_exp_expect(s->c->exp, s->key, (int64_t)n_create, (const char *const *)pkeys,
-		                  n_del, rs_exp_now());
-	if (r < 0)
-		goto out_keys;
-	log_v(4, "%s: %zu nodes need daemon pods, creating %zu; deleting %zu of %zu", s->key,
-	      pl.n_create, n_create, n_del, pl.n_del);
-
-	size_t batch = n_create < 1 ? n_create : 1, pos = 0; /* SlowStartInitialBatchSize */
-	while (pos < n_create) {
-		size_t errs = 0;
-		for (size_t i = pos; i < pos + batch; i++) {
-			char *body = NULL, *resp = NULL;
-			int e = ds_pod_body(s->tmpl, s->name, s->uid, s->gen, s->hash, pl.create[i],
-			                    &body);
-			if (e == 0)
-				e = req(s, "POST", "", "pods", NULL, NULL, body, &resp);
-			free(body);
-			if (e == -ESHUTDOWN) {
-				free(resp); /* the namespace is terminating: ignored */
-				continue;
-			}
-			if (e < 0) {
-				char why[512];
-				if (e == -EINVAL && !resp)
-					snprintf(why, sizeof(why), "unable to create pods, no labels");
-				else
-					err_text(e, resp, why, sizeof(why));
-				log_v(2, "%s: failed creation on %s, decrementing expectations: %s",
-				      s->key, pl.create[i], why);
-				event(s, "Warning", "FailedCreate", "Error creating: %s", why);
-				rs_exp_lower_creations(s->c->exp, s->key, 1);
-				if (!first_err)
-					first_err = e;
-				errs++;
-			} else {
-				cJSON *got = resp ? cJSON_Parse(resp) : NULL;
-				event(s, "Normal", "SuccessfulCreate", "Created pod: %s",
-				      str(get(got, "metadata"), "name") ?: "");
-				cJSON_Delete(got);
-			}
-			free(resp);
-		}
-		size_t next = pos + batch;
-		size_t skipped = n_create - next;
-		if (errs && skipped > 0) {
-			log_v(2, "%s: slow-start failure, skipping %zu creations", s->key, skipped);
-			rs_exp_lower_creations(s->c->exp, s->key, (int64_t)skipped);
-			break;
-		}
-		pos = next;
-		batch = 2 * batch < n_create - pos ? 2 * batch : n_create - pos;
-	}
-	for (size_t i = 0; i < n_del; i++) {
-		char *resp = NULL;
-		int e = req(s, "DELETE", "", "pods", pl.del[i], NULL, NULL, &resp);
-		if (e < 0) {
-			rs_exp_deletion_failed(s->c->exp, s->key, pkeys[i]);
-			if (e != -ENOENT) {
-				char why[512];
-				err_text(e, resp, why, sizeof(why));
-				event(s, "Warning", "FailedDelete", "Error deleting: %s", why);
-				if (!first_err)
-					first_err = e;
-			}
-		} else {
-			event(s, "Normal", "SuccessfulDelete", "Deleted pod: %s", pl.del[i]);
-		}
-		free(resp);
-	}
-	rs_exp_settle(s->c->exp, s->key);
-	r = first_err;
-out_keys:
-	for (size_t i = 0; i < n_del; i++)
-		free(pkeys[i]);
-	free(pkeys);
+	r = sync_nodes(s, (const char *const *)pl.create, pl.n_create,
+	               (const char *const *)pl.del, pl.n_del);
 out:
 	free(pl.create);
 	free(pl.del);
@@ -1119,6 +1126,84 @@ out:
 static int pod_ptr_cmp(const void *a, const void *b)
 {
 	return ds_pod_cmp(*(struct ds_pod *const *)a, *(struct ds_pod *const *)b);
+}
+
+/* ---- rolling update (update.go rollingUpdate) ----------------------------------------------- */
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int rolling_update(struct dss *s)
+{
+	size_t cap = s->n_nodes + s->n_pods + 1;
+	const char **names = calloc(cap, sizeof(*names));
+	struct ds_ru_node *nodes = calloc(cap, sizeof(*nodes));
+	struct ds_pod **slots = calloc(s->n_pods + 1, sizeof(*slots));
+	const char **del = calloc(s->n_pods + 1, sizeof(*del));
+	const char **create = calloc(cap, sizeof(*create));
+	size_t n = 0, n_del = 0, n_create = 0, used = 0;
+	int desired = 0, max_surge = 0, max_unavail = 0, r = 0;
+
+	if (!names || !nodes || !slots || !del || !create) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* updatedDesiredNodeCounts: the nodes with pods, and every node that should run one */
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		bool run, cont;
+		ds_node_should_run(s->tspec, s->nodes[i], &run, &cont);
+		if (run) {
+			desired++;
+			names[n++] = node_name(s->nodes[i]);
+		}
+	}
+	for (size_t i = 0; i < s->n_pods; i++) {
+		struct pod *p = &s->pods[i];
+		if (p->node && !(p->terminal && p->v.deleting))
+			names[n++] = p->node;
+	}
+	qsort(names, n, sizeof(*names), str_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || strcmp(names[u - 1], names[i]) != 0)
+			names[u++] = names[i];
+	n = u;
+	for (size_t i = 0; i < n; i++) {
+		struct ds_ru_node *nd = &nodes[i];
+		nd->name = names[i];
+		nd->pods = &slots[used];
+		nd->n = pods_of(s, names[i], false, &slots[used]);
+		used += nd->n;
+		nd->run = false;
+		for (size_t k = 0; k < s->n_nodes; k++) {
+			if (strcmp(node_name(s->nodes[k]), names[i]) != 0)
+				continue;
+			bool cont;
+			ds_node_should_run(s->tspec, s->nodes[k], &nd->run, &cont);
+			break;
+		}
+	}
+	const cJSON *ru = get(get(s->spec, "updateStrategy"), "rollingUpdate");
+	if (ds_scaled(get(ru, "maxUnavailable"), desired, &max_unavail) < 0 ||
+	    ds_scaled(get(ru, "maxSurge"), desired, &max_surge) < 0) {
+		log_v(2, "%s: couldn't get unavailable numbers: invalid maxUnavailable or maxSurge",
+		      s->key);
+		r = -EINVAL;
+		goto out;
+	}
+	if (desired > 0 && max_unavail == 0 && max_surge == 0)
+		max_unavail = 1; /* not configured for surge or unavailability */
+	ds_rolling_update(nodes, n, max_surge, max_unavail, desired, s->hash, s->gen, s->min_ready,
+	                  s->now, del, &n_del, create, &n_create);
+	r = sync_nodes(s, create, n_create, del, n_del);
+out:
+	free(names);
+	free(nodes);
+	free(slots);
+	free(del);
+	free(create);
+	return r;
 }
 
 /* ---- status ---------------------------------------------------------------------------------- */
@@ -1283,11 +1368,15 @@ static int sync_ds(struct dss *s)
 	}
 
 	int err = manage(s);
-	if (err == 0) {
-		/* the rolling update would run here (not built: docs/daemonset.md) */
-		if ((r = cleanup_history(s)) < 0)
+	if (err == 0 && eq(str(get(s->spec, "updateStrategy"), "type"), "RollingUpdate")) {
+		/* the rolling update, once the manage loop's writes are all observed */
+		if ((r = load_pods(s)) < 0)
 			err = r;
+		else if (rs_exp_satisfied(c->exp, s->key, rs_exp_now(), NULL))
+			err = rolling_update(s);
 	}
+	if (err == 0 && (r = cleanup_history(s)) < 0)
+		err = r;
 	if ((r = load_pods(s)) < 0)
 		return err ? err : r;
 	int serr = update_status(s, true);

@@ -413,10 +413,22 @@ func TestDaemonSet_TaintsTolerationsAndNewRevision(t *testing.T) {
 	if p := m[tainted][0]; p.Labels["controller-revision-hash"] != hash || p.Labels["pod-template-generation"] != "2" {
 		t.Errorf("new pod labels %v, want hash %s generation 2", p.Labels, hash)
 	}
-	// the old pods are not replaced (OnDelete-like: the rolling update is not built), so
-	// one of four is updated
+	// RollingUpdate (maxUnavailable 1): the old pods are not available (no kubelet), so each
+	// is replaced at once; unbound pods go immediately
+	Eventually(t, 60*time.Second, "every pod on the new revision", func() (bool, string) {
+		m := dsPods(t, ns)
+		var old []string
+		for n, ps := range m {
+			for _, p := range ps {
+				if p.Labels["controller-revision-hash"] != hash {
+					old = append(old, n)
+				}
+			}
+		}
+		return len(old) == 0 && len(m) == 4, fmt.Sprintf("old pods on %v; %s", old, dsDescribe(m))
+	})
 	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 4, CurrentNumberScheduled: 4,
-		UpdatedNumberScheduled: 1, NumberUnavailable: 4})
+		UpdatedNumberScheduled: 4, NumberUnavailable: 4})
 	crs, err := env.Client.AppsV1().ControllerRevisions(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -503,4 +515,113 @@ func TestDaemonSet_FailedPodIsReplaced(t *testing.T) {
 	}
 	var zero int64
 	_ = env.Client.CoreV1().Pods(ns).Delete(context.Background(), first.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+}
+
+// dsKubelet plays the scheduler and the kubelet until done says stop: binds and readies new
+// pods, finishes terminating ones. It returns the most old-revision pods seen terminating at once.
+func dsKubelet(t *testing.T, ns, hash string, done func(m map[string][]corev1.Pod) bool) int {
+	t.Helper()
+	most := 0
+	var zero int64
+	Eventually(t, 90*time.Second, "the rolling update", func() (bool, string) {
+		l, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		terminating := 0
+		for i := range l.Items {
+			p := &l.Items[i]
+			switch {
+			case p.DeletionTimestamp != nil:
+				if p.Labels["controller-revision-hash"] != hash {
+					terminating++
+				}
+				_ = env.Client.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			case p.Status.Phase != corev1.PodRunning:
+				dsRun(t, p, corev1.PodRunning)
+			}
+		}
+		if terminating > most {
+			most = terminating
+		}
+		m := dsPods(t, ns)
+		return done(m), dsDescribe(m)
+	})
+	return most
+}
+
+func TestDaemonSet_RollingUpdateMaxUnavailable(t *testing.T) {
+	dsStart(t)
+	ns := Namespace(t)
+	group := "ru-" + ns
+	nodes := []string{"ds-a-" + ns, "ds-b-" + ns, "ds-c-" + ns}
+	for _, n := range nodes {
+		dsNode(t, n, group, nil)
+	}
+	dsCreate(t, dsNew(ns, "ds", group))
+	dsWaitPods(t, ns, nodes...)
+	first := controller.ComputeHash(&dsGet(t, ns, "ds").Spec.Template, nil)
+	dsKubelet(t, ns, first, func(m map[string][]corev1.Pod) bool {
+		for _, n := range nodes {
+			if len(m[n]) != 1 || m[n][0].Status.Phase != corev1.PodRunning {
+				return false
+			}
+		}
+		return true
+	})
+	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 3, CurrentNumberScheduled: 3,
+		UpdatedNumberScheduled: 3, NumberReady: 3, NumberAvailable: 3})
+
+	dsUpdate(t, ns, "ds", func(d *appsv1.DaemonSet) { d.Spec.Template.Spec.Containers[0].Image = "fake/image:2" })
+	ds := dsGet(t, ns, "ds")
+	hash := controller.ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
+	most := dsKubelet(t, ns, hash, func(m map[string][]corev1.Pod) bool {
+		for _, n := range nodes {
+			if len(m[n]) != 1 || m[n][0].Labels["controller-revision-hash"] != hash || m[n][0].Status.Phase != corev1.PodRunning {
+				return false
+			}
+		}
+		return true
+	})
+	if most > 1 {
+		t.Errorf("%d old pods terminating at once with maxUnavailable 1", most)
+	}
+	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 3, CurrentNumberScheduled: 3,
+		UpdatedNumberScheduled: 3, NumberReady: 3, NumberAvailable: 3})
+	if n := len(dsEvents(t, ns, "SuccessfulDelete")); n != 3 {
+		t.Errorf("%d SuccessfulDelete events, want 3", n)
+	}
+}
+
+func TestDaemonSet_OnDeleteKeepsOldPods(t *testing.T) {
+	dsStart(t)
+	ns := Namespace(t)
+	group := "ondel-" + ns
+	a, b := "ds-a-"+ns, "ds-b-"+ns
+	dsNode(t, a, group, nil)
+	dsNode(t, b, group, nil)
+	d := dsNew(ns, "ds", group)
+	d.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
+	dsCreate(t, d)
+	m := dsWaitPods(t, ns, a, b)
+	dsUpdate(t, ns, "ds", func(d *appsv1.DaemonSet) { d.Spec.Template.Spec.Containers[0].Image = "fake/image:2" })
+	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, CurrentNumberScheduled: 2,
+		UpdatedNumberScheduled: 0, NumberUnavailable: 2})
+	// the old pods stay; a deleted one comes back on the new revision
+	time.Sleep(2 * time.Second)
+	if got := dsWaitPods(t, ns, a, b); got[a][0].Name != m[a][0].Name || got[b][0].Name != m[b][0].Name {
+		t.Fatalf("OnDelete replaced pods: %v", dsDescribe(got))
+	}
+	if err := env.Client.CoreV1().Pods(ns).Delete(context.Background(), m[a][0].Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ds := dsGet(t, ns, "ds")
+	hash := controller.ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
+	Eventually(t, 60*time.Second, "a new-revision pod on "+a, func() (bool, string) {
+		got := dsPods(t, ns)
+		return len(got[a]) == 1 && got[a][0].Labels["controller-revision-hash"] == hash && len(got[b]) == 1 &&
+			got[b][0].Name == m[b][0].Name, dsDescribe(got)
+	})
+	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, CurrentNumberScheduled: 2,
+		UpdatedNumberScheduled: 1, NumberUnavailable: 2})
 }

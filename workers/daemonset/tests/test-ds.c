@@ -565,6 +565,84 @@ static void scaled(void)
 	CHECK(ds_scaled(NULL, 15, &v) == 0 && v == 0);
 }
 
+/* update_test.go: TestDaemonSetUpdatesPods (maxUnavailable), TestDaemonSetUpdatesPodsWithMaxSurge,
+ * TestDaemonSetUpdatesWhenNewPodIsNotReady / TestDaemonSetUpdatesAllOldPodsNotReady */
+static void rolling(void)
+{
+	struct ds_pod pods[5];
+	struct ds_pod *slot[5];
+	struct ds_ru_node nodes[5];
+	char names[5][16];
+	const char *del[5], *create[5];
+	size_t n_del, n_create;
+
+	for (int i = 0; i < 5; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%d", i);
+		pods[i] = (struct ds_pod){.name = names[i], .node = names[i], .scheduled = true,
+		                          .phase = KUBE_POD_RUNNING, .ready = true, .hash = "old"};
+		slot[i] = &pods[i];
+		nodes[i] = (struct ds_ru_node){.name = names[i], .pods = &slot[i], .n = 1, .run = true};
+	}
+	/* all old and available, maxUnavailable 1: one deleted, nothing created */
+	ds_rolling_update(nodes, 5, 0, 1, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 1 && n_create == 0);
+	/* maxUnavailable 2 */
+	ds_rolling_update(nodes, 5, 0, 2, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 2);
+	/* a node without a pod counts as unavailable: with maxUnavailable 1 nothing goes */
+	nodes[0].n = 0;
+	ds_rolling_update(nodes, 5, 0, 1, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 0);
+	nodes[0].n = 1;
+	/* an unavailable old pod is replaced at once, beyond maxUnavailable */
+	pods[3].ready = false;
+	pods[4].ready = false;
+	ds_rolling_update(nodes, 5, 0, 1, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 2);
+	pods[3].ready = pods[4].ready = true;
+	/* a new pod not ready yet uses up the budget */
+	pods[0].hash = "new";
+	pods[0].ready = false;
+	ds_rolling_update(nodes, 5, 0, 1, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 0);
+	pods[0].ready = true;
+	ds_rolling_update(nodes, 5, 0, 1, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 1 && strcmp(del[0], "n0") != 0);
+	/* the template generation label counts as updated too */
+	for (int i = 0; i < 5; i++) {
+		pods[i].hash = "old";
+		pods[i].gen = "2";
+	}
+	ds_rolling_update(nodes, 5, 0, 1, 5, "new", "2", 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 0 && n_create == 0);
+	for (int i = 0; i < 5; i++)
+		pods[i].gen = NULL;
+
+	/* surge 2: two new pods created next to available old ones, none deleted */
+	ds_rolling_update(nodes, 5, 2, 0, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_create == 2 && n_del == 0);
+	/* a node with an available new pod beside its old one: the old one goes */
+	struct ds_pod newp = {.name = "n1-new", .node = "n1", .scheduled = true,
+	                      .phase = KUBE_POD_RUNNING, .ready = true, .hash = "new"};
+	struct ds_pod *two[2] = {&pods[1], &newp};
+	nodes[1].pods = two;
+	nodes[1].n = 2;
+	ds_rolling_update(nodes, 5, 2, 0, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 1 && !strcmp(del[0], "n1") && n_create == 2);
+	/* the new pod not available yet: it counts against the surge */
+	newp.ready = false;
+	ds_rolling_update(nodes, 5, 2, 0, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 0 && n_create == 1);
+	/* an unavailable old pod: a new pod at once, whatever the surge */
+	pods[4].ready = false;
+	ds_rolling_update(nodes, 5, 1, 0, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_create == 1 && !strcmp(create[0], "n4"));
+	/* an unavailable old pod on a node that should no longer run it: deleted */
+	nodes[4].run = false;
+	ds_rolling_update(nodes, 5, 1, 0, 4, "new", NULL, 0, 0, del, &n_del, create, &n_create);
+	CHECK(n_del == 1 && !strcmp(del[0], "n4"));
+}
+
 int main(void)
 {
 	simple_launches();
@@ -575,6 +653,7 @@ int main(void)
 	surge();
 	pod_body();
 	scaled();
+	rolling();
 	if (fails)
 		fprintf(stderr, "%d check(s) failed\n", fails);
 	return fails ? 1 : 0;
