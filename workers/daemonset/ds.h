@@ -21,15 +21,15 @@
 /* One pod of the DaemonSet as the decisions see it. */
 struct ds_pod {
 	const char *name;
-	const char *node;   /* the target node (GetTargetNodeName); NULL: unknown */
-	bool scheduled;     /* spec.nodeName set */
+	const char *node; /* the target node (GetTargetNodeName); NULL: unknown */
+	bool scheduled;   /* spec.nodeName set */
 	enum kube_pod_phase phase;
 	bool ready;
 	kube_time_t ready_since; /* the Ready condition's lastTransitionTime */
 	kube_time_t created;
-	bool deleting;           /* deletionTimestamp set */
-	const char *hash;        /* controller-revision-hash label, NULL if none */
-	const char *gen;         /* pod-template-generation label, NULL if none */
+	bool deleting;    /* deletionTimestamp set */
+	const char *hash; /* controller-revision-hash label, NULL if none */
+	const char *gen;  /* pod-template-generation label, NULL if none */
 };
 
 /* upstream NodeShouldRunDaemonPod(node, ds) over ds.spec.template.spec (tspec) and a Node's

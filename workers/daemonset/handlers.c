@@ -54,10 +54,12 @@ static void on_ds(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 static void on_ds_delete(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	struct dh *h = ctx->state;
-	const char *ns = ev->meta ? kcmd_meta_namespace(ev->meta)
-	                          : ev->old ? kcmd_obj_namespace(ev->old) : NULL;
-	const char *name = ev->meta ? kcmd_meta_name(ev->meta)
-	                            : ev->old ? kcmd_obj_name(ev->old) : NULL;
+	const char *ns = ev->meta  ? kcmd_meta_namespace(ev->meta)
+	                 : ev->old ? kcmd_obj_namespace(ev->old)
+	                           : NULL;
+	const char *name = ev->meta  ? kcmd_meta_name(ev->meta)
+	                   : ev->old ? kcmd_obj_name(ev->old)
+	                             : NULL;
 	char key[KCMD_KEY_MAX + 1];
 
 	if (!name || kcmd_key_make(key, sizeof(key), ns, name) < 0)
@@ -96,7 +98,7 @@ static bool sel_holds(const cJSON *sel, label_fn lf, const void *o)
 			in |= v && cJSON_IsString(x) && strcmp(x->valuestring, v) == 0;
 		}
 		const char *s = op->valuestring;
-		if (!strcmp(s, "In") ? !in
+		if (!strcmp(s, "In")             ? !in
 		    : !strcmp(s, "NotIn")        ? in
 		    : !strcmp(s, "Exists")       ? !v
 		    : !strcmp(s, "DoesNotExist") ? v != NULL
@@ -353,9 +355,9 @@ static const char *json_label(const void *o, const char *k)
 static const cJSON *json_ctl(const cJSON *o)
 {
 	const cJSON *r;
-	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(
-	                              cJSON_GetObjectItemCaseSensitive(o, "metadata"),
-	                              "ownerReferences"))
+	cJSON_ArrayForEach(
+	        r, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"),
+	                                            "ownerReferences"))
 	{
 		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "controller")))
 			return r;
@@ -371,9 +373,8 @@ static const char *jstr(const cJSON *o, const char *k)
 
 static void enqueue_json_ref(struct inf_handler_ctx *ctx, const char *ns, const cJSON *ref)
 {
-	struct kube_owner_ref r = {.kind = jstr(ref, "kind"),
-	                           .name = jstr(ref, "name"),
-	                           .uid = jstr(ref, "uid")};
+	struct kube_owner_ref r = {
+	        .kind = jstr(ref, "kind"), .name = jstr(ref, "name"), .uid = jstr(ref, "uid")};
 	if (resolve(ctx, ns, &r))
 		add_key(ctx, ns, r.name);
 }
@@ -382,11 +383,11 @@ static void on_history(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	cJSON *cur = ev->kind == INF_EVENT_DELETE ? NULL : event_json(ev);
 	cJSON *old = ev->old ? obj_json(ev->old) : NULL;
-	const char *ns = ev->meta ? kcmd_meta_namespace(ev->meta)
-	                          : ev->old ? kcmd_obj_namespace(ev->old) : NULL;
+	const char *ns = ev->meta  ? kcmd_meta_namespace(ev->meta)
+	                 : ev->old ? kcmd_obj_namespace(ev->old)
+	                           : NULL;
 
-	if (ev->kind == INF_EVENT_DELETE || !cur ||
-	    (ev->meta && kcmd_meta_deleting(ev->meta))) {
+	if (ev->kind == INF_EVENT_DELETE || !cur || (ev->meta && kcmd_meta_deleting(ev->meta))) {
 		/* deleteHistory: its controller */
 		const cJSON *ref = json_ctl(cur ? cur : old);
 		if (ref)
@@ -395,9 +396,11 @@ static void on_history(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	}
 	const cJSON *ref = json_ctl(cur), *oref = old ? json_ctl(old) : NULL;
 	if (ev->kind == INF_EVENT_UPDATE && old) {
-		if (!strcmp(jstr(cJSON_GetObjectItemCaseSensitive(cur, "metadata"), "resourceVersion")
+		if (!strcmp(jstr(cJSON_GetObjectItemCaseSensitive(cur, "metadata"),
+		                 "resourceVersion")
 		                    ?: "",
-		            jstr(cJSON_GetObjectItemCaseSensitive(old, "metadata"), "resourceVersion")
+		            jstr(cJSON_GetObjectItemCaseSensitive(old, "metadata"),
+		                 "resourceVersion")
 		                    ?: ""))
 			goto out;
 		bool changed = (ref == NULL) != (oref == NULL) ||

@@ -43,10 +43,10 @@
 #include "workers/replicaset/expectations.h"
 #include "workers/statefulset/ident.h"
 
-#define BURST_REPLICAS      250 /* BurstReplicas */
-#define BACKOFF_INITIAL_NS  INT64_C(1000000000)
-#define BACKOFF_MAX_NS      (INT64_C(15) * 60 * 1000000000)
-#define HISTORY_LIMIT_DEF   10
+#define BURST_REPLICAS     250 /* BurstReplicas */
+#define BACKOFF_INITIAL_NS INT64_C(1000000000)
+#define BACKOFF_MAX_NS     (INT64_C(15) * 60 * 1000000000)
+#define HISTORY_LIMIT_DEF  10
 
 struct backoff {
 	char *key;
@@ -147,8 +147,8 @@ static int req(struct dss *s, const char *method, const char *group, const char 
 	return kcmd_kube_request(s->c->ctx->kc, &rq, NULL, ret_body);
 }
 
-static int patch(struct dss *s, enum kube_patch_type type, const char *group,
-                 const char *resource, const char *name, const char *body)
+static int patch(struct dss *s, enum kube_patch_type type, const char *group, const char *resource,
+                 const char *name, const char *body)
 {
 	struct kube_request rq = {.verb = KUBE_PATCH,
 	                          .group = group,
@@ -214,7 +214,7 @@ static bool sel_matches(const cJSON *sel, label_fn lf, const void *o)
 		{
 			in |= v && cJSON_IsString(x) && strcmp(x->valuestring, v) == 0;
 		}
-		if (!strcmp(op, "In") ? !in
+		if (!strcmp(op, "In")             ? !in
 		    : !strcmp(op, "NotIn")        ? in
 		    : !strcmp(op, "Exists")       ? !v
 		    : !strcmp(op, "DoesNotExist") ? v != NULL
@@ -814,8 +814,7 @@ static int construct_history(struct dss *s)
 	int r;
 
 	revs_free(s);
-	r = kcmd_cache_list(s->c->ctx->arena, "apps", "controllerrevisions", s->ns, rev_visit,
-	                    &w);
+	r = kcmd_cache_list(s->c->ctx->arena, "apps", "controllerrevisions", s->ns, rev_visit, &w);
 	if (r < 0 && r != -ENOENT)
 		return r;
 	if (w.err)
@@ -871,8 +870,8 @@ static int construct_history(struct dss *s)
 				goto out;
 			for (size_t i = 0; i < s->n_pods; i++)
 				if (!eq(s->pods[i].hash, k->hash) &&
-				    (r = patch(s, KUBE_PATCH_MERGE, "", "pods", s->pods[i].name, body)) <
-				            0)
+				    (r = patch(s, KUBE_PATCH_MERGE, "", "pods", s->pods[i].name,
+				               body)) < 0)
 					goto out;
 			for (size_t i = 0; i < s->n_revs; i++)
 				if (is_cur[i] && (ssize_t)i != keep &&
@@ -977,7 +976,8 @@ static int sync_nodes(struct dss *s, const char *const *create, size_t want_crea
 			if (e < 0) {
 				char why[512];
 				if (e == -EINVAL && !resp)
-					snprintf(why, sizeof(why), "unable to create pods, no labels");
+					snprintf(why, sizeof(why),
+					         "unable to create pods, no labels");
 				else
 					err_text(e, resp, why, sizeof(why));
 				log_v(2, "%s: failed creation on %s, decrementing expectations: %s",
@@ -1080,8 +1080,10 @@ static int manage(struct dss *s)
 			snprintf(bk, sizeof(bk), "%s/%" PRId64 "/%s", s->uid,
 			         num(s->status, "observedGeneration", 0), nn);
 			if (bo_in(s->c, bk, nowb, &delay)) {
-				log_v(4, "%s: deleting failed pod %s on node %s limited by backoff (%" PRId64
-				      "ms)", s->key, p->name, nn, delay / 1000000);
+				log_v(4,
+				      "%s: deleting failed pod %s on node %s limited by backoff "
+				      "(%" PRId64 "ms)",
+				      s->key, p->name, nn, delay / 1000000);
 				requeue_after(s, (uint64_t)(delay / 1000));
 				continue;
 			}
@@ -1089,8 +1091,8 @@ static int manage(struct dss *s)
 			log_v(2, "%s: found failed daemon pod %s on node %s, will try to kill it",
 			      s->key, p->name, nn);
 			event(s, "Warning", "FailedDaemonPod",
-			      "Found failed daemon pod %s/%s on node %s, will try to kill it", s->ns,
-			      p->name, nn);
+			      "Found failed daemon pod %s/%s on node %s, will try to kill it",
+			      s->ns, p->name, nn);
 			r = plan_add(&pl.del, &pl.n_del, (char *)p->name);
 		}
 		for (size_t k = 0; k < np.n_succeeded; k++)
@@ -1111,8 +1113,8 @@ static int manage(struct dss *s)
 	if (r < 0)
 		goto out;
 
-	r = sync_nodes(s, (const char *const *)pl.create, pl.n_create,
-	               (const char *const *)pl.del, pl.n_del);
+	r = sync_nodes(s, (const char *const *)pl.create, pl.n_create, (const char *const *)pl.del,
+	               pl.n_del);
 out:
 	free(pl.create);
 	free(pl.del);

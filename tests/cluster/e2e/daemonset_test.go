@@ -475,7 +475,11 @@ func TestDaemonSet_AdoptsAndKeepsOldestDeletesSurplus(t *testing.T) {
 		names = append(names, p.Name)
 		time.Sleep(1100 * time.Millisecond) // creationTimestamp has second precision
 	}
-	ds := dsCreate(t, dsNew(ns, "ds", group))
+	// OnDelete: the adopted orphan has no revision label, so a rolling update would replace it
+	// (it is not available); here it must stay
+	d := dsNew(ns, "ds", group)
+	d.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
+	ds := dsCreate(t, d)
 	m := dsWaitPods(t, ns, a, b)
 	if got := m[a][0]; got.Name != names[0] {
 		t.Errorf("kept %s on %s, want the oldest %s", got.Name, a, names[0])

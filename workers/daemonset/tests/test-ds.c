@@ -58,8 +58,9 @@ static void add_nodes(struct world *w, int start, int n, const char *labels, con
 {
 	for (int i = start; i < start + n; i++) {
 		char buf[1024];
-		snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"node-%d\",\"labels\":%s},\"spec\":%s}",
-		         i, labels ? labels : "{}", spec ? spec : "{}");
+		snprintf(buf, sizeof(buf),
+		         "{\"metadata\":{\"name\":\"node-%d\",\"labels\":%s},\"spec\":%s}", i,
+		         labels ? labels : "{}", spec ? spec : "{}");
 		w->nodes[w->n_nodes++] = J(buf);
 	}
 }
@@ -96,9 +97,9 @@ static struct result sync_world(struct world *w)
 {
 	struct result r = {0};
 	for (size_t i = 0; i < w->n_nodes; i++) {
-		const char *nn = cJSON_GetObjectItem(cJSON_GetObjectItem(w->nodes[i], "metadata"),
-		                                     "name")
-		                         ->valuestring;
+		const char *nn =
+		        cJSON_GetObjectItem(cJSON_GetObjectItem(w->nodes[i], "metadata"), "name")
+		                ->valuestring;
 		struct ds_pod *on[64];
 		size_t n = 0, del[64], failed[64], succ[64];
 		for (size_t k = 0; k < w->n_pods; k++)
@@ -141,8 +142,9 @@ static void simple_launches(void)
 
 	/* TestNotReadyNodeDaemonDoesLaunchPod: a NotReady condition alone changes nothing */
 	w = (struct world){.tspec = J(TSPEC_PLAIN)};
-	w.nodes[w.n_nodes++] = J("{\"metadata\":{\"name\":\"not-ready\"},\"status\":{\"conditions\":"
-	                         "[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+	w.nodes[w.n_nodes++] =
+	        J("{\"metadata\":{\"name\":\"not-ready\"},\"status\":{\"conditions\":"
+	          "[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
 	r = sync_world(&w);
 	CHECK(r.creates == 1);
 	world_free(&w);
@@ -182,15 +184,16 @@ static void selectors(void)
 	add_pods(&w, "node-7", 4, KUBE_POD_RUNNING);
 	add_pods(&w, "node-9", 1, KUBE_POD_RUNNING);
 	r = sync_world(&w);
-	CHECK(r.creates == 2);             /* node-5, node-8 */
-	CHECK(r.deletes == 6 + 12 + 3);    /* unselected 6; surplus on node-6 and node-7 */
+	CHECK(r.creates == 2);          /* node-5, node-8 */
+	CHECK(r.deletes == 6 + 12 + 3); /* unselected 6; surplus on node-6 and node-7 */
 	world_free(&w);
 
 	/* TestNodeAffinityDaemonLaunchesPods */
-	w = (struct world){.tspec = J(
-	        "{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
-	        "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"color\",\"operator\":\"In\","
-	        "\"values\":[\"blue\"]}]}]}}}}")};
+	w = (struct world){.tspec = J("{\"affinity\":{\"nodeAffinity\":{"
+	                              "\"requiredDuringSchedulingIgnoredDuringExecution\":"
+	                              "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+	                              "\"color\",\"operator\":\"In\","
+	                              "\"values\":[\"blue\"]}]}]}}}}")};
 	add_nodes(&w, 0, 4, NULL, NULL);
 	add_nodes(&w, 4, 3, "{\"color\":\"blue\"}", NULL);
 	r = sync_world(&w);
@@ -198,7 +201,8 @@ static void selectors(void)
 	world_free(&w);
 
 	/* matchFields metadata.name, NotIn, Gt, DoesNotExist, an empty term, a bad term */
-	cJSON *node = J("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"cpu\":\"8\",\"zone\":\"a\"}}}");
+	cJSON *node =
+	        J("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"cpu\":\"8\",\"zone\":\"a\"}}}");
 	struct {
 		const char *spec;
 		bool want;
@@ -206,41 +210,53 @@ static void selectors(void)
 	        {"{}", true},
 	        {"{\"nodeSelector\":{\"zone\":\"a\"}}", true},
 	        {"{\"nodeSelector\":{\"zone\":\"b\"}}", false},
-	        {"{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	        {"{\"affinity\":{\"nodeAffinity\":{"
+	         "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
 	         "\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":"
 	         "\"In\",\"values\":[\"n1\"]}]}]}}}}",
 	         true},
-	        {"{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	        {"{\"affinity\":{\"nodeAffinity\":{"
+	         "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
 	         "\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":"
 	         "\"NotIn\",\"values\":[\"n1\"]}]}]}}}}",
 	         false},
-	        {"{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
-	         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"cpu\",\"operator\":\"Gt\","
+	        {"{\"affinity\":{\"nodeAffinity\":{"
+	         "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"cpu\",\"operator\":"
+	         "\"Gt\","
 	         "\"values\":[\"4\"]}]}]}}}}",
 	         true},
-	        {"{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
-	         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"cpu\",\"operator\":\"Lt\","
+	        {"{\"affinity\":{\"nodeAffinity\":{"
+	         "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"cpu\",\"operator\":"
+	         "\"Lt\","
 	         "\"values\":[\"4\"]}]}]}}}}",
 	         false},
-	        {"{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	        {"{\"affinity\":{\"nodeAffinity\":{"
+	         "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
 	         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"gpu\",\"operator\":"
 	         "\"DoesNotExist\"}]}]}}}}",
 	         true},
 	        /* an empty term matches nothing; the second term matches */
-	        {"{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	        {"{\"affinity\":{\"nodeAffinity\":{"
+	         "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
 	         "\"nodeSelectorTerms\":[{},{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":"
 	         "\"NotIn\",\"values\":[\"b\"]}]}]}}}}",
 	         true},
-	        {"{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	        {"{\"affinity\":{\"nodeAffinity\":{"
+	         "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
 	         "\"nodeSelectorTerms\":[{}]}}}}",
 	         false},
 	        /* Gt with a non-integer does not parse: the term is dropped */
-	        {"{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
-	         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"cpu\",\"operator\":\"Gt\","
+	        {"{\"affinity\":{\"nodeAffinity\":{"
+	         "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"cpu\",\"operator\":"
+	         "\"Gt\","
 	         "\"values\":[\"x\"]}]}]}}}}",
 	         false},
 	        /* preferred only: no requirement */
-	        {"{\"affinity\":{\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":"
+	        {"{\"affinity\":{\"nodeAffinity\":{"
+	         "\"preferredDuringSchedulingIgnoredDuringExecution\":"
 	         "[]}}}",
 	         true},
 	        /* spec.nodeName of another node */
@@ -287,8 +303,8 @@ static void taints(void)
 	        {"[{\"key\":\"key1\",\"value\":\"value1\",\"effect\":\"NoExecute\"}]",
 	         "{\"tolerations\":[{\"operator\":\"Exists\"}]}", true, true},
 	        /* TestNotReadyNodeDaemonLaunchesPod, TestUnreachableTaintedNodeDaemonLaunchesPod */
-	        {"[{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoExecute\"}]", TSPEC_PLAIN,
-	         true, true},
+	        {"[{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoExecute\"}]",
+	         TSPEC_PLAIN, true, true},
 	        {"[{\"key\":\"node.kubernetes.io/unreachable\",\"effect\":\"NoExecute\"}]",
 	         TSPEC_PLAIN, true, true},
 	        /* TestTaintPressureNodeDaemonLaunchesPod */
@@ -308,7 +324,8 @@ static void taints(void)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char buf[1024];
-		snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":%s}}",
+		snprintf(buf, sizeof(buf),
+		         "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":%s}}",
 		         cases[i].taints);
 		cJSON *node = J(buf), *spec = J(cases[i].tspec);
 		bool run, cont;
@@ -320,7 +337,8 @@ static void taints(void)
 		cJSON_Delete(node);
 		cJSON_Delete(spec);
 	}
-	/* an intolerant DaemonSet: nothing created on a tainted node, an existing pod stays (NoSchedule) */
+	/* an intolerant DaemonSet: nothing created on a tainted node, an existing pod stays
+	 * (NoSchedule) */
 	struct world w = {.tspec = J(TSPEC_PLAIN)};
 	add_nodes(&w, 0, 1, NULL,
 	          "{\"taints\":[{\"key\":\"k\",\"value\":\"v\",\"effect\":\"NoSchedule\"}]}");
@@ -429,12 +447,22 @@ static void surge(void)
 {
 	/* TestSurgePreservesReadyOldPods-like: old ready + new not ready: both stay; new
 	 * available: the old goes; old not ready: the old goes */
-	struct ds_pod oldp = {.name = "old", .scheduled = true, .phase = KUBE_POD_RUNNING,
-	                      .ready = true, .created = 1, .hash = "h0"};
-	struct ds_pod newp = {.name = "new", .scheduled = true, .phase = KUBE_POD_RUNNING,
-	                      .created = 2, .hash = "h1"};
-	struct ds_pod extra = {.name = "extra", .scheduled = true, .phase = KUBE_POD_RUNNING,
-	                       .created = 3, .hash = "h1"};
+	struct ds_pod oldp = {.name = "old",
+	                      .scheduled = true,
+	                      .phase = KUBE_POD_RUNNING,
+	                      .ready = true,
+	                      .created = 1,
+	                      .hash = "h0"};
+	struct ds_pod newp = {.name = "new",
+	                      .scheduled = true,
+	                      .phase = KUBE_POD_RUNNING,
+	                      .created = 2,
+	                      .hash = "h1"};
+	struct ds_pod extra = {.name = "extra",
+	                       .scheduled = true,
+	                       .phase = KUBE_POD_RUNNING,
+	                       .created = 3,
+	                       .hash = "h1"};
 	struct ds_pod *on[3];
 	size_t del[3], failed[3], succ[3];
 	struct ds_node_plan np;
@@ -466,14 +494,16 @@ static void surge(void)
 
 static void pod_body(void)
 {
-	cJSON *tmpl = J("{\"metadata\":{\"labels\":{\"app\":\"x\"},\"annotations\":{\"a\":\"b\"}},"
-	                "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"
-	                "\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":"
-	                "\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":30},"
-	                "{\"key\":\"mine\",\"operator\":\"Exists\"}],"
-	                "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
-	                "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"a\",\"operator\":"
-	                "\"Exists\"}]}]},\"preferredDuringSchedulingIgnoredDuringExecution\":[]}}}}");
+	cJSON *tmpl =
+	        J("{\"metadata\":{\"labels\":{\"app\":\"x\"},\"annotations\":{\"a\":\"b\"}},"
+	          "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"
+	          "\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":"
+	          "\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":30},"
+	          "{\"key\":\"mine\",\"operator\":\"Exists\"}],"
+	          "\"affinity\":{\"nodeAffinity\":{"
+	          "\"requiredDuringSchedulingIgnoredDuringExecution\":"
+	          "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"a\",\"operator\":"
+	          "\"Exists\"}]}]},\"preferredDuringSchedulingIgnoredDuringExecution\":[]}}}}");
 	char *body = NULL;
 	CHECK(ds_pod_body(tmpl, "ds", "uid-1", "2", "hash1", "node-7", &body) == 0);
 	cJSON *pod = J(body);
@@ -494,9 +524,11 @@ static void pod_body(void)
 	cJSON *tols = cJSON_GetObjectItem(spec, "tolerations");
 	CHECK(cJSON_GetArraySize(tols) == 7);
 	cJSON *t0 = cJSON_GetArrayItem(tols, 0);
-	CHECK(!strcmp(cJSON_GetObjectItem(t0, "key")->valuestring, "node.kubernetes.io/not-ready") &&
+	CHECK(!strcmp(cJSON_GetObjectItem(t0, "key")->valuestring,
+	              "node.kubernetes.io/not-ready") &&
 	      !cJSON_GetObjectItem(t0, "tolerationSeconds"));
-	CHECK(!strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(tols, 1), "key")->valuestring, "mine"));
+	CHECK(!strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(tols, 1), "key")->valuestring,
+	              "mine"));
 	CHECK(!strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(tols, 6), "key")->valuestring,
 	              "node.kubernetes.io/unschedulable"));
 	/* the required affinity is replaced by metadata.name In [node]; preferred kept */
@@ -538,14 +570,18 @@ static void pod_body(void)
 	sp = J("{}");
 	CHECK(ds_target_node(sp) == NULL);
 	cJSON_Delete(sp);
-	sp = J("{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+	sp = J("{\"affinity\":{\"nodeAffinity\":{"
+	       "\"requiredDuringSchedulingIgnoredDuringExecution\":"
 	       "{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":"
 	       "\"In\",\"values\":[\"a\",\"b\"]}]}]}}}}");
 	CHECK(ds_target_node(sp) == NULL); /* not unique */
 	cJSON_Delete(sp);
-	sp = J("{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
-	       "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"Exists\"}]},"
-	       "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"c\"]}]}]}}}}");
+	sp = J("{\"affinity\":{\"nodeAffinity\":{"
+	       "\"requiredDuringSchedulingIgnoredDuringExecution\":"
+	       "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"x\",\"operator\":"
+	       "\"Exists\"}]},"
+	       "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"c\"]"
+	       "}]}]}}}}");
 	CHECK(ds_target_node(sp) && !strcmp(ds_target_node(sp), "c"));
 	cJSON_Delete(sp);
 }
@@ -578,10 +614,15 @@ static void rolling(void)
 
 	for (int i = 0; i < 5; i++) {
 		snprintf(names[i], sizeof(names[i]), "n%d", i);
-		pods[i] = (struct ds_pod){.name = names[i], .node = names[i], .scheduled = true,
-		                          .phase = KUBE_POD_RUNNING, .ready = true, .hash = "old"};
+		pods[i] = (struct ds_pod){.name = names[i],
+		                          .node = names[i],
+		                          .scheduled = true,
+		                          .phase = KUBE_POD_RUNNING,
+		                          .ready = true,
+		                          .hash = "old"};
 		slot[i] = &pods[i];
-		nodes[i] = (struct ds_ru_node){.name = names[i], .pods = &slot[i], .n = 1, .run = true};
+		nodes[i] = (struct ds_ru_node){
+		        .name = names[i], .pods = &slot[i], .n = 1, .run = true};
 	}
 	/* all old and available, maxUnavailable 1: one deleted, nothing created */
 	ds_rolling_update(nodes, 5, 0, 1, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
@@ -622,8 +663,12 @@ static void rolling(void)
 	ds_rolling_update(nodes, 5, 2, 0, 5, "new", NULL, 0, 0, del, &n_del, create, &n_create);
 	CHECK(n_create == 2 && n_del == 0);
 	/* a node with an available new pod beside its old one: the old one goes */
-	struct ds_pod newp = {.name = "n1-new", .node = "n1", .scheduled = true,
-	                      .phase = KUBE_POD_RUNNING, .ready = true, .hash = "new"};
+	struct ds_pod newp = {.name = "n1-new",
+	                      .node = "n1",
+	                      .scheduled = true,
+	                      .phase = KUBE_POD_RUNNING,
+	                      .ready = true,
+	                      .hash = "new"};
 	struct ds_pod *two[2] = {&pods[1], &newp};
 	nodes[1].pods = two;
 	nodes[1].n = 2;
