@@ -7,13 +7,13 @@
  * (KCMD_CACHE_OBJECT), the namespace's pods as typed records. The typed pod record keeps
  * spec.nodeName but not spec.affinity, so the target node of a pod not yet bound (upstream
  * GetTargetNodeName reads its node affinity) comes from one live LIST of the namespace's
- * unbound pods (fieldSelector spec.nodeName=) per sync that has such pods; a pod the LIST no
- * longer shows unbound is skipped for that sync, as upstream skips a pod whose target it cannot
- * read. Writes: pod POST/DELETE, strategic-merge PATCHes to adopt and release pods and
- * revisions, ControllerRevision POST/PUT/DELETE, a merge PATCH of a pod's hash label (dedup),
- * the DaemonSet's status PUT. Events: SuccessfulCreate, FailedCreate, SuccessfulDelete,
- * FailedDelete, FailedDaemonPod, SucceededDaemonPod, SelectingAll (upstream's reasons and
- * messages).
+ * unbound pods (fieldSelector spec.nodeName=) per sync that has such pods, and a GET of each
+ * such pod the LIST no longer shows unbound (bound since); a pod gone meanwhile is skipped, as
+ * upstream skips a pod whose target it cannot read. Writes: pod POST/DELETE, strategic-merge
+ * PATCHes to adopt and release pods and revisions, ControllerRevision POST/PUT/DELETE, a merge
+ * PATCH of a pod's hash label (dedup), the DaemonSet's status PUT. Events: SuccessfulCreate,
+ * FailedCreate, SuccessfulDelete, FailedDelete, FailedDaemonPod, SucceededDaemonPod, SelectingAll
+ * (upstream's reasons and messages).
  *
  * Deviations (docs/daemonset.md): a slow-start batch's creations go out one after the other;
  * the failed-pods backoff (1 s doubling to 15 min per DaemonSet uid, observedGeneration and
@@ -441,6 +441,29 @@ static int resolve_unbound(struct dss *s)
 			}
 	}
 	cJSON_Delete(list);
+	/* a pod bound since the cache saw it is not in that LIST: read it alone (gone: skipped) */
+	for (size_t i = 0; i < s->n_pods; i++) {
+		struct pod *p = &s->pods[i];
+		char *body = NULL;
+		if (p->node)
+			continue;
+		r = req(s, "GET", "", "pods", p->name, NULL, NULL, &body);
+		if (r == -ENOENT) {
+			free(body);
+			continue;
+		}
+		cJSON *pod = r == 0 && body ? cJSON_Parse(body) : NULL;
+		free(body);
+		if (r < 0)
+			return r;
+		const char *node = ds_target_node(get(pod, "spec"));
+		if (pod && eq(str(get(pod, "metadata"), "uid"), p->uid) && node &&
+		    !(p->node = strdup(node))) {
+			cJSON_Delete(pod);
+			return -ENOMEM;
+		}
+		cJSON_Delete(pod);
+	}
 	return 0;
 }
 
