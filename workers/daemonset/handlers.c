@@ -331,8 +331,20 @@ static void on_node_update(struct inf_handler_ctx *ctx, const struct inf_event *
 	cJSON *node = event_json(ev), *old = ev->old ? obj_json(ev->old) : NULL;
 	struct walk w = {.ctx = ctx, .node = node, .old_node = old, .node_update = old != NULL};
 
+	/* the outcome depends on the name, labels and spec (taints) only: a heartbeat (status,
+	 * resourceVersion) changes nothing, as upstream's shouldIgnoreNodeUpdate */
+	if (node && old &&
+	    cJSON_Compare(cJSON_GetObjectItemCaseSensitive(node, "spec"),
+	                  cJSON_GetObjectItemCaseSensitive(old, "spec"), true) &&
+	    cJSON_Compare(cJSON_GetObjectItemCaseSensitive(
+	                          cJSON_GetObjectItemCaseSensitive(node, "metadata"), "labels"),
+	                  cJSON_GetObjectItemCaseSensitive(
+	                          cJSON_GetObjectItemCaseSensitive(old, "metadata"), "labels"),
+	                  true))
+		goto out;
 	if (node)
 		kcmd_cache_list(ctx->arena, "apps", "daemonsets", NULL, node_visit, &w);
+out:
 	cJSON_Delete(node);
 	cJSON_Delete(old);
 }

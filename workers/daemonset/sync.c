@@ -884,6 +884,9 @@ static int construct_history(struct dss *s)
 				keep = (ssize_t)i;
 				maxr = s->revs[i].revision;
 			}
+		for (size_t i = 0; keep < 0 && i < s->n_revs; i++)
+			if (is_cur[i])
+				keep = (ssize_t)i; /* defensive: revisions are never negative */
 		struct rev *k = &s->revs[keep];
 		if (n_cur > 1) {
 			char body[512];
@@ -998,14 +1001,18 @@ static int sync_nodes(struct dss *s, const char *const *create, size_t want_crea
 			}
 			if (e < 0) {
 				char why[512];
-				if (e == -EINVAL && !resp)
+				bool no_labels =
+				        e == -EINVAL && !resp; /* refused before any request */
+				if (no_labels)
 					snprintf(why, sizeof(why),
 					         "unable to create pods, no labels");
 				else
 					err_text(e, resp, why, sizeof(why));
 				log_v(2, "%s: failed creation on %s, decrementing expectations: %s",
 				      s->key, create[i], why);
-				event(s, "Warning", "FailedCreate", "Error creating: %s", why);
+				if (!no_labels) /* upstream records no Event for that one */
+					event(s, "Warning", "FailedCreate", "Error creating: %s",
+					      why);
 				rs_exp_lower_creations(s->c->exp, s->key, 1);
 				if (!first_err)
 					first_err = e;
