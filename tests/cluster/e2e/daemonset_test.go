@@ -30,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/kubernetes/pkg/controller"
@@ -549,7 +550,20 @@ func dsKubelet(t *testing.T, ns, hash string, done func(m map[string][]corev1.Po
 			most = terminating
 		}
 		m := dsPods(t, ns)
-		return done(m), dsDescribe(m)
+		if !done(m) {
+			return false, dsDescribe(m)
+		}
+		// finished only when no pod is left terminating (the status counts those too)
+		l, err = env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range l.Items {
+			if p.DeletionTimestamp != nil {
+				return false, "terminating " + p.Name
+			}
+		}
+		return true, ""
 	})
 	return most
 }
@@ -628,4 +642,58 @@ func TestDaemonSet_OnDeleteKeepsOldPods(t *testing.T) {
 	})
 	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, CurrentNumberScheduled: 2,
 		UpdatedNumberScheduled: 1, NumberUnavailable: 2})
+}
+
+func TestDaemonSet_RollingUpdateMaxSurge(t *testing.T) {
+	dsStart(t)
+	ns := Namespace(t)
+	group := "surge-" + ns
+	nodes := []string{"ds-a-" + ns, "ds-b-" + ns}
+	for _, n := range nodes {
+		dsNode(t, n, group, nil)
+	}
+	d := dsNew(ns, "ds", group)
+	zero, one := intstr.FromInt32(0), intstr.FromInt32(1)
+	d.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &zero, MaxSurge: &one}}
+	dsCreate(t, d)
+	dsWaitPods(t, ns, nodes...)
+	first := controller.ComputeHash(&dsGet(t, ns, "ds").Spec.Template, nil)
+	dsKubelet(t, ns, first, func(m map[string][]corev1.Pod) bool {
+		for _, n := range nodes {
+			if len(m[n]) != 1 || m[n][0].Status.Phase != corev1.PodRunning {
+				return false
+			}
+		}
+		return true
+	})
+
+	dsUpdate(t, ns, "ds", func(d *appsv1.DaemonSet) { d.Spec.Template.Spec.Containers[0].Image = "fake/image:2" })
+	ds := dsGet(t, ns, "ds")
+	hash := controller.ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
+	mostSurged, sawSurge := 0, false
+	dsKubelet(t, ns, hash, func(m map[string][]corev1.Pod) bool {
+		surged, done := 0, true
+		for _, n := range nodes {
+			if len(m[n]) > 1 {
+				surged++
+				sawSurge = true
+			}
+			if len(m[n]) != 1 || m[n][0].Labels["controller-revision-hash"] != hash || m[n][0].Status.Phase != corev1.PodRunning {
+				done = false
+			}
+		}
+		if surged > mostSurged {
+			mostSurged = surged
+		}
+		return done
+	})
+	if !sawSurge || mostSurged > 1 {
+		t.Errorf("nodes with a surge pod: at most %d (seen: %v), want exactly 1 at a time", mostSurged, sawSurge)
+	}
+	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, CurrentNumberScheduled: 2,
+		UpdatedNumberScheduled: 2, NumberReady: 2, NumberAvailable: 2})
+	if n := len(dsEvents(t, ns, "SuccessfulDelete")); n != 2 {
+		t.Errorf("%d SuccessfulDelete events, want 2", n)
+	}
 }
