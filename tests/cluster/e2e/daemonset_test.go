@@ -20,8 +20,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -696,4 +698,58 @@ func TestDaemonSet_RollingUpdateMaxSurge(t *testing.T) {
 	if n := len(dsEvents(t, ns, "SuccessfulDelete")); n != 2 {
 		t.Errorf("%d SuccessfulDelete events, want 2", n)
 	}
+}
+
+// TestDaemonSet_CrashDuringCreation: the daemonset worker is killed (SIGKILL) again and again
+// while it creates the pods of 12 nodes through a slow client; the DaemonSet converges to exactly
+// one pod per node and every pod was created once (a watch counts pod uids): the expectations
+// in shared memory outlive the worker (a dead worker's record counts as satisfied only after
+// the orphan grace, 60 s, so a new worker does not create again what the cache has not shown).
+func TestDaemonSet_CrashDuringCreation(t *testing.T) {
+	p := startKcmd(t, nil, "--controllers=daemonset-controller", "--secure-port=0", "--leader-elect=false",
+		"--concurrent-daemonset-syncs=1", "--kube-api-qps=10", "--kube-api-burst=2", "--v=4")
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	mgr := p.cmd.Process.Pid
+	ns := Namespace(t)
+	group := "crash-" + ns
+	var nodes []string
+	for i := 0; i < 12; i++ {
+		n := fmt.Sprintf("ds-%02d-%s", i, ns)
+		dsNode(t, n, group, nil)
+		nodes = append(nodes, n)
+	}
+	tr := hjTrack(t, ns)
+	dsCreate(t, dsNew(ns, "ds", group))
+	kills := 0
+	deadline := time.Now().Add(6 * time.Second)
+	for time.Now().Before(deadline) && kills < 4 && len(dsPods(t, ns)) < 12 {
+		time.Sleep(500 * time.Millisecond)
+		for pid, comm := range childrenOf(mgr) {
+			if comm != "kcmd-worker" {
+				continue
+			}
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if strings.Contains(string(b), "daemonset-controller") && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				kills++
+			}
+		}
+	}
+	if kills == 0 {
+		t.Fatal("no daemonset worker was killed")
+	}
+	var m map[string][]corev1.Pod
+	want := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		want = append(want, n+":1")
+	}
+	sort.Strings(want)
+	Eventually(t, 150*time.Second, "one pod on each of the 12 nodes", func() (bool, string) {
+		m = dsPods(t, ns)
+		got := dsDescribe(m)
+		return got == strings.Join(want, ","), got
+	})
+	if n := tr.count(); n != 12 {
+		t.Fatalf("%d pods were created, want 12 (killed the worker %d times)", n, kills)
+	}
+	t.Logf("killed the daemonset worker %d times; 12 pods, each created once", kills)
 }
