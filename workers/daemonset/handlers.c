@@ -8,10 +8,10 @@
  *
  * Nodes: an added node enqueues every DaemonSet that should run on it; an updated node every
  * DaemonSet whose (shouldRun, shouldContinueRunning) differs between the old and the new node
- * (upstream first skips updates that change only conditions and the resourceVersion, which
- * cannot change the outcome either). Pods: a pod with a controller reference to a cached
- * DaemonSet of that uid enqueues it; an orphan enqueues the DaemonSets of its namespace whose
- * selector matches it. ControllerRevisions: a controlled one enqueues its set when it is
+ * (a Node update that changes neither labels nor spec is skipped first, as upstream's
+ * shouldIgnoreNodeUpdate skips status-only updates). Pods: a pod with a controller reference to a cached
+ * DaemonSet of that uid enqueues it; an orphan (added, or updated with other labels or another
+ * controller) enqueues the DaemonSets of its namespace whose selector matches it. ControllerRevisions: a controlled one enqueues its set when it is
  * deleted or its controller changes, an orphan the sets selecting it.
  */
 #include <cjson/cJSON.h>
@@ -181,6 +181,18 @@ static bool same_ref(const struct kube_owner_ref *a, const struct kube_owner_ref
 	       !strcmp(a->kind ? a->kind : "", b->kind ? b->kind : "");
 }
 
+static bool same_labels(const struct kube_object_meta *a, const struct kube_object_meta *b)
+{
+	if (a->n_labels != b->n_labels)
+		return false;
+	for (uint32_t i = 0; i < a->n_labels; i++) {
+		const char *v = kube_labels_get(b->labels, b->n_labels, a->labels[i].key);
+		if (!v || strcmp(v, a->labels[i].value ? a->labels[i].value : "") != 0)
+			return false;
+	}
+	return true;
+}
+
 /* ---- pods ------------------------------------------------------------------------------------ */
 static void pod_gone(struct inf_handler_ctx *ctx, const struct kube_object_meta *m)
 {
@@ -268,7 +280,8 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 			add_key(ctx, p->meta.namespace, cur->name);
 		/* the minReadySeconds requeue after a pod turns ready is done by the sync, which
 		 * requeues while ready and available differ */
-	} else {
+	} else if (!have_old || !same_ref(cur, was) || !same_labels(&old.pod.meta, &p->meta)) {
+		/* an orphan: the sets selecting it, when its labels or controller changed */
 		enqueue_selecting(ctx, p->meta.namespace, meta_label, &p->meta);
 	}
 	if (have_old)
