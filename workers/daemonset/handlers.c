@@ -9,10 +9,11 @@
  * Nodes: an added node enqueues every DaemonSet that should run on it; an updated node every
  * DaemonSet whose (shouldRun, shouldContinueRunning) differs between the old and the new node
  * (a Node update that changes neither labels nor spec is skipped first, as upstream's
- * shouldIgnoreNodeUpdate skips status-only updates). Pods: a pod with a controller reference to a cached
- * DaemonSet of that uid enqueues it; an orphan (added, or updated with other labels or another
- * controller) enqueues the DaemonSets of its namespace whose selector matches it. ControllerRevisions: a controlled one enqueues its set when it is
- * deleted or its controller changes, an orphan the sets selecting it.
+ * shouldIgnoreNodeUpdate skips status-only updates). Pods: a pod with a controller reference to a
+ * cached DaemonSet of that uid enqueues it; an orphan (added, or updated with other labels or
+ * another controller) enqueues the DaemonSets of its namespace whose selector matches it.
+ * ControllerRevisions: a controlled one enqueues its set when it is deleted or its controller
+ * changes, an orphan the sets selecting it.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
