@@ -753,3 +753,48 @@ func TestDaemonSet_CrashDuringCreation(t *testing.T) {
 	}
 	t.Logf("killed the daemonset worker %d times; 12 pods, each created once", kills)
 }
+
+// TestDaemonSet_RevisionHistoryLimit: with revisionHistoryLimit 1, after three template updates
+// rolled out, the current revision and the newest old one remain (cleanupHistory), numbered 4
+// and 3.
+func TestDaemonSet_RevisionHistoryLimit(t *testing.T) {
+	dsStart(t)
+	ns := Namespace(t)
+	group := "hist-" + ns
+	a := "ds-a-" + ns
+	dsNode(t, a, group, nil)
+	d := dsNew(ns, "ds", group)
+	d.Spec.RevisionHistoryLimit = dsPtr32(1)
+	dsCreate(t, d)
+	dsWaitPods(t, ns, a)
+	var hash string
+	for i := 2; i <= 4; i++ {
+		dsUpdate(t, ns, "ds", func(d *appsv1.DaemonSet) {
+			d.Spec.Template.Spec.Containers[0].Image = fmt.Sprintf("fake/image:%d", i)
+		})
+		ds := dsGet(t, ns, "ds")
+		hash = controller.ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
+		Eventually(t, 60*time.Second, "the pod on revision "+hash, func() (bool, string) {
+			m := dsPods(t, ns)
+			return len(m[a]) == 1 && m[a][0].Labels["controller-revision-hash"] == hash, dsDescribe(m)
+		})
+	}
+	Eventually(t, 60*time.Second, "two revisions left", func() (bool, string) {
+		crs, err := env.Client.AppsV1().ControllerRevisions(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, cr := range crs.Items {
+			got = append(got, fmt.Sprintf("%s@%d", cr.Name, cr.Revision))
+		}
+		sort.Strings(got)
+		ok := len(crs.Items) == 2
+		for _, cr := range crs.Items {
+			ok = ok && (cr.Revision == 3 || (cr.Revision == 4 && cr.Name == "ds-"+hash))
+		}
+		return ok, strings.Join(got, ",")
+	})
+}
+
+func dsPtr32(v int32) *int32 { return &v }
