@@ -57,7 +57,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
         {"secondary-node-eviction-rate", "node-lifecycle-controller is not built in kcmd", false},
         {"large-cluster-size-threshold", "node-lifecycle-controller is not built in kcmd", false},
         {"unhealthy-zone-threshold", "node-lifecycle-controller is not built in kcmd", false},
-        {"concurrent-daemonset-syncs", "daemonset-controller is not built in kcmd", false},
         {"concurrent-serviceaccount-token-syncs",
          "serviceaccount-token-controller is not built in kcmd", false},
         {"service-account-private-key-file", "serviceaccount-token-controller is not built in kcmd",

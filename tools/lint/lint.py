@@ -92,6 +92,11 @@ LAYERS = [
     # of its own; docs/job.md): that header is the one it may include from another folder
     ("workers/job/**", ["workers/job/**", "workers/replicaset/expectations.h", "workers/*.h"]
      + REGISTRY_H + LIB),
+    # the DaemonSet controller keeps its expectations with the ReplicaSet controller's module (a
+    # region of its own) and makes its revision data with the StatefulSet controller's getPatch
+    # (docs/daemonset.md): those two headers
+    ("workers/daemonset/**", ["workers/daemonset/**", "workers/replicaset/expectations.h",
+                              "workers/statefulset/ident.h", "workers/*.h"] + REGISTRY_H + LIB),
     # the Endpoints controller shares the EndpointSlice controller's pod helpers and trigger-time
     # tracker and its pod LIST (docs/endpoints.md): those headers
     ("workers/endpoints/**", ["workers/endpoints/**", "workers/endpointslice/reconcile.h",

@@ -478,11 +478,12 @@ int rs_exp_expect_creations(struct rs_exp *e, const char *key, int64_t n, int64_
 	return 0;
 }
 
-int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const *pod_keys,
-                            size_t n, int64_t now)
+static int expect(struct rs_exp *e, const char *key, int64_t adds, const char *const *pod_keys,
+                  size_t n, int64_t now)
 {
 	size_t len;
-	if (!e || check_key(key, &len) < 0 || n > RS_EXP_MAX_DELETES || (n && !pod_keys))
+	if (!e || check_key(key, &len) < 0 || n > RS_EXP_MAX_DELETES || (n && !pod_keys) ||
+	    adds < 0)
 		return -EINVAL;
 	if (e->role != RS_EXP_WORKER)
 		return -EPERM;
@@ -509,11 +510,23 @@ int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const
 		atomic_store_explicit(&s->del[i].hash, hs[i], R);
 	}
 	atomic_store_explicit(&s->n_del, (uint32_t)m, R);
-	atomic_store_explicit(&s->expected_adds, 0, R);
+	atomic_store_explicit(&s->expected_adds, adds, R);
 	stamp(e, s, now);
 	cons_carry(s, odd - 1, odd, r);
 	publish(e, s, odd, r);
 	return 0;
+}
+
+int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const *pod_keys,
+                            size_t n, int64_t now)
+{
+	return expect(e, key, 0, pod_keys, n, now);
+}
+
+int rs_exp_expect(struct rs_exp *e, const char *key, int64_t adds, const char *const *pod_keys,
+                  size_t n, int64_t now)
+{
+	return expect(e, key, adds, pod_keys, n, now);
 }
 
 /* Lease holder's lookup (no claim). Returns the slot or NULL; *seq gets the current seq. */

@@ -73,6 +73,10 @@ int rs_exp_expect_creations(struct rs_exp *e, const char *key, int64_t n, int64_
  * and remember the set (duplicates count once), phase IN_FLIGHT. */
 int rs_exp_expect_deletions(struct rs_exp *e, const char *key, const char *const *pod_keys,
                             size_t n, int64_t now);
+/* SetExpectations(key, adds, dels) of the DaemonSet controller: both at once, the deletions as
+ * the set of pod keys (as rs_exp_expect_deletions). Same errors. */
+int rs_exp_expect(struct rs_exp *e, const char *key, int64_t adds, const char *const *pod_keys,
+                  size_t n, int64_t now);
 /* The worker's CreationObserved for `n` creations it never attempted or that failed (slow-start
  * skips). No-op (0) when there is no record. */
 int rs_exp_lower_creations(struct rs_exp *e, const char *key, int64_t n);

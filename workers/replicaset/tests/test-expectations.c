@@ -154,6 +154,31 @@ static void test_deletions_tracked_by_key(void **state)
 	assert_int_equal(st.dels_left, 2);
 }
 
+static void test_expect_both(void **state)
+{
+	/* rs_exp_expect: SetExpectations(key, add, del) of the DaemonSet controller, both counts in
+	 * one generation; satisfied once the creations and the set's deletions are all seen */
+	struct fx *f = *state;
+	struct rs_exp_state st;
+	const char *keys[] = {"ns/a", "ns/b"};
+	assert_int_equal(rs_exp_expect(f->w, "ns/ds", 2, keys, 2, T0), 0);
+	assert_false(rs_exp_satisfied(f->w, "ns/ds", T0, &st));
+	assert_int_equal(st.adds_left, 2);
+	assert_int_equal(st.dels_left, 2);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/ds"), 1);
+	assert_int_equal(rs_exp_creation_observed(f->inf, "ns/ds"), 1);
+	assert_false(rs_exp_satisfied(f->w, "ns/ds", T0, &st)); /* deletions pending */
+	assert_int_equal(rs_exp_deletion_observed(f->inf, "ns/ds", "ns/x"), 0);
+	assert_int_equal(rs_exp_deletion_observed(f->inf, "ns/ds", "ns/a"), 1);
+	assert_int_equal(rs_exp_deletion_failed(f->w, "ns/ds", "ns/b"), 1);
+	assert_true(rs_exp_satisfied(f->w, "ns/ds", T0, &st));
+	assert_int_equal(st.verdict, RS_EXP_FULFILLED);
+	/* zero of both: fulfilled at once; a negative count is refused */
+	assert_int_equal(rs_exp_expect(f->w, "ns/ds", 0, NULL, 0, T0), 0);
+	assert_true(rs_exp_satisfied(f->w, "ns/ds", T0, NULL));
+	assert_int_equal(rs_exp_expect(f->w, "ns/ds", -1, NULL, 0, T0), -EINVAL);
+}
+
 static void test_lower_creations(void **state)
 {
 	struct fx *f = *state;
@@ -639,6 +664,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_replace_voids_old_observations, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_deletions_tracked_by_key, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_expect_both, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_lower_creations, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
