@@ -188,7 +188,8 @@ cJSON *rq_list_to_json(const struct rq_list *l)
 	}
 	if (l->n)
 		memcpy(v, l->v, l->n * sizeof(*v));
-	qsort(v, l->n, sizeof(*v), item_cmp);
+	if (l->n > 1) /* qsort's array may not be NULL, even for no element */
+		qsort(v, l->n, sizeof(*v), item_cmp);
 	for (size_t i = 0; i < l->n; i++) {
 		char buf[RQ_QTY_STR_MAX];
 		if (!v[i].text)
