@@ -219,6 +219,9 @@ func dsRun(t *testing.T, p *corev1.Pod, phase corev1.PodPhase) {
 			ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
 			Target:     corev1.ObjectReference{Kind: "Node", Name: dsTarget(p)},
 		}, metav1.CreateOptions{})
+		if apierrors.IsNotFound(err) {
+			return // deleted meanwhile (the controller replaced it): nothing to run
+		}
 		if err != nil {
 			t.Fatalf("binding %s: %v", p.Name, err)
 		}
@@ -238,8 +241,27 @@ func dsRun(t *testing.T, p *corev1.Pod, phase corev1.PodPhase) {
 		_, err = env.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		return err
 	})
+	if apierrors.IsNotFound(err) {
+		return
+	}
 	if err != nil {
 		t.Fatalf("pod %s status: %v", p.Name, err)
+	}
+}
+
+// dsWaitEvents waits until at least want daemonset-controller Events of the reason exist (Events
+// are written after the change they report, so a test that saw the change may be ahead of them),
+// and returns how many there are then.
+func dsWaitEvents(t *testing.T, ns, reason string, want int) int {
+	t.Helper()
+	n := 0
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n = len(dsEvents(t, ns, reason))
+		if n >= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -339,7 +361,7 @@ func TestDaemonSet_OnePodPerNodeRevisionAndStatus(t *testing.T) {
 	}
 	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 3, CurrentNumberScheduled: 3,
 		UpdatedNumberScheduled: 3, NumberUnavailable: 3})
-	if n := len(dsEvents(t, ns, "SuccessfulCreate")); n != 3 {
+	if n := dsWaitEvents(t, ns, "SuccessfulCreate", 3); n != 3 {
 		t.Errorf("%d SuccessfulCreate events, want 3", n)
 	}
 
@@ -384,7 +406,7 @@ func TestDaemonSet_NodeSelectorNewNodeAndRelabel(t *testing.T) {
 	dsWaitPods(t, ns, b, c, e)
 	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 3, CurrentNumberScheduled: 3,
 		UpdatedNumberScheduled: 3, NumberUnavailable: 3})
-	if n := len(dsEvents(t, ns, "SuccessfulDelete")); n != 1 {
+	if n := dsWaitEvents(t, ns, "SuccessfulDelete", 1); n != 1 {
 		t.Errorf("%d SuccessfulDelete events, want 1", n)
 	}
 }
@@ -513,7 +535,7 @@ func TestDaemonSet_FailedPodIsReplaced(t *testing.T) {
 		ps := m[a]
 		return len(ps) == 1 && ps[0].Name != first.Name, dsDescribe(m)
 	})
-	if n := len(dsEvents(t, ns, "FailedDaemonPod")); n < 1 {
+	if n := dsWaitEvents(t, ns, "FailedDaemonPod", 1); n < 1 {
 		t.Errorf("no FailedDaemonPod event")
 	}
 	cur, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), first.Name, metav1.GetOptions{})
@@ -526,7 +548,7 @@ func TestDaemonSet_FailedPodIsReplaced(t *testing.T) {
 
 // dsKubelet plays the scheduler and the kubelet until done says stop: binds and readies new
 // pods, finishes terminating ones. It returns the most old-revision pods seen terminating at once.
-func dsKubelet(t *testing.T, ns, hash string, done func(m map[string][]corev1.Pod) bool) int {
+func dsKubelet(t *testing.T, ns, hash string, done func(m map[string][]corev1.Pod) bool, seen ...func(m map[string][]corev1.Pod)) int {
 	t.Helper()
 	most := 0
 	var zero int64
@@ -534,6 +556,17 @@ func dsKubelet(t *testing.T, ns, hash string, done func(m map[string][]corev1.Po
 		l, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// what the listing shows before this kubelet acts on it: a surge pod is Pending here
+		// beside the old pod it replaces (the old one goes only once the new one is ready)
+		live := map[string][]corev1.Pod{}
+		for _, p := range l.Items {
+			if p.DeletionTimestamp == nil {
+				live[dsTarget(&p)] = append(live[dsTarget(&p)], p)
+			}
+		}
+		for _, f := range seen {
+			f(live)
 		}
 		terminating := 0
 		for i := range l.Items {
@@ -608,7 +641,7 @@ func TestDaemonSet_RollingUpdateMaxUnavailable(t *testing.T) {
 	}
 	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 3, CurrentNumberScheduled: 3,
 		UpdatedNumberScheduled: 3, NumberReady: 3, NumberAvailable: 3})
-	if n := len(dsEvents(t, ns, "SuccessfulDelete")); n != 3 {
+	if n := dsWaitEvents(t, ns, "SuccessfulDelete", 3); n != 3 {
 		t.Errorf("%d SuccessfulDelete events, want 3", n)
 	}
 }
@@ -674,28 +707,33 @@ func TestDaemonSet_RollingUpdateMaxSurge(t *testing.T) {
 	ds := dsGet(t, ns, "ds")
 	hash := controller.ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
 	mostSurged, sawSurge := 0, false
-	dsKubelet(t, ns, hash, func(m map[string][]corev1.Pod) bool {
-		surged, done := 0, true
+	observe := func(m map[string][]corev1.Pod) {
+		surged := 0
 		for _, n := range nodes {
 			if len(m[n]) > 1 {
 				surged++
 				sawSurge = true
 			}
-			if len(m[n]) != 1 || m[n][0].Labels["controller-revision-hash"] != hash || m[n][0].Status.Phase != corev1.PodRunning {
-				done = false
-			}
 		}
 		if surged > mostSurged {
 			mostSurged = surged
 		}
-		return done
-	})
+	}
+	dsKubelet(t, ns, hash, func(m map[string][]corev1.Pod) bool {
+		observe(m)
+		for _, n := range nodes {
+			if len(m[n]) != 1 || m[n][0].Labels["controller-revision-hash"] != hash || m[n][0].Status.Phase != corev1.PodRunning {
+				return false
+			}
+		}
+		return true
+	}, observe)
 	if !sawSurge || mostSurged > 1 {
 		t.Errorf("nodes with a surge pod: at most %d (seen: %v), want exactly 1 at a time", mostSurged, sawSurge)
 	}
 	dsWaitStatus(t, ns, "ds", appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, CurrentNumberScheduled: 2,
 		UpdatedNumberScheduled: 2, NumberReady: 2, NumberAvailable: 2})
-	if n := len(dsEvents(t, ns, "SuccessfulDelete")); n != 2 {
+	if n := dsWaitEvents(t, ns, "SuccessfulDelete", 2); n != 2 {
 		t.Errorf("%d SuccessfulDelete events, want 2", n)
 	}
 }

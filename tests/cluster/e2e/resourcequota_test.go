@@ -67,6 +67,21 @@ func useSharedRQ(t *testing.T) {
 	}
 }
 
+// rqNamespace is Namespace with kube-root-ca.crt already in it: a root-ca publisher run by
+// another test at the same time (kcmd's or upstream's) would otherwise add it at any moment,
+// and the configmap counts these tests compare would be off by one; made here, a publisher
+// only updates it.
+func rqNamespace(t *testing.T) string {
+	t.Helper()
+	ns := Namespace(t)
+	_, err := env.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"}, Data: map[string]string{"ca.crt": ""}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return ns
+}
+
 func rl(kv ...string) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -153,7 +168,7 @@ func TestResourceQuota_StatusPromptlyCalculated(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	cms, err := env.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +201,7 @@ func TestResourceQuota_ComputedForExistingObjects(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	mustCreateRQPod(t, rqPod(ns, "a", rl("cpu", "500m", "memory", "1Gi", "example.com/dongle", "1"),
 		rl("cpu", "1", "memory", "1Gi", "example.com/dongle", "1")))
 	mustCreateRQPod(t, rqPod(ns, "b", rl("cpu", "250m", "memory", "512Mi", "ephemeral-storage", "1G"),
@@ -266,7 +281,7 @@ func TestResourceQuota_LifeOfAPod(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	mustCreateQuota(t, ns, &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "test-quota"},
 		Spec: corev1.ResourceQuotaSpec{Hard: rl("pods", "2", "count/pods", "5", "cpu", "1", "memory", "500Mi",
@@ -305,7 +320,7 @@ func TestResourceQuota_LifeOfAService(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	mustCreateQuota(t, ns, &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "test-quota"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: rl("services", "10", "services.nodeports", "1", "services.loadbalancers", "1")},
@@ -351,7 +366,7 @@ func TestResourceQuota_LifeOfAConfigMapAndSecret(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	cms, err := env.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +403,7 @@ func TestResourceQuota_LifeOfAPersistentVolumeClaim(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	mustCreateQuota(t, ns, &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "test-quota"},
 		Spec: corev1.ResourceQuotaSpec{Hard: rl("persistentvolumeclaims", "10", "requests.storage", "10Gi",
@@ -438,7 +453,7 @@ func TestResourceQuota_LifeOfAPersistentVolumeClaim(t *testing.T) {
 func TestResourceQuota_TerminatingAndBestEffortScopes(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	scoped := func(name string, scope corev1.ResourceQuotaScope, hard corev1.ResourceList) {
 		mustCreateQuota(t, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: corev1.ResourceQuotaSpec{Hard: hard, Scopes: []corev1.ResourceQuotaScope{scope}}})
@@ -477,7 +492,7 @@ func TestResourceQuota_TerminatingAndBestEffortScopes(t *testing.T) {
 func TestResourceQuota_BestEffortPods(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	for _, s := range []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort} {
 		mustCreateQuota(t, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(string(s))},
 			Spec: corev1.ResourceQuotaSpec{Hard: rl("pods", "5"), Scopes: []corev1.ResourceQuotaScope{s}}})
@@ -498,7 +513,7 @@ func TestResourceQuota_PriorityClassScope(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	pcName := ns + "-pc"
 	if _, err := env.Client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
 		ObjectMeta: metav1.ObjectMeta{Name: pcName}, Value: 1000}, metav1.CreateOptions{}); err != nil {
@@ -542,7 +557,7 @@ func TestResourceQuota_SpecUpdated(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	mustCreateQuota(t, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
 		Spec: corev1.ResourceQuotaSpec{Hard: rl("cpu", "1", "memory", "500Mi")}})
 	waitQuotaUsed(t, ns, "q", "cpu=0,memory=0")
@@ -565,7 +580,7 @@ func TestResourceQuota_ResyncPeriodRecomputes(t *testing.T) {
 		t.Skip("upstream kcm runs with its default period in the parity mode")
 	}
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	p := startKcmd(t, nil, "--controllers=resourcequota-controller", "--secure-port=0",
 		"--leader-elect=false", "--resource-quota-sync-period=2s", "--v=4")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
@@ -588,7 +603,7 @@ func TestResourceQuota_CountOfAnyKind(t *testing.T) {
 	t.Parallel()
 	useSharedRQ(t)
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	mustCreateQuota(t, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
 		Spec: corev1.ResourceQuotaSpec{Hard: rl("count/roles.rbac.authorization.k8s.io", "2",
 			"count/leases.coordination.k8s.io", "5", "count/widgets.example.com", "1")}})
@@ -619,7 +634,7 @@ func TestResourceQuota_ChildCrashes(t *testing.T) {
 		t.Skip("kills kcmd's processes")
 	}
 	ctx := context.Background()
-	ns := Namespace(t)
+	ns := rqNamespace(t)
 	p := startKcmd(t, nil, "--controllers=resourcequota-controller", "--secure-port=0",
 		"--leader-elect=false", "--concurrent-resource-quota-syncs=3", "--v=2")
 	const nq, ncm = 4, 30
