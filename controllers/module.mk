@@ -13,16 +13,18 @@ registry_TESTS    := controllers/tests/test-registry.c
 
 # The loader's test (--controller-plugins, registry.h) loads plug-in fixtures built from one
 # source with different macros: a good one, a second good one (another name), one without the
-# symbol, one for another ABI, one with a duplicate name, one with an unresolved symbol.
+# symbol, one for another ABI, one with a duplicate name, one declaring an in-tree flag with
+# another default and one with the same (accepted), one with an unresolved symbol.
 registry_TESTS    += controllers/tests/test-plugins.c
 PLUGIN_FIXTURE_SRC := controllers/tests/plugins/good.c
-PLUGIN_FIXTURES   := good good2 nosym badabi dupname dupflag undef
+PLUGIN_FIXTURES   := good good2 nosym badabi dupname dupflag sameflag undef
 fixture_good      := -DFIXTURE_NAME='"test-plugin-controller"' -DFIXTURE_QUEUE='"test-plugin"' -DFIXTURE_FLAG='"test-plugin-syncs"' -DFIXTURE_ABI=KCMD_CONTROLLER_ABI
 fixture_good2     := -DFIXTURE_NAME='"test-plugin2-controller"' -DFIXTURE_QUEUE='"test-plugin2"' -DFIXTURE_FLAG='"test-plugin2-syncs"' -DFIXTURE_ABI=KCMD_CONTROLLER_ABI
 fixture_nosym     := $(fixture_good) -DFIXTURE_NO_SYMBOL
 fixture_badabi    := -DFIXTURE_NAME='"test-plugin3-controller"' -DFIXTURE_QUEUE='"test-plugin3"' -DFIXTURE_FLAG='"test-plugin3-syncs"' -DFIXTURE_ABI='(KCMD_CONTROLLER_ABI + 1)'
 fixture_dupname   := -DFIXTURE_NAME='"test-plugin-controller"' -DFIXTURE_QUEUE='"test-plugin4"' -DFIXTURE_FLAG='"test-plugin4-syncs"' -DFIXTURE_ABI=KCMD_CONTROLLER_ABI
 fixture_dupflag   := -DFIXTURE_NAME='"test-plugin5-controller"' -DFIXTURE_QUEUE='"test-plugin5"' -DFIXTURE_FLAG='"concurrent-replicaset-syncs"' -DFIXTURE_ABI=KCMD_CONTROLLER_ABI
+fixture_sameflag  := -DFIXTURE_NAME='"test-plugin7-controller"' -DFIXTURE_QUEUE='"test-plugin7"' -DFIXTURE_FLAG='"concurrent-replicaset-syncs"' -DFIXTURE_FLAG_DEF='"5"' -DFIXTURE_ABI=KCMD_CONTROLLER_ABI
 fixture_undef     := -DFIXTURE_NAME='"test-plugin6-controller"' -DFIXTURE_QUEUE='"test-plugin6"' -DFIXTURE_FLAG='"test-plugin6-syncs"' -DFIXTURE_ABI=KCMD_CONTROLLER_ABI -DFIXTURE_UNDEFINED
 registry_TEST_DEPS := $(foreach r,$(B) $(BA),$(foreach f,$(PLUGIN_FIXTURES),$(r)/t/controllers/tests/plugins/$(f).so))
 define plugin_fixture_template

@@ -42,6 +42,7 @@ extern const struct kcmd_controller kcmd_ttl_after_finished_controller;
 extern const struct kcmd_controller kcmd_cronjob_controller;        /* workers/cronjob/plugin.c */
 extern const struct kcmd_controller kcmd_serviceaccount_controller; /* workers/serviceaccount/ */
 extern const struct kcmd_controller kcmd_rootcacert_controller;     /* workers/rootcacert/ */
+extern const struct kcmd_controller kcmd_satoken_controller;        /* workers/satoken/ */
 extern const struct kcmd_controller kcmd_namespace_controller;      /* workers/namespace/ */
 /* workers/clusterroleaggregation/ */
 extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
@@ -101,6 +102,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_vac_protection_controller,
         &kcmd_ephemeral_volume_controller,
         &kcmd_daemonset_controller,
+        &kcmd_satoken_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
@@ -226,11 +228,20 @@ int kcmd_registry_validate(char *err, size_t errlen)
 						         o->name, c->name, c->queues[a].name);
 						return -EINVAL;
 					}
+			/* kcm has flags several controllers read (--root-ca-file): each may declare
+			 * it, with the same type and default (one value, set for every declarer) */
 			for (size_t a = 0; a < c->n_flags; a++)
 				for (size_t b = 0; b < o->n_flags; b++)
-					if (!strcmp(c->flags[a].name, o->flags[b].name)) {
+					if (!strcmp(c->flags[a].name, o->flags[b].name) &&
+					    (c->flags[a].type != o->flags[b].type ||
+					     strcmp(c->flags[a].def ? c->flags[a].def : "",
+					            o->flags[b].def ? o->flags[b].def : "") ||
+					     c->flags[a].enables_controller ||
+					     o->flags[b].enables_controller)) {
 						snprintf(err, errlen,
-						         "controllers %s and %s both declare --%s",
+						         "controllers %s and %s both declare --%s, "
+						         "with "
+						         "different types or defaults",
 						         o->name, c->name, c->flags[a].name);
 						return -EINVAL;
 					}

@@ -232,25 +232,6 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static char *b64_encode(const unsigned char *p, size_t n)
-{
-	static const char tab[] =
-	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *o = malloc((n + 2) / 3 * 4 + 1), *q = o;
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
-		             (i + 2 < n ? p[i + 2] : 0);
-		*q++ = tab[v >> 18 & 63];
-		*q++ = tab[v >> 12 & 63];
-		*q++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
-		*q++ = i + 2 < n ? tab[v & 63] : '=';
-	}
-	*q = 0;
-	return o;
-}
-
 /* KUBERNETES_EXEC_INFO as client-go encodes it: an ExecCredential whose spec carries
  * interactive=false and, with provideClusterInfo, the cluster (server, tls-server-name,
  * insecure-skip-tls-verify, certificate-authority-data read from the CA file if need be,
@@ -271,7 +252,7 @@ static char *exec_info(const struct kube_config *cfg)
 		if (ok && cfg->insecure_skip_tls_verify)
 			ok = cJSON_AddTrueToObject(cl, "insecure-skip-tls-verify");
 		if (ok && cfg->ca_data_len)
-			ok = (ca = b64_encode(cfg->ca_data, cfg->ca_data_len)) != NULL;
+			ok = (ca = kube_base64_encode(cfg->ca_data, cfg->ca_data_len)) != NULL;
 		else if (ok && cfg->ca_file && *cfg->ca_file) {
 			FILE *f = fopen(cfg->ca_file, "re");
 			unsigned char buf[65536];
@@ -279,7 +260,7 @@ static char *exec_info(const struct kube_config *cfg)
 			if (f)
 				fclose(f);
 			if (n)
-				ok = (ca = b64_encode(buf, n)) != NULL;
+				ok = (ca = kube_base64_encode(buf, n)) != NULL;
 		}
 		if (ok && ca)
 			ok = cJSON_AddStringToObject(cl, "certificate-authority-data", ca);

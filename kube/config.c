@@ -191,6 +191,46 @@ static int b64(unsigned char c)
 	return -1;
 }
 
+int kube_base64url_append(const unsigned char *in, size_t n, char *out, size_t outlen, size_t *pos)
+{
+	static const char tab[] =
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16;
+		size_t k = n - i >= 3 ? 4 : n - i + 1;
+		if (i + 1 < n)
+			v |= (uint32_t)in[i + 1] << 8;
+		if (i + 2 < n)
+			v |= in[i + 2];
+		for (size_t j = 0; j < k; j++) {
+			if (*pos + 1 >= outlen)
+				return -ENOSPC;
+			out[(*pos)++] = tab[(v >> (18 - 6 * j)) & 63];
+		}
+	}
+	out[*pos] = 0;
+	return 0;
+}
+
+char *kube_base64_encode(const unsigned char *p, size_t n)
+{
+	static const char tab[] =
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *o = malloc((n + 2) / 3 * 4 + 1), *q = o;
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+		             (i + 2 < n ? p[i + 2] : 0);
+		*q++ = tab[v >> 18 & 63];
+		*q++ = tab[v >> 12 & 63];
+		*q++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		*q++ = i + 2 < n ? tab[v & 63] : '=';
+	}
+	*q = 0;
+	return o;
+}
+
 int kube_base64_decode(const char *in, size_t n, unsigned char **ret, size_t *ret_len)
 {
 	unsigned char *out = malloc(n / 4 * 3 + 4);

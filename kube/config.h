@@ -91,5 +91,12 @@ static inline void kube_config_freep(struct kube_config **c)
 }
 #define _cleanup_kube_config_ __attribute__((cleanup(kube_config_freep)))
 
+/* Appends base64url without padding (RFC 7515 section 2) of in[0..n) at out[*pos] and
+ * NUL-terminates; *pos moves on. 0, or -ENOSPC when out (outlen bytes) is too small. */
+int kube_base64url_append(const unsigned char *in, size_t n, char *out, size_t outlen, size_t *pos);
+
+/* Standard base64 with padding of p[0..n), malloc'd and NUL-terminated; NULL: no memory. */
+char *kube_base64_encode(const unsigned char *p, size_t n);
+
 /* Decodes standard base64 (whitespace ignored). *ret is malloc'd. */
 int kube_base64_decode(const char *in, size_t n, unsigned char **ret, size_t *ret_len);

@@ -520,11 +520,17 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			if (flag_value(nbuf, cf->type == KCMD_FLAG_BOOL, argc, argv, &i, &val, err,
 			               errlen) < 0)
 				return -EINVAL;
-			int r = kcmd_flag_values_set(cv, nbuf, val, err, errlen);
-			if (r == -ENOMEM)
-				return fail(err, errlen, "--%s: out of memory", nbuf);
-			if (r < 0)
-				return r;
+			/* every controller that declares it (the registry checked they agree) */
+			for (size_t k = 0; k < cfg->n_ctl; k++) {
+				if (!kcmd_flag_values_find(cfg->ctl[k].values, nbuf))
+					continue;
+				int r = kcmd_flag_values_set(cfg->ctl[k].values, nbuf, val, err,
+				                             errlen);
+				if (r == -ENOMEM)
+					return fail(err, errlen, "--%s: out of memory", nbuf);
+				if (r < 0)
+					return r;
+			}
 			continue;
 		}
 		if (!f) {
@@ -651,6 +657,16 @@ void mgr_flags_usage(FILE *out)
 		fprintf(out, "\n%s flags:\n", c->name);
 		for (size_t f = 0; f < c->n_flags; f++) {
 			char nm[96];
+			bool seen = false; /* declared by an earlier controller too: listed there */
+			for (size_t e = 0; e < i && !seen; e++) {
+				const struct kcmd_controller *o = kcmd_registry_at(e);
+				for (size_t g = 0; g < o->n_flags && !seen; g++)
+					seen = !strcmp(o->flags[g].name, c->flags[f].name);
+			}
+			if (seen) {
+				fprintf(out, "  --%-34s (see above)\n", c->flags[f].name);
+				continue;
+			}
 			snprintf(nm, sizeof(nm), "%s %s", c->flags[f].name,
 			         type_name(c->flags[f].type));
 			fprintf(out, "  --%-34s %s (default %s)\n", nm,
@@ -762,6 +778,12 @@ int mgr_flags_flagz(const struct mgr_config *cfg, char **ret, size_t *ret_len)
 			         kcmd_flag_values_text(cfg->ctl[k].values, i));
 	}
 	qsort(lines, n, sizeof(*lines), flagz_cmp);
+	/* a flag several controllers declare (one value) is one line */
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || strcmp(lines[u - 1].text, lines[i].text))
+			lines[u++] = lines[i];
+	n = u;
 	/* kcm's header: the component, then the warning that this is not an API */
 	static const char head[] =
 	        "\nkcmd flagz\nWarning: This endpoint is not meant to be machine "

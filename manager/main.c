@@ -1791,6 +1791,11 @@ int main(int argc, char **argv)
 			log_error("%s", err);
 			return 1;
 		}
+		if (r == -ECANCELED) { /* kcm's "disabled" start result: it does not run */
+			log_warning("%s", err);
+			m->ctl[i].on = false;
+			continue;
+		}
 		if (r < 0)
 			log_warning("%s; %s checks again when it starts", err, c->name);
 		else if (err[0])

@@ -238,7 +238,9 @@ struct kcmd_controller {
 	const struct kcmd_debug_endpoint *debug; /* n_debug entries */
 	size_t n_debug;
 	/* Checked once before the processes start (e.g. refusing a cluster it must not act on):
-	 * returns 0, or -errno with a message; -EEXIST is fatal. */
+	 * returns 0, or -errno with a message; -EEXIST is fatal; -ECANCELED leaves the
+	 * controller off with the message as a warning (kcm's "disabled" start result, e.g. the
+	 * token controller without --service-account-private-key-file). */
 	int (*mgr_precheck)(const struct kcmd_flag_values *v, const struct kube_config *kcfg,
 	                    char *err, size_t errlen);
 

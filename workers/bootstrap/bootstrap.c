@@ -16,28 +16,6 @@
 #include "kube/config.h"
 #include "kube/model.h"
 
-/* base64url without padding (RFC 7515 section 2) of in, appended at out[*pos]. */
-static int b64url(const unsigned char *in, size_t n, char *out, size_t outlen, size_t *pos)
-{
-	static const char tab[] =
-	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		size_t k = n - i >= 3 ? 4 : n - i + 1;
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= in[i + 2];
-		for (size_t j = 0; j < k; j++) {
-			if (*pos + 1 >= outlen)
-				return -ENOSPC;
-			out[(*pos)++] = tab[(v >> (18 - 6 * j)) & 63];
-		}
-	}
-	out[*pos] = 0;
-	return 0;
-}
-
 int bt_jws_detached(const char *content, size_t content_len, const char *id, const char *secret,
                     size_t secret_len, char *out, size_t outlen)
 {
@@ -50,7 +28,8 @@ int bt_jws_detached(const char *content, size_t content_len, const char *id, con
 	n = snprintf(header, sizeof(header), "{\"alg\":\"HS256\",\"kid\":\"%s\"}", id);
 	if (n < 0 || (size_t)n >= sizeof(header))
 		return -ENOSPC;
-	if ((r = b64url((const unsigned char *)header, (size_t)n, out, outlen, &pos)) < 0)
+	if ((r = kube_base64url_append((const unsigned char *)header, (size_t)n, out, outlen,
+	                               &pos)) < 0)
 		return r;
 	hlen = pos;
 	/* signing input: header "." payload, both base64url */
@@ -60,7 +39,8 @@ int bt_jws_detached(const char *content, size_t content_len, const char *id, con
 	memcpy(input, out, hlen);
 	input[hlen] = '.';
 	size_t ipos = hlen + 1;
-	if ((r = b64url((const unsigned char *)content, content_len, input, cap, &ipos)) < 0)
+	if ((r = kube_base64url_append((const unsigned char *)content, content_len, input, cap,
+	                               &ipos)) < 0)
 		goto out;
 	if (klen > sizeof(key) && !(kp = malloc(klen))) {
 		r = -ENOMEM;
@@ -78,7 +58,7 @@ int bt_jws_detached(const char *content, size_t content_len, const char *id, con
 	}
 	out[pos++] = '.';
 	out[pos++] = '.';
-	r = b64url(mac, sizeof(mac), out, outlen, &pos);
+	r = kube_base64url_append(mac, sizeof(mac), out, outlen, &pos);
 out:
 	if (kp != key) {
 		explicit_bzero(kp, klen);

@@ -106,59 +106,11 @@ static const struct inf_handler_table rc_handlers = {
         .resync = rc_resync,
 };
 
-/* ---- the root CA ------------------------------------------------------------------------- */
-/* --root-ca-file's content (checked), or the kubeconfig's certificate-authority-data, or "". */
-static int load_root_ca(const char *file, const struct kube_config *kcfg, char **ret, char *err,
-                        size_t errlen)
-{
-	*ret = NULL;
-	if (file && *file) {
-		FILE *f = fopen(file, "re");
-		char *buf = NULL;
-		size_t len = 0;
-		int r;
-
-		if (!f) {
-			r = -errno;
-			snprintf(err, errlen, "error parsing root-ca-file at %s: open %s: %s", file,
-			         file, strerror(errno));
-			return r;
-		}
-		FILE *m = open_memstream(&buf, &len);
-		char chunk[4096];
-		size_t n;
-		while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-			fwrite(chunk, 1, n, m);
-		fclose(f);
-		if (!m || fclose(m) != 0) {
-			free(buf);
-			snprintf(err, errlen, "error parsing root-ca-file at %s: out of memory",
-			         file);
-			return -ENOMEM;
-		}
-		char why[200];
-		if ((r = rc_check_pem(buf, len, why, sizeof(why))) < 0) {
-			snprintf(err, errlen, "error parsing root-ca-file at %s: %s", file, why);
-			free(buf);
-			return r;
-		}
-		*ret = buf;
-		return 0;
-	}
-	size_t n = kcfg && kcfg->ca_data ? kcfg->ca_data_len : 0;
-	if (!(*ret = malloc(n + 1)))
-		return -ENOMEM;
-	if (n)
-		memcpy(*ret, kcfg->ca_data, n);
-	(*ret)[n] = 0;
-	return 0;
-}
-
 static int rc_precheck(const struct kcmd_flag_values *v, const struct kube_config *kcfg, char *err,
                        size_t errlen)
 {
 	char *ca = NULL;
-	int r = load_root_ca(kcmd_flag_string(v, "root-ca-file"), kcfg, &ca, err, errlen);
+	int r = rc_load_root_ca(kcmd_flag_string(v, "root-ca-file"), kcfg, &ca, err, errlen);
 
 	free(ca);
 	return r < 0 ? -EEXIST : 0; /* kcm does not start */
@@ -188,8 +140,8 @@ static int rc_init(struct wk_ctx *ctx, void **ret_state)
 		return -ENOMEM;
 	s->ctx = ctx;
 	s->metrics = kcmd_metrics_get(); /* NULL without KCMD_METRICS_FD: not recorded */
-	r = load_root_ca(kcmd_flag_string(ctx->flags, "root-ca-file"), ctx->config, &s->ca, err,
-	                 sizeof(err));
+	r = rc_load_root_ca(kcmd_flag_string(ctx->flags, "root-ca-file"), ctx->config, &s->ca, err,
+	                    sizeof(err));
 	if (r < 0) {
 		kcmd_log_error("%s", err);
 		free(s);

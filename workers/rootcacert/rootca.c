@@ -10,6 +10,8 @@
 #include <cjson/cJSON.h>
 #include <gnutls/x509.h>
 
+#include "kube/config.h"
+
 static int print(cJSON *o, char **ret)
 {
 	char *s = cJSON_PrintUnformatted(o);
@@ -165,4 +167,50 @@ void rc_metrics_observe(struct kcmd_metrics *m, int code, uint64_t duration_ns)
 	snprintf(c, sizeof(c), "%d", code);
 	kcmd_metric_inc(m, RC_M_SYNCS, (const char *[]){c});
 	kcmd_metric_observe(m, RC_M_DURATION, (const char *[]){c}, (double)duration_ns / 1e9);
+}
+
+int rc_load_root_ca(const char *file, const struct kube_config *kcfg, char **ret, char *err,
+                    size_t errlen)
+{
+	*ret = NULL;
+	if (file && *file) {
+		FILE *f = fopen(file, "re");
+		char *buf = NULL;
+		size_t len = 0;
+		int r;
+
+		if (!f) {
+			r = -errno;
+			snprintf(err, errlen, "error parsing root-ca-file at %s: open %s: %s", file,
+			         file, strerror(errno));
+			return r;
+		}
+		FILE *m = open_memstream(&buf, &len);
+		char chunk[4096];
+		size_t n;
+		while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			fwrite(chunk, 1, n, m);
+		fclose(f);
+		if (!m || fclose(m) != 0) {
+			free(buf);
+			snprintf(err, errlen, "error parsing root-ca-file at %s: out of memory",
+			         file);
+			return -ENOMEM;
+		}
+		char why[200];
+		if ((r = rc_check_pem(buf, len, why, sizeof(why))) < 0) {
+			snprintf(err, errlen, "error parsing root-ca-file at %s: %s", file, why);
+			free(buf);
+			return r;
+		}
+		*ret = buf;
+		return 0;
+	}
+	size_t n = kcfg && kcfg->ca_data ? kcfg->ca_data_len : 0;
+	if (!(*ret = malloc(n + 1)))
+		return -ENOMEM;
+	if (n)
+		memcpy(*ret, kcfg->ca_data, n);
+	(*ret)[n] = 0;
+	return 0;
 }

@@ -51,6 +51,14 @@ int rc_create_result(int err);
  * (certutil.ParseCertsPEM). 0, or -EINVAL with a reason in err. */
 int rc_check_pem(const char *data, size_t len, char *err, size_t errlen);
 
+/* The root CA: --root-ca-file's content when file is set (read and checked with rc_check_pem:
+ * -errno and kcm's message "error parsing root-ca-file at <file>: ..." in err), else the
+ * kubeconfig's certificate-authority-data, else "". *ret is malloc'd, NUL-terminated. Shared
+ * with the serviceaccount-token-controller, which puts the same CA into token Secrets. */
+struct kube_config;
+int rc_load_root_ca(const char *file, const struct kube_config *kcfg, char **ret, char *err,
+                    size_t errlen);
+
 /* A namespace update queues its key only while the namespace is Active (namespaceUpdated). */
 bool rc_namespace_update_wanted(const char *phase);
 

@@ -31,8 +31,13 @@ static const struct wk_controller t_worker = {.name = FIXTURE_NAME,
                                               .sync = t_sync,
                                               .fini = t_fini};
 static const struct kcmd_queue t_queues[] = {{.name = FIXTURE_QUEUE}};
-static const struct kcmd_flag t_flags[] = {
-        {.name = FIXTURE_FLAG, .type = KCMD_FLAG_INT, .def = "3", .help = "a fixture's flag"}};
+#ifndef FIXTURE_FLAG_DEF
+#define FIXTURE_FLAG_DEF "3"
+#endif
+static const struct kcmd_flag t_flags[] = {{.name = FIXTURE_FLAG,
+                                            .type = KCMD_FLAG_INT,
+                                            .def = FIXTURE_FLAG_DEF,
+                                            .help = "a fixture's flag"}};
 
 static const struct kcmd_controller t_desc = {
         .abi = FIXTURE_ABI,
