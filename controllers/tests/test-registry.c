@@ -50,7 +50,8 @@ static void test_descriptors(void **state)
 			assert_non_null(kcmd_flag_values_find(v, c->enable_flag));
 			assert_false(c->enabled_by_default);
 		}
-		if (!c->hidden)
+		/* kcm gives the token controller its root client: the accounts depend on it */
+		if (!c->hidden && strcmp(c->name, "serviceaccount-token-controller") != 0)
 			assert_non_null(c->service_account);
 		kcmd_flag_values_free(v);
 	}

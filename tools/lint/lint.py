@@ -102,6 +102,10 @@ LAYERS = [
     ("workers/endpoints/**", ["workers/endpoints/**", "workers/endpointslice/reconcile.h",
                               "workers/endpointslice/tracker.h", "workers/endpointslice/podlist.h",
                               "workers/*.h"] + REGISTRY_H + LIB),
+    # the token controller puts the root CA publisher's CA into its Secrets, loaded the same
+    # way (--root-ca-file or the kubeconfig's CA; docs/satoken.md): that header
+    ("workers/satoken/**", ["workers/satoken/**", "workers/rootcacert/rootca.h", "workers/*.h"]
+     + REGISTRY_H + LIB),
     # one folder per controller: itself, the worker interface, lib and below
     ("workers/<c>/**", ["workers/<c>/**", "workers/*.h"] + REGISTRY_H + LIB),
     ("bench/**", ["**"]),
