@@ -43,6 +43,7 @@ extern const struct kcmd_controller kcmd_cronjob_controller;        /* workers/c
 extern const struct kcmd_controller kcmd_serviceaccount_controller; /* workers/serviceaccount/ */
 extern const struct kcmd_controller kcmd_rootcacert_controller;     /* workers/rootcacert/ */
 extern const struct kcmd_controller kcmd_satoken_controller;        /* workers/satoken/ */
+extern const struct kcmd_controller kcmd_pcrcleaner_controller;     /* workers/pcrcleaner/ */
 extern const struct kcmd_controller kcmd_namespace_controller;      /* workers/namespace/ */
 /* workers/clusterroleaggregation/ */
 extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
@@ -103,6 +104,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_ephemeral_volume_controller,
         &kcmd_daemonset_controller,
         &kcmd_satoken_controller,
+        &kcmd_pcrcleaner_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

@@ -516,6 +516,12 @@ static void st_sync(void *state, size_t q, const char *key, struct wk_result *re
 	char buf[1100];
 
 	*res = (struct wk_result){0};
+	/* WaitForCacheSync: an account missing from a cache not yet filled is not a deleted one */
+	if (kcmd_cache_synced(s->ctx->arena, "", "serviceaccounts") != 1 ||
+	    kcmd_cache_synced(s->ctx->arena, "", "secrets") != 1) {
+		*res = (struct wk_result){.requeue_after = true, .after_usec = 1000000};
+		return;
+	}
 	snprintf(buf, sizeof(buf), "%s", key);
 	if (q == 0)
 		sync_sa(s, buf, res);
