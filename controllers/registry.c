@@ -44,6 +44,7 @@ extern const struct kcmd_controller kcmd_serviceaccount_controller; /* workers/s
 extern const struct kcmd_controller kcmd_rootcacert_controller;     /* workers/rootcacert/ */
 extern const struct kcmd_controller kcmd_satoken_controller;        /* workers/satoken/ */
 extern const struct kcmd_controller kcmd_pcrcleaner_controller;     /* workers/pcrcleaner/ */
+extern const struct kcmd_controller kcmd_ctbpublisher_controller;   /* workers/ctbpublisher/ */
 extern const struct kcmd_controller kcmd_namespace_controller;      /* workers/namespace/ */
 /* workers/clusterroleaggregation/ */
 extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
@@ -105,6 +106,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_daemonset_controller,
         &kcmd_satoken_controller,
         &kcmd_pcrcleaner_controller,
+        &kcmd_ctbpublisher_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

@@ -106,6 +106,9 @@ LAYERS = [
     # way (--root-ca-file or the kubeconfig's CA; docs/satoken.md): that header
     ("workers/satoken/**", ["workers/satoken/**", "workers/rootcacert/rootca.h", "workers/*.h"]
      + REGISTRY_H + LIB),
+    # so does the ClusterTrustBundle publisher (docs/ctbpublisher.md)
+    ("workers/ctbpublisher/**", ["workers/ctbpublisher/**", "workers/rootcacert/rootca.h",
+                                 "workers/*.h"] + REGISTRY_H + LIB),
     # one folder per controller: itself, the worker interface, lib and below
     ("workers/<c>/**", ["workers/<c>/**", "workers/*.h"] + REGISTRY_H + LIB),
     ("bench/**", ["**"]),
