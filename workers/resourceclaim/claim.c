@@ -36,8 +36,10 @@ int rc_claim_name(const cJSON *pod, const cJSON *pod_claim, const char **ret_nam
 		return 0;
 	}
 	if (!str(pod_claim, "resourceClaimTemplateName")) {
-		snprintf(msg, n, "unsupported API: pod claim %s sets neither resourceClaimName nor "
-		                 "resourceClaimTemplateName", nz(pc));
+		snprintf(msg, n, "pod \"%s/%s\", spec.resourceClaim \"%s\": none of the supported "
+		                 "fields are set",
+		         nz(str(get(pod, "metadata"), "namespace")), nz(str(get(pod, "metadata"), "name")),
+		         nz(pc));
 		return -EINVAL;
 	}
 	cJSON_ArrayForEach(st, get(get(pod, "status"), "resourceClaimStatuses"))
@@ -49,7 +51,8 @@ int rc_claim_name(const cJSON *pod, const cJSON *pod_claim, const char **ret_nam
 		*ret_check_owner = true;
 		return 0;
 	}
-	snprintf(msg, n, "pod \"%s\": ResourceClaim not created yet", nz(str(get(pod, "metadata"), "name")));
+	snprintf(msg, n, "pod \"%s/%s\": ResourceClaim not created yet",
+	         nz(str(get(pod, "metadata"), "namespace")), nz(str(get(pod, "metadata"), "name")));
 	return -ENOENT;
 }
 
@@ -70,9 +73,15 @@ int rc_is_for_pod(const cJSON *pod, const cJSON *claim, char *msg, size_t n)
 	const cJSON *ref = controller_ref(claim);
 	const char *uid = str(pm, "uid"), *ruid = str(ref, "uid");
 
+	if (strcmp(nz(str(cm, "namespace")), nz(str(pm, "namespace")))) {
+		snprintf(msg, n, "ResourceClaim %s/%s is not in the same namespace as Pod %s/%s",
+		         nz(str(cm, "namespace")), nz(str(cm, "name")), nz(str(pm, "namespace")),
+		         nz(str(pm, "name")));
+		return -EEXIST;
+	}
 	if (uid && ruid && !strcmp(uid, ruid))
 		return 0;
-	snprintf(msg, n, "ResourceClaim %s/%s was not created for pod %s/%s (pod is not owner)",
+	snprintf(msg, n, "ResourceClaim %s/%s was not created for Pod %s/%s (Pod is not owner)",
 	         nz(str(cm, "namespace")), nz(str(cm, "name")), nz(str(pm, "namespace")),
 	         nz(str(pm, "name")));
 	return -EEXIST;
@@ -92,7 +101,8 @@ bool rc_is_reserved_for_pod(const char *pod_uid, const cJSON *claim)
 
 bool rc_can_be_reserved(const cJSON *claim)
 {
-	return cJSON_GetArraySize(get(get(claim, "status"), "reservedFor")) < RC_RESERVED_FOR_MAX;
+	(void)claim; /* no limit on sharing in v1.37 */
+	return true;
 }
 
 bool rc_allocated(const cJSON *claim)
@@ -138,16 +148,17 @@ int rc_generate_name(const char *pod, const char *claim, char *buf, size_t n)
 
 bool rc_needs_admin_access(const cJSON *tmpl)
 {
-	const cJSON *r, *s;
-	cJSON_ArrayForEach(r, get(get(get(get(tmpl, "spec"), "spec"), "devices"), "requests"))
+	return rc_spec_admin_access(get(get(tmpl, "spec"), "spec"));
+}
+
+bool rc_spec_admin_access(const cJSON *spec)
+{
+	const cJSON *r;
+	/* subrequests of firstAvailable have no admin access */
+	cJSON_ArrayForEach(r, get(get(spec, "devices"), "requests"))
 	{
 		if (cJSON_IsTrue(get(get(r, "exactly"), "adminAccess")))
 			return true;
-		cJSON_ArrayForEach(s, get(r, "firstAvailable"))
-		{
-			if (cJSON_IsTrue(get(s, "adminAccess")))
-				return true;
-		}
 	}
 	return false;
 }
@@ -176,8 +187,7 @@ int rc_claim_body(const cJSON *pod, const char *pod_claim_name, const cJSON *tmp
 	    !cJSON_AddStringToObject(o, "apiVersion", "v1") ||
 	    !cJSON_AddStringToObject(o, "kind", "Pod") ||
 	    !cJSON_AddStringToObject(o, "name", pname) || !cJSON_AddStringToObject(o, "uid", uid) ||
-	    !cJSON_AddTrueToObject(o, "controller") ||
-	    !cJSON_AddTrueToObject(o, "blockOwnerDeletion"))
+	    !cJSON_AddTrueToObject(o, "controller"))
 		goto out;
 	ann = cJSON_IsObject(get(tm, "annotations")) ? cJSON_Duplicate(get(tm, "annotations"), true)
 	                                             : cJSON_CreateObject();
@@ -244,55 +254,60 @@ bool rc_owning_pod(const cJSON *claim, const char **ret_name, const char **ret_u
 	return o && (*ret_name)[0];
 }
 
-static bool add_status(cJSON *a, const char *name, const char *claim)
+struct entry {
+	const char *name, *claim;
+};
+
+static int cmp_entry(const void *a, const void *b)
 {
-	cJSON *e = cJSON_CreateObject();
-	if (!e || !cJSON_AddItemToArray(a, e)) {
-		cJSON_Delete(e);
-		return false;
-	}
-	return cJSON_AddStringToObject(e, "name", name) &&
-	       (!claim || cJSON_AddStringToObject(e, "resourceClaimName", claim));
+	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
 }
 
 int rc_status_apply_body(const cJSON *pod, const char *const *names, const char *const *claims,
                          size_t n, char **ret)
 {
-	const cJSON *pm = get(pod, "metadata"), *st0;
+	const cJSON *pm = get(pod, "metadata"), *st0, *old = get(get(pod, "status"), "resourceClaimStatuses");
+	size_t cap = n + (size_t)cJSON_GetArraySize(old), k = 0;
+	struct entry *v = calloc(cap ? cap : 1, sizeof(*v));
 	cJSON *b = cJSON_CreateObject(), *m, *st, *a;
-	bool *used = calloc(n + 1, sizeof(*used));
 	int r = -ENOMEM;
 
 	*ret = NULL;
-	if (!b || !used || !cJSON_AddStringToObject(b, "apiVersion", "v1") ||
+	if (!b || !v || !cJSON_AddStringToObject(b, "apiVersion", "v1") ||
 	    !cJSON_AddStringToObject(b, "kind", "Pod") || !(m = cJSON_AddObjectToObject(b, "metadata")) ||
 	    !cJSON_AddStringToObject(m, "name", nz(str(pm, "name"))) ||
 	    !cJSON_AddStringToObject(m, "namespace", nz(str(pm, "namespace"))) ||
 	    !(st = cJSON_AddObjectToObject(b, "status")) ||
 	    !(a = cJSON_AddArrayToObject(st, "resourceClaimStatuses")))
 		goto out;
-	/* the statuses already recorded stay (an apply drops what its manager leaves out), a new
-	 * claim for the same pod claim replaces its entry */
-	cJSON_ArrayForEach(st0, get(get(pod, "status"), "resourceClaimStatuses"))
+	/* the recorded statuses that name a claim, then the new ones over them (an apply drops
+	 * what its manager leaves out), sorted by name */
+	cJSON_ArrayForEach(st0, old)
 	{
 		const char *sn = str(st0, "name"), *claim = str(st0, "resourceClaimName");
-		if (!sn)
-			continue;
-		for (size_t i = 0; i < n; i++)
-			if (!strcmp(names[i], sn)) {
-				claim = claims[i];
-				used[i] = true;
-			}
-		if (!add_status(a, sn, claim))
+		if (sn && claim && k < cap)
+			v[k++] = (struct entry){sn, claim};
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < k && strcmp(v[j].name, names[i]))
+			j++;
+		if (j == k && k < cap)
+			k++;
+		if (j < cap)
+			v[j] = (struct entry){names[i], claims[i]};
+	}
+	qsort(v, k, sizeof(*v), cmp_entry);
+	for (size_t i = 0; i < k; i++) {
+		cJSON *e = cJSON_CreateObject();
+		if (!e || !cJSON_AddItemToArray(a, e) || !cJSON_AddStringToObject(e, "name", v[i].name) ||
+		    !cJSON_AddStringToObject(e, "resourceClaimName", v[i].claim))
 			goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (!used[i] && !add_status(a, names[i], claims[i]))
-			goto out;
 	if ((*ret = cJSON_PrintUnformatted(b)))
 		r = 0;
 out:
-	free(used);
+	free(v);
 	cJSON_Delete(b);
 	return r;
 }

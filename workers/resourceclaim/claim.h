@@ -21,8 +21,6 @@
 #define RC_FINALIZER "resource.kubernetes.io/delete-protection"
 /* the field manager of the pod status apply */
 #define RC_FIELD_MANAGER "ResourceClaimController"
-/* resourceapi.ResourceClaimReservedForMaxSize */
-#define RC_RESERVED_FOR_MAX 256
 
 /* resourceclaim.Name: the claim a pod claim (an element of pod.spec.resourceClaims) stands for.
  * Returns 0 with *ret_name (a string inside pod, or NULL: no claim is needed, the status says
@@ -33,14 +31,15 @@
 int rc_claim_name(const cJSON *pod, const cJSON *pod_claim, const char **ret_name,
                   bool *ret_check_owner, char *msg, size_t n);
 
-/* resourceclaim.IsForPod: 0 when the claim is controlled by the pod (a controller owner
- * reference with the pod's uid); else -EEXIST with upstream's text in msg
- * ("ResourceClaim ns/name was not created for pod ns/pod (pod is not owner)"). */
+/* resourceclaim.IsForPod: 0 when the claim is in the pod's namespace and controlled by the pod
+ * (its controller owner reference has the pod's uid); else -EEXIST with upstream's text in msg
+ * ("ResourceClaim ns/name was not created for Pod ns/pod (Pod is not owner)", or "... is not
+ * in the same namespace as Pod ..."). */
 int rc_is_for_pod(const cJSON *pod, const cJSON *claim, char *msg, size_t n);
 
 /* resourceclaim.IsReservedForPod: status.reservedFor has an entry with the pod's uid. */
 bool rc_is_reserved_for_pod(const char *pod_uid, const cJSON *claim);
-/* resourceclaim.CanBeReserved: fewer than RC_RESERVED_FOR_MAX entries in status.reservedFor */
+/* resourceclaim.CanBeReserved: true (v1.37 puts no limit on sharing a claim) */
 bool rc_can_be_reserved(const cJSON *claim);
 /* status.allocation is set */
 bool rc_allocated(const cJSON *claim);
@@ -59,11 +58,14 @@ bool rc_pod_needs_claims(const char *phase, bool deleting, const char *node_name
 int rc_generate_name(const char *pod, const char *claim, char *buf, size_t n);
 
 /* needsAdminAccess: a request of the template's claim spec (spec.spec.devices.requests[])
- * asks for adminAccess (exactly.adminAccess, or a firstAvailable subrequest's). */
+ * asks for exactly.adminAccess (subrequests of firstAvailable have none). */
 bool rc_needs_admin_access(const cJSON *tmpl);
+/* the same for a claim's spec (the admin_access metric label) */
+bool rc_spec_admin_access(const cJSON *spec);
 
 /* The ResourceClaim to POST for pod claim `pod_claim_name` of pod from template tmpl:
- * generateName (rc_generate_name), the pod as controller owner with blockOwnerDeletion, the
+ * generateName (rc_generate_name), the pod as controller owner (no blockOwnerDeletion, as
+ * upstream v1.37), the
  * template's labels, its annotations plus RC_POD_CLAIM_ANNOTATION, its spec.spec. Returns 0,
  * -EINVAL (pod without name or uid, template without spec), -ENOMEM. *ret is malloc'd JSON. */
 int rc_claim_body(const cJSON *pod, const char *pod_claim_name, const cJSON *tmpl, char **ret);
@@ -76,8 +78,9 @@ bool rc_claim_generated_for(const cJSON *claim, const char *pod_uid, const char 
 bool rc_owning_pod(const cJSON *claim, const char **ret_name, const char **ret_uid);
 
 /* The pod status apply (PATCH pods/<name>/status, application/apply-patch+yaml, field manager
- * RC_FIELD_MANAGER, force): status.resourceClaimStatuses = the pod's recorded entries (an entry
- * for names[i] gets claims[i]) followed by the new {names[i], claims[i]}. Returns 0, -ENOMEM. */
+ * RC_FIELD_MANAGER, force): status.resourceClaimStatuses = the pod's recorded entries that
+ * name a claim, with {names[i], claims[i]} replacing or added, sorted by name. Returns 0,
+ * -ENOMEM. */
 int rc_status_apply_body(const cJSON *pod, const char *const *names, const char *const *claims,
                          size_t n, char **ret);
 

@@ -50,18 +50,23 @@ static const char *const status_values[] = {"success", "failure", NULL};
 static const char *const bool_values[] = {"false", "true", NULL};
 static const char *const source_values[] = {"", "extended_resource", "resource_claim_template",
                                             NULL};
+static const char *const group_values[] = {"", "scheduling.k8s.io", NULL};
+static const char *const kind_values[] = {"Pod", "PodGroup", NULL};
 static const struct kcmd_metric_label creates_labels[] = {{"status", status_values},
-                                                          {"admin_access", bool_values}};
+                                                          {"admin_access", bool_values},
+                                                          {"owner_api_group", group_values},
+                                                          {"owner_api_kind", kind_values}};
 static const struct kcmd_metric_label claims_labels[] = {
         {"allocated", bool_values}, {"admin_access", bool_values}, {"source", source_values}};
 static const struct kcmd_metric rc_metric_decl[RC_M_N] = {
         [RC_M_CREATES] = {.name = "dynamic_resource_allocation_resourceclaim_creates_total",
                           .help = "Number of ResourceClaims creation requests, categorized by "
-                                  "creation status and admin access",
+                                  "creation status, admin access, and owning API group and kind "
+                                  "(either Pod or scheduling.k8s.io/PodGroup)",
                           .type = KCMD_METRIC_COUNTER,
                           .stability = KCMD_METRIC_ALPHA,
                           .labels = creates_labels,
-                          .n_labels = 2},
+                          .n_labels = 4},
         [RC_M_CLAIMS] = {.name = "dynamic_resource_allocation_resource_claims",
                          .help = "Number of ResourceClaims, categorized by allocation status, "
                                  "admin access, and source. Source can be "
@@ -69,7 +74,7 @@ static const struct kcmd_metric rc_metric_decl[RC_M_N] = {
                                  "'extended_resource' (extended resources), or empty (manually "
                                  "created by a user).",
                          .type = KCMD_METRIC_GAUGE,
-                         .stability = KCMD_METRIC_BETA,
+                         .stability = KCMD_METRIC_ALPHA,
                          .labels = claims_labels,
                          .n_labels = 3},
 };
@@ -107,26 +112,17 @@ static const char *phase_str(enum kube_pod_phase p)
 /* ---- the claims gauge (upstream's collector over the claim lister) ---------------------------- */
 static void claim_labels(const cJSON *c, const char *l[3])
 {
-	const cJSON *r, *ann = cJSON_GetObjectItemCaseSensitive(
-	                        cJSON_GetObjectItemCaseSensitive(c, "metadata"), "annotations");
+	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(c, "metadata"), "annotations");
 	const cJSON *ext = cJSON_GetObjectItemCaseSensitive(ann, RC_EXTENDED_ANNOTATION);
-	bool admin = false;
+	const cJSON *tpl = cJSON_GetObjectItemCaseSensitive(ann, RC_POD_CLAIM_ANNOTATION);
+	bool admin = rc_spec_admin_access(cJSON_GetObjectItemCaseSensitive(c, "spec"));
 
-	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(
-	                              cJSON_GetObjectItemCaseSensitive(
-	                                      cJSON_GetObjectItemCaseSensitive(c, "spec"), "devices"),
-	                              "requests"))
-	{
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
-		            cJSON_GetObjectItemCaseSensitive(r, "exactly"), "adminAccess")))
-			admin = true;
-	}
 	l[0] = rc_allocated(c) ? "true" : "false";
 	l[1] = admin ? "true" : "false";
 	l[2] = cJSON_IsString(ext) && !strcmp(ext->valuestring, "true") ? "extended_resource"
-	       : cJSON_GetObjectItemCaseSensitive(ann, RC_POD_CLAIM_ANNOTATION)
-	               ? "resource_claim_template"
-	               : "";
+	       : cJSON_IsString(tpl) && tpl->valuestring[0] ? "resource_claim_template"
+	                                                     : "";
 }
 
 static void gauge_json(const char *js, size_t len, double d)
@@ -523,8 +519,25 @@ static int handle_claim(struct rc_state *s, const cJSON *pod, const char *ns, co
 	if (r == 0 && name[0]) {
 		cJSON *c = NULL;
 		int g = cached_json(s, "resourceclaims", ns, name, &c);
-		if (g < 0 && g != -ENOENT) {
-			snprintf(msg, n, "%s", strerror(-g));
+		if (g == -ENOENT) {
+			/* claimExists: not cached (yet?): ask the apiserver */
+			g = request(s,
+			            &(struct kcmd_request){.method = "GET",
+			                                   .group = RC_GROUP,
+			                                   .version = RC_VERSION,
+			                                   .resource = "resourceclaims",
+			                                   .ns = ns,
+			                                   .name = name},
+			            &c, e, sizeof(e));
+			if (g == -ENOENT)
+				g = 0;
+			else if (g < 0) {
+				snprintf(msg, n, "checking claim existence: %s", e);
+				return g;
+			}
+		}
+		if (g < 0) {
+			snprintf(msg, n, "checking claim existence: %s", strerror(-g));
 			return g;
 		}
 		if (c) {
@@ -586,7 +599,7 @@ static int handle_claim(struct rc_state *s, const cJSON *pod, const char *ns, co
 		            &created, e, sizeof(e));
 		free(body);
 		kcmd_metric_inc(s->met, RC_M_CREATES,
-		                (const char *[]){r < 0 ? "failure" : "success", admin});
+		                (const char *[]){r < 0 ? "failure" : "success", admin, "", "Pod"});
 		if (r < 0) {
 			/* upstream names the claim it tried, which has only a generateName */
 			snprintf(msg, n, "create ResourceClaim : %s", e);
@@ -641,7 +654,7 @@ static int reserve_for_pod(struct rc_state *s, const cJSON *pod, const cJSON *cl
 	            NULL, err, sizeof(err));
 	free(body);
 	if (r < 0)
-		snprintf(msg, n, "reserve claim %s/%s for pod: %s", ns, cn, err);
+		snprintf(msg, n, "reserve claim %s/%s: %s", ns, cn, err);
 	return r;
 }
 
@@ -715,6 +728,16 @@ static int sync_pod(struct rc_state *s, const char *ns, const char *name)
 	const cJSON *dt = field(pod, "metadata", "deletionTimestamp");
 	pcs = field(pod, "spec", "resourceClaims");
 	if ((dt && !cJSON_IsNull(dt)) || !cJSON_GetArraySize(pcs)) {
+		cJSON_Delete(pod);
+		return 0;
+	}
+	/* getPodGroup: GenericWorkload is off by default in v1.37 (a non-retryable error) */
+	const char *pg = sfield(field(pod, "spec", "schedulingGroup"), "podGroupName", NULL);
+	if (pg) {
+		kcmd_log_error("Work item failed, will not retry item=\"pod:%s/%s\" err=\"get PodGroup "
+		               "for Pod %s/%s: Pod is a member of PodGroup %s but GenericWorkload "
+		               "feature is disabled\"",
+		               ns, name, ns, name, pg);
 		cJSON_Delete(pod);
 		return 0;
 	}
@@ -956,7 +979,8 @@ static int sync_claim(struct rc_state *s, const char *ns, const char *name)
 				            NULL, msg, sizeof(msg));
 				if (r < 0) {
 					char e[1024];
-					snprintf(e, sizeof(e), "delete claim %s/%s: %s", ns, name, msg);
+					snprintf(e, sizeof(e), "delete unused generated claim %s/%s: %s", ns,
+					         name, msg);
 					snprintf(msg, sizeof(msg), "%s", e);
 					goto fail;
 				}
