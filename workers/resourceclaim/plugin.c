@@ -469,15 +469,27 @@ static int find_pod_claim(struct rc_state *s, const char *ns, const char *uid, c
 		*ret = f.name;
 		return 0;
 	}
-	r = request(s,
-	            &(struct kcmd_request){.method = "GET",
-	                                   .group = RC_GROUP,
-	                                   .version = RC_VERSION,
-	                                   .resource = "resourceclaims",
-	                                   .ns = ns},
-	            &list, msg, n);
-	if (r < 0)
+	/* not in the cache: a claim made moments ago (by a worker that died since) may not have
+	 * reached it yet; ask the apiserver */
+	struct kube_response resp = {0};
+	r = kube_client_request(s->ctx->kc,
+	                        &(struct kube_request){.verb = KUBE_LIST,
+	                                               .group = RC_GROUP,
+	                                               .version = RC_VERSION,
+	                                               .resource = "resourceclaims",
+	                                               .ns = ns},
+	                        NULL, NULL, &resp);
+	if (r < 0) {
+		snprintf(msg, n, "%s", resp.error.message[0] ? resp.error.message : strerror(-r));
+		kube_response_clear(&resp);
 		return r;
+	}
+	list = resp.body ? cJSON_ParseWithLength(resp.body, resp.body_len) : NULL;
+	kube_response_clear(&resp);
+	if (!list) {
+		snprintf(msg, n, "reading the list of claims: %s", strerror(EBADMSG));
+		return -EBADMSG;
+	}
 	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(list, "items"))
 	{
 		const char *name = sfield(c, "metadata", "name");
