@@ -36,10 +36,11 @@ int rc_claim_name(const cJSON *pod, const cJSON *pod_claim, const char **ret_nam
 		return 0;
 	}
 	if (!str(pod_claim, "resourceClaimTemplateName")) {
-		snprintf(msg, n, "pod \"%s/%s\", spec.resourceClaim \"%s\": none of the supported "
-		                 "fields are set",
-		         nz(str(get(pod, "metadata"), "namespace")), nz(str(get(pod, "metadata"), "name")),
-		         nz(pc));
+		snprintf(msg, n,
+		         "pod \"%s/%s\", spec.resourceClaim \"%s\": none of the supported "
+		         "fields are set",
+		         nz(str(get(pod, "metadata"), "namespace")),
+		         nz(str(get(pod, "metadata"), "name")), nz(pc));
 		return -EINVAL;
 	}
 	cJSON_ArrayForEach(st, get(get(pod, "status"), "resourceClaimStatuses"))
@@ -266,7 +267,8 @@ static int cmp_entry(const void *a, const void *b)
 int rc_status_apply_body(const cJSON *pod, const char *const *names, const char *const *claims,
                          size_t n, char **ret)
 {
-	const cJSON *pm = get(pod, "metadata"), *st0, *old = get(get(pod, "status"), "resourceClaimStatuses");
+	const cJSON *pm = get(pod, "metadata"), *st0,
+	            *old = get(get(pod, "status"), "resourceClaimStatuses");
 	size_t cap = n + (size_t)cJSON_GetArraySize(old), k = 0;
 	struct entry *v = calloc(cap ? cap : 1, sizeof(*v));
 	cJSON *b = cJSON_CreateObject(), *m, *st, *a;
@@ -274,7 +276,8 @@ int rc_status_apply_body(const cJSON *pod, const char *const *names, const char 
 
 	*ret = NULL;
 	if (!b || !v || !cJSON_AddStringToObject(b, "apiVersion", "v1") ||
-	    !cJSON_AddStringToObject(b, "kind", "Pod") || !(m = cJSON_AddObjectToObject(b, "metadata")) ||
+	    !cJSON_AddStringToObject(b, "kind", "Pod") ||
+	    !(m = cJSON_AddObjectToObject(b, "metadata")) ||
 	    !cJSON_AddStringToObject(m, "name", nz(str(pm, "name"))) ||
 	    !cJSON_AddStringToObject(m, "namespace", nz(str(pm, "namespace"))) ||
 	    !(st = cJSON_AddObjectToObject(b, "status")) ||
@@ -300,7 +303,8 @@ int rc_status_apply_body(const cJSON *pod, const char *const *names, const char 
 	qsort(v, k, sizeof(*v), cmp_entry);
 	for (size_t i = 0; i < k; i++) {
 		cJSON *e = cJSON_CreateObject();
-		if (!e || !cJSON_AddItemToArray(a, e) || !cJSON_AddStringToObject(e, "name", v[i].name) ||
+		if (!e || !cJSON_AddItemToArray(a, e) ||
+		    !cJSON_AddStringToObject(e, "name", v[i].name) ||
 		    !cJSON_AddStringToObject(e, "resourceClaimName", v[i].claim))
 			goto out;
 	}

@@ -86,8 +86,8 @@ int rc_status_apply_body(const cJSON *pod, const char *const *names, const char 
 
 /* What syncClaim knows about the pod of a status.reservedFor entry. */
 enum rc_pod_state {
-	RC_POD_CACHED,   /* in the cache: uid, phase, deleting, node_name tell the rest */
-	RC_POD_DELETED,  /* known deleted (not in the cache and the apiserver says NotFound) */
+	RC_POD_CACHED,  /* in the cache: uid, phase, deleting, node_name tell the rest */
+	RC_POD_DELETED, /* known deleted (not in the cache and the apiserver says NotFound) */
 };
 /* Looks up the pod `name` of namespace ns for an entry: 0 with *ret filled, or -errno (the
  * sync fails and is retried). uid/phase/node_name must stay valid until the next call. */

@@ -36,12 +36,12 @@
 #include "workers/resourceclaim/claim.h"
 #include "workers/worker.h"
 
-#define RC_CONTROLLER "resourceclaim-controller"
-#define RC_QUEUE      "resource_claim"
-#define RC_COMPONENT  "resource_claim"
-#define RC_GROUP      "resource.k8s.io"
-#define RC_VERSION    "v1"
-#define RC_MAX_PROCS  8
+#define RC_CONTROLLER          "resourceclaim-controller"
+#define RC_QUEUE               "resource_claim"
+#define RC_COMPONENT           "resource_claim"
+#define RC_GROUP               "resource.k8s.io"
+#define RC_VERSION             "v1"
+#define RC_MAX_PROCS           8
 #define RC_EXTENDED_ANNOTATION "resource.kubernetes.io/extended-resource-claim"
 
 enum { RC_M_CREATES, RC_M_CLAIMS, RC_M_N };
@@ -109,7 +109,8 @@ static const char *phase_str(enum kube_pod_phase p)
 	}
 }
 
-/* ---- the claims gauge (upstream's collector over the claim lister) ---------------------------- */
+/* ---- the claims gauge (upstream's collector over the claim lister) ----------------------------
+ */
 static void claim_labels(const cJSON *c, const char *l[3])
 {
 	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
@@ -121,8 +122,8 @@ static void claim_labels(const cJSON *c, const char *l[3])
 	l[0] = rc_allocated(c) ? "true" : "false";
 	l[1] = admin ? "true" : "false";
 	l[2] = cJSON_IsString(ext) && !strcmp(ext->valuestring, "true") ? "extended_resource"
-	       : cJSON_IsString(tpl) && tpl->valuestring[0] ? "resource_claim_template"
-	                                                     : "";
+	       : cJSON_IsString(tpl) && tpl->valuestring[0]             ? "resource_claim_template"
+	                                                                : "";
 }
 
 static void gauge_json(const char *js, size_t len, double d)
@@ -233,8 +234,9 @@ static void claim_owner_work(struct inf_handler_ctx *ctx, const cJSON *c, const 
 	if (shm_obj_dup(o, &copy) == 0) {
 		if (shm_pod_view_init(&copy, &v) == 0 && v.pod.meta.uid &&
 		    !strcmp(v.pod.meta.uid, uid) && !v.pod.meta.deletion_timestamp)
-			work = deleted || (v.pod.node_name && v.pod.node_name[0] && rc_allocated(c) &&
-			                   !rc_is_reserved_for_pod(uid, c) && rc_can_be_reserved(c));
+			work = deleted ||
+			       (v.pod.node_name && v.pod.node_name[0] && rc_allocated(c) &&
+			        !rc_is_reserved_for_pod(uid, c) && rc_can_be_reserved(c));
 		shm_pod_view_free(&v);
 	}
 	kcmd_obj_free(o);
@@ -380,7 +382,7 @@ static void err_text(int r, const char *body, char *out, size_t n)
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(st, "message");
 
 	snprintf(out, n, "%s",
-	         cJSON_IsString(m) ? m->valuestring
+	         cJSON_IsString(m)     ? m->valuestring
 	         : kcmd_kube_reason(r) ? kcmd_kube_reason(r)
 	                               : strerror(-r));
 	cJSON_Delete(st);
@@ -404,8 +406,8 @@ static int request(struct rc_state *s, const struct kcmd_request *req, cJSON **r
 }
 
 /* a cached claim or template (JSON), parsed: 0, -ENOENT, or -errno */
-static int cached_json(struct rc_state *s, const char *resource, const char *ns,
-                       const char *name, cJSON **ret)
+static int cached_json(struct rc_state *s, const char *resource, const char *ns, const char *name,
+                       cJSON **ret)
 {
 	struct shm_obj *o = NULL;
 	size_t len = 0;
@@ -556,14 +558,17 @@ static int handle_claim(struct rc_state *s, const cJSON *pod, const char *ns, co
 			int own = check_owner ? rc_is_for_pod(pod, c, e, sizeof(e)) : 0;
 			cJSON_Delete(c);
 			if (own == 0) {
-				kcmd_log_v(5, "claim already created podClaim=\"%s\" resourceClaim=\"%s\"",
+				kcmd_log_v(5,
+				           "claim already created podClaim=\"%s\" "
+				           "resourceClaim=\"%s\"",
 				           pcname, name);
 				return 0;
 			}
-			kcmd_log_error("claim that was created for the pod is no longer owned by the "
-			               "pod, creating a new one err=\"%s\" podClaim=\"%s\" "
-			               "resourceClaim=\"%s\"",
-			               e, pcname, name);
+			kcmd_log_error(
+			        "claim that was created for the pod is no longer owned by the "
+			        "pod, creating a new one err=\"%s\" podClaim=\"%s\" "
+			        "resourceClaim=\"%s\"",
+			        e, pcname, name);
 		}
 	}
 	if (!tname)
@@ -578,8 +583,8 @@ static int handle_claim(struct rc_state *s, const cJSON *pod, const char *ns, co
 	}
 	r = find_pod_claim(s, ns, uid, pcname, &found, e, sizeof(e));
 	if (r < 0) {
-		snprintf(msg, n, "finding ResourceClaim for claim %s in pod %s/%s failed: %s", pcname,
-		         ns, sfield(pod, "metadata", "name"), e);
+		snprintf(msg, n, "finding ResourceClaim for claim %s in pod %s/%s failed: %s",
+		         pcname, ns, sfield(pod, "metadata", "name"), e);
 		return r;
 	}
 	if (!found) {
@@ -587,11 +592,13 @@ static int handle_claim(struct rc_state *s, const cJSON *pod, const char *ns, co
 		if (r < 0) {
 			if (r == -ENOENT)
 				snprintf(msg, n,
-				         "resource claim template \"%s\": resourceclaimtemplate.resource.k8s.io "
+				         "resource claim template \"%s\": "
+				         "resourceclaimtemplate.resource.k8s.io "
 				         "\"%s\" not found",
 				         tname, tname);
 			else
-				snprintf(msg, n, "resource claim template \"%s\": %s", tname, strerror(-r));
+				snprintf(msg, n, "resource claim template \"%s\": %s", tname,
+				         strerror(-r));
 			return r;
 		}
 		const char *admin = rc_needs_admin_access(tmpl) ? "true" : "false";
@@ -636,7 +643,8 @@ static int reserve_for_pod(struct rc_state *s, const cJSON *pod, const cJSON *cl
                            size_t n)
 {
 	cJSON *c = cJSON_Duplicate(claim, true), *st, *rf, *e;
-	const char *ns = sfield(claim, "metadata", "namespace"), *cn = sfield(claim, "metadata", "name");
+	const char *ns = sfield(claim, "metadata", "namespace"),
+	           *cn = sfield(claim, "metadata", "name");
 	char *body = NULL, err[512];
 	int r = -ENOMEM;
 
@@ -730,8 +738,11 @@ static int sync_pod(struct rc_state *s, const char *ns, const char *name)
 	}
 	/* the cached record has no spec.resourceClaims: read the pod */
 	r = request(s,
-	            &(struct kcmd_request){
-	                    .method = "GET", .version = "v1", .resource = "pods", .ns = ns, .name = name},
+	            &(struct kcmd_request){.method = "GET",
+	                                   .version = "v1",
+	                                   .resource = "pods",
+	                                   .ns = ns,
+	                                   .name = name},
 	            &pod, msg, sizeof(msg));
 	if (r == -ENOENT)
 		return 0;
@@ -746,10 +757,11 @@ static int sync_pod(struct rc_state *s, const char *ns, const char *name)
 	/* getPodGroup: GenericWorkload is off by default in v1.37 (a non-retryable error) */
 	const char *pg = sfield(field(pod, "spec", "schedulingGroup"), "podGroupName", NULL);
 	if (pg) {
-		kcmd_log_error("Work item failed, will not retry item=\"pod:%s/%s\" err=\"get PodGroup "
-		               "for Pod %s/%s: Pod is a member of PodGroup %s but GenericWorkload "
-		               "feature is disabled\"",
-		               ns, name, ns, name, pg);
+		kcmd_log_error(
+		        "Work item failed, will not retry item=\"pod:%s/%s\" err=\"get PodGroup "
+		        "for Pod %s/%s: Pod is a member of PodGroup %s but GenericWorkload "
+		        "feature is disabled\"",
+		        ns, name, ns, name, pg);
 		cJSON_Delete(pod);
 		return 0;
 	}
@@ -765,8 +777,8 @@ static int sync_pod(struct rc_state *s, const char *ns, const char *name)
 			kcmd_event_record(s->ctx->kc, RC_COMPONENT, &ref, KCMD_EVENT_WARNING,
 			                  "FailedResourceClaimCreation", "PodResourceClaim %s: %s",
 			                  pcname ? pcname : "", msg);
-			kcmd_log_error("pod:%s/%s failed with: pod %s/%s, PodResourceClaim %s: %s", ns,
-			               name, ns, name, pcname ? pcname : "", msg);
+			kcmd_log_error("pod:%s/%s failed with: pod %s/%s, PodResourceClaim %s: %s",
+			               ns, name, ns, name, pcname ? pcname : "", msg);
 			goto out;
 		}
 	}
@@ -776,8 +788,8 @@ static int sync_pod(struct rc_state *s, const char *ns, const char *name)
 	}
 	const char *node = sfield(pod, "spec", "nodeName");
 	if (!node || !node[0]) {
-		kcmd_log_v(5, "nothing to do for pod, scheduler will deal with it pod=\"%s/%s\"", ns,
-		           name);
+		kcmd_log_v(5, "nothing to do for pod, scheduler will deal with it pod=\"%s/%s\"",
+		           ns, name);
 		goto out;
 	}
 	cJSON_ArrayForEach(pc, pcs)
@@ -801,7 +813,8 @@ static int sync_pod(struct rc_state *s, const char *ns, const char *name)
 			cJSON_Delete(claim);
 			break;
 		}
-		if (rc_allocated(claim) && !rc_is_reserved_for_pod(sfield(pod, "metadata", "uid"), claim) &&
+		if (rc_allocated(claim) &&
+		    !rc_is_reserved_for_pod(sfield(pod, "metadata", "uid"), claim) &&
 		    rc_can_be_reserved(claim)) {
 			kcmd_log_v(5, "reserve claim for pod resourceClaim=\"%s/%s\"", ns, cn);
 			r = reserve_for_pod(s, pod, claim, msg, sizeof(msg));
@@ -862,8 +875,11 @@ static int lookup_pod(const char *ns, const char *name, struct rc_pod_info *ret,
 		return r;
 	/* not cached (yet?): removing the entry of a pod being scheduled would be bad; ask */
 	r = request(l->s,
-	            &(struct kcmd_request){
-	                    .method = "GET", .version = "v1", .resource = "pods", .ns = ns, .name = name},
+	            &(struct kcmd_request){.method = "GET",
+	                                   .version = "v1",
+	                                   .resource = "pods",
+	                                   .ns = ns,
+	                                   .name = name},
 	            &pod, msg, sizeof(msg));
 	if (r == -ENOENT) {
 		ret->state = RC_POD_DELETED;
@@ -872,7 +888,8 @@ static int lookup_pod(const char *ns, const char *name, struct rc_pod_info *ret,
 	if (r < 0)
 		return r;
 	/* upstream compares only the uid of a pod read this way */
-	snprintf(l->uid, sizeof(l->uid), "%s", sfield(pod, "metadata", "uid") ? sfield(pod, "metadata", "uid") : "");
+	snprintf(l->uid, sizeof(l->uid), "%s",
+	         sfield(pod, "metadata", "uid") ? sfield(pod, "metadata", "uid") : "");
 	cJSON_Delete(pod);
 	*ret = (struct rc_pod_info){.state = RC_POD_CACHED, .uid = l->uid, .node_name = "x"};
 	return 0;
@@ -926,7 +943,8 @@ static int sync_claim(struct rc_state *s, const char *ns, const char *name)
 	if (kept < total) {
 		r = rc_status_update_body(claim, valid, &body);
 		valid = NULL;
-		if (r < 0 || (r = put_claim(s, ns, name, "status", body, &upd, msg, sizeof(msg))) < 0)
+		if (r < 0 ||
+		    (r = put_claim(s, ns, name, "status", body, &upd, msg, sizeof(msg))) < 0)
 			goto fail;
 		free(body);
 		body = NULL;
@@ -939,7 +957,8 @@ static int sync_claim(struct rc_state *s, const char *ns, const char *name)
 		const cJSON *cur = claim;
 		if (rc_allocated(claim)) {
 			if ((r = rc_deallocate_body(claim, &body)) < 0 ||
-			    (r = put_claim(s, ns, name, "status", body, &upd, msg, sizeof(msg))) < 0)
+			    (r = put_claim(s, ns, name, "status", body, &upd, msg, sizeof(msg))) <
+			            0)
 				goto fail;
 			free(body);
 			body = NULL;
@@ -959,8 +978,9 @@ static int sync_claim(struct rc_state *s, const char *ns, const char *name)
 			bool del = false;
 			r = kcmd_cache_get(s->ctx->arena, "", "pods", ns, pname, &o);
 			if (r == -ENOENT) {
-				kcmd_log_v(5, "pod for claim not found claim=\"%s/%s\" pod=\"%s/%s\"", ns,
-				           name, ns, pname);
+				kcmd_log_v(5,
+				           "pod for claim not found claim=\"%s/%s\" pod=\"%s/%s\"",
+				           ns, name, ns, pname);
 				r = 0;
 			} else if (r < 0) {
 				snprintf(msg, sizeof(msg), "lookup pod: %s", strerror(-r));
@@ -979,7 +999,9 @@ static int sync_claim(struct rc_state *s, const char *ns, const char *name)
 					goto fail;
 			}
 			if (del) {
-				kcmd_log_v(5, "deleting unused generated claim claim=\"%s/%s\" pod=\"%s/%s\"",
+				kcmd_log_v(5,
+				           "deleting unused generated claim claim=\"%s/%s\" "
+				           "pod=\"%s/%s\"",
 				           ns, name, ns, pname);
 				r = request(s,
 				            &(struct kcmd_request){.method = "DELETE",
@@ -991,7 +1013,8 @@ static int sync_claim(struct rc_state *s, const char *ns, const char *name)
 				            NULL, msg, sizeof(msg));
 				if (r < 0) {
 					char e[1024];
-					snprintf(e, sizeof(e), "delete unused generated claim %s/%s: %s", ns,
+					snprintf(e, sizeof(e),
+					         "delete unused generated claim %s/%s: %s", ns,
 					         name, msg);
 					snprintf(msg, sizeof(msg), "%s", e);
 					goto fail;
@@ -1084,8 +1107,8 @@ static const char *const rc_aliases[] = {"resource-claim-controller", NULL};
 static const struct kcmd_watch rc_watches[] = {
         {"", "v1", "pods", "Pod", KCMD_CACHE_POD, true},
         {RC_GROUP, RC_VERSION, "resourceclaims", "ResourceClaim", KCMD_CACHE_OBJECT, true},
-        {RC_GROUP, RC_VERSION, "resourceclaimtemplates", "ResourceClaimTemplate",
-         KCMD_CACHE_OBJECT, true},
+        {RC_GROUP, RC_VERSION, "resourceclaimtemplates", "ResourceClaimTemplate", KCMD_CACHE_OBJECT,
+         true},
 };
 static const struct kcmd_queue rc_queues[] = {{.name = RC_QUEUE}};
 static const struct kcmd_flag rc_flags[] = {

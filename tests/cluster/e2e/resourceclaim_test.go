@@ -381,7 +381,7 @@ func TestResourceClaim_GeneratedDeletedWhenPodDone(t *testing.T) {
 // found by annotation and owner, in the cache or by a live LIST, and not made again).
 func TestResourceClaim_CrashDuringCreation(t *testing.T) {
 	p := startKcmd(t, nil, "--controllers=resourceclaim-controller", "--secure-port=0", "--leader-elect=false",
-		"--concurrent-resourceclaim-syncs=1", "--kube-api-qps=8", "--kube-api-burst=2", "--v=4")
+		"--concurrent-resourceclaim-syncs=1", "--kube-api-qps=8", "--kube-api-burst=2", "--v=5")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	mgr := p.cmd.Process.Pid
 	ns := Namespace(t)
@@ -422,7 +422,11 @@ func TestResourceClaim_CrashDuringCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(l.Items) != 2*n {
-		t.Fatalf("%d claims for %d pod claims (killed the worker %d times)", len(l.Items), 2*n, kills)
+		var desc []string
+		for _, c := range l.Items {
+			desc = append(desc, fmt.Sprintf("%s(%s %s)", c.Name, c.Annotations[rcPodClaimAnnotation], c.CreationTimestamp.Format("15:04:05")))
+		}
+		t.Fatalf("%d claims for %d pod claims (killed the worker %d times): %v", len(l.Items), 2*n, kills, desc)
 	}
 	for _, pod := range pods {
 		for _, pc := range []string{"a", "b"} {

@@ -30,7 +30,8 @@ static cJSON *pod_with(const char *extra_status)
 {
 	char buf[1024];
 	snprintf(buf, sizeof(buf),
-	         "{\"metadata\":{\"name\":\"test-pod\",\"namespace\":\"" NS "\",\"uid\":\"uidpod1\"},"
+	         "{\"metadata\":{\"name\":\"test-pod\",\"namespace\":\"" NS
+	         "\",\"uid\":\"uidpod1\"},"
 	         "\"spec\":{\"resourceClaims\":[{\"name\":\"acme-resource\","
 	         "\"resourceClaimTemplateName\":\"my-template\"}]},\"status\":{%s}}",
 	         extra_status ? extra_status : "");
@@ -41,7 +42,8 @@ static cJSON *pod_with(const char *extra_status)
 
 static const cJSON *pod_claim(const cJSON *pod, int i)
 {
-	return cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "resourceClaims"), i);
+	return cJSON_GetArrayItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "resourceClaims"), i);
 }
 
 static cJSON *parse(const char *s)
@@ -51,7 +53,9 @@ static cJSON *parse(const char *s)
 	return c;
 }
 
-#define OWNER_POD1 "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"test-pod\",\"uid\":\"uidpod1\",\"controller\":true}]"
+#define OWNER_POD1                                                                                 \
+	"\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"test-pod\","      \
+	"\"uid\":\"uidpod1\",\"controller\":true}]"
 
 static void test_name(void **state)
 {
@@ -62,11 +66,13 @@ static void test_name(void **state)
 
 	/* not yet in the status: ErrClaimNotFound */
 	cJSON *pod = pod_with(NULL);
-	assert_int_equal(rc_claim_name(pod, pod_claim(pod, 0), &name, &check, msg, sizeof(msg)), -ENOENT);
+	assert_int_equal(rc_claim_name(pod, pod_claim(pod, 0), &name, &check, msg, sizeof(msg)),
+	                 -ENOENT);
 	assert_string_equal(msg, "pod \"" NS "/test-pod\": ResourceClaim not created yet");
 	cJSON_Delete(pod);
 	/* "nop": recorded, must check the owner */
-	pod = pod_with("\"resourceClaimStatuses\":[{\"name\":\"acme-resource\",\"resourceClaimName\":\"test-pod-acme-resource-1\"}]");
+	pod = pod_with("\"resourceClaimStatuses\":[{\"name\":\"acme-resource\","
+	               "\"resourceClaimName\":\"test-pod-acme-resource-1\"}]");
 	assert_int_equal(rc_claim_name(pod, pod_claim(pod, 0), &name, &check, msg, sizeof(msg)), 0);
 	assert_string_equal(name, "test-pod-acme-resource-1");
 	assert_true(check);
@@ -98,9 +104,13 @@ static void test_is_for_pod(void **state)
 	(void)state;
 	char msg[256];
 	cJSON *pod = pod_with(NULL);
-	cJSON *mine = parse("{\"metadata\":{\"name\":\"c\",\"namespace\":\"" NS "\"," OWNER_POD1 "}}");
-	cJSON *conflicting = parse("{\"metadata\":{\"name\":\"test-pod-acme-resource\",\"namespace\":\"" NS "\"}}");
-	cJSON *other_ns = parse("{\"metadata\":{\"name\":\"c\",\"namespace\":\"not-my-namespace\"," OWNER_POD1 "}}");
+	cJSON *mine =
+	        parse("{\"metadata\":{\"name\":\"c\",\"namespace\":\"" NS "\"," OWNER_POD1 "}}");
+	cJSON *conflicting = parse(
+	        "{\"metadata\":{\"name\":\"test-pod-acme-resource\",\"namespace\":\"" NS "\"}}");
+	cJSON *other_ns =
+	        parse("{\"metadata\":{\"name\":\"c\",\"namespace\":\"not-my-namespace\"," OWNER_POD1
+	              "}}");
 
 	assert_int_equal(rc_is_for_pod(pod, mine, msg, sizeof(msg)), 0);
 	assert_int_equal(rc_is_for_pod(pod, conflicting, msg, sizeof(msg)), -EEXIST);
@@ -130,24 +140,38 @@ static void test_claim_body(void **state)
 	assert_int_equal(rc_claim_body(pod, "acme-resource", tmpl, &body), 0);
 	cJSON *c = parse(body);
 	const cJSON *m = cJSON_GetObjectItem(c, "metadata");
-	assert_string_equal(cJSON_GetObjectItem(m, "generateName")->valuestring, "test-pod-acme-resource-");
+	assert_string_equal(cJSON_GetObjectItem(m, "generateName")->valuestring,
+	                    "test-pod-acme-resource-");
 	assert_null(cJSON_GetObjectItem(m, "name"));
-	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "annotations"), RC_POD_CLAIM_ANNOTATION)->valuestring,
-	                    "acme-resource");
-	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "annotations"), "a")->valuestring, "b");
-	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "labels"), "l")->valuestring, "v");
+	assert_string_equal(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(m, "annotations"), RC_POD_CLAIM_ANNOTATION)
+	                ->valuestring,
+	        "acme-resource");
+	assert_string_equal(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(m, "annotations"), "a")->valuestring, "b");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "labels"), "l")->valuestring,
+	                    "v");
 	const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "ownerReferences"), 0);
 	assert_string_equal(cJSON_GetObjectItem(o, "kind")->valuestring, "Pod");
 	assert_string_equal(cJSON_GetObjectItem(o, "uid")->valuestring, "uidpod1");
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "controller")));
 	assert_null(cJSON_GetObjectItem(o, "blockOwnerDeletion"));
-	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
-	                            cJSON_GetObjectItem(cJSON_GetObjectItem(c, "spec"), "devices"), "requests"), 0),
-	                                                                "exactly"),
-	                                            "deviceClassName")->valuestring,
-	                    "class");
+	assert_string_equal(
+	        cJSON_GetObjectItem(
+	                cJSON_GetObjectItem(
+	                        cJSON_GetArrayItem(
+	                                cJSON_GetObjectItem(
+	                                        cJSON_GetObjectItem(cJSON_GetObjectItem(c, "spec"),
+	                                                            "devices"),
+	                                        "requests"),
+	                                0),
+	                        "exactly"),
+	                "deviceClassName")
+	                ->valuestring,
+	        "class");
 	/* the generated claim is the one findPodResourceClaim finds */
-	cJSON_AddStringToObject(cJSON_GetObjectItem(c, "metadata"), "name", "test-pod-acme-resource-x");
+	cJSON_AddStringToObject(cJSON_GetObjectItem(c, "metadata"), "name",
+	                        "test-pod-acme-resource-x");
 	assert_true(rc_claim_generated_for(c, "uidpod1", "acme-resource"));
 	assert_false(rc_claim_generated_for(c, "uidpod1", "other"));
 	assert_false(rc_claim_generated_for(c, "uidpod2", "acme-resource"));
@@ -159,7 +183,8 @@ static void test_claim_body(void **state)
 	             "\"deviceClassName\":\"c\",\"adminAccess\":true}}]}}}}");
 	assert_true(rc_needs_admin_access(tmpl));
 	cJSON_Delete(tmpl);
-	tmpl = parse("{\"spec\":{\"spec\":{\"devices\":{\"requests\":[{\"name\":\"r\",\"firstAvailable\":["
+	tmpl = parse("{\"spec\":{\"spec\":{\"devices\":{\"requests\":[{\"name\":\"r\","
+	             "\"firstAvailable\":["
 	             "{\"name\":\"s\",\"deviceClassName\":\"c\",\"adminAccess\":true}]}]}}}}");
 	assert_false(rc_needs_admin_access(tmpl));
 	cJSON_Delete(tmpl);
@@ -199,7 +224,7 @@ static void test_pod_done(void **state)
 	(void)state;
 	assert_true(rc_pod_done("Succeeded", false, "node"));
 	assert_true(rc_pod_done("Failed", false, ""));
-	assert_true(rc_pod_done("Pending", true, ""));  /* deleted before scheduling */
+	assert_true(rc_pod_done("Pending", true, ""));      /* deleted before scheduling */
 	assert_false(rc_pod_done("Running", true, "node")); /* still stopping on its node */
 	assert_false(rc_pod_done("Pending", false, ""));
 	assert_false(rc_pod_needs_claims("Running", false, "node", true)); /* removed */
@@ -235,8 +260,8 @@ static int lookup(const char *ns, const char *name, struct rc_pod_info *ret, voi
 	return 0;
 }
 
-#define RESERVED_BOTH                                                                            \
-	"\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"test-pod\",\"uid\":\"uidpod1\"},"        \
+#define RESERVED_BOTH                                                                              \
+	"\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"test-pod\",\"uid\":\"uidpod1\"},"      \
 	"{\"resource\":\"pods\",\"name\":\"test-pod-II\",\"uid\":\"uidpod1-II\"}]"
 #define ALLOCATION "\"allocation\":{\"devices\":{\"results\":[]}}"
 
@@ -298,9 +323,10 @@ static void test_reservations(void **state)
 	cJSON_Delete(c);
 
 	/* clean up pod reservation with non-pod reservation present: the foo.com entry stays */
-	c = claim("", ALLOCATION ",\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"test-pod\","
-	              "\"uid\":\"uidpod1\"},{\"apiGroup\":\"foo.com\",\"resource\":\"foo\","
-	              "\"name\":\"foo\",\"uid\":\"123\"}]");
+	c = claim("",
+	          ALLOCATION ",\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"test-pod\","
+	                     "\"uid\":\"uidpod1\"},{\"apiGroup\":\"foo.com\",\"resource\":\"foo\","
+	                     "\"name\":\"foo\",\"uid\":\"123\"}]");
 	assert_int_equal(filter(c, &done, 1, &names), 1);
 	assert_string_equal(names, "foo");
 	free(names);
@@ -313,7 +339,8 @@ static void test_update_bodies(void **state)
 {
 	(void)state;
 	char *body = NULL;
-	cJSON *c = claim(",\"finalizers\":[\"x\",\"" RC_FINALIZER "\"]", ALLOCATION "," RESERVED_BOTH);
+	cJSON *c =
+	        claim(",\"finalizers\":[\"x\",\"" RC_FINALIZER "\"]", ALLOCATION "," RESERVED_BOTH);
 
 	assert_true(rc_has_finalizer(c));
 	assert_int_equal(rc_status_update_body(c, cJSON_CreateArray(), &body), 0);
@@ -333,12 +360,15 @@ static void test_update_bodies(void **state)
 
 	/* entries remain: the allocation stays */
 	cJSON *keep = cJSON_CreateArray();
-	cJSON_AddItemToArray(keep, parse("{\"resource\":\"pods\",\"name\":\"test-pod\",\"uid\":\"uidpod1\"}"));
+	cJSON_AddItemToArray(
+	        keep, parse("{\"resource\":\"pods\",\"name\":\"test-pod\",\"uid\":\"uidpod1\"}"));
 	assert_int_equal(rc_status_update_body(c, keep, &body), 0);
 	u = parse(body);
 	free(body);
 	assert_true(rc_allocated(u));
-	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(u, "status"), "reservedFor")), 1);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(u, "status"),
+	                                                        "reservedFor")),
+	                 1);
 	cJSON_Delete(u);
 	cJSON_Delete(c);
 
@@ -385,16 +415,17 @@ static void test_status_apply(void **state)
 {
 	(void)state;
 	char *body = NULL;
-	cJSON *pod = pod_with("\"resourceClaimStatuses\":[{\"name\":\"claimA\",\"resourceClaimName\":"
-	                      "\"claimA-object\"},{\"name\":\"unneeded\"}]");
+	cJSON *pod =
+	        pod_with("\"resourceClaimStatuses\":[{\"name\":\"claimA\",\"resourceClaimName\":"
+	                 "\"claimA-object\"},{\"name\":\"unneeded\"}]");
 	const char *names[] = {"claimB"}, *claims[] = {"test-pod-claimB-x"};
 
 	assert_int_equal(rc_status_apply_body(pod, names, claims, 1, &body), 0);
-	assert_string_equal(body,
-	                    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"test-pod\","
-	                    "\"namespace\":\"" NS "\"},\"status\":{\"resourceClaimStatuses\":[{\"name\":"
-	                    "\"claimA\",\"resourceClaimName\":\"claimA-object\"},{\"name\":\"claimB\","
-	                    "\"resourceClaimName\":\"test-pod-claimB-x\"}]}}");
+	assert_string_equal(
+	        body, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"test-pod\","
+	              "\"namespace\":\"" NS "\"},\"status\":{\"resourceClaimStatuses\":[{\"name\":"
+	              "\"claimA\",\"resourceClaimName\":\"claimA-object\"},{\"name\":\"claimB\","
+	              "\"resourceClaimName\":\"test-pod-claimB-x\"}]}}");
 	free(body);
 	/* recreate: the new claim replaces the recorded one */
 	const char *n2[] = {"claimA"}, *c2[] = {"claimA-new"};
