@@ -48,6 +48,19 @@ func rcStart(t *testing.T) {
 	})
 }
 
+// draStopShared stops the shared kcmd (a later rcStart starts another): a test running a
+// resourceclaim-controller of its own must not have a second one making claims beside it.
+func draStopShared() {
+	draProcMu.Lock()
+	defer draProcMu.Unlock()
+	if draProc != nil {
+		_ = draProc.cmd.Process.Kill()
+		<-draProc.done
+		draProc = nil
+		draProcOnce = sync.Once{}
+	}
+}
+
 func rcClass(t *testing.T, ns string) string {
 	t.Helper()
 	name := "class-" + ns
@@ -380,6 +393,7 @@ func TestResourceClaim_GeneratedDeletedWhenPodDone(t *testing.T) {
 // recorded in its pod's status (a claim made by a worker that died before the status apply is
 // found by annotation and owner, in the cache or by a live LIST, and not made again).
 func TestResourceClaim_CrashDuringCreation(t *testing.T) {
+	draStopShared()
 	p := startKcmd(t, nil, "--controllers=resourceclaim-controller", "--secure-port=0", "--leader-elect=false",
 		"--concurrent-resourceclaim-syncs=1", "--kube-api-qps=8", "--kube-api-burst=2", "--v=5")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
