@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,14 +31,18 @@ var (
 	draProcMu   sync.Mutex
 	draProcOnce sync.Once
 	draProc     *kcmdProc
+	draPort     int
 )
 
 func rcStart(t *testing.T) {
 	t.Helper()
 	draProcMu.Lock()
 	draProcOnce.Do(func() {
+		draPort = gcxFreePort(t)
 		draProc = startKcmdShared(t, "--controllers=resourceclaim-controller",
-			"--concurrent-resourceclaim-syncs=2", "--secure-port=0", "--leader-elect=false",
+			"--concurrent-resourceclaim-syncs=2", "--leader-elect=false",
+			"--secure-port="+strconv.Itoa(draPort), "--bind-address=127.0.0.1",
+			"--authorization-always-allow-paths=/healthz,/metrics",
 			"--use-service-account-credentials", "--v=5")
 	})
 	p := draProc
@@ -206,6 +211,24 @@ func TestResourceClaim_CreatedFromTemplate(t *testing.T) {
 	if !managed {
 		t.Fatalf("the status was not applied by ResourceClaimController: %+v", p.ManagedFields)
 	}
+	// the two families on /metrics (the shared kcmd counts every test's claims)
+	Eventually(t, 20*time.Second, "the claim counted on /metrics", func() (bool, string) {
+		code, _, b := gcxGet(t, draPort, "/metrics")
+		if code != 200 {
+			return false, fmt.Sprint("HTTP ", code)
+		}
+		for _, want := range []string{
+			"# HELP dynamic_resource_allocation_resourceclaim_creates_total [ALPHA] Number of ResourceClaims creation requests, categorized by creation status, admin access, and owning API group and kind (either Pod or scheduling.k8s.io/PodGroup)\n# TYPE dynamic_resource_allocation_resourceclaim_creates_total counter\n",
+			"# TYPE dynamic_resource_allocation_resource_claims gauge\n",
+		} {
+			if !strings.Contains(b, want) {
+				return false, "no " + want
+			}
+		}
+		created := ctlmSum(t, b, `dynamic_resource_allocation_resourceclaim_creates_total{admin_access="false",owner_api_group="",owner_api_kind="Pod",status="success"} `)
+		claims := ctlmSum(t, b, `dynamic_resource_allocation_resource_claims{admin_access="false",allocated="false",source="resource_claim_template"} `)
+		return created >= 1 && claims >= 1, fmt.Sprintf("creates %v, claims %v", created, claims)
+	})
 	// nothing more is created while the pod stays
 	time.Sleep(2 * time.Second)
 	if cs := rcGenerated(t, ns, pod, "gpu"); len(cs) != 1 {
