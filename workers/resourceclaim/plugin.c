@@ -297,8 +297,8 @@ static int unscheduled_pod(const struct shm_obj *o, void *userdata)
 	return 0;
 }
 
-/* a new template: the pods of its namespace that may wait for it (upstream's index by
- * template; see the design note) */
+/* a template added or updated: the pods of its namespace that may wait for it (upstream's
+ * index by template; see the design note) */
 static void on_template_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	if (ev->meta)
@@ -342,7 +342,7 @@ static const char *const rc_queue_names[] = {RC_QUEUE, NULL};
 static const struct inf_handler_entry rc_entries[] = {
         {"", "pods", on_pod, on_pod, on_pod_delete},
         {RC_GROUP, "resourceclaims", on_claim, on_claim, on_claim_delete},
-        {RC_GROUP, "resourceclaimtemplates", on_template_add, NULL, NULL},
+        {RC_GROUP, "resourceclaimtemplates", on_template_add, on_template_add, NULL},
 };
 static const struct inf_handler_table rc_handlers = {
         .controller = RC_CONTROLLER,
