@@ -439,3 +439,16 @@ int rc_remove_finalizer_body(const cJSON *claim, char **ret)
 	cJSON_Delete(c);
 	return -ENOENT;
 }
+
+void rc_claim_metric_labels(const cJSON *c, const char *l[3])
+{
+	const cJSON *ann = get(get(c, "metadata"), "annotations");
+	const char *ext = str(ann, RC_EXTENDED_ANNOTATION),
+	           *tpl = str(ann, RC_POD_CLAIM_ANNOTATION);
+
+	l[0] = rc_allocated(c) ? "true" : "false";
+	l[1] = rc_spec_admin_access(get(c, "spec")) ? "true" : "false";
+	l[2] = ext && !strcmp(ext, "true") ? "extended_resource"
+	       : tpl && tpl[0]             ? "resource_claim_template"
+	                                   : "";
+}

@@ -62,6 +62,13 @@ int rc_generate_name(const char *pod, const char *claim, char *buf, size_t n);
 bool rc_needs_admin_access(const cJSON *tmpl);
 /* the same for a claim's spec (the admin_access metric label) */
 bool rc_spec_admin_access(const cJSON *spec);
+/* the annotation of the claims the scheduler makes for extended resources */
+#define RC_EXTENDED_ANNOTATION "resource.kubernetes.io/extended-resource-claim"
+/* The labels of the claims gauge (dynamic_resource_allocation_resource_claims) for claim c:
+ * l[0] allocated ("true"/"false"), l[1] admin_access, l[2] source: "extended_resource" (the
+ * extended-resource annotation is "true"), "resource_claim_template" (a non-empty
+ * pod-claim-name annotation), else "". Static strings. */
+void rc_claim_metric_labels(const cJSON *c, const char *l[3]);
 
 /* The ResourceClaim to POST for pod claim `pod_claim_name` of pod from template tmpl:
  * generateName (rc_generate_name), the pod as controller owner (no blockOwnerDeletion, as

@@ -36,13 +36,12 @@
 #include "workers/resourceclaim/claim.h"
 #include "workers/worker.h"
 
-#define RC_CONTROLLER          "resourceclaim-controller"
-#define RC_QUEUE               "resource_claim"
-#define RC_COMPONENT           "resource_claim"
-#define RC_GROUP               "resource.k8s.io"
-#define RC_VERSION             "v1"
-#define RC_MAX_PROCS           8
-#define RC_EXTENDED_ANNOTATION "resource.kubernetes.io/extended-resource-claim"
+#define RC_CONTROLLER "resourceclaim-controller"
+#define RC_QUEUE      "resource_claim"
+#define RC_COMPONENT  "resource_claim"
+#define RC_GROUP      "resource.k8s.io"
+#define RC_VERSION    "v1"
+#define RC_MAX_PROCS  8
 
 enum { RC_M_CREATES, RC_M_CLAIMS, RC_M_N };
 
@@ -111,21 +110,6 @@ static const char *phase_str(enum kube_pod_phase p)
 
 /* ---- the claims gauge (upstream's collector over the claim lister) ----------------------------
  */
-static void claim_labels(const cJSON *c, const char *l[3])
-{
-	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
-	        cJSON_GetObjectItemCaseSensitive(c, "metadata"), "annotations");
-	const cJSON *ext = cJSON_GetObjectItemCaseSensitive(ann, RC_EXTENDED_ANNOTATION);
-	const cJSON *tpl = cJSON_GetObjectItemCaseSensitive(ann, RC_POD_CLAIM_ANNOTATION);
-	bool admin = rc_spec_admin_access(cJSON_GetObjectItemCaseSensitive(c, "spec"));
-
-	l[0] = rc_allocated(c) ? "true" : "false";
-	l[1] = admin ? "true" : "false";
-	l[2] = cJSON_IsString(ext) && !strcmp(ext->valuestring, "true") ? "extended_resource"
-	       : cJSON_IsString(tpl) && tpl->valuestring[0]             ? "resource_claim_template"
-	                                                                : "";
-}
-
 static void gauge_json(const char *js, size_t len, double d)
 {
 	cJSON *c = js ? cJSON_ParseWithLength(js, len) : NULL;
@@ -133,7 +117,7 @@ static void gauge_json(const char *js, size_t len, double d)
 
 	if (!c)
 		return;
-	claim_labels(c, l);
+	rc_claim_metric_labels(c, l);
 	kcmd_metric_gauge_add(kcmd_metrics_get(), RC_M_CLAIMS, l, d);
 	cJSON_Delete(c);
 }

@@ -436,6 +436,40 @@ static void test_status_apply(void **state)
 	cJSON_Delete(pod);
 }
 
+/* TestEventHandlers' expected gauge labels: a user's claim, one from a template with admin
+ * access, allocated or not, an extended-resource claim */
+static void test_metric_labels(void **state)
+{
+	(void)state;
+	const char *l[3];
+	cJSON *c = claim("", "");
+
+	rc_claim_metric_labels(c, l);
+	assert_string_equal(l[0], "false");
+	assert_string_equal(l[1], "false");
+	assert_string_equal(l[2], "");
+	cJSON_Delete(c);
+	c = parse("{\"metadata\":{\"annotations\":{\"" RC_POD_CLAIM_ANNOTATION
+	          "\":\"acme-resource\"}},"
+	          "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"r\",\"exactly\":{"
+	          "\"deviceClassName\":\"c\",\"adminAccess\":true}}]}},\"status\":{" ALLOCATION
+	          "}}");
+	rc_claim_metric_labels(c, l);
+	assert_string_equal(l[0], "true");
+	assert_string_equal(l[1], "true");
+	assert_string_equal(l[2], "resource_claim_template");
+	cJSON_Delete(c);
+	c = parse("{\"metadata\":{\"annotations\":{\"" RC_EXTENDED_ANNOTATION "\":\"true\","
+	          "\"" RC_POD_CLAIM_ANNOTATION "\":\"x\"}}}");
+	rc_claim_metric_labels(c, l);
+	assert_string_equal(l[2], "extended_resource");
+	cJSON_Delete(c);
+	c = parse("{\"metadata\":{\"annotations\":{\"" RC_POD_CLAIM_ANNOTATION "\":\"\"}}}");
+	rc_claim_metric_labels(c, l);
+	assert_string_equal(l[2], "");
+	cJSON_Delete(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,7 +477,7 @@ int main(void)
 	        cmocka_unit_test(test_claim_body),    cmocka_unit_test(test_generate_name),
 	        cmocka_unit_test(test_pod_done),      cmocka_unit_test(test_reservations),
 	        cmocka_unit_test(test_update_bodies), cmocka_unit_test(test_owner_and_reserved),
-	        cmocka_unit_test(test_status_apply),
+	        cmocka_unit_test(test_status_apply),  cmocka_unit_test(test_metric_labels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
