@@ -972,15 +972,22 @@ static int sync_claim(struct rc_state *s, const char *ns, const char *name)
 			} else {
 				r = shm_obj_dup(o, &copy);
 				kcmd_obj_free(o);
-				if (r == 0 && (r = shm_pod_view_init(&copy, &v)) == 0)
-					del = !v.pod.meta.uid || strcmp(v.pod.meta.uid, puid) ||
-					      rc_pod_done(phase_str(v.pod.phase),
-					                  v.pod.meta.deletion_timestamp != 0,
-					                  v.pod.node_name);
-				if (r == 0 || r != -ENOMEM)
+				if (r == 0) {
+					/* the view owns the copy from here on, also when it fails
+					 */
+					if ((r = shm_pod_view_init(&copy, &v)) == 0)
+						del = !v.pod.meta.uid ||
+						      strcmp(v.pod.meta.uid, puid) ||
+						      rc_pod_done(phase_str(v.pod.phase),
+						                  v.pod.meta.deletion_timestamp !=
+						                          0,
+						                  v.pod.node_name);
 					shm_pod_view_free(&v);
-				if (r < 0)
+				}
+				if (r < 0) {
+					snprintf(msg, sizeof(msg), "lookup pod: %s", strerror(-r));
 					goto fail;
+				}
 			}
 			if (del) {
 				kcmd_log_v(5,
