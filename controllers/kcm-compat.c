@@ -60,7 +60,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
         {"mirroring-", "endpointslice-mirroring-controller is not built in kcmd", false},
         {"concurrent-validating-admission-policy-status-syncs",
          "validatingadmissionpolicy-status-controller is not built in kcmd", false},
-        {"concurrent-resourceclaim-syncs", "resourceclaim-controller is not built in kcmd", false},
         {"concurrent-device-taint-eviction-syncs",
          "device-taint-eviction-controller is not built in kcmd", false},
         {"profiling", "kcmd serves no /debug/pprof (Go's profiler)", false},
