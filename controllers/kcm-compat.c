@@ -61,7 +61,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
          "serviceaccount-token-controller is not built in kcmd", false},
         {"service-account-private-key-file", "serviceaccount-token-controller is not built in kcmd",
          false},
-        {"mirroring-", "endpointslice-mirroring-controller is not built in kcmd", false},
         {"concurrent-validating-admission-policy-status-syncs",
          "validatingadmissionpolicy-status-controller is not built in kcmd", false},
         {"concurrent-resourceclaim-syncs", "resourceclaim-controller is not built in kcmd", false},

@@ -51,6 +51,8 @@ extern const struct kcmd_controller kcmd_disruption_controller; /* workers/disru
 /* workers/endpointslice/, workers/endpoints/ */
 extern const struct kcmd_controller kcmd_endpointslice_controller;
 extern const struct kcmd_controller kcmd_endpoints_controller;
+/* workers/endpointslicemirroring/plugin.c */
+extern const struct kcmd_controller kcmd_endpointslicemirroring_controller;
 /* workers/statefulset/plugin.c */
 extern const struct kcmd_controller kcmd_statefulset_controller;
 /* workers/bootstrap/plugin.c */
@@ -90,6 +92,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_disruption_controller,
         &kcmd_endpointslice_controller,
         &kcmd_endpoints_controller,
+        &kcmd_endpointslicemirroring_controller,
         &kcmd_statefulset_controller,
         &kcmd_token_cleaner_controller,
         &kcmd_bootstrap_signer_controller,

@@ -102,6 +102,11 @@ LAYERS = [
     ("workers/endpoints/**", ["workers/endpoints/**", "workers/endpointslice/reconcile.h",
                               "workers/endpointslice/tracker.h", "workers/endpointslice/podlist.h",
                               "workers/*.h"] + REGISTRY_H + LIB),
+    # the EndpointSlice mirroring controller keeps its slices in the EndpointSlice controller's
+    # slice tracker (upstream's shared EndpointSliceTracker; docs/endpointslicemirroring.md)
+    ("workers/endpointslicemirroring/**", ["workers/endpointslicemirroring/**",
+                                           "workers/endpointslice/tracker.h", "workers/*.h"]
+     + REGISTRY_H + LIB),
     # one folder per controller: itself, the worker interface, lib and below
     ("workers/<c>/**", ["workers/<c>/**", "workers/*.h"] + REGISTRY_H + LIB),
     ("bench/**", ["**"]),
