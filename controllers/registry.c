@@ -53,6 +53,7 @@ extern const struct kcmd_controller kcmd_endpointslice_controller;
 extern const struct kcmd_controller kcmd_endpoints_controller;
 /* workers/endpointslicemirroring/plugin.c */
 extern const struct kcmd_controller kcmd_endpointslicemirroring_controller;
+extern const struct kcmd_controller kcmd_servicecidr_controller; /* workers/servicecidr/ */
 /* workers/statefulset/plugin.c */
 extern const struct kcmd_controller kcmd_statefulset_controller;
 /* workers/bootstrap/plugin.c */
@@ -93,6 +94,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_endpointslice_controller,
         &kcmd_endpoints_controller,
         &kcmd_endpointslicemirroring_controller,
+        &kcmd_servicecidr_controller,
         &kcmd_statefulset_controller,
         &kcmd_token_cleaner_controller,
         &kcmd_bootstrap_signer_controller,
