@@ -153,7 +153,8 @@ int esm_canon_ip(const char *ip, char *buf, size_t len, bool *v6)
 		}
 		if (i && i != best + best_len)
 			n += (size_t)snprintf(buf + n, len - n, ":");
-		n += (size_t)snprintf(buf + n, len - n, "%x", (unsigned)(a[2 * i] << 8 | a[2 * i + 1]));
+		n += (size_t)snprintf(buf + n, len - n, "%x",
+		                      (unsigned)(a[2 * i] << 8 | a[2 * i + 1]));
 	}
 	*v6 = true;
 	return 0;
@@ -304,7 +305,8 @@ static bool map_equal(const cJSON *a, const cJSON *b, const char *const *skip_a,
 		for (size_t i = 0; skip_b && skip_b[i]; i++)
 			if (!strcmp(it->string, skip_b[i]))
 				o = NULL;
-		if (!cJSON_IsString(o) || !cJSON_IsString(it) || strcmp(o->valuestring, it->valuestring))
+		if (!cJSON_IsString(o) || !cJSON_IsString(it) ||
+		    strcmp(o->valuestring, it->valuestring))
 			return false;
 	}
 	cJSON_ArrayForEach(it, b)
@@ -318,7 +320,7 @@ static bool map_equal(const cJSON *a, const cJSON *b, const char *const *skip_a,
 }
 
 /* ---- RepackSubsets ------------------------------------------------------------------------- */
-struct occ { /* one address occurrence */
+struct occ {       /* one address occurrence */
 	char *key; /* ip \x1f targetRef uid */
 	size_t order;
 	const cJSON *addr;
@@ -330,14 +332,14 @@ struct tup { /* (port, address, ready) */
 };
 
 struct rport {
-	char *key;          /* its identity (pointer identity of an appProtocol: unique) */
-	const cJSON *port;  /* NULL: the sentinel of a subset without ports */
-	size_t first, n;    /* its (address, ready) pairs in the sorted tuples */
-	char *sig;          /* the address set, as text */
+	char *key;         /* its identity (pointer identity of an appProtocol: unique) */
+	const cJSON *port; /* NULL: the sentinel of a subset without ports */
+	size_t first, n;   /* its (address, ready) pairs in the sorted tuples */
+	char *sig;         /* the address set, as text */
 };
 
 struct rsubset {
-	cJSON *ports;                  /* Endpoints ports (references into the input) */
+	cJSON *ports;                   /* Endpoints ports (references into the input) */
 	const cJSON **ready, **unready; /* the first occurrence of each address */
 	size_t n_ready, n_unready;
 };
@@ -467,11 +469,13 @@ static int repack(const cJSON *subsets, struct repack *out)
 				sb_add(&b, "=");
 				sb_add(&b, str(p, "name"));
 				sb_add(&b, "\x1f");
-				sb_addf(&b, "%lld", cJSON_IsNumber(port) ? (long long)port->valuedouble : 0);
+				sb_addf(&b, "%lld",
+				        cJSON_IsNumber(port) ? (long long)port->valuedouble : 0);
 				sb_add(&b, "\x1f");
 				sb_add(&b, str(p, "protocol"));
 				if ((k1 = (char *)str0(p, "appProtocol"))) {
-					/* a Go map key holding a pointer: each occurrence its own key */
+					/* a Go map key holding a pointer: each occurrence its own
+					 * key */
 					sb_add(&b, "\x1f");
 					sb_add(&b, k1);
 					sb_addf(&b, "\x1f#%lld", (long long)si);
@@ -483,7 +487,8 @@ static int repack(const cJSON *subsets, struct repack *out)
 				goto out;
 			rp[pi].port = p;
 			for (size_t m = 0; m < na + nn; m++)
-				tup[t++] = (struct tup){.port = pi, .addr = uid_of[o + m], .ready = m < na};
+				tup[t++] = (struct tup){
+				        .port = pi, .addr = uid_of[o + m], .ready = m < na};
 			pi++;
 		}
 		o += na + nn;
@@ -589,7 +594,7 @@ struct dep {
 };
 
 struct dgroup {
-	char *key;     /* addrTypePortMapKey */
+	char *key; /* addrTypePortMapKey */
 	bool v6;
 	cJSON *ports;  /* EndpointSlice ports (owned) */
 	struct dep *v; /* after seal: unique by key (the last inserted wins), sorted */
@@ -872,8 +877,7 @@ static cJSON *new_slice(const cJSON *eps, const struct dgroup *g, const char *na
 		cJSON_AddItemToObject(m, "annotations", ann);
 	else
 		cJSON_Delete(ann);
-	if (!(refs = cJSON_AddArrayToObject(m, "ownerReferences")) ||
-	    !(ref = cJSON_CreateObject()))
+	if (!(refs = cJSON_AddArrayToObject(m, "ownerReferences")) || !(ref = cJSON_CreateObject()))
 		goto fail;
 	cJSON_AddItemToArray(refs, ref);
 	cJSON_AddStringToObject(ref, "apiVersion", "v1");
@@ -903,31 +907,52 @@ static bool need_rebuild(const cJSON *eps, const cJSON *slice)
 	const cJSON *md = get(eps, "metadata"), *r;
 	cJSON_ArrayForEach(r, get(get(slice, "metadata"), "ownerReferences"))
 	{
-		if (!strcmp(str(r, "kind"), "Endpoints") && !strcmp(str(r, "name"), str(md, "name")) &&
+		if (!strcmp(str(r, "kind"), "Endpoints") &&
+		    !strcmp(str(r, "name"), str(md, "name")) &&
 		    strcmp(str(r, "uid"), str(md, "uid")))
 			return true;
 	}
 	return false;
 }
 
-/* the first slice needs no write: same endpoints (totalChanges all zero), labels, annotations */
-static bool slice_matches(const cJSON *eps, const cJSON *slice, const struct dgroup *g)
+/* totalChanges of the first slice against the group */
+static void total_changes(const cJSON *slice, const struct dgroup *g, int *added, int *updated,
+                          int *removed)
 {
-	static const char *const skip_labels[] = {ESM_LABEL_MGD, ESM_LABEL_SVC, NULL};
-	static const char *const skip_ann[] = {ESM_ANN_TRIGGER, ESM_ANN_APPLIED, NULL};
-	const cJSON *md = get(eps, "metadata"), *smd = get(slice, "metadata"), *e;
-	size_t matches = 0;
-
+	const cJSON *e;
+	int matches = 0;
+	*added = *updated = *removed = 0;
 	cJSON_ArrayForEach(e, get(slice, "endpoints"))
 	{
 		char *k = endpoint_key(e);
 		const struct dep *d = k ? group_get(g, k) : NULL;
 		free(k);
-		if (!d || !endpoints_equal_beyond_hash(d->ep, e))
-			return false;
+		if (!d) {
+			(*removed)++;
+			continue;
+		}
 		matches++;
+		if (!endpoints_equal_beyond_hash(d->ep, e))
+			(*updated)++;
 	}
-	if (matches != g->n)
+	*added = (int)g->n - matches;
+}
+
+/* the first slice needs no write: no change of endpoints (totalChanges all zero), labels,
+ * annotations, owner */
+static bool slice_matches(const cJSON *eps, const cJSON *slice, const struct dgroup *g,
+                          struct esm_plan *ret)
+{
+	static const char *const skip_labels[] = {ESM_LABEL_MGD, ESM_LABEL_SVC, NULL};
+	static const char *const skip_ann[] = {ESM_ANN_TRIGGER, ESM_ANN_APPLIED, NULL};
+	const cJSON *md = get(eps, "metadata"), *smd = get(slice, "metadata");
+	int added, updated, removed;
+
+	total_changes(slice, g, &added, &updated, &removed);
+	ret->added += added;
+	ret->updated += updated;
+	ret->removed += removed;
+	if (added || updated || removed)
 		return false;
 	if (!map_equal(get(md, "labels"), get(smd, "labels"), NULL, skip_labels))
 		return false;
@@ -949,8 +974,8 @@ static int cmp_slice_name(const void *a, const void *b)
 	return strcmp(str(get(x, "metadata"), "name"), str(get(y, "metadata"), "name"));
 }
 
-int esm_reconcile(const cJSON *eps, const cJSON *const *slices, size_t n_slices,
-                  int max_per_subset, struct esm_plan *ret)
+int esm_reconcile(const cJSON *eps, const cJSON *const *slices, size_t n_slices, int max_per_subset,
+                  struct esm_plan *ret)
 {
 	struct repack rp = {0};
 	struct desired d = {0};
@@ -1045,20 +1070,28 @@ int esm_reconcile(const cJSON *eps, const cJSON *const *slices, size_t n_slices,
 				e = &eg[k];
 		if (e)
 			e->desired = true;
+		/* the metrics cache's entry of this key (a key without endpoints: 0 and 0) */
+		ret->cache_endpoints += (int)g->n;
+		ret->cache_desired_slices += ((int)g->n + max_per_subset - 1) / max_per_subset;
 		if (g->n == 0) {
-			for (size_t k = 0; e && k < e->n; k++)
+			for (size_t k = 0; e && k < e->n; k++) {
 				deletes[nd++] = (cJSON *)e->v[k];
+				ret->removed += cJSON_GetArraySize(get(e->v[k], "endpoints"));
+			}
 			continue;
 		}
+		ret->cache_slices++; /* the one kept, rewritten or created */
 		const char *name = NULL;
 		if (e && e->n) {
 			for (size_t k = 1; k < e->n; k++)
 				deletes[nd++] = (cJSON *)e->v[k];
-			if (slice_matches(eps, e->v[0], g)) {
+			if (slice_matches(eps, e->v[0], g, ret)) {
 				keeps[nk++] = (cJSON *)e->v[0];
 				continue;
 			}
 			name = str(get(e->v[0], "metadata"), "name");
+		} else {
+			ret->added += (int)g->n;
 		}
 		cJSON *s = new_slice(eps, g, name, max_per_subset);
 		if (!s)
@@ -1112,7 +1145,8 @@ int esm_reconcile(const cJSON *eps, const cJSON *const *slices, size_t n_slices,
 			goto out;
 	}
 	for (size_t k = 0; k < nd; k++)
-		if (deletes[k] && (r = plan_add(ret, ESM_DELETE, cJSON_Duplicate(deletes[k], true))) < 0)
+		if (deletes[k] &&
+		    (r = plan_add(ret, ESM_DELETE, cJSON_Duplicate(deletes[k], true))) < 0)
 			goto out;
 	for (size_t k = 0; k < nk; k++)
 		if ((r = plan_add(ret, ESM_KEEP, cJSON_Duplicate(keeps[k], true))) < 0)

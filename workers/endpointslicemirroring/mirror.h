@@ -34,7 +34,7 @@
 
 #define ESM_CONTROLLER  "endpointslice-mirroring-controller"
 #define ESM_MANAGED_BY  "endpointslicemirroring-controller.k8s.io"
-#define ESM_QUEUE       "endpoint_slice_mirroring" /* upstream's workqueue name */
+#define ESM_QUEUE       "endpoint_slice_mirroring"            /* upstream's workqueue name */
 #define ESM_COMPONENT   "endpoint-slice-mirroring-controller" /* its Events' source */
 #define ESM_LABEL_SVC   "kubernetes.io/service-name"
 #define ESM_LABEL_MGD   "endpointslice.kubernetes.io/managed-by"
@@ -55,9 +55,15 @@ struct esm_action {
 struct esm_plan {
 	struct esm_action *v; /* creates, updates, deletes (finalize's order), then keeps */
 	size_t n, cap;
-	int invalid;  /* addresses that are not IPs (InvalidIPAddress Event) */
-	int skipped;  /* addresses left out: invalid or beyond max_per_subset */
-	int desired;  /* endpoints desired in all */
+	int invalid; /* addresses that are not IPs (InvalidIPAddress Event) */
+	int skipped; /* addresses left out: invalid or beyond max_per_subset */
+	int desired; /* endpoints desired in all */
+	/* upstream's totalsByAction (the per-sync histograms) */
+	int added, updated, removed;
+	/* upstream's EndpointPortCache of this Endpoints, summed over its desired (address type,
+	 * ports) keys: endpoints, the slices each key will have (existing + created - deleted),
+	 * ceil(endpoints / max_per_subset) */
+	int cache_endpoints, cache_slices, cache_desired_slices;
 };
 
 /* endpoints: the Endpoints object; slices: its mirrored slices (managed by this controller,

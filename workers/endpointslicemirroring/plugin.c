@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kcmd/kcmd.h"
@@ -30,6 +31,67 @@
 
 #define DISCOVERY "discovery.k8s.io"
 #define BATCH_ENV "KCMD_ESM_BATCH_FD"
+
+/* upstream's metrics (pkg/controller/endpointslicemirroring/metrics), as declared there */
+enum {
+	ESM_M_ADDED,
+	ESM_M_UPDATED,
+	ESM_M_REMOVED,
+	ESM_M_SKIPPED,
+	ESM_M_DURATION,
+	ESM_M_DESIRED,
+	ESM_M_SLICES,
+	ESM_M_DESIRED_SLICES,
+	ESM_M_CHANGES,
+	ESM_M_N
+};
+#define ESM_M_PREFIX "endpoint_slice_mirroring_controller_"
+/* ExponentialBuckets(2, 2, 15) and ExponentialBuckets(0.001, 2, 15) */
+static const double per_sync_buckets[] = {2,   4,    8,    16,   32,   64,    128,  256,
+                                          512, 1024, 2048, 4096, 8192, 16384, 32768};
+static const double duration_buckets[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
+                                          0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
+static const char *const operations[] = {"create", "update", "delete", NULL};
+static const struct kcmd_metric_label changes_labels[] = {{"operation", operations}};
+#define PER_SYNC(id, what, text)                                                                   \
+	[id] = {.name = ESM_M_PREFIX what,                                                         \
+	        .help = text,                                                                      \
+	        .type = KCMD_METRIC_HISTOGRAM,                                                     \
+	        .stability = KCMD_METRIC_ALPHA,                                                    \
+	        .buckets = per_sync_buckets,                                                       \
+	        .n_buckets = sizeof(per_sync_buckets) / sizeof(per_sync_buckets[0])}
+#define GAUGE(id, what, text)                                                                      \
+	[id] = {.name = ESM_M_PREFIX what,                                                         \
+	        .help = text,                                                                      \
+	        .type = KCMD_METRIC_GAUGE,                                                         \
+	        .stability = KCMD_METRIC_ALPHA}
+static const struct kcmd_metric esm_metrics[ESM_M_N] = {
+        PER_SYNC(ESM_M_ADDED, "endpoints_added_per_sync",
+                 "Number of endpoints added on each Endpoints sync"),
+        PER_SYNC(ESM_M_UPDATED, "endpoints_updated_per_sync",
+                 "Number of endpoints updated on each Endpoints sync"),
+        PER_SYNC(ESM_M_REMOVED, "endpoints_removed_per_sync",
+                 "Number of endpoints removed on each Endpoints sync"),
+        PER_SYNC(ESM_M_SKIPPED, "addresses_skipped_per_sync",
+                 "Number of addresses skipped on each Endpoints sync due to being invalid or "
+                 "exceeding MaxEndpointsPerSubset"),
+        [ESM_M_DURATION] = {.name = ESM_M_PREFIX "endpoints_sync_duration",
+                            .help = "Duration of syncEndpoints() in seconds",
+                            .type = KCMD_METRIC_HISTOGRAM,
+                            .stability = KCMD_METRIC_ALPHA,
+                            .buckets = duration_buckets,
+                            .n_buckets = sizeof(duration_buckets) / sizeof(duration_buckets[0])},
+        GAUGE(ESM_M_DESIRED, "endpoints_desired", "Number of endpoints desired"),
+        GAUGE(ESM_M_SLICES, "num_endpoint_slices", "Number of EndpointSlices"),
+        GAUGE(ESM_M_DESIRED_SLICES, "desired_endpoint_slices",
+              "Number of EndpointSlices that would exist with perfect endpoint allocation"),
+        [ESM_M_CHANGES] = {.name = ESM_M_PREFIX "changes",
+                           .help = "Number of EndpointSlice changes",
+                           .type = KCMD_METRIC_COUNTER,
+                           .stability = KCMD_METRIC_ALPHA,
+                           .labels = changes_labels,
+                           .n_labels = 1},
+};
 
 static cJSON *parse_obj(const struct shm_obj *o)
 {
@@ -66,8 +128,7 @@ static void esm_table_fini(struct inf_handler_ctx *ctx)
 	ctx->state = NULL;
 }
 
-static void queue_key(struct inf_handler_ctx *ctx, const char *ns, const char *name,
-                      uint64_t delay)
+static void queue_key(struct inf_handler_ctx *ctx, const char *ns, const char *name, uint64_t delay)
 {
 	char key[512];
 	if (!ns || !name || !*name)
@@ -236,11 +297,77 @@ static const struct inf_handler_table esm_handlers = {
 };
 
 /* ---- sync (kcmd-worker) ------------------------------------------------------------------- */
+/* upstream's metrics.Cache: per Endpoints key its endpoints, slices and desired slices, and
+ * their sums (the three gauges). Process memory of the one worker; an entry goes when its
+ * Endpoints' slices are cleaned up (DeleteEndpoints). Chained hash, grows without a limit with
+ * the number of mirrored Endpoints. */
+struct mcache_entry {
+	struct mcache_entry *next;
+	int endpoints, slices, desired_slices;
+	char key[];
+};
+#define MCACHE_BUCKETS 1024
+
 struct wk {
 	struct wk_ctx *ctx;
 	struct eps_tracker *tr;
 	int max_per_subset;
+	struct kcmd_metrics *met;
+	struct mcache_entry *mcache[MCACHE_BUCKETS];
+	long long sum_endpoints, sum_slices, sum_desired_slices;
 };
+
+static struct mcache_entry **mcache_slot(struct wk *w, const char *key)
+{
+	unsigned h = 5381;
+	for (const char *p = key; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	struct mcache_entry **e = &w->mcache[h % MCACHE_BUCKETS];
+	while (*e && strcmp((*e)->key, key))
+		e = &(*e)->next;
+	return e;
+}
+
+static void mcache_publish(struct wk *w)
+{
+	kcmd_metric_set(w->met, ESM_M_SLICES, NULL, (double)w->sum_slices);
+	kcmd_metric_set(w->met, ESM_M_DESIRED_SLICES, NULL, (double)w->sum_desired_slices);
+	kcmd_metric_set(w->met, ESM_M_DESIRED, NULL, (double)w->sum_endpoints);
+}
+
+/* UpdateEndpointPortCache */
+static void mcache_update(struct wk *w, const char *key, const struct esm_plan *p)
+{
+	struct mcache_entry **slot = mcache_slot(w, key), *e = *slot;
+	if (!e) {
+		size_t l = strlen(key) + 1;
+		if (!(e = calloc(1, sizeof(*e) + l)))
+			return; /* the gauges stay as they were */
+		memcpy(e->key, key, l);
+		*slot = e;
+	}
+	w->sum_endpoints += p->cache_endpoints - e->endpoints;
+	w->sum_slices += p->cache_slices - e->slices;
+	w->sum_desired_slices += p->cache_desired_slices - e->desired_slices;
+	e->endpoints = p->cache_endpoints;
+	e->slices = p->cache_slices;
+	e->desired_slices = p->cache_desired_slices;
+	mcache_publish(w);
+}
+
+/* DeleteEndpoints */
+static void mcache_delete(struct wk *w, const char *key)
+{
+	struct mcache_entry **slot = mcache_slot(w, key), *e = *slot;
+	if (!e)
+		return;
+	w->sum_endpoints -= e->endpoints;
+	w->sum_slices -= e->slices;
+	w->sum_desired_slices -= e->desired_slices;
+	*slot = e->next;
+	free(e);
+	mcache_publish(w);
+}
 
 static int esm_init(struct wk_ctx *ctx, void **ret_state)
 {
@@ -250,6 +377,7 @@ static int esm_init(struct wk_ctx *ctx, void **ret_state)
 		return -ENOMEM;
 	}
 	w->ctx = ctx;
+	w->met = kcmd_metrics_get();
 	w->max_per_subset = (int)kcmd_flag_int(ctx->flags, "mirroring-max-endpoints-per-subset");
 	if (w->max_per_subset < 1)
 		w->max_per_subset = 1000;
@@ -260,8 +388,15 @@ static int esm_init(struct wk_ctx *ctx, void **ret_state)
 static void esm_fini(void *state)
 {
 	struct wk *w = state;
-	if (w)
+	if (w) {
 		eps_tracker_free(w->tr);
+		for (size_t i = 0; i < MCACHE_BUCKETS; i++)
+			while (w->mcache[i]) {
+				struct mcache_entry *e = w->mcache[i];
+				w->mcache[i] = e->next;
+				free(e);
+			}
+	}
 	free(w);
 }
 
@@ -332,9 +467,10 @@ static int delete_mirrored(struct wk *w, const char *key, const char *ns, struct
 {
 	int first = 0, n_err = 0;
 	eps_tracker_delete_service(w->tr, key);
+	mcache_delete(w, key);
 	for (size_t i = 0; i < sl->n; i++) {
-		int r = slice_request(w, "DELETE", ns, jstr(jget(sl->v[i], "metadata"), "name"), NULL,
-		                      NULL);
+		int r = slice_request(w, "DELETE", ns, jstr(jget(sl->v[i], "metadata"), "name"),
+		                      NULL, NULL);
 		if (r < 0 && r != -ENOENT) {
 			if (!n_err++) {
 				first = r;
@@ -385,10 +521,11 @@ static void record(struct wk *w, const cJSON *eps, const char *reason, const cha
 	                              .name = jstr(md, "name"),
 	                              .uid = jstr(md, "uid")};
 	if (b >= 0)
-		kcmd_event_record(w->ctx->kc, ESM_COMPONENT, &ref, KCMD_EVENT_WARNING, reason, fmt, a,
-		                  b);
+		kcmd_event_record(w->ctx->kc, ESM_COMPONENT, &ref, KCMD_EVENT_WARNING, reason, fmt,
+		                  a, b);
 	else
-		kcmd_event_record(w->ctx->kc, ESM_COMPONENT, &ref, KCMD_EVENT_WARNING, reason, fmt, a);
+		kcmd_event_record(w->ctx->kc, ESM_COMPONENT, &ref, KCMD_EVENT_WARNING, reason, fmt,
+		                  a);
 }
 
 /* finalize: creates, updates, deletes; 1 when the namespace is terminating (drop the key) */
@@ -415,6 +552,11 @@ static int execute(struct wk *w, const char *key, const char *ns, const struct e
 		                                        : "DELETE",
 		                  ns, a->op == ESM_CREATE ? NULL : jstr(md, "name"), body, &out);
 		free(body);
+		if (r == 0)
+			kcmd_metric_inc(w->met, ESM_M_CHANGES,
+			                (const char *[]){a->op == ESM_CREATE   ? "create"
+			                                 : a->op == ESM_UPDATE ? "update"
+			                                                       : "delete"});
 		if (r == 0 && a->op != ESM_DELETE) {
 			cJSON *got = out ? cJSON_Parse(out) : NULL;
 			const cJSON *gm = jget(got, "metadata");
@@ -438,9 +580,10 @@ static int execute(struct wk *w, const char *key, const char *ns, const struct e
 				         "failed to create EndpointSlice for Endpoints %s: %s", key,
 				         why(r));
 			else
-				snprintf(err, errlen, "failed to %s %s EndpointSlice for Endpoints %s: %s",
-				         a->op == ESM_UPDATE ? "update" : "delete", jstr(md, "name"), key,
-				         why(r));
+				snprintf(err, errlen,
+				         "failed to %s %s EndpointSlice for Endpoints %s: %s",
+				         a->op == ESM_UPDATE ? "update" : "delete",
+				         jstr(md, "name"), key, why(r));
 			return r;
 		}
 	}
@@ -460,10 +603,13 @@ static void esm_sync(void *state, size_t q, const char *key, struct wk_result *r
 	int64_t *gens = NULL;
 	int r;
 
+	struct timespec t0, t1;
+
 	(void)q;
 	*res = (struct wk_result){0};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!slash || (size_t)(slash - key) >= sizeof(ns))
-		return; /* SplitMetaNamespaceKey fails: dropped */
+		goto out; /* SplitMetaNamespaceKey fails: dropped */
 	memcpy(ns, key, (size_t)(slash - key));
 	ns[slash - key] = '\0';
 	name = slash + 1;
@@ -485,7 +631,8 @@ static void esm_sync(void *state, size_t q, const char *key, struct wk_result *r
 	}
 	r = kcmd_cache_get(w->ctx->arena, "", "services", ns, name, &so);
 	if (r == -ENOENT) {
-		kcmd_log_v(4, "%s: Service not found, cleaning up any mirrored EndpointSlices", key);
+		kcmd_log_v(4, "%s: Service not found, cleaning up any mirrored EndpointSlices",
+		           key);
 		goto cleanup;
 	}
 	if (r < 0 || !(svc = parse_obj(so))) {
@@ -493,7 +640,8 @@ static void esm_sync(void *state, size_t q, const char *key, struct wk_result *r
 		goto fail;
 	}
 	if (esm_service_has_selector(svc)) {
-		kcmd_log_v(4, "%s: Service now has selector, cleaning up any mirrored EndpointSlices",
+		kcmd_log_v(4,
+		           "%s: Service now has selector, cleaning up any mirrored EndpointSlices",
 		           key);
 		goto cleanup;
 	}
@@ -518,19 +666,25 @@ static void esm_sync(void *state, size_t q, const char *key, struct wk_result *r
 	if ((r = esm_reconcile(eps, (const cJSON *const *)sl.v, sl.n, w->max_per_subset, &plan)) <
 	    0)
 		goto fail;
+	kcmd_metric_observe(w->met, ESM_M_SKIPPED, NULL, plan.skipped);
 	if (plan.invalid > 0)
 		record(w, eps, "InvalidIPAddress",
-		       "Skipped %d invalid IP addresses when mirroring to EndpointSlices", plan.invalid,
-		       -1);
+		       "Skipped %d invalid IP addresses when mirroring to EndpointSlices",
+		       plan.invalid, -1);
 	if (plan.skipped > plan.invalid) {
 		kcmd_log_info("Addresses in Endpoints were skipped due to exceeding "
 		              "MaxEndpointsPerSubset skippedAddresses=%d endpoints=%s",
 		              plan.skipped, key);
 		record(w, eps, "TooManyAddressesToMirror",
-		       "A max of %d addresses can be mirrored to EndpointSlices per Endpoints subset. "
+		       "A max of %d addresses can be mirrored to EndpointSlices per Endpoints "
+		       "subset. "
 		       "%d addresses were skipped",
 		       w->max_per_subset, plan.skipped);
 	}
+	kcmd_metric_observe(w->met, ESM_M_ADDED, NULL, plan.added);
+	kcmd_metric_observe(w->met, ESM_M_UPDATED, NULL, plan.updated);
+	kcmd_metric_observe(w->met, ESM_M_REMOVED, NULL, plan.removed);
+	mcache_update(w, key, &plan);
 	r = execute(w, key, ns, &plan, err, sizeof(err));
 	if (r > 0)
 		r = 0;
@@ -549,6 +703,11 @@ fail:
 	              err);
 	res->err = r;
 out:
+	/* EndpointsSyncDuration: whole milliseconds, in seconds */
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long long ms =
+	        (long long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	kcmd_metric_observe(w->met, ESM_M_DURATION, NULL, (double)ms / 1000);
 	esm_plan_free(&plan);
 	for (size_t i = 0; i < sl.n; i++)
 		cJSON_Delete(sl.v[i]);
@@ -642,6 +801,8 @@ const struct kcmd_controller kcmd_endpointslicemirroring_controller = {
         .flags = esm_flags,
         .n_flags = sizeof(esm_flags) / sizeof(esm_flags[0]),
         .mgr_setup = esm_mgr_setup,
+        .metrics = esm_metrics,
+        .n_metrics = ESM_M_N,
         .handlers = &esm_handlers,
         .worker = &esm_worker,
 };

@@ -33,12 +33,14 @@ const esmManagedBy = "endpointslicemirroring-controller.k8s.io"
 var (
 	esmOnce sync.Once
 	esmProc *kcmdProc
+	esmPort int
 )
 
 func esmShared(t *testing.T) *kcmdProc {
 	t.Helper()
 	esmOnce.Do(func() {
 		port := gcxFreePort(t)
+		esmPort = port
 		esmProc = startKcmdShared(t, "--controllers=endpointslice-mirroring-controller",
 			"--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
 			"--authorization-always-allow-paths=/healthz,/metrics",
@@ -475,5 +477,35 @@ func TestEndpointSliceMirroring_TooManyAddresses(t *testing.T) {
 			}
 		}
 		return false, fmt.Sprintf("%d events", len(evs.Items))
+	})
+	// upstream's endpoint_slice_mirroring_controller_* families on /metrics: this sync skipped
+	// 2 addresses and created a slice
+	Eventually(t, 20*time.Second, "the mirroring metrics", func() (bool, string) {
+		code, _, b := gcxGet(t, esmPort, "/metrics")
+		if code != 200 {
+			return false, fmt.Sprintf("HTTP %d", code)
+		}
+		body := string(b)
+		for _, want := range []string{
+			"# HELP endpoint_slice_mirroring_controller_changes [ALPHA] Number of EndpointSlice changes",
+			`endpoint_slice_mirroring_controller_changes{operation="create"} `,
+			"# TYPE endpoint_slice_mirroring_controller_addresses_skipped_per_sync histogram",
+			"# TYPE endpoint_slice_mirroring_controller_endpoints_sync_duration histogram",
+			"# TYPE endpoint_slice_mirroring_controller_endpoints_desired gauge",
+			"# TYPE endpoint_slice_mirroring_controller_num_endpoint_slices gauge",
+			"# TYPE endpoint_slice_mirroring_controller_desired_endpoint_slices gauge",
+			"# TYPE endpoint_slice_mirroring_controller_endpoints_added_per_sync histogram",
+		} {
+			if !strings.Contains(body, want) {
+				return false, "no " + want
+			}
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if strings.HasPrefix(line, "endpoint_slice_mirroring_controller_addresses_skipped_per_sync_sum ") {
+				v, err := strconv.ParseFloat(strings.Fields(line)[1], 64)
+				return err == nil && v >= 2, line
+			}
+		}
+		return false, "no addresses_skipped_per_sync_sum"
 	})
 }

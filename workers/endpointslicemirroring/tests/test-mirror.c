@@ -39,7 +39,8 @@ static cJSON *endpoints(const char *meta, const char *subsets)
 	snprintf(buf, sizeof(buf),
 	         "{\"metadata\":{\"name\":\"test-ep\",\"namespace\":\"test\",\"uid\":\"%s\"%s%s},"
 	         "\"subsets\":%s}",
-	         "d8f2c1f6-5285-4b3c-b3c1-9b89f9e7ed7a", meta ? "," : "", meta ? meta : "", subsets);
+	         "d8f2c1f6-5285-4b3c-b3c1-9b89f9e7ed7a", meta ? "," : "", meta ? meta : "",
+	         subsets);
 	return parse(buf);
 }
 
@@ -58,18 +59,19 @@ static cJSON *slice(const char *name, const char *meta, const char *at, const ch
 	return parse(buf);
 }
 
-#define P_HTTP      "{\"name\":\"http\",\"port\":80,\"protocol\":\"TCP\"}"
-#define P_HTTPS_UDP "{\"name\":\"https\",\"port\":443,\"protocol\":\"UDP\"}"
-#define P_3000      "{\"name\":\"http\",\"port\":3000,\"protocol\":\"TCP\"}"
-#define P_3001      "{\"name\":\"https\",\"port\":3001,\"protocol\":\"UDP\"}"
-#define A(ip, host) "{\"ip\":\"" ip "\",\"hostname\":\"" host "\"}"
+#define P_HTTP             "{\"name\":\"http\",\"port\":80,\"protocol\":\"TCP\"}"
+#define P_HTTPS_UDP        "{\"name\":\"https\",\"port\":443,\"protocol\":\"UDP\"}"
+#define P_3000             "{\"name\":\"http\",\"port\":3000,\"protocol\":\"TCP\"}"
+#define P_3001             "{\"name\":\"https\",\"port\":3001,\"protocol\":\"UDP\"}"
+#define A(ip, host)        "{\"ip\":\"" ip "\",\"hostname\":\"" host "\"}"
 #define AN(ip, host, node) "{\"ip\":\"" ip "\",\"hostname\":\"" host "\",\"nodeName\":\"" node "\"}"
-#define S_2PORTS_2ADDR                                                                          \
-	"{\"ports\":[" P_HTTP "," P_HTTPS_UDP "],\"addresses\":[" AN("10.0.0.1", "pod-1", "node-1") \
-	"," AN("10.0.0.2", "pod-2", "node-2") "]}"
-#define S_3000_3ADDR                                                                           \
-	"{\"ports\":[" P_3000 "," P_3001 "],\"addresses\":[" AN("10.0.1.1", "pod-11", "node-1") \
-	"," AN("10.0.1.2", "pod-12", "node-2") "," AN("10.0.1.3", "pod-13", "node-3") "]}"
+#define S_2PORTS_2ADDR                                                                             \
+	"{\"ports\":[" P_HTTP "," P_HTTPS_UDP "],\"addresses\":[" AN(                              \
+	        "10.0.0.1", "pod-1", "node-1") "," AN("10.0.0.2", "pod-2", "node-2") "]}"
+#define S_3000_3ADDR                                                                               \
+	"{\"ports\":[" P_3000 "," P_3001                                                           \
+	"],\"addresses\":[" AN("10.0.1.1", "pod-11", "node-1") "," AN(                             \
+	        "10.0.1.2", "pod-12", "node-2") "," AN("10.0.1.3", "pod-13", "node-3") "]}"
 
 struct outcome {
 	int creates, updates, deletes, keeps;
@@ -102,11 +104,12 @@ static void check_written(const cJSON *ep, const struct esm_plan *p)
 		const cJSON *s = p->v[i].obj, *md = get(s, "metadata");
 		if (p->v[i].op != ESM_CREATE && p->v[i].op != ESM_UPDATE)
 			continue;
-		assert_string_equal(get(get(md, "labels"), "kubernetes.io/service-name")->valuestring,
-		                    "test-ep");
 		assert_string_equal(
-		        get(get(md, "labels"), "endpointslice.kubernetes.io/managed-by")->valuestring,
-		        ESM_MANAGED_BY);
+		        get(get(md, "labels"), "kubernetes.io/service-name")->valuestring,
+		        "test-ep");
+		assert_string_equal(get(get(md, "labels"), "endpointslice.kubernetes.io/managed-by")
+		                            ->valuestring,
+		                    ESM_MANAGED_BY);
 		const cJSON *ref = cJSON_GetArrayItem(get(md, "ownerReferences"), 0);
 		assert_string_equal(get(ref, "kind")->valuestring, "Endpoints");
 		assert_string_equal(get(ref, "name")->valuestring, "test-ep");
@@ -131,8 +134,7 @@ static void free_all(cJSON *ep, cJSON **s, size_t n, struct esm_plan *p)
 
 /* one TestReconcile case: endpoints, existing slices, max, expected writes and slices */
 static void reconcile_case(const char *name, const char *meta, const char *subsets,
-                           const char *const *existing, int max, int want_writes,
-                           int want_slices)
+                           const char *const *existing, int max, int want_writes, int want_slices)
 {
 	cJSON *ep = endpoints(meta, subsets), *s[8];
 	size_t n = 0;
@@ -141,17 +143,17 @@ static void reconcile_case(const char *name, const char *meta, const char *subse
 		s[n] = parse(existing[n]);
 	struct outcome o = run(ep, s, n, max, &p);
 	if (writes(o) != want_writes || o.slices != want_slices)
-		fail_msg("%s: %d writes (want %d), %d slices (want %d)", name, writes(o), want_writes,
-		         o.slices, want_slices);
+		fail_msg("%s: %d writes (want %d), %d slices (want %d)", name, writes(o),
+		         want_writes, o.slices, want_slices);
 	check_written(ep, &p);
 	free_all(ep, s, n, &p);
 }
 
-#define EXISTING_META                                                                          \
+#define EXISTING_META                                                                              \
 	"\"labels\":{\"kubernetes.io/service-name\":\"test-ep\","                                  \
 	"\"endpointslice.kubernetes.io/managed-by\":\"endpointslicemirroring-controller.k8s.io\"}"
-#define SLICE(extra, at, ports, eps)                                                           \
-	"{\"metadata\":{\"name\":\"test-ep-1\",\"namespace\":\"test\"," EXISTING_META extra "}," \
+#define SLICE(extra, at, ports, eps)                                                               \
+	"{\"metadata\":{\"name\":\"test-ep-1\",\"namespace\":\"test\"," EXISTING_META extra "},"   \
 	"\"addressType\":\"" at "\",\"ports\":" ports ",\"endpoints\":" eps "}"
 
 static void test_reconcile_cases(void **state)
@@ -161,22 +163,28 @@ static void test_reconcile_cases(void **state)
 	reconcile_case("Endpoints with no addresses", NULL, "[{\"ports\":[" P_HTTP "]}]", NULL,
 	               1000, 0, 0);
 	reconcile_case("Endpoints with 1 subset, port, and address", NULL,
-	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" AN("10.0.0.1", "pod-1",
-	                                                             "node-1") "]}]",
+	               "[{\"ports\":[" P_HTTP
+	               "],\"addresses\":[" AN("10.0.0.1", "pod-1", "node-1") "]}]",
 	               NULL, 1000, 1, 1);
 	reconcile_case("Endpoints with 2 subset, different port and address", NULL,
-	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]},"
-	               "{\"ports\":[{\"name\":\"https\",\"port\":443,\"protocol\":\"TCP\"}],"
-	               "\"addresses\":[" A("10.0.0.2", "pod-2") "]}]",
+	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A(
+	                       "10.0.0.1", "pod-1") "]},"
+	                                            "{\"ports\":[{\"name\":\"https\",\"port\":443,"
+	                                            "\"protocol\":\"TCP\"}],"
+	                                            "\"addresses\":[" A("10.0.0.2", "pod-2") "]}]",
 	               NULL, 1000, 2, 2);
 	reconcile_case("Endpoints with 2 subset, different port and same address", NULL,
-	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]},"
-	               "{\"ports\":[{\"name\":\"https\",\"port\":443,\"protocol\":\"TCP\"}],"
-	               "\"addresses\":[" A("10.0.0.1", "pod-1") "]}]",
+	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A(
+	                       "10.0.0.1", "pod-1") "]},"
+	                                            "{\"ports\":[{\"name\":\"https\",\"port\":443,"
+	                                            "\"protocol\":\"TCP\"}],"
+	                                            "\"addresses\":[" A("10.0.0.1", "pod-1") "]}]",
 	               NULL, 1000, 1, 1);
 	reconcile_case("Endpoints with 2 subset, different address and same port", NULL,
-	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]},"
-	               "{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.2", "pod-2") "]}]",
+	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A(
+	                       "10.0.0.1", "pod-1") "]},"
+	                                            "{\"ports\":[" P_HTTP "],\"addresses\":[" A(
+	                                                    "10.0.0.2", "pod-2") "]}]",
 	               NULL, 1000, 1, 1);
 	reconcile_case("Endpoints with 1 subset, port, and address, pending deletion",
 	               "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"",
@@ -190,8 +198,8 @@ static void test_reconcile_cases(void **state)
 	              "\"conditions\":{\"ready\":true}}]"),
 	        NULL};
 	reconcile_case("... existing slice with same fields", NULL,
-	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]}]", same,
-	               1000, 0, 1);
+	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]}]",
+	               same, 1000, 0, 1);
 	const char *other_owner[] = {
 	        SLICE(",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\","
 	              "\"name\":\"test-ep\",\"uid\":\"fb91e798-1875-4857-b5eb-e2c878157b4d\"}]",
@@ -210,16 +218,17 @@ static void test_reconcile_cases(void **state)
 	reconcile_case("... existing slice with an additional annotation", NULL,
 	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]}]",
 	               extra_ann, 1000, 1, 1);
-	reconcile_case("... port, label and address and existing slice with same fields but the label",
-	               "\"labels\":{\"foo\":\"bar\"}",
-	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]}]",
-	               extra_ann, 1000, 1, 1);
+	reconcile_case(
+	        "... port, label and address and existing slice with same fields but the label",
+	        "\"labels\":{\"foo\":\"bar\"}",
+	        "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]}]", extra_ann,
+	        1000, 1, 1);
 	reconcile_case("Endpoints with 1 subset, 2 ports, and 2 addresses", NULL,
 	               "[" S_2PORTS_2ADDR "]", NULL, 1000, 1, 1);
 	reconcile_case("Endpoints with 1 subset, 2 ports, and 2 not ready addresses", NULL,
-	               "[{\"ports\":[" P_HTTP "," P_HTTPS_UDP "],\"notReadyAddresses\":[" AN(
-	                       "10.0.0.1", "pod-1", "node-1") "," AN("10.0.0.2", "pod-2",
-	                                                             "node-2") "]}]",
+	               "[{\"ports\":[" P_HTTP "," P_HTTPS_UDP
+	               "],\"notReadyAddresses\":[" AN("10.0.0.1", "pod-1", "node-1") "," AN(
+	                       "10.0.0.2", "pod-2", "node-2") "]}]",
 	               NULL, 1000, 1, 1);
 	reconcile_case("Endpoints with 2 subsets, multiple ports and addresses", NULL,
 	               "[" S_2PORTS_2ADDR "," S_3000_3ADDR "]", NULL, 1000, 2, 2);
@@ -246,13 +255,15 @@ static void test_reconcile_cases(void **state)
 	                       "10.0.0.1", "pod-1") "," A("2001:db8:2222:3333:4444:5555:6666:7777",
 	                                                  "pod-2") "]}," S_3000_3ADDR "]",
 	               NULL, 1000, 3, 3);
-	reconcile_case("Endpoints with 2 subsets, multiple ports, ipv6 only addresses", NULL,
-	               "[{\"ports\":[" P_HTTP "," P_HTTPS_UDP "],\"addresses\":[" A(
-	                       "2001:db8:1111:3333:4444:5555:6666:7777",
-	                       "pod-1") "," A("2001:db8:2222:3333:4444:5555:6666:7777", "pod-2") "]},"
-	               "{\"ports\":[" P_3000 "," P_3001 "],\"addresses\":[" A(
-	                       "2001:db8:3333:3333:4444:5555:6666:7777", "pod-11") "]}]",
-	               NULL, 1000, 2, 2);
+	reconcile_case(
+	        "Endpoints with 2 subsets, multiple ports, ipv6 only addresses", NULL,
+	        "[{\"ports\":[" P_HTTP "," P_HTTPS_UDP
+	        "],\"addresses\":[" A("2001:db8:1111:3333:4444:5555:6666:7777", "pod-1") "," A(
+	                "2001:db8:2222:3333:4444:5555:6666:7777",
+	                "pod-2") "]},"
+	                         "{\"ports\":[" P_3000 "," P_3001 "],\"addresses\":[" A(
+	                                 "2001:db8:3333:3333:4444:5555:6666:7777", "pod-11") "]}]",
+	        NULL, 1000, 2, 2);
 	reconcile_case("Endpoints with 2 subsets, 1 exceeding maxEndpointsPerSubset", NULL,
 	               "[" S_2PORTS_2ADDR "," S_3000_3ADDR "]", NULL, 2, 2, 2);
 	reconcile_case("The last-applied-configuration annotation should not get mirrored",
@@ -269,14 +280,90 @@ static void test_reconcile_cases(void **state)
 	               applied, 1000, 1, 1);
 }
 
+/* upstream's expectedMetrics of a TestReconcile case: desiredSlices, actualSlices,
+ * desiredEndpoints, added/updated/removed/skipped per sync, numCreated, numUpdated */
+struct want_metrics {
+	int desired_slices, actual_slices, desired_endpoints, added, updated, removed, skipped,
+	        created, updated_n;
+};
+
+static void metrics_case(const char *name, const char *subsets, const char *const *existing,
+                         int max, struct want_metrics w)
+{
+	cJSON *ep = endpoints(NULL, subsets), *s[8];
+	size_t n = 0;
+	struct esm_plan p = {0};
+	for (; existing && existing[n]; n++)
+		s[n] = parse(existing[n]);
+	struct outcome o = run(ep, s, n, max, &p);
+	struct want_metrics got = {p.cache_desired_slices,
+	                           p.cache_slices,
+	                           p.cache_endpoints,
+	                           p.added,
+	                           p.updated,
+	                           p.removed,
+	                           p.skipped,
+	                           o.creates,
+	                           o.updates};
+	if (memcmp(&got, &w, sizeof(w)))
+		fail_msg("%s: metrics {%d %d %d %d %d %d %d %d %d}, want {%d %d %d %d %d %d %d %d "
+		         "%d}",
+		         name, got.desired_slices, got.actual_slices, got.desired_endpoints,
+		         got.added, got.updated, got.removed, got.skipped, got.created,
+		         got.updated_n, w.desired_slices, w.actual_slices, w.desired_endpoints,
+		         w.added, w.updated, w.removed, w.skipped, w.created, w.updated_n);
+	free_all(ep, s, n, &p);
+}
+
+static void test_reconcile_metrics(void **state)
+{
+	(void)state;
+	metrics_case("Endpoints with 1 subset, port, and address",
+	             "[{\"ports\":[" P_HTTP
+	             "],\"addresses\":[" AN("10.0.0.1", "pod-1", "node-1") "]}]",
+	             NULL, 1000, (struct want_metrics){1, 1, 1, 1, 0, 0, 0, 1, 0});
+	metrics_case("Endpoints with 2 subset, different address and same port",
+	             "[{\"ports\":[" P_HTTP "],\"addresses\":[" A(
+	                     "10.0.0.1", "pod-1") "]},"
+	                                          "{\"ports\":[" P_HTTP
+	                                          "],\"addresses\":[" A("10.0.0.2", "pod-2") "]}]",
+	             NULL, 1000, (struct want_metrics){1, 1, 2, 2, 0, 0, 0, 1, 0});
+	const char *empty[] = {SLICE("", "IPv4", "[" P_HTTP "," P_HTTPS_UDP "]", "[]"), NULL};
+	metrics_case("... existing empty EndpointSlice", "[" S_2PORTS_2ADDR "," S_3000_3ADDR "]",
+	             empty, 1000, (struct want_metrics){2, 2, 5, 5, 0, 0, 0, 1, 1});
+	const char *some[] = {SLICE("", "IPv4", "[" P_HTTP "," P_HTTPS_UDP "]",
+	                            "[{\"addresses\":[\"10.0.0.2\"],\"hostname\":\"pod-2\"},"
+	                            "{\"addresses\":[\"10.0.0.1\",\"10.0.0.3\"],"
+	                            "\"hostname\":\"pod-1\"}]"),
+	                      NULL};
+	metrics_case("... existing EndpointSlice with some addresses",
+	             "[" S_2PORTS_2ADDR "," S_3000_3ADDR "]", some, 1000,
+	             (struct want_metrics){2, 2, 5, 4, 1, 1, 0, 1, 1});
+	metrics_case("Endpoints with 2 subsets, 1 exceeding maxEndpointsPerSubset",
+	             "[" S_2PORTS_2ADDR "," S_3000_3ADDR "]", NULL, 2,
+	             (struct want_metrics){2, 2, 4, 4, 0, 0, 1, 2, 0});
+	metrics_case(
+	        "Endpoints with 2 subsets, multiple ports, some invalid addresses",
+	        "[{\"ports\":[" P_HTTP "," P_HTTPS_UDP
+	        "],\"addresses\":[" A("10.0.0.1", "pod-1") "," A(
+	                "10.0.0.2//128",
+	                "pod-2") "]},"
+	                         "{\"ports\":[" P_3000 "," P_3001
+	                         "],\"addresses\":[" A("10.0.1.1", "pod-11") "," A(
+	                                 "10.0.1.2", "pod-12") "," A("10.0.1.3::", "pod-13") "]}]",
+	        NULL, 1000, (struct want_metrics){2, 2, 3, 3, 0, 0, 2, 2, 0});
+}
+
 /* "some invalid addresses" / "all invalid addresses": counted, skipped, not mirrored */
 static void test_invalid_addresses(void **state)
 {
 	(void)state;
 	cJSON *ep = endpoints(
-	        NULL, "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "," A(
-	                      "bad-ip", "pod-2") "]},{\"ports\":[" P_3000 "],\"addresses\":[" A(
-	                      "10.0.1.300", "pod-11") "," A("10.0.1.2", "pod-12") "]}]");
+	        NULL,
+	        "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "," A(
+	                "bad-ip", "pod-2") "]},{\"ports\":[" P_3000
+	                                   "],\"addresses\":[" A("10.0.1.300", "pod-11") "," A(
+	                                           "10.0.1.2", "pod-12") "]}]");
 	struct esm_plan p = {0};
 	struct outcome o = run(ep, NULL, 0, 1000, &p);
 	assert_int_equal(o.creates, 2);
@@ -285,8 +372,8 @@ static void test_invalid_addresses(void **state)
 	assert_int_equal(p.desired, 2);
 	free_all(ep, NULL, 0, &p);
 
-	ep = endpoints(NULL, "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("x", "pod-1") "," A(
-	                             "y", "pod-2") "]}]");
+	ep = endpoints(NULL, "[{\"ports\":[" P_HTTP
+	                     "],\"addresses\":[" A("x", "pod-1") "," A("y", "pod-2") "]}]");
 	o = run(ep, NULL, 0, 1000, &p);
 	assert_int_equal(writes(o), 0);
 	assert_int_equal(p.invalid, 2);
@@ -297,9 +384,10 @@ static void test_invalid_addresses(void **state)
 static void test_max_per_subset(void **state)
 {
 	(void)state;
-	cJSON *ep = endpoints(NULL, "[{\"ports\":[" P_HTTP "],\"notReadyAddresses\":[" A(
-	                                    "10.0.0.9", "a") "],\"addresses\":[" A("10.0.0.3", "b") "," A(
-	                                    "10.0.0.2", "c") "]}]");
+	cJSON *ep = endpoints(NULL,
+	                      "[{\"ports\":[" P_HTTP
+	                      "],\"notReadyAddresses\":[" A("10.0.0.9", "a") "],\"addresses\":[" A(
+	                              "10.0.0.3", "b") "," A("10.0.0.2", "c") "]}]");
 	struct esm_plan p = {0};
 	struct outcome o = run(ep, NULL, 0, 2, &p);
 	assert_int_equal(o.creates, 1);
@@ -317,10 +405,11 @@ static void test_max_per_subset(void **state)
 static void test_repack(void **state)
 {
 	(void)state;
-	cJSON *ep = endpoints(NULL, "[{\"ports\":[" P_HTTP "],\"addresses\":[" A(
-	                                    "10.0.0.1", "pod-1") "]},{\"ports\":[" P_HTTP
-	                                                         "],\"notReadyAddresses\":[" A(
-	                                                                 "10.0.0.1", "pod-1") "]}]");
+	cJSON *ep =
+	        endpoints(NULL, "[{\"ports\":[" P_HTTP "],\"addresses\":[" A(
+	                                "10.0.0.1", "pod-1") "]},{\"ports\":[" P_HTTP
+	                                                     "],\"notReadyAddresses\":[" A(
+	                                                             "10.0.0.1", "pod-1") "]}]");
 	struct esm_plan p = {0};
 	run(ep, NULL, 0, 1000, &p);
 	assert_int_equal(p.n, 1);
@@ -329,8 +418,11 @@ static void test_repack(void **state)
 	assert_int_equal(cJSON_GetArraySize(get(p.v[0].obj, "endpoints")), 1);
 	free_all(ep, NULL, 0, &p);
 
-	ep = endpoints(NULL, "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]},"
-	                     "{\"ports\":[" P_3000 "],\"addresses\":[" A("10.0.0.1", "pod-1") "]}]");
+	ep = endpoints(NULL, "[{\"ports\":[" P_HTTP "],\"addresses\":[" A(
+	                             "10.0.0.1", "pod-1") "]},"
+	                                                  "{\"ports\":[" P_3000
+	                                                  "],\"addresses\":[" A("10.0.0.1",
+	                                                                        "pod-1") "]}]");
 	run(ep, NULL, 0, 1000, &p);
 	assert_int_equal(p.n, 1);
 	assert_int_equal(cJSON_GetArraySize(get(p.v[0].obj, "ports")), 2);
@@ -349,8 +441,8 @@ static void test_repack(void **state)
 static void test_stale_and_recycle(void **state)
 {
 	(void)state;
-	cJSON *ep = endpoints(NULL, "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1",
-	                                                                             "pod-1") "]}]");
+	cJSON *ep = endpoints(NULL, "[{\"ports\":[" P_HTTP
+	                            "],\"addresses\":[" A("10.0.0.1", "pod-1") "]}]");
 	cJSON *s[3] = {
 	        slice("old-v4", NULL, "IPv4", "[" P_3000 "]", NULL),
 	        slice("old-v6", NULL, "IPv6", "[" P_3000 "]", NULL),
@@ -362,7 +454,8 @@ static void test_stale_and_recycle(void **state)
 	assert_int_equal(o.updates, 1);
 	assert_int_equal(o.deletes, 2);
 	assert_int_equal(p.v[0].op, ESM_UPDATE);
-	/* the first IPv4 delete (name order) was recycled; the IPv6 slice is never recycled for v4 */
+	/* the first IPv4 delete (name order) was recycled; the IPv6 slice is never recycled for v4
+	 */
 	assert_string_equal(get(get(p.v[0].obj, "metadata"), "name")->valuestring, "old-v4");
 	for (size_t i = 1; i < p.n; i++)
 		assert_string_not_equal(get(get(p.v[i].obj, "metadata"), "name")->valuestring,
@@ -379,7 +472,8 @@ static void test_stale_and_recycle(void **state)
 	free_all(ep, s, 1, &p);
 
 	/* two slices of the same ports: the first (by name) is kept, the other deleted */
-	ep = endpoints(NULL, "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]}]");
+	ep = endpoints(NULL,
+	               "[{\"ports\":[" P_HTTP "],\"addresses\":[" A("10.0.0.1", "pod-1") "]}]");
 	s[0] = slice("b", NULL, "IPv4", "[" P_HTTP "]",
 	             "[{\"addresses\":[\"10.0.0.1\"],\"hostname\":\"pod-1\","
 	             "\"conditions\":{\"ready\":true}}]");
@@ -459,8 +553,8 @@ static void test_address_to_endpoint(void **state)
 		assert_string_equal(buf, c[i].out);
 		assert_int_equal(v6, c[i].v6);
 	}
-	static const char *const bad[] = {"", "1.2.3", "1.2.3.256", "1.2.3.4.5", "a.b.c.d",
-	                                  "1:2", "fe80::1%eth0", "1.2.3.4 "};
+	static const char *const bad[] = {"",        "1.2.3", "1.2.3.256",    "1.2.3.4.5",
+	                                  "a.b.c.d", "1:2",   "fe80::1%eth0", "1.2.3.4 "};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(esm_canon_ip(bad[i], buf, sizeof(buf), &v6), -EINVAL);
 
@@ -512,7 +606,8 @@ static void test_malformed(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		cJSON *ep = parse(bad[i]);
-		cJSON *s = parse("{\"metadata\":5,\"ports\":7,\"endpoints\":[1,{\"addresses\":3}]}");
+		cJSON *s =
+		        parse("{\"metadata\":5,\"ports\":7,\"endpoints\":[1,{\"addresses\":3}]}");
 		struct esm_plan p = {0};
 		assert_int_equal(esm_reconcile(ep, (const cJSON *const *)&s, 1, 1000, &p), 0);
 		esm_plan_free(&p);
@@ -525,6 +620,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_reconcile_cases),
+	        cmocka_unit_test(test_reconcile_metrics),
 	        cmocka_unit_test(test_invalid_addresses),
 	        cmocka_unit_test(test_max_per_subset),
 	        cmocka_unit_test(test_repack),
