@@ -137,7 +137,8 @@ const char *scc_cidr_family(const char *cidr)
 	if (scc_parse_prefix(cidr, &p) == 0) {
 		/* net.ParseCIDR: an IPv4-mapped IPv6 prefix of /96 or longer is IPv4 */
 		if (!p.v4 && p.bits >= 96) {
-			static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+			static const unsigned char mapped[12] = {0, 0, 0, 0, 0,    0,
+			                                         0, 0, 0, 0, 0xff, 0xff};
 			if (!memcmp(p.a, mapped, 12))
 				return "IPv4";
 		}
@@ -161,8 +162,7 @@ static bool name_in(const char *const *names, size_t n, const char *name)
 	return false;
 }
 
-size_t scc_overlapping(const cJSON *cidr, const cJSON *const *all, size_t n,
-                       const char **ret_names)
+size_t scc_overlapping(const cJSON *cidr, const cJSON *const *all, size_t n, const char **ret_names)
 {
 	const cJSON *c, *o;
 	size_t k = 0;
@@ -175,7 +175,8 @@ size_t scc_overlapping(const cJSON *cidr, const cJSON *const *all, size_t n,
 			const char *name = str(get(all[i], "metadata"), "name");
 			cJSON_ArrayForEach(o, get(get(all[i], "spec"), "cidrs"))
 			{
-				if (cJSON_IsString(o) && scc_parse_prefix(o->valuestring, &q) == 0 &&
+				if (cJSON_IsString(o) &&
+				    scc_parse_prefix(o->valuestring, &q) == 0 &&
 				    scc_overlaps(&q, &p) && !name_in(ret_names, k, name) && k < n)
 					ret_names[k++] = name;
 			}
@@ -218,7 +219,8 @@ static size_t containing_prefix(const struct scc_prefix *p, const cJSON *const *
 			if (cJSON_IsString(o) && scc_parse_prefix(o->valuestring, &q) == 0 &&
 			    scc_overlaps(&q, p) && q.bits <= p->bits) {
 				k++;
-				*only_self = k == 1 && !strcmp(str(get(all[i], "metadata"), "name"), self);
+				*only_self = k == 1 &&
+				             !strcmp(str(get(all[i], "metadata"), "name"), self);
 			}
 		}
 	}
@@ -248,7 +250,8 @@ bool scc_can_delete(const cJSON *cidr, const cJSON *const *all, size_t n,
 	{
 		const char *fam = scc_cidr_family(cJSON_IsString(c) ? c->valuestring : "");
 		for (size_t i = 0; i < n_ips; i++) {
-			const char *f = label(ud, i, SCC_LABEL_FAMILY), *m = label(ud, i, SCC_LABEL_MGD);
+			const char *f = label(ud, i, SCC_LABEL_FAMILY),
+			           *m = label(ud, i, SCC_LABEL_MGD);
 			struct scc_prefix a, q;
 			const cJSON *o;
 			size_t k = 0;
@@ -260,11 +263,13 @@ bool scc_can_delete(const cJSON *cidr, const cJSON *const *all, size_t n,
 			for (size_t j = 0; j < n; j++) {
 				cJSON_ArrayForEach(o, get(get(all[j], "spec"), "cidrs"))
 				{
-					if (cJSON_IsString(o) && scc_parse_prefix(o->valuestring, &q) == 0 &&
+					if (cJSON_IsString(o) &&
+					    scc_parse_prefix(o->valuestring, &q) == 0 &&
 					    scc_prefix_contains_ip(&q, &a)) {
 						k++;
 						mine = k == 1 &&
-						       !strcmp(str(get(all[j], "metadata"), "name"), self);
+						       !strcmp(str(get(all[j], "metadata"), "name"),
+						               self);
 					}
 				}
 			}
@@ -348,7 +353,8 @@ unsigned scc_decide(const cJSON *cidr, const cJSON *const *all, size_t n,
 			return scc_condition_needed(cidr, "False", "Terminating", SCC_MSG_BLOCKED)
 			               ? SCC_TERMINATING
 			               : 0;
-		long long left = (long long)SCC_GRACE_US - (now - parse_time(dt->valuestring)) * 1000000ll;
+		long long left =
+		        (long long)SCC_GRACE_US - (now - parse_time(dt->valuestring)) * 1000000ll;
 		if (left > 0) {
 			*ret_after_us = (unsigned long long)left;
 			return SCC_REQUEUE;

@@ -33,7 +33,7 @@
 #define SCC_IPALLOCATOR  "ipallocator.k8s.io"
 #define SCC_GRACE_US     10000000ull /* deletionGracePeriod */
 #define SCC_MSG_READY    "Kubernetes Service CIDR is ready"
-#define SCC_MSG_BLOCKED                                                                        \
+#define SCC_MSG_BLOCKED                                                                            \
 	"There are still IPAddresses referencing the ServiceCIDR, please remove them or create a " \
 	"new ServiceCIDR"
 

@@ -78,10 +78,11 @@ static void on_cidr(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	const char *js = kcmd_event_json(ev, &len);
 	cJSON *me = js ? cJSON_ParseWithLength(js, len) : NULL;
 	struct cidrs all = {0};
-	if (me && kcmd_cache_list(ctx->arena, SCC_GROUP, "servicecidrs", NULL, collect_cidr, &all) >=
-	                  0) {
+	if (me &&
+	    kcmd_cache_list(ctx->arena, SCC_GROUP, "servicecidrs", NULL, collect_cidr, &all) >= 0) {
 		const char **names = calloc(all.n + 1, sizeof(*names));
-		size_t k = names ? scc_overlapping(me, (const cJSON *const *)all.v, all.n, names) : 0;
+		size_t k =
+		        names ? scc_overlapping(me, (const cJSON *const *)all.v, all.n, names) : 0;
 		for (size_t i = 0; i < k; i++)
 			kcmd_queue_add(ctx, 0, names[i]);
 		free(names);
@@ -110,7 +111,8 @@ static void on_ip(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	struct cidrs all = {0};
 	if (kcmd_cache_list(ctx->arena, SCC_GROUP, "servicecidrs", NULL, collect_cidr, &all) >= 0) {
 		const char **names = calloc(all.n + 1, sizeof(*names));
-		size_t k = names ? scc_containing(name, (const cJSON *const *)all.v, all.n, names) : 0;
+		size_t k =
+		        names ? scc_containing(name, (const cJSON *const *)all.v, all.n, names) : 0;
 		for (size_t i = 0; i < k; i++)
 			kcmd_queue_add(ctx, 0, names[i]);
 		free(names);
@@ -244,7 +246,8 @@ static int patch(struct wk *w, const char *name, const char *sub, enum kube_patc
 	                                                   .body_len = strlen(body)},
 	                            NULL, NULL, &resp);
 	if (r < 0)
-		snprintf(err, errlen, "%s", resp.error.message[0] ? resp.error.message : strerror(-r));
+		snprintf(err, errlen, "%s",
+		         resp.error.message[0] ? resp.error.message : strerror(-r));
 	kube_response_clear(&resp);
 	return r;
 }
@@ -303,14 +306,15 @@ static void scc_sync(void *state, size_t q, const char *key, struct wk_result *r
 	            cJSON_GetObjectItemCaseSensitive(cidr, "metadata"), "deletionTimestamp")) &&
 	    ((r = kcmd_cache_list(w->ctx->arena, SCC_GROUP, "servicecidrs", NULL, collect_cidr,
 	                          &all)) < 0 ||
-	     (r = kcmd_cache_list(w->ctx->arena, SCC_GROUP, "ipaddresses", NULL, collect_ip, &ips)) <
-	             0))
+	     (r = kcmd_cache_list(w->ctx->arena, SCC_GROUP, "ipaddresses", NULL, collect_ip,
+	                          &ips)) < 0))
 		goto fail;
 	todo = scc_decide(cidr, (const cJSON *const *)all.v, all.n, (const char *const *)ips.names,
 	                  ips.n, ip_label, &ips, (long long)time(NULL), &after);
 	r = 0;
 	if (todo & SCC_TERMINATING)
-		r = set_condition(w, key, "False", "Terminating", SCC_MSG_BLOCKED, err, sizeof(err));
+		r = set_condition(w, key, "False", "Terminating", SCC_MSG_BLOCKED, err,
+		                  sizeof(err));
 	if (todo & SCC_REQUEUE) {
 		res->requeue_after = true;
 		res->after_usec = after;
@@ -323,7 +327,8 @@ static void scc_sync(void *state, size_t q, const char *key, struct wk_result *r
 		if (r == -ENOENT)
 			r = 0;
 		else if (r == 0)
-			kcmd_log_v(4, "Removed protection finalizer from ServiceCIDRs ServiceCIDR=%s",
+			kcmd_log_v(4,
+			           "Removed protection finalizer from ServiceCIDRs ServiceCIDR=%s",
 			           key);
 	}
 	if (r == 0 && (todo & SCC_ADD_FINALIZER)) {
@@ -333,7 +338,8 @@ static void scc_sync(void *state, size_t q, const char *key, struct wk_result *r
 		if (r == -ENOENT)
 			r = 0;
 		else if (r == 0)
-			kcmd_log_v(4, "Added protection finalizer to ServiceCIDR ServiceCIDR=%s", key);
+			kcmd_log_v(4, "Added protection finalizer to ServiceCIDR ServiceCIDR=%s",
+			           key);
 	}
 	if (r == 0 && (todo & SCC_READY)) {
 		r = set_condition(w, key, "True", "", SCC_MSG_READY, err, sizeof(err));
@@ -343,7 +349,8 @@ static void scc_sync(void *state, size_t q, const char *key, struct wk_result *r
 			struct kcmd_object_ref ref = {.api_version = "networking.k8s.io/v1",
 			                              .kind = "ServiceCIDR",
 			                              .name = key,
-			                              .uid = cJSON_IsString(uid) ? uid->valuestring : ""};
+			                              .uid = cJSON_IsString(uid) ? uid->valuestring
+			                                                         : ""};
 			kcmd_log_info("error updating default ServiceCIDR status error=%s", err);
 			kcmd_event_record(w->ctx->kc, SCC_CONTROLLER, &ref, KCMD_EVENT_WARNING,
 			                  "KubernetesServiceCIDRError",

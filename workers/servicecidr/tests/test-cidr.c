@@ -63,12 +63,14 @@ static void test_can_delete(void **state)
 	        {"CIDR and no IPs", 1, NULL, NULL, true},
 	        {"CIDR with IPs", 1, NULL, "192.168.0.24", false},
 	        {"CIDR without IPs", 1, NULL, "192.168.1.24", true},
-	        {"CIDR with IPv4 address referencing the subnet address", 1, NULL, "192.168.0.0", true},
-	        {"CIDR with IPv4 address referencing the broadcast address", 1, NULL, "192.168.0.255",
+	        {"CIDR with IPv4 address referencing the subnet address", 1, NULL, "192.168.0.0",
 	         true},
+	        {"CIDR with IPv4 address referencing the broadcast address", 1, NULL,
+	         "192.168.0.255", true},
 	        {"CIDR with IPv6 address referencing the broadcast address", 1, NULL,
 	         "2001:0db2::ffff:ffff:ffff:ffff", false},
-	        {"CIDR with same range overlapping and IPs", 2, "192.168.0.0/24", "192.168.0.23", true},
+	        {"CIDR with same range overlapping and IPs", 2, "192.168.0.0/24", "192.168.0.23",
+	         true},
 	        {"CIDR with smaller range overlapping and IPs", 2, "192.168.0.0/26", "192.168.0.23",
 	         true},
 	        {"CIDR with smaller range overlapping but IPs orphan", 2, "192.168.0.0/28",
@@ -85,8 +87,8 @@ static void test_can_delete(void **state)
 			all[n++] = cidr("overlapping", c[i].overlap4, "2001:db2::/64", NULL);
 		cJSON *synced = cidr(DEFAULT, "192.168.0.0/24", "2001:db2::/64", NULL);
 		const char *ips[1] = {c[i].ip};
-		bool got = scc_can_delete(synced, (const cJSON *const *)all, n, ips, c[i].ip ? 1 : 0,
-		                          label_of, (void *)ips);
+		bool got = scc_can_delete(synced, (const cJSON *const *)all, n, ips,
+		                          c[i].ip ? 1 : 0, label_of, (void *)ips);
 		if (got != c[i].want)
 			fail_msg("%s: canDeleteCIDR = %d, want %d", c[i].name, got, c[i].want);
 		cJSON_Delete(synced);
@@ -191,10 +193,11 @@ static void test_controller_sync(void **state)
 	snprintf(meta_deleted, sizeof(meta_deleted),
 	         "\"finalizers\":[\"" SCC_FINALIZER "\"],\"deletionTimestamp\":\"%s\"", deleted_ts);
 	snprintf(meta_deleting, sizeof(meta_deleting),
-	         "\"finalizers\":[\"" SCC_FINALIZER "\"],\"deletionTimestamp\":\"%s\"", deleting_ts);
+	         "\"finalizers\":[\"" SCC_FINALIZER "\"],\"deletionTimestamp\":\"%s\"",
+	         deleting_ts);
 	static const struct {
 		const char *name;
-		int which;                  /* 0 default, 1 no-finalizer, 2 deleted, 3 deleting */
+		int which;                 /* 0 default, 1 no-finalizer, 2 deleted, 3 deleting */
 		const char *over4, *over6; /* an "overlapping" ServiceCIDR, or NULL */
 		const char *ip;
 		unsigned want;
@@ -209,20 +212,20 @@ static void test_controller_sync(void **state)
 	         SCC_REQUEUE},
 	        {"... with IPv4 addresses should update the status", 2, NULL, NULL, "192.168.0.1",
 	         SCC_TERMINATING},
-	        {"... overlapping same range and IPv4 addresses", 2, "192.168.0.0/24", "2001:db2::/64",
-	         "192.168.0.1", SCC_REMOVE_FINALIZER},
+	        {"... overlapping same range and IPv4 addresses", 2, "192.168.0.0/24",
+	         "2001:db2::/64", "192.168.0.1", SCC_REMOVE_FINALIZER},
 	        {"... overlapping and IPv4 addresses", 2, "192.168.0.0/16", "2001:db2::/64",
 	         "192.168.0.1", SCC_REMOVE_FINALIZER},
 	        {"... not overlapping and IPv4 addresses", 2, "192.168.255.0/26", "2001:db2::/64",
 	         "192.168.0.1", SCC_TERMINATING},
 	        {"... with IPv6 addresses should update the status", 2, NULL, NULL, "2001:db2::1",
 	         SCC_TERMINATING},
-	        {"... overlapping same range and IPv6 addresses", 2, "192.168.0.0/24", "2001:db2::/64",
-	         "2001:db2::1", SCC_REMOVE_FINALIZER},
+	        {"... overlapping same range and IPv6 addresses", 2, "192.168.0.0/24",
+	         "2001:db2::/64", "2001:db2::1", SCC_REMOVE_FINALIZER},
 	        {"... overlapping and IPv6 addresses", 2, "192.168.0.0/16", "2001:db2::/48",
 	         "2001:db2::1", SCC_REMOVE_FINALIZER},
-	        {"... not overlapping and IPv6 addresses", 2, "192.168.255.0/26", "2001:db2:a:b::/64",
-	         "2001:db2::1", SCC_TERMINATING},
+	        {"... not overlapping and IPv6 addresses", 2, "192.168.255.0/26",
+	         "2001:db2:a:b::/64", "2001:db2::1", SCC_TERMINATING},
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		static const char *const names[] = {DEFAULT, "no-finalizer", "deleted-cidr",
@@ -237,8 +240,9 @@ static void test_controller_sync(void **state)
 			all[n++] = cidr("overlapping", c[i].over4, c[i].over6, NULL);
 		const char *ips[1] = {c[i].ip};
 		unsigned long long after = 0;
-		unsigned got = scc_decide(all[0], (const cJSON *const *)all, n, ips, c[i].ip ? 1 : 0,
-		                          label_of, (void *)ips, (long long)now, &after);
+		unsigned got =
+		        scc_decide(all[0], (const cJSON *const *)all, n, ips, c[i].ip ? 1 : 0,
+		                   label_of, (void *)ips, (long long)now, &after);
 		if (got != c[i].want)
 			fail_msg("%s: actions %#x, want %#x", c[i].name, got, c[i].want);
 		if (got & SCC_REQUEUE)
@@ -249,22 +253,23 @@ static void test_controller_sync(void **state)
 	/* a Ready=True condition already there: only the missing finalizer is written; with both,
 	 * nothing; a Terminating condition already there: nothing */
 	cJSON *ready = cidr("r", "10.0.0.0/24", NULL, NULL);
-	cJSON_AddItemToObject(ready, "status",
-	                      cJSON_Parse("{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
-	                                  "\"reason\":\"\",\"message\":\"" SCC_MSG_READY "\"}]}"));
+	cJSON_AddItemToObject(
+	        ready, "status",
+	        cJSON_Parse("{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+	                    "\"reason\":\"\",\"message\":\"" SCC_MSG_READY "\"}]}"));
 	unsigned long long after;
 	assert_int_equal(scc_decide(ready, NULL, 0, NULL, 0, label_of, NULL, now, &after),
 	                 SCC_ADD_FINALIZER);
-	cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_GetObjectItem(ready, "metadata"),
-	                                            "finalizers"),
-	                     cJSON_CreateString(SCC_FINALIZER));
+	cJSON_AddItemToArray(
+	        cJSON_AddArrayToObject(cJSON_GetObjectItem(ready, "metadata"), "finalizers"),
+	        cJSON_CreateString(SCC_FINALIZER));
 	assert_int_equal(scc_decide(ready, NULL, 0, NULL, 0, label_of, NULL, now, &after), 0);
 	cJSON_Delete(ready);
 	cJSON *term = cidr("t", "10.0.0.0/24", NULL, meta_deleted);
-	cJSON_AddItemToObject(term, "status",
-	                      cJSON_Parse("{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
-	                                  "\"reason\":\"Terminating\",\"message\":\"" SCC_MSG_BLOCKED
-	                                  "\"}]}"));
+	cJSON_AddItemToObject(
+	        term, "status",
+	        cJSON_Parse("{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
+	                    "\"reason\":\"Terminating\",\"message\":\"" SCC_MSG_BLOCKED "\"}]}"));
 	const char *ips[1] = {"10.0.0.5"};
 	assert_int_equal(scc_decide(term, (const cJSON *const *)&term, 1, ips, 1, label_of,
 	                            (void *)ips, now, &after),
@@ -283,9 +288,9 @@ static void test_parsing(void **state)
 	assert_int_equal(scc_parse_prefix("10.0.0.1/24", &p), 0); /* host bits are allowed */
 	assert_int_equal(scc_parse_prefix("2001:db8::/64", &p), 0);
 	assert_false(p.v4);
-	static const char *const bad[] = {"10.0.0.0", "010.0.0.0/8", "10.0.0.0/33", "10.0.0.0/08",
-	                                  "2001:db8::/129", "/8", "10.0.0.0/", "x/8", "10.0.0/8",
-	                                  "1.2.3.4/-1"};
+	static const char *const bad[] = {
+	        "10.0.0.0", "010.0.0.0/8", "10.0.0.0/33", "10.0.0.0/08", "2001:db8::/129",
+	        "/8",       "10.0.0.0/",   "x/8",         "10.0.0/8",    "1.2.3.4/-1"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (scc_parse_prefix(bad[i], &p) == 0)
 			fail_msg("%s parsed", bad[i]);
@@ -327,12 +332,13 @@ static void test_malformed(void **state)
 	const char *names[3];
 	const char *ips[2] = {"bad ip", "10.0.0.1"};
 	unsigned long long after;
-	assert_true(scc_can_delete(bad, (const cJSON *const *)all, 2, ips, 2, label_of, (void *)ips));
+	assert_true(
+	        scc_can_delete(bad, (const cJSON *const *)all, 2, ips, 2, label_of, (void *)ips));
 	assert_int_equal(scc_overlapping(odd, (const cJSON *const *)all, 2, names), 0);
 	assert_int_equal(scc_containing("10.0.0.1", (const cJSON *const *)all, 2, names), 0);
 	/* a deletionTimestamp that is not a time: the grace period counts from the epoch (over) */
-	assert_int_equal(scc_decide(bad, (const cJSON *const *)all, 2, ips, 2, label_of, (void *)ips,
-	                            1000000, &after),
+	assert_int_equal(scc_decide(bad, (const cJSON *const *)all, 2, ips, 2, label_of,
+	                            (void *)ips, 1000000, &after),
 	                 0);
 	cJSON_Delete(bad);
 	cJSON_Delete(odd);
@@ -341,9 +347,9 @@ static void test_malformed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_can_delete),     cmocka_unit_test(test_ip_to_cidrs),
-	        cmocka_unit_test(test_cidr_to_cidrs),  cmocka_unit_test(test_controller_sync),
-	        cmocka_unit_test(test_parsing),        cmocka_unit_test(test_malformed),
+	        cmocka_unit_test(test_can_delete),    cmocka_unit_test(test_ip_to_cidrs),
+	        cmocka_unit_test(test_cidr_to_cidrs), cmocka_unit_test(test_controller_sync),
+	        cmocka_unit_test(test_parsing),       cmocka_unit_test(test_malformed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
