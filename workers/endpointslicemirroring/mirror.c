@@ -630,7 +630,8 @@ static int cmp_dep(const void *a, const void *b)
 static void group_seal(struct dgroup *g)
 {
 	size_t w = 0;
-	qsort(g->v, g->n, sizeof(*g->v), cmp_dep);
+	if (g->n) /* never qsort a NULL array, even of 0 items */
+		qsort(g->v, g->n, sizeof(*g->v), cmp_dep);
 	for (size_t i = 0; i < g->n; i++) {
 		if (w && !strcmp(g->v[w - 1].key, g->v[i].key)) { /* Insert replaces */
 			free(g->v[w - 1].key);
