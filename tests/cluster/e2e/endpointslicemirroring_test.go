@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -508,4 +509,108 @@ func TestEndpointSliceMirroring_TooManyAddresses(t *testing.T) {
 		}
 		return false, "no addresses_skipped_per_sync_sum"
 	})
+}
+
+// TestEndpointSliceMirroring_WorkerCrash: the mirroring worker is killed (kill -9) three times
+// while 30 Endpoints are rewritten, and they are rewritten once more while the last one is dead.
+// Its slice tracker dies with it, so a restarted worker may write from a cache that has not seen
+// its predecessor's last writes; the end state must still be exact: one mirrored slice per
+// Endpoints with exactly its final addresses (which only a restarted worker can have written), no
+// other mirrored slice in the namespace, and a new worker process running. Not parallel: it
+// kills the shared kcmd's worker.
+func TestEndpointSliceMirroring_WorkerCrash(t *testing.T) {
+	p := esmShared(t)
+	ns := Namespace(t)
+	ctx := context.Background()
+	const n = 30
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("crash-%d", i)
+		epsService(t, ns, svcNoSelector(name))
+		esmEndpoints(t, ns, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Subsets: oneSubset(80, fmt.Sprintf("10.5.%d.1", i), fmt.Sprintf("10.5.%d.2", i))})
+	}
+	workers := func() []int {
+		var w []int
+		for pid, comm := range childrenOf(p.cmd.Process.Pid) {
+			if comm == "kcmd-worker" {
+				w = append(w, pid)
+			}
+		}
+		return w
+	}
+	var killed []int
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("crash-%d", i)
+			ep, err := env.Client.CoreV1().Endpoints(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Errorf("get %s: %v", name, err)
+				return
+			}
+			ep.Subsets = oneSubset(80, fmt.Sprintf("10.5.%d.3", i))
+			if _, err := env.Client.CoreV1().Endpoints(ns).Update(ctx, ep, metav1.UpdateOptions{}); err != nil {
+				t.Errorf("update %s: %v", name, err)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	for k := 0; k < 3; k++ {
+		var w []int
+		Eventually(t, 20*time.Second, "a mirroring worker to kill", func() (bool, string) {
+			w = workers()
+			return len(w) == 1, fmt.Sprintf("workers %v", w)
+		})
+		if err := syscall.Kill(w[0], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		killed = append(killed, w[0])
+		time.Sleep(250 * time.Millisecond)
+	}
+	<-done
+	// the last worker is dead: a last round of changes only its successor can mirror
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("crash-%d", i)
+		ep, err := env.Client.CoreV1().Endpoints(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep.Subsets = oneSubset(80, fmt.Sprintf("10.5.%d.4", i))
+		if _, err := env.Client.CoreV1().Endpoints(ns).Update(ctx, ep, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Eventually(t, 30*time.Second, "one exact mirrored slice per Endpoints", func() (bool, string) {
+		l, err := env.Client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{
+			LabelSelector: discovery.LabelManagedBy + "=" + esmManagedBy})
+		if err != nil {
+			return false, err.Error()
+		}
+		per := map[string][]discovery.EndpointSlice{}
+		for _, s := range l.Items {
+			per[s.Labels[discovery.LabelServiceName]] = append(per[s.Labels[discovery.LabelServiceName]], s)
+		}
+		if len(l.Items) != n || len(per) != n {
+			return false, fmt.Sprintf("%d slices for %d Endpoints", len(l.Items), len(per))
+		}
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("crash-%d", i)
+			if got := esmAddrs(per[name]); fmt.Sprint(got) != fmt.Sprintf("[10.5.%d.4]", i) {
+				return false, fmt.Sprintf("%s: %v", name, got)
+			}
+		}
+		return true, ""
+	})
+	now := workers()
+	if len(now) != 1 {
+		t.Fatalf("workers after the crashes: %v", now)
+	}
+	for _, k := range killed {
+		if k == now[0] {
+			t.Fatalf("worker %d still running after kill -9", k)
+		}
+	}
+	t.Logf("killed workers %v; now %v", killed, now)
 }
