@@ -57,7 +57,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
         {"secondary-node-eviction-rate", "node-lifecycle-controller is not built in kcmd", false},
         {"large-cluster-size-threshold", "node-lifecycle-controller is not built in kcmd", false},
         {"unhealthy-zone-threshold", "node-lifecycle-controller is not built in kcmd", false},
-        {"mirroring-", "endpointslice-mirroring-controller is not built in kcmd", false},
         {"concurrent-validating-admission-policy-status-syncs",
          "validatingadmissionpolicy-status-controller is not built in kcmd", false},
         {"concurrent-device-taint-eviction-syncs",

@@ -54,6 +54,9 @@ extern const struct kcmd_controller kcmd_disruption_controller; /* workers/disru
 /* workers/endpointslice/, workers/endpoints/ */
 extern const struct kcmd_controller kcmd_endpointslice_controller;
 extern const struct kcmd_controller kcmd_endpoints_controller;
+/* workers/endpointslicemirroring/plugin.c */
+extern const struct kcmd_controller kcmd_endpointslicemirroring_controller;
+extern const struct kcmd_controller kcmd_servicecidr_controller; /* workers/servicecidr/ */
 /* workers/statefulset/plugin.c */
 extern const struct kcmd_controller kcmd_statefulset_controller;
 /* workers/bootstrap/plugin.c */
@@ -95,6 +98,8 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_disruption_controller,
         &kcmd_endpointslice_controller,
         &kcmd_endpoints_controller,
+        &kcmd_endpointslicemirroring_controller,
+        &kcmd_servicecidr_controller,
         &kcmd_statefulset_controller,
         &kcmd_token_cleaner_controller,
         &kcmd_bootstrap_signer_controller,

@@ -109,6 +109,11 @@ LAYERS = [
     # so does the ClusterTrustBundle publisher (docs/ctbpublisher.md)
     ("workers/ctbpublisher/**", ["workers/ctbpublisher/**", "workers/rootcacert/rootca.h",
                                  "workers/*.h"] + REGISTRY_H + LIB),
+    # the EndpointSlice mirroring controller keeps its slices in the EndpointSlice controller's
+    # slice tracker (upstream's shared EndpointSliceTracker; docs/endpointslicemirroring.md)
+    ("workers/endpointslicemirroring/**", ["workers/endpointslicemirroring/**",
+                                           "workers/endpointslice/tracker.h", "workers/*.h"]
+     + REGISTRY_H + LIB),
     # one folder per controller: itself, the worker interface, lib and below
     ("workers/<c>/**", ["workers/<c>/**", "workers/*.h"] + REGISTRY_H + LIB),
     ("bench/**", ["**"]),
