@@ -66,7 +66,8 @@ const char *nlc_zone_state_name(enum nlc_zone_state s)
 	return "?";
 }
 
-/* ---- zones ------------------------------------------------------------------------------------ */
+/* ---- zones ------------------------------------------------------------------------------------
+ */
 
 int nlc_zone_key(const cJSON *labels, char **ret)
 {
@@ -330,7 +331,8 @@ static int set_str(cJSON *o, const char *k, const char *v)
 	if (!n)
 		return -ENOMEM;
 	if (cJSON_HasObjectItem(o, k))
-		return cJSON_ReplaceItemInObjectCaseSensitive(o, k, n) ? 0 : (cJSON_Delete(n), -ENOMEM);
+		return cJSON_ReplaceItemInObjectCaseSensitive(o, k, n) ? 0
+		                                                       : (cJSON_Delete(n), -ENOMEM);
 	return cJSON_AddItemToObject(o, k, n) ? 0 : (cJSON_Delete(n), -ENOMEM);
 }
 
@@ -384,7 +386,8 @@ static int mark_unknown(cJSON *node, kube_time_t now)
 		} else if (nlc_cond_parse(str(c, "status")) != NLC_UNKNOWN) {
 			if ((r = set_str(c, "status", "Unknown")) < 0 ||
 			    (r = set_str(c, "reason", "NodeStatusUnknown")) < 0 ||
-			    (r = set_str(c, "message", "Kubelet stopped posting node status.")) < 0 ||
+			    (r = set_str(c, "message", "Kubelet stopped posting node status.")) <
+			            0 ||
 			    (r = set_str(c, "lastTransitionTime", nows)) < 0)
 				return r;
 		}
@@ -411,9 +414,8 @@ int nlc_node_health(const struct nlc_health *saved, cJSON *node, const struct nl
 		out->observed = NLC_UNKNOWN;
 		grace = in->startup_grace;
 		if (!h.present)
-			h = (struct nlc_health){.present = true,
-			                        .probe = created,
-			                        .ready_transition = created};
+			h = (struct nlc_health){
+			        .present = true, .probe = created, .ready_transition = created};
 		status_is_node = true;
 	} else {
 		out->observed = nlc_cond_parse(str(ready, "status"));
@@ -527,8 +529,8 @@ static bool in_list(const struct nlc_taint *l, size_t n, const char *key)
 	return false;
 }
 
-int nlc_nosched_diff(const cJSON *node, struct nlc_taint *add, size_t *n_add,
-                     struct nlc_taint *del, size_t *n_del)
+int nlc_nosched_diff(const cJSON *node, struct nlc_taint *add, size_t *n_add, struct nlc_taint *del,
+                     size_t *n_del)
 {
 	struct nlc_taint want[NLC_MAX_NOSCHED];
 	size_t nw = 0;
@@ -542,7 +544,8 @@ int nlc_nosched_diff(const cJSON *node, struct nlc_taint *add, size_t *n_add,
 		if (!ty || !st)
 			continue;
 		for (size_t i = 0; i < sizeof(cond_taints) / sizeof(cond_taints[0]); i++)
-			if (!strcmp(cond_taints[i].type, ty) && !strcmp(cond_taints[i].status, st) &&
+			if (!strcmp(cond_taints[i].type, ty) &&
+			    !strcmp(cond_taints[i].status, st) &&
 			    !in_list(want, nw, cond_taints[i].taint) && nw < NLC_MAX_NOSCHED)
 				want[nw++] = (struct nlc_taint){cond_taints[i].taint, "NoSchedule"};
 	}
@@ -577,8 +580,7 @@ static cJSON *taint_new(const struct nlc_taint *t, const char *time_added)
 }
 
 int nlc_taints_patch(const cJSON *node, const struct nlc_taint *add, size_t n_add,
-                     const struct nlc_taint *del, size_t n_del, kube_time_t now,
-                     char **ret_patch)
+                     const struct nlc_taint *del, size_t n_del, kube_time_t now, char **ret_patch)
 {
 	const char *rv = str(item(node, "metadata"), "resourceVersion");
 	const cJSON *old = taints_of(node);
@@ -632,7 +634,8 @@ int nlc_taints_patch(const cJSON *node, const struct nlc_taint *add, size_t n_ad
 		r = 0;
 		goto out;
 	}
-	if (!(patch = cJSON_CreateObject()) || !(meta = cJSON_AddObjectToObject(patch, "metadata")) ||
+	if (!(patch = cJSON_CreateObject()) ||
+	    !(meta = cJSON_AddObjectToObject(patch, "metadata")) ||
 	    (rv && !cJSON_AddStringToObject(meta, "resourceVersion", rv)) ||
 	    !(spec = cJSON_AddObjectToObject(patch, "spec")))
 		goto out;

@@ -27,16 +27,16 @@
 
 #include "kube/model.h"
 
-#define NLC_CONTROLLER "node-lifecycle-controller"
-#define NLC_NODE_QUEUE "node_lifecycle_controller"
-#define NLC_POD_QUEUE  "node_lifecycle_controller_pods"
+#define NLC_CONTROLLER      "node-lifecycle-controller"
+#define NLC_NODE_QUEUE      "node_lifecycle_controller"
+#define NLC_POD_QUEUE       "node_lifecycle_controller_pods"
 #define NLC_EVENT_COMPONENT "node-controller" /* the recorder's source.component */
 
-#define NLC_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
-#define NLC_TAINT_NOT_READY   "node.kubernetes.io/not-ready"
-#define NLC_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
+#define NLC_TAINT_UNREACHABLE        "node.kubernetes.io/unreachable"
+#define NLC_TAINT_NOT_READY          "node.kubernetes.io/not-ready"
+#define NLC_TAINT_UNSCHEDULABLE      "node.kubernetes.io/unschedulable"
 #define NLC_LABEL_EXCLUDE_DISRUPTION "node.kubernetes.io/exclude-disruption"
-#define NLC_LEASE_NAMESPACE "kube-node-lease"
+#define NLC_LEASE_NAMESPACE          "kube-node-lease"
 
 #define NLC_EVICTION_PERIOD_NS (100ll * 1000 * 1000) /* scheduler.NodeEvictionPeriod */
 #define NLC_HEALTH_RETRY       5                     /* scheduler.NodeHealthUpdateRetry */
@@ -138,10 +138,10 @@ struct nlc_health_in {
 struct nlc_health_out {
 	struct nlc_health health; /* to keep whether or not a status update is made / succeeds */
 	struct nlc_health after_update; /* to keep instead once the status update succeeded */
-	enum nlc_cond observed;  /* observedReadyCondition.Status (a fake Unknown if absent) */
-	enum nlc_cond current;   /* currentReadyCondition.Status after the decision (ABSENT: nil) */
-	bool update_status;      /* PUT node (modified in place) to nodes/<name>/status */
-	bool timed_out;          /* the heartbeat was older than the grace period */
+	enum nlc_cond observed; /* observedReadyCondition.Status (a fake Unknown if absent) */
+	enum nlc_cond current;  /* currentReadyCondition.Status after the decision (ABSENT: nil) */
+	bool update_status;     /* PUT node (modified in place) to nodes/<name>/status */
+	bool timed_out;         /* the heartbeat was older than the grace period */
 };
 
 /* tryUpdateNodeHealth on `node` (a Node's JSON, modified in place when it timed out): saved is
@@ -168,16 +168,15 @@ bool nlc_taint_exists(const cJSON *node, const char *key, const char *effect);
  * unschedulable. Fills add[]/del[] (each up to NLC_MAX_NOSCHED entries: keys point into static
  * strings or the node) and returns 0. */
 #define NLC_MAX_NOSCHED 16
-int nlc_nosched_diff(const cJSON *node, struct nlc_taint *add, size_t *n_add,
-                     struct nlc_taint *del, size_t *n_del);
+int nlc_nosched_diff(const cJSON *node, struct nlc_taint *add, size_t *n_add, struct nlc_taint *del,
+                     size_t *n_del);
 
 /* AddOrUpdateTaint then RemoveTaint on a copy of the node's taints: taints to add get
  * timeAdded = now (SwapNodeControllerTaint). Returns 1 and *ret_patch, the strategic merge
  * patch kcm sends ({"metadata":{"resourceVersion":RV},"spec":{"taints":[...]}}, malloc'ed)
  * when the list changes, 0 when nothing changes, -ENOMEM / -EINVAL. */
 int nlc_taints_patch(const cJSON *node, const struct nlc_taint *add, size_t n_add,
-                     const struct nlc_taint *del, size_t n_del, kube_time_t now,
-                     char **ret_patch);
+                     const struct nlc_taint *del, size_t n_del, kube_time_t now, char **ret_patch);
 
 /* ---- pods ------------------------------------------------------------------------------------ */
 /* MarkPodsNotReady for one pod's JSON: when its Ready condition exists and is not False, sets it

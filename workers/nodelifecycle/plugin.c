@@ -128,7 +128,8 @@ static void pod_update(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 		return;
 	if (ev->old && shm_obj_clone(ev->old, &copy) == 0) {
 		if (shm_pod_view_init(&copy, &old) == 0)
-			changed = strcmp(old.pod.node_name ? old.pod.node_name : "", p->node_name) != 0;
+			changed = strcmp(old.pod.node_name ? old.pod.node_name : "",
+			                 p->node_name) != 0;
 		shm_pod_view_free(&old);
 	}
 	if (changed)
@@ -169,9 +170,9 @@ static const struct inf_handler_table nlc_handlers = {
 
 struct nlc_rec { /* per node name: nodeHealthMap, knownNodeSet, nodesToRetry */
 	char *name;
-	char *uid;   /* the known node's uid (RemovingNode's reference) */
-	bool known;  /* in knownNodeSet */
-	bool retry;  /* in nodesToRetry */
+	char *uid;  /* the known node's uid (RemovingNode's reference) */
+	bool known; /* in knownNodeSet */
+	bool retry; /* in nodesToRetry */
 	struct nlc_health health;
 };
 
@@ -328,8 +329,8 @@ static bool swap_taints(struct nlc *s, const cJSON *node, const char *name,
 	int r = taint_update(s, name, add, n_add, NULL, 0, now_ns());
 
 	if (r < 0) {
-		kcmd_log_error("unable to taint %zu taint(s) on unresponsive Node \"%s\": %s", n_add,
-		               name, strerror(-r));
+		kcmd_log_error("unable to taint %zu taint(s) on unresponsive Node \"%s\": %s",
+		               n_add, name, strerror(-r));
 		return false;
 	}
 	kcmd_log_v(4, "Added taint to node node=\"%s\"", name);
@@ -337,8 +338,9 @@ static bool swap_taints(struct nlc *s, const cJSON *node, const char *name,
 		if (nlc_taint_exists(node, del[i].key, del[i].effect))
 			held[nh++] = del[i];
 	if ((r = taint_update(s, name, NULL, 0, held, nh, 0)) < 0) {
-		kcmd_log_error("unable to remove %zu unneeded taint(s) from unresponsive Node \"%s\": %s",
-		               nh, name, strerror(-r));
+		kcmd_log_error(
+		        "unable to remove %zu unneeded taint(s) from unresponsive Node \"%s\": %s",
+		        nh, name, strerror(-r));
 		return false;
 	}
 	kcmd_log_v(4, "Made sure that node has no taint node=\"%s\"", name);
@@ -438,7 +440,8 @@ static void node_ev(struct nlc *s, const char *name, const char *uid, const char
 	int r = kcmd_event_record(s->ctx->kc, NLC_EVENT_COMPONENT, &ref, type, reason, fmt, name,
 	                          arg);
 	if (r < 0)
-		kcmd_log_v(2, "event %s about node %s not recorded: %s", reason, name, strerror(-r));
+		kcmd_log_v(2, "event %s about node %s not recorded: %s", reason, name,
+		           strerror(-r));
 }
 
 /* ---- MarkPodsNotReady --------------------------------------------------------------------- */
@@ -673,16 +676,19 @@ static void taint_base_eviction(struct nlc *s, const cJSON *node, enum nlc_cond 
 	switch (observed) {
 	case NLC_FALSE:
 	case NLC_UNKNOWN: {
-		const struct nlc_taint *want = observed == NLC_FALSE ? &not_ready_taint
-		                                                     : &unreachable_taint;
-		const struct nlc_taint *opp = observed == NLC_FALSE ? &unreachable_taint
-		                                                    : &not_ready_taint;
+		const struct nlc_taint *want =
+		        observed == NLC_FALSE ? &not_ready_taint : &unreachable_taint;
+		const struct nlc_taint *opp =
+		        observed == NLC_FALSE ? &unreachable_taint : &not_ready_taint;
 		if (nlc_taint_exists(node, opp->key, opp->effect)) {
 			if (!swap_taints(s, node, name, want, 1, opp, 1))
-				kcmd_log_error("Failed to instantly swap %s to %s. Will try again in "
-				               "the next cycle",
-				               observed == NLC_FALSE ? "UnreachableTaint" : "NotReadyTaint",
-				               observed == NLC_FALSE ? "NotReadyTaint" : "UnreachableTaint");
+				kcmd_log_error(
+				        "Failed to instantly swap %s to %s. Will try again in "
+				        "the next cycle",
+				        observed == NLC_FALSE ? "UnreachableTaint"
+				                              : "NotReadyTaint",
+				        observed == NLC_FALSE ? "NotReadyTaint"
+				                              : "UnreachableTaint");
 			break;
 		}
 		/* markNodeForTainting */
@@ -692,8 +698,9 @@ static void taint_base_eviction(struct nlc *s, const cJSON *node, enum nlc_cond 
 			if (!nlc_taint_exists(node, want->key, want->effect))
 				nlc_rlq_remove(&z->tainter, name);
 			if (nlc_rlq_add(&z->tainter, name, node_uid(node), now_ns()) > 0)
-				kcmd_log_v(2, "Node is %s. Adding it to the Taint queue node=\"%s\"",
-				           observed == NLC_FALSE ? "NotReady" : "unresponsive", name);
+				kcmd_log_v(
+				        2, "Node is %s. Adding it to the Taint queue node=\"%s\"",
+				        observed == NLC_FALSE ? "NotReady" : "unresponsive", name);
 		}
 		free(zk);
 		break;
@@ -705,7 +712,8 @@ static void taint_base_eviction(struct nlc *s, const cJSON *node, enum nlc_cond 
 			               "iteration node=\"%s\"",
 			               name);
 		else if (r > 0)
-			kcmd_log_v(2, "Node is healthy again, removed all taints node=\"%s\"", name);
+			kcmd_log_v(2, "Node is healthy again, removed all taints node=\"%s\"",
+			           name);
 		break;
 	}
 	default:
@@ -789,7 +797,8 @@ static void handle_disruption(struct nlc *s, struct zone_acc *acc, size_t n_acc,
 			all_full_now = false;
 		struct nlc_zone *z = zone_get(s, acc[i].key);
 		if (z && !z->has_state) {
-			kcmd_log_error("Setting initial state for unseen zone zone=\"%s\"", acc[i].key);
+			kcmd_log_error("Setting initial state for unseen zone zone=\"%s\"",
+			               acc[i].key);
 			z->has_state = true;
 			z->state = NLC_ZONE_INITIAL;
 		}
@@ -867,9 +876,10 @@ static void handle_disruption(struct nlc *s, struct zone_acc *acc, size_t n_acc,
 		for (size_t j = 0; j < n_acc; j++) {
 			if (strcmp(acc[j].key, z->key) || z->state == news[j])
 				continue;
-			kcmd_log_info("Controller detected that zone is now in new state zone=\"%s\" "
-			              "newState=\"%s\"",
-			              z->key, nlc_zone_state_name(news[j]));
+			kcmd_log_info(
+			        "Controller detected that zone is now in new state zone=\"%s\" "
+			        "newState=\"%s\"",
+			        z->key, nlc_zone_state_name(news[j]));
 			set_limiter(s, z, acc[j].n, news[j]);
 			z->state = news[j];
 		}
@@ -982,8 +992,9 @@ static void monitor(struct nlc *s)
 			taint_base_eviction(s, node, out.observed);
 			bool mark = false;
 			if (out.current != NLC_TRUE && out.observed == NLC_TRUE) {
-				kcmd_log_v(2, "Recording status change event message for node "
-				              "status=\"NodeNotReady\" node=\"%s\"",
+				kcmd_log_v(2,
+				           "Recording status change event message for node "
+				           "status=\"NodeNotReady\" node=\"%s\"",
 				           name);
 				node_ev(s, name, node_uid(node), KCMD_EVENT_NORMAL, "NodeNotReady",
 				        "Node %s status is now: %s", "NodeNotReady");
@@ -992,9 +1003,10 @@ static void monitor(struct nlc *s)
 				mark = true;
 			}
 			if (mark && mark_pods_not_ready(s, name) < 0) {
-				kcmd_log_error("unable to mark all pods NotReady on node %s; queuing for "
-				               "retry",
-				               name);
+				kcmd_log_error(
+				        "unable to mark all pods NotReady on node %s; queuing for "
+				        "retry",
+				        name);
 				rec->retry = true;
 				cJSON_Delete(node);
 				kcmd_metric_observe(s->met, NLC_M_NODE_DURATION, NULL,
@@ -1057,8 +1069,10 @@ static bool taint_one(void *ud, const struct nlc_tv *tv, int64_t *wait)
 		*wait = NLC_LISTER_RETRY_NS;
 		ok = false;
 	} else if (c == NLC_FALSE || c == NLC_UNKNOWN) {
-		const struct nlc_taint *add = c == NLC_FALSE ? &not_ready_taint : &unreachable_taint;
-		const struct nlc_taint *del = c == NLC_FALSE ? &unreachable_taint : &not_ready_taint;
+		const struct nlc_taint *add =
+		        c == NLC_FALSE ? &not_ready_taint : &unreachable_taint;
+		const struct nlc_taint *del =
+		        c == NLC_FALSE ? &unreachable_taint : &not_ready_taint;
 		ok = swap_taints(s, node, tv->value, add, 1, del, 1);
 		if (ok) {
 			char *zk = zone_of(node);
@@ -1068,8 +1082,9 @@ static bool taint_one(void *ud, const struct nlc_tv *tv, int64_t *wait)
 		}
 		*wait = 0;
 	} else {
-		kcmd_log_v(4, "Node was in a taint queue, but it's ready now. Ignoring taint request "
-		              "node=\"%s\"",
+		kcmd_log_v(4,
+		           "Node was in a taint queue, but it's ready now. Ignoring taint request "
+		           "node=\"%s\"",
 		           tv->value);
 		ok = true;
 	}
@@ -1156,8 +1171,8 @@ static int nlc_init(struct wk_ctx *ctx, void **ret_state)
 	if (s->period <= 0)
 		s->period = 5000000000ll;
 	if (ctx->loop &&
-	    ((r = ipc_loop_add_timer(ctx->loop, &s->monitor_timer, mono_us() + 1,
-	                             on_monitor_timer, s)) < 0 ||
+	    ((r = ipc_loop_add_timer(ctx->loop, &s->monitor_timer, mono_us() + 1, on_monitor_timer,
+	                             s)) < 0 ||
 	     (r = ipc_loop_add_timer(ctx->loop, &s->taint_timer, 0, on_taint_timer, s)) < 0)) {
 		free(s);
 		return r;
@@ -1218,8 +1233,9 @@ static void sync_node(struct nlc *s, const char *name)
 	char *patch = NULL;
 	if ((r = nlc_labels_patch(node, &patch)) > 0) {
 		if ((r = patch_node(s, name, patch)) < 0)
-			kcmd_log_error("Failed to reconcile labels for node, requeue it node=\"%s\": %s",
-			               name, strerror(-r));
+			kcmd_log_error(
+			        "Failed to reconcile labels for node, requeue it node=\"%s\": %s",
+			        name, strerror(-r));
 		else
 			kcmd_log_v(4, "Updated labels to node node=\"%s\"", name);
 	}
@@ -1283,8 +1299,9 @@ static void sync_pod(struct nlc *s, const char *key, struct wk_result *res)
 		r = mark_pod(s, pod, node);
 	cJSON_Delete(pod);
 	if (r < 0) {
-		kcmd_log_info("Unable to mark pod NotReady on node pod=\"%s\" node=\"%s\" err=\"%s\"",
-		              key, node, strerror(-r));
+		kcmd_log_info(
+		        "Unable to mark pod NotReady on node pod=\"%s\" node=\"%s\" err=\"%s\"",
+		        key, node, strerror(-r));
 		res->err = r;
 	}
 out:

@@ -45,7 +45,8 @@ static cJSON *J(const char *s)
 static const cJSON *cond(const cJSON *node, const char *type)
 {
 	const cJSON *c;
-	cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(node, "status"), "conditions"))
+	cJSON_ArrayForEach(c,
+	                   cJSON_GetObjectItem(cJSON_GetObjectItem(node, "status"), "conditions"))
 	{
 		if (!strcmp(cJSON_GetObjectItem(c, "type")->valuestring, type))
 			return c;
@@ -314,7 +315,8 @@ static void test_zone_key(void **st)
 static void test_excluded(void **st)
 {
 	(void)st;
-	cJSON *a = J("{\"metadata\":{\"labels\":{\"node.kubernetes.io/exclude-disruption\":\"\"}}}");
+	cJSON *a =
+	        J("{\"metadata\":{\"labels\":{\"node.kubernetes.io/exclude-disruption\":\"\"}}}");
 	cJSON *b = J("{\"metadata\":{\"labels\":{\"other\":\"x\"}}}");
 	assert_true(nlc_node_excluded(a));
 	assert_false(nlc_node_excluded(b));
@@ -324,7 +326,7 @@ static void test_excluded(void **st)
 
 /* ---- tryUpdateNodeHealth --------------------------------------------------------------------- */
 
-#define CREATED "2015-01-01T12:00:00Z"
+#define CREATED  "2015-01-01T12:00:00Z"
 #define FAKE_NOW "2015-01-01T12:10:00Z"
 
 static struct nlc_health_in base_in(const char *now)
@@ -369,12 +371,12 @@ static void test_health_never_posted(void **st)
 }
 
 #define READY_NODE(status, hb, tr)                                                                 \
-	"{\"metadata\":{\"name\":\"node0\",\"creationTimestamp\":\"" CREATED "\"},"                  \
-	"\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"" status "\","                \
-	"\"lastHeartbeatTime\":\"" hb "\",\"lastTransitionTime\":\"" tr "\"},"                      \
-	"{\"type\":\"MemoryPressure\",\"status\":\"False\",\"lastHeartbeatTime\":\"" hb "\","       \
-	"\"lastTransitionTime\":\"" tr "\"},"                                                        \
-	"{\"type\":\"NetworkUnavailable\",\"status\":\"False\",\"lastHeartbeatTime\":\"" hb "\","   \
+	"{\"metadata\":{\"name\":\"node0\",\"creationTimestamp\":\"" CREATED "\"},"                \
+	"\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"" status "\","               \
+	"\"lastHeartbeatTime\":\"" hb "\",\"lastTransitionTime\":\"" tr "\"},"                     \
+	"{\"type\":\"MemoryPressure\",\"status\":\"False\",\"lastHeartbeatTime\":\"" hb "\","      \
+	"\"lastTransitionTime\":\"" tr "\"},"                                                      \
+	"{\"type\":\"NetworkUnavailable\",\"status\":\"False\",\"lastHeartbeatTime\":\"" hb "\","  \
 	"\"lastTransitionTime\":\"" tr "\"}]}}"
 
 /* a node seen Ready, then silent past the grace period: its conditions go Unknown */
