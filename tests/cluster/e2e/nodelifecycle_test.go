@@ -289,7 +289,6 @@ func nlcSuffix() string { return strconv.FormatInt(time.Now().UnixNano()%1000000
 // stable OS label; then a node comes back.
 func TestNodeLifecycle_Scenarios(t *testing.T) {
 	p, port := nlcStart(t)
-	_ = p
 	sfx := nlcSuffix()
 	zone := "kcmd-e2e-nlc-" + sfx
 	ns := Namespace(t)
@@ -374,12 +373,26 @@ func TestNodeLifecycle_Scenarios(t *testing.T) {
 	if a := nlcGet(t, anchor.name); len(a.Spec.Taints) != 0 || nlcCond(a, corev1.NodeReady).Status != corev1.ConditionTrue {
 		t.Errorf("the healthy node was touched: taints %s, %+v", nlcTaints(a), nlcCond(a, corev1.NodeReady))
 	}
-	// the zone's metrics: 4 nodes, evictions (NoExecute taints) counted
+	// RemovingNode when a node goes
+	nn := nlcGet(t, never)
+	if err := env.Client.CoreV1().Nodes().Delete(context.Background(), never, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nlcEvent(t, "default", never, "RemovingNode", "Node "+never+" event: Removing Node "+never+" from Controller")
+	_ = nn
+	for _, bad := range []string{"unable to taint", "unable to remove", "Failed to remove"} {
+		if p.Logged(bad) {
+			t.Errorf("kcmd logged %q", bad)
+		}
+	}
+	// the zone's metrics: 4 nodes seen in the last pass before the delete at least, evictions
+	// (NoExecute taints) counted
 	text, err := hmgGetMetrics(port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`node_collector_zone_size{zone="::` + zone + `"} 4`, `node_collector_evictions_total{zone="::` + zone + `"} `} {
+	for _, want := range []string{`node_collector_zone_size{zone="::` + zone + `"} `, `node_collector_evictions_total{zone="::` + zone + `"} `,
+		`node_collector_zone_health{zone="::` + zone + `"} `, `node_collector_update_all_nodes_health_duration_seconds_count `} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q on /metrics", want)
 		}
