@@ -407,10 +407,14 @@ static void add_zone(struct nlc *s, const cJSON *node)
 	if (!zk)
 		return;
 	if ((z = zone_get(s, zk))) {
+		/* a zone that left zoneStates and came back: upstream makes it a new queue */
 		if (!z->has_state) {
 			z->has_state = true;
 			z->state = NLC_ZONE_INITIAL;
-			nlc_rlq_swap_limiter(&z->tainter, s->eviction_qps, now_ns());
+			nlc_rlq_free(&z->tainter);
+			nlc_rlq_init(&z->tainter, s->eviction_qps, now_ns());
+			kcmd_log_info("Initializing eviction metric for zone zone=\"%s\"", zk);
+			kcmd_metric_add(s->met, NLC_M_EVICTIONS, (const char *[]){zk}, 0);
 		}
 		free(zk);
 		return;
