@@ -117,6 +117,102 @@ float nlc_reduced_qps(int nodes, int32_t large_cluster_threshold, float secondar
 	return (int32_t)nodes > large_cluster_threshold ? secondary_qps : 0;
 }
 
+static struct nlc_zone_in *seen(struct nlc_zone_in *in, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(in[i].key, key))
+			return &in[i];
+	return NULL;
+}
+
+/* setLimiterInZone */
+static void set_limiter(const struct nlc_disruption_params *p, struct nlc_zone_st *z, size_t size,
+                        enum nlc_zone_state st)
+{
+	switch (st) {
+	case NLC_ZONE_NORMAL:
+	case NLC_ZONE_FULL_DISRUPTION: /* HealthyQPSFunc */
+		z->swap = true;
+		z->qps = p->eviction_qps;
+		break;
+	case NLC_ZONE_PARTIAL_DISRUPTION: /* ReducedQPSFunc */
+		z->swap = true;
+		z->qps = nlc_reduced_qps((int)size, p->large_cluster_threshold, p->secondary_qps);
+		break;
+	default:
+		break;
+	}
+}
+
+enum nlc_disruption nlc_handle_disruption(const struct nlc_disruption_params *p,
+                                          struct nlc_zone_in *in, size_t n_in,
+                                          struct nlc_zone_st *zones, size_t n_zones)
+{
+	bool all_now = true, all_before = true, changed = false;
+
+	for (size_t i = 0; i < n_zones; i++)
+		zones[i].swap = zones[i].dropped = zones[i].initialized = false;
+	for (size_t i = 0; i < n_in; i++) {
+		in[i].state = nlc_compute_zone_state(in[i].ready, in[i].n, p->unhealthy_threshold,
+		                                     &in[i].unhealthy);
+		if (in[i].state != NLC_ZONE_FULL_DISRUPTION)
+			all_now = false;
+		for (size_t j = 0; j < n_zones; j++)
+			if (!strcmp(zones[j].key, in[i].key) && !zones[j].has_state) {
+				zones[j].has_state = true;
+				zones[j].state = NLC_ZONE_INITIAL;
+				zones[j].initialized = true;
+			}
+	}
+	/* zoneStates in its order: zones nobody reported leave it; the first zone not fully
+	 * disrupted ends the walk (Go's map order is random; kcmd's is the zones' order) */
+	for (size_t i = 0; i < n_zones; i++) {
+		struct nlc_zone_st *z = &zones[i];
+		if (!z->has_state)
+			continue;
+		if (!seen(in, n_in, z->key)) {
+			z->has_state = false;
+			z->dropped = true;
+			continue;
+		}
+		if (z->state != NLC_ZONE_FULL_DISRUPTION) {
+			all_before = false;
+			break;
+		}
+	}
+	if (all_now && all_before)
+		return NLC_DISRUPT_NONE;
+	if (all_now) {
+		for (size_t i = 0; i < n_zones; i++)
+			if (zones[i].has_state) {
+				zones[i].swap = true;
+				zones[i].qps = 0;
+				zones[i].state = NLC_ZONE_FULL_DISRUPTION;
+			}
+		return NLC_DISRUPT_ENTER;
+	}
+	if (all_before) {
+		for (size_t i = 0; i < n_zones; i++) {
+			struct nlc_zone_in *s =
+			        zones[i].has_state ? seen(in, n_in, zones[i].key) : NULL;
+			if (!s)
+				continue;
+			set_limiter(p, &zones[i], s->n, s->state);
+			zones[i].state = s->state;
+		}
+		return NLC_DISRUPT_EXIT;
+	}
+	for (size_t i = 0; i < n_zones; i++) {
+		struct nlc_zone_in *s = zones[i].has_state ? seen(in, n_in, zones[i].key) : NULL;
+		if (!s || zones[i].state == s->state)
+			continue;
+		set_limiter(p, &zones[i], s->n, s->state);
+		zones[i].state = s->state;
+		changed = true;
+	}
+	return changed ? NLC_DISRUPT_ZONES : NLC_DISRUPT_NONE;
+}
+
 /* ---- token bucket ---------------------------------------------------------------------------- */
 
 void nlc_bucket_init(struct nlc_bucket *b, float qps, kube_time_t now)

@@ -72,6 +72,47 @@ enum nlc_zone_state nlc_compute_zone_state(const enum nlc_cond *ready, size_t n,
 /* ReducedQPSFunc: the secondary rate when the zone has more nodes than the threshold, else 0 */
 float nlc_reduced_qps(int nodes, int32_t large_cluster_threshold, float secondary_qps);
 
+/* handleDisruption's decision. `in` are the zones this pass saw (zoneToNodeConditions: each
+ * zone's nodes' Ready statuses), `zones` the controller's zones (zoneStates, in a fixed order;
+ * has_state = in zoneStates). It updates `zones` (state, has_state) and says, per zone, whether
+ * to SwapLimiter and to which rate, and per seen zone its new state and unhealthy count (the
+ * gauges). The return says what else the caller does:
+ *   NLC_DISRUPT_ENTER: every zone is fully disrupted now and was not: take the NoExecute taints
+ *     off every node (markNodeAsReachable), every limiter at 0;
+ *   NLC_DISRUPT_EXIT: some zone is not any more: reset every node's probe and transition times;
+ *   NLC_DISRUPT_NONE / NLC_DISRUPT_ZONES: nothing more (ZONES: some zone changed state). */
+struct nlc_zone_in {
+	const char *key;
+	const enum nlc_cond *ready;
+	size_t n;
+	/* out */
+	enum nlc_zone_state state;
+	int unhealthy;
+};
+struct nlc_zone_st {
+	const char *key;
+	bool has_state;
+	enum nlc_zone_state state;
+	/* out */
+	bool swap; /* SwapLimiter(qps) */
+	float qps;
+	bool dropped;     /* left zoneStates (no node reported): gauges to 0 / 100 / 0 */
+	bool initialized; /* "Setting initial state for unseen zone" */
+};
+struct nlc_disruption_params {
+	float eviction_qps, secondary_qps, unhealthy_threshold;
+	int32_t large_cluster_threshold;
+};
+enum nlc_disruption {
+	NLC_DISRUPT_NONE = 0,
+	NLC_DISRUPT_ENTER,
+	NLC_DISRUPT_EXIT,
+	NLC_DISRUPT_ZONES,
+};
+enum nlc_disruption nlc_handle_disruption(const struct nlc_disruption_params *p,
+                                          struct nlc_zone_in *in, size_t n_in,
+                                          struct nlc_zone_st *zones, size_t n_zones);
+
 /* ---- the token bucket and the rate-limited timed queue -------------------------------------- */
 /* flowcontrol's token bucket with burst 1 (golang.org/x/time/rate: starts full, refills qps
  * tokens a second up to the burst); qps <= 0 is the "never" limiter (rejects everything). */

@@ -759,97 +759,45 @@ static int zone_acc_add(struct zone_acc **acc, size_t *n, const char *key, enum 
 	return 0;
 }
 
-static void set_limiter(struct nlc *s, struct nlc_zone *z, size_t size, enum nlc_zone_state st)
-{
-	kube_time_t now = now_ns();
-	switch (st) {
-	case NLC_ZONE_NORMAL:
-		nlc_rlq_swap_limiter(&z->tainter, s->eviction_qps, now);
-		break;
-	case NLC_ZONE_PARTIAL_DISRUPTION:
-		nlc_rlq_swap_limiter(&z->tainter,
-		                     nlc_reduced_qps((int)size, s->large_cluster, s->secondary_qps),
-		                     now);
-		break;
-	case NLC_ZONE_FULL_DISRUPTION:
-		nlc_rlq_swap_limiter(&z->tainter, s->eviction_qps, now);
-		break;
-	default:
-		break;
-	}
-}
-
-/* handleDisruption */
+/* handleDisruption: the decision is nlc_handle_disruption's; here its effects */
 static void handle_disruption(struct nlc *s, struct zone_acc *acc, size_t n_acc,
                               const struct node_list *nodes)
 {
-	enum nlc_zone_state *news = calloc(n_acc ? n_acc : 1, sizeof(*news));
-	bool all_full_now = true, all_full_before = true;
+	struct nlc_disruption_params prm = {.eviction_qps = s->eviction_qps,
+	                                    .secondary_qps = s->secondary_qps,
+	                                    .unhealthy_threshold = s->unhealthy_threshold,
+	                                    .large_cluster_threshold = s->large_cluster};
+	struct nlc_zone_in *in = calloc(n_acc ? n_acc : 1, sizeof(*in));
+	struct nlc_zone_st *zs = calloc(s->n_zones ? s->n_zones : 1, sizeof(*zs));
+	kube_time_t now = now_ns();
 
-	if (!news)
-		return;
-	for (size_t i = 0; i < n_acc; i++) {
-		int unhealthy;
-		const char *lv[] = {acc[i].key};
-		news[i] = nlc_compute_zone_state(acc[i].ready, acc[i].n, s->unhealthy_threshold,
-		                                 &unhealthy);
-		kcmd_metric_set(s->met, NLC_M_ZONE_SIZE, lv, (double)acc[i].n);
-		kcmd_metric_set(s->met, NLC_M_ZONE_HEALTH, lv,
-		                (double)(100 * ((int)acc[i].n - unhealthy)) / (double)acc[i].n);
-		kcmd_metric_set(s->met, NLC_M_UNHEALTHY, lv, (double)unhealthy);
-		if (news[i] != NLC_ZONE_FULL_DISRUPTION)
-			all_full_now = false;
-		struct nlc_zone *z = zone_get(s, acc[i].key);
-		if (z && !z->has_state) {
-			kcmd_log_error("Setting initial state for unseen zone zone=\"%s\"",
-			               acc[i].key);
-			z->has_state = true;
-			z->state = NLC_ZONE_INITIAL;
-		}
-	}
-	/* zones no node reports any more leave zoneStates (map order: the break below is
-	 * reached only once the vanished zones ahead of it were dropped, as with Go's random
-	 * order it may or may not be) */
-	for (size_t i = 0; i < s->n_zones; i++) {
-		struct nlc_zone *z = &s->zones[i];
-		bool have = false;
-		if (!z->has_state)
-			continue;
-		for (size_t j = 0; j < n_acc && !have; j++)
-			have = !strcmp(acc[j].key, z->key);
-		if (!have) {
-			const char *lv[] = {z->key};
-			kcmd_metric_set(s->met, NLC_M_ZONE_SIZE, lv, 0);
-			kcmd_metric_set(s->met, NLC_M_ZONE_HEALTH, lv, 100);
-			kcmd_metric_set(s->met, NLC_M_UNHEALTHY, lv, 0);
-			z->has_state = false;
-			continue;
-		}
-		if (z->state != NLC_ZONE_FULL_DISRUPTION) {
-			all_full_before = false;
-			break;
-		}
-	}
-	if (all_full_now && all_full_before)
+	if (!in || !zs)
 		goto out;
-	if (all_full_now) {
+	for (size_t i = 0; i < n_acc; i++)
+		in[i] = (struct nlc_zone_in){
+		        .key = acc[i].key, .ready = acc[i].ready, .n = acc[i].n};
+	for (size_t i = 0; i < s->n_zones; i++)
+		zs[i] = (struct nlc_zone_st){.key = s->zones[i].key,
+		                             .has_state = s->zones[i].has_state,
+		                             .state = s->zones[i].state};
+	enum nlc_disruption d = nlc_handle_disruption(&prm, in, n_acc, zs, s->n_zones);
+	for (size_t i = 0; i < n_acc; i++) {
+		const char *lv[] = {in[i].key};
+		kcmd_metric_set(s->met, NLC_M_ZONE_SIZE, lv, (double)in[i].n);
+		kcmd_metric_set(s->met, NLC_M_ZONE_HEALTH, lv,
+		                (double)(100 * ((int)in[i].n - in[i].unhealthy)) / (double)in[i].n);
+		kcmd_metric_set(s->met, NLC_M_UNHEALTHY, lv, (double)in[i].unhealthy);
+	}
+	if (d == NLC_DISRUPT_ENTER) {
 		kcmd_log_info("Controller detected that all Nodes are not-Ready. Entering master "
 		              "disruption mode");
 		for (size_t i = 0; i < nodes->n; i++)
 			if (mark_reachable(s, nodes->nodes[i]) < 0)
 				kcmd_log_error("Failed to remove taints from Node node=\"%s\"",
 				               node_name(nodes->nodes[i]));
-		for (size_t i = 0; i < s->n_zones; i++)
-			if (s->zones[i].has_state) {
-				nlc_rlq_swap_limiter(&s->zones[i].tainter, 0, now_ns());
-				s->zones[i].state = NLC_ZONE_FULL_DISRUPTION;
-			}
-		goto out;
-	}
-	if (all_full_before) {
+	} else if (d == NLC_DISRUPT_EXIT) {
 		kcmd_log_info("Controller detected that some Nodes are Ready. Exiting master "
 		              "disruption mode");
-		kube_time_t now = now_ns();
 		for (size_t i = 0; i < nodes->n; i++) {
 			struct nlc_rec *r = rec_get(s, node_name(nodes->nodes[i]), true);
 			if (r) {
@@ -857,39 +805,30 @@ static void handle_disruption(struct nlc *s, struct zone_acc *acc, size_t n_acc,
 				r->health.probe = r->health.ready_transition = now;
 			}
 		}
-		for (size_t i = 0; i < s->n_zones; i++) {
-			struct nlc_zone *z = &s->zones[i];
-			size_t size = 0;
-			enum nlc_zone_state st = NLC_ZONE_INITIAL;
-			if (!z->has_state)
-				continue;
-			for (size_t j = 0; j < n_acc; j++)
-				if (!strcmp(acc[j].key, z->key)) {
-					size = acc[j].n;
-					st = news[j];
-				}
-			set_limiter(s, z, size, st);
-			z->state = st;
-		}
-		goto out;
 	}
 	for (size_t i = 0; i < s->n_zones; i++) {
 		struct nlc_zone *z = &s->zones[i];
-		if (!z->has_state)
-			continue;
-		for (size_t j = 0; j < n_acc; j++) {
-			if (strcmp(acc[j].key, z->key) || z->state == news[j])
-				continue;
+		const char *lv[] = {z->key};
+		if (zs[i].initialized)
+			kcmd_log_error("Setting initial state for unseen zone zone=\"%s\"", z->key);
+		if (zs[i].dropped) {
+			kcmd_metric_set(s->met, NLC_M_ZONE_SIZE, lv, 0);
+			kcmd_metric_set(s->met, NLC_M_ZONE_HEALTH, lv, 100);
+			kcmd_metric_set(s->met, NLC_M_UNHEALTHY, lv, 0);
+		}
+		if (d == NLC_DISRUPT_ZONES && zs[i].has_state && zs[i].state != z->state)
 			kcmd_log_info(
 			        "Controller detected that zone is now in new state zone=\"%s\" "
 			        "newState=\"%s\"",
-			        z->key, nlc_zone_state_name(news[j]));
-			set_limiter(s, z, acc[j].n, news[j]);
-			z->state = news[j];
-		}
+			        z->key, nlc_zone_state_name(zs[i].state));
+		if (zs[i].swap)
+			nlc_rlq_swap_limiter(&z->tainter, zs[i].qps, now);
+		z->has_state = zs[i].has_state;
+		z->state = zs[i].state;
 	}
 out:
-	free(news);
+	free(in);
+	free(zs);
 }
 
 static void arm_taint_timer(struct nlc *s);

@@ -5,7 +5,8 @@
  *   scheduler/rate_limited_queue_test.go: TestAddNode, TestDelNode, TestTry, TestTryOrdering,
  *   TestTryRemovingWhileTry, TestSwapLimiter, TestAddAfterTry; plus the token bucket's rate;
  *   node_lifecycle_controller_test.go: the zone states of TestMonitorNodeHealthEvictPods /
- *   ComputeZoneState, ReducedQPSFunc, the tryUpdateNodeHealth decisions of
+ *   ComputeZoneState, ReducedQPSFunc, handleDisruption (the zone cases of
+ *   TestMonitorNodeHealthEvictPodsWithDisruption), the tryUpdateNodeHealth decisions of
  *   TestMonitorNodeHealthUpdateStatus, TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease and
  *   TestTryUpdateNodeHealth, the taints of TestTaintsNodeByCondition and
  *   TestSwapUnreachableNotReadyTaints, MarkPodsNotReady's condition
@@ -322,6 +323,117 @@ static void test_excluded(void **st)
 	assert_false(nlc_node_excluded(b));
 	cJSON_Delete(a);
 	cJSON_Delete(b);
+}
+
+/* ---- handleDisruption (TestMonitorNodeHealthEvictPodsWithDisruption's cases) ---------------- */
+
+static const struct nlc_disruption_params dprm = {.eviction_qps = 0.1f,
+                                                  .secondary_qps = 0.01f,
+                                                  .unhealthy_threshold = 0.55f,
+                                                  .large_cluster_threshold = 50};
+
+static const enum nlc_cond UP[] = {NLC_TRUE}, DOWN2[] = {NLC_UNKNOWN, NLC_FALSE},
+                           DOWN1[] = {NLC_UNKNOWN};
+
+/* "Network Disruption: One zone is down - eviction should take place." */
+static void test_disruption_one_zone_down(void **st)
+{
+	(void)st;
+	struct nlc_zone_in in[] = {{.key = "z1", .ready = DOWN2, .n = 2},
+	                           {.key = "z2", .ready = UP, .n = 1}};
+	struct nlc_zone_st z[] = {{.key = "z1", .has_state = true, .state = NLC_ZONE_NORMAL},
+	                          {.key = "z2", .has_state = true, .state = NLC_ZONE_NORMAL}};
+	assert_int_equal(nlc_handle_disruption(&dprm, in, 2, z, 2), NLC_DISRUPT_ZONES);
+	assert_int_equal(z[0].state, NLC_ZONE_FULL_DISRUPTION);
+	assert_true(z[0].swap && z[0].qps == 0.1f); /* HealthyQPSFunc */
+	assert_false(z[1].swap);
+	assert_int_equal(in[0].unhealthy, 2);
+	assert_int_equal(in[1].unhealthy, 0);
+}
+
+/* "Network Disruption: Both zones down" / "Only zone is down - eviction shouldn't take place" */
+static void test_disruption_all_down(void **st)
+{
+	(void)st;
+	struct nlc_zone_in in[] = {{.key = "z1", .ready = DOWN1, .n = 1},
+	                           {.key = "z2", .ready = DOWN2, .n = 2}};
+	struct nlc_zone_st z[] = {{.key = "z1", .has_state = true, .state = NLC_ZONE_NORMAL},
+	                          {.key = "z2", .has_state = true, .state = NLC_ZONE_NORMAL}};
+	assert_int_equal(nlc_handle_disruption(&dprm, in, 2, z, 2), NLC_DISRUPT_ENTER);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(z[i].state, NLC_ZONE_FULL_DISRUPTION);
+		assert_true(z[i].swap && z[i].qps == 0);
+	}
+	/* still all down: nothing more */
+	assert_int_equal(nlc_handle_disruption(&dprm, in, 2, z, 2), NLC_DISRUPT_NONE);
+	assert_false(z[0].swap || z[1].swap);
+	/* the only zone down */
+	struct nlc_zone_in one[] = {{.key = "z1", .ready = DOWN2, .n = 2}};
+	struct nlc_zone_st z1[] = {{.key = "z1", .has_state = true, .state = NLC_ZONE_NORMAL}};
+	assert_int_equal(nlc_handle_disruption(&dprm, one, 1, z1, 1), NLC_DISRUPT_ENTER);
+	assert_true(z1[0].swap && z1[0].qps == 0);
+	/* one zone comes back: every zone's rate set for its state */
+	struct nlc_zone_in back[] = {{.key = "z1", .ready = UP, .n = 1},
+	                             {.key = "z2", .ready = DOWN2, .n = 2}};
+	assert_int_equal(nlc_handle_disruption(&dprm, back, 2, z, 2), NLC_DISRUPT_EXIT);
+	assert_int_equal(z[0].state, NLC_ZONE_NORMAL);
+	assert_int_equal(z[1].state, NLC_ZONE_FULL_DISRUPTION);
+	assert_true(z[0].swap && z[0].qps == 0.1f);
+	assert_true(z[1].swap && z[1].qps == 0.1f);
+}
+
+/* partial disruption: no taints in a small zone, the secondary rate in a large one */
+static void test_disruption_partial(void **st)
+{
+	(void)st;
+	enum nlc_cond small[] = {NLC_UNKNOWN, NLC_UNKNOWN, NLC_FALSE, NLC_TRUE};
+	struct nlc_zone_in in[] = {{.key = "z1", .ready = small, .n = 4},
+	                           {.key = "z2", .ready = UP, .n = 1}};
+	struct nlc_zone_st z[] = {{.key = "z1", .has_state = true, .state = NLC_ZONE_NORMAL},
+	                          {.key = "z2", .has_state = true, .state = NLC_ZONE_NORMAL}};
+	assert_int_equal(nlc_handle_disruption(&dprm, in, 2, z, 2), NLC_DISRUPT_ZONES);
+	assert_int_equal(z[0].state, NLC_ZONE_PARTIAL_DISRUPTION);
+	assert_true(z[0].swap && z[0].qps == 0);
+	enum nlc_cond large[60];
+	for (int i = 0; i < 60; i++)
+		large[i] = i < 40 ? NLC_UNKNOWN : NLC_TRUE;
+	struct nlc_zone_in lin[] = {{.key = "z1", .ready = large, .n = 60},
+	                            {.key = "z2", .ready = UP, .n = 1}};
+	z[0].state = NLC_ZONE_NORMAL;
+	assert_int_equal(nlc_handle_disruption(&dprm, lin, 2, z, 2), NLC_DISRUPT_ZONES);
+	assert_int_equal(z[0].state, NLC_ZONE_PARTIAL_DISRUPTION);
+	assert_true(z[0].swap && z[0].qps == 0.01f);
+	assert_int_equal(lin[0].unhealthy, 40);
+}
+
+/* a new zone (Initial) goes Normal at the eviction rate; a zone no node reports leaves the
+ * states when the walk reaches it (it stops at the first zone not fully disrupted: upstream's
+ * map order decides which, kcmd's is the zones' order) */
+static void test_disruption_zone_lifecycle(void **st)
+{
+	(void)st;
+	struct nlc_zone_in in[] = {{.key = "z1", .ready = UP, .n = 1}};
+	struct nlc_zone_st z[] = {{.key = "z2", .has_state = true, .state = NLC_ZONE_NORMAL},
+	                          {.key = "z1", .has_state = true, .state = NLC_ZONE_INITIAL},
+	                          {.key = "z3", .has_state = false},
+	                          {.key = "z4", .has_state = true, .state = NLC_ZONE_NORMAL}};
+	assert_int_equal(nlc_handle_disruption(&dprm, in, 1, z, 4), NLC_DISRUPT_ZONES);
+	assert_true(z[0].dropped);
+	assert_false(z[0].has_state);
+	assert_int_equal(z[1].state, NLC_ZONE_NORMAL);
+	assert_true(z[1].swap && z[1].qps == 0.1f);
+	assert_false(z[2].dropped);
+	assert_false(z[3].dropped); /* after the walk stopped at z1 */
+	assert_true(z[3].has_state);
+	assert_false(z[3].swap);
+	/* a zone seen without a state gets Initial (logged), then its new state */
+	struct nlc_zone_in in3[] = {{.key = "z1", .ready = UP, .n = 1},
+	                            {.key = "z3", .ready = UP, .n = 1}};
+	assert_int_equal(nlc_handle_disruption(&dprm, in3, 2, z, 4), NLC_DISRUPT_ZONES);
+	assert_true(z[2].initialized);
+	assert_int_equal(z[2].state, NLC_ZONE_NORMAL);
+	assert_true(z[2].swap && z[2].qps == 0.1f);
+	assert_false(z[1].swap);
 }
 
 /* ---- tryUpdateNodeHealth --------------------------------------------------------------------- */
@@ -680,6 +792,10 @@ int main(void)
 	        cmocka_unit_test(test_reduced_qps),
 	        cmocka_unit_test(test_zone_key),
 	        cmocka_unit_test(test_excluded),
+	        cmocka_unit_test(test_disruption_one_zone_down),
+	        cmocka_unit_test(test_disruption_all_down),
+	        cmocka_unit_test(test_disruption_partial),
+	        cmocka_unit_test(test_disruption_zone_lifecycle),
 	        cmocka_unit_test(test_health_never_posted),
 	        cmocka_unit_test(test_health_stopped_posting),
 	        cmocka_unit_test(test_health_already_unknown),
