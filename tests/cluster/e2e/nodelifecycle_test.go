@@ -352,6 +352,29 @@ func TestNodeLifecycle_Scenarios(t *testing.T) {
 	nlcEvent(t, ns, "on-dead", "NodeNotReady", "Node is not ready")
 	nlcWaitTaints(t, dead.name, 15*time.Second, "node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/unreachable:NoExecute")
 
+	// a pod bound to the node while it is Unknown is marked not ready too (processPod)
+	ctx := context.Background()
+	late, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late-on-dead"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+	if _, err := env.Client.CoreV1().Pods(ns).UpdateStatus(ctx, late, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late-on-dead"},
+		Target: corev1.ObjectReference{Kind: "Node", Name: dead.name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 10*time.Second, "pod late-on-dead not ready", func() (bool, string) {
+		s := nlcPodReady(t, ns, "late-on-dead")
+		return s == corev1.ConditionFalse, string(s)
+	})
+
 	// a node that never posted: past the startup grace period, never-updated conditions
 	Eventually(t, 15*time.Second, "Ready Unknown on "+never, func() (bool, string) {
 		c := nlcCond(nlcGet(t, never), corev1.NodeReady)
