@@ -35,10 +35,10 @@ import (
 
 const nlcZoneLabel = "topology.kubernetes.io/zone"
 
-func nlcStart(t *testing.T) (*kcmdProc, int) {
+func nlcStart(t *testing.T, controllers string) (*kcmdProc, int) {
 	t.Helper()
 	port := gcxFreePort(t)
-	p := startKcmd(t, nil, "--controllers=node-lifecycle-controller", "--secure-port="+strconv.Itoa(port),
+	p := startKcmd(t, nil, "--controllers="+controllers, "--secure-port="+strconv.Itoa(port),
 		"--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/metrics",
 		"--use-service-account-credentials", "--leader-elect=false", "--v=4",
 		"--node-monitor-period=1s", "--node-monitor-grace-period=4s", "--node-startup-grace-period=4s",
@@ -286,9 +286,11 @@ func nlcSuffix() string { return strconv.FormatInt(time.Now().UnixNano()%1000000
 
 // TestNodeLifecycle_Scenarios: one kcmd, one zone: the anchor stays healthy while the others
 // stop renewing their Lease, report NotReady, never post, are unschedulable, carry only the
-// stable OS label; then a node comes back.
+// stable OS label; then a node comes back. The taint-eviction-controller runs beside it (both as
+// kube-system/node-controller, as in kcm): a pod tolerating the unreachable taint for 1 s is
+// evicted once the node lifecycle controller has put it on the node.
 func TestNodeLifecycle_Scenarios(t *testing.T) {
-	p, port := nlcStart(t)
+	p, port := nlcStart(t, "node-lifecycle-controller,taint-eviction-controller")
 	sfx := nlcSuffix()
 	zone := "kcmd-e2e-nlc-" + sfx
 	ns := Namespace(t)
@@ -301,6 +303,15 @@ func TestNodeLifecycle_Scenarios(t *testing.T) {
 	nlcNode(t, never, zone, "", false, nil, false)
 	nlcReadyPod(t, ns, "on-dead", dead.name)
 	nlcReadyPod(t, ns, "on-notready", notReady.name)
+	if _, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "evicted-from-dead"},
+		Spec: corev1.PodSpec{NodeName: dead.name, Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+			Tolerations: []corev1.Toleration{{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists,
+				Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](1)},
+				{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	// RegisteredNode for each; the beta OS label from the stable one (reconcileNodeLabels)
 	nlcEvent(t, "default", dead.name, "RegisteredNode", "Node "+dead.name+" event: Registered Node "+dead.name+" in Controller")
@@ -351,6 +362,18 @@ func TestNodeLifecycle_Scenarios(t *testing.T) {
 	})
 	nlcEvent(t, ns, "on-dead", "NodeNotReady", "Node is not ready")
 	nlcWaitTaints(t, dead.name, 15*time.Second, "node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/unreachable:NoExecute")
+
+	// the taint-eviction-controller evicts the pod that tolerates the taint for 1 s only
+	Eventually(t, 15*time.Second, "pod evicted-from-dead evicted", func() (bool, string) {
+		p, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), "evicted-from-dead", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.DeletionTimestamp != nil, "not deleted"
+	})
 
 	// a pod bound to the node while it is Unknown is marked not ready too (processPod)
 	ctx := context.Background()
@@ -426,7 +449,7 @@ func TestNodeLifecycle_Scenarios(t *testing.T) {
 // taint; the next worker starts over from the cache as a restarted kcm does (registers the nodes
 // again) and the node still ends up Unknown and tainted, and clean once it is back.
 func TestNodeLifecycle_WorkerCrash(t *testing.T) {
-	p, _ := nlcStart(t)
+	p, _ := nlcStart(t, "node-lifecycle-controller")
 	sfx := nlcSuffix()
 	zone := "kcmd-e2e-nlc-crash-" + sfx
 	nlcNode(t, "nlc-crash-anchor-"+sfx, zone, "True", true, nil, false)
