@@ -751,6 +751,32 @@ out:
 	return r;
 }
 
+void nlc_taint_base_eviction(const cJSON *node, enum nlc_cond observed, struct nlc_tb_decision *ret)
+{
+	static const struct nlc_taint unreachable = {NLC_TAINT_UNREACHABLE, "NoExecute"};
+	static const struct nlc_taint not_ready = {NLC_TAINT_NOT_READY, "NoExecute"};
+
+	*ret = (struct nlc_tb_decision){0};
+	switch (observed) {
+	case NLC_FALSE:
+	case NLC_UNKNOWN:
+		ret->add = observed == NLC_FALSE ? not_ready : unreachable;
+		ret->del = observed == NLC_FALSE ? unreachable : not_ready;
+		if (nlc_taint_exists(node, ret->del.key, ret->del.effect)) {
+			ret->action = NLC_TB_SWAP;
+			return;
+		}
+		ret->action = NLC_TB_QUEUE;
+		ret->requeue = !nlc_taint_exists(node, ret->add.key, ret->add.effect);
+		return;
+	case NLC_TRUE:
+		ret->action = NLC_TB_REACHABLE;
+		return;
+	default:
+		return;
+	}
+}
+
 /* ---- pods ------------------------------------------------------------------------------------ */
 
 int nlc_pod_mark_not_ready(cJSON *pod, kube_time_t now)

@@ -219,6 +219,22 @@ int nlc_nosched_diff(const cJSON *node, struct nlc_taint *add, size_t *n_add, st
 int nlc_taints_patch(const cJSON *node, const struct nlc_taint *add, size_t n_add,
                      const struct nlc_taint *del, size_t n_del, kube_time_t now, char **ret_patch);
 
+/* processTaintBaseEviction's decision on the Ready status observed before this pass's change:
+ *   NLC_TB_SWAP: the node holds the opposite NoExecute taint: add `add`, remove `del` now;
+ *   NLC_TB_QUEUE: queue the node in its zone (markNodeForTainting); `requeue`: take it out of
+ *     the queue's set first (it does not hold `add`, so a former pass's done entry must not
+ *     keep it from being queued again);
+ *   NLC_TB_REACHABLE: Ready: both NoExecute taints off, out of the queue (markNodeAsReachable);
+ *   NLC_TB_NONE: another status. */
+enum nlc_tb_action { NLC_TB_NONE = 0, NLC_TB_SWAP, NLC_TB_QUEUE, NLC_TB_REACHABLE };
+struct nlc_tb_decision {
+	enum nlc_tb_action action;
+	struct nlc_taint add, del;
+	bool requeue;
+};
+void nlc_taint_base_eviction(const cJSON *node, enum nlc_cond observed,
+                             struct nlc_tb_decision *ret);
+
 /* ---- pods ------------------------------------------------------------------------------------ */
 /* MarkPodsNotReady for one pod's JSON: when its Ready condition exists and is not False, sets it
  * False with lastTransitionTime now (UpdatePodCondition) and returns 1; 0 otherwise. */

@@ -670,36 +670,30 @@ static int try_update_health(struct nlc *s, cJSON *node, struct nlc_health_out *
 	return 0;
 }
 
-/* processTaintBaseEviction */
+/* processTaintBaseEviction (the decision: nlc_taint_base_eviction) */
 static void taint_base_eviction(struct nlc *s, const cJSON *node, enum nlc_cond observed)
 {
 	const char *name = node_name(node);
-	char *zk;
+	struct nlc_tb_decision d;
 	struct nlc_zone *z;
+	char *zk;
+	int r;
 
-	switch (observed) {
-	case NLC_FALSE:
-	case NLC_UNKNOWN: {
-		const struct nlc_taint *want =
-		        observed == NLC_FALSE ? &not_ready_taint : &unreachable_taint;
-		const struct nlc_taint *opp =
-		        observed == NLC_FALSE ? &unreachable_taint : &not_ready_taint;
-		if (nlc_taint_exists(node, opp->key, opp->effect)) {
-			if (!swap_taints(s, node, name, want, 1, opp, 1))
-				kcmd_log_error(
-				        "Failed to instantly swap %s to %s. Will try again in "
-				        "the next cycle",
-				        observed == NLC_FALSE ? "UnreachableTaint"
-				                              : "NotReadyTaint",
-				        observed == NLC_FALSE ? "NotReadyTaint"
-				                              : "UnreachableTaint");
-			break;
-		}
-		/* markNodeForTainting */
+	nlc_taint_base_eviction(node, observed, &d);
+	switch (d.action) {
+	case NLC_TB_SWAP:
+		if (!swap_taints(s, node, name, &d.add, 1, &d.del, 1))
+			kcmd_log_error(
+			        "Failed to instantly swap %s to %s. Will try again in the next "
+			        "cycle",
+			        observed == NLC_FALSE ? "UnreachableTaint" : "NotReadyTaint",
+			        observed == NLC_FALSE ? "NotReadyTaint" : "UnreachableTaint");
+		break;
+	case NLC_TB_QUEUE: /* markNodeForTainting */
 		if (!(zk = zone_of(node)))
 			break;
 		if ((z = zone_get(s, zk))) {
-			if (!nlc_taint_exists(node, want->key, want->effect))
+			if (d.requeue)
 				nlc_rlq_remove(&z->tainter, name);
 			if (nlc_rlq_add(&z->tainter, name, node_uid(node), now_ns()) > 0)
 				kcmd_log_v(
@@ -708,10 +702,8 @@ static void taint_base_eviction(struct nlc *s, const cJSON *node, enum nlc_cond 
 		}
 		free(zk);
 		break;
-	}
-	case NLC_TRUE: {
-		int r = mark_reachable(s, node);
-		if (r < 0)
+	case NLC_TB_REACHABLE:
+		if ((r = mark_reachable(s, node)) < 0)
 			kcmd_log_error("Failed to remove taints from node. Will retry in next "
 			               "iteration node=\"%s\"",
 			               name);
@@ -719,8 +711,7 @@ static void taint_base_eviction(struct nlc *s, const cJSON *node, enum nlc_cond 
 			kcmd_log_v(2, "Node is healthy again, removed all taints node=\"%s\"",
 			           name);
 		break;
-	}
-	default:
+	case NLC_TB_NONE:
 		break;
 	}
 }

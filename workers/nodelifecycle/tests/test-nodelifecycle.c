@@ -724,6 +724,46 @@ static void test_swap_taints(void **st)
 	cJSON_Delete(n);
 }
 
+/* TestApplyNoExecuteTaints / TestSwapUnreachableNotReadyTaints: what processTaintBaseEviction
+ * does with a node on the Ready status it observed */
+static void test_taint_base_eviction(void **st)
+{
+	struct nlc_tb_decision d;
+	(void)st;
+	cJSON *bare = J("{\"spec\":{}}");
+	cJSON *unreach = J("{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/unreachable\","
+	                   "\"effect\":\"NoExecute\"}]}}");
+	cJSON *notready = J("{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\","
+	                    "\"effect\":\"NoExecute\"}]}}");
+	/* not ready, untainted: queued (and out of the set first) */
+	nlc_taint_base_eviction(bare, NLC_FALSE, &d);
+	assert_int_equal(d.action, NLC_TB_QUEUE);
+	assert_true(d.requeue);
+	assert_string_equal(d.add.key, NLC_TAINT_NOT_READY);
+	/* Unknown while holding not-ready: swapped at once */
+	nlc_taint_base_eviction(notready, NLC_UNKNOWN, &d);
+	assert_int_equal(d.action, NLC_TB_SWAP);
+	assert_string_equal(d.add.key, NLC_TAINT_UNREACHABLE);
+	assert_string_equal(d.del.key, NLC_TAINT_NOT_READY);
+	assert_string_equal(d.add.effect, "NoExecute");
+	/* False while holding unreachable: swapped the other way */
+	nlc_taint_base_eviction(unreach, NLC_FALSE, &d);
+	assert_int_equal(d.action, NLC_TB_SWAP);
+	assert_string_equal(d.add.key, NLC_TAINT_NOT_READY);
+	/* Unknown and already unreachable: queued, kept in the set (no second taint) */
+	nlc_taint_base_eviction(unreach, NLC_UNKNOWN, &d);
+	assert_int_equal(d.action, NLC_TB_QUEUE);
+	assert_false(d.requeue);
+	/* Ready: both taints off */
+	nlc_taint_base_eviction(unreach, NLC_TRUE, &d);
+	assert_int_equal(d.action, NLC_TB_REACHABLE);
+	nlc_taint_base_eviction(bare, NLC_OTHER, &d);
+	assert_int_equal(d.action, NLC_TB_NONE);
+	cJSON_Delete(bare);
+	cJSON_Delete(unreach);
+	cJSON_Delete(notready);
+}
+
 /* ---- pods and labels ------------------------------------------------------------------------- */
 
 static void test_mark_pod_not_ready(void **st)
@@ -803,6 +843,7 @@ int main(void)
 	        cmocka_unit_test(test_health_heartbeat),
 	        cmocka_unit_test(test_taints_by_condition),
 	        cmocka_unit_test(test_swap_taints),
+	        cmocka_unit_test(test_taint_base_eviction),
 	        cmocka_unit_test(test_mark_pod_not_ready),
 	        cmocka_unit_test(test_reconcile_labels),
 	};
