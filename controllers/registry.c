@@ -75,6 +75,8 @@ extern const struct kcmd_controller kcmd_ephemeral_volume_controller; /* plugin-
 extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemonset/plugin.c */
 /* workers/resourceclaim/plugin.c */
 extern const struct kcmd_controller kcmd_resourceclaim_controller;
+/* workers/nodelifecycle/plugin.c */
+extern const struct kcmd_controller kcmd_nodelifecycle_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -115,6 +117,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_pcrcleaner_controller,
         &kcmd_ctbpublisher_controller,
         &kcmd_resourceclaim_controller,
+        &kcmd_nodelifecycle_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
