@@ -67,6 +67,8 @@ extern const struct kcmd_controller kcmd_pv_protection_controller;
 extern const struct kcmd_controller kcmd_vac_protection_controller;
 extern const struct kcmd_controller kcmd_ephemeral_volume_controller; /* plugin-ephemeral.c */
 extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemonset/plugin.c */
+/* workers/certificates/plugin-cleaner.c */
+extern const struct kcmd_controller kcmd_csr_cleaner_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -101,6 +103,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_vac_protection_controller,
         &kcmd_ephemeral_volume_controller,
         &kcmd_daemonset_controller,
+        &kcmd_csr_cleaner_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

@@ -1,0 +1,10 @@
+# workers/certificates/: kcm's certificatesigningrequest-cleaner-controller and
+# certificatesigningrequest-signing-controller (docs/certificates.md). Pure decisions in
+# cleaner.c and signer.c; handlers, syncs and descriptors in plugin-*.c (linked through the
+# registry).
+LIBS          += csrctl
+csrctl_SRCS    := workers/certificates/cleaner.c
+csrctl_LIBDEPS := kube
+csrctl_TESTS   := workers/certificates/tests/test-cleaner.c
+REGISTRY_PLUGIN_SRCS     += workers/certificates/plugin-cleaner.c
+REGISTRY_CONTROLLER_LIBS += csrctl
