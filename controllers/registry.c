@@ -69,6 +69,7 @@ extern const struct kcmd_controller kcmd_ephemeral_volume_controller; /* plugin-
 extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemonset/plugin.c */
 /* workers/certificates/plugin-cleaner.c */
 extern const struct kcmd_controller kcmd_csr_cleaner_controller;
+extern const struct kcmd_controller kcmd_csr_signing_controller; /* plugin-signing.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -104,6 +105,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_ephemeral_volume_controller,
         &kcmd_daemonset_controller,
         &kcmd_csr_cleaner_controller,
+        &kcmd_csr_signing_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

@@ -3,8 +3,8 @@
 # cleaner.c and signer.c; handlers, syncs and descriptors in plugin-*.c (linked through the
 # registry).
 LIBS          += csrctl
-csrctl_SRCS    := workers/certificates/cleaner.c
+csrctl_SRCS    := workers/certificates/cleaner.c workers/certificates/signer.c
 csrctl_LIBDEPS := kube
 csrctl_TESTS   := workers/certificates/tests/test-cleaner.c
-REGISTRY_PLUGIN_SRCS     += workers/certificates/plugin-cleaner.c
+REGISTRY_PLUGIN_SRCS     += workers/certificates/plugin-cleaner.c workers/certificates/plugin-signing.c
 REGISTRY_CONTROLLER_LIBS += csrctl

@@ -20,6 +20,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -136,7 +137,7 @@ func TestCSR_Cleaner(t *testing.T) {
 		full := prefix + name
 		Eventually(t, 30*time.Second, full+" deleted by kcmd", func() (bool, string) {
 			_, err := csrs.Get(ctx, full, metav1.GetOptions{})
-			logged := p.Logged(msg + `." csr="` + full + `"`)
+			logged := p.Logged(msg + `. csr="` + full + `"`)
 			return apierrors.IsNotFound(err) && logged, fmt.Sprintf("get: %v, kcmd logged it: %v", err, logged)
 		})
 	}
@@ -147,6 +148,244 @@ func TestCSR_Cleaner(t *testing.T) {
 		}
 		if p.Logged(`csr="` + prefix + name + `"`) {
 			t.Errorf("%s: kcmd logged cleaning it", name)
+		}
+	}
+}
+
+// csrTestCA: a CA (ECDSA P-256, a subject key id) valid until notAfter, written to dir.
+func csrTestCA(t *testing.T, dir string, notAfter time.Time) (certFile, keyFile string, ca *x509.Certificate) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "kcmd-e2e-csr-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, SubjectKeyId: []byte{1, 2, 3, 4, 5, 6, 7, 8}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ = x509.ParseCertificate(der)
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = dir+"/ca.crt", dir+"/ca.key"
+	writeFile(t, certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	writeFile(t, keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
+	return certFile, keyFile, ca
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCSR_Signing ports upstream's signer tests (signer_test.go: TestSigner, TestHandle's
+// cases, TestDuration) to the real apiserver: approved CSRs of the built-in signers get a
+// certificate that chains to the CA, carries the request's subject and SANs, the usages asked
+// for, a random serial, notBefore 5 minutes back and notAfter capped by expirationSeconds,
+// --cluster-signing-duration and the CA's own notAfter; requests a signer's rules refuse get
+// the Failed condition SignerValidationFailure with upstream's message; CSRs not approved, or
+// of another signer, are left alone.
+func TestCSR_Signing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	csrs := env.Client.CertificatesV1().CertificateSigningRequests()
+	prefix := "e2e-sign-" + strings.ToLower(fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)) + "-"
+	caNotAfter := time.Now().Add(30 * 24 * time.Hour).Truncate(time.Second)
+	certFile, keyFile, ca := csrTestCA(t, t.TempDir(), caNotAfter)
+
+	type csrCase struct {
+		name, signer string
+		cn           string
+		orgs, dns    []string
+		usages       []certv1.KeyUsage
+		exp          int32
+		approve      bool
+	}
+	create := func(c csrCase) {
+		t.Helper()
+		req, _ := csrRequestPEM(t, c.cn, c.orgs, c.dns)
+		o := &certv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: prefix + c.name},
+			Spec: certv1.CertificateSigningRequestSpec{Request: req, SignerName: c.signer, Usages: c.usages}}
+		if c.exp > 0 {
+			o.Spec.ExpirationSeconds = &c.exp
+		}
+		o, err := csrs.Create(ctx, o, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		t.Cleanup(func() { _ = csrs.Delete(context.Background(), o.Name, metav1.DeleteOptions{}) })
+		if c.approve {
+			o.Status.Conditions = []certv1.CertificateSigningRequestCondition{{Type: certv1.CertificateApproved,
+				Status: corev1.ConditionTrue, Reason: "E2E", Message: "approved by the e2e test"}}
+			if _, err := csrs.UpdateApproval(ctx, o.Name, o, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("%s: approve: %v", c.name, err)
+			}
+		}
+	}
+	client := []certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageKeyEncipherment, certv1.UsageClientAuth}
+	serving := []certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageKeyEncipherment, certv1.UsageServerAuth}
+	cases := []csrCase{
+		{"client", certv1.KubeAPIServerClientSignerName, "alice", []string{"devs", "ops"}, nil, client, 0, true},
+		{"client-1h", certv1.KubeAPIServerClientSignerName, "bob", nil, nil, []certv1.KeyUsage{certv1.UsageClientAuth}, 3600, true},
+		{"client-10m", certv1.KubeAPIServerClientSignerName, "carol", nil, nil, []certv1.KeyUsage{certv1.UsageClientAuth}, 600, true},
+		{"client-9h", certv1.KubeAPIServerClientSignerName, "dave", nil, nil, []certv1.KeyUsage{certv1.UsageClientAuth}, 9 * 3600, true},
+		{"kubelet-client", certv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", []string{"system:nodes"}, nil,
+			[]certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageClientAuth}, 0, true},
+		{"kubelet-serving", certv1.KubeletServingSignerName, "system:node:n1", []string{"system:nodes"}, []string{"n1.example.com"}, serving, 0, true},
+		// refused by the signers' rules
+		{"serving-no-san", certv1.KubeletServingSignerName, "system:node:n1", []string{"system:nodes"}, nil, serving, 0, true},
+		{"serving-bad-cn", certv1.KubeletServingSignerName, "n1", []string{"system:nodes"}, []string{"n1"}, serving, 0, true},
+		{"kubelet-client-org", certv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", []string{"nodes"}, nil, client, 0, true},
+		{"kubelet-client-usages", certv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", []string{"system:nodes"}, nil,
+			[]certv1.KeyUsage{certv1.UsageClientAuth}, 0, true},
+		{"client-server-auth", certv1.KubeAPIServerClientSignerName, "eve", nil, nil, serving, 0, true},
+		// left alone
+		{"not-approved", certv1.KubeAPIServerClientSignerName, "frank", nil, nil, client, 0, false},
+		{"other-signer", "e2e.kcmd.io/other", "grace", nil, nil, client, 0, true},
+	}
+	for _, c := range cases {
+		create(c)
+	}
+	p := startKcmd(t, nil, "--controllers=certificatesigningrequest-signing-controller", "--secure-port=0",
+		"--leader-elect=false", "--v=2", "--cluster-signing-cert-file="+certFile, "--cluster-signing-key-file="+keyFile)
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+
+	get := func(name string) *certv1.CertificateSigningRequest {
+		var o *certv1.CertificateSigningRequest
+		Eventually(t, 30*time.Second, name+" handled", func() (bool, string) {
+			var err error
+			if o, err = csrs.Get(ctx, prefix+name, metav1.GetOptions{}); err != nil {
+				return false, err.Error()
+			}
+			for _, c := range o.Status.Conditions {
+				if c.Type == certv1.CertificateFailed {
+					return true, ""
+				}
+			}
+			return len(o.Status.Certificate) > 0, "no certificate yet"
+		})
+		return o
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	issued := func(c csrCase, eku x509.ExtKeyUsage) *x509.Certificate {
+		t.Helper()
+		o := get(c.name)
+		block, _ := pem.Decode(o.Status.Certificate)
+		if block == nil || block.Type != "CERTIFICATE" {
+			t.Fatalf("%s: status.certificate is not a PEM certificate: %q", c.name, o.Status.Certificate)
+		}
+		crt, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if _, err := crt.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{eku}}); err != nil {
+			t.Errorf("%s: does not chain to the CA for %v: %v", c.name, eku, err)
+		}
+		if crt.Subject.CommonName != c.cn || fmt.Sprint(crt.Subject.Organization) != fmt.Sprint(c.orgs) && len(c.orgs) > 0 {
+			t.Errorf("%s: subject %v, want CN %q O %v", c.name, crt.Subject, c.cn, c.orgs)
+		}
+		if crt.IsCA || !crt.BasicConstraintsValid {
+			t.Errorf("%s: basic constraints valid=%v CA=%v, want CA:FALSE", c.name, crt.BasicConstraintsValid, crt.IsCA)
+		}
+		if crt.SerialNumber.Sign() <= 0 || crt.SerialNumber.BitLen() > 128 {
+			t.Errorf("%s: serial %v not in (0, 2^128)", c.name, crt.SerialNumber)
+		}
+		if string(crt.AuthorityKeyId) != string(ca.SubjectKeyId) {
+			t.Errorf("%s: authority key id %x, want the CA's %x", c.name, crt.AuthorityKeyId, ca.SubjectKeyId)
+		}
+		if len(crt.Extensions) == 0 {
+			t.Errorf("%s: no extensions", c.name)
+		}
+		// notBefore: 5 minutes before it was signed (within the test's run)
+		if back := time.Since(crt.NotBefore); back < 5*time.Minute || back > 5*time.Minute+2*time.Minute {
+			t.Errorf("%s: notBefore %v is %v ago, want 5 min before signing", c.name, crt.NotBefore, back)
+		}
+		return crt
+	}
+	var first *x509.Certificate
+	for _, c := range cases[:6] {
+		eku := x509.ExtKeyUsageClientAuth
+		if c.signer == certv1.KubeletServingSignerName {
+			eku = x509.ExtKeyUsageServerAuth
+		}
+		crt := issued(c, eku)
+		life := crt.NotAfter.Sub(crt.NotBefore)
+		switch c.name {
+		case "client":
+			// 8760h asked by default, capped by the CA's notAfter
+			if !crt.NotAfter.Equal(caNotAfter) {
+				t.Errorf("client: notAfter %v, want the CA's %v", crt.NotAfter, caNotAfter)
+			}
+			if crt.KeyUsage != x509.KeyUsageDigitalSignature|x509.KeyUsageKeyEncipherment ||
+				fmt.Sprint(crt.ExtKeyUsage) != fmt.Sprint([]x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}) {
+				t.Errorf("client: key usage %v ext %v", crt.KeyUsage, crt.ExtKeyUsage)
+			}
+			first = crt
+		case "client-1h": // short: notAfter not backdated
+			if life != time.Hour+5*time.Minute {
+				t.Errorf("client-1h: lifetime %v, want 1h5m", life)
+			}
+			if crt.KeyUsage != 0 {
+				t.Errorf("client-1h: key usage %v, want none", crt.KeyUsage)
+			}
+		case "client-10m":
+			if life != 15*time.Minute {
+				t.Errorf("client-10m: lifetime %v, want 15m", life)
+			}
+		case "client-9h": // 8 h or more: notAfter backdated too
+			if life != 9*time.Hour {
+				t.Errorf("client-9h: lifetime %v, want 9h", life)
+			}
+		case "kubelet-serving":
+			if fmt.Sprint(crt.DNSNames) != "[n1.example.com]" {
+				t.Errorf("kubelet-serving: DNS names %v", crt.DNSNames)
+			}
+		}
+		if first != nil && crt != first && crt.SerialNumber.Cmp(first.SerialNumber) == 0 {
+			t.Errorf("%s: the same serial as another certificate", c.name)
+		}
+	}
+	for name, msg := range map[string]string{
+		"serving-no-san":        "DNS or IP subjectAltName is required",
+		"serving-bad-cn":        "subject common name does not begin with system:node:",
+		"kubelet-client-org":    "subject organization is not system:nodes",
+		"kubelet-client-usages": "usages did not match [client auth digital signature key encipherment]",
+		"client-server-auth":    "invalid usage for client certificate: server auth",
+	} {
+		o := get(name)
+		var found bool
+		for _, c := range o.Status.Conditions {
+			if c.Type == certv1.CertificateFailed {
+				found = true
+				if c.Status != corev1.ConditionTrue || c.Reason != "SignerValidationFailure" || c.Message != msg || c.LastUpdateTime.IsZero() {
+					t.Errorf("%s: Failed condition %+v, want True SignerValidationFailure %q", name, c, msg)
+				}
+			}
+		}
+		if !found || len(o.Status.Certificate) > 0 {
+			t.Errorf("%s: failed=%v certificate=%d bytes", name, found, len(o.Status.Certificate))
+		}
+	}
+	// every signable CSR is done: the ones left alone got nothing
+	for _, name := range []string{"not-approved", "other-signer"} {
+		o, err := csrs.Get(ctx, prefix+name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Status.Certificate) > 0 {
+			t.Errorf("%s: signed, want left alone", name)
+		}
+		for _, c := range o.Status.Conditions {
+			if c.Type == certv1.CertificateFailed {
+				t.Errorf("%s: %+v, want left alone", name, c)
+			}
 		}
 	}
 }
