@@ -467,50 +467,234 @@ static void go_time(int64_t ns, char buf[64])
 	strftime(buf, 64, "%Y-%m-%d %H:%M:%S +0000 UTC", &tm);
 }
 
-/* pkix.Name.ToRDNSequence's order: C, ST, L, street, postalCode, O, OU, CN, serialNumber */
-static int copy_subject(gnutls_x509_crt_t crt, gnutls_x509_crq_t crq)
+/* ---- the subject ------------------------------------------------------------------------- */
+/* a growing DER buffer */
+struct der {
+	unsigned char *b;
+	size_t n, cap;
+	int err;
+};
+
+static void der_put(struct der *d, const void *p, size_t n)
 {
-	static const char *const oids[] = {
-	        GNUTLS_OID_X520_COUNTRY_NAME,       GNUTLS_OID_X520_STATE_OR_PROVINCE_NAME,
-	        GNUTLS_OID_X520_LOCALITY_NAME,      "2.5.4.9",
-	        "2.5.4.17",                         GNUTLS_OID_X520_ORGANIZATION_NAME,
-	        GNUTLS_OID_X520_ORGANIZATIONAL_UNIT_NAME, GNUTLS_OID_X520_COMMON_NAME,
-	        "2.5.4.5",
-	};
+	if (d->err)
+		return;
+	if (d->n + n > d->cap) {
+		size_t cap = (d->n + n) * 2 + 64;
+		unsigned char *g = realloc(d->b, cap);
+		if (!g) {
+			d->err = -ENOMEM;
+			return;
+		}
+		d->b = g, d->cap = cap;
+	}
+	memcpy(d->b + d->n, p, n);
+	d->n += n;
+}
+
+static void der_tlv(struct der *d, unsigned char tag, const void *p, size_t n)
+{
+	unsigned char h[6];
+	size_t hn = 0;
+	h[hn++] = tag;
+	if (n < 0x80) {
+		h[hn++] = (unsigned char)n;
+	} else {
+		unsigned char l[4];
+		size_t ln = 0;
+		for (size_t v = n; v; v >>= 8)
+			l[ln++] = (unsigned char)v;
+		h[hn++] = (unsigned char)(0x80 | ln);
+		while (ln)
+			h[hn++] = l[--ln];
+	}
+	der_put(d, h, hn);
+	der_put(d, p, n);
+}
+
+/* encoding/asn1's default string type: PrintableString when every byte is in its set, else
+ * UTF8String */
+static unsigned char go_string_tag(const char *v)
+{
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr(" '()+,-./:=?", *p)))
+			return 0x0c;
+	return 0x13;
+}
+
+static int oid_der(const char *oid, struct der *d)
+{
+	unsigned long arcs[16];
+	size_t n = 0;
+	char *end;
+	for (const char *p = oid; *p && n < 16; p = *end ? end + 1 : end) {
+		arcs[n++] = strtoul(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+	}
+	if (n < 2)
+		return -EINVAL;
+	unsigned char body[64];
+	size_t bn = 0;
+	body[bn++] = (unsigned char)(arcs[0] * 40 + arcs[1]);
+	for (size_t i = 2; i < n; i++) {
+		unsigned char t[8];
+		size_t tn = 0;
+		unsigned long v = arcs[i];
+		do
+			t[tn++] = (unsigned char)(v & 0x7f);
+		while (v >>= 7);
+		while (tn) {
+			tn--;
+			body[bn++] = (unsigned char)(t[tn] | (tn ? 0x80 : 0));
+		}
+	}
+	der_tlv(d, 0x06, body, bn);
+	return 0;
+}
+
+static int cmp_enc(const void *a, const void *b)
+{
+	const struct der *x = a, *y = b;
+	size_t n = x->n < y->n ? x->n : y->n;
+	int c = memcmp(x->b, y->b, n);
+	return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static const struct {
+	const char *oid;
+	bool single;
+} name_attrs[] = {
+        {GNUTLS_OID_X520_COUNTRY_NAME, false},
+        {GNUTLS_OID_X520_STATE_OR_PROVINCE_NAME, false},
+        {GNUTLS_OID_X520_LOCALITY_NAME, false},
+        {"2.5.4.9", false},
+        {"2.5.4.17", false},
+        {GNUTLS_OID_X520_ORGANIZATION_NAME, false},
+        {GNUTLS_OID_X520_ORGANIZATIONAL_UNIT_NAME, false},
+        {GNUTLS_OID_X520_COMMON_NAME, true},
+        {"2.5.4.5", true},
+};
+#define N_NAME_ATTRS (sizeof(name_attrs) / sizeof(name_attrs[0]))
+#define MAX_VALUES   256
+
+/* The request's subject as x509.CreateCertificate writes it from the parsed pkix.Name
+ * (ToRDNSequence): one RDN per attribute type holding all its values (a SET, in DER order),
+ * in the order C, ST, L, street, postalCode, O, OU, CN, serialNumber (CN and serialNumber:
+ * the request's last one); other attributes are dropped. Into *ret (DER); 0 or -errno. The
+ * values, per attribute, go to vals/which for the fallback. */
+static int go_name(gnutls_x509_crq_t crq, struct der *ret, char **vals, size_t *which,
+                   size_t *ret_n)
+{
+	struct der name = {0};
+	size_t n = 0;
 	int err = 0;
-	for (size_t k = 0; k < sizeof(oids) / sizeof(oids[0]); k++) {
-		bool single = !strcmp(oids[k], GNUTLS_OID_X520_COMMON_NAME) ||
-		              !strcmp(oids[k], "2.5.4.5");
+
+	for (size_t k = 0; k < N_NAME_ATTRS && !err; k++) {
 		char *last = NULL;
+		size_t first = n;
 		for (unsigned i = 0;; i++) {
-			char *v = dn_value(crq, oids[k], i, &err);
+			char *v = dn_value(crq, name_attrs[k].oid, i, &err);
 			if (!v)
 				break;
-			if (single) { /* CommonName, SerialNumber: the last one */
+			if (name_attrs[k].single) {
 				free(last);
 				last = v;
 				continue;
 			}
-			int g = gnutls_x509_crt_set_dn_by_oid(crt, oids[k], 0, v, (unsigned)strlen(v));
-			free(v);
-			if (g < 0)
-				return -EINVAL;
+			if (n == MAX_VALUES) {
+				free(v);
+				err = -E2BIG;
+				break;
+			}
+			which[n] = k, vals[n++] = v;
 		}
-		if (err) {
+		if (last && *last && n < MAX_VALUES)
+			which[n] = k, vals[n++] = last;
+		else
 			free(last);
-			return err;
+		if (err || n == first)
+			continue;
+		/* SET OF AttributeTypeAndValue, sorted by encoding */
+		struct der atv[MAX_VALUES] = {{0}}, set = {0};
+		size_t m = n - first;
+		for (size_t i = 0; i < m; i++) {
+			struct der body = {0};
+			if (oid_der(name_attrs[k].oid, &body) < 0)
+				err = -EINVAL;
+			der_tlv(&body, go_string_tag(vals[first + i]), vals[first + i],
+			        strlen(vals[first + i]));
+			der_tlv(&atv[i], 0x30, body.b, body.n);
+			err = err ? err : body.err ? body.err : atv[i].err;
+			free(body.b);
 		}
-		if (last && *last) {
-			int g = gnutls_x509_crt_set_dn_by_oid(crt, oids[k], 0, last,
-			                                      (unsigned)strlen(last));
-			free(last);
-			if (g < 0)
-				return -EINVAL;
-		} else {
-			free(last);
+		qsort(atv, m, sizeof(atv[0]), cmp_enc);
+		for (size_t i = 0; i < m; i++) {
+			der_put(&set, atv[i].b, atv[i].n);
+			free(atv[i].b);
 		}
+		der_tlv(&name, 0x31, set.b, set.n);
+		err = err ? err : set.err;
+		free(set.b);
 	}
-	return 0;
+	*ret_n = n;
+	if (!err) {
+		der_tlv(ret, 0x30, name.b, name.n);
+		err = ret->err;
+	}
+	free(name.b);
+	return err;
+}
+
+/* Sets crt's subject (and public key) from the request. gnutls cannot write a multi-valued
+ * RDN, so the request's own subject is copied when it already is Go's encoding (always, for a
+ * request made by Go: kubelet, kubeadm, client-go), else the attributes are set one RDN each
+ * (the same text; differs from upstream's bytes only for a type with several values). */
+static int copy_subject(gnutls_x509_crt_t *crtp, gnutls_x509_crq_t crq, bool *ret_empty)
+{
+	char *vals[MAX_VALUES];
+	size_t which[MAX_VALUES], n = 0;
+	struct der want = {0};
+	gnutls_datum_t raw = {0};
+	gnutls_pubkey_t pub = NULL;
+	gnutls_x509_crt_t fresh = NULL;
+	int r;
+
+	if ((r = go_name(crq, &want, vals, which, &n)) < 0)
+		goto out;
+	*ret_empty = n == 0;
+	r = -EINVAL;
+	if (gnutls_x509_crt_set_crq(*crtp, crq) < 0) /* subject and key, as the request has them */
+		goto out;
+	if (gnutls_x509_crt_get_raw_dn(*crtp, &raw) >= 0 && raw.size == want.n &&
+	    !memcmp(raw.data, want.b, want.n)) {
+		r = 0;
+		goto out;
+	}
+	/* no API clears a subject: a new certificate with the key and the attributes one by one
+	 * replaces *crtp (nothing else was set on it yet) */
+	if (gnutls_pubkey_init(&pub) < 0 || gnutls_pubkey_import_x509_crq(pub, crq, 0) < 0 ||
+	    gnutls_x509_crt_init(&fresh) < 0 || gnutls_x509_crt_set_pubkey(fresh, pub) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (gnutls_x509_crt_set_dn_by_oid(fresh, name_attrs[which[i]].oid, 0, vals[i],
+		                                  (unsigned)strlen(vals[i])) < 0)
+			goto out;
+	gnutls_x509_crt_deinit(*crtp);
+	*crtp = fresh;
+	fresh = NULL;
+	r = 0;
+out:
+	if (fresh)
+		gnutls_x509_crt_deinit(fresh);
+	if (pub)
+		gnutls_pubkey_deinit(pub);
+	gnutls_free(raw.data);
+	free(want.b);
+	for (size_t i = 0; i < n; i++)
+		free(vals[i]);
+	return r;
 }
 
 /* marshalSANs: DNS names, emails, IPs, URIs (in that order); critical when the subject is
@@ -583,7 +767,6 @@ int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const
 {
 	const int64_t backdate = 5ll * 60 * 1000000000, short_ttl = 8ll * 3600 * 1000000000;
 	gnutls_x509_crt_t crt = NULL;
-	gnutls_pubkey_t pub = NULL;
 	gnutls_datum_t out = {0};
 	unsigned char serial[16], ski[64];
 	size_t ski_len = sizeof(ski);
@@ -622,7 +805,7 @@ int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const
 		snprintf(msg, msglen, "unable to generate a serial number for %s", r->cn);
 		return -EIO;
 	}
-	if (gnutls_x509_crt_init(&crt) < 0 || gnutls_pubkey_init(&pub) < 0) {
+	if (gnutls_x509_crt_init(&crt) < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -630,19 +813,18 @@ int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const
 	while (skip < sizeof(serial) - 1 && serial[skip] == 0)
 		skip++;
 	bool subj_empty = false;
+	/* a DER INTEGER is signed and minimal: a 0x00 before a first byte >= 0x80 (Go's
+	 * parser refuses negative and non-minimal serials) */
+	unsigned char ser[sizeof(serial) + 1];
+	size_t ser_len = 0;
+	if (serial[skip] & 0x80)
+		ser[ser_len++] = 0;
+	memcpy(ser + ser_len, serial + skip, sizeof(serial) - skip);
+	ser_len += sizeof(serial) - skip;
+	if ((g = copy_subject(&crt, r->crq, &subj_empty)) < 0)
+		goto gerr;
 	if ((g = gnutls_x509_crt_set_version(crt, 3)) < 0 ||
-	    (g = gnutls_x509_crt_set_serial(crt, serial + skip, sizeof(serial) - skip)) < 0)
-		goto gerr;
-	if ((g = copy_subject(crt, r->crq)) < 0)
-		goto gerr;
-	{
-		size_t dnl = 0;
-		subj_empty = gnutls_x509_crt_get_dn(crt, NULL, &dnl) ==
-		                     GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE ||
-		             dnl <= 1;
-	}
-	if ((g = gnutls_pubkey_import_x509_crq(pub, r->crq, 0)) < 0 ||
-	    (g = gnutls_x509_crt_set_pubkey(crt, pub)) < 0)
+	    (g = gnutls_x509_crt_set_serial(crt, ser, ser_len)) < 0)
 		goto gerr;
 	if ((g = gnutls_x509_crt_set_activation_time(crt, (time_t)(nbf / 1000000000))) < 0 ||
 	    (g = gnutls_x509_crt_set_expiration_time(crt, (time_t)(na / 1000000000))) < 0)
@@ -679,8 +861,6 @@ gerr:
 	ret = -EINVAL;
 out:
 	gnutls_free(out.data);
-	if (pub)
-		gnutls_pubkey_deinit(pub);
 	if (crt)
 		gnutls_x509_crt_deinit(crt);
 	return ret;
