@@ -145,15 +145,18 @@ const char *csr_cleaner_message(enum csr_clean c)
 {
 	switch (c) {
 	case CSR_CLEAN_ISSUED:
-		return "Cleaning CSR as it is more than approvedExpiration duration old and approved.";
+		return "Cleaning CSR as it is more than approvedExpiration duration old and "
+		       "approved.";
 	case CSR_CLEAN_DENIED:
 		return "Cleaning CSR as it is more than deniedExpiration duration old and denied.";
 	case CSR_CLEAN_FAILED:
 		return "Cleaning CSR as it is more than deniedExpiration duration old and failed.";
 	case CSR_CLEAN_PENDING:
-		return "Cleaning CSR as it is more than pendingExpiration duration old and unhandled.";
+		return "Cleaning CSR as it is more than pendingExpiration duration old and "
+		       "unhandled.";
 	case CSR_CLEAN_APPROVED_UNISSUED:
-		return "Cleaning CSR as it is more than pendingExpiration duration old and approved "
+		return "Cleaning CSR as it is more than pendingExpiration duration old and "
+		       "approved "
 		       "but not issued.";
 	case CSR_CLEAN_EXPIRED:
 		return "Cleaning CSR as the associated certificate is expired.";

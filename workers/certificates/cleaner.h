@@ -25,9 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CSR_CLEANER_CONTROLLER "certificatesigningrequest-cleaner-controller"
-#define CSR_CLEANER_QUEUE      "certificatesigningrequest_cleaner"
-#define CSR_CLEANER_KEY        "clean"
+#define CSR_CLEANER_CONTROLLER  "certificatesigningrequest-cleaner-controller"
+#define CSR_CLEANER_QUEUE       "certificatesigningrequest_cleaner"
+#define CSR_CLEANER_KEY         "clean"
 #define CSR_CLEANER_INTERVAL_US (3600ull * 1000000) /* pollingInterval */
 
 #define CSR_APPROVED_EXPIRATION_NS (3600ll * 1000000000)      /* approvedExpiration */

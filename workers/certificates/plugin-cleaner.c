@@ -64,7 +64,8 @@ static int handle(const struct shm_obj *o, void *ud)
 	if (r < 0) {
 		kcmd_log_error("Error while attempting to clean CSR csr=\"%s\" err=\"unable to "
 		               "delete CSR %s: %s\"",
-		               name, name, kcmd_kube_reason(r) ? kcmd_kube_reason(r) : strerror(-r));
+		               name, name,
+		               kcmd_kube_reason(r) ? kcmd_kube_reason(r) : strerror(-r));
 		p->errors++;
 	} else {
 		p->deleted++;
@@ -81,14 +82,15 @@ static void cleaner_sync(void *state, size_t q, const char *key, struct wk_resul
 	(void)q;
 	(void)key;
 	*res = (struct wk_result){.requeue_after = true, .after_usec = CSR_CLEANER_INTERVAL_US};
-	if (kcmd_cache_synced(ctx->arena, "certificates.k8s.io", "certificatesigningrequests") != 1) {
+	if (kcmd_cache_synced(ctx->arena, "certificates.k8s.io", "certificatesigningrequests") !=
+	    1) {
 		res->after_usec = 1000000; /* WaitForCacheSync */
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	p.now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	kcmd_cache_list(ctx->arena, "certificates.k8s.io", "certificatesigningrequests", NULL, handle,
-	                &p);
+	kcmd_cache_list(ctx->arena, "certificates.k8s.io", "certificatesigningrequests", NULL,
+	                handle, &p);
 	kcmd_log_v(2, "CSR cleaner pass: %u deleted, %u errors", p.deleted, p.errors);
 }
 

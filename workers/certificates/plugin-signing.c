@@ -90,7 +90,7 @@ static const struct inf_handler_table signing_handlers = {
 
 /* ---- the sync (kcmd-worker) ------------------------------------------------------------------ */
 struct signer_state {
-	const char *cert_file, *key_file; /* "" both: not running */
+	const char *cert_file, *key_file;  /* "" both: not running */
 	unsigned char *raw_cert, *raw_key; /* what ca was loaded from */
 	size_t raw_cert_len, raw_key_len;
 	struct csr_ca ca;
@@ -160,8 +160,9 @@ static int current_ca(struct signer_state *st, const char *loop, char *msg, size
 		free(c);
 		free(k);
 		if (st->loaded) {
-			kcmd_log_error("Failed to load the new CA of %s, keeping the current one: %s",
-			               loop, why);
+			kcmd_log_error(
+			        "Failed to load the new CA of %s, keeping the current one: %s",
+			        loop, why);
 			return 0;
 		}
 		snprintf(msg, msglen, "%s", why);
@@ -249,8 +250,8 @@ static int handle(struct signing *sg, enum csr_signer s, const char *name, cJSON
 		usages[n++] = u->valuestring;
 	}
 	if (!cJSON_IsString(req_b64) ||
-	    kube_base64_decode(req_b64->valuestring, strlen(req_b64->valuestring), &pem,
-	                       &pem_len) < 0 ||
+	    kube_base64_decode(req_b64->valuestring, strlen(req_b64->valuestring), &pem, &pem_len) <
+	            0 ||
 	    csr_req_parse(pem, pem_len, &req, msg, sizeof(msg)) < 0) {
 		if (!cJSON_IsString(req_b64) || !pem)
 			snprintf(msg, sizeof(msg), "PEM block type must be CERTIFICATE REQUEST");
@@ -276,8 +277,9 @@ static int handle(struct signing *sg, enum csr_signer s, const char *name, cJSON
 		cJSON_AddItemToArray(arr, c);
 		csr_req_clear(&req);
 		if ((r = update_status(sg->ctx, name, o)) < 0) {
-			kcmd_log_error("Sync %s failed with : error adding failure condition for csr: %s",
-			               name, reason(r));
+			kcmd_log_error(
+			        "Sync %s failed with : error adding failure condition for csr: %s",
+			        name, reason(r));
 			return r;
 		}
 		kcmd_log_v(2, "CSR %s failed %s's validation: %s", name, csr_signers[s].signer_name,
@@ -289,7 +291,8 @@ static int handle(struct signing *sg, enum csr_signer s, const char *name, cJSON
 		kcmd_log_error("Sync %s failed with : error auto signing csr: %s", name, msg);
 		return r;
 	}
-	int64_t ttl = csr_duration(sg->ttl_ns, cJSON_IsNumber(exp), cJSON_IsNumber(exp) ? (int64_t)exp->valuedouble : 0);
+	int64_t ttl = csr_duration(sg->ttl_ns, cJSON_IsNumber(exp),
+	                           cJSON_IsNumber(exp) ? (int64_t)exp->valuedouble : 0);
 	char *cert = NULL;
 	size_t cert_len = 0;
 	r = csr_sign(&st->ca, &req, usages, n, ttl, kube_time_now(), &cert, &cert_len, msg,
@@ -425,7 +428,8 @@ static int signing_precheck(const struct kcmd_flag_values *v, const struct kube_
 		free(st.raw_cert);
 		free(st.raw_key);
 		if (r < 0) {
-			snprintf(err, errlen, "error starting %s: failed to start %s certificate "
+			snprintf(err, errlen,
+			         "error starting %s: failed to start %s certificate "
 			         "controller: %s",
 			         CSR_SIGNING_CONTROLLER, csr_signers[i].signer_name, msg);
 			return -EEXIST;
@@ -451,7 +455,10 @@ static const struct kcmd_queue signing_queues[] = {
         {.name = "csrsigning-kube-apiserver-client"},
         {.name = "csrsigning-legacy-unknown"},
 };
-#define FILE_FLAG(n, h) {.name = n, .type = KCMD_FLAG_STRING, .def = "", .help = h}
+#define FILE_FLAG(n, h)                                                                            \
+	{                                                                                          \
+		.name = n, .type = KCMD_FLAG_STRING, .def = "", .help = h                          \
+	}
 static const struct kcmd_flag signing_flags[] = {
         FILE_FLAG("cluster-signing-cert-file",
                   "Filename containing a PEM-encoded X509 CA certificate used to issue "

@@ -15,7 +15,8 @@
 #include <gnutls/x509-ext.h>
 
 const struct csr_signer_desc csr_signers[CSR_SIGNER_N] = {
-        [CSR_SIGNER_KUBELET_SERVING] = {"kubernetes.io/kubelet-serving", "csrsigning-kubelet-serving",
+        [CSR_SIGNER_KUBELET_SERVING] = {"kubernetes.io/kubelet-serving",
+                                        "csrsigning-kubelet-serving",
                                         "cluster-signing-kubelet-serving-cert-file",
                                         "cluster-signing-kubelet-serving-key-file"},
         [CSR_SIGNER_KUBELET_CLIENT] = {"kubernetes.io/kube-apiserver-client-kubelet",
@@ -43,22 +44,25 @@ int csr_signer_files(const char *(*get)(void *ud, const char *flag), void *ud,
                      const char *cert[CSR_SIGNER_N], const char *key[CSR_SIGNER_N], char *msg,
                      size_t msglen)
 {
-	const char *c = get(ud, "cluster-signing-cert-file"), *k = get(ud, "cluster-signing-key-file");
+	const char *c = get(ud, "cluster-signing-cert-file"),
+	           *k = get(ud, "cluster-signing-key-file");
 	bool missing_single = !*c || !*k, any_specific = false, any = false;
 
 	for (int i = 0; i < CSR_SIGNER_N; i++)
 		if (*get(ud, csr_signers[i].cert_flag) || *get(ud, csr_signers[i].key_flag))
 			any_specific = true;
 	if (missing_single && !any_specific) {
-		snprintf(msg, msglen, "Skipping CSR signer controller because no csr cert/key was "
-		                      "specified");
+		snprintf(msg, msglen,
+		         "Skipping CSR signer controller because no csr cert/key was "
+		         "specified");
 		for (int i = 0; i < CSR_SIGNER_N; i++)
 			cert[i] = key[i] = "";
 		return 0;
 	}
 	if (!missing_single && any_specific) {
-		snprintf(msg, msglen, "cannot specify default and per controller certs at the same "
-		                      "time");
+		snprintf(msg, msglen,
+		         "cannot specify default and per controller certs at the same "
+		         "time");
 		return -EINVAL;
 	}
 	for (int i = 0; i < CSR_SIGNER_N; i++) {
@@ -191,7 +195,8 @@ int csr_req_parse(const unsigned char *pem, size_t len, struct csr_req *ret, cha
 	return 0;
 }
 
-/* ---- the signers' rules ----------------------------------------------------------------------- */
+/* ---- the signers' rules -----------------------------------------------------------------------
+ */
 static bool has(const char *const *u, size_t n, const char *v)
 {
 	for (size_t i = 0; i < n; i++)
@@ -225,9 +230,11 @@ static bool node_cn(const struct csr_req *r)
 int csr_signer_validate(enum csr_signer s, const struct csr_req *r, const char *const *usages,
                         size_t n, char *msg, size_t msglen)
 {
-	static const char *const serving[] = {"digital signature", "key encipherment", "server auth"};
+	static const char *const serving[] = {"digital signature", "key encipherment",
+	                                      "server auth"};
 	static const char *const serving_no_rsa[] = {"digital signature", "server auth"};
-	static const char *const client[] = {"client auth", "digital signature", "key encipherment"};
+	static const char *const client[] = {"client auth", "digital signature",
+	                                     "key encipherment"};
 	static const char *const client_no_rsa[] = {"digital signature", "client auth"};
 	const char *e = NULL;
 
@@ -241,7 +248,8 @@ int csr_signer_validate(enum csr_signer s, const struct csr_req *r, const char *
 			e = "Email subjectAltNames are not allowed";
 		else if (r->n_uri)
 			e = "URI subjectAltNames are not allowed";
-		else if (!same_set(usages, n, serving, 3) && !same_set(usages, n, serving_no_rsa, 2))
+		else if (!same_set(usages, n, serving, 3) &&
+		         !same_set(usages, n, serving_no_rsa, 2))
 			e = "usages did not match [digital signature key encipherment server auth]";
 		else if (!node_cn(r))
 			e = "subject common name does not begin with system:node:";
@@ -301,7 +309,8 @@ int64_t csr_duration(int64_t ttl_ns, bool has_exp, int64_t exp_seconds)
 	return req;
 }
 
-/* ---- usages ------------------------------------------------------------------------------------ */
+/* ---- usages ------------------------------------------------------------------------------------
+ */
 static const struct {
 	const char *usage;
 	unsigned bit;
@@ -362,8 +371,8 @@ int csr_usage_bits(const char *const *usages, size_t n, unsigned *ret_bits,
 			if (!bad++)
 				off += (size_t)snprintf(msg + off, off < msglen ? msglen - off : 0,
 				                        "unrecognized usage values: [");
-			off += (size_t)snprintf(msg + off, off < msglen ? msglen - off : 0, "%s\"%s\"",
-			                        bad > 1 ? " " : "", usages[i]);
+			off += (size_t)snprintf(msg + off, off < msglen ? msglen - off : 0,
+			                        "%s\"%s\"", bad > 1 ? " " : "", usages[i]);
 		}
 	}
 	if (bad) {
@@ -418,7 +427,8 @@ int csr_ca_load(const unsigned char *cert, size_t cert_len, const unsigned char 
 		return -EINVAL;
 	}
 	if (count_certs(cert, cert_len) != 1) {
-		snprintf(msg, msglen, "expected 1 certificate, found %zu", count_certs(cert, cert_len));
+		snprintf(msg, msglen, "expected 1 certificate, found %zu",
+		         count_certs(cert, cert_len));
 		return -EINVAL;
 	}
 	if ((g = gnutls_x509_crt_init(&ca.crt)) < 0 ||
@@ -715,7 +725,8 @@ static int copy_sans(gnutls_x509_crt_t crt, gnutls_x509_crq_t crq, bool empty_su
 			unsigned char buf[4096];
 			size_t size = sizeof(buf);
 			unsigned type = 0;
-			int t = gnutls_x509_crq_get_subject_alt_name(crq, i, buf, &size, &type, NULL);
+			int t = gnutls_x509_crq_get_subject_alt_name(crq, i, buf, &size, &type,
+			                                             NULL);
 			if (t == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
 				break;
 			if (t < 0)
@@ -761,9 +772,9 @@ static gnutls_digest_algorithm_t ca_digest(const struct csr_ca *ca)
 	return GNUTLS_DIG_SHA256;
 }
 
-int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const *usages,
-             size_t n, int64_t ttl_ns, int64_t now_ns, char **ret_pem, size_t *ret_len,
-             char *msg, size_t msglen)
+int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const *usages, size_t n,
+             int64_t ttl_ns, int64_t now_ns, char **ret_pem, size_t *ret_len, char *msg,
+             size_t msglen)
 {
 	const int64_t backdate = 5ll * 60 * 1000000000, short_ttl = 8ll * 3600 * 1000000000;
 	gnutls_x509_crt_t crt = NULL;
@@ -794,8 +805,9 @@ int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const
 		na = ca->not_after_ns;
 	if (now_ns >= ca->not_after_ns) {
 		go_time(ca->not_after_ns, when);
-		snprintf(msg, msglen, "refusing to sign a certificate that expired in the past: "
-		                      "NotAfter=%s",
+		snprintf(msg, msglen,
+		         "refusing to sign a certificate that expired in the past: "
+		         "NotAfter=%s",
 		         when);
 		return -EINVAL;
 	}

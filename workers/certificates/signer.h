@@ -64,8 +64,8 @@ int csr_signer_files(const char *(*get)(void *ud, const char *flag), void *ud,
 /* A parsed request (x509.CertificateRequest's fields the rules read). */
 struct csr_req {
 	gnutls_x509_crq_t crq;
-	char *cn;     /* the last CN ("" none) */
-	char **orgs;  /* O values in order */
+	char *cn;    /* the last CN ("" none) */
+	char **orgs; /* O values in order */
 	size_t n_orgs;
 	size_t n_dns, n_ip, n_email, n_uri;
 };
@@ -103,6 +103,6 @@ void csr_ca_clear(struct csr_ca *ca);
 
 /* Signs r (its signature must verify) with ca at now_ns: usages, ttl_ns as above. Returns 0
  * with the certificate in PEM (*ret_pem malloc'd), or -EINVAL/-ENOMEM with a message. */
-int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const *usages,
-             size_t n, int64_t ttl_ns, int64_t now_ns, char **ret_pem, size_t *ret_len,
-             char *msg, size_t msglen);
+int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const *usages, size_t n,
+             int64_t ttl_ns, int64_t now_ns, char **ret_pem, size_t *ret_len, char *msg,
+             size_t msglen);

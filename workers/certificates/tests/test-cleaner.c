@@ -82,8 +82,9 @@ static char *csr(int64_t created, const char *cert, int n, ...)
 		char at[KUBE_TIME_BUF];
 		fmt_time(now_ns - age, at);
 		off += (size_t)snprintf(conds + off, sizeof(conds) - off,
-		                        "%s{\"type\":\"%s\",\"status\":\"True\"%s%s%s}", i ? "," : "",
-		                        type, age >= 0 ? ",\"lastUpdateTime\":\"" : "",
+		                        "%s{\"type\":\"%s\",\"status\":\"True\"%s%s%s}",
+		                        i ? "," : "", type,
+		                        age >= 0 ? ",\"lastUpdateTime\":\"" : "",
 		                        age >= 0 ? at : "", age >= 0 ? "\"" : "");
 	}
 	va_end(ap);
@@ -158,9 +159,9 @@ static void test_more_cases(void **state)
 	/* a condition at all (even one of another type) means not pending */
 	assert_int_equal(decide(csr(25 * HOUR, NULL, 1, "Custom", 25 * HOUR)), CSR_KEEP);
 	/* issued beats denied for the log line (upstream's order) */
-	assert_int_equal(decide(csr(MIN, unexpired_cert, 2, "Denied", 2 * HOUR, "Approved",
-	                            2 * HOUR)),
-	                 CSR_CLEAN_ISSUED);
+	assert_int_equal(
+	        decide(csr(MIN, unexpired_cert, 2, "Denied", 2 * HOUR, "Approved", 2 * HOUR)),
+	        CSR_CLEAN_ISSUED);
 	/* malformed */
 	assert_int_equal(csr_cleaner_decide("{", 1, now_ns), CSR_KEEP);
 	assert_int_equal(csr_cleaner_decide("[]", 2, now_ns), CSR_KEEP);
@@ -182,7 +183,8 @@ static void test_not_after(void **state)
 	static const char trunc[] = "-----BEGIN CERTIFICATE-----\nMIIC\n";
 	assert_int_equal(csr_cert_not_after((const unsigned char *)trunc, strlen(trunc), &na),
 	                 -EINVAL);
-	static const char notder[] = "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n";
+	static const char notder[] =
+	        "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n";
 	assert_int_equal(csr_cert_not_after((const unsigned char *)notder, strlen(notder), &na),
 	                 -EINVAL);
 }
