@@ -69,7 +69,8 @@ extern const struct kcmd_controller kcmd_ephemeral_volume_controller; /* plugin-
 extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemonset/plugin.c */
 /* workers/certificates/plugin-cleaner.c */
 extern const struct kcmd_controller kcmd_csr_cleaner_controller;
-extern const struct kcmd_controller kcmd_csr_signing_controller; /* plugin-signing.c */
+extern const struct kcmd_controller kcmd_csr_signing_controller;   /* plugin-signing.c */
+extern const struct kcmd_controller kcmd_csr_approving_controller; /* plugin-approving.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -106,6 +107,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_daemonset_controller,
         &kcmd_csr_cleaner_controller,
         &kcmd_csr_signing_controller,
+        &kcmd_csr_approving_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

@@ -6,5 +6,6 @@ LIBS          += csrctl
 csrctl_SRCS    := workers/certificates/cleaner.c workers/certificates/signer.c
 csrctl_LIBDEPS := kube
 csrctl_TESTS   := workers/certificates/tests/test-cleaner.c workers/certificates/tests/test-signer.c
-REGISTRY_PLUGIN_SRCS     += workers/certificates/plugin-cleaner.c workers/certificates/plugin-signing.c
+REGISTRY_PLUGIN_SRCS     += workers/certificates/plugin-cleaner.c workers/certificates/plugin-signing.c \
+                            workers/certificates/plugin-approving.c
 REGISTRY_CONTROLLER_LIBS += csrctl

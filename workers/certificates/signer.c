@@ -877,3 +877,24 @@ out:
 		gnutls_x509_crt_deinit(crt);
 	return ret;
 }
+
+/* ---- the approver's recognizers ------------------------------------------------------------- */
+const struct csr_recognizer_desc csr_recognizers[CSR_RECOGNIZER_N] = {
+        [CSR_SELF_NODE_CLIENT] = {"selfnodeclient", "Auto approving self kubelet client "
+                                                    "certificate after SubjectAccessReview."},
+        [CSR_NODE_CLIENT] =
+                {"nodeclient",
+                 "Auto approving kubelet client certificate after SubjectAccessReview."},
+};
+
+bool csr_recognize(enum csr_recognizer k, const char *signer_name, const char *username,
+                   const struct csr_req *r, const char *const *usages, size_t n)
+{
+	char msg[128];
+	if (k == CSR_SELF_NODE_CLIENT && strcmp(username ? username : "", r->cn))
+		return false;
+	/* isNodeClientCert */
+	return signer_name &&
+	       !strcmp(signer_name, csr_signers[CSR_SIGNER_KUBELET_CLIENT].signer_name) &&
+	       csr_signer_validate(CSR_SIGNER_KUBELET_CLIENT, r, usages, n, msg, sizeof(msg)) == 0;
+}

@@ -106,3 +106,25 @@ void csr_ca_clear(struct csr_ca *ca);
 int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const *usages, size_t n,
              int64_t ttl_ns, int64_t now_ns, char **ret_pem, size_t *ret_len, char *msg,
              size_t msglen);
+
+/* ---- the approver (pkg/controller/certificates/approver/sarapprove.go) ------------------------
+ * A CSR without certificate, Approved or Denied condition is recognized, in this order, as
+ *   selfnodeclient: spec.username equals the request's CN, and it is a nodeclient;
+ *   nodeclient: signerName kubernetes.io/kube-apiserver-client-kubelet and the kubelet client
+ *     rules hold (csr_signer_validate for CSR_SIGNER_KUBELET_CLIENT).
+ * For each one recognized a SubjectAccessReview asks whether spec.username (uid, groups,
+ * extra) may create certificatesigningrequests/<that subresource> (group certificates.k8s.io,
+ * version "*"); the first allowed adds the condition Approved/True, reason AutoApproved, with
+ * the recognizer's message, through the approval subresource. Recognized but not allowed: the
+ * sync fails (an IgnorableError upstream: retried with backoff, logged at V(4)). */
+enum csr_recognizer { CSR_SELF_NODE_CLIENT = 0, CSR_NODE_CLIENT, CSR_RECOGNIZER_N };
+struct csr_recognizer_desc {
+	const char *subresource;
+	const char *message;
+};
+extern const struct csr_recognizer_desc csr_recognizers[CSR_RECOGNIZER_N];
+
+/* Whether recognizer k recognizes the CSR (signerName, spec.username, the parsed request and
+ * spec.usages). */
+bool csr_recognize(enum csr_recognizer k, const char *signer_name, const char *username,
+                   const struct csr_req *r, const char *const *usages, size_t n);

@@ -41,10 +41,10 @@ static gnutls_x509_privkey_t new_key(void)
 {
 	gnutls_x509_privkey_t k;
 	assert_int_equal(gnutls_x509_privkey_init(&k), 0);
-	assert_int_equal(gnutls_x509_privkey_generate(k, GNUTLS_PK_ECDSA,
-	                                              GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1),
-	                                              0),
-	                 0);
+	assert_int_equal(
+	        gnutls_x509_privkey_generate(k, GNUTLS_PK_ECDSA,
+	                                     GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0),
+	        0);
 	return k;
 }
 
@@ -115,13 +115,16 @@ static struct csr_req make_req(const char *dn, const char *const *sans, bool ca_
 		const char *s = sans[i];
 		if (!strncmp(s, "dns:", 4))
 			gnutls_x509_crq_set_subject_alt_name(q, GNUTLS_SAN_DNSNAME, s + 4,
-			                                     (unsigned)strlen(s + 4), GNUTLS_FSAN_APPEND);
+			                                     (unsigned)strlen(s + 4),
+			                                     GNUTLS_FSAN_APPEND);
 		else if (!strncmp(s, "email:", 6))
 			gnutls_x509_crq_set_subject_alt_name(q, GNUTLS_SAN_RFC822NAME, s + 6,
-			                                     (unsigned)strlen(s + 6), GNUTLS_FSAN_APPEND);
+			                                     (unsigned)strlen(s + 6),
+			                                     GNUTLS_FSAN_APPEND);
 		else if (!strncmp(s, "uri:", 4))
 			gnutls_x509_crq_set_subject_alt_name(q, GNUTLS_SAN_URI, s + 4,
-			                                     (unsigned)strlen(s + 4), GNUTLS_FSAN_APPEND);
+			                                     (unsigned)strlen(s + 4),
+			                                     GNUTLS_FSAN_APPEND);
 		else if (!strncmp(s, "ip:", 3)) {
 			unsigned char ip[4] = {10, 0, 0, 1};
 			gnutls_x509_crq_set_subject_alt_name(q, GNUTLS_SAN_IPADDRESS, ip, 4,
@@ -140,8 +143,8 @@ static struct csr_req make_req(const char *dn, const char *const *sans, bool ca_
 			p += 4;
 		else
 			*w++ = *p++;
-	assert_int_equal(csr_req_parse((unsigned char *)pem, (size_t)(w - pem), &r, msg, sizeof(msg)),
-	                 0);
+	assert_int_equal(
+	        csr_req_parse((unsigned char *)pem, (size_t)(w - pem), &r, msg, sizeof(msg)), 0);
 	free(pem);
 	gnutls_free(d.data);
 	gnutls_x509_crq_deinit(q);
@@ -191,7 +194,8 @@ static void test_files(void **state)
 
 	struct flags none = {{NULL}};
 	assert_int_equal(csr_signer_files(get, &none, c, k, msg, sizeof(msg)), 0);
-	assert_string_equal(msg, "Skipping CSR signer controller because no csr cert/key was specified");
+	assert_string_equal(msg,
+	                    "Skipping CSR signer controller because no csr cert/key was specified");
 	struct flags half = {{"cluster-signing-cert-file", "/ca.crt", NULL}};
 	assert_int_equal(csr_signer_files(get, &half, c, k, msg, sizeof(msg)), 0);
 	struct flags single = {{"cluster-signing-cert-file", "/ca.crt", "cluster-signing-key-file",
@@ -202,9 +206,11 @@ static void test_files(void **state)
 		assert_string_equal(k[i], "/ca.key");
 	}
 	struct flags both = {{"cluster-signing-cert-file", "/ca.crt", "cluster-signing-key-file",
-	                      "/ca.key", "cluster-signing-legacy-unknown-cert-file", "/l.crt", NULL}};
+	                      "/ca.key", "cluster-signing-legacy-unknown-cert-file", "/l.crt",
+	                      NULL}};
 	assert_int_equal(csr_signer_files(get, &both, c, k, msg, sizeof(msg)), -EINVAL);
-	assert_string_equal(msg, "cannot specify default and per controller certs at the same time");
+	assert_string_equal(msg,
+	                    "cannot specify default and per controller certs at the same time");
 	/* one specific pair: only that signer runs, the others are skipped */
 	struct flags one = {{"cluster-signing-kubelet-serving-cert-file", "/s.crt",
 	                     "cluster-signing-kubelet-serving-key-file", "/s.key", NULL}};
@@ -220,8 +226,10 @@ static void test_files(void **state)
 	assert_string_equal(c[CSR_SIGNER_APISERVER_CLIENT], "");
 	assert_string_equal(k[CSR_SIGNER_APISERVER_CLIENT], "/a.key");
 
-	assert_int_equal(csr_signer_lookup("kubernetes.io/kubelet-serving"), CSR_SIGNER_KUBELET_SERVING);
-	assert_int_equal(csr_signer_lookup("kubernetes.io/legacy-unknown"), CSR_SIGNER_LEGACY_UNKNOWN);
+	assert_int_equal(csr_signer_lookup("kubernetes.io/kubelet-serving"),
+	                 CSR_SIGNER_KUBELET_SERVING);
+	assert_int_equal(csr_signer_lookup("kubernetes.io/legacy-unknown"),
+	                 CSR_SIGNER_LEGACY_UNKNOWN);
 	assert_int_equal(csr_signer_lookup("example.com/x"), -1);
 	assert_int_equal(csr_signer_lookup(NULL), -1);
 }
@@ -252,7 +260,8 @@ static void test_kubelet_serving(void **state)
 	                     U("digital signature", "server auth"))); /* no RSA */
 	assert_null(validate(s, "CN=system:node:n1,O=system:nodes", dns,
 	                     U("server auth", "digital signature", "server auth"))); /* a set */
-	assert_string_equal(validate(s, "CN=system:node:n1,O=nodes", dns, U("digital signature", "server auth")),
+	assert_string_equal(validate(s, "CN=system:node:n1,O=nodes", dns,
+	                             U("digital signature", "server auth")),
 	                    "subject organization is not system:nodes");
 	assert_string_equal(validate(s, "CN=system:node:n1,O=system:nodes,O=other", dns,
 	                             U("digital signature", "server auth")),
@@ -266,25 +275,29 @@ static void test_kubelet_serving(void **state)
 	assert_string_equal(validate(s, "CN=system:node:n1,O=system:nodes", uri,
 	                             U("digital signature", "server auth")),
 	                    "URI subjectAltNames are not allowed");
-	assert_string_equal(validate(s, "CN=system:node:n1,O=system:nodes", dns,
-	                             U("digital signature", "server auth", "client auth")),
-	                    "usages did not match [digital signature key encipherment server auth]");
-	assert_string_equal(validate(s, "CN=n1,O=system:nodes", dns, U("digital signature", "server auth")),
-	                    "subject common name does not begin with system:node:");
+	assert_string_equal(
+	        validate(s, "CN=system:node:n1,O=system:nodes", dns,
+	                 U("digital signature", "server auth", "client auth")),
+	        "usages did not match [digital signature key encipherment server auth]");
+	assert_string_equal(
+	        validate(s, "CN=n1,O=system:nodes", dns, U("digital signature", "server auth")),
+	        "subject common name does not begin with system:node:");
 }
 
 static void test_kubelet_client(void **state)
 {
 	const enum csr_signer s = CSR_SIGNER_KUBELET_CLIENT;
 	const char *const dns[] = {"dns:n1", NULL}, *const ip[] = {"ip:", NULL},
-	                  *const email[] = {"email:a@b.c", NULL}, *const uri[] = {"uri:spiffe://x", NULL};
+	                  *const email[] = {"email:a@b.c", NULL},
+	                  *const uri[] = {"uri:spiffe://x", NULL};
 	(void)state;
 	assert_null(validate(s, "CN=system:node:n1,O=system:nodes", NULL,
 	                     U("digital signature", "key encipherment", "client auth")));
 	assert_null(validate(s, "CN=system:node:n1,O=system:nodes", NULL,
 	                     U("client auth", "digital signature")));
-	assert_string_equal(validate(s, "CN=system:node:n1", NULL, U("digital signature", "client auth")),
-	                    "subject organization is not system:nodes");
+	assert_string_equal(
+	        validate(s, "CN=system:node:n1", NULL, U("digital signature", "client auth")),
+	        "subject organization is not system:nodes");
 	assert_string_equal(validate(s, "CN=system:node:n1,O=system:nodes", dns,
 	                             U("digital signature", "client auth")),
 	                    "DNS subjectAltNames are not allowed");
@@ -300,8 +313,9 @@ static void test_kubelet_client(void **state)
 	assert_string_equal(validate(s, "CN=node:n1,O=system:nodes", NULL,
 	                             U("digital signature", "client auth")),
 	                    "subject common name does not begin with system:node:");
-	assert_string_equal(validate(s, "CN=system:node:n1,O=system:nodes", NULL, U("client auth")),
-	                    "usages did not match [client auth digital signature key encipherment]");
+	assert_string_equal(
+	        validate(s, "CN=system:node:n1,O=system:nodes", NULL, U("client auth")),
+	        "usages did not match [client auth digital signature key encipherment]");
 }
 
 static void test_apiserver_client_and_legacy(void **state)
@@ -327,10 +341,10 @@ static void test_durations(void **state)
 {
 	(void)state;
 	const int64_t ttl = 8760 * HOUR;
-	assert_int_equal(csr_duration(ttl, false, 0), ttl);                /* not requested */
-	assert_int_equal(csr_duration(ttl, true, 3600), HOUR);              /* honoured */
-	assert_int_equal(csr_duration(ttl, true, 600), 10 * MIN);           /* the minimum */
-	assert_int_equal(csr_duration(ttl, true, 599), 10 * MIN);           /* raised to it */
+	assert_int_equal(csr_duration(ttl, false, 0), ttl);       /* not requested */
+	assert_int_equal(csr_duration(ttl, true, 3600), HOUR);    /* honoured */
+	assert_int_equal(csr_duration(ttl, true, 600), 10 * MIN); /* the minimum */
+	assert_int_equal(csr_duration(ttl, true, 599), 10 * MIN); /* raised to it */
 	assert_int_equal(csr_duration(ttl, true, 1), 10 * MIN);
 	assert_int_equal(csr_duration(ttl, true, 2 * 8760 * 3600), ttl);    /* capped */
 	assert_int_equal(csr_duration(2 * HOUR, true, 3 * 3600), 2 * HOUR); /* by a short ttl */
@@ -344,9 +358,10 @@ static void test_usage_bits(void **state)
 	size_t n;
 	char msg[256];
 	(void)state;
-	assert_int_equal(csr_usage_bits(U("signing", "key encipherment", "server auth", "client auth"),
-	                                &bits, oids, &n, msg, sizeof(msg)),
-	                 0);
+	assert_int_equal(
+	        csr_usage_bits(U("signing", "key encipherment", "server auth", "client auth"),
+	                       &bits, oids, &n, msg, sizeof(msg)),
+	        0);
 	assert_int_equal(bits, GNUTLS_KEY_DIGITAL_SIGNATURE | GNUTLS_KEY_KEY_ENCIPHERMENT);
 	assert_int_equal(n, 2);
 	assert_string_equal(oids[0], GNUTLS_KP_TLS_WWW_SERVER);
@@ -371,10 +386,11 @@ static void test_sign_fields(void **state)
 {
 	(void)state;
 	struct csr_ca ca = load_ca(24 * HOUR);
-	const char *const sans[] = {"dns:n1.example.com", "ip:", "uri:help://me@what:8080/where", NULL};
+	const char *const sans[] = {"dns:n1.example.com", "ip:", "uri:help://me@what:8080/where",
+	                            NULL};
 	struct csr_req r = make_req("CN=system:node:k-a-node-s36b,O=system:nodes", sans, true);
-	gnutls_x509_crt_t c = sign_ok(&ca, &r, U("signing", "key encipherment", "server auth", "client auth"),
-	                              HOUR);
+	gnutls_x509_crt_t c = sign_ok(
+	        &ca, &r, U("signing", "key encipherment", "server auth", "client auth"), HOUR);
 	unsigned char buf[256];
 	size_t size = sizeof(buf);
 	unsigned crit = 0, usage = 0;
@@ -528,16 +544,16 @@ static void test_sign_errors(void **state)
 
 	/* TestSignerExpired: the CA expired (notBefore - backdate past its notAfter) */
 	struct csr_ca ca = load_ca(-HOUR);
-	assert_int_equal(csr_sign(&ca, &r, U("client auth"), HOUR, now_ns, &pem, &len, msg,
-	                          sizeof(msg)),
-	                 -EINVAL);
+	assert_int_equal(
+	        csr_sign(&ca, &r, U("client auth"), HOUR, now_ns, &pem, &len, msg, sizeof(msg)),
+	        -EINVAL);
 	assert_non_null(strstr(msg, "the signer has expired: NotAfter="));
 	csr_ca_clear(&ca);
 	/* expiring within the backdate: notBefore is fine, now is past it */
 	ca = load_ca(-2 * MIN);
-	assert_int_equal(csr_sign(&ca, &r, U("client auth"), HOUR, now_ns, &pem, &len, msg,
-	                          sizeof(msg)),
-	                 -EINVAL);
+	assert_int_equal(
+	        csr_sign(&ca, &r, U("client auth"), HOUR, now_ns, &pem, &len, msg, sizeof(msg)),
+	        -EINVAL);
 	assert_non_null(strstr(msg, "refusing to sign a certificate that expired in the past"));
 	csr_ca_clear(&ca);
 	/* unknown usage */
@@ -551,17 +567,19 @@ static void test_sign_errors(void **state)
 
 	/* requests that do not parse */
 	struct csr_req bad;
-	static const char notreq[] = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+	static const char notreq[] =
+	        "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 	assert_int_equal(csr_req_parse((const unsigned char *)notreq, strlen(notreq), &bad, msg,
 	                               sizeof(msg)),
 	                 -EINVAL);
 	assert_string_equal(msg, "PEM block type must be CERTIFICATE REQUEST");
 	assert_int_equal(csr_req_parse((const unsigned char *)"garbage", 7, &bad, msg, sizeof(msg)),
 	                 -EINVAL);
-	static const char trunc[] = "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n";
-	assert_int_equal(csr_req_parse((const unsigned char *)trunc, strlen(trunc), &bad, msg,
-	                               sizeof(msg)),
-	                 -EINVAL);
+	static const char trunc[] =
+	        "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n";
+	assert_int_equal(
+	        csr_req_parse((const unsigned char *)trunc, strlen(trunc), &bad, msg, sizeof(msg)),
+	        -EINVAL);
 }
 
 static void test_ca_load(void **state)
@@ -583,8 +601,9 @@ static void test_ca_load(void **state)
 	memcpy(two + c.n, c.p, c.n);
 	assert_int_equal(csr_ca_load(two, 2 * c.n, kp.p, kp.n, &ca, msg, sizeof(msg)), -EINVAL);
 	assert_string_equal(msg, "expected 1 certificate, found 2");
-	assert_int_equal(csr_ca_load((const unsigned char *)"x", 1, kp.p, kp.n, &ca, msg, sizeof(msg)),
-	                 -EINVAL);
+	assert_int_equal(
+	        csr_ca_load((const unsigned char *)"x", 1, kp.p, kp.n, &ca, msg, sizeof(msg)),
+	        -EINVAL);
 	assert_int_equal(csr_ca_load(c.p, c.n, kp.p, kp.n, &ca, msg, sizeof(msg)), 0);
 	csr_ca_clear(&ca);
 	free(two);
@@ -593,6 +612,62 @@ static void test_ca_load(void **state)
 	free(op.p);
 	gnutls_x509_privkey_deinit(k);
 	gnutls_x509_privkey_deinit(other);
+}
+
+/* ---- sarapprove_test.go: TestRecognizers (isNodeClientCert, isSelfNodeClientCert) -------- */
+static bool recog(enum csr_recognizer k, const char *signer, const char *user, const char *dn,
+                  const char *const *sans, const char *const *usages, size_t n)
+{
+	struct csr_req r = make_req(dn, sans, false);
+	bool ok = csr_recognize(k, signer, user, &r, usages, n);
+	csr_req_clear(&r);
+	return ok;
+}
+
+static void test_recognizers(void **state)
+{
+	(void)state;
+	const char *kc = "kubernetes.io/kube-apiserver-client-kubelet", *node = "system:node:n1",
+	           *dn = "CN=system:node:n1,O=system:nodes";
+	const char *const dns[] = {"dns:n1", NULL}, *const email[] = {"email:a@b.c", NULL},
+	                  *const ip[] = {"ip:", NULL}, *const uri[] = {"uri:x:y", NULL};
+	/* good: both recognizers (self: the requester is the node) */
+	assert_true(recog(CSR_SELF_NODE_CLIENT, kc, node, dn, NULL,
+	                  U("key encipherment", "digital signature", "client auth")));
+	assert_true(recog(CSR_NODE_CLIENT, kc, node, dn, NULL,
+	                  U("key encipherment", "digital signature", "client auth")));
+	assert_true(
+	        recog(CSR_NODE_CLIENT, kc, node, dn, NULL, U("digital signature", "client auth")));
+	/* another requester: nodeclient only */
+	assert_false(recog(CSR_SELF_NODE_CLIENT, kc, "system:bootstrap:abc", dn, NULL,
+	                   U("digital signature", "client auth")));
+	assert_true(recog(CSR_NODE_CLIENT, kc, "system:bootstrap:abc", dn, NULL,
+	                  U("digital signature", "client auth")));
+	/* another signer */
+	assert_false(recog(CSR_NODE_CLIENT, "kubernetes.io/kube-apiserver-client", node, dn, NULL,
+	                   U("digital signature", "client auth")));
+	assert_false(recog(CSR_SELF_NODE_CLIENT, "kubernetes.io/kube-apiserver-client", node, dn,
+	                   NULL, U("digital signature", "client auth")));
+	/* the kubelet client rules */
+	assert_false(recog(CSR_NODE_CLIENT, kc, node, "CN=system:node:n1,O=other", NULL,
+	                   U("digital signature", "client auth")));
+	assert_false(
+	        recog(CSR_NODE_CLIENT, kc, node, dn, dns, U("digital signature", "client auth")));
+	assert_false(
+	        recog(CSR_NODE_CLIENT, kc, node, dn, email, U("digital signature", "client auth")));
+	assert_false(
+	        recog(CSR_NODE_CLIENT, kc, node, dn, ip, U("digital signature", "client auth")));
+	assert_false(
+	        recog(CSR_NODE_CLIENT, kc, node, dn, uri, U("digital signature", "client auth")));
+	assert_false(recog(CSR_NODE_CLIENT, kc, "n1", "CN=n1,O=system:nodes", NULL,
+	                   U("digital signature", "client auth")));
+	assert_false(recog(CSR_NODE_CLIENT, kc, node, dn, NULL,
+	                   U("digital signature", "client auth", "server auth")));
+	assert_false(recog(CSR_NODE_CLIENT, kc, node, dn, NULL, U("client auth")));
+	assert_false(recog(CSR_NODE_CLIENT, NULL, node, dn, NULL,
+	                   U("digital signature", "client auth")));
+	assert_string_equal(csr_recognizers[CSR_SELF_NODE_CLIENT].subresource, "selfnodeclient");
+	assert_string_equal(csr_recognizers[CSR_NODE_CLIENT].subresource, "nodeclient");
 }
 
 int main(void)
@@ -611,6 +686,7 @@ int main(void)
 	        cmocka_unit_test(test_sign_multi_valued_subject),
 	        cmocka_unit_test(test_sign_errors),
 	        cmocka_unit_test(test_ca_load),
+	        cmocka_unit_test(test_recognizers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
