@@ -438,10 +438,13 @@ static int signing_precheck(const struct kcmd_flag_values *v, const struct kube_
 	return 0;
 }
 
+/* five per signer loop upstream (goroutines); here five processes serve the four queues, and
+ * one when no signer runs (it has nothing to do) */
 static int signing_workers(const struct kcmd_flag_values *v)
 {
-	(void)v;
-	return 5;
+	const char *cert[CSR_SIGNER_N], *key[CSR_SIGNER_N];
+	char msg[256];
+	return csr_signer_files(flag_get, (void *)v, cert, key, msg, sizeof(msg)) > 0 ? 5 : 1;
 }
 
 /* ---- the descriptor ------------------------------------------------------------------------ */

@@ -28,8 +28,11 @@ import (
 
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // csrRequestPEM: a PKCS#10 request for cn/orgs with the given SANs, and its key.
@@ -389,6 +392,96 @@ func TestCSR_Signing(t *testing.T) {
 			if c.Type == certv1.CertificateFailed {
 				t.Errorf("%s: %+v, want left alone", name, c)
 			}
+		}
+	}
+}
+
+// TestCSR_Approving ports upstream's sarapprove_test.go (TestHandle, TestRecognizers) to the
+// real apiserver: a kubelet client CSR created by the node it names, allowed by RBAC to create
+// certificatesigningrequests/selfnodeclient, gets Approved/AutoApproved with the self message;
+// one created by another user allowed certificatesigningrequests/nodeclient (an admin) gets the
+// nodeclient message; one whose requester has neither permission, and one of another signer,
+// stay pending (kcmd logged the refused review for the first).
+func TestCSR_Approving(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	suffix := strings.ToLower(fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff))
+	prefix := "e2e-approve-" + suffix + "-"
+	selfNode, otherNode := "system:node:e2e-self-"+suffix, "system:node:e2e-nobody-"+suffix
+	rbac := env.Client.RbacV1().ClusterRoleBindings()
+	bind := func(name, role, user string) {
+		t.Helper()
+		if _, err := rbac.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}},
+			metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rbac.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+	// both nodes may create CSRs; only the first may have its own client certificate approved
+	bind(prefix+"self-create", "system:node-bootstrapper", selfNode)
+	bind(prefix+"self-approve", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", selfNode)
+	bind(prefix+"nobody-create", "system:node-bootstrapper", otherNode)
+	as := func(user string) kubernetes.Interface {
+		cfg := rest.CopyConfig(env.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+		return kubernetes.NewForConfigOrDie(cfg)
+	}
+	kubeletUsages := []certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageKeyEncipherment, certv1.UsageClientAuth}
+	create := func(cs kubernetes.Interface, name, signer, cn string) {
+		t.Helper()
+		req, _ := csrRequestPEM(t, cn, []string{"system:nodes"}, nil)
+		o, err := cs.CertificatesV1().CertificateSigningRequests().Create(ctx, &certv1.CertificateSigningRequest{
+			ObjectMeta: metav1.ObjectMeta{Name: prefix + name},
+			Spec:       certv1.CertificateSigningRequestSpec{Request: req, SignerName: signer, Usages: kubeletUsages}},
+			metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Cleanup(func() {
+			_ = env.Client.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+		})
+	}
+	create(as(selfNode), "self", certv1.KubeAPIServerClientKubeletSignerName, selfNode)
+	create(env.Client, "admin", certv1.KubeAPIServerClientKubeletSignerName, selfNode)
+	create(as(otherNode), "denied", certv1.KubeAPIServerClientKubeletSignerName, otherNode)
+	create(env.Client, "other-signer", "e2e.kcmd.io/other", selfNode)
+
+	p := startKcmd(t, nil, "--controllers=certificatesigningrequest-approving-controller", "--secure-port=0",
+		"--leader-elect=false", "--v=4")
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	csrs := env.Client.CertificatesV1().CertificateSigningRequests()
+	for name, msg := range map[string]string{
+		"self":  "Auto approving self kubelet client certificate after SubjectAccessReview.",
+		"admin": "Auto approving kubelet client certificate after SubjectAccessReview.",
+	} {
+		Eventually(t, 30*time.Second, name+" approved", func() (bool, string) {
+			o, err := csrs.Get(ctx, prefix+name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, c := range o.Status.Conditions {
+				if c.Type == certv1.CertificateApproved {
+					if c.Status != corev1.ConditionTrue || c.Reason != "AutoApproved" || c.Message != msg {
+						t.Fatalf("%s: condition %+v, want True AutoApproved %q", name, c, msg)
+					}
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("conditions %+v", o.Status.Conditions)
+		})
+	}
+	Eventually(t, 30*time.Second, "the refused review logged", func() (bool, string) {
+		return p.Logged(`recognized csr "` + prefix + `denied" as [selfnodeclient nodeclient] but subject access review was not approved`), ""
+	})
+	for _, name := range []string{"denied", "other-signer"} {
+		o, err := csrs.Get(ctx, prefix+name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Status.Conditions) != 0 {
+			t.Errorf("%s: conditions %+v, want still pending", name, o.Status.Conditions)
 		}
 	}
 }
