@@ -150,8 +150,8 @@ static int handle(struct wk_ctx *ctx, const char *name, cJSON *o)
 			usages[n++] = u->valuestring;
 	}
 	if (!cJSON_IsString(req_b64) ||
-	    kube_base64_decode(req_b64->valuestring, strlen(req_b64->valuestring), &pem,
-	                       &pem_len) < 0 ||
+	    kube_base64_decode(req_b64->valuestring, strlen(req_b64->valuestring), &pem, &pem_len) <
+	            0 ||
 	    csr_req_parse(pem, pem_len, &req, msg, sizeof(msg)) < 0) {
 		if (!cJSON_IsString(req_b64) || !pem)
 			snprintf(msg, sizeof(msg), "PEM block type must be CERTIFICATE REQUEST");
@@ -163,7 +163,8 @@ static int handle(struct wk_ctx *ctx, const char *name, cJSON *o)
 	free(pem);
 	r = 0;
 	for (int k = 0; k < CSR_RECOGNIZER_N; k++) {
-		if (!csr_recognize((enum csr_recognizer)k, cJSON_IsString(sn) ? sn->valuestring : NULL,
+		if (!csr_recognize((enum csr_recognizer)k,
+		                   cJSON_IsString(sn) ? sn->valuestring : NULL,
 		                   cJSON_IsString(user) ? user->valuestring : "", &req, usages, n))
 			continue;
 		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s",
@@ -198,8 +199,8 @@ static int handle(struct wk_ctx *ctx, const char *name, cJSON *o)
 		         : -ENOMEM;
 		free(body);
 		if (r < 0)
-			kcmd_log_error("Sync %s failed with : error updating approval for csr: %s", name,
-			               reason(r));
+			kcmd_log_error("Sync %s failed with : error updating approval for csr: %s",
+			               name, reason(r));
 		else
 			kcmd_log_v(2, "CSR %s approved: %s", name, csr_recognizers[k].message);
 		csr_req_clear(&req);
@@ -210,8 +211,9 @@ static int handle(struct wk_ctx *ctx, const char *name, cJSON *o)
 		return r;
 	if (*tried) {
 		/* certificates.IgnorableError: retried, logged at V(4) */
-		kcmd_log_v(4, "Sync %s failed with : recognized csr \"%s\" as [%s] but subject access "
-		              "review was not approved",
+		kcmd_log_v(4,
+		           "Sync %s failed with : recognized csr \"%s\" as [%s] but subject access "
+		           "review was not approved",
 		           name, name, tried);
 		return -EACCES;
 	}
