@@ -378,11 +378,18 @@ static int signing_init(struct wk_ctx *ctx, void **ret_state)
 		free(sg);
 		return -EINVAL; /* the manager refused to start (mgr_precheck) */
 	}
+	int any = csr_signer_files(flag_get, (void *)ctx->flags, cert, key, msg, sizeof(msg));
 	for (int i = 0; i < CSR_SIGNER_N; i++) {
 		sg->s[i].cert_file = cert[i];
 		sg->s[i].key_file = key[i];
 		if (*cert[i] && current_ca(&sg->s[i], csr_signers[i].loop, msg, sizeof(msg)) < 0)
 			kcmd_log_error("%s: %s", csr_signers[i].loop, msg);
+		else if (any > 0 && !*cert[i] && ctx->process &&
+		         !strcmp(ctx->process, "worker-" CSR_SIGNING_CONTROLLER "-0")) /* once */
+			kcmd_log_info(
+			        "Skipping CSR signer controller because specific files were "
+			        "specified for other signers and not this one controller=\"%s\"",
+			        csr_signers[i].signer_name);
 	}
 	*ret_state = sg;
 	return 0;

@@ -136,7 +136,7 @@ func TestCSR_Cleaner(t *testing.T) {
 	mk("approved-unissued", []cond{{certv1.CertificateApproved, 25 * time.Hour}}, nil)
 
 	p := startKcmd(t, nil, "--controllers=certificatesigningrequest-cleaner-controller", "--secure-port=0",
-		"--leader-elect=false", "--v=2")
+		"--use-service-account-credentials", "--leader-elect=false", "--v=2")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	// another kcmd or kcm started with '*' by a test running beside (another shard) has a
 	// cleaner too and may delete one first: each must be gone, and kcmd must have deleted at
@@ -289,7 +289,7 @@ func TestCSR_Signing(t *testing.T) {
 		create(c)
 	}
 	p := startKcmd(t, nil, "--controllers=certificatesigningrequest-signing-controller", "--secure-port=0",
-		"--leader-elect=false", "--v=2", "--cluster-signing-cert-file="+certFile, "--cluster-signing-key-file="+keyFile)
+		"--use-service-account-credentials", "--leader-elect=false", "--v=2", "--cluster-signing-cert-file="+certFile, "--cluster-signing-key-file="+keyFile)
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 
 	get := func(name string) *certv1.CertificateSigningRequest {
@@ -481,7 +481,7 @@ func TestCSR_Approving(t *testing.T) {
 	create(env.Client, "other-signer", "e2e.kcmd.io/other", selfNode)
 
 	p := startKcmd(t, nil, "--controllers=certificatesigningrequest-approving-controller", "--secure-port=0",
-		"--leader-elect=false", "--v=4")
+		"--use-service-account-credentials", "--leader-elect=false", "--v=4")
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	csrs := env.Client.CertificatesV1().CertificateSigningRequests()
 	for name, msg := range map[string]string{
@@ -529,7 +529,7 @@ func TestCSR_SigningCAReload(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, caA := csrTestCA(t, dir, time.Now().Add(24*time.Hour))
 	p := startKcmd(t, nil, "--controllers=certificatesigningrequest-signing-controller", "--secure-port=0",
-		"--leader-elect=false", "--v=2", "--cluster-signing-kube-apiserver-client-cert-file="+certFile,
+		"--use-service-account-credentials", "--leader-elect=false", "--v=2", "--cluster-signing-kube-apiserver-client-cert-file="+certFile,
 		"--cluster-signing-kube-apiserver-client-key-file="+keyFile)
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 
@@ -578,5 +578,14 @@ func TestCSR_SigningCAReload(t *testing.T) {
 	}
 	if !p.Logged("keeping the current one") {
 		t.Errorf("kcmd did not log keeping its CA")
+	}
+	// only the kube-apiserver-client pair given: the other three loops are skipped, as kcm logs
+	for _, s := range []string{"kubernetes.io/kubelet-serving", "kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/legacy-unknown"} {
+		if !p.Logged(`specified for other signers and not this one controller="` + s + `"`) {
+			t.Errorf("kcmd did not log skipping %s", s)
+		}
+	}
+	if p.Logged(`not this one controller="kubernetes.io/kube-apiserver-client"`) {
+		t.Errorf("kcmd logged skipping the signer it runs")
 	}
 }
