@@ -22,7 +22,10 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -587,5 +590,54 @@ func TestCSR_SigningCAReload(t *testing.T) {
 	}
 	if p.Logged(`not this one controller="kubernetes.io/kube-apiserver-client"`) {
 		t.Errorf("kcmd logged skipping the signer it runs")
+	}
+}
+
+// TestCSR_SigningRefusesBadFiles: kcm does not start when its signer's files cannot be used
+// (its controller init fails); neither does kcmd, with kcm's message (kcmd with '*' and no file,
+// as the other tests start it, runs without a signer).
+func TestCSR_SigningRefusesBadFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	certFile, keyFile, _ := csrTestCA(t, dir, time.Now().Add(time.Hour))
+	_, otherKey, _ := csrTestCA(t, t.TempDir(), time.Now().Add(time.Hour))
+	garbage := dir + "/garbage"
+	writeFile(t, garbage, []byte("garbage"))
+	bin := filepath.Join(env.KcmdBinDir, "kcmd")
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--cluster-signing-cert-file=" + certFile, "--cluster-signing-key-file=" + keyFile,
+			"--cluster-signing-kubelet-serving-cert-file=" + certFile},
+			"cannot specify default and per controller certs at the same time"},
+		{[]string{"--cluster-signing-cert-file=" + certFile, "--cluster-signing-key-file=" + otherKey},
+			"failed to start kubernetes.io/kubelet-serving certificate controller: tls: private key does not match public key"},
+		{[]string{"--cluster-signing-kube-apiserver-client-cert-file=" + garbage,
+			"--cluster-signing-kube-apiserver-client-key-file=" + keyFile},
+			"failed to start kubernetes.io/kube-apiserver-client certificate controller: expected 1 certificate, found 0"},
+		{[]string{"--cluster-signing-legacy-unknown-cert-file=" + certFile},
+			"failed to start kubernetes.io/legacy-unknown certificate controller: missing content for key"},
+		{[]string{"--cluster-signing-cert-file=" + dir + "/absent", "--cluster-signing-key-file=" + keyFile},
+			"failed to start kubernetes.io/kubelet-serving certificate controller: reading csrsigning-kubelet-serving's CA files"},
+	} {
+		cmd := exec.Command(bin, append([]string{"--kubeconfig=" + env.Cluster.Kubeconfig,
+			"--controllers=certificatesigningrequest-signing-controller", "--secure-port=0", "--leader-elect=false"}, c.flags...)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		done := make(chan struct{})
+		var out []byte
+		var err error
+		go func() { out, err = cmd.CombinedOutput(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Errorf("%v: kcmd still running after 20 s, want it refused", c.flags)
+			continue
+		}
+		if err == nil || !strings.Contains(string(out), "error starting certificatesigningrequest-signing-controller: "+c.want) {
+			t.Errorf("%v: exit %v, output:\n%s\nwant a refusal with %q", c.flags, err, out, c.want)
+		}
 	}
 }
