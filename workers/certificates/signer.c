@@ -85,27 +85,98 @@ void csr_req_clear(struct csr_req *r)
 	*r = (struct csr_req){0};
 }
 
-static char *dn_value(gnutls_x509_crq_t crq, const char *oid, unsigned idx, int *err)
+/* One attribute value of the request's subject as Go's pkix.Name gets it: the DER value
+ * (raw, so no RFC 4514 escaping) decoded when it is a string type encoding/asn1 reads into a
+ * string (PrintableString, UTF8String, IA5String, T61String, NumericString, BMPString); any other
+ * value is skipped, as FillFromRDNSequence skips it. Returns 1 with *ret (malloc'd), 2 for a
+ * value to skip, 0 when there is no value idx, -errno. */
+static int dn_value(gnutls_x509_crq_t crq, const char *oid, unsigned idx, char **ret)
 {
-	size_t size = 0;
-	char *buf;
-	int r = gnutls_x509_crq_get_dn_by_oid(crq, oid, idx, 0, NULL, &size);
+	size_t size = 0, off, len;
+	unsigned char *der;
+	char *out;
+	int r = gnutls_x509_crq_get_dn_by_oid(crq, oid, idx, 1, NULL, &size);
 	if (r == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
-		return NULL;
-	if (r != GNUTLS_E_SHORT_MEMORY_BUFFER && r < 0) {
-		*err = -EINVAL;
-		return NULL;
+		return 0;
+	if (r != GNUTLS_E_SHORT_MEMORY_BUFFER && r < 0)
+		return -EINVAL;
+	if (!(der = malloc(size + 1)))
+		return -ENOMEM;
+	if (gnutls_x509_crq_get_dn_by_oid(crq, oid, idx, 1, der, &size) < 0 || size < 2) {
+		free(der);
+		return -EINVAL;
 	}
-	if (!(buf = calloc(1, size + 1))) {
-		*err = -ENOMEM;
-		return NULL;
+	/* tag, definite length */
+	unsigned char tag = der[0];
+	if (der[1] < 0x80) {
+		len = der[1], off = 2;
+	} else {
+		size_t nl = der[1] & 0x7f;
+		if (nl == 0 || nl > 3 || 2 + nl > size) {
+			free(der);
+			return -EINVAL;
+		}
+		len = 0;
+		for (size_t i = 0; i < nl; i++)
+			len = len << 8 | der[2 + i];
+		off = 2 + nl;
 	}
-	if (gnutls_x509_crq_get_dn_by_oid(crq, oid, idx, 0, buf, &size) < 0) {
-		free(buf);
-		*err = -EINVAL;
-		return NULL;
+	if (off + len > size) {
+		free(der);
+		return -EINVAL;
 	}
-	return buf;
+	switch (tag) {
+	case 0x13: /* PrintableString */
+	case 0x0c: /* UTF8String */
+	case 0x16: /* IA5String */
+	case 0x14: /* T61String */
+	case 0x12: /* NumericString */
+		if (!(out = malloc(len + 1))) {
+			free(der);
+			return -ENOMEM;
+		}
+		memcpy(out, der + off, len);
+		out[len] = 0;
+		if (strlen(out) != len) { /* an embedded NUL: not a string Go would keep */
+			free(out);
+			free(der);
+			return 2;
+		}
+		break;
+	case 0x1e: { /* BMPString: UCS-2 big-endian to UTF-8 */
+		if (len % 2 || !(out = malloc(len / 2 * 3 + 1))) {
+			free(der);
+			return len % 2 ? 2 : -ENOMEM;
+		}
+		size_t o = 0;
+		for (size_t i = 0; i < len; i += 2) {
+			unsigned c = (unsigned)der[off + i] << 8 | der[off + i + 1];
+			if (c == 0 || (c >= 0xd800 && c <= 0xdfff)) {
+				free(out);
+				free(der);
+				return 2;
+			}
+			if (c < 0x80) {
+				out[o++] = (char)c;
+			} else if (c < 0x800) {
+				out[o++] = (char)(0xc0 | c >> 6);
+				out[o++] = (char)(0x80 | (c & 0x3f));
+			} else {
+				out[o++] = (char)(0xe0 | c >> 12);
+				out[o++] = (char)(0x80 | ((c >> 6) & 0x3f));
+				out[o++] = (char)(0x80 | (c & 0x3f));
+			}
+		}
+		out[o] = 0;
+		break;
+	}
+	default:
+		free(der);
+		return 2;
+	}
+	free(der);
+	*ret = out;
+	return 1;
 }
 
 int csr_req_parse(const unsigned char *pem, size_t len, struct csr_req *ret, char *msg,
@@ -138,16 +209,26 @@ int csr_req_parse(const unsigned char *pem, size_t len, struct csr_req *ret, cha
 	}
 	/* pkix.Name: CommonName is the last CN; Organization every O, in order */
 	for (unsigned i = 0;; i++) {
-		char *v = dn_value(r.crq, GNUTLS_OID_X520_COMMON_NAME, i, &err);
-		if (!v)
+		char *v = NULL;
+		int got = dn_value(r.crq, GNUTLS_OID_X520_COMMON_NAME, i, &v);
+		if (got <= 0) {
+			err = got;
 			break;
+		}
+		if (got == 2)
+			continue;
 		free(r.cn);
 		r.cn = v;
 	}
 	for (unsigned i = 0; !err; i++) {
-		char *v = dn_value(r.crq, GNUTLS_OID_X520_ORGANIZATION_NAME, i, &err), **g2;
-		if (!v)
+		char *v = NULL, **g2;
+		int got = dn_value(r.crq, GNUTLS_OID_X520_ORGANIZATION_NAME, i, &v);
+		if (got <= 0) {
+			err = got;
 			break;
+		}
+		if (got == 2)
+			continue;
 		if (!(g2 = realloc(r.orgs, (r.n_orgs + 1) * sizeof(*g2)))) {
 			free(v);
 			err = -ENOMEM;
@@ -605,9 +686,14 @@ static int go_name(gnutls_x509_crq_t crq, struct der *ret, char **vals, size_t *
 		char *last = NULL;
 		size_t first = n;
 		for (unsigned i = 0;; i++) {
-			char *v = dn_value(crq, name_attrs[k].oid, i, &err);
-			if (!v)
+			char *v = NULL;
+			int d = dn_value(crq, name_attrs[k].oid, i, &v);
+			if (d <= 0) {
+				err = d;
 				break;
+			}
+			if (d == 2)
+				continue;
 			if (name_attrs[k].single) {
 				free(last);
 				last = v;

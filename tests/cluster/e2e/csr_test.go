@@ -277,6 +277,7 @@ func TestCSR_Signing(t *testing.T) {
 		{"kubelet-client", certv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", []string{"system:nodes"}, nil,
 			[]certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageClientAuth}, 0, true},
 		{"kubelet-serving", certv1.KubeletServingSignerName, "system:node:n1", []string{"system:nodes"}, []string{"n1.example.com"}, serving, 0, true},
+		{"client-escapes", certv1.KubeAPIServerClientSignerName, `Doe, John+x\y é`, []string{"a=b", "c"}, nil, client, 0, true},
 		// refused by the signers' rules
 		{"serving-no-san", certv1.KubeletServingSignerName, "system:node:n1", []string{"system:nodes"}, nil, serving, 0, true},
 		{"serving-bad-cn", certv1.KubeletServingSignerName, "n1", []string{"system:nodes"}, []string{"n1"}, serving, 0, true},
@@ -351,7 +352,7 @@ func TestCSR_Signing(t *testing.T) {
 		return crt
 	}
 	var first *x509.Certificate
-	for _, c := range cases[:6] {
+	for _, c := range cases[:7] {
 		eku := x509.ExtKeyUsageClientAuth
 		if c.signer == certv1.KubeletServingSignerName {
 			eku = x509.ExtKeyUsageServerAuth

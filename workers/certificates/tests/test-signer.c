@@ -670,6 +670,28 @@ static void test_recognizers(void **state)
 	assert_string_equal(csr_recognizers[CSR_NODE_CLIENT].subresource, "nodeclient");
 }
 
+/* values with characters RFC 4514 escapes: read and written as the bytes they are */
+static void test_special_characters(void **state)
+{
+	(void)state;
+	struct csr_ca ca = load_ca(24 * HOUR);
+	struct csr_req r = make_req("CN=Doe\\, John\\+x\\\\y,O=a\\=b", NULL, false);
+	assert_string_equal(r.cn, "Doe, John+x\\y");
+	assert_int_equal(r.n_orgs, 1);
+	assert_string_equal(r.orgs[0], "a=b");
+	gnutls_x509_crt_t c = sign_ok(&ca, &r, U("client auth"), HOUR);
+	char buf[256];
+	size_t size = sizeof(buf);
+	assert_int_equal(
+	        gnutls_x509_crt_get_dn_by_oid(c, GNUTLS_OID_X520_COMMON_NAME, 0, 1, buf, &size), 0);
+	/* the raw value: a UTF8String or PrintableString holding the bytes, no backslash */
+	assert_int_equal((unsigned char)buf[1], strlen("Doe, John+x\\y"));
+	assert_memory_equal(buf + 2, "Doe, John+x\\y", strlen("Doe, John+x\\y"));
+	gnutls_x509_crt_deinit(c);
+	csr_req_clear(&r);
+	csr_ca_clear(&ca);
+}
+
 int main(void)
 {
 	struct timespec ts;
@@ -687,6 +709,7 @@ int main(void)
 	        cmocka_unit_test(test_sign_errors),
 	        cmocka_unit_test(test_ca_load),
 	        cmocka_unit_test(test_recognizers),
+	        cmocka_unit_test(test_special_characters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
