@@ -210,11 +210,12 @@ static int handle(struct wk_ctx *ctx, const char *name, cJSON *o)
 	if (r < 0)
 		return r;
 	if (*tried) {
-		/* certificates.IgnorableError: retried, logged at V(4) */
-		kcmd_log_v(4,
-		           "Sync %s failed with : recognized csr \"%s\" as [%s] but subject access "
-		           "review was not approved",
-		           name, name, tried);
+		/* certificates.IgnorableError: retried; logged as an error (klog.Errorf, not
+		 * HandleError) */
+		kcmd_log_error(
+		        "Sync %s failed with : recognized csr \"%s\" as [%s] but subject access "
+		        "review was not approved",
+		        name, name, tried);
 		return -EACCES;
 	}
 	return 0;

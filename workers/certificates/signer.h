@@ -116,7 +116,7 @@ int csr_sign(const struct csr_ca *ca, const struct csr_req *r, const char *const
  * extra) may create certificatesigningrequests/<that subresource> (group certificates.k8s.io,
  * version "*"); the first allowed adds the condition Approved/True, reason AutoApproved, with
  * the recognizer's message, through the approval subresource. Recognized but not allowed: the
- * sync fails (an IgnorableError upstream: retried with backoff, logged at V(4)). */
+ * sync fails (an IgnorableError upstream: retried with backoff, logged as an error). */
 enum csr_recognizer { CSR_SELF_NODE_CLIENT = 0, CSR_NODE_CLIENT, CSR_RECOGNIZER_N };
 struct csr_recognizer_desc {
 	const char *subresource;
