@@ -642,3 +642,78 @@ func TestCSR_SigningRefusesBadFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCSR_KubeletClientBootstrap: kubelet TLS bootstrapping end to end with kcmd's approver and
+// signer together (upstream's test/integration/certificates auto-approval + signing): a node's
+// own client CSR, allowed selfnodeclient by RBAC, is approved by kcmd and then signed by it, and
+// the certificate authenticates as the node to a Go TLS check (client auth, chain to the CA).
+// Not parallel: its signer would sign the other signing tests' CSRs.
+func TestCSR_KubeletClientBootstrap(t *testing.T) {
+	ctx := context.Background()
+	suffix := strings.ToLower(fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff))
+	node := "system:node:e2e-boot-" + suffix
+	name := "e2e-boot-" + suffix
+	rbac := env.Client.RbacV1().ClusterRoleBindings()
+	for role, bname := range map[string]string{
+		"system:node-bootstrapper": name + "-create",
+		"system:certificates.k8s.io:certificatesigningrequests:selfnodeclient": name + "-approve",
+	} {
+		if _, err := rbac.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: bname},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: node}}},
+			metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bname := bname
+		t.Cleanup(func() { _ = rbac.Delete(context.Background(), bname, metav1.DeleteOptions{}) })
+	}
+	certFile, keyFile, ca := csrTestCA(t, t.TempDir(), time.Now().Add(24*time.Hour))
+	p := startKcmd(t, nil, "--controllers=csrapproving,csrsigning", "--secure-port=0",
+		"--use-service-account-credentials", "--leader-elect=false", "--v=2",
+		"--cluster-signing-cert-file="+certFile, "--cluster-signing-key-file="+keyFile)
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: node, Groups: []string{"system:authenticated"}}
+	asNode := kubernetes.NewForConfigOrDie(cfg)
+	req, _ := csrRequestPEM(t, node, []string{"system:nodes"}, nil)
+	if _, err := asNode.CertificatesV1().CertificateSigningRequests().Create(ctx, &certv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: certv1.CertificateSigningRequestSpec{Request: req, SignerName: certv1.KubeAPIServerClientKubeletSignerName,
+			Usages: []certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageClientAuth}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	csrs := env.Client.CertificatesV1().CertificateSigningRequests()
+	t.Cleanup(func() { _ = csrs.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	var o *certv1.CertificateSigningRequest
+	Eventually(t, 30*time.Second, "the node's CSR approved and signed", func() (bool, string) {
+		var err error
+		if o, err = csrs.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, err.Error()
+		}
+		return len(o.Status.Certificate) > 0, fmt.Sprintf("conditions %+v", o.Status.Conditions)
+	})
+	if len(o.Status.Conditions) != 1 || o.Status.Conditions[0].Reason != "AutoApproved" ||
+		o.Status.Conditions[0].Message != "Auto approving self kubelet client certificate after SubjectAccessReview." {
+		t.Errorf("conditions %+v, want one AutoApproved (self)", o.Status.Conditions)
+	}
+	b, _ := pem.Decode(o.Status.Certificate)
+	crt, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	if _, err := crt.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("the node's certificate does not verify as a client certificate: %v", err)
+	}
+	if crt.Subject.CommonName != node || fmt.Sprint(crt.Subject.Organization) != "[system:nodes]" {
+		t.Errorf("subject %v", crt.Subject)
+	}
+	if !p.Logged("CSR " + name + " signed by kubernetes.io/kube-apiserver-client-kubelet") {
+		t.Errorf("kcmd did not log signing %s", name)
+	}
+	if !p.Logged("CSR " + name + " approved") { // an approver of a '*' kcmd beside may be first
+		t.Logf("%s was approved by another approver running beside", name)
+	}
+}

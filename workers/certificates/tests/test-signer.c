@@ -692,6 +692,28 @@ static void test_special_characters(void **state)
 	csr_ca_clear(&ca);
 }
 
+/* an RSA CA signs with SHA-256 (x509.CreateCertificate's choice for RSA keys) */
+static void test_sign_rsa_ca(void **state)
+{
+	(void)state;
+	gnutls_x509_privkey_t k;
+	assert_int_equal(gnutls_x509_privkey_init(&k), 0);
+	assert_int_equal(gnutls_x509_privkey_generate(k, GNUTLS_PK_RSA, 2048, 0), 0);
+	struct pem c = make_ca(k, 24 * HOUR), kp = export_key(k);
+	struct csr_ca ca;
+	char msg[256];
+	assert_int_equal(csr_ca_load(c.p, c.n, kp.p, kp.n, &ca, msg, sizeof(msg)), 0);
+	struct csr_req r = make_req("CN=alice", NULL, false);
+	gnutls_x509_crt_t crt = sign_ok(&ca, &r, U("client auth"), HOUR);
+	assert_int_equal(gnutls_x509_crt_get_signature_algorithm(crt), GNUTLS_SIGN_RSA_SHA256);
+	gnutls_x509_crt_deinit(crt);
+	csr_req_clear(&r);
+	csr_ca_clear(&ca);
+	free(c.p);
+	free(kp.p);
+	gnutls_x509_privkey_deinit(k);
+}
+
 int main(void)
 {
 	struct timespec ts;
@@ -710,6 +732,7 @@ int main(void)
 	        cmocka_unit_test(test_ca_load),
 	        cmocka_unit_test(test_recognizers),
 	        cmocka_unit_test(test_special_characters),
+	        cmocka_unit_test(test_sign_rsa_ca),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
