@@ -1,7 +1,7 @@
-# workers/certificates/: kcm's certificatesigningrequest-cleaner-controller and
-# certificatesigningrequest-signing-controller (docs/certificates.md). Pure decisions in
-# cleaner.c and signer.c; handlers, syncs and descriptors in plugin-*.c (linked through the
-# registry).
+# workers/certificates/: kcm's certificatesigningrequest-cleaner-controller,
+# certificatesigningrequest-signing-controller and certificatesigningrequest-approving-controller
+# (docs/certificates.md). Pure decisions and the signing in cleaner.c and signer.c; handlers,
+# syncs and descriptors in plugin-*.c (linked through the registry).
 LIBS          += csrctl
 csrctl_SRCS    := workers/certificates/cleaner.c workers/certificates/signer.c
 csrctl_LIBDEPS := kube
