@@ -140,12 +140,17 @@ static int current_ca(struct signer_state *st, const char *loop, char *msg, size
 	size_t cl = 0, kl = 0;
 	int r;
 
+	const char *failed = st->cert_file;
 	if ((r = read_file(st->cert_file, &c, &cl)) < 0 ||
-	    (r = read_file(st->key_file, &k, &kl)) < 0) {
+	    (failed = st->key_file, r = read_file(st->key_file, &k, &kl)) < 0) {
 		free(c);
 		if (st->loaded)
 			return 0;
-		snprintf(msg, msglen, "reading %s's CA files: %s", loop, strerror(-r));
+		/* os.ReadFile's error */
+		snprintf(msg, msglen, "open %s: %s", failed,
+		         r == -ENOENT   ? "no such file or directory"
+		         : r == -EACCES ? "permission denied"
+		                        : strerror(-r));
 		return r;
 	}
 	if (st->loaded && cl == st->raw_cert_len && kl == st->raw_key_len &&
@@ -157,6 +162,10 @@ static int current_ca(struct signer_state *st, const char *loop, char *msg, size
 	struct csr_ca ca;
 	char why[256];
 	if ((r = csr_ca_load(c, cl, k, kl, &ca, why, sizeof(why))) < 0) {
+		if (cl == 0 || kl == 0) /* the content's name, as the dynamic content has it */
+			snprintf(why, sizeof(why),
+			         "missing content for serving cert \"csr-controller::%s::%s\"",
+			         st->cert_file, st->key_file);
 		free(c);
 		free(k);
 		if (st->loaded) {
@@ -424,9 +433,8 @@ static int signing_precheck(const struct kcmd_flag_values *v, const struct kube_
 		struct signer_state st = {.cert_file = cert[i], .key_file = key[i]};
 		if (!*cert[i] && !*key[i])
 			continue;
-		if (!*cert[i] || !*key[i]) {
-			snprintf(msg, sizeof(msg), "missing content for %s",
-			         !*cert[i] ? "cert" : "key");
+		if (!*cert[i] || !*key[i]) { /* NewDynamicServingContentFromFiles */
+			snprintf(msg, sizeof(msg), "missing filename for serving cert");
 			r = -EINVAL;
 		} else {
 			r = current_ca(&st, csr_signers[i].loop, msg, sizeof(msg));

@@ -503,23 +503,30 @@ int csr_ca_load(const unsigned char *cert, size_t cert_len, const unsigned char 
 	               eb = {0};
 	int g;
 
+	/* dynamic serving content's loadCertKeyPair (empty content, then tls.X509KeyPair: PEM
+	 * data, the key, the match), then signingAuthority (exactly one certificate) */
 	if (cert_len == 0 || key_len == 0) {
-		snprintf(msg, msglen, "missing content for %s", cert_len == 0 ? "cert" : "key");
+		snprintf(msg, msglen, "missing content for serving cert");
 		return -EINVAL;
 	}
-	if (count_certs(cert, cert_len) != 1) {
-		snprintf(msg, msglen, "expected 1 certificate, found %zu",
-		         count_certs(cert, cert_len));
+	size_t n_certs = count_certs(cert, cert_len);
+	if (n_certs == 0) {
+		snprintf(msg, msglen, "tls: failed to find any PEM data in certificate input");
+		return -EINVAL;
+	}
+	if (!memmem(key, key_len, "-----BEGIN ", 11) ||
+	    !memmem(key, key_len, "PRIVATE KEY-----", 16)) {
+		snprintf(msg, msglen, "tls: failed to find any PEM data in key input");
 		return -EINVAL;
 	}
 	if ((g = gnutls_x509_crt_init(&ca.crt)) < 0 ||
 	    (g = gnutls_x509_crt_import(ca.crt, &cd, GNUTLS_X509_FMT_PEM)) < 0) {
-		snprintf(msg, msglen, "unable to parse the certificate: %s", gnutls_strerror(g));
+		snprintf(msg, msglen, "x509: malformed certificate (%s)", gnutls_strerror(g));
 		goto fail;
 	}
 	if ((g = gnutls_privkey_init(&ca.key)) < 0 ||
 	    (g = gnutls_privkey_import_x509_raw(ca.key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
-		snprintf(msg, msglen, "unable to parse the private key: %s", gnutls_strerror(g));
+		snprintf(msg, msglen, "tls: failed to parse private key");
 		goto fail;
 	}
 	/* tls.X509KeyPair: the key is the certificate's */
@@ -530,6 +537,10 @@ int csr_ca_load(const unsigned char *cert, size_t cert_len, const unsigned char 
 	    gnutls_pubkey_export2(b, GNUTLS_X509_FMT_DER, &eb) < 0 || ea.size != eb.size ||
 	    memcmp(ea.data, eb.data, ea.size)) {
 		snprintf(msg, msglen, "tls: private key does not match public key");
+		goto fail;
+	}
+	if (n_certs != 1) {
+		snprintf(msg, msglen, "expected 1 certificate, found %zu", n_certs);
 		goto fail;
 	}
 	ca.not_after_ns = (int64_t)gnutls_x509_crt_get_expiration_time(ca.crt) * 1000000000;

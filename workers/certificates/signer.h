@@ -96,7 +96,8 @@ struct csr_ca {
 	int64_t not_after_ns;
 };
 /* Loads a PEM certificate (exactly one) and its private key (PEM; PKCS#1, PKCS#8 or EC), and
- * checks that they match. 0, or -EINVAL with a message. */
+ * checks that they match. 0, or -EINVAL with upstream's message for the first check that
+ * fails (empty content, no PEM data, unparseable, mismatched key, not one certificate). */
 int csr_ca_load(const unsigned char *cert, size_t cert_len, const unsigned char *key,
                 size_t key_len, struct csr_ca *ret, char *msg, size_t msglen);
 void csr_ca_clear(struct csr_ca *ca);

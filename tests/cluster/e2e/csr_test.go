@@ -616,11 +616,11 @@ func TestCSR_SigningRefusesBadFiles(t *testing.T) {
 			"failed to start kubernetes.io/kubelet-serving certificate controller: tls: private key does not match public key"},
 		{[]string{"--cluster-signing-kube-apiserver-client-cert-file=" + garbage,
 			"--cluster-signing-kube-apiserver-client-key-file=" + keyFile},
-			"failed to start kubernetes.io/kube-apiserver-client certificate controller: expected 1 certificate, found 0"},
+			"failed to start kubernetes.io/kube-apiserver-client certificate controller: tls: failed to find any PEM data in certificate input"},
 		{[]string{"--cluster-signing-legacy-unknown-cert-file=" + certFile},
-			"failed to start kubernetes.io/legacy-unknown certificate controller: missing content for key"},
+			"failed to start kubernetes.io/legacy-unknown certificate controller: missing filename for serving cert"},
 		{[]string{"--cluster-signing-cert-file=" + dir + "/absent", "--cluster-signing-key-file=" + keyFile},
-			"failed to start kubernetes.io/kubelet-serving certificate controller: reading csrsigning-kubelet-serving's CA files"},
+			"failed to start kubernetes.io/kubelet-serving certificate controller: open " + dir + "/absent: no such file or directory"},
 	} {
 		cmd := exec.Command(bin, append([]string{"--kubeconfig=" + env.Cluster.Kubeconfig,
 			"--controllers=certificatesigningrequest-signing-controller", "--secure-port=0", "--leader-elect=false"}, c.flags...)...)

@@ -593,9 +593,9 @@ static void test_ca_load(void **state)
 	assert_int_equal(csr_ca_load(c.p, c.n, op.p, op.n, &ca, msg, sizeof(msg)), -EINVAL);
 	assert_string_equal(msg, "tls: private key does not match public key");
 	assert_int_equal(csr_ca_load(c.p, 0, kp.p, kp.n, &ca, msg, sizeof(msg)), -EINVAL);
-	assert_string_equal(msg, "missing content for cert");
+	assert_string_equal(msg, "missing content for serving cert");
 	assert_int_equal(csr_ca_load(c.p, c.n, kp.p, 0, &ca, msg, sizeof(msg)), -EINVAL);
-	assert_string_equal(msg, "missing content for key");
+	assert_string_equal(msg, "missing content for serving cert");
 	unsigned char *two = malloc(2 * c.n);
 	memcpy(two, c.p, c.n);
 	memcpy(two + c.n, c.p, c.n);
