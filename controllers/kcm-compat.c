@@ -32,8 +32,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
         {"cluster-cidr", "node-ipam-controller is not built in kcmd", false},
         {"node-cidr-mask-size", "node-ipam-controller is not built in kcmd", false},
         {"service-cluster-ip-range", "node-ipam-controller is not built in kcmd", false},
-        {"cluster-signing-", "certificatesigningrequest-signing-controller is not built in kcmd",
-         false},
         {"attach-detach-", "persistentvolume-attach-detach-controller is not built in kcmd", false},
         {"disable-attach-detach-", "persistentvolume-attach-detach-controller is not built in kcmd",
          false},

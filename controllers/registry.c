@@ -77,6 +77,10 @@ extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemon
 extern const struct kcmd_controller kcmd_resourceclaim_controller;
 /* workers/nodelifecycle/plugin.c */
 extern const struct kcmd_controller kcmd_nodelifecycle_controller;
+/* workers/certificates/plugin-cleaner.c */
+extern const struct kcmd_controller kcmd_csr_cleaner_controller;
+extern const struct kcmd_controller kcmd_csr_signing_controller;   /* plugin-signing.c */
+extern const struct kcmd_controller kcmd_csr_approving_controller; /* plugin-approving.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -118,6 +122,9 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_ctbpublisher_controller,
         &kcmd_resourceclaim_controller,
         &kcmd_nodelifecycle_controller,
+        &kcmd_csr_cleaner_controller,
+        &kcmd_csr_signing_controller,
+        &kcmd_csr_approving_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
