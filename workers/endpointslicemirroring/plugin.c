@@ -480,7 +480,7 @@ static int delete_mirrored(struct wk *w, const char *key, const char *ns, struct
 	}
 	if (n_err) {
 		char tmp[256];
-		snprintf(tmp, sizeof(tmp), "%s", err);
+		snprintf(tmp, sizeof(tmp), "%.200s", err);
 		snprintf(err, errlen,
 		         "error(s) deleting %d/%zu EndpointSlices for %s Endpoints, including: %s",
 		         n_err, sl->n, key, tmp);

@@ -684,7 +684,7 @@ static int apply_status(struct rc_state *s, const cJSON *pod, const char *ns, co
 	                                               .body_len = strlen(body)},
 	                        NULL, NULL, &resp);
 	if (r < 0)
-		snprintf(msg, n, "update pod %s/%s ResourceClaimStatuses: %s", ns, name,
+		snprintf(msg, n, "update pod %s/%s ResourceClaimStatuses: %.300s", ns, name,
 		         resp.error.message[0] ? resp.error.message : strerror(-r));
 	kube_response_clear(&resp);
 	free(body);
@@ -1005,7 +1005,7 @@ static int sync_claim(struct rc_state *s, const char *ns, const char *name)
 				if (r < 0) {
 					char e[1024];
 					snprintf(e, sizeof(e),
-					         "delete unused generated claim %s/%s: %s", ns,
+					         "delete unused generated claim %.200s/%.260s: %.500s", ns,
 					         name, msg);
 					snprintf(msg, sizeof(msg), "%s", e);
 					goto fail;
