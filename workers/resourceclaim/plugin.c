@@ -1005,8 +1005,9 @@ static int sync_claim(struct rc_state *s, const char *ns, const char *name)
 				if (r < 0) {
 					char e[1024];
 					snprintf(e, sizeof(e),
-					         "delete unused generated claim %.200s/%.260s: %.500s", ns,
-					         name, msg);
+					         "delete unused generated claim %.200s/%.260s: "
+					         "%.500s",
+					         ns, name, msg);
 					snprintf(msg, sizeof(msg), "%s", e);
 					goto fail;
 				}
