@@ -77,6 +77,7 @@ extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemon
 extern const struct kcmd_controller kcmd_resourceclaim_controller;
 /* workers/nodelifecycle/plugin.c */
 extern const struct kcmd_controller kcmd_nodelifecycle_controller;
+extern const struct kcmd_controller kcmd_nodeipam_controller; /* workers/nodeipam/ */
 /* workers/certificates/plugin-cleaner.c */
 extern const struct kcmd_controller kcmd_csr_cleaner_controller;
 extern const struct kcmd_controller kcmd_csr_signing_controller;   /* plugin-signing.c */
@@ -122,6 +123,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_ctbpublisher_controller,
         &kcmd_resourceclaim_controller,
         &kcmd_nodelifecycle_controller,
+        &kcmd_nodeipam_controller,
         &kcmd_csr_cleaner_controller,
         &kcmd_csr_signing_controller,
         &kcmd_csr_approving_controller,

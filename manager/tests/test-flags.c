@@ -101,14 +101,14 @@ static void test_kcm_flags_without_effect(void **state)
 	assert_int_equal(kcm_compat_selfcheck(err, sizeof(err)), 0);
 	assert_int_equal(PARSE(&c, err, "--cloud-provider=external", "--profiling",
 	                       "--pv-recycler-minimum-timeout-nfs", "300",
-	                       "--node-cidr-mask-size-ipv4=24"),
+	                       "--concurrent-horizontal-pod-autoscaler-syncs=5"),
 	                 0);
 	assert_int_equal(c.n_kcm_noop, 4);
 	assert_non_null(strstr(c.kcm_noop[0], "--cloud-provider=external: kcmd runs no cloud"));
 	assert_string_equal(c.kcm_noop[1],
 	                    "--profiling=true: kcmd serves no /debug/pprof (Go's profiler)");
 	assert_non_null(strstr(c.kcm_noop[2], "--pv-recycler-minimum-timeout-nfs=300"));
-	assert_non_null(strstr(c.kcm_noop[3], "node-ipam-controller is not built"));
+	assert_non_null(strstr(c.kcm_noop[3], "horizontal-pod-autoscaler-controller is not built"));
 	/* the value is checked against the flag's pflag type */
 	assert_int_equal(PARSE(&c, err, "--pv-recycler-minimum-timeout-nfs=ten"), -EINVAL);
 	assert_non_null(
@@ -242,7 +242,7 @@ static void test_errors_name_the_flag(void **state)
 	struct mgr_config c = {0};
 	char err[256] = "";
 
-	/* a kcm flag kcmd does not implement is accepted (test_kcm_flags_without_effect) */
+	/* a controller flag is accepted */
 	assert_int_equal(PARSE(&c, err, "--cluster-cidr=10.0.0.0/8"), 0);
 	assert_int_equal(PARSE(&c, err, "--no-such-flag"), -EINVAL);
 	assert_non_null(strstr(err, "unknown flag --no-such-flag"));
