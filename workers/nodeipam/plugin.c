@@ -154,6 +154,7 @@ struct ipam_state {
 	struct wk_ctx *ctx;
 	struct ipam_config cfg;
 	struct ipam_cidrset sets[2];
+	bool listed; /* the Nodes' existing podCIDRs are marked (the live LIST succeeded) */
 };
 
 static const char *reason(int r)
@@ -195,20 +196,19 @@ static int occupy_node(struct ipam_state *s, const char *name, const struct pod_
 /* upstream's allocator is built from a live LIST of every Node */
 static int occupy_listed(struct ipam_state *s)
 {
-	char *body = NULL, err[512];
+	char err[512];
 	cJSON *list, *it;
-	int r = kcmd_kube_request(
-	        s->ctx->kc,
-	        &(struct kcmd_request){.method = "GET", .version = "v1", .resource = "nodes"}, NULL,
-	        &body);
+	struct kube_response resp = {0};
+	struct kube_request req = {.verb = KUBE_LIST, .version = "v1", .resource = "nodes"};
+	int r = kube_client_request(s->ctx->kc, &req, NULL, NULL, &resp);
 
 	if (r < 0) {
 		kcmd_log_error("Failed to list all nodes: %s", reason(r));
-		free(body);
+		kube_response_clear(&resp);
 		return r;
 	}
-	list = cJSON_Parse(body);
-	free(body);
+	list = cJSON_ParseWithLength(resp.body, resp.body_len);
+	kube_response_clear(&resp);
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
 	{
 		struct pod_cidrs p;
@@ -289,12 +289,9 @@ static int ipam_init(struct wk_ctx *ctx, void **ret_state)
 			            "secondary service addresses"
 			          : "No Service CIDR provided. Skipping filtering out service "
 			            "addresses");
-	if ((r = occupy_listed(s)) < 0) {
-		for (int i = 0; i < 2; i++)
-			ipam_cidrset_free(&s->sets[i]);
-		free(s);
-		return r;
-	}
+	/* upstream polls the LIST every 10 s (for up to 10 minutes) before it starts; here the
+	 * sync retries it every 10 s and allocates nothing until it succeeded */
+	s->listed = occupy_listed(s) == 0;
 	*ret_state = s;
 	return 0;
 }
@@ -489,6 +486,10 @@ static void ipam_sync(void *state, size_t q, const char *key, struct wk_result *
 	*res = (struct wk_result){0};
 	if (kcmd_cache_synced(s->ctx->arena, "", "nodes") != 1) {
 		*res = (struct wk_result){.requeue_after = true, .after_usec = 1000000};
+		return;
+	}
+	if (!s->listed && !(s->listed = occupy_listed(s) == 0)) {
+		*res = (struct wk_result){.requeue_after = true, .after_usec = 10000000};
 		return;
 	}
 	if (!strncmp(key, IPAM_RELEASE, strlen(IPAM_RELEASE))) {
