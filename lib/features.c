@@ -146,6 +146,22 @@ int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, si
 			out.kcm_other[other - kcm_gates] = v ? 2 : 1;
 			continue;
 		}
+		/* a GA gate: accepted (kcm warns), refused when locked away from its default */
+		for (size_t g = 0; found < 0 && g < kcm_ga_gates_n && g < KCMD_KCM_GA_MAX; g++) {
+			if (strcmp(kcm_ga_gates[g].name, gname))
+				continue;
+			if (kcm_ga_gates[g].locked && v != kcm_ga_gates[g].def)
+				return fail(err, errlen,
+				            "--feature-gates: cannot set feature gate %s to %s, "
+				            "feature "
+				            "is locked to %s",
+				            gname, v ? "true" : "false",
+				            kcm_ga_gates[g].def ? "true" : "false");
+			out.kcm_ga[g] = v ? 2 : 1;
+			found = -2;
+		}
+		if (found == -2)
+			continue;
 		if (found < 0) {
 			char known[512] = "";
 			for (int i = 0; i < KCMD_FEAT_COUNT; i++) {
@@ -184,6 +200,17 @@ int kcmd_features_ignored(const struct kcmd_features *f, char *buf, size_t n)
 			continue;
 		w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s", l ? ", " : "",
 		             k ? "AllBeta" : "AllAlpha", a == 2 ? "true" : "false");
+		if (w < 0 || (size_t)w >= (n > l ? n - l : 0))
+			return -ENOSPC;
+		l += (size_t)w;
+	}
+	/* GA gates set away from their default (kcm acts on them; kcmd's code is at the GA
+	 * behaviour) */
+	for (size_t i = 0; i < kcm_ga_gates_n && i < KCMD_KCM_GA_MAX; i++) {
+		if (!f->kcm_ga[i] || (f->kcm_ga[i] == 2) == kcm_ga_gates[i].def)
+			continue;
+		w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s", l ? ", " : "",
+		             kcm_ga_gates[i].name, f->kcm_ga[i] == 2 ? "true" : "false");
 		if (w < 0 || (size_t)w >= (n > l ? n - l : 0))
 			return -ENOSPC;
 		l += (size_t)w;

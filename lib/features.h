@@ -31,6 +31,7 @@ enum kcmd_feature {
 
 /* kube-controller-manager's other gates (kcm-catalogue.h): accepted, no effect in kcmd */
 #define KCMD_KCM_GATES_MAX 512 /* the catalogue's size bound (a unit test checks it) */
+#define KCMD_KCM_GA_MAX    256 /* the GA gate table's bound (a unit test checks it) */
 
 struct kcmd_features {
 	bool on[KCMD_FEAT_COUNT];
@@ -38,6 +39,8 @@ struct kcmd_features {
 	unsigned char kcm_other[KCMD_KCM_GATES_MAX];
 	/* AllAlpha / AllBeta given: 0 no, 1 false, 2 true */
 	unsigned char all_alpha, all_beta;
+	/* per kcm_ga_gates[] entry (kcm's GA gates): 0 not named, 1 named false, 2 named true */
+	unsigned char kcm_ga[KCMD_KCM_GA_MAX];
 };
 
 /* Every gate at its v1.37 default. */

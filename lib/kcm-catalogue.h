@@ -38,6 +38,16 @@ extern const size_t kcm_flags_n;
 extern const struct kcm_gate kcm_gates[];
 extern const size_t kcm_gates_n;
 
+/* kcm's GA gates (lib/kcm-ga-gates.c, tools/gen-kcm-ga-gates.py): --help does not list them,
+ * kcm accepts them with a warning, and refuses a locked one set away from its default. */
+struct kcm_ga_gate {
+	const char *name;
+	bool def;
+	bool locked;
+};
+extern const struct kcm_ga_gate kcm_ga_gates[];
+extern const size_t kcm_ga_gates_n;
+
 /* The entry named `name`, or NULL. */
 const struct kcm_flag *kcm_flag_find(const char *name);
 const struct kcm_gate *kcm_gate_find(const char *name);

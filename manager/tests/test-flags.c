@@ -179,6 +179,21 @@ static void test_feature_gates(void **state)
 	assert_string_equal(buf, "AllAlpha=false");
 	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost=true"), 0);
 	assert_int_equal(kcmd_features_ignored(&c.features, buf, sizeof(buf)), 0);
+	/* kcm's GA gates (not in its --help): accepted; a locked one only at its default; one
+	 * set away from its default is reported */
+	assert_true(kcm_ga_gates_n > 10 && kcm_ga_gates_n <= KCMD_KCM_GA_MAX);
+	assert_int_equal(PARSE(&c, err,
+	                       "--feature-gates=MultiCIDRServiceAllocator=true,"
+	                       "kube:PodCertificateRequest=true"),
+	                 0);
+	assert_int_equal(kcmd_features_ignored(&c.features, buf, sizeof(buf)), 0);
+	assert_int_equal(PARSE(&c, err, "--feature-gates=MultiCIDRServiceAllocator=false"),
+	                 -EINVAL);
+	assert_non_null(strstr(err, "cannot set feature gate MultiCIDRServiceAllocator to false, "
+	                            "feature is locked to true"));
+	assert_int_equal(PARSE(&c, err, "--feature-gates=PodCertificateRequest=false"), 0);
+	assert_true(kcmd_features_ignored(&c.features, buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "PodCertificateRequest=false");
 	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost"), -EINVAL);
 	assert_non_null(strstr(err, "missing bool value for PodDeletionCost"));
 	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost=maybe"), -EINVAL);
