@@ -119,14 +119,3 @@ const struct kcmd_metric ctb_metric_decl[CTB_M_N] = {
                          .n_labels = 1,
                          .max_series = CTB_METRIC_SERIES},
 };
-
-void ctb_metrics_observe(struct kcmd_metrics *m, int code, uint64_t duration_ns)
-{
-	char c[16];
-
-	if (!m || code <= 0)
-		return;
-	snprintf(c, sizeof(c), "%d", code);
-	kcmd_metric_inc(m, CTB_M_SYNCS, (const char *[]){c});
-	kcmd_metric_observe(m, CTB_M_DURATION, (const char *[]){c}, (double)duration_ns / 1e9);
-}

@@ -54,5 +54,5 @@ enum {
 };
 #define CTB_METRIC_SERIES 64u
 extern const struct kcmd_metric ctb_metric_decl[CTB_M_N];
-/* recordMetrics: one sync of that code and duration into both families (no-op on NULL m). */
-void ctb_metrics_observe(struct kcmd_metrics *m, int code, uint64_t duration_ns);
+/* The families are laid out as the root CA publisher's (duration histogram first, counter
+ * second, both by code), so its rc_metrics_observe records a sync here too. */

@@ -22,6 +22,9 @@
 #include "workers/rootcacert/rootca.h"
 #include "workers/worker.h"
 
+_Static_assert((int)CTB_M_DURATION == (int)RC_M_DURATION && (int)CTB_M_SYNCS == (int)RC_M_SYNCS,
+               "rc_metrics_observe writes the ClusterTrustBundle publisher's families");
+
 #define CTB_GROUP    "certificates.k8s.io"
 #define CTB_RESOURCE "clustertrustbundles"
 
@@ -233,7 +236,7 @@ static void ctb_sync(void *state, size_t q, const char *key, struct wk_result *r
 	else
 		kcmd_log_v(4, "Finished syncing ClusterTrustBundle signerName=\"%s\"", CTB_SIGNER);
 	res->err = r;
-	ctb_metrics_observe(s->metrics, r == 0 ? 200 : (http > 0 ? http : 500), now_ns() - t0);
+	rc_metrics_observe(s->metrics, rc_metrics_code(r, http), now_ns() - t0);
 }
 
 static const struct wk_controller ctb_worker = {

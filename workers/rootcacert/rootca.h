@@ -77,5 +77,6 @@ extern const struct kcmd_metric rc_metric_decl[RC_M_N];
 /* upstream's code label for a sync's result: 0 -> 200, an apiserver error -> its HTTP code,
  * anything else -> 500 */
 int rc_metrics_code(int err, int http_code);
-/* recordMetrics: one sync of that code and duration into both families (no-op on NULL m). */
+/* recordMetrics: one sync of that code and duration into both families (no-op on NULL m).
+ * Also the ClusterTrustBundle publisher's, whose families have the same layout. */
 void rc_metrics_observe(struct kcmd_metrics *m, int code, uint64_t duration_ns);
