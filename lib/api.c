@@ -18,6 +18,7 @@
 #include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,9 @@
 #include "kcmd/kcmd.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/encode.h"
 #include "kube/errors.h"
+#include "kube/evcorr.h"
 #include "kube/model.h"
 #include "lib/log.h"
 #include "shm/arena.h"
@@ -468,76 +471,127 @@ void kcmd_client_free(struct kcmd_client *c)
 	free(c);
 }
 
-static void rfc3339(char *buf, size_t len, const struct timespec *ts)
+/* One correlator per process (kube/evcorr.h): repeats of an Event are counted on one Event
+ * object, similar ones combined, a flood per object throttled, as client-go's recorder does.
+ * Upstream has one per controller (each kcm controller makes its own broadcaster); kcmd has one
+ * per worker process, so with several worker processes a repeat written by another process
+ * than the first starts a count of its own (the ReplicaSet controller, whose Events are the
+ * most frequent, has one shared sink instead: workers/replicaset/evq.h). The lock serialises
+ * correlate and write, as upstream's one sink goroutine. */
+static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kube_evc *event_correlator;
+
+/* recordEvent's write: a PATCH of a counted repeat (a POST when that Event is gone), or a POST.
+ * 0 or -errno; *http the answer's code (0: none). */
+static int event_write(struct kube_client *kc, const struct kube_evc_event *ev,
+                       const struct kube_evc_result *res, int *http)
 {
-	struct tm tm;
-	gmtime_r(&ts->tv_sec, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	const char *ns = ev->ns && *ev->ns ? ev->ns : "default";
+	struct kube_response resp = {0};
+	char *body = NULL;
+	bool create = res->action != KUBE_EVC_PATCH;
+	int r = 0;
+
+	*http = 0;
+	if (!create) {
+		if ((r = kube_evc_patch_body(res, &body)) < 0)
+			return r;
+		r = kube_client_request(kc,
+		                        &(struct kube_request){.verb = KUBE_PATCH,
+		                                               .version = "v1",
+		                                               .resource = "events",
+		                                               .ns = ns,
+		                                               .name = res->event_name,
+		                                               .body = body,
+		                                               .body_len = strlen(body),
+		                                               .patch_type = KUBE_PATCH_STRATEGIC},
+		                        NULL, NULL, &resp);
+		free(body);
+		body = NULL;
+		if (r < 0 && resp.http_code == 404)
+			create = true; /* the Event expired on the server: POST it with these values
+			                */
+		if (create)
+			kube_response_clear(&resp);
+	}
+	if (create) {
+		struct kube_event ke = {.ns = ev->ns,
+		                        .kind = ev->kind,
+		                        .api_version = ev->api_version,
+		                        .name = ev->name,
+		                        .uid = ev->uid,
+		                        .type = ev->type,
+		                        .reason = ev->reason,
+		                        .message = res->message,
+		                        .component = ev->component,
+		                        .now = res->last,
+		                        .event_name = res->event_name,
+		                        .count = res->count,
+		                        .first = res->first,
+		                        .no_reporting = res->aggregated};
+		if ((r = kube_encode_event(&ke, &body)) < 0)
+			return r;
+		r = kube_client_request(kc,
+		                        &(struct kube_request){.verb = KUBE_CREATE,
+		                                               .version = "v1",
+		                                               .resource = "events",
+		                                               .ns = ns,
+		                                               .body = body,
+		                                               .body_len = strlen(body)},
+		                        NULL, NULL, &resp);
+		free(body);
+	}
+	*http = resp.http_code;
+	kube_response_clear(&resp);
+	return r;
 }
 
 int kcmd_event_record(struct kube_client *kc, const char *component,
                       const struct kcmd_object_ref *obj, const char *type, const char *reason,
                       const char *fmt, ...)
 {
-	char msg[1024], name[512], now[32], host[256] = "";
-	struct timespec ts;
-	const char *ns;
-	cJSON *ev = NULL, *o;
-	char *body = NULL;
+	char msg[1024];
+	struct kube_evc_result res;
 	va_list ap;
-	int r = -ENOMEM;
+	int r, http = 0;
 
 	if (!kc || !component || !obj || !obj->name || !obj->kind || !type || !reason || !fmt)
 		return -EINVAL;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	rfc3339(now, sizeof(now), &ts);
-	gethostname(host, sizeof(host) - 1);
-	ns = obj->ns && *obj->ns ? obj->ns : "default"; /* client-go: NamespaceDefault */
-	/* client-go's event name: "<object name>.<unix nanoseconds in hex>" */
-	snprintf(name, sizeof(name), "%s.%llx", obj->name,
-	         (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+	/* kcm's controllers name only a component in their EventSource: no source.host, and
+	 * reportingInstance "" */
+	struct kube_evc_event ev = {.component = component,
+	                            .host = "",
+	                            .kind = obj->kind,
+	                            .ns = obj->ns && *obj->ns ? obj->ns : "",
+	                            .name = obj->name,
+	                            .uid = obj->uid ? obj->uid : "",
+	                            .api_version = obj->api_version ? obj->api_version : "v1",
+	                            .type = type,
+	                            .reason = reason,
+	                            .message = msg};
 
-	if (!(ev = cJSON_CreateObject()))
+	pthread_mutex_lock(&event_lock);
+	if (!event_correlator && (r = kube_evc_new(&event_correlator)) < 0)
 		goto out;
-	o = cJSON_AddObjectToObject(ev, "metadata");
-	if (!o || !cJSON_AddStringToObject(o, "name", name) ||
-	    !cJSON_AddStringToObject(o, "namespace", ns))
+	kube_time_t now = kube_time_now();
+	ev.t = now;
+	if ((r = kube_evc_correlate(event_correlator, &ev, now, &res)) < 0)
 		goto out;
-	o = cJSON_AddObjectToObject(ev, "involvedObject");
-	if (!o || !cJSON_AddStringToObject(o, "kind", obj->kind) ||
-	    !cJSON_AddStringToObject(o, "name", obj->name) ||
-	    (obj->ns && *obj->ns && !cJSON_AddStringToObject(o, "namespace", obj->ns)) ||
-	    (obj->uid && !cJSON_AddStringToObject(o, "uid", obj->uid)) ||
-	    !cJSON_AddStringToObject(o, "apiVersion", obj->api_version ? obj->api_version : "v1"))
+	if (res.action == KUBE_EVC_SKIP) {
+		/* upstream's spam filter: dropped without a write */
+		kube_evc_result_free(&res);
+		r = 0;
 		goto out;
-	o = cJSON_AddObjectToObject(ev, "source");
-	if (!o || !cJSON_AddStringToObject(o, "component", component) ||
-	    (host[0] && !cJSON_AddStringToObject(o, "host", host)))
-		goto out;
-	if (!cJSON_AddStringToObject(ev, "reason", reason) ||
-	    !cJSON_AddStringToObject(ev, "message", msg) ||
-	    !cJSON_AddStringToObject(ev, "type", type) ||
-	    !cJSON_AddStringToObject(ev, "firstTimestamp", now) ||
-	    !cJSON_AddStringToObject(ev, "lastTimestamp", now) ||
-	    !cJSON_AddNumberToObject(ev, "count", 1) ||
-	    !cJSON_AddStringToObject(ev, "reportingComponent", component) ||
-	    !cJSON_AddStringToObject(ev, "reportingInstance", host))
-		goto out;
-	if (!(body = cJSON_PrintUnformatted(ev)))
-		goto out;
-	r = kcmd_kube_request(kc,
-	                      &(struct kcmd_request){.method = "POST",
-	                                             .version = "v1",
-	                                             .resource = "events",
-	                                             .ns = ns,
-	                                             .body = body},
-	                      NULL, NULL);
+	}
+	r = event_write(kc, &ev, &res, &http);
+	if (r == 0)
+		(void)kube_evc_update_state(event_correlator, &ev, &res);
+	kube_evc_result_free(&res);
 out:
-	free(body);
-	cJSON_Delete(ev);
+	pthread_mutex_unlock(&event_lock);
 	return r;
 }
 

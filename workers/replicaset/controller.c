@@ -46,7 +46,7 @@
 #include "lib/features.h"
 #include "lib/log.h"
 #include "shm/record-model.h"
-#include "workers/replicaset/evcorr.h"
+#include "kube/evcorr.h"
 #include "workers/replicaset/evq.h"
 #include "workers/replicaset/events.h"
 #include "workers/replicaset/expectations.h"
@@ -69,7 +69,7 @@ struct rsc {
 	char host[256];
 	/* the event pipeline: the controller's shared queue; the sink (thread) of this process */
 	struct rs_evq *evq;
-	struct rs_evc *evc;          /* the sink's correlator (sink thread only) */
+	struct kube_evc *evc;        /* the sink's correlator (sink thread only) */
 	struct kube_client *sink_kc; /* the sink's client (sink thread only) */
 	struct kube_limiter *sink_lim;
 	pthread_t sink_th;
@@ -102,7 +102,7 @@ static int rsc_init_flavour(struct wk_ctx *ctx, const struct rs_flavour *fl, voi
 		free(c);
 		return r;
 	}
-	r = rs_evc_new(&c->evc);
+	r = kube_evc_new(&c->evc);
 	if (r < 0) {
 		rs_exp_detach(c->exp);
 		free(c);
@@ -123,7 +123,7 @@ static int rsc_init_flavour(struct wk_ctx *ctx, const struct rs_flavour *fl, voi
 	return 0;
 fail:
 	rs_evq_free(c->evq);
-	rs_evc_free(c->evc);
+	kube_evc_free(c->evc);
 	rs_exp_detach(c->exp);
 	free(c);
 	return r;
@@ -149,7 +149,7 @@ static void rsc_fini(void *state)
 		return;
 	}
 	rs_evq_free(c->evq);
-	rs_evc_free(c->evc);
+	kube_evc_free(c->evc);
 	rs_exp_detach(c->exp);
 	free(c);
 }
@@ -240,8 +240,8 @@ static void fill_result(const struct kube_response *resp, int r, struct rs_call_
 
 /* ---- events: the sink ------------------------------------------------------------------- */
 
-static int event_create_body(struct rsc *c, const struct rs_evc_event *ev, const char *rs_rv,
-                             const struct rs_evc_result *res, char **ret)
+static int event_create_body(struct rsc *c, const struct kube_evc_event *ev, const char *rs_rv,
+                             const struct kube_evc_result *res, char **ret)
 {
 	struct kube_event ke = {.ns = ev->ns,
 	                        .kind = ev->kind,
@@ -264,17 +264,17 @@ static int event_create_body(struct rsc *c, const struct rs_evc_event *ev, const
 
 /* recordEvent: one write (PATCH for a counted repeat, POST for a new Event or when the PATCHed
  * Event is gone). 1 = done (written, or refused with a Status: not retried), 0 = no answer. */
-static int sink_write(struct rsc *c, struct kube_client *kc, const struct rs_evc_event *ev,
-                      const char *rs_rv, const struct rs_evc_result *res)
+static int sink_write(struct rsc *c, struct kube_client *kc, const struct kube_evc_event *ev,
+                      const char *rs_rv, const struct kube_evc_result *res)
 {
 	const char *ns = ev->ns && ev->ns[0] ? ev->ns : "default";
 	struct kube_response resp = {0};
 	char *body = NULL;
 	int r = 0;
-	bool create = res->action != RS_EVC_PATCH;
+	bool create = res->action != KUBE_EVC_PATCH;
 
 	if (!create) {
-		if (rs_evc_patch_body(res, &body) < 0)
+		if (kube_evc_patch_body(res, &body) < 0)
 			return 1;
 		struct kube_request rq = {.verb = KUBE_PATCH,
 		                          .version = "v1",
@@ -307,7 +307,7 @@ static int sink_write(struct rsc *c, struct kube_client *kc, const struct rs_evc
 	}
 	int done = 1;
 	if (r == 0) {
-		(void)rs_evc_update_state(c->evc, ev, res);
+		(void)kube_evc_update_state(c->evc, ev, res);
 	} else if (resp.http_code == 0) {
 		log_v(2, "recording event %s on %s/%s failed: %s (may retry)", ev->reason, ev->ns,
 		      ev->name, strerror(-r));
@@ -338,25 +338,25 @@ static bool sink_sleep(struct rsc *c, uint64_t usec)
  * answer up to RSC_EVENT_MAX_TRIES times (blocking this sink, as upstream's one goroutine). */
 static void sink_record(struct rsc *c, struct kube_client *kc, const struct rs_evq_rec *rec)
 {
-	struct rs_evc_event ev = {.component = c->fl->component,
-	                          .host = c->host,
-	                          .kind = c->fl->kind,
-	                          .ns = rec->ns,
-	                          .name = rec->name,
-	                          .uid = rec->uid,
-	                          .api_version = c->fl->api_version,
-	                          .type = rec->type,
-	                          .reason = rec->reason,
-	                          .message = rec->message,
-	                          .t = rec->t};
-	struct rs_evc_result res;
+	struct kube_evc_event ev = {.component = c->fl->component,
+	                            .host = c->host,
+	                            .kind = c->fl->kind,
+	                            .ns = rec->ns,
+	                            .name = rec->name,
+	                            .uid = rec->uid,
+	                            .api_version = c->fl->api_version,
+	                            .type = rec->type,
+	                            .reason = rec->reason,
+	                            .message = rec->message,
+	                            .t = rec->t};
+	struct kube_evc_result res;
 
-	if (rs_evc_correlate(c->evc, &ev, kube_time_now(), &res) < 0)
+	if (kube_evc_correlate(c->evc, &ev, kube_time_now(), &res) < 0)
 		return;
-	if (res.action == RS_EVC_SKIP) {
+	if (res.action == KUBE_EVC_SKIP) {
 		log_v(4, "event %s on %s/%s dropped by the spam filter", rec->reason, rec->ns,
 		      rec->name);
-		rs_evc_result_free(&res);
+		kube_evc_result_free(&res);
 		return;
 	}
 	for (int tries = 0;;) {
@@ -377,7 +377,7 @@ static void sink_record(struct rsc *c, struct kube_client *kc, const struct rs_e
 			break;
 		}
 	}
-	rs_evc_result_free(&res);
+	kube_evc_result_free(&res);
 }
 
 /* Writes every queued event now, in this thread (tests; a worker without a sink thread). */

@@ -3,11 +3,11 @@
 LIBS        += rs
 rs_SRCS     := workers/replicaset/expectations.c workers/replicaset/ranking.c \
                workers/replicaset/sync.c workers/replicaset/events.c workers/replicaset/handlers.c \
-               workers/replicaset/evcorr.c workers/replicaset/evq.c workers/replicaset/flavour.c
+               workers/replicaset/evq.c workers/replicaset/flavour.c
 rs_LIBDEPS  := kube shmrec
 rs_TESTS    := workers/replicaset/tests/test-expectations.c workers/replicaset/tests/test-ranking.c \
                workers/replicaset/tests/test-sync.c workers/replicaset/tests/test-handlers.c \
-               workers/replicaset/tests/test-evcorr.c workers/replicaset/tests/test-evq.c \
+               workers/replicaset/tests/test-evq.c \
                workers/replicaset/tests/test-exp-torture.c
 rs_SOAKS    := workers/replicaset/tests/soak-exp-torture.c
 rs_BENCHES  := workers/replicaset/bench/bench-rs.c

@@ -249,7 +249,7 @@ static int setup(void **state)
 	C = calloc(1, sizeof *C);
 	C->ctx = &ctx;
 	C->fl = &rs_flavour_replicaset;
-	assert_int_equal(rs_evc_new(&C->evc), 0);
+	assert_int_equal(kube_evc_new(&C->evc), 0);
 	assert_int_equal(rs_evq_new_private(&C->evq), 0);
 	return 0;
 }
@@ -260,7 +260,7 @@ static int teardown(void **state)
 	assert_true(sink_stop(C));
 	sink_drain(C, ctx.kc);
 	rs_evq_free(C->evq);
-	rs_evc_free(C->evc);
+	kube_evc_free(C->evc);
 	free(C);
 	kube_client_free(ctx.kc);
 	S.stop = true;

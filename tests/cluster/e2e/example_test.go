@@ -199,6 +199,31 @@ func TestExample_ConfigMapPlugin(t *testing.T) {
 	if metav1.GetControllerOf(again) == nil {
 		t.Fatalf("the recreated ConfigMap has no controller reference")
 	}
+	// The same Event again (same object, reason and message, one worker process): client-go's
+	// correlator counts it on the first Event object (count 2) instead of posting a second one.
+	Eventually(t, 20*time.Second, "the second SuccessfulCreate counted on the first Event", func() (bool, string) {
+		evs, err := env.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.name=" + labelled + ",reason=SuccessfulCreate"})
+		if err != nil {
+			return false, err.Error()
+		}
+		var mine []corev1.Event
+		for _, e := range evs.Items {
+			if e.Source.Component == exController {
+				mine = append(mine, e)
+			}
+		}
+		if len(mine) == 1 && mine[0].Count == 2 && mine[0].Source.Host == "" &&
+			mine[0].ReportingController == exController && mine[0].ReportingInstance == "" {
+			return true, ""
+		}
+		var got []string
+		for _, e := range mine {
+			got = append(got, fmt.Sprintf("%s count=%d host=%q reporting=%q/%q", e.Name, e.Count,
+				e.Source.Host, e.ReportingController, e.ReportingInstance))
+		}
+		return false, fmt.Sprintf("events %v, want one with count 2", got)
+	})
 
 	// the label added later: created there too
 	if _, err := exGet(unlabelled); !apierrors.IsNotFound(err) {

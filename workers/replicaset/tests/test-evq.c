@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "workers/replicaset/evcorr.h"
+#include "kube/evcorr.h"
 #include "workers/replicaset/evq.h"
 #include "workers/replicaset/expectations.h"
 
@@ -291,32 +291,32 @@ static void test_one_correlator_for_all_workers(void **state)
 		waitpid(pid, &st, 0);
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	struct rs_evc *c;
-	assert_int_equal(rs_evc_new(&c), 0);
+	struct kube_evc *c;
+	assert_int_equal(kube_evc_new(&c), 0);
 	struct rs_evq_rec out;
 	int creates = 0, patches = 0, skips = 0;
 	int64_t now = INT64_C(1767225600) * 1000000000;
 	while (rs_evq_pop(q, &out, 0) == 1) {
-		struct rs_evc_event e = {.component = "replicaset-controller",
-		                         .kind = "ReplicaSet",
-		                         .ns = out.ns,
-		                         .name = out.name,
-		                         .uid = out.uid,
-		                         .api_version = "apps/v1",
-		                         .type = out.type,
-		                         .reason = out.reason,
-		                         .message = out.message};
-		struct rs_evc_result res;
-		assert_int_equal(rs_evc_correlate(c, &e, now++, &res), 0);
-		creates += res.action == RS_EVC_CREATE;
-		patches += res.action == RS_EVC_PATCH;
-		skips += res.action == RS_EVC_SKIP;
-		rs_evc_result_free(&res);
+		struct kube_evc_event e = {.component = "replicaset-controller",
+		                           .kind = "ReplicaSet",
+		                           .ns = out.ns,
+		                           .name = out.name,
+		                           .uid = out.uid,
+		                           .api_version = "apps/v1",
+		                           .type = out.type,
+		                           .reason = out.reason,
+		                           .message = out.message};
+		struct kube_evc_result res;
+		assert_int_equal(kube_evc_correlate(c, &e, now++, &res), 0);
+		creates += res.action == KUBE_EVC_CREATE;
+		patches += res.action == KUBE_EVC_PATCH;
+		skips += res.action == KUBE_EVC_SKIP;
+		kube_evc_result_free(&res);
 	}
 	assert_int_equal(creates, 10); /* 9 single + the combined Event */
 	assert_int_equal(patches, 15); /* the combined Event counted up to the spam burst (25) */
 	assert_int_equal(skips, 5);
-	rs_evc_free(c);
+	kube_evc_free(c);
 	rs_evq_free(q);
 	close(fd);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * workers/replicaset/evcorr.c: the EventCorrelator (see evcorr.h). Three LRU caches of at most
- * RS_EVC_CACHE_SIZE keys; a lookup scans the entries by 64-bit hash (a few microseconds at the
+ * kube/evcorr.c: the EventCorrelator (see evcorr.h). Three LRU caches of at most
+ * KUBE_EVC_CACHE_SIZE keys; a lookup scans the entries by 64-bit hash (a few microseconds at the
  * maximum size, against an API call per event), eviction drops the least recently used.
  */
 #include <errno.h>
@@ -11,10 +11,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "workers/replicaset/evcorr.h"
+#include "kube/evcorr.h"
 
 struct agg_rec {
-	char *msgs[RS_EVC_AGG_MAX_EVENTS]; /* the set of messages, insertion order */
+	char *msgs[KUBE_EVC_AGG_MAX_EVENTS]; /* the set of messages, insertion order */
 	int n;
 	kube_time_t last;
 };
@@ -50,7 +50,7 @@ struct cache {
 	uint64_t clock;
 };
 
-struct rs_evc {
+struct kube_evc {
 	struct cache agg, log, spam;
 };
 
@@ -92,7 +92,7 @@ static struct entry *cache_put(struct cache *c, const char *key)
 	char *k = strdup(key);
 	if (!k)
 		return NULL;
-	if (c->n == RS_EVC_CACHE_SIZE) {
+	if (c->n == KUBE_EVC_CACHE_SIZE) {
 		size_t lru = 0;
 		for (size_t i = 1; i < c->n; i++)
 			if (c->e[i].used < c->e[lru].used)
@@ -113,7 +113,7 @@ static struct entry *cache_put(struct cache *c, const char *key)
 static int cache_init(struct cache *c, enum cache_kind k)
 {
 	c->kind = k;
-	c->e = calloc(RS_EVC_CACHE_SIZE, sizeof(*c->e));
+	c->e = calloc(KUBE_EVC_CACHE_SIZE, sizeof(*c->e));
 	return c->e ? 0 : -ENOMEM;
 }
 
@@ -126,21 +126,21 @@ static void cache_fini(struct cache *c)
 	free(c->e);
 }
 
-int rs_evc_new(struct rs_evc **ret)
+int kube_evc_new(struct kube_evc **ret)
 {
-	struct rs_evc *c = calloc(1, sizeof(*c));
+	struct kube_evc *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	if (cache_init(&c->agg, AGG) < 0 || cache_init(&c->log, LOG) < 0 ||
 	    cache_init(&c->spam, SPAM) < 0) {
-		rs_evc_free(c);
+		kube_evc_free(c);
 		return -ENOMEM;
 	}
 	*ret = c;
 	return 0;
 }
 
-void rs_evc_free(struct rs_evc *c)
+void kube_evc_free(struct kube_evc *c)
 {
 	if (!c)
 		return;
@@ -150,7 +150,7 @@ void rs_evc_free(struct rs_evc *c)
 	free(c);
 }
 
-void rs_evc_result_free(struct rs_evc_result *r)
+void kube_evc_result_free(struct kube_evc_result *r)
 {
 	if (!r)
 		return;
@@ -183,7 +183,7 @@ static char *join(const char *const *parts, size_t n)
 }
 
 /* getEventKey (fieldPath empty) with the given message */
-static char *event_key(const struct rs_evc_event *ev, const char *message)
+static char *event_key(const struct kube_evc_event *ev, const char *message)
 {
 	const char *p[] = {ev->component, ev->host,        ev->kind, ev->ns,     ev->name, "",
 	                   ev->uid,       ev->api_version, ev->type, ev->reason, message};
@@ -191,7 +191,7 @@ static char *event_key(const struct rs_evc_event *ev, const char *message)
 }
 
 /* EventAggregatorByReasonFunc's aggregate key (reporting controller/instance = source) */
-static char *aggregate_key(const struct rs_evc_event *ev)
+static char *aggregate_key(const struct kube_evc_event *ev)
 {
 	const char *p[] = {ev->component,   ev->host, ev->kind,   ev->ns,        ev->name, ev->uid,
 	                   ev->api_version, ev->type, ev->reason, ev->component, ev->host};
@@ -199,7 +199,7 @@ static char *aggregate_key(const struct rs_evc_event *ev)
 }
 
 /* getSpamKey */
-static char *spam_key(const struct rs_evc_event *ev)
+static char *spam_key(const struct kube_evc_event *ev)
 {
 	const char *p[] = {ev->component, ev->host, ev->kind,       ev->ns,
 	                   ev->name,      ev->uid,  ev->api_version};
@@ -214,8 +214,8 @@ static char *event_name(const char *name, kube_time_t now)
 	return n;
 }
 
-int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_t now,
-                     struct rs_evc_result *ret)
+int kube_evc_correlate(struct kube_evc *c, const struct kube_evc_event *ev, kube_time_t now,
+                       struct kube_evc_result *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	if (!c || !ev)
@@ -229,7 +229,7 @@ int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_
 	if (!ae)
 		goto out;
 	struct agg_rec *ar = &ae->v.agg;
-	if (now - ar->last > (int64_t)RS_EVC_AGG_INTERVAL_S * 1000000000) {
+	if (now - ar->last > (int64_t)KUBE_EVC_AGG_INTERVAL_S * 1000000000) {
 		for (int i = 0; i < ar->n; i++)
 			free(ar->msgs[i]);
 		ar->n = 0;
@@ -249,7 +249,7 @@ int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_
 	kube_time_t made = ev->t ? ev->t : now;
 	ret->first = ret->last = made;
 	ret->count = 1;
-	if (ar->n < RS_EVC_AGG_MAX_EVENTS) {
+	if (ar->n < KUBE_EVC_AGG_MAX_EVENTS) {
 		ckey = event_key(ev, s(ev->message));
 		ret->message = strdup(s(ev->message));
 	} else {
@@ -261,7 +261,7 @@ int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_
 		ar->n--;
 		ret->aggregated = true;
 		ckey = strdup(akey);
-		if (asprintf(&ret->message, "%s%s", RS_EVC_AGG_PREFIX, s(ev->message)) < 0)
+		if (asprintf(&ret->message, "%s%s", KUBE_EVC_AGG_PREFIX, s(ev->message)) < 0)
 			ret->message = NULL;
 	}
 	ret->event_name = event_name(ev->name, made);
@@ -286,7 +286,7 @@ int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_
 	lr->name = nm;
 	lr->count = ret->count;
 	lr->first = ret->first;
-	ret->action = ret->count > 1 ? RS_EVC_PATCH : RS_EVC_CREATE;
+	ret->action = ret->count > 1 ? KUBE_EVC_PATCH : KUBE_EVC_CREATE;
 	/* the spam filter (on the observed event: same source and object) */
 	if (!(skey = spam_key(ev)))
 		goto out;
@@ -296,30 +296,30 @@ int rs_evc_correlate(struct rs_evc *c, const struct rs_evc_event *ev, kube_time_
 	struct spam_rec *sr = &se->v.spam;
 	if (!sr->init) {
 		sr->init = true;
-		sr->tokens = RS_EVC_SPAM_BURST;
+		sr->tokens = KUBE_EVC_SPAM_BURST;
 		sr->last = now;
 	} else if (now > sr->last) {
-		sr->tokens += (double)(now - sr->last) / 1e9 * RS_EVC_SPAM_QPS;
-		if (sr->tokens > RS_EVC_SPAM_BURST)
-			sr->tokens = RS_EVC_SPAM_BURST;
+		sr->tokens += (double)(now - sr->last) / 1e9 * KUBE_EVC_SPAM_QPS;
+		if (sr->tokens > KUBE_EVC_SPAM_BURST)
+			sr->tokens = KUBE_EVC_SPAM_BURST;
 		sr->last = now;
 	}
 	if (sr->tokens >= 1)
 		sr->tokens -= 1;
 	else
-		ret->action = RS_EVC_SKIP;
+		ret->action = KUBE_EVC_SKIP;
 	r = 0;
 out:
 	if (r < 0)
-		rs_evc_result_free(ret);
+		kube_evc_result_free(ret);
 	free(akey);
 	free(ckey);
 	free(skey);
 	return r;
 }
 
-int rs_evc_update_state(struct rs_evc *c, const struct rs_evc_event *ev,
-                        const struct rs_evc_result *r)
+int kube_evc_update_state(struct kube_evc *c, const struct kube_evc_event *ev,
+                          const struct kube_evc_result *r)
 {
 	char *key = event_key(ev, r->message);
 	if (!key)
@@ -338,7 +338,7 @@ int rs_evc_update_state(struct rs_evc *c, const struct rs_evc_event *ev,
 	return 0;
 }
 
-int rs_evc_patch_body(const struct rs_evc_result *r, char **ret)
+int kube_evc_patch_body(const struct kube_evc_result *r, char **ret)
 {
 	char ts[KUBE_TIME_BUF];
 	kube_time_format(r->last, ts);
