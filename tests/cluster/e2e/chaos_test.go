@@ -14,13 +14,15 @@ package e2e
 //     manager stopped with SIGSTOP past its lease (the standby takes over, the stopped leader's
 //     workers keep running);
 //   - churn over the ReplicaSet controller (ReplicaSets scaled, deleted in the background and
-//     replaced) and the garbage collector (owner chains root <- mid <- leaf of ConfigMaps whose
-//     root is deleted with background, foreground or orphan propagation).
+//     replaced), the garbage collector (owner chains root <- mid <- leaf of ConfigMaps whose
+//     root is deleted with background, foreground or orphan propagation), the Deployment
+//     controller (Deployments scaled, rolled out, replaced) and the Job controller (Jobs
+//     created and deleted, their pods finished by the test): chaos_workloads_test.go.
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
 //     dependent gone, every orphaned dependent kept without the owner's reference, no object
-//     left whose owner is gone;
+//     left whose owner is gone; every Deployment and Job exact (chaos_workloads_test.go);
 //   - no over-creation: the pods ever seen (client-go watch) controlled by a ReplicaSet uid do
 //     not exceed the sum of the positive steps of its spec.replicas;
 //   - never two leaders writing in one term: from the apiserver's audit log, each successful
@@ -687,6 +689,21 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 			t.Fatal(err)
 		}
 	}
+	// Deployments and Jobs in a namespace of their own (chaos_workloads_test.go)
+	wns := rsNamespace(t)
+	trw := hrtStartTracker(t, wns)
+	work := newChaosWork(wns)
+	for i := 0; i < 4; i++ {
+		if err := work.createDeployment(ctx, int32(1+i%3)); err != nil {
+			t.Fatal(err)
+		}
+		if err := work.createJob(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeletStop := make(chan struct{})
+	defer close(kubeletStop)
+	go work.playKubelet(ctx, kubeletStop)
 	Eventually(t, 60*time.Second, "a kcmd to lead", func() (bool, string) {
 		return insts[0].Logged("became leader") || insts[1].Logged("became leader"), ""
 	})
@@ -874,6 +891,24 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 		}
 	}()
 
+	// churn: Deployments scaled, rolled out, replaced; Jobs created and deleted
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(time.Now().UnixNano() + 3))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(300+rng.Intn(400)) * time.Millisecond):
+			}
+			if err := work.step(ctx, rng); err != nil {
+				failed.Store("workload churn: " + err.Error())
+				return
+			}
+		}
+	}()
+
 	t0 := time.Now()
 	select {
 	case <-time.After(dur):
@@ -899,12 +934,14 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 	hrtWait(t, 3*time.Minute, 500*time.Millisecond, "the end state after the chaos", func() (bool, string) {
 		probs, _ := hrtVerify(ns, want, false)
 		probs = append(probs, book.gcProblems(ctx, ns)...)
+		probs = append(probs, work.problems(ctx, trw)...)
 		return len(probs) == 0, fmt.Sprintf("%d problems: %s", len(probs), strings.Join(probs[:min(len(probs), 5)], "; "))
 	})
 	fig.settle = time.Since(ts)
 	time.Sleep(3 * time.Second)
 	probs, notes := hrtVerify(ns, want, false)
 	probs = append(probs, book.gcProblems(ctx, ns)...)
+	probs = append(probs, work.problems(ctx, trw)...)
 	if len(probs) > 0 {
 		t.Errorf("3 s after settling (%d problems): %s", len(probs), strings.Join(probs, "; "))
 	}
@@ -958,6 +995,8 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 		churned.Seconds(), book.ops.Load(), len(book.bound), chains, kills, strings.Join(kk, " "), fig.mgrRestarts,
 		fig.drops, fig.resets, fig.stalls, fig.apiRestarts, fig.etcdRest, fig.storms, as.throttled, fig.sigstops, as.terms,
 		fig.settle.Seconds(), fig.created, fig.bound, as.writes, len(as.violations), len(probs))
+	deps, jobs, wops := work.counts()
+	t.Logf("chaos: workload churn: %d operations, %d Deployments and %d Jobs at the end, each exact", wops, deps, jobs)
 	hrtBench(t, "chaos_kills", float64(kills), "kills")
 	hrtBench(t, "chaos_faults", float64(fig.drops+fig.resets+fig.stalls+fig.apiRestarts+fig.etcdRest+fig.storms+fig.sigstops), "faults")
 	hrtBench(t, "chaos_settle", fig.settle.Seconds(), "s")
