@@ -518,7 +518,6 @@ static int get_new_rs(struct sd *s, bool create)
 		cJSON *ann = path2(s->rs[s->new_ix], "metadata", "annotations"), *it;
 		cJSON *p = cJSON_CreateObject(), *pa = NULL;
 		bool ann_changed = false;
-		int32_t max = s->dd.replicas + dp_max_surge(&s->dd);
 		int64_t mrs = num(get(s->d, "spec"), "minReadySeconds", 0);
 		if (!p)
 			return -ENOMEM;
@@ -547,15 +546,8 @@ static int get_new_rs(struct sd *s, bool create)
 				set_str(pa, A_REV_HISTORY, hist);
 			ann_changed = true;
 		}
-		/* kcmd: the desired/max-replicas annotations brought up to date here too
-		 * (upstream only in scaleReplicaSet; docs/deployment.md) */
-		if (x->desired != s->dd.replicas || x->max_replicas != max) {
-			snprintf(buf, sizeof(buf), "%d", (int)s->dd.replicas);
-			set_str(pa, A_DESIRED, buf);
-			snprintf(buf, sizeof(buf), "%d", (int)max);
-			set_str(pa, A_MAX, buf);
-			ann_changed = true;
-		}
+		/* not the desired/max-replicas annotations (SetNewReplicaSetAnnotations with
+		 * exists): scale() weighs each ReplicaSet by the max-replicas it had before */
 		bool mrs_changed = num(get(s->rs[s->new_ix], "spec"), "minReadySeconds", 0) != mrs;
 		if (mrs_changed)
 			cJSON_AddNumberToObject(cJSON_AddObjectToObject(p, "spec"),
@@ -566,12 +558,8 @@ static int get_new_rs(struct sd *s, bool create)
 		cJSON_Delete(p);
 		if (r < 0)
 			return r;
-		if (ann_changed || mrs_changed) {
-			x->desired = s->dd.replicas;
-			x->max_replicas = max;
-			if (changed)
-				x->revision = strtoll(rev, NULL, 10);
-		}
+		if (changed && (ann_changed || mrs_changed))
+			x->revision = strtoll(rev, NULL, 10);
 		/* the Deployment's revision annotation follows its new ReplicaSet's (kept in
 		 * memory: written with the status below is not possible, so a PATCH) */
 		const char *drev = str(path2(s->d, "metadata", "annotations"), A_REV);
