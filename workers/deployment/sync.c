@@ -3,14 +3,17 @@
  * workers/deployment/sync.c: syncDeployment (upstream pkg/controller/deployment, v1.37.2) in a
  * kcmd-worker, over cJSON trees.
  *
- * The Deployment is read from the cache (its JSON, KCMD_CACHE_OBJECT). Its ReplicaSets and, for
- * Recreate, the pods are read with an uncached LIST of the namespace (kcmd's typed ReplicaSet
- * record does not keep the annotations and labels a full object has; docs/deployment.md).
- * The arithmetic is plan.c's; template identity is kube_pod_template_equal_ignore_hash and the
- * hash kube_pod_template_hash. Writes: POST of a new ReplicaSet, merge PATCH of a ReplicaSet's
- * spec.replicas with its desired/max-replicas and revision annotations, PATCH of
- * ownerReferences to adopt, DELETE of old ReplicaSets beyond revisionHistoryLimit, PUT of the
- * Deployment's status; Events ScalingReplicaSet.
+ * The Deployment is read from the cache (its JSON, KCMD_CACHE_OBJECT), the pods from the cache's
+ * pod records. Its ReplicaSets are read with an uncached LIST of the namespace (kcmd's typed
+ * ReplicaSet record does not keep the annotations and template a full object has;
+ * docs/deployment.md). The arithmetic is plan.c's; template identity is
+ * kube_pod_template_equal_ignore_hash and the hash kube_pod_template_hash. Writes: POST of a new
+ * ReplicaSet, merge PATCH of a ReplicaSet's spec.replicas with its desired/max-replicas
+ * annotations and of the new one's annotations (SetNewReplicaSetAnnotations), strategic-merge
+ * PATCH of ownerReferences to adopt and release, DELETE of old ReplicaSets beyond
+ * revisionHistoryLimit, PATCH of the Deployment's revision annotation, PUT of the Deployment to
+ * roll back, PUT of its status; Events ScalingReplicaSet, SelectingAll, RollbackDone,
+ * RollbackRevisionNotFound, RollbackTemplateUnchanged.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include "kube/model.h"
 #include "lib/features.h"
 #include "lib/log.h"
+#include "shm/record-model.h"
 #include "workers/deployment/controller.h"
 #include "workers/deployment/match.h"
 #include "workers/deployment/plan.h"
@@ -913,37 +917,59 @@ static int rolling(struct sd *s, struct wk_result *out)
 	return rollout_status(s, out);
 }
 
-/* oldPodsRunning: a pod of an old ReplicaSet not Failed or Succeeded */
+/* oldPodsRunning: a pod of an old ReplicaSet not Failed or Succeeded, the pods read from the
+ * shared cache (upstream: the pod informer's index) */
+struct pod_walk {
+	struct sd *s;
+	bool running;
+	int err;
+};
+
+static int pod_visit(const struct shm_obj *o, void *ud)
+{
+	struct pod_walk *w = ud;
+	struct shm_obj copy;
+	struct shm_pod_view v;
+	int r;
+
+	if ((r = shm_obj_dup(o, &copy)) < 0)
+		return w->err = r;
+	if (shm_pod_view_init(&copy, &v) < 0) {
+		shm_pod_view_free(&v);
+		return 0;
+	}
+	const struct kube_object_meta *m = &v.pod.meta;
+	if (v.pod.phase != KUBE_POD_FAILED && v.pod.phase != KUBE_POD_SUCCEEDED)
+		for (uint32_t k = 0; k < m->n_owner_refs; k++) {
+			if (m->owner_refs[k].controller != 1 || !m->owner_refs[k].uid)
+				continue;
+			for (size_t i = 0; i < w->s->n; i++)
+				if ((int)i != w->s->new_ix &&
+				    strcmp(str(get(w->s->rs[i], "metadata"), "uid"),
+				           m->owner_refs[k].uid) == 0)
+					w->running = true;
+		}
+	shm_pod_view_free(&v);
+	return 0;
+}
+
 static int old_pods_running(struct sd *s, bool *ret)
 {
-	cJSON *pl, *it;
-	int r = list(s, "", "pods", &pl);
+	struct pod_walk w = {.s = s};
 
 	*ret = false;
-	if (r < 0)
-		return r;
 	/* GetActualReplicaCountForReplicaSets(old) > 0 */
 	for (size_t i = 0; i < s->n; i++)
 		if ((int)i != s->new_ix && s->info[i].status_replicas > 0)
 			*ret = true;
-	cJSON_ArrayForEach(it, get(pl, "items"))
-	{
-		cJSON *ref;
-		const char *ph = str(get(it, "status"), "phase");
-		if (ph && (strcmp(ph, "Failed") == 0 || strcmp(ph, "Succeeded") == 0))
-			continue;
-		cJSON_ArrayForEach(ref, path2(it, "metadata", "ownerReferences"))
-		{
-			if (!cJSON_IsTrue(get(ref, "controller")) || !str(ref, "uid"))
-				continue;
-			for (size_t i = 0; i < s->n; i++)
-				if ((int)i != s->new_ix &&
-				    strcmp(str(get(s->rs[i], "metadata"), "uid"),
-				           str(ref, "uid")) == 0)
-					*ret = true;
-		}
-	}
-	cJSON_Delete(pl);
+	if (*ret)
+		return 0;
+	int r = kcmd_cache_list(s->c->ctx->arena, "", "pods", s->ns, pod_visit, &w);
+	if (r < 0)
+		return r;
+	if (w.err < 0)
+		return w.err;
+	*ret = w.running;
 	return 0;
 }
 
