@@ -277,7 +277,8 @@ static int can_adopt(struct sd *s)
 		cJSON_Delete(fresh);
 	}
 	free(body);
-	return s->can_adopt_err = r;
+	/* not -ENOENT: that would read as "the ReplicaSet is gone" (upstream wraps the error) */
+	return s->can_adopt_err = r == -ENOENT ? -ESTALE : r;
 }
 
 /* AdoptReplicaSet: a strategic-merge PATCH adding the controller reference (the ReplicaSet's
