@@ -3,14 +3,17 @@
  * workers/deployment/sync.c: syncDeployment (upstream pkg/controller/deployment, v1.37.2) in a
  * kcmd-worker, over cJSON trees.
  *
- * The Deployment is read from the cache (its JSON, KCMD_CACHE_OBJECT). Its ReplicaSets and, for
- * Recreate, the pods are read with an uncached LIST of the namespace (kcmd's typed ReplicaSet
- * record does not keep the annotations and labels a full object has; docs/deployment.md).
- * The arithmetic is plan.c's; template identity is kube_pod_template_equal_ignore_hash and the
- * hash kube_pod_template_hash. Writes: POST of a new ReplicaSet, merge PATCH of a ReplicaSet's
- * spec.replicas with its desired/max-replicas and revision annotations, PATCH of
- * ownerReferences to adopt, DELETE of old ReplicaSets beyond revisionHistoryLimit, PUT of the
- * Deployment's status; Events ScalingReplicaSet.
+ * The Deployment is read from the cache (its JSON, KCMD_CACHE_OBJECT), the pods from the cache's
+ * pod records. Its ReplicaSets are read with an uncached LIST of the namespace (kcmd's typed
+ * ReplicaSet record does not keep the annotations and template a full object has;
+ * docs/deployment.md). The arithmetic is plan.c's; template identity is
+ * kube_pod_template_equal_ignore_hash and the hash kube_pod_template_hash. Writes: POST of a new
+ * ReplicaSet, merge PATCH of a ReplicaSet's spec.replicas with its desired/max-replicas
+ * annotations and of the new one's annotations (SetNewReplicaSetAnnotations), strategic-merge
+ * PATCH of ownerReferences to adopt and release, DELETE of old ReplicaSets beyond
+ * revisionHistoryLimit, PATCH of the Deployment's revision annotation, PUT of the Deployment to
+ * roll back, PUT of its status; Events ScalingReplicaSet, SelectingAll, RollbackDone,
+ * RollbackRevisionNotFound, RollbackTemplateUnchanged.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -27,15 +30,18 @@
 #include "kube/model.h"
 #include "lib/features.h"
 #include "lib/log.h"
+#include "shm/record-model.h"
 #include "workers/deployment/controller.h"
 #include "workers/deployment/match.h"
 #include "workers/deployment/plan.h"
 
-#define A_REV     "deployment.kubernetes.io/revision"
-#define A_DESIRED "deployment.kubernetes.io/desired-replicas"
-#define A_MAX     "deployment.kubernetes.io/max-replicas"
-#define HASH_KEY  "pod-template-hash"
-#define MAX_RS    512 /* ReplicaSets per Deployment the sync handles; more: the sync fails */
+#define A_REV         "deployment.kubernetes.io/revision"
+#define A_DESIRED     "deployment.kubernetes.io/desired-replicas"
+#define A_MAX         "deployment.kubernetes.io/max-replicas"
+#define A_REV_HISTORY "deployment.kubernetes.io/revision-history"
+#define A_ROLLBACK    "deprecated.deployment.rollback.to"
+#define HASH_KEY      "pod-template-hash"
+#define MAX_RS        512 /* ReplicaSets per Deployment the sync handles; more: the sync fails */
 
 struct dpc {
 	struct wk_ctx *ctx;
@@ -55,7 +61,9 @@ struct sd {
 	int new_ix; /* index into rs[], -1: none */
 	struct dp_deployment dd;
 	const char *uid;
-	char *tmpl;     /* spec.template printed */
+	char *tmpl; /* spec.template printed */
+	bool can_adopt_checked;
+	int can_adopt_err;
 	cJSON *created; /* the ReplicaSet this sync created */
 };
 
@@ -184,16 +192,36 @@ static int list(struct sd *s, const char *group, const char *resource, cJSON **r
 	return r;
 }
 
-static void event(struct sd *s, const char *reason, const char *msg)
+static void event(struct sd *s, const char *type, const char *reason, const char *msg)
 {
 	struct kcmd_object_ref ref = {.api_version = "apps/v1",
 	                              .kind = "Deployment",
 	                              .ns = s->ns,
 	                              .name = s->name,
 	                              .uid = s->uid};
-	int r = kcmd_event_record(s->c->ctx->kc, DP_CONTROLLER, &ref, "Normal", reason, "%s", msg);
+	int r = kcmd_event_record(s->c->ctx->kc, DP_CONTROLLER, &ref, type, reason, "%s", msg);
 	if (r < 0)
 		log_v(2, "%s: recording event %s: %s", s->key, reason, strerror(-r));
+}
+
+/* a strategic-merge PATCH of a ReplicaSet (kcmd_kube_request's PATCH is a merge patch) */
+static int patch_strategic(struct sd *s, const char *name, const char *body)
+{
+	struct kube_request rq = {.verb = KUBE_PATCH,
+	                          .group = "apps",
+	                          .version = "v1",
+	                          .resource = "replicasets",
+	                          .ns = s->ns,
+	                          .name = name,
+	                          .body = body,
+	                          .body_len = strlen(body),
+	                          .patch_type = KUBE_PATCH_STRATEGIC};
+	struct kube_response resp = {0};
+	int r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
+	if (r == 0)
+		r = resp.error.err;
+	kube_response_clear(&resp);
+	return r;
 }
 
 /* ---- reading -------------------------------------------------------------------------------- */
@@ -228,12 +256,73 @@ static void fill_info(struct sd *s, size_t i)
 	x->is_new = (int)i == s->new_ix;
 }
 
-/* getReplicaSetsForDeployment: owned ReplicaSets, orphans matching the selector adopted */
+/* CanAdopt (RecheckDeletionTimestamp): once per sync, an uncached GET of the Deployment; adoption
+ * is refused when it is gone, another object by now, or being deleted */
+static int can_adopt(struct sd *s)
+{
+	char *body = NULL;
+
+	if (s->can_adopt_checked)
+		return s->can_adopt_err;
+	s->can_adopt_checked = true;
+	int r = request(s, "GET", "deployments", s->name, NULL, NULL, &body);
+	if (r == 0) {
+		cJSON *fresh = body ? cJSON_Parse(body) : NULL;
+		cJSON *m = get(fresh, "metadata");
+		if (!fresh)
+			r = -EBADMSG;
+		else if (!str(m, "uid") || strcmp(str(m, "uid"), s->uid) != 0 ||
+		         str(m, "deletionTimestamp"))
+			r = -ESTALE;
+		cJSON_Delete(fresh);
+	}
+	free(body);
+	/* not -ENOENT: that would read as "the ReplicaSet is gone" (upstream wraps the error) */
+	return s->can_adopt_err = r == -ENOENT ? -ESTALE : r;
+}
+
+/* AdoptReplicaSet: a strategic-merge PATCH adding the controller reference (the ReplicaSet's
+ * other owners kept), its uid as a precondition */
+static int adopt(struct sd *s, cJSON *rs)
+{
+	char body[1400];
+	int r = can_adopt(s);
+
+	if (r < 0)
+		return r;
+	snprintf(body, sizeof(body),
+	         "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+	         "\"Deployment\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
+	         "\"blockOwnerDeletion\":true}],\"uid\":\"%s\"}}",
+	         s->name, s->uid, str(get(rs, "metadata"), "uid"));
+	return patch_strategic(s, str(get(rs, "metadata"), "name"), body);
+}
+
+/* ReleaseReplicaSet: a strategic-merge PATCH deleting this Deployment's ownerReference, the
+ * ReplicaSet's uid as a precondition; NotFound and Invalid (no such reference, or another
+ * object by that name) are ignored */
+static int release(struct sd *s, cJSON *rs)
+{
+	char body[600];
+
+	log_v(2, "%s: patching ReplicaSet %s to remove its controllerRef", s->key,
+	      str(get(rs, "metadata"), "name"));
+	snprintf(body, sizeof(body),
+	         "{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"delete\",\"uid\":\"%s\"}],"
+	         "\"uid\":\"%s\"}}",
+	         s->uid, str(get(rs, "metadata"), "uid"));
+	int r = patch_strategic(s, str(get(rs, "metadata"), "name"), body);
+	return r == -ENOENT || r == -EINVAL ? 0 : r;
+}
+
+/* getReplicaSetsForDeployment (ClaimReplicaSets): owned ReplicaSets that match, owned ones that
+ * stopped matching released, orphans that match adopted; errors collected, the first returned
+ * after every ReplicaSet was tried, as upstream's aggregate */
 static int load_rs(struct sd *s)
 {
 	cJSON *sel = path2(s->d, "spec", "selector"), *it;
 	bool deleting = str(get(s->d, "metadata"), "deletionTimestamp") != NULL;
-	int r = list(s, "apps", "replicasets", &s->rslist);
+	int r = list(s, "apps", "replicasets", &s->rslist), err = 0;
 
 	if (r < 0)
 		return r;
@@ -241,50 +330,28 @@ static int load_rs(struct sd *s)
 	{
 		bool has_ctl, mine = controlled_by(it, s->uid, &has_ctl);
 		bool match = dp_selector_matches(sel, path2(it, "metadata", "labels"));
-		if (!mine && (has_ctl || !match || deleting ||
-		              str(get(it, "metadata"), "deletionTimestamp")))
+		if (!str(get(it, "metadata"), "name") || !str(get(it, "metadata"), "uid"))
 			continue;
 		if (mine && !match) {
-			/* release: upstream strategic-merge deletes its ownerReference; kcmd leaves
-			 * it (docs/deployment.md) and does not count the ReplicaSet as the
-			 * Deployment's */
+			if (!deleting && (r = release(s, it)) < 0 && !err)
+				err = r;
 			continue;
 		}
 		if (!mine) {
-			/* the orphan's other (non-controller) owners are kept: a merge patch
-			 * replaces the whole list */
-			cJSON *p = cJSON_CreateObject(),
-			      *pm = cJSON_AddObjectToObject(p, "metadata");
-			cJSON *refs =
-			        cJSON_Duplicate(path2(it, "metadata", "ownerReferences"), true);
-			cJSON *ref = cJSON_CreateObject();
-			if (!cJSON_IsArray(refs)) {
-				cJSON_Delete(refs);
-				refs = cJSON_CreateArray();
-			}
-			cJSON_AddStringToObject(ref, "apiVersion", "apps/v1");
-			cJSON_AddStringToObject(ref, "kind", "Deployment");
-			cJSON_AddStringToObject(ref, "name", s->name);
-			cJSON_AddStringToObject(ref, "uid", s->uid);
-			cJSON_AddBoolToObject(ref, "controller", true);
-			cJSON_AddBoolToObject(ref, "blockOwnerDeletion", true);
-			cJSON_AddItemToArray(refs, ref);
-			cJSON_AddItemToObject(pm, "ownerReferences", refs);
-			/* metadata.uid: the patch applies to this object only (a precondition) */
-			cJSON_AddStringToObject(pm, "uid", str(get(it, "metadata"), "uid"));
-			r = request(s, "PATCH", "replicasets", str(get(it, "metadata"), "name"),
-			            NULL, p, NULL);
-			cJSON_Delete(p);
-			if (r == -ENOENT)
+			if (has_ctl || !match || deleting ||
+			    str(get(it, "metadata"), "deletionTimestamp"))
 				continue;
-			if (r < 0)
-				return r;
+			if ((r = adopt(s, it)) < 0) {
+				if (r != -ENOENT && !err)
+					err = r;
+				continue;
+			}
 		}
 		if (s->n == MAX_RS)
 			return -E2BIG;
 		s->rs[s->n++] = it;
 	}
-	return 0;
+	return err;
 }
 
 /* FindNewReplicaSet: the oldest ReplicaSet whose template equals the Deployment's */
@@ -343,7 +410,7 @@ static int scale_rs(struct sd *s, size_t i, int32_t size, bool *scaled)
 		return r;
 	if (size_change) {
 		dp_scaling_message(msg, sizeof(msg), x->name, x->replicas, size);
-		event(s, "ScalingReplicaSet", msg);
+		event(s, "Normal", "ScalingReplicaSet", msg);
 	}
 	x->replicas = size;
 	x->desired = s->dd.replicas;
@@ -453,25 +520,51 @@ static int get_new_rs(struct sd *s, bool create)
 	snprintf(buf, sizeof(buf), "%" PRId64, max_old + 1);
 	if (s->new_ix >= 0) {
 		struct dp_rs *x = &s->info[s->new_ix];
-		cJSON *ann = path2(s->rs[s->new_ix], "metadata", "annotations");
-		r = dp_revision_update(str(ann, A_REV), NULL, buf, 0, rev, hist, &changed);
-		int32_t max = s->dd.replicas + dp_max_surge(&s->dd);
-		if (r == 0 && (changed || x->desired != s->dd.replicas || x->max_replicas != max)) {
-			char patch[256];
-			snprintf(patch, sizeof(patch),
-			         "{\"metadata\":{\"annotations\":{\"" A_REV "\":\"%s\",\"" A_DESIRED
-			         "\":\"%d\",\"" A_MAX "\":\"%d\"}}}",
-			         changed ? rev : str(ann, A_REV), (int)s->dd.replicas, (int)max);
-			cJSON *p = cJSON_Parse(patch);
-			r = request(s, "PATCH", "replicasets", x->name, NULL, p, NULL);
-			cJSON_Delete(p);
-			if (r < 0)
-				return r;
-			x->desired = s->dd.replicas;
-			x->max_replicas = max;
-			if (changed)
-				x->revision = strtoll(rev, NULL, 10);
+		cJSON *ann = path2(s->rs[s->new_ix], "metadata", "annotations"), *it;
+		cJSON *p = cJSON_CreateObject(), *pa = NULL;
+		bool ann_changed = false;
+		int64_t mrs = num(get(s->d, "spec"), "minReadySeconds", 0);
+		if (!p)
+			return -ENOMEM;
+		pa = cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "metadata"), "annotations");
+		/* SetNewReplicaSetAnnotations(exists): the Deployment's annotations but the
+		 * skipped ones, then the revision and, when it replaces one, revision-history */
+		cJSON_ArrayForEach(it, path2(s->d, "metadata", "annotations"))
+		{
+			const char *cur = str(ann, it->string);
+			if (!cJSON_IsString(it) || dp_annotation_skipped(it->string) ||
+			    (cur && strcmp(cur, it->valuestring) == 0))
+				continue;
+			set_str(pa, it->string, it->valuestring);
+			ann_changed = true;
 		}
+		const char *old_rev = str(ann, A_REV), *old_hist = str(ann, A_REV_HISTORY);
+		r = dp_revision_update(old_rev, old_hist, buf, DP_REV_HISTORY_MAX_CHARS, rev, hist,
+		                       &changed);
+		if (r < 0) {
+			/* upstream: no update of the annotations (the minReadySeconds one still
+			 * carries the copies) */
+			ann_changed = false;
+		} else if (changed) {
+			set_str(pa, A_REV, rev);
+			if (old_rev && (!old_hist || strcmp(old_hist, hist) != 0))
+				set_str(pa, A_REV_HISTORY, hist);
+			ann_changed = true;
+		}
+		/* not the desired/max-replicas annotations (SetNewReplicaSetAnnotations with
+		 * exists): scale() weighs each ReplicaSet by the max-replicas it had before */
+		bool mrs_changed = num(get(s->rs[s->new_ix], "spec"), "minReadySeconds", 0) != mrs;
+		if (mrs_changed)
+			cJSON_AddNumberToObject(cJSON_AddObjectToObject(p, "spec"),
+			                        "minReadySeconds", (double)mrs);
+		r = 0;
+		if (ann_changed || mrs_changed)
+			r = request(s, "PATCH", "replicasets", x->name, NULL, p, NULL);
+		cJSON_Delete(p);
+		if (r < 0)
+			return r;
+		if (changed && (ann_changed || mrs_changed))
+			x->revision = strtoll(rev, NULL, 10);
 		/* the Deployment's revision annotation follows its new ReplicaSet's (kept in
 		 * memory: written with the status below is not possible, so a PATCH) */
 		const char *drev = str(path2(s->d, "metadata", "annotations"), A_REV);
@@ -487,9 +580,18 @@ static int get_new_rs(struct sd *s, bool create)
 			                          .ns = s->ns,
 			                          .name = s->name,
 			                          .body = patch};
-			r = kcmd_kube_request(s->c->ctx->kc, &rq, NULL, NULL);
+			char *resp = NULL;
+			r = kcmd_kube_request(s->c->ctx->kc, &rq, NULL, &resp);
+			cJSON *upd = r == 0 && resp ? cJSON_Parse(resp) : NULL;
+			free(resp);
 			if (r < 0)
 				return r;
+			/* the patched metadata (its resourceVersion) for the writes that follow */
+			if (cJSON_IsObject(get(upd, "metadata")))
+				cJSON_ReplaceItemInObjectCaseSensitive(
+				        s->d, "metadata",
+				        cJSON_DetachItemFromObject(upd, "metadata"));
+			cJSON_Delete(upd);
 		}
 		if (has_deadline(s, &secs) && !cur_cond(s, "Progressing").present) {
 			snprintf(buf, sizeof(buf), "Found new replica set \"%s\"", x->name);
@@ -600,7 +702,7 @@ static int get_new_rs(struct sd *s, bool create)
 	if (count > 0) {
 		char msg[512];
 		dp_scaling_message(msg, sizeof(msg), rsname, 0, count);
-		event(s, "ScalingReplicaSet", msg);
+		event(s, "Normal", "ScalingReplicaSet", msg);
 	}
 	if (has_deadline(s, &secs)) {
 		snprintf(buf, sizeof(buf), "Created new replica set \"%s\"", rsname);
@@ -816,37 +918,59 @@ static int rolling(struct sd *s, struct wk_result *out)
 	return rollout_status(s, out);
 }
 
-/* oldPodsRunning: a pod of an old ReplicaSet not Failed or Succeeded */
+/* oldPodsRunning: a pod of an old ReplicaSet not Failed or Succeeded, the pods read from the
+ * shared cache (upstream: the pod informer's index) */
+struct pod_walk {
+	struct sd *s;
+	bool running;
+	int err;
+};
+
+static int pod_visit(const struct shm_obj *o, void *ud)
+{
+	struct pod_walk *w = ud;
+	struct shm_obj copy;
+	struct shm_pod_view v;
+	int r;
+
+	if ((r = shm_obj_dup(o, &copy)) < 0)
+		return w->err = r;
+	if (shm_pod_view_init(&copy, &v) < 0) {
+		shm_pod_view_free(&v);
+		return 0;
+	}
+	const struct kube_object_meta *m = &v.pod.meta;
+	if (v.pod.phase != KUBE_POD_FAILED && v.pod.phase != KUBE_POD_SUCCEEDED)
+		for (uint32_t k = 0; k < m->n_owner_refs; k++) {
+			if (m->owner_refs[k].controller != 1 || !m->owner_refs[k].uid)
+				continue;
+			for (size_t i = 0; i < w->s->n; i++)
+				if ((int)i != w->s->new_ix &&
+				    strcmp(str(get(w->s->rs[i], "metadata"), "uid"),
+				           m->owner_refs[k].uid) == 0)
+					w->running = true;
+		}
+	shm_pod_view_free(&v);
+	return 0;
+}
+
 static int old_pods_running(struct sd *s, bool *ret)
 {
-	cJSON *pl, *it;
-	int r = list(s, "", "pods", &pl);
+	struct pod_walk w = {.s = s};
 
 	*ret = false;
-	if (r < 0)
-		return r;
 	/* GetActualReplicaCountForReplicaSets(old) > 0 */
 	for (size_t i = 0; i < s->n; i++)
 		if ((int)i != s->new_ix && s->info[i].status_replicas > 0)
 			*ret = true;
-	cJSON_ArrayForEach(it, get(pl, "items"))
-	{
-		cJSON *ref;
-		const char *ph = str(get(it, "status"), "phase");
-		if (ph && (strcmp(ph, "Failed") == 0 || strcmp(ph, "Succeeded") == 0))
-			continue;
-		cJSON_ArrayForEach(ref, path2(it, "metadata", "ownerReferences"))
-		{
-			if (!cJSON_IsTrue(get(ref, "controller")) || !str(ref, "uid"))
-				continue;
-			for (size_t i = 0; i < s->n; i++)
-				if ((int)i != s->new_ix &&
-				    strcmp(str(get(s->rs[i], "metadata"), "uid"),
-				           str(ref, "uid")) == 0)
-					*ret = true;
-		}
-	}
-	cJSON_Delete(pl);
+	if (*ret)
+		return 0;
+	int r = kcmd_cache_list(s->c->ctx->arena, "", "pods", s->ns, pod_visit, &w);
+	if (r < 0)
+		return r;
+	if (w.err < 0)
+		return w.err;
+	*ret = w.running;
 	return 0;
 }
 
@@ -881,6 +1005,111 @@ static int recreate(struct sd *s, struct wk_result *out)
 	return rollout_status(s, out);
 }
 
+/* getRollbackTo: the deprecated rollback annotation as an int64 (Go's ParseInt), absent, empty
+ * or invalid: false */
+static bool rollback_to(struct sd *s, int64_t *ret)
+{
+	const char *v = str(path2(s->d, "metadata", "annotations"), A_ROLLBACK);
+	char *end;
+
+	if (!v)
+		return false;
+	const char *d = *v == '-' || *v == '+' ? v + 1 : v;
+	if (*d < '0' || *d > '9')
+		return false; /* empty, no digit, or leading space strtoll would accept */
+	errno = 0;
+	*ret = strtoll(v, &end, 10);
+	return errno == 0 && !*end;
+}
+
+/* updateDeploymentAndClearRollbackTo: PUT of the Deployment without the rollback annotation */
+static int clear_rollback(struct sd *s)
+{
+	cJSON *ann = path2(s->d, "metadata", "annotations");
+	cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(s->d, "status");
+	int r;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(ann, A_ROLLBACK);
+	log_v(4, "%s: cleans up rollbackTo of deployment", s->key);
+	r = request(s, "PUT", "deployments", s->name, NULL, s->d, NULL);
+	if (st)
+		cJSON_AddItemToObject(s->d, "status", st);
+	return r;
+}
+
+/* rollback (rollback.go): to the ReplicaSet of the requested revision (0: the last one) */
+static int rollback(struct sd *s, int64_t to)
+{
+	char msg[600];
+	int r = get_new_rs(s, true);
+
+	if (r < 0)
+		return r;
+	if (to == 0 && (to = dp_last_revision(s->info, s->n)) == 0) {
+		event(s, "Warning", "RollbackRevisionNotFound", "Unable to find last revision.");
+		return clear_rollback(s);
+	}
+	/* upstream walks the old ReplicaSets, then the new one */
+	for (size_t k = 0; k <= s->n; k++) {
+		size_t i = k;
+		if (k == s->n) {
+			if (s->new_ix < 0)
+				break;
+			i = (size_t)s->new_ix;
+		} else if ((int)k == s->new_ix) {
+			continue;
+		}
+		if (s->info[i].revision_bad || s->info[i].revision != to)
+			continue;
+		log_v(4, "%s: found replica set %s with desired revision %" PRId64, s->key,
+		      s->info[i].name, to);
+		cJSON *rt = path2(s->rs[i], "spec", "template");
+		char *t = cJSON_PrintUnformatted(rt);
+		if (!t)
+			return -ENOMEM;
+		int eq =
+		        kube_pod_template_equal_ignore_hash(t, strlen(t), s->tmpl, strlen(s->tmpl));
+		free(t);
+		if (eq < 0)
+			return eq;
+		if (eq == 1) {
+			snprintf(msg, sizeof(msg),
+			         "The rollback revision contains the same template as current "
+			         "deployment \"%s\"",
+			         s->name);
+			event(s, "Warning", "RollbackTemplateUnchanged", msg);
+			return clear_rollback(s);
+		}
+		/* SetFromReplicaSetTemplate: metadata and spec, without the hash label */
+		cJSON *nt = cJSON_Duplicate(rt, true);
+		if (!nt)
+			return -ENOMEM;
+		cJSON_DeleteItemFromObjectCaseSensitive(path2(nt, "metadata", "labels"), HASH_KEY);
+		cJSON_ReplaceItemInObjectCaseSensitive(get(s->d, "spec"), "template", nt);
+		/* SetDeploymentAnnotationsTo: the skipped annotations kept, the rest the
+		 * ReplicaSet's */
+		cJSON *md = ensure(s->d, "metadata"), *ann = ensure(md, "annotations"), *it;
+		cJSON *na = cJSON_CreateObject();
+		cJSON_ArrayForEach(it,
+		                   ann) if (cJSON_IsString(it) && dp_annotation_skipped(it->string))
+		        cJSON_AddStringToObject(na, it->string, it->valuestring);
+		cJSON_ArrayForEach(it, path2(s->rs[i], "metadata",
+		                             "annotations")) if (cJSON_IsString(it) &&
+		                                                 !dp_annotation_skipped(it->string))
+		        set_str(na, it->string, it->valuestring);
+		cJSON_ReplaceItemInObjectCaseSensitive(md, "annotations", na);
+		if ((r = clear_rollback(s)) < 0)
+			return r;
+		snprintf(msg, sizeof(msg), "Rolled back deployment \"%s\" to revision %" PRId64,
+		         s->name, to);
+		event(s, "Normal", "RollbackDone", msg);
+		return 0;
+	}
+	event(s, "Warning", "RollbackRevisionNotFound",
+	      "Unable to find the revision to rollback to.");
+	return clear_rollback(s);
+}
+
 static int sync_deployment(struct sd *s, struct wk_result *out)
 {
 	struct shm_obj *o = NULL;
@@ -901,11 +1130,13 @@ static int sync_deployment(struct sd *s, struct wk_result *out)
 	if (!s->uid)
 		return -EBADMSG;
 	cJSON *spec = get(s->d, "spec"), *sel = get(spec, "selector");
-	if (!cJSON_IsObject(sel) || (!cJSON_GetArraySize(get(sel, "matchLabels")) &&
-	                             !cJSON_GetArraySize(get(sel, "matchExpressions")))) {
-		/* upstream: "This deployment will select all pods" warning event, no sync */
-		if (num(get(s->d, "metadata"), "generation", 0) !=
-		    num(get(s->d, "status"), "observedGeneration", 0)) {
+	if (cJSON_IsObject(sel) && !cJSON_GetArraySize(get(sel, "matchLabels")) &&
+	    !cJSON_GetArraySize(get(sel, "matchExpressions"))) {
+		/* the empty selector (metav1.LabelSelector{}) */
+		event(s, "Warning", "SelectingAll",
+		      "This deployment is selecting all pods. A non-empty selector is required.");
+		if (num(get(s->d, "status"), "observedGeneration", 0) <
+		    num(get(s->d, "metadata"), "generation", 0)) {
 			set_num(ensure(s->d, "status"), "observedGeneration",
 			        (double)num(get(s->d, "metadata"), "generation", 0));
 			request(s, "PUT", "deployments", s->name, "status", s->d, NULL);
@@ -940,7 +1171,13 @@ static int sync_deployment(struct sd *s, struct wk_result *out)
 			set_cond(s, "Progressing", false, "DeploymentResumed",
 			         "Deployment is resumed", false);
 	}
-	if (paused || is_scaling_event(s))
+	int64_t to;
+	if (paused)
+		r = do_scale(s, paused, out);
+	else if (rollback_to(s, &to))
+		/* not re-entrant: nothing else until the annotation is gone (upstream) */
+		r = rollback(s, to);
+	else if (is_scaling_event(s))
 		r = do_scale(s, paused, out);
 	else if (s->dd.rolling)
 		r = rolling(s, out);

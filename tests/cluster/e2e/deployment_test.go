@@ -311,3 +311,283 @@ func TestDeployment_AdoptsOrphan(t *testing.T) {
 		t.Errorf("adopted ReplicaSet revision %q, want 1", owned[0].Annotations["deployment.kubernetes.io/revision"])
 	}
 }
+
+// dpEvent waits for an Event of the Deployment with this type, reason and message.
+func dpEvent(t *testing.T, d *appsv1.Deployment, typ, reason, msg string) {
+	t.Helper()
+	Eventually(t, 30*time.Second, "the "+reason+" event", func() (bool, string) {
+		evs, err := env.Client.CoreV1().Events(d.Namespace).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, e := range evs.Items {
+			if e.InvolvedObject.UID != d.UID {
+				continue
+			}
+			if e.Type == typ && e.Reason == reason && e.Message == msg {
+				return true, ""
+			}
+			seen = append(seen, e.Type+"/"+e.Reason+": "+e.Message)
+		}
+		return false, fmt.Sprintf("no %s %s %q among %q", typ, reason, msg, seen)
+	})
+}
+
+func dpUpdateRS(t *testing.T, ns, name string, f func(rs *appsv1.ReplicaSet)) *appsv1.ReplicaSet {
+	t.Helper()
+	var out *appsv1.ReplicaSet
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rs, err := env.Client.AppsV1().ReplicaSets(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		f(rs)
+		out, err = env.Client.AppsV1().ReplicaSets(ns).Update(context.Background(), rs, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("updating replica set %s: %v", name, err)
+	}
+	return out
+}
+
+// dpWaitRevision waits for the Deployment's revision annotation and its new ReplicaSet (by
+// upstream's hash) to carry rev and the image (upstream's waitForDeploymentRevisionAndImage).
+func dpWaitRevision(t *testing.T, ns, name, rev, image string) (*appsv1.Deployment, *appsv1.ReplicaSet) {
+	t.Helper()
+	var d *appsv1.Deployment
+	var rs *appsv1.ReplicaSet
+	Eventually(t, 60*time.Second, "revision "+rev+" with "+image, func() (bool, string) {
+		var err error
+		if d, err = env.Client.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{}); err != nil {
+			return false, err.Error()
+		}
+		if rs = dpNewRS(t, d); rs == nil {
+			return false, "no new ReplicaSet"
+		}
+		got := fmt.Sprintf("deployment %s/%s rs %s %s/%s", d.Annotations["deployment.kubernetes.io/revision"],
+			d.Spec.Template.Spec.Containers[0].Image, rs.Name, rs.Annotations["deployment.kubernetes.io/revision"],
+			rs.Spec.Template.Spec.Containers[0].Image)
+		return d.Annotations["deployment.kubernetes.io/revision"] == rev &&
+			rs.Annotations["deployment.kubernetes.io/revision"] == rev &&
+			d.Spec.Template.Spec.Containers[0].Image == image && rs.Spec.Template.Spec.Containers[0].Image == image, got
+	})
+	return d, rs
+}
+
+// TestDeployment_OrphaningAndAdoptionWhenLabelsChange (upstream's integration
+// TestReplicaSetOrphaningAndAdoptionWhenLabelsChange): a ReplicaSet whose labels stop matching
+// is released (its controller reference removed), the Deployment creates another one (under a
+// new name: collisionCount), and once its labels match again it is adopted back.
+func TestDeployment_OrphaningAndAdoptionWhenLabelsChange(t *testing.T) {
+	dpStart(t)
+	ns := Namespace(t)
+	d := dpCreate(t, dpNew(ns, "deployment", 1))
+	d = dpWaitComplete(t, ns, d.Name)
+	rs := dpNewRS(t, d)
+	if rs == nil {
+		t.Fatal("no new ReplicaSet")
+	}
+	other := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "unrelated", UID: "0000-unrelated"}
+	rs = dpUpdateRS(t, ns, rs.Name, func(x *appsv1.ReplicaSet) {
+		x.Labels = map[string]string{"new-name": "new-test"}
+		x.OwnerReferences = append(x.OwnerReferences, other)
+	})
+	Eventually(t, 30*time.Second, "the controllerRef removed", func() (bool, string) {
+		x, err := env.Client.AppsV1().ReplicaSets(ns).Get(context.Background(), rs.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		rs = x
+		return metav1.GetControllerOf(x) == nil, fmt.Sprintf("%+v", x.OwnerReferences)
+	})
+	if len(rs.OwnerReferences) != 1 || rs.OwnerReferences[0].UID != other.UID {
+		t.Errorf("owner references after release %+v, want only the unrelated one", rs.OwnerReferences)
+	}
+	var nrs *appsv1.ReplicaSet
+	Eventually(t, 30*time.Second, "another new ReplicaSet", func() (bool, string) {
+		d, _ = env.Client.AppsV1().Deployments(ns).Get(context.Background(), d.Name, metav1.GetOptions{})
+		nrs = dpNewRS(t, d)
+		return nrs != nil && nrs.UID != rs.UID, fmt.Sprintf("collisionCount %v", d.Status.CollisionCount)
+	})
+	if d.Status.CollisionCount == nil || *d.Status.CollisionCount != 1 {
+		t.Errorf("collisionCount %v, want 1 (the released ReplicaSet holds the first name)", d.Status.CollisionCount)
+	}
+	dpUpdateRS(t, ns, rs.Name, func(x *appsv1.ReplicaSet) { x.Labels = map[string]string{"app": d.Name} })
+	Eventually(t, 30*time.Second, "adopted back", func() (bool, string) {
+		x, err := env.Client.AppsV1().ReplicaSets(ns).Get(context.Background(), rs.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		ref := metav1.GetControllerOf(x)
+		return ref != nil && ref.UID == d.UID && len(x.OwnerReferences) == 2, fmt.Sprintf("%+v", x.OwnerReferences)
+	})
+}
+
+// TestDeployment_HashCollision (upstream's integration TestDeploymentHashCollision): the new
+// ReplicaSet's template is changed behind the controller's back; the name the Deployment's
+// template hashes to is then taken by a ReplicaSet with another template, so collisionCount is
+// bumped and a ReplicaSet of revision 2 created under the new hash.
+func TestDeployment_HashCollision(t *testing.T) {
+	dpStart(t)
+	ns := Namespace(t)
+	d := dpCreate(t, dpNew(ns, "test-hash-collision-deployment", 1))
+	d, rs := dpWaitRevision(t, ns, d.Name, "1", "fake/image:1")
+	dpUpdateRS(t, ns, rs.Name, func(x *appsv1.ReplicaSet) { x.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](5) })
+	Eventually(t, 30*time.Second, "collisionCount 1", func() (bool, string) {
+		d, _ = env.Client.AppsV1().Deployments(ns).Get(context.Background(), d.Name, metav1.GetOptions{})
+		return d.Status.CollisionCount != nil && *d.Status.CollisionCount == 1, fmt.Sprintf("%v", d.Status.CollisionCount)
+	})
+	_, nrs := dpWaitRevision(t, ns, d.Name, "2", "fake/image:1")
+	if want := d.Name + "-" + controller.ComputeHash(&d.Spec.Template, ptr.To[int32](1)); nrs.Name != want {
+		t.Errorf("new ReplicaSet %s, want %s", nrs.Name, want)
+	}
+}
+
+// TestDeployment_Rollback: the deprecated rollback annotation (upstream's rollback.go; the
+// apps/v1 form of extensions/v1beta1's spec.rollbackTo): to revision 1 (the template and the
+// annotations of that ReplicaSet come back, the ReplicaSet is re-used as revision 3 with
+// revision-history "1", RollbackDone), to 0 (the last revision), to a revision that does not
+// exist (RollbackRevisionNotFound) and to the current one (RollbackTemplateUnchanged); each
+// time the annotation is cleared. Also SetNewReplicaSetAnnotations' copy onto an existing
+// ReplicaSet: an annotation added to the Deployment alone appears on its new ReplicaSet.
+func TestDeployment_Rollback(t *testing.T) {
+	dpStart(t)
+	ns := Namespace(t)
+	const rb = "deprecated.deployment.rollback.to"
+	d0 := dpNew(ns, "test-rollback", 2)
+	d0.Annotations = map[string]string{"note": "one"}
+	d := dpCreate(t, d0)
+	_, rs1 := dpWaitRevision(t, ns, d.Name, "1", "fake/image:1")
+	if rs1.Annotations["note"] != "one" {
+		t.Errorf("new ReplicaSet note %q, want one", rs1.Annotations["note"])
+	}
+	dpWaitComplete(t, ns, d.Name)
+	dpUpdate(t, ns, d.Name, func(x *appsv1.Deployment) {
+		x.Spec.Template.Spec.Containers[0].Image = "fake/image:2"
+		x.Annotations["note"] = "two"
+	})
+	_, rs2 := dpWaitRevision(t, ns, d.Name, "2", "fake/image:2")
+	dpWaitComplete(t, ns, d.Name)
+	// an annotation of the Deployment alone is copied onto its existing new ReplicaSet
+	dpUpdate(t, ns, d.Name, func(x *appsv1.Deployment) { x.Annotations["extra"] = "x" })
+	Eventually(t, 30*time.Second, "the annotation copied", func() (bool, string) {
+		x, _ := env.Client.AppsV1().ReplicaSets(ns).Get(context.Background(), rs2.Name, metav1.GetOptions{})
+		return x.Annotations["extra"] == "x" && x.Annotations["note"] == "two", fmt.Sprintf("%v", x.Annotations)
+	})
+
+	dpUpdate(t, ns, d.Name, func(x *appsv1.Deployment) { x.Annotations[rb] = "1" })
+	d, rs := dpWaitRevision(t, ns, d.Name, "3", "fake/image:1")
+	if rs.UID != rs1.UID {
+		t.Errorf("rollback to 1 made ReplicaSet %s, want %s re-used", rs.Name, rs1.Name)
+	}
+	if h := rs.Annotations["deployment.kubernetes.io/revision-history"]; h != "1" {
+		t.Errorf("revision-history %q, want 1", h)
+	}
+	if _, ok := d.Annotations[rb]; ok || d.Annotations["note"] != "one" || d.Annotations["extra"] != "" {
+		t.Errorf("Deployment annotations after the rollback %v: want note=one, no extra, no %s", d.Annotations, rb)
+	}
+	dpEvent(t, d, "Normal", "RollbackDone", `Rolled back deployment "test-rollback" to revision 1`)
+	dpWaitComplete(t, ns, d.Name)
+
+	// 0: the last revision (2)
+	dpUpdate(t, ns, d.Name, func(x *appsv1.Deployment) { x.Annotations[rb] = "0" })
+	d, rs = dpWaitRevision(t, ns, d.Name, "4", "fake/image:2")
+	if rs.UID != rs2.UID || rs.Annotations["deployment.kubernetes.io/revision-history"] != "2" {
+		t.Errorf("rollback to 0: ReplicaSet %s history %q, want %s with history 2", rs.Name,
+			rs.Annotations["deployment.kubernetes.io/revision-history"], rs2.Name)
+	}
+	dpEvent(t, d, "Normal", "RollbackDone", `Rolled back deployment "test-rollback" to revision 2`)
+
+	// a revision that does not exist; then the current one
+	dpUpdate(t, ns, d.Name, func(x *appsv1.Deployment) { x.Annotations[rb] = "99" })
+	dpEvent(t, d, "Warning", "RollbackRevisionNotFound", "Unable to find the revision to rollback to.")
+	dpUpdate(t, ns, d.Name, func(x *appsv1.Deployment) { x.Annotations[rb] = "4" })
+	dpEvent(t, d, "Warning", "RollbackTemplateUnchanged",
+		`The rollback revision contains the same template as current deployment "test-rollback"`)
+	Eventually(t, 30*time.Second, "the annotation cleared", func() (bool, string) {
+		d, _ = env.Client.AppsV1().Deployments(ns).Get(context.Background(), d.Name, metav1.GetOptions{})
+		_, ok := d.Annotations[rb]
+		return !ok, fmt.Sprintf("%v", d.Annotations)
+	})
+	if d.Annotations["deployment.kubernetes.io/revision"] != "4" || d.Spec.Template.Spec.Containers[0].Image != "fake/image:2" {
+		t.Errorf("after the no-op rollbacks: revision %q image %s, want 4 and fake/image:2",
+			d.Annotations["deployment.kubernetes.io/revision"], d.Spec.Template.Spec.Containers[0].Image)
+	}
+}
+
+// dpNowhere: a template whose pods are bound to a node no kubelet (and no simulator) serves,
+// so they stay Pending and unready until the test marks them Ready.
+func dpNowhere(d *appsv1.Deployment) *appsv1.Deployment {
+	d.Spec.Template.Spec.NodeName = "kcmd-e2e-no-such-node"
+	return d
+}
+
+// TestDeployment_FailedDeployment (upstream's integration TestFailedDeployment): pods that never
+// become Ready make the Deployment exceed its progress deadline (Progressing False
+// ProgressDeadlineExceeded with upstream's message); marked Ready, it completes
+// (NewReplicaSetAvailable).
+func TestDeployment_FailedDeployment(t *testing.T) {
+	dpStart(t)
+	ns := Namespace(t)
+	d0 := dpNowhere(dpNew(ns, "progress-check", 1))
+	d0.Spec.ProgressDeadlineSeconds = ptr.To[int32](3)
+	d := dpCreate(t, d0)
+	var rs *appsv1.ReplicaSet
+	Eventually(t, 30*time.Second, "ProgressDeadlineExceeded", func() (bool, string) {
+		d, _ = env.Client.AppsV1().Deployments(ns).Get(context.Background(), d.Name, metav1.GetOptions{})
+		rs = dpNewRS(t, d)
+		p := dpCond(d, appsv1.DeploymentProgressing)
+		return rs != nil && d.Status.UpdatedReplicas >= 1 && p != nil && p.Status == corev1.ConditionFalse &&
+			p.Reason == "ProgressDeadlineExceeded" &&
+			p.Message == fmt.Sprintf("ReplicaSet %q has timed out progressing.", rs.Name), fmt.Sprintf("%+v", d.Status)
+	})
+	pods, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + d.Name})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("pods: %v %d", err, len(pods.Items))
+	}
+	setReadyCondition(t, ns, pods.Items[0].Name, corev1.ConditionTrue, time.Now())
+	Eventually(t, 30*time.Second, "NewReplicaSetAvailable", func() (bool, string) {
+		d, _ = env.Client.AppsV1().Deployments(ns).Get(context.Background(), d.Name, metav1.GetOptions{})
+		p := dpCond(d, appsv1.DeploymentProgressing)
+		return p != nil && p.Status == corev1.ConditionTrue && p.Reason == "NewReplicaSetAvailable", fmt.Sprintf("%+v", d.Status)
+	})
+}
+
+// TestDeployment_ProportionalScalingMidRollout (upstream's TestScale cases and the integration
+// TestScaledRolloutDeployment's idea): a rollout stuck with unready pods (maxSurge 3,
+// maxUnavailable 2, 10 replicas: old 8, new 5), scaled to 20: both ReplicaSets grow in
+// proportion to their size (GetReplicaSetProportion against max-replicas 13: old 8 -> 14,
+// new 5 -> 9), and the annotations follow.
+func TestDeployment_ProportionalScalingMidRollout(t *testing.T) {
+	dpStart(t)
+	ns := Namespace(t)
+	d0 := dpNowhere(dpNew(ns, "test-proportional", 10))
+	d0.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromInt32(3)),
+			MaxUnavailable: ptr.To(intstr.FromInt32(2))}}
+	d := dpCreate(t, d0)
+	d, old := dpWaitRevision(t, ns, d.Name, "1", "fake/image:1")
+	dpUpdate(t, ns, d.Name, func(x *appsv1.Deployment) { x.Spec.Template.Spec.Containers[0].Image = "fake/image:2" })
+	_, nrs := dpWaitRevision(t, ns, d.Name, "2", "fake/image:2")
+	sizes := func(wantOld, wantNew int32, desired string) {
+		t.Helper()
+		Eventually(t, 30*time.Second, fmt.Sprintf("old %d new %d", wantOld, wantNew), func() (bool, string) {
+			o, err1 := env.Client.AppsV1().ReplicaSets(ns).Get(context.Background(), old.Name, metav1.GetOptions{})
+			n, err2 := env.Client.AppsV1().ReplicaSets(ns).Get(context.Background(), nrs.Name, metav1.GetOptions{})
+			if err1 != nil || err2 != nil {
+				return false, fmt.Sprintf("%v %v", err1, err2)
+			}
+			return *o.Spec.Replicas == wantOld && *n.Spec.Replicas == wantNew &&
+					o.Annotations["deployment.kubernetes.io/desired-replicas"] == desired &&
+					n.Annotations["deployment.kubernetes.io/desired-replicas"] == desired,
+				fmt.Sprintf("old %d (%v) new %d (%v)", *o.Spec.Replicas, o.Annotations, *n.Spec.Replicas, n.Annotations)
+		})
+	}
+	sizes(8, 5, "10")
+	time.Sleep(2 * time.Second) // stable: no further step while nothing is available
+	sizes(8, 5, "10")
+	dpUpdate(t, ns, d.Name, func(x *appsv1.Deployment) { x.Spec.Replicas = ptr.To[int32](20) })
+	sizes(14, 9, "20")
+}
