@@ -239,6 +239,124 @@ uint64_t job_backoff_remaining_us(const struct job_backoff *b, kube_time_t now, 
 	return d < elapsed ? 0 : d - elapsed;
 }
 
+int32_t job_parse_int32(const char *v)
+{
+	int64_t x;
+
+	if (!v || parse_int(v, strlen(v), &x) < 0 || x < 0 || x > INT32_MAX)
+		return 0;
+	return (int32_t)x;
+}
+
+bool job_index_failed(const struct job_pod *p, bool only_replace_failed, bool has_pfp,
+                      int64_t backoff_limit_per_index)
+{
+	bool counted = false;
+
+	if (job_pod_failed(p, only_replace_failed)) {
+		if (has_pfp) {
+			if (p->pfp_action == JOB_PFP_FAIL_INDEX)
+				return true;
+			counted = p->pfp_count;
+		} else {
+			counted = true;
+		}
+	}
+	return counted && p->fail_count >= backoff_limit_per_index;
+}
+
+static bool valid_ix(const struct job_pod *p, int64_t completions)
+{
+	return p->index >= 0 && p->index < completions;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int job_failed_indexes(const struct job_intervals *prev, const struct job_pod *pods, size_t n,
+                       int64_t completions, bool only_replace_failed, bool has_pfp,
+                       int64_t backoff_limit_per_index, struct job_intervals *ret)
+{
+	int64_t *ix = calloc(n ? n : 1, sizeof(*ix));
+	size_t k = 0;
+	int r;
+
+	if (!ix)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (pods[i].tracking && valid_ix(&pods[i], completions) &&
+		    job_index_failed(&pods[i], only_replace_failed, has_pfp,
+		                     backoff_limit_per_index))
+			ix[k++] = pods[i].index;
+	qsort(ix, k, sizeof(*ix), cmp_i64);
+	r = job_iv_with(prev, ix, k, ret);
+	free(ix);
+	return r;
+}
+
+void job_delayed_deletion(struct job_pod *pods, size_t n, int64_t completions,
+                          bool only_replace_failed, const struct job_intervals *succeeded,
+                          const struct job_intervals *failed)
+{
+	for (size_t i = 0; i < n; i++)
+		pods[i].delayed = false;
+	for (size_t i = 0; i < n; i++) {
+		struct job_pod *p = &pods[i];
+		bool active = false;
+		if (!p->tracking || !valid_ix(p, completions) ||
+		    !job_pod_failed(p, only_replace_failed))
+			continue;
+		if (job_iv_has(succeeded, p->index) || job_iv_has(failed, p->index))
+			continue;
+		for (size_t j = 0; j < n && !active; j++)
+			active = job_pod_active(&pods[j]) && pods[j].index == p->index;
+		if (active)
+			continue;
+		struct job_pod *last = NULL;
+		for (size_t j = 0; j < i && !last; j++)
+			if (pods[j].delayed && pods[j].index == p->index)
+				last = &pods[j];
+		if (!last) {
+			p->delayed = true;
+		} else if ((int64_t)last->fail_count + last->ign_count <=
+		                   (int64_t)p->fail_count + p->ign_count &&
+		           !(job_pod_finish_time(p) < job_pod_finish_time(last))) {
+			last->delayed = false;
+			p->delayed = true;
+		}
+	}
+}
+
+void job_new_index_failure_counts(const struct job_pod *replaced, bool has_pfp,
+                                  int32_t *ret_failures, int32_t *ret_ignored)
+{
+	*ret_failures = *ret_ignored = 0;
+	if (!replaced)
+		return;
+	*ret_failures = replaced->fail_count;
+	*ret_ignored = replaced->ign_count;
+	if (!has_pfp || replaced->pfp_count)
+		(*ret_failures)++;
+	else
+		(*ret_ignored)++;
+}
+
+uint64_t job_remaining_per_index(const struct job_pod *last_failed, kube_time_t now,
+                                 uint64_t base_us, uint64_t max_us)
+{
+	struct job_backoff b;
+
+	if (!last_failed)
+		return 0;
+	b.failures_after_last_success =
+	        (int32_t)((int64_t)last_failed->fail_count + last_failed->ign_count + 1);
+	b.last_failure = job_pod_finish_time(last_failed);
+	return job_backoff_remaining_us(&b, now, base_us, max_us);
+}
+
 bool job_pod_active(const struct job_pod *p)
 {
 	return p->phase != KUBE_POD_SUCCEEDED && p->phase != KUBE_POD_FAILED && !p->deletion;
@@ -515,7 +633,7 @@ static const char *const m_reasons[] = {"",
                                         "FailedIndexes",
                                         "MaxFailedIndexesExceeded",
                                         NULL};
-static const char *const m_pfp[] = {"FailJob", "Ignore", "Count", NULL};
+static const char *const m_pfp[] = {"FailJob", "Ignore", "Count", "FailIndex", NULL};
 static const char *const m_creates[] = {"new", "recreate_terminating_or_failed", "recreate_failed",
                                         NULL};
 
@@ -612,7 +730,7 @@ void job_metrics_pods_finished(struct kcmd_metrics *m, bool indexed, int64_t suc
 
 void job_metrics_pfp(struct kcmd_metrics *m, int action)
 {
-	if (action >= 0 && action < 3)
+	if (action >= 0 && action < 4)
 		kcmd_metric_inc(m, JOB_M_PFP, (const char *[]){m_pfp[action]});
 }
 

@@ -27,6 +27,8 @@
 #define JOB_TRACKING_FINALIZER "batch.kubernetes.io/job-tracking"
 #define JOB_INDEX_KEY          "batch.kubernetes.io/job-completion-index"
 #define JOB_INDEX_ENV          "JOB_COMPLETION_INDEX"
+#define JOB_INDEX_FAILURE_KEY  "batch.kubernetes.io/job-index-failure-count"
+#define JOB_INDEX_IGNORED_KEY  "batch.kubernetes.io/job-index-ignored-failure-count"
 #define JOB_MAX_UNCOUNTED      500                    /* upstream MaxUncountedPods */
 #define JOB_MAX_CREATE_DELETE  500                    /* upstream MaxPodCreateDeletePerSync */
 #define JOB_BACKOFF_DEFAULT_US (10ull * 1000000)      /* DefaultJobPodFailureBackOff */
@@ -94,6 +96,11 @@ struct job_pod {
 	bool pfp_done, pfp_count; /* pfp_count: counts as failed (false: Ignore) */
 	int pfp_action;           /* enum job_pfp_action */
 	char *pfp_msg;            /* FailJob's message */
+	/* backoffLimitPerIndex: the index failure count annotations (read with the pod's JSON
+	 * for failed pods with the finalizer), and whether the pod's finalizer removal waits for
+	 * its index's replacement (getPodsWithDelayedDeletionPerIndex) */
+	int32_t fail_count, ign_count;
+	bool delayed;
 };
 
 bool job_pod_active(const struct job_pod *p);      /* FilterActivePods */
@@ -109,6 +116,36 @@ int job_pod_cmp_active(const struct job_pod *a, const struct job_pod *b);
 /* The generateName of a pod: "<job>-" or "<job>-<index>-", truncated as upstream's
  * names.SimpleNameGenerator would need (max 58 bytes of prefix). */
 void job_pod_generate_name(const char *job, int64_t index, char *buf, size_t n);
+
+/* ---- backoffLimitPerIndex (indexed_job_utils.go, backoff_utils.go) ----------------------------
+ * A pod's failure counts come from its annotations JOB_INDEX_FAILURE_KEY and
+ * JOB_INDEX_IGNORED_KEY; the caller fills fail_count / ign_count (job_parse_int32) and, for a
+ * Job with a podFailurePolicy, pfp_action / pfp_count. */
+/* parseInt32: the value, or 0 (absent, not a decimal, negative, past INT32_MAX). */
+int32_t job_parse_int32(const char *v);
+/* isIndexFailed: the failed pod fails its index (a FailIndex rule, or a counted failure whose
+ * index failure count already reached backoffLimitPerIndex). */
+bool job_index_failed(const struct job_pod *p, bool only_replace_failed, bool has_pfp,
+                      int64_t backoff_limit_per_index);
+/* calculateFailedIndexes: *ret = prev (status.failedIndexes, parsed) with the indexes of the
+ * pods with the finalizer and a valid index that fail their index. 0 or -ENOMEM. */
+int job_failed_indexes(const struct job_intervals *prev, const struct job_pod *pods, size_t n,
+                       int64_t completions, bool only_replace_failed, bool has_pfp,
+                       int64_t backoff_limit_per_index, struct job_intervals *ret);
+/* getPodsWithDelayedDeletionPerIndex: sets `delayed` on the one failed pod (with the finalizer,
+ * a valid index) of each index not succeeded, not failed and without an active pod, whose
+ * finalizer stays until the replacement is created: the one with the largest absolute failure
+ * count, the latest finish time on a tie (later pods in the array win ties). */
+void job_delayed_deletion(struct job_pod *pods, size_t n, int64_t completions,
+                          bool only_replace_failed, const struct job_intervals *succeeded,
+                          const struct job_intervals *failed);
+/* getNewIndexFailureCounts: the annotations of the pod replacing `replaced` (NULL: 0, 0). */
+void job_new_index_failure_counts(const struct job_pod *replaced, bool has_pfp,
+                                  int32_t *ret_failures, int32_t *ret_ignored);
+/* getRemainingTimePerIndex: microseconds until the index of last_failed (NULL: none) may get
+ * its replacement: the backoff for its absolute failure count + 1 since its finish time. */
+uint64_t job_remaining_per_index(const struct job_pod *last_failed, kube_time_t now,
+                                 uint64_t base_us, uint64_t max_us);
 
 /* ---- podFailurePolicy (pod_failure_policy.go) ------------------------------------------------ */
 struct cJSON;
@@ -180,7 +217,7 @@ enum job_m_reason job_metrics_reason(const char *reason);
 /* counts only positive numbers (a series appears with its first pod) */
 void job_metrics_pods_finished(struct kcmd_metrics *m, bool indexed, int64_t succeeded,
                                int64_t failed);
-/* action: 0 FailJob, 1 Ignore, 2 Count */
+/* action: 0 FailJob, 1 Ignore, 2 Count, 3 FailIndex */
 void job_metrics_pfp(struct kcmd_metrics *m, int action);
 void job_metrics_creations(struct kcmd_metrics *m, enum job_m_create reason, int64_t succeeded,
                            int64_t failed);

@@ -158,12 +158,15 @@ struct sj {
 	bool has_ads;
 	const char *restart_policy;
 	cJSON *pfp; /* spec.podFailurePolicy, or NULL */
+	bool per_index, has_mfi; /* spec.backoffLimitPerIndex, spec.maxFailedIndexes set */
+	int64_t blpi, mfi;
 	struct job_pod *pods;
 	size_t n_pods, cap_pods;
 	int64_t active, ready, terminating;
 	int64_t succeeded, failed;
 	struct uidset unc_s, unc_f;       /* the uncounted sets as read (jobCtx.uncounted) */
 	struct job_intervals prev_si, si; /* Indexed: prevSucceededIndexes, succeededIndexes */
+	struct job_intervals fi;          /* per_index: failedIndexes */
 	struct cond fin;                  /* finishedCondition (type NULL: none) */
 	char fin_reason[128], fin_message[512];
 	bool satisfied;
@@ -545,6 +548,8 @@ static void add_index_env(cJSON *containers)
 	}
 }
 
+static const struct job_pod *delayed_for(const struct sj *s, int64_t ix);
+
 /* The pod body for index ix (-1: NonIndexed), malloc'd JSON. */
 static char *pod_body(struct sj *s, int64_t ix)
 {
@@ -591,6 +596,19 @@ static char *pod_body(struct sj *s, int64_t ix)
 		snprintf(ixs, sizeof(ixs), "%" PRId64, ix);
 		set_str(cJSON_GetObjectItemCaseSensitive(md, "annotations"), JOB_INDEX_KEY, ixs);
 		set_str(cJSON_GetObjectItemCaseSensitive(md, "labels"), JOB_INDEX_KEY, ixs);
+		if (s->per_index) {
+			/* addIndexFailureCountAnnotation */
+			int32_t fc, ic;
+			char n[16];
+			cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+			job_new_index_failure_counts(delayed_for(s, ix), s->pfp != NULL, &fc, &ic);
+			snprintf(n, sizeof(n), "%" PRId32, fc);
+			set_str(ann, JOB_INDEX_FAILURE_KEY, n);
+			if (ic > 0) {
+				snprintf(n, sizeof(n), "%" PRId32, ic);
+				set_str(ann, JOB_INDEX_IGNORED_KEY, n);
+			}
+		}
 		char host[300];
 		snprintf(host, sizeof(host), "%s-%" PRId64, s->name, ix);
 		set_str(spec, "hostname", host);
@@ -771,6 +789,29 @@ static struct job_backoff backoff_of(struct sj *s)
 	return b;
 }
 
+/* podsWithDelayedDeletionPerIndex[ix] */
+static const struct job_pod *delayed_for(const struct sj *s, int64_t ix)
+{
+	for (size_t i = 0; i < s->n_pods; i++)
+		if (s->pods[i].delayed && s->pods[i].index == ix)
+			return &s->pods[i];
+	return NULL;
+}
+
+static int iv_merge_into(struct job_intervals *a, const struct job_intervals *b)
+{
+	struct job_intervals m = {0};
+	int r = job_iv_merge(a, b, &m);
+
+	if (r < 0) {
+		job_iv_free(&m);
+		return r;
+	}
+	job_iv_free(a);
+	*a = m;
+	return 0;
+}
+
 /* manageJob: returns the new active count; *err the first write error. */
 static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int *err)
 {
@@ -828,12 +869,15 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 	if (diff <= 0)
 		return active;
 	s->action = JOB_M_PODS_CREATED;
-	struct job_backoff b = backoff_of(s);
-	uint64_t wait = job_backoff_remaining_us(&b, kube_time_now(), s->c->backoff_us,
-	                                         s->c->backoff_max_us);
-	if (wait > 0) {
-		requeue(s, wait);
-		return 0; /* as upstream: the sync reports no active pods while backing off */
+	if (!s->per_index) {
+		/* the global backoff (backoffLimitPerIndex has one per index, below) */
+		struct job_backoff b = backoff_of(s);
+		uint64_t wait = job_backoff_remaining_us(&b, kube_time_now(), s->c->backoff_us,
+		                                         s->c->backoff_max_us);
+		if (wait > 0) {
+			requeue(s, wait);
+			return active; /* v1.37.2: the active count stays while backing off */
+		}
 	}
 	if (diff > JOB_MAX_CREATE_DELETE)
 		diff = JOB_MAX_CREATE_DELETE;
@@ -863,7 +907,8 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 				ai[j] = ai[j - 1];
 				ai[j - 1] = t;
 			}
-		if (job_iv_with(&s->si, ai, na, &np) < 0) {
+		if (job_iv_with(&s->si, ai, na, &np) < 0 ||
+		    (s->per_index && iv_merge_into(&np, &s->fi) < 0)) {
 			free(ai);
 			free(ix);
 			job_iv_free(&np);
@@ -873,6 +918,28 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 		diff = (int64_t)job_first_pending(&np, (size_t)diff, s->completions, ix);
 		job_iv_free(&np);
 		free(ai);
+		if (s->per_index) {
+			/* getPodCreationInfoForIndependentIndexes: the indexes past their backoff,
+			 * else a requeue at the soonest one */
+			uint64_t soonest = 0;
+			int64_t k = 0;
+			kube_time_t now = kube_time_now();
+			for (int64_t i = 0; i < diff; i++) {
+				uint64_t w = job_remaining_per_index(delayed_for(s, ix[i]), now,
+				                                     s->c->backoff_us,
+				                                     s->c->backoff_max_us);
+				if (w == 0)
+					ix[k++] = ix[i];
+				else if (!soonest || w < soonest)
+					soonest = w;
+			}
+			if (k == 0 && soonest) {
+				requeue(s, soonest);
+				free(ix);
+				return active;
+			}
+			diff = k;
+		}
 		if (diff == 0) {
 			free(ix);
 			return active;
@@ -1082,6 +1149,11 @@ static int track_status(struct sj *s, bool flush)
 		bool failed = job_pod_failed(p, s->only_replace_failed);
 		if (!(s->deleting || s->fin.type || p->phase == KUBE_POD_SUCCEEDED || failed))
 			continue;
+		/* canRemoveFinalizer: the failed pod of an index awaiting its replacement keeps
+		 * the finalizer (the replacement's failure count annotations come from it) */
+		if (!(s->deleting || s->fin.type || p->phase == KUBE_POD_SUCCEEDED) && s->per_index &&
+		    p->delayed)
+			continue;
 		rmp[nrm++] = p;
 		if (p->phase == KUBE_POD_SUCCEEDED && !uid_in(&s->unc_f, p->uid)) {
 			if (s->indexed) {
@@ -1094,8 +1166,7 @@ static int track_status(struct sj *s, bool flush)
 				uncounted_add(s, "succeeded", p->uid);
 			}
 		} else if (failed || (s->fin.type && !scm)) {
-			if (!uid_in(&s->unc_f, p->uid) && s->pfp && p->pfp_action != JOB_PFP_NONE &&
-			    p->pfp_action != JOB_PFP_FAIL_INDEX)
+			if (!uid_in(&s->unc_f, p->uid) && s->pfp && p->pfp_action != JOB_PFP_NONE)
 				job_metrics_pfp(s->c->met, p->pfp_action - JOB_PFP_FAIL_JOB);
 			if (!uid_in(&s->unc_f, p->uid) && (!s->indexed || valid_index(s, p)) &&
 			    p->pfp_count) {
@@ -1129,6 +1200,21 @@ static int track_status(struct sj *s, bool flush)
 		else
 			cJSON_DeleteItemFromObjectCaseSensitive(s->status, "completedIndexes");
 		free(str);
+		/* failedIndexes: set (possibly "") for a Job with backoffLimitPerIndex, else unset */
+		const char *cur_fi = str_at(s->status, "failedIndexes", NULL);
+		if (s->per_index) {
+			char *fstr = NULL;
+			if ((r = job_iv_string(&s->fi, &fstr)) < 0)
+				goto out;
+			if (!cur_fi || strcmp(cur_fi, fstr)) {
+				set_str(s->status, "failedIndexes", fstr);
+				flush = true;
+			}
+			free(fstr);
+		} else if (obj_at(s->status, "failedIndexes", NULL)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(s->status, "failedIndexes");
+			flush = true;
+		}
 	}
 	if (s->fin.type && !strcmp(s->fin.type, "FailureTarget")) {
 		cond_append(s->status, &s->fin, now);
@@ -1224,18 +1310,21 @@ out:
 	return r;
 }
 
-/* Evaluates the podFailurePolicy for the Failed pods that still carry the finalizer (the ones
- * not counted yet): their container statuses and conditions are not in the typed record, so
- * each is read with a LIST by name (the job-controller role lists pods; it may not get them). */
-static int eval_pfp(struct sj *s)
+/* Reads the failed pods that still carry the finalizer (the ones not counted yet) whole, for
+ * what the typed record lacks: their container statuses and conditions (the podFailurePolicy)
+ * and, for a Job with backoffLimitPerIndex, the index failure count annotations. Each is read
+ * with a LIST by name (the job-controller role lists pods; it may not get them). */
+static int eval_failed(struct sj *s)
 {
-	for (size_t i = 0; s->pfp && i < s->n_pods; i++) {
+	for (size_t i = 0; (s->pfp || s->per_index) && i < s->n_pods; i++) {
 		struct job_pod *p = &s->pods[i];
 		struct kube_response resp = {0};
 		char fs[300];
 		int r;
 
-		if (!p->tracking || p->phase != KUBE_POD_FAILED || p->pfp_done)
+		if (!p->tracking || p->pfp_done || !job_pod_failed(p, s->only_replace_failed))
+			continue;
+		if (s->pfp ? p->phase != KUBE_POD_FAILED : !valid_index(s, p))
 			continue;
 		snprintf(fs, sizeof(fs), "metadata.name=%s", p->name);
 		struct kube_request rq = {.verb = KUBE_LIST,
@@ -1253,13 +1342,18 @@ static int eval_pfp(struct sj *s)
 		cJSON *items = obj_at(list, "items", NULL);
 		cJSON *pod = cJSON_IsArray(items) ? items->child : NULL;
 		const char *uid = str_at(pod, "metadata", "uid");
-		if (pod && uid && !strcmp(uid, p->uid)) {
+		if (pod && uid && !strcmp(uid, p->uid) && s->pfp) {
 			r = job_pfp_match(s->pfp, pod, &p->pfp_count, &p->pfp_msg);
 			if (r < 0) {
 				cJSON_Delete(list);
 				return r;
 			}
 			p->pfp_action = r;
+		}
+		if (pod && uid && !strcmp(uid, p->uid) && s->per_index) {
+			cJSON *ann = obj_at(pod, "metadata", "annotations");
+			p->fail_count = job_parse_int32(str_at(ann, JOB_INDEX_FAILURE_KEY, NULL));
+			p->ign_count = job_parse_int32(str_at(ann, JOB_INDEX_IGNORED_KEY, NULL));
 		}
 		p->pfp_done = true; /* a pod gone since is not matched, as a pod without statuses */
 		cJSON_Delete(list);
@@ -1290,6 +1384,8 @@ static int read_spec(struct sj *s)
 	s->suspend = cJSON_IsTrue(susp);
 	s->deleting = str_at(s->job, "metadata", "deletionTimestamp") != NULL;
 	s->restart_policy = str_at(obj_at(spec, "template", "spec"), "restartPolicy", NULL);
+	s->per_index = int_at(spec, "backoffLimitPerIndex", NULL, &s->blpi);
+	s->has_mfi = int_at(spec, "maxFailedIndexes", NULL, &s->mfi);
 	s->pfp = obj_at(spec, "podFailurePolicy", NULL);
 	if (!cJSON_IsObject(s->pfp))
 		s->pfp = NULL;
@@ -1299,6 +1395,7 @@ static int read_spec(struct sj *s)
 		return -ENOMEM;
 	if (s->indexed && !s->has_completions)
 		return -EINVAL; /* validation requires completions for Indexed Jobs */
+	s->per_index = s->per_index && s->indexed; /* validation: only Indexed Jobs have it */
 	return 0;
 }
 
@@ -1400,7 +1497,7 @@ static void sync_job(struct sj *s)
 		s->terminating += job_pod_terminating(&s->pods[i]);
 	}
 	int64_t active = (int64_t)n_act;
-	if ((r = eval_pfp(s)) < 0) {
+	if ((r = eval_failed(s)) < 0) {
 		s->err = r;
 		free(act);
 		return;
@@ -1499,6 +1596,34 @@ static void sync_job(struct sj *s)
 			return;
 		}
 		s->succeeded = job_iv_total(&s->si);
+		if (s->per_index) {
+			/* calculateFailedIndexes, then the failure scenarios of backoffLimitPerIndex */
+			struct job_intervals prev_fi = {0};
+			const char *fis = str_at(s->status, "failedIndexes", NULL);
+			r = job_iv_parse(fis, s->completions, &prev_fi);
+			if (r == 0)
+				r = job_failed_indexes(&prev_fi, s->pods, s->n_pods, s->completions,
+				                       s->only_replace_failed, s->pfp != NULL, s->blpi,
+				                       &s->fi);
+			job_iv_free(&prev_fi);
+			if (r < 0) {
+				free(act);
+				s->err = r;
+				return;
+			}
+			int64_t nfi = job_iv_total(&s->fi);
+			if (!s->fin.type) {
+				if (s->has_mfi && nfi > s->mfi)
+					set_fin(s, "FailureTarget", "MaxFailedIndexesExceeded",
+					        "Job has exceeded the specified maximal number of "
+					        "failed indexes");
+				else if (nfi > 0 && nfi + s->succeeded >= s->completions)
+					set_fin(s, "FailureTarget", "FailedIndexes",
+					        "Job has failed indexes");
+			}
+			job_delayed_deletion(s->pods, s->n_pods, s->completions,
+			                     s->only_replace_failed, &s->si, &s->fi);
+		}
 		char spm[64];
 		cJSON *sp = obj_at(s->job, "spec", "successPolicy");
 		if (!s->fin.type && cJSON_IsObject(sp) &&
@@ -1594,6 +1719,7 @@ static void jc_sync(void *state, size_t q, const char *key, struct wk_result *re
 	uidset_free(&s.unc_f);
 	job_iv_free(&s.prev_si);
 	job_iv_free(&s.si);
+	job_iv_free(&s.fi);
 }
 
 static int jc_init(struct wk_ctx *ctx, void **ret)
