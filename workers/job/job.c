@@ -620,6 +620,40 @@ bool job_success_policy_match(const cJSON *policy, int64_t completions,
 	return false;
 }
 
+/* ---- selectors (job.h) ---------------------------------------------------------------------- */
+bool job_selector_matches(const cJSON *sel, const struct kube_kv *labels, uint32_t n)
+{
+	const cJSON *it, *x;
+
+	if (!cJSON_IsObject(sel))
+		return false;
+	cJSON_ArrayForEach(it, jget(sel, "matchLabels"))
+	{
+		const char *v = kube_labels_get(labels, n, it->string);
+		if (!cJSON_IsString(it) || !v || strcmp(v, it->valuestring) != 0)
+			return false;
+	}
+	cJSON_ArrayForEach(it, jget(sel, "matchExpressions"))
+	{
+		const char *k = jstr(it, "key"), *op = jstr(it, "operator");
+		bool in = false;
+		if (!k || !op)
+			return false;
+		const char *v = kube_labels_get(labels, n, k);
+		cJSON_ArrayForEach(x, jget(it, "values"))
+		{
+			in |= v && cJSON_IsString(x) && strcmp(x->valuestring, v) == 0;
+		}
+		if (!strcmp(op, "In")             ? !in
+		    : !strcmp(op, "NotIn")        ? in
+		    : !strcmp(op, "Exists")       ? !v
+		    : !strcmp(op, "DoesNotExist") ? v != NULL
+		                                  : true)
+			return false;
+	}
+	return true;
+}
+
 /* ---- metrics (job.h) ------------------------------------------------------------------------ */
 static const char *const m_modes[] = {"NonIndexed", "Indexed", NULL};
 static const char *const m_results[] = {"success", "error", NULL};

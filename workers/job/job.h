@@ -101,6 +101,7 @@ struct job_pod {
 	 * its index's replacement (getPodsWithDelayedDeletionPerIndex) */
 	int32_t fail_count, ign_count;
 	bool delayed;
+	bool adopt; /* an orphan matching the selector, claimed once the adoption PATCH succeeds */
 };
 
 bool job_pod_active(const struct job_pod *p);      /* FilterActivePods */
@@ -147,8 +148,14 @@ void job_new_index_failure_counts(const struct job_pod *replaced, bool has_pfp,
 uint64_t job_remaining_per_index(const struct job_pod *last_failed, kube_time_t now,
                                  uint64_t base_us, uint64_t max_us);
 
-/* ---- podFailurePolicy (pod_failure_policy.go) ------------------------------------------------ */
+/* ---- selectors ------------------------------------------------------------------------------ */
 struct cJSON;
+/* metav1.LabelSelectorAsSelector(sel).Matches(labels) over spec.selector as JSON: NULL (or not
+ * an object) matches nothing, an empty selector everything; matchLabels and matchExpressions
+ * (In, NotIn, Exists, DoesNotExist; an unknown operator matches nothing). */
+bool job_selector_matches(const struct cJSON *sel, const struct kube_kv *labels, uint32_t n);
+
+/* ---- podFailurePolicy (pod_failure_policy.go) ------------------------------------------------ */
 enum job_pfp_action {
 	JOB_PFP_NONE = 0, /* no rule matched */
 	JOB_PFP_FAIL_JOB,

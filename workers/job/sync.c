@@ -158,6 +158,9 @@ struct sj {
 	bool has_ads;
 	const char *restart_policy;
 	cJSON *pfp; /* spec.podFailurePolicy, or NULL */
+	cJSON *sel; /* spec.selector */
+	bool can_adopt_checked;
+	int can_adopt_err;
 	bool per_index, has_mfi; /* spec.backoffLimitPerIndex, spec.maxFailedIndexes set */
 	int64_t blpi, mfi;
 	struct job_pod *pods;
@@ -272,10 +275,106 @@ static bool cond_ensure(cJSON *status, const char *type, const char *st, const c
 	return false;
 }
 
+/* ---- adoption and release (controller_ref_manager.go) ----------------------------------------- */
+static int patch_pod(struct sj *s, const char *name, const char *body)
+{
+	struct kube_request rq = {.verb = KUBE_PATCH,
+	                          .version = "v1",
+	                          .resource = "pods",
+	                          .ns = s->ns,
+	                          .name = name,
+	                          .body = body,
+	                          .body_len = strlen(body),
+	                          .patch_type = KUBE_PATCH_STRATEGIC};
+	struct kube_response resp = {0};
+	int r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
+
+	if (r == 0)
+		r = resp.error.err;
+	kube_response_clear(&resp);
+	return r;
+}
+
+/* canAdopt: RecheckDeletionTimestamp over an uncached GET of the Job (same uid, not being
+ * deleted), once per sync. */
+static int can_adopt(struct sj *s)
+{
+	struct kube_request rq = {.verb = KUBE_GET,
+	                          .group = "batch",
+	                          .version = "v1",
+	                          .resource = "jobs",
+	                          .ns = s->ns,
+	                          .name = s->name};
+	struct kube_response resp = {0};
+	int r;
+
+	if (s->can_adopt_checked)
+		return s->can_adopt_err;
+	s->can_adopt_checked = true;
+	r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
+	if (r == 0) {
+		cJSON *fresh = resp.body ? cJSON_Parse(resp.body) : NULL;
+		const char *uid = str_at(fresh, "metadata", "uid");
+		if (!fresh)
+			r = -EBADMSG;
+		else if (!uid || strcmp(uid, s->uid) || str_at(fresh, "metadata", "deletionTimestamp"))
+			r = -ESTALE;
+		cJSON_Delete(fresh);
+	}
+	kube_response_clear(&resp);
+	if (r < 0)
+		log_v(2, "%s: can't adopt pods: %s", s->key, strerror(-r));
+	return s->can_adopt_err = r;
+}
+
+/* AdoptPod: the controller reference and the tracking finalizer, with the pod's uid as a
+ * precondition. */
+static int adopt_pod(struct sj *s, const char *name, const char *uid)
+{
+	char *body = NULL;
+	int r = can_adopt(s);
+
+	if (r < 0)
+		return r;
+	if (asprintf(&body,
+	             "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":"
+	             "\"Job\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
+	             "\"blockOwnerDeletion\":true}],\"uid\":\"%s\",\"finalizers\":[\"%s\"]}}",
+	             s->name, s->uid, uid, JOB_TRACKING_FINALIZER) < 0)
+		return -ENOMEM;
+	r = patch_pod(s, name, body);
+	free(body);
+	if (r < 0)
+		log_v(2, "%s: adopting pod %s: %s", s->key, name, strerror(-r));
+	return r;
+}
+
+/* ReleasePod: the controller reference and the tracking finalizer go; a pod gone or changed
+ * (NotFound, Invalid: uid precondition) is not an error. */
+static int release_pod(struct sj *s, const char *name, const char *uid)
+{
+	char *body = NULL;
+	int r;
+
+	if (asprintf(&body,
+	             "{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"delete\",\"uid\":\"%s\"}],"
+	             "\"uid\":\"%s\",\"$deleteFromPrimitiveList/finalizers\":[\"%s\"]}}",
+	             s->uid, uid, JOB_TRACKING_FINALIZER) < 0)
+		return -ENOMEM;
+	r = patch_pod(s, name, body);
+	free(body);
+	if (r == -ENOENT || r == -EINVAL || r == -EUCLEAN)
+		r = 0;
+	if (r < 0)
+		log_v(2, "%s: releasing pod %s: %s", s->key, name, strerror(-r));
+	return r;
+}
+
 /* ---- pods ------------------------------------------------------------------------------------ */
 struct list_ud {
 	struct sj *s;
 	int err;
+	bool claim; /* ClaimPods over the namespace's pods (else: every pod visited is taken) */
 };
 
 static int pod_visit(const struct shm_obj *o, void *ud)
@@ -301,8 +400,34 @@ static int pod_visit(const struct shm_obj *o, void *ud)
 		shm_pod_view_free(&v);
 		return 0; /* not a pod record we can read: skip, as a decode error */
 	}
+	bool adopt = false;
+	if (lu->claim) {
+		/* ClaimPods (controller_ref_manager.go): own matching pods, adopt matching orphans
+		 * unless either side is being deleted, release owned pods that stopped matching */
+		const struct kube_object_meta *m = &v.pod.meta;
+		const struct kube_owner_ref *ctl = NULL;
+		for (uint32_t i = 0; i < m->n_owner_refs; i++)
+			if (m->owner_refs[i].controller == 1)
+				ctl = &m->owner_refs[i];
+		bool ours = ctl && ctl->uid && !strcmp(ctl->uid, s->uid);
+		bool match = job_selector_matches(s->sel, m->labels, m->n_labels);
+		if ((ctl && !ours) || (ours && !match && s->deleting) ||
+		    (!ctl && (s->deleting || !match || m->deletion_timestamp))) {
+			shm_pod_view_free(&v);
+			return 0;
+		}
+		if (ours && !match) {
+			r = release_pod(s, m->name, m->uid);
+			if (r < 0 && !lu->err)
+				lu->err = r;
+			shm_pod_view_free(&v);
+			return 0;
+		}
+		adopt = !ctl;
+	}
 	p = &s->pods[s->n_pods];
 	memset(p, 0, sizeof(*p));
+	p->adopt = adopt;
 	p->name = strdup(v.pod.meta.name ? v.pod.meta.name : "");
 	p->uid = strdup(v.pod.meta.uid ? v.pod.meta.uid : "");
 	p->phase = v.pod.phase;
@@ -981,7 +1106,7 @@ static int orphan_visit(const struct shm_obj *o, void *ud)
 		return 0;
 	if (ou->keep_uid && c->uid && !strcmp(c->uid, ou->keep_uid))
 		return 0;
-	return pod_visit(o, &(struct list_ud){ou->s, 0});
+	return pod_visit(o, &(struct list_ud){ou->s, 0, false});
 }
 
 static int cleanup_orphans(struct sj *s, const char *keep_uid)
@@ -1387,6 +1512,7 @@ static int read_spec(struct sj *s)
 	s->per_index = int_at(spec, "backoffLimitPerIndex", NULL, &s->blpi);
 	s->has_mfi = int_at(spec, "maxFailedIndexes", NULL, &s->mfi);
 	s->pfp = obj_at(spec, "podFailurePolicy", NULL);
+	s->sel = obj_at(spec, "selector", NULL);
 	if (!cJSON_IsObject(s->pfp))
 		s->pfp = NULL;
 	s->only_replace_failed = (prp && !strcmp(prp, "Failed")) || s->pfp;
@@ -1407,6 +1533,35 @@ static kube_time_t status_time(struct sj *s, const char *field)
 	if (v)
 		kube_time_parse(v, strlen(v), &t);
 	return t;
+}
+
+/* The orphans the claim chose are adopted; the adopted ones count with the finalizer (as
+ * upstream's getPodsForJob sets it in memory), the others are dropped. The first error fails
+ * the sync, as ClaimPods' aggregated error does. */
+static int adopt_orphans(struct sj *s)
+{
+	size_t k = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < s->n_pods; i++) {
+		struct job_pod *p = &s->pods[i];
+		if (p->adopt) {
+			int r = adopt_pod(s, p->name, p->uid);
+			p->adopt = false;
+			if (r < 0) {
+				if (r != -ENOENT && !err)
+					err = r;
+				free(p->name);
+				free(p->uid);
+				free(p->pfp_msg);
+				continue;
+			}
+			p->tracking = true;
+		}
+		s->pods[k++] = *p;
+	}
+	s->n_pods = k;
+	return err;
 }
 
 static void sync_job(struct sj *s)
@@ -1476,9 +1631,11 @@ static void sync_job(struct sj *s)
 	if (!s->satisfied && st.recheck_after_ns > 0)
 		requeue(s, (uint64_t)st.recheck_after_ns / 1000);
 
-	struct list_ud lu = {s, 0};
-	r = shm_reader_list_controlled(c->ctx->arena, (uint16_t)c->pod_type, s->uid, NULL,
-	                               pod_visit, &lu);
+	/* getPodsForJob: every pod of the namespace, claimed */
+	struct list_ud lu = {s, 0, true};
+	r = shm_reader_list_ns(c->ctx->arena, (uint16_t)c->pod_type, s->ns, pod_visit, &lu);
+	if (r == 0 && lu.err == 0)
+		r = adopt_orphans(s);
 	if (r < 0 || lu.err < 0) {
 		s->err = r < 0 ? r : lu.err;
 		return;

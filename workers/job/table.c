@@ -8,10 +8,14 @@
  *
  * A pod event is counted only for the Job its controller reference names with the same uid (as
  * upstream's resolveControllerRef); the key is queued either way, so the sync can release the
- * finalizer of a pod whose Job is gone or was replaced. A pod that has just failed is queued
- * after upstream's syncJobBatchPeriod (1 s), so several failures are counted in one sync;
- * every other event is queued at once.
+ * finalizer of a pod whose Job is gone or was replaced. The Job of a pod event is queued after
+ * upstream's syncJobBatchPeriod (1 s, enqueueSyncJobBatched), so a burst of pod changes is
+ * handled in one sync; a key whose Job does not own the pod (upstream's orphan-pod queue) is
+ * queued at once. An orphan pod (no controller reference) added, or updated with new labels or
+ * a changed controller reference, queues (batched) every Job of its namespace whose selector
+ * matches it (getPodJobs), whose sync adopts it.
  */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +101,48 @@ static void pod_deleted(struct inf_handler_ctx *ctx, const struct kube_object_me
 		if (gone || !has_tracking(m))
 			rs_exp_deletion_observed(t->fin, key, pk); /* its finalizer is gone too */
 	}
-	add(ctx, key, 0);
+	add(ctx, key, mine ? JOB_BATCH_PERIOD_US : 0);
+}
+
+static bool has_controller(const struct kube_object_meta *m)
+{
+	for (uint32_t i = 0; i < m->n_owner_refs; i++)
+		if (m->owner_refs[i].controller == 1)
+			return true;
+	return false;
+}
+
+struct match_ud {
+	struct inf_handler_ctx *ctx;
+	const struct kube_object_meta *pod;
+};
+
+static int match_visit(const struct shm_obj *o, void *ud)
+{
+	struct match_ud *mu = ud;
+	size_t len;
+	const char *js = kcmd_obj_json(o, &len);
+	cJSON *j = js ? cJSON_ParseWithLength(js, len) : NULL;
+	cJSON *sel = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(j, "spec"), "selector");
+	char key[KCMD_KEY_MAX + 1];
+
+	if (j && job_selector_matches(sel, mu->pod->labels, mu->pod->n_labels) &&
+	    kcmd_key_make(key, sizeof(key), kcmd_obj_namespace(o), kcmd_obj_name(o)) >= 0)
+		add(mu->ctx, key, JOB_BATCH_PERIOD_US);
+	cJSON_Delete(j);
+	return 0;
+}
+
+/* getPodJobs: the Jobs of the orphan's namespace whose selector matches it (none for a pod
+ * without labels), queued batched. */
+static void queue_matching_jobs(struct inf_handler_ctx *ctx, const struct kube_object_meta *m)
+{
+	struct match_ud mu = {ctx, m};
+
+	if (m->n_labels == 0 || !m->namespace)
+		return;
+	kcmd_cache_list(ctx->arena, "batch", "jobs", m->namespace, match_visit, &mu);
 }
 
 static void on_pod_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
@@ -112,10 +157,25 @@ static void on_pod_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 		pod_deleted(ctx, &p->meta, false);
 		return;
 	}
-	if (owner_key(ctx, &p->meta, key, sizeof(key)))
+	bool mine = owner_key(ctx, &p->meta, key, sizeof(key));
+	if (mine)
 		rs_exp_creation_observed(t->exp, key);
 	if (key[0])
-		add(ctx, key, 0);
+		add(ctx, key, mine ? JOB_BATCH_PERIOD_US : 0);
+	else if (!has_controller(&p->meta))
+		queue_matching_jobs(ctx, &p->meta);
+}
+
+static bool labels_equal(const struct kube_object_meta *a, const struct kube_object_meta *b)
+{
+	if (a->n_labels != b->n_labels)
+		return false;
+	for (uint32_t i = 0; i < a->n_labels; i++) {
+		const char *v = kube_labels_get(b->labels, b->n_labels, a->labels[i].key);
+		if (!v || strcmp(v, a->labels[i].value))
+			return false;
+	}
+	return true;
 }
 
 static int old_pod(const struct shm_obj *o, struct shm_pod_view *ret)
@@ -149,11 +209,13 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 	if (p->meta.deletion_timestamp) {
 		pod_deleted(ctx, &p->meta, false);
 	} else {
-		bool just_failed = p->phase == KUBE_POD_FAILED &&
-		                   (!have_old || old.pod.phase != KUBE_POD_FAILED);
-		owner_key(ctx, &p->meta, key, sizeof(key));
+		bool mine = owner_key(ctx, &p->meta, key, sizeof(key));
 		if (key[0])
-			add(ctx, key, just_failed ? JOB_BATCH_PERIOD_US : 0);
+			add(ctx, key, mine ? JOB_BATCH_PERIOD_US : 0);
+		else if (!has_controller(&p->meta) &&
+		         (!have_old || has_controller(&old.pod.meta) ||
+		          !labels_equal(&old.pod.meta, &p->meta)))
+			queue_matching_jobs(ctx, &p->meta); /* labels or controller changed */
 	}
 	if (have_old && has_tracking(&old.pod.meta) && !has_tracking(&p->meta)) {
 		char pk[KCMD_KEY_MAX + 1];
@@ -164,10 +226,10 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 	}
 	if (have_old) {
 		/* the controller reference changed: the old Job syncs too */
-		owner_key(ctx, &old.pod.meta, okey, sizeof(okey));
+		bool omine = owner_key(ctx, &old.pod.meta, okey, sizeof(okey));
 		owner_key(ctx, &p->meta, key, sizeof(key));
 		if (okey[0] && strcmp(okey, key) != 0)
-			add(ctx, okey, 0);
+			add(ctx, okey, omine ? JOB_BATCH_PERIOD_US : 0);
 		shm_pod_view_free(&old);
 	}
 }

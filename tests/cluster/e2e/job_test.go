@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -792,4 +793,86 @@ func TestJob_BackoffLimitPerIndexDelayedPodDeletion(t *testing.T) {
 	validateJobPodsStatus(t, j, podsByStatus{Succeeded: 1, Failed: 1, Terminating: ptr.To[int32](0)})
 	validateJobCondition(t, j, batchv1.JobComplete, "")
 	validateFinishedPodsNoFinalizer(t, j)
+}
+
+// TestJob_AdoptAndRelease (upstream's unit TestGetPodsForJob / ClaimPods, end to end): an orphan
+// matching the Job's selector is adopted (controller reference and tracking finalizer) and
+// counted, a pod of another controller matching the selector is left alone, and an owned pod
+// whose labels stop matching is released (reference and finalizer removed) and replaced.
+func TestJob_AdoptAndRelease(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	ctx := context.Background()
+	sel := map[string]string{"app": "adopt-me"}
+	mkPod := func(name string, owner *metav1.OwnerReference) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "adopt-me"}},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "foo", Image: "bar"}}}}
+		if owner != nil {
+			p.OwnerReferences = []metav1.OwnerReference{*owner}
+		}
+		out, err := env.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	orphan := mkPod("orphan", nil)
+	// a controller no kcm controller manages, and that exists (the garbage collector keeps the pod)
+	cm, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := mkPod("other-owner", &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "owner",
+		UID: cm.UID, Controller: ptr.To(true)})
+
+	jb := hjJob(ns, "adopter")
+	jb.Spec.Parallelism = ptr.To[int32](2)
+	jb.Spec.Completions = ptr.To[int32](2)
+	jb.Spec.ManualSelector = ptr.To(true)
+	jb.Spec.Selector = &metav1.LabelSelector{MatchLabels: sel}
+	jb.Spec.Template.Labels = sel
+	j := hjCreate(t, jb)
+	// the orphan counts as one of the two active pods: one pod created
+	validateJobPodsStatus(t, j, podsByStatus{Active: 2, Terminating: ptr.To[int32](0)})
+	pods := hjPods(t, j)
+	if len(pods) != 2 {
+		t.Fatalf("%d pods owned, want 2 (the adopted orphan and one created)", len(pods))
+	}
+	var adopted *corev1.Pod
+	for i := range pods {
+		if pods[i].UID == orphan.UID {
+			adopted = &pods[i]
+		}
+	}
+	if adopted == nil || !hjHasFinalizer(adopted) {
+		t.Fatalf("orphan not adopted with the tracking finalizer: %+v", pods)
+	}
+	c := metav1.GetControllerOf(adopted)
+	if c.Kind != "Job" || c.Name != "adopter" || c.APIVersion != "batch/v1" || !ptr.Deref(c.BlockOwnerDeletion, false) {
+		t.Fatalf("adopted pod's controller reference %+v", c)
+	}
+	cur, err := env.Client.CoreV1().Pods(ns).Get(ctx, other.Name, metav1.GetOptions{})
+	if err != nil || metav1.GetControllerOf(cur) == nil || metav1.GetControllerOf(cur).UID != other.OwnerReferences[0].UID || hjHasFinalizer(cur) {
+		t.Fatalf("the other controller's pod changed: %v %+v", err, cur.ObjectMeta)
+	}
+
+	// the adopted pod stops matching: released, replaced
+	p, err := env.Client.CoreV1().Pods(ns).Patch(ctx, orphan.Name, types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"app":"gone"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, hjWait, "released", func() (bool, string) {
+		p, err = env.Client.CoreV1().Pods(ns).Get(ctx, orphan.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return metav1.GetControllerOf(p) == nil && !hjHasFinalizer(p), fmt.Sprintf("owners %+v finalizers %v", p.OwnerReferences, p.Finalizers)
+	})
+	validateJobPodsStatus(t, j, podsByStatus{Active: 2, Terminating: ptr.To[int32](0)})
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 2)
+	validateJobPodsStatus(t, j, podsByStatus{Succeeded: 2, Terminating: ptr.To[int32](0)})
+	validateJobCondition(t, j, batchv1.JobComplete, "")
+	validateFinishedPodsNoFinalizer(t, j)
+	_ = env.Client.CoreV1().Pods(ns).Delete(ctx, other.Name, metav1.DeleteOptions{})
 }

@@ -328,6 +328,36 @@ static void test_backoff_limit_per_index(void **state)
 	assert_int_equal(job_remaining_per_index(&p, now, base, max), 5 * 1000000ull);
 }
 
+/* LabelSelectorAsSelector + Matches, the claim's selector test */
+static void test_selector(void **state)
+{
+	struct kube_kv l[] = {{"app", "x"}, {"tier", "web"}};
+	cJSON *sel;
+
+	(void)state;
+	assert_false(job_selector_matches(NULL, l, 2)); /* nil: nothing */
+	sel = cJSON_Parse("{}");
+	assert_true(job_selector_matches(sel, l, 2)); /* empty: everything */
+	cJSON_Delete(sel);
+	sel = cJSON_Parse("{\"matchLabels\":{\"app\":\"x\"}}");
+	assert_true(job_selector_matches(sel, l, 2));
+	assert_false(job_selector_matches(sel, l + 1, 1));
+	assert_false(job_selector_matches(sel, NULL, 0));
+	cJSON_Delete(sel);
+	sel = cJSON_Parse("{\"matchLabels\":{\"app\":\"x\"},\"matchExpressions\":["
+	                  "{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"db\",\"web\"]},"
+	                  "{\"key\":\"gone\",\"operator\":\"DoesNotExist\"},"
+	                  "{\"key\":\"gone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}");
+	assert_true(job_selector_matches(sel, l, 2));
+	l[1].value = "cache";
+	assert_false(job_selector_matches(sel, l, 2));
+	cJSON_Delete(sel);
+	sel = cJSON_Parse("{\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"Exists\"}]}");
+	assert_true(job_selector_matches(sel, l, 2));
+	assert_false(job_selector_matches(sel, l, 1));
+	cJSON_Delete(sel);
+}
+
 static void test_pod_predicates(void **state)
 {
 	struct job_pod p = {.phase = KUBE_POD_RUNNING};
@@ -641,6 +671,7 @@ int main(void)
 	        cmocka_unit_test(test_index),
 	        cmocka_unit_test(test_backoff),
 	        cmocka_unit_test(test_backoff_limit_per_index),
+	        cmocka_unit_test(test_selector),
 	        cmocka_unit_test(test_pod_predicates),
 	        cmocka_unit_test(test_active_order),
 	        cmocka_unit_test(test_generate_name),
