@@ -660,12 +660,13 @@ static const char *const m_results[] = {"success", "error", NULL};
 static const char *const m_actions[] = {"reconciling", "tracking", "pods_created", "pods_deleted",
                                         NULL};
 static const char *const m_fin_results[] = {"succeeded", "failed", NULL};
-static const char *const m_reasons[] = {"",
+static const char *const m_reasons[] = {"CompletionsReached",
                                         "BackoffLimitExceeded",
                                         "DeadlineExceeded",
                                         "PodFailurePolicy",
                                         "FailedIndexes",
                                         "MaxFailedIndexesExceeded",
+                                        "SuccessPolicy",
                                         NULL};
 static const char *const m_pfp[] = {"FailJob", "Ignore", "Count", "FailIndex", NULL};
 static const char *const m_creates[] = {"new", "recreate_terminating_or_failed", "recreate_failed",
@@ -680,6 +681,15 @@ static const struct kcmd_metric_label l_pods_finished[] = {{"completion_mode", m
 static const struct kcmd_metric_label l_pfp[] = {{"action", m_pfp}};
 static const struct kcmd_metric_label l_creations[] = {{"reason", m_creates},
                                                        {"status", m_fin_results}};
+static const char *const m_events[] = {"add", "delete", NULL};
+static const char *const m_limits[] = {"perIndex", "global", NULL};
+static const struct kcmd_metric_label l_external[] = {{"controller_name", NULL}};
+static const struct kcmd_metric_label l_events[] = {{"event", m_events}};
+static const struct kcmd_metric_label l_finished_ix[] = {{"status", m_fin_results},
+                                                         {"backoffLimit", m_limits}};
+/* ExponentialBuckets(0.004, 2, 15) */
+static const double b_duration[] = {0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512,
+                                    1.024, 2.048, 4.096, 8.192, 16.384, 32.768, 65.536};
 
 const struct kcmd_metric job_metric_decl[JOB_M_N] = {
         [JOB_M_SYNCS] = {.name = "job_controller_job_syncs_total",
@@ -708,7 +718,7 @@ const struct kcmd_metric job_metric_decl[JOB_M_N] = {
                                "policy rule action, which are:\n\t\t\t\"FailJob\", \"Ignore\" "
                                "and \"Count\".",
                        .type = KCMD_METRIC_COUNTER,
-                       .stability = KCMD_METRIC_ALPHA,
+                       .stability = KCMD_METRIC_BETA,
                        .labels = l_pfp,
                        .n_labels = 1},
         [JOB_M_CREATIONS] = {.name = "job_controller_job_pods_creation_total",
@@ -724,6 +734,38 @@ const struct kcmd_metric job_metric_decl[JOB_M_N] = {
                              .stability = KCMD_METRIC_ALPHA,
                              .labels = l_creations,
                              .n_labels = 2},
+        [JOB_M_DURATION] = {.name = "job_controller_job_sync_duration_seconds",
+                            .help = "The time it took to sync a job",
+                            .type = KCMD_METRIC_HISTOGRAM,
+                            .stability = KCMD_METRIC_STABLE,
+                            .labels = l_syncs,
+                            .n_labels = 3,
+                            .buckets = b_duration,
+                            .n_buckets = sizeof(b_duration) / sizeof(b_duration[0])},
+        [JOB_M_EXTERNAL] = {.name = "job_controller_jobs_by_external_controller_total",
+                            .help = "The number of Jobs managed by an external controller",
+                            .type = KCMD_METRIC_COUNTER,
+                            .stability = KCMD_METRIC_ALPHA,
+                            .labels = l_external,
+                            .n_labels = 1,
+                            .max_series = 256},
+        [JOB_M_TERMINATED_FIN] = {.name = "job_controller_terminated_pods_tracking_finalizer_total",
+                                  .help = "The number of terminated pods (phase=Failed|Succeeded)\n"
+                                          "that have the finalizer batch.kubernetes.io/job-tracking\n"
+                                          "The event label can be \"add\" or \"delete\".",
+                                  .type = KCMD_METRIC_COUNTER,
+                                  .stability = KCMD_METRIC_BETA,
+                                  .labels = l_events,
+                                  .n_labels = 1},
+        [JOB_M_FINISHED_IX] = {.name = "job_controller_job_finished_indexes_total",
+                               .help = "The number of finished indexes. Possible values for the\n"
+                                       "\t\t\tstatus label are: \"succeeded\", \"failed\". "
+                                       "Possible values for the\n\t\t\tbackoffLimit label "
+                                       "are: \"perIndex\" and \"global\"",
+                               .type = KCMD_METRIC_COUNTER,
+                               .stability = KCMD_METRIC_ALPHA,
+                               .labels = l_finished_ix,
+                               .n_labels = 2},
 };
 
 void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a)
@@ -735,15 +777,45 @@ void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job
 
 void job_metrics_finished(struct kcmd_metrics *m, bool indexed, enum job_m_reason r)
 {
+	bool ok = r == JOB_M_SUCCESS || r == JOB_M_SUCCESS_POLICY;
+
 	if (r < JOB_M_N_REASONS)
 		kcmd_metric_inc(m, JOB_M_FINISHED,
-		                (const char *[]){m_modes[indexed],
-		                                 m_fin_results[r != JOB_M_SUCCESS], m_reasons[r]});
+		                (const char *[]){m_modes[indexed], m_fin_results[!ok], m_reasons[r]});
+}
+
+void job_metrics_duration(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a,
+                          double seconds)
+{
+	if (a < JOB_M_N_ACTIONS)
+		kcmd_metric_observe(m, JOB_M_DURATION,
+		                    (const char *[]){m_modes[indexed], m_results[error], m_actions[a]},
+		                    seconds);
+}
+
+void job_metrics_external(struct kcmd_metrics *m, const char *name)
+{
+	if (name)
+		kcmd_metric_inc(m, JOB_M_EXTERNAL, (const char *[]){name});
+}
+
+void job_metrics_terminated_fin(struct kcmd_metrics *m, bool was, bool is)
+{
+	if (was != is)
+		kcmd_metric_inc(m, JOB_M_TERMINATED_FIN, (const char *[]){m_events[!is]});
+}
+
+void job_metrics_finished_indexes(struct kcmd_metrics *m, bool failed, bool per_index, int64_t n)
+{
+	if (n > 0)
+		kcmd_metric_add(m, JOB_M_FINISHED_IX,
+		                (const char *[]){m_fin_results[failed], m_limits[!per_index]},
+		                (uint64_t)n);
 }
 
 enum job_m_reason job_metrics_reason(const char *reason)
 {
-	for (int i = 1; reason && i < JOB_M_N_REASONS; i++)
+	for (int i = 0; reason && i < JOB_M_N_REASONS; i++)
 		if (!strcmp(reason, m_reasons[i]))
 			return (enum job_m_reason)i;
 	return JOB_M_N_REASONS;

@@ -180,15 +180,18 @@ bool job_success_policy_match(const struct cJSON *policy, int64_t completions,
 /* ---- metrics ------------------------------------------------------------------------------------
  * upstream's job_controller_* counters (pkg/controller/job/metrics), declared as data for the
  * descriptor (kcmd/controller.h `metrics`; the manager creates, passes and renders the region)
- * and updated by every worker process (kcmd/metrics.h). Every label has a fixed value set, so
- * no table fills. Not kept: job_sync_duration_seconds, terminated_pods_tracking_finalizer_total,
- * job_finished_indexes_total, jobs_by_external_controller_total. */
+ * and updated by every worker process and the dispatcher (kcmd/metrics.h). Every label but
+ * jobs_by_external_controller_total's controller_name has a fixed value set. */
 enum {
 	JOB_M_SYNCS = 0,     /* job_syncs_total {completion_mode, result, action} */
 	JOB_M_FINISHED,      /* jobs_finished_total {completion_mode, result, reason} */
 	JOB_M_PODS_FINISHED, /* job_pods_finished_total {completion_mode, result} */
 	JOB_M_PFP,           /* pod_failures_handled_by_failure_policy_total {action} */
 	JOB_M_CREATIONS,     /* job_pods_creation_total {reason, status} */
+	JOB_M_DURATION,      /* job_sync_duration_seconds {completion_mode, result, action} */
+	JOB_M_EXTERNAL,      /* jobs_by_external_controller_total {controller_name} */
+	JOB_M_TERMINATED_FIN, /* terminated_pods_tracking_finalizer_total {event} */
+	JOB_M_FINISHED_IX,   /* job_finished_indexes_total {status, backoffLimit} */
 	JOB_M_N,
 };
 extern const struct kcmd_metric job_metric_decl[JOB_M_N];
@@ -200,13 +203,14 @@ enum job_m_action { /* job_syncs_total's action */
 	            JOB_M_PODS_DELETED,
 	            JOB_M_N_ACTIONS,
 };
-enum job_m_reason { /* jobs_finished_total's reason ("" for a success) */
-	            JOB_M_SUCCESS = 0,
+enum job_m_reason { /* jobs_finished_total's reason */
+	            JOB_M_SUCCESS = 0, /* CompletionsReached */
 	            JOB_M_BACKOFF_LIMIT,
 	            JOB_M_DEADLINE,
 	            JOB_M_POD_FAILURE_POLICY,
 	            JOB_M_FAILED_INDEXES,
 	            JOB_M_MAX_FAILED_INDEXES,
+	            JOB_M_SUCCESS_POLICY,
 	            JOB_M_N_REASONS,
 };
 enum job_m_create { /* job_pods_creation_total's reason */
@@ -218,8 +222,19 @@ enum job_m_create { /* job_pods_creation_total's reason */
 
 /* Each a no-op on a NULL m (no region passed). */
 void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a);
+/* job_sync_duration_seconds, the same labels as job_syncs_total */
+void job_metrics_duration(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a,
+                          double seconds);
+/* jobs_by_external_controller_total: a Job added with spec.managedBy name */
+void job_metrics_external(struct kcmd_metrics *m, const char *name);
+/* terminated_pods_tracking_finalizer_total: a pod event where "finished (Succeeded or Failed)
+ * with the tracking finalizer" went from was to is (nothing when equal) */
+void job_metrics_terminated_fin(struct kcmd_metrics *m, bool was, bool is);
+/* job_finished_indexes_total: counts only positive numbers */
+void job_metrics_finished_indexes(struct kcmd_metrics *m, bool failed, bool per_index, int64_t n);
 void job_metrics_finished(struct kcmd_metrics *m, bool indexed, enum job_m_reason r);
-/* the reason of a Failed condition; JOB_M_N_REASONS for one upstream does not list */
+/* the reason of a Complete or Failed condition; JOB_M_N_REASONS for one upstream does not list
+ * (a success is one of CompletionsReached, SuccessPolicy) */
 enum job_m_reason job_metrics_reason(const char *reason);
 /* counts only positive numbers (a series appears with its first pod) */
 void job_metrics_pods_finished(struct kcmd_metrics *m, bool indexed, int64_t succeeded,

@@ -177,6 +177,8 @@ struct sj {
 	enum job_m_action action; /* its action label */
 	int64_t attempted;        /* pod creations sent */
 	int64_t rec_s, rec_f;     /* status counters job_pods_finished_total has counted */
+	int64_t rec_ci, rec_fi;   /* Indexed: completed / failed indexes job_finished_indexes_total
+	                           * has counted */
 	uint64_t requeue_us;      /* smallest AddAfter asked for (0: none) */
 	int err;
 };
@@ -346,6 +348,8 @@ static int adopt_pod(struct sj *s, const char *name, const char *uid)
 	free(body);
 	if (r < 0)
 		log_v(2, "%s: adopting pod %s: %s", s->key, name, strerror(-r));
+	else
+		log_v(2, "%s: adopted pod %s", s->key, name);
 	return r;
 }
 
@@ -356,6 +360,7 @@ static int release_pod(struct sj *s, const char *name, const char *uid)
 	char *body = NULL;
 	int r;
 
+	log_v(2, "%s: patching pod %s to remove its controllerRef", s->key, name);
 	if (asprintf(&body,
 	             "{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"delete\",\"uid\":\"%s\"}],"
 	             "\"uid\":\"%s\",\"$deleteFromPrimitiveList/finalizers\":[\"%s\"]}}",
@@ -1223,7 +1228,20 @@ out:
 	return r;
 }
 
-/* recordJobPodFinished after a status write: what succeeded and failed grew by. */
+/* indexesCount over a status field */
+static int64_t status_indexes(struct sj *s, const char *field)
+{
+	struct job_intervals iv = {0};
+	int64_t n = 0;
+
+	if (job_iv_parse(str_at(s->status, field, NULL), s->completions, &iv) == 0)
+		n = job_iv_total(&iv);
+	job_iv_free(&iv);
+	return n;
+}
+
+/* recordJobPodFinished after a status write: what succeeded and failed grew by (and, for an
+ * Indexed Job, job_finished_indexes_total). */
 static void record_finished(struct sj *s)
 {
 	int64_t sc = 0, fc = 0;
@@ -1231,6 +1249,16 @@ static void record_finished(struct sj *s)
 	int_at(s->status, "succeeded", NULL, &sc);
 	int_at(s->status, "failed", NULL, &fc);
 	job_metrics_pods_finished(s->c->met, s->indexed, sc - s->rec_s, fc - s->rec_f);
+	if (s->indexed) {
+		int64_t ci = status_indexes(s, "completedIndexes"), fi = status_indexes(s, "failedIndexes");
+		job_metrics_finished_indexes(s->c->met, false, s->per_index, ci - s->rec_ci);
+		if (s->per_index)
+			job_metrics_finished_indexes(s->c->met, true, true, fi - s->rec_fi);
+		if (ci > s->rec_ci)
+			s->rec_ci = ci;
+		if (fi > s->rec_fi)
+			s->rec_fi = fi;
+	}
 	if (sc > s->rec_s)
 		s->rec_s = sc;
 	if (fc > s->rec_f)
@@ -1254,6 +1282,10 @@ static int track_status(struct sj *s, bool flush)
 	int_at(s->status, "failed", NULL, &old_f);
 	s->rec_s = old_s;
 	s->rec_f = old_f;
+	if (s->indexed) {
+		s->rec_ci = status_indexes(s, "completedIndexes");
+		s->rec_fi = status_indexes(s, "failedIndexes");
+	}
 	with_fin.v = calloc(s->n_pods ? s->n_pods : 1, sizeof(char *));
 	if (!rmp || !ok || !new_si || !with_fin.v) {
 		r = -ENOMEM;
@@ -1407,10 +1439,7 @@ static int track_status(struct sj *s, bool flush)
 			goto out;
 		record_finished(s);
 		if (finished) {
-			job_metrics_finished(s->c->met, s->indexed,
-			                     !strcmp(s->fin.type, "Complete")
-			                             ? JOB_M_SUCCESS
-			                             : job_metrics_reason(s->fin.reason));
+			job_metrics_finished(s->c->met, s->indexed, job_metrics_reason(s->fin.reason));
 			if (!strcmp(s->fin.type, "Complete")) {
 				int64_t sc = 0;
 				int_at(s->status, "succeeded", NULL, &sc);
@@ -1634,7 +1663,7 @@ static void sync_job(struct sj *s)
 	/* getPodsForJob: every pod of the namespace, claimed */
 	struct list_ud lu = {s, 0, true};
 	r = shm_reader_list_ns(c->ctx->arena, (uint16_t)c->pod_type, s->ns, pod_visit, &lu);
-	if (r == 0 && lu.err == 0)
+	if (r >= 0 && lu.err == 0)
 		r = adopt_orphans(s);
 	if (r < 0 || lu.err < 0) {
 		s->err = r < 0 ? r : lu.err;
@@ -1860,9 +1889,13 @@ static void jc_sync(void *state, size_t q, const char *key, struct wk_result *re
 		log_error("invalid job key %s: either namespace or name is missing", key);
 		return;
 	}
+	kube_time_t t0 = kube_time_now();
 	sync_job(&s);
-	if (s.counted)
+	if (s.counted) {
 		job_metrics_sync(c->met, s.indexed, s.err < 0, s.action);
+		job_metrics_duration(c->met, s.indexed, s.err < 0, s.action,
+		                     (double)(kube_time_now() - t0) / 1e9);
+	}
 	if (s.err < 0)
 		log_v(2, "syncing job %s: %s", key, strerror(-s.err));
 	res->err = s.err;

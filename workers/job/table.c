@@ -23,6 +23,7 @@
 
 #include "kcmd/cache.h"
 #include "kcmd/handlers.h"
+#include "kcmd/metrics.h"
 #include "kube/model.h"
 #include "lib/log.h"
 #include "shm/arena.h"
@@ -35,7 +36,17 @@
 
 struct jt {
 	struct rs_exp *exp, *fin; /* pod creations/deletions; finalizer removals */
+	struct kcmd_metrics *met; /* NULL without KCMD_METRICS_FD */
 };
+
+static bool has_tracking(const struct kube_object_meta *m);
+
+/* isFinishedPodWithTrackingFinalizer (terminated_pods_tracking_finalizer_total) */
+static bool finished_tracking(const struct kube_pod *p)
+{
+	return p && (p->phase == KUBE_POD_SUCCEEDED || p->phase == KUBE_POD_FAILED) &&
+	       has_tracking(&p->meta);
+}
 
 static bool has_tracking(const struct kube_object_meta *m)
 {
@@ -153,6 +164,7 @@ static void on_pod_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 
 	if (!p)
 		return;
+	job_metrics_terminated_fin(t->met, false, finished_tracking(p));
 	if (p->meta.deletion_timestamp) {
 		pod_deleted(ctx, &p->meta, false);
 		return;
@@ -206,6 +218,9 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 		shm_pod_view_free(&old); /* a resync: nothing changed */
 		return;
 	}
+	if (have_old)
+		job_metrics_terminated_fin(((struct jt *)ctx->state)->met, finished_tracking(&old.pod),
+		                           finished_tracking(p));
 	if (p->meta.deletion_timestamp) {
 		pod_deleted(ctx, &p->meta, false);
 	} else {
@@ -241,6 +256,8 @@ static void on_pod_delete(struct inf_handler_ctx *ctx, const struct inf_event *e
 	if (ev->obj) {
 		pod_deleted(ctx, &((const struct kube_pod *)ev->obj)->meta, true);
 	} else if (ev->old && old_pod(ev->old, &old) == 0) {
+		job_metrics_terminated_fin(((struct jt *)ctx->state)->met, finished_tracking(&old.pod),
+		                           false);
 		pod_deleted(ctx, &old.pod.meta, true); /* the last known state */
 		shm_pod_view_free(&old);
 	}
@@ -254,10 +271,33 @@ static void job_key_add(struct inf_handler_ctx *ctx, const char *ns, const char 
 		add(ctx, key, 0);
 }
 
-static void on_job_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
+static void on_job_update(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	if (ev->meta)
 		job_key_add(ctx, kcmd_meta_namespace(ev->meta), kcmd_meta_name(ev->meta));
+}
+
+/* addJob: also jobs_by_external_controller_total for a spec.managedBy other than the Job
+ * controller's */
+static void on_job_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
+{
+	struct jt *t = ctx->state;
+	struct shm_obj *o = NULL;
+
+	on_job_update(ctx, ev);
+	if (!ev->meta || !t->met ||
+	    kcmd_cache_get(ctx->arena, "batch", "jobs", kcmd_meta_namespace(ev->meta),
+	                   kcmd_meta_name(ev->meta), &o) < 0)
+		return;
+	size_t len;
+	const char *js = kcmd_obj_json(o, &len);
+	cJSON *j = js ? cJSON_ParseWithLength(js, len) : NULL;
+	cJSON *mb = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "spec"),
+	                                             "managedBy");
+	if (cJSON_IsString(mb) && strcmp(mb->valuestring, "kubernetes.io/job-controller") != 0)
+		job_metrics_external(t->met, mb->valuestring);
+	cJSON_Delete(j);
+	kcmd_obj_free(o);
 }
 
 static void on_job_delete(struct inf_handler_ctx *ctx, const struct inf_event *ev)
@@ -303,6 +343,7 @@ static int jt_init(struct inf_handler_ctx *ctx)
 		free(t);
 		return fdv && *fdv ? r : -EBADF;
 	}
+	t->met = kcmd_metrics_get();
 	ctx->state = t;
 	return 0;
 }
@@ -334,7 +375,7 @@ static void jt_resync(struct inf_handler_ctx *ctx, size_t queue, bool restarted)
 
 static const char *const jt_queues[] = {"job", NULL};
 static const struct inf_handler_entry jt_entries[] = {
-        {"batch", "jobs", on_job_add, on_job_add, on_job_delete},
+        {"batch", "jobs", on_job_add, on_job_update, on_job_delete},
         {"", "pods", on_pod_add, on_pod_update, on_pod_delete},
 };
 

@@ -610,6 +610,12 @@ static void test_metrics(void **state)
 	job_metrics_pods_finished(w, true, 0, 0); /* nothing: no series */
 	job_metrics_pfp(w, 1);
 	job_metrics_creations(w, JOB_M_CREATE_NEW, 2, 0);
+	job_metrics_finished(w, true, job_metrics_reason("SuccessPolicy"));
+	job_metrics_duration(w, false, false, JOB_M_TRACKING, 0.01);
+	job_metrics_external(w, "example.com/ctl");
+	job_metrics_terminated_fin(w, false, true);
+	job_metrics_terminated_fin(w, true, true); /* no change: nothing */
+	job_metrics_finished_indexes(w, true, true, 2);
 	job_metrics_sync(r, false, false, JOB_M_TRACKING);    /* a reader never writes */
 	job_metrics_sync(NULL, false, false, JOB_M_TRACKING); /* no region: a no-op */
 	text = render(r);
@@ -619,12 +625,12 @@ static void test_metrics(void **state)
 	                             "completion_mode=\"NonIndexed\",result=\"success\"} 2\n"));
 	assert_non_null(strstr(text, "job_controller_job_syncs_total{action=\"tracking\","
 	                             "completion_mode=\"Indexed\",result=\"error\"} 1\n"));
-	assert_null(strstr(text, "action=\"tracking\",completion_mode=\"NonIndexed\""));
+	assert_null(strstr(text, "job_syncs_total{action=\"tracking\",completion_mode=\"NonIndexed\""));
 	assert_non_null(strstr(text,
 	                       "# HELP job_controller_jobs_finished_total [STABLE] The number "
 	                       "of finished jobs\n"));
 	assert_non_null(strstr(text, "job_controller_jobs_finished_total{completion_mode="
-	                             "\"NonIndexed\",reason=\"\",result=\"succeeded\"} 1\n"));
+	                             "\"NonIndexed\",reason=\"CompletionsReached\",result=\"succeeded\"} 1\n"));
 	assert_non_null(strstr(text,
 	                       "job_controller_jobs_finished_total{completion_mode=\"Indexed\","
 	                       "reason=\"BackoffLimitExceeded\",result=\"failed\"} 1\n"));
@@ -639,10 +645,23 @@ static void test_metrics(void **state)
 	                             "action=\"Ignore\"} 1\n"));
 	assert_non_null(strstr(text, "job_controller_job_pods_creation_total{reason=\"new\","
 	                             "status=\"succeeded\"} 2\n"));
+	assert_non_null(strstr(text, "job_controller_jobs_finished_total{completion_mode="
+	                             "\"Indexed\",reason=\"SuccessPolicy\",result=\"succeeded\"} 1\n"));
+	assert_non_null(strstr(text, "# TYPE job_controller_job_sync_duration_seconds histogram\n"));
+	assert_non_null(strstr(text, "job_controller_job_sync_duration_seconds_bucket{action="
+	                             "\"tracking\",completion_mode=\"NonIndexed\",result="
+	                             "\"success\",le=\"0.016\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_jobs_by_external_controller_total{"
+	                             "controller_name=\"example.com/ctl\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_terminated_pods_tracking_finalizer_total{"
+	                             "event=\"add\"} 1\n"));
+	assert_null(strstr(text, "event=\"delete\""));
+	assert_non_null(strstr(text, "job_controller_job_finished_indexes_total{backoffLimit="
+	                             "\"perIndex\",status=\"failed\"} 2\n"));
 	/* a multi-line upstream help is one line here (newlines escaped, tabs kept, as
 	 * client_golang), byte for byte what the hand-written region rendered before */
 	assert_non_null(strstr(
-	        text, "# HELP job_controller_pod_failures_handled_by_failure_policy_total [ALPHA] "
+	        text, "# HELP job_controller_pod_failures_handled_by_failure_policy_total [BETA] "
 	              "The number of failed Pods handled by failure policy with\\n\t\t\trespect to "
 	              "the failure policy action applied based on the matched\\n\t\t\trule. "
 	              "Possible values of the action label correspond to the\\n\t\t\tpossible "
