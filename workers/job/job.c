@@ -660,14 +660,9 @@ static const char *const m_results[] = {"success", "error", NULL};
 static const char *const m_actions[] = {"reconciling", "tracking", "pods_created", "pods_deleted",
                                         NULL};
 static const char *const m_fin_results[] = {"succeeded", "failed", NULL};
-static const char *const m_reasons[] = {"CompletionsReached",
-                                        "BackoffLimitExceeded",
-                                        "DeadlineExceeded",
-                                        "PodFailurePolicy",
-                                        "FailedIndexes",
-                                        "MaxFailedIndexesExceeded",
-                                        "SuccessPolicy",
-                                        NULL};
+static const char *const m_reasons[] = {
+        "CompletionsReached", "BackoffLimitExceeded",     "DeadlineExceeded", "PodFailurePolicy",
+        "FailedIndexes",      "MaxFailedIndexesExceeded", "SuccessPolicy",    NULL};
 static const char *const m_pfp[] = {"FailJob", "Ignore", "Count", "FailIndex", NULL};
 static const char *const m_creates[] = {"new", "recreate_terminating_or_failed", "recreate_failed",
                                         NULL};
@@ -688,7 +683,7 @@ static const struct kcmd_metric_label l_events[] = {{"event", m_events}};
 static const struct kcmd_metric_label l_finished_ix[] = {{"status", m_fin_results},
                                                          {"backoffLimit", m_limits}};
 /* ExponentialBuckets(0.004, 2, 15) */
-static const double b_duration[] = {0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512,
+static const double b_duration[] = {0.004, 0.008, 0.016, 0.032, 0.064,  0.128,  0.256, 0.512,
                                     1.024, 2.048, 4.096, 8.192, 16.384, 32.768, 65.536};
 
 const struct kcmd_metric job_metric_decl[JOB_M_N] = {
@@ -749,14 +744,15 @@ const struct kcmd_metric job_metric_decl[JOB_M_N] = {
                             .labels = l_external,
                             .n_labels = 1,
                             .max_series = 256},
-        [JOB_M_TERMINATED_FIN] = {.name = "job_controller_terminated_pods_tracking_finalizer_total",
-                                  .help = "The number of terminated pods (phase=Failed|Succeeded)\n"
-                                          "that have the finalizer batch.kubernetes.io/job-tracking\n"
-                                          "The event label can be \"add\" or \"delete\".",
-                                  .type = KCMD_METRIC_COUNTER,
-                                  .stability = KCMD_METRIC_BETA,
-                                  .labels = l_events,
-                                  .n_labels = 1},
+        [JOB_M_TERMINATED_FIN] =
+                {.name = "job_controller_terminated_pods_tracking_finalizer_total",
+                 .help = "The number of terminated pods (phase=Failed|Succeeded)\n"
+                         "that have the finalizer batch.kubernetes.io/job-tracking\n"
+                         "The event label can be \"add\" or \"delete\".",
+                 .type = KCMD_METRIC_COUNTER,
+                 .stability = KCMD_METRIC_BETA,
+                 .labels = l_events,
+                 .n_labels = 1},
         [JOB_M_FINISHED_IX] = {.name = "job_controller_job_finished_indexes_total",
                                .help = "The number of finished indexes. Possible values for the\n"
                                        "\t\t\tstatus label are: \"succeeded\", \"failed\". "
@@ -780,17 +776,19 @@ void job_metrics_finished(struct kcmd_metrics *m, bool indexed, enum job_m_reaso
 	bool ok = r == JOB_M_SUCCESS || r == JOB_M_SUCCESS_POLICY;
 
 	if (r < JOB_M_N_REASONS)
-		kcmd_metric_inc(m, JOB_M_FINISHED,
-		                (const char *[]){m_modes[indexed], m_fin_results[!ok], m_reasons[r]});
+		kcmd_metric_inc(
+		        m, JOB_M_FINISHED,
+		        (const char *[]){m_modes[indexed], m_fin_results[!ok], m_reasons[r]});
 }
 
 void job_metrics_duration(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a,
                           double seconds)
 {
 	if (a < JOB_M_N_ACTIONS)
-		kcmd_metric_observe(m, JOB_M_DURATION,
-		                    (const char *[]){m_modes[indexed], m_results[error], m_actions[a]},
-		                    seconds);
+		kcmd_metric_observe(
+		        m, JOB_M_DURATION,
+		        (const char *[]){m_modes[indexed], m_results[error], m_actions[a]},
+		        seconds);
 }
 
 void job_metrics_external(struct kcmd_metrics *m, const char *name)

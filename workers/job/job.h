@@ -183,15 +183,15 @@ bool job_success_policy_match(const struct cJSON *policy, int64_t completions,
  * and updated by every worker process and the dispatcher (kcmd/metrics.h). Every label but
  * jobs_by_external_controller_total's controller_name has a fixed value set. */
 enum {
-	JOB_M_SYNCS = 0,     /* job_syncs_total {completion_mode, result, action} */
-	JOB_M_FINISHED,      /* jobs_finished_total {completion_mode, result, reason} */
-	JOB_M_PODS_FINISHED, /* job_pods_finished_total {completion_mode, result} */
-	JOB_M_PFP,           /* pod_failures_handled_by_failure_policy_total {action} */
-	JOB_M_CREATIONS,     /* job_pods_creation_total {reason, status} */
-	JOB_M_DURATION,      /* job_sync_duration_seconds {completion_mode, result, action} */
-	JOB_M_EXTERNAL,      /* jobs_by_external_controller_total {controller_name} */
+	JOB_M_SYNCS = 0,      /* job_syncs_total {completion_mode, result, action} */
+	JOB_M_FINISHED,       /* jobs_finished_total {completion_mode, result, reason} */
+	JOB_M_PODS_FINISHED,  /* job_pods_finished_total {completion_mode, result} */
+	JOB_M_PFP,            /* pod_failures_handled_by_failure_policy_total {action} */
+	JOB_M_CREATIONS,      /* job_pods_creation_total {reason, status} */
+	JOB_M_DURATION,       /* job_sync_duration_seconds {completion_mode, result, action} */
+	JOB_M_EXTERNAL,       /* jobs_by_external_controller_total {controller_name} */
 	JOB_M_TERMINATED_FIN, /* terminated_pods_tracking_finalizer_total {event} */
-	JOB_M_FINISHED_IX,   /* job_finished_indexes_total {status, backoffLimit} */
+	JOB_M_FINISHED_IX,    /* job_finished_indexes_total {status, backoffLimit} */
 	JOB_M_N,
 };
 extern const struct kcmd_metric job_metric_decl[JOB_M_N];
@@ -203,7 +203,7 @@ enum job_m_action { /* job_syncs_total's action */
 	            JOB_M_PODS_DELETED,
 	            JOB_M_N_ACTIONS,
 };
-enum job_m_reason { /* jobs_finished_total's reason */
+enum job_m_reason {                    /* jobs_finished_total's reason */
 	            JOB_M_SUCCESS = 0, /* CompletionsReached */
 	            JOB_M_BACKOFF_LIMIT,
 	            JOB_M_DEADLINE,

@@ -277,7 +277,8 @@ static bool cond_ensure(cJSON *status, const char *type, const char *st, const c
 	return false;
 }
 
-/* ---- adoption and release (controller_ref_manager.go) ----------------------------------------- */
+/* ---- adoption and release (controller_ref_manager.go) -----------------------------------------
+ */
 static int patch_pod(struct sj *s, const char *name, const char *body)
 {
 	struct kube_request rq = {.verb = KUBE_PATCH,
@@ -319,7 +320,8 @@ static int can_adopt(struct sj *s)
 		const char *uid = str_at(fresh, "metadata", "uid");
 		if (!fresh)
 			r = -EBADMSG;
-		else if (!uid || strcmp(uid, s->uid) || str_at(fresh, "metadata", "deletionTimestamp"))
+		else if (!uid || strcmp(uid, s->uid) ||
+		         str_at(fresh, "metadata", "deletionTimestamp"))
 			r = -ESTALE;
 		cJSON_Delete(fresh);
 	}
@@ -1250,7 +1252,8 @@ static void record_finished(struct sj *s)
 	int_at(s->status, "failed", NULL, &fc);
 	job_metrics_pods_finished(s->c->met, s->indexed, sc - s->rec_s, fc - s->rec_f);
 	if (s->indexed) {
-		int64_t ci = status_indexes(s, "completedIndexes"), fi = status_indexes(s, "failedIndexes");
+		int64_t ci = status_indexes(s, "completedIndexes"),
+		        fi = status_indexes(s, "failedIndexes");
 		job_metrics_finished_indexes(s->c->met, false, s->per_index, ci - s->rec_ci);
 		if (s->per_index)
 			job_metrics_finished_indexes(s->c->met, true, true, fi - s->rec_fi);
@@ -1308,8 +1311,8 @@ static int track_status(struct sj *s, bool flush)
 			continue;
 		/* canRemoveFinalizer: the failed pod of an index awaiting its replacement keeps
 		 * the finalizer (the replacement's failure count annotations come from it) */
-		if (!(s->deleting || s->fin.type || p->phase == KUBE_POD_SUCCEEDED) && s->per_index &&
-		    p->delayed)
+		if (!(s->deleting || s->fin.type || p->phase == KUBE_POD_SUCCEEDED) &&
+		    s->per_index && p->delayed)
 			continue;
 		rmp[nrm++] = p;
 		if (p->phase == KUBE_POD_SUCCEEDED && !uid_in(&s->unc_f, p->uid)) {
@@ -1357,7 +1360,8 @@ static int track_status(struct sj *s, bool flush)
 		else
 			cJSON_DeleteItemFromObjectCaseSensitive(s->status, "completedIndexes");
 		free(str);
-		/* failedIndexes: set (possibly "") for a Job with backoffLimitPerIndex, else unset */
+		/* failedIndexes: set (possibly "") for a Job with backoffLimitPerIndex, else unset
+		 */
 		const char *cur_fi = str_at(s->status, "failedIndexes", NULL);
 		if (s->per_index) {
 			char *fstr = NULL;
@@ -1439,7 +1443,8 @@ static int track_status(struct sj *s, bool flush)
 			goto out;
 		record_finished(s);
 		if (finished) {
-			job_metrics_finished(s->c->met, s->indexed, job_metrics_reason(s->fin.reason));
+			job_metrics_finished(s->c->met, s->indexed,
+			                     job_metrics_reason(s->fin.reason));
 			if (!strcmp(s->fin.type, "Complete")) {
 				int64_t sc = 0;
 				int_at(s->status, "succeeded", NULL, &sc);
@@ -1783,14 +1788,15 @@ static void sync_job(struct sj *s)
 		}
 		s->succeeded = job_iv_total(&s->si);
 		if (s->per_index) {
-			/* calculateFailedIndexes, then the failure scenarios of backoffLimitPerIndex */
+			/* calculateFailedIndexes, then the failure scenarios of
+			 * backoffLimitPerIndex */
 			struct job_intervals prev_fi = {0};
 			const char *fis = str_at(s->status, "failedIndexes", NULL);
 			r = job_iv_parse(fis, s->completions, &prev_fi);
 			if (r == 0)
 				r = job_failed_indexes(&prev_fi, s->pods, s->n_pods, s->completions,
-				                       s->only_replace_failed, s->pfp != NULL, s->blpi,
-				                       &s->fi);
+				                       s->only_replace_failed, s->pfp != NULL,
+				                       s->blpi, &s->fi);
 			job_iv_free(&prev_fi);
 			if (r < 0) {
 				free(act);

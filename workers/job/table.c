@@ -134,8 +134,8 @@ static int match_visit(const struct shm_obj *o, void *ud)
 	size_t len;
 	const char *js = kcmd_obj_json(o, &len);
 	cJSON *j = js ? cJSON_ParseWithLength(js, len) : NULL;
-	cJSON *sel = cJSON_GetObjectItemCaseSensitive(
-	        cJSON_GetObjectItemCaseSensitive(j, "spec"), "selector");
+	cJSON *sel = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "spec"),
+	                                              "selector");
 	char key[KCMD_KEY_MAX + 1];
 
 	if (j && job_selector_matches(sel, mu->pod->labels, mu->pod->n_labels) &&
@@ -219,17 +219,16 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 		return;
 	}
 	if (have_old)
-		job_metrics_terminated_fin(((struct jt *)ctx->state)->met, finished_tracking(&old.pod),
-		                           finished_tracking(p));
+		job_metrics_terminated_fin(((struct jt *)ctx->state)->met,
+		                           finished_tracking(&old.pod), finished_tracking(p));
 	if (p->meta.deletion_timestamp) {
 		pod_deleted(ctx, &p->meta, false);
 	} else {
 		bool mine = owner_key(ctx, &p->meta, key, sizeof(key));
 		if (key[0])
 			add(ctx, key, mine ? JOB_BATCH_PERIOD_US : 0);
-		else if (!has_controller(&p->meta) &&
-		         (!have_old || has_controller(&old.pod.meta) ||
-		          !labels_equal(&old.pod.meta, &p->meta)))
+		else if (!has_controller(&p->meta) && (!have_old || has_controller(&old.pod.meta) ||
+		                                       !labels_equal(&old.pod.meta, &p->meta)))
 			queue_matching_jobs(ctx, &p->meta); /* labels or controller changed */
 	}
 	if (have_old && has_tracking(&old.pod.meta) && !has_tracking(&p->meta)) {
@@ -256,8 +255,8 @@ static void on_pod_delete(struct inf_handler_ctx *ctx, const struct inf_event *e
 	if (ev->obj) {
 		pod_deleted(ctx, &((const struct kube_pod *)ev->obj)->meta, true);
 	} else if (ev->old && old_pod(ev->old, &old) == 0) {
-		job_metrics_terminated_fin(((struct jt *)ctx->state)->met, finished_tracking(&old.pod),
-		                           false);
+		job_metrics_terminated_fin(((struct jt *)ctx->state)->met,
+		                           finished_tracking(&old.pod), false);
 		pod_deleted(ctx, &old.pod.meta, true); /* the last known state */
 		shm_pod_view_free(&old);
 	}

@@ -164,8 +164,8 @@ static void test_backoff(void **state)
 }
 
 /* backoffLimitPerIndex: indexed_job_utils_test.go's TestIsIndexFailed, TestCalculateFailedIndexes,
- * TestGetPodsWithDelayedDeletionPerIndex, TestGetNewIndexFailureCountValue, TestGetIndexFailureCount
- * and backoff_utils_test.go's TestGetRemainingBackoffTimePerIndex. */
+ * TestGetPodsWithDelayedDeletionPerIndex, TestGetNewIndexFailureCountValue,
+ * TestGetIndexFailureCount and backoff_utils_test.go's TestGetRemainingBackoffTimePerIndex. */
 static struct job_pod fpod(const char *uid, int32_t fails, enum kube_pod_phase ph, int64_t ix,
                            bool tracking)
 {
@@ -209,8 +209,8 @@ static void check_delayed(struct job_pod *pods, size_t n, int64_t completions, i
 	size_t ns = 0;
 	char got[128] = "";
 
-	assert_int_equal(job_failed_indexes(&(struct job_intervals){0}, pods, n, completions,
-	                                    false, false, blpi, &fi),
+	assert_int_equal(job_failed_indexes(&(struct job_intervals){0}, pods, n, completions, false,
+	                                    false, blpi, &fi),
 	                 0);
 	for (size_t i = 0; i < n; i++)
 		if (pods[i].phase == KUBE_POD_SUCCEEDED && pods[i].tracking && pods[i].index >= 0 &&
@@ -625,12 +625,14 @@ static void test_metrics(void **state)
 	                             "completion_mode=\"NonIndexed\",result=\"success\"} 2\n"));
 	assert_non_null(strstr(text, "job_controller_job_syncs_total{action=\"tracking\","
 	                             "completion_mode=\"Indexed\",result=\"error\"} 1\n"));
-	assert_null(strstr(text, "job_syncs_total{action=\"tracking\",completion_mode=\"NonIndexed\""));
+	assert_null(
+	        strstr(text, "job_syncs_total{action=\"tracking\",completion_mode=\"NonIndexed\""));
 	assert_non_null(strstr(text,
 	                       "# HELP job_controller_jobs_finished_total [STABLE] The number "
 	                       "of finished jobs\n"));
-	assert_non_null(strstr(text, "job_controller_jobs_finished_total{completion_mode="
-	                             "\"NonIndexed\",reason=\"CompletionsReached\",result=\"succeeded\"} 1\n"));
+	assert_non_null(strstr(
+	        text, "job_controller_jobs_finished_total{completion_mode="
+	              "\"NonIndexed\",reason=\"CompletionsReached\",result=\"succeeded\"} 1\n"));
 	assert_non_null(strstr(text,
 	                       "job_controller_jobs_finished_total{completion_mode=\"Indexed\","
 	                       "reason=\"BackoffLimitExceeded\",result=\"failed\"} 1\n"));
@@ -645,9 +647,11 @@ static void test_metrics(void **state)
 	                             "action=\"Ignore\"} 1\n"));
 	assert_non_null(strstr(text, "job_controller_job_pods_creation_total{reason=\"new\","
 	                             "status=\"succeeded\"} 2\n"));
-	assert_non_null(strstr(text, "job_controller_jobs_finished_total{completion_mode="
-	                             "\"Indexed\",reason=\"SuccessPolicy\",result=\"succeeded\"} 1\n"));
-	assert_non_null(strstr(text, "# TYPE job_controller_job_sync_duration_seconds histogram\n"));
+	assert_non_null(strstr(text,
+	                       "job_controller_jobs_finished_total{completion_mode="
+	                       "\"Indexed\",reason=\"SuccessPolicy\",result=\"succeeded\"} 1\n"));
+	assert_non_null(
+	        strstr(text, "# TYPE job_controller_job_sync_duration_seconds histogram\n"));
 	assert_non_null(strstr(text, "job_controller_job_sync_duration_seconds_bucket{action="
 	                             "\"tracking\",completion_mode=\"NonIndexed\",result="
 	                             "\"success\",le=\"0.016\"} 1\n"));
