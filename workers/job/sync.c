@@ -20,8 +20,9 @@
  *   resourceVersion of the status write keeps a stale Job from counting anything twice.
  *   Requests of one step (a slow-start batch of creations, the deletions, the finalizer
  *   removals) go out together (kube_client_request_many), as upstream's goroutines do.
- *   Not done (docs/job.md): backoffLimitPerIndex/maxFailedIndexes (and FailIndex),
- *   adoption/release of pods by selector, the job_controller_* metrics.
+ *   The pods are claimed by the Job's selector (ClaimPods: adoption, release) over a walk of
+ *   the namespace's pod records. backoffLimitPerIndex reads the index failure count annotations
+ *   of failed pods with the finalizer with the same LIST by name as the podFailurePolicy.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
