@@ -239,6 +239,124 @@ uint64_t job_backoff_remaining_us(const struct job_backoff *b, kube_time_t now, 
 	return d < elapsed ? 0 : d - elapsed;
 }
 
+int32_t job_parse_int32(const char *v)
+{
+	int64_t x;
+
+	if (!v || parse_int(v, strlen(v), &x) < 0 || x < 0 || x > INT32_MAX)
+		return 0;
+	return (int32_t)x;
+}
+
+bool job_index_failed(const struct job_pod *p, bool only_replace_failed, bool has_pfp,
+                      int64_t backoff_limit_per_index)
+{
+	bool counted = false;
+
+	if (job_pod_failed(p, only_replace_failed)) {
+		if (has_pfp) {
+			if (p->pfp_action == JOB_PFP_FAIL_INDEX)
+				return true;
+			counted = p->pfp_count;
+		} else {
+			counted = true;
+		}
+	}
+	return counted && p->fail_count >= backoff_limit_per_index;
+}
+
+static bool valid_ix(const struct job_pod *p, int64_t completions)
+{
+	return p->index >= 0 && p->index < completions;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int job_failed_indexes(const struct job_intervals *prev, const struct job_pod *pods, size_t n,
+                       int64_t completions, bool only_replace_failed, bool has_pfp,
+                       int64_t backoff_limit_per_index, struct job_intervals *ret)
+{
+	int64_t *ix = calloc(n ? n : 1, sizeof(*ix));
+	size_t k = 0;
+	int r;
+
+	if (!ix)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (pods[i].tracking && valid_ix(&pods[i], completions) &&
+		    job_index_failed(&pods[i], only_replace_failed, has_pfp,
+		                     backoff_limit_per_index))
+			ix[k++] = pods[i].index;
+	qsort(ix, k, sizeof(*ix), cmp_i64);
+	r = job_iv_with(prev, ix, k, ret);
+	free(ix);
+	return r;
+}
+
+void job_delayed_deletion(struct job_pod *pods, size_t n, int64_t completions,
+                          bool only_replace_failed, const struct job_intervals *succeeded,
+                          const struct job_intervals *failed)
+{
+	for (size_t i = 0; i < n; i++)
+		pods[i].delayed = false;
+	for (size_t i = 0; i < n; i++) {
+		struct job_pod *p = &pods[i];
+		bool active = false;
+		if (!p->tracking || !valid_ix(p, completions) ||
+		    !job_pod_failed(p, only_replace_failed))
+			continue;
+		if (job_iv_has(succeeded, p->index) || job_iv_has(failed, p->index))
+			continue;
+		for (size_t j = 0; j < n && !active; j++)
+			active = job_pod_active(&pods[j]) && pods[j].index == p->index;
+		if (active)
+			continue;
+		struct job_pod *last = NULL;
+		for (size_t j = 0; j < i && !last; j++)
+			if (pods[j].delayed && pods[j].index == p->index)
+				last = &pods[j];
+		if (!last) {
+			p->delayed = true;
+		} else if ((int64_t)last->fail_count + last->ign_count <=
+		                   (int64_t)p->fail_count + p->ign_count &&
+		           !(job_pod_finish_time(p) < job_pod_finish_time(last))) {
+			last->delayed = false;
+			p->delayed = true;
+		}
+	}
+}
+
+void job_new_index_failure_counts(const struct job_pod *replaced, bool has_pfp,
+                                  int32_t *ret_failures, int32_t *ret_ignored)
+{
+	*ret_failures = *ret_ignored = 0;
+	if (!replaced)
+		return;
+	*ret_failures = replaced->fail_count;
+	*ret_ignored = replaced->ign_count;
+	if (!has_pfp || replaced->pfp_count)
+		(*ret_failures)++;
+	else
+		(*ret_ignored)++;
+}
+
+uint64_t job_remaining_per_index(const struct job_pod *last_failed, kube_time_t now,
+                                 uint64_t base_us, uint64_t max_us)
+{
+	struct job_backoff b;
+
+	if (!last_failed)
+		return 0;
+	b.failures_after_last_success =
+	        (int32_t)((int64_t)last_failed->fail_count + last_failed->ign_count + 1);
+	b.last_failure = job_pod_finish_time(last_failed);
+	return job_backoff_remaining_us(&b, now, base_us, max_us);
+}
+
 bool job_pod_active(const struct job_pod *p)
 {
 	return p->phase != KUBE_POD_SUCCEEDED && p->phase != KUBE_POD_FAILED && !p->deletion;
@@ -502,20 +620,50 @@ bool job_success_policy_match(const cJSON *policy, int64_t completions,
 	return false;
 }
 
+/* ---- selectors (job.h) ---------------------------------------------------------------------- */
+bool job_selector_matches(const cJSON *sel, const struct kube_kv *labels, uint32_t n)
+{
+	const cJSON *it, *x;
+
+	if (!cJSON_IsObject(sel))
+		return false;
+	cJSON_ArrayForEach(it, jget(sel, "matchLabels"))
+	{
+		const char *v = kube_labels_get(labels, n, it->string);
+		if (!cJSON_IsString(it) || !v || strcmp(v, it->valuestring) != 0)
+			return false;
+	}
+	cJSON_ArrayForEach(it, jget(sel, "matchExpressions"))
+	{
+		const char *k = jstr(it, "key"), *op = jstr(it, "operator");
+		bool in = false;
+		if (!k || !op)
+			return false;
+		const char *v = kube_labels_get(labels, n, k);
+		cJSON_ArrayForEach(x, jget(it, "values"))
+		{
+			in |= v && cJSON_IsString(x) && strcmp(x->valuestring, v) == 0;
+		}
+		if (!strcmp(op, "In")             ? !in
+		    : !strcmp(op, "NotIn")        ? in
+		    : !strcmp(op, "Exists")       ? !v
+		    : !strcmp(op, "DoesNotExist") ? v != NULL
+		                                  : true)
+			return false;
+	}
+	return true;
+}
+
 /* ---- metrics (job.h) ------------------------------------------------------------------------ */
 static const char *const m_modes[] = {"NonIndexed", "Indexed", NULL};
 static const char *const m_results[] = {"success", "error", NULL};
 static const char *const m_actions[] = {"reconciling", "tracking", "pods_created", "pods_deleted",
                                         NULL};
 static const char *const m_fin_results[] = {"succeeded", "failed", NULL};
-static const char *const m_reasons[] = {"",
-                                        "BackoffLimitExceeded",
-                                        "DeadlineExceeded",
-                                        "PodFailurePolicy",
-                                        "FailedIndexes",
-                                        "MaxFailedIndexesExceeded",
-                                        NULL};
-static const char *const m_pfp[] = {"FailJob", "Ignore", "Count", NULL};
+static const char *const m_reasons[] = {
+        "CompletionsReached", "BackoffLimitExceeded",     "DeadlineExceeded", "PodFailurePolicy",
+        "FailedIndexes",      "MaxFailedIndexesExceeded", "SuccessPolicy",    NULL};
+static const char *const m_pfp[] = {"FailJob", "Ignore", "Count", "FailIndex", NULL};
 static const char *const m_creates[] = {"new", "recreate_terminating_or_failed", "recreate_failed",
                                         NULL};
 
@@ -528,6 +676,15 @@ static const struct kcmd_metric_label l_pods_finished[] = {{"completion_mode", m
 static const struct kcmd_metric_label l_pfp[] = {{"action", m_pfp}};
 static const struct kcmd_metric_label l_creations[] = {{"reason", m_creates},
                                                        {"status", m_fin_results}};
+static const char *const m_events[] = {"add", "delete", NULL};
+static const char *const m_limits[] = {"perIndex", "global", NULL};
+static const struct kcmd_metric_label l_external[] = {{"controller_name", NULL}};
+static const struct kcmd_metric_label l_events[] = {{"event", m_events}};
+static const struct kcmd_metric_label l_finished_ix[] = {{"status", m_fin_results},
+                                                         {"backoffLimit", m_limits}};
+/* ExponentialBuckets(0.004, 2, 15) */
+static const double b_duration[] = {0.004, 0.008, 0.016, 0.032, 0.064,  0.128,  0.256, 0.512,
+                                    1.024, 2.048, 4.096, 8.192, 16.384, 32.768, 65.536};
 
 const struct kcmd_metric job_metric_decl[JOB_M_N] = {
         [JOB_M_SYNCS] = {.name = "job_controller_job_syncs_total",
@@ -556,7 +713,7 @@ const struct kcmd_metric job_metric_decl[JOB_M_N] = {
                                "policy rule action, which are:\n\t\t\t\"FailJob\", \"Ignore\" "
                                "and \"Count\".",
                        .type = KCMD_METRIC_COUNTER,
-                       .stability = KCMD_METRIC_ALPHA,
+                       .stability = KCMD_METRIC_BETA,
                        .labels = l_pfp,
                        .n_labels = 1},
         [JOB_M_CREATIONS] = {.name = "job_controller_job_pods_creation_total",
@@ -572,6 +729,39 @@ const struct kcmd_metric job_metric_decl[JOB_M_N] = {
                              .stability = KCMD_METRIC_ALPHA,
                              .labels = l_creations,
                              .n_labels = 2},
+        [JOB_M_DURATION] = {.name = "job_controller_job_sync_duration_seconds",
+                            .help = "The time it took to sync a job",
+                            .type = KCMD_METRIC_HISTOGRAM,
+                            .stability = KCMD_METRIC_STABLE,
+                            .labels = l_syncs,
+                            .n_labels = 3,
+                            .buckets = b_duration,
+                            .n_buckets = sizeof(b_duration) / sizeof(b_duration[0])},
+        [JOB_M_EXTERNAL] = {.name = "job_controller_jobs_by_external_controller_total",
+                            .help = "The number of Jobs managed by an external controller",
+                            .type = KCMD_METRIC_COUNTER,
+                            .stability = KCMD_METRIC_ALPHA,
+                            .labels = l_external,
+                            .n_labels = 1,
+                            .max_series = 256},
+        [JOB_M_TERMINATED_FIN] =
+                {.name = "job_controller_terminated_pods_tracking_finalizer_total",
+                 .help = "The number of terminated pods (phase=Failed|Succeeded)\n"
+                         "that have the finalizer batch.kubernetes.io/job-tracking\n"
+                         "The event label can be \"add\" or \"delete\".",
+                 .type = KCMD_METRIC_COUNTER,
+                 .stability = KCMD_METRIC_BETA,
+                 .labels = l_events,
+                 .n_labels = 1},
+        [JOB_M_FINISHED_IX] = {.name = "job_controller_job_finished_indexes_total",
+                               .help = "The number of finished indexes. Possible values for the\n"
+                                       "\t\t\tstatus label are: \"succeeded\", \"failed\". "
+                                       "Possible values for the\n\t\t\tbackoffLimit label "
+                                       "are: \"perIndex\" and \"global\"",
+                               .type = KCMD_METRIC_COUNTER,
+                               .stability = KCMD_METRIC_ALPHA,
+                               .labels = l_finished_ix,
+                               .n_labels = 2},
 };
 
 void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a)
@@ -583,15 +773,47 @@ void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job
 
 void job_metrics_finished(struct kcmd_metrics *m, bool indexed, enum job_m_reason r)
 {
+	bool ok = r == JOB_M_SUCCESS || r == JOB_M_SUCCESS_POLICY;
+
 	if (r < JOB_M_N_REASONS)
-		kcmd_metric_inc(m, JOB_M_FINISHED,
-		                (const char *[]){m_modes[indexed],
-		                                 m_fin_results[r != JOB_M_SUCCESS], m_reasons[r]});
+		kcmd_metric_inc(
+		        m, JOB_M_FINISHED,
+		        (const char *[]){m_modes[indexed], m_fin_results[!ok], m_reasons[r]});
+}
+
+void job_metrics_duration(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a,
+                          double seconds)
+{
+	if (a < JOB_M_N_ACTIONS)
+		kcmd_metric_observe(
+		        m, JOB_M_DURATION,
+		        (const char *[]){m_modes[indexed], m_results[error], m_actions[a]},
+		        seconds);
+}
+
+void job_metrics_external(struct kcmd_metrics *m, const char *name)
+{
+	if (name)
+		kcmd_metric_inc(m, JOB_M_EXTERNAL, (const char *[]){name});
+}
+
+void job_metrics_terminated_fin(struct kcmd_metrics *m, bool was, bool is)
+{
+	if (was != is)
+		kcmd_metric_inc(m, JOB_M_TERMINATED_FIN, (const char *[]){m_events[!is]});
+}
+
+void job_metrics_finished_indexes(struct kcmd_metrics *m, bool failed, bool per_index, int64_t n)
+{
+	if (n > 0)
+		kcmd_metric_add(m, JOB_M_FINISHED_IX,
+		                (const char *[]){m_fin_results[failed], m_limits[!per_index]},
+		                (uint64_t)n);
 }
 
 enum job_m_reason job_metrics_reason(const char *reason)
 {
-	for (int i = 1; reason && i < JOB_M_N_REASONS; i++)
+	for (int i = 0; reason && i < JOB_M_N_REASONS; i++)
 		if (!strcmp(reason, m_reasons[i]))
 			return (enum job_m_reason)i;
 	return JOB_M_N_REASONS;
@@ -612,7 +834,7 @@ void job_metrics_pods_finished(struct kcmd_metrics *m, bool indexed, int64_t suc
 
 void job_metrics_pfp(struct kcmd_metrics *m, int action)
 {
-	if (action >= 0 && action < 3)
+	if (action >= 0 && action < 4)
 		kcmd_metric_inc(m, JOB_M_PFP, (const char *[]){m_pfp[action]});
 }
 

@@ -27,6 +27,8 @@
 #define JOB_TRACKING_FINALIZER "batch.kubernetes.io/job-tracking"
 #define JOB_INDEX_KEY          "batch.kubernetes.io/job-completion-index"
 #define JOB_INDEX_ENV          "JOB_COMPLETION_INDEX"
+#define JOB_INDEX_FAILURE_KEY  "batch.kubernetes.io/job-index-failure-count"
+#define JOB_INDEX_IGNORED_KEY  "batch.kubernetes.io/job-index-ignored-failure-count"
 #define JOB_MAX_UNCOUNTED      500                    /* upstream MaxUncountedPods */
 #define JOB_MAX_CREATE_DELETE  500                    /* upstream MaxPodCreateDeletePerSync */
 #define JOB_BACKOFF_DEFAULT_US (10ull * 1000000)      /* DefaultJobPodFailureBackOff */
@@ -94,6 +96,12 @@ struct job_pod {
 	bool pfp_done, pfp_count; /* pfp_count: counts as failed (false: Ignore) */
 	int pfp_action;           /* enum job_pfp_action */
 	char *pfp_msg;            /* FailJob's message */
+	/* backoffLimitPerIndex: the index failure count annotations (read with the pod's JSON
+	 * for failed pods with the finalizer), and whether the pod's finalizer removal waits for
+	 * its index's replacement (getPodsWithDelayedDeletionPerIndex) */
+	int32_t fail_count, ign_count;
+	bool delayed;
+	bool adopt; /* an orphan matching the selector, claimed once the adoption PATCH succeeds */
 };
 
 bool job_pod_active(const struct job_pod *p);      /* FilterActivePods */
@@ -110,8 +118,44 @@ int job_pod_cmp_active(const struct job_pod *a, const struct job_pod *b);
  * names.SimpleNameGenerator would need (max 58 bytes of prefix). */
 void job_pod_generate_name(const char *job, int64_t index, char *buf, size_t n);
 
-/* ---- podFailurePolicy (pod_failure_policy.go) ------------------------------------------------ */
+/* ---- backoffLimitPerIndex (indexed_job_utils.go, backoff_utils.go) ----------------------------
+ * A pod's failure counts come from its annotations JOB_INDEX_FAILURE_KEY and
+ * JOB_INDEX_IGNORED_KEY; the caller fills fail_count / ign_count (job_parse_int32) and, for a
+ * Job with a podFailurePolicy, pfp_action / pfp_count. */
+/* parseInt32: the value, or 0 (absent, not a decimal, negative, past INT32_MAX). */
+int32_t job_parse_int32(const char *v);
+/* isIndexFailed: the failed pod fails its index (a FailIndex rule, or a counted failure whose
+ * index failure count already reached backoffLimitPerIndex). */
+bool job_index_failed(const struct job_pod *p, bool only_replace_failed, bool has_pfp,
+                      int64_t backoff_limit_per_index);
+/* calculateFailedIndexes: *ret = prev (status.failedIndexes, parsed) with the indexes of the
+ * pods with the finalizer and a valid index that fail their index. 0 or -ENOMEM. */
+int job_failed_indexes(const struct job_intervals *prev, const struct job_pod *pods, size_t n,
+                       int64_t completions, bool only_replace_failed, bool has_pfp,
+                       int64_t backoff_limit_per_index, struct job_intervals *ret);
+/* getPodsWithDelayedDeletionPerIndex: sets `delayed` on the one failed pod (with the finalizer,
+ * a valid index) of each index not succeeded, not failed and without an active pod, whose
+ * finalizer stays until the replacement is created: the one with the largest absolute failure
+ * count, the latest finish time on a tie (later pods in the array win ties). */
+void job_delayed_deletion(struct job_pod *pods, size_t n, int64_t completions,
+                          bool only_replace_failed, const struct job_intervals *succeeded,
+                          const struct job_intervals *failed);
+/* getNewIndexFailureCounts: the annotations of the pod replacing `replaced` (NULL: 0, 0). */
+void job_new_index_failure_counts(const struct job_pod *replaced, bool has_pfp,
+                                  int32_t *ret_failures, int32_t *ret_ignored);
+/* getRemainingTimePerIndex: microseconds until the index of last_failed (NULL: none) may get
+ * its replacement: the backoff for its absolute failure count + 1 since its finish time. */
+uint64_t job_remaining_per_index(const struct job_pod *last_failed, kube_time_t now,
+                                 uint64_t base_us, uint64_t max_us);
+
+/* ---- selectors ------------------------------------------------------------------------------ */
 struct cJSON;
+/* metav1.LabelSelectorAsSelector(sel).Matches(labels) over spec.selector as JSON: NULL (or not
+ * an object) matches nothing, an empty selector everything; matchLabels and matchExpressions
+ * (In, NotIn, Exists, DoesNotExist; an unknown operator matches nothing). */
+bool job_selector_matches(const struct cJSON *sel, const struct kube_kv *labels, uint32_t n);
+
+/* ---- podFailurePolicy (pod_failure_policy.go) ------------------------------------------------ */
 enum job_pfp_action {
 	JOB_PFP_NONE = 0, /* no rule matched */
 	JOB_PFP_FAIL_JOB,
@@ -136,15 +180,18 @@ bool job_success_policy_match(const struct cJSON *policy, int64_t completions,
 /* ---- metrics ------------------------------------------------------------------------------------
  * upstream's job_controller_* counters (pkg/controller/job/metrics), declared as data for the
  * descriptor (kcmd/controller.h `metrics`; the manager creates, passes and renders the region)
- * and updated by every worker process (kcmd/metrics.h). Every label has a fixed value set, so
- * no table fills. Not kept: job_sync_duration_seconds, terminated_pods_tracking_finalizer_total,
- * job_finished_indexes_total, jobs_by_external_controller_total. */
+ * and updated by every worker process and the dispatcher (kcmd/metrics.h). Every label but
+ * jobs_by_external_controller_total's controller_name has a fixed value set. */
 enum {
-	JOB_M_SYNCS = 0,     /* job_syncs_total {completion_mode, result, action} */
-	JOB_M_FINISHED,      /* jobs_finished_total {completion_mode, result, reason} */
-	JOB_M_PODS_FINISHED, /* job_pods_finished_total {completion_mode, result} */
-	JOB_M_PFP,           /* pod_failures_handled_by_failure_policy_total {action} */
-	JOB_M_CREATIONS,     /* job_pods_creation_total {reason, status} */
+	JOB_M_SYNCS = 0,      /* job_syncs_total {completion_mode, result, action} */
+	JOB_M_FINISHED,       /* jobs_finished_total {completion_mode, result, reason} */
+	JOB_M_PODS_FINISHED,  /* job_pods_finished_total {completion_mode, result} */
+	JOB_M_PFP,            /* pod_failures_handled_by_failure_policy_total {action} */
+	JOB_M_CREATIONS,      /* job_pods_creation_total {reason, status} */
+	JOB_M_DURATION,       /* job_sync_duration_seconds {completion_mode, result, action} */
+	JOB_M_EXTERNAL,       /* jobs_by_external_controller_total {controller_name} */
+	JOB_M_TERMINATED_FIN, /* terminated_pods_tracking_finalizer_total {event} */
+	JOB_M_FINISHED_IX,    /* job_finished_indexes_total {status, backoffLimit} */
 	JOB_M_N,
 };
 extern const struct kcmd_metric job_metric_decl[JOB_M_N];
@@ -156,13 +203,14 @@ enum job_m_action { /* job_syncs_total's action */
 	            JOB_M_PODS_DELETED,
 	            JOB_M_N_ACTIONS,
 };
-enum job_m_reason { /* jobs_finished_total's reason ("" for a success) */
-	            JOB_M_SUCCESS = 0,
+enum job_m_reason {                    /* jobs_finished_total's reason */
+	            JOB_M_SUCCESS = 0, /* CompletionsReached */
 	            JOB_M_BACKOFF_LIMIT,
 	            JOB_M_DEADLINE,
 	            JOB_M_POD_FAILURE_POLICY,
 	            JOB_M_FAILED_INDEXES,
 	            JOB_M_MAX_FAILED_INDEXES,
+	            JOB_M_SUCCESS_POLICY,
 	            JOB_M_N_REASONS,
 };
 enum job_m_create { /* job_pods_creation_total's reason */
@@ -174,13 +222,24 @@ enum job_m_create { /* job_pods_creation_total's reason */
 
 /* Each a no-op on a NULL m (no region passed). */
 void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a);
+/* job_sync_duration_seconds, the same labels as job_syncs_total */
+void job_metrics_duration(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a,
+                          double seconds);
+/* jobs_by_external_controller_total: a Job added with spec.managedBy name */
+void job_metrics_external(struct kcmd_metrics *m, const char *name);
+/* terminated_pods_tracking_finalizer_total: a pod event where "finished (Succeeded or Failed)
+ * with the tracking finalizer" went from was to is (nothing when equal) */
+void job_metrics_terminated_fin(struct kcmd_metrics *m, bool was, bool is);
+/* job_finished_indexes_total: counts only positive numbers */
+void job_metrics_finished_indexes(struct kcmd_metrics *m, bool failed, bool per_index, int64_t n);
 void job_metrics_finished(struct kcmd_metrics *m, bool indexed, enum job_m_reason r);
-/* the reason of a Failed condition; JOB_M_N_REASONS for one upstream does not list */
+/* the reason of a Complete or Failed condition; JOB_M_N_REASONS for one upstream does not list
+ * (a success is one of CompletionsReached, SuccessPolicy) */
 enum job_m_reason job_metrics_reason(const char *reason);
 /* counts only positive numbers (a series appears with its first pod) */
 void job_metrics_pods_finished(struct kcmd_metrics *m, bool indexed, int64_t succeeded,
                                int64_t failed);
-/* action: 0 FailJob, 1 Ignore, 2 Count */
+/* action: 0 FailJob, 1 Ignore, 2 Count, 3 FailIndex */
 void job_metrics_pfp(struct kcmd_metrics *m, int action);
 void job_metrics_creations(struct kcmd_metrics *m, enum job_m_create reason, int64_t succeeded,
                            int64_t failed);

@@ -20,8 +20,9 @@
  *   resourceVersion of the status write keeps a stale Job from counting anything twice.
  *   Requests of one step (a slow-start batch of creations, the deletions, the finalizer
  *   removals) go out together (kube_client_request_many), as upstream's goroutines do.
- *   Not done (docs/job.md): backoffLimitPerIndex/maxFailedIndexes (and FailIndex),
- *   adoption/release of pods by selector, the job_controller_* metrics.
+ *   The pods are claimed by the Job's selector (ClaimPods: adoption, release) over a walk of
+ *   the namespace's pod records. backoffLimitPerIndex reads the index failure count annotations
+ *   of failed pods with the finalizer with the same LIST by name as the podFailurePolicy.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -158,12 +159,18 @@ struct sj {
 	bool has_ads;
 	const char *restart_policy;
 	cJSON *pfp; /* spec.podFailurePolicy, or NULL */
+	cJSON *sel; /* spec.selector */
+	bool can_adopt_checked;
+	int can_adopt_err;
+	bool per_index, has_mfi; /* spec.backoffLimitPerIndex, spec.maxFailedIndexes set */
+	int64_t blpi, mfi;
 	struct job_pod *pods;
 	size_t n_pods, cap_pods;
 	int64_t active, ready, terminating;
 	int64_t succeeded, failed;
 	struct uidset unc_s, unc_f;       /* the uncounted sets as read (jobCtx.uncounted) */
 	struct job_intervals prev_si, si; /* Indexed: prevSucceededIndexes, succeededIndexes */
+	struct job_intervals fi;          /* per_index: failedIndexes */
 	struct cond fin;                  /* finishedCondition (type NULL: none) */
 	char fin_reason[128], fin_message[512];
 	bool satisfied;
@@ -171,6 +178,8 @@ struct sj {
 	enum job_m_action action; /* its action label */
 	int64_t attempted;        /* pod creations sent */
 	int64_t rec_s, rec_f;     /* status counters job_pods_finished_total has counted */
+	int64_t rec_ci, rec_fi;   /* Indexed: completed / failed indexes job_finished_indexes_total
+	                           * has counted */
 	uint64_t requeue_us;      /* smallest AddAfter asked for (0: none) */
 	int err;
 };
@@ -269,10 +278,111 @@ static bool cond_ensure(cJSON *status, const char *type, const char *st, const c
 	return false;
 }
 
+/* ---- adoption and release (controller_ref_manager.go) -----------------------------------------
+ */
+static int patch_pod(struct sj *s, const char *name, const char *body)
+{
+	struct kube_request rq = {.verb = KUBE_PATCH,
+	                          .version = "v1",
+	                          .resource = "pods",
+	                          .ns = s->ns,
+	                          .name = name,
+	                          .body = body,
+	                          .body_len = strlen(body),
+	                          .patch_type = KUBE_PATCH_STRATEGIC};
+	struct kube_response resp = {0};
+	int r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
+
+	if (r == 0)
+		r = resp.error.err;
+	kube_response_clear(&resp);
+	return r;
+}
+
+/* canAdopt: RecheckDeletionTimestamp over an uncached GET of the Job (same uid, not being
+ * deleted), once per sync. */
+static int can_adopt(struct sj *s)
+{
+	struct kube_request rq = {.verb = KUBE_GET,
+	                          .group = "batch",
+	                          .version = "v1",
+	                          .resource = "jobs",
+	                          .ns = s->ns,
+	                          .name = s->name};
+	struct kube_response resp = {0};
+	int r;
+
+	if (s->can_adopt_checked)
+		return s->can_adopt_err;
+	s->can_adopt_checked = true;
+	r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
+	if (r == 0) {
+		cJSON *fresh = resp.body ? cJSON_Parse(resp.body) : NULL;
+		const char *uid = str_at(fresh, "metadata", "uid");
+		if (!fresh)
+			r = -EBADMSG;
+		else if (!uid || strcmp(uid, s->uid) ||
+		         str_at(fresh, "metadata", "deletionTimestamp"))
+			r = -ESTALE;
+		cJSON_Delete(fresh);
+	}
+	kube_response_clear(&resp);
+	if (r < 0)
+		log_v(2, "%s: can't adopt pods: %s", s->key, strerror(-r));
+	return s->can_adopt_err = r;
+}
+
+/* AdoptPod: the controller reference and the tracking finalizer, with the pod's uid as a
+ * precondition. */
+static int adopt_pod(struct sj *s, const char *name, const char *uid)
+{
+	char *body = NULL;
+	int r = can_adopt(s);
+
+	if (r < 0)
+		return r;
+	if (asprintf(&body,
+	             "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":"
+	             "\"Job\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
+	             "\"blockOwnerDeletion\":true}],\"uid\":\"%s\",\"finalizers\":[\"%s\"]}}",
+	             s->name, s->uid, uid, JOB_TRACKING_FINALIZER) < 0)
+		return -ENOMEM;
+	r = patch_pod(s, name, body);
+	free(body);
+	if (r < 0)
+		log_v(2, "%s: adopting pod %s: %s", s->key, name, strerror(-r));
+	else
+		log_v(2, "%s: adopted pod %s", s->key, name);
+	return r;
+}
+
+/* ReleasePod: the controller reference and the tracking finalizer go; a pod gone or changed
+ * (NotFound, Invalid: uid precondition) is not an error. */
+static int release_pod(struct sj *s, const char *name, const char *uid)
+{
+	char *body = NULL;
+	int r;
+
+	log_v(2, "%s: patching pod %s to remove its controllerRef", s->key, name);
+	if (asprintf(&body,
+	             "{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"delete\",\"uid\":\"%s\"}],"
+	             "\"uid\":\"%s\",\"$deleteFromPrimitiveList/finalizers\":[\"%s\"]}}",
+	             s->uid, uid, JOB_TRACKING_FINALIZER) < 0)
+		return -ENOMEM;
+	r = patch_pod(s, name, body);
+	free(body);
+	if (r == -ENOENT || r == -EINVAL || r == -EUCLEAN)
+		r = 0;
+	if (r < 0)
+		log_v(2, "%s: releasing pod %s: %s", s->key, name, strerror(-r));
+	return r;
+}
+
 /* ---- pods ------------------------------------------------------------------------------------ */
 struct list_ud {
 	struct sj *s;
 	int err;
+	bool claim; /* ClaimPods over the namespace's pods (else: every pod visited is taken) */
 };
 
 static int pod_visit(const struct shm_obj *o, void *ud)
@@ -298,8 +408,34 @@ static int pod_visit(const struct shm_obj *o, void *ud)
 		shm_pod_view_free(&v);
 		return 0; /* not a pod record we can read: skip, as a decode error */
 	}
+	bool adopt = false;
+	if (lu->claim) {
+		/* ClaimPods (controller_ref_manager.go): own matching pods, adopt matching orphans
+		 * unless either side is being deleted, release owned pods that stopped matching */
+		const struct kube_object_meta *m = &v.pod.meta;
+		const struct kube_owner_ref *ctl = NULL;
+		for (uint32_t i = 0; i < m->n_owner_refs; i++)
+			if (m->owner_refs[i].controller == 1)
+				ctl = &m->owner_refs[i];
+		bool ours = ctl && ctl->uid && !strcmp(ctl->uid, s->uid);
+		bool match = job_selector_matches(s->sel, m->labels, m->n_labels);
+		if ((ctl && !ours) || (ours && !match && s->deleting) ||
+		    (!ctl && (s->deleting || !match || m->deletion_timestamp))) {
+			shm_pod_view_free(&v);
+			return 0;
+		}
+		if (ours && !match) {
+			r = release_pod(s, m->name, m->uid);
+			if (r < 0 && !lu->err)
+				lu->err = r;
+			shm_pod_view_free(&v);
+			return 0;
+		}
+		adopt = !ctl;
+	}
 	p = &s->pods[s->n_pods];
 	memset(p, 0, sizeof(*p));
+	p->adopt = adopt;
 	p->name = strdup(v.pod.meta.name ? v.pod.meta.name : "");
 	p->uid = strdup(v.pod.meta.uid ? v.pod.meta.uid : "");
 	p->phase = v.pod.phase;
@@ -545,6 +681,8 @@ static void add_index_env(cJSON *containers)
 	}
 }
 
+static const struct job_pod *delayed_for(const struct sj *s, int64_t ix);
+
 /* The pod body for index ix (-1: NonIndexed), malloc'd JSON. */
 static char *pod_body(struct sj *s, int64_t ix)
 {
@@ -591,6 +729,19 @@ static char *pod_body(struct sj *s, int64_t ix)
 		snprintf(ixs, sizeof(ixs), "%" PRId64, ix);
 		set_str(cJSON_GetObjectItemCaseSensitive(md, "annotations"), JOB_INDEX_KEY, ixs);
 		set_str(cJSON_GetObjectItemCaseSensitive(md, "labels"), JOB_INDEX_KEY, ixs);
+		if (s->per_index) {
+			/* addIndexFailureCountAnnotation */
+			int32_t fc, ic;
+			char n[16];
+			cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+			job_new_index_failure_counts(delayed_for(s, ix), s->pfp != NULL, &fc, &ic);
+			snprintf(n, sizeof(n), "%" PRId32, fc);
+			set_str(ann, JOB_INDEX_FAILURE_KEY, n);
+			if (ic > 0) {
+				snprintf(n, sizeof(n), "%" PRId32, ic);
+				set_str(ann, JOB_INDEX_IGNORED_KEY, n);
+			}
+		}
 		char host[300];
 		snprintf(host, sizeof(host), "%s-%" PRId64, s->name, ix);
 		set_str(spec, "hostname", host);
@@ -771,6 +922,29 @@ static struct job_backoff backoff_of(struct sj *s)
 	return b;
 }
 
+/* podsWithDelayedDeletionPerIndex[ix] */
+static const struct job_pod *delayed_for(const struct sj *s, int64_t ix)
+{
+	for (size_t i = 0; i < s->n_pods; i++)
+		if (s->pods[i].delayed && s->pods[i].index == ix)
+			return &s->pods[i];
+	return NULL;
+}
+
+static int iv_merge_into(struct job_intervals *a, const struct job_intervals *b)
+{
+	struct job_intervals m = {0};
+	int r = job_iv_merge(a, b, &m);
+
+	if (r < 0) {
+		job_iv_free(&m);
+		return r;
+	}
+	job_iv_free(a);
+	*a = m;
+	return 0;
+}
+
 /* manageJob: returns the new active count; *err the first write error. */
 static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int *err)
 {
@@ -828,12 +1002,15 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 	if (diff <= 0)
 		return active;
 	s->action = JOB_M_PODS_CREATED;
-	struct job_backoff b = backoff_of(s);
-	uint64_t wait = job_backoff_remaining_us(&b, kube_time_now(), s->c->backoff_us,
-	                                         s->c->backoff_max_us);
-	if (wait > 0) {
-		requeue(s, wait);
-		return 0; /* as upstream: the sync reports no active pods while backing off */
+	if (!s->per_index) {
+		/* the global backoff (backoffLimitPerIndex has one per index, below) */
+		struct job_backoff b = backoff_of(s);
+		uint64_t wait = job_backoff_remaining_us(&b, kube_time_now(), s->c->backoff_us,
+		                                         s->c->backoff_max_us);
+		if (wait > 0) {
+			requeue(s, wait);
+			return active; /* v1.37.2: the active count stays while backing off */
+		}
 	}
 	if (diff > JOB_MAX_CREATE_DELETE)
 		diff = JOB_MAX_CREATE_DELETE;
@@ -863,7 +1040,8 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 				ai[j] = ai[j - 1];
 				ai[j - 1] = t;
 			}
-		if (job_iv_with(&s->si, ai, na, &np) < 0) {
+		if (job_iv_with(&s->si, ai, na, &np) < 0 ||
+		    (s->per_index && iv_merge_into(&np, &s->fi) < 0)) {
 			free(ai);
 			free(ix);
 			job_iv_free(&np);
@@ -873,6 +1051,28 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 		diff = (int64_t)job_first_pending(&np, (size_t)diff, s->completions, ix);
 		job_iv_free(&np);
 		free(ai);
+		if (s->per_index) {
+			/* getPodCreationInfoForIndependentIndexes: the indexes past their backoff,
+			 * else a requeue at the soonest one */
+			uint64_t soonest = 0;
+			int64_t k = 0;
+			kube_time_t now = kube_time_now();
+			for (int64_t i = 0; i < diff; i++) {
+				uint64_t w = job_remaining_per_index(delayed_for(s, ix[i]), now,
+				                                     s->c->backoff_us,
+				                                     s->c->backoff_max_us);
+				if (w == 0)
+					ix[k++] = ix[i];
+				else if (!soonest || w < soonest)
+					soonest = w;
+			}
+			if (k == 0 && soonest) {
+				requeue(s, soonest);
+				free(ix);
+				return active;
+			}
+			diff = k;
+		}
 		if (diff == 0) {
 			free(ix);
 			return active;
@@ -914,7 +1114,7 @@ static int orphan_visit(const struct shm_obj *o, void *ud)
 		return 0;
 	if (ou->keep_uid && c->uid && !strcmp(c->uid, ou->keep_uid))
 		return 0;
-	return pod_visit(o, &(struct list_ud){ou->s, 0});
+	return pod_visit(o, &(struct list_ud){ou->s, 0, false});
 }
 
 static int cleanup_orphans(struct sj *s, const char *keep_uid)
@@ -1031,7 +1231,20 @@ out:
 	return r;
 }
 
-/* recordJobPodFinished after a status write: what succeeded and failed grew by. */
+/* indexesCount over a status field */
+static int64_t status_indexes(struct sj *s, const char *field)
+{
+	struct job_intervals iv = {0};
+	int64_t n = 0;
+
+	if (job_iv_parse(str_at(s->status, field, NULL), s->completions, &iv) == 0)
+		n = job_iv_total(&iv);
+	job_iv_free(&iv);
+	return n;
+}
+
+/* recordJobPodFinished after a status write: what succeeded and failed grew by (and, for an
+ * Indexed Job, job_finished_indexes_total). */
 static void record_finished(struct sj *s)
 {
 	int64_t sc = 0, fc = 0;
@@ -1039,6 +1252,17 @@ static void record_finished(struct sj *s)
 	int_at(s->status, "succeeded", NULL, &sc);
 	int_at(s->status, "failed", NULL, &fc);
 	job_metrics_pods_finished(s->c->met, s->indexed, sc - s->rec_s, fc - s->rec_f);
+	if (s->indexed) {
+		int64_t ci = status_indexes(s, "completedIndexes"),
+		        fi = status_indexes(s, "failedIndexes");
+		job_metrics_finished_indexes(s->c->met, false, s->per_index, ci - s->rec_ci);
+		if (s->per_index)
+			job_metrics_finished_indexes(s->c->met, true, true, fi - s->rec_fi);
+		if (ci > s->rec_ci)
+			s->rec_ci = ci;
+		if (fi > s->rec_fi)
+			s->rec_fi = fi;
+	}
 	if (sc > s->rec_s)
 		s->rec_s = sc;
 	if (fc > s->rec_f)
@@ -1062,6 +1286,10 @@ static int track_status(struct sj *s, bool flush)
 	int_at(s->status, "failed", NULL, &old_f);
 	s->rec_s = old_s;
 	s->rec_f = old_f;
+	if (s->indexed) {
+		s->rec_ci = status_indexes(s, "completedIndexes");
+		s->rec_fi = status_indexes(s, "failedIndexes");
+	}
 	with_fin.v = calloc(s->n_pods ? s->n_pods : 1, sizeof(char *));
 	if (!rmp || !ok || !new_si || !with_fin.v) {
 		r = -ENOMEM;
@@ -1082,6 +1310,11 @@ static int track_status(struct sj *s, bool flush)
 		bool failed = job_pod_failed(p, s->only_replace_failed);
 		if (!(s->deleting || s->fin.type || p->phase == KUBE_POD_SUCCEEDED || failed))
 			continue;
+		/* canRemoveFinalizer: the failed pod of an index awaiting its replacement keeps
+		 * the finalizer (the replacement's failure count annotations come from it) */
+		if (!(s->deleting || s->fin.type || p->phase == KUBE_POD_SUCCEEDED) &&
+		    s->per_index && p->delayed)
+			continue;
 		rmp[nrm++] = p;
 		if (p->phase == KUBE_POD_SUCCEEDED && !uid_in(&s->unc_f, p->uid)) {
 			if (s->indexed) {
@@ -1094,8 +1327,7 @@ static int track_status(struct sj *s, bool flush)
 				uncounted_add(s, "succeeded", p->uid);
 			}
 		} else if (failed || (s->fin.type && !scm)) {
-			if (!uid_in(&s->unc_f, p->uid) && s->pfp && p->pfp_action != JOB_PFP_NONE &&
-			    p->pfp_action != JOB_PFP_FAIL_INDEX)
+			if (!uid_in(&s->unc_f, p->uid) && s->pfp && p->pfp_action != JOB_PFP_NONE)
 				job_metrics_pfp(s->c->met, p->pfp_action - JOB_PFP_FAIL_JOB);
 			if (!uid_in(&s->unc_f, p->uid) && (!s->indexed || valid_index(s, p)) &&
 			    p->pfp_count) {
@@ -1129,6 +1361,22 @@ static int track_status(struct sj *s, bool flush)
 		else
 			cJSON_DeleteItemFromObjectCaseSensitive(s->status, "completedIndexes");
 		free(str);
+		/* failedIndexes: set (possibly "") for a Job with backoffLimitPerIndex, else unset
+		 */
+		const char *cur_fi = str_at(s->status, "failedIndexes", NULL);
+		if (s->per_index) {
+			char *fstr = NULL;
+			if ((r = job_iv_string(&s->fi, &fstr)) < 0)
+				goto out;
+			if (!cur_fi || strcmp(cur_fi, fstr)) {
+				set_str(s->status, "failedIndexes", fstr);
+				flush = true;
+			}
+			free(fstr);
+		} else if (obj_at(s->status, "failedIndexes", NULL)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(s->status, "failedIndexes");
+			flush = true;
+		}
 	}
 	if (s->fin.type && !strcmp(s->fin.type, "FailureTarget")) {
 		cond_append(s->status, &s->fin, now);
@@ -1197,9 +1445,7 @@ static int track_status(struct sj *s, bool flush)
 		record_finished(s);
 		if (finished) {
 			job_metrics_finished(s->c->met, s->indexed,
-			                     !strcmp(s->fin.type, "Complete")
-			                             ? JOB_M_SUCCESS
-			                             : job_metrics_reason(s->fin.reason));
+			                     job_metrics_reason(s->fin.reason));
 			if (!strcmp(s->fin.type, "Complete")) {
 				int64_t sc = 0;
 				int_at(s->status, "succeeded", NULL, &sc);
@@ -1224,18 +1470,21 @@ out:
 	return r;
 }
 
-/* Evaluates the podFailurePolicy for the Failed pods that still carry the finalizer (the ones
- * not counted yet): their container statuses and conditions are not in the typed record, so
- * each is read with a LIST by name (the job-controller role lists pods; it may not get them). */
-static int eval_pfp(struct sj *s)
+/* Reads the failed pods that still carry the finalizer (the ones not counted yet) whole, for
+ * what the typed record lacks: their container statuses and conditions (the podFailurePolicy)
+ * and, for a Job with backoffLimitPerIndex, the index failure count annotations. Each is read
+ * with a LIST by name (the job-controller role lists pods; it may not get them). */
+static int eval_failed(struct sj *s)
 {
-	for (size_t i = 0; s->pfp && i < s->n_pods; i++) {
+	for (size_t i = 0; (s->pfp || s->per_index) && i < s->n_pods; i++) {
 		struct job_pod *p = &s->pods[i];
 		struct kube_response resp = {0};
 		char fs[300];
 		int r;
 
-		if (!p->tracking || p->phase != KUBE_POD_FAILED || p->pfp_done)
+		if (!p->tracking || p->pfp_done || !job_pod_failed(p, s->only_replace_failed))
+			continue;
+		if (s->pfp ? p->phase != KUBE_POD_FAILED : !valid_index(s, p))
 			continue;
 		snprintf(fs, sizeof(fs), "metadata.name=%s", p->name);
 		struct kube_request rq = {.verb = KUBE_LIST,
@@ -1253,13 +1502,18 @@ static int eval_pfp(struct sj *s)
 		cJSON *items = obj_at(list, "items", NULL);
 		cJSON *pod = cJSON_IsArray(items) ? items->child : NULL;
 		const char *uid = str_at(pod, "metadata", "uid");
-		if (pod && uid && !strcmp(uid, p->uid)) {
+		if (pod && uid && !strcmp(uid, p->uid) && s->pfp) {
 			r = job_pfp_match(s->pfp, pod, &p->pfp_count, &p->pfp_msg);
 			if (r < 0) {
 				cJSON_Delete(list);
 				return r;
 			}
 			p->pfp_action = r;
+		}
+		if (pod && uid && !strcmp(uid, p->uid) && s->per_index) {
+			cJSON *ann = obj_at(pod, "metadata", "annotations");
+			p->fail_count = job_parse_int32(str_at(ann, JOB_INDEX_FAILURE_KEY, NULL));
+			p->ign_count = job_parse_int32(str_at(ann, JOB_INDEX_IGNORED_KEY, NULL));
 		}
 		p->pfp_done = true; /* a pod gone since is not matched, as a pod without statuses */
 		cJSON_Delete(list);
@@ -1290,7 +1544,10 @@ static int read_spec(struct sj *s)
 	s->suspend = cJSON_IsTrue(susp);
 	s->deleting = str_at(s->job, "metadata", "deletionTimestamp") != NULL;
 	s->restart_policy = str_at(obj_at(spec, "template", "spec"), "restartPolicy", NULL);
+	s->per_index = int_at(spec, "backoffLimitPerIndex", NULL, &s->blpi);
+	s->has_mfi = int_at(spec, "maxFailedIndexes", NULL, &s->mfi);
 	s->pfp = obj_at(spec, "podFailurePolicy", NULL);
+	s->sel = obj_at(spec, "selector", NULL);
 	if (!cJSON_IsObject(s->pfp))
 		s->pfp = NULL;
 	s->only_replace_failed = (prp && !strcmp(prp, "Failed")) || s->pfp;
@@ -1299,6 +1556,7 @@ static int read_spec(struct sj *s)
 		return -ENOMEM;
 	if (s->indexed && !s->has_completions)
 		return -EINVAL; /* validation requires completions for Indexed Jobs */
+	s->per_index = s->per_index && s->indexed; /* validation: only Indexed Jobs have it */
 	return 0;
 }
 
@@ -1310,6 +1568,35 @@ static kube_time_t status_time(struct sj *s, const char *field)
 	if (v)
 		kube_time_parse(v, strlen(v), &t);
 	return t;
+}
+
+/* The orphans the claim chose are adopted; the adopted ones count with the finalizer (as
+ * upstream's getPodsForJob sets it in memory), the others are dropped. The first error fails
+ * the sync, as ClaimPods' aggregated error does. */
+static int adopt_orphans(struct sj *s)
+{
+	size_t k = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < s->n_pods; i++) {
+		struct job_pod *p = &s->pods[i];
+		if (p->adopt) {
+			int r = adopt_pod(s, p->name, p->uid);
+			p->adopt = false;
+			if (r < 0) {
+				if (r != -ENOENT && !err)
+					err = r;
+				free(p->name);
+				free(p->uid);
+				free(p->pfp_msg);
+				continue;
+			}
+			p->tracking = true;
+		}
+		s->pods[k++] = *p;
+	}
+	s->n_pods = k;
+	return err;
 }
 
 static void sync_job(struct sj *s)
@@ -1379,9 +1666,11 @@ static void sync_job(struct sj *s)
 	if (!s->satisfied && st.recheck_after_ns > 0)
 		requeue(s, (uint64_t)st.recheck_after_ns / 1000);
 
-	struct list_ud lu = {s, 0};
-	r = shm_reader_list_controlled(c->ctx->arena, (uint16_t)c->pod_type, s->uid, NULL,
-	                               pod_visit, &lu);
+	/* getPodsForJob: every pod of the namespace, claimed */
+	struct list_ud lu = {s, 0, true};
+	r = shm_reader_list_ns(c->ctx->arena, (uint16_t)c->pod_type, s->ns, pod_visit, &lu);
+	if (r >= 0 && lu.err == 0)
+		r = adopt_orphans(s);
 	if (r < 0 || lu.err < 0) {
 		s->err = r < 0 ? r : lu.err;
 		return;
@@ -1400,7 +1689,7 @@ static void sync_job(struct sj *s)
 		s->terminating += job_pod_terminating(&s->pods[i]);
 	}
 	int64_t active = (int64_t)n_act;
-	if ((r = eval_pfp(s)) < 0) {
+	if ((r = eval_failed(s)) < 0) {
 		s->err = r;
 		free(act);
 		return;
@@ -1499,6 +1788,35 @@ static void sync_job(struct sj *s)
 			return;
 		}
 		s->succeeded = job_iv_total(&s->si);
+		if (s->per_index) {
+			/* calculateFailedIndexes, then the failure scenarios of
+			 * backoffLimitPerIndex */
+			struct job_intervals prev_fi = {0};
+			const char *fis = str_at(s->status, "failedIndexes", NULL);
+			r = job_iv_parse(fis, s->completions, &prev_fi);
+			if (r == 0)
+				r = job_failed_indexes(&prev_fi, s->pods, s->n_pods, s->completions,
+				                       s->only_replace_failed, s->pfp != NULL,
+				                       s->blpi, &s->fi);
+			job_iv_free(&prev_fi);
+			if (r < 0) {
+				free(act);
+				s->err = r;
+				return;
+			}
+			int64_t nfi = job_iv_total(&s->fi);
+			if (!s->fin.type) {
+				if (s->has_mfi && nfi > s->mfi)
+					set_fin(s, "FailureTarget", "MaxFailedIndexesExceeded",
+					        "Job has exceeded the specified maximal number of "
+					        "failed indexes");
+				else if (nfi > 0 && nfi + s->succeeded >= s->completions)
+					set_fin(s, "FailureTarget", "FailedIndexes",
+					        "Job has failed indexes");
+			}
+			job_delayed_deletion(s->pods, s->n_pods, s->completions,
+			                     s->only_replace_failed, &s->si, &s->fi);
+		}
 		char spm[64];
 		cJSON *sp = obj_at(s->job, "spec", "successPolicy");
 		if (!s->fin.type && cJSON_IsObject(sp) &&
@@ -1578,9 +1896,13 @@ static void jc_sync(void *state, size_t q, const char *key, struct wk_result *re
 		log_error("invalid job key %s: either namespace or name is missing", key);
 		return;
 	}
+	kube_time_t t0 = kube_time_now();
 	sync_job(&s);
-	if (s.counted)
+	if (s.counted) {
 		job_metrics_sync(c->met, s.indexed, s.err < 0, s.action);
+		job_metrics_duration(c->met, s.indexed, s.err < 0, s.action,
+		                     (double)(kube_time_now() - t0) / 1e9);
+	}
 	if (s.err < 0)
 		log_v(2, "syncing job %s: %s", key, strerror(-s.err));
 	res->err = s.err;
@@ -1594,6 +1916,7 @@ static void jc_sync(void *state, size_t q, const char *key, struct wk_result *re
 	uidset_free(&s.unc_f);
 	job_iv_free(&s.prev_si);
 	job_iv_free(&s.si);
+	job_iv_free(&s.fi);
 }
 
 static int jc_init(struct wk_ctx *ctx, void **ret)

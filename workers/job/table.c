@@ -8,10 +8,14 @@
  *
  * A pod event is counted only for the Job its controller reference names with the same uid (as
  * upstream's resolveControllerRef); the key is queued either way, so the sync can release the
- * finalizer of a pod whose Job is gone or was replaced. A pod that has just failed is queued
- * after upstream's syncJobBatchPeriod (1 s), so several failures are counted in one sync;
- * every other event is queued at once.
+ * finalizer of a pod whose Job is gone or was replaced. The Job of a pod event is queued after
+ * upstream's syncJobBatchPeriod (1 s, enqueueSyncJobBatched), so a burst of pod changes is
+ * handled in one sync; a key whose Job does not own the pod (upstream's orphan-pod queue) is
+ * queued at once. An orphan pod (no controller reference) added, or updated with new labels or
+ * a changed controller reference, queues (batched) every Job of its namespace whose selector
+ * matches it (getPodJobs), whose sync adopts it.
  */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +23,7 @@
 
 #include "kcmd/cache.h"
 #include "kcmd/handlers.h"
+#include "kcmd/metrics.h"
 #include "kube/model.h"
 #include "lib/log.h"
 #include "shm/arena.h"
@@ -31,7 +36,17 @@
 
 struct jt {
 	struct rs_exp *exp, *fin; /* pod creations/deletions; finalizer removals */
+	struct kcmd_metrics *met; /* NULL without KCMD_METRICS_FD */
 };
+
+static bool has_tracking(const struct kube_object_meta *m);
+
+/* isFinishedPodWithTrackingFinalizer (terminated_pods_tracking_finalizer_total) */
+static bool finished_tracking(const struct kube_pod *p)
+{
+	return p && (p->phase == KUBE_POD_SUCCEEDED || p->phase == KUBE_POD_FAILED) &&
+	       has_tracking(&p->meta);
+}
 
 static bool has_tracking(const struct kube_object_meta *m)
 {
@@ -97,7 +112,48 @@ static void pod_deleted(struct inf_handler_ctx *ctx, const struct kube_object_me
 		if (gone || !has_tracking(m))
 			rs_exp_deletion_observed(t->fin, key, pk); /* its finalizer is gone too */
 	}
-	add(ctx, key, 0);
+	add(ctx, key, mine ? JOB_BATCH_PERIOD_US : 0);
+}
+
+static bool has_controller(const struct kube_object_meta *m)
+{
+	for (uint32_t i = 0; i < m->n_owner_refs; i++)
+		if (m->owner_refs[i].controller == 1)
+			return true;
+	return false;
+}
+
+struct match_ud {
+	struct inf_handler_ctx *ctx;
+	const struct kube_object_meta *pod;
+};
+
+static int match_visit(const struct shm_obj *o, void *ud)
+{
+	struct match_ud *mu = ud;
+	size_t len;
+	const char *js = kcmd_obj_json(o, &len);
+	cJSON *j = js ? cJSON_ParseWithLength(js, len) : NULL;
+	cJSON *sel = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "spec"),
+	                                              "selector");
+	char key[KCMD_KEY_MAX + 1];
+
+	if (j && job_selector_matches(sel, mu->pod->labels, mu->pod->n_labels) &&
+	    kcmd_key_make(key, sizeof(key), kcmd_obj_namespace(o), kcmd_obj_name(o)) >= 0)
+		add(mu->ctx, key, JOB_BATCH_PERIOD_US);
+	cJSON_Delete(j);
+	return 0;
+}
+
+/* getPodJobs: the Jobs of the orphan's namespace whose selector matches it (none for a pod
+ * without labels), queued batched. */
+static void queue_matching_jobs(struct inf_handler_ctx *ctx, const struct kube_object_meta *m)
+{
+	struct match_ud mu = {ctx, m};
+
+	if (m->n_labels == 0 || !m->namespace)
+		return;
+	kcmd_cache_list(ctx->arena, "batch", "jobs", m->namespace, match_visit, &mu);
 }
 
 static void on_pod_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
@@ -108,14 +164,30 @@ static void on_pod_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 
 	if (!p)
 		return;
+	job_metrics_terminated_fin(t->met, false, finished_tracking(p));
 	if (p->meta.deletion_timestamp) {
 		pod_deleted(ctx, &p->meta, false);
 		return;
 	}
-	if (owner_key(ctx, &p->meta, key, sizeof(key)))
+	bool mine = owner_key(ctx, &p->meta, key, sizeof(key));
+	if (mine)
 		rs_exp_creation_observed(t->exp, key);
 	if (key[0])
-		add(ctx, key, 0);
+		add(ctx, key, mine ? JOB_BATCH_PERIOD_US : 0);
+	else if (!has_controller(&p->meta))
+		queue_matching_jobs(ctx, &p->meta);
+}
+
+static bool labels_equal(const struct kube_object_meta *a, const struct kube_object_meta *b)
+{
+	if (a->n_labels != b->n_labels)
+		return false;
+	for (uint32_t i = 0; i < a->n_labels; i++) {
+		const char *v = kube_labels_get(b->labels, b->n_labels, a->labels[i].key);
+		if (!v || strcmp(v, a->labels[i].value))
+			return false;
+	}
+	return true;
 }
 
 static int old_pod(const struct shm_obj *o, struct shm_pod_view *ret)
@@ -146,14 +218,18 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 		shm_pod_view_free(&old); /* a resync: nothing changed */
 		return;
 	}
+	if (have_old)
+		job_metrics_terminated_fin(((struct jt *)ctx->state)->met,
+		                           finished_tracking(&old.pod), finished_tracking(p));
 	if (p->meta.deletion_timestamp) {
 		pod_deleted(ctx, &p->meta, false);
 	} else {
-		bool just_failed = p->phase == KUBE_POD_FAILED &&
-		                   (!have_old || old.pod.phase != KUBE_POD_FAILED);
-		owner_key(ctx, &p->meta, key, sizeof(key));
+		bool mine = owner_key(ctx, &p->meta, key, sizeof(key));
 		if (key[0])
-			add(ctx, key, just_failed ? JOB_BATCH_PERIOD_US : 0);
+			add(ctx, key, mine ? JOB_BATCH_PERIOD_US : 0);
+		else if (!has_controller(&p->meta) && (!have_old || has_controller(&old.pod.meta) ||
+		                                       !labels_equal(&old.pod.meta, &p->meta)))
+			queue_matching_jobs(ctx, &p->meta); /* labels or controller changed */
 	}
 	if (have_old && has_tracking(&old.pod.meta) && !has_tracking(&p->meta)) {
 		char pk[KCMD_KEY_MAX + 1];
@@ -164,10 +240,10 @@ static void on_pod_update(struct inf_handler_ctx *ctx, const struct inf_event *e
 	}
 	if (have_old) {
 		/* the controller reference changed: the old Job syncs too */
-		owner_key(ctx, &old.pod.meta, okey, sizeof(okey));
+		bool omine = owner_key(ctx, &old.pod.meta, okey, sizeof(okey));
 		owner_key(ctx, &p->meta, key, sizeof(key));
 		if (okey[0] && strcmp(okey, key) != 0)
-			add(ctx, okey, 0);
+			add(ctx, okey, omine ? JOB_BATCH_PERIOD_US : 0);
 		shm_pod_view_free(&old);
 	}
 }
@@ -179,6 +255,8 @@ static void on_pod_delete(struct inf_handler_ctx *ctx, const struct inf_event *e
 	if (ev->obj) {
 		pod_deleted(ctx, &((const struct kube_pod *)ev->obj)->meta, true);
 	} else if (ev->old && old_pod(ev->old, &old) == 0) {
+		job_metrics_terminated_fin(((struct jt *)ctx->state)->met,
+		                           finished_tracking(&old.pod), false);
 		pod_deleted(ctx, &old.pod.meta, true); /* the last known state */
 		shm_pod_view_free(&old);
 	}
@@ -192,10 +270,33 @@ static void job_key_add(struct inf_handler_ctx *ctx, const char *ns, const char 
 		add(ctx, key, 0);
 }
 
-static void on_job_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
+static void on_job_update(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	if (ev->meta)
 		job_key_add(ctx, kcmd_meta_namespace(ev->meta), kcmd_meta_name(ev->meta));
+}
+
+/* addJob: also jobs_by_external_controller_total for a spec.managedBy other than the Job
+ * controller's */
+static void on_job_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
+{
+	struct jt *t = ctx->state;
+	struct shm_obj *o = NULL;
+
+	on_job_update(ctx, ev);
+	if (!ev->meta || !t->met ||
+	    kcmd_cache_get(ctx->arena, "batch", "jobs", kcmd_meta_namespace(ev->meta),
+	                   kcmd_meta_name(ev->meta), &o) < 0)
+		return;
+	size_t len;
+	const char *js = kcmd_obj_json(o, &len);
+	cJSON *j = js ? cJSON_ParseWithLength(js, len) : NULL;
+	cJSON *mb = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "spec"),
+	                                             "managedBy");
+	if (cJSON_IsString(mb) && strcmp(mb->valuestring, "kubernetes.io/job-controller") != 0)
+		job_metrics_external(t->met, mb->valuestring);
+	cJSON_Delete(j);
+	kcmd_obj_free(o);
 }
 
 static void on_job_delete(struct inf_handler_ctx *ctx, const struct inf_event *ev)
@@ -241,6 +342,7 @@ static int jt_init(struct inf_handler_ctx *ctx)
 		free(t);
 		return fdv && *fdv ? r : -EBADF;
 	}
+	t->met = kcmd_metrics_get();
 	ctx->state = t;
 	return 0;
 }
@@ -272,7 +374,7 @@ static void jt_resync(struct inf_handler_ctx *ctx, size_t queue, bool restarted)
 
 static const char *const jt_queues[] = {"job", NULL};
 static const struct inf_handler_entry jt_entries[] = {
-        {"batch", "jobs", on_job_add, on_job_add, on_job_delete},
+        {"batch", "jobs", on_job_add, on_job_update, on_job_delete},
         {"", "pods", on_pod_add, on_pod_update, on_pod_delete},
 };
 

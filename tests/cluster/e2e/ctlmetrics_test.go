@@ -72,7 +72,7 @@ func TestJob_Metrics(t *testing.T) {
 	setJobPodsPhase(t, j, corev1.PodSucceeded, 1)
 	validateJobCondition(t, j, batchv1.JobComplete, "CompletionsReached")
 
-	const fin = `job_controller_jobs_finished_total{completion_mode="NonIndexed",reason="",result="succeeded"} `
+	const fin = `job_controller_jobs_finished_total{completion_mode="NonIndexed",reason="CompletionsReached",result="succeeded"} `
 	var body string
 	Eventually(t, 20*time.Second, "the finished Job on /metrics", func() (bool, string) {
 		code, _, b := gcxGet(t, port, "/metrics")

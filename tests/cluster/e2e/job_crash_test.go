@@ -156,7 +156,8 @@ func TestJob_CrashDetector(t *testing.T) {
 	j := hjCreate(t, jb)
 	validateJobPodsStatus(t, j, podsByStatus{Active: 2, Terminating: ptr.To[int32](0)})
 	extra := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "surplus",
+		// the Job's pod labels: a pod not matching its selector would be released, not deleted
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "surplus", Labels: j.Spec.Template.Labels,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(j, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Spec: j.Spec.Template.Spec,
 	}

@@ -283,3 +283,38 @@ func hjEvent(t *testing.T, j *batchv1.Job, typ, reason, message string) {
 		return false, fmt.Sprintf("events %v", seen)
 	})
 }
+
+// hjActivePodForIndex: the active pod of index ix (upstream's getActivePodForIndex).
+func hjActivePodForIndex(t *testing.T, j *batchv1.Job, ix int) *corev1.Pod {
+	t.Helper()
+	for _, p := range hjPods(t, j) {
+		if hjActive(&p) && p.Annotations[batchv1.JobCompletionIndexAnnotation] == strconv.Itoa(ix) {
+			return &p
+		}
+	}
+	t.Fatalf("no active pod of index %d", ix)
+	return nil
+}
+
+// validateFailedIndexes waits for status.failedIndexes (nil: unset), the third check of
+// upstream's validateIndexedJobPods.
+func validateFailedIndexes(t *testing.T, j *batchv1.Job, want *string) {
+	t.Helper()
+	Eventually(t, hjWait, fmt.Sprintf("failedIndexes %v", ptr.Deref(want, "<nil>")), func() (bool, string) {
+		cur := hjGet(t, j)
+		return ptr.Equal(cur.Status.FailedIndexes, want), fmt.Sprintf("failedIndexes %v", ptr.Deref(cur.Status.FailedIndexes, "<nil>"))
+	})
+}
+
+// hjIndexFailureCount: the pod's batch.kubernetes.io/job-index-failure-count (-1: absent).
+func hjIndexFailureCount(p *corev1.Pod) int {
+	v, ok := p.Annotations[batchv1.JobIndexFailureCountAnnotation]
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return -2
+	}
+	return n
+}

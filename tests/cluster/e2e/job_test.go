@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -619,4 +620,259 @@ func TestJob_PodReplacementPolicy(t *testing.T) {
 		del(t, j)
 		validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: 1, Terminating: ptr.To[int32](0)})
 	})
+}
+
+// TestBackoffLimitPerIndex (upstream's table, one kcmd for all cases): failures counted per
+// index through the index failure count annotations, status.failedIndexes, the FailIndex
+// podFailurePolicy action, and the FailedIndexes / MaxFailedIndexesExceeded failures (after the
+// interim FailureTarget with the same reason), or the global backoffLimit reached first.
+func TestJob_BackoffLimitPerIndex(t *testing.T) {
+	type term struct {
+		index                                      int
+		status                                     corev1.PodStatus
+		wantActive, wantFailed, wantSucceeded      int
+		wantActiveIndexes                          []int
+		wantCompletedIndexes                       string
+		wantFailedIndexes                          *string
+		wantReplacementFailureCount                *int
+	}
+	failed := corev1.PodStatus{Phase: corev1.PodFailed}
+	cases := []struct {
+		name       string
+		parallel   int32
+		blpi       int32
+		bl, mfi    *int32
+		pfp        *batchv1.PodFailurePolicy
+		terms      []term
+		wantCond   batchv1.JobConditionType
+		wantReason string
+	}{
+		{name: "succeeded", parallel: 2, blpi: 1, terms: []term{
+			{index: 0, status: failed, wantActive: 2, wantFailed: 1, wantActiveIndexes: []int{0, 1},
+				wantFailedIndexes: ptr.To(""), wantReplacementFailureCount: ptr.To(1)},
+		}, wantCond: batchv1.JobComplete, wantReason: "CompletionsReached"},
+		{name: "exceeds-per-index", parallel: 2, blpi: 2, terms: []term{
+			{index: 0, status: failed, wantActive: 2, wantFailed: 1, wantActiveIndexes: []int{0, 1},
+				wantFailedIndexes: ptr.To(""), wantReplacementFailureCount: ptr.To(1)},
+			{index: 0, status: failed, wantActive: 2, wantFailed: 2, wantActiveIndexes: []int{0, 1},
+				wantFailedIndexes: ptr.To(""), wantReplacementFailureCount: ptr.To(2)},
+			{index: 0, status: failed, wantActive: 1, wantFailed: 3, wantActiveIndexes: []int{1},
+				wantFailedIndexes: ptr.To("0")},
+		}, wantCond: batchv1.JobFailed, wantReason: "FailedIndexes"},
+		{name: "global-first", parallel: 3, blpi: 1, bl: ptr.To[int32](2), terms: []term{
+			{index: 0, status: failed, wantActive: 3, wantFailed: 1, wantActiveIndexes: []int{0, 1, 2},
+				wantFailedIndexes: ptr.To("")},
+			{index: 1, status: failed, wantActive: 3, wantFailed: 2, wantActiveIndexes: []int{0, 1, 2},
+				wantFailedIndexes: ptr.To("")},
+			{index: 2, status: failed, wantFailed: 5, wantFailedIndexes: ptr.To("")},
+		}, wantCond: batchv1.JobFailed, wantReason: "BackoffLimitExceeded"},
+		{name: "continues-after-failed-index", parallel: 2, blpi: 0, terms: []term{
+			{index: 0, status: failed, wantActive: 1, wantFailed: 1, wantActiveIndexes: []int{1},
+				wantFailedIndexes: ptr.To("0")},
+			{index: 1, status: corev1.PodStatus{Phase: corev1.PodSucceeded}, wantFailed: 1, wantSucceeded: 1,
+				wantFailedIndexes: ptr.To("0"), wantCompletedIndexes: "1"},
+		}, wantCond: batchv1.JobFailed, wantReason: "FailedIndexes"},
+		{name: "max-failed-indexes", parallel: 3, blpi: 0, mfi: ptr.To[int32](1), terms: []term{
+			{index: 0, status: failed, wantActive: 2, wantFailed: 1, wantActiveIndexes: []int{1, 2},
+				wantFailedIndexes: ptr.To("0")},
+			{index: 1, status: failed, wantActive: 0, wantFailed: 3, wantFailedIndexes: ptr.To("0,1")},
+		}, wantCond: batchv1.JobFailed, wantReason: "MaxFailedIndexesExceeded"},
+		{name: "fail-index-rule", parallel: 2, blpi: 1, pfp: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+			{Action: batchv1.PodFailurePolicyActionFailIndex, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{13}}},
+			{Action: batchv1.PodFailurePolicyActionFailIndex, OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{
+				{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}},
+		}}, terms: []term{
+			{index: 0, status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "foo", Image: "bar", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 13}}}}},
+				wantActive: 1, wantFailed: 1, wantActiveIndexes: []int{1}, wantFailedIndexes: ptr.To("0")},
+			{index: 1, status: corev1.PodStatus{Phase: corev1.PodFailed, Conditions: []corev1.PodCondition{{
+				Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}},
+				wantFailed: 2, wantFailedIndexes: ptr.To("0,1")},
+		}, wantCond: batchv1.JobFailed, wantReason: "FailedIndexes"},
+	}
+	ns := Namespace(t)
+	hjStart(t, ns)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			jb := hjJob(ns, tc.name)
+			jb.Spec.Parallelism = ptr.To(tc.parallel)
+			jb.Spec.Completions = ptr.To(tc.parallel)
+			jb.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			jb.Spec.BackoffLimitPerIndex = ptr.To(tc.blpi)
+			jb.Spec.BackoffLimit = tc.bl
+			jb.Spec.MaxFailedIndexes = tc.mfi
+			jb.Spec.PodFailurePolicy = tc.pfp
+			j := hjCreate(t, jb)
+			validateJobPodsStatus(t, j, podsByStatus{Active: int(tc.parallel), Terminating: ptr.To[int32](0)})
+			for _, p := range hjPods(t, j) {
+				if got := hjIndexFailureCount(&p); got != 0 {
+					t.Fatalf("first pod %s: index failure count %d, want 0", p.Name, got)
+				}
+			}
+			for i, tm := range tc.terms {
+				p := hjActivePodForIndex(t, j, tm.index)
+				p.Status = tm.status
+				if _, err := env.Client.CoreV1().Pods(ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+					t.Fatalf("termination %d: %v", i, err)
+				}
+				validateJobPodsStatus(t, j, podsByStatus{Active: tm.wantActive, Failed: tm.wantFailed,
+					Succeeded: tm.wantSucceeded, Terminating: ptr.To[int32](0)})
+				validateIndexedJobPods(t, j, tm.wantActiveIndexes, tm.wantCompletedIndexes)
+				validateFailedIndexes(t, j, tm.wantFailedIndexes)
+				if tm.wantReplacementFailureCount != nil {
+					r := hjActivePodForIndex(t, j, tm.index)
+					if got := hjIndexFailureCount(r); got != *tm.wantReplacementFailureCount {
+						t.Fatalf("termination %d: replacement %s index failure count %d, want %d", i, r.Name, got, *tm.wantReplacementFailureCount)
+					}
+				}
+			}
+			if rem := tc.terms[len(tc.terms)-1].wantActive; rem > 0 {
+				setJobPodsPhase(t, j, corev1.PodSucceeded, rem)
+			}
+			cur := validateJobCondition(t, j, tc.wantCond, tc.wantReason)
+			if tc.wantCond == batchv1.JobFailed {
+				// the interim FailureTarget first, with the same reason
+				ft := hjCond(cur, batchv1.JobFailureTarget)
+				if ft == nil || ft.Reason != tc.wantReason || cur.Status.Conditions[0].Type != batchv1.JobFailureTarget {
+					t.Fatalf("conditions %+v: want FailureTarget (%s) first", cur.Status.Conditions, tc.wantReason)
+				}
+				msgs := map[string]string{"FailedIndexes": "Job has failed indexes",
+					"MaxFailedIndexesExceeded": "Job has exceeded the specified maximal number of failed indexes",
+					"BackoffLimitExceeded":     "Job has reached the specified backoff limit"}
+				if c := hjCond(cur, batchv1.JobFailed); c.Message != msgs[tc.wantReason] {
+					t.Fatalf("Failed message %q, want %q", c.Message, msgs[tc.wantReason])
+				}
+				hjEvent(t, j, corev1.EventTypeWarning, tc.wantReason, msgs[tc.wantReason])
+			}
+			validateFinishedPodsNoFinalizer(t, j)
+		})
+	}
+}
+
+// TestBackoffLimitPerIndex_DelayedPodDeletion: the failed pod of an index keeps its finalizer
+// until its replacement exists (the replacement's failure count comes from it); a failed pod
+// deleted at once still gets a replacement with the count bumped.
+func TestJob_BackoffLimitPerIndexDelayedPodDeletion(t *testing.T) {
+	ns := Namespace(t)
+	// a long backoff, so the failed pod is seen waiting for its replacement with its finalizer
+	hjStart(t, ns, "--job-pod-failure-backoff=3s", "--job-pod-failure-max-backoff=1m")
+	jb := hjJob(ns, "delayed")
+	jb.Spec.Parallelism = ptr.To[int32](1)
+	jb.Spec.Completions = ptr.To[int32](1)
+	jb.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	jb.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
+	j := hjCreate(t, jb)
+	validateJobPodsStatus(t, j, podsByStatus{Active: 1, Terminating: ptr.To[int32](0)})
+	validateIndexedJobPods(t, j, []int{0}, "")
+	validateFailedIndexes(t, j, ptr.To(""))
+
+	first := hjActivePodForIndex(t, j, 0)
+	failedAt := time.Now()
+	hjSetPhase(t, first, corev1.PodFailed)
+	// during the backoff: counted in failed only once its finalizer goes, so the Job shows
+	// no active pod and the failed pod keeps its finalizer
+	time.Sleep(1500 * time.Millisecond)
+	if cur, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), first.Name, metav1.GetOptions{}); err != nil || !hjHasFinalizer(cur) {
+		t.Fatalf("failed pod during the backoff: err %v, finalizers %v (want the tracking finalizer kept)", err, cur.Finalizers)
+	}
+	if err := env.Client.CoreV1().Pods(ns).Delete(context.Background(), first.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	validateJobPodsStatus(t, j, podsByStatus{Active: 1, Failed: 1, Terminating: ptr.To[int32](0)})
+	validateIndexedJobPods(t, j, []int{0}, "")
+	validateFailedIndexes(t, j, ptr.To(""))
+	r := hjActivePodForIndex(t, j, 0)
+	if got := hjIndexFailureCount(r); got != 1 {
+		t.Fatalf("replacement %s: index failure count %d, want 1", r.Name, got)
+	}
+	if gap := r.CreationTimestamp.Sub(failedAt); gap < time.Second || gap > 8*time.Second {
+		t.Fatalf("replacement created %s after the failure, want about 3s (the per-index backoff)", gap)
+	}
+	setJobPhaseForIndex(t, j, corev1.PodSucceeded, 0)
+	validateJobPodsStatus(t, j, podsByStatus{Succeeded: 1, Failed: 1, Terminating: ptr.To[int32](0)})
+	validateJobCondition(t, j, batchv1.JobComplete, "")
+	validateFinishedPodsNoFinalizer(t, j)
+}
+
+// TestJob_AdoptAndRelease (upstream's unit TestGetPodsForJob / ClaimPods, end to end): an orphan
+// matching the Job's selector is adopted (controller reference and tracking finalizer) and
+// counted, a pod of another controller matching the selector is left alone, and an owned pod
+// whose labels stop matching is released (reference and finalizer removed) and replaced.
+func TestJob_AdoptAndRelease(t *testing.T) {
+	ns := Namespace(t)
+	hjStart(t, ns)
+	ctx := context.Background()
+	sel := map[string]string{"app": "adopt-me"}
+	mkPod := func(name string, owner *metav1.OwnerReference) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "adopt-me"}},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "foo", Image: "bar"}}}}
+		if owner != nil {
+			p.OwnerReferences = []metav1.OwnerReference{*owner}
+		}
+		out, err := env.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	orphan := mkPod("orphan", nil)
+	// a controller no kcm controller manages, and that exists (the garbage collector keeps the pod)
+	cm, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := mkPod("other-owner", &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "owner",
+		UID: cm.UID, Controller: ptr.To(true)})
+
+	jb := hjJob(ns, "adopter")
+	jb.Spec.Parallelism = ptr.To[int32](2)
+	jb.Spec.Completions = ptr.To[int32](2)
+	jb.Spec.ManualSelector = ptr.To(true)
+	jb.Spec.Selector = &metav1.LabelSelector{MatchLabels: sel}
+	jb.Spec.Template.Labels = sel
+	j := hjCreate(t, jb)
+	// the orphan counts as one of the two active pods: one pod created
+	validateJobPodsStatus(t, j, podsByStatus{Active: 2, Terminating: ptr.To[int32](0)})
+	pods := hjPods(t, j)
+	if len(pods) != 2 {
+		t.Fatalf("%d pods owned, want 2 (the adopted orphan and one created)", len(pods))
+	}
+	var adopted *corev1.Pod
+	for i := range pods {
+		if pods[i].UID == orphan.UID {
+			adopted = &pods[i]
+		}
+	}
+	if adopted == nil || !hjHasFinalizer(adopted) {
+		t.Fatalf("orphan not adopted with the tracking finalizer: %+v", pods)
+	}
+	c := metav1.GetControllerOf(adopted)
+	if c.Kind != "Job" || c.Name != "adopter" || c.APIVersion != "batch/v1" || !ptr.Deref(c.BlockOwnerDeletion, false) {
+		t.Fatalf("adopted pod's controller reference %+v", c)
+	}
+	cur, err := env.Client.CoreV1().Pods(ns).Get(ctx, other.Name, metav1.GetOptions{})
+	if err != nil || metav1.GetControllerOf(cur) == nil || metav1.GetControllerOf(cur).UID != other.OwnerReferences[0].UID || hjHasFinalizer(cur) {
+		t.Fatalf("the other controller's pod changed: %v %+v", err, cur.ObjectMeta)
+	}
+
+	// the adopted pod stops matching: released, replaced
+	p, err := env.Client.CoreV1().Pods(ns).Patch(ctx, orphan.Name, types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"app":"gone"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, hjWait, "released", func() (bool, string) {
+		p, err = env.Client.CoreV1().Pods(ns).Get(ctx, orphan.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return metav1.GetControllerOf(p) == nil && !hjHasFinalizer(p), fmt.Sprintf("owners %+v finalizers %v", p.OwnerReferences, p.Finalizers)
+	})
+	validateJobPodsStatus(t, j, podsByStatus{Active: 2, Terminating: ptr.To[int32](0)})
+	setJobPodsPhase(t, j, corev1.PodSucceeded, 2)
+	validateJobPodsStatus(t, j, podsByStatus{Succeeded: 2, Terminating: ptr.To[int32](0)})
+	validateJobCondition(t, j, batchv1.JobComplete, "")
+	validateFinishedPodsNoFinalizer(t, j)
+	_ = env.Client.CoreV1().Pods(ns).Delete(ctx, other.Name, metav1.DeleteOptions{})
 }

@@ -163,6 +163,201 @@ static void test_backoff(void **state)
 	assert_int_equal(job_backoff_remaining_us(&b, now, base, max), 0);
 }
 
+/* backoffLimitPerIndex: indexed_job_utils_test.go's TestIsIndexFailed, TestCalculateFailedIndexes,
+ * TestGetPodsWithDelayedDeletionPerIndex, TestGetNewIndexFailureCountValue,
+ * TestGetIndexFailureCount and backoff_utils_test.go's TestGetRemainingBackoffTimePerIndex. */
+static struct job_pod fpod(const char *uid, int32_t fails, enum kube_pod_phase ph, int64_t ix,
+                           bool tracking)
+{
+	return (struct job_pod){.uid = (char *)uid,
+	                        .name = (char *)uid,
+	                        .fail_count = fails,
+	                        .phase = ph,
+	                        .index = ix,
+	                        .tracking = tracking,
+	                        .pfp_count = true};
+}
+
+static char *failed_ix(const char *prev, struct job_pod *pods, size_t n, int64_t completions,
+                       int64_t blpi)
+{
+	struct job_intervals pv = {0}, fi = {0};
+	char *s = NULL;
+
+	assert_int_equal(job_iv_parse(prev, completions, &pv), 0);
+	assert_int_equal(job_failed_indexes(&pv, pods, n, completions, false, false, blpi, &fi), 0);
+	assert_int_equal(job_iv_string(&fi, &s), 0);
+	job_iv_free(&pv);
+	job_iv_free(&fi);
+	return s;
+}
+
+static void check_failed_ix(const char *prev, struct job_pod *pods, size_t n, int64_t completions,
+                            int64_t blpi, const char *want)
+{
+	char *s = failed_ix(prev, pods, n, completions, blpi);
+	assert_string_equal(s, want);
+	free(s);
+}
+
+/* the uids of the delayed pods, in order, comma-separated */
+static void check_delayed(struct job_pod *pods, size_t n, int64_t completions, int64_t blpi,
+                          const char *want)
+{
+	struct job_intervals fi = {0}, si = {0};
+	int64_t six[8];
+	size_t ns = 0;
+	char got[128] = "";
+
+	assert_int_equal(job_failed_indexes(&(struct job_intervals){0}, pods, n, completions, false,
+	                                    false, blpi, &fi),
+	                 0);
+	for (size_t i = 0; i < n; i++)
+		if (pods[i].phase == KUBE_POD_SUCCEEDED && pods[i].tracking && pods[i].index >= 0 &&
+		    pods[i].index < completions)
+			six[ns++] = pods[i].index;
+	assert_int_equal(job_iv_with(&(struct job_intervals){0}, six, ns, &si), 0);
+	job_delayed_deletion(pods, n, completions, false, &si, &fi);
+	for (size_t i = 0; i < n; i++)
+		if (pods[i].delayed) {
+			if (*got)
+				strcat(got, ",");
+			strcat(got, pods[i].uid);
+		}
+	assert_string_equal(got, want);
+	job_iv_free(&fi);
+	job_iv_free(&si);
+}
+
+static void test_backoff_limit_per_index(void **state)
+{
+	(void)state;
+	/* parseInt32 */
+	assert_int_equal(job_parse_int32(NULL), 0);
+	assert_int_equal(job_parse_int32("3"), 3);
+	assert_int_equal(job_parse_int32("-1"), 0);
+	assert_int_equal(job_parse_int32("abc"), 0);
+	assert_int_equal(job_parse_int32("2147483648"), 0);
+	assert_int_equal(job_parse_int32("2147483647"), INT32_MAX);
+
+	/* isIndexFailed */
+	struct job_pod p = fpod("a", 0, KUBE_POD_FAILED, 0, true);
+	assert_true(job_index_failed(&p, false, false, 0));
+	p = fpod("a", 1, KUBE_POD_FAILED, 1, true);
+	assert_true(job_index_failed(&p, false, false, 1));
+	p = fpod("a", 0, KUBE_POD_FAILED, 0, true);
+	assert_false(job_index_failed(&p, false, false, 1));
+	p.pfp_action = JOB_PFP_FAIL_INDEX; /* matching FailIndex */
+	assert_true(job_index_failed(&p, true, true, 1));
+	p = fpod("a", 5, KUBE_POD_FAILED, 0, true);
+	p.pfp_action = JOB_PFP_IGNORE;
+	p.pfp_count = false; /* an ignored failure never fails the index */
+	assert_false(job_index_failed(&p, true, true, 0));
+	p = fpod("a", 5, KUBE_POD_RUNNING, 0, true);
+	assert_false(job_index_failed(&p, false, false, 0));
+
+	/* calculateFailedIndexes */
+	struct job_pod one[] = {fpod("a", 0, KUBE_POD_FAILED, 0, true),
+	                        fpod("b", 1, KUBE_POD_FAILED, 1, true)};
+	check_failed_ix(NULL, one, 2, 2, 1, "1"); /* one new index failed */
+	struct job_pod nofin[] = {fpod("a", 0, KUBE_POD_FAILED, 0, false)};
+	check_failed_ix(NULL, nofin, 1, 2, 0, ""); /* pod without finalizer is ignored */
+	struct job_pod outside[] = {fpod("a", 0, KUBE_POD_FAILED, 3, false)};
+	check_failed_ix(NULL, outside, 1, 2, 0, ""); /* pod outside completions is ignored */
+	struct job_pod ext[] = {fpod("a", 0, KUBE_POD_FAILED, 1, true)};
+	check_failed_ix("0", ext, 1, 2, 0, "0,1"); /* extend the failed indexes */
+	check_failed_ix("", ext, 1, 2, 0, "1");    /* prev failed indexes empty */
+	check_failed_ix("9", ext, 1, 2, 0, "1");   /* prev failed indexes outside completions */
+
+	/* getPodsWithDelayedDeletionPerIndex */
+	struct job_pod d1[] = {fpod("a", 0, KUBE_POD_FAILED, 0, true),
+	                       fpod("b", 1, KUBE_POD_FAILED, 1, true),
+	                       fpod("c", 0, KUBE_POD_FAILED, 2, true)};
+	check_delayed(d1, 3, 3, 1, "a,c"); /* b's index failed */
+	struct job_pod d2[] = {fpod("a", 0, KUBE_POD_FAILED, 0, false)};
+	check_delayed(d2, 1, 2, 0, ""); /* without finalizer: its deletion already started */
+	struct job_pod d3[] = {fpod("a", 0, KUBE_POD_FAILED, 4, true)};
+	check_delayed(d3, 1, 2, 0, ""); /* index outside completions */
+	struct job_pod d4[] = {fpod("a1", 0, KUBE_POD_FAILED, 0, true),
+	                       fpod("a2", 1, KUBE_POD_RUNNING, 0, true)};
+	check_delayed(d4, 2, 2, 1, ""); /* active index: already replaced */
+	struct job_pod d5[] = {fpod("a1", 0, KUBE_POD_FAILED, 0, true),
+	                       fpod("a2", 1, KUBE_POD_SUCCEEDED, 0, true)};
+	check_delayed(d5, 2, 2, 1, ""); /* succeeded index */
+	struct job_pod d6[] = {fpod("a1", 0, KUBE_POD_FAILED, 0, true),
+	                       fpod("a3", 2, KUBE_POD_FAILED, 0, true),
+	                       fpod("a2", 1, KUBE_POD_FAILED, 0, true)};
+	check_delayed(d6, 3, 2, 4, "a3"); /* the highest failure count is kept */
+	kube_time_t now = 1000 * SEC;
+	struct job_pod d7[] = {fpod("a1", 1, KUBE_POD_FAILED, 0, true),
+	                       fpod("a3", 1, KUBE_POD_FAILED, 0, true),
+	                       fpod("a2", 1, KUBE_POD_FAILED, 0, true)};
+	d7[0].deletion = now - SEC;
+	d7[1].deletion = now;
+	d7[2].deletion = now - 2 * SEC;
+	check_delayed(d7, 3, 2, 4, "a3"); /* the last failed pod is kept */
+
+	/* getNewIndexFailureCounts */
+	int32_t fc, ic;
+	job_new_index_failure_counts(NULL, false, &fc, &ic); /* first pod created */
+	assert_int_equal(fc, 0);
+	assert_int_equal(ic, 0);
+	p = fpod("a", 0, KUBE_POD_FAILED, 0, true);
+	job_new_index_failure_counts(&p, false, &fc, &ic);
+	assert_int_equal(fc, 1);
+	assert_int_equal(ic, 0);
+	p = fpod("a", 3, KUBE_POD_FAILED, 0, true);
+	job_new_index_failure_counts(&p, false, &fc, &ic);
+	assert_int_equal(fc, 4);
+	p.pfp_action = JOB_PFP_IGNORE; /* matching the Ignore rule */
+	p.pfp_count = false;
+	job_new_index_failure_counts(&p, true, &fc, &ic);
+	assert_int_equal(fc, 3);
+	assert_int_equal(ic, 1);
+
+	/* getRemainingTimePerIndex (5 s base, 700 s max) */
+	const uint64_t base = 5 * 1000000ull, max = 700 * 1000000ull;
+	assert_int_equal(job_remaining_per_index(NULL, now, base, max), 0);
+	p = fpod("a", 2, KUBE_POD_FAILED, 0, true);
+	p.deletion = now;
+	assert_int_equal(job_remaining_per_index(&p, now, base, max), 20 * 1000000ull);
+	p.fail_count = 1;
+	p.ign_count = 1; /* one counted, one ignored */
+	assert_int_equal(job_remaining_per_index(&p, now, base, max), 20 * 1000000ull);
+	p.deletion = now - 15 * SEC;
+	assert_int_equal(job_remaining_per_index(&p, now, base, max), 5 * 1000000ull);
+}
+
+/* LabelSelectorAsSelector + Matches, the claim's selector test */
+static void test_selector(void **state)
+{
+	struct kube_kv l[] = {{"app", "x"}, {"tier", "web"}};
+	cJSON *sel;
+
+	(void)state;
+	assert_false(job_selector_matches(NULL, l, 2)); /* nil: nothing */
+	sel = cJSON_Parse("{}");
+	assert_true(job_selector_matches(sel, l, 2)); /* empty: everything */
+	cJSON_Delete(sel);
+	sel = cJSON_Parse("{\"matchLabels\":{\"app\":\"x\"}}");
+	assert_true(job_selector_matches(sel, l, 2));
+	assert_false(job_selector_matches(sel, l + 1, 1));
+	assert_false(job_selector_matches(sel, NULL, 0));
+	cJSON_Delete(sel);
+	sel = cJSON_Parse("{\"matchLabels\":{\"app\":\"x\"},\"matchExpressions\":["
+	                  "{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"db\",\"web\"]},"
+	                  "{\"key\":\"gone\",\"operator\":\"DoesNotExist\"},"
+	                  "{\"key\":\"gone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}");
+	assert_true(job_selector_matches(sel, l, 2));
+	l[1].value = "cache";
+	assert_false(job_selector_matches(sel, l, 2));
+	cJSON_Delete(sel);
+	sel = cJSON_Parse("{\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"Exists\"}]}");
+	assert_true(job_selector_matches(sel, l, 2));
+	assert_false(job_selector_matches(sel, l, 1));
+	cJSON_Delete(sel);
+}
+
 static void test_pod_predicates(void **state)
 {
 	struct job_pod p = {.phase = KUBE_POD_RUNNING};
@@ -415,6 +610,12 @@ static void test_metrics(void **state)
 	job_metrics_pods_finished(w, true, 0, 0); /* nothing: no series */
 	job_metrics_pfp(w, 1);
 	job_metrics_creations(w, JOB_M_CREATE_NEW, 2, 0);
+	job_metrics_finished(w, true, job_metrics_reason("SuccessPolicy"));
+	job_metrics_duration(w, false, false, JOB_M_TRACKING, 0.01);
+	job_metrics_external(w, "example.com/ctl");
+	job_metrics_terminated_fin(w, false, true);
+	job_metrics_terminated_fin(w, true, true); /* no change: nothing */
+	job_metrics_finished_indexes(w, true, true, 2);
 	job_metrics_sync(r, false, false, JOB_M_TRACKING);    /* a reader never writes */
 	job_metrics_sync(NULL, false, false, JOB_M_TRACKING); /* no region: a no-op */
 	text = render(r);
@@ -424,12 +625,14 @@ static void test_metrics(void **state)
 	                             "completion_mode=\"NonIndexed\",result=\"success\"} 2\n"));
 	assert_non_null(strstr(text, "job_controller_job_syncs_total{action=\"tracking\","
 	                             "completion_mode=\"Indexed\",result=\"error\"} 1\n"));
-	assert_null(strstr(text, "action=\"tracking\",completion_mode=\"NonIndexed\""));
+	assert_null(
+	        strstr(text, "job_syncs_total{action=\"tracking\",completion_mode=\"NonIndexed\""));
 	assert_non_null(strstr(text,
 	                       "# HELP job_controller_jobs_finished_total [STABLE] The number "
 	                       "of finished jobs\n"));
-	assert_non_null(strstr(text, "job_controller_jobs_finished_total{completion_mode="
-	                             "\"NonIndexed\",reason=\"\",result=\"succeeded\"} 1\n"));
+	assert_non_null(strstr(
+	        text, "job_controller_jobs_finished_total{completion_mode="
+	              "\"NonIndexed\",reason=\"CompletionsReached\",result=\"succeeded\"} 1\n"));
 	assert_non_null(strstr(text,
 	                       "job_controller_jobs_finished_total{completion_mode=\"Indexed\","
 	                       "reason=\"BackoffLimitExceeded\",result=\"failed\"} 1\n"));
@@ -444,10 +647,25 @@ static void test_metrics(void **state)
 	                             "action=\"Ignore\"} 1\n"));
 	assert_non_null(strstr(text, "job_controller_job_pods_creation_total{reason=\"new\","
 	                             "status=\"succeeded\"} 2\n"));
+	assert_non_null(strstr(text,
+	                       "job_controller_jobs_finished_total{completion_mode="
+	                       "\"Indexed\",reason=\"SuccessPolicy\",result=\"succeeded\"} 1\n"));
+	assert_non_null(
+	        strstr(text, "# TYPE job_controller_job_sync_duration_seconds histogram\n"));
+	assert_non_null(strstr(text, "job_controller_job_sync_duration_seconds_bucket{action="
+	                             "\"tracking\",completion_mode=\"NonIndexed\",result="
+	                             "\"success\",le=\"0.016\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_jobs_by_external_controller_total{"
+	                             "controller_name=\"example.com/ctl\"} 1\n"));
+	assert_non_null(strstr(text, "job_controller_terminated_pods_tracking_finalizer_total{"
+	                             "event=\"add\"} 1\n"));
+	assert_null(strstr(text, "event=\"delete\""));
+	assert_non_null(strstr(text, "job_controller_job_finished_indexes_total{backoffLimit="
+	                             "\"perIndex\",status=\"failed\"} 2\n"));
 	/* a multi-line upstream help is one line here (newlines escaped, tabs kept, as
 	 * client_golang), byte for byte what the hand-written region rendered before */
 	assert_non_null(strstr(
-	        text, "# HELP job_controller_pod_failures_handled_by_failure_policy_total [ALPHA] "
+	        text, "# HELP job_controller_pod_failures_handled_by_failure_policy_total [BETA] "
 	              "The number of failed Pods handled by failure policy with\\n\t\t\trespect to "
 	              "the failure policy action applied based on the matched\\n\t\t\trule. "
 	              "Possible values of the action label correspond to the\\n\t\t\tpossible "
@@ -475,6 +693,8 @@ int main(void)
 	        cmocka_unit_test(test_first_pending),
 	        cmocka_unit_test(test_index),
 	        cmocka_unit_test(test_backoff),
+	        cmocka_unit_test(test_backoff_limit_per_index),
+	        cmocka_unit_test(test_selector),
 	        cmocka_unit_test(test_pod_predicates),
 	        cmocka_unit_test(test_active_order),
 	        cmocka_unit_test(test_generate_name),
