@@ -218,6 +218,13 @@ const struct inf_handler_table cj_handler_table = {
 struct cj_worker {
 	struct wk_ctx *ctx;
 	struct kcmd_metrics *metrics; /* NULL without KCMD_METRICS_FD */
+	/* test seams of e2e TestCronJob_CrashDuringSchedule, never set otherwise: a pause after
+	 * each created Job before the status write (KCMD_TEST_CJ_CREATE_PAUSE_MS), so the test's
+	 * kill -9 lands between the two; and a namespace whose Jobs are named uniquely per create
+	 * (KCMD_TEST_CJ_UNGUARDED_NS), which takes away the deterministic name a replayed
+	 * create collides with (the negative control: there a replay makes a second Job) */
+	long create_pause_ms;
+	const char *unguarded_ns;
 };
 
 static void status_message(int r, char *body, char *msg, size_t msglen)
@@ -262,11 +269,27 @@ static int op_get_job(void *ud, const char *ns, const char *name, cJSON **ret)
 static int op_create_job(void *ud, const char *ns, const cJSON *job, cJSON **ret, char *msg,
                          size_t msglen)
 {
-	struct wk_ctx *ctx = ((struct cj_worker *)ud)->ctx;
-	char *req = cJSON_PrintUnformatted(job), *body = NULL;
+	struct cj_worker *w = ud;
+	struct wk_ctx *ctx = w->ctx;
+	char *req = NULL, *body = NULL;
 	int r;
 
 	*ret = NULL;
+	if (w->unguarded_ns && !strcmp(ns, w->unguarded_ns)) {
+		cJSON *copy = cJSON_Duplicate(job, 1),
+		      *meta = cJSON_GetObjectItem(copy, "metadata");
+		const char *n = cj_json_str(copy, "metadata.name");
+		char gen[300];
+		snprintf(gen, sizeof(gen), "%s-", n ? n : "job");
+		if (meta) {
+			cJSON_DeleteItemFromObject(meta, "name");
+			cJSON_AddStringToObject(meta, "generateName", gen);
+		}
+		req = copy ? cJSON_PrintUnformatted(copy) : NULL;
+		cJSON_Delete(copy);
+	} else {
+		req = cJSON_PrintUnformatted(job);
+	}
 	if (!req)
 		return -ENOMEM;
 	r = kcmd_kube_request(ctx->kc,
@@ -288,6 +311,11 @@ static int op_create_job(void *ud, const char *ns, const cJSON *job, cJSON **ret
 		    cj_json_time(*ret, "metadata.creationTimestamp", &created) == 0)
 			kcmd_metric_observe(((struct cj_worker *)ud)->metrics, CJ_M_SKEW, NULL,
 			                    (double)(created - scheduled));
+		if (w->create_pause_ms > 0) {
+			struct timespec ts = {.tv_sec = w->create_pause_ms / 1000,
+			                      .tv_nsec = (w->create_pause_ms % 1000) * 1000000};
+			nanosleep(&ts, NULL);
+		}
 	}
 	free(req);
 	free(body);
@@ -377,6 +405,20 @@ static int cj_init(struct wk_ctx *ctx, void **ret_state)
 		return -ENOMEM;
 	w->ctx = ctx;
 	w->metrics = kcmd_metrics_get(); /* NULL without KCMD_METRICS_FD: not recorded */
+	const char *v = getenv("KCMD_TEST_CJ_CREATE_PAUSE_MS");
+	if (v && *v) {
+		w->create_pause_ms = strtol(v, NULL, 10);
+		kcmd_log_warning("KCMD_TEST_CJ_CREATE_PAUSE_MS=%ld: a pause after each Job create "
+		                 "(a test seam)",
+		                 w->create_pause_ms);
+	}
+	v = getenv("KCMD_TEST_CJ_UNGUARDED_NS");
+	if (v && *v) {
+		w->unguarded_ns = v;
+		kcmd_log_warning("KCMD_TEST_CJ_UNGUARDED_NS=%s: Jobs there get a unique name per "
+		                 "create (a test seam: a replayed create duplicates the Job)",
+		                 v);
+	}
 	*ret_state = w;
 	return 0;
 }
