@@ -208,6 +208,24 @@ bench-compare: deps all
 	@command -v gnuplot >/dev/null 2>&1 || { $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -q gnuplot-nox >/dev/null 2>&1 || echo "bench-compare: gnuplot not installed; plots skipped"; }
 	$(B)/bin/kcmd bench $(BENCH_COMPARE_ARGS) --plot --output=$(B)/bench/load.json --update-doc=docs/benchmarks.md
 
+# `kcmd bench` workloads of the workload controllers (issue 16; docs/bench.md): deployments, jobs,
+# daemonsets, kcmd vs upstream kcm in one run each, limits lifted. bench-workloads-short: small
+# sizes (about 1.5 min each on the 2-vCPU VM), JSON in $(B)/bench/<workload>-short.json, docs
+# untouched; bench-workloads: issue 16's sizes (1,000 Deployments x 10, 10,000 completions, 1,000
+# nodes), which update docs/benchmarks.md. Neither is part of `make check`. Run them under
+# `flock /tmp/kcmd-e2e.lock` on a shared machine.
+BENCH_WL_SHORT_ARGS ?= --raw-pods=200 --phase-timeout=300
+BENCH_WL_ARGS       ?= --phase-timeout=1800
+.PHONY: bench-workloads-short bench-workloads
+bench-workloads-short: deps all
+	$(B)/bin/kcmd bench --workload=deployments --deployments=50 $(BENCH_WL_SHORT_ARGS) --output=$(B)/bench/deployments-short.json
+	$(B)/bin/kcmd bench --workload=jobs --completions=500 $(BENCH_WL_SHORT_ARGS) --output=$(B)/bench/jobs-short.json
+	$(B)/bin/kcmd bench --workload=daemonsets --nodes=50 $(BENCH_WL_SHORT_ARGS) --output=$(B)/bench/daemonsets-short.json
+bench-workloads: deps all
+	$(B)/bin/kcmd bench --workload=deployments $(BENCH_WL_ARGS) --output=$(B)/bench/deployments.json --update-doc=docs/benchmarks.md
+	$(B)/bin/kcmd bench --workload=jobs $(BENCH_WL_ARGS) --output=$(B)/bench/jobs.json --update-doc=docs/benchmarks.md
+	$(B)/bin/kcmd bench --workload=daemonsets $(BENCH_WL_ARGS) --output=$(B)/bench/daemonsets.json --update-doc=docs/benchmarks.md
+
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------------------------
 # A fuzz target is built with its module's sources (and their dependencies') in one clang run so
 # all of it is instrumented. Corpora live in <dir>/fuzz/corpus/<target without fuzz->/. `make fuzz` runs each

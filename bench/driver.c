@@ -75,6 +75,19 @@ struct rsstate {
 	int seen;                /* spec.replicas the RS watch last showed */
 	int active, ready, term; /* pods of this RS: not terminating, of those Ready, terminating */
 	double t_up;             /* RS scale-up event seen, no pod yet (0: none pending) */
+	/* deployments, jobs, daemonsets: the object's watch (metadata.generation,
+	 * status.observedGeneration, the generation the driver's last write produced) */
+	long gen, obs_gen, want_gen;
+	/* Deployment: status replicas, updatedReplicas, readyReplicas, availableReplicas;
+	 * DaemonSet: currentNumberScheduled, updatedNumberScheduled, numberReady, numberAvailable,
+	 * and desiredNumberScheduled */
+	int s_replicas, s_updated, s_ready, s_available, s_desired;
+	bool complete; /* Job: condition Complete True */
+};
+
+/* A pod binding the driver sends for a DaemonSet pod (the scheduler's job; see on_pod). */
+struct bind_req {
+	char ns[64], name[128], uid[64], node[64];
 };
 
 struct bench {
@@ -121,6 +134,13 @@ struct bench {
 	double run_t0;
 	bool sampling;
 	pthread_t sampler, wpods, wrs;
+
+	/* daemonsets: bindings to send (mu, bind_cv), the binder threads */
+	struct bind_req *binds;
+	size_t n_binds, cap_binds;
+	pthread_cond_t bind_cv;
+	atomic_long binds_done, bind_errors;
+	int objs_done; /* objects done at the last convergence check (mu) */
 };
 
 static double now_s(void)
@@ -440,6 +460,10 @@ static void pod_account(struct bench *b, const struct bench_pod *p, int sign)
 	}
 }
 
+static const char *ds_target_node(const cJSON *pod);
+static void queue_bind(struct bench *b, const char *ns, const char *name, const char *uid,
+                       const char *node);
+
 static void on_pod(struct bench *b, const char *type, const cJSON *obj)
 {
 	const char *ns = jstr(obj, "metadata", "namespace", NULL),
@@ -464,6 +488,15 @@ static void on_pod(struct bench *b, const char *type, const cJSON *obj)
 			ready = !strcmp(s, "True");
 	}
 	double t = now_s();
+	/* daemonsets: an unbound pod's target node (the single matchFields metadata.name value
+	 * of its required node affinity, as the DaemonSet controllers write it) */
+	const char *target = NULL, *uid = NULL;
+	if (b->o.workload == BENCH_DAEMONSETS && !term) {
+		const char *nn = jstr(obj, "spec", "nodeName", NULL);
+		if (!nn || !*nn)
+			target = ds_target_node(obj);
+		uid = jstr(obj, "metadata", "uid", NULL);
+	}
 
 	pthread_mutex_lock(&b->mu);
 	struct bench_pod *p = bench_podmap_get(&b->pods, key);
@@ -486,6 +519,10 @@ static void on_pod(struct bench *b, const char *type, const cJSON *obj)
 		p->ready = ready;
 		p->term = term;
 		pod_account(b, p, +1);
+		if (target && uid && !p->bind_sent) {
+			p->bind_sent = true;
+			queue_bind(b, ns, name, uid, target);
+		}
 		if (added) {
 			b->run_adds[run]++;
 			struct rsstate *r = rs_of(b, run, idx);
@@ -496,6 +533,144 @@ static void on_pod(struct bench *b, const char *type, const cJSON *obj)
 			if (run == b->cur_run && b->kill_t > 0 && !b->resume_t &&
 			    t > b->kill_t + RESUME_GUARD_S)
 				b->resume_t = t;
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+static const cJSON *jpath(const cJSON *o, const char *const *path)
+{
+	for (; o && *path; path++)
+		o = cJSON_GetObjectItemCaseSensitive(o, *path);
+	return o;
+}
+
+static int jint(const cJSON *o, const char *a, const char *c)
+{
+	const cJSON *x =
+	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, a), c);
+	return cJSON_IsNumber(x) ? x->valueint : 0;
+}
+
+static const char *ds_target_node(const cJSON *pod)
+{
+	static const char *const path[] = {"spec",
+	                                   "affinity",
+	                                   "nodeAffinity",
+	                                   "requiredDuringSchedulingIgnoredDuringExecution",
+	                                   "nodeSelectorTerms",
+	                                   NULL};
+	const cJSON *term;
+	cJSON_ArrayForEach(term, jpath(pod, path))
+	{
+		const cJSON *f;
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(term, "matchFields"))
+		{
+			const char *k = jstr(f, "key", NULL, NULL),
+			           *op = jstr(f, "operator", NULL, NULL);
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(f, "values");
+			if (k && op && !strcmp(k, "metadata.name") && !strcmp(op, "In") &&
+			    cJSON_GetArraySize(v) == 1 && cJSON_IsString(cJSON_GetArrayItem(v, 0)))
+				return cJSON_GetArrayItem(v, 0)->valuestring;
+		}
+	}
+	return NULL;
+}
+
+/* Under mu. */
+static void queue_bind(struct bench *b, const char *ns, const char *name, const char *uid,
+                       const char *node)
+{
+	if (b->n_binds == b->cap_binds) {
+		size_t cap = b->cap_binds ? b->cap_binds * 2 : 256;
+		struct bind_req *nb = realloc(b->binds, cap * sizeof(*nb));
+		if (!nb)
+			return;
+		b->binds = nb;
+		b->cap_binds = cap;
+	}
+	struct bind_req *q = &b->binds[b->n_binds++];
+	fmt(q->ns, sizeof(q->ns), "%s", ns);
+	fmt(q->name, sizeof(q->name), "%s", name);
+	fmt(q->uid, sizeof(q->uid), "%s", uid);
+	fmt(q->node, sizeof(q->node), "%s", node);
+	pthread_cond_signal(&b->bind_cv);
+}
+
+/* daemonsets: the driver plays kube-scheduler for the DaemonSet pods (POST pods/binding to the
+ * node of the pod's affinity); the simulator leaves them unbound (workers/kubeletsim). The
+ * same for both passes, and in neither controller manager's figures. */
+static void *binder_thread(void *arg)
+{
+	struct bench *b = arg;
+	struct kube_client *kc = NULL;
+	char body[512], path[256];
+
+	if (new_client(b, &kc, 0, 1) < 0)
+		return NULL;
+	for (;;) {
+		struct bind_req q;
+		pthread_mutex_lock(&b->mu);
+		while (!b->n_binds)
+			pthread_cond_wait(&b->bind_cv, &b->mu);
+		q = b->binds[--b->n_binds];
+		pthread_mutex_unlock(&b->mu);
+		fmt(body, sizeof(body),
+		    "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"%s\","
+		    "\"uid\":\"%s\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+		    "\"name\":\"%s\"}}",
+		    q.name, q.uid, q.node);
+		fmt(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", q.ns, q.name);
+		struct kube_request rq = {
+		        .verb = KUBE_CREATE, .path = path, .body = body, .body_len = strlen(body)};
+		struct kube_response resp = {0};
+		int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+		/* 409: bound already; 404: gone (an old pod of the rolling update) */
+		if (r < 0 && resp.http_code != 409 && resp.http_code != 404)
+			atomic_fetch_add(&b->bind_errors, 1);
+		else
+			atomic_fetch_add(&b->binds_done, 1);
+		kube_response_clear(&resp);
+	}
+	return NULL;
+}
+
+/* deployments, jobs, daemonsets: the status of one object of the workload. */
+static void on_wobj(struct bench *b, const char *type, const cJSON *obj)
+{
+	int run, idx;
+
+	if (!strcmp(type, "DELETED") ||
+	    !parse_rs_name(jstr(obj, "metadata", "name", NULL), &run, &idx))
+		return;
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status");
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "generation");
+	bool complete = false;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(st, "conditions"))
+	{
+		const char *t = jstr(c, "type", NULL, NULL), *s = jstr(c, "status", NULL, NULL);
+		if (t && s && !strcmp(t, "Complete") && !strcmp(s, "True"))
+			complete = true;
+	}
+	pthread_mutex_lock(&b->mu);
+	struct rsstate *r = rs_of(b, run, idx);
+	if (r) {
+		r->gen = cJSON_IsNumber(g) ? (long)g->valuedouble : 0;
+		r->obs_gen = (long)jint(obj, "status", "observedGeneration");
+		r->complete = complete;
+		if (b->o.workload == BENCH_DAEMONSETS) {
+			r->s_replicas = jint(obj, "status", "currentNumberScheduled");
+			r->s_updated = jint(obj, "status", "updatedNumberScheduled");
+			r->s_ready = jint(obj, "status", "numberReady");
+			r->s_available = jint(obj, "status", "numberAvailable");
+			r->s_desired = jint(obj, "status", "desiredNumberScheduled");
+		} else {
+			r->s_replicas = jint(obj, "status", "replicas");
+			r->s_updated = jint(obj, "status", "updatedReplicas");
+			r->s_ready = jint(obj, "status", "readyReplicas");
+			r->s_available = jint(obj, "status", "availableReplicas");
 		}
 	}
 	pthread_mutex_unlock(&b->mu);
@@ -1051,10 +1226,144 @@ static int do_delete(struct pacer *p, struct kube_client *kc, int i)
 	return write_rs(p, kc, i, "delete");
 }
 
+/* deployments, jobs, daemonsets: create, roll out (a template change), delete object i. */
+static const char *const obj_verbs[] = {"create", "rollout", "delete"};
+
+static int write_obj(struct pacer *p, struct kube_client *kc, int i, int verb)
+{
+	struct bench *b = p->b;
+	const struct bench_opts *o = &b->o;
+	char name[32], ns[32], body[2048], tmpl[512];
+	struct kube_response resp = {0};
+
+	pthread_mutex_lock(&b->mu);
+	int want = b->rs[i].want, nsi = b->rs[i].ns;
+	pthread_mutex_unlock(&b->mu);
+	rs_name(b->cur_run, i, name, sizeof(name));
+	ns_name(nsi, ns, sizeof(ns));
+	struct kube_request rq = {.group = o->workload == BENCH_JOBS ? "batch" : "apps",
+	                          .version = "v1",
+	                          .resource = o->workload == BENCH_DEPLOYMENTS ? "deployments"
+	                                      : o->workload == BENCH_JOBS      ? "jobs"
+	                                                                       : "daemonsets",
+	                          .ns = ns};
+	/* the pod template: the pods carry the object's name in LABEL_RS (the driver's pod
+	 * watch counts them per object) */
+	fmt(tmpl, sizeof(tmpl),
+	    "\"template\":{\"metadata\":{\"labels\":{\"" LABEL "\":\"1\",\"" LABEL_RS
+	    "\":\"%s\"}},\"spec\":{%s\"containers\":[{\"name\":\"c\",\"image\":"
+	    "\"registry.invalid/bench:1\"}]}}",
+	    name,
+	    o->workload == BENCH_JOBS ? "\"restartPolicy\":\"Never\","
+	    : o->workload == BENCH_DAEMONSETS
+	            /* the simulated nodes' taints (kcmd.io/simulated, and not-ready: no node
+	             * lifecycle controller runs) */
+	            ? "\"tolerations\":[{\"operator\":\"Exists\"}],\"nodeSelector\":{\"type\":"
+	              "\"kcmd-sim\"},"
+	            : "");
+	if (verb == 0) {
+		const char *kind = o->workload == BENCH_DEPLOYMENTS ? "Deployment"
+		                   : o->workload == BENCH_JOBS      ? "Job"
+		                                                    : "DaemonSet";
+		char spec[256];
+		if (o->workload == BENCH_DEPLOYMENTS)
+			fmt(spec, sizeof(spec),
+			    "\"replicas\":%d,\"selector\":{\"matchLabels\":{\"" LABEL_RS
+			    "\":\"%s\"}},",
+			    want, name);
+		else if (o->workload == BENCH_JOBS)
+			fmt(spec, sizeof(spec), "\"completions\":%d,\"parallelism\":%d,", want,
+			    o->parallelism < want ? o->parallelism : want);
+		else
+			/* maxUnavailable 10 %: the default 1 would roll 1,000 nodes one at a time
+			 */
+			fmt(spec, sizeof(spec),
+			    "\"selector\":{\"matchLabels\":{\"" LABEL_RS
+			    "\":\"%s\"}},\"updateStrategy\":{\"type\":\"RollingUpdate\","
+			    "\"rollingUpdate\":{\"maxUnavailable\":\"10%%\"}},",
+			    name);
+		fmt(body, sizeof(body),
+		    "{\"apiVersion\":\"%s/v1\",\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\","
+		    "\"labels\":{\"" LABEL "\":\"1\"}},\"spec\":{%s%s}}",
+		    rq.group, kind, name, spec, tmpl);
+		rq.verb = KUBE_CREATE;
+	} else if (verb == 1) {
+		fmt(body, sizeof(body),
+		    "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{"
+		    "\"kcmd-bench/rollout\":\"%d\"}}}}}",
+		    b->cur_run);
+		rq.verb = KUBE_PATCH;
+		rq.patch_type = KUBE_PATCH_MERGE;
+		rq.name = name;
+	} else {
+		rq.verb = KUBE_DELETE;
+		rq.name = name;
+		rq.propagation_policy = "Background";
+	}
+	if (verb < 2) {
+		rq.body = body;
+		rq.body_len = strlen(body);
+	}
+	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+	if (r == 0 && verb < 2) {
+		/* the generation this write made: the phase waits until it is observed */
+		cJSON *j = cJSON_ParseWithLength(resp.body, resp.body_len);
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(j, "metadata"), "generation");
+		pthread_mutex_lock(&b->mu);
+		b->rs[i].want_gen = cJSON_IsNumber(g) ? (long)g->valuedouble : 1;
+		pthread_mutex_unlock(&b->mu);
+		cJSON_Delete(j);
+	}
+	if (r < 0 && ((rq.verb == KUBE_CREATE && resp.http_code == 409) ||
+	              (rq.verb == KUBE_DELETE && resp.http_code == 404)))
+		r = 0;
+	if (r < 0)
+		say("warning: %s %s/%s: HTTP %d (%s)", obj_verbs[verb], ns, name, resp.http_code,
+		    strerror(-r));
+	kube_response_clear(&resp);
+	return r;
+}
+
+static int do_obj_create(struct pacer *p, struct kube_client *kc, int i)
+{
+	return write_obj(p, kc, i, 0);
+}
+static int do_obj_rollout(struct pacer *p, struct kube_client *kc, int i)
+{
+	return write_obj(p, kc, i, 1);
+}
+static int do_obj_delete(struct pacer *p, struct kube_client *kc, int i)
+{
+	return write_obj(p, kc, i, 2);
+}
+
 /* ---- convergence
  * ------------------------------------------------------------------------------------- */
 
-enum want { W_PODS, W_NONE };
+enum want { W_PODS, W_NONE, W_OBJS };
+
+/* deployments, jobs, daemonsets: one object done (under mu). Deployment: the generation the
+ * driver wrote observed, every replica updated, Ready and available, no old ReplicaSet's pod
+ * left (status.replicas counts them all), and the driver's own pod watch agrees (no pod
+ * terminating). DaemonSet: the same with its numbers, desiredNumberScheduled = --nodes. Job:
+ * the Complete condition. */
+static bool obj_done_locked(const struct bench *b, const struct rsstate *r)
+{
+	int w = r->want;
+	switch (b->o.workload) {
+	case BENCH_JOBS:
+		return r->complete;
+	case BENCH_DAEMONSETS:
+		if (r->s_desired != w)
+			return false;
+		/* fall through */
+	default:
+		return r->gen >= r->want_gen && r->obs_gen >= r->gen && r->s_replicas == w &&
+		       r->s_updated == w && r->s_ready == w && r->s_available == w &&
+		       r->active == w && r->ready == w && !r->term;
+	}
+}
 
 /* Under mu. */
 static bool converged_locked(struct bench *b, enum want w, long *pods, long *ready, long *term,
@@ -1064,11 +1373,18 @@ static bool converged_locked(struct bench *b, enum want w, long *pods, long *rea
 	long sum = 0;
 	bool ok = true;
 
+	b->objs_done = 0;
 	for (int i = 0; i < b->n_rs; i++) {
 		const struct rsstate *r = &b->rs[i];
 		sum += r->want;
 		if (w == W_PODS && (r->active != r->want || r->ready != r->want || r->term))
 			ok = false;
+		if (w == W_OBJS) {
+			if (obj_done_locked(b, r))
+				b->objs_done++;
+			else
+				ok = false;
+		}
 	}
 	*pods = b->run_pods[run];
 	*ready = b->run_ready[run];
@@ -1098,6 +1414,7 @@ static bool wait_converged(struct bench *b, struct bench_run *run, struct pacer 
 		long pods, ready, term, want;
 		pthread_mutex_lock(&b->mu);
 		bool ok = converged_locked(b, w, &pods, &ready, &term, &want);
+		int objs = b->objs_done;
 		pthread_mutex_unlock(&b->mu);
 		int done = p ? atomic_load(&p->done) : 0;
 		bool writes_done = !p || done >= p->n;
@@ -1109,9 +1426,16 @@ static bool wait_converged(struct bench *b, struct bench_run *run, struct pacer 
 			pthread_mutex_lock(&b->smu);
 			double cpu = b->cpu_acc, mem = b->mem_now, q = b->queue_now;
 			pthread_mutex_unlock(&b->smu);
-			char qs[32] = "";
+			char qs[96] = "";
 			if (b->is_kcmd && !isnan(q))
 				fmt(qs, sizeof(qs), " queue %.0f", q);
+			if (w == W_OBJS)
+				fmt(qs + strlen(qs), sizeof(qs) - strlen(qs), " done %d/%d", objs,
+				    b->n_rs);
+			if (b->o.workload == BENCH_DAEMONSETS)
+				fmt(qs + strlen(qs), sizeof(qs) - strlen(qs),
+				    " binds %ld (%ld errors)", (long)atomic_load(&b->binds_done),
+				    (long)atomic_load(&b->bind_errors));
 			fprintf(stderr,
 			        "  %-8s %-9s %6.1fs  writes %d/%d  pods %ld/%ld ready %ld "
 			        "terminating %ld  cpu %.1fs mem %.0fMB%s\n",
@@ -1139,18 +1463,33 @@ static bool wait_converged(struct bench *b, struct bench_run *run, struct pacer 
 /* ---- controllers under test
  * ------------------------------------------------------------------------- */
 
+/* The controllers of the workload, the same for kcmd and upstream kcm. */
+static const char *controllers_of(const struct bench_opts *o)
+{
+	switch (o->workload) {
+	case BENCH_DEPLOYMENTS:
+		return "deployment-controller,replicaset-controller,garbage-collector-controller";
+	case BENCH_JOBS:
+		return "job-controller,garbage-collector-controller";
+	case BENCH_DAEMONSETS:
+		return "daemonset-controller,garbage-collector-controller";
+	default:
+		return "replicaset-controller,garbage-collector-controller";
+	}
+}
+
 static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool leader_elect,
                       const char *tag)
 {
 	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_port[32], a_le[64], a_lease[96],
-	        log[PATH_MAX + 64];
+	        log[PATH_MAX + 64], a_ctl[160];
 	int port = free_port();
 	/* /metrics is read without a token: allowed as kcm allows it with the same flag */
 	char *argv[40] = {b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le,
 	                  a_lease,
 	                  "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 	                  /* the controllers upstream runs in the same bench (start_upstream) */
-	                  "--controllers=replicaset-controller,garbage-collector-controller", NULL};
+	                  a_ctl, NULL};
 	char extra[1024];
 	int argc = 10;
 
@@ -1162,6 +1501,7 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 	}
 	argv[argc] = NULL;
 
+	fmt(a_ctl, sizeof(a_ctl), "--controllers=%s", controllers_of(&b->o));
 	fmt(a_kc, sizeof(a_kc), "--kubeconfig=%s", b->kubeconfig);
 	fmt(a_qps, sizeof(a_qps), "--kube-api-qps=%g", qps);
 	fmt(a_burst, sizeof(a_burst), "--kube-api-burst=%d", burst);
@@ -1242,8 +1582,7 @@ static int start_upstream(struct bench *b, double qps, int burst)
 
 	fmt(q, sizeof(q), "%g", qps);
 	fmt(bu, sizeof(bu), "%d", burst);
-	int r = cluster(b, NULL, 0, "kcm", "start",
-	                "replicaset-controller,garbage-collector-controller", "--kcm-qps", q,
+	int r = cluster(b, NULL, 0, "kcm", "start", controllers_of(&b->o), "--kcm-qps", q,
 	                "--kcm-burst", bu, (char *)NULL);
 	if (r < 0)
 		return r;
@@ -1261,10 +1600,9 @@ static int start_upstream(struct bench *b, double qps, int burst)
 	b->kcm_pid = pid;
 	b->root_cpu[MAX_KCMD] = 0;
 	pthread_mutex_unlock(&b->smu);
-	say("started upstream kube-controller-manager (pid %d, "
-	    "--controllers=replicaset-controller,garbage-collector-controller "
+	say("started upstream kube-controller-manager (pid %d, --controllers=%s "
 	    "--kube-api-qps=%g --kube-api-burst=%d)",
-	    pid, qps, burst);
+	    pid, controllers_of(&b->o), qps, burst);
 	return 0;
 }
 
@@ -1447,21 +1785,23 @@ static void force_cleanup(struct bench *b)
 	for (int i = 0; i < b->o.namespaces; i++) {
 		char ns[48];
 		ns_name(i, ns, sizeof(ns));
-		const char *res[] = {"replicasets", "pods"};
-		for (int k = 0; k < 2; k++) {
+		/* the workload objects first (no controller recreates pods after), pods last */
+		const char *res[] = {"deployments", "daemonsets", "jobs", "replicasets", "pods"};
+		const char *api[] = {"apis/apps/v1", "apis/apps/v1", "apis/batch/v1",
+		                     "apis/apps/v1", "api/v1"};
+		for (int k = 0; k < 5; k++) {
 			struct kube_request rq = {.verb = KUBE_DELETE,
-			                          .group = k ? NULL : "apps",
 			                          .version = "v1",
 			                          .resource = res[k],
 			                          .ns = ns,
 			                          .path = NULL,
 			                          .propagation_policy = "Background",
 			                          .grace_period_seconds = 0,
-			                          .has_grace_period = k == 1};
+			                          .has_grace_period = k == 4};
 			char path[256];
 			/* deletecollection with a label selector: the raw path carries the query */
-			fmt(path, sizeof(path), "/%s/namespaces/%s/%s?labelSelector=" LABEL,
-			    k ? "api/v1" : "apis/apps/v1", ns, res[k]);
+			fmt(path, sizeof(path), "/%s/namespaces/%s/%s?labelSelector=" LABEL, api[k],
+			    ns, res[k]);
 			rq.path = path;
 			struct kube_response resp = {0};
 			kube_client_request(b->kc, &rq, NULL, NULL, &resp);
@@ -1485,9 +1825,25 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	fmt(run->mem_kind, sizeof(run->mem_kind), "%s", upstream ? "RSS" : "PSS");
 	fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
 
-	long maxrs = o->rs_count ? o->rs_count : o->target_pods + 64;
+	long maxrs = bench_workload_objects(o->workload) ? bench_object_count(o)
+	             : o->rs_count                       ? o->rs_count
+	                                                 : o->target_pods + 64;
 	sizes = calloc((size_t)maxrs, sizeof(int));
-	if (!sizes || (n = bench_load_plan(o, sizes, (int)maxrs)) <= 0) {
+	if (sizes && bench_workload_objects(o->workload)) {
+		/* per object: replicas, completions (the last Job takes the rest), nodes */
+		n = (int)maxrs;
+		for (int i = 0; i < n; i++)
+			sizes[i] = o->workload == BENCH_DEPLOYMENTS ? o->replicas
+			           : o->workload == BENCH_DAEMONSETS
+			                   ? o->nodes
+			                   : (int)(o->completions - (long)i * o->job_completions <
+			                                           o->job_completions
+			                                   ? o->completions -
+			                                             (long)i * o->job_completions
+			                                   : o->job_completions);
+	}
+	if (!sizes || (!bench_workload_objects(o->workload) &&
+	               (n = bench_load_plan(o, sizes, (int)maxrs)) <= 0)) {
 		free(sizes);
 		fmt(run->error, sizeof(run->error), "cannot plan the workload");
 		return -EINVAL;
@@ -1509,8 +1865,12 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	pthread_mutex_unlock(&b->mu);
 
 	/* the controller manager */
-	say("=== pass %s: %s, --kube-api-qps=%g --kube-api-burst=%d, %d ReplicaSets ===", tag,
-	    run->controller, qps, burst, n);
+	say("=== pass %s: %s, --kube-api-qps=%g --kube-api-burst=%d, %d %s ===", tag,
+	    run->controller, qps, burst, n,
+	    o->workload == BENCH_DEPLOYMENTS  ? "Deployments"
+	    : o->workload == BENCH_JOBS       ? "Jobs"
+	    : o->workload == BENCH_DAEMONSETS ? "DaemonSets"
+	                                      : "ReplicaSets");
 	pthread_mutex_lock(&b->smu);
 	b->is_kcmd = !upstream;
 	b->cpu_acc = 0;
@@ -1591,6 +1951,8 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 		r = -ENOMEM;
 		goto out;
 	}
+	if (bench_workload_objects(o->workload))
+		goto objects;
 	/* phase 1: create */
 	struct killer k = {.at = n / 2, .failover = failover};
 	phase_begin(b, run, o->workload == BENCH_RAMP ? "ramp" : "create", &pc);
@@ -1673,6 +2035,37 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 		rs[i].want = 0;
 	pthread_mutex_unlock(&b->mu);
 	pacer_start(p, b, n, o->create_rate, 8, do_delete, NULL);
+	ok = wait_converged(b, run, p, W_NONE, NULL, NULL) && ok;
+	phase_end(b, &pc, ok);
+	free(p);
+	goto out;
+
+objects:
+	/* deployments, jobs, daemonsets: create (jobs: run) until every object is done; a
+	 * template change on every object until every one is done again (not for Jobs); delete
+	 * with background propagation until every pod is gone (the garbage collector) */
+	phase_begin(b, run, o->workload == BENCH_JOBS ? "run" : "create", &pc);
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < n; i++) {
+		rs[i].want = rs[i].size;
+		rs[i].want_gen = 1;
+	}
+	pthread_mutex_unlock(&b->mu);
+	pacer_start(p, b, n, o->create_rate, 8, do_obj_create, NULL);
+	ok = wait_converged(b, run, p, W_OBJS, NULL, NULL);
+	phase_end(b, &pc, ok);
+	if (ok && o->workload != BENCH_JOBS) {
+		phase_begin(b, run, o->workload == BENCH_DEPLOYMENTS ? "rollout" : "update", &pc);
+		pacer_start(p, b, n, o->create_rate, 8, do_obj_rollout, NULL);
+		ok = wait_converged(b, run, p, W_OBJS, NULL, NULL);
+		phase_end(b, &pc, ok);
+	}
+	phase_begin(b, run, "delete", &pc);
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < n; i++)
+		rs[i].want = 0;
+	pthread_mutex_unlock(&b->mu);
+	pacer_start(p, b, n, o->create_rate, 8, do_obj_delete, NULL);
 	ok = wait_converged(b, run, p, W_NONE, NULL, NULL) && ok;
 	phase_end(b, &pc, ok);
 	free(p);
@@ -1950,7 +2343,10 @@ static void outputs(struct bench *b, const char *json_path)
 			}
 			fclose(d);
 		}
-		if (md && doc && bench_doc_splice(doc, md, &out) == 0 &&
+		const char *tag = bench_workload_objects(b->o.workload)
+		                          ? bench_workload_name(b->o.workload)
+		                          : NULL;
+		if (md && doc && bench_doc_splice_tag(doc, md, tag, &out) == 0 &&
 		    write_file(b->o.update_doc, out) == 0)
 			say("updated %s", b->o.update_doc);
 		else
@@ -1959,6 +2355,53 @@ static void outputs(struct bench *b, const char *json_path)
 		free(doc);
 		free(out);
 	}
+}
+
+/* The markdown's workload sentence for deployments, jobs, daemonsets. */
+static void describe_workload(struct bench *b)
+{
+	const struct bench_opts *o = &b->o;
+	char what[512];
+	switch (o->workload) {
+	case BENCH_DEPLOYMENTS:
+		fmt(what, sizeof(what),
+		    "%d Deployments × %d replicas (%ld pods) over %d namespaces, created at %g/s; "
+		    "`create` until every Deployment is complete (observedGeneration current, "
+		    "updated = ready = available = replicas, the driver's pod watch agrees); "
+		    "`rollout`: a pod-template annotation changed on every Deployment, until every "
+		    "one is complete again with its old ReplicaSet at 0; `delete` (background "
+		    "propagation) until every pod is gone. Controllers: deployment, replicaset, "
+		    "garbage collector.",
+		    o->deployments, o->replicas, o->target_pods, o->namespaces, o->create_rate);
+		break;
+	case BENCH_JOBS:
+		fmt(what, sizeof(what),
+		    "%d Jobs (completions %d, parallelism %d; %ld completions in all) over %d "
+		    "namespaces, created at %g/s; `run` until every Job has the Complete "
+		    "condition (pods finished Succeeded by the simulator); `delete` (background "
+		    "propagation) until every pod is gone. Controllers: job, garbage collector.",
+		    bench_object_count(o), o->job_completions, o->parallelism, o->completions,
+		    o->namespaces, o->create_rate);
+		break;
+	case BENCH_DAEMONSETS:
+		fmt(what, sizeof(what),
+		    "%d DaemonSet(s) over %d simulated nodes (the simulator's Nodes and Leases; "
+		    "the driver binds each DaemonSet pod to the node of its affinity, as "
+		    "kube-scheduler would); `create` until numberReady = numberAvailable = "
+		    "updatedNumberScheduled = desiredNumberScheduled = nodes; `update`: a "
+		    "pod-template annotation changed (RollingUpdate, maxUnavailable 10%%) until "
+		    "the same holds again; `delete` until every pod is gone. Controllers: "
+		    "daemonset, garbage collector.",
+		    o->daemonsets, o->nodes);
+		break;
+	default:
+		return;
+	}
+	fmt(b->rep.desc, sizeof(b->rep.desc),
+	    "Workload: %s Both controller managers at `--kube-api-qps=%g --kube-api-burst=%d`; "
+	    "pods made Ready by `kcmd --simulate-kubelet` in both runs. Memory: kcmd = PSS "
+	    "summed over the manager and all its processes; upstream = RSS.",
+	    what, o->qps, o->burst);
 }
 
 static int find_cluster_cmd(struct bench *b)
@@ -1987,7 +2430,7 @@ static int find_cluster_cmd(struct bench *b)
 
 static int start_simulator(struct bench *b)
 {
-	char a_kc[PATH_MAX + 16], log[PATH_MAX + 32], extra[1024] = "";
+	char a_kc[PATH_MAX + 16], log[PATH_MAX + 32], extra[1024] = "", a_nodes[64];
 	char *argv[40] = {b->kcmd,
 	                  a_kc,
 	                  "--leader-elect=false",
@@ -2001,6 +2444,10 @@ static int start_simulator(struct bench *b)
 	int argc = 8;
 
 	fmt(a_kc, sizeof(a_kc), "--kubeconfig=%s", b->kubeconfig);
+	if (b->o.nodes > 0) {
+		fmt(a_nodes, sizeof(a_nodes), "--simulate-kubelet-nodes=%d", b->o.nodes);
+		argv[argc++] = a_nodes;
+	}
 	if (b->o.sim_args) {
 		fmt(extra, sizeof(extra), "%s", b->o.sim_args);
 		for (char *save, *t = strtok_r(extra, " ", &save); t && argc < 38;
@@ -2049,6 +2496,7 @@ int kcmd_bench_main(int argc, char **argv)
 	}
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_mutex_init(&b->smu, NULL);
+	pthread_cond_init(&b->bind_cv, NULL);
 	b->cur_run = -1;
 	b->queue_now = NAN;
 	b->rep.raw_create_per_s = b->rep.raw_delete_per_s = NAN;
@@ -2056,6 +2504,7 @@ int kcmd_bench_main(int argc, char **argv)
 	b->rep.target_pods = b->o.target_pods;
 	b->rep.namespaces = b->o.namespaces;
 	b->rep.create_rate = b->o.create_rate;
+	describe_workload(b);
 	size_t cl = 0;
 	cl += (size_t)fmt(b->rep.command, sizeof(b->rep.command), "kcmd bench");
 	for (int i = 1; i < argc && cl < sizeof(b->rep.command); i++)
@@ -2136,6 +2585,18 @@ int kcmd_bench_main(int argc, char **argv)
 	struct watcher wp = {
 	        .b = b, .group = NULL, .resource = "pods", .on_obj = on_pod, .pods = true};
 	struct watcher wr = {.b = b, .group = "apps", .resource = "replicasets", .on_obj = on_rs};
+	if (bench_workload_objects(b->o.workload)) {
+		wr.on_obj = on_wobj;
+		wr.group = b->o.workload == BENCH_JOBS ? "batch" : "apps";
+		wr.resource = b->o.workload == BENCH_DEPLOYMENTS ? "deployments"
+		              : b->o.workload == BENCH_JOBS      ? "jobs"
+		                                                 : "daemonsets";
+	}
+	for (int i = 0; b->o.workload == BENCH_DAEMONSETS && i < 8; i++) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, binder_thread, b) == 0)
+			pthread_detach(th);
+	}
 	if (pthread_create(&b->wpods, NULL, watch_thread, &wp) ||
 	    pthread_create(&b->wrs, NULL, watch_thread, &wr) ||
 	    pthread_create(&b->sampler, NULL, sampler_thread, b)) {

@@ -8,7 +8,8 @@
 
 #include "bench/opts.h"
 
-static const char *const workloads[] = {"load", "ramp", "failover", "restart"};
+static const char *const workloads[] = {"load",        "ramp", "failover",  "restart",
+                                        "deployments", "jobs", "daemonsets"};
 
 const char *bench_workload_name(enum bench_workload w)
 {
@@ -32,6 +33,13 @@ void bench_opts_defaults(struct bench_opts *o)
 	        .raw_concurrency = 32,
 	        .phase_timeout_s = 900,
 	        .seed = 1,
+	        .deployments = 1000,
+	        .replicas = 10,
+	        .completions = 10000,
+	        .job_completions = 10,
+	        .parallelism = 10,
+	        .nodes = 0, /* daemonsets: 1000; others: the simulator's default */
+	        .daemonsets = 1,
 	};
 }
 
@@ -115,7 +123,7 @@ enum kind { K_BOOL, K_LONG, K_INT, K_DOUBLE, K_STR, K_SPECIAL };
 
 int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	bool target_set = false;
+	bool target_set = false, rate_set = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -164,8 +172,8 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 					break;
 			if (k == sizeof(workloads) / sizeof(workloads[0]))
 				return fail(err, errlen,
-				            "--workload must be load, ramp, failover or restart, "
-				            "not %s",
+				            "--workload must be load, ramp, failover, restart, "
+				            "deployments, jobs or daemonsets, not %s",
 				            val);
 			o->workload = (enum bench_workload)k;
 		} else if (!strcmp(name, "kubeconfig")) {
@@ -177,11 +185,32 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 				return fail(err, errlen,
 				            "--kube-api-qps: %s is not a positive number", val);
 			o->qps = d;
+			o->qps_set = true;
 		} else if (!strcmp(name, "kube-api-burst")) {
 			if (parse_long(val, 1, 1000000, &l) < 0)
 				return fail(err, errlen,
 				            "--kube-api-burst: %s is not an integer >= 1", val);
 			o->burst = (int)l;
+			o->burst_set = true;
+		} else if (!strcmp(name, "deployments") || !strcmp(name, "replicas") ||
+		           !strcmp(name, "job-completions") || !strcmp(name, "parallelism") ||
+		           !strcmp(name, "nodes") || !strcmp(name, "daemonsets")) {
+			long max = !strcmp(name, "nodes") ? 100000 : 1000000;
+			if (parse_long(val, 1, max, &l) < 0)
+				return fail(err, errlen, "--%s: %s is not between 1 and %ld", name,
+				            val, max);
+			int *ip = !strcmp(name, "deployments")       ? &o->deployments
+			          : !strcmp(name, "replicas")        ? &o->replicas
+			          : !strcmp(name, "job-completions") ? &o->job_completions
+			          : !strcmp(name, "parallelism")     ? &o->parallelism
+			          : !strcmp(name, "nodes")           ? &o->nodes
+			                                             : &o->daemonsets;
+			*ip = (int)l;
+		} else if (!strcmp(name, "completions")) {
+			if (parse_long(val, 1, 10000000, &l) < 0)
+				return fail(err, errlen,
+				            "--completions: %s is not between 1 and 10000000", val);
+			o->completions = l;
 		} else if (!strcmp(name, "unlimited-qps")) {
 			if (parse_double(val, 0.001, 1e7, &d) < 0)
 				return fail(err, errlen,
@@ -218,6 +247,7 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 				return fail(err, errlen,
 				            "--create-rate: %s is not a positive number", val);
 			o->create_rate = d;
+			rate_set = true;
 		} else if (!strcmp(name, "target-pods")) {
 			if (parse_long(val, 1, 10000000, &l) < 0)
 				return fail(err, errlen,
@@ -272,6 +302,28 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		            "--compare-upstream needs the local test cluster (no --kubeconfig): "
 		            "upstream "
 		            "kube-controller-manager is started by its harness");
+	if (bench_workload_objects(o->workload)) {
+		/* kcm's 20 QPS would make these runs the client limiter's (10,000 pod creates
+		 * take 500 s at 20/s): lifted by default, as kwokctl's --disable-qps-limits */
+		if (!o->qps_set)
+			o->qps = o->unlimited_qps;
+		if (!o->burst_set)
+			o->burst = o->unlimited_burst;
+		/* the objects' writes at 100/s (1,000 pods/s asked of the Deployment and Job
+		 * runs, above the apiserver's raw limit here): the controllers, not the
+		 * driver's pace, decide the time */
+		if (!rate_set)
+			o->create_rate = 100;
+		if (o->workload == BENCH_DAEMONSETS && !o->nodes)
+			o->nodes = 1000;
+		if (o->workload == BENCH_JOBS && o->job_completions > o->completions)
+			o->job_completions = (int)o->completions;
+		o->target_pods = o->workload == BENCH_DEPLOYMENTS
+		                         ? (long)o->deployments * o->replicas
+		                 : o->workload == BENCH_JOBS ? o->completions
+		                                             : (long)o->nodes * o->daemonsets;
+		return 0;
+	}
 	if (!target_set)
 		o->target_pods = o->workload == BENCH_RAMP ? (test_cluster ? 100000 : 10000) : 2000;
 	if (o->workload != BENCH_RAMP) {
@@ -336,9 +388,24 @@ int bench_load_plan(const struct bench_opts *o, int *sizes, int max)
 	return total;
 }
 
+int bench_object_count(const struct bench_opts *o)
+{
+	switch (o->workload) {
+	case BENCH_DEPLOYMENTS:
+		return o->deployments;
+	case BENCH_JOBS:
+		return (int)((o->completions + o->job_completions - 1) / o->job_completions);
+	case BENCH_DAEMONSETS:
+		return o->daemonsets;
+	default:
+		return 0;
+	}
+}
+
 void bench_opts_usage(FILE *f)
 {
-	fputs("Usage: kcmd bench --workload=load|ramp|failover|restart [flags]\n"
+	fputs("Usage: kcmd bench --workload=load|ramp|failover|restart|deployments|jobs|daemonsets "
+	      "[flags]\n"
 	      "\n"
 	      "Drives a ReplicaSet workload against a cluster, measures kcmd (and, on the local "
 	      "test cluster,\n"
@@ -380,6 +447,16 @@ void bench_opts_usage(FILE *f)
 	      "  --raw-concurrency=32     concurrent creates in that probe\n"
 	      "  --phase-timeout=900      seconds before a phase is declared not converged\n"
 	      "  --seed=1                 random rescale sizes\n"
+	      "Workload controllers (limits lifted by default: --kube-api-qps=5000 "
+	      "--kube-api-burst=10000):\n"
+	      "  --deployments=1000       deployments: Deployments, each of --replicas=10 (objects "
+	      "written at\n"
+	      "                           --create-rate=100/s in these three workloads)\n"
+	      "  --completions=10000      jobs: completions in all, in Jobs of "
+	      "--job-completions=10\n"
+	      "                           completions and --parallelism=10\n"
+	      "  --nodes=1000             daemonsets: simulated nodes, --daemonsets=1 DaemonSets "
+	      "over them\n"
 	      "Output:\n"
 	      "  --output=PATH            JSON (default build/bench/<workload>.json; time series "
 	      "next to it)\n"

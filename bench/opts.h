@@ -11,7 +11,21 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum bench_workload { BENCH_LOAD = 0, BENCH_RAMP, BENCH_FAILOVER, BENCH_RESTART };
+enum bench_workload {
+	BENCH_LOAD = 0,
+	BENCH_RAMP,
+	BENCH_FAILOVER,
+	BENCH_RESTART,
+	BENCH_DEPLOYMENTS, /* issue 16: Deployments, their rollout, delete */
+	BENCH_JOBS,        /* a wave of Job completions, delete */
+	BENCH_DAEMONSETS,  /* DaemonSets over simulated nodes, their rolling update, delete */
+};
+
+/* The workloads of one object kind other than ReplicaSets (deployments, jobs, daemonsets). */
+static inline bool bench_workload_objects(enum bench_workload w)
+{
+	return w == BENCH_DEPLOYMENTS || w == BENCH_JOBS || w == BENCH_DAEMONSETS;
+}
 
 #define BENCH_MAX_MIX 8
 
@@ -44,7 +58,15 @@ struct bench_opts {
 	const char *kcmd_args;   /* extra arguments for the kcmd under test (space separated) */
 	bool plot;
 	bool help;
-	bool compare_set, simulate_set; /* given explicitly */
+	/* deployments, jobs, daemonsets */
+	int deployments;                                    /* Deployments (default 1000) */
+	int replicas;                                       /* replicas per Deployment (10) */
+	long completions;                                   /* Job completions in all (10000) */
+	int job_completions;                                /* spec.completions per Job (10) */
+	int parallelism;                                    /* spec.parallelism per Job (10) */
+	int nodes;                                          /* simulated nodes (daemonsets: 1000) */
+	int daemonsets;                                     /* DaemonSets (1) */
+	bool compare_set, simulate_set, qps_set, burst_set; /* given explicitly */
 };
 
 void bench_opts_defaults(struct bench_opts *o);
@@ -57,3 +79,5 @@ const char *bench_workload_name(enum bench_workload w);
  * the target pods (at least one RS per size). Fills sizes[] (up to max) in creation order (the
  * sizes interleaved) and returns the count, or -E2BIG. */
 int bench_load_plan(const struct bench_opts *o, int *sizes, int max);
+/* The objects of deployments/jobs/daemonsets: their count (Deployments, Jobs, DaemonSets). */
+int bench_object_count(const struct bench_opts *o);

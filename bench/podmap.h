@@ -11,6 +11,7 @@ struct bench_pod {
 	int16_t run;
 	int32_t rs;
 	bool ready, term;
+	bool bind_sent; /* daemonsets: the driver asked for this pod's binding */
 };
 
 struct bench_podmap {

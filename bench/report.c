@@ -203,9 +203,40 @@ static void line(FILE *f, const char *area, const struct bench_run *run, const c
 	        strcmp(run->limits, "limited") ? "_unlimited" : "", v, unit);
 }
 
+/* deployments, jobs, daemonsets: the area of their lines */
+static const char *object_area(const char *workload)
+{
+	return !strcmp(workload, "deployments")  ? "deployment"
+	       : !strcmp(workload, "jobs")       ? "job"
+	       : !strcmp(workload, "daemonsets") ? "daemonset"
+	                                         : NULL;
+}
+
 void bench_report_lines(FILE *f, const struct bench_report *r)
 {
-	for (unsigned i = 0; i < r->n_runs; i++) {
+	const char *area = object_area(r->workload);
+	for (unsigned i = 0; area && i < r->n_runs; i++) {
+		/* <area>[.upstream].<workload>_<phase>_{s,cpu_s,peak_mem_mb,api_requests}, and the
+		 * whole run's CPU and peak memory */
+		const struct bench_run *run = &r->runs[i];
+		char fig[64];
+		for (unsigned p = 0; p < run->n_phases; p++) {
+			const struct bench_phase *ph = &run->phases[p];
+			if (ph->converged) {
+				snprintf(fig, sizeof(fig), "%s_s", ph->name);
+				line(f, area, run, r->workload, fig, ph->converge_s, "s");
+			}
+			snprintf(fig, sizeof(fig), "%s_cpu_s", ph->name);
+			line(f, area, run, r->workload, fig, ph->cpu_s, "s");
+			snprintf(fig, sizeof(fig), "%s_peak_mem_mb", ph->name);
+			line(f, area, run, r->workload, fig, ph->peak_mem_mb, "MB");
+			snprintf(fig, sizeof(fig), "%s_api_requests", ph->name);
+			line(f, area, run, r->workload, fig, fig_value(ph, F_API), "requests");
+		}
+		line(f, area, run, r->workload, "cpu_s", run->cpu_s, "s");
+		line(f, area, run, r->workload, "peak_mem_mb", run->peak_mem_mb, "MB");
+	}
+	for (unsigned i = 0; !area && i < r->n_runs; i++) {
 		const struct bench_run *run = &r->runs[i];
 		const struct bench_phase *c =
 		        bench_run_phase(run, !strcmp(r->workload, "ramp") ? "ramp" : "create");
@@ -336,13 +367,16 @@ void bench_report_markdown(FILE *f, const struct bench_report *r)
 	        r->workload);
 	fprintf(f, "Command: `%s`  \nDate: %s  \nMachine: %s  \nVersions: %s\n\n", r->command,
 	        r->date, r->machine, r->versions);
-	fprintf(f,
-	        "Workload: `--target-pods=%ld` in %d ReplicaSets over %d namespaces, ReplicaSet "
-	        "writes at %g/s; "
-	        "pods made Ready by `kcmd --simulate-kubelet` in both runs. Memory: kcmd = PSS "
-	        "summed over the "
-	        "manager and all its processes; upstream = RSS.\n",
-	        r->target_pods, r->rs_count, r->namespaces, r->create_rate);
+	if (r->desc[0])
+		fprintf(f, "%s\n", r->desc);
+	else
+		fprintf(f,
+		        "Workload: `--target-pods=%ld` in %d ReplicaSets over %d namespaces, "
+		        "ReplicaSet writes at %g/s; pods made Ready by `kcmd --simulate-kubelet` "
+		        "in "
+		        "both runs. Memory: kcmd = PSS summed over the manager and all its "
+		        "processes; upstream = RSS.\n",
+		        r->target_pods, r->rs_count, r->namespaces, r->create_rate);
 	for (size_t l = 0; l < 2; l++) {
 		const struct bench_run *k = bench_report_find(r, "kcmd", pass_names[l]);
 		const struct bench_run *u = bench_report_find(r, "upstream", pass_names[l]);
@@ -458,22 +492,36 @@ void bench_report_gnuplot(FILE *f, const struct bench_report *r)
 
 int bench_doc_splice(const char *doc, const char *section, char **out)
 {
-	const char *b = strstr(doc, BENCH_DOC_BEGIN), *e;
+	return bench_doc_splice_tag(doc, section, NULL, out);
+}
+
+int bench_doc_splice_tag(const char *doc, const char *section, const char *tag, char **out)
+{
+	char begin[160], end[96];
+	if (tag) {
+		snprintf(begin, sizeof(begin),
+		         "<!-- kcmd-bench:begin %s (written by kcmd bench --update-doc) -->", tag);
+		snprintf(end, sizeof(end), "<!-- kcmd-bench:end %s -->", tag);
+	} else {
+		snprintf(begin, sizeof(begin), "%s", BENCH_DOC_BEGIN);
+		snprintf(end, sizeof(end), "%s", BENCH_DOC_END);
+	}
+	const char *b = strstr(doc, begin), *e;
 	size_t dl = strlen(doc), sl = strlen(section);
 	char *s;
 
 	if (!b) {
 		bool nl = dl && doc[dl - 1] != '\n';
-		if (asprintf(&s, "%s%s\n%s\n%s%s%s\n", doc, nl ? "\n" : "", BENCH_DOC_BEGIN,
-		             section, sl && section[sl - 1] != '\n' ? "\n" : "", BENCH_DOC_END) < 0)
+		if (asprintf(&s, "%s%s\n%s\n%s%s%s\n", doc, nl ? "\n" : "", begin, section,
+		             sl && section[sl - 1] != '\n' ? "\n" : "", end) < 0)
 			return -ENOMEM;
 		*out = s;
 		return 0;
 	}
-	e = strstr(b, BENCH_DOC_END);
+	e = strstr(b, end);
 	if (!e)
 		return -EBADMSG;
-	size_t head = (size_t)(b - doc) + strlen(BENCH_DOC_BEGIN);
+	size_t head = (size_t)(b - doc) + strlen(begin);
 	if (asprintf(&s, "%.*s\n%s%s%s", (int)head, doc, section,
 	             sl && section[sl - 1] != '\n' ? "\n" : "", e) < 0)
 		return -ENOMEM;

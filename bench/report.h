@@ -53,6 +53,7 @@ struct bench_report {
 	char machine[160];
 	char versions[256];
 	char command[1024];
+	char desc[1024]; /* the markdown's workload sentence ("": the ReplicaSet workloads') */
 	long target_pods;
 	int rs_count, namespaces;
 	double create_rate;
@@ -86,3 +87,7 @@ void bench_report_gnuplot(FILE *f, const struct bench_report *r);
  * and section when doc has none. *out is malloc'd. 0, -ENOMEM, or -EBADMSG (a begin marker
  * without its end). */
 int bench_doc_splice(const char *doc, const char *section, char **out);
+/* The same between the markers of one workload, "<!-- kcmd-bench:begin TAG (written ...) -->"
+ * and "<!-- kcmd-bench:end TAG -->" (tag NULL: the markers above), so several workloads'
+ * sections live in one file. */
+int bench_doc_splice_tag(const char *doc, const char *section, const char *tag, char **out);

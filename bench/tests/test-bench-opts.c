@@ -125,6 +125,58 @@ static void test_errors(void **state)
 	assert_non_null(strstr(err, "test cluster"));
 }
 
+static void test_object_workloads(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256] = "";
+
+	/* the sizes by default, limits lifted unless given */
+	assert_int_equal(PARSE(&o, err, "--workload=deployments"), 0);
+	assert_int_equal(o.workload, BENCH_DEPLOYMENTS);
+	assert_true(bench_workload_objects(o.workload));
+	assert_int_equal(bench_object_count(&o), 1000);
+	assert_int_equal(o.target_pods, 10000);
+	assert_true(o.qps == 5000.0);
+	assert_int_equal(o.burst, 10000);
+	assert_int_equal(o.nodes, 0); /* the simulator's default node count */
+	assert_true(o.create_rate == 100.0);
+	assert_int_equal(PARSE(&o, err, "--workload=deployments", "--deployments=50",
+	                       "--replicas=4", "--kube-api-qps=20"),
+	                 0);
+	assert_int_equal(o.target_pods, 200);
+	assert_true(o.qps == 20.0);
+	assert_int_equal(o.burst, 10000);
+	/* jobs: completions in Jobs of job-completions, the last one takes the rest */
+	assert_int_equal(PARSE(&o, err, "--workload=jobs"), 0);
+	assert_int_equal(bench_object_count(&o), 1000);
+	assert_int_equal(o.target_pods, 10000);
+	assert_int_equal(PARSE(&o, err, "--workload=jobs", "--completions=505", "--job-completions",
+	                       "10", "--parallelism=5"),
+	                 0);
+	assert_int_equal(bench_object_count(&o), 51);
+	assert_int_equal(o.parallelism, 5);
+	assert_int_equal(PARSE(&o, err, "--workload=jobs", "--completions=3"), 0);
+	assert_int_equal(o.job_completions, 3);
+	assert_int_equal(bench_object_count(&o), 1);
+	/* daemonsets: 1000 nodes by default */
+	assert_int_equal(PARSE(&o, err, "--workload=daemonsets"), 0);
+	assert_int_equal(o.nodes, 1000);
+	assert_int_equal(bench_object_count(&o), 1);
+	assert_int_equal(o.target_pods, 1000);
+	assert_int_equal(PARSE(&o, err, "--workload=daemonsets", "--nodes=50", "--daemonsets=2"),
+	                 0);
+	assert_int_equal(o.target_pods, 100);
+	assert_int_equal(bench_object_count(&o), 2);
+	assert_string_equal(bench_workload_name(BENCH_DAEMONSETS), "daemonsets");
+	/* errors */
+	assert_int_equal(PARSE(&o, err, "--workload=daemonsets", "--nodes=0"), -EINVAL);
+	assert_non_null(strstr(err, "--nodes"));
+	assert_int_equal(PARSE(&o, err, "--workload=jobs", "--completions=x"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--workload=statefulsets"), -EINVAL);
+	assert_non_null(strstr(err, "daemonsets"));
+}
+
 static void test_load_plan(void **state)
 {
 	(void)state;
@@ -180,6 +232,7 @@ int main(void)
 	        cmocka_unit_test(test_values_and_bools),
 	        cmocka_unit_test(test_errors),
 	        cmocka_unit_test(test_load_plan),
+	        cmocka_unit_test(test_object_workloads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

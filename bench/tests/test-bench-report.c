@@ -225,11 +225,75 @@ static void test_splice(void **state)
 	assert_int_equal(bench_doc_splice("x " BENCH_DOC_BEGIN " no end", "s", &out), -EBADMSG);
 }
 
+static void test_object_lines_and_markdown(void **state)
+{
+	(void)state;
+	struct bench_report r;
+	make(&r);
+	strcpy(r.workload, "deployments");
+	strcpy(r.desc, "Workload: 50 Deployments x 10.");
+	strcpy(r.runs[0].phases[1].name, "rollout");
+	strcpy(r.runs[1].phases[1].name, "rollout");
+	r.runs[0].cpu_s = 10;
+	r.runs[1].peak_mem_mb = 170;
+	char *t = render(bench_report_lines, &r);
+	assert_non_null(strstr(t, "bench: deployment.deployments_create_s 100 s\n"));
+	assert_non_null(strstr(t, "bench: deployment.upstream.deployments_rollout_s 33 s\n"));
+	assert_non_null(strstr(t, "bench: deployment.deployments_rollout_cpu_s 2 s\n"));
+	assert_non_null(strstr(t, "bench: deployment.deployments_delete_peak_mem_mb 42 MB\n"));
+	assert_non_null(strstr(t, "bench: deployment.deployments_create_api_requests 2000 "));
+	assert_non_null(strstr(t, "bench: deployment.deployments_cpu_s 10 s\n"));
+	assert_non_null(strstr(t, "bench: deployment.upstream.deployments_peak_mem_mb 170 MB\n"));
+	/* upstream's delete did not converge: no time, its CPU still */
+	assert_null(strstr(t, "deployment.upstream.deployments_delete_s"));
+	assert_non_null(strstr(t, "bench: deployment.upstream.deployments_delete_cpu_s 6 s\n"));
+	/* not the ReplicaSet workloads' areas */
+	assert_null(strstr(t, "bench: rs."));
+	assert_null(strstr(t, "bench: gc."));
+	free(t);
+	t = render(bench_report_markdown, &r);
+	assert_non_null(strstr(t, "`deployments` workload"));
+	assert_non_null(strstr(t, "Workload: 50 Deployments x 10.\n"));
+	assert_null(strstr(t, "ReplicaSet writes"));
+	free(t);
+	bench_report_free(&r);
+}
+
+static void test_splice_tag(void **state)
+{
+	(void)state;
+	char *one = NULL, *two = NULL, *three = NULL;
+	/* two workloads' sections side by side with the untagged one; each replaced alone */
+	const char *doc = "# B\n" BENCH_DOC_BEGIN "\nload\n" BENCH_DOC_END "\n";
+	assert_int_equal(bench_doc_splice_tag(doc, "jobs 1", "jobs", &one), 0);
+	assert_int_equal(bench_doc_splice_tag(one, "ds 1", "daemonsets", &two), 0);
+	assert_int_equal(bench_doc_splice_tag(two, "jobs 2", "jobs", &three), 0);
+	assert_string_equal(
+	        three, "# B\n" BENCH_DOC_BEGIN "\nload\n" BENCH_DOC_END "\n\n"
+	               "<!-- kcmd-bench:begin jobs (written by kcmd bench --update-doc) -->\n"
+	               "jobs 2\n<!-- kcmd-bench:end jobs -->\n\n"
+	               "<!-- kcmd-bench:begin daemonsets (written by kcmd bench --update-doc) -->\n"
+	               "ds 1\n<!-- kcmd-bench:end daemonsets -->\n");
+	free(one);
+	free(two);
+	/* the untagged splice leaves the tagged sections alone */
+	assert_int_equal(bench_doc_splice(three, "load 2", &one), 0);
+	assert_non_null(strstr(one, BENCH_DOC_BEGIN "\nload 2\n" BENCH_DOC_END));
+	assert_non_null(strstr(one, "jobs 2\n"));
+	free(one);
+	free(three);
+	assert_int_equal(bench_doc_splice_tag("<!-- kcmd-bench:begin jobs (written by kcmd bench "
+	                                      "--update-doc) --> x",
+	                                      "s", "jobs", &one),
+	                 -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_table), cmocka_unit_test(test_lines),
-	        cmocka_unit_test(test_json), cmocka_unit_test(test_markdown_and_gnuplot),
-	        cmocka_unit_test(test_splice)};
+	        cmocka_unit_test(test_table),     cmocka_unit_test(test_lines),
+	        cmocka_unit_test(test_json),      cmocka_unit_test(test_markdown_and_gnuplot),
+	        cmocka_unit_test(test_splice),    cmocka_unit_test(test_object_lines_and_markdown),
+	        cmocka_unit_test(test_splice_tag)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,6 +73,11 @@ enum ks_action ks_decide(const struct ks_pod *p, uint64_t now_us, uint64_t bound
 		/* An unbound pod is deleted at once by the apiserver; one that lingers waits for
 		 * its finalizers, which a kubelet does not own either. */
 		return bound ? KS_DELETE : KS_NONE;
+	/* A DaemonSet's pod belongs on the node of its required node affinity, which the arena
+	 * does not keep: round-robin would bind it to the wrong node. Left to a scheduler (kcmd
+	 * bench --workload=daemonsets binds them itself). */
+	if (!bound && p->ds_owned)
+		return KS_NONE;
 	if (!bound)
 		return p->phase == KUBE_POD_PENDING || p->phase == KUBE_POD_PHASE_UNSET ? KS_BIND
 		                                                                        : KS_NONE;

@@ -45,6 +45,7 @@ struct ks_pod {
 	bool ready;
 	kube_time_t deletion_ts; /* 0: not being deleted */
 	bool job_owned;          /* controller reference to a batch/v1 Job */
+	bool ds_owned;           /* controller reference to an apps/v1 DaemonSet */
 	kube_time_t ready_since; /* the Ready condition's lastTransitionTime (0: none) */
 	int32_t restarts;        /* largest container restartCount */
 };

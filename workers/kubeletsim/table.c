@@ -20,6 +20,12 @@ static bool job_controller(const char *api_version, const char *kind, int contro
 	       !strcmp(api_version, "batch/v1");
 }
 
+static bool ds_controller(const char *api_version, const char *kind, int controller)
+{
+	return controller == 1 && kind && api_version && !strcmp(kind, "DaemonSet") &&
+	       !strcmp(api_version, "apps/v1");
+}
+
 int ks_pod_from_obj(const struct shm_obj *obj, struct ks_pod *ret)
 {
 	struct shm_rec_view v;
@@ -44,10 +50,14 @@ int ks_pod_from_obj(const struct shm_obj *obj, struct ks_pod *ret)
 	ret->deletion_ts = v.hdr.deletion_ts;
 	ret->ready_since = fp.ready_transition_time;
 	ret->restarts = fp.max_restarts;
-	for (size_t i = 0; i < obj->n_owners; i++)
+	for (size_t i = 0; i < obj->n_owners; i++) {
 		if (job_controller(obj->owners[i].api_version, obj->owners[i].kind,
 		                   obj->owners[i].controller))
 			ret->job_owned = true;
+		if (ds_controller(obj->owners[i].api_version, obj->owners[i].kind,
+		                  obj->owners[i].controller))
+			ret->ds_owned = true;
+	}
 	return 0;
 }
 
@@ -64,10 +74,14 @@ void ks_pod_from_model(const struct kube_pod *p, struct ks_pod *ret)
 	ret->deletion_ts = p->meta.deletion_timestamp;
 	ret->ready_since = p->ready_transition_time;
 	ret->restarts = p->max_restarts;
-	for (uint32_t i = 0; i < p->meta.n_owner_refs; i++)
+	for (uint32_t i = 0; i < p->meta.n_owner_refs; i++) {
 		if (job_controller(p->meta.owner_refs[i].api_version, p->meta.owner_refs[i].kind,
 		                   p->meta.owner_refs[i].controller))
 			ret->job_owned = true;
+		if (ds_controller(p->meta.owner_refs[i].api_version, p->meta.owner_refs[i].kind,
+		                  p->meta.owner_refs[i].controller))
+			ret->ds_owned = true;
+	}
 }
 
 static void add_key(struct inf_handler_ctx *ctx, const struct ks_pod *p)

@@ -76,6 +76,14 @@ static void test_decide(void **state)
 	assert_int_equal(ks_decide(&p, 0, 0, 0, NULL), KS_NONE);
 	p = pod(NULL, KUBE_POD_PENDING, false, 123, false); /* lingering on finalizers */
 	assert_int_equal(ks_decide(&p, 0, 0, 0, NULL), KS_NONE);
+	/* a DaemonSet's pod is not bound round-robin (its node is in its affinity), but once
+	 * bound to one of our nodes it runs as any other */
+	p = pod(NULL, KUBE_POD_PENDING, false, 0, false);
+	p.ds_owned = true;
+	assert_int_equal(ks_decide(&p, 0, 0, 0, NULL), KS_NONE);
+	p = pod(ours, KUBE_POD_PENDING, false, 0, false);
+	p.ds_owned = true;
+	assert_int_equal(ks_decide(&p, 0, 0, 0, NULL), KS_RUN);
 	/* on our node */
 	p = pod(ours, KUBE_POD_PENDING, false, 0, false);
 	assert_int_equal(ks_decide(&p, 0, 0, 0, NULL), KS_RUN);
