@@ -22,6 +22,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -313,4 +314,64 @@ func TestDeviceTaintEviction_Scenarios(t *testing.T) {
 			t.Errorf("device_taint_eviction_controller_pod_deletions_total = %v, want >= 3", v)
 		}
 	})
+}
+
+// TestDeviceTaintEviction_WorkerCrash: kill -9 of the worker while eight evictions are pending
+// (tolerationSeconds 5): the next worker evicts every pod at its time (the requeued keys
+// outlive the worker), each once (one "Marking for deletion" Event, one counted deletion).
+func TestDeviceTaintEviction_WorkerCrash(t *testing.T) {
+	p, port := dteStart(t)
+	ns := Namespace(t)
+	s := dteSlice(t, ns, 2, "dev-0", "dev-1")
+	const n = 8
+	dtePodWithClaim(t, ns, "now", "dev-1")
+	for i := 0; i < n; i++ {
+		dtePodWithClaim(t, ns, fmt.Sprintf("later-%d", i), "dev-0", resourcev1.DeviceToleration{
+			Operator: resourcev1.DeviceTolerationOpExists, Effect: resourcev1.DeviceTaintEffectNoExecute,
+			TolerationSeconds: ptr.To[int64](5)})
+	}
+	dteEvictedAt(t, ns, "now", 30*time.Second) // the worker is at work
+	due := dteTimeAdded(t, s, "dev-0").Add(5 * time.Second)
+	time.Sleep(time.Until(due.Add(-2 * time.Second)))
+	var killed []int
+	for pid, comm := range childrenOf(p.cmd.Process.Pid) {
+		if comm == "kcmd-worker" {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			killed = append(killed, pid)
+		}
+	}
+	if len(killed) != 1 {
+		t.Fatalf("killed %v, want the one worker", killed)
+	}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("later-%d", i)
+		at := dteEvictedAt(t, ns, name, 40*time.Second)
+		if at.Before(due.Add(-time.Second)) || at.After(due.Add(10*time.Second)) {
+			t.Errorf("%s evicted at %v, due %v", name, at, due)
+		}
+	}
+	// each pod once: one Event (count 1) and n+1 deletions counted
+	l, err := env.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := map[string]int32{}
+	for _, e := range l.Items {
+		if e.Reason == "DeviceTaintManagerEviction" && e.Message == "Marking for deletion" {
+			marks[e.InvolvedObject.Name] += e.Count
+		}
+	}
+	for name, c := range marks {
+		if c != 1 {
+			t.Errorf("pod %s: %d Marking for deletion Events, want 1", name, c)
+		}
+	}
+	if len(marks) != n+1 {
+		t.Errorf("Marking for deletion Events for %d pods, want %d", len(marks), n+1)
+	}
+	if v := teMetric(t, port, "device_taint_eviction_controller_pod_deletions_total"); v != n+1 {
+		t.Errorf("device_taint_eviction_controller_pod_deletions_total = %v, want %d", v, n+1)
+	}
 }
