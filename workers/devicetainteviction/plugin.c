@@ -12,7 +12,8 @@
  *   "device-taint-eviction-controller" (upstream's workqueue name) with keys "pod:<ns>/<name>"
  *   and "rule:<name>". The dispatcher queues:
  *     - a pod on its add, on a change of nodeName, on its delete;
- *     - the pods a claim is reserved for (old and new) on every claim event;
+ *     - the pods a claim is reserved for (old and new) on every claim event, and the rules
+ *       selecting a device of an allocated claim (their status);
  *     - the pods of the allocated claims that use a device of a slice's pool on every slice
  *       event (upstream compares the pool's tainted devices first);
  *     - a rule (its status) and the pods of the allocated claims whose devices it selects
@@ -107,15 +108,53 @@ static void queue_reserved(struct inf_handler_ctx *ctx, const char *js, size_t l
 	cJSON_Delete(c);
 }
 
+/* the rules selecting a device of an allocated claim: their status counts its pods */
+struct claim_rules {
+	struct inf_handler_ctx *ctx;
+	const cJSON *claim;
+};
+
+static int rule_for_claim(const struct shm_obj *o, void *ud)
+{
+	struct claim_rules *cr = ud;
+	size_t len = 0;
+	const char *js = kcmd_obj_json(o, &len);
+	const cJSON *res;
+	cJSON *r;
+	bool hit = false;
+
+	if (!js || !(r = cJSON_ParseWithLength(js, len)))
+		return 0;
+	cJSON_ArrayForEach(res, jget(jget(cr->claim, "status", "allocation"), "devices", "results"))
+	{
+		if (dte_rule_matches(r, jstr(res, "driver"), jstr(res, "pool"),
+		                     jstr(res, "device")))
+			hit = true;
+	}
+	cJSON_Delete(r);
+	if (hit)
+		queue_key(cr->ctx, "rule:", NULL, kcmd_obj_name(o));
+	return 0;
+}
+
 static void on_claim(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	size_t len = 0, olen = 0;
 	const char *js = kcmd_event_json(ev, &len);
 	const char *ojs = ev->old ? kcmd_obj_json(ev->old, &olen) : NULL;
+	cJSON *c;
 
 	queue_reserved(ctx, ojs, olen);
-	if (ev->kind != INF_EVENT_DELETE)
-		queue_reserved(ctx, js, len);
+	if (ev->kind == INF_EVENT_DELETE)
+		return;
+	queue_reserved(ctx, js, len);
+	/* upstream re-queues a rule after a pod change it causes (handlePod) */
+	if (js && strstr(js, "\"allocation\"") && (c = cJSON_ParseWithLength(js, len))) {
+		struct claim_rules cr = {ctx, c};
+		kcmd_cache_list(ctx->arena, DTE_GROUP, "devicetaintrules", NULL, rule_for_claim,
+		                &cr);
+		cJSON_Delete(c);
+	}
 }
 
 /* which allocated claims' pods to queue: those with a device in (driver, pool), or selected by
