@@ -46,8 +46,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
          "horizontal-pod-autoscaler-controller is not built in kcmd", false},
         {"concurrent-validating-admission-policy-status-syncs",
          "validatingadmissionpolicy-status-controller is not built in kcmd", false},
-        {"concurrent-device-taint-eviction-syncs",
-         "device-taint-eviction-controller is not built in kcmd", false},
         {"profiling", "kcmd serves no /debug/pprof (Go's profiler)", false},
         {"contention-profiling", "kcmd serves no /debug/pprof (Go's profiler)", false},
         {"disable-http2-serving", "kcmd's server speaks HTTP/1.1 only", false},

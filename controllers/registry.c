@@ -75,6 +75,8 @@ extern const struct kcmd_controller kcmd_ephemeral_volume_controller; /* plugin-
 extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemonset/plugin.c */
 /* workers/resourceclaim/plugin.c */
 extern const struct kcmd_controller kcmd_resourceclaim_controller;
+/* workers/devicetainteviction/plugin.c */
+extern const struct kcmd_controller kcmd_devicetainteviction_controller;
 /* workers/nodelifecycle/plugin.c */
 extern const struct kcmd_controller kcmd_nodelifecycle_controller;
 extern const struct kcmd_controller kcmd_nodeipam_controller; /* workers/nodeipam/ */
@@ -122,6 +124,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_pcrcleaner_controller,
         &kcmd_ctbpublisher_controller,
         &kcmd_resourceclaim_controller,
+        &kcmd_devicetainteviction_controller,
         &kcmd_nodelifecycle_controller,
         &kcmd_nodeipam_controller,
         &kcmd_csr_cleaner_controller,
