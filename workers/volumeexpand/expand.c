@@ -5,11 +5,10 @@
  */
 #include "workers/volumeexpand/expand.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "workers/resourcequota/quantity.h"
 
 static const cJSON *path(const cJSON *o, const char *a, const char *b, const char *c)
 {
@@ -25,23 +24,94 @@ static const char *str(const cJSON *o)
 	return cJSON_IsString(o) ? o->valuestring : NULL;
 }
 
-/* a quantity field; absent or not a quantity: zero (Go's zero Quantity) */
-static struct rq_qty qty(const cJSON *o)
+/*
+ * A resource.Quantity's value for comparison: a signed count of nano units (ParseQuantity rounds
+ * up to one), 128 bits (|value| up to ~1.7e29, beyond any storage size). Returns 0, or -EINVAL
+ * for text that is not a quantity (or does not fit).
+ */
+static int qty_parse(const char *s, __int128 *ret)
 {
-	struct rq_qty q = {0};
+	static const struct {
+		const char *sfx;
+		int base2, exp10;
+	} sfx[] = {{"Ki", 10, 0}, {"Mi", 20, 0}, {"Gi", 30, 0}, {"Ti", 40, 0}, {"Pi", 50, 0},
+	           {"Ei", 60, 0}, {"n", 0, -9},  {"u", 0, -6},  {"m", 0, -3},  {"k", 0, 3},
+	           {"M", 0, 6},   {"G", 0, 9},   {"T", 0, 12},  {"P", 0, 15},  {"E", 0, 18}};
+	__int128 mant = 0, lim = (__int128)1 << 100;
+	int neg = 0, frac = 0, exp10 = 0, base2 = 0, digits = 0;
 
-	if (!str(o) || rq_qty_parse(str(o), &q) < 0)
-		q = (struct rq_qty){0};
-	return q;
+	if (*s == '+' || *s == '-')
+		neg = *s++ == '-';
+	for (; isdigit((unsigned char)*s) || (*s == '.' && frac == 0); s++) {
+		if (*s == '.') {
+			frac = -1;
+			continue;
+		}
+		digits++;
+		if (mant < lim) {
+			mant = mant * 10 + (*s - '0');
+			if (frac)
+				exp10--;
+		} else if (!frac) {
+			exp10++;
+		}
+	}
+	if (!digits)
+		return -EINVAL;
+	if (*s) {
+		size_t i, n = sizeof(sfx) / sizeof(sfx[0]);
+
+		for (i = 0; i < n; i++)
+			if (strcmp(s, sfx[i].sfx) == 0)
+				break;
+		if (i < n) {
+			base2 = sfx[i].base2;
+			exp10 += sfx[i].exp10;
+		} else if (*s == 'e' || *s == 'E') { /* DecimalExponent */
+			char *end;
+			long e = strtol(s + 1, &end, 10);
+
+			if (end == s + 1 || *end || e < -40 || e > 40)
+				return -EINVAL;
+			exp10 += (int)e;
+		} else {
+			return -EINVAL;
+		}
+	}
+	exp10 += 9; /* nano units */
+	for (; base2 > 0; base2--) {
+		if (mant >= lim)
+			return -EINVAL;
+		mant *= 2;
+	}
+	for (; exp10 > 0; exp10--) {
+		if (mant >= lim)
+			return -EINVAL;
+		mant *= 10;
+	}
+	for (; exp10 < 0; exp10++) /* below a nano unit: rounded up, as ParseQuantity */
+		mant = mant / 10 + (mant % 10 != 0);
+	*ret = neg ? -mant : mant;
+	return 0;
 }
 
-static struct rq_qty request(const cJSON *pvc)
+/* a quantity field; absent or not a quantity: zero (Go's zero Quantity) */
+static __int128 qty(const cJSON *o)
+{
+	__int128 v = 0;
+
+	if (!str(o) || qty_parse(str(o), &v) < 0)
+		v = 0;
+	return v;
+}
+
+static __int128 request(const cJSON *pvc)
 {
 	return qty(cJSON_GetObjectItemCaseSensitive(path(pvc, "spec", "resources", "requests"),
 	                                            "storage"));
 }
 
-static struct rq_qty capacity(const cJSON *pvc)
+static __int128 capacity(const cJSON *pvc)
 {
 	return qty(path(pvc, "status", "capacity", "storage"));
 }
@@ -55,10 +125,7 @@ bool ve_pvc_bound(const cJSON *pvc)
 
 bool ve_update_wants(const cJSON *old_pvc, const cJSON *new_pvc)
 {
-	struct rq_qty or = request(old_pvc), nr = request(new_pvc);
-	struct rq_qty oc = capacity(old_pvc), nc = capacity(new_pvc);
-
-	return rq_qty_cmp(&nr, & or) > 0 || rq_qty_cmp(&nc, &oc) > 0;
+	return request(new_pvc) > request(old_pvc) || capacity(new_pvc) > capacity(old_pvc);
 }
 
 static const struct {
@@ -97,7 +164,6 @@ void ve_decide(const cJSON *pvc, const cJSON *pv, struct ve_decision *ret)
 	const char *ref_ns = str(cJSON_GetObjectItemCaseSensitive(ref, "namespace"));
 	const char *ref_uid = str(cJSON_GetObjectItemCaseSensitive(ref, "uid"));
 	const cJSON *anns = path(pv, "metadata", "annotations", NULL);
-	struct rq_qty req = request(pvc), cap = capacity(pvc);
 	const cJSON *flex;
 
 	*ret = (struct ve_decision){.verdict = VE_SKIP};
@@ -106,7 +172,7 @@ void ve_decide(const cJSON *pvc, const cJSON *pv, struct ve_decision *ret)
 		ret->verdict = VE_NOT_BOUND;
 		return;
 	}
-	if (rq_qty_cmp(&req, &cap) <= 0 &&
+	if (request(pvc) <= capacity(pvc) &&
 	    !cJSON_GetObjectItemCaseSensitive(anns, VE_ANN_PRE_RESIZE))
 		return;
 	if (ve_migrated_plugin(pv, &ret->plugin, &ret->driver)) {

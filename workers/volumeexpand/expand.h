@@ -16,7 +16,8 @@
  *   plugin's in-controller path (VE_FLEX, not built, docs); anything else (a native CSI volume,
  *   NFS, hostPath, ...) gets a Normal ExternalExpanding Event "waiting for an external
  *   controller to expand this PVC" and is not requeued.
- *   Sizes are resource.Quantity values compared exactly (workers/resourcequota/quantity.h).
+ *   Sizes are resource.Quantity values compared exactly as counts of nano units (expand.c; the
+ *   quota controller's quantity module is another worker's, which the layers rule keeps out).
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -196,6 +196,30 @@ static void test_handlers(void **st)
 	cJSON_Delete(c);
 }
 
+/* quantities: the grew-or-not rule on the requested size, across suffixes and forms */
+static void test_quantities(void **st)
+{
+	static const struct {
+		const char *from, *to;
+		bool grew;
+	} cases[] = {
+	        {"1Gi", "1.5Gi", true},  {"1Gi", "1073741824", false}, {"1G", "1e9", false},
+	        {"1500M", "2G", true},   {"2G", "1500M", false},       {"1Ki", "1025", true},
+	        {"1", "1001m", true},    {"1E", "1Ei", true},          {"0.5Gi", "512Mi", false},
+	        {"100Mi", "1E3", false},
+	};
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *a = pvc("p", "v", "1Gi", cases[i].from, "u");
+		cJSON *b = pvc("p", "v", "1Gi", cases[i].to, "u");
+
+		if (ve_update_wants(a, b) != cases[i].grew)
+			fail_msg("%s -> %s: grew %d", cases[i].from, cases[i].to, !cases[i].grew);
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+	}
+}
+
 static void test_resizer_patch(void **st)
 {
 	cJSON *c = pvc("p", "v", "1Gi", "2Gi", "u");
@@ -223,6 +247,7 @@ int main(void)
 	        cmocka_unit_test(test_csi_no_migration),
 	        cmocka_unit_test(test_migration_table),
 	        cmocka_unit_test(test_handlers),
+	        cmocka_unit_test(test_quantities),
 	        cmocka_unit_test(test_resizer_patch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
