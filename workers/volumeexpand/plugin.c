@@ -201,7 +201,7 @@ static int sync_handler(struct wk_ctx *ctx, const char *ns, const char *name)
 	struct shm_obj *o = NULL;
 	cJSON *pvc = NULL, *pv = NULL;
 	struct ve_decision d;
-	char msg[1600], err[768], key[520];
+	char msg[1700], err[900], key[520];
 	const char *vol;
 	size_t len = 0;
 	const char *js;
