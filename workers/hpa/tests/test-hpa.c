@@ -39,7 +39,7 @@ struct rc_case {
 
 static void run_rc(const struct rc_case *c)
 {
-	char names[8][16];
+	char names[8][32];
 	struct hpa_pod pods[8];
 	struct hpa_sample samples[8];
 	struct hpa_calc_cfg cfg = {.tol = {0.1, 0.1},
