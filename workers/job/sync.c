@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kcmd/cache.h"
 #include "kcmd/client.h"
 #include "kcmd/controller.h"
 #include "kcmd/handlers.h"
@@ -1889,6 +1890,15 @@ static void jc_sync(void *state, size_t q, const char *key, struct wk_result *re
 	if (c->job_type < 0)
 		c->job_type = shm_reader_find_type(c->ctx->arena, "batch", "v1", "jobs");
 	if (c->pod_type < 0 || c->job_type < 0) {
+		res->err = -EAGAIN;
+		return;
+	}
+	/* upstream's workers start once the Job and pod informers have synced
+	 * (WaitForNamedCacheSync): before that, a Job not listed yet would read as deleted and its
+	 * running pods as orphans, losing their tracking finalizer (found by
+	 * TestHandover_KcmToKcmdAndBack) */
+	if (kcmd_cache_synced(c->ctx->arena, "batch", "jobs") != 1 ||
+	    kcmd_cache_synced(c->ctx->arena, "", "pods") != 1) {
 		res->err = -EAGAIN;
 		return;
 	}

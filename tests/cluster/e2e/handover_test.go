@@ -446,15 +446,12 @@ func TestHandover_KcmToKcmdAndBack(t *testing.T) {
 		}
 		t.Errorf("kcm -> kcmd: %s", l) // one line each: make e2e keeps only lines naming the test file
 	}
-	// The one sub-check skipped: see hoKnownIndexedFinalizerBug.
+	// Once a known bug (kcmd's Job workers synced before the informers had listed, so a Job not
+	// listed yet read as deleted and its running pods lost the tracking finalizer as orphans);
+	// fixed by the cache-synced check in workers/job/sync.c, kept as a sub-check of its own.
 	t.Run("IndexedJobActivePodsKeepFinalizer", func(t *testing.T) {
-		if len(known) > 0 {
-			for _, l := range known {
-				t.Logf("kcm -> kcmd: %s", l)
-			}
-			t.Skipf("known intermittent kcmd job-controller bug (docs/job.md): on taking over, kcmd removed the "+
-				"batch.kubernetes.io/job-tracking finalizer from %d running pod(s) of an Indexed Job "+
-				"with a completed index, where kcm keeps it until the pod finishes", len(known))
+		for _, l := range known {
+			t.Errorf("kcm -> kcmd: %s", l)
 		}
 	})
 
@@ -539,10 +536,10 @@ func hoQueuesDrained(out string) bool {
 	return n >= 5
 }
 
-// hoKnownIndexedFinalizerBug matches the one change kcmd is known to make on taking over, in
-// some runs only (found by this test, not fixed yet; docs/job.md): the tracking finalizer removed from a running pod of the
-// Indexed Job "indexed" (indexes 1 and 2; index 0 Succeeded), nothing else of the pod changed.
-// Any other change of such a pod, and every change of anything else, still fails the test.
+// hoKnownIndexedFinalizerBug matches the change kcmd made on taking over before the Job
+// workers waited for their caches (docs/job.md): the tracking finalizer removed from a running
+// pod of the Indexed Job "indexed", nothing else of the pod changed. Such a change is reported
+// by the sub-check IndexedJobActivePodsKeepFinalizer; every other change by the test itself.
 func hoKnownIndexedFinalizerBug(l string) bool {
 	if !strings.HasPrefix(l, "changed Pod/indexed-") {
 		return false
