@@ -10,7 +10,7 @@ package e2e
 // The negative control runs in the same kcmd, at the same boundary, in a second namespace named
 // by KCMD_TEST_CJ_UNGUARDED_NS: there each create gets a unique name (generateName), so the
 // replay after the kill makes a second Job for the same time, and the same oracle must report
-// it. It runs in shard B (it waits for a minute boundary: 60 to 75 s).
+// it. It runs in shard C (it waits for a minute boundary: 60 to 75 s).
 
 import (
 	"context"

@@ -331,10 +331,13 @@ func cjReplaceJobsWhenReplace(t *testing.T) {
 	if ev.Message != "Deleted job "+first {
 		t.Errorf("SuccessfulDelete message %q", ev.Message)
 	}
-	cj = cjWaitActive(t, ns, "replace", 1, 10*time.Second)
-	if len(cj.Status.Active) != 1 || cj.Status.Active[0].Name == first {
-		t.Errorf("active %v, want one job other than %s", cj.Status.Active, first)
-	}
+	// The new Job can be seen before the status that lists it is written (one sync creates the
+	// Job, then updates the status), so wait for the status rather than read it once.
+	Eventually(t, 10*time.Second, "status.active replaced", func() (bool, string) {
+		cj = cjGet(t, ns, "replace")
+		return len(cj.Status.Active) == 1 && cj.Status.Active[0].Name != first,
+			fmt.Sprintf("active %v, want one job other than %s", cj.Status.Active, first)
+	})
 }
 
 // cjScheduleAfterMoreThan100Missed: a last schedule time 98 days back is over 100
