@@ -2,15 +2,13 @@
 # Runs the end-to-end Go tests against a real cluster. Arguments go to the test binary as
 # `go test` flags (e.g. -run RE).
 #
-# The whole suite (no arguments) runs as three shards at once, each against a cluster of its
-# own: shards B and C hold the tests that mostly wait on the clock (C: CronJob minute
-# boundaries and the GC's 30 s discovery rounds; B: pod GC and namespace deletion timing, node
-# TTL, Lease and fence timing, backoffs, idle timeouts), shard A everything else (the CPU-heavy
-# scale, chaos and crash tests among them), so the suite takes well under half its serial time
-# on two cores without putting two CPU-heavy tests side by side (per-test times of one run, on a
-# loaded machine: A 820 s, B 610 s, C 460 s; 1,890 s serial). Shard A's lines stream as they
-# come; B's and C's are printed when they end. KCMD_E2E_SHARDS=1 runs the suite as one process
-# (one cluster). With arguments (make e2e RUN=...) there is one process.
+# The whole suite (no arguments) runs as two shards at once, each against a cluster of its own:
+# shard B holds the tests that mostly wait on the clock (CronJob minute boundaries, the GC's
+# 30 s discovery rounds, pod GC and namespace deletion timing, node TTL), shard A everything
+# else (the CPU-heavy scale, chaos and crash tests among them), so the suite takes about half
+# its serial time on two cores without putting two CPU-heavy tests side by side. Shard A's
+# lines stream as they come; shard B's are printed when it ends. KCMD_E2E_SHARDS=1 runs the
+# suite as one process (one cluster). With arguments (make e2e RUN=...) there is one process.
 #
 # The clusters' work directories are made here and removed on any exit, so a killed run leaves
 # no directory behind; the harness gives the control-plane processes SIGKILL if the test binary
@@ -37,9 +35,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Shards B and C: tests whose time is spent waiting (regexes of test-name prefixes, disjoint).
-SHARD_B='TestNamespace_|TestPodGC_|TestTTL_|TestTTLAfterFinished_|TestDaemonSet_CrashDuringCreation|TestTaintEviction_|TestKcmd_ClientCARotation|TestServiceCIDR_|TestNodeLifecycle_|TestJob_BackoffLimitPerIndex$|TestJob_PodsCreatedWithExponentialBackoff|TestDropIn_LeaseMigrationWithKCM|TestManager_InteropWithClientGoElector|TestManager_WorkersStartOnDemand|TestManager_FailoverAfterKill|TestManager_Fence|TestKcmd_IdleProcessesSleep|TestDisruption_AggregatedAPIDown|TestDisruption_DisruptedPodsExpiry|TestHPA_MetricsAPIDown'
-SHARD_C='TestCronJob_|TestGC_OwnerResourceUnserved|TestGC_CascadingDeleteOnCRDConversionFailure|TestGC_MonitorsKeptOnDiscoveryFailure|TestGC_CRDPreferredVersionFollowed|TestGC_InformerdKilledDuringCreationNegativeControl|TestGC_ShouldDeleteJobsAndPodsCreatedByCronjob|TestGC_ShouldSupportOrphanDeletionOfCustomResources|TestGC_CustomResourceCascadingDeletion'
+# Shard B: tests whose time is spent waiting (a regex of test-name prefixes).
+SHARD_B='TestCronJob_|TestGC_OwnerResourceUnserved|TestGC_CascadingDeleteOnCRDConversionFailure|TestGC_MonitorsKeptOnDiscoveryFailure|TestGC_CRDPreferredVersionFollowed|TestNamespace_|TestPodGC_|TestTTL_|TestTTLAfterFinished_|TestDaemonSet_CrashDuringCreation|TestGC_InformerdKilledDuringCreationNegativeControl|TestTaintEviction_|TestKcmd_ClientCARotation|TestServiceCIDR_|TestNodeLifecycle_'
 
 filter() { grep -E --line-buffered '^(=== RUN|--- |PASS|FAIL|ok|e2e:|bench:|panic:|\s+\S+_test\.go:)' || true; }
 
@@ -61,25 +58,20 @@ run_shard() {
 
 shards=()
 if [ $# -eq 0 ] && [ "${KCMD_E2E_SHARDS:-2}" != 1 ]; then
-	shards=(a b c)
+	shards=(a b)
 	: >"$work/a.log"
 	: >"$work/b.log"
-	: >"$work/c.log"
 	run_shard b -test.run "^($SHARD_B)" &
 	pids+=($!)
-	run_shard c -test.run "^($SHARD_C)" &
-	pids+=($!)
-	run_shard a -test.skip "^($SHARD_B|$SHARD_C)" &
+	run_shard a -test.skip "^($SHARD_B)" &
 	pids+=($!)
 	# stream shard A while it runs (tail ends with it)
-	tail -n +1 -F --pid="${pids[2]}" "$work/a.log" 2>/dev/null | filter ||
+	tail -n +1 -F --pid="${pids[1]}" "$work/a.log" 2>/dev/null | filter ||
 		echo "e2e: following shard A's log ended with status ${PIPESTATUS[*]}" >&2
-	wait "${pids[0]}" "${pids[1]}" "${pids[2]}" || true
+	wait "${pids[0]}" "${pids[1]}" || true
 	pids=()
 	echo "e2e: shard B ($SHARD_B):"
 	filter <"$work/b.log"
-	echo "e2e: shard C ($SHARD_C):"
-	filter <"$work/c.log"
 else
 	shards=(all)
 	# go test's flags (-run RE, -v, -timeout D) as the test binary's (-test.run RE, ...)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,9 +247,15 @@ func TestManager_SIGTERMUnderLoad(t *testing.T) {
 		n := countPods()
 		return n >= 40, fmt.Sprintf("%d pods", n)
 	})
+	// `before` is a LIST: creates keep landing while it is served and until the signal is
+	// sent, at most --kube-api-qps a second (the client's limiter), so the allowance below
+	// counts that window too instead of assuming the LIST and the signal are one instant
+	listStart := time.Now()
 	before := countPods()
 	start := time.Now()
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	window := time.Since(listStart)
+	slack := int(math.Ceil(window.Seconds() * 25))
 	select {
 	case <-a.done:
 	case <-time.After(20 * time.Second):
@@ -256,15 +263,17 @@ func TestManager_SIGTERMUnderLoad(t *testing.T) {
 	}
 	took := time.Since(start)
 	atExit := countPods()
-	t.Logf("exit after SIGTERM under load: %.2fs; pods: %d before the signal, %d at exit, of %d", took.Seconds(), before, atExit, sets)
+	t.Logf("exit after SIGTERM under load: %.2fs; pods: %d before the signal (LIST-to-signal window %s, up to %d creates), %d at exit, of %d",
+		took.Seconds(), before, window.Round(time.Millisecond), slack, atExit, sets)
 	if a.err != nil {
 		t.Errorf("kcmd exit: %v (want status 0)", a.err)
 	}
 	if atExit >= sets {
 		t.Fatalf("the scale-up finished before the stop (%d pods): no load to stop under", atExit)
 	}
-	if atExit-before > workers {
-		t.Errorf("%d pods created after SIGTERM, more than one key in hand per worker (%d): the workers kept taking keys", atExit-before, workers)
+	if atExit-before > workers+slack {
+		t.Errorf("%d pods created after the LIST before SIGTERM, more than one key in hand per worker (%d) plus the %d the client's QPS allows in the %s before the signal: the workers kept taking keys",
+			atExit-before, workers, slack, window.Round(time.Millisecond))
 	}
 	if took > 8*time.Second {
 		t.Errorf("stop took %s under load: past the stop grace", took)

@@ -293,10 +293,24 @@ func TestPodGC_Scenarios(t *testing.T) {
 				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget,
 					Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI", Message: "earlier", LastTransitionTime: old})
 				p = pgcSetPhase(t, p, corev1.PodRunning, "")
-				p = pgcWaitEvicted(t, ns, p.Name, orphanWait)
-				if p == nil {
-					t.Fatal("the pod is gone: its finalizer should have kept it")
+				// The pod is deleted gracefully first: a live pod with a DisruptionTarget an
+				// hour old is what the disruption controller resets to False
+				// (syncStalePodDisruption, nonTerminating pods only), and the suite's shared
+				// disruption-controller kcmd (disruption_test.go) may be running. The pod GC
+				// collects orphaned pods whether terminating or not.
+				if err := env.Client.CoreV1().Pods(ns).Delete(context.Background(), p.Name,
+					metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](300)}); err != nil {
+					t.Fatal(err)
 				}
+				Eventually(t, orphanWait, "the pod marked Failed and force-deleted", func() (bool, string) {
+					var ok bool
+					if p, ok = pgcGet(t, ns, p.Name); !ok {
+						t.Fatal("the pod is gone: its finalizer should have kept it")
+					}
+					g := p.DeletionGracePeriodSeconds
+					return p.Status.Phase == corev1.PodFailed && g != nil && *g == 0,
+						fmt.Sprintf("phase %s, deletionGracePeriodSeconds %s", p.Status.Phase, pgcGrace(g))
+				})
 				pgcCheckOrphanCondition(t, p, true)
 				if c := pgcCondition(p, corev1.DisruptionTarget); c != nil && !c.LastTransitionTime.Equal(&old) {
 					t.Errorf("lastTransitionTime %v, want the earlier %v kept", c.LastTransitionTime, old)
