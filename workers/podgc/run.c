@@ -140,19 +140,38 @@ static void force_delete(struct pgc *s, struct pgc_pod *const *pods, size_t n,
 				                                 .ns = pods[off + i]->ns,
 				                                 .field_selector = sel[i]};
 			}
-			if (np && kube_client_request_many(s->kc, rq, np, rs, NULL) == 0)
-				for (size_t k = 0; k < np; k++) {
-					if (rs[k].error.err == 0 && rs[k].body)
-						pgc_cond_state_from_json(rs[k].body, rs[k].body_len,
-						                         pods[off + map[k]]->uid,
-						                         &cur[map[k]]);
-					kube_response_clear(&rs[k]);
+			/* A read that failed leaves the pod for the next pass: patching without
+			 * it would stamp a new lastTransitionTime over an existing condition's.
+			 * Counted as a failed attempt, as a failed patch is. A pod missing from the
+			 * list (gone, or another one of that name) goes on: the patch's uid
+			 * precondition settles it. */
+			int r = np ? kube_client_request_many(s->kc, rq, np, rs, NULL) : 0;
+			for (size_t k = 0; k < np; k++) {
+				size_t i = map[k];
+				int e = r < 0 ? r : rs[k].error.err;
+				if (e == 0 && rs[k].body) {
+					e = pgc_cond_state_from_json(rs[k].body, rs[k].body_len,
+					                             pods[off + i]->uid, &cur[i]);
+					if (e == -ENOENT)
+						e = 0;
+				} else if (e == 0)
+					e = -EBADMSG;
+				if (e < 0) {
+					err[i] = e;
+					if (e != -ENOLCK)
+						log_error("Failed to read pod pod=\"%s/%s\" before its "
+						          "status patch (retried next pass): %s",
+						          pods[off + i]->ns, pods[off + i]->name,
+						          r < 0 ? strerror(-r) : errtext(&rs[k]));
 				}
+				if (r == 0)
+					kube_response_clear(&rs[k]);
+			}
 			np = 0;
 		}
 		for (size_t i = 0; i < m; i++) {
 			struct pgc_pod *p = pods[off + i];
-			if (!pgc_needs_failed_patch(p))
+			if (err[i] < 0 || !pgc_needs_failed_patch(p))
 				continue;
 			if ((err[i] = pgc_failed_patch_body(p->uid, p->generation, with_condition,
 			                                    &cur[i], kube_time_now(), &body[i])) <
