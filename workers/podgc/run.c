@@ -159,7 +159,8 @@ static void force_delete(struct pgc *s, struct pgc_pod *const *pods, size_t n,
 				if (e < 0) {
 					err[i] = e;
 					if (e != -ENOLCK)
-						log_error("Failed to read pod pod=\"%s/%s\" before its "
+						log_error("Failed to read pod pod=\"%s/%s\" before "
+						          "its "
 						          "status patch (retried next pass): %s",
 						          pods[off + i]->ns, pods[off + i]->name,
 						          r < 0 ? strerror(-r) : errtext(&rs[k]));
