@@ -423,3 +423,131 @@ func (c *gciCRD) getter(ns, name string) func() error {
 func gciRefTo(apiVersion, kind, name string, uid types.UID) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid}
 }
+
+// gciHold is a finalizer nobody handles: it keeps a deleted object until the test removes it.
+const gciHold = "x/y"
+
+// gciObj is one object of gciCheckBlockedCascade: what to call it, how to read it (NotFound once
+// gone) and, for a held dependent, how to remove gciHold.
+type gciObj struct {
+	what    string
+	get     func() (metav1.Object, error)
+	release func() error
+}
+
+// gciCheckBlockedCascade deletes owner (del: a Foreground delete) whose dependent dep refers to
+// it with blockOwnerDeletion=true and is held by gciHold, and checks the order the GC promises
+// for a blocking reference: the GC deletes dep (it gets a deletionTimestamp) while owner stays,
+// with foregroundDeletion, for as long as dep exists; once gciHold is removed, both go, dep
+// first (whenever owner is seen gone, a later GET of dep is NotFound).
+func gciCheckBlockedCascade(t *testing.T, owner, dep gciObj, del func() error) {
+	t.Helper()
+	// ownerWaits fails t unless owner exists, is being deleted and keeps foregroundDeletion.
+	ownerWaits := func(when string) {
+		t.Helper()
+		o, err := owner.get()
+		if err != nil {
+			t.Fatalf("%s: %s while %s exists: %v", when, owner.what, dep.what, err)
+		}
+		if o.GetDeletionTimestamp() == nil || !gciHas(o.GetFinalizers(), metav1.FinalizerDeleteDependents) {
+			t.Fatalf("%s: %s is not waiting for %s: deletionTimestamp %v, finalizers %v", when, owner.what,
+				dep.what, o.GetDeletionTimestamp(), o.GetFinalizers())
+		}
+	}
+	gciDelete(t, owner.what, del())
+	// 60 s: the GC may first have to discover a new custom resource (its 30 s period)
+	Eventually(t, 60*time.Second, "the GC deleting "+dep.what, func() (bool, string) {
+		d, err := dep.get()
+		if err != nil {
+			t.Fatalf("%s: %v (it is held by %s)", dep.what, err, gciHold)
+		}
+		ownerWaits("before " + dep.what + " is deleted")
+		return d.GetDeletionTimestamp() != nil, "no deletionTimestamp"
+	})
+	gceConsistently(t, 5*time.Second, owner.what+" waiting for "+dep.what, func() (bool, string) {
+		if _, err := dep.get(); err != nil {
+			return false, fmt.Sprintf("%s: %v", dep.what, err)
+		}
+		ownerWaits("while " + dep.what + " is held")
+		return true, ""
+	})
+	if err := dep.release(); err != nil {
+		t.Fatalf("removing %s from %s: %v", gciHold, dep.what, err)
+	}
+	Eventually(t, 60*time.Second, owner.what+" deleted after "+dep.what, func() (bool, string) {
+		_, err := owner.get()
+		if err == nil {
+			return false, "still exists"
+		}
+		if !apierrors.IsNotFound(err) {
+			return false, err.Error()
+		}
+		if _, err := dep.get(); !apierrors.IsNotFound(err) {
+			t.Fatalf("%s is gone but %s is not (%v): the blocking reference did not hold it", owner.what, dep.what, err)
+		}
+		return true, ""
+	})
+}
+
+// gciReleasePatch removes every finalizer (a JSON merge patch: custom resources take it too).
+var gciReleasePatch = []byte(`{"metadata":{"finalizers":null}}`)
+
+// newHeldObj is newObj with the finalizer gciHold, removed (if still there) when t ends.
+func (c *gciCRD) newHeldObj(t *testing.T, ns, name string, refs ...metav1.OwnerReference) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(c.group + "/" + c.version)
+	u.SetKind(c.kind)
+	u.SetName(name)
+	u.SetNamespace(ns)
+	u.SetOwnerReferences(refs)
+	u.SetFinalizers([]string{gciHold})
+	release := c.releaser(ns, name)
+	t.Cleanup(func() { _ = release() })
+	out, err := c.client(ns).Create(context.Background(), u, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating %s %s/%s: %v", c.kind, ns, name, err)
+	}
+	return out
+}
+
+func (c *gciCRD) metaGetter(ns, name string) func() (metav1.Object, error) {
+	return func() (metav1.Object, error) {
+		u, err := c.client(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return u, nil
+	}
+}
+
+func (c *gciCRD) releaser(ns, name string) func() error {
+	return func() error {
+		_, err := c.client(ns).Patch(context.Background(), name, types.MergePatchType, gciReleasePatch, metav1.PatchOptions{})
+		return err
+	}
+}
+
+func gciCMMetaGetter(ns, name string) func() (metav1.Object, error) {
+	return func() (metav1.Object, error) {
+		cm, err := env.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return cm, nil
+	}
+}
+
+func gciCMReleaser(ns, name string) func() error {
+	return func() error {
+		_, err := env.Client.CoreV1().ConfigMaps(ns).Patch(context.Background(), name, types.MergePatchType, gciReleasePatch,
+			metav1.PatchOptions{})
+		return err
+	}
+}
+
+// gciReleaseCMOnCleanup removes the finalizers of ConfigMap ns/name (if it still exists) when t ends.
+func gciReleaseCMOnCleanup(t *testing.T, ns, name string) {
+	release := gciCMReleaser(ns, name)
+	t.Cleanup(func() { _ = release() })
+}
