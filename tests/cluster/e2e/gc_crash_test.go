@@ -238,7 +238,14 @@ func gcxDumpStall(t *testing.T, p *kcmdProc, ns string, doomed []*appsv1.Replica
 	}
 	for _, args := range [][]string{{"status"}, {"queues"}, {"parked"}, {"cache", "stats"}} {
 		out, err := run(args...)
-		t.Logf("stall dump: kcmctl %s (%v):\n%s", strings.Join(args, " "), err, out)
+		// line by line: make e2e shows only the lines that start with the file:line prefix
+		what := strings.Join(args, " ")
+		if err != nil {
+			t.Logf("stall dump: kcmctl %s: %v", what, err)
+		}
+		for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			t.Logf("stall dump: kcmctl %s: %s", what, l)
+		}
 	}
 	t.Logf("stall dump: children of kcmd %d: %v", p.cmd.Process.Pid, childrenOf(p.cmd.Process.Pid))
 	for _, rs := range doomed {
