@@ -4,10 +4,12 @@
  *
  * Started by the manager with the environment contract of docs/architecture.md
  * (KCMD_ARENA_FD read-only, KCMD_QUEUE_FDS, KCMD_EXPECTATIONS_FD, KCMD_PROCESS). It attaches to
- * its controller's queues as a worker (one key at a time), waits for keys in its event loop, runs
- * the controller's sync for each, and reports the outcome with Done (Forget, AddRateLimited or
- * AddAfter folded in). SIGTERM: finish the key in hand (syncs are synchronous, so there is none
- * when the signal is read) and exit 0. A crash loses nothing: the queue's owner re-queues the key.
+ * its controller's queues as a worker (one key at a time), waits in its event loop until the
+ * cache has listed every resource the controller watches (workers/cachewait.h, upstream's
+ * WaitForNamedCacheSync), then waits for keys, runs the controller's sync for each, and reports
+ * the outcome with Done (Forget, AddRateLimited or AddAfter folded in). SIGTERM: finish the key in
+ * hand (syncs are synchronous, so there is none when the signal is read) and exit 0. A crash loses
+ * nothing: the queue's owner re-queues the key.
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,6 +30,7 @@
 #include "lib/fence-env.h"
 #include "lib/goflag.h"
 #include "lib/log.h"
+#include "workers/cachewait.h"
 #include "workers/worker.h"
 
 struct wq {
@@ -43,6 +46,7 @@ struct worker {
 	struct wq *queues;
 	size_t n_queues;
 	uint64_t synced, failed;
+	struct wk_cachewait *cw; /* the start barrier while it waits */
 };
 
 static void on_key(struct ipc_queue *q, void *ud);
@@ -90,6 +94,16 @@ static void on_key(struct ipc_queue *q, void *ud)
 	for (size_t i = 0; i < w->n_queues; i++)
 		if (w->queues[i].q == q)
 			process(w, &w->queues[i]);
+}
+
+/* The caches are synced: the keys that waited meanwhile first, then as they come. */
+static void take_keys(void *ud)
+{
+	struct worker *w = ud;
+
+	for (size_t i = 0; i < w->n_queues; i++)
+		process(w, &w->queues[i]);
+	log_v(1, "%s worker ready", w->ctrl->name);
 }
 
 static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, void *ud)
@@ -276,10 +290,21 @@ int main(int argc, char **argv)
 	if (ipc_loop_add_signal(w.ctx.loop, &st, SIGTERM, on_signal, &w) < 0 ||
 	    ipc_loop_add_signal(w.ctx.loop, &si, SIGINT, on_signal, &w) < 0)
 		return 1;
-	for (size_t i = 0; i < w.n_queues; i++)
-		process(&w, &w.queues[i]);
-	log_v(1, "%s worker ready", w.ctrl->name);
+	/* no key before the controller's caches have listed (SIGTERM still ends the wait) */
+	struct wk_cachewait_opts cwo = {
+	        .controller = desc->name,
+	        .announce = wk_cachewait_first_worker(w.ctx.process, desc->name)};
+	r = wk_cachewait_start(w.ctx.loop, w.ctx.arena, desc->watches, desc->n_watches, &cwo,
+	                       take_keys, &w, &w.cw);
+	if (r < 0) {
+		log_error("waiting for caches to sync: %s", strerror(-r));
+		return 1;
+	}
+	if (r == 1)
+		take_keys(&w);
 	r = ipc_loop_run(w.ctx.loop);
+
+	wk_cachewait_free(w.cw);
 
 	for (size_t i = 0; i < w.n_queues; i++)
 		ipc_queue_free(w.queues[i].q);

@@ -10,9 +10,15 @@ LIBS              += rshandlers
 rshandlers_SRCS    := workers/replicaset/table.c
 rshandlers_LIBDEPS := rs worker informer kcdispatch kube shm ipc kclog
 
+# The worker's start barrier (upstream's WaitForNamedCacheSync for the generic key loop).
+LIBS                += wkcachewait
+wkcachewait_SRCS    := workers/cachewait.c
+wkcachewait_LIBDEPS := kcapi shm ipc kclog
+wkcachewait_TESTS   := workers/tests/test-cachewait.c
+
 BINS               += kcmd-worker
 kcmd-worker_SRCS    := workers/main.c
-kcmd-worker_LIBDEPS := registry kcfence kcapi
+kcmd-worker_LIBDEPS := registry kcfence kcapi wkcachewait
 kcmd-worker_LDFLAGS := $(KCMD_PLUGIN_LDFLAGS)
 
 # One controller's event handlers over the change feed (informerd links no controller code).

@@ -19,7 +19,9 @@
  *   - sync (run in its kcmd-worker processes): reads the Namespace and the ConfigMap from the
  *     shared cache, decides (ex_decide, pure, unit-tested), writes with the API client, and
  *     records an Event on the Namespace as upstream controllers do (SuccessfulCreate,
- *     SuccessfulDelete).
+ *     SuccessfulDelete). kcmd-worker calls it only once the cache has listed both watched
+ *     resources (upstream's WaitForNamedCacheSync, logged "Caches are synced for
+ *     example-configmap-controller"): until then a Namespace would read as having no ConfigMap.
  *   Level-triggered: the sync looks at the state, never at the event, so a missed or repeated
  *   key is harmless. A write the cache has not seen yet is answered by the apiserver
  *   (AlreadyExists on create, NotFound on delete), both treated as done.
@@ -221,6 +223,8 @@ static void ex_sync(void *state, size_t q, const char *key, struct wk_result *re
 		break;
 	}
 out:
+	/* as upstream's syncs do at V(4): every key handled shows with --v=4 */
+	kcmd_log_v(4, "Finished syncing namespace \"%s\"", key);
 	kcmd_obj_free(cm);
 	kcmd_obj_free(ns);
 }

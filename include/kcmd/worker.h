@@ -15,6 +15,11 @@
  *   AddAfter for a requested recheck — folded into the queue's Done.
  *   The sync reads the shared cache (ctx->arena, kcmd/cache.h) and writes with ctx->kc
  *   (kcmd/client.h); it keeps no private copy of the objects it reads.
+ *   Start-up: init runs first; sync is called only once every resource of the descriptor's
+ *   `watches` has been listed by the cache (kcmd_cache_synced() == 1 for each: upstream's
+ *   WaitForNamedCacheSync, done by kcmd-worker, which logs "Caches are synced for <name>"),
+ *   so a sync never needs a wait of its own. Timers or other sources that init arms run from
+ *   the start and must check kcmd_cache_synced() themselves.
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -1062,8 +1062,9 @@ static bool caches_synced(struct nlc *s)
 	    kcmd_cache_synced(s->ctx->arena, "", "pods") != 1 ||
 	    kcmd_cache_synced(s->ctx->arena, "coordination.k8s.io", "leases") != 1)
 		return false;
+	/* kcmd-worker logs "Caches are synced" for the same three (workers/cachewait.h); this
+	 * check stays for the monitor's timer, armed by init before the worker's wait ends */
 	s->synced = true;
-	kcmd_log_info("Caches are synced for %s", NLC_CONTROLLER);
 	return true;
 }
 

@@ -1028,22 +1028,6 @@ out:
 	return r;
 }
 
-/* WaitForNamedCacheSync over pods, claims and templates */
-static bool caches_synced(struct shm_arena *a)
-{
-	static bool synced;
-
-	if (synced)
-		return true;
-	if (kcmd_cache_synced(a, "", "pods") != 1 ||
-	    kcmd_cache_synced(a, RC_GROUP, "resourceclaims") != 1 ||
-	    kcmd_cache_synced(a, RC_GROUP, "resourceclaimtemplates") != 1)
-		return false;
-	synced = true;
-	kcmd_log_info("Caches are synced for %s", RC_CONTROLLER);
-	return true;
-}
-
 static void rc_sync(void *state, size_t q, const char *key, struct wk_result *res)
 {
 	struct rc_state *s = state;
@@ -1054,11 +1038,8 @@ static void rc_sync(void *state, size_t q, const char *key, struct wk_result *re
 
 	(void)q;
 	*res = (struct wk_result){0};
-	if (!caches_synced(s->ctx->arena)) {
-		res->requeue_after = true;
-		res->after_usec = 100000;
-		return;
-	}
+	/* WaitForNamedCacheSync over pods, claims and templates: kcmd-worker takes no key before
+	 * (workers/cachewait.h) */
 	if (!strncmp(key, "pod:", 4)) {
 		pod = true;
 		obj = key + 4;

@@ -162,7 +162,6 @@ struct te_worker {
 	struct te_schedule *sched;
 	struct kcmd_metrics *met;
 	struct te_store *store; /* the table's durable copy (store.h), or NULL */
-	bool synced;            /* both caches were listed once */
 	bool full_logged;
 };
 
@@ -626,17 +625,8 @@ static void te_sync(void *state, size_t q, const char *key, struct wk_result *re
 	struct te_worker *w = state;
 
 	*res = (struct wk_result){0};
-	/* WaitForNamedCacheSync: nothing is decided before both caches have been listed */
-	if (!w->synced) {
-		if (kcmd_cache_synced(w->ctx->arena, "", "nodes") != 1 ||
-		    kcmd_cache_synced(w->ctx->arena, "", "pods") != 1) {
-			res->requeue_after = true;
-			res->after_usec = 100000;
-			return;
-		}
-		w->synced = true;
-		kcmd_log_info("Caches are synced for %s", TE_CONTROLLER);
-	}
+	/* WaitForNamedCacheSync: nothing is decided before both caches have been listed;
+	 * kcmd-worker takes no key before (workers/cachewait.h) */
 	if (q == TE_Q_NODE)
 		sync_node(w, key, res);
 	else

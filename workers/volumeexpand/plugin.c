@@ -270,20 +270,6 @@ out:
 	return r;
 }
 
-/* WaitForNamedCacheSync: until the PVC informer has synced a key is looked at 100 ms later. */
-static bool caches_synced(struct shm_arena *a)
-{
-	static bool synced;
-
-	if (synced)
-		return true;
-	if (kcmd_cache_synced(a, "", "persistentvolumeclaims") != 1)
-		return false;
-	synced = true;
-	kcmd_log_info("Caches are synced for %s", VE_CONTROLLER);
-	return true;
-}
-
 static void ve_sync(void *state, size_t q, const char *key, struct wk_result *res)
 {
 	struct wk_ctx *ctx = state;
@@ -292,11 +278,7 @@ static void ve_sync(void *state, size_t q, const char *key, struct wk_result *re
 
 	(void)q;
 	*res = (struct wk_result){0};
-	if (!caches_synced(ctx->arena)) {
-		res->requeue_after = true;
-		res->after_usec = 100000;
-		return;
-	}
+	/* WaitForNamedCacheSync: kcmd-worker takes no key before (workers/cachewait.h) */
 	if (kcmd_key_split(key, ns, sizeof(ns), name, sizeof(name)) < 0 || !ns[0]) {
 		kcmd_log_error("error parsing PVC key \"%s\"", key);
 		return;

@@ -311,22 +311,6 @@ static int sync_pod(struct ev_state *s, const char *key, const char *ns, const c
 	return r;
 }
 
-/* WaitForNamedCacheSync: upstream's workers start once its informers have synced; until then a
- * key is looked at again 100 ms later. */
-static bool caches_synced(struct shm_arena *a)
-{
-	static bool synced;
-
-	if (synced)
-		return true;
-	if (kcmd_cache_synced(a, "", "pods") != 1 ||
-	    kcmd_cache_synced(a, "", "persistentvolumeclaims") != 1)
-		return false;
-	synced = true;
-	kcmd_log_info("Caches are synced for %s", EV_CONTROLLER);
-	return true;
-}
-
 static void ev_sync(void *state, size_t q, const char *key, struct wk_result *res)
 {
 	char ns[256], name[256];
@@ -334,11 +318,7 @@ static void ev_sync(void *state, size_t q, const char *key, struct wk_result *re
 
 	(void)q;
 	*res = (struct wk_result){0};
-	if (!caches_synced(((struct ev_state *)state)->ctx->arena)) {
-		res->requeue_after = true;
-		res->after_usec = 100000;
-		return;
-	}
+	/* WaitForNamedCacheSync: kcmd-worker takes no key before (workers/cachewait.h) */
 	if (kcmd_key_split(key, ns, sizeof(ns), name, sizeof(name)) < 0 || !ns[0]) {
 		kcmd_log_error("%s failed with: invalid key", key);
 		return;

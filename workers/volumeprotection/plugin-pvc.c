@@ -373,22 +373,6 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* WaitForNamedCacheSync: upstream's workers start once its informers have synced; until then a
- * key is looked at again 100 ms later. */
-static bool caches_synced(struct shm_arena *a)
-{
-	static bool synced;
-
-	if (synced)
-		return true;
-	if (kcmd_cache_synced(a, "", "persistentvolumeclaims") != 1 ||
-	    kcmd_cache_synced(a, "", "pods") != 1)
-		return false;
-	synced = true;
-	kcmd_log_info("Caches are synced for %s", PVCP_CONTROLLER);
-	return true;
-}
-
 static void pvcp_sync(void *state, size_t q, const char *key, struct wk_result *res)
 {
 	struct pvcp_state *s = state;
@@ -398,11 +382,7 @@ static void pvcp_sync(void *state, size_t q, const char *key, struct wk_result *
 
 	(void)q;
 	*res = (struct wk_result){0};
-	if (!caches_synced(s->ctx->arena)) {
-		res->requeue_after = true;
-		res->after_usec = 100000;
-		return;
-	}
+	/* WaitForNamedCacheSync: kcmd-worker takes no key before (workers/cachewait.h) */
 	if (kcmd_key_split(key, ns, sizeof(ns), name, sizeof(name)) < 0 || !ns[0]) {
 		kcmd_log_error("error parsing PVC key \"%s\"", key);
 		return;

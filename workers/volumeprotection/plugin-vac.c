@@ -263,23 +263,6 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* WaitForNamedCacheSync: upstream's workers start once its informers have synced; until then a
- * key is looked at again 100 ms later. */
-static bool caches_synced(struct shm_arena *a)
-{
-	static bool synced;
-
-	if (synced)
-		return true;
-	if (kcmd_cache_synced(a, VAC_GROUP, VAC_RESOURCE) != 1 ||
-	    kcmd_cache_synced(a, "", "persistentvolumeclaims") != 1 ||
-	    kcmd_cache_synced(a, "", "persistentvolumes") != 1)
-		return false;
-	synced = true;
-	kcmd_log_info("Caches are synced for %s", VACP_CONTROLLER);
-	return true;
-}
-
 static void vacp_sync(void *state, size_t q, const char *key, struct wk_result *res)
 {
 	uint64_t t0 = now_us();
@@ -287,11 +270,7 @@ static void vacp_sync(void *state, size_t q, const char *key, struct wk_result *
 
 	(void)q;
 	*res = (struct wk_result){0};
-	if (!caches_synced(((struct wk_ctx *)state)->arena)) {
-		res->requeue_after = true;
-		res->after_usec = 100000;
-		return;
-	}
+	/* WaitForNamedCacheSync: kcmd-worker takes no key before (workers/cachewait.h) */
 	kcmd_log_v(4, "Processing VAC VAC=\"%s\"", key);
 	r = process_vac(state, key);
 	kcmd_log_v(4, "Finished processing VAC VAC=\"%s\" cost=\"%.3fms\"", key,

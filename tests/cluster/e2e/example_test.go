@@ -95,11 +95,13 @@ func exPkgConfig(destdir string) []string {
 		"PKG_CONFIG_SYSROOT_DIR=" + destdir}
 }
 
-func exStart(t *testing.T, controllers string) *kcmdProc {
+func exStart(t *testing.T, controllers string, verbosity int, extra ...string) *kcmdProc {
 	t.Helper()
 	plugin := exPlugin(t)
 	flags := append([]string{"--controller-plugins=" + plugin, "--controllers=" + controllers,
-		"--secure-port=0", "--v=1", "--leader-elect-resource-name=" + leaseName(t)}, fastElection...)
+		"--secure-port=0", fmt.Sprintf("--v=%d", verbosity), "--leader-elect-resource-name=" + leaseName(t)},
+		fastElection...)
+	flags = append(flags, extra...)
 	p := startKcmd(t, nil, flags...)
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	return p
@@ -158,16 +160,63 @@ func workerReady(t *testing.T, p *kcmdProc, controller string) {
 	})
 }
 
+// waitCachesSynced waits for the controller's worker to log upstream's WaitForNamedCacheSync
+// lines (kcmd-worker's start barrier, workers/cachewait.h): "Waiting for caches to sync for
+// <controller>", then "Caches are synced for <controller>", each once; and checks that no line
+// for which handled is true (a key the controller's worker handled) came before the second.
+// A worker's lines reach the log in the order it wrote them.
+func waitCachesSynced(t *testing.T, p *kcmdProc, controller string, handled func(string) bool) {
+	t.Helper()
+	waiting, synced := "Waiting for caches to sync for "+controller, "Caches are synced for "+controller
+	Eventually(t, 60*time.Second, synced, func() (bool, string) {
+		return p.Logged(synced), "not logged yet"
+	})
+	logs := p.Logs()
+	wAt, sAt, nW, nS := -1, -1, 0, 0
+	for i, l := range logs {
+		// the exact line: "... for <controller>" ends it (progress lines go on with " for Ns")
+		if strings.HasSuffix(l, waiting) {
+			if wAt < 0 {
+				wAt = i
+			}
+			nW++
+		}
+		if strings.HasSuffix(l, synced) {
+			if sAt < 0 {
+				sAt = i
+			}
+			nS++
+		}
+	}
+	if nW != 1 || nS != 1 || wAt > sAt {
+		t.Errorf("%q logged %d times (line %d), %q %d times (line %d): want each once, in that order",
+			waiting, nW, wAt, synced, nS, sAt)
+	}
+	for _, l := range logs[:sAt] {
+		if handled(l) {
+			t.Errorf("%s handled a key before its caches synced: %s", controller, l)
+		}
+	}
+}
+
 // TestExample_ConfigMapPlugin: the example plug-in creates the ConfigMap in a labelled
 // namespace (owned by it, with an Event), recreates it when deleted, creates it when a label
-// is added, deletes it when the label goes, and leaves unlabelled namespaces alone.
+// is added, deletes it when the label goes, and leaves unlabelled namespaces alone. Its worker
+// handles no key before the cache has listed Namespaces and ConfigMaps (every key it handles
+// is logged at --v=4, from configmap.c).
 func TestExample_ConfigMapPlugin(t *testing.T) {
 	ctx := context.Background()
 	on, labelled, unlabelled := "true", Namespace(t), Namespace(t)
 	exLabelNamespace(t, labelled, &on)
-	p := exStart(t, "*,"+exController)
+	p := exStart(t, "*,"+exController, 4)
+	waitCachesSynced(t, p, exController, func(l string) bool { return strings.Contains(l, " configmap.c:") })
 
 	cm := exWaitPresent(t, labelled, "")
+	// the order check looked for the right lines: the key just handled is logged (once its
+	// sync, which records an Event after the create, returns)
+	Eventually(t, 10*time.Second, "the example's worker logging the keys it handles at --v=4", func() (bool, string) {
+		return p.Logged(`Finished syncing namespace "` + labelled + `"`), "not logged"
+	})
 	nsObj, err := env.Client.CoreV1().Namespaces().Get(ctx, labelled, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -243,13 +292,46 @@ func TestExample_ConfigMapPlugin(t *testing.T) {
 	}
 }
 
+// TestExample_NoKeyBeforeCachesSynced: the worker handles no key before the cache has listed
+// both resources it watches (kcmd-worker's start barrier, upstream's WaitForNamedCacheSync),
+// with the lists made slow enough to land apart: only this controller (informerd lists
+// Namespaces, then ConfigMaps) and one request a second for every process, so informerd's
+// ConfigMap list lands about a second after its Namespace list has queued every namespace.
+// A worker that took keys at once would handle them meanwhile, reading every namespace as
+// having no ConfigMap (a labelled one with its ConfigMap already there: a create refused as
+// AlreadyExists), and log them before the synced line.
+func TestExample_NoKeyBeforeCachesSynced(t *testing.T) {
+	on, labelled := "true", Namespace(t)
+	exLabelNamespace(t, labelled, &on)
+	// the ConfigMap the controller would make, there before it starts (with its owner)
+	nsObj, err := env.Client.CoreV1().Namespaces().Get(context.Background(), labelled, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isController := true
+	if _, err := env.Client.CoreV1().ConfigMaps(labelled).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: exConfigMap, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "v1", Kind: "Namespace", Name: labelled, UID: nsObj.UID, Controller: &isController}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := exStart(t, exController, 4, "--kube-api-qps=1", "--kube-api-burst=1")
+	waitCachesSynced(t, p, exController, func(l string) bool { return strings.Contains(l, " configmap.c:") })
+	Eventually(t, 30*time.Second, "the labelled namespace's key handled", func() (bool, string) {
+		return p.Logged(`Finished syncing namespace "` + labelled + `"`), "not logged"
+	})
+	if p.Logged("created configmap " + labelled + "/") {
+		t.Errorf("the worker created the ConfigMap that was there all along")
+	}
+}
+
 // TestExample_NotEnabledCreatesNothing: with the plug-in loaded but the controller not named,
 // '*' does not turn it on (as kcm's optional controllers): no process runs it, and a labelled
 // namespace gets no ConfigMap while the in-tree controllers run.
 func TestExample_NotEnabledCreatesNothing(t *testing.T) {
 	on, ns := "true", Namespace(t)
 	exLabelNamespace(t, ns, &on)
-	p := exStart(t, "*")
+	p := exStart(t, "*", 1)
 	workerReady(t, p, "replicaset-controller")
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {

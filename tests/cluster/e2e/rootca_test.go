@@ -11,6 +11,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,8 +65,17 @@ func TestRootCA_PublishRecreateReconcile(t *testing.T) {
 	}
 	ca := string(caPEM)
 	p := saStart(t, "root-ca-certificate-publisher-controller", "--root-ca-file="+env.Cluster.CAFile)
+	// upstream's WaitForNamedCacheSync: no namespace is synced (a ConfigMap written, or a
+	// failed sync) before Namespaces and ConfigMaps have been listed (workers/cachewait.h)
+	waitCachesSynced(t, p, "root-ca-certificate-publisher-controller", func(l string) bool {
+		return strings.Contains(l, "/"+rcName) || strings.Contains(l, `syncing "`)
+	})
 	ns := Namespace(t)
 	cm := rcWait(t, ns, ca, "")
+	// the order check looked for the right lines: this write is logged (--v=4)
+	Eventually(t, 10*time.Second, "the create logged", func() (bool, string) {
+		return p.Logged("created configmap " + ns + "/" + rcName), "not logged"
+	})
 	if cm.Annotations[rcAnn] != rcDesc {
 		t.Errorf("description %q", cm.Annotations[rcAnn])
 	}
