@@ -61,7 +61,17 @@ struct jc {
 	uint64_t backoff_us, backoff_max_us;
 	/* StaleControllerConsistencyJob (and AtomicFIFO, its prerequisite upstream) */
 	bool stale_consistency;
+	/* test seams (e2e TestJob_StaleCacheKeepsFinalizers): in namespace cache_miss_ns the
+	 * worker reads every Job as missing from the cache (a stale cache); in unconfirmed_ns too,
+	 * and there it also skips the live GET before removing orphan finalizers (the behaviour
+	 * before it, the test's negative control). NULL: off. */
+	const char *cache_miss_ns, *unconfirmed_ns;
 };
+
+static bool seam_ns(const char *seam, const char *ns)
+{
+	return seam && !strcmp(seam, ns);
+}
 
 /* ---- cJSON helpers -------------------------------------------------------------------------- */
 static cJSON *obj_at(cJSON *o, const char *a, const char *b)
@@ -1226,6 +1236,7 @@ static int cleanup_orphans(struct sj *s, const char *keep_uid, const char *known
 		pods_free(s);
 		return r;
 	}
+	r = 0; /* the walk returns how many records it visited */
 	tp = calloc(s->n_pods ? s->n_pods : 1, sizeof(*tp));
 	ok = calloc(s->n_pods ? s->n_pods : 1, sizeof(bool));
 	if (!tp || !ok) {
@@ -1242,6 +1253,8 @@ static int cleanup_orphans(struct sj *s, const char *keep_uid, const char *known
 		tp[n++] = p;
 		check |= !known_uid || strcmp(p->ctl_uid, known_uid) != 0;
 	}
+	if (check && seam_ns(s->c->unconfirmed_ns, s->ns))
+		check = false; /* test seam: no confirmation (the negative control) */
 	if (check) {
 		char live[64];
 		int g = live_job_uid(s, live, sizeof(live));
@@ -1750,7 +1763,10 @@ static void sync_job(struct sj *s)
 			return;
 		}
 	}
-	r = shm_reader_get(c->ctx->arena, (uint16_t)c->job_type, s->ns, s->name, &obj);
+	if (seam_ns(c->cache_miss_ns, s->ns) || seam_ns(c->unconfirmed_ns, s->ns))
+		r = -ENOENT; /* test seam: a cache that lacks the Job */
+	else
+		r = shm_reader_get(c->ctx->arena, (uint16_t)c->job_type, s->ns, s->name, &obj);
 	if (r == -ENOENT) {
 		/* "Job has been deleted" by the cache: its tracked pods are orphans once a live GET
 		 * confirms it (cleanup_orphans); while the Job exists, nothing is forgotten */
@@ -2118,6 +2134,20 @@ static int jc_init(struct wk_ctx *ctx, void **ret)
 	/* upstream's gate depends on AtomicFIFO (the informer behaviour the check relies on) */
 	c->stale_consistency = kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_JOB) &&
 	                       kcmd_feature_enabled(KCMD_FEAT_ATOMIC_FIFO);
+	const char *v = getenv("KCMD_TEST_JOB_CACHE_MISS_NS");
+	if (v && *v) {
+		c->cache_miss_ns = v;
+		log_warning("KCMD_TEST_JOB_CACHE_MISS_NS=%s: Jobs there read as missing from the "
+		            "cache (a test seam)",
+		            v);
+	}
+	v = getenv("KCMD_TEST_JOB_UNCONFIRMED_NS");
+	if (v && *v) {
+		c->unconfirmed_ns = v;
+		log_warning("KCMD_TEST_JOB_UNCONFIRMED_NS=%s: Jobs there read as missing from the "
+		            "cache and their pods' finalizers go without a live GET (a test seam)",
+		            v);
+	}
 	*ret = c;
 	return 0;
 }
