@@ -33,6 +33,8 @@ static const struct {
         [KCMD_FEAT_REMOTE_REQUEST_HEADER_UID] = {"RemoteRequestHeaderUID", BETA, true},
         /* KEP-5541 the PVC protection controller's Unused condition: beta, on since 1.37 */
         [KCMD_FEAT_PVC_UNUSED_SINCE_TIME] = {"PersistentVolumeClaimUnusedSinceTime", BETA, true},
+        /* KEP-5647 read-your-own-writes before a Job sync: beta, on since 1.36 */
+        [KCMD_FEAT_STALE_CONSISTENCY_JOB] = {"StaleControllerConsistencyJob", BETA, true},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)

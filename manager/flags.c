@@ -209,8 +209,8 @@ static const struct flagdef flags[] = {
          "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows "
          "DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, "
          "StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient, "
-         "MaxUnavailableStatefulSet, RemoteRequestHeaderUID, PersistentVolumeClaimUnusedSinceTime "
-         "(all beta, default "
+         "MaxUnavailableStatefulSet, RemoteRequestHeaderUID, PersistentVolumeClaimUnusedSinceTime, "
+         "StaleControllerConsistencyJob (all beta, default "
          "true in v1.37) and AllAlpha/AllBeta; any other gate is an error."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
         {"logging-format", F_STR, OFF(logging_format),

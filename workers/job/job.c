@@ -682,6 +682,10 @@ static const struct kcmd_metric_label l_external[] = {{"controller_name", NULL}}
 static const struct kcmd_metric_label l_events[] = {{"event", m_events}};
 static const struct kcmd_metric_label l_finished_ix[] = {{"status", m_fin_results},
                                                          {"backoffLimit", m_limits}};
+/* group and resource of JOB_CONS_PODS / JOB_CONS_JOBS (only those two pairs are counted) */
+static const char *const m_groups[] = {"", "batch", NULL};
+static const char *const m_resources[] = {"pods", "jobs", NULL};
+static const struct kcmd_metric_label l_stale[] = {{"group", m_groups}, {"resource", m_resources}};
 /* ExponentialBuckets(0.004, 2, 15) */
 static const double b_duration[] = {0.004, 0.008, 0.016, 0.032, 0.064,  0.128,  0.256, 0.512,
                                     1.024, 2.048, 4.096, 8.192, 16.384, 32.768, 65.536};
@@ -762,7 +766,21 @@ const struct kcmd_metric job_metric_decl[JOB_M_N] = {
                                .stability = KCMD_METRIC_ALPHA,
                                .labels = l_finished_ix,
                                .n_labels = 2},
+        [JOB_M_STALE_SKIPS] = {.name = "job_controller_stale_sync_skips_total",
+                               .help = "Total number of Job syncs skipped due to a stale watch "
+                                       "cache.",
+                               .type = KCMD_METRIC_COUNTER,
+                               .stability = KCMD_METRIC_ALPHA,
+                               .labels = l_stale,
+                               .n_labels = 2},
 };
+
+void job_metrics_stale_skip(struct kcmd_metrics *m, unsigned r)
+{
+	unsigned k = r == JOB_CONS_JOBS;
+
+	kcmd_metric_inc(m, JOB_M_STALE_SKIPS, (const char *[]){m_groups[k], m_resources[k]});
+}
 
 void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a)
 {
@@ -850,4 +868,41 @@ void job_metrics_creations(struct kcmd_metrics *m, enum job_m_create reason, int
 	if (failed > 0)
 		kcmd_metric_add(m, JOB_M_CREATIONS, (const char *[]){m_creates[reason], "failed"},
 		                (uint64_t)failed);
+}
+
+/* ---- consistency store (job.h) ---------------------------------------------------------------
+ */
+const char *job_cons_resource_name(unsigned r)
+{
+	return r == JOB_CONS_JOBS ? "jobs.batch" : "pods";
+}
+
+int job_consistency_ready(struct rs_exp *exp, const char *key,
+                          const char *const read_rv[RS_EXP_CONS_RESOURCES], struct kcmd_metrics *m,
+                          char *msg, size_t msglen)
+{
+	struct rs_cons_stale st;
+	int r = rs_exp_ensure_ready(exp, key, read_rv, &st);
+
+	if (r != 1)
+		return r;
+	job_metrics_stale_skip(m, st.resource);
+	if (msg && msglen)
+		snprintf(msg, msglen,
+		         "read version: %s is not as new as written version: %s for group "
+		         "resource %s",
+		         st.read_rv, st.wrote_rv, job_cons_resource_name(st.resource));
+	return 1;
+}
+
+/* ---- orphan pods (job.h) --------------------------------------------------------------------- */
+bool job_orphan_confirmed(int get_err, const char *live_uid, const char *ctl_uid)
+{
+	if (get_err == -ENOENT)
+		return true;
+	if (get_err < 0)
+		return false;
+	if (!live_uid)
+		return false; /* an answer without a uid confirms nothing */
+	return !ctl_uid || strcmp(live_uid, ctl_uid) != 0;
 }

@@ -22,6 +22,7 @@
 #include "kcmd/controller.h"
 #include "kcmd/metrics.h"
 #include "kube/model.h"
+#include "workers/replicaset/expectations.h"
 
 #define JOB_CONTROLLER         "job-controller"
 #define JOB_TRACKING_FINALIZER "batch.kubernetes.io/job-tracking"
@@ -102,6 +103,7 @@ struct job_pod {
 	int32_t fail_count, ign_count;
 	bool delayed;
 	bool adopt; /* an orphan matching the selector, claimed once the adoption PATCH succeeds */
+	char *ctl_uid; /* orphan cleanup only: the uid of the pod's controller reference */
 };
 
 bool job_pod_active(const struct job_pod *p);      /* FilterActivePods */
@@ -192,6 +194,7 @@ enum {
 	JOB_M_EXTERNAL,       /* jobs_by_external_controller_total {controller_name} */
 	JOB_M_TERMINATED_FIN, /* terminated_pods_tracking_finalizer_total {event} */
 	JOB_M_FINISHED_IX,    /* job_finished_indexes_total {status, backoffLimit} */
+	JOB_M_STALE_SKIPS,    /* stale_sync_skips_total {group, resource} */
 	JOB_M_N,
 };
 extern const struct kcmd_metric job_metric_decl[JOB_M_N];
@@ -221,6 +224,9 @@ enum job_m_create { /* job_pods_creation_total's reason */
 };
 
 /* Each a no-op on a NULL m (no region passed). */
+/* stale_sync_skips_total: a sync skipped because the cache of resource r (JOB_CONS_PODS or
+ * JOB_CONS_JOBS) is older than the controller's own last write */
+void job_metrics_stale_skip(struct kcmd_metrics *m, unsigned r);
 void job_metrics_sync(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a);
 /* job_sync_duration_seconds, the same labels as job_syncs_total */
 void job_metrics_duration(struct kcmd_metrics *m, bool indexed, bool error, enum job_m_action a,
@@ -243,3 +249,31 @@ void job_metrics_pods_finished(struct kcmd_metrics *m, bool indexed, int64_t suc
 void job_metrics_pfp(struct kcmd_metrics *m, int action);
 void job_metrics_creations(struct kcmd_metrics *m, enum job_m_create reason, int64_t succeeded,
                            int64_t failed);
+
+/* ---- consistency store (StaleControllerConsistencyJob, upstream util/consistency) -------------
+ * The ReplicaSet controller's store (workers/replicaset/expectations.h: rs_exp_wrote_at,
+ * rs_exp_ensure_ready), kept in the Job controller's expectations region under the Job's key;
+ * its two resource slots hold pods and jobs.batch. */
+#define JOB_CONS_PODS RS_CONS_PODS        /* "pods" */
+#define JOB_CONS_JOBS RS_CONS_REPLICASETS /* "jobs.batch" (the region's second resource) */
+/* GroupResource.String() of r: "pods", "jobs.batch". */
+const char *job_cons_resource_name(unsigned r);
+/* consistencyStore.EnsureReady for key: read_rv[JOB_CONS_PODS / JOB_CONS_JOBS] are the pod and
+ * Job stores' last synced resourceVersions, read before the objects (NULL or "": unknown).
+ * Returns 0 when the sync may go on (the record, if any, cleared); 1 when a write of this
+ * controller is newer than what the cache has seen: stale_sync_skips_total counted on m, upstream's
+ * ConsistencyError text in msg (may be NULL); -EINVAL / -EPERM from the store. */
+int job_consistency_ready(struct rs_exp *exp, const char *key,
+                          const char *const read_rv[RS_EXP_CONS_RESOURCES], struct kcmd_metrics *m,
+                          char *msg, size_t msglen);
+
+/* ---- orphan pods ------------------------------------------------------------------------------
+ * The sync releases the tracking finalizer of pods whose controller reference names the Job's
+ * name with a uid the cache does not hold (the Job is missing from the cache, or the cache holds
+ * another uid). A stale cache (a new leader, an informer relisting after an apiserver restart)
+ * may lack a Job that exists: before removing finalizers the sync reads the Job with a live GET.
+ * job_orphan_confirmed: get_err is that GET's result (0, -ENOENT, another -errno), live_uid the
+ * uid it returned; ctl_uid the uid of a candidate pod's controller reference. True when the
+ * finalizer may go (the Job is gone, or the live Job is another one); false when the live Job
+ * is the pod's controller (the cache is stale: requeue) or the GET failed (retry). */
+bool job_orphan_confirmed(int get_err, const char *live_uid, const char *ctl_uid);

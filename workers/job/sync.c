@@ -23,6 +23,12 @@
  *   The pods are claimed by the Job's selector (ClaimPods: adoption, release) over a walk of
  *   the namespace's pod records. backoffLimitPerIndex reads the index failure count annotations
  *   of failed pods with the finalizer with the same LIST by name as the podFailurePolicy.
+ *   StaleControllerConsistencyJob: the resourceVersions of the controller's own writes (pods
+ *   created or patched, status updates) are recorded per Job key in the expectations region
+ *   (the ReplicaSet controller's consistency store), and a sync whose cache has not seen them
+ *   yet is skipped and retried. Orphan finalizers (the Job missing from the cache, or another
+ *   uid there) are removed only after a live GET confirms the pods' Job is gone: a stale cache
+ *   must not strip the finalizer of a pod its existing Job has not counted yet.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -36,6 +42,7 @@
 #include "kcmd/controller.h"
 #include "kcmd/handlers.h"
 #include "kube/client.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "shm/arena.h"
 #include "shm/record-model.h"
@@ -52,7 +59,19 @@ struct jc {
 	struct kcmd_metrics *met; /* NULL when the region was not passed */
 	int pod_type, job_type;
 	uint64_t backoff_us, backoff_max_us;
+	/* StaleControllerConsistencyJob (and AtomicFIFO, its prerequisite upstream) */
+	bool stale_consistency;
+	/* test seams (e2e TestJob_StaleCacheKeepsFinalizers): in namespace cache_miss_ns the
+	 * worker reads every Job as missing from the cache (a stale cache); in unconfirmed_ns too,
+	 * and there it also skips the live GET before removing orphan finalizers (the behaviour
+	 * before it, the test's negative control). NULL: off. */
+	const char *cache_miss_ns, *unconfirmed_ns;
 };
+
+static bool seam_ns(const char *seam, const char *ns)
+{
+	return seam && !strcmp(seam, ns);
+}
 
 /* ---- cJSON helpers -------------------------------------------------------------------------- */
 static cJSON *obj_at(cJSON *o, const char *a, const char *b)
@@ -279,6 +298,35 @@ static bool cond_ensure(cJSON *status, const char *type, const char *st, const c
 	return false;
 }
 
+/* ---- consistency store (StaleControllerConsistencyJob) ----------------------------------------
+ * consistencyStore.WroteAt after each of the controller's own writes: pod creations and patches
+ * (podControl's OnWrite: recorded under the patched pod's controller reference, so a release
+ * records nothing), status updates. Deletions record nothing, as upstream's DeletePod. */
+static void wrote(struct sj *s, enum rs_cons_resource r, const char *uid, const char *rv)
+{
+	if (s->c->stale_consistency && uid && uid[0] && rv && rv[0])
+		(void)rs_exp_wrote_at(s->c->exp, s->key, uid, r, rv);
+}
+
+static void wrote_pod(struct sj *s, const char *body)
+{
+	cJSON *pod;
+	cJSON *ref;
+
+	if (!s->c->stale_consistency || !body || !(pod = cJSON_Parse(body)))
+		return;
+	cJSON_ArrayForEach(ref, obj_at(pod, "metadata", "ownerReferences"))
+	{
+		const char *name = str_at(ref, "name", NULL);
+		/* the key is the controller's name: only this Job's (the key this worker holds) */
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ref, "controller")) && name &&
+		    !strcmp(name, s->name))
+			wrote(s, JOB_CONS_PODS, str_at(ref, "uid", NULL),
+			      str_at(pod, "metadata", "resourceVersion"));
+	}
+	cJSON_Delete(pod);
+}
+
 /* ---- adoption and release (controller_ref_manager.go) -----------------------------------------
  */
 static int patch_pod(struct sj *s, const char *name, const char *body)
@@ -296,6 +344,8 @@ static int patch_pod(struct sj *s, const char *name, const char *body)
 
 	if (r == 0)
 		r = resp.error.err;
+	if (r == 0)
+		wrote_pod(s, resp.body);
 	kube_response_clear(&resp);
 	return r;
 }
@@ -469,6 +519,7 @@ static void pods_free(struct sj *s)
 		free(s->pods[i].name);
 		free(s->pods[i].uid);
 		free(s->pods[i].pfp_msg);
+		free(s->pods[i].ctl_uid);
 	}
 	free(s->pods);
 	s->pods = NULL;
@@ -527,6 +578,8 @@ static int remove_finalizers(struct sj *s, struct job_pod *const *pods, size_t n
 		ok[i] = e == 0 || e == -ENOENT;
 		if (!ok[i] && !err)
 			err = e;
+		if (e == 0)
+			wrote_pod(s, rs[i].body);
 		if (!ok[i])
 			log_v(2, "%s: removing the tracking finalizer of %s: %s", s->key,
 			      pods[i]->name, strerror(-e));
@@ -649,6 +702,8 @@ static int update_status(struct sj *s)
 			cJSON_Delete(s->job);
 			s->job = nj;
 			s->status = ensure_obj(nj, "status");
+			wrote(s, JOB_CONS_JOBS, str_at(nj, "metadata", "uid"),
+			      str_at(nj, "metadata", "resourceVersion"));
 		}
 	}
 	if (r < 0)
@@ -795,6 +850,7 @@ static int64_t create_pods(struct sj *s, const int64_t *ix, int64_t n, int *ret_
 				cJSON *pj = rs[i].body ? cJSON_Parse(rs[i].body) : NULL;
 				const char *pn = str_at(pj, "metadata", "name");
 				created++;
+				wrote_pod(s, rs[i].body);
 				event(s, KCMD_EVENT_NORMAL, "SuccessfulCreate", "Created pod: %s",
 				      pn ? pn : "");
 				cJSON_Delete(pj);
@@ -1098,7 +1154,14 @@ static int64_t manage_job(struct sj *s, struct job_pod **act, size_t n_act, int 
 
 /* Removes the tracking finalizer of every pod of the namespace controlled by a Job named name
  * whose uid is not keep_uid (NULL: any): upstream's orphan pods (the Job is gone or was
- * replaced). */
+ * replaced, or is finished: known_uid, the finished Job's uid, whose pods need no check).
+ * A pod whose controller is not the Job the cache holds is an orphan only if the Job is really
+ * gone: a stale cache (a new leader, an informer relisting after an apiserver restart) may miss
+ * a Job that exists, and a pod losing its finalizer before the Job counted it is lost from the
+ * Job's status (the Job then creates a replacement). So the Job is read with a live GET first
+ * (upstream's orphan worker trusts its lister): NotFound or another uid lets the finalizers go;
+ * the live Job being the pods' controller returns -EAGAIN and removes nothing (the caller
+ * requeues: the cache will catch up); a failed GET returns its error and removes nothing. */
 struct orphan_ud {
 	const char *name, *keep_uid;
 	struct sj *s;
@@ -1109,16 +1172,54 @@ static int orphan_visit(const struct shm_obj *o, void *ud)
 {
 	struct orphan_ud *ou = ud;
 	const struct shm_owner_ref *c = shm_obj_controller(o);
+	size_t before = ou->s->n_pods;
+	int r;
 
 	if (!c || !c->kind || strcmp(c->kind, "Job") || !c->api_version ||
 	    strcmp(c->api_version, "batch/v1") || !c->name || strcmp(c->name, ou->name))
 		return 0;
 	if (ou->keep_uid && c->uid && !strcmp(c->uid, ou->keep_uid))
 		return 0;
-	return pod_visit(o, &(struct list_ud){ou->s, 0, false});
+	struct list_ud lu = {ou->s, 0, false};
+	r = pod_visit(o, &lu);
+	if (lu.err < 0 && !ou->err)
+		ou->err = lu.err;
+	if (ou->s->n_pods > before &&
+	    !(ou->s->pods[ou->s->n_pods - 1].ctl_uid = strdup(c->uid ? c->uid : "")) && !ou->err)
+		ou->err = -ENOMEM;
+	return r;
 }
 
-static int cleanup_orphans(struct sj *s, const char *keep_uid)
+/* The uid of the Job as the apiserver has it now (an uncached GET) into uid: 0, -ENOENT (no
+ * such Job), another -errno. */
+static int live_job_uid(struct sj *s, char *uid, size_t n)
+{
+	struct kube_request rq = {.verb = KUBE_GET,
+	                          .group = "batch",
+	                          .version = "v1",
+	                          .resource = "jobs",
+	                          .ns = s->ns,
+	                          .name = s->name};
+	struct kube_response resp = {0};
+	int r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
+
+	if (r == 0)
+		r = resp.error.err;
+	uid[0] = 0;
+	if (r == 0) {
+		cJSON *fresh = resp.body ? cJSON_Parse(resp.body) : NULL;
+		const char *u = str_at(fresh, "metadata", "uid");
+		if (!u)
+			r = -EBADMSG;
+		else
+			snprintf(uid, n, "%s", u);
+		cJSON_Delete(fresh);
+	}
+	kube_response_clear(&resp);
+	return r;
+}
+
+static int cleanup_orphans(struct sj *s, const char *keep_uid, const char *known_uid)
 {
 	struct orphan_ud ou = {s->name, keep_uid, s, 0};
 	struct job_pod **tp;
@@ -1126,21 +1227,55 @@ static int cleanup_orphans(struct sj *s, const char *keep_uid)
 	size_t n = 0;
 	int r;
 
+	pods_free(s);
 	r = shm_reader_list_ns(s->c->ctx->arena, (uint16_t)s->c->pod_type, s->ns, orphan_visit,
 	                       &ou);
-	if (r < 0)
+	if (r >= 0 && ou.err < 0)
+		r = ou.err;
+	if (r < 0) {
+		pods_free(s);
 		return r;
+	}
+	r = 0; /* the walk returns how many records it visited */
 	tp = calloc(s->n_pods ? s->n_pods : 1, sizeof(*tp));
 	ok = calloc(s->n_pods ? s->n_pods : 1, sizeof(bool));
 	if (!tp || !ok) {
 		free(tp);
 		free(ok);
+		pods_free(s);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < s->n_pods; i++)
-		if (s->pods[i].tracking)
-			tp[n++] = &s->pods[i];
-	r = remove_finalizers(s, tp, n, ok);
+	bool check = false;
+	for (size_t i = 0; i < s->n_pods; i++) {
+		struct job_pod *p = &s->pods[i];
+		if (!p->tracking)
+			continue;
+		tp[n++] = p;
+		check |= !known_uid || strcmp(p->ctl_uid, known_uid) != 0;
+	}
+	if (check && seam_ns(s->c->unconfirmed_ns, s->ns))
+		check = false; /* test seam: no confirmation (the negative control) */
+	if (check) {
+		char live[64];
+		int g = live_job_uid(s, live, sizeof(live));
+		for (size_t i = 0; i < n && r == 0; i++) {
+			if (known_uid && !strcmp(tp[i]->ctl_uid, known_uid))
+				continue;
+			if (job_orphan_confirmed(g, live, tp[i]->ctl_uid))
+				continue;
+			r = g < 0 && g != -ENOENT ? g : -EAGAIN;
+			if (r == -EAGAIN)
+				log_v(2,
+				      "%s: the Job exists with uid %s, not in the cache: "
+				      "keeping the tracking finalizer of %s, requeued",
+				      s->key, live, tp[i]->name);
+			else
+				log_v(2, "%s: reading the Job before releasing %s: %s", s->key,
+				      tp[i]->name, strerror(-r));
+		}
+	}
+	if (r == 0)
+		r = remove_finalizers(s, tp, n, ok);
 	free(tp);
 	free(ok);
 	pods_free(s);
@@ -1590,6 +1725,7 @@ static int adopt_orphans(struct sj *s)
 				free(p->name);
 				free(p->uid);
 				free(p->pfp_msg);
+				free(p->ctl_uid);
 				continue;
 			}
 			p->tracking = true;
@@ -1608,11 +1744,37 @@ static void sync_job(struct sj *s)
 	struct rs_exp_state st;
 	int r;
 
-	r = shm_reader_get(c->ctx->arena, (uint16_t)c->job_type, s->ns, s->name, &obj);
+	/* the stores' last synced versions, read before the objects (LastStoreSyncResourceVersion)
+	 */
+	struct shm_type_info ti[RS_EXP_CONS_RESOURCES];
+	const char *read_rv[RS_EXP_CONS_RESOURCES] = {NULL, NULL};
+	if (shm_reader_type_info(c->ctx->arena, (uint16_t)c->pod_type, &ti[JOB_CONS_PODS]) == 0)
+		read_rv[JOB_CONS_PODS] = ti[JOB_CONS_PODS].rv;
+	if (shm_reader_type_info(c->ctx->arena, (uint16_t)c->job_type, &ti[JOB_CONS_JOBS]) == 0)
+		read_rv[JOB_CONS_JOBS] = ti[JOB_CONS_JOBS].rv;
+	if (c->stale_consistency) {
+		/* consistencyStore.EnsureReady: the cache must have seen our own last writes */
+		char msg[256];
+		if (job_consistency_ready(c->exp, s->key, read_rv, c->met, msg, sizeof(msg)) == 1) {
+			log_v(2, "%s: skipping sync, the cache is older than our last write: %s",
+			      s->key, msg);
+			/* as upstream returns the ConsistencyError: requeued rate limited */
+			s->err = -EAGAIN;
+			return;
+		}
+	}
+	if (seam_ns(c->cache_miss_ns, s->ns) || seam_ns(c->unconfirmed_ns, s->ns))
+		r = -ENOENT; /* test seam: a cache that lacks the Job */
+	else
+		r = shm_reader_get(c->ctx->arena, (uint16_t)c->job_type, s->ns, s->name, &obj);
 	if (r == -ENOENT) {
-		rs_exp_delete(c->exp, s->key);
+		/* "Job has been deleted" by the cache: its tracked pods are orphans once a live GET
+		 * confirms it (cleanup_orphans); while the Job exists, nothing is forgotten */
+		s->err = cleanup_orphans(s, NULL, NULL);
+		if (s->err < 0)
+			return; /* retried: the expectations go once the Job is known to be gone */
+		rs_exp_delete(c->exp, s->key); /* DeleteExpectations and consistencyStore.Clear */
 		rs_exp_delete(c->fin, s->key);
-		s->err = cleanup_orphans(s, NULL);
 		return;
 	}
 	if (r < 0) {
@@ -1639,13 +1801,22 @@ static void sync_job(struct sj *s)
 		log_v(2, "%s: not synced: %s", s->key, strerror(-r));
 		return;
 	}
-	/* pods of an older Job of the same name (or adopted by nobody) lose their finalizer */
-	if ((r = cleanup_orphans(s, s->uid)) < 0)
-		log_v(2, "%s: orphan pods: %s", s->key, strerror(-r));
 	if (job_finished(s->status)) {
+		/* consistencyStore.Clear: a finished Job is not synced again (a NULL read_rv reads
+		 * every written version as ready, which clears the record) */
+		if (c->stale_consistency)
+			(void)rs_exp_ensure_ready(c->exp, s->key, NULL, NULL);
 		/* the finished Job's pods are orphans now (upstream's isPodOrphaned) */
-		s->err = cleanup_orphans(s, NULL);
+		s->err = cleanup_orphans(s, NULL, s->uid);
 		return;
+	}
+	/* pods of an older Job of the same name (or adopted by nobody) lose their finalizer; the
+	 * live Job being their controller means this cached Job is stale: nothing is done */
+	if ((r = cleanup_orphans(s, s->uid, NULL)) == -EAGAIN) {
+		s->err = r;
+		return;
+	} else if (r < 0) {
+		log_v(2, "%s: orphan pods: %s", s->key, strerror(-r));
 	}
 	const char *mode = str_at(obj_at(s->job, "spec", NULL), "completionMode", NULL);
 	if (mode && strcmp(mode, "NonIndexed") && strcmp(mode, "Indexed")) {
@@ -1960,6 +2131,23 @@ static int jc_init(struct wk_ctx *ctx, void **ret)
 		return ffd < 0 ? -EBADF : r;
 	}
 	c->met = kcmd_metrics_get(); /* NULL without KCMD_METRICS_FD: nothing counted */
+	/* upstream's gate depends on AtomicFIFO (the informer behaviour the check relies on) */
+	c->stale_consistency = kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_JOB) &&
+	                       kcmd_feature_enabled(KCMD_FEAT_ATOMIC_FIFO);
+	const char *v = getenv("KCMD_TEST_JOB_CACHE_MISS_NS");
+	if (v && *v) {
+		c->cache_miss_ns = v;
+		log_warning("KCMD_TEST_JOB_CACHE_MISS_NS=%s: Jobs there read as missing from the "
+		            "cache (a test seam)",
+		            v);
+	}
+	v = getenv("KCMD_TEST_JOB_UNCONFIRMED_NS");
+	if (v && *v) {
+		c->unconfirmed_ns = v;
+		log_warning("KCMD_TEST_JOB_UNCONFIRMED_NS=%s: Jobs there read as missing from the "
+		            "cache and their pods' finalizers go without a live GET (a test seam)",
+		            v);
+	}
 	*ret = c;
 	return 0;
 }

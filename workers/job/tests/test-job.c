@@ -3,6 +3,7 @@
  * workers/job/tests/test-job.c: the Job controller's pure parts (job.h) against the cases of
  * upstream's indexed_job_utils_test.go and backoff_utils_test.go (v1.37), read for their facts.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -685,6 +686,102 @@ static void test_metrics(void **state)
 	close(fd);
 }
 
+/* StaleControllerConsistencyJob: the store of the Job's own writes, on a real expectations
+ * region (as the worker attaches it), and stale_sync_skips_total */
+static void test_consistency(void **state)
+{
+	static const struct kcmd_controller c = {.abi = KCMD_CONTROLLER_ABI,
+	                                         .name = JOB_CONTROLLER,
+	                                         .metrics = job_metric_decl,
+	                                         .n_metrics = JOB_M_N};
+	struct kcmd_metrics *w = NULL, *r = NULL;
+	struct rs_exp *e = NULL;
+	char msg[256], *text;
+	int fd = rs_exp_memfd_create(NULL), mfd = ctlm_create(&c);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_true(mfd >= 0);
+	assert_int_equal(rs_exp_attach(fd, RS_EXP_WORKER, rs_exp_now(), &e), 0);
+	assert_int_equal(ctlm_attach(&c, mfd, true, &w), 0);
+	assert_int_equal(ctlm_attach(&c, mfd, false, &r), 0);
+	const char *read[RS_EXP_CONS_RESOURCES] = {"50", "50"};
+	/* nothing written: ready */
+	assert_int_equal(job_consistency_ready(e, "ns/j", read, w, msg, sizeof(msg)), 0);
+	/* a created pod (rv 101) and a status update (rv 102) of Job uid-1 */
+	assert_int_equal(rs_exp_wrote_at(e, "ns/j", "uid-1", JOB_CONS_PODS, "101"), 0);
+	assert_int_equal(rs_exp_wrote_at(e, "ns/j", "uid-1", JOB_CONS_JOBS, "102"), 0);
+	/* an older pod write does not lower the recorded version */
+	assert_int_equal(rs_exp_wrote_at(e, "ns/j", "uid-1", JOB_CONS_PODS, "99"), 0);
+	assert_int_equal(job_consistency_ready(e, "ns/j", read, w, msg, sizeof(msg)), 1);
+	assert_string_equal(
+	        msg,
+	        "read version: 50 is not as new as written version: 101 for group resource pods");
+	/* another key is not affected */
+	assert_int_equal(job_consistency_ready(e, "ns/other", read, w, NULL, 0), 0);
+	read[JOB_CONS_PODS] = "101";
+	assert_int_equal(job_consistency_ready(e, "ns/j", read, w, msg, sizeof(msg)), 1);
+	assert_string_equal(msg, "read version: 50 is not as new as written version: 102 for group "
+	                         "resource jobs.batch");
+	/* both caught up: ready, and the record is cleared */
+	read[JOB_CONS_JOBS] = "102";
+	assert_int_equal(job_consistency_ready(e, "ns/j", read, w, msg, sizeof(msg)), 0);
+	read[JOB_CONS_PODS] = read[JOB_CONS_JOBS] = "1";
+	assert_int_equal(job_consistency_ready(e, "ns/j", read, w, msg, sizeof(msg)), 0);
+	/* an unknown store version never blocks; a record of another uid replaces the old one */
+	assert_int_equal(rs_exp_wrote_at(e, "ns/j", "uid-1", JOB_CONS_JOBS, "500"), 0);
+	assert_int_equal(rs_exp_wrote_at(e, "ns/j", "uid-2", JOB_CONS_PODS, "400"), 0);
+	read[JOB_CONS_PODS] = NULL;
+	read[JOB_CONS_JOBS] = "";
+	assert_int_equal(job_consistency_ready(e, "ns/j", read, w, msg, sizeof(msg)), 0);
+	/* the finished Job's Clear: a NULL read_rv clears whatever is written */
+	assert_int_equal(rs_exp_wrote_at(e, "ns/j", "uid-2", JOB_CONS_PODS, "900"), 0);
+	assert_int_equal(rs_exp_ensure_ready(e, "ns/j", NULL, NULL), 0);
+	read[JOB_CONS_PODS] = read[JOB_CONS_JOBS] = "1";
+	assert_int_equal(job_consistency_ready(e, "ns/j", read, w, msg, sizeof(msg)), 0);
+	/* the Job gone from the cache: DeleteExpectations clears the record too */
+	assert_int_equal(rs_exp_wrote_at(e, "ns/j", "uid-2", JOB_CONS_PODS, "900"), 0);
+	assert_int_equal(rs_exp_delete(e, "ns/j"), 0);
+	assert_int_equal(job_consistency_ready(e, "ns/j", read, w, msg, sizeof(msg)), 0);
+	/* the record survives the expectations of a later sync (same slot) */
+	assert_int_equal(rs_exp_wrote_at(e, "ns/j", "uid-2", JOB_CONS_PODS, "900"), 0);
+	assert_int_equal(rs_exp_expect_creations(e, "ns/j", 2, rs_exp_now()), 0);
+	assert_int_equal(job_consistency_ready(e, "ns/j", read, w, NULL, 0), 1);
+	/* counted per resource: two pod skips and one job skip above, plus this one */
+	text = render(r);
+	assert_non_null(strstr(text, "# HELP job_controller_stale_sync_skips_total [ALPHA] Total "
+	                             "number of Job syncs skipped due to a stale watch cache.\n"
+	                             "# TYPE job_controller_stale_sync_skips_total counter\n"));
+	assert_non_null(strstr(text, "job_controller_stale_sync_skips_total{group=\"\","
+	                             "resource=\"pods\"} 2\n"));
+	assert_non_null(strstr(text, "job_controller_stale_sync_skips_total{group=\"batch\","
+	                             "resource=\"jobs\"} 1\n"));
+	assert_null(strstr(text, "group=\"batch\",resource=\"pods\""));
+	assert_null(strstr(text, "group=\"\",resource=\"jobs\""));
+	free(text);
+	rs_exp_detach(e);
+	ctlm_detach(w);
+	ctlm_detach(r);
+	close(fd);
+	close(mfd);
+}
+
+/* Orphan finalizer removal is confirmed by a live GET of the Job */
+static void test_orphan_confirmed(void **state)
+{
+	(void)state;
+	/* the Job is gone: the finalizer may go */
+	assert_true(job_orphan_confirmed(-ENOENT, NULL, "uid-1"));
+	/* the live Job is another one (recreated under the same name): the pod is an orphan */
+	assert_true(job_orphan_confirmed(0, "uid-2", "uid-1"));
+	/* the live Job is the pod's controller: the cache is stale, keep the finalizer */
+	assert_false(job_orphan_confirmed(0, "uid-1", "uid-1"));
+	/* the GET failed, or answered without a uid: nothing is confirmed */
+	assert_false(job_orphan_confirmed(-EIO, NULL, "uid-1"));
+	assert_false(job_orphan_confirmed(-EACCES, NULL, "uid-1"));
+	assert_false(job_orphan_confirmed(0, NULL, "uid-1"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -701,6 +798,8 @@ int main(void)
 	        cmocka_unit_test(test_pod_failure_policy),
 	        cmocka_unit_test(test_success_policy),
 	        cmocka_unit_test(test_metrics),
+	        cmocka_unit_test(test_consistency),
+	        cmocka_unit_test(test_orphan_confirmed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
