@@ -33,6 +33,9 @@ static const struct {
         [KCMD_FEAT_REMOTE_REQUEST_HEADER_UID] = {"RemoteRequestHeaderUID", BETA, true},
         /* KEP-5541 the PVC protection controller's Unused condition: beta, on since 1.37 */
         [KCMD_FEAT_PVC_UNUSED_SINCE_TIME] = {"PersistentVolumeClaimUnusedSinceTime", BETA, true},
+        /* KEP-4671 PodGroups (the PodGroup protection controller requires it): beta, off in
+           1.37 */
+        [KCMD_FEAT_GENERIC_WORKLOAD] = {"GenericWorkload", BETA, false},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)
