@@ -72,9 +72,9 @@ const cJSON *pgp_first_active_pod(const cJSON *pod_list, const char *ns, const c
 
 /* processPodGroup's decision on a PodGroup and the pods of its namespace (a PodList's JSON). */
 enum pgp_action {
-	PGP_NOTHING = 0,   /* not a deletion candidate */
-	PGP_KEEP,          /* a deletion candidate an active pod still references */
-	PGP_REMOVE,        /* a deletion candidate no active pod references: remove the finalizer */
+	PGP_NOTHING = 0, /* not a deletion candidate */
+	PGP_KEEP,        /* a deletion candidate an active pod still references */
+	PGP_REMOVE,      /* a deletion candidate no active pod references: remove the finalizer */
 };
 enum pgp_action pgp_decide(const struct pgp_group *g, const cJSON *pod_list);
 

@@ -75,7 +75,8 @@ static int queue_candidate(const struct shm_obj *o, void *userdata)
 
 	if (js && pgp_group_parse(js, len, &g) == 0) {
 		if (pgp_is_deletion_candidate(&g)) {
-			kcmd_log_v(4, "Enqueuing PodGroup for pod event pod=\"%s\" podGroup=\"%s/%s\"",
+			kcmd_log_v(4,
+			           "Enqueuing PodGroup for pod event pod=\"%s\" podGroup=\"%s/%s\"",
 			           w->pod, g.ns ? g.ns : "", g.name);
 			add_key(w->ctx, g.ns, g.name);
 		}
@@ -231,8 +232,8 @@ static int remove_finalizer(struct wk_ctx *ctx, const struct pgp_group *g)
 		               "podGroup=\"%s/%s\" err=\"%s\"",
 		               g->ns, g->name, reason(r));
 	else
-		kcmd_log_v(3, "Removed protection finalizer from PodGroup podGroup=\"%s/%s\"", g->ns,
-		           g->name);
+		kcmd_log_v(3, "Removed protection finalizer from PodGroup podGroup=\"%s/%s\"",
+		           g->ns, g->name);
 	return r;
 }
 

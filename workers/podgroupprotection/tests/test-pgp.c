@@ -71,7 +71,8 @@ static void group(struct pgp_group *g, bool finalizer, bool deleted)
 	assert_int_equal(pgp_group_parse(js, strlen(js), g), 0);
 }
 
-/* ---- TestIsPodTerminated ---------------------------------------------------------------------- */
+/* ---- TestIsPodTerminated ----------------------------------------------------------------------
+ */
 static void test_is_pod_terminated(void **state)
 {
 	(void)state;
@@ -92,7 +93,8 @@ static void test_is_pod_terminated(void **state)
 	}
 }
 
-/* ---- TestHandlePodChange ---------------------------------------------------------------------- */
+/* ---- TestHandlePodChange ----------------------------------------------------------------------
+ */
 static void test_handle_pod_change(void **state)
 {
 	(void)state;
@@ -127,7 +129,8 @@ static void test_handle_pod_change(void **state)
 	assert_int_equal(pgp_pod_event(NULL, NULL), 0);
 }
 
-/* ---- TestPodGroupProtectionController (processPodGroup's outcome) ----------------------------- */
+/* ---- TestPodGroupProtectionController (processPodGroup's outcome) -----------------------------
+ */
 static enum pgp_action decide(bool finalizer, bool deleted, cJSON *pods)
 {
 	struct pgp_group g;
@@ -194,7 +197,8 @@ static void test_controller_cases(void **state)
 	 * cache and is done (plugin.c); nothing to decide here */
 }
 
-/* ---- TestActivePodSchedulingGroupIndexer ------------------------------------------------------ */
+/* ---- TestActivePodSchedulingGroupIndexer ------------------------------------------------------
+ */
 static void test_active_index(void **state)
 {
 	(void)state;
@@ -225,7 +229,8 @@ static void test_active_index(void **state)
 	cJSON_Delete(pods);
 }
 
-/* ---- TestHasActivePods ------------------------------------------------------------------------ */
+/* ---- TestHasActivePods ------------------------------------------------------------------------
+ */
 static void test_has_active_pods(void **state)
 {
 	(void)state;
@@ -245,12 +250,14 @@ static void test_has_active_pods(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(pgp_first_active_pod(cases[i].pods, NS, PG) != NULL, cases[i].want);
+		assert_int_equal(pgp_first_active_pod(cases[i].pods, NS, PG) != NULL,
+		                 cases[i].want);
 		cJSON_Delete(cases[i].pods);
 	}
 }
 
-/* ---- TestHandlePodGroupUpdate ----------------------------------------------------------------- */
+/* ---- TestHandlePodGroupUpdate -----------------------------------------------------------------
+ */
 static void test_handle_podgroup_update(void **state)
 {
 	(void)state;
@@ -288,17 +295,19 @@ static void test_parse_errors(void **state)
 	assert_null(g.json);
 }
 
-/* ---- removeFinalizer's Update body ------------------------------------------------------------ */
+/* ---- removeFinalizer's Update body ------------------------------------------------------------
+ */
 static void test_finalizer_remove(void **state)
 {
 	(void)state;
 	struct pgp_group g, back;
 	char *body = NULL;
-	const char *js = "{\"apiVersion\":\"scheduling.k8s.io/v1beta1\",\"kind\":\"PodGroup\","
-	                 "\"metadata\":{\"name\":\"" PG "\",\"namespace\":\"" NS "\","
-	                 "\"resourceVersion\":\"42\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
-	                 "\"finalizers\":[\"a/b\"," FIN ",\"c/d\"," FIN "]},"
-	                 "\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":2}}}}";
+	const char *js =
+	        "{\"apiVersion\":\"scheduling.k8s.io/v1beta1\",\"kind\":\"PodGroup\","
+	        "\"metadata\":{\"name\":\"" PG "\",\"namespace\":\"" NS "\","
+	        "\"resourceVersion\":\"42\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+	        "\"finalizers\":[\"a/b\"," FIN ",\"c/d\"," FIN "]},"
+	        "\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":2}}}}";
 
 	assert_int_equal(pgp_group_parse(js, strlen(js), &g), 0);
 	assert_true(pgp_is_deletion_candidate(&g));
