@@ -86,6 +86,8 @@ extern const struct kcmd_controller kcmd_csr_cleaner_controller;
 extern const struct kcmd_controller kcmd_csr_signing_controller;   /* plugin-signing.c */
 extern const struct kcmd_controller kcmd_csr_approving_controller; /* plugin-approving.c */
 extern const struct kcmd_controller kcmd_hpa_controller;           /* workers/hpa/plugin.c */
+/* workers/podgroupprotection/plugin.c */
+extern const struct kcmd_controller kcmd_podgroupprotection_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -134,6 +136,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_csr_signing_controller,
         &kcmd_csr_approving_controller,
         &kcmd_hpa_controller,
+        &kcmd_podgroupprotection_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

@@ -35,6 +35,9 @@ static const struct {
         [KCMD_FEAT_PVC_UNUSED_SINCE_TIME] = {"PersistentVolumeClaimUnusedSinceTime", BETA, true},
         /* KEP-5647 read-your-own-writes before a Job sync: beta, on since 1.36 */
         [KCMD_FEAT_STALE_CONSISTENCY_JOB] = {"StaleControllerConsistencyJob", BETA, true},
+        /* KEP-4671 PodGroups (the PodGroup protection controller requires it): beta, off in
+           1.37 */
+        [KCMD_FEAT_GENERIC_WORKLOAD] = {"GenericWorkload", BETA, false},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)

@@ -27,6 +27,7 @@ enum kcmd_feature {
 	KCMD_FEAT_REMOTE_REQUEST_HEADER_UID, /* RemoteRequestHeaderUID */
 	KCMD_FEAT_PVC_UNUSED_SINCE_TIME,     /* PersistentVolumeClaimUnusedSinceTime */
 	KCMD_FEAT_STALE_CONSISTENCY_JOB,     /* StaleControllerConsistencyJob */
+	KCMD_FEAT_GENERIC_WORKLOAD,          /* GenericWorkload */
 	KCMD_FEAT_COUNT,
 };
 

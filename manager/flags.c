@@ -211,7 +211,8 @@ static const struct flagdef flags[] = {
          "StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient, "
          "MaxUnavailableStatefulSet, RemoteRequestHeaderUID, PersistentVolumeClaimUnusedSinceTime, "
          "StaleControllerConsistencyJob (all beta, default "
-         "true in v1.37) and AllAlpha/AllBeta; any other gate is an error."},
+         "true in v1.37), GenericWorkload (beta, default false: the PodGroup protection "
+         "controller needs it) and AllAlpha/AllBeta; any other gate is an error."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
         {"logging-format", F_STR, OFF(logging_format),
          "Sets the log format. Permitted formats: \"json\", \"text\" (component-base's JSON "
@@ -563,12 +564,15 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			    !kcmd_flag_bool(cc->values, c->flags[f].name))
 				cc->enabled = false;
 		/* a controller whose feature gate is off does not start, as in kcm */
+		cc->gated_off = false;
 		for (size_t g = 0; c->feature_gates && c->feature_gates[g]; g++)
 			for (int fe = 0; fe < KCMD_FEAT_COUNT; fe++)
 				if (!strcmp(kcmd_feature_name((enum kcmd_feature)fe),
 				            c->feature_gates[g]) &&
-				    !cfg->features.on[fe])
+				    !cfg->features.on[fe]) {
+					cc->gated_off |= cc->enabled;
 					cc->enabled = false;
+				}
 	}
 	cfg->auth.requestheader_uid_gate = cfg->features.on[KCMD_FEAT_REMOTE_REQUEST_HEADER_UID];
 	if (kube_content_type_parse(cfg->kube_api_content_type, &cfg->kube_api_content_type) < 0)

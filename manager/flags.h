@@ -24,7 +24,10 @@
 /* Per registered controller (index = its index in controllers/registry.h). */
 struct mgr_controller_config {
 	const struct kcmd_controller *desc;
-	bool enabled;                    /* after --controllers, its enabling flags and gates */
+	bool enabled; /* after --controllers, its enabling flags and gates */
+	/* selected (by --controllers and its enabling flags) but a required feature gate is off:
+	 * kcm's "Controller is disabled by a feature gate" (the manager logs it once) */
+	bool gated_off;
 	struct kcmd_flag_values *values; /* its declared flags (lib/goflag.h) */
 };
 

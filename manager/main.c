@@ -1677,6 +1677,22 @@ int main(int argc, char **argv)
 			        "act on (accepted, no effect)",
 			        n > 0 ? ign : "(more than fit here)");
 	}
+	/* kcm's BuildController: a selected controller whose required gate is off is skipped
+	 * (its gates as klog renders a []Feature: JSON) */
+	for (size_t i = 0; i < m->cfg.n_ctl; i++) {
+		const struct kcmd_controller *c = m->cfg.ctl[i].desc;
+		char gates[256] = "";
+		if (!m->cfg.ctl[i].gated_off)
+			continue;
+		for (size_t g = 0, len = 0;
+		     c->feature_gates && c->feature_gates[g] && len < sizeof(gates); g++)
+			len += (size_t)snprintf(gates + len, sizeof(gates) - len, "%s\"%s\"",
+			                        g ? "," : "", c->feature_gates[g]);
+		log_info("Controller is disabled by a feature gate controller=\"%s\" "
+		         "requiredFeatureGates=[%s]",
+		         c->name, gates);
+		log_info("Warning: skipping controller controller=\"%s\"", c->name);
+	}
 	if (!m->cfg.controllers_arg || strchr(m->cfg.controllers_arg, '*')) {
 		char missing[2048];
 		size_t k = kcm_controllers_missing(missing, sizeof(missing));

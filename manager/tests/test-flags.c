@@ -139,8 +139,9 @@ static void test_feature_gates(void **state)
 	char err[512] = "", buf[512];
 
 	assert_int_equal(PARSE(&c, err, "--kubeconfig=/k"), 0);
+	/* every gate kcmd knows is beta and on in v1.37, but GenericWorkload (beta, off) */
 	for (int i = 0; i < KCMD_FEAT_COUNT; i++)
-		assert_true(c.features.on[i]); /* every gate kcmd knows is beta and on in v1.37 */
+		assert_int_equal(c.features.on[i], i != KCMD_FEAT_GENERIC_WORKLOAD);
 	assert_int_equal(PARSE(&c, err,
 	                       "--feature-gates= PodDeletionCost=false , "
 	                       "DeploymentReplicaSetTerminatingReplicas=true"),
@@ -403,6 +404,46 @@ static void test_flagz(void **state)
 	mgr_config_free(&c);
 }
 
+/* kcm's requiredFeatureGates: the podgroup-protection-controller needs GenericWorkload (beta,
+ * off in v1.37); while it is off the controller does not start, named or under '*', and the
+ * manager is told so (gated_off) to log kcm's "Controller is disabled by a feature gate". */
+static void test_required_gate(void **state)
+{
+	(void)state;
+	struct mgr_config c = {0};
+	char err[1024] = "";
+	const char *pg = "podgroup-protection-controller";
+
+	assert_int_equal(PARSE(&c, err, "--controllers=podgroup-protection-controller"), 0);
+	assert_false(ON(c, pg));
+	assert_true(mgr_controller(&c, pg)->gated_off);
+	assert_int_equal(PARSE(&c, err, "--controllers=*"), 0);
+	assert_false(ON(c, pg));
+	assert_true(mgr_controller(&c, pg)->gated_off);
+	assert_false(mgr_controller(&c, RS)->gated_off);
+	/* not selected: nothing to say about its gate */
+	assert_int_equal(PARSE(&c, err, "--controllers=replicaset"), 0);
+	assert_false(ON(c, pg));
+	assert_false(mgr_controller(&c, pg)->gated_off);
+	/* the gate on: named or under '*' it runs ('*' covers it, as kcm's list says "on") */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=GenericWorkload=true",
+	                       "--controllers=podgroup-protection-controller"),
+	                 0);
+	assert_true(ON(c, pg));
+	assert_false(mgr_controller(&c, pg)->gated_off);
+	assert_int_equal(PARSE(&c, err, "--feature-gates=GenericWorkload=true", "--controllers=*"),
+	                 0);
+	assert_true(ON(c, pg));
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=true", "--controllers=*"), 0);
+	assert_true(ON(c, pg));
+	assert_int_equal(PARSE(&c, err, "--feature-gates=GenericWorkload=true",
+	                       "--controllers=*,-podgroup-protection-controller"),
+	                 0);
+	assert_false(ON(c, pg));
+	assert_false(mgr_controller(&c, pg)->gated_off);
+	mgr_config_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +452,7 @@ int main(void)
 	        cmocka_unit_test(test_kcm_flags_without_effect),
 	        cmocka_unit_test(test_feature_gates),
 	        cmocka_unit_test(test_controllers),
+	        cmocka_unit_test(test_required_gate),
 	        cmocka_unit_test(test_errors_name_the_flag),
 	        cmocka_unit_test(test_controller_flags),
 	        cmocka_unit_test(test_durations),
