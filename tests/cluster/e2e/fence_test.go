@@ -33,6 +33,7 @@ func livePods(t *testing.T, ns string) int {
 }
 
 func fenceRun(t *testing.T, unfenced bool) (before, after int) {
+	stopSharedRS(t) // the shared ReplicaSet kcmd would scale the ReplicaSet while this one is fenced
 	ns := rsNamespace(t)
 	lease := leaseName(t)
 	var extra []string

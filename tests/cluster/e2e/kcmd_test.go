@@ -222,6 +222,10 @@ func TestManager_SIGTERMReleasesLease(t *testing.T) {
 // Lease is released and kcmd exits 0 inside its stop grace (5 s + renew deadline; past it the
 // workers are SIGKILLed and the release abandoned).
 func TestManager_SIGTERMUnderLoad(t *testing.T) {
+	// the shared ReplicaSet kcmd (started by an earlier test of the binary, e.g.
+	// TestManager_KcmctlReadsTheLiveCache) would reconcile these ReplicaSets too and keep
+	// creating pods after this kcmd exits
+	stopSharedRS(t)
 	ns := Namespace(t)
 	lease := leaseName(t)
 	const workers, sets = 5, 400
