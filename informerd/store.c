@@ -670,6 +670,15 @@ int inf_store_set_rv(struct inf_store *s, uint16_t type, const char *rv)
 	return shm_writer_set_sync(s->a, type, rv, ts->synced);
 }
 
+int inf_store_set_sync_epoch(struct inf_store *s, uint16_t type, const char *rv, uint32_t epoch)
+{
+	struct type_state *ts;
+
+	if (!s || !rv || !(ts = ts_get(s, type)) || ts->replacing)
+		return -EINVAL;
+	return shm_writer_set_sync_epoch(s->a, type, rv, ts->synced, epoch);
+}
+
 bool inf_store_synced(const struct inf_store *s, uint16_t type)
 {
 	const struct type_state *ts = ts_get(s, type);

@@ -82,6 +82,9 @@ int inf_store_retire(struct inf_store *s, uint16_t type);
 
 /* Records rv as the type's last applied version (keeps the synced flag). */
 int inf_store_set_rv(struct inf_store *s, uint16_t type, const char *rv);
+/* The type was relisted for leadership epoch `epoch` (the acquisition barrier) and is synced
+ * at rv: what kcmd_cache_synced() of a worker of that term waits for. -EINVAL. */
+int inf_store_set_sync_epoch(struct inf_store *s, uint16_t type, const char *rv, uint32_t epoch);
 bool inf_store_synced(const struct inf_store *s, uint16_t type);
 
 void inf_store_get_stats(const struct inf_store *s, struct inf_store_stats *ret);
