@@ -124,7 +124,8 @@ struct mgr {
 	struct kube_fence *fence;
 	uint32_t epoch;     /* the last leadership epoch published in the fence (F5); random base */
 	bool test_unfenced; /* KCMD_TEST_UNFENCED=1: the fence e2e test's negative control only */
-	struct ctl_rt *ctl; /* cfg.n_ctl entries, in registry order */
+	bool test_no_barrier; /* KCMD_TEST_NO_BARRIER=1: the barrier e2e test's negative control */
+	struct ctl_rt *ctl;   /* cfg.n_ctl entries, in registry order */
 	struct debug_route *routes;
 	int rest_metrics_fd;             /* rest_client_* of every process (kube/restmetrics.h) */
 	struct mgr_sa_tokens *sa_tokens; /* --use-service-account-credentials */
@@ -654,6 +655,14 @@ static int setup_children(struct mgr *m)
 	if (m->test_unfenced)
 		log_warning("KCMD_TEST_UNFENCED=1: worker processes are not fenced (a test seam; "
 		            "never in production)");
+	/* KCMD_TEST_NO_BARRIER=1: no leadership epoch is published, so workers act on whatever
+	 * the cache holds at acquisition (a test seam: the negative control of
+	 * TestHandover_TakeoverBarrier) */
+	m->test_no_barrier =
+	        getenv("KCMD_TEST_NO_BARRIER") && !strcmp(getenv("KCMD_TEST_NO_BARRIER"), "1");
+	if (m->test_no_barrier)
+		log_warning("KCMD_TEST_NO_BARRIER=1: no acquisition barrier (a test seam; never in "
+		            "production)");
 	/* a random base, so an arena persisted by another manager never looks synced at ours */
 	if (getrandom(&m->epoch, sizeof(m->epoch), 0) != sizeof(m->epoch))
 		m->epoch = (uint32_t)(ipc_now_usec() ^ (uint64_t)getpid() << 16);
@@ -844,15 +853,18 @@ static void on_leadership(bool leading, void *ud)
 		uint64_t lease_rv = m->lc ? mgr_lease_client_rv(m->lc) : 0;
 		if (++m->epoch == 0)
 			m->epoch = 1;
-		kube_fence_set_epoch(m->fence, m->epoch, lease_rv);
-		if (lease_rv)
-			log_info("leadership epoch %u at resourceVersion %llu: the caches relist "
-			         "before the workers act",
-			         m->epoch, (unsigned long long)lease_rv);
-		else
-			log_info("leadership epoch %u without a Lease resourceVersion: the caches "
-			         "relist with a consistent LIST before the workers act",
-			         m->epoch);
+		if (!m->test_no_barrier) { /* the test seam: workers trust the cache as it is */
+			kube_fence_set_epoch(m->fence, m->epoch, lease_rv);
+			if (lease_rv)
+				log_info("leadership epoch %u at resourceVersion %llu: the caches "
+				         "relist before the workers act",
+				         m->epoch, (unsigned long long)lease_rv);
+			else
+				log_info("leadership epoch %u without a Lease resourceVersion: the "
+				         "caches relist with a consistent LIST before the workers "
+				         "act",
+				         m->epoch);
+		}
 		if (!m->stopping) {
 			start_group(m, "informerd");
 			if (!m->sa_tokens || mgr_sa_tokens_ready(m->sa_tokens))
