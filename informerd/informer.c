@@ -455,8 +455,12 @@ int inf_informers_add(struct inf_informers *ii, const struct inf_resource *res)
 		free(in);
 		return r;
 	}
-	/* a type first watched after an acquisition is listed for its barrier too */
-	if (ii->epoch)
+	/* a type first watched after an acquisition is listed for its barrier too, unless the
+	 * arena was relisted for this very epoch already (informerd restarted within the term:
+	 * its warm watch resumes from a version newer than the Lease's) */
+	if (ii->epoch && warm[0] && inf_store_sync_epoch(ii->cfg.store, in->type) == ii->epoch)
+		(void)inf_reflector_barrier_done(in->refl, ii->epoch);
+	else if (ii->epoch)
 		(void)inf_reflector_barrier(in->refl, ipc_now_usec(), ii->epoch, ii->epoch_rv);
 	in->row = inf_metrics_row(ii->cfg.metrics, res->group, res->resource);
 	inf_metrics_set(in->row, INF_M_SYNCED, inf_reflector_synced(in->refl));

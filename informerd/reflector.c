@@ -497,6 +497,14 @@ int inf_reflector_barrier(struct inf_reflector *r, uint64_t now, uint32_t epoch,
 	return cancel ? 1 : 0;
 }
 
+int inf_reflector_barrier_done(struct inf_reflector *r, uint32_t epoch)
+{
+	if (!r || !epoch)
+		return -EINVAL;
+	r->barrier_want = r->barrier_have = epoch;
+	return 0;
+}
+
 uint32_t inf_reflector_barrier_epoch(const struct inf_reflector *r)
 {
 	return r->barrier_have;

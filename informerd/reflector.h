@@ -169,6 +169,9 @@ int inf_reflector_call_failed(struct inf_reflector *r, uint64_t now_us, int err)
  * report it; 0 otherwise (also when epoch was asked already). -EINVAL (epoch 0, rv too long).
  * Once that replace is committed, inf_reflector_barrier_epoch() returns epoch. */
 int inf_reflector_barrier(struct inf_reflector *r, uint64_t now_us, uint32_t epoch, const char *rv);
+/* A warm start whose arena was already relisted for epoch (an informerd restarted within the
+ * term): the barrier of epoch counts as done, the watch resumes. -EINVAL (epoch 0). */
+int inf_reflector_barrier_done(struct inf_reflector *r, uint32_t epoch);
 /* The epoch of the last barrier replace committed (0: none). */
 uint32_t inf_reflector_barrier_epoch(const struct inf_reflector *r);
 const char *inf_reflector_last_rv(const struct inf_reflector *r);

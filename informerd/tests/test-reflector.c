@@ -574,6 +574,14 @@ static void test_barrier_fallbacks(void **state)
 	assert_int_equal(inf_reflector_barrier_epoch(r), 4);
 	assert_int_equal(inf_reflector_barrier(r, 8, 0, "1"), -EINVAL);
 	inf_reflector_free(r);
+	/* informerd restarted within the term over an arena relisted for it: the watch resumes */
+	r = mk(false, "80");
+	assert_int_equal(inf_reflector_barrier_done(r, 4), 0);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 4);
+	expect_watch(r, 0, "80");
+	assert_int_equal(inf_reflector_barrier(r, 1, 4, "70"), 0); /* that epoch: nothing to do */
+	assert_int_equal(inf_reflector_barrier_done(r, 0), -EINVAL);
+	inf_reflector_free(r);
 }
 
 /* WatchList: the barrier replace is a WatchList at R (NotOlderThan), counted at its bookmark. */
