@@ -130,6 +130,7 @@ struct informerd {
 	/* the acquisition barrier (kube/fence.h F5): the epoch relisted for, since when */
 	uint32_t epoch;
 	uint64_t barrier_since;
+	char barrier_rv[24];
 	bool leadership_fd;    /* KCMD_LEADERSHIP_FD was passed */
 	struct shm_feed *feed; /* KCMD_FEED_FD: every change is published here after the arena */
 	struct ipc_source *feed_post;
@@ -718,25 +719,35 @@ static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, vo
 	return 0;
 }
 
+static void log_barrier(const struct informerd *x)
+{
+	log_info("leadership epoch %u at resourceVersion %s: relisting %zu types", x->epoch,
+	         x->barrier_rv[0] ? x->barrier_rv : "(none: consistent LIST)",
+	         inf_informers_barrier_pending(x->ii));
+}
+
 /* A new leadership epoch: relist every type at least as new as the Lease write that won, so no
  * worker of the new term acts on a cache older than the acquisition (docs/architecture.md
  * "Leadership"). Polled from the tick; the manager publishes the epoch before it starts the
  * workers, and their kcmd_cache_synced() stays 0 until the relist is committed. */
-static void check_epoch(struct informerd *x, uint64_t now)
+static void check_epoch(struct informerd *x, uint64_t now, bool startup)
 {
 	uint64_t lease_rv = 0;
 	uint32_t e = kcmd_leadership_epoch(&lease_rv);
-	char rv[24] = "";
 
 	if (e && e != x->epoch) {
 		x->epoch = e;
 		x->barrier_since = now;
+		x->barrier_rv[0] = '\0';
 		if (lease_rv)
-			snprintf(rv, sizeof(rv), "%llu", (unsigned long long)lease_rv);
-		int n = inf_informers_barrier(x->ii, e, rv);
-		log_info("leadership epoch %u at resourceVersion %s: relisting %d types", e,
-		         rv[0] ? rv : "(none: consistent LIST)", n);
+			snprintf(x->barrier_rv, sizeof(x->barrier_rv), "%llu",
+			         (unsigned long long)lease_rv);
+		(void)inf_informers_barrier(x->ii, e, x->barrier_rv);
+		if (!startup) /* at start-up, logged once the informers are added */
+			log_barrier(x);
 	}
+	if (startup)
+		return;
 	if (x->barrier_since && inf_informers_barrier_pending(x->ii) == 0) {
 		double secs = (double)(now - x->barrier_since) / 1e6;
 		log_info("caches caught up with the Lease after %.3f s (epoch %u)", secs, x->epoch);
@@ -749,7 +760,7 @@ static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
 {
 	struct informerd *x = ud;
 
-	check_epoch(x, now);
+	check_epoch(x, now, false);
 	if (!x->logged_synced && inf_informers_all_synced(x->ii)) {
 		x->logged_synced = true;
 		log_info("all %zu informers synced after %.3f s (%llu LIST requests)",
@@ -894,7 +905,7 @@ int main(int argc, char **argv)
 	if ((r = kcmd_leadership_from_env()) < 0)
 		return 1;
 	x->leadership_fd = r > 0;
-	check_epoch(x, ipc_now_usec());
+	check_epoch(x, ipc_now_usec(), true);
 	for (size_t i = 0; i < x->n_res; i++) {
 		r = inf_informers_add(x->ii, &x->res[i]);
 		if (r < 0) {
@@ -903,6 +914,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (x->barrier_since)
+		log_barrier(x);
 	if (x->o.discover <
 	    0) /* auto: off; the manager says --discover-deletable when a controller needs it */
 		x->o.discover = 0;
