@@ -914,8 +914,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (x->barrier_since)
+	if (x->barrier_since && inf_informers_barrier_pending(x->ii) == 0) {
+		/* restarted within the term over an arena already relisted for it: no barrier */
+		log_info("leadership epoch %u: the cache was relisted for it already", x->epoch);
+		x->barrier_since = 0;
+	} else if (x->barrier_since) {
 		log_barrier(x);
+	}
 	if (x->o.discover <
 	    0) /* auto: off; the manager says --discover-deletable when a controller needs it */
 		x->o.discover = 0;
