@@ -492,7 +492,11 @@ int inf_reflector_barrier(struct inf_reflector *r, uint64_t now, uint32_t epoch,
 	r->wl_initial = false;
 	r->list_barrier = 0;
 	r->cont[0] = '\0';
-	/* begin the replace now, even during a backoff: one request per type per acquisition */
+	/* begin the replace now, even during a backoff: one request per type per acquisition;
+	 * and with a fresh backoff, as upstream's new leader has (fresh informers), so a failure
+	 * of this list (an apiserver restarting) is retried after 0.8 s, not after the 30 s that
+	 * earlier failures may have reached: the workers wait for it */
+	r->bo_used = false;
 	schedule(r, ACT_LIST_AND_WATCH, now);
 	return cancel ? 1 : 0;
 }

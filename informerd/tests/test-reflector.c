@@ -560,14 +560,26 @@ static void test_barrier_fallbacks(void **state)
 	assert_int_equal(page(r, 4, "60", NULL), INF_LIST_DONE);
 	assert_int_equal(inf_reflector_barrier_epoch(r), 3);
 	expect_watch(r, 4, "60");
+	/* the watch fails over and over (an apiserver down): the backoff grows */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(inf_reflector_watch_done(r, 4, -EPROTO, false), 0);
+		step(r, inf_reflector_next_wakeup(r)); /* LIST */
+		assert_int_equal(list_err(r, 4, -ECONNREFUSED), INF_LIST_FAILED);
+		step(r, inf_reflector_next_wakeup(r)); /* LIST again */
+		assert_int_equal(page(r, 4, "60", NULL), INF_LIST_DONE);
+		expect_watch(r, 4, "60");
+	}
 	/* a new epoch without a Lease version: a consistent LIST */
 	assert_int_equal(inf_reflector_barrier(r, 5, 4, ""), 1);
 	q = step(r, 5);
 	assert_string_equal(q.rv, "");
 	assert_null(q.rv_match);
-	/* a failed barrier list leaves the epoch unmet; the retry still asks a fresh version */
+	/* a failed barrier list leaves the epoch unmet; the retry still asks a fresh version,
+	 * after the initial backoff (0.8 s, jitter 0 here) even though earlier failures had grown
+	 * it: the barrier starts a fresh backoff */
 	assert_int_equal(list_err(r, 6, -ECONNREFUSED), INF_LIST_FAILED);
 	assert_int_equal(inf_reflector_barrier_epoch(r), 3);
+	assert_int_equal(inf_reflector_next_wakeup(r), 6 + 800000);
 	q = step(r, 6 + 2 * S);
 	assert_string_equal(q.rv, "");
 	assert_int_equal(page(r, 7 + 2 * S, "70", NULL), INF_LIST_DONE);
