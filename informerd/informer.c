@@ -30,6 +30,7 @@ struct informer {
 	struct ipc_source *timer;
 	uint64_t watch_events; /* events of the watch in flight */
 	bool removing;
+	bool abandoned; /* the call in flight was cancelled for a barrier: ignore its end */
 	struct inf_metrics_row *row;
 	struct inf_reflector_stats reported;
 };
@@ -39,6 +40,8 @@ struct inf_informers {
 	struct informer **inf;
 	size_t n, cap;
 	uint64_t errors;
+	uint32_t epoch; /* the acquisition barrier asked last (0 none) */
+	char epoch_rv[INF_RV_MAX];
 };
 
 static void note(struct informer *in, const char *what, int err)
@@ -71,6 +74,12 @@ static void report_metrics(struct informer *in)
 static void replace_done(struct informer *in)
 {
 	struct inf_reflector_stats st;
+	uint32_t e = inf_reflector_barrier_epoch(in->refl);
+
+	/* a barrier replace: the arena says "synced at epoch e" only now, after the commit */
+	if (e && inf_store_set_sync_epoch(in->ii->cfg.store, in->type,
+	                                  inf_reflector_last_rv(in->refl), e) < 0)
+		inf_metrics_add(in->row, INF_M_ERRORS, 1);
 
 	inf_reflector_get_stats(in->refl, &st);
 	inf_metrics_add(in->row, INF_M_LIST_COUNT, 1);
@@ -233,6 +242,12 @@ static void on_done(struct kube_call *call, const struct kube_result *r, void *u
 	in->call = NULL;
 	if (in->removing)
 		return;
+	if (in->abandoned) {
+		/* cancelled by inf_informers_barrier, which told the reflector already */
+		in->abandoned = false;
+		schedule(in);
+		return;
+	}
 	if (in->call_op == INF_REFL_LIST) {
 		list_done(in, r, now);
 	} else {
@@ -269,7 +284,7 @@ static int on_event(const char *json, size_t len, void *ud)
 	uint64_t now = ipc_now_usec();
 	int r, v, err = 0;
 
-	if (in->removing)
+	if (in->removing || in->abandoned)
 		return STOP_WATCH;
 	r = kube_decode_watch_event_any(in->kkind, json, len, 0, &t, &obj);
 	if (r < 0) {
@@ -440,6 +455,13 @@ int inf_informers_add(struct inf_informers *ii, const struct inf_resource *res)
 		free(in);
 		return r;
 	}
+	/* a type first watched after an acquisition is listed for its barrier too, unless the
+	 * arena was relisted for this very epoch already (informerd restarted within the term:
+	 * its warm watch resumes from a version newer than the Lease's) */
+	if (ii->epoch && warm[0] && inf_store_sync_epoch(ii->cfg.store, in->type) == ii->epoch)
+		(void)inf_reflector_barrier_done(in->refl, ii->epoch);
+	else if (ii->epoch)
+		(void)inf_reflector_barrier(in->refl, ipc_now_usec(), ii->epoch, ii->epoch_rv);
 	in->row = inf_metrics_row(ii->cfg.metrics, res->group, res->resource);
 	inf_metrics_set(in->row, INF_M_SYNCED, inf_reflector_synced(in->refl));
 	ii->inf[ii->n++] = in;
@@ -475,6 +497,41 @@ bool inf_informers_all_synced(const struct inf_informers *ii)
 		if (!inf_reflector_synced(ii->inf[i]->refl))
 			return false;
 	return ii->n > 0;
+}
+
+static void barrier_one(struct informer *in, uint32_t epoch, const char *rv)
+{
+	int r = inf_reflector_barrier(in->refl, ipc_now_usec(), epoch, rv);
+
+	if (r == 1 && in->call) {
+		/* the reflector forgot the call; its end (now or later) must not reach it */
+		in->abandoned = true;
+		kube_call_cancel(in->call);
+	}
+	if (r == 1 && inf_store_replacing(in->ii->cfg.store, in->type))
+		inf_store_replace_abort(in->ii->cfg.store, in->type);
+	schedule(in);
+}
+
+int inf_informers_barrier(struct inf_informers *ii, uint32_t epoch, const char *rv)
+{
+	if (!ii || !epoch || (rv && strlen(rv) >= sizeof(ii->epoch_rv)))
+		return -EINVAL;
+	ii->epoch = epoch;
+	snprintf(ii->epoch_rv, sizeof(ii->epoch_rv), "%s", rv ? rv : "");
+	for (size_t i = 0; i < ii->n; i++)
+		barrier_one(ii->inf[i], epoch, ii->epoch_rv);
+	return (int)ii->n;
+}
+
+size_t inf_informers_barrier_pending(const struct inf_informers *ii)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; ii->epoch && i < ii->n; i++)
+		if (inf_reflector_barrier_epoch(ii->inf[i]->refl) != ii->epoch)
+			n++;
+	return n;
 }
 
 size_t inf_informers_count(const struct inf_informers *ii)

@@ -62,6 +62,13 @@ bool inf_informers_watching(const struct inf_informers *ii, const char *group,
 
 /* True when every informer committed its first replace (or started warm). */
 bool inf_informers_all_synced(const struct inf_informers *ii);
+/* The acquisition barrier: every informer, and every one added later, relists at least as new
+ * as the Lease write of leadership epoch `epoch` (resourceVersion rv, NULL or "" unknown: a
+ * consistent LIST), abandoning the call it had in flight; each type is then recorded in the
+ * arena as synced at epoch. Returns the number of informers asked, or -EINVAL. */
+int inf_informers_barrier(struct inf_informers *ii, uint32_t epoch, const char *rv);
+/* How many informers have not yet committed the replace of epoch (0 when none was asked). */
+size_t inf_informers_barrier_pending(const struct inf_informers *ii);
 size_t inf_informers_count(const struct inf_informers *ii);
 /* LIST requests sent by all informers since start (for the warm-restart tests). */
 uint64_t inf_informers_lists(const struct inf_informers *ii);

@@ -43,6 +43,7 @@
 #include "kube/config.h"
 #include "kube/proto.h"
 #include "lib/kube-loop.h"
+#include "lib/fence-env.h"
 #include "lib/log.h"
 #include "kube/encode.h"
 #include "shm/arena.h"
@@ -126,6 +127,11 @@ struct informerd {
 	size_t n_res;
 	bool logged_synced;
 	uint64_t started_at;
+	/* the acquisition barrier (kube/fence.h F5): the epoch relisted for, since when */
+	uint32_t epoch;
+	uint64_t barrier_since;
+	char barrier_rv[24];
+	bool leadership_fd;    /* KCMD_LEADERSHIP_FD was passed */
 	struct shm_feed *feed; /* KCMD_FEED_FD: every change is published here after the arena */
 	struct ipc_source *feed_post;
 	/* GarbageCollector.Sync's wait for the monitors after a resync: 0, or until when */
@@ -713,10 +719,48 @@ static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, vo
 	return 0;
 }
 
+static void log_barrier(const struct informerd *x)
+{
+	log_info("leadership epoch %u at resourceVersion %s: relisting %zu types", x->epoch,
+	         x->barrier_rv[0] ? x->barrier_rv : "(none: consistent LIST)",
+	         inf_informers_barrier_pending(x->ii));
+}
+
+/* A new leadership epoch: relist every type at least as new as the Lease write that won, so no
+ * worker of the new term acts on a cache older than the acquisition (docs/architecture.md
+ * "Leadership"). Polled from the tick; the manager publishes the epoch before it starts the
+ * workers, and their kcmd_cache_synced() stays 0 until the relist is committed. */
+static void check_epoch(struct informerd *x, uint64_t now, bool startup)
+{
+	uint64_t lease_rv = 0;
+	uint32_t e = kcmd_leadership_epoch(&lease_rv);
+
+	if (e && e != x->epoch) {
+		x->epoch = e;
+		x->barrier_since = now;
+		x->barrier_rv[0] = '\0';
+		if (lease_rv)
+			snprintf(x->barrier_rv, sizeof(x->barrier_rv), "%llu",
+			         (unsigned long long)lease_rv);
+		(void)inf_informers_barrier(x->ii, e, x->barrier_rv);
+		if (!startup) /* at start-up, logged once the informers are added */
+			log_barrier(x);
+	}
+	if (startup)
+		return;
+	if (x->barrier_since && inf_informers_barrier_pending(x->ii) == 0) {
+		double secs = (double)(now - x->barrier_since) / 1e6;
+		log_info("caches caught up with the Lease after %.3f s (epoch %u)", secs, x->epoch);
+		inf_metrics_barrier_done(x->metrics, now - x->barrier_since);
+		x->barrier_since = 0;
+	}
+}
+
 static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
 {
 	struct informerd *x = ud;
 
+	check_epoch(x, now, false);
 	if (!x->logged_synced && inf_informers_all_synced(x->ii)) {
 		x->logged_synced = true;
 		log_info("all %zu informers synced after %.3f s (%llu LIST requests)",
@@ -738,7 +782,9 @@ static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
 		          strerror(-kube_loop_error(x->kl)));
 		return kube_loop_error(x->kl);
 	}
-	return ipc_source_set_time(s, now + (x->logged_synced ? 1000000 : 50000));
+	/* 50 ms while listing or when an acquisition may come (the barrier's latency), else 1 s */
+	return ipc_source_set_time(s,
+	                           now + (x->logged_synced && !x->leadership_fd ? 1000000 : 50000));
 }
 
 static int open_arena(struct informerd *x)
@@ -854,6 +900,12 @@ int main(int argc, char **argv)
 	                                  .on_error = on_informer_error};
 	if (inf_informers_new(&ic, &x->ii) < 0)
 		return 1;
+	/* the epoch first: informers started after an acquisition (warm ones included) list for
+	 * it instead of resuming an older watch */
+	if ((r = kcmd_leadership_from_env()) < 0)
+		return 1;
+	x->leadership_fd = r > 0;
+	check_epoch(x, ipc_now_usec(), true);
 	for (size_t i = 0; i < x->n_res; i++) {
 		r = inf_informers_add(x->ii, &x->res[i]);
 		if (r < 0) {
@@ -861,6 +913,13 @@ int main(int argc, char **argv)
 			          x->res[i].group[0] ? "." : "", x->res[i].group, strerror(-r));
 			return 1;
 		}
+	}
+	if (x->barrier_since && inf_informers_barrier_pending(x->ii) == 0) {
+		/* restarted within the term over an arena already relisted for it: no barrier */
+		log_info("leadership epoch %u: the cache was relisted for it already", x->epoch);
+		x->barrier_since = 0;
+	} else if (x->barrier_since) {
+		log_barrier(x);
 	}
 	if (x->o.discover <
 	    0) /* auto: off; the manager says --discover-deletable when a controller needs it */

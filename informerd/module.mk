@@ -8,6 +8,6 @@ informer_BENCHES  := informerd/bench/bench-informer.c informerd/bench/bench-info
 
 BINS                   += kcmd-informerd kcmd-cachedump
 kcmd-informerd_SRCS    := informerd/main.c
-kcmd-informerd_LIBDEPS := informer
+kcmd-informerd_LIBDEPS := informer kcfence
 kcmd-cachedump_SRCS    := informerd/cachedump.c
 kcmd-cachedump_LIBDEPS := informer

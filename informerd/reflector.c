@@ -46,6 +46,11 @@ struct inf_reflector {
 	bool watch_list;
 	bool replaced_once;
 
+	/* The acquisition barrier (inf_reflector_barrier): the epoch asked for, the epoch of the
+	 * last barrier replace committed, and the epoch the replace in progress counts for. */
+	uint32_t barrier_want, barrier_have, list_barrier;
+	char barrier_rv[INF_RV_MAX];
+
 	enum action next;
 	uint64_t wake_at;
 	enum inflight inflight;
@@ -181,8 +186,23 @@ uint64_t inf_reflector_next_wakeup(const struct inf_reflector *r)
 	return r->wake_at;
 }
 
+static bool barrier_pending(const struct inf_reflector *r)
+{
+	return r->barrier_want != r->barrier_have;
+}
+
+/* The version a barrier replace asks: the Lease's, unless it proved unusable (then a
+ * consistent read, which is newer than any Lease write that came before it). */
+static const char *barrier_rv(const struct inf_reflector *r)
+{
+	return r->rv_unavailable ? "" : r->barrier_rv;
+}
+
 static void begin_replace(struct inf_reflector *r, struct inf_refl_request *q, uint64_t now)
 {
+	/* a replace begun while a barrier is pending asks a version that satisfies it (ACT_LIST
+	 * and ACT_WATCH_LIST use barrier_rv(); ACT_FULL_LIST is a consistent read) */
+	r->list_barrier = barrier_pending(r) ? r->barrier_want : 0;
 	q->replace_begin = true;
 	if (r->replaced_once)
 		r->stats.relists++;
@@ -205,14 +225,22 @@ int inf_reflector_step(struct inf_reflector *r, uint64_t now, struct inf_refl_re
 
 	switch (a) {
 	case ACT_LIST:
-		copy_str(r->req_rv, sizeof(r->req_rv), relist_rv(r));
+		if (barrier_pending(r)) {
+			/* at least as new as the Lease write that won: NotOlderThan R (served by
+			 * the watch cache once it has seen R), or a consistent list */
+			copy_str(r->req_rv, sizeof(r->req_rv), barrier_rv(r));
+			q->rv_match = r->req_rv[0] ? "NotOlderThan" : NULL;
+			q->limit = r->req_rv[0] ? 0 : r->page_size;
+		} else {
+			copy_str(r->req_rv, sizeof(r->req_rv), relist_rv(r));
+			/* An RV other than "" and "0" is served unpaginated by the watch cache. */
+			if (r->req_rv[0] && strcmp(r->req_rv, "0") != 0 && !r->paginated)
+				q->limit = 0;
+			else
+				q->limit = r->page_size;
+		}
 		q->op = INF_REFL_LIST;
 		q->rv = r->req_rv;
-		/* An RV other than "" and "0" is served unpaginated by the watch cache. */
-		if (r->req_rv[0] && strcmp(r->req_rv, "0") != 0 && !r->paginated)
-			q->limit = 0;
-		else
-			q->limit = r->page_size;
 		r->list_limit = q->limit;
 		r->list_is_continue = false;
 		begin_replace(r, q, now);
@@ -245,7 +273,9 @@ int inf_reflector_step(struct inf_reflector *r, uint64_t now, struct inf_refl_re
 		q->allow_bookmarks = true;
 		q->timeout_s = r->min_timeout_s + (int32_t)(rnd(r) * (double)r->min_timeout_s);
 		if (a == ACT_WATCH_LIST) {
-			copy_str(r->req_rv, sizeof(r->req_rv), r->rv_unavailable ? "" : r->last_rv);
+			copy_str(r->req_rv, sizeof(r->req_rv),
+			         barrier_pending(r) ? barrier_rv(r)
+			                            : (r->rv_unavailable ? "" : r->last_rv));
 			q->send_initial_events = true;
 			q->rv_match = "NotOlderThan";
 			begin_replace(r, q, now);
@@ -295,6 +325,9 @@ int inf_reflector_list_result(struct inf_reflector *r, uint64_t now,
 		r->replaced_once = true;
 		r->stats.last_list_usec = now - r->list_started_at;
 		r->cont[0] = '\0';
+		if (r->list_barrier)
+			r->barrier_have = r->list_barrier;
+		r->list_barrier = 0;
 		schedule(r, ACT_WATCH, now);
 		return INF_LIST_DONE;
 	}
@@ -408,6 +441,9 @@ int inf_reflector_watch_event(struct inf_reflector *r, uint64_t now, enum kube_w
 			r->synced = true;
 			r->replaced_once = true;
 			r->stats.last_list_usec = now - r->list_started_at;
+			if (r->list_barrier)
+				r->barrier_have = r->list_barrier;
+			r->list_barrier = 0;
 			return INF_EV_REPLACED;
 		}
 		/* Initial events come in no version order: the version waits for the bookmark. */
@@ -439,6 +475,43 @@ int inf_reflector_call_failed(struct inf_reflector *r, uint64_t now, int err)
 	if (r->inflight == IN_WATCH)
 		watch_ended(r, now, res.err, false);
 	return 0;
+}
+
+int inf_reflector_barrier(struct inf_reflector *r, uint64_t now, uint32_t epoch, const char *rv)
+{
+	bool cancel;
+
+	if (!r || !epoch || (rv && strlen(rv) >= INF_RV_MAX))
+		return -EINVAL;
+	if (epoch == r->barrier_want)
+		return 0; /* asked already (and maybe done) */
+	r->barrier_want = epoch;
+	copy_str(r->barrier_rv, sizeof(r->barrier_rv), rv);
+	cancel = r->inflight != IN_NONE;
+	r->inflight = IN_NONE;
+	r->wl_initial = false;
+	r->list_barrier = 0;
+	r->cont[0] = '\0';
+	/* begin the replace now, even during a backoff: one request per type per acquisition;
+	 * and with a fresh backoff, as upstream's new leader has (fresh informers), so a failure
+	 * of this list (an apiserver restarting) is retried after 0.8 s, not after the 30 s that
+	 * earlier failures may have reached: the workers wait for it */
+	r->bo_used = false;
+	schedule(r, ACT_LIST_AND_WATCH, now);
+	return cancel ? 1 : 0;
+}
+
+int inf_reflector_barrier_done(struct inf_reflector *r, uint32_t epoch)
+{
+	if (!r || !epoch)
+		return -EINVAL;
+	r->barrier_want = r->barrier_have = epoch;
+	return 0;
+}
+
+uint32_t inf_reflector_barrier_epoch(const struct inf_reflector *r)
+{
+	return r->barrier_have;
 }
 
 const char *inf_reflector_last_rv(const struct inf_reflector *r)

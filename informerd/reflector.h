@@ -36,6 +36,7 @@
  *     retry WatchList, 410 retries at once at "", an early close retries at once, anything else
  *     falls back to LIST at once; a 400/422 answer (server without the feature) also disables
  *     WatchList for this reflector for good.
+ *   - Acquisition barrier (beyond upstream): inf_reflector_barrier() below.
  *   - Warm start (beyond upstream): when the arena already holds a synced version for the type,
  *     the first request is a WATCH from it: no LIST at all unless that watch answers 410.
  *
@@ -159,6 +160,20 @@ int inf_reflector_watch_done(struct inf_reflector *r, uint64_t now_us, int err, 
  * connection failure of the request in flight. */
 int inf_reflector_call_failed(struct inf_reflector *r, uint64_t now_us, int err);
 
+/* The acquisition barrier (beyond upstream, which starts fresh informers on winning its
+ * Lease): a replace that makes the type at least as new as the Lease write of leadership
+ * epoch `epoch`, begun now. Its LIST asks resourceVersion=rv with
+ * resourceVersionMatch=NotOlderThan and no limit (WatchList: the same rv); rv NULL or "", or a
+ * "too large resource version"/410 answer, falls back to a consistent LIST (RV ""). Any call
+ * in flight is abandoned: returns 1 when there was one, and the driver must cancel it and not
+ * report it; 0 otherwise (also when epoch was asked already). -EINVAL (epoch 0, rv too long).
+ * Once that replace is committed, inf_reflector_barrier_epoch() returns epoch. */
+int inf_reflector_barrier(struct inf_reflector *r, uint64_t now_us, uint32_t epoch, const char *rv);
+/* A warm start whose arena was already relisted for epoch (an informerd restarted within the
+ * term): the barrier of epoch counts as done, the watch resumes. -EINVAL (epoch 0). */
+int inf_reflector_barrier_done(struct inf_reflector *r, uint32_t epoch);
+/* The epoch of the last barrier replace committed (0: none). */
+uint32_t inf_reflector_barrier_epoch(const struct inf_reflector *r);
 const char *inf_reflector_last_rv(const struct inf_reflector *r);
 /* True once a replace was committed (or the reflector started warm). */
 bool inf_reflector_synced(const struct inf_reflector *r);

@@ -311,6 +311,16 @@ int inf_store_synced_rv(struct inf_store *s, uint16_t type, char *buf, size_t n)
 	return (int)l;
 }
 
+uint32_t inf_store_sync_epoch(struct inf_store *s, uint16_t type)
+{
+	struct shm_type_info ti;
+
+	/* informerd sets no epoch source: ti.synced is the plain flag here */
+	if (!s || shm_reader_type_info(s->a, type, &ti) < 0 || !ti.synced)
+		return 0;
+	return ti.sync_epoch;
+}
+
 enum kube_kind inf_store_kube_kind(const struct inf_store *s, uint16_t type)
 {
 	const struct type_state *ts = ts_get(s, type);
@@ -668,6 +678,15 @@ int inf_store_set_rv(struct inf_store *s, uint16_t type, const char *rv)
 	if (!s || !rv || !(ts = ts_get(s, type)))
 		return -EINVAL;
 	return shm_writer_set_sync(s->a, type, rv, ts->synced);
+}
+
+int inf_store_set_sync_epoch(struct inf_store *s, uint16_t type, const char *rv, uint32_t epoch)
+{
+	struct type_state *ts;
+
+	if (!s || !rv || !(ts = ts_get(s, type)) || ts->replacing)
+		return -EINVAL;
+	return shm_writer_set_sync_epoch(s->a, type, rv, ts->synced, epoch);
 }
 
 bool inf_store_synced(const struct inf_store *s, uint16_t type)

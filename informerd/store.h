@@ -55,6 +55,8 @@ int inf_store_add_resource(struct inf_store *s, const struct inf_resource *res);
 /* The arena's last synced version of type into buf when the type is synced: returns its length
  * (0 when not synced: a cold start). */
 int inf_store_synced_rv(struct inf_store *s, uint16_t type, char *buf, size_t n);
+/* The leadership epoch the arena says the type was last relisted for (0 none, or unknown). */
+uint32_t inf_store_sync_epoch(struct inf_store *s, uint16_t type);
 /* The decoder kind for the type's objects (what kube_decode_* to use). */
 enum kube_kind inf_store_kube_kind(const struct inf_store *s, uint16_t type);
 
@@ -82,6 +84,9 @@ int inf_store_retire(struct inf_store *s, uint16_t type);
 
 /* Records rv as the type's last applied version (keeps the synced flag). */
 int inf_store_set_rv(struct inf_store *s, uint16_t type, const char *rv);
+/* The type was relisted for leadership epoch `epoch` (the acquisition barrier) and is synced
+ * at rv: what kcmd_cache_synced() of a worker of that term waits for. -EINVAL. */
+int inf_store_set_sync_epoch(struct inf_store *s, uint16_t type, const char *rv, uint32_t epoch);
 bool inf_store_synced(const struct inf_store *s, uint16_t type);
 
 void inf_store_get_stats(const struct inf_store *s, struct inf_store_stats *ret);

@@ -14,7 +14,9 @@ struct kube_fence_abi {
 	uint32_t magic;
 	uint32_t reserved0;
 	_Atomic uint64_t deadline_us; /* F1, F2 */
-	uint64_t reserved[6];
+	_Atomic uint64_t epoch;       /* F5 */
+	_Atomic uint64_t lease_rv;    /* F5 */
+	uint64_t reserved[4];
 };
 _Static_assert(sizeof(struct kube_fence_abi) == 64, "fence layout");
 
@@ -108,6 +110,33 @@ uint64_t kube_fence_deadline(const struct kube_fence *f)
 {
 	/* acquire: pairs with kube_fence_set's release (F2) */
 	return f ? atomic_load_explicit(&f->h->deadline_us, memory_order_acquire) : KUBE_FENCE_NONE;
+}
+
+void kube_fence_set_epoch(struct kube_fence *f, uint32_t epoch, uint64_t lease_rv)
+{
+	if (!f || !f->writable)
+		return;
+	atomic_store_explicit(&f->h->lease_rv, lease_rv, memory_order_relaxed);
+	/* release: lease_rv before epoch; pairs with kube_fence_epoch's acquire (F5) */
+	atomic_store_explicit(&f->h->epoch, epoch, memory_order_release);
+}
+
+uint32_t kube_fence_epoch(const struct kube_fence *f, uint64_t *ret_lease_rv)
+{
+	uint64_t e, rv;
+
+	if (!f) {
+		if (ret_lease_rv)
+			*ret_lease_rv = 0;
+		return 0;
+	}
+	/* acquire: pairs with kube_fence_set_epoch's release; lease_rv is then at least the
+	 * epoch's own (F5) */
+	e = atomic_load_explicit(&f->h->epoch, memory_order_acquire);
+	rv = atomic_load_explicit(&f->h->lease_rv, memory_order_relaxed);
+	if (ret_lease_rv)
+		*ret_lease_rv = rv;
+	return (uint32_t)e;
 }
 
 bool kube_fence_allows(const struct kube_fence *f, uint64_t now_us)

@@ -28,6 +28,17 @@
  *      published. A restarted manager is a new process with a new memfd (workers die with the
  *      old manager through PR_SET_PDEATHSIG).
  *   F4 Reader death: readers write nothing; nothing to repair.
+ *   F5 The leadership epoch (the acquisition barrier, docs/architecture.md "Leadership"): the
+ *      manager stores, on each acquisition and before it starts any worker, `lease_rv` (the
+ *      resourceVersion of the Lease write that won, an etcd revision parsed as an integer; 0
+ *      when there is none, e.g. leader election off) with relaxed order, then `epoch` with
+ *      release. A reader loads `epoch` with acquire, then `lease_rv`: it sees the R of that
+ *      epoch or a later one, never an older one (a later R is a stronger lower bound, which is
+ *      still correct). epoch 0 = no acquisition yet; epochs only grow within one manager and
+ *      start at a random base, so an arena persisted by another manager never matches. These
+ *      words were reserved zeros in the first layout, so the version did not change: a reader
+ *      of the old layout ignores them, and a manager of the old layout leaves them 0 (no
+ *      barrier, the old meaning of "synced").
  *   Version rule: `magic` carries the layout version; a reader that sees another refuses to
  *   open (-EPROTONOSUPPORT) and its client then refuses nothing: the manager also kills workers
  *   on its own deadline, as before this fence existed.
@@ -52,5 +63,10 @@ void kube_fence_close(struct kube_fence *f);
 /* Manager: publish the deadline (CLOCK_MONOTONIC µs; 0 refuses, KUBE_FENCE_NONE allows all). */
 void kube_fence_set(struct kube_fence *f, uint64_t deadline_us);
 uint64_t kube_fence_deadline(const struct kube_fence *f);
+/* Manager: a new leadership epoch (non-zero) and the Lease's resourceVersion R (0: unknown).
+ * Store it before starting the workers of that term (F5). */
+void kube_fence_set_epoch(struct kube_fence *f, uint32_t epoch, uint64_t lease_rv);
+/* The current epoch (0: none, or f NULL); *ret_lease_rv (if not NULL) its R, or a later one. */
+uint32_t kube_fence_epoch(const struct kube_fence *f, uint64_t *ret_lease_rv);
 /* Whether a write sent at now_us (CLOCK_MONOTONIC µs) is allowed. */
 bool kube_fence_allows(const struct kube_fence *f, uint64_t now_us);

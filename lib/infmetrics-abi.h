@@ -63,7 +63,11 @@ struct inf_metrics_hdr {
 	/* garbagecollector_controller_resources_sync_error_total (informerd runs the GC's monitor
 	 * resync, see informerd/main.c on_discovery); a former reserved word, so no version bump */
 	_Atomic uint64_t discovery_sync_errors;
-	uint64_t reserved[3];
+	/* the acquisition barrier (informerd/main.c check_epoch): barriers completed and their
+	 * summed and last durations (µs); former reserved words, so no version bump */
+	_Atomic uint64_t barriers;
+	_Atomic uint64_t barrier_usec_sum;
+	_Atomic uint64_t barrier_usec_last;
 	struct inf_metrics_row rows[INF_METRICS_MAX_ROWS];
 };
 

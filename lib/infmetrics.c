@@ -120,6 +120,21 @@ void inf_metrics_discovery_sync_error(struct inf_metrics *m)
 		        memory_order_relaxed);
 }
 
+void inf_metrics_barrier_done(struct inf_metrics *m, uint64_t usec)
+{
+	if (!m)
+		return;
+	/* relaxed: single writer (M2); the manager reads each word on its own */
+	atomic_store_explicit(&m->h->barriers,
+	                      atomic_load_explicit(&m->h->barriers, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+	atomic_store_explicit(&m->h->barrier_usec_sum,
+	                      atomic_load_explicit(&m->h->barrier_usec_sum, memory_order_relaxed) +
+	                              usec,
+	                      memory_order_relaxed);
+	atomic_store_explicit(&m->h->barrier_usec_last, usec, memory_order_relaxed);
+}
+
 int inf_metrics_fd(const struct inf_metrics *m)
 {
 	return m->fd;

@@ -40,6 +40,8 @@ static inline void inf_metrics_set(struct inf_metrics_row *row, enum inf_metric 
 
 /* garbagecollector_controller_resources_sync_error_total += 1 (M2). m may be NULL. */
 void inf_metrics_discovery_sync_error(struct inf_metrics *m);
+/* One acquisition barrier completed, after usec µs. */
+void inf_metrics_barrier_done(struct inf_metrics *m, uint64_t usec);
 
 /* Reader: maps fd read-only. *ret stays valid until inf_metrics_unmap. -EPROTO bad magic. */
 int inf_metrics_map_ro(int fd, const struct inf_metrics_hdr **ret);

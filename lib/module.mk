@@ -26,10 +26,11 @@ kcinfmetrics_SRCS    := lib/infmetrics.c
 kcinfmetrics_LIBDEPS :=
 kcinfmetrics_TESTS   := lib/tests/test-infmetrics.c
 #   kcfence      KCMD_FENCE_FD -> every kube client of a child refuses writes past the
-#                leadership deadline (kube/fence.h)
+#                leadership deadline (kube/fence.h); KCMD_LEADERSHIP_FD -> the arena's
+#                "synced" waits for the acquisition barrier (kube/fence.h F5)
 LIBS                 += kcfence
 kcfence_SRCS         := lib/fence-env.c
-kcfence_LIBDEPS      := kube kclog
+kcfence_LIBDEPS      := kube kclog shm
 #   kcapi        the functions of the public controller API (include/kcmd/: cache, client,
 #                handlers' queues, log), linked into every program that runs plug-ins and into
 #                libkcmd.so (the library out-of-tree controllers link)

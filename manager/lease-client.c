@@ -325,3 +325,21 @@ const struct mgr_le *mgr_lease_client_elector(const struct mgr_lease_client *lc)
 {
 	return lc->le;
 }
+
+uint64_t mgr_lease_client_rv(const struct mgr_lease_client *lc)
+{
+	cJSON *obj = lc && lc->last_body ? cJSON_Parse(lc->last_body) : NULL;
+	cJSON *rvj = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
+	uint64_t rv = 0;
+
+	if (cJSON_IsString(rvj) && rvj->valuestring[0]) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(rvj->valuestring, &end, 10);
+		if (!errno && !*end && rvj->valuestring[0] != '-')
+			rv = v;
+	}
+	cJSON_Delete(obj);
+	return rv;
+}

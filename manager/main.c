@@ -26,6 +26,7 @@
 #include <string.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -121,8 +122,10 @@ struct mgr {
 	int feed_fd, feed_consumer_fd; /* the change feed: informerd writes, dispatchers read */
 	int fence_fd; /* the leadership deadline every writing child checks (kube/fence.h) */
 	struct kube_fence *fence;
+	uint32_t epoch;     /* the last leadership epoch published in the fence (F5); random base */
 	bool test_unfenced; /* KCMD_TEST_UNFENCED=1: the fence e2e test's negative control only */
-	struct ctl_rt *ctl; /* cfg.n_ctl entries, in registry order */
+	bool test_no_barrier; /* KCMD_TEST_NO_BARRIER=1: the barrier e2e test's negative control */
+	struct ctl_rt *ctl;   /* cfg.n_ctl entries, in registry order */
 	struct debug_route *routes;
 	int rest_metrics_fd;             /* rest_client_* of every process (kube/restmetrics.h) */
 	struct mgr_sa_tokens *sa_tokens; /* --use-service-account-credentials */
@@ -311,7 +314,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	                              ctrl[160] = "", env_arena[48], env_proc[160],
 	                              env_imet[64] = "", env_rm[48] = "", env_tok[48] = "",
 	                              env_clim[48] = "", env_feed[48] = "", env_fence[48] = "";
-	char env_met[48] = "";
+	char env_met[48] = "", env_lead[48] = "";
 	char *env_queues = NULL, *resources = NULL, **argv = NULL, **envp = NULL, **owned = NULL;
 	int argc = 0, envc = 0, nowned = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0, r = -ENOMEM;
 	extern char **environ;
@@ -469,6 +472,14 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		snprintf(env_fence, sizeof(env_fence), "KCMD_FENCE_FD=%d", m->fence_fd);
 		fds[nfds++] = m->fence_fd;
 	}
+	/* every child reads the leadership epoch (the acquisition barrier, kube/fence.h F5):
+	 * informerd to relist for it, workers and dispatchers to wait for that relist; even
+	 * unfenced ones (KCMD_TEST_UNFENCED), since the barrier is not the fence */
+	if (m->fence_fd >= 0) {
+		snprintf(env_lead, sizeof(env_lead), "KCMD_LEADERSHIP_FD=%d", m->fence_fd);
+		if (!env_fence[0])
+			fds[nfds++] = m->fence_fd;
+	}
 	int ffd = writer ? m->feed_fd : m->feed_consumer_fd;
 	if (role != ROLE_WORKER && ffd >= 0) {
 		snprintf(env_feed, sizeof(env_feed), "KCMD_FEED_FD=%d", ffd);
@@ -535,6 +546,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		envp[envc++] = env_feed;
 	if (env_fence[0])
 		envp[envc++] = env_fence;
+	if (env_lead[0])
+		envp[envc++] = env_lead;
 	envp[envc++] = env_arena;
 	envp[envc++] = env_queues;
 	envp[envc++] = env_proc;
@@ -642,6 +655,18 @@ static int setup_children(struct mgr *m)
 	if (m->test_unfenced)
 		log_warning("KCMD_TEST_UNFENCED=1: worker processes are not fenced (a test seam; "
 		            "never in production)");
+	/* KCMD_TEST_NO_BARRIER=1: no leadership epoch is published, so workers act on whatever
+	 * the cache holds at acquisition (a test seam: the negative control of
+	 * TestHandover_TakeoverBarrier) */
+	m->test_no_barrier =
+	        getenv("KCMD_TEST_NO_BARRIER") && !strcmp(getenv("KCMD_TEST_NO_BARRIER"), "1");
+	if (m->test_no_barrier)
+		log_warning("KCMD_TEST_NO_BARRIER=1: no acquisition barrier (a test seam; never in "
+		            "production)");
+	/* a random base, so an arena persisted by another manager never looks synced at ours */
+	if (getrandom(&m->epoch, sizeof(m->epoch), 0) != sizeof(m->epoch))
+		m->epoch = (uint32_t)(ipc_now_usec() ^ (uint64_t)getpid() << 16);
+	m->epoch &= 0x7fffffffu; /* room to count acquisitions before wrapping */
 	m->fence_fd = kube_fence_memfd_create();
 	if (m->fence_fd < 0 || (r = kube_fence_open(m->fence_fd, true, &m->fence)) < 0) {
 		r = m->fence_fd < 0 ? m->fence_fd : r;
@@ -822,6 +847,24 @@ static void on_leadership(bool leading, void *ud)
 			         m->cfg.leader_elect_resource_name, m->identity);
 		else
 			log_info("leader election disabled: reconciling");
+		/* The acquisition barrier, before any worker of this term starts: informerd
+		 * relists every type at least as new as the Lease write that won, and until it
+		 * has, kcmd_cache_synced() in the workers says 0 (docs/architecture.md). */
+		uint64_t lease_rv = m->lc ? mgr_lease_client_rv(m->lc) : 0;
+		if (++m->epoch == 0)
+			m->epoch = 1;
+		if (!m->test_no_barrier) { /* the test seam: workers trust the cache as it is */
+			kube_fence_set_epoch(m->fence, m->epoch, lease_rv);
+			if (lease_rv)
+				log_info("leadership epoch %u at resourceVersion %llu: the caches "
+				         "relist before the workers act",
+				         m->epoch, (unsigned long long)lease_rv);
+			else
+				log_info("leadership epoch %u without a Lease resourceVersion: the "
+				         "caches relist with a consistent LIST before the workers "
+				         "act",
+				         m->epoch);
+		}
 		if (!m->stopping) {
 			start_group(m, "informerd");
 			if (!m->sa_tokens || mgr_sa_tokens_ready(m->sa_tokens))
@@ -1219,6 +1262,24 @@ static void informer_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 	        "# HELP kcmd_informer_restarts_total informerd attaches after the first.\n"
 	        "# TYPE kcmd_informer_restarts_total counter\nkcmd_informer_restarts_total %llu\n",
 	        (unsigned long long)atomic_load_explicit(&h->restarts, memory_order_relaxed));
+	mgr_metrics_printf(
+	        b,
+	        "# HELP kcmd_leader_cache_barrier_total Acquisition barriers completed: every "
+	        "cache "
+	        "relisted at least as new as the Lease write that won.\n"
+	        "# TYPE kcmd_leader_cache_barrier_total counter\n"
+	        "kcmd_leader_cache_barrier_total %llu\n"
+	        "# HELP kcmd_leader_cache_barrier_seconds_sum Time from an acquisition to its "
+	        "caches "
+	        "caught up, summed.\n"
+	        "# TYPE kcmd_leader_cache_barrier_seconds_sum counter\n"
+	        "kcmd_leader_cache_barrier_seconds_sum %.6f\n"
+	        "# HELP kcmd_leader_cache_barrier_last_seconds The last acquisition's barrier.\n"
+	        "# TYPE kcmd_leader_cache_barrier_last_seconds gauge\n"
+	        "kcmd_leader_cache_barrier_last_seconds %.6f\n",
+	        (unsigned long long)atomic_load_explicit(&h->barriers, memory_order_relaxed),
+	        (double)atomic_load_explicit(&h->barrier_usec_sum, memory_order_relaxed) / 1e6,
+	        (double)atomic_load_explicit(&h->barrier_usec_last, memory_order_relaxed) / 1e6);
 }
 
 /* rest_client_requests_total{code,method,host} and rest_client_request_duration_seconds{verb,host}

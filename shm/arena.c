@@ -1209,6 +1209,23 @@ int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool
 		return r;
 	if (!registered(a, type))
 		return -EINVAL;
+	struct shm_abi_type *t = &a->hdr->types[type];
+	/* relaxed: the single writer reads back its own last store (the selected copy) */
+	uint64_t seq = atomic_load_explicit(&t->sync_seq, memory_order_relaxed);
+	uint64_t flags = atomic_load_explicit(&t->sync[seq & 1][SHM_ABI_SYNC_WORDS - 1],
+	                                      memory_order_relaxed);
+	return shm_writer_set_sync_epoch(a, type, rv, synced,
+	                                 (uint32_t)(flags >> SHM_ABI_SYNC_EPOCH_SHIFT));
+}
+
+int shm_writer_set_sync_epoch(struct shm_arena *a, uint16_t type, const char *rv, bool synced,
+                              uint32_t epoch)
+{
+	int r = check_writer(a);
+	if (r < 0)
+		return r;
+	if (!registered(a, type))
+		return -EINVAL;
 	size_t n = rv ? strlen(rv) : 0;
 	if (n > SHM_ABI_RV_MAX)
 		return -ENAMETOOLONG;
@@ -1216,7 +1233,8 @@ int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool
 	uint64_t words[SHM_ABI_SYNC_WORDS] = {0};
 	if (n)
 		memcpy(words, rv, n);
-	words[SHM_ABI_SYNC_WORDS - 1] = synced ? SHM_ABI_SYNC_SYNCED : 0;
+	words[SHM_ABI_SYNC_WORDS - 1] =
+	        (synced ? SHM_ABI_SYNC_SYNCED : 0) | ((uint64_t)epoch << SHM_ABI_SYNC_EPOCH_SHIFT);
 	uint64_t seq = atomic_load_explicit(&t->sync_seq, memory_order_relaxed);
 	unsigned idx = (unsigned)((seq + 1) & 1); /* the copy readers are not directed to */
 	for (unsigned i = 0; i < SHM_ABI_SYNC_WORDS; i++)

@@ -182,7 +182,11 @@ struct shm_type_info {
 	char group[64], version[64], resource[64], kind[64];
 	enum shm_record_kind record_kind;
 	char rv[64]; /* last synced resourceVersion ("" if none) */
+	/* The initial list is done; and, in a process that set an epoch source
+	 * (shm_reader_set_epoch_source), the type was relisted for the current leadership
+	 * epoch too (sync_epoch == the source's epoch). */
 	bool synced;
+	uint32_t sync_epoch; /* the leadership epoch of the last barrier relist (0 none) */
 	uint64_t count;
 };
 
@@ -232,8 +236,13 @@ int shm_writer_retire_type(struct shm_arena *a, uint16_t type);
 int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec);
 /* Delete (type, ns, name): 0 deleted, -ENOENT not present. */
 int shm_writer_delete(struct shm_arena *a, uint16_t type, const char *ns, const char *name);
-/* Record the last resourceVersion applied for type and whether the initial list is done. */
+/* Record the last resourceVersion applied for type and whether the initial list is done; the
+ * type's sync epoch is kept as it was. */
 int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool synced);
+/* The same, also recording that the type was relisted for leadership epoch `epoch` (the
+ * acquisition barrier, docs/architecture.md "Leadership"). */
+int shm_writer_set_sync_epoch(struct shm_arena *a, uint16_t type, const char *rv, bool synced,
+                              uint32_t epoch);
 /* Full consistency check (A1, A8, refcounts) of the published state: returns the number of
  * violations found (0 is healthy). For tests and `kcmctl cache`-style debugging. */
 int shm_writer_check(struct shm_arena *a);
@@ -276,6 +285,12 @@ int shm_reader_list_dependents(struct shm_arena *a, const char *owner_uid, shm_v
 int shm_reader_find_type(struct shm_arena *a, const char *group, const char *version,
                          const char *resource);
 int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_info *ret);
+/* The acquisition barrier in this process: once set, shm_type_info.synced also requires
+ * sync_epoch == fn() whenever fn() is not 0 (0: no leadership epoch known, the plain
+ * meaning). Set once at start-up, before any thread reads; NULL unsets. Workers and
+ * dispatchers set it (lib/fence-env.c); informerd and the manager do not (they want the
+ * arena's plain state). */
+void shm_reader_set_epoch_source(uint32_t (*fn)(void));
 int shm_reader_stats(struct shm_arena *a, struct shm_stats *ret);
 /* The change counter (bumped after each published change), e.g. to wait on or to poll. */
 uint64_t shm_reader_change_seq(struct shm_arena *a);

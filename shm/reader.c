@@ -729,6 +729,14 @@ int shm_reader_find_type(struct shm_arena *a, const char *group, const char *ver
 	return -ENOENT;
 }
 
+/* The acquisition barrier (arena.h shm_reader_set_epoch_source): written once at start-up. */
+static uint32_t (*epoch_source)(void);
+
+void shm_reader_set_epoch_source(uint32_t (*fn)(void))
+{
+	epoch_source = fn;
+}
+
 int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_info *ret)
 {
 	if (!a || !ret || !type_ok(a, type))
@@ -759,6 +767,12 @@ int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_inf
 	memcpy(ti.rv, words, SHM_ABI_RV_MAX);
 	ti.rv[SHM_ABI_RV_MAX] = 0;
 	ti.synced = (words[SHM_ABI_SYNC_WORDS - 1] & SHM_ABI_SYNC_SYNCED) != 0;
+	ti.sync_epoch = (uint32_t)(words[SHM_ABI_SYNC_WORDS - 1] >> SHM_ABI_SYNC_EPOCH_SHIFT);
+	if (epoch_source) {
+		uint32_t cur = epoch_source();
+		if (cur && ti.sync_epoch != cur)
+			ti.synced = false; /* listed before this kcmd won its Lease: not yet */
+	}
 	ti.count = atomic_load_explicit(&t->count, memory_order_relaxed);
 	*ret = ti;
 	return 0;

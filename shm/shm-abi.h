@@ -229,6 +229,9 @@ struct shm_abi_type {
 	uint64_t reserved[4];
 };
 #define SHM_ABI_SYNC_SYNCED 0x1u
+/* The flags word's high 32 bits: the leadership epoch the type was last relisted for (the
+ * acquisition barrier, kube/fence.h F5; 0 none). Was always 0 before, so no version change. */
+#define SHM_ABI_SYNC_EPOCH_SHIFT 32
 static_assert(sizeof(struct shm_abi_type) == 488, "type entry");
 
 /* ---- the header, at offset 0 ---------------------------------------------------------------- */

@@ -493,6 +493,133 @@ static void test_bad_input(void **state)
 	inf_reflector_free(r);
 }
 
+/* The acquisition barrier: a warm reflector resuming an old watch is made to relist at least as
+ * new as the Lease's version, and only that replace counts for the epoch. */
+static void test_barrier_relists_at_lease_rv(void **state)
+{
+	(void)state;
+	struct inf_reflector *r = mk(false, "40"); /* warm: a persisted arena at "40" */
+	struct inf_refl_request q;
+
+	assert_true(inf_reflector_synced(r));
+	assert_int_equal(inf_reflector_barrier_epoch(r), 0);
+	expect_watch(r, 0, "40"); /* the old watch, in flight */
+	/* the manager won its Lease at RV 100: the watch is abandoned (the driver cancels it) */
+	assert_int_equal(inf_reflector_barrier(r, 10, 7, "100"), 1);
+	assert_int_equal(inf_reflector_barrier(r, 10, 7, "100"), 0); /* asked already */
+	q = step(r, 10);
+	assert_int_equal(q.op, INF_REFL_LIST);
+	assert_string_equal(q.rv, "100");
+	assert_non_null(q.rv_match);
+	assert_string_equal(q.rv_match, "NotOlderThan");
+	assert_int_equal(q.limit, 0);
+	assert_true(q.replace_begin);
+	/* the abandoned watch's end never reaches the reflector; a late report is ignored */
+	assert_int_equal(inf_reflector_watch_done(r, 11, 0, true), 0);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 0); /* not before the commit */
+	assert_int_equal(page(r, 20, "105", NULL), INF_LIST_DONE);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 7);
+	expect_watch(r, 20, "105");
+	/* Negative control: a later ordinary relist (410) is no barrier for a new epoch. */
+	assert_int_equal(
+	        inf_reflector_watch_event(r, 30, KUBE_WATCH_ERROR, NULL, false, -EKEYEXPIRED),
+	        INF_EV_STOP);
+	q = step(r, 30 + 2 * S);
+	assert_string_equal(q.rv, "105");
+	assert_null(q.rv_match);
+	assert_int_equal(page(r, 40 + 2 * S, "110", NULL), INF_LIST_DONE);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 7);
+	inf_reflector_free(r);
+}
+
+/* The watch cache has not seen R ("too large resource version"): a consistent LIST, which still
+ * satisfies the barrier; no R at all is a consistent LIST too; a continue page keeps the epoch. */
+static void test_barrier_fallbacks(void **state)
+{
+	(void)state;
+	struct inf_reflector *r = mk(false, NULL);
+	struct inf_list_result big = {.err = -EKEYEXPIRED, .rv_too_large = true};
+	struct inf_refl_request q;
+
+	step(r, 0);
+	assert_int_equal(page(r, 0, "5", NULL), INF_LIST_DONE);
+	/* idle (between calls, e.g. in a backoff): nothing to cancel, the relist starts now */
+	assert_int_equal(inf_reflector_barrier(r, 1, 3, "50"), 0);
+	q = step(r, 1);
+	assert_string_equal(q.rv, "50");
+	assert_int_equal(inf_reflector_list_result(r, 2, &big), INF_LIST_FAILED);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 0);
+	q = step(r, 2);
+	assert_int_equal(q.op, INF_REFL_LIST);
+	assert_string_equal(q.rv, ""); /* consistent read */
+	assert_null(q.rv_match);
+	assert_int_equal(q.limit, 500);
+	assert_int_equal(page(r, 3, "60", "c1"), INF_LIST_MORE);
+	q = step(r, 3);
+	assert_string_equal(q.cont, "c1");
+	assert_int_equal(page(r, 4, "60", NULL), INF_LIST_DONE);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 3);
+	expect_watch(r, 4, "60");
+	/* the watch fails over and over (an apiserver down): the backoff grows */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(inf_reflector_watch_done(r, 4, -EPROTO, false), 0);
+		step(r, inf_reflector_next_wakeup(r)); /* LIST */
+		assert_int_equal(list_err(r, 4, -ECONNREFUSED), INF_LIST_FAILED);
+		step(r, inf_reflector_next_wakeup(r)); /* LIST again */
+		assert_int_equal(page(r, 4, "60", NULL), INF_LIST_DONE);
+		expect_watch(r, 4, "60");
+	}
+	/* a new epoch without a Lease version: a consistent LIST */
+	assert_int_equal(inf_reflector_barrier(r, 5, 4, ""), 1);
+	q = step(r, 5);
+	assert_string_equal(q.rv, "");
+	assert_null(q.rv_match);
+	/* a failed barrier list leaves the epoch unmet; the retry still asks a fresh version,
+	 * after the initial backoff (0.8 s, jitter 0 here) even though earlier failures had grown
+	 * it: the barrier starts a fresh backoff */
+	assert_int_equal(list_err(r, 6, -ECONNREFUSED), INF_LIST_FAILED);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 3);
+	assert_int_equal(inf_reflector_next_wakeup(r), 6 + 800000);
+	q = step(r, 6 + 2 * S);
+	assert_string_equal(q.rv, "");
+	assert_int_equal(page(r, 7 + 2 * S, "70", NULL), INF_LIST_DONE);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 4);
+	assert_int_equal(inf_reflector_barrier(r, 8, 0, "1"), -EINVAL);
+	inf_reflector_free(r);
+	/* informerd restarted within the term over an arena relisted for it: the watch resumes */
+	r = mk(false, "80");
+	assert_int_equal(inf_reflector_barrier_done(r, 4), 0);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 4);
+	expect_watch(r, 0, "80");
+	assert_int_equal(inf_reflector_barrier(r, 1, 4, "70"), 0); /* that epoch: nothing to do */
+	assert_int_equal(inf_reflector_barrier_done(r, 0), -EINVAL);
+	inf_reflector_free(r);
+}
+
+/* WatchList: the barrier replace is a WatchList at R (NotOlderThan), counted at its bookmark. */
+static void test_barrier_watch_list(void **state)
+{
+	(void)state;
+	struct inf_reflector *r = mk(true, "40");
+	struct inf_refl_request q;
+
+	expect_watch(r, 0, "40");
+	assert_int_equal(inf_reflector_barrier(r, 1, 9, "200"), 1);
+	q = step(r, 1);
+	assert_int_equal(q.op, INF_REFL_WATCH);
+	assert_true(q.send_initial_events);
+	assert_string_equal(q.rv, "200");
+	assert_string_equal(q.rv_match, "NotOlderThan");
+	assert_true(q.replace_begin);
+	assert_int_equal(inf_reflector_watch_event(r, 2, KUBE_WATCH_ADDED, "150", false, 0),
+	                 INF_EV_COLLECT);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 0);
+	assert_int_equal(inf_reflector_watch_event(r, 3, KUBE_WATCH_BOOKMARK, "210", true, 0),
+	                 INF_EV_REPLACED);
+	assert_int_equal(inf_reflector_barrier_epoch(r), 9);
+	inf_reflector_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +634,9 @@ int main(void)
 	        cmocka_unit_test(test_watch_list_fallback),
 	        cmocka_unit_test(test_warm_start),
 	        cmocka_unit_test(test_bad_input),
+	        cmocka_unit_test(test_barrier_relists_at_lease_rv),
+	        cmocka_unit_test(test_barrier_fallbacks),
+	        cmocka_unit_test(test_barrier_watch_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

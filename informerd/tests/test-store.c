@@ -189,6 +189,28 @@ static void test_events_after_arena(void **state)
 	assert_int_equal(shm_writer_check(f->a), 0);
 }
 
+/* The acquisition barrier's epoch in the sync word: set after a replace, kept by events and by
+ * an ordinary relist, refused during a replace (it must cover a committed one). */
+static void test_sync_epoch(void **state)
+{
+	struct fx *f = *state;
+	uint16_t t = (uint16_t)f->pod_t;
+
+	assert_int_equal(inf_store_sync_epoch(f->s, t), 0);
+	assert_int_equal(inf_store_replace_begin(f->s, t), 0);
+	radd(f, pod("a", "u-a", "5", NULL));
+	assert_int_equal(inf_store_set_sync_epoch(f->s, t, "5", 3), -EINVAL); /* mid-replace */
+	assert_int_equal(inf_store_replace_commit(f->s, t, "10"), 0);
+	assert_int_equal(inf_store_sync_epoch(f->s, t), 0);
+	assert_int_equal(inf_store_set_sync_epoch(f->s, t, "10", 3), 0);
+	assert_int_equal(inf_store_sync_epoch(f->s, t), 3);
+	assert_int_equal(inf_store_set_rv(f->s, t, "11"), 0);
+	assert_int_equal(inf_store_sync_epoch(f->s, t), 3);
+	assert_int_equal(inf_store_replace_begin(f->s, t), 0);
+	assert_int_equal(inf_store_replace_commit(f->s, t, "12"), 0);
+	assert_int_equal(inf_store_sync_epoch(f->s, t), 3);
+}
+
 static void test_replace_tombstones(void **state)
 {
 	struct fx *f = *state;
@@ -597,6 +619,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(test_events_after_arena, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_sync_epoch, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_replace_tombstones, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_drop_retire_reuse, setup, teardown),

@@ -166,10 +166,44 @@ static void test_client_refuses_writes(void **state)
 	close(fd);
 }
 
+/* F5: the leadership epoch and the Lease's resourceVersion, seen by read-only mappings; only
+ * the writable mapping moves them; the deadline is independent of them. */
+static void test_epoch(void **state)
+{
+	(void)state;
+	struct kube_fence *w, *r;
+	uint64_t rv = 99;
+	int fd = kube_fence_memfd_create();
+
+	assert_true(fd >= 0);
+	assert_int_equal(kube_fence_open(fd, true, &w), 0);
+	assert_int_equal(kube_fence_open(fd, false, &r), 0);
+	assert_int_equal(kube_fence_epoch(r, &rv), 0); /* no acquisition yet */
+	assert_int_equal(rv, 0);
+	kube_fence_set_epoch(w, 41, 123456);
+	assert_int_equal(kube_fence_epoch(r, &rv), 41);
+	assert_int_equal(rv, 123456);
+	assert_int_equal(kube_fence_epoch(r, NULL), 41);
+	kube_fence_set_epoch(r, 1, 1); /* a reader cannot move it */
+	assert_int_equal(kube_fence_epoch(r, &rv), 41);
+	assert_int_equal(rv, 123456);
+	assert_int_equal(kube_fence_deadline(r), 0); /* the fence is still closed */
+	kube_fence_set(w, KUBE_FENCE_NONE);
+	assert_int_equal(kube_fence_epoch(r, NULL), 41); /* and the deadline leaves the epoch */
+	kube_fence_set_epoch(w, 0xffffffffu, 0);
+	assert_int_equal(kube_fence_epoch(r, &rv), 0xffffffffu);
+	assert_int_equal(rv, 0);
+	assert_int_equal(kube_fence_epoch(NULL, &rv), 0);
+	kube_fence_close(w);
+	kube_fence_close(r);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_fence_word),
+	        cmocka_unit_test(test_epoch),
 	        cmocka_unit_test(test_fence_sealed_for_writes),
 	        cmocka_unit_test(test_writer_killed),
 	        cmocka_unit_test(test_client_refuses_writes),

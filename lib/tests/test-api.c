@@ -150,6 +150,79 @@ static void test_cache(void **state)
 	close(fd);
 }
 
+/* The acquisition barrier: in a worker (an epoch source set), a type listed before this kcmd
+ * won its Lease is not synced; it is once informerd relisted it for the current epoch. */
+static uint32_t g_epoch;
+static uint32_t fake_epoch(void)
+{
+	return g_epoch;
+}
+
+static void test_cache_synced_epoch(void **state)
+{
+	(void)state;
+	struct shm_arena *w, *rd;
+	struct shm_type_info ti;
+	int fd, rfd;
+
+	assert_int_equal(shm_arena_create(NULL, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	int t = shm_writer_register_type(w,
+	                                 &(struct shm_type_desc){.version = "v1",
+	                                                         .resource = "pods",
+	                                                         .kind = "Pod",
+	                                                         .record_kind = SHM_RECORD_META});
+	assert_true(t >= 0);
+	assert_int_equal(shm_arena_reader_fd(fd, &rfd), 0);
+	assert_int_equal(shm_reader_open(rfd, &rd), 0);
+	/* synced by a standby's informerd (no epoch yet) */
+	assert_int_equal(shm_writer_set_sync(w, (uint16_t)t, "10", true), 0);
+
+	/* no epoch source (informerd, the manager, tools): the plain meaning */
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 1);
+	shm_reader_set_epoch_source(fake_epoch);
+	g_epoch = 0; /* a source with no epoch published yet: the plain meaning too */
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 1);
+	/* negative control: epoch 5 began, the cache was listed before it */
+	g_epoch = 5;
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 0);
+	assert_int_equal(shm_reader_type_info(rd, (uint16_t)t, &ti), 0);
+	assert_false(ti.synced);
+	assert_int_equal(ti.sync_epoch, 0);
+	/* watch events keep the (old) epoch: still not synced */
+	assert_int_equal(shm_writer_set_sync(w, (uint16_t)t, "11", true), 0);
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 0);
+	/* a relist of an earlier epoch does not count either */
+	assert_int_equal(shm_writer_set_sync_epoch(w, (uint16_t)t, "12", true, 4), 0);
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 0);
+	/* the barrier relist of epoch 5 committed: synced, and later events keep it so */
+	assert_int_equal(shm_writer_set_sync_epoch(w, (uint16_t)t, "20", true, 5), 0);
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 1);
+	assert_int_equal(shm_writer_set_sync(w, (uint16_t)t, "21", true), 0);
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 1);
+	assert_int_equal(shm_reader_type_info(rd, (uint16_t)t, &ti), 0);
+	assert_int_equal(ti.sync_epoch, 5);
+	assert_string_equal(ti.rv, "21");
+	/* an epoch is no sync by itself: a type with its initial list not done stays 0 */
+	assert_int_equal(shm_writer_set_sync_epoch(w, (uint16_t)t, "", false, 5), 0);
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 0);
+	/* the next acquisition (epoch 6) makes every type wait again */
+	assert_int_equal(shm_writer_set_sync_epoch(w, (uint16_t)t, "30", true, 5), 0);
+	g_epoch = 6;
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 0);
+	/* high epochs survive the flags word (32 bits) */
+	g_epoch = 0xfffffffeu;
+	assert_int_equal(shm_writer_set_sync_epoch(w, (uint16_t)t, "31", true, 0xfffffffeu), 0);
+	assert_int_equal(kcmd_cache_synced(rd, "", "pods"), 1);
+	shm_reader_set_epoch_source(NULL);
+	g_epoch = 0;
+
+	shm_arena_close(rd);
+	shm_arena_close(w);
+	close(rfd);
+	close(fd);
+}
+
 static void test_queue_and_client_args(void **state)
 {
 	(void)state;
@@ -325,6 +398,7 @@ int main(void)
 	        cmocka_unit_test(test_keys),
 	        cmocka_unit_test(test_meta),
 	        cmocka_unit_test(test_cache),
+	        cmocka_unit_test(test_cache_synced_epoch),
 	        cmocka_unit_test(test_queue_and_client_args),
 	        cmocka_unit_test(test_client_new),
 	        cmocka_unit_test(test_whole_object_event),
