@@ -36,7 +36,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Shard B: tests whose time is spent waiting (a regex of test-name prefixes).
-SHARD_B='TestCronJob_|TestGC_OwnerResourceUnserved|TestGC_CascadingDeleteOnCRDConversionFailure|TestGC_MonitorsKeptOnDiscoveryFailure|TestGC_CRDPreferredVersionFollowed|TestNamespace_|TestPodGC_|TestTTL_|TestTTLAfterFinished_|TestDaemonSet_CrashDuringCreation|TestGC_InformerdKilledDuringCreationNegativeControl|TestTaintEviction_|TestKcmd_ClientCARotation|TestServiceCIDR_|TestNodeLifecycle_'
+SHARD_B='TestCronJob_|TestGC_OwnerResourceUnserved|TestGC_CascadingDeleteOnCRDConversionFailure|TestGC_MonitorsKeptOnDiscoveryFailure|TestGC_CRDPreferredVersionFollowed|TestNamespace_|TestPodGC_|TestTTL_|TestTTLAfterFinished_|TestDaemonSet_CrashDuringCreation|TestGC_InformerdKilledDuringCreationNegativeControl|TestTaintEviction_|TestKcmd_ClientCARotation|TestServiceCIDR_|TestNodeLifecycle_|TestJob_BackoffLimitPerIndex$|TestJob_PodsCreatedWithExponentialBackoff|TestDropIn_LeaseMigrationWithKCM|TestManager_InteropWithClientGoElector|TestManager_WorkersStartOnDemand|TestManager_FailoverAfterKill|TestManager_Fence|TestKcmd_IdleProcessesSleep|TestDisruption_AggregatedAPIDown|TestDisruption_DisruptedPodsExpiry|TestHPA_MetricsAPIDown'
 
 filter() { grep -E --line-buffered '^(=== RUN|--- |PASS|FAIL|ok|e2e:|bench:|panic:|\s+\S+_test\.go:)' || true; }
 
