@@ -35,6 +35,8 @@ struct inf_discovery {
 	char **failed;
 	size_t n_failed;
 	uint64_t rounds;
+	uint64_t last_end; /* when the last round finished (µs, monotonic) */
+	bool again;        /* inf_discovery_soon() during a round: one more right after it */
 	char path[512];
 };
 
@@ -135,7 +137,28 @@ static void finish_round(struct inf_discovery *d)
 		d->cfg.on_round(d->cfg.userdata, d->res, d->n,
 		                (const char *const *)(d->n_failed ? d->failed : (char *[]){NULL}));
 	reset_round(d);
-	(void)ipc_source_set_time(d->timer, ipc_now_usec() + period);
+	d->last_end = ipc_now_usec();
+	if (d->again) {
+		d->again = false;
+		period = INF_DISCOVERY_SOON_GAP_US;
+	}
+	(void)ipc_source_set_time(d->timer, d->last_end + period);
+}
+
+void inf_discovery_soon(struct inf_discovery *d)
+{
+	uint64_t at;
+
+	if (!d)
+		return;
+	if (d->stage != ST_IDLE || d->call) {
+		d->again = true; /* this round may have read discovery before the change */
+		return;
+	}
+	at = d->last_end + INF_DISCOVERY_SOON_GAP_US;
+	if (at < ipc_now_usec())
+		at = ipc_now_usec() + 1;
+	(void)ipc_source_set_time(d->timer, at);
 }
 
 /* Starts the request of the current stage (from the timer). */

@@ -45,6 +45,14 @@ int inf_discovery_new(const struct inf_discovery_config *cfg, struct inf_discove
 struct inf_discovery *inf_discovery_free(struct inf_discovery *d);
 uint64_t inf_discovery_rounds(const struct inf_discovery *d);
 
+/* A round as soon as the last one is INF_DISCOVERY_SOON_GAP_US old (or one more right after the
+ * round in flight), instead of a period later. For a resource whose list or watch says 404: its
+ * CRD or APIService went away, and until a round drops it its informer stays unsynced (every
+ * cache-sync wait would hang for up to a period; kcm's monitors wait the same, kcmd need not).
+ * The gap bounds how often an API that answers 404 yet stays in discovery can cost a round. */
+#define INF_DISCOVERY_SOON_GAP_US 2000000ULL
+void inf_discovery_soon(struct inf_discovery *d);
+
 /* The filter, exposed for tests: deletable (verbs), not a subresource, not ignored. */
 bool inf_discovery_wanted(const char *group, const char *resource, uint32_t verbs);
 

@@ -518,9 +518,24 @@ static int setup_feed(struct informerd *x)
 	return 0;
 }
 
+/* Whether res is one discovery added (not a controller's own watch). */
+static bool discovered(const struct informerd *x, const struct inf_resource *res)
+{
+	for (size_t j = 0; j < x->dres.n; j++)
+		if (x->dres.v[j] == res || (!strcmp(x->dres.v[j]->group, res->group) &&
+		                            !strcmp(x->dres.v[j]->resource, res->resource)))
+			return true;
+	return false;
+}
+
 static void on_informer_error(void *ud, const struct inf_resource *res, const char *what, int err)
 {
-	(void)ud;
+	struct informerd *x = ud;
+
+	/* 404 on a discovered resource: its CRD or APIService is most likely gone; a discovery
+	 * round now drops it rather than a period later (its informer holds every sync wait) */
+	if (err == -ENOENT && x && x->disc && discovered(x, res))
+		inf_discovery_soon(x->disc);
 	if (err == -EKEYEXPIRED || err == -ECONNRESET)
 		log_v(2, "%s%s%s: %s: %s", res->resource, res->group[0] ? "." : "", res->group,
 		      what, strerror(-err));
@@ -897,7 +912,8 @@ int main(int argc, char **argv)
 	                                  .watch_list = x->o.watch_list,
 	                                  .min_watch_timeout_s = x->o.min_watch_timeout_s,
 	                                  .no_warm_start = x->o.no_warm_start,
-	                                  .on_error = on_informer_error};
+	                                  .on_error = on_informer_error,
+	                                  .userdata = x};
 	if (inf_informers_new(&ic, &x->ii) < 0)
 		return 1;
 	/* the epoch first: informers started after an acquisition (warm ones included) list for

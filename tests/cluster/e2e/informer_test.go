@@ -449,14 +449,7 @@ func TestInformer_DiscoveryCRD(t *testing.T) {
 	rc := env.Client.CoreV1().RESTClient()
 	group := fmt.Sprintf("inf%d.kcmd.test", time.Now().UnixNano()%100000)
 	plural := "widgets"
-	crd := fmt.Sprintf(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
-"metadata":{"name":"%s.%s"},"spec":{"group":"%s","scope":"Namespaced",
-"names":{"plural":"%s","singular":"widget","kind":"Widget","listKind":"WidgetList"},
-"versions":[{"name":"v1","served":true,"storage":true,
-"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`, plural, group, group, plural)
-	if err := rc.Post().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions").Body([]byte(crd)).Do(ctx).Error(); err != nil {
-		t.Fatalf("creating the CRD: %v", err)
-	}
+	createWidgetCRD(t, group, plural)
 	crdDeleted := false
 	t.Cleanup(func() {
 		if !crdDeleted {
@@ -507,6 +500,70 @@ func TestInformer_DiscoveryCRD(t *testing.T) {
 	if !found {
 		t.Fatalf("no discovery log line for %s", res)
 	}
+}
+
+// createWidgetCRD creates a namespaced CRD <plural>.<group> (kind Widget, v1, any fields).
+func createWidgetCRD(t *testing.T, group, plural string) {
+	t.Helper()
+	crd := fmt.Sprintf(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"%s.%s"},"spec":{"group":"%s","scope":"Namespaced",
+"names":{"plural":"%s","singular":"widget","kind":"Widget","listKind":"WidgetList"},
+"versions":[{"name":"v1","served":true,"storage":true,
+"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`, plural, group, group, plural)
+	rc := env.Client.CoreV1().RESTClient()
+	if err := rc.Post().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions").Body([]byte(crd)).Do(context.Background()).Error(); err != nil {
+		t.Fatalf("creating the CRD: %v", err)
+	}
+}
+
+// TestInformer_GoneResourceDroppedAtOnce: a CRD deleted after discovery saw it leaves an
+// informer whose list and watch get 404. informerd runs a discovery round at once (not a period
+// later) and drops the informer, so it no longer holds informerd's "all synced". Stop 32's CI failed on this: another test's
+// CRD went away while kcmd started, and every cache-sync wait hung for the 30 s period. The
+// period here is 600 s, so without the early round the informer would stay for 10 minutes.
+func TestInformer_GoneResourceDroppedAtOnce(t *testing.T) {
+	h := holdArena(t)
+	group := fmt.Sprintf("gone%d.kcmd.test", time.Now().UnixNano()%100000)
+	plural := "widgets"
+	res := plural + "." + group
+	rc := env.Client.CoreV1().RESTClient()
+	createWidgetCRD(t, group, plural)
+	deleted := false
+	t.Cleanup(func() {
+		if !deleted {
+			_ = rc.Delete().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + res).Do(context.Background()).Error()
+		}
+	})
+	// discovery serves the CRD before informerd starts, so its first (and, in 600 s, only
+	// periodic) round watches it
+	Eventually(t, 30*time.Second, "the CRD served", func() (bool, string) {
+		err := rc.Get().AbsPath("/apis/" + group + "/v1/" + plural).Do(context.Background()).Error()
+		return err == nil, fmt.Sprint(err)
+	})
+	p := startInformerd(t, h.path, filepath.Join(t.TempDir(), "metrics"), "--discover-deletable", "--discovery-period=600")
+	// index of the first line (from line from on) holding sub, or -1
+	find := func(sub string, from int) int {
+		logs := p.Logs()
+		for i := from; i < len(logs); i++ {
+			if strings.Contains(logs[i], sub) {
+				return i
+			}
+		}
+		return -1
+	}
+	Eventually(t, 60*time.Second, "the CRD watched and synced", func() (bool, string) {
+		w := find("discovery: watching "+res, 0)
+		return w >= 0 && find("informers synced after", w) > w, "no 'watching' line, or no 'synced' line after it"
+	})
+	if err := rc.Delete().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + res).Do(context.Background()).Error(); err != nil {
+		t.Fatalf("deleting the CRD: %v", err)
+	}
+	deleted = true
+	start := time.Now()
+	Eventually(t, 20*time.Second, "the gone resource's informer dropped", func() (bool, string) {
+		return find("discovery: "+res+" is gone: dropping", 0) >= 0, "informerd still has the informer"
+	})
+	t.Logf("dropped %.1f s after the CRD's deletion", time.Since(start).Seconds())
 }
 
 // TestInformer_OracleNegativeControl: the oracle must see a divergence when there is one: an
