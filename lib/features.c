@@ -75,6 +75,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* Go's strconv.ParseBool */
 static int parse_bool(const char *v, bool *ret)
 {
 	static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
@@ -89,6 +90,7 @@ static int parse_bool(const char *v, bool *ret)
 	return -EINVAL;
 }
 
+/* Go's strings.TrimSpace over ASCII */
 static void trim(char *s)
 {
 	size_t n = strlen(s), a = 0;
@@ -99,100 +101,273 @@ static void trim(char *s)
 	memmove(s, s + a, n - a + 1);
 }
 
-int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, size_t errlen)
+static int spec_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct kcm_gate_spec *)elem)->name);
+}
+
+const struct kcm_gate_spec *kcm_gate_spec_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	return bsearch(name, kcm_gate_specs, kcm_gate_specs_n, sizeof(kcm_gate_specs[0]), spec_cmp);
+}
+
+static bool spec_on(const struct kcmd_features *f, size_t i)
+{
+	const struct kcm_gate_spec *s = &kcm_gate_specs[i];
+	if (i < KCMD_KCM_GATES_MAX && f->named[i])
+		return f->named[i] == 2;
+	if (s->stage == KCM_SPEC_ALPHA && f->all_alpha)
+		return f->all_alpha == 2;
+	if (s->stage == KCM_SPEC_BETA && f->all_beta)
+		return f->all_beta == 2;
+	return s->def;
+}
+
+bool kcmd_features_gate_on(const struct kcmd_features *f, const char *name)
+{
+	const struct kcm_gate_spec *s = kcm_gate_spec_find(name);
+	return s && spec_on(f, (size_t)(s - kcm_gate_specs));
+}
+
+static void resolve(struct kcmd_features *f)
+{
+	for (int i = 0; i < KCMD_FEAT_COUNT; i++) {
+		const struct kcm_gate_spec *s = kcm_gate_spec_find(gates[i].name);
+		f->on[i] = s ? spec_on(f, (size_t)(s - kcm_gate_specs)) : gates[i].def;
+	}
+}
+
+static void keep_first(char *dst, size_t n, const char *s)
+{
+	size_t l = 0;
+	if (dst[0] || !n)
+		return;
+	if (!s[0])
+		s = " "; /* " ": an empty name was given */
+	while (s[l] && l + 1 < n) {
+		dst[l] = s[l];
+		l++;
+	}
+	dst[l] = 0;
+}
+
+/*
+ * One "A=true,kube:B=false" value. kcm's flag splits it at commas, each entry at its first
+ * colon (component, then "Name=value"); once all flags are read the kube component's values
+ * are joined and parsed as "Name=bool" entries. Syntax errors are reported here, in entry order
+ * (kcm stops at the first); what depends on the whole set waits for kcmd_features_validate().
+ */
+int kcmd_features_add(const char *spec, struct kcmd_features *f, char *err, size_t errlen)
 {
 	struct kcmd_features out = *f;
-	bool named[KCMD_FEAT_COUNT] = {false}, all_set[2] = {false}, all_val[2] = {false};
 	const char *p = spec;
 
 	while (p && *p) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
-		char ent[256], *eq;
+		char ent[256], *val, *colon, *eq, *name;
 		bool v;
 
-		if (n >= sizeof(ent))
-			return fail(err, errlen, "--feature-gates: entry too long: %.40s...", p);
-		memcpy(ent, p, n);
-		ent[n] = 0;
+		const char *start = p;
 		p = comma ? comma + 1 : p + n;
-		trim(ent);
-		if (!ent[0])
+		if (n == 0)
 			continue;
-		eq = strchr(ent, '=');
+		if (n >= sizeof(ent))
+			return fail(err, errlen, "feature gate entry too long: %.40s...", start);
+		memcpy(ent, start, n);
+		ent[n] = 0;
+		colon = strchr(ent, ':');
+		if (colon) {
+			*colon = 0;
+			trim(ent);
+			if (ent[0] && strcmp(ent, "kube") != 0) {
+				keep_first(out.bad_component, sizeof(out.bad_component), ent);
+				continue;
+			}
+			out.prefixes |= ent[0] ? 2 : 1;
+			name = colon + 1;
+		} else {
+			out.prefixes |= 1;
+			name = ent;
+		}
+		trim(name);
+		if (!name[0])
+			continue; /* an empty entry (kcm's gate parser skips it) */
+		eq = strchr(name, '=');
+		if (eq)
+			*eq = 0;
+		trim(name);
 		if (!eq)
-			return fail(err, errlen, "--feature-gates: missing bool value for %s", ent);
-		*eq = 0;
-		trim(ent);
-		char *val = eq + 1;
+			return fail(err, errlen, "missing bool value for %s", name);
+		val = eq + 1;
 		trim(val);
 		if (parse_bool(val, &v) < 0)
-			return fail(err, errlen,
-			            "--feature-gates: invalid value of %s=%s (want true or false)",
-			            ent, val);
-		/* kcm's --help names its gates "kube:Name" (the component of emulated versions) */
-		char *gname = strncmp(ent, "kube:", 5) == 0 ? ent + 5 : ent;
-		if (strcmp(gname, "AllAlpha") == 0 || strcmp(gname, "AllBeta") == 0) {
-			int k = gname[3] == 'A' ? 0 : 1;
-			all_set[k] = true;
-			all_val[k] = v;
-			if (k == 0)
-				out.all_alpha = v ? 2 : 1;
-			else
-				out.all_beta = v ? 2 : 1;
+			return fail(
+			        err, errlen,
+			        "invalid value of %s=%s, err: strconv.ParseBool: parsing \"%s\": "
+			        "invalid syntax",
+			        name, val, val);
+		if (strcmp(name, "AllAlpha") == 0) {
+			out.all_alpha = v ? 2 : 1;
 			continue;
 		}
-		int found = -1;
-		for (int i = 0; i < KCMD_FEAT_COUNT; i++)
-			if (strcmp(gname, gates[i].name) == 0)
-				found = i;
-		const struct kcm_gate *other = found < 0 ? kcm_gate_find(gname) : NULL;
-		if (other && (size_t)(other - kcm_gates) < KCMD_KCM_GATES_MAX) {
-			out.kcm_other[other - kcm_gates] = v ? 2 : 1;
+		if (strcmp(name, "AllBeta") == 0) {
+			out.all_beta = v ? 2 : 1;
 			continue;
 		}
-		/* a GA gate: accepted (kcm warns), refused when locked away from its default */
-		for (size_t g = 0; found < 0 && g < kcm_ga_gates_n && g < KCMD_KCM_GA_MAX; g++) {
-			if (strcmp(kcm_ga_gates[g].name, gname))
-				continue;
-			if (kcm_ga_gates[g].locked && v != kcm_ga_gates[g].def)
-				return fail(err, errlen,
-				            "--feature-gates: cannot set feature gate %s to %s, "
-				            "feature "
-				            "is locked to %s",
-				            gname, v ? "true" : "false",
-				            kcm_ga_gates[g].def ? "true" : "false");
-			out.kcm_ga[g] = v ? 2 : 1;
-			found = -2;
-		}
-		if (found == -2)
+		const struct kcm_gate_spec *s = kcm_gate_spec_find(name);
+		size_t i = s ? (size_t)(s - kcm_gate_specs) : KCMD_KCM_GATES_MAX;
+		if (i >= KCMD_KCM_GATES_MAX) {
+			keep_first(out.unknown, sizeof(out.unknown), name);
 			continue;
-		if (found < 0) {
-			char known[512] = "";
-			for (int i = 0; i < KCMD_FEAT_COUNT; i++) {
-				size_t l = strlen(known);
-				snprintf(known + l, sizeof(known) - l, "%s%s", i ? ", " : "",
-				         gates[i].name);
-			}
-			return fail(err, errlen,
-			            "--feature-gates: unrecognized feature gate: %s (neither a "
-			            "kube-controller-manager v1.37 gate nor one of kcmd's: %s, "
-			            "AllAlpha and AllBeta)",
-			            gname, known);
 		}
-		out.on[found] = v;
-		named[found] = true;
+		out.named[i] = v ? 2 : 1; /* a later entry wins, as in kcm's map */
 	}
-	for (int i = 0; i < KCMD_FEAT_COUNT; i++) {
-		int k = gates[i].stage == ALPHA ? 0 : gates[i].stage == BETA ? 1 : -1;
-		if (!named[i] && k >= 0 && all_set[k])
-			out.on[i] = all_val[k];
-	}
+	resolve(&out);
 	*f = out;
 	return 0;
 }
 
-int kcmd_features_ignored(const struct kcmd_features *f, char *buf, size_t n)
+/* Go's utilerrors aggregate: one error as is, several as "[a, b]" */
+struct agg {
+	char *buf;
+	size_t n, len;
+	int count;
+};
+
+static void agg_add(struct agg *a, const char *fmt, ...)
+{
+	va_list ap;
+	char one[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(one, sizeof(one), fmt, ap);
+	va_end(ap);
+	if (!a->buf || !a->n)
+		return (void)a->count++;
+	if (a->count == 0) {
+		snprintf(a->buf, a->n, "%s", one);
+	} else {
+		size_t l = strlen(a->buf);
+		if (a->count == 1 && l + 1 < a->n) { /* open the bracket */
+			memmove(a->buf + 1, a->buf, l + 1);
+			a->buf[0] = '[';
+			l++;
+		}
+		snprintf(a->buf + l, a->n - l, ", %s", one);
+	}
+	a->count++;
+}
+
+static int agg_done(struct agg *a)
+{
+	if (a->count > 1 && a->buf && a->n) {
+		size_t l = strlen(a->buf);
+		if (l + 1 < a->n) {
+			a->buf[l] = ']';
+			a->buf[l + 1] = 0;
+		}
+	}
+	return a->count ? -EINVAL : 0;
+}
+
+int kcmd_features_validate(const struct kcmd_features *f, char *err, size_t errlen)
+{
+	struct agg a = {err, errlen, 0, 0};
+
+	if (err && errlen)
+		err[0] = 0;
+	if (f->bad_component[0])
+		return fail(err, errlen, "component not registered: %s", f->bad_component);
+	if (f->prefixes == 3)
+		return fail(err, errlen,
+		            "set kube feature gates with default empty prefix or kube: prefix "
+		            "consistently, do not mix use");
+	if (f->unknown[0])
+		return fail(err, errlen, "unrecognized feature gate: %s",
+		            strcmp(f->unknown, " ") ? f->unknown : "");
+	/* entry by entry: locked away from the default, or not available at 1.37 (AllAlpha and
+	 * AllBeta are alpha/beta gates off by default: never locked) */
+	for (size_t i = 0; i < kcm_gate_specs_n && i < KCMD_KCM_GATES_MAX; i++) {
+		const struct kcm_gate_spec *s = &kcm_gate_specs[i];
+		bool v = f->named[i] == 2;
+		if (!f->named[i])
+			continue;
+		if (s->locked && v != s->def)
+			agg_add(&a, "cannot set feature gate %s to %s, feature is locked to %s",
+			        s->name, v ? "true" : "false", s->def ? "true" : "false");
+		else if (s->stage == KCM_SPEC_PREALPHA)
+			agg_add(&a,
+			        "cannot set feature gate %s to %s, feature is PreAlpha at emulated "
+			        "version 1.37, min compatibility version 1.36",
+			        s->name, v ? "true" : "false");
+	}
+	if (a.count)
+		return agg_done(&a);
+	/* an enabled gate needs its dependencies enabled */
+	for (size_t i = 0; i < kcm_gate_specs_n; i++) {
+		const struct kcm_gate_spec *s = &kcm_gate_specs[i];
+		char off[512] = "", dep[128];
+		size_t l = 0;
+
+		if (!s->deps || !spec_on(f, i))
+			continue;
+		for (const char *d = s->deps; *d;) {
+			size_t dn = strcspn(d, " ");
+			snprintf(dep, sizeof(dep), "%.*s", (int)dn, d);
+			d += dn + (d[dn] == ' ');
+			if (!kcmd_features_gate_on(f, dep) && l < sizeof(off))
+				l += (size_t)snprintf(off + l, sizeof(off) - l, "%s%s",
+				                      l ? " " : "", dep);
+		}
+		if (off[0])
+			agg_add(&a,
+			        "%s is enabled, but depends on features that are disabled: [%s]",
+			        s->name, off);
+	}
+	return agg_done(&a);
+}
+
+int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, size_t errlen)
+{
+	struct kcmd_features out = *f;
+	int r = kcmd_features_add(spec, &out, err, errlen);
+	if (r < 0)
+		return r;
+	r = kcmd_features_validate(&out, err, errlen);
+	if (r < 0)
+		return r;
+	*f = out;
+	return 0;
+}
+
+void kcmd_features_each_warning(const struct kcmd_features *f,
+                                void (*fn)(const char *gate, bool value, bool deprecated,
+                                           void *arg),
+                                void *arg)
+{
+	for (size_t i = 0; i < kcm_gate_specs_n && i < KCMD_KCM_GATES_MAX; i++) {
+		const struct kcm_gate_spec *s = &kcm_gate_specs[i];
+		if (f->named[i] && (s->stage == KCM_SPEC_GA || s->stage == KCM_SPEC_DEPRECATED))
+			fn(s->name, f->named[i] == 2, s->stage == KCM_SPEC_DEPRECATED, arg);
+	}
+}
+
+static bool acted_on(const char *name, const char *const *acted)
+{
+	for (int i = 0; i < KCMD_FEAT_COUNT; i++)
+		if (strcmp(gates[i].name, name) == 0)
+			return true;
+	for (size_t i = 0; acted && acted[i]; i++)
+		if (strcmp(acted[i], name) == 0)
+			return true;
+	return false;
+}
+
+int kcmd_features_ignored(const struct kcmd_features *f, const char *const *acted, char *buf,
+                          size_t n)
 {
 	size_t l = 0;
 	int w;
@@ -209,22 +384,12 @@ int kcmd_features_ignored(const struct kcmd_features *f, char *buf, size_t n)
 			return -ENOSPC;
 		l += (size_t)w;
 	}
-	/* GA gates set away from their default (kcm acts on them; kcmd's code is at the GA
-	 * behaviour) */
-	for (size_t i = 0; i < kcm_ga_gates_n && i < KCMD_KCM_GA_MAX; i++) {
-		if (!f->kcm_ga[i] || (f->kcm_ga[i] == 2) == kcm_ga_gates[i].def)
+	for (size_t i = 0; i < kcm_gate_specs_n && i < KCMD_KCM_GATES_MAX; i++) {
+		const struct kcm_gate_spec *s = &kcm_gate_specs[i];
+		if (!f->named[i] || (f->named[i] == 2) == s->def || acted_on(s->name, acted))
 			continue;
-		w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s", l ? ", " : "",
-		             kcm_ga_gates[i].name, f->kcm_ga[i] == 2 ? "true" : "false");
-		if (w < 0 || (size_t)w >= (n > l ? n - l : 0))
-			return -ENOSPC;
-		l += (size_t)w;
-	}
-	for (size_t i = 0; i < kcm_gates_n && i < KCMD_KCM_GATES_MAX; i++) {
-		if (!f->kcm_other[i] || (f->kcm_other[i] == 2) == kcm_gates[i].def)
-			continue;
-		w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s", l ? ", " : "",
-		             kcm_gates[i].name, f->kcm_other[i] == 2 ? "true" : "false");
+		w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s", l ? ", " : "", s->name,
+		             f->named[i] == 2 ? "true" : "false");
 		if (w < 0 || (size_t)w >= (n > l ? n - l : 0))
 			return -ENOSPC;
 		l += (size_t)w;
@@ -258,7 +423,9 @@ bool kcmd_feature_enabled(enum kcmd_feature f)
 	if (!loaded) {
 		const char *env = getenv("KCMD_FEATURE_GATES");
 		kcmd_features_defaults(&cur);
-		if (env && kcmd_features_parse(env, &cur, NULL, 0) < 0)
+		/* the manager checked the whole command line; this is its result for kcmd's gates
+		 * only, so kcm's dependency check (on gates it leaves out) does not apply */
+		if (env && kcmd_features_add(env, &cur, NULL, 0) < 0)
 			kcmd_features_defaults(&cur);
 		loaded = true;
 	}

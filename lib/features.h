@@ -5,13 +5,18 @@
  * usable by every kcmd process).
  *
  * Design note.
- *   kcm accepts `--feature-gates=A=true,B=false` (spaces around entries allowed, values as Go's
- *   strconv.ParseBool, `AllAlpha=`/`AllBeta=` set every alpha/beta gate not named explicitly) and
- *   refuses a gate it does not know ("unrecognized feature gate: X"). kcmd knows the gates that
- *   change what its controllers or its client do in v1.37, with v1.37's stage and default; any
- *   other gate is refused the same way, so a gate is never silently ignored. The manager parses
- *   the flag and passes every gate's value to its children as KCMD_FEATURE_GATES (the canonical
- *   "A=true,B=false" of all known gates); kcmd_feature_enabled() reads it there.
+ *   kcm's --feature-gates is component-base's: the flag collects "[kube:]Name=bool" entries
+ *   (repeatable, spaces around entries allowed, values as Go's strconv.ParseBool, AllAlpha= and
+ *   AllBeta= set every alpha/beta gate not named), and after all flags are read it checks the
+ *   union against every gate kcm registers (lib/kcm-gates.c, generated from upstream's specs):
+ *   an unknown gate, a locked gate away from its default, a gate not yet available at 1.37, or
+ *   an enabled gate whose dependencies are disabled is refused with kcm's words. kcmd checks
+ *   the same, in the same order, and says the same (kcmd_features_add() per flag, then
+ *   kcmd_features_validate() once). Of the accepted gates, kcmd acts on the ones listed below
+ *   and on the gates its controllers require (kcmd_features_gate_on()); the others are
+ *   reported once when set away from their default. The manager passes kcmd's gates to its
+ *   children as KCMD_FEATURE_GATES (the canonical "A=true,B=false"); kcmd_feature_enabled()
+ *   reads it there.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,28 +36,45 @@ enum kcmd_feature {
 	KCMD_FEAT_COUNT,
 };
 
-/* kube-controller-manager's other gates (kcm-catalogue.h): accepted, no effect in kcmd */
-#define KCMD_KCM_GATES_MAX 512 /* the catalogue's size bound (a unit test checks it) */
-#define KCMD_KCM_GA_MAX    256 /* the GA gate table's bound (a unit test checks it) */
+#define KCMD_KCM_GATES_MAX 512 /* bound of kcm_gate_specs[] (a unit test checks it) */
 
 struct kcmd_features {
-	bool on[KCMD_FEAT_COUNT];
-	/* per kcm_gates[] entry: 0 not named, 1 named false, 2 named true */
-	unsigned char kcm_other[KCMD_KCM_GATES_MAX];
+	bool on[KCMD_FEAT_COUNT]; /* kcmd's gates, resolved */
+	/* per kcm_gate_specs[] entry: 0 not named, 1 named false, 2 named true */
+	unsigned char named[KCMD_KCM_GATES_MAX];
 	/* AllAlpha / AllBeta given: 0 no, 1 false, 2 true */
 	unsigned char all_alpha, all_beta;
-	/* per kcm_ga_gates[] entry (kcm's GA gates): 0 not named, 1 named false, 2 named true */
-	unsigned char kcm_ga[KCMD_KCM_GA_MAX];
+	/* entries seen: 1 without a component, 2 with "kube:" (kcm refuses both at once) */
+	unsigned char prefixes;
+	/* the first entry naming an unregistered component / an unknown gate ("" none) */
+	char bad_component[64], unknown[128];
 };
 
 /* Every gate at its v1.37 default. */
 void kcmd_features_defaults(struct kcmd_features *f);
-/* Applies a --feature-gates value onto f. Returns 0, or -EINVAL with a message naming the entry. */
+/* Adds one --feature-gates value's entries to f (kcm's flag Set: only the syntax is checked
+ * here). Returns 0, or -EINVAL with kcm's message and f untouched. */
+int kcmd_features_add(const char *spec, struct kcmd_features *f, char *err, size_t errlen);
+/* kcm's check of all entries given, after the last flag: component, unknown gate, locked,
+ * not available, dependencies. Returns 0, or -EINVAL with kcm's message (several errors as
+ * "[a, b]", as Go's aggregate prints them). */
+int kcmd_features_validate(const struct kcmd_features *f, char *err, size_t errlen);
+/* add + validate, atomically (a single-flag caller: KCMD_FEATURE_GATES, tests). */
 int kcmd_features_parse(const char *spec, struct kcmd_features *f, char *err, size_t errlen);
-/* The kube-controller-manager gates kcmd does not act on that the flags set away from their
- * default, as "A=true, B=false" (AllAlpha/AllBeta named too), for the manager's one report.
- * Returns the length (0: none), or -ENOSPC. */
-int kcmd_features_ignored(const struct kcmd_features *f, char *buf, size_t n);
+/* Whether kcm's gate `name` is on with f's entries (any registered gate; false if unknown). */
+bool kcmd_features_gate_on(const struct kcmd_features *f, const char *name);
+/* The GA and deprecated gates named in f, one "Name=value" per call of `fn` (kcm warns of each:
+ * "setting GA feature gate" / "setting deprecated feature gate"). */
+void kcmd_features_each_warning(const struct kcmd_features *f,
+                                void (*fn)(const char *gate, bool value, bool deprecated,
+                                           void *arg),
+                                void *arg);
+/* The kube-controller-manager gates kcmd does not act on (neither kcmd's own nor in `acted`, a
+ * NULL-terminated list such as the gates its controllers require; may be NULL) that the flags
+ * set away from their default, as "A=true, B=false" (AllAlpha/AllBeta named too), for the
+ * manager's one report. Returns the length (0: none), or -ENOSPC. */
+int kcmd_features_ignored(const struct kcmd_features *f, const char *const *acted, char *buf,
+                          size_t n);
 /* "A=true,B=false,..." for every known gate (what KCMD_FEATURE_GATES carries). Returns the
  * length, or -ENOSPC. */
 int kcmd_features_format(const struct kcmd_features *f, char *buf, size_t n);

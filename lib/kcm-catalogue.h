@@ -38,15 +38,27 @@ extern const size_t kcm_flags_n;
 extern const struct kcm_gate kcm_gates[];
 extern const size_t kcm_gates_n;
 
-/* kcm's GA gates (lib/kcm-ga-gates.c, tools/gen-kcm-ga-gates.py): --help does not list them,
- * kcm accepts them with a warning, and refuses a locked one set away from its default. */
-struct kcm_ga_gate {
-	const char *name;
-	bool def;
-	bool locked;
+/* Every gate kcm registers (lib/kcm-gates.c, tools/gen-kcm-gates.py), as its --feature-gates
+ * check sees it at emulation version 1.37: --help lists only the alpha and beta ones, the flag
+ * takes them all. Sorted by name. */
+enum kcm_spec_stage {
+	KCM_SPEC_PREALPHA, /* not available at 1.37: refused whatever the value */
+	KCM_SPEC_ALPHA,
+	KCM_SPEC_BETA,
+	KCM_SPEC_GA,
+	KCM_SPEC_DEPRECATED,
 };
-extern const struct kcm_ga_gate kcm_ga_gates[];
-extern const size_t kcm_ga_gates_n;
+struct kcm_gate_spec {
+	const char *name;
+	enum kcm_spec_stage stage;
+	bool def;
+	bool locked;      /* refused when set away from def */
+	const char *deps; /* gates it needs enabled while it is, "A B" sorted, or NULL */
+};
+extern const struct kcm_gate_spec kcm_gate_specs[];
+extern const size_t kcm_gate_specs_n;
+/* The entry named `name` (bsearch), or NULL. */
+const struct kcm_gate_spec *kcm_gate_spec_find(const char *name);
 
 /* The entry named `name`, or NULL. */
 const struct kcm_flag *kcm_flag_find(const char *name);

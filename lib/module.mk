@@ -8,7 +8,7 @@ kclog_SRCS       := lib/log.c lib/childenv.c
 kclog_TESTS      := lib/tests/test-log.c lib/tests/test-childenv.c
 kubeloop_SRCS    := lib/kube-loop.c
 kubeloop_LIBDEPS := kube ipc
-kcfeat_SRCS      := lib/features.c lib/kcm-catalogue.c lib/kcm-ga-gates.c
+kcfeat_SRCS      := lib/features.c lib/kcm-catalogue.c lib/kcm-gates.c
 kcfeat_FUZZ      := lib/fuzz/fuzz-features.c
 #   kcflag   Go-style bool/duration parsing and controller flag values (kcmd/controller.h)
 LIBS             += kcflag

@@ -464,7 +464,14 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 		return parse_controllers(cfg, v, err, errlen);
 	case F_GATES:
 		cfg->feature_gates_arg = v;
-		return kcmd_features_parse(v, &cfg->features, err, errlen);
+		/* kcm checks the union of every --feature-gates after the last flag */
+		if (kcmd_features_add(v, &cfg->features, err + (errlen > 17 ? 17 : 0),
+		                      errlen > 17 ? errlen - 17 : errlen) < 0) {
+			if (errlen > 17)
+				memcpy(err, "--feature-gates: ", 17);
+			return -EINVAL;
+		}
+		return 0;
 	}
 	return fail(err, errlen, "--%s: internal error", f->name);
 }
@@ -553,6 +560,12 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		if (r < 0)
 			return r;
 	}
+	if (kcmd_features_validate(&cfg->features, err + (errlen > 17 ? 17 : 0),
+	                           errlen > 17 ? errlen - 17 : errlen) < 0) {
+		if (errlen > 17)
+			memcpy(err, "--feature-gates: ", 17);
+		return -EINVAL;
+	}
 	for (size_t k = 0; k < cfg->n_ctl; k++) {
 		struct mgr_controller_config *cc = &cfg->ctl[k];
 		const struct kcmd_controller *c = cc->desc;
@@ -563,16 +576,14 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			if (c->flags[f].enables_controller &&
 			    !kcmd_flag_bool(cc->values, c->flags[f].name))
 				cc->enabled = false;
-		/* a controller whose feature gate is off does not start, as in kcm */
+		/* a controller whose feature gate is off does not start, as in kcm (any of kcm's
+		 * gates: ClusterTrustBundle, DynamicResourceAllocation, ...) */
 		cc->gated_off = false;
 		for (size_t g = 0; c->feature_gates && c->feature_gates[g]; g++)
-			for (int fe = 0; fe < KCMD_FEAT_COUNT; fe++)
-				if (!strcmp(kcmd_feature_name((enum kcmd_feature)fe),
-				            c->feature_gates[g]) &&
-				    !cfg->features.on[fe]) {
-					cc->gated_off |= cc->enabled;
-					cc->enabled = false;
-				}
+			if (!kcmd_features_gate_on(&cfg->features, c->feature_gates[g])) {
+				cc->gated_off |= cc->enabled;
+				cc->enabled = false;
+			}
 	}
 	cfg->auth.requestheader_uid_gate = cfg->features.on[KCMD_FEAT_REMOTE_REQUEST_HEADER_UID];
 	if (kube_content_type_parse(cfg->kube_api_content_type, &cfg->kube_api_content_type) < 0)

@@ -1661,6 +1661,19 @@ static int exec_bench(int argc, char **argv)
 	return 1;
 }
 
+/* kcm's words for a GA or deprecated gate set on the command line */
+static void gate_warning(const char *gate, bool value, bool deprecated, void *arg)
+{
+	char f1[160], f2[32];
+	const char *fields[] = {f1, f2, NULL};
+	(void)arg;
+	snprintf(f1, sizeof(f1), "featureGate=%s", gate);
+	snprintf(f2, sizeof(f2), "value=%s", value ? "true" : "false");
+	kclog_log(KCLOG_WARNING, __FILE__, __LINE__, fields,
+	          "Warning: setting %s feature gate. It will be removed in a future release.",
+	          deprecated ? "deprecated" : "GA");
+}
+
 int main(int argc, char **argv)
 {
 	struct mgr *m = &(struct mgr){.arena_fd = -1,
@@ -1671,7 +1684,7 @@ int main(int argc, char **argv)
 	                              .fence_fd = -1,
 	                              .rest_metrics_fd = -1,
 	                              .status_fd = -1};
-	char err[512];
+	char err[4096]; /* kcm's aggregated --feature-gates errors are long */
 	int r;
 
 	if (argc > 1 && !strcmp(argv[1], "bench"))
@@ -1729,9 +1742,20 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < m->cfg.n_kcm_noop; i++)
 		log_warning("%s (accepted for kube-controller-manager compatibility, no effect)",
 		            m->cfg.kcm_noop[i]);
+	/* kcm's warning for each GA or deprecated gate named */
+	kcmd_features_each_warning(&m->cfg.features, gate_warning, NULL);
 	{
 		char ign[2048];
-		int n = kcmd_features_ignored(&m->cfg.features, ign, sizeof(ign));
+		/* the gates kcmd's controllers require are acted on (they start or not) */
+		const char *acted[64];
+		size_t na = 0;
+		for (size_t i = 0; i < kcmd_registry_count(); i++) {
+			const struct kcmd_controller *c = kcmd_registry_at(i);
+			for (size_t g = 0; c->feature_gates && c->feature_gates[g] && na < 63; g++)
+				acted[na++] = c->feature_gates[g];
+		}
+		acted[na] = NULL;
+		int n = kcmd_features_ignored(&m->cfg.features, acted, ign, sizeof(ign));
 		if (n != 0)
 			log_warning(
 			        "--feature-gates: %s: kube-controller-manager gates kcmd does not "

@@ -150,16 +150,29 @@ static void test_feature_gates(void **state)
 	assert_true(c.features.on[KCMD_FEAT_DEPLOYMENT_RS_TERMINATING_REPLICAS]);
 	/* later flags apply onto earlier ones, as pflag's map flag does */
 	assert_int_equal(PARSE(&c, err, "--feature-gates=WatchListClient=false", "--feature-gates",
-	                       "AtomicFIFO=0"),
+	                       "PodDeletionCost=0"),
 	                 0);
 	assert_false(c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]);
-	assert_false(c.features.on[KCMD_FEAT_ATOMIC_FIFO]);
+	assert_false(c.features.on[KCMD_FEAT_POD_DELETION_COST]);
+	/* AtomicFIFO off while the gates needing it are on: kcm refuses it (was accepted before
+	 * kcmd checked kcm's dependencies; TestKcmd_FeatureGateChecksMatchKCM shows kcm refusing)
+	 */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=WatchListClient=false", "--feature-gates",
+	                       "AtomicFIFO=0"),
+	                 -EINVAL);
+	assert_non_null(strstr(err, "StaleControllerConsistencyJob is enabled, but depends on "
+	                            "features that are disabled: [AtomicFIFO]"));
 	/* AllBeta sets every beta gate not named */
 	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=false,PodDeletionCost=true"), 0);
 	assert_true(c.features.on[KCMD_FEAT_POD_DELETION_COST]);
 	assert_false(c.features.on[KCMD_FEAT_STALE_CONSISTENCY_RS]);
 	assert_false(c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]);
-	assert_int_equal(PARSE(&c, err, "--feature-gates=AllAlpha=true"), 0);
+	/* AllAlpha=true turns on alpha gates that need GenericWorkload (beta, off): kcm refuses
+	 * it alone (was accepted before kcmd checked dependencies), accepts it with the beta */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllAlpha=true"), -EINVAL);
+	assert_non_null(strstr(err, "PodGroupPreemptionPolicy is enabled, but depends on features "
+	                            "that are disabled: [GenericWorkload]"));
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllAlpha=true,GenericWorkload=true"), 0);
 	assert_true(
 	        c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]); /* no alpha gate: nothing changes */
 	assert_int_equal(PARSE(&c, err, "--feature-gates="), 0);
@@ -171,35 +184,49 @@ static void test_feature_gates(void **state)
 	assert_true(kcm_gates_n > 100 && kcm_gates_n <= KCMD_KCM_GATES_MAX);
 	assert_int_equal(PARSE(&c, err,
 	                       "--feature-gates=kube:APIServingWithRoutine=true,"
-	                       "APIResponseCompression=true,kube:PodDeletionCost=false"),
+	                       "kube:APIResponseCompression=true,kube:PodDeletionCost=false"),
 	                 0);
 	assert_false(c.features.on[KCMD_FEAT_POD_DELETION_COST]);
-	assert_true(kcmd_features_ignored(&c.features, buf, sizeof(buf)) > 0);
+	assert_true(kcmd_features_ignored(&c.features, NULL, buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "APIServingWithRoutine=true"); /* the other is its default */
+	/* "kube:" and no prefix in one command line: kcm refuses the mix (was accepted before;
+	 * TestKcmd_FeatureGateChecksMatchKCM shows kcm refusing it) */
+	assert_int_equal(PARSE(&c, err,
+	                       "--feature-gates=kube:APIServingWithRoutine=true,"
+	                       "APIResponseCompression=true,kube:PodDeletionCost=false"),
+	                 -EINVAL);
+	assert_non_null(strstr(err, "set kube feature gates with default empty prefix or kube: "
+	                            "prefix consistently, do not mix use"));
 	assert_int_equal(PARSE(&c, err, "--feature-gates=AllAlpha=false"), 0);
-	assert_true(kcmd_features_ignored(&c.features, buf, sizeof(buf)) > 0);
+	assert_true(kcmd_features_ignored(&c.features, NULL, buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "AllAlpha=false");
 	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost=true"), 0);
-	assert_int_equal(kcmd_features_ignored(&c.features, buf, sizeof(buf)), 0);
+	assert_int_equal(kcmd_features_ignored(&c.features, NULL, buf, sizeof(buf)), 0);
 	/* kcm's GA gates (not in its --help): accepted; a locked one only at its default; one
 	 * set away from its default is reported */
-	assert_true(kcm_ga_gates_n > 10 && kcm_ga_gates_n <= KCMD_KCM_GA_MAX);
+	assert_true(kcm_gate_specs_n > kcm_gates_n && kcm_gate_specs_n <= KCMD_KCM_GATES_MAX);
 	assert_int_equal(PARSE(&c, err,
 	                       "--feature-gates=MultiCIDRServiceAllocator=true,"
-	                       "kube:PodCertificateRequest=true"),
+	                       "PodCertificateRequest=true"),
 	                 0);
-	assert_int_equal(kcmd_features_ignored(&c.features, buf, sizeof(buf)), 0);
+	assert_int_equal(kcmd_features_ignored(&c.features, NULL, buf, sizeof(buf)), 0);
 	assert_int_equal(PARSE(&c, err, "--feature-gates=MultiCIDRServiceAllocator=false"),
 	                 -EINVAL);
 	assert_non_null(strstr(err, "cannot set feature gate MultiCIDRServiceAllocator to false, "
 	                            "feature is locked to true"));
 	assert_int_equal(PARSE(&c, err, "--feature-gates=PodCertificateRequest=false"), 0);
-	assert_true(kcmd_features_ignored(&c.features, buf, sizeof(buf)) > 0);
+	assert_true(kcmd_features_ignored(&c.features, NULL, buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "PodCertificateRequest=false");
+	/* a gate a controller requires is acted on: not reported as without effect */
+	{
+		const char *const acted[] = {"PodCertificateRequest", NULL};
+		assert_int_equal(kcmd_features_ignored(&c.features, acted, buf, sizeof(buf)), 0);
+	}
 	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost"), -EINVAL);
 	assert_non_null(strstr(err, "missing bool value for PodDeletionCost"));
 	assert_int_equal(PARSE(&c, err, "--feature-gates=PodDeletionCost=maybe"), -EINVAL);
-	assert_non_null(strstr(err, "invalid value of PodDeletionCost=maybe"));
+	assert_non_null(strstr(err, "invalid value of PodDeletionCost=maybe, err: "
+	                            "strconv.ParseBool: parsing \"maybe\": invalid syntax"));
 
 	/* what the children get, and how they read it */
 	assert_int_equal(
@@ -213,6 +240,134 @@ static void test_feature_gates(void **state)
 	assert_false(kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_RS));
 	assert_true(kcmd_feature_enabled(KCMD_FEAT_POD_DELETION_COST));
 	assert_string_equal(kcmd_feature_stage(KCMD_FEAT_WATCH_LIST_CLIENT), "Beta");
+	mgr_config_free(&c);
+}
+
+/* kcm's --feature-gates check (component-base featuregate + the component registry), rule by
+ * rule, with kcm's words (the e2e TestKcmd_FeatureGateChecksMatchKCM runs both binaries). */
+static void test_feature_gates_match_kcm(void **state)
+{
+	(void)state;
+	struct mgr_config c = {0};
+	char err[4096] = "";
+
+	/* kcmd's own gates have v1.37's stage and default, as kcm registers them */
+	for (int i = 0; i < KCMD_FEAT_COUNT; i++) {
+		const struct kcm_gate_spec *s = kcm_gate_spec_find(kcmd_feature_name(i));
+		assert_non_null(s);
+		assert_int_equal(s->def, kcmd_feature_default(i));
+		assert_string_equal(kcmd_feature_stage(i), s->stage == KCM_SPEC_ALPHA  ? "Alpha"
+		                                           : s->stage == KCM_SPEC_BETA ? "Beta"
+		                                                                       : "GA");
+	}
+	/* the table is sorted (bsearch) and every dependency is a registered gate */
+	for (size_t i = 1; i < kcm_gate_specs_n; i++)
+		assert_true(strcmp(kcm_gate_specs[i - 1].name, kcm_gate_specs[i].name) < 0);
+	for (size_t i = 0; i < kcm_gate_specs_n; i++)
+		for (const char *d = kcm_gate_specs[i].deps; d && *d;) {
+			char dep[128];
+			size_t n = strcspn(d, " ");
+			snprintf(dep, sizeof(dep), "%.*s", (int)n, d);
+			assert_non_null(kcm_gate_spec_find(dep));
+			d += n + (d[n] == ' ');
+		}
+	/* every gate listed by kcm's --help is in the full table with the same default */
+	for (size_t i = 0; i < kcm_gates_n; i++) {
+		const struct kcm_gate_spec *s = kcm_gate_spec_find(kcm_gates[i].name);
+		assert_non_null(s);
+		assert_int_equal(s->def, kcm_gates[i].def);
+	}
+
+	/* unknown */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=NoSuchGate=true"), -EINVAL);
+	assert_string_equal(err, "--feature-gates: unrecognized feature gate: NoSuchGate");
+	assert_int_equal(PARSE(&c, err, "--feature-gates==true"), -EINVAL);
+	assert_string_equal(err, "--feature-gates: unrecognized feature gate: ");
+	/* an unknown gate in an earlier flag, a bad value in a later one: the value is reported
+	 * (kcm parses all entries before it looks them up) */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=NoSuchGate=true",
+	                       "--feature-gates=PodDeletionCost=yes"),
+	                 -EINVAL);
+	assert_string_equal(err, "--feature-gates: invalid value of PodDeletionCost=yes, err: "
+	                         "strconv.ParseBool: parsing \"yes\": invalid syntax");
+	/* components */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=wardle:A=true"), -EINVAL);
+	assert_string_equal(err, "--feature-gates: component not registered: wardle");
+	assert_int_equal(PARSE(&c, err, "--feature-gates=kube:PodDeletionCost=false",
+	                       "--feature-gates=WatchListClient=false"),
+	                 -EINVAL);
+	assert_non_null(strstr(err, "do not mix use"));
+	assert_int_equal(PARSE(&c, err, "--feature-gates=:PodDeletionCost=false"), 0);
+	assert_false(c.features.on[KCMD_FEAT_POD_DELETION_COST]);
+	/* locked: one error as is, several as Go's aggregate */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=SELinuxChangePolicy=false"), -EINVAL);
+	assert_string_equal(err, "--feature-gates: cannot set feature gate SELinuxChangePolicy to "
+	                         "false, feature is locked to true");
+	assert_int_equal(PARSE(&c, err, "--feature-gates=SELinuxChangePolicy=true"), 0);
+	assert_int_equal(PARSE(&c, err,
+	                       "--feature-gates=SELinuxChangePolicy=false,"
+	                       "MultiCIDRServiceAllocator=false"),
+	                 -EINVAL);
+	assert_string_equal(err, "--feature-gates: [cannot set feature gate "
+	                         "MultiCIDRServiceAllocator to false, feature is locked to true, "
+	                         "cannot set feature gate SELinuxChangePolicy to false, feature "
+	                         "is locked to true]");
+	/* the last value of a gate counts, as in kcm's map */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=SELinuxChangePolicy=false",
+	                       "--feature-gates=SELinuxChangePolicy=true"),
+	                 0);
+	/* a deprecated locked gate */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=GitRepoVolumeDriver=true"), -EINVAL);
+	assert_string_equal(err, "--feature-gates: cannot set feature gate GitRepoVolumeDriver to "
+	                         "true, feature is locked to false");
+	/* dependencies: checked on the union of all flags */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=ClusterTrustBundle=false"), -EINVAL);
+	assert_string_equal(err, "--feature-gates: ClusterTrustBundleProjection is enabled, but "
+	                         "depends on features that are disabled: [ClusterTrustBundle]");
+	assert_int_equal(PARSE(&c, err, "--feature-gates=ClusterTrustBundle=false",
+	                       "--feature-gates=ClusterTrustBundleProjection=false"),
+	                 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=StorageVersionAPI=true,APIServerIdentity=false"),
+	        -EINVAL);
+	assert_non_null(strstr(err, "StorageVersionAPI is enabled, but depends on features that "
+	                            "are disabled: [APIServerIdentity]"));
+	assert_int_equal(PARSE(&c, err, "--feature-gates=DRAPartitionableDevicesType=true"),
+	                 -EINVAL);
+	assert_string_equal(err, "--feature-gates: DRAPartitionableDevicesType is enabled, but "
+	                         "depends on features that are disabled: [DRAResourcePoolStatus]");
+	/* AllBeta=false turns off dependents and dependencies alike: accepted */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=false"), 0);
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=false,AtomicFIFO=true"), 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=AllBeta=false,StaleControllerConsistencyJob=true"),
+	        -EINVAL);
+	assert_string_equal(err, "--feature-gates: StaleControllerConsistencyJob is enabled, but "
+	                         "depends on features that are disabled: [AtomicFIFO]");
+	mgr_config_free(&c);
+}
+
+static void record_warning(const char *gate, bool value, bool deprecated, void *arg)
+{
+	char *buf = arg;
+	size_t l = strlen(buf);
+	snprintf(buf + l, 512 - l, "%s%s=%d:%s", l ? " " : "", gate, value,
+	         deprecated ? "deprecated" : "GA");
+}
+
+/* kcm warns of each GA or deprecated gate named; alpha and beta ones pass silently */
+static void test_feature_gate_warnings(void **state)
+{
+	(void)state;
+	struct mgr_config c = {0};
+	char err[1024] = "", buf[512] = "";
+
+	assert_int_equal(PARSE(&c, err,
+	                       "--feature-gates=PodCertificateRequest=true,KMSv1=false,"
+	                       "PodDeletionCost=false,GenericWorkload=false"),
+	                 0);
+	kcmd_features_each_warning(&c.features, record_warning, buf);
+	assert_string_equal(buf, "KMSv1=0:deprecated PodCertificateRequest=1:GA");
 	mgr_config_free(&c);
 }
 
@@ -441,6 +596,19 @@ static void test_required_gate(void **state)
 	                 0);
 	assert_false(ON(c, pg));
 	assert_false(mgr_controller(&c, pg)->gated_off);
+	/* a GA gate kcmd has no code behind (ClusterTrustBundle, unlocked in v1.37) still gates
+	 * its controller, as kcm's requiredFeatureGates do */
+	const char *ctb = "kube-apiserver-serving-clustertrustbundle-publisher-controller";
+	assert_int_equal(PARSE(&c, err, "--controllers=*"), 0);
+	assert_true(ON(c, ctb));
+	assert_int_equal(PARSE(&c, err,
+	                       "--feature-gates=ClusterTrustBundle=false,"
+	                       "ClusterTrustBundleProjection=false",
+	                       "--controllers=*"),
+	                 0);
+	assert_false(ON(c, ctb));
+	assert_true(mgr_controller(&c, ctb)->gated_off);
+	assert_true(ON(c, RS));
 	mgr_config_free(&c);
 }
 
@@ -451,6 +619,8 @@ int main(void)
 	        cmocka_unit_test(test_spellings),
 	        cmocka_unit_test(test_kcm_flags_without_effect),
 	        cmocka_unit_test(test_feature_gates),
+	        cmocka_unit_test(test_feature_gates_match_kcm),
+	        cmocka_unit_test(test_feature_gate_warnings),
 	        cmocka_unit_test(test_controllers),
 	        cmocka_unit_test(test_required_gate),
 	        cmocka_unit_test(test_errors_name_the_flag),
