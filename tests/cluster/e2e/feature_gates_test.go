@@ -73,7 +73,7 @@ var fgCases = []fgCase{
 
 // fgItems splits an error message into its errors: Go's aggregate prints several as "[a, b]"
 // in a map's (random) order, so they are compared as a sorted list.
-var fgItemRe = regexp.MustCompile(`cannot set feature gate \S+ to \S+, feature is locked to (?:true|false)|\S+ is enabled, but depends on features that are disabled: \[[^\]]*\]`)
+var fgItemRe = regexp.MustCompile(`cannot set feature gate \S+ to \S+, feature is locked to (?:true|false)|[A-Za-z0-9]+ is enabled, but depends on features that are disabled: \[[^\]]*\]`)
 
 func fgItems(msg string) []string {
 	msg = strings.TrimSpace(msg)
