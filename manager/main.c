@@ -1661,7 +1661,7 @@ static int exec_bench(int argc, char **argv)
 	return 1;
 }
 
-/* kcm's words for a GA or deprecated gate set on the command line */
+/* kcm's words for a GA or deprecated gate set on the command line (an info line in kcm) */
 static void gate_warning(const char *gate, bool value, bool deprecated, void *arg)
 {
 	char f1[160], f2[32];
@@ -1669,7 +1669,7 @@ static void gate_warning(const char *gate, bool value, bool deprecated, void *ar
 	(void)arg;
 	snprintf(f1, sizeof(f1), "featureGate=%s", gate);
 	snprintf(f2, sizeof(f2), "value=%s", value ? "true" : "false");
-	kclog_log(KCLOG_WARNING, __FILE__, __LINE__, fields,
+	kclog_log(KCLOG_INFO, __FILE__, __LINE__, fields,
 	          "Warning: setting %s feature gate. It will be removed in a future release.",
 	          deprecated ? "deprecated" : "GA");
 }
