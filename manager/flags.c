@@ -577,10 +577,12 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			    !kcmd_flag_bool(cc->values, c->flags[f].name))
 				cc->enabled = false;
 		/* a controller whose feature gate is off does not start, as in kcm (any of kcm's
-		 * gates: ClusterTrustBundle, DynamicResourceAllocation, ...) */
+		 * gates: ClusterTrustBundle, DynamicResourceAllocation, ...); a name kcm does not
+		 * register (a plug-in's own) cannot be set, so it gates nothing */
 		cc->gated_off = false;
 		for (size_t g = 0; c->feature_gates && c->feature_gates[g]; g++)
-			if (!kcmd_features_gate_on(&cfg->features, c->feature_gates[g])) {
+			if (kcm_gate_spec_find(c->feature_gates[g]) &&
+			    !kcmd_features_gate_on(&cfg->features, c->feature_gates[g])) {
 				cc->gated_off |= cc->enabled;
 				cc->enabled = false;
 			}
