@@ -277,6 +277,11 @@ func TestKcmd_FeatureGateOffStopsControllers(t *testing.T) {
 			t.Errorf("kube-controller-manager did not log %s:\n%s", w, kcmLog)
 		}
 	}
+	for _, l := range strings.Split(kcmLog, "\n") {
+		if strings.Contains(l, "disabled by a feature gate") || strings.Contains(l, "featureGate=") {
+			t.Logf("kcm: %s", l)
+		}
+	}
 
 	common := []string{"--controllers=" + ctb + "," + pcr, "--secure-port=0", "--leader-elect=false",
 		"--use-service-account-credentials", "--root-ca-file=" + env.Cluster.CAFile, "--v=4"}
@@ -291,6 +296,10 @@ func TestKcmd_FeatureGateOffStopsControllers(t *testing.T) {
 		}
 	}
 	for _, l := range p.Logs() {
+		if strings.Contains(l, "disabled by a feature gate") || strings.Contains(l, "featureGate=") ||
+			strings.Contains(l, "starting: ") {
+			t.Logf("kcmd: %s", l)
+		}
 		if strings.Contains(l, "starting: ") && !strings.Contains(l, "controllers: (none)") {
 			t.Errorf("kcmd started controllers with their gates off: %s", l)
 		}
@@ -309,10 +318,12 @@ func TestKcmd_FeatureGateOffStopsControllers(t *testing.T) {
 
 	// the negative control: gates at their default, the publisher publishes
 	q := startKcmd(t, nil, common...)
+	start := time.Now()
 	Eventually(t, 60*time.Second, "the bundle "+bundle+" with the gates on", func() (bool, string) {
 		_, err := ctbs.Get(ctx, bundle, metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
+	t.Logf("with the gates at their default the bundle %s appeared after %v", bundle, time.Since(start))
 	if q.Logged("Controller is disabled by a feature gate") {
 		t.Error("kcmd disabled a controller with its gates at their default")
 	}
