@@ -609,6 +609,18 @@ static void test_required_gate(void **state)
 	assert_false(ON(c, ctb));
 	assert_true(mgr_controller(&c, ctb)->gated_off);
 	assert_true(ON(c, RS));
+	/* the device taint eviction controller needs DRADeviceTaints (GA, unlocked), which
+	 * DRADeviceTaintRules depends on */
+	const char *dte = "device-taint-eviction-controller";
+	assert_true(ON(c, dte));
+	assert_int_equal(PARSE(&c, err, "--feature-gates=DRADeviceTaints=false", "--controllers=*"),
+	                 -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--feature-gates=DRADeviceTaints=false",
+	                       "--feature-gates=DRADeviceTaintRules=false", "--controllers=*"),
+	                 0);
+	assert_false(ON(c, dte));
+	assert_true(mgr_controller(&c, dte)->gated_off);
+	assert_true(ON(c, ctb));
 	mgr_config_free(&c);
 }
 
