@@ -269,8 +269,7 @@ bool pvb_volume_bound_to_claim(const cJSON *volume, const cJSON *claim)
 
 	if (!r)
 		return false;
-	if (!eq(str(get(r, "name")), name_of(claim)) ||
-	    !eq(str(get(r, "namespace")), ns_of(claim)))
+	if (!eq(str(get(r, "name")), name_of(claim)) || !eq(str(get(r, "namespace")), ns_of(claim)))
 		return false;
 	uid = s0(str(get(r, "uid")));
 	return !*uid || eq(uid, uid_of(claim));
@@ -340,7 +339,8 @@ static int selector_of(const cJSON *js, struct kube_selector **ret, char *err, s
 	cJSON_ArrayForEach(x, ml)
 	{
 		if (cJSON_IsString(x))
-			ls.match_labels[i++] = (struct kube_kv){.key = x->string, .value = x->valuestring};
+			ls.match_labels[i++] =
+			        (struct kube_kv){.key = x->string, .value = x->valuestring};
 	}
 	ls.n_match_labels = (uint32_t)i;
 	i = 0;
@@ -408,7 +408,8 @@ int pvb_find_matching_volume(const cJSON *claim, const cJSON *volumes, bool dela
 		int r = selector_of(sel_js, &sel, why, sizeof(why));
 
 		if (r < 0) {
-			snprintf(err, errlen, "error creating internal label selector for claim: %s/%s: %s",
+			snprintf(err, errlen,
+			         "error creating internal label selector for claim: %s/%s: %s",
 			         ns_of(claim), name_of(claim), why[0] ? why : strerror(-r));
 			return r;
 		}
@@ -494,6 +495,17 @@ int pvb_find_best_match(const cJSON *claim, const cJSON *volumes, bool delay_bin
 					cJSON_AddItemReferenceToArray(group, (cJSON *)v);
 			}
 			r = pvb_find_matching_volume(claim, group, delay_binding, ret, err, errlen);
+			if (*ret) {
+				/* the reference dies with the group: point at the volume itself */
+				const cJSON *ref = *ret;
+
+				*ret = NULL;
+				cJSON_ArrayForEach(v, volumes)
+				{
+					if (v->child == ref->child)
+						*ret = v;
+				}
+			}
 			cJSON_Delete(group);
 			if (r < 0 || *ret)
 				return r;
@@ -660,7 +672,8 @@ static int update_claim_status(const struct pvb_ops *ops, cJSON **io, const char
 			const char *pre = ann(volume, PVB_ANN_PRE_RESIZE);
 
 			if (!volume_capacity(volume)) {
-				snprintf(err, errlen, "persistentVolume %s is without a storage capacity",
+				snprintf(err, errlen,
+				         "persistentVolume %s is without a storage capacity",
 				         name_of(volume));
 				cJSON_Delete(clone);
 				return -EINVAL;
@@ -859,8 +872,8 @@ static int unbind_volume(const struct pvb_ops *ops, const cJSON *volume, char *e
 	if (!clone)
 		return nomem(err, errlen);
 	if (has_ann(volume, PVB_ANN_BOUND_BY_CTRL)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(clone, "spec"),
-		                                        "claimRef");
+		cJSON_DeleteItemFromObjectCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(clone, "spec"), "claimRef");
 		del_ann(clone, PVB_ANN_BOUND_BY_CTRL);
 	} else {
 		cJSON *ref = cJSON_GetObjectItemCaseSensitive(
@@ -921,8 +934,10 @@ static int delete_volume(const struct pvb_ops *ops, cJSON **io, char *err, size_
 		if (strncmp(prov, "kubernetes.io/", 14) != 0)
 			return 0; /* the external deleter's volume: wait for it */
 		if (!strcmp(prov, "kubernetes.io/host-path")) {
-			note(ops, "volume %s: the hostPath deleter is not built in kcmd (%s); left "
-			          "Released", name_of(volume), prov);
+			note(ops,
+			     "volume %s: the hostPath deleter is not built in kcmd (%s); left "
+			     "Released",
+			     name_of(volume), prov);
 			return 0;
 		}
 		snprintf(msg, sizeof(msg), "no volume plugin matched name: %s", prov);
@@ -932,7 +947,8 @@ static int delete_volume(const struct pvb_ops *ops, cJSON **io, char *err, size_
 		return 0;
 	} else {
 		snprintf(msg, sizeof(msg),
-		         "error getting deleter volume plugin for volume \"%s\": no deletable volume "
+		         "error getting deleter volume plugin for volume \"%s\": no deletable "
+		         "volume "
 		         "plugin matched",
 		         name_of(volume));
 	}
@@ -1055,12 +1071,14 @@ int pvb_sync_volume(const struct pvb_ops *ops, const cJSON *volume, char *err, s
 	} else if (!*claim_volume_name(claim)) {
 		if (pvb_volume_mode_mismatch(claim, volume)) {
 			snprintf(msg, sizeof(msg),
-			         "Cannot bind PersistentVolume to requested PersistentVolumeClaim %s due "
+			         "Cannot bind PersistentVolume to requested PersistentVolumeClaim "
+			         "%s due "
 			         "to incompatible volumeMode.",
 			         name_of(claim));
 			event(ops, volume, false, WARNING, "VolumeMismatch", msg);
 			snprintf(msg, sizeof(msg),
-			         "Cannot bind PersistentVolume %s to requested PersistentVolumeClaim due "
+			         "Cannot bind PersistentVolume %s to requested "
+			         "PersistentVolumeClaim due "
 			         "to incompatible volumeMode.",
 			         name_of(volume));
 			event(ops, claim, true, WARNING, "VolumeMismatch", msg);
@@ -1089,8 +1107,8 @@ fail:
 
 /* ---- syncClaim -------------------------------------------------------------------------- */
 /* IsDelayBindingMode */
-static int delay_binding_mode(const struct pvb_ops *ops, const cJSON *claim, bool *ret,
-                              char *err, size_t errlen)
+static int delay_binding_mode(const struct pvb_ops *ops, const cJSON *claim, bool *ret, char *err,
+                              size_t errlen)
 {
 	const char *cls = pvb_claim_class(claim);
 	const cJSON *mode;
@@ -1166,8 +1184,7 @@ static const struct {
 
 /* provisionClaim for an external provisioner: the provisioner annotations (current and beta)
  * on the claim, then the ExternalProvisioning Event */
-static int provision_claim(const struct pvb_ops *ops, const cJSON *claim, char *err,
-                           size_t errlen)
+static int provision_claim(const struct pvb_ops *ops, const cJSON *claim, char *err, size_t errlen)
 {
 	const char *cls = pvb_claim_class(claim), *prov;
 	cJSON *sc = NULL, *clone = NULL, *out = NULL;
@@ -1180,7 +1197,8 @@ static int provision_claim(const struct pvb_ops *ops, const cJSON *claim, char *
 	if (r < 0) {
 		/* the lister's error text; retried at the next sync */
 		if (r == -ENOENT)
-			snprintf(msg, sizeof(msg), "storageclass.storage.k8s.io \"%s\" not found", cls);
+			snprintf(msg, sizeof(msg), "storageclass.storage.k8s.io \"%s\" not found",
+			         cls);
 		else
 			snprintf(msg, sizeof(msg), "error getting StorageClass %s: %s", cls,
 			         strerror(-r));
@@ -1215,7 +1233,8 @@ static int provision_claim(const struct pvb_ops *ops, const cJSON *claim, char *
 	}
 	snprintf(msg, sizeof(msg),
 	         "Waiting for a volume to be created either by the external provisioner '%s' or "
-	         "manually by the system administrator. If volume creation is delayed, please verify "
+	         "manually by the system administrator. If volume creation is delayed, please "
+	         "verify "
 	         "that the provisioner is running and correctly registered.",
 	         prov);
 	event(ops, claim, true, NORMAL, "ExternalProvisioning", msg);
@@ -1251,8 +1270,7 @@ static int claim_lost(const struct pvb_ops *ops, const cJSON *claim, const char 
 }
 
 /* checkVolumeSatisfyClaim: NULL, or why the requested volume does not fit */
-static const char *volume_unsatisfying(const cJSON *volume, const cJSON *claim, char *buf,
-                                       size_t n)
+static const char *volume_unsatisfying(const cJSON *volume, const cJSON *claim, char *buf, size_t n)
 {
 	if (deleting(volume)) {
 		snprintf(buf, n, "the volume is marked for deletion \"%s\"", name_of(volume));
@@ -1292,8 +1310,8 @@ static int sync_unbound_claim(const struct pvb_ops *ops, const cJSON *claim, cha
 		}
 		r = pvb_find_best_match(claim, volumes, delay, &match, why, sizeof(why));
 		if (r < 0) {
-			snprintf(err, errlen, "error finding PV for claim \"%s/%s\": %s", ns_of(claim),
-			         name_of(claim), why);
+			snprintf(err, errlen, "error finding PV for claim \"%s/%s\": %s",
+			         ns_of(claim), name_of(claim), why);
 			cJSON_Delete(volumes);
 			return r;
 		}
@@ -1323,7 +1341,8 @@ static int sync_unbound_claim(const struct pvb_ops *ops, const cJSON *claim, cha
 			return provision_claim(ops, claim, err, errlen);
 		} else {
 			event(ops, claim, true, NORMAL, "FailedBinding",
-			      "no persistent volumes available for this claim and no storage class is "
+			      "no persistent volumes available for this claim and no storage class "
+			      "is "
 			      "set");
 		}
 		return claim_status_only(ops, claim, "Pending", err, errlen);
@@ -1340,7 +1359,8 @@ static int sync_unbound_claim(const struct pvb_ops *ops, const cJSON *claim, cha
 		const char *no = volume_unsatisfying(volume, claim, why, sizeof(why));
 
 		if (no) {
-			snprintf(msg, sizeof(msg), "Cannot bind to requested volume \"%s\": %s", vn, no);
+			snprintf(msg, sizeof(msg), "Cannot bind to requested volume \"%s\": %s", vn,
+			         no);
 			event(ops, claim, true, WARNING, "VolumeMismatch", msg);
 			r = claim_status_only(ops, claim, "Pending", err, errlen);
 		} else {
@@ -1355,7 +1375,8 @@ static int sync_unbound_claim(const struct pvb_ops *ops, const cJSON *claim, cha
 		const cJSON *ref = claim_ref(volume);
 
 		snprintf(err, errlen,
-		         "invalid binding of claim \"%s/%s\" to volume \"%s\": volume already claimed "
+		         "invalid binding of claim \"%s/%s\" to volume \"%s\": volume already "
+		         "claimed "
 		         "by \"%s/%s\"",
 		         ns_of(claim), name_of(claim), vn, s0(str(get(ref, "namespace"))),
 		         s0(str(get(ref, "name"))));
@@ -1365,8 +1386,7 @@ static int sync_unbound_claim(const struct pvb_ops *ops, const cJSON *claim, cha
 	return r;
 }
 
-static int sync_bound_claim(const struct pvb_ops *ops, const cJSON *claim, char *err,
-                            size_t errlen)
+static int sync_bound_claim(const struct pvb_ops *ops, const cJSON *claim, char *err, size_t errlen)
 {
 	const char *vn = claim_volume_name(claim);
 	cJSON *volume = NULL;
@@ -1380,10 +1400,11 @@ static int sync_bound_claim(const struct pvb_ops *ops, const cJSON *claim, char 
 		                  err, errlen);
 	r = ops->get_volume(ops->ud, vn, &volume);
 	if (r == -ENOENT)
-		return claim_lost(ops, claim, "ClaimLost",
-		                  "Bound claim has lost its PersistentVolume. Data on the volume is "
-		                  "lost!",
-		                  err, errlen);
+		return claim_lost(
+		        ops, claim, "ClaimLost",
+		        "Bound claim has lost its PersistentVolume. Data on the volume is "
+		        "lost!",
+		        err, errlen);
 	if (r < 0) {
 		snprintf(err, errlen, "error getting volume %s: %s", vn, strerror(-r));
 		return r;
@@ -1394,9 +1415,10 @@ static int sync_bound_claim(const struct pvb_ops *ops, const cJSON *claim, char 
 		 * missing */
 		r = bind(ops, volume, claim, err, errlen);
 	else
-		r = claim_lost(ops, claim, "ClaimMisbound",
-		               "Two claims are bound to the same volume, this one is bound incorrectly",
-		               err, errlen);
+		r = claim_lost(
+		        ops, claim, "ClaimMisbound",
+		        "Two claims are bound to the same volume, this one is bound incorrectly",
+		        err, errlen);
 	cJSON_Delete(volume);
 	return r;
 }

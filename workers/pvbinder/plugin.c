@@ -243,7 +243,8 @@ static int op_write(void *ud, enum pvb_write w, const cJSON *obj, cJSON **ret, c
 	char *body = cJSON_PrintUnformatted(obj);
 	struct kube_request rq = {.verb = KUBE_UPDATE,
 	                          .version = "v1",
-	                          .resource = claim ? "persistentvolumeclaims" : "persistentvolumes",
+	                          .resource =
+	                                  claim ? "persistentvolumeclaims" : "persistentvolumes",
 	                          .ns = claim ? jstr(md, "namespace", NULL) : NULL,
 	                          .name = jstr(md, "name", NULL),
 	                          .subresource = status ? "status" : NULL,
