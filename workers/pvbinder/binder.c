@@ -1289,6 +1289,91 @@ static const char *volume_unsatisfying(const cJSON *volume, const cJSON *claim, 
 	return NULL;
 }
 
+/* the pod has ended: Succeeded, Failed, or being deleted with no container running */
+static bool pod_terminated(const cJSON *pod)
+{
+	const char *ph = phase_of(pod);
+	const cJSON *cs;
+
+	if (eq(ph, "Succeeded") || eq(ph, "Failed"))
+		return true;
+	if (!deleting(pod))
+		return false;
+	cJSON_ArrayForEach(cs, get2(pod, "status", "containerStatuses"))
+	{
+		const cJSON *st = get(cs, "state");
+
+		if (!get(st, "terminated") && !get(st, "waiting"))
+			return false;
+	}
+	return true;
+}
+
+static bool pod_uses_claim(const cJSON *pod, const char *claim_name)
+{
+	const cJSON *v;
+	char eph[600];
+
+	cJSON_ArrayForEach(v, get2(pod, "spec", "volumes"))
+	{
+		if (eq(str(get2(v, "persistentVolumeClaim", "claimName")), claim_name))
+			return true;
+		if (get(v, "ephemeral")) {
+			snprintf(eph, sizeof(eph), "%s-%s", name_of(pod), s0(str(get(v, "name"))));
+			if (!strcmp(eph, claim_name))
+				return true;
+		}
+	}
+	return false;
+}
+
+int pvb_unscheduled_pods(const cJSON *claim, const cJSON *pods, char *buf, size_t n)
+{
+	const cJSON *p;
+	size_t len = 0;
+	int count = 0;
+
+	if (n)
+		buf[0] = 0;
+	cJSON_ArrayForEach(p, pods)
+	{
+		if (!eq(ns_of(p), ns_of(claim)) || !pod_uses_claim(p, name_of(claim)) ||
+		    pod_terminated(p) || *s0(str(get2(p, "spec", "nodeName"))))
+			continue;
+		if (len < n)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", count ? "," : "",
+			                        name_of(p));
+		count++;
+	}
+	return count;
+}
+
+/* emitEventForUnboundDelayBindingClaim */
+static int wait_event(const struct pvb_ops *ops, const cJSON *claim, char *err, size_t errlen)
+{
+	cJSON *pods = NULL;
+	char names[600], msg[700];
+	int r, n = 0;
+
+	if (ops->list_pods) {
+		if ((r = ops->list_pods(ops->ud, ns_of(claim), &pods)) < 0) {
+			snprintf(err, errlen, "listing the pods of namespace %s: %s", ns_of(claim),
+			         strerror(-r));
+			return r;
+		}
+		n = pvb_unscheduled_pods(claim, pods, names, sizeof(names));
+		cJSON_Delete(pods);
+	}
+	if (n == 0) {
+		event(ops, claim, true, NORMAL, "WaitForFirstConsumer",
+		      "waiting for first consumer to be created before binding");
+		return 0;
+	}
+	snprintf(msg, sizeof(msg), "waiting for pod%s %s to be scheduled", n > 1 ? "s" : "", names);
+	event(ops, claim, true, NORMAL, "WaitForPodScheduled", msg);
+	return 0;
+}
+
 static int sync_unbound_claim(const struct pvb_ops *ops, const cJSON *claim, char *err,
                               size_t errlen)
 {
@@ -1334,9 +1419,8 @@ static int sync_unbound_claim(const struct pvb_ops *ops, const cJSON *claim, cha
 		if (r == 1)
 			return 0; /* the update's event syncs the claim again */
 		if (delay && !has_ann(claim, PVB_ANN_SELECTED_NODE)) {
-			/* WaitForPodScheduled needs the pods of the claim (not built: docs) */
-			event(ops, claim, true, NORMAL, "WaitForFirstConsumer",
-			      "waiting for first consumer to be created before binding");
+			if ((r = wait_event(ops, claim, err, errlen)) < 0)
+				return r;
 		} else if (*pvb_claim_class(claim)) {
 			return provision_claim(ops, claim, err, errlen);
 		} else {

@@ -54,6 +54,9 @@ struct pvb_ops {
 	int (*get_claim)(void *ud, const char *ns, const char *name, cJSON **ret);
 	int (*get_class)(void *ud, const char *name, cJSON **ret);
 	int (*list_classes)(void *ud, cJSON **ret);
+	/* The pods of a namespace (a JSON array), for the claims' unscheduled users. May be
+	 * NULL (then WaitForFirstConsumer is always the reason). */
+	int (*list_pods)(void *ud, const char *ns, cJSON **ret);
 	/* A live GET of a claim from the apiserver: 0, -ENOENT, -errno. */
 	int (*get_claim_live)(void *ud, const char *ns, const char *name, cJSON **ret);
 	/* A write; *ret gets the object the apiserver returned. -errno with the apiserver's
@@ -100,5 +103,10 @@ int pvb_find_best_match(const cJSON *claim, const cJSON *volumes, bool delay_bin
 /* util.GetDefaultClass over an array of StorageClasses: the newest default (ties: the
  * smallest name), or NULL. */
 const cJSON *pvb_default_class(const cJSON *classes);
+/* findNonScheduledPodsByPVC over the pods of the claim's namespace: the names of the pods that
+ * use the claim (a persistentVolumeClaim volume, or the generic ephemeral volume whose claim is
+ * "<pod>-<volume>"), are not terminated and have no node, joined by "," into buf. Returns
+ * how many. */
+int pvb_unscheduled_pods(const cJSON *claim, const cJSON *pods, char *buf, size_t n);
 /* Quantity comparison of two quantity strings (absent or unparsable = 0): <0, 0, >0. */
 int pvb_qty_cmp(const char *a, const char *b);

@@ -233,6 +233,30 @@ static int op_get_claim_live(void *ud, const char *ns, const char *name, cJSON *
 	return r;
 }
 
+/* the pods of a namespace, a live LIST (upstream reads its pod informer's claim index; the
+ * binder does not watch pods in kcmd and asks only for WaitForFirstConsumer claims) */
+static int op_list_pods(void *ud, const char *ns, cJSON **ret)
+{
+	struct pvb_state *s = ud;
+	struct kube_request rq = {.verb = KUBE_LIST, .version = "v1", .resource = "pods", .ns = ns};
+	struct kube_response resp = {0};
+	cJSON *list = NULL, *items;
+	int r = kube_client_request(s->ctx->kc, &rq, NULL, NULL, &resp);
+
+	*ret = NULL;
+	if (r == 0)
+		r = resp.error.err;
+	if (r == 0 && !(list = resp.body ? cJSON_Parse(resp.body) : NULL))
+		r = -EBADMSG;
+	kube_response_clear(&resp);
+	if (r < 0)
+		return r;
+	items = cJSON_DetachItemFromObjectCaseSensitive(list, "items");
+	cJSON_Delete(list);
+	*ret = items ? items : cJSON_CreateArray();
+	return *ret ? 0 : -ENOMEM;
+}
+
 static int op_write(void *ud, enum pvb_write w, const cJSON *obj, cJSON **ret, char *err,
                     size_t errlen)
 {
@@ -334,6 +358,7 @@ static int pvb_init(struct wk_ctx *ctx, void **ret_state)
 	        .get_class = op_get_class,
 	        .list_classes = op_list_classes,
 	        .get_claim_live = op_get_claim_live,
+	        .list_pods = op_list_pods,
 	        .write = op_write,
 	        .event = op_event,
 	        .enqueue_claim = op_enqueue_claim,

@@ -358,8 +358,9 @@ func TestPVBinder_DefaultClassRetroactive(t *testing.T) {
 
 // A claim of a WaitForFirstConsumer class with no selected node gets the
 // WaitForFirstConsumer Event and nothing else: no binding (an Available volume of the class
-// is left to the scheduler), no provisioner annotation; once the scheduler's selected-node
-// annotation is there, it is handed to the provisioner.
+// is left to the scheduler), no provisioner annotation; with an unscheduled pod using it, the
+// WaitForPodScheduled Event; once the scheduler's selected-node annotation is there, it is
+// handed to the provisioner.
 func TestPVBinder_WaitForFirstConsumer(t *testing.T) {
 	pbStart(t)
 	ns := Namespace(t)
@@ -383,6 +384,23 @@ func TestPVBinder_WaitForFirstConsumer(t *testing.T) {
 	}
 	if pv := pbGetPV(t, name); pv.Spec.ClaimRef != nil {
 		t.Fatalf("the Available volume was bound: %+v", pv.Spec.ClaimRef)
+	}
+	// an unscheduled pod using the claim names the wait (the pods read as the binder's
+	// service account)
+	_, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "consumer"},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "later"}}}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg = pbEvent(t, ns, "PersistentVolumeClaim", "later", "WaitForPodScheduled", pbResyncWait)
+	if msg != "waiting for pod consumer to be scheduled" {
+		t.Errorf("WaitForPodScheduled message %q", msg)
 	}
 	patch := []byte(`{"metadata":{"annotations":{"volume.kubernetes.io/selected-node":"node-1"}}}`)
 	if _, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Patch(context.Background(), "later", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {

@@ -191,7 +191,7 @@ static cJSON *arr(int n, ...)
 
 /* ---- the fake store (upstream's volumeReactor) ------------------------------------------ */
 struct store {
-	cJSON *volumes, *claims, *classes;
+	cJSON *volumes, *claims, *classes, *pods;
 	long rv;
 	char events[16][768];
 	int n_events;
@@ -248,6 +248,23 @@ static int f_get_class(void *ud, const char *name, cJSON **ret)
 static int f_list_classes(void *ud, cJSON **ret)
 {
 	*ret = cJSON_Duplicate(((struct store *)ud)->classes, true);
+	return 0;
+}
+
+static int f_list_pods(void *ud, const char *ns, cJSON **ret)
+{
+	struct store *s = ud;
+	cJSON *a = cJSON_CreateArray(), *p;
+
+	cJSON_ArrayForEach(p, s->pods)
+	{
+		const char *pns = cJSON_GetStringValue(
+		        cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metadata"), "namespace"));
+
+		if (pns && !strcmp(pns, ns))
+			cJSON_AddItemToArray(a, cJSON_Duplicate(p, true));
+	}
+	*ret = a;
 	return 0;
 }
 
@@ -332,6 +349,7 @@ static struct pvb_ops ops_for(struct store *s)
 	                        .get_class = f_get_class,
 	                        .list_classes = f_list_classes,
 	                        .get_claim_live = f_get_claim,
+	                        .list_pods = f_list_pods,
 	                        .write = f_write,
 	                        .event = f_event,
 	                        .enqueue_claim = f_enqueue,
@@ -884,6 +902,73 @@ static void test_provisioning(void **state)
 	    noevents, false, SYNC_CLAIM);
 }
 
+/* a pod of namespace "default" using claim (eph: as a generic ephemeral volume "data") */
+static cJSON *pod(const char *name, const char *claim_name, const char *node, const char *phase,
+                  bool eph)
+{
+	cJSON *o = cJSON_CreateObject(), *md = cJSON_AddObjectToObject(o, "metadata");
+	cJSON *spec = cJSON_AddObjectToObject(o, "spec");
+	cJSON *v = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON_AddStringToObject(md, "namespace", "default");
+	if (*node)
+		cJSON_AddStringToObject(spec, "nodeName", node);
+	cJSON_AddStringToObject(v, "name", "data");
+	if (eph)
+		cJSON_AddObjectToObject(v, "ephemeral");
+	else
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(v, "persistentVolumeClaim"),
+		                        "claimName", claim_name);
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "volumes"), v);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "status"), "phase", phase);
+	return o;
+}
+
+/* emitEventForUnboundDelayBindingClaim: the claim's unscheduled, live pods name the wait */
+static void test_wait_for_pod_scheduled(void **state)
+{
+	struct store s = {0};
+	struct pvb_ops ops = ops_for(&s);
+	cJSON *c;
+	char err[512];
+
+	(void)state;
+	s.volumes = cJSON_CreateArray();
+	s.classes = arr(1, sc("wffc", "kcmd.test/external", "WaitForFirstConsumer", false,
+	                      "2026-01-01T00:00:00Z"));
+	s.claims = arr(1, claim("claim-w", "uid-w", "1Gi", "", PENDING, "wffc", 0));
+	s.pods = arr(5, pod("p1", "claim-w", "", "Pending", false),
+	             pod("p2", "claim-w", "node1", "Running", false), /* scheduled */
+	             pod("p3", "claim-w", "", "Succeeded", false),    /* terminated */
+	             pod("p4", "other", "", "Pending", false),        /* another claim */
+	             pod("claim", "", "", "Pending", true));          /* "claim-data" */
+	c = cJSON_Duplicate(cJSON_GetArrayItem(s.claims, 0), true);
+	assert_int_equal(pvb_sync_claim(&ops, c, err, sizeof(err)), 0);
+	assert_int_equal(s.n_events, 1);
+	assert_string_equal(s.events[0],
+	                    "Normal WaitForPodScheduled: waiting for pod p1 to be scheduled");
+	/* two pods: the plural form */
+	cJSON_AddItemToArray(s.pods, pod("p5", "claim-w", "", "Pending", false));
+	s.n_events = 0;
+	assert_int_equal(pvb_sync_claim(&ops, c, err, sizeof(err)), 0);
+	assert_string_equal(s.events[0],
+	                    "Normal WaitForPodScheduled: waiting for pods p1,p5 to be scheduled");
+	/* a generic ephemeral volume's claim is "<pod>-<volume>" */
+	cJSON_Delete(c);
+	c = claim("claim-data", "uid-d", "1Gi", "", PENDING, "wffc", 0);
+	cJSON_AddItemToArray(s.claims, cJSON_Duplicate(c, true));
+	s.n_events = 0;
+	assert_int_equal(pvb_sync_claim(&ops, c, err, sizeof(err)), 0);
+	assert_string_equal(s.events[0],
+	                    "Normal WaitForPodScheduled: waiting for pod claim to be scheduled");
+	cJSON_Delete(c);
+	cJSON_Delete(s.volumes);
+	cJSON_Delete(s.classes);
+	cJSON_Delete(s.claims);
+	cJSON_Delete(s.pods);
+}
+
 /* ---- reclaim policies without in-tree plugins ------------------------------------------ */
 static void test_reclaim(void **state)
 {
@@ -993,10 +1078,15 @@ static void test_helpers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_set1),    cmocka_unit_test(test_set2),
-	        cmocka_unit_test(test_set3),    cmocka_unit_test(test_set4),
-	        cmocka_unit_test(test_set13),   cmocka_unit_test(test_provisioning),
-	        cmocka_unit_test(test_reclaim), cmocka_unit_test(test_helpers),
+	        cmocka_unit_test(test_set1),
+	        cmocka_unit_test(test_set2),
+	        cmocka_unit_test(test_set3),
+	        cmocka_unit_test(test_set4),
+	        cmocka_unit_test(test_set13),
+	        cmocka_unit_test(test_provisioning),
+	        cmocka_unit_test(test_wait_for_pod_scheduled),
+	        cmocka_unit_test(test_reclaim),
+	        cmocka_unit_test(test_helpers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
