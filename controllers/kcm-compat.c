@@ -36,7 +36,7 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
          "kcmd builds no recycler pod (persistentvolume-binder-controller's Recycle policy, "
          "docs/pvbinder.md)",
          false},
-        {"enable-hostpath-provisioner", "kcmd builds no in-tree volume plugins", false},
+        {"enable-hostpath-provisioner", "kcmd builds no in-tree volume plugins", true},
         {"flex-volume-plugin-dir", "kcmd builds no in-tree volume plugins", false},
         {"concurrent-validating-admission-policy-status-syncs",
          "validatingadmissionpolicy-status-controller is not built in kcmd", false},
