@@ -131,6 +131,28 @@ static void del_ann(cJSON *o, const char *key)
 		cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
 }
 
+/* csi-translation-lib's in-tree plugins, all migrated to CSI in v1.37 */
+static const struct {
+	const char *plugin, *driver;
+} migrated[] = {
+        {"kubernetes.io/gce-pd", "pd.csi.storage.gke.io"},
+        {"kubernetes.io/aws-ebs", "ebs.csi.aws.com"},
+        {"kubernetes.io/cinder", "cinder.csi.openstack.org"},
+        {"kubernetes.io/azure-disk", "disk.csi.azure.com"},
+        {"kubernetes.io/azure-file", "file.csi.azure.com"},
+        {"kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com"},
+        {"kubernetes.io/portworx-volume", "pxd.portworx.com"},
+};
+
+/* the CSI driver an in-tree plugin migrated to, or NULL */
+static const char *csi_driver_of(const char *plugin)
+{
+	for (size_t i = 0; plugin && i < sizeof(migrated) / sizeof(migrated[0]); i++)
+		if (!strcmp(plugin, migrated[i].plugin))
+			return migrated[i].driver;
+	return NULL;
+}
+
 /* ---- quantities ------------------------------------------------------------------------- */
 /*
  * A resource.Quantity as a signed count of nano units (ParseQuantity rounds up to one), in 128
@@ -983,9 +1005,9 @@ static int recycle_volume(const struct pvb_ops *ops, cJSON **io, char *err, size
 static int reclaim_volume(const struct pvb_ops *ops, cJSON **io, char *err, size_t errlen)
 {
 	const char *pol = s0(str(get2(*io, "spec", "persistentVolumeReclaimPolicy")));
-	const char *migrated = ann(*io, PVB_ANN_MIGRATED_TO);
+	const char *to = ann(*io, PVB_ANN_MIGRATED_TO);
 
-	if (migrated && *migrated)
+	if (to && *to)
 		return 0; /* the external provisioner's volume */
 	if (!strcmp(pol, "Retain"))
 		return 0;
@@ -1028,7 +1050,7 @@ static int release(const struct pvb_ops *ops, const cJSON *volume, char *err, si
 	return r;
 }
 
-int pvb_sync_volume(const struct pvb_ops *ops, const cJSON *volume, char *err, size_t errlen)
+static int sync_volume(const struct pvb_ops *ops, const cJSON *volume, char *err, size_t errlen)
 {
 	const cJSON *ref = claim_ref(volume);
 	const char *rns, *rname, *ruid;
@@ -1105,6 +1127,8 @@ fail:
 	return r;
 }
 
+static int migration_annotations(cJSON *o, bool is_claim);
+
 /* ---- syncClaim -------------------------------------------------------------------------- */
 /* IsDelayBindingMode */
 static int delay_binding_mode(const struct pvb_ops *ops, const cJSON *claim, bool *ret, char *err,
@@ -1169,19 +1193,6 @@ static int assign_default_class(const struct pvb_ops *ops, const cJSON *claim, c
 	return r < 0 ? r : 1;
 }
 
-/* csi-translation-lib's in-tree plugins, all migrated to CSI in v1.37 */
-static const struct {
-	const char *plugin, *driver;
-} migrated[] = {
-        {"kubernetes.io/gce-pd", "pd.csi.storage.gke.io"},
-        {"kubernetes.io/aws-ebs", "ebs.csi.aws.com"},
-        {"kubernetes.io/cinder", "cinder.csi.openstack.org"},
-        {"kubernetes.io/azure-disk", "disk.csi.azure.com"},
-        {"kubernetes.io/azure-file", "file.csi.azure.com"},
-        {"kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com"},
-        {"kubernetes.io/portworx-volume", "pxd.portworx.com"},
-};
-
 /* provisionClaim for an external provisioner: the provisioner annotations (current and beta)
  * on the claim, then the ExternalProvisioning Event */
 static int provision_claim(const struct pvb_ops *ops, const cJSON *claim, char *err, size_t errlen)
@@ -1206,9 +1217,8 @@ static int provision_claim(const struct pvb_ops *ops, const cJSON *claim, char *
 		return 0;
 	}
 	prov = s0(str(get(sc, "provisioner")));
-	for (size_t i = 0; i < sizeof(migrated) / sizeof(migrated[0]); i++)
-		if (!strcmp(prov, migrated[i].plugin))
-			prov = migrated[i].driver; /* CSI migration: the CSI driver provisions */
+	if (csi_driver_of(prov))
+		prov = csi_driver_of(prov); /* CSI migration: the CSI driver provisions */
 	if (!strncmp(prov, "kubernetes.io/", 14)) {
 		/* an in-tree plugin: none is built in kcmd (docs/pvbinder.md) */
 		snprintf(msg, sizeof(msg), "no volume plugin matched name: %s", prov);
@@ -1218,7 +1228,8 @@ static int provision_claim(const struct pvb_ops *ops, const cJSON *claim, char *
 	}
 	if (!eq(ann(claim, PVB_ANN_STORAGE_PROV), prov)) {
 		if (!(clone = dup(claim)) || !set_ann(clone, PVB_ANN_BETA_STORAGE_PROV, prov) ||
-		    !set_ann(clone, PVB_ANN_STORAGE_PROV, prov)) {
+		    !set_ann(clone, PVB_ANN_STORAGE_PROV, prov) ||
+		    migration_annotations(clone, true) < 0) {
 			cJSON_Delete(clone);
 			cJSON_Delete(sc);
 			return nomem(err, errlen);
@@ -1507,10 +1518,88 @@ static int sync_bound_claim(const struct pvb_ops *ops, const cJSON *claim, char 
 	return r;
 }
 
+/*
+ * updateMigrationAnnotations: pv.kubernetes.io/migrated-to follows the provisioner (a claim's
+ * storage-provisioner annotation, else the beta one; a volume's provisioned-by): the CSI
+ * driver of a migrated in-tree plugin, removed for any other provisioner. Without a
+ * provisioner annotation nothing changes. Returns whether o changed (-ENOMEM).
+ */
+static int migration_annotations(cJSON *o, bool is_claim)
+{
+	const char *key = is_claim ? PVB_ANN_STORAGE_PROV : PVB_ANN_PROVISIONED_BY;
+	const char *prov, *driver, *cur = ann(o, PVB_ANN_MIGRATED_TO);
+
+	if (!has_ann(o, key)) {
+		if (!is_claim || !has_ann(o, PVB_ANN_BETA_STORAGE_PROV))
+			return 0;
+		key = PVB_ANN_BETA_STORAGE_PROV;
+	}
+	prov = ann(o, key);
+	driver = csi_driver_of(prov);
+	if (driver) {
+		if (eq(cur, driver))
+			return 0;
+		return set_ann(o, PVB_ANN_MIGRATED_TO, driver) ? 1 : -ENOMEM;
+	}
+	if (!cur || !*cur)
+		return 0;
+	del_ann(o, PVB_ANN_MIGRATED_TO);
+	return 1;
+}
+
+/* the annotation written (an Update) before the sync, which then runs on what was written */
+static int anneal(const struct pvb_ops *ops, const cJSON *o, bool is_claim, cJSON **ret, char *err,
+                  size_t errlen)
+{
+	cJSON *clone = dup(o);
+	char inner[600];
+	int r;
+
+	*ret = NULL;
+	if (!clone)
+		return nomem(err, errlen);
+	r = migration_annotations(clone, is_claim);
+	if (r <= 0) {
+		cJSON_Delete(clone);
+		return r < 0 ? nomem(err, errlen) : 0;
+	}
+	r = ops->write(ops->ud, is_claim ? PVB_UPDATE_CLAIM : PVB_UPDATE_VOLUME, clone, ret, inner,
+	               sizeof(inner));
+	cJSON_Delete(clone);
+	if (r < 0)
+		snprintf(err, errlen,
+		         "persistent Volume Controller can't anneal migration annotations%s: %s",
+		         is_claim ? "" : " or finalizer", inner);
+	return r;
+}
+
+int pvb_sync_volume(const struct pvb_ops *ops, const cJSON *volume, char *err, size_t errlen)
+{
+	cJSON *updated = NULL;
+	int r;
+
+	err[0] = 0;
+	if ((r = anneal(ops, volume, false, &updated, err, errlen)) < 0)
+		return r;
+	r = sync_volume(ops, updated ? updated : volume, err, errlen);
+	cJSON_Delete(updated);
+	return r;
+}
+
 int pvb_sync_claim(const struct pvb_ops *ops, const cJSON *claim, char *err, size_t errlen)
 {
+	cJSON *updated = NULL;
+	const cJSON *c;
+	int r;
+
 	err[0] = 0;
-	if (!has_ann(claim, PVB_ANN_BIND_COMPLETED))
-		return sync_unbound_claim(ops, claim, err, errlen);
-	return sync_bound_claim(ops, claim, err, errlen);
+	if ((r = anneal(ops, claim, true, &updated, err, errlen)) < 0)
+		return r;
+	c = updated ? updated : claim;
+	if (!has_ann(c, PVB_ANN_BIND_COMPLETED))
+		r = sync_unbound_claim(ops, c, err, errlen);
+	else
+		r = sync_bound_claim(ops, c, err, errlen);
+	cJSON_Delete(updated);
+	return r;
 }

@@ -1016,6 +1016,70 @@ static void test_reclaim(void **state)
 	    NULL, noevents, false, SYNC_VOLUME);
 }
 
+/* updateMigrationAnnotations: migrated-to follows the provisioner before the sync runs */
+static void test_migration_annotations(void **state)
+{
+	struct store s = {0};
+	struct pvb_ops ops = ops_for(&s);
+	char err[512];
+	cJSON *v, *c, *a;
+
+	(void)state;
+	/* an in-tree aws-ebs volume, Delete, claim gone: annotated for its CSI driver, Released,
+	 * and left to the driver (not Failed) */
+	v = vol("volume-m", "1Gi", "uid-m", "claim-m", BOUND, DELETE, NULL, 0);
+	cJSON_AddStringToObject(
+	        cJSON_AddObjectToObject(cJSON_GetObjectItem(v, "metadata"), "annotations"),
+	        PVB_ANN_PROVISIONED_BY, "kubernetes.io/aws-ebs");
+	s.volumes = arr(1, v);
+	s.claims = cJSON_CreateArray();
+	s.classes = cJSON_CreateArray();
+	v = cJSON_Duplicate(v, true);
+	assert_int_equal(pvb_sync_volume(&ops, v, err, sizeof(err)), 0);
+	cJSON_Delete(v);
+	v = cJSON_GetArrayItem(s.volumes, 0);
+	a = cJSON_GetObjectItem(cJSON_GetObjectItem(v, "metadata"), "annotations");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(a, PVB_ANN_MIGRATED_TO)),
+	                    "ebs.csi.aws.com");
+	assert_string_equal(cJSON_GetStringValue(
+	                            cJSON_GetObjectItem(cJSON_GetObjectItem(v, "status"), "phase")),
+	                    REL);
+	assert_int_equal(s.n_events, 0);
+	/* a claim whose provisioner is not migrated loses a stale migrated-to */
+	c = claim("claim-n", "uid-n", "1Gi", "", PENDING, "ext", A_PROV_EXT_ANNS);
+	cJSON_AddStringToObject(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(c, "metadata"), "annotations"),
+	        PVB_ANN_MIGRATED_TO, "ebs.csi.aws.com");
+	cJSON_AddItemToArray(s.claims, c);
+	cJSON_AddItemToArray(s.classes, sc("ext", "kcmd.test/external", "Immediate", false,
+	                                   "2026-01-01T00:00:00Z"));
+	c = cJSON_Duplicate(c, true);
+	assert_int_equal(pvb_sync_claim(&ops, c, err, sizeof(err)), 0);
+	cJSON_Delete(c);
+	a = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(s.claims, 0), "metadata"),
+	                        "annotations");
+	assert_null(cJSON_GetObjectItem(a, PVB_ANN_MIGRATED_TO));
+	assert_non_null(cJSON_GetObjectItem(a, PVB_ANN_STORAGE_PROV));
+	/* a class of an in-tree migrated plugin is provisioned by its CSI driver */
+	c = claim("claim-e", "uid-e", "1Gi", "", PENDING, "ebs", 0);
+	cJSON_AddItemToArray(s.claims, c);
+	cJSON_AddItemToArray(s.classes, sc("ebs", "kubernetes.io/aws-ebs", "Immediate", false,
+	                                   "2026-01-01T00:00:00Z"));
+	s.n_events = 0;
+	c = cJSON_Duplicate(c, true);
+	assert_int_equal(pvb_sync_claim(&ops, c, err, sizeof(err)), 0);
+	cJSON_Delete(c);
+	a = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(s.claims, 1), "metadata"),
+	                        "annotations");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(a, PVB_ANN_STORAGE_PROV)),
+	                    "ebs.csi.aws.com");
+	assert_null(cJSON_GetObjectItem(a, PVB_ANN_MIGRATED_TO));
+	assert_non_null(strstr(s.events[0], "external provisioner 'ebs.csi.aws.com'"));
+	cJSON_Delete(s.volumes);
+	cJSON_Delete(s.claims);
+	cJSON_Delete(s.classes);
+}
+
 /* ---- matching, default class and quantities -------------------------------------------- */
 static void test_helpers(void **state)
 {
@@ -1086,6 +1150,7 @@ int main(void)
 	        cmocka_unit_test(test_provisioning),
 	        cmocka_unit_test(test_wait_for_pod_scheduled),
 	        cmocka_unit_test(test_reclaim),
+	        cmocka_unit_test(test_migration_annotations),
 	        cmocka_unit_test(test_helpers),
 	};
 
