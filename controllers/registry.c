@@ -73,6 +73,7 @@ extern const struct kcmd_controller kcmd_pv_protection_controller;
 extern const struct kcmd_controller kcmd_vac_protection_controller;
 extern const struct kcmd_controller kcmd_ephemeral_volume_controller; /* plugin-ephemeral.c */
 extern const struct kcmd_controller kcmd_volume_expand_controller;    /* workers/volumeexpand/ */
+extern const struct kcmd_controller kcmd_pvbinder_controller;         /* workers/pvbinder/ */
 extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemonset/plugin.c */
 /* workers/resourceclaim/plugin.c */
 extern const struct kcmd_controller kcmd_resourceclaim_controller;
@@ -124,6 +125,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_vac_protection_controller,
         &kcmd_ephemeral_volume_controller,
         &kcmd_volume_expand_controller,
+        &kcmd_pvbinder_controller,
         &kcmd_daemonset_controller,
         &kcmd_satoken_controller,
         &kcmd_pcrcleaner_controller,

@@ -1,0 +1,460 @@
+package e2e
+
+// kcmd's persistentvolume-binder-controller (docs/pvbinder.md) against the real apiserver,
+// upstream kube-controller-manager not running. Each test starts its own kcmd running only the
+// binder, as its service account (kcm's bootstrap role system:controller:persistent-volume-binder
+// must allow every request), at kcm's default --pvclaimbinder-sync-period (15s), and stops it
+// when the test ends, so no other test's claims and volumes are bound by it. The cases are
+// upstream's binder_test.go / provision_test.go scenarios and test/integration/volume's
+// persistent_volumes_test.go ones on real objects: a static bind to the smallest match, a claim
+// pre-bound by volumeName, Retain keeping a Released volume, a pending claim (FailedBinding)
+// bound by the resync once a volume appears, the retroactive default StorageClass, a
+// WaitForFirstConsumer claim left Pending, and an external provisioner (annotations, the
+// ExternalProvisioning Event, the provisioned volume bound and, once its claim is gone,
+// Released and left to its deleter).
+//
+// No PV/PVC protection controller runs: the finalizers the StorageObjectInUseProtection
+// admission plugin adds are cleared by the test before a delete is expected to finish.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	pbAnnBindCompleted = "pv.kubernetes.io/bind-completed"
+	pbAnnBoundByCtrl   = "pv.kubernetes.io/bound-by-controller"
+	pbAnnProvisioner   = "volume.kubernetes.io/storage-provisioner"
+	pbAnnBetaProv      = "volume.beta.kubernetes.io/storage-provisioner"
+	pbProvisioner      = "kcmd.test/external"
+	// the binder's periodic resync (kcm's default) plus slack for a loaded machine
+	pbResyncWait = 45 * time.Second
+)
+
+// pbStart runs kcmd with only the binder, as its service account; stopped when t ends.
+func pbStart(t *testing.T) *kcmdProc {
+	t.Helper()
+	p := startKcmd(t, nil, "--controllers=persistentvolume-binder-controller", "--secure-port=0",
+		"--leader-elect=false", "--use-service-account-credentials", "--v=4")
+	Eventually(t, 60*time.Second, "the binder acts as its service account", func() (bool, string) {
+		return p.Logged("kube-system/persistent-volume-binder"), "not yet"
+	})
+	return p
+}
+
+func pbName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1000000)
+}
+
+// pbPV creates a CSI volume (removed, finalizers cleared, when t ends).
+func pbPV(t *testing.T, name, size, class string, policy corev1.PersistentVolumeReclaimPolicy,
+	ref *corev1.ObjectReference, anns map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := env.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: anns},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: policy,
+			StorageClassName:              class,
+			ClaimRef:                      ref,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{
+				CSI: &corev1.CSIPersistentVolumeSource{Driver: "kcmd.test.csi", VolumeHandle: name},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating PV %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		_, _ = env.Client.CoreV1().PersistentVolumes().Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+		_ = env.Client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+// pbPVC creates a claim; class nil leaves storageClassName unset.
+func pbPVC(t *testing.T, ns, name, size string, class *string, volumeName string) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
+			StorageClassName: class,
+			VolumeName:       volumeName,
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating PVC %s: %v", name, err)
+	}
+	return pvc
+}
+
+// pbDeletePVC deletes a claim and clears the protection finalizer (no controller removes it).
+func pbDeletePVC(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := env.Client.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	_, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	Eventually(t, 30*time.Second, "the claim gone", func() (bool, string) {
+		_, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), "still there"
+	})
+}
+
+func pbClass(t *testing.T, name string, mode storagev1.VolumeBindingMode, isDefault bool) {
+	t.Helper()
+	ctx := context.Background()
+	sc := &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: name},
+		Provisioner:       pbProvisioner,
+		VolumeBindingMode: &mode,
+	}
+	if isDefault {
+		sc.Annotations = map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}
+	}
+	if _, err := env.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating StorageClass %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = env.Client.StorageV1().StorageClasses().Delete(ctx, name, metav1.DeleteOptions{}) })
+}
+
+func pbGetPVC(t *testing.T, ns, name string) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pvc
+}
+
+func pbGetPV(t *testing.T, name string) *corev1.PersistentVolume {
+	t.Helper()
+	pv, err := env.Client.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pv
+}
+
+func pbWaitPVPhase(t *testing.T, name string, phase corev1.PersistentVolumePhase, timeout time.Duration) *corev1.PersistentVolume {
+	t.Helper()
+	var pv *corev1.PersistentVolume
+	Eventually(t, timeout, fmt.Sprintf("PV %s %s", name, phase), func() (bool, string) {
+		var err error
+		pv, err = env.Client.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return pv.Status.Phase == phase, string(pv.Status.Phase)
+	})
+	return pv
+}
+
+func pbWaitPVCBound(t *testing.T, ns, name string, timeout time.Duration) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	var pvc *corev1.PersistentVolumeClaim
+	Eventually(t, timeout, fmt.Sprintf("PVC %s Bound", name), func() (bool, string) {
+		pvc = pbGetPVC(t, ns, name)
+		return pvc.Status.Phase == corev1.ClaimBound, fmt.Sprintf("%s volumeName=%q", pvc.Status.Phase, pvc.Spec.VolumeName)
+	})
+	return pvc
+}
+
+// pbEvent waits for an Event of reason on the object and returns its message.
+func pbEvent(t *testing.T, ns, kind, name, reason string, timeout time.Duration) string {
+	t.Helper()
+	msg := ""
+	Eventually(t, timeout, fmt.Sprintf("a %s Event on %s %s", reason, kind, name), func() (bool, string) {
+		evs, err := env.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=" + kind + ",involvedObject.name=" + name,
+		})
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, e := range evs.Items {
+			if e.Reason == reason {
+				if e.Source.Component != "persistentvolume-controller" {
+					return false, "source " + e.Source.Component
+				}
+				msg = e.Message
+				return true, ""
+			}
+			seen = append(seen, e.Reason)
+		}
+		return false, "seen: " + strings.Join(seen, ",")
+	})
+	return msg
+}
+
+// A claim binds to the smallest Available volume that fits; both sides get upstream's
+// annotations, phases and the claim's status capacity (binder_test 1-1 and 1-4).
+func TestPVBinder_StaticBind(t *testing.T) {
+	pbStart(t)
+	ns := Namespace(t)
+	small, big := pbName("pb-small"), pbName("pb-big")
+	pbPV(t, big, "5Gi", "", corev1.PersistentVolumeReclaimRetain, nil, nil)
+	pbPV(t, small, "2Gi", "", corev1.PersistentVolumeReclaimRetain, nil, nil)
+	pbWaitPVPhase(t, big, corev1.VolumeAvailable, 30*time.Second)
+	pv := pbWaitPVPhase(t, small, corev1.VolumeAvailable, 30*time.Second)
+	if pv.Status.LastPhaseTransitionTime == nil {
+		t.Errorf("PV %s Available without lastPhaseTransitionTime", small)
+	}
+	pbPVC(t, ns, "data", "1Gi", ptr.To(""), "")
+	pvc := pbWaitPVCBound(t, ns, "data", pbResyncWait)
+	if pvc.Spec.VolumeName != small {
+		t.Fatalf("claim bound to %q, want the smallest match %q", pvc.Spec.VolumeName, small)
+	}
+	if pvc.Annotations[pbAnnBindCompleted] != "yes" || pvc.Annotations[pbAnnBoundByCtrl] != "yes" {
+		t.Errorf("claim annotations %v", pvc.Annotations)
+	}
+	if q := pvc.Status.Capacity[corev1.ResourceStorage]; q.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("claim status capacity %s, want the volume's 2Gi", q.String())
+	}
+	if len(pvc.Status.AccessModes) != 1 || pvc.Status.AccessModes[0] != corev1.ReadWriteOnce {
+		t.Errorf("claim status accessModes %v", pvc.Status.AccessModes)
+	}
+	pv = pbWaitPVPhase(t, small, corev1.VolumeBound, 30*time.Second)
+	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != pvc.UID || pv.Spec.ClaimRef.Name != "data" ||
+		pv.Spec.ClaimRef.Namespace != ns || pv.Spec.ClaimRef.Kind != "PersistentVolumeClaim" {
+		t.Errorf("PV claimRef %+v", pv.Spec.ClaimRef)
+	}
+	if pv.Annotations[pbAnnBoundByCtrl] != "yes" {
+		t.Errorf("PV annotations %v", pv.Annotations)
+	}
+	if got := pbGetPV(t, big); got.Spec.ClaimRef != nil || got.Status.Phase != corev1.VolumeAvailable {
+		t.Errorf("the bigger PV was touched: %s %+v", got.Status.Phase, got.Spec.ClaimRef)
+	}
+}
+
+// A claim naming its volume binds to it even though another one would match; the claim gets
+// no bound-by-controller annotation, the volume does (binder_test 2-3).
+func TestPVBinder_PreboundClaim(t *testing.T) {
+	pbStart(t)
+	ns := Namespace(t)
+	want, other := pbName("pb-named"), pbName("pb-other")
+	pbPV(t, other, "1Gi", "", corev1.PersistentVolumeReclaimRetain, nil, nil)
+	pbPV(t, want, "3Gi", "", corev1.PersistentVolumeReclaimRetain, nil, nil)
+	pbPVC(t, ns, "named", "1Gi", ptr.To(""), want)
+	pvc := pbWaitPVCBound(t, ns, "named", pbResyncWait)
+	if pvc.Spec.VolumeName != want {
+		t.Fatalf("volumeName %q", pvc.Spec.VolumeName)
+	}
+	if pvc.Annotations[pbAnnBindCompleted] != "yes" {
+		t.Errorf("claim annotations %v", pvc.Annotations)
+	}
+	if _, ok := pvc.Annotations[pbAnnBoundByCtrl]; ok {
+		t.Errorf("claim pre-bound by the user got %s", pbAnnBoundByCtrl)
+	}
+	pv := pbWaitPVPhase(t, want, corev1.VolumeBound, 30*time.Second)
+	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != pvc.UID || pv.Annotations[pbAnnBoundByCtrl] != "yes" {
+		t.Errorf("PV %+v annotations %v", pv.Spec.ClaimRef, pv.Annotations)
+	}
+	if got := pbGetPV(t, other); got.Spec.ClaimRef != nil {
+		t.Errorf("the other PV got a claimRef %+v", got.Spec.ClaimRef)
+	}
+}
+
+// A Retain volume whose claim is deleted is Released and stays so, its claimRef kept
+// (binder_test 4-3; persistent_volumes_test's TestPersistentVolumeRecycler with Retain).
+func TestPVBinder_RetainReleased(t *testing.T) {
+	pbStart(t)
+	ns := Namespace(t)
+	name := pbName("pb-retain")
+	pbPV(t, name, "1Gi", "", corev1.PersistentVolumeReclaimRetain, nil, nil)
+	pbPVC(t, ns, "keep", "1Gi", ptr.To(""), name)
+	pvc := pbWaitPVCBound(t, ns, "keep", pbResyncWait)
+	pbWaitPVPhase(t, name, corev1.VolumeBound, 30*time.Second)
+	pbDeletePVC(t, ns, "keep")
+	pv := pbWaitPVPhase(t, name, corev1.VolumeReleased, 30*time.Second)
+	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != pvc.UID {
+		t.Fatalf("Released PV lost its claimRef: %+v", pv.Spec.ClaimRef)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if pv := pbGetPV(t, name); pv.Status.Phase != corev1.VolumeReleased || pv.Spec.ClaimRef == nil {
+			t.Fatalf("Retain PV changed: %s %+v", pv.Status.Phase, pv.Spec.ClaimRef)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// A claim with no match and no class gets FailedBinding and stays Pending; the periodic
+// resync binds it once a volume appears (binder_test 1-2; persistent_volumes_test's
+// TestPersistentVolumeBindRace shape).
+func TestPVBinder_FailedBindingThenBind(t *testing.T) {
+	pbStart(t)
+	ns := Namespace(t)
+	pbPVC(t, ns, "waiting", "7Gi", ptr.To(""), "")
+	msg := pbEvent(t, ns, "PersistentVolumeClaim", "waiting", "FailedBinding", 30*time.Second)
+	if msg != "no persistent volumes available for this claim and no storage class is set" {
+		t.Errorf("FailedBinding message %q", msg)
+	}
+	if pvc := pbGetPVC(t, ns, "waiting"); pvc.Status.Phase != corev1.ClaimPending {
+		t.Fatalf("claim %s", pvc.Status.Phase)
+	}
+	name := pbName("pb-late")
+	pbPV(t, name, "8Gi", "", corev1.PersistentVolumeReclaimRetain, nil, nil)
+	pvc := pbWaitPVCBound(t, ns, "waiting", pbResyncWait)
+	if pvc.Spec.VolumeName != name {
+		t.Fatalf("bound to %q", pvc.Spec.VolumeName)
+	}
+}
+
+// A claim created with no class while no default class exists gets the default class once
+// one is made (RetroactiveDefaultStorageClass), then is handed to its external provisioner.
+func TestPVBinder_DefaultClassRetroactive(t *testing.T) {
+	ctx := context.Background()
+	scs, err := env.Client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range scs.Items {
+		if sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+			t.Fatalf("the cluster already has a default StorageClass %s: the claim would get it at creation", sc.Name)
+		}
+	}
+	pbStart(t)
+	ns := Namespace(t)
+	pbPVC(t, ns, "classless", "1Gi", nil, "")
+	pbEvent(t, ns, "PersistentVolumeClaim", "classless", "FailedBinding", 30*time.Second)
+	if pvc := pbGetPVC(t, ns, "classless"); pvc.Spec.StorageClassName != nil {
+		t.Fatalf("claim got class %q before any default existed", *pvc.Spec.StorageClassName)
+	}
+	class := pbName("pb-default")
+	pbClass(t, class, storagev1.VolumeBindingImmediate, true)
+	Eventually(t, pbResyncWait, "the default class assigned", func() (bool, string) {
+		pvc := pbGetPVC(t, ns, "classless")
+		if pvc.Spec.StorageClassName == nil {
+			return false, "no class"
+		}
+		return *pvc.Spec.StorageClassName == class, *pvc.Spec.StorageClassName
+	})
+	Eventually(t, 30*time.Second, "the provisioner annotation", func() (bool, string) {
+		pvc := pbGetPVC(t, ns, "classless")
+		return pvc.Annotations[pbAnnProvisioner] == pbProvisioner, fmt.Sprint(pvc.Annotations)
+	})
+}
+
+// A claim of a WaitForFirstConsumer class with no selected node gets the
+// WaitForFirstConsumer Event and nothing else: no binding (an Available volume of the class
+// is left to the scheduler), no provisioner annotation; with an unscheduled pod using it, the
+// WaitForPodScheduled Event; once the scheduler's selected-node annotation is there, it is
+// handed to the provisioner.
+func TestPVBinder_WaitForFirstConsumer(t *testing.T) {
+	pbStart(t)
+	ns := Namespace(t)
+	class := pbName("pb-wffc")
+	pbClass(t, class, storagev1.VolumeBindingWaitForFirstConsumer, false)
+	name := pbName("pb-wffc-pv")
+	pbPV(t, name, "1Gi", class, corev1.PersistentVolumeReclaimRetain, nil, nil)
+	pbWaitPVPhase(t, name, corev1.VolumeAvailable, 30*time.Second)
+	pbPVC(t, ns, "later", "1Gi", ptr.To(class), "")
+	msg := pbEvent(t, ns, "PersistentVolumeClaim", "later", "WaitForFirstConsumer", 30*time.Second)
+	if msg != "waiting for first consumer to be created before binding" {
+		t.Errorf("message %q", msg)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		pvc := pbGetPVC(t, ns, "later")
+		if pvc.Status.Phase != corev1.ClaimPending || pvc.Spec.VolumeName != "" || pvc.Annotations[pbAnnProvisioner] != "" {
+			t.Fatalf("claim acted on: %s %q %v", pvc.Status.Phase, pvc.Spec.VolumeName, pvc.Annotations)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if pv := pbGetPV(t, name); pv.Spec.ClaimRef != nil {
+		t.Fatalf("the Available volume was bound: %+v", pv.Spec.ClaimRef)
+	}
+	// an unscheduled pod using the claim names the wait (the pods read as the binder's
+	// service account)
+	_, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "consumer"},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "later"}}}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg = pbEvent(t, ns, "PersistentVolumeClaim", "later", "WaitForPodScheduled", pbResyncWait)
+	if msg != "waiting for pod consumer to be scheduled" {
+		t.Errorf("WaitForPodScheduled message %q", msg)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"volume.kubernetes.io/selected-node":"node-1"}}}`)
+	if _, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Patch(context.Background(), "later", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 30*time.Second, "the provisioner annotation after node selection", func() (bool, string) {
+		pvc := pbGetPVC(t, ns, "later")
+		return pvc.Annotations[pbAnnProvisioner] == pbProvisioner, fmt.Sprint(pvc.Annotations)
+	})
+}
+
+// An Immediate class of an external provisioner: the claim gets both provisioner annotations
+// and the ExternalProvisioning Event; the volume the provisioner then creates (pre-bound by
+// claimRef uid, provisioned-by, Delete) is bound; after the claim is deleted the volume is
+// Released and left for the external deleter (not Failed, not deleted).
+func TestPVBinder_ExternalProvisioner(t *testing.T) {
+	pbStart(t)
+	ns := Namespace(t)
+	class := pbName("pb-ext")
+	pbClass(t, class, storagev1.VolumeBindingImmediate, false)
+	pvc := pbPVC(t, ns, "dyn", "1Gi", ptr.To(class), "")
+	Eventually(t, 30*time.Second, "both provisioner annotations", func() (bool, string) {
+		pvc = pbGetPVC(t, ns, "dyn")
+		return pvc.Annotations[pbAnnProvisioner] == pbProvisioner && pvc.Annotations[pbAnnBetaProv] == pbProvisioner,
+			fmt.Sprint(pvc.Annotations)
+	})
+	msg := pbEvent(t, ns, "PersistentVolumeClaim", "dyn", "ExternalProvisioning", 30*time.Second)
+	want := "Waiting for a volume to be created either by the external provisioner '" + pbProvisioner +
+		"' or manually by the system administrator. If volume creation is delayed, please verify " +
+		"that the provisioner is running and correctly registered."
+	if msg != want {
+		t.Errorf("ExternalProvisioning message\n got  %q\n want %q", msg, want)
+	}
+	// the external provisioner's part
+	name := "pvc-" + string(pvc.UID)
+	pbPV(t, name, "1Gi", class, corev1.PersistentVolumeReclaimDelete,
+		&corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: ns, Name: "dyn", UID: pvc.UID},
+		map[string]string{"pv.kubernetes.io/provisioned-by": pbProvisioner})
+	pvc = pbWaitPVCBound(t, ns, "dyn", pbResyncWait)
+	if pvc.Spec.VolumeName != name {
+		t.Fatalf("bound to %q", pvc.Spec.VolumeName)
+	}
+	pbWaitPVPhase(t, name, corev1.VolumeBound, 30*time.Second)
+	pbDeletePVC(t, ns, "dyn")
+	pbWaitPVPhase(t, name, corev1.VolumeReleased, 30*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		pv, err := env.Client.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the external provisioner's volume: %v", err)
+		}
+		if pv.Status.Phase != corev1.VolumeReleased || pv.DeletionTimestamp != nil {
+			t.Fatalf("the external provisioner's volume: %s deleting=%v", pv.Status.Phase, pv.DeletionTimestamp != nil)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
