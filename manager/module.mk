@@ -21,3 +21,5 @@ kcmctl_SRCS      := manager/kcmctl.c manager/top.c manager/scaffold.c
 # `kcmctl new-controller`: the templates are embedded with .incbin (manager/scaffold.c)
 $(B)/obj/manager/scaffold.o $(BA)/obj/manager/scaffold.o: $(wildcard manager/scaffold/*.in)
 kcmctl_LIBDEPS   := shm ipc kube mgrstatus kclog
+
+manager_FUZZ     := manager/fuzz/fuzz-flags.c
