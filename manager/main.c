@@ -84,7 +84,7 @@ struct ctl_rt {
 	/* a pool start failed (fork, exec): no further one before grow_after, the wait doubling
 	 * from 1 s to 30 s, back to none once a start works */
 	uint64_t grow_after, grow_backoff;
-	uint64_t idle_since;    /* monotonic µs since its queues have been empty and idle, or 0 */
+	uint64_t idle_since; /* monotonic µs since its queues have been empty and idle, or 0 */
 	/* its declared metrics (kcmd/controller.h `metrics`): the region it updates, passed as
 	 * KCMD_METRICS_FD, or -1; mapped read-only here for /metrics */
 	int metrics_fd;
@@ -789,9 +789,10 @@ static int on_pool_timer(struct ipc_source *s, uint64_t now, void *ud)
 			c->idle_since = 0;
 			/* keys waited a whole tick: every running worker is busy. Not while the
 			 * first worker is not running (it is in its restart backoff: the others,
-			 * the same program, would fail alike, and retrying is the backoff's job), nor
-			 * within the wait after a failed start. */
-			if (mgr_child_state(c->pool[0]) != MGR_CHILD_RUNNING || now < c->grow_after) {
+			 * the same program, would fail alike, and retrying is the backoff's job),
+			 * nor within the wait after a failed start. */
+			if (mgr_child_state(c->pool[0]) != MGR_CHILD_RUNNING ||
+			    now < c->grow_after) {
 				c->backlog_ticks = 0;
 				continue;
 			}
@@ -803,14 +804,15 @@ static int on_pool_timer(struct ipc_source *s, uint64_t now, void *ud)
 					continue;
 				int r = mgr_child_start(c->pool[k]);
 				if (r < 0) {
-					c->grow_backoff = c->grow_backoff ? c->grow_backoff * 2
-					                                  : 1000000;
+					c->grow_backoff =
+					        c->grow_backoff ? c->grow_backoff * 2 : 1000000;
 					if (c->grow_backoff > 30000000)
 						c->grow_backoff = 30000000;
 					c->grow_after = now + c->grow_backoff;
 					log_warning("%s: starting another worker: %s; no other for "
 					            "%.1f s",
-					            c->c->name, strerror(-r), c->grow_backoff / 1e6);
+					            c->c->name, strerror(-r),
+					            c->grow_backoff / 1e6);
 					break;
 				}
 				c->grow_backoff = 0;

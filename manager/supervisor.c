@@ -51,7 +51,8 @@ struct mgr_child {
 	unsigned n_exits;
 	int last_code, last_status;
 	pid_t last_pid;
-	unsigned start_failures; /* consecutive failed starts (fork, exec, pidfd); 0 once one worked */
+	unsigned start_failures; /* consecutive failed starts (fork, exec, pidfd); 0 once one worked
+	                          */
 	int start_error;         /* -errno of the last failed start */
 };
 
@@ -144,8 +145,8 @@ struct mgr_supervisor *mgr_sup_free(struct mgr_supervisor *s)
 	return NULL;
 }
 
-/* A start that failed (fork, execve, pidfd): the child waits in BACKOFF and its timer tries again, with
- * the same doubling backoff as after an exit; mgr_child_info.start_failures says so meanwhile
+/* A start that failed (fork, execve, pidfd): the child waits in BACKOFF and its timer tries again,
+ * with the same doubling backoff as after an exit; mgr_child_info.start_failures says so meanwhile
  * (the manager's health checks are red). */
 static int start_failed(struct mgr_child *c, int err)
 {
@@ -298,7 +299,7 @@ static int read_exec_status(int fd)
 		n = read(fd, &err, sizeof(err));
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
-		return 0;                  /* exec'd */
+		return 0;              /* exec'd */
 	if (n != (ssize_t)sizeof(err)) /* a torn or failed read: count it as a failed start */
 		return n < 0 ? -errno : -EIO;
 	return err > 0 ? -err : -EIO;

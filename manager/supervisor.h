@@ -66,8 +66,8 @@ struct mgr_child_info {
 	int last_status;       /* exit status or signal number */
 	bool crash_looping;
 	uint64_t next_start_usec; /* when in BACKOFF */
-	unsigned start_failures;  /* consecutive failed starts (fork, execve, pidfd_open); retried */
-	int start_error;          /* -errno of the last failed start */
+	unsigned start_failures; /* consecutive failed starts (fork, execve, pidfd_open); retried */
+	int start_error;         /* -errno of the last failed start */
 };
 
 /* Called after a child was reaped, before any restart is scheduled. */

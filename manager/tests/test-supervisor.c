@@ -186,7 +186,8 @@ static void test_exec_failure_is_a_failed_start(void **state)
 	char *argv[] = {path, NULL};
 	char *argv_missing[] = {"/nonexistent/kcmd-worker", NULL};
 	char *argv_sleep[] = {"/bin/sleep", "100", NULL};
-	struct mgr_child_spec spec = {.name = "w0", .group = "workers", .argv = argv, .restart = true};
+	struct mgr_child_spec spec = {
+	        .name = "w0", .group = "workers", .argv = argv, .restart = true};
 	struct mgr_child_spec smiss = {
 	        .name = "w1", .group = "other", .argv = argv_missing, .restart = true};
 	struct mgr_child_spec sbad = {.name = "w2",
