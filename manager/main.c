@@ -918,7 +918,7 @@ static void on_leadership(bool leading, void *ud)
 		}
 		mgr_sup_signal_group(m->sup, "workers", SIGKILL, true); /* the ones in backoff */
 		log_warning("leadership ended: fence closed, SIGKILL sent to %d worker process%s; "
-		            "\"stopped leading\" once %s reaped",
+		            "the LeaderElection event follows once %s reaped",
 		            n, n == 1 ? "" : "es", n == 1 ? "it is" : "they are");
 		if (!m->cfg.standby_warm_cache)
 			mgr_sup_signal_group(m->sup, "informerd", SIGTERM, true);

@@ -87,7 +87,7 @@ func TestManager_StoppedLeadingAfterWorkersExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	Eventually(t, 20*time.Second, "kcmd to stop leading", func() (bool, string) {
-		return a.Logged("stopped leading"), ""
+		return a.Logged("stopped leading: every worker process"), ""
 	})
 	// give a late exit line (if the order were wrong) time to be logged
 	time.Sleep(2 * time.Second)
@@ -103,6 +103,7 @@ func TestManager_StoppedLeadingAfterWorkersExit(t *testing.T) {
 			killed, _ = strconv.Atoi(f[0])
 		}
 		if iStop < 0 && strings.Contains(line, "stopped leading") {
+			// the only line that says so (the kill's line must not: kcmdIntervals reads it)
 			iStop = i
 		}
 	}
