@@ -25,24 +25,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// kcmdWorkerPids lists the kcmd-worker children of the manager pid (from /proc).
+// kcmdWorkerPids lists the kcmd-worker children of the manager pid.
 func kcmdWorkerPids(pid int) []int {
 	var out []int
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, s := range strings.Fields(string(b)) {
-			c, err := strconv.Atoi(s)
-			if err != nil {
-				continue
-			}
-			comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", c))
-			if err == nil && strings.HasPrefix(strings.TrimSpace(string(comm)), "kcmd-worker") {
-				out = append(out, c)
-			}
+	for c, comm := range childrenOf(pid) {
+		if strings.HasPrefix(comm, "kcmd-worker") {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -53,8 +41,8 @@ var workerKilledLine = regexp.MustCompile(`(worker-\S+) \(workers\) killed by si
 func TestManager_StoppedLeadingAfterWorkersExit(t *testing.T) {
 	ctx := context.Background()
 	lease := leaseName(t)
-	// every default controller but the four that act on the other tests' objects: ~13 workers
-	flags := append(electionOnly(lease), "--worker-idle-timeout=0", "--v=2")
+	// every default controller but the four that act on the other tests' objects: one worker each
+	flags := append(electionOnly(lease), "--v=2")
 	a := startKcmd(t, nil, flags...)
 	Eventually(t, 30*time.Second, "kcmd to lead", func() (bool, string) { return a.Logged("became leader"), "" })
 	var pids []int
