@@ -943,8 +943,10 @@ static void on_term_event(const char *what, void *ud)
 	struct mgr *m = ud;
 
 	if (mgr_term_end_event(m->term_end, what) == 0 && mgr_term_end_pending(m->term_end))
-		log_v(2, "LeaderElection event \"%s\" waits for %zu worker process%s to be reaped",
-		      what, mgr_term_end_pending(m->term_end),
+		/* not the event's words: log readers take "stopped leading" as the term's end */
+		log_v(2, "LeaderElection event (%s) held until %zu worker process%s are reaped",
+		      strcmp(what, "stopped leading") ? "acquired" : "lost",
+		      mgr_term_end_pending(m->term_end),
 		      mgr_term_end_pending(m->term_end) == 1 ? "" : "es");
 }
 

@@ -91,8 +91,12 @@ func TestManager_StoppedLeadingAfterWorkersExit(t *testing.T) {
 			f := strings.Fields(line[strings.Index(line, "SIGKILL sent to ")+len("SIGKILL sent to "):])
 			killed, _ = strconv.Atoi(f[0])
 		}
-		if iStop < 0 && strings.Contains(line, "stopped leading") {
-			// the only line that says so (the kill's line must not: kcmdIntervals reads it)
+		// the kill's line and the --v=2 line in between must not say "stopped leading"
+		// (kcmdIntervals takes the first such line as the term's end)
+		if strings.Contains(line, "stopped leading") && !strings.Contains(line, "stopped leading: every worker process") {
+			t.Errorf("a line other than the term's end says \"stopped leading\": %s", line)
+		}
+		if iStop < 0 && strings.Contains(line, "stopped leading: every worker process") {
 			iStop = i
 		}
 	}
