@@ -23,6 +23,7 @@ struct mgr_lease_client {
 	char *ns, *name, *identity;
 	mgr_lease_change_fn on_change;
 	void (*on_deadline)(uint64_t deadline_us, void *userdata);
+	void (*on_event)(const char *what, void *userdata);
 	void *userdata;
 	bool record_events;
 	long timeout_ms;
@@ -48,7 +49,7 @@ static void event_done(struct kube_call *call, const struct kube_result *r, void
 	free(ud); /* the body; events are best effort, as client-go's recorder */
 }
 
-static void record_event(struct mgr_lease_client *lc, const char *what)
+void mgr_lease_client_record_event(struct mgr_lease_client *lc, const char *what)
 {
 	char msg[512], host[256] = "";
 	char *body = NULL;
@@ -204,6 +205,14 @@ static int send_req(struct mgr_lease_client *lc, const struct mgr_le_request *q)
 	return r;
 }
 
+static void leader_event(struct mgr_lease_client *lc, const char *what)
+{
+	if (lc->on_event)
+		lc->on_event(what, lc->userdata);
+	else
+		mgr_lease_client_record_event(lc, what);
+}
+
 static void drive(struct mgr_lease_client *lc, const struct mgr_le_result *res)
 {
 	struct mgr_le_request q;
@@ -225,14 +234,14 @@ static void drive(struct mgr_lease_client *lc, const struct mgr_le_result *res)
 		lc->on_deadline(leading ? mgr_le_fence_deadline(lc->le) : 0, lc->userdata);
 	if (leading != lc->leading) {
 		lc->leading = leading;
-		/* "stopped leading" goes out after the workers are stopped (on_change kills them)
-		 */
+		/* "stopped leading" is asked for after on_change killed the workers; with on_event
+		 * the manager records it once they are reaped (manager/termend.h) */
 		if (leading)
-			record_event(lc, "became leader");
+			leader_event(lc, "became leader");
 		if (lc->on_change)
 			lc->on_change(leading, lc->userdata);
 		if (!leading)
-			record_event(lc, "stopped leading");
+			leader_event(lc, "stopped leading");
 	}
 	if (lc->release_done && !lc->release_reported && mgr_le_released(lc->le)) {
 		lc->release_reported = true;
@@ -275,6 +284,7 @@ int mgr_lease_client_new(struct ipc_loop *loop, struct kube_client *kc,
 	lc->identity = strdup(o->identity);
 	lc->on_change = o->on_change;
 	lc->on_deadline = o->on_deadline;
+	lc->on_event = o->on_event;
 	lc->userdata = o->userdata;
 	lc->record_events = o->record_events;
 	lc->timeout_ms = (long)(o->renew_deadline_us / 2000);

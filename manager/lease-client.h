@@ -36,6 +36,12 @@ struct mgr_lease_client_opts {
 	/* Optional: after every step of the elector, the fence deadline (ipc_now_usec() clock;
 	 * 0 when not leading), for the workers' own check (kube/fence.h). */
 	void (*on_deadline)(uint64_t deadline_us, void *userdata);
+	/* Optional: the LeaderElection events ("became leader", "stopped leading") go here
+	 * instead of being recorded at once; the callee records them with
+	 * mgr_lease_client_record_event when it is time (the manager: once the ended term's
+	 * workers are reaped, manager/termend.h). "stopped leading" is asked for after
+	 * on_change(false) returned. */
+	void (*on_event)(const char *what, void *userdata);
 };
 
 /* Validates the timing rules (see mgr_le_config_validate) and starts campaigning at once. */
@@ -45,6 +51,8 @@ int mgr_lease_client_new(struct ipc_loop *loop, struct kube_client *kc,
 /* Cancels what is in flight and frees (does not release: see mgr_lease_client_release). */
 struct mgr_lease_client *mgr_lease_client_free(struct mgr_lease_client *lc);
 
+/* Records "<identity> <what>" as a LeaderElection Event on the Lease (when record_events). */
+void mgr_lease_client_record_event(struct mgr_lease_client *lc, const char *what);
 bool mgr_lease_client_leading(const struct mgr_lease_client *lc);
 /* Begins releasing the Lease (empty holder) if we hold it; leadership ends at once. done() runs
  * once the release finished or was not needed. */

@@ -49,6 +49,7 @@
 #include "manager/sa-tokens.h"
 #include "manager/status.h"
 #include "manager/supervisor.h"
+#include "manager/termend.h"
 #include "shm/arena.h"
 #include "shm/feed.h"
 #include "kube/fence.h"
@@ -80,7 +81,10 @@ struct ctl_rt {
 	struct mgr_child **pool;
 	int n_pool;
 	unsigned backlog_ticks; /* consecutive pool ticks with keys waiting */
-	uint64_t idle_since;    /* monotonic µs since its queues have been empty and idle, or 0 */
+	/* a pool start failed (fork, exec): no further one before grow_after, the wait doubling
+	 * from 1 s to 30 s, back to none once a start works */
+	uint64_t grow_after, grow_backoff;
+	uint64_t idle_since; /* monotonic µs since its queues have been empty and idle, or 0 */
 	/* its declared metrics (kcmd/controller.h `metrics`): the region it updates, passed as
 	 * KCMD_METRICS_FD, or -1; mapped read-only here for /metrics */
 	int metrics_fd;
@@ -114,6 +118,7 @@ struct mgr {
 	struct kube_loop *kl;
 	struct mgr_supervisor *sup;
 	struct mgr_lease_client *lc;
+	struct mgr_term_end *term_end; /* LeaderElection events wait for the old term's workers */
 	struct mgr_httpd *httpd;
 	struct ipc_source *sig_term, *sig_int, *watchdog, *stop_timer;
 	char identity[MGR_LE_IDENTITY_MAX];
@@ -782,7 +787,15 @@ static int on_pool_timer(struct ipc_source *s, uint64_t now, void *ud)
 		}
 		if (depth > 0) {
 			c->idle_since = 0;
-			/* keys waited a whole tick: every running worker is busy */
+			/* keys waited a whole tick: every running worker is busy. Not while the
+			 * first worker is not running (it is in its restart backoff: the others,
+			 * the same program, would fail alike, and retrying is the backoff's job),
+			 * nor within the wait after a failed start. */
+			if (mgr_child_state(c->pool[0]) != MGR_CHILD_RUNNING ||
+			    now < c->grow_after) {
+				c->backlog_ticks = 0;
+				continue;
+			}
 			if (++c->backlog_ticks < 2 || stopped == 0)
 				continue;
 			int want = depth < (uint64_t)stopped ? (int)depth : stopped, started = 0;
@@ -791,10 +804,18 @@ static int on_pool_timer(struct ipc_source *s, uint64_t now, void *ud)
 					continue;
 				int r = mgr_child_start(c->pool[k]);
 				if (r < 0) {
-					log_warning("%s: starting another worker: %s", c->c->name,
-					            strerror(-r));
+					c->grow_backoff =
+					        c->grow_backoff ? c->grow_backoff * 2 : 1000000;
+					if (c->grow_backoff > 30000000)
+						c->grow_backoff = 30000000;
+					c->grow_after = now + c->grow_backoff;
+					log_warning("%s: starting another worker: %s; no other for "
+					            "%.1f s",
+					            c->c->name, strerror(-r),
+					            c->grow_backoff / 1e6);
 					break;
 				}
+				c->grow_backoff = 0;
 				started++;
 			}
 			if (started)
@@ -877,12 +898,56 @@ static void on_leadership(bool leading, void *ud)
 		/* Fence: no worker may write once we might not lead. The fence word says so before
 		 * the kill, which also tells the queue owners these deaths are no crash. */
 		kube_fence_set(m->fence, 0);
-		int n = mgr_sup_signal_group(m->sup, "workers", SIGKILL, true);
-		log_warning("stopped leading; killed %d worker process%s", n, n == 1 ? "" : "es");
+		/* "stopped leading" (log and Event) waits until each of them is reaped
+		 * (on_term_event, manager/termend.h): kill(2) returns before they die */
+		struct mgr_child *c;
+		int n = 0;
+		for (unsigned i = 0; (c = mgr_sup_child(m->sup, i)); i++) {
+			struct mgr_child_info info;
+			mgr_child_get_info(c, &info);
+			if (strcmp(info.group, "workers") != 0 || info.state != MGR_CHILD_RUNNING)
+				continue;
+			if (mgr_child_stop(c, SIGKILL) < 0)
+				continue; /* not ours to wait for: kill(2) on our own child fails
+				             only once it is gone */
+			n++;
+			if (m->term_end && mgr_term_end_add(m->term_end, info.pid) < 0)
+				log_warning("cannot track worker %d: the LeaderElection event may "
+				            "not wait for it",
+				            (int)info.pid);
+		}
+		mgr_sup_signal_group(m->sup, "workers", SIGKILL, true); /* the ones in backoff */
+		log_warning("leadership ended: fence closed, SIGKILL sent to %d worker process%s; "
+		            "the LeaderElection event follows once %s reaped",
+		            n, n == 1 ? "" : "es", n == 1 ? "it is" : "they are");
 		if (!m->cfg.standby_warm_cache)
 			mgr_sup_signal_group(m->sup, "informerd", SIGTERM, true);
 	}
 	notify_status(m);
+}
+
+/* A LeaderElection event, let through by the term-end gate: by now every worker of an ended
+ * term was reaped. The log line comes with it, so the log's order is the Events' order. */
+static void on_term_emit(const char *what, void *ud)
+{
+	struct mgr *m = ud;
+
+	if (!strcmp(what, "stopped leading"))
+		log_warning("stopped leading: every worker process of the term has exited");
+	if (m->lc)
+		mgr_lease_client_record_event(m->lc, what);
+}
+
+static void on_term_event(const char *what, void *ud)
+{
+	struct mgr *m = ud;
+
+	if (mgr_term_end_event(m->term_end, what) == 0 && mgr_term_end_pending(m->term_end))
+		/* not the event's words: log readers take "stopped leading" as the term's end */
+		log_v(2, "LeaderElection event (%s) held until %zu worker process%s are reaped",
+		      strcmp(what, "stopped leading") ? "acquired" : "lost",
+		      mgr_term_end_pending(m->term_end),
+		      mgr_term_end_pending(m->term_end) == 1 ? "" : "es");
 }
 
 /* The elector's fence deadline, published where every writing child checks it. */
@@ -1628,6 +1693,8 @@ static void on_any_exit(struct mgr_child *c, const struct mgr_child_info *info, 
 			         n == 1 ? "" : "s", info->name);
 	}
 	on_child_exit(c, info, ud);
+	if (m->term_end && info->last_pid > 0)
+		mgr_term_end_reaped(m->term_end, info->last_pid);
 	if (m->stopping) {
 		release_when_workers_gone(m);
 		finish(m);
@@ -1977,6 +2044,10 @@ int main(int argc, char **argv)
 	if (m->cfg.standby_warm_cache)
 		start_group(m, "informerd");
 	if (m->cfg.leader_elect) {
+		if (mgr_term_end_new(on_term_emit, m, &m->term_end) < 0) {
+			log_error("out of memory");
+			return 1;
+		}
 		struct mgr_lease_client_opts lo = {
 		        .ns = m->cfg.leader_elect_resource_namespace,
 		        .name = m->cfg.leader_elect_resource_name,
@@ -1988,6 +2059,7 @@ int main(int argc, char **argv)
 		        .userdata = m,
 		        .record_events = true,
 		        .on_deadline = on_fence_deadline,
+		        .on_event = on_term_event,
 		};
 		r = mgr_lease_client_new(m->loop, m->kc, &lo, &m->lc, err, sizeof(err));
 		if (r < 0) {
@@ -2002,6 +2074,7 @@ int main(int argc, char **argv)
 	r = ipc_loop_run(m->loop);
 
 	mgr_lease_client_free(m->lc);
+	mgr_term_end_free(m->term_end);
 	kube_fence_close(m->fence);
 	mgr_sa_tokens_free(m->sa_tokens);
 	mgr_status_free(m->status);

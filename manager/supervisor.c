@@ -51,7 +51,8 @@ struct mgr_child {
 	unsigned n_exits;
 	int last_code, last_status;
 	pid_t last_pid;
-	unsigned start_failures; /* consecutive failed starts (fork, pidfd); 0 once one worked */
+	unsigned start_failures; /* consecutive failed starts (fork, exec, pidfd); 0 once one worked
+	                          */
 	int start_error;         /* -errno of the last failed start */
 };
 
@@ -144,8 +145,8 @@ struct mgr_supervisor *mgr_sup_free(struct mgr_supervisor *s)
 	return NULL;
 }
 
-/* A start that failed (fork, pidfd): the child waits in BACKOFF and its timer tries again, with
- * the same doubling backoff as after an exit; mgr_child_info.start_failures says so meanwhile
+/* A start that failed (fork, execve, pidfd): the child waits in BACKOFF and its timer tries again,
+ * with the same doubling backoff as after an exit; mgr_child_info.start_failures says so meanwhile
  * (the manager's health checks are red). */
 static int start_failed(struct mgr_child *c, int err)
 {
@@ -165,7 +166,7 @@ static int timer_cb(struct ipc_source *src, uint64_t now, void *userdata)
 	(void)now;
 	if (c->state == MGR_CHILD_BACKOFF && !c->want_stop) {
 		int r = mgr_child_start(c);
-		if (r < 0) /* fork or pidfd failed (EAGAIN, ENOMEM, EMFILE): again, later */
+		if (r < 0) /* fork, exec or pidfd failed (EAGAIN, ENOEXEC, EACCES...): later */
 			return start_failed(c, r);
 	}
 	return 0;
@@ -287,11 +288,40 @@ static int pidfd_cb(struct ipc_source *src, int fd, uint32_t revents, void *user
 	return 0;
 }
 
+/* Reads what the child wrote on the exec-status pipe: nothing (EOF, the pipe closed by a
+ * successful execve, CLOEXEC) or the errno of the step that failed. Returns 0 or -errno. */
+static int read_exec_status(int fd)
+{
+	int err = 0;
+	ssize_t n;
+
+	do
+		n = read(fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;              /* exec'd */
+	if (n != (ssize_t)sizeof(err)) /* a torn or failed read: count it as a failed start */
+		return n < 0 ? -errno : -EIO;
+	return err > 0 ? -err : -EIO;
+}
+
+/* Child side after fork: tell the parent why it could not become the program, then die. Only
+ * async-signal-safe calls. */
+static void child_fail(int fd, int err)
+{
+	ssize_t n;
+
+	do
+		n = write(fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	_exit(127);
+}
+
 int mgr_child_start(struct mgr_child *c)
 {
 	struct mgr_supervisor *s = c->sup;
 	pid_t parent = getpid(), pid;
-	int pidfd, r;
+	int pidfd, r, st[2];
 
 	if (c->state == MGR_CHILD_RUNNING)
 		return -EALREADY;
@@ -300,23 +330,45 @@ int mgr_child_start(struct mgr_child *c)
 		mgr_sup_fault_fail_starts--;
 		return -EAGAIN;
 	}
-	pid = fork();
-	if (pid < 0)
+	/* The exec-status pipe: both ends close-on-exec, so a successful execve closes the write
+	 * end and the parent reads EOF; a failed one writes its errno first. An exec failure is
+	 * thus a failed start (retried with backoff, health red), not an exit with status 127. */
+	if (pipe2(st, O_CLOEXEC) < 0)
 		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(st[0]);
+		close(st[1]);
+		return r;
+	}
 	if (pid == 0) {
 		sigset_t none;
 		/* Child: only async-signal-safe calls until execve. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-			_exit(127);
+		close(st[0]);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			child_fail(st[1], errno);
+		if (getppid() != parent)
+			child_fail(st[1], ESRCH);
 		for (unsigned i = 0; i < c->n_keep_fds; i++)
 			if (fcntl(c->keep_fds[i], F_SETFD, 0) < 0)
-				_exit(127);
+				child_fail(st[1], errno);
 		/* The manager's loop blocks the signals it reads through signalfd. */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		execve(c->argv[0], c->argv, c->envp ? c->envp : environ);
-		_exit(127);
+		child_fail(st[1], errno);
+	}
+	close(st[1]);
+	/* Blocks only for the few async-signal-safe calls before execve (posix_spawn waits the
+	 * same way). */
+	r = read_exec_status(st[0]);
+	close(st[0]);
+	if (r < 0) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return r;
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0) {

@@ -12,8 +12,11 @@
  *   process held: queue items in flight, reader slots), and the child is restarted after a
  *   backoff: 500 ms doubling to 30 s, back to 500 ms once a run lasted 60 s. Five or more
  *   restarts within 60 s mark the child crash-looping (visible in logs, /healthz, metrics). A
- *   start that fails (fork or pidfd_open: EAGAIN, ENOMEM, EMFILE) is retried the same way, and
- *   the child reports start_failures meanwhile (/healthz red).
+ *   start that fails (fork or pidfd_open: EAGAIN, ENOMEM, EMFILE; or execve: ENOENT, EACCES,
+ *   ENOEXEC...) is retried the same way, and the child reports start_failures meanwhile
+ *   (/healthz red). An exec failure is seen at once through an exec-status pipe (both ends
+ *   O_CLOEXEC: EOF means execve worked, four bytes are the errno of the step that failed), so it
+ *   is a failed start, not an exit with status 127 counted as a crash.
  *
  *   A group tag lets the manager stop a whole class of children at once and synchronously (the
  *   leader-election fence SIGKILLs every worker before the renew deadline).
@@ -63,8 +66,8 @@ struct mgr_child_info {
 	int last_status;       /* exit status or signal number */
 	bool crash_looping;
 	uint64_t next_start_usec; /* when in BACKOFF */
-	unsigned start_failures;  /* consecutive failed starts (fork, pidfd_open); retried */
-	int start_error;          /* -errno of the last failed start */
+	unsigned start_failures; /* consecutive failed starts (fork, execve, pidfd_open); retried */
+	int start_error;         /* -errno of the last failed start */
 };
 
 /* Called after a child was reaped, before any restart is scheduled. */
@@ -79,7 +82,8 @@ struct mgr_supervisor *mgr_sup_free(struct mgr_supervisor *s);
 /* Adds a child to the table (not started). Returns 0, -EINVAL, -ENOMEM. */
 int mgr_sup_add(struct mgr_supervisor *s, const struct mgr_child_spec *spec,
                 struct mgr_child **ret);
-/* Starts a child now (from STOPPED or BACKOFF). Returns 0 or -errno from fork/pidfd_open. */
+/* Starts a child now (from STOPPED or BACKOFF). Returns 0 once the program was exec'd, or
+ * -errno from pipe2/fork/execve/pidfd_open (the child, if forked, is reaped before returning). */
 int mgr_child_start(struct mgr_child *c);
 /* Sends sig to a running child and, once it exited, keeps it STOPPED (no restart). */
 int mgr_child_stop(struct mgr_child *c, int sig);
@@ -87,7 +91,7 @@ int mgr_child_stop(struct mgr_child *c, int sig);
  * stops their restarts when stop is true. Returns the number signalled. */
 int mgr_sup_signal_group(struct mgr_supervisor *s, const char *group, int sig, bool stop);
 /* Starts every child of group that is not running (children marked on_demand that are STOPPED
- * are left so). A child whose start fails (fork,
+ * are left so). A child whose start fails (fork, execve,
  * pidfd_open) waits in BACKOFF and is retried by its timer with the exit backoff (500 ms doubling
  * to 30 s) until it starts or is stopped; the others start regardless. Returns how many started,
  * or the first start's -errno if any failed (those are being retried). */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -162,6 +163,81 @@ static void test_failed_start_is_retried(void **state)
 	assert_int_equal(mgr_sup_running(sup, "workers"), 0);
 	mgr_sup_free(sup);
 	ipc_loop_free(loop);
+}
+
+/* An execve that fails (a file that is no program, a missing path, an fd the child cannot
+ * inherit) is reported by the start itself through the exec-status pipe: a failed start, retried
+ * with backoff and visible in start_failures, never an "exit 127" counted as a crash. Once the
+ * program is fixed the retry runs it and the failures are cleared. */
+static void test_exec_failure_is_a_failed_start(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop;
+	struct mgr_supervisor *sup;
+	struct mgr_child *c, *missing, *badfd;
+	struct exits e = {0};
+	char path[] = "/tmp/kcmd-test-execXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char junk[] = "\x01\x02 not a program\n", fixed[] = "#!/bin/sh\nexec sleep 100\n";
+	assert_int_equal(write(fd, junk, strlen(junk)), (ssize_t)strlen(junk));
+	close(fd);
+	assert_int_equal(chmod(path, 0755), 0);
+	char *argv[] = {path, NULL};
+	char *argv_missing[] = {"/nonexistent/kcmd-worker", NULL};
+	char *argv_sleep[] = {"/bin/sleep", "100", NULL};
+	struct mgr_child_spec spec = {
+	        .name = "w0", .group = "workers", .argv = argv, .restart = true};
+	struct mgr_child_spec smiss = {
+	        .name = "w1", .group = "other", .argv = argv_missing, .restart = true};
+	struct mgr_child_spec sbad = {.name = "w2",
+	                              .group = "other2",
+	                              .argv = argv_sleep,
+	                              .keep_fds = {987},
+	                              .n_keep_fds = 1,
+	                              .restart = true};
+	struct mgr_child_info info;
+
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
+	assert_int_equal(mgr_sup_add(sup, &spec, &c), 0);
+	assert_int_equal(mgr_sup_add(sup, &smiss, &missing), 0);
+	assert_int_equal(mgr_sup_add(sup, &sbad, &badfd), 0);
+	assert_int_equal(mgr_child_start(missing), -ENOENT);
+	assert_int_equal(mgr_child_start(badfd), -EBADF);
+	assert_int_equal(mgr_child_state(missing), MGR_CHILD_STOPPED);
+	assert_int_equal(mgr_sup_start_group(sup, "workers"), -ENOEXEC);
+	mgr_child_get_info(c, &info);
+	assert_int_equal(info.state, MGR_CHILD_BACKOFF);
+	assert_int_equal(info.start_failures, 1);
+	assert_int_equal(info.start_error, -ENOEXEC);
+	assert_int_equal(info.pid, 0);
+	/* retried with backoff, not in a busy loop: 0.5 s then 1 s, so 2 failures in 1.2 s */
+	run_for(loop, 1200000);
+	mgr_child_get_info(c, &info);
+	assert_int_equal(info.state, MGR_CHILD_BACKOFF);
+	assert_int_equal(info.start_failures, 2);
+	assert_int_equal(info.restarts, 0);
+	assert_false(info.crash_looping);
+	assert_int_equal(e.n, 0); /* no exit was ever reported: the failures are starts */
+	/* fixed: the next retry (at ~1.5 s) runs it and clears the failures */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, fixed, strlen(fixed)), (ssize_t)strlen(fixed));
+	close(fd);
+	uint64_t end = ipc_now_usec() + 3000000;
+	do {
+		assert_true(ipc_loop_run_once(loop, 50000) >= 0);
+		mgr_child_get_info(c, &info);
+	} while (info.state != MGR_CHILD_RUNNING && ipc_now_usec() < end);
+	assert_int_equal(info.state, MGR_CHILD_RUNNING);
+	assert_int_equal(info.start_failures, 0);
+	assert_int_equal(info.start_error, 0);
+	assert_true(info.pid > 0);
+	assert_int_equal(e.n, 0);
+	mgr_sup_free(sup);
+	ipc_loop_free(loop);
+	unlink(path);
 }
 
 /* Found by the chaos suite (issue 21): the leader's workers were SIGKILLed ("stopped leading")
@@ -319,22 +395,29 @@ static void test_one_shot_child_and_bad_spec(void **state)
 	(void)state;
 	struct ipc_loop *loop;
 	struct mgr_supervisor *sup;
-	struct mgr_child *c;
+	struct mgr_child *c, *m;
 	struct exits e = {0};
-	char *argv[] = {"/nonexistent/program", NULL};
-	struct mgr_child_spec spec = {
-	        .name = "missing", .group = "x", .argv = argv, .restart = false};
+	char *argv_missing[] = {"/nonexistent/program", NULL};
+	char *argv[] = {"/bin/sh", "-c", "exit 5", NULL};
+	struct mgr_child_spec missing = {
+	        .name = "missing", .group = "x", .argv = argv_missing, .restart = false};
+	struct mgr_child_spec spec = {.name = "once", .group = "x", .argv = argv, .restart = false};
 	struct mgr_child_spec bad = {.name = "bad", .group = "x", .argv = NULL};
 
 	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
 	assert_int_equal(mgr_sup_new(loop, on_exit_cb, &e, &sup), 0);
 	assert_int_equal(mgr_sup_add(sup, &bad, &c), -EINVAL);
+	assert_int_equal(mgr_sup_add(sup, &missing, &m), 0);
 	assert_int_equal(mgr_sup_add(sup, &spec, &c), 0);
+	/* exec failed: the start says so (exec-status pipe), no exit is reported */
+	assert_int_equal(mgr_child_start(m), -ENOENT);
+	assert_int_equal(mgr_child_state(m), MGR_CHILD_STOPPED);
 	assert_int_equal(mgr_child_start(c), 0);
 	run_until_exits(loop, &e, 1, 2000000);
+	assert_string_equal(e.last.name, "once");
 	assert_int_equal(e.last.last_code, CLD_EXITED);
-	assert_int_equal(e.last.last_status, 127); /* exec failed */
-	assert_int_equal(e.last.state, MGR_CHILD_STOPPED);
+	assert_int_equal(e.last.last_status, 5);
+	assert_int_equal(e.last.state, MGR_CHILD_STOPPED); /* one-shot: not restarted */
 	run_for(loop, 800000);
 	assert_int_equal(e.n, 1);
 	mgr_sup_free(sup);
@@ -421,6 +504,7 @@ int main(void)
 	        cmocka_unit_test(test_on_demand_child),
 	        cmocka_unit_test(test_fd_inheritance),
 	        cmocka_unit_test(test_failed_start_is_retried),
+	        cmocka_unit_test(test_exec_failure_is_a_failed_start),
 	        cmocka_unit_test(test_killed_child_restarts_and_stop),
 	        cmocka_unit_test(test_start_before_stopped_child_is_reaped),
 	        cmocka_unit_test(test_children_die_with_manager),
