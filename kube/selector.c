@@ -22,6 +22,8 @@
 
 #include "kube/json.h"
 
+#include <cjson/cJSON.h>
+
 enum shape { SEL_NOTHING, SEL_EVERYTHING, SEL_REQS };
 
 struct req {
@@ -824,4 +826,101 @@ int kube_selector_format(const struct kube_selector *s, char **ret)
 	*ret = buf;
 	(void)op_name;
 	return 0;
+}
+
+/* ---- LabelSelector JSON ------------------------------------------------------------------- */
+
+static enum kube_selector_op op_of_json(const char *s)
+{
+	static const struct {
+		const char *s;
+		enum kube_selector_op op;
+	} ops[] = {{"In", KUBE_OP_IN},
+	           {"NotIn", KUBE_OP_NOT_IN},
+	           {"Exists", KUBE_OP_EXISTS},
+	           {"DoesNotExist", KUBE_OP_DOES_NOT_EXIST}};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(s, ops[i].s))
+			return ops[i].op;
+	return KUBE_OP_INVALID;
+}
+
+static const char *json_str_or_empty(const cJSON *v)
+{
+	return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+}
+
+int kube_selector_from_json(const cJSON *js, struct kube_selector **ret, char *err, size_t errlen)
+{
+	struct kube_label_selector ls = {0};
+	const cJSON *ml, *me, *it;
+	uint32_t i = 0;
+	int r = -ENOMEM;
+
+	if (!cJSON_IsObject(js))
+		return kube_selector_from_label_selector(NULL, ret, err, errlen);
+	ml = cJSON_GetObjectItemCaseSensitive(js, "matchLabels");
+	me = cJSON_GetObjectItemCaseSensitive(js, "matchExpressions");
+	if (!cJSON_IsObject(ml))
+		ml = NULL;
+	if (!cJSON_IsArray(me))
+		me = NULL;
+	ls.n_match_labels = (uint32_t)cJSON_GetArraySize(ml);
+	ls.n_match_expressions = (uint32_t)cJSON_GetArraySize(me);
+	ls.match_labels = calloc(ls.n_match_labels + 1, sizeof(*ls.match_labels));
+	ls.match_expressions = calloc(ls.n_match_expressions + 1, sizeof(*ls.match_expressions));
+	if (!ls.match_labels || !ls.match_expressions)
+		goto out;
+	cJSON_ArrayForEach(it, ml)
+	{
+		ls.match_labels[i].key = it->string;
+		ls.match_labels[i].value = json_str_or_empty(it);
+		i++;
+	}
+	i = 0;
+	cJSON_ArrayForEach(it, me)
+	{
+		struct kube_label_requirement *q = &ls.match_expressions[i++];
+		const cJSON *vals = cJSON_GetObjectItemCaseSensitive(it, "values"), *v;
+		uint32_t k = 0;
+
+		q->key = json_str_or_empty(cJSON_GetObjectItemCaseSensitive(it, "key"));
+		q->op_text = json_str_or_empty(cJSON_GetObjectItemCaseSensitive(it, "operator"));
+		q->op = op_of_json(q->op_text);
+		if (!cJSON_IsArray(vals))
+			continue;
+		q->n_values = (uint32_t)cJSON_GetArraySize(vals);
+		if (!(q->values = calloc(q->n_values + 1, sizeof(*q->values))))
+			goto out;
+		cJSON_ArrayForEach(v, vals) q->values[k++] = json_str_or_empty(v);
+	}
+	r = kube_selector_from_label_selector(&ls, ret, err, errlen);
+out:
+	for (uint32_t k = 0; ls.match_expressions && k < ls.n_match_expressions; k++)
+		free(ls.match_expressions[k].values);
+	free(ls.match_expressions);
+	free(ls.match_labels);
+	return r;
+}
+
+bool kube_selector_matches_json(const struct kube_selector *s, const cJSON *labels)
+{
+	struct kube_kv *kv;
+	const cJSON *x;
+	uint32_t n = 0;
+	bool m;
+
+	if (!cJSON_IsObject(labels))
+		return kube_selector_matches(s, NULL, 0);
+	if (!(kv = calloc((size_t)cJSON_GetArraySize(labels) + 1, sizeof(*kv))))
+		return false;
+	cJSON_ArrayForEach(x, labels)
+	{
+		if (cJSON_IsString(x))
+			kv[n++] = (struct kube_kv){.key = x->string, .value = x->valuestring};
+	}
+	m = kube_selector_matches(s, kv, n);
+	free(kv);
+	return m;
 }

@@ -27,7 +27,17 @@ int kube_selector_parse(const char *s, struct kube_selector **ret, char *err, si
 int kube_selector_from_label_selector(const struct kube_label_selector *ls,
                                       struct kube_selector **ret, char *err, size_t errlen);
 
+/* The same over a LabelSelector as the apiserver's JSON (spec.selector and the like): a NULL or
+ * non-object js is a nil selector (nothing). Non-string matchLabels values and values[] entries
+ * count as "" (the apiserver never sends them; validation then refuses them). Same returns. */
+struct cJSON;
+int kube_selector_from_json(const struct cJSON *js, struct kube_selector **ret, char *err,
+                            size_t errlen);
+
 bool kube_selector_matches(const struct kube_selector *s, const struct kube_kv *labels, uint32_t n);
+/* kube_selector_matches over an object's metadata.labels JSON (NULL or not an object: no
+ * labels; non-string values are skipped). false when out of memory. */
+bool kube_selector_matches_json(const struct kube_selector *s, const struct cJSON *labels);
 bool kube_selector_is_everything(const struct kube_selector *s);
 bool kube_selector_is_nothing(const struct kube_selector *s);
 

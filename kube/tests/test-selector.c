@@ -12,6 +12,8 @@
 
 #include "kube/selector.h"
 
+#include <cjson/cJSON.h>
+
 static const struct kube_kv L1[] = {{"app", "web"}, {"tier", "frontend"}, {"n", "5"}};
 
 static void expect_format(const char *in, const char *want)
@@ -199,6 +201,70 @@ static void test_validate(void **state)
 	assert_int_equal(kube_validate_label_value("a/b"), -EINVAL);
 }
 
+/* a LabelSelector in the apiserver's JSON, and an object's metadata.labels in JSON */
+static bool json_match(const char *sel, const char *labels)
+{
+	cJSON *js = sel ? cJSON_Parse(sel) : NULL, *lb = labels ? cJSON_Parse(labels) : NULL;
+	struct kube_selector *s = NULL;
+	char err[256] = "";
+	bool m;
+
+	assert_int_equal(kube_selector_from_json(js, &s, err, sizeof(err)), 0);
+	m = kube_selector_matches_json(s, lb);
+	kube_selector_free(s);
+	cJSON_Delete(js);
+	cJSON_Delete(lb);
+	return m;
+}
+
+static void test_label_selector_json(void **state)
+{
+	(void)state;
+	/* nil (absent, null, not an object) matches nothing; {} matches everything */
+	assert_false(json_match(NULL, "{}"));
+	assert_false(json_match("null", "{\"a\":\"b\"}"));
+	assert_false(json_match("[]", "{\"a\":\"b\"}"));
+	assert_true(json_match("{}", NULL));
+	assert_true(json_match("{}", "{\"a\":\"b\"}"));
+	assert_true(json_match("{\"matchLabels\":{\"a\":\"b\"}}", "{\"a\":\"b\",\"c\":\"d\"}"));
+	assert_false(json_match("{\"matchLabels\":{\"a\":\"b\"}}", "{\"a\":\"x\"}"));
+	assert_false(json_match("{\"matchLabels\":{\"a\":\"b\"}}", NULL));
+	assert_true(json_match("{\"matchExpressions\":[{\"key\":\"t\",\"operator\":\"In\","
+	                       "\"values\":[\"x\",\"y\"]}]}",
+	                       "{\"t\":\"y\"}"));
+	assert_false(json_match("{\"matchExpressions\":[{\"key\":\"t\",\"operator\":\"NotIn\","
+	                        "\"values\":[\"x\",\"y\"]}]}",
+	                        "{\"t\":\"y\"}"));
+	assert_true(json_match("{\"matchExpressions\":[{\"key\":\"t\",\"operator\":\"Exists\"}]}",
+	                       "{\"t\":\"\"}"));
+	assert_true(json_match("{\"matchExpressions\":[{\"key\":\"t\",\"operator\":"
+	                       "\"DoesNotExist\"}]}",
+	                       "{\"u\":\"v\"}"));
+	/* a non-string label value is no label */
+	assert_false(json_match("{\"matchExpressions\":[{\"key\":\"t\",\"operator\":\"Exists\"}]}",
+	                        "{\"t\":1}"));
+
+	/* invalid: an operator metav1 does not know, In without values, a bad key */
+	static const char *const bad[] = {
+	        "{\"matchExpressions\":[{\"key\":\"t\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}",
+	        "{\"matchExpressions\":[{\"key\":\"t\",\"operator\":\"In\"}]}",
+	        "{\"matchExpressions\":[{\"key\":\"t\",\"operator\":\"Exists\",\"values\":[\"x\"]}]"
+	        "}",
+	        "{\"matchLabels\":{\"-bad\":\"x\"}}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cJSON *js = cJSON_Parse(bad[i]);
+		struct kube_selector *s = NULL;
+		char err[256] = "";
+
+		assert_non_null(js);
+		assert_int_equal(kube_selector_from_json(js, &s, err, sizeof(err)), -EINVAL);
+		assert_true(err[0] != 0);
+		assert_null(s);
+		cJSON_Delete(js);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +273,7 @@ int main(void)
 	        cmocka_unit_test(test_match),
 	        cmocka_unit_test(test_label_selector_nil_empty),
 	        cmocka_unit_test(test_label_selector),
+	        cmocka_unit_test(test_label_selector_json),
 	        cmocka_unit_test(test_validate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,80 +27,6 @@ bool cra_aggregated(const cJSON *role)
 	return a && !cJSON_IsNull(a);
 }
 
-/* ---- selectors ------------------------------------------------------------------------------ */
-static int op_of(const char *s, enum kube_selector_op *ret)
-{
-	static const struct {
-		const char *s;
-		enum kube_selector_op op;
-	} ops[] = {{"In", KUBE_OP_IN},
-	           {"NotIn", KUBE_OP_NOT_IN},
-	           {"Exists", KUBE_OP_EXISTS},
-	           {"DoesNotExist", KUBE_OP_DOES_NOT_EXIST}};
-	for (size_t i = 0; s && i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(s, ops[i].s)) {
-			*ret = ops[i].op;
-			return 0;
-		}
-	*ret = KUBE_OP_INVALID;
-	return 0;
-}
-
-/* metav1.LabelSelectorAsSelector of a LabelSelector's JSON */
-static int selector_of(const cJSON *js, struct kube_selector **ret, char *err, size_t errlen)
-{
-	struct kube_label_selector ls = {0};
-	const cJSON *ml = get(js, "matchLabels"), *me = get(js, "matchExpressions"), *x;
-	size_t nl = (size_t)cJSON_GetArraySize(ml), ne = (size_t)cJSON_GetArraySize(me), i = 0;
-	int r = -ENOMEM;
-
-	ls.match_labels = calloc(nl + 1, sizeof(*ls.match_labels));
-	ls.match_expressions = calloc(ne + 1, sizeof(*ls.match_expressions));
-	if (!ls.match_labels || !ls.match_expressions)
-		goto out;
-	cJSON_ArrayForEach(x, ml) if (cJSON_IsString(x)) ls.match_labels[i++] =
-	        (struct kube_kv){.key = x->string, .value = x->valuestring};
-	ls.n_match_labels = (uint32_t)i;
-	i = 0;
-	cJSON_ArrayForEach(x, me)
-	{
-		struct kube_label_requirement *q = &ls.match_expressions[i++];
-		const cJSON *k = get(x, "key"), *o = get(x, "operator"), *vs = get(x, "values"), *v;
-		size_t nv = (size_t)cJSON_GetArraySize(vs), j = 0;
-		q->key = cJSON_IsString(k) ? k->valuestring : "";
-		q->op_text = cJSON_IsString(o) ? o->valuestring : "";
-		op_of(q->op_text, &q->op);
-		if (!(q->values = calloc(nv + 1, sizeof(*q->values))))
-			goto out;
-		cJSON_ArrayForEach(v, vs) if (cJSON_IsString(v)) q->values[j++] = v->valuestring;
-		q->n_values = (uint32_t)j;
-	}
-	ls.n_match_expressions = (uint32_t)i;
-	r = kube_selector_from_label_selector(&ls, ret, err, errlen);
-out:
-	for (size_t k = 0; ls.match_expressions && k < ne; k++)
-		free(ls.match_expressions[k].values);
-	free(ls.match_expressions);
-	free(ls.match_labels);
-	return r;
-}
-
-static bool matches(const struct kube_selector *s, const cJSON *role)
-{
-	const cJSON *labels = get(get(role, "metadata"), "labels"), *x;
-	size_t n = (size_t)cJSON_GetArraySize(labels), i = 0;
-	struct kube_kv *kv = calloc(n + 1, sizeof(*kv));
-	bool m;
-
-	if (!kv)
-		return false;
-	cJSON_ArrayForEach(x, labels) if (cJSON_IsString(x)) kv[i++] =
-	        (struct kube_kv){.key = x->string, .value = x->valuestring};
-	m = kube_selector_matches(s, kv, (uint32_t)i);
-	free(kv);
-	return m;
-}
-
 /* ---- rules ------------------------------------------------------------------------------------
  */
 static const char *const rule_fields[] = {"verbs", "apiGroups", "resources", "resourceNames",
@@ -185,10 +111,17 @@ int cra_sync(const cJSON *target, const cJSON *const *roles, size_t n, char **re
 	{
 		struct kube_selector *ks = NULL;
 		size_t m = 0;
-		if ((r = selector_of(s, &ks, err, errlen)) < 0)
+		/* a list entry is a LabelSelector value, never nil: null decodes to {} */
+		if (cJSON_IsObject(s))
+			r = kube_selector_from_json(s, &ks, err, errlen);
+		else
+			r = kube_selector_from_label_selector(&(struct kube_label_selector){0}, &ks,
+			                                      err, errlen);
+		if (r < 0)
 			goto out;
 		for (size_t i = 0; i < n; i++)
-			if (matches(ks, roles[i]))
+			if (kube_selector_matches_json(ks,
+			                               get(get(roles[i], "metadata"), "labels")))
 				sel[m++] = roles[i];
 		kube_selector_free(ks);
 		qsort(sel, m, sizeof(*sel), cmp_role);

@@ -247,74 +247,12 @@ int pdb_scaled_value(const cJSON *v, int total, bool round_up, int *ret, char **
 }
 
 /* ---- selectors ------------------------------------------------------------------------------ */
-static enum kube_selector_op op_of(const char *s)
-{
-	if (!s)
-		return KUBE_OP_INVALID;
-	if (!strcmp(s, "In"))
-		return KUBE_OP_IN;
-	if (!strcmp(s, "NotIn"))
-		return KUBE_OP_NOT_IN;
-	if (!strcmp(s, "Exists"))
-		return KUBE_OP_EXISTS;
-	if (!strcmp(s, "DoesNotExist"))
-		return KUBE_OP_DOES_NOT_EXIST;
-	return KUBE_OP_INVALID;
-}
-
 int pdb_selector(const cJSON *pdb, struct kube_selector **ret, char **err)
 {
-	const cJSON *sel = member(member(pdb, "spec"), "selector"), *it;
-	struct kube_label_selector ls = {0};
 	char e[512] = "";
-	int r = -ENOMEM;
-	size_t i = 0;
+	int r = kube_selector_from_json(member(member(pdb, "spec"), "selector"), ret, e, sizeof(e));
 
-	*err = NULL;
-	if (!cJSON_IsObject(sel))
-		return kube_selector_from_label_selector(NULL, ret, e, sizeof(e));
-	const cJSON *ml = member(sel, "matchLabels"), *me = member(sel, "matchExpressions");
-	ls.n_match_labels = (uint32_t)cJSON_GetArraySize(cJSON_IsObject(ml) ? ml : NULL);
-	ls.n_match_expressions = (uint32_t)cJSON_GetArraySize(cJSON_IsArray(me) ? me : NULL);
-	ls.match_labels = calloc(ls.n_match_labels + 1, sizeof(*ls.match_labels));
-	ls.match_expressions = calloc(ls.n_match_expressions + 1, sizeof(*ls.match_expressions));
-	if (!ls.match_labels || !ls.match_expressions)
-		goto out;
-	if (cJSON_IsObject(ml))
-		cJSON_ArrayForEach(it, ml)
-		{
-			ls.match_labels[i].key = it->string;
-			ls.match_labels[i].value = cJSON_IsString(it) ? it->valuestring : "";
-			i++;
-		}
-	i = 0;
-	if (cJSON_IsArray(me))
-		cJSON_ArrayForEach(it, me)
-		{
-			struct kube_label_requirement *q = &ls.match_expressions[i++];
-			const cJSON *vals = member(it, "values"), *x;
-			q->key = str_of(it, "key") ? str_of(it, "key") : "";
-			q->op_text = str_of(it, "operator") ? str_of(it, "operator") : "";
-			q->op = op_of(q->op_text);
-			q->n_values =
-			        (uint32_t)cJSON_GetArraySize(cJSON_IsArray(vals) ? vals : NULL);
-			if (q->n_values) {
-				uint32_t k = 0;
-				q->values = calloc(q->n_values, sizeof(*q->values));
-				if (!q->values)
-					goto out;
-				cJSON_ArrayForEach(x, vals) q->values[k++] =
-				        cJSON_IsString(x) ? x->valuestring : "";
-			}
-		}
-	r = kube_selector_from_label_selector(&ls, ret, e, sizeof(e));
-	if (r == -EINVAL)
-		*err = strdup(e);
-out:
-	for (uint32_t k = 0; ls.match_expressions && k < ls.n_match_expressions; k++)
-		free(ls.match_expressions[k].values);
-	free(ls.match_expressions);
-	free(ls.match_labels);
+	*err = r == -EINVAL ? strdup(e) : NULL;
 	return r;
 }
 

@@ -869,7 +869,7 @@ static char *selector_string(const cJSON *sel, struct kube_selector **ret, char 
 {
 	char *s = NULL;
 	*ret = NULL;
-	if (hpa_selector_from_json(sel, ret, err, n) < 0)
+	if (kube_selector_from_json(sel, ret, err, n) < 0)
 		return NULL;
 	if (kube_selector_format(*ret, &s) < 0)
 		s = NULL;

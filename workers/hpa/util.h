@@ -19,8 +19,5 @@
 int hpa_qty_milli(const char *s, int64_t *ret);
 /* resource.NewMilliQuantity(v, binary ? BinarySI : DecimalSI).String() into buf (>= 48 bytes) */
 void hpa_qty_format_milli(int64_t v, bool binary, char *buf, size_t len);
-/* metav1.LabelSelectorAsSelector(sel) (sel NULL or not an object: nil, labels.Nothing()).
- * 0, -EINVAL with the message in err, -ENOMEM. */
-int hpa_selector_from_json(const cJSON *sel, struct kube_selector **ret, char *err, size_t errlen);
 /* fmt.Sprintf("%+v", sel) of a *metav1.LabelSelector ("nil" for nil); malloc'd, NULL on ENOMEM */
 char *hpa_selector_gostring(const cJSON *sel);

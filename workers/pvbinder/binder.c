@@ -5,12 +5,12 @@
  */
 #include "workers/pvbinder/binder.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/quantity.h"
 #include "kube/selector.h"
 
 #define NORMAL  "Normal"
@@ -154,84 +154,10 @@ static const char *csi_driver_of(const char *plugin)
 }
 
 /* ---- quantities ------------------------------------------------------------------------- */
-/*
- * A resource.Quantity as a signed count of nano units (ParseQuantity rounds up to one), in 128
- * bits. 0, or -EINVAL for text that is not a quantity or does not fit.
- */
-static int qty_parse(const char *s, __int128 *ret)
-{
-	static const struct {
-		const char *sfx;
-		int base2, exp10;
-	} sfx[] = {{"Ki", 10, 0}, {"Mi", 20, 0}, {"Gi", 30, 0}, {"Ti", 40, 0}, {"Pi", 50, 0},
-	           {"Ei", 60, 0}, {"n", 0, -9},  {"u", 0, -6},  {"m", 0, -3},  {"k", 0, 3},
-	           {"M", 0, 6},   {"G", 0, 9},   {"T", 0, 12},  {"P", 0, 15},  {"E", 0, 18}};
-	__int128 mant = 0, lim = (__int128)1 << 100;
-	int neg = 0, frac = 0, exp10 = 0, base2 = 0, digits = 0;
-
-	if (*s == '+' || *s == '-')
-		neg = *s++ == '-';
-	for (; isdigit((unsigned char)*s) || (*s == '.' && frac == 0); s++) {
-		if (*s == '.') {
-			frac = -1;
-			continue;
-		}
-		digits++;
-		if (mant < lim) {
-			mant = mant * 10 + (*s - '0');
-			if (frac)
-				exp10--;
-		} else if (!frac) {
-			exp10++;
-		}
-	}
-	if (!digits)
-		return -EINVAL;
-	if (*s) {
-		size_t i, n = sizeof(sfx) / sizeof(sfx[0]);
-
-		for (i = 0; i < n; i++)
-			if (strcmp(s, sfx[i].sfx) == 0)
-				break;
-		if (i < n) {
-			base2 = sfx[i].base2;
-			exp10 += sfx[i].exp10;
-		} else if (*s == 'e' || *s == 'E') {
-			char *end;
-			long e = strtol(s + 1, &end, 10);
-
-			if (end == s + 1 || *end || e < -40 || e > 40)
-				return -EINVAL;
-			exp10 += (int)e;
-		} else {
-			return -EINVAL;
-		}
-	}
-	exp10 += 9;
-	for (; base2 > 0; base2--) {
-		if (mant >= lim)
-			return -EINVAL;
-		mant *= 2;
-	}
-	for (; exp10 > 0; exp10--) {
-		if (mant >= lim)
-			return -EINVAL;
-		mant *= 10;
-	}
-	for (; exp10 < 0; exp10++)
-		mant = mant / 10 + (mant % 10 != 0);
-	*ret = neg ? -mant : mant;
-	return 0;
-}
-
 /* absent or not a quantity: zero (Go's zero Quantity from a map miss) */
 static __int128 qty(const char *s)
 {
-	__int128 v = 0;
-
-	if (!s || qty_parse(s, &v) < 0)
-		v = 0;
-	return v;
+	return kube_quantity_nano_or_zero(s);
 }
 
 /* Quantity.Value(): rounded up to a whole unit */
@@ -339,83 +265,6 @@ static bool deleting(const cJSON *o)
 	return t && !cJSON_IsNull(t);
 }
 
-/* metav1.LabelSelectorAsSelector of a LabelSelector's JSON */
-static int selector_of(const cJSON *js, struct kube_selector **ret, char *err, size_t errlen)
-{
-	static const struct {
-		const char *s;
-		enum kube_selector_op op;
-	} ops[] = {{"In", KUBE_OP_IN},
-	           {"NotIn", KUBE_OP_NOT_IN},
-	           {"Exists", KUBE_OP_EXISTS},
-	           {"DoesNotExist", KUBE_OP_DOES_NOT_EXIST}};
-	struct kube_label_selector ls = {0};
-	const cJSON *ml = get(js, "matchLabels"), *me = get(js, "matchExpressions"), *x;
-	size_t nl = (size_t)cJSON_GetArraySize(ml), ne = (size_t)cJSON_GetArraySize(me), i = 0;
-	int r = -ENOMEM;
-
-	ls.match_labels = calloc(nl + 1, sizeof(*ls.match_labels));
-	ls.match_expressions = calloc(ne + 1, sizeof(*ls.match_expressions));
-	if (!ls.match_labels || !ls.match_expressions)
-		goto out;
-	cJSON_ArrayForEach(x, ml)
-	{
-		if (cJSON_IsString(x))
-			ls.match_labels[i++] =
-			        (struct kube_kv){.key = x->string, .value = x->valuestring};
-	}
-	ls.n_match_labels = (uint32_t)i;
-	i = 0;
-	cJSON_ArrayForEach(x, me)
-	{
-		struct kube_label_requirement *q = &ls.match_expressions[i++];
-		const cJSON *vs = get(x, "values"), *v;
-		size_t nv = (size_t)cJSON_GetArraySize(vs), j = 0;
-
-		q->key = s0(str(get(x, "key")));
-		q->op_text = s0(str(get(x, "operator")));
-		q->op = KUBE_OP_INVALID;
-		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
-			if (!strcmp(q->op_text, ops[k].s))
-				q->op = ops[k].op;
-		if (!(q->values = calloc(nv + 1, sizeof(*q->values))))
-			goto out;
-		cJSON_ArrayForEach(v, vs)
-		{
-			if (cJSON_IsString(v))
-				q->values[j++] = v->valuestring;
-		}
-		q->n_values = (uint32_t)j;
-	}
-	ls.n_match_expressions = (uint32_t)i;
-	r = kube_selector_from_label_selector(&ls, ret, err, errlen);
-out:
-	for (size_t k = 0; ls.match_expressions && k < ne; k++)
-		free(ls.match_expressions[k].values);
-	free(ls.match_expressions);
-	free(ls.match_labels);
-	return r;
-}
-
-static bool labels_match(const struct kube_selector *s, const cJSON *o)
-{
-	const cJSON *labels = get2(o, "metadata", "labels"), *x;
-	size_t n = (size_t)cJSON_GetArraySize(labels), i = 0;
-	struct kube_kv *kv = calloc(n + 1, sizeof(*kv));
-	bool m;
-
-	if (!kv)
-		return false;
-	cJSON_ArrayForEach(x, labels)
-	{
-		if (cJSON_IsString(x))
-			kv[i++] = (struct kube_kv){.key = x->string, .value = x->valuestring};
-	}
-	m = kube_selector_matches(s, kv, (uint32_t)i);
-	free(kv);
-	return m;
-}
-
 int pvb_find_matching_volume(const cJSON *claim, const cJSON *volumes, bool delay_binding,
                              const cJSON **ret, char *err, size_t errlen)
 {
@@ -427,7 +276,7 @@ int pvb_find_matching_volume(const cJSON *claim, const cJSON *volumes, bool dela
 	*ret = NULL;
 	if (cJSON_IsObject(sel_js)) {
 		char why[256] = "";
-		int r = selector_of(sel_js, &sel, why, sizeof(why));
+		int r = kube_selector_from_json(sel_js, &sel, why, sizeof(why));
 
 		if (r < 0) {
 			snprintf(err, errlen,
@@ -457,7 +306,7 @@ int pvb_find_matching_volume(const cJSON *claim, const cJSON *volumes, bool dela
 			continue;
 		if (!eq(phase_of(v), "Available"))
 			continue;
-		if (sel && !labels_match(sel, v))
+		if (sel && !kube_selector_matches_json(sel, get2(v, "metadata", "labels")))
 			continue;
 		if (!eq(pvb_volume_class(v), cls))
 			continue;
@@ -705,7 +554,7 @@ static int update_claim_status(const struct pvb_ops *ops, cJSON **io, const char
 				__int128 q;
 				cJSON *cap;
 
-				if (!pre || qty_parse(pre, &q) < 0)
+				if (!pre || kube_quantity_nano(pre, &q) < 0)
 					pre = volume_capacity(volume);
 				if (!(cap = obj_child(status, "capacity")) ||
 				    !set_str(cap, "storage", pre))
