@@ -57,6 +57,14 @@ func pbName(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1000000)
 }
 
+// pbAccess is the one access mode of every volume and claim these tests make. Claims that
+// other tests of the suite leave Pending in namespaces that never finish terminating (their
+// pvc-protection finalizer stays when no controller removes it) ask for ReadWriteOnce and no
+// class, as these tests' volumes would otherwise offer: the binder would rightly bind such a
+// claim to a volume meant for this test (seen in a full e2e run: FailedBindingThenBind's late
+// volume went to another test's data-par-0). No other test asks for ReadWriteOncePod.
+const pbAccess = corev1.ReadWriteOncePod
+
 // pbPV creates a CSI volume (removed, finalizers cleared, when t ends).
 func pbPV(t *testing.T, name, size, class string, policy corev1.PersistentVolumeReclaimPolicy,
 	ref *corev1.ObjectReference, anns map[string]string) {
@@ -66,7 +74,7 @@ func pbPV(t *testing.T, name, size, class string, policy corev1.PersistentVolume
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: anns},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{pbAccess},
 			PersistentVolumeReclaimPolicy: policy,
 			StorageClassName:              class,
 			ClaimRef:                      ref,
@@ -91,7 +99,7 @@ func pbPVC(t *testing.T, ns, name, size string, class *string, volumeName string
 	pvc, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			AccessModes:      []corev1.PersistentVolumeAccessMode{pbAccess},
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
 			StorageClassName: class,
 			VolumeName:       volumeName,
@@ -231,7 +239,7 @@ func TestPVBinder_StaticBind(t *testing.T) {
 	if q := pvc.Status.Capacity[corev1.ResourceStorage]; q.Cmp(resource.MustParse("2Gi")) != 0 {
 		t.Errorf("claim status capacity %s, want the volume's 2Gi", q.String())
 	}
-	if len(pvc.Status.AccessModes) != 1 || pvc.Status.AccessModes[0] != corev1.ReadWriteOnce {
+	if len(pvc.Status.AccessModes) != 1 || pvc.Status.AccessModes[0] != pbAccess {
 		t.Errorf("claim status accessModes %v", pvc.Status.AccessModes)
 	}
 	pv = pbWaitPVPhase(t, small, corev1.VolumeBound, 30*time.Second)
