@@ -824,7 +824,10 @@ static int open_arena(struct informerd *x)
 	r = shm_writer_open(fd, &x->arena);
 	if (r < 0) {
 		log_error("cannot open the arena as its writer: %s%s", strerror(-r),
-		          r == -EBUSY ? " (another informerd is alive)" : "");
+		          r == -EBUSY            ? " (another informerd is alive)"
+		          : r == -EPROTONOSUPPORT ? " (an arena of another kcmd version: restart kcmd, "
+		                                    "whose manager creates a fresh one)"
+		                                  : "");
 		return r;
 	}
 	return 0;

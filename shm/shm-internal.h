@@ -61,6 +61,14 @@ struct w_state {
 	size_t buf_cap;
 	uint64_t live_bytes, quarantine_bytes, bump_free;
 	long n_allocs;
+	/* T3: the writer's private lookup of the resource table, rebuilt from the arena when
+	 * !tix_valid (after recovery, or when too full): open addressing over
+	 * hash(group, version, resource), slot = id + 1, 0 empty, UINT32_MAX tombstone; and a
+	 * bitmap of the ids below n_types that are not registered (reusable). */
+	uint32_t *tix;
+	uint32_t tix_cap, tix_used;
+	bool tix_valid;
+	uint64_t *tfree;
 };
 
 struct shm_arena {
@@ -132,6 +140,9 @@ uint64_t shm_block_class_size(struct shm_arena *a, uint64_t off, uint64_t size);
 /* Load a handle slot (acquire): 0 if the handle is free or out of range. */
 uint64_t shm_handle_load(struct shm_arena *a, uint32_t h);
 _Atomic uint64_t *shm_handle_slot(struct shm_arena *a, uint32_t h);
+/* The resource-table entry of a type id (T3), or NULL: id out of range or its chunk not
+ * published (the id is unknown). Acquire load of the directory entry. */
+struct shm_abi_type *shm_type_entry(struct shm_arena *a, unsigned type);
 
 /* uid <-> 16 raw bytes for canonical lowercase UUIDs. */
 bool shm_uid_pack(const char *uid, size_t len, uint8_t out[16]);
