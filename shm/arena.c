@@ -1290,12 +1290,17 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 	/* T2: WRITING under the new generation while the strings change; the release fence
 	 * orders it before the string stores (pairs with the reader's acquire fence before its
 	 * re-check of state in type_snapshot) */
-	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(gen, SHM_ABI_TYPE_WRITING),
+	bool early = shm__test_flags & SHM_TEST_TYPE_EARLY; /* test seam: the broken order */
+	atomic_store_explicit(&t->state,
+	                      SHM_ABI_TYPE_STATE(gen, early ? SHM_ABI_TYPE_REGISTERED
+	                                                    : SHM_ABI_TYPE_WRITING),
 	                      memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 	copy_name(t->group, g);
 	copy_name(t->version, d->version);
 	copy_name(t->resource, d->resource);
+	if (early)
+		shm__test_pause();
 	copy_name(t->kind, d->kind);
 	t->record_kind = (uint32_t)d->record_kind;
 	if (id < n) {

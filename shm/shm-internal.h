@@ -21,6 +21,9 @@
 #define SHM_TEST_NO_VALIDATE   0x1u
 #define SHM_TEST_NO_QUARANTINE 0x2u
 #define SHM_TEST_SLOW_COPY     0x4u /* readers pause (20 us) half-way through copies >= 4 KiB */
+/* The writer publishes a type registration (REGISTERED, new gen) before its strings, pausing
+ * between them: the broken T2 order the torture's type oracle must catch. */
+#define SHM_TEST_TYPE_EARLY 0x8u
 void shm__test_pause(void);
 extern unsigned shm__test_flags;
 extern int shm__test_crash_point;
