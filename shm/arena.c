@@ -1063,7 +1063,8 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec)
 		r = index_add(a, &rt, &nv, h, true, true, true, true);
 		if (r < 0)
 			goto fail_published;
-		atomic_fetch_add_explicit(&shm_type_entry(a, rec->type)->count, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&shm_type_entry(a, rec->type)->count, 1,
+		                          memory_order_relaxed);
 		atomic_fetch_add_explicit(&a->hdr->stat_objects, 1, memory_order_relaxed);
 	} else {
 		struct w_view ov;
@@ -1097,7 +1098,8 @@ fail_published:
 	w_free(a, off);
 	fifo_push(&a->w->free_handles, h);
 	if (!created) {
-		atomic_fetch_sub_explicit(&shm_type_entry(a, rec->type)->count, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&shm_type_entry(a, rec->type)->count, 1,
+		                          memory_order_relaxed);
 		atomic_fetch_sub_explicit(&a->hdr->stat_objects, 1, memory_order_relaxed);
 	}
 	bump_change(a);
@@ -1177,7 +1179,8 @@ static int tix_find(struct shm_arena *a, const char *g, const char *v, const cha
 		if (e == UINT32_MAX)
 			continue;
 		const struct shm_abi_type *t = shm_type_entry(a, e - 1);
-		if (t && !strcmp(t->group, g) && !strcmp(t->version, v) && !strcmp(t->resource, res)) {
+		if (t && !strcmp(t->group, g) && !strcmp(t->version, v) &&
+		    !strcmp(t->resource, res)) {
 			if (ret_slot)
 				*ret_slot = i;
 			return (int)(e - 1);
@@ -1291,10 +1294,10 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 	 * orders it before the string stores (pairs with the reader's acquire fence before its
 	 * re-check of state in type_snapshot) */
 	bool early = shm__test_flags & SHM_TEST_TYPE_EARLY; /* test seam: the broken order */
-	atomic_store_explicit(&t->state,
-	                      SHM_ABI_TYPE_STATE(gen, early ? SHM_ABI_TYPE_REGISTERED
-	                                                    : SHM_ABI_TYPE_WRITING),
-	                      memory_order_relaxed);
+	atomic_store_explicit(
+	        &t->state,
+	        SHM_ABI_TYPE_STATE(gen, early ? SHM_ABI_TYPE_REGISTERED : SHM_ABI_TYPE_WRITING),
+	        memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 	copy_name(t->group, g);
 	copy_name(t->version, d->version);
@@ -1343,7 +1346,8 @@ int shm_writer_retire_type(struct shm_arena *a, uint16_t type)
 		if (tix_find(a, t->group, t->version, t->resource, &slot) == (int)type)
 			a->w->tix[slot] = UINT32_MAX;
 		else
-			a->w->tix_valid = false; /* cannot happen; rebuilt at the next registration */
+			a->w->tix_valid =
+			        false; /* cannot happen; rebuilt at the next registration */
 		a->w->tfree[type / 64] |= UINT64_C(1) << (type % 64);
 	}
 	bump_change(a);
@@ -1677,7 +1681,8 @@ int shm_recover(struct shm_arena *a)
 			struct shm_abi_type *t = shm_type_entry(a, i);
 			uint64_t st = atomic_load_explicit(&t->state, memory_order_relaxed);
 			if (SHM_ABI_TYPE_STATUS(st) == SHM_ABI_TYPE_WRITING) {
-				/* a writer killed while re-registering the slot: retired again (T2) */
+				/* a writer killed while re-registering the slot: retired again (T2)
+				 */
 				atomic_store_explicit(&t->state,
 				                      SHM_ABI_TYPE_STATE(SHM_ABI_TYPE_GEN(st),
 				                                         SHM_ABI_TYPE_RETIRED),
@@ -1764,8 +1769,8 @@ int shm_recover(struct shm_arena *a)
 	/* mark: the published indexes (kept intact until their replacements are published) */
 	for (unsigned t = 0; t < nt; t++) {
 		struct shm_abi_type *ty = shm_type_entry(a, t);
-		mark_index(a, &m, atomic_load_explicit(&ty->name_index, memory_order_relaxed), false,
-		           carved);
+		mark_index(a, &m, atomic_load_explicit(&ty->name_index, memory_order_relaxed),
+		           false, carved);
 		mark_index(a, &m, atomic_load_explicit(&ty->ns_index, memory_order_relaxed), true,
 		           carved);
 		mark_index(a, &m, atomic_load_explicit(&ty->orphan_index, memory_order_relaxed),
@@ -1852,7 +1857,8 @@ static int rebuild_indexes(struct shm_arena *a, uint64_t *violations)
 		return -ENOMEM;
 	int r = 0;
 	for (unsigned t = 0; t < nt; t++) {
-		uint64_t cnt = atomic_load_explicit(&shm_type_entry(a, t)->count, memory_order_relaxed);
+		uint64_t cnt =
+		        atomic_load_explicit(&shm_type_entry(a, t)->count, memory_order_relaxed);
 		if (cnt && (r = shm_tab_reserve(a, &nr[t].name, cnt)) < 0)
 			goto fail;
 	}

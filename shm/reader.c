@@ -465,7 +465,7 @@ static struct shm_abi_type *type_ok(struct shm_arena *a, unsigned type)
 	struct shm_abi_type *t = shm_type_entry(a, type);
 	/* acquire: pairs with register_type's release (strings, kind). */
 	return t && SHM_ABI_TYPE_STATUS(atomic_load_explicit(&t->state, memory_order_acquire)) ==
-	                    SHM_ABI_TYPE_REGISTERED
+	                               SHM_ABI_TYPE_REGISTERED
 	               ? t
 	               : NULL;
 }
@@ -692,8 +692,7 @@ int shm_reader_list_controlled(struct shm_arena *a, uint16_t type, const char *o
 	int r = collect_set(a, &a->hdr->owner_index,
 	                    shm_key_owner(a->seed, owner_uid, strlen(owner_uid)));
 	if (r >= 0 && ns)
-		r = collect_set(a, &t->orphan_index,
-		                shm_key_ns(a->seed, ns, strlen(ns)));
+		r = collect_set(a, &t->orphan_index, shm_key_ns(a->seed, ns, strlen(ns)));
 	if (r < 0) {
 		a->hv_len = from;
 		return r;

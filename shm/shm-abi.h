@@ -206,11 +206,11 @@ static_assert(sizeof(struct shm_abi_set) == 32, "set");
 /* ---- the resource table ---------------------------------------------------------------------
  * One entry per registered resource type. Entry id lives in chunk id >> SHM_ABI_TCHUNK_SHIFT
  * (a TCHUNK block whose body is SHM_ABI_TCHUNK_SLOTS entries, zeroed = FREE before it is
- * published) at index id & (SHM_ABI_TCHUNK_SLOTS - 1); header.type_dir holds the chunk refs. state REGISTERED publishes the entry; the strings
- * and record_kind change only when a RETIRED slot is registered again, under a new gen
- * (arena.h T2). sync is a two-copy latch (seqcount_latch): the writer
- * fills copy (sync_seq + 1) & 1, then stores sync_seq + 1 with release; a writer killed while
- * filling leaves the selected copy intact. */
+ * published) at index id & (SHM_ABI_TCHUNK_SLOTS - 1); header.type_dir holds the chunk refs. state
+ * REGISTERED publishes the entry; the strings and record_kind change only when a RETIRED slot is
+ * registered again, under a new gen (arena.h T2). sync is a two-copy latch (seqcount_latch): the
+ * writer fills copy (sync_seq + 1) & 1, then stores sync_seq + 1 with release; a writer killed
+ * while filling leaves the selected copy intact. */
 #define SHM_ABI_SYNC_WORDS 9 /* rv[64] + flags */
 /* Type slot state word (arena.h T2): gen << 32 | status. */
 #define SHM_ABI_TYPE_FREE           0u /* never used (gen 0) */

@@ -680,9 +680,10 @@ static void test_many_types_at_once(void **state)
 	/* registering again finds the same ids (the writer's lookup), whatever the chunk */
 	for (unsigned i = 0; i < N; i += 97) {
 		snprintf(res, sizeof(res), "kind%u", i);
-		assert_int_equal(shm_writer_register_type(
-		                         f->w, &(struct shm_type_desc){"many.io", "v1", res, "Many", 0}),
-		                 ids[i]);
+		assert_int_equal(
+		        shm_writer_register_type(
+		                f->w, &(struct shm_type_desc){"many.io", "v1", res, "Many", 0}),
+		        ids[i]);
 	}
 	struct shm_stats st;
 	assert_int_equal(shm_reader_stats(f->w, &st), 0);
@@ -716,9 +717,10 @@ static void test_many_types_at_once(void **state)
 	assert_int_equal(shm_writer_register_type(
 	                         f->w, &(struct shm_type_desc){"late.io", "v1", "late", "Late", 0}),
 	                 ids[500]);
-	assert_int_equal(shm_writer_register_type(
-	                         f->w, &(struct shm_type_desc){"late.io", "v1", "late2", "Late", 0}),
-	                 ids[501]);
+	assert_int_equal(
+	        shm_writer_register_type(
+	                f->w, &(struct shm_type_desc){"late.io", "v1", "late2", "Late", 0}),
+	        ids[501]);
 	shm_arena_close(r);
 	close(ro);
 }
@@ -750,8 +752,7 @@ static void test_type_chunk_out_of_arena(void **state)
 	assert_int_equal(shm_reader_find_type(w, "", "v1", "r0"), 0);
 	snprintf(res, sizeof(res), "r%u", n - 1);
 	assert_int_equal(shm_reader_find_type(w, "", "v1", res), (int)n - 1);
-	assert_int_equal(shm_reader_type_info(w, (uint16_t)n, &(struct shm_type_info){0}),
-	                 -EINVAL);
+	assert_int_equal(shm_reader_type_info(w, (uint16_t)n, &(struct shm_type_info){0}), -EINVAL);
 	assert_int_equal(shm_writer_check(w), 0);
 	shm_arena_close(w);
 	close(fd);
@@ -1176,8 +1177,8 @@ static void test_check_detects_damage(void **state)
 	             h);
 	assert_int_equal(shm_writer_check(f->w), 0);
 	/* a missing orphan-set entry */
-	shm_mset_del(f->w, &shm_type_entry(f->w, f->pods)->orphan_index, shm_key_ns(f->w->seed, "d", 1),
-	             h);
+	shm_mset_del(f->w, &shm_type_entry(f->w, f->pods)->orphan_index,
+	             shm_key_ns(f->w->seed, "d", 1), h);
 	assert_true(shm_writer_check(f->w) > 0);
 	assert_int_equal(shm_mset_add(f->w, &shm_type_entry(f->w, f->pods)->orphan_index,
 	                              shm_key_ns(f->w->seed, "d", 1), h),

@@ -261,8 +261,8 @@ static void t_check_type(struct shm_arena *a, uint64_t *s)
 	if (shm_reader_stats(a, &st) < 0 || st.n_types < 2)
 		return;
 	uint64_t seen = atomic_load(&ts->max_n_types);
-	while (st.n_types > seen && !atomic_compare_exchange_weak(&ts->max_n_types, &seen,
-	                                                           st.n_types))
+	while (st.n_types > seen &&
+	       !atomic_compare_exchange_weak(&ts->max_n_types, &seen, st.n_types))
 		;
 	uint16_t id = (uint16_t)(1 + t_rng(s) % (st.n_types - 1));
 	struct shm_type_info ti;
