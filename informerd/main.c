@@ -645,8 +645,13 @@ static void on_discovery(void *ud, const struct inf_resource *res, size_t n,
 				r->record_kind = known[k].rk;
 		rc = inf_informers_add(x->ii, r);
 		if (rc < 0) {
-			log_warning("discovery: cannot watch %s%s%s: %s", r->resource,
-			            r->group[0] ? "." : "", r->group, strerror(-rc));
+			log_warning("discovery: cannot watch %s%s%s: %s%s", r->resource,
+			            r->group[0] ? "." : "", r->group, strerror(-rc),
+			            rc == -ENOSPC ? " (the arena's resource table holds 65,536 "
+			                            "resources at once)"
+			            : rc == -ENOMEM
+			                    ? " (the arena, or the process, is out of memory)"
+			                    : "");
 			inf_res_set_remove(&x->dres, x->dres.n - 1);
 			resync_failed = true;
 			continue;
@@ -824,7 +829,11 @@ static int open_arena(struct informerd *x)
 	r = shm_writer_open(fd, &x->arena);
 	if (r < 0) {
 		log_error("cannot open the arena as its writer: %s%s", strerror(-r),
-		          r == -EBUSY ? " (another informerd is alive)" : "");
+		          r == -EBUSY ? " (another informerd is alive)"
+		          : r == -EPROTONOSUPPORT
+		                  ? " (an arena of another kcmd version: restart kcmd, "
+		                    "whose manager creates a fresh one)"
+		                  : "");
 		return r;
 	}
 	return 0;

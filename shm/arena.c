@@ -403,6 +403,43 @@ uint64_t shm_handle_load(struct shm_arena *a, uint32_t h)
 	return s ? atomic_load_explicit(s, memory_order_acquire) : 0;
 }
 
+struct shm_abi_type *shm_type_entry(struct shm_arena *a, unsigned type)
+{
+	if (type >= SHM_ABI_MAX_TYPES)
+		return NULL;
+	/* acquire: pairs with the release store publishing the chunk (its zeroed entries), T3. */
+	uint64_t ref = atomic_load_explicit(&a->hdr->type_dir[type >> SHM_ABI_TCHUNK_SHIFT],
+	                                    memory_order_acquire);
+	if (!ref)
+		return NULL;
+	uint64_t off = shm_ref_off(ref);
+	uint64_t size = atomic_load_explicit(&a->hdr->size, memory_order_acquire);
+	if (shm_block_class_size(a, off, size) <
+	    SHM_ABI_BLK_HDR + sizeof(struct shm_abi_type) * SHM_ABI_TCHUNK_SLOTS)
+		return NULL; /* A5: never trust a ref beyond the mapping */
+	return (struct shm_abi_type *)shm_body(a, off) + (type & (SHM_ABI_TCHUNK_SLOTS - 1));
+}
+
+/* T3: make sure the chunk holding type id exists (writer only). */
+static int type_chunk_ensure(struct shm_arena *a, unsigned type)
+{
+	_Atomic uint64_t *d = &a->hdr->type_dir[type >> SHM_ABI_TCHUNK_SHIFT];
+	if (atomic_load_explicit(d, memory_order_relaxed))
+		return 0;
+	const size_t body = sizeof(struct shm_abi_type) * SHM_ABI_TCHUNK_SLOTS;
+	uint64_t off;
+	int r = w_alloc(a, body, SHM_ABI_BLK_TCHUNK, &off);
+	if (r < 0)
+		return r;
+	w_zero(a, off, 0, body);
+	uint64_t g = w_close(a, off);
+	/* release: the zeroed (FREE) entries before the directory entry; pairs with the acquire
+	 * load in shm_type_entry. A writer killed before this store leaves an unreachable block
+	 * that recovery sweeps. */
+	atomic_store_explicit(d, shm_ref_make(off, g, 0), memory_order_release);
+	return 0;
+}
+
 static int handle_alloc(struct shm_arena *a, uint32_t *ret)
 {
 	struct w_state *w = a->w;
@@ -703,7 +740,7 @@ struct roots {
 
 static void roots_of(struct shm_arena *a, unsigned type, struct roots *r)
 {
-	struct shm_abi_type *t = &a->hdr->types[type];
+	struct shm_abi_type *t = shm_type_entry(a, type); /* registered: never NULL */
 	*r = (struct roots){&t->name_index, &t->ns_index, &t->orphan_index, &a->hdr->uid_index,
 	                    &a->hdr->owner_index};
 }
@@ -770,7 +807,7 @@ static uint32_t w_find(struct shm_arena *a, unsigned type, const char *ns, size_
 {
 	uint64_t key = shm_key_name(a->seed, ns, nsl, name, nl);
 	uint32_t cand[64];
-	int n = shm_tab_candidates(a, &a->hdr->types[type].name_index, key, cand, 64);
+	int n = shm_tab_candidates(a, &shm_type_entry(a, type)->name_index, key, cand, 64);
 	for (int i = 0; i < n && i < 64; i++) {
 		uint64_t ref = shm_handle_load(a, cand[i]);
 		struct w_view v;
@@ -785,17 +822,16 @@ static uint32_t w_find(struct shm_arena *a, unsigned type, const char *ns, size_
 
 static bool registered(struct shm_arena *a, unsigned type)
 {
-	return type < SHM_ABI_MAX_TYPES &&
-	       SHM_ABI_TYPE_STATUS(
-	               atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed)) ==
-	               SHM_ABI_TYPE_REGISTERED;
+	struct shm_abi_type *t = shm_type_entry(a, type);
+	return t && SHM_ABI_TYPE_STATUS(atomic_load_explicit(&t->state, memory_order_relaxed)) ==
+	                    SHM_ABI_TYPE_REGISTERED;
 }
 
-/* The generation of a type slot (the writer's own word). */
+/* The generation of a type slot (the writer's own word); 0 for an id without a chunk. */
 static uint32_t type_gen(struct shm_arena *a, unsigned type)
 {
-	return SHM_ABI_TYPE_GEN(
-	        atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed));
+	struct shm_abi_type *t = shm_type_entry(a, type);
+	return t ? SHM_ABI_TYPE_GEN(atomic_load_explicit(&t->state, memory_order_relaxed)) : 0;
 }
 
 static void bump_change(struct shm_arena *a)
@@ -946,7 +982,7 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec)
 	    !registered(a, rec->type) || (rec->payload_len && !rec->payload) ||
 	    (rec->n_labels && !rec->labels) || (rec->n_owners && !rec->owners) ||
 	    rec->payload_len > SHM_RECORD_MAX_BYTES ||
-	    (uint32_t)rec->kind != a->hdr->types[rec->type].record_kind)
+	    (uint32_t)rec->kind != shm_type_entry(a, rec->type)->record_kind)
 		return -EINVAL;
 	const char *ns = rec->ns ? rec->ns : "";
 	size_t nsl = strlen(ns), nl = strlen(rec->name), ul = strlen(rec->uid),
@@ -1027,7 +1063,8 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec)
 		r = index_add(a, &rt, &nv, h, true, true, true, true);
 		if (r < 0)
 			goto fail_published;
-		atomic_fetch_add_explicit(&a->hdr->types[rec->type].count, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&shm_type_entry(a, rec->type)->count, 1,
+		                          memory_order_relaxed);
 		atomic_fetch_add_explicit(&a->hdr->stat_objects, 1, memory_order_relaxed);
 	} else {
 		struct w_view ov;
@@ -1061,7 +1098,8 @@ fail_published:
 	w_free(a, off);
 	fifo_push(&a->w->free_handles, h);
 	if (!created) {
-		atomic_fetch_sub_explicit(&a->hdr->types[rec->type].count, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&shm_type_entry(a, rec->type)->count, 1,
+		                          memory_order_relaxed);
 		atomic_fetch_sub_explicit(&a->hdr->stat_objects, 1, memory_order_relaxed);
 	}
 	bump_change(a);
@@ -1102,7 +1140,7 @@ int shm_writer_delete(struct shm_arena *a, uint16_t type, const char *ns, const 
 		atom_put(a, shm_abi_rec_atom(&v.r, i));
 	w_free(a, shm_ref_off(ref));
 	fifo_push(&a->w->free_handles, h);
-	atomic_fetch_sub_explicit(&a->hdr->types[type].count, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&shm_type_entry(a, type)->count, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&a->hdr->stat_objects, 1, memory_order_relaxed);
 	bump_change(a);
 	return 0;
@@ -1119,6 +1157,104 @@ static int copy_name(char *dst, const char *src)
 	return 0;
 }
 
+/* ---- the writer's private type lookup (T3) ----------------------------------------------- */
+static uint64_t tix_key(struct shm_arena *a, const char *g, const char *v, const char *r)
+{
+	uint64_t h = shm_hash(a->seed ^ 5, g, strlen(g));
+	h = shm_hash(h, v, strlen(v));
+	return shm_hash(h, r, strlen(r));
+}
+
+/* The registered id of (g, v, r), or -ENOENT; *ret_slot = its slot in tix. */
+static int tix_find(struct shm_arena *a, const char *g, const char *v, const char *res,
+                    uint32_t *ret_slot)
+{
+	struct w_state *w = a->w;
+	uint32_t mask = w->tix_cap - 1;
+	for (uint32_t i = (uint32_t)tix_key(a, g, v, res) & mask, k = 0; k < w->tix_cap;
+	     i = (i + 1) & mask, k++) {
+		uint32_t e = w->tix[i];
+		if (e == 0)
+			return -ENOENT;
+		if (e == UINT32_MAX)
+			continue;
+		const struct shm_abi_type *t = shm_type_entry(a, e - 1);
+		if (t && !strcmp(t->group, g) && !strcmp(t->version, v) &&
+		    !strcmp(t->resource, res)) {
+			if (ret_slot)
+				*ret_slot = i;
+			return (int)(e - 1);
+		}
+	}
+	return -ENOENT;
+}
+
+/* Add registered id (its strings are in the arena). Too full: rebuilt at the next use. */
+static void tix_insert(struct shm_arena *a, unsigned id)
+{
+	struct w_state *w = a->w;
+	if (!w->tix_valid)
+		return;
+	if ((uint64_t)(w->tix_used + 1) * 2 > w->tix_cap) {
+		w->tix_valid = false;
+		return;
+	}
+	const struct shm_abi_type *t = shm_type_entry(a, id);
+	uint32_t mask = w->tix_cap - 1;
+	uint32_t i = (uint32_t)tix_key(a, t->group, t->version, t->resource) & mask;
+	while (w->tix[i] != 0)
+		i = (i + 1) & mask; /* tombstones are not reused: the rebuild drops them */
+	w->tix[i] = id + 1;
+	w->tix_used++;
+}
+
+static int tix_build(struct shm_arena *a)
+{
+	struct w_state *w = a->w;
+	uint64_t n = atomic_load_explicit(&a->hdr->n_types, memory_order_relaxed);
+	if (n > SHM_ABI_MAX_TYPES)
+		return -EUCLEAN;
+	uint32_t live = 0;
+	for (unsigned i = 0; i < n; i++)
+		live += registered(a, i);
+	uint32_t cap = 64;
+	while (cap < 4 * (uint64_t)live)
+		cap *= 2;
+	uint32_t *tix = calloc(cap, sizeof(*tix));
+	uint64_t *tfree = w->tfree ? w->tfree : malloc(SHM_ABI_MAX_TYPES / 8);
+	if (!tix || !tfree) {
+		free(tix);
+		if (!w->tfree)
+			free(tfree);
+		return -ENOMEM;
+	}
+	memset(tfree, 0, SHM_ABI_MAX_TYPES / 8);
+	free(w->tix);
+	w->tix = tix;
+	w->tfree = tfree;
+	w->tix_cap = cap;
+	w->tix_used = 0;
+	w->tix_valid = true;
+	for (unsigned i = 0; i < n; i++) {
+		if (registered(a, i))
+			tix_insert(a, i);
+		else
+			tfree[i / 64] |= UINT64_C(1) << (i % 64);
+	}
+	return 0;
+}
+
+/* The lowest id below n that is not registered, or SHM_ABI_MAX_TYPES. */
+static unsigned tfree_lowest(const struct w_state *w, uint64_t n)
+{
+	for (uint64_t k = 0; k * 64 < n; k++)
+		if (w->tfree[k]) {
+			unsigned id = (unsigned)(k * 64) + (unsigned)__builtin_ctzll(w->tfree[k]);
+			return id < n ? id : SHM_ABI_MAX_TYPES;
+		}
+	return SHM_ABI_MAX_TYPES;
+}
+
 int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 {
 	int r = check_writer(a);
@@ -1133,37 +1269,41 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 		return -ENAMETOOLONG;
 	struct shm_abi_header *hd = a->hdr;
 	uint64_t n = atomic_load_explicit(&hd->n_types, memory_order_relaxed);
-	unsigned reuse = SHM_ABI_MAX_TYPES;
-	for (unsigned i = 0; i < n; i++) {
-		struct shm_abi_type *t = &hd->types[i];
-		if (!registered(a, i)) {
-			if (reuse == SHM_ABI_MAX_TYPES)
-				reuse = i; /* T2: the lowest retired slot */
-			continue;
-		}
-		if (strcmp(t->group, g) || strcmp(t->version, d->version) ||
-		    strcmp(t->resource, d->resource))
-			continue;
+	if (!a->w->tix_valid && (r = tix_build(a)) < 0)
+		return r;
+	int found = tix_find(a, g, d->version, d->resource, NULL);
+	if (found >= 0) {
+		struct shm_abi_type *t = shm_type_entry(a, (unsigned)found);
 		if (strcmp(t->kind, d->kind) || t->record_kind != (uint32_t)d->record_kind)
 			return -EEXIST;
-		return (int)i;
+		return found;
 	}
+	unsigned reuse = tfree_lowest(a->w, n); /* T2: the lowest retired slot */
 	unsigned id = reuse < SHM_ABI_MAX_TYPES ? reuse : (unsigned)n;
 	if (id >= SHM_ABI_MAX_TYPES)
-		return -ENOSPC;
-	struct shm_abi_type *t = &hd->types[id];
+		return -ENOSPC; /* T3: every 16-bit id registered at once */
+	if ((r = type_chunk_ensure(a, id)) < 0)
+		return r; /* -ENOMEM: the arena is at max_size */
+	struct shm_abi_type *t = shm_type_entry(a, id);
+	if (!t)
+		return -EUCLEAN;
 	uint32_t gen = type_gen(a, id) + 1;
 	if (gen == 0)
 		gen = 1; /* 2^32 reuses of one slot: gen 0 never names a registration */
 	/* T2: WRITING under the new generation while the strings change; the release fence
 	 * orders it before the string stores (pairs with the reader's acquire fence before its
 	 * re-check of state in type_snapshot) */
-	atomic_store_explicit(&t->state, SHM_ABI_TYPE_STATE(gen, SHM_ABI_TYPE_WRITING),
-	                      memory_order_relaxed);
+	bool early = shm__test_flags & SHM_TEST_TYPE_EARLY; /* test seam: the broken order */
+	atomic_store_explicit(
+	        &t->state,
+	        SHM_ABI_TYPE_STATE(gen, early ? SHM_ABI_TYPE_REGISTERED : SHM_ABI_TYPE_WRITING),
+	        memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 	copy_name(t->group, g);
 	copy_name(t->version, d->version);
 	copy_name(t->resource, d->resource);
+	if (early)
+		shm__test_pause();
 	copy_name(t->kind, d->kind);
 	t->record_kind = (uint32_t)d->record_kind;
 	if (id < n) {
@@ -1178,6 +1318,9 @@ int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *d)
 	                      memory_order_release);
 	if (id == n)
 		atomic_store_explicit(&hd->n_types, n + 1, memory_order_release);
+	else
+		a->w->tfree[id / 64] &= ~(UINT64_C(1) << (id % 64));
+	tix_insert(a, id);
 	bump_change(a);
 	return (int)id;
 }
@@ -1189,7 +1332,7 @@ int shm_writer_retire_type(struct shm_arena *a, uint16_t type)
 		return r;
 	if (!registered(a, type))
 		return -EINVAL;
-	struct shm_abi_type *t = &a->hdr->types[type];
+	struct shm_abi_type *t = shm_type_entry(a, type); /* registered: never NULL */
 	if (atomic_load_explicit(&t->count, memory_order_relaxed) != 0 ||
 	    shm_tab_count(a, &t->name_index) != 0)
 		return -EBUSY;
@@ -1198,6 +1341,15 @@ int shm_writer_retire_type(struct shm_arena *a, uint16_t type)
 	atomic_store_explicit(&t->state,
 	                      SHM_ABI_TYPE_STATE(type_gen(a, type), SHM_ABI_TYPE_RETIRED),
 	                      memory_order_release);
+	if (a->w->tix_valid) {
+		uint32_t slot;
+		if (tix_find(a, t->group, t->version, t->resource, &slot) == (int)type)
+			a->w->tix[slot] = UINT32_MAX;
+		else
+			a->w->tix_valid =
+			        false; /* cannot happen; rebuilt at the next registration */
+		a->w->tfree[type / 64] |= UINT64_C(1) << (type % 64);
+	}
 	bump_change(a);
 	return 0;
 }
@@ -1209,7 +1361,7 @@ int shm_writer_set_sync(struct shm_arena *a, uint16_t type, const char *rv, bool
 		return r;
 	if (!registered(a, type))
 		return -EINVAL;
-	struct shm_abi_type *t = &a->hdr->types[type];
+	struct shm_abi_type *t = shm_type_entry(a, type); /* registered: never NULL */
 	/* relaxed: the single writer reads back its own last store (the selected copy) */
 	uint64_t seq = atomic_load_explicit(&t->sync_seq, memory_order_relaxed);
 	uint64_t flags = atomic_load_explicit(&t->sync[seq & 1][SHM_ABI_SYNC_WORDS - 1],
@@ -1229,7 +1381,7 @@ int shm_writer_set_sync_epoch(struct shm_arena *a, uint16_t type, const char *rv
 	size_t n = rv ? strlen(rv) : 0;
 	if (n > SHM_ABI_RV_MAX)
 		return -ENAMETOOLONG;
-	struct shm_abi_type *t = &a->hdr->types[type];
+	struct shm_abi_type *t = shm_type_entry(a, type); /* registered: never NULL */
 	uint64_t words[SHM_ABI_SYNC_WORDS] = {0};
 	if (n)
 		memcpy(words, rv, n);
@@ -1389,6 +1541,8 @@ static void w_state_free(struct w_state *w)
 	free(w->free_handles.v);
 	free(w->atoms);
 	free(w->buf);
+	free(w->tix);
+	free(w->tfree);
 	free(w);
 }
 
@@ -1503,26 +1657,55 @@ int shm_recover(struct shm_arena *a)
 		return -EUCLEAN;
 	uint64_t violations = 0;
 
-	/* The resource table: n_types covers every published entry. */
-	uint64_t nt = 0;
-	for (unsigned i = 0; i < SHM_ABI_MAX_TYPES; i++) {
-		uint64_t st = atomic_load_explicit(&hd->types[i].state, memory_order_relaxed);
-		if (SHM_ABI_TYPE_STATUS(st) == SHM_ABI_TYPE_WRITING) {
-			/* a writer killed while re-registering the slot: retired again (T2) */
-			atomic_store_explicit(
-			        &hd->types[i].state,
-			        SHM_ABI_TYPE_STATE(SHM_ABI_TYPE_GEN(st), SHM_ABI_TYPE_RETIRED),
-			        memory_order_release);
-		}
-		if (st)
-			nt = i + 1;
-	}
-	atomic_store_explicit(&hd->n_types, nt, memory_order_release);
-
 	struct mark m = {.base = hd->data_off, .n = (carved - hd->data_off) >> SHM_ABI_UNIT_SHIFT};
 	m.bits = calloc(m.n / 64 + 1, sizeof(uint64_t));
 	if (!m.bits)
 		return -ENOMEM;
+
+	/* The resource table (T3): every published chunk is live; n_types covers every entry
+	 * ever registered. A bad chunk ref is not repairable in place (-EUCLEAN: fresh arena). */
+	uint64_t nt = 0;
+	for (unsigned c = 0; c < SHM_ABI_TDIR_SLOTS; c++) {
+		uint64_t ref = atomic_load_explicit(&hd->type_dir[c], memory_order_relaxed);
+		if (!ref)
+			continue;
+		if (!ref_ok(a, ref, SHM_ABI_BLK_TCHUNK, carved) ||
+		    shm_block_class_size(a, shm_ref_off(ref), size) <
+		            SHM_ABI_BLK_HDR + sizeof(struct shm_abi_type) * SHM_ABI_TCHUNK_SLOTS) {
+			free(m.bits);
+			return -EUCLEAN;
+		}
+		mark_set(&m, shm_ref_off(ref));
+		for (unsigned j = 0; j < SHM_ABI_TCHUNK_SLOTS; j++) {
+			unsigned i = c * SHM_ABI_TCHUNK_SLOTS + j;
+			struct shm_abi_type *t = shm_type_entry(a, i);
+			uint64_t st = atomic_load_explicit(&t->state, memory_order_relaxed);
+			if (SHM_ABI_TYPE_STATUS(st) == SHM_ABI_TYPE_WRITING) {
+				/* a writer killed while re-registering the slot: retired again (T2)
+				 */
+				atomic_store_explicit(&t->state,
+				                      SHM_ABI_TYPE_STATE(SHM_ABI_TYPE_GEN(st),
+				                                         SHM_ABI_TYPE_RETIRED),
+				                      memory_order_release);
+			}
+			if (st)
+				nt = i + 1;
+		}
+	}
+	/* ids are appended in order and a chunk is published before its first id: every id
+	 * below nt has its chunk, or the table is not one this writer produced */
+	for (uint64_t i = 0; i < nt; i += SHM_ABI_TCHUNK_SLOTS)
+		if (!shm_type_entry(a, (unsigned)i)) {
+			free(m.bits);
+			return -EUCLEAN;
+		}
+	atomic_store_explicit(&hd->n_types, nt, memory_order_release);
+	w->tix_valid = false; /* the writer's type lookup is rebuilt from what recovery kept */
+	uint64_t *counts = calloc(nt ? nt : 1, sizeof(*counts));
+	if (!counts) {
+		free(m.bits);
+		return -ENOMEM;
+	}
 
 	/* mark: handle chunks, records and their atoms (refcounted into the intern map) */
 	uint64_t hw = atomic_load_explicit(&hd->handles_hw, memory_order_relaxed);
@@ -1534,11 +1717,12 @@ int shm_recover(struct shm_arena *a)
 			continue;
 		if (!ref_ok(a, ref, SHM_ABI_BLK_HCHUNK, carved)) {
 			free(m.bits);
+			free(counts);
 			return -EUCLEAN;
 		}
 		mark_set(&m, shm_ref_off(ref));
 	}
-	uint64_t objects = 0, counts[SHM_ABI_MAX_TYPES] = {0};
+	uint64_t objects = 0;
 	int r = 0;
 	for (uint32_t h = 1; h < hw; h++) {
 		_Atomic uint64_t *slot = shm_handle_slot(a, h);
@@ -1584,16 +1768,14 @@ int shm_recover(struct shm_arena *a)
 	atomic_store_explicit(&hd->handles_hw, hw, memory_order_release);
 	/* mark: the published indexes (kept intact until their replacements are published) */
 	for (unsigned t = 0; t < nt; t++) {
-		mark_index(a, &m,
-		           atomic_load_explicit(&hd->types[t].name_index, memory_order_relaxed),
+		struct shm_abi_type *ty = shm_type_entry(a, t);
+		mark_index(a, &m, atomic_load_explicit(&ty->name_index, memory_order_relaxed),
 		           false, carved);
-		mark_index(a, &m,
-		           atomic_load_explicit(&hd->types[t].ns_index, memory_order_relaxed), true,
+		mark_index(a, &m, atomic_load_explicit(&ty->ns_index, memory_order_relaxed), true,
 		           carved);
-		mark_index(a, &m,
-		           atomic_load_explicit(&hd->types[t].orphan_index, memory_order_relaxed),
+		mark_index(a, &m, atomic_load_explicit(&ty->orphan_index, memory_order_relaxed),
 		           true, carved);
-		atomic_store_explicit(&hd->types[t].count, counts[t], memory_order_relaxed);
+		atomic_store_explicit(&ty->count, counts[t], memory_order_relaxed);
 	}
 	mark_index(a, &m, atomic_load_explicit(&hd->uid_index, memory_order_relaxed), false,
 	           carved);
@@ -1637,6 +1819,7 @@ int shm_recover(struct shm_arena *a)
 	bump_change(a);
 out:
 	free(m.bits);
+	free(counts);
 	return r;
 }
 
@@ -1674,7 +1857,8 @@ static int rebuild_indexes(struct shm_arena *a, uint64_t *violations)
 		return -ENOMEM;
 	int r = 0;
 	for (unsigned t = 0; t < nt; t++) {
-		uint64_t cnt = atomic_load_explicit(&hd->types[t].count, memory_order_relaxed);
+		uint64_t cnt =
+		        atomic_load_explicit(&shm_type_entry(a, t)->count, memory_order_relaxed);
 		if (cnt && (r = shm_tab_reserve(a, &nr[t].name, cnt)) < 0)
 			goto fail;
 	}
@@ -1696,7 +1880,7 @@ static int rebuild_indexes(struct shm_arena *a, uint64_t *violations)
 	}
 	/* publish: one release store per root (pairs with readers' acquire loads of the roots) */
 	for (unsigned t = 0; t < nt; t++) {
-		struct shm_abi_type *ty = &hd->types[t];
+		struct shm_abi_type *ty = shm_type_entry(a, t);
 		SHM_CRASH_POINT(
 		        6); /* some roots published, others not: the next recovery redoes it */
 		uint64_t o1 =
@@ -1741,15 +1925,21 @@ int shm_writer_check(struct shm_arena *a)
 	uint64_t hw = atomic_load_explicit(&hd->handles_hw, memory_order_relaxed);
 	uint64_t carved = atomic_load_explicit(&hd->carved, memory_order_relaxed);
 	int bad = 0;
-	uint64_t live = 0, per_type[SHM_ABI_MAX_TYPES] = {0}, orphans[SHM_ABI_MAX_TYPES] = {0},
-	         owner_edges = 0;
+	uint64_t live = 0, owner_edges = 0;
+	uint64_t nt = atomic_load_explicit(&hd->n_types, memory_order_relaxed);
+	if (nt > SHM_ABI_MAX_TYPES)
+		return 1;
+	uint64_t *per_type = calloc(2 * (nt ? nt : 1), sizeof(uint64_t));
+	if (!per_type)
+		return -ENOMEM;
+	uint64_t *orphans = per_type + (nt ? nt : 1);
 	for (uint32_t h = 1; h < hw; h++) {
 		uint64_t ref = shm_handle_load(a, h);
 		if (!ref)
 			continue;
 		struct w_view v;
 		if (!ref_ok(a, ref, SHM_ABI_BLK_RECORD, carved) || view_record(a, ref, &v) < 0 ||
-		    shm_ref_aux(ref) != v.r.type || !registered(a, v.r.type)) {
+		    shm_ref_aux(ref) != v.r.type || !registered(a, v.r.type) || v.r.type >= nt) {
 			bad++;
 			continue;
 		}
@@ -1795,15 +1985,21 @@ int shm_writer_check(struct shm_arena *a)
 	}
 	/* every index entry count matches the live objects (no stale entries left behind) */
 	uint64_t sum = 0;
-	for (unsigned t = 0; t < atomic_load_explicit(&hd->n_types, memory_order_relaxed); t++) {
-		uint64_t n = shm_tab_count(a, &hd->types[t].name_index);
-		if (n != per_type[t] ||
-		    atomic_load_explicit(&hd->types[t].count, memory_order_relaxed) != per_type[t])
+	for (unsigned t = 0; t < nt; t++) {
+		struct shm_abi_type *ty = shm_type_entry(a, t);
+		if (!ty) { /* T3: every id below n_types has its chunk */
 			bad++;
-		sum += shm_mset_total(a, &hd->types[t].ns_index);
-		if (shm_mset_total(a, &hd->types[t].orphan_index) != orphans[t])
+			continue;
+		}
+		uint64_t n = shm_tab_count(a, &ty->name_index);
+		if (n != per_type[t] ||
+		    atomic_load_explicit(&ty->count, memory_order_relaxed) != per_type[t])
+			bad++;
+		sum += shm_mset_total(a, &ty->ns_index);
+		if (shm_mset_total(a, &ty->orphan_index) != orphans[t])
 			bad++;
 	}
+	free(per_type);
 	if (shm_tab_count(a, &hd->uid_index) != live || sum != live ||
 	    shm_mset_total(a, &hd->owner_index) != owner_edges)
 		bad++;

@@ -80,9 +80,27 @@
  *      resource's: a record of another gen is another resource's, however the id compares.
  *      Readers of the strings validate them like a seqlock (state loaded before and after the
  *      copy, acquire fence between); a writer killed while WRITING leaves the slot RETIRED
- *      after recovery. Capacity: SHM_ABI_MAX_TYPES resources present at once; a registration
- *      beyond it fails with -ENOSPC (the informer of that resource is not started and the
- *      failure is logged; the others run).
+ *      after recovery. The writer finds a resource's id through a private hash of the
+ *      registered entries (rebuilt from the arena after recovery), not by a scan.
+ *  T3  (type table storage) The table is a directory of chunks, header.type_dir[256], each a
+ *      TCHUNK block of 256 entries allocated from the arena when the first id in it is
+ *      registered. Only the writer writes the directory, once per entry, never clearing it: it
+ *      allocates the block (odd gen), zeroes it (every entry FREE, gen 0), makes it stable,
+ *      and then stores its ref into the directory with release; readers load the entry with
+ *      acquire (shm_type_entry) and bound the chunk by the region table and the size they
+ *      loaded (A5). An entry of 0 means "no such id" (readers: -EINVAL / not registered).
+ *      Ids are appended in order, and a chunk is published before its first id is
+ *      registered, so every id below n_types has its chunk. A writer killed mid-grow leaves
+ *      either an unpublished block (unreachable: recovery sweeps it) or a published chunk of
+ *      FREE entries (recovery marks every published chunk live; a ref that is not a stable
+ *      TCHUNK block of the right size makes the arena -EUCLEAN, and a new one is made). A
+ *      reader killed leaves nothing. Chunks are never freed: 128 KiB each, at most 32 MiB.
+ *      Capacity: SHM_ABI_MAX_TYPES = 65,536 resources present at once, the whole 16-bit id
+ *      space of records and refs; created-and-deleted ones do not count (T2). No practical
+ *      limit: upstream has none, and the largest clusters (Crossplane providers) serve a few
+ *      thousand resources. A registration beyond it fails with -ENOSPC, or -ENOMEM when the
+ *      arena cannot hold the next chunk; informerd logs the resource as not watched, with
+ *      the reason, and runs the others.
  *  Writer killed mid-operation: published state is consistent (A1); leftovers are unreachable
  *  blocks and at most one object indexed incompletely; the next shm_writer_open recovers.
  *  Reader killed: nothing to repair; readers write nothing shared.
@@ -219,8 +237,8 @@ int shm_arena_reader_fd(int fd, int *ret_fd);
 int shm_writer_open(int fd, struct shm_arena **ret);
 /* Find the type with this group/version/resource or register it (in the lowest retired slot,
  * else a new one; T2). Returns the type id (>= 0). -EEXIST same GVR registered with another
- * kind or record kind, -ENOSPC SHM_ABI_MAX_TYPES registered at once, -ENAMETOOLONG a string
- * longer than 63 bytes. */
+ * kind or record kind, -ENOSPC SHM_ABI_MAX_TYPES registered at once, -ENOMEM no room in the
+ * arena for the table's next chunk (T3), -ENAMETOOLONG a string longer than 63 bytes. */
 int shm_writer_register_type(struct shm_arena *a, const struct shm_type_desc *desc);
 /* Retire a type with no objects left (its resource is gone): the slot's id may be reused for
  * another resource under a new gen (T2). 0, -EINVAL not registered, -EBUSY objects remain. */

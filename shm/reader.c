@@ -459,13 +459,15 @@ static int cmp_u32(const void *x, const void *y)
 	return p < q ? -1 : p > q;
 }
 
-static bool type_ok(struct shm_arena *a, unsigned type)
+/* The entry of a registered type id, or NULL (T3: no chunk published yet = unknown id). */
+static struct shm_abi_type *type_ok(struct shm_arena *a, unsigned type)
 {
+	struct shm_abi_type *t = shm_type_entry(a, type);
 	/* acquire: pairs with register_type's release (strings, kind). */
-	return type < SHM_ABI_MAX_TYPES &&
-	       SHM_ABI_TYPE_STATUS(
-	               atomic_load_explicit(&a->hdr->types[type].state, memory_order_acquire)) ==
-	               SHM_ABI_TYPE_REGISTERED;
+	return t && SHM_ABI_TYPE_STATUS(atomic_load_explicit(&t->state, memory_order_acquire)) ==
+	                               SHM_ABI_TYPE_REGISTERED
+	               ? t
+	               : NULL;
 }
 
 static void copy_fixed(char *dst, const char *src)
@@ -478,11 +480,12 @@ static void copy_fixed(char *dst, const char *src)
  * rule: state before and after, acquire fence between). 0, -ENOENT not registered, -EAGAIN. */
 static int type_snapshot(struct shm_arena *a, unsigned type, struct shm_type_info *ti)
 {
-	const struct shm_abi_type *t = &a->hdr->types[type];
+	struct shm_abi_type *t = shm_type_entry(a, type);
+	if (!t)
+		return -ENOENT;
 	for (int tries = 0; tries < SHM_READ_RETRIES; tries++) {
 		/* acquire: pairs with register_type's release store of REGISTERED */
-		uint64_t s1 =
-		        atomic_load_explicit(&a->hdr->types[type].state, memory_order_acquire);
+		uint64_t s1 = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (SHM_ABI_TYPE_STATUS(s1) != SHM_ABI_TYPE_REGISTERED)
 			return -ENOENT;
 		copy_fixed(ti->group, t->group);
@@ -493,7 +496,7 @@ static int type_snapshot(struct shm_arena *a, unsigned type, struct shm_type_inf
 		/* acquire fence: the copies above before the re-check; pairs with the writer's
 		 * release fence after it stored WRITING */
 		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&a->hdr->types[type].state, memory_order_relaxed) == s1) {
+		if (atomic_load_explicit(&t->state, memory_order_relaxed) == s1) {
 			ti->gen = SHM_ABI_TYPE_GEN(s1);
 			return 0;
 		}
@@ -563,12 +566,13 @@ static bool match_uid(const struct shm_obj *o, const void *arg)
 int shm_reader_get(struct shm_arena *a, uint16_t type, const char *ns, const char *name,
                    struct shm_obj *obj)
 {
-	if (!a || !name || !obj || !type_ok(a, type))
+	struct shm_abi_type *t;
+	if (!a || !name || !obj || !(t = type_ok(a, type)))
 		return -EINVAL;
 	ns = ns ? ns : "";
 	struct name_arg arg = {type, ns, name};
 	uint64_t key = shm_key_name(a->seed, ns, strlen(ns), name, strlen(name));
-	return probe_get(a, &a->hdr->types[type].name_index, key, match_name, &arg, obj);
+	return probe_get(a, &t->name_index, key, match_name, &arg, obj);
 }
 
 int shm_reader_get_uid(struct shm_arena *a, const char *uid, struct shm_obj *obj)
@@ -652,10 +656,11 @@ static int visit(struct shm_arena *a, size_t from, bool dedupe, const struct fil
 
 int shm_reader_list(struct shm_arena *a, uint16_t type, shm_visit_fn fn, void *ud)
 {
-	if (!a || !type_ok(a, type))
+	struct shm_abi_type *t;
+	if (!a || !(t = type_ok(a, type)))
 		return -EINVAL;
 	size_t from = a->hv_len;
-	int r = collect_table(a, &a->hdr->types[type].name_index);
+	int r = collect_table(a, &t->name_index);
 	if (r < 0)
 		return r;
 	struct filter f = {.type = type};
@@ -665,11 +670,12 @@ int shm_reader_list(struct shm_arena *a, uint16_t type, shm_visit_fn fn, void *u
 int shm_reader_list_ns(struct shm_arena *a, uint16_t type, const char *ns, shm_visit_fn fn,
                        void *ud)
 {
-	if (!a || !type_ok(a, type))
+	struct shm_abi_type *t;
+	if (!a || !(t = type_ok(a, type)))
 		return -EINVAL;
 	ns = ns ? ns : "";
 	size_t from = a->hv_len;
-	int r = collect_set(a, &a->hdr->types[type].ns_index, shm_key_ns(a->seed, ns, strlen(ns)));
+	int r = collect_set(a, &t->ns_index, shm_key_ns(a->seed, ns, strlen(ns)));
 	if (r < 0)
 		return r;
 	struct filter f = {.type = type, .ns = ns};
@@ -679,14 +685,14 @@ int shm_reader_list_ns(struct shm_arena *a, uint16_t type, const char *ns, shm_v
 int shm_reader_list_controlled(struct shm_arena *a, uint16_t type, const char *owner_uid,
                                const char *ns, shm_visit_fn fn, void *ud)
 {
-	if (!a || !owner_uid || !type_ok(a, type))
+	struct shm_abi_type *t;
+	if (!a || !owner_uid || !(t = type_ok(a, type)))
 		return -EINVAL;
 	size_t from = a->hv_len;
 	int r = collect_set(a, &a->hdr->owner_index,
 	                    shm_key_owner(a->seed, owner_uid, strlen(owner_uid)));
 	if (r >= 0 && ns)
-		r = collect_set(a, &a->hdr->types[type].orphan_index,
-		                shm_key_ns(a->seed, ns, strlen(ns)));
+		r = collect_set(a, &t->orphan_index, shm_key_ns(a->seed, ns, strlen(ns)));
 	if (r < 0) {
 		a->hv_len = from;
 		return r;
@@ -739,9 +745,9 @@ void shm_reader_set_epoch_source(uint32_t (*fn)(void))
 
 int shm_reader_type_info(struct shm_arena *a, uint16_t type, struct shm_type_info *ret)
 {
-	if (!a || !ret || !type_ok(a, type))
+	struct shm_abi_type *t;
+	if (!a || !ret || !(t = type_ok(a, type)))
 		return -EINVAL;
-	struct shm_abi_type *t = &a->hdr->types[type];
 	uint64_t words[SHM_ABI_SYNC_WORDS];
 	struct shm_type_info ti = {.id = type};
 	for (int tries = 0;; tries++) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* shm/shm-abi.h - the shared-memory layout of the kcmd cache arena, version 1.
+/* shm/shm-abi.h - the shared-memory layout of the kcmd cache arena, see SHM_ABI_VERSION.
  *
  * Everything a process sees in the arena memfd is declared here, once. The file is the contract
  * between the one writer (informerd), the readers (workers, kcmctl) and the owner (the manager,
@@ -30,13 +30,18 @@
 #include <stdint.h>
 
 #define SHM_ABI_MAGIC   UINT64_C(0x314d4853444d434b) /* "KCMDSHM1" little-endian */
-#define SHM_ABI_VERSION 3u
+#define SHM_ABI_VERSION 4u /* 4: the resource table became a chunk directory */
 
 #define SHM_ABI_UNIT_SHIFT   4u  /* blocks are 16-byte aligned; refs count 16-byte units */
 #define SHM_ABI_REGION_SHIFT 16u /* regions are carved in 64 KiB units */
 #define SHM_ABI_REGION_SIZE  (UINT64_C(1) << SHM_ABI_REGION_SHIFT)
-#define SHM_ABI_MAX_TYPES                                                                          \
-	1024u /* every deletable resource of a cluster with many CRDs (the GC watches them all) */
+/* The resource table: a directory of chunks of type entries, each chunk allocated from the
+ * arena when the first id in it is needed (arena.h T2, T3). 256 x 256 = 65,536 ids: the whole
+ * 16-bit id space of a ref's aux and a record's type field. */
+#define SHM_ABI_TCHUNK_SHIFT 8u
+#define SHM_ABI_TCHUNK_SLOTS (1u << SHM_ABI_TCHUNK_SHIFT) /* type entries per chunk */
+#define SHM_ABI_TDIR_SLOTS   256u
+#define SHM_ABI_MAX_TYPES    (SHM_ABI_TCHUNK_SLOTS * SHM_ABI_TDIR_SLOTS)
 #define SHM_ABI_HCHUNK_SHIFT 12u /* 4096 handle slots per handle chunk */
 #define SHM_ABI_HCHUNK_SLOTS (1u << SHM_ABI_HCHUNK_SHIFT)
 #define SHM_ABI_HDIR_SLOTS   4096u /* chunks: 16 Mi handles at most */
@@ -95,6 +100,7 @@ enum shm_abi_block_kind {
 	SHM_ABI_BLK_TABLE = 3,  /* an open-addressing index table (struct shm_abi_table + slots) */
 	SHM_ABI_BLK_SET = 4,    /* a multi-index value set (struct shm_abi_set + u32 slots) */
 	SHM_ABI_BLK_HCHUNK = 5, /* a chunk of the handle table (u64 slots) */
+	SHM_ABI_BLK_TCHUNK = 6, /* a chunk of the resource table (struct shm_abi_type slots) */
 };
 
 /* Every block starts with one 64-bit word, so that its generation, kind and length change
@@ -118,7 +124,7 @@ static_assert(sizeof(struct shm_abi_block) == 8, "block header");
 #define SHM_ABI_REC_UID_BIN 0x01u
 enum { SHM_ABI_REC_NS = 0, SHM_ABI_REC_LABELS = 1, SHM_ABI_REC_OWNERS = 2 };
 struct shm_abi_record {
-	uint16_t type;        /* resource type id (index into header.types) */
+	uint16_t type;        /* resource type id (entry of the resource table) */
 	uint8_t payload_kind; /* enum shm_record_kind of shm/arena.h */
 	uint8_t flags;
 	uint32_t name_len;
@@ -198,11 +204,13 @@ struct shm_abi_set {
 static_assert(sizeof(struct shm_abi_set) == 32, "set");
 
 /* ---- the resource table ---------------------------------------------------------------------
- * One entry per registered resource type. state REGISTERED publishes the entry; the strings
- * and record_kind change only when a RETIRED slot is registered again, under a new gen
- * (arena.h T2). sync is a two-copy latch (seqcount_latch): the writer
- * fills copy (sync_seq + 1) & 1, then stores sync_seq + 1 with release; a writer killed while
- * filling leaves the selected copy intact. */
+ * One entry per registered resource type. Entry id lives in chunk id >> SHM_ABI_TCHUNK_SHIFT
+ * (a TCHUNK block whose body is SHM_ABI_TCHUNK_SLOTS entries, zeroed = FREE before it is
+ * published) at index id & (SHM_ABI_TCHUNK_SLOTS - 1); header.type_dir holds the chunk refs. state
+ * REGISTERED publishes the entry; the strings and record_kind change only when a RETIRED slot is
+ * registered again, under a new gen (arena.h T2). sync is a two-copy latch (seqcount_latch): the
+ * writer fills copy (sync_seq + 1) & 1, then stores sync_seq + 1 with release; a writer killed
+ * while filling leaves the selected copy intact. */
 #define SHM_ABI_SYNC_WORDS 9 /* rv[64] + flags */
 /* Type slot state word (arena.h T2): gen << 32 | status. */
 #define SHM_ABI_TYPE_FREE           0u /* never used (gen 0) */
@@ -259,13 +267,14 @@ struct shm_abi_header {
 	_Atomic uint64_t stat_violations; /* found by the last recovery (should stay 0) */
 	uint64_t reserved[12];
 	_Atomic uint64_t handle_dir[SHM_ABI_HDIR_SLOTS]; /* refs of handle chunks; set once */
-	struct shm_abi_type types[SHM_ABI_MAX_TYPES];
+	_Atomic uint64_t type_dir[SHM_ABI_TDIR_SLOTS];   /* refs of type chunks; set once (T3) */
 };
 static_assert(offsetof(struct shm_abi_header, size) == 48, "header");
 static_assert(offsetof(struct shm_abi_header, handle_dir) == 256, "header");
 static_assert(sizeof(struct shm_abi_header) ==
-                      256 + 8 * SHM_ABI_HDIR_SLOTS + 488 * SHM_ABI_MAX_TYPES,
+                      256 + 8 * SHM_ABI_HDIR_SLOTS + 8 * SHM_ABI_TDIR_SLOTS,
               "header");
+static_assert(SHM_ABI_MAX_TYPES <= UINT16_MAX + 1u, "type ids are 16-bit (ref aux, record)");
 static_assert(sizeof(_Atomic uint64_t) == 8 && _Alignof(_Atomic uint64_t) == 8, "atomic word");
 static_assert(ATOMIC_LLONG_LOCK_FREE == 2,
               "64-bit atomics must be lock-free (readers map read-only)");

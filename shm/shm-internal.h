@@ -21,6 +21,9 @@
 #define SHM_TEST_NO_VALIDATE   0x1u
 #define SHM_TEST_NO_QUARANTINE 0x2u
 #define SHM_TEST_SLOW_COPY     0x4u /* readers pause (20 us) half-way through copies >= 4 KiB */
+/* The writer publishes a type registration (REGISTERED, new gen) before its strings, pausing
+ * between them: the broken T2 order the torture's type oracle must catch. */
+#define SHM_TEST_TYPE_EARLY 0x8u
 void shm__test_pause(void);
 extern unsigned shm__test_flags;
 extern int shm__test_crash_point;
@@ -61,6 +64,14 @@ struct w_state {
 	size_t buf_cap;
 	uint64_t live_bytes, quarantine_bytes, bump_free;
 	long n_allocs;
+	/* T3: the writer's private lookup of the resource table, rebuilt from the arena when
+	 * !tix_valid (after recovery, or when too full): open addressing over
+	 * hash(group, version, resource), slot = id + 1, 0 empty, UINT32_MAX tombstone; and a
+	 * bitmap of the ids below n_types that are not registered (reusable). */
+	uint32_t *tix;
+	uint32_t tix_cap, tix_used;
+	bool tix_valid;
+	uint64_t *tfree;
 };
 
 struct shm_arena {
@@ -132,6 +143,9 @@ uint64_t shm_block_class_size(struct shm_arena *a, uint64_t off, uint64_t size);
 /* Load a handle slot (acquire): 0 if the handle is free or out of range. */
 uint64_t shm_handle_load(struct shm_arena *a, uint32_t h);
 _Atomic uint64_t *shm_handle_slot(struct shm_arena *a, uint32_t h);
+/* The resource-table entry of a type id (T3), or NULL: id out of range or its chunk not
+ * published (the id is unknown). Acquire load of the directory entry. */
+struct shm_abi_type *shm_type_entry(struct shm_arena *a, unsigned type);
 
 /* uid <-> 16 raw bytes for canonical lowercase UUIDs. */
 bool shm_uid_pack(const char *uid, size_t len, uint8_t out[16]);

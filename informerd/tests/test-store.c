@@ -318,6 +318,58 @@ static void test_drop_retire_reuse(void **state)
 	assert_int_equal(shm_writer_check(f->a), 0);
 }
 
+/* Issue 21 (shm/arena.h T3): a cluster serving 2,000 resources at once (well past the 1,024
+ * the arena's resource table used to hold), then half of them deleted and as many new ones
+ * created: every one gets an id, syncs, and the retired ids are reused. */
+static void test_many_resources(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 2000 };
+	static char names[2 * N][3][32];
+	static struct inf_resource rs[2 * N];
+	static int ids[2 * N];
+	struct shm_type_info ti;
+	char rv[16];
+
+	for (unsigned i = 0; i < 2 * N; i++) {
+		snprintf(names[i][0], sizeof(names[i][0]), "g%u.example.com", i % 7);
+		snprintf(names[i][1], sizeof(names[i][1]), "widgets%u", i);
+		snprintf(names[i][2], sizeof(names[i][2]), "Widget%u", i);
+		rs[i] = (struct inf_resource){names[i][0],     "v1", names[i][1], names[i][2],
+		                              SHM_RECORD_META, true};
+	}
+	for (unsigned i = 0; i < N; i++) {
+		ids[i] = inf_store_add_resource(f->s, &rs[i]);
+		assert_int_equal(ids[i], (int)i + 1); /* after pods */
+		snprintf(rv, sizeof(rv), "%u", 100 + i);
+		assert_int_equal(inf_store_replace_begin(f->s, (uint16_t)ids[i]), 0);
+		assert_int_equal(inf_store_replace_commit(f->s, (uint16_t)ids[i], rv), 0);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		assert_int_equal(shm_reader_type_info(f->a, (uint16_t)ids[i], &ti), 0);
+		assert_string_equal(ti.resource, names[i][1]);
+		assert_true(ti.synced);
+		snprintf(rv, sizeof(rv), "%u", 100 + i);
+		assert_string_equal(ti.rv, rv);
+	}
+	/* the odd ones are deleted (CRDs gone), and N / 2 new ones take their ids */
+	for (unsigned i = 1; i < N; i += 2) {
+		assert_int_equal(inf_store_drop(f->s, (uint16_t)ids[i]), 0);
+		assert_int_equal(inf_store_retire(f->s, (uint16_t)ids[i]), 0);
+	}
+	for (unsigned i = N; i < N + N / 2; i++) {
+		ids[i] = inf_store_add_resource(f->s, &rs[i]);
+		assert_int_equal(ids[i], ids[2 * (i - N) + 1]); /* the lowest retired id first */
+		assert_int_equal(shm_reader_type_info(f->a, (uint16_t)ids[i], &ti), 0);
+		assert_string_equal(ti.resource, names[i][1]);
+		assert_false(ti.synced);
+	}
+	struct shm_stats st;
+	assert_int_equal(shm_reader_stats(f->a, &st), 0);
+	assert_int_equal(st.n_types, N + 1);
+	assert_int_equal(shm_writer_check(f->a), 0);
+}
+
 /* Issue 21: ownerReference controller / blockOwnerDeletion: absent stays distinct from false
  * from the decoded model through the arena to a reader (upstream's *bool). */
 static void test_owner_tristate(void **state)
@@ -623,6 +675,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_replace_tombstones, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_drop_retire_reuse, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_many_resources, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_owner_tristate, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_many_finalizers, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pod_payload, setup, teardown),

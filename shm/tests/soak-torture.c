@@ -59,12 +59,12 @@ int main(void)
 		updates = strtoull(e, NULL, 10);
 	int bad = reclaim_soak(updates);
 	struct t_result ok, broken;
-	int r = t_run(secs, false, &ok);
+	int r = t_run(secs, T_HEALTHY, &ok);
 	if (r < 0)
 		return 1;
 	t_print("soak healthy", &ok, secs);
 	bad |= t_judge_healthy(&ok);
-	if (t_run(10, true, &broken) < 0)
+	if (t_run(10, T_NO_VALIDATE, &broken) < 0)
 		return 1;
 	t_print("soak negative control", &broken, 10);
 	bad |= broken.torn + broken.backwards == 0;

@@ -136,6 +136,13 @@ static void test_version_mismatch(void **state)
 	assert_int_equal(shm_arena_version(fd, &got), 0);
 	assert_int_equal(got, SHM_ABI_VERSION + 1);
 	assert_int_equal(shm_arena_version(-1, &got), -EINVAL);
+	/* an arena of the previous layout (3: the resource table inline in the header) is
+	 * refused the same way: never read with this layout */
+	v = SHM_ABI_VERSION - 1;
+	assert_int_equal(pwrite(fd, &v, sizeof(v), offsetof(struct shm_abi_header, version)),
+	                 (ssize_t)sizeof(v));
+	assert_int_equal(shm_reader_open(fd, &a), -EPROTONOSUPPORT);
+	assert_int_equal(shm_writer_open(fd, &a), -EPROTONOSUPPORT);
 	close(fd);
 	(void)f;
 }
@@ -190,6 +197,14 @@ static void test_register_type(void **state)
 	assert_int_equal(
 	        shm_writer_register_type(f->w, &(struct shm_type_desc){"", "v1", longs, "X", 0}),
 	        -ENAMETOOLONG);
+	/* T3: an id whose chunk was never published is unknown, not a crash */
+	struct shm_type_info ti;
+	assert_int_equal(shm_reader_type_info(f->w, (uint16_t)(SHM_ABI_MAX_TYPES - 1), &ti),
+	                 -EINVAL);
+	assert_int_equal(shm_reader_type_info(f->w, SHM_ABI_TCHUNK_SLOTS, &ti), -EINVAL);
+	assert_int_equal(shm_reader_list(f->w, SHM_ABI_TCHUNK_SLOTS, NULL, NULL), -EINVAL);
+	assert_int_equal(shm_reader_get(f->w, SHM_ABI_TCHUNK_SLOTS, "", "x", &(struct shm_obj){0}),
+	                 -EINVAL);
 	int n = 3;
 	for (; n < (int)SHM_ABI_MAX_TYPES; n++) {
 		char res[32];
@@ -205,14 +220,15 @@ static void test_register_type(void **state)
 	assert_int_equal(shm_reader_find_type(f->w, "apps", "v1", "replicasets"), f->rs);
 	assert_int_equal(shm_reader_find_type(f->w, NULL, "v1", "pods"), f->pods);
 	assert_int_equal(shm_reader_find_type(f->w, "apps", "v1", "deployments"), -ENOENT);
-	struct shm_type_info ti;
+	assert_int_equal(shm_reader_find_type(f->w, "x.io", "v1", "things65535"), 65535);
 	assert_int_equal(shm_reader_type_info(f->w, (uint16_t)f->rs, &ti), 0);
 	assert_string_equal(ti.group, "apps");
 	assert_string_equal(ti.kind, "ReplicaSet");
 	assert_int_equal(ti.record_kind, SHM_RECORD_REPLICASET);
 	assert_string_equal(ti.rv, "");
 	assert_false(ti.synced);
-	assert_int_equal(shm_reader_type_info(f->w, SHM_ABI_MAX_TYPES, &ti), -EINVAL);
+	assert_int_equal(shm_reader_type_info(f->w, (uint16_t)(SHM_ABI_MAX_TYPES - 1), &ti), 0);
+	assert_string_equal(ti.resource, "things65535");
 	/* reader-side argument errors */
 	assert_int_equal(shm_reader_type_info(f->w, (uint16_t)f->rs, NULL), -EINVAL);
 	assert_int_equal(shm_reader_find_type(f->w, "", NULL, "pods"), -EINVAL);
@@ -610,6 +626,136 @@ static void test_types_retired_and_reused(void **state)
 	assert_int_equal(shm_reader_get(f->w, (uint16_t)t, "n", "o0", &o), 0);
 	shm_obj_release(&o);
 	assert_int_equal(shm_reader_find_type(f->w, "x.io", "v1", "crd-after"), t);
+}
+
+/* Issue 21 (T3): thousands of resources served at once, well past the 1,024 entries the table
+ * had when it lived in the header: each id reads back through the writer's mapping and a
+ * read-only reader's, across chunk boundaries, and after a writer restart (recovery). */
+static void check_many_types(struct shm_arena *a, unsigned from, unsigned to)
+{
+	char res[32];
+	for (unsigned i = from; i < to; i++) {
+		snprintf(res, sizeof(res), "kind%u", i);
+		int t = shm_reader_find_type(a, "many.io", "v1", res);
+		assert_true(t >= 0);
+		struct shm_type_info ti;
+		assert_int_equal(shm_reader_type_info(a, (uint16_t)t, &ti), 0);
+		assert_string_equal(ti.resource, res);
+		assert_string_equal(ti.group, "many.io");
+		assert_string_equal(ti.kind, "Many");
+		char rv[16];
+		snprintf(rv, sizeof(rv), "%u", 7 * i);
+		assert_string_equal(ti.rv, rv);
+		assert_int_equal(ti.count, 1);
+		struct shm_obj o = SHM_OBJ_INIT;
+		assert_int_equal(shm_reader_get(a, (uint16_t)t, "ns", res, &o), 0);
+		assert_int_equal(o.type, (uint16_t)t);
+		assert_int_equal(o.type_gen, ti.gen);
+		shm_obj_release(&o);
+	}
+}
+
+static void test_many_types_at_once(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 3000 };
+	static int ids[N];
+	char res[32];
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(res, sizeof(res), "kind%u", i);
+		ids[i] = shm_writer_register_type(
+		        f->w, &(struct shm_type_desc){"many.io", "v1", res, "Many", 0});
+		assert_int_equal(ids[i], (int)i + 3); /* appended after pods, rs, cm */
+		char rv[16];
+		snprintf(rv, sizeof(rv), "%u", 7 * i);
+		assert_int_equal(shm_writer_set_sync(f->w, (uint16_t)ids[i], rv, true), 0);
+		struct shm_record_in r = {.type = (uint16_t)ids[i],
+		                          .kind = SHM_RECORD_META,
+		                          .ns = "ns",
+		                          .name = res,
+		                          .uid = res,
+		                          .rv = rv};
+		assert_int_equal(shm_writer_upsert(f->w, &r), 1);
+	}
+	/* registering again finds the same ids (the writer's lookup), whatever the chunk */
+	for (unsigned i = 0; i < N; i += 97) {
+		snprintf(res, sizeof(res), "kind%u", i);
+		assert_int_equal(
+		        shm_writer_register_type(
+		                f->w, &(struct shm_type_desc){"many.io", "v1", res, "Many", 0}),
+		        ids[i]);
+	}
+	struct shm_stats st;
+	assert_int_equal(shm_reader_stats(f->w, &st), 0);
+	assert_int_equal(st.n_types, N + 3);
+	assert_int_equal(shm_writer_check(f->w), 0);
+	check_many_types(f->w, 0, N);
+	int ro;
+	struct shm_arena *r;
+	assert_int_equal(shm_arena_reader_fd(f->fd, &ro), 0);
+	assert_int_equal(shm_reader_open(ro, &r), 0);
+	check_many_types(r, 0, N);
+	/* retire a whole chunk's worth in the middle; the lowest free ids are reused first */
+	for (unsigned i = 500; i < 800; i++) {
+		snprintf(res, sizeof(res), "kind%u", i);
+		assert_int_equal(shm_writer_delete(f->w, (uint16_t)ids[i], "ns", res), 0);
+		assert_int_equal(shm_writer_retire_type(f->w, (uint16_t)ids[i]), 0);
+		assert_int_equal(shm_reader_find_type(r, "many.io", "v1", res), -ENOENT);
+	}
+	assert_int_equal(shm_writer_register_type(
+	                         f->w, &(struct shm_type_desc){"late.io", "v1", "late", "Late", 0}),
+	                 ids[500]);
+	check_many_types(r, 0, 500);
+	check_many_types(r, 800, N);
+	/* a writer restart (recovery) keeps every chunk and every entry */
+	shm_arena_close(f->w);
+	assert_int_equal(shm_writer_open(f->fd, &f->w), 0);
+	assert_int_equal(shm_writer_check(f->w), 0);
+	check_many_types(f->w, 0, 500);
+	check_many_types(f->w, 800, N);
+	check_many_types(r, 2900, N);
+	assert_int_equal(shm_writer_register_type(
+	                         f->w, &(struct shm_type_desc){"late.io", "v1", "late", "Late", 0}),
+	                 ids[500]);
+	assert_int_equal(
+	        shm_writer_register_type(
+	                f->w, &(struct shm_type_desc){"late.io", "v1", "late2", "Late", 0}),
+	        ids[501]);
+	shm_arena_close(r);
+	close(ro);
+}
+
+/* T3: the chunks come from the arena; an arena too small for the next chunk refuses the
+ * registration with -ENOMEM and keeps everything registered before. */
+static void test_type_chunk_out_of_arena(void **state)
+{
+	(void)state;
+	int fd;
+	struct shm_arena *w;
+	assert_int_equal(shm_arena_create(&(struct shm_create_opts){.max_size = 1 << 20,
+	                                                            .initial_size = 1 << 20},
+	                                  &fd),
+	                 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	int r = 0;
+	unsigned n = 0;
+	char res[32];
+	for (; n < SHM_ABI_MAX_TYPES; n++) {
+		snprintf(res, sizeof(res), "r%u", n);
+		if ((r = shm_writer_register_type(
+		             w, &(struct shm_type_desc){"", "v1", res, "R", 0})) < 0)
+			break;
+		assert_int_equal(r, (int)n);
+	}
+	assert_int_equal(r, -ENOMEM);
+	assert_true(n >= SHM_ABI_TCHUNK_SLOTS && n % SHM_ABI_TCHUNK_SLOTS == 0);
+	assert_int_equal(shm_reader_find_type(w, "", "v1", "r0"), 0);
+	snprintf(res, sizeof(res), "r%u", n - 1);
+	assert_int_equal(shm_reader_find_type(w, "", "v1", res), (int)n - 1);
+	assert_int_equal(shm_reader_type_info(w, (uint16_t)n, &(struct shm_type_info){0}), -EINVAL);
+	assert_int_equal(shm_writer_check(w), 0);
+	shm_arena_close(w);
+	close(fd);
 }
 
 static void test_delete(void **state)
@@ -1031,10 +1177,10 @@ static void test_check_detects_damage(void **state)
 	             h);
 	assert_int_equal(shm_writer_check(f->w), 0);
 	/* a missing orphan-set entry */
-	shm_mset_del(f->w, &f->w->hdr->types[f->pods].orphan_index, shm_key_ns(f->w->seed, "d", 1),
-	             h);
+	shm_mset_del(f->w, &shm_type_entry(f->w, f->pods)->orphan_index,
+	             shm_key_ns(f->w->seed, "d", 1), h);
 	assert_true(shm_writer_check(f->w) > 0);
-	assert_int_equal(shm_mset_add(f->w, &f->w->hdr->types[f->pods].orphan_index,
+	assert_int_equal(shm_mset_add(f->w, &shm_type_entry(f->w, f->pods)->orphan_index,
 	                              shm_key_ns(f->w->seed, "d", 1), h),
 	                 0);
 	assert_int_equal(shm_writer_check(f->w), 0);
@@ -1113,6 +1259,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_apiserver_shapes, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_types_retired_and_reused, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_many_types_at_once, setup, teardown),
+	        cmocka_unit_test(test_type_chunk_out_of_arena),
 	        cmocka_unit_test_setup_teardown(test_recreate_new_uid, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_iteration, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_interning_and_reclaim, setup, teardown),

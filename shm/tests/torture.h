@@ -16,12 +16,20 @@
  *    across writer restarts (the restarted writer resumes after the highest version published).
  *  - recovery: every writer start runs shm_writer_check (0 violations expected) and the recovery
  *    must drop nothing (stats.violations == 0); the final state is checked once more.
+ *  - types (arena.h T2, T3): the writer also churns T_TYPES resources "crd-<j>" (register,
+ *    one object, sync mark; delete, retire), about half of them live at once, so ids are reused
+ *    under new generations in every chunk of the resource table and the table grows over
+ *    T_TYPES / SHM_ABI_TCHUNK_SLOTS chunks while the writer is being killed. Readers resolve
+ *    random ids: a registered "crd-<j>" must have kind "Crd<j>", a sync mark "" or "s<j>", and
+ *    its object "o-<j>" of the same generation the uid of j. Anything else is "type_torn".
  * Negative control: with SHM_TEST_NO_VALIDATE in the readers the same oracle must report torn
  * reads; the test asserts it does. Both runs use SHM_TEST_NO_QUARANTINE in the writer (the block
  * freed last is reused first) and SHM_TEST_SLOW_COPY in the readers (a 20 us pause half-way
  * through copying a large block, as a preemption would), so the hot keys' blocks are rewritten
  * during reads all the time: the harshest case for validation, and a negative control that does
  * not depend on luck.
+ * Type negative control: a writer with SHM_TEST_TYPE_EARLY publishes a registration before its
+ * strings (pausing between them); the type oracle must report type_torn.
  */
 #include <errno.h>
 #include <signal.h>
@@ -44,12 +52,14 @@
 #define T_READERS 4
 #define T_HOT     8 /* hot keys: half the traffic, so reads race with reuse */
 #define T_HOT_LEN 8000
+#define T_TYPES   1600 /* churned resource names: ~800 live ids, over 3 chunks */
 
 struct t_stats {
 	_Atomic uint64_t reads, objects, torn, backwards, wrong_member, errors;
 	_Atomic uint64_t writer_ops, writer_starts, writer_resumed_objects, check_fail,
 	        recover_violations;
 	_Atomic uint64_t max_rv_published;
+	_Atomic uint64_t type_checked, type_torn, type_ops, max_n_types;
 };
 
 static struct t_stats *ts;
@@ -244,6 +254,47 @@ static int t_seen(const struct shm_obj *o, void *ud)
 	return 0;
 }
 
+/* The type oracle: one random id, its entry and its object checked against its name. */
+static void t_check_type(struct shm_arena *a, uint64_t *s)
+{
+	struct shm_stats st;
+	if (shm_reader_stats(a, &st) < 0 || st.n_types < 2)
+		return;
+	uint64_t seen = atomic_load(&ts->max_n_types);
+	while (st.n_types > seen &&
+	       !atomic_compare_exchange_weak(&ts->max_n_types, &seen, st.n_types))
+		;
+	uint16_t id = (uint16_t)(1 + t_rng(s) % (st.n_types - 1));
+	struct shm_type_info ti;
+	if (shm_reader_type_info(a, id, &ti) < 0 || strcmp(ti.group, "churn.io") != 0)
+		return;
+	atomic_fetch_add_explicit(&ts->type_checked, 1, memory_order_relaxed);
+	unsigned j;
+	char buf[64], uid[37];
+	bool ok = sscanf(ti.resource, "crd-%u", &j) == 1 && j < T_TYPES;
+	if (ok) {
+		snprintf(buf, sizeof(buf), "Crd%u", j);
+		ok = strcmp(ti.kind, buf) == 0 && strcmp(ti.version, "v1") == 0;
+		snprintf(buf, sizeof(buf), "s%u", j);
+		ok = ok && (ti.rv[0] == 0 || strcmp(ti.rv, buf) == 0);
+	}
+	if (ok) {
+		struct shm_obj o = SHM_OBJ_INIT;
+		snprintf(buf, sizeof(buf), "o-%u", j);
+		if (shm_reader_get(a, id, "churn", buf, &o) == 0 && o.type_gen == ti.gen) {
+			snprintf(uid, sizeof(uid), "%08x-2222-4333-8444-000000000000", j);
+			ok = strcmp(o.uid, uid) == 0 && o.type == id;
+		}
+		shm_obj_release(&o);
+	}
+	if (!ok) {
+		atomic_fetch_add(&ts->type_torn, 1);
+		if (atomic_fetch_add(&t_reports, 1) < 5)
+			fprintf(stderr, "torture: type torn: id %u %s/%s kind %s rv %s\n", id,
+			        ti.group, ti.resource, ti.kind, ti.rv);
+	}
+}
+
 static _Noreturn void t_reader_main(int fd, unsigned seed, bool broken)
 {
 	struct shm_arena *a;
@@ -272,7 +323,10 @@ static _Noreturn void t_reader_main(int fd, unsigned seed, bool broken)
 		int r;
 		st.owner_walk = false;
 		st.want_ns = NULL;
-		if (op < 75) {
+		if (op < 15) {
+			t_check_type(a, &s);
+			r = 0;
+		} else if (op < 75) {
 			t_name(k, name, sizeof(name));
 			t_ns(k, ns, sizeof(ns));
 			r = shm_reader_get(a, (uint16_t)type, ns, name, &o);
@@ -315,11 +369,44 @@ static int t_max_fn(const struct shm_obj *o, void *ud)
 	return 0;
 }
 
-static _Noreturn void t_writer_main(int fd, unsigned seed)
+/* One step of the type churn: resource crd-<j> appears (registered, its object, its sync mark)
+ * or goes (object deleted, type retired). A kill between the steps leaves a state the next
+ * step of the same j completes. */
+static int t_type_step(struct shm_arena *w, unsigned j)
+{
+	char res[32], kind[32], name[32], uid[37], sync[16];
+	snprintf(res, sizeof(res), "crd-%u", j);
+	snprintf(kind, sizeof(kind), "Crd%u", j);
+	snprintf(name, sizeof(name), "o-%u", j);
+	snprintf(uid, sizeof(uid), "%08x-2222-4333-8444-000000000000", j);
+	snprintf(sync, sizeof(sync), "s%u", j);
+	int id = shm_reader_find_type(w, "churn.io", "v1", res), r;
+	if (id >= 0) {
+		r = shm_writer_delete(w, (uint16_t)id, "churn", name);
+		if (r < 0 && r != -ENOENT)
+			return r;
+		return shm_writer_retire_type(w, (uint16_t)id);
+	}
+	id = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"churn.io", "v1", res, kind, SHM_RECORD_META});
+	if (id < 0)
+		return id;
+	struct shm_record_in rec = {.type = (uint16_t)id,
+	                            .kind = SHM_RECORD_META,
+	                            .ns = "churn",
+	                            .name = name,
+	                            .uid = uid,
+	                            .rv = "1"};
+	if ((r = shm_writer_upsert(w, &rec)) < 0)
+		return r;
+	return shm_writer_set_sync(w, (uint16_t)id, sync, true);
+}
+
+static _Noreturn void t_writer_main(int fd, unsigned seed, bool type_early)
 {
 	struct shm_arena *w;
 	int r;
-	shm__test_flags |= SHM_TEST_NO_QUARANTINE;
+	shm__test_flags |= SHM_TEST_NO_QUARANTINE | (type_early ? SHM_TEST_TYPE_EARLY : 0);
 	while ((r = shm_writer_open(fd, &w)) == -EBUSY)
 		usleep(1000);
 	if (r < 0) {
@@ -366,6 +453,13 @@ static _Noreturn void t_writer_main(int fd, unsigned seed)
 		}
 		rv++;
 		atomic_fetch_add_explicit(&ts->writer_ops, 1, memory_order_relaxed);
+		if ((i & 7) == 0) {
+			if ((r = t_type_step(w, (unsigned)(t_rng(&s) % T_TYPES))) < 0) {
+				fprintf(stderr, "torture: type churn: %s\n", strerror(-r));
+				_exit(8);
+			}
+			atomic_fetch_add_explicit(&ts->type_ops, 1, memory_order_relaxed);
+		}
 		if ((i & 63) == 0) {
 			snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
 			shm_writer_set_sync(w, (uint16_t)type, rvs, true);
@@ -380,15 +474,20 @@ struct t_result {
 	uint64_t writer_kills, reader_kills, resumed_objects, check_fail, recover_violations,
 	        final_check;
 	uint64_t final_objects;
+	uint64_t type_checked, type_torn, type_ops, max_n_types;
 };
 
-static pid_t t_spawn(int fd, int role, unsigned seed, bool broken)
+/* The variants: the healthy run, readers without validation (object oracle), a writer with
+ * the broken type publication order (type oracle). */
+enum t_mode { T_HEALTHY, T_NO_VALIDATE, T_TYPE_EARLY };
+
+static pid_t t_spawn(int fd, int role, unsigned seed, enum t_mode mode)
 {
 	pid_t p = fork();
 	if (p == 0) {
 		if (role == 0)
-			t_writer_main(fd, seed);
-		t_reader_main(fd, seed, broken);
+			t_writer_main(fd, seed, mode == T_TYPE_EARLY);
+		t_reader_main(fd, seed, mode == T_NO_VALIDATE);
 	}
 	return p;
 }
@@ -399,7 +498,7 @@ static void t_kill(pid_t p)
 	waitpid(p, NULL, 0);
 }
 
-static int t_run(double seconds, bool broken, struct t_result *res)
+static int t_run(double seconds, enum t_mode broken, struct t_result *res)
 {
 	ts = mmap(NULL, sizeof(*ts), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (ts == MAP_FAILED)
@@ -458,6 +557,10 @@ static int t_run(double seconds, bool broken, struct t_result *res)
 	res->resumed_objects = ts->writer_resumed_objects;
 	res->check_fail = ts->check_fail;
 	res->recover_violations += ts->recover_violations;
+	res->type_checked = ts->type_checked;
+	res->type_torn = ts->type_torn;
+	res->type_ops = ts->type_ops;
+	res->max_n_types = ts->max_n_types;
 	munmap(ts, sizeof(*ts));
 	return 0;
 }
@@ -469,7 +572,9 @@ static void t_print(const char *label, const struct t_result *r, double secs)
 	       "%llu objects found on restart), %llu reader kills\n"
 	       "  torn=%llu backwards=%llu wrong_member=%llu errors=%llu check_fail=%llu "
 	       "recover_violations=%llu "
-	       "final_check=%llu final_objects=%llu\n",
+	       "final_check=%llu final_objects=%llu\n"
+	       "  types: %llu churn steps, %llu ids at most (%llu chunks), %llu checked, "
+	       "type_torn=%llu\n",
 	       label, secs, (unsigned long long)r->reads, (unsigned long long)r->objects,
 	       (unsigned long long)r->writer_ops, (unsigned long long)r->writer_kills,
 	       (unsigned long long)r->writer_starts, (unsigned long long)r->resumed_objects,
@@ -477,7 +582,11 @@ static void t_print(const char *label, const struct t_result *r, double secs)
 	       (unsigned long long)r->backwards, (unsigned long long)r->wrong_member,
 	       (unsigned long long)r->errors, (unsigned long long)r->check_fail,
 	       (unsigned long long)r->recover_violations, (unsigned long long)r->final_check,
-	       (unsigned long long)r->final_objects);
+	       (unsigned long long)r->final_objects, (unsigned long long)r->type_ops,
+	       (unsigned long long)r->max_n_types,
+	       (unsigned long long)((r->max_n_types + SHM_ABI_TCHUNK_SLOTS - 1) /
+	                            SHM_ABI_TCHUNK_SLOTS),
+	       (unsigned long long)r->type_checked, (unsigned long long)r->type_torn);
 	fflush(stdout);
 }
 
@@ -486,10 +595,11 @@ static int t_judge_healthy(const struct t_result *r)
 {
 	int bad = 0;
 	if (r->torn || r->backwards || r->wrong_member || r->errors || r->check_fail ||
-	    r->recover_violations || r->final_check)
+	    r->recover_violations || r->final_check || r->type_torn)
 		bad = 1;
 	if (r->writer_kills < 5 || r->reader_kills < 5 || r->objects < 10000 ||
-	    r->writer_ops < 10000 || r->resumed_objects == 0 || r->final_objects == 0) {
+	    r->writer_ops < 10000 || r->resumed_objects == 0 || r->final_objects == 0 ||
+	    r->type_checked < 1000 || r->max_n_types <= 2 * SHM_ABI_TCHUNK_SLOTS) {
 		printf("torture: run too idle to judge\n");
 		bad = 1;
 	}
