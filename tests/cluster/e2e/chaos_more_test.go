@@ -689,12 +689,18 @@ func chaosLen(err error, n func() int) (int, error) {
 	return n(), nil
 }
 
-func (m *chaosMore) summary() string {
+func (m *chaosMore) summary(tr *hrtTracker) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	created, bound := 0, 0
+	for u, b := range m.bound {
+		created += tr.Created(u)
+		bound += b
+	}
 	return fmt.Sprintf("%d operations; %d ReplicationControllers ever (%d at the end), %d StatefulSets ever (%d at the end), "+
-		"%d Service pods ever (%d at the end over %d Services), %d namespaces made (%d deleted, each gone and empty)",
-		m.ops, m.rcEver, len(m.rc), m.stsEv, len(m.sts), m.podsEv, len(m.svcPod), chaosSvcCount, m.nsMade, len(m.nsGone))
+		"their pods created %d (bound %d); %d Service pods ever (%d at the end over %d Services), "+
+		"%d namespaces made (%d deleted, each gone and empty)",
+		m.ops, m.rcEver, len(m.rc), m.stsEv, len(m.sts), created, bound, m.podsEv, len(m.svcPod), chaosSvcCount, m.nsMade, len(m.nsGone))
 }
 
 // ---- negative control --------------------------------------------------------------------------

@@ -17,7 +17,11 @@ package e2e
 //     replaced), the garbage collector (owner chains root <- mid <- leaf of ConfigMaps whose
 //     root is deleted with background, foreground or orphan propagation), the Deployment
 //     controller (Deployments scaled, rolled out, replaced) and the Job controller (Jobs
-//     created and deleted, their pods finished by the test): chaos_workloads_test.go.
+//     created and deleted, their pods finished by the test): chaos_workloads_test.go;
+//   - churn over ReplicationControllers, StatefulSets (Parallel), Services (their EndpointSlices
+//     and Endpoints, over pods the test plays the kubelet for), Namespaces (created with content,
+//     deleted), the ServiceAccount and root CA publisher: chaos_more_test.go (its oracles, and
+//     their negative control, subtest MoreNegativeControl, are described there).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
@@ -1038,7 +1042,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 	deps, jobs, wops := work.counts()
 	t.Logf("chaos: workload churn: %d operations, %d Deployments and %d Jobs at the end, each exact", wops, deps, jobs)
 	t.Logf("chaos: RC/StatefulSet/Service/Namespace churn: %s; every live namespace with ServiceAccount default and kube-root-ca.crt",
-		more.summary())
+		more.summary(trm))
 	hrtBench(t, "chaos_kills", float64(kills), "kills")
 	hrtBench(t, "chaos_faults", float64(fig.drops+fig.resets+fig.stalls+fig.apiRestarts+fig.etcdRest+fig.storms+fig.sigstops), "faults")
 	hrtBench(t, "chaos_settle", fig.settle.Seconds(), "s")
