@@ -407,7 +407,7 @@ func (m *chaosMore) step(ctx context.Context, rng *rand.Rand) error {
 	m.mu.Unlock()
 	switch k := rng.Intn(12); {
 	case k < 2 && len(rcs) > 0:
-		if len(rcs) > 2 && rng.Intn(3) == 0 {
+		if len(rcs) >= 2 && rng.Intn(3) == 0 {
 			if err := m.remove(ctx, rcs[rng.Intn(len(rcs))]); err != nil {
 				return err
 			}
@@ -415,7 +415,7 @@ func (m *chaosMore) step(ctx context.Context, rng *rand.Rand) error {
 		}
 		return m.scale(ctx, rcs[rng.Intn(len(rcs))], int32(rng.Intn(6)))
 	case k < 4 && len(stss) > 0:
-		if len(stss) > 2 && rng.Intn(3) == 0 {
+		if len(stss) >= 2 && rng.Intn(3) == 0 {
 			if err := m.remove(ctx, stss[rng.Intn(len(stss))]); err != nil {
 				return err
 			}
