@@ -17,7 +17,11 @@ package e2e
 //     replaced), the garbage collector (owner chains root <- mid <- leaf of ConfigMaps whose
 //     root is deleted with background, foreground or orphan propagation), the Deployment
 //     controller (Deployments scaled, rolled out, replaced) and the Job controller (Jobs
-//     created and deleted, their pods finished by the test): chaos_workloads_test.go.
+//     created and deleted, their pods finished by the test): chaos_workloads_test.go;
+//   - churn over ReplicationControllers, StatefulSets (Parallel), Services (their EndpointSlices
+//     and Endpoints, over pods the test plays the kubelet for), Namespaces (created with content,
+//     deleted), the ServiceAccount and root CA publisher: chaos_more_test.go (its oracles, and
+//     their negative control, subtest MoreNegativeControl, are described there).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
@@ -663,17 +667,34 @@ func chaosDuration() time.Duration {
 func TestChaos(t *testing.T) {
 	stopSharedRS(t) // CPU for the chaos cluster
 	ce := startChaosEnv(t)
-	t.Run("Churn", func(t *testing.T) { chaosChurn(t, ce) })
+	// the namespace of chaos_more_test.go's churn outlives the Churn subtest: MoreNegativeControl
+	// breaks its settled end state
+	mns := rsNamespace(t)
+	var more *chaosMoreRun
+	t.Run("Churn", func(t *testing.T) { more = chaosChurn(t, ce, mns) })
+	t.Run("MoreNegativeControl", func(t *testing.T) {
+		if more == nil {
+			t.Skip("the churn failed: its end state is no base to break")
+		}
+		chaosMoreNegative(t, more.m, more.tr)
+	})
 	t.Run("NegativeControl", func(t *testing.T) { chaosNegative(t, ce) })
+}
+
+// chaosMoreRun is what the churn hands the MoreNegativeControl subtest once it has settled.
+type chaosMoreRun struct {
+	m  *chaosMore
+	tr *hrtTracker
 }
 
 func chaosFlags(lease string) []string {
 	return append([]string{"--secure-port=0", "--leader-elect-resource-name=" + lease,
 		"--concurrent-replicaset-syncs=2", "--concurrent-gc-syncs=2", "--kube-api-qps=100", "--kube-api-burst=200",
-		"--replicaset-orphaned-expectations-grace=5s"}, chaosElection...)
+		"--concurrent-rc-syncs=2", "--concurrent-statefulset-syncs=2", "--concurrent-namespace-syncs=2",
+		"--replicaset-orphaned-expectations-grace=5s", "--root-ca-file=" + env.Cluster.CAFile}, chaosElection...)
 }
 
-func chaosChurn(t *testing.T, ce *chaosEnv) {
+func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 	ctx := context.Background()
 	dur := chaosDuration()
 	ns := rsNamespace(t)
@@ -701,6 +722,9 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 			t.Fatal(err)
 		}
 	}
+	// ReplicationControllers, StatefulSets, Services, Namespaces (chaos_more_test.go)
+	trm := hrtStartTracker(t, mns)
+	more := newChaosMore(ctx, t, mns)
 	kubeletStop := make(chan struct{})
 	defer close(kubeletStop)
 	go work.playKubelet(ctx, kubeletStop)
@@ -923,6 +947,24 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 		}
 	}()
 
+	// churn: RCs, StatefulSets, Service pods, Namespaces
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(time.Now().UnixNano() + 4))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(300+rng.Intn(300)) * time.Millisecond):
+			}
+			if err := more.step(ctx, rng); err != nil {
+				failed.Store("RC/StatefulSet/Service/Namespace churn: " + err.Error())
+				return
+			}
+		}
+	}()
+
 	t0 := time.Now()
 	select {
 	case <-time.After(dur):
@@ -949,6 +991,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 		probs, _ := hrtVerify(ns, want, false)
 		probs = append(probs, book.gcProblems(ctx, ns)...)
 		probs = append(probs, work.problems(ctx, trw)...)
+		probs = append(probs, more.problems(ctx, trm, []string{ns, wns})...)
 		return len(probs) == 0, fmt.Sprintf("%d problems: %s", len(probs), strings.Join(probs[:min(len(probs), 5)], "; "))
 	})
 	fig.settle = time.Since(ts)
@@ -956,6 +999,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 	probs, notes := hrtVerify(ns, want, false)
 	probs = append(probs, book.gcProblems(ctx, ns)...)
 	probs = append(probs, work.problems(ctx, trw)...)
+	probs = append(probs, more.problems(ctx, trm, []string{ns, wns})...)
 	if len(probs) > 0 {
 		t.Errorf("3 s after settling (%d problems): %s", len(probs), strings.Join(probs, "; "))
 	}
@@ -1011,6 +1055,8 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 		fig.settle.Seconds(), fig.created, fig.bound, as.writes, len(as.violations), len(probs))
 	deps, jobs, wops := work.counts()
 	t.Logf("chaos: workload churn: %d operations, %d Deployments and %d Jobs at the end, each exact", wops, deps, jobs)
+	t.Logf("chaos: RC/StatefulSet/Service/Namespace churn: %s; every live namespace with ServiceAccount default and kube-root-ca.crt",
+		more.summary(trm))
 	hrtBench(t, "chaos_kills", float64(kills), "kills")
 	hrtBench(t, "chaos_faults", float64(fig.drops+fig.resets+fig.stalls+fig.apiRestarts+fig.etcdRest+fig.storms+fig.sigstops), "faults")
 	hrtBench(t, "chaos_settle", fig.settle.Seconds(), "s")
@@ -1026,6 +1072,10 @@ func chaosChurn(t *testing.T, ce *chaosEnv) {
 	if kills < int(dur/(4*time.Second)) {
 		t.Errorf("only %d kills in %s: the killer did not run", kills, dur)
 	}
+	if t.Failed() {
+		return nil
+	}
+	return &chaosMoreRun{m: more, tr: trm}
 }
 
 // chaosHolds reports whether manager m of in is the Lease holder h (kcmd's identity is
