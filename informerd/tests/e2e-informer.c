@@ -181,9 +181,11 @@ int main(void)
 	                                  .no_warm_start = true};
 	CHECK(inf_informers_new(&ic, &ii) == 0);
 
-	/* 1: the first LIST fails on the writer's next allocation, then is retried */
-	fail_next_alloc(a);
+	/* 1: the first LIST fails on the writer's next allocation, then is retried. Armed after
+	 * the add: registering the type may allocate (the first resource-table chunk, shm ABI 4);
+	 * the LIST itself starts from the loop, below. */
 	CHECK(inf_informers_add(ii, &cms) == 0);
+	fail_next_alloc(a);
 	struct ctx c = {.ii = ii, .a = a};
 	CHECK(run_until(loop, 30000, synced, &c));
 	c.type = shm_reader_find_type(a, "", "v1", "configmaps");
