@@ -440,12 +440,31 @@ static int nomem(char *err, size_t errlen)
  * lastPhaseTransitionTime. *io is replaced by the apiserver's object on success (it is the
  * caller's).
  */
+/*
+ * Writes clone (owned: freed here) with verb w; on success the written object replaces *io.
+ * With dirty false nothing is written (the object already says what it should). 0 or -errno.
+ */
+static int write_back(const struct pvb_ops *ops, enum pvb_write w, cJSON *clone, bool dirty,
+                      cJSON **io, char *err, size_t errlen)
+{
+	cJSON *out = NULL;
+	int r = 0;
+
+	if (dirty)
+		r = ops->write(ops->ud, w, clone, &out, err, errlen);
+	cJSON_Delete(clone);
+	if (r < 0 || !dirty)
+		return r;
+	cJSON_Delete(*io);
+	*io = out;
+	return 0;
+}
+
 static int update_volume_phase(const struct pvb_ops *ops, cJSON **io, const char *phase,
                                const char *message, char *err, size_t errlen)
 {
-	cJSON *clone, *status, *out = NULL;
+	cJSON *clone, *status;
 	char now[64] = "";
-	int r;
 
 	if (eq(phase_of(*io), phase))
 		return 0;
@@ -462,13 +481,7 @@ static int update_volume_phase(const struct pvb_ops *ops, cJSON **io, const char
 	}
 	if (!*message)
 		cJSON_DeleteItemFromObjectCaseSensitive(status, "message");
-	r = ops->write(ops->ud, PVB_UPDATE_VOLUME_STATUS, clone, &out, err, errlen);
-	cJSON_Delete(clone);
-	if (r < 0)
-		return r;
-	cJSON_Delete(*io);
-	*io = out;
-	return 0;
+	return write_back(ops, PVB_UPDATE_VOLUME_STATUS, clone, true, io, err, errlen);
 }
 
 /* updateVolumePhaseWithEvent: the Event only when the phase changes */
@@ -502,11 +515,10 @@ static int update_claim_status(const struct pvb_ops *ops, cJSON **io, const char
                                const cJSON *volume, char *err, size_t errlen)
 {
 	const cJSON *claim = *io;
-	cJSON *clone = dup(claim), *status, *out = NULL;
+	cJSON *clone = dup(claim), *status;
 	const cJSON *cur_modes = get2(claim, "status", "accessModes");
 	const cJSON *cur_cap = get2(claim, "status", "capacity");
 	bool dirty = false;
-	int r;
 
 	if (!clone || !(status = obj_child(clone, "status"))) {
 		cJSON_Delete(clone);
@@ -569,17 +581,7 @@ static int update_claim_status(const struct pvb_ops *ops, cJSON **io, const char
 			}
 		}
 	}
-	if (!dirty) {
-		cJSON_Delete(clone);
-		return 0;
-	}
-	r = ops->write(ops->ud, PVB_UPDATE_CLAIM_STATUS, clone, &out, err, errlen);
-	cJSON_Delete(clone);
-	if (r < 0)
-		return r;
-	cJSON_Delete(*io);
-	*io = out;
-	return 0;
+	return write_back(ops, PVB_UPDATE_CLAIM_STATUS, clone, dirty, io, err, errlen);
 oom:
 	cJSON_Delete(clone);
 	return nomem(err, errlen);
@@ -625,8 +627,7 @@ static int bind_volume_to_claim(const struct pvb_ops *ops, cJSON **io, const cJS
 {
 	const cJSON *volume = *io, *ref = claim_ref(volume);
 	bool by_ctrl = !pvb_volume_bound_to_claim(volume, claim), dirty = false;
-	cJSON *clone = dup(volume), *out = NULL;
-	int r;
+	cJSON *clone = dup(volume);
 
 	if (!clone)
 		return nomem(err, errlen);
@@ -648,17 +649,7 @@ static int bind_volume_to_claim(const struct pvb_ops *ops, cJSON **io, const cJS
 			goto oom;
 		dirty = true;
 	}
-	if (!dirty) {
-		cJSON_Delete(clone);
-		return 0;
-	}
-	r = ops->write(ops->ud, PVB_UPDATE_VOLUME, clone, &out, err, errlen);
-	cJSON_Delete(clone);
-	if (r < 0)
-		return r;
-	cJSON_Delete(*io);
-	*io = out;
-	return 0;
+	return write_back(ops, PVB_UPDATE_VOLUME, clone, dirty, io, err, errlen);
 oom:
 	cJSON_Delete(clone);
 	return nomem(err, errlen);
@@ -671,8 +662,7 @@ static int bind_claim_to_volume(const struct pvb_ops *ops, cJSON **io, const cJS
 {
 	const cJSON *claim = *io;
 	bool choose = !eq(name_of(volume), claim_volume_name(claim)), dirty = false;
-	cJSON *clone = dup(claim), *out = NULL, *spec;
-	int r;
+	cJSON *clone = dup(claim), *spec;
 
 	if (!clone)
 		return nomem(err, errlen);
@@ -692,17 +682,7 @@ static int bind_claim_to_volume(const struct pvb_ops *ops, cJSON **io, const cJS
 			goto oom;
 		dirty = true;
 	}
-	if (!dirty) {
-		cJSON_Delete(clone);
-		return 0;
-	}
-	r = ops->write(ops->ud, PVB_UPDATE_CLAIM, clone, &out, err, errlen);
-	cJSON_Delete(clone);
-	if (r < 0)
-		return r;
-	cJSON_Delete(*io);
-	*io = out;
-	return 0;
+	return write_back(ops, PVB_UPDATE_CLAIM, clone, dirty, io, err, errlen);
 oom:
 	cJSON_Delete(clone);
 	return nomem(err, errlen);
