@@ -1557,6 +1557,7 @@ void shm_arena_close(struct shm_arena *a)
 	for (int i = 0; i < 4; i++)
 		free(a->scr[i]);
 	free(a->hv);
+	free(a->th);
 	free(a);
 }
 

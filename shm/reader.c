@@ -717,20 +717,75 @@ int shm_reader_list_dependents(struct shm_arena *a, const char *owner_uid, shm_v
 
 /* ---- resource table and statistics -------------------------------------------------------------
  */
+static bool type_is(struct shm_arena *a, unsigned id, const char *group, const char *version,
+                    const char *resource)
+{
+	struct shm_type_info ti;
+	return type_ok(a, id) && type_snapshot(a, id, &ti) == 0 && strcmp(ti.group, group) == 0 &&
+	       strcmp(ti.version, version) == 0 && strcmp(ti.resource, resource) == 0;
+}
+
+static uint64_t gvr_hash(struct shm_arena *a, const char *group, const char *version,
+                         const char *resource)
+{
+	uint64_t h = shm_hash(a->seed ^ 5, group, strlen(group));
+	h = shm_hash(h, version, strlen(version));
+	h = shm_hash(h, resource, strlen(resource));
+	return h ? h : 1; /* 0 marks an empty hint */
+}
+
+/* Remember that (group, version, resource) is type id: the entry with the same hash is
+ * overwritten (a GVR's slot moved, or a 64-bit collision: hints are only hints). A failed
+ * allocation leaves the table as it was (the next lookup scans again). */
+static void hint_put(struct shm_arena *a, uint64_t h, uint32_t id)
+{
+	if ((a->th_len + 1) * 2 > a->th_cap) {
+		size_t cap = a->th_cap ? a->th_cap * 2 : 64;
+		struct shm_type_hint *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return;
+		for (size_t i = 0; i < a->th_cap; i++) {
+			if (!a->th[i].h)
+				continue;
+			size_t j = a->th[i].h & (cap - 1);
+			while (n[j].h)
+				j = (j + 1) & (cap - 1);
+			n[j] = a->th[i];
+		}
+		free(a->th);
+		a->th = n;
+		a->th_cap = cap;
+	}
+	size_t j = h & (a->th_cap - 1);
+	while (a->th[j].h && a->th[j].h != h)
+		j = (j + 1) & (a->th_cap - 1);
+	if (!a->th[j].h)
+		a->th_len++;
+	a->th[j] = (struct shm_type_hint){.h = h, .id = id};
+}
+
 int shm_reader_find_type(struct shm_arena *a, const char *group, const char *version,
                          const char *resource)
 {
 	if (!a || !version || !resource)
 		return -EINVAL;
 	group = group ? group : "";
+	uint64_t h = gvr_hash(a, group, version, resource);
+	if (a->th_cap) {
+		size_t j = h & (a->th_cap - 1);
+		for (; a->th[j].h; j = (j + 1) & (a->th_cap - 1))
+			if (a->th[j].h == h) {
+				if (type_is(a, a->th[j].id, group, version, resource))
+					return (int)a->th[j].id;
+				break; /* stale: the slot was retired or reused */
+			}
+	}
 	uint64_t n = atomic_load_explicit(&a->hdr->n_types, memory_order_acquire);
 	for (unsigned i = 0; i < n && i < SHM_ABI_MAX_TYPES; i++) {
-		struct shm_type_info ti;
-		if (!type_ok(a, i) || type_snapshot(a, i, &ti) < 0)
-			continue;
-		if (strcmp(ti.group, group) == 0 && strcmp(ti.version, version) == 0 &&
-		    strcmp(ti.resource, resource) == 0)
+		if (type_is(a, i, group, version, resource)) {
+			hint_put(a, h, i);
 			return (int)i;
+		}
 	}
 	return -ENOENT;
 }

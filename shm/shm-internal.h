@@ -88,6 +88,16 @@ struct shm_arena {
 	size_t scr_cap[4];
 	uint32_t *hv;
 	size_t hv_cap, hv_len;
+	/* reader: process-local hints GVR hash -> type id for shm_reader_find_type (reader.c);
+	 * every hit is re-validated against the slot, so a stale hint costs one scan, never a
+	 * wrong answer. Open addressing, grown at half full; one entry per GVR ever found. */
+	struct shm_type_hint *th;
+	size_t th_cap, th_len;
+};
+
+struct shm_type_hint {
+	uint64_t h;  /* 0: empty */
+	uint32_t id;
 };
 
 /* ---- hashing (seeded, stable across processes of one arena) ---------------------------------- */

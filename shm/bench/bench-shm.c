@@ -13,6 +13,9 @@
  *   bench: shm.get_ns_p99 N ns            p99 of shm_reader_get from a reader mapping (random pods)
  *   bench: shm.list_rs_pods_us N us       mean time to walk one RS's 100 pods (+ orphans of its ns)
  *   bench: shm.writer_updates_per_s N ops/s  pod updates with 4 reader processes doing gets
+ *   bench: shm.find_type_sweep_2000_scan_us N us  2,000 shm_reader_find_type calls over 2,000
+ *                                          CRD types, each found by scanning the table
+ *   bench: shm.find_type_sweep_2000_us N us  the same sweep again, answered from the hints
  * BENCH_PODS overrides the pod count (default 100000).
  */
 #include <errno.h>
@@ -327,6 +330,33 @@ int main(void)
 	        (unsigned long long)ops, (unsigned long long)(s2.carved >> 20),
 	        (unsigned long long)(s1.carved >> 20), (unsigned long long)(s2.live_bytes >> 20),
 	        (unsigned long long)(s2.quarantine_bytes >> 10));
+	/* the resource table at CRD scale: a garbage collector checks every resource's type each
+	 * time it asks whether its monitors synced (2,000 lookups). The first sweep finds each type
+	 * by scanning the table, as every lookup did before the reader kept hints; later sweeps
+	 * answer from the hints (each re-validated against its slot). */
+	enum { NCRD = 2000, SWEEPS = 50 };
+	char crd[32];
+	for (unsigned i = 0; i < NCRD; i++) {
+		snprintf(crd, sizeof(crd), "widgets%u", i);
+		if (shm_writer_register_type(w, &(struct shm_type_desc){"bench.example.com", "v1",
+		                                                       crd, "Widget", 0}) < 0)
+			return 1;
+	}
+	uint64_t sweep[SWEEPS];
+	for (unsigned k = 0; k < SWEEPS; k++) {
+		uint64_t a0 = now_ns();
+		for (unsigned i = 0; i < NCRD; i++) {
+			snprintf(crd, sizeof(crd), "widgets%u", i);
+			if (shm_reader_find_type(rd, "bench.example.com", "v1", crd) < 0)
+				return 1;
+		}
+		sweep[k] = now_ns() - a0;
+	}
+	uint64_t warm = 0;
+	for (unsigned k = 1; k < SWEEPS; k++)
+		warm += sweep[k];
+	printf("bench: shm.find_type_sweep_2000_scan_us %.1f us\n", sweep[0] / 1e3);
+	printf("bench: shm.find_type_sweep_2000_us %.1f us\n", warm / 1e3 / (SWEEPS - 1));
 	shm_obj_release(&o);
 	free(lat);
 	shm_arena_close(rd);

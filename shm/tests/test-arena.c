@@ -655,6 +655,63 @@ static void check_many_types(struct shm_arena *a, unsigned from, unsigned to)
 	}
 }
 
+/* shm_reader_find_type remembers where it found a resource; the hint must never outlive the
+ * registration: a resource retired and registered again in another slot, and another resource
+ * moved into its old slot, are found where they are now, by the writer's mapping and by a
+ * reader's (each has its own hints). */
+static void test_find_type_hints_follow_slots(void **state)
+{
+	struct fx *f = *state;
+	int ro;
+	struct shm_arena *r;
+	assert_int_equal(shm_arena_reader_fd(f->fd, &ro), 0);
+	assert_int_equal(shm_reader_open(ro, &r), 0);
+	struct shm_arena *who[2] = {f->w, r};
+	enum { N = 200 };
+	char res[32];
+	int ids[N];
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(res, sizeof(res), "h%u", i);
+		ids[i] = shm_writer_register_type(
+		        f->w, &(struct shm_type_desc){"hint.io", "v1", res, "H", 0});
+		assert_true(ids[i] >= 0);
+	}
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned i = 0; i < N; i++) {
+			snprintf(res, sizeof(res), "h%u", i);
+			assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", res), ids[i]);
+			/* twice: the second answer comes from the hint */
+			assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", res), ids[i]);
+		}
+	/* h0 and h1 retired; "moved" takes h0's slot (the lowest free one), h0 comes back in
+	 * h1's */
+	assert_int_equal(shm_writer_retire_type(f->w, (uint16_t)ids[0]), 0);
+	assert_int_equal(shm_writer_retire_type(f->w, (uint16_t)ids[1]), 0);
+	for (unsigned k = 0; k < 2; k++) {
+		assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", "h0"), -ENOENT);
+		assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", "h1"), -ENOENT);
+	}
+	int moved = shm_writer_register_type(
+	        f->w, &(struct shm_type_desc){"hint.io", "v1", "moved", "H", 0});
+	int back = shm_writer_register_type(f->w,
+	                                    &(struct shm_type_desc){"hint.io", "v1", "h0", "H", 0});
+	assert_int_equal(moved, ids[0]);
+	assert_int_equal(back, ids[1]);
+	for (unsigned k = 0; k < 2; k++) {
+		assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", "h0"), back);
+		assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", "moved"), moved);
+		assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", "h1"), -ENOENT);
+		for (unsigned i = 2; i < N; i++) {
+			snprintf(res, sizeof(res), "h%u", i);
+			assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", res), ids[i]);
+		}
+		/* another version of a known resource is another resource */
+		assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v2", "h5"), -ENOENT);
+	}
+	shm_arena_close(r);
+	close(ro);
+}
+
 static void test_many_types_at_once(void **state)
 {
 	struct fx *f = *state;
@@ -1260,6 +1317,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_apiserver_shapes, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_types_retired_and_reused, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_many_types_at_once, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_find_type_hints_follow_slots, setup, teardown),
 	        cmocka_unit_test(test_type_chunk_out_of_arena),
 	        cmocka_unit_test_setup_teardown(test_recreate_new_uid, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_iteration, setup, teardown),
