@@ -96,7 +96,7 @@ struct shm_arena {
 };
 
 struct shm_type_hint {
-	uint64_t h;  /* 0: empty */
+	uint64_t h; /* 0: empty */
 	uint32_t id;
 };
 

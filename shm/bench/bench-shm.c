@@ -339,7 +339,7 @@ int main(void)
 	for (unsigned i = 0; i < NCRD; i++) {
 		snprintf(crd, sizeof(crd), "widgets%u", i);
 		if (shm_writer_register_type(w, &(struct shm_type_desc){"bench.example.com", "v1",
-		                                                       crd, "Widget", 0}) < 0)
+		                                                        crd, "Widget", 0}) < 0)
 			return 1;
 	}
 	uint64_t sweep[SWEEPS];

@@ -679,9 +679,11 @@ static void test_find_type_hints_follow_slots(void **state)
 	for (unsigned k = 0; k < 2; k++)
 		for (unsigned i = 0; i < N; i++) {
 			snprintf(res, sizeof(res), "h%u", i);
-			assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", res), ids[i]);
+			assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", res),
+			                 ids[i]);
 			/* twice: the second answer comes from the hint */
-			assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", res), ids[i]);
+			assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", res),
+			                 ids[i]);
 		}
 	/* h0 and h1 retired; "moved" takes h0's slot (the lowest free one), h0 comes back in
 	 * h1's */
@@ -703,7 +705,8 @@ static void test_find_type_hints_follow_slots(void **state)
 		assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", "h1"), -ENOENT);
 		for (unsigned i = 2; i < N; i++) {
 			snprintf(res, sizeof(res), "h%u", i);
-			assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", res), ids[i]);
+			assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v1", res),
+			                 ids[i]);
 		}
 		/* another version of a known resource is another resource */
 		assert_int_equal(shm_reader_find_type(who[k], "hint.io", "v2", "h5"), -ENOENT);
