@@ -456,10 +456,11 @@ func stsWorkers(mgr int) []int {
 }
 
 // TestStatefulSet_CrashScaleUp: the statefulset worker is killed (SIGKILL) again and again while
-// a Parallel set scales from 0 to 12 through a slow client (at most 4 kills in 10 s); the set
+// a Parallel set scales from 0 to 12 through a slow client (at most 4 kills in 20 s); the set
 // converges to exactly cr-0..cr-11, each ordinal once, every pod created once (a watch counts
-// pod uids). A kill counts only when it lands mid-scale-up: some pods exist and some are
-// missing (a kill before the first create or after the last tests nothing).
+// pod uids). A kill is made only mid-scale-up: some pods exist, some are missing, and more
+// exist than at the previous kill (a kill before the first create, after the last, or before
+// the restarted worker created anything tests nothing).
 func TestStatefulSet_CrashScaleUp(t *testing.T) {
 	p := stsStart(t, "--concurrent-statefulset-syncs=1", "--kube-api-qps=10", "--kube-api-burst=2")
 	mgr := p.cmd.Process.Pid
@@ -468,29 +469,29 @@ func TestStatefulSet_CrashScaleUp(t *testing.T) {
 	s := stsNew(ns, "cr", 12)
 	s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
 	stsCreate(t, s)
-	kills, early := 0, 0
-	deadline := time.Now().Add(10 * time.Second)
+	kills, atKill := 0, 0
+	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) && kills < 4 {
 		n := len(stsPods(t, ns))
 		if n >= 12 {
 			break
 		}
-		if n == 0 {
+		// a kill while some pods exist and some are missing, and each kill after the worker
+		// (the manager's new one) created more: every kill lands mid-creation
+		if n == 0 || n <= atKill {
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
 		for _, pid := range stsWorkers(mgr) {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
 				kills++
+				atKill = n
 				t.Logf("kill -9 the statefulset worker %d with %d of 12 pods", pid, n)
 			}
 		}
-		// the next kill only once the manager's new worker had time to work again
-		time.Sleep(500 * time.Millisecond)
-		early++
 	}
 	if kills == 0 {
-		t.Fatalf("no statefulset worker was killed while 1 to 11 of the 12 pods existed (%d rounds)", early)
+		t.Fatal("no statefulset worker was killed while 1 to 11 of the 12 pods existed")
 	}
 	if problem := stsCrashVerdict(t, ns, "cr", 12, tr); problem != "" {
 		t.Fatalf("%s (killed the worker %d times)", problem, kills)
