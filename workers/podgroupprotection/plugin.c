@@ -173,8 +173,23 @@ static const struct inf_handler_table pgp_handlers = {
 };
 
 /* ---- sync (kcmd-worker) ------------------------------------------------------------------- */
+
+/* Test seam (docs/testing.md): KCMD_TEST_PGP_KEEP_NS=<ns> makes this worker never remove the
+ * finalizer of a PodGroup of namespace <ns>, as a worker that lost the PodGroup's key would (the
+ * fault TestPodGroupProtection_WorkerKilled's oracle targets). Read once at start; unset or
+ * empty: no effect. */
+static const char *keep_ns;
+
 static int pgp_init(struct wk_ctx *ctx, void **ret_state)
 {
+	const char *v = getenv("KCMD_TEST_PGP_KEEP_NS");
+
+	if (v && *v) {
+		keep_ns = v;
+		kcmd_log_warning("KCMD_TEST_PGP_KEEP_NS=%s: PodGroups there keep their finalizer "
+		                 "(a test seam: their release is dropped)",
+		                 v);
+	}
 	kcmd_log_info("Starting PodGroup protection controller");
 	*ret_state = ctx;
 	return 0;
@@ -287,6 +302,11 @@ static int process_podgroup(struct wk_ctx *ctx, const char *ns, const char *name
 		break;
 	case PGP_REMOVE:
 		kcmd_log_v(4, "No active pods found using PodGroup podGroup=\"%s/%s\"", ns, name);
+		if (keep_ns && strcmp(keep_ns, ns) == 0) {
+			kcmd_log_warning("KCMD_TEST_PGP_KEEP_NS: release of PodGroup %s/%s dropped",
+			                 ns, name);
+			break;
+		}
 		r = remove_finalizer(ctx, &g);
 		break;
 	case PGP_NOTHING:

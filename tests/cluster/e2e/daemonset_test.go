@@ -749,13 +749,7 @@ func TestDaemonSet_CrashDuringCreation(t *testing.T) {
 	t.Cleanup(func() { dumpKcmdLogs(t, p) })
 	mgr := p.cmd.Process.Pid
 	ns := Namespace(t)
-	group := "crash-" + ns
-	var nodes []string
-	for i := 0; i < 12; i++ {
-		n := fmt.Sprintf("ds-%02d-%s", i, ns)
-		dsNode(t, n, group, nil)
-		nodes = append(nodes, n)
-	}
+	group, nodes := dsCrashNodes(t, ns)
 	tr := hjTrack(t, ns)
 	dsCreate(t, dsNew(ns, "ds", group))
 	kills := 0
@@ -775,21 +769,81 @@ func TestDaemonSet_CrashDuringCreation(t *testing.T) {
 	if kills == 0 {
 		t.Fatal("no daemonset worker was killed")
 	}
-	var m map[string][]corev1.Pod
+	if problem := dsCrashVerdict(t, ns, nodes, tr); problem != "" {
+		t.Fatalf("%s (killed the worker %d times)", problem, kills)
+	}
+	t.Logf("killed the daemonset worker %d times; 12 pods, each created once", kills)
+}
+
+// dsCrashNodes makes the 12 nodes of the crash test and its negative control.
+func dsCrashNodes(t *testing.T, ns string) (string, []string) {
+	t.Helper()
+	group := "crash-" + ns
+	var nodes []string
+	for i := 0; i < 12; i++ {
+		n := fmt.Sprintf("ds-%02d-%s", i, ns)
+		dsNode(t, n, group, nil)
+		nodes = append(nodes, n)
+	}
+	return group, nodes
+}
+
+// dsCrashVerdict is TestDaemonSet_CrashDuringCreation's oracle: the DaemonSet converges to
+// exactly one live pod on each node (within 150 s), and the watch tr saw exactly one pod created
+// per node over the whole run (a surplus the controller later deleted still counts). It returns
+// the problem, or "".
+func dsCrashVerdict(t *testing.T, ns string, nodes []string, tr *hjTracker) string {
+	t.Helper()
 	want := make([]string, 0, len(nodes))
 	for _, n := range nodes {
 		want = append(want, n+":1")
 	}
 	sort.Strings(want)
-	Eventually(t, 150*time.Second, "one pod on each of the 12 nodes", func() (bool, string) {
-		m = dsPods(t, ns)
-		got := dsDescribe(m)
-		return got == strings.Join(want, ","), got
-	})
-	if n := tr.count(); n != 12 {
-		t.Fatalf("%d pods were created, want 12 (killed the worker %d times)", n, kills)
+	got := ""
+	for end := time.Now().Add(150 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if got = dsDescribe(dsPods(t, ns)); got == strings.Join(want, ",") {
+			break
+		}
+		if time.Now().After(end) {
+			return fmt.Sprintf("not one pod on each of the %d nodes after 150 s: %s", len(nodes), got)
+		}
 	}
-	t.Logf("killed the daemonset worker %d times; 12 pods, each created once", kills)
+	if n := tr.count(); n != len(nodes) {
+		return fmt.Sprintf("%d pods were created, want %d", n, len(nodes))
+	}
+	return ""
+}
+
+// TestDaemonSet_CrashDuringCreationNegativeControl: the fault a killed worker could cause is a
+// daemon pod created twice for one node (a new worker not waiting for what the dead one
+// created). The same DaemonSet and nodes as the crash test, no kill; once the 12 pods exist a
+// second daemon pod for one node, owned by the DaemonSet as its own are, is created behind the
+// controller's back. The controller deletes the surplus, so the end state is right again, and
+// the crash test's oracle must still report the extra creation.
+func TestDaemonSet_CrashDuringCreationNegativeControl(t *testing.T) {
+	p := startKcmd(t, nil, "--controllers=daemonset-controller", "--secure-port=0", "--leader-elect=false",
+		"--concurrent-daemonset-syncs=1", "--kube-api-qps=10", "--kube-api-burst=2", "--v=4")
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	ns := Namespace(t)
+	group, nodes := dsCrashNodes(t, ns)
+	tr := hjTrack(t, ns)
+	dsCreate(t, dsNew(ns, "ds", group))
+	m := dsWaitPods(t, ns, nodes...)
+	orig := m[nodes[3]][0]
+	dup := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "ds-", Labels: orig.Labels,
+			OwnerReferences: orig.OwnerReferences},
+		Spec: corev1.PodSpec{Affinity: orig.Spec.Affinity, Tolerations: orig.Spec.Tolerations,
+			NodeSelector: orig.Spec.NodeSelector, Containers: []corev1.Container{{Name: "c", Image: "fake/image:1"}}},
+	}
+	if _, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), dup, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("injecting a second daemon pod for %s: %v", nodes[3], err)
+	}
+	problem := dsCrashVerdict(t, ns, nodes, tr)
+	if !strings.HasPrefix(problem, "13 pods were created, want 12") {
+		t.Fatalf("negative control: a daemon pod created twice for %s, the oracle said %q", nodes[3], problem)
+	}
+	t.Logf("negative control: the oracle reports %q", problem)
 }
 
 // TestDaemonSet_RevisionHistoryLimit: with revisionHistoryLimit 1, after three template updates

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,40 +162,11 @@ func TestGC_CrashDuringCascade(t *testing.T) {
 
 	// a settling period: nothing else goes away
 	time.Sleep(3 * time.Second)
-	pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range cutOffNames(cutOff) {
+		t.Logf("doomed pod %s: its deletion was cut off by a kill (deletionTimestamp set, grace 0, no finalizers)", name)
 	}
-	byName := map[string]corev1.Pod{}
-	for _, p := range pods.Items {
-		if _, ok := doomedPods[p.Name]; ok {
-			if !gcxCutOff(&p) {
-				t.Fatalf("doomed pod %s is back or no longer being deleted: %+v", p.Name, p.ObjectMeta)
-			}
-			t.Logf("doomed pod %s: its deletion was cut off by a kill (deletionTimestamp %v, grace 0, no finalizers)",
-				p.Name, p.DeletionTimestamp)
-			continue
-		}
-		byName[p.Name] = p
-	}
-	for i := 0; i < 30; i++ {
-		name := fmt.Sprintf("%s-%d", liveRS.Name, i)
-		p, ok := byName[name]
-		if !ok || p.DeletionTimestamp != nil {
-			t.Fatalf("pod %s of the live ReplicaSet was deleted", name)
-		}
-	}
-	for _, name := range shared {
-		p, ok := byName[name]
-		if !ok || p.DeletionTimestamp != nil {
-			t.Fatalf("pod %s with a solid owner was deleted", name)
-		}
-		if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != liveRS.UID {
-			t.Fatalf("pod %s should keep only the live owner's reference: %+v", name, p.OwnerReferences)
-		}
-	}
-	if len(byName) != 30+len(shared) {
-		t.Fatalf("%d pods left, want %d", len(byName), 30+len(shared))
+	if problems := gcxCascadeVerdict(t, ns, doomedPods, liveRS.UID, liveRS.Name, 30, shared); len(problems) > 0 {
+		t.Fatalf("after the cascade: %s", strings.Join(problems, "; "))
 	}
 	Eventually(t, 30*time.Second, "the manager restarted its children", func() (bool, string) {
 		c := childrenOf(p.cmd.Process.Pid)
@@ -209,6 +181,166 @@ func TestGC_CrashDuringCascade(t *testing.T) {
 		}
 		return w == 4 && i == 1, fmt.Sprintf("%d workers, %d informerd", w, i)
 	})
+}
+
+func cutOffNames(m map[string]bool) []string {
+	var out []string
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// gcxCascadeVerdict is TestGC_CrashDuringCascade's oracle over the end state of ns: no doomed
+// pod left unless its deletion was cut off (gcxCutOff); each of the nLive pods <liveName>-<i> of
+// the live ReplicaSet there and not being deleted; each shared pod there, not being deleted,
+// with the live ReplicaSet's reference only; nothing else. It returns the problems (none: the
+// GC neither left a dependent behind nor deleted one with a solid owner).
+// TestGC_CrashDuringCascadeNegativeControl feeds it a state with each of these faults.
+func gcxCascadeVerdict(t *testing.T, ns string, doomedPods map[string]types.UID, liveUID types.UID, liveName string,
+	nLive int, shared []string) []string {
+	t.Helper()
+	pods, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	byName := map[string]corev1.Pod{}
+	for _, p := range pods.Items {
+		if _, ok := doomedPods[p.Name]; ok {
+			if !gcxCutOff(&p) {
+				problems = append(problems, fmt.Sprintf("doomed pod %s left behind (deletionTimestamp %v)", p.Name, p.DeletionTimestamp))
+			}
+			continue
+		}
+		byName[p.Name] = p
+	}
+	for i := 0; i < nLive; i++ {
+		name := fmt.Sprintf("%s-%d", liveName, i)
+		if p, ok := byName[name]; !ok || p.DeletionTimestamp != nil {
+			problems = append(problems, fmt.Sprintf("pod %s of the live ReplicaSet was deleted", name))
+		}
+	}
+	for _, name := range shared {
+		p, ok := byName[name]
+		if !ok || p.DeletionTimestamp != nil {
+			problems = append(problems, fmt.Sprintf("pod %s with a solid owner was deleted", name))
+			continue
+		}
+		if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != liveUID {
+			problems = append(problems, fmt.Sprintf("pod %s should keep only the live owner's reference: %d references", name,
+				len(p.OwnerReferences)))
+		}
+	}
+	if len(byName) != nLive+len(shared) {
+		problems = append(problems, fmt.Sprintf("%d pods left besides the doomed ones, want %d", len(byName), nLive+len(shared)))
+	}
+	return problems
+}
+
+// TestGC_CrashDuringCascadeNegativeControl: TestGC_CrashDuringCascade's oracle must see each
+// fault a killed GC worker or informerd could leave: a dependent of a deleted owner left behind,
+// a pod with a live owner deleted (a cascade over a stale graph), a pod of two owners that kept
+// the deleted owner's reference, a dependent deleted whose deletion is not one a kill cut off.
+// The faults are written into the cluster directly (no kcmd runs): the correct end state passes
+// the oracle, and each fault must make it report that fault, by name.
+func TestGC_CrashDuringCascadeNegativeControl(t *testing.T) {
+	ctx := context.Background()
+	stopSharedRS(t) // nothing may adopt, replace or delete the pods below
+	const nLive = 3
+	type fixture struct {
+		ns       string
+		doomed   map[string]types.UID
+		liveUID  types.UID
+		liveName string
+		shared   []string
+	}
+	pod := func(t *testing.T, ns, name string, refs ...metav1.OwnerReference) *corev1.Pod {
+		return mustCreatePod(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: refs},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}}}})
+	}
+	// the end state the crash test wants: the doomed ReplicaSet and its pods gone, the live
+	// ReplicaSet's pods there, the shared pods with the live reference only
+	build := func(t *testing.T) fixture {
+		ns := rsNamespace(t)
+		live, err := env.Client.AppsV1().ReplicaSets(ns).Create(ctx, gcxRS(ns, "live-000", nLive), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		liveRef := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: live.Name, UID: live.UID}
+		f := fixture{ns: ns, liveUID: live.UID, liveName: live.Name,
+			doomed: map[string]types.UID{"doomed-000-0": "00000000-0000-0000-0000-00000000d00d", "doomed-000-1": "00000000-0000-0000-0000-00000000d00d"}}
+		ctrl := liveRef
+		ctrl.Controller, ctrl.BlockOwnerDeletion = ptr.To(true), ptr.To(true)
+		for i := 0; i < nLive; i++ {
+			pod(t, ns, fmt.Sprintf("%s-%d", live.Name, i), ctrl)
+		}
+		for i := 0; i < 2; i++ {
+			name := fmt.Sprintf("shared-%d", i)
+			pod(t, ns, name, liveRef)
+			f.shared = append(f.shared, name)
+		}
+		return f
+	}
+	verdict := func(t *testing.T, f fixture) []string {
+		return gcxCascadeVerdict(t, f.ns, f.doomed, f.liveUID, f.liveName, nLive, f.shared)
+	}
+	t.Run("correct", func(t *testing.T) {
+		f := build(t)
+		if problems := verdict(t, f); len(problems) > 0 {
+			t.Fatalf("the oracle reports a problem in the correct end state: %v", problems)
+		}
+	})
+	faults := []struct {
+		name, want string
+		inject     func(t *testing.T, f fixture)
+	}{
+		{"dependent-left-behind", "doomed pod doomed-000-1 left behind", func(t *testing.T, f fixture) {
+			pod(t, f.ns, "doomed-000-1", metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "doomed-000",
+				UID: f.doomed["doomed-000-1"], Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)})
+		}},
+		{"live-pod-deleted", "pod live-000-1 of the live ReplicaSet was deleted", func(t *testing.T, f fixture) {
+			pgpDeletePod(t, f.ns, "live-000-1")
+		}},
+		{"solid-owner-pod-deleted", "pod shared-0 with a solid owner was deleted", func(t *testing.T, f fixture) {
+			pgpDeletePod(t, f.ns, "shared-0")
+		}},
+		{"deleted-owner-reference-kept", "pod shared-1 should keep only the live owner's reference", func(t *testing.T, f fixture) {
+			p, err := env.Client.CoreV1().Pods(f.ns).Get(ctx, "shared-1", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.OwnerReferences = append([]metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "doomed-000",
+				UID: "00000000-0000-0000-0000-00000000d00d", Controller: ptr.To(true)}}, p.OwnerReferences...)
+			if _, err := env.Client.CoreV1().Pods(f.ns).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"dependent-being-deleted-not-cut-off", "doomed pod doomed-000-0 left behind", func(t *testing.T, f fixture) {
+			// a doomed pod held by a finalizer: being deleted, but not a DELETE a kill cut off
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "doomed-000-0", Finalizers: []string{"kcmd.test/hold"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}}}}
+			clearFinalizersOnCleanup(t, f.ns, "doomed-000-0")
+			mustCreatePod(t, p)
+			pgpDeletePod(t, f.ns, "doomed-000-0")
+		}},
+	}
+	for _, fc := range faults {
+		t.Run(fc.name, func(t *testing.T) {
+			f := build(t)
+			fc.inject(t, f)
+			problems := verdict(t, f)
+			found := false
+			for _, p := range problems {
+				found = found || strings.HasPrefix(p, fc.want)
+			}
+			if !found {
+				t.Fatalf("negative control: fault %s injected, the oracle did not report %q (it reported %v)", fc.name, fc.want, problems)
+			}
+			t.Logf("negative control: fault %s injected, the oracle reports %v", fc.name, problems)
+		})
+	}
 }
 
 // gcxDumpStall logs, when t failed, what kcmd knows about the doomed pods still left: its

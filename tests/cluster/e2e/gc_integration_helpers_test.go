@@ -7,14 +7,20 @@ package e2e
 // with only its garbage collector (`--controllers=garbage-collector-controller`; upstream
 // kube-controller-manager is not running), and the tests play the part of every other actor.
 //
-// Upstream's "in the graph" checks (gc.GraphHasUID) have no in-process equivalent: kcmd's graph
-// is the arena (the GC's owner and uid indexes over the informers' metadata records) plus
-// informerd's private state for virtual nodes. The tests use `kcmctl cache get --uid` (the
-// object is in the arena the GC works from) and the object's state through the API instead.
+// Upstream's "in the graph" checks (gc.GraphHasUID) read the GC's dependency graph. kcmd's GC
+// serves its graph as upstream does, in DOT at /debug/controllers/garbage-collector-controller/
+// graph?uid=<uid> on the manager's HTTPS port (workers/garbagecollector/debug.h: rendered from
+// the arena the GC works from, with a virtual vertex for every owner referenced but not
+// observed). Every kcmd of these tests serves it on a port of its own (gciLaunchFlags), and
+// gciInGraph asks it. As upstream's dump, the endpoint draws only objects that have owners or
+// dependents: every uid these tests look up has one or the other.
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,8 +42,21 @@ import (
 
 // gciFlags are the flags of every GC-only kcmd of these tests: 5 workers as upstream's tests,
 // all running from the start (--worker-idle-timeout=0), as before the worker pools.
-var gciFlags = []string{"--controllers=garbage-collector-controller", "--secure-port=0", "--leader-elect=false",
+var gciFlags = []string{"--controllers=garbage-collector-controller", "--leader-elect=false",
 	"--concurrent-gc-syncs=5", "--kube-api-qps=200", "--kube-api-burst=400", "--v=4", "--worker-idle-timeout=0"}
+
+// gciPorts: the HTTPS port of each kcmd started by gciSharedGC or gciStartGC.
+var gciPorts sync.Map // *kcmdProc -> int
+
+// gciLaunchFlags: gciFlags plus an HTTPS server on a free local port that serves the debug
+// paths without a token (as kcm does with --authorization-always-allow-paths), so that the
+// tests can read the GC's graph.
+func gciLaunchFlags(t *testing.T) ([]string, int) {
+	t.Helper()
+	port := gcxFreePort(t)
+	return append(append([]string(nil), gciFlags...), "--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--authorization-always-allow-paths=/healthz,/metrics,/debug/*"), port
+}
 
 // gciShared is the GC-only kcmd that the parallel scenarios share (each in its own namespace).
 // It starts at the first parallel test, i.e. after every sequential test ended, so it never
@@ -52,7 +71,9 @@ var gciShared struct {
 func gciSharedGC(t *testing.T) *kcmdProc {
 	t.Helper()
 	gciShared.once.Do(func() {
-		p := launchKcmd(t, nil, gciFlags...)
+		flags, port := gciLaunchFlags(t)
+		p := launchKcmd(t, nil, flags...)
+		gciPorts.Store(p, port)
 		sharedMu.Lock()
 		sharedProcs = append(sharedProcs, p)
 		sharedMu.Unlock()
@@ -98,7 +119,9 @@ func gciWaitWorkersStarted(t *testing.T, p *kcmdProc) {
 // restart). The caller waits for what it needs to be synced.
 func gciStartGC(t *testing.T) *kcmdProc {
 	t.Helper()
-	p := startKcmd(t, nil, gciFlags...)
+	flags, port := gciLaunchFlags(t)
+	p := startKcmd(t, nil, flags...)
+	gciPorts.Store(p, port)
 	t.Cleanup(func() { dumpKcmdLogs(t, p); gciSaveLog(t, p) })
 	return p
 }
@@ -148,33 +171,88 @@ func gciWaitSynced(t *testing.T, p *kcmdProc, resources ...string) {
 	})
 }
 
-// gciInGraph: the object with this uid is in the arena kcmd's GC works from (the stand-in for
-// upstream's gc.GraphHasUID on an observed node).
-func gciInGraph(t *testing.T, p *kcmdProc, uid types.UID) bool {
-	t.Helper()
-	_, ok := gciKcmctl(t, p, "cache", "get", "--uid", string(uid))
-	return ok
+// gciGraphVertex asks kcmd p's GC for the component of uid in its graph and reports whether
+// uid's own vertex is in it, and whether that vertex is virtual (an owner referenced but not
+// observed). The endpoint answers 200 with an empty digraph for a uid it does not know, and a
+// vertex is "missing" when it stands for an owner outside the component (never uid itself).
+// err: the endpoint could not be read or answered something else than DOT.
+func gciGraphVertex(p *kcmdProc, uid types.UID) (present, virtual bool, err error) {
+	v, ok := gciPorts.Load(p)
+	if !ok {
+		return false, false, fmt.Errorf("kcmd %d serves no HTTPS port (not started by gciSharedGC/gciStartGC)", p.cmd.Process.Pid)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := c.Get(fmt.Sprintf("https://127.0.0.1:%d/debug/controllers/garbage-collector-controller/graph?uid=%s",
+		v.(int), uid))
+	if err != nil {
+		return false, false, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return false, false, err
+	}
+	body := string(b)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, "strict digraph full {\n") {
+		return false, false, fmt.Errorf("graph endpoint: %d %q", resp.StatusCode, body)
+	}
+	head := fmt.Sprintf("\n  %q [\n", string(uid))
+	k := strings.Index(body, head)
+	if k < 0 {
+		return false, false, nil
+	}
+	block := body[k+len(head):]
+	if e := strings.Index(block, "\n  ];\n"); e >= 0 {
+		block = block[:e+1]
+	}
+	if strings.Contains(block, "\n    missing=\"true\"\n") {
+		return false, false, nil
+	}
+	return true, strings.Contains(block, "\n    virtual=\"true\"\n"), nil
 }
 
-// gciWaitInGraph waits until every uid is in kcmd's arena (upstream: the pods are in the graph
-// before the orphaning delete, else the owner's delete may be seen before its dependents).
+// gciInGraph: the object with this uid is an observed node of kcmd's GC graph (upstream's
+// gc.GraphHasUID for an object that exists: a virtual node, an owner only referenced, does not
+// count, so that an informer that lost the object is not covered by a dependent's reference).
+func gciInGraph(t *testing.T, p *kcmdProc, uid types.UID) bool {
+	present, virtual, err := gciGraphVertex(p, uid)
+	if err != nil {
+		t.Logf("reading the GC graph of %s: %v", uid, err)
+	}
+	return present && !virtual
+}
+
+// gciWaitInGraph waits until every uid is an observed node of kcmd's GC graph (upstream: the
+// pods are in the graph before the orphaning delete, else the owner's delete may be seen before
+// its dependents).
 func gciWaitInGraph(t *testing.T, p *kcmdProc, what string, uids ...types.UID) {
 	t.Helper()
-	Eventually(t, 60*time.Second, what+" in kcmd's cache", func() (bool, string) {
+	Eventually(t, 60*time.Second, what+" in kcmd's GC graph", func() (bool, string) {
 		for _, u := range uids {
-			if !gciInGraph(t, p, u) {
+			present, virtual, err := gciGraphVertex(p, u)
+			switch {
+			case err != nil:
+				return false, err.Error()
+			case !present:
 				return false, string(u) + " not yet"
+			case virtual:
+				return false, string(u) + " only virtual (referenced, not observed)"
 			}
 		}
 		return true, ""
 	})
 }
 
-// gciWaitLeavesGraph waits until uid is no longer in kcmd's arena.
+// gciWaitLeavesGraph waits until uid has no node in kcmd's GC graph, observed or virtual.
 func gciWaitLeavesGraph(t *testing.T, p *kcmdProc, timeout time.Duration, what string, uid types.UID) {
 	t.Helper()
-	Eventually(t, timeout, what+" gone from kcmd's cache", func() (bool, string) {
-		return !gciInGraph(t, p, uid), "still there"
+	Eventually(t, timeout, what+" gone from kcmd's GC graph", func() (bool, string) {
+		present, virtual, err := gciGraphVertex(p, uid)
+		if err != nil {
+			return false, err.Error()
+		}
+		return !present, fmt.Sprintf("still there (virtual: %v)", virtual)
 	})
 }
 

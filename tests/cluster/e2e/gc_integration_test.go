@@ -110,13 +110,13 @@ func gciCrossNamespace(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	// Upstream: the parent's uid is still in the graph. Here: the parent exists and is in the
-	// arena the GC works from.
+	// Upstream: the parent's uid is still in the graph (the GC's graph endpoint here; the parent
+	// has its valid children as dependents, so the dump draws it).
 	if _, err := env.Client.CoreV1().ConfigMaps(nsB).Get(ctx, "parent", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the valid parent: %v", err)
 	}
 	if !gciInGraph(t, p, parent.UID) {
-		t.Fatalf("the valid parent %s is not in kcmd's cache", parent.UID)
+		t.Fatalf("the valid parent %s is not in kcmd's GC graph", parent.UID)
 	}
 	// Not in upstream's test, but its GC does it (spec §1.5): the invalid reference to a
 	// namespaced owner of another namespace is reported on the child.
@@ -266,13 +266,13 @@ func TestGC_StressingCascadingDeletion(t *testing.T) {
 					pods = append(pods, pod.UID)
 				}
 				// Orphaning needs the GC to have seen the pods before the RC's delete (as
-				// upstream waits for them in its graph): here, in kcmd's cache.
+				// upstream waits for them in its graph): here, in kcmd's GC graph.
 				if g.orphan {
 					deadline := time.Now().Add(60 * time.Second)
 					for _, u := range pods {
 						for !gciInGraph(t, p, u) {
 							if time.Now().After(deadline) {
-								fail("the pods of " + rc.Name + " never reached kcmd's cache")
+								fail("the pods of " + rc.Name + " never reached kcmd's GC graph")
 								return
 							}
 							time.Sleep(300 * time.Millisecond)
@@ -458,7 +458,7 @@ func TestGC_BlockingOwnerRefDoesBlock(t *testing.T) {
 
 	p := gciStartGC(t)
 	// Upstream waits ≤5 s for gc.IsSynced(); here: the informers synced, the GC workers past
-	// their start-up wait, and the pod in the cache.
+	// their start-up wait, and the pod in the GC graph.
 	gciWaitSynced(t, p, "pods", "replicationcontrollers")
 	gciWaitWorkersStarted(t, p)
 	gciWaitInGraph(t, p, "the pod", pod.UID)
@@ -635,7 +635,7 @@ func TestGC_CRDDeletionCascading(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Upstream sleeps one sync period + 5 s so that the GC monitors the CRD; here: the
-		// custom owner and the dependent are in kcmd's cache.
+		// custom owner and the dependent are in kcmd's GC graph.
 		gciWaitInGraph(t, p, fmt.Sprintf("pass %d: the custom owner and its dependent", pass), owner.GetUID(), dep.UID)
 		crd.delete(t)
 		gciGone(t, 60*time.Second, fmt.Sprintf("pass %d: the custom owner", pass), crd.getter(ns, owner.GetName()))

@@ -145,14 +145,18 @@ func pgpWaitKept(t *testing.T, p *kcmdProc, ns, name string) {
 	}
 }
 
-func startPGPKcmd(t *testing.T, gate bool) *kcmdProc {
-	t.Helper()
+func pgpFlags(gate bool) []string {
 	flags := []string{"--controllers=podgroup-protection-controller", "--secure-port=0",
 		"--leader-elect=false", "--use-service-account-credentials", "--v=4"}
 	if gate {
 		flags = append(flags, "--feature-gates=GenericWorkload=true")
 	}
-	return startKcmd(t, nil, flags...)
+	return flags
+}
+
+func startPGPKcmd(t *testing.T, gate bool) *kcmdProc {
+	t.Helper()
+	return startKcmd(t, nil, pgpFlags(gate)...)
 }
 
 func TestPodGroupProtection_Scenarios(t *testing.T) {
@@ -364,29 +368,77 @@ func TestPodGroupProtection_Scenarios(t *testing.T) {
 // the pod goes while no worker runs, and the restarted worker (its dispatcher re-queues from the
 // cache, or the pod's delete event was queued before) still lets the PodGroup go.
 func TestPodGroupProtection_WorkerKilled(t *testing.T) {
-	withPrivateCluster(t, pgpClusterOptions, func() {
-		p := startPGPKcmd(t, true)
-		defer dumpKcmdLogs(t, p)
-		ns := Namespace(t)
-		pgpCreate(t, ns, "pg")
-		pgpPod(t, ns, "pod-1", "pg", corev1.PodRunning, false)
-		pgpDelete(t, ns, "pg")
-		pgpWaitKept(t, p, ns, "pg")
-		// kcmd runs this one controller: its worker is kcmd's one kcmd-worker child
-		if killChildren(t, p.cmd.Process.Pid, "kcmd-worker", 4) == 0 {
-			t.Fatal("no kcmd-worker process to kill")
+	withPrivateCluster(t, pgpClusterOptions, func() { pgpWorkerKilled(t, false) })
+}
+
+// TestPodGroupProtection_WorkerKilledNegativeControl: the fault the kill could cause is a
+// PodGroup whose release is lost (its key died with the worker and nothing queues it again).
+// The same scenario with the test seam KCMD_TEST_PGP_KEEP_NS=<the test's namespace>, under
+// which the worker drops every release there: the crash test's oracle must report the PodGroup
+// still there with its finalizer.
+func TestPodGroupProtection_WorkerKilledNegativeControl(t *testing.T) {
+	withPrivateCluster(t, pgpClusterOptions, func() { pgpWorkerKilled(t, true) })
+}
+
+func pgpWorkerKilled(t *testing.T, negative bool) {
+	ns := Namespace(t)
+	var extraEnv []string
+	if negative {
+		extraEnv = []string{"KCMD_TEST_PGP_KEEP_NS=" + ns}
+	}
+	p := startKcmd(t, extraEnv, pgpFlags(true)...)
+	defer dumpKcmdLogs(t, p)
+	pgpCreate(t, ns, "pg")
+	pgpPod(t, ns, "pod-1", "pg", corev1.PodRunning, false)
+	pgpDelete(t, ns, "pg")
+	pgpWaitKept(t, p, ns, "pg")
+	// kcmd runs this one controller: its worker is kcmd's one kcmd-worker child
+	if killChildren(t, p.cmd.Process.Pid, "kcmd-worker", 4) == 0 {
+		t.Fatal("no kcmd-worker process to kill")
+	}
+	pgpDeletePod(t, ns, "pod-1")
+	problem := pgpKilledVerdict(t, ns, "pg")
+	if negative {
+		if !strings.Contains(problem, "still there") || !strings.Contains(problem, pgpFinalizer) {
+			t.Fatalf("negative control: the release of %s/pg was dropped, the oracle said %q", ns, problem)
 		}
-		pgpDeletePod(t, ns, "pod-1")
-		pgpWaitGone(t, ns, "pg")
-		Eventually(t, 30*time.Second, "the worker restarted", func() (bool, string) {
-			for _, comm := range childrenOf(p.cmd.Process.Pid) {
-				if strings.HasPrefix(comm, "kcmd-worker") {
-					return true, ""
-				}
+		if !p.Logged(fmt.Sprintf("KCMD_TEST_PGP_KEEP_NS: release of PodGroup %s/pg dropped", ns)) {
+			t.Fatal("negative control: the PodGroup stayed, but not because the seam dropped its release")
+		}
+		t.Logf("negative control: the oracle reports %q", problem)
+		return
+	}
+	if problem != "" {
+		t.Fatal(problem)
+	}
+	Eventually(t, 30*time.Second, "the worker restarted", func() (bool, string) {
+		for _, comm := range childrenOf(p.cmd.Process.Pid) {
+			if strings.HasPrefix(comm, "kcmd-worker") {
+				return true, ""
 			}
-			return false, fmt.Sprint(childrenOf(p.cmd.Process.Pid))
-		})
+		}
+		return false, fmt.Sprint(childrenOf(p.cmd.Process.Pid))
 	})
+}
+
+// pgpKilledVerdict is TestPodGroupProtection_WorkerKilled's oracle: once the last pod naming it
+// is gone, the PodGroup being deleted goes within 30 s (its finalizer removed by the restarted
+// worker). It returns the problem, or "".
+func pgpKilledVerdict(t *testing.T, ns, name string) string {
+	t.Helper()
+	last := ""
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		pg, err := env.Client.SchedulingV1beta1().PodGroups(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return ""
+		}
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		last = fmt.Sprintf("still there: deletionTimestamp %v, finalizers %v", pg.DeletionTimestamp, pg.Finalizers)
+	}
+	return fmt.Sprintf("PodGroup %s/%s not gone 30 s after its last pod: %s", ns, name, last)
 }
 
 // TestPodGroupProtection_GateOff: without GenericWorkload kcmd does not start the controller, named

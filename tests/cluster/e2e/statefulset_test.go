@@ -456,8 +456,11 @@ func stsWorkers(mgr int) []int {
 }
 
 // TestStatefulSet_CrashScaleUp: the statefulset worker is killed (SIGKILL) again and again while
-// a Parallel set scales from 0 to 12 through a slow client (at most 4 kills in 6 s); the set converges to exactly
-// par-0..par-11, each ordinal once, every pod created once (a watch counts pod uids).
+// a Parallel set scales from 0 to 12 through a slow client (at most 4 kills in 20 s); the set
+// converges to exactly cr-0..cr-11, each ordinal once, every pod created once (a watch counts
+// pod uids). A kill is made only mid-scale-up: some pods exist, some are missing, and more
+// exist than at the previous kill (a kill before the first create, after the last, or before
+// the restarted worker created anything tests nothing).
 func TestStatefulSet_CrashScaleUp(t *testing.T) {
 	p := stsStart(t, "--concurrent-statefulset-syncs=1", "--kube-api-qps=10", "--kube-api-burst=2")
 	mgr := p.cmd.Process.Pid
@@ -466,29 +469,99 @@ func TestStatefulSet_CrashScaleUp(t *testing.T) {
 	s := stsNew(ns, "cr", 12)
 	s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
 	stsCreate(t, s)
-	kills := 0
-	deadline := time.Now().Add(6 * time.Second)
-	for time.Now().Before(deadline) && kills < 4 && len(stsPods(t, ns)) < 12 {
-		time.Sleep(500 * time.Millisecond)
+	kills, atKill := 0, 0
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && kills < 4 {
+		n := len(stsPods(t, ns))
+		if n >= 12 {
+			break
+		}
+		// a kill while some pods exist and some are missing, and each kill after the worker
+		// (the manager's new one) created more: every kill lands mid-creation
+		if n == 0 || n <= atKill {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		for _, pid := range stsWorkers(mgr) {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
 				kills++
+				atKill = n
+				t.Logf("kill -9 the statefulset worker %d with %d of 12 pods", pid, n)
 			}
 		}
 	}
 	if kills == 0 {
-		t.Fatal("no statefulset worker was killed")
+		t.Fatal("no statefulset worker was killed while 1 to 11 of the 12 pods existed")
 	}
+	if problem := stsCrashVerdict(t, ns, "cr", 12, tr); problem != "" {
+		t.Fatalf("%s (killed the worker %d times)", problem, kills)
+	}
+	t.Logf("killed the statefulset worker %d times mid-scale-up; 12 pods, each created once", kills)
+}
+
+// stsCrashVerdict is TestStatefulSet_CrashScaleUp's oracle: the set converges to exactly
+// <name>-0..<name>-(n-1), ready, with a finished status (stsWaitReady), and the watch tr saw
+// exactly n pods created over the whole run (a pod created twice, or one beyond the replicas
+// that the controller then deleted, still counts). It returns the problem, or "".
+func stsCrashVerdict(t *testing.T, ns, name string, n int, tr *hjTracker) string {
+	t.Helper()
+	var want []string
+	for i := 0; i < n; i++ {
+		want = append(want, fmt.Sprintf("%s-%d", name, i))
+	}
+	sort.Strings(want)
+	stsWaitReady(t, ns, name, want...)
+	if c := tr.count(); c != n {
+		return fmt.Sprintf("%d pods were created, want %d", c, n)
+	}
+	return ""
+}
+
+// TestStatefulSet_CrashScaleUpNegativeControl: the fault a killed worker could cause is a pod
+// created beyond what the spec allows (a worker acting on a stale view of the set). The same
+// set as the crash test, no kill; once it is ready a pod cr-12, owned by the set as its pods
+// are, is created behind the controller's back. The controller deletes it (an ordinal beyond
+// the replicas), so the end state is right again, and the crash test's oracle must still
+// report the extra creation.
+func TestStatefulSet_CrashScaleUpNegativeControl(t *testing.T) {
+	stsStart(t, "--concurrent-statefulset-syncs=1", "--kube-api-qps=10", "--kube-api-burst=2")
+	ns := Namespace(t)
+	tr := hjTrack(t, ns)
+	s := stsNew(ns, "cr", 12)
+	s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
+	stsCreate(t, s)
 	var want []string
 	for i := 0; i < 12; i++ {
 		want = append(want, fmt.Sprintf("cr-%d", i))
 	}
 	sort.Strings(want)
 	stsWaitReady(t, ns, "cr", want...)
-	if n := tr.count(); n != 12 {
-		t.Fatalf("%d pods were created, want 12 (killed the worker %d times)", n, kills)
+	var orig corev1.Pod
+	for _, p := range stsPods(t, ns) {
+		if p.Name == "cr-11" {
+			orig = p
+		}
 	}
-	t.Logf("killed the statefulset worker %d times; 12 pods, each created once", kills)
+	if orig.Name == "" {
+		t.Fatal("no pod cr-11")
+	}
+	extra := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cr-12", Labels: map[string]string{}, OwnerReferences: orig.OwnerReferences},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "fake/image:1"}}},
+	}
+	for k, v := range orig.Labels {
+		extra.Labels[k] = v
+	}
+	extra.Labels["statefulset.kubernetes.io/pod-name"] = "cr-12"
+	extra.Labels["apps.kubernetes.io/pod-index"] = "12"
+	if _, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), extra, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("injecting pod cr-12: %v", err)
+	}
+	problem := stsCrashVerdict(t, ns, "cr", 12, tr)
+	if !strings.HasPrefix(problem, "13 pods were created, want 12") {
+		t.Fatalf("negative control: a pod beyond the replicas was created, the oracle said %q", problem)
+	}
+	t.Logf("negative control: the oracle reports %q", problem)
 }
 
 // TestStatefulSet_MinReadySeconds: OrderedReady waits for each pod to be available
