@@ -19,7 +19,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,10 +45,11 @@ const (
 )
 
 // pbStart runs kcmd with only the binder, as its service account; stopped when t ends.
-func pbStart(t *testing.T) *kcmdProc {
+func pbStart(t *testing.T, extra ...string) *kcmdProc {
 	t.Helper()
-	p := startKcmd(t, nil, "--controllers=persistentvolume-binder-controller", "--secure-port=0",
-		"--leader-elect=false", "--use-service-account-credentials", "--v=4")
+	args := append([]string{"--controllers=persistentvolume-binder-controller", "--secure-port=0",
+		"--leader-elect=false", "--use-service-account-credentials", "--v=4"}, extra...)
+	p := startKcmd(t, nil, args...)
 	Eventually(t, 60*time.Second, "the binder acts as its service account", func() (bool, string) {
 		return p.Logged("kube-system/persistent-volume-binder"), "not yet"
 	})
@@ -465,4 +468,224 @@ func TestPVBinder_ExternalProvisioner(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// pbCrashPairs is the number of claim/volume pairs of the crash test.
+const pbCrashPairs = 30
+
+// pbCrashSetup creates pbCrashPairs volumes and claims in ns, pair i a volume of (1000+i)Mi
+// labelled pair=<i> and crash=<run> and a claim of the same size selecting pair=<i>: each claim
+// has exactly one right volume. It returns the claim name -> volume name pairs and the run
+// label's value.
+func pbCrashSetup(t *testing.T, ns string) (map[string]string, string) {
+	t.Helper()
+	run := pbName("pbc")
+	pairs := map[string]string{}
+	ctx := context.Background()
+	for i := 0; i < pbCrashPairs; i++ {
+		size := fmt.Sprintf("%dMi", 1000+i)
+		vol := fmt.Sprintf("%s-%d", run, i)
+		pbPV(t, vol, size, "", corev1.PersistentVolumeReclaimRetain, nil, nil)
+		patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{"crash":%q,"pair":"%d"}}}`, run, i))
+		if _, err := env.Client.CoreV1().PersistentVolumes().Patch(ctx, vol, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		claim := fmt.Sprintf("c-%d", i)
+		_, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: claim},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{pbAccess},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{
+					"crash": run, "pair": fmt.Sprint(i)}},
+				StorageClassName: ptr.To(""),
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating PVC %s: %v", claim, err)
+		}
+		pairs[claim] = vol
+	}
+	return pairs, run
+}
+
+// pbCrashVerdict is the crash test's oracle. It waits (up to timeout) for every claim of pairs
+// to be Bound, then checks the claims and every volume labelled crash=<run>: each claim Bound to
+// exactly its volume with bind-completed and bound-by-controller "yes"; each volume with a
+// claimRef Bound, the claimRef naming (kind, namespace, name, uid) a claim whose volumeName is
+// this volume, bound-by-controller "yes"; no claim named by two volumes; each pair's volume
+// carrying its claim's uid. It returns the problems found, or "".
+func pbCrashVerdict(t *testing.T, ns, run string, pairs map[string]string, timeout time.Duration) string {
+	t.Helper()
+	ctx := context.Background()
+	claims := map[string]corev1.PersistentVolumeClaim{}
+	deadline := time.Now().Add(timeout)
+	for {
+		l, err := env.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := 0
+		claims = map[string]corev1.PersistentVolumeClaim{}
+		for _, c := range l.Items {
+			claims[c.Name] = c
+			if _, ok := pairs[c.Name]; ok && c.Status.Phase == corev1.ClaimBound {
+				bound++
+			}
+		}
+		if bound == len(pairs) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	vl, err := env.Client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: "crash=" + run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vols := map[string]corev1.PersistentVolume{}
+	for _, v := range vl.Items {
+		vols[v.Name] = v
+	}
+	var problems []string
+	bad := func(f string, a ...any) { problems = append(problems, fmt.Sprintf(f, a...)) }
+	for claim, vol := range pairs {
+		c, ok := claims[claim]
+		if !ok {
+			bad("claim %s is gone", claim)
+			continue
+		}
+		if c.Status.Phase != corev1.ClaimBound || c.Spec.VolumeName != vol {
+			bad("claim %s is %s on %q, want Bound on %s", claim, c.Status.Phase, c.Spec.VolumeName, vol)
+		}
+		if c.Annotations[pbAnnBindCompleted] != "yes" || c.Annotations[pbAnnBoundByCtrl] != "yes" {
+			bad("claim %s annotations %v", claim, c.Annotations)
+		}
+		if v, ok := vols[vol]; !ok {
+			bad("volume %s is gone", vol)
+		} else if v.Spec.ClaimRef == nil || v.Spec.ClaimRef.UID != c.UID {
+			bad("volume %s does not carry claim %s's uid: %+v", vol, claim, v.Spec.ClaimRef)
+		}
+	}
+	named := map[string][]string{}
+	for name, v := range vols {
+		ref := v.Spec.ClaimRef
+		if ref == nil {
+			continue
+		}
+		key := ref.Namespace + "/" + ref.Name
+		named[key] = append(named[key], name)
+		c, ok := claims[ref.Name]
+		switch {
+		case ref.Namespace != ns || !ok:
+			bad("volume %s names claim %s, which does not exist", name, key)
+		case ref.Kind != "PersistentVolumeClaim" || ref.UID != c.UID:
+			bad("volume %s claimRef %s/%s uid %q, the claim's uid is %q", name, ref.Kind, key, ref.UID, c.UID)
+		case c.Spec.VolumeName != name:
+			bad("volume %s names claim %s, which points at volume %q", name, key, c.Spec.VolumeName)
+		}
+		if v.Status.Phase != corev1.VolumeBound {
+			bad("volume %s with a claimRef is %s", name, v.Status.Phase)
+		}
+		if v.Annotations[pbAnnBoundByCtrl] != "yes" {
+			bad("volume %s annotations %v", name, v.Annotations)
+		}
+	}
+	for key, vs := range named {
+		if len(vs) > 1 {
+			sort.Strings(vs)
+			bad("claim %s is named by %d volumes: %v", key, len(vs), vs)
+		}
+	}
+	sort.Strings(problems)
+	return strings.Join(problems, "; ")
+}
+
+// TestPVBinder_CrashDuringBinding: 30 claims and their 30 volumes (one right volume each, by a
+// label selector and a unique size) are bound by a binder on a slow client (10 QPS, each bind
+// is four writes) whose worker is killed (SIGKILL) up to four times while some claims are Bound
+// and some are not, each kill after more claims were bound than at the previous one; the
+// second kill also kills informerd. Every claim must end Bound to exactly its volume, both
+// sides as one uninterrupted bind leaves them (pbCrashVerdict).
+func TestPVBinder_CrashDuringBinding(t *testing.T) {
+	p := pbStart(t, "--kube-api-qps=10", "--kube-api-burst=2")
+	mgr := p.cmd.Process.Pid
+	ns := Namespace(t)
+	pairs, run := pbCrashSetup(t, ns)
+	ctx := context.Background()
+	kills, informerdKills, atKill := 0, 0, 0
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && kills < 4 {
+		l, err := env.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range l.Items {
+			if c.Status.Phase == corev1.ClaimBound {
+				n++
+			}
+		}
+		if n >= pbCrashPairs {
+			break
+		}
+		if n == 0 || n <= atKill {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		killed := false
+		for pid, comm := range childrenOf(mgr) {
+			if comm == "kcmd-worker" && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed = true
+				t.Logf("kill -9 the binder's worker %d with %d of %d claims Bound", pid, n, pbCrashPairs)
+			}
+		}
+		if killed {
+			kills++
+			atKill = n
+		}
+		if kills == 2 && informerdKills == 0 {
+			if pid := hgmInformerdPid(mgr); pid != 0 && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				informerdKills++
+				t.Logf("kill -9 informerd %d with %d of %d claims Bound", pid, n, pbCrashPairs)
+			}
+		}
+	}
+	if kills == 0 {
+		t.Fatalf("no binder worker was killed while 1 to %d of the %d claims were Bound", pbCrashPairs-1, pbCrashPairs)
+	}
+	if problem := pbCrashVerdict(t, ns, run, pairs, 120*time.Second); problem != "" {
+		t.Fatalf("%s (killed the worker %d times, informerd %d)", problem, kills, informerdKills)
+	}
+	t.Logf("killed the binder's worker %d times and informerd %d times mid-binding; %d claims each bound to its volume",
+		kills, informerdKills, pbCrashPairs)
+}
+
+// TestPVBinder_CrashDuringBindingNegativeControl: the fault a killed binder could leave is a
+// claim bound on two volumes (a bind redone on another volume after a crash between the
+// volume's write and the claim's). The same pairs as the crash test, no kill; once all are
+// bound, a 31st volume labelled as the test's, pre-bound by claimRef (with uid) to the already
+// bound claim c-0 (no bound-by-controller annotation: a user's pre-binding, which the binder
+// keeps, only dropping the uid), is created behind the controller's back; the crash test's
+// oracle must report the claim named by two volumes.
+func TestPVBinder_CrashDuringBindingNegativeControl(t *testing.T) {
+	pbStart(t, "--kube-api-qps=10", "--kube-api-burst=2")
+	ns := Namespace(t)
+	pairs, run := pbCrashSetup(t, ns)
+	if problem := pbCrashVerdict(t, ns, run, pairs, 120*time.Second); problem != "" {
+		t.Fatalf("without any fault: %s", problem)
+	}
+	c0 := pbGetPVC(t, ns, "c-0")
+	extra := run + "-extra"
+	pbPV(t, extra, "1000Mi", "", corev1.PersistentVolumeReclaimRetain,
+		&corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: ns, Name: "c-0", UID: c0.UID}, nil)
+	patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{"crash":%q}}}`, run))
+	if _, err := env.Client.CoreV1().PersistentVolumes().Patch(context.Background(), extra, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the binder's answer to the extra volume, whatever it is
+	problem := pbCrashVerdict(t, ns, run, pairs, 10*time.Second)
+	if !strings.Contains(problem, "claim "+ns+"/c-0 is named by 2 volumes") {
+		t.Fatalf("negative control: a second volume names the bound claim c-0, the oracle said %q", problem)
+	}
+	t.Logf("negative control: the oracle reports %q", problem)
 }
