@@ -21,6 +21,11 @@ int kcmd_mgr_export_fd(struct kcmd_mgr_env *env, const char *var, int fd, unsign
 	return 0;
 }
 
+int kcmd_mgr_arena_fd(const struct kcmd_mgr_env *env)
+{
+	return env && env->arena_ro_fd > 0 ? env->arena_ro_fd : -EBADF;
+}
+
 void kcmd_text_printf(struct kcmd_text *t, const char *fmt, ...)
 {
 	va_list ap;

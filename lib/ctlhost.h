@@ -23,6 +23,9 @@ struct kcmd_mgr_export {
 struct kcmd_mgr_env {
 	struct kcmd_mgr_export e[KCMD_MGR_ENV_MAX];
 	size_t n;
+	/* the arena's read-only fd (kcmd_mgr_arena_fd), owned by the manager; -1 none. The
+	 * manager sets it before mgr_setup; 0 (a zeroed env) also reads as none. */
+	int arena_ro_fd;
 };
 
 struct kcmd_text {

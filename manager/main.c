@@ -625,6 +625,7 @@ static int setup_children(struct mgr *m)
 		}
 		/* the controller's own shared regions, created here so they outlive its processes
 		 */
+		c->env.arena_ro_fd = m->arena_ro_fd;
 		if (c->c->mgr_setup &&
 		    (r = c->c->mgr_setup(&c->env, m->cfg.ctl[i].values, &c->state)) < 0) {
 			log_error("%s: setting up its shared state failed: %s", c->c->name,

@@ -1248,6 +1248,8 @@ static int sync_unbound_claim(const struct pvb_ops *ops, const cJSON *claim, cha
 		cJSON_Delete(volumes);
 		/* no volume: a default class (retroactively), provisioning, or Pending */
 		r = assign_default_class(ops, claim, err, errlen);
+		if (r != 0 && ops->retroactive_class)
+			ops->retroactive_class(ops->ud, r == 1);
 		if (r < 0) {
 			char inner[400];
 

@@ -73,6 +73,9 @@ struct pvb_ops {
 	/* Something kcmd does not build was asked for (the recycler pod, the hostPath deleter):
 	 * the owner logs it. May be NULL. */
 	void (*note)(void *ud, const char *msg);
+	/* A retroactive default-class assignment was tried: success (the claim was updated) or
+	 * not (upstream's RecordRetroactiveStorageClassMetric). May be NULL. */
+	void (*retroactive_class)(void *ud, bool success);
 	bool enable_dynamic_provisioning; /* --enable-dynamic-provisioning */
 };
 

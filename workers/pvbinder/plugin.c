@@ -25,7 +25,9 @@
 #include <time.h>
 
 #include "kcmd/kcmd.h"
+#include "shm/arena.h"
 #include "workers/pvbinder/binder.h"
+#include "workers/pvbinder/collector.h"
 #include "workers/worker.h"
 
 #define PVB_CONTROLLER "persistentvolume-binder-controller"
@@ -342,6 +344,33 @@ static void op_note(void *ud, const char *msg)
 	kcmd_log_warning("%s", msg);
 }
 
+/* the controller's declared metrics (its region, lib/ctlmetrics.h) */
+enum { M_RETRO_TOTAL, M_RETRO_ERRORS, M_N };
+static const struct kcmd_metric pvb_metric_decl[M_N] = {
+        [M_RETRO_TOTAL] = {.name = "retroactive_storageclass_total",
+                           .help = "Total number of retroactive StorageClass assignments to "
+                                   "persistent volume claim",
+                           .type = KCMD_METRIC_COUNTER,
+                           .stability = KCMD_METRIC_ALPHA},
+        [M_RETRO_ERRORS] = {.name = "retroactive_storageclass_errors_total",
+                            .help = "Total number of failed retroactive StorageClass "
+                                    "assignments to persistent volume claim",
+                            .type = KCMD_METRIC_COUNTER,
+                            .stability = KCMD_METRIC_ALPHA},
+};
+
+/* RecordRetroactiveStorageClassMetric: every attempt counts in the total, a failed one in
+ * the errors too */
+static void op_retroactive_class(void *ud, bool success)
+{
+	struct kcmd_metrics *m = kcmd_metrics_get();
+
+	(void)ud;
+	kcmd_metric_inc(m, M_RETRO_TOTAL, NULL);
+	if (!success)
+		kcmd_metric_inc(m, M_RETRO_ERRORS, NULL);
+}
+
 static int pvb_init(struct wk_ctx *ctx, void **ret_state)
 {
 	struct pvb_state *s = calloc(1, sizeof(*s));
@@ -364,6 +393,7 @@ static int pvb_init(struct wk_ctx *ctx, void **ret_state)
 	        .enqueue_claim = op_enqueue_claim,
 	        .now = op_now,
 	        .note = op_note,
+	        .retroactive_class = op_retroactive_class,
 	        .enable_dynamic_provisioning =
 	                kcmd_flag_bool(ctx->flags, "enable-dynamic-provisioning"),
 	};
@@ -446,6 +476,92 @@ static const struct wk_controller pvb_worker = {
         .fini = pvb_fini,
 };
 
+/* ---- the pv_collector_* gauges (kcmd-manager, at each scrape) ------------------------------ */
+/* The manager's state: the arena's read-only fd (the manager's, not closed here). */
+struct pvb_mgr {
+	int arena_fd;
+};
+
+static int pvb_mgr_setup(struct kcmd_mgr_env *env, const struct kcmd_flag_values *v,
+                         void **ret_state)
+{
+	struct pvb_mgr *m = calloc(1, sizeof(*m));
+
+	(void)v;
+	if (!m)
+		return -ENOMEM;
+	m->arena_fd = kcmd_mgr_arena_fd(env);
+	*ret_state = m;
+	return 0;
+}
+
+static void pvb_mgr_fini(void *state)
+{
+	free(state);
+}
+
+struct collect_walk {
+	struct pvb_collector *c;
+	bool claims;
+	int err;
+};
+
+static int collect_one(const struct shm_obj *o, void *ud)
+{
+	struct collect_walk *w = ud;
+	size_t len = 0;
+	const char *js = kcmd_obj_json(o, &len);
+	cJSON *obj = parse(js, len);
+	int r;
+
+	if (!obj)
+		return 0; /* a record this build cannot read: not counted */
+	r = w->claims ? pvb_collector_add_claim(w->c, obj) : pvb_collector_add_volume(w->c, obj);
+	cJSON_Delete(obj);
+	if (r == -ENOMEM) {
+		w->err = r;
+		return r;
+	}
+	return 0;
+}
+
+/* upstream's custom collector lists the controller's volume and claim caches at each scrape:
+ * here the shared cache's PersistentVolumes and PersistentVolumeClaims; nothing before
+ * informerd registered them (upstream: empty listers, no series) */
+static void pvb_mgr_metrics(void *state, struct kcmd_text *out)
+{
+	struct pvb_mgr *m = state;
+	struct shm_arena *a = NULL;
+	struct collect_walk w = {0};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int t;
+
+	if (!m || m->arena_fd < 0 || shm_reader_open(m->arena_fd, &a) < 0)
+		return;
+	if (!(w.c = pvb_collector_new())) {
+		shm_arena_close(a);
+		return;
+	}
+	if ((t = shm_reader_find_type(a, "", "v1", "persistentvolumes")) >= 0)
+		shm_reader_list(a, (uint16_t)t, collect_one, &w);
+	w.claims = true;
+	if (!w.err && (t = shm_reader_find_type(a, "", "v1", "persistentvolumeclaims")) >= 0)
+		shm_reader_list(a, (uint16_t)t, collect_one, &w);
+	shm_arena_close(a);
+	if (!w.err && (f = open_memstream(&text, &len))) {
+		int r = pvb_collector_render(w.c, f);
+		if (fclose(f) == 0 && r == 0 && text)
+			kcmd_text_printf(out, "%s", text);
+	}
+	if (w.err)
+		kcmd_log_warning("pv_collector metrics left out of this scrape: %s",
+		                 strerror(-w.err));
+	free(text);
+	pvb_collector_free(w.c);
+}
+
 /* ---- the descriptor ----------------------------------------------------------------------- */
 static const char *const pvb_aliases[] = {"persistentvolume-binder", NULL};
 static const struct kcmd_watch pvb_watches[] = {
@@ -477,6 +593,11 @@ const struct kcmd_controller kcmd_pvbinder_controller = {
         .n_queues = 2,
         .flags = pvb_flags,
         .n_flags = 2,
+        .mgr_setup = pvb_mgr_setup,
+        .mgr_metrics = pvb_mgr_metrics,
+        .mgr_fini = pvb_mgr_fini,
         .handlers = &pvb_handlers,
         .worker = &pvb_worker,
+        .metrics = pvb_metric_decl,
+        .n_metrics = M_N,
 };

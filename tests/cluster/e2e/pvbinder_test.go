@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,7 +48,21 @@ const (
 // pbStart runs kcmd with only the binder, as its service account; stopped when t ends.
 func pbStart(t *testing.T, extra ...string) *kcmdProc {
 	t.Helper()
-	args := append([]string{"--controllers=persistentvolume-binder-controller", "--secure-port=0",
+	return pbStartServing(t, append([]string{"--secure-port=0"}, extra...)...)
+}
+
+// pbStartMetrics is pbStart serving /metrics (unauthenticated) on a free port, returned.
+func pbStartMetrics(t *testing.T) (*kcmdProc, int) {
+	t.Helper()
+	port := gcxFreePort(t)
+	p := pbStartServing(t, "--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--authorization-always-allow-paths=/healthz,/metrics")
+	return p, port
+}
+
+func pbStartServing(t *testing.T, extra ...string) *kcmdProc {
+	t.Helper()
+	args := append([]string{"--controllers=persistentvolume-binder-controller",
 		"--leader-elect=false", "--use-service-account-credentials", "--v=4"}, extra...)
 	p := startKcmd(t, nil, args...)
 	Eventually(t, 60*time.Second, "the binder acts as its service account", func() (bool, string) {
@@ -345,7 +360,7 @@ func TestPVBinder_DefaultClassRetroactive(t *testing.T) {
 			t.Fatalf("the cluster already has a default StorageClass %s: the claim would get it at creation", sc.Name)
 		}
 	}
-	pbStart(t)
+	_, port := pbStartMetrics(t)
 	ns := Namespace(t)
 	pbPVC(t, ns, "classless", "1Gi", nil, "")
 	pbEvent(t, ns, "PersistentVolumeClaim", "classless", "FailedBinding", 30*time.Second)
@@ -365,6 +380,22 @@ func TestPVBinder_DefaultClassRetroactive(t *testing.T) {
 		pvc := pbGetPVC(t, ns, "classless")
 		return pvc.Annotations[pbAnnProvisioner] == pbProvisioner, fmt.Sprint(pvc.Annotations)
 	})
+	// the assignment counted (RecordRetroactiveStorageClassMetric(true)): one success; an
+	// attempt that failed (a conflict with a stale cached claim, retried) counts in both
+	_, _, body := gcxGet(t, port, "/metrics")
+	for _, want := range []string{
+		"# HELP retroactive_storageclass_total [ALPHA] Total number of retroactive StorageClass assignments to persistent volume claim\n# TYPE retroactive_storageclass_total counter\n",
+		"# HELP retroactive_storageclass_errors_total [ALPHA] Total number of failed retroactive StorageClass assignments to persistent volume claim\n# TYPE retroactive_storageclass_errors_total counter\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	total := ctlmSum(t, body, "retroactive_storageclass_total ")
+	errs := ctlmSum(t, body, "retroactive_storageclass_errors_total ")
+	if total < 1 || errs < 0 || total-errs != 1 {
+		t.Errorf("retroactive_storageclass_total %v, _errors_total %v: want exactly one success", total, errs)
+	}
 }
 
 // A claim of a WaitForFirstConsumer class with no selected node gets the
@@ -688,4 +719,153 @@ func TestPVBinder_CrashDuringBindingNegativeControl(t *testing.T) {
 		t.Fatalf("negative control: a second volume names the bound claim c-0, the oracle said %q", problem)
 	}
 	t.Logf("negative control: the oracle reports %q", problem)
+}
+
+// pbPluginName is the plugin_name label kcm's binder gives a volume: the in-tree plugin of its
+// plugin manager that supports it (hostPath, nfs), else "N/A" (CSI included: not in the
+// binder's plugin list).
+func pbPluginName(pv *corev1.PersistentVolume) string {
+	switch {
+	case pv.Spec.HostPath != nil:
+		return "kubernetes.io/host-path"
+	case pv.Spec.NFS != nil:
+		return "kubernetes.io/nfs"
+	}
+	return "N/A"
+}
+
+// TestPVBinder_Metrics: upstream's pv_collector_* gauges, computed from the cache at each
+// scrape, against the objects: volumes of a class of the test's own by phase (bound /
+// unbound), claims of the test's namespace by class and VolumeAttributesClass, the total of
+// every volume of the cluster by plugin and volume mode (compared with a list of them); a
+// series whose objects are gone disappears (no stale 0), as upstream's const metrics.
+func TestPVBinder_Metrics(t *testing.T) {
+	_, port := pbStartMetrics(t)
+	ns := Namespace(t)
+	ctx := context.Background()
+	cls := pbName("pbm")
+	pvA, pvB, pvHost := cls+"-a", cls+"-b", cls+"-host"
+	pbPV(t, pvA, "1Gi", cls, corev1.PersistentVolumeReclaimRetain, nil, nil)
+	pbPV(t, pvB, "2Gi", cls, corev1.PersistentVolumeReclaimRetain, nil, nil)
+	_, err := env.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: pvHost},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("9Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{pbAccess},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              cls,
+			VolumeMode:                    ptr.To(corev1.PersistentVolumeBlock),
+			PersistentVolumeSource: corev1.PersistentVolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + pvHost}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.Client.CoreV1().PersistentVolumes().Delete(context.Background(), pvHost, metav1.DeleteOptions{})
+	})
+	pbPVC(t, ns, "bound", "1Gi", ptr.To(cls), "")
+	pbPVC(t, ns, "toobig", "100Gi", ptr.To(cls), "")
+	pbPVC(t, ns, "noclass", "50Gi", ptr.To(""), "")
+	_, err = env.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "vac"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:               []corev1.PersistentVolumeAccessMode{pbAccess},
+			Resources:                 corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100Gi")}},
+			StorageClassName:          ptr.To(cls),
+			VolumeAttributesClassName: ptr.To("pbm-vac"),
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pvc := pbWaitPVCBound(t, ns, "bound", pbResyncWait); pvc.Spec.VolumeName != pvA {
+		t.Fatalf("bound to %q", pvc.Spec.VolumeName)
+	}
+	pbWaitPVPhase(t, pvA, corev1.VolumeBound, 30*time.Second)
+	scrape := func() string {
+		code, _, b := gcxGet(t, port, "/metrics")
+		if code != 200 {
+			t.Fatalf("/metrics: %d", code)
+		}
+		return b
+	}
+	sc := `storage_class="` + cls + `"`
+	pvc := func(class, vac string) string {
+		return fmt.Sprintf(`{namespace="%s",storage_class="%s",volume_attributes_class="%s"} `, ns, class, vac)
+	}
+	want := map[string]float64{
+		"pv_collector_bound_pv_count{" + sc + "} ":             1,
+		"pv_collector_unbound_pv_count{" + sc + "} ":           2,
+		"pv_collector_bound_pvc_count" + pvc(cls, ""):          1,
+		"pv_collector_unbound_pvc_count" + pvc(cls, ""):        1,
+		"pv_collector_unbound_pvc_count" + pvc("", ""):         1,
+		"pv_collector_unbound_pvc_count" + pvc(cls, "pbm-vac"): 1,
+	}
+	Eventually(t, 30*time.Second, "the class's and namespace's gauges", func() (bool, string) {
+		body := scrape()
+		for k, v := range want {
+			if got := ctlmSum(t, body, k); got != v {
+				return false, fmt.Sprintf("%s= %v, want %v", k, got, v)
+			}
+		}
+		return true, ""
+	})
+	body := scrape()
+	for _, h := range []string{
+		"# HELP pv_collector_bound_pv_count [ALPHA] Gauge measuring number of persistent volume currently bound\n# TYPE pv_collector_bound_pv_count gauge\n",
+		"# HELP pv_collector_unbound_pvc_count [ALPHA] Gauge measuring number of persistent volume claim currently unbound\n# TYPE pv_collector_unbound_pvc_count gauge\n",
+		"# HELP pv_collector_total_pv_count [ALPHA] Gauge measuring total number of persistent volumes\n# TYPE pv_collector_total_pv_count gauge\n",
+	} {
+		if !strings.Contains(body, h) {
+			t.Errorf("/metrics lacks %q", h)
+		}
+	}
+	// every volume of the cluster, by plugin and mode: the list and the scrape agree (other
+	// tests' volumes may come and go between the two: retried)
+	Eventually(t, 30*time.Second, "pv_collector_total_pv_count against the volumes", func() (bool, string) {
+		l, err := env.Client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		count := map[string]float64{}
+		for i := range l.Items {
+			mode := "Filesystem"
+			if m := l.Items[i].Spec.VolumeMode; m != nil {
+				mode = string(*m)
+			}
+			count[fmt.Sprintf(`pv_collector_total_pv_count{plugin_name="%s",volume_mode="%s"} `, pbPluginName(&l.Items[i]), mode)]++
+		}
+		body := scrape()
+		total := ctlmSum(t, body, "pv_collector_total_pv_count{")
+		if total != float64(len(l.Items)) {
+			return false, fmt.Sprintf("total %v, %d volumes listed", total, len(l.Items))
+		}
+		for k, v := range count {
+			if got := ctlmSum(t, body, k); got != v {
+				return false, fmt.Sprintf("%s= %v, want %v", k, got, v)
+			}
+		}
+		return true, ""
+	})
+	if v := ctlmSum(t, scrape(), `pv_collector_total_pv_count{plugin_name="kubernetes.io/host-path",volume_mode="Block"} `); v < 1 {
+		t.Errorf("the hostPath Block volume is not counted under its plugin: %v", v)
+	}
+	// the bound claim gone: its series is gone (not 0), its volume Released counts unbound
+	pbDeletePVC(t, ns, "bound")
+	pbWaitPVPhase(t, pvA, corev1.VolumeReleased, 30*time.Second)
+	Eventually(t, 30*time.Second, "the emptied series gone", func() (bool, string) {
+		body := scrape()
+		if strings.Contains(body, "pv_collector_bound_pvc_count"+pvc(cls, "")) {
+			return false, "bound_pvc_count of the namespace still rendered"
+		}
+		if strings.Contains(body, "pv_collector_bound_pv_count{"+sc+"} ") {
+			return false, "bound_pv_count of the class still rendered"
+		}
+		if got := ctlmSum(t, body, "pv_collector_unbound_pv_count{"+sc+"} "); got != 3 {
+			return false, fmt.Sprintf("unbound_pv_count %v", got)
+		}
+		return true, ""
+	})
 }

@@ -198,6 +198,7 @@ struct store {
 	char enqueued[8][128];
 	int n_enqueued;
 	int writes;
+	int retro_ok, retro_failed; /* ops->retroactive_class calls */
 };
 
 static cJSON *find(cJSON *a, const char *ns, const char *name)
@@ -340,6 +341,16 @@ static void f_now(void *ud, char *buf, size_t n)
 	snprintf(buf, n, "2026-12-06T20:00:00Z");
 }
 
+static void f_retro(void *ud, bool success)
+{
+	struct store *s = ud;
+
+	if (success)
+		s->retro_ok++;
+	else
+		s->retro_failed++;
+}
+
 static struct pvb_ops ops_for(struct store *s)
 {
 	return (struct pvb_ops){.ud = s,
@@ -354,6 +365,7 @@ static struct pvb_ops ops_for(struct store *s)
 	                        .event = f_event,
 	                        .enqueue_claim = f_enqueue,
 	                        .now = f_now,
+	                        .retroactive_class = f_retro,
 	                        .enable_dynamic_provisioning = true};
 }
 
@@ -878,18 +890,23 @@ static void test_provisioning(void **state)
 	    ev_ext, false, SYNC_CLAIM);
 	/* retroactive default class: the newest default wins, the claim is updated and the
 	 * sync ends there (the update's event syncs it again) */
-	run("kcmd: default StorageClass assigned retroactively", NONE, NONE,
-	    arr(1, claim("claim12-1", "uid12-1", "1Gi", "", PENDING, NULL, 0)),
-	    arr(1, claim("claim12-1", "uid12-1", "1Gi", "", PENDING, "newer", 0)),
-	    arr(3, sc("older", "kcmd.test/external", "Immediate", true, "2026-01-01T00:00:00Z"),
-	        sc("newer", "kcmd.test/external", "Immediate", true, "2026-02-01T00:00:00Z"),
-	        sc("plain", "kcmd.test/external", "Immediate", false, "2026-03-01T00:00:00Z")),
-	    noevents, false, SYNC_CLAIM);
-	run("kcmd: no default for a claim asking for class \"\"", NONE, NONE,
-	    arr(1, claim("claim12-2", "uid12-2", "1Gi", "", PENDING, "", 0)),
-	    arr(1, claim("claim12-2", "uid12-2", "1Gi", "", PENDING, "", 0)),
-	    arr(1, sc("def", "kcmd.test/external", "Immediate", true, "2026-01-01T00:00:00Z")),
-	    ev_failed_binding, false, SYNC_CLAIM);
+	s = run("kcmd: default StorageClass assigned retroactively", NONE, NONE,
+	        arr(1, claim("claim12-1", "uid12-1", "1Gi", "", PENDING, NULL, 0)),
+	        arr(1, claim("claim12-1", "uid12-1", "1Gi", "", PENDING, "newer", 0)),
+	        arr(3, sc("older", "kcmd.test/external", "Immediate", true, "2026-01-01T00:00:00Z"),
+	            sc("newer", "kcmd.test/external", "Immediate", true, "2026-02-01T00:00:00Z"),
+	            sc("plain", "kcmd.test/external", "Immediate", false, "2026-03-01T00:00:00Z")),
+	        noevents, false, SYNC_CLAIM);
+	/* retroactive_storageclass_total counts it, the errors do not */
+	assert_int_equal(s->retro_ok, 1);
+	assert_int_equal(s->retro_failed, 0);
+	s = run("kcmd: no default for a claim asking for class \"\"", NONE, NONE,
+	        arr(1, claim("claim12-2", "uid12-2", "1Gi", "", PENDING, "", 0)),
+	        arr(1, claim("claim12-2", "uid12-2", "1Gi", "", PENDING, "", 0)),
+	        arr(1, sc("def", "kcmd.test/external", "Immediate", true, "2026-01-01T00:00:00Z")),
+	        ev_failed_binding, false, SYNC_CLAIM);
+	/* nothing to assign: not an attempt */
+	assert_int_equal(s->retro_ok + s->retro_failed, 0);
 	/* a matching volume is bound before any default class is considered */
 	run("kcmd: a matching volume wins over the default class",
 	    arr(1, vol("volume12-3", "1Gi", "", "", AVAIL, RETAIN, NULL, 0)),
@@ -1080,6 +1097,35 @@ static void test_migration_annotations(void **state)
 	cJSON_Delete(s.classes);
 }
 
+/* a retroactive assignment whose update fails (a stale claim: a conflict) counts in both
+ * retroactive_storageclass_total and retroactive_storageclass_errors_total */
+static void test_retroactive_failed(void **state)
+{
+	struct store s = {0};
+	struct pvb_ops ops;
+	char err[1024];
+	cJSON *c;
+
+	(void)state;
+	s.volumes = cJSON_CreateArray();
+	s.claims = arr(1, claim("claim12-9", "uid12-9", "1Gi", "", PENDING, NULL, 0));
+	s.classes =
+	        arr(1, sc("def", "kcmd.test/external", "Immediate", true, "2026-01-01T00:00:00Z"));
+	s.rv = 100;
+	ops = ops_for(&s);
+	c = cJSON_Duplicate(cJSON_GetArrayItem(s.claims, 0), true);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(c, "metadata"), "resourceVersion",
+	                          cJSON_CreateString("0"));
+	assert_true(pvb_sync_claim(&ops, c, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "can't update PersistentVolumeClaim"));
+	assert_int_equal(s.retro_ok, 0);
+	assert_int_equal(s.retro_failed, 1);
+	cJSON_Delete(c);
+	cJSON_Delete(s.volumes);
+	cJSON_Delete(s.claims);
+	cJSON_Delete(s.classes);
+}
+
 /* ---- matching, default class and quantities -------------------------------------------- */
 static void test_helpers(void **state)
 {
@@ -1152,6 +1198,7 @@ int main(void)
 	        cmocka_unit_test(test_reclaim),
 	        cmocka_unit_test(test_migration_annotations),
 	        cmocka_unit_test(test_helpers),
+	        cmocka_unit_test(test_retroactive_failed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
