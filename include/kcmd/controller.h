@@ -134,10 +134,11 @@ struct kcmd_mgr_env; /* the manager's side of the child contract */
 /* Hands the controller's processes an fd in an environment variable (`ENV=fd`): the fd stays
  * owned by the manager. Returns 0, -E2BIG (too many), -EINVAL. */
 int kcmd_mgr_export_fd(struct kcmd_mgr_env *env, const char *var, int fd, unsigned users);
-/* The shared cache's read-only fd (shm/arena.h shm_reader_open), for a manager hook that reads
- * the cache at scrape time (mgr_metrics, as upstream's custom collectors list their informers):
- * owned by the manager, valid for the manager's life (keep it, do not close it). -EBADF when
- * there is none (a unit test's env). */
+/* The shared cache's read-only fd, for a manager hook that reads the cache at scrape time
+ * (mgr_metrics, as upstream's custom collectors list their informers): owned by the manager,
+ * valid for the manager's life (keep it, do not close it). -EBADF when there is none (a unit
+ * test's env). In-tree controllers map it with shm/arena.h's reader (the PV binder's
+ * pv_collector_* gauges); the public API has no reader for it yet. */
 int kcmd_mgr_arena_fd(const struct kcmd_mgr_env *env);
 
 /* A text buffer the manager serves (/metrics, debug endpoints). */
