@@ -1378,6 +1378,77 @@ static int migration_annotations(cJSON *o, bool is_claim)
 	return 1;
 }
 
+static bool has_finalizer(const cJSON *fins, const char *f)
+{
+	const cJSON *x;
+
+	cJSON_ArrayForEach(x, fins)
+	{
+		if (cJSON_IsString(x) && !strcmp(x->valuestring, f))
+			return true;
+	}
+	return false;
+}
+
+/* every occurrence of f out of fins (slice.RemoveString) */
+static void remove_finalizer(cJSON *fins, const char *f)
+{
+	cJSON *x = fins ? fins->child : NULL;
+
+	while (x) {
+		cJSON *next = x->next;
+		if (cJSON_IsString(x) && !strcmp(x->valuestring, f))
+			cJSON_Delete(cJSON_DetachItemViaPointer(fins, x));
+		x = next;
+	}
+}
+
+int pvb_deletion_finalizers(cJSON *volume)
+{
+	cJSON *md = cJSON_GetObjectItemCaseSensitive(volume, "metadata");
+	cJSON *fins = cJSON_GetObjectItemCaseSensitive(md, "finalizers");
+	const char *prov = ann(volume, PVB_ANN_PROVISIONED_BY);
+	const char *policy = str(get2(volume, "spec", "persistentVolumeReclaimPolicy"));
+	bool modified = false;
+
+	/* only dynamically provisioned volumes (the annotation present, whatever its value) */
+	if (!has_ann(volume, PVB_ANN_PROVISIONED_BY) || !md)
+		return 0;
+	if (fins && !cJSON_IsArray(fins))
+		return 0; /* not a list: nothing this sync can reason about */
+	if (csi_driver_of(prov)) {
+		/* migrated to CSI: the in-tree finalizer goes, the CSI provisioner's stays */
+		if (!has_finalizer(fins, PVB_FIN_IN_TREE))
+			return 0;
+		remove_finalizer(fins, PVB_FIN_IN_TREE);
+		modified = true;
+	} else if (!prov || strncmp(prov, "kubernetes.io/", 14) != 0) {
+		return 0; /* an external provisioner's volume */
+	} else {
+		if (eq(policy, "Delete") && !has_finalizer(fins, PVB_FIN_IN_TREE)) {
+			if (!fins && !(fins = cJSON_AddArrayToObject(md, "finalizers")))
+				return -ENOMEM;
+			cJSON *f = cJSON_CreateString(PVB_FIN_IN_TREE);
+			if (!f)
+				return -ENOMEM;
+			cJSON_AddItemToArray(fins, f);
+			modified = true;
+		} else if ((eq(policy, "Retain") || eq(policy, "Recycle")) &&
+		           has_finalizer(fins, PVB_FIN_IN_TREE)) {
+			remove_finalizer(fins, PVB_FIN_IN_TREE);
+			modified = true;
+		}
+		if (has_finalizer(fins, PVB_FIN_EXTERNAL)) {
+			remove_finalizer(fins, PVB_FIN_EXTERNAL);
+			modified = true;
+		}
+	}
+	/* an emptied list is no list (Go's nil slice, omitted) */
+	if (fins && !fins->child)
+		cJSON_DeleteItemFromObjectCaseSensitive(md, "finalizers");
+	return modified ? 1 : 0;
+}
+
 /* the annotation written (an Update) before the sync, which then runs on what was written */
 static int anneal(const struct pvb_ops *ops, const cJSON *o, bool is_claim, cJSON **ret, char *err,
                   size_t errlen)
@@ -1390,6 +1461,11 @@ static int anneal(const struct pvb_ops *ops, const cJSON *o, bool is_claim, cJSO
 	if (!clone)
 		return nomem(err, errlen);
 	r = migration_annotations(clone, is_claim);
+	if (r >= 0 && !is_claim) {
+		/* updateVolumeMigrationAnnotationsAndFinalizers: both in one Update */
+		int f = pvb_deletion_finalizers(clone);
+		r = f < 0 ? f : r || f;
+	}
 	if (r <= 0) {
 		cJSON_Delete(clone);
 		return r < 0 ? nomem(err, errlen) : 0;

@@ -36,6 +36,8 @@
 #define PVB_ANN_DEFAULT_CLASS      "storageclass.kubernetes.io/is-default-class"
 #define PVB_ANN_BETA_DEFAULT_CLASS "storageclass.beta.kubernetes.io/is-default-class"
 #define PVB_ANN_PRE_RESIZE         "volume.alpha.kubernetes.io/pre-resize-capacity"
+#define PVB_FIN_IN_TREE            "kubernetes.io/pv-controller"
+#define PVB_FIN_EXTERNAL           "external-provisioner.volume.kubernetes.io/finalizer"
 
 /* The writes, each a PUT of the whole object (Update / UpdateStatus). */
 enum pvb_write {
@@ -111,5 +113,12 @@ const cJSON *pvb_default_class(const cJSON *classes);
  * "<pod>-<volume>"), are not terminated and have no node, joined by "," into buf. Returns
  * how many. */
 int pvb_unscheduled_pods(const cJSON *claim, const cJSON *pods, char *buf, size_t n);
+/* modifyDeletionFinalizers on a volume (changed in place): for a dynamically provisioned one
+ * (pv.kubernetes.io/provisioned-by present) of an in-tree plugin migrated to CSI, the in-tree
+ * finalizer kubernetes.io/pv-controller removed; of another kubernetes.io/ provisioner, that
+ * finalizer added under Delete and removed under Retain or Recycle, and the external
+ * provisioner's finalizer removed; nothing for any other volume. An emptied list is removed.
+ * Returns 1 when changed, 0, -ENOMEM. */
+int pvb_deletion_finalizers(cJSON *volume);
 /* Quantity comparison of two quantity strings (absent or unparsable = 0): <0, 0, >0. */
 int pvb_qty_cmp(const char *a, const char *b);

@@ -869,3 +869,65 @@ func TestPVBinder_Metrics(t *testing.T) {
 		return true, ""
 	})
 }
+
+// TestPVBinder_InTreeDeletionFinalizer: upstream's modifyDeletionFinalizers on real volumes: a
+// volume provisioned by a (not migrated) in-tree plugin with reclaim policy Delete gets
+// kubernetes.io/pv-controller (and loses the external provisioner's finalizer), loses it again
+// when its policy becomes Retain; a volume of a plugin migrated to CSI loses the in-tree
+// finalizer and keeps the CSI provisioner's (with its migrated-to annotation set); a volume of
+// an external provisioner is left alone.
+func TestPVBinder_InTreeDeletionFinalizer(t *testing.T) {
+	pbStart(t)
+	ctx := context.Background()
+	const inTree, external = "kubernetes.io/pv-controller", "external-provisioner.volume.kubernetes.io/finalizer"
+	base := pbName("pbf")
+	hp, gce, ext := base+"-hp", base+"-gce", base+"-ext"
+	pbPV(t, hp, "1Gi", "", corev1.PersistentVolumeReclaimDelete, nil,
+		map[string]string{"pv.kubernetes.io/provisioned-by": "kubernetes.io/host-path"})
+	pbPV(t, gce, "1Gi", "", corev1.PersistentVolumeReclaimDelete, nil,
+		map[string]string{"pv.kubernetes.io/provisioned-by": "kubernetes.io/gce-pd"})
+	pbPV(t, ext, "1Gi", "", corev1.PersistentVolumeReclaimDelete, nil,
+		map[string]string{"pv.kubernetes.io/provisioned-by": pbProvisioner})
+	// the finalizers a provisioner would have set, behind the binder's back
+	setFins := func(name string, fins ...string) {
+		Eventually(t, 30*time.Second, "finalizers on "+name, func() (bool, string) {
+			pv := pbGetPV(t, name)
+			pv.Finalizers = append(pv.Finalizers, fins...)
+			_, err := env.Client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	setFins(hp, external)
+	setFins(gce, inTree, external)
+	setFins(ext, external)
+	has := func(pv *corev1.PersistentVolume, f string) bool {
+		for _, x := range pv.Finalizers {
+			if x == f {
+				return true
+			}
+		}
+		return false
+	}
+	Eventually(t, pbResyncWait, "the in-tree volume's finalizers", func() (bool, string) {
+		pv := pbGetPV(t, hp)
+		return has(pv, inTree) && !has(pv, external), fmt.Sprint(pv.Finalizers)
+	})
+	Eventually(t, pbResyncWait, "the migrated volume's finalizers", func() (bool, string) {
+		pv := pbGetPV(t, gce)
+		return !has(pv, inTree) && has(pv, external) &&
+			pv.Annotations["pv.kubernetes.io/migrated-to"] == "pd.csi.storage.gke.io", fmt.Sprint(pv.Finalizers, pv.Annotations)
+	})
+	Eventually(t, 30*time.Second, "the policy Retain", func() (bool, string) {
+		pv := pbGetPV(t, hp)
+		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+		_, err := env.Client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	Eventually(t, pbResyncWait, "the in-tree finalizer removed under Retain", func() (bool, string) {
+		pv := pbGetPV(t, hp)
+		return !has(pv, inTree), fmt.Sprint(pv.Finalizers)
+	})
+	if pv := pbGetPV(t, ext); !has(pv, external) || has(pv, inTree) {
+		t.Errorf("the external provisioner's volume was touched: %v", pv.Finalizers)
+	}
+}

@@ -1097,6 +1097,113 @@ static void test_migration_annotations(void **state)
 	cJSON_Delete(s.classes);
 }
 
+/* upstream's TestModifyDeletionFinalizers (13-1 … 13-15) on pvb_deletion_finalizers: the
+ * volume's provisioned-by, reclaim policy and finalizers in, the finalizers and "modified" out
+ * ("" = no finalizers key) */
+static void test_deletion_finalizers(void **state)
+{
+#define EXT  "\"external-provisioner.volume.kubernetes.io/finalizer\""
+#define INT  "\"kubernetes.io/pv-controller\""
+#define CUST "\"test.volume.kubernetes.io/finalizer\""
+	static const struct {
+		const char *name, *prov, *policy, *fins, *want;
+		int modified;
+	} cases[] = {
+	        {"13-1 external provisioner keeps its finalizer", "rbd.csi.ceph.com", "Delete",
+	         "[" EXT "]", "[" EXT "]", 0},
+	        {"13-2 external provisioner, no finalizer", "rbd.csi.ceph.com", "Delete", NULL,
+	         NULL, 0},
+	        {"13-3 in-tree, custom finalizer: in-tree one added", "kubernetes.io/mock-volume",
+	         "Delete", "[" CUST "]", "[" CUST "," INT "]", 1},
+	        {"13-4 in-tree, no finalizers", "kubernetes.io/mock-volume", "Delete", NULL,
+	         "[" INT "]", 1},
+	        {"13-5 in-tree, the external one replaced", "kubernetes.io/mock-volume", "Delete",
+	         "[" EXT "]", "[" INT "]", 1},
+	        {"13-6 in-tree, several", "kubernetes.io/mock-volume", "Delete",
+	         "[" EXT "," CUST "]", "[" CUST "," INT "]", 1},
+	        {"13-7 migrated: the in-tree one removed, the external kept",
+	         "kubernetes.io/gce-pd", "Delete", "[" EXT "," INT "]", "[" EXT "]", 1},
+	        {"13-8 in-tree not migrated, the external one", "kubernetes.io/mock-volume",
+	         "Delete", "[" EXT "]", "[" INT "]", 1},
+	        {"13-9 in-tree not migrated, several", "kubernetes.io/mock-volume", "Delete",
+	         "[" EXT "," CUST "]", "[" CUST "," INT "]", 1},
+	        {"13-10 no provisioned-by, finalizers kept", NULL, "Delete", "[" EXT "]",
+	         "[" EXT "]", 0},
+	        {"13-11 no provisioned-by, no finalizers", NULL, "Delete", NULL, NULL, 0},
+	        {"13-12 Retain: not added", "kubernetes.io/mock-volume", "Retain", NULL, NULL, 0},
+	        {"13-13 Recycle: not added", "kubernetes.io/mock-volume", "Recycle", NULL, NULL, 0},
+	        {"13-14 Retain: removed", "kubernetes.io/mock-volume", "Retain", "[" INT "]", NULL,
+	         1},
+	        {"13-15 statically provisioned", NULL, "Delete", NULL, NULL, 0},
+	        {"kcmd: migrated, no in-tree finalizer: untouched", "kubernetes.io/aws-ebs",
+	         "Delete", "[" EXT "]", "[" EXT "]", 0},
+	};
+#undef EXT
+#undef INT
+#undef CUST
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char js[1024];
+		cJSON *v, *got, *want;
+
+		snprintf(js, sizeof(js),
+		         "{\"metadata\":{\"name\":\"v\"%s%s%s%s%s},\"spec\":{"
+		         "\"persistentVolumeReclaimPolicy\":\"%s\"}}",
+		         cases[i].prov ? ",\"annotations\":{\"pv.kubernetes.io/provisioned-by\":\""
+		                       : "",
+		         cases[i].prov ? cases[i].prov : "", cases[i].prov ? "\"}" : "",
+		         cases[i].fins ? ",\"finalizers\":" : "",
+		         cases[i].fins ? cases[i].fins : "", cases[i].policy);
+		v = cJSON_Parse(js);
+		assert_non_null(v);
+		if (pvb_deletion_finalizers(v) != cases[i].modified)
+			fail_msg("%s: modified %d, want %d", cases[i].name, !cases[i].modified,
+			         cases[i].modified);
+		got = cJSON_GetObjectItem(cJSON_GetObjectItem(v, "metadata"), "finalizers");
+		want = cases[i].want ? cJSON_Parse(cases[i].want) : NULL;
+		if (!cJSON_Compare(got, want, true) && (got || want)) {
+			char *g = got ? cJSON_PrintUnformatted(got) : NULL;
+			fail_msg("%s: finalizers %s, want %s", cases[i].name, g ? g : "(none)",
+			         cases[i].want ? cases[i].want : "(none)");
+		}
+		cJSON_Delete(want);
+		cJSON_Delete(v);
+	}
+}
+
+/* syncVolume writes the finalizer with the migration annotations: one Update, then the sync */
+static void test_deletion_finalizer_sync(void **state)
+{
+	struct store s = {0};
+	struct pvb_ops ops;
+	char err[1024];
+	cJSON *v, *fins;
+
+	(void)state;
+	s.volumes = arr(1, vol("volume13-16", "1Gi", "", "", AVAIL, DELETE, NULL, 0));
+	cJSON_AddItemToObject(
+	        cJSON_AddObjectToObject(
+	                cJSON_GetObjectItem(cJSON_GetArrayItem(s.volumes, 0), "metadata"),
+	                "annotations"),
+	        "pv.kubernetes.io/provisioned-by", cJSON_CreateString("kubernetes.io/mock-volume"));
+	s.claims = cJSON_CreateArray();
+	s.classes = cJSON_CreateArray();
+	s.rv = 100;
+	ops = ops_for(&s);
+	v = cJSON_Duplicate(cJSON_GetArrayItem(s.volumes, 0), true);
+	assert_int_equal(pvb_sync_volume(&ops, v, err, sizeof(err)), 0);
+	cJSON_Delete(v);
+	fins = cJSON_GetObjectItem(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(s.volumes, 0), "metadata"), "finalizers");
+	assert_int_equal(cJSON_GetArraySize(fins), 1);
+	assert_string_equal(cJSON_GetArrayItem(fins, 0)->valuestring,
+	                    "kubernetes.io/pv-controller");
+	assert_int_equal(s.writes, 1); /* already Available: the finalizer is the only write */
+	cJSON_Delete(s.volumes);
+	cJSON_Delete(s.claims);
+	cJSON_Delete(s.classes);
+}
+
 /* a retroactive assignment whose update fails (a stale claim: a conflict) counts in both
  * retroactive_storageclass_total and retroactive_storageclass_errors_total */
 static void test_retroactive_failed(void **state)
@@ -1199,6 +1306,8 @@ int main(void)
 	        cmocka_unit_test(test_migration_annotations),
 	        cmocka_unit_test(test_helpers),
 	        cmocka_unit_test(test_retroactive_failed),
+	        cmocka_unit_test(test_deletion_finalizers),
+	        cmocka_unit_test(test_deletion_finalizer_sync),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
