@@ -138,23 +138,26 @@ int ad_claim_volume(const cJSON *pvc, const cJSON *pv, const char **ret_pv_name,
 
 	if (!phase || strcmp(phase, "Bound") || !vol || !*vol) {
 		snprintf(err, errlen,
-		         "PVC %s/%s has non-bound phase (\"%s\") or empty pvc.Spec.VolumeName (\"%s\")",
+		         "PVC %s/%s has non-bound phase (\"%s\") or empty pvc.Spec.VolumeName "
+		         "(\"%s\")",
 		         str(md, "namespace") ? str(md, "namespace") : "",
-		         str(md, "name") ? str(md, "name") : "", phase ? phase : "", vol ? vol : "");
+		         str(md, "name") ? str(md, "name") : "", phase ? phase : "",
+		         vol ? vol : "");
 		return -EAGAIN;
 	}
 	if (pv) {
 		const cJSON *ref = get(get(pv, "spec"), "claimRef");
 
 		if (!cJSON_IsObject(ref)) {
-			snprintf(err, errlen, "found PV object %s but it has a nil pv.Spec.ClaimRef",
-			         vol);
+			snprintf(err, errlen,
+			         "found PV object %s but it has a nil pv.Spec.ClaimRef", vol);
 			return -EINVAL;
 		}
 		ruid = str(ref, "uid");
 		if (!uid || !ruid || strcmp(uid, ruid)) {
 			snprintf(err, errlen,
-			         "found PV object %s but its pv.Spec.ClaimRef.UID (%s) does not point "
+			         "found PV object %s but its pv.Spec.ClaimRef.UID (%s) does not "
+			         "point "
 			         "to claim.UID (%s)",
 			         vol, ruid ? ruid : "", uid ? uid : "");
 			return -EINVAL;
@@ -216,8 +219,7 @@ bool ad_node_lists(const cJSON *node, const char *field, const char *unique)
 	return false;
 }
 
-int ad_va_body(const char *name, const char *driver, const char *node, const char *pv,
-               char **ret)
+int ad_va_body(const char *name, const char *driver, const char *node, const char *pv, char **ret)
 {
 	cJSON *o = cJSON_CreateObject(), *md, *spec, *src;
 	char *s = NULL;
@@ -355,7 +357,8 @@ int ad_plan(const struct ad_node_state *ns, const struct ad_desired *d, size_t n
 		if (want >= 0) {
 			if (a[j].attached && !a[j].deleting) {
 				p.report[p.n_report++] = a[j].unique;
-				if (!ns->node || !ad_node_lists(ns->node, "volumesAttached", a[j].unique))
+				if (!ns->node ||
+				    !ad_node_lists(ns->node, "volumesAttached", a[j].unique))
 					if (push(&p, AD_REPORT_NEW, (size_t)want) < 0)
 						goto nomem;
 			} else if (push(&p, AD_WAIT_ATTACH, (size_t)want) < 0) {

@@ -16,13 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AD_CONTROLLER    "persistentvolume-attach-detach-controller"
-#define AD_COMPONENT     "attachdetach-controller"
-#define AD_ANN_MANAGED   "volumes.kubernetes.io/controller-managed-attach-detach"
-#define AD_TAINT_OOS     "node.kubernetes.io/out-of-service"
-#define AD_CSI_PLUGIN    "kubernetes.io/csi"
+#define AD_CONTROLLER     "persistentvolume-attach-detach-controller"
+#define AD_COMPONENT      "attachdetach-controller"
+#define AD_ANN_MANAGED    "volumes.kubernetes.io/controller-managed-attach-detach"
+#define AD_TAINT_OOS      "node.kubernetes.io/out-of-service"
+#define AD_CSI_PLUGIN     "kubernetes.io/csi"
 #define AD_MAX_UNMOUNT_US (6ULL * 60 * 1000000) /* maxWaitForUnmountDuration */
-#define AD_VA_NAME_LEN   (4 + 64 + 1)             /* "csi-" + hex sha256 + NUL */
+#define AD_VA_NAME_LEN    (4 + 64 + 1)          /* "csi-" + hex sha256 + NUL */
 
 /* csi-<hex sha256(handle + driver + node)>, upstream's attachment name. buf must hold
  * AD_VA_NAME_LEN bytes. Returns 0, -EINVAL (a NULL argument), -EIO (hash failure). */
@@ -63,8 +63,7 @@ bool ad_node_lists(const cJSON *node, const char *field, const char *unique);
 
 /* A VolumeAttachment body, as the CSI attacher creates it (no finalizers: the external
  * attacher adds its own). malloc'd JSON in *ret. 0 or -ENOMEM. */
-int ad_va_body(const char *name, const char *driver, const char *node, const char *pv,
-               char **ret);
+int ad_va_body(const char *name, const char *driver, const char *node, const char *pv, char **ret);
 
 /* The strategic merge patch of a node's status replacing volumesAttached with the given
  * unique names (devicePath ""), sorted; n == 0 gives null (the field removed). 0, -ENOMEM. */
@@ -90,12 +89,12 @@ struct ad_node_state {
 };
 
 enum ad_action_kind {
-	AD_CREATE = 1,      /* create the VolumeAttachment of desired[i] */
-	AD_MULTI_ATTACH,    /* report the Multi-Attach error of desired[i] */
-	AD_WAIT_ATTACH,     /* desired[i] has a VolumeAttachment not attached yet */
-	AD_DETACH,          /* delete the VolumeAttachment of actual[i] (after the status patch) */
-	AD_WAIT_UNMOUNT,    /* actual[i] is not desired but still mounted */
-	AD_REPORT_NEW,      /* desired[i] attached and newly reported in volumesAttached */
+	AD_CREATE = 1,   /* create the VolumeAttachment of desired[i] */
+	AD_MULTI_ATTACH, /* report the Multi-Attach error of desired[i] */
+	AD_WAIT_ATTACH,  /* desired[i] has a VolumeAttachment not attached yet */
+	AD_DETACH,       /* delete the VolumeAttachment of actual[i] (after the status patch) */
+	AD_WAIT_UNMOUNT, /* actual[i] is not desired but still mounted */
+	AD_REPORT_NEW,   /* desired[i] attached and newly reported in volumesAttached */
 };
 
 struct ad_action {
@@ -112,7 +111,8 @@ struct ad_timer {
 struct ad_plan {
 	struct ad_action *actions;
 	size_t n_actions;
-	const char **report; /* the node's new volumesAttached (unique names, pointers into input) */
+	const char *
+	        *report; /* the node's new volumesAttached (unique names, pointers into input) */
 	size_t n_report;
 	bool status_changed; /* report differs from node.status.volumesAttached as a set */
 	uint64_t recheck_us; /* > 0: look again after this long (an unmount timer runs) */

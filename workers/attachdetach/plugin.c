@@ -28,10 +28,10 @@
 #include "workers/attachdetach/ad.h"
 #include "workers/worker.h"
 
-#define AD_QUEUE      "attachdetach"
-#define AD_STORAGE    "storage.k8s.io"
-#define AD_FLAG_NOSYNC "disable-attach-detach-reconcile-sync"
-#define AD_FLAG_PERIOD "attach-detach-reconcile-sync-period"
+#define AD_QUEUE        "attachdetach"
+#define AD_STORAGE      "storage.k8s.io"
+#define AD_FLAG_NOSYNC  "disable-attach-detach-reconcile-sync"
+#define AD_FLAG_PERIOD  "attach-detach-reconcile-sync-period"
 #define AD_FLAG_NOFORCE "disable-force-detach-on-timeout"
 
 /* ---- handlers (kcmd-dispatcher) ----------------------------------------------------------- */
@@ -243,10 +243,8 @@ static int collect_va(const struct shm_obj *o, void *userdata)
 static int list_pods(struct wk_ctx *ctx, const char *node, cJSON **ret)
 {
 	char sel[300];
-	struct kube_request rq = {.verb = KUBE_LIST,
-	                          .version = "v1",
-	                          .resource = "pods",
-	                          .field_selector = sel};
+	struct kube_request rq = {
+	        .verb = KUBE_LIST, .version = "v1", .resource = "pods", .field_selector = sel};
 	struct kube_response resp = {0};
 	int r;
 
@@ -303,8 +301,8 @@ static const char *pod_volume_pv(struct wk_ctx *ctx, const cJSON *pod, const cJS
 	return pvname;
 }
 
-static void pod_event(struct wk_ctx *ctx, const cJSON *pod, const char *type,
-                      const char *reason, const char *msg)
+static void pod_event(struct wk_ctx *ctx, const cJSON *pod, const char *type, const char *reason,
+                      const char *msg)
 {
 	const cJSON *md = jget(pod, "metadata");
 	struct kcmd_object_ref ref = {.api_version = "v1",
@@ -315,8 +313,8 @@ static void pod_event(struct wk_ctx *ctx, const cJSON *pod, const char *type,
 	int r = kcmd_event_record(ctx->kc, AD_COMPONENT, &ref, type, reason, "%s", msg);
 
 	if (r < 0)
-		kcmd_log_v(2, "event %s on pod %s/%s not recorded: %s", reason, ref.ns ? ref.ns : "",
-		           ref.name ? ref.name : "", strerror(-r));
+		kcmd_log_v(2, "event %s on pod %s/%s not recorded: %s", reason,
+		           ref.ns ? ref.ns : "", ref.name ? ref.name : "", strerror(-r));
 }
 
 /* Whether a pod (not terminated) has a PVC volume bound to PV pv. */
@@ -376,7 +374,8 @@ static void report_multi_attach(struct ad_state *s, const struct dvol *v, const 
 
 		if (cJSON_GetArraySize(users) == 0) {
 			snprintf(msg, sizeof(msg),
-			         "Multi-Attach error for volume \"%s\" Volume is already exclusively "
+			         "Multi-Attach error for volume \"%s\" Volume is already "
+			         "exclusively "
 			         "attached to one node and can't be attached to another",
 			         v->d.pv);
 			pod_event(ctx, v->pods[i], KCMD_EVENT_WARNING, "FailedAttachVolume", msg);
@@ -399,17 +398,20 @@ static void report_multi_attach(struct ad_state *s, const struct dvol *v, const 
 		}
 		if (local && others)
 			snprintf(msg, sizeof(msg),
-			         "Multi-Attach error for volume \"%s\" Volume is already used by pod(s) "
+			         "Multi-Attach error for volume \"%s\" Volume is already used by "
+			         "pod(s) "
 			         "%s and %zu pod(s) in different namespaces",
 			         v->d.pv, names, others);
 		else if (local)
 			snprintf(msg, sizeof(msg),
-			         "Multi-Attach error for volume \"%s\" Volume is already used by pod(s) "
+			         "Multi-Attach error for volume \"%s\" Volume is already used by "
+			         "pod(s) "
 			         "%s",
 			         v->d.pv, names);
 		else
 			snprintf(msg, sizeof(msg),
-			         "Multi-Attach error for volume \"%s\" Volume is already used by %zu "
+			         "Multi-Attach error for volume \"%s\" Volume is already used by "
+			         "%zu "
 			         "pod(s) in different namespaces",
 			         v->d.pv, others);
 		pod_event(ctx, v->pods[i], KCMD_EVENT_WARNING, "FailedAttachVolume", msg);
@@ -485,8 +487,7 @@ static int patch_status(struct wk_ctx *ctx, const char *node, const struct ad_pl
 	return r;
 }
 
-static int va_request(struct wk_ctx *ctx, const char *method, const char *name,
-                      const char *body)
+static int va_request(struct wk_ctx *ctx, const char *method, const char *name, const char *body)
 {
 	char *resp = NULL;
 	int r = kcmd_kube_request(ctx->kc,
@@ -511,7 +512,7 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 	struct dvol *dv = NULL;
 	struct ad_desired *d = NULL;
 	struct ad_actual *a = NULL;
-	char (*auniq)[1100] = NULL;
+	char(*auniq)[1100] = NULL;
 	size_t nd = 0, na = 0, nva;
 	struct ad_plan plan = {0};
 	bool *still = NULL;
@@ -575,8 +576,9 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 				bool need = ad_attach_required(csid);
 				cJSON_Delete(csid);
 				if (!need) {
-					kcmd_log_v(5, "skipping volume %s: driver %s does not require "
-					              "attach",
+					kcmd_log_v(5,
+					           "skipping volume %s: driver %s does not require "
+					           "attach",
 					           pvname, drv);
 					continue;
 				}
@@ -592,7 +594,8 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 					        .pv = pvname,
 					        .driver = drv,
 					        .handle = handle,
-					        .multi_attach_allowed = ad_multi_attach_allowed(pv)};
+					        .multi_attach_allowed =
+					                ad_multi_attach_allowed(pv)};
 					cJSON_ArrayForEach(va, vl.all)
 					{
 						const cJSON *sp = jget(va, "spec");
@@ -600,7 +603,8 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 						const char *vp = jstr(jget(sp, "source"),
 						                      "persistentVolumeName");
 
-						if (vn && vp && strcmp(vn, node) && !strcmp(vp, pvname))
+						if (vn && vp && strcmp(vn, node) &&
+						    !strcmp(vp, pvname))
 							dv[k].d.attached_elsewhere = true;
 					}
 					nd++;
@@ -704,7 +708,8 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 			free(body);
 			if (rr < 0 && rr != -EEXIST) {
 				snprintf(msg, sizeof(msg),
-				         "AttachVolume.Attach failed for volume \"%s\" : attacher.Attach "
+				         "AttachVolume.Attach failed for volume \"%s\" : "
+				         "attacher.Attach "
 				         "failed: %s",
 				         d[ac->i].pv, strerror(-rr));
 				for (size_t p = 0; p < dv[ac->i].n_pods; p++)
@@ -712,9 +717,10 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 					          "FailedAttachVolume", msg);
 				r = rr;
 			} else {
-				kcmd_log_info("attacherDetacher.AttachVolume started volumeName=\"%s\" "
-				              "nodeName=\"%s\"",
-				              d[ac->i].unique, node);
+				kcmd_log_info(
+				        "attacherDetacher.AttachVolume started volumeName=\"%s\" "
+				        "nodeName=\"%s\"",
+				        d[ac->i].unique, node);
 			}
 			break;
 		case AD_MULTI_ATTACH:
@@ -726,8 +732,8 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 		case AD_REPORT_NEW:
 			if (!status_ok)
 				break;
-			snprintf(msg, sizeof(msg), "AttachVolume.Attach succeeded for volume \"%s\" ",
-			         d[ac->i].pv);
+			snprintf(msg, sizeof(msg),
+			         "AttachVolume.Attach succeeded for volume \"%s\" ", d[ac->i].pv);
 			for (size_t p = 0; p < dv[ac->i].n_pods; p++)
 				pod_event(ctx, dv[ac->i].pods[p], KCMD_EVENT_NORMAL,
 				          "SuccessfulAttachVolume", msg);
@@ -785,8 +791,8 @@ static const struct wk_controller ad_worker = {
 };
 
 /* ---- the descriptor ----------------------------------------------------------------------- */
-static int ad_precheck(const struct kcmd_flag_values *v, const struct kube_config *kcfg,
-                       char *err, size_t errlen)
+static int ad_precheck(const struct kcmd_flag_values *v, const struct kube_config *kcfg, char *err,
+                       size_t errlen)
 {
 	(void)kcfg;
 	if (kcmd_flag_duration_us(v, AD_FLAG_PERIOD) < 1000000) {

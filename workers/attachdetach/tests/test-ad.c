@@ -172,13 +172,14 @@ static void test_claim_volume(void **state)
 
 static void test_node_facts(void **state)
 {
-	cJSON *n = js("{\"metadata\":{\"annotations\":{\"volumes.kubernetes.io/"
-	              "controller-managed-attach-detach\":\"true\"}},"
-	              "\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/out-of-service\","
-	              "\"effect\":\"NoExecute\"}]},"
-	              "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
-	              "\"volumesInUse\":[\"kubernetes.io/csi/d^h\"],"
-	              "\"volumesAttached\":[{\"name\":\"kubernetes.io/csi/d^a\",\"devicePath\":\"\"}]}}");
+	cJSON *n = js(
+	        "{\"metadata\":{\"annotations\":{\"volumes.kubernetes.io/"
+	        "controller-managed-attach-detach\":\"true\"}},"
+	        "\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/out-of-service\","
+	        "\"effect\":\"NoExecute\"}]},"
+	        "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+	        "\"volumesInUse\":[\"kubernetes.io/csi/d^h\"],"
+	        "\"volumesAttached\":[{\"name\":\"kubernetes.io/csi/d^a\",\"devicePath\":\"\"}]}}");
 	cJSON *u = js("{\"metadata\":{\"annotations\":{\"volumes.kubernetes.io/"
 	              "controller-managed-attach-detach\":\"false\"}},\"status\":{\"conditions\":"
 	              "[{\"type\":\"Ready\",\"status\":\"Unknown\"}]}}");
@@ -205,9 +206,10 @@ static void test_bodies(void **state)
 
 	(void)state;
 	assert_int_equal(ad_va_body("csi-x", "drv", "n1", "pv1", &b), 0);
-	assert_string_equal(b, "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"VolumeAttachment\","
-	                       "\"metadata\":{\"name\":\"csi-x\"},\"spec\":{\"attacher\":\"drv\","
-	                       "\"source\":{\"persistentVolumeName\":\"pv1\"},\"nodeName\":\"n1\"}}");
+	assert_string_equal(b,
+	                    "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"VolumeAttachment\","
+	                    "\"metadata\":{\"name\":\"csi-x\"},\"spec\":{\"attacher\":\"drv\","
+	                    "\"source\":{\"persistentVolumeName\":\"pv1\"},\"nodeName\":\"n1\"}}");
 	free(b);
 	assert_int_equal(ad_status_patch(two, 2, &b), 0);
 	assert_string_equal(b, "{\"status\":{\"volumesAttached\":[{\"name\":\"kubernetes.io/csi/"
@@ -409,12 +411,18 @@ static void test_plan_desired_again(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_va_name),          cmocka_unit_test(test_unique_name),
-	        cmocka_unit_test(test_pv_csi),           cmocka_unit_test(test_attach_required),
-	        cmocka_unit_test(test_multi_attach),     cmocka_unit_test(test_pod_terminated),
-	        cmocka_unit_test(test_claim_volume),     cmocka_unit_test(test_node_facts),
-	        cmocka_unit_test(test_bodies),           cmocka_unit_test(test_plan_attach),
-	        cmocka_unit_test(test_plan_multi_attach), cmocka_unit_test(test_plan_detach),
+	        cmocka_unit_test(test_va_name),
+	        cmocka_unit_test(test_unique_name),
+	        cmocka_unit_test(test_pv_csi),
+	        cmocka_unit_test(test_attach_required),
+	        cmocka_unit_test(test_multi_attach),
+	        cmocka_unit_test(test_pod_terminated),
+	        cmocka_unit_test(test_claim_volume),
+	        cmocka_unit_test(test_node_facts),
+	        cmocka_unit_test(test_bodies),
+	        cmocka_unit_test(test_plan_attach),
+	        cmocka_unit_test(test_plan_multi_attach),
+	        cmocka_unit_test(test_plan_detach),
 	        cmocka_unit_test(test_plan_desired_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
