@@ -448,3 +448,21 @@ func TestAttachDetach_DeletedNodeDetached(t *testing.T) {
 	}
 	f.waitVAGone(vaName)
 }
+
+// kcm refuses to start with --attach-detach-reconcile-sync-period under one second; so does kcmd.
+func TestAttachDetach_SyncPeriodUnderOneSecondRefused(t *testing.T) {
+	p := launchKcmd(t, nil, "--controllers=persistentvolume-attach-detach-controller", "--secure-port=0",
+		"--leader-elect=false", "--attach-detach-reconcile-sync-period=500ms")
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		adStop(p)
+		t.Fatal("kcmd still running with a sync period of 500ms")
+	}
+	if p.err == nil {
+		t.Fatal("kcmd exited with status 0")
+	}
+	if !p.Logged("duration time must be greater than one second as set via command line option reconcile-sync-loop-period") {
+		t.Fatalf("no upstream message in the log:\n%s", strings.Join(p.Logs(), "\n"))
+	}
+}
