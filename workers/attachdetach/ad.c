@@ -300,10 +300,10 @@ static int push(struct ad_plan *p, enum ad_action_kind k, size_t i)
 	return 0;
 }
 
-static ssize_t find_timer(struct ad_timer *t, size_t n, const char *va)
+static ssize_t find_timer(struct ad_timer *t, size_t n, const char *node, const char *va)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(t[i].va, va))
+		if (!strcmp(t[i].node, node) && !strcmp(t[i].va, va))
 			return (ssize_t)i;
 	return -1;
 }
@@ -324,6 +324,7 @@ int ad_plan(const struct ad_node_state *ns, const struct ad_desired *d, size_t n
             uint64_t now_us, struct ad_plan *ret)
 {
 	struct ad_plan p = {0};
+	const char *node = ns->name ? ns->name : "";
 	size_t reported_before = 0;
 	const cJSON *e;
 
@@ -332,6 +333,11 @@ int ad_plan(const struct ad_node_state *ns, const struct ad_desired *d, size_t n
 	/* timers of volumes no longer waiting to detach (gone or desired again) are dropped */
 	for (size_t t = 0; t < *n_timers;) {
 		bool keep = false;
+
+		if (strcmp((*timers)[t].node, node)) {
+			t++; /* another node's */
+			continue;
+		}
 
 		for (size_t j = 0; j < na && !keep; j++) {
 			if (strcmp((*timers)[t].va, a[j].va))
@@ -368,7 +374,7 @@ int ad_plan(const struct ad_node_state *ns, const struct ad_desired *d, size_t n
 		}
 		if (a[j].deleting)
 			continue; /* being detached: reported no more */
-		ssize_t ti = find_timer(*timers, *n_timers, a[j].va);
+		ssize_t ti = find_timer(*timers, *n_timers, node, a[j].va);
 		if (ti < 0) {
 			struct ad_timer *nt = realloc(*timers, (*n_timers + 1) * sizeof(*nt));
 
@@ -376,6 +382,7 @@ int ad_plan(const struct ad_node_state *ns, const struct ad_desired *d, size_t n
 				goto nomem;
 			*timers = nt;
 			ti = (ssize_t)(*n_timers)++;
+			snprintf(nt[ti].node, sizeof(nt[ti].node), "%s", node);
 			snprintf(nt[ti].va, sizeof(nt[ti].va), "%s", a[j].va);
 			nt[ti].since_us = now_us;
 		}

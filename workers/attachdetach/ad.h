@@ -83,6 +83,7 @@ struct ad_actual {
 };
 
 struct ad_node_state {
+	const char *name; /* the node's name (its timers) */
 	bool exists, ready, out_of_service;
 	bool disable_force_detach;
 	const cJSON *node; /* status.volumesInUse / volumesAttached; NULL when deleted */
@@ -104,6 +105,7 @@ struct ad_action {
 
 /* Detach timer, kept by the caller across syncs (upstream's detachRequestedTime). */
 struct ad_timer {
+	char node[254]; /* the node it belongs to (one list serves every node) */
 	char va[AD_VA_NAME_LEN];
 	uint64_t since_us;
 };

@@ -424,7 +424,7 @@ static void report_multi_attach(struct ad_state *s, const struct dvol *v, const 
 
 static bool ma_reported(struct ad_state *s, const char *key, bool add)
 {
-	char **n;
+	char **n = NULL;
 
 	for (size_t i = 0; i < s->n_ma; i++)
 		if (!strcmp(s->ma[i], key))
@@ -656,7 +656,8 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 		d[i] = dv[i].d;
 		d[i].unique = dv[i].unique;
 	}
-	struct ad_node_state st = {.exists = n != NULL,
+	struct ad_node_state st = {.name = node,
+	                           .exists = n != NULL,
 	                           .ready = n && ad_node_ready(n),
 	                           .out_of_service = n && ad_node_out_of_service(n),
 	                           .disable_force_detach = s->no_force,

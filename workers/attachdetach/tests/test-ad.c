@@ -408,6 +408,35 @@ static void test_plan_desired_again(void **state)
 	free(t);
 }
 
+/* one timer list serves every node: a sync of another node keeps (and does not restart) the
+ * timers of this one, so the force detach still comes 6 minutes after the first wish */
+static void test_plan_timers_per_node(void **state)
+{
+	cJSON *mounted = js("{\"status\":{\"volumesInUse\":[\"" U1 "\"]}}");
+	struct ad_node_state a_ns = {.name = "a", .exists = true, .node = mounted};
+	struct ad_node_state b_ns = {.name = "b", .exists = true, .ready = true, .node = mounted};
+	struct ad_actual a = {.va = "csi-1", .unique = U1, .pv = "pv1", .attached = true};
+	struct ad_timer *t = NULL;
+	size_t nt = 0;
+	struct ad_plan p;
+
+	(void)state;
+	assert_int_equal(ad_plan(&a_ns, NULL, 0, &a, 1, &t, &nt, 1000, &p), 0);
+	assert_int_equal(count(&p, AD_WAIT_UNMOUNT), 1);
+	assert_int_equal(nt, 1);
+	assert_string_equal(t[0].node, "a");
+	ad_plan_free(&p);
+	assert_int_equal(ad_plan(&b_ns, NULL, 0, NULL, 0, &t, &nt, 2000, &p), 0);
+	assert_int_equal(nt, 1);
+	ad_plan_free(&p);
+	assert_int_equal(ad_plan(&a_ns, NULL, 0, &a, 1, &t, &nt, 1000 + AD_MAX_UNMOUNT_US + 1, &p),
+	                 0);
+	assert_int_equal(count(&p, AD_DETACH), 1);
+	ad_plan_free(&p);
+	cJSON_Delete(mounted);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +453,7 @@ int main(void)
 	        cmocka_unit_test(test_plan_multi_attach),
 	        cmocka_unit_test(test_plan_detach),
 	        cmocka_unit_test(test_plan_desired_again),
+	        cmocka_unit_test(test_plan_timers_per_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
