@@ -78,8 +78,9 @@ struct ad_desired {
 
 struct ad_actual {
 	const char *va, *unique, *pv;
-	bool attached; /* status.attached */
-	bool deleting; /* deletionTimestamp set */
+	bool attached;            /* status.attached */
+	bool deleting;            /* deletionTimestamp set */
+	const char *attach_error; /* status.attachError.message, or NULL */
 };
 
 struct ad_node_state {

@@ -153,12 +153,24 @@ static const struct inf_handler_table ad_handlers = {
 };
 
 /* ---- sync (kcmd-worker) ------------------------------------------------------------------- */
+struct keys {
+	char **v;
+	size_t n;
+};
+
+static void keys_free(struct keys *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->v[i]);
+	free(k->v);
+	*k = (struct keys){0};
+}
+
 struct ad_state {
 	struct wk_ctx *ctx;
 	struct ad_timer *timers;
 	size_t n_timers;
-	char **ma; /* "node\n<unique>" of the Multi-Attach errors already reported */
-	size_t n_ma;
+	struct keys reported; /* Multi-Attach and attach errors already reported (below) */
 	bool no_sync, no_force;
 	uint64_t period_us;
 };
@@ -181,9 +193,7 @@ static void ad_fini(void *state)
 {
 	struct ad_state *s = state;
 
-	for (size_t i = 0; i < s->n_ma; i++)
-		free(s->ma[i]);
-	free(s->ma);
+	keys_free(&s->reported);
 	free(s->timers);
 	free(s);
 }
@@ -422,38 +432,55 @@ static void report_multi_attach(struct ad_state *s, const struct dvol *v, const 
 	cJSON_Delete(users);
 }
 
-static bool ma_reported(struct ad_state *s, const char *key, bool add)
+/* The errors already reported (upstream's MultiAttachErrorReported, and the attach errors the
+ * worker saw), as keys "<node>\n<kind>\n<unique>[\n<message>]". A sync of a node lists the
+ * keys that still hold (cur); the node's others are forgotten, so a situation that comes back
+ * is reported again. */
+static bool keys_has(const struct keys *k, const char *key)
 {
-	char **n = NULL;
-
-	for (size_t i = 0; i < s->n_ma; i++)
-		if (!strcmp(s->ma[i], key))
+	for (size_t i = 0; i < k->n; i++)
+		if (!strcmp(k->v[i], key))
 			return true;
-	if (add && (n = realloc(s->ma, (s->n_ma + 1) * sizeof(*n))) && (n[s->n_ma] = strdup(key))) {
-		s->ma = n;
-		s->n_ma++;
-	} else if (n) {
-		s->ma = n;
-	}
 	return false;
 }
 
-/* forgets the node's reported Multi-Attach errors that are not in keep (NULL: all) */
-static void ma_prune(struct ad_state *s, const char *node, const struct dvol *keep, size_t nk,
-                     const bool *still)
+static int keys_add(struct keys *k, const char *key)
+{
+	char **n = realloc(k->v, (k->n + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	k->v = n;
+	if (!(n[k->n] = strdup(key)))
+		return -ENOMEM;
+	k->n++;
+	return 0;
+}
+
+/* true when key is new (then remembered in s and cur: report it) */
+static bool first_report(struct ad_state *s, struct keys *cur, const char *key)
+{
+	bool seen = keys_has(&s->reported, key);
+
+	if (!keys_has(cur, key))
+		(void)keys_add(cur, key);
+	if (!seen && keys_add(&s->reported, key) < 0)
+		return true; /* out of memory: report, it may repeat */
+	return !seen;
+}
+
+static void forget_others(struct ad_state *s, const char *node, const struct keys *cur)
 {
 	size_t nl = strlen(node);
 
-	for (size_t i = 0; i < s->n_ma;) {
-		bool k = strncmp(s->ma[i], node, nl) || s->ma[i][nl] != '\n';
+	for (size_t i = 0; i < s->reported.n;) {
+		const char *k = s->reported.v[i];
 
-		for (size_t j = 0; j < nk && !k; j++)
-			k = still[j] && !strcmp(s->ma[i] + nl + 1, keep[j].unique);
-		if (k) {
+		if (strncmp(k, node, nl) || k[nl] != '\n' || keys_has(cur, k)) {
 			i++;
 		} else {
-			free(s->ma[i]);
-			s->ma[i] = s->ma[--s->n_ma];
+			free(s->reported.v[i]);
+			s->reported.v[i] = s->reported.v[--s->reported.n];
 		}
 	}
 }
@@ -515,7 +542,7 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 	char(*auniq)[1100] = NULL;
 	size_t nd = 0, na = 0, nva;
 	struct ad_plan plan = {0};
-	bool *still = NULL;
+	struct keys cur = {0};
 	const cJSON *va, *pod;
 	int r = 0, rr;
 
@@ -527,7 +554,7 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 		/* the kubelet attaches on this node: nothing of the controller's */
 		kcmd_log_v(5, "node %s does not have the %s annotation: skipped", node,
 		           AD_ANN_MANAGED);
-		ma_prune(s, node, NULL, 0, NULL);
+		forget_others(s, node, &(struct keys){0});
 		goto out;
 	}
 	kcmd_cache_list(ctx->arena, AD_STORAGE, "volumeattachments", NULL, collect_va, &vl);
@@ -582,14 +609,14 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 					           pvname, drv);
 					continue;
 				}
-				struct dvol cur = {0};
-				if (ad_unique_name(drv, handle, cur.unique, sizeof(cur.unique)) < 0)
+				struct dvol one = {0};
+				if (ad_unique_name(drv, handle, one.unique, sizeof(one.unique)) < 0)
 					continue;
 				for (k = 0; k < nd; k++)
-					if (!strcmp(dv[k].unique, cur.unique))
+					if (!strcmp(dv[k].unique, one.unique))
 						break;
 				if (k == nd) {
-					dv[k] = cur;
+					dv[k] = one;
 					dv[k].d = (struct ad_desired){
 					        .pv = pvname,
 					        .driver = drv,
@@ -643,7 +670,8 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 		        .unique = auniq[na],
 		        .pv = vp,
 		        .attached = cJSON_IsTrue(jget(jget(va, "status"), "attached")),
-		        .deleting = dt && !cJSON_IsNull(dt)};
+		        .deleting = dt && !cJSON_IsNull(dt),
+		        .attach_error = jstr(jget(jget(va, "status"), "attachError"), "message")};
 		if (a[na].va)
 			na++;
 	}
@@ -674,10 +702,6 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 			status_ok = false;
 			r = -EAGAIN;
 		}
-	}
-	if (nd && !(still = calloc(nd, sizeof(*still)))) {
-		r = -ENOMEM;
-		goto out;
 	}
 	for (size_t k = 0; k < plan.n_actions; k++) {
 		const struct ad_action *ac = &plan.actions[k];
@@ -725,9 +749,8 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 			}
 			break;
 		case AD_MULTI_ATTACH:
-			still[ac->i] = true;
-			snprintf(key, sizeof(key), "%s\n%s", node, d[ac->i].unique);
-			if (!ma_reported(s, key, true))
+			snprintf(key, sizeof(key), "%s\nM\n%s", node, d[ac->i].unique);
+			if (first_report(s, &cur, key))
 				report_multi_attach(s, &dv[ac->i], node, vl.all, keep);
 			break;
 		case AD_REPORT_NEW:
@@ -739,12 +762,33 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 				pod_event(ctx, dv[ac->i].pods[p], KCMD_EVENT_NORMAL,
 				          "SuccessfulAttachVolume", msg);
 			break;
-		case AD_WAIT_ATTACH:
+		case AD_WAIT_ATTACH: {
+			/* verifyAttachmentStatus: the attacher's error, or a VolumeAttachment
+			 * being deleted, fails the attach (GenerateError's text) */
+			const char *why = NULL;
+
+			for (size_t j = 0; j < na && !why; j++)
+				if (!strcmp(a[j].unique, d[ac->i].unique))
+					why = a[j].deleting ? "volume attachment is being deleted"
+					                    : a[j].attach_error;
+			if (!why)
+				break;
+			snprintf(key, sizeof(key), "%s\nE\n%s\n%.400s", node, d[ac->i].unique, why);
+			if (!first_report(s, &cur, key))
+				break;
+			snprintf(msg, sizeof(msg),
+			         "AttachVolume.Attach failed for volume \"%s\" : %.900s",
+			         d[ac->i].pv, why);
+			for (size_t p = 0; p < dv[ac->i].n_pods; p++)
+				pod_event(ctx, dv[ac->i].pods[p], KCMD_EVENT_WARNING,
+				          "FailedAttachVolume", msg);
+			break;
+		}
 		case AD_WAIT_UNMOUNT:
 			break;
 		}
 	}
-	ma_prune(s, node, dv, nd, still);
+	forget_others(s, node, &cur);
 	if (plan.recheck_us) {
 		res->requeue_after = true;
 		res->after_usec = plan.recheck_us;
@@ -757,7 +801,7 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 	}
 out:
 	ad_plan_free(&plan);
-	free(still);
+	keys_free(&cur);
 	free(d);
 	free(a);
 	free(auniq);

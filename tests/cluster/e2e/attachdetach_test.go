@@ -466,3 +466,34 @@ func TestAttachDetach_SyncPeriodUnderOneSecondRefused(t *testing.T) {
 		t.Fatalf("no upstream message in the log:\n%s", strings.Join(p.Logs(), "\n"))
 	}
 }
+
+// The attacher's error (status.attachError) fails the attach as upstream's
+// verifyAttachmentStatus does: a FailedAttachVolume Event with GenerateError's text on the pod;
+// once the attacher succeeds the volume is reported.
+func TestAttachDetach_AttachErrorEvent(t *testing.T) {
+	adStart(t)
+	f := adNew(t)
+	node := f.node("n", true)
+	claim, pv := f.volume("data", f.driver)
+	pod := f.pod("p", node, claim)
+	vaName := adVAName(pv, f.driver, node)
+	f.waitVA(vaName)
+	ctx := context.Background()
+	va, err := env.Client.StorageV1().VolumeAttachments().Get(ctx, vaName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	va.Status.AttachError = &storagev1.VolumeError{Time: metav1.Now(), Message: "rpc error: code = Internal desc = boom"}
+	if _, err := env.Client.StorageV1().VolumeAttachments().UpdateStatus(ctx, va, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	msg := f.adEvent(pod, "FailedAttachVolume")
+	if want := fmt.Sprintf("AttachVolume.Attach failed for volume %q : rpc error: code = Internal desc = boom", pv); msg != want {
+		t.Fatalf("event message %q, want %q", msg, want)
+	}
+	if got := adAttached(t, node); len(got) != 0 {
+		t.Fatalf("reported although the attach failed: %v", got)
+	}
+	f.attach(vaName)
+	waitAttached(t, node, adUnique(f.driver, pv))
+}
