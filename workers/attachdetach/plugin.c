@@ -344,14 +344,19 @@ static bool pod_uses_pv(struct wk_ctx *ctx, const cJSON *pod, const char *pv, cJ
 	return false;
 }
 
-/* reportMultiAttachError */
+/* reportMultiAttachError, with v1.37's "Waiting for detach" wording (GenerateMsg's
+ * "<prefix> for volume %q <suffix>") */
+#define AD_WAIT_DETACH "Waiting for detach for volume \"%s\" "
+#define AD_ONLY_ATTACHED                                                                           \
+	"Volume is already exclusively attached to one node, waiting on detach before it can "     \
+	"be attached to another node"
 static void report_multi_attach(struct ad_state *s, const struct dvol *v, const char *node,
                                 const cJSON *vas, cJSON *keep)
 {
 	struct wk_ctx *ctx = s->ctx;
 	cJSON *users = cJSON_CreateArray(); /* pods on the other nodes using the volume */
 	const cJSON *va;
-	char msg[2048];
+	char msg[2048], why[1200];
 
 	if (!users)
 		return;
@@ -383,11 +388,8 @@ static void report_multi_attach(struct ad_state *s, const struct dvol *v, const 
 		const cJSON *u;
 
 		if (cJSON_GetArraySize(users) == 0) {
-			snprintf(msg, sizeof(msg),
-			         "Multi-Attach error for volume \"%s\" Volume is already "
-			         "exclusively "
-			         "attached to one node and can't be attached to another",
-			         v->d.pv);
+			/* no pod wants it there any more: it waits for its detach */
+			snprintf(msg, sizeof(msg), AD_WAIT_DETACH "%s", v->d.pv, AD_ONLY_ATTACHED);
 			pod_event(ctx, v->pods[i], KCMD_EVENT_WARNING, "FailedAttachVolume", msg);
 			continue;
 		}
@@ -407,26 +409,20 @@ static void report_multi_attach(struct ad_state *s, const struct dvol *v, const 
 			}
 		}
 		if (local && others)
-			snprintf(msg, sizeof(msg),
-			         "Multi-Attach error for volume \"%s\" Volume is already used by "
-			         "pod(s) "
-			         "%s and %zu pod(s) in different namespaces",
-			         v->d.pv, names, others);
+			snprintf(why, sizeof(why),
+			         "Volume is already used by pod(s) %s and %zu pod(s) in different "
+			         "namespaces",
+			         names, others);
 		else if (local)
-			snprintf(msg, sizeof(msg),
-			         "Multi-Attach error for volume \"%s\" Volume is already used by "
-			         "pod(s) "
-			         "%s",
-			         v->d.pv, names);
+			snprintf(why, sizeof(why), "Volume is already used by pod(s) %s", names);
 		else
-			snprintf(msg, sizeof(msg),
-			         "Multi-Attach error for volume \"%s\" Volume is already used by "
-			         "%zu "
-			         "pod(s) in different namespaces",
-			         v->d.pv, others);
+			snprintf(why, sizeof(why),
+			         "Volume is already used by %zu pod(s) in different namespaces",
+			         others);
+		snprintf(msg, sizeof(msg), AD_WAIT_DETACH "%s", v->d.pv, why);
 		pod_event(ctx, v->pods[i], KCMD_EVENT_WARNING, "FailedAttachVolume", msg);
 	}
-	kcmd_log_info("Multi-Attach error: volume is already attached to another node "
+	kcmd_log_info("Waiting for detach: volume is in use by pods or attached elsewhere "
 	              "volume=\"%s\" node=\"%s\"",
 	              v->unique, node);
 	cJSON_Delete(users);

@@ -8,7 +8,7 @@ package e2e
 // itself. Ported from test/integration/volume/attach_detach_test.go where no kubelet or
 // container runtime is needed: a pod's volume attached on a controller-managed node and
 // reported in the node status, the detach after the pod goes (only once the volume is no
-// longer in use), the Multi-Attach error, attachRequired=false, a restart of kcmd (the
+// longer in use), the Multi-Attach ("Waiting for detach") Event, attachRequired=false, a restart of kcmd (the
 // populator: nothing detached, nothing created again) and a deleted node.
 //
 // Every test uses a CSI driver and node names of its own and ReadWriteOncePod volumes, so no
@@ -337,7 +337,8 @@ func TestAttachDetach_AttachThenDetachAfterUnmount(t *testing.T) {
 }
 
 // A ReadWriteOncePod volume attached to one node is not attached to a second: the second pod
-// gets upstream's Multi-Attach error naming the pod that holds it.
+// gets upstream's Multi-Attach Event (v1.37 words it "Waiting for detach") naming the pod that
+// holds it, and once no pod holds it, the exclusively-attached text.
 func TestAttachDetach_MultiAttachError(t *testing.T) {
 	adStart(t)
 	f := adNew(t)
@@ -351,12 +352,28 @@ func TestAttachDetach_MultiAttachError(t *testing.T) {
 
 	p2 := f.pod("p2", n2, claim)
 	msg := f.adEvent(p2, "FailedAttachVolume")
-	want := fmt.Sprintf("Multi-Attach error for volume %q Volume is already used by pod(s) %s", pv, p1)
+	want := fmt.Sprintf("Waiting for detach for volume %q Volume is already used by pod(s) %s", pv, p1)
 	if msg != want {
 		t.Fatalf("event message %q, want %q", msg, want)
 	}
 	if adVAExists(t, adVAName(pv, f.driver, n2)) {
 		t.Fatal("a second VolumeAttachment was created")
+	}
+
+	// the holder goes but the volume is still mounted there: a pod on a third node is told
+	// the volume waits for its detach
+	setInUse(t, n1, adUnique(f.driver, pv))
+	time.Sleep(2 * time.Second)
+	f.deletePod(p1)
+	n3 := f.node("c", true)
+	p3 := f.pod("p3", n3, claim)
+	msg = f.adEvent(p3, "FailedAttachVolume")
+	want = fmt.Sprintf("Waiting for detach for volume %q Volume is already exclusively attached to one node, waiting on detach before it can be attached to another node", pv)
+	if msg != want {
+		t.Fatalf("event message %q, want %q", msg, want)
+	}
+	if !adVAExists(t, va1) || adVAExists(t, adVAName(pv, f.driver, n3)) {
+		t.Fatal("the mounted volume was detached, or attached to a third node")
 	}
 }
 
