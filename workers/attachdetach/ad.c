@@ -167,6 +167,44 @@ int ad_claim_volume(const cJSON *pvc, const cJSON *pv, const char **ret_pv_name,
 	return 0;
 }
 
+int ad_pod_volume_claim(const cJSON *pod, const cJSON *vol, char *buf, size_t n,
+                        bool *ret_ephemeral)
+{
+	const char *claim = str(get(vol, "persistentVolumeClaim"), "claimName");
+	const char *pod_name = str(get(pod, "metadata"), "name"), *vol_name = str(vol, "name");
+	int l;
+
+	*ret_ephemeral = false;
+	if (claim)
+		l = snprintf(buf, n, "%s", claim);
+	else if (cJSON_IsObject(get(vol, "ephemeral")) && pod_name && vol_name)
+		l = snprintf(buf, n, "%s-%s", pod_name, vol_name);
+	else
+		return -ENOENT;
+	if (l < 0 || (size_t)l >= n) {
+		if (n)
+			buf[0] = 0;
+		return -ENAMETOOLONG;
+	}
+	*ret_ephemeral = !claim;
+	return 0;
+}
+
+bool ad_claim_owned_by_pod(const cJSON *pvc, const cJSON *pod)
+{
+	const char *uid = str(get(pod, "metadata"), "uid");
+	const cJSON *ref;
+
+	cJSON_ArrayForEach(ref, get(get(pvc, "metadata"), "ownerReferences"))
+	{
+		const char *ruid = str(ref, "uid");
+
+		if (cJSON_IsTrue(get(ref, "controller")))
+			return uid && ruid && !strcmp(uid, ruid);
+	}
+	return false;
+}
+
 bool ad_node_managed(const cJSON *node)
 {
 	const char *v = str(get(get(node, "metadata"), "annotations"), AD_ANN_MANAGED);

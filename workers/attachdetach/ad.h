@@ -54,6 +54,15 @@ bool ad_pod_terminated(const cJSON *pod);
 int ad_claim_volume(const cJSON *pvc, const cJSON *pv, const char **ret_pv_name, char *err,
                     size_t errlen);
 
+/* The claim a pod volume uses: a persistentVolumeClaim's claimName, or for a generic ephemeral
+ * volume "<pod>-<volume>" (ephemeral.VolumeClaimName). 0 with the name in buf, -ENOENT (neither:
+ * an inline volume, CSI ephemeral included, is not attachable here), -ENAMETOOLONG. *ret_ephemeral
+ * says which. */
+int ad_pod_volume_claim(const cJSON *pod, const cJSON *vol, char *buf, size_t n,
+                        bool *ret_ephemeral);
+/* ephemeral.VolumeIsForPod: the claim's controller owner reference is the pod (by uid). */
+bool ad_claim_owned_by_pod(const cJSON *pvc, const cJSON *pod);
+
 /* Node facts */
 bool ad_node_managed(const cJSON *node); /* the annotation is "true" */
 bool ad_node_ready(const cJSON *node);   /* condition Ready is True */

@@ -280,20 +280,28 @@ struct dvol {
 static const char *pod_volume_pv(struct wk_ctx *ctx, const cJSON *pod, const cJSON *vol,
                                  cJSON *keep)
 {
-	const char *claim = jstr(jget(vol, "persistentVolumeClaim"), "claimName");
 	const char *ns = jstr(jget(pod, "metadata"), "namespace");
 	const char *pvname = NULL;
-	char err[600];
+	char err[600], claim[520];
+	bool eph;
 	cJSON *pvc, *pv;
 
-	if (!claim || !ns)
-		return NULL; /* inline volumes (CSI ephemeral included) are not attachable here */
+	/* inline volumes (CSI ephemeral included) are not attachable here */
+	if (!ns || ad_pod_volume_claim(pod, vol, claim, sizeof(claim), &eph) < 0)
+		return NULL;
 	pvc = cached(ctx, "", "persistentvolumeclaims", ns, claim);
 	if (!pvc) {
 		kcmd_log_v(4, "error processing PVC %s/%s: not found in the cache", ns, claim);
 		return NULL;
 	}
 	cJSON_AddItemToArray(keep, pvc);
+	if (eph && !ad_claim_owned_by_pod(pvc, pod)) {
+		kcmd_log_v(4,
+		           "error processing PVC %s/%s: PVC %s/%s was not created for pod %s/%s "
+		           "(pod is not owner)",
+		           ns, claim, ns, claim, ns, jstr(jget(pod, "metadata"), "name"));
+		return NULL;
+	}
 	if (ad_claim_volume(pvc, NULL, &pvname, err, sizeof(err)) < 0) {
 		kcmd_log_v(4, "error processing PVC %s/%s: %s", ns, claim, err);
 		return NULL;

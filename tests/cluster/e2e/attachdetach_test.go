@@ -514,3 +514,82 @@ func TestAttachDetach_AttachErrorEvent(t *testing.T) {
 	f.attach(vaName)
 	waitAttached(t, node, adUnique(f.driver, pv))
 }
+
+// A generic ephemeral volume is attached through its claim "<pod>-<volume>", but only when the
+// pod owns that claim (ephemeral.VolumeIsForPod): a claim of that name owned by nobody gets no
+// VolumeAttachment, the pod's own does.
+func TestAttachDetach_GenericEphemeralVolume(t *testing.T) {
+	adStart(t)
+	f := adNew(t)
+	ctx := context.Background()
+	node := f.node("n", true)
+	name := f.name("eph")
+	pod, err := env.Client.CoreV1().Pods(f.ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			NodeName:   node,
+			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+			Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				}}}}}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// no ephemeral-volume controller runs: the test makes the claim, first without an owner
+	claimName := name + "-scratch"
+	pv := f.name("eph-pv")
+	c, err := env.Client.CoreV1().PersistentVolumeClaims(f.ns).Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: claimName},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			StorageClassName: ptr.To(""),
+			VolumeName:       pv,
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		clear := []byte(`{"metadata":{"finalizers":null}}`)
+		_ = env.Client.CoreV1().PersistentVolumeClaims(f.ns).Delete(ctx, claimName, metav1.DeleteOptions{})
+		_, _ = env.Client.CoreV1().PersistentVolumeClaims(f.ns).Patch(ctx, claimName, types.MergePatchType, clear, metav1.PatchOptions{})
+		_ = env.Client.CoreV1().PersistentVolumes().Delete(ctx, pv, metav1.DeleteOptions{})
+		_, _ = env.Client.CoreV1().PersistentVolumes().Patch(ctx, pv, types.MergePatchType, clear, metav1.PatchOptions{})
+	})
+	if _, err := env.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: pv},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			ClaimRef:                      &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: f.ns, Name: claimName, UID: c.UID},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{
+				CSI: &corev1.CSIPersistentVolumeSource{Driver: f.driver, VolumeHandle: pv},
+			},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Status.Phase = corev1.ClaimBound
+	c.Status.AccessModes = c.Spec.AccessModes
+	c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
+	if c, err = env.Client.CoreV1().PersistentVolumeClaims(f.ns).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vaName := adVAName(pv, f.driver, node)
+	time.Sleep(5 * time.Second)
+	if adVAExists(t, vaName) {
+		t.Fatal("attached through a claim the pod does not own")
+	}
+	c.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	if _, err := env.Client.CoreV1().PersistentVolumeClaims(f.ns).Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitVA(vaName)
+}

@@ -170,6 +170,41 @@ static void test_claim_volume(void **state)
 	cJSON_Delete(pv_none);
 }
 
+static void test_pod_volume_claim(void **state)
+{
+	cJSON *pod = js("{\"metadata\":{\"name\":\"web\",\"uid\":\"pu\"}}");
+	cJSON *pvcv = js("{\"name\":\"v\",\"persistentVolumeClaim\":{\"claimName\":\"c1\"}}");
+	cJSON *ephv = js("{\"name\":\"scratch\",\"ephemeral\":{\"volumeClaimTemplate\":{}}}");
+	cJSON *csiv = js("{\"name\":\"i\",\"csi\":{\"driver\":\"d\"}}");
+	cJSON *owned = js("{\"metadata\":{\"ownerReferences\":[{\"uid\":\"x\"},{\"uid\":\"pu\","
+	                  "\"controller\":true}]}}");
+	cJSON *other =
+	        js("{\"metadata\":{\"ownerReferences\":[{\"uid\":\"zz\",\"controller\":true}]}}");
+	cJSON *none = js("{\"metadata\":{\"ownerReferences\":[{\"uid\":\"pu\"}]}}");
+	char buf[64], tiny[4];
+	bool eph = true;
+
+	(void)state;
+	assert_int_equal(ad_pod_volume_claim(pod, pvcv, buf, sizeof(buf), &eph), 0);
+	assert_string_equal(buf, "c1");
+	assert_false(eph);
+	assert_int_equal(ad_pod_volume_claim(pod, ephv, buf, sizeof(buf), &eph), 0);
+	assert_string_equal(buf, "web-scratch");
+	assert_true(eph);
+	assert_int_equal(ad_pod_volume_claim(pod, csiv, buf, sizeof(buf), &eph), -ENOENT);
+	assert_int_equal(ad_pod_volume_claim(pod, ephv, tiny, sizeof(tiny), &eph), -ENAMETOOLONG);
+	assert_true(ad_claim_owned_by_pod(owned, pod));
+	assert_false(ad_claim_owned_by_pod(other, pod));
+	assert_false(ad_claim_owned_by_pod(none, pod)); /* an owner, but not the controller */
+	cJSON_Delete(pod);
+	cJSON_Delete(pvcv);
+	cJSON_Delete(ephv);
+	cJSON_Delete(csiv);
+	cJSON_Delete(owned);
+	cJSON_Delete(other);
+	cJSON_Delete(none);
+}
+
 static void test_node_facts(void **state)
 {
 	cJSON *n = js(
@@ -447,6 +482,7 @@ int main(void)
 	        cmocka_unit_test(test_multi_attach),
 	        cmocka_unit_test(test_pod_terminated),
 	        cmocka_unit_test(test_claim_volume),
+	        cmocka_unit_test(test_pod_volume_claim),
 	        cmocka_unit_test(test_node_facts),
 	        cmocka_unit_test(test_bodies),
 	        cmocka_unit_test(test_plan_attach),
