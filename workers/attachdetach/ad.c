@@ -117,14 +117,17 @@ bool ad_pod_terminated(const cJSON *pod)
 		return true;
 	if (!dt || cJSON_IsNull(dt))
 		return false;
-	/* notRunning: every container status waiting or terminated */
-	cJSON_ArrayForEach(cs, get(get(pod, "status"), "containerStatuses"))
-	{
-		const cJSON *st = get(cs, "state");
+	/* notRunning: every status of every kind of container waiting or terminated */
+	static const char *const kinds[] = {"initContainerStatuses", "containerStatuses",
+	                                    "ephemeralContainerStatuses"};
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		cJSON_ArrayForEach(cs, get(get(pod, "status"), kinds[k]))
+		{
+			const cJSON *st = get(cs, "state");
 
-		if (!get(st, "terminated") && !get(st, "waiting"))
-			return false;
-	}
+			if (!get(st, "terminated") && !get(st, "waiting"))
+				return false;
+		}
 	return true;
 }
 

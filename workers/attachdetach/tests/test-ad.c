@@ -123,6 +123,9 @@ static void test_pod_terminated(void **state)
 	cJSON *del_run = js("{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
 	                    "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"state\":"
 	                    "{\"running\":{}}}]}}");
+	cJSON *del_init = js("{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+	                     "\"status\":{\"containerStatuses\":[{\"state\":{\"waiting\":{}}}],"
+	                     "\"initContainerStatuses\":[{\"state\":{\"running\":{}}}]}}");
 	cJSON *del_term = js("{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
 	                     "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"state\":"
 	                     "{\"terminated\":{}}}]}}");
@@ -134,6 +137,8 @@ static void test_pod_terminated(void **state)
 	assert_true(ad_pod_terminated(del_none));
 	assert_false(ad_pod_terminated(del_run));
 	assert_true(ad_pod_terminated(del_term));
+	assert_false(ad_pod_terminated(del_init)); /* a running init container */
+	cJSON_Delete(del_init);
 	cJSON_Delete(running);
 	cJSON_Delete(ok);
 	cJSON_Delete(failed);
