@@ -27,11 +27,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
         {"route-reconciliation-period", "kcmd runs no cloud-provider loops", false},
         {"external-cloud-volume-plugin", "kcmd runs no cloud-provider loops", false},
         {"cluster-name", "used by cloud-provider loops only, which kcmd does not run", false},
-        {"attach-detach-", "persistentvolume-attach-detach-controller is not built in kcmd", false},
-        {"disable-attach-detach-", "persistentvolume-attach-detach-controller is not built in kcmd",
-         false},
-        {"disable-force-detach-on-timeout",
-         "persistentvolume-attach-detach-controller is not built in kcmd", false},
         {"pv-recycler-",
          "kcmd builds no recycler pod (persistentvolume-binder-controller's Recycle policy, "
          "docs/pvbinder.md)",

@@ -74,6 +74,7 @@ extern const struct kcmd_controller kcmd_vac_protection_controller;
 extern const struct kcmd_controller kcmd_ephemeral_volume_controller; /* plugin-ephemeral.c */
 extern const struct kcmd_controller kcmd_volume_expand_controller;    /* workers/volumeexpand/ */
 extern const struct kcmd_controller kcmd_pvbinder_controller;         /* workers/pvbinder/ */
+extern const struct kcmd_controller kcmd_attachdetach_controller;     /* workers/attachdetach/ */
 extern const struct kcmd_controller kcmd_daemonset_controller; /* workers/daemonset/plugin.c */
 /* workers/resourceclaim/plugin.c */
 extern const struct kcmd_controller kcmd_resourceclaim_controller;
@@ -126,6 +127,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_ephemeral_volume_controller,
         &kcmd_volume_expand_controller,
         &kcmd_pvbinder_controller,
+        &kcmd_attachdetach_controller,
         &kcmd_daemonset_controller,
         &kcmd_satoken_controller,
         &kcmd_pcrcleaner_controller,
