@@ -49,8 +49,9 @@ size_t kcmd_obj_n_owners(const struct shm_obj *o);
 int kcmd_obj_owner(const struct shm_obj *o, size_t i, struct kcmd_owner_ref *ret);
 /* A cached object of a watch cached whole (KCMD_CACHE_OBJECT): its JSON as the apiserver sent
  * it (NUL-terminated, owned by o; *ret_len, if not NULL, gets its length), and its annotations.
- * NULL for other cache kinds (metadata-only and typed records keep no JSON and no annotations),
- * for an absent annotation, or for a record this build cannot read. */
+ * NULL for other cache kinds (metadata-only and typed records keep no JSON; of the typed
+ * records only KCMD_CACHE_REPLICASET keeps the annotations, every one of them), for an absent
+ * annotation, or for a record this build cannot read. */
 const char *kcmd_obj_json(const struct shm_obj *o, size_t *ret_len);
 const char *kcmd_obj_annotation(const struct shm_obj *o, const char *key);
 /* Frees an object kcmd_cache_get returned; NULL is a no-op. */
