@@ -7,9 +7,9 @@
  * pod records, and its ReplicaSets from the cache's typed ReplicaSet records through the
  * namespace index, as upstream's rsLister: no LIST per sync. The record keeps every annotation
  * and spec.template verbatim (record version 5, shm/records.h); each is rebuilt as the JSON
- * subset the sync reads (rs_to_json; docs/deployment.md). The arithmetic is plan.c's; template identity is
- * kube_pod_template_equal_ignore_hash and the hash kube_pod_template_hash. Writes: POST of a new
- * ReplicaSet, merge PATCH of a ReplicaSet's spec.replicas with its desired/max-replicas
+ * subset the sync reads (rs_to_json; docs/deployment.md). The arithmetic is plan.c's; template
+ * identity is kube_pod_template_equal_ignore_hash and the hash kube_pod_template_hash. Writes: POST
+ * of a new ReplicaSet, merge PATCH of a ReplicaSet's spec.replicas with its desired/max-replicas
  * annotations and of the new one's annotations (SetNewReplicaSetAnnotations), strategic-merge
  * PATCH of ownerReferences to adopt and release, DELETE of old ReplicaSets beyond
  * revisionHistoryLimit, PATCH of the Deployment's revision annotation, PUT of the Deployment to
