@@ -7,7 +7,7 @@
  * pod records, and its ReplicaSets from the cache's typed ReplicaSet records through the
  * namespace index, as upstream's rsLister: no LIST per sync. The record keeps every annotation
  * and spec.template verbatim (record version 5, shm/records.h); each is rebuilt as the JSON
- * subset the sync reads (rs_to_json; docs/deployment.md). The arithmetic is plan.c's; template
+ * subset the sync reads (rsjson.c; docs/deployment.md). The arithmetic is plan.c's; template
  * identity is kube_pod_template_equal_ignore_hash and the hash kube_pod_template_hash. Writes: POST
  * of a new ReplicaSet, merge PATCH of a ReplicaSet's spec.replicas with its desired/max-replicas
  * annotations and of the new one's annotations (SetNewReplicaSetAnnotations), strategic-merge
@@ -35,6 +35,7 @@
 #include "workers/deployment/controller.h"
 #include "workers/deployment/match.h"
 #include "workers/deployment/plan.h"
+#include "workers/deployment/rsjson.h"
 
 #define A_REV         "deployment.kubernetes.io/revision"
 #define A_DESIRED     "deployment.kubernetes.io/desired-replicas"
@@ -176,106 +177,7 @@ static int request(struct sd *s, const char *method, const char *resource, const
 }
 
 /* ---- the namespace's ReplicaSets from the shared cache (upstream's rsLister) ----------------
- * The typed ReplicaSet record keeps what the sync reads of a ReplicaSet: its metadata with
- * every annotation, spec.replicas, minReadySeconds, spec.template verbatim and the status
- * counts (shm/records.h). Each is rebuilt as the JSON subset the sync reads, so the code below
- * reads a ReplicaSet the way it reads the Deployment. */
-static int add_kv(cJSON *parent, const char *name, const struct kube_kv *kv, uint32_t n)
-{
-	cJSON *o = cJSON_AddObjectToObject(parent, name);
-
-	if (!o)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		if (kv[i].key &&
-		    !cJSON_AddStringToObject(o, kv[i].key, kv[i].value ? kv[i].value : ""))
-			return -ENOMEM;
-	return 0;
-}
-
-static int add_time(cJSON *o, const char *name, kube_time_t t)
-{
-	char buf[KUBE_TIME_BUF];
-
-	if (!t)
-		return 0;
-	if (kube_time_format(t, buf) < 0)
-		return -EINVAL;
-	return cJSON_AddStringToObject(o, name, buf) ? 0 : -ENOMEM;
-}
-
-static int rs_to_json(const struct kube_replicaset *rs, cJSON **ret)
-{
-	const struct kube_object_meta *m = &rs->meta;
-	cJSON *o = cJSON_CreateObject(), *md, *spec, *st, *refs;
-	int r = -ENOMEM;
-
-	*ret = NULL;
-	if (!o || !(md = cJSON_AddObjectToObject(o, "metadata")) ||
-	    !(spec = cJSON_AddObjectToObject(o, "spec")) ||
-	    !(st = cJSON_AddObjectToObject(o, "status")))
-		goto fail;
-	if (!cJSON_AddStringToObject(md, "name", m->name ? m->name : "") ||
-	    !cJSON_AddStringToObject(md, "namespace", m->namespace ? m->namespace : "") ||
-	    !cJSON_AddStringToObject(md, "uid", m->uid ? m->uid : "") ||
-	    !cJSON_AddNumberToObject(md, "generation", (double)m->generation))
-		goto fail;
-	if ((r = add_time(md, "creationTimestamp", m->creation_timestamp)) < 0 ||
-	    (r = add_time(md, "deletionTimestamp", m->deletion_timestamp)) < 0 ||
-	    (r = add_kv(md, "labels", m->labels, m->n_labels)) < 0 ||
-	    (r = add_kv(md, "annotations", m->annotations, m->n_annotations)) < 0)
-		goto fail;
-	r = -ENOMEM;
-	if (!(refs = cJSON_AddArrayToObject(md, "ownerReferences")))
-		goto fail;
-	for (uint32_t i = 0; i < m->n_owner_refs; i++) {
-		const struct kube_owner_ref *k = &m->owner_refs[i];
-		cJSON *ref = cJSON_CreateObject();
-		if (!ref || !cJSON_AddItemToArray(refs, ref))
-			goto fail_ref;
-		if ((k->api_version &&
-		     !cJSON_AddStringToObject(ref, "apiVersion", k->api_version)) ||
-		    (k->kind && !cJSON_AddStringToObject(ref, "kind", k->kind)) ||
-		    (k->name && !cJSON_AddStringToObject(ref, "name", k->name)) ||
-		    (k->uid && !cJSON_AddStringToObject(ref, "uid", k->uid)) ||
-		    (k->controller >= 0 &&
-		     !cJSON_AddBoolToObject(ref, "controller", k->controller)) ||
-		    (k->block_owner_deletion >= 0 &&
-		     !cJSON_AddBoolToObject(ref, "blockOwnerDeletion", k->block_owner_deletion)))
-			goto fail;
-		continue;
-	fail_ref:
-		cJSON_Delete(ref);
-		goto fail;
-	}
-	/* spec.replicas: the record holds the API default (1) when it is absent */
-	if (!cJSON_AddNumberToObject(spec, "replicas", rs->spec_replicas) ||
-	    !cJSON_AddNumberToObject(spec, "minReadySeconds", rs->min_ready_seconds))
-		goto fail;
-	if (rs->template_json && rs->template_json_len) {
-		cJSON *t = cJSON_ParseWithLength(rs->template_json, rs->template_json_len);
-		if (!t) {
-			r = -EBADMSG;
-			goto fail;
-		}
-		cJSON_AddItemToObject(spec, "template", t);
-	}
-	if (!cJSON_AddNumberToObject(st, "replicas", rs->status.replicas) ||
-	    !cJSON_AddNumberToObject(st, "readyReplicas", rs->status.ready_replicas) ||
-	    !cJSON_AddNumberToObject(st, "availableReplicas", rs->status.available_replicas) ||
-	    !cJSON_AddNumberToObject(st, "observedGeneration",
-	                             (double)rs->status.observed_generation))
-		goto fail;
-	if (rs->status.has_terminating_replicas &&
-	    !cJSON_AddNumberToObject(st, "terminatingReplicas", rs->status.terminating_replicas))
-		goto fail;
-	*ret = o;
-	return 0;
-fail:
-	cJSON_Delete(o);
-	return r;
-}
-
+ * Each typed record rebuilt as the JSON the code below reads (rsjson.h). */
 struct rs_walk {
 	cJSON *items;
 	int err;
@@ -292,7 +194,7 @@ static int rs_visit(const struct shm_obj *o, void *ud)
 	if ((r = shm_obj_dup(o, &copy)) < 0)
 		return w->err = r;
 	if ((r = shm_rs_view_init(&copy, &v)) == 0)
-		r = rs_to_json(&v.rs, &j);
+		r = dp_rs_to_json(&v.rs, &j);
 	shm_rs_view_free(&v);
 	if (r < 0)
 		return w->err = r; /* an unreadable record: the sync fails and is retried */
