@@ -45,8 +45,8 @@ static cJSON *through_cache(const char *json)
 	struct shm_rs_view v;
 	cJSON *out = NULL;
 
-	assert_int_equal(kube_decode_replicaset(json, strlen(json), KUBE_DECODE_ALL_ANNOTATIONS, &rs),
-	                 0);
+	assert_int_equal(
+	        kube_decode_replicaset(json, strlen(json), KUBE_DECODE_ALL_ANNOTATIONS, &rs), 0);
 	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_REPLICASET, rs, &in), 0);
 	tmp = (struct shm_obj){.type = in.type,
 	                       .kind = in.kind,
@@ -82,7 +82,8 @@ static void same(cJSON *want, cJSON *got, const char *a, const char *b)
 	if (!w && !g)
 		return;
 	if (!w || !g || !cJSON_Compare(w, g, true)) {
-		char *ws = w ? cJSON_PrintUnformatted(w) : NULL, *gs = g ? cJSON_PrintUnformatted(g) : NULL;
+		char *ws = w ? cJSON_PrintUnformatted(w) : NULL,
+		     *gs = g ? cJSON_PrintUnformatted(g) : NULL;
 		fail_msg("%s.%s: want %s, got %s", a, b ? b : "", ws ? ws : "(absent)",
 		         gs ? gs : "(absent)");
 	}
@@ -92,9 +93,9 @@ static void compare_read_fields(const char *json)
 {
 	cJSON *want = cJSON_Parse(json), *got = through_cache(json);
 	assert_non_null(want);
-	static const char *md[] = {"name",        "namespace",         "uid",
-	                           "generation",  "creationTimestamp", "deletionTimestamp",
-	                           "labels",      "annotations",       "ownerReferences"};
+	static const char *md[] = {"name",       "namespace",         "uid",
+	                           "generation", "creationTimestamp", "deletionTimestamp",
+	                           "labels",     "annotations",       "ownerReferences"};
 	for (size_t i = 0; i < sizeof(md) / sizeof(md[0]); i++) {
 		cJSON *w = at(want, "metadata", md[i]);
 		/* empty maps/lists read the same as absent, an absent generation as 0 */
@@ -102,9 +103,9 @@ static void compare_read_fields(const char *json)
 			assert_int_equal(cJSON_GetNumberValue(at(got, "metadata", md[i])),
 			                 w ? cJSON_GetNumberValue(w) : 0);
 		else if (!w && (!strcmp(md[i], "labels") || !strcmp(md[i], "annotations") ||
-		           !strcmp(md[i], "ownerReferences")))
-			assert_int_equal(cJSON_GetArraySize(at(at(got, "metadata", NULL), md[i], NULL)),
-			                 0);
+		                !strcmp(md[i], "ownerReferences")))
+			assert_int_equal(
+			        cJSON_GetArraySize(at(at(got, "metadata", NULL), md[i], NULL)), 0);
 		else
 			same(at(want, "metadata", NULL), at(got, "metadata", NULL), md[i], NULL);
 	}
@@ -154,7 +155,8 @@ static void test_sparse(void **state)
 	        "{\"metadata\":{\"name\":\"rs\",\"namespace\":\"ns\",\"uid\":\"u-rs\","
 	        "\"resourceVersion\":\"9\",\"creationTimestamp\":\"2026-01-02T03:04:05Z\","
 	        "\"deletionTimestamp\":\"2026-01-02T03:05:00Z\",\"ownerReferences\":["
-	        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"d\",\"uid\":\"u-d\"},"
+	        "{\"apiVersion\":\"apps/"
+	        "v1\",\"kind\":\"Deployment\",\"name\":\"d\",\"uid\":\"u-d\"},"
 	        "{\"apiVersion\":\"v1\",\"kind\":\"X\",\"name\":\"x\",\"uid\":\"u-x\","
 	        "\"controller\":false,\"blockOwnerDeletion\":false}]},"
 	        "\"spec\":{\"selector\":{\"matchLabels\":{\"a\":\"b\"}},\"template\":{\"metadata\":"
