@@ -66,7 +66,7 @@ const char *kcmd_meta_label(const struct kube_object_meta *m, const char *key);
 /* metadata.deletionTimestamp is set */
 bool kcmd_meta_deleting(const struct kube_object_meta *m);
 /* The value of annotation key, or NULL: absent, or the watch's cache kind keeps no annotations
- * (only KCMD_CACHE_OBJECT does). */
+ * (only KCMD_CACHE_OBJECT and KCMD_CACHE_REPLICASET keep them). */
 const char *kcmd_meta_annotation(const struct kube_object_meta *m, const char *key);
 size_t kcmd_meta_n_owners(const struct kube_object_meta *m);
 int kcmd_meta_owner(const struct kube_object_meta *m, size_t i, struct kcmd_owner_ref *ret);
