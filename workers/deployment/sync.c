@@ -737,11 +737,32 @@ static int get_new_rs(struct sd *s, bool create)
 		dp_scaling_message(msg, sizeof(msg), rsname, 0, count);
 		event(s, "Normal", "ScalingReplicaSet", msg);
 	}
+	/* upstream then writes the status at once when the Deployment's revision annotation
+	 * changes (SetDeploymentRevision: the status endpoint keeps annotations, it resets only
+	 * spec and labels) or it has a progress deadline (NewReplicaSetCreated): a PUT of the
+	 * status as it stands, its resourceVersion the one read, so that the status write at the
+	 * end of this sync, from the same resourceVersion, meets a Conflict and the next sync
+	 * writes it, as upstream's does */
+	const char *drev = str(path2(s->d, "metadata", "annotations"), A_REV);
+	snprintf(rev, sizeof(rev), "%" PRId64, max_old + 1);
+	bool needs = !drev || strcmp(drev, rev) != 0;
+	if (needs)
+		set_str(ensure(ensure(s->d, "metadata"), "annotations"), A_REV, rev);
 	if (has_deadline(s, &secs)) {
 		snprintf(buf, sizeof(buf), "Created new replica set \"%s\"", rsname);
 		set_cond(s, "Progressing", true, "NewReplicaSetCreated", buf, false);
+		needs = true;
 	}
-	return 0;
+	if (!needs)
+		return 0;
+	if ((r = request(s, "PUT", "deployments", s->name, "status", s->d, NULL)) < 0) {
+		log_v(2, "%s: updating the status: %s", s->key, strerror(-r));
+		return r;
+	}
+	/* the status written is now the one later writes compare with (upstream's d.Status) */
+	cJSON_Delete(s->orig_st);
+	s->orig_st = cJSON_Duplicate(ensure(s->d, "status"), true);
+	return s->orig_st ? 0 : -ENOMEM;
 }
 
 /* PUT status when it changed */

@@ -6,12 +6,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -89,4 +91,49 @@ func TestDeployment_SyncMakesNoReplicaSetList(t *testing.T) {
 	if owned := dpOwnedRS(t, d); len(owned) != 2 {
 		t.Errorf("%d ReplicaSets owned, want 2 (the new one and revisionHistoryLimit=1 old one)", len(owned))
 	}
+}
+
+// TestDeployment_NewReplicaSetCreatedCondition: upstream's getNewReplicaSet writes the status
+// right after creating a ReplicaSet (Progressing True NewReplicaSetCreated "Created new replica
+// set %q", and the Deployment's revision annotation), before the rollout's own status write
+// replaces the condition with ReplicaSetUpdated: a watch from the Deployment's creation sees
+// that version of the object.
+func TestDeployment_NewReplicaSetCreatedCondition(t *testing.T) {
+	dpStart(t)
+	ns := Namespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	w, err := env.Client.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watching deployments: %v", err)
+	}
+	defer w.Stop()
+	d := dpCreate(t, dpNew(ns, "new-rs-created", 2))
+	var seen []string
+	for ev := range w.ResultChan() {
+		x, ok := ev.Object.(*appsv1.Deployment)
+		if !ok || x.Name != d.Name {
+			continue
+		}
+		c := dpCond(x, appsv1.DeploymentProgressing)
+		if c == nil {
+			continue
+		}
+		seen = append(seen, c.Reason)
+		if c.Reason != "NewReplicaSetCreated" {
+			continue
+		}
+		rs := dpNewRS(t, x)
+		if rs == nil {
+			t.Fatal("NewReplicaSetCreated written but no new ReplicaSet")
+		}
+		if want := fmt.Sprintf("Created new replica set %q", rs.Name); c.Message != want || c.Status != corev1.ConditionTrue {
+			t.Errorf("condition %s %q, want True %q", c.Status, c.Message, want)
+		}
+		if got := x.Annotations["deployment.kubernetes.io/revision"]; got != "1" {
+			t.Errorf("revision annotation %q in the same write, want 1", got)
+		}
+		return
+	}
+	t.Fatalf("no status with Progressing NewReplicaSetCreated; Progressing reasons seen: %v", seen)
 }
