@@ -691,27 +691,44 @@ static int get_new_rs(struct sd *s, bool create)
 	char *created = NULL;
 	r = request(s, "POST", "replicasets", NULL, NULL, rs, &created);
 	cJSON_Delete(rs);
+	bool already = false;
 	if (r == -EEXIST) {
-		/* the name is taken: ours with the same template is fine, else a hash collision */
-		char *body = NULL;
+		/* the name is taken: read it from the cache (upstream's lister; not there yet: the
+		 * error, and the sync is retried); ours with the same template is the new one,
+		 * anything else a hash collision */
+		struct shm_obj *o = NULL;
+		struct shm_rs_view v;
+		cJSON *ex = NULL;
 		free(created);
 		created = NULL;
-		r = request(s, "GET", "replicasets", rsname, NULL, NULL, &body);
-		cJSON *ex = r == 0 ? cJSON_Parse(body) : NULL;
-		free(body);
-		if (!ex)
-			return r < 0 ? r : -EBADMSG;
+		r = kcmd_cache_get(s->c->ctx->arena, "apps", "replicasets", s->ns, rsname, &o);
+		if (r < 0)
+			return r == -ENOENT ? -EAGAIN : r;
+		r = shm_rs_view_init(o, &v);
+		kcmd_obj_free(o); /* its record moved into the view */
+		if (r == 0)
+			r = dp_rs_to_json(&v.rs, &ex);
+		shm_rs_view_free(&v);
+		if (r < 0)
+			return r;
 		bool has_ctl, mine = controlled_by(ex, s->uid, &has_ctl);
 		char *t = cJSON_PrintUnformatted(path2(ex, "spec", "template"));
 		bool eq = t && kube_pod_template_equal_ignore_hash(t, strlen(t), s->tmpl,
 		                                                   strlen(s->tmpl)) == 1;
 		free(t);
+		if (!(mine && eq)) {
+			cJSON_Delete(ex);
+			set_num(ensure(s->d, "status"), "collisionCount", (double)coll + 1);
+			log_v(2, "%s: hash collision on %s: collisionCount %d", s->key, rsname,
+			      coll + 1);
+			return -EEXIST; /* the caller writes the status and requeues */
+		}
+		created = cJSON_PrintUnformatted(ex);
 		cJSON_Delete(ex);
-		if (mine && eq)
-			return -EAGAIN; /* the cache has not seen it yet: sync again */
-		set_num(ensure(s->d, "status"), "collisionCount", (double)coll + 1);
-		log_v(2, "%s: hash collision on %s: collisionCount %d", s->key, rsname, coll + 1);
-		return -EEXIST; /* the caller writes the status and requeues */
+		if (!created)
+			return -ENOMEM;
+		already = true;
+		r = 0;
 	}
 	if (r < 0) {
 		free(created);
@@ -732,7 +749,7 @@ static int get_new_rs(struct sd *s, bool create)
 	s->rs[s->n] = nrs;
 	s->new_ix = (int)s->n++;
 	fill_info(s, (size_t)s->new_ix);
-	if (count > 0) {
+	if (!already && count > 0) {
 		char msg[512];
 		dp_scaling_message(msg, sizeof(msg), rsname, 0, count);
 		event(s, "Normal", "ScalingReplicaSet", msg);
@@ -748,7 +765,7 @@ static int get_new_rs(struct sd *s, bool create)
 	bool needs = !drev || strcmp(drev, rev) != 0;
 	if (needs)
 		set_str(ensure(ensure(s->d, "metadata"), "annotations"), A_REV, rev);
-	if (has_deadline(s, &secs)) {
+	if (!already && has_deadline(s, &secs)) {
 		snprintf(buf, sizeof(buf), "Created new replica set \"%s\"", rsname);
 		set_cond(s, "Progressing", true, "NewReplicaSetCreated", buf, false);
 		needs = true;
