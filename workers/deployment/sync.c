@@ -731,12 +731,25 @@ static int get_new_rs(struct sd *s, bool create)
 		r = 0;
 	}
 	if (r < 0) {
+		/* upstream: the message carries the error as Go prints it, for an API error its
+		 * Status message; the condition is written at once (its error ignored) and a
+		 * Warning recorded */
+		cJSON *st = created ? cJSON_Parse(created) : NULL;
+		const char *why = str(st, "message");
+		char *msg = NULL;
+		if (asprintf(&msg, "Failed to create new replica set \"%s\": %s", rsname,
+		             why ? why : strerror(-r)) < 0)
+			msg = NULL;
+		cJSON_Delete(st);
 		free(created);
+		if (!msg)
+			return -ENOMEM;
 		if (has_deadline(s, &secs)) {
-			snprintf(buf, sizeof(buf), "Failed to create new replica set \"%s\": %s",
-			         rsname, strerror(-r));
-			set_cond(s, "Progressing", false, "ReplicaSetCreateError", buf, false);
+			set_cond(s, "Progressing", false, "ReplicaSetCreateError", msg, false);
+			(void)request(s, "PUT", "deployments", s->name, "status", s->d, NULL);
 		}
+		event(s, "Warning", "ReplicaSetCreateError", msg);
+		free(msg);
 		return r;
 	}
 	cJSON *nrs = cJSON_Parse(created);

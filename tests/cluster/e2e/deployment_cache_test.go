@@ -14,7 +14,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/pkg/controller"
 	"k8s.io/utils/ptr"
 )
 
@@ -136,4 +138,49 @@ func TestDeployment_NewReplicaSetCreatedCondition(t *testing.T) {
 		return
 	}
 	t.Fatalf("no status with Progressing NewReplicaSetCreated; Progressing reasons seen: %v", seen)
+}
+
+// TestDeployment_ReplicaSetCreateError: a ReplicaSet creation the apiserver refuses (a quota on
+// ReplicaSets whose status no quota controller ever computed: admission forbids the create)
+// gives, as upstream's getNewReplicaSet, Progressing False ReplicaSetCreateError "Failed to
+// create new replica set %q: <the apiserver's message>" written at once, and a Warning Event with
+// the same reason and message.
+func TestDeployment_ReplicaSetCreateError(t *testing.T) {
+	dpStart(t)
+	ns := Namespace(t)
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-rs"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/replicasets.apps": resource.MustParse("0")}}}
+	if _, err := env.Client.CoreV1().ResourceQuotas(ns).Create(context.Background(), q, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the quota: %v", err)
+	}
+	d := dpCreate(t, dpNew(ns, "rs-create-error", 1))
+	rsName := d.Name + "-" + controller.ComputeHash(&d.Spec.Template, nil)
+	prefix := fmt.Sprintf("Failed to create new replica set %q: ", rsName)
+	var msg string
+	Eventually(t, 30*time.Second, "Progressing ReplicaSetCreateError", func() (bool, string) {
+		x, err := env.Client.AppsV1().Deployments(ns).Get(context.Background(), d.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		c := dpCond(x, appsv1.DeploymentProgressing)
+		if c == nil || c.Reason != "ReplicaSetCreateError" {
+			return false, fmt.Sprintf("%+v", x.Status.Conditions)
+		}
+		msg = c.Message
+		return c.Status == corev1.ConditionFalse && strings.HasPrefix(msg, prefix) &&
+			strings.Contains(msg, "is forbidden"), fmt.Sprintf("%s %q", c.Status, msg)
+	})
+	Eventually(t, 30*time.Second, "the ReplicaSetCreateError Warning", func() (bool, string) {
+		evs, err := env.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "ReplicaSetCreateError" && e.Type == corev1.EventTypeWarning &&
+				e.InvolvedObject.UID == d.UID && e.Message == msg {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no Warning %q among %d events", msg, len(evs.Items))
+	})
 }
