@@ -14,7 +14,7 @@
  * PATCH of ownerReferences to adopt and release, DELETE of old ReplicaSets beyond
  * revisionHistoryLimit, PATCH of the Deployment's revision annotation, PUT of the Deployment to
  * roll back, PUT of its status; Events ScalingReplicaSet, SelectingAll, RollbackDone,
- * RollbackRevisionNotFound, RollbackTemplateUnchanged.
+ * RollbackRevisionNotFound, RollbackTemplateUnchanged, ReplicaSetCreateError.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
