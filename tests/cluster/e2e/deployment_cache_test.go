@@ -96,9 +96,8 @@ func TestDeployment_SyncMakesNoReplicaSetList(t *testing.T) {
 
 // TestDeployment_NewReplicaSetCreatedCondition: upstream's getNewReplicaSet writes the status
 // right after creating a ReplicaSet (Progressing True NewReplicaSetCreated "Created new replica
-// set %q", and the Deployment's revision annotation), before the rollout's own status write
-// replaces the condition with ReplicaSetUpdated: a watch from the Deployment's creation sees
-// that version of the object.
+// set %q", with the Deployment's revision annotation in that same write): a watch from the
+// Deployment's creation sees that version of the object.
 func TestDeployment_NewReplicaSetCreatedCondition(t *testing.T) {
 	dpStart(t)
 	ns := Namespace(t)
