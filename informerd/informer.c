@@ -201,6 +201,15 @@ static int list_item(void *obj, void *ud)
 	return 0;
 }
 
+/* ReplicaSet records keep every annotation (the Deployment controller compares and copies
+ * them, shm/records.h); other typed records keep none, so the default filter serves them */
+static unsigned decode_flags(const struct informer *in)
+{
+	return in->kkind == KUBE_KIND_REPLICASET || in->kkind == KUBE_KIND_REPLICATIONCONTROLLER
+	               ? KUBE_DECODE_ALL_ANNOTATIONS
+	               : 0;
+}
+
 static void list_done(struct informer *in, const struct kube_result *r, uint64_t now)
 {
 	struct inf_store *st = in->ii->cfg.store;
@@ -211,7 +220,8 @@ static void list_done(struct informer *in, const struct kube_result *r, uint64_t
 
 	if (r->err == 0) {
 		memset(&meta, 0, sizeof(meta));
-		d = kube_decode_list_any(in->kkind, r->body, r->body_len, 0, list_item, &lc, &meta);
+		d = kube_decode_list_any(in->kkind, r->body, r->body_len, decode_flags(in),
+		                         list_item, &lc, &meta);
 		if (d < 0 || lc.err) {
 			lr.err = lc.err ? lc.err : d;
 		} else {
@@ -286,7 +296,7 @@ static int on_event(const char *json, size_t len, void *ud)
 
 	if (in->removing || in->abandoned)
 		return STOP_WATCH;
-	r = kube_decode_watch_event_any(in->kkind, json, len, 0, &t, &obj);
+	r = kube_decode_watch_event_any(in->kkind, json, len, decode_flags(in), &t, &obj);
 	if (r < 0) {
 		/* Undecodable event: client-go turns it into an ERROR (relist after backoff). */
 		inf_metrics_add(in->row, INF_M_ERRORS, 1);

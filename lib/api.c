@@ -196,11 +196,28 @@ const char *kcmd_obj_annotation(const struct shm_obj *o, const char *key)
 	const char *blobs[2];
 	size_t n[2];
 
-	if (!key || !object_record(o, &v, &fo))
+	struct shm_rec_rs fr;
+	uint64_t first = 2;
+	uint32_t count;
+
+	if (!key || !o)
 		return NULL;
-	for (uint32_t i = 0; i < fo.n_annotations; i++) {
-		if (shm_rec_blob(&v, 2 + 2 * i, &blobs[0], &n[0]) < 0 ||
-		    shm_rec_blob(&v, 3 + 2 * i, &blobs[1], &n[1]) < 0)
+	if (object_record(o, &v, &fo)) {
+		count = fo.n_annotations;
+	} else if (o->kind == SHM_RECORD_REPLICASET &&
+	           shm_rec_parse(o->payload, o->payload_len, &v) == 0 &&
+	           shm_rec_rs_get(&v, &fr) == 0) {
+		/* ReplicaSet records keep every annotation too (after their conditions) */
+		first = shm_rec_rs_first_annotation(&fr);
+		count = fr.n_annotations;
+		if (first > UINT32_MAX - 2 * (uint64_t)count)
+			return NULL;
+	} else {
+		return NULL;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		if (shm_rec_blob(&v, (unsigned)(first + 2 * i), &blobs[0], &n[0]) < 0 ||
+		    shm_rec_blob(&v, (unsigned)(first + 1 + 2 * i), &blobs[1], &n[1]) < 0)
 			return NULL;
 		if (strcmp(blobs[0], key) == 0)
 			return blobs[1];

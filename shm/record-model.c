@@ -195,6 +195,15 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 			enc_str(&e, c->message);
 			enc_blob(&e, &c->last_transition_time, sizeof(c->last_transition_time));
 		}
+		/* every annotation the decoder kept (informerd keeps them all for ReplicaSets:
+		 * the Deployment controller compares and copies them) */
+		for (uint32_t i = 0; i < m->n_annotations; i++) {
+			enc_str(&e, m->annotations[i].key);
+			enc_str(&e, m->annotations[i].value);
+		}
+		rs.n_annotations = m->n_annotations;
+		if (!e.err)
+			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
 	} else if (kind == SHM_RECORD_OBJECT) {
 		const struct kube_object *o = obj;
 		struct shm_rec_object fo = {.body_format = SHM_REC_BODY_JSON,
@@ -681,6 +690,18 @@ static int rs_body(struct shm_rs_view *ret, const struct shm_rec_rs *fr, const s
 		rs->status.conditions = ret->conds;
 		rs->status.n_conditions = fr->n_conditions;
 	}
+	/* then the annotations' (key, value) pairs */
+	uint64_t a0 = shm_rec_rs_first_annotation(fr);
+	if (fr->n_annotations) {
+		if (!(ret->annotations =
+		              calloc((size_t)fr->n_annotations + 1, sizeof(*ret->annotations))))
+			return -ENOMEM;
+		for (uint32_t i = 0; i < fr->n_annotations; i++)
+			ret->annotations[i] = (struct kube_kv){b->p[a0 + 2 * (uint64_t)i],
+			                                       b->p[a0 + 1 + 2 * (uint64_t)i]};
+		rs->meta.annotations = ret->annotations;
+		rs->meta.n_annotations = fr->n_annotations;
+	}
 	return 0;
 }
 
@@ -699,9 +720,9 @@ int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret)
 	if ((r = shm_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
 	    (r = shm_rec_rs_get(&v, &fr)) < 0)
 		return r;
-	/* blob 0, the selector, the template and its labels, five blobs per condition, then
-	 * the finalizers */
-	if (shm_rec_rs_first_condition(&fr) + 5 * (uint64_t)fr.n_conditions >
+	/* blob 0, the selector, the template and its labels, five blobs per condition, two per
+	 * annotation, then the finalizers */
+	if (shm_rec_rs_first_annotation(&fr) + 2 * (uint64_t)fr.n_annotations >
 	    v.hdr.n_blobs - v.hdr.n_finalizers)
 		return -EBADMSG;
 	if ((r = blobs_load(&v, &b)) == 0)
@@ -722,6 +743,7 @@ void shm_rs_view_free(struct shm_rs_view *w)
 	shm_rec_selector_free(&w->sel);
 	free(w->conds);
 	free(w->tmpl_labels);
+	free(w->annotations);
 	memset(w, 0, sizeof(*w));
 }
 

@@ -95,6 +95,7 @@ struct shm_rs_view {
 	struct shm_rec_selector sel;
 	struct kube_condition *conds;
 	struct kube_kv *tmpl_labels; /* point into the record */
+	struct kube_kv *annotations; /* rs.meta.annotations: every annotation (version 5) */
 };
 
 /* A full-object record (SHM_RECORD_OBJECT): o.meta with every annotation, o.api_version,

@@ -24,10 +24,11 @@
  *   uint32 value count}, then the values), spec.template JSON, the template's labels (key,
  *   value per label), the template's four parts (enum shm_rec_tmpl_parts), then per status
  *   condition five blobs (type, status, reason, message,
- *   lastTransitionTime as 8 raw bytes of kube_time_t), then the finalizers. Metadata-only records:
- * the finalizers. Full objects (struct shm_rec_object): apiVersion, kind, n_annotations (key,
- * value) pairs, the body, then the finalizers. An absent string is a blob of length 0 (the model's
- * NULL and "" are not told apart here).
+ *   lastTransitionTime as 8 raw bytes of kube_time_t), then n_annotations (key, value) pairs
+ *   (every annotation: the Deployment controller reads them), then the finalizers. Metadata-only
+ * records: the finalizers. Full objects (struct shm_rec_object): apiVersion, kind, n_annotations
+ * (key, value) pairs, the body, then the finalizers. An absent string is a blob of length 0 (the
+ * model's NULL and "" are not told apart here).
  *
  *   The payload is copied out by shm readers, so it has no alignment: readers memcpy fields.
  *   Version rule: SHM_REC_MAGIC carries the version; a change of any layout bumps it, and a
@@ -44,10 +45,11 @@
 #include <stdint.h>
 #include <string.h>
 
-/* "CRK4" read little-endian: version 4 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
+/* "CRK5" read little-endian: version 5 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
  * selector compiled and their template's labels parsed; v4: the pod's fixed part keeps the
- * DisruptionTarget condition, 24 -> 32 bytes) */
-#define SHM_REC_MAGIC 0x344b5243u
+ * DisruptionTarget condition, 24 -> 32 bytes; v5: ReplicaSets keep every annotation, for the
+ * Deployment controller's sync) */
+#define SHM_REC_MAGIC 0x354b5243u
 
 enum shm_rec_flags {
 	SHM_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
@@ -103,6 +105,7 @@ struct shm_rec_rs {
 	int32_t replicas, fully_labeled_replicas, ready_replicas, available_replicas;
 	int32_t terminating_replicas;
 	uint32_t n_conditions;
+	uint32_t n_annotations; /* version 5 (was padding) */
 	int64_t observed_generation;
 	/* version 3: the compiled selector and the parsed template labels */
 	uint32_t n_sel_labels, n_sel_exprs; /* matchLabels, matchExpressions */
@@ -132,6 +135,10 @@ static inline uint64_t shm_rec_rs_first_condition(const struct shm_rec_rs *r)
 {
 	return shm_rec_rs_template(r) + 1 + 2 * (uint64_t)r->n_template_labels +
 	       SHM_REC_TMPL_N_PARTS;
+}
+static inline uint64_t shm_rec_rs_first_annotation(const struct shm_rec_rs *r)
+{
+	return shm_rec_rs_first_condition(r) + 5 * (uint64_t)r->n_conditions;
 }
 
 /* Full-object records (SHM_RECORD_OBJECT): any resource a controller watches whole. The body is

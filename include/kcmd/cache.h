@@ -49,8 +49,9 @@ size_t kcmd_obj_n_owners(const struct shm_obj *o);
 int kcmd_obj_owner(const struct shm_obj *o, size_t i, struct kcmd_owner_ref *ret);
 /* A cached object of a watch cached whole (KCMD_CACHE_OBJECT): its JSON as the apiserver sent
  * it (NUL-terminated, owned by o; *ret_len, if not NULL, gets its length), and its annotations.
- * NULL for other cache kinds (metadata-only and typed records keep no JSON and no annotations),
- * for an absent annotation, or for a record this build cannot read. */
+ * NULL for other cache kinds (metadata-only and typed records keep no JSON; of the typed
+ * records only KCMD_CACHE_REPLICASET keeps the annotations, every one of them), for an absent
+ * annotation, or for a record this build cannot read. */
 const char *kcmd_obj_json(const struct shm_obj *o, size_t *ret_len);
 const char *kcmd_obj_annotation(const struct shm_obj *o, const char *key);
 /* Frees an object kcmd_cache_get returned; NULL is a no-op. */
@@ -65,7 +66,7 @@ const char *kcmd_meta_label(const struct kube_object_meta *m, const char *key);
 /* metadata.deletionTimestamp is set */
 bool kcmd_meta_deleting(const struct kube_object_meta *m);
 /* The value of annotation key, or NULL: absent, or the watch's cache kind keeps no annotations
- * (only KCMD_CACHE_OBJECT does). */
+ * (only KCMD_CACHE_OBJECT and KCMD_CACHE_REPLICASET keep them). */
 const char *kcmd_meta_annotation(const struct kube_object_meta *m, const char *key);
 size_t kcmd_meta_n_owners(const struct kube_object_meta *m);
 int kcmd_meta_owner(const struct kube_object_meta *m, size_t i, struct kcmd_owner_ref *ret);

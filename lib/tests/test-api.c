@@ -352,6 +352,75 @@ static void test_whole_object_cached(void **state)
 	close(fd);
 }
 
+/* A ReplicaSet record's annotations (after its template parts and conditions) are readable too;
+ * a record whose counts point past its blobs answers NULL, never a read outside it. */
+static void test_replicaset_annotations(void **state)
+{
+	(void)state;
+	uint8_t payload[512];
+	struct shm_rec_hdr h = {.magic = SHM_REC_MAGIC,
+	                        .kind = SHM_RECORD_REPLICASET,
+	                        .fixed_len = sizeof(struct shm_rec_rs),
+	                        /* selector error, template, its 4 parts, 2 annotation pairs */
+	                        .n_blobs = 10};
+	struct shm_rec_rs fr = {.n_annotations = 2};
+	size_t at = 0;
+	memcpy(payload, &h, sizeof(h));
+	at += sizeof(h);
+	memcpy(payload + at, &fr, sizeof(fr));
+	at += sizeof(fr);
+	for (int i = 0; i < 6; i++)
+		at = put_blob(payload, at, "");
+	at = put_blob(payload, at, "deployment.kubernetes.io/revision");
+	at = put_blob(payload, at, "3");
+	at = put_blob(payload, at, "team");
+	at = put_blob(payload, at, "a");
+	assert_int_equal(shm_rec_rs_first_annotation(&fr), 6);
+
+	struct shm_arena *w, *rd;
+	struct shm_obj *o = NULL;
+	int fd, rfd;
+	assert_int_equal(shm_arena_create(NULL, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	int t = shm_writer_register_type(
+	        w, &(struct shm_type_desc){.group = "apps",
+	                                   .version = "v1",
+	                                   .resource = "replicasets",
+	                                   .kind = "ReplicaSet",
+	                                   .record_kind = SHM_RECORD_REPLICASET});
+	assert_true(t >= 0);
+	struct shm_record_in in = {.type = (uint16_t)t,
+	                           .kind = SHM_RECORD_REPLICASET,
+	                           .ns = "ns1",
+	                           .name = "rs",
+	                           .uid = "uid-rs",
+	                           .rv = "3",
+	                           .payload = payload,
+	                           .payload_len = at};
+	assert_int_equal(shm_writer_upsert(w, &in), 1);
+	/* the same record claiming a third pair it does not hold */
+	fr.n_annotations = 3;
+	memcpy(payload + sizeof(h), &fr, sizeof(fr));
+	in.name = "bad";
+	in.uid = "uid-bad";
+	assert_int_equal(shm_writer_upsert(w, &in), 1);
+	assert_int_equal(shm_arena_reader_fd(fd, &rfd), 0);
+	assert_int_equal(shm_reader_open(rfd, &rd), 0);
+	assert_int_equal(kcmd_cache_get(rd, "apps", "replicasets", "ns1", "rs", &o), 0);
+	assert_string_equal(kcmd_obj_annotation(o, "deployment.kubernetes.io/revision"), "3");
+	assert_string_equal(kcmd_obj_annotation(o, "team"), "a");
+	assert_null(kcmd_obj_annotation(o, "other"));
+	assert_null(kcmd_obj_json(o, NULL)); /* no JSON: a typed record */
+	kcmd_obj_free(o);
+	assert_int_equal(kcmd_cache_get(rd, "apps", "replicasets", "ns1", "bad", &o), 0);
+	assert_null(kcmd_obj_annotation(o, "other"));
+	kcmd_obj_free(o);
+	shm_arena_close(rd);
+	shm_arena_close(w);
+	close(rfd);
+	close(fd);
+}
+
 static void test_whole_object_event(void **state)
 {
 	(void)state;
@@ -403,6 +472,7 @@ int main(void)
 	        cmocka_unit_test(test_client_new),
 	        cmocka_unit_test(test_whole_object_event),
 	        cmocka_unit_test(test_whole_object_cached),
+	        cmocka_unit_test(test_replicaset_annotations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -291,6 +291,54 @@ static void test_template_parts(void **state)
 	shm_rec_enc_release(&e);
 }
 
+/* A ReplicaSet record keeps every annotation the decoder kept (informerd decodes ReplicaSets
+ * with KUBE_DECODE_ALL_ANNOTATIONS for the Deployment controller), after its conditions and
+ * before its finalizers, without disturbing either. */
+static void test_rs_annotations(void **state)
+{
+	(void)state;
+	static const char json[] =
+	        "{\"metadata\":{\"name\":\"rs\",\"uid\":\"u-rs\",\"resourceVersion\":\"1\","
+	        "\"annotations\":{\"deployment.kubernetes.io/revision\":\"4\",\"team\":\"a\","
+	        "\"empty\":\"\"},\"finalizers\":[\"f/x\"]},"
+	        "\"spec\":{\"replicas\":2,\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"}}}},"
+	        "\"status\":{\"replicas\":2,\"conditions\":[{\"type\":\"ReplicaFailure\","
+	        "\"status\":\"True\",\"reason\":\"R\",\"message\":\"m\"}]}}";
+	struct shm_rec_enc e = {0};
+	for (int all = 0; all <= 1; all++) {
+		struct kube_replicaset *rs;
+		struct shm_record_in in;
+		struct shm_obj o;
+		struct shm_rs_view v;
+		assert_int_equal(kube_decode_replicaset(json, strlen(json),
+		                                        all ? KUBE_DECODE_ALL_ANNOTATIONS : 0, &rs),
+		                 0);
+		assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_REPLICASET, rs, &in), 0);
+		to_obj(&in, &o);
+		assert_int_equal(shm_rs_view_init(&o, &v), 0);
+		const struct kube_object_meta *m = &v.rs.meta;
+		/* without the flag the decoder keeps deployment.kubernetes.io/ keys only */
+		assert_int_equal(m->n_annotations, all ? 3 : 1);
+		assert_string_equal(m->annotations[0].key, "deployment.kubernetes.io/revision");
+		assert_string_equal(m->annotations[0].value, "4");
+		if (all) {
+			assert_string_equal(m->annotations[1].key, "team");
+			assert_string_equal(m->annotations[1].value, "a");
+			assert_string_equal(m->annotations[2].key, "empty");
+			assert_string_equal(m->annotations[2].value, "");
+		}
+		assert_int_equal(v.rs.status.n_conditions, 1);
+		assert_string_equal(v.rs.status.conditions[0].type, "ReplicaFailure");
+		assert_string_equal(v.rs.status.conditions[0].message, "m");
+		assert_int_equal(m->n_finalizers, 1);
+		assert_string_equal(m->finalizers[0], "f/x");
+		assert_int_equal(v.rs.spec_replicas, 2);
+		shm_rs_view_free(&v);
+		kube_object_free(rs);
+	}
+	shm_rec_enc_release(&e);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "r");
@@ -419,7 +467,8 @@ static void test_damaged(void **state)
 	damage(SHM_RECORD_POD, in.payload, in.payload_len);
 	char *rj = slurp("kube/tests/fixtures/replicaset.json", &len);
 	struct kube_replicaset *rs;
-	assert_int_equal(kube_decode_replicaset(rj, len, 0, &rs), 0);
+	assert_int_equal(kube_decode_replicaset(rj, len, KUBE_DECODE_ALL_ANNOTATIONS, &rs), 0);
+	assert_int_equal(rs->meta.n_annotations, 4); /* their blobs damaged too */
 	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_REPLICASET, rs, &in), 0);
 	damage(SHM_RECORD_REPLICASET, in.payload, in.payload_len);
 	struct kube_partial *p;
@@ -445,6 +494,7 @@ int main(void)
 	        cmocka_unit_test(test_owner_tristate),   cmocka_unit_test(test_wrong_kind),
 	        cmocka_unit_test(test_damaged),          cmocka_unit_test(test_full_object),
 	        cmocka_unit_test(test_full_object_list), cmocka_unit_test(test_template_parts),
+	        cmocka_unit_test(test_rs_annotations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,16 +4,17 @@
  * kcmd-worker, over cJSON trees.
  *
  * The Deployment is read from the cache (its JSON, KCMD_CACHE_OBJECT), the pods from the cache's
- * pod records. Its ReplicaSets are read with an uncached LIST of the namespace (kcmd's typed
- * ReplicaSet record does not keep the annotations and template a full object has;
- * docs/deployment.md). The arithmetic is plan.c's; template identity is
- * kube_pod_template_equal_ignore_hash and the hash kube_pod_template_hash. Writes: POST of a new
- * ReplicaSet, merge PATCH of a ReplicaSet's spec.replicas with its desired/max-replicas
+ * pod records, and its ReplicaSets from the cache's typed ReplicaSet records through the
+ * namespace index, as upstream's rsLister: no LIST per sync. The record keeps every annotation
+ * and spec.template verbatim (record version 5, shm/records.h); each is rebuilt as the JSON
+ * subset the sync reads (rsjson.c; docs/deployment.md). The arithmetic is plan.c's; template
+ * identity is kube_pod_template_equal_ignore_hash and the hash kube_pod_template_hash. Writes: POST
+ * of a new ReplicaSet, merge PATCH of a ReplicaSet's spec.replicas with its desired/max-replicas
  * annotations and of the new one's annotations (SetNewReplicaSetAnnotations), strategic-merge
  * PATCH of ownerReferences to adopt and release, DELETE of old ReplicaSets beyond
  * revisionHistoryLimit, PATCH of the Deployment's revision annotation, PUT of the Deployment to
  * roll back, PUT of its status; Events ScalingReplicaSet, SelectingAll, RollbackDone,
- * RollbackRevisionNotFound, RollbackTemplateUnchanged.
+ * RollbackRevisionNotFound, RollbackTemplateUnchanged, ReplicaSetCreateError.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -34,6 +35,7 @@
 #include "workers/deployment/controller.h"
 #include "workers/deployment/match.h"
 #include "workers/deployment/plan.h"
+#include "workers/deployment/rsjson.h"
 
 #define A_REV         "deployment.kubernetes.io/revision"
 #define A_DESIRED     "deployment.kubernetes.io/desired-replicas"
@@ -174,22 +176,53 @@ static int request(struct sd *s, const char *method, const char *resource, const
 	return r;
 }
 
-/* an uncached LIST of the namespace's objects (kcmd_kube_request has no LIST) */
-static int list(struct sd *s, const char *group, const char *resource, cJSON **ret)
+/* ---- the namespace's ReplicaSets from the shared cache (upstream's rsLister) ----------------
+ * Each typed record rebuilt as the JSON the code below reads (rsjson.h). */
+struct rs_walk {
+	cJSON *items;
+	int err;
+};
+
+static int rs_visit(const struct shm_obj *o, void *ud)
 {
-	struct kube_request rq = {.verb = KUBE_LIST,
-	                          .group = group,
-	                          .version = "v1",
-	                          .resource = resource,
-	                          .ns = s->ns};
-	struct kube_response resp = {0};
-	int r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
+	struct rs_walk *w = ud;
+	struct shm_obj copy;
+	struct shm_rs_view v;
+	cJSON *j = NULL;
+	int r;
+
+	if ((r = shm_obj_dup(o, &copy)) < 0)
+		return w->err = r;
+	if ((r = shm_rs_view_init(&copy, &v)) == 0)
+		r = dp_rs_to_json(&v.rs, &j);
+	shm_rs_view_free(&v);
+	if (r < 0)
+		return w->err = r; /* an unreadable record: the sync fails and is retried */
+	cJSON_AddItemToArray(w->items, j);
+	return 0;
+}
+
+/* the namespace's ReplicaSets, from the arena's namespace index: {"items": [...]} */
+static int list_rs(struct sd *s, cJSON **ret)
+{
+	struct rs_walk w = {0};
+	cJSON *l = cJSON_CreateObject();
+	int r;
 
 	*ret = NULL;
-	if (r == 0 && !(*ret = resp.body ? cJSON_Parse(resp.body) : NULL))
-		r = -EBADMSG;
-	kube_response_clear(&resp);
-	return r;
+	if (!l || !(w.items = cJSON_AddArrayToObject(l, "items"))) {
+		cJSON_Delete(l);
+		return -ENOMEM;
+	}
+	r = kcmd_cache_list(s->c->ctx->arena, "apps", "replicasets", s->ns, rs_visit, &w);
+	if (r >= 0 && w.err < 0)
+		r = w.err;
+	if (r < 0) {
+		cJSON_Delete(l);
+		return r;
+	}
+	*ret = l;
+	return 0;
 }
 
 static void event(struct sd *s, const char *type, const char *reason, const char *msg)
@@ -322,7 +355,7 @@ static int load_rs(struct sd *s)
 {
 	cJSON *sel = path2(s->d, "spec", "selector"), *it;
 	bool deleting = str(get(s->d, "metadata"), "deletionTimestamp") != NULL;
-	int r = list(s, "apps", "replicasets", &s->rslist), err = 0;
+	int r = list_rs(s, &s->rslist), err = 0;
 
 	if (r < 0)
 		return r;
@@ -658,35 +691,65 @@ static int get_new_rs(struct sd *s, bool create)
 	char *created = NULL;
 	r = request(s, "POST", "replicasets", NULL, NULL, rs, &created);
 	cJSON_Delete(rs);
+	bool already = false;
 	if (r == -EEXIST) {
-		/* the name is taken: ours with the same template is fine, else a hash collision */
-		char *body = NULL;
+		/* the name is taken: read it from the cache (upstream's lister; not there yet: the
+		 * error, and the sync is retried); ours with the same template is the new one,
+		 * anything else a hash collision */
+		struct shm_obj *o = NULL;
+		struct shm_rs_view v;
+		cJSON *ex = NULL;
 		free(created);
 		created = NULL;
-		r = request(s, "GET", "replicasets", rsname, NULL, NULL, &body);
-		cJSON *ex = r == 0 ? cJSON_Parse(body) : NULL;
-		free(body);
-		if (!ex)
-			return r < 0 ? r : -EBADMSG;
+		r = kcmd_cache_get(s->c->ctx->arena, "apps", "replicasets", s->ns, rsname, &o);
+		if (r < 0)
+			return r == -ENOENT ? -EAGAIN : r;
+		r = shm_rs_view_init(o, &v);
+		kcmd_obj_free(o); /* its record moved into the view */
+		if (r == 0)
+			r = dp_rs_to_json(&v.rs, &ex);
+		shm_rs_view_free(&v);
+		if (r < 0)
+			return r;
 		bool has_ctl, mine = controlled_by(ex, s->uid, &has_ctl);
 		char *t = cJSON_PrintUnformatted(path2(ex, "spec", "template"));
 		bool eq = t && kube_pod_template_equal_ignore_hash(t, strlen(t), s->tmpl,
 		                                                   strlen(s->tmpl)) == 1;
 		free(t);
+		if (!(mine && eq)) {
+			cJSON_Delete(ex);
+			set_num(ensure(s->d, "status"), "collisionCount", (double)coll + 1);
+			log_v(2, "%s: hash collision on %s: collisionCount %d", s->key, rsname,
+			      coll + 1);
+			return -EEXIST; /* the caller writes the status and requeues */
+		}
+		created = cJSON_PrintUnformatted(ex);
 		cJSON_Delete(ex);
-		if (mine && eq)
-			return -EAGAIN; /* the cache has not seen it yet: sync again */
-		set_num(ensure(s->d, "status"), "collisionCount", (double)coll + 1);
-		log_v(2, "%s: hash collision on %s: collisionCount %d", s->key, rsname, coll + 1);
-		return -EEXIST; /* the caller writes the status and requeues */
+		if (!created)
+			return -ENOMEM;
+		already = true;
+		r = 0;
 	}
 	if (r < 0) {
+		/* upstream: the message carries the error as Go prints it, for an API error its
+		 * Status message; the condition is written at once (its error ignored) and a
+		 * Warning recorded */
+		cJSON *st = created ? cJSON_Parse(created) : NULL;
+		const char *why = str(st, "message");
+		char *msg = NULL;
+		if (asprintf(&msg, "Failed to create new replica set \"%s\": %s", rsname,
+		             why ? why : strerror(-r)) < 0)
+			msg = NULL;
+		cJSON_Delete(st);
 		free(created);
+		if (!msg)
+			return -ENOMEM;
 		if (has_deadline(s, &secs)) {
-			snprintf(buf, sizeof(buf), "Failed to create new replica set \"%s\": %s",
-			         rsname, strerror(-r));
-			set_cond(s, "Progressing", false, "ReplicaSetCreateError", buf, false);
+			set_cond(s, "Progressing", false, "ReplicaSetCreateError", msg, false);
+			(void)request(s, "PUT", "deployments", s->name, "status", s->d, NULL);
 		}
+		event(s, "Warning", "ReplicaSetCreateError", msg);
+		free(msg);
 		return r;
 	}
 	cJSON *nrs = cJSON_Parse(created);
@@ -699,16 +762,37 @@ static int get_new_rs(struct sd *s, bool create)
 	s->rs[s->n] = nrs;
 	s->new_ix = (int)s->n++;
 	fill_info(s, (size_t)s->new_ix);
-	if (count > 0) {
+	if (!already && count > 0) {
 		char msg[512];
 		dp_scaling_message(msg, sizeof(msg), rsname, 0, count);
 		event(s, "Normal", "ScalingReplicaSet", msg);
 	}
-	if (has_deadline(s, &secs)) {
+	/* upstream then writes the status at once when the Deployment's revision annotation
+	 * changes (SetDeploymentRevision: the status endpoint keeps annotations, it resets only
+	 * spec and labels) or it has a progress deadline (NewReplicaSetCreated): a PUT of the
+	 * status as it stands, its resourceVersion the one read, so that the status write at the
+	 * end of this sync, from the same resourceVersion, meets a Conflict and the next sync
+	 * writes it, as upstream's does */
+	const char *drev = str(path2(s->d, "metadata", "annotations"), A_REV);
+	snprintf(rev, sizeof(rev), "%" PRId64, max_old + 1);
+	bool needs = !drev || strcmp(drev, rev) != 0;
+	if (needs)
+		set_str(ensure(ensure(s->d, "metadata"), "annotations"), A_REV, rev);
+	if (!already && has_deadline(s, &secs)) {
 		snprintf(buf, sizeof(buf), "Created new replica set \"%s\"", rsname);
 		set_cond(s, "Progressing", true, "NewReplicaSetCreated", buf, false);
+		needs = true;
 	}
-	return 0;
+	if (!needs)
+		return 0;
+	if ((r = request(s, "PUT", "deployments", s->name, "status", s->d, NULL)) < 0) {
+		log_v(2, "%s: updating the status: %s", s->key, strerror(-r));
+		return r;
+	}
+	/* the status written is now the one later writes compare with (upstream's d.Status) */
+	cJSON_Delete(s->orig_st);
+	s->orig_st = cJSON_Duplicate(ensure(s->d, "status"), true);
+	return s->orig_st ? 0 : -ENOMEM;
 }
 
 /* PUT status when it changed */
