@@ -223,3 +223,71 @@ func TestKcmd_DelegatedAuth(t *testing.T) {
 		t.Errorf("kcmd /metrics with the allowed token: %d %.200s", code, body)
 	}
 }
+
+// Issue 21, --authentication-skip-lookup: without --client-ca-file, kcm (and kcmd) read the
+// client CA from kube-system/extension-apiserver-authentication (TestKcmd_RequestHeaderAuth
+// shows the cluster's admin client certificate then authenticates). With the flag there is no
+// lookup: no client CA, so that certificate is not an identity and /metrics is anonymous (403),
+// while a bearer token still goes through the TokenReview. kcm runs beside kcmd with the same
+// flags and must answer the same.
+func TestKcmd_AuthenticationSkipLookup(t *testing.T) {
+	ctx := context.Background()
+	ns := Namespace(t)
+	allowed := authSAToken(t, ns, "scraper")
+	name := "kcmd-skiplookup-" + ns
+	if _, err := env.Client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{}) })
+	if _, err := env.Client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "scraper"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{}) })
+
+	flags := []string{"--authentication-kubeconfig=" + env.Cluster.Kubeconfig,
+		"--authorization-kubeconfig=" + env.Cluster.Kubeconfig, "--authentication-skip-lookup"}
+	kport, uport := hmgFreePort(t), hmgFreePort(t)
+	p := startKcmd(t, nil, append([]string{"--controllers=-replicaset-controller,-garbage-collector-controller,-pod-garbage-collector-controller,-job-controller",
+		"--leader-elect=false", "--secure-port=" + strconv.Itoa(kport), "--bind-address=127.0.0.1"}, flags...)...)
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	authStartKCM(t, uport, flags...)
+	for _, port := range []int{kport, uport} {
+		Eventually(t, 60*time.Second, fmt.Sprintf("HTTPS on port %d", port), func() (bool, string) {
+			code, body, err := authGet(port, "/healthz", "")
+			if err != nil {
+				return false, err.Error()
+			}
+			return code == 200, fmt.Sprintf("%d %s", code, body)
+		})
+	}
+	admin, err := tls.LoadX509KeyPair(filepath.Join(env.Cluster.Dir, "pki", "admin.crt"),
+		filepath.Join(env.Cluster.Dir, "pki", "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kcm would load a looked-up CA shortly after it serves: watch long enough to see it
+	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		for _, port := range []int{kport, uport} {
+			code, body, err := authGetCert(port, "/metrics", "", &admin)
+			if err != nil {
+				t.Fatalf("port %d: %v", port, err)
+			}
+			if code != 403 {
+				t.Fatalf("port %d (kcmd %d, kcm %d): /metrics with the admin client certificate: %d %.200s, "+
+					"want 403 (no client CA without the lookup)", port, kport, uport, code, body)
+			}
+		}
+	}
+	for _, port := range []int{kport, uport} {
+		if code, body, err := authGet(port, "/metrics", allowed); err != nil || code != 200 {
+			t.Errorf("port %d (kcmd %d): /metrics with a token allowed by RBAC: %d %.200s %v", port, kport, code, body, err)
+		}
+	}
+}

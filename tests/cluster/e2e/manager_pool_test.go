@@ -90,3 +90,60 @@ func TestManager_WorkerPoolOff(t *testing.T) {
 		return n == 4, fmt.Sprintf("%d workers", n)
 	})
 }
+
+// Issue 21, "--concurrent-replicaset-syncs above 32": the work queue used to have 32 worker
+// slots whatever the flag said, so workers past the 32nd could not attach and crash-looped.
+// The manager now sizes each queue for the controller's worker count. 40 workers, pool off:
+// all 40 start, attach and stay (no worker exits), and 45 ReplicaSets created at once all sync.
+func TestManager_ManyReplicaSetWorkers(t *testing.T) {
+	stopSharedRS(t)
+	const workers = 40
+	p := startKcmd(t, nil, "--controllers=replicaset-controller", "--secure-port=0", "--leader-elect=false",
+		fmt.Sprintf("--concurrent-replicaset-syncs=%d", workers), "--worker-idle-timeout=0",
+		"--kube-api-qps=200", "--kube-api-burst=400")
+	t.Cleanup(func() { dumpKcmdLogs(t, p) })
+	mgr := p.cmd.Process.Pid
+	Eventually(t, 60*time.Second, fmt.Sprintf("%d workers and synced informers", workers), func() (bool, string) {
+		n := countWorkers(mgr)
+		return n == workers && p.Logged("informers synced"), fmt.Sprintf("%d workers", n)
+	})
+	ns := rsNamespace(t)
+	const nRS = 45
+	for i := 0; i < nRS; i++ {
+		mustCreateRS(t, demoReplicaSet(ns, fmt.Sprintf("many-%d", i), 1))
+	}
+	minSeen := workers
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		if n := countWorkers(mgr); n < minSeen {
+			minSeen = n
+		}
+		done := 0
+		for i := 0; i < nRS; i++ {
+			if rs := getRS(t, ns, fmt.Sprintf("many-%d", i)); rs.Status.Replicas == 1 {
+				done++
+			}
+		}
+		if done == nRS {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for i := 0; i < nRS; i++ {
+		waitReplicas(t, ns, fmt.Sprintf("many-%d", i), 1)
+	}
+	// a worker that cannot attach exits at once and is restarted with a backoff: watch a while
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if n := countWorkers(mgr); n < minSeen {
+			minSeen = n
+		}
+	}
+	if minSeen != workers {
+		t.Errorf("as few as %d worker processes after the start, want %d throughout", minSeen, workers)
+	}
+	for _, l := range p.Logs() {
+		if strings.Contains(l, "exited with status") || strings.Contains(l, "killed by signal") {
+			t.Errorf("a child exited: %s", l)
+		}
+	}
+}
