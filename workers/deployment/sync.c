@@ -180,8 +180,20 @@ static int request(struct sd *s, const char *method, const char *resource, const
  * Each typed record rebuilt as the JSON the code below reads (rsjson.h). */
 struct rs_walk {
 	cJSON *items;
+	const char *uid; /* the Deployment's */
 	int err;
 };
+
+/* A ReplicaSet whose controller is another object is neither claimed nor released by this
+ * Deployment (load_rs skips it, as upstream's ClaimReplicaSets): it is not rebuilt at all. */
+static bool rs_others(const struct shm_obj *o, const char *uid)
+{
+	struct kcmd_owner_ref ref;
+	for (size_t i = 0; kcmd_obj_owner(o, i, &ref) == 0; i++)
+		if (ref.controller == 1)
+			return !ref.uid || strcmp(ref.uid, uid) != 0;
+	return false;
+}
 
 static int rs_visit(const struct shm_obj *o, void *ud)
 {
@@ -191,6 +203,8 @@ static int rs_visit(const struct shm_obj *o, void *ud)
 	cJSON *j = NULL;
 	int r;
 
+	if (rs_others(o, w->uid))
+		return 0;
 	if ((r = shm_obj_dup(o, &copy)) < 0)
 		return w->err = r;
 	if ((r = shm_rs_view_init(&copy, &v)) == 0)
@@ -205,7 +219,7 @@ static int rs_visit(const struct shm_obj *o, void *ud)
 /* the namespace's ReplicaSets, from the arena's namespace index: {"items": [...]} */
 static int list_rs(struct sd *s, cJSON **ret)
 {
-	struct rs_walk w = {0};
+	struct rs_walk w = {.uid = s->uid};
 	cJSON *l = cJSON_CreateObject();
 	int r;
 
