@@ -20,8 +20,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
         {"tls-curve-preferences", "kcmd's TLS (GnuTLS) takes no Go CurveIDs", true},
         {"tls-sni-cert-key", "kcmd serves --tls-cert-file for every name (no SNI certificates)",
          true},
-        {"emulated-version", "kcmd implements v1.37's behaviour only", true},
-        {"min-compatibility-version", "kcmd implements v1.37's behaviour only", true},
         {"cloud-", "kcmd runs no cloud-provider loops (kcm without --cloud-provider)", false},
         {"configure-cloud-routes", "kcmd runs no cloud-provider loops", false},
         {"route-reconciliation-period", "kcmd runs no cloud-provider loops", false},

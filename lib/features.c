@@ -301,8 +301,9 @@ int kcmd_features_validate(const struct kcmd_features *f, char *err, size_t errl
 		else if (s->stage == KCM_SPEC_PREALPHA)
 			agg_add(&a,
 			        "cannot set feature gate %s to %s, feature is PreAlpha at emulated "
-			        "version 1.37, min compatibility version 1.36",
-			        s->name, v ? "true" : "false");
+			        "version 1.37, min compatibility version 1.%d",
+			        s->name, v ? "true" : "false",
+			        f->min_compat_minor ? f->min_compat_minor : 36);
 	}
 	if (a.count)
 		return agg_done(&a);

@@ -48,6 +48,9 @@ struct kcmd_features {
 	unsigned char prefixes;
 	/* the first entry naming an unregistered component / an unknown gate ("" none) */
 	char bad_component[64], unknown[128];
+	/* --min-compatibility-version's minor (major 1), for kcm's PreAlpha message; 0: kcm's
+	 * default at emulation version 1.37 (1.36) */
+	unsigned char min_compat_minor;
 };
 
 /* Every gate at its v1.37 default. */

@@ -99,7 +99,8 @@ enum ftype {
 	F_DURATION,
 	F_CONTROLLERS,
 	F_LOCK,
-	F_GATES
+	F_GATES,
+	F_VERSIONS
 };
 
 struct flagdef {
@@ -205,6 +206,14 @@ static const struct flagdef flags[] = {
          "each controller below) with a token from the TokenRequest API; kcmd's own identity then "
          "needs get/create on serviceaccounts and create on serviceaccounts/token in kube-system "
          "(default false)."},
+        {"emulated-version", F_VERSIONS, OFF(version_args[0]),
+         "kube-controller-manager's: the version whose behaviour to emulate, [kube=]1.MINOR "
+         "(kcm takes 1.34..1.37). kcmd implements v1.37 only: any other valid version is refused "
+         "after kcm's own checks."},
+        {"min-compatibility-version", F_VERSIONS, OFF(version_args[1]),
+         "kube-controller-manager's: the oldest version to stay compatible with, [kube=]1.MINOR "
+         "(kcm takes 1.34..the emulated version; default the emulated version minus one). "
+         "kcmd's gate table is kcm's at 1.34..1.36; 1.37 is refused after kcm's checks."},
         {"feature-gates", F_GATES, 0,
          "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows "
          "DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, "
@@ -304,6 +313,202 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -EINVAL;
+}
+
+/* kcm's --emulated-version and --min-compatibility-version (component-base's compatibility
+ * registry, one component "kube"). kcm v1.37 emulates 1.34..1.37; kcmd runs 1.37 only. */
+enum { KCM_MINOR = 37, KCM_FLOOR_MINOR = 34 };
+
+struct majmin {
+	unsigned long long maj, min;
+};
+
+static int majmin_cmp(struct majmin a, struct majmin b)
+{
+	if (a.maj != b.maj)
+		return a.maj < b.maj ? -1 : 1;
+	return a.min < b.min ? -1 : a.min > b.min;
+}
+
+static bool go_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+/* apimachinery's generic version parse: [space]v?N.N[.N...] then anything. The version as Go
+ * prints it (its numbers) goes to str; its third number (0 if none) to *patch. */
+static int go_version(const char *s, struct majmin *mm, unsigned long long *patch, char *str,
+                      size_t strn, char *err, size_t errlen)
+{
+	const char *p = s, *e;
+	size_t n = 0, l = 0;
+
+	while (go_space(*p))
+		p++;
+	if (*p == 'v')
+		p++;
+	if (!isdigit((unsigned char)*p) || strchr(s, '\n'))
+		return fail(err, errlen, "could not parse \"%s\" as version", s);
+	str[0] = 0;
+	*patch = 0;
+	/* the numbers: count them first (fewer than two is refused before any is read) */
+	for (e = p;; e++) {
+		while (isdigit((unsigned char)*e))
+			e++;
+		n++;
+		if (!(e[0] == '.' && isdigit((unsigned char)e[1])))
+			break;
+	}
+	if (n < 2)
+		return fail(err, errlen, "illegal version string \"%s\"", s);
+	for (size_t i = 0; i < n; i++) {
+		size_t dn = strspn(p, "0123456789");
+		unsigned long long v = 0;
+		bool over = false;
+		if (i == 0 && p[0] == '0' && dn > 1)
+			return fail(err, errlen,
+			            "illegal zero-prefixed version component \"%.*s\" in \"%s\"",
+			            (int)dn, p, s);
+		for (size_t k = 0; k < dn; k++) {
+			unsigned d = (unsigned)(p[k] - '0');
+			if (v > (ULLONG_MAX - d) / 10)
+				over = true;
+			v = v * 10 + d;
+		}
+		if (over)
+			return fail(err, errlen,
+			            "illegal non-numeric version component \"%.*s\" in \"%s\": "
+			            "strconv.ParseUint: parsing \"%.*s\": value out of range",
+			            (int)dn, p, s, (int)dn, p);
+		if (i == 0)
+			mm->maj = v;
+		else if (i == 1)
+			mm->min = v;
+		else if (i == 2)
+			*patch = v;
+		if (l < strn)
+			l += (size_t)snprintf(str + l, strn - l, "%s%llu", i ? "." : "", v);
+		p += dn + 1;
+	}
+	return 0;
+}
+
+/* One flag's items, as kcm's toVersionMap then its component check: the "kube" entry's
+ * version in *mm (*set true), or -EINVAL with kcm's message. */
+static int version_items(const char *list, bool *set, struct majmin *mm, char *err, size_t errlen)
+{
+	char keys[8][64], vers[8][64], item[512], vbuf[512];
+	size_t nk = 0;
+
+	*set = false;
+	if (!list[0])
+		return 0;
+	for (const char *p = list;;) {
+		size_t il = strcspn(p, ","), kl;
+		const char *v, *eq;
+		char key[64] = "kube", str[64];
+		struct majmin one;
+		unsigned long long patch = 0;
+
+		snprintf(item, sizeof(item), "%.*s", (int)il, p);
+		v = item;
+		if ((eq = strchr(item, '='))) {
+			const char *k = item;
+			while (go_space(*k))
+				k++;
+			kl = (size_t)(eq - k);
+			while (kl && go_space(k[kl - 1]))
+				kl--;
+			snprintf(key, sizeof(key), "%.*s", (int)kl, k);
+			v = eq + 1;
+			while (go_space(*v))
+				v++;
+			snprintf(vbuf, sizeof(vbuf), "%s", v);
+			for (size_t vl = strlen(vbuf); vl && go_space(vbuf[vl - 1]); vl--)
+				vbuf[vl - 1] = 0;
+			v = vbuf;
+		}
+		if (go_version(v, &one, &patch, str, sizeof(str), err, errlen) < 0)
+			return -EINVAL;
+		if (patch)
+			return fail(err, errlen, "patch version not allowed, got: %s=%s", key, str);
+		for (size_t k = 0; k < nk; k++)
+			if (!strcmp(keys[k], key))
+				return fail(err, errlen, "duplicate version flag, %s=%s and %s=%s",
+				            key, vers[k], key, str);
+		if (nk < 8) {
+			snprintf(keys[nk], sizeof(keys[nk]), "%s", key);
+			snprintf(vers[nk++], sizeof(vers[0]), "%s", str);
+		}
+		if (!strcmp(key, "kube")) {
+			*mm = one;
+			*set = true;
+		}
+		if (!p[il])
+			break;
+		p += il + 1;
+	}
+	for (size_t k = 0; k < nk; k++)
+		if (strcmp(keys[k], "kube"))
+			return fail(err, errlen, "component not registered: %s", keys[k]);
+	return 0;
+}
+
+/* After the last flag, in kcm's order: both version flags' syntax, the feature gates (judged at
+ * 1.37 whatever the emulated version: kcmd's table is 1.37's), then, unless --version (kcm prints
+ * its version before it checks the range), the range and what kcmd cannot run. */
+static int check_versions(struct mgr_config *cfg, char *err, size_t errlen)
+{
+	struct majmin emu = {1, KCM_MINOR}, minc, floor = {1, KCM_FLOOR_MINOR};
+	bool emu_set, minc_set, bad_emu, bad_minc;
+	char msg[4096];
+
+	if (version_items(cfg->version_args[0], &emu_set, &emu, msg, sizeof(msg)) < 0)
+		return fail(err, errlen, "--emulated-version: %s", msg);
+	if (!emu_set)
+		emu = (struct majmin){1, KCM_MINOR};
+	/* kcm's default: the emulated version minus one minor, not under the floor */
+	minc = (struct majmin){emu.maj, emu.min ? emu.min - 1 : 0};
+	if (majmin_cmp(minc, floor) < 0)
+		minc = floor;
+	if (version_items(cfg->version_args[1], &minc_set, &minc, msg, sizeof(msg)) < 0)
+		return fail(err, errlen, "--min-compatibility-version: %s", msg);
+	if (minc.maj == 1 && minc.min <= KCM_MINOR)
+		cfg->features.min_compat_minor = (unsigned char)minc.min;
+	if (kcmd_features_validate(&cfg->features, msg, sizeof(msg)) < 0)
+		return fail(err, errlen, "--feature-gates: %s", msg);
+	if (cfg->version)
+		return 0;
+	bad_emu = majmin_cmp(emu, (struct majmin){1, KCM_MINOR}) > 0 || majmin_cmp(emu, floor) < 0;
+	bad_minc = majmin_cmp(minc, emu) > 0 || majmin_cmp(minc, floor) < 0;
+	snprintf(msg, sizeof(msg),
+	         "minCompatibilityVersion version %llu.%llu is not between [1.%d, "
+	         "%llu.%llu]",
+	         minc.maj, minc.min, KCM_FLOOR_MINOR, emu.maj, emu.min);
+	if (bad_emu)
+		return fail(
+		        err, errlen,
+		        "--emulated-version: %semulation version %llu.%llu is not between [1.%d, "
+		        "1.%d.0]%s%s%s",
+		        bad_minc ? "[" : "", emu.maj, emu.min, KCM_FLOOR_MINOR, KCM_MINOR,
+		        bad_minc ? ", " : "", bad_minc ? msg : "", bad_minc ? "]" : "");
+	if (bad_minc)
+		return fail(err, errlen, "--min-compatibility-version: %s", msg);
+	if (emu.min != KCM_MINOR)
+		return fail(
+		        err, errlen,
+		        "--emulated-version=%s: kcmd implements kube-controller-manager v1.%d's "
+		        "behaviour only (its controllers and feature gates); emulation version "
+		        "%llu.%llu is valid for kcm but not supported",
+		        cfg->version_args[0], KCM_MINOR, emu.maj, emu.min);
+	if (minc.min == KCM_MINOR)
+		return fail(
+		        err, errlen,
+		        "--min-compatibility-version=%s: kcmd's feature gate table is "
+		        "kube-controller-manager's at min compatibility versions 1.%d..1.%d (at "
+		        "1.%d some gates' defaults differ); not supported",
+		        cfg->version_args[1], KCM_FLOOR_MINOR, KCM_MINOR - 1, KCM_MINOR);
+	return 0;
 }
 
 /* The names this build has, for messages ("a, b and c"). */
@@ -462,6 +667,17 @@ static int set_flag(struct mgr_config *cfg, const struct flagdef *f, const char 
 	case F_CONTROLLERS:
 		cfg->controllers_arg = v;
 		return parse_controllers(cfg, v, err, errlen);
+	case F_VERSIONS: {
+		char *lst = (char *)(base + f->off);
+		size_t have = strlen(lst);
+		if (!v[0]) /* an empty value adds no item (pflag's string slice) */
+			return 0;
+		if (have + 1 + strlen(v) >= sizeof(cfg->version_args[0]))
+			return fail(err, errlen, "--%s: too long", f->name);
+		snprintf(lst + have, sizeof(cfg->version_args[0]) - have, "%s%s", have ? "," : "",
+		         v);
+		return 0;
+	}
 	case F_GATES:
 		cfg->feature_gates_arg = v;
 		/* kcm checks the union of every --feature-gates after the last flag */
@@ -560,12 +776,8 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		if (r < 0)
 			return r;
 	}
-	if (kcmd_features_validate(&cfg->features, err + (errlen > 17 ? 17 : 0),
-	                           errlen > 17 ? errlen - 17 : errlen) < 0) {
-		if (errlen > 17)
-			memcpy(err, "--feature-gates: ", 17);
+	if (check_versions(cfg, err, errlen) < 0)
 		return -EINVAL;
-	}
 	for (size_t k = 0; k < cfg->n_ctl; k++) {
 		struct mgr_controller_config *cc = &cfg->ctl[k];
 		const struct kcmd_controller *c = cc->desc;
@@ -783,6 +995,9 @@ int mgr_flags_flagz(const struct mgr_config *cfg, char **ret, size_t *ret_len)
 		case F_GATES:
 			snprintf(v, sizeof(v), "%s",
 			         cfg->feature_gates_arg ? cfg->feature_gates_arg : "");
+			break;
+		case F_VERSIONS:
+			snprintf(v, sizeof(v), "[%s]", (const char *)(base + f->off));
 			break;
 		}
 		snprintf(lines[n++].text, sizeof(lines[0].text), "%s:%s", f->name, v);

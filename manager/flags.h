@@ -60,10 +60,13 @@ struct mgr_config {
 	struct kcmd_features features;        /* --feature-gates, applied onto the defaults */
 	const char *controllers_arg;          /* --controllers as given (NULL: default), /flagz */
 	const char *feature_gates_arg;        /* --feature-gates as given, /flagz */
-	int v;                                /* log verbosity */
-	const char *logging_format;           /* --logging-format: NULL/"text" or "json" */
-	const char *vmodule;                  /* --vmodule: pattern=N,... */
-	struct mgr_httpd_auth_opts auth;      /* --authentication-*, --authorization-* */
+	/* --emulated-version, --min-compatibility-version: every value's items, comma-joined (kcm's
+	 * string slices), checked after the last flag as kcm does */
+	char version_args[2][512];
+	int v;                           /* log verbosity */
+	const char *logging_format;      /* --logging-format: NULL/"text" or "json" */
+	const char *vmodule;             /* --vmodule: pattern=N,... */
+	struct mgr_httpd_auth_opts auth; /* --authentication-*, --authorization-* */
 
 	/* kcmd's own */
 	bool standby_warm_cache;         /* --standby-warm-cache, true */

@@ -22,12 +22,17 @@ module cache of the test cluster's build (k8s.io/kubernetes v1.37.2 and its stag
 their init, client-go's through pkg/features' adapter, logs and metrics in kcm's own init, zpages
 by pkg/features.) Every file is read for its `map[...]VersionedSpecs{...}` literals and, in
 pkg/features, the dependency map; a gate registered twice must carry the same specs.
+
+The table must be the same at min compatibility versions 1.34..1.36 (kcm's floor to its
+default), the ones kcmd's --min-compatibility-version takes (manager/flags.c); the script fails
+otherwise. At 1.37 it differs (a spec with MinCompatibilityVersion 1.37), so kcmd refuses that.
 """
 import re
 import sys
 
 EMULATED = (1, 37)
 MIN_COMPAT = (1, 36)  # kcm's default: the emulated version minus one minor
+FLOOR = (1, 34)  # the lowest emulation/min compatibility version kcm v1.37 takes
 STAGES = {"Alpha": "ALPHA", "Beta": "BETA", "GA": "GA", "Deprecated": "DEPRECATED"}
 
 
@@ -100,22 +105,33 @@ for path, text in zip(sys.argv[1:], texts):
             ds = [consts[ident(d.strip())] for d in e.group(2).split(",") if d.strip()]
             deps[consts[ident(e.group(1))]] = sorted(set(ds))
 
-rows = []
-for name, vs in sorted(specs.items()):
-    cur = None
-    for v in reversed(vs):  # as kcm: the last spec not after 1.37 (the list is in order)
-        if v[0] > EMULATED or (v[4] is not None and MIN_COMPAT < v[4]):
-            continue
-        cur = v
-        break
-    if cur is None:
-        stage, d, lock = "PREALPHA", False, False
-    else:
-        _, d, stage, lock, _ = cur
-    for dep in deps.get(name, []):
-        if dep not in specs:
-            raise SystemExit("%s depends on unknown %s" % (name, dep))
-    rows.append((name, stage, d, lock, " ".join(deps.get(name, []))))
+def table(min_compat):
+    """Every gate's (name, stage, default, locked, deps) at emulation 1.37 and min_compat."""
+    rows = []
+    for name, vs in sorted(specs.items()):
+        cur = None
+        for v in reversed(vs):  # as kcm: the last spec not after 1.37 (the list is in order)
+            if v[0] > EMULATED or (v[4] is not None and min_compat < v[4]):
+                continue
+            cur = v
+            break
+        if cur is None:
+            stage, d, lock = "PREALPHA", False, False
+        else:
+            _, d, stage, lock, _ = cur
+        for dep in deps.get(name, []):
+            if dep not in specs:
+                raise SystemExit("%s depends on unknown %s" % (name, dep))
+        rows.append((name, stage, d, lock, " ".join(deps.get(name, []))))
+    return rows
+
+
+rows = table(MIN_COMPAT)
+# kcmd takes --min-compatibility-version 1.34..1.36 with this one table (manager/flags.c): it
+# must be the same at each of them.
+for mc in range(FLOOR[1], MIN_COMPAT[1]):
+    if table((1, mc)) != rows:
+        raise SystemExit("the table differs at min compatibility version 1.%d" % mc)
 
 print("/* SPDX-License-Identifier: Apache-2.0 */")
 print("/* lib/kcm-gates.c: written by tools/gen-kcm-gates.py; do not edit. Every feature gate of")

@@ -121,7 +121,9 @@ static void test_kcm_flags_without_effect(void **state)
 	assert_int_equal(PARSE(&c, err, "--tls-cipher-suites=TLS_AES_128_GCM_SHA256"), -EINVAL);
 	assert_non_null(strstr(err, "kcmd refuses"));
 	assert_int_equal(PARSE(&c, err, "--tls-cipher-suites="), 0);
+	/* --emulated-version is kcmd's own flag now (test_emulated_version) */
 	assert_int_equal(PARSE(&c, err, "--emulated-version=kube=1.36"), -EINVAL);
+	assert_non_null(strstr(err, "not supported"));
 	/* still unknown: neither kcmd's nor kcm's */
 	assert_int_equal(PARSE(&c, err, "--no-such-flag=1"), -EINVAL);
 	assert_non_null(strstr(err, "unknown flag --no-such-flag"));
@@ -129,6 +131,108 @@ static void test_kcm_flags_without_effect(void **state)
 	assert_int_equal(PARSE(&c, err, "--tls-min-version=VersionTLS13", "--kube-api-qps=5"), 0);
 	assert_int_equal(c.n_kcm_noop, 0);
 	assert_int_equal(PARSE(&c, err, "--tls-min-version=TLS13"), -EINVAL);
+	mgr_config_free(&c);
+}
+
+/* kube-controller-manager v1.37.2's answers to these command lines (run against the binary):
+ * NULL accepted, else its error; kcmd's refusals of what kcm accepts are checked apart. */
+static void test_emulated_version(void **state)
+{
+	(void)state;
+	static const struct {
+		char *a, *b;
+		const char *want;
+	} t[] = {
+	        {"--emulated-version=1.37", NULL, NULL},
+	        {"--emulated-version=kube=1.37", NULL, NULL},
+	        {"--emulated-version=v1.37.0", NULL, NULL},
+	        {"--emulated-version=1.37-alpha", NULL, NULL},
+	        {"--emulated-version=", NULL, NULL},
+	        {"--emulated-version=kube = 1.37 ", NULL, NULL},
+	        {"--min-compatibility-version=1.36", NULL, NULL},
+	        {"--min-compatibility-version=kube=1.35", NULL, NULL},
+	        {"--min-compatibility-version=1.34", "--emulated-version=1.37", NULL},
+	        {"--emulated-version=1.38", NULL,
+	         "emulation version 1.38 is not between [1.34, 1.37.0]"},
+	        {"--emulated-version=2.0", NULL,
+	         "emulation version 2.0 is not between [1.34, 1.37.0]"},
+	        {"--emulated-version=foo", NULL, "could not parse \"foo\" as version"},
+	        {"--emulated-version=kube=", NULL, "could not parse \"\" as version"},
+	        {"--emulated-version=,", NULL, "could not parse \"\" as version"},
+	        {"--emulated-version=1", NULL, "illegal version string \"1\""},
+	        {"--emulated-version=1.x", NULL, "illegal version string \"1.x\""},
+	        {"--emulated-version=01.36", NULL,
+	         "illegal zero-prefixed version component \"01\" in \"01.36\""},
+	        {"--emulated-version=1.36.1", NULL, "patch version not allowed, got: kube=1.36.1"},
+	        {"--emulated-version=other=1.36", NULL, "component not registered: other"},
+	        {"--emulated-version==1.36", NULL, "component not registered: "},
+	        {"--emulated-version=KUBE=1.36", NULL, "component not registered: KUBE"},
+	        {"--emulated-version=kube=1.36,kube=1.35", NULL,
+	         "duplicate version flag, kube=1.36 and kube=1.35"},
+	        {"--emulated-version=1.36", "--emulated-version=1.35",
+	         "duplicate version flag, kube=1.36 and kube=1.35"},
+	        {"--emulated-version=1.33", NULL,
+	         "[emulation version 1.33 is not between [1.34, 1.37.0], minCompatibilityVersion "
+	         "version 1.34 is not between [1.34, 1.33]]"},
+	        {"--min-compatibility-version=1.38", NULL,
+	         "minCompatibilityVersion version 1.38 is not between [1.34, 1.37]"},
+	        {"--min-compatibility-version=1.33", NULL,
+	         "minCompatibilityVersion version 1.33 is not between [1.34, 1.37]"},
+	        {"--min-compatibility-version=foo", NULL, "could not parse \"foo\" as version"},
+	        {"--emulated-version=1.36", "--min-compatibility-version=1.37",
+	         "minCompatibilityVersion version 1.37 is not between [1.34, 1.36]"},
+	        {"--emulated-version=1.34", "--min-compatibility-version=1.38",
+	         "minCompatibilityVersion version 1.38 is not between [1.34, 1.34]"},
+	        /* the gates' own errors come first, alone */
+	        {"--emulated-version=1.38", "--feature-gates=CPUManagerPolicyOptions=false",
+	         "cannot set feature gate CPUManagerPolicyOptions to false, feature is locked to "
+	         "true"},
+	        {"--emulated-version=1.38", "--feature-gates=Foo=true",
+	         "unrecognized feature gate: Foo"},
+	        {"--emulated-version=1.38", "--feature-gates=AtomicFIFO=false",
+	         "--feature-gates: [NodeControllerLeaseCircuitBreaker is enabled, but depends on"},
+	        /* kcm prints its version before it checks the range; the syntax it checks */
+	        {"--emulated-version=1.38", "--version", NULL},
+	        {"--emulated-version=1.33", "--version", NULL},
+	        {"--emulated-version=1.36", "--version", NULL},
+	        {"--min-compatibility-version=1.37", "--version", NULL},
+	        {"--emulated-version=foo", "--version", "could not parse \"foo\" as version"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct mgr_config c = {0};
+		char err[1024] = "";
+		int r = t[i].b ? PARSE(&c, err, t[i].a, t[i].b) : PARSE(&c, err, t[i].a);
+		if (!t[i].want) {
+			if (r != 0)
+				fail_msg("%s %s: %s", t[i].a, t[i].b ? t[i].b : "", err);
+		} else if (r != -EINVAL || !strstr(err, t[i].want)) {
+			fail_msg("%s %s: got %d %s, want %s", t[i].a, t[i].b ? t[i].b : "", r, err,
+			         t[i].want);
+		}
+		mgr_config_free(&c);
+	}
+
+	/* valid for kcm, not run by kcmd: refused after kcm's checks, naming the flag */
+	struct mgr_config c = {0};
+	char err[1024] = "";
+	assert_int_equal(PARSE(&c, err, "--emulated-version=1.36"), -EINVAL);
+	assert_non_null(strstr(err, "--emulated-version=1.36: kcmd implements"));
+	assert_int_equal(
+	        PARSE(&c, err, "--emulated-version=1.34", "--min-compatibility-version=1.34"),
+	        -EINVAL);
+	assert_non_null(strstr(err, "emulation version 1.34 is valid for kcm but not supported"));
+	assert_int_equal(PARSE(&c, err, "--min-compatibility-version=1.37"), -EINVAL);
+	assert_non_null(strstr(err, "--min-compatibility-version=1.37: kcmd's feature gate table"));
+	/* a bad version names its flag */
+	assert_int_equal(PARSE(&c, err, "--min-compatibility-version=1.36.2"), -EINVAL);
+	assert_string_equal(
+	        err, "--min-compatibility-version: patch version not allowed, got: kube=1.36.2");
+	/* the items are kept for /flagz as kcm's string slices */
+	assert_int_equal(
+	        PARSE(&c, err, "--emulated-version=1.37", "--min-compatibility-version=1.35"), 0);
+	assert_string_equal(c.version_args[0], "1.37");
+	assert_string_equal(c.version_args[1], "1.35");
+	assert_int_equal(c.features.min_compat_minor, 35);
 	mgr_config_free(&c);
 }
 
@@ -639,6 +743,7 @@ int main(void)
 	        cmocka_unit_test(test_controller_flags),
 	        cmocka_unit_test(test_durations),
 	        cmocka_unit_test(test_flagz),
+	        cmocka_unit_test(test_emulated_version),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,11 @@ type fgCase struct {
 	accept bool
 	// for an accepted GA or deprecated gate: kcm's warning names it
 	warns string
+	// more flags (--emulated-version, --min-compatibility-version)
+	extra []string
+	// run without --version and with a kubeconfig that does not exist: kcm checks the
+	// emulation/min compatibility range only then (after printing --version)
+	run bool
 }
 
 var fgCases = []fgCase{
@@ -69,11 +74,37 @@ var fgCases = []fgCase{
 	{name: "mixed prefixes", flags: []string{"kube:APIServingWithRoutine=true,APIResponseCompression=true,kube:PodDeletionCost=false"}},
 	{name: "mixed prefixes over two flags", flags: []string{"MultiCIDRServiceAllocator=true", "kube:PodCertificateRequest=true"}},
 	{name: "other component", flags: []string{"wardle:A=true"}},
+
+	// --emulated-version / --min-compatibility-version: the syntax is checked with --version,
+	// the range only when kcm goes on to run
+	{name: "emulated 1.37", flags: []string{}, extra: []string{"--emulated-version=1.37"}, accept: true},
+	{name: "emulated kube=1.37", flags: []string{}, extra: []string{"--emulated-version=kube=1.37", "--emulated-version="}, accept: true},
+	{name: "emulated v1.37.0", flags: []string{}, extra: []string{"--emulated-version=v1.37.0"}, accept: true},
+	{name: "min compatibility 1.35", flags: []string{"PodDeletionCost=false"}, extra: []string{"--min-compatibility-version=kube=1.35"}, accept: true},
+	{name: "emulated 1.38 with --version", flags: []string{}, extra: []string{"--emulated-version=1.38"}, accept: true},
+	{name: "emulated not a version", flags: []string{}, extra: []string{"--emulated-version=foo"}},
+	{name: "emulated empty item", flags: []string{}, extra: []string{"--emulated-version=,"}},
+	{name: "emulated one number", flags: []string{}, extra: []string{"--emulated-version=1"}},
+	{name: "emulated zero-prefixed", flags: []string{}, extra: []string{"--emulated-version=01.36"}},
+	{name: "emulated too big", flags: []string{}, extra: []string{"--emulated-version=1.99999999999999999999999"}},
+	{name: "emulated patch", flags: []string{}, extra: []string{"--emulated-version=1.36.1"}},
+	{name: "emulated other component", flags: []string{}, extra: []string{"--emulated-version=wardle=1.2"}},
+	{name: "emulated twice", flags: []string{}, extra: []string{"--emulated-version=1.36", "--emulated-version=kube=1.35"}},
+	{name: "min compatibility patch", flags: []string{}, extra: []string{"--min-compatibility-version=1.35.2"}},
+	{name: "emulated bad, gate bad", flags: []string{"Foo=true"}, extra: []string{"--emulated-version=foo"}},
+	{name: "emulated 1.38, gate locked", flags: []string{"CPUManagerPolicyOptions=false"}, extra: []string{"--emulated-version=1.38"}},
+	{name: "emulated 1.38", flags: []string{}, extra: []string{"--emulated-version=1.38"}, run: true},
+	{name: "emulated 1.33", flags: []string{}, extra: []string{"--emulated-version=1.33"}, run: true},
+	{name: "emulated 2.0", flags: []string{}, extra: []string{"--emulated-version=2.0"}, run: true},
+	{name: "min compatibility 1.38", flags: []string{}, extra: []string{"--min-compatibility-version=1.38"}, run: true},
+	{name: "min compatibility 1.33", flags: []string{}, extra: []string{"--min-compatibility-version=1.33"}, run: true},
+	{name: "min compatibility over emulated", flags: []string{}, extra: []string{"--emulated-version=1.36", "--min-compatibility-version=1.37"}, run: true},
+	{name: "emulated 1.38, dependency off", flags: []string{"AtomicFIFO=false"}, extra: []string{"--emulated-version=1.38"}, run: true},
 }
 
 // fgItems splits an error message into its errors: Go's aggregate prints several as "[a, b]"
 // in a map's (random) order, so they are compared as a sorted list.
-var fgItemRe = regexp.MustCompile(`cannot set feature gate \S+ to \S+, feature is locked to (?:true|false)|[A-Za-z0-9]+ is enabled, but depends on features that are disabled: \[[^\]]*\]`)
+var fgItemRe = regexp.MustCompile(`(?:emulation|minCompatibilityVersion) version \S+ is not between \[[^\]]*\]|cannot set feature gate \S+ to \S+, feature is locked to (?:true|false)|[A-Za-z0-9]+ is enabled, but depends on features that are disabled: \[[^\]]*\]`)
 
 func fgItems(msg string) []string {
 	msg = strings.TrimSpace(msg)
@@ -85,18 +116,22 @@ func fgItems(msg string) []string {
 	return []string{msg}
 }
 
-func fgArgs(flags []string) []string {
+func fgArgs(c fgCase) []string {
 	var a []string
-	for _, f := range flags {
+	for _, f := range c.flags {
 		a = append(a, "--feature-gates="+f)
 	}
-	return a
+	a = append(a, c.extra...)
+	if c.run {
+		return append(a, "--kubeconfig=/nonexistent/kubeconfig")
+	}
+	return append(a, "--version")
 }
 
-// fgRun runs bin with the flags and --version: accepted, or the refusal's message as msg
+// fgRun runs bin with the case's flags (fgArgs): accepted, or the refusal's message as msg
 // extracts it from a line of the output.
-func fgRun(bin string, flags []string, msg func(string) (string, bool)) (bool, string, string) {
-	cmd := exec.Command(bin, append(fgArgs(flags), "--version")...)
+func fgRun(bin string, c fgCase, msg func(string) (string, bool)) (bool, string, string) {
+	cmd := exec.Command(bin, fgArgs(c)...)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return true, "", string(out)
@@ -115,7 +150,7 @@ var (
 	// prints "Error: ...".
 	kcmFailedRe = regexp.MustCompile(`"command failed" err="((?:[^"\\]|\\.)*)"`)
 	kcmErrRe    = regexp.MustCompile(`^Error: (.*)$`)
-	kcmdErrRe   = regexp.MustCompile(`^kcmd: --feature-gates: (.*)$`)
+	kcmdErrRe   = regexp.MustCompile(`^kcmd: --(?:feature-gates|emulated-version|min-compatibility-version): (.*)$`)
 )
 
 func kcmErrMsg(l string) (string, bool) {
@@ -163,8 +198,8 @@ func TestKcmd_FeatureGateChecksMatchKCM(t *testing.T) {
 		go func(c fgCase) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			kOK, kMsg, kOut := fgRun(kcm, c.flags, kcmErrMsg)
-			dOK, dMsg, dOut := fgRun(kcmd, c.flags, kcmdErrMsg)
+			kOK, kMsg, kOut := fgRun(kcm, c, kcmErrMsg)
+			dOK, dMsg, dOut := fgRun(kcmd, c, kcmdErrMsg)
 			mu.Lock()
 			defer mu.Unlock()
 			if !kOK {
