@@ -90,6 +90,7 @@ extern const struct kcmd_controller kcmd_csr_approving_controller; /* plugin-app
 extern const struct kcmd_controller kcmd_hpa_controller;           /* workers/hpa/plugin.c */
 /* workers/podgroupprotection/plugin.c */
 extern const struct kcmd_controller kcmd_podgroupprotection_controller;
+extern const struct kcmd_controller kcmd_svgc_controller; /* workers/svgc/plugin.c */
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -141,6 +142,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_csr_approving_controller,
         &kcmd_hpa_controller,
         &kcmd_podgroupprotection_controller,
+        &kcmd_svgc_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
