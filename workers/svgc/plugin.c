@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "kcmd/kcmd.h"
+#include "kube/client.h"
 #include "kube/model.h"
 #include "workers/svgc/svgc.h"
 #include "workers/worker.h"
@@ -71,8 +72,7 @@ static bool cached_identity(struct shm_arena *a, const char *id)
 	cJSON *lease;
 	bool ok = false;
 
-	if (!id || !*id ||
-	    kcmd_cache_get(a, SVGC_LEASE_GROUP, "leases", SVGC_LEASE_NS, id, &o) < 0)
+	if (!id || !*id || kcmd_cache_get(a, SVGC_LEASE_GROUP, "leases", SVGC_LEASE_NS, id, &o) < 0)
 		return false;
 	js = kcmd_obj_json(o, &len);
 	if (js && (lease = cJSON_ParseWithLength(js, len))) {
@@ -96,7 +96,9 @@ static void queue_if_stale(struct inf_handler_ctx *ctx, const char *js, size_t l
 	        cJSON_GetObjectItemCaseSensitive(sv, "metadata"), "name"));
 	for (i = 0; name && *name && (id = svgc_entry_id(sv, i)); i++) {
 		if (!cached_identity(ctx->arena, id)) {
-			kcmd_log_v(4, "Observed storage version with invalid apiserver entry objName=\"%s\"",
+			kcmd_log_v(4,
+			           "Observed storage version with invalid apiserver entry "
+			           "objName=\"%s\"",
 			           name);
 			kcmd_queue_add(ctx, Q_SVS, name);
 			break;
@@ -266,12 +268,20 @@ static int process_deleted_lease(struct wk_ctx *ctx, const char *name)
 		return 0; /* the Lease is back (or never went): nothing to collect */
 	if (r != -ENOENT)
 		return r;
-	r = get_json(ctx,
-	             &(struct kcmd_request){.method = "GET",
-	                                    .group = SVGC_GROUP,
-	                                    .version = SVGC_VERSION,
-	                                    .resource = SVGC_RESOURCE},
-	             &list);
+	{
+		struct kube_response resp = {0};
+		r = kube_client_request(ctx->kc,
+		                        &(struct kube_request){.verb = KUBE_LIST,
+		                                               .group = SVGC_GROUP,
+		                                               .version = SVGC_VERSION,
+		                                               .resource = SVGC_RESOURCE},
+		                        NULL, NULL, &resp);
+		if (r == 0)
+			r = resp.error.err;
+		if (r == 0 && !(list = resp.body ? cJSON_Parse(resp.body) : NULL))
+			r = -EBADMSG;
+		kube_response_clear(&resp);
+	}
 	if (r < 0)
 		return r;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
@@ -282,11 +292,11 @@ static int process_deleted_lease(struct wk_ctx *ctx, const char *name)
 			continue;
 		r = update_or_delete(ctx, it, left);
 		if (r < 0) {
-			kcmd_log_error("storage version %s: removing the entries of apiserver %s: %s",
-			               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-			                       cJSON_GetObjectItemCaseSensitive(it, "metadata"),
-			                       "name")),
-			               name, reason(r));
+			kcmd_log_error(
+			        "storage version %s: removing the entries of apiserver %s: %s",
+			        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+			                cJSON_GetObjectItemCaseSensitive(it, "metadata"), "name")),
+			        name, reason(r));
 			if (!first_err)
 				first_err = r;
 		}

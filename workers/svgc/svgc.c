@@ -162,9 +162,11 @@ int svgc_set_common_encoding(cJSON *sv, const char *now)
 	}
 	if ((r = set_str(c, "status", want)) < 0 ||
 	    (r = set_str(c, "reason",
-	                 new_common ? "CommonEncodingVersionSet" : "CommonEncodingVersionUnset")) < 0 ||
-	    (r = set_str(c, "message", new_common ? "Common encoding version set"
-	                                          : "Common encoding version unset")) < 0)
+	                 new_common ? "CommonEncodingVersionSet" : "CommonEncodingVersionUnset")) <
+	            0 ||
+	    (r = set_str(c, "message",
+	                 new_common ? "Common encoding version set"
+	                            : "Common encoding version unset")) < 0)
 		return r;
 	if (changed || force)
 		if ((r = set_str(c, "lastTransitionTime", now)) < 0)

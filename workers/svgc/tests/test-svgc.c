@@ -47,8 +47,8 @@ static cJSON *sv_new(const char *entries, const char *common, const char *cond)
 
 static const char *status_str(const cJSON *sv, const char *k)
 {
-	return cJSON_GetStringValue(
-	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sv, "status"), k));
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(sv, "status"), k));
 }
 
 static const cJSON *cond(const cJSON *sv)
@@ -73,7 +73,8 @@ static bool drop_named(const char *id, void *ud)
 static void test_lease_deleted_versions_agree(void **state)
 {
 	(void)state;
-	cJSON *sv = sv_new("kube-apiserver-1:v1,kube-apiserver-2:v2,kube-apiserver-3:v2", "v1", NULL);
+	cJSON *sv =
+	        sv_new("kube-apiserver-1:v1,kube-apiserver-2:v2,kube-apiserver-3:v2", "v1", NULL);
 	size_t left = 9;
 
 	assert_int_equal(svgc_drop_entries(sv, drop_named, "kube-apiserver-1", &left), 1);
@@ -152,16 +153,18 @@ static void test_last_entry(void **state)
 static void test_condition_transitions(void **state)
 {
 	(void)state;
-	const char *t_true = "[{\"type\":\"AllEncodingVersionsEqual\",\"status\":\"True\","
-	                     "\"lastTransitionTime\":\"" THEN "\",\"reason\":\"CommonEncodingVersionSet\","
-	                     "\"message\":\"Common encoding version set\",\"observedGeneration\":1}]";
+	const char *t_true =
+	        "[{\"type\":\"AllEncodingVersionsEqual\",\"status\":\"True\","
+	        "\"lastTransitionTime\":\"" THEN "\",\"reason\":\"CommonEncodingVersionSet\","
+	        "\"message\":\"Common encoding version set\",\"observedGeneration\":1}]";
 	cJSON *sv;
 
 	/* same status, same version: kept */
 	sv = sv_new("a:v1,b:v1", "v1", t_true);
 	assert_int_equal(svgc_set_common_encoding(sv, NOW), 0);
 	assert_string_equal(cstr(cond(sv), "lastTransitionTime"), THEN);
-	assert_int_equal(cJSON_GetObjectItemCaseSensitive(cond(sv), "observedGeneration")->valueint, 3);
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(cond(sv), "observedGeneration")->valueint,
+	                 3);
 	cJSON_Delete(sv);
 	/* same status, another version: forced */
 	sv = sv_new("a:v2,b:v2", "v1", t_true);
