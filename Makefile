@@ -13,6 +13,8 @@
 #   BINS        += PROG            an installed program build/bin/PROG
 #   PROG_SRCS / PROG_LIBDEPS       as above
 #   PROG_LDFLAGS                   extra link flags (e.g. the plug-in API's --dynamic-list)
+#   GO_BINS     += PROG            a Go program build/bin/PROG, from the module in PROG_GODIR;
+#                                  built only when the Go toolchain is on PATH (KCMD_NO_GO=1: never)
 #   NAME_TEST_DEPS := files        built before NAME's tests (e.g. plug-in fixtures)
 #
 # A test program exits 0 on pass, 77 to skip, anything else fails (liburing's convention).
@@ -47,6 +49,7 @@ KCMD_PLUGIN_LDFLAGS := -Wl,--dynamic-list=lib/libkcmd.dynlist -Wl,--undefined=kc
 
 LIBS    :=
 BINS    :=
+GO_BINS :=
 include $(sort $(wildcard */module.mk */*/module.mk))
 
 # ---- derived lists --------------------------------------------------------------------------
@@ -109,6 +112,24 @@ $(B)/bin/$(1): $(call obj,$(B),$($(1)_SRCS)) $(foreach l,$(call linkorder,$($(1)
 	$(CC) $($(1)_LDFLAGS) -o $$@ $$(call linkargs,$$^) $(LDLIBS)
 endef
 $(foreach p,$(BINS),$(eval $(call bin_template,$(p))))
+
+# Go programs (GO_BINS): the same build flags as tests/cluster/build.sh's, so the Go build cache
+# of the test cluster serves them. Without Go they are not built, and what needs them says so
+# when it runs (e.g. workers/vapstatus: docs/vapstatus.md).
+GO ?= $(shell command -v go 2>/dev/null)
+GO_BINS_BUILT :=
+ifneq ($(GO),)
+ifneq ($(KCMD_NO_GO),1)
+GO_BINS_BUILT := $(GO_BINS)
+define gobin_template
+$(B)/bin/$(1): $(wildcard $($(1)_GODIR)/*.go) $($(1)_GODIR)/go.mod $($(1)_GODIR)/go.sum
+	@mkdir -p $$(@D)
+	cd $($(1)_GODIR) && CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $$(abspath $$@).partial . && mv $$(abspath $$@).partial $$(abspath $$@)
+endef
+$(foreach p,$(GO_BINS),$(eval $(call gobin_template,$(p))))
+all: $(addprefix $(B)/bin/,$(GO_BINS))
+endif
+endif
 
 # ---- libkcmd: the public controller API as a shared library (docs/writing-a-controller.md) ----
 # An out-of-tree controller links it (pkg-config kcmd). Its soname's major is the controller
@@ -252,6 +273,7 @@ fuzz-replay: deps $(FUZZ_PROGS)
 install: all
 	install -d $(DESTDIR)$(BINDIR)
 	$(if $(BINS),install -m 0755 $(addprefix $(B)/bin/,$(BINS)) $(DESTDIR)$(BINDIR)/)
+	$(if $(GO_BINS_BUILT),install -m 0755 $(addprefix $(B)/bin/,$(GO_BINS_BUILT)) $(DESTDIR)$(BINDIR)/)
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0644 packaging/completion/kcmd.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kcmd
 	ln -sf kcmd $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kcmctl

@@ -31,8 +31,6 @@ const struct kcm_compat_reason kcm_compat_reasons[] = {
          false},
         {"enable-hostpath-provisioner", "kcmd builds no in-tree volume plugins", true},
         {"flex-volume-plugin-dir", "kcmd builds no in-tree volume plugins", false},
-        {"concurrent-validating-admission-policy-status-syncs",
-         "validatingadmissionpolicy-status-controller is not built in kcmd", false},
         {"profiling", "kcmd serves no /debug/pprof (Go's profiler)", false},
         {"contention-profiling", "kcmd serves no /debug/pprof (Go's profiler)", false},
         {"disable-http2-serving", "kcmd's server speaks HTTP/1.1 only", false},

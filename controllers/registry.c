@@ -91,6 +91,8 @@ extern const struct kcmd_controller kcmd_hpa_controller;           /* workers/hp
 /* workers/podgroupprotection/plugin.c */
 extern const struct kcmd_controller kcmd_podgroupprotection_controller;
 extern const struct kcmd_controller kcmd_svgc_controller; /* workers/svgc/plugin.c */
+/* workers/vapstatus/plugin.c */
+extern const struct kcmd_controller kcmd_vapstatus_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -143,6 +145,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_hpa_controller,
         &kcmd_podgroupprotection_controller,
         &kcmd_svgc_controller,
+        &kcmd_vapstatus_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif
