@@ -85,10 +85,10 @@ static const struct inf_handler_table vap_handlers = {
 /* ---- the type checker child ------------------------------------------------------------------ */
 struct vap_state {
 	struct wk_ctx *ctx;
-	pid_t pid;   /* the checker, or 0 */
-	int sock;    /* its stdin and stdout (a socket: a dead child gives EPIPE, not SIGPIPE) */
-	int kc_fd;   /* the memfd holding its kubeconfig */
-	char *buf;   /* bytes read past the last answer */
+	pid_t pid; /* the checker, or 0 */
+	int sock;  /* its stdin and stdout (a socket: a dead child gives EPIPE, not SIGPIPE) */
+	int kc_fd; /* the memfd holding its kubeconfig */
+	char *buf; /* bytes read past the last answer */
 	size_t len, cap;
 	char path[PATH_MAX];
 };
@@ -100,8 +100,8 @@ static void checker_stop(struct vap_state *s, const char *why)
 		while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		if (why)
-			kcmd_log_warning("%s: the type checker (pid %d) was stopped: %s", VAP_CONTROLLER,
-			                 (int)s->pid, why);
+			kcmd_log_warning("%s: the type checker (pid %d) was stopped: %s",
+			                 VAP_CONTROLLER, (int)s->pid, why);
 	}
 	s->pid = 0;
 	if (s->sock >= 0)
@@ -131,7 +131,8 @@ static int checker_path(struct vap_state *s)
 	if (!(slash = strrchr(self, '/')))
 		return -EINVAL;
 	*slash = 0;
-	if ((size_t)snprintf(s->path, sizeof(s->path), "%s/%s", self, VAP_CHECKER) >= sizeof(s->path))
+	if ((size_t)snprintf(s->path, sizeof(s->path), "%s/%s", self, VAP_CHECKER) >=
+	    sizeof(s->path))
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -159,9 +160,10 @@ static int checker_start(struct vap_state *s)
 		return r;
 	if (access(s->path, X_OK) < 0) {
 		r = -errno;
-		kcmd_log_error("%s: the type checker %s cannot be run (%s): policies are not "
-		               "type-checked (build it with the Go toolchain: make; docs/vapstatus.md)",
-		               VAP_CONTROLLER, s->path, strerror(-r));
+		kcmd_log_error(
+		        "%s: the type checker %s cannot be run (%s): policies are not "
+		        "type-checked (build it with the Go toolchain: make; docs/vapstatus.md)",
+		        VAP_CONTROLLER, s->path, strerror(-r));
 		return r;
 	}
 	if ((r = vap_kubeconfig(s->ctx->config, &kc)) < 0) {
@@ -415,7 +417,8 @@ static int reconcile(struct vap_state *s, const char *name)
 	kube_response_clear(&resp);
 	if (r == 0)
 		kcmd_log_v(4, "%s: policy %s: status written, %d expression warning(s)",
-		           VAP_CONTROLLER, name, cJSON_IsArray(warnings) ? cJSON_GetArraySize(warnings) : 0);
+		           VAP_CONTROLLER, name,
+		           cJSON_IsArray(warnings) ? cJSON_GetArraySize(warnings) : 0);
 out:
 	free(body);
 	cJSON_Delete(answer);

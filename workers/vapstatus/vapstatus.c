@@ -80,10 +80,10 @@ static int add_data(cJSON *o, const char *k, const unsigned char *p, size_t n)
 	return r;
 }
 
-#define ADD_STR(o, k, v)                                                                          \
-	do {                                                                                      \
-		if ((v) && !cJSON_AddStringToObject((o), (k), (v)))                               \
-			goto nomem;                                                               \
+#define ADD_STR(o, k, v)                                                                           \
+	do {                                                                                       \
+		if ((v) && !cJSON_AddStringToObject((o), (k), (v)))                                \
+			goto nomem;                                                                \
 	} while (0)
 
 int vap_kubeconfig(const struct kube_config *c, char **ret)
@@ -109,10 +109,12 @@ int vap_kubeconfig(const struct kube_config *c, char **ret)
 	ADD_STR(cl, "server", c->server);
 	ADD_STR(cl, "tls-server-name", c->tls_server_name);
 	ADD_STR(cl, "proxy-url", c->proxy_url);
-	if (c->insecure_skip_tls_verify && !cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", 1))
+	if (c->insecure_skip_tls_verify &&
+	    !cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", 1))
 		goto nomem;
 	ADD_STR(cl, "certificate-authority", c->ca_file);
-	if (c->ca_data && add_data(cl, "certificate-authority-data", c->ca_data, c->ca_data_len) < 0)
+	if (c->ca_data &&
+	    add_data(cl, "certificate-authority-data", c->ca_data, c->ca_data_len) < 0)
 		goto nomem;
 	if (!(arr = cJSON_AddArrayToObject(o, "users")) || !(item = cJSON_CreateObject()))
 		goto nomem;
@@ -122,8 +124,8 @@ int vap_kubeconfig(const struct kube_config *c, char **ret)
 		goto nomem;
 	ADD_STR(us, "client-certificate", c->client_cert_file);
 	ADD_STR(us, "client-key", c->client_key_file);
-	if (c->client_cert_data &&
-	    add_data(us, "client-certificate-data", c->client_cert_data, c->client_cert_data_len) < 0)
+	if (c->client_cert_data && add_data(us, "client-certificate-data", c->client_cert_data,
+	                                    c->client_cert_data_len) < 0)
 		goto nomem;
 	if (c->client_key_data &&
 	    add_data(us, "client-key-data", c->client_key_data, c->client_key_data_len) < 0)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
- * workers/vapstatus/vapstatus.h: the pure parts of kcm's validatingadmissionpolicy-status-controller
- * (upstream pkg/controller/validatingadmissionpolicystatus, v1.37): whether a policy needs
- * checking, the kubeconfig handed to the type checker, and the status it writes.
- * docs/vapstatus.md.
+ * workers/vapstatus/vapstatus.h: the pure parts of kcm's
+ * validatingadmissionpolicy-status-controller (upstream
+ * pkg/controller/validatingadmissionpolicystatus, v1.37): whether a policy needs checking, the
+ * kubeconfig handed to the type checker, and the status it writes. docs/vapstatus.md.
  *
  * Design note.
  *   The controller type-checks every CEL expression of a ValidatingAdmissionPolicy against the

@@ -34,11 +34,14 @@ static void test_needs_check(void **state)
 	} cases[] = {
 	        {"{\"metadata\":{\"name\":\"p\",\"generation\":1}}", true},
 	        {"{\"metadata\":{\"name\":\"p\",\"generation\":1},\"status\":{}}", true},
-	        {"{\"metadata\":{\"name\":\"p\",\"generation\":2},\"status\":{\"observedGeneration\":1}}",
+	        {"{\"metadata\":{\"name\":\"p\",\"generation\":2},\"status\":{"
+	         "\"observedGeneration\":1}}",
 	         true},
-	        {"{\"metadata\":{\"name\":\"p\",\"generation\":2},\"status\":{\"observedGeneration\":2}}",
+	        {"{\"metadata\":{\"name\":\"p\",\"generation\":2},\"status\":{"
+	         "\"observedGeneration\":2}}",
 	         false},
-	        {"{\"metadata\":{\"name\":\"p\",\"generation\":2},\"status\":{\"observedGeneration\":3}}",
+	        {"{\"metadata\":{\"name\":\"p\",\"generation\":2},\"status\":{"
+	         "\"observedGeneration\":3}}",
 	         false},
 	        {"{\"metadata\":{\"name\":\"p\"}}", false},
 	};
@@ -58,18 +61,20 @@ static void test_apply_body(void **state)
 	char *s = vap_status_apply_body(p, w);
 
 	assert_non_null(s);
-	assert_string_equal(s, "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
-	                       "\"ValidatingAdmissionPolicy\",\"metadata\":{\"name\":\"my-policy\"},"
-	                       "\"status\":{\"observedGeneration\":7,\"typeChecking\":{"
-	                       "\"expressionWarnings\":[{\"fieldRef\":\"spec.validations[0]."
-	                       "expression\",\"warning\":\"bad\"}]}}}");
+	assert_string_equal(s,
+	                    "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
+	                    "\"ValidatingAdmissionPolicy\",\"metadata\":{\"name\":\"my-policy\"},"
+	                    "\"status\":{\"observedGeneration\":7,\"typeChecking\":{"
+	                    "\"expressionWarnings\":[{\"fieldRef\":\"spec.validations[0]."
+	                    "expression\",\"warning\":\"bad\"}]}}}");
 	free(s);
 	/* no warning: typeChecking written empty (the apply configuration's nil slice) */
 	cJSON *none = parse("[]");
 	s = vap_status_apply_body(p, none);
-	assert_string_equal(s, "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
-	                       "\"ValidatingAdmissionPolicy\",\"metadata\":{\"name\":\"my-policy\"},"
-	                       "\"status\":{\"observedGeneration\":7,\"typeChecking\":{}}}");
+	assert_string_equal(s,
+	                    "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
+	                    "\"ValidatingAdmissionPolicy\",\"metadata\":{\"name\":\"my-policy\"},"
+	                    "\"status\":{\"observedGeneration\":7,\"typeChecking\":{}}}");
 	free(s);
 	s = vap_status_apply_body(p, NULL);
 	assert_non_null(strstr(s, "\"typeChecking\":{}"));
@@ -97,18 +102,21 @@ static void test_kubeconfig(void **state)
 
 	assert_int_equal(vap_kubeconfig(&c, &s), 0);
 	j = parse(s);
-	cl = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "clusters"), 0), "cluster");
+	cl = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "clusters"), 0),
+	                         "cluster");
 	us = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "users"), 0), "user");
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cl, "server")),
 	                    "https://10.0.0.1:6443");
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cl, "tls-server-name")),
 	                    "kubernetes");
 	assert_string_equal(
-	        cJSON_GetStringValue(cJSON_GetObjectItem(cl, "certificate-authority-data")), "UEVN");
+	        cJSON_GetStringValue(cJSON_GetObjectItem(cl, "certificate-authority-data")),
+	        "UEVN");
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(us, "tokenFile")),
 	                    "/proc/self/fd/9");
 	assert_null(cJSON_GetObjectItem(us, "token"));
-	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "current-context")), "kcmd");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "current-context")),
+	                    "kcmd");
 	cJSON_Delete(j);
 	free(s);
 
