@@ -175,12 +175,25 @@ struct ad_state {
 	uint64_t period_us;
 };
 
+/* Test seam (docs/testing.md): KCMD_TEST_AD_KEEP_NODE=<node> makes this worker drop every detach
+ * from node <node>, as a worker that lost the node's key would (the fault
+ * TestAttachDetach_WorkerKilled's oracle targets). Read once at start; unset or empty: no
+ * effect. */
+static const char *keep_node;
+
 static int ad_init(struct wk_ctx *ctx, void **ret_state)
 {
 	struct ad_state *s = calloc(1, sizeof(*s));
+	const char *v = getenv("KCMD_TEST_AD_KEEP_NODE");
 
 	if (!s)
 		return -ENOMEM;
+	if (v && *v) {
+		keep_node = v;
+		kcmd_log_warning("KCMD_TEST_AD_KEEP_NODE=%s: volumes stay attached to that node (a "
+		                 "test seam: its detaches are dropped)",
+		                 v);
+	}
 	s->ctx = ctx;
 	s->no_sync = kcmd_flag_bool(ctx->flags, AD_FLAG_NOSYNC);
 	s->no_force = kcmd_flag_bool(ctx->flags, AD_FLAG_NOFORCE);
@@ -715,6 +728,13 @@ static int sync_node(struct ad_state *s, const char *node, struct wk_result *res
 		case AD_DETACH:
 			if (!status_ok)
 				break; /* upstream skips the detach when the status update failed */
+			if (keep_node && !strcmp(keep_node, node)) {
+				kcmd_log_warning(
+				        "KCMD_TEST_AD_KEEP_NODE: detach of volume \"%s\" from "
+				        "node \"%s\" dropped",
+				        a[ac->i].unique, node);
+				break;
+			}
 			rr = va_request(ctx, "DELETE", a[ac->i].va, NULL);
 			if (rr < 0 && rr != -ENOENT) {
 				kcmd_log_error("DetachVolume.Detach failed for volume \"%s\" (node "
