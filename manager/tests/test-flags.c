@@ -101,15 +101,15 @@ static void test_kcm_flags_without_effect(void **state)
 	assert_int_equal(kcm_compat_selfcheck(err, sizeof(err)), 0);
 	assert_int_equal(PARSE(&c, err, "--cloud-provider=external", "--profiling",
 	                       "--pv-recycler-minimum-timeout-nfs", "300",
-	                       "--concurrent-validating-admission-policy-status-syncs=5"),
+	                       "--min-resync-period=12h"),
 	                 0);
 	assert_int_equal(c.n_kcm_noop, 4);
 	assert_non_null(strstr(c.kcm_noop[0], "--cloud-provider=external: kcmd runs no cloud"));
 	assert_string_equal(c.kcm_noop[1],
 	                    "--profiling=true: kcmd serves no /debug/pprof (Go's profiler)");
 	assert_non_null(strstr(c.kcm_noop[2], "--pv-recycler-minimum-timeout-nfs=300"));
-	assert_non_null(
-	        strstr(c.kcm_noop[3], "validatingadmissionpolicy-status-controller is not built"));
+	assert_non_null(strstr(c.kcm_noop[3], "--min-resync-period=12h"));
+	assert_non_null(strstr(c.kcm_noop[3], "informers do not resync"));
 	/* the value is checked against the flag's pflag type */
 	assert_int_equal(PARSE(&c, err, "--pv-recycler-minimum-timeout-nfs=ten"), -EINVAL);
 	assert_non_null(
