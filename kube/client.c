@@ -647,7 +647,7 @@ static uint64_t mono_usec(void)
 }
 
 static const struct kube_fence *process_fence; /* kube_client_set_process_fence */
-static bool process_unsharded; /* kube_client_set_process_unsharded */
+static bool process_unsharded;                 /* kube_client_set_process_unsharded */
 
 void kube_client_set_process_unsharded(bool unsharded)
 {

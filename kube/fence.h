@@ -61,9 +61,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define KUBE_FENCE_MAGIC 0x32434e46u /* "FNC2" read little-endian: version 2 (ranges) */
-#define KUBE_FENCE_MAX_RANGES 256u  /* the per-range words fit the one page (F6) */
-#define KUBE_FENCE_NONE  UINT64_MAX  /* no deadline: leader election is off */
+#define KUBE_FENCE_MAGIC      0x32434e46u /* "FNC2" read little-endian: version 2 (ranges) */
+#define KUBE_FENCE_MAX_RANGES 256u        /* the per-range words fit the one page (F6) */
+#define KUBE_FENCE_NONE       UINT64_MAX  /* no deadline: leader election is off */
 
 struct kube_fence;
 

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "kube/client.h"
-#include "kcmd/controller.h"
 #include "ipc/loop.h"
 #include "kube/fence.h"
 #include "kube/shard.h"
@@ -91,39 +90,24 @@ unsigned kcmd_shard_ranges(void)
 	return kube_fence_ranges(leadership);
 }
 
-bool kcmd_shard_by_namespace(const struct kcmd_controller *c)
-{
-	/* audited: keys "namespace/name"; every write of the sync (pods, the object's status,
-	 * Events) goes into the key's namespace */
-	static const char *const audited[] = {"replicaset-controller",
-	                                      "replicationcontroller-controller",
-	                                      "deployment-controller", NULL};
-
-	if (!c || !c->name || c->cluster_scoped_keys)
-		return false;
-	for (size_t i = 0; audited[i]; i++)
-		if (!strcmp(c->name, audited[i]))
-			return true;
-	return false;
-}
-
-unsigned kcmd_shard_key_range(const struct kcmd_controller *c, const char *key)
+unsigned kcmd_shard_key_range(bool by_namespace, const char *key)
 {
 	char ns[256];
 	unsigned n = kcmd_shard_ranges();
 
-	if (n == 0 || !kcmd_shard_by_namespace(c))
+	if (n == 0 || !by_namespace)
 		return 0;
 	if (kube_shard_ns_of_key(key, ns, sizeof(ns)) < 0)
 		return 0;
 	return kube_shard_range_of_ns(ns, n);
 }
 
-bool kcmd_shard_key_owned(const struct kcmd_controller *c, const char *key)
+bool kcmd_shard_key_owned(bool by_namespace, const char *key)
 {
 	if (kcmd_shard_ranges() == 0)
 		return true;
-	return kube_fence_range_allows(leadership, kcmd_shard_key_range(c, key), ipc_now_usec());
+	return kube_fence_range_allows(leadership, kcmd_shard_key_range(by_namespace, key),
+	                               ipc_now_usec());
 }
 
 uint64_t kcmd_shard_gen(void)
@@ -131,8 +115,8 @@ uint64_t kcmd_shard_gen(void)
 	return kube_fence_range_gen(leadership);
 }
 
-void kcmd_shard_setup_process(const struct kcmd_controller *c)
+void kcmd_shard_setup_process(bool by_namespace)
 {
 	if (kcmd_shard_ranges() > 0)
-		kube_client_set_process_unsharded(!kcmd_shard_by_namespace(c));
+		kube_client_set_process_unsharded(!by_namespace);
 }

@@ -27,22 +27,19 @@ uint32_t kcmd_leadership_epoch(uint64_t *ret_lease_rv);
 /* ---- sharding (--shard-ranges, docs/sharding.md) ----
  * Read from the KCMD_LEADERSHIP_FD mapping (the fence memfd, kube/fence.h F6-F8), so they work
  * in every child that has it. Without ranges (sharding off, or no mapping) every key is owned.
+ * by_namespace: whether the process's controller is sharded by namespace
+ * (kcmd_registry_shard_by_namespace); every other controller runs whole on the owner of
+ * range 0.
  */
-struct kcmd_controller;
 /* How many ranges (0: sharding off). */
 unsigned kcmd_shard_ranges(void);
-/* Whether controller c is sharded by namespace in this slice: its keys are "namespace/name"
- * and every write of its sync goes into the key's namespace (audited list: the ReplicaSet,
- * ReplicationController and Deployment controllers). Every other controller runs whole on the
- * owner of range 0. */
-bool kcmd_shard_by_namespace(const struct kcmd_controller *c);
-/* The range of key for controller c: the range of the key's namespace when c is sharded by
- * namespace (a key without '/' is cluster-scoped: range 0), else 0. */
-unsigned kcmd_shard_key_range(const struct kcmd_controller *c, const char *key);
+/* The range of a queue key: the range of the key's namespace when by_namespace (a key without
+ * '/' is cluster-scoped: range 0), else 0. */
+unsigned kcmd_shard_key_range(bool by_namespace, const char *key);
 /* Whether this instance owns the range of key now (true without ranges). */
-bool kcmd_shard_key_owned(const struct kcmd_controller *c, const char *key);
+bool kcmd_shard_key_owned(bool by_namespace, const char *key);
 /* The fence's range generation (F8): it moves after each range acquisition. */
 uint64_t kcmd_shard_gen(void);
-/* The process runs controller c: with ranges, an unsharded controller's kube clients check
+/* With ranges, the kube clients of a process whose controller is not sharded by namespace check
  * range 0 for every write (kube_client_set_process_unsharded). Call before making clients. */
-void kcmd_shard_setup_process(const struct kcmd_controller *c);
+void kcmd_shard_setup_process(bool by_namespace);

@@ -453,7 +453,8 @@ static int cmd_status(pid_t pid)
 			       held == 1 ? "" : "s",
 			       !strcmp(st.members[k], st.identity) ? " — this manager" : "");
 		}
-		printf("ranges:    RANGE HOLDER (the range Lease's holderIdentity as last listed)\n");
+		printf("ranges:    RANGE HOLDER (the range Lease's holderIdentity as last "
+		       "listed)\n");
 		for (uint32_t i = 0; i < st.shard_ranges && i < MGR_STATUS_MAX_RANGES; i++) {
 			int h = st.range_holder[i];
 			printf("  %-5u %s%s\n", i,

@@ -902,9 +902,10 @@ static void publish_epoch(struct mgr *m, uint64_t lease_rv)
 		return;
 	kube_fence_set_epoch(m->fence, m->epoch, lease_rv);
 	if (lease_rv)
-		log_info("leadership epoch %u at resourceVersion %llu: the caches relist before the "
-		         "workers act",
-		         m->epoch, (unsigned long long)lease_rv);
+		log_info(
+		        "leadership epoch %u at resourceVersion %llu: the caches relist before the "
+		        "workers act",
+		        m->epoch, (unsigned long long)lease_rv);
 	else
 		log_info("leadership epoch %u without a Lease resourceVersion: the caches relist "
 		         "with a consistent LIST before the workers act",
@@ -2124,8 +2125,9 @@ int main(int argc, char **argv)
 			if (mgr_shard_member_lease_name(m->cfg.leader_elect_resource_name,
 			                                m->identity, m->member_lease,
 			                                sizeof(m->member_lease)) < 0) {
-				log_error("--shard-ranges: the member Lease name for %s is too long",
-				          m->identity);
+				log_error(
+				        "--shard-ranges: the member Lease name for %s is too long",
+				        m->identity);
 				return 1;
 			}
 			lease_name = m->member_lease;

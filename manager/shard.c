@@ -54,8 +54,7 @@ struct mgr_shard {
 	struct range *ranges;
 };
 
-int mgr_shard_member_lease_name(const char *lease_name, const char *identity, char *buf,
-                                size_t len)
+int mgr_shard_member_lease_name(const char *lease_name, const char *identity, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s-member-", lease_name);
 
@@ -80,8 +79,7 @@ static void tick(struct mgr_shard *s);
 static void publish(struct range *r)
 {
 	/* F7: only a wanted, acquired range has a live word; anything else is 0 */
-	kube_fence_set_range(r->s->fence, r->i,
-	                     r->st == R_CAMPAIGN && r->owned ? r->deadline : 0);
+	kube_fence_set_range(r->s->fence, r->i, r->st == R_CAMPAIGN && r->owned ? r->deadline : 0);
 }
 
 static void range_deadline(uint64_t deadline_us, void *ud)

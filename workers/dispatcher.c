@@ -92,6 +92,7 @@ struct dsp {
 	size_t n_owners;
 	uint64_t resyncs;
 	uint64_t shard_gen; /* the fence's range generation last replayed for (F8) */
+	bool by_namespace;  /* its controller is sharded by namespace (--shard-ranges) */
 };
 
 static const struct inf_resource *type_of(struct dsp *x, uint16_t type);
@@ -435,7 +436,7 @@ static bool on_accept(const char *key, void *ud)
 {
 	struct dq *q = ud;
 
-	if (kcmd_shard_key_owned(q->x->c, key))
+	if (kcmd_shard_key_owned(q->x->by_namespace, key))
 		return true;
 	q->dropped++;
 	return false;
@@ -519,7 +520,8 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		struct ipc_queue_owner_config qc = {.resync = on_owner_resync,
 		                                    .parked = on_parked,
 		                                    .death_expected = on_death_expected,
-		                                    .accept = kcmd_shard_ranges() ? on_accept : NULL,
+		                                    .accept =
+		                                            kcmd_shard_ranges() ? on_accept : NULL,
 		                                    .userdata = q};
 		q->x = x;
 		q->name = x->c->queues[i].name;
@@ -672,7 +674,8 @@ int main(int argc, char **argv)
 	/* its handlers may write (the GC's Warning Events): only while this kcmd leads */
 	if (kcmd_fence_from_env() < 0)
 		return 1;
-	kcmd_shard_setup_process(x->c); /* --shard-ranges: which range its writes need */
+	x->by_namespace = kcmd_registry_shard_by_namespace(x->c);
+	kcmd_shard_setup_process(x->by_namespace); /* --shard-ranges: which range its writes need */
 	if ((r = setup(x, kubeconfig, master, qps, burst)) < 0) {
 		ipc_loop_free(x->loop);
 		return 1;

@@ -48,6 +48,7 @@ struct worker {
 	uint64_t synced, failed;
 	struct wk_cachewait *cw; /* the start barrier while it waits */
 	const struct kcmd_controller *desc;
+	bool by_namespace;         /* sharded by namespace (--shard-ranges) */
 	uint64_t shard_gen_synced; /* --shard-ranges: the range generation the cache was seen
 	                              synced for (the barrier of a range acquisition) */
 	uint64_t shard_skipped;
@@ -62,7 +63,7 @@ static int shard_gate(struct worker *w, const char *key)
 {
 	if (!kcmd_shard_ranges())
 		return 1;
-	if (!kcmd_shard_key_owned(w->desc, key))
+	if (!kcmd_shard_key_owned(w->by_namespace, key))
 		return 0;
 	uint64_t gen = kcmd_shard_gen();
 	if (gen != w->shard_gen_synced) {
@@ -189,9 +190,10 @@ int main(int argc, char **argv)
 	/* Only the leader writes: every client of this process checks the manager's fence. */
 	if (kcmd_fence_from_env() < 0)
 		return 1;
-	kcmd_shard_setup_process(desc); /* --shard-ranges: which range its writes need */
 	w.desc = desc;
-	w.shard_gen_synced = kcmd_shard_gen(); /* the start-up wait covers what came before */
+	w.by_namespace = kcmd_registry_shard_by_namespace(desc);
+	kcmd_shard_setup_process(w.by_namespace); /* --shard-ranges: which range its writes need */
+	w.shard_gen_synced = kcmd_shard_gen();    /* the start-up wait covers what came before */
 	/* its declared metrics (KCMD_METRICS_FD), before any controller code runs */
 	if (desc && (r = ctlm_open_self(desc)) < 0 && r != -ENOENT)
 		fprintf(stderr, "kcmd-worker: %s: %s; its metrics are not recorded\n", CTLM_ENV,

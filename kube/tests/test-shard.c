@@ -39,7 +39,7 @@ static void test_fnv_vectors(void **state)
 static void test_range_of_ns(void **state)
 {
 	(void)state;
-	assert_int_equal(kube_shard_range_of_ns("", 16), 0);   /* cluster-scoped */
+	assert_int_equal(kube_shard_range_of_ns("", 16), 0); /* cluster-scoped */
 	assert_int_equal(kube_shard_range_of_ns(NULL, 16), 0);
 	assert_int_equal(kube_shard_range_of_ns("default", 0), 0); /* off */
 	assert_int_equal(kube_shard_range_of_ns("foobar", 16), 0xbf9cf968u % 16);
@@ -76,7 +76,8 @@ static void test_rendezvous(void **state)
 		assert_true(o >= 0 && o < 3);
 		for (int k = 0; k < 3; k++)
 			if (k != o)
-				assert_true(kube_shard_weight(m3[k], i) <= kube_shard_weight(m3[o], i));
+				assert_true(kube_shard_weight(m3[k], i) <=
+				            kube_shard_weight(m3[o], i));
 		assert_string_equal(m3[o], m3r[kube_shard_owner(m3r, 3, i)]);
 		per[o]++;
 		int o2 = kube_shard_owner(m2, 2, i);
@@ -250,9 +251,9 @@ static void test_client_range_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_fnv_vectors),   cmocka_unit_test(test_range_of_ns),
-	        cmocka_unit_test(test_rendezvous),    cmocka_unit_test(test_ns_of_url),
-	        cmocka_unit_test(test_range_fence),   cmocka_unit_test(test_client_range_check),
+	        cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_range_of_ns),
+	        cmocka_unit_test(test_rendezvous),  cmocka_unit_test(test_ns_of_url),
+	        cmocka_unit_test(test_range_fence), cmocka_unit_test(test_client_range_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
