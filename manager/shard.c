@@ -31,6 +31,12 @@ struct range {
 	uint64_t deadline; /* the elector's last deadline (0: not leading) */
 	uint64_t close_at;
 	char holder[256]; /* as last listed */
+	/* the range Lease's record as last listed and the local time it was last seen to change:
+	 * a new elector for the range starts from it (mgr_le_prime), so a Lease whose holder died
+	 * long ago is taken at once instead of a lease duration after the elector's first GET */
+	struct mgr_le_record obs;
+	uint64_t obs_mono;
+	bool have_obs;
 };
 
 struct mgr_shard {
@@ -148,8 +154,11 @@ static int range_start(struct range *r)
 	if (e < 0) {
 		r->st = R_IDLE;
 		log_error("shard: range %u: %s", r->i, err);
+		return e;
 	}
-	return e;
+	if (r->have_obs)
+		(void)mgr_lease_client_prime(r->lc, &r->obs, r->obs_mono);
+	return 0;
 }
 
 static void range_close(struct range *r, uint64_t grace_us)
@@ -196,6 +205,38 @@ static void set_members(struct mgr_shard *s, char **m, size_t n)
 	s->n_members = n;
 }
 
+static kube_time_t json_time(const cJSON *j)
+{
+	kube_time_t t = 0;
+
+	if (cJSON_IsString(j) && kube_time_parse(j->valuestring, strlen(j->valuestring), &t) < 0)
+		t = 0;
+	return t;
+}
+
+/* A range Lease's spec as listed: its holder for status, and its record with the local time it
+ * last changed (the elector's own rule for validity). */
+static void observe_range(struct range *r, const cJSON *sp, uint64_t mono)
+{
+	const cJSON *ho = cJSON_GetObjectItemCaseSensitive(sp, "holderIdentity");
+	const cJSON *du = cJSON_GetObjectItemCaseSensitive(sp, "leaseDurationSeconds");
+	const cJSON *tr = cJSON_GetObjectItemCaseSensitive(sp, "leaseTransitions");
+	struct mgr_le_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.holder, sizeof(rec.holder), "%s", cJSON_IsString(ho) ? ho->valuestring : "");
+	snprintf(r->holder, sizeof(r->holder), "%s", rec.holder);
+	rec.lease_duration_s = cJSON_IsNumber(du) ? (int32_t)du->valuedouble : 0;
+	rec.transitions = cJSON_IsNumber(tr) ? (int32_t)tr->valuedouble : 0;
+	rec.acquire_time = json_time(cJSON_GetObjectItemCaseSensitive(sp, "acquireTime"));
+	rec.renew_time = json_time(cJSON_GetObjectItemCaseSensitive(sp, "renewTime"));
+	if (!r->have_obs || memcmp(&rec, &r->obs, sizeof(rec)) != 0) {
+		r->obs = rec;
+		r->obs_mono = mono;
+		r->have_obs = true;
+	}
+}
+
 static void parse_list(struct mgr_shard *s, const char *body, size_t len)
 {
 	cJSON *root = cJSON_ParseWithLength(body, len);
@@ -213,6 +254,7 @@ static void parse_list(struct mgr_shard *s, const char *body, size_t len)
 	}
 	for (unsigned i = 0; i < s->nranges; i++)
 		s->ranges[i].holder[0] = 0;
+	uint64_t mono = ipc_now_usec();
 	cJSON_ArrayForEach(it, items)
 	{
 		cJSON *md = cJSON_GetObjectItemCaseSensitive(it, "metadata");
@@ -221,16 +263,17 @@ static void parse_list(struct mgr_shard *s, const char *body, size_t len)
 		cJSON *ho = cJSON_GetObjectItemCaseSensitive(sp, "holderIdentity");
 		cJSON *rt = cJSON_GetObjectItemCaseSensitive(sp, "renewTime");
 		cJSON *du = cJSON_GetObjectItemCaseSensitive(sp, "leaseDurationSeconds");
-		if (!cJSON_IsString(nm) || !cJSON_IsString(ho) || !ho->valuestring[0])
+		if (!cJSON_IsString(nm))
 			continue;
 		if (!strncmp(nm->valuestring, s->range_prefix, rlen)) {
 			char *end;
 			unsigned long i = strtoul(nm->valuestring + rlen, &end, 10);
 			if (!*end && end != nm->valuestring + rlen && i < s->nranges)
-				snprintf(s->ranges[i].holder, sizeof(s->ranges[i].holder), "%s",
-				         ho->valuestring);
+				observe_range(&s->ranges[i], sp, mono);
 			continue;
 		}
+		if (!cJSON_IsString(ho) || !ho->valuestring[0])
+			continue;
 		if (strncmp(nm->valuestring, s->member_prefix, mlen) != 0)
 			continue;
 		kube_time_t renew = 0;
