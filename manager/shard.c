@@ -115,8 +115,10 @@ static void range_change(bool leading, void *ud)
 	} else if (!leading && r->owned) {
 		r->owned = false;
 		publish(r);
-		log_warning("shard: range %u no longer owned%s", r->i,
-		            r->st == R_CAMPAIGN ? " (its Lease was not renewed in time)" : "");
+		if (r->st == R_CAMPAIGN)
+			log_warning("shard: range %u lost: its Lease was not renewed in time", r->i);
+		else
+			log_info("shard: range %u given up (handed over)", r->i);
 	}
 }
 
