@@ -116,7 +116,8 @@ static void range_change(bool leading, void *ud)
 		r->owned = false;
 		publish(r);
 		if (r->st == R_CAMPAIGN)
-			log_warning("shard: range %u lost: its Lease was not renewed in time", r->i);
+			log_warning("shard: range %u lost: its Lease was not renewed in time",
+			            r->i);
 		else
 			log_info("shard: range %u given up (handed over)", r->i);
 	}
