@@ -420,7 +420,11 @@ static int cmd_status(pid_t pid)
 	                    : "standby",
 	       st.ready ? ", ready" : ", not ready (caches syncing)");
 	printf("identity:  %s\n", S(st.identity));
-	if (st.leader_elect) {
+	if (st.leader_elect && st.shard_ranges) {
+		printf("member:    %s (Lease %s)%s\n",
+		       st.holder[0] ? S(st.holder) : "<none observed>", S(st.lease),
+		       st.leading ? " — active" : " — not held: no range, no worker");
+	} else if (st.leader_elect) {
 		printf("leader:    %s (Lease %s)%s\n",
 		       st.holder[0] ? S(st.holder) : "<none observed>", S(st.lease),
 		       st.leading ? " — this manager" : "");

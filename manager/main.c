@@ -169,7 +169,7 @@ static void publish_status(struct mgr *m)
 	memset(&st, 0, sizeof(st));
 	snprintf(st.identity, sizeof(st.identity), "%s", m->identity);
 	snprintf(st.lease, sizeof(st.lease), "%s/%s", m->cfg.leader_elect_resource_namespace,
-	         m->cfg.leader_elect_resource_name);
+	         m->member_lease[0] ? m->member_lease : m->cfg.leader_elect_resource_name);
 	st.lease_transitions = -1;
 	if (m->lc) {
 		snprintf(st.holder, sizeof(st.holder), "%s",

@@ -566,6 +566,20 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 		}
 		return true, ""
 	})
+	// kcmctl status: the members, the ranges this instance owns, each range Lease's holder
+	ida := ids["kcmd-a"]
+	Eventually(t, 15*time.Second, "kcmctl status to show kcmd-a's ranges", func() (bool, string) {
+		h, err := shardHolders(ctx, lease)
+		if err != nil {
+			return false, err.Error()
+		}
+		out := hmgKcmctlPid(t, insts["kcmd-a"].cur().cmd.Process.Pid, "status")
+		own := shardCountBy(h, ida)
+		ok := strings.Contains(out, fmt.Sprintf("sharding:  %d ranges (--shard-ranges), this manager owns %d:", shardRanges, own)) &&
+			strings.Contains(out, "members:   3 live") && strings.Count(out, "(owned here)") == own &&
+			strings.Contains(out, "member:    "+ida) && strings.Contains(out, ids["kcmd-b"]) && strings.Contains(out, ids["kcmd-c"])
+		return ok, out
+	})
 	// no over-creation
 	book.mu.Lock()
 	for key, uid := range book.uid {
