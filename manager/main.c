@@ -120,7 +120,7 @@ struct mgr {
 	struct mgr_supervisor *sup;
 	struct mgr_lease_client *lc; /* the leader Lease, or with --shard-ranges the member Lease */
 	struct mgr_shard *shard;     /* --shard-ranges: the range Leases (manager/shard.h) */
-	char member_lease[320];      /* --shard-ranges: <lease-name>-member-<identity> */
+	char member_lease[256];      /* --shard-ranges: <lease-name>-member-<identity> */
 	bool test_shard_all; /* KCMD_TEST_SHARD_IGNORE_FENCE=1: the shard e2e's negative control */
 	struct mgr_term_end *term_end; /* LeaderElection events wait for the old term's workers */
 	struct mgr_httpd *httpd;
@@ -168,7 +168,7 @@ static void publish_status(struct mgr *m)
 		return;
 	memset(&st, 0, sizeof(st));
 	snprintf(st.identity, sizeof(st.identity), "%s", m->identity);
-	snprintf(st.lease, sizeof(st.lease), "%s/%s", m->cfg.leader_elect_resource_namespace,
+	snprintf(st.lease, sizeof(st.lease), "%.63s/%.253s", m->cfg.leader_elect_resource_namespace,
 	         m->member_lease[0] ? m->member_lease : m->cfg.leader_elect_resource_name);
 	st.lease_transitions = -1;
 	if (m->lc) {
