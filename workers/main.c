@@ -111,7 +111,12 @@ static void process(struct worker *w, struct wq *wq)
 		kclog_set_object(key);
 		w->ctrl->sync(w->state, wq->index, key, &res);
 		kclog_set_object(NULL);
-		if (res.err < 0) {
+		if (res.err < 0 && shard_gate(w, key) == 0) {
+			/* its range was handed over while it synced (the write was refused by the
+			 * range's fence): its new owner has it; nothing to retry here */
+			w->shard_skipped++;
+			ipc_queue_done(wq->q, IPC_QUEUE_DONE_FORGET, 0);
+		} else if (res.err < 0) {
 			w->failed++;
 			ipc_queue_done(wq->q, IPC_QUEUE_DONE_RATE_LIMITED, 0);
 		} else if (res.requeue_after) {

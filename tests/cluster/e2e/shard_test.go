@@ -580,6 +580,37 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 			strings.Contains(out, "member:    "+ida) && strings.Contains(out, ids["kcmd-b"]) && strings.Contains(out, ids["kcmd-c"])
 		return ok, out
 	})
+	// SIGTERM: kcmd-a releases its range Leases, then its member Lease, and exits 0; the others
+	// take its ranges without waiting for an expiry
+	ha, err := shardHolders(ctx, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldA := shardCountBy(ha, ida)
+	pa := insts["kcmd-a"].cur()
+	termed := time.Now()
+	_ = pa.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-pa.done:
+		if pa.err != nil {
+			t.Errorf("kcmd-a after SIGTERM: %v", pa.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("kcmd-a did not exit within 30 s of SIGTERM")
+	}
+	if !pa.Logged("shard: every range Lease released") {
+		t.Errorf("kcmd-a exited without releasing its range Leases")
+	}
+	Eventually(t, 15*time.Second, "kcmd-a's ranges held by kcmd-b and kcmd-c", func() (bool, string) {
+		h, err := shardHolders(ctx, lease)
+		if err != nil {
+			return false, err.Error()
+		}
+		n := shardCountBy(h, ids["kcmd-b"]) + shardCountBy(h, ids["kcmd-c"])
+		return n == shardRanges, fmt.Sprintf("%d/%d", n, shardRanges)
+	})
+	hrtBench(t, "shard_handover_after_sigterm_s", time.Since(termed).Seconds(), "s")
+	t.Logf("kcmd-a held %d ranges when it got SIGTERM", heldA)
 	// no over-creation
 	book.mu.Lock()
 	for key, uid := range book.uid {
