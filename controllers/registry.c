@@ -478,3 +478,17 @@ void kcmd_registry_unload_plugins(void)
 	free(plugins_arg);
 	plugins_arg = NULL;
 }
+
+bool kcmd_registry_shard_by_namespace(const struct kcmd_controller *c)
+{
+	static const char *const audited[] = {"replicaset-controller",
+	                                      "replicationcontroller-controller",
+	                                      "deployment-controller", NULL};
+
+	if (!c || !c->name || c->cluster_scoped_keys)
+		return false;
+	for (size_t i = 0; audited[i]; i++)
+		if (!strcmp(c->name, audited[i]))
+			return true;
+	return false;
+}

@@ -51,3 +51,10 @@ const char *kcmd_registry_plugins_arg(void);
 bool kcmd_registry_is_plugin(const struct kcmd_controller *c);
 /* Unloads every plug-in (tests only: a process keeps its plug-ins until it exits). */
 void kcmd_registry_unload_plugins(void);
+
+/* Sharding (--shard-ranges, docs/sharding.md): whether controller c is sharded by namespace in
+ * this slice. Audited list: its keys are "namespace/name" and every write of its sync (its pods
+ * or ReplicaSets, the object's status, Events) goes into the key's namespace: the ReplicaSet,
+ * ReplicationController and Deployment controllers. Every other controller runs whole on the
+ * owner of range 0. */
+bool kcmd_registry_shard_by_namespace(const struct kcmd_controller *c);

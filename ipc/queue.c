@@ -1378,6 +1378,8 @@ static int owner_key(struct ipc_queue_owner *o, const char *key, struct item **r
 int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key)
 {
 	struct item *it;
+	if (o && key && o->cfg.accept && !o->cfg.accept(key, o->cfg.userdata))
+		return 0;
 	int r = owner_key(o, key, &it);
 	if (r < 0)
 		return r;
@@ -1394,6 +1396,8 @@ int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key)
 int ipc_queue_owner_add_after(struct ipc_queue_owner *o, const char *key, uint64_t delay_usec)
 {
 	struct item *it;
+	if (o && key && o->cfg.accept && !o->cfg.accept(key, o->cfg.userdata))
+		return 0;
 	int r = owner_key(o, key, &it);
 	if (r < 0)
 		return r;
@@ -1410,6 +1414,8 @@ int ipc_queue_owner_add_after(struct ipc_queue_owner *o, const char *key, uint64
 int ipc_queue_owner_add_rate_limited(struct ipc_queue_owner *o, const char *key)
 {
 	struct item *it;
+	if (o && key && o->cfg.accept && !o->cfg.accept(key, o->cfg.userdata))
+		return 0;
 	int r = owner_key(o, key, &it);
 	if (r < 0)
 		return r;

@@ -65,6 +65,10 @@ struct ipc_queue_owner_config {
 	 */
 	bool (*death_expected)(struct ipc_queue_owner *o, void *userdata);
 	void *userdata;
+	/* Optional: called before the owner adds a key (ipc_queue_owner_add, _add_after,
+	 * _add_rate_limited); false drops it and the call returns 0 (sharding: a key of a range
+	 * this instance does not own, docs/sharding.md). Keys workers hand back are not asked. */
+	bool (*accept)(const char *key, void *userdata);
 };
 
 /* Attaches as the owner of the queue in memfd (the fd is dup'ed). Fails with -EBUSY if another

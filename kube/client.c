@@ -12,6 +12,7 @@
  */
 #include "kube/client.h"
 #include "kube/fence.h"
+#include "kube/shard.h"
 #include "kube/limiter.h"
 
 #include <cjson/cJSON.h>
@@ -646,6 +647,26 @@ static uint64_t mono_usec(void)
 }
 
 static const struct kube_fence *process_fence; /* kube_client_set_process_fence */
+static bool process_unsharded;                 /* kube_client_set_process_unsharded */
+
+void kube_client_set_process_unsharded(bool unsharded)
+{
+	process_unsharded = unsharded;
+}
+
+/* The fence's verdict on a write (fence.h F1, F6): the instance word, and with ranges the word
+ * of the range of the namespace the request writes into (a process of an unsharded controller:
+ * range 0, the range that runs it). */
+static bool fence_allows_call(const struct kube_fence *f, const struct kube_call *w, uint64_t now)
+{
+	char ns[256];
+
+	if (kube_fence_ranges(f) == 0 || process_unsharded)
+		return kube_fence_allows_ns(f, "", now);
+	if (kube_shard_ns_of_url(w->url, ns, sizeof(ns)) < 0)
+		return false; /* no namespace is that long: refuse rather than guess */
+	return kube_fence_allows_ns(f, ns, now);
+}
 
 void kube_client_set_process_fence(const struct kube_fence *f)
 {
@@ -687,7 +708,7 @@ static void pump(struct kube_client *c)
 		}
 		*pp = w->next;
 		w->next = NULL;
-		if (c->fence && is_write(w) && !kube_fence_allows(c->fence, mono_usec())) {
+		if (c->fence && is_write(w) && !fence_allows_call(c->fence, w, mono_usec())) {
 			/* past the leadership deadline: refused before any byte goes out (fence.h)
 			 */
 			c->fenced++;

@@ -122,6 +122,10 @@ void kube_client_free(struct kube_client *c);
 /* Every client made after this call in this process uses f when its opts name no fence (a
  * worker process fences all its clients, also those a controller makes for itself). */
 void kube_client_set_process_fence(const struct kube_fence *f);
+/* Sharding (kube/fence.h F6): this process runs a controller that is not sharded by namespace,
+ * so every write it makes is checked against range 0 (the range that runs such controllers),
+ * not against the range of the namespace it writes into. Default false. */
+void kube_client_set_process_unsharded(bool unsharded);
 /* Writes refused by the client's fence so far. */
 uint64_t kube_client_fenced(const struct kube_client *c);
 static inline void kube_client_freep(struct kube_client **c)

@@ -2,6 +2,8 @@
 /* kube/fence.c: the leadership fence in shared memory (see fence.h). */
 #include "kube/fence.h"
 
+#include "kube/shard.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -12,13 +14,15 @@
 
 struct kube_fence_abi {
 	uint32_t magic;
-	uint32_t reserved0;
+	uint32_t nranges;             /* F6: fixed before the memfd is sealed */
 	_Atomic uint64_t deadline_us; /* F1, F2 */
 	_Atomic uint64_t epoch;       /* F5 */
 	_Atomic uint64_t lease_rv;    /* F5 */
-	uint64_t reserved[4];
+	_Atomic uint64_t range_gen;   /* F8 */
+	uint64_t reserved[3];
+	_Atomic uint64_t range_deadline_us[KUBE_FENCE_MAX_RANGES]; /* F6, F7 */
 };
-_Static_assert(sizeof(struct kube_fence_abi) == 64, "fence layout");
+_Static_assert(sizeof(struct kube_fence_abi) == 64 + 8 * KUBE_FENCE_MAX_RANGES, "fence layout");
 
 struct kube_fence {
 	struct kube_fence_abi *h;
@@ -27,9 +31,17 @@ struct kube_fence {
 
 int kube_fence_memfd_create(void)
 {
-	int fd = memfd_create("kcmd-fence", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	struct kube_fence_abi *h;
+	return kube_fence_memfd_create_ranges(0);
+}
 
+int kube_fence_memfd_create_ranges(unsigned nranges)
+{
+	struct kube_fence_abi *h;
+	int fd;
+
+	if (nranges > KUBE_FENCE_MAX_RANGES)
+		return -ERANGE;
+	fd = memfd_create("kcmd-fence", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)sysconf(_SC_PAGESIZE)) < 0)
@@ -38,6 +50,9 @@ int kube_fence_memfd_create(void)
 	if (h == MAP_FAILED)
 		goto fail;
 	atomic_store_explicit(&h->deadline_us, 0, memory_order_relaxed);
+	for (unsigned i = 0; i < KUBE_FENCE_MAX_RANGES; i++) /* F6: no range owned yet */
+		atomic_store_explicit(&h->range_deadline_us[i], 0, memory_order_relaxed);
+	h->nranges = nranges;
 	h->magic = KUBE_FENCE_MAGIC;
 	munmap(h, sizeof(*h));
 	/* not F_SEAL_SEAL yet: the first writable kube_fence_open adds F_SEAL_FUTURE_WRITE */
@@ -143,4 +158,53 @@ bool kube_fence_allows(const struct kube_fence *f, uint64_t now_us)
 {
 	uint64_t d = kube_fence_deadline(f);
 	return d == KUBE_FENCE_NONE || now_us < d;
+}
+
+unsigned kube_fence_ranges(const struct kube_fence *f)
+{
+	/* F6: written before the seal, never again; a reader needs no ordering for it */
+	return f && f->h->nranges <= KUBE_FENCE_MAX_RANGES ? f->h->nranges : 0;
+}
+
+void kube_fence_set_range(struct kube_fence *f, unsigned range, uint64_t deadline_us)
+{
+	if (!f || !f->writable || range >= kube_fence_ranges(f))
+		return;
+	/* release: pairs with kube_fence_range_deadline's acquire (F7) */
+	atomic_store_explicit(&f->h->range_deadline_us[range], deadline_us, memory_order_release);
+}
+
+uint64_t kube_fence_range_deadline(const struct kube_fence *f, unsigned range)
+{
+	if (!f || kube_fence_ranges(f) == 0)
+		return KUBE_FENCE_NONE;
+	if (range >= kube_fence_ranges(f))
+		return 0; /* no such range: nothing of it is ours */
+	return atomic_load_explicit(&f->h->range_deadline_us[range], memory_order_acquire);
+}
+
+bool kube_fence_range_allows(const struct kube_fence *f, unsigned range, uint64_t now_us)
+{
+	uint64_t d = kube_fence_range_deadline(f, range);
+	return d == KUBE_FENCE_NONE || now_us < d;
+}
+
+bool kube_fence_allows_ns(const struct kube_fence *f, const char *ns, uint64_t now_us)
+{
+	unsigned n = kube_fence_ranges(f);
+
+	if (!kube_fence_allows(f, now_us))
+		return false;
+	return n == 0 || kube_fence_range_allows(f, kube_shard_range_of_ns(ns, n), now_us);
+}
+
+void kube_fence_bump_range_gen(struct kube_fence *f)
+{
+	if (f && f->writable) /* release: the range deadline stored before it (F8) */
+		atomic_fetch_add_explicit(&f->h->range_gen, 1, memory_order_release);
+}
+
+uint64_t kube_fence_range_gen(const struct kube_fence *f)
+{
+	return f ? atomic_load_explicit(&f->h->range_gen, memory_order_acquire) : 0;
 }

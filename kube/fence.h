@@ -39,6 +39,21 @@
  *      words were reserved zeros in the first layout, so the version did not change: a reader
  *      of the old layout ignores them, and a manager of the old layout leaves them 0 (no
  *      barrier, the old meaning of "synced").
+ *   F6 Ranges (layout version 2, sharding: docs/sharding.md): `nranges` (0 = sharding off) is
+ *      stored once, before the magic and before the memfd is sealed, and never changes; the
+ *      per-range words live after the header, one per range, KUBE_FENCE_MAX_RANGES of them
+ *      (all 0 when nranges is 0). `range_deadline_us[i]` has F1's meaning for range i: 0 =
+ *      this instance does not own range i, else the deadline of the range Lease's elector
+ *      (from the send time of its last renewal, so it errs early). With nranges > 0 a write
+ *      into namespace ns is allowed only while both the instance word (the member Lease's
+ *      deadline) and the word of range(ns) allow it; cluster-scoped writes use range 0.
+ *   F7 Each range word is its own 64-bit atomic (F2's pairing, per word). The manager stores
+ *      0 into a range's word before it releases that range's Lease, so no write of this
+ *      instance into the range is sent after the release began; a stalled or dead manager
+ *      fences each range at its last published deadline (F3).
+ *   F8 `range_gen` only grows; the manager bumps it (release) after storing the deadline of a
+ *      newly acquired range. A reader that sees it move replays its state for the ranges it
+ *      now owns (the dispatchers' resync of a handed-over range).
  *   Version rule: `magic` carries the layout version; a reader that sees another refuses to
  *   open (-EPROTONOSUPPORT) and its client then refuses nothing: the manager also kills workers
  *   on its own deadline, as before this fence existed.
@@ -46,14 +61,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define KUBE_FENCE_MAGIC 0x31434e46u /* "FNC1" read little-endian: version 1 */
-#define KUBE_FENCE_NONE  UINT64_MAX  /* no deadline: leader election is off */
+#define KUBE_FENCE_MAGIC      0x32434e46u /* "FNC2" read little-endian: version 2 (ranges) */
+#define KUBE_FENCE_MAX_RANGES 256u        /* the per-range words fit the one page (F6) */
+#define KUBE_FENCE_NONE       UINT64_MAX  /* no deadline: leader election is off */
 
 struct kube_fence;
 
 /* Manager: a new fence memfd (close-on-exec, sealed against resizing), writes refused (0).
- * Returns the fd, or -errno. */
+ * Returns the fd, or -errno. No ranges (sharding off). */
 int kube_fence_memfd_create(void);
+/* The same with nranges (<= KUBE_FENCE_MAX_RANGES, else -ERANGE) per-range deadlines, all 0
+ * (no range owned). nranges 0 is kube_fence_memfd_create. */
+int kube_fence_memfd_create_ranges(unsigned nranges);
 /* Maps fd; writable only for the manager. The first writable open seals the memfd with
  * F_SEAL_FUTURE_WRITE | F_SEAL_SEAL: its mapping stays the only writable one (any other
  * writable open, mmap or write(2) of the memfd then fails with -EPERM), while read-only opens
@@ -68,5 +87,21 @@ uint64_t kube_fence_deadline(const struct kube_fence *f);
 void kube_fence_set_epoch(struct kube_fence *f, uint32_t epoch, uint64_t lease_rv);
 /* The current epoch (0: none, or f NULL); *ret_lease_rv (if not NULL) its R, or a later one. */
 uint32_t kube_fence_epoch(const struct kube_fence *f, uint64_t *ret_lease_rv);
-/* Whether a write sent at now_us (CLOCK_MONOTONIC µs) is allowed. */
+/* Whether a write sent at now_us (CLOCK_MONOTONIC µs) is allowed (the whole-instance word). */
 bool kube_fence_allows(const struct kube_fence *f, uint64_t now_us);
+
+/* ---- ranges (sharding, docs/sharding.md; F6-F8) ---- */
+/* How many ranges the fence has (0: sharding off, or f NULL). */
+unsigned kube_fence_ranges(const struct kube_fence *f);
+/* Manager: the deadline of range i (0: not owned; CLOCK_MONOTONIC µs, as F1). */
+void kube_fence_set_range(struct kube_fence *f, unsigned range, uint64_t deadline_us);
+/* KUBE_FENCE_NONE without ranges; 0 for an index past them. */
+uint64_t kube_fence_range_deadline(const struct kube_fence *f, unsigned range);
+bool kube_fence_range_allows(const struct kube_fence *f, unsigned range, uint64_t now_us);
+/* A write into namespace ns ("" cluster-scoped: range 0) sent at now_us: the instance's word
+ * and, with ranges, the deadline of the namespace's range (kube/shard.h) must both allow it. */
+bool kube_fence_allows_ns(const struct kube_fence *f, const char *ns, uint64_t now_us);
+/* Manager: bumped after a range was acquired (its deadline stored first); readers that hold
+ * per-range state (the dispatchers) replay the arena when it moves (F8). */
+void kube_fence_bump_range_gen(struct kube_fence *f);
+uint64_t kube_fence_range_gen(const struct kube_fence *f);

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "kube/client.h"
+#include "ipc/loop.h"
 #include "kube/fence.h"
+#include "kube/shard.h"
 #include "lib/log.h"
 #include "shm/arena.h"
 
@@ -79,4 +81,42 @@ int kcmd_fence_from_env(void)
 	}
 	kube_client_set_process_fence(f);
 	return 1;
+}
+
+/* ---- sharding ---- */
+
+unsigned kcmd_shard_ranges(void)
+{
+	return kube_fence_ranges(leadership);
+}
+
+unsigned kcmd_shard_key_range(bool by_namespace, const char *key)
+{
+	char ns[256];
+	unsigned n = kcmd_shard_ranges();
+
+	if (n == 0 || !by_namespace)
+		return 0;
+	if (kube_shard_ns_of_key(key, ns, sizeof(ns)) < 0)
+		return 0;
+	return kube_shard_range_of_ns(ns, n);
+}
+
+bool kcmd_shard_key_owned(bool by_namespace, const char *key)
+{
+	if (kcmd_shard_ranges() == 0)
+		return true;
+	return kube_fence_range_allows(leadership, kcmd_shard_key_range(by_namespace, key),
+	                               ipc_now_usec());
+}
+
+uint64_t kcmd_shard_gen(void)
+{
+	return kube_fence_range_gen(leadership);
+}
+
+void kcmd_shard_setup_process(bool by_namespace)
+{
+	if (kcmd_shard_ranges() > 0)
+		kube_client_set_process_unsharded(!by_namespace);
 }

@@ -5,6 +5,7 @@
  * of this process refuses writes past the leadership deadline the manager publishes
  * (kube/fence.h). Call it before making any client.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 /* 1 fenced, 0 no KCMD_FENCE_FD (the manager passed none: a tool or a test), -errno (logged): the
@@ -22,3 +23,23 @@ const struct kube_fence *kcmd_fence(void);
 int kcmd_leadership_from_env(void);
 /* The current epoch and its Lease resourceVersion (0 when none is mapped or published). */
 uint32_t kcmd_leadership_epoch(uint64_t *ret_lease_rv);
+
+/* ---- sharding (--shard-ranges, docs/sharding.md) ----
+ * Read from the KCMD_LEADERSHIP_FD mapping (the fence memfd, kube/fence.h F6-F8), so they work
+ * in every child that has it. Without ranges (sharding off, or no mapping) every key is owned.
+ * by_namespace: whether the process's controller is sharded by namespace
+ * (kcmd_registry_shard_by_namespace); every other controller runs whole on the owner of
+ * range 0.
+ */
+/* How many ranges (0: sharding off). */
+unsigned kcmd_shard_ranges(void);
+/* The range of a queue key: the range of the key's namespace when by_namespace (a key without
+ * '/' is cluster-scoped: range 0), else 0. */
+unsigned kcmd_shard_key_range(bool by_namespace, const char *key);
+/* Whether this instance owns the range of key now (true without ranges). */
+bool kcmd_shard_key_owned(bool by_namespace, const char *key);
+/* The fence's range generation (F8): it moves after each range acquisition. */
+uint64_t kcmd_shard_gen(void);
+/* With ranges, the kube clients of a process whose controller is not sharded by namespace check
+ * range 0 for every write (kube_client_set_process_unsharded). Call before making clients. */
+void kcmd_shard_setup_process(bool by_namespace);

@@ -30,7 +30,7 @@ kcinfmetrics_TESTS   := lib/tests/test-infmetrics.c
 #                "synced" waits for the acquisition barrier (kube/fence.h F5)
 LIBS                 += kcfence
 kcfence_SRCS         := lib/fence-env.c
-kcfence_LIBDEPS      := kube kclog shm
+kcfence_LIBDEPS      := kube kclog shm ipc
 #   kcapi        the functions of the public controller API (include/kcmd/: cache, client,
 #                handlers' queues, log), linked into every program that runs plug-ins and into
 #                libkcmd.so (the library out-of-tree controllers link)

@@ -9,6 +9,8 @@
  * mislead.
  */
 #include "manager/flags.h"
+
+#include "kube/fence.h"
 #include "ipc/queue-abi.h"
 
 #include "controllers/kcm-compat.h"
@@ -232,6 +234,12 @@ static const struct flagdef flags[] = {
         {"standby-warm-cache", F_BOOL, OFF(standby_warm_cache),
          "kcmd: keep the cache warm while not leading, so a new leader starts without a relist "
          "(default true)."},
+        {"shard-ranges", F_INT, OFF(shard_ranges),
+         "kcmd: sharding. 0 runs one leader. R > 0 (at most 256, with --leader-elect): every "
+         "instance is active and holds a member Lease <lease-name>-member-<identity>; the "
+         "namespaces fall into R ranges, each owned through its Lease <lease-name>-range-<i> by "
+         "one live instance (rendezvous hashing); range 0 also runs the cluster-scoped and "
+         "unsharded controllers (docs/sharding.md) (default 0)."},
         {"worker-idle-timeout", F_DURATION, OFF(worker_idle_timeout_us),
          "kcmd: a controller's worker processes beyond its first start while keys wait in its "
          "queues and stop after this long with none; 0 starts every one with the controller "
@@ -823,6 +831,13 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 		cfg->tls_private_key_file = NULL;
 	if ((cfg->tls_cert_file == NULL) != (cfg->tls_private_key_file == NULL))
 		return fail(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
+	if (cfg->shard_ranges > (int)KUBE_FENCE_MAX_RANGES)
+		return fail(err, errlen, "--shard-ranges=%d: at most %u ranges", cfg->shard_ranges,
+		            KUBE_FENCE_MAX_RANGES);
+	if (cfg->shard_ranges > 0 && !cfg->leader_elect)
+		return fail(err, errlen,
+		            "--shard-ranges needs --leader-elect=true: ranges are owned through "
+		            "Leases");
 	return 0;
 }
 

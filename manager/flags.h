@@ -70,6 +70,7 @@ struct mgr_config {
 
 	/* kcmd's own */
 	bool standby_warm_cache;         /* --standby-warm-cache, true */
+	int shard_ranges;                /* --shard-ranges, 0: one leader (docs/sharding.md) */
 	uint64_t worker_idle_timeout_us; /* --worker-idle-timeout, 60 s; 0: all workers always */
 	const char *libexec_dir; /* --libexec-dir: where kcmd-informerd / kcmd-worker live */
 	bool help, version;

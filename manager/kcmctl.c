@@ -420,7 +420,11 @@ static int cmd_status(pid_t pid)
 	                    : "standby",
 	       st.ready ? ", ready" : ", not ready (caches syncing)");
 	printf("identity:  %s\n", S(st.identity));
-	if (st.leader_elect) {
+	if (st.leader_elect && st.shard_ranges) {
+		printf("member:    %s (Lease %s)%s\n",
+		       st.holder[0] ? S(st.holder) : "<none observed>", S(st.lease),
+		       st.leading ? " — active" : " — not held: no range, no worker");
+	} else if (st.leader_elect) {
 		printf("leader:    %s (Lease %s)%s\n",
 		       st.holder[0] ? S(st.holder) : "<none observed>", S(st.lease),
 		       st.leading ? " — this manager" : "");
@@ -429,6 +433,40 @@ static int cmd_status(pid_t pid)
 	} else {
 		printf("leader:    leader election off (--leader-elect=false): this manager "
 		       "reconciles\n");
+	}
+	if (st.shard_ranges) {
+		uint32_t owned = 0;
+		char line[1200];
+		size_t l = 0;
+		line[0] = 0;
+		for (uint32_t i = 0; i < st.shard_ranges && i < MGR_STATUS_MAX_RANGES; i++)
+			if (st.range_owned[i]) {
+				owned++;
+				if (l < sizeof(line))
+					l += (size_t)snprintf(line + l, sizeof(line) - l, "%s%u",
+					                      l ? "," : "", i);
+			}
+		printf("sharding:  %u ranges (--shard-ranges), this manager owns %u: %s\n",
+		       st.shard_ranges, owned, owned ? line : "none");
+		printf("members:   %u live\n", st.n_members);
+		for (uint32_t k = 0; k < st.n_members && k < MGR_STATUS_MAX_MEMBERS; k++) {
+			uint32_t held = 0;
+			for (uint32_t i = 0; i < st.shard_ranges && i < MGR_STATUS_MAX_RANGES; i++)
+				held += st.range_holder[i] == (int16_t)k;
+			printf("  %-60s %u range Lease%s%s\n", S(st.members[k]), held,
+			       held == 1 ? "" : "s",
+			       !strcmp(st.members[k], st.identity) ? " — this manager" : "");
+		}
+		printf("ranges:    RANGE HOLDER (the range Lease's holderIdentity as last "
+		       "listed)\n");
+		for (uint32_t i = 0; i < st.shard_ranges && i < MGR_STATUS_MAX_RANGES; i++) {
+			int h = st.range_holder[i];
+			printf("  %-5u %s%s\n", i,
+			       h >= 0 && h < (int)MGR_STATUS_MAX_MEMBERS ? S(st.members[h])
+			       : h == -2                                 ? "<not a live member>"
+			                                                 : "<none>",
+			       st.range_owned[i] ? " (owned here)" : "");
+		}
 	}
 	printf("\n%-44s %-10s %-8s %-8s %-9s %-8s %s\n", "PROCESS", "GROUP", "STATE", "PID",
 	       "RESTARTS", "UPTIME", "LAST-EXIT");

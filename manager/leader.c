@@ -327,6 +327,16 @@ const char *mgr_le_observed_holder(const struct mgr_le *le)
 	return le->have_observed ? le->observed.holder : "";
 }
 
+bool mgr_le_prime(struct mgr_le *le, const struct mgr_le_record *r, uint64_t observed_mono)
+{
+	if (le->have_observed || le->inflight || le->leading)
+		return false;
+	le->observed = *r;
+	le->observed_mono = observed_mono;
+	le->have_observed = true;
+	return true;
+}
+
 int32_t mgr_le_observed_transitions(const struct mgr_le *le)
 {
 	return le->have_observed ? le->observed.transitions : -1;

@@ -119,6 +119,12 @@ uint64_t mgr_le_fence_deadline(const struct mgr_le *le);
 const char *mgr_le_observed_holder(const struct mgr_le *le);
 /* The Lease's leaseTransitions we last observed: the leadership term (-1 when none observed). */
 int32_t mgr_le_observed_transitions(const struct mgr_le *le);
+/* Seeds a new elector (one that has observed nothing yet) with record r as seen at local time
+ * observed_mono by another reader of the same Lease in this process (the shard's LIST of the
+ * range Leases): validity is still judged from the local time the record was last seen to
+ * change, only that time may be earlier than this elector's first GET. Returns false (and does
+ * nothing) once the elector has observed a record of its own. */
+bool mgr_le_prime(struct mgr_le *le, const struct mgr_le_record *r, uint64_t observed_mono);
 
 /* The leaderElection health check (kcm's 20 s tolerance): false when we believe we lead but
  * our last observation is older than leaseDuration + tolerance. */

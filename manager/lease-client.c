@@ -331,6 +331,12 @@ void mgr_lease_client_release(struct mgr_lease_client *lc, void (*done)(void *ud
 	drive(lc, NULL);
 }
 
+bool mgr_lease_client_prime(struct mgr_lease_client *lc, const struct mgr_le_record *r,
+                            uint64_t observed_mono)
+{
+	return mgr_le_prime(lc->le, r, observed_mono);
+}
+
 const struct mgr_le *mgr_lease_client_elector(const struct mgr_lease_client *lc)
 {
 	return lc->le;

@@ -58,6 +58,9 @@ bool mgr_lease_client_leading(const struct mgr_lease_client *lc);
  * once the release finished or was not needed. */
 void mgr_lease_client_release(struct mgr_lease_client *lc, void (*done)(void *ud), void *ud);
 const struct mgr_le *mgr_lease_client_elector(const struct mgr_lease_client *lc);
+/* mgr_le_prime on the client's elector: call right after mgr_lease_client_new. */
+bool mgr_lease_client_prime(struct mgr_lease_client *lc, const struct mgr_le_record *r,
+                            uint64_t observed_mono);
 /* metadata.resourceVersion of the Lease as last read or written (after an acquisition: the
  * write that won), as an integer; 0 when none or not a decimal number. */
 uint64_t mgr_lease_client_rv(const struct mgr_lease_client *lc);

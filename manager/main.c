@@ -44,6 +44,7 @@
 #include "manager/httpd.h"
 #include "lib/kube-loop.h"
 #include "manager/lease-client.h"
+#include "manager/shard.h"
 #include "lib/log.h"
 #include "manager/metrics.h"
 #include "manager/sa-tokens.h"
@@ -117,7 +118,10 @@ struct mgr {
 	struct kube_client *kc;
 	struct kube_loop *kl;
 	struct mgr_supervisor *sup;
-	struct mgr_lease_client *lc;
+	struct mgr_lease_client *lc; /* the leader Lease, or with --shard-ranges the member Lease */
+	struct mgr_shard *shard;     /* --shard-ranges: the range Leases (manager/shard.h) */
+	char member_lease[256];      /* --shard-ranges: <lease-name>-member-<identity> */
+	bool test_shard_all; /* KCMD_TEST_SHARD_IGNORE_FENCE=1: the shard e2e's negative control */
 	struct mgr_term_end *term_end; /* LeaderElection events wait for the old term's workers */
 	struct mgr_httpd *httpd;
 	struct ipc_source *sig_term, *sig_int, *watchdog, *stop_timer;
@@ -164,8 +168,8 @@ static void publish_status(struct mgr *m)
 		return;
 	memset(&st, 0, sizeof(st));
 	snprintf(st.identity, sizeof(st.identity), "%s", m->identity);
-	snprintf(st.lease, sizeof(st.lease), "%s/%s", m->cfg.leader_elect_resource_namespace,
-	         m->cfg.leader_elect_resource_name);
+	snprintf(st.lease, sizeof(st.lease), "%.63s/%.253s", m->cfg.leader_elect_resource_namespace,
+	         m->member_lease[0] ? m->member_lease : m->cfg.leader_elect_resource_name);
 	st.lease_transitions = -1;
 	if (m->lc) {
 		snprintf(st.holder, sizeof(st.holder), "%s",
@@ -195,6 +199,28 @@ static void publish_status(struct mgr *m)
 		sc->last_code = info.last_code;
 		sc->last_status = info.last_status;
 		sc->crash_looping = info.crash_looping;
+	}
+	if (m->shard) {
+		struct mgr_shard_view v;
+		mgr_shard_view(m->shard, &v);
+		st.shard_ranges = v.nranges;
+		for (size_t i = 0; i < v.n_members && i < MGR_STATUS_MAX_MEMBERS; i++)
+			snprintf(st.members[st.n_members++], sizeof(st.members[0]), "%s",
+			         v.members[i]);
+		for (unsigned i = 0; i < v.nranges && i < MGR_STATUS_MAX_RANGES; i++) {
+			const char *h = mgr_shard_holder(m->shard, i);
+			st.range_holder[i] = h[0] ? -2 : -1;
+			for (uint32_t k = 0; h[0] && k < st.n_members; k++)
+				if (!strcmp(st.members[k], h))
+					st.range_holder[i] = (int16_t)k;
+			st.range_owned[i] = mgr_shard_owns(m->shard, i);
+		}
+	} else if (m->test_shard_all) {
+		st.shard_ranges = (uint32_t)m->cfg.shard_ranges;
+		for (unsigned i = 0; i < st.shard_ranges && i < MGR_STATUS_MAX_RANGES; i++) {
+			st.range_holder[i] = -1;
+			st.range_owned[i] = m->leading;
+		}
 	}
 	mgr_status_publish(m->status, &st);
 }
@@ -669,11 +695,20 @@ static int setup_children(struct mgr *m)
 	if (m->test_no_barrier)
 		log_warning("KCMD_TEST_NO_BARRIER=1: no acquisition barrier (a test seam; never in "
 		            "production)");
+	/* KCMD_TEST_SHARD_IGNORE_FENCE=1 (with --shard-ranges): this instance holds no range Lease
+	 * and opens every range's fence word while its member Lease is held, so it writes into
+	 * ranges other instances own (a test seam: the negative control of
+	 * TestShard_NegativeControl, docs/sharding.md) */
+	m->test_shard_all = m->cfg.shard_ranges > 0 && getenv("KCMD_TEST_SHARD_IGNORE_FENCE") &&
+	                    !strcmp(getenv("KCMD_TEST_SHARD_IGNORE_FENCE"), "1");
+	if (m->test_shard_all)
+		log_warning("KCMD_TEST_SHARD_IGNORE_FENCE=1: every range is written without its "
+		            "Lease (a test seam; never in production)");
 	/* a random base, so an arena persisted by another manager never looks synced at ours */
 	if (getrandom(&m->epoch, sizeof(m->epoch), 0) != sizeof(m->epoch))
 		m->epoch = (uint32_t)(ipc_now_usec() ^ (uint64_t)getpid() << 16);
 	m->epoch &= 0x7fffffffu; /* room to count acquisitions before wrapping */
-	m->fence_fd = kube_fence_memfd_create();
+	m->fence_fd = kube_fence_memfd_create_ranges((unsigned)m->cfg.shard_ranges);
 	if (m->fence_fd < 0 || (r = kube_fence_open(m->fence_fd, true, &m->fence)) < 0) {
 		r = m->fence_fd < 0 ? m->fence_fd : r;
 		log_error("creating the leadership fence failed: %s", strerror(-r));
@@ -857,13 +892,45 @@ static int on_pool_timer(struct ipc_source *s, uint64_t now, void *ud)
 
 /* ---- leadership ----------------------------------------------------------------------------- */
 
+/* A new leadership epoch at the resourceVersion of the Lease write that won (kube/fence.h F5):
+ * on leading, and with --shard-ranges on each range acquired. */
+static void publish_epoch(struct mgr *m, uint64_t lease_rv)
+{
+	if (++m->epoch == 0)
+		m->epoch = 1;
+	if (m->test_no_barrier) /* the test seam: workers trust the cache as it is */
+		return;
+	kube_fence_set_epoch(m->fence, m->epoch, lease_rv);
+	if (lease_rv)
+		log_info(
+		        "leadership epoch %u at resourceVersion %llu: the caches relist before the "
+		        "workers act",
+		        m->epoch, (unsigned long long)lease_rv);
+	else
+		log_info("leadership epoch %u without a Lease resourceVersion: the caches relist "
+		         "with a consistent LIST before the workers act",
+		         m->epoch);
+}
+
+/* --shard-ranges: a range Lease was won; its keys are taken only after the relist at least as
+ * new as that write (the same barrier as a leader's, docs/sharding.md). */
+static void on_range_acquired(unsigned range, uint64_t lease_rv, void *ud)
+{
+	(void)range;
+	publish_epoch(ud, lease_rv);
+}
+
 static void on_leadership(bool leading, void *ud)
 {
 	struct mgr *m = ud;
 
 	m->leading = leading;
 	if (leading) {
-		if (m->cfg.leader_elect)
+		if (m->shard || m->test_shard_all)
+			log_info("became an active member (%s/%s as %s): ranges follow",
+			         m->cfg.leader_elect_resource_namespace, m->member_lease,
+			         m->identity);
+		else if (m->cfg.leader_elect)
 			log_info("became leader (%s/%s as %s)",
 			         m->cfg.leader_elect_resource_namespace,
 			         m->cfg.leader_elect_resource_name, m->identity);
@@ -872,21 +939,11 @@ static void on_leadership(bool leading, void *ud)
 		/* The acquisition barrier, before any worker of this term starts: informerd
 		 * relists every type at least as new as the Lease write that won, and until it
 		 * has, kcmd_cache_synced() in the workers says 0 (docs/architecture.md). */
-		uint64_t lease_rv = m->lc ? mgr_lease_client_rv(m->lc) : 0;
-		if (++m->epoch == 0)
-			m->epoch = 1;
-		if (!m->test_no_barrier) { /* the test seam: workers trust the cache as it is */
-			kube_fence_set_epoch(m->fence, m->epoch, lease_rv);
-			if (lease_rv)
-				log_info("leadership epoch %u at resourceVersion %llu: the caches "
-				         "relist before the workers act",
-				         m->epoch, (unsigned long long)lease_rv);
-			else
-				log_info("leadership epoch %u without a Lease resourceVersion: the "
-				         "caches relist with a consistent LIST before the workers "
-				         "act",
-				         m->epoch);
-		}
+		publish_epoch(m, m->lc ? mgr_lease_client_rv(m->lc) : 0);
+		if (m->test_shard_all)
+			for (unsigned i = 0; i < (unsigned)m->cfg.shard_ranges; i++)
+				kube_fence_set_range(m->fence, i, KUBE_FENCE_NONE);
+		mgr_shard_set_active(m->shard, true);
 		if (!m->stopping) {
 			start_group(m, "informerd");
 			if (!m->sa_tokens || mgr_sa_tokens_ready(m->sa_tokens))
@@ -899,6 +956,9 @@ static void on_leadership(bool leading, void *ud)
 		/* Fence: no worker may write once we might not lead. The fence word says so before
 		 * the kill, which also tells the queue owners these deaths are no crash. */
 		kube_fence_set(m->fence, 0);
+		for (unsigned i = 0; m->test_shard_all && i < (unsigned)m->cfg.shard_ranges; i++)
+			kube_fence_set_range(m->fence, i, 0);
+		mgr_shard_set_active(m->shard, false);
 		/* "stopped leading" (log and Event) waits until each of them is reaped
 		 * (on_term_event, manager/termend.h): kill(2) returns before they die */
 		struct mgr_child *c;
@@ -1633,6 +1693,15 @@ static int on_stop_timer(struct ipc_source *s, uint64_t now, void *ud)
 	return 0;
 }
 
+/* --shard-ranges, stopping: every range Lease is given up; now the member Lease. */
+static void shard_released(void *ud)
+{
+	struct mgr *m = ud;
+
+	log_info("shard: every range Lease released");
+	mgr_lease_client_release(m->lc, released, m);
+}
+
 /* Stopping, second step: once no worker runs (none can write any more), give the Lease up so a
  * standby takes over at once, and stop informerd. */
 static void release_when_workers_gone(struct mgr *m)
@@ -1641,7 +1710,9 @@ static void release_when_workers_gone(struct mgr *m)
 		return;
 	m->release_started = true;
 	kube_fence_set(m->fence, 0); /* nothing of ours writes once the Lease is given up */
-	if (m->lc) {
+	if (m->shard) { /* the range Leases first, then the member Lease (shard_released) */
+		mgr_shard_release_all(m->shard, shard_released, m);
+	} else if (m->lc) {
 		mgr_lease_client_release(m->lc, released, m);
 	} else {
 		m->released = true;
@@ -2049,9 +2120,41 @@ int main(int argc, char **argv)
 			log_error("out of memory");
 			return 1;
 		}
+		const char *lease_name = m->cfg.leader_elect_resource_name;
+		if (m->cfg.shard_ranges > 0) {
+			if (mgr_shard_member_lease_name(m->cfg.leader_elect_resource_name,
+			                                m->identity, m->member_lease,
+			                                sizeof(m->member_lease)) < 0) {
+				log_error(
+				        "--shard-ranges: the member Lease name for %s is too long",
+				        m->identity);
+				return 1;
+			}
+			lease_name = m->member_lease;
+			struct mgr_shard_opts so = {
+			        .ns = m->cfg.leader_elect_resource_namespace,
+			        .lease_name = m->cfg.leader_elect_resource_name,
+			        .identity = m->identity,
+			        .nranges = (unsigned)m->cfg.shard_ranges,
+			        .lease_duration_us = m->cfg.leader_elect_lease_duration_us,
+			        .renew_deadline_us = m->cfg.leader_elect_renew_deadline_us,
+			        .retry_period_us = m->cfg.leader_elect_retry_period_us,
+			        .fence = m->fence,
+			        .on_acquired = on_range_acquired,
+			        .userdata = m,
+			};
+			if (!m->test_shard_all &&
+			    (r = mgr_shard_new(m->loop, m->kc, &so, &m->shard)) < 0) {
+				log_error("--shard-ranges: %s", strerror(-r));
+				return 1;
+			}
+			log_info("sharding: %d namespace ranges, member Lease %s/%s",
+			         m->cfg.shard_ranges, m->cfg.leader_elect_resource_namespace,
+			         m->member_lease);
+		}
 		struct mgr_lease_client_opts lo = {
 		        .ns = m->cfg.leader_elect_resource_namespace,
-		        .name = m->cfg.leader_elect_resource_name,
+		        .name = lease_name,
 		        .identity = m->identity,
 		        .lease_duration_us = m->cfg.leader_elect_lease_duration_us,
 		        .renew_deadline_us = m->cfg.leader_elect_renew_deadline_us,
@@ -2074,6 +2177,7 @@ int main(int argc, char **argv)
 	notify_status(m);
 	r = ipc_loop_run(m->loop);
 
+	mgr_shard_free(m->shard);
 	mgr_lease_client_free(m->lc);
 	mgr_term_end_free(m->term_end);
 	kube_fence_close(m->fence);

@@ -4,7 +4,7 @@ mgrstatus_SRCS   := manager/status.c
 mgrstatus_TESTS  := manager/tests/test-status.c
 manager_SRCS     := manager/leader.c manager/supervisor.c manager/flags.c manager/httpd.c \
 		    manager/metrics.c manager/lease-client.c manager/sa-tokens.c \
-		    manager/termend.c
+		    manager/termend.c manager/shard.c
 manager_LIBDEPS  := kube ipc shm kclog kubeloop kcfeat kcflag kcinfmetrics registry mgrstatus
 manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c \
 		    manager/tests/test-flags.c manager/tests/test-httpd.c manager/tests/test-metrics.c \

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #define STATUS_MAGIC   0x6b636d6473746174ull /* "kcmdstat" */
-#define STATUS_VERSION 2
+#define STATUS_VERSION 3                     /* 3: the shard fields */
 
 /* struct mgr_status as 64-bit words: copied with atomic loads and stores (INVARIANTS S2). */
 #define STATUS_WORDS (sizeof(struct mgr_status) / sizeof(uint64_t))

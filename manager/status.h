@@ -43,6 +43,8 @@
 #include <stdint.h>
 
 #define MGR_STATUS_MAX_CHILDREN 64
+#define MGR_STATUS_MAX_MEMBERS  16
+#define MGR_STATUS_MAX_RANGES   256 /* KUBE_FENCE_MAX_RANGES */
 
 struct mgr_status_child {
 	char name[64];
@@ -67,6 +69,14 @@ struct mgr_status {
 	                            */
 	uint32_t n_children;
 	struct mgr_status_child children[MGR_STATUS_MAX_CHILDREN];
+	/* --shard-ranges (docs/sharding.md); shard_ranges 0: sharding off, the rest zero */
+	uint32_t shard_ranges;
+	uint32_t n_members; /* live members as last listed (at most MGR_STATUS_MAX_MEMBERS) */
+	char members[MGR_STATUS_MAX_MEMBERS][128];
+	/* per range: its Lease's holder as an index into members; -1 none, -2 an identity that
+	 * is not a live member (an expired holder) */
+	int16_t range_holder[MGR_STATUS_MAX_RANGES];
+	uint8_t range_owned[MGR_STATUS_MAX_RANGES]; /* this manager owns it now */
 };
 
 struct mgr_status_page;

@@ -50,10 +50,14 @@
 #define BATCH          256 /* entries handled per loop turn before the loop looks at anything else */
 #define TERM_POLL_USEC 250000 /* how often the leadership fence is read for a new term */
 
+struct dsp;
+
 struct dq { /* a queue this process owns */
 	const char *name;
 	struct ipc_queue_owner *owner;
 	bool restarted;
+	struct dsp *x;
+	uint64_t dropped; /* keys of ranges not owned (--shard-ranges) */
 };
 
 struct consumed { /* a queue its workers produce on and its handlers consume */
@@ -87,6 +91,8 @@ struct dsp {
 	struct ipc_queue_owner **owners; /* the table's queues, in its order */
 	size_t n_owners;
 	uint64_t resyncs;
+	uint64_t shard_gen; /* the fence's range generation last replayed for (F8) */
+	bool by_namespace;  /* its controller is sharded by namespace (--shard-ranges) */
 };
 
 static const struct inf_resource *type_of(struct dsp *x, uint16_t type);
@@ -396,7 +402,7 @@ static int on_term_timer(struct ipc_source *s, uint64_t now, void *ud)
 	const struct kube_fence *f = kcmd_fence();
 	bool leading = f && kube_fence_allows(f, ipc_now_usec());
 
-	if (leading && !x->leading)
+	if (f && leading && !x->leading)
 		for (size_t i = 0; i < x->n_queues; i++) {
 			size_t n = ipc_queue_owner_unpark_all(x->queues[i].owner);
 			if (n)
@@ -405,8 +411,35 @@ static int on_term_timer(struct ipc_source *s, uint64_t now, void *ud)
 				         x->queues[i].name, n, n == 1 ? "" : "s");
 		}
 	x->leading = leading;
+	/* a range was acquired (kube/fence.h F8): replay the arena so its objects' keys, dropped
+	 * while another instance owned it, are queued here now (no key lost on a hand-over) */
+	uint64_t gen = kcmd_shard_gen();
+	if (kcmd_shard_ranges() && gen != x->shard_gen) {
+		int r;
+		x->shard_gen = gen;
+		log_info("shard: a range was acquired (generation %llu): replaying the arena",
+		         (unsigned long long)gen);
+		if ((r = resync_from_arena(x)) < 0) {
+			log_error("resync from the arena: %s", strerror(-r));
+			ipc_loop_exit(x->loop, 1);
+			return 0;
+		}
+		ipc_source_post_enable(x->more);
+	}
 	ipc_source_set_time(s, now + TERM_POLL_USEC);
 	return 0;
+}
+
+/* --shard-ranges: a key of a range this instance does not own is not queued (docs/sharding.md);
+ * its owner's dispatcher queues it. */
+static bool on_accept(const char *key, void *ud)
+{
+	struct dq *q = ud;
+
+	if (kcmd_shard_key_owned(q->x->by_namespace, key))
+		return true;
+	q->dropped++;
+	return false;
 }
 
 static void on_owner_resync(struct ipc_queue_owner *o, bool restarted, void *ud)
@@ -487,7 +520,10 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		struct ipc_queue_owner_config qc = {.resync = on_owner_resync,
 		                                    .parked = on_parked,
 		                                    .death_expected = on_death_expected,
+		                                    .accept =
+		                                            kcmd_shard_ranges() ? on_accept : NULL,
 		                                    .userdata = q};
+		q->x = x;
 		q->name = x->c->queues[i].name;
 		fd = kcmd_env_queue_fd(q->name);
 		if (fd < 0 || (r = ipc_queue_owner_new(&q->owner, x->loop, fd, &qc)) < 0) {
@@ -566,8 +602,9 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_term, SIGTERM, on_signal, x)) < 0 ||
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x)) < 0)
 		return r;
-	if (kcmd_fence()) {
-		x->leading = kube_fence_allows(kcmd_fence(), ipc_now_usec());
+	x->shard_gen = kcmd_shard_gen(); /* the start-up resync above replayed everything */
+	if (kcmd_fence() || kcmd_shard_ranges()) {
+		x->leading = kcmd_fence() && kube_fence_allows(kcmd_fence(), ipc_now_usec());
 		if ((r = ipc_loop_add_timer(x->loop, &x->term_timer,
 		                            ipc_now_usec() + TERM_POLL_USEC, on_term_timer, x)) < 0)
 			return r;
@@ -637,6 +674,8 @@ int main(int argc, char **argv)
 	/* its handlers may write (the GC's Warning Events): only while this kcmd leads */
 	if (kcmd_fence_from_env() < 0)
 		return 1;
+	x->by_namespace = kcmd_registry_shard_by_namespace(x->c);
+	kcmd_shard_setup_process(x->by_namespace); /* --shard-ranges: which range its writes need */
 	if ((r = setup(x, kubeconfig, master, qps, burst)) < 0) {
 		ipc_loop_free(x->loop);
 		return 1;

@@ -47,7 +47,34 @@ struct worker {
 	size_t n_queues;
 	uint64_t synced, failed;
 	struct wk_cachewait *cw; /* the start barrier while it waits */
+	const struct kcmd_controller *desc;
+	bool by_namespace;         /* sharded by namespace (--shard-ranges) */
+	uint64_t shard_gen_synced; /* --shard-ranges: the range generation the cache was seen
+	                              synced for (the barrier of a range acquisition) */
+	uint64_t shard_skipped;
 };
+
+#define SHARD_WAIT_USEC 100000ull /* a key of a range just acquired, before the relist */
+
+/* --shard-ranges (docs/sharding.md): 1 take the key; 0 skip it (done: its range is not ours,
+ * its owner's dispatcher queues it); -1 not yet (a range was acquired since the cache was last
+ * seen synced: the relist at least as new as its Lease has not finished). */
+static int shard_gate(struct worker *w, const char *key)
+{
+	if (!kcmd_shard_ranges())
+		return 1;
+	if (!kcmd_shard_key_owned(w->by_namespace, key))
+		return 0;
+	uint64_t gen = kcmd_shard_gen();
+	if (gen != w->shard_gen_synced) {
+		char why[256];
+		if (wk_cachewait_pending(w->ctx.arena, w->desc->watches, w->desc->n_watches, why,
+		                         sizeof(why)) > 0)
+			return -1;
+		w->shard_gen_synced = gen;
+	}
+	return 1;
+}
 
 static void on_key(struct ipc_queue *q, void *ud);
 
@@ -68,11 +95,28 @@ static void process(struct worker *w, struct wq *wq)
 			log_error("queue %s: %s", wq->name, strerror(-n));
 			break;
 		}
+		int g = shard_gate(w, key);
+		if (g == 0) { /* not ours: done, not requeued */
+			w->shard_skipped++;
+			log_v(4, "shard: %s is not in a range this instance owns: skipped", key);
+			ipc_queue_done(wq->q, IPC_QUEUE_DONE_FORGET, 0);
+			continue;
+		}
+		if (g < 0) {
+			ipc_queue_done(wq->q, IPC_QUEUE_DONE_FORGET | IPC_QUEUE_DONE_AFTER,
+			               SHARD_WAIT_USEC);
+			continue;
+		}
 		struct wk_result res;
 		kclog_set_object(key);
 		w->ctrl->sync(w->state, wq->index, key, &res);
 		kclog_set_object(NULL);
-		if (res.err < 0) {
+		if (res.err < 0 && shard_gate(w, key) == 0) {
+			/* its range was handed over while it synced (the write was refused by the
+			 * range's fence): its new owner has it; nothing to retry here */
+			w->shard_skipped++;
+			ipc_queue_done(wq->q, IPC_QUEUE_DONE_FORGET, 0);
+		} else if (res.err < 0) {
 			w->failed++;
 			ipc_queue_done(wq->q, IPC_QUEUE_DONE_RATE_LIMITED, 0);
 		} else if (res.requeue_after) {
@@ -151,6 +195,10 @@ int main(int argc, char **argv)
 	/* Only the leader writes: every client of this process checks the manager's fence. */
 	if (kcmd_fence_from_env() < 0)
 		return 1;
+	w.desc = desc;
+	w.by_namespace = kcmd_registry_shard_by_namespace(desc);
+	kcmd_shard_setup_process(w.by_namespace); /* --shard-ranges: which range its writes need */
+	w.shard_gen_synced = kcmd_shard_gen();    /* the start-up wait covers what came before */
 	/* its declared metrics (KCMD_METRICS_FD), before any controller code runs */
 	if (desc && (r = ctlm_open_self(desc)) < 0 && r != -ENOENT)
 		fprintf(stderr, "kcmd-worker: %s: %s; its metrics are not recorded\n", CTLM_ENV,

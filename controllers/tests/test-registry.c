@@ -57,9 +57,27 @@ static void test_descriptors(void **state)
 	}
 }
 
+/* Sharding: the audited controllers are sharded by namespace, the rest (the GC, controllers
+ * whose keys name cluster-scoped objects) run whole on range 0. */
+static void test_shard_by_namespace(void **state)
+{
+	(void)state;
+	assert_true(kcmd_registry_shard_by_namespace(kcmd_registry_find("replicaset")));
+	assert_true(kcmd_registry_shard_by_namespace(kcmd_registry_find("deployment")));
+	assert_false(kcmd_registry_shard_by_namespace(kcmd_registry_find("garbagecollector")));
+	assert_false(kcmd_registry_shard_by_namespace(kcmd_registry_find("namespace")));
+	assert_false(kcmd_registry_shard_by_namespace(NULL));
+	for (size_t i = 0; i < kcmd_registry_count(); i++) {
+		const struct kcmd_controller *c = kcmd_registry_at(i);
+		if (c->cluster_scoped_keys)
+			assert_false(kcmd_registry_shard_by_namespace(c));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_shard_by_namespace),
 	        cmocka_unit_test(test_valid),
 	        cmocka_unit_test(test_find),
 	        cmocka_unit_test(test_descriptors),

@@ -129,6 +129,37 @@ static void test_fifo_dedup(void)
 	env_down(&e);
 }
 
+/* The owner's accept hook (sharding): a key it refuses is not queued by any of the three add
+ * calls, which return 0; accepted keys are queued as usual. */
+static bool accept_even(const char *key, void *ud)
+{
+	(void)ud;
+	return (key[strlen(key) - 1] - '0') % 2 == 0;
+}
+
+static void test_accept_filter(void)
+{
+	struct env e;
+	struct ipc_queue_owner_config cfg = cfg_default();
+	cfg.accept = accept_even;
+	env_up(&e, &cfg);
+	_cleanup_ipc_queue_ struct ipc_queue *w = NULL;
+	CHECK_EQ(ipc_queue_attach(&w, e.fd, IPC_QUEUE_WORKER, 1), 0);
+	char got[IPC_QUEUE_KEY_MAX + 1];
+	CHECK_EQ(ipc_queue_owner_add(e.o, "ns/k1"), 0);
+	CHECK_EQ(ipc_queue_owner_add_after(e.o, "ns/k3", 0), 0);
+	CHECK_EQ(ipc_queue_owner_add_rate_limited(e.o, "ns/k5"), 0);
+	CHECK_EQ(ipc_queue_owner_add(e.o, "ns/k2"), 0);
+	settle(&e);
+	CHECK_EQ(ipc_queue_owner_len(e.o) + ipc_queue_owner_processing(e.o), 1);
+	CHECK(get_now(&e, w, got) > 0);
+	CHECK(strcmp(got, "ns/k2") == 0);
+	CHECK_EQ(ipc_queue_done(w, 0, 0), 0);
+	CHECK_EQ(get_now(&e, w, got), -EAGAIN);
+	ipc_queue_free(TAKE_W(w));
+	env_down(&e);
+}
+
 /* workqueue_longest_running_processor_seconds / unfinished_work_seconds go back to 0 once the
  * last key in flight is done, even when nothing pumps the queue after that (an idle queue):
  * the manager's worker pools read them to tell an idle controller from a busy one. */
@@ -939,6 +970,12 @@ int main(void)
 			uint64_t _t = ipc_now_usec();
 			test_fifo_dedup();
 			fprintf(stderr, "%-32s %6.3f s\n", "test_fifo_dedup",
+			        (ipc_now_usec() - _t) / 1e6);
+		}
+		{
+			uint64_t _t = ipc_now_usec();
+			test_accept_filter();
+			fprintf(stderr, "%-32s %6.3f s\n", "test_accept_filter",
 			        (ipc_now_usec() - _t) / 1e6);
 		}
 		{

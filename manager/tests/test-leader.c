@@ -221,6 +221,49 @@ static void test_takeover_after_lease_duration(void **state)
 	mgr_le_free(cs[1].le);
 }
 
+/* mgr_le_prime: a new elector seeded with a record another reader saw change long ago takes the
+ * Lease at its first attempt once that record is past its duration; the same record seen only
+ * now (no prime) makes it wait the whole duration; a primed record the Lease no longer has
+ * counts from the elector's own observation; an elector that observed already is not primed. */
+static void test_prime(void **state)
+{
+	(void)state;
+	struct store s = {.exists = true, .rv = 7};
+	struct mgr_le_config cb = cfg("host_b");
+	struct cand c = {0};
+	uint64_t now = 40 * SEC;
+
+	snprintf(s.rec.holder, sizeof(s.rec.holder), "host_a");
+	s.rec.lease_duration_s = 15;
+	s.rec.renew_time = wall(20 * SEC);
+	s.rec.acquire_time = wall(0);
+
+	/* seen unchanged since 20 s: expired at 35 s, taken at once at 40 s */
+	assert_int_equal(mgr_le_new(&cb, &c.le), 0);
+	assert_true(mgr_le_prime(c.le, &s.rec, 20 * SEC));
+	step_sync(&s, &c, now, NULL);
+	assert_true(mgr_le_is_leader(c.le, now));
+	assert_string_equal(s.rec.holder, "host_b");
+	assert_false(mgr_le_prime(c.le, &s.rec, 0)); /* it has its own observation now */
+	mgr_le_free(c.le);
+
+	/* unprimed: the same stale record is valid for 15 s from the first GET */
+	snprintf(s.rec.holder, sizeof(s.rec.holder), "host_a");
+	assert_int_equal(mgr_le_new(&cb, &c.le), 0);
+	step_sync(&s, &c, now, NULL);
+	assert_false(mgr_le_is_leader(c.le, now));
+	mgr_le_free(c.le);
+
+	/* primed with an older record than the Lease now has: the change counts from now */
+	struct mgr_le_record old = s.rec;
+	old.renew_time = wall(10 * SEC);
+	assert_int_equal(mgr_le_new(&cb, &c.le), 0);
+	assert_true(mgr_le_prime(c.le, &old, 10 * SEC));
+	step_sync(&s, &c, now, NULL);
+	assert_false(mgr_le_is_leader(c.le, now));
+	mgr_le_free(c.le);
+}
+
 static void test_fencing_when_apiserver_down(void **state)
 {
 	(void)state;
@@ -486,6 +529,7 @@ int main(void)
 	        cmocka_unit_test(test_validate),
 	        cmocka_unit_test(test_create_and_renew),
 	        cmocka_unit_test(test_takeover_after_lease_duration),
+	        cmocka_unit_test(test_prime),
 	        cmocka_unit_test(test_fencing_when_apiserver_down),
 	        cmocka_unit_test(test_release_then_immediate_takeover),
 	        cmocka_unit_test(test_release_when_not_holder),

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/shard.c: members, range Leases and the per-range fence words (see shard.h). */
+#include "manager/shard.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/model.h"
+#include "kube/shard.h"
+#include "lib/log.h"
+#include "manager/lease-client.h"
+
+enum range_state {
+	R_IDLE,      /* no elector */
+	R_CAMPAIGN,  /* wanted: its elector acquires or holds the Lease */
+	R_CLOSING,   /* not wanted any more: fence word 0, Lease released at close_at */
+	R_RELEASING, /* the release is in flight */
+	R_RELEASED,  /* released: the elector is freed on the next tick */
+};
+
+struct range {
+	struct mgr_shard *s;
+	unsigned i;
+	enum range_state st;
+	struct mgr_lease_client *lc;
+	bool owned;        /* acquired and reported (on_acquired ran); the fence word is live */
+	uint64_t deadline; /* the elector's last deadline (0: not leading) */
+	uint64_t close_at;
+	char holder[256]; /* as last listed */
+	/* the range Lease's record as last listed and the local time it was last seen to change:
+	 * a new elector for the range starts from it (mgr_le_prime), so a Lease whose holder died
+	 * long ago is taken at once instead of a lease duration after the elector's first GET */
+	struct mgr_le_record obs;
+	uint64_t obs_mono;
+	bool have_obs;
+};
+
+struct mgr_shard {
+	struct ipc_loop *loop;
+	struct kube_client *kc;
+	char *ns, *lease_name, *identity;
+	char member_prefix[300], range_prefix[300];
+	unsigned nranges;
+	uint64_t lease_duration_us, renew_deadline_us, retry_period_us;
+	struct kube_fence *fence;
+	void (*on_acquired)(unsigned range, uint64_t lease_rv, void *ud);
+	void *ud;
+
+	bool active, listed, release_all;
+	void (*all_done)(void *ud);
+	void *all_done_ud;
+	struct ipc_source *timer;
+	struct kube_call *list_call;
+	char **members;
+	size_t n_members;
+	struct range *ranges;
+};
+
+int mgr_shard_member_lease_name(const char *lease_name, const char *identity, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s-member-", lease_name);
+
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	for (const char *p = identity; *p; p++) {
+		char c = (char)tolower((unsigned char)*p);
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-'))
+			c = '-';
+		if ((size_t)n + 1 >= len || n >= 253)
+			return -ENAMETOOLONG;
+		buf[n++] = c;
+	}
+	buf[n] = 0;
+	return 0;
+}
+
+static void tick(struct mgr_shard *s);
+
+/* ---- one range's elector ---- */
+
+static void publish(struct range *r)
+{
+	/* F7: only a wanted, acquired range has a live word; anything else is 0 */
+	kube_fence_set_range(r->s->fence, r->i, r->st == R_CAMPAIGN && r->owned ? r->deadline : 0);
+}
+
+static void range_deadline(uint64_t deadline_us, void *ud)
+{
+	struct range *r = ud;
+
+	r->deadline = deadline_us;
+	publish(r);
+}
+
+static void range_change(bool leading, void *ud)
+{
+	struct range *r = ud;
+	struct mgr_shard *s = r->s;
+
+	if (leading && r->st == R_CAMPAIGN && !r->owned) {
+		uint64_t rv = mgr_lease_client_rv(r->lc);
+		/* the barrier first (a new epoch at the winning write), then the word, then the
+		 * generation the dispatchers replay on (F8) */
+		if (s->on_acquired)
+			s->on_acquired(r->i, rv, s->ud);
+		r->owned = true;
+		publish(r);
+		kube_fence_bump_range_gen(s->fence);
+		log_info("shard: acquired range %u (%s%u, resourceVersion %llu)", r->i,
+		         s->range_prefix, r->i, (unsigned long long)rv);
+	} else if (!leading && r->owned) {
+		r->owned = false;
+		publish(r);
+		if (r->st == R_CAMPAIGN)
+			log_warning("shard: range %u lost: its Lease was not renewed in time",
+			            r->i);
+		else
+			log_info("shard: range %u given up (handed over)", r->i);
+	}
+}
+
+static void range_released(void *ud)
+{
+	struct range *r = ud;
+
+	r->st = R_RELEASED;
+	log_info("shard: released range %u", r->i);
+	ipc_source_set_time(r->s->timer, ipc_now_usec()); /* free it and look again */
+}
+
+static int range_start(struct range *r)
+{
+	struct mgr_shard *s = r->s;
+	char name[320], err[256];
+
+	snprintf(name, sizeof(name), "%s%u", s->range_prefix, r->i);
+	struct mgr_lease_client_opts lo = {
+	        .ns = s->ns,
+	        .name = name,
+	        .identity = s->identity,
+	        .lease_duration_us = s->lease_duration_us,
+	        .renew_deadline_us = s->renew_deadline_us,
+	        .retry_period_us = s->retry_period_us,
+	        .on_change = range_change,
+	        .on_deadline = range_deadline,
+	        .userdata = r,
+	        .record_events = false,
+	};
+	r->st = R_CAMPAIGN;
+	r->owned = false;
+	r->deadline = 0;
+	int e = mgr_lease_client_new(s->loop, s->kc, &lo, &r->lc, err, sizeof(err));
+	if (e < 0) {
+		r->st = R_IDLE;
+		log_error("shard: range %u: %s", r->i, err);
+		return e;
+	}
+	if (r->have_obs)
+		(void)mgr_lease_client_prime(r->lc, &r->obs, r->obs_mono);
+	return 0;
+}
+
+static void range_close(struct range *r, uint64_t grace_us)
+{
+	if (r->st != R_CAMPAIGN)
+		return;
+	r->st = R_CLOSING;
+	publish(r); /* F7: 0 before anything else */
+	r->close_at = ipc_now_usec() + grace_us;
+	if (r->owned)
+		log_info("shard: handing range %u over: writes into it stopped, its Lease is "
+		         "released in %llums",
+		         r->i, (unsigned long long)(grace_us / 1000));
+}
+
+static void range_step(struct range *r, uint64_t now)
+{
+	if (r->st == R_RELEASED) {
+		r->lc = mgr_lease_client_free(r->lc);
+		r->owned = false;
+		r->deadline = 0;
+		r->st = R_IDLE;
+		publish(r);
+	}
+	if (r->st == R_CLOSING && now >= r->close_at) {
+		r->st = R_RELEASING;
+		mgr_lease_client_release(r->lc, range_released, r); /* may call back at once */
+	}
+}
+
+/* ---- membership ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void set_members(struct mgr_shard *s, char **m, size_t n)
+{
+	for (size_t i = 0; i < s->n_members; i++)
+		free(s->members[i]);
+	free(s->members);
+	s->members = m; /* sorted by the caller */
+	s->n_members = n;
+}
+
+static kube_time_t json_time(const cJSON *j)
+{
+	kube_time_t t = 0;
+
+	if (cJSON_IsString(j) && kube_time_parse(j->valuestring, strlen(j->valuestring), &t) < 0)
+		t = 0;
+	return t;
+}
+
+/* A range Lease's spec as listed: its holder for status, and its record with the local time it
+ * last changed (the elector's own rule for validity). */
+static void observe_range(struct range *r, const cJSON *sp, uint64_t mono)
+{
+	const cJSON *ho = cJSON_GetObjectItemCaseSensitive(sp, "holderIdentity");
+	const cJSON *du = cJSON_GetObjectItemCaseSensitive(sp, "leaseDurationSeconds");
+	const cJSON *tr = cJSON_GetObjectItemCaseSensitive(sp, "leaseTransitions");
+	struct mgr_le_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.holder, sizeof(rec.holder), "%s", cJSON_IsString(ho) ? ho->valuestring : "");
+	snprintf(r->holder, sizeof(r->holder), "%s", rec.holder);
+	rec.lease_duration_s = cJSON_IsNumber(du) ? (int32_t)du->valuedouble : 0;
+	rec.transitions = cJSON_IsNumber(tr) ? (int32_t)tr->valuedouble : 0;
+	rec.acquire_time = json_time(cJSON_GetObjectItemCaseSensitive(sp, "acquireTime"));
+	rec.renew_time = json_time(cJSON_GetObjectItemCaseSensitive(sp, "renewTime"));
+	if (!r->have_obs || memcmp(&rec, &r->obs, sizeof(rec)) != 0) {
+		r->obs = rec;
+		r->obs_mono = mono;
+		r->have_obs = true;
+	}
+}
+
+static void parse_list(struct mgr_shard *s, const char *body, size_t len)
+{
+	cJSON *root = cJSON_ParseWithLength(body, len);
+	cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items"), *it;
+	kube_time_t now = kube_time_now();
+	size_t n = 0, cap = 8;
+	char **m = calloc(cap, sizeof(*m));
+	size_t mlen = strlen(s->member_prefix), rlen = strlen(s->range_prefix);
+
+	if (!root || !cJSON_IsArray(items) || !m) {
+		log_warning("shard: the Lease list is not a list; membership unchanged");
+		free(m);
+		cJSON_Delete(root);
+		return;
+	}
+	for (unsigned i = 0; i < s->nranges; i++)
+		s->ranges[i].holder[0] = 0;
+	uint64_t mono = ipc_now_usec();
+	cJSON_ArrayForEach(it, items)
+	{
+		cJSON *md = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+		cJSON *sp = cJSON_GetObjectItemCaseSensitive(it, "spec");
+		cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
+		cJSON *ho = cJSON_GetObjectItemCaseSensitive(sp, "holderIdentity");
+		cJSON *rt = cJSON_GetObjectItemCaseSensitive(sp, "renewTime");
+		cJSON *du = cJSON_GetObjectItemCaseSensitive(sp, "leaseDurationSeconds");
+		if (!cJSON_IsString(nm))
+			continue;
+		if (!strncmp(nm->valuestring, s->range_prefix, rlen)) {
+			char *end;
+			unsigned long i = strtoul(nm->valuestring + rlen, &end, 10);
+			if (!*end && end != nm->valuestring + rlen && i < s->nranges)
+				observe_range(&s->ranges[i], sp, mono);
+			continue;
+		}
+		if (!cJSON_IsString(ho) || !ho->valuestring[0])
+			continue;
+		if (strncmp(nm->valuestring, s->member_prefix, mlen) != 0)
+			continue;
+		kube_time_t renew = 0;
+		if (!cJSON_IsString(rt) || !cJSON_IsNumber(du) ||
+		    kube_time_parse(rt->valuestring, strlen(rt->valuestring), &renew) < 0)
+			continue;
+		if (renew + (kube_time_t)du->valuedouble * 1000000000 <= now)
+			continue; /* expired: not a live member */
+		if (n == cap) {
+			char **g = realloc(m, 2 * cap * sizeof(*m));
+			if (!g)
+				break;
+			m = g;
+			cap *= 2;
+		}
+		if (!(m[n] = strdup(ho->valuestring)))
+			break;
+		n++;
+	}
+	cJSON_Delete(root);
+	size_t old = s->n_members;
+	bool changed = old != n;
+	qsort(m, n, sizeof(*m), cmp_str);
+	for (size_t i = 0; !changed && i < n; i++)
+		changed = strcmp(m[i], s->members[i]) != 0;
+	set_members(s, m, n);
+	s->listed = true;
+	if (changed) {
+		char line[1024] = "";
+		for (size_t i = 0, l = 0; i < n && l < sizeof(line); i++)
+			l += (size_t)snprintf(line + l, sizeof(line) - l, "%s%s", i ? " " : "",
+			                      m[i]);
+		log_info("shard: %zu live member%s: %s", n, n == 1 ? "" : "s", line);
+	}
+}
+
+static void list_done(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	struct mgr_shard *s = ud;
+
+	(void)call;
+	s->list_call = NULL;
+	if (r->err == -ECANCELED)
+		return;
+	if (r->err < 0)
+		log_warning("shard: listing the Leases failed: %s; membership unchanged",
+		            strerror(-r->err));
+	else
+		parse_list(s, r->body, r->body_len);
+	tick(s);
+}
+
+static void start_list(struct mgr_shard *s)
+{
+	struct kube_request req = {.verb = KUBE_LIST,
+	                           .group = "coordination.k8s.io",
+	                           .version = "v1",
+	                           .resource = "leases",
+	                           .ns = s->ns,
+	                           .timeout_ms = (long)(s->renew_deadline_us / 2000)};
+	if (req.timeout_ms < 1000)
+		req.timeout_ms = 1000;
+	if (kube_call_start(s->kc, &req, list_done, NULL, s, &s->list_call) < 0) {
+		s->list_call = NULL;
+		log_warning("shard: cannot list the Leases");
+	}
+}
+
+static bool is_self(const struct mgr_shard *s, const char *member)
+{
+	return strcmp(member, s->identity) == 0;
+}
+
+/* What each range should be doing now. */
+static void tick(struct mgr_shard *s)
+{
+	uint64_t now = ipc_now_usec();
+	const char **live = NULL;
+	size_t n = 0;
+	bool self_listed = false;
+
+	live = calloc(s->n_members + 1, sizeof(*live));
+	for (size_t i = 0; live && i < s->n_members; i++) {
+		live[n++] = s->members[i];
+		self_listed |= is_self(s, s->members[i]);
+	}
+	/* our own member Lease is held (the manager says so) even when the last LIST predates
+	 * it: count us in, so a lone instance takes every range at once */
+	if (live && s->active && !self_listed)
+		live[n++] = s->identity;
+	size_t done = 0;
+	for (unsigned i = 0; i < s->nranges; i++) {
+		struct range *r = &s->ranges[i];
+		range_step(r, now);
+		int o = live && s->listed ? kube_shard_owner(live, n, i) : -1;
+		bool want = s->active && !s->release_all && o >= 0 && is_self(s, live[o]);
+		if (want && r->st == R_IDLE)
+			(void)range_start(r);
+		else if (!want && r->st == R_CAMPAIGN)
+			range_close(r, s->release_all ? 0 : s->retry_period_us);
+		range_step(r, now);
+		if (r->st == R_IDLE)
+			done++;
+	}
+	free(live);
+	if (s->release_all && done == s->nranges && s->all_done) {
+		void (*cb)(void *) = s->all_done;
+		s->all_done = NULL;
+		cb(s->all_done_ud);
+	}
+}
+
+static int on_timer(struct ipc_source *src, uint64_t now, void *ud)
+{
+	struct mgr_shard *s = ud;
+	static const uint64_t close_poll = 100000; /* a closing range's grace, checked often */
+
+	if (!s->list_call && !s->release_all)
+		start_list(s); /* tick() follows its answer */
+	tick(s);
+	uint64_t next = now + s->retry_period_us;
+	for (unsigned i = 0; i < s->nranges; i++)
+		if (s->ranges[i].st == R_CLOSING || s->ranges[i].st == R_RELEASED ||
+		    s->ranges[i].st == R_RELEASING)
+			next = now + close_poll < next ? now + close_poll : next;
+	return ipc_source_set_time(src, next);
+}
+
+int mgr_shard_new(struct ipc_loop *loop, struct kube_client *kc, const struct mgr_shard_opts *o,
+                  struct mgr_shard **ret)
+{
+	struct mgr_shard *s;
+	int r;
+
+	if (!o->nranges || o->nranges > kube_fence_ranges(o->fence))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->loop = loop;
+	s->kc = kc;
+	s->ns = strdup(o->ns);
+	s->lease_name = strdup(o->lease_name);
+	s->identity = strdup(o->identity);
+	s->nranges = o->nranges;
+	s->lease_duration_us = o->lease_duration_us;
+	s->renew_deadline_us = o->renew_deadline_us;
+	s->retry_period_us = o->retry_period_us;
+	s->fence = o->fence;
+	s->on_acquired = o->on_acquired;
+	s->ud = o->userdata;
+	s->ranges = calloc(o->nranges, sizeof(*s->ranges));
+	snprintf(s->member_prefix, sizeof(s->member_prefix), "%s-member-", o->lease_name);
+	snprintf(s->range_prefix, sizeof(s->range_prefix), "%s-range-", o->lease_name);
+	if (!s->ns || !s->lease_name || !s->identity || !s->ranges) {
+		mgr_shard_free(s);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < o->nranges; i++) {
+		s->ranges[i].s = s;
+		s->ranges[i].i = i;
+	}
+	if ((r = ipc_loop_add_timer(loop, &s->timer, ipc_now_usec(), on_timer, s)) < 0) {
+		mgr_shard_free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+struct mgr_shard *mgr_shard_free(struct mgr_shard *s)
+{
+	if (!s)
+		return NULL;
+	if (s->list_call)
+		kube_call_cancel(s->list_call);
+	ipc_source_free(s->timer);
+	for (unsigned i = 0; s->ranges && i < s->nranges; i++) {
+		kube_fence_set_range(s->fence, i, 0);
+		mgr_lease_client_free(s->ranges[i].lc);
+	}
+	set_members(s, NULL, 0);
+	free(s->ranges);
+	free(s->ns);
+	free(s->lease_name);
+	free(s->identity);
+	free(s);
+	return NULL;
+}
+
+void mgr_shard_set_active(struct mgr_shard *s, bool active)
+{
+	if (!s || s->active == active)
+		return;
+	s->active = active;
+	if (!active) /* every word to 0 at once: the member Lease is not ours */
+		for (unsigned i = 0; i < s->nranges; i++)
+			range_close(&s->ranges[i], s->retry_period_us);
+	tick(s);
+	ipc_source_set_time(s->timer, ipc_now_usec() + 1);
+}
+
+void mgr_shard_release_all(struct mgr_shard *s, void (*done)(void *ud), void *ud)
+{
+	s->release_all = true;
+	s->all_done = done;
+	s->all_done_ud = ud;
+	for (unsigned i = 0; i < s->nranges; i++) {
+		struct range *r = &s->ranges[i];
+		if (r->st == R_CLOSING)
+			r->close_at = 0; /* the workers are gone: nothing of ours is on the wire */
+		range_close(r, 0);
+	}
+	tick(s);
+	ipc_source_set_time(s->timer, ipc_now_usec() + 1);
+}
+
+void mgr_shard_view(const struct mgr_shard *s, struct mgr_shard_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (!s)
+		return;
+	v->nranges = s->nranges;
+	v->n_members = s->n_members;
+	v->members = (const char *const *)s->members;
+	v->listed = s->listed;
+}
+
+bool mgr_shard_owns(const struct mgr_shard *s, unsigned range)
+{
+	return s && range < s->nranges && s->ranges[range].st == R_CAMPAIGN &&
+	       s->ranges[range].owned && kube_fence_range_allows(s->fence, range, ipc_now_usec());
+}
+
+const char *mgr_shard_holder(const struct mgr_shard *s, unsigned range)
+{
+	return s && range < s->nranges ? s->ranges[range].holder : "";
+}
+
+unsigned mgr_shard_owned_count(const struct mgr_shard *s)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; s && i < s->nranges; i++)
+		n += mgr_shard_owns(s, i);
+	return n;
+}
