@@ -800,6 +800,21 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			}
 	}
 	cfg->auth.requestheader_uid_gate = cfg->features.on[KCMD_FEAT_REMOTE_REQUEST_HEADER_UID];
+	/* kcm's newSVMController: the storage version migrator reads the garbage collector's
+	 * metadata caches, and kcm refuses to start it (an error, kcm exits) when
+	 * --enable-garbage-collector=false */
+	for (size_t k = 0; k < cfg->n_ctl; k++) {
+		if (!cfg->ctl[k].enabled ||
+		    strcmp(cfg->ctl[k].desc->name, "storage-version-migrator-controller"))
+			continue;
+		for (size_t g = 0; g < cfg->n_ctl; g++)
+			if (!strcmp(cfg->ctl[g].desc->name, "garbage-collector-controller") &&
+			    !kcmd_flag_bool(cfg->ctl[g].values, "enable-garbage-collector"))
+				return fail(err, errlen,
+				            "error starting controller "
+				            "\"storage-version-migrator-controller\": storage "
+				            "version migrator requires garbage collector");
+	}
 	if (kube_content_type_parse(cfg->kube_api_content_type, &cfg->kube_api_content_type) < 0)
 		return fail(err, errlen,
 		            "--kube-api-content-type must be application/vnd.kubernetes.protobuf "
