@@ -800,20 +800,19 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			}
 	}
 	cfg->auth.requestheader_uid_gate = cfg->features.on[KCMD_FEAT_REMOTE_REQUEST_HEADER_UID];
-	/* kcm's newSVMController: the storage version migrator reads the garbage collector's
-	 * metadata caches, and kcm refuses to start it (an error, kcm exits) when
-	 * --enable-garbage-collector=false */
-	for (size_t k = 0; k < cfg->n_ctl; k++) {
-		if (!cfg->ctl[k].enabled ||
-		    strcmp(cfg->ctl[k].desc->name, "storage-version-migrator-controller"))
-			continue;
-		for (size_t g = 0; g < cfg->n_ctl; g++)
-			if (!strcmp(cfg->ctl[g].desc->name, "garbage-collector-controller") &&
-			    !kcmd_flag_bool(cfg->ctl[g].values, "enable-garbage-collector"))
-				return fail(err, errlen,
-				            "error starting controller "
-				            "\"storage-version-migrator-controller\": storage "
-				            "version migrator requires garbage collector");
+	/* kcm's constructors that refuse a controller without another's flag
+	 * (controllers/kcm-compat.h): a start-up error, kcm exits on it */
+	for (size_t q = 0; q < kcm_start_requirements_n; q++) {
+		const struct kcm_start_requirement *req = &kcm_start_requirements[q];
+		bool wanted = false;
+		for (size_t k = 0; k < cfg->n_ctl; k++)
+			wanted |= cfg->ctl[k].enabled &&
+			          !strcmp(cfg->ctl[k].desc->name, req->controller);
+		for (size_t k = 0; wanted && k < cfg->n_ctl; k++)
+			for (size_t f = 0; f < cfg->ctl[k].desc->n_flags; f++)
+				if (!strcmp(cfg->ctl[k].desc->flags[f].name, req->flag) &&
+				    !kcmd_flag_bool(cfg->ctl[k].values, req->flag))
+					return fail(err, errlen, "%s", req->error);
 	}
 	if (kube_content_type_parse(cfg->kube_api_content_type, &cfg->kube_api_content_type) < 0)
 		return fail(err, errlen,

@@ -42,7 +42,7 @@
 #define SVM_VERSION     "v1"
 #define SVM_RESOURCE    "storageversionmigrations"
 #define SVM_CRD_GROUP   "apiextensions.k8s.io"
-#define SVM_FAKE_NS     "@fake:svm_ns!" /* not a valid namespace name: never exists */
+#define SVM_FAKE_NS     "@fake:svm_ns!"               /* not a valid namespace name: never exists */
 #define SVM_RUNNER_NAME "migration-runner-controller" /* its field manager */
 
 enum { Q_RUNNER = 0, Q_RV = 1, Q_MIGRATE = 2 };
@@ -175,21 +175,22 @@ static int call(struct svm_state *s, const struct kube_request *rq, cJSON **ret_
 	if (r == 0 && ret_body && !(*ret_body = resp.body ? cJSON_Parse(resp.body) : NULL))
 		r = -EBADMSG;
 	if (r < 0 && msg && msglen)
-		snprintf(msg, msglen, "%s", resp.error.message[0] ? resp.error.message : strerror(-r));
+		snprintf(msg, msglen, "%s",
+		         resp.error.message[0] ? resp.error.message : strerror(-r));
 	kube_response_clear(&resp);
 	return r;
 }
 
 static const char *meta_str(const cJSON *o, const char *key)
 {
-	return cJSON_GetStringValue(
-	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), key));
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(o, "metadata"), key));
 }
 
 static int64_t meta_int(const cJSON *o, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"),
-	                                                  key);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(o, "metadata"), key);
 	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
 }
 
@@ -474,11 +475,12 @@ static int crd_finish(struct svm_state *s, const char *group, const char *resour
 
 		if (!crd)
 			return r == -ENOENT ? 0 : r;
-		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-		                              cJSON_GetObjectItemCaseSensitive(crd, "status"),
-		                              "conditions"))
+		cJSON_ArrayForEach(
+		        c, cJSON_GetObjectItemCaseSensitive(
+		                   cJSON_GetObjectItemCaseSensitive(crd, "status"), "conditions"))
 		{
-			const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
+			const char *t =
+			        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
 			const cJSON *og = cJSON_GetObjectItemCaseSensitive(c, "observedGeneration");
 			if (t && !strcmp(t, "StorageMigrating")) {
 				can_update = (cJSON_IsNumber(og) ? (int64_t)og->valuedouble : 0) ==
@@ -488,9 +490,10 @@ static int crd_finish(struct svm_state *s, const char *group, const char *resour
 		}
 		if (success)
 			snprintf(msg, sizeof(msg), "The migration has succeeded%s",
-			         can_update ? " and the stored versions have been updated"
-			                    : " but the stored versions have not been updated due to "
-			                      "a generation mismatch");
+			         can_update
+			                 ? " and the stored versions have been updated"
+			                 : " but the stored versions have not been updated due to "
+			                   "a generation mismatch");
 		else
 			snprintf(msg, sizeof(msg), "The migration has failed");
 		if (can_update)
@@ -504,8 +507,9 @@ static int crd_finish(struct svm_state *s, const char *group, const char *resour
 					break;
 				}
 			}
-		r = apply_crd_status(s, crd, "False", success ? "MigrationSucceeded" : "MigrationFailed",
-		                     msg, stored);
+		r = apply_crd_status(s, crd, "False",
+		                     success ? "MigrationSucceeded" : "MigrationFailed", msg,
+		                     stored);
 		cJSON_Delete(crd);
 		if (r != -ESTALE)
 			return r;
@@ -540,11 +544,13 @@ static int runner_sync(struct svm_state *s, const char *key)
 			continue;
 		/* cleanupAdmission */
 		if (svm_set_condition(svm, SVM_COND_RUNNING, "False", SVM_REASON_COMPLETED,
-		                      "Migration completed", now, meta_int(svm, "generation")) < 0) {
+		                      "Migration completed", now,
+		                      meta_int(svm, "generation")) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
-		if ((r = crd_finish(s, group, resource, svm_cond_true(svm, SVM_COND_SUCCEEDED))) < 0)
+		if ((r = crd_finish(s, group, resource, svm_cond_true(svm, SVM_COND_SUCCEEDED))) <
+		    0)
 			goto out;
 		if ((r = put_status(s, svm)) < 0)
 			goto out;
@@ -557,7 +563,8 @@ static int runner_sync(struct svm_state *s, const char *key)
 		    r != -ENOENT)
 			goto out;
 		svm_running_message(msg, sizeof(msg), NULL, NULL, NULL);
-		if (svm_add_condition_once(svm, SVM_COND_RUNNING, SVM_REASON_RUNNING, msg, now) < 0) {
+		if (svm_add_condition_once(svm, SVM_COND_RUNNING, SVM_REASON_RUNNING, msg, now) <
+		    0) {
 			r = -ENOMEM;
 			goto out;
 		}
@@ -612,8 +619,9 @@ static int rv_sync(struct svm_state *s, const char *name)
 		goto out;
 	if (r == 0) {
 		if (svm_within_grace(meta_str(svm, "creationTimestamp"), now_sec())) {
-			kcmd_log_v(2, "migration %s: resource does not exist in our rest mapper, "
-			              "requeuing to attempt again",
+			kcmd_log_v(2,
+			           "migration %s: resource does not exist in our rest mapper, "
+			           "requeuing to attempt again",
 			           name);
 			r = -EAGAIN;
 			goto out;
@@ -624,7 +632,8 @@ static int rv_sync(struct svm_state *s, const char *name)
 	svm_gvr_string(gvr, sizeof(gvr), g.group, g.version, g.resource);
 	if (!g.migratable) {
 		snprintf(msg, sizeof(msg),
-		         "resource \"%s\" does not support discovery operations: [update patch list]",
+		         "resource \"%s\" does not support discovery operations: [update patch "
+		         "list]",
 		         gvr);
 		r = rv_fail(s, svm, msg);
 		goto out;
@@ -698,8 +707,9 @@ static int migrate_fail_counted(struct svm_state *s, cJSON *svm, const char *err
 	int a, b;
 
 	now_str(now);
-	snprintf(msg, sizeof(msg), "%d/%d not yet migrated. migration encountered unhandled error: %s",
-	         to_patch, total, err);
+	snprintf(msg, sizeof(msg),
+	         "%d/%d not yet migrated. migration encountered unhandled error: %s", to_patch,
+	         total, err);
 	kcmd_log_error("migration %s failed: %s", meta_str(svm, "name"), msg);
 	svm_running_message(running, sizeof(running), &to_patch, &total, NULL);
 	a = svm_set_condition(svm, SVM_COND_RUNNING, "True", SVM_REASON_RUNNING, running, now, -1);
@@ -746,8 +756,8 @@ static int collect_obj(const struct shm_obj *o, void *userdata)
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n] = (struct cand){strdup(kcmd_obj_namespace(o)), strdup(kcmd_obj_name(o)),
-	                           strdup(rv)};
+	l->v[l->n] =
+	        (struct cand){strdup(kcmd_obj_namespace(o)), strdup(kcmd_obj_name(o)), strdup(rv)};
 	if (!l->v[l->n].ns || !l->v[l->n].name || !l->v[l->n].rv)
 		return -ENOMEM;
 	l->n++;
@@ -796,8 +806,10 @@ static int run_migration(struct svm_state *s, cJSON *svm, const struct svm_gvr *
 		free(body);
 		/* changed since (already rewritten), or gone: nothing left to migrate */
 		if (r == -ESTALE || r == -ENOENT) {
-			kcmd_log_v(6, "Resource ignored due to conflict namespace=\"%s\" name=\"%s\": %s",
-			           l.v[i].ns, l.v[i].name, msg);
+			kcmd_log_v(
+			        6,
+			        "Resource ignored due to conflict namespace=\"%s\" name=\"%s\": %s",
+			        l.v[i].ns, l.v[i].name, msg);
 			to_patch--;
 			continue;
 		}
@@ -810,8 +822,9 @@ static int run_migration(struct svm_state *s, cJSON *svm, const struct svm_gvr *
 			goto out; /* retried by the queue */
 		}
 		if (r < 0) {
-			kcmd_log_error("Failed to migrate the resource namespace=\"%s\" name=\"%s\": %s",
-			               l.v[i].ns, l.v[i].name, msg);
+			kcmd_log_error(
+			        "Failed to migrate the resource namespace=\"%s\" name=\"%s\": %s",
+			        l.v[i].ns, l.v[i].name, msg);
 			r = migrate_fail_counted(s, svm, msg, to_patch, l.total);
 			goto out;
 		}
@@ -864,8 +877,9 @@ static int migrate_sync(struct svm_state *s, const char *name)
 		goto out;
 	if (r == 0) {
 		if (svm_within_grace(meta_str(svm, "creationTimestamp"), now_sec())) {
-			kcmd_log_v(2, "migration %s: resource does not exist in rest mapper, "
-			              "requeuing to attempt again",
+			kcmd_log_v(2,
+			           "migration %s: resource does not exist in rest mapper, "
+			           "requeuing to attempt again",
 			           name);
 			r = -EAGAIN;
 			goto out;
@@ -875,10 +889,12 @@ static int migrate_sync(struct svm_state *s, const char *name)
 	}
 	/* the GC's monitor of that resource: the arena's metadata records, synced */
 	type = shm_reader_find_type(s->ctx->arena, g.group, g.version, g.resource);
-	if (type < 0 || shm_reader_type_info(s->ctx->arena, (uint16_t)type, &ti) < 0 || !ti.synced) {
+	if (type < 0 || shm_reader_type_info(s->ctx->arena, (uint16_t)type, &ti) < 0 ||
+	    !ti.synced) {
 		if (svm_within_grace(meta_str(svm, "creationTimestamp"), now_sec())) {
-			kcmd_log_v(2, "migration %s: resource does not exist in GC, requeuing to "
-			              "attempt again",
+			kcmd_log_v(2,
+			           "migration %s: resource does not exist in GC, requeuing to "
+			           "attempt again",
 			           name);
 			r = -EAGAIN;
 			goto out;
@@ -947,8 +963,8 @@ static void svm_sync(void *state, size_t q, const char *key, struct wk_result *r
 	}
 	if (r < 0 && r != -EAGAIN)
 		kcmd_log_v(2, "Error syncing SVM resource, retrying svm=\"%s\" queue=%s err=\"%s\"",
-		           key, svm_queue_names[q], kcmd_kube_reason(r) ? kcmd_kube_reason(r)
-		                                                        : strerror(-r));
+		           key, svm_queue_names[q],
+		           kcmd_kube_reason(r) ? kcmd_kube_reason(r) : strerror(-r));
 	res->err = r < 0 ? r : 0;
 }
 
@@ -965,8 +981,7 @@ static const char *const svm_aliases[] = {"svm", NULL};
 /* kcm: the controller is not started unless both are on */
 static const char *const svm_gates[] = {"StorageVersionMigrator", "InformerResourceVersion", NULL};
 static const struct kcmd_watch svm_watches[] = {
-        {SVM_GROUP, SVM_VERSION, SVM_RESOURCE, "StorageVersionMigration", KCMD_CACHE_OBJECT,
-         false},
+        {SVM_GROUP, SVM_VERSION, SVM_RESOURCE, "StorageVersionMigration", KCMD_CACHE_OBJECT, false},
 };
 static const struct kcmd_queue svm_queues[] = {
         {.name = SVM_Q_RUNNER}, {.name = SVM_Q_RV}, {.name = SVM_Q_MIGRATE}};

@@ -243,10 +243,10 @@ bool svm_retriable(int err)
 	switch (err) {
 	case -ECONNRESET: /* IsConnectionReset, IsHTTP2ConnectionLost */
 	case -EPIPE:
-	case -EAGAIN:     /* TooManyRequests */
-	case -EHOSTDOWN:  /* ServiceUnavailable */
-	case -EREMOTEIO:  /* InternalError */
-	case -ETIMEDOUT:  /* Timeout */
+	case -EAGAIN:    /* TooManyRequests */
+	case -EHOSTDOWN: /* ServiceUnavailable */
+	case -EREMOTEIO: /* InternalError */
+	case -ETIMEDOUT: /* Timeout */
 		return true;
 	default:
 		return false;
@@ -333,7 +333,8 @@ int svm_find_resource(const cJSON *list, const char *resource, struct svm_api_re
 
 size_t svm_group_versions(const cJSON *group, const char **out, size_t max)
 {
-	const char *pref = str(cJSON_GetObjectItemCaseSensitive(group, "preferredVersion"), "version");
+	const char *pref =
+	        str(cJSON_GetObjectItemCaseSensitive(group, "preferredVersion"), "version");
 	const cJSON *v;
 	size_t n = 0;
 

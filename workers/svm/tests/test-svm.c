@@ -28,9 +28,18 @@ static void test_rv_compare(void **st)
 		const char *a, *b;
 		int want; /* 2: error */
 	} cases[] = {
-	        {"1", "1", 0},    {"1", "2", -1},      {"2", "1", 1},   {"10", "9", 1},
-	        {"9", "10", -1},  {"123", "124", -1},  {"", "1", 2},    {"1", "", 2},
-	        {"01", "1", 2},   {"0", "1", 2},       {"1a", "1", 2},  {"1", "-1", 2},
+	        {"1", "1", 0},
+	        {"1", "2", -1},
+	        {"2", "1", 1},
+	        {"10", "9", 1},
+	        {"9", "10", -1},
+	        {"123", "124", -1},
+	        {"", "1", 2},
+	        {"1", "", 2},
+	        {"01", "1", 2},
+	        {"0", "1", 2},
+	        {"1a", "1", 2},
+	        {"1", "-1", 2},
 	        {"18446744073709551616", "18446744073709551615", 1},
 	};
 	(void)st;
@@ -94,7 +103,8 @@ static cJSON *svm_new(const char *name, const char *created, const char *conds)
 
 static const char *cond_field(const cJSON *svm, const char *type, const char *field)
 {
-	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(svm_cond_find(svm, type), field));
+	return cJSON_GetStringValue(
+	        cJSON_GetObjectItemCaseSensitive(svm_cond_find(svm, type), field));
 }
 
 static void test_set_condition(void **st)
@@ -275,7 +285,8 @@ static void test_migratable(void **st)
 	cJSON *l = cJSON_Parse(
 	        "{\"resources\":["
 	        "{\"name\":\"deployments\",\"namespaced\":true,\"kind\":\"Deployment\","
-	        "\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"patch\",\"update\",\"watch\"]},"
+	        "\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"patch\",\"update\",\"watch\"]}"
+	        ","
 	        "{\"name\":\"deployments/status\",\"namespaced\":true,\"kind\":\"Deployment\","
 	        "\"verbs\":[\"get\",\"patch\",\"update\"]},"
 	        "{\"name\":\"noupdate\",\"kind\":\"A\",\"verbs\":[\"list\",\"patch\"]},"
@@ -330,9 +341,8 @@ static void test_patch_body(void **st)
 
 	(void)st;
 	b = svm_patch_body("apps/v1", "Deployment", "90");
-	assert_string_equal(
-	        b, "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
-	           "\"resourceVersion\":\"90\"}}");
+	assert_string_equal(b, "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+	                       "\"resourceVersion\":\"90\"}}");
 	free(b);
 	b = svm_patch_body("v1", "Secret", "");
 	assert_string_equal(b, "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{}}");
@@ -342,11 +352,11 @@ static void test_patch_body(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_rv_compare),       cmocka_unit_test(test_running_message),
-	        cmocka_unit_test(test_set_condition),    cmocka_unit_test(test_add_condition_once),
-	        cmocka_unit_test(test_runner_pick),      cmocka_unit_test(test_retriable),
-	        cmocka_unit_test(test_grace),            cmocka_unit_test(test_keys),
-	        cmocka_unit_test(test_migratable),       cmocka_unit_test(test_group_versions),
+	        cmocka_unit_test(test_rv_compare),    cmocka_unit_test(test_running_message),
+	        cmocka_unit_test(test_set_condition), cmocka_unit_test(test_add_condition_once),
+	        cmocka_unit_test(test_runner_pick),   cmocka_unit_test(test_retriable),
+	        cmocka_unit_test(test_grace),         cmocka_unit_test(test_keys),
+	        cmocka_unit_test(test_migratable),    cmocka_unit_test(test_group_versions),
 	        cmocka_unit_test(test_patch_body),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
