@@ -49,7 +49,10 @@ enum { Q_RUNNER = 0, Q_RV = 1, Q_MIGRATE = 2 };
 
 /* ---- handlers (kcmd-dispatcher) ----------------------------------------------------------- */
 
-static void enqueue_json(struct inf_handler_ctx *ctx, const char *js, size_t len, bool all)
+/* Queues a migration's keys: its name on the resource-version and migration queues (when
+ * `names`), its group/resource on the runner's (when `runner`). */
+static void enqueue_json(struct inf_handler_ctx *ctx, const char *js, size_t len, bool names,
+                         bool runner)
 {
 	cJSON *svm = js ? cJSON_ParseWithLength(js, len) : NULL;
 	const char *name, *g, *r;
@@ -59,11 +62,12 @@ static void enqueue_json(struct inf_handler_ctx *ctx, const char *js, size_t len
 		return;
 	name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
 	        cJSON_GetObjectItemCaseSensitive(svm, "metadata"), "name"));
-	if (all && name && *name) {
+	if (names && name && *name) {
 		kcmd_queue_add(ctx, Q_MIGRATE, name);
 		kcmd_queue_add(ctx, Q_RV, name);
 	}
-	if (svm_spec_resource(svm, &g, &r) == 0 && svm_gr_key(g, r, key, sizeof(key)) == 0)
+	if (runner && svm_spec_resource(svm, &g, &r) == 0 &&
+	    svm_gr_key(g, r, key, sizeof(key)) == 0)
 		kcmd_queue_add(ctx, Q_RUNNER, key);
 	cJSON_Delete(svm);
 }
@@ -73,7 +77,7 @@ static void on_svm(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	size_t len = 0;
 	const char *js = kcmd_event_json(ev, &len);
 
-	enqueue_json(ctx, js, len, true);
+	enqueue_json(ctx, js, len, true, true);
 }
 
 /* deletes reach only the runner (another migration of the resource may start) */
@@ -82,24 +86,35 @@ static void on_svm_delete(struct inf_handler_ctx *ctx, const struct inf_event *e
 	size_t len = 0;
 	const char *js = ev->old ? kcmd_obj_json(ev->old, &len) : NULL;
 
-	enqueue_json(ctx, js, len, false);
+	enqueue_json(ctx, js, len, false, true);
 }
+
+struct resync_walk {
+	struct inf_handler_ctx *ctx;
+	size_t queue;
+};
 
 static int resync_one(const struct shm_obj *o, void *userdata)
 {
+	struct resync_walk *w = userdata;
 	size_t len = 0;
 	const char *js = kcmd_obj_json(o, &len);
 
-	enqueue_json(userdata, js, len, true);
+	if (w->queue == Q_RUNNER)
+		enqueue_json(w->ctx, js, len, false, true);
+	else
+		enqueue_json(w->ctx, js, len, true, false);
 	return 0;
 }
 
-/* A dispatcher restart: every migration is looked at again, as the informer's initial adds. */
+/* A queue's owner attached (again): every migration is looked at again, as the informer's
+ * initial adds. (The two name queues are refilled together: an extra key is a no-op sync.) */
 static void svm_resync(struct inf_handler_ctx *ctx, size_t queue, bool restarted)
 {
+	struct resync_walk w = {ctx, queue};
+
 	(void)restarted;
-	if (queue == Q_RUNNER)
-		kcmd_cache_list(ctx->arena, SVM_GROUP, SVM_RESOURCE, NULL, resync_one, ctx);
+	kcmd_cache_list(ctx->arena, SVM_GROUP, SVM_RESOURCE, NULL, resync_one, &w);
 }
 
 static const char *const svm_queue_names[] = {SVM_Q_RUNNER, SVM_Q_RV, SVM_Q_MIGRATE, NULL};
