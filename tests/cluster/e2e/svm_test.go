@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -393,6 +394,9 @@ func TestSVM_RequiresGarbageCollector(t *testing.T) {
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(filepath.Join(env.KcmdBinDir, "kcmd"),
 			append([]string{"--kubeconfig=" + env.Cluster.Kubeconfig, "--secure-port=0", "--leader-elect=false"}, args...)...)
+		// its own process group, killed whole; pipes held by a straggler do not block Wait
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.WaitDelay = 5 * time.Second
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		done := make(chan struct{})
@@ -403,7 +407,7 @@ func TestSVM_RequiresGarbageCollector(t *testing.T) {
 		case <-done:
 			return string(out), err
 		case <-ctx.Done():
-			_ = cmd.Process.Kill()
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 			return string(out), ctx.Err()
 		}
