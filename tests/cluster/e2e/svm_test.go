@@ -422,3 +422,127 @@ func TestSVM_RequiresGarbageCollector(t *testing.T) {
 		t.Fatalf("kcmd --controllers=svm --enable-garbage-collector=true ended: %v\n%s", err, out)
 	}
 }
+
+// TestSVM_DuringChaos ports upstream's TestStorageVersionMigrationDuringChaos: 50 custom
+// resources stored at the storage version already, objects created and deleted all along (so
+// some patches meet NotFound), and 10 migrations of the resource created at once. Every
+// migration Succeeds; at no observed moment do two of them run (the runner starts the oldest
+// only when none is running); every one ends Running=False; and the 50 objects are untouched
+// (their rewrite is a no-op: same resourceVersion and generation).
+func TestSVM_DuringChaos(t *testing.T) {
+	withPrivateCluster(t, harness.Options{}, func() {
+		dyn, err := dynamic.NewForConfig(env.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svmCreateCRD(t)
+		gvr := schema.GroupVersionResource{Group: svmGroup, Version: "v1", Resource: svmPlural}
+		before := map[string]*unstructured.Unstructured{}
+		for i := range 50 {
+			cr := svmCR(t, dyn, "v1", fmt.Sprintf("created-cr-%d", i))
+			before[cr.GetName()] = cr
+		}
+		p := startKcmd(t, nil, svmKcmdFlags()...)
+		defer dumpKcmdLogs(t, p)
+
+		// the chaos: create and delete objects until the migrations are over
+		stop := make(chan struct{})
+		chaosDone := make(chan struct{})
+		go func() {
+			defer close(chaosDone)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				name := fmt.Sprintf("chaos-%d", i)
+				u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": svmGroup + "/v1", "kind": svmKind,
+					"metadata": map[string]any{"name": name, "namespace": "default"}}}
+				_, _ = dyn.Resource(gvr).Namespace("default").Create(context.Background(), u, metav1.CreateOptions{})
+				time.Sleep(20 * time.Millisecond)
+				_ = dyn.Resource(gvr).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+			}
+		}()
+		defer func() {
+			select {
+			case <-stop:
+			default:
+				close(stop)
+			}
+			<-chaosDone
+		}()
+
+		const migrations = 10
+		errs := make(chan error, migrations)
+		for i := range migrations {
+			go func() {
+				svm := &svmv1.StorageVersionMigration{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("chaos-svm-%d", i)},
+					Spec: svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: svmGroup, Resource: svmPlural}}}
+				_, err := env.Client.StoragemigrationV1().StorageVersionMigrations().Create(context.Background(), svm,
+					metav1.CreateOptions{})
+				errs <- err
+			}()
+		}
+		for range migrations {
+			if err := <-errs; err != nil {
+				t.Fatalf("creating a StorageVersionMigration: %v", err)
+			}
+		}
+		maxRunning, n := 0, 0
+		Eventually(t, 240*time.Second, "every migration Succeeded", func() (bool, string) {
+			l, err := env.Client.StoragemigrationV1().StorageVersionMigrations().List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			running, done := 0, 0
+			for i := range l.Items {
+				svm := &l.Items[i]
+				if c := svmCond(svm, svmv1.MigrationFailed); c != nil && c.Status == metav1.ConditionTrue {
+					t.Fatalf("%s failed: %s", svm.Name, c.Message)
+				}
+				succeeded := svmCond(svm, svmv1.MigrationSucceeded) != nil
+				if c := svmCond(svm, svmv1.MigrationRunning); c != nil && c.Status == metav1.ConditionTrue && !succeeded {
+					running++
+				}
+				if succeeded {
+					done++
+				}
+			}
+			maxRunning = max(maxRunning, running)
+			if running > 1 {
+				t.Errorf("%d migrations of one resource running at once", running)
+			}
+			// the cache must observe each migration's checkpoint: an object written now
+			n++
+			svmCR(t, dyn, "v1", fmt.Sprintf("chaos-trigger-%d", n))
+			return len(l.Items) == migrations && done == migrations, fmt.Sprintf("%d/%d succeeded", done, len(l.Items))
+		})
+		close(stop)
+		<-chaosDone
+		t.Logf("at most %d migration(s) seen running at once over %d polls", maxRunning, n)
+		Eventually(t, 60*time.Second, "every migration Running=False", func() (bool, string) {
+			l, err := env.Client.StoragemigrationV1().StorageVersionMigrations().List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for i := range l.Items {
+				c := svmCond(&l.Items[i], svmv1.MigrationRunning)
+				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "MigrationCompleted" {
+					return false, fmt.Sprintf("%s: %+v", l.Items[i].Name, c)
+				}
+			}
+			return true, ""
+		})
+		for name, b := range before {
+			now, err := dyn.Resource(gvr).Namespace("default").Get(context.Background(), name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("reading %s: %v", name, err)
+			}
+			if now.GetResourceVersion() != b.GetResourceVersion() || now.GetGeneration() != b.GetGeneration() {
+				t.Errorf("%s changed by a no-op migration: rv %s -> %s, generation %d -> %d", name,
+					b.GetResourceVersion(), now.GetResourceVersion(), b.GetGeneration(), now.GetGeneration())
+			}
+		}
+	})
+}
