@@ -107,3 +107,12 @@ size_t kcm_controllers_missing(char *buf, size_t n)
 	}
 	return count;
 }
+
+/* cmd/kube-controller-manager/app/storageversionmigrator.go (v1.37.2): newSVMController */
+const struct kcm_start_requirement kcm_start_requirements[] = {
+        {"storage-version-migrator-controller", "enable-garbage-collector",
+         "Error initializing a controller controller=\"storage-version-migrator-controller\": "
+         "storage version migrator requires garbage collector"},
+};
+const size_t kcm_start_requirements_n =
+        sizeof(kcm_start_requirements) / sizeof(kcm_start_requirements[0]);

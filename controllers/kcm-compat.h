@@ -35,3 +35,15 @@ int kcm_compat_selfcheck(char *err, size_t errlen);
 /* How many of kcm's on-by-default controllers this build does not register; their names,
  * comma-separated, in buf (cut at n). */
 size_t kcm_controllers_missing(char *buf, size_t n);
+
+/* kcm's constructors that refuse to start a controller (an error: kcm exits) unless a bool flag
+ * of another controller is on, e.g. the storage version migrator without the garbage
+ * collector. The manager checks each after parsing: `controller` enabled and the controller
+ * declaring `flag` has it false -> start-up error `error` (kcm's words). */
+struct kcm_start_requirement {
+	const char *controller;
+	const char *flag;
+	const char *error;
+};
+extern const struct kcm_start_requirement kcm_start_requirements[];
+extern const size_t kcm_start_requirements_n;

@@ -91,6 +91,7 @@ extern const struct kcmd_controller kcmd_hpa_controller;           /* workers/hp
 /* workers/podgroupprotection/plugin.c */
 extern const struct kcmd_controller kcmd_podgroupprotection_controller;
 extern const struct kcmd_controller kcmd_svgc_controller; /* workers/svgc/plugin.c */
+extern const struct kcmd_controller kcmd_svm_controller;  /* workers/svm/plugin.c */
 /* workers/vapstatus/plugin.c */
 extern const struct kcmd_controller kcmd_vapstatus_controller;
 
@@ -145,6 +146,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_hpa_controller,
         &kcmd_podgroupprotection_controller,
         &kcmd_svgc_controller,
+        &kcmd_svm_controller,
         &kcmd_vapstatus_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,

@@ -808,6 +808,20 @@ int mgr_flags_parse(struct mgr_config *cfg, int argc, char **argv, char *err, si
 			}
 	}
 	cfg->auth.requestheader_uid_gate = cfg->features.on[KCMD_FEAT_REMOTE_REQUEST_HEADER_UID];
+	/* kcm's constructors that refuse a controller without another's flag
+	 * (controllers/kcm-compat.h): a start-up error, kcm exits on it */
+	for (size_t q = 0; q < kcm_start_requirements_n; q++) {
+		const struct kcm_start_requirement *req = &kcm_start_requirements[q];
+		bool wanted = false;
+		for (size_t k = 0; k < cfg->n_ctl; k++)
+			wanted |= cfg->ctl[k].enabled &&
+			          !strcmp(cfg->ctl[k].desc->name, req->controller);
+		for (size_t k = 0; wanted && k < cfg->n_ctl; k++)
+			for (size_t f = 0; f < cfg->ctl[k].desc->n_flags; f++)
+				if (!strcmp(cfg->ctl[k].desc->flags[f].name, req->flag) &&
+				    !kcmd_flag_bool(cfg->ctl[k].values, req->flag))
+					return fail(err, errlen, "%s", req->error);
+	}
 	if (kube_content_type_parse(cfg->kube_api_content_type, &cfg->kube_api_content_type) < 0)
 		return fail(err, errlen,
 		            "--kube-api-content-type must be application/vnd.kubernetes.protobuf "

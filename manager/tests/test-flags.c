@@ -506,7 +506,14 @@ static void test_controllers(void **state)
 	assert_int_equal(PARSE(&c, err, "--controller-plugins=/x/a.so,/x/b.so"), 0);
 	assert_string_equal(c.controller_plugins, "/x/a.so,/x/b.so");
 	assert_int_equal(PARSE(&c, err, "--controllers=replicaset,,gc"), -EINVAL);
-	assert_int_equal(PARSE(&c, err, "--enable-garbage-collector=false"), 0);
+	/* kcm: the storage version migrator (on by default) refuses to start without the GC */
+	assert_int_equal(PARSE(&c, err, "--enable-garbage-collector=false"), -EINVAL);
+	assert_non_null(strstr(err, "storage version migrator requires garbage collector"));
+	assert_int_equal(PARSE(&c, err, "--controllers=svm", "--enable-garbage-collector=false"),
+	                 -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--controllers=svm", "--enable-garbage-collector=true"), 0);
+	assert_int_equal(PARSE(&c, err, "--controllers=*,-svm", "--enable-garbage-collector=false"),
+	                 0);
 	assert_false(ON(c, GC));
 	assert_true(ON(c, RS));
 	mgr_config_free(&c);
