@@ -5,8 +5,9 @@ package e2e
 // The chaos suite's churn over the certificate, RBAC, bootstrap-token, storage and mirroring
 // controllers (issue 21), in the same TestChaos run and under the same faults as the churn of
 // chaos_test.go, chaos_workloads_test.go and chaos_more_test.go. The chaos instances run with
-// --controllers=*,bootstrapsigner,tokencleaner and a signing CA of the test's own
-// (--cluster-signing-cert-file/--cluster-signing-key-file; chaosInfraFlags).
+// --controllers=*,bootstrapsigner,tokencleaner, a signing CA of the test's own
+// (--cluster-signing-cert-file/--cluster-signing-key-file) and the cluster's service account key
+// (--service-account-private-key-file; chaosInfraFlags).
 //
 // Churned, and checked exactly after the settle:
 //   - certificatesigningrequest-approving and -signing: CSRs created by the admin, of five kinds:
@@ -45,10 +46,31 @@ package e2e
 //     managed by endpointslicemirroring-controller.k8s.io for each Service must list exactly the
 //     Endpoints' addresses, each once, ready as listed, with the Endpoints' port; none for a
 //     Service without Endpoints or deleted.
+//   - serviceaccount-token: ServiceAccounts created and deleted, legacy token Secrets created
+//     (for a live account, listed in its .secrets by the test, or for one that never existed)
+//     and deleted; at the end a token Secret of a live account holds ca.crt (--root-ca-file),
+//     its namespace, the account's uid annotation and a token the apiserver authenticates as
+//     that account (SelfSubjectReview); one of a deleted or missing account is gone; each live
+//     account's .secrets lists exactly the live token Secrets the test listed there.
+//   - service-cidr: ServiceCIDRs (IPv6, disjoint: the IPv4 apiserver allocates nothing there)
+//     created and deleted, IPAddresses written in their ranges as the apiserver's allocator
+//     writes them, and deleted; at the end a live one carries networking.k8s.io/service-cidr-
+//     finalizer and Ready=True with upstream's message; a deleted one with an allocator's
+//     IPAddress (as listed then) in its range is kept, Ready=False Terminating with upstream's
+//     message; one with none is gone (after upstream's 10 s grace). The rule that a range covered
+//     by another ServiceCIDR may go is not exercised (the ranges are disjoint).
+//   - resourceclaim: unscheduled pods with one or two claims from a ResourceClaimTemplate
+//     created and deleted (grace 0); at the end, for each pod claim of a live pod, exactly one
+//     ResourceClaim it controls with the pod-claim-name annotation and the template's label (one
+//     made twice across a kill would show), named by the pod's status.resourceClaimStatuses;
+//     none left controlled by a deleted pod. Allocation, reservation and the pods-done paths
+//     are not exercised (no scheduler, no kubelet).
 //
-// Not churned here: the serviceaccount-token and legacy-serviceaccount-token-cleaner
-// controllers, the ClusterTrustBundle publisher, the PodCertificateRequest cleaner,
-// volumeattributesclass-protection, attach-detach, service-cidr, resourceclaim and
+// Not churned here: the legacy-serviceaccount-token-cleaner (its clean-up period can be
+// shortened, but its marks are dates, a token is deleted the day after it is marked at the
+// earliest, and it passes at start and then every 24 h: a run can neither see a deletion nor
+// count on a pass after its last change), the ClusterTrustBundle publisher, the
+// PodCertificateRequest cleaner, volumeattributesclass-protection, attach-detach and
 // device-taint-eviction controllers (they run in the chaos and are killed, unchecked).
 //
 // chaosInfraNegative (subtest InfraNegativeControl, after the churn, with no kcmd running)
@@ -74,15 +96,20 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -147,7 +174,7 @@ func chaosInfraFlags() []string {
 		panic("chaos signing CA: " + err.Error())
 	}
 	return []string{"--controllers=*,bootstrapsigner,tokencleaner", "--cluster-signing-cert-file=" + cert,
-		"--cluster-signing-key-file=" + key}
+		"--cluster-signing-key-file=" + key, "--service-account-private-key-file=" + filepath.Join(env.Cluster.Dir, "pki", "sa.key")}
 }
 
 // ---- the book ----------------------------------------------------------------------------------
@@ -194,6 +221,22 @@ type chaosInfra struct {
 	pairEver int
 	podEver  int
 
+	caPEM     string               // --root-ca-file's content
+	sas       map[string]types.UID // live ServiceAccount -> uid
+	saToks    map[string]chaosSAToken
+	saEver    int
+	saTokEver int
+
+	cidrs    map[string]int // live churned ServiceCIDR -> n of its range (chaosCIDR)
+	cidrGone map[string]int // deleted ones
+	ips      map[string]bool
+	cidrEver int
+	ipEver   int
+
+	draPods map[string]chaosDRAPod
+	draGone map[types.UID]bool
+	draEver int
+
 	mirrors  map[string]*chaosMirror // Service name -> its Endpoints
 	mirGone  []string
 	mirEver  int
@@ -222,8 +265,15 @@ func newChaosInfra(ctx context.Context, t *testing.T) *chaosInfra {
 	}
 	in := &chaosInfra{roots: x509.NewCertPool(), csr: map[string]string{}, aggParts: map[string]map[string]bool{},
 		partRule: map[string][]int{}, tokens: map[string]chaosToken{}, pairs: map[string]*chaosPair{},
-		podClaim: map[string]string{}, mirrors: map[string]*chaosMirror{}}
+		podClaim: map[string]string{}, mirrors: map[string]*chaosMirror{}, sas: map[string]types.UID{},
+		saToks: map[string]chaosSAToken{}, cidrs: map[string]int{}, cidrGone: map[string]int{}, ips: map[string]bool{},
+		draPods: map[string]chaosDRAPod{}, draGone: map[types.UID]bool{}}
 	in.roots.AddCert(ca)
+	pemCA, err := os.ReadFile(env.Cluster.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.caPEM = string(pemCA)
 	c := env.Client.CoreV1()
 	if _, err := c.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chaosInfraNS}},
 		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -250,6 +300,9 @@ func newChaosInfra(ctx context.Context, t *testing.T) *chaosInfra {
 		Data: map[string]string{"kubeconfig": in.kubecfg}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := in.setupDRA(ctx); err != nil {
+		t.Fatalf("DeviceClass and ResourceClaimTemplate (is resource.k8s.io/v1 served?): %v", err)
+	}
 	rng := rand.New(rand.NewSource(time.Now().UnixNano() + 5))
 	for i := 0; i < 4; i++ {
 		for _, f := range []func() error{
@@ -258,6 +311,9 @@ func newChaosInfra(ctx context.Context, t *testing.T) *chaosInfra {
 			func() error { return in.createToken(ctx, i%2 == 0, time.Time{}) },
 			func() error { return in.createPair(ctx) },
 			func() error { return in.createMirror(ctx, rng) },
+			func() error { return in.createSA(ctx) },
+			func() error { return in.createCIDR(ctx) },
+			func() error { return in.createDRAPod(ctx, 1+i%2) },
 		} {
 			if err := f(); err != nil {
 				t.Fatal(err)
@@ -1020,12 +1076,448 @@ func (in *chaosInfra) mirrorProblems(ctx context.Context, mirrors map[string]cha
 	return probs
 }
 
+// ---- ServiceAccounts and their legacy token Secrets --------------------------------------------
+
+type chaosSAToken struct {
+	sa  string
+	ref bool // listed in the ServiceAccount's .secrets by the test
+}
+
+func (in *chaosInfra) createSA(ctx context.Context) error {
+	name := fmt.Sprintf("chaos-sa-%03d", in.id())
+	var uid types.UID
+	if err := chaosRetry(func() error {
+		sa, err := env.Client.CoreV1().ServiceAccounts(chaosInfraNS).Create(ctx, &corev1.ServiceAccount{
+			ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			sa, err = env.Client.CoreV1().ServiceAccounts(chaosInfraNS).Get(ctx, name, metav1.GetOptions{})
+		}
+		if err == nil {
+			uid = sa.UID
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.sas[name] = uid
+	in.saEver++
+	in.mu.Unlock()
+	return nil
+}
+
+// createSAToken creates a legacy token Secret for ServiceAccount sa (one that may not exist) and,
+// when sa is live, lists it in the ServiceAccount's .secrets.
+func (in *chaosInfra) createSAToken(ctx context.Context, sa string, live bool) error {
+	name := fmt.Sprintf("chaos-satok-%03d", in.id())
+	if err := chaosCreate(func() error {
+		_, err := env.Client.CoreV1().Secrets(chaosInfraNS).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{corev1.ServiceAccountNameKey: sa}},
+			Type:       corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.saToks[name] = chaosSAToken{sa: sa}
+	in.saTokEver++
+	in.mu.Unlock()
+	if !live {
+		return nil
+	}
+	err := chaosRetry(func() error {
+		cur, err := env.Client.CoreV1().ServiceAccounts(chaosInfraNS).Get(ctx, sa, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, r := range cur.Secrets {
+			if r.Name == name {
+				return nil
+			}
+		}
+		cur.Secrets = append(cur.Secrets, corev1.ObjectReference{Name: name})
+		_, err = env.Client.CoreV1().ServiceAccounts(chaosInfraNS).Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.saToks[name] = chaosSAToken{sa: sa, ref: true}
+	in.mu.Unlock()
+	return nil
+}
+
+func (in *chaosInfra) deleteSAToken(ctx context.Context, name string) error {
+	if err := chaosDelete(func() error {
+		return env.Client.CoreV1().Secrets(chaosInfraNS).Delete(ctx, name, metav1.DeleteOptions{})
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	delete(in.saToks, name)
+	in.mu.Unlock()
+	return nil
+}
+
+func (in *chaosInfra) deleteSA(ctx context.Context, name string) error {
+	if err := chaosDelete(func() error {
+		return env.Client.CoreV1().ServiceAccounts(chaosInfraNS).Delete(ctx, name, metav1.DeleteOptions{})
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	delete(in.sas, name)
+	in.mu.Unlock()
+	return nil
+}
+
+// saProblems: a token Secret of a live ServiceAccount holds ca.crt (the --root-ca-file), its
+// namespace, the account's uid and a token the apiserver takes as that account; one of a
+// ServiceAccount deleted or never made is gone; each live account's .secrets lists exactly the
+// live tokens the test listed there (a deleted token's reference removed).
+func (in *chaosInfra) saProblems(ctx context.Context, sas map[string]types.UID, toks map[string]chaosSAToken) []string {
+	var probs []string
+	refs := map[string][]string{}
+	for _, name := range chaosKeys(toks) {
+		tk := toks[name]
+		s, err := env.Client.CoreV1().Secrets(chaosInfraNS).Get(ctx, name, metav1.GetOptions{})
+		uid, live := sas[tk.sa]
+		if !live {
+			if err == nil {
+				probs = append(probs, fmt.Sprintf("token secret %s: still there, its ServiceAccount %s is gone", name, tk.sa))
+			} else if !apierrors.IsNotFound(err) {
+				probs = append(probs, fmt.Sprintf("token secret %s: %v", name, err))
+			}
+			continue
+		}
+		if tk.ref {
+			refs[tk.sa] = append(refs[tk.sa], name)
+		}
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("token secret %s: %v", name, err))
+			continue
+		}
+		if string(s.Data[corev1.ServiceAccountRootCAKey]) != in.caPEM || string(s.Data[corev1.ServiceAccountNamespaceKey]) != chaosInfraNS ||
+			s.Annotations[corev1.ServiceAccountUIDKey] != string(uid) {
+			probs = append(probs, fmt.Sprintf("token secret %s: ca.crt %d bytes (want %d), namespace %q, uid %q (want %s)", name,
+				len(s.Data[corev1.ServiceAccountRootCAKey]), len(in.caPEM), s.Data[corev1.ServiceAccountNamespaceKey],
+				s.Annotations[corev1.ServiceAccountUIDKey], uid))
+		}
+		tok := string(s.Data[corev1.ServiceAccountTokenKey])
+		if tok == "" {
+			probs = append(probs, fmt.Sprintf("token secret %s: no token", name))
+			continue
+		}
+		cfg := rest.CopyConfig(env.Config)
+		cfg.BearerToken, cfg.BearerTokenFile, cfg.CertData, cfg.KeyData, cfg.CertFile, cfg.KeyFile = tok, "", nil, nil, "", ""
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return append(probs, err.Error())
+		}
+		review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("token secret %s: the token does not authenticate: %v", name, err))
+		} else if u, want := review.Status.UserInfo.Username, "system:serviceaccount:"+chaosInfraNS+":"+tk.sa; u != want {
+			probs = append(probs, fmt.Sprintf("token secret %s: the token authenticates as %q, want %q", name, u, want))
+		}
+	}
+	for _, sa := range chaosKeys(sas) {
+		cur, err := env.Client.CoreV1().ServiceAccounts(chaosInfraNS).Get(ctx, sa, metav1.GetOptions{})
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("serviceaccount %s: %v", sa, err))
+			continue
+		}
+		var got []string
+		for _, r := range cur.Secrets {
+			got = append(got, r.Name)
+		}
+		sort.Strings(got)
+		want := refs[sa]
+		sort.Strings(want)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			probs = append(probs, fmt.Sprintf("serviceaccount %s: .secrets [%s], want [%s]", sa, strings.Join(got, ","), strings.Join(want, ",")))
+		}
+	}
+	return probs
+}
+
+// ---- ServiceCIDRs and IPAddresses ----------------------------------------------------------------
+
+// chaosCIDR is the range of churned ServiceCIDR n: IPv6 (the single-stack IPv4 apiserver
+// allocates no Service IP from it, so only the test's IPAddresses lie in it), each disjoint.
+func chaosCIDR(n int) string { return fmt.Sprintf("fd00:77:%x::/112", n) }
+
+func (in *chaosInfra) createCIDR(ctx context.Context) error {
+	n := in.id()
+	name := fmt.Sprintf("chaos-cidr-%03d", n)
+	if err := chaosCreate(func() error {
+		_, err := env.Client.NetworkingV1().ServiceCIDRs().Create(ctx, &networkingv1.ServiceCIDR{
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1.ServiceCIDRSpec{CIDRs: []string{chaosCIDR(n)}}},
+			metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.cidrs[name] = n
+	in.cidrEver++
+	in.mu.Unlock()
+	return nil
+}
+
+func (in *chaosInfra) deleteCIDR(ctx context.Context, name string) error {
+	if err := chaosDelete(func() error {
+		return env.Client.NetworkingV1().ServiceCIDRs().Delete(ctx, name, metav1.DeleteOptions{})
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.cidrGone[name] = in.cidrs[name]
+	delete(in.cidrs, name)
+	in.mu.Unlock()
+	return nil
+}
+
+// createIP writes an IPAddress in the range of ServiceCIDR n as the apiserver's allocator does.
+func (in *chaosInfra) createIP(ctx context.Context, n int) error {
+	ip := fmt.Sprintf("fd00:77:%x::%x", n, 1+in.id()%4000)
+	if err := chaosCreate(func() error {
+		_, err := env.Client.NetworkingV1().IPAddresses().Create(ctx, &networkingv1.IPAddress{
+			ObjectMeta: metav1.ObjectMeta{Name: ip, Labels: map[string]string{
+				networkingv1.LabelIPAddressFamily: string(corev1.IPv6Protocol), networkingv1.LabelManagedBy: "ipallocator.k8s.io"}},
+			Spec: networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{Resource: "services", Namespace: chaosInfraNS, Name: "chaos"}},
+		}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.ips[ip] = true
+	in.ipEver++
+	in.mu.Unlock()
+	return nil
+}
+
+func (in *chaosInfra) deleteIP(ctx context.Context, ip string) error {
+	if err := chaosDelete(func() error { return env.Client.NetworkingV1().IPAddresses().Delete(ctx, ip, metav1.DeleteOptions{}) }); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	delete(in.ips, ip)
+	in.mu.Unlock()
+	return nil
+}
+
+// cidrProblems: a live churned ServiceCIDR carries the finalizer and Ready=True with upstream's
+// message; a deleted one with an allocator's IPAddress (as the apiserver holds them now) inside
+// its range is kept, Ready=False Terminating with upstream's message; one with none is gone.
+func (in *chaosInfra) cidrProblems(ctx context.Context, live, gone map[string]int) []string {
+	ips, err := env.Client.NetworkingV1().IPAddresses().List(ctx, metav1.ListOptions{
+		LabelSelector: networkingv1.LabelManagedBy + "=ipallocator.k8s.io"})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var probs []string
+	check := func(name string, n int, terminating bool) {
+		c, err := env.Client.NetworkingV1().ServiceCIDRs().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("servicecidr %s: %v", name, err))
+			return
+		}
+		var r *metav1.Condition
+		for i := range c.Status.Conditions {
+			if c.Status.Conditions[i].Type == networkingv1.ServiceCIDRConditionReady {
+				r = &c.Status.Conditions[i]
+			}
+		}
+		want := fmt.Sprintf("True  %q", sccMsgReady)
+		if terminating {
+			want = fmt.Sprintf("False %s %q", networkingv1.ServiceCIDRReasonTerminating, sccMsgBlocked)
+		}
+		got := "none"
+		if r != nil {
+			got = fmt.Sprintf("%s %s %q", r.Status, r.Reason, r.Message)
+		}
+		if got != want || !chaosHasFinalizer(c.Finalizers, sccFinalizer) {
+			probs = append(probs, fmt.Sprintf("servicecidr %s: Ready %s, finalizers %v; want Ready %s and the finalizer", name, got, c.Finalizers, want))
+		}
+	}
+	for _, name := range chaosKeys(live) {
+		check(name, live[name], false)
+	}
+	for _, name := range chaosKeys(gone) {
+		prefix := fmt.Sprintf("fd00:77:%x::", gone[name])
+		var inside []string
+		for _, ip := range ips.Items {
+			if strings.HasPrefix(ip.Name, prefix) && ip.Name != prefix && ip.DeletionTimestamp == nil {
+				inside = append(inside, ip.Name)
+			}
+		}
+		if len(inside) > 0 {
+			check(name, gone[name], true)
+			continue
+		}
+		if c, err := env.Client.NetworkingV1().ServiceCIDRs().Get(ctx, name, metav1.GetOptions{}); err == nil {
+			probs = append(probs, fmt.Sprintf("servicecidr %s: deleted with no IPAddress in its range, still there (finalizers %v)", name, c.Finalizers))
+		} else if !apierrors.IsNotFound(err) {
+			probs = append(probs, fmt.Sprintf("servicecidr %s: %v", name, err))
+		}
+	}
+	return probs
+}
+
+// ---- pods with ResourceClaims from a template ------------------------------------------------------
+
+const chaosDRAClass, chaosDRATemplate = "chaos-class", "chaos-tmpl"
+
+type chaosDRAPod struct {
+	uid    types.UID
+	claims []string // its pod claims, each from chaosDRATemplate
+}
+
+func (in *chaosInfra) setupDRA(ctx context.Context) error {
+	if err := chaosCreate(func() error {
+		_, err := env.Client.ResourceV1().DeviceClasses().Create(ctx, &resourcev1.DeviceClass{
+			ObjectMeta: metav1.ObjectMeta{Name: chaosDRAClass}}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	return chaosCreate(func() error {
+		_, err := env.Client.ResourceV1().ResourceClaimTemplates(chaosInfraNS).Create(ctx, &resourcev1.ResourceClaimTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: chaosDRATemplate},
+			Spec: resourcev1.ResourceClaimTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"chaos-dra": "t"}},
+				Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{
+					{Name: "req-0", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: chaosDRAClass}}}}}},
+		}, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// createDRAPod creates an unscheduled pod with one or two claims from the template.
+func (in *chaosInfra) createDRAPod(ctx context.Context, n int) error {
+	name := fmt.Sprintf("chaos-drapod-%03d", in.id())
+	c := corev1.Container{Name: "c", Image: "registry.k8s.io/pause:3.10"}
+	var pcs []corev1.PodResourceClaim
+	var claims []string
+	for i := 0; i < n; i++ {
+		pc := fmt.Sprintf("dev%d", i)
+		pcs = append(pcs, corev1.PodResourceClaim{Name: pc, ResourceClaimTemplateName: ptr.To(chaosDRATemplate)})
+		c.Resources.Claims = append(c.Resources.Claims, corev1.ResourceClaim{Name: pc})
+		claims = append(claims, pc)
+	}
+	var uid types.UID
+	if err := chaosRetry(func() error {
+		p, err := env.Client.CoreV1().Pods(chaosInfraNS).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{c}, ResourceClaims: pcs,
+				TerminationGracePeriodSeconds: ptr.To[int64](0)}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			p, err = env.Client.CoreV1().Pods(chaosInfraNS).Get(ctx, name, metav1.GetOptions{})
+		}
+		if err == nil {
+			uid = p.UID
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.draPods[name] = chaosDRAPod{uid: uid, claims: claims}
+	in.draEver++
+	in.mu.Unlock()
+	return nil
+}
+
+func (in *chaosInfra) deleteDRAPod(ctx context.Context, name string) error {
+	if err := chaosDelete(func() error {
+		return env.Client.CoreV1().Pods(chaosInfraNS).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.draGone[in.draPods[name].uid] = true
+	delete(in.draPods, name)
+	in.mu.Unlock()
+	return nil
+}
+
+// draProblems: each live pod's status names, for each of its pod claims, a claim it controls
+// with the pod-claim-name annotation and the template's label, exactly one such claim per pod
+// claim (a claim made twice across a kill would show), and no claim is left controlled by a
+// deleted pod.
+func (in *chaosInfra) draProblems(ctx context.Context, pods map[string]chaosDRAPod, gone map[types.UID]bool) []string {
+	cl, err := env.Client.ResourceV1().ResourceClaims(chaosInfraNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	byOwner := map[types.UID]map[string][]string{} // pod uid -> pod claim -> claims
+	var probs []string
+	for _, c := range cl.Items {
+		ref := metav1.GetControllerOf(&c)
+		if ref == nil {
+			continue
+		}
+		if gone[ref.UID] && c.DeletionTimestamp == nil {
+			probs = append(probs, fmt.Sprintf("resourceclaim %s: survives its deleted pod %s", c.Name, ref.Name))
+		}
+		if byOwner[ref.UID] == nil {
+			byOwner[ref.UID] = map[string][]string{}
+		}
+		pc := c.Annotations[rcPodClaimAnnotation]
+		byOwner[ref.UID][pc] = append(byOwner[ref.UID][pc], c.Name)
+		if c.Labels["chaos-dra"] != "t" {
+			probs = append(probs, fmt.Sprintf("resourceclaim %s: labels %v, want the template's", c.Name, c.Labels))
+		}
+	}
+	for _, name := range chaosKeys(pods) {
+		dp := pods[name]
+		p, err := env.Client.CoreV1().Pods(chaosInfraNS).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("dra pod %s: %v", name, err))
+			continue
+		}
+		status := map[string]string{}
+		for _, s := range p.Status.ResourceClaimStatuses {
+			status[s.Name] = ptr.Deref(s.ResourceClaimName, "")
+		}
+		for _, pc := range dp.claims {
+			made := byOwner[dp.uid][pc]
+			switch {
+			case len(made) != 1:
+				probs = append(probs, fmt.Sprintf("dra pod %s: claim %s: %d ResourceClaims made %v, want 1", name, pc, len(made), made))
+			case status[pc] == "":
+				probs = append(probs, fmt.Sprintf("dra pod %s: claim %s: no status entry", name, pc))
+			case status[pc] != made[0]:
+				probs = append(probs, fmt.Sprintf("dra pod %s: claim %s: status names %s, the claim is %s", name, pc, status[pc], made[0]))
+			}
+		}
+		if len(status) != len(dp.claims) {
+			probs = append(probs, fmt.Sprintf("dra pod %s: %d status entries, want %d", name, len(status), len(dp.claims)))
+		}
+	}
+	return probs
+}
+
 // ---- the churn step ----------------------------------------------------------------------------
 
 func (in *chaosInfra) step(ctx context.Context, rng *rand.Rand) error {
 	in.mu.Lock()
 	in.ops++
 	csrs, parts, toks, mirs := chaosKeys(in.csr), chaosKeys(in.aggParts), chaosKeys(in.tokens), chaosKeys(in.mirrors)
+	sas, satoks := chaosKeys(in.sas), chaosKeys(in.saToks)
+	liveToks := 0 // token Secrets of live accounts (the others are gone, or due to go)
+	for _, tk := range in.saToks {
+		if _, ok := in.sas[tk.sa]; ok {
+			liveToks++
+		}
+	}
+	cidrs, ips := chaosKeys(in.cidrs), chaosKeys(in.ips)
+	draPods := chaosKeys(in.draPods)
+	cidrN := map[string]int{}
+	for k, v := range in.cidrs {
+		cidrN[k] = v
+	}
 	var livePairs, pvPairs []string
 	for name, p := range in.pairs {
 		if !p.pvcDeleted {
@@ -1041,7 +1533,7 @@ func (in *chaosInfra) step(ctx context.Context, rng *rand.Rand) error {
 	sort.Strings(livePairs)
 	sort.Strings(pvPairs)
 	pick := func(s []string) string { return s[rng.Intn(len(s))] }
-	switch k := rng.Intn(20); {
+	switch k := rng.Intn(30); {
 	case k < 2:
 		return in.createCSR(ctx, []string{"auto", "auto", "serving", "failed", "denied", "pending"}[rng.Intn(6)])
 	case k < 3 && len(csrs) > 6:
@@ -1087,10 +1579,33 @@ func (in *chaosInfra) step(ctx context.Context, rng *rand.Rand) error {
 			return in.dropMirrorEndpoints(ctx, name)
 		}
 		return in.writeMirror(ctx, name, in.mirrorAddrs(rng))
-	case len(mirs) > 2:
+	case k < 20 && len(mirs) > 2:
 		return in.deleteMirror(ctx, pick(mirs))
+	case k < 21 && len(sas) < 5:
+		return in.createSA(ctx)
+	case k < 22 && len(sas) > 0 && liveToks < 10:
+		if rng.Intn(5) == 0 {
+			return in.createSAToken(ctx, fmt.Sprintf("chaos-nobody-%03d", in.id()), false)
+		}
+		return in.createSAToken(ctx, pick(sas), true)
+	case k < 23 && len(satoks) > 0:
+		return in.deleteSAToken(ctx, pick(satoks))
+	case k < 24 && len(sas) > 2:
+		return in.deleteSA(ctx, pick(sas))
+	case k < 25 && len(cidrs) < 5:
+		return in.createCIDR(ctx)
+	case k < 26 && len(cidrs) > 0 && len(ips) < 12:
+		return in.createIP(ctx, cidrN[pick(cidrs)])
+	case k < 27 && len(ips) > 0:
+		return in.deleteIP(ctx, pick(ips))
+	case k < 28 && len(cidrs) > 1:
+		return in.deleteCIDR(ctx, pick(cidrs))
+	case k < 29 && len(draPods) < 8:
+		return in.createDRAPod(ctx, 1+rng.Intn(2))
+	case k < 30 && len(draPods) > 0:
+		return in.deleteDRAPod(ctx, pick(draPods))
 	default:
-		return in.createMirror(ctx, rng)
+		return in.rewriteKubeconfig(ctx)
 	}
 }
 
@@ -1124,6 +1639,27 @@ func (in *chaosInfra) problems(ctx context.Context) []string {
 		mirrors[k] = *v
 	}
 	gone := append([]string(nil), in.mirGone...)
+	cidrs, cidrGone := map[string]int{}, map[string]int{}
+	for k, v := range in.cidrs {
+		cidrs[k] = v
+	}
+	for k, v := range in.cidrGone {
+		cidrGone[k] = v
+	}
+	draPods, draGone := map[string]chaosDRAPod{}, map[types.UID]bool{}
+	for k, v := range in.draPods {
+		draPods[k] = v
+	}
+	for k, v := range in.draGone {
+		draGone[k] = v
+	}
+	sas, satoks := map[string]types.UID{}, map[string]chaosSAToken{}
+	for k, v := range in.sas {
+		sas[k] = v
+	}
+	for k, v := range in.saToks {
+		satoks[k] = v
+	}
 	in.mu.Unlock()
 
 	probs := in.csrProblems(ctx, csrs)
@@ -1142,6 +1678,9 @@ func (in *chaosInfra) problems(ctx context.Context) []string {
 	probs = append(probs, in.tokenProblems(ctx, tokens, kubecfg)...)
 	probs = append(probs, in.pairProblems(ctx, pairs, podClaim)...)
 	probs = append(probs, in.mirrorProblems(ctx, mirrors, gone)...)
+	probs = append(probs, in.saProblems(ctx, sas, satoks)...)
+	probs = append(probs, in.cidrProblems(ctx, cidrs, cidrGone)...)
+	probs = append(probs, in.draProblems(ctx, draPods, draGone)...)
 	return probs
 }
 
@@ -1161,10 +1700,13 @@ func (in *chaosInfra) summary() string {
 		"%d aggregation changes (%d component roles at the end over %d aggregated roles, rules exact); "+
 		"%d bootstrap tokens ever (%d with an expiration, %d at the end), %d kubeconfig rewrites, cluster-info signatures exact; "+
 		"%d PV/claim pairs ever, %d claim pods ever (%d deleted claims held by a pod at the end); "+
-		"%d mirrored Services ever (%d deleted, %d at the end, slices exact)",
+		"%d mirrored Services ever (%d deleted, %d at the end, slices exact); "+
+		"%d ServiceAccounts ever (%d at the end), %d legacy token Secrets ever (%d at the end, each filled and accepted); "+
+		"%d ServiceCIDRs ever (%d deleted), %d IPAddresses ever (%d at the end); %d pods with template claims ever (%d at the end)",
 		in.ops, in.csrEver, in.csrDel, len(in.csr), in.aggOps, len(in.aggParts), chaosAggCount,
 		in.tokEver, in.tokExpire, len(in.tokens), in.kubecfgV, in.pairEver, in.podEver, held,
-		in.mirEver, len(in.mirGone), len(in.mirrors))
+		in.mirEver, len(in.mirGone), len(in.mirrors), in.saEver, len(in.sas), in.saTokEver, len(in.saToks),
+		in.cidrEver, len(in.cidrGone), in.ipEver, len(in.ips), in.draEver, len(in.draPods))
 }
 
 // ---- negative control --------------------------------------------------------------------------
@@ -1172,7 +1714,9 @@ func (in *chaosInfra) summary() string {
 // chaosInfraNegative runs after the churn with no kcmd left running: it makes one change per
 // controller that only the controller would resolve (a kubelet client CSR, a component role's
 // rules, a signing token and an expired one, a new PV/claim pair, a bound claim deleted with no
-// pod, an Endpoints rewritten) and passes only if the oracles report each one.
+// pod, an Endpoints rewritten, a legacy token Secret of a live ServiceAccount, a ServiceAccount
+// with a token Secret deleted, a ServiceCIDR, a pod with a claim from a template) and passes
+// only if the oracles report each one.
 func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 	ctx := context.Background()
 	if probs := in.problems(ctx); len(probs) != 0 {
@@ -1244,6 +1788,19 @@ func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 	if ok, err := in.deleteClaim(ctx, bound); err != nil || !ok {
 		t.Fatalf("deleting the bound claim %s: deleted %v, %v", bound, ok, err)
 	}
+	saLive := fmt.Sprintf("chaos-sa-%03d", in.next)
+	must(in.createSA(ctx))
+	tokLive := fmt.Sprintf("chaos-satok-%03d", in.next)
+	must(in.createSAToken(ctx, saLive, true))
+	saGone := fmt.Sprintf("chaos-sa-%03d", in.next)
+	must(in.createSA(ctx))
+	tokGone := fmt.Sprintf("chaos-satok-%03d", in.next)
+	must(in.createSAToken(ctx, saGone, true))
+	must(in.deleteSA(ctx, saGone))
+	cidrNew := fmt.Sprintf("chaos-cidr-%03d", in.next)
+	must(in.createCIDR(ctx))
+	draNew := fmt.Sprintf("chaos-drapod-%03d", in.next)
+	must(in.createDRAPod(ctx, 1))
 	addrs := in.mirrorAddrs(rng)
 	addrs["10.79.0.1"] = true
 	must(in.writeMirror(ctx, mir, addrs))
@@ -1260,6 +1817,10 @@ func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 		fmt.Sprintf("volume pv-%s: phase Bound, want Released", bound),
 		fmt.Sprintf("mirrored service %s: slices differ from its Endpoints: ", mir),
 		"10.79.0.1 missing",
+		fmt.Sprintf("token secret %s: no token", tokLive),
+		fmt.Sprintf("servicecidr %s: Ready none", cidrNew),
+		fmt.Sprintf("dra pod %s: claim dev0: 0 ResourceClaims made", draNew),
+		fmt.Sprintf("token secret %s: still there, its ServiceAccount %s is gone", tokGone, saGone),
 	} {
 		if !strings.Contains(probs, want) {
 			t.Errorf("negative control: an injected break went unreported: want a problem %q, got:\n%s", want, probs)

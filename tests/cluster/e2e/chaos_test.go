@@ -23,8 +23,8 @@ package e2e
 //     deleted), the ServiceAccount and root CA publisher: chaos_more_test.go (its oracles, and
 //     their negative control, subtest MoreNegativeControl, are described there);
 //   - churn over the CSR approver, signer and cleaner, ClusterRole aggregation, the bootstrap
-//     signer and token cleaner, the PV binder and PV/PVC protection, and EndpointSlice mirroring:
-//     chaos_infra_test.go (its oracles, what is not checked and why, and its negative control,
+//     signer and token cleaner, the PV binder and PV/PVC protection, EndpointSlice mirroring,
+//     the ServiceAccount token, ServiceCIDR and ResourceClaim controllers: chaos_infra_test.go (its oracles, what is not checked and why, and its negative control,
 //     subtest InfraNegativeControl, are described there).
 //
 // Oracles, after the faults stop and kcmd settles:
