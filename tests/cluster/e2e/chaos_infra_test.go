@@ -65,13 +65,25 @@ package e2e
 //     made twice across a kill would show), named by the pod's status.resourceClaimStatuses;
 //     none left controlled by a deleted pod. Allocation, reservation and the pods-done paths
 //     are not exercised (no scheduler, no kubelet).
+//   - volumeattributesclass-protection: VolumeAttributesClasses created and deleted, claims
+//     naming one (binding to nothing) created and deleted; at the end a live class carries
+//     kubernetes.io/vac-protection (the apiserver's admission adds it, the controller must not
+//     take it off a class in use), a deleted one a live claim names is kept, terminating, with
+//     it, one no live claim names is gone, and a deleted claim is gone. A class is deleted only
+//     when every live claim naming it is 10 s old (upstream decides from its caches alone and
+//     documents the race with a claim they have not seen yet).
+//   - kube-apiserver-serving-clustertrustbundle-publisher: stale bundles of the signer
+//     kubernetes.io/kube-apiserver-serving created, bundles of another signer created, the
+//     published bundle changed or deleted; at the end exactly one bundle of the signer, under
+//     upstream's name (ctbName), holding the --root-ca-file, and every other signer's bundle
+//     still there.
 //
 // Not churned here: the legacy-serviceaccount-token-cleaner (its clean-up period can be
 // shortened, but its marks are dates, a token is deleted the day after it is marked at the
 // earliest, and it passes at start and then every 24 h: a run can neither see a deletion nor
-// count on a pass after its last change), the ClusterTrustBundle publisher, the
-// PodCertificateRequest cleaner, volumeattributesclass-protection, attach-detach and
-// device-taint-eviction controllers (they run in the chaos and are killed, unchecked).
+// count on a pass after its last change), the PodCertificateRequest cleaner (kcm's 15 min
+// threshold has no flag; only a test-only environment variable shortens it), the attach-detach
+// and device-taint-eviction controllers (they run in the chaos and are killed, unchecked).
 //
 // chaosInfraNegative (subtest InfraNegativeControl, after the churn, with no kcmd running)
 // makes one change per controller that only a running controller would resolve and passes only
@@ -103,6 +115,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -233,6 +246,13 @@ type chaosInfra struct {
 	cidrEver int
 	ipEver   int
 
+	vacs      map[string]bool // VolumeAttributesClass -> deleted
+	vacClaims map[string]*chaosVACClaim
+	vacEver   int
+
+	ctbOther map[string]bool // bundles of another signer the test made
+	ctbOps   int
+
 	draPods map[string]chaosDRAPod
 	draGone map[types.UID]bool
 	draEver int
@@ -267,7 +287,8 @@ func newChaosInfra(ctx context.Context, t *testing.T) *chaosInfra {
 		partRule: map[string][]int{}, tokens: map[string]chaosToken{}, pairs: map[string]*chaosPair{},
 		podClaim: map[string]string{}, mirrors: map[string]*chaosMirror{}, sas: map[string]types.UID{},
 		saToks: map[string]chaosSAToken{}, cidrs: map[string]int{}, cidrGone: map[string]int{}, ips: map[string]bool{},
-		draPods: map[string]chaosDRAPod{}, draGone: map[types.UID]bool{}}
+		draPods: map[string]chaosDRAPod{}, draGone: map[types.UID]bool{}, vacs: map[string]bool{},
+		vacClaims: map[string]*chaosVACClaim{}, ctbOther: map[string]bool{}}
 	in.roots.AddCert(ca)
 	pemCA, err := os.ReadFile(env.Cluster.CAFile)
 	if err != nil {
@@ -314,6 +335,7 @@ func newChaosInfra(ctx context.Context, t *testing.T) *chaosInfra {
 			func() error { return in.createSA(ctx) },
 			func() error { return in.createCIDR(ctx) },
 			func() error { return in.createDRAPod(ctx, 1+i%2) },
+			func() error { return in.createVAC(ctx) },
 		} {
 			if err := f(); err != nil {
 				t.Fatal(err)
@@ -1499,6 +1521,219 @@ func (in *chaosInfra) draProblems(ctx context.Context, pods map[string]chaosDRAP
 	return probs
 }
 
+// ---- VolumeAttributesClasses and the claims that name them ------------------------------------
+
+type chaosVACClaim struct {
+	vac     string
+	created time.Time
+	deleted bool
+}
+
+func (in *chaosInfra) createVAC(ctx context.Context) error {
+	name := fmt.Sprintf("chaos-vac-%03d", in.id())
+	if err := chaosCreate(func() error {
+		_, err := env.Client.StorageV1().VolumeAttributesClasses().Create(ctx, &storagev1.VolumeAttributesClass{
+			ObjectMeta: metav1.ObjectMeta{Name: name}, DriverName: "chaos.csi.kcmd.io",
+			Parameters: map[string]string{"iops": "100"}}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.vacs[name] = false
+	in.vacEver++
+	in.mu.Unlock()
+	return nil
+}
+
+// createVACClaim creates a claim naming class vac that binds to nothing (it selects no volume).
+func (in *chaosInfra) createVACClaim(ctx context.Context, vac string) error {
+	name := fmt.Sprintf("chaos-vacpvc-%03d", in.id())
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:               []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName:          ptr.To(""),
+			VolumeAttributesClassName: ptr.To(vac),
+			Selector:                  &metav1.LabelSelector{MatchLabels: map[string]string{"chaos-pv": "none"}},
+			Resources:                 corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	created := time.Now()
+	if err := chaosCreate(func() error {
+		_, err := env.Client.CoreV1().PersistentVolumeClaims(chaosInfraNS).Create(ctx, pvc, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.vacClaims[name] = &chaosVACClaim{vac: vac, created: created}
+	in.mu.Unlock()
+	return nil
+}
+
+func (in *chaosInfra) deleteVACClaim(ctx context.Context, name string) error {
+	if err := chaosDelete(func() error {
+		return env.Client.CoreV1().PersistentVolumeClaims(chaosInfraNS).Delete(ctx, name, metav1.DeleteOptions{})
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.vacClaims[name].deleted = true
+	in.mu.Unlock()
+	return nil
+}
+
+// deleteVAC deletes class name unless a live claim naming it is younger than 10 s: upstream's
+// check reads only its caches, and a claim its cache has not seen yet does not hold the class
+// (a race upstream documents; the churn stays clear of it).
+func (in *chaosInfra) deleteVAC(ctx context.Context, name string) error {
+	in.mu.Lock()
+	for _, c := range in.vacClaims {
+		if c.vac == name && !c.deleted && time.Since(c.created) < 10*time.Second {
+			in.mu.Unlock()
+			return nil
+		}
+	}
+	in.mu.Unlock()
+	if err := chaosDelete(func() error {
+		return env.Client.StorageV1().VolumeAttributesClasses().Delete(ctx, name, metav1.DeleteOptions{})
+	}); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.vacs[name] = true
+	in.mu.Unlock()
+	return nil
+}
+
+// vacProblems: a live class carries kubernetes.io/vac-protection; a deleted one a live claim
+// names is kept, terminating, with it; one no live claim names is gone; a deleted claim (no pod
+// uses these) is gone.
+func (in *chaosInfra) vacProblems(ctx context.Context, vacs map[string]bool, claims map[string]chaosVACClaim) []string {
+	var probs []string
+	held := map[string]bool{}
+	for _, name := range chaosKeys(claims) {
+		c := claims[name]
+		_, err := env.Client.CoreV1().PersistentVolumeClaims(chaosInfraNS).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case c.deleted && err == nil:
+			probs = append(probs, fmt.Sprintf("vac claim %s: deleted, used by no pod, still there", name))
+		case !c.deleted && err != nil:
+			probs = append(probs, fmt.Sprintf("vac claim %s: %v", name, err))
+		case !c.deleted:
+			held[c.vac] = true
+		}
+	}
+	for _, name := range chaosKeys(vacs) {
+		v, err := env.Client.StorageV1().VolumeAttributesClasses().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case vacs[name] && !held[name] && err == nil:
+			probs = append(probs, fmt.Sprintf("volumeattributesclass %s: deleted, named by no claim, still there (finalizers %v)", name, v.Finalizers))
+		case vacs[name] && !held[name] && apierrors.IsNotFound(err):
+		case err != nil:
+			probs = append(probs, fmt.Sprintf("volumeattributesclass %s: %v", name, err))
+		case !chaosHasFinalizer(v.Finalizers, "kubernetes.io/vac-protection"):
+			probs = append(probs, fmt.Sprintf("volumeattributesclass %s: no kubernetes.io/vac-protection (deleted %v, named by a claim %v)", name, vacs[name], held[name]))
+		case vacs[name] && v.DeletionTimestamp == nil:
+			probs = append(probs, fmt.Sprintf("volumeattributesclass %s: deleted, not terminating", name))
+		}
+	}
+	return probs
+}
+
+// ---- ClusterTrustBundles of the kube-apiserver-serving signer ----------------------------------
+
+func (in *chaosInfra) otherCAPEM() string {
+	cert, _, _, _ := chaosInfraCA()
+	b, _ := os.ReadFile(cert)
+	return string(b)
+}
+
+// ctbStep: a stale bundle of the serving signer, a bundle of another signer, the published
+// bundle changed, or the published bundle deleted.
+func (in *chaosInfra) ctbStep(ctx context.Context, rng *rand.Rand) error {
+	ctbs := env.Client.CertificatesV1().ClusterTrustBundles()
+	n := in.id()
+	switch rng.Intn(4) {
+	case 0:
+		b := &certv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s:chaos-%03d", strings.ReplaceAll(ctbSigner, "/", ":"), n)},
+			Spec: certv1.ClusterTrustBundleSpec{SignerName: ctbSigner, TrustBundle: in.otherCAPEM()}}
+		if err := chaosCreate(func() error { _, err := ctbs.Create(ctx, b, metav1.CreateOptions{}); return err }); err != nil {
+			return err
+		}
+	case 1:
+		name := fmt.Sprintf("chaos.kcmd.io:other:%03d", n)
+		b := &certv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: certv1.ClusterTrustBundleSpec{SignerName: "chaos.kcmd.io/other", TrustBundle: in.otherCAPEM()}}
+		if err := chaosCreate(func() error { _, err := ctbs.Create(ctx, b, metav1.CreateOptions{}); return err }); err != nil {
+			return err
+		}
+		in.mu.Lock()
+		in.ctbOther[name] = true
+		in.mu.Unlock()
+	case 2:
+		err := chaosRetry(func() error {
+			b, err := ctbs.Get(ctx, ctbName(ctbSigner, []byte(in.caPEM)), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			b.Spec.TrustBundle = in.otherCAPEM()
+			_, err = ctbs.Update(ctx, b, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil && !apierrors.IsNotFound(err) { // not published (yet, or again)
+			return err
+		}
+	default:
+		if err := chaosDelete(func() error {
+			return ctbs.Delete(ctx, ctbName(ctbSigner, []byte(in.caPEM)), metav1.DeleteOptions{})
+		}); err != nil {
+			return err
+		}
+	}
+	in.mu.Lock()
+	in.ctbOps++
+	in.mu.Unlock()
+	return nil
+}
+
+// ctbProblems: exactly one bundle of the serving signer, under upstream's name, holding the root
+// CA; every bundle of the other signer still there.
+func (in *chaosInfra) ctbProblems(ctx context.Context, other map[string]bool) []string {
+	l, err := env.Client.CertificatesV1().ClusterTrustBundles().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var probs []string
+	want := ctbName(ctbSigner, []byte(in.caPEM))
+	seen, have := false, map[string]bool{}
+	for _, b := range l.Items {
+		have[b.Name] = true
+		if b.Spec.SignerName != ctbSigner {
+			continue
+		}
+		switch {
+		case b.Name != want:
+			probs = append(probs, fmt.Sprintf("clustertrustbundle %s: a stale bundle of %s left", b.Name, ctbSigner))
+		case b.Spec.TrustBundle != in.caPEM:
+			probs = append(probs, fmt.Sprintf("clustertrustbundle %s: does not hold the root CA", b.Name))
+			seen = true
+		default:
+			seen = true
+		}
+	}
+	if !seen {
+		probs = append(probs, fmt.Sprintf("clustertrustbundle %s: missing", want))
+	}
+	for _, name := range chaosKeys(other) {
+		if !have[name] {
+			probs = append(probs, fmt.Sprintf("clustertrustbundle %s: another signer's bundle deleted", name))
+		}
+	}
+	return probs
+}
+
 // ---- the churn step ----------------------------------------------------------------------------
 
 func (in *chaosInfra) step(ctx context.Context, rng *rand.Rand) error {
@@ -1514,6 +1749,19 @@ func (in *chaosInfra) step(ctx context.Context, rng *rand.Rand) error {
 	}
 	cidrs, ips := chaosKeys(in.cidrs), chaosKeys(in.ips)
 	draPods := chaosKeys(in.draPods)
+	var liveVACs, liveVACClaims []string
+	for name, deleted := range in.vacs {
+		if !deleted {
+			liveVACs = append(liveVACs, name)
+		}
+	}
+	for name, c := range in.vacClaims {
+		if !c.deleted {
+			liveVACClaims = append(liveVACClaims, name)
+		}
+	}
+	sort.Strings(liveVACs)
+	sort.Strings(liveVACClaims)
 	cidrN := map[string]int{}
 	for k, v := range in.cidrs {
 		cidrN[k] = v
@@ -1533,7 +1781,7 @@ func (in *chaosInfra) step(ctx context.Context, rng *rand.Rand) error {
 	sort.Strings(livePairs)
 	sort.Strings(pvPairs)
 	pick := func(s []string) string { return s[rng.Intn(len(s))] }
-	switch k := rng.Intn(30); {
+	switch k := rng.Intn(36); {
 	case k < 2:
 		return in.createCSR(ctx, []string{"auto", "auto", "serving", "failed", "denied", "pending"}[rng.Intn(6)])
 	case k < 3 && len(csrs) > 6:
@@ -1604,6 +1852,16 @@ func (in *chaosInfra) step(ctx context.Context, rng *rand.Rand) error {
 		return in.createDRAPod(ctx, 1+rng.Intn(2))
 	case k < 30 && len(draPods) > 0:
 		return in.deleteDRAPod(ctx, pick(draPods))
+	case k < 31 && len(liveVACs) < 4:
+		return in.createVAC(ctx)
+	case k < 32 && len(liveVACs) > 0 && len(liveVACClaims) < 8:
+		return in.createVACClaim(ctx, pick(liveVACs))
+	case k < 33 && len(liveVACClaims) > 0:
+		return in.deleteVACClaim(ctx, pick(liveVACClaims))
+	case k < 34 && len(liveVACs) > 1:
+		return in.deleteVAC(ctx, pick(liveVACs))
+	case k < 36:
+		return in.ctbStep(ctx, rng)
 	default:
 		return in.rewriteKubeconfig(ctx)
 	}
@@ -1646,6 +1904,17 @@ func (in *chaosInfra) problems(ctx context.Context) []string {
 	for k, v := range in.cidrGone {
 		cidrGone[k] = v
 	}
+	vacs, vacClaims := map[string]bool{}, map[string]chaosVACClaim{}
+	for k, v := range in.vacs {
+		vacs[k] = v
+	}
+	for k, v := range in.vacClaims {
+		vacClaims[k] = *v
+	}
+	ctbOther := map[string]bool{}
+	for k := range in.ctbOther {
+		ctbOther[k] = true
+	}
 	draPods, draGone := map[string]chaosDRAPod{}, map[types.UID]bool{}
 	for k, v := range in.draPods {
 		draPods[k] = v
@@ -1681,6 +1950,8 @@ func (in *chaosInfra) problems(ctx context.Context) []string {
 	probs = append(probs, in.saProblems(ctx, sas, satoks)...)
 	probs = append(probs, in.cidrProblems(ctx, cidrs, cidrGone)...)
 	probs = append(probs, in.draProblems(ctx, draPods, draGone)...)
+	probs = append(probs, in.vacProblems(ctx, vacs, vacClaims)...)
+	probs = append(probs, in.ctbProblems(ctx, ctbOther)...)
 	return probs
 }
 
@@ -1702,11 +1973,12 @@ func (in *chaosInfra) summary() string {
 		"%d PV/claim pairs ever, %d claim pods ever (%d deleted claims held by a pod at the end); "+
 		"%d mirrored Services ever (%d deleted, %d at the end, slices exact); "+
 		"%d ServiceAccounts ever (%d at the end), %d legacy token Secrets ever (%d at the end, each filled and accepted); "+
-		"%d ServiceCIDRs ever (%d deleted), %d IPAddresses ever (%d at the end); %d pods with template claims ever (%d at the end)",
+		"%d ServiceCIDRs ever (%d deleted), %d IPAddresses ever (%d at the end); %d pods with template claims ever (%d at the end); "+
+		"%d VolumeAttributesClasses ever, %d claims naming one ever; %d ClusterTrustBundle changes (%d of another signer)",
 		in.ops, in.csrEver, in.csrDel, len(in.csr), in.aggOps, len(in.aggParts), chaosAggCount,
 		in.tokEver, in.tokExpire, len(in.tokens), in.kubecfgV, in.pairEver, in.podEver, held,
 		in.mirEver, len(in.mirGone), len(in.mirrors), in.saEver, len(in.sas), in.saTokEver, len(in.saToks),
-		in.cidrEver, len(in.cidrGone), in.ipEver, len(in.ips), in.draEver, len(in.draPods))
+		in.cidrEver, len(in.cidrGone), in.ipEver, len(in.ips), in.draEver, len(in.draPods), in.vacEver, len(in.vacClaims), in.ctbOps, len(in.ctbOther))
 }
 
 // ---- negative control --------------------------------------------------------------------------
@@ -1715,8 +1987,9 @@ func (in *chaosInfra) summary() string {
 // controller that only the controller would resolve (a kubelet client CSR, a component role's
 // rules, a signing token and an expired one, a new PV/claim pair, a bound claim deleted with no
 // pod, an Endpoints rewritten, a legacy token Secret of a live ServiceAccount, a ServiceAccount
-// with a token Secret deleted, a ServiceCIDR, a pod with a claim from a template) and passes
-// only if the oracles report each one.
+// with a token Secret deleted, a ServiceCIDR, a pod with a claim from a template, a
+// VolumeAttributesClass deleted, a stale ClusterTrustBundle of the serving signer) and passes only if the
+// oracles report each one.
 func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 	ctx := context.Background()
 	if probs := in.problems(ctx); len(probs) != 0 {
@@ -1801,6 +2074,18 @@ func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 	must(in.createCIDR(ctx))
 	draNew := fmt.Sprintf("chaos-drapod-%03d", in.next)
 	must(in.createDRAPod(ctx, 1))
+	// (the apiserver's StorageObjectInUseProtection admission gives a new class its finalizer:
+	// removing it from a deleted class nothing names is the controller's part)
+	vacNew := fmt.Sprintf("chaos-vac-%03d", in.next)
+	must(in.createVAC(ctx))
+	must(in.deleteVAC(ctx, vacNew))
+	staleCTB := strings.ReplaceAll(ctbSigner, "/", ":") + ":chaos-injected"
+	must(chaosCreate(func() error {
+		_, err := env.Client.CertificatesV1().ClusterTrustBundles().Create(ctx, &certv1.ClusterTrustBundle{
+			ObjectMeta: metav1.ObjectMeta{Name: staleCTB},
+			Spec:       certv1.ClusterTrustBundleSpec{SignerName: ctbSigner, TrustBundle: in.otherCAPEM()}}, metav1.CreateOptions{})
+		return err
+	}))
 	addrs := in.mirrorAddrs(rng)
 	addrs["10.79.0.1"] = true
 	must(in.writeMirror(ctx, mir, addrs))
@@ -1820,6 +2105,8 @@ func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 		fmt.Sprintf("token secret %s: no token", tokLive),
 		fmt.Sprintf("servicecidr %s: Ready none", cidrNew),
 		fmt.Sprintf("dra pod %s: claim dev0: 0 ResourceClaims made", draNew),
+		fmt.Sprintf("volumeattributesclass %s: deleted, named by no claim, still there", vacNew),
+		fmt.Sprintf("clustertrustbundle %s: a stale bundle of %s left", staleCTB, ctbSigner),
 		fmt.Sprintf("token secret %s: still there, its ServiceAccount %s is gone", tokGone, saGone),
 	} {
 		if !strings.Contains(probs, want) {
