@@ -2,7 +2,7 @@
 
 package e2e
 
-// The chaos suite's churn over the certificate, RBAC, bootstrap-token, storage and mirroring
+// The chaos suite's churn over the certificate, RBAC, token, storage, networking and DRA
 // controllers (issue 21), in the same TestChaos run and under the same faults as the churn of
 // chaos_test.go, chaos_workloads_test.go and chaos_more_test.go. The chaos instances run with
 // --controllers=*,bootstrapsigner,tokencleaner, a signing CA of the test's own
@@ -329,7 +329,10 @@ func newChaosInfra(ctx context.Context, t *testing.T) *chaosInfra {
 		for _, f := range []func() error{
 			func() error { return in.createCSR(ctx, []string{"auto", "serving", "failed", "denied", "pending"}[i]) },
 			func() error { return in.createPart(ctx, rng) },
-			func() error { return in.createToken(ctx, i%2 == 0, time.Time{}) },
+			// signing and never expiring, expired, signing and expiring 6 s from now, neither
+			func() error {
+				return in.createToken(ctx, i%2 == 0, []time.Time{{}, time.Now().Add(-time.Hour), time.Now().Add(6 * time.Second), {}}[i])
+			},
 			func() error { return in.createPair(ctx) },
 			func() error { return in.createMirror(ctx, rng) },
 			func() error { return in.createSA(ctx) },
@@ -341,6 +344,16 @@ func newChaosInfra(ctx context.Context, t *testing.T) *chaosInfra {
 				t.Fatal(err)
 			}
 		}
+	}
+	// every kind from the start, however short the run: an unrecognised CSR, a claim in use
+	in.mu.Lock()
+	first := chaosKeys(in.pairs)[0]
+	in.mu.Unlock()
+	if err := in.createCSR(ctx, "pending"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.createClaimPod(ctx, first); err != nil {
+		t.Fatal(err)
 	}
 	return in
 }
