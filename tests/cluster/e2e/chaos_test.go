@@ -25,8 +25,9 @@ package e2e
 //   - churn over the CSR approver, signer and cleaner, ClusterRole aggregation, the bootstrap
 //     signer and token cleaner, the PV binder and PV/PVC protection, EndpointSlice mirroring,
 //     the ServiceAccount token, ServiceCIDR, ResourceClaim, VolumeAttributesClass protection and
-//     ClusterTrustBundle publisher controllers: chaos_infra_test.go (its oracles, what is not checked and why, and its negative control,
-//     subtest InfraNegativeControl, are described there).
+//     ClusterTrustBundle publisher controllers: chaos_infra_test.go (its oracles, what is not
+//     checked and why, and its negative control, subtest InfraNegativeControl, are described
+//     there).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
