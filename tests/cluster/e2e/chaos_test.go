@@ -21,7 +21,13 @@ package e2e
 //   - churn over ReplicationControllers, StatefulSets (Parallel), Services (their EndpointSlices
 //     and Endpoints, over pods the test plays the kubelet for), Namespaces (created with content,
 //     deleted), the ServiceAccount and root CA publisher: chaos_more_test.go (its oracles, and
-//     their negative control, subtest MoreNegativeControl, are described there).
+//     their negative control, subtest MoreNegativeControl, are described there);
+//   - churn over the CSR approver, signer and cleaner, ClusterRole aggregation, the bootstrap
+//     signer and token cleaner, the PV binder and PV/PVC protection, EndpointSlice mirroring,
+//     the ServiceAccount token, ServiceCIDR, ResourceClaim, VolumeAttributesClass protection and
+//     ClusterTrustBundle publisher controllers: chaos_infra_test.go (its oracles, what is not
+//     checked and why, and its negative control, subtest InfraNegativeControl, are described
+//     there).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
@@ -678,6 +684,12 @@ func TestChaos(t *testing.T) {
 		}
 		chaosMoreNegative(t, more.m, more.tr)
 	})
+	t.Run("InfraNegativeControl", func(t *testing.T) {
+		if more == nil {
+			t.Skip("the churn failed: its end state is no base to break")
+		}
+		chaosInfraNegative(t, more.in)
+	})
 	t.Run("NegativeControl", func(t *testing.T) { chaosNegative(t, ce) })
 }
 
@@ -685,13 +697,15 @@ func TestChaos(t *testing.T) {
 type chaosMoreRun struct {
 	m  *chaosMore
 	tr *hrtTracker
+	in *chaosInfra // chaos_infra_test.go
 }
 
 func chaosFlags(lease string) []string {
 	return append([]string{"--secure-port=0", "--leader-elect-resource-name=" + lease,
 		"--concurrent-replicaset-syncs=2", "--concurrent-gc-syncs=2", "--kube-api-qps=100", "--kube-api-burst=200",
 		"--concurrent-rc-syncs=2", "--concurrent-statefulset-syncs=2", "--concurrent-namespace-syncs=2",
-		"--replicaset-orphaned-expectations-grace=5s", "--root-ca-file=" + env.Cluster.CAFile}, chaosElection...)
+		"--replicaset-orphaned-expectations-grace=5s", "--root-ca-file=" + env.Cluster.CAFile}, append(append([]string(nil),
+		chaosElection...), chaosInfraFlags()...)...)
 }
 
 func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
@@ -725,6 +739,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 	// ReplicationControllers, StatefulSets, Services, Namespaces (chaos_more_test.go)
 	trm := hrtStartTracker(t, mns)
 	more := newChaosMore(ctx, t, mns)
+	infra := newChaosInfra(ctx, t) // CSRs, aggregation, bootstrap tokens, PVs, mirroring (chaos_infra_test.go)
 	kubeletStop := make(chan struct{})
 	defer close(kubeletStop)
 	go work.playKubelet(ctx, kubeletStop)
@@ -965,6 +980,24 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 		}
 	}()
 
+	// churn: CSRs, aggregated ClusterRoles, bootstrap tokens, PVs and claims, mirrored Services
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(time.Now().UnixNano() + 7))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(400+rng.Intn(400)) * time.Millisecond):
+			}
+			if err := infra.step(ctx, rng); err != nil {
+				failed.Store("CSR/RBAC/token/PV/mirroring churn: " + err.Error())
+				return
+			}
+		}
+	}()
+
 	t0 := time.Now()
 	select {
 	case <-time.After(dur):
@@ -992,6 +1025,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 		probs = append(probs, book.gcProblems(ctx, ns)...)
 		probs = append(probs, work.problems(ctx, trw)...)
 		probs = append(probs, more.problems(ctx, trm, []string{ns, wns})...)
+		probs = append(probs, infra.problems(ctx)...)
 		return len(probs) == 0, fmt.Sprintf("%d problems: %s", len(probs), strings.Join(probs[:min(len(probs), 5)], "; "))
 	})
 	fig.settle = time.Since(ts)
@@ -1000,6 +1034,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 	probs = append(probs, book.gcProblems(ctx, ns)...)
 	probs = append(probs, work.problems(ctx, trw)...)
 	probs = append(probs, more.problems(ctx, trm, []string{ns, wns})...)
+	probs = append(probs, infra.problems(ctx)...)
 	if len(probs) > 0 {
 		t.Errorf("3 s after settling (%d problems): %s", len(probs), strings.Join(probs, "; "))
 	}
@@ -1057,6 +1092,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 	t.Logf("chaos: workload churn: %d operations, %d Deployments and %d Jobs at the end, each exact", wops, deps, jobs)
 	t.Logf("chaos: RC/StatefulSet/Service/Namespace churn: %s; every live namespace with ServiceAccount default and kube-root-ca.crt",
 		more.summary(trm))
+	t.Logf("chaos: CSR/RBAC/token/PV/mirroring churn: %s", infra.summary())
 	hrtBench(t, "chaos_kills", float64(kills), "kills")
 	hrtBench(t, "chaos_faults", float64(fig.drops+fig.resets+fig.stalls+fig.apiRestarts+fig.etcdRest+fig.storms+fig.sigstops), "faults")
 	hrtBench(t, "chaos_settle", fig.settle.Seconds(), "s")
@@ -1075,7 +1111,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 	if t.Failed() {
 		return nil
 	}
-	return &chaosMoreRun{m: more, tr: trm}
+	return &chaosMoreRun{m: more, tr: trm, in: infra}
 }
 
 // chaosHolds reports whether manager m of in is the Lease holder h (kcmd's identity is
