@@ -892,7 +892,8 @@ func (n *chaosNodes) problems(ctx context.Context) []string {
 		perNode := map[string][]*corev1.Pod{}
 		for _, p := range mine {
 			if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == d.UID && isActive(p) {
-				perNode[p.Spec.NodeName] = append(perNode[p.Spec.NodeName], p)
+				tn := chaosTargetNode(p)
+				perNode[tn] = append(perNode[tn], p)
 			}
 		}
 		want, missched := 0, 0
@@ -1137,6 +1138,25 @@ func (n *chaosNodes) quotaProblems(ctx context.Context, pods map[string]*corev1.
 	return probs
 }
 
+// chaosTargetNode is the node a daemon pod is for: spec.nodeName once bound, else the node its
+// required affinity names (matchFields metadata.name), as the DaemonSet controller reads it
+// (there is no scheduler in the test cluster: daemon pods stay unbound).
+func chaosTargetNode(p *corev1.Pod) string {
+	if p.Spec.NodeName != "" {
+		return p.Spec.NodeName
+	}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, f := range term.MatchFields {
+				if f.Key == "metadata.name" && f.Operator == corev1.NodeSelectorOpIn && len(f.Values) == 1 {
+					return f.Values[0]
+				}
+			}
+		}
+	}
+	return ""
+}
+
 func chaosFindCondition(cs []metav1.Condition, typ string) *metav1.Condition {
 	for i := range cs {
 		if cs[i].Type == typ {
@@ -1256,7 +1276,7 @@ func chaosNodesNegative(t *testing.T, n *chaosNodes) {
 			t.Fatal(err)
 		}
 		for _, p := range pods.Items {
-			if p.Spec.NodeName == live[0] {
+			if chaosTargetNode(&p) == live[0] {
 				if err := n.deletePod(ctx, n.ns, p.Name); err != nil {
 					t.Fatal(err)
 				}
