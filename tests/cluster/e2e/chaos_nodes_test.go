@@ -23,11 +23,14 @@ package e2e
 //   - pods with a generic ephemeral volume (unscheduled), created and deleted;
 //   - in a namespace of its own with a ResourceQuota and two PodDisruptionBudgets: ConfigMaps
 //     created and deleted, unscheduled pods created, deleted, flipped Ready/not Ready, and
-//     (those no PDB selects) marked Succeeded.
+//     (those no PDB selects) marked Succeeded;
+//   - a HorizontalPodAutoscaler (min 1, max 3, a CPU utilization metric; the cluster serves no
+//     metrics API) over one of two ReplicaSets: the ReplicaSets scaled to 0–5 behind its back,
+//     its scaleTargetRef switched between them.
 //
 // chaosFlags turns on --allocate-node-cidrs with --cluster-cidr=10.200.0.0/20 (16 node CIDRs of
 // /24) and sets --terminated-pod-gc-threshold=10, --node-monitor-grace-period=20s and
-// --node-eviction-rate=1 for these oracles.
+// --node-eviction-rate=1 and --horizontal-pod-autoscaler-sync-period=3s for these oracles.
 //
 // Oracles after the settle (problems(), with the others of chaosChurn):
 //   - ttl-controller: every Node of the cluster has node.alpha.kubernetes.io/ttl "0" (fewer
@@ -69,10 +72,15 @@ package e2e
 //     expectedPods == the pods its selector matches, currentHealthy == those Ready and not
 //     terminating, desiredHealthy == minAvailable, disruptionsAllowed ==
 //     max(0, currentHealthy − desiredHealthy), condition DisruptionAllowed True/SufficientPods
-//     when that is positive, else False/InsufficientPods.
+//     when that is positive, else False/InsufficientPods;
+//   - horizontal-pod-autoscaler-controller, upstream's paths without metrics: the target the
+//     test left at 0 stays 0 (ScalingActive False/ScalingDisabled, desiredReplicas 0), above
+//     3 comes down to 3 (desiredReplicas 3), else keeps its value (ScalingActive
+//     False/FailedGetResourceMetric); status.currentReplicas is the target's; AbleToScale
+//     True/SucceededGetScale; the ReplicaSet no longer targeted is at the test's value or its
+//     clamp (a sync under way at the switch may still have clamped it).
 //
-// Not churned here: horizontal-pod-autoscaler-controller (no time left in this round) and
-// podgroup-protection-controller (the chaos cluster's apiserver does not serve
+// Not churned here: podgroup-protection-controller (the chaos cluster's apiserver does not serve
 // scheduling.k8s.io/v1beta1 PodGroups: GenericWorkload is off in v1.37 and the chaos env does
 // not turn it on).
 //
@@ -92,6 +100,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	coordv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -116,7 +125,7 @@ const (
 // chaosNodesFlags are the kcmd flags these oracles need (appended to chaosFlags).
 var chaosNodesFlags = []string{"--allocate-node-cidrs", "--cluster-cidr=" + chaosClusterCIDR,
 	"--terminated-pod-gc-threshold=" + strconv.Itoa(chaosPodGCThreshold), "--node-monitor-grace-period=20s",
-	"--node-eviction-rate=1"}
+	"--node-eviction-rate=1", "--horizontal-pod-autoscaler-sync-period=3s"}
 
 type chaosNodeState struct {
 	dead     bool
@@ -141,6 +150,9 @@ type chaosNodes struct {
 	ephGone     []string
 	qcm         map[string]bool
 	qpod        map[string]string // quota pod -> its PDB label ("" when none)
+	hpaTarget   string            // the ReplicaSet the HPA scales
+	hpaR        map[string]int32  // HPA ReplicaSet -> the last spec.replicas the test wrote
+	hpaOps      int
 	deleteUntil time.Time
 	next        int
 	ops         int
@@ -157,8 +169,10 @@ func newChaosNodes(ns, qns string) *chaosNodes {
 	return &chaosNodes{ns: ns, qns: qns, nodes: map[string]*chaosNodeState{}, deleted: map[string]bool{},
 		dsB: map[string]bool{}, ds: map[string]bool{}, dsVer: map[string]int{}, bare: map[string]string{},
 		cj: map[string]bool{}, cjUID: map[string]types.UID{}, eph: map[string]bool{}, qcm: map[string]bool{},
-		qpod: map[string]string{}}
+		qpod: map[string]string{}, hpaR: map[string]int32{}}
 }
+
+const chaosHPAMax = 3
 
 func (n *chaosNodes) name(prefix string) string {
 	n.mu.Lock()
@@ -202,6 +216,26 @@ func (n *chaosNodes) start(ctx context.Context, t *testing.T, dur time.Duration)
 				t.Fatal(err)
 			}
 		}
+	}
+	for _, r := range []struct {
+		name string
+		n    int32
+	}{{"hpa-a", 2}, {"hpa-b", 5}} {
+		if _, err := env.Client.AppsV1().ReplicaSets(n.ns).Create(ctx, demoReplicaSet(n.ns, r.name, r.n), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		n.hpaR[r.name] = r.n
+	}
+	n.hpaTarget = "hpa-a"
+	if _, err := env.Client.AutoscalingV2().HorizontalPodAutoscalers(n.ns).Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "hpa"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: n.hpaTarget},
+			MinReplicas:    ptr.To[int32](1), MaxReplicas: chaosHPAMax,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}},
+		}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -611,6 +645,59 @@ func (n *chaosNodes) setQPhase(ctx context.Context, name string, phase corev1.Po
 	return err
 }
 
+// hpaScale sets spec.replicas of an HPA ReplicaSet, as a user would behind the HPA's back.
+func (n *chaosNodes) hpaScale(ctx context.Context, name string, r int32) error {
+	err := chaosRetry(func() error {
+		rs, err := env.Client.AppsV1().ReplicaSets(n.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		rs.Spec.Replicas = ptr.To(r)
+		_, err = env.Client.AppsV1().ReplicaSets(n.ns).Update(ctx, rs, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.hpaR[name] = r
+	n.hpaOps++
+	n.mu.Unlock()
+	return nil
+}
+
+// hpaSwitch points the HPA at the other ReplicaSet.
+func (n *chaosNodes) hpaSwitch(ctx context.Context) error {
+	var to string
+	err := chaosRetry(func() error {
+		h, err := env.Client.AutoscalingV2().HorizontalPodAutoscalers(n.ns).Get(ctx, "hpa", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		to = "hpa-a"
+		if h.Spec.ScaleTargetRef.Name == "hpa-a" {
+			to = "hpa-b"
+		}
+		h.Spec.ScaleTargetRef.Name = to
+		_, err = env.Client.AutoscalingV2().HorizontalPodAutoscalers(n.ns).Update(ctx, h, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.hpaTarget = to
+	n.hpaOps++
+	n.mu.Unlock()
+	return nil
+}
+
+// chaosHPAClamp is where the HPA (min 1, max chaosHPAMax, no metrics) leaves a target the test
+// set to r: 0 stays 0 (scaling disabled), above the maximum comes down to it, else r stays.
+func chaosHPAClamp(r int32) int32 {
+	return min(r, chaosHPAMax)
+}
+
 // ---- the churn step ----------------------------------------------------------------------------
 
 func (n *chaosNodes) step(ctx context.Context, rng *rand.Rand) error {
@@ -629,7 +716,7 @@ func (n *chaosNodes) step(ctx context.Context, rng *rand.Rand) error {
 	canDelete := time.Now().Before(n.deleteUntil)
 	n.ops++
 	n.mu.Unlock()
-	switch k := rng.Intn(20); {
+	switch k := rng.Intn(22); {
 	case k < 1 && len(live) < 5:
 		return n.addNode(ctx)
 	case k < 2 && len(live) > 0:
@@ -729,6 +816,10 @@ func (n *chaosNodes) step(ctx context.Context, rng *rand.Rand) error {
 		delete(n.qpod, name)
 		n.mu.Unlock()
 		return nil
+	case k < 20:
+		return n.hpaScale(ctx, []string{"hpa-a", "hpa-b"}[rng.Intn(2)], int32(rng.Intn(6)))
+	case k < 21 && rng.Intn(2) == 0:
+		return n.hpaSwitch(ctx)
 	default:
 		if len(live) > 0 && len(bare) < 10 {
 			return n.addBare(ctx, live[rng.Intn(len(live))], int64(rng.Intn(4)))
@@ -1062,6 +1153,63 @@ func (n *chaosNodes) problems(ctx context.Context) []string {
 		}
 	}
 	probs = append(probs, n.quotaProblems(ctx, podsByNS[n.qns])...)
+	probs = append(probs, n.hpaProblems(ctx)...)
+	return probs
+}
+
+// hpaProblems checks the HPA and its two ReplicaSets (there is no metrics API in the cluster).
+func (n *chaosNodes) hpaProblems(ctx context.Context) []string {
+	n.mu.Lock()
+	target := n.hpaTarget
+	written := map[string]int32{}
+	for k, v := range n.hpaR {
+		written[k] = v
+	}
+	n.mu.Unlock()
+	var probs []string
+	add := func(f string, a ...any) { probs = append(probs, fmt.Sprintf(f, a...)) }
+	for _, name := range chaosKeys(written) {
+		rs, err := env.Client.AppsV1().ReplicaSets(n.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			add("hpa: replicaset %s: %v", name, err)
+			continue
+		}
+		got, w := *rs.Spec.Replicas, written[name]
+		// the HPA may have clamped the other ReplicaSet in a sync under way when it was switched
+		if got != chaosHPAClamp(w) && (name == target || got != w) {
+			add("hpa: replicaset %s at %d replicas, the test wrote %d (target of the HPA %v): want %d", name, got, w, name == target, chaosHPAClamp(w))
+		}
+	}
+	h, err := env.Client.AutoscalingV2().HorizontalPodAutoscalers(n.ns).Get(ctx, "hpa", metav1.GetOptions{})
+	if err != nil {
+		return append(probs, "hpa: "+err.Error())
+	}
+	w := written[target]
+	want := chaosHPAClamp(w)
+	if h.Status.CurrentReplicas != want {
+		add("hpa: status.currentReplicas %d, its target %s should be at %d", h.Status.CurrentReplicas, target, want)
+	}
+	if (w == 0 || w > chaosHPAMax) && h.Status.DesiredReplicas != want {
+		add("hpa: status.desiredReplicas %d, want %d (the test wrote %d to %s)", h.Status.DesiredReplicas, want, w, target)
+	}
+	cond := func(typ autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
+		for i := range h.Status.Conditions {
+			if h.Status.Conditions[i].Type == typ {
+				return &h.Status.Conditions[i]
+			}
+		}
+		return nil
+	}
+	if c := cond(autoscalingv2.AbleToScale); c == nil || c.Status != corev1.ConditionTrue || c.Reason != "SucceededGetScale" {
+		add("hpa: condition AbleToScale %v, want True/SucceededGetScale", c)
+	}
+	wantReason := "FailedGetResourceMetric"
+	if w == 0 {
+		wantReason = "ScalingDisabled"
+	}
+	if c := cond(autoscalingv2.ScalingActive); c == nil || c.Status != corev1.ConditionFalse || c.Reason != wantReason {
+		add("hpa: condition ScalingActive %v, want False/%s (the test wrote %d to %s)", c, wantReason, w, target)
+	}
 	return probs
 }
 
@@ -1179,9 +1327,9 @@ func (n *chaosNodes) summary() string {
 	ones, _ := cluster.Mask.Size()
 	return fmt.Sprintf("%d operations; %d nodes ever (%d at the end, %d dead, %d deleted; %d node CIDRs in the range: reuse exercised %v), "+
 		"kubelet re-posted Ready %d times; %d DaemonSets ever (%d at the end); %d bare pods; %d TTL Jobs; %d CronJobs ever (%d at the end); "+
-		"%d ephemeral-volume pods; %d quota/PDB pods",
+		"%d ephemeral-volume pods; %d quota/PDB pods; %d HPA target scalings and switches",
 		n.ops, n.nodesEver, len(n.nodes), dead, len(n.deleted), 1<<(24-ones), n.nodesEver+1 > 1<<(24-ones), n.reposts,
-		n.dsEver, len(n.ds), n.bareEver, len(n.ttlJobs), n.cjEver, len(n.cj), n.ephEver, n.qEver)
+		n.dsEver, len(n.ds), n.bareEver, len(n.ttlJobs), n.cjEver, len(n.cj), n.ephEver, n.qEver, n.hpaOps)
 }
 
 // ---- negative control --------------------------------------------------------------------------
@@ -1324,6 +1472,14 @@ func chaosNodesNegative(t *testing.T, n *chaosNodes) {
 		t.Fatal(err)
 	}
 	want = append(want, "pdb-a: generation")
+	// HPA: its target above the maximum
+	n.mu.Lock()
+	target := n.hpaTarget
+	n.mu.Unlock()
+	if err := n.hpaScale(ctx, target, chaosHPAMax+2); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, fmt.Sprintf("hpa: replicaset %s at %d replicas", target, chaosHPAMax+2))
 	all := n.problems(ctx)
 	probs := strings.Join(all, "\n")
 	for _, w := range want {
