@@ -153,6 +153,7 @@ type chaosNodes struct {
 	hpaTarget   string            // the ReplicaSet the HPA scales
 	hpaR        map[string]int32  // HPA ReplicaSet -> the last spec.replicas the test wrote
 	hpaOps      int
+	qlog        []string // the ConfigMap creates and deletes in the quota namespace, timed
 	deleteUntil time.Time
 	next        int
 	ops         int
@@ -784,6 +785,7 @@ func (n *chaosNodes) step(ctx context.Context, rng *rand.Rand) error {
 		}
 		n.mu.Lock()
 		n.qcm[name] = true
+		n.qlog = append(n.qlog, time.Now().UTC().Format("15:04:05.000")+" created "+name)
 		n.mu.Unlock()
 		return nil
 	case k < 16 && len(qcm) > 0:
@@ -794,6 +796,7 @@ func (n *chaosNodes) step(ctx context.Context, rng *rand.Rand) error {
 		}
 		n.mu.Lock()
 		delete(n.qcm, name)
+		n.qlog = append(n.qlog, time.Now().UTC().Format("15:04:05.000")+" deleted "+name)
 		n.mu.Unlock()
 		return nil
 	case k < 17 && len(qpod) < 12:
@@ -1239,7 +1242,19 @@ func (n *chaosNodes) quotaProblems(ctx context.Context, pods map[string]*corev1.
 		corev1.ResourceSecrets: len(secrets.Items)}
 	for r, w := range want {
 		if u, ok := q.Status.Used[r]; !ok || u.Value() != int64(w) {
-			add("resourcequota %s: used %s %s (present %v), want %d", n.qns, r, u.String(), ok, w)
+			// the writers' times and the last ConfigMap operations, to tell a lost
+			// replenishment from a charge the admission made for a create that failed
+			var mf []string
+			for _, m := range q.ManagedFields {
+				if m.Time != nil {
+					mf = append(mf, fmt.Sprintf("%s %s %s", m.Manager, m.Operation, m.Time.UTC().Format("15:04:05")))
+				}
+			}
+			n.mu.Lock()
+			ql := n.qlog[max(0, len(n.qlog)-4):]
+			n.mu.Unlock()
+			add("resourcequota %s: used %s %s (present %v), want %d (writers %v; last ConfigMap operations %v)", n.qns, r, u.String(), ok, w,
+				mf, ql)
 		}
 		h, hs := q.Status.Hard[r], q.Spec.Hard[r]
 		if h.Cmp(hs) != 0 {
