@@ -748,10 +748,15 @@ func (n *chaosNodes) step(ctx context.Context, rng *rand.Rand) error {
 	case k < 8 && len(dss) > 0:
 		return n.rollDS(ctx, dss[rng.Intn(len(dss))])
 	case k < 9 && len(dss) >= 2:
-		if err := n.deleteDS(ctx, dss[rng.Intn(len(dss))]); err != nil {
+		// the replacement selects the same nodes: one DaemonSet over every node stays
+		name := dss[rng.Intn(len(dss))]
+		n.mu.Lock()
+		b := n.ds[name]
+		n.mu.Unlock()
+		if err := n.deleteDS(ctx, name); err != nil {
 			return err
 		}
-		return n.createDS(ctx, rng.Intn(2) == 0)
+		return n.createDS(ctx, b)
 	case k < 10:
 		return n.createTTLJob(ctx, int32(rng.Intn(6)))
 	case k < 11 && len(cjs) >= 2 && rng.Intn(3) == 0:
@@ -1478,8 +1483,9 @@ func chaosNodesNegative(t *testing.T, n *chaosNodes) {
 	eph := fmt.Sprintf("eph-%03d", n.next-1)
 	n.mu.Unlock()
 	want = append(want, fmt.Sprintf("ephemeral pod %s: no PVC", eph))
-	// resource quota: a ConfigMap more; PDB: a Ready pod more
-	if _, err := c.CoreV1().ConfigMaps(n.qns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "injected"}}, metav1.CreateOptions{}); err != nil {
+	// resource quota: a ConfigMap deleted with no controller to replenish the quota (a create
+	// would not do: the apiserver's quota admission charges it itself); PDB: a Ready pod more
+	if err := c.CoreV1().ConfigMaps(n.qns).Delete(ctx, "kube-root-ca.crt", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, fmt.Sprintf("resourcequota %s: used configmaps", n.qns))
