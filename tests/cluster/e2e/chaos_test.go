@@ -21,7 +21,13 @@ package e2e
 //   - churn over ReplicationControllers, StatefulSets (Parallel), Services (their EndpointSlices
 //     and Endpoints, over pods the test plays the kubelet for), Namespaces (created with content,
 //     deleted), the ServiceAccount and root CA publisher: chaos_more_test.go (its oracles, and
-//     their negative control, subtest MoreNegativeControl, are described there).
+//     their negative control, subtest MoreNegativeControl, are described there);
+//   - churn over the node, DaemonSet, CronJob, TTL-after-finished, TTL, pod GC, taint eviction,
+//     node IPAM, ephemeral-volume, resource quota, disruption and HPA controllers (Nodes of the
+//     test's own kept alive or killed and deleted, DaemonSets, bare pods, TTL Jobs, CronJobs,
+//     ephemeral-volume pods, a ResourceQuota, PDBs, an HPA): chaos_nodes_test.go (its oracles
+//     and their negative control, subtest NodesNegativeControl, are described there; the flags
+//     they need are chaosNodesFlags).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
