@@ -11,8 +11,9 @@ package e2e
 //   - Nodes created (at most 5 of the test's own live), labelled and unlabelled chaos-ds-b=yes,
 //     killed (heartbeats stop; at most one dead node at a time, so that the zone stays Normal
 //     and the NoExecute tainting is not halted), and dead nodes deleted (only in the first
-//     third of the churn: the pod GC removes a deleted node's pods only after a 40 s
-//     quarantine and a 20 s period, constants upstream with no kcm flag);
+//     third of the 45 s run, or until 90 s before the end of a longer one: the pod GC removes
+//     a deleted node's pods only after a 40 s quarantine and a 20 s period, constants
+//     upstream with no kcm flag);
 //   - DaemonSets created (nodeSelector chaos-node=true, or also chaos-ds-b=yes), rolled to a
 //     new template, deleted and replaced;
 //   - bare pods bound to a live node, tolerating node.kubernetes.io/unreachable and not-ready
@@ -194,7 +195,10 @@ func (n *chaosNodes) name(prefix string) string {
 // start makes the initial objects and the kubelet, which runs until t ends.
 func (n *chaosNodes) start(ctx context.Context, t *testing.T, dur time.Duration) {
 	t.Helper()
-	n.deleteUntil = time.Now().Add(dur / 3)
+	// deletes stop early enough for the pod GC's quarantine to end within the settle: a third
+	// of the short run, all but the last 90 s of a long one (where the nodes ever made
+	// outnumber the 16 node CIDRs, so that node IPAM must reuse freed ones)
+	n.deleteUntil = time.Now().Add(max(dur/3, dur-90*time.Second))
 	for i := 0; i < 4; i++ {
 		if err := n.addNode(ctx); err != nil {
 			t.Fatal(err)
