@@ -28,6 +28,12 @@ package e2e
 //     ClusterTrustBundle publisher controllers: chaos_infra_test.go (its oracles, what is not
 //     checked and why, and its negative control, subtest InfraNegativeControl, are described
 //     there).
+//   - churn over the node, DaemonSet, CronJob, TTL-after-finished, TTL, pod GC, taint eviction,
+//     node IPAM, ephemeral-volume, resource quota, disruption and HPA controllers (Nodes of the
+//     test's own kept alive or killed and deleted, DaemonSets, bare pods, TTL Jobs, CronJobs,
+//     ephemeral-volume pods, a ResourceQuota, PDBs, an HPA): chaos_nodes_test.go (its oracles
+//     and their negative control, subtest NodesNegativeControl, are described there; the flags
+//     they need are chaosNodesFlags).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
@@ -676,8 +682,10 @@ func TestChaos(t *testing.T) {
 	// the namespace of chaos_more_test.go's churn outlives the Churn subtest: MoreNegativeControl
 	// breaks its settled end state
 	mns := rsNamespace(t)
+	// so do the namespaces of chaos_nodes_test.go's churn (NodesNegativeControl)
+	nodes := newChaosNodes(rsNamespace(t), rsNamespace(t))
 	var more *chaosMoreRun
-	t.Run("Churn", func(t *testing.T) { more = chaosChurn(t, ce, mns) })
+	t.Run("Churn", func(t *testing.T) { more = chaosChurn(t, ce, mns, nodes) })
 	t.Run("MoreNegativeControl", func(t *testing.T) {
 		if more == nil {
 			t.Skip("the churn failed: its end state is no base to break")
@@ -689,6 +697,12 @@ func TestChaos(t *testing.T) {
 			t.Skip("the churn failed: its end state is no base to break")
 		}
 		chaosInfraNegative(t, more.in)
+	})
+	t.Run("NodesNegativeControl", func(t *testing.T) {
+		if more == nil {
+			t.Skip("the churn failed: its end state is no base to break")
+		}
+		chaosNodesNegative(t, nodes)
 	})
 	t.Run("NegativeControl", func(t *testing.T) { chaosNegative(t, ce) })
 }
@@ -704,11 +718,11 @@ func chaosFlags(lease string) []string {
 	return append([]string{"--secure-port=0", "--leader-elect-resource-name=" + lease,
 		"--concurrent-replicaset-syncs=2", "--concurrent-gc-syncs=2", "--kube-api-qps=100", "--kube-api-burst=200",
 		"--concurrent-rc-syncs=2", "--concurrent-statefulset-syncs=2", "--concurrent-namespace-syncs=2",
-		"--replicaset-orphaned-expectations-grace=5s", "--root-ca-file=" + env.Cluster.CAFile}, append(append([]string(nil),
-		chaosElection...), chaosInfraFlags()...)...)
+		"--replicaset-orphaned-expectations-grace=5s", "--root-ca-file=" + env.Cluster.CAFile},
+		append(append(append([]string{}, chaosNodesFlags...), chaosElection...), chaosInfraFlags()...)...)
 }
 
-func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
+func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chaosMoreRun {
 	ctx := context.Background()
 	dur := chaosDuration()
 	ns := rsNamespace(t)
@@ -740,6 +754,8 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 	trm := hrtStartTracker(t, mns)
 	more := newChaosMore(ctx, t, mns)
 	infra := newChaosInfra(ctx, t) // CSRs, aggregation, bootstrap tokens, PVs, mirroring (chaos_infra_test.go)
+	// Nodes, DaemonSets, CronJobs, TTL Jobs, quota, PDBs... (chaos_nodes_test.go)
+	nodes.start(ctx, t, dur)
 	kubeletStop := make(chan struct{})
 	defer close(kubeletStop)
 	go work.playKubelet(ctx, kubeletStop)
@@ -998,6 +1014,24 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 		}
 	}()
 
+	// churn: nodes (killed, deleted), DaemonSets, bare pods, CronJobs, TTL Jobs, quota and PDB pods
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(time.Now().UnixNano() + 5))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(400+rng.Intn(500)) * time.Millisecond):
+			}
+			if err := nodes.step(ctx, rng); err != nil {
+				failed.Store("node/DaemonSet/CronJob/quota churn: " + err.Error())
+				return
+			}
+		}
+	}()
+
 	t0 := time.Now()
 	select {
 	case <-time.After(dur):
@@ -1026,6 +1060,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 		probs = append(probs, work.problems(ctx, trw)...)
 		probs = append(probs, more.problems(ctx, trm, []string{ns, wns})...)
 		probs = append(probs, infra.problems(ctx)...)
+		probs = append(probs, nodes.problems(ctx)...)
 		return len(probs) == 0, fmt.Sprintf("%d problems: %s", len(probs), strings.Join(probs[:min(len(probs), 5)], "; "))
 	})
 	fig.settle = time.Since(ts)
@@ -1035,6 +1070,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 	probs = append(probs, work.problems(ctx, trw)...)
 	probs = append(probs, more.problems(ctx, trm, []string{ns, wns})...)
 	probs = append(probs, infra.problems(ctx)...)
+	probs = append(probs, nodes.problems(ctx)...)
 	if len(probs) > 0 {
 		t.Errorf("3 s after settling (%d problems): %s", len(probs), strings.Join(probs, "; "))
 	}
@@ -1093,6 +1129,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string) *chaosMoreRun {
 	t.Logf("chaos: RC/StatefulSet/Service/Namespace churn: %s; every live namespace with ServiceAccount default and kube-root-ca.crt",
 		more.summary(trm))
 	t.Logf("chaos: CSR/RBAC/token/PV/mirroring churn: %s", infra.summary())
+	t.Logf("chaos: node/DaemonSet/CronJob/TTL/ephemeral/quota/PDB churn: %s; every oracle of chaos_nodes_test.go exact", nodes.summary())
 	hrtBench(t, "chaos_kills", float64(kills), "kills")
 	hrtBench(t, "chaos_faults", float64(fig.drops+fig.resets+fig.stalls+fig.apiRestarts+fig.etcdRest+fig.storms+fig.sigstops), "faults")
 	hrtBench(t, "chaos_settle", fig.settle.Seconds(), "s")
