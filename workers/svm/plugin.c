@@ -612,6 +612,16 @@ static int64_t now_sec(void)
 	return (int64_t)time(NULL);
 }
 
+/* upstream's one-minute grace for a resource its caches may not know yet: within it the key is
+ * retried (-EAGAIN, logged at V2 with why); past it 1, and the caller fails the migration */
+static int grace_or_fail(const cJSON *svm, const char *name, const char *why)
+{
+	if (!svm_within_grace(meta_str(svm, "creationTimestamp"), now_sec()))
+		return 1;
+	kcmd_log_v(2, "migration %s: %s, requeuing to attempt again", name, why);
+	return -EAGAIN;
+}
+
 static int rv_sync(struct svm_state *s, const char *name)
 {
 	cJSON *svm = cached_svm(s, name), *list = NULL;
@@ -633,15 +643,9 @@ static int rv_sync(struct svm_state *s, const char *name)
 	if ((r = resolve(s, &g)) < 0)
 		goto out;
 	if (r == 0) {
-		if (svm_within_grace(meta_str(svm, "creationTimestamp"), now_sec())) {
-			kcmd_log_v(2,
-			           "migration %s: resource does not exist in our rest mapper, "
-			           "requeuing to attempt again",
-			           name);
-			r = -EAGAIN;
-			goto out;
-		}
-		r = rv_fail(s, svm, "resource does not exist in discovery");
+		if ((r = grace_or_fail(svm, name, "resource does not exist in our rest mapper")) ==
+		    1)
+			r = rv_fail(s, svm, "resource does not exist in discovery");
 		goto out;
 	}
 	svm_gvr_string(gvr, sizeof(gvr), g.group, g.version, g.resource);
@@ -891,31 +895,17 @@ static int migrate_sync(struct svm_state *s, const char *name)
 	if ((r = resolve(s, &g)) < 0)
 		goto out;
 	if (r == 0) {
-		if (svm_within_grace(meta_str(svm, "creationTimestamp"), now_sec())) {
-			kcmd_log_v(2,
-			           "migration %s: resource does not exist in rest mapper, "
-			           "requeuing to attempt again",
-			           name);
-			r = -EAGAIN;
-			goto out;
-		}
-		r = migrate_fail(s, svm, "unable to obtain GVR from discovery");
+		if ((r = grace_or_fail(svm, name, "resource does not exist in rest mapper")) == 1)
+			r = migrate_fail(s, svm, "unable to obtain GVR from discovery");
 		goto out;
 	}
 	/* the GC's monitor of that resource: the arena's metadata records, synced */
 	type = shm_reader_find_type(s->ctx->arena, g.group, g.version, g.resource);
 	if (type < 0 || shm_reader_type_info(s->ctx->arena, (uint16_t)type, &ti) < 0 ||
 	    !ti.synced) {
-		if (svm_within_grace(meta_str(svm, "creationTimestamp"), now_sec())) {
-			kcmd_log_v(2,
-			           "migration %s: resource does not exist in GC, requeuing to "
-			           "attempt again",
-			           name);
-			r = -EAGAIN;
-			goto out;
-		}
 		/* upstream wraps a nil error here; its text is Go's rendering of that */
-		r = migrate_fail(s, svm, "resource does not exist in GC: %!w(<nil>)");
+		if ((r = grace_or_fail(svm, name, "resource does not exist in GC")) == 1)
+			r = migrate_fail(s, svm, "resource does not exist in GC: %!w(<nil>)");
 		goto out;
 	}
 	if (svm_rv_compare(ti.rv, list_rv, &cmp, &bad) < 0) {
