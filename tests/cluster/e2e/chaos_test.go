@@ -159,6 +159,16 @@ func startChaosEnv(t *testing.T) *chaosEnv {
 		ce.kcfg[u] = path
 	}
 	// the test's own client talks to the apiserver directly, as admin
+	useClusterAsAdmin(t, c, "kcmd-chaos-admin", "kcmd:chaos")
+	return ce
+}
+
+// useClusterAsAdmin points the tests' env at cluster c, as its admin, until t ends, and binds
+// group to cluster-admin there (ClusterRoleBinding binding): the kcmd instances of a private
+// cluster run as users of that group, not as system:masters, so that API Priority and Fairness
+// and the audit log see them as themselves.
+func useClusterAsAdmin(t *testing.T, c *harness.Cluster, binding, group string) {
+	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -172,13 +182,12 @@ func startChaosEnv(t *testing.T) *chaosEnv {
 	env = &Env{Cluster: c, Config: cfg, Client: cs, KcmdBinDir: saved.KcmdBinDir}
 	t.Cleanup(func() { env = saved })
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(context.Background(), &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "kcmd-chaos-admin"},
+		ObjectMeta: metav1.ObjectMeta{Name: binding},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: "rbac.authorization.k8s.io", Name: "kcmd:chaos"}},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: "rbac.authorization.k8s.io", Name: group}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return ce
 }
 
 func kubeconfigFor(server, ca, user, token string) string {

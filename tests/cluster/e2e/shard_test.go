@@ -43,11 +43,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"kcmd.local/tests/cluster/harness"
 )
@@ -109,25 +106,7 @@ func startShardEnv(t *testing.T) *shardEnv {
 		}
 		se.kcfg[u] = path
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 500, 1000
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved := env
-	env = &Env{Cluster: c, Config: cfg, Client: cs, KcmdBinDir: saved.KcmdBinDir}
-	t.Cleanup(func() { env = saved })
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(context.Background(), &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "kcmd-shard-admin"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: "rbac.authorization.k8s.io", Name: "kcmd:shard"}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	useClusterAsAdmin(t, c, "kcmd-shard-admin", "kcmd:shard")
 	return se
 }
 
