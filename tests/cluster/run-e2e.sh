@@ -4,7 +4,8 @@
 #
 # The whole suite (no arguments) runs as two shards at once, each against a cluster of its own:
 # shard B holds the tests that mostly wait on the clock (CronJob minute boundaries, the GC's
-# 30 s discovery rounds, pod GC and namespace deletion timing, node TTL), shard A everything
+# 30 s discovery rounds, pod GC and namespace deletion timing, node TTL, the migrator's one-minute
+# discovery grace, the crash tests' settle windows), shard A everything
 # else (the CPU-heavy scale, chaos and crash tests among them), so the suite takes about half
 # its serial time on two cores without putting two CPU-heavy tests side by side. Shard A's
 # lines stream as they come; shard B's are printed when it ends. KCMD_E2E_SHARDS=1 runs the
@@ -36,7 +37,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Shard B: tests whose time is spent waiting (a regex of test-name prefixes).
-SHARD_B='TestCronJob_|TestGC_OwnerResourceUnserved|TestGC_CascadingDeleteOnCRDConversionFailure|TestGC_MonitorsKeptOnDiscoveryFailure|TestGC_CRDPreferredVersionFollowed|TestNamespace_|TestPodGC_|TestTTL_|TestTTLAfterFinished_|TestDaemonSet_CrashDuringCreation|TestGC_InformerdKilledDuringCreationNegativeControl|TestTaintEviction_|TestKcmd_ClientCARotation|TestServiceCIDR_|TestNodeLifecycle_|TestJob_BackoffLimitPerIndex$|TestJob_PodsCreatedWithExponentialBackoff|TestDropIn_LeaseMigrationWithKCM|TestManager_InteropWithClientGoElector|TestManager_WorkersStartOnDemand|TestManager_FailoverAfterKill|TestManager_Fence|TestManager_StoppedLeadingAfterWorkersExit|TestManager_HealthRedWhileChildCannotStart|TestKcmd_IdleProcessesSleep|TestDisruption_AggregatedAPIDown|TestDisruption_DisruptedPodsExpiry|TestHPA_MetricsAPIDown'
+SHARD_B='TestCronJob_|TestGC_OwnerResourceUnserved|TestGC_CascadingDeleteOnCRDConversionFailure|TestGC_MonitorsKeptOnDiscoveryFailure|TestGC_CRDPreferredVersionFollowed|TestNamespace_|TestPodGC_|TestTTL_|TestTTLAfterFinished_|TestDaemonSet_CrashDuringCreation|TestGC_InformerdKilledDuringCreationNegativeControl|TestTaintEviction_|TestKcmd_ClientCARotation|TestServiceCIDR_|TestNodeLifecycle_|TestJob_BackoffLimitPerIndex$|TestJob_PodsCreatedWithExponentialBackoff|TestDropIn_LeaseMigrationWithKCM|TestManager_InteropWithClientGoElector|TestManager_WorkersStartOnDemand|TestManager_FailoverAfterKill|TestManager_Fence|TestManager_StoppedLeadingAfterWorkersExit|TestManager_HealthRedWhileChildCannotStart|TestKcmd_IdleProcessesSleep|TestDisruption_AggregatedAPIDown|TestDisruption_DisruptedPodsExpiry|TestHPA_MetricsAPIDown|TestSVM_UnknownResource|TestAttachDetach_WorkerKilled|TestPVBinder_CrashDuringBinding|TestGC_ShouldSupportOrphanDeletionOfCustomResources'
 
 filter() { grep -E --line-buffered '^(=== RUN|--- |PASS|FAIL|ok|e2e:|bench:|panic:|\s+\S+_test\.go:)' || true; }
 

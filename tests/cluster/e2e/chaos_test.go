@@ -734,6 +734,15 @@ func chaosFlags(lease string) []string {
 func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chaosMoreRun {
 	ctx := context.Background()
 	dur := chaosDuration()
+	// Registered first, so it runs last: on a failure, the settle's last problems are repeated
+	// after the processes' log tails that the later cleanups print (a CI excerpt shows the end
+	// of the output, where the t.Fatalf line above those tails is cut).
+	var lastProbs atomic.Value
+	t.Cleanup(func() {
+		if v, _ := lastProbs.Load().(string); v != "" && t.Failed() {
+			t.Logf("chaos: the churn failed; the settle's last problems were: %s", v)
+		}
+	})
 	ns := rsNamespace(t)
 	lease := leaseName(t)
 	insts := []*chaosInst{
@@ -1063,13 +1072,24 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 		want[n] = r
 	}
 	book.mu.Unlock()
-	hrtWait(t, 3*time.Minute, 500*time.Millisecond, "the end state after the chaos", func() (bool, string) {
+	// Six minutes, not three: the queues retry a key that kept failing through the faults with
+	// client-go's per-item backoff (5 ms doubling up to 1000 s, as upstream's GC queues), so a
+	// key that failed all through the 45 s churn may next be tried 80-160 s after it ends, and
+	// a worker killed mid-creation leaves its Job's expectations held for the 60 s orphan grace.
+	// A settle takes 10-55 s on this machine (printed below); one CI run did not settle within
+	// 3 minutes (its problems were cut from the CI excerpt; the cleanup above now repeats them).
+	hrtWait(t, 6*time.Minute, 500*time.Millisecond, "the end state after the chaos", func() (bool, string) {
 		probs, _ := hrtVerify(ns, want, false)
 		probs = append(probs, book.gcProblems(ctx, ns)...)
 		probs = append(probs, work.problems(ctx, trw)...)
 		probs = append(probs, more.problems(ctx, trm, []string{ns, wns})...)
 		probs = append(probs, infra.problems(ctx)...)
 		probs = append(probs, nodes.problems(ctx)...)
+		lastProbs.Store("")
+		if len(probs) > 0 {
+			lastProbs.Store(fmt.Sprintf("%.0f s into the settle, %d problems: %s", time.Since(ts).Seconds(), len(probs),
+				strings.Join(probs, "; ")))
+		}
 		return len(probs) == 0, fmt.Sprintf("%d problems: %s", len(probs), strings.Join(probs[:min(len(probs), 5)], "; "))
 	})
 	fig.settle = time.Since(ts)
