@@ -109,6 +109,8 @@ struct kube_client {
 	struct kube_limiter *limiter;   /* shared bucket; when set, qps is 0 */
 	const struct kube_fence *fence; /* leadership fence for writes (fence.h), or NULL */
 	uint64_t fenced;                /* writes refused by it */
+	uint64_t pb_bodies;             /* body_kind bodies sent as protobuf / as JSON */
+	uint64_t json_bodies;
 	int max_retries;
 	long timeout_ms, retry_base_ms;
 	struct kube_call *wait_head;
@@ -678,6 +680,12 @@ uint64_t kube_client_fenced(const struct kube_client *c)
 	return c ? c->fenced : 0;
 }
 
+void kube_client_body_counts(const struct kube_client *c, uint64_t *ret_pb, uint64_t *ret_json)
+{
+	*ret_pb = c ? __atomic_load_n(&c->pb_bodies, __ATOMIC_RELAXED) : 0;
+	*ret_json = c ? __atomic_load_n(&c->json_bodies, __ATOMIC_RELAXED) : 0;
+}
+
 static void pump(struct kube_client *c)
 {
 	int64_t now = now_ms();
@@ -1034,6 +1042,8 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 {
 	struct kube_call_ext *x;
 	struct kube_call *call;
+	void *transcoded = NULL; /* body_kind's protobuf body, until handed to the call */
+	size_t transcoded_len = 0;
 	int r;
 	if (!c || !req || !done || (req->verb == KUBE_WATCH && !on_event))
 		return -EINVAL;
@@ -1094,6 +1104,32 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 		r = -EINVAL;
 		goto fail;
 	}
+	/* a JSON body of a built-in kind on a protobuf client: transcoded here, as client-go
+	 * sends it; JSON when the transcoder refuses it (a field it does not know, ...). The
+	 * answer's encoding stays as protobuf_ok asks: callers decode these answers as JSON. */
+	if (req->body_kind && req->body && !body_pb &&
+	    (req->verb == KUBE_CREATE || req->verb == KUBE_UPDATE)) {
+		char api_version[128];
+		snprintf(api_version, sizeof(api_version), "%s%s%s",
+		         req->group && *req->group ? req->group : "",
+		         req->group && *req->group ? "/" : "", req->version ? req->version : "");
+		int e = c->protobuf ? kube_proto_encode_json(api_version, req->body_kind, req->body,
+		                                             req->body_len ? req->body_len
+		                                                           : strlen(req->body),
+		                                             &transcoded, &transcoded_len)
+		                    : -EOPNOTSUPP;
+		if (e == -ENOMEM) {
+			r = e;
+			goto fail;
+		}
+		if (e == 0) {
+			body_pb = true;
+			__atomic_add_fetch(&c->pb_bodies, 1, __ATOMIC_RELAXED);
+		} else {
+			transcoded = NULL;
+			__atomic_add_fetch(&c->json_bodies, 1, __ATOMIC_RELAXED);
+		}
+	}
 	snprintf(x->fx.accept, sizeof(x->fx.accept), "%s",
 	         req->accept          ? req->accept
 	         : req->metadata_only ? (pb ? (list_like ? ACCEPT_PB_META_LIST : ACCEPT_PB_META_ONE)
@@ -1140,14 +1176,20 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 			r = -EINVAL;
 			goto fail;
 		}
-		size_t n = req->body_len ? req->body_len : strlen(req->body);
-		if (!(call->body = malloc(n + 1))) {
-			r = -ENOMEM;
-			goto fail;
+		if (transcoded) {
+			call->body = transcoded; /* handed over */
+			call->body_len = transcoded_len;
+			transcoded = NULL;
+		} else {
+			size_t n = req->body_len ? req->body_len : strlen(req->body);
+			if (!(call->body = malloc(n + 1))) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			memcpy(call->body, req->body, n);
+			call->body[n] = 0;
+			call->body_len = n;
 		}
-		memcpy(call->body, req->body, n);
-		call->body[n] = 0;
-		call->body_len = n;
 	}
 	call->timeout_ms = req->timeout_ms ? req->timeout_ms : c->timeout_ms;
 	if (req->verb == KUBE_WATCH && !req->timeout_ms)
@@ -1164,6 +1206,7 @@ int kube_call_start(struct kube_client *c, const struct kube_request *req, kube_
 	}
 	return 0;
 fail:
+	free(transcoded);
 	call->done = NULL;
 	call_free(call);
 	return r;

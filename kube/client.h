@@ -81,6 +81,13 @@ struct kube_request {
 	 * it with kube_decode_any()); body_len is required. Set it only when
 	 * kube_client_protobuf() says the client was configured for protobuf. */
 	bool body_protobuf;
+	/* CREATE, UPDATE with a JSON body of a built-in type: its kind ("Lease", "Event", ...;
+	 * the apiVersion is group/version). On a protobuf client the body is transcoded
+	 * (kube_proto_encode_json(), kube/proto.h) and sent as protobuf, as client-go sends it;
+	 * when the transcoder refuses it (a kind or a field it has no table for) the JSON body
+	 * goes instead. The answer's encoding does not change (JSON unless protobuf_ok asks
+	 * otherwise). Ignored on a JSON client and for patches. */
+	const char *body_kind;
 	/* DELETE (sent as a DeleteOptions body) */
 	const char *precondition_uid, *precondition_rv;
 	const char *propagation_policy; /* "Orphan", "Background", "Foreground" */
@@ -128,6 +135,9 @@ void kube_client_set_process_fence(const struct kube_fence *f);
 void kube_client_set_process_unsharded(bool unsharded);
 /* Writes refused by the client's fence so far. */
 uint64_t kube_client_fenced(const struct kube_client *c);
+/* Request bodies marked body_kind so far: sent as protobuf / sent as JSON (a JSON client, or
+ * the transcoder refused them). */
+void kube_client_body_counts(const struct kube_client *c, uint64_t *ret_pb, uint64_t *ret_json);
 static inline void kube_client_freep(struct kube_client **c)
 {
 	kube_client_free(*c);

@@ -488,16 +488,51 @@ static int pe_init(struct pe *e, const void *json, size_t len)
 	return 0;
 }
 
-int kube_proto_encode_pod_json(const char *json, size_t len, void **ret, size_t *ret_len)
+/* the built-in kinds whose bodies kcmd writes, with their tables (the generator's ROOTS) */
+static const struct {
+	const char *api_version, *kind;
+	const int *msg;
+} kinds[] = {
+        {"v1", "Pod", &kube_pb_msg_Pod},
+        {"v1", "Event", &kube_pb_msg_Event},
+        {"v1", "Endpoints", &kube_pb_msg_Endpoints},
+        {"coordination.k8s.io/v1", "Lease", &kube_pb_msg_Lease},
+        {"discovery.k8s.io/v1", "EndpointSlice", &kube_pb_msg_EndpointSlice},
+        {"apps/v1", "ReplicaSet", &kube_pb_msg_ReplicaSet},
+        {"batch/v1", "Job", &kube_pb_msg_Job},
+};
+
+bool kube_proto_encodes(const char *api_version, const char *kind)
+{
+	if (!api_version || !kind)
+		return false;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kinds[i].api_version, api_version) && !strcmp(kinds[i].kind, kind))
+			return true;
+	return false;
+}
+
+int kube_proto_encode_json(const char *api_version, const char *kind, const char *json, size_t len,
+                           void **ret, size_t *ret_len)
 {
 	struct pe e;
-	int r;
-	if (!json || !ret || !ret_len)
+	int r, mi = -1;
+	if (!api_version || !kind || !json || !ret || !ret_len)
 		return -EINVAL;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && mi < 0; i++)
+		if (!strcmp(kinds[i].api_version, api_version) && !strcmp(kinds[i].kind, kind))
+			mi = *kinds[i].msg;
+	if (mi < 0)
+		return -EOPNOTSUPP;
 	if ((r = pe_init(&e, json, len)) < 0)
 		return r;
-	(void)enc_object(&e, kube_pb_msg_Pod, "v1", "Pod");
+	(void)enc_object(&e, mi, api_version, kind);
 	return finish(&e, ret, ret_len);
+}
+
+int kube_proto_encode_pod_json(const char *json, size_t len, void **ret, size_t *ret_len)
+{
+	return kube_proto_encode_json("v1", "Pod", json, len, ret, ret_len);
 }
 
 /* ---- ReplicaSet status replaced in a served ReplicaSet -------------------------------------- */

@@ -95,6 +95,16 @@ int kube_decode_watch_event_any(enum kube_kind kind, const void *buf, size_t len
  * -EBADMSG not JSON, -EPROTO JSON of the wrong shape (or another kind/apiVersion), -E2BIG,
  * -ENOMEM, -EINVAL. */
 
+/* The JSON object json of a built-in kind as a protobuf create/update body. Kinds (those
+ * tools/gen-proto-schema.py has tables for): v1 Pod, Event, Endpoints; coordination.k8s.io/v1
+ * Lease; discovery.k8s.io/v1 EndpointSlice; apps/v1 ReplicaSet; batch/v1 Job. Any other
+ * (api_version, kind) gives -EOPNOTSUPP (send JSON). A "kind"/"apiVersion" in the JSON must
+ * match the arguments (-EPROTO). */
+int kube_proto_encode_json(const char *api_version, const char *kind, const char *json, size_t len,
+                           void **ret, size_t *ret_len);
+/* true if kube_proto_encode_json() has tables for (api_version, kind). */
+bool kube_proto_encodes(const char *api_version, const char *kind);
+
 /* A Pod (as kube_encode_pod_from_template() writes it) as a protobuf create body. */
 int kube_proto_encode_pod_json(const char *json, size_t len, void **ret, size_t *ret_len);
 

@@ -420,6 +420,7 @@ int kcmd_kube_request(struct kube_client *kc, const struct kcmd_request *req, in
 	kr.patch_type = KUBE_PATCH_MERGE;
 	kr.precondition_uid = req->precondition_uid;
 	kr.propagation_policy = req->propagation_policy;
+	kr.body_kind = req->body_kind;
 	r = kube_client_request(kc, &kr, NULL, NULL, &resp);
 	if (ret_http_code)
 		*ret_http_code = resp.http_code;
@@ -552,6 +553,7 @@ static int event_write(struct kube_client *kc, const struct kube_evc_event *ev,
 		                        &(struct kube_request){.verb = KUBE_CREATE,
 		                                               .version = "v1",
 		                                               .resource = "events",
+		                                               .body_kind = "Event",
 		                                               .ns = ns,
 		                                               .body = body,
 		                                               .body_len = strlen(body)},

@@ -75,6 +75,7 @@ void mgr_lease_client_record_event(struct mgr_lease_client *lc, const char *what
 	req.verb = KUBE_CREATE;
 	req.version = "v1";
 	req.resource = "events";
+	req.body_kind = "Event";
 	req.ns = lc->ns;
 	req.body = body;
 	req.body_len = strlen(body);
@@ -163,6 +164,7 @@ static int send_req(struct mgr_lease_client *lc, const struct mgr_le_request *q)
 	req.group = "coordination.k8s.io";
 	req.version = "v1";
 	req.resource = "leases";
+	req.body_kind = "Lease"; /* protobuf on a protobuf client (GETs stay JSON) */
 	req.ns = lc->ns;
 	req.timeout_ms = lc->timeout_ms;
 	spec.holder_identity = q->record.holder;

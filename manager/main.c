@@ -1972,7 +1972,10 @@ int main(int argc, char **argv)
 	                              .controller = "leader-election",
 	                              .qps = m->cfg.kube_api_qps,
 	                              .burst = m->cfg.kube_api_burst,
-	                              .insecure_ok = true};
+	                              .insecure_ok = true,
+	                              /* kcm's leader-election client is made from the same
+	                               * rest config: Lease and Event bodies as protobuf */
+	                              .content_type = m->cfg.kube_api_content_type};
 	r = kube_client_new(&ko, &m->kc);
 	if (r < 0) {
 		log_error("cannot create the API client for %s: %s", m->kcfg->server, strerror(-r));

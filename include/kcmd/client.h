@@ -36,6 +36,10 @@ struct kcmd_request {
 	/* DELETE: preconditions.uid, and propagationPolicy ("Background", ...); NULL: none */
 	const char *precondition_uid;
 	const char *propagation_policy;
+	/* POST, PUT of a built-in type: its kind ("Job", "EndpointSlice", ...). On a protobuf
+	 * client (--kube-api-content-type) the JSON body is then sent as protobuf, as client-go
+	 * does, or as JSON when kcmd has no protobuf table for a field of it. NULL: JSON. */
+	const char *body_kind;
 };
 
 /* Runs req to completion. Returns 0 (2xx) or -errno (above). ret_http_code (may be NULL) gets

@@ -2,11 +2,12 @@
 /* kube/fuzz/fuzz-proto-encode.c - the JSON -> protobuf transcoder (kube/proto-encode.c). Its
  * input is a pod template read from the cache (whatever the apiserver stored), so it gets
  * arbitrary JSON here. The first byte picks the entry point:
- *   even: kube_proto_encode_pod_json(rest)
  *   odd:  kube_proto_rs_with_status(the captured ReplicaSet, rest as the status)
+ *   even: kube_proto_encode_json(KINDS[(byte >> 1) % N], rest); 0 is the Pod
  * Invariants: no crash, no leak, only the documented errnos, and every body produced is
- * well-formed protobuf that the decoder reads back as the kind it claims to be (a decode may
- * still refuse a value with -EPROTO, e.g. a time the model cannot hold, never -EBADMSG). */
+ * well-formed protobuf that the decoder reads back as the kind it claims to be (Pods and
+ * ReplicaSets as such, the other kinds as their metadata; a decode may still refuse a value
+ * with -EPROTO, e.g. a time the model cannot hold, never -EBADMSG). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +22,14 @@ static const uint8_t RS[] = {'k', '8', 's',  0,    0x0a, 0x15, 0x0a, 0x07, 'a', 
                              '/', 'v', '1',  0x12, 0x0a, 'R',  'e',  'p',  'l',  'i', 'c',  'a',
                              'S', 'e', 't',  0x12, 0x11, 0x0a, 0x07, 0x0a, 0x01, 'x', 0x32, 0x02,
                              '4', '2', 0x12, 0x02, 0x08, 0x01, 0x1a, 0x02, 0x08, 0x01};
+
+static const struct {
+	const char *api_version, *kind;
+} KINDS[] = {
+        {"v1", "Pod"},       {"coordination.k8s.io/v1", "Lease"},      {"v1", "Event"},
+        {"v1", "Endpoints"}, {"discovery.k8s.io/v1", "EndpointSlice"}, {"apps/v1", "ReplicaSet"},
+        {"batch/v1", "Job"},
+};
 
 static void check_err(int r)
 {
@@ -43,7 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = kube_proto_rs_with_status(RS, sizeof(RS), json, n, &body, &len);
 		kind = KUBE_KIND_REPLICASET;
 	} else {
-		r = kube_proto_encode_pod_json(json, n, &body, &len);
+		size_t k = (size_t)(data[0] >> 1) % (sizeof(KINDS) / sizeof(KINDS[0]));
+		r = kube_proto_encode_json(KINDS[k].api_version, KINDS[k].kind, json, n, &body,
+		                           &len);
+		kind = k == 0 ? KUBE_KIND_POD : k == 5 ? KUBE_KIND_REPLICASET : KUBE_KIND_PARTIAL;
 	}
 	check_err(r);
 	if (r < 0)

@@ -1054,6 +1054,274 @@ static void test_protobuf_create_body(void **state)
 	kube_client_free(pc);
 }
 
+/* ---- protobuf bodies of the other kinds kcmd writes (body_kind) ----------------------------
+ * Each object is created (and then updated) twice: once as JSON on a JSON client, once through
+ * a protobuf client with body_kind, which transcodes the same JSON and sends it as
+ * application/vnd.kubernetes.protobuf. The apiserver must store the same object both times
+ * (read back as JSON; what differs between two objects of one kind — name, uid, times,
+ * resourceVersion, managedFields, status written by a controller — is taken out). The bodies
+ * reach the apiserver as protobuf: the client counts them, and the apiserver accepted bytes that
+ * start with "k8s\0", which no JSON decoder does. "{N}" is the object's name, "{NS}" the test's
+ * namespace. */
+static const struct {
+	const char *group, *resource, *kind, *tmpl, *update_from, *update_to;
+} PB_KINDS[] = {
+        {"coordination.k8s.io", "leases", "Lease",
+         "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{\"name\":"
+         "\"{N}\"},\"spec\":{\"holderIdentity\":\"kcm-1_5f2c\",\"leaseDurationSeconds\":15,"
+         "\"acquireTime\":\"2026-12-03T08:00:00.123456Z\",\"renewTime\":"
+         "\"2026-12-03T08:00:10.654321Z\",\"leaseTransitions\":3}}",
+         "\"leaseTransitions\":3", "\"leaseTransitions\":4"},
+        {"", "events", "Event",
+         "{\"kind\":\"Event\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"{N}\",\"namespace\":"
+         "\"{NS}\"},\"involvedObject\":{\"kind\":\"ReplicaSet\",\"namespace\":\"{NS}\",\"name\":"
+         "\"web\",\"uid\":\"0b6d3c1e-8f4a-4f7e-9a51-2c8d7e6f5a43\",\"apiVersion\":\"apps/v1\"},"
+         "\"reason\":\"SuccessfulCreate\",\"message\":\"Created pod: web-x \\\"q\\\" \\u00e9\","
+         "\"source\":{\"component\":\"replicaset-controller\"},\"firstTimestamp\":"
+         "\"2026-12-03T07:59:50Z\",\"lastTimestamp\":\"2026-12-03T08:00:00Z\",\"count\":1,"
+         "\"type\":\"Normal\",\"eventTime\":null,\"reportingComponent\":"
+         "\"replicaset-controller\",\"reportingInstance\":\"\"}",
+         "\"count\":1", "\"count\":2"},
+        {"", "endpoints", "Endpoints",
+         "{\"kind\":\"Endpoints\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"{N}\",\"labels\":"
+         "{\"app\":\"web\"}},\"subsets\":[{\"addresses\":[{\"ip\":\"10.244.1.5\",\"hostname\":"
+         "\"web-0\",\"nodeName\":\"node-a\",\"targetRef\":{\"kind\":\"Pod\",\"namespace\":"
+         "\"{NS}\",\"name\":\"web-0\",\"uid\":\"11111111-0000-4000-8000-000000000003\"}}],"
+         "\"notReadyAddresses\":[{\"ip\":\"10.244.2.7\"}],\"ports\":[{\"name\":\"http\",\"port\":"
+         "8080,\"protocol\":\"TCP\",\"appProtocol\":\"http\"}]}]}",
+         "\"port\":8080", "\"port\":8081"},
+        {"discovery.k8s.io", "endpointslices", "EndpointSlice",
+         "{\"kind\":\"EndpointSlice\",\"apiVersion\":\"discovery.k8s.io/v1\",\"metadata\":{"
+         "\"name\":\"{N}\",\"labels\":{\"endpointslice.kubernetes.io/managed-by\":\"e2e\","
+         "\"kubernetes.io/service-name\":\"web\"}},\"addressType\":\"IPv4\",\"endpoints\":[{"
+         "\"addresses\":[\"10.244.1.5\"],\"conditions\":{\"ready\":true,\"serving\":true,"
+         "\"terminating\":false},\"hostname\":\"web-0\",\"targetRef\":{\"kind\":\"Pod\","
+         "\"namespace\":\"{NS}\",\"name\":\"web-0\"},\"nodeName\":\"node-a\",\"zone\":\"zone-1\","
+         "\"hints\":{\"forZones\":[{\"name\":\"zone-1\"}]}},{\"addresses\":[\"10.244.2.7\"],"
+         "\"conditions\":{\"ready\":false}}],\"ports\":[{\"name\":\"http\",\"protocol\":\"TCP\","
+         "\"port\":8080,\"appProtocol\":\"http\"},{\"name\":\"\",\"protocol\":\"UDP\",\"port\":"
+         "53}]}",
+         "\"port\":53", "\"port\":54"},
+        {"apps", "replicasets", "ReplicaSet",
+         "{\"kind\":\"ReplicaSet\",\"apiVersion\":\"apps/v1\",\"metadata\":{\"name\":\"{N}\","
+         "\"labels\":{\"app\":\"pbk\"},\"annotations\":{\"deployment.kubernetes.io/revision\":"
+         "\"2\"}},\"spec\":{\"replicas\":0,\"minReadySeconds\":5,\"selector\":{\"matchLabels\":{"
+         "\"app\":\"pbk\"},\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"NotIn\","
+         "\"values\":[\"db\"]}]},\"template\":{\"metadata\":{\"labels\":{\"app\":\"pbk\"}},"
+         "\"spec\":{\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1.27\",\"ports\":[{"
+         "\"containerPort\":80}],\"resources\":{\"limits\":{\"cpu\":\"500m\",\"memory\":"
+         "\"128Mi\"}},\"readinessProbe\":{\"httpGet\":{\"path\":\"/\",\"port\":80},"
+         "\"periodSeconds\":10}}],\"terminationGracePeriodSeconds\":30}}}}",
+         "\"minReadySeconds\":5", "\"minReadySeconds\":6"},
+        {"batch", "jobs", "Job",
+         "{\"kind\":\"Job\",\"apiVersion\":\"batch/v1\",\"metadata\":{\"name\":\"{N}\","
+         "\"labels\":{\"app\":\"pbk\"},\"annotations\":{"
+         "\"batch.kubernetes.io/cronjob-scheduled-timestamp\":\"2026-12-03T08:00:00Z\"}},"
+         "\"spec\":{\"suspend\":true,\"parallelism\":2,\"completions\":4,"
+         "\"activeDeadlineSeconds\":3600,\"backoffLimit\":6,\"completionMode\":\"Indexed\","
+         "\"ttlSecondsAfterFinished\":100,\"podFailurePolicy\":{\"rules\":[{\"action\":"
+         "\"FailJob\",\"onExitCodes\":{\"containerName\":\"main\",\"operator\":\"In\","
+         "\"values\":[42]}}]},\"template\":{\"spec\":{\"containers\":[{\"name\":\"main\","
+         "\"image\":\"busybox\",\"command\":[\"sh\",\"-c\",\"exit 0\"]}],\"restartPolicy\":"
+         "\"Never\"}}}}",
+         "\"backoffLimit\":6", "\"backoffLimit\":5"},
+};
+
+/* s with every "{N}" / "{NS}" replaced (malloc'd) */
+static char *pb_fill(const char *s, const char *name)
+{
+	size_t cap = strlen(s) * 2 + 256, n = 0;
+	char *out = malloc(cap);
+	assert_non_null(out);
+	while (*s) {
+		const char *with = NULL;
+		size_t skip = 0;
+		if (!strncmp(s, "{NS}", 4)) {
+			with = ns;
+			skip = 4;
+		} else if (!strncmp(s, "{N}", 3)) {
+			with = name;
+			skip = 3;
+		}
+		if (with) {
+			size_t k = strlen(with);
+			assert_true(n + k < cap);
+			memcpy(out + n, with, k);
+			n += k;
+			s += skip;
+		} else {
+			assert_true(n + 1 < cap);
+			out[n++] = *s++;
+		}
+	}
+	out[n] = 0;
+	return out;
+}
+
+/* text with every occurrence of from replaced by to (malloc'd) */
+static char *pb_replace(const char *text, const char *from, const char *to)
+{
+	size_t nf = strlen(from), nt = strlen(to), cap = strlen(text) * 2 + 64, n = 0;
+	char *out = malloc(cap);
+	assert_non_null(out);
+	for (const char *p = text; *p;) {
+		if (nf && !strncmp(p, from, nf)) {
+			assert_true(n + nt < cap);
+			memcpy(out + n, to, nt);
+			n += nt;
+			p += nf;
+		} else {
+			assert_true(n + 1 < cap);
+			out[n++] = *p++;
+		}
+	}
+	out[n] = 0;
+	return out;
+}
+
+/* the stored object as JSON, its identity taken out */
+static cJSON *pb_stored(int k, const char *name)
+{
+	struct kube_response resp;
+	struct kube_request r = {.verb = KUBE_GET,
+	                         .group = PB_KINDS[k].group,
+	                         .version = "v1",
+	                         .resource = PB_KINDS[k].resource,
+	                         .ns = ns,
+	                         .name = name};
+	if (req(&r, &resp) != 0)
+		fail_msg("GET %s %s: %s", PB_KINDS[k].resource, name, resp.error.message);
+	char *text = strndup(resp.body, resp.body_len);
+	kube_response_clear(&resp);
+	cJSON *o = cJSON_Parse(text);
+	assert_non_null(o);
+	cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	const cJSON *uid = cJSON_GetObjectItemCaseSensitive(m, "uid");
+	assert_true(cJSON_IsString(uid));
+	/* the uid and the name also appear in labels and selectors the apiserver adds (Job) */
+	char *a = pb_replace(text, uid->valuestring, "<uid>");
+	char *b = pb_replace(a, name, "<name>");
+	free(text);
+	free(a);
+	cJSON_Delete(o);
+	o = cJSON_Parse(b);
+	free(b);
+	assert_non_null(o);
+	m = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	static const char *const drop[] = {"resourceVersion", "creationTimestamp", "managedFields"};
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(m, drop[i]);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "status"); /* a controller's, if one runs */
+	return o;
+}
+
+static void pb_compare(int k, const char *nj, const char *np, const char *when)
+{
+	cJSON *a = pb_stored(k, nj), *b = pb_stored(k, np);
+	if (!cJSON_Compare(a, b, true)) {
+		char *sa = cJSON_Print(a), *sb = cJSON_Print(b);
+		fprintf(stderr, "JSON body:\n%s\nprotobuf body:\n%s\n", sa, sb);
+		free(sa);
+		free(sb);
+		fail_msg("%s %s: the protobuf body stored another object than the JSON body",
+		         PB_KINDS[k].kind, when);
+	}
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+
+/* the stored object's JSON with resourceVersion, for a PUT, with from replaced by to */
+static char *pb_for_update(int k, const char *name)
+{
+	struct kube_response resp;
+	struct kube_request r = {.verb = KUBE_GET,
+	                         .group = PB_KINDS[k].group,
+	                         .version = "v1",
+	                         .resource = PB_KINDS[k].resource,
+	                         .ns = ns,
+	                         .name = name};
+	assert_int_equal(req(&r, &resp), 0);
+	char *text = strndup(resp.body, resp.body_len);
+	kube_response_clear(&resp);
+	assert_non_null(strstr(text, PB_KINDS[k].update_from));
+	char *out = pb_replace(text, PB_KINDS[k].update_from, PB_KINDS[k].update_to);
+	free(text);
+	return out;
+}
+
+static void test_protobuf_bodies(void **state)
+{
+	(void)state;
+	struct kube_client *pc;
+	struct kube_client_opts co = {.config = cfg,
+	                              .process = "e2e",
+	                              .controller = "proto-bodies",
+	                              .content_type = KUBE_CONTENT_PROTOBUF};
+	assert_int_equal(kube_client_new(&co, &pc), 0);
+	uint64_t sent = 0;
+	for (int k = 0; k < (int)(sizeof(PB_KINDS) / sizeof(PB_KINDS[0])); k++) {
+		char nj[64], np[64];
+		snprintf(nj, sizeof(nj), "pbk-json-%s", PB_KINDS[k].resource);
+		snprintf(np, sizeof(np), "pbk-pb-%s", PB_KINDS[k].resource);
+		struct kube_response resp;
+		for (int pb = 0; pb < 2; pb++) {
+			char *body = pb_fill(PB_KINDS[k].tmpl, pb ? np : nj);
+			struct kube_request r = {.verb = KUBE_CREATE,
+			                         .group = PB_KINDS[k].group,
+			                         .version = "v1",
+			                         .resource = PB_KINDS[k].resource,
+			                         .ns = ns,
+			                         .body = body,
+			                         .body_kind = pb ? PB_KINDS[k].kind : NULL};
+			int e = kube_client_request(pb ? pc : cl, &r, NULL, NULL, &resp);
+			if (e != 0)
+				fail_msg("create %s (%s): %s", PB_KINDS[k].kind,
+				         pb ? "protobuf" : "JSON", resp.error.message);
+			kube_response_clear(&resp);
+			free(body);
+		}
+		sent++;
+		uint64_t npb, njs;
+		kube_client_body_counts(pc, &npb, &njs);
+		if (npb != sent || njs != 0)
+			fail_msg("%s: %llu bodies sent as protobuf, %llu as JSON", PB_KINDS[k].kind,
+			         (unsigned long long)npb, (unsigned long long)njs);
+		pb_compare(k, nj, np, "create");
+		/* an update of the object as read (metadata with uid, resourceVersion,
+		 * managedFields) */
+		for (int pb = 0; pb < 2; pb++) {
+			char *body = pb_for_update(k, pb ? np : nj);
+			struct kube_request r = {.verb = KUBE_UPDATE,
+			                         .group = PB_KINDS[k].group,
+			                         .version = "v1",
+			                         .resource = PB_KINDS[k].resource,
+			                         .ns = ns,
+			                         .name = pb ? np : nj,
+			                         .body = body,
+			                         .body_kind = pb ? PB_KINDS[k].kind : NULL};
+			int e = kube_client_request(pb ? pc : cl, &r, NULL, NULL, &resp);
+			if (e != 0)
+				fail_msg("update %s (%s): %s", PB_KINDS[k].kind,
+				         pb ? "protobuf" : "JSON", resp.error.message);
+			kube_response_clear(&resp);
+			free(body);
+		}
+		sent++;
+		kube_client_body_counts(pc, &npb, &njs);
+		if (npb != sent || njs != 0)
+			fail_msg("%s update: %llu bodies sent as protobuf, %llu as JSON",
+			         PB_KINDS[k].kind, (unsigned long long)npb,
+			         (unsigned long long)njs);
+		pb_compare(k, nj, np, "update");
+		cJSON *o = pb_stored(k, np);
+		char *s = cJSON_PrintUnformatted(o);
+		assert_non_null(strstr(s, PB_KINDS[k].update_to)); /* the update did land */
+		free(s);
+		cJSON_Delete(o);
+	}
+	kube_client_free(pc);
+}
+
 static void test_protobuf(void **state)
 {
 	(void)state;
@@ -1163,6 +1431,7 @@ int main(void)
 	        cmocka_unit_test(test_auth_variants),
 	        cmocka_unit_test(test_protobuf),
 	        cmocka_unit_test(test_protobuf_create_body),
+	        cmocka_unit_test(test_protobuf_bodies),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -651,6 +651,92 @@ static void test_protobuf_accept(void **state)
 	server_stop();
 }
 
+/* body_kind: on a protobuf client a create/update body of a built-in kind is transcoded and
+ * sent as protobuf (the answer still asked for as JSON); a body the transcoder refuses, a JSON
+ * client and a patch send JSON. */
+static void test_body_kind(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R200, R200, R200, R200};
+	server_start(script, 5);
+	snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", srv.port);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.server = server_url;
+	struct kube_client_opts o = {.config = &cfg,
+	                             .process = "test",
+	                             .burst = 1,
+	                             .content_type = KUBE_CONTENT_PROTOBUF};
+	struct kube_client *c, *cj;
+	assert_int_equal(kube_client_new(&o, &c), 0);
+	o.content_type = NULL;
+	assert_int_equal(kube_client_new(&o, &cj), 0);
+	static const char lease[] =
+	        "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{"
+	        "\"name\":\"l\",\"namespace\":\"n\",\"resourceVersion\":\"7\"},\"spec\":{"
+	        "\"holderIdentity\":\"me\",\"leaseDurationSeconds\":15}}";
+	static const char event_new_field[] =
+	        "{\"kind\":\"Event\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"e\"},"
+	        "\"someNewField\":1}";
+	struct kube_request u = {.verb = KUBE_UPDATE,
+	                         .group = "coordination.k8s.io",
+	                         .version = "v1",
+	                         .resource = "leases",
+	                         .ns = "n",
+	                         .name = "l",
+	                         .body = lease,
+	                         .body_kind = "Lease"};
+	struct kube_request e = {.verb = KUBE_CREATE,
+	                         .version = "v1",
+	                         .resource = "events",
+	                         .ns = "n",
+	                         .body = event_new_field,
+	                         .body_kind = "Event"};
+	struct kube_request pa = {.verb = KUBE_PATCH,
+	                          .version = "v1",
+	                          .resource = "events",
+	                          .ns = "n",
+	                          .name = "e",
+	                          .body = "{\"count\":2}",
+	                          .body_kind = "Event",
+	                          .patch_type = KUBE_PATCH_STRATEGIC};
+	struct kube_response resp;
+	const struct kube_request *order[] = {&u, &e, &pa};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(kube_client_request(c, order[i], NULL, NULL, &resp), 0);
+		kube_response_clear(&resp);
+	}
+	uint64_t npb, njs;
+	kube_client_body_counts(c, &npb, &njs);
+	assert_int_equal(npb, 1);
+	assert_int_equal(njs, 1);
+	kube_client_free(c);
+	assert_int_equal(kube_client_request(cj, &u, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(kube_client_request(cj, &e, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	kube_client_body_counts(cj, &npb, &njs);
+	assert_int_equal(npb, 0);
+	assert_int_equal(njs, 2);
+	assert_int_equal(srv.n_req, 5);
+	assert_non_null(
+	        strstr(srv.req[0], "PUT /apis/coordination.k8s.io/v1/namespaces/n/leases/l "));
+	assert_non_null(strstr(srv.req[0], "\r\nContent-Type: " KUBE_CONTENT_PROTOBUF "\r\n"));
+	assert_non_null(strstr(srv.req[0], "\r\nAccept: application/json\r\n"));
+	/* the body is the protobuf envelope (the raw request is kept up to its first NUL) */
+	const char *body = strstr(srv.req[0], "\r\n\r\n");
+	assert_non_null(body);
+	assert_string_equal(body + 4, "k8s");
+	assert_non_null(strstr(srv.req[1], "\r\nContent-Type: application/json\r\n"));
+	assert_non_null(strstr(srv.req[1], "someNewField"));
+	assert_non_null(
+	        strstr(srv.req[2], "\r\nContent-Type: application/strategic-merge-patch+json\r\n"));
+	assert_non_null(strstr(srv.req[3], "\r\nContent-Type: application/json\r\n"));
+	assert_non_null(strstr(srv.req[3], "\"holderIdentity\":\"me\""));
+	assert_non_null(strstr(srv.req[4], "\r\nContent-Type: application/json\r\n"));
+	kube_client_free(cj);
+	server_stop();
+}
+
 static void test_reauth(void **state)
 {
 	(void)state;
@@ -1277,6 +1363,7 @@ int main(void)
 	        cmocka_unit_test(test_watch_sync),
 	        cmocka_unit_test(test_watch_metadata_accept),
 	        cmocka_unit_test(test_protobuf_accept),
+	        cmocka_unit_test(test_body_kind),
 	        cmocka_unit_test(test_reauth),
 	        cmocka_unit_test(test_reauth_exec),
 	        cmocka_unit_test(test_nonblocking),

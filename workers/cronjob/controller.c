@@ -298,7 +298,8 @@ static int op_create_job(void *ud, const char *ns, const cJSON *job, cJSON **ret
 	                                             .version = "v1",
 	                                             .resource = "jobs",
 	                                             .ns = ns,
-	                                             .body = req},
+	                                             .body = req,
+	                                             .body_kind = "Job"},
 	                      NULL, &body);
 	if (r == 0 && !(*ret = cJSON_Parse(body ? body : "")))
 		r = -EBADMSG;

@@ -159,14 +159,17 @@ static int request(struct sd *s, const char *method, const char *resource, const
                    const char *sub, cJSON *body, char **ret_body)
 {
 	char *b = body ? cJSON_PrintUnformatted(body) : NULL;
-	struct kcmd_request rq = {.method = method,
-	                          .group = strcmp(resource, "pods") ? "apps" : "",
-	                          .version = "v1",
-	                          .resource = resource,
-	                          .ns = s->ns,
-	                          .name = name,
-	                          .subresource = sub,
-	                          .body = b};
+	struct kcmd_request rq = {
+	        .method = method,
+	        .group = strcmp(resource, "pods") ? "apps" : "",
+	        .version = "v1",
+	        .resource = resource,
+	        .ns = s->ns,
+	        .name = name,
+	        .subresource = sub,
+	        .body = b,
+	        /* ReplicaSet creates/updates as protobuf on a protobuf client */
+	        .body_kind = !strcmp(resource, "replicasets") && !sub ? "ReplicaSet" : NULL};
 	int r;
 
 	if (body && !b)

@@ -150,6 +150,7 @@ static void post_pod_event(struct inf_handler_ctx *ctx, const struct kube_object
 	struct kube_request req = {.verb = KUBE_CREATE,
 	                           .version = "v1",
 	                           .resource = "events",
+	                           .body_kind = "Event",
 	                           .ns = pod->namespace,
 	                           .body = body,
 	                           .body_len = strlen(body)};

@@ -308,7 +308,8 @@ static void ep_sync_key(void *state, size_t q, const char *key, struct wk_result
 	                                             .resource = "endpoints",
 	                                             .ns = ns,
 	                                             .name = create ? NULL : name,
-	                                             .body = body},
+	                                             .body = body,
+	                                             .body_kind = "Endpoints"},
 	                      NULL, &resp);
 	if (r < 0) {
 		if (create && r == -EACCES && resp && strstr(resp, "NamespaceTerminating"))

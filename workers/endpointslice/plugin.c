@@ -364,7 +364,8 @@ static int execute(struct wk *w, const char *key, const char *ns, struct eps_pla
 		                              .resource = "endpointslices",
 		                              .ns = ns,
 		                              .name = a->op == EPS_CREATE ? NULL : jstr(md, "name"),
-		                              .body = body},
+		                              .body = body,
+		                              .body_kind = "EndpointSlice"},
 		                      NULL, &out);
 		free(body);
 		if (r == 0 && a->op != EPS_DELETE) {

@@ -452,7 +452,8 @@ static int slice_request(struct wk *w, const char *method, const char *ns, const
 	                                                .resource = "endpointslices",
 	                                                .ns = ns,
 	                                                .name = name,
-	                                                .body = body},
+	                                                .body = body,
+	                                                .body_kind = "EndpointSlice"},
 	                         NULL, out);
 }
 

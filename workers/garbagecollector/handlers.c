@@ -211,6 +211,7 @@ static void post_warning(struct inf_handler_ctx *ctx, const struct gc_ref *invol
 	struct kube_request req = {.verb = KUBE_CREATE,
 	                           .version = "v1",
 	                           .resource = "events",
+	                           .body_kind = "Event",
 	                           .ns = involved->ns && involved->ns[0] ? involved->ns : "default",
 	                           .body = body,
 	                           .body_len = strlen(body)};

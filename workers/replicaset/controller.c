@@ -299,6 +299,7 @@ static int sink_write(struct rsc *c, struct kube_client *kc, const struct kube_e
 		struct kube_request rq = {.verb = KUBE_CREATE,
 		                          .version = "v1",
 		                          .resource = "events",
+		                          .body_kind = "Event",
 		                          .ns = ns,
 		                          .body = body,
 		                          .body_len = strlen(body)};
