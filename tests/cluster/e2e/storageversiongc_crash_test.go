@@ -76,7 +76,7 @@ func svgcWorkerKilled(t *testing.T, own *apiserverinternalv1alpha1.StorageVersio
 	// never had a Lease
 	created := map[string]*apiserverinternalv1alpha1.StorageVersion{}
 	entries := map[string][]svgcEntry{}
-	deleted, workerKills, informerKills := 0, 0, 0
+	deleted, workerKills, informerKills, busyKills := 0, 0, 0, 0
 	lastKill := time.Now()
 	for i := 0; i < svgcCrashSVs+4 || deleted < 4; i++ {
 		if i < svgcCrashSVs {
@@ -99,17 +99,23 @@ func svgcWorkerKilled(t *testing.T, own *apiserverinternalv1alpha1.StorageVersio
 		}
 		if time.Since(lastKill) > 1500*time.Millisecond {
 			lastKill = time.Now()
-			workerKills += killChildren(t, p.cmd.Process.Pid, "kcmd-worker", 1)
+			pending := svgcCrashPending(t, entries, live)
+			k := killChildren(t, p.cmd.Process.Pid, "kcmd-worker", 1)
+			if k > 0 && pending > 0 {
+				busyKills++
+			}
+			workerKills += k
 			if workerKills == 2 && informerKills == 0 {
 				informerKills += killChildren(t, p.cmd.Process.Pid, "kcmd-informerd", 1)
 			}
 		}
 		time.Sleep(600 * time.Millisecond)
 	}
-	t.Logf("churn: %d StorageVersions, %d Leases deleted; kill -9: %d workers, %d informerd", len(created), deleted,
-		workerKills, informerKills)
-	if workerKills < 3 || informerKills != 1 {
-		t.Fatalf("%d worker and %d informerd kills: the crash was not exercised", workerKills, informerKills)
+	t.Logf("churn: %d StorageVersions, %d Leases deleted; kill -9: %d workers (%d with a stale entry left), %d informerd",
+		len(created), deleted, workerKills, busyKills, informerKills)
+	if workerKills < 3 || busyKills < 1 || informerKills != 1 {
+		t.Fatalf("%d worker kills (%d with work in flight) and %d informerd kills: the crash was not exercised",
+			workerKills, busyKills, informerKills)
 	}
 
 	settle := 45 * time.Second // the worker's restart backoff after the kills is part of it
@@ -244,4 +250,27 @@ func svgcCrashCommon(sv *apiserverinternalv1alpha1.StorageVersion, left []svgcEn
 			sv.Name, c, status, reason, sv.Generation))
 	}
 	return out
+}
+
+// svgcCrashPending counts the StorageVersions of entries that still list an apiserver without a
+// Lease (the work a kill meets).
+func svgcCrashPending(t *testing.T, entries map[string][]svgcEntry, live map[string]bool) int {
+	t.Helper()
+	l, err := env.Client.InternalV1alpha1().StorageVersions().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, sv := range l.Items {
+		if _, ok := entries[sv.Name]; !ok {
+			continue
+		}
+		for _, e := range sv.Status.StorageVersions {
+			if !live[e.APIServerID] {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }

@@ -2,9 +2,9 @@ package e2e
 
 // The storage-version-migrator-controller under kill -9 (issue 21's crash tests): on a private
 // cluster, a CRD's 40 custom resources are written while v1 is its storage version, v2 becomes
-// the storage version, and three StorageVersionMigrations of the resource are created while the
-// controller's worker is killed -9 every 1.5 s (informerd once) and objects keep being written
-// (the migration waits for its cache to pass its checkpoint). The oracle (svmCrashVerdict) reads
+// the storage version, and three StorageVersionMigrations of the resource are created one by
+// one, each shortly before a kill -9 of the controller's worker (every 1.5 s; informerd once),
+// while objects keep being written (a migration waits for its cache to pass its checkpoint). The oracle (svmCrashVerdict) reads
 // the apiserver and etcd: every migration Succeeded (StorageVersionMigrationSucceeded,
 // "Migration completed"), Running=False MigrationCompleted, no Failed condition, its
 // status.resourceVersion a checkpoint taken after its creation; every object is stored as v2 in
@@ -156,10 +156,14 @@ func svmWorkerKilled(t *testing.T, group string, negative bool) {
 	})
 	prefix := strings.SplitN(group, ".", 2)[0]
 	created := map[string]string{} // migration -> resourceVersion at its creation
-	seq, workerKills, informerKills := 0, 0, 0
+	seq, workerKills, informerKills, busyKills := 0, 0, 0, 0
+	// the migrations are created one by one, each ~0.3 s before a kill, so that the kills meet
+	// them at different stages (a migration of 40 objects takes about a second)
 	lastKill := time.Now()
+	migrateAt := lastKill.Add(1200 * time.Millisecond)
 	for end := time.Now().Add(9 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
-		if seq%3 == 0 && len(created) < 3 {
+		if len(created) < 3 && time.Now().After(migrateAt) {
+			migrateAt = migrateAt.Add(1500 * time.Millisecond)
 			name := fmt.Sprintf("%s-%d", prefix, len(created))
 			svm, err := env.Client.StoragemigrationV1().StorageVersionMigrations().Create(ctx,
 				&svmv1.StorageVersionMigration{ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -175,16 +179,22 @@ func svmWorkerKilled(t *testing.T, group string, negative bool) {
 		seq++
 		if time.Since(lastKill) > 1500*time.Millisecond {
 			lastKill = time.Now()
-			workerKills += killChildren(t, p.cmd.Process.Pid, "kcmd-worker", 1)
+			pending := svmCrashPending(t, created)
+			k := killChildren(t, p.cmd.Process.Pid, "kcmd-worker", 1)
+			if k > 0 && pending > 0 {
+				busyKills++
+			}
+			workerKills += k
 			if workerKills == 2 && informerKills == 0 {
 				informerKills += killChildren(t, p.cmd.Process.Pid, "kcmd-informerd", 1)
 			}
 		}
 	}
-	t.Logf("churn: %d migrations, %d objects written meanwhile; kill -9: %d workers, %d informerd", len(created), seq,
-		workerKills, informerKills)
-	if workerKills < 3 || informerKills != 1 {
-		t.Fatalf("%d worker and %d informerd kills: the crash was not exercised", workerKills, informerKills)
+	t.Logf("churn: %d migrations, %d objects written meanwhile; kill -9: %d workers (%d with a migration unfinished), %d informerd",
+		len(created), seq, workerKills, busyKills, informerKills)
+	if workerKills < 3 || busyKills < 1 || informerKills != 1 {
+		t.Fatalf("%d worker kills (%d with work in flight) and %d informerd kills: the crash was not exercised",
+			workerKills, busyKills, informerKills)
 	}
 
 	settle := 45 * time.Second // the worker's restart backoff after the kills is part of it
@@ -268,4 +278,19 @@ func svmCrashConditions(svm *svmv1.StorageVersionMigration, createdRV string) []
 			svm.Name, svm.Status.ResourceVersion, createdRV))
 	}
 	return out
+}
+
+// svmCrashPending counts the migrations of created not yet Succeeded and cleaned up (the work
+// a kill meets).
+func svmCrashPending(t *testing.T, created map[string]string) int {
+	t.Helper()
+	n := 0
+	for name := range created {
+		svm := svmGet(t, name)
+		r := svmCond(svm, svmv1.MigrationRunning)
+		if svmCond(svm, svmv1.MigrationSucceeded) == nil || r == nil || r.Status != metav1.ConditionFalse {
+			n++
+		}
+	}
+	return n
 }

@@ -60,7 +60,7 @@ func vapWorkerKilled(t *testing.T, prefix, drop string) {
 
 	want := map[string]vapCrashWant{}
 	var names []string
-	seq, updates, workerKills, informerKills := 0, 0, 0, 0
+	seq, updates, workerKills, informerKills, busyKills := 0, 0, 0, 0, 0
 	lastKill := time.Now()
 	for end := time.Now().Add(9 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
 		if seq%3 == 2 && len(names) > 0 {
@@ -97,16 +97,22 @@ func vapWorkerKilled(t *testing.T, prefix, drop string) {
 		seq++
 		if time.Since(lastKill) > 1500*time.Millisecond {
 			lastKill = time.Now()
-			workerKills += killChildren(t, p.cmd.Process.Pid, "kcmd-worker", 1)
+			pending := vapCrashPending(t, want)
+			k := killChildren(t, p.cmd.Process.Pid, "kcmd-worker", 1)
+			if k > 0 && pending > 0 {
+				busyKills++
+			}
+			workerKills += k
 			if workerKills == 2 && informerKills == 0 {
 				informerKills += killChildren(t, p.cmd.Process.Pid, "kcmd-informerd", 1)
 			}
 		}
 	}
-	t.Logf("churn: %d policies, %d spec changes; kill -9: %d workers, %d informerd", len(names), updates,
-		workerKills, informerKills)
-	if workerKills < 3 || informerKills != 1 {
-		t.Fatalf("%d worker and %d informerd kills: the crash was not exercised", workerKills, informerKills)
+	t.Logf("churn: %d policies, %d spec changes; kill -9: %d workers (%d with a status still to write), %d informerd",
+		len(names), updates, workerKills, busyKills, informerKills)
+	if workerKills < 3 || busyKills < 1 || informerKills != 1 {
+		t.Fatalf("%d worker kills (%d with work in flight) and %d informerd kills: the crash was not exercised",
+			workerKills, busyKills, informerKills)
 	}
 
 	settle := 45 * time.Second // the worker's restart backoff after the kills is part of it
@@ -185,4 +191,21 @@ func vapCrashWarnings(v *admissionregistrationv1.ValidatingAdmissionPolicy, bad 
 			v.Name, w)}
 	}
 	return nil
+}
+
+// vapCrashPending counts the policies of want whose status is not written for their generation
+// yet (the work a kill meets).
+func vapCrashPending(t *testing.T, want map[string]vapCrashWant) int {
+	t.Helper()
+	l, err := env.Client.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range l.Items {
+		if _, ok := want[v.Name]; ok && v.Status.ObservedGeneration != v.Generation {
+			n++
+		}
+	}
+	return n
 }
