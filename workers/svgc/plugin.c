@@ -164,9 +164,10 @@ static int svgc_init(struct wk_ctx *ctx, void **ret_state)
 
 	if (v && *v) {
 		keep_id = v;
-		kcmd_log_warning("KCMD_TEST_SVGC_KEEP_ID=%s: the entries of that apiserver are kept "
-		                 "(a test seam: their removal is dropped)",
-		                 v);
+		kcmd_log_warning(
+		        "KCMD_TEST_SVGC_KEEP_ID=%s: the entries of that apiserver are kept "
+		        "(a test seam: their removal is dropped)",
+		        v);
 	}
 	kcmd_log_info("Starting controller controller=\"%s\"", SVGC_CONTROLLER);
 	*ret_state = ctx;

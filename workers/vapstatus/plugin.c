@@ -359,9 +359,10 @@ static int vap_init(struct wk_ctx *ctx, void **ret_state)
 		return -ENOMEM;
 	if (v && *v) {
 		drop_prefix = v;
-		kcmd_log_warning("KCMD_TEST_VAP_DROP_PREFIX=%s: the status of those policies is never "
-		                 "written (a test seam: their write is dropped)",
-		                 v);
+		kcmd_log_warning(
+		        "KCMD_TEST_VAP_DROP_PREFIX=%s: the status of those policies is never "
+		        "written (a test seam: their write is dropped)",
+		        v);
 	}
 	s->ctx = ctx;
 	s->sock = s->kc_fd = -1;
@@ -410,7 +411,8 @@ static int reconcile(struct vap_state *s, const char *name)
 	if (!vap_needs_check(policy))
 		goto out;
 	if (drop_prefix && strncmp(name, drop_prefix, strlen(drop_prefix)) == 0) {
-		kcmd_log_warning("KCMD_TEST_VAP_DROP_PREFIX: status write of policy %s dropped", name);
+		kcmd_log_warning("KCMD_TEST_VAP_DROP_PREFIX: status write of policy %s dropped",
+		                 name);
 		goto out;
 	}
 	if ((r = type_check(s, policy, &answer, &warnings)) < 0)
