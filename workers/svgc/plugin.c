@@ -150,8 +150,25 @@ static const struct inf_handler_table svgc_handlers = {
 };
 
 /* ---- sync (kcmd-worker) ------------------------------------------------------------------- */
+
+/* Test seam (docs/storageversiongc.md, docs/testing.md): KCMD_TEST_SVGC_KEEP_ID=<apiserver id>
+ * makes this worker never remove an entry of that apiserver (its deleted Lease is ignored, its
+ * entries read as live), as a worker that lost the keys would (the fault
+ * TestStorageVersionGC_WorkerKilled's oracle targets). Read once at start; unset or empty: no
+ * effect. */
+static const char *keep_id;
+
 static int svgc_init(struct wk_ctx *ctx, void **ret_state)
 {
+	const char *v = getenv("KCMD_TEST_SVGC_KEEP_ID");
+
+	if (v && *v) {
+		keep_id = v;
+		kcmd_log_warning(
+		        "KCMD_TEST_SVGC_KEEP_ID=%s: the entries of that apiserver are kept "
+		        "(a test seam: their removal is dropped)",
+		        v);
+	}
 	kcmd_log_info("Starting controller controller=\"%s\"", SVGC_CONTROLLER);
 	*ret_state = ctx;
 	return 0;
@@ -189,6 +206,10 @@ static bool live_stale(const char *id, void *ud)
 
 	if (!*id)
 		return true;
+	if (keep_id && !strcmp(id, keep_id)) {
+		kcmd_log_warning("KCMD_TEST_SVGC_KEEP_ID: entry of apiserver %s kept", id);
+		return false;
+	}
 	if (get_json(ctx,
 	             &(struct kcmd_request){.method = "GET",
 	                                    .group = SVGC_LEASE_GROUP,
@@ -268,6 +289,10 @@ static int process_deleted_lease(struct wk_ctx *ctx, const char *name)
 		return 0; /* the Lease is back (or never went): nothing to collect */
 	if (r != -ENOENT)
 		return r;
+	if (keep_id && !strcmp(name, keep_id)) {
+		kcmd_log_warning("KCMD_TEST_SVGC_KEEP_ID: entries of apiserver %s kept", name);
+		return 0;
+	}
 	{
 		struct kube_response resp = {0};
 		r = kube_client_request(ctx->kc,

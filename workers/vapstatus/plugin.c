@@ -343,12 +343,27 @@ static int type_check(struct vap_state *s, const cJSON *policy, cJSON **ret_answ
 }
 
 /* ---- sync (kcmd-worker) ------------------------------------------------------------------- */
+
+/* Test seam (docs/vapstatus.md, docs/testing.md): KCMD_TEST_VAP_DROP_PREFIX=<prefix> makes this
+ * worker drop the status write of every policy whose name starts with <prefix>, as a worker that
+ * lost the policy's key would (the fault TestVAPStatus_WorkerKilled's oracle targets). Read once
+ * at start; unset or empty: no effect. */
+static const char *drop_prefix;
+
 static int vap_init(struct wk_ctx *ctx, void **ret_state)
 {
 	struct vap_state *s = calloc(1, sizeof(*s));
+	const char *v = getenv("KCMD_TEST_VAP_DROP_PREFIX");
 
 	if (!s)
 		return -ENOMEM;
+	if (v && *v) {
+		drop_prefix = v;
+		kcmd_log_warning(
+		        "KCMD_TEST_VAP_DROP_PREFIX=%s: the status of those policies is never "
+		        "written (a test seam: their write is dropped)",
+		        v);
+	}
 	s->ctx = ctx;
 	s->sock = s->kc_fd = -1;
 	*ret_state = s;
@@ -395,6 +410,11 @@ static int reconcile(struct vap_state *s, const char *name)
 	}
 	if (!vap_needs_check(policy))
 		goto out;
+	if (drop_prefix && strncmp(name, drop_prefix, strlen(drop_prefix)) == 0) {
+		kcmd_log_warning("KCMD_TEST_VAP_DROP_PREFIX: status write of policy %s dropped",
+		                 name);
+		goto out;
+	}
 	if ((r = type_check(s, policy, &answer, &warnings)) < 0)
 		goto out;
 	if (!(body = vap_status_apply_body(policy, warnings))) {

@@ -248,5 +248,14 @@ func vapCreateCRD(t *testing.T) (string, string, string) {
 		}
 		return true, ""
 	})
+	// the type checker resolves the schema through /openapi/v3, which lists the CRD's group a
+	// moment after it is served (checked before, the policy would get no warning)
+	Eventually(t, 60*time.Second, "the CRD's schema in /openapi/v3", func() (bool, string) {
+		raw, err := rest.Get().AbsPath("/openapi/v3").DoRaw(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(string(raw), `"apis/`+group+`/v1"`), "not listed yet"
+	})
 	return group, plural, kind
 }
