@@ -114,12 +114,14 @@ func aloneStartNode(t *testing.T) *aloneKubelet {
 	return k
 }
 
-// alonePodTemplate: the simulator makes these pods Running and Ready; a short grace period keeps
-// the namespace controller's estimate (its requeue delay) short, as on a real cluster.
+// alonePodTemplate: the simulator makes these pods Running and Ready. A grace period of 5 s keeps
+// the namespace controller's estimate (its requeue delay: half of it plus 1 s) short; with 1 s,
+// upstream's estimate has run out when it lists the pods again, and pods the simulator has not
+// finished yet are reported as ContentDeletionFailed (upstream's behaviour too).
 func alonePodTemplate(labels map[string]string, image string, restart corev1.RestartPolicy) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels},
-		Spec: corev1.PodSpec{RestartPolicy: restart, TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Spec: corev1.PodSpec{RestartPolicy: restart, TerminationGracePeriodSeconds: ptr.To[int64](5),
 			Containers: []corev1.Container{{Name: "app", Image: image, Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
 	}
 }
@@ -680,19 +682,29 @@ func TestDropIn_KcmdAlone(t *testing.T) {
 	for _, n := range terminating {
 		found := 0
 		for _, cnd := range n.Status.Conditions {
-			if w, ok := wantOK[cnd.Type]; ok {
-				if cnd.Status != corev1.ConditionFalse || cnd.Reason != w[0] || cnd.Message != w[1] {
-					t.Errorf("namespace condition %+v", cnd)
-				}
-				found++
+			w, ok := wantOK[cnd.Type]
+			if !ok {
+				continue
 			}
+			if cnd.Status == corev1.ConditionFalse && cnd.Reason == w[0] && cnd.Message == w[1] {
+				found++
+				continue
+			}
+			// the one failure a pass may report here: pods still finishing after the
+			// estimate ran out (upstream's text)
+			if cnd.Type == corev1.NamespaceDeletionContentFailure && cnd.Status == corev1.ConditionTrue &&
+				cnd.Reason == "ContentDeletionFailed" && cnd.Message == "Failed to delete all resource types, 1 remaining: "+
+				"unexpected items still remain in namespace: "+ns+" for gvr: /v1, Resource=pods" {
+				continue
+			}
+			t.Errorf("namespace condition %+v", cnd)
 		}
 		if found == len(wantOK) {
 			sawConds = true
 		}
 	}
 	if len(terminating) == 0 || !sawConds {
-		t.Errorf("never saw the namespace Terminating with the three deletion conditions (%d Terminating states)", len(terminating))
+		t.Errorf("never saw the namespace Terminating with the three deletion conditions false (%d Terminating states)", len(terminating))
 	}
 	nsMu.Unlock()
 	left := map[string]int{}
