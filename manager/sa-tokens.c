@@ -19,7 +19,6 @@
 #include "kube/model.h"
 #include "lib/log.h"
 
-#define MAX_ACCOUNTS     4
 #define BACKOFF_MIN_USEC 1000000ull
 #define BACKOFF_MAX_USEC 30000000ull
 #define CALL_TIMEOUT_MS  10000
@@ -45,8 +44,8 @@ struct mgr_sa_tokens {
 	mgr_sa_ready_fn on_ready;
 	void *userdata;
 	bool ready_reported, freeing;
-	struct account acc[MAX_ACCOUNTS];
-	unsigned n;
+	struct account **acc; /* one allocation each: their timers hold their address */
+	unsigned n, cap;
 };
 
 /* ---- pure pieces -------------------------------------------------------------------------- */
@@ -105,7 +104,7 @@ static void check_ready(struct mgr_sa_tokens *t)
 	if (t->ready_reported)
 		return;
 	for (unsigned i = 0; i < t->n; i++)
-		if (!t->acc[i].have_token)
+		if (!t->acc[i]->have_token)
 			return;
 	t->ready_reported = true;
 	if (t->on_ready)
@@ -292,36 +291,54 @@ int mgr_sa_tokens_add(struct mgr_sa_tokens *t, const char *account)
 	char memname[96];
 	int r;
 
-	if (t->n >= MAX_ACCOUNTS || !account || !*account || strlen(account) >= sizeof(a->name))
+	if (!account || !*account || strlen(account) >= sizeof(a->name))
 		return -EINVAL;
-	a = &t->acc[t->n];
+	/* controllers that share an account (upstream has a few) share its token */
+	for (unsigned i = 0; i < t->n; i++)
+		if (strcmp(t->acc[i]->name, account) == 0)
+			return t->acc[i]->fd;
+	if (t->n == t->cap) {
+		unsigned cap = t->cap ? t->cap * 2 : 16;
+		struct account **acc = realloc(t->acc, cap * sizeof(*acc));
+		if (!acc)
+			return -ENOMEM;
+		t->acc = acc;
+		t->cap = cap;
+	}
+	if (!(a = calloc(1, sizeof(*a))))
+		return -ENOMEM;
 	*a = (struct account){
 	        .set = t, .fd = -1, .step = STEP_GET_SA, .backoff_usec = BACKOFF_MIN_USEC};
 	snprintf(a->name, sizeof(a->name), "%s", account);
 	snprintf(memname, sizeof(memname), "kcmd-token-%s", account);
 	a->fd = memfd_create(memname, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (a->fd < 0)
-		return -errno;
+	if (a->fd < 0) {
+		r = -errno;
+		free(a);
+		return r;
+	}
 	if (ftruncate(a->fd, MGR_SA_TOKEN_FILE_SIZE) < 0 ||
 	    fcntl(a->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		r = -errno;
 		close(a->fd);
+		free(a);
 		return r;
 	}
 	r = ipc_loop_add_timer(t->loop, &a->timer, 0, on_timer, a);
 	if (r < 0) {
 		close(a->fd);
+		free(a);
 		return r;
 	}
-	t->n++;
+	t->acc[t->n++] = a;
 	return a->fd;
 }
 
 int mgr_sa_tokens_start(struct mgr_sa_tokens *t)
 {
 	for (unsigned i = 0; i < t->n; i++)
-		if (!t->acc[i].call)
-			start_step(&t->acc[i]);
+		if (!t->acc[i]->call)
+			start_step(t->acc[i]);
 	return 0;
 }
 
@@ -336,14 +353,16 @@ struct mgr_sa_tokens *mgr_sa_tokens_free(struct mgr_sa_tokens *t)
 		return NULL;
 	t->freeing = true;
 	for (unsigned i = 0; i < t->n; i++) {
-		struct account *a = &t->acc[i];
+		struct account *a = t->acc[i];
 		if (a->call)
 			kube_call_cancel(a->call);
 		ipc_source_free(a->timer);
 		free(a->body);
 		if (a->fd >= 0)
 			close(a->fd);
+		free(a);
 	}
+	free(t->acc);
 	free(t);
 	return NULL;
 }

@@ -8,13 +8,16 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ipc/loop.h"
 #include "kube/auth.h"
+#include "kube/client.h"
 #include "kube/config.h"
 #include "manager/sa-tokens.h"
 
@@ -85,12 +88,52 @@ static void test_refresh_delay(void **state)
 	assert_int_equal(mgr_sa_refresh_delay_usec(0, s / 2), 1000000ull);
 }
 
+/* Every controller of `--controllers=*` has an account (kcm v1.37: over 40): the set takes them
+ * all (it once held 4, and kcmd refused to start with kubeadm's flags), controllers that name
+ * the same account share its memfd, and freeing the set closes every memfd. */
+static void test_many_accounts(void **state)
+{
+	(void)state;
+	struct kube_config cfg = {.server = "https://127.0.0.1:1"};
+	struct kube_client_opts o = {.config = &cfg, .process = "test", .burst = 1};
+	struct ipc_loop *loop = NULL;
+	struct kube_client *kc = NULL;
+	struct mgr_sa_tokens *t = NULL;
+	enum { N = 60 };
+	int fds[N];
+	char name[64], long_name[80];
+
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_EPOLL), 0);
+	assert_int_equal(kube_client_new(&o, &kc), 0);
+	assert_int_equal(mgr_sa_tokens_new(loop, kc, "kube-system", NULL, NULL, &t), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "controller-%d", i);
+		fds[i] = mgr_sa_tokens_add(t, name);
+		assert_true(fds[i] >= 0);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(fds[i], fds[j]);
+	}
+	assert_int_equal(mgr_sa_tokens_add(t, "controller-7"), fds[7]);
+	assert_int_equal(mgr_sa_tokens_add(t, "controller-59"), fds[59]);
+	assert_int_equal(mgr_sa_tokens_add(t, ""), -EINVAL);
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = 0;
+	assert_int_equal(mgr_sa_tokens_add(t, long_name), -EINVAL);
+	assert_false(mgr_sa_tokens_ready(t));
+	mgr_sa_tokens_free(t);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(fcntl(fds[i], F_GETFD), -1);
+	kube_client_free(kc);
+	ipc_loop_free(loop);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_parse),
 	        cmocka_unit_test(test_memfd_is_a_token_file),
 	        cmocka_unit_test(test_refresh_delay),
+	        cmocka_unit_test(test_many_accounts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -613,41 +613,39 @@ static int get_new_rs(struct sd *s, bool create)
 		cJSON_Delete(p);
 		if (r < 0)
 			return r;
-		if (changed && (ann_changed || mrs_changed))
-			x->revision = strtoll(rev, NULL, 10);
-		/* the Deployment's revision annotation follows its new ReplicaSet's (kept in
-		 * memory: written with the status below is not possible, so a PATCH) */
+		if (ann_changed || mrs_changed) {
+			/* upstream returns the updated ReplicaSet here: the Deployment's revision
+			 * follows on the sync that ReplicaSet's update event brings */
+			if (changed)
+				x->revision = strtoll(rev, NULL, 10);
+			return 0;
+		}
+		/* SetDeploymentRevision and, with a progress deadline and no Progressing
+		 * condition yet, FoundNewReplicaSet: written at once through the status endpoint
+		 * (it keeps annotations; the deployment-controller's role may update
+		 * deployments/status but not patch deployments), from the resourceVersion read,
+		 * as in the create path below */
 		const char *drev = str(path2(s->d, "metadata", "annotations"), A_REV);
 		snprintf(rev, sizeof(rev), "%" PRId64, x->revision);
+		bool needs = false;
 		if (x->revision > 0 && (!drev || strcmp(drev, rev) != 0)) {
-			char patch[160];
-			snprintf(patch, sizeof(patch),
-			         "{\"metadata\":{\"annotations\":{\"" A_REV "\":\"%s\"}}}", rev);
-			struct kcmd_request rq = {.method = "PATCH",
-			                          .group = "apps",
-			                          .version = "v1",
-			                          .resource = "deployments",
-			                          .ns = s->ns,
-			                          .name = s->name,
-			                          .body = patch};
-			char *resp = NULL;
-			r = kcmd_kube_request(s->c->ctx->kc, &rq, NULL, &resp);
-			cJSON *upd = r == 0 && resp ? cJSON_Parse(resp) : NULL;
-			free(resp);
-			if (r < 0)
-				return r;
-			/* the patched metadata (its resourceVersion) for the writes that follow */
-			if (cJSON_IsObject(get(upd, "metadata")))
-				cJSON_ReplaceItemInObjectCaseSensitive(
-				        s->d, "metadata",
-				        cJSON_DetachItemFromObject(upd, "metadata"));
-			cJSON_Delete(upd);
+			set_str(ensure(ensure(s->d, "metadata"), "annotations"), A_REV, rev);
+			needs = true;
 		}
 		if (has_deadline(s, &secs) && !cur_cond(s, "Progressing").present) {
 			snprintf(buf, sizeof(buf), "Found new replica set \"%s\"", x->name);
 			set_cond(s, "Progressing", true, "FoundNewReplicaSet", buf, false);
+			needs = true;
 		}
-		return 0;
+		if (!needs)
+			return 0;
+		if ((r = request(s, "PUT", "deployments", s->name, "status", s->d, NULL)) < 0) {
+			log_v(2, "%s: updating the status: %s", s->key, strerror(-r));
+			return r;
+		}
+		cJSON_Delete(s->orig_st);
+		s->orig_st = cJSON_Duplicate(ensure(s->d, "status"), true);
+		return s->orig_st ? 0 : -ENOMEM;
 	}
 	if (!create)
 		return 0;
