@@ -19,7 +19,6 @@
 #include "kube/model.h"
 #include "lib/log.h"
 
-#define MAX_ACCOUNTS     4
 #define BACKOFF_MIN_USEC 1000000ull
 #define BACKOFF_MAX_USEC 30000000ull
 #define CALL_TIMEOUT_MS  10000
@@ -45,7 +44,7 @@ struct mgr_sa_tokens {
 	mgr_sa_ready_fn on_ready;
 	void *userdata;
 	bool ready_reported, freeing;
-	struct account acc[MAX_ACCOUNTS];
+	struct account acc[MGR_SA_MAX_ACCOUNTS];
 	unsigned n;
 };
 
@@ -292,7 +291,8 @@ int mgr_sa_tokens_add(struct mgr_sa_tokens *t, const char *account)
 	char memname[96];
 	int r;
 
-	if (t->n >= MAX_ACCOUNTS || !account || !*account || strlen(account) >= sizeof(a->name))
+	if (t->n >= MGR_SA_MAX_ACCOUNTS || !account || !*account ||
+	    strlen(account) >= sizeof(a->name))
 		return -EINVAL;
 	a = &t->acc[t->n];
 	*a = (struct account){

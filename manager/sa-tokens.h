@@ -28,6 +28,9 @@ struct ipc_loop;
 struct kube_client;
 struct mgr_sa_tokens;
 
+/* Accounts one set holds: one per running controller that names one (47 of kcmd's controllers
+ * do; `--controllers=*` with --use-service-account-credentials, kubeadm's setup, adds them all). */
+#define MGR_SA_MAX_ACCOUNTS       128
 #define MGR_SA_TOKEN_FILE_SIZE    8192 /* the memfd's size: longest token accepted + padding */
 #define MGR_SA_TOKEN_EXPIRATION_S 3600
 

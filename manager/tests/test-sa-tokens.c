@@ -16,6 +16,7 @@
 
 #include "kube/auth.h"
 #include "kube/config.h"
+#include "ipc/loop.h"
 #include "manager/sa-tokens.h"
 
 static void test_parse(void **state)
@@ -85,12 +86,43 @@ static void test_refresh_delay(void **state)
 	assert_int_equal(mgr_sa_refresh_delay_usec(0, s / 2), 1000000ull);
 }
 
+/* kubeadm's setup, --controllers=* with --use-service-account-credentials, adds one account per
+ * controller that names one (47 in kcmd): each gets its own token memfd; one past the set's
+ * capacity is refused with -EINVAL instead of overrunning it. */
+static void test_many_accounts(void **state)
+{
+	(void)state;
+	struct ipc_loop *loop = NULL;
+	struct mgr_sa_tokens *t = NULL;
+	char name[64];
+	int fds[MGR_SA_MAX_ACCOUNTS];
+
+	assert_true(MGR_SA_MAX_ACCOUNTS >= 64);
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_EPOLL), 0);
+	/* the client is only used once fetching starts, which this test never does */
+	assert_int_equal(
+	        mgr_sa_tokens_new(loop, (struct kube_client *)loop, "kube-system", NULL, NULL, &t),
+	        0);
+	for (int i = 0; i < MGR_SA_MAX_ACCOUNTS; i++) {
+		snprintf(name, sizeof(name), "controller-%d", i);
+		fds[i] = mgr_sa_tokens_add(t, name);
+		assert_true(fds[i] >= 0);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(fds[i], fds[j]);
+	}
+	assert_int_equal(mgr_sa_tokens_add(t, "one-too-many"), -EINVAL);
+	assert_false(mgr_sa_tokens_ready(t));
+	mgr_sa_tokens_free(t);
+	ipc_loop_free(loop);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_parse),
 	        cmocka_unit_test(test_memfd_is_a_token_file),
 	        cmocka_unit_test(test_refresh_delay),
+	        cmocka_unit_test(test_many_accounts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
