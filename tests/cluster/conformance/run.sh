@@ -57,7 +57,8 @@ cleanup() {
 # run_side NAME: a fresh cluster, the controller manager(s) of that side, e2e.test; the report
 # in $out/NAME.json, e2e.test's output in $out/NAME.log.
 run_side() {
-	local side=$1 dir="$out/cluster-$side" pki kc cm_pid sim_pid port
+	local side=$1
+	local dir="$out/cluster-$side" pki kc cm_pid sim_pid
 	dirs+=("$dir")
 	"$kcluster" up --dir "$dir" 2>>"$out/$side.log"
 	pki=$dir/pki
