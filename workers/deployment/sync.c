@@ -12,9 +12,9 @@
  * of a new ReplicaSet, merge PATCH of a ReplicaSet's spec.replicas with its desired/max-replicas
  * annotations and of the new one's annotations (SetNewReplicaSetAnnotations), strategic-merge
  * PATCH of ownerReferences to adopt and release, DELETE of old ReplicaSets beyond
- * revisionHistoryLimit, PATCH of the Deployment's revision annotation, PUT of the Deployment to
- * roll back, PUT of its status; Events ScalingReplicaSet, SelectingAll, RollbackDone,
- * RollbackRevisionNotFound, RollbackTemplateUnchanged, ReplicaSetCreateError.
+ * revisionHistoryLimit, PUT of the Deployment to roll back, PUT of its status (which also carries
+ * its revision annotation, as upstream's UpdateStatus); Events ScalingReplicaSet, SelectingAll,
+ * RollbackDone, RollbackRevisionNotFound, RollbackTemplateUnchanged, ReplicaSetCreateError.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -612,39 +612,42 @@ static int get_new_rs(struct sd *s, bool create)
 			return r;
 		if (changed && (ann_changed || mrs_changed))
 			x->revision = strtoll(rev, NULL, 10);
-		/* the Deployment's revision annotation follows its new ReplicaSet's (kept in
-		 * memory: written with the status below is not possible, so a PATCH) */
+		/* the Deployment's revision annotation follows its new ReplicaSet's, written with
+		 * an update of the status subresource as upstream does (it keeps metadata
+		 * annotations; the deployment-controller role may update deployments but not patch
+		 * them, so a PATCH is refused under --use-service-account-credentials) */
 		const char *drev = str(path2(s->d, "metadata", "annotations"), A_REV);
+		bool needs = false;
 		snprintf(rev, sizeof(rev), "%" PRId64, x->revision);
 		if (x->revision > 0 && (!drev || strcmp(drev, rev) != 0)) {
-			char patch[160];
-			snprintf(patch, sizeof(patch),
-			         "{\"metadata\":{\"annotations\":{\"" A_REV "\":\"%s\"}}}", rev);
-			struct kcmd_request rq = {.method = "PATCH",
-			                          .group = "apps",
-			                          .version = "v1",
-			                          .resource = "deployments",
-			                          .ns = s->ns,
-			                          .name = s->name,
-			                          .body = patch};
-			char *resp = NULL;
-			r = kcmd_kube_request(s->c->ctx->kc, &rq, NULL, &resp);
-			cJSON *upd = r == 0 && resp ? cJSON_Parse(resp) : NULL;
-			free(resp);
-			if (r < 0)
-				return r;
-			/* the patched metadata (its resourceVersion) for the writes that follow */
-			if (cJSON_IsObject(get(upd, "metadata")))
-				cJSON_ReplaceItemInObjectCaseSensitive(
-				        s->d, "metadata",
-				        cJSON_DetachItemFromObject(upd, "metadata"));
-			cJSON_Delete(upd);
+			set_str(ensure(ensure(s->d, "metadata"), "annotations"), A_REV, rev);
+			needs = true;
 		}
 		if (has_deadline(s, &secs) && !cur_cond(s, "Progressing").present) {
 			snprintf(buf, sizeof(buf), "Found new replica set \"%s\"", x->name);
 			set_cond(s, "Progressing", true, "FoundNewReplicaSet", buf, false);
+			needs = true;
 		}
-		return 0;
+		if (!needs)
+			return 0;
+		char *resp = NULL;
+		r = request(s, "PUT", "deployments", s->name, "status", s->d, &resp);
+		cJSON *upd = r == 0 && resp ? cJSON_Parse(resp) : NULL;
+		free(resp);
+		if (r < 0) {
+			log_v(2, "%s: updating the status: %s", s->key, strerror(-r));
+			return r;
+		}
+		/* the written metadata (its resourceVersion) for the writes that follow */
+		if (cJSON_IsObject(get(upd, "metadata")))
+			cJSON_ReplaceItemInObjectCaseSensitive(
+			        s->d, "metadata", cJSON_DetachItemFromObject(upd, "metadata"));
+		cJSON_Delete(upd);
+		/* the status written is now the one later writes compare with (upstream's
+		 * d.Status) */
+		cJSON_Delete(s->orig_st);
+		s->orig_st = cJSON_Duplicate(ensure(s->d, "status"), true);
+		return s->orig_st ? 0 : -ENOMEM;
 	}
 	if (!create)
 		return 0;
