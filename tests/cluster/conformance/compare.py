@@ -61,13 +61,16 @@ def main():
         lines.append("%s: %d ran, %d passed, %d failed" % (side, len(specs), passed, len(specs) - passed))
         for f in suite_failures:
             lines.append("%s: suite: %s" % (side, f))
-    diff_kcm_only, diff_kcmd_only = [], []
+    diff_kcm_only, diff_kcmd_only, one_sided = [], [], []
     if len(runs) == 2:
         k, d = runs["kcm"][0], runs["kcmd"][0]
         for name in sorted(set(k) | set(d)):
             ks = k.get(name, ("not run", "", 0))[0]
             ds = d.get(name, ("not run", "", 0))[0]
-            if ks == "passed" and ds != "passed":
+            if ks == "not run" or ds == "not run":
+                # the suite timeout or an interruption reached it in one run only
+                one_sided.append((name, ks, ds))
+            elif ks == "passed" and ds != "passed":
                 diff_kcm_only.append((name, ds, d.get(name, ("", "", 0))[1]))
             elif ds == "passed" and ks != "passed":
                 diff_kcmd_only.append((name, ks, k.get(name, ("", "", 0))[1]))
@@ -77,6 +80,9 @@ def main():
         lines.append("passing under kcmd, not under kcm: %d" % len(diff_kcmd_only))
         for n, st, m in diff_kcmd_only:
             lines.append("  %s  [kcm: %s: %s]" % (n, st, m))
+        lines.append("ran in one run only (not compared): %d" % len(one_sided))
+        for n, ks, ds in one_sided:
+            lines.append("  %s  [kcm: %s, kcmd: %s]" % (n, ks, ds))
     for line in lines:
         print("conformance: " + line)
 
@@ -103,6 +109,10 @@ def main():
             md.append("")
             for n, st, m in diff_kcmd_only or [("none", "", "")]:
                 md.append("- `%s`%s" % (n, (" — kcm: %s: %s" % (st, m.replace("|", "\\|"))) if st else ""))
+            md.append("")
+            md.append("**Ran in one run only, not compared (%d):** the suite timeout or an interruption "
+                      "reached them in the other run (%s)." % (len(one_sided), ", ".join(
+                          "`%s` (kcm: %s, kcmd: %s)" % (n, ks, ds) for n, ks, ds in one_sided) or "none"))
             md.append("")
         md.append("Every test that ran, per run (P = passed, F = failed or timed out):")
         md.append("")

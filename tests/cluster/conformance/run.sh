@@ -18,6 +18,7 @@
 #   KCMD_CONFORMANCE_OUT               where reports and logs are kept (default: a new dir in
 #                                      the cluster cache, printed at the end)
 #   KCMD_CONFORMANCE_NODES             simulated nodes (default 3)
+#   KCMD_CONFORMANCE_SEED              ginkgo seed, the same for both runs (default 1)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
@@ -39,6 +40,9 @@ focus=${KCMD_CONFORMANCE_FOCUS:-$(join_re "$here/focus.txt")}
 skip=${KCMD_CONFORMANCE_SKIP:-$(join_re "$here/skip.txt")}
 nodes=${KCMD_CONFORMANCE_NODES:-3}
 timeout=${KCMD_CONFORMANCE_TIMEOUT:-40m}
+# One seed for both runs: the specs run in the same order, so a suite timeout cuts both at the
+# same place.
+seed=${KCMD_CONFORMANCE_SEED:-1}
 
 (cd "$top/tests/cluster" && CGO_ENABLED=0 go build -o "$top/build/cluster/kcluster" ./cmd/kcluster)
 kcluster=$top/build/cluster/kcluster
@@ -130,7 +134,7 @@ run_side() {
 	start=$(date +%s)
 	"$e2e" --provider=skeleton --kubeconfig="$kc" \
 		--non-blocking-taints=kcmd.io/simulated,node-role.kubernetes.io/control-plane \
-		--ginkgo.focus="$focus" --ginkgo.skip="$skip" \
+		--ginkgo.focus="$focus" --ginkgo.skip="$skip" --ginkgo.seed="$seed" \
 		--ginkgo.json-report="$out/$side.json" --ginkgo.no-color --ginkgo.timeout="$timeout" \
 		--report-dir="$out/$side-report" >>"$out/$side.log" 2>&1 || rc=$?
 	echo "conformance: $side: e2e.test exit $rc after $(( $(date +%s) - start )) s (log $out/$side.log)" >&2
