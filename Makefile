@@ -59,7 +59,7 @@ allbench  := $(foreach m,$(LIBS),$($(m)_BENCHES))
 allsoak   := $(foreach m,$(LIBS),$($(m)_SOAKS))
 prog      = $(1)/t/$(basename $(2))
 
-.PHONY: all deps unit asan e2e chaos check run run-smoke bench soak fuzz fuzz-replay install clean cluster format lint \
+.PHONY: all deps unit asan e2e chaos conformance check run run-smoke bench soak fuzz fuzz-replay install clean cluster format lint \
 	lint-selftest \
 	$(addprefix bench-,kube shm ipc informer manager rs gc)
 .DEFAULT_GOAL := all
@@ -181,6 +181,12 @@ e2e: deps all $(B)/t/kube/tests/e2e-kube $(B)/t/informerd/tests/e2e-informer $(B
 CHAOS_DURATION ?= 10m
 chaos: deps all
 	@KCMD_CHAOS_DURATION=$(CHAOS_DURATION) KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/cluster/run-e2e.sh -run 'TestChaos'
+
+# Opt-in, not part of check: upstream's e2e.test (built once into the cluster cache) against the
+# test cluster with upstream kcm, then with kcmd alone; prints both pass counts and the tests that
+# differ and rewrites the results in docs/conformance.md. See docs/conformance.md.
+conformance: deps all
+	@KCMD_CONFORMANCE_UPDATE_DOC=1 KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/cluster/conformance/run.sh
 
 # Sequential on purpose: the tiers' output stays readable and e2e gets the CPUs to itself; the
 # builds inside each tier still run in parallel under -j. deps runs first in its own step so the
