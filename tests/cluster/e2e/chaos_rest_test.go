@@ -6,7 +6,9 @@ package e2e
 // chaos_more_test.go, chaos_infra_test.go and chaos_nodes_test.go leave out (issue 21), in the
 // same TestChaos run and under the same faults. The chaos instances also run with
 // --legacy-service-account-token-clean-up-period=1s (kcm refuses only a period that is not
-// positive; chaosRestFlags).
+// positive) and --feature-gates=GenericWorkload=true (chaosRestFlags), the chaos apiserver with
+// GenericWorkload and scheduling.k8s.io/v1beta1 (chaosRestAPIServerFlags, as
+// podgroupprotection_test.go's cluster).
 //
 // Made before the first kcmd starts (newChaosRest), so that the first leader's start pass of
 // each cleaner sees them (each later restart, failover or worker kill runs another pass), and
@@ -36,9 +38,21 @@ package e2e
 //     generation and status.typeChecking.expressionWarnings exactly the kind's fieldRefs, each
 //     warning holding upstream's message; a deleted one is gone. The type checker is the Go
 //     child kcmd-vapcheck, which the chaos kills too.
+//   - podgroup-protection-controller: PodGroups created and deleted in chaos-rest, unscheduled
+//     pods (Pending: active) naming a live one created and deleted (grace 0); at the end a live
+//     PodGroup carries scheduling.k8s.io/podgroup-protection (the apiserver's admission puts it,
+//     the controller must not take it off), a deleted one a live pod names is kept, terminating,
+//     with it, and a deleted one no live pod names is gone.
+//   - storage-version-migrator-controller: up to five StorageVersionMigrations of podtemplates
+//     created during the churn; once there is one, every churn operation also creates a
+//     PodTemplate (tick: the migrator waits for its cache to see a write past the migration's
+//     checkpoint; the settle ticks too while one is unfinished). At the end each is
+//     Succeeded=True/StorageVersionMigrationSucceeded/"Migration completed" and
+//     Running=False/MigrationCompleted/"Migration completed" with no Failed condition (the
+//     runner ran them one at a time, through the kills).
 //
-// Not churned (docs/reliability.md says why): podgroup-protection, storage-version-migrator and
-// device-taint-eviction.
+// Not churned (docs/reliability.md says why): device-taint-eviction (its API is on, its churn
+// is not written).
 //
 // chaosRestNegative (subtest RestNegativeControl, after the churn, with no kcmd running) makes
 // one change per oracle that only a running controller would resolve and passes only if these
@@ -64,8 +78,11 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	svmv1 "k8s.io/api/storagemigration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 const (
@@ -76,7 +93,11 @@ const (
 )
 
 // chaosRestFlags are the flags the chaos instances need for these oracles.
-var chaosRestFlags = []string{"--legacy-service-account-token-clean-up-period=" + chaosRestPeriod.String()}
+var chaosRestFlags = []string{"--legacy-service-account-token-clean-up-period=" + chaosRestPeriod.String(),
+	"--feature-gates=GenericWorkload=true"}
+
+// chaosRestAPIServerFlags serve PodGroups (the gate and the beta API, as pgpClusterOptions).
+var chaosRestAPIServerFlags = pgpClusterOptions.ExtraAPIServerFlags
 
 // the kinds of policy: expressions, the warnings' fieldRefs, a substring of each warning
 type chaosVAPKind struct {
@@ -108,6 +129,15 @@ type chaosRest struct {
 	vapGone   map[string]bool
 	vapOps    int
 	vapUpdate int
+	pgs       map[string]*chaosPG
+	pgPods    map[string]string // live pod -> the PodGroup it names
+	pgPodEver int
+	svms      []string // StorageVersionMigrations of podtemplates
+	ticks     int
+}
+
+type chaosPG struct {
+	deleted bool
 }
 
 // chaosRestCert is a certificate for a fresh key signed by the chaos signing CA, valid from nb
@@ -206,7 +236,8 @@ func chaosRestToken(ctx context.Context, name string, sa *corev1.ServiceAccount,
 
 func newChaosRest(ctx context.Context, t *testing.T) *chaosRest {
 	t.Helper()
-	r := &chaosRest{lsaKeep: map[string]string{}, vaps: map[string]int{}, vapGone: map[string]bool{}}
+	r := &chaosRest{lsaKeep: map[string]string{}, vaps: map[string]int{}, vapGone: map[string]bool{},
+		pgs: map[string]*chaosPG{}, pgPods: map[string]string{}}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -295,6 +326,27 @@ func chaosRestVAP(name string, kind int) *admissionregistrationv1.ValidatingAdmi
 
 func (r *chaosRest) step(ctx context.Context, rng *rand.Rand) error {
 	r.mu.Lock()
+	svms := len(r.svms)
+	r.mu.Unlock()
+	if svms > 0 {
+		// a write to podtemplates: the migrator's cache of them moves past each checkpoint
+		if err := r.tick(ctx); err != nil {
+			return err
+		}
+	}
+	switch k := rng.Intn(20); {
+	case k < 9:
+		return r.vapStep(ctx, rng)
+	case k < 18:
+		return r.pgStep(ctx, rng)
+	case svms < 5:
+		return r.createSVM(ctx)
+	}
+	return nil
+}
+
+func (r *chaosRest) vapStep(ctx context.Context, rng *rand.Rand) error {
+	r.mu.Lock()
 	r.vapOps++
 	names := chaosKeys(r.vaps)
 	r.mu.Unlock()
@@ -343,6 +395,139 @@ func (r *chaosRest) step(ctx context.Context, rng *rand.Rand) error {
 		r.mu.Unlock()
 	}
 	return nil
+}
+
+// ---- PodGroups ---------------------------------------------------------------------------------
+
+func (r *chaosRest) createPG(ctx context.Context) (string, error) {
+	r.mu.Lock()
+	name := fmt.Sprintf("chaos-pg-%03d", r.next)
+	r.next++
+	r.mu.Unlock()
+	if err := chaosCreate(func() error {
+		_, err := env.Client.SchedulingV1beta1().PodGroups(chaosRestNS).Create(ctx, &schedulingv1beta1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{
+				Basic: &schedulingv1beta1.BasicSchedulingPolicy{}}}}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	r.pgs[name] = &chaosPG{}
+	r.mu.Unlock()
+	return name, nil
+}
+
+func (r *chaosRest) deletePG(ctx context.Context, name string) error {
+	if err := chaosDelete(func() error {
+		return env.Client.SchedulingV1beta1().PodGroups(chaosRestNS).Delete(ctx, name, metav1.DeleteOptions{})
+	}); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.pgs[name].deleted = true
+	r.mu.Unlock()
+	return nil
+}
+
+// createPGPod: an unscheduled pod (no scheduler runs; Pending is active) naming PodGroup pg.
+func (r *chaosRest) createPGPod(ctx context.Context, pg string) (string, error) {
+	r.mu.Lock()
+	name := fmt.Sprintf("chaos-pgpod-%03d", r.next)
+	r.next++
+	r.mu.Unlock()
+	if err := chaosCreate(func() error {
+		_, err := env.Client.CoreV1().Pods(chaosRestNS).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{ServiceAccountName: chaosRestSA, AutomountServiceAccountToken: new(bool),
+				Containers:      []corev1.Container{{Name: "c", Image: "fakeimage"}},
+				SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: ptr.To(pg)}}}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	r.pgPods[name] = pg
+	r.pgPodEver++
+	r.mu.Unlock()
+	return name, nil
+}
+
+func (r *chaosRest) deletePGPod(ctx context.Context, name string) error {
+	if err := chaosDelete(func() error {
+		return env.Client.CoreV1().Pods(chaosRestNS).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+	}); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	delete(r.pgPods, name)
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *chaosRest) pgStep(ctx context.Context, rng *rand.Rand) error {
+	r.mu.Lock()
+	var live []string
+	for _, n := range chaosKeys(r.pgs) {
+		if !r.pgs[n].deleted {
+			live = append(live, n)
+		}
+	}
+	pods := chaosKeys(r.pgPods)
+	r.mu.Unlock()
+	switch k := rng.Intn(10); {
+	case k < 3 || len(live) < 2:
+		_, err := r.createPG(ctx)
+		return err
+	case k < 6:
+		_, err := r.createPGPod(ctx, live[rng.Intn(len(live))])
+		return err
+	case k < 8:
+		return r.deletePG(ctx, live[rng.Intn(len(live))])
+	case len(pods) > 0:
+		return r.deletePGPod(ctx, pods[rng.Intn(len(pods))])
+	}
+	return nil
+}
+
+// ---- storage version migrations ----------------------------------------------------------------
+
+func (r *chaosRest) createSVM(ctx context.Context) error {
+	r.mu.Lock()
+	name := fmt.Sprintf("chaos-svm-%03d", r.next)
+	r.next++
+	r.mu.Unlock()
+	if err := chaosCreate(func() error {
+		_, err := env.Client.StoragemigrationV1().StorageVersionMigrations().Create(ctx, &svmv1.StorageVersionMigration{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Resource: "podtemplates"}}},
+			metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.svms = append(r.svms, name)
+	r.mu.Unlock()
+	return nil
+}
+
+// tick writes PodTemplate chaos-tick-<n> (a new one each time, so no write conflicts): the
+// migrator rewrites what its cache of podtemplates holds once that cache has seen a write at or
+// past the migration's checkpoint; with no writer, only the apiserver's watch bookmarks
+// (about a minute apart) would move it.
+func (r *chaosRest) tick(ctx context.Context) error {
+	r.mu.Lock()
+	n := r.ticks
+	r.ticks++
+	r.mu.Unlock()
+	return chaosCreate(func() error {
+		_, err := env.Client.CoreV1().PodTemplates(chaosRestNS).Create(ctx, &corev1.PodTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("chaos-tick-%03d", n)},
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "c", Image: "fakeimage"}}}}}, metav1.CreateOptions{})
+		return err
+	})
 }
 
 // ---- oracles -----------------------------------------------------------------------------------
@@ -441,6 +626,83 @@ func (r *chaosRest) problems(ctx context.Context) []string {
 			probs = append(probs, fmt.Sprintf("vap %s: deleted, still there", n))
 		}
 	}
+	probs = append(probs, r.pgProblems(ctx)...)
+	return append(probs, r.svmProblems(ctx)...)
+}
+
+func (r *chaosRest) pgProblems(ctx context.Context) []string {
+	r.mu.Lock()
+	deleted := map[string]bool{}
+	for n, pg := range r.pgs {
+		deleted[n] = pg.deleted
+	}
+	used := map[string]int{} // PodGroup -> live pods naming it (all Pending: active)
+	for _, pg := range r.pgPods {
+		used[pg]++
+	}
+	r.mu.Unlock()
+	var probs []string
+	for _, n := range chaosKeys(deleted) {
+		pg, err := env.Client.SchedulingV1beta1().PodGroups(chaosRestNS).Get(ctx, n, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			if !deleted[n] || used[n] > 0 {
+				probs = append(probs, fmt.Sprintf("podgroup %s: gone, deleted %v, named by %d live pods", n, deleted[n], used[n]))
+			}
+			continue
+		}
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("podgroup %s: %v", n, err))
+			continue
+		}
+		fin := false
+		for _, f := range pg.Finalizers {
+			fin = fin || f == pgpFinalizer
+		}
+		switch {
+		case !deleted[n] && (!fin || pg.DeletionTimestamp != nil):
+			probs = append(probs, fmt.Sprintf("podgroup %s: live, finalizers %v, deletionTimestamp %v", n, pg.Finalizers, pg.DeletionTimestamp))
+		case deleted[n] && used[n] == 0:
+			probs = append(probs, fmt.Sprintf("podgroup %s: deleted, named by no live pod, still there (finalizers %v)", n, pg.Finalizers))
+		case deleted[n] && (!fin || pg.DeletionTimestamp == nil):
+			probs = append(probs, fmt.Sprintf("podgroup %s: deleted, named by %d live pods, finalizers %v, deletionTimestamp %v",
+				n, used[n], pg.Finalizers, pg.DeletionTimestamp))
+		}
+	}
+	return probs
+}
+
+func (r *chaosRest) svmProblems(ctx context.Context) []string {
+	r.mu.Lock()
+	names := append([]string(nil), r.svms...)
+	r.mu.Unlock()
+	var probs []string
+	for _, n := range names {
+		m, err := env.Client.StoragemigrationV1().StorageVersionMigrations().Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("storageversionmigration %s: %v", n, err))
+			continue
+		}
+		want := func(typ svmv1.MigrationConditionType, status metav1.ConditionStatus, reason, msg string) {
+			c := svmCond(m, typ)
+			if c == nil {
+				probs = append(probs, fmt.Sprintf("storageversionmigration %s: no %s condition", n, typ))
+			} else if c.Status != status || c.Reason != reason || c.Message != msg {
+				probs = append(probs, fmt.Sprintf("storageversionmigration %s: %s %s/%s/%q, want %s/%s/%q", n, typ,
+					c.Status, c.Reason, c.Message, status, reason, msg))
+			}
+		}
+		want(svmv1.MigrationSucceeded, metav1.ConditionTrue, "StorageVersionMigrationSucceeded", "Migration completed")
+		want(svmv1.MigrationRunning, metav1.ConditionFalse, "MigrationCompleted", "Migration completed")
+		if c := svmCond(m, svmv1.MigrationFailed); c != nil {
+			probs = append(probs, fmt.Sprintf("storageversionmigration %s: Failed %s/%s/%q", n, c.Status, c.Reason, c.Message))
+		}
+	}
+	if len(probs) > 0 {
+		// the writer the settle needs (tick's comment); its error shows in the next round
+		if err := r.tick(ctx); err != nil {
+			probs = append(probs, "podtemplate tick: "+err.Error())
+		}
+	}
 	return probs
 }
 
@@ -448,9 +710,20 @@ func (r *chaosRest) summary() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return fmt.Sprintf("%d expired CSRs deleted, %d unexpired kept; %d legacy tokens marked, %d deleted, %d left alone; "+
-		"%d policy operations (%d updates), %d policies at the end type-checked exactly, %d deleted",
+		"%d policy operations (%d updates), %d policies at the end type-checked exactly, %d deleted; "+
+		"%d PodGroups ever (%d deleted), %d pods naming one ever (%d at the end); %d StorageVersionMigrations Succeeded",
 		len(r.csrGone), len(r.csrKept), len(r.lsaMark), len(r.lsaGone), len(r.lsaKeep), r.vapOps, r.vapUpdate,
-		len(r.vaps), len(r.vapGone))
+		len(r.vaps), len(r.vapGone), len(r.pgs), r.pgDeleted(), r.pgPodEver, len(r.pgPods), len(r.svms))
+}
+
+func (r *chaosRest) pgDeleted() int {
+	n := 0
+	for _, pg := range r.pgs {
+		if pg.deleted {
+			n++
+		}
+	}
+	return n
 }
 
 // chaosRestNegative: with no kcmd running, one break per oracle; each must be reported.
@@ -489,6 +762,15 @@ func chaosRestNegative(t *testing.T, r *chaosRest) {
 	r.mu.Lock()
 	r.vaps[vap] = 1
 	r.mu.Unlock()
+	// a PodGroup deleted with no pod naming it: its finalizer stays with no controller
+	pg, err := r.createPG(ctx)
+	must(err)
+	must(r.deletePG(ctx, pg))
+	// a migration nobody runs
+	must(r.createSVM(ctx))
+	r.mu.Lock()
+	svm := r.svms[len(r.svms)-1]
+	r.mu.Unlock()
 
 	all := r.problems(ctx)
 	probs := strings.Join(all, "\n")
@@ -498,6 +780,8 @@ func chaosRestNegative(t *testing.T, r *chaosRest) {
 		"legacy token lsa-invalid-long-ago-neg: invalid since 2020-06-01, still there",
 		fmt.Sprintf("legacy token %s: invalid-since \"\", want", mark),
 		fmt.Sprintf("vap %s: observedGeneration 0, generation 1", vap),
+		fmt.Sprintf("podgroup %s: deleted, named by no live pod, still there (finalizers [%s])", pg, pgpFinalizer),
+		fmt.Sprintf("storageversionmigration %s: no Succeeded condition", svm),
 	} {
 		if !strings.Contains(probs, want) {
 			t.Errorf("negative control: an injected break went unreported: want a problem %q, got:\n%s", want, probs)

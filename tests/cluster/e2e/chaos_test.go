@@ -34,6 +34,10 @@ package e2e
 //     ephemeral-volume pods, a ResourceQuota, PDBs, an HPA): chaos_nodes_test.go (its oracles
 //     and their negative control, subtest NodesNegativeControl, are described there; the flags
 //     they need are chaosNodesFlags).
+//   - churn over the validatingadmissionpolicy-status, podgroup-protection and
+//     storage-version-migrator controllers, and the CSR cleaner's and legacy token cleaner's
+//     deletions of objects made before the first kcmd starts: chaos_rest_test.go (its oracles
+//     and their negative control, subtest RestNegativeControl, are described there).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
@@ -128,9 +132,9 @@ func startChaosEnv(t *testing.T) *chaosEnv {
 	c, err := harness.Start(context.Background(), harness.Options{
 		BinDir: os.Getenv("KCMD_CLUSTER_BIN"), WorkDir: filepath.Join(dir, "cluster"), Identities: ids,
 		// a small server concurrency: the storm's priority level (1 nominal share) gets one seat
-		ExtraAPIServerFlags: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + ce.audit,
+		ExtraAPIServerFlags: append([]string{"--audit-policy-file=" + policy, "--audit-log-path=" + ce.audit,
 			"--audit-log-format=json", "--audit-log-maxsize=0",
-			"--max-requests-inflight=40", "--max-mutating-requests-inflight=20"},
+			"--max-requests-inflight=40", "--max-mutating-requests-inflight=20"}, chaosRestAPIServerFlags...),
 	})
 	if err != nil {
 		t.Fatalf("starting the chaos cluster: %v", err)
