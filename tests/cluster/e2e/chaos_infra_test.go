@@ -1150,8 +1150,11 @@ func (in *chaosInfra) createSAToken(ctx context.Context, sa string, live bool) e
 	name := fmt.Sprintf("chaos-satok-%03d", in.id())
 	if err := chaosCreate(func() error {
 		_, err := env.Client.CoreV1().Secrets(chaosInfraNS).Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{corev1.ServiceAccountNameKey: sa}},
-			Type:       corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
+			// used today: chaos_rest_test.go's 1 s legacy token clean-up period must not mark it
+			// (a marked token no longer authenticates)
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{corev1.ServiceAccountNameKey: sa},
+				Labels: map[string]string{lsaLastUsed: time.Now().UTC().Format("2006-01-02")}},
+			Type: corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return err
