@@ -21,8 +21,9 @@ package e2e
 //     recognise them) must end with no condition and no certificate. Some CSRs are deleted.
 //   - certificatesigningrequest-cleaner: its deadlines are fixed upstream (1 h after approval,
 //     denial or failure, 24 h pending) and it passes once at start and then hourly, so nothing
-//     of this run ages past a deadline: what is checked is that it deletes none of the CSRs
-//     above (each must still be there), not that it deletes old ones (csr_test.go does).
+//     of this run ages past a deadline: what is checked here is that it deletes none of the
+//     CSRs above (each must still be there); its deletion of CSRs whose certificate has expired
+//     is churned in chaos_rest_test.go.
 //   - clusterrole-aggregation: three aggregated ClusterRoles (one with two selectors) over
 //     component ClusterRoles created, given other rules, moved to other aggregators (labels) and
 //     deleted; each aggregated role's rules must be exactly upstream's: the rules of the roles its
@@ -81,10 +82,8 @@ package e2e
 //     upstream's name (ctbName), holding the --root-ca-file, and every other signer's bundle
 //     still there.
 //
-// Not churned here: the legacy-serviceaccount-token-cleaner (its clean-up period can be
-// shortened, but its marks are dates, a token is deleted the day after it is marked at the
-// earliest, and it passes at start and then every 24 h: a run can neither see a deletion nor
-// count on a pass after its last change), the PodCertificateRequest cleaner (kcm's 15 min
+// Not churned here: the legacy-serviceaccount-token-cleaner (chaos_rest_test.go: tokens made
+// before the first kcmd starts), the PodCertificateRequest cleaner (kcm's 15 min
 // threshold has no flag; only a test-only environment variable shortens it), the attach-detach
 // and device-taint-eviction controllers (they run in the chaos and are killed, unchecked).
 //
@@ -1151,8 +1150,11 @@ func (in *chaosInfra) createSAToken(ctx context.Context, sa string, live bool) e
 	name := fmt.Sprintf("chaos-satok-%03d", in.id())
 	if err := chaosCreate(func() error {
 		_, err := env.Client.CoreV1().Secrets(chaosInfraNS).Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{corev1.ServiceAccountNameKey: sa}},
-			Type:       corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
+			// used today: chaos_rest_test.go's 1 s legacy token clean-up period must not mark it
+			// (a marked token no longer authenticates)
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{corev1.ServiceAccountNameKey: sa},
+				Labels: map[string]string{lsaLastUsed: time.Now().UTC().Format("2006-01-02")}},
+			Type: corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return err

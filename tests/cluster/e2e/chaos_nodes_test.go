@@ -89,9 +89,8 @@ package e2e
 //     True/SucceededGetScale; the ReplicaSet no longer targeted is at the test's value or its
 //     clamp (a sync under way at the switch may still have clamped it).
 //
-// Not churned here: podgroup-protection-controller (the chaos cluster's apiserver does not serve
-// scheduling.k8s.io/v1beta1 PodGroups: GenericWorkload is off in v1.37 and the chaos env does
-// not turn it on).
+// Not churned here: podgroup-protection-controller (chaos_rest_test.go, with GenericWorkload
+// and scheduling.k8s.io/v1beta1 turned on in the chaos apiserver).
 //
 // chaosNodesNegative (subtest NodesNegativeControl, with no kcmd running) breaks the settled
 // end state once per oracle and passes only if each break is reported by name.

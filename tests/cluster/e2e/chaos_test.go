@@ -34,6 +34,10 @@ package e2e
 //     ephemeral-volume pods, a ResourceQuota, PDBs, an HPA): chaos_nodes_test.go (its oracles
 //     and their negative control, subtest NodesNegativeControl, are described there; the flags
 //     they need are chaosNodesFlags).
+//   - churn over the validatingadmissionpolicy-status, podgroup-protection and
+//     storage-version-migrator controllers, and the CSR cleaner's and legacy token cleaner's
+//     deletions of objects made before the first kcmd starts: chaos_rest_test.go (its oracles
+//     and their negative control, subtest RestNegativeControl, are described there).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
@@ -128,9 +132,9 @@ func startChaosEnv(t *testing.T) *chaosEnv {
 	c, err := harness.Start(context.Background(), harness.Options{
 		BinDir: os.Getenv("KCMD_CLUSTER_BIN"), WorkDir: filepath.Join(dir, "cluster"), Identities: ids,
 		// a small server concurrency: the storm's priority level (1 nominal share) gets one seat
-		ExtraAPIServerFlags: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + ce.audit,
+		ExtraAPIServerFlags: append([]string{"--audit-policy-file=" + policy, "--audit-log-path=" + ce.audit,
 			"--audit-log-format=json", "--audit-log-maxsize=0",
-			"--max-requests-inflight=40", "--max-mutating-requests-inflight=20"},
+			"--max-requests-inflight=40", "--max-mutating-requests-inflight=20"}, chaosRestAPIServerFlags...),
 	})
 	if err != nil {
 		t.Fatalf("starting the chaos cluster: %v", err)
@@ -713,14 +717,21 @@ func TestChaos(t *testing.T) {
 		}
 		chaosNodesNegative(t, nodes)
 	})
+	t.Run("RestNegativeControl", func(t *testing.T) {
+		if more == nil {
+			t.Skip("the churn failed: its end state is no base to break")
+		}
+		chaosRestNegative(t, more.rest)
+	})
 	t.Run("NegativeControl", func(t *testing.T) { chaosNegative(t, ce) })
 }
 
 // chaosMoreRun is what the churn hands the MoreNegativeControl subtest once it has settled.
 type chaosMoreRun struct {
-	m  *chaosMore
-	tr *hrtTracker
-	in *chaosInfra // chaos_infra_test.go
+	m    *chaosMore
+	tr   *hrtTracker
+	in   *chaosInfra // chaos_infra_test.go
+	rest *chaosRest  // chaos_rest_test.go
 }
 
 func chaosFlags(lease string) []string {
@@ -728,7 +739,8 @@ func chaosFlags(lease string) []string {
 		"--concurrent-replicaset-syncs=2", "--concurrent-gc-syncs=2", "--kube-api-qps=100", "--kube-api-burst=200",
 		"--concurrent-rc-syncs=2", "--concurrent-statefulset-syncs=2", "--concurrent-namespace-syncs=2",
 		"--replicaset-orphaned-expectations-grace=5s", "--root-ca-file=" + env.Cluster.CAFile},
-		append(append(append([]string{}, chaosNodesFlags...), chaosElection...), chaosInfraFlags()...)...)
+		append(append(append(append([]string{}, chaosNodesFlags...), chaosElection...), chaosInfraFlags()...),
+			chaosRestFlags...)...)
 }
 
 func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chaosMoreRun {
@@ -745,6 +757,8 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 	})
 	ns := rsNamespace(t)
 	lease := leaseName(t)
+	// expired CSRs, legacy tokens: made before the first kcmd starts (chaos_rest_test.go)
+	rest := newChaosRest(ctx, t)
 	insts := []*chaosInst{
 		startChaosInst(t, ce, "kcmd-a", nil, chaosFlags(lease)),
 		startChaosInst(t, ce, "kcmd-b", nil, chaosFlags(lease)),
@@ -1032,6 +1046,24 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 		}
 	}()
 
+	// churn: ValidatingAdmissionPolicies (chaos_rest_test.go)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(time.Now().UnixNano() + 8))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(800+rng.Intn(800)) * time.Millisecond):
+			}
+			if err := rest.step(ctx, rng); err != nil {
+				failed.Store("ValidatingAdmissionPolicy churn: " + err.Error())
+				return
+			}
+		}
+	}()
+
 	// churn: nodes (killed, deleted), DaemonSets, bare pods, CronJobs, TTL Jobs, quota and PDB pods
 	wg.Add(1)
 	go func() {
@@ -1085,6 +1117,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 		probs = append(probs, more.problems(ctx, trm, []string{ns, wns})...)
 		probs = append(probs, infra.problems(ctx)...)
 		probs = append(probs, nodes.problems(ctx)...)
+		probs = append(probs, rest.problems(ctx)...)
 		lastProbs.Store("")
 		if len(probs) > 0 {
 			lastProbs.Store(fmt.Sprintf("%.0f s into the settle, %d problems: %s", time.Since(ts).Seconds(), len(probs),
@@ -1100,6 +1133,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 	probs = append(probs, more.problems(ctx, trm, []string{ns, wns})...)
 	probs = append(probs, infra.problems(ctx)...)
 	probs = append(probs, nodes.problems(ctx)...)
+	probs = append(probs, rest.problems(ctx)...)
 	if len(probs) > 0 {
 		t.Errorf("3 s after settling (%d problems): %s", len(probs), strings.Join(probs, "; "))
 	}
@@ -1159,6 +1193,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 		more.summary(trm))
 	t.Logf("chaos: CSR/RBAC/token/PV/mirroring churn: %s", infra.summary())
 	t.Logf("chaos: node/DaemonSet/CronJob/TTL/ephemeral/quota/PDB churn: %s; every oracle of chaos_nodes_test.go exact", nodes.summary())
+	t.Logf("chaos: CSR cleaner/legacy token cleaner/policy status churn: %s", rest.summary())
 	hrtBench(t, "chaos_kills", float64(kills), "kills")
 	hrtBench(t, "chaos_faults", float64(fig.drops+fig.resets+fig.stalls+fig.apiRestarts+fig.etcdRest+fig.storms+fig.sigstops), "faults")
 	hrtBench(t, "chaos_settle", fig.settle.Seconds(), "s")
@@ -1177,7 +1212,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 	if t.Failed() {
 		return nil
 	}
-	return &chaosMoreRun{m: more, tr: trm, in: infra}
+	return &chaosMoreRun{m: more, tr: trm, in: infra, rest: rest}
 }
 
 // chaosHolds reports whether manager m of in is the Lease holder h (kcmd's identity is
