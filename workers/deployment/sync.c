@@ -555,6 +555,21 @@ static bool has_deadline(struct sd *s, int32_t *secs)
 }
 
 /* getNewReplicaSet: the existing one with its annotations brought up to date, or a new one */
+/* The Deployment (its revision annotation and status) by a status PUT, as upstream's
+ * UpdateStatus; the status written is then the one later writes compare with (upstream's
+ * d.Status). */
+static int put_status(struct sd *s)
+{
+	int r = request(s, "PUT", "deployments", s->name, "status", s->d, NULL);
+	if (r < 0) {
+		log_v(2, "%s: updating the status: %s", s->key, strerror(-r));
+		return r;
+	}
+	cJSON_Delete(s->orig_st);
+	s->orig_st = cJSON_Duplicate(ensure(s->d, "status"), true);
+	return s->orig_st ? 0 : -ENOMEM;
+}
+
 static int get_new_rs(struct sd *s, bool create)
 {
 	char rev[24], hist[DP_REV_HISTORY_BUF], hash[KUBE_POD_TEMPLATE_HASH_MAX], buf[600];
@@ -637,15 +652,7 @@ static int get_new_rs(struct sd *s, bool create)
 			set_cond(s, "Progressing", true, "FoundNewReplicaSet", buf, false);
 			needs = true;
 		}
-		if (!needs)
-			return 0;
-		if ((r = request(s, "PUT", "deployments", s->name, "status", s->d, NULL)) < 0) {
-			log_v(2, "%s: updating the status: %s", s->key, strerror(-r));
-			return r;
-		}
-		cJSON_Delete(s->orig_st);
-		s->orig_st = cJSON_Duplicate(ensure(s->d, "status"), true);
-		return s->orig_st ? 0 : -ENOMEM;
+		return needs ? put_status(s) : 0;
 	}
 	if (!create)
 		return 0;
@@ -798,16 +805,7 @@ static int get_new_rs(struct sd *s, bool create)
 		set_cond(s, "Progressing", true, "NewReplicaSetCreated", buf, false);
 		needs = true;
 	}
-	if (!needs)
-		return 0;
-	if ((r = request(s, "PUT", "deployments", s->name, "status", s->d, NULL)) < 0) {
-		log_v(2, "%s: updating the status: %s", s->key, strerror(-r));
-		return r;
-	}
-	/* the status written is now the one later writes compare with (upstream's d.Status) */
-	cJSON_Delete(s->orig_st);
-	s->orig_st = cJSON_Duplicate(ensure(s->d, "status"), true);
-	return s->orig_st ? 0 : -ENOMEM;
+	return needs ? put_status(s) : 0;
 }
 
 /* PUT status when it changed */
