@@ -156,11 +156,11 @@ func svmWorkerKilled(t *testing.T, group string, negative bool) {
 	})
 	prefix := strings.SplitN(group, ".", 2)[0]
 	created := map[string]string{} // migration -> resourceVersion at its creation
-	seq, workerKills, informerKills, busyKills := 0, 0, 0, 0
+	seq := 0
 	// the migrations are created one by one, each ~0.3 s before a kill, so that the kills meet
 	// them at different stages (a migration of 40 objects takes about a second)
-	lastKill := time.Now()
-	migrateAt := lastKill.Add(1200 * time.Millisecond)
+	kills := newCrashKills(p.cmd.Process.Pid)
+	migrateAt := kills.last.Add(1200 * time.Millisecond)
 	for end := time.Now().Add(9 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
 		if len(created) < 3 && time.Now().After(migrateAt) {
 			migrateAt = migrateAt.Add(1500 * time.Millisecond)
@@ -177,25 +177,11 @@ func svmWorkerKilled(t *testing.T, group string, negative bool) {
 		// the migrations' checkpoints must be passed by the cache: a write now
 		svmkCR(t, dyn, group, "v2", fmt.Sprintf("trigger-%d", seq))
 		seq++
-		if time.Since(lastKill) > 1500*time.Millisecond {
-			lastKill = time.Now()
-			pending := svmCrashPending(t, created)
-			k := killChildren(t, p.cmd.Process.Pid, "kcmd-worker", 1)
-			if k > 0 && pending > 0 {
-				busyKills++
-			}
-			workerKills += k
-			if workerKills == 2 && informerKills == 0 {
-				informerKills += killChildren(t, p.cmd.Process.Pid, "kcmd-informerd", 1)
-			}
-		}
+		kills.tick(t, func() int { return svmCrashPending(t, created) })
 	}
 	t.Logf("churn: %d migrations, %d objects written meanwhile; kill -9: %d workers (%d with a migration unfinished), %d informerd",
-		len(created), seq, workerKills, busyKills, informerKills)
-	if workerKills < 3 || busyKills < 1 || informerKills != 1 {
-		t.Fatalf("%d worker kills (%d with work in flight) and %d informerd kills: the crash was not exercised",
-			workerKills, busyKills, informerKills)
-	}
+		len(created), seq, kills.workers, kills.busy, kills.informerds)
+	kills.exercised(t)
 
 	settle := 45 * time.Second // the worker's restart backoff after the kills is part of it
 	if negative {
