@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,7 @@ struct kube_client {
 		size_t cap;
 	} buf_pool[KUBE_EASY_POOL];
 	int n_buf_pool;
+	struct kube_mux *mux; /* kube_client_share_threads(), or NULL */
 };
 
 static int64_t now_ms(void)
@@ -1403,10 +1405,17 @@ void kube_client_timeout(struct kube_client *c)
 
 /* ---- blocking ------------------------------------------------------------------------------- */
 
+struct kube_mux;
+static bool mux_is_server(const struct kube_mux *m);
+static int mux_run(struct kube_mux *m, const struct kube_request *reqs, size_t n,
+                   struct kube_response *resps, size_t *order);
+static void mux_stop(struct kube_client *c);
+
 struct sync_state {
 	bool done;
 	struct kube_response *resp;
 	int err;
+	struct kube_mux *mux; /* mux_run's requests */
 };
 
 static void sync_done(struct kube_call *call, const struct kube_result *r, void *ud)
@@ -1477,6 +1486,12 @@ int kube_client_request(struct kube_client *c, const struct kube_request *req,
 	memset(resp, 0, sizeof(*resp));
 	if (!c || !req || c->sock_cb)
 		return resp->error.err = -EINVAL;
+	if (c->mux && !mux_is_server(c->mux)) {
+		if (on_event)
+			return resp->error.err = -EINVAL;
+		r = mux_run(c->mux, req, 1, resp, NULL);
+		return r < 0 ? (resp->error.err = r) : resp->error.err;
+	}
 	w.st.resp = resp;
 	c->in_pump = true;
 	r = kube_call_start(c, req, sync_done_w, on_event ? sync_event : NULL, &w, NULL);
@@ -1537,6 +1552,8 @@ int kube_client_request_many(struct kube_client *c, const struct kube_request *r
 			return -EINVAL;
 	if (!n)
 		return 0;
+	if (c->mux && !mux_is_server(c->mux))
+		return mux_run(c->mux, reqs, n, resps, order);
 	st = calloc(n, sizeof(*st));
 	one = calloc(n, sizeof(*one));
 	if (!st || !one) {
@@ -1579,6 +1596,199 @@ int kube_client_request_many(struct kube_client *c, const struct kube_request *r
 	free(st);
 	free(one);
 	return 0;
+}
+
+/* ---- one client shared by threads (kube_client_share_threads) ------------------------------
+ *
+ * A server thread owns the client: it alone touches the multi handle, the calls, the pools and
+ * the limiter. A caller thread puts a job (its requests, on its own stack) on the submission
+ * list under mu, wakes the server out of curl_multi_poll() with curl_multi_wakeup() (libcurl:
+ * callable from any thread) and sleeps on the job's condition variable until the server has
+ * finished every request of it. So the requests of all callers are in flight together over the
+ * client's one HTTP/2 connection: one poll() wakeup, one TLS record and one read serve several
+ * streams, where a connection per thread pays each of those per request (docs/benchmarks.md,
+ * "The request path"). Rejected: a lock around the client (one request in flight at a time) and
+ * making the callers asynchronous (the garbage collector's attemptToDelete is a sequence of
+ * dependent requests, written as upstream's blocking code).
+ *
+ * Ownership: a job's memory belongs to its caller; the server reads it between taking it off
+ * the list and the last completion, which it signals under mu as the last thing it does with
+ * the job (the caller frees the job only after seeing left == 0 under mu). */
+
+struct mux_one {
+	struct mux_job *j;
+	size_t i;
+};
+
+struct mux_job {
+	const struct kube_request *reqs;
+	struct kube_response *resps;
+	size_t n, left, n_done, *order;
+	struct sync_state *st;
+	struct mux_one *one;
+	pthread_cond_t cv;
+	struct mux_job *next;
+};
+
+struct kube_mux {
+	struct kube_client *c;
+	pthread_t th;
+	pthread_mutex_t mu;
+	struct mux_job *head, *tail; /* submitted, not started yet */
+	bool stop;
+};
+
+static bool mux_is_server(const struct kube_mux *m)
+{
+	return pthread_equal(pthread_self(), m->th);
+}
+
+/* Server thread: one request of a job ended. */
+static void mux_done(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	struct mux_one *o = ud;
+	struct mux_job *j = o->j;
+	struct kube_mux *m = j->st[o->i].mux;
+	sync_done(call, r, &j->st[o->i]);
+	pthread_mutex_lock(&m->mu);
+	if (j->order)
+		j->order[j->n_done] = o->i;
+	j->n_done++;
+	if (--j->left == 0)
+		pthread_cond_signal(&j->cv); /* the caller may free j once mu is released */
+	pthread_mutex_unlock(&m->mu);
+}
+
+static int mux_run(struct kube_mux *m, const struct kube_request *reqs, size_t n,
+                   struct kube_response *resps, size_t *order)
+{
+	struct sync_state st1;
+	struct mux_one one1;
+	struct mux_job j = {.reqs = reqs, .resps = resps, .n = n, .left = n, .order = order};
+	int r = 0;
+	if (n == 1) {
+		j.st = &st1;
+		j.one = &one1;
+	} else {
+		j.st = calloc(n, sizeof(*j.st));
+		j.one = calloc(n, sizeof(*j.one));
+		if (!j.st || !j.one) {
+			free(j.st);
+			free(j.one);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		memset(&resps[i], 0, sizeof(resps[i]));
+		j.st[i] = (struct sync_state){.resp = &resps[i], .mux = m};
+		j.one[i] = (struct mux_one){&j, i};
+	}
+	pthread_cond_init(&j.cv, NULL);
+	pthread_mutex_lock(&m->mu);
+	if (m->stop) {
+		r = -ESHUTDOWN;
+	} else {
+		if (m->tail)
+			m->tail->next = &j;
+		else
+			m->head = &j;
+		m->tail = &j;
+		curl_multi_wakeup(m->c->multi);
+		while (j.left)
+			pthread_cond_wait(&j.cv, &m->mu);
+	}
+	pthread_mutex_unlock(&m->mu);
+	pthread_cond_destroy(&j.cv);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (!resps[i].error.err && j.st[i].err)
+			resps[i].error.err = j.st[i].err;
+	if (n != 1) {
+		free(j.st);
+		free(j.one);
+	}
+	return r;
+}
+
+static void *mux_main(void *arg)
+{
+	struct kube_mux *m = arg;
+	struct kube_client *c = m->c;
+	c->in_pump = true; /* this thread drives the client, as kube_client_request does */
+	for (;;) {
+		pthread_mutex_lock(&m->mu);
+		struct mux_job *j = m->head;
+		bool stop = m->stop;
+		m->head = m->tail = NULL;
+		pthread_mutex_unlock(&m->mu);
+		while (j) {
+			struct mux_job *next = j->next;
+			size_t n = j->n;
+			for (size_t i = 0; i < n; i++) {
+				struct mux_one *o = &j->one[i];
+				int r = kube_call_start(c, &j->reqs[i], mux_done, NULL, o, NULL);
+				if (r < 0) { /* not started: finished at once, as a failed call */
+					struct kube_result res = {.err = r};
+					mux_done(NULL, &res, o);
+				}
+			}
+			j = next;
+		}
+		if (stop && !c->all)
+			break;
+		int running;
+		pump(c);
+		c->in_curl++;
+		curl_multi_perform(c->multi, &running);
+		c->in_curl--;
+		sweep(c);
+		drain(c);
+		pthread_mutex_lock(&m->mu);
+		bool more = m->head || (m->stop && !stop);
+		pthread_mutex_unlock(&m->mu);
+		if (more)
+			continue;
+		if (c->all)
+			blocking_wait(c);
+		else /* idle: only a submission (curl_multi_wakeup) ends this */
+			curl_multi_poll(c->multi, NULL, 0, 60000, NULL);
+	}
+	c->in_pump = false;
+	return NULL;
+}
+
+int kube_client_share_threads(struct kube_client *c)
+{
+	struct kube_mux *m;
+	int r;
+	if (!c || c->sock_cb || c->mux)
+		return -EINVAL;
+	if (!(m = calloc(1, sizeof(*m))))
+		return -ENOMEM;
+	m->c = c;
+	pthread_mutex_init(&m->mu, NULL);
+	if ((r = pthread_create(&m->th, NULL, mux_main, m)) != 0) {
+		pthread_mutex_destroy(&m->mu);
+		free(m);
+		return -r;
+	}
+	c->mux = m;
+	return 0;
+}
+
+/* Ends the server thread once every call it holds has finished (no caller may be waiting). */
+static void mux_stop(struct kube_client *c)
+{
+	struct kube_mux *m = c->mux;
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->stop = true;
+	pthread_mutex_unlock(&m->mu);
+	curl_multi_wakeup(c->multi);
+	pthread_join(m->th, NULL);
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+	c->mux = NULL;
 }
 
 void kube_response_clear(struct kube_response *resp)
@@ -1747,6 +1957,7 @@ void kube_client_free(struct kube_client *c)
 {
 	if (!c)
 		return;
+	mux_stop(c);
 	while (c->all)
 		kube_call_cancel(c->all);
 	if (c->exec_fd >= 0 && c->sock_cb)

@@ -12,7 +12,8 @@
  *    are started with kube_call_start() and finish through their callback (and watch events
  *    through on_event, as they arrive);
  *  - blocking, for tools and tests: kube_client_request() runs one request to completion.
- * Both must not be mixed on one client. A client is not thread-safe; use it from one thread.
+ * Both must not be mixed on one client. A client is not thread-safe; use it from one thread,
+ * unless kube_client_share_threads() made it shared (blocking calls only, from any thread).
  *
  * Retries (kube_retry_delay()): 429 for any verb, after Retry-After (default 1 s); connection
  * refused / DNS failure / TLS handshake failure for any verb (the request provably never left);
@@ -197,6 +198,15 @@ void kube_response_clear(struct kube_response *resp);
  * before anything was sent. */
 int kube_client_request_many(struct kube_client *c, const struct kube_request *reqs, size_t n,
                              struct kube_response *resps, size_t *order);
+
+/* Makes c shareable by threads for the blocking calls: a thread of its own drives it from now
+ * on, and kube_client_request() (no WATCH: -EINVAL) and kube_client_request_many() called from
+ * any thread hand their requests to it and wait; the requests of all callers are in flight
+ * together over one connection (the way client-go's workers share a client). Call it before
+ * the client is used by more than one thread; not with kube_client_set_loop(). Every caller
+ * must have returned before kube_client_free(), which stops the thread. Returns 0, -EINVAL
+ * (NULL, event-loop client, already shared), -ENOMEM or -EAGAIN (no thread). */
+int kube_client_share_threads(struct kube_client *c);
 
 /* ---- pieces exposed for tests ------------------------------------------------------------- */
 int kube_build_url(const char *server, const struct kube_request *req, char **ret);

@@ -1140,6 +1140,87 @@ static void test_request_many_limiter(void **state)
 	server_stop();
 }
 
+/* kube_client_share_threads: blocking requests of several threads are in flight together on the
+ * shared client (the server holds its answers until all five arrived: a client that ran them one
+ * at a time would get 503s), each thread gets its own answer and error, and request_many works
+ * through it too. */
+static int share_event(const char *json, size_t len, void *ud)
+{
+	(void)json;
+	(void)len;
+	(void)ud;
+	return 0;
+}
+
+struct share_arg {
+	struct kube_client *c;
+	int r, code;
+};
+
+static void *share_thread(void *arg)
+{
+	struct share_arg *a = arg;
+	struct kube_request req = {
+	        .verb = KUBE_CREATE, .version = "v1", .resource = "pods", .ns = "d", .body = "{}"};
+	struct kube_response resp;
+	a->r = kube_client_request(a->c, &req, NULL, NULL, &resp);
+	a->code = resp.http_code;
+	if (a->r == 0 && !resp.body)
+		a->r = -EBADMSG;
+	kube_response_clear(&resp);
+	return NULL;
+}
+
+static void test_share_threads(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, R200, R404, R200, R200, R200, R200};
+	server_start(script, 7);
+	srv.threaded = true;
+	srv.barrier = 5;
+	srv.barrier_skip = 1;
+	struct kube_client *c = client(0, 1);
+	assert_int_equal(kube_client_share_threads(NULL), -EINVAL);
+	assert_int_equal(kube_client_share_threads(c), 0);
+	assert_int_equal(kube_client_share_threads(c), -EINVAL);
+	struct share_arg a[5];
+	pthread_t th[5];
+	for (int i = 0; i < 5; i++) {
+		a[i] = (struct share_arg){.c = c};
+		assert_int_equal(pthread_create(&th[i], NULL, share_thread, &a[i]), 0);
+	}
+	int ok = 0, nf = 0;
+	for (int i = 0; i < 5; i++) {
+		pthread_join(th[i], NULL);
+		if (a[i].r == 0 && a[i].code == 200)
+			ok++;
+		else if (a[i].r == -ENOENT && a[i].code == 404)
+			nf++;
+	}
+	assert_int_equal(ok, 4);
+	assert_int_equal(nf, 1);
+	/* request_many from another thread than the client's, and WATCH refused */
+	srv.barrier = 0;
+	struct kube_request reqs[2] = {
+	        {.verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = "d", .name = "a"},
+	        {.verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = "d", .name = "a/b"}};
+	struct kube_response resps[2];
+	size_t order[2];
+	assert_int_equal(kube_client_request_many(c, reqs, 2, resps, order), 0);
+	assert_int_equal(resps[0].error.err, 0);
+	assert_int_equal(resps[0].http_code, 200);
+	assert_int_equal(resps[1].error.err, -EINVAL);
+	assert_int_equal(order[0], 1); /* never sent: finished first */
+	kube_response_clear(&resps[0]);
+	kube_response_clear(&resps[1]);
+	struct kube_request w = {.verb = KUBE_WATCH, .version = "v1", .resource = "pods"};
+	struct kube_response wr;
+	assert_int_equal(kube_client_request(c, &w, share_event, NULL, &wr), -EINVAL);
+	assert_int_equal(srv.n_req, 6);
+	kube_client_free(c); /* stops the client's thread */
+	server_stop();
+}
+
 /* Two clients on one shared bucket (kube/limiter.h, as two worker processes of one controller):
  * after the first client spent the burst, the second one waits for a slot too. */
 static void test_shared_limiter(void **state)
@@ -1376,6 +1457,7 @@ int main(void)
 	        cmocka_unit_test(test_request_many),
 	        cmocka_unit_test(test_request_many_limiter),
 	        cmocka_unit_test(test_shared_limiter),
+	        cmocka_unit_test(test_share_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
