@@ -9,12 +9,17 @@
  *   seq    one blocking request at a time (kube_client_request), as a GC process made them
  *   many   batches of 20 in flight (kube_client_request_many: upstream's 20 GC workers)
  *   pb     the many shape with protobuf create bodies and answers
+ *   threads  20 threads, each with its own client and connection, one blocking request at a
+ *            time each (the garbage collector's lanes before kube_client_share_threads)
+ *   shared   20 threads, one blocking request at a time each, on one client shared with
+ *            kube_client_share_threads (the garbage collector's lanes now)
  * and prints the CPU time of this process (user + system, getrusage) per request, and the
  * wall-clock rate. The apiserver's own CPU is not in these numbers (kcmd bench measures it).
  *
  *   eval $(tests/cluster/cluster env); build/t/kube/bench/bench-requests [N]
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +154,75 @@ static double run_delete(size_t n, int shape, double *rate)
 	return (cpu_us() - c0) / (double)n;
 }
 
+/* ---- the threaded shapes: BATCH threads, blocking requests ---------------------------------- */
+struct th_arg {
+	struct kube_client *c;
+	size_t t, n;
+	bool create;
+	int err;
+};
+
+static void *th_main(void *arg)
+{
+	struct th_arg *a = arg;
+	struct kube_owner_ref ref = {.api_version = "apps/v1",
+	                             .kind = "ReplicaSet",
+	                             .name = "bench",
+	                             .uid = "6b1c7d0e-0000-4000-8000-000000000001",
+	                             .controller = 1,
+	                             .block_owner_deletion = 1};
+	for (size_t i = a->t; i < a->n && !a->err; i += BATCH) {
+		char *body = NULL;
+		struct kube_request req = {.version = "v1", .resource = "pods", .ns = ns};
+		struct kube_response resp;
+		if (a->create) {
+			if (kube_encode_pod_from_template(TEMPLATE, sizeof(TEMPLATE) - 1, "bench",
+			                                  &ref, &body) < 0)
+				return a->err = -ENOMEM, NULL;
+			req.verb = KUBE_CREATE;
+			req.body = body;
+			req.body_len = strlen(body);
+		} else {
+			req.verb = KUBE_DELETE;
+			req.name = names[i];
+			req.propagation_policy = "Background";
+		}
+		int r = kube_client_request(a->c, &req, NULL, NULL, &resp);
+		if (r < 0 || (a->create && created_name(&resp, i) < 0))
+			a->err = r < 0 ? r : -EBADMSG;
+		if (!a->create)
+			free(names[i]);
+		kube_response_clear(&resp);
+		free(body);
+	}
+	return NULL;
+}
+
+/* shape 3: a client per thread (clients[t]); shape 4: clients[0] shared */
+static double run_threads(size_t n, struct kube_client **clients, bool shared, bool create,
+                          double *rate)
+{
+	double c0 = cpu_us(), w0 = wall_s();
+	struct th_arg a[BATCH];
+	pthread_t th[BATCH];
+	for (size_t t = 0; t < BATCH; t++) {
+		a[t] = (struct th_arg){
+		        .c = clients[shared ? 0 : t], .t = t, .n = n, .create = create};
+		if (pthread_create(&th[t], NULL, th_main, &a[t]) != 0)
+			exit(1);
+	}
+	for (size_t t = 0; t < BATCH; t++) {
+		pthread_join(th[t], NULL);
+		if (a[t].err < 0) {
+			fprintf(stderr, "%s failed: %s\n", create ? "create" : "delete",
+			        strerror(-a[t].err));
+			exit(1);
+		}
+	}
+	*rate = (double)n / (wall_s() - w0);
+	return (cpu_us() - c0) / (double)n;
+}
+
 int main(int argc, char **argv)
 {
 	if (!getenv("KCMD_TEST_SERVER")) {
@@ -194,6 +268,31 @@ int main(int argc, char **argv)
 		printf("bench: kube.req_delete_%s_cpu_us %.1f us\n", shape_name[s], c);
 		printf("bench: kube.req_delete_%s_per_s %.0f req/s\n", shape_name[s], rate);
 	}
+	/* the threaded shapes: JSON clients, as the garbage collector's (its GETs alone ask
+	 * protobuf); each client's connection and TLS set up before the clock starts */
+	struct kube_client *clients[BATCH + 1];
+	co.content_type = NULL;
+	for (size_t t = 0; t <= BATCH; t++)
+		if (kube_client_new(&co, &clients[t]) < 0)
+			return 1;
+	if (kube_client_share_threads(clients[BATCH]) < 0)
+		return 1;
+	run_threads(BATCH * 2, clients, false, true, &rate);
+	run_threads(BATCH * 2, clients, false, false, &rate);
+	run_threads(BATCH * 2, &clients[BATCH], true, true, &rate);
+	run_threads(BATCH * 2, &clients[BATCH], true, false, &rate);
+	static const char *const th_name[] = {"threads", "shared"};
+	for (int s = 0; s < 2; s++) {
+		struct kube_client **cs = s ? &clients[BATCH] : clients;
+		double c = run_threads(n, cs, s == 1, true, &rate);
+		printf("bench: kube.req_create_%s_cpu_us %.1f us\n", th_name[s], c);
+		printf("bench: kube.req_create_%s_per_s %.0f req/s\n", th_name[s], rate);
+		c = run_threads(n, cs, s == 1, false, &rate);
+		printf("bench: kube.req_delete_%s_cpu_us %.1f us\n", th_name[s], c);
+		printf("bench: kube.req_delete_%s_per_s %.0f req/s\n", th_name[s], rate);
+	}
+	for (size_t t = 0; t <= BATCH; t++)
+		kube_client_free(clients[t]);
 	r = (struct kube_request){
 	        .verb = KUBE_DELETE, .version = "v1", .resource = "namespaces", .name = ns};
 	kube_client_request(cl, &r, NULL, NULL, &resp);
