@@ -1636,6 +1636,7 @@ struct kube_mux {
 	pthread_mutex_t mu;
 	struct mux_job *head, *tail; /* submitted, not started yet */
 	bool stop;
+	bool sleeping; /* the server is in (or about to enter) its poll: a submission wakes it */
 };
 
 static bool mux_is_server(const struct kube_mux *m)
@@ -1693,7 +1694,10 @@ static int mux_run(struct kube_mux *m, const struct kube_request *reqs, size_t n
 		else
 			m->head = &j;
 		m->tail = &j;
-		curl_multi_wakeup(m->c->multi);
+		if (m->sleeping) { /* a busy server takes the job before it polls again */
+			m->sleeping = false;
+			curl_multi_wakeup(m->c->multi);
+		}
 		while (j.left)
 			pthread_cond_wait(&j.cv, &m->mu);
 	}
@@ -1719,6 +1723,7 @@ static void *mux_main(void *arg)
 		struct mux_job *j = m->head;
 		bool stop = m->stop;
 		m->head = m->tail = NULL;
+		m->sleeping = false;
 		pthread_mutex_unlock(&m->mu);
 		while (j) {
 			struct mux_job *next = j->next;
@@ -1744,6 +1749,7 @@ static void *mux_main(void *arg)
 		drain(c);
 		pthread_mutex_lock(&m->mu);
 		bool more = m->head || (m->stop && !stop);
+		m->sleeping = !more; /* from here on a submission wakes the poll below */
 		pthread_mutex_unlock(&m->mu);
 		if (more)
 			continue;
