@@ -21,14 +21,10 @@
  *   after 30 s anyway (monitors_synced / wait_for_monitors).
  *
  *   The API client is the GC's own, as kube-controller-manager builds one for it: named
- *   generic-garbage-collector, one per process and shared by its lanes
- *   (kube_client_share_threads: the lanes' requests are in flight together on one HTTP/2
- *   connection, as upstream's 20 workers share one client; a connection per lane cost about
- *   twice the CPU per request, docs/benchmarks.md "The request path") (User-Agent kcmd/<version>
- * (<process>/generic-garbage-collector)), rate-limited at 2x --kube-api-qps with burst
- * --kube-api-burst by one token bucket that all GC processes share (limiter.h, KCMD_GC_LIMITER_FD
- * from the manager; a private bucket without it). The client itself has no limiter, so the shared
- * bucket is the only one.
+ *   generic-garbage-collector (User-Agent kcmd/<version> (<process>/generic-garbage-collector)),
+ *   rate-limited at 2x --kube-api-qps with burst --kube-api-burst by one token bucket that all GC
+ *   processes share (limiter.h, KCMD_GC_LIMITER_FD from the manager; a private bucket without
+ *   it). The client itself has no limiter, so the shared bucket is the only one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -98,8 +94,6 @@ struct gcc {
 	pthread_mutex_t prod_lock;
 	struct gc_lane lanes[GC_MAX_LANES - 1];
 	size_t n_lanes;
-	bool kc_shared;  /* kube_client_share_threads(kc) succeeded: the lanes use kc */
-	bool lane_stuck; /* a lane was left in a request at exit: kc is not freed */
 	atomic_bool stop;
 };
 
@@ -317,8 +311,7 @@ static void gcc_fini(void *state)
 	ipc_queue_free(c->changes_producer);
 	gc_arena_view_release(&c->view);
 	gc_absent_cache_free(c->absent);
-	if (!c->lane_stuck)
-		kube_client_free(c->kc);
+	kube_client_free(c->kc);
 	kube_limiter_free(c->limiter);
 	free(c->merged.res);
 	kube_object_free(c->core);
@@ -506,11 +499,11 @@ static int lane_init(struct gcc *c, struct gc_lane *l, int arena_fd, int queue_f
 	l->c = c;
 	if ((r = shm_reader_open(arena_fd, &l->arena)) < 0 ||
 	    (r = gc_absent_cache_new(GC_ABSENT_CACHE_SIZE, &l->absent)) < 0 ||
-	    (!c->kc_shared && (r = gc_kube_client(c, &l->kc)) < 0) ||
+	    (r = gc_kube_client(c, &l->kc)) < 0 ||
 	    (r = ipc_queue_attach(&l->q, queue_fd, IPC_QUEUE_WORKER, 1)) < 0)
 		return r;
 	gc_arena_view_init(&l->view, l->arena);
-	gc_kube_api_init(&l->api, c->kc_shared ? c->kc : l->kc, &c->merged);
+	gc_kube_api_init(&l->api, l->kc, &c->merged);
 	l->api.limiter = c->limiter;
 	l->api.virtual_delete = on_virtual_delete;
 	l->api.attempt_to_delete = on_attempt_to_delete;
@@ -529,13 +522,6 @@ static void start_lanes(struct gcc *c)
 	        c->ctx->flags ? kcmd_flag_int(c->ctx->flags, "concurrent-gc-syncs") : 1);
 	int afd = kcmd_env_fd("KCMD_ARENA_FD"), qfd = kcmd_env_queue_fd("gc-attempt-to-delete");
 
-	if (want > 1 && afd >= 0 && qfd >= 0) {
-		int r = kube_client_share_threads(c->kc);
-		if (r < 0) /* each lane makes a client of its own instead */
-			log_warning("garbage collector: one client for the lanes: %s",
-			            strerror(-r));
-		c->kc_shared = r == 0;
-	}
 	for (int i = 0; i + 1 < want && afd >= 0 && qfd >= 0; i++) {
 		struct gc_lane *l = &c->lanes[c->n_lanes];
 		int r = lane_init(c, l, afd, qfd);
@@ -565,7 +551,6 @@ static void stop_lanes(struct gcc *c)
 		struct gc_lane *l = &c->lanes[i];
 		if (l->started && pthread_timedjoin_np(l->th, NULL, &dl) != 0) {
 			log_warning("garbage collector: a lane is still in a request at exit");
-			c->lane_stuck = c->lane_stuck || c->kc_shared;
 			continue;
 		}
 		lane_free(l);
