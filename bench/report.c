@@ -208,8 +208,10 @@ static const char *object_area(const char *workload)
 {
 	return !strcmp(workload, "deployments")  ? "deployment"
 	       : !strcmp(workload, "jobs")       ? "job"
-	       : !strcmp(workload, "daemonsets") ? "daemonset"
-	                                         : NULL;
+	       : !strcmp(workload, "daemonsets")     ? "daemonset"
+	       : !strcmp(workload, "namespaces")     ? "namespace"
+	       : !strcmp(workload, "endpointslices") ? "endpointslice"
+	                                             : NULL;
 }
 
 void bench_report_lines(FILE *f, const struct bench_report *r)
