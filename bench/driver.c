@@ -147,8 +147,8 @@ struct bench {
 	 * the sums are in rsstate s_replicas (endpoints), s_ready (ready ones), s_desired (those
 	 * naming a pod the churn replaces) */
 	struct bench_podmap slices;
-	int churn_n;  /* pods replaced per Service: pods r<run>-<svc>-<k>, k < churn_n */
-	bool no_old;  /* churn: a slice naming a replaced pod is not converged */
+	int churn_n; /* pods replaced per Service: pods r<run>-<svc>-<k>, k < churn_n */
+	bool no_old; /* churn: a slice naming a replaced pod is not converged */
 };
 
 static double now_s(void)
@@ -1451,13 +1451,14 @@ static int do_obj_delete(struct pacer *p, struct kube_client *kc, int i)
 	return write_obj(p, kc, i, 2);
 }
 
-/* ---- namespaces, endpointslices: the driver's writes ------------------------------------------- */
+/* ---- namespaces, endpointslices: the driver's writes -------------------------------------------
+ */
 
 /* One request; a create that finds the object (a retry that had landed) and a delete that does
  * not (gone already) count as done. */
 static int simple_write(struct bench *b, struct kube_client *kc, enum kube_verb verb,
-                        const char *group, const char *resource, const char *ns,
-                        const char *name, const char *body, bool grace0)
+                        const char *group, const char *resource, const char *ns, const char *name,
+                        const char *body, bool grace0)
 {
 	struct kube_request rq = {.verb = verb,
 	                          .group = group,
@@ -1562,8 +1563,8 @@ static int do_svc(struct pacer *p, struct kube_client *kc, int i, bool create)
 	    "\"selector\":{\"" LABEL_RS "\":\"%s\"},\"ports\":[{\"name\":\"http\","
 	    "\"port\":80,\"targetPort\":8080}]}}",
 	    name, name);
-	return simple_write(b, kc, create ? KUBE_CREATE : KUBE_DELETE, NULL, "services", ns,
-	                    name, create ? body : NULL, false);
+	return simple_write(b, kc, create ? KUBE_CREATE : KUBE_DELETE, NULL, "services", ns, name,
+	                    create ? body : NULL, false);
 }
 
 static int do_svc_create(struct pacer *p, struct kube_client *kc, int i)
@@ -2114,9 +2115,9 @@ static void force_cleanup(struct bench *b)
 		char ns[48];
 		ns_name(i, ns, sizeof(ns));
 		/* the workload objects first (no controller recreates pods after), pods last */
-		const char *res[] = {"deployments", "daemonsets", "jobs", "replicasets",
-		                     "services",    "pods"};
-		const char *api[] = {"apis/apps/v1",  "apis/apps/v1", "apis/batch/v1",
+		const char *res[] = {"deployments", "daemonsets", "jobs",
+		                     "replicasets", "services",   "pods"};
+		const char *api[] = {"apis/apps/v1", "apis/apps/v1", "apis/batch/v1",
 		                     "apis/apps/v1", "api/v1",       "api/v1"};
 		for (int k = 0; k < 6; k++) {
 			struct kube_request rq = {.verb = KUBE_DELETE,
@@ -2155,9 +2156,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
 
 	bool objs = bench_workload_objects(o->workload) || bench_workload_issue17(o->workload);
-	long maxrs = objs            ? bench_object_count(o)
-	             : o->rs_count ? o->rs_count
-	                           : o->target_pods + 64;
+	long maxrs = objs ? bench_object_count(o) : o->rs_count ? o->rs_count : o->target_pods + 64;
 	sizes = calloc((size_t)maxrs, sizeof(int));
 	if (sizes && bench_workload_issue17(o->workload)) {
 		/* per namespace: its pods; per Service: its pods */
@@ -2178,8 +2177,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 			                                             (long)i * o->job_completions
 			                                   : o->job_completions);
 	}
-	if (!sizes || (!objs &&
-	               (n = bench_load_plan(o, sizes, (int)maxrs)) <= 0)) {
+	if (!sizes || (!objs && (n = bench_load_plan(o, sizes, (int)maxrs)) <= 0)) {
 		free(sizes);
 		fmt(run->error, sizeof(run->error), "cannot plan the workload");
 		return -EINVAL;

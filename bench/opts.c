@@ -8,9 +8,9 @@
 
 #include "bench/opts.h"
 
-static const char *const workloads[] = {"load",       "ramp",       "failover",
+static const char *const workloads[] = {"load",       "ramp",        "failover",
                                         "restart",    "deployments", "jobs",
-                                        "daemonsets", "namespaces", "endpointslices"};
+                                        "daemonsets", "namespaces",  "endpointslices"};
 
 const char *bench_workload_name(enum bench_workload w)
 {

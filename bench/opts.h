@@ -16,10 +16,10 @@ enum bench_workload {
 	BENCH_RAMP,
 	BENCH_FAILOVER,
 	BENCH_RESTART,
-	BENCH_DEPLOYMENTS, /* issue 16: Deployments, their rollout, delete */
-	BENCH_JOBS,        /* a wave of Job completions, delete */
-	BENCH_DAEMONSETS,  /* DaemonSets over simulated nodes, their rolling update, delete */
-	BENCH_NAMESPACES,  /* issue 17: namespaces full of objects, all deleted at once */
+	BENCH_DEPLOYMENTS,    /* issue 16: Deployments, their rollout, delete */
+	BENCH_JOBS,           /* a wave of Job completions, delete */
+	BENCH_DAEMONSETS,     /* DaemonSets over simulated nodes, their rolling update, delete */
+	BENCH_NAMESPACES,     /* issue 17: namespaces full of objects, all deleted at once */
 	BENCH_ENDPOINTSLICES, /* issue 17: Services x pods, EndpointSlices through pod churn */
 };
 
@@ -67,13 +67,13 @@ struct bench_opts {
 	bool plot;
 	bool help;
 	/* deployments, jobs, daemonsets */
-	int deployments;                                    /* Deployments (default 1000) */
-	int replicas;                                       /* replicas per Deployment (10) */
-	long completions;                                   /* Job completions in all (10000) */
-	int job_completions;                                /* spec.completions per Job (10) */
-	int parallelism;                                    /* spec.parallelism per Job (10) */
-	int nodes;                                          /* simulated nodes (daemonsets: 1000) */
-	int daemonsets;                                     /* DaemonSets (1) */
+	int deployments;     /* Deployments (default 1000) */
+	int replicas;        /* replicas per Deployment (10) */
+	long completions;    /* Job completions in all (10000) */
+	int job_completions; /* spec.completions per Job (10) */
+	int parallelism;     /* spec.parallelism per Job (10) */
+	int nodes;           /* simulated nodes (daemonsets: 1000) */
+	int daemonsets;      /* DaemonSets (1) */
 	/* namespaces, endpointslices */
 	int ns_objects;       /* objects per namespace (namespaces: 200) */
 	int services;         /* Services (endpointslices: 1000) */
