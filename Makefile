@@ -252,6 +252,16 @@ bench-workloads: deps all
 	$(B)/bin/kcmd bench --workload=deployments $(BENCH_WL_ARGS) --output=$(B)/bench/deployments.json --update-doc=docs/benchmarks.md
 	$(B)/bin/kcmd bench --workload=jobs $(BENCH_WL_ARGS) --output=$(B)/bench/jobs.json --update-doc=docs/benchmarks.md
 	$(B)/bin/kcmd bench --workload=daemonsets $(BENCH_WL_ARGS) --output=$(B)/bench/daemonsets.json --update-doc=docs/benchmarks.md
+# Issue 17's cluster-controller figures, the same way: bench-cluster-short (10 namespaces x 50
+# objects; 20 Services x 20 pods), bench-cluster (the issue's sizes: 100 namespaces x 200
+# objects; 1,000 Services x 100 pods), which updates docs/benchmarks.md.
+.PHONY: bench-cluster-short bench-cluster
+bench-cluster-short: deps all
+	$(B)/bin/kcmd bench --workload=namespaces --namespaces=10 --objects-per-namespace=50 $(BENCH_WL_SHORT_ARGS) --output=$(B)/bench/namespaces-short.json
+	$(B)/bin/kcmd bench --workload=endpointslices --services=20 --pods-per-service=20 $(BENCH_WL_SHORT_ARGS) --output=$(B)/bench/endpointslices-short.json
+bench-cluster: deps all
+	$(B)/bin/kcmd bench --workload=namespaces $(BENCH_WL_ARGS) --output=$(B)/bench/namespaces.json --update-doc=docs/benchmarks.md
+	$(B)/bin/kcmd bench --workload=endpointslices $(BENCH_WL_ARGS) --output=$(B)/bench/endpointslices.json --update-doc=docs/benchmarks.md
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------------------------
 # A fuzz target is built with its module's sources (and their dependencies') in one clang run so
@@ -319,13 +329,19 @@ clean:
 # becomes debian/) made in a temporary directory outside build/ (the .d dependency files and the
 # *.d directories of a package tree must not reach this Makefile's -include), then runs lintian
 # (overrides and their reasons: packaging/debian/).
+# The Go helper kcmd-vapcheck is built here, in the source tree, before dpkg-buildpackage (it needs
+# Go modules through the Go proxy, which a package build must not fetch), and handed to
+# debian/rules as prebuilt/kcmd-vapcheck; without Go `make deb` stops and says so.
 # `make test-packaging` (slow, not part of check) builds it and checks the installed package.
 .PHONY: deb test-packaging
 deb: deps
+	@test -n "$(GO)" || { echo "make deb: Go is needed to build kcmd-vapcheck (not found on PATH)" >&2; exit 1; }
+	+$(MAKE) $(B)/bin/kcmd-vapcheck
 	+@set -e; tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/kcmd-deb.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \
 	src=$$tmp/kcmd-$(VERSION); mkdir -p "$$src" $(B)/deb; \
 	tar -cf - --exclude=./build --exclude=./.git . | tar -xf - -C "$$src"; \
 	cp -a packaging/debian "$$src/debian"; \
+	mkdir -p "$$src/prebuilt"; cp $(B)/bin/kcmd-vapcheck "$$src/prebuilt/kcmd-vapcheck"; \
 	(cd "$$src" && dpkg-buildpackage -us -uc -b); \
 	rm -f $(B)/deb/kcmd*_$(VERSION)_*; mv "$$tmp"/kcmd*_$(VERSION)_* $(B)/deb/
 	lintian --info --fail-on error,warning $(B)/deb/kcmd_$(VERSION)_*.changes

@@ -83,6 +83,7 @@ struct rsstate {
 	 * and desiredNumberScheduled */
 	int s_replicas, s_updated, s_ready, s_available, s_desired;
 	bool complete; /* Job: condition Complete True */
+	bool exists;   /* namespaces: the namespace (this object) is in the driver's watch */
 };
 
 /* A pod binding the driver sends for a DaemonSet pod (the scheduler's job; see on_pod). */
@@ -141,6 +142,13 @@ struct bench {
 	pthread_cond_t bind_cv;
 	atomic_long binds_done, bind_errors;
 	int objs_done; /* objects done at the last convergence check (mu) */
+
+	/* endpointslices: the driver's view of the slices (mu), keyed "<ns>/<name>"; per Service
+	 * the sums are in rsstate s_replicas (endpoints), s_ready (ready ones), s_desired (those
+	 * naming a pod the churn replaces) */
+	struct bench_podmap slices;
+	int churn_n; /* pods replaced per Service: pods r<run>-<svc>-<k>, k < churn_n */
+	bool no_old; /* churn: a slice naming a replaced pod is not converged */
 };
 
 static double now_s(void)
@@ -703,6 +711,108 @@ static void on_rs(struct bench *b, const char *type, const cJSON *obj)
 	pthread_mutex_unlock(&b->mu);
 }
 
+/* namespaces: the namespaces of the workload (named r<run>-<i>, labelled LABEL). */
+static void on_ns(struct bench *b, const char *type, const cJSON *obj)
+{
+	int run, idx;
+
+	if (!parse_rs_name(jstr(obj, "metadata", "name", NULL), &run, &idx))
+		return;
+	pthread_mutex_lock(&b->mu);
+	struct rsstate *r = rs_of(b, run, idx);
+	if (r)
+		r->exists = strcmp(type, "DELETED") != 0;
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void reset_ns(struct bench *b)
+{
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < b->n_rs; i++)
+		b->rs[i].exists = false;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* endpointslices: a pod name r<run>-<svc>-<k> with k < churn_n (one the churn replaces; the
+ * replacements are r<run>-<svc>-c<k>) */
+static bool old_pod_name(const struct bench *b, const char *name)
+{
+	const char *dash = name ? strrchr(name, '-') : NULL;
+	if (!dash || dash[1] < '0' || dash[1] > '9')
+		return false;
+	char *end;
+	long k = strtol(dash + 1, &end, 10);
+	return !*end && k < b->churn_n;
+}
+
+static void slice_account(struct bench *b, const struct bench_pod *e, int sign)
+{
+	struct rsstate *r = rs_of(b, e->run, e->rs);
+	if (!r)
+		return;
+	r->s_replicas += sign * e->ep_total;
+	r->s_ready += sign * e->ep_ready;
+	r->s_desired += sign * e->ep_old;
+}
+
+/* endpointslices: one EndpointSlice of a bench Service (the controller copies the Service's
+ * labels, LABEL among them, and adds kubernetes.io/service-name). */
+static void on_slice(struct bench *b, const char *type, const cJSON *obj)
+{
+	const char *ns = jstr(obj, "metadata", "namespace", NULL),
+	           *name = jstr(obj, "metadata", "name", NULL);
+	int run, idx;
+	char key[512];
+
+	if (!ns || !name ||
+	    !parse_rs_name(jstr(obj, "metadata", "labels", "kubernetes.io/service-name"), &run,
+	                   &idx))
+		return;
+	fmt(key, sizeof(key), "%s/%s", ns, name);
+	int total = 0, ready = 0, old = 0;
+	const cJSON *ep;
+	cJSON_ArrayForEach(ep, cJSON_GetObjectItemCaseSensitive(obj, "endpoints"))
+	{
+		const cJSON *rd = cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(ep, "conditions"), "ready");
+		total++;
+		if (cJSON_IsTrue(rd))
+			ready++;
+		if (old_pod_name(b, jstr(ep, "targetRef", "name", NULL)))
+			old++;
+	}
+	pthread_mutex_lock(&b->mu);
+	struct bench_pod *e = bench_podmap_get(&b->slices, key);
+	if (e)
+		slice_account(b, e, -1);
+	if (!strcmp(type, "DELETED")) {
+		if (e)
+			bench_podmap_del(&b->slices, e);
+	} else {
+		bool added;
+		if (!e)
+			e = bench_podmap_put(&b->slices, key, &added);
+		if (e) {
+			e->run = (int16_t)run;
+			e->rs = idx;
+			e->ep_total = total;
+			e->ep_ready = ready;
+			e->ep_old = old;
+			slice_account(b, e, +1);
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void reset_slices(struct bench *b)
+{
+	pthread_mutex_lock(&b->mu);
+	bench_podmap_clear(&b->slices);
+	for (int i = 0; i < b->n_rs; i++)
+		b->rs[i].s_replicas = b->rs[i].s_ready = b->rs[i].s_desired = 0;
+	pthread_mutex_unlock(&b->mu);
+}
+
 static void reset_view(struct bench *b)
 {
 	/* a relist: forget and rebuild (counters of adds/deletes stay) */
@@ -722,6 +832,7 @@ struct watcher {
 	struct bench *b;
 	const char *group, *resource;
 	void (*on_obj)(struct bench *, const char *, const cJSON *);
+	void (*reset)(struct bench *); /* before a relist (NULL: nothing to forget) */
 	bool pods;
 	char rv[64];
 	bool relist;
@@ -801,6 +912,8 @@ static void *watch_thread(void *arg)
 		if (w->relist) {
 			if (w->pods)
 				reset_view(w->b);
+			if (w->reset)
+				w->reset(w->b);
 			if (list_all(w, kc) < 0) {
 				if (++fails > 30)
 					w->b->watch_failed = true;
@@ -1338,10 +1451,195 @@ static int do_obj_delete(struct pacer *p, struct kube_client *kc, int i)
 	return write_obj(p, kc, i, 2);
 }
 
+/* ---- namespaces, endpointslices: the driver's writes -------------------------------------------
+ */
+
+/* One request; a create that finds the object (a retry that had landed) and a delete that does
+ * not (gone already) count as done. */
+static int simple_write(struct bench *b, struct kube_client *kc, enum kube_verb verb,
+                        const char *group, const char *resource, const char *ns, const char *name,
+                        const char *body, bool grace0)
+{
+	struct kube_request rq = {.verb = verb,
+	                          .group = group,
+	                          .version = "v1",
+	                          .resource = resource,
+	                          .ns = ns,
+	                          .name = verb == KUBE_CREATE ? NULL : name,
+	                          .body = body,
+	                          .body_len = body ? strlen(body) : 0,
+	                          .propagation_policy = verb == KUBE_DELETE ? "Background" : NULL,
+	                          .grace_period_seconds = 0,
+	                          .has_grace_period = grace0};
+	struct kube_response resp = {0};
+	(void)b;
+	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+	if (r < 0 && ((verb == KUBE_CREATE && resp.http_code == 409) ||
+	              (verb == KUBE_DELETE && resp.http_code == 404)))
+		r = 0;
+	if (r < 0)
+		say("warning: %s %s %s/%s: HTTP %d (%s)", verb == KUBE_CREATE ? "create" : "delete",
+		    resource, ns ? ns : "", name, resp.http_code, strerror(-r));
+	kube_response_clear(&resp);
+	return r;
+}
+
+/* A bench pod: labels LABEL and LABEL_RS=owner (the driver's pod watch counts it under owner) */
+static void pod_body(char *body, size_t n, const char *name, const char *owner)
+{
+	fmt(body, n,
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+	    "\"labels\":{\"" LABEL "\":\"1\",\"" LABEL_RS "\":\"%s\"}},\"spec\":{"
+	    "\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/bench:1\","
+	    "\"ports\":[{\"containerPort\":8080}]}]}}",
+	    name, owner);
+}
+
+/* namespaces: namespace i is r<run>-<i>, labelled LABEL */
+static int do_ns_create(struct pacer *p, struct kube_client *kc, int i)
+{
+	char name[32], body[256];
+	rs_name(p->b->cur_run, i, name, sizeof(name));
+	fmt(body, sizeof(body),
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\","
+	    "\"labels\":{\"" LABEL "\":\"1\"}}}",
+	    name);
+	return simple_write(p->b, kc, KUBE_CREATE, NULL, "namespaces", NULL, name, body, false);
+}
+
+static int do_ns_delete(struct pacer *p, struct kube_client *kc, int i)
+{
+	char name[32];
+	rs_name(p->b->cur_run, i, name, sizeof(name));
+	return simple_write(p->b, kc, KUBE_DELETE, NULL, "namespaces", NULL, name, NULL, false);
+}
+
+/* namespaces: object k of namespace i / ns_objects (bench_ns_kind says which kind) */
+static int do_ns_object(struct pacer *p, struct kube_client *kc, int i)
+{
+	struct bench *b = p->b;
+	int per = b->o.ns_objects, nsi = i / per, k = i % per;
+	const char *kind = bench_ns_kind(&b->o, k);
+	char ns[32], name[32], body[1024];
+
+	rs_name(b->cur_run, nsi, ns, sizeof(ns));
+	fmt(name, sizeof(name), "o%d", k);
+	if (!strcmp(kind, "pods"))
+		pod_body(body, sizeof(body), name, ns);
+	else if (!strcmp(kind, "configmaps"))
+		fmt(body, sizeof(body),
+		    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+		    "\"%s\",\"labels\":{\"" LABEL "\":\"1\"}},\"data\":{\"k\":\"%0128d\"}}",
+		    name, k);
+	else if (!strcmp(kind, "secrets"))
+		fmt(body, sizeof(body),
+		    "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+		    "\"%s\",\"labels\":{\"" LABEL "\":\"1\"}},\"stringData\":{\"k\":"
+		    "\"%0128d\"}}",
+		    name, k);
+	else
+		/* headless: the test cluster's Service range is a /24 */
+		fmt(body, sizeof(body),
+		    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
+		    "\"%s\",\"labels\":{\"" LABEL "\":\"1\"}},\"spec\":{\"clusterIP\":"
+		    "\"None\",\"selector\":{\"" LABEL_RS "\":\"%s\"},\"ports\":[{\"port\":"
+		    "80,\"targetPort\":8080}]}}",
+		    name, ns);
+	return simple_write(b, kc, KUBE_CREATE, NULL, kind, ns, name, body, false);
+}
+
+/* endpointslices: Service i is r<run>-<i> in namespace kcmd-bench-<i % namespaces>, headless
+ * (the test cluster's Service range is a /24), selecting LABEL_RS=r<run>-<i> */
+static int do_svc(struct pacer *p, struct kube_client *kc, int i, bool create)
+{
+	struct bench *b = p->b;
+	char ns[32], name[32], body[1024];
+
+	rs_name(b->cur_run, i, name, sizeof(name));
+	ns_name(i % b->o.namespaces, ns, sizeof(ns));
+	fmt(body, sizeof(body),
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\","
+	    "\"labels\":{\"" LABEL "\":\"1\"}},\"spec\":{\"clusterIP\":\"None\","
+	    "\"selector\":{\"" LABEL_RS "\":\"%s\"},\"ports\":[{\"name\":\"http\","
+	    "\"port\":80,\"targetPort\":8080}]}}",
+	    name, name);
+	return simple_write(b, kc, create ? KUBE_CREATE : KUBE_DELETE, NULL, "services", ns, name,
+	                    create ? body : NULL, false);
+}
+
+static int do_svc_create(struct pacer *p, struct kube_client *kc, int i)
+{
+	return do_svc(p, kc, i, true);
+}
+
+static int do_svc_delete(struct pacer *p, struct kube_client *kc, int i)
+{
+	return do_svc(p, kc, i, false);
+}
+
+/* endpointslices: pod i = Service i / pods_per_service, its pod k = i % pods_per_service */
+static int do_es_pod(struct pacer *p, struct kube_client *kc, int i)
+{
+	struct bench *b = p->b;
+	int per = b->o.pods_per_service, svc = i / per, k = i % per;
+	char ns[32], owner[32], name[64], body[1024];
+
+	rs_name(b->cur_run, svc, owner, sizeof(owner));
+	ns_name(svc % b->o.namespaces, ns, sizeof(ns));
+	fmt(name, sizeof(name), "%s-%d", owner, k);
+	pod_body(body, sizeof(body), name, owner);
+	return simple_write(b, kc, KUBE_CREATE, NULL, "pods", ns, name, body, false);
+}
+
+/* endpointslices churn: item i = Service i / churn_n, its pod k = i % churn_n: deleted (grace
+ * 0) and replaced by r<run>-<svc>-c<k> */
+static int do_es_churn(struct pacer *p, struct kube_client *kc, int i)
+{
+	struct bench *b = p->b;
+	int svc = i / b->churn_n, k = i % b->churn_n;
+	char ns[32], owner[32], name[64], body[1024];
+
+	rs_name(b->cur_run, svc, owner, sizeof(owner));
+	ns_name(svc % b->o.namespaces, ns, sizeof(ns));
+	fmt(name, sizeof(name), "%s-%d", owner, k);
+	int r = simple_write(b, kc, KUBE_DELETE, NULL, "pods", ns, name, NULL, true);
+	if (r < 0)
+		return r;
+	fmt(name, sizeof(name), "%s-c%d", owner, k);
+	pod_body(body, sizeof(body), name, owner);
+	return simple_write(b, kc, KUBE_CREATE, NULL, "pods", ns, name, body, false);
+}
+
+/* endpointslices delete: namespace i's bench pods in one DeleteCollection (grace 0) */
+static int do_es_pods_delete(struct pacer *p, struct kube_client *kc, int i)
+{
+	char ns[32], path[256];
+	ns_name(i, ns, sizeof(ns));
+	fmt(path, sizeof(path), "/api/v1/namespaces/%s/pods?labelSelector=" LABEL, ns);
+	struct kube_request rq = {.verb = KUBE_DELETE,
+	                          .version = "v1",
+	                          .resource = "pods",
+	                          .ns = ns,
+	                          .path = path,
+	                          .grace_period_seconds = 0,
+	                          .has_grace_period = true};
+	struct kube_response resp = {0};
+	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+	if (r < 0)
+		say("warning: delete the pods of %s: HTTP %d (%s)", ns, resp.http_code,
+		    strerror(-r));
+	kube_response_clear(&resp);
+	(void)p;
+	return r;
+}
+
 /* ---- convergence
  * ------------------------------------------------------------------------------------- */
 
-enum want { W_PODS, W_NONE, W_OBJS };
+/* W_NSGONE: namespaces gone (and their pods); W_SLICES: every Service's pods Ready and its
+ * slices listing exactly them, all ready (b->no_old: none naming a replaced pod); W_SLICESGONE:
+ * no pod and no slice left */
+enum want { W_PODS, W_NONE, W_OBJS, W_NSGONE, W_SLICES, W_SLICESGONE };
 
 /* deployments, jobs, daemonsets: one object done (under mu). Deployment: the generation the
  * driver wrote observed, every replica updated, Ready and available, no old ReplicaSet's pod
@@ -1379,6 +1677,16 @@ static bool converged_locked(struct bench *b, enum want w, long *pods, long *rea
 		sum += r->want;
 		if (w == W_PODS && (r->active != r->want || r->ready != r->want || r->term))
 			ok = false;
+		if (w == W_NSGONE && r->exists)
+			ok = false;
+		if (w == W_SLICES) {
+			if (r->active == r->want && r->ready == r->want && !r->term &&
+			    r->s_replicas == r->want && r->s_ready == r->want &&
+			    (!b->no_old || !r->s_desired))
+				b->objs_done++;
+			else
+				ok = false;
+		}
 		if (w == W_OBJS) {
 			if (obj_done_locked(b, r))
 				b->objs_done++;
@@ -1389,9 +1697,13 @@ static bool converged_locked(struct bench *b, enum want w, long *pods, long *rea
 	*pods = b->run_pods[run];
 	*ready = b->run_ready[run];
 	*term = b->run_term[run];
-	*want_pods = w == W_NONE ? 0 : sum;
+	*want_pods = w == W_NONE || w == W_NSGONE || w == W_SLICESGONE ? 0 : sum;
 	if (w == W_NONE)
 		ok = b->run_pods[run] == 0;
+	if (w == W_NSGONE && b->run_pods[run])
+		ok = false;
+	if (w == W_SLICESGONE)
+		ok = b->run_pods[run] == 0 && b->slices.live == 0;
 	return ok;
 }
 
@@ -1429,9 +1741,20 @@ static bool wait_converged(struct bench *b, struct bench_run *run, struct pacer 
 			char qs[96] = "";
 			if (b->is_kcmd && !isnan(q))
 				fmt(qs, sizeof(qs), " queue %.0f", q);
-			if (w == W_OBJS)
+			if (w == W_OBJS || w == W_SLICES)
 				fmt(qs + strlen(qs), sizeof(qs) - strlen(qs), " done %d/%d", objs,
 				    b->n_rs);
+			if (w == W_NSGONE || w == W_SLICESGONE) {
+				int left = 0;
+				pthread_mutex_lock(&b->mu);
+				for (int i = 0; i < b->n_rs; i++)
+					left += b->rs[i].exists;
+				if (w == W_SLICESGONE)
+					left = (int)b->slices.live;
+				pthread_mutex_unlock(&b->mu);
+				fmt(qs + strlen(qs), sizeof(qs) - strlen(qs), " %s left %d",
+				    w == W_NSGONE ? "namespaces" : "slices", left);
+			}
 			if (b->o.workload == BENCH_DAEMONSETS)
 				fmt(qs + strlen(qs), sizeof(qs) - strlen(qs),
 				    " binds %ld (%ld errors)", (long)atomic_load(&b->binds_done),
@@ -1473,6 +1796,12 @@ static const char *controllers_of(const struct bench_opts *o)
 		return "job-controller,garbage-collector-controller";
 	case BENCH_DAEMONSETS:
 		return "daemonset-controller,garbage-collector-controller";
+	case BENCH_NAMESPACES:
+		return "namespace-controller";
+	case BENCH_ENDPOINTSLICES:
+		/* kcm runs both by default; the garbage collector removes a deleted Service's
+		 * slices (their owner) */
+		return "endpointslice-controller,endpoints-controller,garbage-collector-controller";
 	default:
 		return "replicaset-controller,garbage-collector-controller";
 	}
@@ -1786,10 +2115,11 @@ static void force_cleanup(struct bench *b)
 		char ns[48];
 		ns_name(i, ns, sizeof(ns));
 		/* the workload objects first (no controller recreates pods after), pods last */
-		const char *res[] = {"deployments", "daemonsets", "jobs", "replicasets", "pods"};
+		const char *res[] = {"deployments", "daemonsets", "jobs",
+		                     "replicasets", "services",   "pods"};
 		const char *api[] = {"apis/apps/v1", "apis/apps/v1", "apis/batch/v1",
-		                     "apis/apps/v1", "api/v1"};
-		for (int k = 0; k < 5; k++) {
+		                     "apis/apps/v1", "api/v1",       "api/v1"};
+		for (int k = 0; k < 6; k++) {
 			struct kube_request rq = {.verb = KUBE_DELETE,
 			                          .version = "v1",
 			                          .resource = res[k],
@@ -1797,7 +2127,7 @@ static void force_cleanup(struct bench *b)
 			                          .path = NULL,
 			                          .propagation_policy = "Background",
 			                          .grace_period_seconds = 0,
-			                          .has_grace_period = k == 4};
+			                          .has_grace_period = k == 5};
 			char path[256];
 			/* deletecollection with a label selector: the raw path carries the query */
 			fmt(path, sizeof(path), "/%s/namespaces/%s/%s?labelSelector=" LABEL, api[k],
@@ -1825,11 +2155,16 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	fmt(run->mem_kind, sizeof(run->mem_kind), "%s", upstream ? "RSS" : "PSS");
 	fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
 
-	long maxrs = bench_workload_objects(o->workload) ? bench_object_count(o)
-	             : o->rs_count                       ? o->rs_count
-	                                                 : o->target_pods + 64;
+	bool objs = bench_workload_objects(o->workload) || bench_workload_issue17(o->workload);
+	long maxrs = objs ? bench_object_count(o) : o->rs_count ? o->rs_count : o->target_pods + 64;
 	sizes = calloc((size_t)maxrs, sizeof(int));
-	if (sizes && bench_workload_objects(o->workload)) {
+	if (sizes && bench_workload_issue17(o->workload)) {
+		/* per namespace: its pods; per Service: its pods */
+		n = (int)maxrs;
+		for (int i = 0; i < n; i++)
+			sizes[i] = o->workload == BENCH_NAMESPACES ? o->ns_objects / 5
+			                                           : o->pods_per_service;
+	} else if (sizes && bench_workload_objects(o->workload)) {
 		/* per object: replicas, completions (the last Job takes the rest), nodes */
 		n = (int)maxrs;
 		for (int i = 0; i < n; i++)
@@ -1842,8 +2177,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 			                                             (long)i * o->job_completions
 			                                   : o->job_completions);
 	}
-	if (!sizes || (!bench_workload_objects(o->workload) &&
-	               (n = bench_load_plan(o, sizes, (int)maxrs)) <= 0)) {
+	if (!sizes || (!objs && (n = bench_load_plan(o, sizes, (int)maxrs)) <= 0)) {
 		free(sizes);
 		fmt(run->error, sizeof(run->error), "cannot plan the workload");
 		return -EINVAL;
@@ -1867,10 +2201,12 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	/* the controller manager */
 	say("=== pass %s: %s, --kube-api-qps=%g --kube-api-burst=%d, %d %s ===", tag,
 	    run->controller, qps, burst, n,
-	    o->workload == BENCH_DEPLOYMENTS  ? "Deployments"
-	    : o->workload == BENCH_JOBS       ? "Jobs"
-	    : o->workload == BENCH_DAEMONSETS ? "DaemonSets"
-	                                      : "ReplicaSets");
+	    o->workload == BENCH_DEPLOYMENTS      ? "Deployments"
+	    : o->workload == BENCH_JOBS           ? "Jobs"
+	    : o->workload == BENCH_DAEMONSETS     ? "DaemonSets"
+	    : o->workload == BENCH_NAMESPACES     ? "namespaces"
+	    : o->workload == BENCH_ENDPOINTSLICES ? "Services"
+	                                          : "ReplicaSets");
 	pthread_mutex_lock(&b->smu);
 	b->is_kcmd = !upstream;
 	b->cpu_acc = 0;
@@ -1953,6 +2289,10 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	}
 	if (bench_workload_objects(o->workload))
 		goto objects;
+	if (o->workload == BENCH_NAMESPACES)
+		goto namespaces;
+	if (o->workload == BENCH_ENDPOINTSLICES)
+		goto endpointslices;
 	/* phase 1: create */
 	struct killer k = {.at = n / 2, .failover = failover};
 	phase_begin(b, run, o->workload == BENCH_RAMP ? "ramp" : "create", &pc);
@@ -2067,6 +2407,80 @@ objects:
 	pthread_mutex_unlock(&b->mu);
 	pacer_start(p, b, n, o->create_rate, 8, do_obj_delete, NULL);
 	ok = wait_converged(b, run, p, W_NONE, NULL, NULL) && ok;
+	phase_end(b, &pc, ok);
+	free(p);
+	goto out;
+
+namespaces:
+	/* create: the namespaces, then their objects as fast as 16 writers go, until every
+	 * write is done and every pod is Ready; delete: every namespace at once, until every
+	 * namespace is gone (the namespace controller empties each, its pods through their
+	 * graceful deletion, which the simulator finishes) */
+	phase_begin(b, run, "create", &pc);
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < n; i++)
+		rs[i].want = rs[i].size;
+	pthread_mutex_unlock(&b->mu);
+	pacer_start(p, b, n, 0, 16, do_ns_create, NULL);
+	pacer_join(p);
+	ok = atomic_load(&p->errors) == 0;
+	if (ok) {
+		pacer_start(p, b, n * o->ns_objects, 0, 16, do_ns_object, NULL);
+		ok = wait_converged(b, run, p, W_PODS, NULL, NULL) && atomic_load(&p->errors) == 0;
+	}
+	phase_end(b, &pc, ok);
+	phase_begin(b, run, "delete", &pc);
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < n; i++)
+		rs[i].want = 0;
+	pthread_mutex_unlock(&b->mu);
+	pacer_start(p, b, n, 0, 16, do_ns_delete, NULL);
+	ok = wait_converged(b, run, p, W_NSGONE, NULL, NULL) && ok;
+	phase_end(b, &pc, ok);
+	free(p);
+	goto out;
+
+endpointslices:
+	/* create: the Services, then their pods (16 writers, as fast as they go), until every
+	 * Service's slices list exactly its pods, all ready; churn: churn_n pods of every
+	 * Service deleted (grace 0) and replaced under new names, until the slices name only the
+	 * new set again, all ready; delete: the Services and the pods, until no pod and no slice
+	 * is left (the garbage collector deletes a Service's slices) */
+	phase_begin(b, run, "create", &pc);
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < n; i++)
+		rs[i].want = rs[i].size;
+	b->churn_n = bench_churn_per_service(o);
+	b->no_old = false;
+	pthread_mutex_unlock(&b->mu);
+	pacer_start(p, b, n, 0, 16, do_svc_create, NULL);
+	pacer_join(p);
+	ok = atomic_load(&p->errors) == 0;
+	if (ok) {
+		pacer_start(p, b, n * o->pods_per_service, 0, 16, do_es_pod, NULL);
+		ok = wait_converged(b, run, p, W_SLICES, NULL, NULL) &&
+		     atomic_load(&p->errors) == 0;
+	}
+	phase_end(b, &pc, ok);
+	if (ok) {
+		phase_begin(b, run, "churn", &pc);
+		pthread_mutex_lock(&b->mu);
+		b->no_old = true;
+		pthread_mutex_unlock(&b->mu);
+		pacer_start(p, b, n * b->churn_n, 0, 16, do_es_churn, NULL);
+		ok = wait_converged(b, run, p, W_SLICES, NULL, NULL) &&
+		     atomic_load(&p->errors) == 0;
+		phase_end(b, &pc, ok);
+	}
+	phase_begin(b, run, "delete", &pc);
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < n; i++)
+		rs[i].want = 0;
+	pthread_mutex_unlock(&b->mu);
+	pacer_start(p, b, n, 0, 16, do_svc_delete, NULL);
+	pacer_join(p);
+	pacer_start(p, b, o->namespaces, 0, 8, do_es_pods_delete, NULL);
+	ok = wait_converged(b, run, p, W_SLICESGONE, NULL, NULL) && ok;
 	phase_end(b, &pc, ok);
 	free(p);
 
@@ -2343,7 +2757,8 @@ static void outputs(struct bench *b, const char *json_path)
 			}
 			fclose(d);
 		}
-		const char *tag = bench_workload_objects(b->o.workload)
+		const char *tag = bench_workload_objects(b->o.workload) ||
+		                                  bench_workload_issue17(b->o.workload)
 		                          ? bench_workload_name(b->o.workload)
 		                          : NULL;
 		if (md && doc && bench_doc_splice_tag(doc, md, tag, &out) == 0 &&
@@ -2393,6 +2808,31 @@ static void describe_workload(struct bench *b)
 		    "the same holds again; `delete` until every pod is gone. Controllers: "
 		    "daemonset, garbage collector.",
 		    o->daemonsets, o->nodes);
+		break;
+	case BENCH_NAMESPACES:
+		fmt(what, sizeof(what),
+		    "%d namespaces × %d objects (%d ConfigMaps, %d Secrets, %d headless Services "
+		    "and %d pods each; %ld pods in all), written by 16 driver threads as fast as "
+		    "the apiserver takes them; `create` until every write is done and every pod "
+		    "is Ready (the driver's load, the same for both); `delete`: every namespace "
+		    "deleted at once, until every namespace is gone (its pods deleted gracefully "
+		    "and finished by the simulator). Controller: namespace.",
+		    o->namespaces, o->ns_objects, o->ns_objects * 3 / 10,
+		    o->ns_objects * 6 / 10 - o->ns_objects * 3 / 10,
+		    o->ns_objects - o->ns_objects / 5 - o->ns_objects * 6 / 10, o->ns_objects / 5,
+		    o->target_pods);
+		break;
+	case BENCH_ENDPOINTSLICES:
+		fmt(what, sizeof(what),
+		    "%d headless Services × %d pods (%ld pods) over %d namespaces, written by 16 "
+		    "driver threads as fast as the apiserver takes them; `create` until every "
+		    "Service's EndpointSlices list exactly its pods, all ready; `churn`: %d pods "
+		    "of every Service deleted (grace 0) and replaced by new ones, until the slices "
+		    "list only the new set, all ready; `delete`: the Services and the pods, until "
+		    "no pod and no slice is left. Controllers: endpointslice, endpoints (kcm runs "
+		    "both by default), garbage collector (a deleted Service's slices).",
+		    o->services, o->pods_per_service, o->target_pods, o->namespaces,
+		    bench_churn_per_service(o));
 		break;
 	default:
 		return;
@@ -2573,7 +3013,8 @@ int kcmd_bench_main(int argc, char **argv)
 		goto out;
 	}
 	describe_versions(b);
-	if (make_namespaces(b, NULL) < 0)
+	/* namespaces: each pass makes (and deletes) its own */
+	if (b->o.workload != BENCH_NAMESPACES && make_namespaces(b, NULL) < 0)
 		goto out;
 
 	/* the raw write limit first, on the idle cluster, before the simulator caches anything */
@@ -2591,6 +3032,17 @@ int kcmd_bench_main(int argc, char **argv)
 		wr.resource = b->o.workload == BENCH_DEPLOYMENTS ? "deployments"
 		              : b->o.workload == BENCH_JOBS      ? "jobs"
 		                                                 : "daemonsets";
+	}
+	if (b->o.workload == BENCH_NAMESPACES) {
+		wr.on_obj = on_ns;
+		wr.reset = reset_ns;
+		wr.group = NULL;
+		wr.resource = "namespaces";
+	} else if (b->o.workload == BENCH_ENDPOINTSLICES) {
+		wr.on_obj = on_slice;
+		wr.reset = reset_slices;
+		wr.group = "discovery.k8s.io";
+		wr.resource = "endpointslices";
 	}
 	for (int i = 0; b->o.workload == BENCH_DAEMONSETS && i < 8; i++) {
 		pthread_t th;

@@ -8,8 +8,9 @@
 
 #include "bench/opts.h"
 
-static const char *const workloads[] = {"load",        "ramp", "failover",  "restart",
-                                        "deployments", "jobs", "daemonsets"};
+static const char *const workloads[] = {"load",       "ramp",        "failover",
+                                        "restart",    "deployments", "jobs",
+                                        "daemonsets", "namespaces",  "endpointslices"};
 
 const char *bench_workload_name(enum bench_workload w)
 {
@@ -40,6 +41,10 @@ void bench_opts_defaults(struct bench_opts *o)
 	        .parallelism = 10,
 	        .nodes = 0, /* daemonsets: 1000; others: the simulator's default */
 	        .daemonsets = 1,
+	        .ns_objects = 200,
+	        .services = 1000,
+	        .pods_per_service = 100,
+	        .churn_percent = 10,
 	};
 }
 
@@ -173,7 +178,8 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			if (k == sizeof(workloads) / sizeof(workloads[0]))
 				return fail(err, errlen,
 				            "--workload must be load, ramp, failover, restart, "
-				            "deployments, jobs or daemonsets, not %s",
+				            "deployments, jobs, daemonsets, namespaces or "
+				            "endpointslices, not %s",
 				            val);
 			o->workload = (enum bench_workload)k;
 		} else if (!strcmp(name, "kubeconfig")) {
@@ -206,6 +212,17 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			          : !strcmp(name, "nodes")           ? &o->nodes
 			                                             : &o->daemonsets;
 			*ip = (int)l;
+		} else if (!strcmp(name, "objects-per-namespace") || !strcmp(name, "services") ||
+		           !strcmp(name, "pods-per-service") || !strcmp(name, "churn-percent")) {
+			long max = !strcmp(name, "churn-percent") ? 100 : 1000000;
+			if (parse_long(val, 1, max, &l) < 0)
+				return fail(err, errlen, "--%s: %s is not between 1 and %ld", name,
+				            val, max);
+			int *ip = !strcmp(name, "objects-per-namespace") ? &o->ns_objects
+			          : !strcmp(name, "services")            ? &o->services
+			          : !strcmp(name, "pods-per-service")    ? &o->pods_per_service
+			                                                 : &o->churn_percent;
+			*ip = (int)l;
 		} else if (!strcmp(name, "completions")) {
 			if (parse_long(val, 1, 10000000, &l) < 0)
 				return fail(err, errlen,
@@ -226,6 +243,7 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 				return fail(err, errlen,
 				            "--namespaces: %s is not between 1 and 10000", val);
 			o->namespaces = (int)l;
+			o->namespaces_set = true;
 		} else if (!strcmp(name, "rs-count")) {
 			if (parse_long(val, 1, 1000000, &l) < 0)
 				return fail(err, errlen,
@@ -302,7 +320,7 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		            "--compare-upstream needs the local test cluster (no --kubeconfig): "
 		            "upstream "
 		            "kube-controller-manager is started by its harness");
-	if (bench_workload_objects(o->workload)) {
+	if (bench_workload_objects(o->workload) || bench_workload_issue17(o->workload)) {
 		/* kcm's 20 QPS would make these runs the client limiter's (10,000 pod creates
 		 * take 500 s at 20/s): lifted by default, as kwokctl's --disable-qps-limits */
 		if (!o->qps_set)
@@ -314,6 +332,17 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		 * driver's pace, decide the time */
 		if (!rate_set)
 			o->create_rate = 100;
+		if (o->workload == BENCH_NAMESPACES) {
+			if (!o->namespaces_set)
+				o->namespaces = 100;
+			/* the pods of the mix (see bench_ns_kind): the last fifth */
+			o->target_pods = (long)o->namespaces * (o->ns_objects / 5);
+			return 0;
+		}
+		if (o->workload == BENCH_ENDPOINTSLICES) {
+			o->target_pods = (long)o->services * o->pods_per_service;
+			return 0;
+		}
 		if (o->workload == BENCH_DAEMONSETS && !o->nodes)
 			o->nodes = 1000;
 		if (o->workload == BENCH_JOBS && o->job_completions > o->completions)
@@ -397,15 +426,38 @@ int bench_object_count(const struct bench_opts *o)
 		return (int)((o->completions + o->job_completions - 1) / o->job_completions);
 	case BENCH_DAEMONSETS:
 		return o->daemonsets;
+	case BENCH_NAMESPACES:
+		return o->namespaces;
+	case BENCH_ENDPOINTSLICES:
+		return o->services;
 	default:
 		return 0;
 	}
 }
 
+int bench_churn_per_service(const struct bench_opts *o)
+{
+	int n = (int)((long)o->pods_per_service * o->churn_percent / 100);
+	return n < 1 ? 1 : n;
+}
+
+const char *bench_ns_kind(const struct bench_opts *o, int k)
+{
+	/* 3/10 ConfigMaps, 3/10 Secrets, 1/5 headless Services, 1/5 pods (the last ones) */
+	int per = o->ns_objects;
+	if (k >= per - per / 5)
+		return "pods";
+	if (k < per * 3 / 10)
+		return "configmaps";
+	if (k < per * 6 / 10)
+		return "secrets";
+	return "services";
+}
+
 void bench_opts_usage(FILE *f)
 {
-	fputs("Usage: kcmd bench --workload=load|ramp|failover|restart|deployments|jobs|daemonsets "
-	      "[flags]\n"
+	fputs("Usage: kcmd bench --workload=load|ramp|failover|restart|deployments|jobs|daemonsets|"
+	      "namespaces|endpointslices [flags]\n"
 	      "\n"
 	      "Drives a ReplicaSet workload against a cluster, measures kcmd (and, on the local "
 	      "test cluster,\n"
@@ -457,6 +509,19 @@ void bench_opts_usage(FILE *f)
 	      "                           completions and --parallelism=10\n"
 	      "  --nodes=1000             daemonsets: simulated nodes, --daemonsets=1 DaemonSets "
 	      "over them\n"
+	      "Cluster controllers (limits lifted by default as above; writes as fast as the "
+	      "driver can):\n"
+	      "  --namespaces=100         namespaces: namespaces, each with "
+	      "--objects-per-namespace=200 objects\n"
+	      "                           (3/10 ConfigMaps, 3/10 Secrets, 1/5 headless Services, "
+	      "1/5 pods), all\n"
+	      "                           deleted at once (controller: namespace)\n"
+	      "  --services=1000          endpointslices: headless Services, each selecting "
+	      "--pods-per-service=100\n"
+	      "                           pods; churn replaces --churn-percent=10 of each "
+	      "Service's pods\n"
+	      "                           (controllers: endpointslice, endpoints, garbage "
+	      "collector)\n"
 	      "Output:\n"
 	      "  --output=PATH            JSON (default build/bench/<workload>.json; time series "
 	      "next to it)\n"

@@ -16,15 +16,23 @@ enum bench_workload {
 	BENCH_RAMP,
 	BENCH_FAILOVER,
 	BENCH_RESTART,
-	BENCH_DEPLOYMENTS, /* issue 16: Deployments, their rollout, delete */
-	BENCH_JOBS,        /* a wave of Job completions, delete */
-	BENCH_DAEMONSETS,  /* DaemonSets over simulated nodes, their rolling update, delete */
+	BENCH_DEPLOYMENTS,    /* issue 16: Deployments, their rollout, delete */
+	BENCH_JOBS,           /* a wave of Job completions, delete */
+	BENCH_DAEMONSETS,     /* DaemonSets over simulated nodes, their rolling update, delete */
+	BENCH_NAMESPACES,     /* issue 17: namespaces full of objects, all deleted at once */
+	BENCH_ENDPOINTSLICES, /* issue 17: Services x pods, EndpointSlices through pod churn */
 };
 
 /* The workloads of one object kind other than ReplicaSets (deployments, jobs, daemonsets). */
 static inline bool bench_workload_objects(enum bench_workload w)
 {
 	return w == BENCH_DEPLOYMENTS || w == BENCH_JOBS || w == BENCH_DAEMONSETS;
+}
+
+/* The issue-17 workloads (namespaces, endpointslices): limits lifted by default as above. */
+static inline bool bench_workload_issue17(enum bench_workload w)
+{
+	return w == BENCH_NAMESPACES || w == BENCH_ENDPOINTSLICES;
 }
 
 #define BENCH_MAX_MIX 8
@@ -59,14 +67,20 @@ struct bench_opts {
 	bool plot;
 	bool help;
 	/* deployments, jobs, daemonsets */
-	int deployments;                                    /* Deployments (default 1000) */
-	int replicas;                                       /* replicas per Deployment (10) */
-	long completions;                                   /* Job completions in all (10000) */
-	int job_completions;                                /* spec.completions per Job (10) */
-	int parallelism;                                    /* spec.parallelism per Job (10) */
-	int nodes;                                          /* simulated nodes (daemonsets: 1000) */
-	int daemonsets;                                     /* DaemonSets (1) */
+	int deployments;     /* Deployments (default 1000) */
+	int replicas;        /* replicas per Deployment (10) */
+	long completions;    /* Job completions in all (10000) */
+	int job_completions; /* spec.completions per Job (10) */
+	int parallelism;     /* spec.parallelism per Job (10) */
+	int nodes;           /* simulated nodes (daemonsets: 1000) */
+	int daemonsets;      /* DaemonSets (1) */
+	/* namespaces, endpointslices */
+	int ns_objects;       /* objects per namespace (namespaces: 200) */
+	int services;         /* Services (endpointslices: 1000) */
+	int pods_per_service; /* pods per Service (100) */
+	int churn_percent;    /* endpointslices churn: pods replaced per Service (10 %) */
 	bool compare_set, simulate_set, qps_set, burst_set; /* given explicitly */
+	bool namespaces_set;
 };
 
 void bench_opts_defaults(struct bench_opts *o);
@@ -79,5 +93,11 @@ const char *bench_workload_name(enum bench_workload w);
  * the target pods (at least one RS per size). Fills sizes[] (up to max) in creation order (the
  * sizes interleaved) and returns the count, or -E2BIG. */
 int bench_load_plan(const struct bench_opts *o, int *sizes, int max);
-/* The objects of deployments/jobs/daemonsets: their count (Deployments, Jobs, DaemonSets). */
+/* The objects of deployments/jobs/daemonsets: their count (Deployments, Jobs, DaemonSets).
+ * namespaces: the namespaces; endpointslices: the Services. */
 int bench_object_count(const struct bench_opts *o);
+/* endpointslices: pods replaced per Service in the churn phase (at least 1). */
+int bench_churn_per_service(const struct bench_opts *o);
+/* namespaces: the resource of object k (0 .. ns_objects-1) of a namespace: "configmaps",
+ * "secrets", "services" or "pods". */
+const char *bench_ns_kind(const struct bench_opts *o, int k);

@@ -12,6 +12,9 @@ struct bench_pod {
 	int32_t rs;
 	bool ready, term;
 	bool bind_sent; /* daemonsets: the driver asked for this pod's binding */
+	/* endpointslices (the slice map): endpoints listed, of those ready, and of those naming a
+	 * pod the churn replaces */
+	int32_t ep_total, ep_ready, ep_old;
 };
 
 struct bench_podmap {

@@ -206,10 +206,12 @@ static void line(FILE *f, const char *area, const struct bench_run *run, const c
 /* deployments, jobs, daemonsets: the area of their lines */
 static const char *object_area(const char *workload)
 {
-	return !strcmp(workload, "deployments")  ? "deployment"
-	       : !strcmp(workload, "jobs")       ? "job"
-	       : !strcmp(workload, "daemonsets") ? "daemonset"
-	                                         : NULL;
+	return !strcmp(workload, "deployments")      ? "deployment"
+	       : !strcmp(workload, "jobs")           ? "job"
+	       : !strcmp(workload, "daemonsets")     ? "daemonset"
+	       : !strcmp(workload, "namespaces")     ? "namespace"
+	       : !strcmp(workload, "endpointslices") ? "endpointslice"
+	                                             : NULL;
 }
 
 void bench_report_lines(FILE *f, const struct bench_report *r)

@@ -177,6 +177,68 @@ static void test_object_workloads(void **state)
 	assert_non_null(strstr(err, "daemonsets"));
 }
 
+static void test_cluster_workloads(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256] = "";
+	int counts[4] = {0};
+
+	/* namespaces: the issue's 100 x 200 by default, limits lifted; 1/5 of the objects are
+	 * pods */
+	assert_int_equal(PARSE(&o, err, "--workload=namespaces"), 0);
+	assert_int_equal(o.workload, BENCH_NAMESPACES);
+	assert_true(bench_workload_issue17(o.workload));
+	assert_false(bench_workload_objects(o.workload));
+	assert_int_equal(o.namespaces, 100);
+	assert_int_equal(o.ns_objects, 200);
+	assert_int_equal(bench_object_count(&o), 100);
+	assert_int_equal(o.target_pods, 4000);
+	assert_true(o.qps == 5000.0);
+	assert_int_equal(o.burst, 10000);
+	for (int k = 0; k < o.ns_objects; k++) {
+		const char *kind = bench_ns_kind(&o, k);
+		int i = !strcmp(kind, "configmaps") ? 0
+		        : !strcmp(kind, "secrets")  ? 1
+		        : !strcmp(kind, "services") ? 2
+		        : !strcmp(kind, "pods")     ? 3
+		                                    : -1;
+		assert_true(i >= 0);
+		counts[i]++;
+	}
+	assert_int_equal(counts[0], 60);
+	assert_int_equal(counts[1], 60);
+	assert_int_equal(counts[2], 40);
+	assert_int_equal(counts[3], 40);
+	assert_int_equal(PARSE(&o, err, "--workload=namespaces", "--namespaces=10",
+	                       "--objects-per-namespace=50"),
+	                 0);
+	assert_int_equal(o.namespaces, 10);
+	assert_int_equal(o.target_pods, 100);
+	assert_string_equal(bench_workload_name(BENCH_NAMESPACES), "namespaces");
+	/* endpointslices: 1,000 Services x 100 pods, 10 % churned, 10 namespaces */
+	assert_int_equal(PARSE(&o, err, "--workload=endpointslices"), 0);
+	assert_int_equal(o.workload, BENCH_ENDPOINTSLICES);
+	assert_int_equal(bench_object_count(&o), 1000);
+	assert_int_equal(o.target_pods, 100000);
+	assert_int_equal(o.namespaces, 10);
+	assert_int_equal(bench_churn_per_service(&o), 10);
+	assert_int_equal(PARSE(&o, err, "--workload=endpointslices", "--services=20",
+	                       "--pods-per-service=5", "--churn-percent=10"),
+	                 0);
+	assert_int_equal(o.target_pods, 100);
+	assert_int_equal(bench_churn_per_service(&o), 1); /* at least one */
+	assert_string_equal(bench_workload_name(BENCH_ENDPOINTSLICES), "endpointslices");
+	/* errors */
+	assert_int_equal(PARSE(&o, err, "--workload=endpointslices", "--churn-percent=101"),
+	                 -EINVAL);
+	assert_non_null(strstr(err, "--churn-percent"));
+	assert_int_equal(PARSE(&o, err, "--workload=namespaces", "--objects-per-namespace=0"),
+	                 -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--workload=services"), -EINVAL);
+	assert_non_null(strstr(err, "endpointslices"));
+}
+
 static void test_load_plan(void **state)
 {
 	(void)state;
@@ -233,6 +295,7 @@ int main(void)
 	        cmocka_unit_test(test_errors),
 	        cmocka_unit_test(test_load_plan),
 	        cmocka_unit_test(test_object_workloads),
+	        cmocka_unit_test(test_cluster_workloads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,7 +65,7 @@ check "package version is the Makefile's VERSION" sh -c "dpkg --root='$root' -s 
 echo "== files"
 mode() { stat -c %a "$root$1" 2>/dev/null; }
 for f in /usr/bin/kcmd /usr/bin/kcmctl /usr/libexec/kcmd/kcmd-informerd /usr/libexec/kcmd/kcmd-worker \
-	/usr/libexec/kcmd/kcmd-dispatcher /usr/libexec/kcmd/kcmd-cachedump; do
+	/usr/libexec/kcmd/kcmd-dispatcher /usr/libexec/kcmd/kcmd-cachedump /usr/libexec/kcmd/kcmd-vapcheck; do
 	check "$f mode 755" test "$(mode "$f")" = 755
 done
 for f in /lib/systemd/system/kcmd.service /usr/lib/sysusers.d/kcmd.conf /etc/default/kcmd \
@@ -73,7 +73,7 @@ for f in /lib/systemd/system/kcmd.service /usr/lib/sysusers.d/kcmd.conf /etc/def
 	/usr/share/bash-completion/completions/kcmd; do
 	check "$f mode 644" test "$(mode "$f")" = 644
 done
-for f in kcmd-informerd kcmd-dispatcher kcmd-worker kcmd-cachedump; do
+for f in kcmd-informerd kcmd-dispatcher kcmd-worker kcmd-cachedump kcmd-vapcheck; do
 	check "$f not in /usr/bin" test ! -e "$root/usr/bin/$f"
 done
 # test tools are not shipped (issue 21): no bench program, no kubelet simulator compiled in
