@@ -38,6 +38,11 @@ package e2e
 //     storage-version-migrator controllers, and the CSR cleaner's and legacy token cleaner's
 //     deletions of objects made before the first kcmd starts: chaos_rest_test.go (its oracles
 //     and their negative control, subtest RestNegativeControl, are described there).
+//   - churn over the device-taint-eviction, attach-detach and PodCertificateRequest cleaner
+//     controllers (device taints and pods with allocated claims, pods with CSI volumes on
+//     controller-managed nodes, PodCertificateRequests): chaos_last_test.go (its oracles and
+//     their negative control, run inside subtest RestNegativeControl, are described there; the
+//     instances run with its test seams chaosLastEnv).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
