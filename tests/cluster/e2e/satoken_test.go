@@ -280,6 +280,12 @@ func TestServiceAccountToken_DispatcherKilledBeforeDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("dispatcher %d: %v", d, sig)
+		if kill {
+			Eventually(t, 30*time.Second, "a new dispatcher", func() (bool, string) {
+				n := dispatcher()
+				return n != 0 && n != d, fmt.Sprint(n)
+			})
+		}
 		Eventually(t, 30*time.Second, fmt.Sprintf("%s dropped from .secrets (dispatcher %v)", name, sig), func() (bool, string) {
 			sa, err := cs.ServiceAccounts(ns).Get(ctx, "tok", metav1.GetOptions{})
 			if err != nil {
