@@ -51,8 +51,8 @@ package e2e
 //     Running=False/MigrationCompleted/"Migration completed" with no Failed condition (the
 //     runner ran them one at a time, through the kills).
 //
-// Not churned (docs/reliability.md says why): device-taint-eviction (its API is on, its churn
-// is not written).
+// device-taint-eviction, attach-detach and the PodCertificateRequest cleaner are churned in
+// chaos_last_test.go.
 //
 // chaosRestNegative (subtest RestNegativeControl, after the churn, with no kcmd running) makes
 // one change per oracle that only a running controller would resolve and passes only if these

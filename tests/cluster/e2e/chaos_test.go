@@ -38,6 +38,11 @@ package e2e
 //     storage-version-migrator controllers, and the CSR cleaner's and legacy token cleaner's
 //     deletions of objects made before the first kcmd starts: chaos_rest_test.go (its oracles
 //     and their negative control, subtest RestNegativeControl, are described there).
+//   - churn over the device-taint-eviction, attach-detach and PodCertificateRequest cleaner
+//     controllers (device taints and pods with allocated claims, pods with CSI volumes on
+//     controller-managed nodes, PodCertificateRequests): chaos_last_test.go (its oracles and
+//     their negative control, run inside subtest RestNegativeControl, are described there; the
+//     instances run with its test seams chaosLastEnv).
 //
 // Oracles, after the faults stop and kcmd settles:
 //   - exact end state: every ReplicaSet at spec with a true status (hrtVerify), every doomed
@@ -721,7 +726,9 @@ func TestChaos(t *testing.T) {
 		if more == nil {
 			t.Skip("the churn failed: its end state is no base to break")
 		}
-		chaosRestNegative(t, more.rest)
+		// the last three controllers' breaks are made first: the PCR one needs its threshold
+		// to pass, which the rest's injections fill (chaos_last_test.go)
+		chaosLastNegative(t, more.last, ce.audit, func() { chaosRestNegative(t, more.rest) })
 	})
 	t.Run("NegativeControl", func(t *testing.T) { chaosNegative(t, ce) })
 }
@@ -732,6 +739,7 @@ type chaosMoreRun struct {
 	tr   *hrtTracker
 	in   *chaosInfra // chaos_infra_test.go
 	rest *chaosRest  // chaos_rest_test.go
+	last *chaosLast  // chaos_last_test.go
 }
 
 func chaosFlags(lease string) []string {
@@ -760,8 +768,8 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 	// expired CSRs, legacy tokens: made before the first kcmd starts (chaos_rest_test.go)
 	rest := newChaosRest(ctx, t)
 	insts := []*chaosInst{
-		startChaosInst(t, ce, "kcmd-a", nil, chaosFlags(lease)),
-		startChaosInst(t, ce, "kcmd-b", nil, chaosFlags(lease)),
+		startChaosInst(t, ce, "kcmd-a", chaosLastEnv, chaosFlags(lease)),
+		startChaosInst(t, ce, "kcmd-b", chaosLastEnv, chaosFlags(lease)),
 	}
 	tr := hrtStartTracker(t, ns)
 	book := &chaosBook{live: map[string]int32{}, uid: map[string]types.UID{}, bound: map[types.UID]int{}}
@@ -786,6 +794,9 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 	trm := hrtStartTracker(t, mns)
 	more := newChaosMore(ctx, t, mns)
 	infra := newChaosInfra(ctx, t) // CSRs, aggregation, bootstrap tokens, PVs, mirroring (chaos_infra_test.go)
+	// device taint eviction, attach/detach, PodCertificateRequests (chaos_last_test.go; after
+	// chaos_infra_test.go's and chaos_more_test.go's nodes, which it makes controller-managed)
+	last := newChaosLast(ctx, t)
 	// Nodes, DaemonSets, CronJobs, TTL Jobs, quota, PDBs... (chaos_nodes_test.go)
 	nodes.start(ctx, t, dur)
 	kubeletStop := make(chan struct{})
@@ -1064,6 +1075,24 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 		}
 	}()
 
+	// churn: device taints, CSI volumes, PodCertificateRequests (chaos_last_test.go)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(time.Now().UnixNano() + 9))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(500+rng.Intn(500)) * time.Millisecond):
+			}
+			if err := last.step(ctx, rng); err != nil {
+				failed.Store("device taint/attach-detach/PCR churn: " + err.Error())
+				return
+			}
+		}
+	}()
+
 	// churn: nodes (killed, deleted), DaemonSets, bare pods, CronJobs, TTL Jobs, quota and PDB pods
 	wg.Add(1)
 	go func() {
@@ -1118,6 +1147,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 		probs = append(probs, infra.problems(ctx)...)
 		probs = append(probs, nodes.problems(ctx)...)
 		probs = append(probs, rest.problems(ctx)...)
+		probs = append(probs, last.problems(ctx)...)
 		lastProbs.Store("")
 		if len(probs) > 0 {
 			lastProbs.Store(fmt.Sprintf("%.0f s into the settle, %d problems: %s", time.Since(ts).Seconds(), len(probs),
@@ -1134,6 +1164,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 	probs = append(probs, infra.problems(ctx)...)
 	probs = append(probs, nodes.problems(ctx)...)
 	probs = append(probs, rest.problems(ctx)...)
+	probs = append(probs, last.problems(ctx)...)
 	if len(probs) > 0 {
 		t.Errorf("3 s after settling (%d problems): %s", len(probs), strings.Join(probs, "; "))
 	}
@@ -1159,6 +1190,14 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 	if err != nil {
 		t.Fatal(err)
 	}
+	dteTwice, dteDeleted, err := last.dteAuditProblems(ce.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dteTwice) > 0 {
+		t.Errorf("evicted twice: %s", strings.Join(dteTwice, "; "))
+	}
+	probs = append(probs, dteTwice...)
 	if len(as.violations) > 0 {
 		t.Errorf("two leaders wrote in one term: %d writes, first: %s", len(as.violations),
 			strings.Join(as.violations[:min(len(as.violations), 5)], "; "))
@@ -1194,6 +1233,8 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 	t.Logf("chaos: CSR/RBAC/token/PV/mirroring churn: %s", infra.summary())
 	t.Logf("chaos: node/DaemonSet/CronJob/TTL/ephemeral/quota/PDB churn: %s; every oracle of chaos_nodes_test.go exact", nodes.summary())
 	t.Logf("chaos: CSR cleaner/legacy token cleaner/policy status churn: %s", rest.summary())
+	t.Logf("chaos: device taint/attach-detach/PCR cleaner churn: %s; kcmd DELETEd %d pods of %s, each once",
+		last.summary(), dteDeleted, chaosLastNS)
 	hrtBench(t, "chaos_kills", float64(kills), "kills")
 	hrtBench(t, "chaos_faults", float64(fig.drops+fig.resets+fig.stalls+fig.apiRestarts+fig.etcdRest+fig.storms+fig.sigstops), "faults")
 	hrtBench(t, "chaos_settle", fig.settle.Seconds(), "s")
@@ -1212,7 +1253,7 @@ func chaosChurn(t *testing.T, ce *chaosEnv, mns string, nodes *chaosNodes) *chao
 	if t.Failed() {
 		return nil
 	}
-	return &chaosMoreRun{m: more, tr: trm, in: infra, rest: rest}
+	return &chaosMoreRun{m: more, tr: trm, in: infra, rest: rest, last: last}
 }
 
 // chaosHolds reports whether manager m of in is the Lease holder h (kcmd's identity is
