@@ -8,8 +8,8 @@
 
 #include "bench/opts.h"
 
-static const char *const workloads[] = {"load",        "ramp", "failover",  "restart",
-                                        "deployments", "jobs", "daemonsets"};
+static const char *const workloads[] = {"load", "ramp",       "failover", "restart",
+                                        "deployments", "jobs", "daemonsets", "cluster"};
 
 const char *bench_workload_name(enum bench_workload w)
 {
@@ -33,13 +33,14 @@ void bench_opts_defaults(struct bench_opts *o)
 	        .raw_concurrency = 32,
 	        .phase_timeout_s = 900,
 	        .seed = 1,
-	        .deployments = 1000,
+	        .deployments = 0, /* deployments: 1000; cluster: 50 */
 	        .replicas = 10,
-	        .completions = 10000,
+	        .completions = 0, /* jobs: 10000; cluster: 200 */
 	        .job_completions = 10,
 	        .parallelism = 10,
 	        .nodes = 0, /* daemonsets: 1000; others: the simulator's default */
 	        .daemonsets = 1,
+	        .node_churn = 10,
 	};
 }
 
@@ -173,7 +174,7 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			if (k == sizeof(workloads) / sizeof(workloads[0]))
 				return fail(err, errlen,
 				            "--workload must be load, ramp, failover, restart, "
-				            "deployments, jobs or daemonsets, not %s",
+				            "deployments, jobs, daemonsets or cluster, not %s",
 				            val);
 			o->workload = (enum bench_workload)k;
 		} else if (!strcmp(name, "kubeconfig")) {
@@ -206,6 +207,11 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			          : !strcmp(name, "nodes")           ? &o->nodes
 			                                             : &o->daemonsets;
 			*ip = (int)l;
+		} else if (!strcmp(name, "node-churn")) {
+			if (parse_long(val, 0, 10000, &l) < 0)
+				return fail(err, errlen,
+				            "--node-churn: %s is not between 0 and 10000", val);
+			o->node_churn = (int)l;
 		} else if (!strcmp(name, "completions")) {
 			if (parse_long(val, 1, 10000000, &l) < 0)
 				return fail(err, errlen,
@@ -316,12 +322,20 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			o->create_rate = 100;
 		if (o->workload == BENCH_DAEMONSETS && !o->nodes)
 			o->nodes = 1000;
+		bool cl = o->workload == BENCH_CLUSTER;
+		if (!o->deployments)
+			o->deployments = cl ? 50 : 1000;
+		if (!o->completions)
+			o->completions = cl ? 200 : 10000;
+		if (cl && !o->nodes)
+			o->nodes = 50;
 		if (o->workload == BENCH_JOBS && o->job_completions > o->completions)
 			o->job_completions = (int)o->completions;
 		o->target_pods = o->workload == BENCH_DEPLOYMENTS
 		                         ? (long)o->deployments * o->replicas
 		                 : o->workload == BENCH_JOBS ? o->completions
-		                                             : (long)o->nodes * o->daemonsets;
+		                 : cl ? (long)o->deployments * o->replicas + o->completions
+		                      : (long)o->nodes * o->daemonsets;
 		return 0;
 	}
 	if (!target_set)
@@ -388,13 +402,22 @@ int bench_load_plan(const struct bench_opts *o, int *sizes, int max)
 	return total;
 }
 
+int bench_job_count(const struct bench_opts *o)
+{
+	return o->job_completions > 0
+	               ? (int)((o->completions + o->job_completions - 1) / o->job_completions)
+	               : 0;
+}
+
 int bench_object_count(const struct bench_opts *o)
 {
 	switch (o->workload) {
 	case BENCH_DEPLOYMENTS:
 		return o->deployments;
 	case BENCH_JOBS:
-		return (int)((o->completions + o->job_completions - 1) / o->job_completions);
+		return bench_job_count(o);
+	case BENCH_CLUSTER:
+		return o->deployments + bench_job_count(o);
 	case BENCH_DAEMONSETS:
 		return o->daemonsets;
 	default:
@@ -404,7 +427,8 @@ int bench_object_count(const struct bench_opts *o)
 
 void bench_opts_usage(FILE *f)
 {
-	fputs("Usage: kcmd bench --workload=load|ramp|failover|restart|deployments|jobs|daemonsets "
+	fputs("Usage: kcmd bench "
+	      "--workload=load|ramp|failover|restart|deployments|jobs|daemonsets|cluster "
 	      "[flags]\n"
 	      "\n"
 	      "Drives a ReplicaSet workload against a cluster, measures kcmd (and, on the local "
@@ -457,6 +481,15 @@ void bench_opts_usage(FILE *f)
 	      "                           completions and --parallelism=10\n"
 	      "  --nodes=1000             daemonsets: simulated nodes, --daemonsets=1 DaemonSets "
 	      "over them\n"
+	      "Cluster (every controller, --controllers=* and kubeadm's flags on both; limits "
+	      "lifted):\n"
+	      "  --deployments=50 --replicas=10 --completions=200 --job-completions=10 "
+	      "--nodes=50\n"
+	      "                           Deployments (a Service each), Jobs and simulated nodes "
+	      "over\n"
+	      "                           --namespaces=10 namespaces made and deleted by each "
+	      "pass\n"
+	      "  --node-churn=10          Nodes added, then deleted, in the churn phase\n"
 	      "Output:\n"
 	      "  --output=PATH            JSON (default build/bench/<workload>.json; time series "
 	      "next to it)\n"

@@ -19,12 +19,15 @@ enum bench_workload {
 	BENCH_DEPLOYMENTS, /* issue 16: Deployments, their rollout, delete */
 	BENCH_JOBS,        /* a wave of Job completions, delete */
 	BENCH_DAEMONSETS,  /* DaemonSets over simulated nodes, their rolling update, delete */
+	BENCH_CLUSTER,     /* issue 19: every controller (--controllers=*), a cl2-"load" mix */
 };
 
-/* The workloads of one object kind other than ReplicaSets (deployments, jobs, daemonsets). */
+/* The workloads of objects other than ReplicaSets (deployments, jobs, daemonsets, and cluster:
+ * Deployments with a Service each and Jobs, in namespaces of their own). */
 static inline bool bench_workload_objects(enum bench_workload w)
 {
-	return w == BENCH_DEPLOYMENTS || w == BENCH_JOBS || w == BENCH_DAEMONSETS;
+	return w == BENCH_DEPLOYMENTS || w == BENCH_JOBS || w == BENCH_DAEMONSETS ||
+	       w == BENCH_CLUSTER;
 }
 
 #define BENCH_MAX_MIX 8
@@ -66,6 +69,7 @@ struct bench_opts {
 	int parallelism;                                    /* spec.parallelism per Job (10) */
 	int nodes;                                          /* simulated nodes (daemonsets: 1000) */
 	int daemonsets;                                     /* DaemonSets (1) */
+	int node_churn; /* cluster: Nodes added, then deleted, in the churn phase (10) */
 	bool compare_set, simulate_set, qps_set, burst_set; /* given explicitly */
 };
 
@@ -79,5 +83,9 @@ const char *bench_workload_name(enum bench_workload w);
  * the target pods (at least one RS per size). Fills sizes[] (up to max) in creation order (the
  * sizes interleaved) and returns the count, or -E2BIG. */
 int bench_load_plan(const struct bench_opts *o, int *sizes, int max);
-/* The objects of deployments/jobs/daemonsets: their count (Deployments, Jobs, DaemonSets). */
+/* The objects of deployments/jobs/daemonsets: their count (Deployments, Jobs, DaemonSets);
+ * cluster: its Deployments, then its Jobs (each Deployment also has a Service). */
 int bench_object_count(const struct bench_opts *o);
+/* cluster: the number of Jobs (completions in Jobs of job_completions; the last takes the rest).
+ */
+int bench_job_count(const struct bench_opts *o);

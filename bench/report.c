@@ -209,6 +209,7 @@ static const char *object_area(const char *workload)
 	return !strcmp(workload, "deployments")  ? "deployment"
 	       : !strcmp(workload, "jobs")       ? "job"
 	       : !strcmp(workload, "daemonsets") ? "daemonset"
+	       : !strcmp(workload, "cluster")    ? "cluster"
 	                                         : NULL;
 }
 
