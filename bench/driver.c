@@ -94,7 +94,6 @@ struct eps_entry {
 
 #define CHURN_NODE "kcmd-bench-churn-"
 
-
 /* A pod binding the driver sends for a DaemonSet pod (the scheduler's job; see on_pod). */
 struct bind_req {
 	char ns[64], name[128], uid[64], node[64];
@@ -156,10 +155,10 @@ struct bench {
 	 * watches see them */
 	struct eps_entry *eps;
 	size_t n_eps, cap_eps;
-	bool *ns_alive;       /* o.namespaces entries: namespace of the current pass exists */
-	bool *node_alive;     /* o.node_churn entries: churn Node exists */
-	bool *node_ok;        /* ... and has spec.podCIDR and the TTL annotation */
-	int churn_want;       /* churn Nodes that must be ok for W_OBJS (0: none) */
+	bool *ns_alive;   /* o.namespaces entries: namespace of the current pass exists */
+	bool *node_alive; /* o.node_churn entries: churn Node exists */
+	bool *node_ok;    /* ... and has spec.podCIDR and the TTL annotation */
+	int churn_want;   /* churn Nodes that must be ok for W_OBJS (0: none) */
 };
 
 static double now_s(void)
@@ -1768,8 +1767,8 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 
 	if (b->o.kcmd_args) {
 		fmt(extra, sizeof(extra), "%s", b->o.kcmd_args);
-		for (char *save, *t = strtok_r(extra, " ", &save); t && argc < 38 + KUBEADM_FLAGS_MAX;
-		     t = strtok_r(NULL, " ", &save))
+		for (char *save, *t = strtok_r(extra, " ", &save);
+		     t && argc < 38 + KUBEADM_FLAGS_MAX; t = strtok_r(NULL, " ", &save))
 			argv[argc++] = t;
 	}
 	argv[argc] = NULL;
@@ -1894,10 +1893,9 @@ static int start_kcm_direct(struct bench *b, int slot, const char *tag, bool res
 {
 	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_le[64], a_lease[96], log[PATH_MAX + 64],
 	        a_ctl[160], kubeadm[4][PATH_MAX + 48];
-	char *argv[16 + KUBEADM_FLAGS_MAX] = {b->kcm_bin, a_kc,    a_le,
-	                                      a_lease,    a_ctl,   a_qps,
-	                                      a_burst,    "--secure-port=0", "--v=2",
-	                                      NULL};
+	char *argv[16 + KUBEADM_FLAGS_MAX] = {b->kcm_bin, a_kc,  a_le,    a_lease,
+	                                      a_ctl,      a_qps, a_burst, "--secure-port=0",
+	                                      "--v=2",    NULL};
 	int argc = 9;
 	if (b->o.workload == BENCH_CLUSTER)
 		argc = kubeadm_flags(b, argv, argc, kubeadm);
@@ -2106,8 +2104,8 @@ static int cluster_namespaces(struct bench *b, int run, bool create)
 		int code = resp.http_code;
 		kube_response_clear(&resp);
 		if (r < 0 && code != (create ? 409 : 404)) {
-			say("cannot %s namespace %s: HTTP %d (%s)", create ? "create" : "delete", ns,
-			    code, strerror(-r));
+			say("cannot %s namespace %s: HTTP %d (%s)", create ? "create" : "delete",
+			    ns, code, strerror(-r));
 			if (create)
 				return r;
 		}
@@ -2823,8 +2821,8 @@ static void describe_workload(struct bench *b)
 		    "Deployments and EndpointSlices agree again and every new Node has a pod CIDR "
 		    "and its TTL annotation; `delete`: the Nodes and the namespaces deleted, until "
 		    "every namespace, Node and pod is gone.",
-		    o->namespaces, o->deployments, o->replicas, bench_job_count(o),
-		    o->completions, o->job_completions, o->nodes, o->node_churn);
+		    o->namespaces, o->deployments, o->replicas, bench_job_count(o), o->completions,
+		    o->job_completions, o->nodes, o->node_churn);
 		break;
 	default:
 		return;

@@ -8,7 +8,7 @@
 
 #include "bench/opts.h"
 
-static const char *const workloads[] = {"load", "ramp",       "failover", "restart",
+static const char *const workloads[] = {"load",        "ramp", "failover",   "restart",
                                         "deployments", "jobs", "daemonsets", "cluster"};
 
 const char *bench_workload_name(enum bench_workload w)

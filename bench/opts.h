@@ -62,14 +62,14 @@ struct bench_opts {
 	bool plot;
 	bool help;
 	/* deployments, jobs, daemonsets */
-	int deployments;                                    /* Deployments (default 1000) */
-	int replicas;                                       /* replicas per Deployment (10) */
-	long completions;                                   /* Job completions in all (10000) */
-	int job_completions;                                /* spec.completions per Job (10) */
-	int parallelism;                                    /* spec.parallelism per Job (10) */
-	int nodes;                                          /* simulated nodes (daemonsets: 1000) */
-	int daemonsets;                                     /* DaemonSets (1) */
-	int node_churn; /* cluster: Nodes added, then deleted, in the churn phase (10) */
+	int deployments;     /* Deployments (default 1000) */
+	int replicas;        /* replicas per Deployment (10) */
+	long completions;    /* Job completions in all (10000) */
+	int job_completions; /* spec.completions per Job (10) */
+	int parallelism;     /* spec.parallelism per Job (10) */
+	int nodes;           /* simulated nodes (daemonsets: 1000) */
+	int daemonsets;      /* DaemonSets (1) */
+	int node_churn;      /* cluster: Nodes added, then deleted, in the churn phase (10) */
 	bool compare_set, simulate_set, qps_set, burst_set; /* given explicitly */
 };
 
