@@ -31,6 +31,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,6 +40,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	kubeadmconstants "k8s.io/kubernetes/cmd/kubeadm/app/constants"
 	"k8s.io/kubernetes/cmd/kubeadm/app/phases/controlplane"
 	configutil "k8s.io/kubernetes/cmd/kubeadm/app/util/config"
@@ -159,16 +161,33 @@ func (p *swapProc) exited() bool {
 	}
 }
 
+// swapProbePort is the startup probe's port, a name (kubeadm's "probe-port") resolved through
+// the container's ports as the kubelet does.
+func swapProbePort(t *testing.T, pod corev1.Pod) string {
+	t.Helper()
+	c := pod.Spec.Containers[0]
+	if c.StartupProbe == nil || c.StartupProbe.HTTPGet == nil {
+		t.Fatal("the manifest has no HTTP startup probe")
+	}
+	p := c.StartupProbe.HTTPGet.Port
+	if p.Type == intstr.Int {
+		return p.String()
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == p.StrVal {
+			return strconv.Itoa(int(cp.ContainerPort))
+		}
+	}
+	t.Fatalf("the probe's port %q is not a container port", p.StrVal)
+	return ""
+}
+
 // swapProbe is the manifest's startup probe as the kubelet runs it (HTTPS, certificate not
 // verified, 2xx/3xx is success).
 func swapProbe(t *testing.T, pod corev1.Pod) (bool, string) {
-	pr := pod.Spec.Containers[0].StartupProbe
-	if pr == nil || pr.HTTPGet == nil {
-		t.Fatal("the manifest has no HTTP startup probe")
-	}
-	g := pr.HTTPGet
+	g := pod.Spec.Containers[0].StartupProbe.HTTPGet
 	url := fmt.Sprintf("%s://%s/%s", strings.ToLower(string(g.Scheme)),
-		net.JoinHostPort(g.Host, g.Port.String()), strings.TrimPrefix(g.Path, "/"))
+		net.JoinHostPort(g.Host, swapProbePort(t, pod)), strings.TrimPrefix(g.Path, "/"))
 	cl := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	resp, err := cl.Get(url)
 	if err != nil {
@@ -270,7 +289,10 @@ func TestDropIn_KubeadmManifestSwap(t *testing.T) {
 		!reflect.DeepEqual(swapped.Spec.Volumes, pod.Spec.Volumes) {
 		t.Fatalf("the transformation changed more than the docs say: %q", sc.Command)
 	}
-	port := sc.StartupProbe.HTTPGet.Port.String()
+	port := swapProbePort(t, swapped)
+	if port != "10257" {
+		t.Fatalf("kubeadm's probe port is %s, not kcm's 10257", port)
+	}
 
 	ctx := context.Background()
 	c, err := harness.Start(ctx, harness.Options{BinDir: os.Getenv("KCMD_CLUSTER_BIN"), WorkDir: filepath.Join(t.TempDir(), "cluster")})
