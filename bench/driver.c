@@ -2777,7 +2777,7 @@ static void outputs(struct bench *b, const char *json_path)
 static void describe_workload(struct bench *b)
 {
 	const struct bench_opts *o = &b->o;
-	char what[512];
+	char what[1536];
 	switch (o->workload) {
 	case BENCH_DEPLOYMENTS:
 		fmt(what, sizeof(what),
