@@ -15,6 +15,11 @@
  *   simulator's are the same in both runs), CPU-seconds and memory from /proc.
  * - The kubelet simulator is a separate `kcmd --simulate-kubelet` with its controllers off,
  *   running through every pass, so it is the same for kcmd and upstream and its CPU is in neither.
+ * - cluster (issue 19): every controller, kubeadm's flags on both (kubeadm_flags); Deployments
+ *   with a Service each and Jobs in namespaces each pass makes and deletes, Nodes added and
+ *   deleted. Three more watches (Jobs, the Services' EndpointSlices, namespaces and churn Nodes)
+ *   feed the same convergence check; upstream kcm is started by the driver, not by the cluster
+ *   harness, whose kcm flags are fixed.
  */
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
