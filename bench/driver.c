@@ -17,7 +17,7 @@
  *   running through every pass, so it is the same for kcmd and upstream and its CPU is in neither.
  * - cluster (issue 19): every controller, kubeadm's flags on both (kubeadm_flags); Deployments
  *   with a Service each and Jobs in namespaces each pass makes and deletes, Nodes added and
- *   deleted. Three more watches (Jobs, the Services' EndpointSlices, namespaces and churn Nodes)
+ *   deleted. Four more watches (Jobs, the Services' EndpointSlices, namespaces, churn Nodes)
  *   feed the same convergence check; upstream kcm is started by the driver, not by the cluster
  *   harness, whose kcm flags are fixed.
  */
