@@ -13,8 +13,8 @@ package e2e
 // is what the test polls. Then back: kcmd stopped with SIGTERM (what the kubelet does when the
 // manifest is swapped back), upstream kube-controller-manager started with kubeadm's original
 // command, same mapping. Each side is checked for what kubeadm's flags turn on: the Lease
-// kube-system/kube-controller-manager held (the only Lease kubeadm's controller-manager.conf
-// identity may update), per-controller ServiceAccounts (--use-service-account-credentials),
+// kube-system/kube-controller-manager held (shared with any kcm still running, so the two never
+// lead at once), per-controller ServiceAccounts (--use-service-account-credentials),
 // kube-root-ca.crt carrying --root-ca-file, a Node's pod CIDR from --cluster-cidr
 // (--allocate-node-cidrs), the namespace's default ServiceAccount.
 // Not covered: the kubelet itself (the pod's image, volumes, securityContext and the restart on a
@@ -346,42 +346,4 @@ func TestDropIn_KubeadmManifestSwap(t *testing.T) {
 	})
 	swapChecks(t, c, "kube-controller-manager", "swap-kcm", "swap-node-kcm")
 	t.Logf("kcm -> kcmd -> kcm in %.1fs", time.Since(begin).Seconds())
-}
-
-// TestDropIn_KubeadmManifestSwapWithoutLeaseName is the negative control of the swap: the same
-// transformation without step 3 (--leader-elect-resource-name=kube-controller-manager). kubeadm's
-// controller-manager.conf identity may get and update only the Lease kube-controller-manager
-// (upstream's bootstrap role system:kube-controller-manager), so kcmd, contending on its default
-// Lease kube-system/kcmd, never leads: no Lease of that name, and a new namespace gets no default
-// ServiceAccount (the check swapChecks passes on in the test above).
-func TestDropIn_KubeadmManifestSwapWithoutLeaseName(t *testing.T) {
-	pod := kubeadmKCMPod(t)
-	swapped := kcmdFromKubeadmPod(pod, swapImage)
-	cmd := swapped.Spec.Containers[0].Command
-	if last := cmd[len(cmd)-1]; last != "--leader-elect-resource-name=kube-controller-manager" {
-		t.Fatalf("the transformation's last flag is %q", last)
-	}
-	cmd = cmd[:len(cmd)-1]
-	ctx := context.Background()
-	c, err := harness.Start(ctx, harness.Options{BinDir: os.Getenv("KCMD_CLUSTER_BIN"), WorkDir: filepath.Join(t.TempDir(), "cluster")})
-	if err != nil {
-		t.Fatalf("starting the cluster: %v", err)
-	}
-	t.Cleanup(c.Stop)
-	useClusterAsAdmin(t, c, "kcmd-swap-admin", "kcmd:swap-admins")
-	swapWaitPortFree(t, swapProbePort(t, swapped))
-	k := swapStart(t, filepath.Join(env.KcmdBinDir, "kcmd"), swapMapPaths(t, c, cmd[1:]))
-	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "swap-nolease"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(20 * time.Second)
-	if k.exited() {
-		t.Log("kcmd exited")
-	}
-	if l, err := env.Client.CoordinationV1().Leases("kube-system").Get(ctx, "kcmd", metav1.GetOptions{}); err == nil {
-		t.Errorf("kcmd holds kube-system/kcmd under kubeadm's identity (holder %v): the docs' step 3 would not be needed", ptr.Deref(l.Spec.HolderIdentity, ""))
-	}
-	if _, err := env.Client.CoreV1().ServiceAccounts("swap-nolease").Get(ctx, "default", metav1.GetOptions{}); err == nil {
-		t.Error("the namespace got its default ServiceAccount: some controller ran without the Lease")
-	}
 }
