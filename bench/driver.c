@@ -15,6 +15,11 @@
  *   simulator's are the same in both runs), CPU-seconds and memory from /proc.
  * - The kubelet simulator is a separate `kcmd --simulate-kubelet` with its controllers off,
  *   running through every pass, so it is the same for kcmd and upstream and its CPU is in neither.
+ * - cluster (issue 19): every controller, kubeadm's flags on both (kubeadm_flags); Deployments
+ *   with a Service each and Jobs in namespaces each pass makes and deletes, Nodes added and
+ *   deleted. Four more watches (Jobs, the Services' EndpointSlices, namespaces, churn Nodes)
+ *   feed the same convergence check; upstream kcm is started by the driver, not by the cluster
+ *   harness, whose kcm flags are fixed.
  */
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -84,7 +89,16 @@ struct rsstate {
 	int s_replicas, s_updated, s_ready, s_available, s_desired;
 	bool complete; /* Job: condition Complete True */
 	bool exists;   /* namespaces: the namespace (this object) is in the driver's watch */
+	int eps_ready; /* cluster: Ready endpoints in the EndpointSlices of its Service */
 };
+
+/* cluster: one EndpointSlice of a bench Service (its Ready endpoints counted to the object) */
+struct eps_entry {
+	char key[200]; /* namespace/name */
+	int run, idx, ready;
+};
+
+#define CHURN_NODE "kcmd-bench-churn-"
 
 /* A pod binding the driver sends for a DaemonSet pod (the scheduler's job; see on_pod). */
 struct bind_req {
@@ -149,6 +163,14 @@ struct bench {
 	struct bench_podmap slices;
 	int churn_n; /* pods replaced per Service: pods r<run>-<svc>-<k>, k < churn_n */
 	bool no_old; /* churn: a slice naming a replaced pod is not converged */
+	/* cluster (mu): the pass's EndpointSlices, namespaces and churn Nodes as the driver's
+	 * watches see them */
+	struct eps_entry *eps;
+	size_t n_eps, cap_eps;
+	bool *ns_alive;   /* o.namespaces entries: namespace of the current pass exists */
+	bool *node_alive; /* o.node_churn entries: churn Node exists */
+	bool *node_ok;    /* ... and has spec.podCIDR and the TTL annotation */
+	int churn_want;   /* churn Nodes that must be ok for W_OBJS (0: none) */
 };
 
 static double now_s(void)
@@ -825,6 +847,155 @@ static void reset_view(struct bench *b)
 	pthread_mutex_unlock(&b->mu);
 }
 
+/* ---- cluster: EndpointSlices, namespaces, churn Nodes -------------------------------------------
+ */
+
+/* "kcmd-bench-c<run>-<i>" */
+static bool parse_cluster_ns(const char *s, int *run, int *idx)
+{
+	char *end;
+	size_t n = strlen(NS_PREFIX "c");
+	if (!s || strncmp(s, NS_PREFIX "c", n))
+		return false;
+	long r = strtol(s + n, &end, 10);
+	if (end == s + n || *end != '-' || r < 0 || r >= MAX_RUNS)
+		return false;
+	const char *p = end + 1;
+	long i = strtol(p, &end, 10);
+	if (end == p || *end || i < 0 || i > INT_MAX)
+		return false;
+	*run = (int)r;
+	*idx = (int)i;
+	return true;
+}
+
+/* An EndpointSlice of a bench Service (label kubernetes.io/service-name = the object's name):
+ * its Ready endpoints are counted to the object. Under mu: the entry by key, or a new one. */
+static struct eps_entry *eps_get(struct bench *b, const char *key, bool create)
+{
+	for (size_t i = 0; i < b->n_eps; i++)
+		if (!strcmp(b->eps[i].key, key))
+			return &b->eps[i];
+	if (!create)
+		return NULL;
+	if (b->n_eps == b->cap_eps) {
+		size_t cap = b->cap_eps ? b->cap_eps * 2 : 64;
+		struct eps_entry *ne = realloc(b->eps, cap * sizeof(*ne));
+		if (!ne)
+			return NULL;
+		b->eps = ne;
+		b->cap_eps = cap;
+	}
+	struct eps_entry *e = &b->eps[b->n_eps++];
+	*e = (struct eps_entry){.run = -1};
+	fmt(e->key, sizeof(e->key), "%s", key);
+	return e;
+}
+
+static void on_eps(struct bench *b, const char *type, const cJSON *obj)
+{
+	const char *ns = jstr(obj, "metadata", "namespace", NULL),
+	           *name = jstr(obj, "metadata", "name", NULL),
+	           *svc = jstr(obj, "metadata", "labels", "kubernetes.io/service-name");
+	int run, idx, nrun, nidx;
+	char key[200];
+
+	if (!ns || !name || !parse_rs_name(svc, &run, &idx) ||
+	    !parse_cluster_ns(ns, &nrun, &nidx) || nrun != run)
+		return;
+	fmt(key, sizeof(key), "%s/%s", ns, name);
+	int ready = 0;
+	const cJSON *ep;
+	cJSON_ArrayForEach(ep, cJSON_GetObjectItemCaseSensitive(obj, "endpoints"))
+	{
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(ep, "conditions"), "ready");
+		ready += cJSON_IsTrue(r);
+	}
+	bool del = !strcmp(type, "DELETED");
+	pthread_mutex_lock(&b->mu);
+	struct eps_entry *e = eps_get(b, key, !del);
+	if (e) {
+		struct rsstate *old = e->run >= 0 ? rs_of(b, e->run, e->idx) : NULL;
+		if (old)
+			old->eps_ready -= e->ready;
+		if (del) {
+			*e = b->eps[--b->n_eps];
+		} else {
+			e->run = run;
+			e->idx = idx;
+			e->ready = ready;
+			struct rsstate *r = rs_of(b, run, idx);
+			if (r)
+				r->eps_ready += ready;
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void reset_eps(struct bench *b)
+{
+	pthread_mutex_lock(&b->mu);
+	b->n_eps = 0;
+	for (int i = 0; i < b->n_rs; i++)
+		b->rs[i].eps_ready = 0;
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void on_cluster_ns(struct bench *b, const char *type, const cJSON *obj)
+{
+	int run, idx;
+	if (!parse_cluster_ns(jstr(obj, "metadata", "name", NULL), &run, &idx))
+		return;
+	pthread_mutex_lock(&b->mu);
+	if (b->ns_alive && run == b->cur_run && idx < b->o.namespaces)
+		b->ns_alive[idx] = strcmp(type, "DELETED") != 0;
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void reset_cluster_ns(struct bench *b)
+{
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; b->ns_alive && i < b->o.namespaces; i++)
+		b->ns_alive[i] = false;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* A churn Node "kcmd-bench-churn-<run>-<k>": ok once the node IPAM controller gave it a pod
+ * CIDR and the TTL controller its node.alpha.kubernetes.io/ttl annotation. */
+static void on_node(struct bench *b, const char *type, const cJSON *obj)
+{
+	const char *name = jstr(obj, "metadata", "name", NULL);
+	char *end;
+	size_t n = strlen(CHURN_NODE);
+	if (!name || strncmp(name, CHURN_NODE, n))
+		return;
+	long run = strtol(name + n, &end, 10);
+	if (end == name + n || *end != '-')
+		return;
+	const char *p = end + 1;
+	long k = strtol(p, &end, 10);
+	if (end == p || *end || k < 0)
+		return;
+	const char *cidr = jstr(obj, "spec", "podCIDR", NULL),
+	           *ttl = jstr(obj, "metadata", "annotations", "node.alpha.kubernetes.io/ttl");
+	pthread_mutex_lock(&b->mu);
+	if (b->node_alive && run == b->cur_run && k < b->o.node_churn) {
+		bool del = !strcmp(type, "DELETED");
+		b->node_alive[k] = !del;
+		b->node_ok[k] = !del && cidr && *cidr && ttl;
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void reset_nodes(struct bench *b)
+{
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; b->node_alive && i < b->o.node_churn; i++)
+		b->node_alive[i] = b->node_ok[i] = false;
+	pthread_mutex_unlock(&b->mu);
+}
+
 /* ---- watches ------------------------------------------------------------------------------------
  */
 
@@ -833,6 +1004,7 @@ struct watcher {
 	const char *group, *resource;
 	void (*on_obj)(struct bench *, const char *, const cJSON *);
 	void (*reset)(struct bench *); /* before a relist (NULL: nothing to forget) */
+	const char *selector;          /* NULL: LABEL */
 	bool pods;
 	char rv[64];
 	bool relist;
@@ -871,7 +1043,7 @@ static int list_all(struct watcher *w, struct kube_client *kc)
 		                          .group = w->group,
 		                          .version = "v1",
 		                          .resource = w->resource,
-		                          .label_selector = LABEL,
+		                          .label_selector = w->selector ? w->selector : LABEL,
 		                          .limit = 500,
 		                          .cont = cont};
 		struct kube_response resp = {0};
@@ -926,7 +1098,7 @@ static void *watch_thread(void *arg)
 		                          .group = w->group,
 		                          .version = "v1",
 		                          .resource = w->resource,
-		                          .label_selector = LABEL,
+		                          .label_selector = w->selector ? w->selector : LABEL,
 		                          .resource_version = w->rv,
 		                          .allow_watch_bookmarks = true,
 		                          .timeout_seconds = 240};
@@ -1274,6 +1446,24 @@ static void ns_name(int i, char *buf, size_t n)
 	fmt(buf, n, NS_PREFIX "%d", i);
 }
 
+/* The namespace of object i's namespace index: cluster makes (and deletes) namespaces of its own
+ * in each pass, "kcmd-bench-c<run>-<i>"; the others share kcmd-bench-<i>. */
+static void obj_ns(const struct bench *b, int run, int i, char *buf, size_t n)
+{
+	if (b->o.workload == BENCH_CLUSTER)
+		fmt(buf, n, NS_PREFIX "c%d-%d", run, i);
+	else
+		ns_name(i, buf, n);
+}
+
+/* cluster: objects [0, deployments) are Deployments (a Service each), the rest Jobs */
+static enum bench_workload kind_of(const struct bench *b, int i)
+{
+	if (b->o.workload != BENCH_CLUSTER)
+		return b->o.workload;
+	return i < b->o.deployments ? BENCH_DEPLOYMENTS : BENCH_JOBS;
+}
+
 static int write_rs(struct pacer *p, struct kube_client *kc, int i, const char *verb_kind)
 {
 	struct bench *b = p->b;
@@ -1352,13 +1542,14 @@ static int write_obj(struct pacer *p, struct kube_client *kc, int i, int verb)
 	pthread_mutex_lock(&b->mu);
 	int want = b->rs[i].want, nsi = b->rs[i].ns;
 	pthread_mutex_unlock(&b->mu);
+	enum bench_workload wl = kind_of(b, i);
 	rs_name(b->cur_run, i, name, sizeof(name));
-	ns_name(nsi, ns, sizeof(ns));
-	struct kube_request rq = {.group = o->workload == BENCH_JOBS ? "batch" : "apps",
+	obj_ns(b, b->cur_run, nsi, ns, sizeof(ns));
+	struct kube_request rq = {.group = wl == BENCH_JOBS ? "batch" : "apps",
 	                          .version = "v1",
-	                          .resource = o->workload == BENCH_DEPLOYMENTS ? "deployments"
-	                                      : o->workload == BENCH_JOBS      ? "jobs"
-	                                                                       : "daemonsets",
+	                          .resource = wl == BENCH_DEPLOYMENTS ? "deployments"
+	                                      : wl == BENCH_JOBS      ? "jobs"
+	                                                              : "daemonsets",
 	                          .ns = ns};
 	/* the pod template: the pods carry the object's name in LABEL_RS (the driver's pod
 	 * watch counts them per object) */
@@ -1367,24 +1558,56 @@ static int write_obj(struct pacer *p, struct kube_client *kc, int i, int verb)
 	    "\":\"%s\"}},\"spec\":{%s\"containers\":[{\"name\":\"c\",\"image\":"
 	    "\"registry.invalid/bench:1\"}]}}",
 	    name,
-	    o->workload == BENCH_JOBS ? "\"restartPolicy\":\"Never\","
-	    : o->workload == BENCH_DAEMONSETS
+	    wl == BENCH_JOBS ? "\"restartPolicy\":\"Never\","
+	    : wl == BENCH_DAEMONSETS
 	            /* the simulated nodes' taints (kcmd.io/simulated, and not-ready: no node
 	             * lifecycle controller runs) */
 	            ? "\"tolerations\":[{\"operator\":\"Exists\"}],\"nodeSelector\":{\"type\":"
 	              "\"kcmd-sim\"},"
 	            : "");
-	if (verb == 0) {
-		const char *kind = o->workload == BENCH_DEPLOYMENTS ? "Deployment"
-		                   : o->workload == BENCH_JOBS      ? "Job"
-		                                                    : "DaemonSet";
+	if (verb == 0 && o->workload == BENCH_CLUSTER && wl == BENCH_DEPLOYMENTS) {
+		/* the Deployment's Service first: the endpointslice controllers fill it as its
+		 * pods become Ready */
+		char svc[512];
+		fmt(svc, sizeof(svc),
+		    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\","
+		    "\"labels\":{\"" LABEL "\":\"1\"}},\"spec\":{\"selector\":{\"" LABEL_RS
+		    "\":\"%s\"},\"ports\":[{\"port\":80,\"targetPort\":8080}]}}",
+		    name, name);
+		struct kube_request sq = {.verb = KUBE_CREATE,
+		                          .version = "v1",
+		                          .resource = "services",
+		                          .ns = ns,
+		                          .body = svc,
+		                          .body_len = strlen(svc)};
+		int sr = kube_client_request(kc, &sq, NULL, NULL, &resp);
+		if (sr < 0 && resp.http_code != 409) {
+			say("warning: create service %s/%s: HTTP %d (%s)", ns, name, resp.http_code,
+			    strerror(-sr));
+			kube_response_clear(&resp);
+			return sr;
+		}
+		kube_response_clear(&resp);
+	}
+	if (verb == 1 && o->workload == BENCH_CLUSTER) {
+		/* cluster's churn: the Deployment rescaled (Jobs are not written again) */
+		if (wl != BENCH_DEPLOYMENTS)
+			return 0;
+		fmt(body, sizeof(body), "{\"spec\":{\"replicas\":%d}}", want);
+		rq.verb = KUBE_PATCH;
+		rq.patch_type = KUBE_PATCH_MERGE;
+		rq.name = name;
+	} else if (verb == 0) {
+		const char *kind = wl == BENCH_DEPLOYMENTS ? "Deployment"
+		                   : wl == BENCH_JOBS      ? "Job"
+		                                           : "DaemonSet";
 		char spec[256];
-		if (o->workload == BENCH_DEPLOYMENTS)
+		if (wl == BENCH_DEPLOYMENTS)
 			fmt(spec, sizeof(spec),
 			    "\"replicas\":%d,\"selector\":{\"matchLabels\":{\"" LABEL_RS
 			    "\":\"%s\"}},",
 			    want, name);
-		else if (o->workload == BENCH_JOBS)
+		else if (wl == BENCH_JOBS)
 			fmt(spec, sizeof(spec), "\"completions\":%d,\"parallelism\":%d,", want,
 			    o->parallelism < want ? o->parallelism : want);
 		else
@@ -1646,10 +1869,15 @@ enum want { W_PODS, W_NONE, W_OBJS, W_NSGONE, W_SLICES, W_SLICESGONE };
  * left (status.replicas counts them all), and the driver's own pod watch agrees (no pod
  * terminating). DaemonSet: the same with its numbers, desiredNumberScheduled = --nodes. Job:
  * the Complete condition. */
-static bool obj_done_locked(const struct bench *b, const struct rsstate *r)
+static bool obj_done_locked(const struct bench *b, const struct rsstate *r, int i)
 {
 	int w = r->want;
-	switch (b->o.workload) {
+	enum bench_workload wl = kind_of(b, i);
+	/* cluster: a Deployment is done when its Service's EndpointSlices list exactly its Ready
+	 * pods too */
+	if (b->o.workload == BENCH_CLUSTER && wl == BENCH_DEPLOYMENTS && r->eps_ready != w)
+		return false;
+	switch (wl) {
 	case BENCH_JOBS:
 		return r->complete;
 	case BENCH_DAEMONSETS:
@@ -1688,7 +1916,7 @@ static bool converged_locked(struct bench *b, enum want w, long *pods, long *rea
 				ok = false;
 		}
 		if (w == W_OBJS) {
-			if (obj_done_locked(b, r))
+			if (obj_done_locked(b, r, i))
 				b->objs_done++;
 			else
 				ok = false;
@@ -1704,6 +1932,21 @@ static bool converged_locked(struct bench *b, enum want w, long *pods, long *rea
 		ok = false;
 	if (w == W_SLICESGONE)
 		ok = b->run_pods[run] == 0 && b->slices.live == 0;
+	if (b->o.workload == BENCH_CLUSTER) {
+		/* delete: the pass's namespaces and churn Nodes gone too; churn: the added Nodes
+		 * have their pod CIDR and TTL annotation */
+		int alive = 0, nodes = 0, nodes_ok = 0;
+		for (int i = 0; b->ns_alive && i < b->o.namespaces; i++)
+			alive += b->ns_alive[i];
+		for (int i = 0; b->node_alive && i < b->o.node_churn; i++) {
+			nodes += b->node_alive[i];
+			nodes_ok += b->node_alive[i] && b->node_ok[i];
+		}
+		if (w == W_NONE && (alive || nodes))
+			ok = false;
+		if (w == W_OBJS && nodes_ok < b->churn_want)
+			ok = false;
+	}
 	return ok;
 }
 
@@ -1802,30 +2045,60 @@ static const char *controllers_of(const struct bench_opts *o)
 		/* kcm runs both by default; the garbage collector removes a deleted Service's
 		 * slices (their owner) */
 		return "endpointslice-controller,endpoints-controller,garbage-collector-controller";
+	case BENCH_CLUSTER:
+		return "*,bootstrapsigner,tokencleaner"; /* kubeadm's */
 	default:
 		return "replicaset-controller,garbage-collector-controller";
 	}
 }
 
+/* cluster: the flags kubeadm v1.37 gives kube-controller-manager, where they apply to a bench
+ * (the same for kcmd and upstream; leader election stays off, the serving port is the bench's):
+ * the test cluster's CA as signing and root CA, its service-account key, node CIDR allocation,
+ * per-controller service-account credentials. Appends to argv; returns the new argc. bufs holds
+ * the strings (5 x PATH_MAX + 32). */
+#define KUBEADM_FLAGS_MAX 10
+static int kubeadm_flags(const struct bench *b, char **argv, int argc, char (*bufs)[PATH_MAX + 48])
+{
+	if (b->o.workload != BENCH_CLUSTER)
+		return argc;
+	argv[argc++] = "--allocate-node-cidrs=true";
+	argv[argc++] = "--cluster-cidr=10.244.0.0/16";
+	argv[argc++] = "--service-cluster-ip-range=10.0.0.0/24";
+	argv[argc++] = "--cluster-name=kubernetes";
+	argv[argc++] = "--use-service-account-credentials=true";
+	if (!b->cluster_dir[0])
+		return argc; /* --kubeconfig: no CA or key files of ours */
+	fmt(bufs[0], sizeof(bufs[0]), "--cluster-signing-cert-file=%s/pki/ca.crt", b->cluster_dir);
+	fmt(bufs[1], sizeof(bufs[1]), "--cluster-signing-key-file=%s/pki/ca.key", b->cluster_dir);
+	fmt(bufs[2], sizeof(bufs[2]), "--root-ca-file=%s/pki/ca.crt", b->cluster_dir);
+	fmt(bufs[3], sizeof(bufs[3]), "--service-account-private-key-file=%s/pki/sa.key",
+	    b->cluster_dir);
+	for (int i = 0; i < 4; i++)
+		argv[argc++] = bufs[i];
+	return argc;
+}
+
 static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool leader_elect,
                       const char *tag)
 {
+	char kubeadm[4][PATH_MAX + 48];
 	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_port[32], a_le[64], a_lease[96],
 	        log[PATH_MAX + 64], a_ctl[160];
 	int port = free_port();
 	/* /metrics is read without a token: allowed as kcm allows it with the same flag */
-	char *argv[40] = {b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le,
-	                  a_lease,
-	                  "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-	                  /* the controllers upstream runs in the same bench (start_upstream) */
-	                  a_ctl, NULL};
+	char *argv[40 + KUBEADM_FLAGS_MAX] = {
+	        b->kcmd, a_kc, a_qps, a_burst, a_port, "--bind-address=127.0.0.1", a_le, a_lease,
+	        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+	        /* the controllers upstream runs in the same bench (start_upstream) */
+	        a_ctl, NULL};
 	char extra[1024];
-	int argc = 10;
+	int argc = kubeadm_flags(b, argv, 10, kubeadm);
 
 	if (b->o.kcmd_args) {
 		fmt(extra, sizeof(extra), "%s", b->o.kcmd_args);
-		for (char *save, *t = strtok_r(extra, " ", &save); t && argc < 38;
-		     t = strtok_r(NULL, " ", &save))
+		for (char *save, *t = strtok_r(extra, " ", &save);
+		     t && argc < 38 + KUBEADM_FLAGS_MAX; t = strtok_r(NULL, " ", &save))
 			argv[argc++] = t;
 	}
 	argv[argc] = NULL;
@@ -1948,18 +2221,18 @@ static void stop_upstream(struct bench *b)
  * the driver as its supervisor would). */
 static int start_kcm_direct(struct bench *b, int slot, const char *tag, bool restarted)
 {
-	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_le[64], a_lease[96], log[PATH_MAX + 64];
-	char *argv[] = {b->kcm_bin,
-	                a_kc,
-	                a_le,
-	                a_lease,
-	                "--use-service-account-credentials=false",
-	                "--controllers=replicaset-controller,garbage-collector-controller",
-	                a_qps,
-	                a_burst,
-	                "--secure-port=0",
-	                "--v=2",
-	                NULL};
+	char a_kc[PATH_MAX + 16], a_qps[64], a_burst[64], a_le[64], a_lease[96], log[PATH_MAX + 64],
+	        a_ctl[160], kubeadm[4][PATH_MAX + 48];
+	char *argv[16 + KUBEADM_FLAGS_MAX] = {b->kcm_bin, a_kc,  a_le,    a_lease,
+	                                      a_ctl,      a_qps, a_burst, "--secure-port=0",
+	                                      "--v=2",    NULL};
+	int argc = 9;
+	if (b->o.workload == BENCH_CLUSTER)
+		argc = kubeadm_flags(b, argv, argc, kubeadm);
+	else
+		argv[argc++] = "--use-service-account-credentials=false";
+	argv[argc] = NULL;
+	fmt(a_ctl, sizeof(a_ctl), "--controllers=%s", controllers_of(&b->o));
 
 	fmt(a_kc, sizeof(a_kc), "--kubeconfig=%s", b->kubeconfig);
 	fmt(a_le, sizeof(a_le), "--leader-elect=%s", b->kcm_le ? "true" : "false");
@@ -2140,6 +2413,66 @@ static void force_cleanup(struct bench *b)
 	}
 }
 
+/* cluster: create (or delete) the pass's namespaces, labelled LABEL for the driver's watch.
+ * Creating fails on the first error other than 409; deleting ignores 404. */
+static int cluster_namespaces(struct bench *b, int run, bool create)
+{
+	for (int i = 0; i < b->o.namespaces; i++) {
+		char ns[64], body[256];
+		obj_ns(b, run, i, ns, sizeof(ns));
+		fmt(body, sizeof(body),
+		    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\","
+		    "\"labels\":{\"" LABEL "\":\"1\"}}}",
+		    ns);
+		struct kube_request rq = {.verb = create ? KUBE_CREATE : KUBE_DELETE,
+		                          .version = "v1",
+		                          .resource = "namespaces",
+		                          .name = create ? NULL : ns,
+		                          .body = create ? body : NULL,
+		                          .body_len = create ? strlen(body) : 0};
+		struct kube_response resp = {0};
+		int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
+		int code = resp.http_code;
+		kube_response_clear(&resp);
+		/* deleting: 404 gone, 409 already terminating (its content still being removed) */
+		if (r < 0 && code != 409 && (create || code != 404)) {
+			say("cannot %s namespace %s: HTTP %d (%s)", create ? "create" : "delete",
+			    ns, code, strerror(-r));
+			if (create)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* cluster: add (or delete) the --node-churn Nodes "kcmd-bench-churn-<run>-<k>". They carry the
+ * simulator's label (so a restarted simulator does not take them for real nodes; it only runs
+ * its own node names) and no status: no kubelet renews them, and they are deleted within the
+ * pass. */
+static void churn_nodes(struct bench *b, int run, bool create)
+{
+	for (int k = 0; k < b->o.node_churn; k++) {
+		char name[64], body[512];
+		fmt(name, sizeof(name), CHURN_NODE "%d-%d", run, k);
+		fmt(body, sizeof(body),
+		    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\","
+		    "\"labels\":{\"" LABEL "\":\"1\",\"kcmd.io/simulated\":\"true\"}}}",
+		    name);
+		struct kube_request rq = {.verb = create ? KUBE_CREATE : KUBE_DELETE,
+		                          .version = "v1",
+		                          .resource = "nodes",
+		                          .name = create ? NULL : name,
+		                          .body = create ? body : NULL,
+		                          .body_len = create ? strlen(body) : 0};
+		struct kube_response resp = {0};
+		int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
+		if (r < 0 && resp.http_code != (create ? 409 : 404))
+			say("warning: %s node %s: HTTP %d (%s)", create ? "create" : "delete", name,
+			    resp.http_code, strerror(-r));
+		kube_response_clear(&resp);
+	}
+}
+
 static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 {
 	struct bench_run *run = &b->rep.runs[b->rep.n_runs++];
@@ -2167,15 +2500,21 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	} else if (sizes && bench_workload_objects(o->workload)) {
 		/* per object: replicas, completions (the last Job takes the rest), nodes */
 		n = (int)maxrs;
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
+			/* cluster: Deployments, then Jobs (j counts the Jobs) */
+			long j = o->workload == BENCH_CLUSTER ? i - o->deployments : i;
+			if (kind_of(b, i) == BENCH_DEPLOYMENTS) {
+				sizes[i] = o->replicas;
+				continue;
+			}
 			sizes[i] = o->workload == BENCH_DEPLOYMENTS ? o->replicas
 			           : o->workload == BENCH_DAEMONSETS
 			                   ? o->nodes
-			                   : (int)(o->completions - (long)i * o->job_completions <
+			                   : (int)(o->completions - j * o->job_completions <
 			                                           o->job_completions
-			                                   ? o->completions -
-			                                             (long)i * o->job_completions
+			                                   ? o->completions - j * o->job_completions
 			                                   : o->job_completions);
+		}
 	}
 	if (!sizes || (!objs && (n = bench_load_plan(o, sizes, (int)maxrs)) <= 0)) {
 		free(sizes);
@@ -2191,11 +2530,28 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	for (int i = 0; i < n; i++)
 		rs[i] = (struct rsstate){.ns = i % o->namespaces, .size = sizes[i]};
 	free(sizes);
+	bool *ns_alive = NULL, *node_alive = NULL, *node_ok = NULL;
+	if (o->workload == BENCH_CLUSTER) {
+		ns_alive = calloc((size_t)o->namespaces, sizeof(bool));
+		node_alive = calloc((size_t)o->node_churn + 1, sizeof(bool));
+		node_ok = calloc((size_t)o->node_churn + 1, sizeof(bool));
+		if (!ns_alive || !node_alive || !node_ok) {
+			free(ns_alive);
+			free(node_alive);
+			free(node_ok);
+			free(rs);
+			return -ENOMEM;
+		}
+	}
 	pthread_mutex_lock(&b->mu);
 	b->cur_run = runidx;
 	b->rs = rs;
 	b->n_rs = n;
 	b->kill_t = b->resume_t = 0;
+	b->ns_alive = ns_alive;
+	b->node_alive = node_alive;
+	b->node_ok = node_ok;
+	b->churn_want = 0;
 	pthread_mutex_unlock(&b->mu);
 
 	/* the controller manager */
@@ -2206,6 +2562,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	    : o->workload == BENCH_DAEMONSETS     ? "DaemonSets"
 	    : o->workload == BENCH_NAMESPACES     ? "namespaces"
 	    : o->workload == BENCH_ENDPOINTSLICES ? "Services"
+	    : o->workload == BENCH_CLUSTER        ? "Deployments with a Service, and Jobs"
 	                                          : "ReplicaSets");
 	pthread_mutex_lock(&b->smu);
 	b->is_kcmd = !upstream;
@@ -2222,7 +2579,9 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 
 	bool failover = o->workload == BENCH_FAILOVER;
 	bool killing = failover || o->workload == BENCH_RESTART;
-	if (upstream && killing) {
+	/* started by the driver: failover and restart (to kill it), cluster (kubeadm's flags) */
+	bool direct = killing || o->workload == BENCH_CLUSTER;
+	if (upstream && direct) {
 		b->kcm_qps = qps;
 		b->kcm_burst = burst;
 		b->kcm_le = failover;
@@ -2384,6 +2743,7 @@ objects:
 	/* deployments, jobs, daemonsets: create (jobs: run) until every object is done; a
 	 * template change on every object until every one is done again (not for Jobs); delete
 	 * with background propagation until every pod is gone (the garbage collector) */
+	bool cl = o->workload == BENCH_CLUSTER;
 	phase_begin(b, run, o->workload == BENCH_JOBS ? "run" : "create", &pc);
 	pthread_mutex_lock(&b->mu);
 	for (int i = 0; i < n; i++) {
@@ -2391,11 +2751,38 @@ objects:
 		rs[i].want_gen = 1;
 	}
 	pthread_mutex_unlock(&b->mu);
-	pacer_start(p, b, n, o->create_rate, 8, do_obj_create, NULL);
-	ok = wait_converged(b, run, p, W_OBJS, NULL, NULL);
+	/* cluster: the pass's namespaces first (their ServiceAccount "default", which pod
+	 * admission needs, comes from the serviceaccount controller under test) */
+	ok = !cl || cluster_namespaces(b, runidx, true) == 0;
+	if (ok) {
+		pacer_start(p, b, n, o->create_rate, 8, do_obj_create, NULL);
+		ok = wait_converged(b, run, p, W_OBJS, NULL, NULL);
+	}
 	phase_end(b, &pc, ok);
 	if (ok && o->workload != BENCH_JOBS) {
-		phase_begin(b, run, o->workload == BENCH_DEPLOYMENTS ? "rollout" : "update", &pc);
+		phase_begin(b, run,
+		            o->workload == BENCH_DEPLOYMENTS ? "rollout"
+		            : cl                             ? "churn"
+		                                             : "update",
+		            &pc);
+		if (cl) {
+			/* every Deployment rescaled to a random size in [1/2, 3/2] of its own
+			 * (--seed), and --node-churn Nodes added: done when the rescaled
+			 * Deployments and their EndpointSlices agree and every new Node has its pod
+			 * CIDR and TTL annotation */
+			unsigned seed = o->seed;
+			pthread_mutex_lock(&b->mu);
+			for (int i = 0; i < o->deployments && i < n; i++) {
+				int lo = rs[i].size / 2 > 0 ? rs[i].size / 2 : 1,
+				    hi = rs[i].size * 3 / 2;
+				if (hi < lo)
+					hi = lo;
+				rs[i].want = lo + (int)(rand_r(&seed) % (unsigned)(hi - lo + 1));
+			}
+			b->churn_want = o->node_churn;
+			pthread_mutex_unlock(&b->mu);
+			churn_nodes(b, runidx, true);
+		}
 		pacer_start(p, b, n, o->create_rate, 8, do_obj_rollout, NULL);
 		ok = wait_converged(b, run, p, W_OBJS, NULL, NULL);
 		phase_end(b, &pc, ok);
@@ -2405,8 +2792,17 @@ objects:
 	for (int i = 0; i < n; i++)
 		rs[i].want = 0;
 	pthread_mutex_unlock(&b->mu);
-	pacer_start(p, b, n, o->create_rate, 8, do_obj_delete, NULL);
-	ok = wait_converged(b, run, p, W_NONE, NULL, NULL) && ok;
+	if (cl) {
+		/* the churn Nodes and the pass's namespaces deleted: the namespace controller
+		 * empties them (Deployments, ReplicaSets, pods, Services, EndpointSlices, Jobs,
+		 * ServiceAccounts, ConfigMaps), the garbage collector follows owner references */
+		churn_nodes(b, runidx, false);
+		cluster_namespaces(b, runidx, false);
+		ok = wait_converged(b, run, NULL, W_NONE, NULL, NULL) && ok;
+	} else {
+		pacer_start(p, b, n, o->create_rate, 8, do_obj_delete, NULL);
+		ok = wait_converged(b, run, p, W_NONE, NULL, NULL) && ok;
+	}
 	phase_end(b, &pc, ok);
 	free(p);
 	goto out;
@@ -2493,7 +2889,7 @@ out:
 		fclose(b->series);
 	b->series = NULL;
 	pthread_mutex_unlock(&b->smu);
-	if (upstream && killing)
+	if (upstream && direct)
 		stop_kcm_direct(b);
 	else if (upstream)
 		stop_upstream(b);
@@ -2505,12 +2901,33 @@ out:
 		if (!all_pods_gone(b, 120))
 			say("warning: bench pods still exist after the cleanup");
 	}
+	if (o->workload == BENCH_CLUSTER) {
+		/* whatever is left of the pass (a phase that did not converge): its Nodes and
+		 * namespaces, waited for so the next pass starts from an empty cluster */
+		churn_nodes(b, runidx, false);
+		cluster_namespaces(b, runidx, false);
+		double end = now_s() + 300;
+		for (;;) {
+			long pods, ready, term, want;
+			pthread_mutex_lock(&b->mu);
+			bool gone = converged_locked(b, W_NONE, &pods, &ready, &term, &want);
+			pthread_mutex_unlock(&b->mu);
+			if (gone || now_s() > end || interrupted)
+				break;
+			sleep_s(0.5);
+		}
+	}
 	pthread_mutex_lock(&b->mu);
 	b->cur_run = -1;
 	b->rs = NULL;
 	b->n_rs = 0;
+	b->ns_alive = b->node_alive = b->node_ok = NULL;
+	b->churn_want = 0;
 	pthread_mutex_unlock(&b->mu);
 	free(rs);
+	free(ns_alive);
+	free(node_alive);
+	free(node_ok);
 	return r;
 }
 
@@ -2776,7 +3193,7 @@ static void outputs(struct bench *b, const char *json_path)
 static void describe_workload(struct bench *b)
 {
 	const struct bench_opts *o = &b->o;
-	char what[512];
+	char what[1536];
 	switch (o->workload) {
 	case BENCH_DEPLOYMENTS:
 		fmt(what, sizeof(what),
@@ -2833,6 +3250,21 @@ static void describe_workload(struct bench *b)
 		    "both by default), garbage collector (a deleted Service's slices).",
 		    o->services, o->pods_per_service, o->target_pods, o->namespaces,
 		    bench_churn_per_service(o));
+		break;
+	case BENCH_CLUSTER:
+		fmt(what, sizeof(what),
+		    "every controller (`--controllers=*,bootstrapsigner,tokencleaner` and "
+		    "kubeadm's flags on both), a clusterloader2-\"load\"-shaped mix: per pass %d "
+		    "new namespaces holding %d Deployments × %d replicas, each with a Service, and "
+		    "%d Jobs (%ld completions in Jobs of %d), over %d simulated nodes; `create` "
+		    "until every Deployment is complete with its EndpointSlices listing exactly "
+		    "its Ready pods and every Job Complete; `churn`: every Deployment rescaled to "
+		    "a random size in [½, 1½] of its own and %d Nodes added, until the "
+		    "Deployments and EndpointSlices agree again and every new Node has a pod CIDR "
+		    "and its TTL annotation; `delete`: the Nodes and the namespaces deleted, until "
+		    "every namespace, Node and pod is gone.",
+		    o->namespaces, o->deployments, o->replicas, bench_job_count(o), o->completions,
+		    o->job_completions, o->nodes, o->node_churn);
 		break;
 	default:
 		return;
@@ -3031,6 +3463,7 @@ int kcmd_bench_main(int argc, char **argv)
 		wr.group = b->o.workload == BENCH_JOBS ? "batch" : "apps";
 		wr.resource = b->o.workload == BENCH_DEPLOYMENTS ? "deployments"
 		              : b->o.workload == BENCH_JOBS      ? "jobs"
+		              : b->o.workload == BENCH_CLUSTER   ? "deployments"
 		                                                 : "daemonsets";
 	}
 	if (b->o.workload == BENCH_NAMESPACES) {
@@ -3043,6 +3476,26 @@ int kcmd_bench_main(int argc, char **argv)
 		wr.reset = reset_slices;
 		wr.group = "discovery.k8s.io";
 		wr.resource = "endpointslices";
+	}
+	/* cluster: its Jobs, its Services' EndpointSlices, its namespaces and churn Nodes */
+	static struct watcher wcl[4];
+	wcl[0] = (struct watcher){.b = b, .group = "batch", .resource = "jobs", .on_obj = on_wobj};
+	wcl[1] = (struct watcher){.b = b,
+	                          .group = "discovery.k8s.io",
+	                          .resource = "endpointslices",
+	                          .on_obj = on_eps,
+	                          .reset = reset_eps,
+	                          .selector = "kubernetes.io/service-name"};
+	wcl[2] = (struct watcher){.b = b,
+	                          .resource = "namespaces",
+	                          .on_obj = on_cluster_ns,
+	                          .reset = reset_cluster_ns};
+	wcl[3] = (struct watcher){
+	        .b = b, .resource = "nodes", .on_obj = on_node, .reset = reset_nodes};
+	for (int i = 0; b->o.workload == BENCH_CLUSTER && i < 4; i++) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, watch_thread, &wcl[i]) == 0)
+			pthread_detach(th);
 	}
 	for (int i = 0; b->o.workload == BENCH_DAEMONSETS && i < 8; i++) {
 		pthread_t th;
@@ -3061,7 +3514,9 @@ int kcmd_bench_main(int argc, char **argv)
 		say("no kubelet simulator: pods become Ready only if real nodes run them");
 
 	bool compare = b->o.compare_upstream;
-	if (compare && (b->o.workload == BENCH_FAILOVER || b->o.workload == BENCH_RESTART) &&
+	if (compare &&
+	    (b->o.workload == BENCH_FAILOVER || b->o.workload == BENCH_RESTART ||
+	     b->o.workload == BENCH_CLUSTER) &&
 	    find_kcm_bin(b) < 0) {
 		say("note: kube-controller-manager not found through tests/cluster/build.sh: %s "
 		    "runs kcmd only",

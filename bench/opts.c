@@ -8,9 +8,9 @@
 
 #include "bench/opts.h"
 
-static const char *const workloads[] = {"load",       "ramp",        "failover",
-                                        "restart",    "deployments", "jobs",
-                                        "daemonsets", "namespaces",  "endpointslices"};
+static const char *const workloads[] = {"load",           "ramp",   "failover",   "restart",
+                                        "deployments",    "jobs",   "daemonsets", "namespaces",
+                                        "endpointslices", "cluster"};
 
 const char *bench_workload_name(enum bench_workload w)
 {
@@ -34,9 +34,9 @@ void bench_opts_defaults(struct bench_opts *o)
 	        .raw_concurrency = 32,
 	        .phase_timeout_s = 900,
 	        .seed = 1,
-	        .deployments = 1000,
+	        .deployments = 0, /* deployments: 1000; cluster: 50 */
 	        .replicas = 10,
-	        .completions = 10000,
+	        .completions = 0, /* jobs: 10000; cluster: 200 */
 	        .job_completions = 10,
 	        .parallelism = 10,
 	        .nodes = 0, /* daemonsets: 1000; others: the simulator's default */
@@ -45,6 +45,7 @@ void bench_opts_defaults(struct bench_opts *o)
 	        .services = 1000,
 	        .pods_per_service = 100,
 	        .churn_percent = 10,
+	        .node_churn = 10,
 	};
 }
 
@@ -178,8 +179,8 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			if (k == sizeof(workloads) / sizeof(workloads[0]))
 				return fail(err, errlen,
 				            "--workload must be load, ramp, failover, restart, "
-				            "deployments, jobs, daemonsets, namespaces or "
-				            "endpointslices, not %s",
+				            "deployments, jobs, daemonsets, namespaces, "
+				            "endpointslices or cluster, not %s",
 				            val);
 			o->workload = (enum bench_workload)k;
 		} else if (!strcmp(name, "kubeconfig")) {
@@ -223,6 +224,11 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			          : !strcmp(name, "pods-per-service")    ? &o->pods_per_service
 			                                                 : &o->churn_percent;
 			*ip = (int)l;
+		} else if (!strcmp(name, "node-churn")) {
+			if (parse_long(val, 0, 10000, &l) < 0)
+				return fail(err, errlen,
+				            "--node-churn: %s is not between 0 and 10000", val);
+			o->node_churn = (int)l;
 		} else if (!strcmp(name, "completions")) {
 			if (parse_long(val, 1, 10000000, &l) < 0)
 				return fail(err, errlen,
@@ -345,12 +351,20 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		}
 		if (o->workload == BENCH_DAEMONSETS && !o->nodes)
 			o->nodes = 1000;
+		bool cl = o->workload == BENCH_CLUSTER;
+		if (!o->deployments)
+			o->deployments = cl ? 50 : 1000;
+		if (!o->completions)
+			o->completions = cl ? 200 : 10000;
+		if (cl && !o->nodes)
+			o->nodes = 50;
 		if (o->workload == BENCH_JOBS && o->job_completions > o->completions)
 			o->job_completions = (int)o->completions;
 		o->target_pods = o->workload == BENCH_DEPLOYMENTS
 		                         ? (long)o->deployments * o->replicas
 		                 : o->workload == BENCH_JOBS ? o->completions
-		                                             : (long)o->nodes * o->daemonsets;
+		                 : cl ? (long)o->deployments * o->replicas + o->completions
+		                      : (long)o->nodes * o->daemonsets;
 		return 0;
 	}
 	if (!target_set)
@@ -417,13 +431,22 @@ int bench_load_plan(const struct bench_opts *o, int *sizes, int max)
 	return total;
 }
 
+int bench_job_count(const struct bench_opts *o)
+{
+	return o->job_completions > 0
+	               ? (int)((o->completions + o->job_completions - 1) / o->job_completions)
+	               : 0;
+}
+
 int bench_object_count(const struct bench_opts *o)
 {
 	switch (o->workload) {
 	case BENCH_DEPLOYMENTS:
 		return o->deployments;
 	case BENCH_JOBS:
-		return (int)((o->completions + o->job_completions - 1) / o->job_completions);
+		return bench_job_count(o);
+	case BENCH_CLUSTER:
+		return o->deployments + bench_job_count(o);
 	case BENCH_DAEMONSETS:
 		return o->daemonsets;
 	case BENCH_NAMESPACES:
@@ -457,7 +480,7 @@ const char *bench_ns_kind(const struct bench_opts *o, int k)
 void bench_opts_usage(FILE *f)
 {
 	fputs("Usage: kcmd bench --workload=load|ramp|failover|restart|deployments|jobs|daemonsets|"
-	      "namespaces|endpointslices [flags]\n"
+	      "namespaces|endpointslices|cluster [flags]\n"
 	      "\n"
 	      "Drives a ReplicaSet workload against a cluster, measures kcmd (and, on the local "
 	      "test cluster,\n"
@@ -522,6 +545,15 @@ void bench_opts_usage(FILE *f)
 	      "Service's pods\n"
 	      "                           (controllers: endpointslice, endpoints, garbage "
 	      "collector)\n"
+	      "Cluster (every controller, --controllers=* and kubeadm's flags on both; limits "
+	      "lifted):\n"
+	      "  --deployments=50 --replicas=10 --completions=200 --job-completions=10 "
+	      "--nodes=50\n"
+	      "                           Deployments (a Service each), Jobs and simulated nodes "
+	      "over\n"
+	      "                           --namespaces=10 namespaces made and deleted by each "
+	      "pass\n"
+	      "  --node-churn=10          Nodes added, then deleted, in the churn phase\n"
 	      "Output:\n"
 	      "  --output=PATH            JSON (default build/bench/<workload>.json; time series "
 	      "next to it)\n"

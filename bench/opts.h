@@ -21,12 +21,15 @@ enum bench_workload {
 	BENCH_DAEMONSETS,     /* DaemonSets over simulated nodes, their rolling update, delete */
 	BENCH_NAMESPACES,     /* issue 17: namespaces full of objects, all deleted at once */
 	BENCH_ENDPOINTSLICES, /* issue 17: Services x pods, EndpointSlices through pod churn */
+	BENCH_CLUSTER,        /* issue 19: every controller (--controllers=*), a cl2-"load" mix */
 };
 
-/* The workloads of one object kind other than ReplicaSets (deployments, jobs, daemonsets). */
+/* The workloads of objects other than ReplicaSets (deployments, jobs, daemonsets, and cluster:
+ * Deployments with a Service each and Jobs, in namespaces of their own). */
 static inline bool bench_workload_objects(enum bench_workload w)
 {
-	return w == BENCH_DEPLOYMENTS || w == BENCH_JOBS || w == BENCH_DAEMONSETS;
+	return w == BENCH_DEPLOYMENTS || w == BENCH_JOBS || w == BENCH_DAEMONSETS ||
+	       w == BENCH_CLUSTER;
 }
 
 /* The issue-17 workloads (namespaces, endpointslices): limits lifted by default as above. */
@@ -79,6 +82,7 @@ struct bench_opts {
 	int services;         /* Services (endpointslices: 1000) */
 	int pods_per_service; /* pods per Service (100) */
 	int churn_percent;    /* endpointslices churn: pods replaced per Service (10 %) */
+	int node_churn;       /* cluster: Nodes added, then deleted, in the churn phase (10) */
 	bool compare_set, simulate_set, qps_set, burst_set; /* given explicitly */
 	bool namespaces_set;
 };
@@ -94,10 +98,14 @@ const char *bench_workload_name(enum bench_workload w);
  * sizes interleaved) and returns the count, or -E2BIG. */
 int bench_load_plan(const struct bench_opts *o, int *sizes, int max);
 /* The objects of deployments/jobs/daemonsets: their count (Deployments, Jobs, DaemonSets).
- * namespaces: the namespaces; endpointslices: the Services. */
+ * namespaces: the namespaces; endpointslices: the Services; cluster: its Deployments, then its
+ * Jobs (each Deployment also has a Service). */
 int bench_object_count(const struct bench_opts *o);
 /* endpointslices: pods replaced per Service in the churn phase (at least 1). */
 int bench_churn_per_service(const struct bench_opts *o);
 /* namespaces: the resource of object k (0 .. ns_objects-1) of a namespace: "configmaps",
  * "secrets", "services" or "pods". */
 const char *bench_ns_kind(const struct bench_opts *o, int k);
+/* cluster: the number of Jobs (completions in Jobs of job_completions; the last takes the rest).
+ */
+int bench_job_count(const struct bench_opts *o);

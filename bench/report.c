@@ -211,6 +211,7 @@ static const char *object_area(const char *workload)
 	       : !strcmp(workload, "daemonsets")     ? "daemonset"
 	       : !strcmp(workload, "namespaces")     ? "namespace"
 	       : !strcmp(workload, "endpointslices") ? "endpointslice"
+	       : !strcmp(workload, "cluster")        ? "cluster"
 	                                             : NULL;
 }
 

@@ -53,7 +53,7 @@ struct bench_report {
 	char machine[160];
 	char versions[256];
 	char command[1024];
-	char desc[1024]; /* the markdown's workload sentence ("": the ReplicaSet workloads') */
+	char desc[2048]; /* the markdown's workload sentence ("": the ReplicaSet workloads') */
 	long target_pods;
 	int rs_count, namespaces;
 	double create_rate;

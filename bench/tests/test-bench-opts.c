@@ -239,6 +239,43 @@ static void test_cluster_workloads(void **state)
 	assert_non_null(strstr(err, "endpointslices"));
 }
 
+static void test_cluster_workload(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256] = "";
+
+	/* the modest default: 50 Deployments x 10 (a Service each) and 200 completions in Jobs
+	 * of 10, over 50 simulated nodes, 10 churn Nodes, 10 namespaces; limits lifted */
+	assert_int_equal(PARSE(&o, err, "--workload=cluster"), 0);
+	assert_int_equal(o.workload, BENCH_CLUSTER);
+	assert_true(bench_workload_objects(o.workload));
+	assert_string_equal(bench_workload_name(BENCH_CLUSTER), "cluster");
+	assert_int_equal(o.deployments, 50);
+	assert_int_equal(o.completions, 200);
+	assert_int_equal(bench_job_count(&o), 20);
+	assert_int_equal(bench_object_count(&o), 70);
+	assert_int_equal(o.target_pods, 700);
+	assert_int_equal(o.nodes, 50);
+	assert_int_equal(o.node_churn, 10);
+	assert_int_equal(o.namespaces, 10);
+	assert_true(o.qps == 5000.0);
+	/* sizes are flags; the other workloads keep their own defaults */
+	assert_int_equal(PARSE(&o, err, "--workload=cluster", "--deployments=4", "--replicas=3",
+	                       "--completions=25", "--job-completions=10", "--nodes=7",
+	                       "--node-churn=0", "--namespaces=2"),
+	                 0);
+	assert_int_equal(bench_job_count(&o), 3);
+	assert_int_equal(bench_object_count(&o), 7);
+	assert_int_equal(o.target_pods, 37);
+	assert_int_equal(o.nodes, 7);
+	assert_int_equal(o.node_churn, 0);
+	assert_int_equal(PARSE(&o, err, "--workload=deployments"), 0);
+	assert_int_equal(o.deployments, 1000);
+	assert_int_equal(PARSE(&o, err, "--workload=cluster", "--node-churn=-1"), -EINVAL);
+	assert_non_null(strstr(err, "--node-churn"));
+}
+
 static void test_load_plan(void **state)
 {
 	(void)state;
@@ -296,6 +333,7 @@ int main(void)
 	        cmocka_unit_test(test_load_plan),
 	        cmocka_unit_test(test_object_workloads),
 	        cmocka_unit_test(test_cluster_workloads),
+	        cmocka_unit_test(test_cluster_workload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
