@@ -158,19 +158,18 @@ static bool sink_sleep(const _Atomic bool *stop, uint64_t usec)
 int evrec_sink_record(struct evrec_sink *s, struct kube_client *kc, const struct evrec_event *ev,
                       const _Atomic bool *stop)
 {
-	struct kube_evc_event ce = {.component = nz(ev->component),
-	                            .host = nz(ev->host),
-	                            .kind = nz(ev->kind),
-	                            .ns = nz(ev->ns),
-	                            .name = nz(ev->name),
-	                            .uid = nz(ev->uid),
-	                            .api_version = ev->api_version && ev->api_version[0]
-	                                                   ? ev->api_version
-	                                                   : "v1",
-	                            .type = nz(ev->type),
-	                            .reason = nz(ev->reason),
-	                            .message = nz(ev->message),
-	                            .t = ev->t};
+	struct kube_evc_event ce = {
+	        .component = nz(ev->component),
+	        .host = nz(ev->host),
+	        .kind = nz(ev->kind),
+	        .ns = nz(ev->ns),
+	        .name = nz(ev->name),
+	        .uid = nz(ev->uid),
+	        .api_version = ev->api_version && ev->api_version[0] ? ev->api_version : "v1",
+	        .type = nz(ev->type),
+	        .reason = nz(ev->reason),
+	        .message = nz(ev->message),
+	        .t = ev->t};
 	struct kube_evc_result res;
 	int r;
 
@@ -235,8 +234,8 @@ static struct {
 
 static struct qev *qev_copy(const struct evrec_event *ev)
 {
-	const char *src[] = {ev->component, ev->host, ev->kind, ev->api_version,
-	                     ev->ns,        ev->name, ev->uid,  ev->rv,
+	const char *src[] = {ev->component, ev->host,   ev->kind,   ev->api_version,
+	                     ev->ns,        ev->name,   ev->uid,    ev->rv,
 	                     ev->type,      ev->reason, ev->message};
 	size_t n = sizeof(src) / sizeof(src[0]), total = 0, lens[sizeof(src) / sizeof(src[0])];
 	for (size_t i = 0; i < n; i++)

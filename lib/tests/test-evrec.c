@@ -190,18 +190,13 @@ static int teardown(void **state)
 
 static void start(size_t cap)
 {
-	assert_int_equal(evrec_start(&(struct evrec_opts){.config = &cfg,
-	                                                  .controller = "t",
-	                                                  .limiter_fd = -1,
-	                                                  .cap = cap}),
+	assert_int_equal(evrec_start(&(struct evrec_opts){
+	                         .config = &cfg, .controller = "t", .limiter_fd = -1, .cap = cap}),
 	                 0);
 }
 
-static const struct kcmd_object_ref DS = {.api_version = "apps/v1",
-                                          .kind = "DaemonSet",
-                                          .ns = "ns",
-                                          .name = "ds",
-                                          .uid = "ds-uid"};
+static const struct kcmd_object_ref DS = {
+        .api_version = "apps/v1", .kind = "DaemonSet", .ns = "ns", .name = "ds", .uid = "ds-uid"};
 
 static bool wait_writes(int n)
 {
@@ -220,8 +215,9 @@ static void test_async_in_order(void **state)
 	start(0);
 	atomic_store(&S.hold, true);
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(kcmd_event_record(kc, "daemonset-controller", &DS, KCMD_EVENT_NORMAL,
-		                                   "SuccessfulCreate", "Created pod: p%d", i),
+		assert_int_equal(kcmd_event_record(kc, "daemonset-controller", &DS,
+		                                   KCMD_EVENT_NORMAL, "SuccessfulCreate",
+		                                   "Created pod: p%d", i),
 		                 0);
 	assert_int_equal(count("POST", NULL), 0); /* nothing answered yet: the calls did not wait */
 	atomic_store(&S.hold, false);
@@ -283,7 +279,8 @@ static void test_correlation(void **state)
 	assert_int_equal(count("PATCH", "\"count\":2"), 1);
 	/* similar events (one reason, distinct messages): 9 single, the 10th combined */
 	for (int i = 0; i < 10; i++)
-		kcmd_event_record(kc, "c", &DS, "Normal", "SuccessfulDelete", "Deleted pod: d%d", i);
+		kcmd_event_record(kc, "c", &DS, "Normal", "SuccessfulDelete", "Deleted pod: d%d",
+		                  i);
 	assert_true(wait_writes(12));
 	assert_true(evrec_flush(5000));
 	assert_int_equal(count("POST", "SuccessfulDelete"), 10);
