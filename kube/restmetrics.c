@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #define RM_MAGIC   0x6b636d6472657374ull /* "kcmdrest" */
-#define RM_VERSION 1
+#define RM_VERSION 2                     /* 2: events_dropped */
 
 enum { ROW_FREE = 0, ROW_CLAIMED = 1, ROW_READY = 2 };
 
@@ -30,6 +30,7 @@ struct rm_table {
 	uint64_t magic;
 	uint32_t version, n_rows;
 	_Atomic uint64_t dropped;
+	_Atomic uint64_t events_dropped; /* kube_rest_metrics_event_dropped (R2's rule) */
 	struct rm_row rows[KUBE_RM_ROWS];
 };
 
@@ -176,6 +177,13 @@ void kube_rest_metrics_observe(const char *method, int code, const char *host, i
 		}
 }
 
+void kube_rest_metrics_event_dropped(void)
+{
+	struct rm_table *t = attached;
+	if (t)
+		atomic_fetch_add_explicit(&t->events_dropped, 1, memory_order_relaxed);
+}
+
 int kube_rest_metrics_read(int fd, void (*fn)(const struct kube_rest_metrics_row *row, void *ud),
                            void *ud, uint64_t *dropped)
 {
@@ -214,4 +222,15 @@ int kube_rest_metrics_read(int fd, void (*fn)(const struct kube_rest_metrics_row
 		*dropped = atomic_load_explicit(&t->dropped, memory_order_relaxed);
 	munmap(t, sizeof(*t));
 	return n;
+}
+
+int kube_rest_metrics_events_dropped(int fd, uint64_t *ret)
+{
+	struct rm_table *t;
+	int r = map_table(fd, PROT_READ, &t);
+	if (r < 0)
+		return r;
+	*ret = atomic_load_explicit(&t->events_dropped, memory_order_relaxed);
+	munmap(t, sizeof(*t));
+	return 0;
 }

@@ -76,6 +76,12 @@ void kube_rest_metrics_attach_env(void);
  * when the process is not attached. */
 void kube_rest_metrics_observe(const char *method, int code, const char *host, int64_t usec);
 
+/* One Event dropped because a recorder's queue was full (lib/evrec.h): the manager renders the
+ * sum as kcmd_events_dropped_total. Cheap no-op when the process is not attached. */
+void kube_rest_metrics_event_dropped(void);
+/* The Events dropped so far, from the table behind fd. 0 or -errno. */
+int kube_rest_metrics_events_dropped(int fd, uint64_t *ret);
+
 struct kube_rest_metrics_row {
 	const char *method;
 	int code;

@@ -28,6 +28,7 @@
 
 #include "ipc/queue.h"
 #include "kcmd/kcmd.h"
+#include "lib/evrec.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/encode.h"
@@ -489,128 +490,65 @@ void kcmd_client_free(struct kcmd_client *c)
 	free(c);
 }
 
-/* One correlator per process (kube/evcorr.h): repeats of an Event are counted on one Event
- * object, similar ones combined, a flood per object throttled, as client-go's recorder does.
- * Upstream has one per controller (each kcm controller makes its own broadcaster); kcmd has one
- * per worker process, so with several worker processes a repeat written by another process
- * than the first starts a count of its own (the ReplicaSet controller, whose Events are the
- * most frequent, has one shared sink instead: workers/replicaset/evq.h). The lock serialises
- * correlate and write, as upstream's one sink goroutine. */
+/* The process's Events (lib/evrec.h). In a worker (evrec_start ran) an Event is queued and
+ * written by the recorder's sink thread, so a sync never waits for one, as upstream's
+ * recorder; elsewhere (tools, tests, a dispatcher) it is written here through the caller's
+ * client by the same sink, tried once. Either way one correlator per process counts repeats,
+ * combines similar Events and throttles a flood per object (upstream has one per controller;
+ * with several worker processes a repeat written by another process than the first starts a
+ * count of its own; the ReplicaSet controller shares one queue between its processes,
+ * workers/replicaset/evq.h). */
 static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kube_evc *event_correlator;
-
-/* recordEvent's write: a PATCH of a counted repeat (a POST when that Event is gone), or a POST.
- * 0 or -errno; *http the answer's code (0: none). */
-static int event_write(struct kube_client *kc, const struct kube_evc_event *ev,
-                       const struct kube_evc_result *res, int *http)
-{
-	const char *ns = ev->ns && *ev->ns ? ev->ns : "default";
-	struct kube_response resp = {0};
-	char *body = NULL;
-	bool create = res->action != KUBE_EVC_PATCH;
-	int r = 0;
-
-	*http = 0;
-	if (!create) {
-		if ((r = kube_evc_patch_body(res, &body)) < 0)
-			return r;
-		r = kube_client_request(kc,
-		                        &(struct kube_request){.verb = KUBE_PATCH,
-		                                               .version = "v1",
-		                                               .resource = "events",
-		                                               .ns = ns,
-		                                               .name = res->event_name,
-		                                               .body = body,
-		                                               .body_len = strlen(body),
-		                                               .patch_type = KUBE_PATCH_STRATEGIC},
-		                        NULL, NULL, &resp);
-		free(body);
-		body = NULL;
-		if (r < 0 && resp.http_code == 404)
-			create = true; /* the Event expired on the server: POST it with these values
-			                */
-		if (create)
-			kube_response_clear(&resp);
-	}
-	if (create) {
-		struct kube_event ke = {.ns = ev->ns,
-		                        .kind = ev->kind,
-		                        .api_version = ev->api_version,
-		                        .name = ev->name,
-		                        .uid = ev->uid,
-		                        .type = ev->type,
-		                        .reason = ev->reason,
-		                        .message = res->message,
-		                        .component = ev->component,
-		                        .now = res->last,
-		                        .event_name = res->event_name,
-		                        .count = res->count,
-		                        .first = res->first,
-		                        .no_reporting = res->aggregated};
-		if ((r = kube_encode_event(&ke, &body)) < 0)
-			return r;
-		r = kube_client_request(kc,
-		                        &(struct kube_request){.verb = KUBE_CREATE,
-		                                               .version = "v1",
-		                                               .resource = "events",
-		                                               .body_kind = "Event",
-		                                               .ns = ns,
-		                                               .body = body,
-		                                               .body_len = strlen(body)},
-		                        NULL, NULL, &resp);
-		free(body);
-	}
-	*http = resp.http_code;
-	kube_response_clear(&resp);
-	return r;
-}
+static struct evrec_sink *event_sink;
+static _Atomic bool event_one_try = true;
 
 int kcmd_event_record(struct kube_client *kc, const char *component,
                       const struct kcmd_object_ref *obj, const char *type, const char *reason,
                       const char *fmt, ...)
 {
-	char msg[1024];
-	struct kube_evc_result res;
+	char *msg = NULL;
 	va_list ap;
-	int r, http = 0;
+	int r;
 
 	if (!kc || !component || !obj || !obj->name || !obj->kind || !type || !reason || !fmt)
 		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = vasprintf(&msg, fmt, ap);
 	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
 	/* kcm's controllers name only a component in their EventSource: no source.host, and
 	 * reportingInstance "" */
-	struct kube_evc_event ev = {.component = component,
-	                            .host = "",
-	                            .kind = obj->kind,
-	                            .ns = obj->ns && *obj->ns ? obj->ns : "",
-	                            .name = obj->name,
-	                            .uid = obj->uid ? obj->uid : "",
-	                            .api_version = obj->api_version ? obj->api_version : "v1",
-	                            .type = type,
-	                            .reason = reason,
-	                            .message = msg};
-
-	pthread_mutex_lock(&event_lock);
-	if (!event_correlator && (r = kube_evc_new(&event_correlator)) < 0)
-		goto out;
-	kube_time_t now = kube_time_now();
-	ev.t = now;
-	if ((r = kube_evc_correlate(event_correlator, &ev, now, &res)) < 0)
-		goto out;
-	if (res.action == KUBE_EVC_SKIP) {
-		/* upstream's spam filter: dropped without a write */
-		kube_evc_result_free(&res);
-		r = 0;
-		goto out;
+	struct evrec_event ev = {.t = kube_time_now(),
+	                         .component = component,
+	                         .host = "",
+	                         .kind = obj->kind,
+	                         .api_version = obj->api_version ? obj->api_version : "v1",
+	                         .ns = obj->ns ? obj->ns : "",
+	                         .name = obj->name,
+	                         .uid = obj->uid ? obj->uid : "",
+	                         .rv = "",
+	                         .type = type,
+	                         .reason = reason,
+	                         .message = msg};
+	/* the broadcaster's StartStructuredLogging(3): every event, before correlation */
+	log_v(3,
+	      "Event occurred: object=\"%s%s%s\" fieldPath=\"\" kind=\"%s\" "
+	      "apiVersion=\"%s\" type=\"%s\" reason=\"%s\" message=\"%s\"",
+	      ev.ns, *ev.ns ? "/" : "", ev.name, ev.kind, ev.api_version, type, reason, msg);
+	r = evrec_push(&ev);
+	if (r != -ENODEV) {
+		free(msg);
+		return r;
 	}
-	r = event_write(kc, &ev, &res, &http);
-	if (r == 0)
-		(void)kube_evc_update_state(event_correlator, &ev, &res);
-	kube_evc_result_free(&res);
+	pthread_mutex_lock(&event_lock);
+	if (!event_sink && (r = evrec_sink_new(&event_sink)) < 0)
+		goto out;
+	r = evrec_sink_record(event_sink, kc, &ev, &event_one_try);
+	r = r == -EREMOTEIO || r == -ECANCELED ? -EIO : r < 0 ? r : 0;
 out:
 	pthread_mutex_unlock(&event_lock);
+	free(msg);
 	return r;
 }
 

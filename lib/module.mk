@@ -36,8 +36,13 @@ kcfence_LIBDEPS      := kube kclog shm ipc
 #                libkcmd.so (the library out-of-tree controllers link)
 LIBS                 += kcapi
 kcapi_SRCS           := lib/api.c
-kcapi_LIBDEPS        := kube shm ipc kclog kcflag kcmetrics
-kcapi_TESTS          := lib/tests/test-api.c
+kcapi_LIBDEPS        := kube shm ipc kclog kcflag kcmetrics kcevrec
+kcapi_TESTS          := lib/tests/test-api.c lib/tests/test-evrec.c
+#   kcevrec      the Event recorder (lib/evrec.h): client-go's recordToSink over the
+#                correlator, and the process's asynchronous queue behind kcmd_event_record
+LIBS                 += kcevrec
+kcevrec_SRCS         := lib/evrec.c
+kcevrec_LIBDEPS      := kube kclog
 #   kcmetrics    controllers' declared metrics (kcmd/controller.h `metrics`): the shared region
 #                per controller the manager creates and renders, updated by the controller's
 #                processes (kcmd/metrics.h); part of the public API (libkcmd.so)

@@ -1520,6 +1520,14 @@ static void rest_client_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 	                   "kcmd_rest_client_requests_dropped_total counter\n"
 	                   "kcmd_rest_client_requests_dropped_total %llu\n",
 	                   (unsigned long long)dropped);
+	uint64_t ev_dropped = 0;
+	if (kube_rest_metrics_events_dropped(m->rest_metrics_fd, &ev_dropped) == 0)
+		mgr_metrics_printf(b,
+		                   "# HELP kcmd_events_dropped_total Events not written because a "
+		                   "recorder's queue was full (client-go drops them with an error "
+		                   "line).\n# TYPE kcmd_events_dropped_total counter\n"
+		                   "kcmd_events_dropped_total %llu\n",
+		                   (unsigned long long)ev_dropped);
 	free(a);
 }
 

@@ -27,6 +27,7 @@
 #include "kube/limiter.h"
 #include "controllers/registry.h"
 #include "lib/ctlmetrics.h"
+#include "lib/evrec.h"
 #include "lib/fence-env.h"
 #include "lib/goflag.h"
 #include "lib/log.h"
@@ -311,6 +312,15 @@ int main(int argc, char **argv)
 		log_error("API client: %s", strerror(-r));
 		return 1;
 	}
+	/* kcmd_event_record queues from now on; the sink thread (its own client on the same token
+	 * bucket) starts with the first Event */
+	if ((r = evrec_start(&(struct evrec_opts){.config = kcfg,
+	                                          .controller = w.ctrl->name,
+	                                          .qps = ca.qps,
+	                                          .burst = ca.burst,
+	                                          .limiter_fd = lfd,
+	                                          .content_type = content_type})) < 0)
+		log_warning("event recorder: %s; Events are written from the sync", strerror(-r));
 	if ((r = w.ctrl->init(&w.ctx, &w.state)) < 0) {
 		log_error("%s: init failed: %s", w.ctrl->name, strerror(-r));
 		return 1;
@@ -359,9 +369,12 @@ int main(int argc, char **argv)
 	free(w.queues);
 	kcmd_flag_values_free(fv);
 	w.ctrl->fini(w.state);
+	/* what is queued gets 2 s to be written; an Event still in a request is left (exiting) */
+	bool ev_stopped = evrec_stop(2000);
 	kube_client_free(w.ctx.kc);
 	kube_limiter_free(lim);
-	kube_config_free(kcfg);
+	if (ev_stopped)
+		kube_config_free(kcfg); /* else the stuck sink's client may still read it */
 	shm_arena_close(w.ctx.arena);
 	ipc_loop_free(w.ctx.loop);
 	return r < 0 ? 1 : 0;

@@ -2,7 +2,7 @@
 # cache / API client (see docs/architecture.md). Controller logic lives in workers/<controller>/.
 LIBS            += worker
 worker_SRCS     := workers/replicaset/controller.c workers/garbagecollector/controller.c
-worker_LIBDEPS  := shmrec rs gc gchandlers kube shm ipc kclog informer kcdispatch kcfeat
+worker_LIBDEPS  := kcevrec shmrec rs gc gchandlers kube shm ipc kclog informer kcdispatch kcfeat
 worker_TESTS    := workers/tests/test-objects.c workers/tests/test-rs-executor.c
 
 # The controllers' event handlers, linked into informerd.

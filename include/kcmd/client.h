@@ -74,10 +74,16 @@ struct kcmd_object_ref {
 #define KCMD_EVENT_NORMAL  "Normal"
 #define KCMD_EVENT_WARNING "Warning"
 
-/* Posts a core/v1 Event about obj, as client-go's recorder does for a controller: reason in
+/* Records a core/v1 Event about obj, as client-go's recorder does for a controller: reason in
  * UpperCamelCase, source.component = component (the controller's name), in obj's namespace
- * (cluster-scoped objects: "default"). Blocking, like kcmd_kube_request. Returns 0 or -errno;
- * an Event is best effort (upstream drops them too), so callers usually only log a failure. */
+ * (cluster-scoped objects: "default"), through the process's EventCorrelator (repeats counted,
+ * similar ones combined, a flood per object throttled). In a kcmd worker the Event is queued
+ * and written by the process's sink thread: the call never waits for the apiserver; a full
+ * queue (1000, client-go's) drops it with an error line, counted in kcmd_events_dropped_total,
+ * and returns -ENOBUFS. Elsewhere (no recorder started) it is written through kc before the
+ * call returns. Returns 0 or -errno; an Event is best effort (upstream drops them too), so
+ * callers usually only log a failure. Safe from any thread (kc is used only without a
+ * recorder, from the calling thread). */
 int kcmd_event_record(struct kube_client *kc, const char *component,
                       const struct kcmd_object_ref *obj, const char *type, const char *reason,
                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));

@@ -15,11 +15,12 @@
  * FailedCreate, SuccessfulDelete, FailedDelete, FailedDaemonPod, SucceededDaemonPod, SelectingAll
  * (upstream's reasons and messages).
  *
- * Deviations (docs/daemonset.md): a slow-start batch's creations go out one after the other;
- * the failed-pods backoff (1 s doubling to 15 min per DaemonSet uid, observedGeneration and
- * node) lives in each worker process, so with N workers a failed pod may be deleted up to N
- * times per backoff step; a node the rolling update finds in the pods but not in the cache
- * counts as one the DaemonSet should not run on (upstream's nodeLister.Get fails the sync).
+ * A slow-start batch's creations, and the deletions, go out concurrently (one HTTP/2
+ * connection), as upstream's goroutines. Deviations (docs/daemonset.md): the failed-pods backoff (1
+ * s doubling to 15 min per DaemonSet uid, observedGeneration and node) lives in each worker
+ * process, so with N workers a failed pod may be deleted up to N times per backoff step; a node the
+ * rolling update finds in the pods but not in the cache counts as one the DaemonSet should not run
+ * on (upstream's nodeLister.Get fails the sync).
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -960,6 +961,153 @@ static int cleanup_history(struct dss *s)
 	return 0;
 }
 
+/* Runs n requests at once, as upstream's goroutines of one batch (kube_client_request_many: one
+ * HTTP/2 connection, the controller's token bucket); order[] gets their completion order. When
+ * nothing could be sent every response carries that error. */
+static void run_many(struct dss *s, const struct kube_request *reqs, size_t n,
+                     struct kube_response *resps, size_t *order)
+{
+	int r = n ? kube_client_request_many(s->c->ctx->kc, reqs, n, resps, order) : 0;
+	if (r < 0)
+		for (size_t i = 0; i < n; i++) {
+			memset(&resps[i], 0, sizeof(resps[i]));
+			resps[i].error.err = r;
+			order[i] = i;
+		}
+}
+
+/* One slow-start batch: a pod per node in nodes[0..n), all created concurrently; the results
+ * (Events, expectations lowered for a failure) taken in the order they finished, as upstream's
+ * errCh. *errs counts the failures, *first_err keeps the first. */
+static void create_batch(struct dss *s, const char *const *nodes, size_t n, size_t *errs,
+                         int *first_err)
+{
+	char **bodies = calloc(n + 1, sizeof(*bodies));
+	int *body_err = calloc(n + 1, sizeof(*body_err));
+	size_t *idx = calloc(n + 1, sizeof(*idx)), *order = calloc(n + 1, sizeof(*order));
+	struct kube_request *reqs = calloc(n + 1, sizeof(*reqs));
+	struct kube_response *resps = calloc(n + 1, sizeof(*resps));
+	size_t m = 0;
+
+	if (!bodies || !body_err || !idx || !order || !reqs || !resps) {
+		rs_exp_lower_creations(s->c->exp, s->key, (int64_t)n);
+		*errs += n;
+		if (!*first_err)
+			*first_err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		body_err[i] = ds_pod_body(s->tmpl, s->name, s->uid, s->gen, s->hash, nodes[i],
+		                          &bodies[i]);
+		if (body_err[i] < 0)
+			continue;
+		idx[m] = i;
+		reqs[m++] = (struct kube_request){.verb = KUBE_CREATE,
+		                                  .version = "v1",
+		                                  .resource = "pods",
+		                                  .ns = s->ns,
+		                                  .body = bodies[i],
+		                                  .body_len = strlen(bodies[i])};
+	}
+	run_many(s, reqs, m, resps, order);
+	/* the ones refused before any request first, then the answers as they came */
+	for (size_t k = 0; k < n + m; k++) {
+		size_t i;
+		int e;
+		const char *body = NULL;
+		if (k < n) {
+			if (body_err[k] == 0)
+				continue;
+			i = k;
+			e = body_err[k];
+		} else {
+			struct kube_response *rp = &resps[order[k - n]];
+			i = idx[order[k - n]];
+			e = rp->error.err;
+			body = rp->body;
+		}
+		if (e == -ESHUTDOWN)
+			continue; /* the namespace is terminating: ignored */
+		if (e < 0) {
+			char why[512];
+			bool no_labels = e == -EINVAL && k < n; /* refused before any request */
+			if (no_labels)
+				snprintf(why, sizeof(why), "unable to create pods, no labels");
+			else
+				err_text(e, body, why, sizeof(why));
+			log_v(2, "%s: failed creation on %s, decrementing expectations: %s", s->key,
+			      nodes[i], why);
+			if (!no_labels) /* upstream records no Event for that one */
+				event(s, "Warning", "FailedCreate", "Error creating: %s", why);
+			rs_exp_lower_creations(s->c->exp, s->key, 1);
+			if (!*first_err)
+				*first_err = e;
+			(*errs)++;
+		} else {
+			cJSON *got = body ? cJSON_Parse(body) : NULL;
+			event(s, "Normal", "SuccessfulCreate", "Created pod: %s",
+			      str(get(got, "metadata"), "name") ?: "");
+			cJSON_Delete(got);
+		}
+	}
+out:
+	for (size_t i = 0; resps && i < m; i++)
+		kube_response_clear(&resps[i]);
+	for (size_t i = 0; bodies && i < n; i++)
+		free(bodies[i]);
+	free(bodies);
+	free(body_err);
+	free(idx);
+	free(order);
+	free(reqs);
+	free(resps);
+}
+
+/* The deletions, all at once (upstream: one goroutine each); NotFound is not an error. */
+static void delete_all(struct dss *s, const char *const *dels, const char *const *pkeys, size_t n,
+                       int *first_err)
+{
+	struct kube_request *reqs = calloc(n + 1, sizeof(*reqs));
+	struct kube_response *resps = calloc(n + 1, sizeof(*resps));
+	size_t *order = calloc(n + 1, sizeof(*order));
+
+	if (!reqs || !resps || !order) {
+		for (size_t i = 0; i < n; i++)
+			rs_exp_deletion_failed(s->c->exp, s->key, pkeys[i]);
+		if (n && !*first_err)
+			*first_err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		reqs[i] = (struct kube_request){.verb = KUBE_DELETE,
+		                                .version = "v1",
+		                                .resource = "pods",
+		                                .ns = s->ns,
+		                                .name = dels[i]};
+	run_many(s, reqs, n, resps, order);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = order[k];
+		int e = resps[i].error.err;
+		if (e < 0) {
+			rs_exp_deletion_failed(s->c->exp, s->key, pkeys[i]);
+			if (e != -ENOENT) {
+				char why[512];
+				err_text(e, resps[i].body, why, sizeof(why));
+				event(s, "Warning", "FailedDelete", "Error deleting: %s", why);
+				if (!*first_err)
+					*first_err = e;
+			}
+		} else {
+			event(s, "Normal", "SuccessfulDelete", "Deleted pod: %s", dels[i]);
+		}
+		kube_response_clear(&resps[i]);
+	}
+out:
+	free(reqs);
+	free(resps);
+	free(order);
+}
+
 /* syncNodes: expectations for both, creations in slow-start batches, then deletions */
 static int sync_nodes(struct dss *s, const char *const *create, size_t want_create,
                       const char *const *dels, size_t want_del)
@@ -988,43 +1136,7 @@ static int sync_nodes(struct dss *s, const char *const *create, size_t want_crea
 	size_t batch = n_create < 1 ? n_create : 1, pos = 0; /* SlowStartInitialBatchSize */
 	while (pos < n_create) {
 		size_t errs = 0;
-		for (size_t i = pos; i < pos + batch; i++) {
-			char *body = NULL, *resp = NULL;
-			int e = ds_pod_body(s->tmpl, s->name, s->uid, s->gen, s->hash, create[i],
-			                    &body);
-			if (e == 0)
-				e = req(s, "POST", "", "pods", NULL, NULL, body, &resp);
-			free(body);
-			if (e == -ESHUTDOWN) {
-				free(resp); /* the namespace is terminating: ignored */
-				continue;
-			}
-			if (e < 0) {
-				char why[512];
-				bool no_labels =
-				        e == -EINVAL && !resp; /* refused before any request */
-				if (no_labels)
-					snprintf(why, sizeof(why),
-					         "unable to create pods, no labels");
-				else
-					err_text(e, resp, why, sizeof(why));
-				log_v(2, "%s: failed creation on %s, decrementing expectations: %s",
-				      s->key, create[i], why);
-				if (!no_labels) /* upstream records no Event for that one */
-					event(s, "Warning", "FailedCreate", "Error creating: %s",
-					      why);
-				rs_exp_lower_creations(s->c->exp, s->key, 1);
-				if (!first_err)
-					first_err = e;
-				errs++;
-			} else {
-				cJSON *got = resp ? cJSON_Parse(resp) : NULL;
-				event(s, "Normal", "SuccessfulCreate", "Created pod: %s",
-				      str(get(got, "metadata"), "name") ?: "");
-				cJSON_Delete(got);
-			}
-			free(resp);
-		}
+		create_batch(s, create + pos, batch, &errs, &first_err);
 		size_t next = pos + batch;
 		size_t skipped = n_create - next;
 		if (errs && skipped > 0) {
@@ -1035,23 +1147,7 @@ static int sync_nodes(struct dss *s, const char *const *create, size_t want_crea
 		pos = next;
 		batch = 2 * batch < n_create - pos ? 2 * batch : n_create - pos;
 	}
-	for (size_t i = 0; i < n_del; i++) {
-		char *resp = NULL;
-		int e = req(s, "DELETE", "", "pods", dels[i], NULL, NULL, &resp);
-		if (e < 0) {
-			rs_exp_deletion_failed(s->c->exp, s->key, pkeys[i]);
-			if (e != -ENOENT) {
-				char why[512];
-				err_text(e, resp, why, sizeof(why));
-				event(s, "Warning", "FailedDelete", "Error deleting: %s", why);
-				if (!first_err)
-					first_err = e;
-			}
-		} else {
-			event(s, "Normal", "SuccessfulDelete", "Deleted pod: %s", dels[i]);
-		}
-		free(resp);
-	}
+	delete_all(s, dels, (const char *const *)pkeys, n_del, &first_err);
 	rs_exp_settle(s->c->exp, s->key);
 	r = first_err;
 out_keys:

@@ -21,10 +21,11 @@
  *                 event is pushed (never blocking; dropped when full) onto the controller's
  *                 shared queue (evq.h, in the expectations memfd). One sink thread per
  *                 controller (the worker process holding the queue's sink lock) takes them in
- *                 order, runs the one EventCorrelator (evcorr.h) and writes each Event with a
- *                 blocking call through its own client on the controller's shared token bucket:
- *                 new ones POSTed, counted repeats PATCHed (404: POSTed again), a write without
- *                 an answer retried up to 12 times 10 s apart (client-go's recordToSink).
+ *                 order and writes each through the Event sink every controller uses
+ *                 (lib/evrec.h: the one EventCorrelator, new ones POSTed, counted repeats
+ *                 PATCHed (404: POSTed again), a write without an answer retried up to 12 times
+ *                 10 s apart, client-go's recordToSink) with a blocking call through its own
+ *                 client on the controller's shared token bucket.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,18 +47,13 @@
 #include "lib/features.h"
 #include "lib/log.h"
 #include "shm/record-model.h"
-#include "kube/evcorr.h"
+#include "lib/evrec.h"
 #include "workers/replicaset/evq.h"
 #include "workers/replicaset/events.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/replicaset/flavour.h"
 #include "workers/replicaset/sync.h"
 #include "workers/worker.h"
-
-/* client-go's recordToSink: an Event write that got no answer from the server (not a Status) is
- * tried up to 12 times, 10 s apart (the first wait random within those 10 s) */
-#define RSC_EVENT_MAX_TRIES 12
-static uint64_t rsc_event_retry_usec = 10000000; /* tests shorten it */
 
 struct rsc {
 	struct wk_ctx *ctx;
@@ -69,7 +65,7 @@ struct rsc {
 	char host[256];
 	/* the event pipeline: the controller's shared queue; the sink (thread) of this process */
 	struct rs_evq *evq;
-	struct kube_evc *evc;        /* the sink's correlator (sink thread only) */
+	struct evrec_sink *sink;     /* the correlator and writer (sink thread only) */
 	struct kube_client *sink_kc; /* the sink's client (sink thread only) */
 	struct kube_limiter *sink_lim;
 	pthread_t sink_th;
@@ -102,7 +98,7 @@ static int rsc_init_flavour(struct wk_ctx *ctx, const struct rs_flavour *fl, voi
 		free(c);
 		return r;
 	}
-	r = kube_evc_new(&c->evc);
+	r = evrec_sink_new(&c->sink);
 	if (r < 0) {
 		rs_exp_detach(c->exp);
 		free(c);
@@ -123,7 +119,7 @@ static int rsc_init_flavour(struct wk_ctx *ctx, const struct rs_flavour *fl, voi
 	return 0;
 fail:
 	rs_evq_free(c->evq);
-	kube_evc_free(c->evc);
+	evrec_sink_free(c->sink);
 	rs_exp_detach(c->exp);
 	free(c);
 	return r;
@@ -149,7 +145,7 @@ static void rsc_fini(void *state)
 		return;
 	}
 	rs_evq_free(c->evq);
-	kube_evc_free(c->evc);
+	evrec_sink_free(c->sink);
 	rs_exp_detach(c->exp);
 	free(c);
 }
@@ -240,145 +236,23 @@ static void fill_result(const struct kube_response *resp, int r, struct rs_call_
 
 /* ---- events: the sink ------------------------------------------------------------------- */
 
-static int event_create_body(struct rsc *c, const struct kube_evc_event *ev, const char *rs_rv,
-                             const struct kube_evc_result *res, char **ret)
-{
-	struct kube_event ke = {.ns = ev->ns,
-	                        .kind = ev->kind,
-	                        .api_version = ev->api_version,
-	                        .name = ev->name,
-	                        .uid = ev->uid,
-	                        .resource_version = rs_rv && rs_rv[0] ? rs_rv : NULL,
-	                        .type = ev->type,
-	                        .reason = ev->reason,
-	                        .message = res->message,
-	                        .component = ev->component,
-	                        .host = c->host[0] ? c->host : NULL,
-	                        .now = res->last,
-	                        .event_name = res->event_name,
-	                        .count = res->count,
-	                        .first = res->first,
-	                        .no_reporting = res->aggregated};
-	return kube_encode_event(&ke, ret);
-}
-
-/* recordEvent: one write (PATCH for a counted repeat, POST for a new Event or when the PATCHed
- * Event is gone). 1 = done (written, or refused with a Status: not retried), 0 = no answer. */
-static int sink_write(struct rsc *c, struct kube_client *kc, const struct kube_evc_event *ev,
-                      const char *rs_rv, const struct kube_evc_result *res)
-{
-	const char *ns = ev->ns && ev->ns[0] ? ev->ns : "default";
-	struct kube_response resp = {0};
-	char *body = NULL;
-	int r = 0;
-	bool create = res->action != KUBE_EVC_PATCH;
-
-	if (!create) {
-		if (kube_evc_patch_body(res, &body) < 0)
-			return 1;
-		struct kube_request rq = {.verb = KUBE_PATCH,
-		                          .version = "v1",
-		                          .resource = "events",
-		                          .ns = ns,
-		                          .name = res->event_name,
-		                          .body = body,
-		                          .body_len = strlen(body),
-		                          .patch_type = KUBE_PATCH_STRATEGIC};
-		r = kube_client_request(kc, &rq, NULL, NULL, &resp);
-		free(body);
-		body = NULL;
-		if (r < 0 && resp.http_code == 404) {
-			/* the Event expired on the server: POST it with these values */
-			kube_response_clear(&resp);
-			create = true;
-		}
-	}
-	if (create) {
-		if (event_create_body(c, ev, rs_rv, res, &body) < 0)
-			return 1;
-		struct kube_request rq = {.verb = KUBE_CREATE,
-		                          .version = "v1",
-		                          .resource = "events",
-		                          .body_kind = "Event",
-		                          .ns = ns,
-		                          .body = body,
-		                          .body_len = strlen(body)};
-		r = kube_client_request(kc, &rq, NULL, NULL, &resp);
-		free(body);
-	}
-	int done = 1;
-	if (r == 0) {
-		(void)kube_evc_update_state(c->evc, ev, res);
-	} else if (resp.http_code == 0) {
-		log_v(2, "recording event %s on %s/%s failed: %s (may retry)", ev->reason, ev->ns,
-		      ev->name, strerror(-r));
-		done = 0;
-	} else {
-		log_v(2, "recording event %s on %s/%s failed (will not retry): %s", ev->reason,
-		      ev->ns, ev->name, resp.error.message[0] ? resp.error.message : strerror(-r));
-	}
-	kube_response_clear(&resp);
-	return done;
-}
-
-/* Sleeps usec unless the sink is told to stop; false when it was. */
-static bool sink_sleep(struct rsc *c, uint64_t usec)
-{
-	uint64_t end = ipc_now_usec() + usec;
-	while (!atomic_load(&c->sink_stop)) {
-		uint64_t now = ipc_now_usec();
-		if (now >= end)
-			return true;
-		uint64_t d = end - now < 100000 ? end - now : 100000;
-		usleep((useconds_t)d);
-	}
-	return false;
-}
-
-/* recordToSink for one queued event: correlate (now), then write, retrying a write without an
- * answer up to RSC_EVENT_MAX_TRIES times (blocking this sink, as upstream's one goroutine). */
+/* recordToSink for one queued event (lib/evrec.h: correlate, write, retry an unanswered write
+ * up to 12 times, blocking this sink, as upstream's one goroutine). */
 static void sink_record(struct rsc *c, struct kube_client *kc, const struct rs_evq_rec *rec)
 {
-	struct kube_evc_event ev = {.component = c->fl->component,
-	                            .host = c->host,
-	                            .kind = c->fl->kind,
-	                            .ns = rec->ns,
-	                            .name = rec->name,
-	                            .uid = rec->uid,
-	                            .api_version = c->fl->api_version,
-	                            .type = rec->type,
-	                            .reason = rec->reason,
-	                            .message = rec->message,
-	                            .t = rec->t};
-	struct kube_evc_result res;
-
-	if (kube_evc_correlate(c->evc, &ev, kube_time_now(), &res) < 0)
-		return;
-	if (res.action == KUBE_EVC_SKIP) {
-		log_v(4, "event %s on %s/%s dropped by the spam filter", rec->reason, rec->ns,
-		      rec->name);
-		kube_evc_result_free(&res);
-		return;
-	}
-	for (int tries = 0;;) {
-		if (sink_write(c, kc, &ev, rec->rv, &res))
-			break;
-		if (++tries >= RSC_EVENT_MAX_TRIES) {
-			log_error("unable to write event %s on %s/%s (retry limit exceeded)",
-			          rec->reason, rec->ns, rec->name);
-			break;
-		}
-		uint64_t wait = rsc_event_retry_usec;
-		if (tries == 1)
-			wait = (uint64_t)((double)wait *
-			                  ((double)random() / ((double)RAND_MAX + 1.0)));
-		if (!sink_sleep(c, wait)) {
-			log_error("unable to write event %s on %s/%s (shutting down)", rec->reason,
-			          rec->ns, rec->name);
-			break;
-		}
-	}
-	kube_evc_result_free(&res);
+	struct evrec_event ev = {.t = rec->t,
+	                         .component = c->fl->component,
+	                         .host = c->host,
+	                         .kind = c->fl->kind,
+	                         .api_version = c->fl->api_version,
+	                         .ns = rec->ns,
+	                         .name = rec->name,
+	                         .uid = rec->uid,
+	                         .rv = rec->rv,
+	                         .type = rec->type,
+	                         .reason = rec->reason,
+	                         .message = rec->message};
+	(void)evrec_sink_record(c->sink, kc, &ev, &c->sink_stop);
 }
 
 /* Writes every queued event now, in this thread (tests; a worker without a sink thread). */
@@ -819,10 +693,12 @@ static void ex_record_event(void *ud, const struct kube_replicaset *rs, const ch
 	snprintf(rec->type, sizeof rec->type, "%s", type ? type : "");
 	snprintf(rec->reason, sizeof rec->reason, "%s", reason ? reason : "");
 	snprintf(rec->message, sizeof rec->message, "%s", message ? message : "");
-	if (rs_evq_push(c->evq, rec) == -ENOBUFS)
+	if (rs_evq_push(c->evq, rec) == -ENOBUFS) {
+		kube_rest_metrics_event_dropped();
 		log_error(
 		        "unable to record event %s on %s/%s: too many queued events, dropped event",
 		        reason, rs->meta.namespace, rs->meta.name);
+	}
 	free(rec);
 }
 

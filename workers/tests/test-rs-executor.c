@@ -249,7 +249,7 @@ static int setup(void **state)
 	C = calloc(1, sizeof *C);
 	C->ctx = &ctx;
 	C->fl = &rs_flavour_replicaset;
-	assert_int_equal(kube_evc_new(&C->evc), 0);
+	assert_int_equal(evrec_sink_new(&C->sink), 0);
 	assert_int_equal(rs_evq_new_private(&C->evq), 0);
 	return 0;
 }
@@ -260,7 +260,7 @@ static int teardown(void **state)
 	assert_true(sink_stop(C));
 	sink_drain(C, ctx.kc);
 	rs_evq_free(C->evq);
-	kube_evc_free(C->evc);
+	evrec_sink_free(C->sink);
 	free(C);
 	kube_client_free(ctx.kc);
 	S.stop = true;
@@ -387,7 +387,7 @@ static void test_written_versions(void **state)
 static void test_event_retry(void **state)
 {
 	(void)state;
-	rsc_event_retry_usec = 0;
+	evrec_retry_usec = 0;
 	S.drop_events = 2;
 	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: x");
 	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: y");
@@ -401,10 +401,10 @@ static void test_event_retry(void **state)
 	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: z");
 	sink_drain(C, ctx.kc);
 	int m = count("POST", "/events") - n;
-	assert_true(m >= RSC_EVENT_MAX_TRIES && m <= 2 * RSC_EVENT_MAX_TRIES);
+	assert_true(m >= EVREC_MAX_TRIES && m <= 2 * EVREC_MAX_TRIES);
 	assert_int_equal(rs_evq_len(C->evq), 0); /* given up, not kept */
 	S.drop_events = 0;
-	rsc_event_retry_usec = 10000000;
+	evrec_retry_usec = 10000000;
 }
 
 /* the sink thread: takes the sink lock, writes queued Events in order, one at a time; stops */
