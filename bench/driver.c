@@ -2473,6 +2473,15 @@ static void churn_nodes(struct bench *b, int run, bool create)
 	}
 }
 
+/* Every object of the pass wants its full size (full) or nothing (mu taken here). */
+static void want_all(struct bench *b, struct rsstate *rs, int n, bool full)
+{
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < n; i++)
+		rs[i].want = full ? rs[i].size : 0;
+	pthread_mutex_unlock(&b->mu);
+}
+
 static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 {
 	struct bench_run *run = &b->rep.runs[b->rep.n_runs++];
@@ -2655,10 +2664,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	/* phase 1: create */
 	struct killer k = {.at = n / 2, .failover = failover};
 	phase_begin(b, run, o->workload == BENCH_RAMP ? "ramp" : "create", &pc);
-	pthread_mutex_lock(&b->mu);
-	for (int i = 0; i < n; i++)
-		rs[i].want = rs[i].size;
-	pthread_mutex_unlock(&b->mu);
+	want_all(b, rs, n, true);
 	pacer_start(p, b, n, o->create_rate, 8, do_create, NULL);
 	bool ok = wait_converged(
 	        b, run, p, W_PODS,
@@ -2729,10 +2735,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	/* last phase: delete every RS (background propagation: the garbage collector removes the
 	 * pods) */
 	phase_begin(b, run, "delete", &pc);
-	pthread_mutex_lock(&b->mu);
-	for (int i = 0; i < n; i++)
-		rs[i].want = 0;
-	pthread_mutex_unlock(&b->mu);
+	want_all(b, rs, n, false);
 	pacer_start(p, b, n, o->create_rate, 8, do_delete, NULL);
 	ok = wait_converged(b, run, p, W_NONE, NULL, NULL) && ok;
 	phase_end(b, &pc, ok);
@@ -2788,10 +2791,7 @@ objects:
 		phase_end(b, &pc, ok);
 	}
 	phase_begin(b, run, "delete", &pc);
-	pthread_mutex_lock(&b->mu);
-	for (int i = 0; i < n; i++)
-		rs[i].want = 0;
-	pthread_mutex_unlock(&b->mu);
+	want_all(b, rs, n, false);
 	if (cl) {
 		/* the churn Nodes and the pass's namespaces deleted: the namespace controller
 		 * empties them (Deployments, ReplicaSets, pods, Services, EndpointSlices, Jobs,
@@ -2813,10 +2813,7 @@ namespaces:
 	 * namespace is gone (the namespace controller empties each, its pods through their
 	 * graceful deletion, which the simulator finishes) */
 	phase_begin(b, run, "create", &pc);
-	pthread_mutex_lock(&b->mu);
-	for (int i = 0; i < n; i++)
-		rs[i].want = rs[i].size;
-	pthread_mutex_unlock(&b->mu);
+	want_all(b, rs, n, true);
 	pacer_start(p, b, n, 0, 16, do_ns_create, NULL);
 	pacer_join(p);
 	ok = atomic_load(&p->errors) == 0;
@@ -2826,10 +2823,7 @@ namespaces:
 	}
 	phase_end(b, &pc, ok);
 	phase_begin(b, run, "delete", &pc);
-	pthread_mutex_lock(&b->mu);
-	for (int i = 0; i < n; i++)
-		rs[i].want = 0;
-	pthread_mutex_unlock(&b->mu);
+	want_all(b, rs, n, false);
 	pacer_start(p, b, n, 0, 16, do_ns_delete, NULL);
 	ok = wait_converged(b, run, p, W_NSGONE, NULL, NULL) && ok;
 	phase_end(b, &pc, ok);
@@ -2869,10 +2863,7 @@ endpointslices:
 		phase_end(b, &pc, ok);
 	}
 	phase_begin(b, run, "delete", &pc);
-	pthread_mutex_lock(&b->mu);
-	for (int i = 0; i < n; i++)
-		rs[i].want = 0;
-	pthread_mutex_unlock(&b->mu);
+	want_all(b, rs, n, false);
 	pacer_start(p, b, n, 0, 16, do_svc_delete, NULL);
 	pacer_join(p);
 	pacer_start(p, b, o->namespaces, 0, 8, do_es_pods_delete, NULL);
