@@ -30,6 +30,7 @@
 
 #include "kcmd/client.h"
 #include "kube/client.h"
+#include "kube/tests/canned-http.h"
 #include "lib/evrec.h"
 
 #define MAXREQ 512
@@ -43,17 +44,6 @@ static struct {
 	int n;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static void answer(int fd, int code, const char *body)
-{
-	char hdr[256];
-	int n = snprintf(
-	        hdr, sizeof hdr,
-	        "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-	        code, strlen(body));
-	(void)!send(fd, hdr, (size_t)n, MSG_NOSIGNAL);
-	(void)!send(fd, body, strlen(body), MSG_NOSIGNAL);
-}
-
 static void handle(int fd, const char *method, const char *path, const char *body)
 {
 	while (atomic_load(&S.hold) && !atomic_load(&S.stop))
@@ -66,39 +56,12 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 		S.n++;
 	}
 	pthread_mutex_unlock(&S.mu);
-	answer(fd, !strcmp(method, "POST") ? 201 : 200, "{\"kind\":\"Event\"}");
+	canned_http_answer(fd, !strcmp(method, "POST") ? 201 : 200, "{\"kind\":\"Event\"}");
 }
 
 static void *conn_main(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
-	static __thread char buf[65536];
-	size_t have = 0;
-	for (;;) {
-		ssize_t n = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = 0;
-		char *eoh;
-		while ((eoh = strstr(buf, "\r\n\r\n"))) {
-			size_t hl = (size_t)(eoh - buf) + 4, cl = 0;
-			char *p = strcasestr(buf, "\r\nContent-Length:");
-			if (p && p < eoh)
-				cl = strtoul(p + 17, NULL, 10);
-			if (have < hl + cl)
-				break;
-			char method[16] = "", path[512] = "";
-			sscanf(buf, "%15s %511s", method, path);
-			char *body = strndup(buf + hl, cl);
-			handle(fd, method, path, body);
-			free(body);
-			memmove(buf, buf + hl + cl, have - hl - cl);
-			have -= hl + cl;
-			buf[have] = 0;
-		}
-	}
-	close(fd);
+	canned_http_serve((int)(intptr_t)arg, handle);
 	return NULL;
 }
 

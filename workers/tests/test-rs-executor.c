@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 
 #include "workers/replicaset/controller.c"
+#include "kube/tests/canned-http.h"
 
 /* ---- canned apiserver ----------------------------------------------------------------------- */
 #define MAXREQ 256
@@ -42,17 +43,6 @@ static struct {
 static const char NOT_FOUND[] =
         "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
         "\"not found\",\"reason\":\"NotFound\",\"code\":404}";
-
-static void answer(int fd, int code, const char *body)
-{
-	char hdr[256];
-	int n = snprintf(
-	        hdr, sizeof hdr,
-	        "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-	        code, strlen(body));
-	(void)!send(fd, hdr, (size_t)n, MSG_NOSIGNAL);
-	(void)!send(fd, body, strlen(body), MSG_NOSIGNAL);
-}
 
 static void handle(int fd, const char *method, const char *path, const char *body)
 {
@@ -78,18 +68,19 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 				usleep(1000);
 		}
 		if (!met)
-			return answer(fd, 500,
-			              "{\"kind\":\"Status\",\"code\":500,\"message\":\"batch not "
-			              "concurrent\"}");
+			return canned_http_answer(
+			        fd, 500,
+			        "{\"kind\":\"Status\",\"code\":500,\"message\":\"batch not "
+			        "concurrent\"}");
 		snprintf(out, sizeof out,
 		         "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"rs-%d\",\"namespace\":\"ns\","
 		         "\"resourceVersion\":\"%d\"}}",
 		         seq, 100 + seq);
-		return answer(fd, 201, out);
+		return canned_http_answer(fd, 201, out);
 	}
 	if (!strcmp(method, "DELETE"))
-		return strstr(path, "/gone") ? answer(fd, 404, NOT_FOUND)
-		                             : answer(fd, 200, "{\"kind\":\"Pod\"}");
+		return strstr(path, "/gone") ? canned_http_answer(fd, 404, NOT_FOUND)
+		                             : canned_http_answer(fd, 200, "{\"kind\":\"Pod\"}");
 	if (!strcmp(method, "POST") && strstr(path, "/events")) {
 		pthread_mutex_lock(&S.mu);
 		bool drop = S.drop_events > 0;
@@ -100,21 +91,21 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 			shutdown(fd, SHUT_RDWR);
 			return;
 		}
-		return answer(fd, 201, "{\"kind\":\"Event\"}");
+		return canned_http_answer(fd, 201, "{\"kind\":\"Event\"}");
 	}
 	if (!strcmp(method, "PATCH") && strstr(path, "/events/"))
-		return S.expire_events ? answer(fd, 404, NOT_FOUND)
-		                       : answer(fd, 200, "{\"kind\":\"Event\"}");
+		return S.expire_events ? canned_http_answer(fd, 404, NOT_FOUND)
+		                       : canned_http_answer(fd, 200, "{\"kind\":\"Event\"}");
 	if (!strcmp(method, "PATCH") && strstr(path, "/replicasets/rs/status"))
-		return answer(fd, 200,
-		              "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
-		              "\"resourceVersion\":\"777\"}}");
+		return canned_http_answer(fd, 200,
+		                          "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
+		                          "\"resourceVersion\":\"777\"}}");
 	/* the replication controller's status: PATCH refused as by its bootstrap role, then GET +
 	 * PUT (JSON); rv "42" unless the test asks for another */
 	if (!strcmp(method, "PATCH") && strstr(path, "/replicationcontrollers/rs/status"))
-		return answer(fd, 403,
-		              "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":"
-		              "\"Forbidden\",\"code\":403,\"message\":\"forbidden\"}");
+		return canned_http_answer(fd, 403,
+		                          "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":"
+		                          "\"Forbidden\",\"code\":403,\"message\":\"forbidden\"}");
 	if (!strcmp(method, "GET") &&
 	    !strcmp(path, "/api/v1/namespaces/ns/replicationcontrollers/rs")) {
 		snprintf(out, sizeof out,
@@ -123,49 +114,24 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 		         "\"resourceVersion\":\"%s\"},\"spec\":{\"replicas\":1,\"selector\":{"
 		         "\"a\":\"b\"}},\"status\":{\"replicas\":0}}",
 		         S.rc_rv ? S.rc_rv : "42");
-		return answer(fd, 200, out);
+		return canned_http_answer(fd, 200, out);
 	}
 	if (!strcmp(method, "PUT") && strstr(path, "/replicationcontrollers/rs/status"))
-		return answer(fd, 200,
-		              "{\"kind\":\"ReplicationController\",\"metadata\":{\"name\":\"rs\","
-		              "\"resourceVersion\":\"778\"}}");
+		return canned_http_answer(
+		        fd, 200,
+		        "{\"kind\":\"ReplicationController\",\"metadata\":{\"name\":\"rs\","
+		        "\"resourceVersion\":\"778\"}}");
 	if (!strcmp(method, "PATCH") && strstr(path, "/pods/"))
-		return answer(fd, 200,
-		              "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"resourceVersion\":"
-		              "\"555\"}}");
-	answer(fd, 404, NOT_FOUND);
+		return canned_http_answer(
+		        fd, 200,
+		        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"resourceVersion\":"
+		        "\"555\"}}");
+	canned_http_answer(fd, 404, NOT_FOUND);
 }
 
 static void *conn_main(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
-	char buf[65536];
-	size_t have = 0;
-	for (;;) {
-		ssize_t n = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = 0;
-		char *eoh;
-		while ((eoh = strstr(buf, "\r\n\r\n"))) {
-			size_t hl = (size_t)(eoh - buf) + 4, cl = 0;
-			char *p = strcasestr(buf, "\r\nContent-Length:");
-			if (p && p < eoh)
-				cl = strtoul(p + 17, NULL, 10);
-			if (have < hl + cl)
-				break;
-			char method[16] = "", path[512] = "";
-			sscanf(buf, "%15s %511s", method, path);
-			char *body = strndup(buf + hl, cl);
-			handle(fd, method, path, body);
-			free(body);
-			memmove(buf, buf + hl + cl, have - hl - cl);
-			have -= hl + cl;
-			buf[have] = 0;
-		}
-	}
-	close(fd);
+	canned_http_serve((int)(intptr_t)arg, handle);
 	pthread_mutex_lock(&S.mu);
 	S.conns--;
 	pthread_mutex_unlock(&S.mu);
