@@ -2413,6 +2413,24 @@ static void force_cleanup(struct bench *b)
 	}
 }
 
+/* cluster: create (body) or delete (name) one core/v1 cluster-scoped object; *ret_code is the
+ * HTTP code of the answer. */
+static int create_or_delete(struct bench *b, const char *resource, const char *name,
+                            const char *body, bool create, int *ret_code)
+{
+	struct kube_request rq = {.verb = create ? KUBE_CREATE : KUBE_DELETE,
+	                          .version = "v1",
+	                          .resource = resource,
+	                          .name = create ? NULL : name,
+	                          .body = create ? body : NULL,
+	                          .body_len = create ? strlen(body) : 0};
+	struct kube_response resp = {0};
+	int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
+	*ret_code = resp.http_code;
+	kube_response_clear(&resp);
+	return r;
+}
+
 /* cluster: create (or delete) the pass's namespaces, labelled LABEL for the driver's watch.
  * Creating fails on the first error other than 409; deleting ignores 404. */
 static int cluster_namespaces(struct bench *b, int run, bool create)
@@ -2424,16 +2442,7 @@ static int cluster_namespaces(struct bench *b, int run, bool create)
 		    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\","
 		    "\"labels\":{\"" LABEL "\":\"1\"}}}",
 		    ns);
-		struct kube_request rq = {.verb = create ? KUBE_CREATE : KUBE_DELETE,
-		                          .version = "v1",
-		                          .resource = "namespaces",
-		                          .name = create ? NULL : ns,
-		                          .body = create ? body : NULL,
-		                          .body_len = create ? strlen(body) : 0};
-		struct kube_response resp = {0};
-		int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
-		int code = resp.http_code;
-		kube_response_clear(&resp);
+		int code, r = create_or_delete(b, "namespaces", ns, body, create, &code);
 		/* deleting: 404 gone, 409 already terminating (its content still being removed) */
 		if (r < 0 && code != 409 && (create || code != 404)) {
 			say("cannot %s namespace %s: HTTP %d (%s)", create ? "create" : "delete",
@@ -2458,18 +2467,10 @@ static void churn_nodes(struct bench *b, int run, bool create)
 		    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\","
 		    "\"labels\":{\"" LABEL "\":\"1\",\"kcmd.io/simulated\":\"true\"}}}",
 		    name);
-		struct kube_request rq = {.verb = create ? KUBE_CREATE : KUBE_DELETE,
-		                          .version = "v1",
-		                          .resource = "nodes",
-		                          .name = create ? NULL : name,
-		                          .body = create ? body : NULL,
-		                          .body_len = create ? strlen(body) : 0};
-		struct kube_response resp = {0};
-		int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
-		if (r < 0 && resp.http_code != (create ? 409 : 404))
+		int code, r = create_or_delete(b, "nodes", name, body, create, &code);
+		if (r < 0 && code != (create ? 409 : 404))
 			say("warning: %s node %s: HTTP %d (%s)", create ? "create" : "delete", name,
-			    resp.http_code, strerror(-r));
-		kube_response_clear(&resp);
+			    code, strerror(-r));
 	}
 }
 
