@@ -22,6 +22,7 @@
  * keys are recycled. docs/ipc.md has the measurements.
  */
 #include "ipc/queue.h"
+#include "ipc/journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -245,6 +246,7 @@ struct item {
 	bool dirty, in_fifo, processing, parked;
 	uint8_t shown; /* parked: slot + 1 in the header's listing; 0 none */
 	uint16_t keylen;
+	uint32_t jslot; /* durable: its journal slot + 1 (ipc/journal.h); 0 none */
 	char key[];
 };
 
@@ -297,6 +299,9 @@ struct ipc_queue_owner {
 	uint64_t last_metrics_ns;
 	bool unfinished_shown; /* the last published unfinished work was not 0 */
 	bool in_pump;
+	struct ipc_journal *journal; /* durable keys (ipc_queue_owner_attach_journal) */
+	bool durable;                /* adds now are durable (ipc_queue_owner_set_durable) */
+	uint64_t journal_errors;
 };
 
 #define SHORT_KEY 64 /* items whose key (with NUL) fits are recycled */
@@ -367,8 +372,15 @@ static struct item *get_item(struct ipc_queue_owner *o, const char *key, size_t 
 /* Frees an item that carries no state any more (client-go forgets such keys too). */
 static void maybe_free(struct ipc_queue_owner *o, struct item *it)
 {
-	if (it->dirty || it->in_fifo || it->processing || it->parked || it->heap_idx != SIZE_MAX ||
-	    it->failures || it->crashes || it->parks)
+	/* a durable key whose work is finished leaves the journal (a shutdown keeps it: the
+	 * next owner queues it again) */
+	if (it->jslot && !it->dirty && !it->in_fifo && !it->processing && !it->parked &&
+	    it->heap_idx == SIZE_MAX && !o->shutting_down) {
+		ipc_journal_drop(o->journal, it->jslot - 1);
+		it->jslot = 0;
+	}
+	if (it->jslot || it->dirty || it->in_fifo || it->processing || it->parked ||
+	    it->heap_idx != SIZE_MAX || it->failures || it->crashes || it->parks)
 		return;
 	struct item **pp = &o->buckets[it->hash & (o->nbuckets - 1)];
 	while (*pp != it)
@@ -1361,8 +1373,55 @@ struct ipc_queue_owner *ipc_queue_owner_free(struct ipc_queue_owner *o)
 	}
 	if (o->memfd >= 0)
 		close(o->memfd);
+	ipc_journal_close(o->journal);
 	free(o);
 	return NULL;
+}
+
+struct rejournal {
+	struct ipc_queue_owner *o;
+	int n;
+};
+
+static int requeue_journaled(const char *key, uint32_t slot, void *ud)
+{
+	struct rejournal *rj = ud;
+	struct item *it = get_item(rj->o, key, strlen(key), true);
+	if (!it)
+		return -ENOMEM;
+	it->jslot = slot + 1;
+	do_add(rj->o, it);
+	rj->n++;
+	return 0;
+}
+
+int ipc_queue_owner_attach_journal(struct ipc_queue_owner *o, int memfd)
+{
+	if (!o || memfd < 0 || o->journal)
+		return -EINVAL;
+	int r = ipc_journal_open(memfd, &o->journal);
+	if (r < 0)
+		return r;
+	struct rejournal rj = {o, 0};
+	if ((r = ipc_journal_foreach(o->journal, requeue_journaled, &rj)) < 0)
+		return r;
+	if (rj.n && !o->in_pump)
+		ipc_source_post_enable(o->post);
+	return rj.n;
+}
+
+void ipc_queue_owner_set_durable(struct ipc_queue_owner *o, bool on)
+{
+	if (o)
+		o->durable = on && o->journal;
+}
+
+size_t ipc_queue_owner_durable_keys(const struct ipc_queue_owner *o)
+{
+	struct ipc_journal_stats st = {0};
+	if (o && o->journal)
+		ipc_journal_stats(o->journal, &st);
+	return (size_t)st.live;
 }
 
 static int owner_key(struct ipc_queue_owner *o, const char *key, struct item **ret)
@@ -1372,7 +1431,16 @@ static int owner_key(struct ipc_queue_owner *o, const char *key, struct item **r
 	if (r < 0)
 		return r;
 	*ret = get_item(o, key, n, true);
-	return *ret ? 0 : -ENOMEM;
+	if (!*ret)
+		return -ENOMEM;
+	if (o->durable && o->journal && !(*ret)->jslot && !o->shutting_down) {
+		int64_t sl = ipc_journal_put(o->journal, key);
+		if (sl >= 0)
+			(*ret)->jslot = (uint32_t)sl + 1;
+		else
+			o->journal_errors++; /* queued all the same, only not durable */
+	}
+	return 0;
 }
 
 int ipc_queue_owner_add(struct ipc_queue_owner *o, const char *key)

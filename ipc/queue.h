@@ -111,6 +111,18 @@ int ipc_queue_owner_unpark(struct ipc_queue_owner *o, const char *key);
  * count and run of parks reset. Returns how many keys were un-parked. */
 size_t ipc_queue_owner_unpark_all(struct ipc_queue_owner *o);
 
+/* Durable keys (ipc/journal.h). The owner's FIFO and delay heap die with it; its successor's
+ * resync re-adds the keys of objects the cache holds, but not a key that came from a delete.
+ * attach_journal opens memfd (ipc_journal_memfd_create; it outlives the owner) and queues every
+ * key a previous owner left in it; returns how many, or -errno (-EPROTO not a journal).
+ * set_durable(true): every Add from now on (add, add_after, add_rate_limited) also writes its key
+ * to the journal before it returns, until set_durable(false); the key leaves the journal once
+ * its work is finished (not queued, not waiting, not processing, not parked), or stays there
+ * over a shutdown. durable_keys: how many keys the journal holds. */
+int ipc_queue_owner_attach_journal(struct ipc_queue_owner *o, int memfd);
+void ipc_queue_owner_set_durable(struct ipc_queue_owner *o, bool on);
+size_t ipc_queue_owner_durable_keys(const struct ipc_queue_owner *o);
+
 /* ---- client ------------------------------------------------------------------------------- */
 enum ipc_queue_role {
 	IPC_QUEUE_PRODUCER = 1u << 0,

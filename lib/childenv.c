@@ -19,7 +19,12 @@ int kcmd_env_fd(const char *name)
 
 int kcmd_env_queue_fd(const char *want)
 {
-	const char *v = getenv("KCMD_QUEUE_FDS");
+	return kcmd_env_named_fd("KCMD_QUEUE_FDS", want);
+}
+
+int kcmd_env_named_fd(const char *var, const char *want)
+{
+	const char *v = getenv(var);
 	size_t wl = strlen(want);
 
 	while (v && *v) {

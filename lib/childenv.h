@@ -28,3 +28,6 @@ bool kcmd_child_arg(struct kcmd_child_args *c, const char *a);
 int kcmd_env_fd(const char *name);
 /* The fd of queue `name` in KCMD_QUEUE_FDS=name:fd[,name:fd...], or -1. */
 int kcmd_env_queue_fd(const char *name);
+/* The fd of `name` in environment variable var=name:fd[,name:fd...] (KCMD_QUEUE_FDS,
+ * KCMD_JOURNAL_FDS), or -1. */
+int kcmd_env_named_fd(const char *var, const char *name);

@@ -35,6 +35,7 @@
 #include "lib/infmetrics.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"
+#include "ipc/journal.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/restmetrics.h"
@@ -65,6 +66,8 @@ struct queue {
 	const struct kcmd_queue *q;
 	size_t ctl; /* index of its controller in cfg.ctl */
 	int fd;
+	int journal_fd; /* its durable keys (ipc/journal.h), for its owner, the dispatcher; -1 none
+	                 */
 };
 
 struct mgr;
@@ -322,7 +325,7 @@ static bool manager_env(const char *e)
 	size_t n = eq ? (size_t)(eq - e) : strlen(e);
 
 	if (!strncmp(e, "NOTIFY_SOCKET=", 14) || !strncmp(e, "KCMD_QUEUE_FDS=", 15) ||
-	    !strncmp(e, "KCMD_PROCESS=", 13))
+	    !strncmp(e, "KCMD_JOURNAL_FDS=", 17) || !strncmp(e, "KCMD_PROCESS=", 13))
 		return true;
 	return !strncmp(e, "KCMD_", 5) && n > 3 && !strncmp(e + n - 3, "_FD", 3);
 }
@@ -346,7 +349,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	                              env_imet[64] = "", env_rm[48] = "", env_tok[48] = "",
 	                              env_clim[48] = "", env_feed[48] = "", env_fence[48] = "";
 	char env_met[48] = "", env_lead[48] = "";
-	char *env_queues = NULL, *resources = NULL, **argv = NULL, **envp = NULL, **owned = NULL;
+	char *env_queues = NULL, *env_journals = NULL, *resources = NULL, **argv = NULL,
+	     **envp = NULL, **owned = NULL;
 	int argc = 0, envc = 0, nowned = 0, fds[MGR_CHILD_MAX_FDS], nfds = 0, r = -ENOMEM;
 	extern char **environ;
 
@@ -497,6 +501,22 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		                        m->queues[i].q->name, m->queues[i].fd);
 		fds[nfds++] = m->queues[i].fd;
 	}
+	/* the queues' durable keys go to their owner only (a dispatcher, ipc/journal.h) */
+	if (!(env_journals = calloc(1, 32 + (size_t)m->n_queues * 96)))
+		goto out;
+	size_t jlen = (size_t)sprintf(env_journals, "KCMD_JOURNAL_FDS=");
+	for (unsigned i = 0; role == ROLE_DISPATCHER && i < m->n_queues; i++) {
+		if (!ctl || &m->ctl[m->queues[i].ctl] != ctl || m->queues[i].journal_fd < 0)
+			continue;
+		if (nfds >= MGR_CHILD_MAX_FDS - 8) {
+			r = -E2BIG;
+			goto out;
+		}
+		jlen += (size_t)sprintf(env_journals + jlen, "%s%s:%d",
+		                        jlen > strlen("KCMD_JOURNAL_FDS=") ? "," : "",
+		                        m->queues[i].q->name, m->queues[i].journal_fd);
+		fds[nfds++] = m->queues[i].journal_fd;
+	}
 	snprintf(env_proc, sizeof(env_proc), "KCMD_PROCESS=%s", name);
 	/* every process that may write checks the leadership deadline itself (kube/fence.h) */
 	if (role != ROLE_INFORMERD && m->fence_fd >= 0 && !m->test_unfenced) {
@@ -581,6 +601,8 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		envp[envc++] = env_lead;
 	envp[envc++] = env_arena;
 	envp[envc++] = env_queues;
+	if (jlen > strlen("KCMD_JOURNAL_FDS="))
+		envp[envc++] = env_journals;
 	envp[envc++] = env_proc;
 	envp[envc] = NULL;
 
@@ -600,6 +622,7 @@ out:
 	free(argv);
 	free(envp);
 	free(env_queues);
+	free(env_journals);
 	free(resources);
 	return r;
 }
@@ -676,7 +699,15 @@ static int setup_children(struct mgr *m)
 				          strerror(-fd));
 				return fd;
 			}
-			m->queues[m->n_queues++] = (struct queue){&c->c->queues[q], i, fd};
+			/* its durable keys outlive its owner (a dispatcher's delete keys) */
+			int jfd = c->c->handlers ? ipc_journal_memfd_create(c->c->queues[q].name)
+			                         : -1;
+			if (c->c->handlers && jfd < 0)
+				log_warning(
+				        "work queue %s: no journal (%s): keys from delete events "
+				        "do not survive its dispatcher",
+				        c->c->queues[q].name, strerror(-jfd));
+			m->queues[m->n_queues++] = (struct queue){&c->c->queues[q], i, fd, jfd};
 		}
 	}
 	/* the leadership fence: writes refused until this kcmd leads. KCMD_TEST_UNFENCED=1 hands

@@ -32,7 +32,7 @@ struct ipc_loop;
 struct mgr_supervisor;
 struct mgr_child;
 
-#define MGR_CHILD_MAX_FDS 16
+#define MGR_CHILD_MAX_FDS 32
 
 struct mgr_child_spec {
 	const char *name;                /* "informerd", "worker-replicaset-0", ... */

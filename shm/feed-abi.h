@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* shm/feed-abi.h - the shared-memory layout of the kcmd change feed, version 2.
+/* shm/feed-abi.h - the shared-memory layout of the kcmd change feed, version 3.
  *
  * The contract between the feed's one writer (informerd), its consumers (each controller's
  * dispatcher) and its owner (the manager, who creates the memfd). The protocol and its
@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #define SHM_FEED_ABI_MAGIC      UINT64_C(0x3144454546444d4b) /* "KMDFEED1" little-endian */
-#define SHM_FEED_ABI_VERSION    2u
+#define SHM_FEED_ABI_VERSION    3u
 #define SHM_FEED_ABI_PAGE       4096u
 #define SHM_FEED_ABI_SLOTS_OFF  4096u
 #define SHM_FEED_ABI_SLOTS_SIZE 8192u
@@ -121,14 +121,24 @@ struct shm_feed_abi_header {
 /* A consumer slot, one cache line (consumers do not share lines). owner: 0 free, else the
  * claiming process's pid (low 32 bits) and a per-claim nonce (high 32 bits); claimed and freed
  * by the consumer with compare-and-swap, freed by the writer when the pid is dead. pos: the
- * absolute ring position of the next entry the consumer will read; it only grows while the
- * slot is held (a seek moves it forward). Advisory: the writer punches no page at or after the
- * lowest live, unlapped pos; a wrong value can only cost a consumer a lap (-ESTALE), never a
- * wrong entry (INVARIANT F7 in shm/feed.h). */
+ * absolute ring position of the next entry the consumer will read (a durable consumer: of the
+ * next entry it has not handled); it only grows while the slot is held (a seek moves it
+ * forward). Advisory: the writer punches no page at or after the lowest live, unlapped pos; a
+ * wrong value can only cost a consumer a lap (-ESTALE), never a wrong entry (INVARIANT F7 in
+ * shm/feed.h).
+ * Durable consumers (F8): name is a non-zero 64-bit hash of the consumer's name (0: an anonymous
+ * slot); such a slot outlives its process (the writer does not free it when the pid is dead)
+ * and the next process of the same name re-claims it. commits counts the consumer's commits;
+ * the committed position is commit[commits & 1]: {pos, seq} of the next entry it has not
+ * handled, written (relaxed) in the other copy before commits is bumped (release). */
 struct shm_feed_abi_slot {
 	_Atomic uint64_t owner;
 	_Atomic uint64_t pos;
-	uint64_t reserved[6];
+	_Atomic uint64_t name;
+	_Atomic uint64_t commits;
+	struct {
+		_Atomic uint64_t pos, seq;
+	} commit[2];
 };
 static_assert(sizeof(struct shm_feed_abi_slot) == 64, "feed slot");
 static_assert(SHM_FEED_ABI_RING_OFF % SHM_FEED_ABI_PAGE == 0, "the ring is page-aligned");

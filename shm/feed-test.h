@@ -11,6 +11,8 @@
  * behind the newest entry, so that copies race with hole punches (F7) by design.
  * SHM_FEED_TEST_TRIM_NO_TAIL: the trim punches without moving tail first (F7 off): the third
  * negative control.
+ * SHM_FEED_TEST_NO_RESUME: a durable consumer ignores its committed position and starts at the
+ * end (F8 off): the negative control of the durable-consumer kill test.
  * shm_feed__test_crash_step / _count: the writer raises SIGKILL at publication step n on the
  * count-th visit (steps: SHM_FEED_STEP_*). */
 #pragma once
@@ -22,6 +24,7 @@
 #define SHM_FEED_TEST_SLOW_COPY     0x4u
 #define SHM_FEED_TEST_TRIM_ALL      0x8u
 #define SHM_FEED_TEST_TRIM_NO_TAIL  0x10u
+#define SHM_FEED_TEST_NO_RESUME     0x20u
 extern unsigned shm_feed__test_flags;
 extern uint64_t shm_feed__test_trim_chunk; /* 0: the default (ring / 16, at most 256 KiB) */
 extern int shm_feed__test_crash_step;

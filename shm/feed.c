@@ -67,6 +67,8 @@ struct shm_feed {
 	struct shm_feed_abi_slot *slot;
 	void *slot_map;
 	uint64_t owner;
+	bool named; /* a durable consumer's slot (F8): pos published by commits and seeks only */
+	int resume; /* F8: 0 not asked, 1 resumed, 2 refused (the ring no longer held the pair) */
 	/* writer: positions below trimmed were given back (punched) or are below tail */
 	uint64_t trimmed;
 	bool trim_off; /* the memfd refused a punch: no more trimming */
@@ -249,6 +251,8 @@ void shm_feed_close(struct shm_feed *f)
 		return;
 	if (f->slot) { /* free the slot, unless the writer already took it back */
 		uint64_t me = f->owner;
+		if (f->named && atomic_load_explicit(&f->slot->owner, memory_order_relaxed) == me)
+			atomic_store_explicit(&f->slot->name, 0, memory_order_relaxed);
 		atomic_compare_exchange_strong_explicit(&f->slot->owner, &me, 0,
 		                                        memory_order_release, memory_order_relaxed);
 		munmap(f->slot_map, SHM_FEED_ABI_SLOTS_SIZE);
@@ -676,8 +680,11 @@ int64_t shm_feed_trim(struct shm_feed *f)
 		if ((int64_t)(c - f->tail) < 0 || (int64_t)(c - limit) >= 0)
 			continue;
 		c &= ~(page - 1);
-		if ((int64_t)(c - start) < (int64_t)chunk && !pid_alive((uint32_t)owner)) {
-			/* a dead consumer's slot: free it (its position protects nobody) */
+		if ((int64_t)(c - start) < (int64_t)chunk &&
+		    !atomic_load_explicit(&sl->name, memory_order_relaxed) &&
+		    !pid_alive((uint32_t)owner)) {
+			/* a dead consumer's slot: free it (its position protects nobody); a named
+			 * one waits for its next process (F8) */
 			atomic_compare_exchange_strong_explicit(
 			        &sl->owner, &owner, 0, memory_order_relaxed, memory_order_relaxed);
 			continue;
@@ -739,7 +746,10 @@ static void slot_claim(struct shm_feed *f, int fd)
 	for (int pass = 0; pass < 2; pass++)
 		for (unsigned i = 0; i < SHM_FEED_ABI_SLOTS; i++) {
 			uint64_t o = atomic_load_explicit(&slots[i].owner, memory_order_relaxed);
-			if (pass == 0 ? o != 0 : (o == 0 || pid_alive((uint32_t)o)))
+			if (pass == 0
+			            ? o != 0
+			            : (o == 0 || pid_alive((uint32_t)o) ||
+			               atomic_load_explicit(&slots[i].name, memory_order_relaxed)))
 				continue;
 			if (!atomic_compare_exchange_strong_explicit(&slots[i].owner, &o, me,
 			                                             memory_order_acq_rel,
@@ -750,6 +760,7 @@ static void slot_claim(struct shm_feed *f, int fd)
 			        &slots[i].pos,
 			        atomic_load_explicit(&f->hdr->tail, memory_order_relaxed),
 			        memory_order_relaxed);
+			atomic_store_explicit(&slots[i].name, 0, memory_order_relaxed);
 			f->slot = &slots[i];
 			f->slot_map = m;
 			f->owner = me;
@@ -761,8 +772,181 @@ static void slot_claim(struct shm_feed *f, int fd)
 /* F7: publish the position of the next read (advisory for the writer's trim). */
 static inline void slot_publish(struct shm_feed *f)
 {
-	if (f->slot)
+	if (f->slot && !f->named)
 		atomic_store_explicit(&f->slot->pos, f->pos, memory_order_release);
+}
+
+static bool lapped(const struct shm_feed *f, uint64_t p);
+
+/* F8: {pos, seq} into the copy the next count selects, then the count (release), then pos. */
+static void commit_now(struct shm_feed *f)
+{
+	struct shm_feed_abi_slot *sl = f->slot;
+	uint64_t c = atomic_load_explicit(&sl->commits, memory_order_relaxed); /* ours alone */
+	unsigned k = (unsigned)((c + 1) & 1);
+	atomic_store_explicit(&sl->commit[k].pos, f->pos, memory_order_relaxed);
+	atomic_store_explicit(&sl->commit[k].seq, f->seq, memory_order_relaxed);
+	atomic_store_explicit(&sl->commits, c + 1, memory_order_release);
+	atomic_store_explicit(&sl->pos, f->pos, memory_order_release);
+}
+
+void shm_feed_commit(struct shm_feed *f)
+{
+	if (f && !f->writer && f->slot && f->named && !f->lapped)
+		commit_now(f);
+}
+
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * UINT64_C(1099511628211);
+	return h ? h : 1;
+}
+
+/* F8: the slot named h (its previous process dead), else a free slot, else a dead anonymous
+ * one, which is then named h. *have: the previous process committed {*rpos, *rseq}. False: no
+ * slot (a live process holds the name, or every slot is taken). */
+static bool named_claim(struct shm_feed *f, int fd, uint64_t h, bool *have, uint64_t *rpos,
+                        uint64_t *rseq)
+{
+	static _Atomic uint32_t nonce;
+	void *m = mmap(NULL, SHM_FEED_ABI_SLOTS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+	               SHM_FEED_ABI_SLOTS_OFF);
+	if (m == MAP_FAILED)
+		return false;
+	struct shm_feed_abi_slot *slots = m;
+	uint64_t me = (uint64_t)(uint32_t)getpid() |
+	              (uint64_t)(atomic_fetch_add_explicit(&nonce, 1, memory_order_relaxed) + 1)
+	                      << 32;
+	*have = false;
+	for (unsigned i = 0; i < SHM_FEED_ABI_SLOTS; i++) {
+		struct shm_feed_abi_slot *sl = &slots[i];
+		if (atomic_load_explicit(&sl->name, memory_order_relaxed) != h)
+			continue;
+		uint64_t o = atomic_load_explicit(&sl->owner, memory_order_acquire);
+		if (o && pid_alive((uint32_t)o))
+			goto none; /* its process lives: one process per name */
+		if (!atomic_compare_exchange_strong_explicit(
+		            &sl->owner, &o, me, memory_order_acq_rel, memory_order_relaxed))
+			continue;
+		if (atomic_load_explicit(&sl->name, memory_order_relaxed) == h) {
+			uint64_t c = atomic_load_explicit(&sl->commits, memory_order_acquire);
+			if (c) {
+				*rpos = atomic_load_explicit(&sl->commit[c & 1].pos,
+				                             memory_order_relaxed);
+				*rseq = atomic_load_explicit(&sl->commit[c & 1].seq,
+				                             memory_order_relaxed);
+				*have = true;
+			}
+		}
+		goto claimed;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < SHM_FEED_ABI_SLOTS; i++) {
+			struct shm_feed_abi_slot *sl = &slots[i];
+			uint64_t o = atomic_load_explicit(&sl->owner, memory_order_relaxed);
+			if (pass == 0 ? o != 0
+			              : (o == 0 || pid_alive((uint32_t)o) ||
+			                 atomic_load_explicit(&sl->name, memory_order_relaxed)))
+				continue;
+			if (!atomic_compare_exchange_strong_explicit(
+			            &sl->owner, &o, me, memory_order_acq_rel, memory_order_relaxed))
+				continue;
+			atomic_store_explicit(
+			        &sl->pos, atomic_load_explicit(&f->hdr->tail, memory_order_relaxed),
+			        memory_order_relaxed);
+			atomic_store_explicit(&sl->commits, 0, memory_order_relaxed);
+			atomic_store_explicit(&sl->name, h, memory_order_release);
+			f->slot = sl;
+			goto claimed_slot;
+		}
+none:
+	munmap(m, SHM_FEED_ABI_SLOTS_SIZE);
+	return false;
+claimed:
+	for (unsigned i = 0; i < SHM_FEED_ABI_SLOTS; i++)
+		if (atomic_load_explicit(&slots[i].owner, memory_order_relaxed) == me)
+			f->slot = &slots[i];
+claimed_slot:
+	atomic_store_explicit(&f->slot->name, h, memory_order_relaxed);
+	f->slot_map = m;
+	f->owner = me;
+	f->named = true;
+	return true;
+}
+
+/* F8: start at a committed {pos, seq} if the ring still holds it. 0, or -ESTALE (refused). */
+static int try_resume(struct shm_feed *f, uint64_t pos, uint64_t seq)
+{
+	if (pos % SHM_FEED_ABI_ALIGN || seq == 0)
+		return -ESTALE;
+	/* F7: protect the pages first, then check that tail has not passed pos */
+	atomic_store_explicit(&f->slot->pos, pos, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (int i = 0; i < SHM_FEED_SEEK_RETRIES; i++) {
+		uint64_t w0 = atomic_load_explicit(word_at(f, pos), memory_order_acquire);
+		if (lapped(f, pos))
+			return -ESTALE;
+		if (w0 == seq)
+			goto ok; /* the entry (or pad) it had not handled */
+		if (w0 != 0)
+			return -ESTALE; /* another entry: a torn or foreign pair */
+		/* nothing at pos yet: valid only as the end of the newest entry */
+		uint64_t lp = atomic_load_explicit(&f->hdr->last_pos, memory_order_acquire);
+		if (lp == SHM_FEED_ABI_NO_POS) {
+			if (pos == f->first_pos && seq == f->first_seq)
+				goto ok;
+			return -ESTALE;
+		}
+		if (lp % SHM_FEED_ABI_ALIGN)
+			return -ESTALE;
+		uint64_t lw0 = atomic_load_explicit(word_at(f, lp), memory_order_acquire);
+		uint64_t lw1 = atomic_load_explicit(word_at(f, lp) + 1, memory_order_relaxed);
+		if (lapped(f, lp))
+			return -ESTALE;
+		if (lp + (uint32_t)lw1 == pos)
+			return lw0 && seq_next(lw0) == seq
+			               ? (f->pos = pos, f->seq = seq, f->lapped = false, 0)
+			               : -ESTALE;
+		if ((int64_t)(lp - pos) < 0)
+			return -ESTALE; /* beyond the end: not a position of this ring */
+		/* published at or after pos since the first load: look again */
+	}
+	return -ESTALE;
+ok:
+	f->pos = pos;
+	f->seq = seq;
+	f->lapped = false;
+	return 0;
+}
+
+int shm_feed_consumer_open(int fd, const char *name, struct shm_feed **ret, bool *ret_resumed)
+{
+	size_t nl = name ? strnlen(name, 256) : 0;
+	if (!ret || nl == 0 || nl > 255)
+		return -EINVAL;
+	struct shm_feed *f;
+	int r = feed_map(fd, false, &f);
+	if (r < 0)
+		return r;
+	bool have = false, resumed = false;
+	uint64_t pos = 0, seq = 0;
+	if (!named_claim(f, fd, name_hash(name), &have, &pos, &seq))
+		slot_claim(f, fd); /* anonymous: never resumed */
+	if (f->named && have && !(shm_feed__test_flags & SHM_FEED_TEST_NO_RESUME))
+		resumed = try_resume(f, pos, seq) == 0;
+	f->resume = !f->named ? 0 : resumed ? 1 : have ? 2 : 0;
+	if (resumed)
+		commit_now(f); /* the pair again, in this process's copy */
+	else if ((r = shm_feed_seek_end(f, NULL)) < 0) {
+		shm_feed_close(f);
+		return r;
+	}
+	if (ret_resumed)
+		*ret_resumed = resumed;
+	*ret = f;
+	return 0;
 }
 
 int shm_feed_reader_open(int fd, struct shm_feed **ret)
@@ -815,8 +999,12 @@ int shm_feed_seek_end(struct shm_feed *f, uint64_t *ret_next_seq)
 			f->seq = seq_next(w0);
 		}
 		/* F7: the new position before the next read; a trim that did not see it moved
-		 * tail first, which this check (or the first read) then reports */
-		slot_publish(f);
+		 * tail first, which this check (or the first read) then reports. A durable
+		 * consumer's seek is a commit (F8): what it skipped, it handled otherwise. */
+		if (f->named)
+			commit_now(f);
+		else
+			slot_publish(f);
 		atomic_thread_fence(memory_order_seq_cst);
 		if (lapped(f, lp == SHM_FEED_ABI_NO_POS ? f->pos : lp))
 			continue;
@@ -1135,6 +1323,8 @@ int shm_feed_stats(const struct shm_feed *f, struct shm_feed_stats *ret)
 	        .position = f->seq,
 	        .trimmed = atomic_load_explicit(&h->trimmed, memory_order_relaxed),
 	        .registered = f->slot != NULL,
+	        .durable = f->named,
+	        .resume = f->resume,
 	};
 	return 0;
 }

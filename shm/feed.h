@@ -99,6 +99,19 @@
  *     re-checks tail in seek_end loses at most one race to a trim, which is a lap). A slot
  *     whose owner pid is dead is freed by the writer (CAS owner -> 0) or re-claimed by a new
  *     reader (CAS old -> new). A reader's slot position only grows while it holds the slot.
+ *  F8 (durable consumers) A consumer opened by name (shm_feed_consumer_open) claims the slot of
+ *     that name, or a free one it names. Its slot outlives it: the writer never frees a named
+ *     slot, so the pages after its committed position stay until its next process re-claims it
+ *     or the writer laps it (at most the ring: the cost of a consumer that never comes back).
+ *     The consumer commits after it handled an entry (shm_feed_commit): {pos, seq} of the next
+ *     entry into the copy commits+1 selects, then a release store of commits+1, then pos.
+ *     A consumer killed at any point leaves a consistent committed pair: the last bumped copy.
+ *     The next process of that name resumes at the pair only if the ring still holds it: the
+ *     word at pos is seq (an entry) or 0 with pos the end of the newest entry (nothing since),
+ *     and tail has not passed pos after its own pos is published (F2, F7). Anything else
+ *     (lapped, a torn or foreign pair) is a resume refused: it starts at the end, as an
+ *     anonymous consumer does, and says so. Entries from the committed pair on were not
+ *     handled, except the one whose commit the kill interrupted (handled once more).
  *  Reader retry rule: there is no retry loop inside next(): a lapped read is final (-ESTALE,
  *  sticky until shm_feed_seek_end); "nothing yet" returns 0. Only shm_feed_seek_end retries
  *  (up to SHM_FEED_SEEK_RETRIES times, when it is lapped while reading the newest entry).
@@ -208,6 +221,17 @@ int64_t shm_feed_trim(struct shm_feed *f);
  * by live consumers it runs unregistered (shm_feed_stats.registered false): correct, but the
  * writer's trims may lap it. */
 int shm_feed_reader_open(int fd, struct shm_feed **ret);
+/* A durable consumer (F8): as shm_feed_reader_open (fd from shm_feed_consumer_fd), but it claims
+ * the slot named `name` (1..255 bytes; one live process per name) and, when the previous process
+ * of that name committed a position the ring still holds, starts there: *ret_resumed true, and
+ * shm_feed_next delivers the entries that process had not handled. Otherwise it starts at the
+ * end (*ret_resumed false). Its position is published only by shm_feed_commit and seeks. With
+ * every slot taken, or a live process holding the name, it runs anonymous (never resumed).
+ * Errors as shm_feed_reader_open, -EINVAL a bad name. */
+int shm_feed_consumer_open(int fd, const char *name, struct shm_feed **ret, bool *ret_resumed);
+/* Durable consumers: the entries delivered so far are handled (F8). Call after the handlers of
+ * each entry ran. A no-op for other readers. */
+void shm_feed_commit(struct shm_feed *f);
 /* For a clear message on -EPROTONOSUPPORT: the version the feed behind fd was created with. */
 int shm_feed_version(int fd, uint32_t *ret_version);
 
@@ -282,6 +306,8 @@ struct shm_feed_stats {
 	        position; /* this handle: the next seq it delivers (reader) or publishes (writer) */
 	uint64_t trimmed; /* ring bytes given back by punching, every incarnation */
 	bool registered;  /* reader: holds a slot (F7) */
+	bool durable;     /* reader: holds a named slot (F8) */
+	int resume;       /* shm_feed_consumer_open: 0 nothing to resume, 1 resumed, 2 refused */
 };
 int shm_feed_stats(const struct shm_feed *f, struct shm_feed_stats *ret);
 /* Unmap and free; closes nothing the caller passed in. NULL is a no-op. */

@@ -7,7 +7,7 @@ shm_SOAKS    := shm/tests/soak-torture.c
 shm_BENCHES  := shm/bench/bench-shm.c
 # The change feed (shm/feed.h): informerd -> every controller's dispatcher.
 shm_SRCS     += shm/feed.c
-shm_TESTS    += shm/tests/test-feed.c shm/tests/test-feed-torture.c
+shm_TESTS    += shm/tests/test-feed.c shm/tests/test-feed-torture.c shm/tests/test-feed-durable.c
 shm_SOAKS    += shm/tests/soak-feed-torture.c
 shm_BENCHES  += shm/bench/bench-feed.c
 # The record codec (shm/record-model.h): kube/model.h objects <-> arena records. Its own library

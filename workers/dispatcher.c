@@ -44,6 +44,7 @@
 #include "lib/kube-loop.h"
 #include "lib/log.h"
 #include "shm/arena.h"
+#include "shm/feed-test.h"
 #include "shm/feed.h"
 #include "shm/record-model.h"
 
@@ -93,10 +94,14 @@ struct dsp {
 	uint64_t resyncs;
 	uint64_t shard_gen; /* the fence's range generation last replayed for (F8) */
 	bool by_namespace;  /* its controller is sharded by namespace (--shard-ranges) */
+	bool deletes_only;  /* catching up: only DELETE entries reach the handlers */
+	bool resumed;       /* the feed resumed where the previous process stopped (F8) */
+	uint64_t replayed;  /* DELETE entries handled while catching up */
 };
 
 static const struct inf_resource *type_of(struct dsp *x, uint16_t type);
 static void free_type(struct inf_resource *r);
+static int catch_up_deletes(struct dsp *x, const char *why);
 
 /* The handlers start again from the arena, in this process: first the feed's position moves
  * to its end (nothing published from then on is missed), then a new table state is seeded from
@@ -108,6 +113,7 @@ static int resync_from_arena(struct dsp *x)
 	struct shm_stats ast;
 	int r;
 
+	(void)catch_up_deletes(x, "resync"); /* a lap: nothing to catch up, seek_end below */
 	if ((r = shm_feed_seek_end(x->feed, &next)) < 0)
 		return r;
 	x->d = inf_dispatch_free(x->d); /* the table's fini frees its state */
@@ -201,6 +207,8 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 		log_v(2, "feed entry %llu: unknown type %u", (unsigned long long)fe->seq, fe->type);
 		return 0;
 	}
+	if (x->deletes_only && fe->op != SHM_FEED_DELETE)
+		return 0; /* the resync that follows reads its change from the arena */
 	switch (fe->op) {
 	case SHM_FEED_ADD:
 		ev.kind = INF_EVENT_ADD;
@@ -260,8 +268,18 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 		if (r < 0)
 			goto out;
 	}
+	/* a key a delete event adds names an object the arena no longer holds: no resync can
+	 * find it again, so it is durable until its work is done (ipc/journal.h) */
+	if (ev.kind == INF_EVENT_DELETE)
+		for (size_t i = 0; i < x->n_queues; i++)
+			ipc_queue_owner_set_durable(x->queues[i].owner, true);
 	inf_dispatch_event(x->d, &ev);
+	if (ev.kind == INF_EVENT_DELETE)
+		for (size_t i = 0; i < x->n_queues; i++)
+			ipc_queue_owner_set_durable(x->queues[i].owner, false);
 	x->handled++;
+	if (x->deletes_only)
+		x->replayed++;
 out:
 	if (r < 0)
 		log_warning("feed entry %llu (%s): cannot read the record: %s",
@@ -277,6 +295,41 @@ out:
 	shm_obj_release(&copy);
 	shm_obj_release(&old);
 	return 0;
+}
+
+/* One entry, then the commit (shm/feed.h F8): a process that dies after this resumes after it. */
+static int on_entry_commit(const struct shm_feed_event *fe, void *ud)
+{
+	struct dsp *x = ud;
+	int r = on_entry(fe, ud);
+	shm_feed_commit(x->feed);
+	return r;
+}
+
+/* Before the handlers start again from the arena: the DELETE entries not handled yet, since a
+ * deleted object is not in the arena for the resync to find (its ADD and UPDATE entries are).
+ * Returns 0, or -ESTALE when the ring no longer holds them (they may be lost: said loudly). */
+static int catch_up_deletes(struct dsp *x, const char *why)
+{
+	uint64_t before = x->replayed;
+	int n;
+
+	x->deletes_only = true;
+	while ((n = shm_feed_drain(x->feed, BATCH, on_entry_commit, x)) > 0)
+		;
+	x->deletes_only = false;
+	if (n == -ESTALE)
+		log_error("%s: the change feed no longer holds the entries this dispatcher had not "
+		          "handled: a delete among them reaches no handler (a lapped ring; "
+		          "docs/reliability.md)",
+		          why);
+	else if (n < 0)
+		log_error("%s: change feed: %s", why, strerror(-n));
+	else if (x->replayed > before)
+		log_info("%s: %llu delete event%s not handled yet, handled now", why,
+		         (unsigned long long)(x->replayed - before),
+		         x->replayed - before == 1 ? "" : "s");
+	return n < 0 ? n : 0;
 }
 
 /* Drains up to BATCH entries; re-arms the futex wait or continues in the post source. */
@@ -304,7 +357,7 @@ static void drain(struct dsp *x)
 			}
 		}
 	}
-	n = shm_feed_drain(x->feed, BATCH, on_entry, x);
+	n = shm_feed_drain(x->feed, BATCH, on_entry_commit, x);
 
 	if (n == -ESTALE) {
 		log_warning("fell behind the change feed (its ring was overwritten): resyncing "
@@ -476,8 +529,17 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		log_error("KCMD_ARENA_FD: no usable arena (%s)", fd < 0 ? "not set" : strerror(-r));
 		return -EINVAL;
 	}
+	/* KCMD_TEST_NO_RESUME=1: start at the feed's end as if nothing were committed (a test
+	 * seam: the negative control of TestServiceAccountToken_DispatcherKilledBeforeDelete) */
+	if (getenv("KCMD_TEST_NO_RESUME") && !strcmp(getenv("KCMD_TEST_NO_RESUME"), "1")) {
+		shm_feed__test_flags |= SHM_FEED_TEST_NO_RESUME;
+		log_warning("KCMD_TEST_NO_RESUME=1: the change feed is not resumed after a restart "
+		            "(a test seam; never in production)");
+	}
 	fd = kcmd_env_fd("KCMD_FEED_FD");
-	if (fd < 0 || (r = shm_feed_reader_open(fd, &x->feed)) < 0) {
+	char fname[160];
+	snprintf(fname, sizeof(fname), "dispatcher/%s", x->c->name);
+	if (fd < 0 || (r = shm_feed_consumer_open(fd, fname, &x->feed, &x->resumed)) < 0) {
 		log_error("KCMD_FEED_FD: no usable change feed (%s)",
 		          fd < 0 ? "not set" : strerror(-r));
 		return -EINVAL;
@@ -533,6 +595,18 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 			free(restarted);
 			return fd < 0 ? -EINVAL : r;
 		}
+		int jfd = kcmd_env_named_fd("KCMD_JOURNAL_FDS", q->name);
+		if (jfd >= 0) {
+			int n = ipc_queue_owner_attach_journal(q->owner, jfd);
+			if (n < 0)
+				log_error("queue %s: its journal of durable keys: %s; keys from "
+				          "delete events do not survive this process",
+				          q->name, strerror(-n));
+			else if (n > 0)
+				log_info("queue %s: %d key%s from delete events queued again (left "
+				         "by the previous dispatcher)",
+				         q->name, n, n == 1 ? "" : "s");
+		}
 	}
 	for (size_t k = 0; k < nq; k++) {
 		for (size_t i = 0; i < x->n_queues; i++)
@@ -570,6 +644,16 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		return r;
 	}
 	x->table = (size_t)r;
+	/* the previous dispatcher's unhandled deletes first (F8), then the resync from the arena */
+	struct shm_feed_stats fst;
+	if (shm_feed_stats(x->feed, &fst) == 0 && fst.resume == 2)
+		log_error("the change feed no longer holds where the previous dispatcher stopped: "
+		          "a delete it had not handled reaches no handler (docs/reliability.md)");
+	if (x->resumed && catch_up_deletes(x, "restart") < 0 &&
+	    (r = shm_feed_seek_end(x->feed, NULL)) < 0) {
+		free(restarted);
+		return r;
+	}
 	/* re-add every key the controller owns (queue rule: after an owner (re)start) */
 	for (size_t k = 0; k < nq; k++)
 		inf_dispatch_resync(x->d, x->table, k, restarted[k]);

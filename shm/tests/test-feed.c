@@ -462,7 +462,8 @@ static void test_bad_headers(void **state)
 		int width;
 		int want;
 	} cases[] = {
-	        {offsetof(struct shm_feed_abi_header, version), 3, 4, -EPROTONOSUPPORT},
+	        {offsetof(struct shm_feed_abi_header, version), SHM_FEED_ABI_VERSION + 1, 4,
+	         -EPROTONOSUPPORT},
 	        {offsetof(struct shm_feed_abi_header, header_size), 64, 4, -EPROTONOSUPPORT},
 	        {offsetof(struct shm_feed_abi_header, magic), 1, 8, -EBADMSG},
 	        {offsetof(struct shm_feed_abi_header, ring_size), 128 << 10, 8, -EBADMSG},
@@ -482,7 +483,7 @@ static void test_bad_headers(void **state)
 		if (cases[i].want == -EPROTONOSUPPORT && cases[i].width == 4 &&
 		    cases[i].off == offsetof(struct shm_feed_abi_header, version)) {
 			assert_int_equal(shm_feed_version(fd, &v), 0);
-			assert_int_equal(v, 3);
+			assert_int_equal(v, SHM_FEED_ABI_VERSION + 1);
 		}
 		close(fd);
 	}
@@ -1114,6 +1115,147 @@ static void test_trim_punched_read_is_a_lap(void **state)
 	close(fd);
 }
 
+/* a durable consumer of `name` positioned at the end, then the writer publishes k entries */
+static void durable_open_then_publish(int fd, struct shm_feed *w, const char *name, int k)
+{
+	struct shm_feed *c;
+	bool resumed = true;
+	assert_int_equal(shm_feed_consumer_open(fd, name, &c, &resumed), 0);
+	/* leave it claimed by a process that dies: fork a holder that exits without closing */
+	shm_feed_close(c); /* a clean close frees the name */
+	(void)resumed;
+	for (int i = 0; i < k; i++)
+		pub_next(w, 1);
+}
+
+static void test_durable_resume(void **state)
+{
+	(void)state;
+	setup_flags();
+	int fd = new_feed(256 << 10, 0, 0);
+	struct shm_feed *w, *c, *other;
+	struct shm_feed_stats st;
+	bool resumed;
+	assert_int_equal(shm_feed_writer_open(fd, &w), 0);
+	assert_int_equal(shm_feed_consumer_open(fd, "", &c, &resumed), -EINVAL);
+
+	/* a fresh name starts at the end, not resumed */
+	for (int i = 0; i < 3; i++)
+		pub_next(w, 1);
+	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/a", &c, &resumed), 0);
+	assert_false(resumed);
+	assert_int_equal(shm_feed_stats(c, &st), 0);
+	assert_true(st.durable && st.resume == 0);
+	assert_int_equal(shm_feed_position(c), 4);
+	/* one live process per name: a second open of it runs anonymous */
+	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/a", &other, &resumed), 0);
+	assert_int_equal(shm_feed_stats(other, &st), 0);
+	assert_false(st.durable);
+	shm_feed_close(other);
+	shm_feed_close(c);
+
+	/* a child opens "dispatcher/b" at seq 4, handles 4..7 and dies: the next process of the
+	 * name resumes at 8, even after the writer trimmed (the dead named slot holds its pages) */
+	shm_feed__test_trim_chunk = 4096;
+	pid_t p = fork();
+	if (p == 0) {
+		struct shm_feed *cc;
+		struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+		if (shm_feed_consumer_open(fd, "dispatcher/b", &cc, NULL) < 0)
+			_exit(1);
+		while (shm_feed_position(cc) != 4)
+			_exit(3);
+		/* wait for the parent's 10 entries */
+		while (shm_feed_lag(cc) < 10)
+			usleep(1000);
+		for (int i = 0; i < 4; i++) {
+			if (shm_feed_next(cc, &ev) != 1 || ev.seq != 4u + (unsigned)i)
+				_exit(2);
+			shm_feed_commit(cc);
+		}
+		raise(SIGKILL);
+	}
+	usleep(50000);
+	for (int i = 0; i < 10; i++)
+		pub_next(w, 1);
+	int status;
+	assert_int_equal(waitpid(p, &status, 0), p);
+	assert_true(WIFSIGNALED(status));
+	for (int i = 0; i < 300; i++)
+		pub_next(w, 1);
+	(void)shm_feed_trim(w);
+	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/b", &c, &resumed), 0);
+	assert_true(resumed);
+	assert_int_equal(shm_feed_stats(c, &st), 0);
+	assert_int_equal(st.resume, 1);
+	assert_int_equal(shm_feed_position(c), 8);
+	assert_int_equal(read_n(c, 0), 10 - 4 + 300);
+	shm_feed_commit(c);
+	shm_feed_close(c); /* a clean close: the name is free, the next open starts at the end */
+	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/b", &c, &resumed), 0);
+	assert_false(resumed);
+	shm_feed_close(c);
+
+	/* negative control of the resume: with it off, the same death loses entries */
+	durable_open_then_publish(fd, w, "dispatcher/c", 0);
+	uint64_t first = next_seq(w);
+	p = fork();
+	if (p == 0) {
+		struct shm_feed *cc;
+		struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+		if (shm_feed_consumer_open(fd, "dispatcher/c", &cc, NULL) < 0)
+			_exit(1);
+		while (shm_feed_lag(cc) < 5)
+			usleep(1000);
+		for (int i = 0; i < 2; i++) {
+			if (shm_feed_next(cc, &ev) != 1)
+				_exit(2);
+			shm_feed_commit(cc);
+		}
+		raise(SIGKILL);
+	}
+	usleep(50000);
+	for (int i = 0; i < 5; i++)
+		pub_next(w, 1);
+	assert_int_equal(waitpid(p, &status, 0), p);
+	shm_feed__test_flags = SHM_FEED_TEST_NO_RESUME;
+	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/c", &c, &resumed), 0);
+	shm_feed__test_flags = 0;
+	assert_false(resumed);
+	assert_int_equal(shm_feed_position(c), first + 5); /* 3 entries never delivered */
+	shm_feed_close(c);
+
+	/* a dead consumer the writer lapped: the resume is refused (said in stats) */
+	p = fork();
+	if (p == 0) {
+		struct shm_feed *cc;
+		struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+		if (shm_feed_consumer_open(fd, "dispatcher/d", &cc, NULL) < 0)
+			_exit(1);
+		while (shm_feed_lag(cc) < 1)
+			usleep(1000);
+		if (shm_feed_next(cc, &ev) != 1)
+			_exit(2);
+		shm_feed_commit(cc);
+		raise(SIGKILL);
+	}
+	usleep(50000);
+	pub_next(w, 1);
+	pub_next(w, 1);
+	assert_int_equal(waitpid(p, &status, 0), p);
+	for (int i = 0; i < 1500; i++) /* more than the 256 KiB ring */
+		pub_next(w, 1);
+	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/d", &c, &resumed), 0);
+	assert_false(resumed);
+	assert_int_equal(shm_feed_stats(c, &st), 0);
+	assert_int_equal(st.resume, 2);
+	assert_int_equal(shm_feed_position(c), next_seq(w));
+	shm_feed_close(c);
+	shm_feed__test_trim_chunk = 0;
+	shm_feed_close(w);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1133,6 +1275,7 @@ int main(void)
 	        cmocka_unit_test(test_drain),
 	        cmocka_unit_test(test_trim_follows_slowest),
 	        cmocka_unit_test(test_trim_punched_read_is_a_lap),
+	        cmocka_unit_test(test_durable_resume),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -218,40 +218,31 @@ func TestServiceAccountToken_NoKey(t *testing.T) {
 	}
 }
 
-// TestServiceAccountToken_DispatcherKilledBeforeDelete reproduces a loss found by the chaos
-// suite (docs/reliability.md, "A Secret delete lost with a dispatcher"): the controller's
+// TestServiceAccountToken_DispatcherKilledBeforeDelete: a delete event survives the death of the
+// controller's dispatcher (docs/reliability.md, "A Secret delete lost with a dispatcher"). The
 // dispatcher is stopped, a token Secret listed in its ServiceAccount's .secrets is deleted
 // (informerd writes the delete into the arena and the feed), and the stopped dispatcher is
-// killed -9 before it reads the entry. The restarted dispatcher opens the feed at its end and
-// re-adds the keys of the objects the arena holds: the deleted Secret's key is never queued
-// and the reference stays. Upstream keeps the event unless the whole kcm dies; kcmd loses it to
-// one child's death. Its control is the same sequence with SIGCONT instead of the kill.
-//
-// The bug is open: the test runs only with KCMD_E2E_KNOWN_BUGS=1 (it fails today).
+// killed -9 before it reads the entry. The restarted dispatcher resumes the feed where the dead
+// one stopped (shm/feed.h F8) and hands the delete to the handlers, so the reference goes. Before
+// F8 it opened the feed at its end, re-added only the keys of objects the arena holds, and the
+// reference stayed. The control is the same sequence with SIGCONT instead of the kill; the
+// negative control runs the kill with the resume switched off (KCMD_TEST_NO_RESUME=1, a test
+// seam), where the reference must stay: the oracle fires.
 func TestServiceAccountToken_DispatcherKilledBeforeDelete(t *testing.T) {
-	if os.Getenv("KCMD_E2E_KNOWN_BUGS") != "1" {
-		t.Skip("reproduces an open kcmd bug (docs/reliability.md, a Secret delete lost with a dispatcher); KCMD_E2E_KNOWN_BUGS=1 runs it")
-	}
 	ctx := context.Background()
-	ns := Namespace(t)
 	cs := env.Client.CoreV1()
-	p := stStart(t, filepath.Join(env.Cluster.Dir, "pki", "sa.key"))
-	if _, err := cs.ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tok"}},
-		metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dispatcher := func() int {
-		for pid, comm := range childrenOf(p.cmd.Process.Pid) {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if strings.HasPrefix(comm, "kcmd-dispatch") &&
-				strings.Contains(string(b), "--controller=serviceaccount-token-controller") {
-				return pid
+	key := filepath.Join(env.Cluster.Dir, "pki", "sa.key")
+	run := func(t *testing.T, p *kcmdProc, ns, name string, kill, wantDropped bool) {
+		dispatcher := func() int {
+			for pid, comm := range childrenOf(p.cmd.Process.Pid) {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				if strings.HasPrefix(comm, "kcmd-dispatch") &&
+					strings.Contains(string(b), "--controller=serviceaccount-token-controller") {
+					return pid
+				}
 			}
+			return 0
 		}
-		return 0
-	}
-	for _, kill := range []bool{false, true} {
-		name := fmt.Sprintf("gone-%v", kill)
 		stTokenSecret(t, ns, name, "tok")
 		stWaitToken(t, ns, name)
 		sa, err := cs.ServiceAccounts(ns).Get(ctx, "tok", metav1.GetOptions{})
@@ -286,12 +277,48 @@ func TestServiceAccountToken_DispatcherKilledBeforeDelete(t *testing.T) {
 				return n != 0 && n != d, fmt.Sprint(n)
 			})
 		}
-		Eventually(t, 30*time.Second, fmt.Sprintf("%s dropped from .secrets (dispatcher %v)", name, sig), func() (bool, string) {
+		dropped := func() (bool, string) {
 			sa, err := cs.ServiceAccounts(ns).Get(ctx, "tok", metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
 			}
 			return len(sa.Secrets) == 0, fmt.Sprint(sa.Secrets)
-		})
+		}
+		if wantDropped {
+			Eventually(t, 30*time.Second, fmt.Sprintf("%s dropped from .secrets (dispatcher %v)", name, sig), dropped)
+			return
+		}
+		// negative control: the new dispatcher is up and has resynced; the reference stays
+		time.Sleep(10 * time.Second)
+		if ok, refs := dropped(); ok {
+			t.Fatalf("negative control: with the resume off the reference went anyway (%s): the test cannot tell a lost delete", refs)
+		} else {
+			t.Logf("negative control: the reference stays with the resume off (%s), as expected", refs)
+		}
 	}
+	newSA := func(t *testing.T, ns string) {
+		if _, err := cs.ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tok"}},
+			metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("resume", func(t *testing.T) {
+		ns := Namespace(t)
+		newSA(t, ns)
+		p := stStart(t, key)
+		run(t, p, ns, "gone-sigcont", false, true)
+		run(t, p, ns, "gone-kill", true, true)
+		if !p.Logged("not handled yet, handled now") {
+			t.Errorf("the restarted dispatcher did not say it handled the dead one's delete")
+		}
+	})
+	t.Run("negative-control-no-resume", func(t *testing.T) {
+		ns := Namespace(t)
+		newSA(t, ns)
+		p := startKcmd(t, []string{"KCMD_TEST_NO_RESUME=1"}, "--controllers=serviceaccount-token-controller", "--secure-port=0",
+			"--leader-elect=false", "--service-account-private-key-file="+key,
+			"--root-ca-file="+env.Cluster.CAFile, "--concurrent-serviceaccount-token-syncs=2", "--v=4")
+		t.Cleanup(func() { dumpKcmdLogs(t, p) })
+		run(t, p, ns, "gone-kill", true, false)
+	})
 }
