@@ -40,6 +40,7 @@
 #include "kube/config.h"
 #include "kube/fence.h"
 #include "lib/ctlmetrics.h"
+#include "lib/evrec.h"
 #include "lib/fence-env.h"
 #include "lib/kube-loop.h"
 #include "lib/log.h"
@@ -564,6 +565,16 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		log_error("API client: %s", strerror(-r));
 		return r;
 	}
+	/* the handlers' Events (the GC's, disruption's Warnings) go through the correlator and a
+	 * sink thread, never blocking this loop (lib/evrec.h) */
+	if ((r = evrec_start(&(struct evrec_opts){
+	             .config = x->kcfg,
+	             .controller = x->c->name,
+	             .qps = qps,
+	             .burst = burst,
+	             .limiter_fd = kcmd_env_fd("KCMD_CLIENT_LIMITER_FD")})) < 0)
+		log_warning("event recorder: %s; the handlers' Events are written from this loop",
+		            strerror(-r));
 	/* this process owns every queue of the controller (also those only its workers and its
 	 * handlers' consumers use); the table is handed the owners of the queues it adds to */
 	size_t nq = 0;
@@ -768,6 +779,7 @@ int main(int argc, char **argv)
 	      (unsigned long long)shm_feed_position(x->feed));
 	r = ipc_loop_run(x->loop);
 
+	(void)evrec_stop(2000);
 	ipc_source_free(x->feed_src);
 	ipc_source_free(x->more);
 	ipc_source_free(x->term_timer);

@@ -123,39 +123,19 @@ static int pdb_match_visit(const struct shm_obj *o, void *ud)
 	return 0;
 }
 
-static void on_event_posted(struct kube_call *call, const struct kube_result *r, void *ud)
-{
-	(void)call;
-	(void)r; /* best effort, as client-go's recorder */
-	free(ud);
-}
-
+/* A Warning Event about the pod, through the process's recorder (lib/evrec.h: the correlator,
+ * then the dispatcher's sink thread), never waiting here. */
 static void post_pod_event(struct inf_handler_ctx *ctx, const struct kube_object_meta *pod,
                            const char *reason, const char *message)
 {
-	char *body = NULL;
-	struct kube_event ev = {.ns = pod->namespace,
-	                        .kind = "Pod",
-	                        .api_version = "v1",
-	                        .name = pod->name,
-	                        .uid = pod->uid,
-	                        .type = "Warning",
-	                        .reason = reason,
-	                        .message = message,
-	                        .component = PDB_EVENT_COMPONENT,
-	                        .host = ctx->host ? ctx->host : "",
-	                        .now = kube_time_now()};
-	if (!ctx->kc || kube_encode_event(&ev, &body) < 0)
-		return;
-	struct kube_request req = {.verb = KUBE_CREATE,
-	                           .version = "v1",
-	                           .resource = "events",
-	                           .body_kind = "Event",
-	                           .ns = pod->namespace,
-	                           .body = body,
-	                           .body_len = strlen(body)};
-	if (kube_call_start(ctx->kc, &req, on_event_posted, NULL, body, NULL) < 0)
-		free(body);
+	struct kcmd_object_ref ref = {.api_version = "v1",
+	                              .kind = "Pod",
+	                              .ns = pod->namespace,
+	                              .name = pod->name,
+	                              .uid = pod->uid};
+	if (ctx->kc)
+		(void)kcmd_event_record(ctx->kc, PDB_EVENT_COMPONENT, &ref, KCMD_EVENT_WARNING,
+		                        reason, "%s", message);
 }
 
 /* getPdbForPod + enqueuePdb */

@@ -10,6 +10,7 @@
 #include "shm/records.h"
 #include "workers/garbagecollector/handlers.h"
 
+#include "kcmd/client.h"
 #include "kube/client.h"
 #include "kube/encode.h"
 #include "lib/log.h"
@@ -181,42 +182,20 @@ static void sink_orphan(void *ud, const char *uid)
 	add_key(ud, Q_ORPHAN, uid, false);
 }
 
-static void on_event_posted(struct kube_call *call, const struct kube_result *r, void *ud)
-{
-	(void)call;
-	(void)r; /* best effort, as client-go's recorder: a lost Event is not retried forever */
-	free(ud);
-}
-
-/* A Warning Event as client-go's recorder writes it (component garbage-collector-controller;
- * kube_encode_event puts a cluster-scoped object's event in "default"), posted on informerd's
- * loop without waiting. */
+/* A Warning Event as client-go's recorder writes it (component garbage-collector-controller; a
+ * cluster-scoped object's event in "default"), through the process's recorder (lib/evrec.h: the
+ * correlator, then the dispatcher's sink thread), never waiting here. */
 static void post_warning(struct inf_handler_ctx *ctx, const struct gc_ref *involved,
                          const char *reason, const char *message)
 {
-	char *body = NULL;
-	struct kube_event ev = {.ns = involved->ns,
-	                        .kind = involved->kind,
-	                        .api_version = involved->api_version,
-	                        .name = involved->name,
-	                        .uid = involved->uid,
-	                        .type = "Warning",
-	                        .reason = reason,
-	                        .message = message,
-	                        .component = "garbage-collector-controller",
-	                        .host = ctx->host ? ctx->host : "",
-	                        .now = kube_time_now()};
-	if (!ctx->kc || kube_encode_event(&ev, &body) < 0)
-		return;
-	struct kube_request req = {.verb = KUBE_CREATE,
-	                           .version = "v1",
-	                           .resource = "events",
-	                           .body_kind = "Event",
-	                           .ns = involved->ns && involved->ns[0] ? involved->ns : "default",
-	                           .body = body,
-	                           .body_len = strlen(body)};
-	if (kube_call_start(ctx->kc, &req, on_event_posted, NULL, body, NULL) < 0)
-		free(body);
+	struct kcmd_object_ref ref = {.api_version = involved->api_version,
+	                              .kind = involved->kind,
+	                              .ns = involved->ns,
+	                              .name = involved->name,
+	                              .uid = involved->uid};
+	if (ctx->kc)
+		(void)kcmd_event_record(ctx->kc, "garbage-collector-controller", &ref,
+		                        KCMD_EVENT_WARNING, reason, "%s", message);
 }
 
 static void sink_warning(void *ud, const struct gc_ref *involved, const char *reason,
