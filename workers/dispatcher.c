@@ -11,13 +11,19 @@
  * controller's handlers kills this process only: the cache and every other controller go on, and
  * the manager restarts it.
  *
- * Start-up: open the feed (positioned at its end), then register the table, which resyncs from
- * the arena (re-adds every key the controller owns, as after any queue-owner restart); entries
- * published meanwhile are delivered after, and the handlers tolerate seeing a change twice (as
- * after an informerd warm restart). A dispatcher that falls behind the feed's ring (-ESTALE),
- * or that sees informerd restart (a new feed writer incarnation: the old writer may have died
- * between an arena write and its publication), starts its handlers again from the arena in
- * place (resync_from_arena), which is what a client-go relist does.
+ * Start-up: open the feed as the durable consumer "dispatcher/<controller>" (shm/feed.h F8):
+ * at the position the previous process of this controller committed, when the ring still holds
+ * it, else at its end; queue again the keys a delete left in each queue's journal
+ * (ipc/journal.h); register the table, which resyncs from the arena (re-adds every key the
+ * controller owns, as after any queue-owner restart); then hand the handlers the DELETE entries
+ * the previous process had not handled (a deleted object is not in the arena), and go on from
+ * there. Entries published meanwhile are delivered after, and the handlers tolerate seeing a
+ * change twice (as after an informerd warm restart). After each entry's handlers ran the
+ * position is committed; while a DELETE entry's handlers run, the keys they add are durable. A
+ * dispatcher that falls behind the feed's ring (-ESTALE), or that sees informerd restart (a new
+ * feed writer incarnation: the old writer may have died between an arena write and its
+ * publication), starts its handlers again from the arena in place (resync_from_arena, after the
+ * DELETE entries it had not read), which is what a client-go relist does.
  *
  * Started by the manager with the environment contract of docs/architecture.md: KCMD_ARENA_FD
  * (read-only), KCMD_FEED_FD (the ring mapped read-only; only this
@@ -95,14 +101,16 @@ struct dsp {
 	uint64_t resyncs;
 	uint64_t shard_gen; /* the fence's range generation last replayed for (F8) */
 	bool by_namespace;  /* its controller is sharded by namespace (--shard-ranges) */
-	bool deletes_only;  /* catching up: only DELETE entries reach the handlers */
+	bool deletes_only;  /* catching up: only DELETE entries before skip_before reach the
+	                       handlers (the arena read after or before them holds the others) */
+	uint64_t skip_before;
 	bool resumed;       /* the feed resumed where the previous process stopped (F8) */
 	uint64_t replayed;  /* DELETE entries handled while catching up */
 };
 
 static const struct inf_resource *type_of(struct dsp *x, uint16_t type);
 static void free_type(struct inf_resource *r);
-static int catch_up_deletes(struct dsp *x, const char *why);
+static int catch_up_deletes(struct dsp *x, const char *why, uint64_t bound);
 
 /* The handlers start again from the arena, in this process: first the feed's position moves
  * to its end (nothing published from then on is missed), then a new table state is seeded from
@@ -114,7 +122,10 @@ static int resync_from_arena(struct dsp *x)
 	struct shm_stats ast;
 	int r;
 
-	(void)catch_up_deletes(x, "resync"); /* a lap: nothing to catch up, seek_end below */
+	struct shm_feed_stats fst;
+	/* everything up to the end: the arena is read after it (a lap: nothing to catch up) */
+	(void)catch_up_deletes(x, "resync",
+	                       shm_feed_stats(x->feed, &fst) == 0 ? fst.last_seq + 1 : 0);
 	if ((r = shm_feed_seek_end(x->feed, &next)) < 0)
 		return r;
 	x->d = inf_dispatch_free(x->d); /* the table's fini frees its state */
@@ -208,8 +219,9 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 		log_v(2, "feed entry %llu: unknown type %u", (unsigned long long)fe->seq, fe->type);
 		return 0;
 	}
-	if (x->deletes_only && fe->op != SHM_FEED_DELETE)
-		return 0; /* the resync that follows reads its change from the arena */
+	if (x->deletes_only && fe->op != SHM_FEED_DELETE &&
+	    (int64_t)(fe->seq - x->skip_before) < 0)
+		return 0; /* in the arena the resync reads (F5: the arena before the entry) */
 	switch (fe->op) {
 	case SHM_FEED_ADD:
 		ev.kind = INF_EVENT_ADD;
@@ -307,14 +319,17 @@ static int on_entry_commit(const struct shm_feed_event *fe, void *ud)
 	return r;
 }
 
-/* Before the handlers start again from the arena: the DELETE entries not handled yet, since a
- * deleted object is not in the arena for the resync to find (its ADD and UPDATE entries are).
- * Returns 0, or -ESTALE when the ring no longer holds them (they may be lost: said loudly). */
-static int catch_up_deletes(struct dsp *x, const char *why)
+/* Around a resync from the arena: the DELETE entries not handled yet, since a deleted object is
+ * not in the arena for the resync to find. ADD and UPDATE entries before seq `bound` are skipped:
+ * the resync's arena holds their changes (taken after the last entry before bound was published,
+ * F5); later ones reach the handlers whole. Returns 0, or -ESTALE when the ring no longer holds
+ * them (they may be lost: said loudly). */
+static int catch_up_deletes(struct dsp *x, const char *why, uint64_t bound)
 {
 	uint64_t before = x->replayed;
 	int n;
 
+	x->skip_before = bound;
 	x->deletes_only = true;
 	while ((n = shm_feed_drain(x->feed, BATCH, on_entry_commit, x)) > 0)
 		;
@@ -655,20 +670,22 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 		return r;
 	}
 	x->table = (size_t)r;
-	/* the previous dispatcher's unhandled deletes first (F8), then the resync from the arena */
-	struct shm_feed_stats fst;
-	if (shm_feed_stats(x->feed, &fst) == 0 && fst.resume == 2)
-		log_error("the change feed no longer holds where the previous dispatcher stopped: "
-		          "a delete it had not handled reaches no handler (docs/reliability.md)");
-	if (x->resumed && catch_up_deletes(x, "restart") < 0 &&
-	    (r = shm_feed_seek_end(x->feed, NULL)) < 0) {
-		free(restarted);
-		return r;
-	}
-	/* re-add every key the controller owns (queue rule: after an owner (re)start) */
+	/* re-add every key the controller owns (queue rule: after an owner (re)start); the
+	 * entries published before it are in the arena it reads (F5) */
+	struct shm_feed_stats fst = {0};
+	(void)shm_feed_stats(x->feed, &fst);
+	uint64_t bound = fst.last_seq + 1;
 	for (size_t k = 0; k < nq; k++)
 		inf_dispatch_resync(x->d, x->table, k, restarted[k]);
 	free(restarted);
+	/* then the previous dispatcher's unhandled deletes (F8), as a client-go relist delivers
+	 * what vanished after the listed objects; the entries after them come from the loop */
+	if (fst.resume == 2)
+		log_error("the change feed no longer holds where the previous dispatcher stopped: "
+		          "a delete it had not handled reaches no handler (docs/reliability.md)");
+	if (x->resumed && catch_up_deletes(x, "restart", bound) < 0 &&
+	    (r = shm_feed_seek_end(x->feed, NULL)) < 0)
+		return r;
 	for (size_t k = 0; t->consumes && t->consumes[k]; k++) {
 		struct consumed *nc = realloc(x->consumed, (x->n_consumed + 1) * sizeof(*nc));
 		if (!nc)
