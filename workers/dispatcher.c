@@ -104,8 +104,8 @@ struct dsp {
 	bool deletes_only;  /* catching up: only DELETE entries before skip_before reach the
 	                       handlers (the arena read after or before them holds the others) */
 	uint64_t skip_before;
-	bool resumed;       /* the feed resumed where the previous process stopped (F8) */
-	uint64_t replayed;  /* DELETE entries handled while catching up */
+	bool resumed;      /* the feed resumed where the previous process stopped (F8) */
+	uint64_t replayed; /* DELETE entries handled while catching up */
 };
 
 static const struct inf_resource *type_of(struct dsp *x, uint16_t type);
@@ -219,8 +219,7 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 		log_v(2, "feed entry %llu: unknown type %u", (unsigned long long)fe->seq, fe->type);
 		return 0;
 	}
-	if (x->deletes_only && fe->op != SHM_FEED_DELETE &&
-	    (int64_t)(fe->seq - x->skip_before) < 0)
+	if (x->deletes_only && fe->op != SHM_FEED_DELETE && (int64_t)(fe->seq - x->skip_before) < 0)
 		return 0; /* in the arena the resync reads (F5: the arena before the entry) */
 	switch (fe->op) {
 	case SHM_FEED_ADD:
