@@ -319,6 +319,28 @@ static void on_child_exit(struct mgr_child *c, const struct mgr_child_info *info
 }
 
 /* Environment variables the manager sets for a child: never inherited from its own environment. */
+/* var=name:fd[,name:fd...] for ctl's queues (journal: their journals; none for ctl NULL), each
+ * fd appended to fds. 0, -ENOMEM, -E2BIG. */
+static int queue_fds_env(const struct mgr *m, const struct ctl_rt *ctl, const char *var,
+                         bool journal, char **ret, int *fds, int *nfds)
+{
+	size_t len, empty;
+	if (!(*ret = calloc(1, 32 + (size_t)m->n_queues * 96)))
+		return -ENOMEM;
+	len = empty = (size_t)sprintf(*ret, "%s=", var);
+	for (unsigned i = 0; ctl && i < m->n_queues; i++) {
+		int fd = journal ? m->queues[i].journal_fd : m->queues[i].fd;
+		if (&m->ctl[m->queues[i].ctl] != ctl || fd < 0)
+			continue;
+		if (*nfds >= MGR_CHILD_MAX_FDS - 8)
+			return -E2BIG;
+		len += (size_t)sprintf(*ret + len, "%s%s:%d", len > empty ? "," : "",
+		                       m->queues[i].q->name, fd);
+		fds[(*nfds)++] = fd;
+	}
+	return 0;
+}
+
 static bool manager_env(const char *e)
 {
 	const char *eq = strchr(e, '=');
@@ -484,39 +506,12 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 	int afd = writer ? m->arena_fd : m->arena_ro_fd;
 	snprintf(env_arena, sizeof(env_arena), "KCMD_ARENA_FD=%d", afd);
 	fds[nfds++] = afd;
-	size_t qlen = 0;
-	if (!(env_queues = calloc(1, 32 + (size_t)m->n_queues * 96)))
+	/* informerd owns no queue: each controller's dispatcher owns its own; the queues'
+	 * durable keys go to their owner only (a dispatcher, ipc/journal.h) */
+	if ((r = queue_fds_env(m, ctl, "KCMD_QUEUE_FDS", false, &env_queues, fds, &nfds)) < 0 ||
+	    (r = queue_fds_env(m, role == ROLE_DISPATCHER ? ctl : NULL, "KCMD_JOURNAL_FDS", true,
+	                       &env_journals, fds, &nfds)) < 0)
 		goto out;
-	qlen = (size_t)sprintf(env_queues, "KCMD_QUEUE_FDS=");
-	for (unsigned i = 0; i < m->n_queues; i++) {
-		/* informerd owns no queue: each controller's dispatcher owns its own */
-		if (!ctl || &m->ctl[m->queues[i].ctl] != ctl)
-			continue;
-		if (nfds >= MGR_CHILD_MAX_FDS - 8) {
-			r = -E2BIG;
-			goto out;
-		}
-		qlen += (size_t)sprintf(env_queues + qlen, "%s%s:%d",
-		                        qlen > strlen("KCMD_QUEUE_FDS=") ? "," : "",
-		                        m->queues[i].q->name, m->queues[i].fd);
-		fds[nfds++] = m->queues[i].fd;
-	}
-	/* the queues' durable keys go to their owner only (a dispatcher, ipc/journal.h) */
-	if (!(env_journals = calloc(1, 32 + (size_t)m->n_queues * 96)))
-		goto out;
-	size_t jlen = (size_t)sprintf(env_journals, "KCMD_JOURNAL_FDS=");
-	for (unsigned i = 0; role == ROLE_DISPATCHER && i < m->n_queues; i++) {
-		if (!ctl || &m->ctl[m->queues[i].ctl] != ctl || m->queues[i].journal_fd < 0)
-			continue;
-		if (nfds >= MGR_CHILD_MAX_FDS - 8) {
-			r = -E2BIG;
-			goto out;
-		}
-		jlen += (size_t)sprintf(env_journals + jlen, "%s%s:%d",
-		                        jlen > strlen("KCMD_JOURNAL_FDS=") ? "," : "",
-		                        m->queues[i].q->name, m->queues[i].journal_fd);
-		fds[nfds++] = m->queues[i].journal_fd;
-	}
 	snprintf(env_proc, sizeof(env_proc), "KCMD_PROCESS=%s", name);
 	/* every process that may write checks the leadership deadline itself (kube/fence.h) */
 	if (role != ROLE_INFORMERD && m->fence_fd >= 0 && !m->test_unfenced) {
@@ -601,7 +596,7 @@ static int add_child(struct mgr *m, const char *name, const char *group, const c
 		envp[envc++] = env_lead;
 	envp[envc++] = env_arena;
 	envp[envc++] = env_queues;
-	if (jlen > strlen("KCMD_JOURNAL_FDS="))
+	if (strchr(env_journals, ':'))
 		envp[envc++] = env_journals;
 	envp[envc++] = env_proc;
 	envp[envc] = NULL;
