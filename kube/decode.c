@@ -302,7 +302,77 @@ struct pod_tmp {
 	uint32_t n_sidecars, cap_sidecars;
 	struct name_span *init_st; /* status.initContainerStatuses */
 	uint32_t n_init_st, cap_init_st;
+	bool aff_found; /* the metadata.name In requirement affinity_node comes from was seen */
 };
+
+/* One matchFields NodeSelectorRequirement: the first metadata.name In one decides
+ * affinity_node (its single value, else none), as GetTargetNodeName returns at it. Key and
+ * operator are unescaped copies: Go compares decoded strings. */
+static int dec_match_field(struct js *j, struct kube_pod *p, struct pod_tmp *t)
+{
+	const char *k;
+	size_t kn;
+	char *key = NULL, *op = NULL, *v0 = NULL;
+	uint32_t nv = 0;
+	int r = js_obj_begin(j);
+	if (r <= 0)
+		return r;
+	while ((r = js_obj_next(j, &k, &kn)) > 0) {
+		if (JS_KEY(k, kn, "key"))
+			js_str(j, &key);
+		else if (JS_KEY(k, kn, "operator"))
+			js_str(j, &op);
+		else if (JS_KEY(k, kn, "values")) {
+			if ((r = js_arr_begin(j)) <= 0)
+				continue;
+			while ((r = js_arr_next(j)) > 0) {
+				if (nv++ == 0)
+					js_str(j, &v0);
+				else
+					js_skip(j);
+			}
+		} else
+			js_skip(j);
+	}
+	if (r < 0)
+		return r;
+	if (!t->aff_found && key && op && strcmp(key, "metadata.name") == 0 &&
+	    strcmp(op, "In") == 0) {
+		t->aff_found = true;
+		p->affinity_node = nv == 1 ? v0 : NULL;
+	}
+	return 1;
+}
+
+/* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[]
+ * .matchFields[]; depth 0 is the affinity object. Everything else is skipped. */
+static int dec_affinity(struct js *j, struct kube_pod *p, struct pod_tmp *t, int depth)
+{
+	static const char *const path[] = {"nodeAffinity",
+	                                   "requiredDuringSchedulingIgnoredDuringExecution",
+	                                   "nodeSelectorTerms", "matchFields"};
+	const char *k;
+	size_t kn;
+	int r = js_obj_begin(j);
+	if (r <= 0)
+		return r;
+	while ((r = js_obj_next(j, &k, &kn)) > 0) {
+		if (kn != strlen(path[depth]) || memcmp(k, path[depth], kn) != 0) {
+			js_skip(j);
+		} else if (depth == 0 || depth == 1) {
+			dec_affinity(j, p, t, depth + 1);
+		} else { /* nodeSelectorTerms (objects), matchFields (requirements) */
+			if ((r = js_arr_begin(j)) <= 0)
+				continue;
+			while ((r = js_arr_next(j)) > 0)
+				if (depth == 2)
+					dec_affinity(j, p, t, 3);
+				else
+					dec_match_field(j, p, t);
+		}
+	}
+	return r < 0 ? r : 1;
+}
 
 static int dec_pod_spec(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 {
@@ -314,6 +384,8 @@ static int dec_pod_spec(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 	while ((r = js_obj_next(j, &k, &kn)) > 0) {
 		if (JS_KEY(k, kn, "nodeName")) {
 			js_str(j, (char **)&p->node_name);
+		} else if (JS_KEY(k, kn, "affinity")) {
+			dec_affinity(j, p, t, 0);
 		} else if (JS_KEY(k, kn, "initContainers")) {
 			if ((r = js_arr_begin(j)) <= 0)
 				continue;

@@ -114,7 +114,13 @@ enum kube_pod_phase {
 
 struct kube_pod {
 	struct kube_object_meta meta;
-	const char *node_name;             /* spec.nodeName */
+	const char *node_name; /* spec.nodeName */
+	/* The node spec.affinity's required node affinity targets, as upstream's GetTargetNodeName
+	 * (pkg/controller/daemon/util) reads it: over the nodeSelectorTerms in order, the first
+	 * matchFields requirement with key metadata.name and operator In; its value when it has
+	 * exactly one, else NULL (as when there is no such requirement). The DaemonSet controller
+	 * reads it for pods not yet bound. */
+	const char *affinity_node;
 	enum kube_pod_phase phase;         /* status.phase */
 	bool ready;                        /* condition Ready has status "True" */
 	kube_time_t ready_transition_time; /* that condition's lastTransitionTime (0 if absent) */

@@ -449,7 +449,73 @@ struct pod_tmp {
 	uint32_t n_sidecars, cap_sidecars;
 	struct name_span *init_st; /* status.initContainerStatuses */
 	uint32_t n_init_st, cap_init_st;
+	bool aff_found; /* the metadata.name In requirement affinity_node comes from was seen */
 };
+
+/* NodeSelectorRequirement {1 key, 2 operator, 3 values}: the first metadata.name In one decides
+ * affinity_node (its single value, else none), as GetTargetNodeName returns at it. */
+static int rd_match_field(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
+                          struct pod_tmp *t)
+{
+	struct pb s;
+	uint32_t f;
+	unsigned w;
+	const char *key = NULL, *op = NULL, *v0 = NULL, *v;
+	size_t kn = 0, on = 0, v0n = 0, vn;
+	uint32_t nv = 0;
+	int r = want_len(b, wt, &s);
+	if (r < 0)
+		return r;
+	while ((r = rd_tag(&s, &f, &w)) > 0) {
+		if (f == 1)
+			r = rd_span(&s, w, &key, &kn);
+		else if (f == 2)
+			r = rd_span(&s, w, &op, &on);
+		else if (f == 3) {
+			if ((r = rd_span(&s, w, &v, &vn)) == 0 && nv++ == 0) {
+				v0 = v;
+				v0n = vn;
+			}
+		} else
+			r = skip(&s, w);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	if (!t->aff_found && key && span_is(key, kn, "metadata.name") && op &&
+	    span_is(op, on, "In")) {
+		t->aff_found = true;
+		p->affinity_node = NULL;
+		if (nv == 1 && v0n && !(p->affinity_node = js_strndup(d->arena, v0, v0n)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Affinity {1 nodeAffinity} -> NodeAffinity {1 requiredDuringScheduling...} -> NodeSelector
+ * {1 nodeSelectorTerms} -> NodeSelectorTerm {2 matchFields}; depth 0 is the Affinity. */
+static int rd_affinity(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
+                       struct pod_tmp *t, int depth)
+{
+	struct pb s;
+	uint32_t f;
+	unsigned w;
+	int r = want_len(b, wt, &s);
+	if (r < 0)
+		return r;
+	while ((r = rd_tag(&s, &f, &w)) > 0) {
+		if (depth < 3 && f == 1)
+			r = rd_affinity(d, &s, w, p, t, depth + 1);
+		else if (depth == 3 && f == 2)
+			r = rd_match_field(d, &s, w, p, t);
+		else
+			r = skip(&s, w);
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
 
 /* Container {1 name, 24 restartPolicy}: a sidecar when restartPolicy is Always */
 static int rd_init_container(struct pd *d, struct pb *b, unsigned wt, struct pod_tmp *t)
@@ -496,6 +562,8 @@ static int rd_pod_spec(struct pd *d, struct pb *b, unsigned wt, struct kube_pod 
 	while ((r = rd_tag(&s, &f, &w)) > 0) {
 		if (f == 10)
 			r = rd_str(d, &s, w, &p->node_name, OMITEMPTY);
+		else if (f == 18)
+			r = rd_affinity(d, &s, w, p, t, 0);
 		else if (f == 20)
 			r = rd_init_container(d, &s, w, t);
 		else

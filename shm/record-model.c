@@ -145,6 +145,7 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 		h.fixed_len = sizeof(pod);
 		enc_put(&e, &pod, sizeof(pod));
 		enc_str(&e, p->node_name);
+		enc_str(&e, p->affinity_node);
 	} else if (kind == SHM_RECORD_REPLICASET) {
 		const struct kube_replicaset *r = obj;
 		size_t fixed_at = e.len;
@@ -388,13 +389,14 @@ int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 	if ((r = shm_rec_parse(ret->obj.payload, ret->obj.payload_len, &v)) < 0 ||
 	    (r = shm_rec_pod_get(&v, &fp)) < 0)
 		return r;
-	if (v.hdr.n_blobs - v.hdr.n_finalizers < 1) /* node_name */
+	if (v.hdr.n_blobs - v.hdr.n_finalizers < 2) /* node_name, affinity_node */
 		return -EBADMSG;
 	if ((r = blobs_load(&v, &b)) == 0)
 		r = meta_from_obj(&ret->obj, &v, &b, &ret->pod.meta, &ret->labels, &ret->owners,
 		                  &ret->finalizers);
 	if (r == 0) {
 		ret->pod.node_name = b.len[0] ? b.p[0] : NULL;
+		ret->pod.affinity_node = b.len[1] ? b.p[1] : NULL;
 		ret->pod.phase = (enum kube_pod_phase)fp.phase;
 		ret->pod.ready = fp.ready;
 		ret->pod.ready_transition_time = fp.ready_transition_time;

@@ -18,7 +18,8 @@
  *                          metadata-only records)
  *     blobs                n_blobs times { uint32 len; len bytes; NUL }, unaligned
  *
- *   Blob order: pods: node_name, then the finalizers. ReplicaSets: the selector's error text
+ *   Blob order: pods: node_name, the node its required node affinity targets (kube_pod
+ *   affinity_node; version 6), then the finalizers. ReplicaSets: the selector's error text
  *   (sel_state INVALID; else empty), the compiled selector (n_sel_blobs blobs: per matchLabel
  *   key, value; per matchExpression key, then 5 raw bytes {uint8 enum kube_selector_op,
  *   uint32 value count}, then the values), spec.template JSON, the template's labels (key,
@@ -45,11 +46,12 @@
 #include <stdint.h>
 #include <string.h>
 
-/* "CRK5" read little-endian: version 5 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
+/* "CRK6" read little-endian: version 6 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
  * selector compiled and their template's labels parsed; v4: the pod's fixed part keeps the
  * DisruptionTarget condition, 24 -> 32 bytes; v5: ReplicaSets keep every annotation, for the
- * Deployment controller's sync) */
-#define SHM_REC_MAGIC 0x354b5243u
+ * Deployment controller's sync; v6: a pod keeps the node its required node affinity targets,
+ * a second blob, for the DaemonSet controller's unbound pods) */
+#define SHM_REC_MAGIC 0x364b5243u
 
 enum shm_rec_flags {
 	SHM_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */

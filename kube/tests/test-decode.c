@@ -106,6 +106,84 @@ static void test_pod_minimal(void **state)
 	kube_object_free(p);
 }
 
+/* spec.affinity's target node (kube_pod affinity_node) as upstream's GetTargetNodeName reads
+ * it: the cases of its TestGetTargetNodeName (nodeName is a separate field here) and the term
+ * and requirement order it returns at. */
+static void test_pod_affinity_node(void **state)
+{
+	(void)state;
+	/* the required terms, with ' for " */
+	static const struct {
+		const char *terms, *want;
+	} cases[] = {
+	        {"{'matchFields':[{'key':'metadata.name','operator':'In','values':['node-1']}]}",
+	         "node-1"},
+	        /* not unique: an error upstream, no target here */
+	        {"{'matchFields':[{'key':'metadata.name','operator':'In','values':['n-1','n-2']}]}",
+	         NULL},
+	        {"{'matchFields':[{'key':'metadata.name','operator':'In','values':[]}]}", NULL},
+	        /* no terms; a label requirement on the key; NotIn; another field: none */
+	        {"", NULL},
+	        {"{'matchExpressions':[{'key':'metadata.name','operator':'In','values':['x']}]}",
+	         NULL},
+	        {"{'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['x']},"
+	         "{'key':'metadata.uid','operator':'In','values':['y']}]}",
+	         NULL},
+	        /* the first such requirement over the terms in order decides, also when it fails */
+	        {"{'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['x']}]},"
+	         "{'matchFields':[{'key':'metadata.name','operator':'In','values':['n-2']},"
+	         "{'key':'metadata.name','operator':'In','values':['n-3']}]}",
+	         "n-2"},
+	        {"{'matchFields':[{'key':'metadata.name','operator':'In','values':['a','b']}]},"
+	         "{'matchFields':[{'key':'metadata.name','operator':'In','values':['n-2']}]}",
+	         NULL},
+	        /* keys in another order and escaped as Go would decode them */
+	        {"{'matchFields':[{'values':['n\\u002d9'],'operator':'In',"
+	         "'key':'metadata\\u002ename'}]}",
+	         "n-9"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char j[1024];
+		int n = snprintf(
+		        j, sizeof(j),
+		        "{'metadata':{'name':'p'},'spec':{'affinity':{'podAffinity':{},"
+		        "'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':"
+		        "[{'weight':1,'preference':{'matchFields':[{'key':'metadata.name',"
+		        "'operator':'In','values':['pref']}]}}],"
+		        "'requiredDuringSchedulingIgnoredDuringExecution':"
+		        "{'nodeSelectorTerms':[%s]}}}}}",
+		        cases[i].terms);
+		assert_true(n > 0 && (size_t)n < sizeof(j));
+		for (char *c = j; *c; c++)
+			if (*c == '\'')
+				*c = '"';
+		struct kube_pod *p;
+		assert_int_equal(kube_decode_pod(j, (size_t)n, 0, &p), 0);
+		if (cases[i].want)
+			assert_string_equal(p->affinity_node, cases[i].want);
+		else
+			assert_null(p->affinity_node);
+		assert_null(p->node_name);
+		kube_object_free(p);
+	}
+	static const char *const none[] = {
+	        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"affinity\":null}}",
+	        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"affinity\":{\"nodeAffinity\":{}}}}",
+	};
+	struct kube_pod *p;
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(kube_decode_pod(none[i], strlen(none[i]), 0, &p), 0);
+		assert_null(p->affinity_node);
+		kube_object_free(p);
+	}
+	/* a known field of the wrong type is refused, as elsewhere */
+	const char *bad =
+	        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"affinity\":{\"nodeAffinity\":"
+	        "{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":"
+	        "[{\"matchFields\":[{\"key\":7}]}]}}}}}";
+	assert_true(kube_decode_pod(bad, strlen(bad), 0, &p) < 0);
+}
+
 static void test_deletion_cost_parse(void **state)
 {
 	(void)state;
@@ -293,6 +371,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_pod_running),
 	        cmocka_unit_test(test_pod_minimal),
+	        cmocka_unit_test(test_pod_affinity_node),
 	        cmocka_unit_test(test_deletion_cost_parse),
 	        cmocka_unit_test(test_malformed),
 	        cmocka_unit_test(test_deep_nesting),

@@ -36,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct shm_pod_view v;
 		if (shm_pod_view_init(&o, &v) == 0) {
 			touch(v.pod.node_name);
+			touch(v.pod.affinity_node);
 			for (uint32_t i = 0; i < v.pod.meta.n_finalizers; i++)
 				touch(v.pod.meta.finalizers[i]);
 		}

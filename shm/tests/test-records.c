@@ -488,13 +488,85 @@ static void test_damaged(void **state)
 	shm_rec_enc_release(&e);
 }
 
+/* Record version 6: a pod keeps the node its required node affinity targets (affinity_node,
+ * the blob after node_name) apart from spec.nodeName, with its finalizers after both. */
+static void test_pod_affinity_node(void **state)
+{
+	(void)state;
+	static const char *const pods[] = {
+	        /* unbound daemon pod: the target only in the affinity */
+	        "{\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\",\"uid\":\"u1\","
+	        "\"resourceVersion\":\"3\",\"finalizers\":[\"a/b\"]},\"spec\":{\"affinity\":"
+	        "{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+	        "{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\","
+	        "\"operator\":\"In\",\"values\":[\"node-7\"]}]}]}}}}}",
+	        /* bound since: both, and the finalizers still found after them */
+	        "{\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\",\"uid\":\"u1\","
+	        "\"resourceVersion\":\"4\",\"finalizers\":[\"a/b\"]},\"spec\":{\"nodeName\":"
+	        "\"node-7\",\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnored"
+	        "DuringExecution\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":"
+	        "\"metadata.name\",\"operator\":\"In\",\"values\":[\"node-8\"]}]}]}}}}}",
+	        /* neither */
+	        "{\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\",\"uid\":\"u1\","
+	        "\"resourceVersion\":\"5\",\"finalizers\":[\"a/b\"]},\"spec\":{}}",
+	};
+	static const char *const want_node[] = {NULL, "node-7", NULL};
+	static const char *const want_aff[] = {"node-7", "node-8", NULL};
+	struct shm_rec_enc e = {0};
+	for (size_t i = 0; i < 3; i++) {
+		struct kube_pod *pod;
+		struct shm_record_in in;
+		struct shm_obj o;
+		struct shm_pod_view v;
+		assert_int_equal(kube_decode_pod(pods[i], strlen(pods[i]), 0, &pod), 0);
+		assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+		to_obj(&in, &o);
+		assert_int_equal(shm_pod_view_init(&o, &v), 0);
+		if (want_node[i])
+			assert_string_equal(v.pod.node_name, want_node[i]);
+		else
+			assert_null(v.pod.node_name);
+		if (want_aff[i])
+			assert_string_equal(v.pod.affinity_node, want_aff[i]);
+		else
+			assert_null(v.pod.affinity_node);
+		assert_int_equal(v.pod.meta.n_finalizers, 1);
+		assert_string_equal(v.pod.meta.finalizers[0], "a/b");
+		shm_pod_view_free(&v);
+		if (i == 0) { /* every truncation and bad count of the new layout */
+			damage(SHM_RECORD_POD, in.payload, in.payload_len);
+			/* a version-5 pod (node_name only) is refused, not misread */
+			struct shm_rec_view rv;
+			assert_int_equal(shm_rec_parse(in.payload, in.payload_len, &rv), 0);
+			uint8_t *c = malloc(in.payload_len);
+			memcpy(c, in.payload, in.payload_len);
+			uint32_t old = 0x354b5243u; /* "CRK5" */
+			memcpy(c, &old, 4);
+			int r;
+			try_views(SHM_RECORD_POD, c, in.payload_len, &r);
+			assert_int_equal(r, -EPROTONOSUPPORT);
+			/* a pod record short of the affinity blob (one blob before the finalizers)
+			 */
+			struct shm_rec_hdr h;
+			memcpy(&h, in.payload, sizeof h);
+			h.n_finalizers = h.n_blobs - 1;
+			memcpy(c, &h, sizeof h);
+			try_views(SHM_RECORD_POD, c, in.payload_len, &r);
+			assert_int_equal(r, -EBADMSG);
+			free(c);
+		}
+		kube_object_free(pod);
+	}
+	shm_rec_enc_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_owner_tristate),   cmocka_unit_test(test_wrong_kind),
 	        cmocka_unit_test(test_damaged),          cmocka_unit_test(test_full_object),
 	        cmocka_unit_test(test_full_object_list), cmocka_unit_test(test_template_parts),
-	        cmocka_unit_test(test_rs_annotations),
+	        cmocka_unit_test(test_rs_annotations),   cmocka_unit_test(test_pod_affinity_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,16 +4,14 @@
  * v1.37) in a kcmd-worker, over cJSON trees.
  *
  * Reads: the DaemonSet, its ControllerRevisions and the Nodes as JSON from the shared cache
- * (KCMD_CACHE_OBJECT), the namespace's pods as typed records. The typed pod record keeps
- * spec.nodeName but not spec.affinity, so the target node of a pod not yet bound (upstream
- * GetTargetNodeName reads its node affinity) comes from one live LIST of the namespace's
- * unbound pods (fieldSelector spec.nodeName=) per sync that has such pods, and a GET of each
- * such pod the LIST no longer shows unbound (bound since); a pod gone meanwhile is skipped, as
- * upstream skips a pod whose target it cannot read. Writes: pod POST/DELETE, strategic-merge
- * PATCHes to adopt and release pods and revisions, ControllerRevision POST/PUT/DELETE, a merge
- * PATCH of a pod's hash label (dedup), the DaemonSet's status PUT. Events: SuccessfulCreate,
- * FailedCreate, SuccessfulDelete, FailedDelete, FailedDaemonPod, SucceededDaemonPod, SelectingAll
- * (upstream's reasons and messages).
+ * (KCMD_CACHE_OBJECT), the namespace's pods as typed records; a pod's target node
+ * (GetTargetNodeName) is its spec.nodeName, else the node its required node affinity targets,
+ * which the record keeps (kube_pod affinity_node); a pod with neither is skipped, as upstream
+ * skips a pod whose target it cannot read. No pod is read from the apiserver. Writes: pod
+ * POST/DELETE, strategic-merge PATCHes to adopt and release pods and revisions, ControllerRevision
+ * POST/PUT/DELETE, a merge PATCH of a pod's hash label (dedup), the DaemonSet's status PUT. Events:
+ * SuccessfulCreate, FailedCreate, SuccessfulDelete, FailedDelete, FailedDaemonPod,
+ * SucceededDaemonPod, SelectingAll (upstream's reasons and messages).
  *
  * A slow-start batch's creations, and the deletions, go out concurrently (one HTTP/2
  * connection), as upstream's goroutines. Deviations (docs/daemonset.md): the failed-pods backoff (1
@@ -87,7 +85,6 @@ struct dss {
 	size_t n_nodes;
 	struct pod *pods;
 	size_t n_pods, cap_pods;
-	bool any_unbound;
 	struct rev *revs;
 	size_t n_revs;
 	char hash[KUBE_POD_TEMPLATE_HASH_MAX + 8];
@@ -389,82 +386,24 @@ static int pod_visit(const struct shm_obj *o, void *ud)
 	}
 	p->name = dup0(m->name);
 	p->uid = dup0(m->uid);
-	p->node = v.pod.node_name && *v.pod.node_name ? strdup(v.pod.node_name) : NULL;
+	p->v.scheduled = v.pod.node_name && *v.pod.node_name;
+	/* GetTargetNodeName */
+	const char *target = p->v.scheduled ? v.pod.node_name : v.pod.affinity_node;
+	p->node = target ? strdup(target) : NULL;
+	if (target && !p->node) {
+		shm_pod_view_free(&v);
+		return w->err = -ENOMEM;
+	}
 	p->hash = dup0(kube_labels_get(m->labels, m->n_labels, DS_HASH_LABEL));
 	p->gen = dup0(kube_labels_get(m->labels, m->n_labels, DS_GEN_LABEL));
-	p->v.scheduled = p->node != NULL;
 	p->v.phase = v.pod.phase;
 	p->v.ready = v.pod.ready;
 	p->v.ready_since = v.pod.ready_transition_time;
 	p->v.created = m->creation_timestamp;
 	p->v.deleting = m->deletion_timestamp != 0;
 	p->terminal = v.pod.phase == KUBE_POD_SUCCEEDED || v.pod.phase == KUBE_POD_FAILED;
-	s->any_unbound |= !p->node;
 skip:
 	shm_pod_view_free(&v);
-	return 0;
-}
-
-/* GetTargetNodeName of the unbound pods: their node affinity, from a live LIST */
-static int resolve_unbound(struct dss *s)
-{
-	struct kube_request rq = {.verb = KUBE_LIST,
-	                          .version = "v1",
-	                          .resource = "pods",
-	                          .ns = s->ns,
-	                          .field_selector = "spec.nodeName="};
-	struct kube_response resp = {0};
-	int r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
-	if (r == 0)
-		r = resp.error.err;
-	if (r < 0) {
-		kube_response_clear(&resp);
-		return r;
-	}
-	cJSON *list = resp.body ? cJSON_ParseWithLength(resp.body, resp.body_len) : NULL;
-	kube_response_clear(&resp);
-	if (!list)
-		return -EBADMSG;
-	const cJSON *it;
-	cJSON_ArrayForEach(it, get(list, "items"))
-	{
-		const char *uid = str(get(it, "metadata"), "uid");
-		const char *node = ds_target_node(get(it, "spec"));
-		if (!uid || !node)
-			continue;
-		for (size_t i = 0; i < s->n_pods; i++)
-			if (!s->pods[i].node && eq(s->pods[i].uid, uid)) {
-				s->pods[i].node = strdup(node);
-				if (!s->pods[i].node) {
-					cJSON_Delete(list);
-					return -ENOMEM;
-				}
-			}
-	}
-	cJSON_Delete(list);
-	/* a pod bound since the cache saw it is not in that LIST: read it alone (gone: skipped) */
-	for (size_t i = 0; i < s->n_pods; i++) {
-		struct pod *p = &s->pods[i];
-		char *body = NULL;
-		if (p->node)
-			continue;
-		r = req(s, "GET", "", "pods", p->name, NULL, NULL, &body);
-		if (r == -ENOENT) {
-			free(body);
-			continue;
-		}
-		cJSON *pod = r == 0 && body ? cJSON_Parse(body) : NULL;
-		free(body);
-		if (r < 0)
-			return r;
-		const char *node = ds_target_node(get(pod, "spec"));
-		if (pod && eq(str(get(pod, "metadata"), "uid"), p->uid) && node &&
-		    !(p->node = strdup(node))) {
-			cJSON_Delete(pod);
-			return -ENOMEM;
-		}
-		cJSON_Delete(pod);
-	}
 	return 0;
 }
 
@@ -488,14 +427,11 @@ static int load_pods(struct dss *s)
 	int r;
 
 	pods_free(s);
-	s->any_unbound = false;
 	r = kcmd_cache_list(s->c->ctx->arena, "", "pods", s->ns, pod_visit, &w);
 	if (r < 0 && r != -ENOENT)
 		return r;
 	if (w.err)
 		return w.err;
-	if (s->any_unbound && (r = resolve_unbound(s)) < 0)
-		return r;
 	for (size_t i = 0; i < s->n_pods; i++) {
 		struct pod *p = &s->pods[i];
 		p->v.name = p->name;
