@@ -264,11 +264,11 @@ static void ep_sync_key(void *state, size_t q, const char *key, struct wk_result
 	sel = jget(spec, "selector");
 	if (!strcmp(jstr(spec, "type"), "ExternalName") || !cJSON_IsObject(sel))
 		goto out;
-	if ((r = eps_list_selected_pods(w->ctx->kc, ns, sel, &podlist)) < 0) {
+	if ((r = eps_cached_selected_pods(w->ctx->arena, ns, svc, &podlist)) < 0) {
 		res->err = r;
 		goto out;
 	}
-	size_t n_items = (size_t)cJSON_GetArraySize(jget(podlist, "items"));
+	size_t n_items = (size_t)cJSON_GetArraySize(podlist);
 	pods = calloc(n_items + 1, sizeof(*pods));
 	names = calloc(n_items + 1, sizeof(*names));
 	times = calloc(n_items + 1, sizeof(*times));
@@ -276,7 +276,7 @@ static void ep_sync_key(void *state, size_t q, const char *key, struct wk_result
 		res->err = -ENOMEM;
 		goto out;
 	}
-	cJSON_ArrayForEach(it, jget(podlist, "items"))
+	cJSON_ArrayForEach(it, podlist)
 	{
 		if (np >= n_items)
 			break;

@@ -473,11 +473,11 @@ static void eps_sync(void *state, size_t q, const char *key, struct wk_result *r
 	sel = jget(spec, "selector");
 	if (!strcmp(jstr(spec, "type"), "ExternalName") || !cJSON_IsObject(sel))
 		goto out; /* no slices from this controller */
-	if ((r = eps_list_selected_pods(w->ctx->kc, ns, sel, &podlist)) < 0) {
+	if ((r = eps_cached_selected_pods(w->ctx->arena, ns, svc, &podlist)) < 0) {
 		snprintf(err, sizeof(err), "listing pods: %s", strerror(-r));
 		goto fail;
 	}
-	size_t n_items = (size_t)cJSON_GetArraySize(jget(podlist, "items"));
+	size_t n_items = (size_t)cJSON_GetArraySize(podlist);
 	pods = calloc(n_items + 1, sizeof(*pods));
 	names = calloc(n_items + 1, sizeof(*names));
 	times = calloc(n_items + 1, sizeof(*times));
@@ -485,7 +485,7 @@ static void eps_sync(void *state, size_t q, const char *key, struct wk_result *r
 		r = -ENOMEM;
 		goto fail;
 	}
-	cJSON_ArrayForEach(it, jget(podlist, "items"))
+	cJSON_ArrayForEach(it, podlist)
 	{
 		if (np >= n_items)
 			break;
