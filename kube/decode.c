@@ -535,8 +535,9 @@ static int dec_pod_status(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 				}
 				if (r < 0)
 					return r;
-				const char **slot = grow(j, (void **)&p->ep.pod_ips, &p->ep.n_pod_ips,
-				                         &t->cap_ips, sizeof(*slot), 2);
+				const char **slot =
+				        grow(j, (void **)&p->ep.pod_ips, &p->ep.n_pod_ips,
+				             &t->cap_ips, sizeof(*slot), 2);
 				if (!slot)
 					return j->err;
 				*slot = ip ? ip : "";

@@ -147,7 +147,7 @@ struct kube_pod {
 			const char *protocol; /* NULL if absent */
 			int32_t container_port;
 			bool sidecar;
-		} *ports;
+		} * ports;
 	} ep;
 };
 

@@ -673,8 +673,7 @@ static int rd_container_status(struct pd *d, struct pb *b, unsigned wt, int32_t 
 }
 
 /* PodIP {1 ip} */
-static int rd_pod_ip(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
-                     struct pod_tmp *t)
+static int rd_pod_ip(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p, struct pod_tmp *t)
 {
 	struct pb s;
 	uint32_t f;

@@ -73,7 +73,7 @@ struct shm_pod_view {
 	struct kube_kv *labels;
 	struct kube_owner_ref *owners;
 	const char **finalizers;
-	const char **pod_ips;       /* pod.ep.pod_ips */
+	const char **pod_ips;        /* pod.ep.pod_ips */
 	struct kube_pod_port *ports; /* pod.ep.ports */
 };
 

@@ -425,11 +425,13 @@ static void test_many_finalizers(void **state)
 	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "f", &o), 0);
 	assert_int_equal(shm_rec_parse(o.payload, o.payload_len, &v), 0);
 	assert_int_equal(v.hdr.n_finalizers, N);
-	assert_int_equal(v.hdr.n_blobs, 1 + N); /* node name, then the finalizers */
-	assert_int_equal(shm_rec_first_finalizer(&v), 1);
-	assert_int_equal(shm_rec_blob(&v, N, &str, &l), 0);
+	/* node name, the endpoint part (hostname, subdomain, podIP: no IPs, no ports), then the
+	 * finalizers */
+	assert_int_equal(v.hdr.n_blobs, 4 + N);
+	assert_int_equal(shm_rec_first_finalizer(&v), 4);
+	assert_int_equal(shm_rec_blob(&v, N + 3, &str, &l), 0);
 	assert_string_equal(str, "x.io/f69999");
-	assert_int_equal(shm_rec_blob(&v, N + 1, &str, &l), -ENOENT);
+	assert_int_equal(shm_rec_blob(&v, N + 4, &str, &l), -ENOENT);
 	shm_obj_release(&o);
 }
 

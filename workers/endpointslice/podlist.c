@@ -85,7 +85,8 @@ cJSON *eps_pod_json(const struct kube_pod *p)
 	if (ok && ep->subdomain)
 		ok = cJSON_AddStringToObject(spec, "subdomain", ep->subdomain) != NULL;
 	if (ok && ep->n_ports) {
-		ok = (arr = cJSON_AddArrayToObject(spec, "containers")) && add_ports(arr, ep, false) &&
+		ok = (arr = cJSON_AddArrayToObject(spec, "containers")) &&
+		     add_ports(arr, ep, false) &&
 		     (arr = cJSON_AddArrayToObject(spec, "initContainers")) &&
 		     (c = add_ports(arr, ep, true)) &&
 		     cJSON_AddStringToObject(c, "restartPolicy", "Always");
@@ -145,7 +146,6 @@ static int collect_pod(const struct shm_obj *o, void *ud)
 	}
 	return 0;
 }
-
 
 int eps_cached_selected_pods(struct shm_arena *a, const char *ns, const cJSON *svc, cJSON **ret)
 {
