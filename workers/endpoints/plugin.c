@@ -10,8 +10,9 @@
  * and every Endpoints object (but leader-election records), so Endpoints without a Service are
  * deleted (upstream's checkLeftoverEndpoints). One worker process: the trigger-time tracker
  * (workers/endpointslice/tracker.h) is its memory; the sync reads the Service and its
- * Endpoints from the arena and the pods with one uncached LIST by the selector (the typed pod
- * record has no IPs; docs/endpoints.md), then creates or updates the Endpoints.
+ * Endpoints from the arena and the pods the selector matches from the arena too (the typed pod
+ * record's EndpointSlice part, workers/endpointslice/podlist.h), then creates or updates the
+ * Endpoints.
  */
 #include <errno.h>
 #include <stdio.h>

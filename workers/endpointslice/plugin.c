@@ -10,11 +10,11 @@
  * slice it manages changes (after max(1 s, the batch period), upstream's
  * endpointSliceChangeMinSyncDelay). One worker process: the slice tracker and the trigger-time
  * tracker (tracker.h) live in its memory, as upstream's live in its one process; the sync reads
- * the Service, its slices and the nodes from the arena and the pods with one uncached LIST by
- * the Service's selector (the typed pod record has no IPs, ports or conditions; deviation in
- * docs/endpointslice.md), then writes the reconciler's plan.
+ * the Service, its slices, the nodes and the pods its selector matches from the arena (the
+ * typed pod record's EndpointSlice part, podlist.h), then writes the reconciler's plan.
  * Rejected: caching pods whole (one record kind per resource: the ReplicaSet, Job and pod GC
- * readers need the typed record).
+ * readers need the typed record); an uncached pod LIST per sync (what it did until record
+ * version 6: one request per sync where upstream makes none).
  */
 #include <errno.h>
 #include <stdio.h>
