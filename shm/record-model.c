@@ -398,7 +398,8 @@ static int pod_endpoint_view(const struct shm_rec_pod *fp, const struct blobs *b
 	uint64_t need = shm_rec_pod_endpoint_blobs(fp);
 	uint32_t at;
 
-	if (need > (uint64_t)b->first_fin - 1) /* node_name is blob 0 */
+	if (b->first_fin < SHM_REC_POD_HEAD_BLOBS ||
+	    need > (uint64_t)b->first_fin - SHM_REC_POD_HEAD_BLOBS)
 		return -EBADMSG;
 	at = b->first_fin - (uint32_t)need;
 	ret->pod_ips = calloc((size_t)fp->ep_n_pod_ips + 1, sizeof(*ret->pod_ips));

@@ -95,6 +95,8 @@ struct shm_rec_pod {
 };
 _Static_assert(sizeof(struct shm_rec_pod) == 40, "pod fixed layout");
 #define SHM_REC_POD_PORT_RAW 5u /* the raw blob of an endpoint port */
+/* The blobs before the endpoint part that it may not overlap: node_name. */
+#define SHM_REC_POD_HEAD_BLOBS 1u
 
 /* The blob count of a pod's endpoint part (fits in 64 bits: each count is 32-bit). */
 static inline uint64_t shm_rec_pod_endpoint_blobs(const struct shm_rec_pod *p)
