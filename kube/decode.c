@@ -303,6 +303,7 @@ struct pod_tmp {
 	struct name_span *init_st; /* status.initContainerStatuses */
 	uint32_t n_init_st, cap_init_st;
 	bool aff_found; /* the metadata.name In requirement affinity_node comes from was seen */
+	uint32_t cap_ports, cap_ips; /* p->ep's arrays */
 };
 
 /* One matchFields NodeSelectorRequirement: the first metadata.name In one decides
@@ -374,6 +375,42 @@ static int dec_affinity(struct js *j, struct kube_pod *p, struct pod_tmp *t, int
 	return r < 0 ? r : 1;
 }
 
+/* A container's ports: the named ones appended to p->ep.ports (struct kube_pod_port). */
+static int dec_container_ports(struct js *j, struct kube_pod *p, struct pod_tmp *t, bool sidecar)
+{
+	const char *k;
+	size_t kn;
+	int r = js_arr_begin(j);
+	if (r <= 0)
+		return r;
+	while ((r = js_arr_next(j)) > 0) {
+		char *name = NULL, *proto = NULL;
+		int32_t port = 0;
+		if (js_obj_begin(j) <= 0)
+			continue;
+		while ((r = js_obj_next(j, &k, &kn)) > 0) {
+			if (JS_KEY(k, kn, "name"))
+				js_str(j, &name);
+			else if (JS_KEY(k, kn, "protocol"))
+				js_str(j, &proto);
+			else if (JS_KEY(k, kn, "containerPort"))
+				js_int32(j, &port);
+			else
+				js_skip(j);
+		}
+		if (r < 0)
+			return r;
+		if (!name || !*name)
+			continue;
+		struct kube_pod_port *pp = grow(j, (void **)&p->ep.ports, &p->ep.n_ports,
+		                                &t->cap_ports, sizeof(*pp), 2);
+		if (!pp)
+			return j->err;
+		*pp = (struct kube_pod_port){name, proto && *proto ? proto : NULL, port, sidecar};
+	}
+	return r < 0 ? r : 1;
+}
+
 static int dec_pod_spec(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 {
 	const char *k;
@@ -386,6 +423,26 @@ static int dec_pod_spec(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 			js_str(j, (char **)&p->node_name);
 		} else if (JS_KEY(k, kn, "affinity")) {
 			dec_affinity(j, p, t, 0);
+		} else if (JS_KEY(k, kn, "hostname")) {
+			js_str(j, (char **)&p->ep.hostname);
+		} else if (JS_KEY(k, kn, "subdomain")) {
+			js_str(j, (char **)&p->ep.subdomain);
+		} else if (JS_KEY(k, kn, "containers")) {
+			if ((r = js_arr_begin(j)) <= 0)
+				continue;
+			while ((r = js_arr_next(j)) > 0) {
+				if (js_obj_begin(j) <= 0)
+					continue;
+				while ((r = js_obj_next(j, &k, &kn)) > 0) {
+					if (JS_KEY(k, kn, "ports")) {
+						if ((r = dec_container_ports(j, p, t, false)) < 0)
+							return r;
+					} else
+						js_skip(j);
+				}
+				if (r < 0)
+					return r;
+			}
 		} else if (JS_KEY(k, kn, "initContainers")) {
 			if ((r = js_arr_begin(j)) <= 0)
 				continue;
@@ -393,6 +450,7 @@ static int dec_pod_spec(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 				const char *name = NULL, *pol = NULL;
 				size_t nn = 0, pn = 0;
 				bool e1 = false, e2 = false;
+				uint32_t first_port = p->ep.n_ports;
 				if (js_obj_begin(j) <= 0)
 					continue;
 				while ((r = js_obj_next(j, &k, &kn)) > 0) {
@@ -400,11 +458,17 @@ static int dec_pod_spec(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 						js_str_span(j, &name, &nn, &e1);
 					else if (JS_KEY(k, kn, "restartPolicy"))
 						js_str_span(j, &pol, &pn, &e2);
-					else
+					else if (JS_KEY(k, kn, "ports")) {
+						if ((r = dec_container_ports(j, p, t, true)) < 0)
+							return r;
+					} else
 						js_skip(j);
 				}
 				if (r < 0)
 					return r;
+				/* only a sidecar's ports count (FindPort) */
+				if (!(pol && !e2 && JS_KEY(pol, pn, "Always")))
+					p->ep.n_ports = first_port;
 				if (name && !e1 && pol && JS_KEY(pol, pn, "Always")) {
 					struct name_span *ns =
 					        grow(j, (void **)&t->sidecars, &t->n_sidecars,
@@ -525,6 +589,30 @@ static int dec_pod_status(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 					                            : KUBE_DT_TRUE;
 					p->disruption_target_time = ltt;
 				}
+			}
+		} else if (JS_KEY(k, kn, "podIP")) {
+			js_str(j, (char **)&p->ep.pod_ip);
+		} else if (JS_KEY(k, kn, "podIPs")) {
+			if (js_arr_begin(j) <= 0)
+				continue;
+			while ((r = js_arr_next(j)) > 0) {
+				char *ip = NULL;
+				if (js_obj_begin(j) <= 0)
+					continue;
+				while ((r = js_obj_next(j, &k, &kn)) > 0) {
+					if (JS_KEY(k, kn, "ip"))
+						js_str(j, &ip);
+					else
+						js_skip(j);
+				}
+				if (r < 0)
+					return r;
+				const char **slot =
+				        grow(j, (void **)&p->ep.pod_ips, &p->ep.n_pod_ips,
+				             &t->cap_ips, sizeof(*slot), 2);
+				if (!slot)
+					return j->err;
+				*slot = ip ? ip : "";
 			}
 		} else if (JS_KEY(k, kn, "containerStatuses")) {
 			dec_container_statuses(j, &p->max_restarts, NULL);

@@ -134,6 +134,27 @@ struct kube_pod {
 	 * enum kube_disruption_target, and its lastTransitionTime (0 if absent) */
 	uint8_t disruption_target;
 	kube_time_t disruption_target_time;
+	/* ---- the EndpointSlice controller's part (record version 6) ----
+	 * What the endpointslice reconciler reads of a pod beyond the fields above, so that its
+	 * sync reads pods from the cache (docs/endpointslice.md). */
+	struct kube_pod_endpoint {
+		const char *hostname;  /* spec.hostname, NULL if absent */
+		const char *subdomain; /* spec.subdomain, NULL if absent */
+		const char *pod_ip;    /* status.podIP, NULL if absent */
+		uint32_t n_pod_ips;
+		const char **pod_ips; /* status.podIPs[].ip in order ("" for an item without ip) */
+		uint32_t n_ports;
+		/* the named ports of spec.containers and of the spec.initContainers with
+		 * restartPolicy Always (sidecar set), each group in its document order (FindPort
+		 * searches the containers' first); unnamed ports are left out (a Service's
+		 * targetPort names a port or is a number) */
+		struct kube_pod_port {
+			const char *name;     /* not empty */
+			const char *protocol; /* NULL if absent */
+			int32_t container_port;
+			bool sidecar;
+		} * ports;
+	} ep;
 };
 
 enum kube_disruption_target {

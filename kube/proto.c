@@ -449,6 +449,7 @@ struct pod_tmp {
 	uint32_t n_sidecars, cap_sidecars;
 	struct name_span *init_st; /* status.initContainerStatuses */
 	uint32_t n_init_st, cap_init_st;
+	uint32_t cap_ports, cap_ips; /* p->ep's arrays */
 	bool aff_found; /* the metadata.name In requirement affinity_node comes from was seen */
 };
 
@@ -517,20 +518,79 @@ static int rd_affinity(struct pd *d, struct pb *b, unsigned wt, struct kube_pod 
 	return r;
 }
 
-/* Container {1 name, 24 restartPolicy}: a sidecar when restartPolicy is Always */
-static int rd_init_container(struct pd *d, struct pb *b, unsigned wt, struct pod_tmp *t)
+/* ContainerPort {1 name, 3 containerPort, 4 protocol}: a named one appended to p->ep.ports */
+static int rd_container_port(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
+                             struct pod_tmp *t, bool sidecar)
+{
+	struct pb s;
+	uint32_t f;
+	unsigned w;
+	const char *name = NULL, *proto = NULL;
+	int32_t port = 0;
+	int r = want_len(b, wt, &s);
+	if (r < 0)
+		return r;
+	while ((r = rd_tag(&s, &f, &w)) > 0) {
+		if (f == 1)
+			r = rd_str(d, &s, w, &name, OMITEMPTY);
+		else if (f == 3)
+			r = rd_i32(&s, w, &port);
+		else if (f == 4)
+			r = rd_str(d, &s, w, &proto, OMITEMPTY);
+		else
+			r = skip(&s, w);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0 || !name)
+		return r;
+	struct kube_pod_port *pp = GROW(d, p->ep.ports, p->ep.n_ports, t->cap_ports, 2);
+	if (!pp)
+		return -ENOMEM;
+	*pp = (struct kube_pod_port){name, proto, port, sidecar};
+	return 0;
+}
+
+/* Container {6 ports}: the named ports of a regular container */
+static int rd_container(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
+                        struct pod_tmp *t)
+{
+	struct pb s;
+	uint32_t f;
+	unsigned w;
+	int r = want_len(b, wt, &s);
+	if (r < 0)
+		return r;
+	while ((r = rd_tag(&s, &f, &w)) > 0) {
+		if (f == 6)
+			r = rd_container_port(d, &s, w, p, t, false);
+		else
+			r = skip(&s, w);
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
+/* Container {1 name, 6 ports, 24 restartPolicy}: a sidecar when restartPolicy is Always (then
+ * its named ports count too) */
+static int rd_init_container(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
+                             struct pod_tmp *t)
 {
 	struct pb s;
 	uint32_t f;
 	unsigned w;
 	const char *name = NULL, *pol = NULL;
 	size_t nn = 0, pn = 0;
+	uint32_t first_port = p->ep.n_ports;
 	int r = want_len(b, wt, &s);
 	if (r < 0)
 		return r;
 	while ((r = rd_tag(&s, &f, &w)) > 0) {
 		if (f == 1)
 			r = rd_span(&s, w, &name, &nn);
+		else if (f == 6)
+			r = rd_container_port(d, &s, w, p, t, true);
 		else if (f == 24)
 			r = rd_span(&s, w, &pol, &pn);
 		else
@@ -540,6 +600,8 @@ static int rd_init_container(struct pd *d, struct pb *b, unsigned wt, struct pod
 	}
 	if (r < 0)
 		return r;
+	if (!(pol && span_is(pol, pn, "Always")))
+		p->ep.n_ports = first_port; /* only a sidecar's ports count (FindPort) */
 	if (name && pol && span_is(pol, pn, "Always")) {
 		struct name_span *ns = GROW(d, t->sidecars, t->n_sidecars, t->cap_sidecars, 2);
 		if (!ns)
@@ -562,10 +624,16 @@ static int rd_pod_spec(struct pd *d, struct pb *b, unsigned wt, struct kube_pod 
 	while ((r = rd_tag(&s, &f, &w)) > 0) {
 		if (f == 10)
 			r = rd_str(d, &s, w, &p->node_name, OMITEMPTY);
+		else if (f == 2)
+			r = rd_container(d, &s, w, p, t);
+		else if (f == 16)
+			r = rd_str(d, &s, w, &p->ep.hostname, OMITEMPTY);
+		else if (f == 17)
+			r = rd_str(d, &s, w, &p->ep.subdomain, OMITEMPTY);
 		else if (f == 18)
 			r = rd_affinity(d, &s, w, p, t, 0);
 		else if (f == 20)
-			r = rd_init_container(d, &s, w, t);
+			r = rd_init_container(d, &s, w, p, t);
 		else
 			r = skip(&s, w);
 		if (r < 0)
@@ -672,6 +740,33 @@ static int rd_container_status(struct pd *d, struct pb *b, unsigned wt, int32_t 
 	return 0;
 }
 
+/* PodIP {1 ip} */
+static int rd_pod_ip(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p, struct pod_tmp *t)
+{
+	struct pb s;
+	uint32_t f;
+	unsigned w;
+	const char *ip = NULL;
+	int r = want_len(b, wt, &s);
+	if (r < 0)
+		return r;
+	while ((r = rd_tag(&s, &f, &w)) > 0) {
+		if (f == 1)
+			r = rd_str(d, &s, w, &ip, KEEP_EMPTY);
+		else
+			r = skip(&s, w);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	const char **slot = GROW(d, p->ep.pod_ips, p->ep.n_pod_ips, t->cap_ips, 2);
+	if (!slot)
+		return -ENOMEM;
+	*slot = ip ? ip : "";
+	return 0;
+}
+
 static int rd_pod_status(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
                          struct pod_tmp *t)
 {
@@ -691,6 +786,12 @@ static int rd_pod_status(struct pd *d, struct pb *b, unsigned wt, struct kube_po
 			break;
 		case 2:
 			r = rd_pod_condition(&s, w, p);
+			break;
+		case 6:
+			r = rd_str(d, &s, w, &p->ep.pod_ip, OMITEMPTY);
+			break;
+		case 12:
+			r = rd_pod_ip(d, &s, w, p, t);
 			break;
 		case 8:
 			r = rd_container_status(d, &s, w, &p->max_restarts, NULL);

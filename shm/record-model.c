@@ -142,10 +142,27 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 		pod.ready_transition_time = p->ready_transition_time;
 		pod.disruption_target = p->disruption_target;
 		pod.disruption_target_time = p->disruption_target_time;
+		pod.ep_n_pod_ips = p->ep.n_pod_ips;
+		pod.ep_n_ports = p->ep.n_ports;
 		h.fixed_len = sizeof(pod);
 		enc_put(&e, &pod, sizeof(pod));
 		enc_str(&e, p->node_name);
 		enc_str(&e, p->affinity_node);
+		/* the endpoint part, last before the finalizers */
+		enc_str(&e, p->ep.hostname);
+		enc_str(&e, p->ep.subdomain);
+		enc_str(&e, p->ep.pod_ip);
+		for (uint32_t i = 0; i < p->ep.n_pod_ips; i++)
+			enc_str(&e, p->ep.pod_ips[i]);
+		for (uint32_t i = 0; i < p->ep.n_ports; i++) {
+			const struct kube_pod_port *pp = &p->ep.ports[i];
+			uint8_t raw[SHM_REC_POD_PORT_RAW];
+			memcpy(raw, &pp->container_port, 4);
+			raw[4] = pp->sidecar;
+			enc_str(&e, pp->name);
+			enc_str(&e, pp->protocol);
+			enc_blob(&e, raw, sizeof(raw));
+		}
 	} else if (kind == SHM_RECORD_REPLICASET) {
 		const struct kube_replicaset *r = obj;
 		size_t fixed_at = e.len;
@@ -374,6 +391,44 @@ static int meta_from_obj(const struct shm_obj *o, const struct shm_rec_view *v,
 	return 0;
 }
 
+/* The endpoint part: the blobs right before the finalizers, after node_name (records.h). */
+static int pod_endpoint_view(const struct shm_rec_pod *fp, const struct blobs *b,
+                             struct shm_pod_view *ret)
+{
+	struct kube_pod_endpoint *ep = &ret->pod.ep;
+	uint64_t need = shm_rec_pod_endpoint_blobs(fp);
+	uint32_t at;
+
+	if (b->first_fin < SHM_REC_POD_HEAD_BLOBS ||
+	    need > (uint64_t)b->first_fin - SHM_REC_POD_HEAD_BLOBS)
+		return -EBADMSG;
+	at = b->first_fin - (uint32_t)need;
+	ret->pod_ips = calloc((size_t)fp->ep_n_pod_ips + 1, sizeof(*ret->pod_ips));
+	ret->ports = calloc((size_t)fp->ep_n_ports + 1, sizeof(*ret->ports));
+	if (!ret->pod_ips || !ret->ports)
+		return -ENOMEM;
+	ep->hostname = b->len[at] ? b->p[at] : NULL;
+	ep->subdomain = b->len[at + 1] ? b->p[at + 1] : NULL;
+	ep->pod_ip = b->len[at + 2] ? b->p[at + 2] : NULL;
+	at += 3;
+	for (uint32_t i = 0; i < fp->ep_n_pod_ips; i++)
+		ret->pod_ips[i] = b->p[at++];
+	for (uint32_t i = 0; i < fp->ep_n_ports; i++, at += 3) {
+		struct kube_pod_port *pp = &ret->ports[i];
+		if (b->len[at + 2] != SHM_REC_POD_PORT_RAW)
+			return -EBADMSG;
+		pp->name = b->p[at];
+		pp->protocol = b->len[at + 1] ? b->p[at + 1] : NULL;
+		memcpy(&pp->container_port, b->p[at + 2], 4);
+		pp->sidecar = b->p[at + 2][4] != 0;
+	}
+	ep->n_pod_ips = fp->ep_n_pod_ips;
+	ep->pod_ips = ret->pod_ips;
+	ep->n_ports = fp->ep_n_ports;
+	ep->ports = ret->ports;
+	return 0;
+}
+
 int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 {
 	struct shm_rec_view v;
@@ -406,6 +461,7 @@ int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 		ret->pod.has_deletion_cost = fp.has_deletion_cost;
 		ret->pod.disruption_target = fp.disruption_target;
 		ret->pod.disruption_target_time = fp.disruption_target_time;
+		r = pod_endpoint_view(&fp, &b, ret);
 	}
 	blobs_free(&b);
 	return r;
@@ -441,6 +497,8 @@ void shm_meta_view_free(struct shm_meta_view *m)
 void shm_pod_view_free(struct shm_pod_view *p)
 {
 	shm_obj_release(&p->obj);
+	free(p->pod_ips);
+	free(p->ports);
 	free(p->labels);
 	free(p->owners);
 	free(p->finalizers);

@@ -73,6 +73,8 @@ struct shm_pod_view {
 	struct kube_kv *labels;
 	struct kube_owner_ref *owners;
 	const char **finalizers;
+	const char **pod_ips;        /* pod.ep.pod_ips */
+	struct kube_pod_port *ports; /* pod.ep.ports */
 };
 
 /* A ReplicaSet's selector as its record keeps it: compiled when stored (validated once by the

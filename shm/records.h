@@ -19,7 +19,8 @@
  *     blobs                n_blobs times { uint32 len; len bytes; NUL }, unaligned
  *
  *   Blob order: pods: node_name, the node its required node affinity targets (kube_pod
- *   affinity_node; version 6), then the finalizers. ReplicaSets: the selector's error text
+ *   affinity_node), then the endpoint part (struct shm_rec_pod), then the finalizers
+ *   (version 6). ReplicaSets: the selector's error text
  *   (sel_state INVALID; else empty), the compiled selector (n_sel_blobs blobs: per matchLabel
  *   key, value; per matchExpression key, then 5 raw bytes {uint8 enum kube_selector_op,
  *   uint32 value count}, then the values), spec.template JSON, the template's labels (key,
@@ -50,7 +51,8 @@
  * selector compiled and their template's labels parsed; v4: the pod's fixed part keeps the
  * DisruptionTarget condition, 24 -> 32 bytes; v5: ReplicaSets keep every annotation, for the
  * Deployment controller's sync; v6: a pod keeps the node its required node affinity targets,
- * a second blob, for the DaemonSet controller's unbound pods) */
+ * a second blob, for the DaemonSet controller's unbound pods, and the EndpointSlice
+ * controller's part, 32 -> 40 bytes and the endpoint blobs) */
 #define SHM_REC_MAGIC 0x364b5243u
 
 enum shm_rec_flags {
@@ -85,8 +87,24 @@ struct shm_rec_pod {
 	int32_t deletion_cost;
 	int64_t ready_transition_time;
 	int64_t disruption_target_time; /* kube_time_t */
+	/* ---- version 6: the EndpointSlice controller's part (struct kube_pod_endpoint) ----
+	 * Its shm_rec_pod_endpoint_blobs blobs are the last ones before the finalizers, so that
+	 * blobs other parts add after node_name do not move them: hostname, subdomain, podIP,
+	 * then ep_n_pod_ips IPs, then per port three blobs: name, protocol, and 5 raw bytes
+	 * {int32 containerPort, uint8 sidecar}. */
+	uint32_t ep_n_pod_ips;
+	uint32_t ep_n_ports;
 };
-_Static_assert(sizeof(struct shm_rec_pod) == 32, "pod fixed layout");
+_Static_assert(sizeof(struct shm_rec_pod) == 40, "pod fixed layout");
+#define SHM_REC_POD_PORT_RAW 5u /* the raw blob of an endpoint port */
+/* The blobs before the endpoint part that it may not overlap: node_name, affinity_node. */
+#define SHM_REC_POD_HEAD_BLOBS 2u
+
+/* The blob count of a pod's endpoint part (fits in 64 bits: each count is 32-bit). */
+static inline uint64_t shm_rec_pod_endpoint_blobs(const struct shm_rec_pod *p)
+{
+	return 3 + (uint64_t)p->ep_n_pod_ips + 3 * (uint64_t)p->ep_n_ports;
+}
 
 /* The selector is compiled when stored: validated once (metav1.LabelSelectorAsSelector's
  * rules) by the encoder, kept as its requirements, so that no reader parses or validates it

@@ -425,12 +425,13 @@ static void test_many_finalizers(void **state)
 	assert_int_equal(shm_reader_get(f->a, (uint16_t)f->pod_t, "ns1", "f", &o), 0);
 	assert_int_equal(shm_rec_parse(o.payload, o.payload_len, &v), 0);
 	assert_int_equal(v.hdr.n_finalizers, N);
-	/* node name, affinity target node, then the finalizers */
-	assert_int_equal(v.hdr.n_blobs, 2 + N);
-	assert_int_equal(shm_rec_first_finalizer(&v), 2);
-	assert_int_equal(shm_rec_blob(&v, N + 1, &str, &l), 0);
+	/* node name, affinity target node, the endpoint part (hostname, subdomain, podIP: no
+	 * IPs, no ports), then the finalizers */
+	assert_int_equal(v.hdr.n_blobs, 5 + N);
+	assert_int_equal(shm_rec_first_finalizer(&v), 5);
+	assert_int_equal(shm_rec_blob(&v, N + 4, &str, &l), 0);
 	assert_string_equal(str, "x.io/f69999");
-	assert_int_equal(shm_rec_blob(&v, N + 2, &str, &l), -ENOENT);
+	assert_int_equal(shm_rec_blob(&v, N + 5, &str, &l), -ENOENT);
 	shm_obj_release(&o);
 }
 

@@ -101,6 +101,20 @@ static void same_pod(const struct kube_pod *a, const struct kube_pod *b)
 	SAME_INT(a->max_sidecar_restarts, b->max_sidecar_restarts, "max_sidecar_restarts");
 	SAME_INT(a->deletion_cost, b->deletion_cost, "deletion_cost");
 	SAME_INT(a->has_deletion_cost, b->has_deletion_cost, "has_deletion_cost");
+	/* the EndpointSlice controller's part */
+	SAME_STR(a->ep.hostname, b->ep.hostname, "hostname");
+	SAME_STR(a->ep.subdomain, b->ep.subdomain, "subdomain");
+	SAME_STR(a->ep.pod_ip, b->ep.pod_ip, "podIP");
+	SAME_INT(a->ep.n_pod_ips, b->ep.n_pod_ips, "podIPs");
+	for (uint32_t i = 0; i < a->ep.n_pod_ips; i++)
+		SAME_STR(a->ep.pod_ips[i], b->ep.pod_ips[i], "podIPs ip");
+	SAME_INT(a->ep.n_ports, b->ep.n_ports, "named ports");
+	for (uint32_t i = 0; i < a->ep.n_ports; i++) {
+		SAME_STR(a->ep.ports[i].name, b->ep.ports[i].name, "port name");
+		SAME_STR(a->ep.ports[i].protocol, b->ep.ports[i].protocol, "port protocol");
+		SAME_INT(a->ep.ports[i].container_port, b->ep.ports[i].container_port, "port");
+		SAME_INT(a->ep.ports[i].sidecar, b->ep.ports[i].sidecar, "port sidecar");
+	}
 }
 
 static void same_selector(const struct kube_label_selector *a, const struct kube_label_selector *b)
@@ -636,6 +650,91 @@ static int decode_pod_raw(const struct buf *raw)
 	int r = kube_proto_decode(KUBE_KIND_POD, e.b, e.n, 0, &o);
 	kube_object_free(o);
 	return r;
+}
+
+/* ContainerPort {1 name, 3 containerPort, 4 protocol} (name/protocol NULL: left out) */
+static void put_port(struct buf *c, const char *name, int port, const char *proto)
+{
+	struct buf p = {0};
+	if (name)
+		put_bytes(&p, 1, name, strlen(name));
+	put_varint(&p, 3 << 3 | 0);
+	put_varint(&p, (uint64_t)port);
+	if (proto)
+		put_bytes(&p, 4, proto, strlen(proto));
+	put_bytes(c, 6, p.b, p.n);
+}
+
+/* The EndpointSlice controller's part (struct kube_pod_endpoint): hostname, subdomain, podIP,
+ * podIPs, the named ports of containers and of sidecar init containers only, the same from
+ * protobuf as from JSON, field for field. */
+static void test_pod_endpoint_part(void **state)
+{
+	(void)state;
+	struct buf meta = {0}, spec = {0}, st = {0}, c = {0}, raw = {0}, ip = {0};
+	const char *json = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":["
+	                   "{\"name\":\"s\",\"ports\":[{\"name\":\"side\",\"containerPort\":7070,"
+	                   "\"protocol\":\"UDP\"}],\"restartPolicy\":\"Always\"},"
+	                   "{\"ports\":[{\"name\":\"no\",\"containerPort\":1}],\"name\":\"i\"}],"
+	                   "\"containers\":[{\"name\":\"c\",\"ports\":[{\"name\":\"http\","
+	                   "\"containerPort\":8080,\"protocol\":\"TCP\"},{\"containerPort\":9090},"
+	                   "{\"name\":\"bare\",\"containerPort\":81}]}],"
+	                   "\"hostname\":\"h\",\"subdomain\":\"sub\"},"
+	                   "\"status\":{\"podIP\":\"10.0.0.1\",\"podIPs\":[{\"ip\":\"10.0.0.1\"},"
+	                   "{\"ip\":\"fd00::1\"}]}}";
+	struct kube_pod *pj = NULL;
+	void *pp = NULL;
+
+	put_bytes(&meta, 1, "x", 1);
+	put_bytes(&raw, 1, meta.b, meta.n);
+	/* a sidecar init container (restartPolicy after its ports), then a plain one */
+	put_bytes(&c, 1, "s", 1);
+	put_port(&c, "side", 7070, "UDP");
+	put_bytes(&c, 24, "Always", 6);
+	put_bytes(&spec, 20, c.b, c.n);
+	c.n = 0;
+	put_port(&c, "no", 1, NULL);
+	put_bytes(&c, 1, "i", 1);
+	put_bytes(&spec, 20, c.b, c.n);
+	c.n = 0;
+	put_bytes(&c, 1, "c", 1);
+	put_port(&c, "http", 8080, "TCP");
+	put_port(&c, NULL, 9090, NULL);
+	put_port(&c, "bare", 81, NULL);
+	put_bytes(&spec, 2, c.b, c.n);
+	put_bytes(&spec, 16, "h", 1);
+	put_bytes(&spec, 17, "sub", 3);
+	put_bytes(&raw, 2, spec.b, spec.n);
+	put_bytes(&st, 6, "10.0.0.1", 8);
+	put_bytes(&ip, 1, "10.0.0.1", 8);
+	put_bytes(&st, 12, ip.b, ip.n);
+	ip.n = 0;
+	put_bytes(&ip, 1, "fd00::1", 7);
+	put_bytes(&st, 12, ip.b, ip.n);
+	put_bytes(&raw, 3, st.b, st.n);
+	struct buf e = envelope("Pod", &raw);
+
+	assert_int_equal(kube_proto_decode(KUBE_KIND_POD, e.b, e.n, 0, &pp), 0);
+	assert_int_equal(kube_decode_pod(json, strlen(json), 0, &pj), 0);
+	same_pod(pj, pp);
+	const struct kube_pod_endpoint *ep = &pj->ep;
+	assert_string_equal(ep->hostname, "h");
+	assert_string_equal(ep->subdomain, "sub");
+	assert_string_equal(ep->pod_ip, "10.0.0.1");
+	assert_int_equal(ep->n_pod_ips, 2);
+	assert_string_equal(ep->pod_ips[1], "fd00::1");
+	assert_int_equal(ep->n_ports, 3); /* side, http, bare: not the unnamed one, not "no" */
+	assert_string_equal(ep->ports[0].name, "side");
+	assert_true(ep->ports[0].sidecar);
+	assert_int_equal(ep->ports[0].container_port, 7070);
+	assert_string_equal(ep->ports[0].protocol, "UDP");
+	assert_string_equal(ep->ports[1].name, "http");
+	assert_false(ep->ports[1].sidecar);
+	assert_int_equal(ep->ports[1].container_port, 8080);
+	assert_string_equal(ep->ports[2].name, "bare");
+	assert_null(ep->ports[2].protocol);
+	kube_object_free(pj);
+	kube_object_free(pp);
 }
 
 static void test_malformed(void **state)
@@ -1337,6 +1436,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_pod_rich),
 	        cmocka_unit_test(test_pod_affinity),
+	        cmocka_unit_test(test_pod_endpoint_part),
 	        cmocka_unit_test(test_replicaset),
 	        cmocka_unit_test(test_partial),
 	        cmocka_unit_test(test_lists),

@@ -39,6 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			touch(v.pod.affinity_node);
 			for (uint32_t i = 0; i < v.pod.meta.n_finalizers; i++)
 				touch(v.pod.meta.finalizers[i]);
+			touch(v.pod.ep.hostname);
+			touch(v.pod.ep.subdomain);
+			touch(v.pod.ep.pod_ip);
+			for (uint32_t i = 0; i < v.pod.ep.n_pod_ips; i++)
+				touch(v.pod.ep.pod_ips[i]);
+			for (uint32_t i = 0; i < v.pod.ep.n_ports; i++) {
+				touch(v.pod.ep.ports[i].name);
+				touch(v.pod.ep.ports[i].protocol);
+			}
 		}
 		shm_pod_view_free(&v);
 		break;

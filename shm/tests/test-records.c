@@ -442,6 +442,22 @@ static void damage(enum shm_record_kind kind, const uint8_t *pl, size_t len)
 		try_views(kind, c, len, &r);
 		assert_int_equal(r, -EPROTONOSUPPORT);
 	}
+	if (kind == SHM_RECORD_POD) {
+		/* endpoint part counts the blobs cannot hold, each alone and both at their limit
+		 * (3 * UINT32_MAX ports must not wrap) */
+		const uint32_t bad[][2] = {
+		        {UINT32_MAX, 0}, {0, UINT32_MAX}, {UINT32_MAX, UINT32_MAX}, {0, 2}};
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			struct shm_rec_pod fp;
+			memcpy(c, pl, len);
+			memcpy(&fp, c + sizeof h, sizeof fp);
+			fp.ep_n_pod_ips = bad[i][0];
+			fp.ep_n_ports = bad[i][1];
+			memcpy(c + sizeof h, &fp, sizeof fp);
+			try_views(kind, c, len, &r);
+			assert_int_equal(r, -EBADMSG);
+		}
+	}
 	if (kind == SHM_RECORD_REPLICASET) {
 		struct shm_rec_rs fr;
 		memcpy(c, pl, len);
@@ -557,6 +573,68 @@ static void test_pod_affinity_node(void **state)
 		}
 		kube_object_free(pod);
 	}
+/* The pod's EndpointSlice part (kube_pod_endpoint) through the record and the view: every
+ * field as decoded, and its blobs right before the finalizers whatever comes after node_name. */
+static void test_pod_endpoint_part(void **state)
+{
+	(void)state;
+	static const char pj[] =
+	        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u-p\","
+	        "\"resourceVersion\":\"5\",\"finalizers\":[\"a/b\",\"c/d\"]},"
+	        "\"spec\":{\"nodeName\":\"n1\",\"hostname\":\"web-0\",\"subdomain\":\"web\","
+	        "\"containers\":[{\"name\":\"c\",\"ports\":[{\"name\":\"http\","
+	        "\"containerPort\":8080,\"protocol\":\"TCP\"},{\"containerPort\":1}]}],"
+	        "\"initContainers\":[{\"name\":\"s\",\"restartPolicy\":\"Always\",\"ports\":"
+	        "[{\"name\":\"m\",\"containerPort\":-7}]}]},"
+	        "\"status\":{\"podIP\":\"10.0.0.1\",\"podIPs\":[{\"ip\":\"10.0.0.1\"},"
+	        "{\"ip\":\"fd00::1\"},{}]}}";
+	struct kube_pod *pod;
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_pod_view v;
+
+	assert_int_equal(kube_decode_pod(pj, strlen(pj), 0, &pod), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_pod_view_init(&o, &v), 0);
+	const struct kube_pod_endpoint *ep = &v.pod.ep;
+	assert_string_equal(v.pod.node_name, "n1");
+	assert_string_equal(ep->hostname, "web-0");
+	assert_string_equal(ep->subdomain, "web");
+	assert_string_equal(ep->pod_ip, "10.0.0.1");
+	assert_int_equal(ep->n_pod_ips, 3);
+	assert_string_equal(ep->pod_ips[0], "10.0.0.1");
+	assert_string_equal(ep->pod_ips[1], "fd00::1");
+	assert_string_equal(ep->pod_ips[2], ""); /* an item without ip */
+	assert_int_equal(ep->n_ports, 2);
+	assert_string_equal(ep->ports[0].name, "http");
+	assert_string_equal(ep->ports[0].protocol, "TCP");
+	assert_int_equal(ep->ports[0].container_port, 8080);
+	assert_false(ep->ports[0].sidecar);
+	assert_string_equal(ep->ports[1].name, "m");
+	assert_null(ep->ports[1].protocol);
+	assert_int_equal(ep->ports[1].container_port, -7);
+	assert_true(ep->ports[1].sidecar);
+	assert_int_equal(v.pod.meta.n_finalizers, 2);
+	assert_string_equal(v.pod.meta.finalizers[1], "c/d");
+	shm_pod_view_free(&v);
+
+	/* a pod with none of it: empty part, NULL strings */
+	static const char bare[] = "{\"metadata\":{\"name\":\"q\",\"uid\":\"u\","
+	                           "\"resourceVersion\":\"1\"}}";
+	kube_object_free(pod);
+	assert_int_equal(kube_decode_pod(bare, strlen(bare), 0, &pod), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_pod_view_init(&o, &v), 0);
+	assert_null(v.pod.ep.hostname);
+	assert_null(v.pod.ep.subdomain);
+	assert_null(v.pod.ep.pod_ip);
+	assert_int_equal(v.pod.ep.n_pod_ips, 0);
+	assert_int_equal(v.pod.ep.n_ports, 0);
+	shm_pod_view_free(&v);
+	kube_object_free(pod);
 	shm_rec_enc_release(&e);
 }
 
@@ -567,6 +645,7 @@ int main(void)
 	        cmocka_unit_test(test_damaged),          cmocka_unit_test(test_full_object),
 	        cmocka_unit_test(test_full_object_list), cmocka_unit_test(test_template_parts),
 	        cmocka_unit_test(test_rs_annotations),   cmocka_unit_test(test_pod_affinity_node),
+	        cmocka_unit_test(test_pod_endpoint_part),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

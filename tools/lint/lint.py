@@ -98,7 +98,7 @@ LAYERS = [
     ("workers/daemonset/**", ["workers/daemonset/**", "workers/replicaset/expectations.h",
                               "workers/statefulset/ident.h", "workers/*.h"] + REGISTRY_H + LIB),
     # the Endpoints controller shares the EndpointSlice controller's pod helpers and trigger-time
-    # tracker and its pod LIST (docs/endpoints.md): those headers
+    # tracker and its cached pod list (docs/endpoints.md): those headers
     ("workers/endpoints/**", ["workers/endpoints/**", "workers/endpointslice/reconcile.h",
                               "workers/endpointslice/tracker.h", "workers/endpointslice/podlist.h",
                               "workers/*.h"] + REGISTRY_H + LIB),

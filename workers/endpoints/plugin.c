@@ -10,8 +10,9 @@
  * and every Endpoints object (but leader-election records), so Endpoints without a Service are
  * deleted (upstream's checkLeftoverEndpoints). One worker process: the trigger-time tracker
  * (workers/endpointslice/tracker.h) is its memory; the sync reads the Service and its
- * Endpoints from the arena and the pods with one uncached LIST by the selector (the typed pod
- * record has no IPs; docs/endpoints.md), then creates or updates the Endpoints.
+ * Endpoints from the arena and the pods the selector matches from the arena too (the typed pod
+ * record's EndpointSlice part, workers/endpointslice/podlist.h), then creates or updates the
+ * Endpoints.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -264,11 +265,11 @@ static void ep_sync_key(void *state, size_t q, const char *key, struct wk_result
 	sel = jget(spec, "selector");
 	if (!strcmp(jstr(spec, "type"), "ExternalName") || !cJSON_IsObject(sel))
 		goto out;
-	if ((r = eps_list_selected_pods(w->ctx->kc, ns, sel, &podlist)) < 0) {
+	if ((r = eps_cached_selected_pods(w->ctx->arena, ns, svc, &podlist)) < 0) {
 		res->err = r;
 		goto out;
 	}
-	size_t n_items = (size_t)cJSON_GetArraySize(jget(podlist, "items"));
+	size_t n_items = (size_t)cJSON_GetArraySize(podlist);
 	pods = calloc(n_items + 1, sizeof(*pods));
 	names = calloc(n_items + 1, sizeof(*names));
 	times = calloc(n_items + 1, sizeof(*times));
@@ -276,7 +277,7 @@ static void ep_sync_key(void *state, size_t q, const char *key, struct wk_result
 		res->err = -ENOMEM;
 		goto out;
 	}
-	cJSON_ArrayForEach(it, jget(podlist, "items"))
+	cJSON_ArrayForEach(it, podlist)
 	{
 		if (np >= n_items)
 			break;

@@ -10,11 +10,11 @@
  * slice it manages changes (after max(1 s, the batch period), upstream's
  * endpointSliceChangeMinSyncDelay). One worker process: the slice tracker and the trigger-time
  * tracker (tracker.h) live in its memory, as upstream's live in its one process; the sync reads
- * the Service, its slices and the nodes from the arena and the pods with one uncached LIST by
- * the Service's selector (the typed pod record has no IPs, ports or conditions; deviation in
- * docs/endpointslice.md), then writes the reconciler's plan.
+ * the Service, its slices, the nodes and the pods its selector matches from the arena (the
+ * typed pod record's EndpointSlice part, podlist.h), then writes the reconciler's plan.
  * Rejected: caching pods whole (one record kind per resource: the ReplicaSet, Job and pod GC
- * readers need the typed record).
+ * readers need the typed record); an uncached pod LIST per sync (what it did until record
+ * version 6: one request per sync where upstream makes none).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -473,11 +473,11 @@ static void eps_sync(void *state, size_t q, const char *key, struct wk_result *r
 	sel = jget(spec, "selector");
 	if (!strcmp(jstr(spec, "type"), "ExternalName") || !cJSON_IsObject(sel))
 		goto out; /* no slices from this controller */
-	if ((r = eps_list_selected_pods(w->ctx->kc, ns, sel, &podlist)) < 0) {
+	if ((r = eps_cached_selected_pods(w->ctx->arena, ns, svc, &podlist)) < 0) {
 		snprintf(err, sizeof(err), "listing pods: %s", strerror(-r));
 		goto fail;
 	}
-	size_t n_items = (size_t)cJSON_GetArraySize(jget(podlist, "items"));
+	size_t n_items = (size_t)cJSON_GetArraySize(podlist);
 	pods = calloc(n_items + 1, sizeof(*pods));
 	names = calloc(n_items + 1, sizeof(*names));
 	times = calloc(n_items + 1, sizeof(*times));
@@ -485,7 +485,7 @@ static void eps_sync(void *state, size_t q, const char *key, struct wk_result *r
 		r = -ENOMEM;
 		goto fail;
 	}
-	cJSON_ArrayForEach(it, jget(podlist, "items"))
+	cJSON_ArrayForEach(it, podlist)
 	{
 		if (np >= n_items)
 			break;

@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/model.h"
+#include "shm/record-model.h"
+#include "workers/endpointslice/podlist.h"
 #include "workers/endpointslice/reconcile.h"
 #include "workers/endpointslice/tracker.h"
 
@@ -839,6 +842,144 @@ static void t_tracker_trigger(void **state)
 	eps_tracker_free(t);
 }
 
+/* ---- pods from the cache (podlist.h) ----------------------------------------------------------
+ * A pod as the apiserver sends it -> informerd's decoder -> the arena record -> the worker's
+ * view -> eps_pod_json: the reconciler must make the same slices from the rebuilt pod as from
+ * the original, for every field it reads. */
+static cJSON *via_cache(const cJSON *orig)
+{
+	cJSON *dup = cJSON_Duplicate(orig, true);
+	char *txt;
+	struct kube_pod *kp = NULL;
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	struct shm_obj o, tmp;
+	struct shm_pod_view v;
+	cJSON *j;
+
+	/* a record needs a resourceVersion (the reconciler reads none) */
+	cJSON_AddStringToObject((cJSON *)get(dup, "metadata"), "resourceVersion", "1");
+	txt = cJSON_PrintUnformatted(dup);
+	cJSON_Delete(dup);
+	assert_non_null(txt);
+	assert_int_equal(kube_decode_pod(txt, strlen(txt), 0, &kp), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, kp, &in), 0);
+	tmp = (struct shm_obj){.kind = in.kind,
+	                       .ns = in.ns,
+	                       .name = in.name,
+	                       .uid = in.uid,
+	                       .rv = in.rv,
+	                       .labels = in.labels,
+	                       .n_labels = in.n_labels,
+	                       .owners = in.owners,
+	                       .n_owners = in.n_owners,
+	                       .payload = in.payload,
+	                       .payload_len = in.payload_len};
+	assert_int_equal(shm_obj_clone(&tmp, &o), 0);
+	assert_int_equal(shm_pod_view_init(&o, &v), 0);
+	j = eps_pod_json(&v.pod);
+	assert_non_null(j);
+	shm_pod_view_free(&v);
+	shm_rec_enc_release(&e);
+	kube_object_free(kp);
+	free(txt);
+	return j;
+}
+
+static void same_slices(const cJSON *svc, cJSON **pods, size_t n)
+{
+	cJSON *cached[16];
+	struct store a = {0}, b = {0};
+	struct eps_plan pa, pb;
+
+	assert_true(n <= 16);
+	for (size_t i = 0; i < n; i++) {
+		cached[i] = via_cache(pods[i]);
+		assert_int_equal(eps_pod_ready(cached[i]), eps_pod_ready(pods[i]));
+		assert_int_equal(eps_pod_trigger_time(cached[i]), eps_pod_trigger_time(pods[i]));
+	}
+	reconcile(&a, svc, pods, n, 2, &pa);
+	reconcile(&b, svc, cached, n, 2, &pb);
+	assert_int_equal(pa.skipped_pods, pb.skipped_pods);
+	assert_string_equal(pa.err, pb.err);
+	assert_int_equal(a.n, b.n);
+	assert_true(a.n > 0);
+	for (size_t i = 0; i < a.n; i++) {
+		if (!cJSON_Compare(a.s[i], b.s[i], true)) {
+			char *x = cJSON_Print(a.s[i]), *y = cJSON_Print(b.s[i]);
+			fprintf(stderr, "from the apiserver:\n%s\nfrom the cache:\n%s\n", x, y);
+			free(x);
+			free(y);
+			fail();
+		}
+	}
+	eps_plan_free(&pa);
+	eps_plan_free(&pb);
+	store_free(&a);
+	store_free(&b);
+	free_pods(cached, n);
+}
+
+static void t_pods_from_cache(void **state)
+{
+	(void)state;
+	cJSON *pods[12];
+	size_t n = 0;
+	/* the reconciler tests' pods: ready, not ready, dual-stack, terminating */
+	pods[n++] = pod(1, true, 1, false);
+	pods[n++] = pod(2, false, 1, false);
+	pods[n++] = pod(3, true, 2, false);
+	pods[n++] = pod(4, true, 2, true);
+	pods[n++] = pod(5, false, 1, true);
+	/* hostname and subdomain (the Service's name), a sidecar's named UDP port and a name
+	 * the containers also have (theirs wins), an init container that is no sidecar, a second
+	 * container; a node not in the cache */
+	pods[n++] =
+	        parse("{\"metadata\":{\"name\":\"h1\",\"namespace\":\"" NS "\",\"uid\":\"u-h1\","
+	              "\"labels\":{\"foo\":\"bar\"}},\"spec\":{\"nodeName\":\"node-2\","
+	              "\"hostname\":\"web-0\",\"subdomain\":\"foo\","
+	              "\"initContainers\":[{\"name\":\"s\",\"restartPolicy\":\"Always\","
+	              "\"ports\":[{\"name\":\"dns\",\"containerPort\":53,\"protocol\":\"UDP\"},"
+	              "{\"name\":\"http\",\"containerPort\":9999}]},"
+	              "{\"name\":\"i\",\"ports\":[{\"name\":\"http\",\"containerPort\":1}]}],"
+	              "\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"ports\":[{\"name\":"
+	              "\"http\",\"containerPort\":8080,\"protocol\":\"TCP\"}]}]},"
+	              "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.1.0.7\",\"podIPs\":"
+	              "[{\"ip\":\"10.1.0.7\"},{\"ip\":\"fd00::7\"}],\"conditions\":[{\"type\":"
+	              "\"Ready\",\"status\":\"True\",\"lastTransitionTime\":"
+	              "\"2026-03-04T05:06:07Z\"}]}}");
+	pods[n++] = parse("{\"metadata\":{\"name\":\"lost\",\"namespace\":\"" NS "\","
+	                  "\"uid\":\"u-l\"},\"spec\":{\"nodeName\":\"missing\"},"
+	                  "\"status\":{\"phase\":\"Pending\",\"podIP\":\"10.1.0.8\","
+	                  "\"podIPs\":[{\"ip\":\"10.1.0.8\"}]}}");
+	/* terminal, and without an IP: left out */
+	pods[n++] = parse("{\"metadata\":{\"name\":\"done\",\"namespace\":\"" NS "\","
+	                  "\"uid\":\"u-d\"},\"spec\":{\"nodeName\":\"node-1\"},"
+	                  "\"status\":{\"phase\":\"Succeeded\",\"podIP\":\"10.1.0.9\","
+	                  "\"podIPs\":[{\"ip\":\"10.1.0.9\"}]}}");
+	pods[n++] = parse("{\"metadata\":{\"name\":\"noip\",\"namespace\":\"" NS "\","
+	                  "\"uid\":\"u-n\"},\"spec\":{\"nodeName\":\"node-1\"},"
+	                  "\"status\":{\"phase\":\"Pending\"}}");
+
+	cJSON *svcs[] = {
+	        svc4(),
+	        service("[\"IPv6\"]", "fd00::10", true),
+	        service(NULL, "None", false), /* headless without families: both */
+	        parse("{\"metadata\":{\"name\":\"foo\",\"namespace\":\"" NS "\",\"uid\":"
+	              "\"svc-uid\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":"
+	              "{\"selector\":{\"foo\":\"bar\"},\"clusterIP\":\"10.0.0.10\","
+	              "\"ipFamilies\":[\"IPv4\"],\"publishNotReadyAddresses\":true,\"ports\":["
+	              "{\"name\":\"web\",\"port\":80,\"targetPort\":\"http\",\"protocol\":"
+	              "\"TCP\"},{\"name\":\"dns\",\"port\":53,\"targetPort\":\"dns\","
+	              "\"protocol\":\"UDP\"}]}}"),
+	};
+	for (size_t i = 0; i < sizeof(svcs) / sizeof(svcs[0]); i++) {
+		same_slices(svcs[i], pods, n);
+		cJSON_Delete(svcs[i]);
+	}
+	free_pods(pods, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -863,6 +1004,7 @@ int main(void)
 	        cmocka_unit_test(t_trigger_annotation),
 	        cmocka_unit_test(t_tracker_stale),
 	        cmocka_unit_test(t_tracker_trigger),
+	        cmocka_unit_test(t_pods_from_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
