@@ -573,6 +573,9 @@ static void test_pod_affinity_node(void **state)
 		}
 		kube_object_free(pod);
 	}
+	shm_rec_enc_release(&e);
+}
+
 /* The pod's EndpointSlice part (kube_pod_endpoint) through the record and the view: every
  * field as decoded, and its blobs right before the finalizers whatever comes after node_name. */
 static void test_pod_endpoint_part(void **state)
