@@ -3184,26 +3184,26 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream)
 	}
 #define Q(a, n, q) ((n) ? (a)[(size_t)((double)((n)-1) * (q) + 0.5)] : NAN)
 	bench_run_extra(run, "nodes_failed", "nodes failed", "nodes", n_failed);
-	bench_run_extra(run, "nodes_tainted", "of them tainted", "nodes", (double)nt);
-	bench_run_extra(run, "taint_first_s", "taint: first, from T0", "s", Q(tt, nt, 0));
-	bench_run_extra(run, "taint_p50_s", "taint: median", "s", Q(tt, nt, 0.5));
-	bench_run_extra(run, "taint_last_s", "taint: last", "s", Q(tt, nt, 1));
-	bench_run_extra(run, "taint_rate_per_s", "taint rate, first to last", "nodes/s",
+	bench_run_extra(run, "nodes_tainted", "tainted", "nodes", (double)nt);
+	bench_run_extra(run, "taint_first_s", "taint first, T0+", "s", Q(tt, nt, 0));
+	bench_run_extra(run, "taint_p50_s", "taint median, T0+", "s", Q(tt, nt, 0.5));
+	bench_run_extra(run, "taint_last_s", "taint last, T0+", "s", Q(tt, nt, 1));
+	bench_run_extra(run, "taint_rate_per_s", "taint rate", "nodes/s",
 	                nt > 1 && tt[nt - 1] > tt[0] ? (double)(nt - 1) / (tt[nt - 1] - tt[0])
 	                                             : NAN);
-	bench_run_extra(run, "pods_evicted", "pods evicted (of failed)", "pods", (double)ne);
-	bench_run_extra(run, "evict_first_s", "eviction: first, from T0", "s", Q(te, ne, 0));
-	bench_run_extra(run, "evict_p50_s", "eviction: median", "s", Q(te, ne, 0.5));
-	bench_run_extra(run, "evict_last_s", "eviction: last", "s", Q(te, ne, 1));
-	bench_run_extra(run, "evict_after_taint_p50_s", "eviction after taint: median", "s",
+	bench_run_extra(run, "pods_evicted", "evicted", "pods", (double)ne);
+	bench_run_extra(run, "evict_first_s", "evict first, T0+", "s", Q(te, ne, 0));
+	bench_run_extra(run, "evict_p50_s", "evict median, T0+", "s", Q(te, ne, 0.5));
+	bench_run_extra(run, "evict_last_s", "evict last, T0+", "s", Q(te, ne, 1));
+	bench_run_extra(run, "evict_after_taint_p50_s", "evict-taint median", "s",
 	                Q(ta, na, 0.5));
-	bench_run_extra(run, "evict_after_taint_max_s", "eviction after taint: max", "s",
+	bench_run_extra(run, "evict_after_taint_max_s", "evict-taint max", "s",
 	                Q(ta, na, 1));
-	bench_run_extra(run, "healthy_nodes_tainted", "healthy nodes tainted", "nodes",
+	bench_run_extra(run, "healthy_nodes_tainted", "healthy tainted", "nodes",
 	                v.healthy_tainted);
-	bench_run_extra(run, "healthy_pods_evicted", "healthy pods evicted", "pods",
+	bench_run_extra(run, "healthy_pods_evicted", "healthy evicted", "pods",
 	                (double)v.healthy_evicted);
-	bench_run_extra(run, "pod_deletes", "pod DELETE requests", "requests", del1 - del0);
+	bench_run_extra(run, "pod_deletes", "pod DELETEs", "requests", del1 - del0);
 	bench_run_extra(run, "pod_status_writes", "pod status writes", "requests", st1 - st0);
 #undef Q
 	say("  T0 -> taints %.1f / %.1f / %.1f s (first/median/last, %zu of %d nodes), evictions "

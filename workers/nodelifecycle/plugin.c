@@ -923,7 +923,11 @@ static void monitor(struct nlc *s)
 		}
 		struct nlc_rec *rec = rec_get(s, name, true);
 		if (out.current != NLC_ABSENT && rec) {
-			taint_base_eviction(s, node, out.observed);
+			/* v1.37 decides on currentReadyCondition, which points into the
+			 * node's status that tryUpdateNodeHealth has just set to Unknown: a
+			 * node that times out is queued in the same pass (older releases passed
+			 * the observed condition: one --node-monitor-period later) */
+			taint_base_eviction(s, node, out.current);
 			bool mark = false;
 			if (out.current != NLC_TRUE && out.observed == NLC_TRUE) {
 				kcmd_log_v(2,
