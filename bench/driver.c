@@ -2572,8 +2572,7 @@ static int nf_parse(const char *s, const char *prefix, long *a, long *k)
 static void on_nf_node(struct bench *b, const char *type, const cJSON *obj)
 {
 	long i;
-	if (nf_parse(jstr(obj, "metadata", "name", NULL), NF_NODE, &i, NULL) < 0 ||
-	    i >= b->o.nodes)
+	if (nf_parse(jstr(obj, "metadata", "name", NULL), NF_NODE, &i, NULL) < 0 || i >= b->o.nodes)
 		return;
 	bool unreach = false, notready = false;
 	const cJSON *t;
@@ -2608,16 +2607,17 @@ static void reset_nf_nodes(struct bench *b)
 static void on_nf_pod(struct bench *b, const char *type, const cJSON *obj)
 {
 	long i, k;
-	if (nf_parse(jstr(obj, "metadata", "name", NULL), "nf-", &i, &k) < 0 ||
-	    i >= b->o.nodes || k >= b->o.pods_per_node)
+	if (nf_parse(jstr(obj, "metadata", "name", NULL), "nf-", &i, &k) < 0 || i >= b->o.nodes ||
+	    k >= b->o.pods_per_node)
 		return;
 	bool term =
 	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
 	                                         "deletionTimestamp") != NULL;
 	bool ready = false;
 	const cJSON *c;
-	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-	                              cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions"))
+	cJSON_ArrayForEach(
+	        c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
+	                                            "conditions"))
 	{
 		const char *t = jstr(c, "type", NULL, NULL), *s = jstr(c, "status", NULL, NULL);
 		if (t && s && !strcmp(t, "Ready"))
@@ -2950,7 +2950,8 @@ static bool nf_cleanup(struct bench *b)
 	                       "/apis/coordination.k8s.io/v1/namespaces/" NF_LEASE_NS
 	                       "/leases?labelSelector=" LABEL};
 	for (int k = 0; k < 2; k++) {
-		struct kube_request rq = {.verb = KUBE_DELETE, .path = paths[k], .timeout_ms = 600000};
+		struct kube_request rq = {
+		        .verb = KUBE_DELETE, .path = paths[k], .timeout_ms = 600000};
 		struct kube_response resp = {0};
 		kube_client_request(b->kc, &rq, NULL, NULL, &resp);
 		kube_response_clear(&resp);
@@ -2961,7 +2962,8 @@ static bool nf_cleanup(struct bench *b)
 		if (!v.pods && !v.nodes)
 			break;
 		if (now_s() > end || interrupted) {
-			say("warning: %ld pods and %d nodes of the workload remain", v.pods, v.nodes);
+			say("warning: %ld pods and %d nodes of the workload remain", v.pods,
+			    v.nodes);
 			return false;
 		}
 		sleep_s(0.5);
@@ -3095,13 +3097,13 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream)
 		say("warning: kcmd not ready (%s)", strerror(-r));
 	sleep_s(NF_STEADY_S);
 	struct nf_view v = nf_view(b);
-	bool ok = r == 0 && v.ready == o->target_pods && !v.term && !v.healthy_tainted &&
-	          !v.tainted;
+	bool ok =
+	        r == 0 && v.ready == o->target_pods && !v.term && !v.healthy_tainted && !v.tainted;
 	phase_end(b, &pc, ok);
 	if (!ok) {
 		fmt(run->error, sizeof(run->error),
-		    "not steady: %ld of %ld pods Ready, %ld terminating, %d nodes tainted",
-		    v.ready, o->target_pods, v.term, v.tainted + v.healthy_tainted);
+		    "not steady: %ld of %ld pods Ready, %ld terminating, %d nodes tainted", v.ready,
+		    o->target_pods, v.term, v.tainted + v.healthy_tainted);
 		say("%s", run->error);
 		goto out;
 	}
@@ -3141,8 +3143,8 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream)
 		if (now_s() - last >= 5) {
 			say("  failure: %.0f s after T0, %d of %d nodes tainted, %ld of %ld pods "
 			    "evicted; healthy: %d tainted, %ld evicted",
-			    t0 > 0 ? now_s() - t0 : 0.0, v.tainted, n_failed, v.evicted, pods_failed,
-			    v.healthy_tainted, v.healthy_evicted);
+			    t0 > 0 ? now_s() - t0 : 0.0, v.tainted, n_failed, v.evicted,
+			    pods_failed, v.healthy_tainted, v.healthy_evicted);
 			last = now_s();
 		}
 		sleep_s(0.1);
@@ -3195,10 +3197,8 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream)
 	bench_run_extra(run, "evict_first_s", "evict first, T0+", "s", Q(te, ne, 0));
 	bench_run_extra(run, "evict_p50_s", "evict median, T0+", "s", Q(te, ne, 0.5));
 	bench_run_extra(run, "evict_last_s", "evict last, T0+", "s", Q(te, ne, 1));
-	bench_run_extra(run, "evict_after_taint_p50_s", "evict-taint median", "s",
-	                Q(ta, na, 0.5));
-	bench_run_extra(run, "evict_after_taint_max_s", "evict-taint max", "s",
-	                Q(ta, na, 1));
+	bench_run_extra(run, "evict_after_taint_p50_s", "evict-taint median", "s", Q(ta, na, 0.5));
+	bench_run_extra(run, "evict_after_taint_max_s", "evict-taint max", "s", Q(ta, na, 1));
 	bench_run_extra(run, "healthy_nodes_tainted", "healthy tainted", "nodes",
 	                v.healthy_tainted);
 	bench_run_extra(run, "healthy_pods_evicted", "healthy evicted", "pods",
@@ -3211,8 +3211,8 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream)
 	    "%.0f pod DELETEs, %.0f pod status writes; %ld Lease renewals (%ld failed)",
 	    nt ? tt[0] : NAN, nt ? tt[nt / 2] : NAN, nt ? tt[nt - 1] : NAN, nt, n_failed,
 	    ne ? te[0] : NAN, ne ? te[ne / 2] : NAN, ne ? te[ne - 1] : NAN, ne, pods_failed,
-	    v.healthy_tainted, v.healthy_evicted, del1 - del0, st1 - st0,
-	    atomic_load(&nf.renewals), atomic_load(&nf.renew_errors));
+	    v.healthy_tainted, v.healthy_evicted, del1 - del0, st1 - st0, atomic_load(&nf.renewals),
+	    atomic_load(&nf.renew_errors));
 	free(tt);
 	free(te);
 	free(ta);
@@ -4018,12 +4018,14 @@ static void describe_workload(struct bench *b)
 	case BENCH_NODEFAILURE:
 		fmt(b->rep.desc, sizeof(b->rep.desc),
 		    "Workload: %d Nodes in %d zones (`topology.kubernetes.io/zone`), Leases in "
-		    "`kube-node-lease` renewed by the driver in rounds every %g s, %d bare pods per "
+		    "`kube-node-lease` renewed by the driver in rounds every %g s, %d bare pods "
+		    "per "
 		    "node (%ld in all; bound, Running and Ready, tolerating the unreachable and "
 		    "not-ready NoExecute taints for %ld s), all created before the controller "
 		    "manager starts. `steady`: start-up and %g s in which nothing may be tainted "
 		    "or evicted; `failure`: the Leases of %d zone(s) (%d nodes) no longer renewed "
-		    "from T0, the end of the last round that renewed them, until every one of their "
+		    "from T0, the end of the last round that renewed them, until every one of "
+		    "their "
 		    "nodes has the `node.kubernetes.io/unreachable:NoExecute` taint and every pod "
 		    "on them a deletionTimestamp. Times are the driver's watch events minus T0. "
 		    "kcm's flags on both: `--node-eviction-rate=%g "
@@ -4034,9 +4036,9 @@ static void describe_workload(struct bench *b)
 		    "PSS summed over the manager and all its processes; upstream = RSS.",
 		    o->nodes, o->zones, o->lease_renew_s, o->pods_per_node, o->target_pods,
 		    o->toleration_s, NF_STEADY_S, o->failed_zones,
-		    o->nodes / o->zones * o->failed_zones +
-		            (o->nodes % o->zones < o->failed_zones ? o->nodes % o->zones
-		                                                   : o->failed_zones),
+		    o->nodes / o->zones * o->failed_zones + (o->nodes % o->zones < o->failed_zones
+		                                                     ? o->nodes % o->zones
+		                                                     : o->failed_zones),
 		    o->node_eviction_rate, o->secondary_rate, o->monitor_grace_s, o->qps, o->burst);
 		return;
 	default:

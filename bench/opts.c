@@ -8,10 +8,9 @@
 
 #include "bench/opts.h"
 
-static const char *const workloads[] = {"load",           "ramp",   "failover",   "restart",
-                                        "deployments",    "jobs",   "daemonsets", "namespaces",
-                                        "endpointslices", "cluster",
-                                        "nodefailure"};
+static const char *const workloads[] = {"load",           "ramp",    "failover",   "restart",
+                                        "deployments",    "jobs",    "daemonsets", "namespaces",
+                                        "endpointslices", "cluster", "nodefailure"};
 
 const char *bench_workload_name(enum bench_workload w)
 {
@@ -237,8 +236,8 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		           !strcmp(name, "failed-zones")) {
 			long min = !strcmp(name, "pods-per-node") ? 0 : 1;
 			if (parse_long(val, min, 10000, &l) < 0)
-				return fail(err, errlen, "--%s: %s is not between %ld and 10000", name,
-				            val, min);
+				return fail(err, errlen, "--%s: %s is not between %ld and 10000",
+				            name, val, min);
 			int *ip = !strcmp(name, "pods-per-node") ? &o->pods_per_node
 			          : !strcmp(name, "zones")       ? &o->zones
 			                                         : &o->failed_zones;
@@ -246,9 +245,10 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		} else if (!strcmp(name, "node-eviction-rate") ||
 		           !strcmp(name, "secondary-node-eviction-rate")) {
 			if (parse_double(val, 0, 1e6, &d) < 0)
-				return fail(err, errlen, "--%s: %s is not a number >= 0", name, val);
+				return fail(err, errlen, "--%s: %s is not a number >= 0", name,
+				            val);
 			*(!strcmp(name, "node-eviction-rate") ? &o->node_eviction_rate
-			                                       : &o->secondary_rate) = d;
+			                                      : &o->secondary_rate) = d;
 		} else if (!strcmp(name, "node-monitor-grace-period") ||
 		           !strcmp(name, "lease-renew-interval")) {
 			char secs[32];
@@ -261,11 +261,12 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 				            "--%s: %s is not a number of seconds (1-3600)", name,
 				            val);
 			*(!strcmp(name, "lease-renew-interval") ? &o->lease_renew_s
-			                                         : &o->monitor_grace_s) = d;
+			                                        : &o->monitor_grace_s) = d;
 		} else if (!strcmp(name, "toleration-seconds")) {
 			if (parse_long(val, 0, 86400, &l) < 0)
 				return fail(err, errlen,
-				            "--toleration-seconds: %s is not between 0 and 86400", val);
+				            "--toleration-seconds: %s is not between 0 and 86400",
+				            val);
 			o->toleration_s = l;
 		} else if (!strcmp(name, "node-churn")) {
 			if (parse_long(val, 0, 10000, &l) < 0)

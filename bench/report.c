@@ -206,8 +206,8 @@ void bench_report_table(FILE *f, const struct bench_report *r)
 			fmt_num(b, sizeof(b), uv);
 			fmt_num(c, sizeof(c), bench_ratio(kv, uv));
 			snprintf(lab, sizeof(lab), "%s (%s)", e->label, e->unit);
-			fprintf(f, "%-10s %-28.28s %12s %12s %14s\n", i ? "" : r->workload, lab, a, b,
-			        c);
+			fprintf(f, "%-10s %-28.28s %12s %12s %14s\n", i ? "" : r->workload, lab, a,
+			        b, c);
 		}
 		for (const struct bench_run *run = k; run; run = run == k ? u : NULL)
 			if (run->error[0])
@@ -462,8 +462,8 @@ void bench_report_markdown(FILE *f, const struct bench_report *r)
 			fmt_num(a, sizeof(a), kv);
 			fmt_num(b, sizeof(b), uv);
 			fmt_num(c, sizeof(c), bench_ratio(kv, uv));
-			fprintf(f, "| %s | %s (%s) | %s | %s | %s |\n", r->workload, e->label, e->unit,
-			        a, b, c);
+			fprintf(f, "| %s | %s (%s) | %s | %s | %s |\n", r->workload, e->label,
+			        e->unit, a, b, c);
 		}
 		fprintf(f, "\nAPI requests by verb and code (apiserver, all clients):\n\n");
 		for (unsigned pi = 0; pi < any->n_phases; pi++) {

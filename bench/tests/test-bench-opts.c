@@ -298,10 +298,10 @@ static void test_nodefailure_workload(void **state)
 	assert_true(o.qps == 5000.0);
 	assert_false(o.simulate_kubelet);
 	assert_true(o.compare_upstream);
-	assert_int_equal(PARSE(&o, err, "--workload=nodefailure", "--nodes=100", "--pods-per-node=5",
-	                       "--zones=4", "--failed-zones=2", "--node-eviction-rate=0.5",
-	                       "--secondary-node-eviction-rate=0", "--node-monitor-grace-period=40s",
-	                       "--toleration-seconds=0"),
+	assert_int_equal(PARSE(&o, err, "--workload=nodefailure", "--nodes=100",
+	                       "--pods-per-node=5", "--zones=4", "--failed-zones=2",
+	                       "--node-eviction-rate=0.5", "--secondary-node-eviction-rate=0",
+	                       "--node-monitor-grace-period=40s", "--toleration-seconds=0"),
 	                 0);
 	assert_int_equal(o.target_pods, 500);
 	assert_int_equal(o.failed_zones, 2);

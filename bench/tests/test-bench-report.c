@@ -306,7 +306,8 @@ static void test_extra_figures(void **state)
 	char *t = render(bench_report_lines, &r);
 	assert_non_null(strstr(t, "bench: nodelifecycle.nodefailure_taint_p50_s 41.5 s\n"));
 	assert_non_null(strstr(t, "bench: nodelifecycle.upstream.nodefailure_taint_p50_s 40 s\n"));
-	assert_non_null(strstr(t, "bench: nodelifecycle.nodefailure_healthy_pods_evicted 0 pods\n"));
+	assert_non_null(
+	        strstr(t, "bench: nodelifecycle.nodefailure_healthy_pods_evicted 0 pods\n"));
 	/* not measured: no line */
 	assert_null(strstr(t, "upstream.nodefailure_healthy_pods_evicted"));
 	free(t);
@@ -332,9 +333,9 @@ static void test_extra_figures(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_table),     cmocka_unit_test(test_lines),
-	        cmocka_unit_test(test_json),      cmocka_unit_test(test_markdown_and_gnuplot),
-	        cmocka_unit_test(test_splice),    cmocka_unit_test(test_object_lines_and_markdown),
+	        cmocka_unit_test(test_table),      cmocka_unit_test(test_lines),
+	        cmocka_unit_test(test_json),       cmocka_unit_test(test_markdown_and_gnuplot),
+	        cmocka_unit_test(test_splice),     cmocka_unit_test(test_object_lines_and_markdown),
 	        cmocka_unit_test(test_splice_tag), cmocka_unit_test(test_extra_figures)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
