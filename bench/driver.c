@@ -3027,7 +3027,7 @@ static int nf_cmp(const void *a, const void *b2)
 	return x < y ? -1 : x > y;
 }
 
-static int run_nodefail_pass(struct bench *b, int runidx, bool upstream)
+static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool last)
 {
 	struct bench_run *run = &b->rep.runs[b->rep.n_runs++];
 	const struct bench_opts *o = &b->o;
@@ -3230,8 +3230,12 @@ out:
 		stop_kcm_direct(b);
 	else
 		stop_kcmds(b);
-	say("nodefailure: deleting the pods, nodes and Leases");
-	nf_cleanup(b);
+	/* the last pass on the bench's own cluster leaves them: the cluster is torn down (50,000
+	 * pods take minutes to delete) */
+	if (!last || !b->cluster_up) {
+		say("nodefailure: deleting the pods, nodes and Leases");
+		nf_cleanup(b);
+	}
 	pthread_mutex_lock(&b->mu);
 	b->cur_run = -1;
 	pthread_mutex_unlock(&b->mu);
@@ -4314,9 +4318,9 @@ int kcmd_bench_main(int argc, char **argv)
 	if (b->o.workload == BENCH_NODEFAILURE) {
 		/* leftovers of an interrupted run first (the pass waits for an empty view) */
 		nf_cleanup(b);
-		run_nodefail_pass(b, runidx++, false);
+		run_nodefail_pass(b, runidx++, false, !compare);
 		if (compare && !interrupted)
-			run_nodefail_pass(b, runidx++, true);
+			run_nodefail_pass(b, runidx++, true, true);
 		goto report;
 	}
 	for (int lim = 0; lim < (b->o.unlimited ? 2 : 1) && !interrupted; lim++) {
