@@ -3027,7 +3027,7 @@ static int nf_cmp(const void *a, const void *b2)
 	return x < y ? -1 : x > y;
 }
 
-static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool last)
+static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool last_pass)
 {
 	struct bench_run *run = &b->rep.runs[b->rep.n_runs++];
 	const struct bench_opts *o = &b->o;
@@ -3232,7 +3232,7 @@ out:
 		stop_kcmds(b);
 	/* the last pass on the bench's own cluster leaves them: the cluster is torn down (50,000
 	 * pods take minutes to delete) */
-	if (!last || !b->cluster_up) {
+	if (!last_pass || !b->cluster_up) {
 		say("nodefailure: deleting the pods, nodes and Leases");
 		nf_cleanup(b);
 	}
