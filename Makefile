@@ -274,6 +274,19 @@ bench-ns-eps: deps all
 	$(B)/bin/kcmd bench --workload=namespaces $(BENCH_WL_ARGS) --output=$(B)/bench/namespaces.json --update-doc=docs/benchmarks.md
 	$(B)/bin/kcmd bench --workload=endpointslices $(BENCH_WL_ARGS) --output=$(B)/bench/endpointslices.json --update-doc=docs/benchmarks.md
 
+# Issue 18's node-failure figure (docs/bench.md "nodefailure"): one zone of nodes stops
+# heartbeating, time to taint, eviction rate, CPU and memory, kcmd vs upstream kcm in one run.
+# bench-nodefailure-short: 100 nodes x 5 pods in 2 zones (JSON only, docs untouched);
+# bench-nodefailure: the issue's 1,000 nodes x 50 pods in 10 zones, updating docs/benchmarks.md.
+# Not in `make check`; run under `flock /tmp/kcmd-e2e.lock`.
+BENCH_NF_SHORT_ARGS ?= --nodes=100 --pods-per-node=5 --zones=2 --raw-pods=0 --phase-timeout=300
+BENCH_NF_ARGS       ?= --raw-pods=0 --phase-timeout=1800
+.PHONY: bench-nodefailure-short bench-nodefailure
+bench-nodefailure-short: deps all
+	$(B)/bin/kcmd bench --workload=nodefailure $(BENCH_NF_SHORT_ARGS) --output=$(B)/bench/nodefailure-short.json
+bench-nodefailure: deps all
+	$(B)/bin/kcmd bench --workload=nodefailure $(BENCH_NF_ARGS) --output=$(B)/bench/nodefailure.json --update-doc=docs/benchmarks.md
+
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------------------------
 # A fuzz target is built with its module's sources (and their dependencies') in one clang run so
 # all of it is instrumented. Corpora live in <dir>/fuzz/corpus/<target without fuzz->/. `make fuzz` runs each

@@ -2047,6 +2047,8 @@ static const char *controllers_of(const struct bench_opts *o)
 		return "endpointslice-controller,endpoints-controller,garbage-collector-controller";
 	case BENCH_CLUSTER:
 		return "*,bootstrapsigner,tokencleaner"; /* kubeadm's */
+	case BENCH_NODEFAILURE:
+		return "node-lifecycle-controller,taint-eviction-controller";
 	default:
 		return "replicaset-controller,garbage-collector-controller";
 	}
@@ -2079,6 +2081,20 @@ static int kubeadm_flags(const struct bench *b, char **argv, int argc, char (*bu
 	return argc;
 }
 
+/* nodefailure: kcm's node lifecycle flags of the run, the same for kcmd and upstream. Appends to
+ * argv (at most 3); bufs holds the strings. */
+static int nodefail_flags(const struct bench *b, char **argv, int argc, char (*bufs)[64])
+{
+	if (b->o.workload != BENCH_NODEFAILURE)
+		return argc;
+	fmt(bufs[0], sizeof(bufs[0]), "--node-eviction-rate=%g", b->o.node_eviction_rate);
+	fmt(bufs[1], sizeof(bufs[1]), "--secondary-node-eviction-rate=%g", b->o.secondary_rate);
+	fmt(bufs[2], sizeof(bufs[2]), "--node-monitor-grace-period=%gs", b->o.monitor_grace_s);
+	for (int i = 0; i < 3; i++)
+		argv[argc++] = bufs[i];
+	return argc;
+}
+
 static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool leader_elect,
                       const char *tag)
 {
@@ -2092,8 +2108,9 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 	        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 	        /* the controllers upstream runs in the same bench (start_upstream) */
 	        a_ctl, NULL};
-	char extra[1024];
+	char extra[1024], nfb[3][64];
 	int argc = kubeadm_flags(b, argv, 10, kubeadm);
+	argc = nodefail_flags(b, argv, argc, nfb);
 
 	if (b->o.kcmd_args) {
 		fmt(extra, sizeof(extra), "%s", b->o.kcmd_args);
@@ -2231,6 +2248,8 @@ static int start_kcm_direct(struct bench *b, int slot, const char *tag, bool res
 		argc = kubeadm_flags(b, argv, argc, kubeadm);
 	else
 		argv[argc++] = "--use-service-account-credentials=false";
+	char nfb[3][64];
+	argc = nodefail_flags(b, argv, argc, nfb);
 	argv[argc] = NULL;
 	fmt(a_ctl, sizeof(a_ctl), "--controllers=%s", controllers_of(&b->o));
 
@@ -2481,6 +2500,747 @@ static void want_all(struct bench *b, struct rsstate *rs, int n, bool full)
 	for (int i = 0; i < n; i++)
 		rs[i].want = full ? rs[i].size : 0;
 	pthread_mutex_unlock(&b->mu);
+}
+
+/* ---- nodefailure (issue 18): one zone of nodes stops heartbeating ------------------------------
+ * The driver plays every kubelet: it creates --nodes Nodes "kcmd-nf-<i>" in --zones zones (zone
+ * i % zones, labels topology.kubernetes.io/zone and region; status Ready, written by the create,
+ * which keeps a Node's status), their Leases in kube-node-lease, renewed in rounds every
+ * --lease-renew-interval by NF_RENEWERS threads, and --pods-per-node bare pods per node
+ * "nf-<i>-<k>" (nodeName set, then status Running and Ready; tolerations of the unreachable and
+ * not-ready NoExecute taints with --toleration-seconds). All of it exists before the controller
+ * manager starts, so kcmd and upstream start from the same cluster. `steady`: the controller
+ * manager starts and holds for NF_STEADY_S (nothing may be tainted or evicted); `failure`: right
+ * after a renewal round the Leases of the first --failed-zones zones are no longer renewed (T0 =
+ * the end of that round, after every last renewal) until every node of those zones has the
+ * node.kubernetes.io/unreachable:NoExecute taint and every pod on them a deletionTimestamp (the
+ * taint eviction controller's delete; no kubelet finishes it). Times are the driver's watch
+ * events minus T0. Rejected: the kubelet simulator (it renews every node's Lease, would turn
+ * the pods marked not ready back to Ready and would finish the evicted pods' deletion). */
+
+#define NF_NODE      "kcmd-nf-"
+#define NF_RENEWERS  8
+#define NF_STEADY_S  15.0
+#define NF_LEASE_NS  "kube-node-lease"
+#define NF_ZONE_KEY  "topology.kubernetes.io/zone"
+#define NF_TAINT_KEY "node.kubernetes.io/unreachable"
+
+struct nf_node {
+	double taint_t; /* first seen with the unreachable NoExecute taint (0: not yet) */
+	bool exists, tainted, other_taint; /* other_taint: not-ready:NoExecute */
+};
+struct nf_pod {
+	double evict_t; /* first seen with a deletionTimestamp (or gone) after T0 */
+	bool exists, ready, term;
+};
+struct nf_state {
+	struct nf_node *nodes;
+	struct nf_pod *pods;
+	double t0; /* the failure's T0 (0: no failure in progress) */
+	/* the renewers (rmu, rcv) */
+	pthread_mutex_t rmu;
+	pthread_cond_t rcv;
+	long round, done_round[NF_RENEWERS];
+	bool renew_on, failing;
+	atomic_long renewals, renew_errors;
+};
+static struct nf_state nf;
+
+static bool nf_failed_node(const struct bench_opts *o, int i)
+{
+	return i % o->zones < o->failed_zones;
+}
+
+static int nf_parse(const char *s, const char *prefix, long *a, long *k)
+{
+	size_t n = strlen(prefix);
+	char *end;
+	if (!s || strncmp(s, prefix, n))
+		return -1;
+	*a = strtol(s + n, &end, 10);
+	if (end == s + n || *a < 0)
+		return -1;
+	if (!k)
+		return *end ? -1 : 0;
+	if (*end != '-')
+		return -1;
+	const char *p = end + 1;
+	*k = strtol(p, &end, 10);
+	return end == p || *end || *k < 0 ? -1 : 0;
+}
+
+static void on_nf_node(struct bench *b, const char *type, const cJSON *obj)
+{
+	long i;
+	if (nf_parse(jstr(obj, "metadata", "name", NULL), NF_NODE, &i, NULL) < 0 || i >= b->o.nodes)
+		return;
+	bool unreach = false, notready = false;
+	const cJSON *t;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+	                              cJSON_GetObjectItemCaseSensitive(obj, "spec"), "taints"))
+	{
+		const char *k = jstr(t, "key", NULL, NULL), *e = jstr(t, "effect", NULL, NULL);
+		if (!k || !e || strcmp(e, "NoExecute"))
+			continue;
+		unreach |= !strcmp(k, NF_TAINT_KEY);
+		notready |= !strcmp(k, "node.kubernetes.io/not-ready");
+	}
+	double now = now_s();
+	pthread_mutex_lock(&b->mu);
+	struct nf_node *n = &nf.nodes[i];
+	n->exists = strcmp(type, "DELETED") != 0;
+	n->tainted = n->exists && unreach;
+	n->other_taint |= n->exists && notready && nf.t0 > 0;
+	if (n->tainted && !n->taint_t && nf.t0 > 0)
+		n->taint_t = now;
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void reset_nf_nodes(struct bench *b)
+{
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < b->o.nodes; i++)
+		nf.nodes[i].exists = nf.nodes[i].tainted = false;
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void on_nf_pod(struct bench *b, const char *type, const cJSON *obj)
+{
+	long i, k;
+	if (nf_parse(jstr(obj, "metadata", "name", NULL), "nf-", &i, &k) < 0 || i >= b->o.nodes ||
+	    k >= b->o.pods_per_node)
+		return;
+	bool term =
+	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+	                                         "deletionTimestamp") != NULL;
+	bool ready = false;
+	const cJSON *c;
+	cJSON_ArrayForEach(
+	        c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
+	                                            "conditions"))
+	{
+		const char *t = jstr(c, "type", NULL, NULL), *s = jstr(c, "status", NULL, NULL);
+		if (t && s && !strcmp(t, "Ready"))
+			ready = !strcmp(s, "True");
+	}
+	double now = now_s();
+	bool del = !strcmp(type, "DELETED");
+	pthread_mutex_lock(&b->mu);
+	struct nf_pod *p = &nf.pods[i * b->o.pods_per_node + k];
+	p->exists = !del;
+	p->ready = !del && ready;
+	p->term = !del && term;
+	if ((del || term) && !p->evict_t && nf.t0 > 0)
+		p->evict_t = now;
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void reset_nf_pods(struct bench *b)
+{
+	pthread_mutex_lock(&b->mu);
+	for (long i = 0; i < b->o.target_pods; i++)
+		nf.pods[i].exists = nf.pods[i].ready = nf.pods[i].term = false;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* RFC 3339 with microseconds (a Lease's MicroTime), UTC. */
+static void nf_microtime(char *buf, size_t n)
+{
+	struct timespec ts;
+	struct tm tm;
+	char s[32];
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	fmt(buf, n, "%s.%06ldZ", s, ts.tv_nsec / 1000);
+}
+
+static int nf_renew(struct kube_client *kc, int i)
+{
+	char name[48], body[128], ts[40];
+	fmt(name, sizeof(name), NF_NODE "%d", i);
+	nf_microtime(ts, sizeof(ts));
+	fmt(body, sizeof(body), "{\"spec\":{\"renewTime\":\"%s\"}}", ts);
+	struct kube_request rq = {.verb = KUBE_PATCH,
+	                          .group = "coordination.k8s.io",
+	                          .version = "v1",
+	                          .resource = "leases",
+	                          .ns = NF_LEASE_NS,
+	                          .name = name,
+	                          .body = body,
+	                          .body_len = strlen(body),
+	                          .patch_type = KUBE_PATCH_MERGE};
+	struct kube_response resp = {0};
+	int r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+	kube_response_clear(&resp);
+	return r;
+}
+
+struct nf_renewer {
+	struct bench *b;
+	int idx;
+};
+
+/* Renews the Leases i % NF_RENEWERS == idx once per round (nf.round), skipping the failed
+ * zones' nodes while nf.failing. */
+static void *nf_renew_thread(void *arg)
+{
+	struct nf_renewer *w = arg;
+	struct bench *b = w->b;
+	struct kube_client *kc = NULL;
+	long seen = 0;
+
+	if (new_client(b, &kc, 0, 1) < 0)
+		return NULL;
+	for (;;) {
+		pthread_mutex_lock(&nf.rmu);
+		while (nf.round == seen)
+			pthread_cond_wait(&nf.rcv, &nf.rmu);
+		seen = nf.round;
+		bool failing = nf.failing;
+		pthread_mutex_unlock(&nf.rmu);
+		for (int i = w->idx; i < b->o.nodes && !interrupted; i += NF_RENEWERS) {
+			if (failing && nf_failed_node(&b->o, i))
+				continue;
+			if (nf_renew(kc, i) < 0 && nf_renew(kc, i) < 0)
+				atomic_fetch_add(&nf.renew_errors, 1);
+			else
+				atomic_fetch_add(&nf.renewals, 1);
+		}
+		pthread_mutex_lock(&nf.rmu);
+		nf.done_round[w->idx] = seen;
+		pthread_cond_broadcast(&nf.rcv);
+		pthread_mutex_unlock(&nf.rmu);
+	}
+	return NULL;
+}
+
+/* The round coordinator: one round every --lease-renew-interval while renew_on. A failure asked
+ * for (nf.failing set by the main thread, t0 0) starts at the end of the round that follows:
+ * that round still renews every node, so every failed node's last renewal precedes T0. */
+static bool nf_fail_req;
+static void *nf_round_thread(void *arg)
+{
+	struct bench *b = arg;
+	for (;;) {
+		double start = now_s();
+		pthread_mutex_lock(&nf.rmu);
+		if (nf.renew_on) {
+			long r = ++nf.round;
+			pthread_cond_broadcast(&nf.rcv);
+			for (;;) {
+				bool all = true;
+				for (int t = 0; t < NF_RENEWERS; t++)
+					all &= nf.done_round[t] >= r;
+				if (all)
+					break;
+				pthread_cond_wait(&nf.rcv, &nf.rmu);
+			}
+			if (nf_fail_req && !nf.failing) {
+				nf.failing = true;
+				pthread_mutex_lock(&b->mu);
+				nf.t0 = now_s();
+				pthread_mutex_unlock(&b->mu);
+			}
+		}
+		pthread_mutex_unlock(&nf.rmu);
+		double el = now_s() - start;
+		if (el > b->o.lease_renew_s)
+			say("warning: a Lease renewal round took %.1f s (> %g s)", el,
+			    b->o.lease_renew_s);
+		sleep_s(b->o.lease_renew_s - el);
+	}
+	return NULL;
+}
+
+static void nf_start_renewers(struct bench *b)
+{
+	static struct nf_renewer w[NF_RENEWERS];
+	pthread_mutex_init(&nf.rmu, NULL);
+	pthread_cond_init(&nf.rcv, NULL);
+	for (int t = 0; t < NF_RENEWERS; t++) {
+		pthread_t th;
+		w[t] = (struct nf_renewer){.b = b, .idx = t};
+		if (pthread_create(&th, NULL, nf_renew_thread, &w[t]) == 0)
+			pthread_detach(th);
+	}
+	pthread_t th;
+	if (pthread_create(&th, NULL, nf_round_thread, b) == 0)
+		pthread_detach(th);
+}
+
+static void nf_renew_set(bool on, bool fail)
+{
+	pthread_mutex_lock(&nf.rmu);
+	nf.renew_on = on;
+	nf_fail_req = fail;
+	if (!fail)
+		nf.failing = false;
+	pthread_mutex_unlock(&nf.rmu);
+}
+
+/* setup: node i (with its status), its Lease */
+static int nf_create_node(struct pacer *p, struct kube_client *kc, int i)
+{
+	struct bench *b = p->b;
+	char body[2048], ts[40], name[48];
+	nf_microtime(ts, sizeof(ts));
+	fmt(name, sizeof(name), NF_NODE "%d", i);
+	char sec[24];
+	fmt(sec, sizeof(sec), "%.19s", ts);
+	fmt(body, sizeof(body),
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
+	    "\"" LABEL "\":\"1\",\"" NF_ZONE_KEY "\":\"zone-%d\","
+	    "\"topology.kubernetes.io/region\":\"bench\",\"kubernetes.io/hostname\":\"%s\","
+	    "\"kubernetes.io/os\":\"linux\",\"kubernetes.io/arch\":\"amd64\","
+	    "\"beta.kubernetes.io/os\":\"linux\",\"beta.kubernetes.io/arch\":\"amd64\"}},"
+	    "\"spec\":{},\"status\":{\"capacity\":{\"pods\":\"110\",\"cpu\":\"32\",\"memory\":"
+	    "\"256Gi\"},\"allocatable\":{\"pods\":\"110\",\"cpu\":\"32\",\"memory\":\"256Gi\"},"
+	    "\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"10.201.%d.%d\"}],"
+	    "\"conditions\":["
+	    "{\"type\":\"MemoryPressure\",\"status\":\"False\",\"reason\":"
+	    "\"KubeletHasSufficientMemory\",\"lastHeartbeatTime\":\"%sZ\",\"lastTransitionTime\":"
+	    "\"%sZ\"},"
+	    "{\"type\":\"DiskPressure\",\"status\":\"False\",\"reason\":"
+	    "\"KubeletHasNoDiskPressure\",\"lastHeartbeatTime\":\"%sZ\",\"lastTransitionTime\":"
+	    "\"%sZ\"},"
+	    "{\"type\":\"PIDPressure\",\"status\":\"False\",\"reason\":"
+	    "\"KubeletHasSufficientPID\",\"lastHeartbeatTime\":\"%sZ\",\"lastTransitionTime\":"
+	    "\"%sZ\"},"
+	    "{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"message\":"
+	    "\"kubelet is posting ready status\",\"lastHeartbeatTime\":\"%sZ\","
+	    "\"lastTransitionTime\":\"%sZ\"}]}}",
+	    name, i % b->o.zones, name, i / 256 % 256, i % 256, sec, sec, sec, sec, sec, sec, sec,
+	    sec);
+	int r = simple_write(b, kc, KUBE_CREATE, NULL, "nodes", NULL, name, body, false);
+	if (r < 0)
+		return r;
+	fmt(body, sizeof(body),
+	    "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{"
+	    "\"name\":\"%s\",\"namespace\":\"" NF_LEASE_NS "\",\"labels\":{\"" LABEL "\":\"1\"}},"
+	    "\"spec\":{\"holderIdentity\":\"%s\",\"leaseDurationSeconds\":40,\"renewTime\":"
+	    "\"%s\"}}",
+	    name, name, ts);
+	return simple_write(b, kc, KUBE_CREATE, "coordination.k8s.io", "leases", NF_LEASE_NS, name,
+	                    body, false);
+}
+
+/* setup: pod i = node i / P, k = i % P, bound, then Running and Ready (its status) */
+static int nf_create_pod(struct pacer *p, struct kube_client *kc, int i)
+{
+	struct bench *b = p->b;
+	int node = i / b->o.pods_per_node, k = i % b->o.pods_per_node;
+	char body[2048], name[64], ns[48], ts[40];
+	fmt(name, sizeof(name), "nf-%d-%d", node, k);
+	ns_name(node % b->o.namespaces, ns, sizeof(ns));
+	fmt(body, sizeof(body),
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
+	    "\"" LABEL "\":\"1\"}},\"spec\":{\"nodeName\":\"" NF_NODE "%d\","
+	    "\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/bench:1\"}],"
+	    "\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
+	    "\"effect\":\"NoExecute\",\"tolerationSeconds\":%ld},{\"key\":\"" NF_TAINT_KEY "\","
+	    "\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":%ld}]}}",
+	    name, node, b->o.toleration_s, b->o.toleration_s);
+	int r = simple_write(b, kc, KUBE_CREATE, NULL, "pods", ns, name, body, false);
+	if (r < 0)
+		return r;
+	nf_microtime(ts, sizeof(ts));
+	fmt(body, sizeof(body),
+	    "{\"status\":{\"phase\":\"Running\",\"hostIP\":\"10.201.%d.%d\",\"podIP\":"
+	    "\"10.129.%d.%d\",\"startTime\":\"%.19sZ\",\"conditions\":["
+	    "{\"type\":\"PodScheduled\",\"status\":\"True\"},{\"type\":\"Initialized\",\"status\":"
+	    "\"True\"},{\"type\":\"ContainersReady\",\"status\":\"True\"},{\"type\":\"Ready\","
+	    "\"status\":\"True\"}]}}",
+	    node / 256 % 256, node % 256, i / 256 % 256, i % 256, ts);
+	struct kube_request rq = {.verb = KUBE_PATCH,
+	                          .version = "v1",
+	                          .resource = "pods",
+	                          .ns = ns,
+	                          .name = name,
+	                          .subresource = "status",
+	                          .body = body,
+	                          .body_len = strlen(body),
+	                          .patch_type = KUBE_PATCH_MERGE};
+	struct kube_response resp = {0};
+	r = kube_client_request(kc, &rq, NULL, NULL, &resp);
+	if (r < 0)
+		say("warning: pod status %s/%s: HTTP %d", ns, name, resp.http_code);
+	kube_response_clear(&resp);
+	return r;
+}
+
+/* The driver's view: nodes existing, failed nodes tainted, healthy nodes tainted; pods existing,
+ * Ready, terminating; failed pods evicted (mu held). */
+struct nf_view {
+	int nodes, tainted, healthy_tainted;
+	long pods, ready, term, evicted, healthy_evicted;
+};
+static struct nf_view nf_view_locked(const struct bench *b)
+{
+	struct nf_view v = {0};
+	const struct bench_opts *o = &b->o;
+	for (int i = 0; i < o->nodes; i++) {
+		const struct nf_node *n = &nf.nodes[i];
+		bool failed = nf_failed_node(o, i);
+		v.nodes += n->exists;
+		v.tainted += failed && n->tainted;
+		v.healthy_tainted += !failed && (n->tainted || n->other_taint);
+		for (int k = 0; k < o->pods_per_node; k++) {
+			const struct nf_pod *p = &nf.pods[(long)i * o->pods_per_node + k];
+			v.pods += p->exists;
+			v.ready += p->exists && p->ready;
+			v.term += p->term;
+			v.evicted += failed && p->evict_t > 0;
+			v.healthy_evicted += !failed && p->evict_t > 0;
+		}
+	}
+	return v;
+}
+
+static struct nf_view nf_view(struct bench *b)
+{
+	pthread_mutex_lock(&b->mu);
+	struct nf_view v = nf_view_locked(b);
+	pthread_mutex_unlock(&b->mu);
+	return v;
+}
+
+/* The apiserver's pod DELETEs and pod status writes so far (apiserver_request_total). */
+static void nf_pod_writes(struct bench *b, double *deletes, double *status)
+{
+	struct kube_request rq = {.verb = KUBE_GET, .path = "/metrics", .accept = "text/plain"};
+	struct kube_response resp = {0};
+	static const char *const g[] = {"verb", "resource", "subresource"};
+	struct prom_counts c = {0};
+	*deletes = *status = NAN;
+	if (kube_client_request(b->kc, &rq, NULL, NULL, &resp) == 0 &&
+	    prom_collect(resp.body, resp.body_len, "apiserver_request_total", NULL, 0, g, 3, &c) >=
+	            0) {
+		*deletes = prom_counts_get(&c, "DELETE pods ");
+		*status = prom_counts_get(&c, "PUT pods status") +
+		          prom_counts_get(&c, "PATCH pods status") +
+		          prom_counts_get(&c, "APPLY pods status");
+	}
+	prom_counts_free(&c);
+	kube_response_clear(&resp);
+}
+
+/* Deletes every pod (grace 0), Node and Lease of the workload and waits until the driver's
+ * watches show none. */
+static bool nf_cleanup(struct bench *b)
+{
+	nf_renew_set(false, false);
+	pthread_mutex_lock(&b->mu);
+	nf.t0 = 0;
+	pthread_mutex_unlock(&b->mu);
+	for (int i = 0; i < b->o.namespaces; i++) {
+		char ns[48], path[256];
+		ns_name(i, ns, sizeof(ns));
+		fmt(path, sizeof(path), "/api/v1/namespaces/%s/pods?labelSelector=" LABEL, ns);
+		struct kube_request rq = {.verb = KUBE_DELETE,
+		                          .path = path,
+		                          .grace_period_seconds = 0,
+		                          .has_grace_period = true,
+		                          .timeout_ms = 600000};
+		struct kube_response resp = {0};
+		kube_client_request(b->kc, &rq, NULL, NULL, &resp);
+		kube_response_clear(&resp);
+	}
+	const char *paths[] = {"/api/v1/nodes?labelSelector=" LABEL,
+	                       "/apis/coordination.k8s.io/v1/namespaces/" NF_LEASE_NS
+	                       "/leases?labelSelector=" LABEL};
+	for (int k = 0; k < 2; k++) {
+		struct kube_request rq = {
+		        .verb = KUBE_DELETE, .path = paths[k], .timeout_ms = 600000};
+		struct kube_response resp = {0};
+		kube_client_request(b->kc, &rq, NULL, NULL, &resp);
+		kube_response_clear(&resp);
+	}
+	double end = now_s() + 600;
+	for (;;) {
+		struct nf_view v = nf_view(b);
+		if (!v.pods && !v.nodes)
+			break;
+		if (now_s() > end || interrupted) {
+			say("warning: %ld pods and %d nodes of the workload remain", v.pods,
+			    v.nodes);
+			return false;
+		}
+		sleep_s(0.5);
+	}
+	pthread_mutex_lock(&b->mu);
+	for (int i = 0; i < b->o.nodes; i++)
+		nf.nodes[i] = (struct nf_node){0};
+	for (long i = 0; i < b->o.target_pods; i++)
+		nf.pods[i] = (struct nf_pod){0};
+	pthread_mutex_unlock(&b->mu);
+	return true;
+}
+
+/* Creates the nodes, Leases and pods (no controller manager runs yet) and waits until the
+ * driver's watches show every node and every pod Ready. */
+static int nf_setup(struct bench *b, struct pacer *p)
+{
+	const struct bench_opts *o = &b->o;
+	double t = now_s();
+	say("nodefailure: creating %d nodes in %d zones with their Leases", o->nodes, o->zones);
+	nf_renew_set(false, false);
+	pacer_start(p, b, o->nodes, 0, 16, nf_create_node, NULL);
+	pacer_join(p);
+	if (atomic_load(&p->errors))
+		return -EIO;
+	nf_renew_set(true, false);
+	say("nodefailure: creating %ld pods (%d per node), bound, Running and Ready",
+	    o->target_pods, o->pods_per_node);
+	if (o->target_pods > 0) {
+		pacer_start(p, b, (int)o->target_pods, 0, 32, nf_create_pod, NULL);
+		double last = 0;
+		while (atomic_load(&p->done) < p->n && !interrupted) {
+			if (now_s() - last >= 10) {
+				struct nf_view v = nf_view(b);
+				say("  setup: %d of %ld pod writes done, %ld pods, %ld Ready",
+				    atomic_load(&p->done), o->target_pods, v.pods, v.ready);
+				last = now_s();
+			}
+			sleep_s(0.5);
+		}
+		pacer_join(p);
+		if (atomic_load(&p->errors))
+			return -EIO;
+	}
+	double end = now_s() + 300;
+	for (;;) {
+		struct nf_view v = nf_view(b);
+		if (v.nodes == o->nodes && v.ready == o->target_pods && !v.term)
+			break;
+		if (now_s() > end || interrupted)
+			return -ETIMEDOUT;
+		sleep_s(0.25);
+	}
+	say("nodefailure: setup done in %.1f s", now_s() - t);
+	return 0;
+}
+
+static int nf_cmp(const void *a, const void *b2)
+{
+	double x = *(const double *)a, y = *(const double *)b2;
+	return x < y ? -1 : x > y;
+}
+
+static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool last_pass)
+{
+	struct bench_run *run = &b->rep.runs[b->rep.n_runs++];
+	const struct bench_opts *o = &b->o;
+	char tag[40];
+	int r = 0;
+
+	*run = (struct bench_run){.qps = o->qps, .burst = o->burst};
+	fmt(run->controller, sizeof(run->controller), "%s", upstream ? "upstream" : "kcmd");
+	fmt(run->limits, sizeof(run->limits), "limited");
+	fmt(run->mem_kind, sizeof(run->mem_kind), "%s", upstream ? "RSS" : "PSS");
+	fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
+	say("=== pass %s: %s, --kube-api-qps=%g --kube-api-burst=%d, %d nodes x %d pods, %d "
+	    "zones, %d failing ===",
+	    tag, run->controller, o->qps, o->burst, o->nodes, o->pods_per_node, o->zones,
+	    o->failed_zones);
+	pthread_mutex_lock(&b->mu);
+	b->cur_run = runidx;
+	pthread_mutex_unlock(&b->mu);
+	struct pacer *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	r = nf_setup(b, p);
+	if (r < 0) {
+		fmt(run->error, sizeof(run->error), "setup failed (%s)", strerror(-r));
+		say("%s", run->error);
+		goto out;
+	}
+	pthread_mutex_lock(&b->smu);
+	b->is_kcmd = !upstream;
+	b->cpu_acc = 0;
+	b->mem_now = b->run_mem_peak = 0;
+	b->queue_now = NAN;
+	memset(b->root_cpu, 0, sizeof(b->root_cpu));
+	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir,
+	    bench_workload_name(o->workload), tag);
+	b->series = fopen(run->series, "we");
+	if (b->series)
+		fprintf(b->series, "# t_s pods ready mem_mb(%s) cpu_s\n", run->mem_kind);
+	pthread_mutex_unlock(&b->smu);
+
+	if (upstream) {
+		b->kcm_qps = o->qps;
+		b->kcm_burst = o->burst;
+		b->kcm_le = false;
+		r = start_kcm_direct(b, 0, tag, false);
+	} else {
+		r = start_kcmd(b, 0, o->qps, o->burst, false, tag);
+	}
+	if (r < 0) {
+		fmt(run->error, sizeof(run->error),
+		    "the controller manager did not start (%s); see %s", strerror(-r), b->logdir);
+		say("%s", run->error);
+		goto out;
+	}
+	pthread_mutex_lock(&b->smu);
+	b->run_t0 = now_s();
+	b->sampling = true;
+	pthread_mutex_unlock(&b->smu);
+
+	/* steady: start-up (kcmd until /readyz; upstream 5 s, it serves nothing here), then
+	 * NF_STEADY_S in which nothing may be tainted, evicted or made not ready */
+	struct phase_ctx pc;
+	phase_begin(b, run, "steady", &pc);
+	if (upstream)
+		sleep_s(5);
+	else if ((r = wait_kcmd_ready(b, 0, 120)) < 0)
+		say("warning: kcmd not ready (%s)", strerror(-r));
+	sleep_s(NF_STEADY_S);
+	struct nf_view v = nf_view(b);
+	bool ok =
+	        r == 0 && v.ready == o->target_pods && !v.term && !v.healthy_tainted && !v.tainted;
+	phase_end(b, &pc, ok);
+	if (!ok) {
+		fmt(run->error, sizeof(run->error),
+		    "not steady: %ld of %ld pods Ready, %ld terminating, %d nodes tainted", v.ready,
+		    o->target_pods, v.term, v.tainted + v.healthy_tainted);
+		say("%s", run->error);
+		goto out;
+	}
+
+	/* failure */
+	int n_failed = 0;
+	for (int i = 0; i < o->nodes; i++)
+		n_failed += nf_failed_node(o, i);
+	long pods_failed = (long)n_failed * o->pods_per_node;
+	double del0, st0;
+	nf_pod_writes(b, &del0, &st0);
+	/* T0 comes at the end of the next renewal round (at most --lease-renew-interval and a
+	 * round away); the phase starts there */
+	nf_renew_set(true, true);
+	double t0 = 0, end = now_s() + o->lease_renew_s * 3 + 60;
+	while (!interrupted && now_s() < end) {
+		pthread_mutex_lock(&b->mu);
+		t0 = nf.t0;
+		pthread_mutex_unlock(&b->mu);
+		if (t0 > 0)
+			break;
+		sleep_s(0.02);
+	}
+	phase_begin(b, run, "failure", &pc);
+	say("  T0: the Leases of %d nodes are no longer renewed", n_failed);
+	end = now_s() + o->phase_timeout_s;
+	double last = now_s();
+	while (!interrupted) {
+		pthread_mutex_lock(&b->mu);
+		t0 = nf.t0;
+		v = nf_view_locked(b);
+		pthread_mutex_unlock(&b->mu);
+		if (t0 > 0 && v.tainted == n_failed && v.evicted == pods_failed)
+			break;
+		if (now_s() > end)
+			break;
+		if (now_s() - last >= 5) {
+			say("  failure: %.0f s after T0, %d of %d nodes tainted, %ld of %ld pods "
+			    "evicted; healthy: %d tainted, %ld evicted",
+			    t0 > 0 ? now_s() - t0 : 0.0, v.tainted, n_failed, v.evicted,
+			    pods_failed, v.healthy_tainted, v.healthy_evicted);
+			last = now_s();
+		}
+		sleep_s(0.1);
+	}
+	ok = t0 > 0 && v.tainted == n_failed && v.evicted == pods_failed;
+	phase_end(b, &pc, ok);
+	/* a few seconds more: a second eviction, or one in a healthy zone, would show */
+	sleep_s(5);
+	double del1, st1;
+	nf_pod_writes(b, &del1, &st1);
+
+	/* the figures (times from T0) */
+	double *tt = calloc((size_t)n_failed + 1, sizeof(double)),
+	       *te = calloc((size_t)pods_failed + 1, sizeof(double)),
+	       *ta = calloc((size_t)pods_failed + 1, sizeof(double));
+	size_t nt = 0, ne = 0, na = 0;
+	pthread_mutex_lock(&b->mu);
+	v = nf_view_locked(b);
+	for (int i = 0; tt && te && ta && t0 > 0 && i < o->nodes; i++) {
+		if (!nf_failed_node(o, i))
+			continue;
+		const struct nf_node *n = &nf.nodes[i];
+		if (n->taint_t > 0)
+			tt[nt++] = n->taint_t - t0;
+		for (int k = 0; k < o->pods_per_node; k++) {
+			const struct nf_pod *pp = &nf.pods[(long)i * o->pods_per_node + k];
+			if (pp->evict_t <= 0)
+				continue;
+			te[ne++] = pp->evict_t - t0;
+			if (n->taint_t > 0)
+				ta[na++] = pp->evict_t - n->taint_t;
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+	if (tt && te && ta) {
+		qsort(tt, nt, sizeof(double), nf_cmp);
+		qsort(te, ne, sizeof(double), nf_cmp);
+		qsort(ta, na, sizeof(double), nf_cmp);
+	}
+#define Q(a, n, q) ((n) ? (a)[(size_t)((double)((n)-1) * (q) + 0.5)] : NAN)
+	bench_run_extra(run, "nodes_failed", "nodes failed", "nodes", n_failed);
+	bench_run_extra(run, "nodes_tainted", "tainted", "nodes", (double)nt);
+	bench_run_extra(run, "taint_first_s", "taint first, T0+", "s", Q(tt, nt, 0));
+	bench_run_extra(run, "taint_p50_s", "taint median, T0+", "s", Q(tt, nt, 0.5));
+	bench_run_extra(run, "taint_last_s", "taint last, T0+", "s", Q(tt, nt, 1));
+	bench_run_extra(run, "taint_rate_per_s", "taint rate", "nodes/s",
+	                nt > 1 && tt[nt - 1] > tt[0] ? (double)(nt - 1) / (tt[nt - 1] - tt[0])
+	                                             : NAN);
+	bench_run_extra(run, "pods_evicted", "evicted", "pods", (double)ne);
+	bench_run_extra(run, "evict_first_s", "evict first, T0+", "s", Q(te, ne, 0));
+	bench_run_extra(run, "evict_p50_s", "evict median, T0+", "s", Q(te, ne, 0.5));
+	bench_run_extra(run, "evict_last_s", "evict last, T0+", "s", Q(te, ne, 1));
+	bench_run_extra(run, "evict_after_taint_p50_s", "evict-taint median", "s", Q(ta, na, 0.5));
+	bench_run_extra(run, "evict_after_taint_max_s", "evict-taint max", "s", Q(ta, na, 1));
+	bench_run_extra(run, "healthy_nodes_tainted", "healthy tainted", "nodes",
+	                v.healthy_tainted);
+	bench_run_extra(run, "healthy_pods_evicted", "healthy evicted", "pods",
+	                (double)v.healthy_evicted);
+	bench_run_extra(run, "pod_deletes", "pod DELETEs", "requests", del1 - del0);
+	bench_run_extra(run, "pod_status_writes", "pod status writes", "requests", st1 - st0);
+#undef Q
+	say("  T0 -> taints %.1f / %.1f / %.1f s (first/median/last, %zu of %d nodes), evictions "
+	    "%.1f / %.1f / %.1f s (%zu of %ld pods); healthy: %d nodes tainted, %ld pods evicted; "
+	    "%.0f pod DELETEs, %.0f pod status writes; %ld Lease renewals (%ld failed)",
+	    nt ? tt[0] : NAN, nt ? tt[nt / 2] : NAN, nt ? tt[nt - 1] : NAN, nt, n_failed,
+	    ne ? te[0] : NAN, ne ? te[ne / 2] : NAN, ne ? te[ne - 1] : NAN, ne, pods_failed,
+	    v.healthy_tainted, v.healthy_evicted, del1 - del0, st1 - st0, atomic_load(&nf.renewals),
+	    atomic_load(&nf.renew_errors));
+	free(tt);
+	free(te);
+	free(ta);
+
+out:
+	pthread_mutex_lock(&b->smu);
+	b->sampling = false;
+	run->cpu_s = b->cpu_acc;
+	run->peak_mem_mb = b->run_mem_peak;
+	if (b->series)
+		fclose(b->series);
+	b->series = NULL;
+	pthread_mutex_unlock(&b->smu);
+	if (upstream)
+		stop_kcm_direct(b);
+	else
+		stop_kcmds(b);
+	/* the last pass on the bench's own cluster leaves them: the cluster is torn down (50,000
+	 * pods take minutes to delete) */
+	if (!last_pass || !b->cluster_up) {
+		say("nodefailure: deleting the pods, nodes and Leases");
+		nf_cleanup(b);
+	}
+	pthread_mutex_lock(&b->mu);
+	b->cur_run = -1;
+	pthread_mutex_unlock(&b->mu);
+	free(p);
+	return r;
 }
 
 static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
@@ -3167,7 +3927,8 @@ static void outputs(struct bench *b, const char *json_path)
 			fclose(d);
 		}
 		const char *tag = bench_workload_objects(b->o.workload) ||
-		                                  bench_workload_issue17(b->o.workload)
+		                                  bench_workload_issue17(b->o.workload) ||
+		                                  b->o.workload == BENCH_NODEFAILURE
 		                          ? bench_workload_name(b->o.workload)
 		                          : NULL;
 		if (md && doc && bench_doc_splice_tag(doc, md, tag, &out) == 0 &&
@@ -3258,6 +4019,32 @@ static void describe_workload(struct bench *b)
 		    o->namespaces, o->deployments, o->replicas, bench_job_count(o), o->completions,
 		    o->job_completions, o->nodes, o->node_churn);
 		break;
+	case BENCH_NODEFAILURE:
+		fmt(b->rep.desc, sizeof(b->rep.desc),
+		    "Workload: %d Nodes in %d zones (`topology.kubernetes.io/zone`), Leases in "
+		    "`kube-node-lease` renewed by the driver in rounds every %g s, %d bare pods "
+		    "per "
+		    "node (%ld in all; bound, Running and Ready, tolerating the unreachable and "
+		    "not-ready NoExecute taints for %ld s), all created before the controller "
+		    "manager starts. `steady`: start-up and %g s in which nothing may be tainted "
+		    "or evicted; `failure`: the Leases of %d zone(s) (%d nodes) no longer renewed "
+		    "from T0, the end of the last round that renewed them, until every one of "
+		    "their "
+		    "nodes has the `node.kubernetes.io/unreachable:NoExecute` taint and every pod "
+		    "on them a deletionTimestamp. Times are the driver's watch events minus T0. "
+		    "kcm's flags on both: `--node-eviction-rate=%g "
+		    "--secondary-node-eviction-rate=%g --node-monitor-grace-period=%gs` (kcm's "
+		    "defaults 0.1, 0.01, 50s; at 0.1 a zone of 100 nodes takes 1,000 s), "
+		    "`--controllers=node-lifecycle-controller,taint-eviction-controller`, "
+		    "`--kube-api-qps=%g --kube-api-burst=%d`. No kubelet simulator. Memory: kcmd = "
+		    "PSS summed over the manager and all its processes; upstream = RSS.",
+		    o->nodes, o->zones, o->lease_renew_s, o->pods_per_node, o->target_pods,
+		    o->toleration_s, NF_STEADY_S, o->failed_zones,
+		    o->nodes / o->zones * o->failed_zones + (o->nodes % o->zones < o->failed_zones
+		                                                     ? o->nodes % o->zones
+		                                                     : o->failed_zones),
+		    o->node_eviction_rate, o->secondary_rate, o->monitor_grace_s, o->qps, o->burst);
+		return;
 	default:
 		return;
 	}
@@ -3469,6 +4256,18 @@ int kcmd_bench_main(int argc, char **argv)
 		wr.group = "discovery.k8s.io";
 		wr.resource = "endpointslices";
 	}
+	if (b->o.workload == BENCH_NODEFAILURE) {
+		nf.nodes = calloc((size_t)b->o.nodes, sizeof(*nf.nodes));
+		nf.pods = calloc((size_t)b->o.target_pods + 1, sizeof(*nf.pods));
+		if (!nf.nodes || !nf.pods)
+			goto out;
+		wp.on_obj = on_nf_pod;
+		wp.pods = false;
+		wp.reset = reset_nf_pods;
+		wr = (struct watcher){
+		        .b = b, .resource = "nodes", .on_obj = on_nf_node, .reset = reset_nf_nodes};
+		nf_start_renewers(b);
+	}
 	/* cluster: its Jobs, its Services' EndpointSlices, its namespaces and churn Nodes */
 	static struct watcher wcl[4];
 	wcl[0] = (struct watcher){.b = b, .group = "batch", .resource = "jobs", .on_obj = on_wobj};
@@ -3508,7 +4307,7 @@ int kcmd_bench_main(int argc, char **argv)
 	bool compare = b->o.compare_upstream;
 	if (compare &&
 	    (b->o.workload == BENCH_FAILOVER || b->o.workload == BENCH_RESTART ||
-	     b->o.workload == BENCH_CLUSTER) &&
+	     b->o.workload == BENCH_CLUSTER || b->o.workload == BENCH_NODEFAILURE) &&
 	    find_kcm_bin(b) < 0) {
 		say("note: kube-controller-manager not found through tests/cluster/build.sh: %s "
 		    "runs kcmd only",
@@ -3516,11 +4315,20 @@ int kcmd_bench_main(int argc, char **argv)
 		compare = false;
 	}
 	int runidx = 0;
+	if (b->o.workload == BENCH_NODEFAILURE) {
+		/* leftovers of an interrupted run first (the pass waits for an empty view) */
+		nf_cleanup(b);
+		run_nodefail_pass(b, runidx++, false, !compare);
+		if (compare && !interrupted)
+			run_nodefail_pass(b, runidx++, true, true);
+		goto report;
+	}
 	for (int lim = 0; lim < (b->o.unlimited ? 2 : 1) && !interrupted; lim++) {
 		run_pass(b, runidx++, false, lim == 1);
 		if (compare && !interrupted)
 			run_pass(b, runidx++, true, lim == 1);
 	}
+report:
 	outputs(b, json_path);
 	rc = 0;
 	for (unsigned i = 0; i < b->rep.n_runs; i++)

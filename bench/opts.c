@@ -8,9 +8,9 @@
 
 #include "bench/opts.h"
 
-static const char *const workloads[] = {"load",           "ramp",   "failover",   "restart",
-                                        "deployments",    "jobs",   "daemonsets", "namespaces",
-                                        "endpointslices", "cluster"};
+static const char *const workloads[] = {"load",           "ramp",    "failover",   "restart",
+                                        "deployments",    "jobs",    "daemonsets", "namespaces",
+                                        "endpointslices", "cluster", "nodefailure"};
 
 const char *bench_workload_name(enum bench_workload w)
 {
@@ -46,6 +46,14 @@ void bench_opts_defaults(struct bench_opts *o)
 	        .pods_per_service = 100,
 	        .churn_percent = 10,
 	        .node_churn = 10,
+	        .pods_per_node = 50,
+	        .zones = 10,
+	        .failed_zones = 1,
+	        .node_eviction_rate = 10,
+	        .secondary_rate = 1,
+	        .monitor_grace_s = 30,
+	        .toleration_s = 10,
+	        .lease_renew_s = 10,
 	};
 }
 
@@ -180,7 +188,7 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 				return fail(err, errlen,
 				            "--workload must be load, ramp, failover, restart, "
 				            "deployments, jobs, daemonsets, namespaces, "
-				            "endpointslices or cluster, not %s",
+				            "endpointslices, cluster or nodefailure, not %s",
 				            val);
 			o->workload = (enum bench_workload)k;
 		} else if (!strcmp(name, "kubeconfig")) {
@@ -224,6 +232,42 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 			          : !strcmp(name, "pods-per-service")    ? &o->pods_per_service
 			                                                 : &o->churn_percent;
 			*ip = (int)l;
+		} else if (!strcmp(name, "pods-per-node") || !strcmp(name, "zones") ||
+		           !strcmp(name, "failed-zones")) {
+			long min = !strcmp(name, "pods-per-node") ? 0 : 1;
+			if (parse_long(val, min, 10000, &l) < 0)
+				return fail(err, errlen, "--%s: %s is not between %ld and 10000",
+				            name, val, min);
+			int *ip = !strcmp(name, "pods-per-node") ? &o->pods_per_node
+			          : !strcmp(name, "zones")       ? &o->zones
+			                                         : &o->failed_zones;
+			*ip = (int)l;
+		} else if (!strcmp(name, "node-eviction-rate") ||
+		           !strcmp(name, "secondary-node-eviction-rate")) {
+			if (parse_double(val, 0, 1e6, &d) < 0)
+				return fail(err, errlen, "--%s: %s is not a number >= 0", name,
+				            val);
+			*(!strcmp(name, "node-eviction-rate") ? &o->node_eviction_rate
+			                                      : &o->secondary_rate) = d;
+		} else if (!strcmp(name, "node-monitor-grace-period") ||
+		           !strcmp(name, "lease-renew-interval")) {
+			char secs[32];
+			size_t vl = strlen(val);
+			/* seconds, with or without kcm's duration suffix "s" */
+			snprintf(secs, sizeof(secs), "%.*s",
+			         (int)(vl && val[vl - 1] == 's' ? vl - 1 : vl), val);
+			if (vl >= sizeof(secs) || parse_double(secs, 1, 3600, &d) < 0)
+				return fail(err, errlen,
+				            "--%s: %s is not a number of seconds (1-3600)", name,
+				            val);
+			*(!strcmp(name, "lease-renew-interval") ? &o->lease_renew_s
+			                                        : &o->monitor_grace_s) = d;
+		} else if (!strcmp(name, "toleration-seconds")) {
+			if (parse_long(val, 0, 86400, &l) < 0)
+				return fail(err, errlen,
+				            "--toleration-seconds: %s is not between 0 and 86400",
+				            val);
+			o->toleration_s = l;
 		} else if (!strcmp(name, "node-churn")) {
 			if (parse_long(val, 0, 10000, &l) < 0)
 				return fail(err, errlen,
@@ -320,12 +364,37 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 	if (!o->compare_set)
 		o->compare_upstream = test_cluster;
 	if (!o->simulate_set)
-		o->simulate_kubelet = test_cluster;
+		o->simulate_kubelet = test_cluster && o->workload != BENCH_NODEFAILURE;
 	if (o->compare_upstream && !test_cluster)
 		return fail(err, errlen,
 		            "--compare-upstream needs the local test cluster (no --kubeconfig): "
 		            "upstream "
 		            "kube-controller-manager is started by its harness");
+	if (o->workload == BENCH_NODEFAILURE) {
+		/* the node lifecycle and taint eviction controllers' writes (pods marked not
+		 * ready, DisruptionTarget, deletes) are not held back by kcm's 20 QPS here:
+		 * limits lifted as for the other controller workloads */
+		if (!o->qps_set)
+			o->qps = o->unlimited_qps;
+		if (!o->burst_set)
+			o->burst = o->unlimited_burst;
+		if (!o->nodes)
+			o->nodes = 1000;
+		if (o->failed_zones > o->zones)
+			return fail(err, errlen, "--failed-zones=%d is more than --zones=%d",
+			            o->failed_zones, o->zones);
+		if (o->zones > o->nodes)
+			return fail(err, errlen, "--zones=%d is more than --nodes=%d", o->zones,
+			            o->nodes);
+		if (o->monitor_grace_s < 2 * o->lease_renew_s)
+			return fail(err, errlen,
+			            "--node-monitor-grace-period=%g must be at least twice "
+			            "--lease-renew-interval=%g (a late renewal would fail a "
+			            "healthy node)",
+			            o->monitor_grace_s, o->lease_renew_s);
+		o->target_pods = (long)o->nodes * o->pods_per_node;
+		return 0;
+	}
 	if (bench_workload_objects(o->workload) || bench_workload_issue17(o->workload)) {
 		/* kcm's 20 QPS would make these runs the client limiter's (10,000 pod creates
 		 * take 500 s at 20/s): lifted by default, as kwokctl's --disable-qps-limits */
@@ -480,7 +549,7 @@ const char *bench_ns_kind(const struct bench_opts *o, int k)
 void bench_opts_usage(FILE *f)
 {
 	fputs("Usage: kcmd bench --workload=load|ramp|failover|restart|deployments|jobs|daemonsets|"
-	      "namespaces|endpointslices|cluster [flags]\n"
+	      "namespaces|endpointslices|cluster|nodefailure [flags]\n"
 	      "\n"
 	      "Drives a ReplicaSet workload against a cluster, measures kcmd (and, on the local "
 	      "test cluster,\n"
@@ -554,6 +623,19 @@ void bench_opts_usage(FILE *f)
 	      "                           --namespaces=10 namespaces made and deleted by each "
 	      "pass\n"
 	      "  --node-churn=10          Nodes added, then deleted, in the churn phase\n"
+	      "Node failure (nodefailure; node-lifecycle and taint-eviction controllers; limits "
+	      "lifted):\n"
+	      "  --nodes=1000 --zones=10 --pods-per-node=50\n"
+	      "                           Nodes (Leases renewed by the driver every\n"
+	      "                           --lease-renew-interval=10 s) with bound Running+Ready "
+	      "pods\n"
+	      "  --failed-zones=1         zones whose Leases stop being renewed\n"
+	      "  --node-eviction-rate=10 --secondary-node-eviction-rate=1 "
+	      "--node-monitor-grace-period=30\n"
+	      "                           kcm's flags, given to both (kcm's defaults: 0.1, 0.01, "
+	      "50s)\n"
+	      "  --toleration-seconds=10  the pods' tolerationSeconds for the unreachable and "
+	      "not-ready taints\n"
 	      "Output:\n"
 	      "  --output=PATH            JSON (default build/bench/<workload>.json; time series "
 	      "next to it)\n"

@@ -22,6 +22,7 @@ enum bench_workload {
 	BENCH_NAMESPACES,     /* issue 17: namespaces full of objects, all deleted at once */
 	BENCH_ENDPOINTSLICES, /* issue 17: Services x pods, EndpointSlices through pod churn */
 	BENCH_CLUSTER,        /* issue 19: every controller (--controllers=*), a cl2-"load" mix */
+	BENCH_NODEFAILURE, /* issue 18: one zone of nodes stops heartbeating: taints, evictions */
 };
 
 /* The workloads of objects other than ReplicaSets (deployments, jobs, daemonsets, and cluster:
@@ -83,6 +84,14 @@ struct bench_opts {
 	int pods_per_service; /* pods per Service (100) */
 	int churn_percent;    /* endpointslices churn: pods replaced per Service (10 %) */
 	int node_churn;       /* cluster: Nodes added, then deleted, in the churn phase (10) */
+	/* nodefailure: --nodes (1000) in --zones (10), --pods-per-node (50), --failed-zones (1)
+	 * stop heartbeating; kcm's node lifecycle flags given to both controller managers */
+	int pods_per_node, zones, failed_zones;
+	double node_eviction_rate; /* --node-eviction-rate (bench default 10, kcm's 0.1) */
+	double secondary_rate;     /* --secondary-node-eviction-rate (1, kcm's 0.01) */
+	double monitor_grace_s;    /* --node-monitor-grace-period (30 s, kcm's 50 s) */
+	long toleration_s;         /* tolerationSeconds of the pods' unreachable toleration */
+	double lease_renew_s;      /* the driver's Lease renewal interval (10 s, the kubelet's) */
 	bool compare_set, simulate_set, qps_set, burst_set; /* given explicitly */
 	bool namespaces_set;
 };

@@ -130,6 +130,26 @@ static void fmt_num(char *buf, size_t n, double v)
 
 static const char *const pass_names[] = {"limited", "unlimited"};
 
+void bench_run_extra(struct bench_run *run, const char *key, const char *label, const char *unit,
+                     double v)
+{
+	if (!run || run->n_extra >= BENCH_MAX_EXTRA)
+		return;
+	struct bench_extra *e = &run->extra[run->n_extra++];
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	snprintf(e->label, sizeof(e->label), "%s", label);
+	snprintf(e->unit, sizeof(e->unit), "%s", unit);
+	e->v = v;
+}
+
+static double extra_of(const struct bench_run *run, const char *key)
+{
+	for (unsigned i = 0; run && i < run->n_extra; i++)
+		if (!strcmp(run->extra[i].key, key))
+			return run->extra[i].v;
+	return NAN;
+}
+
 void bench_report_table(FILE *f, const struct bench_report *r)
 {
 	for (size_t l = 0; l < 2; l++) {
@@ -178,6 +198,17 @@ void bench_report_table(FILE *f, const struct bench_report *r)
 				        kp ? (kp->converged ? "yes" : "NO") : "-",
 				        up ? (up->converged ? "yes" : "NO") : "-");
 		}
+		for (unsigned i = 0; i < any->n_extra; i++) {
+			const struct bench_extra *e = &any->extra[i];
+			double kv = extra_of(k, e->key), uv = extra_of(u, e->key);
+			char a[32], b[32], c[32], lab[64];
+			fmt_num(a, sizeof(a), kv);
+			fmt_num(b, sizeof(b), uv);
+			fmt_num(c, sizeof(c), bench_ratio(kv, uv));
+			snprintf(lab, sizeof(lab), "%s (%s)", e->label, e->unit);
+			fprintf(f, "%-10s %-28.28s %12s %12s %14s\n", i ? "" : r->workload, lab, a,
+			        b, c);
+		}
 		for (const struct bench_run *run = k; run; run = run == k ? u : NULL)
 			if (run->error[0])
 				fprintf(f, "%s: %s\n", run->controller, run->error);
@@ -212,6 +243,7 @@ static const char *object_area(const char *workload)
 	       : !strcmp(workload, "namespaces")     ? "namespace"
 	       : !strcmp(workload, "endpointslices") ? "endpointslice"
 	       : !strcmp(workload, "cluster")        ? "cluster"
+	       : !strcmp(workload, "nodefailure")    ? "nodelifecycle"
 	                                             : NULL;
 }
 
@@ -238,6 +270,9 @@ void bench_report_lines(FILE *f, const struct bench_report *r)
 		}
 		line(f, area, run, r->workload, "cpu_s", run->cpu_s, "s");
 		line(f, area, run, r->workload, "peak_mem_mb", run->peak_mem_mb, "MB");
+		for (unsigned e = 0; e < run->n_extra; e++)
+			line(f, area, run, r->workload, run->extra[e].key, run->extra[e].v,
+			     run->extra[e].unit);
 	}
 	for (unsigned i = 0; !area && i < r->n_runs; i++) {
 		const struct bench_run *run = &r->runs[i];
@@ -336,6 +371,11 @@ char *bench_report_json(const struct bench_report *r)
 		cJSON_AddStringToObject(o, "series", run->series);
 		if (run->error[0])
 			cJSON_AddStringToObject(o, "error", run->error);
+		if (run->n_extra) {
+			cJSON *fo = cJSON_AddObjectToObject(o, "figures");
+			for (unsigned e = 0; fo && e < run->n_extra; e++)
+				add_num(fo, run->extra[e].key, run->extra[e].v);
+		}
 		phases = cJSON_AddArrayToObject(o, "phases");
 		for (unsigned p = 0; phases && p < run->n_phases; p++) {
 			const struct bench_phase *ph = &run->phases[p];
@@ -414,6 +454,16 @@ void bench_report_markdown(FILE *f, const struct bench_report *r)
 				                : "",
 				        c);
 			}
+		}
+		for (unsigned i = 0; i < any->n_extra; i++) {
+			const struct bench_extra *e = &any->extra[i];
+			double kv = extra_of(k, e->key), uv = extra_of(u, e->key);
+			char a[32], b[32], c[32];
+			fmt_num(a, sizeof(a), kv);
+			fmt_num(b, sizeof(b), uv);
+			fmt_num(c, sizeof(c), bench_ratio(kv, uv));
+			fprintf(f, "| %s | %s (%s) | %s | %s | %s |\n", r->workload, e->label,
+			        e->unit, a, b, c);
 		}
 		fprintf(f, "\nAPI requests by verb and code (apiserver, all clients):\n\n");
 		for (unsigned pi = 0; pi < any->n_phases; pi++) {

@@ -34,6 +34,16 @@ struct bench_phase {
 	double apiserver_cpu_s, etcd_cpu_s, apiserver_sent_mb;
 };
 
+/* A workload's own figure of a run (nodefailure: time to taint, rate, ...), rendered in the
+ * table, the lines (<area>[.upstream].<workload>_<key>), JSON ("figures") and markdown. */
+#define BENCH_MAX_EXTRA 32
+struct bench_extra {
+	char key[40];   /* line and JSON name, e.g. "taint_p50_s" */
+	char label[48]; /* table label */
+	char unit[12];
+	double v; /* NAN: not measured */
+};
+
 struct bench_run {
 	char controller[16]; /* "kcmd" or "upstream" */
 	char limits[16];     /* "limited" or "unlimited" */
@@ -45,7 +55,13 @@ struct bench_run {
 	double cpu_s, peak_mem_mb; /* whole run */
 	char series[512];          /* time series file (t pods ready mem_mb cpu_s) */
 	char error[256];           /* "" when the run completed */
+	struct bench_extra extra[BENCH_MAX_EXTRA];
+	unsigned n_extra;
 };
+
+/* Appends a figure to run->extra (dropped when the table is full). */
+void bench_run_extra(struct bench_run *run, const char *key, const char *label, const char *unit,
+                     double v);
 
 struct bench_report {
 	char workload[16];

@@ -276,6 +276,54 @@ static void test_cluster_workload(void **state)
 	assert_non_null(strstr(err, "--node-churn"));
 }
 
+static void test_nodefailure_workload(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256] = "";
+
+	/* the issue's size: 1,000 nodes x 50 pods in 10 zones, one failing; kcm's node lifecycle
+	 * flags faster than kcm's defaults; limits lifted; no simulator */
+	assert_int_equal(PARSE(&o, err, "--workload=nodefailure"), 0);
+	assert_int_equal(o.workload, BENCH_NODEFAILURE);
+	assert_string_equal(bench_workload_name(BENCH_NODEFAILURE), "nodefailure");
+	assert_int_equal(o.nodes, 1000);
+	assert_int_equal(o.pods_per_node, 50);
+	assert_int_equal(o.zones, 10);
+	assert_int_equal(o.failed_zones, 1);
+	assert_int_equal(o.target_pods, 50000);
+	assert_true(o.node_eviction_rate == 10 && o.secondary_rate == 1);
+	assert_true(o.monitor_grace_s == 30 && o.lease_renew_s == 10);
+	assert_int_equal(o.toleration_s, 10);
+	assert_true(o.qps == 5000.0);
+	assert_false(o.simulate_kubelet);
+	assert_true(o.compare_upstream);
+	assert_int_equal(PARSE(&o, err, "--workload=nodefailure", "--nodes=100",
+	                       "--pods-per-node=5", "--zones=4", "--failed-zones=2",
+	                       "--node-eviction-rate=0.5", "--secondary-node-eviction-rate=0",
+	                       "--node-monitor-grace-period=40s", "--toleration-seconds=0"),
+	                 0);
+	assert_int_equal(o.target_pods, 500);
+	assert_int_equal(o.failed_zones, 2);
+	assert_true(o.node_eviction_rate == 0.5 && o.secondary_rate == 0);
+	assert_true(o.monitor_grace_s == 40);
+	assert_int_equal(o.toleration_s, 0);
+	/* errors */
+	assert_int_equal(PARSE(&o, err, "--workload=nodefailure", "--zones=2", "--failed-zones=3"),
+	                 -EINVAL);
+	assert_non_null(strstr(err, "--failed-zones"));
+	assert_int_equal(PARSE(&o, err, "--workload=nodefailure", "--nodes=5", "--zones=6"),
+	                 -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--workload=nodefailure", "--node-monitor-grace-period=15"),
+	                 -EINVAL);
+	assert_non_null(strstr(err, "--lease-renew-interval"));
+	assert_int_equal(PARSE(&o, err, "--workload=nodefailure", "--node-eviction-rate=-1"),
+	                 -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--workload=nodefailure", "--zones=0"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--workload=nodefailure", "--toleration-seconds=x"),
+	                 -EINVAL);
+}
+
 static void test_load_plan(void **state)
 {
 	(void)state;
@@ -334,6 +382,7 @@ int main(void)
 	        cmocka_unit_test(test_object_workloads),
 	        cmocka_unit_test(test_cluster_workloads),
 	        cmocka_unit_test(test_cluster_workload),
+	        cmocka_unit_test(test_nodefailure_workload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -288,12 +288,54 @@ static void test_splice_tag(void **state)
 	                 -EBADMSG);
 }
 
+/* nodefailure: the workload's own figures per run in the table, lines, JSON and markdown */
+static void test_extra_figures(void **state)
+{
+	(void)state;
+	struct bench_report r;
+	make(&r);
+	strcpy(r.workload, "nodefailure");
+	bench_run_extra(&r.runs[0], "taint_p50_s", "taint: median", "s", 41.5);
+	bench_run_extra(&r.runs[0], "healthy_pods_evicted", "healthy pods evicted", "pods", 0);
+	bench_run_extra(&r.runs[1], "taint_p50_s", "taint: median", "s", 40);
+	bench_run_extra(&r.runs[1], "healthy_pods_evicted", "healthy pods evicted", "pods", NAN);
+	/* the table is bounded: the 33rd figure is dropped, not written past the end */
+	for (int i = 0; i < BENCH_MAX_EXTRA + 1; i++)
+		bench_run_extra(&r.runs[1], "x", "x", "s", i);
+	assert_int_equal(r.runs[1].n_extra, BENCH_MAX_EXTRA);
+	char *t = render(bench_report_lines, &r);
+	assert_non_null(strstr(t, "bench: nodelifecycle.nodefailure_taint_p50_s 41.5 s\n"));
+	assert_non_null(strstr(t, "bench: nodelifecycle.upstream.nodefailure_taint_p50_s 40 s\n"));
+	assert_non_null(
+	        strstr(t, "bench: nodelifecycle.nodefailure_healthy_pods_evicted 0 pods\n"));
+	/* not measured: no line */
+	assert_null(strstr(t, "upstream.nodefailure_healthy_pods_evicted"));
+	free(t);
+	t = render(bench_report_table, &r);
+	assert_non_null(strstr(t, "taint: median (s)"));
+	assert_non_null(strstr(t, "41.5"));
+	assert_non_null(strstr(t, "1.04")); /* 41.5 / 40 */
+	free(t);
+	t = render(bench_report_markdown, &r);
+	assert_non_null(strstr(t, "| nodefailure | taint: median (s) | 41.5 | 40.0 | 1.04 |"));
+	free(t);
+	char *j = bench_report_json(&r);
+	cJSON *root = cJSON_Parse(j);
+	assert_non_null(root);
+	const cJSON *run0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "runs"), 0);
+	const cJSON *fig = cJSON_GetObjectItem(cJSON_GetObjectItem(run0, "figures"), "taint_p50_s");
+	assert_true(cJSON_IsNumber(fig) && fig->valuedouble == 41.5);
+	cJSON_Delete(root);
+	free(j);
+	bench_report_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_table),     cmocka_unit_test(test_lines),
-	        cmocka_unit_test(test_json),      cmocka_unit_test(test_markdown_and_gnuplot),
-	        cmocka_unit_test(test_splice),    cmocka_unit_test(test_object_lines_and_markdown),
-	        cmocka_unit_test(test_splice_tag)};
+	        cmocka_unit_test(test_table),      cmocka_unit_test(test_lines),
+	        cmocka_unit_test(test_json),       cmocka_unit_test(test_markdown_and_gnuplot),
+	        cmocka_unit_test(test_splice),     cmocka_unit_test(test_object_lines_and_markdown),
+	        cmocka_unit_test(test_splice_tag), cmocka_unit_test(test_extra_figures)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

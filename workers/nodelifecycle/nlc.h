@@ -219,7 +219,8 @@ int nlc_nosched_diff(const cJSON *node, struct nlc_taint *add, size_t *n_add, st
 int nlc_taints_patch(const cJSON *node, const struct nlc_taint *add, size_t n_add,
                      const struct nlc_taint *del, size_t n_del, kube_time_t now, char **ret_patch);
 
-/* processTaintBaseEviction's decision on the Ready status observed before this pass's change:
+/* processTaintBaseEviction's decision on a Ready status (the caller passes the one after this
+ * pass's change, currentReadyCondition, as v1.37's monitorNodeHealth does):
  *   NLC_TB_SWAP: the node holds the opposite NoExecute taint: add `add`, remove `del` now;
  *   NLC_TB_QUEUE: queue the node in its zone (markNodeForTainting); `requeue`: take it out of
  *     the queue's set first (it does not hold `add`, so a former pass's done entry must not
