@@ -21,7 +21,8 @@
  * securityContext) and drops it when the pod leaves the cache. The spec fields read are immutable
  * once the pod exists, except ephemeral containers (added through a subresource): see the doc.
  * When the worker process starts it rebuilds the volume cache from every pod in the shared cache
- * (a restarted kcm's informers would replay them too), before its first key.
+ * (a restarted kcm's informers would replay them too), before its first key
+ * (KCMD_TEST_SW_NO_REBUILD skips that, for the crash test's negative control only).
  *
  * The metric: upstream's custom collector lists the cache's conflicts at each scrape. The cache
  * lives in the worker, so the worker writes the rendered series into a memfd the manager made
@@ -141,9 +142,11 @@ static void on_pvc(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	cJSON *n = event_json(ev), *o = ev->kind == INF_EVENT_UPDATE ? obj_json(ev->old) : NULL;
 	const char *vn = str0(jpath(n, "spec", "volumeName"));
 
-	if (n && (ev->kind == INF_EVENT_ADD ? *vn != 0
-	                                    : strcmp(str0(jpath(o, "spec", "volumeName")), vn) != 0))
-		add_prefixed(ctx, SW_KEY_PVC, kcmd_meta_namespace(ev->meta), kcmd_meta_name(ev->meta));
+	if (n &&
+	    (ev->kind == INF_EVENT_ADD ? *vn != 0
+	                               : strcmp(str0(jpath(o, "spec", "volumeName")), vn) != 0))
+		add_prefixed(ctx, SW_KEY_PVC, kcmd_meta_namespace(ev->meta),
+		             kcmd_meta_name(ev->meta));
 	cJSON_Delete(n);
 	cJSON_Delete(o);
 }
@@ -159,16 +162,16 @@ static const cJSON *claim_ref(const cJSON *pv)
 static void on_pv(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
 	cJSON *n = event_json(ev), *o = ev->kind == INF_EVENT_UPDATE ? obj_json(ev->old) : NULL;
-	const cJSON *nr = claim_ref(n), *or = claim_ref(o);
+	const cJSON *nr = claim_ref(n), * or = claim_ref(o);
 	const char *uid = str0(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(nr, "uid")));
 
 	if (nr && *uid &&
-	    (ev->kind == INF_EVENT_ADD || !or ||
+	    (ev->kind == INF_EVENT_ADD || ! or ||
 	     strcmp(str0(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(or, "uid"))), uid)))
-		add_prefixed(
-		        ctx, SW_KEY_PVC,
-		        str0(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(nr, "namespace"))),
-		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(nr, "name")));
+		add_prefixed(ctx, SW_KEY_PVC,
+		             str0(cJSON_GetStringValue(
+		                     cJSON_GetObjectItemCaseSensitive(nr, "namespace"))),
+		             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(nr, "name")));
 	cJSON_Delete(n);
 	cJSON_Delete(o);
 }
@@ -224,7 +227,8 @@ static const struct inf_handler_table sw_handlers = {
 /* ---- the sync (kcmd-worker) --------------------------------------------------------------- */
 struct pod_spec {
 	char *ns, *name, *uid;
-	cJSON *pod; /* trimmed: metadata{namespace,name,uid}, the spec fields sw_pod_volumes reads */
+	cJSON *pod; /* trimmed: metadata{namespace,name,uid}, the spec fields sw_pod_volumes reads
+	             */
 };
 
 struct sw_state {
@@ -617,8 +621,10 @@ static void report(struct sw_state *s, const struct sw_conflict *c, size_t n)
 		char *msg;
 
 		if (cached_pod(s, c[i].ns, c[i].name, uid, sizeof(uid), &ph) != 1) {
-			kcmd_log_v(2, "failed to get first pod for event pod=\"%s/%s\" err=\"pod \\\"%s\\\" "
-			              "not found\"",
+			kcmd_log_v(2,
+			           "failed to get first pod for event pod=\"%s/%s\" err=\"pod "
+			           "\\\"%s\\\" "
+			           "not found\"",
 			           c[i].ns, c[i].name, c[i].name);
 			return; /* a conflict resolved by deleting a pod is not reported */
 		}
@@ -645,7 +651,8 @@ static void delete_pod(struct sw_state *s, const char *ns, const char *name)
 static int sync_pod(struct sw_state *s, const char *ns, const char *name)
 {
 	struct lookups l = {.s = s};
-	struct sw_lookup lk = {.pvc = lk_pvc, .pv = lk_pv, .driver_selinux_mount = lk_driver, .ud = &l};
+	struct sw_lookup lk = {
+	        .pvc = lk_pvc, .pv = lk_pv, .driver_selinux_mount = lk_driver, .ud = &l};
 	struct sw_volume *v = NULL;
 	enum kube_pod_phase phase = KUBE_POD_PHASE_UNSET;
 	const cJSON *pod;
@@ -681,19 +688,22 @@ static int sync_pod(struct sw_state *s, const char *ns, const char *name)
 
 		switch (v[i].state) {
 		case SW_VOL_MULTI:
-			kcmd_event_record(s->ctx->kc, SW_COMPONENT,
-			                  &(struct kcmd_object_ref){.api_version = "v1",
-			                                            .kind = "Pod",
-			                                            .ns = ns,
-			                                            .name = name,
-			                                            .uid = uid},
-			                  KCMD_EVENT_WARNING, "MultipleSELinuxLabels",
-			                  "Volume \"%s\" is mounted twice with different SELinux labels "
-			                  "inside this pod",
-			                  v[i].name);
+			kcmd_event_record(
+			        s->ctx->kc, SW_COMPONENT,
+			        &(struct kcmd_object_ref){.api_version = "v1",
+			                                  .kind = "Pod",
+			                                  .ns = ns,
+			                                  .name = name,
+			                                  .uid = uid},
+			        KCMD_EVENT_WARNING, "MultipleSELinuxLabels",
+			        "Volume \"%s\" is mounted twice with different SELinux labels "
+			        "inside this pod",
+			        v[i].name);
 			/* fallthrough */
 		case SW_VOL_ERROR:
-			kcmd_log_v(4, "failed to get SELinux label pod=\"%s/%s\" volume=\"%s\" err=\"%s\"",
+			kcmd_log_v(4,
+			           "failed to get SELinux label pod=\"%s/%s\" volume=\"%s\" "
+			           "err=\"%s\"",
 			           ns, name, v[i].name, str0(v[i].err));
 			err = -EAGAIN;
 			break;
@@ -826,9 +836,10 @@ static int rebuild(struct sw_state *s)
 	int r = spec_load_all(s);
 
 	if (r < 0) {
-		kcmd_log_warning("SELinux warning controller: listing pods: %s; reading them one by "
-		                 "one",
-		                 kcmd_kube_reason(r) ? kcmd_kube_reason(r) : strerror(-r));
+		kcmd_log_warning(
+		        "SELinux warning controller: listing pods: %s; reading them one by "
+		        "one",
+		        kcmd_kube_reason(r) ? kcmd_kube_reason(r) : strerror(-r));
 	}
 	r = kcmd_cache_list(s->ctx->arena, "", "pods", NULL, rebuild_pod, &k);
 	if (r < 0) {
@@ -859,6 +870,10 @@ static int sw_init(struct wk_ctx *ctx, void **ret_state)
 	}
 	s->ctx = ctx;
 	s->fd = -1;
+	/* test seam for the crash test's negative control: start with an empty volume cache, as a
+	 * worker that did not rebuild it would */
+	if (getenv("KCMD_TEST_SW_NO_REBUILD"))
+		s->rebuilt = true;
 	if (fd && *fd) {
 		char *end;
 		long v = strtol(fd, &end, 10);
@@ -1009,7 +1024,8 @@ static void sw_mgr_metrics(void *state, struct kcmd_text *out)
 		text[h1.len] = 0;
 		if (h1.len) /* a collector with no series shows no family (client_golang) */
 			kcmd_text_printf(out,
-			                 "# HELP " SW_METRIC " [ALPHA] Conflict between two Pods using "
+			                 "# HELP " SW_METRIC
+			                 " [ALPHA] Conflict between two Pods using "
 			                 "the same volume\n# TYPE " SW_METRIC " gauge\n%s",
 			                 text);
 		free(text);

@@ -91,17 +91,19 @@ char *sw_conflict_message(const struct sw_conflict *c)
 	int r;
 
 	if (!strcmp(c->ns, c->other_ns))
-		r = asprintf(&m,
-		             "%s \"%s\" conflicts with pod %s that uses the same volume as this pod "
-		             "with %s \"%s\". If both pods land on the same node, only one of them "
-		             "may access the volume.",
-		             c->property, c->value, c->other_name, c->property, c->other_value);
+		r = asprintf(
+		        &m,
+		        "%s \"%s\" conflicts with pod %s that uses the same volume as this pod "
+		        "with %s \"%s\". If both pods land on the same node, only one of them "
+		        "may access the volume.",
+		        c->property, c->value, c->other_name, c->property, c->other_value);
 	else /* upstream's fmt.Sprint puts no space between the property and its value here */
-		r = asprintf(&m,
-		             "%s\"%s\" conflicts with another pod that uses the same volume as this "
-		             "pod with a different %s. If both pods land on the same node, only one "
-		             "of them may access the volume.",
-		             c->property, c->value, c->property);
+		r = asprintf(
+		        &m,
+		        "%s\"%s\" conflicts with another pod that uses the same volume as this "
+		        "pod with a different %s. If both pods land on the same node, only one "
+		        "of them may access the volume.",
+		        c->property, c->value, c->property);
 	return r < 0 ? NULL : m;
 }
 
@@ -736,13 +738,15 @@ static int unique_name(int pl, const struct spec *s, char **ret, char **ret_err)
 	}
 	case PL_CSI:
 		if (!s->pv) {
-			r = asprintf(ret_err,
-			             "failed to get unique volume name for volume \"%s\": failed to "
-			             "GetVolumeName from volumePlugin for volumeSpec \"%s\" "
-			             "err=kubernetes.io/csi: plugin.GetVolumeName failed to extract volume "
-			             "source from spec: unexpected api.CSIVolumeSource found in "
-			             "volume.Spec",
-			             s->name, s->name);
+			r = asprintf(
+			        ret_err,
+			        "failed to get unique volume name for volume \"%s\": failed to "
+			        "GetVolumeName from volumePlugin for volumeSpec \"%s\" "
+			        "err=kubernetes.io/csi: plugin.GetVolumeName failed to extract "
+			        "volume "
+			        "source from spec: unexpected api.CSIVolumeSource found in "
+			        "volume.Spec",
+			        s->name, s->name);
 			return r < 0 ? -ENOMEM : -EINVAL;
 		}
 		r = asprintf(&name, "%s^%s", jstr(src, "driver"), jstr(src, "volumeHandle"));
@@ -813,7 +817,8 @@ static int build_spec(const cJSON *pod, const cJSON *vol, const struct sw_lookup
 				owned = true;
 		}
 		if (!owned) {
-			r = asprintf(&s->err, "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
+			r = asprintf(&s->err,
+			             "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
 			             ns, claim, ns, jstr(meta, "name"));
 			goto out;
 		}
@@ -827,10 +832,11 @@ static int build_spec(const cJSON *pod, const cJSON *vol, const struct sw_lookup
 		             ns, claim, jstr(jobj(pvc, "spec"), "volumeName"),
 		             jstr(jobj(pvc, "spec"), "volumeName"));
 	else if (!ref)
-		r = asprintf(&s->err,
-		             "error processing PVC \"%s\"/\"%s\": found PV object \"%s\" but it has a "
-		             "nil pv.Spec.ClaimRef indicating it is not yet bound to the claim",
-		             ns, claim, jstr(jobj(pv, "metadata"), "name"));
+		r = asprintf(
+		        &s->err,
+		        "error processing PVC \"%s\"/\"%s\": found PV object \"%s\" but it has a "
+		        "nil pv.Spec.ClaimRef indicating it is not yet bound to the claim",
+		        ns, claim, jstr(jobj(pv, "metadata"), "name"));
 	else if (strcmp(jstr(ref, "uid"), jstr(jobj(pvc, "metadata"), "uid")))
 		r = asprintf(&s->err,
 		             "error processing PVC \"%s\"/\"%s\": found PV object \"%s\" but its "

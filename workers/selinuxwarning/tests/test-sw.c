@@ -134,9 +134,9 @@ static size_t add(struct sw_cache *c, const struct pwv *p, const char *driver,
 	struct sw_conflict *v = NULL;
 	size_t n = 0;
 
-	assert_int_equal(
-	        sw_cache_add_volume(c, p->volume, p->ns, p->name, p->label, p->policy, driver, &v, &n),
-	        0);
+	assert_int_equal(sw_cache_add_volume(c, p->volume, p->ns, p->name, p->label, p->policy,
+	                                     driver, &v, &n),
+	                 0);
 	if (ret)
 		*ret = v;
 	else
@@ -156,18 +156,22 @@ static void assert_conflicts(const struct sw_conflict *v, size_t n, const struct
 	for (size_t i = 0; i < ne; i++)
 		for (int dir = 0; dir < 2; dir++) {
 			bool found = false;
-			const char *ns = dir ? e[i].ons : e[i].ns, *name = dir ? e[i].oname : e[i].name,
+			const char *ns = dir ? e[i].ons : e[i].ns,
+			           *name = dir ? e[i].oname : e[i].name,
 			           *val = dir ? e[i].ovalue : e[i].value,
-			           *ons = dir ? e[i].ns : e[i].ons, *oname = dir ? e[i].name : e[i].oname,
+			           *ons = dir ? e[i].ns : e[i].ons,
+			           *oname = dir ? e[i].name : e[i].oname,
 			           *oval = dir ? e[i].value : e[i].ovalue;
 			for (size_t j = 0; j < n; j++)
 				found |= !strcmp(v[j].property, e[i].property) &&
-				         !strcmp(v[j].reason, !strcmp(e[i].property, "SELinuxLabel")
-				                                      ? "SELinuxLabelConflict"
-				                                      : "SELinuxChangePolicyConflict") &&
+				         !strcmp(v[j].reason,
+				                 !strcmp(e[i].property, "SELinuxLabel")
+				                         ? "SELinuxLabelConflict"
+				                         : "SELinuxChangePolicyConflict") &&
 				         !strcmp(v[j].ns, ns) && !strcmp(v[j].name, name) &&
 				         !strcmp(v[j].value, val) && !strcmp(v[j].other_ns, ons) &&
-				         !strcmp(v[j].other_name, oname) && !strcmp(v[j].other_value, oval);
+				         !strcmp(v[j].other_name, oname) &&
+				         !strcmp(v[j].other_value, oval);
 			assert_true(found);
 		}
 }
@@ -197,14 +201,17 @@ static void test_delete_all(void **state)
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 4; j++)
 			for (int k = 0; k < 4; k++)
-				assert_int_equal(add(c, &(struct pwv){nss[i], pods[j], vols[k], "label1", MO},
-				                     "csiDriver1", NULL),
-				                 0);
+				assert_int_equal(
+				        add(c,
+				            &(struct pwv){nss[i], pods[j], vols[k], "label1", MO},
+				            "csiDriver1", NULL),
+				        0);
 	assert_true(sw_cache_consistent(c));
 	assert_int_equal(sw_cache_n_volumes(c), 4);
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 4; j++)
-			for (int k = 0; k < 4; k++) /* each pod deleted four times: no-ops after the first */
+			for (int k = 0; k < 4;
+			     k++) /* each pod deleted four times: no-ops after the first */
 				sw_cache_delete_pod(c, nss[i], pods[j]);
 	assert_int_equal(sw_cache_n_volumes(c), 0);
 	assert_int_equal(sw_cache_n_pods(c), 0);
@@ -251,35 +258,34 @@ static void test_add_volume_get_conflicts(void **state)
 	add_get_conflicts(existing, N(existing),
 	                  &(struct pwv){TP, "vol1", "system_u:system_r:label1", MO}, NULL, 0);
 	/* ... with existing policy and new conflicting label */
-	add_get_conflicts(existing, N(existing),
-	                  &(struct pwv){TP, "vol1", "system_u:system_r:label-new", MO},
-	                  (struct exp_conflict[]){{"SELinuxLabel", TP, "system_u:system_r:label-new",
-	                                           "ns1", "pod1-mountOption",
-	                                           "system_u:system_r:label1"}},
-	                  1);
+	add_get_conflicts(
+	        existing, N(existing), &(struct pwv){TP, "vol1", "system_u:system_r:label-new", MO},
+	        (struct exp_conflict[]){{"SELinuxLabel", TP, "system_u:system_r:label-new", "ns1",
+	                                 "pod1-mountOption", "system_u:system_r:label1"}},
+	        1);
 	/* ... with new conflicting policy */
 	add_get_conflicts(existing, N(existing), &(struct pwv){TP, "vol1", "", RE},
-	                  (struct exp_conflict[]){{"SELinuxChangePolicy", TP, RE, "ns1",
-	                                           "pod1-mountOption", MO}},
+	                  (struct exp_conflict[]){
+	                          {"SELinuxChangePolicy", TP, RE, "ns1", "pod1-mountOption", MO}},
 	                  1);
 	/* existing pod is replaced with different non-conflicting policy and label */
-	add_get_conflicts(existing, N(existing),
-	                  &(struct pwv){"ns2", "pod2-recursive", "vol2",
-	                                "system_u:system_r:label-new", MO},
-	                  NULL, 0);
+	add_get_conflicts(
+	        existing, N(existing),
+	        &(struct pwv){"ns2", "pod2-recursive", "vol2", "system_u:system_r:label-new", MO},
+	        NULL, 0);
 	/* existing pod is replaced with conflicting policy */
 	add_get_conflicts(existing, N(existing),
 	                  &(struct pwv){"ns3", "pod3-1", "vol3", "system_u:system_r:label-new", MO},
-	                  (struct exp_conflict[]){{"SELinuxChangePolicy", "ns3", "pod3-1", MO, "ns3",
-	                                           "pod3-2", RE}},
+	                  (struct exp_conflict[]){{"SELinuxChangePolicy", "ns3", "pod3-1", MO,
+	                                           "ns3", "pod3-2", RE}},
 	                  1);
 	/* new incomparable label (missing user and role) */
 	add_get_conflicts(existing, N(existing),
 	                  &(struct pwv){TP, "vol5", "system_u:system_r:label5", MO}, NULL, 0);
 	/* conflicting label with incomparable parts */
 	add_get_conflicts(existing, N(existing), &(struct pwv){TP, "vol5", "::label6", MO},
-	                  (struct exp_conflict[]){{"SELinuxLabel", TP, "::label6", "ns5", "pod5",
-	                                           "::label5"}},
+	                  (struct exp_conflict[]){
+	                          {"SELinuxLabel", TP, "::label6", "ns5", "pod5", "::label5"}},
 	                  1);
 	/* new incomparable label (missing user) */
 	add_get_conflicts(existing, N(existing), &(struct pwv){TP, "vol6", "system_u::label6", MO},
@@ -294,17 +300,17 @@ static void test_add_volume_get_conflicts(void **state)
 	add_get_conflicts(existing, N(existing),
 	                  &(struct pwv){TP, "vol8", "system_u:system_r:label8", MO}, NULL, 0);
 	/* new comparable label (missing everything but categories) */
-	add_get_conflicts(existing, N(existing),
-	                  &(struct pwv){TP, "vol8", "system_u:system_r:label8:c0,c1", MO},
-	                  (struct exp_conflict[]){{"SELinuxLabel", TP,
-	                                           "system_u:system_r:label8:c0,c1", "ns8", "pod8",
-	                                           ""}},
-	                  1);
+	add_get_conflicts(
+	        existing, N(existing),
+	        &(struct pwv){TP, "vol8", "system_u:system_r:label8:c0,c1", MO},
+	        (struct exp_conflict[]){
+	                {"SELinuxLabel", TP, "system_u:system_r:label8:c0,c1", "ns8", "pod8", ""}},
+	        1);
 	/* both properties at once: one pair of each */
 	add_get_conflicts(existing, N(existing), &(struct pwv){TP, "vol7", ":::s0", RE},
-	                  (struct exp_conflict[]){{"SELinuxChangePolicy", TP, RE, "ns7", "pod7", MO},
-	                                          {"SELinuxLabel", TP, ":::s0", "ns7", "pod7",
-	                                           "::label7:c0,c1"}},
+	                  (struct exp_conflict[]){
+	                          {"SELinuxChangePolicy", TP, RE, "ns7", "pod7", MO},
+	                          {"SELinuxLabel", TP, ":::s0", "ns7", "pod7", "::label7:c0,c1"}},
 	                  2);
 }
 
@@ -324,8 +330,10 @@ static void test_multi_volume_conflicts(void **state)
 
 	(void)state;
 	assert_int_equal(sw_cache_new(&c), 0);
-	add(c, &(struct pwv){"ns", "podB", "vol1", "system_u:system_r:labelB", MO}, "driver1", NULL);
-	add(c, &(struct pwv){"ns", "podC", "vol2", "system_u:system_r:labelC", MO}, "driver1", NULL);
+	add(c, &(struct pwv){"ns", "podB", "vol1", "system_u:system_r:labelB", MO}, "driver1",
+	    NULL);
+	add(c, &(struct pwv){"ns", "podC", "vol2", "system_u:system_r:labelC", MO}, "driver1",
+	    NULL);
 	n1 = add(c, &(struct pwv){"ns", "podA", "vol1", "system_u:system_r:labelA", MO}, "driver1",
 	         NULL);
 	assert_true(n1 > 0);
@@ -336,8 +344,10 @@ static void test_multi_volume_conflicts(void **state)
 	sw_cache_delete_pod(c, "ns", "podA");
 	assert_int_equal(n_conflicts(c), 0);
 	/* identical conflicts from two volumes are listed once */
-	add(c, &(struct pwv){"ns", "podD", "vol3", "system_u:system_r:labelD", MO}, "driver1", NULL);
-	add(c, &(struct pwv){"ns", "podD", "vol4", "system_u:system_r:labelD", MO}, "driver1", NULL);
+	add(c, &(struct pwv){"ns", "podD", "vol3", "system_u:system_r:labelD", MO}, "driver1",
+	    NULL);
+	add(c, &(struct pwv){"ns", "podD", "vol4", "system_u:system_r:labelD", MO}, "driver1",
+	    NULL);
 	n3 = add(c, &(struct pwv){"ns", "podE", "vol3", "system_u:system_r:labelE", MO}, "driver1",
 	         NULL);
 	n4 = add(c, &(struct pwv){"ns", "podE", "vol4", "system_u:system_r:labelE", MO}, "driver1",
@@ -367,10 +377,22 @@ struct del_case {
 
 static void test_delete_pod_conflicts(void **state)
 {
-#define A(v, l) {"ns", "podA", v, "system_u:system_r:" l, MO}
-#define B(v, l) {"ns", "podB", v, "system_u:system_r:" l, MO}
-#define C(v, l) {"ns", "podC", v, "system_u:system_r:" l, MO}
-#define D(v, l) {"ns", "podD", v, "system_u:system_r:" l, MO}
+#define A(v, l)                                                                                    \
+	{                                                                                          \
+		"ns", "podA", v, "system_u:system_r:" l, MO                                        \
+	}
+#define B(v, l)                                                                                    \
+	{                                                                                          \
+		"ns", "podB", v, "system_u:system_r:" l, MO                                        \
+	}
+#define C(v, l)                                                                                    \
+	{                                                                                          \
+		"ns", "podC", v, "system_u:system_r:" l, MO                                        \
+	}
+#define D(v, l)                                                                                    \
+	{                                                                                          \
+		"ns", "podD", v, "system_u:system_r:" l, MO                                        \
+	}
 	static const struct del_case cases[] = {
 	        {{A("vol1", "labelA"), B("vol1", "labelB")}, 2, "podA", false, {{0}}, 0},
 	        {{A("vol1", "labelA"), B("vol1", "labelB"), C("vol2", "labelC")},
@@ -385,13 +407,15 @@ static void test_delete_pod_conflicts(void **state)
 	         false,
 	         {{"podB", "podC"}},
 	         1},
-	        {{B("vol1", "labelB"), C("vol2", "labelC"), A("vol1", "labelA"), A("vol2", "labelA")},
+	        {{B("vol1", "labelB"), C("vol2", "labelC"), A("vol1", "labelA"),
+	          A("vol2", "labelA")},
 	         4,
 	         "podA",
 	         false,
 	         {{0}},
 	         0},
-	        {{A("vol1", "labelA"), B("vol1", "labelB"), C("vol2", "labelC"), D("vol2", "labelD")},
+	        {{A("vol1", "labelA"), B("vol1", "labelB"), C("vol2", "labelC"),
+	          D("vol2", "labelD")},
 	         4,
 	         "podA",
 	         false,
@@ -534,15 +558,17 @@ static void test_message(void **state)
 
 	(void)state;
 	m = sw_conflict_message(&same);
-	assert_string_equal(m, "SELinuxLabel \":::s0:c1,c2\" conflicts with pod pod2 that uses the "
-	                       "same volume as this pod with SELinuxLabel \":::s0:c98,c99\". If both "
-	                       "pods land on the same node, only one of them may access the volume.");
+	assert_string_equal(m,
+	                    "SELinuxLabel \":::s0:c1,c2\" conflicts with pod pod2 that uses the "
+	                    "same volume as this pod with SELinuxLabel \":::s0:c98,c99\". If both "
+	                    "pods land on the same node, only one of them may access the volume.");
 	free(m);
 	other.other_ns = "ns2";
 	m = sw_conflict_message(&other);
-	assert_string_equal(m, "SELinuxLabel\":::s0:c1,c2\" conflicts with another pod that uses the "
-	                       "same volume as this pod with a different SELinuxLabel. If both pods "
-	                       "land on the same node, only one of them may access the volume.");
+	assert_string_equal(m,
+	                    "SELinuxLabel\":::s0:c1,c2\" conflicts with another pod that uses the "
+	                    "same volume as this pod with a different SELinuxLabel. If both pods "
+	                    "land on the same node, only one of them may access the volume.");
 	free(m);
 }
 
@@ -607,7 +633,8 @@ static void bound_world(struct world *w, bool selinux_mount)
 	        "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"volumeName\":\"pv1\"},"
 	        "\"status\":{\"phase\":\"Bound\"}}");
 	w->pvs[w->npv++] = cJSON_Parse(
-	        "{\"metadata\":{\"name\":\"pv1\"},\"spec\":{\"csi\":{\"driver\":\"ebs.csi.aws.com\","
+	        "{\"metadata\":{\"name\":\"pv1\"},\"spec\":{\"csi\":{\"driver\":\"ebs.csi.aws."
+	        "com\","
 	        "\"volumeHandle\":\"pv1\"},\"claimRef\":{\"kind\":\"PersistentVolumeClaim\","
 	        "\"namespace\":\"ns1\",\"name\":\"pvc1\",\"uid\":\"uid1\",\"apiVersion\":\"v1\"}},"
 	        "\"status\":{\"phase\":\"Bound\"}}");
@@ -640,7 +667,7 @@ static cJSON *mkpod(const char *name, const char *level, const char *policy, con
 	return cJSON_Parse(js);
 }
 
-#define WITH_PVC       ",{\"name\":\"vol1\",\"persistentVolumeClaim\":{\"claimName\":\"pvc1\"}}"
+#define WITH_PVC ",{\"name\":\"vol1\",\"persistentVolumeClaim\":{\"claimName\":\"pvc1\"}}"
 #define WITH_INLINE                                                                                \
 	",{\"name\":\"inlineVolume\",\"iscsi\":{\"targetPortal\":\"10.0.0.1:3260\","               \
 	"\"iqn\":\"iqn.2001-04.com.example:inlinevol1\",\"lun\":0}}"
@@ -697,9 +724,10 @@ static void test_sync_volumes(void **state)
 	          &w, (struct exp_vol[]){{.state = SW_VOL_ERROR, .name = "vol1"}}, 1);
 	/* existing pod with fully bound PVC */
 	bound_world(&w, true);
-	check_pod(mkpod("pod1", "s0:c1,c2", NULL, WITH_PVC, NULL), &w,
-	          (struct exp_vol[]){{SW_VOL_OK, "vol1", PV1, ":::s0:c1,c2", MO, "ebs.csi.aws.com"}},
-	          1);
+	check_pod(
+	        mkpod("pod1", "s0:c1,c2", NULL, WITH_PVC, NULL), &w,
+	        (struct exp_vol[]){{SW_VOL_OK, "vol1", PV1, ":::s0:c1,c2", MO, "ebs.csi.aws.com"}},
+	        1);
 	/* ... Recursive change policy: the label is cleared */
 	bound_world(&w, true);
 	check_pod(mkpod("pod1", "s0:c1,c2", RE, WITH_PVC, NULL), &w,
@@ -707,7 +735,8 @@ static void test_sync_volumes(void **state)
 	/* existing pod with inline volume (iSCSI supports -o context) */
 	bound_world(&w, true);
 	check_pod(mkpod("pod1", "s0:c1,c2", NULL, WITH_INLINE, MOUNT_INLINE), &w,
-	          (struct exp_vol[]){{SW_VOL_OK, "inlineVolume", INLINE1, ":::s0:c1,c2", MO, ""}}, 1);
+	          (struct exp_vol[]){{SW_VOL_OK, "inlineVolume", INLINE1, ":::s0:c1,c2", MO, ""}},
+	          1);
 	/* existing pod with inline volume and PVC */
 	bound_world(&w, true);
 	check_pod(mkpod("pod1", "s0:c1,c2", NULL, WITH_PVC WITH_INLINE, MOUNT_INLINE), &w,
@@ -742,11 +771,11 @@ static void test_sync_volume_errors(void **state)
 	(void)state;
 	/* PVC bound to a PV whose claimRef names another uid */
 	bound_world(&w, true);
-	cJSON_SetValuestring(cJSON_GetObjectItem(
-	                             cJSON_GetObjectItem(cJSON_GetObjectItem(w.pvs[0], "spec"),
-	                                                 "claimRef"),
-	                             "uid"),
-	                     "other");
+	cJSON_SetValuestring(
+	        cJSON_GetObjectItem(
+	                cJSON_GetObjectItem(cJSON_GetObjectItem(w.pvs[0], "spec"), "claimRef"),
+	                "uid"),
+	        "other");
 	check_pod(mkpod("pod1", "s0:c1,c2", NULL, WITH_PVC, NULL), &w,
 	          (struct exp_vol[]){{.state = SW_VOL_ERROR, .name = "vol1"}}, 1);
 	/* PVC Pending */
@@ -768,7 +797,8 @@ static void test_sync_volume_errors(void **state)
 	          &w, (struct exp_vol[]){{.state = SW_VOL_ERROR, .name = "vol1"}}, 1);
 	/* an emptyDir that is mounted: no plugin of kcm's, skipped */
 	w = (struct world){0};
-	check_pod(mkpod("pod1", "s0:c1,c2", NULL, NULL, ",{\"name\":\"emptyDir1\",\"mountPath\":\"/e\"}"),
+	check_pod(mkpod("pod1", "s0:c1,c2", NULL, NULL,
+	                ",{\"name\":\"emptyDir1\",\"mountPath\":\"/e\"}"),
 	          &w, (struct exp_vol[]){{.state = SW_VOL_SKIP, .name = "emptyDir1"}}, 1);
 	/* two containers mount one volume with different labels: MultipleSELinuxLabels */
 	bound_world(&w, true);
@@ -785,25 +815,29 @@ static void test_sync_volume_errors(void **state)
 	cJSON_AddItemToObject(cJSON_GetObjectItem(pod, "spec"), "initContainers",
 	                      cJSON_Parse("[{\"name\":\"i\",\"volumeMounts\":[{\"name\":\"vol1\","
 	                                  "\"mountPath\":\"/m\"}]}]"));
-	check_pod(pod, &w,
-	          (struct exp_vol[]){{SW_VOL_OK, "vol1", PV1, ":::s0:c1,c2", MO, "ebs.csi.aws.com"}},
-	          1);
+	check_pod(
+	        pod, &w,
+	        (struct exp_vol[]){{SW_VOL_OK, "vol1", PV1, ":::s0:c1,c2", MO, "ebs.csi.aws.com"}},
+	        1);
 	/* a generic ephemeral volume: claim "<pod>-<volume>" must be controlled by the pod */
 	bound_world(&w, true);
-	cJSON_SetValuestring(cJSON_GetObjectItem(cJSON_GetObjectItem(w.pvcs[0], "metadata"), "name"),
-	                     "pod1-vol1");
+	cJSON_SetValuestring(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(w.pvcs[0], "metadata"), "name"),
+	        "pod1-vol1");
 	pod = mkpod("pod1", "s0:c1,c2", NULL, ",{\"name\":\"vol1\",\"ephemeral\":{}}", NULL);
 	check_pod(pod, &w, (struct exp_vol[]){{.state = SW_VOL_ERROR, .name = "vol1"}}, 1);
 	bound_world(&w, true);
-	cJSON_SetValuestring(cJSON_GetObjectItem(cJSON_GetObjectItem(w.pvcs[0], "metadata"), "name"),
-	                     "pod1-vol1");
+	cJSON_SetValuestring(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(w.pvcs[0], "metadata"), "name"),
+	        "pod1-vol1");
 	cJSON_AddItemToObject(cJSON_GetObjectItem(w.pvcs[0], "metadata"), "ownerReferences",
 	                      cJSON_Parse("[{\"kind\":\"Pod\",\"name\":\"pod1\",\"uid\":"
 	                                  "\"poduid-pod1\",\"controller\":true}]"));
 	pod = mkpod("pod1", "s0:c1,c2", NULL, ",{\"name\":\"vol1\",\"ephemeral\":{}}", NULL);
-	check_pod(pod, &w,
-	          (struct exp_vol[]){{SW_VOL_OK, "vol1", PV1, ":::s0:c1,c2", MO, "ebs.csi.aws.com"}},
-	          1);
+	check_pod(
+	        pod, &w,
+	        (struct exp_vol[]){{SW_VOL_OK, "vol1", PV1, ":::s0:c1,c2", MO, "ebs.csi.aws.com"}},
+	        1);
 }
 
 /* the other plugins' unique names and context-mount support */
@@ -812,8 +846,8 @@ static void test_plugins(void **state)
 	static const struct {
 		const char *vol, *unique, *label, *policy;
 	} cases[] = {
-	        {"{\"name\":\"vol1\",\"hostPath\":{\"path\":\"/data\"}}", "kubernetes.io/host-path//data",
-	         "", RE},
+	        {"{\"name\":\"vol1\",\"hostPath\":{\"path\":\"/data\"}}",
+	         "kubernetes.io/host-path//data", "", RE},
 	        {"{\"name\":\"vol1\",\"nfs\":{\"server\":\"srv\",\"path\":\"/exp\"}}",
 	         "kubernetes.io/nfs/srv//exp", "", RE},
 	        {"{\"name\":\"vol1\",\"fc\":{\"targetWWNs\":[\"a\",\"b\"],\"lun\":2}}",
@@ -834,8 +868,8 @@ static void test_plugins(void **state)
 	/* an fc volume with neither: no name, an error */
 	{
 		struct world w = {0};
-		check_pod(mkpod("pod1", "s0:c1,c2", NULL, ",{\"name\":\"vol1\",\"fc\":{}}", NULL), &w,
-		          (struct exp_vol[]){{.state = SW_VOL_ERROR, .name = "vol1"}}, 1);
+		check_pod(mkpod("pod1", "s0:c1,c2", NULL, ",{\"name\":\"vol1\",\"fc\":{}}", NULL),
+		          &w, (struct exp_vol[]){{.state = SW_VOL_ERROR, .name = "vol1"}}, 1);
 	}
 }
 
@@ -864,7 +898,8 @@ static void test_pod_claims(void **state)
 static void test_bad_input(void **state)
 {
 	struct world w = {0};
-	struct sw_lookup lk = {.pvc = w_pvc, .pv = w_pv, .driver_selinux_mount = w_driver, .ud = &w};
+	struct sw_lookup lk = {
+	        .pvc = w_pvc, .pv = w_pv, .driver_selinux_mount = w_driver, .ud = &w};
 	struct sw_volume *v = NULL;
 	size_t n = 0;
 	cJSON *pod = cJSON_Parse("{\"metadata\":{\"name\":\"x\"}}");
