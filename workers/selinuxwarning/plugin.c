@@ -282,6 +282,9 @@ static cJSON *trim_pod(cJSON *pod)
 	cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata"),
 	      *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec"), *c, *x, *next;
 
+	if (!cJSON_IsObject(pod) || !cJSON_IsObject(meta) || !cJSON_IsObject(spec))
+		return pod; /* not a pod: sw_pod_volumes refuses or ignores what it cannot read */
+
 	for (x = pod->child; x; x = next) {
 		next = x->next;
 		if (strcmp(x->string, "metadata") && strcmp(x->string, "spec"))
@@ -304,6 +307,8 @@ static cJSON *trim_pod(cJSON *pod)
 	for (size_t k = 0; k < 3; k++)
 		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, kinds[k]))
 		{
+			if (!cJSON_IsObject(c))
+				continue;
 			for (x = c->child; x; x = next) {
 				next = x->next;
 				if (strcmp(x->string, "securityContext") &&
