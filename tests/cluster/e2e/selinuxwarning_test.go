@@ -11,6 +11,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +52,13 @@ func swStart(t *testing.T) {
 	}
 }
 
+// swDriverName: a CSI driver name of the test's own (at most 63 bytes, unlike ns + a suffix)
+func swDriverName(ns string) string {
+	h := fnv.New32a()
+	h.Write([]byte(ns))
+	return fmt.Sprintf("sw-%08x.csi.example.com", h.Sum32())
+}
+
 func swDriver(t *testing.T, name string, seLinuxMount bool) {
 	t.Helper()
 	ctx := context.Background()
@@ -60,7 +68,9 @@ func swDriver(t *testing.T, name string, seLinuxMount bool) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Client.StorageV1().CSIDrivers().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Client.StorageV1().CSIDrivers().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 }
 
 // swClaim creates claim bound to a new CSI PV of driver, as the binder would bind them.
@@ -205,7 +215,7 @@ func TestSELinuxWarning_LabelConflict(t *testing.T) {
 	swStart(t)
 	ctx := context.Background()
 	ns := Namespace(t)
-	driver := ns + ".csi.example.com"
+	driver := swDriverName(ns)
 	swDriver(t, driver, true)
 	swClaim(t, ns, "pvc1", ns+"-pv1", driver)
 	swPod(t, ns, "pod1", "s0:c1,c2", nil, swClaimVol("pvc1"))
@@ -238,7 +248,7 @@ func TestSELinuxWarning_LabelConflict(t *testing.T) {
 func TestSELinuxWarning_ChangePolicyConflict(t *testing.T) {
 	swStart(t)
 	ns := Namespace(t)
-	driver := ns + ".csi.example.com"
+	driver := swDriverName(ns)
 	swDriver(t, driver, true)
 	swClaim(t, ns, "pvc1", ns+"-pv1", driver)
 	swClaim(t, ns, "pvc2", ns+"-pv2", driver)
@@ -274,7 +284,7 @@ func TestSELinuxWarning_CSIDriverSELinuxMount(t *testing.T) {
 	swStart(t)
 	ctx := context.Background()
 	ns := Namespace(t)
-	driver := ns + ".csi.example.com"
+	driver := swDriverName(ns)
 	swDriver(t, driver, false)
 	swClaim(t, ns, "pvc1", ns+"-pv1", driver)
 	swPod(t, ns, "pod1", "s0:c1,c2", nil, swClaimVol("pvc1"))
@@ -295,8 +305,25 @@ func TestSELinuxWarning_CSIDriverSELinuxMount(t *testing.T) {
 	if _, err := env.Client.StorageV1().CSIDrivers().Patch(ctx, driver, types.MergePatchType, []byte(`{"spec":{"seLinuxMount":true}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	swWaitEvents(t, ns, "pod1", "Normal SELinuxLabelConflict "+swSameNsMsg("SELinuxLabel", ":::s0:c1,c2", "pod2", ":::s0:c98,c99"))
-	swWaitEvents(t, ns, "pod2", "Normal SELinuxLabelConflict "+swSameNsMsg("SELinuxLabel", ":::s0:c98,c99", "pod1", ":::s0:c1,c2"))
+	// The pods are synced one after the other, as upstream's queue does: the first one synced
+	// meets the other still Recursive without a label (a policy conflict and a label conflict,
+	// reported as upstream reports them); once both are synced only the label conflict is left.
+	for _, pods := range [][2]string{{"pod1", "pod2"}, {"pod2", "pod1"}} {
+		want := "Normal SELinuxLabelConflict " + swSameNsMsg("SELinuxLabel", map[string]string{"pod1": ":::s0:c1,c2", "pod2": ":::s0:c98,c99"}[pods[0]],
+			pods[1], map[string]string{"pod1": ":::s0:c1,c2", "pod2": ":::s0:c98,c99"}[pods[1]])
+		Eventually(t, 30*time.Second, "the label conflict Event of "+pods[0], func() (bool, string) {
+			got := swEvents(t, ns, pods[0])
+			for _, e := range got {
+				if e == want {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%q", got)
+		})
+	}
+	swWaitSeries(t, ns,
+		swSeriesLine("SELinuxLabel", ns, "pod1", ":::s0:c1,c2", ns, "pod2", ":::s0:c98,c99"),
+		swSeriesLine("SELinuxLabel", ns, "pod2", ":::s0:c98,c99", ns, "pod1", ":::s0:c1,c2"))
 }
 
 // "existing pod with unbound PVC": an error, retried; once the claim is bound (upstream's addPVC
@@ -304,7 +331,7 @@ func TestSELinuxWarning_CSIDriverSELinuxMount(t *testing.T) {
 func TestSELinuxWarning_ClaimBoundLater(t *testing.T) {
 	swStart(t)
 	ns := Namespace(t)
-	driver := ns + ".csi.example.com"
+	driver := swDriverName(ns)
 	swDriver(t, driver, true)
 	swPod(t, ns, "pod1", "s0:c1,c2", nil, swClaimVol("pvc1"))
 	swPod(t, ns, "pod2", "s0:c98,c99", nil, swClaimVol("pvc1"))
@@ -345,7 +372,7 @@ func TestSELinuxWarning_AcrossNamespaces(t *testing.T) {
 func TestSELinuxWarning_MultipleLabels(t *testing.T) {
 	swStart(t)
 	ns := Namespace(t)
-	driver := ns + ".csi.example.com"
+	driver := swDriverName(ns)
 	swDriver(t, driver, true)
 	swClaim(t, ns, "pvc1", ns+"-pv1", driver)
 	if _, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
@@ -388,7 +415,7 @@ func swWorkerKilled(t *testing.T, negative bool) {
 		"--use-service-account-credentials", "--v=4")
 	defer dumpKcmdLogs(t, p)
 	ns := Namespace(t)
-	driver := ns + ".csi.example.com"
+	driver := swDriverName(ns)
 	swDriver(t, driver, true)
 	swClaim(t, ns, "pvc1", ns+"-pv1", driver)
 	swPod(t, ns, "pod1", "s0:c1,c2", nil, swClaimVol("pvc1"))
