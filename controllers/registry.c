@@ -44,8 +44,10 @@ extern const struct kcmd_controller kcmd_serviceaccount_controller; /* workers/s
 extern const struct kcmd_controller kcmd_rootcacert_controller;     /* workers/rootcacert/ */
 extern const struct kcmd_controller kcmd_satoken_controller;        /* workers/satoken/ */
 extern const struct kcmd_controller kcmd_pcrcleaner_controller;     /* workers/pcrcleaner/ */
-extern const struct kcmd_controller kcmd_ctbpublisher_controller;   /* workers/ctbpublisher/ */
-extern const struct kcmd_controller kcmd_namespace_controller;      /* workers/namespace/ */
+/* workers/selinuxwarning/plugin.c */
+extern const struct kcmd_controller kcmd_selinuxwarning_controller;
+extern const struct kcmd_controller kcmd_ctbpublisher_controller; /* workers/ctbpublisher/ */
+extern const struct kcmd_controller kcmd_namespace_controller;    /* workers/namespace/ */
 /* workers/clusterroleaggregation/ */
 extern const struct kcmd_controller kcmd_clusterroleaggregation_controller;
 extern const struct kcmd_controller kcmd_ttl_controller;        /* workers/ttl/ */
@@ -135,6 +137,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_daemonset_controller,
         &kcmd_satoken_controller,
         &kcmd_pcrcleaner_controller,
+        &kcmd_selinuxwarning_controller,
         &kcmd_ctbpublisher_controller,
         &kcmd_resourceclaim_controller,
         &kcmd_devicetainteviction_controller,
