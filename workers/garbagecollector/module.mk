@@ -10,7 +10,7 @@ gc_TESTS    := workers/garbagecollector/tests/test-identity.c workers/garbagecol
 # handler table (informerd) and the arena-backed graph view (GC workers).
 LIBS             += gchandlers
 gchandlers_SRCS    := workers/garbagecollector/handlers.c workers/garbagecollector/arena-view.c workers/garbagecollector/debug.c
-gchandlers_LIBDEPS := gc informer kcdispatch shm shmrec ipc kube
+gchandlers_LIBDEPS := gc informer kcdispatch kcapi shm shmrec ipc kube
 gchandlers_TESTS   := workers/garbagecollector/tests/test-handlers.c workers/garbagecollector/tests/test-arena-view.c workers/garbagecollector/tests/test-debug.c
 
 # `make bench-gc`: kcmd's GC vs upstream kcm's against the real cluster (e2e/bench_gc_test.go).
