@@ -644,10 +644,10 @@ static void test_pod_endpoint_part(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_owner_tristate),   cmocka_unit_test(test_wrong_kind),
-	        cmocka_unit_test(test_damaged),          cmocka_unit_test(test_full_object),
-	        cmocka_unit_test(test_full_object_list), cmocka_unit_test(test_template_parts),
-	        cmocka_unit_test(test_rs_annotations),   cmocka_unit_test(test_pod_affinity_node),
+	        cmocka_unit_test(test_owner_tristate),    cmocka_unit_test(test_wrong_kind),
+	        cmocka_unit_test(test_damaged),           cmocka_unit_test(test_full_object),
+	        cmocka_unit_test(test_full_object_list),  cmocka_unit_test(test_template_parts),
+	        cmocka_unit_test(test_rs_annotations),    cmocka_unit_test(test_pod_affinity_node),
 	        cmocka_unit_test(test_pod_endpoint_part),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
