@@ -108,7 +108,7 @@ static void process(struct worker *w, struct wq *wq)
 			               SHARD_WAIT_USEC);
 			continue;
 		}
-		struct wk_result res;
+		struct wk_result res = {0}; /* a sync that sets nothing is a success (Forget) */
 		kclog_set_object(key);
 		w->ctrl->sync(w->state, wq->index, key, &res);
 		kclog_set_object(NULL);

@@ -1455,6 +1455,7 @@ static void dsc_sync(void *state, size_t q, const char *key, struct wk_result *r
 	struct dss s = {.c = c, .key = key};
 
 	(void)q;
+	*res = (struct wk_result){0}; /* Forget unless told otherwise */
 	if (kcmd_key_split(key, s.ns, sizeof(s.ns), s.name, sizeof(s.name)) < 0) {
 		log_error("%s: malformed key", key);
 		return;

@@ -2056,6 +2056,7 @@ static void jc_sync(void *state, size_t q, const char *key, struct wk_result *re
 	struct sj s = {.c = c, .key = key};
 
 	(void)q;
+	*res = (struct wk_result){0}; /* Forget unless told otherwise */
 	if (c->pod_type < 0)
 		c->pod_type = shm_reader_find_type(c->ctx->arena, "", "v1", "pods");
 	if (c->job_type < 0)
