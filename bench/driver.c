@@ -2527,6 +2527,7 @@ static void want_all(struct bench *b, struct rsstate *rs, int n, bool full)
 
 struct nf_node {
 	double taint_t; /* first seen with the unreachable NoExecute taint (0: not yet) */
+	double renew_t; /* the driver's last successful renewal of its Lease (0: none) */
 	bool exists, tainted, other_taint; /* other_taint: not-ready:NoExecute */
 };
 struct nf_pod {
@@ -2536,7 +2537,8 @@ struct nf_pod {
 struct nf_state {
 	struct nf_node *nodes;
 	struct nf_pod *pods;
-	double t0; /* the failure's T0 (0: no failure in progress) */
+	double t0;           /* the failure's T0 (0: no failure in progress) */
+	double last_round_s; /* how long the round that ended at T0 took */
 	/* the renewers (rmu, rcv) */
 	pthread_mutex_t rmu;
 	pthread_cond_t rcv;
@@ -2702,10 +2704,15 @@ static void *nf_renew_thread(void *arg)
 		for (int i = w->idx; i < b->o.nodes && !interrupted; i += NF_RENEWERS) {
 			if (failing && nf_failed_node(&b->o, i))
 				continue;
-			if (nf_renew(kc, i) < 0 && nf_renew(kc, i) < 0)
+			if (nf_renew(kc, i) < 0 && nf_renew(kc, i) < 0) {
 				atomic_fetch_add(&nf.renew_errors, 1);
-			else
-				atomic_fetch_add(&nf.renewals, 1);
+				continue;
+			}
+			atomic_fetch_add(&nf.renewals, 1);
+			double t = now_s();
+			pthread_mutex_lock(&b->mu);
+			nf.nodes[i].renew_t = t;
+			pthread_mutex_unlock(&b->mu);
 		}
 		pthread_mutex_lock(&nf.rmu);
 		nf.done_round[w->idx] = seen;
@@ -2740,6 +2747,7 @@ static void *nf_round_thread(void *arg)
 				nf.failing = true;
 				pthread_mutex_lock(&b->mu);
 				nf.t0 = now_s();
+				nf.last_round_s = nf.t0 - start;
 				pthread_mutex_unlock(&b->mu);
 			}
 		}
@@ -3157,16 +3165,20 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool la
 	nf_pod_writes(b, &del1, &st1);
 
 	/* the figures (times from T0) */
-	double *tt = calloc((size_t)n_failed + 1, sizeof(double)),
+	double *th = calloc((size_t)n_failed + 1, sizeof(double)),
+	       *tt = calloc((size_t)n_failed + 1, sizeof(double)),
 	       *te = calloc((size_t)pods_failed + 1, sizeof(double)),
 	       *ta = calloc((size_t)pods_failed + 1, sizeof(double));
-	size_t nt = 0, ne = 0, na = 0;
+	size_t nt = 0, ne = 0, na = 0, nh = 0;
 	pthread_mutex_lock(&b->mu);
 	v = nf_view_locked(b);
+	double last_round = nf.last_round_s;
 	for (int i = 0; tt && te && ta && t0 > 0 && i < o->nodes; i++) {
 		if (!nf_failed_node(o, i))
 			continue;
 		const struct nf_node *n = &nf.nodes[i];
+		if (n->taint_t > 0 && th && n->renew_t > 0)
+			th[nh++] = n->taint_t - n->renew_t;
 		if (n->taint_t > 0)
 			tt[nt++] = n->taint_t - t0;
 		for (int k = 0; k < o->pods_per_node; k++) {
@@ -3179,6 +3191,8 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool la
 		}
 	}
 	pthread_mutex_unlock(&b->mu);
+	if (th)
+		qsort(th, nh, sizeof(double), nf_cmp);
 	if (tt && te && ta) {
 		qsort(tt, nt, sizeof(double), nf_cmp);
 		qsort(te, ne, sizeof(double), nf_cmp);
@@ -3190,6 +3204,12 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool la
 	bench_run_extra(run, "taint_first_s", "taint first, T0+", "s", Q(tt, nt, 0));
 	bench_run_extra(run, "taint_p50_s", "taint median, T0+", "s", Q(tt, nt, 0.5));
 	bench_run_extra(run, "taint_last_s", "taint last, T0+", "s", Q(tt, nt, 1));
+	/* T0 is the end of the last round; a node's own last renewal is up to that round's
+	 * length earlier (seconds at 1,000 nodes under load) */
+	bench_run_extra(run, "last_round_s", "last renewal round", "s", last_round);
+	bench_run_extra(run, "silent_taint_first_s", "taint first, silent+", "s", Q(th, nh, 0));
+	bench_run_extra(run, "silent_taint_p50_s", "taint median, silent+", "s", Q(th, nh, 0.5));
+	bench_run_extra(run, "silent_taint_last_s", "taint last, silent+", "s", Q(th, nh, 1));
 	bench_run_extra(run, "taint_rate_per_s", "taint rate", "nodes/s",
 	                nt > 1 && tt[nt - 1] > tt[0] ? (double)(nt - 1) / (tt[nt - 1] - tt[0])
 	                                             : NAN);
@@ -3213,6 +3233,7 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool la
 	    ne ? te[0] : NAN, ne ? te[ne / 2] : NAN, ne ? te[ne - 1] : NAN, ne, pods_failed,
 	    v.healthy_tainted, v.healthy_evicted, del1 - del0, st1 - st0, atomic_load(&nf.renewals),
 	    atomic_load(&nf.renew_errors));
+	free(th);
 	free(tt);
 	free(te);
 	free(ta);
