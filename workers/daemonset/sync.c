@@ -1421,23 +1421,30 @@ static int sync_ds(struct dss *s)
 		      strerror(-r));
 		return r;
 	}
-	if ((r = load_pods(s)) < 0)
-		return r;
-
+	/* SatisfiedExpectations first, then the cache, as upstream orders them: the pods read
+	 * before the check could miss creations whose observation satisfied it in between, and
+	 * manage would create their nodes' pods again */
 	struct rs_exp_state es;
 	if (!rs_exp_satisfied(c->exp, s->key, rs_exp_now(), &es)) {
 		if (es.recheck_after_ns > 0)
 			requeue_after(s, (uint64_t)(es.recheck_after_ns / 1000) + 1000);
+		if ((r = load_pods(s)) < 0)
+			return r;
 		return update_status(s, false);
 	}
+	if ((r = load_pods(s)) < 0)
+		return r;
 
 	int err = manage(s);
 	if (err == 0 && eq(str(get(s->spec, "updateStrategy"), "type"), "RollingUpdate")) {
-		/* the rolling update, once the manage loop's writes are all observed */
-		if ((r = load_pods(s)) < 0)
-			err = r;
-		else if (rs_exp_satisfied(c->exp, s->key, rs_exp_now(), NULL))
-			err = rolling_update(s);
+		/* the rolling update, once the manage loop's writes are all observed (checked
+		 * before the pods are read, as above) */
+		if (rs_exp_satisfied(c->exp, s->key, rs_exp_now(), NULL)) {
+			if ((r = load_pods(s)) < 0)
+				err = r;
+			else
+				err = rolling_update(s);
+		}
 	}
 	if (err == 0 && (r = cleanup_history(s)) < 0)
 		err = r;
