@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -414,6 +415,18 @@ func swWorkerKilled(t *testing.T, negative bool) {
 		"--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/metrics", "--leader-elect=false",
 		"--use-service-account-credentials", "--v=4")
 	defer dumpKcmdLogs(t, p)
+	// its /metrics is read below: wait until it serves and its caches are synced
+	Eventually(t, 60*time.Second, "the SELinux warning controller's caches synced and /metrics served", func() (bool, string) {
+		if !p.Logged("Caches are synced for selinux-warning-controller") {
+			return false, "caches not synced"
+		}
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err != nil {
+			return false, err.Error()
+		}
+		c.Close()
+		return true, ""
+	})
 	ns := Namespace(t)
 	driver := swDriverName(ns)
 	swDriver(t, driver, true)
