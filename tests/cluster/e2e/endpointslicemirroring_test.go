@@ -16,6 +16,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,6 +99,32 @@ func esmEndpoints(t *testing.T, ns string, ep *corev1.Endpoints) *corev1.Endpoin
 		t.Fatal(err)
 	}
 	return out
+}
+
+// esmEndpointsUpsert creates ep, or sets its subsets when the Endpoints already exists: a Service
+// with a selector may already have Endpoints from the endpoints-controller of the TestEndpoints_*
+// kcmd running beside these tests (upstream's test runs none).
+func esmEndpointsUpsert(t *testing.T, ns string, ep *corev1.Endpoints) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := env.Client.CoreV1().Endpoints(ns).Create(ctx, ep, metav1.CreateOptions{})
+	if err == nil || !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	Eventually(t, 20*time.Second, "Endpoints "+ep.Name+" with the test's subsets", func() (bool, string) {
+		cur, err := env.Client.CoreV1().Endpoints(ns).Get(ctx, ep.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		cur.Subsets = ep.Subsets
+		if _, err := env.Client.CoreV1().Endpoints(ns).Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
 }
 
 func oneSubset(port int32, ips ...string) []corev1.EndpointSubset {
@@ -283,7 +310,7 @@ func TestEndpointSliceMirroring_SelectorTransition(t *testing.T) {
 			ctx := context.Background()
 			svc := epsService(t, ns, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "test-123"},
 				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}, Selector: tc.start}})
-			esmEndpoints(t, ns, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "test-123"},
+			esmEndpointsUpsert(t, ns, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "test-123"},
 				Subsets: oneSubset(80, "10.0.0.1")})
 			if tc.startN == 0 {
 				time.Sleep(2 * time.Second) // the sync has run and must have mirrored nothing
