@@ -173,10 +173,17 @@ func swWaitEvents(t *testing.T, ns, name string, want ...string) {
 	})
 }
 
-// swSeries: the conflict gauge's series naming namespace ns (as pod1 or pod2), sorted
+// swSeries: the conflict gauge's series naming namespace ns (as pod1 or pod2), sorted, from the
+// shared kcmd
 func swSeries(t *testing.T, ns string) []string {
 	t.Helper()
-	code, _, body := gcxGet(t, swPort, "/metrics")
+	return swSeriesAt(t, swPort, ns)
+}
+
+// swSeriesAt: the same from the kcmd serving on port
+func swSeriesAt(t *testing.T, port int, ns string) []string {
+	t.Helper()
+	code, _, body := gcxGet(t, port, "/metrics")
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)
 	}
@@ -433,20 +440,7 @@ func swWorkerKilled(t *testing.T, negative bool) {
 	swClaim(t, ns, "pvc1", ns+"-pv1", driver)
 	swPod(t, ns, "pod1", "s0:c1,c2", nil, swClaimVol("pvc1"))
 	swPod(t, ns, "pod2", "s0:c3,c4", nil, swClaimVol("pvc1"))
-	series := func() []string {
-		code, _, body := gcxGet(t, port, "/metrics")
-		if code != 200 {
-			t.Fatalf("/metrics: %d", code)
-		}
-		var out []string
-		for _, l := range strings.Split(body, "\n") {
-			if strings.HasPrefix(l, "selinux_warning_controller_selinux_volume_conflict{") && strings.Contains(l, `namespace="`+ns+`"`) {
-				out = append(out, l)
-			}
-		}
-		sort.Strings(out)
-		return out
-	}
+	series := func() []string { return swSeriesAt(t, port, ns) }
 	label := map[string]string{"pod1": ":::s0:c1,c2", "pod2": ":::s0:c3,c4", "pod3": ":::s0:c5,c6"}
 	pairs := func(pods ...string) []string {
 		var out []string
