@@ -1458,6 +1458,24 @@ int kube_decode_watch_event(enum kube_kind kind, const void *json, size_t len, u
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
+const char *kube_pod_phase_name(enum kube_pod_phase p)
+{
+	switch (p) {
+	case KUBE_POD_PENDING:
+		return "Pending";
+	case KUBE_POD_RUNNING:
+		return "Running";
+	case KUBE_POD_SUCCEEDED:
+		return "Succeeded";
+	case KUBE_POD_FAILED:
+		return "Failed";
+	case KUBE_POD_UNKNOWN:
+		return "Unknown";
+	default:
+		return NULL;
+	}
+}
+
 const char *kube_labels_get(const struct kube_kv *kv, uint32_t n, const char *key)
 {
 	for (uint32_t i = n; i-- > 0;) /* a duplicate JSON key: the last one wins, as in Go */

@@ -354,6 +354,8 @@ kube_time_t kube_time_now(void);
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 const char *kube_labels_get(const struct kube_kv *kv, uint32_t n, const char *key);
+/* status.phase as the API spells it ("Pending" ... "Unknown"); NULL for UNSET and OTHER. */
+const char *kube_pod_phase_name(enum kube_pod_phase p);
 /* The first ownerReference with controller == true (GetControllerOf), or NULL. */
 const struct kube_owner_ref *kube_controller_of(const struct kube_object_meta *m);
 /* upstream's pod-deletion-cost parse: -EINVAL if invalid. */

@@ -20,24 +20,6 @@ static const char *label_of(const void *ud, const char *k)
 	return kcmd_obj_label(ud, k);
 }
 
-static const char *phase_name(enum kube_pod_phase p)
-{
-	switch (p) {
-	case KUBE_POD_PENDING:
-		return "Pending";
-	case KUBE_POD_RUNNING:
-		return "Running";
-	case KUBE_POD_SUCCEEDED:
-		return "Succeeded";
-	case KUBE_POD_FAILED:
-		return "Failed";
-	case KUBE_POD_UNKNOWN:
-		return "Unknown";
-	default:
-		return NULL; /* unset, or a phase this build does not know: neither terminal */
-	}
-}
-
 static cJSON *add_ports(cJSON *parent, const struct kube_pod_endpoint *ep, bool sidecar)
 {
 	cJSON *c = cJSON_CreateObject(), *ports;
@@ -91,8 +73,8 @@ cJSON *eps_pod_json(const struct kube_pod *p)
 		     (c = add_ports(arr, ep, true)) &&
 		     cJSON_AddStringToObject(c, "restartPolicy", "Always");
 	}
-	if (ok && phase_name(p->phase))
-		ok = cJSON_AddStringToObject(st, "phase", phase_name(p->phase)) != NULL;
+	if (ok && kube_pod_phase_name(p->phase))
+		ok = cJSON_AddStringToObject(st, "phase", kube_pod_phase_name(p->phase)) != NULL;
 	if (ok && ep->pod_ip)
 		ok = cJSON_AddStringToObject(st, "podIP", ep->pod_ip) != NULL;
 	if (ok)

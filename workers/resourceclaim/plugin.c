@@ -92,20 +92,8 @@ static void queue_key(struct inf_handler_ctx *ctx, const char *prefix, const cha
 
 static const char *phase_str(enum kube_pod_phase p)
 {
-	switch (p) {
-	case KUBE_POD_PENDING:
-		return "Pending";
-	case KUBE_POD_RUNNING:
-		return "Running";
-	case KUBE_POD_SUCCEEDED:
-		return "Succeeded";
-	case KUBE_POD_FAILED:
-		return "Failed";
-	case KUBE_POD_UNKNOWN:
-		return "Unknown";
-	default:
-		return "";
-	}
+	const char *n = kube_pod_phase_name(p);
+	return n ? n : "";
 }
 
 /* ---- the claims gauge (upstream's collector over the claim lister) ----------------------------
