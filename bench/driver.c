@@ -1283,6 +1283,24 @@ struct phase_ctx {
 	struct prom_counts api0;
 };
 
+/* A pass begins: the sampler's figures start again for this controller, into a series file of
+ * its own (<outdir>/<workload>-<tag>.dat). */
+static void sampler_start(struct bench *b, struct bench_run *run, const char *tag, bool upstream)
+{
+	pthread_mutex_lock(&b->smu);
+	b->is_kcmd = !upstream;
+	b->cpu_acc = 0;
+	b->mem_now = b->run_mem_peak = 0;
+	b->queue_now = NAN;
+	memset(b->root_cpu, 0, sizeof(b->root_cpu));
+	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir,
+	    bench_workload_name(b->o.workload), tag);
+	b->series = fopen(run->series, "we");
+	if (b->series)
+		fprintf(b->series, "# t_s pods ready mem_mb(%s) cpu_s\n", run->mem_kind);
+	pthread_mutex_unlock(&b->smu);
+}
+
 static void phase_begin(struct bench *b, struct bench_run *run, const char *name,
                         struct phase_ctx *pc)
 {
@@ -3063,18 +3081,7 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool la
 		say("%s", run->error);
 		goto out;
 	}
-	pthread_mutex_lock(&b->smu);
-	b->is_kcmd = !upstream;
-	b->cpu_acc = 0;
-	b->mem_now = b->run_mem_peak = 0;
-	b->queue_now = NAN;
-	memset(b->root_cpu, 0, sizeof(b->root_cpu));
-	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir,
-	    bench_workload_name(o->workload), tag);
-	b->series = fopen(run->series, "we");
-	if (b->series)
-		fprintf(b->series, "# t_s pods ready mem_mb(%s) cpu_s\n", run->mem_kind);
-	pthread_mutex_unlock(&b->smu);
+	sampler_start(b, run, tag, upstream);
 
 	if (upstream) {
 		b->kcm_qps = o->qps;
@@ -3355,18 +3362,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	    : o->workload == BENCH_ENDPOINTSLICES ? "Services"
 	    : o->workload == BENCH_CLUSTER        ? "Deployments with a Service, and Jobs"
 	                                          : "ReplicaSets");
-	pthread_mutex_lock(&b->smu);
-	b->is_kcmd = !upstream;
-	b->cpu_acc = 0;
-	b->mem_now = b->run_mem_peak = 0;
-	b->queue_now = NAN;
-	memset(b->root_cpu, 0, sizeof(b->root_cpu));
-	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir,
-	    bench_workload_name(o->workload), tag);
-	b->series = fopen(run->series, "we");
-	if (b->series)
-		fprintf(b->series, "# t_s pods ready mem_mb(%s) cpu_s\n", run->mem_kind);
-	pthread_mutex_unlock(&b->smu);
+	sampler_start(b, run, tag, upstream);
 
 	bool failover = o->workload == BENCH_FAILOVER;
 	bool killing = failover || o->workload == BENCH_RESTART;
