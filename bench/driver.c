@@ -1301,6 +1301,19 @@ static void sampler_start(struct bench *b, struct bench_run *run, const char *ta
 	pthread_mutex_unlock(&b->smu);
 }
 
+/* A pass ends: the sampler stops, its figures go into the run, its series file is closed. */
+static void sampler_stop(struct bench *b, struct bench_run *run)
+{
+	pthread_mutex_lock(&b->smu);
+	b->sampling = false;
+	run->cpu_s = b->cpu_acc;
+	run->peak_mem_mb = b->run_mem_peak;
+	if (b->series)
+		fclose(b->series);
+	b->series = NULL;
+	pthread_mutex_unlock(&b->smu);
+}
+
 static void phase_begin(struct bench *b, struct bench_run *run, const char *name,
                         struct phase_ctx *pc)
 {
@@ -3246,14 +3259,7 @@ static int run_nodefail_pass(struct bench *b, int runidx, bool upstream, bool la
 	free(ta);
 
 out:
-	pthread_mutex_lock(&b->smu);
-	b->sampling = false;
-	run->cpu_s = b->cpu_acc;
-	run->peak_mem_mb = b->run_mem_peak;
-	if (b->series)
-		fclose(b->series);
-	b->series = NULL;
-	pthread_mutex_unlock(&b->smu);
+	sampler_stop(b, run);
 	if (upstream)
 		stop_kcm_direct(b);
 	else
@@ -3650,14 +3656,7 @@ endpointslices:
 	free(p);
 
 out:
-	pthread_mutex_lock(&b->smu);
-	b->sampling = false;
-	run->cpu_s = b->cpu_acc;
-	run->peak_mem_mb = b->run_mem_peak;
-	if (b->series)
-		fclose(b->series);
-	b->series = NULL;
-	pthread_mutex_unlock(&b->smu);
+	sampler_stop(b, run);
 	if (upstream && direct)
 		stop_kcm_direct(b);
 	else if (upstream)
