@@ -65,6 +65,7 @@ struct kube_call {
 	struct curl_slist *connect_to;
 	char *body;
 	size_t body_len;
+	size_t body_sent; /* bytes of body handed to libcurl in this attempt (body_read) */
 	const char *method; /* custom request verb */
 	enum kube_verb verb;
 	long timeout_ms;
@@ -433,6 +434,7 @@ long kube_retry_delay(enum kube_verb verb, int curl_code, int http_code, int32_t
 		case CURLE_HTTP2:
 		case CURLE_HTTP2_STREAM:
 		case CURLE_OPERATION_TIMEDOUT:
+		case CURLE_SEND_FAIL_REWIND:
 			return safe ? backoff : -1;
 		default:
 			return -1;
@@ -468,6 +470,7 @@ static int curl_errno(CURLcode cc)
 	case CURLE_PARTIAL_FILE:
 	case CURLE_HTTP2:
 	case CURLE_HTTP2_STREAM:
+	case CURLE_SEND_FAIL_REWIND: /* the connection died after the body went out */
 		return -ECONNRESET;
 	case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_PEER_FAILED_VERIFICATION:
@@ -994,6 +997,28 @@ static int add_header(struct kube_call *call, struct curl_slist **h, const char 
 	return 0;
 }
 
+/* libcurl's read callback for a request body: the next piece of call->body. */
+static size_t body_read(char *buf, size_t size, size_t nitems, void *ud)
+{
+	struct kube_call *call = ud;
+	size_t room = size * nitems, left = call->body_len - call->body_sent;
+	size_t n = left < room ? left : room;
+	memcpy(buf, call->body + call->body_sent, n);
+	call->body_sent += n;
+	return n;
+}
+
+/* libcurl's rewind of a request body: allowed while nothing was handed out (a new attempt of
+ * kcmd's own starts at 0 too); refused after, which fails the transfer with
+ * CURLE_SEND_FAIL_REWIND instead of a silent second send on a fresh connection. */
+static int body_seek(void *ud, curl_off_t off, int origin)
+{
+	struct kube_call *call = ud;
+	if (origin != SEEK_SET || off != 0 || call->body_sent)
+		return CURL_SEEKFUNC_FAIL;
+	return CURL_SEEKFUNC_OK;
+}
+
 /* the request-specific headers; kept separately and appended on each attempt */
 struct fixed {
 	char accept[200];
@@ -1019,9 +1044,19 @@ static int finish_headers(struct kube_call *call, const struct fixed *fx)
 	if (call->method)
 		curl_easy_setopt(call->easy, CURLOPT_CUSTOMREQUEST, call->method);
 	if (call->body) {
-		curl_easy_setopt(call->easy, CURLOPT_POSTFIELDS, call->body);
+		/* The body through a read callback, not CURLOPT_POSTFIELDS: libcurl sends a request
+		 * again by itself when a reused connection dies before any answer byte, and rewinds the
+		 * body to do it. body_seek refuses that rewind once body bytes went out, so such a
+		 * request fails (-ECONNRESET: the apiserver may have acted on it) instead of being
+		 * sent twice; client-go never resends a request it has written either. */
+		call->body_sent = 0;
+		curl_easy_setopt(call->easy, CURLOPT_POST, 1L);
 		curl_easy_setopt(call->easy, CURLOPT_POSTFIELDSIZE_LARGE,
 		                 (curl_off_t)call->body_len);
+		curl_easy_setopt(call->easy, CURLOPT_READFUNCTION, body_read);
+		curl_easy_setopt(call->easy, CURLOPT_READDATA, call);
+		curl_easy_setopt(call->easy, CURLOPT_SEEKFUNCTION, body_seek);
+		curl_easy_setopt(call->easy, CURLOPT_SEEKDATA, call);
 	}
 	return 0;
 }

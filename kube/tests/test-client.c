@@ -429,6 +429,50 @@ static void test_retries(void **state)
 	kube_client_free(c);
 }
 
+/* A connection that dies after a POST's body went out (the server may have acted on it) fails
+ * the POST: libcurl would otherwise send it again on a fresh connection by itself (it retries a
+ * request on a reused connection that died before any answer byte, bodies included), and a create
+ * sent twice is an object created twice (client-go's transport does not resend such a request).
+ * A request whose body never went out may still be sent on a new connection. */
+static void test_post_not_resent_after_reset(void **state)
+{
+	(void)state;
+	const char *script[] = {R200, "", R200, R200, R200};
+	server_start(script, 5);
+	struct kube_client *c = client(0, 1);
+	struct kube_response resp;
+	struct kube_request g = {.verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = "ns",
+	                         .name = "a"};
+	assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0); /* the connection is open */
+	kube_response_clear(&resp);
+	struct kube_request p = {.verb = KUBE_CREATE,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = "ns",
+	                         .body = "{\"a\":1}"};
+	/* the server reads the whole POST, then closes the reused connection without an answer */
+	assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), -ECONNRESET);
+	kube_response_clear(&resp);
+	int posts = 0;
+	for (int i = 0; i < srv.n_req; i++)
+		posts += strstr(srv.req[i], "POST /api/v1/namespaces/ns/pods ") != NULL;
+	assert_int_equal(posts, 1);
+	assert_int_equal(srv.n_req, 2);
+	/* the client goes on: the next POST and a PUT are sent once each and answered */
+	assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	struct kube_request u = {.verb = KUBE_UPDATE, .version = "v1", .resource = "pods", .ns = "ns",
+	                         .name = "a", .body = "{\"b\":2}"};
+	assert_int_equal(kube_client_request(c, &u, NULL, NULL, &resp), 0);
+	kube_response_clear(&resp);
+	assert_int_equal(srv.n_req, 4);
+	assert_non_null(strstr(srv.req[2], "\r\n\r\n{\"a\":1}"));
+	assert_non_null(strstr(srv.req[3], "PUT /api/v1/namespaces/ns/pods/a "));
+	assert_non_null(strstr(srv.req[3], "\r\n\r\n{\"b\":2}"));
+	kube_client_free(c);
+	server_stop();
+}
+
 static void test_patch_delete(void **state)
 {
 	(void)state;
@@ -1439,6 +1483,7 @@ int main(void)
 	        cmocka_unit_test(test_retry_policy),
 	        cmocka_unit_test(test_get_and_headers),
 	        cmocka_unit_test(test_retries),
+	        cmocka_unit_test(test_post_not_resent_after_reset),
 	        cmocka_unit_test(test_patch_delete),
 	        cmocka_unit_test(test_limiter),
 	        cmocka_unit_test(test_watch_sync),
