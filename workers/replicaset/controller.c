@@ -225,6 +225,69 @@ static int ex_patch_pod(void *ud, const struct kube_pod *pod, const char *body, 
 	return ex_patch_pod_rv(ud, pod, body, NULL, ret_msg);
 }
 
+/* controlled_pods_rv: an uncached metadata-only LIST of the pods rs's selector matches in its
+ * namespace; the newest resourceVersion among those whose controller is rs. */
+static int ex_controlled_pods_rv(void *ud, const struct kube_replicaset *rs, char **ret_rv,
+                                 char **ret_msg)
+{
+	struct rsc *c = ud;
+	struct kube_selector *sel = NULL;
+	char *sels = NULL, err[160];
+	int r;
+
+	*ret_rv = NULL;
+	if (!rs->selector || !rs->meta.uid)
+		return -EINVAL;
+	r = kube_selector_from_label_selector(rs->selector, &sel, err, sizeof err);
+	if (r == 0 && kube_selector_is_nothing(sel))
+		r = -EINVAL;
+	if (r == 0)
+		r = kube_selector_format(sel, &sels);
+	kube_selector_free(sel);
+	if (r < 0)
+		return r;
+	struct kube_request req = {.verb = KUBE_LIST,
+	                           .version = "v1",
+	                           .resource = "pods",
+	                           .ns = rs->meta.namespace,
+	                           .label_selector = sels,
+	                           .metadata_only = true};
+	struct kube_response resp;
+	r = call(c, &req, &resp, ret_msg);
+	free(sels);
+	if (r < 0) {
+		kube_response_clear(&resp);
+		return r;
+	}
+	cJSON *list = cJSON_ParseWithLength(resp.body ? resp.body : "", resp.body_len);
+	const cJSON *item;
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
+	{
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(item, "metadata");
+		const cJSON *rv = cJSON_GetObjectItemCaseSensitive(m, "resourceVersion");
+		const cJSON *ref;
+		bool ours = false;
+		cJSON_ArrayForEach(ref, cJSON_GetObjectItemCaseSensitive(m, "ownerReferences"))
+		{
+			const cJSON *uid = cJSON_GetObjectItemCaseSensitive(ref, "uid");
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ref, "controller")) &&
+			    cJSON_IsString(uid) && strcmp(uid->valuestring, rs->meta.uid) == 0)
+				ours = true;
+		}
+		int cmp;
+		if (!ours || !cJSON_IsString(rv) ||
+		    (*ret_rv && (rs_rv_compare(rv->valuestring, *ret_rv, &cmp) < 0 || cmp <= 0)))
+			continue;
+		free(*ret_rv);
+		*ret_rv = strdup(rv->valuestring);
+	}
+	if (!list)
+		r = -EBADMSG;
+	cJSON_Delete(list);
+	kube_response_clear(&resp);
+	return r;
+}
+
 static void fill_result(const struct kube_response *resp, int r, struct rs_call_result *res)
 {
 	res->err = r;
@@ -984,6 +1047,7 @@ static void rsc_sync(void *state, size_t q, const char *key, struct wk_result *o
 	                         .update_status = ex_update_status,
 	                         .record_event = ex_record_event,
 	                         .patch_pod_rv = ex_patch_pod_rv,
+	                         .controlled_pods_rv = ex_controlled_pods_rv,
 	                         .update_status_rv = ex_update_status_rv};
 	struct rs_sync_result res;
 	uint64_t t0 = ipc_now_usec();

@@ -487,6 +487,31 @@ static void report_age_ratio(const struct rs_sync_input *in, const struct kube_p
 	}
 }
 
+/* A create that failed this way may have been carried out: the connection died after the
+ * request went out, or the apiserver timed out waiting for storage (504). */
+static bool outcome_unknown(int err)
+{
+	return err == -ECONNRESET || err == -ETIMEDOUT;
+}
+
+/* After a create whose outcome is unknown, its expectation is lowered as upstream's, so the
+ * next sync would create the pod again if the informer has not delivered it yet (upstream's
+ * window; a reset connection takes the informer's watch down too). kcmd closes it with the
+ * consistency record: an uncached LIST finds the newest pod this ReplicaSet controls, and the
+ * next sync waits until the pod informer is at least that new (rs_exp_ensure_ready), so a pod
+ * the failed request did create is counted before anything is created again. The LIST failing
+ * leaves upstream's behaviour. */
+static void pin_unknown_creates(const struct rs_sync_input *in, const struct rs_executor *ex)
+{
+	char *rv = NULL, *msg = NULL;
+	if (!in->features.stale_consistency || !ex->controlled_pods_rv)
+		return;
+	if (ex->controlled_pods_rv(ex->ud, in->rs, &rv, &msg) == 0 && rv)
+		wrote(in, RS_CONS_PODS, rv);
+	free(rv);
+	free(msg);
+}
+
 /* manageReplicas. Returns 0 or the error, with its text in *ret_msg. */
 static int manage_replicas(const struct rs_sync_input *in, const struct rs_executor *ex,
                            const struct kube_pod **active, size_t n_active,
@@ -517,6 +542,7 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 		                                                  rs->template_json_len,
 		                                                  rs->meta.name, &owner, &body);
 		int32_t successes = 0, batch = 0, remaining = n;
+		bool unknown = false;
 		int err = 0;
 		char *err_msg = NULL;
 		struct rs_call_result *results = calloc(n, sizeof *results);
@@ -550,6 +576,7 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 				} else {
 					failed++;
 					res->create_failed++;
+					unknown |= outcome_unknown(cr->err);
 					event(ex, rs, RS_EVENT_WARNING, RS_REASON_FAILED_CREATE,
 					      rs_msg_create_failed(errtext(cr->err, cr->msg)));
 					if (!err) {
@@ -570,6 +597,8 @@ static int manage_replicas(const struct rs_sync_input *in, const struct rs_execu
 			res->skipped = skipped;
 			rs_exp_lower_creations(in->exp, in->key, skipped);
 		}
+		if (unknown)
+			pin_unknown_creates(in, ex);
 		rs_exp_settle(in->exp, in->key);
 		*ret_msg = err_msg;
 		return err;

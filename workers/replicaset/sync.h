@@ -134,6 +134,11 @@ struct rs_executor {
 	                    char **ret_msg);
 	int (*update_status_rv)(void *ud, const struct kube_replicaset *rs,
 	                        const struct kube_rs_status *st, char **ret_rv, char **ret_msg);
+	/* Optional: an uncached LIST of the pods of rs's namespace its selector matches; *ret_rv
+	 * (malloc'd) is the newest resourceVersion among the pods rs controls, NULL when it
+	 * controls none. Used after a create whose outcome is unknown (kcmd, not upstream). */
+	int (*controlled_pods_rv)(void *ud, const struct kube_replicaset *rs, char **ret_rv,
+	                          char **ret_msg);
 };
 
 struct rs_sync_input {

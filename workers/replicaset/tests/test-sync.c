@@ -1197,6 +1197,95 @@ static void test_consistency_gate(void **state)
 	kube_object_free(rs);
 }
 
+/* A create whose outcome is unknown (the connection died after it went out, a 504): its
+ * expectation is lowered as upstream's, and the newest pod the ReplicaSet controls at the
+ * apiserver (an uncached LIST) becomes the consistency record, so the next sync waits for the
+ * informer to have it rather than creating the pod again. A plain refusal lists nothing. */
+static int LIST_CALLS;
+static const char *LIST_RV;
+static int f_controlled_rv(void *ud, const struct kube_replicaset *rs, char **rv, char **msg)
+{
+	(void)ud;
+	(void)msg;
+	assert_string_equal(rs->meta.uid, "rs-uid");
+	LIST_CALLS++;
+	*rv = LIST_RV ? strdup(LIST_RV) : NULL;
+	return 0;
+}
+
+static void test_unknown_create_outcome(void **state)
+{
+	(void)state;
+	struct rs_executor ex = EX;
+	ex.controlled_pods_rv = f_controlled_rv;
+	struct kube_replicaset *rs = mkrs((struct rs_opts){.replicas = 3});
+	struct kube_pod a = pod("a", &REF_US, KUBE_POD_RUNNING, true);
+	const struct kube_pod *pods[] = {&a};
+	struct rs_sync_input in = input(rs, pods, 1);
+	in.features.stale_consistency = true;
+	in.read_rv[RS_CONS_PODS] = "120";
+	in.read_rv[RS_CONS_REPLICASETS] = "120";
+	struct rs_sync_result res;
+	int outcomes[] = {-ECONNRESET, -ETIMEDOUT, -EACCES};
+	for (int k = 0; k < 3; k++) {
+		fake_reset();
+		rs_exp_delete(E.w, "ns/rs");
+		LIST_CALLS = 0;
+		LIST_RV = "150";
+		F.create_fail_from = 0;
+		F.create_err = outcomes[k];
+		assert_int_equal(rs_sync(&in, &ex, &res), outcomes[k]);
+		assert_int_equal(res.create_failed, 1); /* the slow-start batch of 1 failed */
+		rs_sync_result_free(&res);
+		fake_reset();
+		if (k < 2) {
+			assert_int_equal(LIST_CALLS, 1);
+			/* the informer at 120 has not seen the pod at 150: nothing is created */
+			assert_int_equal(rs_sync(&in, &ex, &res), -EAGAIN);
+			assert_true(res.stale_skip);
+			assert_int_equal(res.stale_resource, RS_CONS_PODS);
+			assert_int_equal(F.create_calls, 0);
+			rs_sync_result_free(&res);
+			in.read_rv[RS_CONS_PODS] = "150";
+			assert_int_equal(rs_sync(&in, &ex, &res), 0);
+			assert_int_equal(F.create_calls, 2);
+			rs_sync_result_free(&res);
+			in.read_rv[RS_CONS_PODS] = "120";
+		} else {
+			assert_int_equal(LIST_CALLS, 0);
+			assert_int_equal(rs_sync(&in, &ex, &res), 0);
+			assert_int_equal(F.create_calls, 2);
+			rs_sync_result_free(&res);
+		}
+	}
+	/* no pod of ours at the apiserver: no record, the next sync creates at once */
+	fake_reset();
+	rs_exp_delete(E.w, "ns/rs");
+	LIST_CALLS = 0;
+	LIST_RV = NULL;
+	F.create_fail_from = 0;
+	F.create_err = -ECONNRESET;
+	assert_int_equal(rs_sync(&in, &ex, &res), -ECONNRESET);
+	rs_sync_result_free(&res);
+	fake_reset();
+	assert_int_equal(LIST_CALLS, 1);
+	assert_int_equal(rs_sync(&in, &ex, &res), 0);
+	assert_int_equal(F.create_calls, 2);
+	rs_sync_result_free(&res);
+	/* the gate off: upstream's behaviour, no LIST */
+	fake_reset();
+	rs_exp_delete(E.w, "ns/rs");
+	LIST_CALLS = 0;
+	LIST_RV = "150";
+	in.features.stale_consistency = false;
+	F.create_fail_from = 0;
+	F.create_err = -ECONNRESET;
+	assert_int_equal(rs_sync(&in, &ex, &res), -ECONNRESET);
+	rs_sync_result_free(&res);
+	assert_int_equal(LIST_CALLS, 0);
+	kube_object_free(rs);
+}
+
 /* replicaset_controller_sorting_deletion_age_ratio (reportSortingDeletionAgeRatioMetric) and
  * stale_sync_skips_total, counted in the shared header and printed for /metrics */
 static void test_metrics(void **state)
@@ -1311,6 +1400,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_failed_and_deleting_replaced, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_orphan_recheck, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_consistency_gate, setup, teardown),
+
+	        cmocka_unit_test_setup_teardown(test_unknown_create_outcome, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_delete_completion_order, setup, teardown),
 	};
