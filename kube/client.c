@@ -65,7 +65,7 @@ struct kube_call {
 	struct curl_slist *connect_to;
 	char *body;
 	size_t body_len;
-	size_t body_sent; /* bytes of body handed to libcurl in this attempt (body_read) */
+	size_t body_sent;   /* bytes of body handed to libcurl in this attempt (body_read) */
 	const char *method; /* custom request verb */
 	enum kube_verb verb;
 	long timeout_ms;
@@ -1045,10 +1045,10 @@ static int finish_headers(struct kube_call *call, const struct fixed *fx)
 		curl_easy_setopt(call->easy, CURLOPT_CUSTOMREQUEST, call->method);
 	if (call->body) {
 		/* The body through a read callback, not CURLOPT_POSTFIELDS: libcurl sends a request
-		 * again by itself when a reused connection dies before any answer byte, and rewinds the
-		 * body to do it. body_seek refuses that rewind once body bytes went out, so such a
-		 * request fails (-ECONNRESET: the apiserver may have acted on it) instead of being
-		 * sent twice; client-go never resends a request it has written either. */
+		 * again by itself when a reused connection dies before any answer byte, and rewinds
+		 * the body to do it. body_seek refuses that rewind once body bytes went out, so
+		 * such a request fails (-ECONNRESET: the apiserver may have acted on it) instead of
+		 * being sent twice; client-go never resends a request it has written either. */
 		call->body_sent = 0;
 		curl_easy_setopt(call->easy, CURLOPT_POST, 1L);
 		curl_easy_setopt(call->easy, CURLOPT_POSTFIELDSIZE_LARGE,

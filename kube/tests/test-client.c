@@ -441,9 +441,10 @@ static void test_post_not_resent_after_reset(void **state)
 	server_start(script, 5);
 	struct kube_client *c = client(0, 1);
 	struct kube_response resp;
-	struct kube_request g = {.verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = "ns",
-	                         .name = "a"};
-	assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp), 0); /* the connection is open */
+	struct kube_request g = {
+	        .verb = KUBE_GET, .version = "v1", .resource = "pods", .ns = "ns", .name = "a"};
+	assert_int_equal(kube_client_request(c, &g, NULL, NULL, &resp),
+	                 0); /* the connection is open */
 	kube_response_clear(&resp);
 	struct kube_request p = {.verb = KUBE_CREATE,
 	                         .version = "v1",
@@ -461,8 +462,12 @@ static void test_post_not_resent_after_reset(void **state)
 	/* the client goes on: the next POST and a PUT are sent once each and answered */
 	assert_int_equal(kube_client_request(c, &p, NULL, NULL, &resp), 0);
 	kube_response_clear(&resp);
-	struct kube_request u = {.verb = KUBE_UPDATE, .version = "v1", .resource = "pods", .ns = "ns",
-	                         .name = "a", .body = "{\"b\":2}"};
+	struct kube_request u = {.verb = KUBE_UPDATE,
+	                         .version = "v1",
+	                         .resource = "pods",
+	                         .ns = "ns",
+	                         .name = "a",
+	                         .body = "{\"b\":2}"};
 	assert_int_equal(kube_client_request(c, &u, NULL, NULL, &resp), 0);
 	kube_response_clear(&resp);
 	assert_int_equal(srv.n_req, 4);
