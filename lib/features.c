@@ -38,6 +38,8 @@ static const struct {
         /* KEP-4671 PodGroups (the PodGroup protection controller requires it): beta, off in
            1.37 */
         [KCMD_FEAT_GENERIC_WORKLOAD] = {"GenericWorkload", BETA, false},
+        /* KEP-5647 read-your-own-writes before a DaemonSet sync: beta, on since 1.36 */
+        [KCMD_FEAT_STALE_CONSISTENCY_DS] = {"StaleControllerConsistencyDaemonSet", BETA, true},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)

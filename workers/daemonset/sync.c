@@ -34,6 +34,7 @@
 #include "kube/client.h"
 #include "kube/deephash.h"
 #include "kube/model.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "shm/arena.h"
 #include "shm/record-model.h"
@@ -55,6 +56,7 @@ struct backoff {
 struct dsc {
 	struct wk_ctx *ctx;
 	struct rs_exp *exp;
+	bool consistency; /* StaleControllerConsistencyDaemonSet (and AtomicFIFO) */
 	struct backoff *bo;
 	size_t n_bo;
 };
@@ -145,8 +147,28 @@ static int req(struct dss *s, const char *method, const char *group, const char 
 	return kcmd_kube_request(s->c->ctx->kc, &rq, NULL, ret_body);
 }
 
-static int patch(struct dss *s, enum kube_patch_type type, const char *group, const char *resource,
-                 const char *name, const char *body)
+/* The consistency store's WroteAt (KEP-5647): the DaemonSet's own write of resource r (pods, or
+ * the DaemonSet itself in the record's second slot) at rv must be in the cache before the next
+ * sync of this key reads it. */
+static void wrote(struct dss *s, enum rs_cons_resource r, const char *rv)
+{
+	if (s->c->consistency && rv && rv[0] && s->uid)
+		(void)rs_exp_wrote_at(s->c->exp, s->key, s->uid, r, rv);
+}
+
+/* wrote() with the resourceVersion of an answer's body */
+static void wrote_body(struct dss *s, enum rs_cons_resource r, const char *body, size_t len)
+{
+	if (!s->c->consistency || !body)
+		return;
+	cJSON *o = cJSON_ParseWithLength(body, len);
+	wrote(s, r, str(get(o, "metadata"), "resourceVersion"));
+	cJSON_Delete(o);
+}
+
+static int patch_rv(struct dss *s, enum kube_patch_type type, const char *group,
+                    const char *resource, const char *name, const char *body,
+                    enum rs_cons_resource record)
 {
 	struct kube_request rq = {.verb = KUBE_PATCH,
 	                          .group = group,
@@ -161,8 +183,16 @@ static int patch(struct dss *s, enum kube_patch_type type, const char *group, co
 	int r = kube_client_request(s->c->ctx->kc, &rq, NULL, NULL, &resp);
 	if (r == 0)
 		r = resp.error.err;
+	if (r == 0 && (int)record >= 0)
+		wrote_body(s, record, resp.body, resp.body_len);
 	kube_response_clear(&resp);
 	return r;
+}
+
+static int patch(struct dss *s, enum kube_patch_type type, const char *group, const char *resource,
+                 const char *name, const char *body)
+{
+	return patch_rv(s, type, group, resource, name, body, (enum rs_cons_resource) - 1);
 }
 
 static void event(struct dss *s, const char *type, const char *reason, const char *fmt, ...)
@@ -267,7 +297,9 @@ static int adopt(struct dss *s, const char *group, const char *resource, const c
 	         "\"DaemonSet\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
 	         "\"blockOwnerDeletion\":true}],\"uid\":\"%s\"}}",
 	         s->name, s->uid, uid);
-	return patch(s, KUBE_PATCH_STRATEGIC, group, resource, name, body);
+	/* upstream's PatchPod reports the adopted pod (now controlled by this set) to WroteAt */
+	return patch_rv(s, KUBE_PATCH_STRATEGIC, group, resource, name, body,
+	                !strcmp(resource, "pods") ? RS_CONS_PODS : (enum rs_cons_resource) - 1);
 }
 
 static int release(struct dss *s, const char *group, const char *resource, const char *name,
@@ -981,6 +1013,7 @@ static void create_batch(struct dss *s, const char *const *nodes, size_t n, size
 			(*errs)++;
 		} else {
 			cJSON *got = body ? cJSON_Parse(body) : NULL;
+			wrote(s, RS_CONS_PODS, str(get(got, "metadata"), "resourceVersion"));
 			event(s, "Normal", "SuccessfulCreate", "Created pod: %s",
 			      str(get(got, "metadata"), "name") ?: "");
 			cJSON_Delete(got);
@@ -1331,8 +1364,12 @@ static int update_status(struct dss *s, bool observed_gen)
 		cJSON_Delete(to);
 		if (!body)
 			return -ENOMEM;
-		r = req(s, "PUT", "apps", "daemonsets", s->name, "status", body, NULL);
+		char *answer = NULL;
+		r = req(s, "PUT", "apps", "daemonsets", s->name, "status", body, &answer);
 		free(body);
+		if (r == 0 && answer)
+			wrote_body(s, RS_CONS_REPLICASETS, answer, strlen(answer));
+		free(answer);
 		if (r == 0 || attempt >= 1) /* StatusUpdateRetries */
 			break;
 		char *fresh = NULL;
@@ -1361,12 +1398,48 @@ static void dss_free(struct dss *s)
 	cJSON_Delete(s->ds);
 }
 
+/* EnsureReady (KEP-5647), before anything is read: 1 (and the ConsistencyError's text logged)
+ * when a write of this set's last syncs is newer than what the pod or DaemonSet store has
+ * synced; 0 when ready (the record is cleared), or the gate is off. */
+static int ensure_ready(struct dss *s)
+{
+	static const char *const gr[RS_EXP_CONS_RESOURCES] = {
+	        [RS_CONS_PODS] = "pods", [RS_CONS_REPLICASETS] = "daemonsets.apps"};
+	struct shm_type_info ti;
+	char rv[RS_EXP_CONS_RESOURCES][sizeof(ti.rv)];
+	const char *read[RS_EXP_CONS_RESOURCES];
+	const char *const res[RS_EXP_CONS_RESOURCES] = {
+	        [RS_CONS_PODS] = "pods", [RS_CONS_REPLICASETS] = "daemonsets"};
+	const char *const grp[RS_EXP_CONS_RESOURCES] = {
+	        [RS_CONS_PODS] = "", [RS_CONS_REPLICASETS] = "apps"};
+	struct rs_cons_stale st;
+
+	if (!s->c->consistency)
+		return 0;
+	for (unsigned i = 0; i < RS_EXP_CONS_RESOURCES; i++) {
+		int t = shm_reader_find_type(s->c->ctx->arena, grp[i], "v1", res[i]);
+		rv[i][0] = 0;
+		if (t >= 0 && shm_reader_type_info(s->c->ctx->arena, (uint16_t)t, &ti) == 0) {
+			memcpy(rv[i], ti.rv, sizeof(ti.rv));
+			rv[i][sizeof(ti.rv) - 1] = 0;
+		}
+		read[i] = rv[i];
+	}
+	if (rs_exp_ensure_ready(s->c->exp, s->key, read, &st) != 1)
+		return 0;
+	log_v(4, "%s: read version: %s is not as new as written version: %s for group resource %s",
+	      s->key, st.read_rv, st.wrote_rv, gr[st.resource]);
+	return 1;
+}
+
 static int sync_ds(struct dss *s)
 {
 	struct dsc *c = s->c;
 	struct shm_obj *o = NULL;
 	int r;
 
+	if (ensure_ready(s))
+		return -EAGAIN;
 	r = kcmd_cache_get(c->ctx->arena, "apps", "daemonsets", s->ns, s->name, &o);
 	if (r == -ENOENT) {
 		log_v(3, "%s: daemon set has been deleted", s->key);
@@ -1496,6 +1569,8 @@ static int dsc_init(struct wk_ctx *ctx, void **ret)
 		free(c);
 		return r;
 	}
+	c->consistency = kcmd_feature_enabled(KCMD_FEAT_STALE_CONSISTENCY_DS) &&
+	                 kcmd_feature_enabled(KCMD_FEAT_ATOMIC_FIFO);
 	*ret = c;
 	return 0;
 }
