@@ -221,7 +221,7 @@ static const struct flagdef flags[] = {
          "DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, "
          "StaleControllerConsistencyReplicaSet, AtomicFIFO, WatchListClient, "
          "MaxUnavailableStatefulSet, RemoteRequestHeaderUID, PersistentVolumeClaimUnusedSinceTime, "
-         "StaleControllerConsistencyJob (all beta, default "
+         "StaleControllerConsistencyJob, StaleControllerConsistencyDaemonSet (all beta, default "
          "true in v1.37), GenericWorkload (beta, default false: the PodGroup protection "
          "controller needs it) and AllAlpha/AllBeta; any other gate is an error."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
