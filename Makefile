@@ -188,17 +188,14 @@ chaos: deps all
 conformance: deps all
 	@KCMD_CONFORMANCE_UPDATE_DOC=1 KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/cluster/conformance/run.sh
 
-# Sequential on purpose: the tiers' output stays readable and e2e gets the CPUs to itself; the
-# builds inside each tier still run in parallel under -j. deps runs first in its own step so the
+# tests/run-check.sh runs the steps, each a sub-make: lint, unit with asan then fuzz-replay
+# beside it (their programs mostly wait; asan's lines are printed after unit's), then run-smoke,
+# then e2e with the CPUs to itself; a `check:` line gives each step's wall time. The builds
+# inside each tier still run in parallel under -j. deps runs first in its own step so the
 # sub-makes see the pkg-config flags of freshly installed packages.
 check:
 	@tests/deps.sh
-	LINT_RULES=$(CHECK_LINT_RULES) $(MAKE) lint
-	$(MAKE) unit
-	$(MAKE) asan
-	$(MAKE) fuzz-replay
-	$(MAKE) run-smoke
-	$(MAKE) e2e
+	@MAKE='$(MAKE)' CHECK_LINT_RULES='$(CHECK_LINT_RULES)' tests/run-check.sh
 
 run:
 	@tests/deps.sh
