@@ -285,18 +285,26 @@ bench-nodefailure: deps all
 	$(B)/bin/kcmd bench --workload=nodefailure $(BENCH_NF_ARGS) --output=$(B)/bench/nodefailure.json --update-doc=docs/benchmarks.md
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------------------------
-# A fuzz target is built with its module's sources (and their dependencies') in one clang run so
-# all of it is instrumented. Corpora live in <dir>/fuzz/corpus/<target without fuzz->/. `make fuzz` runs each
+# A fuzz target is linked from its module's sources (and their dependencies'), every one compiled
+# instrumented (-fsanitize=fuzzer-no-link plus ASan/UBSan) into build/fuzz/obj once and shared by
+# the targets, so a changed file is compiled once, not once per target, and -j compiles in
+# parallel. Corpora live in <dir>/fuzz/corpus/<target without fuzz->/. `make fuzz` runs each
 # target for FUZZ_SECONDS; `make fuzz-replay` (part of check) runs each over its corpus once.
 BF           := build/fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_FLAGS   := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)
+FUZZ_FLAGS   := -O1 -g -fsanitize=fuzzer $(FUZZ_SAN)
 allfuzz      := $(foreach m,$(LIBS),$($(m)_FUZZ))
 FUZZ_PROGS   := $(foreach f,$(allfuzz),$(call prog,$(BF),$(f)))
+fuzzobj       = $(patsubst %.c,$(BF)/obj/%.o,$(1))
+$(BF)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	clang $(BASE_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 define fuzz_template
-$(call prog,$(BF),$(2)): $(2) $(foreach l,$(call libclose,$(1)),$($(l)_SRCS))
+$(call prog,$(BF),$(2)): $(call fuzzobj,$(2) $(foreach l,$(call libclose,$(1)),$($(l)_SRCS)))
 	@mkdir -p $$(@D)
-	clang $(BASE_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_FLAGS) -o $$@ $$^ $(LDLIBS)
+	clang $(FUZZ_FLAGS) -o $$@ $$^ $(LDLIBS)
 endef
 $(foreach m,$(LIBS),$(foreach f,$($(m)_FUZZ),$(eval $(call fuzz_template,$(m),$(f)))))
 
