@@ -188,17 +188,14 @@ chaos: deps all
 conformance: deps all
 	@KCMD_CONFORMANCE_UPDATE_DOC=1 KCMD_BIN_DIR=$(CURDIR)/$(B)/bin tests/cluster/conformance/run.sh
 
-# Sequential on purpose: the tiers' output stays readable and e2e gets the CPUs to itself; the
-# builds inside each tier still run in parallel under -j. deps runs first in its own step so the
+# tests/run-check.sh runs the steps, each a sub-make: lint, unit with asan then fuzz-replay
+# beside it (their programs mostly wait; asan's lines are printed after unit's), then run-smoke,
+# then e2e with the CPUs to itself; a `check:` line gives each step's wall time. The builds
+# inside each tier still run in parallel under -j. deps runs first in its own step so the
 # sub-makes see the pkg-config flags of freshly installed packages.
 check:
 	@tests/deps.sh
-	LINT_RULES=$(CHECK_LINT_RULES) $(MAKE) lint
-	$(MAKE) unit
-	$(MAKE) asan
-	$(MAKE) fuzz-replay
-	$(MAKE) run-smoke
-	$(MAKE) e2e
+	@MAKE='$(MAKE)' CHECK_LINT_RULES='$(CHECK_LINT_RULES)' tests/run-check.sh
 
 run:
 	@tests/deps.sh
@@ -288,18 +285,26 @@ bench-nodefailure: deps all
 	$(B)/bin/kcmd bench --workload=nodefailure $(BENCH_NF_ARGS) --output=$(B)/bench/nodefailure.json --update-doc=docs/benchmarks.md
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------------------------
-# A fuzz target is built with its module's sources (and their dependencies') in one clang run so
-# all of it is instrumented. Corpora live in <dir>/fuzz/corpus/<target without fuzz->/. `make fuzz` runs each
+# A fuzz target is linked from its module's sources (and their dependencies'), every one compiled
+# instrumented (-fsanitize=fuzzer-no-link plus ASan/UBSan) into build/fuzz/obj once and shared by
+# the targets, so a changed file is compiled once, not once per target, and -j compiles in
+# parallel. Corpora live in <dir>/fuzz/corpus/<target without fuzz->/. `make fuzz` runs each
 # target for FUZZ_SECONDS; `make fuzz-replay` (part of check) runs each over its corpus once.
 BF           := build/fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_FLAGS   := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)
+FUZZ_FLAGS   := -O1 -g -fsanitize=fuzzer $(FUZZ_SAN)
 allfuzz      := $(foreach m,$(LIBS),$($(m)_FUZZ))
 FUZZ_PROGS   := $(foreach f,$(allfuzz),$(call prog,$(BF),$(f)))
+fuzzobj       = $(patsubst %.c,$(BF)/obj/%.o,$(1))
+$(BF)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	clang $(BASE_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 define fuzz_template
-$(call prog,$(BF),$(2)): $(2) $(foreach l,$(call libclose,$(1)),$($(l)_SRCS))
+$(call prog,$(BF),$(2)): $(call fuzzobj,$(2) $(foreach l,$(call libclose,$(1)),$($(l)_SRCS)))
 	@mkdir -p $$(@D)
-	clang $(BASE_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_FLAGS) -o $$@ $$^ $(LDLIBS)
+	clang $(FUZZ_FLAGS) -o $$@ $$^ $(LDLIBS)
 endef
 $(foreach m,$(LIBS),$(foreach f,$($(m)_FUZZ),$(eval $(call fuzz_template,$(m),$(f)))))
 
