@@ -38,6 +38,9 @@ static const struct {
         /* KEP-4671 PodGroups (the PodGroup protection controller requires it): beta, off in
            1.37 */
         [KCMD_FEAT_GENERIC_WORKLOAD] = {"GenericWorkload", BETA, false},
+        /* DeviceTaintRules count as taints in the ResourcePoolStatusRequest controller's
+           unavailableDevices: GA, on (not locked) in 1.37 */
+        [KCMD_FEAT_DRA_DEVICE_TAINT_RULES] = {"DRADeviceTaintRules", GA, true},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)
