@@ -275,19 +275,23 @@ static int list(struct rps_worker *w, const char *version, const char *resource,
 	return r < 0 ? r : 0;
 }
 
-/* UpdateStatus of the cached request with status st */
+/* UpdateStatus of the cached request with status st (req owns st afterwards, also on failure) */
 static int update_status(struct rps_worker *w, cJSON *req, cJSON *st, const char *name)
 {
 	char *body;
 	int r;
 
+	/* req takes st, whatever happens */
 	cJSON_DeleteItemFromObjectCaseSensitive(req, "status");
+	if (!cJSON_AddItemToObject(req, "status", st)) {
+		cJSON_Delete(st);
+		return -ENOMEM;
+	}
 	cJSON_DeleteItemFromObjectCaseSensitive(req, "apiVersion");
 	cJSON_DeleteItemFromObjectCaseSensitive(req, "kind");
 	if (!cJSON_AddStringToObject(req, "apiVersion", RPS_GROUP "/" RPS_VERSION) ||
 	    !cJSON_AddStringToObject(req, "kind", "ResourcePoolStatusRequest"))
 		return -ENOMEM;
-	cJSON_AddItemToObject(req, "status", st);
 	if (!(body = cJSON_PrintUnformatted(req)))
 		return -ENOMEM;
 	r = kcmd_kube_request(w->ctx->kc,

@@ -220,6 +220,7 @@ func TestResourcePoolStatusRequest_Scenarios(t *testing.T) {
 		}
 
 		ns := Namespace(t)
+		var r *resourcev1alpha3.ResourcePoolStatusRequest
 		const drv = "test.example.com"
 		// basic counts: pool-1 (4 devices, node-1, 2 claims on device-0 and one on device-1, one
 		// adminAccess claim), pool-2 (8 devices over two slices on two nodes: no nodeName),
@@ -234,6 +235,18 @@ func TestResourcePoolStatusRequest_Scenarios(t *testing.T) {
 		rpsrClaim(t, ns, "c1", drv, "pool-1", "device-0", false, nil)
 		rpsrClaim(t, ns, "c2", drv, "pool-1", "device-0", false, nil)
 		rpsrClaim(t, ns, "c3", drv, "pool-1", "device-1", false, nil)
+		// adminAccess requests are allowed only in a namespace labelled for it
+		nso, err := env.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nso.Labels == nil {
+			nso.Labels = map[string]string{}
+		}
+		nso.Labels["resource.kubernetes.io/admin-access"] = "true"
+		if _, err := env.Client.CoreV1().Namespaces().Update(ctx, nso, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		rpsrClaim(t, ns, "admin", drv, "pool-1", "device-2", true, nil)
 		if _, err := env.Client.ResourceV1().DeviceTaintRules().Create(ctx, &resourcev1.DeviceTaintRule{
 			ObjectMeta: metav1.ObjectMeta{Name: "rule-1"},
@@ -265,7 +278,7 @@ func TestResourcePoolStatusRequest_Scenarios(t *testing.T) {
 		Eventually(t, 30*time.Second, "the incomplete request dropped after max retries", func() (bool, string) {
 			return p.Logged(`Dropping request out of the queue after max retries err="incomplete pools detected, requeueing" request="incomplete" retries=5`), "not yet"
 		})
-		r, err := env.Client.ResourceV1alpha3().ResourcePoolStatusRequests().Get(ctx, "incomplete", metav1.GetOptions{})
+		r, err = env.Client.ResourceV1alpha3().ResourcePoolStatusRequests().Get(ctx, "incomplete", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
