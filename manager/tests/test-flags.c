@@ -714,8 +714,8 @@ static void test_required_gate(void **state)
 	assert_true(mgr_controller(&c, rps)->gated_off);
 	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=true", "--controllers=*"), 0);
 	assert_false(ON(c, rps));
-	assert_int_equal(PARSE(&c, err, "--feature-gates=DRAResourcePoolStatus=true", "--controllers=*"),
-	                 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=DRAResourcePoolStatus=true", "--controllers=*"), 0);
 	assert_true(ON(c, rps));
 	assert_false(mgr_controller(&c, rps)->gated_off);
 	/* a GA gate kcmd has no code behind (ClusterTrustBundle, unlocked in v1.37) still gates

@@ -52,12 +52,13 @@ static const struct kcmd_metric_label rps_driver_label[] = {{"driver_name", NULL
 static const double rps_buckets[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
                                      0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
 static const struct kcmd_metric rps_metrics[RPS_M_N] = {
-        [RPS_M_PROCESSED] = {.name = "resourcepoolstatusrequest_controller_requests_processed_total",
-                             .help = "Total number of ResourcePoolStatusRequests processed",
-                             .type = KCMD_METRIC_COUNTER,
-                             .stability = KCMD_METRIC_ALPHA,
-                             .labels = rps_driver_label,
-                             .n_labels = 1},
+        [RPS_M_PROCESSED] =
+                {.name = "resourcepoolstatusrequest_controller_requests_processed_total",
+                 .help = "Total number of ResourcePoolStatusRequests processed",
+                 .type = KCMD_METRIC_COUNTER,
+                 .stability = KCMD_METRIC_ALPHA,
+                 .labels = rps_driver_label,
+                 .n_labels = 1},
         [RPS_M_ERRORS] = {.name = "resourcepoolstatusrequest_controller_request_processing_errors_"
                                   "total",
                           .help = "Total number of errors encountered while processing "
@@ -137,7 +138,7 @@ struct retry {
 struct rps_worker {
 	struct wk_ctx *ctx;
 	struct kcmd_metrics *met;
-	bool rules_enabled; /* DRADeviceTaintRules */
+	bool rules_enabled;    /* DRADeviceTaintRules */
 	struct retry *retries; /* NumRequeues of the keys failing now */
 	size_t n_retries, cap_retries;
 	/* Test seam (docs/testing.md): KCMD_TEST_RPSR_DROP=<prefix> makes this worker drop every
@@ -417,7 +418,8 @@ static void cleanup(struct rps_worker *w)
 	}
 	for (size_t i = 0; i < reqs.n; i++) {
 		const cJSON *md = cJSON_GetObjectItemCaseSensitive(reqs.v[i], "metadata");
-		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+		const char *name =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
 		const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
 		if (!name || !rps_should_delete(reqs.v[i], now))
 			continue;
@@ -464,7 +466,8 @@ static void rps_sync(void *state, size_t q, const char *key, struct wk_result *r
 	}
 	const char *why = r == -EAGAIN ? "incomplete pools detected, requeueing" : reason(r);
 	if (retry_count(w, key) < RPS_MAX_RETRIES) {
-		kcmd_log_error("Error syncing request, requeuing err=\"%s\" request=\"%s\"", why, key);
+		kcmd_log_error("Error syncing request, requeuing err=\"%s\" request=\"%s\"", why,
+		               key);
 		res->err = r;
 		return;
 	}

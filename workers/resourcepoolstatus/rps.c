@@ -101,15 +101,33 @@ char *rps_quote(const char *s, char *dst, size_t n)
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
 		const char *esc = NULL;
 		switch (*p) {
-		case '"': esc = "\\\""; break;
-		case '\\': esc = "\\\\"; break;
-		case '\a': esc = "\\a"; break;
-		case '\b': esc = "\\b"; break;
-		case '\f': esc = "\\f"; break;
-		case '\n': esc = "\\n"; break;
-		case '\r': esc = "\\r"; break;
-		case '\t': esc = "\\t"; break;
-		case '\v': esc = "\\v"; break;
+		case '"':
+			esc = "\\\"";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '\a':
+			esc = "\\a";
+			break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		case '\v':
+			esc = "\\v";
+			break;
 		default:
 			if (*p < 0x20 || *p == 0x7f) {
 				snprintf(e, sizeof(e), "\\x%02x", *p);
@@ -246,7 +264,8 @@ static bool device_unavailable(const struct rps_input *in, const char *driver, c
 	for (size_t i = 0; in->rules_enabled && i < in->n_rules; i++) {
 		const cJSON *spec = jget(in->rules[i], "spec");
 		const cJSON *sel = jget(spec, "deviceSelector");
-		if (!effect_unavailable(jstr(jget(spec, "taint"), "effect")) || !cJSON_IsObject(sel))
+		if (!effect_unavailable(jstr(jget(spec, "taint"), "effect")) ||
+		    !cJSON_IsObject(sel))
 			continue;
 		if (sel_mismatch(sel, "driver", driver) || sel_mismatch(sel, "pool", pool) ||
 		    sel_mismatch(sel, "device", name))
@@ -409,10 +428,11 @@ static int partition_summary(const char *driver, struct pool *p, cJSON **ret, ch
 		if (cJSON_GetArraySize(d->consumes) == 0 || !d->attr[0])
 			continue;
 		if (!d->has_type) {
-			if (!(*ret_err = fmt("PartitionTypeMissing: device %s in pool %s/%s does not "
-			                     "carry partition type attribute %s",
-			                     rps_quote(d->name, q1, sizeof(q1)), driver, p->name,
-			                     rps_quote(d->attr, q2, sizeof(q2)))))
+			if (!(*ret_err =
+			              fmt("PartitionTypeMissing: device %s in pool %s/%s does not "
+			                  "carry partition type attribute %s",
+			                  rps_quote(d->name, q1, sizeof(q1)), driver, p->name,
+			                  rps_quote(d->attr, q2, sizeof(q2)))))
 				goto out;
 			r = 0;
 			goto out;
@@ -437,10 +457,10 @@ static int partition_summary(const char *driver, struct pool *p, cJSON **ret, ch
 			bool differ = strcmp(key, k->cost) != 0;
 			free(key);
 			if (differ) {
-				if (!(*ret_err = fmt("PartitionCostMismatch: devices of partition type %s "
-				                     "in pool %s/%s consume different counters",
-				                     rps_quote(d->type, q1, sizeof(q1)), driver,
-				                     p->name)))
+				if (!(*ret_err = fmt(
+				              "PartitionCostMismatch: devices of partition type %s "
+				              "in pool %s/%s consume different counters",
+				              rps_quote(d->type, q1, sizeof(q1)), driver, p->name)))
 					goto out;
 				r = 0;
 				goto out;
@@ -545,8 +565,7 @@ static int add_qty(cJSON *o, const char *k, const struct rq_qty *q)
 }
 
 /* computeShareableSummary: 0 with *ret (NULL: no shareable device) or *ret_err; -ENOMEM */
-static int shareable_summary(const char *driver, const struct pool *p, cJSON **ret,
-                             char **ret_err)
+static int shareable_summary(const char *driver, const struct pool *p, cJSON **ret, char **ret_err)
 {
 	struct nq *tot = NULL;
 	size_t n = 0, cap = 0;
@@ -592,13 +611,15 @@ static int shareable_summary(const char *driver, const struct pool *p, cJSON **r
 	if (n)
 		qsort(tot, n, sizeof(*tot), nq_cmp);
 	if (n > RPS_MAX_STATUS_LIST_ITEMS) {
-		if ((*ret_err = fmt("ShareableSummaryOverCap: pool %s/%s has %zu shareable capacity "
-		                    "keys, exceeding the maximum of %d",
-		                    driver, p->name, n, RPS_MAX_STATUS_LIST_ITEMS)))
+		if ((*ret_err =
+		             fmt("ShareableSummaryOverCap: pool %s/%s has %zu shareable capacity "
+		                 "keys, exceeding the maximum of %d",
+		                 driver, p->name, n, RPS_MAX_STATUS_LIST_ITEMS)))
 			r = 0;
 		goto out;
 	}
-	if (!(o = cJSON_CreateObject()) || !cJSON_AddNumberToObject(o, "fullyAvailableDevices", full) ||
+	if (!(o = cJSON_CreateObject()) ||
+	    !cJSON_AddNumberToObject(o, "fullyAvailableDevices", full) ||
 	    !cJSON_AddNumberToObject(o, "partiallyAvailableDevices", partial))
 		goto out;
 	if (n && !(caps = cJSON_AddArrayToObject(o, "capacity")))
@@ -643,7 +664,8 @@ static int pool_views(const char *driver, struct pool *p, char **ret_err)
 		if (p->devs[i].attr[0])
 			grouped = true;
 	if (grouped && p->n_sets == 0) {
-		if (!(err = fmt("PartitionTypeMissing: pool %s/%s declares partitionTypeAttribute but "
+		if (!(err = fmt("PartitionTypeMissing: pool %s/%s declares partitionTypeAttribute "
+		                "but "
 		                "publishes no sharedCounters",
 		                driver, p->name)))
 			return -ENOMEM;
@@ -729,17 +751,19 @@ static int pool_status(const struct rps_input *in, const char *driver, const cha
 	char *err = NULL;
 	int r = -ENOMEM;
 
-	if (!(p->out = cJSON_CreateObject()) || !cJSON_AddStringToObject(p->out, "driver", driver) ||
+	if (!(p->out = cJSON_CreateObject()) ||
+	    !cJSON_AddStringToObject(p->out, "driver", driver) ||
 	    !cJSON_AddStringToObject(p->out, "poolName", p->name) ||
 	    set_int(p->out, "generation", p->gen) < 0)
 		return -ENOMEM;
 	if (p->node[0] && !p->mixed && !cJSON_AddStringToObject(p->out, "nodeName", p->node))
 		return -ENOMEM;
 	if ((int64_t)p->n_slices < p->expected) {
-		if (!(err = fmt("%s pool %s/%s is incomplete: observed %d/%lld slices at generation "
-		                "%lld",
-		                RPS_PREFIX_POOL_INCOMPLETE, driver, p->name, p->n_slices,
-		                (long long)p->expected, (long long)p->gen)))
+		if (!(err = fmt(
+		              "%s pool %s/%s is incomplete: observed %d/%lld slices at generation "
+		              "%lld",
+		              RPS_PREFIX_POOL_INCOMPLETE, driver, p->name, p->n_slices,
+		              (long long)p->expected, (long long)p->gen)))
 			return -ENOMEM;
 		p->incomplete = true;
 	} else {
@@ -869,7 +893,8 @@ int rps_calculate(const struct rps_input *in, cJSON **ret_status, bool *ret_inco
 			if (!p)
 				continue;
 			if (!in_use(p, dev)) {
-				if (grow(&p->inuse, &p->cap_inuse, p->n_inuse, sizeof(*p->inuse)) < 0)
+				if (grow(&p->inuse, &p->cap_inuse, p->n_inuse, sizeof(*p->inuse)) <
+				    0)
 					goto out;
 				p->inuse[p->n_inuse++] = dev;
 			}

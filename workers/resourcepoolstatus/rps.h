@@ -36,9 +36,9 @@
 #define RPS_LIMIT_DEFAULT          100 /* ResourcePoolStatusRequestLimitDefault */
 
 /* TTLs of the cleanup pass (controller.go) */
-#define RPS_CLEANUP_PERIOD_NS   (10LL * 60 * 1000000000)   /* cleanupPollingInterval */
-#define RPS_COMPLETED_TTL_NS    (3600LL * 1000000000)      /* completedRequestTTL */
-#define RPS_PENDING_TTL_NS      (24LL * 3600 * 1000000000) /* pendingRequestTTL */
+#define RPS_CLEANUP_PERIOD_NS (10LL * 60 * 1000000000)   /* cleanupPollingInterval */
+#define RPS_COMPLETED_TTL_NS  (3600LL * 1000000000)      /* completedRequestTTL */
+#define RPS_PENDING_TTL_NS    (24LL * 3600 * 1000000000) /* pendingRequestTTL */
 
 struct rps_input {
 	const cJSON *request; /* the ResourcePoolStatusRequest */

@@ -59,7 +59,8 @@ static cJSON *slice_t(const char *driver, const char *pool, const char *node, in
 		char tt[128] = "";
 		if (i < taint_n)
 			snprintf(tt, sizeof(tt),
-			         ",'taints':[{'key':'example.com/maintenance','effect':'%s'}]", taint);
+			         ",'taints':[{'key':'example.com/maintenance','effect':'%s'}]",
+			         taint);
 		l += (size_t)snprintf(devs + l, sizeof(devs) - l, "%s{'name':'device-%d'%s}",
 		                      i ? "," : "", i, tt);
 	}
@@ -79,7 +80,8 @@ static cJSON *slice(const char *driver, const char *pool, const char *node, int 
 static cJSON *claim(const char *driver, const char *pool, const char *device, const char *extra)
 {
 	return J("{'metadata':{'name':'c','namespace':'default'},'spec':{},'status':{'allocation':"
-	         "{'devices':{'results':[{'request':'r','driver':'%s','pool':'%s','device':'%s'%s}]}}}}",
+	         "{'devices':{'results':[{'request':'r','driver':'%s','pool':'%s','device':'%s'%s}]"
+	         "}}}}",
 	         driver, pool, device, extra);
 }
 
@@ -208,8 +210,10 @@ static void test_calculate_pool_status(void **state)
 	struct fx f = {0};
 
 	/* single-pool-no-allocations */
-	f = (struct fx){.req = request(DRV, ""), .slices = {slice(DRV, "pool-1", "node-1", 4)}, .ns = 1};
-	check_calc(&f, &(struct calc_case){"single-pool-no-allocations", 1, 4, 0, 0, .incomplete = -1});
+	f = (struct fx){
+	        .req = request(DRV, ""), .slices = {slice(DRV, "pool-1", "node-1", 4)}, .ns = 1};
+	check_calc(&f,
+	           &(struct calc_case){"single-pool-no-allocations", 1, 4, 0, 0, .incomplete = -1});
 	/* single-pool-with-allocations */
 	f = (struct fx){.req = request(DRV, ""),
 	                .slices = {slice(DRV, "pool-1", "node-1", 4)},
@@ -219,9 +223,10 @@ static void test_calculate_pool_status(void **state)
 	                .nc = 2};
 	check_calc(&f, &(struct calc_case){"with-allocations", 1, 4, 2, 0, .incomplete = -1});
 	/* multiple-pools */
-	f = (struct fx){.req = request(DRV, ""),
-	                .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-2", "node-2", 8)},
-	                .ns = 2};
+	f = (struct fx){
+	        .req = request(DRV, ""),
+	        .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-2", "node-2", 8)},
+	        .ns = 2};
 	check_calc(&f, &(struct calc_case){"multiple-pools", 2, 12, 0, 0, .incomplete = -1});
 	/* filter-by-driver */
 	f = (struct fx){.req = request(DRV, ""),
@@ -230,19 +235,22 @@ static void test_calculate_pool_status(void **state)
 	                .ns = 2};
 	check_calc(&f, &(struct calc_case){"filter-by-driver", 1, 4, 0, 0, .incomplete = -1});
 	/* filter-by-pool-name */
-	f = (struct fx){.req = request(DRV, ",'poolName':'pool-1'"),
-	                .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-2", "node-2", 8)},
-	                .ns = 2};
+	f = (struct fx){
+	        .req = request(DRV, ",'poolName':'pool-1'"),
+	        .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-2", "node-2", 8)},
+	        .ns = 2};
 	check_calc(&f, &(struct calc_case){"filter-by-pool-name", 1, 4, 0, 0, .incomplete = -1});
 	/* multiple-slices-same-pool (resourceSliceCount 1 each, as upstream's fixture) */
-	f = (struct fx){.req = request(DRV, ""),
-	                .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-1", "node-1", 4)},
-	                .ns = 2};
+	f = (struct fx){
+	        .req = request(DRV, ""),
+	        .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-1", "node-1", 4)},
+	        .ns = 2};
 	check_calc(&f, &(struct calc_case){"same-pool", 1, 8, 0, 0, .incomplete = -1});
 	/* limit-pools */
-	f = (struct fx){.req = request(DRV, ",'limit':1"),
-	                .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-2", "node-2", 8)},
-	                .ns = 2};
+	f = (struct fx){
+	        .req = request(DRV, ",'limit':1"),
+	        .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-2", "node-2", 8)},
+	        .ns = 2};
 	check_calc(&f, &(struct calc_case){"limit-pools", 1, 0, 0, 2, true, .incomplete = -1});
 	/* no-matching-pools */
 	f = (struct fx){.req = request("nonexistent.example.com", ""),
@@ -271,14 +279,16 @@ static void test_calculate_pool_status(void **state)
 	                .ns = 3};
 	check_calc(&f, &(struct calc_case){"mix", 2, 4, 0, 0, .incomplete = 1});
 	/* same-node-pool-sets-nodename */
-	f = (struct fx){.req = request(DRV, ""),
-	                .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-1", "node-1", 4)},
-	                .ns = 2};
+	f = (struct fx){
+	        .req = request(DRV, ""),
+	        .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-1", "node-1", 4)},
+	        .ns = 2};
 	check_calc(&f, &(struct calc_case){"same-node", 1, 8, 0, 0, false, true, "node-1", -1});
 	/* mixed-node-pool-clears-nodename */
-	f = (struct fx){.req = request(DRV, ""),
-	                .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-1", "node-2", 4)},
-	                .ns = 2};
+	f = (struct fx){
+	        .req = request(DRV, ""),
+	        .slices = {slice(DRV, "pool-1", "node-1", 4), slice(DRV, "pool-1", "node-2", 4)},
+	        .ns = 2};
 	check_calc(&f, &(struct calc_case){"mixed-node", 1, 8, 0, 0, false, true, NULL, -1});
 	/* nil-nodename-slices-no-nodename */
 	f = (struct fx){.req = request(DRV, ""),
@@ -336,7 +346,8 @@ static void test_status_shape(void **state)
 	                    "Calculated status for 0 pools");
 	fx_free(&f);
 
-	/* an incomplete pool cut by the limit does not requeue (the check runs on the kept pools) */
+	/* an incomplete pool cut by the limit does not requeue (the check runs on the kept pools)
+	 */
 	f = (struct fx){.req = request(DRV, ",'limit':1"),
 	                .slices = {slice_t(DRV, "pool-b", NULL, 1, 1, 2, 0, NULL),
 	                           slice(DRV, "pool-a", NULL, 1)},
@@ -427,28 +438,28 @@ static void test_device_counts(void **state)
 	counts(&f, 4, 0, 4, 0);
 	/* kcmd's: a None rule, a rule without selector, a rule for another device do nothing; an
 	 * allocated tainted device is counted in both (available clamps at 0) */
-	f = (struct fx){.req = request(DRV, ""),
-	                .slices = {slice(DRV, "pool-1", "node-1", 2)},
-	                .ns = 1,
-	                .rules = {rule("None"),
-	                          J("{'spec':{'taint':{'key':'k','effect':'NoExecute'}}}"),
-	                          J("{'spec':{'deviceSelector':{'device':'device-9'},'taint':{'key':"
-	                            "'k','effect':'NoExecute'}}}")},
-	                .nr = 3,
-	                .rules_on = true};
+	f = (struct fx){
+	        .req = request(DRV, ""),
+	        .slices = {slice(DRV, "pool-1", "node-1", 2)},
+	        .ns = 1,
+	        .rules = {rule("None"), J("{'spec':{'taint':{'key':'k','effect':'NoExecute'}}}"),
+	                  J("{'spec':{'deviceSelector':{'device':'device-9'},'taint':{'key':"
+	                    "'k','effect':'NoExecute'}}}")},
+	        .nr = 3,
+	        .rules_on = true};
 	counts(&f, 2, 0, 2, 0);
-	f = (struct fx){.req = request(DRV, ""),
-	                .slices = {slice_t(DRV, "pool-1", "node-1", 1, 1, 1, 1, "NoSchedule")},
-	                .ns = 1,
-	                .claims = {claim(DRV, "pool-1", "device-0", ""),
-	                           claim(DRV, "pool-1", "ghost", "")},
-	                .nc = 2};
+	f = (struct fx){
+	        .req = request(DRV, ""),
+	        .slices = {slice_t(DRV, "pool-1", "node-1", 1, 1, 1, 1, "NoSchedule")},
+	        .ns = 1,
+	        .claims = {claim(DRV, "pool-1", "device-0", ""), claim(DRV, "pool-1", "ghost", "")},
+	        .nc = 2};
 	counts(&f, 1, 2, 0, 1);
 }
 
 /* ---- partition and shareable views ---------------------------------------------------------- */
 #define PDEV(n, prof, cost)                                                                        \
-	"{'name':'" n "','attributes':{'profile':{'string':'" prof "'}},'consumesCounters':"        \
+	"{'name':'" n "','attributes':{'profile':{'string':'" prof "'}},'consumesCounters':"       \
 	"[{'counterSet':'gpu-0','counters':{'memory':{'value':'" cost "'}}}]}"
 
 /* makePartitionCounterSlice / makePartitionDeviceSlice / makePartitionClassSlice */
@@ -460,8 +471,8 @@ static cJSON *pslice(const char *what, bool declare, long count)
 	if (!strcmp(what, "counters"))
 		body = "'sharedCounters':[{'name':'gpu-0','counters':{'memory':{'value':'80Gi'}}}]";
 	else if (!strcmp(what, "devices"))
-		body = "'devices':[" PDEV("full-0", "Full", "80Gi") "," PDEV("half-0", "Half", "40Gi") "," PDEV(
-		        "half-1", "Half", "40Gi") "]";
+		body = "'devices':[" PDEV("full-0", "Full", "80Gi") "," PDEV(
+		        "half-0", "Half", "40Gi") "," PDEV("half-1", "Half", "40Gi") "]";
 	else
 		body = "'devices':[{'name':'a-0','attributes':{'class':{'string':'A'}},"
 		       "'consumesCounters':[{'counterSet':'gpu-0','counters':{'memory':{'value':"
@@ -484,7 +495,8 @@ static void summary(const cJSON *p, char *buf, size_t n)
 	cJSON_ArrayForEach(e, get(p, "partitionSummary"))
 	{
 		l += (size_t)snprintf(buf + l, n - l, "%s|%s=%d/%d;", gets(e, "attribute") ?: "",
-		                      gets(e, "type") ?: "", geti(e, "total"), geti(e, "allocatable"));
+		                      gets(e, "type") ?: "", geti(e, "total"),
+		                      geti(e, "allocatable"));
 	}
 }
 
@@ -581,13 +593,19 @@ static void test_compute_partition_summary(void **state)
 	/* in-use-full-consumes-counter */
 	view_case(body, full0, GPU "/profile|Full=1/0;" GPU "/profile|Half=2/0;", NULL);
 	/* fresh-device-clamp-binds-before-counter */
-	view_case(PA "'sharedCounters':[" SC("gpu-1", "800Gi") "],'devices':[{'name':'full-0',"
-	             "'attributes':{'profile':{'string':'Full'}},'consumesCounters':[{'counterSet':"
-	             "'gpu-1','counters':{'memory':{'value':'80Gi'}}}]},{'name':'full-1','attributes':"
-	             "{'profile':{'string':'Full'}},'consumesCounters':[{'counterSet':'gpu-1',"
-	             "'counters':{'memory':{'value':'80Gi'}}}]},{'name':'full-2','attributes':"
-	             "{'profile':{'string':'Full'}},'consumesCounters':[{'counterSet':'gpu-1',"
-	             "'counters':{'memory':{'value':'80Gi'}}}]}]",
+	view_case(PA "'sharedCounters':[" SC("gpu-1",
+	                                     "800Gi") "],'devices':[{'name':'full-0',"
+	                                              "'attributes':{'profile':{'string':'Full'}},'"
+	                                              "consumesCounters':[{'counterSet':"
+	                                              "'gpu-1','counters':{'memory':{'value':'80Gi'"
+	                                              "}}}]},{'name':'full-1','attributes':"
+	                                              "{'profile':{'string':'Full'}},'"
+	                                              "consumesCounters':[{'counterSet':'gpu-1',"
+	                                              "'counters':{'memory':{'value':'80Gi'}}}]},{'"
+	                                              "name':'full-2','attributes':"
+	                                              "{'profile':{'string':'Full'}},'"
+	                                              "consumesCounters':[{'counterSet':'gpu-1',"
+	                                              "'counters':{'memory':{'value':'80Gi'}}}]}]",
 	          none, GPU "/profile|Full=3/3;", NULL);
 	/* missing-attribute */
 	view_case(PA "'sharedCounters':[" SC("gpu-0", "80Gi") "],'devices':[" PDEV(
@@ -603,14 +621,15 @@ static void test_compute_partition_summary(void **state)
 	                  "half-0", "Half", "40Gi") "," PDEV("half-1", "Half", "40960Mi") "]",
 	          none, GPU "/profile|Half=2/2;", NULL);
 	/* MultiCounterSet: bound by the sm counter */
-	view_case(PA "'sharedCounters':[{'name':'mem','counters':{'memory':{'value':'160Gi'}}},"
-	             "{'name':'cores','counters':{'sm':{'value':'8'}}}],'devices':["
-	             "{'name':'full-0','attributes':{'profile':{'string':'Full'}},'consumesCounters':"
-	             "[{'counterSet':'mem','counters':{'memory':{'value':'80Gi'}}},{'counterSet':"
-	             "'cores','counters':{'sm':{'value':'8'}}}]},"
-	             "{'name':'full-1','attributes':{'profile':{'string':'Full'}},'consumesCounters':"
-	             "[{'counterSet':'mem','counters':{'memory':{'value':'80Gi'}}},{'counterSet':"
-	             "'cores','counters':{'sm':{'value':'8'}}}]}]",
+	view_case(PA
+	          "'sharedCounters':[{'name':'mem','counters':{'memory':{'value':'160Gi'}}},"
+	          "{'name':'cores','counters':{'sm':{'value':'8'}}}],'devices':["
+	          "{'name':'full-0','attributes':{'profile':{'string':'Full'}},'consumesCounters':"
+	          "[{'counterSet':'mem','counters':{'memory':{'value':'80Gi'}}},{'counterSet':"
+	          "'cores','counters':{'sm':{'value':'8'}}}]},"
+	          "{'name':'full-1','attributes':{'profile':{'string':'Full'}},'consumesCounters':"
+	          "[{'counterSet':'mem','counters':{'memory':{'value':'80Gi'}}},{'counterSet':"
+	          "'cores','counters':{'sm':{'value':'8'}}}]}]",
 	          none, GPU "/profile|Full=2/1;", NULL);
 	/* PartitionAttributeGatesView: a pool that declares no attribute has no partition view;
 	 * one that declares it without sharedCounters is flagged */
@@ -621,19 +640,26 @@ static void test_compute_partition_summary(void **state)
 	          "PartitionTypeMissing:");
 	/* ResolvePartitionType: the explicit domain wins over the bare name; a non-string
 	 * attribute is missing */
-	view_case(PA "'sharedCounters':[" SC("gpu-0", "80Gi") "],'devices':[{'name':'d0',"
-	             "'attributes':{'profile':{'string':'bare'},'" GPU "/profile':{'string':"
-	             "'explicit'}},'consumesCounters':[{'counterSet':'gpu-0','counters':{'memory':"
-	             "{'value':'10Gi'}}}]}]",
+	view_case(PA "'sharedCounters':[" SC(
+	                  "gpu-0", "80Gi") "],'devices':[{'name':'d0',"
+	                                   "'attributes':{'profile':{'string':'bare'},'" GPU
+	                                   "/profile':{'string':"
+	                                   "'explicit'}},'consumesCounters':[{'counterSet':'gpu-0',"
+	                                   "'counters':{'memory':"
+	                                   "{'value':'10Gi'}}}]}]",
 	          none, GPU "/profile|explicit=1/1;", NULL);
-	view_case(PA "'sharedCounters':[" SC("gpu-0", "80Gi") "],'devices':[{'name':'d0',"
-	             "'attributes':{'profile':{'int':3}},'consumesCounters':[{'counterSet':'gpu-0',"
-	             "'counters':{'memory':{'value':'10Gi'}}}]}]",
+	view_case(PA "'sharedCounters':[" SC("gpu-0",
+	                                     "80Gi") "],'devices':[{'name':'d0',"
+	                                             "'attributes':{'profile':{'int':3}},'"
+	                                             "consumesCounters':[{'counterSet':'gpu-0',"
+	                                             "'counters':{'memory':{'value':'10Gi'}}}]}]",
 	          none, NULL, "PartitionTypeMissing:");
 	/* a device consuming a counter set the pool does not publish never fits */
-	view_case(PA "'sharedCounters':[" SC("gpu-0", "80Gi") "],'devices':[{'name':'d0',"
-	             "'attributes':{'profile':{'string':'X'}},'consumesCounters':[{'counterSet':"
-	             "'nope','counters':{'memory':{'value':'1'}}}]}]",
+	view_case(PA "'sharedCounters':[" SC(
+	                  "gpu-0", "80Gi") "],'devices':[{'name':'d0',"
+	                                   "'attributes':{'profile':{'string':'X'}},'"
+	                                   "consumesCounters':[{'counterSet':"
+	                                   "'nope','counters':{'memory':{'value':'1'}}}]}]",
 	          none, GPU "/profile|X=1/0;", NULL);
 }
 
@@ -641,14 +667,16 @@ static void test_partition_over_cap(void **state)
 {
 	(void)state;
 	char body[16384];
-	size_t l = (size_t)snprintf(body, sizeof(body), PA "'sharedCounters':[" SC("gpu-0", "1") "],"
-	                                                   "'devices':[");
+	size_t l = (size_t)snprintf(body, sizeof(body),
+	                            PA "'sharedCounters':[" SC("gpu-0", "1") "],"
+	                                                                     "'devices':[");
 	for (int i = 0; i < 33; i++)
-		l += (size_t)snprintf(body + l, sizeof(body) - l,
-		                      "%s{'name':'d%d','attributes':{'profile':{'string':'t%02d'}},"
-		                      "'consumesCounters':[{'counterSet':'gpu-0','counters':{'memory':"
-		                      "{'value':'1'}}}]}",
-		                      i ? "," : "", i, i);
+		l += (size_t)snprintf(
+		        body + l, sizeof(body) - l,
+		        "%s{'name':'d%d','attributes':{'profile':{'string':'t%02d'}},"
+		        "'consumesCounters':[{'counterSet':'gpu-0','counters':{'memory':"
+		        "{'value':'1'}}}]}",
+		        i ? "," : "", i, i);
 	snprintf(body + l, sizeof(body) - l, "]");
 	view_case(body, (const char *[]){NULL}, NULL, "PartitionSummaryOverCap:");
 }
@@ -689,8 +717,10 @@ static void test_shareable_summary(void **state)
 	            "{'memory':{'value':'40Gi'}}},{'name':'shareable-1','allowMultipleAllocations':"
 	            "true,'capacity':{'memory':{'value':'40Gi'}}},{'name':'plain'}]",
 	            NULL);
-	f.claims[f.nc++] = claim(GPU, "pool-0", "shareable-0", ",'consumedCapacity':{'memory':'10Gi'}");
-	f.claims[f.nc++] = claim(GPU, "pool-0", "shareable-0", ",'consumedCapacity':{'memory':'5Gi'}");
+	f.claims[f.nc++] =
+	        claim(GPU, "pool-0", "shareable-0", ",'consumedCapacity':{'memory':'10Gi'}");
+	f.claims[f.nc++] =
+	        claim(GPU, "pool-0", "shareable-0", ",'consumedCapacity':{'memory':'5Gi'}");
 	f.claims[f.nc++] = claim(GPU, "pool-0", "shareable-0",
 	                         ",'adminAccess':true,'consumedCapacity':{'memory':'50Gi'}");
 	run(&f);
@@ -720,10 +750,13 @@ static void test_shareable_summary(void **state)
 	fx_free(&f);
 
 	/* Hybrid: a partition device that is also shareable has both views */
-	f = view_fx(PA "'sharedCounters':[" SC("gpu-0", "80Gi") "],'devices':[{'name':'full-0',"
-	               "'attributes':{'profile':{'string':'Full'}},'consumesCounters':[{'counterSet':"
-	               "'gpu-0','counters':{'memory':{'value':'80Gi'}}}],'allowMultipleAllocations':"
-	               "true,'capacity':{'memory':{'value':'80Gi'}}}]",
+	f = view_fx(PA "'sharedCounters':[" SC(
+	                    "gpu-0", "80Gi") "],'devices':[{'name':'full-0',"
+	                                     "'attributes':{'profile':{'string':'Full'}},'"
+	                                     "consumesCounters':[{'counterSet':"
+	                                     "'gpu-0','counters':{'memory':{'value':'80Gi'}}}],'"
+	                                     "allowMultipleAllocations':"
+	                                     "true,'capacity':{'memory':{'value':'80Gi'}}}]",
 	            NULL);
 	run(&f);
 	assert_null(get(pool(&f, 0), "validationError"));
