@@ -389,7 +389,8 @@ static int sync_request(struct rps_worker *w, const char *key)
 	kcmd_metric_inc(w->met, RPS_M_PROCESSED, (const char *[]){drv});
 	if (r < 0)
 		kcmd_metric_inc(w->met, RPS_M_ERRORS, (const char *[]){drv});
-	kcmd_metric_observe(w->met, RPS_M_DURATION, (const char *[]){drv}, now_s() - t0);
+	if (drv[0]) /* upstream observes the duration only with a driver name */
+		kcmd_metric_observe(w->met, RPS_M_DURATION, (const char *[]){drv}, now_s() - t0);
 	if (r == 0)
 		kcmd_log_v(2,
 		           "Successfully processed ResourcePoolStatusRequest request=\"%s\" "
