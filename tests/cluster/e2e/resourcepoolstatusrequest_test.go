@@ -303,9 +303,9 @@ func TestResourcePoolStatusRequest_Scenarios(t *testing.T) {
 		}
 		for _, s := range []*resourcev1.ResourceSlice{
 			{ObjectMeta: metav1.ObjectMeta{Name: "gpu-counters"}, Spec: resourcev1.ResourceSliceSpec{Driver: gpu, NodeName: ptr.To("node-0"),
-				Pool:                   resourcev1.ResourcePool{Name: "pool-0", Generation: 1, ResourceSliceCount: 2},
-				PartitionTypeAttribute: ptr.To(resourcev1.FullyQualifiedName(gpu + "/profile")),
-				SharedCounters:         []resourcev1.CounterSet{{Name: "gpu-0", Counters: map[string]resourcev1.Counter{"memory": {Value: resource.MustParse("80Gi")}}}}}},
+				// the apiserver allows partitionTypeAttribute only beside devices consuming counters
+				Pool:           resourcev1.ResourcePool{Name: "pool-0", Generation: 1, ResourceSliceCount: 2},
+				SharedCounters: []resourcev1.CounterSet{{Name: "gpu-0", Counters: map[string]resourcev1.Counter{"memory": {Value: resource.MustParse("80Gi")}}}}}},
 			{ObjectMeta: metav1.ObjectMeta{Name: "gpu-devices"}, Spec: resourcev1.ResourceSliceSpec{Driver: gpu, NodeName: ptr.To("node-0"),
 				Pool:                   resourcev1.ResourcePool{Name: "pool-0", Generation: 1, ResourceSliceCount: 2},
 				PartitionTypeAttribute: ptr.To(resourcev1.FullyQualifiedName(gpu + "/profile")),
