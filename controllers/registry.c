@@ -96,6 +96,8 @@ extern const struct kcmd_controller kcmd_svgc_controller; /* workers/svgc/plugin
 extern const struct kcmd_controller kcmd_svm_controller;  /* workers/svm/plugin.c */
 /* workers/vapstatus/plugin.c */
 extern const struct kcmd_controller kcmd_vapstatus_controller;
+/* workers/resourcepoolstatus/plugin.c */
+extern const struct kcmd_controller kcmd_resourcepoolstatus_controller;
 
 /* KCMD_NO_TEST_CONTROLLERS (the Debian package's build, packaging/debian/rules): the kubelet
  * simulator, a benchmark tool that marks pods Running on fake Nodes, is left out of the
@@ -151,6 +153,7 @@ static const struct kcmd_controller *const builtin[] = {
         &kcmd_svgc_controller,
         &kcmd_svm_controller,
         &kcmd_vapstatus_controller,
+        &kcmd_resourcepoolstatus_controller,
 #ifndef KCMD_NO_TEST_CONTROLLERS
         &kcmd_kubelet_simulator,
 #endif

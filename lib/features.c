@@ -40,6 +40,9 @@ static const struct {
         [KCMD_FEAT_GENERIC_WORKLOAD] = {"GenericWorkload", BETA, false},
         /* KEP-5647 read-your-own-writes before a DaemonSet sync: beta, on since 1.36 */
         [KCMD_FEAT_STALE_CONSISTENCY_DS] = {"StaleControllerConsistencyDaemonSet", BETA, true},
+        /* DeviceTaintRules count as taints in the ResourcePoolStatusRequest controller's
+           unavailableDevices: GA, on (not locked) in 1.37 */
+        [KCMD_FEAT_DRA_DEVICE_TAINT_RULES] = {"DRADeviceTaintRules", GA, true},
 };
 
 const char *kcmd_feature_name(enum kcmd_feature f)

@@ -34,6 +34,7 @@ enum kcmd_feature {
 	KCMD_FEAT_STALE_CONSISTENCY_JOB,     /* StaleControllerConsistencyJob */
 	KCMD_FEAT_GENERIC_WORKLOAD,          /* GenericWorkload */
 	KCMD_FEAT_STALE_CONSISTENCY_DS,      /* StaleControllerConsistencyDaemonSet */
+	KCMD_FEAT_DRA_DEVICE_TAINT_RULES,    /* DRADeviceTaintRules */
 	KCMD_FEAT_COUNT,
 };
 

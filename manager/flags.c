@@ -223,7 +223,9 @@ static const struct flagdef flags[] = {
          "MaxUnavailableStatefulSet, RemoteRequestHeaderUID, PersistentVolumeClaimUnusedSinceTime, "
          "StaleControllerConsistencyJob, StaleControllerConsistencyDaemonSet (all beta, default "
          "true in v1.37), GenericWorkload (beta, default false: the PodGroup protection "
-         "controller needs it) and AllAlpha/AllBeta; any other gate is an error."},
+         "controller needs it), DRADeviceTaintRules (GA, default true: DeviceTaintRules count in "
+         "the ResourcePoolStatusRequest controller's unavailable devices) and AllAlpha/AllBeta; "
+         "any other gate is an error."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
         {"logging-format", F_STR, OFF(logging_format),
          "Sets the log format. Permitted formats: \"json\", \"text\" (component-base's JSON "

@@ -707,6 +707,17 @@ static void test_required_gate(void **state)
 	                 0);
 	assert_false(ON(c, pg));
 	assert_false(mgr_controller(&c, pg)->gated_off);
+	/* the alpha DRAResourcePoolStatus: off by default, and AllBeta does not cover it */
+	const char *rps = "resourcepoolstatusrequest-controller";
+	assert_int_equal(PARSE(&c, err, "--controllers=*"), 0);
+	assert_false(ON(c, rps));
+	assert_true(mgr_controller(&c, rps)->gated_off);
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=true", "--controllers=*"), 0);
+	assert_false(ON(c, rps));
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=DRAResourcePoolStatus=true", "--controllers=*"), 0);
+	assert_true(ON(c, rps));
+	assert_false(mgr_controller(&c, rps)->gated_off);
 	/* a GA gate kcmd has no code behind (ClusterTrustBundle, unlocked in v1.37) still gates
 	 * its controller, as kcm's requiredFeatureGates do */
 	const char *ctb = "kube-apiserver-serving-clustertrustbundle-publisher-controller";

@@ -114,6 +114,11 @@ LAYERS = [
     ("workers/endpointslicemirroring/**", ["workers/endpointslicemirroring/**",
                                            "workers/endpointslice/tracker.h", "workers/*.h"]
      + REGISTRY_H + LIB),
+    # the ResourcePoolStatusRequest controller sums, subtracts and prints quantities with the
+    # quota controller's resource.Quantity module (docs/resourcepoolstatusrequest.md)
+    ("workers/resourcepoolstatus/**", ["workers/resourcepoolstatus/**",
+                                       "workers/resourcequota/quantity.h", "workers/*.h"]
+     + REGISTRY_H + LIB),
     # one folder per controller: itself, the worker interface, lib and below
     ("workers/<c>/**", ["workers/<c>/**", "workers/*.h"] + REGISTRY_H + LIB),
     ("bench/**", ["**"]),
