@@ -834,3 +834,50 @@ nomem:
 	cJSON_Delete(patch);
 	return -ENOMEM;
 }
+
+/* ---- the health pass's workers -------------------------------------------------------------- */
+
+int nlc_pool_run(size_t n_nodes, size_t workers, const struct nlc_pool_ops *ops, void *ud)
+{
+	size_t *slot, *rn, *rw, active = 0, next_node = 0;
+
+	if (!workers)
+		workers = 1;
+	slot = calloc(workers, sizeof(*slot));
+	rn = calloc(workers, sizeof(*rn));
+	rw = calloc(workers, sizeof(*rw));
+	if (!slot || !rn || !rw) {
+		free(slot);
+		free(rn);
+		free(rw);
+		return -ENOMEM;
+	}
+	for (;;) {
+		size_t m = 0, j = 0;
+		while (j < workers) {
+			if (j >= active) {
+				if (next_node >= n_nodes)
+					break;
+				size_t k = next_node++;
+				if (ops->start(ud, k) <= 0) {
+					ops->finish(ud, k);
+					continue;
+				}
+				slot[active++] = k;
+			}
+			if (ops->next(ud, slot[j], &rw[m])) {
+				rn[m++] = slot[j++];
+				continue;
+			}
+			ops->finish(ud, slot[j]);
+			slot[j] = slot[--active]; /* not visited yet, or j == active */
+		}
+		if (!m)
+			break; /* no node active and none left */
+		ops->send(ud, rn, rw, m);
+	}
+	free(slot);
+	free(rn);
+	free(rw);
+	return 0;
+}

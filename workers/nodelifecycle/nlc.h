@@ -245,3 +245,26 @@ int nlc_pod_mark_not_ready(cJSON *pod, kube_time_t now);
 /* reconcileNodeLabels: the patch {"metadata":{"labels":{...}}} that sets the beta OS/arch labels
  * from the stable ones, or 0 and NULL when nothing is to change. */
 int nlc_labels_patch(const cJSON *node, char **ret_patch);
+
+/* ---- the health pass's workers --------------------------------------------------------------
+ * monitorNodeHealth runs its per-node work NLC_UPDATE_WORKERS nodes at a time
+ * (workqueue.ParallelizeUntil, nodeUpdateWorkerSize); what takes the time there is
+ * MarkPodsNotReady, one pod status write after the other on each worker. kcmd's worker has one
+ * thread and many requests in flight on its client: nlc_pool_run keeps up to `workers` nodes
+ * active and sends one write of each active node together in a round (ops->send), so a node's
+ * writes go out one after the other in its order, at most `workers` are in flight, and a node
+ * that has none left makes room for the next node at once.
+ *   start(ud, i): node i's work up to its writes (nodes are started in index order); > 0 when
+ *     it has writes to make, else it is finished at once;
+ *   next(ud, i, &w): its next write (true) or none left (false: it is finished);
+ *   send(ud, nodes, writes, n): one round, n <= workers writes of n different nodes;
+ *   finish(ud, i): called once per node, after its last write's round.
+ * Returns 0 or -ENOMEM (before anything started). */
+#define NLC_UPDATE_WORKERS 8
+struct nlc_pool_ops {
+	int (*start)(void *ud, size_t node);
+	bool (*next)(void *ud, size_t node, size_t *ret_write);
+	void (*send)(void *ud, const size_t *nodes, const size_t *writes, size_t n);
+	void (*finish)(void *ud, size_t node);
+};
+int nlc_pool_run(size_t n_nodes, size_t workers, const struct nlc_pool_ops *ops, void *ud);

@@ -451,20 +451,19 @@ static void node_ev(struct nlc *s, const char *name, const char *uid, const char
 
 /* ---- MarkPodsNotReady --------------------------------------------------------------------- */
 
-/* One pod's JSON: Ready set False and PUT to pods/<name>/status, then the pod's Event.
- * Returns 0 (done, or the pod is gone) or -errno. */
-static int mark_pod(struct nlc *s, cJSON *pod, const char *node)
+/* One pod's JSON (MarkPodsNotReady): when bound to the node and its Ready condition is to be set
+ * False, sets it and returns 1 with *ret_body, the PUT to pods/<name>/status; 0 when nothing is
+ * to write; -ENOMEM. */
+static int pod_prepare(cJSON *pod, const char *node, char **ret_body)
 {
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
 	const cJSON *nm = cJSON_GetObjectItemCaseSensitive(meta, "name");
-	const cJSON *uid = cJSON_GetObjectItemCaseSensitive(meta, "uid");
 	const cJSON *nn = cJSON_GetObjectItemCaseSensitive(
 	        cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName");
-	struct kube_response rs = {0};
-	char *body;
 	int r;
 
+	*ret_body = NULL;
 	if (!cJSON_IsString(nn) || strcmp(nn->valuestring, node) || !cJSON_IsString(ns) ||
 	    !cJSON_IsString(nm))
 		return 0;
@@ -476,54 +475,86 @@ static int mark_pod(struct nlc *s, cJSON *pod, const char *node)
 		cJSON_AddStringToObject(pod, "apiVersion", "v1");
 	if (!cJSON_HasObjectItem(pod, "kind"))
 		cJSON_AddStringToObject(pod, "kind", "Pod");
-	if (!(body = cJSON_PrintUnformatted(pod)))
+	if (!(*ret_body = cJSON_PrintUnformatted(pod)))
 		return -ENOMEM;
+	return 1;
+}
+
+static const char *pod_str(const cJSON *pod, const char *field)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(pod, "metadata"), field);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The pod's status write ended with r: gone is no error and no Event; otherwise the pod's
+ * NodeNotReady Event (after the write, as upstream). Returns 0 or r. */
+static int pod_written(struct nlc *s, const cJSON *pod, int r, const struct kube_response *rs)
+{
+	const char *ns = pod_str(pod, "namespace"), *nm = pod_str(pod, "name");
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		kcmd_log_info("Failed to update status for pod pod=\"%s/%s\" err=\"%s\"", ns, nm,
+		              errtext(rs, r));
+	struct kcmd_object_ref ref = {.api_version = "v1",
+	                              .kind = "Pod",
+	                              .ns = ns,
+	                              .name = nm,
+	                              .uid = pod_str(pod, "uid")};
+	int er = kcmd_event_record(s->ctx->kc, NLC_EVENT_COMPONENT, &ref, KCMD_EVENT_WARNING,
+	                           "NodeNotReady", "Node is not ready");
+	if (er < 0)
+		kcmd_log_v(2, "event NodeNotReady about pod %s/%s not recorded: %s", ns, nm,
+		           strerror(-er));
+	return r;
+}
+
+/* One pod marked alone (the pod queue's sync): 0 (done, nothing to do, or gone) or -errno */
+static int mark_pod(struct nlc *s, cJSON *pod, const char *node)
+{
+	struct kube_response rs = {0};
+	char *body = NULL;
+	int r = pod_prepare(pod, node, &body);
+
+	if (r <= 0)
+		return r;
 	r = kube_client_request(s->ctx->kc,
 	                        &(struct kube_request){.verb = KUBE_UPDATE,
 	                                               .version = "v1",
 	                                               .resource = "pods",
-	                                               .ns = ns->valuestring,
-	                                               .name = nm->valuestring,
+	                                               .ns = pod_str(pod, "namespace"),
+	                                               .name = pod_str(pod, "name"),
 	                                               .subresource = "status",
 	                                               .body = body,
 	                                               .body_len = strlen(body)},
 	                        NULL, NULL, &rs);
 	free(body);
-	if (r == -ENOENT) {
-		kube_response_clear(&rs);
-		return 0;
-	}
-	if (r < 0)
-		kcmd_log_info("Failed to update status for pod pod=\"%s/%s\" err=\"%s\"",
-		              ns->valuestring, nm->valuestring, errtext(&rs, r));
+	r = pod_written(s, pod, r, &rs);
 	kube_response_clear(&rs);
-	struct kcmd_object_ref ref = {.api_version = "v1",
-	                              .kind = "Pod",
-	                              .ns = ns->valuestring,
-	                              .name = nm->valuestring,
-	                              .uid = cJSON_IsString(uid) ? uid->valuestring : NULL};
-	int er = kcmd_event_record(s->ctx->kc, NLC_EVENT_COMPONENT, &ref, KCMD_EVENT_WARNING,
-	                           "NodeNotReady", "Node is not ready");
-	if (er < 0)
-		kcmd_log_v(2, "event NodeNotReady about pod %s/%s not recorded: %s",
-		           ns->valuestring, nm->valuestring, strerror(-er));
 	return r;
 }
 
-/* MarkPodsNotReady over the pods bound to the node (read from the apiserver: the typed pod
- * record keeps no conditions). Returns 0 or the first error. */
 static void taint_if_due(struct nlc *s);
 
-static int mark_pods_not_ready(struct nlc *s, const char *node)
+/* The pods bound to the node (read from the apiserver: the typed pod record keeps neither the
+ * conditions MarkPodsNotReady reads nor the whole object its UpdateStatus writes), as one array
+ * in *ret. Returns 0 or -errno. */
+static int list_node_pods(struct nlc *s, const char *node, cJSON **ret)
 {
 	char sel[300], *cont = NULL;
-	int err = 0, r;
+	cJSON *all = cJSON_CreateArray();
+	int r = 0;
 
+	*ret = NULL;
+	if (!all)
+		return -ENOMEM;
 	kcmd_log_v(2, "Update ready status of pods on node node=\"%s\"", node);
 	snprintf(sel, sizeof(sel), "spec.nodeName=%s", node);
 	do {
 		struct kube_response rs = {0};
-		cJSON *root, *it;
+		cJSON *root, *items;
 		r = kube_client_request(s->ctx->kc,
 		                        &(struct kube_request){.verb = KUBE_LIST,
 		                                               .version = "v1",
@@ -537,25 +568,30 @@ static int mark_pods_not_ready(struct nlc *s, const char *node)
 		if (r < 0) {
 			kcmd_log_error("unable to list pods of node %s: %s", node, errtext(&rs, r));
 			kube_response_clear(&rs);
-			return r;
+			break;
 		}
 		root = rs.body ? cJSON_ParseWithLength(rs.body, rs.body_len) : NULL;
 		kube_response_clear(&rs);
-		if (!root)
-			return -EBADMSG;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(root, "items"))
-		{
-			if ((r = mark_pod(s, it, node)) < 0 && !err)
-				err = r;
-			taint_if_due(s);
+		if (!root) {
+			r = -EBADMSG;
+			break;
 		}
+		items = cJSON_GetObjectItemCaseSensitive(root, "items");
+		while (cJSON_IsArray(items) && items->child)
+			cJSON_AddItemToArray(all, cJSON_DetachItemViaPointer(items, items->child));
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "metadata");
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "continue");
 		if (cJSON_IsString(c) && *c->valuestring && !(cont = strdup(c->valuestring)))
-			err = -ENOMEM;
+			r = -ENOMEM;
 		cJSON_Delete(root);
-	} while (cont);
-	return err;
+	} while (cont && r == 0);
+	free(cont);
+	if (r < 0) {
+		cJSON_Delete(all);
+		return r;
+	}
+	*ret = all;
+	return 0;
 }
 
 /* ---- monitorNodeHealth -------------------------------------------------------------------- */
@@ -826,6 +862,180 @@ out:
 	free(zs);
 }
 
+/* One health pass over the nodes: the per-node work of updateNodeFunc, split where
+ * MarkPodsNotReady writes (nlc_pool_run) */
+struct pass_node {
+	cJSON *node; /* after the health update */
+	char name[254];
+	uint64_t t0;
+	bool ok;       /* the health was updated (else: skipped, retry flag kept) */
+	bool mark;     /* MarkPodsNotReady was due */
+	int err;       /* MarkPodsNotReady's first error */
+	cJSON *pods;   /* the node's pods while it marks them */
+	size_t cursor; /* the next pod to look at */
+	char *body;    /* the write in flight */
+	cJSON *pod;    /* its pod */
+};
+struct pass {
+	struct nlc *s;
+	struct node_list *nodes;
+	struct zone_acc **acc;
+	size_t *n_acc;
+	struct pass_node *st;
+};
+
+/* updateNodeFunc up to MarkPodsNotReady's writes: the health (tryUpdateNodeHealth with its
+ * retries), the zone's tally, processTaintBaseEviction, the NodeNotReady Event, the pods to
+ * mark. > 0 when it has pods to write. */
+static int pass_start(void *ud, size_t i)
+{
+	struct pass *p = ud;
+	struct nlc *s = p->s;
+	struct pass_node *pn = &p->st[i];
+	struct nlc_health_out out;
+	cJSON *node;
+
+	pn->t0 = mono_us();
+	taint_if_due(s);
+	if (!(node = cJSON_Duplicate(p->nodes->nodes[i], true)))
+		return 0;
+	snprintf(pn->name, sizeof(pn->name), "%s", node_name(node));
+	for (int attempt = 0; attempt <= NLC_HEALTH_RETRY; attempt++) {
+		if (attempt)
+			sleep_ns(NLC_RETRY_SLEEP_NS);
+		if (try_update_health(s, node, &out) == 0) {
+			pn->ok = true;
+			break;
+		}
+		cJSON_Delete(node);
+		if (get_node(s, pn->name, NULL, &node) < 0) {
+			kcmd_log_error("Failed while getting a Node to retry updating node "
+			               "health. Probably Node was deleted node=\"%s\"",
+			               pn->name);
+			node = NULL;
+			break;
+		}
+	}
+	pn->node = node;
+	if (!pn->ok) {
+		kcmd_log_error("Update health of Node from Controller error, Skipping - no "
+		               "pods will be evicted node=\"%s\"",
+		               pn->name);
+		return 0;
+	}
+	if (!nlc_node_excluded(node)) {
+		char *zk = zone_of(node);
+		if (zk)
+			zone_acc_add(p->acc, p->n_acc, zk, out.current);
+		free(zk);
+	}
+	struct nlc_rec *rec = rec_get(s, pn->name, true);
+	if (out.current == NLC_ABSENT || !rec)
+		return 0;
+	/* v1.37 decides on currentReadyCondition, which points into the node's status that
+	 * tryUpdateNodeHealth has just set to Unknown: a node that times out is queued in the
+	 * same pass (older releases passed the observed condition: one --node-monitor-period
+	 * later) */
+	bool retry = rec->retry;
+	taint_base_eviction(s, node, out.current);
+	if (out.current != NLC_TRUE && out.observed == NLC_TRUE) {
+		kcmd_log_v(2,
+		           "Recording status change event message for node "
+		           "status=\"NodeNotReady\" node=\"%s\"",
+		           pn->name);
+		node_ev(s, pn->name, node_uid(node), KCMD_EVENT_NORMAL, "NodeNotReady",
+		        "Node %s status is now: %s", "NodeNotReady");
+		pn->mark = true;
+	} else if (retry && out.observed != NLC_TRUE) {
+		pn->mark = true;
+	}
+	if (!pn->mark)
+		return 0;
+	if ((pn->err = list_node_pods(s, pn->name, &pn->pods)) < 0)
+		return 0;
+	return cJSON_GetArraySize(pn->pods) > 0;
+}
+
+/* the node's next pod whose Ready condition is to be set False */
+static bool pass_next(void *ud, size_t i, size_t *ret_write)
+{
+	struct pass *p = ud;
+	struct pass_node *pn = &p->st[i];
+	int n = cJSON_GetArraySize(pn->pods);
+
+	while (pn->cursor < (size_t)n) {
+		cJSON *pod = cJSON_GetArrayItem(pn->pods, (int)pn->cursor);
+		int r = pod_prepare(pod, pn->name, &pn->body);
+		*ret_write = pn->cursor++;
+		if (r > 0) {
+			pn->pod = pod;
+			return true;
+		}
+		if (r < 0 && !pn->err)
+			pn->err = r;
+	}
+	return false;
+}
+
+/* one round: a pod status write of each active node, together */
+static void pass_send(void *ud, const size_t *nodes, const size_t *writes, size_t n)
+{
+	struct pass *p = ud;
+	struct kube_request rq[NLC_UPDATE_WORKERS] = {0};
+	struct kube_response rs[NLC_UPDATE_WORKERS];
+	int r;
+
+	(void)writes;
+	if (n > NLC_UPDATE_WORKERS)
+		n = NLC_UPDATE_WORKERS; /* nlc_pool_run's bound */
+	memset(rs, 0, sizeof(rs));
+	for (size_t j = 0; j < n; j++) {
+		struct pass_node *pn = &p->st[nodes[j]];
+		rq[j] = (struct kube_request){.verb = KUBE_UPDATE,
+		                              .version = "v1",
+		                              .resource = "pods",
+		                              .ns = pod_str(pn->pod, "namespace"),
+		                              .name = pod_str(pn->pod, "name"),
+		                              .subresource = "status",
+		                              .body = pn->body,
+		                              .body_len = strlen(pn->body)};
+	}
+	r = kube_client_request_many(p->s->ctx->kc, rq, n, rs, NULL);
+	for (size_t j = 0; j < n; j++) {
+		struct pass_node *pn = &p->st[nodes[j]];
+		int x = r < 0 ? r : rs[j].error.err;
+		if ((x = pod_written(p->s, pn->pod, x, &rs[j])) < 0 && !pn->err)
+			pn->err = x;
+		kube_response_clear(&rs[j]);
+		free(pn->body);
+		pn->body = NULL;
+		pn->pod = NULL;
+	}
+	taint_if_due(p->s);
+}
+
+/* the rest of updateNodeFunc: the retry mark when MarkPodsNotReady failed */
+static void pass_finish(void *ud, size_t i)
+{
+	struct pass *p = ud;
+	struct nlc *s = p->s;
+	struct pass_node *pn = &p->st[i];
+	struct nlc_rec *rec = pn->ok ? rec_get(s, pn->name, false) : NULL;
+
+	if (rec && pn->mark && pn->err < 0) {
+		kcmd_log_error("unable to mark all pods NotReady on node %s; queuing for retry",
+		               pn->name);
+		rec->retry = true;
+	} else if (rec) {
+		rec->retry = false;
+	}
+	kcmd_metric_observe(s->met, NLC_M_NODE_DURATION, NULL, (double)(mono_us() - pn->t0) / 1e6);
+	cJSON_Delete(pn->node);
+	cJSON_Delete(pn->pods);
+	free(pn->body);
+	*pn = (struct pass_node){0};
+}
+
 static void arm_taint_timer(struct nlc *s);
 
 static void monitor(struct nlc *s)
@@ -883,86 +1093,17 @@ static void monitor(struct nlc *s)
 		        "Node %s event: Removing Node %s from Controller", rec->name);
 		rec->known = false;
 	}
-	/* updateNodeFunc for each node (upstream: 8 at a time; here in turn) */
-	for (size_t i = 0; i < nodes.n; i++) {
-		uint64_t t0 = mono_us();
-		taint_if_due(s);
-		cJSON *node = cJSON_Duplicate(nodes.nodes[i], true);
-		char name[254];
-		struct nlc_health_out out;
-		bool ok = false;
-
-		if (!node)
-			continue;
-		snprintf(name, sizeof(name), "%s", node_name(node));
-		for (int attempt = 0; attempt <= NLC_HEALTH_RETRY; attempt++) {
-			if (attempt)
-				sleep_ns(NLC_RETRY_SLEEP_NS);
-			if (try_update_health(s, node, &out) == 0) {
-				ok = true;
-				break;
-			}
-			cJSON_Delete(node);
-			if (get_node(s, name, NULL, &node) < 0) {
-				kcmd_log_error("Failed while getting a Node to retry updating node "
-				               "health. Probably Node was deleted node=\"%s\"",
-				               name);
-				node = NULL;
-				break;
-			}
-		}
-		if (!ok) {
-			kcmd_log_error("Update health of Node from Controller error, Skipping - no "
-			               "pods will be evicted node=\"%s\"",
-			               name);
-			cJSON_Delete(node);
-			kcmd_metric_observe(s->met, NLC_M_NODE_DURATION, NULL,
-			                    (double)(mono_us() - t0) / 1e6);
-			continue;
-		}
-		if (!nlc_node_excluded(node)) {
-			char *zk = zone_of(node);
-			if (zk)
-				zone_acc_add(&acc, &n_acc, zk, out.current);
-			free(zk);
-		}
-		struct nlc_rec *rec = rec_get(s, name, true);
-		if (out.current != NLC_ABSENT && rec) {
-			/* v1.37 decides on currentReadyCondition, which points into the
-			 * node's status that tryUpdateNodeHealth has just set to Unknown: a
-			 * node that times out is queued in the same pass (older releases passed
-			 * the observed condition: one --node-monitor-period later) */
-			taint_base_eviction(s, node, out.current);
-			bool mark = false;
-			if (out.current != NLC_TRUE && out.observed == NLC_TRUE) {
-				kcmd_log_v(2,
-				           "Recording status change event message for node "
-				           "status=\"NodeNotReady\" node=\"%s\"",
-				           name);
-				node_ev(s, name, node_uid(node), KCMD_EVENT_NORMAL, "NodeNotReady",
-				        "Node %s status is now: %s", "NodeNotReady");
-				mark = true;
-			} else if (rec->retry && out.observed != NLC_TRUE) {
-				mark = true;
-			}
-			if (mark && mark_pods_not_ready(s, name) < 0) {
-				kcmd_log_error(
-				        "unable to mark all pods NotReady on node %s; queuing for "
-				        "retry",
-				        name);
-				rec->retry = true;
-				cJSON_Delete(node);
-				kcmd_metric_observe(s->met, NLC_M_NODE_DURATION, NULL,
-				                    (double)(mono_us() - t0) / 1e6);
-				continue;
-			}
-		}
-		if (rec)
-			rec->retry = false;
-		cJSON_Delete(node);
-		kcmd_metric_observe(s->met, NLC_M_NODE_DURATION, NULL,
-		                    (double)(mono_us() - t0) / 1e6);
-	}
+	/* updateNodeFunc for each node, NLC_UPDATE_WORKERS at a time (nlc_pool_run) */
+	struct pass p = {.s = s, .nodes = &nodes, .acc = &acc, .n_acc = &n_acc};
+	if (!(p.st = calloc(nodes.n ? nodes.n : 1, sizeof(*p.st))) ||
+	    nlc_pool_run(nodes.n, NLC_UPDATE_WORKERS,
+	                 &(struct nlc_pool_ops){.start = pass_start,
+	                                        .next = pass_next,
+	                                        .send = pass_send,
+	                                        .finish = pass_finish},
+	                 &p) < 0)
+		kcmd_log_error("Error monitoring node health: %s", strerror(ENOMEM));
+	free(p.st);
 	handle_disruption(s, acc, n_acc, &nodes);
 	for (size_t i = 0; i < n_acc; i++) {
 		free(acc[i].key);

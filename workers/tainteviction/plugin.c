@@ -272,80 +272,141 @@ static const char *errtext(const struct kube_response *rs, int r)
 	return rs->error.message[0] ? rs->error.message : strerror(-r);
 }
 
-/* addConditionAndDeletePod: GET, the DisruptionTarget condition when it changes, DELETE */
-static int condition_and_delete(struct te_worker *w, const char *ns, const char *name)
-{
-	struct kube_response rs = {0};
-	char *body = NULL;
-	int r;
+/* One due eviction (deletePodHandler) and where it is (te_ev). */
+struct te_due {
+	char *ns, *name;
+	int64_t fire_at;
+	char *patch; /* the DisruptionTarget patch of the last GET, or NULL */
+};
 
-	r = kube_client_request(w->ctx->kc,
-	                        &(struct kube_request){.verb = KUBE_GET,
-	                                               .version = "v1",
-	                                               .resource = "pods",
-	                                               .ns = ns,
-	                                               .name = name},
-	                        NULL, NULL, &rs);
-	if (r < 0)
-		kcmd_log_v(2, "get pod %s/%s: %s", ns, name, errtext(&rs, r));
-	else if (!rs.body)
-		r = -EBADMSG;
-	else
-		r = te_condition_patch(rs.body, rs.body_len, kube_time_now(), &body);
-	kube_response_clear(&rs);
-	if (r > 0) {
-		r = kube_client_request(w->ctx->kc,
-		                        &(struct kube_request){.verb = KUBE_PATCH,
-		                                               .version = "v1",
-		                                               .resource = "pods",
-		                                               .ns = ns,
-		                                               .name = name,
-		                                               .subresource = "status",
-		                                               .patch_type = KUBE_PATCH_STRATEGIC,
-		                                               .body = body,
-		                                               .body_len = strlen(body)},
-		                        NULL, NULL, &rs);
-		if (r < 0)
-			kcmd_log_v(2, "patch status of pod %s/%s: %s", ns, name, errtext(&rs, r));
-		kube_response_clear(&rs);
+static void due_free(struct te_due *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(d[i].ns);
+		free(d[i].name);
+		free(d[i].patch);
 	}
-	free(body);
-	if (r < 0)
-		return r;
-	r = kube_client_request(w->ctx->kc,
-	                        &(struct kube_request){.verb = KUBE_DELETE,
-	                                               .version = "v1",
-	                                               .resource = "pods",
-	                                               .ns = ns,
-	                                               .name = name},
-	                        NULL, NULL, &rs);
-	if (r < 0)
-		kcmd_log_v(2, "delete pod %s/%s: %s", ns, name, errtext(&rs, r));
-	kube_response_clear(&rs);
+	free(d);
+}
+
+struct evict_run {
+	struct te_worker *w;
+	struct te_due *d;
+	struct te_ev *ev;
+};
+
+/* one step of the evictions idx[0..k): their requests at once (request_many) */
+static int evict_send(void *ud, enum te_ev_step step, const size_t *idx, size_t k, int *results)
+{
+	struct evict_run *er = ud;
+	struct kube_request *rq = calloc(k, sizeof(*rq));
+	struct kube_response *rs = calloc(k, sizeof(*rs));
+	static const char *const what[] = {"get pod", "patch status of pod", "delete pod"};
+	int r = 0;
+
+	if (!rq || !rs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t j = 0; j < k; j++) {
+		struct te_due *e = &er->d[idx[j]];
+		rq[j] = (struct kube_request){.verb = step == TE_EV_GET     ? KUBE_GET
+		                                      : step == TE_EV_PATCH ? KUBE_PATCH
+		                                                            : KUBE_DELETE,
+		                              .version = "v1",
+		                              .resource = "pods",
+		                              .ns = e->ns,
+		                              .name = e->name};
+		if (step == TE_EV_PATCH) {
+			rq[j].subresource = "status";
+			rq[j].patch_type = KUBE_PATCH_STRATEGIC;
+			rq[j].body = e->patch;
+			rq[j].body_len = strlen(e->patch);
+		}
+	}
+	if ((r = kube_client_request_many(er->w->ctx->kc, rq, k, rs, NULL)) < 0)
+		goto out;
+	for (size_t j = 0; j < k; j++) {
+		struct te_due *e = &er->d[idx[j]];
+		int x = rs[j].error.err;
+		if (x < 0)
+			kcmd_log_v(2, "%s %s/%s: %s", what[step], e->ns, e->name,
+			           errtext(&rs[j], x));
+		else if (step == TE_EV_GET) {
+			free(e->patch);
+			e->patch = NULL;
+			x = rs[j].body ? te_condition_patch(rs[j].body, rs[j].body_len,
+			                                    kube_time_now(), &e->patch)
+			               : -EBADMSG;
+		}
+		results[j] = x;
+	}
+out:
+	for (size_t j = 0; rs && j < k; j++)
+		kube_response_clear(&rs[j]);
+	free(rq);
+	free(rs);
 	return r;
 }
 
-/* deletePodHandler: the Event, then up to TE_DELETE_RETRIES attempts 10 ms apart. Returns the
- * last attempt's result (-ENOLCK: not the leader any more, stop at once). */
+static void evict_done(void *ud, size_t i)
+{
+	struct evict_run *er = ud;
+	const struct te_ev *v = &er->ev[i];
+	const struct te_due *e = &er->d[i];
+
+	if (v->step == TE_EV_DONE) {
+		kcmd_metric_inc(er->w->met, TE_M_DELETIONS, NULL);
+		kcmd_metric_observe(er->w->met, TE_M_LATENCY, NULL,
+		                    te_latency_observed(now_usec() - e->fire_at));
+	} else if (v->err != -ENOLCK) {
+		kcmd_log_error("TaintEvictionController: timed worker failed pod=\"%s/%s\": %s",
+		               e->ns, e->name, strerror(-v->err));
+	}
+}
+
+static void evict_pause(void *ud)
+{
+	(void)ud;
+	nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+}
+
+/* deletePodHandler for n due pods at once (upstream: a goroutine each): each one's Event, then
+ * te_ev_run's rounds. Returns 0, -ENOLCK (not the leader any more: everything stops) or
+ * -ENOMEM. */
+static int evict_many(struct te_worker *w, struct te_due *d, size_t n)
+{
+	struct evict_run er = {.w = w, .d = d, .ev = calloc(n ? n : 1, sizeof(struct te_ev))};
+	int r;
+
+	if (!er.ev)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		kcmd_log_info("Deleting pod controller=\"%s\" pod=\"%s/%s\"", TE_CONTROLLER,
+		              d[i].ns, d[i].name);
+		pod_event(w, d[i].ns, d[i].name, "Marking for deletion Pod %s");
+	}
+	r = te_ev_run(
+	        er.ev, n,
+	        &(struct te_ev_ops){.send = evict_send, .done = evict_done, .pause = evict_pause},
+	        &er);
+	free(er.ev);
+	return r;
+}
+
+/* deletePodHandler for one pod */
 static int evict(struct te_worker *w, const char *ns, const char *name, int64_t fire_at)
 {
-	int r = 0;
+	struct te_due *d = calloc(1, sizeof(*d));
+	int r;
 
-	kcmd_log_info("Deleting pod controller=\"%s\" pod=\"%s/%s\"", TE_CONTROLLER, ns, name);
-	pod_event(w, ns, name, "Marking for deletion Pod %s");
-	for (int i = 0; i < TE_DELETE_RETRIES; i++) {
-		if ((r = condition_and_delete(w, ns, name)) == 0) {
-			kcmd_metric_inc(w->met, TE_M_DELETIONS, NULL);
-			kcmd_metric_observe(w->met, TE_M_LATENCY, NULL,
-			                    te_latency_observed(now_usec() - fire_at));
-			return 0;
-		}
-		if (r == -ENOLCK)
-			return r;
-		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+	if (!d || !(d->ns = strdup(ns)) || !(d->name = strdup(name))) {
+		due_free(d, d ? 1 : 0);
+		return -ENOMEM;
 	}
-	kcmd_log_error("TaintEvictionController: timed worker failed pod=\"%s/%s\": %s", ns, name,
-	               strerror(-r));
+	d->fire_at = fire_at;
+	r = evict_many(w, d, 1);
+	due_free(d, 1);
 	return r;
 }
 
@@ -378,9 +439,36 @@ static bool already_evicted(const cJSON *pod)
 	return false;
 }
 
-/* processPodOnNode for one pod given as parsed JSON. Returns 0 or -ENOLCK / -ENOMEM. */
+/* The due evictions of a node's sync, evicted together once its pods are all decided. */
+struct due_list {
+	struct te_due *d;
+	size_t n, cap;
+};
+
+static int due_add(struct due_list *l, const char *ns, const char *name, int64_t fire_at)
+{
+	if (l->n == l->cap) {
+		size_t c = l->cap ? l->cap * 2 : 16;
+		struct te_due *p = realloc(l->d, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->d = p;
+		l->cap = c;
+	}
+	struct te_due *e = &l->d[l->n];
+	*e = (struct te_due){.fire_at = fire_at};
+	if (!(e->ns = strdup(ns)) || !(e->name = strdup(name))) {
+		free(e->ns);
+		return -ENOMEM;
+	}
+	l->n++;
+	return 0;
+}
+
+/* processPodOnNode for one pod given as parsed JSON. A due eviction is made at once, or added
+ * to `due` (not NULL) to be made with the others. Returns 0 or -ENOLCK / -ENOMEM. */
 static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
-                       const struct te_taints *taints)
+                       const struct te_taints *taints, struct due_list *due)
 {
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 	const cJSON *jns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
@@ -425,6 +513,8 @@ static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
 		           "Not all taints are tolerated after update for pod on node, or its "
 		           "toleration ended pod=\"%s\" node=\"%s\"",
 		           key, node);
+		if (due)
+			return due_add(due, ns, name, fire);
 		r = evict(w, ns, name, fire);
 		return r == -ENOLCK ? r : 0;
 	}
@@ -464,6 +554,7 @@ static void requeue_at(int64_t at, struct wk_result *res)
 static void sync_node(struct te_worker *w, const char *name, struct wk_result *res)
 {
 	struct te_taints taints = {0};
+	struct due_list due = {0};
 	char sel[300], *cont = NULL;
 	int r = node_taints(w, name, &taints);
 
@@ -517,7 +608,7 @@ static void sync_node(struct te_worker *w, const char *name, struct wk_result *r
 		items = cJSON_GetObjectItemCaseSensitive(root, "items");
 		cJSON_ArrayForEach(it, items)
 		{
-			if ((r = process_pod(w, it, name, &taints)) < 0) {
+			if ((r = process_pod(w, it, name, &taints, &due)) < 0) {
 				res->err = r;
 				break;
 			}
@@ -530,6 +621,13 @@ static void sync_node(struct te_worker *w, const char *name, struct wk_result *r
 		cJSON_Delete(root);
 	} while (cont && !res->err);
 	free(cont);
+	/* upstream's goroutine per due pod: the node's due evictions in flight together. Each was
+	 * taken out of the table before (as upstream's timed worker is): a worker that dies here
+	 * leaves them to the node's sync again (its key is still queued), which finds each pod
+	 * evicted (already_evicted) or due again */
+	if (due.n && (r = evict_many(w, due.d, due.n)) < 0 && (r == -ENOLCK || !res->err))
+		res->err = r;
+	due_free(due.d, due.n);
 	te_taints_free(&taints);
 	requeue_at(te_schedule_next_on_node(w->sched, name), res);
 }
@@ -608,7 +706,7 @@ static void sync_pod(struct te_worker *w, const char *key, struct wk_result *res
 	if (!pod)
 		res->err = -EBADMSG;
 	else if (cJSON_IsString(nn) && !strcmp(nn->valuestring, node) &&
-	         (r = process_pod(w, pod, node, &taints)) < 0)
+	         (r = process_pod(w, pod, node, &taints, NULL)) < 0)
 		res->err = r;
 	cJSON_Delete(pod);
 	const struct te_sched *cur = te_schedule_get(w->sched, key);

@@ -570,3 +570,87 @@ double te_latency_observed(int64_t since_fire_usec)
 	uint64_t ns = (uint64_t)since_fire_usec * 1000u;
 	return (double)(int64_t)(ns * 1000000000u);
 }
+
+/* ---- many evictions at once ---------------------------------------------------------------- */
+
+void te_ev_advance(struct te_ev *e, int r)
+{
+	if (e->step >= TE_EV_DONE)
+		return;
+	if (r >= 0) {
+		if (e->step == TE_EV_GET)
+			e->step = r > 0 ? TE_EV_PATCH : TE_EV_DELETE;
+		else if (e->step == TE_EV_PATCH)
+			e->step = TE_EV_DELETE;
+		else
+			e->step = TE_EV_DONE;
+		return;
+	}
+	e->err = r;
+	e->attempts++;
+	if (r == -ENOLCK || e->attempts >= TE_DELETE_RETRIES) {
+		e->step = TE_EV_FAILED;
+		return;
+	}
+	e->step = TE_EV_GET;
+	e->retry = true;
+}
+
+size_t te_ev_pick(const struct te_ev *e, size_t n, enum te_ev_step step, size_t max, size_t *ret)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < max; i++)
+		if (e[i].step == step && !e[i].retry)
+			ret[k++] = i;
+	return k;
+}
+
+size_t te_ev_retry_due(struct te_ev *e, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].retry) {
+			e[i].retry = false;
+			k++;
+		}
+	return k;
+}
+
+int te_ev_run(struct te_ev *ev, size_t n, const struct te_ev_ops *ops, void *ud)
+{
+	size_t *idx = calloc(TE_EVICT_INFLIGHT, sizeof(*idx));
+	int *res = calloc(TE_EVICT_INFLIGHT, sizeof(*res));
+	int r = 0;
+
+	if (!idx || !res) {
+		free(idx);
+		free(res);
+		return -ENOMEM;
+	}
+	for (;;) {
+		for (int st = TE_EV_GET; st <= TE_EV_DELETE && r == 0; st++) {
+			size_t k;
+			while (r == 0 && (k = te_ev_pick(ev, n, (enum te_ev_step)st,
+			                                 TE_EVICT_INFLIGHT, idx)) > 0) {
+				memset(res, 0, TE_EVICT_INFLIGHT * sizeof(*res));
+				if ((r = ops->send(ud, (enum te_ev_step)st, idx, k, res)) < 0)
+					break;
+				for (size_t j = 0; j < k; j++) {
+					struct te_ev *e = &ev[idx[j]];
+					te_ev_advance(e, res[j]);
+					if (e->step == TE_EV_FAILED && e->err == -ENOLCK)
+						r = -ENOLCK;
+					if (e->step >= TE_EV_DONE && ops->done)
+						ops->done(ud, idx[j]);
+				}
+			}
+		}
+		if (r < 0 || !te_ev_retry_due(ev, n))
+			break;
+		if (ops->pause)
+			ops->pause(ud); /* deletePodHandler's 10 ms between attempts */
+	}
+	free(idx);
+	free(res);
+	return r;
+}

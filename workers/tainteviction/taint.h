@@ -131,6 +131,50 @@ int64_t te_schedule_next_on_node(const struct te_schedule *s, const char *node);
  * patch), -EBADMSG/-EPROTO (not a pod), -ENOMEM. */
 int te_condition_patch(const char *pod_json, size_t len, kube_time_t now, char **ret_body);
 
+/* ---- many evictions at once -------------------------------------------------------------------
+ * Upstream runs each due eviction in a goroutine of its own (deletePodHandler: up to
+ * TE_DELETE_RETRIES attempts of addConditionAndDeletePod, 10 ms apart). The worker keeps many
+ * in flight on its client instead: each eviction is this little machine, and the worker sends
+ * the requests of every eviction at the same step together (at most TE_EVICT_INFLIGHT at a time),
+ * GET, then PATCH, then DELETE, so each pod's own requests stay in that order and a pod is on
+ * one step only: it cannot be sent twice in a round. */
+#define TE_EVICT_INFLIGHT 128
+enum te_ev_step {
+	TE_EV_GET = 0, /* GET the pod (also the first step of a retry) */
+	TE_EV_PATCH,   /* the DisruptionTarget condition (only when the GET said it changes) */
+	TE_EV_DELETE,
+	TE_EV_DONE,   /* deleted */
+	TE_EV_FAILED, /* the last attempt failed, or -ENOLCK */
+};
+struct te_ev {
+	enum te_ev_step step;
+	int attempts; /* failed attempts so far */
+	int err;      /* the last failure */
+	bool retry;   /* back at TE_EV_GET after a failure: waits the 10 ms before its next round */
+};
+/* The step's request finished with r: for TE_EV_GET r > 0 when the status is to be patched, 0
+ * when not (te_condition_patch's result), < 0 a failure; for the others 0 or < 0. A failure
+ * ends the attempt: back to TE_EV_GET with retry set, or TE_EV_FAILED after TE_DELETE_RETRIES
+ * attempts or at once for -ENOLCK (no longer the leader). */
+void te_ev_advance(struct te_ev *e, int r);
+/* Up to max indices of evictions at `step` (and not waiting for a retry), in index order. */
+size_t te_ev_pick(const struct te_ev *e, size_t n, enum te_ev_step step, size_t max, size_t *ret);
+/* Clears every retry flag (the 10 ms have passed); returns how many were set. */
+size_t te_ev_retry_due(struct te_ev *e, size_t n);
+
+/* Runs n evictions (ev zeroed: each at TE_EV_GET) to their end: rounds of every eviction at
+ * GET, then at PATCH, then at DELETE, each step's requests handed to send in groups of at most
+ * TE_EVICT_INFLIGHT (send fills results[j] for idx[j] as te_ev_advance wants it; a negative
+ * return stops everything with that error), done(ud, i) once an eviction is TE_EV_DONE or
+ * TE_EV_FAILED, then pause(ud) (10 ms) before the failed attempts' next round. Returns 0,
+ * -ENOLCK (an eviction ended so: the rest are left as they are) or send's error. */
+struct te_ev_ops {
+	int (*send)(void *ud, enum te_ev_step step, const size_t *idx, size_t k, int *results);
+	void (*done)(void *ud, size_t i);
+	void (*pause)(void *ud);
+};
+int te_ev_run(struct te_ev *ev, size_t n, const struct te_ev_ops *ops, void *ud);
+
 /* upstream's observed latency value: float64(time.Since(fireAt) * time.Second), a Duration in
  * nanoseconds multiplied by 1e9 in int64 arithmetic (it wraps), as the histogram sees it */
 double te_latency_observed(int64_t since_fire_usec);

@@ -817,6 +817,139 @@ static void test_reconcile_labels(void **st)
 	           "{\"metadata\":{\"labels\":{\"beta.kubernetes.io/arch\":\"arm64\"}}}");
 }
 
+/* ---- the health pass's workers (nlc_pool_run) ---------------------------------------------- */
+#define POOL_MAX 1000
+struct pool_fake {
+	size_t n, workers;
+	size_t writes[POOL_MAX]; /* each node's writes */
+	bool lies[POOL_MAX];     /* start says > 0 but it has none */
+	size_t sent[POOL_MAX];   /* writes of the node sent so far */
+	size_t cursor[POOL_MAX];
+	int started[POOL_MAX], finished[POOL_MAX];
+	size_t next_start;
+	size_t rounds, full_rounds, total;
+	size_t max_active, active;
+};
+
+static int pool_start(void *ud, size_t i)
+{
+	struct pool_fake *f = ud;
+	assert_int_equal(i, f->next_start++); /* in the nodes' order */
+	f->started[i]++;
+	if (f->writes[i] || f->lies[i]) {
+		if (++f->active > f->max_active)
+			f->max_active = f->active;
+		return 1;
+	}
+	return 0;
+}
+
+static bool pool_next(void *ud, size_t i, size_t *ret)
+{
+	struct pool_fake *f = ud;
+	assert_int_equal(f->started[i], 1);
+	assert_int_equal(f->finished[i], 0);
+	if (f->cursor[i] == f->writes[i])
+		return false;
+	*ret = f->cursor[i]++;
+	return true;
+}
+
+static void pool_send(void *ud, const size_t *nodes, const size_t *writes, size_t n)
+{
+	struct pool_fake *f = ud;
+	assert_true(n >= 1 && n <= f->workers); /* at most `workers` in flight */
+	for (size_t j = 0; j < n; j++) {
+		for (size_t k = 0; k < j; k++)
+			assert_true(nodes[k] != nodes[j]);      /* one write per node in a round */
+		assert_int_equal(writes[j], f->sent[nodes[j]]); /* a node's writes in order */
+		f->sent[nodes[j]]++;
+	}
+	f->rounds++;
+	f->total += n;
+	if (n == f->workers)
+		f->full_rounds++;
+}
+
+static void pool_finish(void *ud, size_t i)
+{
+	struct pool_fake *f = ud;
+	assert_int_equal(f->started[i], 1);
+	assert_int_equal(f->finished[i], 0);
+	assert_int_equal(f->sent[i], f->writes[i]); /* after its last write */
+	f->finished[i]++;
+	if (f->writes[i] || f->lies[i])
+		f->active--;
+}
+
+static void pool_check(struct pool_fake *f)
+{
+	const struct nlc_pool_ops ops = {
+	        .start = pool_start, .next = pool_next, .send = pool_send, .finish = pool_finish};
+	size_t want = 0;
+	assert_int_equal(nlc_pool_run(f->n, f->workers, &ops, f), 0);
+	for (size_t i = 0; i < f->n; i++) {
+		assert_int_equal(f->started[i], 1);
+		assert_int_equal(f->finished[i], 1);
+		assert_int_equal(f->sent[i], f->writes[i]);
+		want += f->writes[i];
+	}
+	assert_int_equal(f->total, want);
+	assert_true(f->max_active <= f->workers);
+}
+
+static void test_pool(void **state)
+{
+	(void)state;
+	static struct pool_fake f;
+
+	/* the bench's pass: 1,000 nodes in 10 zones, the lost zone's nodes (every 10th) with 50
+	 * pods each. Slots refill as nodes end, so the rounds stay full: 12 times 8 nodes in 50
+	 * rounds of 8, then the last 4 nodes in 50 rounds of 4, as upstream's 8 workers (batches
+	 * of 8 consecutive nodes would have had ~1 write in flight). */
+	memset(&f, 0, sizeof(f));
+	f.n = 1000;
+	f.workers = NLC_UPDATE_WORKERS;
+	for (size_t i = 0; i < f.n; i += 10)
+		f.writes[i] = 50;
+	pool_check(&f);
+	assert_int_equal(f.total, 5000);
+	assert_int_equal(f.rounds, 12 * 50 + 50);
+	assert_int_equal(f.full_rounds, 12 * 50);
+	assert_int_equal(f.max_active, NLC_UPDATE_WORKERS);
+
+	/* uneven nodes, some with nothing left to write though start said so */
+	memset(&f, 0, sizeof(f));
+	f.n = 97;
+	f.workers = 8;
+	for (size_t i = 0; i < f.n; i++) {
+		f.writes[i] = (i * 7) % 13;
+		f.lies[i] = i % 5 == 0;
+	}
+	pool_check(&f);
+	assert_true(f.rounds >= (f.total + 7) / 8);
+	assert_true(f.rounds <= (f.total + 7) / 8 + 12); /* only the tail is not full */
+
+	/* one worker: one write at a time, the nodes one after the other */
+	memset(&f, 0, sizeof(f));
+	f.n = 5;
+	f.workers = 1;
+	for (size_t i = 0; i < f.n; i++)
+		f.writes[i] = i;
+	pool_check(&f);
+	assert_int_equal(f.rounds, 10);
+
+	/* nothing to write, and no node */
+	memset(&f, 0, sizeof(f));
+	f.n = 20;
+	f.workers = 8;
+	pool_check(&f);
+	assert_int_equal(f.rounds, 0);
+	memset(&f, 0, sizeof(f));
+	f.workers = 8;
+	pool_check(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -846,6 +979,7 @@ int main(void)
 	        cmocka_unit_test(test_taint_base_eviction),
 	        cmocka_unit_test(test_mark_pod_not_ready),
 	        cmocka_unit_test(test_reconcile_labels),
+	        cmocka_unit_test(test_pool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

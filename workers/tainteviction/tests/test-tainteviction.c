@@ -621,6 +621,184 @@ static void test_store(void **state)
 	close(fd);
 }
 
+/* ---- many evictions at once (te_ev_*) ------------------------------------------------------ */
+
+static void test_ev_advance(void **state)
+{
+	(void)state;
+	struct te_ev e = {0};
+	te_ev_advance(&e, 1); /* the condition changes: PATCH */
+	assert_int_equal(e.step, TE_EV_PATCH);
+	te_ev_advance(&e, 0);
+	assert_int_equal(e.step, TE_EV_DELETE);
+	te_ev_advance(&e, 0);
+	assert_int_equal(e.step, TE_EV_DONE);
+	te_ev_advance(&e, -EIO); /* a finished eviction stays so */
+	assert_int_equal(e.step, TE_EV_DONE);
+
+	e = (struct te_ev){0};
+	te_ev_advance(&e, 0); /* already so: no PATCH */
+	assert_int_equal(e.step, TE_EV_DELETE);
+	te_ev_advance(&e, -ENOENT); /* the attempt failed: GET again after the pause */
+	assert_int_equal(e.step, TE_EV_GET);
+	assert_true(e.retry);
+	assert_int_equal(e.attempts, 1);
+	size_t idx[4];
+	assert_int_equal(te_ev_pick(&e, 1, TE_EV_GET, 4, idx), 0); /* waits for the pause */
+	assert_int_equal(te_ev_retry_due(&e, 1), 1);
+	assert_int_equal(te_ev_pick(&e, 1, TE_EV_GET, 4, idx), 1);
+	for (int i = 1; i < TE_DELETE_RETRIES; i++)
+		te_ev_advance(&e, -EIO), te_ev_retry_due(&e, 1);
+	assert_int_equal(e.step, TE_EV_FAILED);
+	assert_int_equal(e.attempts, TE_DELETE_RETRIES);
+	assert_int_equal(e.err, -EIO);
+
+	e = (struct te_ev){.step = TE_EV_PATCH};
+	te_ev_advance(&e, -ENOLCK); /* not the leader: no retry */
+	assert_int_equal(e.step, TE_EV_FAILED);
+	assert_int_equal(e.attempts, 1);
+}
+
+/* a fake apiserver for te_ev_run: per pod, what each of its requests answers */
+#define EV_N 300
+struct ev_fake {
+	char log[EV_N][64]; /* the pod's requests in order: G P D, lower case when it failed */
+	size_t len[EV_N];
+	int deleted[EV_N]; /* successful DELETEs */
+	int done[EV_N];    /* done() calls */
+	int gets_failed[EV_N];
+	int sends, pauses, max_k, sends_after_stop;
+	bool stopped;
+	int nolck_pod; /* -1: none */
+};
+
+static int ev_answer(struct ev_fake *f, size_t i, enum te_ev_step st)
+{
+	if (st == TE_EV_GET) {
+		if (i % 11 == 0) /* never readable: fails every attempt */
+			return -EIO;
+		if (i % 13 == 0 && f->gets_failed[i]++ < 2) /* fails twice, then works */
+			return -ECONNRESET;
+		return i % 3 == 0; /* every third pod's condition changes */
+	}
+	if (st == TE_EV_DELETE) {
+		if ((int)i == f->nolck_pod)
+			return -ENOLCK;
+		if (i % 7 == 0 && f->deleted[i] == 0 && strchr(f->log[i], 'd') == NULL)
+			return -EIO; /* the first DELETE fails */
+	}
+	return 0;
+}
+
+static int ev_send(void *ud, enum te_ev_step st, const size_t *idx, size_t k, int *results)
+{
+	struct ev_fake *f = ud;
+	bool seen[EV_N] = {false};
+	f->sends++;
+	if (f->stopped)
+		f->sends_after_stop++;
+	if ((int)k > f->max_k)
+		f->max_k = (int)k;
+	assert_true(k >= 1 && k <= TE_EVICT_INFLIGHT);
+	for (size_t j = 0; j < k; j++) {
+		size_t i = idx[j];
+		assert_true(i < EV_N);
+		assert_false(seen[i]); /* a pod once in a group */
+		seen[i] = true;
+		assert_int_equal(f->done[i], 0); /* never after its end */
+		int r = ev_answer(f, i, st);
+		char c = "GPD"[st];
+		f->log[i][f->len[i]++] = r < 0 ? (char)(c - 'A' + 'a') : c;
+		assert_true(f->len[i] < sizeof(f->log[i]));
+		if (st == TE_EV_DELETE && r == 0)
+			f->deleted[i]++;
+		if (r == -ENOLCK)
+			f->stopped = true;
+		results[j] = r;
+	}
+	return 0;
+}
+
+static void ev_done(void *ud, size_t i)
+{
+	struct ev_fake *f = ud;
+	f->done[i]++;
+}
+
+static void ev_pause(void *ud)
+{
+	struct ev_fake *f = ud;
+	f->pauses++;
+}
+
+/* each attempt is GET, PATCH only when the GET said so, DELETE, cut at its first failure */
+static void assert_attempts_in_order(const char *log, bool patch)
+{
+	const char *p = log;
+	while (*p) {
+		assert_true(*p == 'G' || *p == 'g');
+		if (*p++ == 'g')
+			continue; /* the attempt ended */
+		if (patch) {
+			assert_true(*p == 'P' || *p == 'p');
+			if (*p++ == 'p')
+				continue;
+		}
+		assert_true(*p == 'D' || *p == 'd');
+		if (*p++ == 'D')
+			assert_int_equal(*p, '\0'); /* nothing after the DELETE that worked */
+	}
+}
+
+static void test_ev_run(void **state)
+{
+	(void)state;
+	static struct ev_fake f;
+	static struct te_ev ev[EV_N];
+	memset(&f, 0, sizeof(f));
+	memset(ev, 0, sizeof(ev));
+	f.nolck_pod = -1;
+	const struct te_ev_ops ops = {.send = ev_send, .done = ev_done, .pause = ev_pause};
+
+	assert_int_equal(te_ev_run(ev, EV_N, &ops, &f), 0);
+	assert_int_equal(f.max_k, TE_EVICT_INFLIGHT); /* many in flight, never more */
+	for (size_t i = 0; i < EV_N; i++) {
+		f.log[i][f.len[i]] = '\0';
+		assert_int_equal(f.done[i], 1);
+		assert_attempts_in_order(f.log[i], i % 3 == 0);
+		if (i % 11 == 0) { /* every attempt failed: never deleted */
+			assert_int_equal(ev[i].step, TE_EV_FAILED);
+			assert_int_equal(f.deleted[i], 0);
+			assert_int_equal(f.len[i], TE_DELETE_RETRIES);
+		} else { /* deleted exactly once */
+			assert_int_equal(ev[i].step, TE_EV_DONE);
+			assert_int_equal(f.deleted[i], 1);
+		}
+	}
+	assert_string_equal(f.log[7], "GdGD");    /* the first DELETE failed, then a new GET */
+	assert_string_equal(f.log[21], "GPdGPD"); /* so too with the condition */
+	assert_string_equal(f.log[26], "ggGD");
+	assert_string_equal(f.log[1], "GD");
+	/* one pause before each round of retries: attempts 2..5 of the never readable pods */
+	assert_int_equal(f.pauses, TE_DELETE_RETRIES - 1);
+
+	/* not the leader any more: the round ends and nothing more is sent */
+	memset(&f, 0, sizeof(f));
+	memset(ev, 0, sizeof(ev));
+	f.nolck_pod = 5;
+	assert_int_equal(te_ev_run(ev, EV_N, &ops, &f), -ENOLCK);
+	assert_int_equal(ev[5].step, TE_EV_FAILED);
+	assert_int_equal(f.sends_after_stop, 0);
+	assert_int_equal(f.pauses, 0);
+	for (size_t i = 0; i < EV_N; i++)
+		assert_true(f.deleted[i] <= 1);
+
+	/* nothing to evict */
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(te_ev_run(ev, 0, &ops, &f), 0);
+	assert_int_equal(f.sends, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -640,6 +818,8 @@ int main(void)
 	        cmocka_unit_test(test_condition_patch),
 	        cmocka_unit_test(test_latency),
 	        cmocka_unit_test(test_store),
+	        cmocka_unit_test(test_ev_advance),
+	        cmocka_unit_test(test_ev_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
