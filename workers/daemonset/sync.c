@@ -1403,21 +1403,23 @@ static void dss_free(struct dss *s)
  * synced; 0 when ready (the record is cleared), or the gate is off. */
 static int ensure_ready(struct dss *s)
 {
-	static const char *const gr[RS_EXP_CONS_RESOURCES] = {
-	        [RS_CONS_PODS] = "pods", [RS_CONS_REPLICASETS] = "daemonsets.apps"};
+	/* the record's two version slots: the pods, and the DaemonSets in the owner's slot */
+	static const struct {
+		const char *group, *resource,
+		        *name; /* name: the ConsistencyError's group resource */
+	} store[RS_EXP_CONS_RESOURCES] = {
+	        [RS_CONS_PODS] = {"", "pods", "pods"},
+	        [RS_CONS_REPLICASETS] = {"apps", "daemonsets", "daemonsets.apps"}};
 	struct shm_type_info ti;
 	char rv[RS_EXP_CONS_RESOURCES][sizeof(ti.rv)];
 	const char *read[RS_EXP_CONS_RESOURCES];
-	const char *const res[RS_EXP_CONS_RESOURCES] = {
-	        [RS_CONS_PODS] = "pods", [RS_CONS_REPLICASETS] = "daemonsets"};
-	const char *const grp[RS_EXP_CONS_RESOURCES] = {
-	        [RS_CONS_PODS] = "", [RS_CONS_REPLICASETS] = "apps"};
 	struct rs_cons_stale st;
 
 	if (!s->c->consistency)
 		return 0;
 	for (unsigned i = 0; i < RS_EXP_CONS_RESOURCES; i++) {
-		int t = shm_reader_find_type(s->c->ctx->arena, grp[i], "v1", res[i]);
+		int t = shm_reader_find_type(s->c->ctx->arena, store[i].group, "v1",
+		                             store[i].resource);
 		rv[i][0] = 0;
 		if (t >= 0 && shm_reader_type_info(s->c->ctx->arena, (uint16_t)t, &ti) == 0) {
 			memcpy(rv[i], ti.rv, sizeof(ti.rv));
@@ -1428,7 +1430,7 @@ static int ensure_ready(struct dss *s)
 	if (rs_exp_ensure_ready(s->c->exp, s->key, read, &st) != 1)
 		return 0;
 	log_v(4, "%s: read version: %s is not as new as written version: %s for group resource %s",
-	      s->key, st.read_rv, st.wrote_rv, gr[st.resource]);
+	      s->key, st.read_rv, st.wrote_rv, store[st.resource].name);
 	return 1;
 }
 
