@@ -3614,7 +3614,7 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	fmt(run->limits, sizeof(run->limits), "%s", unlimited ? "unlimited" : "limited");
 	fmt(run->mem_kind, sizeof(run->mem_kind), "%s", upstream ? "RSS" : "PSS");
 	if (run->shards)
-		fmt(tag, sizeof(tag), "kcmd-n%d", run->shards); /* logs and series of each pass */
+		fmt(tag, sizeof(tag), "n%d", run->shards); /* logs and series of each pass */
 	else
 		fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
 
