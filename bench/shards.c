@@ -88,9 +88,13 @@ static void short_id(char *buf, size_t n, const char *id)
 /* One row of the pass table into cells (shared by the terminal and the markdown). */
 enum { C_CREATE, C_RESCALE, C_DELETE, C_TOTAL, C_RATE, C_API, C_CPU, C_MEM, C_KEYS, C_FAIL, C_N };
 static const char *const col_names[C_N] = {
+        "create s",  "rescale s", "delete s", "total s", "create pods/s",
+        "api cores", "CPU s",     "peak MB",  "keys",    "failover s",
+};
+static const char *const md_names[C_N] = {
         "create s",   "rescale s",       "delete s",
         "total s",    "pods/s (create)", "apiserver cores (create)",
-        "CPU s",      "peak MB",         "keys",
+        "CPU s",      "peak memory MB",  "keys",
         "failover s",
 };
 
@@ -148,7 +152,7 @@ void bench_shards_table(FILE *f, const struct bench_report *r)
 	        r->workload, r->shard_ranges, r->lease_duration_s, r->lease_duration_s + 1);
 	fprintf(f, "%-13s", "pass");
 	for (int c = 0; c < C_N; c++)
-		fprintf(f, " %12.12s", col_names[c]);
+		fprintf(f, " %13.13s", col_names[c]);
 	fprintf(f, " %6s\n", "load");
 	for (unsigned i = 0; i < r->n_runs; i++) {
 		const struct bench_run *run = &r->runs[i];
@@ -160,7 +164,7 @@ void bench_shards_table(FILE *f, const struct bench_report *r)
 		num(ld, sizeof(ld), run->load_avg, 1);
 		fprintf(f, "%-13s", lab);
 		for (int c = 0; c < C_N; c++)
-			fprintf(f, " %12s", cells[c]);
+			fprintf(f, " %13s", cells[c]);
 		fprintf(f, " %6s\n", ld);
 		if (run->error[0])
 			fprintf(f, "  %s: %s\n", lab, run->error);
@@ -250,7 +254,7 @@ void bench_shards_markdown(FILE *f, const struct bench_report *r)
 	        r->lease_duration_s, r->lease_duration_s + 1);
 	fprintf(f, "| pass |");
 	for (int c = 0; c < C_N; c++)
-		fprintf(f, " %s |", col_names[c]);
+		fprintf(f, " %s |", md_names[c]);
 	fprintf(f, " load |\n|---|");
 	for (int c = 0; c <= C_N; c++)
 		fprintf(f, "---:|");
