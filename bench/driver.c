@@ -2427,8 +2427,8 @@ static int shard_start(struct bench *b, double qps, int burst, const char *tag)
 		    "all were ready)",
 		    n, nr, now_s() - t0);
 	else
-		say("the %d instance(s) did not settle on the assignment (%d ranges misplaced: %s)",
-		    n, bad, strerror(-r));
+		say("the %d instance(s) did not settle on the assignment (%d ranges misplaced%s)",
+		    n, bad, r == -ETIMEDOUT ? " when the wait ended" : "");
 	for (int s = 0; s < n && r == 0; s++)
 		b->keys0[s] = shard_keys(b, s);
 	free(holders);

@@ -54,7 +54,7 @@ void bench_opts_defaults(struct bench_opts *o)
 	        .monitor_grace_s = 30,
 	        .toleration_s = 10,
 	        .lease_renew_s = 10,
-	        .shard_ranges = 64,
+	        .shard_ranges = 32,
 	        .lease_duration_s = 15,
 	};
 }
@@ -502,6 +502,24 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		}
 		if (!o->raw_set)
 			o->raw_pods = 0;
+		/* The manager renews each range Lease it holds every retry period (2/15 of the
+		 * lease duration), plus its member Lease and one LIST, through its one client,
+		 * which --kube-api-qps limits: the smallest N of the list holds about R/N ranges.
+		 * Past that budget its electors starve and it never holds its share (measured:
+		 * one instance, 64 ranges, 6 s leases, 20 QPS held 16 ranges for good). */
+		int min_n = o->shards[0];
+		for (int k = 1; k < o->n_shards; k++)
+			if (o->shards[k] < min_n)
+				min_n = o->shards[k];
+		double retry = o->lease_duration_s * 2 / 15;
+		double need = ((double)o->shard_ranges / min_n + 2) / retry;
+		if (need > o->qps)
+			return fail(err, errlen,
+			            "--shard-ranges=%d with --lease-duration=%g: an instance of "
+			            "--shards=%d renews about %.0f Leases/s, more than "
+			            "--kube-api-qps=%g allows its manager: fewer ranges, a longer "
+			            "lease, or a higher QPS",
+			            o->shard_ranges, o->lease_duration_s, min_n, need, o->qps);
 	}
 	if (!target_set)
 		o->target_pods = o->workload == BENCH_RAMP ? (test_cluster ? 100000 : 10000) : 2000;
@@ -667,7 +685,9 @@ void bench_opts_usage(FILE *f)
 	      "Defaults change to\n"
 	      "                           --namespaces=100 --replicas-mix=30,10,5 "
 	      "--raw-pods=0\n"
-	      "  --shard-ranges=64        kcmd's --shard-ranges in those passes\n"
+	      "  --shard-ranges=32        kcmd's --shard-ranges in those passes (their Lease "
+	      "renewals must fit\n"
+	      "                           in --kube-api-qps: checked)\n"
 	      "  --lease-duration=15      kcmd's --leader-elect-lease-duration in those passes "
 	      "(renew deadline\n"
 	      "                           and retry period at kcm's ratios, 10/15 and 2/15)\n"

@@ -341,7 +341,7 @@ static void test_shards(void **state)
 	assert_int_equal(o.shards[0], 1);
 	assert_int_equal(o.shards[1], 2);
 	assert_int_equal(o.shards[2], 4);
-	assert_int_equal(o.shard_ranges, 64);
+	assert_int_equal(o.shard_ranges, 32);
 	assert_true(o.lease_duration_s == 15.0);
 	assert_int_equal(o.namespaces, 100); /* ranges spread only over many namespaces */
 	assert_int_equal(o.n_mix, 3);
@@ -350,7 +350,7 @@ static void test_shards(void **state)
 	assert_true(o.compare_upstream); /* upstream kcm as the reference row */
 	/* given values win over the shard defaults */
 	assert_int_equal(PARSE(&o, err, "--shards", "2", "--namespaces=7", "--replicas-mix=5",
-	                       "--raw-pods=100", "--shard-ranges=32", "--lease-duration=6s"),
+	                       "--raw-pods=100", "--shard-ranges=16", "--lease-duration=6s"),
 	                 0);
 	assert_int_equal(o.n_shards, 1);
 	assert_int_equal(o.shards[0], 2);
@@ -358,8 +358,17 @@ static void test_shards(void **state)
 	assert_int_equal(o.n_mix, 1);
 	assert_int_equal(o.mix[0], 5);
 	assert_int_equal(o.raw_pods, 100);
-	assert_int_equal(o.shard_ranges, 32);
+	assert_int_equal(o.shard_ranges, 16);
 	assert_true(o.lease_duration_s == 6.0);
+	/* the Lease renewals of the smallest N must fit in the manager's QPS: (64 + 2) / 2 s =
+	 * 33/s > 20 (one instance), but (64 / 4 + 2) / 2 s = 9/s fits; 32 ranges at 6 s leases:
+	 * (32 + 2) / 0.8 s = 42.5/s */
+	assert_int_equal(PARSE(&o, err, "--shards=2,1", "--shard-ranges=64"), -EINVAL);
+	assert_non_null(strstr(err, "--shards=1 renews about 33 Leases/s"));
+	assert_int_equal(PARSE(&o, err, "--shards=4", "--shard-ranges=64"), 0);
+	assert_int_equal(PARSE(&o, err, "--shards=1", "--shard-ranges=64", "--kube-api-qps=40"), 0);
+	assert_int_equal(PARSE(&o, err, "--shards=1", "--lease-duration=6"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--shards=1", "--lease-duration=6", "--shard-ranges=8"), 0);
 	assert_int_equal(PARSE(&o, err, "--shards=4", "--lease-duration=20"), 0);
 	assert_true(o.lease_duration_s == 20.0);
 	/* errors */
