@@ -112,7 +112,7 @@ static void pass_cells(const struct bench_run *run, char cells[C_N][32])
 	num(cells[C_API], sizeof(cells[0]), bench_shards_apiserver_cores(run, "create"), 2);
 	num(cells[C_CPU], sizeof(cells[0]), run->cpu_s, 1);
 	num(cells[C_MEM], sizeof(cells[0]), run->peak_mem_mb, 1);
-	if (run->n_inst)
+	if (!isnan(run->peak_mem_mb))
 		snprintf(cells[C_MEM] + strlen(cells[C_MEM]),
 		         sizeof(cells[0]) - strlen(cells[C_MEM]), " %s", run->mem_kind);
 	num(cells[C_KEYS], sizeof(cells[0]), keys_of(run), 0);

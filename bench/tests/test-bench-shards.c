@@ -153,7 +153,7 @@ static void test_table_and_markdown(void **state)
 	assert_non_null(strstr(m, "| kcmd ×2 | 1 33333333 | 34 | 2500 | 20.0 | 1.00 | 94.0 | "
 	                          "1.88 |\n"));
 	assert_non_null(strstr(m, "| upstream kcm | 100.0 | 20.0 | 90.0 | 210.0 | 20.0 | 0.75 | "
-	                          "30.0 | 80.0 | - | - | 2.5 |\n"));
+	                          "30.0 | 80.0 RSS | - | - | 2.5 |\n"));
 	assert_non_null(strstr(m, "goal ≤ 16 s"));
 	free(m);
 }
