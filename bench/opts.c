@@ -491,9 +491,9 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		return 0;
 	}
 	if (o->n_shards) {
-		/* ranges spread only over many namespaces; no RS holds more than about 2 %% of
-		 * the pods, so an instance's share is its ranges', not where 3 big RSs fell; the
-		 * raw write probe is not part of these figures */
+		/* ranges spread only over many namespaces; no RS holds more than 30 pods, so an
+		 * instance's share is its ranges', not where 3 big RSs fell; the raw write probe
+		 * is not part of these figures */
 		if (!o->namespaces_set)
 			o->namespaces = 100;
 		if (!o->mix_set) {
