@@ -256,6 +256,19 @@ bench-cluster-short: deps all
 	$(B)/bin/kcmd bench --workload=cluster $(BENCH_CLUSTER_SHORT_ARGS) --output=$(B)/bench/cluster-short.json
 bench-cluster: deps all
 	$(B)/bin/kcmd bench --workload=cluster --phase-timeout=600 --plot --output=$(B)/bench/cluster.json --update-doc=docs/benchmarks.md
+# issue 23: `kcmd bench --shards`: the load workload with 1, 2 (4) kcmd instances sharing the
+# controllers (--shard-ranges=32), per instance CPU-seconds, PSS, keys and ranges, and the
+# failover of one. bench-shards-short: 300 pods, N=1,2, 8 ranges, 6 s leases, no upstream pass
+# (JSON only);
+# bench-shards: N=1,2,4 and upstream kcm, docs/benchmarks.md updated (~10 min). Not in `make
+# check`; run under `flock /tmp/kcmd-e2e.lock`.
+BENCH_SHARDS_SHORT_ARGS ?= --shards=1,2 --target-pods=300 --namespaces=40 --lease-duration=6 \
+			   --shard-ranges=8 --compare-upstream=false --phase-timeout=180
+.PHONY: bench-shards-short bench-shards
+bench-shards-short: deps all
+	$(B)/bin/kcmd bench $(BENCH_SHARDS_SHORT_ARGS) --output=$(B)/bench/shards-short.json
+bench-shards: deps all
+	$(B)/bin/kcmd bench --shards=1,2,4 --target-pods=1000 --phase-timeout=300 --output=$(B)/bench/shards.json --update-doc=docs/benchmarks.md
 bench-workloads: deps all
 	$(B)/bin/kcmd bench --workload=deployments $(BENCH_WL_ARGS) --output=$(B)/bench/deployments.json --update-doc=docs/benchmarks.md
 	$(B)/bin/kcmd bench --workload=jobs $(BENCH_WL_ARGS) --output=$(B)/bench/jobs.json --update-doc=docs/benchmarks.md

@@ -20,6 +20,12 @@
  *   deleted. Four more watches (Jobs, the Services' EndpointSlices, namespaces, churn Nodes)
  *   feed the same convergence check; upstream kcm is started by the driver, not by the cluster
  *   harness, whose kcm flags are fixed.
+ * - --shards=1,2,4 (issue 23): the load workload once per entry with that many kcmd instances
+ *   (--shard-ranges, a Lease name of their own per pass, slots 0..N-1), each measured alone
+ *   (the sampler keeps CPU and peak PSS per slot; keys from each one's /metrics; ranges from
+ *   the range Leases); the phases start once the range Leases' holders are the rendezvous
+ *   owners of the N identities. After the phases of an N >= 2 pass the holder of range 0 is
+ *   killed -9 (every process of it) and the driver times until its ranges are held again.
  */
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -45,12 +51,14 @@
 
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/shard.h"
 #include "bench/driver.h"
 #include "bench/opts.h"
 #include "bench/podmap.h"
 #include "bench/procs.h"
 #include "bench/prom.h"
 #include "bench/report.h"
+#include "bench/shards.h"
 #include "bench/stats.h"
 
 #define NS_PREFIX      "kcmd-bench-"
@@ -58,7 +66,7 @@
 #define LABEL          "kcmd-bench"
 #define LABEL_RS       "kcmd-bench-rs"
 #define MAX_RUNS       BENCH_MAX_RUNS
-#define MAX_KCMD       2
+#define MAX_KCMD       BENCH_MAX_INST /* failover: 2; --shards: up to 8 instances */
 #define RESUME_GUARD_S 1.0 /* a pod created this soon after the kill may be the dead leader's */
 
 static volatile sig_atomic_t interrupted;
@@ -171,6 +179,14 @@ struct bench {
 	bool *node_alive; /* o.node_churn entries: churn Node exists */
 	bool *node_ok;    /* ... and has spec.podCIDR and the TTL annotation */
 	int churn_want;   /* churn Nodes that must be ok for W_OBJS (0: none) */
+
+	/* --shards (issue 23): the pass's instance count (0: one kcmd as before), its Lease name,
+	 * per slot the instance's identity, CPU-seconds and peak PSS (smu; the sampler's), and its
+	 * workqueue adds when the phases began */
+	int shard_n;
+	char shard_lease[96];
+	char ident[MAX_KCMD][128];
+	double slot_cpu[MAX_KCMD], slot_mem_peak[MAX_KCMD], keys0[MAX_KCMD];
 };
 
 static double now_s(void)
@@ -1154,8 +1170,14 @@ static void sample_locked(struct bench *b)
 		any = true;
 		/* a smaller count than last time: a new process in this slot (upstream restarted)
 		 */
-		b->cpu_acc += t.cpu_s >= b->root_cpu[i] ? t.cpu_s - b->root_cpu[i] : t.cpu_s;
+		double d = t.cpu_s >= b->root_cpu[i] ? t.cpu_s - b->root_cpu[i] : t.cpu_s;
+		b->cpu_acc += d;
 		b->root_cpu[i] = t.cpu_s;
+		if (b->is_kcmd && i < MAX_KCMD) {
+			b->slot_cpu[i] += d;
+			if (t.pss_mb > b->slot_mem_peak[i])
+				b->slot_mem_peak[i] = t.pss_mb;
+		}
 		mem += b->is_kcmd ? t.pss_mb : t.rss_mb;
 	}
 	if (!any)
@@ -1293,6 +1315,8 @@ static void sampler_start(struct bench *b, struct bench_run *run, const char *ta
 	b->mem_now = b->run_mem_peak = 0;
 	b->queue_now = NAN;
 	memset(b->root_cpu, 0, sizeof(b->root_cpu));
+	memset(b->slot_cpu, 0, sizeof(b->slot_cpu));
+	memset(b->slot_mem_peak, 0, sizeof(b->slot_mem_peak));
 	fmt(run->series, sizeof(run->series), "%s/%s-%s.dat", b->outdir,
 	    bench_workload_name(b->o.workload), tag);
 	b->series = fopen(run->series, "we");
@@ -2146,8 +2170,21 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 	if (b->o.kcmd_args) {
 		fmt(extra, sizeof(extra), "%s", b->o.kcmd_args);
 		for (char *save, *t = strtok_r(extra, " ", &save);
-		     t && argc < 38 + KUBEADM_FLAGS_MAX; t = strtok_r(NULL, " ", &save))
+		     t && argc < 34 + KUBEADM_FLAGS_MAX; t = strtok_r(NULL, " ", &save))
 			argv[argc++] = t;
+	}
+	/* --shards: the pass's ranges and election timings (kcm's ratios 15 : 10 : 2) */
+	char a_sr[48], a_ld[64], a_rd[64], a_rp[64];
+	if (b->shard_n > 0) {
+		double ld = b->o.lease_duration_s;
+		fmt(a_sr, sizeof(a_sr), "--shard-ranges=%d", b->o.shard_ranges);
+		fmt(a_ld, sizeof(a_ld), "--leader-elect-lease-duration=%gs", ld);
+		fmt(a_rd, sizeof(a_rd), "--leader-elect-renew-deadline=%gs", ld * 10 / 15);
+		fmt(a_rp, sizeof(a_rp), "--leader-elect-retry-period=%gs", ld * 2 / 15);
+		argv[argc++] = a_sr;
+		argv[argc++] = a_ld;
+		argv[argc++] = a_rd;
+		argv[argc++] = a_rp;
 	}
 	argv[argc] = NULL;
 
@@ -2157,7 +2194,11 @@ static int start_kcmd(struct bench *b, int slot, double qps, int burst, bool lea
 	fmt(a_burst, sizeof(a_burst), "--kube-api-burst=%d", burst);
 	fmt(a_port, sizeof(a_port), "--secure-port=%d", port);
 	fmt(a_le, sizeof(a_le), "--leader-elect=%s", leader_elect ? "true" : "false");
-	fmt(a_lease, sizeof(a_lease), "--leader-elect-resource-name=kcmd-bench-%d", (int)getpid());
+	if (b->shard_n > 0)
+		fmt(a_lease, sizeof(a_lease), "--leader-elect-resource-name=%s", b->shard_lease);
+	else
+		fmt(a_lease, sizeof(a_lease), "--leader-elect-resource-name=kcmd-bench-%d",
+		    (int)getpid());
 	fmt(log, sizeof(log), "%s/kcmd-%s-%d.log", b->logdir, tag, slot);
 	pid_t pid = spawn(argv, log, NULL);
 	if (pid < 0)
@@ -2214,16 +2255,294 @@ static int wait_kcmd_ready(struct bench *b, int slot, double timeout_s)
 	return -ETIMEDOUT;
 }
 
+/* Every instance is sent SIGTERM at once (a sharded one releases its Leases on the way out),
+ * then each is waited for as stop_proc does. */
 static void stop_kcmds(struct bench *b)
 {
+	pid_t pids[MAX_KCMD];
+
+	pthread_mutex_lock(&b->smu);
 	for (int i = 0; i < MAX_KCMD; i++) {
-		pid_t pid;
-		pthread_mutex_lock(&b->smu);
-		pid = b->kcmd_pid[i];
+		pids[i] = b->kcmd_pid[i];
 		b->kcmd_pid[i] = 0;
-		pthread_mutex_unlock(&b->smu);
-		stop_proc(pid, 20);
 	}
+	pthread_mutex_unlock(&b->smu);
+	for (int i = 0; i < MAX_KCMD; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGTERM);
+	for (int i = 0; i < MAX_KCMD; i++) {
+		if (pids[i] <= 0)
+			continue;
+		if (wait_pid(pids[i], 20) == -ETIMEDOUT) {
+			kill(-pids[i], SIGKILL);
+			wait_pid(pids[i], 5);
+		}
+		kill(-pids[i], SIGKILL); /* anything of its group left behind */
+	}
+}
+
+/* ---- --shards (issue 23) -----------------------------------------------------------------------
+ */
+
+/* The identity a kcmd instance logged at start ("starting: identity <id>, controllers: ..."). */
+static bool shard_identity(struct bench *b, int slot, const char *tag, char *out, size_t n)
+{
+	char path[PATH_MAX + 64], line[4096];
+	FILE *f;
+	bool found = false;
+
+	fmt(path, sizeof(path), "%s/kcmd-%s-%d.log", b->logdir, tag, slot);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "starting: identity ");
+		if (!p)
+			continue;
+		p += strlen("starting: identity ");
+		size_t l = strcspn(p, ",\n");
+		if (l > 0 && l < n) {
+			memcpy(out, p, l);
+			out[l] = 0;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* workqueue_adds_total summed over every queue of the instance in a slot (NAN: no answer). */
+static double shard_keys(struct bench *b, int slot)
+{
+	char *body = NULL;
+	double v = NAN;
+
+	if (b->kcmd_pid[slot] > 0 && local_get(b->kcmd_port[slot], "/metrics", &body) == 200 &&
+	    body) {
+		struct prom_counts c = {0};
+		static const char *const g[] = {"name"};
+		if (prom_collect(body, strlen(body), "workqueue_adds_total", NULL, 0, g, 1, &c) >=
+		    0)
+			v = prom_counts_total(&c);
+		prom_counts_free(&c);
+	}
+	free(body);
+	return v;
+}
+
+/* The holderIdentity of each range Lease <shard_lease>-range-<i> in kube-system ("" for none or
+ * released), into holders[0..nranges). Main thread (b->kc). 0 or a negative errno. */
+static int shard_holders(struct bench *b, char (*holders)[128], int nranges)
+{
+	struct kube_request rq = {.verb = KUBE_LIST,
+	                          .group = "coordination.k8s.io",
+	                          .version = "v1",
+	                          .resource = "leases",
+	                          .ns = "kube-system"};
+	struct kube_response resp = {0};
+	char prefix[128];
+	cJSON *j = NULL;
+	int r = kube_client_request(b->kc, &rq, NULL, NULL, &resp);
+
+	for (int i = 0; i < nranges; i++)
+		holders[i][0] = 0;
+	if (r == 0 && !(j = cJSON_ParseWithLength(resp.body, resp.body_len)))
+		r = -EBADMSG;
+	fmt(prefix, sizeof(prefix), "%s-range-", b->shard_lease);
+	const cJSON *it, *items = j ? cJSON_GetObjectItemCaseSensitive(j, "items") : NULL;
+	cJSON_ArrayForEach(it, items)
+	{
+		const char *name = jstr(it, "metadata", "name", NULL),
+		           *h = jstr(it, "spec", "holderIdentity", NULL);
+		char *end;
+		if (!name || strncmp(name, prefix, strlen(prefix)))
+			continue;
+		long i = strtol(name + strlen(prefix), &end, 10);
+		if (*end || i < 0 || i >= nranges)
+			continue;
+		fmt(holders[i], sizeof(holders[i]), "%s", h ? h : "");
+	}
+	cJSON_Delete(j);
+	kube_response_clear(&resp);
+	return r;
+}
+
+/* Ranges whose holder is not the rendezvous owner among the identities of slots in members
+ * (a bit mask), or a negative errno. */
+static int shard_misplaced(struct bench *b, unsigned members, char (*holders)[128])
+{
+	const char *ids[MAX_KCMD];
+	size_t n = 0;
+	int bad = 0, nr = b->o.shard_ranges;
+
+	for (int s = 0; s < MAX_KCMD; s++)
+		if (members & (1u << s))
+			ids[n++] = b->ident[s];
+	int r = shard_holders(b, holders, nr);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < nr; i++) {
+		int o = kube_shard_owner(ids, n, (unsigned)i);
+		if (o < 0 || strcmp(holders[i], ids[o]))
+			bad++;
+	}
+	return bad;
+}
+
+/* Starts the pass's N instances, waits for each one's /readyz and identity, then for the range
+ * Leases to be held exactly as the rendezvous assigns them (so every pass starts from its
+ * steady split), and notes each one's workqueue adds. */
+static int shard_start(struct bench *b, double qps, int burst, const char *tag)
+{
+	int n = b->shard_n, r = 0, nr = b->o.shard_ranges;
+	char(*holders)[128] = calloc((size_t)nr, sizeof(*holders));
+
+	if (!holders)
+		return -ENOMEM;
+	fmt(b->shard_lease, sizeof(b->shard_lease), "kcmd-bench-%d-n%d", (int)getpid(), n);
+	for (int s = 0; s < n && r == 0; s++)
+		r = start_kcmd(b, s, qps, burst, true, tag);
+	for (int s = 0; s < n && r == 0; s++)
+		r = wait_kcmd_ready(b, s, 120);
+	for (int s = 0; s < n && r == 0; s++) {
+		double end = now_s() + 10;
+		while (!shard_identity(b, s, tag, b->ident[s], sizeof(b->ident[s])) &&
+		       now_s() < end && !interrupted)
+			sleep_s(0.25);
+		if (!b->ident[s][0])
+			r = -EBADMSG;
+	}
+	double t0 = now_s(), end = t0 + 3 * b->o.lease_duration_s + 60;
+	int bad = nr;
+	while (r == 0 && !interrupted) {
+		bad = shard_misplaced(b, (1u << n) - 1, holders);
+		if (bad == 0 || now_s() > end)
+			break;
+		sleep_s(0.5);
+	}
+	if (r == 0 && bad)
+		r = -ETIMEDOUT;
+	if (r == 0)
+		say("%d instance(s) hold the %d ranges as the rendezvous assigns them (%.1f s "
+		    "after "
+		    "all were ready)",
+		    n, nr, now_s() - t0);
+	else
+		say("the %d instance(s) did not settle on the assignment (%d ranges misplaced%s)",
+		    n, bad, r == -ETIMEDOUT ? " when the wait ended" : "");
+	for (int s = 0; s < n && r == 0; s++)
+		b->keys0[s] = shard_keys(b, s);
+	free(holders);
+	return r;
+}
+
+/* After the phases: each instance's figures into run->inst (ranges from the Leases). */
+static void shard_collect(struct bench *b, struct bench_run *run)
+{
+	int nr = b->o.shard_ranges;
+	char(*holders)[128] = calloc((size_t)nr, sizeof(*holders));
+
+	if (holders && shard_holders(b, holders, nr) < 0)
+		say("warning: cannot list the range Leases; ranges owned will read 0");
+	run->n_inst = (unsigned)b->shard_n;
+	for (int s = 0; s < b->shard_n; s++) {
+		struct bench_inst *in = &run->inst[s];
+		*in = (struct bench_inst){0};
+		fmt(in->identity, sizeof(in->identity), "%s", b->ident[s]);
+		pthread_mutex_lock(&b->smu);
+		in->cpu_s = b->slot_cpu[s];
+		in->peak_mem_mb = b->slot_mem_peak[s];
+		pthread_mutex_unlock(&b->smu);
+		double k = shard_keys(b, s);
+		in->keys = k - b->keys0[s];
+		for (int i = 0; holders && i < nr; i++)
+			if (!strcmp(holders[i], b->ident[s])) {
+				in->ranges++;
+				in->range0 |= i == 0;
+			}
+		say("  instance %d (%s): %d ranges%s, %.0f keys, CPU %.2f s, peak PSS %.1f MB", s,
+		    in->identity, in->ranges, in->range0 ? " (range 0)" : "", in->keys, in->cpu_s,
+		    in->peak_mem_mb);
+	}
+	free(holders);
+}
+
+/* N >= 2: the holder of range 0 (the unsharded controllers and the GC run there) killed with
+ * SIGKILL, its children first, then its manager; the time until every range it held is held by
+ * a survivor. Polls the Leases every 100 ms (a LIST: ~10 requests/s of its own). */
+static void shard_failover(struct bench *b, struct bench_run *run)
+{
+	int nr = b->o.shard_ranges, victim = -1;
+	char(*holders)[128] = calloc((size_t)nr, sizeof(*holders));
+	bool *was = calloc((size_t)nr, sizeof(bool));
+	pid_t pids[256];
+
+	run->failover_s = NAN;
+	if (!holders || !was || shard_holders(b, holders, nr) < 0)
+		goto out;
+	for (int s = 0; s < b->shard_n && victim < 0; s++)
+		if (!strcmp(holders[0], b->ident[s]))
+			victim = s;
+	if (victim < 0) {
+		say("warning: no instance holds range 0; no failover");
+		goto out;
+	}
+	for (int i = 0; i < nr; i++)
+		if ((was[i] = !strcmp(holders[i], b->ident[victim])))
+			run->failover_ranges++;
+	int np = bench_tree_pids(b->kcmd_pid[victim], pids, (int)(sizeof(pids) / sizeof(pids[0])));
+	if (np <= 0) {
+		say("warning: instance %d is not running; no failover", victim);
+		goto out;
+	}
+	pthread_mutex_lock(&b->smu);
+	pid_t mgr = b->kcmd_pid[victim];
+	b->kcmd_pid[victim] = 0;
+	pthread_mutex_unlock(&b->smu);
+	double t0 = now_s();
+	for (int i = 0; i < np; i++) /* children first, the manager (last) at the end */
+		kill(pids[i], SIGKILL);
+	kill(-mgr, SIGKILL); /* its process group: anything the scan missed */
+	wait_pid(mgr, 5);
+	say("failover: killed instance %d (%s, %d processes, %d ranges) with SIGKILL", victim,
+	    b->ident[victim], np, run->failover_ranges);
+	double end = t0 + 3 * b->o.lease_duration_s + 30;
+	while (!interrupted && now_s() < end) {
+		bool all = shard_holders(b, holders, nr) == 0;
+		for (int i = 0; all && i < nr; i++) {
+			if (!was[i])
+				continue;
+			bool live = false;
+			for (int s = 0; s < b->shard_n && !live; s++)
+				live = s != victim && !strcmp(holders[i], b->ident[s]);
+			all = live;
+		}
+		if (all) {
+			run->failover_s = now_s() - t0;
+			break;
+		}
+		sleep_s(0.1);
+	}
+	if (isnan(run->failover_s))
+		say("failover: the ranges were NOT all held again within %.0f s", end - t0);
+	else
+		say("failover: its %d ranges held by the survivors %.2f s after the kill (lease "
+		    "duration %g s)",
+		    run->failover_ranges, run->failover_s, b->o.lease_duration_s);
+out:
+	free(holders);
+	free(was);
+}
+
+static double load_avg(void)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+	double v = NAN;
+	if (f) {
+		if (fscanf(f, "%lf", &v) != 1)
+			v = NAN;
+		fclose(f);
+	}
+	return v;
 }
 
 static int start_upstream(struct bench *b, double qps, int burst)
@@ -3286,11 +3605,18 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 	char tag[40], path[PATH_MAX + 64];
 	int *sizes = NULL, n = 0, r = 0;
 
-	*run = (struct bench_run){.qps = qps, .burst = burst};
+	*run = (struct bench_run){.qps = qps,
+	                          .burst = burst,
+	                          .shards = upstream ? 0 : b->shard_n,
+	                          .failover_s = NAN,
+	                          .load_avg = NAN};
 	fmt(run->controller, sizeof(run->controller), "%s", upstream ? "upstream" : "kcmd");
 	fmt(run->limits, sizeof(run->limits), "%s", unlimited ? "unlimited" : "limited");
 	fmt(run->mem_kind, sizeof(run->mem_kind), "%s", upstream ? "RSS" : "PSS");
-	fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
+	if (run->shards)
+		fmt(tag, sizeof(tag), "n%d", run->shards); /* logs and series of each pass */
+	else
+		fmt(tag, sizeof(tag), "%s-%s", run->controller, run->limits);
 
 	bool objs = bench_workload_objects(o->workload) || bench_workload_issue17(o->workload);
 	long maxrs = objs ? bench_object_count(o) : o->rs_count ? o->rs_count : o->target_pods + 64;
@@ -3394,6 +3720,8 @@ static int run_pass(struct bench *b, int runidx, bool upstream, bool unlimited)
 		if (r == 0)
 			sleep_s(5); /* no endpoint to poll (secure-port 0): let its informers sync
 			             */
+	} else if (run->shards) {
+		r = shard_start(b, qps, burst, tag);
 	} else {
 		r = start_kcmd(b, 0, qps, burst, failover, tag);
 		if (r == 0 && failover) {
@@ -3657,6 +3985,12 @@ endpointslices:
 
 out:
 	sampler_stop(b, run);
+	run->load_avg = load_avg();
+	if (run->shards && r == 0) {
+		shard_collect(b, run);
+		if (run->shards >= 2)
+			shard_failover(b, run);
+	}
 	if (upstream && direct)
 		stop_kcm_direct(b);
 	else if (upstream)
@@ -3884,7 +4218,8 @@ static int write_file(const char *path, const char *text)
 
 static void outputs(struct bench *b, const char *json_path)
 {
-	char *json = bench_report_json(&b->rep);
+	bool shards = b->o.n_shards > 0;
+	char *json = shards ? bench_shards_json(&b->rep) : bench_report_json(&b->rep);
 	if (json) {
 		if (write_file(json_path, json) < 0)
 			say("cannot write %s", json_path);
@@ -3901,7 +4236,9 @@ static void outputs(struct bench *b, const char *json_path)
 		bench_report_gnuplot(f, &b->rep);
 		fclose(f);
 	}
-	if (b->o.plot) {
+	if (b->o.plot && shards) {
+		say("--plot: no plots for --shards (the tables say it)");
+	} else if (b->o.plot) {
 		char *argv[] = {"/usr/bin/gnuplot", b->rep.plot_script, NULL};
 		if (access(argv[0], X_OK) < 0) {
 			say("--plot: gnuplot is not installed (apt-get install gnuplot-nox); "
@@ -3919,16 +4256,25 @@ static void outputs(struct bench *b, const char *json_path)
 				say("gnuplot failed; see %s", log);
 		}
 	}
-	bench_report_table(stdout, &b->rep);
-	fputc('\n', stdout);
-	bench_report_lines(stdout, &b->rep);
+	if (shards) {
+		bench_shards_table(stdout, &b->rep);
+		fputc('\n', stdout);
+		bench_shards_lines(stdout, &b->rep);
+	} else {
+		bench_report_table(stdout, &b->rep);
+		fputc('\n', stdout);
+		bench_report_lines(stdout, &b->rep);
+	}
 	fflush(stdout);
 	if (b->o.update_doc) {
 		char *md = NULL, *doc = NULL, *out = NULL;
 		size_t mdlen = 0;
 		FILE *m = open_memstream(&md, &mdlen);
 		if (m) {
-			bench_report_markdown(m, &b->rep);
+			if (shards)
+				bench_shards_markdown(m, &b->rep);
+			else
+				bench_report_markdown(m, &b->rep);
 			fclose(m);
 		}
 		FILE *d = fopen(b->o.update_doc, "re");
@@ -3942,7 +4288,8 @@ static void outputs(struct bench *b, const char *json_path)
 			}
 			fclose(d);
 		}
-		const char *tag = bench_workload_objects(b->o.workload) ||
+		const char *tag = shards ? "shards"
+		                  : bench_workload_objects(b->o.workload) ||
 		                                  bench_workload_issue17(b->o.workload) ||
 		                                  b->o.workload == BENCH_NODEFAILURE
 		                          ? bench_workload_name(b->o.workload)
@@ -4171,6 +4518,8 @@ int kcmd_bench_main(int argc, char **argv)
 	b->rep.target_pods = b->o.target_pods;
 	b->rep.namespaces = b->o.namespaces;
 	b->rep.create_rate = b->o.create_rate;
+	b->rep.shard_ranges = b->o.shard_ranges;
+	b->rep.lease_duration_s = b->o.lease_duration_s;
 	describe_workload(b);
 	size_t cl = 0;
 	cl += (size_t)fmt(b->rep.command, sizeof(b->rep.command), "kcmd bench");
@@ -4331,6 +4680,17 @@ int kcmd_bench_main(int argc, char **argv)
 		compare = false;
 	}
 	int runidx = 0;
+	if (b->o.n_shards) {
+		/* one pass per --shards entry, then upstream kcm alone as the reference row */
+		for (int i = 0; i < b->o.n_shards && !interrupted; i++) {
+			b->shard_n = b->o.shards[i];
+			run_pass(b, runidx++, false, false);
+		}
+		b->shard_n = 0;
+		if (compare && !interrupted)
+			run_pass(b, runidx++, true, false);
+		goto report;
+	}
 	if (b->o.workload == BENCH_NODEFAILURE) {
 		/* leftovers of an interrupted run first (the pass waits for an empty view) */
 		nf_cleanup(b);

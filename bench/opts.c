@@ -54,6 +54,8 @@ void bench_opts_defaults(struct bench_opts *o)
 	        .monitor_grace_s = 30,
 	        .toleration_s = 10,
 	        .lease_renew_s = 10,
+	        .shard_ranges = 32,
+	        .lease_duration_s = 15,
 	};
 }
 
@@ -131,6 +133,27 @@ static int parse_mix(const char *v, struct bench_opts *o)
 	}
 	o->n_mix = n;
 	return 0;
+}
+
+int bench_parse_int_list(const char *s, int lo, int hi, int *out, int max)
+{
+	int n = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (const char *p = s;;) {
+		char *end;
+		errno = 0;
+		long x = strtol(p, &end, 10);
+		if (errno || end == p || x < lo || x > hi || n >= max)
+			return -EINVAL;
+		out[n++] = (int)x;
+		if (*end == 0)
+			return n;
+		if (*end != ',' || !end[1])
+			return -EINVAL;
+		p = end + 1;
+	}
 }
 
 enum kind { K_BOOL, K_LONG, K_INT, K_DOUBLE, K_STR, K_SPECIAL };
@@ -305,6 +328,33 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 				            "--replicas-mix: %s is not a list of up to %d sizes "
 				            "(1-100000), e.g. 250,30,5",
 				            val, BENCH_MAX_MIX);
+			o->mix_set = true;
+		} else if (!strcmp(name, "shards")) {
+			int n = bench_parse_int_list(val, 1, BENCH_MAX_INST, o->shards,
+			                             BENCH_MAX_SHARD_PASSES);
+			if (n < 0)
+				return fail(
+				        err, errlen,
+				        "--shards: %s is not a list of up to %d instance counts "
+				        "(1-%d), e.g. 1,2,4",
+				        val, BENCH_MAX_SHARD_PASSES, BENCH_MAX_INST);
+			o->n_shards = n;
+		} else if (!strcmp(name, "shard-ranges")) {
+			if (parse_long(val, 1, 256, &l) < 0)
+				return fail(err, errlen,
+				            "--shard-ranges: %s is not between 1 and 256", val);
+			o->shard_ranges = (int)l;
+		} else if (!strcmp(name, "lease-duration")) {
+			char secs[32];
+			size_t vl = strlen(val);
+			snprintf(secs, sizeof(secs), "%.*s",
+			         (int)(vl && val[vl - 1] == 's' ? vl - 1 : vl), val);
+			if (vl >= sizeof(secs) || parse_double(secs, 3, 600, &d) < 0)
+				return fail(
+				        err, errlen,
+				        "--lease-duration: %s is not a number of seconds (3-600)",
+				        val);
+			o->lease_duration_s = d;
 		} else if (!strcmp(name, "rs-size")) {
 			if (parse_long(val, 1, 100000, &l) < 0)
 				return fail(err, errlen,
@@ -327,6 +377,7 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 				return fail(err, errlen,
 				            "--raw-pods: %s is not between 0 and 10000000", val);
 			o->raw_pods = l;
+			o->raw_set = true;
 		} else if (!strcmp(name, "raw-concurrency")) {
 			if (parse_long(val, 1, 1024, &l) < 0)
 				return fail(err, errlen,
@@ -360,6 +411,9 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 	}
 	if (o->help)
 		return 0;
+	if (o->n_shards && o->workload != BENCH_LOAD)
+		return fail(err, errlen, "--shards runs the load workload only, not --workload=%s",
+		            bench_workload_name(o->workload));
 	bool test_cluster = o->kubeconfig == NULL;
 	if (!o->compare_set)
 		o->compare_upstream = test_cluster;
@@ -435,6 +489,37 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv, char *err, siz
 		                 : cl ? (long)o->deployments * o->replicas + o->completions
 		                      : (long)o->nodes * o->daemonsets;
 		return 0;
+	}
+	if (o->n_shards) {
+		/* ranges spread only over many namespaces; no RS holds more than 30 pods, so an
+		 * instance's share is its ranges', not where 3 big RSs fell; the raw write probe
+		 * is not part of these figures */
+		if (!o->namespaces_set)
+			o->namespaces = 100;
+		if (!o->mix_set) {
+			o->mix[0] = 30, o->mix[1] = 10, o->mix[2] = 5;
+			o->n_mix = 3;
+		}
+		if (!o->raw_set)
+			o->raw_pods = 0;
+		/* The manager renews each range Lease it holds every retry period (2/15 of the
+		 * lease duration), plus its member Lease and one LIST, through its one client,
+		 * which --kube-api-qps limits: the smallest N of the list holds about R/N ranges.
+		 * Past that budget its electors starve and it never holds its share (measured:
+		 * one instance, 64 ranges, 6 s leases, 20 QPS held 16 ranges for good). */
+		int min_n = o->shards[0];
+		for (int k = 1; k < o->n_shards; k++)
+			if (o->shards[k] < min_n)
+				min_n = o->shards[k];
+		double retry = o->lease_duration_s * 2 / 15;
+		double need = ((double)o->shard_ranges / min_n + 2) / retry;
+		if (need > o->qps)
+			return fail(err, errlen,
+			            "--shard-ranges=%d with --lease-duration=%g: an instance of "
+			            "--shards=%d renews about %.0f Leases/s, more than "
+			            "--kube-api-qps=%g allows its manager: fewer ranges, a longer "
+			            "lease, or a higher QPS",
+			            o->shard_ranges, o->lease_duration_s, min_n, need, o->qps);
 	}
 	if (!target_set)
 		o->target_pods = o->workload == BENCH_RAMP ? (test_cluster ? 100000 : 10000) : 2000;
@@ -591,6 +676,21 @@ void bench_opts_usage(FILE *f)
 	      "  --raw-concurrency=32     concurrent creates in that probe\n"
 	      "  --phase-timeout=900      seconds before a phase is declared not converged\n"
 	      "  --seed=1                 random rescale sizes\n"
+	      "Sharding (issue 23; load only):\n"
+	      "  --shards=1,2,4           one pass per entry, with that many kcmd instances "
+	      "(--shard-ranges) on\n"
+	      "                           the same workload, each measured (CPU, PSS, keys, "
+	      "ranges); for entries\n"
+	      "                           >= 2 one instance is then killed -9 (failover time). "
+	      "Defaults change to\n"
+	      "                           --namespaces=100 --replicas-mix=30,10,5 "
+	      "--raw-pods=0\n"
+	      "  --shard-ranges=32        kcmd's --shard-ranges in those passes (their Lease "
+	      "renewals must fit\n"
+	      "                           in --kube-api-qps: checked)\n"
+	      "  --lease-duration=15      kcmd's --leader-elect-lease-duration in those passes "
+	      "(renew deadline\n"
+	      "                           and retry period at kcm's ratios, 10/15 and 2/15)\n"
 	      "Workload controllers (limits lifted by default: --kube-api-qps=5000 "
 	      "--kube-api-burst=10000):\n"
 	      "  --deployments=1000       deployments: Deployments, each of --replicas=10 (objects "

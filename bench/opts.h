@@ -40,6 +40,10 @@ static inline bool bench_workload_issue17(enum bench_workload w)
 }
 
 #define BENCH_MAX_MIX 8
+/* --shards (issue 23): at most this many passes (the upstream reference pass makes one more:
+ * BENCH_MAX_RUNS), each of at most BENCH_MAX_INST kcmd instances (bench/report.h) */
+#define BENCH_MAX_SHARD_PASSES 6
+#define BENCH_MAX_INST         8
 
 struct bench_opts {
 	enum bench_workload workload;
@@ -92,8 +96,16 @@ struct bench_opts {
 	double monitor_grace_s;    /* --node-monitor-grace-period (30 s, kcm's 50 s) */
 	long toleration_s;         /* tolerationSeconds of the pods' unreachable toleration */
 	double lease_renew_s;      /* the driver's Lease renewal interval (10 s, the kubelet's) */
+	/* --shards=1,2,4 (load only): one pass per entry with that many kcmd instances sharing
+	 * the controllers (--shard-ranges of kcmd = shard_ranges), each measured on its own; a
+	 * failover figure for every entry >= 2 */
+	int shards[BENCH_MAX_SHARD_PASSES];
+	int n_shards;
+	int shard_ranges;        /* kcmd --shard-ranges (64) */
+	double lease_duration_s; /* kcmd --leader-elect-lease-duration (15 s, kcm's); renew
+	                            deadline and retry period keep kcm's 10:15 and 2:15 */
 	bool compare_set, simulate_set, qps_set, burst_set; /* given explicitly */
-	bool namespaces_set;
+	bool namespaces_set, mix_set, raw_set;
 };
 
 void bench_opts_defaults(struct bench_opts *o);
@@ -110,6 +122,9 @@ int bench_load_plan(const struct bench_opts *o, int *sizes, int max);
  * namespaces: the namespaces; endpointslices: the Services; cluster: its Deployments, then its
  * Jobs (each Deployment also has a Service). */
 int bench_object_count(const struct bench_opts *o);
+/* Parses a comma-separated list of integers in [lo, hi] ("1,2,4") into out[0..max). Returns the
+ * count, or -EINVAL (empty, malformed, out of range, more than max entries). */
+int bench_parse_int_list(const char *s, int lo, int hi, int *out, int max);
 /* endpointslices: pods replaced per Service in the churn phase (at least 1). */
 int bench_churn_per_service(const struct bench_opts *o);
 /* namespaces: the resource of object k (0 .. ns_objects-1) of a namespace: "configmaps",

@@ -194,6 +194,33 @@ int bench_proc_cost(pid_t pid, double *cpu_s, double *wchar_mb)
 	return 0;
 }
 
+int bench_tree_pids(pid_t root, pid_t *pids, int max)
+{
+	struct plist l = {0};
+	bool root_seen = false;
+	int n = 0, r = scan(&l);
+
+	if (r < 0) {
+		free(l.v);
+		return r;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		const struct bench_pstat *st = &l.v[i];
+		if (st->state == 'Z' || !in_tree(&l, root, st->pid))
+			continue;
+		if (st->pid == root)
+			root_seen = true;
+		else if (n < max - 1)
+			pids[n++] = st->pid;
+	}
+	free(l.v);
+	if (!root_seen)
+		return -ESRCH;
+	if (max > 0)
+		pids[n++] = root;
+	return n;
+}
+
 pid_t bench_find_child(pid_t parent, const char *comm)
 {
 	struct plist l = {0};

@@ -39,5 +39,9 @@ int bench_pio_parse(const char *text, unsigned long long *rchar, unsigned long l
 /* CPU-seconds (utime + stime + cutime + cstime) and bytes written (wchar) of one process: the
  * control plane's apiserver and etcd. -ESRCH when it is gone. */
 int bench_proc_cost(pid_t pid, double *cpu_s, double *wchar_mb);
+/* The live processes of the tree under root (root included, last), at most max into pids.
+ * Returns the count (the tree may hold more), or a negative errno (-ESRCH: root is gone). The
+ * shard failover kills them all with SIGKILL, the children first. */
+int bench_tree_pids(pid_t root, pid_t *pids, int max);
 /* Finds a child of parent whose comm is `comm`; 0 when none. */
 pid_t bench_find_child(pid_t parent, const char *comm);

@@ -9,10 +9,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "bench/opts.h"
 #include "bench/prom.h"
 
 #define BENCH_MAX_PHASES 8
-#define BENCH_MAX_RUNS   4
+#define BENCH_MAX_RUNS   (BENCH_MAX_SHARD_PASSES + 1) /* --shards passes + upstream */
 
 struct bench_phase {
 	char name[24];
@@ -44,6 +45,16 @@ struct bench_extra {
 	double v; /* NAN: not measured */
 };
 
+/* One kcmd instance of a --shards pass (issue 23), measured on its own over the pass's phases. */
+struct bench_inst {
+	char identity[128]; /* its leader-election identity (the range Leases' holder) */
+	double cpu_s;       /* CPU-seconds of the manager and all its processes */
+	double peak_mem_mb; /* peak PSS summed over them */
+	double keys;        /* workqueue_adds_total over all its queues during the phases */
+	int ranges;         /* range Leases it held at the end of the phases */
+	bool range0;        /* one of them is range 0 (the unsharded controllers, the GC) */
+};
+
 struct bench_run {
 	char controller[16]; /* "kcmd" or "upstream" */
 	char limits[16];     /* "limited" or "unlimited" */
@@ -57,6 +68,16 @@ struct bench_run {
 	char error[256];           /* "" when the run completed */
 	struct bench_extra extra[BENCH_MAX_EXTRA];
 	unsigned n_extra;
+	/* --shards: the pass's instance count (0: not a shard pass), each instance, and the
+	 * failover after the phases (N >= 2): the instance holding range 0 killed -9 (every
+	 * process), failover_s = until every range it held is held by a survivor (NAN: not
+	 * measured or never) */
+	int shards;
+	struct bench_inst inst[BENCH_MAX_INST];
+	unsigned n_inst;
+	double failover_s;
+	int failover_ranges;
+	double load_avg; /* 1-minute load average when the pass's phases ended (NAN: unknown) */
 };
 
 /* Appends a figure to run->extra (dropped when the table is full). */
@@ -79,6 +100,8 @@ struct bench_report {
 	struct bench_run runs[BENCH_MAX_RUNS];
 	unsigned n_runs;
 	char plot_script[512], plot_pods[512], plot_memory[512]; /* plot paths without extension */
+	int shard_ranges;        /* --shards: kcmd's --shard-ranges */
+	double lease_duration_s; /* and its lease duration */
 };
 
 void bench_report_free(struct bench_report *r); /* frees the api counts */

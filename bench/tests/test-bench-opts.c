@@ -324,6 +324,79 @@ static void test_nodefailure_workload(void **state)
 	                 -EINVAL);
 }
 
+/* --shards (issue 23): the list, its bounds, the load-only rule and the defaults it changes. */
+static void test_shards(void **state)
+{
+	(void)state;
+	struct bench_opts o;
+	char err[256] = "";
+	int v[4];
+
+	assert_int_equal(PARSE(&o, err, "--workload=load"), 0);
+	assert_int_equal(o.n_shards, 0);
+	assert_int_equal(o.namespaces, 10);
+	assert_int_equal(o.raw_pods, 2000);
+	assert_int_equal(PARSE(&o, err, "--shards=1,2,4"), 0);
+	assert_int_equal(o.n_shards, 3);
+	assert_int_equal(o.shards[0], 1);
+	assert_int_equal(o.shards[1], 2);
+	assert_int_equal(o.shards[2], 4);
+	assert_int_equal(o.shard_ranges, 32);
+	assert_true(o.lease_duration_s == 15.0);
+	assert_int_equal(o.namespaces, 100); /* ranges spread only over many namespaces */
+	assert_int_equal(o.n_mix, 3);
+	assert_int_equal(o.mix[0], 30);
+	assert_int_equal(o.raw_pods, 0);
+	assert_true(o.compare_upstream); /* upstream kcm as the reference row */
+	/* given values win over the shard defaults */
+	assert_int_equal(PARSE(&o, err, "--shards", "2", "--namespaces=7", "--replicas-mix=5",
+	                       "--raw-pods=100", "--shard-ranges=16", "--lease-duration=6s"),
+	                 0);
+	assert_int_equal(o.n_shards, 1);
+	assert_int_equal(o.shards[0], 2);
+	assert_int_equal(o.namespaces, 7);
+	assert_int_equal(o.n_mix, 1);
+	assert_int_equal(o.mix[0], 5);
+	assert_int_equal(o.raw_pods, 100);
+	assert_int_equal(o.shard_ranges, 16);
+	assert_true(o.lease_duration_s == 6.0);
+	/* the Lease renewals of the smallest N must fit in the manager's QPS: (64 + 2) / 2 s =
+	 * 33/s > 20 (one instance), but (64 / 4 + 2) / 2 s = 9/s fits; 32 ranges at 6 s leases:
+	 * (32 + 2) / 0.8 s = 42.5/s */
+	assert_int_equal(PARSE(&o, err, "--shards=2,1", "--shard-ranges=64"), -EINVAL);
+	assert_non_null(strstr(err, "--shards=1 renews about 33 Leases/s"));
+	assert_int_equal(PARSE(&o, err, "--shards=4", "--shard-ranges=64"), 0);
+	assert_int_equal(PARSE(&o, err, "--shards=1", "--shard-ranges=64", "--kube-api-qps=40"), 0);
+	assert_int_equal(PARSE(&o, err, "--shards=1", "--lease-duration=6"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--shards=1", "--lease-duration=6", "--shard-ranges=8"), 0);
+	assert_int_equal(PARSE(&o, err, "--shards=4", "--lease-duration=20"), 0);
+	assert_true(o.lease_duration_s == 20.0);
+	/* errors */
+	assert_int_equal(PARSE(&o, err, "--shards=1,2,4", "--workload=jobs"), -EINVAL);
+	assert_non_null(strstr(err, "load workload only"));
+	assert_int_equal(PARSE(&o, err, "--shards=0"), -EINVAL);
+	assert_non_null(strstr(err, "--shards"));
+	assert_int_equal(PARSE(&o, err, "--shards=9"), -EINVAL); /* > BENCH_MAX_INST */
+	assert_int_equal(PARSE(&o, err, "--shards=1,2,3,4,5,6,7"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--shards=1,,2"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--shards=1,2,"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--shard-ranges=0"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--shard-ranges=257"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--lease-duration=2"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--lease-duration=abc"), -EINVAL);
+	/* the list parser itself */
+	assert_int_equal(bench_parse_int_list("3", 1, 8, v, 4), 1);
+	assert_int_equal(v[0], 3);
+	assert_int_equal(bench_parse_int_list("1,2,3,4", 1, 8, v, 4), 4);
+	assert_int_equal(bench_parse_int_list("1,2,3,4,5", 1, 8, v, 4), -EINVAL);
+	assert_int_equal(bench_parse_int_list("", 1, 8, v, 4), -EINVAL);
+	assert_int_equal(bench_parse_int_list(NULL, 1, 8, v, 4), -EINVAL);
+	assert_int_equal(bench_parse_int_list("2 ,3", 1, 8, v, 4), -EINVAL);
+	assert_int_equal(bench_parse_int_list("-1", -2, 8, v, 4), 1);
+	assert_int_equal(v[0], -1);
+	assert_int_equal(bench_parse_int_list("x", 1, 8, v, 4), -EINVAL);
+}
+
 static void test_load_plan(void **state)
 {
 	(void)state;
@@ -379,6 +452,7 @@ int main(void)
 	        cmocka_unit_test(test_values_and_bools),
 	        cmocka_unit_test(test_errors),
 	        cmocka_unit_test(test_load_plan),
+	        cmocka_unit_test(test_shards),
 	        cmocka_unit_test(test_object_workloads),
 	        cmocka_unit_test(test_cluster_workloads),
 	        cmocka_unit_test(test_cluster_workload),

@@ -110,6 +110,50 @@ static void test_tree_sample(void **state)
 	assert_int_equal(bench_tree_sample(child, &t), -ESRCH);
 }
 
+/* bench_tree_pids: a child and a grandchild, before the root (the failover kills in that order);
+ * a pid not in the tree is never listed; a gone root is -ESRCH. */
+static void test_tree_pids(void **state)
+{
+	(void)state;
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pid_t g = fork();
+		if (g == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pause();
+			_exit(0);
+		}
+		if (write(pfd[1], &g, sizeof(g)) != sizeof(g))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	assert_true(child > 0);
+	pid_t grand = 0;
+	assert_int_equal(read(pfd[0], &grand, sizeof(grand)), sizeof(grand));
+	pid_t pids[16];
+	int n = bench_tree_pids(child, pids, 16);
+	assert_int_equal(n, 2);
+	assert_int_equal(pids[0], grand);
+	assert_int_equal(pids[1], child); /* the root last */
+	/* the tree of this process holds both, and this process last */
+	n = bench_tree_pids(getpid(), pids, 16);
+	assert_true(n >= 3);
+	assert_int_equal(pids[n - 1], getpid());
+	/* a full table: the root still comes last */
+	assert_int_equal(bench_tree_pids(child, pids, 1), 1);
+	assert_int_equal(pids[0], child);
+	kill(grand, SIGKILL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(bench_tree_pids(child, pids, 16), -ESRCH);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
 static void test_podmap(void **state)
 {
 	(void)state;
@@ -161,6 +205,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_pstat_parse), cmocka_unit_test(test_smaps_parse),
 	        cmocka_unit_test(test_tree_sample), cmocka_unit_test(test_podmap),
-	        cmocka_unit_test(test_pio)};
+	        cmocka_unit_test(test_pio),         cmocka_unit_test(test_tree_pids)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
