@@ -15,8 +15,8 @@
 # the root, the installed manager finding its children in /usr/libexec/kcmd and stopping them on
 # SIGTERM, the installed kcmd against the real test cluster with an sd_notify listener
 # (notify-e2e.sh: READY=1, WATCHDOG=1, a ReplicaSet reconciled, STOPPING=1), lintian (no tag
-# left unexplained), and purge. Not done: starting kcmd through kcmd.service (no systemd as PID 1
-# here), so the unit's sandbox is checked statically only.
+# left unexplained), the swap kcm -> kcmd.service -> kcm under systemd as PID 1 in namespaces
+# (systemd-swap.sh: the unit's sandbox for real), and purge.
 #
 # Exit: 0 pass, 1 fail, 77 skip (a tool it needs is missing and cannot be installed).
 set -uo pipefail
@@ -193,6 +193,16 @@ if [ "${KCMD_PKG_E2E:-1}" = 0 ]; then
 else
 	tests/packaging/notify-e2e.sh "$root"
 	case $? in 0) ok "notify-e2e" ;; 77) echo "notify-e2e skipped" ;; *) bad "notify-e2e" ;; esac
+fi
+
+echo "== the swap under systemd as PID 1: kcm -> kcmd.service -> kcm (systemd-swap.sh)"
+# Boots systemd in namespaces over a debootstrapped bookworm root (cached; the first run downloads
+# it, about 2 minutes); KCMD_PKG_SWAP=0 leaves it out.
+if [ "${KCMD_PKG_E2E:-1}" = 0 ] || [ "${KCMD_PKG_SWAP:-1}" = 0 ]; then
+	echo "skipped (KCMD_PKG_E2E=0 or KCMD_PKG_SWAP=0)"
+else
+	tests/packaging/systemd-swap.sh "$deb"
+	case $? in 0) ok "systemd-swap" ;; 77) echo "systemd-swap skipped" ;; *) bad "systemd-swap" ;; esac
 fi
 
 echo "== lintian"
