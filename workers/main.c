@@ -138,7 +138,10 @@ static void *range0_watch(void *arg)
 	}
 	fprintf(stderr, "kcmd-worker: %s: shard: range 0 is no longer owned here: stopping\n",
 	        controller);
-	kill(getpid(), SIGTERM); /* worker_main ends as on any SIGTERM; the manager restarts it */
+	/* worker_main ends as on any SIGTERM; the manager restarts it. Sent before worker_main has
+	 * blocked SIGTERM (range 0 lost within its first moments), it kills the process instead:
+	 * the manager restarts it all the same, as after a crash. */
+	kill(getpid(), SIGTERM);
 	return NULL;
 }
 
