@@ -487,16 +487,57 @@ void kcmd_registry_unload_plugins(void)
 	plugins_arg = NULL;
 }
 
-bool kcmd_registry_shard_by_namespace(const struct kcmd_controller *c)
+/* The audit behind both lists is docs/sharding.md's table (one line a controller, with why). */
+static bool listed(const char *const *list, const char *name)
 {
-	static const char *const audited[] = {"replicaset-controller",
-	                                      "replicationcontroller-controller",
-	                                      "deployment-controller", NULL};
-
-	if (!c || !c->name || c->cluster_scoped_keys)
-		return false;
-	for (size_t i = 0; audited[i]; i++)
-		if (!strcmp(c->name, audited[i]))
+	for (size_t i = 0; list[i]; i++)
+		if (!strcmp(name, list[i]))
 			return true;
 	return false;
+}
+
+enum kube_shard_keys kcmd_registry_shard_keys(const struct kcmd_controller *c)
+{
+	/* keys "namespace/name" ("<tag>:namespace/name"); every write into that namespace */
+	static const char *const by_key_namespace[] = {
+	        "replicaset-controller",
+	        "replicationcontroller-controller",
+	        "deployment-controller",
+	        "job-controller",
+	        "cronjob-controller",
+	        "statefulset-controller",
+	        "daemonset-controller",
+	        "disruption-controller",
+	        "endpoints-controller",
+	        "endpointslice-controller",
+	        "endpointslice-mirroring-controller",
+	        "horizontal-pod-autoscaler-controller",
+	        "ttl-after-finished-controller",
+	        "resourcequota-controller",
+	        "serviceaccount-token-controller",
+	        "persistentvolumeclaim-protection-controller",
+	        "ephemeral-volume-controller",
+	        "persistentvolume-expander-controller",
+	        "resourceclaim-controller",
+	        "podgroup-protection-controller",
+	        "token-cleaner-controller",
+	        "bootstrap-signer-controller",
+	        NULL};
+	/* keys are namespace names; every write into that namespace (or the Namespace itself) */
+	static const char *const by_namespace_name[] = {
+	        "namespace-controller", "serviceaccount-controller",
+	        "root-ca-certificate-publisher-controller", NULL};
+
+	if (!c || !c->name || kcmd_registry_is_plugin(c))
+		return KUBE_SHARD_KEYS_NONE;
+	if (!c->cluster_scoped_keys && listed(by_key_namespace, c->name))
+		return KUBE_SHARD_KEYS_NS_NAME;
+	if (listed(by_namespace_name, c->name))
+		return KUBE_SHARD_KEYS_NAMESPACE;
+	return KUBE_SHARD_KEYS_NONE;
+}
+
+bool kcmd_registry_shard_by_namespace(const struct kcmd_controller *c)
+{
+	return kcmd_registry_shard_keys(c) != KUBE_SHARD_KEYS_NONE;
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "kcmd/controller.h"
+#include "kube/shard.h"
 
 /* Number of registered controllers; kcmd_registry_at(i) for i below it. */
 size_t kcmd_registry_count(void);
@@ -52,9 +53,14 @@ bool kcmd_registry_is_plugin(const struct kcmd_controller *c);
 /* Unloads every plug-in (tests only: a process keeps its plug-ins until it exits). */
 void kcmd_registry_unload_plugins(void);
 
-/* Sharding (--shard-ranges, docs/sharding.md): whether controller c is sharded by namespace in
- * this slice. Audited list: its keys are "namespace/name" and every write of its sync (its pods
- * or ReplicaSets, the object's status, Events) goes into the key's namespace: the ReplicaSet,
- * ReplicationController and Deployment controllers. Every other controller runs whole on the
- * owner of range 0. */
+/* Sharding (--shard-ranges, docs/sharding.md, "Which controller is sharded how"): how the keys
+ * of controller c name the namespace its writes go to. Two audited lists of in-tree controllers
+ * (a descriptor field would change the plug-in ABI): KUBE_SHARD_KEYS_NS_NAME for those whose
+ * keys are "namespace/name" (or "<tag>:namespace/name") and every write of whose sync (objects,
+ * status, patches, Events) goes into the key's namespace; KUBE_SHARD_KEYS_NAMESPACE for those
+ * whose keys are namespace names and whose writes go into that namespace. Every other
+ * controller, plug-ins included, is KUBE_SHARD_KEYS_NONE: it runs whole on the owner of range 0.
+ * NULL -> KUBE_SHARD_KEYS_NONE. */
+enum kube_shard_keys kcmd_registry_shard_keys(const struct kcmd_controller *c);
+/* kcmd_registry_shard_keys(c) != KUBE_SHARD_KEYS_NONE. */
 bool kcmd_registry_shard_by_namespace(const struct kcmd_controller *c);

@@ -157,11 +157,36 @@ int kube_shard_ns_of_url(const char *url, char *buf, size_t len)
 int kube_shard_ns_of_key(const char *key, char *buf, size_t len)
 {
 	const char *sl = key ? strchr(key, '/') : NULL;
+	const char *ns = key;
 
 	if (!buf || !len)
 		return -EINVAL;
 	buf[0] = 0;
 	if (!sl)
 		return 0;
-	return put(buf, len, key, (size_t)(sl - key));
+	for (const char *p = key; p < sl; p++) /* "<tag>:ns/name": the tag ends at the last ':' */
+		if (*p == ':')
+			ns = p + 1;
+	return put(buf, len, ns, (size_t)(sl - ns));
+}
+
+unsigned kube_shard_key_range(enum kube_shard_keys keys, const char *key, unsigned nranges)
+{
+	char ns[256];
+
+	if (nranges == 0 || !key)
+		return 0;
+	switch (keys) {
+	case KUBE_SHARD_KEYS_NS_NAME:
+		if (kube_shard_ns_of_key(key, ns, sizeof(ns)) < 0)
+			return 0;
+		return kube_shard_range_of_ns(ns, nranges);
+	case KUBE_SHARD_KEYS_NAMESPACE:
+		if (strlen(key) >= sizeof(ns))
+			return 0;
+		return kube_shard_range_of_ns(key, nranges);
+	case KUBE_SHARD_KEYS_NONE:
+	default:
+		return 0;
+	}
 }

@@ -41,5 +41,23 @@ int kube_shard_owner(const char *const *members, size_t n, unsigned range);
  * most len bytes to buf (NUL included); returns 0, or -ENAMETOOLONG (buf then holds "").
  * A leading path prefix of the server URL (https://host/prefix/api/...) is skipped. */
 int kube_shard_ns_of_url(const char *url, char *buf, size_t len);
-/* The namespace of a queue key "ns/name" (copy into buf) or "" for a key without '/'. */
+/* The namespace of a queue key "ns/name" (copy into buf) or "" for a key without '/'. A tag
+ * before the namespace, "<tag>:ns/name" (the resource claim controller's "pod:" and "claim:"),
+ * is skipped: a namespace is a DNS label, so it has no ':' and the last ':' before the first
+ * '/' ends the tag. */
 int kube_shard_ns_of_key(const char *key, char *buf, size_t len);
+
+/* How a controller's queue keys name the namespace its writes go to (docs/sharding.md):
+ *   KUBE_SHARD_KEYS_NONE       not sharded by namespace: every key is range 0's;
+ *   KUBE_SHARD_KEYS_NS_NAME    "ns/name" (or "<tag>:ns/name", kube_shard_ns_of_key); a key
+ *                              without '/' is cluster-scoped: range 0;
+ *   KUBE_SHARD_KEYS_NAMESPACE  the key is a namespace's name (one key per namespace). */
+enum kube_shard_keys {
+	KUBE_SHARD_KEYS_NONE = 0,
+	KUBE_SHARD_KEYS_NS_NAME,
+	KUBE_SHARD_KEYS_NAMESPACE,
+};
+
+/* The range of a queue key of a controller whose keys are `keys` (0 without ranges, for
+ * KUBE_SHARD_KEYS_NONE, and for a namespace name too long to be one). */
+unsigned kube_shard_key_range(enum kube_shard_keys keys, const char *key, unsigned nranges);

@@ -90,24 +90,21 @@ unsigned kcmd_shard_ranges(void)
 	return kube_fence_ranges(leadership);
 }
 
-unsigned kcmd_shard_key_range(bool by_namespace, const char *key)
+unsigned kcmd_shard_key_range(enum kube_shard_keys keys, const char *key)
 {
-	char ns[256];
-	unsigned n = kcmd_shard_ranges();
-
-	if (n == 0 || !by_namespace)
-		return 0;
-	if (kube_shard_ns_of_key(key, ns, sizeof(ns)) < 0)
-		return 0;
-	return kube_shard_range_of_ns(ns, n);
+	return kube_shard_key_range(keys, key, kcmd_shard_ranges());
 }
 
-bool kcmd_shard_key_owned(bool by_namespace, const char *key)
+bool kcmd_shard_range_owned(unsigned r)
 {
 	if (kcmd_shard_ranges() == 0)
 		return true;
-	return kube_fence_range_allows(leadership, kcmd_shard_key_range(by_namespace, key),
-	                               ipc_now_usec());
+	return kube_fence_range_allows(leadership, r, ipc_now_usec());
+}
+
+bool kcmd_shard_key_owned(enum kube_shard_keys keys, const char *key)
+{
+	return kcmd_shard_range_owned(kcmd_shard_key_range(keys, key));
 }
 
 uint64_t kcmd_shard_gen(void)
@@ -115,8 +112,8 @@ uint64_t kcmd_shard_gen(void)
 	return kube_fence_range_gen(leadership);
 }
 
-void kcmd_shard_setup_process(bool by_namespace)
+void kcmd_shard_setup_process(enum kube_shard_keys keys)
 {
 	if (kcmd_shard_ranges() > 0)
-		kube_client_set_process_unsharded(!by_namespace);
+		kube_client_set_process_unsharded(keys == KUBE_SHARD_KEYS_NONE);
 }

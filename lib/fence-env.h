@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kube/shard.h"
+
 /* 1 fenced, 0 no KCMD_FENCE_FD (the manager passed none: a tool or a test), -errno (logged): the
  * caller must exit, since writing unfenced is what the fence exists to prevent. */
 int kcmd_fence_from_env(void);
@@ -27,19 +29,20 @@ uint32_t kcmd_leadership_epoch(uint64_t *ret_lease_rv);
 /* ---- sharding (--shard-ranges, docs/sharding.md) ----
  * Read from the KCMD_LEADERSHIP_FD mapping (the fence memfd, kube/fence.h F6-F8), so they work
  * in every child that has it. Without ranges (sharding off, or no mapping) every key is owned.
- * by_namespace: whether the process's controller is sharded by namespace
- * (kcmd_registry_shard_by_namespace); every other controller runs whole on the owner of
+ * keys: how the process's controller's keys name a namespace (kcmd_registry_shard_keys);
+ * KUBE_SHARD_KEYS_NONE, a controller not sharded by namespace, runs whole on the owner of
  * range 0.
  */
 /* How many ranges (0: sharding off). */
 unsigned kcmd_shard_ranges(void);
-/* The range of a queue key: the range of the key's namespace when by_namespace (a key without
- * '/' is cluster-scoped: range 0), else 0. */
-unsigned kcmd_shard_key_range(bool by_namespace, const char *key);
+/* The range of a queue key (kube_shard_key_range over the current number of ranges). */
+unsigned kcmd_shard_key_range(enum kube_shard_keys keys, const char *key);
 /* Whether this instance owns the range of key now (true without ranges). */
-bool kcmd_shard_key_owned(bool by_namespace, const char *key);
+bool kcmd_shard_key_owned(enum kube_shard_keys keys, const char *key);
+/* Whether this instance owns range r now (true without ranges). */
+bool kcmd_shard_range_owned(unsigned r);
 /* The fence's range generation (F8): it moves after each range acquisition. */
 uint64_t kcmd_shard_gen(void);
 /* With ranges, the kube clients of a process whose controller is not sharded by namespace check
  * range 0 for every write (kube_client_set_process_unsharded). Call before making clients. */
-void kcmd_shard_setup_process(bool by_namespace);
+void kcmd_shard_setup_process(enum kube_shard_keys keys);

@@ -99,10 +99,10 @@ struct dsp {
 	struct ipc_queue_owner **owners; /* the table's queues, in its order */
 	size_t n_owners;
 	uint64_t resyncs;
-	uint64_t shard_gen; /* the fence's range generation last replayed for (F8) */
-	bool by_namespace;  /* its controller is sharded by namespace (--shard-ranges) */
-	bool deletes_only;  /* catching up: only DELETE entries before skip_before reach the
-	                       handlers (the arena read after or before them holds the others) */
+	uint64_t shard_gen;              /* the fence's range generation last replayed for (F8) */
+	enum kube_shard_keys shard_keys; /* how its keys name a namespace (--shard-ranges) */
+	bool deletes_only; /* catching up: only DELETE entries before skip_before reach the
+	                      handlers (the arena read after or before them holds the others) */
 	uint64_t skip_before;
 	bool resumed;      /* the feed resumed where the previous process stopped (F8) */
 	uint64_t replayed; /* DELETE entries handled while catching up */
@@ -504,7 +504,7 @@ static bool on_accept(const char *key, void *ud)
 {
 	struct dq *q = ud;
 
-	if (kcmd_shard_key_owned(q->x->by_namespace, key))
+	if (kcmd_shard_key_owned(q->x->shard_keys, key))
 		return true;
 	q->dropped++;
 	return false;
@@ -785,8 +785,8 @@ int main(int argc, char **argv)
 	/* its handlers may write (the GC's Warning Events): only while this kcmd leads */
 	if (kcmd_fence_from_env() < 0)
 		return 1;
-	x->by_namespace = kcmd_registry_shard_by_namespace(x->c);
-	kcmd_shard_setup_process(x->by_namespace); /* --shard-ranges: which range its writes need */
+	x->shard_keys = kcmd_registry_shard_keys(x->c);
+	kcmd_shard_setup_process(x->shard_keys); /* --shard-ranges: which range its writes need */
 	if ((r = setup(x, kubeconfig, master, qps, burst)) < 0) {
 		ipc_loop_free(x->loop);
 		return 1;

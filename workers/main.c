@@ -12,10 +12,12 @@
  * nothing: the queue's owner re-queues the key.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/childenv.h"
@@ -49,9 +51,9 @@ struct worker {
 	uint64_t synced, failed;
 	struct wk_cachewait *cw; /* the start barrier while it waits */
 	const struct kcmd_controller *desc;
-	bool by_namespace;         /* sharded by namespace (--shard-ranges) */
-	uint64_t shard_gen_synced; /* --shard-ranges: the range generation the cache was seen
-	                              synced for (the barrier of a range acquisition) */
+	enum kube_shard_keys shard_keys; /* how its keys name a namespace (--shard-ranges) */
+	uint64_t shard_gen_synced;       /* --shard-ranges: the range generation the cache was seen
+	                                    synced for (the barrier of a range acquisition) */
 	uint64_t shard_skipped;
 };
 
@@ -64,7 +66,7 @@ static int shard_gate(struct worker *w, const char *key)
 {
 	if (!kcmd_shard_ranges())
 		return 1;
-	if (!kcmd_shard_key_owned(w->by_namespace, key))
+	if (!kcmd_shard_key_owned(w->shard_keys, key))
 		return 0;
 	uint64_t gen = kcmd_shard_gen();
 	if (gen != w->shard_gen_synced) {
@@ -75,6 +77,91 @@ static int shard_gate(struct worker *w, const char *key)
 		w->shard_gen_synced = gen;
 	}
 	return 1;
+}
+
+/* ---- range 0 for a controller with a main of its own (--shard-ranges) -----------------------
+ * A worker_main controller that is not sharded by namespace (the pod GC, the kubelet simulator)
+ * takes no keys through shard_gate: it would run on every instance and have its writes refused
+ * by range 0's fence wherever it does not own range 0. Instead its process idles here, before
+ * worker_main, until this instance owns range 0 (no request at all: it reads the fence page
+ * every RANGE0_POLL_USEC), and once it runs, a watchdog thread sends it SIGTERM when range 0 is
+ * no longer owned; it exits as on any SIGTERM and the manager restarts it (backoff), to idle
+ * here again. The state is the fence page alone, so a crash or a restart at any point starts
+ * over from it. Rejected: starting and stopping these processes from the manager on range 0's
+ * acquisition and loss (a third process group beside "informerd" and "workers", with its own
+ * start, kill and shutdown paths in the manager), more code in the process that must not fail
+ * for the same effect. */
+#define RANGE0_POLL_USEC 100000ull
+
+/* 1 range 0 is owned (or sharding is off), 0 SIGTERM/SIGINT came first. */
+static int range0_wait(const char *controller)
+{
+	sigset_t set, old;
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)RANGE0_POLL_USEC * 1000};
+	bool said = false;
+	int r = 1;
+
+	if (kcmd_shard_range_owned(0))
+		return 1;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	while (!kcmd_shard_range_owned(0)) {
+		if (!said) {
+			fprintf(stderr,
+			        "kcmd-worker: %s: shard: idle until this instance owns range 0\n",
+			        controller);
+			said = true;
+		}
+		int sig = sigtimedwait(&set, NULL, &ts);
+		if (sig == SIGTERM || sig == SIGINT) {
+			r = 0;
+			break;
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		fprintf(stderr, "kcmd-worker: %s: shard: range 0 owned: starting\n", controller);
+	return r;
+}
+
+static void *range0_watch(void *arg)
+{
+	const char *controller = arg;
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)RANGE0_POLL_USEC * 1000};
+
+	for (;;) {
+		nanosleep(&ts, NULL);
+		if (!kcmd_shard_range_owned(0))
+			break;
+	}
+	fprintf(stderr, "kcmd-worker: %s: shard: range 0 is no longer owned here: stopping\n",
+	        controller);
+	/* worker_main ends as on any SIGTERM; the manager restarts it. Sent before worker_main has
+	 * blocked SIGTERM (range 0 lost within its first moments), it kills the process instead:
+	 * the manager restarts it all the same, as after a crash. */
+	kill(getpid(), SIGTERM);
+	return NULL;
+}
+
+/* The watchdog thread, started with every signal blocked so that SIGTERM reaches the main
+ * thread's own handling (a signalfd) and not this thread's default action. */
+static int range0_watch_start(const char *controller)
+{
+	sigset_t all, old;
+	pthread_attr_t at;
+	pthread_t t;
+	int r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &at, range0_watch, (void *)controller);
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -r;
 }
 
 static void on_key(struct ipc_queue *q, void *ud);
@@ -197,17 +284,29 @@ int main(int argc, char **argv)
 	if (kcmd_fence_from_env() < 0)
 		return 1;
 	w.desc = desc;
-	w.by_namespace = kcmd_registry_shard_by_namespace(desc);
-	kcmd_shard_setup_process(w.by_namespace); /* --shard-ranges: which range its writes need */
-	w.shard_gen_synced = kcmd_shard_gen();    /* the start-up wait covers what came before */
+	w.shard_keys = kcmd_registry_shard_keys(desc);
+	kcmd_shard_setup_process(w.shard_keys); /* --shard-ranges: which range its writes need */
+	w.shard_gen_synced = kcmd_shard_gen();  /* the start-up wait covers what came before */
 	/* its declared metrics (KCMD_METRICS_FD), before any controller code runs */
 	if (desc && (r = ctlm_open_self(desc)) < 0 && r != -ENOENT)
 		fprintf(stderr, "kcmd-worker: %s: %s; its metrics are not recorded\n", CTLM_ENV,
 		        strerror(-r));
 	/* A controller with a main of its own (one that keeps many writes in flight instead of
 	 * syncing one key at a time) takes over here. */
-	if (desc && desc->worker_main)
+	if (desc && desc->worker_main) {
+		/* --shard-ranges: one not sharded by namespace runs only while range 0 is ours */
+		if (kcmd_shard_ranges() && w.shard_keys == KUBE_SHARD_KEYS_NONE) {
+			if (!range0_wait(desc->name))
+				return 0;
+			if ((r = range0_watch_start(desc->name)) < 0) {
+				fprintf(stderr,
+				        "kcmd-worker: %s: shard: cannot watch range 0: %s\n",
+				        desc->name, strerror(-r));
+				return 1;
+			}
+		}
 		return desc->worker_main(argc, argv);
+	}
 	if (desc && kcmd_flag_values_new(desc->flags, desc->n_flags, &fv) < 0) {
 		fprintf(stderr, "kcmd-worker: out of memory\n");
 		return 1;

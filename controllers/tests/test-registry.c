@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "controllers/registry.h"
@@ -57,19 +58,105 @@ static void test_descriptors(void **state)
 	}
 }
 
-/* Sharding: the audited controllers are sharded by namespace, the rest (the GC, controllers
- * whose keys name cluster-scoped objects) run whole on range 0. */
+/* Sharding: the audited controllers are sharded by namespace (docs/sharding.md's table), the
+ * rest (the GC, controllers whose keys or writes are cluster-scoped) run whole on range 0. */
 static void test_shard_by_namespace(void **state)
 {
 	(void)state;
-	assert_true(kcmd_registry_shard_by_namespace(kcmd_registry_find("replicaset")));
-	assert_true(kcmd_registry_shard_by_namespace(kcmd_registry_find("deployment")));
-	assert_false(kcmd_registry_shard_by_namespace(kcmd_registry_find("garbagecollector")));
-	assert_false(kcmd_registry_shard_by_namespace(kcmd_registry_find("namespace")));
+	static const char *const ns_name[] = {"replicaset",
+	                                      "replicationcontroller",
+	                                      "deployment",
+	                                      "job",
+	                                      "cronjob",
+	                                      "statefulset",
+	                                      "daemonset",
+	                                      "disruption",
+	                                      "endpoint",
+	                                      "endpointslice",
+	                                      "endpointslicemirroring",
+	                                      "horizontalpodautoscaling",
+	                                      "ttl-after-finished",
+	                                      "resourcequota",
+	                                      "serviceaccount-token",
+	                                      "persistentvolumeclaim-protection-controller",
+	                                      "ephemeral-volume",
+	                                      "persistentvolume-expander",
+	                                      "resource-claim-controller",
+	                                      "podgroup-protection-controller",
+	                                      "tokencleaner",
+	                                      "bootstrapsigner",
+	                                      NULL};
+	static const char *const namespace_name[] = {"namespace", "serviceaccount",
+	                                             "root-ca-cert-publisher", NULL};
+	static const char *const range0[] = {
+	        "garbagecollector",
+	        "pod-garbage-collector-controller",
+	        "kubelet-simulator",
+	        "clusterrole-aggregation",
+	        "ttl",
+	        "node-lifecycle-controller",
+	        "taint-eviction-controller",
+	        "device-taint-eviction-controller",
+	        "nodeipam",
+	        "csrsigning",
+	        "csrapproving",
+	        "csrcleaner",
+	        "persistentvolume-protection-controller",
+	        "volumeattributesclass-protection-controller",
+	        "persistentvolume-binder",
+	        "attachdetach",
+	        "service-cidr-controller",
+	        "legacy-service-account-token-cleaner",
+	        "podcertificaterequest-cleaner-controller",
+	        "kube-apiserver-serving-clustertrustbundle-publisher-controller",
+	        "storage-version-gc",
+	        "svm",
+	        "validatingadmissionpolicy-status-controller",
+	        "resourcepoolstatusrequest-controller",
+	        "selinux-warning-controller",
+	        NULL};
+	size_t n = 0;
+
+	for (size_t i = 0; ns_name[i]; i++, n++) {
+		const struct kcmd_controller *c = kcmd_registry_find(ns_name[i]);
+		assert_non_null(c);
+		assert_int_equal(kcmd_registry_shard_keys(c), KUBE_SHARD_KEYS_NS_NAME);
+		assert_true(kcmd_registry_shard_by_namespace(c));
+	}
+	for (size_t i = 0; namespace_name[i]; i++, n++) {
+		const struct kcmd_controller *c = kcmd_registry_find(namespace_name[i]);
+		assert_non_null(c);
+		assert_int_equal(kcmd_registry_shard_keys(c), KUBE_SHARD_KEYS_NAMESPACE);
+		assert_true(c->cluster_scoped_keys); /* keys without '/' */
+	}
+	for (size_t i = 0; range0[i]; i++, n++) {
+		const struct kcmd_controller *c = kcmd_registry_find(range0[i]);
+		if (!c) /* the kubelet simulator is left out of shipped builds */
+			assert_string_equal(range0[i], "kubelet-simulator");
+		assert_int_equal(kcmd_registry_shard_keys(c), KUBE_SHARD_KEYS_NONE);
+		assert_false(kcmd_registry_shard_by_namespace(c));
+	}
+	/* the table covers every controller of this build */
+	assert_true(n >= kcmd_registry_count());
+	for (size_t i = 0; i < kcmd_registry_count(); i++) {
+		const struct kcmd_controller *c = kcmd_registry_at(i);
+		const char *const *lists[] = {ns_name, namespace_name, range0};
+		bool found = false;
+		for (size_t l = 0; l < 3 && !found; l++)
+			for (size_t k = 0; lists[l][k] && !found; k++)
+				found = kcmd_registry_find(lists[l][k]) == c;
+		if (!found)
+			fail_msg("%s is in no row of the sharding table", c->name);
+	}
 	assert_false(kcmd_registry_shard_by_namespace(NULL));
 	for (size_t i = 0; i < kcmd_registry_count(); i++) {
 		const struct kcmd_controller *c = kcmd_registry_at(i);
+		/* keys naming cluster-scoped objects are never read as "namespace/name" */
 		if (c->cluster_scoped_keys)
+			assert_int_not_equal(kcmd_registry_shard_keys(c), KUBE_SHARD_KEYS_NS_NAME);
+		/* a main of its own takes no key through the worker's range check: it is gated on
+		 * range 0 as a whole (workers/main.c), so it must not be in a sharded list */
+		if (c->worker_main)
 			assert_false(kcmd_registry_shard_by_namespace(c));
 	}
 }

@@ -126,6 +126,45 @@ static void test_ns_of_url(void **state)
 	assert_string_equal(small, "");
 }
 
+/* Queue keys: "ns/name", "<tag>:ns/name", "ns/name/uid", a bare namespace name. */
+static void test_key_range(void **state)
+{
+	(void)state;
+	char buf[64], small[4];
+	const unsigned n = 32;
+	const unsigned ra = kube_shard_range_of_ns("team-a", n);
+
+	assert_int_equal(kube_shard_ns_of_key("pod:team-a/p1", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "team-a");
+	assert_int_equal(kube_shard_ns_of_key("claim:team-a/c:1", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "team-a"); /* a ':' after the first '/' is the name's */
+	assert_int_equal(kube_shard_ns_of_key("a:b:team-a/x", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "team-a");
+	assert_int_equal(kube_shard_ns_of_key("team-a/sa/0a1b-uid", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "team-a");
+	assert_int_equal(kube_shard_ns_of_key("pvc:x", buf, sizeof(buf)), 0); /* no '/' */
+	assert_string_equal(buf, "");
+	assert_int_equal(kube_shard_ns_of_key("pod:longer/p", small, sizeof(small)), -ENAMETOOLONG);
+	assert_int_equal(kube_shard_ns_of_key("pod:ns1/p", small, sizeof(small)), 0);
+	assert_string_equal(small, "ns1");
+
+	/* a namespace whose range is not 0, so a wrong answer cannot pass by being 0 */
+	assert_int_not_equal(ra, 0);
+	assert_int_equal(kube_shard_key_range(KUBE_SHARD_KEYS_NS_NAME, "team-a/rs", n), ra);
+	assert_int_equal(kube_shard_key_range(KUBE_SHARD_KEYS_NS_NAME, "pod:team-a/p", n), ra);
+	assert_int_equal(kube_shard_key_range(KUBE_SHARD_KEYS_NS_NAME, "team-a", n), 0);
+	assert_int_equal(kube_shard_key_range(KUBE_SHARD_KEYS_NAMESPACE, "team-a", n), ra);
+	assert_int_equal(kube_shard_key_range(KUBE_SHARD_KEYS_NONE, "team-a/rs", n), 0);
+	assert_int_equal(kube_shard_key_range(KUBE_SHARD_KEYS_NONE, "team-a", n), 0);
+	assert_int_equal(kube_shard_key_range(KUBE_SHARD_KEYS_NAMESPACE, "team-a", 0), 0);
+	assert_int_equal(kube_shard_key_range(KUBE_SHARD_KEYS_NS_NAME, NULL, n), 0);
+	/* a namespace name is at most 63 characters; anything longer is no namespace: range 0 */
+	char longkey[300];
+	memset(longkey, 'a', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = 0;
+	assert_int_equal(kube_shard_key_range(KUBE_SHARD_KEYS_NAMESPACE, longkey, n), 0);
+}
+
 /* F6/F7: per-range words, 0 until owned, only the writable mapping moves them; a write needs
  * the instance word and its namespace's range. */
 static void test_range_fence(void **state)
@@ -251,9 +290,10 @@ static void test_client_range_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_range_of_ns),
-	        cmocka_unit_test(test_rendezvous),  cmocka_unit_test(test_ns_of_url),
-	        cmocka_unit_test(test_range_fence), cmocka_unit_test(test_client_range_check),
+	        cmocka_unit_test(test_fnv_vectors),        cmocka_unit_test(test_range_of_ns),
+	        cmocka_unit_test(test_rendezvous),         cmocka_unit_test(test_ns_of_url),
+	        cmocka_unit_test(test_key_range),          cmocka_unit_test(test_range_fence),
+	        cmocka_unit_test(test_client_range_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,23 +4,37 @@ package e2e
 
 // Sharding, first slice (issue 23, docs/sharding.md): three kcmd instances (users kcmd-a,
 // kcmd-b, kcmd-c, each its own identity) run with --shard-ranges=32 against a private test
-// cluster with an audit log. Upstream kcm does not run there, so the ReplicaSet controller is
-// kcmd's alone; only that controller is on (it is sharded by namespace).
+// cluster with an audit log. Upstream kcm does not run there, so the controllers are kcmd's
+// alone: the ReplicaSet, StatefulSet and Job controllers (sharded by namespace: keys
+// "namespace/name"), the ServiceAccount controller (sharded by namespace: its keys are
+// namespace names) and the pod GC (range 0, a worker_main of its own: it idles on every
+// instance that does not own range 0).
 //
 // TestShard_ChurnKillRestart:
 //   - every instance owns some ranges (the range Leases' holders);
-//   - ReplicaSets are created and scaled across 30 namespaces (KCMD_SHARD_LONG=1: 300) while one
+//   - ReplicaSets and StatefulSets (podManagementPolicy Parallel: no kubelet runs, so pods never
+//     become Ready) are created and scaled, and Jobs created (a Job's scale-down counts its
+//     deleted pods as failures and backs off, so Jobs are created, not scaled), across 30
+//     namespaces (KCMD_SHARD_LONG=1: 300) while one
 //     instance is killed with SIGKILL (its manager and every child); the others hold all of its
 //     ranges within the lease duration + 5 s (printed as `bench: shard_failover_s`); it is
 //     started again (a new identity) and gets ranges back;
-//   - the end state is exact (hrtVerify in every namespace);
+//   - the end state is exact (hrtVerify in every namespace; each StatefulSet's pods exactly
+//     <name>-0..<name>-(n-1) and its status; each Job's active pods and status.active exactly its
+//     parallelism; the ServiceAccount "default" in every namespace, written by its range's
+//     owner like every other write);
 //   - no over-creation: the pods ever seen (a client-go watch per namespace) controlled by a
-//     ReplicaSet uid do not exceed the sum of the positive steps of its spec.replicas;
+//     ReplicaSet or StatefulSet uid do not exceed the sum of the positive steps of its
+//     spec.replicas, and by a Job uid its parallelism;
 //   - no write outside a term (shardAuditCheck): from the apiserver's audit log, a successful
 //     write of range Lease i whose holderIdentity is set starts (or continues) the writing
 //     user's term of range i, one that clears it (a release) ends it; every other write by a
 //     kcmd user (create, update, patch, delete; Leases and Events aside) into namespace ns must
-//     come in a term of range FNV-1a-32(ns) mod 32 held by that user.
+//     come in a term of range FNV-1a-32(ns) mod 32 held by that user; a write whose user agent
+//     names a range-0 controller (the pod GC) must come in a term of range 0;
+//   - the pod GC ran only where range 0 was owned: an instance that does not own range 0 logs
+//     that its pod GC idles, and no instance starts its pod GC more often than its user began
+//     terms of range 0 (from the audit log).
 //
 // TestShard_NegativeControl: kcmd-a runs normally, kcmd-c with KCMD_TEST_SHARD_IGNORE_FENCE=1 (a
 // test seam: it takes no range Lease and opens every range's fence word), so two instances
@@ -42,9 +56,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"kcmd.local/tests/cluster/harness"
 )
@@ -112,8 +129,9 @@ func startShardEnv(t *testing.T) *shardEnv {
 
 func shardFlags(lease string) []string {
 	return append([]string{"--secure-port=0", "--leader-elect-resource-name=" + lease,
-		"--controllers=replicaset-controller", fmt.Sprintf("--shard-ranges=%d", shardRanges),
-		"--concurrent-replicaset-syncs=2", "--kube-api-qps=200", "--kube-api-burst=400"}, chaosElection...)
+		"--controllers=replicaset-controller,statefulset-controller,job-controller,serviceaccount-controller,pod-garbage-collector-controller",
+		fmt.Sprintf("--shard-ranges=%d", shardRanges), "--concurrent-replicaset-syncs=2",
+		"--kube-api-qps=200", "--kube-api-burst=400"}, chaosElection...)
 }
 
 // shardInst is one kcmd instance of one user; a restart is a new process (a new identity).
@@ -231,6 +249,7 @@ func shardCountBy(h map[int]string, id string) int {
 
 type shardAuditEvent struct {
 	auditEvent
+	UserAgent     string `json:"userAgent"`
 	RequestObject *struct {
 		Spec struct {
 			HolderIdentity *string `json:"holderIdentity"`
@@ -242,10 +261,19 @@ type shardAuditSummary struct {
 	terms      int // range Lease holder changes between users (releases included)
 	writes     int // namespaced and cluster-scoped writes checked
 	violations []string
+	range0     map[string]int // user -> terms of range 0 it began
+	byRes      map[string]int // writes checked per resource
 }
 
+// shardRange0Agents: the user agents (kube/client.c: "kcmd/<version> (<process>/<controller>)")
+// of the range-0 controllers this test runs; their writes go anywhere, in a term of range 0.
+var shardRange0Agents = []string{"/pod-garbage-collector-controller)"}
+
+const shardPodGCIdle = "pod-garbage-collector-controller: shard: idle until this instance owns range 0"
+const shardPodGCStart = "pod-garbage-collector-controller: shard: range 0 owned: starting"
+
 func shardAuditCheck(path, lease string) (shardAuditSummary, error) {
-	var s shardAuditSummary
+	s := shardAuditSummary{range0: map[string]int{}, byRes: map[string]int{}}
 	f, err := os.Open(path)
 	if err != nil {
 		return s, err
@@ -288,6 +316,9 @@ func shardAuditCheck(path, lease string) (shardAuditSummary, error) {
 			}
 			if holder[i] != who {
 				s.terms++
+				if i == 0 && who != "" {
+					s.range0[who]++
+				}
 			}
 			holder[i] = who
 			continue
@@ -298,9 +329,15 @@ func shardAuditCheck(path, lease string) (shardAuditSummary, error) {
 			continue // refused by the apiserver: nothing was written
 		}
 		s.writes++
+		s.byRes[e.ObjectRef.Resource]++
 		r := shardRangeOf(e.ObjectRef.Namespace)
 		if e.ObjectRef.Namespace == "" {
 			r = 0
+		}
+		for _, a := range shardRange0Agents {
+			if strings.Contains(e.UserAgent, a) {
+				r = 0
+			}
 		}
 		if holder[r] != e.User.Username {
 			s.violations = append(s.violations, fmt.Sprintf("%s %s %s/%s by %s at %s (code %d): range %d held by %q",
@@ -316,8 +353,204 @@ func shardAuditCheck(path, lease string) (shardAuditSummary, error) {
 type shardBook struct {
 	mu    sync.Mutex
 	want  map[string]map[string]int32 // ns -> ReplicaSet -> spec.replicas
+	sts   map[string]map[string]int32 // ns -> StatefulSet -> spec.replicas
+	jobs  map[string]map[string]int32 // ns -> Job -> spec.parallelism
 	bound map[types.UID]int           // sum of positive steps of spec.replicas per uid
-	uid   map[string]types.UID        // ns/name -> uid
+	uid   map[string]types.UID        // ns/name -> uid (names differ between kinds)
+}
+
+func newShardBook() *shardBook {
+	return &shardBook{want: map[string]map[string]int32{}, sts: map[string]map[string]int32{},
+		jobs: map[string]map[string]int32{}, bound: map[types.UID]int{}, uid: map[string]types.UID{}}
+}
+
+func shardPodSpec() corev1.PodSpec {
+	return corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+		Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/pause:1"}}}
+}
+
+func (b *shardBook) record(m map[string]map[string]int32, ns, name string, uid types.UID, n int32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if m[ns] == nil {
+		m[ns] = map[string]int32{}
+	}
+	m[ns][name] = n
+	b.uid[ns+"/"+name] = uid
+	b.bound[uid] = int(n)
+}
+
+// createSTS: podManagementPolicy Parallel, so the pods (never Ready: no kubelet) are created and
+// deleted without waiting for each other.
+func (b *shardBook) createSTS(ctx context.Context, ns, name string, replicas int32) error {
+	labels := map[string]string{"sts": name}
+	var uid types.UID
+	err := chaosRetry(func() error {
+		st, err := env.Client.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(replicas), ServiceName: name,
+				PodManagementPolicy: appsv1.ParallelPodManagement,
+				Selector:            &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: shardPodSpec().Containers}}},
+		}, metav1.CreateOptions{})
+		if err == nil {
+			uid = st.UID
+		}
+		return err
+	})
+	if err == nil {
+		b.record(b.sts, ns, name, uid, replicas)
+	}
+	return err
+}
+
+func (b *shardBook) scaleSTS(ctx context.Context, ns, name string, replicas int32) error {
+	return chaosRetry(func() error {
+		st, err := env.Client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		prev := *st.Spec.Replicas
+		st.Spec.Replicas = &replicas
+		if _, err := env.Client.AppsV1().StatefulSets(ns).Update(ctx, st, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if replicas > prev {
+			b.bound[st.UID] += int(replicas - prev)
+		}
+		b.sts[ns][name] = replicas
+		return nil
+	})
+}
+
+// createJob: parallelism p of 100 completions that never come (no kubelet): p active pods.
+func (b *shardBook) createJob(ctx context.Context, ns, name string, parallelism int32) error {
+	var uid types.UID
+	err := chaosRetry(func() error {
+		j, err := env.Client.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: batchv1.JobSpec{Parallelism: ptr.To(parallelism), Completions: ptr.To(int32(100)),
+				BackoffLimit: ptr.To(int32(100)),
+				Template:     corev1.PodTemplateSpec{Spec: shardPodSpec()}},
+		}, metav1.CreateOptions{})
+		if err == nil {
+			uid = j.UID
+		}
+		return err
+	})
+	if err == nil {
+		b.record(b.jobs, ns, name, uid, parallelism)
+	}
+	return err
+}
+
+// shardChurnOthers scales every StatefulSet to a random size in [0, 4] and creates a Job of
+// parallelism 1-3 in every third namespace (a different third each round).
+func shardChurnOthers(ctx context.Context, b *shardBook, nss []string, round int, rng *rand.Rand) error {
+	b.mu.Lock()
+	type obj struct{ ns, name string }
+	var all []obj
+	for ns, m := range b.sts {
+		for name := range m {
+			all = append(all, obj{ns, name})
+		}
+	}
+	sizes := make([]int32, len(all))
+	for i := range sizes {
+		sizes[i] = int32(rng.Intn(5))
+	}
+	b.mu.Unlock()
+	if err := hrtParallel(len(all), 16, func(i int) error { return b.scaleSTS(ctx, all[i].ns, all[i].name, sizes[i]) }); err != nil {
+		return err
+	}
+	var jns []string
+	for i, ns := range nss {
+		if i%3 == round%3 {
+			jns = append(jns, ns)
+		}
+	}
+	return hrtParallel(len(jns), 16, func(i int) error {
+		return b.createJob(ctx, jns[i], fmt.Sprintf("job-%d", round), int32(1+(i+round)%3))
+	})
+}
+
+// shardVerifyOthers: each StatefulSet's live pods are exactly <name>-0..<name>-(n-1) and its
+// status says n; each Job has exactly its parallelism of live pods and status.active.
+func shardVerifyOthers(ctx context.Context, b *shardBook) []string {
+	b.mu.Lock()
+	type obj struct {
+		ns, name string
+		n        int32
+		uid      types.UID
+	}
+	var sts, jobs []obj
+	for ns, m := range b.sts {
+		for k, v := range m {
+			sts = append(sts, obj{ns, k, v, b.uid[ns+"/"+k]})
+		}
+	}
+	for ns, m := range b.jobs {
+		for k, v := range m {
+			jobs = append(jobs, obj{ns, k, v, b.uid[ns+"/"+k]})
+		}
+	}
+	b.mu.Unlock()
+	live := func(ns string, uid types.UID) (map[string]bool, error) {
+		pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]bool{}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == uid && p.DeletionTimestamp == nil {
+				out[p.Name] = true
+			}
+		}
+		return out, nil
+	}
+	var probs []string
+	for _, o := range sts {
+		st, err := env.Client.AppsV1().StatefulSets(o.ns).Get(ctx, o.name, metav1.GetOptions{})
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("%s/%s: %v", o.ns, o.name, err))
+			continue
+		}
+		pods, err := live(o.ns, o.uid)
+		if err != nil {
+			probs = append(probs, err.Error())
+			continue
+		}
+		ok := len(pods) == int(o.n)
+		for i := 0; i < int(o.n); i++ {
+			ok = ok && pods[fmt.Sprintf("%s-%d", o.name, i)]
+		}
+		if !ok || st.Status.Replicas != o.n || st.Status.ObservedGeneration != st.Generation {
+			probs = append(probs, fmt.Sprintf("%s/%s: want %d pods, have %d %v, status.replicas %d, observedGeneration %d of %d",
+				o.ns, o.name, o.n, len(pods), pods, st.Status.Replicas, st.Status.ObservedGeneration, st.Generation))
+		}
+	}
+	for _, o := range jobs {
+		j, err := env.Client.BatchV1().Jobs(o.ns).Get(ctx, o.name, metav1.GetOptions{})
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("%s/%s: %v", o.ns, o.name, err))
+			continue
+		}
+		pods, err := live(o.ns, o.uid)
+		if err != nil {
+			probs = append(probs, err.Error())
+			continue
+		}
+		if len(pods) != int(o.n) || j.Status.Active != o.n {
+			probs = append(probs, fmt.Sprintf("%s/%s (Job): want %d active, have %d pods, status.active %d",
+				o.ns, o.name, o.n, len(pods), j.Status.Active))
+		}
+	}
+	sort.Strings(probs)
+	return probs
 }
 
 func (b *shardBook) create(ctx context.Context, ns, name string, replicas int32) error {
@@ -467,16 +700,30 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 	for _, ns := range nss {
 		trs[ns] = hrtStartTracker(t, ns)
 	}
-	book := &shardBook{want: map[string]map[string]int32{}, bound: map[types.UID]int{}, uid: map[string]types.UID{}}
+	book := newShardBook()
 	if err := hrtParallel(len(nss)*2, 16, func(i int) error {
 		return book.create(ctx, nss[i/2], fmt.Sprintf("rs-%d", i%2), int32(1+i%4))
 	}); err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	if err := shardChurnRound(ctx, book, rng); err != nil {
+	if err := hrtParallel(len(nss), 16, func(i int) error {
+		return book.createSTS(ctx, nss[i], "sts", int32(1+i%3))
+	}); err != nil {
 		t.Fatal(err)
 	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	round := 0
+	churn := func() {
+		t.Helper()
+		if err := shardChurnRound(ctx, book, rng); err != nil {
+			t.Fatal(err)
+		}
+		if err := shardChurnOthers(ctx, book, nss, round, rng); err != nil {
+			t.Fatal(err)
+		}
+		round++
+	}
+	churn()
 
 	// kill -9 of kcmd-b (every process), while the churn goes on
 	victim := insts["kcmd-b"]
@@ -487,9 +734,7 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 	lost := shardCountBy(before, ids["kcmd-b"])
 	victim.killAll()
 	killed := time.Now()
-	if err := shardChurnRound(ctx, book, rng); err != nil {
-		t.Fatal(err)
-	}
+	churn()
 	Eventually(t, 6*time.Second+5*time.Second+30*time.Second, "kcmd-b's ranges taken over", func() (bool, string) {
 		h, err := shardHolders(ctx, lease)
 		if err != nil {
@@ -516,9 +761,7 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 		ids["kcmd-b"] = victim.identity()
 		return ids["kcmd-b"] != "", ""
 	})
-	if err := shardChurnRound(ctx, book, rng); err != nil {
-		t.Fatal(err)
-	}
+	churn()
 	Eventually(t, 60*time.Second, "the restarted kcmd-b to own ranges, every range owned", func() (bool, string) {
 		h, err := shardHolders(ctx, lease)
 		if err != nil {
@@ -533,13 +776,23 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 		n := shardCountBy(h, ids["kcmd-b"])
 		return n > 0 && owned == shardRanges, fmt.Sprintf("kcmd-b holds %d, %d/%d owned", n, owned, shardRanges)
 	})
-	if err := shardChurnRound(ctx, book, rng); err != nil {
-		t.Fatal(err)
-	}
+	churn()
 
 	// end state exact
 	Eventually(t, 90*time.Second, "every ReplicaSet exact", func() (bool, string) {
 		p := shardVerifyAll(book)
+		if len(p) > 0 {
+			return false, fmt.Sprintf("%d problems, first: %s", len(p), p[0])
+		}
+		return true, ""
+	})
+	Eventually(t, 60*time.Second, "every StatefulSet and Job exact, every namespace's default ServiceAccount", func() (bool, string) {
+		p := shardVerifyOthers(ctx, book)
+		for _, ns := range nss {
+			if _, err := env.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+				p = append(p, fmt.Sprintf("%s: ServiceAccount default: %v", ns, err))
+			}
+		}
 		if len(p) > 0 {
 			return false, fmt.Sprintf("%d problems, first: %s", len(p), p[0])
 		}
@@ -598,13 +851,20 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 			t.Errorf("%s: %d pods ever created, at most %d expected (over-creation)", key, got, book.bound[uid])
 		}
 	}
+	t.Logf("churned %d ReplicaSets, %d StatefulSets, %d Jobs", len(book.uid)-shardCount(book.sts)-shardCount(book.jobs),
+		shardCount(book.sts), shardCount(book.jobs))
 	book.mu.Unlock()
 	// no write outside a term
 	as, err := shardAuditCheck(se.audit, lease)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("audit: %d writes checked, %d range holder changes", as.writes, as.terms)
+	t.Logf("audit: %d writes checked (%v), %d range holder changes", as.writes, as.byRes, as.terms)
+	for _, r := range []string{"pods", "statefulsets", "jobs", "serviceaccounts"} {
+		if as.byRes[r] == 0 {
+			t.Errorf("the audit log shows no write of %s by the kcmd users: the oracle checked none", r)
+		}
+	}
 	if as.writes == 0 {
 		t.Fatalf("the audit log shows no write by the kcmd users: the oracle checked nothing")
 	}
@@ -615,6 +875,39 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 		}
 		t.Errorf("%d writes outside the writer's range term:\n%s", n, strings.Join(as.violations, "\n"))
 	}
+	// the pod GC (range 0, a worker_main of its own) ran only where range 0 was owned
+	idled := 0
+	for _, u := range shardUsers {
+		starts, idles := 0, 0
+		for _, p := range insts[u].procs {
+			for _, l := range p.Logs() {
+				if strings.Contains(l, shardPodGCStart) {
+					starts++
+				}
+				if strings.Contains(l, shardPodGCIdle) {
+					idles++
+				}
+			}
+		}
+		t.Logf("%s: pod GC started %d times, idled %d times; %d terms of range 0", u, starts, idles, as.range0[u])
+		if starts > as.range0[u] {
+			t.Errorf("%s started its pod GC %d times but began only %d terms of range 0", u, starts, as.range0[u])
+		}
+		if idles > 0 {
+			idled++
+		}
+	}
+	if idled == 0 {
+		t.Errorf("no instance logged %q: the pod GC was not held back where range 0 is not owned", shardPodGCIdle)
+	}
+}
+
+func shardCount(m map[string]map[string]int32) int {
+	n := 0
+	for _, v := range m {
+		n += len(v)
+	}
+	return n
 }
 
 func TestShard_NegativeControl(t *testing.T) {
@@ -637,7 +930,7 @@ func TestShard_NegativeControl(t *testing.T) {
 		return c.cur().Logged("became an active member"), ""
 	})
 	nss := shardNamespaces(t, 6)
-	book := &shardBook{want: map[string]map[string]int32{}, bound: map[types.UID]int{}, uid: map[string]types.UID{}}
+	book := newShardBook()
 	if err := hrtParallel(len(nss), 6, func(i int) error { return book.create(ctx, nss[i], "rs-0", 2) }); err != nil {
 		t.Fatal(err)
 	}
