@@ -500,3 +500,8 @@ bool kcmd_registry_shard_by_namespace(const struct kcmd_controller *c)
 			return true;
 	return false;
 }
+
+bool kcmd_registry_shard_self(const struct kcmd_controller *c)
+{
+	return c && c->name && !strcmp(c->name, "garbage-collector-controller");
+}

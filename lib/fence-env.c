@@ -106,8 +106,14 @@ bool kcmd_shard_key_owned(bool by_namespace, const char *key)
 {
 	if (kcmd_shard_ranges() == 0)
 		return true;
-	return kube_fence_range_allows(leadership, kcmd_shard_key_range(by_namespace, key),
-	                               ipc_now_usec());
+	return kcmd_shard_range_owned(kcmd_shard_key_range(by_namespace, key));
+}
+
+bool kcmd_shard_range_owned(unsigned range)
+{
+	if (kcmd_shard_ranges() == 0)
+		return true;
+	return kube_fence_range_allows(leadership, range, ipc_now_usec());
 }
 
 uint64_t kcmd_shard_gen(void)

@@ -38,6 +38,8 @@ unsigned kcmd_shard_ranges(void);
 unsigned kcmd_shard_key_range(bool by_namespace, const char *key);
 /* Whether this instance owns the range of key now (true without ranges). */
 bool kcmd_shard_key_owned(bool by_namespace, const char *key);
+/* Whether this instance owns range r now (true without ranges). */
+bool kcmd_shard_range_owned(unsigned range);
 /* The fence's range generation (F8): it moves after each range acquisition. */
 uint64_t kcmd_shard_gen(void);
 /* With ranges, the kube clients of a process whose controller is not sharded by namespace check
