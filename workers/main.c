@@ -50,6 +50,7 @@ struct worker {
 	struct wk_cachewait *cw; /* the start barrier while it waits */
 	const struct kcmd_controller *desc;
 	bool by_namespace;         /* sharded by namespace (--shard-ranges) */
+	bool shard_self;           /* the controller drops the keys of other ranges itself */
 	uint64_t shard_gen_synced; /* --shard-ranges: the range generation the cache was seen
 	                              synced for (the barrier of a range acquisition) */
 	uint64_t shard_skipped;
@@ -64,7 +65,7 @@ static int shard_gate(struct worker *w, const char *key)
 {
 	if (!kcmd_shard_ranges())
 		return 1;
-	if (!kcmd_shard_key_owned(w->by_namespace, key))
+	if (!w->shard_self && !kcmd_shard_key_owned(w->by_namespace, key))
 		return 0;
 	uint64_t gen = kcmd_shard_gen();
 	if (gen != w->shard_gen_synced) {
@@ -198,8 +199,10 @@ int main(int argc, char **argv)
 		return 1;
 	w.desc = desc;
 	w.by_namespace = kcmd_registry_shard_by_namespace(desc);
-	kcmd_shard_setup_process(w.by_namespace); /* --shard-ranges: which range its writes need */
-	w.shard_gen_synced = kcmd_shard_gen();    /* the start-up wait covers what came before */
+	w.shard_self = kcmd_registry_shard_self(desc);
+	/* --shard-ranges: which range its writes need */
+	kcmd_shard_setup_process(w.by_namespace || w.shard_self);
+	w.shard_gen_synced = kcmd_shard_gen(); /* the start-up wait covers what came before */
 	/* its declared metrics (KCMD_METRICS_FD), before any controller code runs */
 	if (desc && (r = ctlm_open_self(desc)) < 0 && r != -ENOENT)
 		fprintf(stderr, "kcmd-worker: %s: %s; its metrics are not recorded\n", CTLM_ENV,
