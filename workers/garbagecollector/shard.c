@@ -45,7 +45,8 @@ bool gc_shard_takes_key(const struct gc_shard *s, const struct gc_graph_view *g,
 
 	if (off(s))
 		return true;
-	if (queue == 0 && gc_queue_key_decode_absent(key, &owner, &dep, scratch, sizeof scratch) == 0)
+	if (queue == 0 &&
+	    gc_queue_key_decode_absent(key, &owner, &dep, scratch, sizeof scratch) == 0)
 		return g->node(g->ud, dep, &n) < 0 || gc_shard_ns_owned(s, n.id.ns);
 	if (gc_queue_key_decode(key, &kid, &virt, scratch, sizeof scratch) < 0)
 		return true; /* not a key of this controller: the worker forgets it */

@@ -133,7 +133,8 @@ static void test_range_decision(void **state)
 	char vkey[512];
 	assert_true(gc_queue_key_encode(&ghost->id, true, 507, vkey, sizeof vkey) > 0);
 	char akey_a[512], akey_b[512];
-	struct gc_ref nid = {.api_version = "v1", .kind = "Node", .name = "node1", .uid = "nodeuid"};
+	struct gc_ref nid = {
+	        .api_version = "v1", .kind = "Node", .name = "node1", .uid = "nodeuid"};
 	assert_true(gc_queue_key_encode_absent("pauid", &nid, 507, akey_a, sizeof akey_a) > 0);
 	assert_true(gc_queue_key_encode_absent("pbuid", &nid, 507, akey_b, sizeof akey_b) > 0);
 
