@@ -332,6 +332,27 @@ static int seed_visit(const struct shm_obj *o, void *ud)
 	return 0;
 }
 
+/* --shard-ranges: an owner's deletion transition is processed when the owner is seeded, before
+ * its dependents (owners go first), so its range decision (a cluster-scoped owner's orphaning is
+ * taken by any instance owning a dependent's range) saw no dependent, and a foreground owner
+ * queued none. Once every object is in the graph, each object being deleted with `orphan` is
+ * queued for orphaning again, and each one being deleted with `foregroundDeletion` queues its
+ * dependents again, each through the range filter (duplicates collapse in the queues). */
+static int seed_transitions_visit(const struct shm_obj *o, void *ud)
+{
+	struct seed *c = ud;
+	struct shm_rec_view v;
+	struct gc_node *n = gc_graph_get(c->s->graph, o->uid);
+	if (!n || shm_rec_parse(o->payload, o->payload_len, &v) < 0 || !v.hdr.deletion_ts)
+		return 0;
+	if (v.hdr.flags & SHM_REC_FIN_ORPHAN)
+		add_key(c->s, Q_ORPHAN, o->uid, false);
+	else if (v.hdr.flags & SHM_REC_FIN_FOREGROUND)
+		for (size_t i = 0; i < n->n_deps; i++)
+			add_key(c->s, Q_DELETE, n->deps[i]->id.uid, false);
+	return 0;
+}
+
 unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx)
 {
 	struct state *s = ctx ? ctx->state : NULL;
@@ -347,7 +368,9 @@ unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx)
 		        "seam: objects that do not change after a restart stay unknown)");
 		return 0;
 	}
-	for (int pass = 0; pass < 2; pass++)
+	/* with ranges, a third pass: the transitions again, once every dependent is in the graph */
+	int passes = shard_of(s)->nranges ? 3 : 2;
+	for (int pass = 0; pass < passes; pass++)
 		for (uint64_t t = 0; t < st.n_types; t++) {
 			struct shm_type_info ti;
 			if (shm_reader_type_info(ctx->arena, (uint16_t)t, &ti) < 0 || !ti.count ||
@@ -355,7 +378,8 @@ unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx)
 				continue;
 			struct seed c = {.s = s, .kind = ti.kind, .with_owners = pass == 1};
 			gc_api_version_of(ti.group, ti.version, c.av, sizeof c.av);
-			(void)shm_reader_list(ctx->arena, (uint16_t)t, seed_visit, &c);
+			(void)shm_reader_list(ctx->arena, (uint16_t)t,
+			                      pass < 2 ? seed_visit : seed_transitions_visit, &c);
 		}
 	return s->seeded;
 }

@@ -520,6 +520,114 @@ static void test_sharded_sink(void **state)
 	assert_int_equal(1 + del2, all_del);
 }
 
+/* A range acquired: the graph is seeded again from the arena. Cluster-scoped owners being
+ * deleted (one orphaning, one in the foreground) come before their dependents in the seed; the
+ * instance that owns only the dependents' range must still get the orphaning owner and the
+ * foreground owner's dependent queued (the seed's third pass). */
+static void test_seed_sharded(void **state)
+{
+	(void)state;
+	struct shm_create_opts o = {.max_size = UINT64_C(1) << 28, .initial_size = 1 << 20};
+	int fd, rfd;
+	struct shm_arena *w, *r;
+	assert_int_equal(shm_arena_create(&o, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	int cr = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"rbac.authorization.k8s.io", "v1", "clusterroles",
+	                                   "ClusterRole", SHM_RECORD_META});
+	int cm = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"", "v1", "configmaps", "ConfigMap", SHM_RECORD_META});
+	assert_true(cr >= 0 && cm >= 0);
+	char ns[32];
+	sh_ns(2, ns, sizeof ns);
+	struct shm_rec_hdr plain = {.magic = SHM_REC_MAGIC, .kind = SHM_RECORD_META};
+	struct shm_rec_hdr orphaning = plain, foreground = plain;
+	orphaning.deletion_ts = foreground.deletion_ts = 1;
+	orphaning.flags = SHM_REC_FIN_ORPHAN;
+	foreground.flags = SHM_REC_FIN_FOREGROUND;
+	struct shm_owner_ref to_or = {
+	        "rbac.authorization.k8s.io/v1", "ClusterRole", "or", "u-or", -1, 1};
+	struct shm_owner_ref to_fg = {
+	        "rbac.authorization.k8s.io/v1", "ClusterRole", "fg", "u-fg", -1, 1};
+	struct shm_record_in recs[] = {
+	        {.type = (uint16_t)cr,
+	         .kind = SHM_RECORD_META,
+	         .ns = "",
+	         .name = "or",
+	         .uid = "u-or",
+	         .rv = "1",
+	         .payload = &orphaning,
+	         .payload_len = sizeof orphaning},
+	        {.type = (uint16_t)cr,
+	         .kind = SHM_RECORD_META,
+	         .ns = "",
+	         .name = "fg",
+	         .uid = "u-fg",
+	         .rv = "2",
+	         .payload = &foreground,
+	         .payload_len = sizeof foreground},
+	        {.type = (uint16_t)cm,
+	         .kind = SHM_RECORD_META,
+	         .ns = ns,
+	         .name = "c1",
+	         .uid = "u-c1",
+	         .rv = "3",
+	         .owners = &to_or,
+	         .n_owners = 1,
+	         .payload = &plain,
+	         .payload_len = sizeof plain},
+	        {.type = (uint16_t)cm,
+	         .kind = SHM_RECORD_META,
+	         .ns = ns,
+	         .name = "c2",
+	         .uid = "u-c2",
+	         .rv = "4",
+	         .owners = &to_fg,
+	         .n_owners = 1,
+	         .payload = &plain,
+	         .payload_len = sizeof plain},
+	};
+	for (size_t i = 0; i < 4; i++)
+		assert_true(shm_writer_upsert(w, &recs[i]) >= 0);
+	assert_int_equal(shm_arena_reader_fd(fd, &rfd), 0);
+	assert_int_equal(shm_reader_open(rfd, &r), 0);
+
+	struct gc_shard sh = {.nranges = 8, .owned = sh_owned};
+	sh_bits = 1u << 2;
+	gc_handlers_shard_override = &sh;
+	struct ipc_loop *loop;
+	struct ipc_queue_owner *q[2];
+	int qfd[2] = {ipc_queue_memfd_create("gc-attempt-to-delete"),
+	              ipc_queue_memfd_create("gc-attempt-to-orphan")};
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ipc_queue_owner_new(&q[i], loop, qfd[i], NULL), 0);
+	struct inf_handler_ctx ctx = {.arena = r, .queues = q, .n_queues = 2};
+	assert_int_equal(gc_handler_table.init(&ctx), 0);
+	gc_handler_table.resync(&ctx, 0, true);
+	/* the orphaning owner (for c1), and the foreground owner's dependent c2 */
+	assert_int_equal(ipc_queue_owner_len(q[1]), 1);
+	assert_int_equal(ipc_queue_owner_len(q[0]), 1);
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	struct ipc_queue *wq;
+	assert_int_equal(ipc_queue_attach(&wq, qfd[0], IPC_QUEUE_WORKER, 1), 0);
+	assert_int_equal(ipc_queue_owner_pump(q[0]), 0);
+	assert_true(ipc_queue_get(wq, key, sizeof key, 1000000) > 0);
+	assert_string_equal(key, "u-c2");
+	ipc_queue_free(wq);
+	gc_handler_table.fini(&ctx);
+	for (int i = 0; i < 2; i++) {
+		ipc_queue_owner_free(q[i]);
+		close(qfd[i]);
+	}
+	ipc_loop_free(loop);
+	gc_handlers_shard_override = NULL;
+	shm_arena_close(r);
+	shm_arena_close(w);
+	close(rfd);
+	close(fd);
+}
+
 static void test_restart_mid_creation(void **state)
 {
 	(void)state;
@@ -614,6 +722,7 @@ int main(void)
 	        cmocka_unit_test(test_api_version),          cmocka_unit_test(test_events),
 	        cmocka_unit_test(test_table_shape),          cmocka_unit_test(test_seed_from_arena),
 	        cmocka_unit_test(test_restart_mid_creation), cmocka_unit_test(test_sharded_sink),
+	        cmocka_unit_test(test_seed_sharded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
