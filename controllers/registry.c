@@ -541,3 +541,8 @@ bool kcmd_registry_shard_by_namespace(const struct kcmd_controller *c)
 {
 	return kcmd_registry_shard_keys(c) != KUBE_SHARD_KEYS_NONE;
 }
+
+bool kcmd_registry_shard_self(const struct kcmd_controller *c)
+{
+	return c && c->name && !strcmp(c->name, "garbage-collector-controller");
+}

@@ -64,3 +64,9 @@ void kcmd_registry_unload_plugins(void);
 enum kube_shard_keys kcmd_registry_shard_keys(const struct kcmd_controller *c);
 /* kcmd_registry_shard_keys(c) != KUBE_SHARD_KEYS_NONE. */
 bool kcmd_registry_shard_by_namespace(const struct kcmd_controller *c);
+/* Sharding: whether controller c decides itself which of its keys this instance handles (its
+ * keys do not carry their namespace): the framework then drops none of its keys, neither in the
+ * dispatcher nor before a worker's sync, and its processes' writes are fenced by the range of
+ * each request's namespace, as a namespace-sharded controller's. Audited list: the garbage
+ * collector (workers/garbagecollector/shard.h). */
+bool kcmd_registry_shard_self(const struct kcmd_controller *c);

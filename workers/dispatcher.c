@@ -101,6 +101,7 @@ struct dsp {
 	uint64_t resyncs;
 	uint64_t shard_gen;              /* the fence's range generation last replayed for (F8) */
 	enum kube_shard_keys shard_keys; /* how its keys name a namespace (--shard-ranges) */
+	bool shard_self; /* its handlers decide which keys are this instance's (the GC) */
 	bool deletes_only; /* catching up: only DELETE entries before skip_before reach the
 	                      handlers (the arena read after or before them holds the others) */
 	uint64_t skip_before;
@@ -604,12 +605,12 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	}
 	for (size_t i = 0; i < x->c->n_queues; i++) {
 		struct dq *q = &x->queues[x->n_queues++];
-		struct ipc_queue_owner_config qc = {.resync = on_owner_resync,
-		                                    .parked = on_parked,
-		                                    .death_expected = on_death_expected,
-		                                    .accept =
-		                                            kcmd_shard_ranges() ? on_accept : NULL,
-		                                    .userdata = q};
+		struct ipc_queue_owner_config qc = {
+		        .resync = on_owner_resync,
+		        .parked = on_parked,
+		        .death_expected = on_death_expected,
+		        .accept = kcmd_shard_ranges() && !x->shard_self ? on_accept : NULL,
+		        .userdata = q};
 		q->x = x;
 		q->name = x->c->queues[i].name;
 		fd = kcmd_env_queue_fd(q->name);
@@ -786,7 +787,10 @@ int main(int argc, char **argv)
 	if (kcmd_fence_from_env() < 0)
 		return 1;
 	x->shard_keys = kcmd_registry_shard_keys(x->c);
-	kcmd_shard_setup_process(x->shard_keys); /* --shard-ranges: which range its writes need */
+	x->shard_self = kcmd_registry_shard_self(x->c);
+	/* --shard-ranges: which range its writes need; a controller that shards itself has each
+	 * write fenced by its request's namespace, as a namespace-sharded one */
+	kcmd_shard_setup_process(x->shard_self ? KUBE_SHARD_KEYS_NS_NAME : x->shard_keys);
 	if ((r = setup(x, kubeconfig, master, qps, burst)) < 0) {
 		ipc_loop_free(x->loop);
 		return 1;

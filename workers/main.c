@@ -52,6 +52,7 @@ struct worker {
 	struct wk_cachewait *cw; /* the start barrier while it waits */
 	const struct kcmd_controller *desc;
 	enum kube_shard_keys shard_keys; /* how its keys name a namespace (--shard-ranges) */
+	bool shard_self; /* the controller drops the keys of other ranges itself (the GC) */
 	uint64_t shard_gen_synced;       /* --shard-ranges: the range generation the cache was seen
 	                                    synced for (the barrier of a range acquisition) */
 	uint64_t shard_skipped;
@@ -66,7 +67,7 @@ static int shard_gate(struct worker *w, const char *key)
 {
 	if (!kcmd_shard_ranges())
 		return 1;
-	if (!kcmd_shard_key_owned(w->shard_keys, key))
+	if (!w->shard_self && !kcmd_shard_key_owned(w->shard_keys, key))
 		return 0;
 	uint64_t gen = kcmd_shard_gen();
 	if (gen != w->shard_gen_synced) {
@@ -285,8 +286,11 @@ int main(int argc, char **argv)
 		return 1;
 	w.desc = desc;
 	w.shard_keys = kcmd_registry_shard_keys(desc);
-	kcmd_shard_setup_process(w.shard_keys); /* --shard-ranges: which range its writes need */
-	w.shard_gen_synced = kcmd_shard_gen();  /* the start-up wait covers what came before */
+	w.shard_self = kcmd_registry_shard_self(desc);
+	/* --shard-ranges: which range its writes need; a controller that shards itself has each
+	 * write fenced by its request's namespace, as a namespace-sharded one */
+	kcmd_shard_setup_process(w.shard_self ? KUBE_SHARD_KEYS_NS_NAME : w.shard_keys);
+	w.shard_gen_synced = kcmd_shard_gen(); /* the start-up wait covers what came before */
 	/* its declared metrics (KCMD_METRICS_FD), before any controller code runs */
 	if (desc && (r = ctlm_open_self(desc)) < 0 && r != -ENOENT)
 		fprintf(stderr, "kcmd-worker: %s: %s; its metrics are not recorded\n", CTLM_ENV,
@@ -295,7 +299,7 @@ int main(int argc, char **argv)
 	 * syncing one key at a time) takes over here. */
 	if (desc && desc->worker_main) {
 		/* --shard-ranges: one not sharded by namespace runs only while range 0 is ours */
-		if (kcmd_shard_ranges() && w.shard_keys == KUBE_SHARD_KEYS_NONE) {
+		if (kcmd_shard_ranges() && w.shard_keys == KUBE_SHARD_KEYS_NONE && !w.shard_self) {
 			if (!range0_wait(desc->name))
 				return 0;
 			if ((r = range0_watch_start(desc->name)) < 0) {

@@ -45,7 +45,9 @@
 #include "workers/garbagecollector/worker.h"
 #include "workers/worker.h"
 
+#include "lib/fence-env.h"
 #include "lib/goflag.h"
+#include "workers/garbagecollector/shard.h"
 
 #define GC_DISCOVERY_PERIOD_USEC (30ULL * 1000000ULL)
 /* GarbageCollector.Run's initialSyncTimeout (kube-controller-manager passes 30 s) */
@@ -95,7 +97,17 @@ struct gcc {
 	struct gc_lane lanes[GC_MAX_LANES - 1];
 	size_t n_lanes;
 	atomic_bool stop;
+	/* --shard-ranges (shard.h): the ranges this instance owns, read from the fence at each
+	 * key; keys of other ranges are dropped before any API call */
+	struct gc_shard shard;
+	_Atomic uint64_t shard_skipped;
 };
+
+static bool fence_range_owned(void *ud, unsigned range)
+{
+	(void)ud;
+	return kcmd_shard_range_owned(range);
+}
 
 static const char *const gc_queues[] = {"gc-attempt-to-delete", "gc-attempt-to-orphan", NULL};
 
@@ -358,7 +370,11 @@ static int gcc_init(struct wk_ctx *ctx, void **ret)
 	c->api.cache_ud = ctx->arena;
 	c->delete_producer = attach_producer("gc-attempt-to-delete");
 	c->changes_producer = attach_producer("gc-graph-changes");
-	c->w = (struct gc_worker){.graph = &c->view.view, .api = &c->api.api, .absent = c->absent};
+	c->shard = (struct gc_shard){.nranges = kcmd_shard_ranges(), .owned = fence_range_owned};
+	c->w = (struct gc_worker){.graph = &c->view.view,
+	                          .api = &c->api.api,
+	                          .absent = c->absent,
+	                          .shard = &c->shard};
 	atomic_store_explicit(&c->disc_types, types_signature(ctx->arena), memory_order_relaxed);
 	refresh_discovery(c);
 	wait_for_monitors(c);
@@ -419,14 +435,21 @@ static void sync_on(struct gcc *c, struct shm_arena *arena, struct gc_worker *w,
 		atomic_store_explicit(&c->disc_checked, c->disc_at, memory_order_relaxed);
 		pthread_rwlock_unlock(&c->disc_lock);
 	}
-	pthread_rwlock_rdlock(&c->disc_lock);
-	memset(&gr, 0, sizeof(gr));
 	/* for logs: a virtual node's key with its separators shown as '/' */
 	char shown[IPC_QUEUE_KEY_MAX + 1];
 	snprintf(shown, sizeof(shown), "%s", key);
 	for (char *p = shown; *p; p++)
 		if (*p == GC_KEY_SEP)
 			*p = '/';
+	/* --shard-ranges: an item of a range another instance owns is its (not retried here) */
+	if (c->shard.nranges && !gc_shard_takes_key(&c->shard, w->graph, q, key)) {
+		atomic_fetch_add_explicit(&c->shard_skipped, 1, memory_order_relaxed);
+		log_v(4, "shard: %s %s is not in a range this instance owns: skipped", gc_queues[q],
+		      shown);
+		return;
+	}
+	pthread_rwlock_rdlock(&c->disc_lock);
+	memset(&gr, 0, sizeof(gr));
 	if (q == 0)
 		a = gc_attempt_to_delete_worker(w, key, &gr);
 	else
@@ -441,8 +464,19 @@ static void sync_on(struct gcc *c, struct shm_arena *arena, struct gc_worker *w,
 		log_v(3, "%s %s: outcome %d action %d%s%s", gc_queues[q], shown, (int)gr.outcome,
 		      (int)gr.action, gr.policy ? " policy " : "", gr.policy ? gr.policy : "");
 	api->last_error[0] = '\0';
+	if (a == GC_REQUEUE && c->shard.nranges &&
+	    (gr.err == -ENOLCK || !gc_shard_takes_key(&c->shard, w->graph, q, key))) {
+		/* a write refused by a range's fence, or the item's range handed over while it
+		 * synced: the owner of that range has the item in its own graph; not retried */
+		atomic_fetch_add_explicit(&c->shard_skipped, 1, memory_order_relaxed);
+		log_v(2, "shard: %s %s: left to the owner of its range (%s)", gc_queues[q], shown,
+		      gr.err == -ENOLCK ? "write refused by the fence" : "range handed over");
+		return;
+	}
 	if (a == GC_REQUEUE)
 		res->err = gr.err < 0 ? gr.err : -EAGAIN;
+	else if (a == GC_WAIT)
+		*res = (struct wk_result){.requeue_after = true, .after_usec = GC_ORPHAN_WAIT_USEC};
 }
 
 static void gcc_sync(void *state, size_t q, const char *key, struct wk_result *res)
@@ -510,7 +544,10 @@ static int lane_init(struct gcc *c, struct gc_lane *l, int arena_fd, int queue_f
 	l->api.ud = c;
 	l->api.cache_get = gc_arena_get_cached;
 	l->api.cache_ud = l->arena;
-	l->w = (struct gc_worker){.graph = &l->view.view, .api = &l->api.api, .absent = l->absent};
+	l->w = (struct gc_worker){.graph = &l->view.view,
+	                          .api = &l->api.api,
+	                          .absent = l->absent,
+	                          .shard = &c->shard};
 	return 0;
 }
 

@@ -13,12 +13,15 @@
 #include "kcmd/client.h"
 #include "kube/client.h"
 #include "kube/encode.h"
+#include "lib/fence-env.h"
 #include "lib/log.h"
 #include "workers/garbagecollector/kube-api.h"
+#include "workers/garbagecollector/shard.h"
 #include "workers/garbagecollector/worker.h"
 
 void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason,
                                  const char *message);
+const struct gc_shard *gc_handlers_shard_override;
 
 const char *gc_api_version_of(const char *group, const char *version, char *buf, size_t len)
 {
@@ -138,13 +141,44 @@ struct state {
 	struct inf_handler_ctx *ctx;
 	unsigned long dropped_keys, errors, warnings, seeded;
 	bool seed_done;
+	/* --shard-ranges (shard.h): the ranges this instance owns, asked at each key; the graph
+	 * as a view for the decisions that look at dependents */
+	struct gc_shard shard;
+	struct gc_graph_view view;
+	unsigned long other_ranges; /* keys and Warnings left to the owners of other ranges */
 };
+
+static bool fence_range_owned(void *ud, unsigned range)
+{
+	(void)ud;
+	return kcmd_shard_range_owned(range);
+}
+
+static const struct gc_shard *shard_of(const struct state *s)
+{
+	return gc_handlers_shard_override ? gc_handlers_shard_override : &s->shard;
+}
+
+/* Whether the item uid (its node in this instance's graph) is this instance's to queue on q. */
+static bool takes(struct state *s, size_t q, const struct gc_node *n)
+{
+	const struct gc_shard *sh = shard_of(s);
+	if (!n || sh->nranges == 0)
+		return true;
+	bool t = q == Q_ORPHAN || n->virtual_ ? gc_shard_takes_with_dependents(sh, &s->view, &n->id)
+	                                      : gc_shard_ns_owned(sh, n->id.ns);
+	if (!t)
+		s->other_ranges++;
+	return t;
+}
 
 static void add_key(struct state *s, size_t q, const char *uid, bool rate_limited)
 {
 	char key[IPC_QUEUE_KEY_MAX + 1];
 	struct gc_node *n = gc_graph_get(s->graph, uid);
 	struct gc_ref id = {.uid = uid};
+	if (!takes(s, q, n))
+		return;
 	if (gc_queue_key_encode(n ? &n->id : &id, n && n->virtual_, IPC_QUEUE_KEY_MAX, key,
 	                        sizeof key) < 0 ||
 	    q >= s->ctx->n_queues) {
@@ -168,6 +202,8 @@ static void sink_delete_absent_owner(void *ud, const char *uid, const struct gc_
 	struct state *s = ud;
 	struct gc_node *n = gc_graph_get(s->graph, uid);
 	char key[IPC_QUEUE_KEY_MAX + 1];
+	if (!takes(s, Q_DELETE, n))
+		return;
 	if ((n && n->virtual_) ||
 	    gc_queue_key_encode_absent(uid, owner, IPC_QUEUE_KEY_MAX, key, sizeof key) < 0) {
 		add_key(s, Q_DELETE, uid, false);
@@ -202,6 +238,10 @@ static void sink_warning(void *ud, const struct gc_ref *involved, const char *re
                          const char *message)
 {
 	struct state *s = ud;
+	if (!gc_shard_takes_event(shard_of(s), involved)) {
+		s->other_ranges++; /* the instance owning the Event's namespace writes it */
+		return;
+	}
 	s->warnings++;
 	if (gc_handlers_warning_hook)
 		gc_handlers_warning_hook(involved, reason, message);
@@ -221,6 +261,8 @@ static int table_init(struct inf_handler_ctx *ctx)
 		return -ENOMEM;
 	}
 	s->ctx = ctx;
+	s->shard = (struct gc_shard){.nranges = kcmd_shard_ranges(), .owned = fence_range_owned};
+	gc_graph_view_init(&s->view, s->graph);
 	s->b = (struct gc_builder){
 	        .graph = s->graph,
 	        .absent = s->absent,
@@ -290,6 +332,27 @@ static int seed_visit(const struct shm_obj *o, void *ud)
 	return 0;
 }
 
+/* --shard-ranges: an owner's deletion transition is processed when the owner is seeded, before
+ * its dependents (owners go first), so its range decision (a cluster-scoped owner's orphaning is
+ * taken by any instance owning a dependent's range) saw no dependent, and a foreground owner
+ * queued none. Once every object is in the graph, each object being deleted with `orphan` is
+ * queued for orphaning again, and each one being deleted with `foregroundDeletion` queues its
+ * dependents again, each through the range filter (duplicates collapse in the queues). */
+static int seed_transitions_visit(const struct shm_obj *o, void *ud)
+{
+	struct seed *c = ud;
+	struct shm_rec_view v;
+	struct gc_node *n = gc_graph_get(c->s->graph, o->uid);
+	if (!n || shm_rec_parse(o->payload, o->payload_len, &v) < 0 || !v.hdr.deletion_ts)
+		return 0;
+	if (v.hdr.flags & SHM_REC_FIN_ORPHAN)
+		add_key(c->s, Q_ORPHAN, o->uid, false);
+	else if (v.hdr.flags & SHM_REC_FIN_FOREGROUND)
+		for (size_t i = 0; i < n->n_deps; i++)
+			add_key(c->s, Q_DELETE, n->deps[i]->id.uid, false);
+	return 0;
+}
+
 unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx)
 {
 	struct state *s = ctx ? ctx->state : NULL;
@@ -305,7 +368,9 @@ unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx)
 		        "seam: objects that do not change after a restart stay unknown)");
 		return 0;
 	}
-	for (int pass = 0; pass < 2; pass++)
+	/* with ranges, a third pass: the transitions again, once every dependent is in the graph */
+	int passes = shard_of(s)->nranges ? 3 : 2;
+	for (int pass = 0; pass < passes; pass++)
 		for (uint64_t t = 0; t < st.n_types; t++) {
 			struct shm_type_info ti;
 			if (shm_reader_type_info(ctx->arena, (uint16_t)t, &ti) < 0 || !ti.count ||
@@ -313,7 +378,8 @@ unsigned long gc_handlers_seed(struct inf_handler_ctx *ctx)
 				continue;
 			struct seed c = {.s = s, .kind = ti.kind, .with_owners = pass == 1};
 			gc_api_version_of(ti.group, ti.version, c.av, sizeof c.av);
-			(void)shm_reader_list(ctx->arena, (uint16_t)t, seed_visit, &c);
+			(void)shm_reader_list(ctx->arena, (uint16_t)t,
+			                      pass < 2 ? seed_visit : seed_transitions_visit, &c);
 		}
 	return s->seeded;
 }

@@ -30,6 +30,10 @@ extern const struct inf_handler_table gc_handler_table;
 extern void (*gc_handlers_warning_hook)(const struct gc_ref *involved, const char *reason,
                                         const char *message);
 
+/* Tests: the ranges owned, in place of the fence's (--shard-ranges; NULL: the fence's). */
+struct gc_shard;
+extern const struct gc_shard *gc_handlers_shard_override;
+
 /* Converts ev and applies it to b. Returns gc_builder_process's result, or -ENOMEM / -EINVAL
  * when the event could not be converted. */
 int gc_handle_event(struct gc_builder *b, const struct inf_event *ev);

@@ -19,6 +19,7 @@
 
 #include "kube/encode.h"
 #include "kube/errors.h"
+#include "workers/garbagecollector/shard.h"
 #include "workers/garbagecollector/worker.h"
 
 /* ---- the in-memory graph as a view ------------------------------------------------------- */
@@ -871,9 +872,13 @@ enum gc_queue_action gc_attempt_to_orphan_worker(struct gc_worker *w, const char
 	}
 	/* orphanDependents: one SMP per dependent (uid precondition), 404 ignored */
 	char agg[sizeof res->msg] = "";
-	size_t n_err = 0;
+	size_t n_err = 0, n_foreign = 0;
 	for (size_t i = 0; i < c.n; i++) {
 		const char *uids[1] = {owner.uid};
+		if (!gc_shard_ns_owned(w->shard, c.deps[i].ns)) {
+			n_foreign++; /* its range's owner releases it */
+			continue;
+		}
 		char *smp = NULL;
 		struct gc_result sub = {0};
 		struct gc_node_view dv = {.id = c.deps[i]};
@@ -895,6 +900,15 @@ enum gc_queue_action gc_attempt_to_orphan_worker(struct gc_worker *w, const char
 		         "failed to orphan dependents of owner %s, got errors: %s%s%s", ident,
 		         n_err > 1 ? "[" : "", agg, n_err > 1 ? "]" : "");
 		act = GC_REQUEUE;
+		goto out;
+	}
+	if (!gc_shard_ns_owned(w->shard, owner.ns)) {
+		res->action = GC_ACT_ORPHANED_OWN_RANGES;
+		goto out;
+	}
+	if (n_foreign) {
+		res->action = GC_ACT_ORPHAN_WAIT;
+		act = GC_WAIT;
 		goto out;
 	}
 	r = remove_finalizer(w, &owner, GC_FINALIZER_ORPHAN, res);

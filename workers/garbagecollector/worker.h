@@ -128,6 +128,13 @@ enum gc_action {
 	GC_ACT_REMOVE_FINALIZER, /* foreground owner with no blocking dependents */
 	GC_ACT_ENQUEUE_BLOCKING, /* foreground owner: blocking dependents queued */
 	GC_ACT_ORPHANED,         /* attemptToOrphan: dependents released, orphan finalizer gone */
+	/* --shard-ranges (shard.h): the dependents of this instance's ranges released; the
+	 * owner's range is another instance's, which removes the finalizer */
+	GC_ACT_ORPHANED_OWN_RANGES,
+	/* --shard-ranges: this instance owns the owner's range and released its dependents, but
+	 * the graph still shows dependents in other ranges referencing the owner (their ranges'
+	 * owners release them): the finalizer stays, the owner is looked at again later */
+	GC_ACT_ORPHAN_WAIT,
 };
 
 struct gc_result {
@@ -143,7 +150,13 @@ struct gc_result {
 enum gc_queue_action {
 	GC_REQUEUE = 0, /* AddRateLimited */
 	GC_FORGET,      /* Forget */
+	GC_WAIT,        /* Forget, then AddAfter(GC_ORPHAN_WAIT_USEC) (GC_ACT_ORPHAN_WAIT) */
 };
+/* How long an owner waits for other ranges to release its dependents before it is looked at
+ * again (a fixed period, not the rate limiter's growing backoff: the wait ends by itself). */
+#define GC_ORPHAN_WAIT_USEC 1000000ull
+
+struct gc_shard; /* shard.h */
 
 struct gc_worker {
 	const struct gc_graph_view *graph;
@@ -151,6 +164,10 @@ struct gc_worker {
 	struct gc_absent_cache *absent; /* this process's cache; may be NULL */
 	double (*rand01)(void *ud);     /* jitter source for the finalizer backoff; NULL: none */
 	void *rand_ud;
+	/* --shard-ranges: the ranges this instance owns; NULL (or nranges 0): all. Only
+	 * attemptToOrphan reads it (the split above); which keys reach the worker at all is
+	 * decided before it (gc_shard_takes_key). */
+	const struct gc_shard *shard;
 };
 
 /* ---- queue keys ------------------------------------------------------------------------------
@@ -195,7 +212,11 @@ enum gc_outcome gc_attempt_to_delete_item(struct gc_worker *w, const struct gc_n
                                           struct gc_result *res);
 
 /* attemptToOrphanWorker: strip the owner's uid from every dependent the graph knows, then
- * remove the "orphan" finalizer. GC_FORGET on success. A uid not in the graph is forgotten. */
+ * remove the "orphan" finalizer. GC_FORGET on success. A uid not in the graph is forgotten.
+ * With w->shard: only the dependents in owned ranges are patched; the finalizer is removed only
+ * when the owner's range is owned and no dependent of another range is left in the graph
+ * (else GC_WAIT, action GC_ACT_ORPHAN_WAIT); when the owner's range is not owned the result
+ * is GC_FORGET with action GC_ACT_ORPHANED_OWN_RANGES. */
 enum gc_queue_action gc_attempt_to_orphan_worker(struct gc_worker *w, const char *uid,
                                                  struct gc_result *res);
 

@@ -19,7 +19,9 @@
 #include "informerd/store.h"
 #include "ipc/loop.h"
 #include "ipc/queue.h"
+#include "kube/shard.h"
 #include "workers/garbagecollector/handlers.h"
+#include "workers/garbagecollector/shard.h"
 #include "workers/garbagecollector/tests/fake-api.h"
 
 static const struct inf_resource rc_res = {.group = "",
@@ -342,6 +344,290 @@ static void hgm_kill(struct hgm_life *l)
 	*l = (struct hgm_life){0};
 }
 
+/* ---- --shard-ranges: the builder's keys and Warnings, filtered by range ----------------------
+ * Every instance runs the whole builder; its sink queues only the items of its ranges (an
+ * observed item: its namespace's range; a virtual or orphaning owner: any dependent's range)
+ * and writes only the Warnings whose Event namespace is in its ranges. */
+static unsigned sh_bits;
+static bool sh_owned(void *ud, unsigned range)
+{
+	(void)ud;
+	return (sh_bits >> range) & 1u;
+}
+static unsigned sh_warnings;
+static void sh_warning(const struct gc_ref *involved, const char *reason, const char *message)
+{
+	(void)involved;
+	(void)reason;
+	(void)message;
+	sh_warnings++;
+}
+
+static void sh_ns(unsigned r, char *buf, size_t len)
+{
+	for (int i = 0; i < 10000; i++) {
+		snprintf(buf, len, "ns-%d", i);
+		if (kube_shard_range_of_ns(buf, 8) == r)
+			return;
+	}
+	fail();
+}
+
+/* One instance's view of the same events: returns the keys queued on gc-attempt-to-delete and
+ * gc-attempt-to-orphan and the Warnings written. */
+static void sh_run(unsigned bits, size_t *ret_del, size_t *ret_orphan, unsigned *ret_warn)
+{
+	static const struct inf_resource node_res = {.group = "",
+	                                             .version = "v1",
+	                                             .resource = "nodes",
+	                                             .kind = "Node",
+	                                             .record_kind = SHM_RECORD_META,
+	                                             .namespaced = false};
+	static const struct inf_resource pod_res = {.group = "",
+	                                            .version = "v1",
+	                                            .resource = "pods",
+	                                            .kind = "Pod",
+	                                            .record_kind = SHM_RECORD_META,
+	                                            .namespaced = true};
+	char ns_a[32], ns_b[32];
+	sh_ns(1, ns_a, sizeof ns_a);
+	sh_ns(2, ns_b, sizeof ns_b);
+	struct gc_shard sh = {.nranges = bits ? 8 : 0, .owned = sh_owned};
+	sh_bits = bits;
+	sh_warnings = 0;
+	gc_handlers_shard_override = &sh;
+	gc_handlers_warning_hook = sh_warning;
+	struct ipc_loop *loop;
+	struct ipc_queue_owner *q[2];
+	int qfd[2] = {ipc_queue_memfd_create("gc-attempt-to-delete"),
+	              ipc_queue_memfd_create("gc-attempt-to-orphan")};
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ipc_queue_owner_new(&q[i], loop, qfd[i], NULL), 0);
+	struct inf_handler_ctx ctx = {.queues = q, .n_queues = 2};
+	assert_int_equal(gc_handler_table.init(&ctx), 0);
+	struct gc_builder *b = gc_handlers_builder(&ctx);
+
+	struct kube_owner_ref to_node[] = {{.api_version = "v1",
+	                                    .kind = "Node",
+	                                    .name = "n1",
+	                                    .uid = "u-n1",
+	                                    .controller = -1,
+	                                    .block_owner_deletion = 1}};
+	struct kube_owner_ref to_ghost[] = {{.api_version = "v1",
+	                                     .kind = "Node",
+	                                     .name = "ghost",
+	                                     .uid = "u-ghost",
+	                                     .controller = -1,
+	                                     .block_owner_deletion = -1}};
+	struct kube_owner_ref to_pa[] = {{.api_version = "v1",
+	                                  .kind = "Pod",
+	                                  .name = "pa",
+	                                  .uid = "u-pa",
+	                                  .controller = -1,
+	                                  .block_owner_deletion = -1}};
+	struct kube_object_meta node = {.name = "n1", .uid = "u-n1"};
+	struct kube_object_meta pa = {.name = "pa",
+	                              .namespace = ns_a,
+	                              .uid = "u-pa",
+	                              .n_owner_refs = 1,
+	                              .owner_refs = to_node};
+	struct kube_object_meta pb = {.name = "pb",
+	                              .namespace = ns_b,
+	                              .uid = "u-pb",
+	                              .n_owner_refs = 1,
+	                              .owner_refs = to_node};
+	/* a pod of range 2 with an owner never observed: a virtual node */
+	struct kube_object_meta pv = {.name = "pv",
+	                              .namespace = ns_b,
+	                              .uid = "u-pv",
+	                              .n_owner_refs = 1,
+	                              .owner_refs = to_ghost};
+	/* a pod of range 2 naming a pod of range 1 as its owner: OwnerRefInvalidNamespace,
+	 * written into range 2's namespace */
+	struct kube_object_meta px = {.name = "px",
+	                              .namespace = ns_b,
+	                              .uid = "u-px",
+	                              .n_owner_refs = 1,
+	                              .owner_refs = to_pa};
+	struct inf_event ev = {.kind = INF_EVENT_ADD, .res = &node_res, .meta = &node};
+	assert_int_equal(gc_handle_event(b, &ev), 0);
+	ev.res = &pod_res;
+	ev.meta = &pa;
+	assert_int_equal(gc_handle_event(b, &ev), 0);
+	ev.meta = &pb;
+	assert_int_equal(gc_handle_event(b, &ev), 0);
+	ev.meta = &pv;
+	assert_int_equal(gc_handle_event(b, &ev), 0);
+	ev.meta = &px;
+	assert_int_equal(gc_handle_event(b, &ev), 0);
+	/* the node starts an orphaning deletion, then is deleted: its dependents are queued */
+	const char *fins[] = {"orphan"};
+	struct kube_object_meta node2 = node;
+	node2.deletion_timestamp = 1;
+	node2.n_finalizers = 1;
+	node2.finalizers = fins;
+	struct shm_rec_hdr h = {.magic = SHM_REC_MAGIC, .kind = SHM_RECORD_META};
+	struct shm_obj old = {
+	        .uid = "u-n1", .name = "n1", .ns = "", .payload = &h, .payload_len = sizeof h};
+	ev = (struct inf_event){
+	        .kind = INF_EVENT_UPDATE, .res = &node_res, .meta = &node2, .old = &old};
+	assert_int_equal(gc_handle_event(b, &ev), 0);
+	ev = (struct inf_event){.kind = INF_EVENT_DELETE, .res = &node_res, .meta = &node2};
+	assert_int_equal(gc_handle_event(b, &ev), 0);
+	*ret_del = ipc_queue_owner_len(q[0]);
+	*ret_orphan = ipc_queue_owner_len(q[1]);
+	*ret_warn = sh_warnings;
+	gc_handler_table.fini(&ctx);
+	for (int i = 0; i < 2; i++) {
+		ipc_queue_owner_free(q[i]);
+		close(qfd[i]);
+	}
+	ipc_loop_free(loop);
+	gc_handlers_shard_override = NULL;
+	gc_handlers_warning_hook = NULL;
+}
+
+static void test_sharded_sink(void **state)
+{
+	(void)state;
+	size_t del, orphan;
+	unsigned warn;
+	/* unsharded: u-ghost (virtual), u-px (its reference to a pod of another namespace), then
+	 * the removed node's dependents u-pa and u-pb; one orphan key; one Warning */
+	sh_run(0, &del, &orphan, &warn);
+	size_t all_del = del;
+	assert_int_equal(all_del, 4);
+	assert_int_equal(orphan, 1);
+	assert_int_equal(warn, 1);
+	/* range 1 only: u-pa (the node's dependent); the orphan key (a dependent here) */
+	sh_run(1u << 1, &del, &orphan, &warn);
+	assert_int_equal(del, 1);
+	assert_int_equal(orphan, 1);
+	assert_int_equal(warn, 0);
+	/* range 2 only: u-ghost, u-px, u-pb; the orphan key; the Warning */
+	size_t del2;
+	sh_run(1u << 2, &del2, &orphan, &warn);
+	assert_int_equal(del2, 3);
+	assert_int_equal(orphan, 1);
+	assert_int_equal(warn, 1);
+	/* range 0 only (the node's): nothing of the pods; the orphan key (the owner's range) */
+	sh_run(1u << 0, &del, &orphan, &warn);
+	assert_int_equal(del, 0);
+	assert_int_equal(orphan, 1);
+	assert_int_equal(warn, 0);
+	/* ranges 1 and 2 together see what one unsharded instance sees */
+	assert_int_equal(1 + del2, all_del);
+}
+
+/* A range acquired: the graph is seeded again from the arena. Cluster-scoped owners being
+ * deleted (one orphaning, one in the foreground) come before their dependents in the seed; the
+ * instance that owns only the dependents' range must still get the orphaning owner and the
+ * foreground owner's dependent queued (the seed's third pass). */
+static void test_seed_sharded(void **state)
+{
+	(void)state;
+	struct shm_create_opts o = {.max_size = UINT64_C(1) << 28, .initial_size = 1 << 20};
+	int fd, rfd;
+	struct shm_arena *w, *r;
+	assert_int_equal(shm_arena_create(&o, &fd), 0);
+	assert_int_equal(shm_writer_open(fd, &w), 0);
+	int cr = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"rbac.authorization.k8s.io", "v1", "clusterroles",
+	                                   "ClusterRole", SHM_RECORD_META});
+	int cm = shm_writer_register_type(
+	        w, &(struct shm_type_desc){"", "v1", "configmaps", "ConfigMap", SHM_RECORD_META});
+	assert_true(cr >= 0 && cm >= 0);
+	char ns[32];
+	sh_ns(2, ns, sizeof ns);
+	struct shm_rec_hdr plain = {.magic = SHM_REC_MAGIC, .kind = SHM_RECORD_META};
+	struct shm_rec_hdr orphaning = plain, foreground = plain;
+	orphaning.deletion_ts = foreground.deletion_ts = 1;
+	orphaning.flags = SHM_REC_FIN_ORPHAN;
+	foreground.flags = SHM_REC_FIN_FOREGROUND;
+	struct shm_owner_ref to_or = {
+	        "rbac.authorization.k8s.io/v1", "ClusterRole", "or", "u-or", -1, 1};
+	struct shm_owner_ref to_fg = {
+	        "rbac.authorization.k8s.io/v1", "ClusterRole", "fg", "u-fg", -1, 1};
+	struct shm_record_in recs[] = {
+	        {.type = (uint16_t)cr,
+	         .kind = SHM_RECORD_META,
+	         .ns = "",
+	         .name = "or",
+	         .uid = "u-or",
+	         .rv = "1",
+	         .payload = &orphaning,
+	         .payload_len = sizeof orphaning},
+	        {.type = (uint16_t)cr,
+	         .kind = SHM_RECORD_META,
+	         .ns = "",
+	         .name = "fg",
+	         .uid = "u-fg",
+	         .rv = "2",
+	         .payload = &foreground,
+	         .payload_len = sizeof foreground},
+	        {.type = (uint16_t)cm,
+	         .kind = SHM_RECORD_META,
+	         .ns = ns,
+	         .name = "c1",
+	         .uid = "u-c1",
+	         .rv = "3",
+	         .owners = &to_or,
+	         .n_owners = 1,
+	         .payload = &plain,
+	         .payload_len = sizeof plain},
+	        {.type = (uint16_t)cm,
+	         .kind = SHM_RECORD_META,
+	         .ns = ns,
+	         .name = "c2",
+	         .uid = "u-c2",
+	         .rv = "4",
+	         .owners = &to_fg,
+	         .n_owners = 1,
+	         .payload = &plain,
+	         .payload_len = sizeof plain},
+	};
+	for (size_t i = 0; i < 4; i++)
+		assert_true(shm_writer_upsert(w, &recs[i]) >= 0);
+	assert_int_equal(shm_arena_reader_fd(fd, &rfd), 0);
+	assert_int_equal(shm_reader_open(rfd, &r), 0);
+
+	struct gc_shard sh = {.nranges = 8, .owned = sh_owned};
+	sh_bits = 1u << 2;
+	gc_handlers_shard_override = &sh;
+	struct ipc_loop *loop;
+	struct ipc_queue_owner *q[2];
+	int qfd[2] = {ipc_queue_memfd_create("gc-attempt-to-delete"),
+	              ipc_queue_memfd_create("gc-attempt-to-orphan")};
+	assert_int_equal(ipc_loop_new(&loop, IPC_LOOP_BACKEND_AUTO), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ipc_queue_owner_new(&q[i], loop, qfd[i], NULL), 0);
+	struct inf_handler_ctx ctx = {.arena = r, .queues = q, .n_queues = 2};
+	assert_int_equal(gc_handler_table.init(&ctx), 0);
+	gc_handler_table.resync(&ctx, 0, true);
+	/* the orphaning owner (for c1), and the foreground owner's dependent c2 */
+	assert_int_equal(ipc_queue_owner_len(q[1]), 1);
+	assert_int_equal(ipc_queue_owner_len(q[0]), 1);
+	char key[IPC_QUEUE_KEY_MAX + 1];
+	struct ipc_queue *wq;
+	assert_int_equal(ipc_queue_attach(&wq, qfd[0], IPC_QUEUE_WORKER, 1), 0);
+	assert_int_equal(ipc_queue_owner_pump(q[0]), 0);
+	assert_true(ipc_queue_get(wq, key, sizeof key, 1000000) > 0);
+	assert_string_equal(key, "u-c2");
+	ipc_queue_free(wq);
+	gc_handler_table.fini(&ctx);
+	for (int i = 0; i < 2; i++) {
+		ipc_queue_owner_free(q[i]);
+		close(qfd[i]);
+	}
+	ipc_loop_free(loop);
+	gc_handlers_shard_override = NULL;
+	shm_arena_close(r);
+	shm_arena_close(w);
+	close(rfd);
+	close(fd);
+}
+
 static void test_restart_mid_creation(void **state)
 {
 	(void)state;
@@ -435,7 +721,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_api_version),          cmocka_unit_test(test_events),
 	        cmocka_unit_test(test_table_shape),          cmocka_unit_test(test_seed_from_arena),
-	        cmocka_unit_test(test_restart_mid_creation),
+	        cmocka_unit_test(test_restart_mid_creation), cmocka_unit_test(test_sharded_sink),
+	        cmocka_unit_test(test_seed_sharded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+/*
+ * workers/garbagecollector/shard.h: which garbage-collector items this kcmd instance handles
+ * when the namespaces are split into ranges (--shard-ranges, docs/sharding.md "The garbage
+ * collector"). Pure: the ranges owned are asked through a callback (the fence in processes, a
+ * table in tests).
+ *
+ * Design note.
+ *   Every instance builds the whole graph from its own cache, so every instance sees every
+ *   transition; what is split is the work each item causes, by where its writes go:
+ *     - an observed item (attemptToDelete): the range of its namespace (cluster-scoped: 0), the
+ *       range every write about it is fenced by;
+ *     - a virtual item (an owner only referenced): every instance that owns the range of the
+ *       virtual identity's namespace or of one of its dependents. Its work is a live GET and,
+ *       when the owner is absent, a graph change of this instance only (the virtual delete
+ *       event), which queues that instance's dependents; a cluster-scoped owner's dependents
+ *       live in many ranges, so each instance holding some must verify it for its own graph. If
+ *       the object turns out to exist and need a write, the write's range decides (the fence
+ *       refuses it elsewhere with -ENOLCK, and the key is then forgotten: the owner of that
+ *       range has the observed node);
+ *     - an orphaning owner (attemptToOrphan): every instance owning the owner's range or the
+ *       range of one of its dependents. Each removes the owner reference from the dependents
+ *       of its own ranges; only the owner's range removes the orphan finalizer, once its graph
+ *       shows no dependent in another range still referencing the owner (gc_worker.shard);
+ *     - a Warning event: the range of the namespace the Event is written into (the involved
+ *       object's, "default" for a cluster-scoped one, as client-go's recorder).
+ *   Sharding off (nranges 0, or no struct): every item is taken, nothing else changes.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "workers/garbagecollector/identity.h"
+
+struct gc_graph_view;
+
+struct gc_shard {
+	unsigned nranges; /* 0: sharding off, every item is this instance's */
+	/* whether this instance owns range r now */
+	bool (*owned)(void *ud, unsigned range);
+	void *ud;
+};
+
+/* Whether the range of namespace ns ("" or NULL: cluster-scoped, range 0) is owned. True when s
+ * is NULL or sharding is off. */
+bool gc_shard_ns_owned(const struct gc_shard *s, const char *ns);
+
+/* Whether the namespace of id or of any of its dependents in g is in an owned range (virtual
+ * items and orphaning owners). True when sharding is off. */
+bool gc_shard_takes_with_dependents(const struct gc_shard *s, const struct gc_graph_view *g,
+                                    const struct gc_ref *id);
+
+/* The decision for a queue key as the workers see it (queue 0 gc-attempt-to-delete: a uid, a
+ * virtual key or an absent-owner key; queue 1 gc-attempt-to-orphan: the owner's uid): true to
+ * process it here, false to drop it (not an error, not retried: another instance has it). A key
+ * whose uid is not in g is taken (the worker forgets it without an API call). */
+bool gc_shard_takes_key(const struct gc_shard *s, const struct gc_graph_view *g, size_t queue,
+                        const char *key);
+
+/* Whether a Warning event about `involved` is written by this instance (the namespace of the
+ * Event: the involved object's, or "default"). */
+bool gc_shard_takes_event(const struct gc_shard *s, const struct gc_ref *involved);
