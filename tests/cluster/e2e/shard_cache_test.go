@@ -6,7 +6,7 @@ package e2e
 // 0 stores in its arena only cluster-scoped objects and the objects of its own ranges.
 //
 // TestShard_FilteredCache: three instances as in TestShard_ChurnKillRestart; ReplicaSets and
-// bare pods in 30 namespaces. F is an instance that does not own range 0:
+// bare pods in 32 namespaces, one per range (so every range that moves moves pods). F is an instance that does not own range 0:
 //   - F's arena (kcmd-cachedump objects) holds exactly the pods of the namespaces of its
 //     ranges (the set equals a fresh client-go list of those namespaces), and no other pod;
 //     its informerd counted the rest as filtered;
@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -128,6 +129,29 @@ func shardCacheCheck(ctx context.Context, arena string, nss []string, owned map[
 		len(missing), len(want), first(missing), len(extra), first(extra))
 }
 
+// shardNamespacesEveryRange creates one namespace per range (names searched by their hash), so
+// that every range that moves in a failover moves a namespace with it.
+func shardNamespacesEveryRange(t *testing.T) []string {
+	t.Helper()
+	base := time.Now().UnixNano() % 100000
+	var out []string
+	seen := map[int]bool{}
+	for i := 0; len(seen) < shardRanges; i++ {
+		name := fmt.Sprintf("shard-%d-%04d", base, i)
+		if r := shardRangeOf(name); seen[r] {
+			continue
+		} else {
+			seen[r] = true
+		}
+		if _, err := env.Client.CoreV1().Namespaces().Create(context.Background(),
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating namespace %s: %v", name, err)
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
 func shardOwnedBy(h map[int]string, id string) map[int]bool {
 	o := map[int]bool{}
 	for r, v := range h {
@@ -184,7 +208,7 @@ func TestShard_FilteredCache(t *testing.T) {
 	}
 	t.Logf("range 0: %s; filtered instance %s; to be killed %s", owner0, filt, victim)
 
-	nss := shardNamespaces(t, 30)
+	nss := shardNamespacesEveryRange(t)
 	book := &shardBook{want: map[string]map[string]int32{}, bound: map[types.UID]int{}, uid: map[string]types.UID{}}
 	if err := hrtParallel(len(nss), 16, func(i int) error {
 		return book.create(ctx, nss[i], "rs-0", int32(1+i%3))
