@@ -799,20 +799,22 @@ static void check_cache_set(struct informerd *x, bool startup)
 	bool lost = false, on = kube_fence_cache_set(kcmd_leadership_fence(), now_set);
 	int n;
 
-	for (unsigned i = 0; i < KUBE_FENCE_MAX_RANGES / 64; i++) {
+	for (unsigned i = 0; i < KUBE_FENCE_MAX_RANGES / 64; i++)
 		lost |= (x->cache_set[i] & ~now_set[i]) != 0;
-		x->cache_set[i] = now_set[i];
-	}
 	if (on != x->cache_filtering)
 		log_info("cache filter %s", on ? "on: only the objects of this instance's shard "
 		                                 "ranges and cluster-scoped ones are stored"
 		                               : "off: every object is stored (range 0 is ours)");
 	x->cache_filtering = on;
-	if (!lost)
-		return;
-	n = inf_informers_prune(x->ii);
-	if (n > 0 || !startup)
-		log_info("cache filter: %d objects of ranges no longer ours left the cache", n);
+	if (lost) {
+		n = inf_informers_prune(x->ii);
+		if (n < 0)
+			return; /* reported by on_error; the set stays old: the next tick retries */
+		if (n > 0 || !startup)
+			log_info("cache filter: %d objects of ranges no longer ours left the cache",
+			         n);
+	}
+	memcpy(x->cache_set, now_set, sizeof(now_set));
 }
 
 static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
