@@ -6,7 +6,9 @@ package e2e
 // 0 stores in its arena only cluster-scoped objects and the objects of its own ranges.
 //
 // TestShard_FilteredCache: three instances as in TestShard_ChurnKillRestart; ReplicaSets and
-// bare pods in 32 namespaces, one per range (so every range that moves moves pods). F is an instance that does not own range 0:
+// bare pods in 32 namespaces, one per range (so every range that moves moves pods); checks
+// start once every range is held by its rendezvous owner. F is an instance that does not own
+// range 0, and the victim the other one, whichever's death moves more ranges to F:
 //   - F's arena (kcmd-cachedump objects) holds exactly the pods of the namespaces of its
 //     ranges (the set equals a fresh client-go list of those namespaces), and no other pod;
 //     its informerd counted the rest as filtered;
@@ -21,6 +23,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -152,6 +155,37 @@ func shardNamespacesEveryRange(t *testing.T) []string {
 	return out
 }
 
+// shardWeight is kube_shard_weight (kube/shard.c): fmix64(FNV-1a-64("<member>\n<range>")).
+func shardWeight(member string, r int) uint64 {
+	f := fnv.New64a()
+	_, _ = f.Write([]byte(fmt.Sprintf("%s\n%d", member, r)))
+	x := f.Sum64()
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// shardSettled: every range is held by its rendezvous owner among the users' identities.
+func shardSettled(h map[int]string, ids map[string]string, users []string) (bool, string) {
+	bad := 0
+	for r := 0; r < shardRanges; r++ {
+		best := ""
+		var bw uint64
+		for _, u := range users {
+			if w := shardWeight(ids[u], r); best == "" || w > bw || (w == bw && ids[u] < best) {
+				best, bw = ids[u], w
+			}
+		}
+		if h[r] != best {
+			bad++
+		}
+	}
+	return bad == 0, fmt.Sprintf("%d of %d ranges not (yet) held by their rendezvous owner", bad, shardRanges)
+}
+
 func shardOwnedBy(h map[int]string, id string) map[int]bool {
 	o := map[int]bool{}
 	for r, v := range h {
@@ -181,32 +215,44 @@ func TestShard_FilteredCache(t *testing.T) {
 		return true, ""
 	})
 	var h map[int]string
-	Eventually(t, 40*time.Second, "every range owned, every instance owning some", func() (bool, string) {
+	// settled: every range held by its rendezvous owner among the three (the instances start
+	// one after the other, so the first takes every range and hands most of them over)
+	Eventually(t, 40*time.Second, "every range held by its rendezvous owner", func() (bool, string) {
 		var err error
 		if h, err = shardHolders(ctx, lease); err != nil {
 			return false, err.Error()
 		}
-		ok := len(h) >= shardRanges
-		for i := 0; i < shardRanges; i++ {
-			ok = ok && h[i] != ""
-		}
-		for _, u := range shardUsers {
-			ok = ok && shardCountBy(h, ids[u]) > 0
-		}
-		return ok, fmt.Sprint(h)
+		return shardSettled(h, ids, shardUsers)
 	})
-	var owner0, filt, victim string
+	// the roles: of the two instances not owning range 0, the victim is the one whose death
+	// moves the most ranges to the other (the rendezvous of kube/shard.c, recomputed here)
+	var owner0 string
+	var others []string
 	for _, u := range shardUsers {
-		switch {
-		case h[0] == ids[u]:
+		if h[0] == ids[u] {
 			owner0 = u
-		case filt == "":
-			filt = u
-		default:
-			victim = u
+		} else {
+			others = append(others, u)
 		}
 	}
-	t.Logf("range 0: %s; filtered instance %s; to be killed %s", owner0, filt, victim)
+	if owner0 == "" || len(others) != 2 {
+		t.Fatalf("range 0 held by %q, not by one of the instances", h[0])
+	}
+	movesTo := func(victim, to string) int {
+		n := 0
+		for r, holder := range h {
+			if holder == ids[victim] && shardWeight(ids[to], r) > shardWeight(ids[owner0], r) {
+				n++
+			}
+		}
+		return n
+	}
+	filt, victim := others[0], others[1]
+	if movesTo(others[0], others[1]) > movesTo(others[1], others[0]) {
+		filt, victim = others[1], others[0]
+	}
+	t.Logf("range 0: %s; filtered instance %s; to be killed %s (%d of its ranges should move to %s)",
+		owner0, filt, victim, movesTo(victim, filt), filt)
 
 	nss := shardNamespacesEveryRange(t)
 	book := &shardBook{want: map[string]map[string]int32{}, bound: map[types.UID]int{}, uid: map[string]types.UID{}}
@@ -282,8 +328,7 @@ func TestShard_FilteredCache(t *testing.T) {
 		if h, err = shardHolders(ctx, lease); err != nil {
 			return false, err.Error()
 		}
-		n := shardCountBy(h, ids[filt]) + shardCountBy(h, ids[owner0])
-		return n == shardRanges, fmt.Sprintf("%d/%d", n, shardRanges)
+		return shardSettled(h, ids, []string{filt, owner0})
 	})
 	after := shardOwnedBy(h, ids[filt])
 	var moved []string
