@@ -32,7 +32,7 @@ static const char *metric_names[INF_M_COUNT] = {
         "watch_events",   "lists",          "relists",  "watches",
         "watch_restarts", "expired",        "backoffs", "list_count",
         "list_usec_sum",  "list_usec_last", "synced",   "watch_list_fallbacks",
-        "errors",
+        "errors",         "filtered",
 };
 
 struct want {

@@ -197,6 +197,8 @@ static int list_item(void *obj, void *ud)
 		kube_object_free(obj);
 		return r;
 	}
+	if (r == 1) /* the sharded cache's filter: not ours to store */
+		inf_metrics_add(lc->in->row, INF_M_FILTERED, 1);
 	kube_object_free(obj);
 	return 0;
 }
@@ -332,6 +334,8 @@ static int on_event(const char *json, size_t len, void *ud)
 			kube_object_free(obj);
 			return STOP_WATCH;
 		}
+		if (r == 1)
+			inf_metrics_add(in->row, INF_M_FILTERED, 1);
 		if (!inf_store_replacing(st, in->type))
 			(void)inf_store_set_rv(st, in->type, inf_reflector_last_rv(in->refl));
 		break;
@@ -346,6 +350,8 @@ static int on_event(const char *json, size_t len, void *ud)
 			inf_store_replace_abort(st, in->type);
 			return STOP_WATCH;
 		}
+		if (r == 1)
+			inf_metrics_add(in->row, INF_M_FILTERED, 1);
 		break;
 	case INF_EV_REPLACED:
 		if (inf_store_replace_commit(st, in->type, inf_reflector_last_rv(in->refl)) < 0)
@@ -559,4 +565,23 @@ uint64_t inf_informers_lists(const struct inf_informers *ii)
 		n += st.lists;
 	}
 	return n;
+}
+
+int inf_informers_prune(struct inf_informers *ii)
+{
+	int n = 0, err = 0;
+
+	if (!ii)
+		return -EINVAL;
+	for (size_t i = 0; i < ii->n; i++) {
+		int r = inf_store_prune(ii->cfg.store, ii->inf[i]->type);
+
+		if (r < 0) {
+			note(ii->inf[i], "cannot prune the objects the cache filter refuses", r);
+			err = r;
+		} else {
+			n += r;
+		}
+	}
+	return err < 0 ? err : n;
 }

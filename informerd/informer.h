@@ -70,5 +70,9 @@ int inf_informers_barrier(struct inf_informers *ii, uint32_t epoch, const char *
 /* How many informers have not yet committed the replace of epoch (0 when none was asked). */
 size_t inf_informers_barrier_pending(const struct inf_informers *ii);
 size_t inf_informers_count(const struct inf_informers *ii);
+/* The store's filter narrowed (sharding: a range was lost): every watched type's objects that
+ * it now refuses leave the arena (inf_store_prune). Returns how many, or the last -errno (each
+ * failure is also reported through on_error; what is left goes at the next prune or relist). */
+int inf_informers_prune(struct inf_informers *ii);
 /* LIST requests sent by all informers since start (for the warm-restart tests). */
 uint64_t inf_informers_lists(const struct inf_informers *ii);

@@ -46,6 +46,7 @@
 #include "lib/fence-env.h"
 #include "lib/log.h"
 #include "kube/encode.h"
+#include "kube/fence.h"
 #include "shm/arena.h"
 #include "shm/feed.h"
 
@@ -131,7 +132,10 @@ struct informerd {
 	uint32_t epoch;
 	uint64_t barrier_since;
 	char barrier_rv[24];
-	bool leadership_fd;    /* KCMD_LEADERSHIP_FD was passed */
+	bool leadership_fd; /* KCMD_LEADERSHIP_FD was passed */
+	/* the sharded cache's filter (kube/fence.h F9): the set last seen, all ones when off */
+	uint64_t cache_set[KUBE_FENCE_MAX_RANGES / 64];
+	bool cache_filtering;
 	struct shm_feed *feed; /* KCMD_FEED_FD: every change is published here after the arena */
 	struct ipc_source *feed_post;
 	/* GarbageCollector.Sync's wait for the monitors after a resync: 0, or until when */
@@ -776,11 +780,49 @@ static void check_epoch(struct informerd *x, uint64_t now, bool startup)
 	}
 }
 
+/* The store's filter (docs/sharding.md "Caches"): objects of a namespace whose range this
+ * instance neither owns nor is acquiring are not stored (kube/fence.h F9). One FNV-1a hash of
+ * the namespace and one load per object. */
+static bool cache_keeps_ns(const char *ns, void *ud)
+{
+	(void)ud;
+	return kube_fence_caches_ns(kcmd_leadership_fence(), ns);
+}
+
+/* The cache set narrowed (a range lost or handed over, or range 0 lost: the filter turns on):
+ * its objects leave the arena now rather than at the next relist, which may be far off (a
+ * relist comes with an acquisition or a 410). A set that grew needs nothing here: the range's
+ * acquisition publishes an epoch after the bit (F9), and check_epoch's relist stores it. */
+static void check_cache_set(struct informerd *x, bool startup)
+{
+	uint64_t now_set[KUBE_FENCE_MAX_RANGES / 64];
+	bool lost = false, on = kube_fence_cache_set(kcmd_leadership_fence(), now_set);
+	int n;
+
+	for (unsigned i = 0; i < KUBE_FENCE_MAX_RANGES / 64; i++)
+		lost |= (x->cache_set[i] & ~now_set[i]) != 0;
+	if (on != x->cache_filtering)
+		log_info("cache filter %s", on ? "on: only the objects of this instance's shard "
+		                                 "ranges and cluster-scoped ones are stored"
+		                               : "off: every object is stored (range 0 is ours)");
+	x->cache_filtering = on;
+	if (lost) {
+		n = inf_informers_prune(x->ii);
+		if (n < 0)
+			return; /* reported by on_error; the set stays old: the next tick retries */
+		if (n > 0 || !startup)
+			log_info("cache filter: %d objects of ranges no longer ours left the cache",
+			         n);
+	}
+	memcpy(x->cache_set, now_set, sizeof(now_set));
+}
+
 static int on_tick(struct ipc_source *s, uint64_t now, void *ud)
 {
 	struct informerd *x = ud;
 
 	check_epoch(x, now, false);
+	check_cache_set(x, false);
 	if (!x->logged_synced && inf_informers_all_synced(x->ii)) {
 		x->logged_synced = true;
 		log_info("all %zu informers synced after %.3f s (%llu LIST requests)",
@@ -931,6 +973,9 @@ int main(int argc, char **argv)
 		return 1;
 	x->leadership_fd = r > 0;
 	check_epoch(x, ipc_now_usec(), true);
+	/* every object is assumed stored until the first look at the cache set (F9) */
+	memset(x->cache_set, 0xff, sizeof(x->cache_set));
+	inf_store_set_filter(x->store, cache_keeps_ns, x);
 	for (size_t i = 0; i < x->n_res; i++) {
 		r = inf_informers_add(x->ii, &x->res[i]);
 		if (r < 0) {
@@ -939,6 +984,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* a warm arena may hold ranges lost while informerd was down: they go before the watch */
+	check_cache_set(x, true);
 	if (x->barrier_since && inf_informers_barrier_pending(x->ii) == 0) {
 		/* restarted within the term over an arena already relisted for it: no barrier */
 		log_info("leadership epoch %u: the cache was relisted for it already", x->epoch);

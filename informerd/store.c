@@ -113,7 +113,22 @@ struct inf_store {
 	struct shm_feed *feed;
 	void (*published)(void *ud);
 	void *published_ud;
+	/* the sharded cache's filter (store.h); NULL keeps everything */
+	bool (*keep_ns)(const char *ns, void *ud);
+	void *keep_ud;
 };
+
+void inf_store_set_filter(struct inf_store *s, bool (*keep_ns)(const char *ns, void *ud), void *ud)
+{
+	s->keep_ns = keep_ns;
+	s->keep_ud = ud;
+}
+
+/* Whether the filter refuses objects of ns: cluster-scoped ones are always kept. */
+static bool refused(const struct inf_store *s, const char *ns)
+{
+	return s->keep_ns && ns && *ns && !s->keep_ns(ns, s->keep_ud);
+}
 
 void inf_store_set_feed(struct inf_store *s, struct shm_feed *feed, void (*published)(void *ud),
                         void *ud)
@@ -186,6 +201,7 @@ static int first_visit(const struct shm_obj *o, void *ud)
 struct keys {
 	char **v;
 	size_t n, cap;
+	struct inf_store *s; /* inf_store_prune's filter */
 };
 
 static int key_visit(const struct shm_obj *o, void *ud)
@@ -492,6 +508,20 @@ int inf_store_apply(struct inf_store *s, uint16_t type, enum kube_watch_type ev,
 	if (!s || !obj || !(ts = ts_get(s, type)))
 		return -EINVAL;
 	m = meta_of(obj);
+	if (ev != KUBE_WATCH_ADDED && ev != KUBE_WATCH_MODIFIED && ev != KUBE_WATCH_DELETED)
+		return -EINVAL;
+	if (refused(s, m->namespace)) {
+		int r;
+
+		if (!m->name)
+			return -EINVAL;
+		s->stats.filtered++;
+		/* A copy stored before the filter narrowed is stale from now on: it goes (its
+		 * last known state as a tombstone); nothing is stored in its place. */
+		r = remove_known(s, type, ts, m->namespace, m->name,
+		                 ev == KUBE_WATCH_DELETED ? obj : NULL);
+		return r < 0 ? r : 1;
+	}
 	switch (ev) {
 	case KUBE_WATCH_ADDED:
 	case KUBE_WATCH_MODIFIED:
@@ -535,6 +565,11 @@ int inf_store_replace_add(struct inf_store *s, uint16_t type, const void *obj)
 	m = meta_of(obj);
 	if (!m->name)
 		return -EINVAL;
+	if (refused(s, m->namespace)) {
+		/* not remembered: a copy the arena still holds goes at the commit (tombstone) */
+		s->stats.filtered++;
+		return 1;
+	}
 	kl = make_key(s, m->namespace, m->name);
 	if (!kl)
 		return -ENAMETOOLONG;
@@ -613,6 +648,44 @@ int inf_store_replace_commit(struct inf_store *s, uint16_t type, const char *rv)
 	ts->replacing = false;
 	ts->synced = true;
 	return shm_writer_set_sync(s->a, type, rv, true);
+}
+
+static int collect_refused(const struct shm_obj *o, void *ud)
+{
+	struct keys *k = ud;
+	struct inf_store *s = k->s;
+
+	return refused(s, o->ns) ? key_visit(o, ud) : 0;
+}
+
+int inf_store_prune(struct inf_store *s, uint16_t type)
+{
+	struct type_state *ts;
+	struct keys k = {0};
+	int r, n = 0;
+
+	if (!s || !(ts = ts_get(s, type)))
+		return -EINVAL;
+	if (!s->keep_ns)
+		return 0;
+	k.s = s;
+	/* keys first, removals after: the arena is not changed under its own walk */
+	r = shm_reader_list(s->a, type, collect_refused, &k);
+	for (size_t i = 0; i < k.n; i++) {
+		const char *ns = k.v[i];
+
+		if (r >= 0) {
+			int d = remove_known(s, type, ts, ns, ns + strlen(ns) + 1, NULL);
+			if (d < 0)
+				r = d;
+			else
+				n++;
+		}
+		free(k.v[i]);
+	}
+	free(k.v);
+	s->stats.pruned += (uint64_t)n;
+	return r < 0 ? r : n;
 }
 
 void inf_store_replace_abort(struct inf_store *s, uint16_t type)

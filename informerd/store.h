@@ -19,6 +19,13 @@
  *   - Watch events: ADDED/MODIFIED upsert (a repeat of the version the arena already holds,
  *     as replayed after a warm restart, is not dispatched again); DELETED removes and is
  *     dispatched only if the object was known (as DeltaFIFO does with knownObjects).
+ *   - The filter (sharding, docs/sharding.md "Caches"): with keep_ns set, an object whose
+ *     namespace it refuses is never stored: a listed item is skipped (and not remembered, so
+ *     a stale copy goes at the commit as a tombstone), an ADDED/MODIFIED event removes a stale
+ *     copy (tombstone) and is otherwise dropped, a DELETED one of an object not stored is a
+ *     no-op. The synced version then means "every object the filter keeps, as of rv". The
+ *     filter must be the same for the replace that set it and every event after it, or only
+ *     narrower (inf_store_prune); a wider one needs a relist (the acquisition barrier).
  *   - The resource table: synced flag + last applied version per type, written after the
  *     objects they cover (shm_writer_set_sync), so a restart resumes from a version whose
  *     effects are all in the arena (some later ones too; re-applying them is idempotent).
@@ -37,6 +44,7 @@ struct inf_store;
 
 struct inf_store_stats {
 	uint64_t upserts, deletes, tombstones, dispatched, skipped_same_rv, errors;
+	uint64_t filtered, pruned;       /* not stored by the filter; removed when it narrowed */
 	uint64_t published, feed_errors; /* change-feed entries written, publishes refused */
 };
 
@@ -60,13 +68,25 @@ uint32_t inf_store_sync_epoch(struct inf_store *s, uint16_t type);
 /* The decoder kind for the type's objects (what kube_decode_* to use). */
 enum kube_kind inf_store_kube_kind(const struct inf_store *s, uint16_t type);
 
-/* A watch event's object (ADDED, MODIFIED, DELETED); obj is borrowed. Returns 0, -EINVAL, or the
- * arena's error (-ENOMEM arena full: the object is not in the arena). */
+/* The filter: keep_ns(ns, ud) says whether objects of namespace ns (never "" : cluster-scoped
+ * objects are always kept) are stored. NULL keeps everything (the default). It runs once per
+ * object: it must be cheap and allocate nothing. */
+void inf_store_set_filter(struct inf_store *s, bool (*keep_ns)(const char *ns, void *ud), void *ud);
+/* The filter narrowed (a range was lost): every object of type it now refuses leaves the arena,
+ * as a tombstone (not marked dropped: the object is no longer known here). Returns how many, or
+ * -EINVAL/-ENOMEM/the arena's error (the rest stay; a later prune or relist removes them). */
+int inf_store_prune(struct inf_store *s, uint16_t type);
+
+/* A watch event's object (ADDED, MODIFIED, DELETED); obj is borrowed. Returns 0, 1 when the
+ * filter refused it (nothing stored; a stale copy removed), -EINVAL, or the arena's error
+ * (-ENOMEM arena full: the object is not in the arena). */
 int inf_store_apply(struct inf_store *s, uint16_t type, enum kube_watch_type ev, const void *obj);
 
 /* Replace: begin (drops a replace in progress for the type), add items, then commit at rv
  * (tombstones + synced flag) or abort (keys forgotten; applied items stay). */
 int inf_store_replace_begin(struct inf_store *s, uint16_t type);
+/* replace_add returns 0, 1 when the filter refused the item (not stored, not remembered), or
+ * -errno. */
 int inf_store_replace_add(struct inf_store *s, uint16_t type, const void *obj);
 int inf_store_replace_commit(struct inf_store *s, uint16_t type, const char *rv);
 void inf_store_replace_abort(struct inf_store *s, uint16_t type);

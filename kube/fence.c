@@ -19,10 +19,14 @@ struct kube_fence_abi {
 	_Atomic uint64_t epoch;       /* F5 */
 	_Atomic uint64_t lease_rv;    /* F5 */
 	_Atomic uint64_t range_gen;   /* F8 */
-	uint64_t reserved[3];
+	uint64_t cache_filter;        /* F9: 1 = cache_ranges is kept (a former reserved word) */
+	uint64_t reserved[2];
 	_Atomic uint64_t range_deadline_us[KUBE_FENCE_MAX_RANGES]; /* F6, F7 */
+	_Atomic uint64_t cache_ranges[KUBE_FENCE_MAX_RANGES / 64]; /* F9: informerd's cache set */
 };
-_Static_assert(sizeof(struct kube_fence_abi) == 64 + 8 * KUBE_FENCE_MAX_RANGES, "fence layout");
+_Static_assert(sizeof(struct kube_fence_abi) == 64 + 8 * KUBE_FENCE_MAX_RANGES + 32,
+               "fence layout");
+_Static_assert(sizeof(struct kube_fence_abi) <= 4096, "the fence fits one page (F6)");
 
 struct kube_fence {
 	struct kube_fence_abi *h;
@@ -52,6 +56,9 @@ int kube_fence_memfd_create_ranges(unsigned nranges)
 	atomic_store_explicit(&h->deadline_us, 0, memory_order_relaxed);
 	for (unsigned i = 0; i < KUBE_FENCE_MAX_RANGES; i++) /* F6: no range owned yet */
 		atomic_store_explicit(&h->range_deadline_us[i], 0, memory_order_relaxed);
+	for (unsigned i = 0; i < KUBE_FENCE_MAX_RANGES / 64; i++) /* F9: nothing cached yet */
+		atomic_store_explicit(&h->cache_ranges[i], 0, memory_order_relaxed);
+	h->cache_filter = nranges > 0; /* F9: this layout keeps the cache set */
 	h->nranges = nranges;
 	h->magic = KUBE_FENCE_MAGIC;
 	munmap(h, sizeof(*h));
@@ -207,4 +214,64 @@ void kube_fence_bump_range_gen(struct kube_fence *f)
 uint64_t kube_fence_range_gen(const struct kube_fence *f)
 {
 	return f ? atomic_load_explicit(&f->h->range_gen, memory_order_acquire) : 0;
+}
+
+/* ---- the cache set (F9) ---- */
+
+void kube_fence_set_cache_range(struct kube_fence *f, unsigned range, bool cached)
+{
+	uint64_t bit;
+
+	if (!f || !f->writable || range >= kube_fence_ranges(f))
+		return;
+	bit = 1ull << (range % 64);
+	/* release: a set bit is stored before the epoch of its acquisition (F9), whose own
+	 * release store orders it for kube_fence_epoch's acquire; this one documents the pairing
+	 * with kube_fence_cache_set's acquire */
+	if (cached)
+		atomic_fetch_or_explicit(&f->h->cache_ranges[range / 64], bit,
+		                         memory_order_release);
+	else
+		atomic_fetch_and_explicit(&f->h->cache_ranges[range / 64], ~bit,
+		                          memory_order_release);
+}
+
+bool kube_fence_cache_filtering(const struct kube_fence *f)
+{
+	/* F9: no ranges, or a manager that does not keep the set (cache_filter 0, written before
+	 * the seal like nranges): nothing is filtered. The owner of range 0 caches everything. */
+	if (kube_fence_ranges(f) == 0 || f->h->cache_filter != 1)
+		return false;
+	/* acquire: pairs with kube_fence_set_cache_range's release */
+	return !(atomic_load_explicit(&f->h->cache_ranges[0], memory_order_acquire) & 1u);
+}
+
+bool kube_fence_caches_range(const struct kube_fence *f, unsigned range)
+{
+	if (!kube_fence_cache_filtering(f))
+		return true;
+	if (range >= kube_fence_ranges(f))
+		return false;
+	/* acquire: pairs with kube_fence_set_cache_range's release */
+	return atomic_load_explicit(&f->h->cache_ranges[range / 64], memory_order_acquire) >>
+	               (range % 64) &
+	       1u;
+}
+
+bool kube_fence_caches_ns(const struct kube_fence *f, const char *ns)
+{
+	/* cluster-scoped objects (range 0) are always cached: the hash is skipped for them */
+	if (!ns || !*ns || !kube_fence_cache_filtering(f))
+		return true;
+	return kube_fence_caches_range(f, kube_shard_range_of_ns(ns, kube_fence_ranges(f)));
+}
+
+bool kube_fence_cache_set(const struct kube_fence *f, uint64_t ret[KUBE_FENCE_MAX_RANGES / 64])
+{
+	bool on = kube_fence_cache_filtering(f);
+
+	for (unsigned i = 0; i < KUBE_FENCE_MAX_RANGES / 64; i++)
+		ret[i] = on ? atomic_load_explicit(&f->h->cache_ranges[i], memory_order_acquire)
+		            : ~0ull;
+	return on;
 }

@@ -54,6 +54,27 @@
  *   F8 `range_gen` only grows; the manager bumps it (release) after storing the deadline of a
  *      newly acquired range. A reader that sees it move replays its state for the ranges it
  *      now owns (the dispatchers' resync of a handed-over range).
+ *   F9 The cache set (informerd's filter, docs/sharding.md "Caches"): one bit per range in
+ *      `cache_ranges` (256 bits after the range words), meaningful only when `cache_filter`
+ *      is 1 (stored with nranges, before the magic and the seal; a former reserved word, so a
+ *      manager of the earlier layout leaves it 0 and nothing is filtered: no version change).
+ *      Bit i set = informerd stores the namespaced objects of range i; cluster-scoped objects
+ *      are always stored, and bit 0 set turns the filter off (the owner of range 0 runs every
+ *      unsharded controller, which needs every object).
+ *      Order on an acquisition: the manager sets bit i, THEN publishes that acquisition's
+ *      epoch (F5, release), THEN stores range i's deadline (F6), THEN bumps range_gen (F8).
+ *      informerd loads the epoch with acquire before it relists for it and reads the set per
+ *      object after that load, so the relist of the epoch includes range i: a type "synced at
+ *      the current epoch" (the worker gate) holds the new range's objects. The bit never
+ *      widens the cache without a new epoch, so a warm arena synced at the current epoch
+ *      lacks no object the set asks for.
+ *      On a loss the manager clears bit i when range i's word goes to 0 (F7: lost, handed
+ *      over, the member Lease lost, shutdown); informerd compares the set on its tick (50 ms
+ *      to 1 s) and at start-up and removes the lost range's objects then (tombstones). A bit
+ *      cleared late only costs memory: writes are fenced by the range words alone.
+ *      Each word is its own atomic: the one writer sets and clears bits with release
+ *      read-modify-writes, readers load with acquire. Writer death: F3 (the set keeps its
+ *      last value; a restarted manager makes a new memfd with an empty set and a new epoch).
  *   Version rule: `magic` carries the layout version; a reader that sees another refuses to
  *   open (-EPROTONOSUPPORT) and its client then refuses nothing: the manager also kills workers
  *   on its own deadline, as before this fence existed.
@@ -105,3 +126,19 @@ bool kube_fence_allows_ns(const struct kube_fence *f, const char *ns, uint64_t n
  * per-range state (the dispatchers) replay the arena when it moves (F8). */
 void kube_fence_bump_range_gen(struct kube_fence *f);
 uint64_t kube_fence_range_gen(const struct kube_fence *f);
+
+/* ---- the cache set (informerd's filter, F9) ---- */
+/* Manager: range's objects are (not) to be stored by informerd. Set it before publishing the
+ * epoch of the range's acquisition; clear it when the range's word goes to 0. */
+void kube_fence_set_cache_range(struct kube_fence *f, unsigned range, bool cached);
+/* Whether informerd filters at all: ranges, a manager that keeps the set, and range 0 not in
+ * it. false for f NULL. */
+bool kube_fence_cache_filtering(const struct kube_fence *f);
+/* Whether objects of range / of namespace ns ("" or NULL: cluster-scoped, always) are stored
+ * (range 0's namespaced objects only when range 0 is ours, i.e. not filtering). true whenever not
+ * filtering. No allocation: one FNV-1a hash of ns and a load. */
+bool kube_fence_caches_range(const struct kube_fence *f, unsigned range);
+bool kube_fence_caches_ns(const struct kube_fence *f, const char *ns);
+/* A snapshot of the set into ret (every bit set when not filtering); returns whether filtering.
+ * informerd compares snapshots to drop a lost range's objects at once. */
+bool kube_fence_cache_set(const struct kube_fence *f, uint64_t ret[KUBE_FENCE_MAX_RANGES / 64]);

@@ -44,6 +44,11 @@ uint32_t kcmd_leadership_epoch(uint64_t *ret_lease_rv)
 	return kube_fence_epoch(leadership, ret_lease_rv);
 }
 
+const struct kube_fence *kcmd_leadership_fence(void)
+{
+	return leadership;
+}
+
 static uint32_t current_epoch(void)
 {
 	return kube_fence_epoch(leadership, NULL);

@@ -25,6 +25,9 @@ const struct kube_fence *kcmd_fence(void);
 int kcmd_leadership_from_env(void);
 /* The current epoch and its Lease resourceVersion (0 when none is mapped or published). */
 uint32_t kcmd_leadership_epoch(uint64_t *ret_lease_rv);
+/* The KCMD_LEADERSHIP_FD mapping (read-only), or NULL: informerd reads its cache set there
+ * (kube/fence.h F9). */
+const struct kube_fence *kcmd_leadership_fence(void);
 
 /* ---- sharding (--shard-ranges, docs/sharding.md) ----
  * Read from the KCMD_LEADERSHIP_FD mapping (the fence memfd, kube/fence.h F6-F8), so they work

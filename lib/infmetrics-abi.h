@@ -44,6 +44,10 @@ enum inf_metric {
 	INF_M_SYNCED,         /* gauge: 1 once synced */
 	INF_M_WATCH_LIST_FALLBACKS,
 	INF_M_ERRORS, /* objects that could not be decoded or stored */
+	/* objects not stored by the sharded cache's filter (docs/sharding.md "Caches"): listed
+	 * items and watch events of namespaces in ranges this instance does not cache; a former
+	 * reserved word of the row, so no version bump */
+	INF_M_FILTERED,
 	INF_M_COUNT
 };
 
@@ -51,7 +55,7 @@ struct inf_metrics_row {
 	char group[INF_METRICS_NAME_MAX];
 	char resource[INF_METRICS_NAME_MAX];
 	_Atomic uint64_t v[INF_M_COUNT];
-	uint64_t reserved[3];
+	uint64_t reserved[2];
 };
 
 struct inf_metrics_hdr {
@@ -71,5 +75,6 @@ struct inf_metrics_hdr {
 	struct inf_metrics_row rows[INF_METRICS_MAX_ROWS];
 };
 
-_Static_assert(sizeof(struct inf_metrics_row) == 2 * INF_METRICS_NAME_MAX + 8 * (INF_M_COUNT + 3),
+_Static_assert(sizeof(struct inf_metrics_row) == 2 * INF_METRICS_NAME_MAX + 8 * (INF_M_COUNT + 2),
                "metrics row layout");
+_Static_assert(sizeof(struct inf_metrics_row) == 256, "rows keep their size (no version bump)");

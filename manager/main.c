@@ -965,6 +965,9 @@ static void on_leadership(bool leading, void *ud)
 		/* The acquisition barrier, before any worker of this term starts: informerd
 		 * relists every type at least as new as the Lease write that won, and until it
 		 * has, kcmd_cache_synced() in the workers says 0 (docs/architecture.md). */
+		if (m->test_shard_all) /* F9: the cache set before the epoch */
+			for (unsigned i = 0; i < (unsigned)m->cfg.shard_ranges; i++)
+				kube_fence_set_cache_range(m->fence, i, true);
 		publish_epoch(m, m->lc ? mgr_lease_client_rv(m->lc) : 0);
 		if (m->test_shard_all)
 			for (unsigned i = 0; i < (unsigned)m->cfg.shard_ranges; i++)
@@ -982,8 +985,10 @@ static void on_leadership(bool leading, void *ud)
 		/* Fence: no worker may write once we might not lead. The fence word says so before
 		 * the kill, which also tells the queue owners these deaths are no crash. */
 		kube_fence_set(m->fence, 0);
-		for (unsigned i = 0; m->test_shard_all && i < (unsigned)m->cfg.shard_ranges; i++)
+		for (unsigned i = 0; m->test_shard_all && i < (unsigned)m->cfg.shard_ranges; i++) {
 			kube_fence_set_range(m->fence, i, 0);
+			kube_fence_set_cache_range(m->fence, i, false);
+		}
 		mgr_shard_set_active(m->shard, false);
 		/* "stopped leading" (log and Event) waits until each of them is reaped
 		 * (on_term_event, manager/termend.h): kill(2) returns before they die */
@@ -1341,6 +1346,8 @@ static void informer_metrics(struct mgr_metrics_buf *b, struct mgr *m)
 	         "1 once the resource's cache is synced.", 1},
 	        {INF_M_ERRORS, "kcmd_informer_errors_total", "counter",
 	         "Objects that could not be decoded or stored.", 1},
+	        {INF_M_FILTERED, "kcmd_informer_filtered_total", "counter",
+	         "Objects not cached: their namespace's shard range is not this instance's.", 1},
 	};
 	const struct inf_metrics_hdr *h = m->inf_metrics;
 

@@ -84,8 +84,12 @@ static void tick(struct mgr_shard *s);
 
 static void publish(struct range *r)
 {
+	bool live = r->st == R_CAMPAIGN && r->owned;
+
 	/* F7: only a wanted, acquired range has a live word; anything else is 0 */
-	kube_fence_set_range(r->s->fence, r->i, r->st == R_CAMPAIGN && r->owned ? r->deadline : 0);
+	kube_fence_set_range(r->s->fence, r->i, live ? r->deadline : 0);
+	if (!live) /* F9: informerd stops caching the range with its word */
+		kube_fence_set_cache_range(r->s->fence, r->i, false);
 }
 
 static void range_deadline(uint64_t deadline_us, void *ud)
@@ -103,8 +107,10 @@ static void range_change(bool leading, void *ud)
 
 	if (leading && r->st == R_CAMPAIGN && !r->owned) {
 		uint64_t rv = mgr_lease_client_rv(r->lc);
-		/* the barrier first (a new epoch at the winning write), then the word, then the
+		/* the cache set first (F9: informerd's relist for the epoch includes the range),
+		 * the barrier (a new epoch at the winning write), then the word, then the
 		 * generation the dispatchers replay on (F8) */
+		kube_fence_set_cache_range(s->fence, r->i, true);
 		if (s->on_acquired)
 			s->on_acquired(r->i, rv, s->ud);
 		r->owned = true;
@@ -456,6 +462,7 @@ struct mgr_shard *mgr_shard_free(struct mgr_shard *s)
 	ipc_source_free(s->timer);
 	for (unsigned i = 0; s->ranges && i < s->nranges; i++) {
 		kube_fence_set_range(s->fence, i, 0);
+		kube_fence_set_cache_range(s->fence, i, false);
 		mgr_lease_client_free(s->ranges[i].lc);
 	}
 	set_members(s, NULL, 0);

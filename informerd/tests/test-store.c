@@ -19,6 +19,8 @@
 #include "shm/record-model.h"
 #include "shm/records.h"
 #include "informerd/store.h"
+#include "kube/fence.h"
+#include "kube/shard.h"
 
 struct seen_ev {
 	enum inf_event_kind kind;
@@ -669,6 +671,219 @@ static void test_warm_arena_other_format(void **state)
 	shm_obj_release(&o);
 }
 
+/* ---- the sharded cache's filter (docs/sharding.md "Caches", kube/fence.h F9) ---- */
+
+static void *pod_in(const char *ns, const char *name, const char *uid, const char *rv)
+{
+	char buf[512];
+	struct kube_pod *p = NULL;
+	int n = snprintf(buf, sizeof(buf),
+	                 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s\","
+	                 "\"resourceVersion\":\"%s\"},\"spec\":{},\"status\":{}}",
+	                 name, ns, uid, rv);
+	assert_int_equal(kube_decode_pod(buf, (size_t)n, 0, &p), 0);
+	return p;
+}
+
+/* A namespace name of range r of n (found by search: the hash decides). */
+static void ns_of_range(unsigned r, unsigned n, char *buf, size_t len)
+{
+	for (int i = 0;; i++) {
+		snprintf(buf, len, "ns-%d", i);
+		if (kube_shard_range_of_ns(buf, n) == r)
+			return;
+	}
+}
+
+/* The decision informerd asks per object: what the manager stored in the fence's cache set. */
+static void test_filter_decision(void **state)
+{
+	struct kube_fence *w, *r0, *plain;
+	uint64_t set[KUBE_FENCE_MAX_RANGES / 64];
+	char ns[4][32];
+	int fd, pfd;
+
+	(void)state;
+	for (unsigned i = 0; i < 4; i++)
+		ns_of_range(i, 4, ns[i], sizeof(ns[i]));
+	fd = kube_fence_memfd_create_ranges(4);
+	assert_true(fd >= 0);
+	assert_int_equal(kube_fence_open(fd, true, &w), 0);
+	assert_int_equal(kube_fence_open(fd, false, &r0), 0);
+	/* nothing owned yet: only cluster-scoped objects */
+	assert_true(kube_fence_cache_filtering(r0));
+	assert_true(kube_fence_caches_ns(r0, ""));
+	assert_true(kube_fence_caches_ns(r0, NULL));
+	for (unsigned i = 0; i < 4; i++)
+		assert_false(kube_fence_caches_ns(r0, ns[i]));
+	assert_true(kube_fence_cache_set(r0, set));
+	assert_int_equal(set[0], 0);
+	/* ranges 1 and 3: their namespaces, not the others */
+	kube_fence_set_cache_range(w, 1, true);
+	kube_fence_set_cache_range(w, 3, true);
+	assert_false(kube_fence_caches_ns(r0, ns[0]));
+	assert_true(kube_fence_caches_ns(r0, ns[1]));
+	assert_false(kube_fence_caches_ns(r0, ns[2]));
+	assert_true(kube_fence_caches_ns(r0, ns[3]));
+	assert_false(kube_fence_caches_range(r0, 0)); /* range 0's namespaces: not ours */
+	assert_false(kube_fence_caches_range(r0, 4)); /* past the ranges */
+	assert_true(kube_fence_cache_set(r0, set));
+	assert_int_equal(set[0], 0xa);
+	/* range 0 won: the filter is off, everything is stored */
+	kube_fence_set_cache_range(w, 0, true);
+	assert_false(kube_fence_cache_filtering(r0));
+	for (unsigned i = 0; i < 4; i++)
+		assert_true(kube_fence_caches_ns(r0, ns[i]));
+	assert_false(kube_fence_cache_set(r0, set));
+	assert_int_equal(set[0], ~0ull);
+	/* range 0 and range 3 lost: back to range 1 only */
+	kube_fence_set_cache_range(w, 0, false);
+	kube_fence_set_cache_range(w, 3, false);
+	assert_true(kube_fence_caches_ns(r0, ns[1]));
+	assert_false(kube_fence_caches_ns(r0, ns[3]));
+	/* a reader cannot change the set; an index past the ranges is ignored */
+	kube_fence_set_cache_range(r0, 2, true);
+	kube_fence_set_cache_range(w, 200, true);
+	assert_false(kube_fence_caches_ns(r0, ns[2]));
+	assert_true(kube_fence_cache_set(r0, set));
+	assert_int_equal(set[0], 0x2);
+	assert_int_equal(set[3], 0);
+	/* negative control: without ranges (sharding off) and without a fence nothing is filtered
+	 */
+	pfd = kube_fence_memfd_create();
+	assert_true(pfd >= 0);
+	assert_int_equal(kube_fence_open(pfd, false, &plain), 0);
+	assert_false(kube_fence_cache_filtering(plain));
+	assert_true(kube_fence_caches_ns(plain, ns[2]));
+	assert_false(kube_fence_cache_filtering(NULL));
+	assert_true(kube_fence_caches_ns(NULL, ns[2]));
+	kube_fence_close(plain);
+	kube_fence_close(r0);
+	kube_fence_close(w);
+	close(pfd);
+	close(fd);
+}
+
+static const char *g_keep = "mine"; /* the test filter keeps this namespace only */
+
+static bool keep_one(const char *ns, void *ud)
+{
+	(void)ud;
+	return g_keep && strcmp(ns, g_keep) == 0;
+}
+
+static bool in_arena(struct fx *f, const char *ns, const char *name)
+{
+	struct shm_obj o = SHM_OBJ_INIT;
+	bool r = shm_reader_get(f->a, (uint16_t)f->pod_t, ns, name, &o) == 0;
+
+	shm_obj_release(&o);
+	return r;
+}
+
+static int apply_r(struct fx *f, enum kube_watch_type t, void *obj)
+{
+	int r = inf_store_apply(f->s, (uint16_t)f->pod_t, t, obj);
+
+	kube_object_free(obj);
+	return r;
+}
+
+static int radd_r(struct fx *f, void *obj)
+{
+	int r = inf_store_replace_add(f->s, (uint16_t)f->pod_t, obj);
+
+	kube_object_free(obj);
+	return r;
+}
+
+/* The store with a filter: refused objects never reach the arena or the handlers; a DELETE of
+ * one never stored is a no-op; a stale copy goes as a tombstone (event, relist, prune). */
+static void test_filter_store(void **state)
+{
+	struct fx *f = *state;
+	uint16_t t = (uint16_t)f->pod_t;
+	struct inf_store_stats st;
+
+	g_keep = "mine";
+	inf_store_set_filter(f->s, keep_one, NULL);
+	/* a relist: only "mine" and cluster-scoped... (pods are all namespaced) */
+	assert_int_equal(inf_store_replace_begin(f->s, t), 0);
+	assert_int_equal(radd_r(f, pod_in("mine", "a", "u-a", "5")), 0);
+	assert_int_equal(radd_r(f, pod_in("other", "b", "u-b", "6")), 1);
+	assert_int_equal(radd_r(f, pod_in("mine", "c", "u-c", "7")), 0);
+	assert_int_equal(inf_store_replace_commit(f->s, t, "10"), 0);
+	assert_true(in_arena(f, "mine", "a"));
+	assert_false(in_arena(f, "other", "b"));
+	assert_int_equal(g_n, 2);
+	/* watch events */
+	assert_int_equal(apply_r(f, KUBE_WATCH_ADDED, pod_in("other", "d", "u-d", "11")), 1);
+	assert_int_equal(apply_r(f, KUBE_WATCH_MODIFIED, pod_in("other", "b", "u-b", "12")), 1);
+	assert_int_equal(apply_r(f, KUBE_WATCH_DELETED, pod_in("other", "b", "u-b", "13")), 1);
+	assert_int_equal(g_n, 2); /* nothing stored, nothing told */
+	assert_false(in_arena(f, "other", "d"));
+	assert_int_equal(apply_r(f, KUBE_WATCH_ADDED, pod_in("mine", "e", "u-e", "14")), 0);
+	assert_int_equal(g_n, 3);
+	assert_true(in_arena(f, "mine", "e"));
+	/* the filter narrows ("mine" is lost): an event of a stored object removes its stale
+	 * copy as a tombstone carrying the last known state */
+	g_keep = "none";
+	assert_int_equal(apply_r(f, KUBE_WATCH_MODIFIED, pod_in("mine", "a", "u-a", "15")), 1);
+	assert_false(in_arena(f, "mine", "a"));
+	assert_int_equal(g_n, 4);
+	assert_int_equal(g_ev[3].kind, INF_EVENT_DELETE);
+	assert_true(g_ev[3].tombstone);
+	assert_false(g_ev[3].dropped);
+	assert_string_equal(g_ev[3].old_rv, "5");
+	/* prune: the rest of "mine" goes at once */
+	assert_int_equal(inf_store_prune(f->s, t), 2);
+	assert_false(in_arena(f, "mine", "c"));
+	assert_false(in_arena(f, "mine", "e"));
+	assert_int_equal(g_n, 6);
+	assert_true(g_ev[4].tombstone && g_ev[5].tombstone);
+	assert_int_equal(inf_store_prune(f->s, t), 0); /* nothing left to prune */
+	inf_store_get_stats(f->s, &st);
+	assert_int_equal(st.filtered, 5);
+	assert_int_equal(st.pruned, 2);
+	assert_int_equal(shm_writer_check(f->a), 0);
+}
+
+/* A relist after the filter narrowed: the refused items are not remembered, so the copies the
+ * arena still holds go at the commit; the filter widened ("other" now kept) stores them. */
+static void test_filter_relist(void **state)
+{
+	struct fx *f = *state;
+	uint16_t t = (uint16_t)f->pod_t;
+
+	g_keep = "mine";
+	inf_store_set_filter(f->s, NULL, NULL); /* no filter: everything */
+	assert_int_equal(inf_store_replace_begin(f->s, t), 0);
+	assert_int_equal(radd_r(f, pod_in("mine", "a", "u-a", "5")), 0);
+	assert_int_equal(radd_r(f, pod_in("other", "b", "u-b", "6")), 0);
+	assert_int_equal(inf_store_replace_commit(f->s, t, "10"), 0);
+	assert_int_equal(inf_store_prune(f->s, t), 0); /* no filter: prune is a no-op */
+	inf_store_set_filter(f->s, keep_one, NULL);
+	g_n = 0;
+	assert_int_equal(inf_store_replace_begin(f->s, t), 0);
+	assert_int_equal(radd_r(f, pod_in("mine", "a", "u-a", "5")), 0);
+	assert_int_equal(radd_r(f, pod_in("other", "b", "u-b", "6")), 1);
+	assert_int_equal(inf_store_replace_commit(f->s, t, "11"), 0);
+	assert_true(in_arena(f, "mine", "a"));
+	assert_false(in_arena(f, "other", "b"));
+	assert_int_equal(g_n, 2); /* the re-delivered "a", and "b"'s tombstone */
+	assert_int_equal(g_ev[1].kind, INF_EVENT_DELETE);
+	assert_true(g_ev[1].tombstone);
+	/* widened (a range acquired: its relist) */
+	g_keep = "other";
+	assert_int_equal(inf_store_replace_begin(f->s, t), 0);
+	assert_int_equal(radd_r(f, pod_in("mine", "a", "u-a", "5")), 1);
+	assert_int_equal(radd_r(f, pod_in("other", "b", "u-b", "6")), 0);
+	assert_int_equal(inf_store_replace_commit(f->s, t, "12"), 0);
+	assert_false(in_arena(f, "mine", "a"));
+	assert_true(in_arena(f, "other", "b"));
+	assert_int_equal(shm_writer_check(f->a), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -684,6 +899,9 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_rs_and_meta_payload, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_test_table_with_queue, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_warm_arena_other_format, setup, teardown),
+	        cmocka_unit_test(test_filter_decision),
+	        cmocka_unit_test_setup_teardown(test_filter_store, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_filter_relist, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
