@@ -101,7 +101,7 @@ struct dsp {
 	uint64_t resyncs;
 	uint64_t shard_gen;              /* the fence's range generation last replayed for (F8) */
 	enum kube_shard_keys shard_keys; /* how its keys name a namespace (--shard-ranges) */
-	bool shard_self; /* its handlers decide which keys are this instance's (the GC) */
+	bool shard_self;   /* its handlers decide which keys are this instance's (the GC) */
 	bool deletes_only; /* catching up: only DELETE entries before skip_before reach the
 	                      handlers (the arena read after or before them holds the others) */
 	uint64_t skip_before;

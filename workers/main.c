@@ -53,8 +53,8 @@ struct worker {
 	const struct kcmd_controller *desc;
 	enum kube_shard_keys shard_keys; /* how its keys name a namespace (--shard-ranges) */
 	bool shard_self; /* the controller drops the keys of other ranges itself (the GC) */
-	uint64_t shard_gen_synced;       /* --shard-ranges: the range generation the cache was seen
-	                                    synced for (the barrier of a range acquisition) */
+	uint64_t shard_gen_synced; /* --shard-ranges: the range generation the cache was seen
+	                              synced for (the barrier of a range acquisition) */
 	uint64_t shard_skipped;
 };
 
