@@ -365,9 +365,11 @@ static void list_done(struct kube_call *call, const struct kube_result *r, void 
 	else
 		parse_list(s, r->body, r->body_len);
 	tick(s);
-	/* a member's expiry before the next LIST: look again then, not a retry period later */
-	if (s->member_expiry < s->wake_at && !s->release_all)
+	/* a member's expiry before the next LIST: look again then, not a retry period later
+	 * (used once: a failed LIST leaves no stale expiry that would re-arm the timer at once) */
+	if (s->member_expiry < s->wake_at && s->member_expiry > ipc_now_usec() && !s->release_all)
 		arm(s, s->member_expiry);
+	s->member_expiry = UINT64_MAX;
 }
 
 static void start_list(struct mgr_shard *s)

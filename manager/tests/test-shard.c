@@ -21,7 +21,7 @@
 #include "manager/leader.h"
 #include "manager/shard.h"
 
-#define SEC 1000000ull
+#define SEC  1000000ull
 #define MAXR 256
 
 static void test_budget_formula(void **state)
@@ -280,8 +280,8 @@ static void hold_all(unsigned R, uint64_t lease, uint64_t renew, uint64_t retry)
 	unsigned held = run(s, 300, &all_at, &lost);
 	print_message("%u ranges, retry %llums, budget qps %g burst %d: all held at %.2fs, %u "
 	              "held at the end, %lu losses, %lu requests, %lu timeouts\n",
-	              R, (unsigned long long)(retry / 1000), qps, burst, (double)all_at / 1e6,
-	              held, lost, s->sent, s->timeouts);
+	              R, (unsigned long long)(retry / 1000), qps, burst, (double)all_at / 1e6, held,
+	              lost, s->sent, s->timeouts);
 	assert_int_equal(held, R);
 	assert_int_equal(lost, 0);
 	assert_int_equal(s->timeouts, 0);
