@@ -256,6 +256,13 @@ int mgr_le_step(struct mgr_le *le, uint64_t now, kube_time_t now_wall,
 				le->stats.losses++;
 			}
 			attempt_failed(le, now);
+			if (le->cfg.attempt_at_expiry) {
+				/* observed_valid: the expiry is still ahead of now */
+				uint64_t exp = le->observed_mono +
+				               (uint64_t)le->observed.lease_duration_s * 1000000u;
+				if (exp < le->next_attempt)
+					le->next_attempt = exp;
+			}
 			return 0;
 		}
 		our_record(le, now_wall, &req->record);

@@ -57,6 +57,12 @@ struct mgr_le_config {
 	/* Optional: a random number in [0,1) for the candidate jitter; NULL uses random(). */
 	double (*rand01)(void *userdata);
 	void *rand_userdata;
+	/* A candidate that finds the Lease held by someone else tries again at the earlier of its
+	 * jittered retry and the instant the record it observed expires by local observation
+	 * (observed_mono + leaseDurationSeconds), instead of up to 2.2 retry periods after it.
+	 * Safety is unchanged: it still takes only a Lease expired by local observation. Off for
+	 * the leader / member Lease (client-go's pacing); on for the range Leases (shard.c). */
+	bool attempt_at_expiry;
 };
 
 /* Checks client-go's constructor rules: all > 0, lease > renew, renew > 1.2 × retry, identity

@@ -270,6 +270,7 @@ int mgr_lease_client_new(struct ipc_loop *loop, struct kube_client *kc,
 	        .lease_duration_us = o->lease_duration_us,
 	        .renew_deadline_us = o->renew_deadline_us,
 	        .retry_period_us = o->retry_period_us,
+	        .attempt_at_expiry = o->attempt_at_expiry,
 	};
 	struct mgr_lease_client *lc;
 	int r = mgr_le_config_validate(&cfg, err, errlen);

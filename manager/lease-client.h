@@ -33,6 +33,9 @@ struct mgr_lease_client_opts {
 	mgr_lease_change_fn on_change;
 	void *userdata;
 	bool record_events; /* LeaderElection events on the Lease */
+	/* mgr_le_config.attempt_at_expiry: a candidate retries when the holder's Lease expires by
+	 * local observation (the range Leases) rather than only on its jittered retry tick */
+	bool attempt_at_expiry;
 	/* Optional: after every step of the elector, the fence deadline (ipc_now_usec() clock;
 	 * 0 when not leading), for the workers' own check (kube/fence.h). */
 	void (*on_deadline)(uint64_t deadline_us, void *userdata);

@@ -2186,6 +2186,11 @@ int main(int argc, char **argv)
 			        .fence = m->fence,
 			        .on_acquired = on_range_acquired,
 			        .userdata = m,
+			        /* the range Leases' own client and budget (docs/sharding.md) */
+			        .config = m->kcfg,
+			        .content_type = m->cfg.kube_api_content_type,
+			        .qps = m->cfg.kube_api_qps,
+			        .burst = m->cfg.kube_api_burst,
 			};
 			if (!m->test_shard_all &&
 			    (r = mgr_shard_new(m->loop, m->kc, &so, &m->shard)) < 0) {

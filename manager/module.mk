@@ -8,7 +8,8 @@ manager_SRCS     := manager/leader.c manager/supervisor.c manager/flags.c manage
 manager_LIBDEPS  := kube ipc shm kclog kubeloop kcfeat kcflag kcinfmetrics registry mgrstatus
 manager_TESTS    := manager/tests/test-leader.c manager/tests/test-supervisor.c \
 		    manager/tests/test-flags.c manager/tests/test-httpd.c manager/tests/test-metrics.c \
-		    manager/tests/test-sa-tokens.c manager/tests/test-termend.c
+		    manager/tests/test-sa-tokens.c manager/tests/test-termend.c \
+		    manager/tests/test-shard.c
 
 BINS             += kcmd
 kcmd_SRCS        := manager/main.c

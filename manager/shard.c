@@ -11,6 +11,7 @@
 
 #include "kube/model.h"
 #include "kube/shard.h"
+#include "lib/kube-loop.h"
 #include "lib/log.h"
 #include "manager/lease-client.h"
 
@@ -42,6 +43,8 @@ struct range {
 struct mgr_shard {
 	struct ipc_loop *loop;
 	struct kube_client *kc;
+	struct kube_client *own_kc; /* the range Leases' own client (opts.config), or NULL */
+	struct kube_loop *own_kl;
 	char *ns, *lease_name, *identity;
 	char member_prefix[300], range_prefix[300];
 	unsigned nranges;
@@ -54,6 +57,11 @@ struct mgr_shard {
 	void (*all_done)(void *ud);
 	void *all_done_ud;
 	struct ipc_source *timer;
+	uint64_t wake_at; /* the timer's time */
+	/* local time at which the first live member other than us expires, by the renewTime and
+	 * leaseDurationSeconds last listed (UINT64_MAX: none): the timer wakes then to LIST again
+	 */
+	uint64_t member_expiry;
 	struct kube_call *list_call;
 	char **members;
 	size_t n_members;
@@ -79,6 +87,27 @@ int mgr_shard_member_lease_name(const char *lease_name, const char *identity, ch
 }
 
 static void tick(struct mgr_shard *s);
+
+static void arm(struct mgr_shard *s, uint64_t t)
+{
+	s->wake_at = t;
+	ipc_source_set_time(s->timer, t);
+}
+
+void mgr_shard_lease_budget(unsigned nranges, uint64_t retry_period_us, double base_qps,
+                            int base_burst, double *qps, int *burst)
+{
+	/* two requests per Lease per retry period (the LIST counts twice: the regular one and
+	 * the one at a member's expiry): twice the steady state, room for an acquisition round
+	 * (GET + PUT) of every range at once or a failed fast renewal (PUT, GET, PUT) */
+	double per_round = 2.0 * ((double)nranges + 2.0);
+	double need = retry_period_us ? per_round * 1e6 / (double)retry_period_us : per_round;
+
+	*qps = base_qps <= 0 ? 0 : (need > base_qps ? need : base_qps);
+	*burst = (int)per_round > base_burst ? (int)per_round : base_burst;
+	if (*burst < 1)
+		*burst = 1;
+}
 
 /* ---- one range's elector ---- */
 
@@ -135,7 +164,7 @@ static void range_released(void *ud)
 
 	r->st = R_RELEASED;
 	log_info("shard: released range %u", r->i);
-	ipc_source_set_time(r->s->timer, ipc_now_usec()); /* free it and look again */
+	arm(r->s, ipc_now_usec()); /* free it and look again */
 }
 
 static int range_start(struct range *r)
@@ -155,6 +184,7 @@ static int range_start(struct range *r)
 	        .on_deadline = range_deadline,
 	        .userdata = r,
 	        .record_events = false,
+	        .attempt_at_expiry = true, /* a dead holder's range: taken at its expiry */
 	};
 	r->st = R_CAMPAIGN;
 	r->owned = false;
@@ -264,6 +294,7 @@ static void parse_list(struct mgr_shard *s, const char *body, size_t len)
 	for (unsigned i = 0; i < s->nranges; i++)
 		s->ranges[i].holder[0] = 0;
 	uint64_t mono = ipc_now_usec();
+	s->member_expiry = UINT64_MAX;
 	cJSON_ArrayForEach(it, items)
 	{
 		cJSON *md = cJSON_GetObjectItemCaseSensitive(it, "metadata");
@@ -289,8 +320,15 @@ static void parse_list(struct mgr_shard *s, const char *body, size_t len)
 		if (!cJSON_IsString(rt) || !cJSON_IsNumber(du) ||
 		    kube_time_parse(rt->valuestring, strlen(rt->valuestring), &renew) < 0)
 			continue;
-		if (renew + (kube_time_t)du->valuedouble * 1000000000 <= now)
+		kube_time_t expiry = renew + (kube_time_t)du->valuedouble * 1000000000;
+		if (expiry <= now)
 			continue; /* expired: not a live member */
+		if (strcmp(ho->valuestring, s->identity) != 0) {
+			/* +1 ms: at that instant the comparison above says expired */
+			uint64_t at = mono + (uint64_t)((expiry - now) / 1000) + 1000;
+			if (at < s->member_expiry)
+				s->member_expiry = at;
+		}
 		if (n == cap) {
 			char **g = realloc(m, 2 * cap * sizeof(*m));
 			if (!g)
@@ -333,6 +371,11 @@ static void list_done(struct kube_call *call, const struct kube_result *r, void 
 	else
 		parse_list(s, r->body, r->body_len);
 	tick(s);
+	/* a member's expiry before the next LIST: look again then, not a retry period later
+	 * (used once: a failed LIST leaves no stale expiry that would re-arm the timer at once) */
+	if (s->member_expiry < s->wake_at && s->member_expiry > ipc_now_usec() && !s->release_all)
+		arm(s, s->member_expiry);
+	s->member_expiry = UINT64_MAX;
 }
 
 static void start_list(struct mgr_shard *s)
@@ -408,6 +451,7 @@ static int on_timer(struct ipc_source *src, uint64_t now, void *ud)
 		if (s->ranges[i].st == R_CLOSING || s->ranges[i].st == R_RELEASED ||
 		    s->ranges[i].st == R_RELEASING)
 			next = now + close_poll < next ? now + close_poll : next;
+	s->wake_at = next;
 	return ipc_source_set_time(src, next);
 }
 
@@ -424,6 +468,7 @@ int mgr_shard_new(struct ipc_loop *loop, struct kube_client *kc, const struct mg
 		return -ENOMEM;
 	s->loop = loop;
 	s->kc = kc;
+	s->member_expiry = UINT64_MAX;
 	s->ns = strdup(o->ns);
 	s->lease_name = strdup(o->lease_name);
 	s->identity = strdup(o->identity);
@@ -441,11 +486,32 @@ int mgr_shard_new(struct ipc_loop *loop, struct kube_client *kc, const struct mg
 		mgr_shard_free(s);
 		return -ENOMEM;
 	}
+	if (o->config) {
+		/* the range Leases and the LIST get a client and a budget of their own: they never
+		 * wait behind the member Lease's client (nor it behind them), and the budget grows
+		 * with the ranges (docs/sharding.md, "Request budget") */
+		struct kube_client_opts ko = {.config = o->config,
+		                              .process = "kcmd",
+		                              .controller = "leader-election-ranges",
+		                              .insecure_ok = true,
+		                              .content_type = o->content_type};
+		mgr_shard_lease_budget(o->nranges, o->retry_period_us, o->qps, o->burst, &ko.qps,
+		                       &ko.burst);
+		if ((r = kube_client_new(&ko, &s->own_kc)) < 0 ||
+		    (r = kube_loop_attach(loop, s->own_kc, &s->own_kl)) < 0) {
+			mgr_shard_free(s);
+			return r;
+		}
+		s->kc = s->own_kc;
+		log_info("shard: the range Leases' own client: qps %g, burst %d (%u ranges)",
+		         ko.qps, ko.burst, o->nranges);
+	}
 	for (unsigned i = 0; i < o->nranges; i++) {
 		s->ranges[i].s = s;
 		s->ranges[i].i = i;
 	}
-	if ((r = ipc_loop_add_timer(loop, &s->timer, ipc_now_usec(), on_timer, s)) < 0) {
+	s->wake_at = ipc_now_usec();
+	if ((r = ipc_loop_add_timer(loop, &s->timer, s->wake_at, on_timer, s)) < 0) {
 		mgr_shard_free(s);
 		return r;
 	}
@@ -467,6 +533,8 @@ struct mgr_shard *mgr_shard_free(struct mgr_shard *s)
 	}
 	set_members(s, NULL, 0);
 	free(s->ranges);
+	kube_loop_detach(s->own_kl);
+	kube_client_free(s->own_kc);
 	free(s->ns);
 	free(s->lease_name);
 	free(s->identity);
@@ -483,7 +551,7 @@ void mgr_shard_set_active(struct mgr_shard *s, bool active)
 		for (unsigned i = 0; i < s->nranges; i++)
 			range_close(&s->ranges[i], s->retry_period_us);
 	tick(s);
-	ipc_source_set_time(s->timer, ipc_now_usec() + 1);
+	arm(s, ipc_now_usec() + 1);
 }
 
 void mgr_shard_release_all(struct mgr_shard *s, void (*done)(void *ud), void *ud)
@@ -498,7 +566,7 @@ void mgr_shard_release_all(struct mgr_shard *s, void (*done)(void *ud), void *ud
 		range_close(r, 0);
 	}
 	tick(s);
-	ipc_source_set_time(s->timer, ipc_now_usec() + 1);
+	arm(s, ipc_now_usec() + 1);
 }
 
 void mgr_shard_view(const struct mgr_shard *s, struct mgr_shard_view *v)

@@ -39,7 +39,21 @@ struct mgr_shard_opts {
 	/* a range was acquired; lease_rv: the resourceVersion of the Lease write that won */
 	void (*on_acquired)(unsigned range, uint64_t lease_rv, void *ud);
 	void *userdata;
+	/* Optional: the range Leases and the Lease LIST then go through a client of the shard's
+	 * own, made from config (must outlive the shard) with the budget mgr_shard_lease_budget
+	 * gives for qps / burst (--kube-api-qps / --kube-api-burst); NULL: through kc. */
+	const struct kube_config *config;
+	const char *content_type;
+	double qps;
+	int burst;
 };
+
+/* The request budget of the range Leases' client: 2 x (nranges + 2) requests per retry period
+ * (each range's elector and the LIST, at twice their steady rate: an acquisition round of every
+ * range at once, or a failed fast renewal, fits), at least base_qps; burst 2 x (nranges + 2), at
+ * least base_burst. base_qps <= 0 (no limit) stays no limit. */
+void mgr_shard_lease_budget(unsigned nranges, uint64_t retry_period_us, double base_qps,
+                            int base_burst, double *qps, int *burst);
 
 /* The member Lease's name for identity: <lease-name>-member-<identity made a DNS label-ish
  * name: lower case, every character but [a-z0-9.-] made '-'>. Returns 0 or -ENAMETOOLONG. */

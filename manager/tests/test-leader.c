@@ -221,6 +221,44 @@ static void test_takeover_after_lease_duration(void **state)
 	mgr_le_free(cs[1].le);
 }
 
+/* attempt_at_expiry: the candidate takes a dead holder's Lease within one tick of the instant
+ * it expires by local observation (its last observed change + leaseDuration), not up to 2.2
+ * retry periods after it; and never before it (the same rule as without the option). */
+static void test_attempt_at_expiry(void **state)
+{
+	(void)state;
+	for (int at_expiry = 0; at_expiry <= 1; at_expiry++) {
+		struct store s = {.exists = true, .rv = 3};
+		struct mgr_le_config cb = cfg("host_b");
+		struct cand c = {0};
+		uint64_t now = 21 * SEC;
+
+		snprintf(s.rec.holder, sizeof(s.rec.holder), "host_a");
+		s.rec.lease_duration_s = 15;
+		s.rec.renew_time = wall(20 * SEC);
+		s.rec.acquire_time = wall(0);
+		cb.attempt_at_expiry = at_expiry;
+		assert_int_equal(mgr_le_new(&cb, &c.le), 0);
+		/* a's last renewal, seen by this process at 20 s; a is dead since: expiry 35 s */
+		assert_true(mgr_le_prime(c.le, &s.rec, 20 * SEC));
+		while (!mgr_le_is_leader(c.le, now)) {
+			if (mgr_le_next_wakeup(c.le) <= now)
+				step_sync(&s, &c, now, NULL);
+			if (mgr_le_is_leader(c.le, now))
+				break;
+			now += 10000; /* 10 ms */
+			assert_true(now < 60 * SEC);
+		}
+		print_message("attempt_at_expiry=%d: taken at %.2fs (local expiry 35 s)\n",
+		              at_expiry, (double)now / 1e6);
+		assert_true(now >= 35 * SEC); /* never before the local expiry */
+		if (at_expiry)
+			assert_true(now <= 35 * SEC + 10000);
+		assert_string_equal(s.rec.holder, "host_b");
+		mgr_le_free(c.le);
+	}
+}
+
 /* mgr_le_prime: a new elector seeded with a record another reader saw change long ago takes the
  * Lease at its first attempt once that record is past its duration; the same record seen only
  * now (no prime) makes it wait the whole duration; a primed record the Lease no longer has
@@ -433,6 +471,7 @@ static void test_mutual_exclusion_property(void **state)
 		snprintf(ids[i], sizeof(ids[i]), "host_%d", i);
 		struct mgr_le_config c = cfg(ids[i]);
 		c.rand01 = rnd01;
+		c.attempt_at_expiry = i % 2; /* the range Leases' pacing against the leader's */
 		assert_int_equal(mgr_le_new(&c, &cs[i].le), 0);
 	}
 	for (uint64_t tick = 0; tick < 200000; tick++, now += 50000) { /* 10,000 s */
@@ -448,6 +487,7 @@ static void test_mutual_exclusion_property(void **state)
 				if (rnd() % 2000 == 0) { /* restart with no memory */
 					struct mgr_le_config cf = cfg(ids[i]);
 					cf.rand01 = rnd01;
+					cf.attempt_at_expiry = i % 2;
 					mgr_le_free(c->le);
 					memset(c, 0, sizeof(*c));
 					arrive[i] = 0;
@@ -530,6 +570,7 @@ int main(void)
 	        cmocka_unit_test(test_create_and_renew),
 	        cmocka_unit_test(test_takeover_after_lease_duration),
 	        cmocka_unit_test(test_prime),
+	        cmocka_unit_test(test_attempt_at_expiry),
 	        cmocka_unit_test(test_fencing_when_apiserver_down),
 	        cmocka_unit_test(test_release_then_immediate_takeover),
 	        cmocka_unit_test(test_release_when_not_holder),
