@@ -40,6 +40,11 @@ int kube_fence_memfd_create(void)
 
 int kube_fence_memfd_create_ranges(unsigned nranges)
 {
+	return kube_fence_memfd_create_ranges_filter(nranges, true);
+}
+
+int kube_fence_memfd_create_ranges_filter(unsigned nranges, bool cache_filter)
+{
 	struct kube_fence_abi *h;
 	int fd;
 
@@ -58,7 +63,7 @@ int kube_fence_memfd_create_ranges(unsigned nranges)
 		atomic_store_explicit(&h->range_deadline_us[i], 0, memory_order_relaxed);
 	for (unsigned i = 0; i < KUBE_FENCE_MAX_RANGES / 64; i++) /* F9: nothing cached yet */
 		atomic_store_explicit(&h->cache_ranges[i], 0, memory_order_relaxed);
-	h->cache_filter = nranges > 0; /* F9: this layout keeps the cache set */
+	h->cache_filter = nranges > 0 && cache_filter; /* F9: this layout keeps the cache set */
 	h->nranges = nranges;
 	h->magic = KUBE_FENCE_MAGIC;
 	munmap(h, sizeof(*h));

@@ -222,6 +222,29 @@ static void test_range_fence(void **state)
 
 /* The client checks the range of the namespace in the request's path (the address points at
  * a closed port: a write that was sent fails with -ECONNREFUSED, a fenced one with -ENOLCK). */
+/* F9: a fence made without the cache filter caches every namespace whatever the set says (the
+ * manager's choice while the garbage collector runs); with it, only the set's ranges. */
+static void test_cache_filter_choice(void **state)
+{
+	(void)state;
+	struct kube_fence *w, *r;
+	for (int filter = 0; filter <= 1; filter++) {
+		int fd = kube_fence_memfd_create_ranges_filter(8, filter);
+		assert_true(fd >= 0);
+		assert_int_equal(kube_fence_open(fd, true, &w), 0);
+		assert_int_equal(kube_fence_open(fd, false, &r), 0);
+		assert_int_equal(kube_fence_cache_filtering(r), filter);
+		kube_fence_set_cache_range(w, kube_shard_range_of_ns("ns-a", 8) == 1 ? 2 : 1, true);
+		/* ns-a's range is not in the set (unless it is range 0, never with this name) */
+		if (kube_shard_range_of_ns("ns-a", 8) != 0)
+			assert_int_equal(kube_fence_caches_ns(r, "ns-a"), !filter);
+		assert_true(kube_fence_caches_ns(r, "")); /* cluster-scoped: always */
+		kube_fence_close(w);
+		kube_fence_close(r);
+		close(fd);
+	}
+}
+
 static void test_client_range_check(void **state)
 {
 	(void)state;
@@ -290,10 +313,14 @@ static void test_client_range_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_fnv_vectors),        cmocka_unit_test(test_range_of_ns),
-	        cmocka_unit_test(test_rendezvous),         cmocka_unit_test(test_ns_of_url),
-	        cmocka_unit_test(test_key_range),          cmocka_unit_test(test_range_fence),
+	        cmocka_unit_test(test_fnv_vectors),
+	        cmocka_unit_test(test_range_of_ns),
+	        cmocka_unit_test(test_rendezvous),
+	        cmocka_unit_test(test_ns_of_url),
+	        cmocka_unit_test(test_key_range),
+	        cmocka_unit_test(test_range_fence),
 	        cmocka_unit_test(test_client_range_check),
+	        cmocka_unit_test(test_cache_filter_choice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
