@@ -105,7 +105,7 @@ struct gcc {
 	/* the acquisition barrier (shard.h): keys wait after a range generation move until every
 	 * type in the arena is synced at the epoch; the generation last logged as waiting */
 	struct gc_shard_barrier barrier;
-	_Atomic uint64_t barrier_logged, barrier_waits;
+	_Atomic uint64_t barrier_logged;
 };
 
 static bool fence_range_owned(void *ud, unsigned range)
@@ -429,7 +429,6 @@ static void sync_on(struct gcc *c, struct shm_arena *arena, struct gc_worker *w,
 	uint64_t gen = c->shard.nranges ? kcmd_shard_gen() : 0;
 	if (c->shard.nranges && !gc_shard_barrier_open(&c->barrier, gen, arena_synced, arena)) {
 		char why[256];
-		atomic_fetch_add_explicit(&c->barrier_waits, 1, memory_order_relaxed);
 		if (atomic_exchange_explicit(&c->barrier_logged, gen, memory_order_relaxed) !=
 		    gen) {
 			(void)wk_cachewait_arena_pending(arena, why, sizeof(why));
