@@ -734,18 +734,7 @@ static int setup_children(struct mgr *m)
 	if (getrandom(&m->epoch, sizeof(m->epoch), 0) != sizeof(m->epoch))
 		m->epoch = (uint32_t)(ipc_now_usec() ^ (uint64_t)getpid() << 16);
 	m->epoch &= 0x7fffffffu; /* room to count acquisitions before wrapping */
-	/* F9's cache filter only while no enabled controller shards itself (the garbage
-	 * collector): its acquisition barrier waits for no resource, so on a range just won it
-	 * could judge an owner from a graph the relist has not filled yet (docs/sharding.md) */
-	bool cache_filter = true;
-	for (size_t i = 0; i < m->cfg.n_ctl; i++)
-		if (m->cfg.ctl[i].enabled && kcmd_registry_shard_self(m->cfg.ctl[i].desc))
-			cache_filter = false;
-	if (m->cfg.shard_ranges > 0 && !cache_filter)
-		log_info("shard: every object is cached (the garbage collector shards itself and "
-		         "needs a whole cache on a range just won)");
-	m->fence_fd =
-	        kube_fence_memfd_create_ranges_filter((unsigned)m->cfg.shard_ranges, cache_filter);
+	m->fence_fd = kube_fence_memfd_create_ranges((unsigned)m->cfg.shard_ranges);
 	if (m->fence_fd < 0 || (r = kube_fence_open(m->fence_fd, true, &m->fence)) < 0) {
 		r = m->fence_fd < 0 ? m->fence_fd : r;
 		log_error("creating the leadership fence failed: %s", strerror(-r));

@@ -16,6 +16,7 @@
 #include "kcmd/cache.h"
 #include "kcmd/controller.h"
 #include "lib/log.h"
+#include "shm/arena.h"
 #include "workers/cachewait.h"
 
 struct wk_cachewait {
@@ -53,6 +54,26 @@ size_t wk_cachewait_pending(struct shm_arena *a, const struct kcmd_watch *watche
 		                 : r == -ENOENT ? "not in the cache"
 		                                : strerror(-r));
 		off = k < 0 ? len : off + (size_t)k;
+	}
+	return pending;
+}
+
+size_t wk_cachewait_arena_pending(struct shm_arena *a, char *buf, size_t len)
+{
+	struct shm_stats st;
+	size_t pending = 0;
+
+	if (buf && len)
+		buf[0] = 0;
+	if (!a || shm_reader_stats(a, &st) < 0)
+		return 0;
+	for (uint64_t t = 0; t < st.n_types && t <= UINT16_MAX; t++) {
+		struct shm_type_info ti;
+		if (shm_reader_type_info(a, (uint16_t)t, &ti) < 0 || ti.synced)
+			continue;
+		if (!pending++ && buf && len)
+			snprintf(buf, len, "%s%s%s (%s)", ti.resource, ti.group[0] ? "." : "",
+			         ti.group, "not synced at the current epoch");
 	}
 	return pending;
 }

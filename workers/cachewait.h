@@ -84,6 +84,14 @@ struct wk_cachewait *wk_cachewait_free(struct wk_cachewait *cw);
 size_t wk_cachewait_pending(struct shm_arena *a, const struct kcmd_watch *watches, size_t n,
                             char *buf, size_t len);
 
+/*
+ * The same over every type registered in arena a (the garbage collector's graph reads them
+ * all: it declares no `watches`): how many are not synced (at the current epoch, in a process
+ * with the epoch source set), the first of them named into buf ("" when none). A slot being
+ * written or retired is not counted.
+ */
+size_t wk_cachewait_arena_pending(struct shm_arena *a, char *buf, size_t len);
+
 /* Whether the process named `process` (KCMD_PROCESS: "worker-<controller>-<k>") is its
  * controller's first worker (k = 0), or not one of a pool (no such suffix): it announces. */
 bool wk_cachewait_first_worker(const char *process, const char *controller);

@@ -54,6 +54,7 @@
 #include "shm/feed-test.h"
 #include "shm/feed.h"
 #include "shm/record-model.h"
+#include "workers/cachewait.h"
 
 #define BATCH          256 /* entries handled per loop turn before the loop looks at anything else */
 #define TERM_POLL_USEC 250000 /* how often the leadership fence is read for a new term */
@@ -101,7 +102,11 @@ struct dsp {
 	uint64_t resyncs;
 	uint64_t shard_gen;              /* the fence's range generation last replayed for (F8) */
 	enum kube_shard_keys shard_keys; /* how its keys name a namespace (--shard-ranges) */
-	bool shard_self;   /* its handlers decide which keys are this instance's (the GC) */
+	bool shard_self; /* its handlers decide which keys are this instance's (the GC) */
+	/* shard_self: the replay of a range generation move waits for the relist of its epoch
+	 * (every arena type synced), so the seed judges the transitions on a full graph */
+	bool replay_pending;
+	uint64_t replay_wait_since, replay_logged;
 	bool deletes_only; /* catching up: only DELETE entries before skip_before reach the
 	                      handlers (the arena read after or before them holds the others) */
 	uint64_t skip_before;
@@ -484,8 +489,30 @@ static int on_term_timer(struct ipc_source *s, uint64_t now, void *ud)
 	 * while another instance owned it, are queued here now (no key lost on a hand-over) */
 	uint64_t gen = kcmd_shard_gen();
 	if (kcmd_shard_ranges() && gen != x->shard_gen) {
-		int r;
 		x->shard_gen = gen;
+		x->replay_pending = true;
+		x->replay_wait_since = now;
+	}
+	/* A controller that shards itself (the GC) reads the whole arena in its handlers: its
+	 * seed's third pass and the keys it queues for the new range are only right once the
+	 * range's objects are in (kube/fence.h F9: the relist of the acquisition's epoch). The
+	 * others replay at once: their workers' shard_gate holds the keys until then. */
+	char why[256];
+	if (x->replay_pending && x->shard_self &&
+	    wk_cachewait_arena_pending(x->arena, why, sizeof(why)) > 0) {
+		if (now - x->replay_logged >= 10000000ull) {
+			x->replay_logged = now;
+			log_info("shard: a range was acquired (generation %llu): the replay waits "
+			         "for the caches of the epoch (%s; %.1f s)",
+			         (unsigned long long)gen, why,
+			         (double)(now - x->replay_wait_since) / 1e6);
+		}
+		ipc_source_set_time(s, now + TERM_POLL_USEC);
+		return 0;
+	}
+	if (x->replay_pending) {
+		int r;
+		x->replay_pending = false;
 		log_info("shard: a range was acquired (generation %llu): replaying the arena",
 		         (unsigned long long)gen);
 		if ((r = resync_from_arena(x)) < 0) {
@@ -715,6 +742,11 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x)) < 0)
 		return r;
 	x->shard_gen = kcmd_shard_gen(); /* the start-up resync above replayed everything */
+	/* ... except, for the GC, what a relist still running had not written yet: once more
+	 * when it is done */
+	x->replay_pending = kcmd_shard_ranges() && x->shard_self &&
+	                    wk_cachewait_arena_pending(x->arena, NULL, 0) > 0;
+	x->replay_wait_since = ipc_now_usec();
 	if (kcmd_fence() || kcmd_shard_ranges()) {
 		x->leading = kcmd_fence() && kube_fence_allows(kcmd_fence(), ipc_now_usec());
 		if ((r = ipc_loop_add_timer(x->loop, &x->term_timer,

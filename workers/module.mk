@@ -2,7 +2,7 @@
 # cache / API client (see docs/architecture.md). Controller logic lives in workers/<controller>/.
 LIBS            += worker
 worker_SRCS     := workers/replicaset/controller.c workers/garbagecollector/controller.c
-worker_LIBDEPS  := kcevrec shmrec rs gc gchandlers kube shm ipc kclog informer kcdispatch kcfeat
+worker_LIBDEPS  := kcevrec shmrec rs gc gchandlers kube shm ipc kclog informer kcdispatch kcfeat wkcachewait
 worker_TESTS    := workers/tests/test-objects.c workers/tests/test-rs-executor.c
 
 # The controllers' event handlers, linked into informerd.
@@ -24,5 +24,5 @@ kcmd-worker_LDFLAGS := $(KCMD_PLUGIN_LDFLAGS)
 # One controller's event handlers over the change feed (informerd links no controller code).
 BINS                    += kcmd-dispatcher
 kcmd-dispatcher_SRCS    := workers/dispatcher.c
-kcmd-dispatcher_LIBDEPS := registry kcfence kcapi
+kcmd-dispatcher_LIBDEPS := registry kcfence kcapi wkcachewait
 kcmd-dispatcher_LDFLAGS := $(KCMD_PLUGIN_LDFLAGS)

@@ -47,6 +47,7 @@
 
 #include "lib/fence-env.h"
 #include "lib/goflag.h"
+#include "workers/cachewait.h"
 #include "workers/garbagecollector/shard.h"
 
 #define GC_DISCOVERY_PERIOD_USEC (30ULL * 1000000ULL)
@@ -101,12 +102,22 @@ struct gcc {
 	 * key; keys of other ranges are dropped before any API call */
 	struct gc_shard shard;
 	_Atomic uint64_t shard_skipped;
+	/* the acquisition barrier (shard.h): keys wait after a range generation move until every
+	 * type in the arena is synced at the epoch; the generation last logged as waiting */
+	struct gc_shard_barrier barrier;
+	_Atomic uint64_t barrier_logged;
 };
 
 static bool fence_range_owned(void *ud, unsigned range)
 {
 	(void)ud;
 	return kcmd_shard_range_owned(range);
+}
+
+/* the barrier's check, over the lane's own arena mapping */
+static bool arena_synced(void *ud)
+{
+	return wk_cachewait_arena_pending(ud, NULL, 0) == 0;
 }
 
 static const char *const gc_queues[] = {"gc-attempt-to-delete", "gc-attempt-to-orphan", NULL};
@@ -413,6 +424,22 @@ static void sync_on(struct gcc *c, struct shm_arena *arena, struct gc_worker *w,
 	enum gc_queue_action a;
 
 	*res = (struct wk_result){0};
+	/* --shard-ranges, a range acquired (shard.h's barrier): no decision on a graph the range's
+	 * relist has not filled yet; the key comes back, not dropped */
+	uint64_t gen = c->shard.nranges ? kcmd_shard_gen() : 0;
+	if (c->shard.nranges && !gc_shard_barrier_open(&c->barrier, gen, arena_synced, arena)) {
+		char why[256];
+		if (atomic_exchange_explicit(&c->barrier_logged, gen, memory_order_relaxed) !=
+		    gen) {
+			(void)wk_cachewait_arena_pending(arena, why, sizeof(why));
+			log_info("shard: a range was acquired (generation %llu): keys wait until "
+			         "every cache is synced at the epoch (%s)",
+			         (unsigned long long)gen, why);
+		}
+		*res = (struct wk_result){.requeue_after = true,
+		                          .after_usec = GC_SHARD_BARRIER_WAIT_USEC};
+		return;
+	}
 	uint64_t now = ipc_now_usec();
 	/* Upstream resets its REST mapper in the same Sync that resyncs the monitors, so the
 	 * mapping is never older than the monitor set. Here informerd runs the monitors: when its

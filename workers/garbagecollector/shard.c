@@ -67,3 +67,14 @@ bool gc_shard_takes_event(const struct gc_shard *s, const struct gc_ref *involve
 	const char *ns = gc_s(involved->ns);
 	return gc_shard_ns_owned(s, ns[0] ? ns : "default");
 }
+
+bool gc_shard_barrier_open(struct gc_shard_barrier *b, uint64_t gen, bool (*synced)(void *ud),
+                           void *ud)
+{
+	if (atomic_load_explicit(&b->gen, memory_order_acquire) == gen)
+		return true;
+	if (!synced(ud))
+		return false;
+	atomic_store_explicit(&b->gen, gen, memory_order_release);
+	return true;
+}

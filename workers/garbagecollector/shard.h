@@ -27,8 +27,10 @@
  *       object's, "default" for a cluster-scoped one, as client-go's recorder).
  *   Sharding off (nranges 0, or no struct): every item is taken, nothing else changes.
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "workers/garbagecollector/identity.h"
 
@@ -40,6 +42,32 @@ struct gc_shard {
 	bool (*owned)(void *ud, unsigned range);
 	void *ud;
 };
+
+/*
+ * The acquisition barrier (docs/sharding.md "The garbage collector"). With the cache filtered
+ * by range, a range this instance acquires has its objects in the arena only once informerd's
+ * relist for the acquisition's epoch is done (kube/fence.h F9: the bit, then the epoch, then
+ * the range's word, then range_gen). The GC reads its graph from the whole arena, so after the
+ * range generation moves it acts on no key, of any range, until every type in the arena is
+ * synced at the current epoch (a dependent still missing would make an orphaning owner's
+ * finalizer go, or an owner look childless); keys wait (GC_SHARD_BARRIER_WAIT_USEC, requeued,
+ * never dropped). Gating every range, not only the new one, costs the relist's duration once
+ * per acquisition and needs no per-range bookkeeping (which ranges a key's decision involves
+ * depends on its dependents' ranges). Sharding off: never consulted.
+ * Thread-safe: the lanes share one barrier; `gen` is only ever set to a generation whose
+ * caches were seen synced, so a lane that lost a race re-checks at most once.
+ */
+#define GC_SHARD_BARRIER_WAIT_USEC 100000ull /* client-go's syncedPollPeriod, as cachewait */
+
+struct gc_shard_barrier {
+	_Atomic uint64_t gen; /* the range generation last seen with every cache synced (0: none) */
+};
+
+/* Whether keys may be acted on at range generation gen: true when gen is the one last seen
+ * synced (no call to synced) or synced(ud) says every type is synced now (gen remembered);
+ * false while it says not. */
+bool gc_shard_barrier_open(struct gc_shard_barrier *b, uint64_t gen, bool (*synced)(void *ud),
+                           void *ud);
 
 /* Whether the range of namespace ns ("" or NULL: cluster-scoped, range 0) is owned. True when s
  * is NULL or sharding is off. */

@@ -369,6 +369,38 @@ static void test_first_worker(void **state)
 	assert_true(wk_cachewait_first_worker("worker-foo-controller-", "foo-controller"));
 }
 
+/* The garbage collector's barrier (wk_cachewait_arena_pending): every registered type, synced at
+ * the current leadership epoch once an epoch source is set. */
+static uint32_t test_epoch;
+static uint32_t epoch_source(void)
+{
+	return test_epoch;
+}
+
+static void test_arena_pending(void **state)
+{
+	struct fx *f = *state;
+	char why[256];
+
+	assert_int_equal(wk_cachewait_arena_pending(f->r, why, sizeof(why)), 2);
+	assert_non_null(strstr(why, "pods"));
+	assert_int_equal(shm_writer_set_sync(f->w, (uint16_t)f->pods, "3", true), 0);
+	assert_int_equal(wk_cachewait_arena_pending(f->r, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "configmaps"));
+	list_configmaps(f);
+	assert_int_equal(wk_cachewait_arena_pending(f->r, why, sizeof(why)), 0);
+	assert_string_equal(why, "");
+	/* a new epoch (a range acquired): both wait for their relist at it */
+	test_epoch = 5;
+	shm_reader_set_epoch_source(epoch_source);
+	assert_int_equal(wk_cachewait_arena_pending(f->r, NULL, 0), 2);
+	assert_int_equal(shm_writer_set_sync_epoch(f->w, (uint16_t)f->pods, "9", true, 5), 0);
+	assert_int_equal(wk_cachewait_arena_pending(f->r, NULL, 0), 1);
+	assert_int_equal(shm_writer_set_sync_epoch(f->w, (uint16_t)f->cms, "9", true, 5), 0);
+	assert_int_equal(wk_cachewait_arena_pending(f->r, NULL, 0), 0);
+	shm_reader_set_epoch_source(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +412,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_sigterm_ends_wait, fx_setup, fx_teardown),
 	        cmocka_unit_test_setup_teardown(test_progress_names_what_is_missing, fx_setup,
 	                                        fx_teardown),
+	        cmocka_unit_test_setup_teardown(test_arena_pending, fx_setup, fx_teardown),
 	        cmocka_unit_test(test_first_worker),
 	};
 

@@ -303,6 +303,23 @@ func shardGCRun(t *testing.T, kill bool) {
 		hrtBench(t, "shard_gc_settle_s", time.Since(start).Seconds(), "s")
 	}
 
+	// the cache filter stays on with the garbage collector (its acquisition barrier): each
+	// running instance's informerd turned it on (an instance stores only cluster-scoped objects
+	// and its ranges' namespaced ones until it owns range 0). The stop-gap that turned it off
+	// whenever the GC ran never logs this line.
+	for _, u := range shardUsers {
+		if kill && u == "kcmd-b" {
+			continue
+		}
+		on := false
+		for _, p := range insts[u].procs {
+			on = on || p.Logged("cache filter on")
+		}
+		if !on {
+			t.Errorf("%s: informerd never logged \"cache filter on\": the filter is off with the GC", u)
+		}
+	}
+
 	// no write outside a term
 	as, err := shardAuditCheck(se.audit, lease)
 	if err != nil {
