@@ -129,36 +129,44 @@ static bool in_tree(const struct plist *l, pid_t root, pid_t pid)
 	return pid == root;
 }
 
-int bench_tree_sample(pid_t root, struct bench_tree *t)
+/* Calls fn for each live (not zombie) process of root's tree, root included; 0 when root was
+ * seen, -ESRCH when not (fn may have run for none), or scan's -errno. */
+static int tree_each(pid_t root, void (*fn)(const struct bench_pstat *st, void *ud), void *ud)
 {
 	struct plist l = {0};
 	bool root_seen = false;
 	int r = scan(&l);
 
-	*t = (struct bench_tree){0};
-	if (r < 0) {
-		free(l.v);
-		return r;
-	}
-	for (size_t i = 0; i < l.n; i++) {
+	for (size_t i = 0; r == 0 && i < l.n; i++) {
 		const struct bench_pstat *st = &l.v[i];
 		if (st->state == 'Z' || !in_tree(&l, root, st->pid))
 			continue;
-		if (st->pid == root)
-			root_seen = true;
-		t->cpu_s += st->cpu_s + st->child_cpu_s;
-		t->nprocs++;
-		char path[64], buf[2048];
-		long pss = 0, rss = 0;
-		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)st->pid);
-		if (read_small(path, buf, sizeof(buf)) > 0 &&
-		    bench_smaps_parse(buf, &pss, &rss) == 0) {
-			t->pss_mb += (double)pss / 1024.0;
-			t->rss_mb += (double)rss / 1024.0;
-		}
+		root_seen |= st->pid == root;
+		fn(st, ud);
 	}
 	free(l.v);
-	return root_seen ? 0 : -ESRCH;
+	return r < 0 ? r : root_seen ? 0 : -ESRCH;
+}
+
+static void sample_one(const struct bench_pstat *st, void *ud)
+{
+	struct bench_tree *t = ud;
+	char path[64], buf[2048];
+	long pss = 0, rss = 0;
+
+	t->cpu_s += st->cpu_s + st->child_cpu_s;
+	t->nprocs++;
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)st->pid);
+	if (read_small(path, buf, sizeof(buf)) > 0 && bench_smaps_parse(buf, &pss, &rss) == 0) {
+		t->pss_mb += (double)pss / 1024.0;
+		t->rss_mb += (double)rss / 1024.0;
+	}
+}
+
+int bench_tree_sample(pid_t root, struct bench_tree *t)
+{
+	*t = (struct bench_tree){0};
+	return tree_each(root, sample_one, t);
 }
 
 int bench_pio_parse(const char *text, unsigned long long *rchar, unsigned long long *wchar)
@@ -194,31 +202,28 @@ int bench_proc_cost(pid_t pid, double *cpu_s, double *wchar_mb)
 	return 0;
 }
 
+struct pid_list {
+	pid_t root, *pids;
+	int n, max;
+};
+
+static void add_pid(const struct bench_pstat *st, void *ud)
+{
+	struct pid_list *p = ud;
+	if (st->pid != p->root && p->n < p->max - 1)
+		p->pids[p->n++] = st->pid;
+}
+
 int bench_tree_pids(pid_t root, pid_t *pids, int max)
 {
-	struct plist l = {0};
-	bool root_seen = false;
-	int n = 0, r = scan(&l);
+	struct pid_list p = {.root = root, .pids = pids, .max = max};
+	int r = tree_each(root, add_pid, &p);
 
-	if (r < 0) {
-		free(l.v);
+	if (r < 0)
 		return r;
-	}
-	for (size_t i = 0; i < l.n; i++) {
-		const struct bench_pstat *st = &l.v[i];
-		if (st->state == 'Z' || !in_tree(&l, root, st->pid))
-			continue;
-		if (st->pid == root)
-			root_seen = true;
-		else if (n < max - 1)
-			pids[n++] = st->pid;
-	}
-	free(l.v);
-	if (!root_seen)
-		return -ESRCH;
 	if (max > 0)
-		pids[n++] = root;
-	return n;
+		pids[p.n++] = root;
+	return p.n;
 }
 
 pid_t bench_find_child(pid_t parent, const char *comm)
