@@ -95,7 +95,8 @@ int kube_fence_memfd_create(void);
  * (no range owned). nranges 0 is kube_fence_memfd_create. */
 int kube_fence_memfd_create_ranges(unsigned nranges);
 /* The same, with F9's cache set kept only when cache_filter (with ranges): false leaves
- * `cache_filter` 0, so informerd caches everything (tests; the manager always keeps the set). */
+ * `cache_filter` 0, as a manager of the earlier layout does, so informerd caches everything
+ * (for tests of that compatibility; the manager always keeps the set). */
 int kube_fence_memfd_create_ranges_filter(unsigned nranges, bool cache_filter);
 /* Maps fd; writable only for the manager. The first writable open seals the memfd with
  * F_SEAL_FUTURE_WRITE | F_SEAL_SEAL: its mapping stays the only writable one (any other

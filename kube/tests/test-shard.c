@@ -222,8 +222,8 @@ static void test_range_fence(void **state)
 
 /* The client checks the range of the namespace in the request's path (the address points at
  * a closed port: a write that was sent fails with -ECONNREFUSED, a fenced one with -ENOLCK). */
-/* F9: a fence made without the cache filter caches every namespace whatever the set says (the
- * manager's choice while the garbage collector runs); with it, only the set's ranges. */
+/* F9: a fence with `cache_filter` 0 (as a manager of the earlier layout leaves it) caches every
+ * namespace whatever the set says; with it 1, only the set's ranges. */
 static void test_cache_filter_choice(void **state)
 {
 	(void)state;
