@@ -58,6 +58,9 @@
 
 #define BATCH          256 /* entries handled per loop turn before the loop looks at anything else */
 #define TERM_POLL_USEC 250000 /* how often the leadership fence is read for a new term */
+/* a controller that shards itself waits this long at most for the caches of a range acquisition
+ * before its replay (the same as the garbage collector's own barrier period, upstream's 30 s) */
+#define SHARD_SELF_REPLAY_TIMEOUT_USEC 30000000ull
 
 struct dsp;
 
@@ -500,6 +503,16 @@ static int on_term_timer(struct ipc_source *s, uint64_t now, void *ud)
 	char why[256];
 	if (x->replay_pending && x->shard_self &&
 	    wk_cachewait_arena_pending(x->arena, why, sizeof(why)) > 0) {
+		/* a type that never syncs at the epoch does not hold the replay for ever: after the
+		 * GC's own barrier period (upstream's 30 s initial sync timeout) it goes ahead */
+		if (now - x->replay_wait_since >= SHARD_SELF_REPLAY_TIMEOUT_USEC) {
+			log_warning(
+			        "shard: a range was acquired (generation %llu): not every cache "
+			        "synced within %.0f s, replaying anyway (%s)",
+			        (unsigned long long)gen,
+			        (double)SHARD_SELF_REPLAY_TIMEOUT_USEC / 1e6, why);
+			goto replay;
+		}
 		if (now - x->replay_logged >= 10000000ull) {
 			x->replay_logged = now;
 			log_info("shard: a range was acquired (generation %llu): the replay waits "
@@ -510,6 +523,7 @@ static int on_term_timer(struct ipc_source *s, uint64_t now, void *ud)
 		ipc_source_set_time(s, now + TERM_POLL_USEC);
 		return 0;
 	}
+replay:
 	if (x->replay_pending) {
 		int r;
 		x->replay_pending = false;

@@ -427,7 +427,9 @@ static void sync_on(struct gcc *c, struct shm_arena *arena, struct gc_worker *w,
 	/* --shard-ranges, a range acquired (shard.h's barrier): no decision on a graph the range's
 	 * relist has not filled yet; the key comes back, not dropped */
 	uint64_t gen = c->shard.nranges ? kcmd_shard_gen() : 0;
-	if (c->shard.nranges && !gc_shard_barrier_open(&c->barrier, gen, arena_synced, arena)) {
+	bool timed_out = false;
+	if (c->shard.nranges && !gc_shard_barrier_open(&c->barrier, gen, ipc_now_usec(),
+	                                               arena_synced, arena, &timed_out)) {
 		char why[256];
 		if (atomic_exchange_explicit(&c->barrier_logged, gen, memory_order_relaxed) !=
 		    gen) {
@@ -439,6 +441,14 @@ static void sync_on(struct gcc *c, struct shm_arena *arena, struct gc_worker *w,
 		*res = (struct wk_result){.requeue_after = true,
 		                          .after_usec = GC_SHARD_BARRIER_WAIT_USEC};
 		return;
+	}
+	if (timed_out) {
+		char why[256];
+		(void)wk_cachewait_arena_pending(arena, why, sizeof(why));
+		log_warning("shard: not every cache synced within %llu s of a range acquisition "
+		            "(generation %llu), proceeding anyways (%s)",
+		            GC_SHARD_BARRIER_TIMEOUT_USEC / 1000000ull, (unsigned long long)gen,
+		            why);
 	}
 	uint64_t now = ipc_now_usec();
 	/* Upstream resets its REST mapper in the same Sync that resyncs the monitors, so the

@@ -68,13 +68,31 @@ bool gc_shard_takes_event(const struct gc_shard *s, const struct gc_ref *involve
 	return gc_shard_ns_owned(s, ns[0] ? ns : "default");
 }
 
-bool gc_shard_barrier_open(struct gc_shard_barrier *b, uint64_t gen, bool (*synced)(void *ud),
-                           void *ud)
+bool gc_shard_barrier_open(struct gc_shard_barrier *b, uint64_t gen, uint64_t now_usec,
+                           bool (*synced)(void *ud), void *ud, bool *timed_out)
 {
+	if (timed_out)
+		*timed_out = false;
 	if (atomic_load_explicit(&b->gen, memory_order_acquire) == gen)
 		return true;
-	if (!synced(ud))
-		return false;
+	if (!synced(ud)) {
+		if (atomic_load_explicit(&b->closed_gen, memory_order_acquire) != gen) {
+			atomic_store_explicit(&b->closed_since, now_usec, memory_order_relaxed);
+			atomic_store_explicit(&b->closed_gen, gen, memory_order_release);
+			return false;
+		}
+		uint64_t since = atomic_load_explicit(&b->closed_since, memory_order_relaxed);
+		if (now_usec < since || now_usec - since < GC_SHARD_BARRIER_TIMEOUT_USEC)
+			return false;
+		/* one lane reports the timeout: the one that moves gen */
+		uint64_t seen = atomic_load_explicit(&b->gen, memory_order_acquire);
+		if (seen != gen &&
+		    atomic_compare_exchange_strong_explicit(
+		            &b->gen, &seen, gen, memory_order_acq_rel, memory_order_acquire) &&
+		    timed_out)
+			*timed_out = true;
+		return true;
+	}
 	atomic_store_explicit(&b->gen, gen, memory_order_release);
 	return true;
 }

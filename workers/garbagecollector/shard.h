@@ -54,20 +54,37 @@ struct gc_shard {
  * never dropped). Gating every range, not only the new one, costs the relist's duration once
  * per acquisition and needs no per-range bookkeeping (which ranges a key's decision involves
  * depends on its dependents' ranges). Sharding off: never consulted.
+ * A type that never syncs at the epoch (an aggregated API that is down, a CRD whose list
+ * fails) would hold every key forever: as upstream's Run does at its start (initialSyncTimeout,
+ * kcm's 30 s syncPeriod), the barrier opens anyway GC_SHARD_BARRIER_TIMEOUT_USEC after it first
+ * closed for a generation, and says so once (`*timed_out`); the types still pending are then
+ * read as their informers left them, which upstream accepts too (its attemptToDelete checks an
+ * owner with a live GET before deleting a dependent). A relist that takes longer than that (a
+ * very large range) is the risk this trades for liveness; docs/sharding.md says so.
  * Thread-safe: the lanes share one barrier; `gen` is only ever set to a generation whose
- * caches were seen synced, so a lane that lost a race re-checks at most once.
+ * caches were seen synced or whose wait timed out, so a lane that lost a race re-checks at most
+ * once. `closed_since` is stored before `closed_gen` (release), so a lane that reads
+ * `closed_gen` == gen (acquire) reads a start time of this generation's wait (at worst a
+ * moment later than the first lane's: the timeout runs a little longer, never shorter).
  */
 #define GC_SHARD_BARRIER_WAIT_USEC 100000ull /* client-go's syncedPollPeriod, as cachewait */
+#define GC_SHARD_BARRIER_TIMEOUT_USEC                                                              \
+	30000000ull /* upstream's initial sync timeout (kcm: 30 s)                                 \
+	             */
 
 struct gc_shard_barrier {
-	_Atomic uint64_t gen; /* the range generation last seen with every cache synced (0: none) */
+	_Atomic uint64_t gen;        /* the generation last opened (synced or timed out; 0: none) */
+	_Atomic uint64_t closed_gen; /* the generation whose wait started at closed_since */
+	_Atomic uint64_t closed_since; /* its first closed check (monotonic µs) */
 };
 
-/* Whether keys may be acted on at range generation gen: true when gen is the one last seen
- * synced (no call to synced) or synced(ud) says every type is synced now (gen remembered);
- * false while it says not. */
-bool gc_shard_barrier_open(struct gc_shard_barrier *b, uint64_t gen, bool (*synced)(void *ud),
-                           void *ud);
+/* Whether keys may be acted on at range generation gen, at time now_usec: true when gen is the
+ * one last opened (no call to synced), when synced(ud) says every type is synced now, or when
+ * the barrier has been closed for gen for GC_SHARD_BARRIER_TIMEOUT_USEC (then *timed_out is
+ * set true, for this one call; it may be NULL); gen is remembered in the last two cases. False
+ * while none holds. */
+bool gc_shard_barrier_open(struct gc_shard_barrier *b, uint64_t gen, uint64_t now_usec,
+                           bool (*synced)(void *ud), void *ud, bool *timed_out);
 
 /* Whether the range of namespace ns ("" or NULL: cluster-scoped, range 0) is owned. True when s
  * is NULL or sharding is off. */

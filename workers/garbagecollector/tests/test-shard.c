@@ -303,28 +303,62 @@ static bool fake_synced(void *ud)
 	return f->synced;
 }
 
+#define T0 1000000000ull
+
 static void test_barrier_open(void **state)
 {
 	(void)state;
 	struct gc_shard_barrier b = {0};
 	struct synced_fake f = {.synced = false};
 	/* generation 0: nothing acquired since the start (the start-up wait covered it) */
-	assert_true(gc_shard_barrier_open(&b, 0, fake_synced, &f));
+	assert_true(gc_shard_barrier_open(&b, 0, T0, fake_synced, &f, NULL));
 	assert_int_equal(f.calls, 0);
 	/* a range acquired (generation 1), its relist running: every key waits */
-	assert_false(gc_shard_barrier_open(&b, 1, fake_synced, &f));
-	assert_false(gc_shard_barrier_open(&b, 1, fake_synced, &f));
+	assert_false(gc_shard_barrier_open(&b, 1, T0, fake_synced, &f, NULL));
+	assert_false(gc_shard_barrier_open(&b, 1, T0, fake_synced, &f, NULL));
 	assert_int_equal(f.calls, 2);
 	/* synced at the epoch: open, and remembered (no more checks for this generation) */
 	f.synced = true;
-	assert_true(gc_shard_barrier_open(&b, 1, fake_synced, &f));
+	assert_true(gc_shard_barrier_open(&b, 1, T0, fake_synced, &f, NULL));
 	f.synced = false;
-	assert_true(gc_shard_barrier_open(&b, 1, fake_synced, &f));
+	assert_true(gc_shard_barrier_open(&b, 1, T0, fake_synced, &f, NULL));
 	assert_int_equal(f.calls, 3);
 	/* the next acquisition closes it again */
-	assert_false(gc_shard_barrier_open(&b, 2, fake_synced, &f));
+	assert_false(gc_shard_barrier_open(&b, 2, T0, fake_synced, &f, NULL));
 	f.synced = true;
-	assert_true(gc_shard_barrier_open(&b, 2, fake_synced, &f));
+	assert_true(gc_shard_barrier_open(&b, 2, T0, fake_synced, &f, NULL));
+}
+
+/* A type that never syncs at the epoch: the barrier opens GC_SHARD_BARRIER_TIMEOUT_USEC after
+ * its first closed check for the generation, says so once, and stays open for it. */
+static void test_barrier_timeout(void **state)
+{
+	(void)state;
+	struct gc_shard_barrier b = {0};
+	struct synced_fake f = {.synced = false};
+	bool to = true;
+	const uint64_t T = GC_SHARD_BARRIER_TIMEOUT_USEC;
+
+	assert_false(gc_shard_barrier_open(&b, 1, T0, fake_synced, &f, &to));
+	assert_false(to);
+	assert_false(gc_shard_barrier_open(&b, 1, T0 + T - 1, fake_synced, &f, &to));
+	assert_false(to);
+	/* a clock that went backwards does not open it */
+	assert_false(gc_shard_barrier_open(&b, 1, T0 - 5, fake_synced, &f, &to));
+	assert_true(gc_shard_barrier_open(&b, 1, T0 + T, fake_synced, &f, &to));
+	assert_true(to);
+	assert_true(gc_shard_barrier_open(&b, 1, T0 + T + 1, fake_synced, &f, &to));
+	assert_false(to); /* reported once */
+	/* the next generation waits its own full period, counted from its own first check */
+	assert_false(gc_shard_barrier_open(&b, 2, T0 + 10 * T, fake_synced, &f, &to));
+	assert_false(gc_shard_barrier_open(&b, 2, T0 + 11 * T - 1, fake_synced, &f, &to));
+	assert_true(gc_shard_barrier_open(&b, 2, T0 + 11 * T, fake_synced, &f, &to));
+	assert_true(to);
+	/* synced before the timeout: open at once, no report */
+	assert_false(gc_shard_barrier_open(&b, 3, T0 + 20 * T, fake_synced, &f, &to));
+	f.synced = true;
+	assert_true(gc_shard_barrier_open(&b, 3, T0 + 20 * T + 1, fake_synced, &f, &to));
+	assert_false(to);
 }
 
 #define RSREF(uid)                                                                                 \
@@ -337,7 +371,7 @@ static enum gc_queue_action gated_orphan(struct gc_shard_barrier *b, uint64_t ge
                                          struct synced_fake *f, struct gc_worker *w,
                                          const char *key, struct gc_result *res)
 {
-	if (!gc_shard_barrier_open(b, gen, fake_synced, f)) {
+	if (!gc_shard_barrier_open(b, gen, T0, fake_synced, f, NULL)) {
 		memset(res, 0, sizeof *res);
 		return GC_WAIT;
 	}
@@ -403,6 +437,7 @@ int main(void)
 	        cmocka_unit_test(test_orphan_split),
 	        cmocka_unit_test(test_orphan_unsharded),
 	        cmocka_unit_test(test_barrier_open),
+	        cmocka_unit_test(test_barrier_timeout),
 	        cmocka_unit_test(test_barrier_orphan_after_relist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
