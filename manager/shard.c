@@ -63,6 +63,12 @@ struct mgr_shard {
 	 */
 	uint64_t member_expiry;
 	struct kube_call *list_call;
+	/* a WATCH of the Leases from the last LIST's resourceVersion: a range Lease's renewal is
+	 * observed when it is written, not at the next LIST (up to a retry period later), so a dead
+	 * holder's range is taken a lease duration after its last renewal (docs/sharding.md) */
+	struct kube_call *watch_call;
+	char list_rv[64];
+	bool watch_failed_logged;
 	char **members;
 	size_t n_members;
 	struct range *ranges;
@@ -276,6 +282,18 @@ static void observe_range(struct range *r, const cJSON *sp, uint64_t mono)
 	}
 }
 
+/* The range a Lease name is this group's range Lease of, or -1. */
+static int range_of_name(const struct mgr_shard *s, const char *name)
+{
+	size_t rlen = strlen(s->range_prefix);
+	char *end;
+
+	if (strncmp(name, s->range_prefix, rlen) != 0 || !isdigit((unsigned char)name[rlen]))
+		return -1;
+	unsigned long i = strtoul(name + rlen, &end, 10);
+	return !*end && i < s->nranges ? (int)i : -1;
+}
+
 static void parse_list(struct mgr_shard *s, const char *body, size_t len)
 {
 	cJSON *root = cJSON_ParseWithLength(body, len);
@@ -291,6 +309,12 @@ static void parse_list(struct mgr_shard *s, const char *body, size_t len)
 		cJSON_Delete(root);
 		return;
 	}
+	const cJSON *lrv = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(root, "metadata"), "resourceVersion");
+	snprintf(s->list_rv, sizeof(s->list_rv), "%s",
+	         cJSON_IsString(lrv) && strlen(lrv->valuestring) < sizeof(s->list_rv)
+	                 ? lrv->valuestring
+	                 : "");
 	for (unsigned i = 0; i < s->nranges; i++)
 		s->ranges[i].holder[0] = 0;
 	uint64_t mono = ipc_now_usec();
@@ -306,9 +330,8 @@ static void parse_list(struct mgr_shard *s, const char *body, size_t len)
 		if (!cJSON_IsString(nm))
 			continue;
 		if (!strncmp(nm->valuestring, s->range_prefix, rlen)) {
-			char *end;
-			unsigned long i = strtoul(nm->valuestring + rlen, &end, 10);
-			if (!*end && end != nm->valuestring + rlen && i < s->nranges)
+			int i = range_of_name(s, nm->valuestring);
+			if (i >= 0)
 				observe_range(&s->ranges[i], sp, mono);
 			continue;
 		}
@@ -357,6 +380,61 @@ static void parse_list(struct mgr_shard *s, const char *body, size_t len)
 	}
 }
 
+/* One watch event: a range Lease added or changed is observed now (its record and the local
+ * time, observe_range). Membership stays the LIST's (members expire by their renewTime, which
+ * needs no observation time). A negative return ends the watch (an ERROR event: a 410 among
+ * them); the next LIST starts another from its own resourceVersion. */
+static int on_watch_event(const char *json, size_t len, void *ud)
+{
+	struct mgr_shard *s = ud;
+	cJSON *root = cJSON_ParseWithLength(json, len);
+	const cJSON *ty = cJSON_GetObjectItemCaseSensitive(root, "type");
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "object");
+	const cJSON *nm = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
+	int ret = 0;
+
+	if (!cJSON_IsString(ty) || !strcmp(ty->valuestring, "ERROR"))
+		ret = -EPROTO;
+	else if ((!strcmp(ty->valuestring, "ADDED") || !strcmp(ty->valuestring, "MODIFIED")) &&
+	         cJSON_IsString(nm)) {
+		int i = range_of_name(s, nm->valuestring);
+		if (i >= 0)
+			observe_range(&s->ranges[i], cJSON_GetObjectItemCaseSensitive(obj, "spec"),
+			              ipc_now_usec());
+	}
+	cJSON_Delete(root);
+	return ret;
+}
+
+static void watch_done(struct kube_call *call, const struct kube_result *r, void *ud)
+{
+	struct mgr_shard *s = ud;
+
+	(void)call;
+	s->watch_call = NULL;
+	if (r->err < 0 && r->err != -ECANCELED && !s->watch_failed_logged) {
+		s->watch_failed_logged = true; /* once: the LISTs go on, and start it again */
+		log_warning("shard: watching the Leases failed (%s); their renewals are observed "
+		            "at each LIST until a watch holds",
+		            strerror(-r->err));
+	}
+}
+
+static void start_watch(struct mgr_shard *s)
+{
+	struct kube_request req = {.verb = KUBE_WATCH,
+	                           .group = "coordination.k8s.io",
+	                           .version = "v1",
+	                           .resource = "leases",
+	                           .ns = s->ns,
+	                           .resource_version = s->list_rv,
+	                           /* client-go's reflector: 5-10 min, then a new one */
+	                           .timeout_seconds = 300 + (int32_t)(ipc_now_usec() % 300)};
+	if (kube_call_start(s->kc, &req, watch_done, on_watch_event, s, &s->watch_call) < 0)
+		s->watch_call = NULL;
+}
+
 static void list_done(struct kube_call *call, const struct kube_result *r, void *ud)
 {
 	struct mgr_shard *s = ud;
@@ -368,8 +446,11 @@ static void list_done(struct kube_call *call, const struct kube_result *r, void 
 	if (r->err < 0)
 		log_warning("shard: listing the Leases failed: %s; membership unchanged",
 		            strerror(-r->err));
-	else
+	else {
 		parse_list(s, r->body, r->body_len);
+		if (!s->watch_call && s->list_rv[0] && !s->release_all)
+			start_watch(s);
+	}
 	tick(s);
 	/* a member's expiry before the next LIST: look again then, not a retry period later
 	 * (used once: a failed LIST leaves no stale expiry that would re-arm the timer at once) */
@@ -525,6 +606,8 @@ struct mgr_shard *mgr_shard_free(struct mgr_shard *s)
 		return NULL;
 	if (s->list_call)
 		kube_call_cancel(s->list_call);
+	if (s->watch_call)
+		kube_call_cancel(s->watch_call);
 	ipc_source_free(s->timer);
 	for (unsigned i = 0; s->ranges && i < s->nranges; i++) {
 		kube_fence_set_range(s->fence, i, 0);
