@@ -284,6 +284,15 @@ bench-ns-eps: deps all
 	$(B)/bin/kcmd bench --workload=namespaces $(BENCH_WL_ARGS) --output=$(B)/bench/namespaces.json --update-doc=docs/benchmarks.md
 	$(B)/bin/kcmd bench --workload=endpointslices $(BENCH_WL_ARGS) --output=$(B)/bench/endpointslices.json --update-doc=docs/benchmarks.md
 
+# Issue 20's request-path figure: kcmd's CPU per API request (kube/bench/bench-requests.c)
+# beside client-go's, configured as kube-controller-manager's clients
+# (tests/cluster/cmd/reqbench), on one private test cluster, twice in alternating order.
+# Not in `make check`; run under `flock /tmp/kcmd-e2e.lock`. BENCH_REQ_N pods per shape.
+BENCH_REQ_N ?= 1000
+.PHONY: bench-requests
+bench-requests: deps all $(call prog,$(B),kube/bench/bench-requests.c)
+	@B=$(CURDIR)/$(B) tests/cluster/bench-requests.sh $(BENCH_REQ_N)
+
 # Issue 18's node-failure figure (docs/bench.md "nodefailure"): one zone of nodes stops
 # heartbeating, time to taint, eviction rate, CPU and memory, kcmd vs upstream kcm in one run.
 # bench-nodefailure-short: 100 nodes x 5 pods in 2 zones (JSON only, docs untouched);
