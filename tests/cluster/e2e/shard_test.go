@@ -8,7 +8,9 @@ package e2e
 // alone: the ReplicaSet, StatefulSet and Job controllers (sharded by namespace: keys
 // "namespace/name"), the ServiceAccount controller (sharded by namespace: its keys are
 // namespace names) and the pod GC (range 0, a worker_main of its own: it idles on every
-// instance that does not own range 0).
+// instance that does not own range 0); TestShard_ChurnKillRestart also runs the Deployment,
+// ReplicationController, EndpointSlice, Endpoints, ResourceQuota and disruption controllers
+// (shard_more_test.go).
 //
 // TestShard_ChurnKillRestart:
 //   - every instance owns some ranges (the range Leases' holders);
@@ -127,22 +129,39 @@ func startShardEnv(t *testing.T) *shardEnv {
 	return se
 }
 
-func shardFlags(lease string) []string {
+const shardControllers = "replicaset-controller,statefulset-controller,job-controller,serviceaccount-controller,pod-garbage-collector-controller"
+
+// shardControllersMore: TestShard_ChurnKillRestart's set, six more namespace-sharded
+// controllers run end to end under the audit oracle (docs/sharding.md "How far each verdict is
+// checked").
+const shardControllersMore = shardControllers + ",deployment-controller,replicationcontroller-controller," +
+	"endpointslice-controller,endpoints-controller,resourcequota-controller,disruption-controller"
+
+func shardFlags(lease, controllers string) []string {
+	if controllers == "" {
+		controllers = shardControllers
+	}
 	return append([]string{"--secure-port=0", "--leader-elect-resource-name=" + lease,
-		"--controllers=replicaset-controller,statefulset-controller,job-controller,serviceaccount-controller,pod-garbage-collector-controller",
+		"--controllers=" + controllers,
 		fmt.Sprintf("--shard-ranges=%d", shardRanges), "--concurrent-replicaset-syncs=2",
 		"--kube-api-qps=200", "--kube-api-burst=400"}, chaosElection...)
 }
 
 // shardInst is one kcmd instance of one user; a restart is a new process (a new identity).
 type shardInst struct {
-	user  string
-	procs []*kcmdProc
+	user        string
+	controllers string // "" shardControllers
+	procs       []*kcmdProc
 }
 
 func shardStart(t *testing.T, se *shardEnv, user string, extraEnv []string, lease string) *shardInst {
 	t.Helper()
-	si := &shardInst{user: user}
+	return shardStartWith(t, se, user, extraEnv, lease, "")
+}
+
+func shardStartWith(t *testing.T, se *shardEnv, user string, extraEnv []string, lease, controllers string) *shardInst {
+	t.Helper()
+	si := &shardInst{user: user, controllers: controllers}
 	si.launch(t, se, extraEnv, lease)
 	t.Cleanup(func() {
 		for _, p := range si.procs {
@@ -166,7 +185,7 @@ func shardStart(t *testing.T, se *shardEnv, user string, extraEnv []string, leas
 
 func (si *shardInst) launch(t *testing.T, se *shardEnv, extraEnv []string, lease string) {
 	t.Helper()
-	p, err := chaosLaunch(se.kcfg[si.user], extraEnv, shardFlags(lease))
+	p, err := chaosLaunch(se.kcfg[si.user], extraEnv, shardFlags(lease, si.controllers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -662,7 +681,7 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 	}
 	insts := map[string]*shardInst{}
 	for _, u := range shardUsers {
-		insts[u] = shardStart(t, se, u, nil, lease)
+		insts[u] = shardStartWith(t, se, u, nil, lease, shardControllersMore)
 	}
 	ids := map[string]string{}
 	Eventually(t, 30*time.Second, "every instance to start", func() (bool, string) {
@@ -711,6 +730,10 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	more := newShardMore()
+	if err := hrtParallel(len(nss), 16, func(i int) error { return more.create(ctx, book, nss[i], i) }); err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	round := 0
 	churn := func() {
@@ -719,6 +742,9 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := shardChurnOthers(ctx, book, nss, round, rng); err != nil {
+			t.Fatal(err)
+		}
+		if err := more.churn(ctx, book, rng); err != nil {
 			t.Fatal(err)
 		}
 		round++
@@ -798,6 +824,13 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 		}
 		return true, ""
 	})
+	Eventually(t, 60*time.Second, "every Deployment, ReplicationController, Service, ResourceQuota and PodDisruptionBudget exact", func() (bool, string) {
+		p := more.verify(ctx, book)
+		if len(p) > 0 {
+			return false, fmt.Sprintf("%d problems, first: %s", len(p), p[0])
+		}
+		return true, ""
+	})
 	// kcmctl status: the members, the ranges this instance owns, each range Lease's holder
 	ida := ids["kcmd-a"]
 	Eventually(t, 15*time.Second, "kcmctl status to show kcmd-a's ranges", func() (bool, string) {
@@ -851,8 +884,9 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 			t.Errorf("%s: %d pods ever created, at most %d expected (over-creation)", key, got, book.bound[uid])
 		}
 	}
-	t.Logf("churned %d ReplicaSets, %d StatefulSets, %d Jobs", len(book.uid)-shardCount(book.sts)-shardCount(book.jobs),
-		shardCount(book.sts), shardCount(book.jobs))
+	t.Logf("churned %d ReplicaSets, %d StatefulSets, %d Jobs, %d ReplicationControllers and as many Deployments, Services, quotas and PDBs",
+		len(book.uid)-shardCount(book.sts)-shardCount(book.jobs)-shardCount(more.rc),
+		shardCount(book.sts), shardCount(book.jobs), shardCount(more.rc))
 	book.mu.Unlock()
 	// no write outside a term
 	as, err := shardAuditCheck(se.audit, lease)
@@ -860,7 +894,7 @@ func TestShard_ChurnKillRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("audit: %d writes checked (%v), %d range holder changes", as.writes, as.byRes, as.terms)
-	for _, r := range []string{"pods", "statefulsets", "jobs", "serviceaccounts"} {
+	for _, r := range append([]string{"pods", "statefulsets", "jobs", "serviceaccounts"}, shardMoreResources...) {
 		if as.byRes[r] == 0 {
 			t.Errorf("the audit log shows no write of %s by the kcmd users: the oracle checked none", r)
 		}
