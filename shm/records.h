@@ -47,18 +47,22 @@
 #include <stdint.h>
 #include <string.h>
 
-/* "CRK6" read little-endian: version 6 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
+/* "CRK7" read little-endian: version 7 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
  * selector compiled and their template's labels parsed; v4: the pod's fixed part keeps the
  * DisruptionTarget condition, 24 -> 32 bytes; v5: ReplicaSets keep every annotation, for the
  * Deployment controller's sync; v6: a pod keeps the node its required node affinity targets,
  * a second blob, for the DaemonSet controller's unbound pods, and the EndpointSlice
- * controller's part, 32 -> 40 bytes and the endpoint blobs) */
-#define SHM_REC_MAGIC 0x364b5243u
+ * controller's part, 32 -> 40 bytes and the endpoint blobs; v7: a pod's header flags say
+ * whether it has a generic ephemeral volume and resource claims) */
+#define SHM_REC_MAGIC 0x374b5243u
 
 enum shm_rec_flags {
 	SHM_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
 	SHM_REC_FIN_ORPHAN = 1u << 1,     /* finalizer "orphan" present */
 	SHM_REC_FIN_FOREGROUND = 1u << 2, /* finalizer "foregroundDeletion" present */
+	/* pods only (version 7): kube_pod has_ephemeral_volume, has_resource_claims */
+	SHM_REC_POD_EPHEMERAL = 1u << 3,
+	SHM_REC_POD_CLAIMS = 1u << 4,
 };
 
 struct shm_rec_hdr {

@@ -576,6 +576,63 @@ static void test_pod_affinity_node(void **state)
 	shm_rec_enc_release(&e);
 }
 
+/* Record version 7: a pod's header flags carry has_ephemeral_volume and has_resource_claims,
+ * read back by the view and by shm_pod_flag without a view; a version-6 pod is refused (its
+ * missing flags would read as "none": the controllers would skip pods that have them). */
+static void test_pod_volume_flags(void **state)
+{
+	(void)state;
+	static const char *const specs[] = {
+	        "{}",
+	        "{\"volumes\":[{\"name\":\"v\",\"ephemeral\":{}}]}",
+	        "{\"resourceClaims\":[{\"name\":\"c\"}]}",
+	        "{\"volumes\":[{\"name\":\"v\",\"ephemeral\":{}}],\"resourceClaims\":[{}]}",
+	};
+	struct shm_rec_enc e = {0};
+	for (size_t i = 0; i < 4; i++) {
+		char js[512];
+		struct kube_pod *pod;
+		struct shm_record_in in;
+		struct shm_obj o;
+		struct shm_pod_view v;
+		bool eph = i & 1, claims = i & 2;
+		snprintf(js, sizeof(js),
+		         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u\","
+		         "\"resourceVersion\":\"1\",\"deletionGracePeriodSeconds\":3,"
+		         "\"finalizers\":[\"orphan\"]},\"spec\":%s}",
+		         specs[i]);
+		assert_int_equal(kube_decode_pod(js, strlen(js), 0, &pod), 0);
+		assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+		to_obj(&in, &o);
+		assert_int_equal(shm_pod_flag(&o, SHM_REC_POD_EPHEMERAL), eph);
+		assert_int_equal(shm_pod_flag(&o, SHM_REC_POD_CLAIMS), claims);
+		assert_int_equal(shm_pod_view_init(&o, &v), 0);
+		assert_int_equal(v.pod.has_ephemeral_volume, eph);
+		assert_int_equal(v.pod.has_resource_claims, claims);
+		/* the other header flags are untouched by them */
+		assert_true(v.pod.meta.has_deletion_grace_period_seconds);
+		assert_string_equal(v.pod.meta.finalizers[0], "orphan");
+		shm_pod_view_free(&v);
+		uint8_t *c = malloc(in.payload_len);
+		memcpy(c, in.payload, in.payload_len);
+		uint32_t old = 0x364b5243u; /* "CRK6" */
+		memcpy(c, &old, 4);
+		struct shm_obj oo; /* o went to the view */
+		to_obj(&in, &oo);
+		oo.payload = c;
+		assert_int_equal(shm_pod_flag(&oo, SHM_REC_POD_EPHEMERAL), -EPROTONOSUPPORT);
+		int r;
+		try_views(SHM_RECORD_POD, c, in.payload_len, &r);
+		assert_int_equal(r, -EPROTONOSUPPORT);
+		oo.kind = SHM_RECORD_META;
+		assert_int_equal(shm_pod_flag(&oo, SHM_REC_POD_EPHEMERAL), -EINVAL);
+		shm_obj_release(&oo);
+		free(c);
+		kube_object_free(pod);
+	}
+	shm_rec_enc_release(&e);
+}
+
 /* The pod's EndpointSlice part (kube_pod_endpoint) through the record and the view: every
  * field as decoded, and its blobs right before the finalizers whatever comes after node_name. */
 static void test_pod_endpoint_part(void **state)
@@ -644,11 +701,11 @@ static void test_pod_endpoint_part(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_owner_tristate),    cmocka_unit_test(test_wrong_kind),
-	        cmocka_unit_test(test_damaged),           cmocka_unit_test(test_full_object),
-	        cmocka_unit_test(test_full_object_list),  cmocka_unit_test(test_template_parts),
-	        cmocka_unit_test(test_rs_annotations),    cmocka_unit_test(test_pod_affinity_node),
-	        cmocka_unit_test(test_pod_endpoint_part),
+	        cmocka_unit_test(test_owner_tristate),   cmocka_unit_test(test_wrong_kind),
+	        cmocka_unit_test(test_damaged),          cmocka_unit_test(test_full_object),
+	        cmocka_unit_test(test_full_object_list), cmocka_unit_test(test_template_parts),
+	        cmocka_unit_test(test_rs_annotations),   cmocka_unit_test(test_pod_affinity_node),
+	        cmocka_unit_test(test_pod_volume_flags), cmocka_unit_test(test_pod_endpoint_part),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
