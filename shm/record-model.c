@@ -224,6 +224,7 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 			enc_str(&e, m->annotations[i].value);
 		}
 		rs.n_annotations = m->n_annotations;
+		enc_str(&e, m->generate_name);
 		if (!e.err)
 			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
 	} else if (kind == SHM_RECORD_OBJECT) {
@@ -780,6 +781,8 @@ static int rs_body(struct shm_rs_view *ret, const struct shm_rec_rs *fr, const s
 		rs->meta.annotations = ret->annotations;
 		rs->meta.n_annotations = fr->n_annotations;
 	}
+	uint64_t g = a0 + 2 * (uint64_t)fr->n_annotations; /* generateName */
+	rs->meta.generate_name = b->len[g] ? b->p[g] : NULL;
 	return 0;
 }
 
@@ -799,8 +802,8 @@ int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret)
 	    (r = shm_rec_rs_get(&v, &fr)) < 0)
 		return r;
 	/* blob 0, the selector, the template and its labels, five blobs per condition, two per
-	 * annotation, then the finalizers */
-	if (shm_rec_rs_first_annotation(&fr) + 2 * (uint64_t)fr.n_annotations >
+	 * annotation, generateName, then the finalizers */
+	if (shm_rec_rs_first_annotation(&fr) + 2 * (uint64_t)fr.n_annotations + 1 >
 	    v.hdr.n_blobs - v.hdr.n_finalizers)
 		return -EBADMSG;
 	if ((r = blobs_load(&v, &b)) == 0)

@@ -333,6 +333,7 @@ static void test_rs_annotations(void **state)
 		assert_int_equal(m->n_finalizers, 1);
 		assert_string_equal(m->finalizers[0], "f/x");
 		assert_int_equal(v.rs.spec_replicas, 2);
+		assert_null(m->generate_name); /* none in the object */
 		shm_rs_view_free(&v);
 		kube_object_free(rs);
 	}
@@ -576,6 +577,44 @@ static void test_pod_affinity_node(void **state)
 	shm_rec_enc_release(&e);
 }
 
+/* Record version 8: a ReplicaSet keeps its generateName (the blob after the annotations, before
+ * the finalizers), which the status PUT sends back; a record one blob short of it is refused. */
+static void test_rs_generate_name(void **state)
+{
+	(void)state;
+	static const char json[] =
+	        "{\"metadata\":{\"name\":\"web-x\",\"generateName\":\"web-\",\"uid\":\"u\","
+	        "\"resourceVersion\":\"1\",\"annotations\":{\"a\":\"1\"},\"finalizers\":[\"f/x\"]},"
+	        "\"spec\":{\"replicas\":1}}";
+	struct shm_rec_enc e = {0};
+	struct kube_replicaset *rs;
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_rs_view v;
+	assert_int_equal(
+	        kube_decode_replicaset(json, strlen(json), KUBE_DECODE_ALL_ANNOTATIONS, &rs), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_REPLICASET, rs, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_rs_view_init(&o, &v), 0);
+	assert_string_equal(v.rs.meta.generate_name, "web-");
+	assert_int_equal(v.rs.meta.n_annotations, 1);
+	assert_string_equal(v.rs.meta.finalizers[0], "f/x");
+	shm_rs_view_free(&v);
+	damage(SHM_RECORD_REPLICASET, in.payload, in.payload_len);
+	uint8_t *c = malloc(in.payload_len);
+	struct shm_rec_hdr h;
+	int r;
+	memcpy(c, in.payload, in.payload_len);
+	memcpy(&h, in.payload, sizeof h);
+	h.n_finalizers = h.n_blobs - 1 - 2; /* the annotation and generateName read as finalizers */
+	memcpy(c, &h, sizeof h);
+	try_views(SHM_RECORD_REPLICASET, c, in.payload_len, &r);
+	assert_int_equal(r, -EBADMSG);
+	free(c);
+	kube_object_free(rs);
+	shm_rec_enc_release(&e);
+}
+
 /* Record version 7: a pod's header flags carry has_ephemeral_volume and has_resource_claims,
  * read back by the view and by shm_pod_flag without a view; a version-6 pod is refused (its
  * missing flags would read as "none": the controllers would skip pods that have them). */
@@ -701,11 +740,12 @@ static void test_pod_endpoint_part(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_owner_tristate),   cmocka_unit_test(test_wrong_kind),
-	        cmocka_unit_test(test_damaged),          cmocka_unit_test(test_full_object),
-	        cmocka_unit_test(test_full_object_list), cmocka_unit_test(test_template_parts),
-	        cmocka_unit_test(test_rs_annotations),   cmocka_unit_test(test_pod_affinity_node),
-	        cmocka_unit_test(test_pod_volume_flags), cmocka_unit_test(test_pod_endpoint_part),
+	        cmocka_unit_test(test_owner_tristate),    cmocka_unit_test(test_wrong_kind),
+	        cmocka_unit_test(test_damaged),           cmocka_unit_test(test_full_object),
+	        cmocka_unit_test(test_full_object_list),  cmocka_unit_test(test_template_parts),
+	        cmocka_unit_test(test_rs_annotations),    cmocka_unit_test(test_pod_affinity_node),
+	        cmocka_unit_test(test_pod_volume_flags),  cmocka_unit_test(test_rs_generate_name),
+	        cmocka_unit_test(test_pod_endpoint_part),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
