@@ -299,7 +299,7 @@ static void test_pod_rich(void **state)
 /* A daemon pod's required node affinity (kube_pod affinity_node): both decoders read the first
  * matchFields metadata.name In requirement over the terms, skipping a matchExpressions one on
  * the same key, NotIn, another field and the preferred terms. The pair was encoded by
- * k8s.io/api's own codecs (tests/cluster/cmd/gen-pod-affinity), not fetched. */
+ * k8s.io/api's own codecs (tests/cluster/cmd/gen-pod-fixtures), not fetched. */
 static void test_pod_affinity(void **state)
 {
 	(void)state;
@@ -316,7 +316,7 @@ static void test_pod_affinity(void **state)
 /* Whether a pod has a generic ephemeral volume and resource claims (kube_pod
  * has_ephemeral_volume, has_resource_claims): both decoders read them from a pod with an
  * emptyDir and an ephemeral volume and one claim; pods without either say false. The pair was
- * encoded by k8s.io/api's own codecs (tests/cluster/cmd/gen-pod-volumes). */
+ * encoded by k8s.io/api's own codecs (tests/cluster/cmd/gen-pod-fixtures). */
 static void test_pod_volumes(void **state)
 {
 	(void)state;
