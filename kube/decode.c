@@ -427,6 +427,30 @@ static int dec_pod_spec(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 			js_str(j, (char **)&p->ep.hostname);
 		} else if (JS_KEY(k, kn, "subdomain")) {
 			js_str(j, (char **)&p->ep.subdomain);
+		} else if (JS_KEY(k, kn, "volumes")) {
+			if ((r = js_arr_begin(j)) <= 0)
+				continue;
+			while ((r = js_arr_next(j)) > 0) {
+				if (js_obj_begin(j) <= 0)
+					continue;
+				while ((r = js_obj_next(j, &k, &kn)) > 0) {
+					if (!JS_KEY(k, kn, "ephemeral"))
+						js_skip(j);
+					else if (!js_null(j)) {
+						p->has_ephemeral_volume = true;
+						js_skip(j);
+					}
+				}
+				if (r < 0)
+					return r;
+			}
+		} else if (JS_KEY(k, kn, "resourceClaims")) {
+			if ((r = js_arr_begin(j)) <= 0)
+				continue;
+			while ((r = js_arr_next(j)) > 0) {
+				p->has_resource_claims = true;
+				js_skip(j);
+			}
 		} else if (JS_KEY(k, kn, "containers")) {
 			if ((r = js_arr_begin(j)) <= 0)
 				continue;

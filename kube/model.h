@@ -134,6 +134,12 @@ struct kube_pod {
 	 * enum kube_disruption_target, and its lastTransitionTime (0 if absent) */
 	uint8_t disruption_target;
 	kube_time_t disruption_target_time;
+	/* Whether spec.volumes has a generic ephemeral volume (an item with a non-null
+	 * "ephemeral") and whether spec.resourceClaims is not empty: the ephemeral-volume and
+	 * resourceclaim controllers queue only such pods, as upstream's enqueuePod (record
+	 * version 7; their syncs still read the volumes and claims themselves live). */
+	bool has_ephemeral_volume;
+	bool has_resource_claims;
 	/* ---- the EndpointSlice controller's part (record version 6) ----
 	 * What the endpointslice reconciler reads of a pod beyond the fields above, so that its
 	 * sync reads pods from the cache (docs/endpointslice.md). */

@@ -612,6 +612,32 @@ static int rd_init_container(struct pd *d, struct pb *b, unsigned wt, struct kub
 	return 0;
 }
 
+/* Volume {2 volumeSource: VolumeSource {29 ephemeral}}: whether it is a generic ephemeral one */
+static int rd_volume(struct pb *b, unsigned wt, struct kube_pod *p)
+{
+	struct pb s, vs;
+	uint32_t f;
+	unsigned w;
+	int r = want_len(b, wt, &s);
+	if (r < 0)
+		return r;
+	while ((r = rd_tag(&s, &f, &w)) > 0) {
+		if (f != 2) {
+			r = skip(&s, w);
+		} else if ((r = want_len(&s, w, &vs)) == 0) {
+			while ((r = rd_tag(&vs, &f, &w)) > 0) {
+				if (f == 29)
+					p->has_ephemeral_volume = true;
+				if ((r = skip(&vs, w)) < 0)
+					break;
+			}
+		}
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
 static int rd_pod_spec(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
                        struct pod_tmp *t)
 {
@@ -634,6 +660,10 @@ static int rd_pod_spec(struct pd *d, struct pb *b, unsigned wt, struct kube_pod 
 			r = rd_affinity(d, &s, w, p, t, 0);
 		else if (f == 20)
 			r = rd_init_container(d, &s, w, p, t);
+		else if (f == 1)
+			r = rd_volume(&s, w, p);
+		else if (f == 39) /* resourceClaims: one item makes it not empty */
+			p->has_resource_claims = (r = skip(&s, w)) == 0;
 		else
 			r = skip(&s, w);
 		if (r < 0)

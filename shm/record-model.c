@@ -144,6 +144,10 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 		pod.disruption_target_time = p->disruption_target_time;
 		pod.ep_n_pod_ips = p->ep.n_pod_ips;
 		pod.ep_n_ports = p->ep.n_ports;
+		if (p->has_ephemeral_volume)
+			h.flags |= SHM_REC_POD_EPHEMERAL;
+		if (p->has_resource_claims)
+			h.flags |= SHM_REC_POD_CLAIMS;
 		h.fixed_len = sizeof(pod);
 		enc_put(&e, &pod, sizeof(pod));
 		enc_str(&e, p->node_name);
@@ -220,6 +224,7 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 			enc_str(&e, m->annotations[i].value);
 		}
 		rs.n_annotations = m->n_annotations;
+		enc_str(&e, m->generate_name);
 		if (!e.err)
 			memcpy(*e.buf + fixed_at, &rs, sizeof(rs));
 	} else if (kind == SHM_RECORD_OBJECT) {
@@ -429,6 +434,18 @@ static int pod_endpoint_view(const struct shm_rec_pod *fp, const struct blobs *b
 	return 0;
 }
 
+int shm_pod_flag(const struct shm_obj *o, unsigned flag)
+{
+	struct shm_rec_view v;
+	int r;
+
+	if (!o || o->kind != SHM_RECORD_POD)
+		return -EINVAL;
+	if ((r = shm_rec_parse(o->payload, o->payload_len, &v)) < 0)
+		return r;
+	return (v.hdr.flags & flag) ? 1 : 0;
+}
+
 int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 {
 	struct shm_rec_view v;
@@ -461,6 +478,8 @@ int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 		ret->pod.has_deletion_cost = fp.has_deletion_cost;
 		ret->pod.disruption_target = fp.disruption_target;
 		ret->pod.disruption_target_time = fp.disruption_target_time;
+		ret->pod.has_ephemeral_volume = v.hdr.flags & SHM_REC_POD_EPHEMERAL;
+		ret->pod.has_resource_claims = v.hdr.flags & SHM_REC_POD_CLAIMS;
 		r = pod_endpoint_view(&fp, &b, ret);
 	}
 	blobs_free(&b);
@@ -762,6 +781,8 @@ static int rs_body(struct shm_rs_view *ret, const struct shm_rec_rs *fr, const s
 		rs->meta.annotations = ret->annotations;
 		rs->meta.n_annotations = fr->n_annotations;
 	}
+	uint64_t g = a0 + 2 * (uint64_t)fr->n_annotations; /* generateName */
+	rs->meta.generate_name = b->len[g] ? b->p[g] : NULL;
 	return 0;
 }
 
@@ -781,8 +802,8 @@ int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret)
 	    (r = shm_rec_rs_get(&v, &fr)) < 0)
 		return r;
 	/* blob 0, the selector, the template and its labels, five blobs per condition, two per
-	 * annotation, then the finalizers */
-	if (shm_rec_rs_first_annotation(&fr) + 2 * (uint64_t)fr.n_annotations >
+	 * annotation, generateName, then the finalizers */
+	if (shm_rec_rs_first_annotation(&fr) + 2 * (uint64_t)fr.n_annotations + 1 >
 	    v.hdr.n_blobs - v.hdr.n_finalizers)
 		return -EBADMSG;
 	if ((r = blobs_load(&v, &b)) == 0)

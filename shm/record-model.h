@@ -116,6 +116,10 @@ struct shm_object_view {
  * must be freed with its _free in every case. Returns 0, -EPROTONOSUPPORT (another record
  * version), -EBADMSG (a payload that does not fit its own lengths), -ENOMEM, -EINVAL (the
  * record is not of the view's kind; any kind for the meta view). */
+/* Whether a pod record's header has `flag` (SHM_REC_POD_EPHEMERAL, SHM_REC_POD_CLAIMS), read
+ * without viewing the pod: 1 or 0; -EINVAL (not a pod record), -EPROTONOSUPPORT, -EBADMSG (a
+ * caller then reads the pod the way it would without the flag). */
+int shm_pod_flag(const struct shm_obj *o, unsigned flag);
 int shm_meta_view_init(struct shm_obj *obj, struct shm_meta_view *ret);
 int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret);
 int shm_rs_view_init(struct shm_obj *obj, struct shm_rs_view *ret);

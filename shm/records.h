@@ -27,7 +27,8 @@
  *   value per label), the template's four parts (enum shm_rec_tmpl_parts), then per status
  *   condition five blobs (type, status, reason, message,
  *   lastTransitionTime as 8 raw bytes of kube_time_t), then n_annotations (key, value) pairs
- *   (every annotation: the Deployment controller reads them), then the finalizers. Metadata-only
+ *   (every annotation: the Deployment controller reads them), metadata.generateName (version 8:
+ * the status PUT writes the whole metadata), then the finalizers. Metadata-only
  * records: the finalizers. Full objects (struct shm_rec_object): apiVersion, kind, n_annotations
  * (key, value) pairs, the body, then the finalizers. An absent string is a blob of length 0 (the
  * model's NULL and "" are not told apart here).
@@ -47,18 +48,23 @@
 #include <stdint.h>
 #include <string.h>
 
-/* "CRK6" read little-endian: version 6 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
+/* "CRK8" read little-endian: version 8 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
  * selector compiled and their template's labels parsed; v4: the pod's fixed part keeps the
  * DisruptionTarget condition, 24 -> 32 bytes; v5: ReplicaSets keep every annotation, for the
  * Deployment controller's sync; v6: a pod keeps the node its required node affinity targets,
  * a second blob, for the DaemonSet controller's unbound pods, and the EndpointSlice
- * controller's part, 32 -> 40 bytes and the endpoint blobs) */
-#define SHM_REC_MAGIC 0x364b5243u
+ * controller's part, 32 -> 40 bytes and the endpoint blobs; v7: a pod's header flags say
+ * whether it has a generic ephemeral volume and resource claims; v8: a ReplicaSet keeps its
+ * generateName, a blob after the annotations, so that its status PUT needs no GET) */
+#define SHM_REC_MAGIC 0x384b5243u
 
 enum shm_rec_flags {
 	SHM_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
 	SHM_REC_FIN_ORPHAN = 1u << 1,     /* finalizer "orphan" present */
 	SHM_REC_FIN_FOREGROUND = 1u << 2, /* finalizer "foregroundDeletion" present */
+	/* pods only (version 7): kube_pod has_ephemeral_volume, has_resource_claims */
+	SHM_REC_POD_EPHEMERAL = 1u << 3,
+	SHM_REC_POD_CLAIMS = 1u << 4,
 };
 
 struct shm_rec_hdr {

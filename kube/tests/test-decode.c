@@ -106,6 +106,38 @@ static void test_pod_minimal(void **state)
 	kube_object_free(p);
 }
 
+/* has_ephemeral_volume: a volume with a non-null "ephemeral" (Go's nil pointer for null);
+ * has_resource_claims: a spec.resourceClaims with an item. */
+static void test_pod_volumes_claims(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *spec;
+		bool eph, claims;
+	} cases[] = {
+	        {"{}", false, false},
+	        {"{\"volumes\":null,\"resourceClaims\":null}", false, false},
+	        {"{\"volumes\":[],\"resourceClaims\":[]}", false, false},
+	        {"{\"volumes\":[{\"name\":\"a\",\"emptyDir\":{}},{\"name\":\"b\","
+	         "\"ephemeral\":null}]}",
+	         false, false},
+	        {"{\"volumes\":[{\"name\":\"a\",\"emptyDir\":{}},{\"ephemeral\":{},"
+	         "\"name\":\"b\"}]}",
+	         true, false},
+	        {"{\"resourceClaims\":[{\"name\":\"c\"}],\"nodeName\":\"n\"}", false, true},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char js[512];
+		struct kube_pod *p;
+		snprintf(js, sizeof(js), "{\"metadata\":{\"name\":\"p\"},\"spec\":%s}",
+		         cases[i].spec);
+		assert_int_equal(kube_decode_pod(js, strlen(js), 0, &p), 0);
+		assert_int_equal(p->has_ephemeral_volume, cases[i].eph);
+		assert_int_equal(p->has_resource_claims, cases[i].claims);
+		kube_object_free(p);
+	}
+}
+
 /* spec.affinity's target node (kube_pod affinity_node) as upstream's GetTargetNodeName reads
  * it: the cases of its TestGetTargetNodeName (nodeName is a separate field here) and the term
  * and requirement order it returns at. */
@@ -372,6 +404,7 @@ int main(void)
 	        cmocka_unit_test(test_pod_running),
 	        cmocka_unit_test(test_pod_minimal),
 	        cmocka_unit_test(test_pod_affinity_node),
+	        cmocka_unit_test(test_pod_volumes_claims),
 	        cmocka_unit_test(test_deletion_cost_parse),
 	        cmocka_unit_test(test_malformed),
 	        cmocka_unit_test(test_deep_nesting),

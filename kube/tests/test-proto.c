@@ -101,6 +101,8 @@ static void same_pod(const struct kube_pod *a, const struct kube_pod *b)
 	SAME_INT(a->max_sidecar_restarts, b->max_sidecar_restarts, "max_sidecar_restarts");
 	SAME_INT(a->deletion_cost, b->deletion_cost, "deletion_cost");
 	SAME_INT(a->has_deletion_cost, b->has_deletion_cost, "has_deletion_cost");
+	SAME_INT(a->has_ephemeral_volume, b->has_ephemeral_volume, "has_ephemeral_volume");
+	SAME_INT(a->has_resource_claims, b->has_resource_claims, "has_resource_claims");
 	/* the EndpointSlice controller's part */
 	SAME_STR(a->ep.hostname, b->ep.hostname, "hostname");
 	SAME_STR(a->ep.subdomain, b->ep.subdomain, "subdomain");
@@ -297,7 +299,7 @@ static void test_pod_rich(void **state)
 /* A daemon pod's required node affinity (kube_pod affinity_node): both decoders read the first
  * matchFields metadata.name In requirement over the terms, skipping a matchExpressions one on
  * the same key, NotIn, another field and the preferred terms. The pair was encoded by
- * k8s.io/api's own codecs (tests/cluster/cmd/gen-pod-affinity), not fetched. */
+ * k8s.io/api's own codecs (tests/cluster/cmd/gen-pod-fixtures), not fetched. */
 static void test_pod_affinity(void **state)
 {
 	(void)state;
@@ -309,6 +311,26 @@ static void test_pod_affinity(void **state)
 	p = both(KUBE_KIND_POD, "pod-rich", 0);
 	assert_null(p->affinity_node);
 	kube_object_free(p);
+}
+
+/* Whether a pod has a generic ephemeral volume and resource claims (kube_pod
+ * has_ephemeral_volume, has_resource_claims): both decoders read them from a pod with an
+ * emptyDir and an ephemeral volume and one claim; pods without either say false. The pair was
+ * encoded by k8s.io/api's own codecs (tests/cluster/cmd/gen-pod-fixtures). */
+static void test_pod_volumes(void **state)
+{
+	(void)state;
+	struct kube_pod *p = both(KUBE_KIND_POD, "pod-volumes", 0);
+	assert_true(p->has_ephemeral_volume);
+	assert_true(p->has_resource_claims);
+	kube_object_free(p);
+	static const char *const other[] = {"pod-affinity", "pod-rich"};
+	for (size_t i = 0; i < 2; i++) {
+		p = both(KUBE_KIND_POD, other[i], 0);
+		assert_false(p->has_ephemeral_volume);
+		assert_false(p->has_resource_claims);
+		kube_object_free(p);
+	}
 }
 
 static void test_replicaset(void **state)
@@ -1436,6 +1458,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_pod_rich),
 	        cmocka_unit_test(test_pod_affinity),
+	        cmocka_unit_test(test_pod_volumes),
 	        cmocka_unit_test(test_pod_endpoint_part),
 	        cmocka_unit_test(test_replicaset),
 	        cmocka_unit_test(test_partial),

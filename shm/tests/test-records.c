@@ -333,6 +333,7 @@ static void test_rs_annotations(void **state)
 		assert_int_equal(m->n_finalizers, 1);
 		assert_string_equal(m->finalizers[0], "f/x");
 		assert_int_equal(v.rs.spec_replicas, 2);
+		assert_null(m->generate_name); /* none in the object */
 		shm_rs_view_free(&v);
 		kube_object_free(rs);
 	}
@@ -576,6 +577,101 @@ static void test_pod_affinity_node(void **state)
 	shm_rec_enc_release(&e);
 }
 
+/* Record version 8: a ReplicaSet keeps its generateName (the blob after the annotations, before
+ * the finalizers), which the status PUT sends back; a record one blob short of it is refused. */
+static void test_rs_generate_name(void **state)
+{
+	(void)state;
+	static const char json[] =
+	        "{\"metadata\":{\"name\":\"web-x\",\"generateName\":\"web-\",\"uid\":\"u\","
+	        "\"resourceVersion\":\"1\",\"annotations\":{\"a\":\"1\"},\"finalizers\":[\"f/x\"]},"
+	        "\"spec\":{\"replicas\":1}}";
+	struct shm_rec_enc e = {0};
+	struct kube_replicaset *rs;
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_rs_view v;
+	assert_int_equal(
+	        kube_decode_replicaset(json, strlen(json), KUBE_DECODE_ALL_ANNOTATIONS, &rs), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_REPLICASET, rs, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_rs_view_init(&o, &v), 0);
+	assert_string_equal(v.rs.meta.generate_name, "web-");
+	assert_int_equal(v.rs.meta.n_annotations, 1);
+	assert_string_equal(v.rs.meta.finalizers[0], "f/x");
+	shm_rs_view_free(&v);
+	damage(SHM_RECORD_REPLICASET, in.payload, in.payload_len);
+	uint8_t *c = malloc(in.payload_len);
+	struct shm_rec_hdr h;
+	int r;
+	memcpy(c, in.payload, in.payload_len);
+	memcpy(&h, in.payload, sizeof h);
+	h.n_finalizers = h.n_blobs - 1 - 2; /* the annotation and generateName read as finalizers */
+	memcpy(c, &h, sizeof h);
+	try_views(SHM_RECORD_REPLICASET, c, in.payload_len, &r);
+	assert_int_equal(r, -EBADMSG);
+	free(c);
+	kube_object_free(rs);
+	shm_rec_enc_release(&e);
+}
+
+/* Record version 7: a pod's header flags carry has_ephemeral_volume and has_resource_claims,
+ * read back by the view and by shm_pod_flag without a view; a version-6 pod is refused (its
+ * missing flags would read as "none": the controllers would skip pods that have them). */
+static void test_pod_volume_flags(void **state)
+{
+	(void)state;
+	static const char *const specs[] = {
+	        "{}",
+	        "{\"volumes\":[{\"name\":\"v\",\"ephemeral\":{}}]}",
+	        "{\"resourceClaims\":[{\"name\":\"c\"}]}",
+	        "{\"volumes\":[{\"name\":\"v\",\"ephemeral\":{}}],\"resourceClaims\":[{}]}",
+	};
+	struct shm_rec_enc e = {0};
+	for (size_t i = 0; i < 4; i++) {
+		char js[512];
+		struct kube_pod *pod;
+		struct shm_record_in in;
+		struct shm_obj o;
+		struct shm_pod_view v;
+		bool eph = i & 1, claims = i & 2;
+		snprintf(js, sizeof(js),
+		         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u\","
+		         "\"resourceVersion\":\"1\",\"deletionGracePeriodSeconds\":3,"
+		         "\"finalizers\":[\"orphan\"]},\"spec\":%s}",
+		         specs[i]);
+		assert_int_equal(kube_decode_pod(js, strlen(js), 0, &pod), 0);
+		assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+		to_obj(&in, &o);
+		assert_int_equal(shm_pod_flag(&o, SHM_REC_POD_EPHEMERAL), eph);
+		assert_int_equal(shm_pod_flag(&o, SHM_REC_POD_CLAIMS), claims);
+		assert_int_equal(shm_pod_view_init(&o, &v), 0);
+		assert_int_equal(v.pod.has_ephemeral_volume, eph);
+		assert_int_equal(v.pod.has_resource_claims, claims);
+		/* the other header flags are untouched by them */
+		assert_true(v.pod.meta.has_deletion_grace_period_seconds);
+		assert_string_equal(v.pod.meta.finalizers[0], "orphan");
+		shm_pod_view_free(&v);
+		uint8_t *c = malloc(in.payload_len);
+		memcpy(c, in.payload, in.payload_len);
+		uint32_t old = 0x364b5243u; /* "CRK6" */
+		memcpy(c, &old, 4);
+		struct shm_obj oo; /* o went to the view */
+		to_obj(&in, &oo);
+		oo.payload = c;
+		assert_int_equal(shm_pod_flag(&oo, SHM_REC_POD_EPHEMERAL), -EPROTONOSUPPORT);
+		int r;
+		try_views(SHM_RECORD_POD, c, in.payload_len, &r);
+		assert_int_equal(r, -EPROTONOSUPPORT);
+		oo.kind = SHM_RECORD_META;
+		assert_int_equal(shm_pod_flag(&oo, SHM_REC_POD_EPHEMERAL), -EINVAL);
+		shm_obj_release(&oo);
+		free(c);
+		kube_object_free(pod);
+	}
+	shm_rec_enc_release(&e);
+}
+
 /* The pod's EndpointSlice part (kube_pod_endpoint) through the record and the view: every
  * field as decoded, and its blobs right before the finalizers whatever comes after node_name. */
 static void test_pod_endpoint_part(void **state)
@@ -648,6 +744,7 @@ int main(void)
 	        cmocka_unit_test(test_damaged),           cmocka_unit_test(test_full_object),
 	        cmocka_unit_test(test_full_object_list),  cmocka_unit_test(test_template_parts),
 	        cmocka_unit_test(test_rs_annotations),    cmocka_unit_test(test_pod_affinity_node),
+	        cmocka_unit_test(test_pod_volume_flags),  cmocka_unit_test(test_rs_generate_name),
 	        cmocka_unit_test(test_pod_endpoint_part),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

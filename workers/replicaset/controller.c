@@ -16,7 +16,8 @@
  *                 same optimistic lock as upstream's PUT: 409 on a stale version; the arena keeps
  *                 the compact record, not the whole object a PUT would need). If the PATCH is
  *                 refused with 403 (the bootstrap controller role grants only update), the
- *                 process switches to GET + PUT, keeping the resourceVersion check (put_status)
+ *                 process switches to PUT of the object it read with the new status, as
+ *                 upstream's UpdateStatus (put_status; no GET: the record holds the metadata)
  *   record_event  core/v1 Events, as upstream's one EventBroadcaster per controller: the
  *                 event is pushed (never blocking; dropped when full) onto the controller's
  *                 shared queue (evq.h, in the expectations memfd). One sink thread per
@@ -176,7 +177,9 @@ static int ex_get_rs(void *ud, const struct kube_replicaset *rs, struct kube_rep
 	int r = call(c, &req, &resp, ret_msg);
 
 	if (r == 0) {
-		r = kube_decode(c->fl->decode, resp.body, resp.body_len, 0, (void **)ret);
+		/* every annotation: a status PUT after a conflict writes this copy's metadata */
+		r = kube_decode(c->fl->decode, resp.body, resp.body_len,
+		                KUBE_DECODE_ALL_ANNOTATIONS, (void **)ret);
 		if (r < 0 && ret_msg &&
 		    asprintf(ret_msg, "decoding the %s failed", c->fl->kind) < 0)
 			*ret_msg = NULL;
@@ -532,51 +535,27 @@ out:
 }
 
 /*
- * PUT replicasets/status, as upstream's UpdateStatus: the arena keeps no labels or annotations,
- * so the whole object comes from an uncached GET, its status is replaced and it is PUT back.
- * The optimistic lock stays the one upstream has on its cached copy: if the GET shows another
- * resourceVersion than the one this sync read, that is a conflict (409) without a write.
+ * PUT replicasets/status, as upstream's UpdateStatus of its cached copy: the object is the one
+ * this sync read (the cache's record, or the copy a retry GET after a conflict returned) with
+ * the new status. The record keeps the whole metadata a status PUT writes (name, generateName,
+ * labels, every annotation, owner references with their tri-states, finalizers, deletion) but
+ * not the spec, which the status strategy replaces with the stored one, so it is left out. The
+ * optimistic lock is upstream's: the resourceVersion read, answered 409 when stale. On a
+ * protobuf client the body goes as protobuf, as client-go's UpdateStatus would send it.
  */
-static int conflict(const struct rsc *c, const struct kube_replicaset *rs, char **ret_msg)
+static int put_status(struct rsc *c, const struct kube_replicaset *rs,
+                      const struct kube_rs_status *st, char **ret_rv, char **ret_msg)
 {
-	if (ret_msg && asprintf(ret_msg,
-	                        "Operation cannot be fulfilled on %s \"%s\": the "
-	                        "object has been modified; please apply your changes to the latest "
-	                        "version and try again",
-	                        c->fl->group_resource, rs->meta.name) < 0)
-		*ret_msg = NULL;
-	return -ESTALE; /* what a 409 Conflict maps to (kube/errors.c) */
-}
+	char *json = rs_status_put_json(c->fl->api_version, c->fl->kind, rs, st);
+	void *pb = NULL;
+	size_t pb_len = 0;
+	int r;
 
-/* put_status() on a protobuf client: the ReplicaSet came back as protobuf, so it is PUT back as
- * protobuf (client-go's UpdateStatus on --kube-api-content-type's default) with the status
- * from the patch's "status" object. Consumes *got. */
-static int put_status_pb(struct rsc *c, const struct kube_replicaset *rs, const char *patch,
-                         struct kube_response *got, char **ret_rv, char **ret_msg)
-{
-	struct kube_replicaset *cur = NULL;
-	void *body = NULL;
-	size_t len = 0;
-	char *st_json = NULL;
-	int r = kube_decode_any(KUBE_KIND_REPLICASET, got->body, got->body_len, 0, (void **)&cur);
-	if (r == 0 && (!rs->meta.resource_version || !cur->meta.resource_version ||
-	               strcmp(cur->meta.resource_version, rs->meta.resource_version) != 0)) {
-		r = conflict(c, rs, ret_msg);
-		goto out;
-	}
-	cJSON *p = r == 0 ? cJSON_Parse(patch) : NULL;
-	cJSON *st = cJSON_GetObjectItemCaseSensitive(p, "status");
-	st_json = cJSON_IsObject(st) ? cJSON_PrintUnformatted(st) : NULL;
-	cJSON_Delete(p);
-	if (r < 0 || !st_json ||
-	    (r = kube_proto_rs_with_status(got->body, got->body_len, st_json, strlen(st_json),
-	                                   &body, &len)) < 0) {
-		r = r < 0 ? r : -EIO;
-		if (ret_msg)
-			*ret_msg = strdup(
-			        "the ReplicaSet read back for the status update is malformed");
-		goto out;
-	}
+	if (!json)
+		return -ENOMEM;
+	bool as_pb = c->fl->status_protobuf && kube_client_protobuf(c->ctx->kc) &&
+	             kube_proto_encode_json(c->fl->api_version, c->fl->kind, json, strlen(json),
+	                                    &pb, &pb_len) == 0;
 	struct kube_request put = {.verb = KUBE_UPDATE,
 	                           .group = c->fl->group,
 	                           .version = c->fl->version,
@@ -584,91 +563,25 @@ static int put_status_pb(struct rsc *c, const struct kube_replicaset *rs, const 
 	                           .ns = rs->meta.namespace,
 	                           .name = rs->meta.name,
 	                           .subresource = "status",
-	                           .body = body,
-	                           .body_len = len,
-	                           .body_protobuf = true};
+	                           .body = as_pb ? pb : json,
+	                           .body_len = as_pb ? pb_len : strlen(json),
+	                           .body_protobuf = as_pb};
 	struct kube_response resp;
 	r = call(c, &put, &resp, ret_msg);
-	struct kube_replicaset *done;
-	if (r == 0 && ret_rv &&
-	    kube_decode_any(KUBE_KIND_REPLICASET, resp.body, resp.body_len, 0, (void **)&done) ==
-	            0) {
-		if (done->meta.resource_version && done->meta.resource_version[0])
-			*ret_rv = strdup(done->meta.resource_version);
-		kube_object_free(done);
+	if (r == 0 && ret_rv) {
+		struct kube_replicaset *done;
+		if (!kube_proto_is(resp.body, resp.body_len))
+			*ret_rv = resp_rv(&resp);
+		else if (kube_decode_any(KUBE_KIND_REPLICASET, resp.body, resp.body_len, 0,
+		                         (void **)&done) == 0) {
+			if (done->meta.resource_version && done->meta.resource_version[0])
+				*ret_rv = strdup(done->meta.resource_version);
+			kube_object_free(done);
+		}
 	}
 	kube_response_clear(&resp);
-out:
-	kube_object_free(cur);
-	free(st_json);
-	free(body);
-	kube_response_clear(got);
-	return r;
-}
-
-static int put_status(struct rsc *c, const struct kube_replicaset *rs, const char *patch,
-                      char **ret_rv, char **ret_msg)
-{
-	struct kube_request get = {.verb = KUBE_GET,
-	                           .group = c->fl->group,
-	                           .version = c->fl->version,
-	                           .resource = c->fl->resource,
-	                           .ns = rs->meta.namespace,
-	                           .name = rs->meta.name,
-	                           .protobuf_ok = c->fl->status_protobuf};
-	struct kube_response resp;
-	int r = call(c, &get, &resp, ret_msg);
-	if (r < 0) {
-		kube_response_clear(&resp);
-		return r;
-	}
-	if (kube_proto_is(resp.body, resp.body_len))
-		return put_status_pb(c, rs, patch, &resp, ret_rv, ret_msg);
-	cJSON *obj = cJSON_ParseWithLength(resp.body ? resp.body : "", resp.body_len);
-	cJSON *p = cJSON_Parse(patch);
-	kube_response_clear(&resp);
-	cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(p, "status");
-	cJSON *rv = cJSON_GetObjectItemCaseSensitive(
-	        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
-	char *body = NULL;
-	if (!cJSON_IsObject(obj) || !st || !cJSON_IsString(rv)) {
-		r = -EIO;
-		if (ret_msg)
-			*ret_msg = strdup(
-			        "the ReplicaSet read back for the status update is malformed");
-	} else if (!rs->meta.resource_version ||
-	           strcmp(rv->valuestring, rs->meta.resource_version) != 0) {
-		r = conflict(c, rs, ret_msg);
-	} else {
-		/* the merge patch's null for an absent terminatingReplicas: a field a
-		 * ReplicationController's status does not have, so not sent in a PUT */
-		if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(st, "terminatingReplicas")))
-			cJSON_DeleteItemFromObjectCaseSensitive(st, "terminatingReplicas");
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
-		cJSON_AddItemToObject(obj, "status", st);
-		st = NULL;
-		body = cJSON_PrintUnformatted(obj);
-		r = body ? 0 : -ENOMEM;
-	}
-	cJSON_Delete(st);
-	cJSON_Delete(p);
-	cJSON_Delete(obj);
-	if (r < 0)
-		return r;
-	struct kube_request put = {.verb = KUBE_UPDATE,
-	                           .group = c->fl->group,
-	                           .version = c->fl->version,
-	                           .resource = c->fl->resource,
-	                           .ns = rs->meta.namespace,
-	                           .name = rs->meta.name,
-	                           .subresource = "status",
-	                           .body = body,
-	                           .body_len = strlen(body)};
-	r = call(c, &put, &resp, ret_msg);
-	if (r == 0 && ret_rv)
-		*ret_rv = resp_rv(&resp);
-	kube_response_clear(&resp);
-	free(body);
+	free(pb);
+	free(json);
 	return r;
 }
 
@@ -685,9 +598,8 @@ static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs,
 		return r;
 	}
 	if (c->status_put) {
-		r = put_status(c, rs, body, ret_rv, ret_msg);
 		free(body);
-		return r;
+		return put_status(c, rs, st, ret_rv, ret_msg);
 	}
 	struct kube_request req = {.verb = KUBE_PATCH,
 	                           .group = c->fl->group,
@@ -711,12 +623,10 @@ static int ex_update_status_rv(void *ud, const struct kube_replicaset *rs,
 		 * patch, on replicasets/status (what --use-service-account-credentials runs as) */
 		kube_response_clear(&resp);
 		c->status_put = true;
-		log_info("PATCH %s/status refused (403): writing status with GET + PUT "
-		         "from now on",
+		log_info("PATCH %s/status refused (403): writing status with PUT from now on",
 		         c->fl->resource);
-		r = put_status(c, rs, body, ret_rv, ret_msg);
 		free(body);
-		return r;
+		return put_status(c, rs, st, ret_rv, ret_msg);
 	}
 	if (r == 0 && ret_rv)
 		*ret_rv = resp_rv(&resp);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "kube/encode.h"
 #include "workers/replicaset/events.h"
 #include "workers/replicaset/ranking.h"
@@ -864,4 +866,92 @@ out:
 	free(active);
 	free(claimed);
 	return res->err;
+}
+
+/* ---- the status PUT's body (rs_status_put_json) ------------------------------------------ */
+static void add_time(cJSON *o, const char *key, kube_time_t t)
+{
+	char buf[KUBE_TIME_BUF];
+	if (t && kube_time_format(t, buf) >= 0)
+		cJSON_AddStringToObject(o, key, buf);
+}
+
+static void add_kv(cJSON *o, const char *key, const struct kube_kv *kv, uint32_t n)
+{
+	if (!n)
+		return;
+	cJSON *m = cJSON_AddObjectToObject(o, key);
+	for (uint32_t i = 0; m && i < n; i++)
+		cJSON_AddStringToObject(m, kv[i].key ? kv[i].key : "",
+		                        kv[i].value ? kv[i].value : "");
+}
+
+static void add_str(cJSON *o, const char *key, const char *v)
+{
+	if (v && *v)
+		cJSON_AddStringToObject(o, key, v);
+}
+
+char *rs_status_put_json(const char *api_version, const char *kind,
+                         const struct kube_replicaset *rs, const struct kube_rs_status *st)
+{
+	char *status = NULL, *out = NULL;
+	cJSON *o = NULL, *md, *s = NULL;
+
+	if (!api_version || !kind || !rs || !st)
+		return NULL;
+	const struct kube_object_meta *m = &rs->meta;
+	if (!(o = cJSON_CreateObject()) || !(md = cJSON_AddObjectToObject(o, "metadata")))
+		goto out;
+	cJSON_AddStringToObject(o, "apiVersion", api_version);
+	cJSON_AddStringToObject(o, "kind", kind);
+	add_str(md, "name", m->name);
+	add_str(md, "generateName", m->generate_name);
+	add_str(md, "namespace", m->namespace);
+	add_str(md, "uid", m->uid);
+	add_str(md, "resourceVersion", m->resource_version);
+	if (m->generation)
+		cJSON_AddNumberToObject(md, "generation", (double)m->generation);
+	add_time(md, "creationTimestamp", m->creation_timestamp);
+	add_time(md, "deletionTimestamp", m->deletion_timestamp);
+	if (m->has_deletion_grace_period_seconds)
+		cJSON_AddNumberToObject(md, "deletionGracePeriodSeconds",
+		                        (double)m->deletion_grace_period_seconds);
+	add_kv(md, "labels", m->labels, m->n_labels);
+	add_kv(md, "annotations", m->annotations, m->n_annotations);
+	if (m->n_owner_refs) {
+		cJSON *refs = cJSON_AddArrayToObject(md, "ownerReferences");
+		for (uint32_t i = 0; refs && i < m->n_owner_refs; i++) {
+			const struct kube_owner_ref *r = &m->owner_refs[i];
+			cJSON *x = cJSON_CreateObject();
+			if (!x || !cJSON_AddItemToArray(refs, x))
+				goto out;
+			cJSON_AddStringToObject(x, "apiVersion",
+			                        r->api_version ? r->api_version : "");
+			cJSON_AddStringToObject(x, "kind", r->kind ? r->kind : "");
+			cJSON_AddStringToObject(x, "name", r->name ? r->name : "");
+			cJSON_AddStringToObject(x, "uid", r->uid ? r->uid : "");
+			if (r->controller >= 0) /* -1: absent (nil), kept apart from false */
+				cJSON_AddBoolToObject(x, "controller", r->controller);
+			if (r->block_owner_deletion >= 0)
+				cJSON_AddBoolToObject(x, "blockOwnerDeletion",
+				                      r->block_owner_deletion);
+		}
+	}
+	if (m->n_finalizers) {
+		cJSON *f = cJSON_AddArrayToObject(md, "finalizers");
+		for (uint32_t i = 0; f && i < m->n_finalizers; i++)
+			cJSON_AddItemToArray(f, cJSON_CreateString(m->finalizers[i]));
+	}
+	if (kube_encode_rs_status_json(st, &status) < 0 || !(s = cJSON_Parse(status)))
+		goto out;
+	/* a ReplicationController's status has no terminatingReplicas */
+	if (strcmp(kind, "ReplicaSet") != 0)
+		cJSON_DeleteItemFromObjectCaseSensitive(s, "terminatingReplicas");
+	cJSON_AddItemToObject(o, "status", s);
+	out = cJSON_PrintUnformatted(o);
+out:
+	free(status);
+	cJSON_Delete(o);
+	return out;
 }

@@ -185,3 +185,11 @@ void rs_sync_result_free(struct rs_sync_result *r);
  * expectations-abi.h E4), res->requeue asks for a recheck when they expire. */
 int rs_sync(const struct rs_sync_input *in, const struct rs_executor *ex,
             struct rs_sync_result *res);
+
+/* The body of a status PUT (JSON, malloc'd; NULL without memory or an argument): `rs` as read
+ * (its whole metadata: name, generateName, namespace, uid, resourceVersion, generation,
+ * timestamps, labels, annotations, owner references with their tri-states, finalizers; no
+ * spec, which the status strategy replaces with the stored one) with status `st`. A kind other
+ * than ReplicaSet (a ReplicationController) sends no terminatingReplicas. */
+char *rs_status_put_json(const char *api_version, const char *kind,
+                         const struct kube_replicaset *rs, const struct kube_rs_status *st);

@@ -16,8 +16,10 @@
  *     controlled by it (a substring test on the JSON first, so unrelated claims are not parsed);
  *   - "claim → pods using it": a claim event queues the pod that controls it (a generated or
  *     extended-resource claim) when that pod may need it reserved or re-created.
- * A pod is queued when it is added and when it gets a node; its sync reads the pod live (GET),
- * as the ephemeral-volume controller does, and does upstream's syncPod.
+ * Only a pod with resource claims is looked at (the record says whether it has any,
+ * kube_pod.has_resource_claims), as upstream's enqueuePod: it is queued when it is added and
+ * when it gets a node; its sync reads the pod live (GET) for the claims the record does not
+ * hold, as the ephemeral-volume controller does, and does upstream's syncPod.
  *
  * Not twice: before creating a claim the sync looks for one the pod already controls with the
  * pod-claim-name annotation in the cache and, when the cache has none, in a live LIST of the
@@ -156,7 +158,7 @@ static void on_pod(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 	const struct kube_pod *p = ev->obj;
 	bool deleting;
 
-	if (!p)
+	if (!p || !p->has_resource_claims) /* "nothing to do for it at all" */
 		return;
 	deleting = p->meta.deletion_timestamp != 0;
 	if (!rc_pod_needs_claims(phase_str(p->phase), deleting, p->node_name, false))
@@ -184,6 +186,8 @@ static void on_pod_delete(struct inf_handler_ctx *ctx, const struct inf_event *e
 {
 	const struct shm_obj *o = ev->old;
 
+	if (o && shm_pod_flag(o, SHM_REC_POD_CLAIMS) == 0)
+		return; /* no claims: nothing to release */
 	if (o)
 		release_claims(ctx, kcmd_obj_namespace(o), kcmd_obj_uid(o));
 	else if (ev->meta)
@@ -205,7 +209,8 @@ static void claim_owner_work(struct inf_handler_ctx *ctx, const cJSON *c, const 
 		return;
 	if (shm_obj_dup(o, &copy) == 0) {
 		if (shm_pod_view_init(&copy, &v) == 0 && v.pod.meta.uid &&
-		    !strcmp(v.pod.meta.uid, uid) && !v.pod.meta.deletion_timestamp)
+		    !strcmp(v.pod.meta.uid, uid) && !v.pod.meta.deletion_timestamp &&
+		    v.pod.has_resource_claims)
 			work = deleted ||
 			       (v.pod.node_name && v.pod.node_name[0] && rc_allocated(c) &&
 			        !rc_is_reserved_for_pod(uid, c) && rc_can_be_reserved(c));
@@ -259,7 +264,7 @@ static int unscheduled_pod(const struct shm_obj *o, void *userdata)
 
 	if (shm_obj_dup(o, &copy) == 0) {
 		if (shm_pod_view_init(&copy, &v) == 0)
-			waiting = !v.pod.meta.deletion_timestamp &&
+			waiting = v.pod.has_resource_claims && !v.pod.meta.deletion_timestamp &&
 			          (!v.pod.node_name || !v.pod.node_name[0]) &&
 			          rc_pod_needs_claims(phase_str(v.pod.phase), false, "", false);
 		shm_pod_view_free(&v);
@@ -280,7 +285,8 @@ static void on_template_add(struct inf_handler_ctx *ctx, const struct inf_event 
 
 static int resync_pod(const struct shm_obj *o, void *userdata)
 {
-	queue_key(userdata, "pod:", kcmd_obj_namespace(o), kcmd_obj_name(o));
+	if (shm_pod_flag(o, SHM_REC_POD_CLAIMS) != 0)
+		queue_key(userdata, "pod:", kcmd_obj_namespace(o), kcmd_obj_name(o));
 	return 0;
 }
 
@@ -684,7 +690,7 @@ static int sync_pod(struct rc_state *s, const char *ns, const char *name)
 	struct shm_obj *o = NULL, copy;
 	struct shm_pod_view v;
 	struct new_claims nc = {0};
-	bool deleting = false;
+	bool deleting = false, claims = true;
 	char msg[1024] = "";
 	cJSON *pod = NULL, *pc;
 	const cJSON *pcs;
@@ -698,8 +704,10 @@ static int sync_pod(struct rc_state *s, const char *ns, const char *name)
 	if (r < 0)
 		return r;
 	if ((r = shm_obj_dup(o, &copy)) == 0) {
-		if (shm_pod_view_init(&copy, &v) == 0)
+		if (shm_pod_view_init(&copy, &v) == 0) {
 			deleting = v.pod.meta.deletion_timestamp != 0;
+			claims = v.pod.has_resource_claims;
+		}
 		shm_pod_view_free(&v);
 	}
 	kcmd_obj_free(o);
@@ -708,7 +716,9 @@ static int sync_pod(struct rc_state *s, const char *ns, const char *name)
 		           name);
 		return 0;
 	}
-	/* the cached record has no spec.resourceClaims: read the pod */
+	if (!claims) /* upstream's loops over spec.resourceClaims find none */
+		return 0;
+	/* the cached record says it has claims but does not hold them: read the pod */
 	r = request(s,
 	            &(struct kcmd_request){.method = "GET",
 	                                   .version = "v1",

@@ -37,7 +37,7 @@ static struct {
 	int hold_pod_posts; /* > 0: answer no pod POST before this many arrived (2 s, then 500) */
 	bool expire_events; /* PATCH of an Event answers 404 */
 	int drop_events;    /* the next N Event POSTs get no answer: the connection is shut */
-	const char *rc_rv;  /* the ReplicationController's resourceVersion on GET (NULL: "42") */
+	const char *rc_rv;  /* the ReplicationController's stored resourceVersion (NULL: "42") */
 } S;
 
 static const char NOT_FOUND[] =
@@ -100,8 +100,9 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 		return canned_http_answer(fd, 200,
 		                          "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
 		                          "\"resourceVersion\":\"777\"}}");
-	/* the replication controller's status: PATCH refused as by its bootstrap role, then GET +
-	 * PUT (JSON); rv "42" unless the test asks for another */
+	/* the replication controller's status: PATCH refused as by its bootstrap role, then PUT
+	 * (JSON), answered as the apiserver does: 409 unless the body's resourceVersion is the
+	 * stored one ("42" unless the test asks for another) */
 	if (!strcmp(method, "PATCH") && strstr(path, "/replicationcontrollers/rs/status"))
 		return canned_http_answer(fd, 403,
 		                          "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":"
@@ -116,11 +117,23 @@ static void handle(int fd, const char *method, const char *path, const char *bod
 		         S.rc_rv ? S.rc_rv : "42");
 		return canned_http_answer(fd, 200, out);
 	}
-	if (!strcmp(method, "PUT") && strstr(path, "/replicationcontrollers/rs/status"))
+	if (!strcmp(method, "PUT") && strstr(path, "/replicationcontrollers/rs/status")) {
+		char want[64];
+		snprintf(want, sizeof want, "\"resourceVersion\":\"%s\"", S.rc_rv ? S.rc_rv : "42");
+		if (!body || !strstr(body, want))
+			return canned_http_answer(
+			        fd, 409,
+			        "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":"
+			        "\"Conflict\","
+			        "\"code\":409,\"message\":\"Operation cannot be fulfilled on "
+			        "replicationcontrollers \\\"rs\\\": the object has been modified; "
+			        "please "
+			        "apply your changes to the latest version and try again\"}");
 		return canned_http_answer(
 		        fd, 200,
 		        "{\"kind\":\"ReplicationController\",\"metadata\":{\"name\":\"rs\","
 		        "\"resourceVersion\":\"778\"}}");
+	}
 	if (!strcmp(method, "PATCH") && strstr(path, "/pods/"))
 		return canned_http_answer(
 		        fd, 200,
@@ -396,10 +409,11 @@ static void test_sink_thread(void **state)
 	ctx.config = NULL;
 }
 
-/* The replication controller's flavour (flavour.h): status through GET + PUT on
- * replicationcontrollers after the PATCH is refused (403), as JSON without the merge patch's
- * terminatingReplicas; a stale resourceVersion is a Conflict naming replicationcontrollers; the
- * Events name the v1 ReplicationController and the component replication-controller. */
+/* The replication controller's flavour (flavour.h): status through a PUT of the object as read
+ * (no GET) on replicationcontrollers after the PATCH is refused (403), as JSON without the
+ * merge patch's terminatingReplicas; a stale resourceVersion is the apiserver's Conflict naming
+ * replicationcontrollers; the Events name the v1 ReplicationController and the component
+ * replication-controller. */
 static void test_rc_flavour(void **state)
 {
 	(void)state;
@@ -419,7 +433,12 @@ static void test_rc_flavour(void **state)
 	assert_non_null(strstr(put, "\"kind\":\"ReplicationController\""));
 	assert_non_null(strstr(put, "\"fullyLabeledReplicas\":1"));
 	assert_null(strstr(put, "terminatingReplicas"));
-	/* from now on straight to GET + PUT; another resourceVersion is a conflict, no PUT */
+	assert_non_null(strstr(put, "\"resourceVersion\":\"42\""));
+	assert_non_null(strstr(put, "\"uid\":\"rs-uid\""));
+	assert_null(strstr(put, "\"spec\""));
+	assert_int_equal(count("GET", "/replicationcontrollers/rs"), 0);
+	/* from now on straight to PUT; a stored resourceVersion other than the one read is the
+	 * apiserver's conflict */
 	S.rc_rv = "43";
 	assert_int_equal(ex_update_status_rv(C, &RS, &st, &rv, &msg), -ESTALE);
 	assert_non_null(msg);
@@ -428,7 +447,8 @@ static void test_rc_flavour(void **state)
 	free(msg);
 	S.rc_rv = NULL;
 	assert_int_equal(count("PATCH", "/replicationcontrollers/rs/status"), 1);
-	assert_int_equal(count("PUT", "/replicationcontrollers/rs/status"), 1);
+	assert_int_equal(count("PUT", "/replicationcontrollers/rs/status"), 2);
+	assert_int_equal(count("GET", "/replicationcontrollers/rs"), 0);
 	assert_int_equal(count("PATCH", "/replicasets/"), 0);
 	/* Events */
 	ex_record_event(C, &RS, "Normal", "SuccessfulCreate", "Created pod: rs-x");

@@ -8,15 +8,17 @@
  * volume's volumeClaimTemplate, owned by the pod (controller, blockOwnerDeletion). Queue
  * "ephemeral_volume", --concurrent-ephemeralvolume-syncs worker processes (default 5).
  *
- * Handlers: a pod added that is not being deleted is queued (upstream queues only pods with an
- * ephemeral volume; the cache's typed pod record holds no volumes, so every pod is, and the sync
- * reads the pod's volumes with a live GET); updates and deletes of pods are ignored, as
- * upstream's (the spec is immutable; the claim goes with the pod through the garbage
- * collector). A claim deleted queues the pods it could belong to: every cached pod of its
- * namespace whose name is a prefix of the claim's name ending before a '-' (upstream looks them
- * up in its index by claim).
+ * Handlers: a pod added that is not being deleted and has a generic ephemeral volume is queued,
+ * as upstream's enqueuePod (the cache's typed pod record says whether it has one,
+ * kube_pod.has_ephemeral_volume, but holds no volumes: the sync reads them with a live GET);
+ * updates and deletes of pods are ignored, as upstream's (the spec is immutable; the claim goes
+ * with the pod through the garbage collector). A claim deleted queues the pods it could belong
+ * to: every cached pod of its namespace with an ephemeral volume whose name is a prefix of the
+ * claim's name ending before a '-' (upstream looks them up in its index by claim, which holds
+ * only pods with ephemeral volumes).
  *
- * Sync: the cached pod gone or being deleted: done. Else the pod is read live; for each
+ * Sync: the cached pod gone, being deleted or without an ephemeral volume: done (no request).
+ * Else the pod is read live; for each
  * ephemeral volume, a cached claim of that name that the pod controls is done, one it does not
  * is an error (Event Warning FailedBinding "ephemeral volume <v>: PVC ... was not created for
  * pod ... (pod is not owner)", retried with backoff), and a missing one is created
@@ -53,9 +55,10 @@ static const struct kcmd_metric ev_metric_decl[EV_M_N] = {
 /* ---- handlers ------------------------------------------------------------------------------ */
 static void on_pod_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
+	const struct kube_pod *p = ev->obj;
 	char key[KCMD_KEY_MAX + 1];
 
-	if (!ev->meta || kcmd_meta_deleting(ev->meta))
+	if (!ev->meta || kcmd_meta_deleting(ev->meta) || (p && !p->has_ephemeral_volume))
 		return;
 	if (kcmd_key_make(key, sizeof(key), kcmd_meta_namespace(ev->meta),
 	                  kcmd_meta_name(ev->meta)) >= 0)
@@ -80,6 +83,7 @@ static void on_pvc_delete(struct inf_handler_ctx *ctx, const struct inf_event *e
 		memcpy(pod, name, l);
 		pod[l] = 0;
 		if (kcmd_cache_get(ctx->arena, "", "pods", ns, pod, &p) == 0 &&
+		    shm_pod_flag(p, SHM_REC_POD_EPHEMERAL) != 0 &&
 		    kcmd_key_make(key, sizeof(key), ns, pod) >= 0)
 			kcmd_queue_add(ctx, 0, key);
 		kcmd_obj_free(p);
@@ -90,7 +94,8 @@ static int resync_one(const struct shm_obj *o, void *userdata)
 {
 	char key[KCMD_KEY_MAX + 1];
 
-	if (kcmd_key_make(key, sizeof(key), kcmd_obj_namespace(o), kcmd_obj_name(o)) >= 0)
+	if (shm_pod_flag(o, SHM_REC_POD_EPHEMERAL) != 0 &&
+	    kcmd_key_make(key, sizeof(key), kcmd_obj_namespace(o), kcmd_obj_name(o)) >= 0)
 		kcmd_queue_add(userdata, 0, key);
 	return 0;
 }
@@ -99,7 +104,8 @@ static void ev_resync(struct inf_handler_ctx *ctx, size_t queue, bool restarted)
 {
 	(void)queue;
 	(void)restarted;
-	/* the informer's initial list: an add per pod (the sync skips pods being deleted) */
+	/* the informer's initial list: an add per pod with an ephemeral volume (the sync skips
+	 * pods being deleted) */
 	kcmd_cache_list(ctx->arena, "", "pods", NULL, resync_one, ctx);
 }
 
@@ -226,7 +232,7 @@ static int sync_pod(struct ev_state *s, const char *key, const char *ns, const c
 {
 	struct shm_obj *o = NULL, copy;
 	struct shm_pod_view v;
-	bool deleting = false;
+	bool deleting = false, ephemeral = true;
 	char *body = NULL;
 	cJSON *pod = NULL, *vol;
 	int r;
@@ -241,8 +247,10 @@ static int sync_pod(struct ev_state *s, const char *key, const char *ns, const c
 	r = shm_obj_dup(o, &copy);
 	kcmd_obj_free(o);
 	if (r == 0) {
-		if (shm_pod_view_init(&copy, &v) == 0)
+		if (shm_pod_view_init(&copy, &v) == 0) {
 			deleting = v.pod.meta.deletion_timestamp != 0;
+			ephemeral = v.pod.has_ephemeral_volume;
+		}
 		shm_pod_view_free(&v);
 	}
 	if (deleting) {
@@ -252,7 +260,9 @@ static int sync_pod(struct ev_state *s, const char *key, const char *ns, const c
 		           key);
 		return 0;
 	}
-	/* the cached record has no volumes: read the pod */
+	if (!ephemeral) /* upstream's loop over the volumes finds none */
+		return 0;
+	/* the cached record says it has one but holds no volumes: read the pod */
 	r = kcmd_kube_request(s->ctx->kc,
 	                      &(struct kcmd_request){.method = "GET",
 	                                             .version = "v1",

@@ -283,7 +283,7 @@ func TestKcmd_ServiceAccountCredentials(t *testing.T) {
 	})
 	// The bootstrap role grants update, not patch, on replicasets/status: the worker must have
 	// fallen back from its merge PATCH to upstream's PUT.
-	if !p.Logged("writing status with GET + PUT from now on") {
+	if !p.Logged("writing status with PUT from now on") {
 		t.Error("the ReplicaSet worker did not log its switch to PUT for status writes")
 	}
 

@@ -43,7 +43,7 @@ func TestReplicationController_ServiceAccountCredentials(t *testing.T) {
 	})
 
 	rc := waitRCStable(t, mustCreateRC(t, newITRC(ns, "rc", 3)))
-	if !p.Logged("writing status with GET + PUT from now on") {
+	if !p.Logged("writing status with PUT from now on") {
 		t.Error("the RC worker did not switch to PUT for status writes (the bootstrap role grants update only)")
 	}
 	waitRCStable(t, updateRC(t, ns, rc.Name, func(rc *corev1.ReplicationController) { rc.Spec.Replicas = ptr.To(int32(1)) }))

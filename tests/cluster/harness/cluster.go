@@ -282,6 +282,9 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 			c.apiArgs = append(c.apiArgs, "--etcd-compaction-interval="+c.opts.CompactionInterval.String())
 		}
 		c.apiArgs = append(c.apiArgs, c.opts.ExtraAPIServerFlags...)
+		// KCMD_CLUSTER_APISERVER_FLAGS: more flags from the environment (e.g. an audit log for
+		// `kcmd bench`, to tell which client sent which request: docs/bench.md).
+		c.apiArgs = append(c.apiArgs, strings.Fields(os.Getenv("KCMD_CLUSTER_APISERVER_FLAGS"))...)
 	}
 	p, err := c.spawn("kube-apiserver", c.apiArgs)
 	if err != nil {

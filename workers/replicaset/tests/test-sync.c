@@ -22,6 +22,10 @@
 
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
+#include "kube/encode.h"
+#include "kube/proto.h"
 #include "workers/replicaset/events.h"
 #include "workers/replicaset/sync.h"
 
@@ -1370,6 +1374,118 @@ static void test_delete_completion_order(void **state)
 	kube_object_free(rs);
 }
 
+/* The status PUT's body is the ReplicaSet as read with the new status: every metadata field
+ * comes back equal through the decoders (JSON, and protobuf after kube_proto_encode_json, the
+ * body a protobuf client sends), owner references keep absent apart from false, no spec is
+ * sent, and a ReplicationController's status carries no terminatingReplicas. */
+static void same_put_meta(const struct kube_object_meta *a, const struct kube_object_meta *b)
+{
+	assert_string_equal(a->name, b->name);
+	assert_string_equal(a->generate_name, b->generate_name);
+	assert_string_equal(a->namespace, b->namespace);
+	assert_string_equal(a->uid, b->uid);
+	assert_string_equal(a->resource_version, b->resource_version);
+	assert_int_equal(a->generation, b->generation);
+	assert_int_equal(a->creation_timestamp, b->creation_timestamp);
+	assert_int_equal(a->deletion_timestamp, b->deletion_timestamp);
+	assert_int_equal(a->has_deletion_grace_period_seconds,
+	                 b->has_deletion_grace_period_seconds);
+	assert_int_equal(a->deletion_grace_period_seconds, b->deletion_grace_period_seconds);
+	assert_int_equal(a->n_labels, b->n_labels);
+	for (uint32_t i = 0; i < a->n_labels; i++) {
+		assert_string_equal(a->labels[i].key, b->labels[i].key);
+		assert_string_equal(a->labels[i].value, b->labels[i].value);
+	}
+	assert_int_equal(a->n_annotations, b->n_annotations);
+	for (uint32_t i = 0; i < a->n_annotations; i++) {
+		assert_string_equal(a->annotations[i].key, b->annotations[i].key);
+		assert_string_equal(a->annotations[i].value, b->annotations[i].value);
+	}
+	assert_int_equal(a->n_owner_refs, b->n_owner_refs);
+	for (uint32_t i = 0; i < a->n_owner_refs; i++) {
+		assert_string_equal(a->owner_refs[i].uid, b->owner_refs[i].uid);
+		assert_string_equal(a->owner_refs[i].kind, b->owner_refs[i].kind);
+		assert_int_equal(a->owner_refs[i].controller, b->owner_refs[i].controller);
+		assert_int_equal(a->owner_refs[i].block_owner_deletion,
+		                 b->owner_refs[i].block_owner_deletion);
+	}
+	assert_int_equal(a->n_finalizers, b->n_finalizers);
+	for (uint32_t i = 0; i < a->n_finalizers; i++)
+		assert_string_equal(a->finalizers[i], b->finalizers[i]);
+}
+
+static void test_status_put_body(void **state)
+{
+	(void)state;
+	static const char rs_json[] =
+	        "{\"apiVersion\":\"apps/"
+	        "v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","
+	        "\"generateName\":\"web-\",\"namespace\":\"ns\",\"uid\":\"u-rs\","
+	        "\"resourceVersion\":\"77\",\"generation\":4,"
+	        "\"creationTimestamp\":\"2026-01-02T03:04:05Z\","
+	        "\"deletionTimestamp\":\"2026-01-02T04:00:00Z\",\"deletionGracePeriodSeconds\":0,"
+	        "\"labels\":{\"app\":\"web\",\"tier\":\"\"},"
+	        "\"annotations\":{\"deployment.kubernetes.io/revision\":\"3\",\"x\":\"y\"},"
+	        "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+	        "\"name\":\"web\",\"uid\":\"u-d\",\"controller\":true,\"blockOwnerDeletion\":true},"
+	        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"c\",\"uid\":\"u-c\","
+	        "\"controller\":false}],"
+	        "\"finalizers\":[\"foregroundDeletion\",\"a/b\"]},"
+	        "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+	        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{}}}}";
+	struct kube_replicaset *rs = NULL, *back = NULL, *back_pb = NULL;
+	assert_int_equal(kube_decode(KUBE_KIND_REPLICASET, rs_json, sizeof(rs_json) - 1,
+	                             KUBE_DECODE_ALL_ANNOTATIONS, (void **)&rs),
+	                 0);
+	struct kube_rs_status st = {.replicas = 3,
+	                            .fully_labeled_replicas = 3,
+	                            .ready_replicas = 2,
+	                            .available_replicas = 1,
+	                            .terminating_replicas = 1,
+	                            .has_terminating_replicas = true,
+	                            .observed_generation = 4};
+	char *body = rs_status_put_json("apps/v1", "ReplicaSet", rs, &st);
+	assert_non_null(body);
+	cJSON *o = cJSON_Parse(body);
+	assert_non_null(o);
+	assert_null(cJSON_GetObjectItemCaseSensitive(o, "spec"));
+	cJSON *jst = cJSON_GetObjectItemCaseSensitive(o, "status");
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(jst, "readyReplicas")->valueint, 2);
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(jst, "terminatingReplicas")->valueint, 1);
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(jst, "observedGeneration")->valueint, 4);
+	cJSON_Delete(o);
+	assert_int_equal(kube_decode(KUBE_KIND_REPLICASET, body, strlen(body),
+	                             KUBE_DECODE_ALL_ANNOTATIONS, (void **)&back),
+	                 0);
+	same_put_meta(&rs->meta, &back->meta);
+	assert_int_equal(back->status.ready_replicas, 2);
+	void *pb = NULL;
+	size_t pb_len = 0;
+	assert_int_equal(
+	        kube_proto_encode_json("apps/v1", "ReplicaSet", body, strlen(body), &pb, &pb_len),
+	        0);
+	assert_int_equal(kube_decode_any(KUBE_KIND_REPLICASET, pb, pb_len,
+	                                 KUBE_DECODE_ALL_ANNOTATIONS, (void **)&back_pb),
+	                 0);
+	same_put_meta(&rs->meta, &back_pb->meta);
+	assert_int_equal(back_pb->status.available_replicas, 1);
+	free(pb);
+	free(body);
+	/* a ReplicationController: no terminatingReplicas, its own apiVersion and kind */
+	body = rs_status_put_json("v1", "ReplicationController", rs, &st);
+	o = cJSON_Parse(body);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(o, "kind")->valuestring,
+	                    "ReplicationController");
+	assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "status"),
+	                                             "terminatingReplicas"));
+	cJSON_Delete(o);
+	free(body);
+	assert_null(rs_status_put_json("v1", "ReplicationController", NULL, &st));
+	kube_object_free(rs);
+	kube_object_free(back);
+	kube_object_free(back_pb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1400,6 +1516,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_unknown_create_outcome, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_delete_completion_order, setup, teardown),
+	        cmocka_unit_test(test_status_put_body),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
