@@ -22,8 +22,11 @@
  * the child is re-parented to the manager (PR_SET_CHILD_SUBREAPER): the manager waits for it
  * through a pidfd as for an exec'd child. The child then sets PR_SET_PDEATHSIG, moves each fd
  * to the number it had in the manager (fd_targets), closes every other fd, takes the request's
- * environment and argv (written over the zygote's own argv area, KCMD_ZYGOTE_ARGV_AREA bytes,
- * so /proc/<pid>/cmdline shows the child's), and calls the program's main.
+ * environment and argv (written over the zygote's own argv and environment areas, at least
+ * KCMD_ZYGOTE_ARGV_AREA and KCMD_ZYGOTE_ENV_AREA bytes, so /proc/<pid>/cmdline and
+ * /proc/<pid>/environ show the child's as for an exec'd one), and calls the program's main.
+ * The zygote has that room because the manager execs it with a long argument of spaces and a
+ * variable KCMD_ZYGOTE_ENV_ROOM of spaces; its comm is "kcmd-zygote".
  *
  * Version rule: a change of layout bumps KCMD_ZYGOTE_VERSION; the zygote is always the
  * manager's build (same libexec directory), so the two never differ in a running kcmd.
@@ -34,9 +37,11 @@
 
 #define KCMD_ZYGOTE_MAGIC     0x6b7a7967u /* "kzyg" */
 #define KCMD_ZYGOTE_VERSION   1u
-#define KCMD_ZYGOTE_MAX_FDS   32u         /* = MGR_CHILD_MAX_FDS */
-#define KCMD_ZYGOTE_MAX_MSG   (64u << 10) /* header + strings; a bigger request is -E2BIG */
-#define KCMD_ZYGOTE_ARGV_AREA (16u << 10) /* cmdline room: a longer argv is exec'd instead */
+#define KCMD_ZYGOTE_MAX_FDS   32u                /* = MGR_CHILD_MAX_FDS */
+#define KCMD_ZYGOTE_MAX_MSG   (64u << 10)        /* header + strings; a bigger request is -E2BIG */
+#define KCMD_ZYGOTE_ARGV_AREA (16u << 10)        /* cmdline room: a longer argv is exec'd instead */
+#define KCMD_ZYGOTE_ENV_AREA  (16u << 10)        /* environ room: a longer one is exec'd instead */
+#define KCMD_ZYGOTE_ENV_ROOM  "KCMD_ZYGOTE_ROOM" /* the variable that holds that room */
 
 struct kcmd_zygote_req {
 	uint32_t magic;   /* KCMD_ZYGOTE_MAGIC */

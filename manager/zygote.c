@@ -51,7 +51,8 @@ int mgr_zygote_start(const char *libexec, struct mgr_zygote **ret)
 {
 	struct timeval tv = {.tv_sec = ANSWER_TIMEOUT_SEC};
 	struct mgr_zygote *z;
-	char fdarg[32], *room, *argv[5];
+	char fdarg[32], *room, *argv[5], **envp = NULL, *envroom = NULL;
+	size_t envc = 0;
 	int sv[2], r;
 	pid_t pid;
 
@@ -76,9 +77,29 @@ int mgr_zygote_start(const char *libexec, struct mgr_zygote **ret)
 	}
 	memset(room, ' ', KCMD_ZYGOTE_ARGV_AREA);
 	room[KCMD_ZYGOTE_ARGV_AREA] = '\0';
+	/* and the environment room: the manager's environment plus one variable of spaces */
+	while (environ && environ[envc])
+		envc++;
+	envp = calloc(envc + 2, sizeof(*envp));
+	if (envp)
+		envroom = malloc(sizeof(KCMD_ZYGOTE_ENV_ROOM) + KCMD_ZYGOTE_ENV_AREA + 1);
+	if (!envroom) {
+		free(envp);
+		free(room);
+		r = -ENOMEM;
+		goto fail;
+	}
+	memcpy(envp, environ, sizeof(*envp) * envc);
+	memcpy(envroom, KCMD_ZYGOTE_ENV_ROOM "=", sizeof(KCMD_ZYGOTE_ENV_ROOM));
+	memset(envroom + sizeof(KCMD_ZYGOTE_ENV_ROOM), ' ', KCMD_ZYGOTE_ENV_AREA);
+	envroom[sizeof(KCMD_ZYGOTE_ENV_ROOM) + KCMD_ZYGOTE_ENV_AREA] = '\0';
+	envp[envc] = envroom;
+	envp[envc + 1] = NULL;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = -errno;
 		free(room);
+		free(envroom);
+		free(envp);
 		goto fail;
 	}
 	snprintf(fdarg, sizeof(fdarg), "--zygote-fd=%d", sv[1]);
@@ -96,11 +117,13 @@ int mgr_zygote_start(const char *libexec, struct mgr_zygote **ret)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		execve(argv[0], argv, environ);
+		execve(argv[0], argv, envp);
 		_exit(127);
 	}
 	r = pid < 0 ? -errno : 0;
 	free(room);
+	free(envroom);
+	free(envp);
 	close(sv[1]);
 	if (r < 0) {
 		close(sv[0]);
@@ -148,7 +171,7 @@ int mgr_zygote_spawn(struct mgr_zygote *z, char *const argv[], char *const envp[
 	} cm;
 	struct kcmd_zygote_req h = {.magic = KCMD_ZYGOTE_MAGIC, .version = KCMD_ZYGOTE_VERSION};
 	struct kcmd_zygote_reply rep;
-	size_t len = 0, argv_len = 0, off;
+	size_t len = 0, argv_len = 0, env_len = 0, off;
 	unsigned char *buf;
 	ssize_t n;
 	int r;
@@ -163,9 +186,10 @@ int mgr_zygote_spawn(struct mgr_zygote *z, char *const argv[], char *const envp[
 	for (; argv[h.argc]; h.argc++)
 		argv_len += strlen(argv[h.argc]) + 1;
 	for (; envp && envp[h.envc]; h.envc++)
-		len += strlen(envp[h.envc]) + 1;
-	len += argv_len;
-	if (argv_len > KCMD_ZYGOTE_ARGV_AREA || sizeof(h) + len > KCMD_ZYGOTE_MAX_MSG)
+		env_len += strlen(envp[h.envc]) + 1;
+	len = argv_len + env_len;
+	if (argv_len > KCMD_ZYGOTE_ARGV_AREA || env_len > KCMD_ZYGOTE_ENV_AREA ||
+	    sizeof(h) + len > KCMD_ZYGOTE_MAX_MSG)
 		return -ENOTSUP;
 	h.nfds = nfds;
 	h.strings_len = (uint32_t)len;

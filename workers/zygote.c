@@ -35,8 +35,10 @@
 
 extern char **environ;
 
-static char *area;     /* this process's argv area, which a child's argv is written over */
-static size_t area_sz; /* its bytes */
+static char *area;         /* this process's argv area, which a child's argv is written over */
+static size_t area_sz;     /* its bytes */
+static char *env_area;     /* its environment area, which a child's environment is written over */
+static size_t env_area_sz; /* its bytes (0: no room, every request with an environment refused) */
 static unsigned char msg[KCMD_ZYGOTE_MAX_MSG];
 
 struct request {
@@ -106,10 +108,19 @@ static _Noreturn void become(pid_t manager, int sock, struct request *rq)
 
 	/* The environment and argv: argv is written over the zygote's argv area, NUL-padded, so
 	 * /proc/<pid>/cmdline lists the child's arguments (the request was checked to fit). */
-	environ = rq->strings + argc;
+	char **ev = calloc(rq->h.envc + 1, sizeof(*ev));
 	av = calloc(argc + 1, sizeof(*av));
-	if (!av)
+	if (!av || !ev)
 		_exit(127);
+	if (env_area_sz)
+		memset(env_area, 0, env_area_sz);
+	for (size_t i = 0, off = 0; i < rq->h.envc; i++) {
+		size_t len = strlen(rq->strings[argc + i]) + 1;
+		memcpy(env_area + off, rq->strings[argc + i], len);
+		ev[i] = env_area + off;
+		off += len;
+	}
+	environ = ev;
 	memset(area, 0, area_sz);
 	for (size_t i = 0, off = 0; i < argc; i++) {
 		size_t len = strlen(rq->strings[i]) + 1;
@@ -170,7 +181,7 @@ static int check(size_t len, struct request *rq, char **strv)
 {
 	const char *s, *end;
 	unsigned want;
-	size_t argv_len = 0;
+	size_t argv_len = 0, env_len = 0;
 
 	if (len < sizeof(rq->h))
 		return -EINVAL;
@@ -194,12 +205,14 @@ static int check(size_t len, struct request *rq, char **strv)
 		strv[i] = (char *)s;
 		if (i < rq->h.argc)
 			argv_len += (size_t)(z - s) + 1;
+		else
+			env_len += (size_t)(z - s) + 1;
 		s = z + 1;
 	}
 	strv[want] = NULL;
 	if (s != end)
 		return -EINVAL;
-	if (argv_len > area_sz)
+	if (argv_len > area_sz || env_len > env_area_sz)
 		return -E2BIG;
 	if (!strcmp(base(strv[0]), "kcmd-dispatcher"))
 		rq->dispatcher = true;
@@ -283,6 +296,18 @@ int kcmd_zygote_main(int argc, char **argv)
 	for (int i = 3; i < argc; i++)
 		if (strncmp(argv[i], "--zygote", 8))
 			memset(argv[i], 0, strlen(argv[i]));
+	/* The environment area, likewise (its room is KCMD_ZYGOTE_ENV_ROOM's value). */
+	size_t envc = 0;
+	bool room = false;
+	for (; environ && environ[envc]; envc++)
+		room |= !strncmp(environ[envc], KCMD_ZYGOTE_ENV_ROOM "=",
+		                 strlen(KCMD_ZYGOTE_ENV_ROOM) + 1);
+	if (room) {
+		env_area = environ[0];
+		env_area_sz =
+		        (size_t)(environ[envc - 1] + strlen(environ[envc - 1]) + 1 - env_area);
+	}
+	prctl(PR_SET_NAME, "kcmd-zygote");
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
 		return 1;
 	/* Shared with every child from here: libcurl's and its TLS library's global state. */

@@ -47,6 +47,19 @@ static void test_child_is_ours_with_its_env(void **state)
 	(void)state;
 	assert_int_equal(mgr_zygote_start(dir, &z), 0);
 	assert_true(mgr_zygote_pid(z) > 0);
+	/* its comm is its own, so nothing counting kcmd-worker processes counts it */
+	char path[64], comm[32] = "";
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)mgr_zygote_pid(z));
+	for (int i = 0; i < 200 && strncmp(comm, "kcmd-zygote", 11); i++) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = '\0';
+			fclose(f);
+		}
+		usleep(5000);
+	}
+	assert_string_equal(comm, "kcmd-zygote\n");
 	/* kcmd-worker's main runs: a bad flag is its exit 2 ... */
 	assert_int_equal(mgr_zygote_spawn(z, argv, env_none, NULL, 0, &pid), 0);
 	assert_true(pid > 0 && pid != mgr_zygote_pid(z));
