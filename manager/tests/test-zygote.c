@@ -17,11 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/zygote-abi.h"
 #include "manager/zygote.h"
+#include "shm/arena.h"
 
 static char dir[4096], worker[4200], dispatcher[4200];
 
@@ -73,6 +75,70 @@ static void test_child_is_ours_with_its_env(void **state)
 	mgr_zygote_free(z);
 }
 
+/* the whole file, NULs made spaces; "" if unreadable */
+static void slurp(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+}
+
+/* A worker that blocks on its kubeconfig (a FIFO) after mapping its arena: its cmdline, environ
+ * and comm are the request's as an exec'd one's would be, and the arena fd is at its number. */
+static void test_child_looks_exec_d(void **state)
+{
+	struct shm_create_opts so = {0};
+	struct mgr_zygote *z = NULL;
+	char fifo[] = "/tmp/test-zygote-XXXXXX", kc[64], envfd[64], path[64], buf[4096];
+	char *argv[] = {worker, "--controller=ttl-controller", kc, NULL};
+	char *envp[] = {envfd, "KCMD_TEST_MARK=from-the-request", NULL};
+	pid_t pid = 0;
+	int afd = -1, ok = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(fifo));
+	snprintf(kc, sizeof(kc), "--kubeconfig=%s/kc", fifo);
+	snprintf(path, sizeof(path), "%s/kc", fifo);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(shm_arena_create(&so, &afd), 0);
+	snprintf(envfd, sizeof(envfd), "KCMD_ARENA_FD=%d", afd);
+	assert_int_equal(mgr_zygote_start(dir, &z), 0);
+	assert_int_equal(mgr_zygote_spawn(z, argv, envp, &afd, 1, &pid), 0);
+	for (int i = 0; i < 400 && !ok; i++) { /* until it blocks on the FIFO */
+		char wchan[64];
+		snprintf(wchan, sizeof(wchan), "/proc/%d/wchan", (int)pid);
+		slurp(wchan, buf, sizeof(buf));
+		ok = strstr(buf, "fifo") || strstr(buf, "pipe");
+		usleep(5000);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	slurp(path, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "kcmd-worker --controller=ttl-controller --kubeconfig="));
+	assert_null(strstr(buf, "--zygote"));
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	slurp(path, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "KCMD_TEST_MARK=from-the-request"));
+	assert_null(strstr(buf, KCMD_ZYGOTE_ENV_ROOM));
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	slurp(path, buf, sizeof(buf));
+	assert_string_equal(buf, "kcmd-worker\n");
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, afd);
+	assert_int_equal(access(path, F_OK), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	mgr_zygote_free(z);
+	close(afd);
+	snprintf(path, sizeof(path), "%s/kc", fifo);
+	unlink(path);
+	rmdir(fifo);
+}
+
 static void test_refused_and_gone(void **state)
 {
 	struct mgr_zygote *z = NULL;
@@ -118,6 +184,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_child_is_ours_with_its_env),
+	        cmocka_unit_test(test_child_looks_exec_d),
 	        cmocka_unit_test(test_refused_and_gone),
 	        cmocka_unit_test(test_no_worker_binary),
 	};
