@@ -635,6 +635,13 @@ static int setup_children(struct mgr *m)
 		any |= m->ctl[i].on;
 	if (!any)
 		return 0;
+	/* dispatchers and workers forked from the zygote (lib/zygote-abi.h) unless KCMD_ZYGOTE=0;
+	 * without it every child is exec'd, as it is anyway once the zygote is gone */
+	const char *zy = getenv("KCMD_ZYGOTE");
+	if (!(zy && !strcmp(zy, "0")) && (r = mgr_sup_use_zygote(m->sup, m->libexec)) < 0)
+		log_warning("starting the zygote (%s/kcmd-worker --zygote) failed: %s; every "
+		            "process is exec'd",
+		            m->libexec, strerror(-r));
 	r = shm_arena_create(&so, &m->arena_fd);
 	if (r < 0) {
 		log_error("creating the shared-memory arena failed: %s", strerror(-r));

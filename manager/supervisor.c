@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ipc/loop.h"
+#include "manager/zygote.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -64,6 +65,7 @@ struct mgr_supervisor {
 	void *userdata;
 	struct mgr_child **children;
 	unsigned n, cap;
+	struct mgr_zygote *zygote; /* dispatchers and workers forked from it (manager/zygote.h) */
 };
 
 static char **strv_copy(char *const *v)
@@ -140,9 +142,22 @@ struct mgr_supervisor *mgr_sup_free(struct mgr_supervisor *s)
 		}
 		child_free(c);
 	}
+	mgr_zygote_free(s->zygote);
 	free(s->children);
 	free(s);
 	return NULL;
+}
+
+int mgr_sup_use_zygote(struct mgr_supervisor *s, const char *libexec)
+{
+	if (s->zygote)
+		return -EALREADY;
+	return mgr_zygote_start(libexec, &s->zygote);
+}
+
+pid_t mgr_sup_zygote_pid(const struct mgr_supervisor *s)
+{
+	return mgr_zygote_pid(s->zygote);
 }
 
 /* A start that failed (fork, execve, pidfd): the child waits in BACKOFF and its timer tries again,
@@ -322,6 +337,7 @@ int mgr_child_start(struct mgr_child *c)
 	struct mgr_supervisor *s = c->sup;
 	pid_t parent = getpid(), pid;
 	int pidfd, r, st[2];
+	char *const *envp = c->envp ? c->envp : environ;
 
 	if (c->state == MGR_CHILD_RUNNING)
 		return -EALREADY;
@@ -330,6 +346,14 @@ int mgr_child_start(struct mgr_child *c)
 		mgr_sup_fault_fail_starts--;
 		return -EAGAIN;
 	}
+	/* A dispatcher or worker is forked from the zygote, which shares the pages its libraries
+	 * wrote before main with every child (lib/zygote-abi.h); anything else, or with the zygote
+	 * gone, is exec'd. */
+	r = mgr_zygote_spawn(s->zygote, c->argv, envp, c->keep_fds, c->n_keep_fds, &pid);
+	if (r == 0)
+		goto started;
+	if (r != -ENOTSUP)
+		return r;
 	/* The exec-status pipe: both ends close-on-exec, so a successful execve closes the write
 	 * end and the parent reads EOF; a failed one writes its errno first. An exec failure is
 	 * thus a failed start (retried with backoff, health red), not an exit with status 127. */
@@ -357,7 +381,7 @@ int mgr_child_start(struct mgr_child *c)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		execve(c->argv[0], c->argv, c->envp ? c->envp : environ);
+		execve(c->argv[0], c->argv, envp);
 		child_fail(st[1], errno);
 	}
 	close(st[1]);
@@ -370,6 +394,7 @@ int mgr_child_start(struct mgr_child *c)
 			;
 		return r;
 	}
+started:
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0) {
 		r = -errno;

@@ -21,6 +21,11 @@
  *   A group tag lets the manager stop a whole class of children at once and synchronously (the
  *   leader-election fence SIGKILLs every worker before the renew deadline).
  *
+ *   Dispatchers and workers are forked from a zygote when the manager has one
+ *   (mgr_sup_use_zygote; lib/zygote-abi.h): the zygote's intermediate process exits, the child is
+ *   re-parented to the manager (a subreaper during the request) and from there on is supervised
+ *   exactly as an exec'd child (pidfd, waitid, backoff). A zygote gone means exec again.
+ *
  *   Rejected: posix_spawn (no way to set PDEATHSIG or clear CLOEXEC on chosen fds in the child),
  *   SIGCHLD handling (pidfds are race-free against pid reuse and fit the loop).
  */
@@ -78,6 +83,13 @@ int mgr_sup_new(struct ipc_loop *loop, mgr_child_exit_fn on_exit, void *userdata
                 struct mgr_supervisor **ret);
 /* Kills (SIGKILL) and reaps every running child, then frees everything. NULL-safe. */
 struct mgr_supervisor *mgr_sup_free(struct mgr_supervisor *s);
+
+/* From now on dispatchers and workers of `libexec` are forked from a zygote (manager/zygote.h),
+ * started here; other programs, and every child once the zygote is gone, are exec'd. Returns
+ * 0, -EALREADY, or mgr_zygote_start's -errno (nothing changed: every child exec'd). */
+int mgr_sup_use_zygote(struct mgr_supervisor *s, const char *libexec);
+/* The zygote's pid, or 0 (none, or gone). */
+pid_t mgr_sup_zygote_pid(const struct mgr_supervisor *s);
 
 /* Adds a child to the table (not started). Returns 0, -EINVAL, -ENOMEM. */
 int mgr_sup_add(struct mgr_supervisor *s, const struct mgr_child_spec *spec,

@@ -55,6 +55,7 @@
 #include "shm/feed.h"
 #include "shm/record-model.h"
 #include "workers/cachewait.h"
+#include "workers/zygote.h"
 
 #define BATCH          256 /* entries handled per loop turn before the loop looks at anything else */
 #define TERM_POLL_USEC 250000 /* how often the leadership fence is read for a new term */
@@ -781,7 +782,7 @@ static void usage(void)
 	                "controller's fds set.\n");
 }
 
-int main(int argc, char **argv)
+int kcmd_dispatcher_main(int argc, char **argv)
 {
 	struct dsp *x = &(struct dsp){0};
 	const char *kubeconfig = NULL, *master = NULL, *controller = NULL;

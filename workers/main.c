@@ -35,6 +35,7 @@
 #include "lib/log.h"
 #include "workers/cachewait.h"
 #include "workers/worker.h"
+#include "workers/zygote.h"
 
 struct wq {
 	const char *name;
@@ -261,7 +262,7 @@ static void usage(void)
 	        "set.\n");
 }
 
-int main(int argc, char **argv)
+int kcmd_worker_main(int argc, char **argv)
 {
 	struct worker w = {.ctx.expectations_fd = -1};
 	struct kcmd_child_args ca = {.qps = 20, .burst = 30};

@@ -17,12 +17,12 @@ wkcachewait_LIBDEPS := kcapi shm ipc kclog
 wkcachewait_TESTS   := workers/tests/test-cachewait.c
 
 BINS               += kcmd-worker
-kcmd-worker_SRCS    := workers/main.c
+kcmd-worker_SRCS    := workers/worker-main.c workers/main.c workers/dispatcher.c workers/zygote.c
 kcmd-worker_LIBDEPS := registry kcfence kcapi wkcachewait
 kcmd-worker_LDFLAGS := $(KCMD_PLUGIN_LDFLAGS)
 
 # One controller's event handlers over the change feed (informerd links no controller code).
 BINS                    += kcmd-dispatcher
-kcmd-dispatcher_SRCS    := workers/dispatcher.c
+kcmd-dispatcher_SRCS    := workers/dispatcher-main.c workers/dispatcher.c
 kcmd-dispatcher_LIBDEPS := registry kcfence kcapi wkcachewait
 kcmd-dispatcher_LDFLAGS := $(KCMD_PLUGIN_LDFLAGS)
