@@ -472,7 +472,8 @@ int kcmd_worker_main(int argc, char **argv)
 		ipc_queue_free(w.queues[i].q);
 	free(w.queues);
 	kcmd_flag_values_free(fv);
-	w.ctrl->fini(w.state);
+	if (w.ctrl->fini) /* optional (include/kcmd/worker.h) */
+		w.ctrl->fini(w.state);
 	/* what is queued gets 2 s to be written; an Event still in a request is left (exiting) */
 	bool ev_stopped = evrec_stop(2000);
 	kube_client_free(w.ctx.kc);

@@ -59,5 +59,6 @@ struct wk_controller {
 	int (*init)(struct wk_ctx *ctx, void **ret_state);
 	/* Syncs key taken from queues[q]. */
 	void (*sync)(void *state, size_t q, const char *key, struct wk_result *res);
+	/* Frees what init made, after the last sync (SIGTERM). May be NULL: nothing to free. */
 	void (*fini)(void *state);
 };

@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -758,6 +759,22 @@ func TestDropIn_KcmdAlone(t *testing.T) {
 	case <-k.done:
 		t.Errorf("kcmd exited during the test: %v", k.err)
 	default:
+	}
+	// SIGTERM with every controller on: kcmd exits 0 and no process of it dies by a signal on
+	// the way out (a worker whose controller has no fini hook crashed here with signal 11)
+	_ = k.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-k.done:
+		if k.err != nil {
+			t.Errorf("kcmd after SIGTERM: %v", k.err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Errorf("kcmd did not exit within 60 s of SIGTERM")
+	}
+	for _, l := range k.Logs() {
+		if strings.Contains(l, "killed by signal") {
+			t.Errorf("a process died by a signal during the shutdown: %s", l)
+		}
 	}
 	t.Logf("whole walk: %.1fs (cluster start included)", time.Since(begin).Seconds())
 }
