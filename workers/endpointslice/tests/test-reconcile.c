@@ -1211,6 +1211,24 @@ static int zoned_nodes(void *ud, const char *name, const char **ret)
 	return 0;
 }
 
+/* ready pods pod0..pod<n-1>, pod i on node-<node_of[i]> */
+static void zoned_pods(cJSON **pods, const int *node_of, int n)
+{
+	char node[16];
+	for (int i = 0; i < n; i++) {
+		pods[i] = pod(i, true, 1, false);
+		snprintf(node, sizeof(node), "node-%d", node_of[i]);
+		cJSON_ReplaceItemInObject((cJSON *)get(pods[i], "spec"), "nodeName",
+		                          cJSON_CreateString(node));
+	}
+}
+
+static void set_ready(cJSON *p, bool ready)
+{
+	cJSON *c = cJSON_GetArrayItem((cJSON *)get(get(p, "status"), "conditions"), 0);
+	cJSON_ReplaceItemInObject(c, "status", cJSON_CreateString(ready ? "True" : "False"));
+}
+
 static void reconcile_zoned(struct store *st, const cJSON *svc, cJSON **pods, size_t n)
 {
 	struct eps_plan p;
@@ -1264,15 +1282,10 @@ static void t_traffic_distribution(void **state)
 	};
 	static const int node_of[6] = {0, 1, 1, 1, 2, 2};
 	cJSON *pods[6];
-	char buf[64], node[16];
+	char buf[64];
 	int cross;
 
-	for (int i = 0; i < 6; i++) {
-		pods[i] = pod(i, true, 1, false);
-		snprintf(node, sizeof(node), "node-%d", node_of[i]);
-		cJSON_ReplaceItemInObject((cJSON *)get(pods[i], "spec"), "nodeName",
-		                          cJSON_CreateString(node));
-	}
+	zoned_pods(pods, node_of, 6);
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		struct store st = {0};
 		cJSON *svc = svc_td(cases[k].td, cases[k].ann);
@@ -1310,19 +1323,12 @@ static void t_traffic_distribution_changes(void **state)
 	struct store st = {0};
 	cJSON *pods[3], *svc = svc_td(NULL, NULL), *svc_pc = svc_td("PreferClose", NULL),
 	                *svc_sn = svc_td("PreferSameNode", NULL);
-	char buf[64], node[16], *before, *after;
+	char buf[64], *before, *after;
 	int cross;
 
-	for (int i = 0; i < 3; i++) {
-		pods[i] = pod(i, true, 1, false);
-		snprintf(node, sizeof(node), "node-%d", node_of[i]);
-		cJSON_ReplaceItemInObject((cJSON *)get(pods[i], "spec"), "nodeName",
-		                          cJSON_CreateString(node));
-	}
+	zoned_pods(pods, node_of, 3);
 	/* pod2 not ready: it gets no hint, and does not make the slice stale */
-	cJSON_ReplaceItemInObject(
-	        cJSON_GetArrayItem((cJSON *)get(get(pods[2], "status"), "conditions"), 0), "status",
-	        cJSON_CreateString("False"));
+	set_ready(pods[2], false);
 	reconcile_zoned(&st, svc, pods, 3);
 	assert_int_equal(st.created, 1);
 	hint_counts(&st, buf, sizeof(buf), &cross);
@@ -1362,9 +1368,7 @@ static void t_traffic_distribution_changes(void **state)
 	        get(get(cJSON_GetArrayItem(get(st.s[0], "endpoints"), 0), "hints"), "forNodes"));
 
 	/* pod2 becomes ready: the endpoint changes, the slice is updated and gets its hint */
-	cJSON_ReplaceItemInObject(
-	        cJSON_GetArrayItem((cJSON *)get(get(pods[2], "status"), "conditions"), 0), "status",
-	        cJSON_CreateString("True"));
+	set_ready(pods[2], true);
 	reconcile_zoned(&st, svc_pc, pods, 3);
 	assert_int_equal(st.updated, 1);
 	hint_counts(&st, buf, sizeof(buf), &cross);
