@@ -889,6 +889,125 @@ out:
 	return r;
 }
 
+/* ---- hints (upstream's trafficdist and RemoveHintsFromSlices) ---------------------------------
+ */
+#define EPS_ANN_TOPOLOGY_MODE  "service.kubernetes.io/topology-mode"
+#define EPS_ANN_TOPOLOGY_HINTS "service.kubernetes.io/topology-aware-hints" /* deprecated */
+
+/* hintsEnabled: the deprecated annotation, when present, decides; else topology-mode */
+static bool topology_hints_enabled(const cJSON *svc)
+{
+	const cJSON *ann = get(get(svc, "metadata"), "annotations");
+	const cJSON *v = get(ann, EPS_ANN_TOPOLOGY_HINTS);
+	if (!v)
+		v = get(ann, EPS_ANN_TOPOLOGY_MODE);
+	return cJSON_IsString(v) &&
+	       (!strcmp(v->valuestring, "Auto") || !strcmp(v->valuestring, "auto"));
+}
+
+enum eps_hints eps_hints_mode(const cJSON *svc)
+{
+	const char *td = str(get(svc, "spec"), "trafficDistribution");
+	if (!td || topology_hints_enabled(svc))
+		return EPS_HINTS_REMOVE;
+	if (!strcmp(td, "PreferClose") || !strcmp(td, "PreferSameZone"))
+		return EPS_HINTS_ZONE;
+	if (!strcmp(td, "PreferSameNode"))
+		return EPS_HINTS_ZONE_NODE;
+	return EPS_HINTS_REMOVE;
+}
+
+static const cJSON *ep_hints(const cJSON *ep)
+{
+	const cJSON *h = get(ep, "hints");
+	return h && !cJSON_IsNull(h) ? h : NULL;
+}
+
+/* the hint list k of h holds exactly one entry named want; want NULL: the list is empty */
+static bool hint_is(const cJSON *h, const char *k, const char *want)
+{
+	const cJSON *l = get(h, k);
+	if (!want)
+		return cJSON_GetArraySize(l) == 0;
+	return h && cJSON_GetArraySize(l) == 1 &&
+	       streq(str(cJSON_GetArrayItem(l, 0), "name"), want);
+}
+
+bool eps_hints_stale(const cJSON *slice, enum eps_hints mode)
+{
+	const cJSON *ep;
+	cJSON_ArrayForEach(ep, get(slice, "endpoints"))
+	{
+		const cJSON *h = ep_hints(ep);
+		if (mode == EPS_HINTS_REMOVE) {
+			if (h)
+				return true;
+			continue;
+		}
+		if (!cJSON_IsTrue(get(get(ep, "conditions"), "ready")))
+			continue;
+		if (!hint_is(h, "forZones", str(ep, "zone")))
+			return true;
+		if (!hint_is(h, "forNodes",
+		             mode == EPS_HINTS_ZONE_NODE ? str(ep, "nodeName") : NULL))
+			return true;
+	}
+	return false;
+}
+
+static cJSON *one_hint(const char *name)
+{
+	cJSON *l = cJSON_CreateArray(), *o = cJSON_CreateObject();
+	if (!l || !o || !cJSON_AddStringToObject(o, "name", name)) {
+		cJSON_Delete(l);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddItemToArray(l, o);
+	return l;
+}
+
+int eps_hints_apply(cJSON *slice, enum eps_hints mode)
+{
+	cJSON *ep;
+	cJSON_ArrayForEach(ep, get(slice, "endpoints"))
+	{
+		const char *zone = str(ep, "zone"), *node = str(ep, "nodeName");
+		cJSON *h;
+		if (mode != EPS_HINTS_REMOVE && !cJSON_IsTrue(get(get(ep, "conditions"), "ready")))
+			continue; /* a not-ready endpoint keeps what it has */
+		cJSON_DeleteItemFromObjectCaseSensitive(ep, "hints");
+		if (mode == EPS_HINTS_REMOVE || (!zone && !(node && mode == EPS_HINTS_ZONE_NODE)))
+			continue;
+		if (!(h = cJSON_AddObjectToObject(ep, "hints")))
+			return -ENOMEM;
+		if (zone) {
+			cJSON *l = one_hint(zone);
+			if (!l)
+				return -ENOMEM;
+			cJSON_AddItemToObject(h, "forZones", l);
+		}
+		if (node && mode == EPS_HINTS_ZONE_NODE) {
+			cJSON *l = one_hint(node);
+			if (!l)
+				return -ENOMEM;
+			cJSON_AddItemToObject(h, "forNodes", l);
+		}
+	}
+	return 0;
+}
+
+static bool named_in(const char *name, cJSON *const *a, size_t na, const cJSON *const *b, size_t nb)
+{
+	for (size_t i = 0; i < na; i++)
+		if (streq(name, str(get(a[i], "metadata"), "name")))
+			return true;
+	for (size_t i = 0; i < nb; i++)
+		if (streq(name, str(get(b[i], "metadata"), "name")))
+			return true;
+	return false;
+}
+
 /* ---- reconcileByAddressType -------------------------------------------------------------------
  */
 static struct group *group_of(struct group **gs, size_t *n, size_t *cap, const char *key)
@@ -915,6 +1034,31 @@ static void add_trigger(cJSON *s, const char *trigger)
 	cJSON_DeleteItemFromObjectCaseSensitive(ann, EPS_ANN_TRIGGER);
 	if (trigger)
 		cJSON_AddStringToObject(ann, EPS_ANN_TRIGGER, trigger);
+}
+
+/* upstream's hints step: the creates and updates get the mode's hints; the slices neither
+ * updated nor deleted (by name, as unchangedSlices) whose hints are stale become updates */
+static int reconcile_hints(const cJSON *svc, const cJSON **slices, size_t n_slices,
+                           struct lists *out, struct lists_caps *caps)
+{
+	enum eps_hints mode = eps_hints_mode(svc);
+	size_t n_update = out->n_update;
+
+	for (size_t i = 0; i < n_slices; i++) {
+		const char *name = str(get(slices[i], "metadata"), "name");
+		if (named_in(name, out->update, n_update, out->del, out->n_del) ||
+		    !eps_hints_stale(slices[i], mode))
+			continue;
+		if (push_update(out, caps, cJSON_Duplicate(slices[i], true)) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < out->n_create; i++)
+		if (eps_hints_apply(out->create[i], mode) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < out->n_update; i++)
+		if (eps_hints_apply(out->update[i], mode) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 static int by_address_type(const cJSON *svc, const cJSON *const *pods, size_t n_pods,
@@ -1012,6 +1156,8 @@ static int by_address_type(const cJSON *svc, const cJSON *const *pods, size_t n_
 			goto out;
 		}
 	}
+	if (reconcile_hints(svc, slices, n_slices, &out, &caps) < 0)
+		goto out;
 	/* finalize: creates become updates of slices that would be deleted */
 	for (size_t i = 0; i < out.n_del && out.n_create > 0;) {
 		const cJSON *d = out.del[i];

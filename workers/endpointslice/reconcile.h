@@ -17,8 +17,17 @@
  *   input: sorted addresses, hostname, the target pod's namespace and name.
  *   Here over cJSON objects as the apiserver serves them (the Service and slices from the
  *   cache, the pods from a LIST), tested without a cluster (tests/test-reconcile.c, the cases
- *   of upstream's reconciler_test.go). Not done: topology hints and trafficDistribution (hints
- *   are neither added nor removed; docs/endpointslice.md).
+ *   of upstream's reconciler_test.go).
+ *   Hints, per address type, after packing and before creates become updates (upstream's
+ *   trafficdist package and RemoveHintsFromSlices): a Service whose spec.trafficDistribution
+ *   is PreferClose, PreferSameZone or PreferSameNode (the PreferSameTrafficDistribution gate
+ *   is GA and locked on at 1.37) and whose topology annotation does not ask for Auto gets, on
+ *   every ready endpoint of the slices it writes, hints.forZones = [its zone] (and, for
+ *   PreferSameNode, hints.forNodes = [its node]); any other Service gets its hints removed.
+ *   A slice that would stay unchanged but whose hints are missing, wrong or stale is updated.
+ *   Not done: topology-aware routing (the topology-mode / topology-aware-hints annotation's
+ *   allocation by zone); such a Service is treated as upstream treats it without a topology
+ *   cache (hints removed; docs/endpointslice.md).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,6 +71,19 @@ int eps_reconcile(const cJSON *svc, const cJSON *const *pods, size_t n_pods,
                   const cJSON *const *slices, size_t n_slices, const char *trigger,
                   int max_per_slice, eps_node_fn node, void *node_ud, struct eps_plan *ret);
 void eps_plan_free(struct eps_plan *p);
+
+/* How a Service's hints are reconciled (upstream's canUseTrafficDistribution and heuristics). */
+enum eps_hints {
+	EPS_HINTS_REMOVE = 0, /* no hints at all (defaultHeuristic / RemoveHintsFromSlices) */
+	EPS_HINTS_ZONE,       /* PreferClose, PreferSameZone: forZones on ready endpoints */
+	EPS_HINTS_ZONE_NODE,  /* PreferSameNode: forZones and forNodes on ready endpoints */
+};
+enum eps_hints eps_hints_mode(const cJSON *svc);
+/* The slice's hints differ from what mode wants (upstream's needsUpdate): an unchanged slice
+ * for which this is true is updated. */
+bool eps_hints_stale(const cJSON *slice, enum eps_hints mode);
+/* Sets the hints mode wants on slice, in place (upstream's update). -ENOMEM or 0. */
+int eps_hints_apply(cJSON *slice, enum eps_hints mode);
 
 /* Upstream's helpers, exposed for the handlers and tests. */
 bool eps_pod_ready(const cJSON *pod);

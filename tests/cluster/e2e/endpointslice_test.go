@@ -432,3 +432,92 @@ func TestEndpointSlice_Recreated(t *testing.T) {
 		return managed == 1 && custom == 1, fmt.Sprintf("%d slices", len(sl))
 	})
 }
+
+// epsHintsByAddr: per endpoint address, "zone/forZones/forNodes" ("-" where a part is unset).
+func epsHintsByAddr(sl []discovery.EndpointSlice) map[string]string {
+	m := map[string]string{}
+	for _, s := range sl {
+		for _, ep := range s.Endpoints {
+			zone, fz, fn := "-", "-", "-"
+			if ep.Zone != nil {
+				zone = *ep.Zone
+			}
+			if ep.Hints != nil {
+				for i, z := range ep.Hints.ForZones {
+					if i == 0 {
+						fz = ""
+					}
+					fz += z.Name + ";"
+				}
+				for i, n := range ep.Hints.ForNodes {
+					if i == 0 {
+						fn = ""
+					}
+					fn += n.Name + ";"
+				}
+			}
+			for _, a := range ep.Addresses {
+				m[a] = zone + "/" + fz + "/" + fn
+			}
+		}
+	}
+	return m
+}
+
+// TestEndpointSlice_TrafficDistribution: a Service with trafficDistribution PreferClose over
+// ready pods on Nodes of two zones gets hints.forZones = each endpoint's own zone (a not-ready
+// pod gets none); PreferSameNode adds hints.forNodes; removing trafficDistribution removes
+// every hint. Starts without trafficDistribution and checks there are no hints first (the
+// negative control: the hints come from the field, not from the slices' creation).
+func TestEndpointSlice_TrafficDistribution(t *testing.T) {
+	t.Parallel()
+	epsShared(t)
+	ctx := context.Background()
+	ns := Namespace(t)
+	na := epsNode(t, map[string]string{corev1.LabelTopologyZone: "zone-a"})
+	time.Sleep(2 * time.Millisecond) // epsNode names by the clock
+	nb := epsNode(t, map[string]string{corev1.LabelTopologyZone: "zone-b"})
+	lbl := map[string]string{"app": "td"}
+	svc := epsService(t, ns, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "td"},
+		Spec: corev1.ServiceSpec{Selector: lbl,
+			Ports: []corev1.ServicePort{{Name: "port-443", Port: 443, Protocol: "TCP", TargetPort: intstr.FromInt32(443)}}},
+	})
+	epsPod(t, ns, "pa", na, lbl, "10.0.1.1", true, nil)
+	epsPod(t, ns, "pb", nb, lbl, "10.0.1.2", true, nil)
+	epsPod(t, ns, "pc", nb, lbl, "10.0.1.3", false, nil)
+	want := func(what string, m map[string]string) {
+		t.Helper()
+		Eventually(t, 30*time.Second, what, func() (bool, string) {
+			sl, err := epsSlices(ns, svc.Name)
+			if err != nil {
+				return false, err.Error()
+			}
+			got := epsHintsByAddr(sl)
+			return reflect.DeepEqual(got, m), fmt.Sprintf("%v", got)
+		})
+	}
+	none := map[string]string{"10.0.1.1": "zone-a/-/-", "10.0.1.2": "zone-b/-/-", "10.0.1.3": "zone-b/-/-"}
+	want("endpoints without hints", none)
+
+	setTD := func(td *string) {
+		t.Helper()
+		s, err := env.Client.CoreV1().Services(ns).Get(ctx, svc.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Spec.TrafficDistribution = td
+		if _, err := env.Client.CoreV1().Services(ns).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pc, sn := corev1.ServiceTrafficDistributionPreferClose, corev1.ServiceTrafficDistributionPreferSameNode
+	setTD(&pc)
+	want("zone hints (PreferClose)", map[string]string{
+		"10.0.1.1": "zone-a/zone-a;/-", "10.0.1.2": "zone-b/zone-b;/-", "10.0.1.3": "zone-b/-/-"})
+	setTD(&sn)
+	want("zone and node hints (PreferSameNode)", map[string]string{
+		"10.0.1.1": "zone-a/zone-a;/" + na + ";", "10.0.1.2": "zone-b/zone-b;/" + nb + ";", "10.0.1.3": "zone-b/-/-"})
+	setTD(nil)
+	want("hints removed", none)
+}

@@ -980,6 +980,416 @@ static void t_pods_from_cache(void **state)
 	free_pods(pods, n);
 }
 
+/* ---- trafficDistribution: trafficdist_test.go's TestReconcileHints -------------------------- */
+/* an endpoint: address, zone and node (NULL: none), ready, hints as JSON (NULL: none) */
+static cJSON *hep(const char *addr, const char *zone, const char *node, bool ready,
+                  const char *hints)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf),
+	         "{\"addresses\":[\"%s\"]%s%s%s%s%s%s,"
+	         "\"conditions\":{\"ready\":%s}%s%s}",
+	         addr, zone ? ",\"zone\":\"" : "", zone ? zone : "", zone ? "\"" : "",
+	         node ? ",\"nodeName\":\"" : "", node ? node : "", node ? "\"" : "",
+	         ready ? "true" : "false", hints ? ",\"hints\":" : "", hints ? hints : "");
+	return parse(buf);
+}
+
+static cJSON *hslice(const char *name, cJSON *e1, cJSON *e2)
+{
+	cJSON *s = cJSON_CreateObject(), *eps;
+	cJSON_AddItemToObject(s, "metadata", cJSON_CreateObject());
+	cJSON_AddStringToObject((cJSON *)get(s, "metadata"), "name", name);
+	eps = cJSON_AddArrayToObject(s, "endpoints");
+	cJSON_AddItemToArray(eps, e1);
+	if (e2)
+		cJSON_AddItemToArray(eps, e2);
+	return s;
+}
+
+#define ZH(z) "{\"forZones\":[{\"name\":\"" z "\"}]}"
+
+/* ReconcileHints over three lists with the exposed steps: returns how many unchanged slices
+ * moved to update (appended to upd from *n_upd) */
+static size_t hints_lists(enum eps_hints mode, cJSON **cre, size_t n_cre, cJSON **upd,
+                          size_t *n_upd, cJSON **unch, size_t *n_unch)
+{
+	size_t moved = 0, j = 0;
+	for (size_t i = 0; i < *n_unch; i++) {
+		if (eps_hints_stale(unch[i], mode)) {
+			upd[(*n_upd)++] = cJSON_Duplicate(unch[i], true);
+			cJSON_Delete(unch[i]);
+			moved++;
+		} else {
+			unch[j++] = unch[i];
+		}
+	}
+	*n_unch = j;
+	for (size_t i = 0; i < n_cre; i++)
+		assert_int_equal(eps_hints_apply(cre[i], mode), 0);
+	for (size_t i = 0; i < *n_upd; i++)
+		assert_int_equal(eps_hints_apply(upd[i], mode), 0);
+	return moved;
+}
+
+/* the hints of endpoint i of slice s, as compact JSON ("-" none) */
+static char *hints_of(const cJSON *s, int i)
+{
+	const cJSON *h = get(cJSON_GetArrayItem(get(s, "endpoints"), i), "hints");
+	return h ? cJSON_PrintUnformatted(h) : strdup("-");
+}
+
+static void expect_hints(const cJSON *s, int i, const char *want)
+{
+	char *h = hints_of(s, i);
+	assert_string_equal(h, want);
+	free(h);
+}
+
+static void free_all(cJSON **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cJSON_Delete(v[i]);
+}
+
+static cJSON *svc_td(const char *td, const char *annotations)
+{
+	cJSON *svc = svc4();
+	if (td)
+		cJSON_AddStringToObject((cJSON *)get(svc, "spec"), "trafficDistribution", td);
+	if (annotations)
+		cJSON_AddItemToObject((cJSON *)get(svc, "metadata"), "annotations",
+		                      parse(annotations));
+	return svc;
+}
+
+static void t_hints_mode(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *td, *ann;
+		enum eps_hints want;
+	} cases[] = {
+	        {NULL, NULL, EPS_HINTS_REMOVE},
+	        {"", NULL, EPS_HINTS_REMOVE},
+	        {"Unknown", NULL, EPS_HINTS_REMOVE},
+	        {"PreferClose", NULL, EPS_HINTS_ZONE},
+	        {"PreferSameZone", NULL, EPS_HINTS_ZONE},
+	        {"PreferSameNode", NULL, EPS_HINTS_ZONE_NODE},
+	        /* the topology annotation asking for Auto takes precedence */
+	        {"PreferClose", "{\"service.kubernetes.io/topology-mode\":\"Auto\"}",
+	         EPS_HINTS_REMOVE},
+	        {"PreferClose", "{\"service.kubernetes.io/topology-aware-hints\":\"auto\"}",
+	         EPS_HINTS_REMOVE},
+	        {"PreferClose", "{\"service.kubernetes.io/topology-mode\":\"Disabled\"}",
+	         EPS_HINTS_ZONE},
+	        /* the deprecated key, when present, decides over topology-mode */
+	        {"PreferClose",
+	         "{\"service.kubernetes.io/topology-aware-hints\":\"Disabled\","
+	         "\"service.kubernetes.io/topology-mode\":\"Auto\"}",
+	         EPS_HINTS_ZONE},
+	        {"PreferSameNode",
+	         "{\"service.kubernetes.io/topology-aware-hints\":\"\","
+	         "\"service.kubernetes.io/topology-mode\":\"Auto\"}",
+	         EPS_HINTS_ZONE_NODE},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *svc = svc_td(cases[i].td, cases[i].ann);
+		assert_int_equal(eps_hints_mode(svc), cases[i].want);
+		cJSON_Delete(svc);
+	}
+}
+
+static void t_trafficdist_hints(void **state)
+{
+	(void)state;
+	cJSON *cre[4], *upd[8], *unch[4];
+	size_t n_upd, n_unch;
+
+	/* should set zone hints with PreferClose */
+	cre[0] = hslice("c0", hep("10.0.0.1", "zone-a", "node-1", true, NULL),
+	                hep("10.0.0.2", "zone-b", "node-2", true, NULL));
+	cre[1] = hslice("c1", hep("10.0.0.3", "zone-a", "node-3", true, NULL),
+	                hep("10.0.0.4", "zone-b", "node-4", true, NULL));
+	upd[0] = hslice("u0", hep("10.0.0.5", "zone-a", "node-5", true, NULL),
+	                hep("10.0.0.6", "zone-a", "node-6", true, NULL));
+	upd[1] = hslice("u1", hep("10.0.0.7", "zone-b", "node-7", true, NULL),
+	                hep("10.0.0.8", "zone-c", "node-8", true, NULL));
+	n_upd = 2, n_unch = 0;
+	assert_int_equal(hints_lists(EPS_HINTS_ZONE, cre, 2, upd, &n_upd, unch, &n_unch), 0);
+	expect_hints(cre[0], 0, ZH("zone-a"));
+	expect_hints(cre[0], 1, ZH("zone-b"));
+	expect_hints(cre[1], 0, ZH("zone-a"));
+	expect_hints(cre[1], 1, ZH("zone-b"));
+	expect_hints(upd[0], 0, ZH("zone-a"));
+	expect_hints(upd[0], 1, ZH("zone-a"));
+	expect_hints(upd[1], 0, ZH("zone-b"));
+	expect_hints(upd[1], 1, ZH("zone-c"));
+	free_all(cre, 2);
+	free_all(upd, n_upd);
+
+	/* should correct incorrect hints with PreferClose */
+	upd[0] = hslice("u0", hep("10.0.0.1", "zone-a", "node-1", true, ZH("zone-b")), NULL);
+	unch[0] = hslice("n0", hep("10.0.0.2", "zone-b", "node-2", true, ZH("zone-c")), NULL);
+	unch[1] = hslice("n1", hep("10.0.0.3", "zone-c", "node-3", true, NULL), NULL);
+	n_upd = 1, n_unch = 2;
+	assert_int_equal(hints_lists(EPS_HINTS_ZONE, NULL, 0, upd, &n_upd, unch, &n_unch), 2);
+	assert_int_equal(n_upd, 3);
+	assert_int_equal(n_unch, 0);
+	expect_hints(upd[0], 0, ZH("zone-a"));
+	expect_hints(upd[1], 0, ZH("zone-b"));
+	expect_hints(upd[2], 0, ZH("zone-c"));
+	free_all(upd, n_upd);
+
+	/* unready endpoints should not trigger updates */
+	unch[0] = hslice("n0", hep("10.0.0.2", "zone-b", "node-2", false, NULL), NULL);
+	n_upd = 0, n_unch = 1;
+	assert_int_equal(hints_lists(EPS_HINTS_ZONE, NULL, 0, upd, &n_upd, unch, &n_unch), 0);
+	assert_int_equal(n_unch, 1);
+	expect_hints(unch[0], 0, "-");
+	free_all(unch, n_unch);
+
+	/* should remove hints when trafficDistribution is unrecognized (or unset: same mode) */
+	cre[0] = hslice("c0", hep("10.0.0.1", "zone-a", "node-1", true, ZH("zone-a")),
+	                hep("10.0.0.2", "zone-b", "node-2", true, ZH("zone-b")));
+	upd[0] = hslice("u0", hep("10.0.0.5", "zone-a", "node-5", true, ZH("zone-a")), NULL);
+	unch[0] = hslice("n0", hep("10.0.0.6", "zone-b", "node-6", true, ZH("zone-b")), NULL);
+	unch[1] = hslice("n1", hep("10.0.0.7", "zone-b", "node-7", true, NULL), NULL);
+	n_upd = 1, n_unch = 2;
+	assert_int_equal(hints_lists(EPS_HINTS_REMOVE, cre, 1, upd, &n_upd, unch, &n_unch), 1);
+	assert_int_equal(n_unch, 1); /* n1 had no hints: it stays unchanged */
+	expect_hints(cre[0], 0, "-");
+	expect_hints(cre[0], 1, "-");
+	expect_hints(upd[0], 0, "-");
+	expect_hints(upd[1], 0, "-");
+	free_all(cre, 1);
+	free_all(upd, n_upd);
+	free_all(unch, n_unch);
+
+	/* PreferSameNode: zone and node hints; an endpoint without a zone gets the node hint
+	 * only; PreferClose finds a node hint stale and drops it; no zone and no node: none */
+	cre[0] = hslice("c0", hep("10.0.0.1", "zone-a", "node-1", true, NULL),
+	                hep("10.0.0.2", NULL, "node-2", true, NULL));
+	assert_int_equal(eps_hints_apply(cre[0], EPS_HINTS_ZONE_NODE), 0);
+	expect_hints(cre[0], 0,
+	             "{\"forZones\":[{\"name\":\"zone-a\"}],\"forNodes\":[{\"name\":\"node-1\"}]}");
+	expect_hints(cre[0], 1, "{\"forNodes\":[{\"name\":\"node-2\"}]}");
+	assert_false(eps_hints_stale(cre[0], EPS_HINTS_ZONE_NODE));
+	assert_true(eps_hints_stale(cre[0], EPS_HINTS_ZONE));
+	assert_true(eps_hints_stale(cre[0], EPS_HINTS_REMOVE));
+	assert_int_equal(eps_hints_apply(cre[0], EPS_HINTS_ZONE), 0);
+	expect_hints(cre[0], 0, ZH("zone-a"));
+	expect_hints(cre[0], 1, "-");
+	assert_false(eps_hints_stale(cre[0], EPS_HINTS_ZONE));
+	assert_true(eps_hints_stale(cre[0], EPS_HINTS_ZONE_NODE));
+	free_all(cre, 1);
+	/* a zone hint on an endpoint with no zone is stale under PreferClose */
+	cre[0] = hslice("c0", hep("10.0.0.1", NULL, NULL, true, ZH("zone-a")), NULL);
+	assert_true(eps_hints_stale(cre[0], EPS_HINTS_ZONE));
+	assert_int_equal(eps_hints_apply(cre[0], EPS_HINTS_ZONE), 0);
+	expect_hints(cre[0], 0, "-");
+	assert_false(eps_hints_stale(cre[0], EPS_HINTS_ZONE));
+	free_all(cre, 1);
+	/* two zone hints where one is wanted: stale */
+	cre[0] = hslice("c0",
+	                hep("10.0.0.1", "zone-a", NULL, true,
+	                    "{\"forZones\":[{\"name\":\"zone-a\"},{\"name\":\"zone-b\"}]}"),
+	                NULL);
+	assert_true(eps_hints_stale(cre[0], EPS_HINTS_ZONE));
+	free_all(cre, 1);
+}
+
+/* ---- TestReconcile_TrafficDistribution: node-0 zone-a {pod0}, node-1 zone-b {pod1..3},
+ * node-2 zone-c {pod4, pod5} ----------------------------------------------------------------- */
+static int zoned_nodes(void *ud, const char *name, const char **ret)
+{
+	static const char *const zones[] = {"zone-a", "zone-b", "zone-c"};
+	(void)ud;
+	if (strncmp(name, "node-", 5) || name[5] < '0' || name[5] > '2' || name[6])
+		return -ENOENT;
+	*ret = zones[name[5] - '0'];
+	return 0;
+}
+
+/* ready pods pod0..pod<n-1>, pod i on node-<node_of[i]> */
+static void zoned_pods(cJSON **pods, const int *node_of, int n)
+{
+	char node[16];
+	for (int i = 0; i < n; i++) {
+		pods[i] = pod(i, true, 1, false);
+		snprintf(node, sizeof(node), "node-%d", node_of[i]);
+		cJSON_ReplaceItemInObject((cJSON *)get(pods[i], "spec"), "nodeName",
+		                          cJSON_CreateString(node));
+	}
+}
+
+static void set_ready(cJSON *p, bool ready)
+{
+	cJSON *c = cJSON_GetArrayItem((cJSON *)get(get(p, "status"), "conditions"), 0);
+	cJSON_ReplaceItemInObject(c, "status", cJSON_CreateString(ready ? "True" : "False"));
+}
+
+static void reconcile_zoned(struct store *st, const cJSON *svc, cJSON **pods, size_t n)
+{
+	struct eps_plan p;
+	st->created = st->updated = st->deleted = 0;
+	st->n_order = 0;
+	assert_int_equal(eps_reconcile(svc, (const cJSON *const *)pods, n,
+	                               (const cJSON *const *)st->s, st->n, NULL, 100, zoned_nodes,
+	                               NULL, &p),
+	                 0);
+	apply(st, &p);
+	eps_plan_free(&p);
+}
+
+/* endpoints per zone hint ("" none) over the store's slices, as "a=1,b=3,c=2,-=0" */
+static void hint_counts(struct store *st, char *buf, size_t len, int *cross_zone)
+{
+	int c[4] = {0};
+	*cross_zone = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		const cJSON *e;
+		cJSON_ArrayForEach(e, get(st->s[i], "endpoints"))
+		{
+			const cJSON *z = get(get(e, "hints"), "forZones");
+			const char *zn =
+			        cJSON_GetArraySize(z) == 1
+			                ? get(cJSON_GetArrayItem(z, 0), "name")->valuestring
+			                : NULL;
+			c[zn ? zn[5] - 'a' : 3]++;
+			if (zn && strcmp(zn, get(e, "zone")->valuestring))
+				(*cross_zone)++;
+		}
+	}
+	snprintf(buf, len, "a=%d,b=%d,c=%d,-=%d", c[0], c[1], c[2], c[3]);
+}
+
+static void t_traffic_distribution(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *td, *ann, *want;
+	} cases[] = {
+	        {"PreferClose", "{\"service.kubernetes.io/topology-aware-hints\":\"Disabled\"}",
+	         "a=1,b=3,c=2,-=0"},
+	        {"PreferSameZone", NULL, "a=1,b=3,c=2,-=0"},
+	        {"PreferSameNode", NULL, "a=1,b=3,c=2,-=0"},
+	        {"", "{\"service.kubernetes.io/topology-aware-hints\":\"\"}", "a=0,b=0,c=0,-=6"},
+	        /* topology-aware routing is not done: the annotation wins over
+	         * trafficDistribution and, with no topology cache, no hints are set */
+	        {"PreferClose", "{\"service.kubernetes.io/topology-aware-hints\":\"Auto\"}",
+	         "a=0,b=0,c=0,-=6"},
+	};
+	static const int node_of[6] = {0, 1, 1, 1, 2, 2};
+	cJSON *pods[6];
+	char buf[64];
+	int cross;
+
+	zoned_pods(pods, node_of, 6);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct store st = {0};
+		cJSON *svc = svc_td(cases[k].td, cases[k].ann);
+		reconcile_zoned(&st, svc, pods, 6);
+		assert_int_equal(st.created, 1);
+		assert_int_equal(st.updated + st.deleted, 0);
+		hint_counts(&st, buf, sizeof(buf), &cross);
+		assert_string_equal(buf, cases[k].want);
+		assert_int_equal(cross, 0);
+		/* PreferSameNode adds each endpoint's node */
+		const cJSON *e = cJSON_GetArrayItem(get(st.s[0], "endpoints"), 0);
+		const cJSON *fn = get(get(e, "hints"), "forNodes");
+		if (!strcmp(cases[k].td, "PreferSameNode")) {
+			assert_int_equal(cJSON_GetArraySize(fn), 1);
+			assert_string_equal(get(cJSON_GetArrayItem(fn, 0), "name")->valuestring,
+			                    get(e, "nodeName")->valuestring);
+		} else {
+			assert_null(fn);
+		}
+		/* a second sync with nothing changed writes nothing */
+		reconcile_zoned(&st, svc, pods, 6);
+		assert_int_equal(st.created + st.updated + st.deleted, 0);
+		store_free(&st);
+		cJSON_Delete(svc);
+	}
+	free_pods(pods, 6);
+}
+
+/* A slice whose only change is its hints is updated, and the cache's copy is not modified:
+ * trafficDistribution set on a Service with slices, changed, then removed. */
+static void t_traffic_distribution_changes(void **state)
+{
+	(void)state;
+	static const int node_of[3] = {0, 1, 2};
+	struct store st = {0};
+	cJSON *pods[3], *svc = svc_td(NULL, NULL), *svc_pc = svc_td("PreferClose", NULL),
+	                *svc_sn = svc_td("PreferSameNode", NULL);
+	char buf[64], *before, *after;
+	int cross;
+
+	zoned_pods(pods, node_of, 3);
+	/* pod2 not ready: it gets no hint, and does not make the slice stale */
+	set_ready(pods[2], false);
+	reconcile_zoned(&st, svc, pods, 3);
+	assert_int_equal(st.created, 1);
+	hint_counts(&st, buf, sizeof(buf), &cross);
+	assert_string_equal(buf, "a=0,b=0,c=0,-=3");
+
+	/* PreferClose set: the one slice is updated with hints only; the input is untouched */
+	before = cJSON_PrintUnformatted(st.s[0]);
+	{
+		struct eps_plan p;
+		assert_int_equal(eps_reconcile(svc_pc, (const cJSON *const *)pods, 3,
+		                               (const cJSON *const *)st.s, st.n, NULL, 100,
+		                               zoned_nodes, NULL, &p),
+		                 0);
+		after = cJSON_PrintUnformatted(st.s[0]);
+		assert_string_equal(before, after);
+		free(after);
+		assert_int_equal(p.n, 1);
+		assert_int_equal(p.v[0].op, EPS_UPDATE);
+		apply(&st, &p);
+		eps_plan_free(&p);
+	}
+	free(before);
+	hint_counts(&st, buf, sizeof(buf), &cross);
+	assert_string_equal(buf, "a=1,b=1,c=0,-=1");
+	reconcile_zoned(&st, svc_pc, pods, 3);
+	assert_int_equal(st.created + st.updated + st.deleted, 0);
+
+	/* PreferSameNode: node hints added (an update); PreferClose again: removed (update) */
+	reconcile_zoned(&st, svc_sn, pods, 3);
+	assert_int_equal(st.updated, 1);
+	assert_int_equal(st.created + st.deleted, 0);
+	reconcile_zoned(&st, svc_sn, pods, 3);
+	assert_int_equal(st.created + st.updated + st.deleted, 0);
+	reconcile_zoned(&st, svc_pc, pods, 3);
+	assert_int_equal(st.updated, 1);
+	assert_null(
+	        get(get(cJSON_GetArrayItem(get(st.s[0], "endpoints"), 0), "hints"), "forNodes"));
+
+	/* pod2 becomes ready: the endpoint changes, the slice is updated and gets its hint */
+	set_ready(pods[2], true);
+	reconcile_zoned(&st, svc_pc, pods, 3);
+	assert_int_equal(st.updated, 1);
+	hint_counts(&st, buf, sizeof(buf), &cross);
+	assert_string_equal(buf, "a=1,b=1,c=1,-=0");
+
+	/* trafficDistribution removed: every hint removed in one update, then nothing */
+	reconcile_zoned(&st, svc, pods, 3);
+	assert_int_equal(st.updated, 1);
+	assert_int_equal(st.created + st.deleted, 0);
+	hint_counts(&st, buf, sizeof(buf), &cross);
+	assert_string_equal(buf, "a=0,b=0,c=0,-=3");
+	reconcile_zoned(&st, svc, pods, 3);
+	assert_int_equal(st.created + st.updated + st.deleted, 0);
+
+	store_free(&st);
+	free_pods(pods, 3);
+	cJSON_Delete(svc);
+	cJSON_Delete(svc_pc);
+	cJSON_Delete(svc_sn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1005,6 +1415,10 @@ int main(void)
 	        cmocka_unit_test(t_tracker_stale),
 	        cmocka_unit_test(t_tracker_trigger),
 	        cmocka_unit_test(t_pods_from_cache),
+	        cmocka_unit_test(t_hints_mode),
+	        cmocka_unit_test(t_trafficdist_hints),
+	        cmocka_unit_test(t_traffic_distribution),
+	        cmocka_unit_test(t_traffic_distribution_changes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
