@@ -95,6 +95,7 @@ struct dsp {
 	size_t n_types;
 	char host[256];
 	uint64_t handled;
+	uint64_t wakes; /* feed futex waits completed (shm/feed.h F9: the wakes of its classes) */
 	uint64_t incarnation; /* the feed writer's incarnation the handlers' state follows (0: none
 	                         yet) */
 	struct ipc_queue_owner **owners; /* the table's queues, in its order */
@@ -227,6 +228,8 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 	}
 	if (x->deletes_only && fe->op != SHM_FEED_DELETE && (int64_t)(fe->seq - x->skip_before) < 0)
 		return 0; /* in the arena the resync reads (F5: the arena before the entry) */
+	if (!inf_dispatch_handles(x->d, fe->type))
+		return 0; /* another controller's type: no handler to decode it for */
 	switch (fe->op) {
 	case SHM_FEED_ADD:
 		ev.kind = INF_EVENT_ADD;
@@ -412,10 +415,24 @@ static void drain(struct dsp *x)
 
 static int on_feed(struct ipc_source *s, int res, void *ud)
 {
+	struct dsp *x = ud;
+
 	(void)s;
 	(void)res;
-	drain(ud);
+	x->wakes++;
+	drain(x);
 	return 0;
+}
+
+/* shm/feed.h F9: the wake classes of the resources the table's entries name ("*": every one).
+ * The feed still delivers every entry; this only decides which batches end the futex wait. */
+static uint32_t interest_of(const struct inf_handler_table *t)
+{
+	uint32_t m = 0;
+
+	for (size_t i = 0; i < t->n_entries; i++)
+		m |= shm_feed_wake_bit(t->entries[i].resource);
+	return m ? m : SHM_FEED_WAKE_CONTROL; /* no entry: only what every consumer sees */
 }
 
 static int on_more(struct ipc_source *s, uint64_t now, void *ud)
@@ -551,8 +568,8 @@ static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, vo
 	struct dsp *x = ud;
 
 	(void)s;
-	log_info("signal %u: exiting after %llu events", si->ssi_signo,
-	         (unsigned long long)x->handled);
+	log_info("signal %u: exiting after %llu events, %llu change feed wake-ups", si->ssi_signo,
+	         (unsigned long long)x->handled, (unsigned long long)x->wakes);
 	ipc_loop_exit(x->loop, 0);
 	return 0;
 }
@@ -741,6 +758,10 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_term, SIGTERM, on_signal, x)) < 0 ||
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x)) < 0)
 		return r;
+	/* F9: from the next arm on (the first wait takes every wake), only batches that hold one
+	 * of its resources' classes wake it */
+	shm_feed_set_interest(x->feed, interest_of(t));
+	ipc_source_futex_set_mask(x->feed_src, shm_feed_interest(x->feed));
 	x->shard_gen = kcmd_shard_gen(); /* the start-up resync above replayed everything */
 	/* ... except, for the GC, what a relist still running had not written yet: once more
 	 * when it is done */
