@@ -62,8 +62,10 @@ struct shm_feed {
 	uint32_t wake_bits; /* writer: the wake classes published since the last wake (F9) */
 	uint64_t sweep_pos; /* writer: its position at the last lag sweep (F9) */
 	uint64_t sweeps;
-	uint32_t interest; /* reader: the futex bitset it waits with (F9) */
-	uint64_t tail;     /* writer: the value last stored */
+	uint32_t interest;                     /* reader: the futex bitset it waits with (F9) */
+	bool (*want)(uint16_t type, void *ud); /* reader: the type filter (F9); NULL = all */
+	void *want_ud;
+	uint64_t tail; /* writer: the value last stored */
 	uint8_t *wbuf;
 	size_t wcap;
 	/* reader: its slot (F7), in a read-write mapping of the slot pages; NULL = unregistered
@@ -791,6 +793,14 @@ void shm_feed_set_interest(struct shm_feed *f, uint32_t mask)
 		f->interest = mask ? mask | SHM_FEED_WAKE_CONTROL : SHM_FEED_WAKE_ALL;
 }
 
+void shm_feed_set_type_filter(struct shm_feed *f, bool (*want)(uint16_t type, void *ud), void *ud)
+{
+	if (f && !f->writer) {
+		f->want = want;
+		f->want_ud = ud;
+	}
+}
+
 uint32_t shm_feed_interest(const struct shm_feed *f)
 {
 	return f && f->interest ? f->interest : SHM_FEED_WAKE_ALL;
@@ -1233,7 +1243,7 @@ int shm_feed_next(struct shm_feed *f, struct shm_feed_event *ev)
 		return -EINVAL;
 	if (f->lapped)
 		return -ESTALE;
-	for (int pads = 0; pads < 2; pads++) {
+	for (int pads = 0; pads < 2;) {
 		uint64_t p = f->pos, s = f->seq;
 		_Atomic uint64_t *w = word_at(f, p);
 		/* acquire: pairs with the release store of word 0 in publish (F1): the entry's
@@ -1265,6 +1275,20 @@ int shm_feed_next(struct shm_feed *f, struct shm_feed_event *ev)
 			}
 			f->pos = p + len;
 			slot_publish(f);
+			pads++;
+			continue;
+		}
+		if (f->want && !f->want((uint16_t)(w1 >> 48), f->want_ud)) {
+			/* F9: stepped over as a pad is: its word 1 (len, type) is exact only if
+			 * the writer did not pass p meanwhile (F2) */
+			if (lapped(f, p)) {
+				f->lapped = true;
+				return -ESTALE;
+			}
+			f->pos = p + len;
+			f->seq = seq_next(s);
+			slot_publish(f);
+			pads = 0;
 			continue;
 		}
 		if (ev_reserve(ev, len) < 0)

@@ -337,6 +337,13 @@ const uint32_t *shm_feed_futex_word(const struct shm_feed *f);
  * batch (the default). It changes which wakes end a wait, never what shm_feed_next delivers:
  * entries of every type are still delivered, in order (filter them by type). */
 void shm_feed_set_interest(struct shm_feed *f, uint32_t mask);
+/* F9: step over the entries of the types want() refuses without copying or decoding them
+ * (their header words are read and validated as a pad's): shm_feed_next and drain never
+ * deliver them, the delivered keep their order (F3), and their seqs are skipped. want runs on
+ * the reader's thread, once per entry, and may register the type first. A durable consumer's
+ * next shm_feed_commit covers the entries stepped over (call it after drain, too). NULL: every
+ * entry (the default). */
+void shm_feed_set_type_filter(struct shm_feed *f, bool (*want)(uint16_t type, void *ud), void *ud);
 /* The interest, as a futex bitset (never 0): for ipc_source_futex_set_mask. */
 uint32_t shm_feed_interest(const struct shm_feed *f);
 /* FUTEX_WAIT_BITSET (shared, the interest as the bitset) on the word while it equals token. 0

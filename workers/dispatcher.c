@@ -318,6 +318,16 @@ out:
 	return 0;
 }
 
+/* The feed's type filter (shm/feed.h F9): an entry of a type no handler of this table is bound to
+ * is stepped over, not copied or decoded. The type is learnt first (type_of binds the table's
+ * handlers to a type the arena registered since), so a new type is never filtered out. */
+static bool want_type(uint16_t type, void *ud)
+{
+	struct dsp *x = ud;
+
+	return type_of(x, type) && inf_dispatch_handles(x->d, type);
+}
+
 /* One entry, then the commit (shm/feed.h F8): a process that dies after this resumes after it. */
 static int on_entry_commit(const struct shm_feed_event *fe, void *ud)
 {
@@ -341,6 +351,8 @@ static int catch_up_deletes(struct dsp *x, const char *why, uint64_t bound)
 	x->deletes_only = true;
 	while ((n = shm_feed_drain(x->feed, BATCH, on_entry_commit, x)) > 0)
 		;
+	if (n == 0)
+		shm_feed_commit(x->feed); /* the entries the type filter stepped over (F9) */
 	x->deletes_only = false;
 	if (n == -ESTALE)
 		log_error("%s: the change feed no longer holds the entries this dispatcher had not "
@@ -382,6 +394,8 @@ static void drain(struct dsp *x)
 		}
 	}
 	n = shm_feed_drain(x->feed, BATCH, on_entry_commit, x);
+	if (n >= 0)
+		shm_feed_commit(x->feed); /* the entries the type filter stepped over (F9) */
 
 	if (n == -ESTALE) {
 		log_warning("fell behind the change feed (its ring was overwritten): resyncing "
@@ -761,6 +775,7 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	/* F9: from the next arm on (the first wait takes every wake), only batches that hold one
 	 * of its resources' classes wake it */
 	shm_feed_set_interest(x->feed, interest_of(t));
+	shm_feed_set_type_filter(x->feed, want_type, x);
 	ipc_source_futex_set_mask(x->feed_src, shm_feed_interest(x->feed));
 	x->shard_gen = kcmd_shard_gen(); /* the start-up resync above replayed everything */
 	/* ... except, for the GC, what a relist still running had not written yet: once more

@@ -25,14 +25,15 @@
  * time: every oracle must stay at 0 there too.
  * Masked consumers (F9): T_MASKED more consumers take only two of the seven types' wake
  * classes (the writer's entry of type t wakes class t) and sleep in blocking waits of at most
- * T_WAKE_BOUND_MS; they go through the same oracles (every entry, of their types too, in
- * order, whole). Their own oracle ("missed"): a wait that timed out while the writer went on
- * publishing their types (32 of them, three batches' worth, or a lap, found after the timeout) is a
- * wake that did not come. The writer never sweeps in these runs (shm_feed__test_sweep), so class
- * wakes alone must wake them. Negative control 4: a writer that wakes the complement of the
- * batch's classes (SHM_FEED_TEST_WRONG_MASK; consumers killed, the writer not, as a writer
- * attach wakes everyone): the oracle must fire.
- * Negative controls: the same harness with (1) consumers that skip the tail re-check
+ * T_WAKE_BOUND_MS; they step over the other types' entries (shm_feed_set_type_filter) and go
+ * through the same oracles (every entry of their types, in order, whole: the next seq they
+ * deliver is the next of their types, fo_build's type being seq % 7). Their own oracle ("missed"):
+ * a wait that timed out while the writer went on publishing their types (32 of them, three batches'
+ * worth, or a lap, found after the timeout) is a wake that did not come. The writer never sweeps in
+ * these runs (shm_feed__test_sweep), so class wakes alone must wake them. Negative control 4: a
+ * writer that wakes the complement of the batch's classes (SHM_FEED_TEST_WRONG_MASK; consumers
+ * killed, the writer not, as a writer attach wakes everyone): the oracle must fire. Negative
+ * controls: the same harness with (1) consumers that skip the tail re-check
  * (SHM_FEED_TEST_NO_VALIDATE), (2) a writer that publishes the seq before the body
  * (SHM_FEED_TEST_EARLY_PUBLISH, pausing half-way through the body) and (3) trims that punch
  * without moving tail first (SHM_FEED_TEST_TRIM_NO_TAIL, with TRIM_ALL); the oracle must fire
@@ -160,6 +161,13 @@ static void note_seen(uint64_t seq, uint64_t gen)
 	}
 }
 
+/* the masked consumers also step over the other types' entries (F9): types 1 and 4 */
+static bool want_interest(uint16_t type, void *ud)
+{
+	(void)ud;
+	return (T_INTEREST & (UINT32_C(1) << (type % 31))) != 0;
+}
+
 static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slow,
                                     uint32_t interest)
 {
@@ -175,8 +183,10 @@ static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slo
 		atomic_fetch_add(&sh->errors, 1);
 		_exit(6);
 	}
-	if (interest)
+	if (interest) {
 		shm_feed_set_interest(f, interest);
+		shm_feed_set_type_filter(f, want_interest, NULL);
+	}
 	static struct fo_buf scratch;
 	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
 	uint64_t expect = shm_feed_position(f), s = seed + 17, idle = 0;
@@ -194,6 +204,10 @@ static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slo
 		if (r == 1) {
 			idle = 0;
 			atomic_fetch_add_explicit(&sh->delivered, 1, memory_order_relaxed);
+			/* a filtered consumer: the next seq of its types (fo_build: type = seq % 7)
+			 */
+			while (interest && !(interest & (UINT32_C(1) << (expect % 7))))
+				expect++;
 			if (ev.seq != expect)
 				atomic_fetch_add(&sh->order, 1);
 			if (!fo_check(&ev, &scratch)) {

@@ -1260,6 +1260,83 @@ static void test_trim_punched_read_is_a_lap(void **state)
 	close(fd);
 }
 
+static bool want_1_4(uint16_t type, void *ud)
+{
+	(*(int *)ud)++;
+	return type == 1 || type == 4;
+}
+
+/* The type filter (F9): entries of other types are stepped over, the wanted ones delivered in
+ * order with their own seqs; a step over an overwritten entry is a lap; a durable consumer's
+ * commit covers what was stepped over. fo_build's type is seq % 7. */
+static void test_type_filter(void **state)
+{
+	(void)state;
+	setup_flags();
+	int fd = new_feed(64 << 10, 0, 0);
+	struct shm_feed *w, *c;
+	bool resumed;
+	assert_int_equal(shm_feed_writer_open(fd, &w), 0);
+	/* a child positioned at 1 reads 1..30 through the filter, commits and dies (the durable
+	 * name outlives it, F8) */
+	pid_t p = fork();
+	if (p == 0) {
+		struct shm_feed_event cev = SHM_FEED_EVENT_INIT;
+		int calls = 0, got = 0;
+		if (shm_feed_consumer_open(fd, "dispatcher/f", &c, NULL) < 0)
+			_exit(1);
+		shm_feed_set_type_filter(c, want_1_4, &calls);
+		while (shm_feed_lag(c) < 30)
+			usleep(1000);
+		uint64_t want = 1;
+		int r;
+		while ((r = shm_feed_next(c, &cev)) == 1) {
+			while (want % 7 != 1 && want % 7 != 4)
+				want++;
+			/* in order, each of its types, decoded whole */
+			if (cev.seq != want || cev.type != want % 7 || !fo_check(&cev, &scratch))
+				_exit(2);
+			want++;
+			got++;
+		}
+		/* 1 4 8 11 15 18 22 25 29 of 1..30; every entry asked about once */
+		if (r != 0 || got != 9 || calls != 30 || shm_feed_position(c) != 31 ||
+		    shm_feed_pending(c) != 0)
+			_exit(3);
+		shm_feed_commit(c); /* covers the entries stepped over */
+		raise(SIGKILL);
+	}
+	usleep(50000);
+	for (int i = 0; i < 30; i++)
+		pub_next(w, 1);
+	int status;
+	assert_int_equal(waitpid(p, &status, 0), p);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/f", &c, &resumed), 0);
+	assert_true(resumed);
+	assert_int_equal(shm_feed_position(c), 31);
+	int calls = 0;
+	shm_feed_set_type_filter(c, want_1_4, &calls);
+	/* a lap while stepping over: the writer laps the 64 KiB ring; -ESTALE, then seek_end */
+	for (int i = 0; i < 400; i++)
+		pub_next(w, 1);
+	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+	assert_int_equal(shm_feed_next(c, &ev), -ESTALE);
+	uint64_t at;
+	assert_int_equal(shm_feed_seek_end(c, &at), 0);
+	assert_int_equal(shm_feed_next(c, &ev), 0);
+	/* without a filter every entry again */
+	shm_feed_set_type_filter(c, NULL, NULL);
+	pub_next(w, 1);
+	pub_next(w, 1);
+	assert_int_equal(shm_feed_next(c, &ev), 1);
+	assert_true(ev.seq == at);
+	shm_feed_event_release(&ev);
+	shm_feed_close(c);
+	shm_feed_close(w);
+	close(fd);
+}
+
 /* a durable consumer of `name` positioned at the end, then the writer publishes k entries */
 static void durable_open_then_publish(int fd, struct shm_feed *w, const char *name, int k)
 {
@@ -1423,6 +1500,7 @@ int main(void)
 	        cmocka_unit_test(test_trim_follows_slowest),
 	        cmocka_unit_test(test_trim_punched_read_is_a_lap),
 	        cmocka_unit_test(test_durable_resume),
+	        cmocka_unit_test(test_type_filter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
