@@ -140,7 +140,10 @@
  *     a batch takes it a quarter ring further: a wake class never makes a lap (-ESTALE) of a
  *     batch shorter than the ring minus the sweep distance, and a longer batch wakes it where
  *     before F9 it slept through the batch. A wrong mask can only delay a wake until the next
- *     sweep, never lose or reorder an entry (delivery is still F1-F3).
+ *     sweep, never lose or reorder an entry (delivery is still F1-F3). A reader's type filter
+ *     (shm_feed_set_type_filter) steps over an entry of another type as over a pad: word 0
+ *     == seq (acquire), word 1 read, then the F2 tail check before it moves on; it delivers
+ *     the next entry of its types or 0, never a partial step.
  *  Reader retry rule: there is no retry loop inside next(): a lapped read is final (-ESTALE,
  *  sticky until shm_feed_seek_end); "nothing yet" returns 0. Only shm_feed_seek_end retries
  *  (up to SHM_FEED_SEEK_RETRIES times, when it is lapped while reading the newest entry).
