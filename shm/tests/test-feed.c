@@ -1260,6 +1260,18 @@ static void test_trim_punched_read_is_a_lap(void **state)
 	close(fd);
 }
 
+/* The parent's side of a durable-consumer child: publish n entries for it, then reap it (it
+ * ends by SIGKILL, leaving its named slot behind, F8). */
+static void publish_then_reap_killed(struct shm_feed *w, pid_t p, int n)
+{
+	int status;
+	usleep(50000);
+	for (int i = 0; i < n; i++)
+		pub_next(w, 1);
+	assert_int_equal(waitpid(p, &status, 0), p);
+	assert_true(WIFSIGNALED(status));
+}
+
 static bool want_1_4(uint16_t type, void *ud)
 {
 	(*(int *)ud)++;
@@ -1306,12 +1318,7 @@ static void test_type_filter(void **state)
 		shm_feed_commit(c); /* covers the entries stepped over */
 		raise(SIGKILL);
 	}
-	usleep(50000);
-	for (int i = 0; i < 30; i++)
-		pub_next(w, 1);
-	int status;
-	assert_int_equal(waitpid(p, &status, 0), p);
-	assert_true(WIFSIGNALED(status));
+	publish_then_reap_killed(w, p, 30);
 	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/f", &c, &resumed), 0);
 	assert_true(resumed);
 	assert_int_equal(shm_feed_position(c), 31);
@@ -1397,12 +1404,7 @@ static void test_durable_resume(void **state)
 		}
 		raise(SIGKILL);
 	}
-	usleep(50000);
-	for (int i = 0; i < 10; i++)
-		pub_next(w, 1);
-	int status;
-	assert_int_equal(waitpid(p, &status, 0), p);
-	assert_true(WIFSIGNALED(status));
+	publish_then_reap_killed(w, p, 10);
 	for (int i = 0; i < 300; i++)
 		pub_next(w, 1);
 	(void)shm_feed_trim(w);
@@ -1436,10 +1438,7 @@ static void test_durable_resume(void **state)
 		}
 		raise(SIGKILL);
 	}
-	usleep(50000);
-	for (int i = 0; i < 5; i++)
-		pub_next(w, 1);
-	assert_int_equal(waitpid(p, &status, 0), p);
+	publish_then_reap_killed(w, p, 5);
 	shm_feed__test_flags = SHM_FEED_TEST_NO_RESUME;
 	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/c", &c, &resumed), 0);
 	shm_feed__test_flags = 0;
@@ -1461,10 +1460,7 @@ static void test_durable_resume(void **state)
 		shm_feed_commit(cc);
 		raise(SIGKILL);
 	}
-	usleep(50000);
-	pub_next(w, 1);
-	pub_next(w, 1);
-	assert_int_equal(waitpid(p, &status, 0), p);
+	publish_then_reap_killed(w, p, 2);
 	for (int i = 0; i < 1500; i++) /* more than the 256 KiB ring */
 		pub_next(w, 1);
 	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/d", &c, &resumed), 0);
