@@ -476,15 +476,17 @@ static int setup_queues_and_handlers(struct informerd *x)
 
 /* ---- the change feed ------------------------------------------------------------------------ */
 
-/* Once per loop iteration after something was published: one futex wake for every consumer. */
+/* Once per loop iteration after something was published: one futex wake for the consumers
+ * whose classes the batch held (shm/feed.h F9). */
 static int on_feed_post(struct ipc_source *s, uint64_t now, void *ud)
 {
 	struct informerd *x = ud;
+	uint32_t bits = shm_feed_take_wake(x->feed);
 
 	(void)s;
 	(void)now;
-	if (shm_feed_take_wake(x->feed))
-		ipc_loop_futex_wake(x->loop, shm_feed_futex_word(x->feed), INT_MAX);
+	if (bits)
+		ipc_loop_futex_wake_bits(x->loop, shm_feed_futex_word(x->feed), INT_MAX, bits);
 	return 0;
 }
 

@@ -392,6 +392,10 @@ static void publish(struct inf_store *s, uint16_t type, enum inf_event_kind kind
 	        .arena_seq = shm_reader_change_seq(s->a),
 	        .new_obj = kind == INF_EVENT_DELETE ? NULL : rec,
 	        .old_obj = kind == INF_EVENT_ADD ? NULL : old,
+	        /* F9: the dispatchers whose tables name this resource (or every one) */
+	        .wake = type < s->n_types && s->types[type].res
+	                        ? shm_feed_wake_bit(s->types[type].res->resource)
+	                        : SHM_FEED_WAKE_ALL,
 	};
 
 	if (!s->feed)

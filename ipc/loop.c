@@ -83,6 +83,7 @@ struct ipc_source {
 	/* futex */
 	const uint32_t *word;
 	uint32_t expected;
+	uint32_t mask; /* the wait's bitset (io_uring); 0 = every bit */
 	bool futex_armed;
 	bool futex_ready; /* epoll: helper saw it fire; res pending */
 	bool post_pending;
@@ -126,6 +127,13 @@ uint64_t ipc_now_usec(void)
 int ipc_futex_wake(const uint32_t *word, int n)
 {
 	long r = syscall(SYS_futex, word, FUTEX_WAKE, n, NULL, NULL, 0);
+	return r < 0 ? -errno : (int)r;
+}
+
+int ipc_futex_wake_bits(const uint32_t *word, int n, uint32_t bits)
+{
+	long r = syscall(SYS_futex, word, FUTEX_WAKE_BITSET, n, NULL, NULL,
+	                 bits ? bits : FUTEX_BITSET_MATCH_ANY);
 	return r < 0 ? -errno : (int)r;
 }
 
@@ -249,7 +257,8 @@ static struct io_uring_sqe *get_sqe(struct ipc_loop *l)
 	return sqe;
 }
 
-static void prep_futex_wait(struct io_uring_sqe *sqe, const uint32_t *word, uint32_t expected)
+static void prep_futex_wait(struct io_uring_sqe *sqe, const uint32_t *word, uint32_t expected,
+                            uint32_t mask)
 {
 	/* Hand-built op 51: fd = futex2 flags (SIZE_U32, shared), addr = word, addr2 (off) = the
 	 * expected value, addr3 = bitset mask; len, op flags, buf/file index must be zero. */
@@ -258,17 +267,17 @@ static void prep_futex_wait(struct io_uring_sqe *sqe, const uint32_t *word, uint
 	sqe->fd = FUTEX2_SIZE_U32;
 	sqe->addr = (uint64_t)(uintptr_t)word;
 	sqe->off = expected;
-	sqe->addr3 = FUTEX_BITSET_MATCH_ANY;
+	sqe->addr3 = mask ? mask : FUTEX_BITSET_MATCH_ANY;
 }
 
-static void prep_futex_wake(struct io_uring_sqe *sqe, const uint32_t *word, int n)
+static void prep_futex_wake(struct io_uring_sqe *sqe, const uint32_t *word, int n, uint32_t bits)
 {
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = IORING_OP_FUTEX_WAKE;
 	sqe->fd = FUTEX2_SIZE_U32;
 	sqe->addr = (uint64_t)(uintptr_t)word;
 	sqe->off = (uint64_t)n;
-	sqe->addr3 = FUTEX_BITSET_MATCH_ANY;
+	sqe->addr3 = bits ? bits : FUTEX_BITSET_MATCH_ANY;
 	sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
 }
 
@@ -881,7 +890,7 @@ static int futex_submit(struct ipc_source *s)
 		struct io_uring_sqe *sqe = get_sqe(l);
 		if (!sqe)
 			return -EBUSY;
-		prep_futex_wait(sqe, s->word, s->expected);
+		prep_futex_wait(sqe, s->word, s->expected, s->mask);
 		io_uring_sqe_set_data64(sqe, UD(UD_SRC, s->gen, s->idx));
 		s->inflight = true;
 		s->cancelling = false;
@@ -931,6 +940,12 @@ bool ipc_source_futex_armed(const struct ipc_source *s)
 	return s->futex_armed;
 }
 
+void ipc_source_futex_set_mask(struct ipc_source *s, uint32_t mask)
+{
+	if (s && s->kind == K_FUTEX)
+		s->mask = mask;
+}
+
 struct ipc_source *ipc_source_free(struct ipc_source *s)
 {
 	if (!s || s->dead)
@@ -968,16 +983,21 @@ struct ipc_source *ipc_source_free(struct ipc_source *s)
 
 int ipc_loop_futex_wake(struct ipc_loop *l, const uint32_t *word, int n)
 {
+	return ipc_loop_futex_wake_bits(l, word, n, 0);
+}
+
+int ipc_loop_futex_wake_bits(struct ipc_loop *l, const uint32_t *word, int n, uint32_t bits)
+{
 	if (!l->uring) {
-		int r = ipc_futex_wake(word, n);
+		int r = ipc_futex_wake_bits(word, n, bits);
 		return r < 0 ? r : 0;
 	}
 	struct io_uring_sqe *sqe = get_sqe(l);
 	if (!sqe) {
-		int r = ipc_futex_wake(word, n);
+		int r = ipc_futex_wake_bits(word, n, bits);
 		return r < 0 ? r : 0;
 	}
-	prep_futex_wake(sqe, word, n);
+	prep_futex_wake(sqe, word, n, bits);
 	io_uring_sqe_set_data64(sqe, 0); /* only failures post a CQE; nobody waits for them */
 	return 0;
 }

@@ -116,6 +116,11 @@ int ipc_loop_add_futex(struct ipc_loop *loop, struct ipc_source **ret, const uin
                        uint32_t expected, ipc_futex_fn cb, void *userdata);
 int ipc_source_futex_arm(struct ipc_source *s, uint32_t expected);
 bool ipc_source_futex_armed(const struct ipc_source *s);
+/* The bitset the next arm waits with (default every bit, 0 = every bit): only wakes whose
+ * bitset meets it complete the wait (FUTEX_WAIT_BITSET; io_uring's futex mask). The epoll
+ * backend's futex_waitv(2) takes no mask: there every wake of the word completes it (a wider
+ * wake, never a lost one). Takes effect at the next ipc_source_futex_arm. */
+void ipc_source_futex_set_mask(struct ipc_source *s, uint32_t mask);
 
 /* "Post" source: once enabled with ipc_source_post_enable(), cb runs once at the end of the
  * current (or next) iteration, before the loop sleeps again; the loop does not sleep while one
@@ -142,3 +147,6 @@ int ipc_futex_wait(const uint32_t *word, uint32_t expected, uint64_t timeout_use
 /* Deferred wake: with io_uring an op-52 SQE submitted with the next ring enter (many wakes in
  * one syscall); with epoll the same as ipc_futex_wake(). Returns 0 or -errno. */
 int ipc_loop_futex_wake(struct ipc_loop *loop, const uint32_t *word, int n);
+/* The same, waking only waiters whose bitset meets `bits` (FUTEX_WAKE_BITSET; 0 = every bit). */
+int ipc_loop_futex_wake_bits(struct ipc_loop *loop, const uint32_t *word, int n, uint32_t bits);
+int ipc_futex_wake_bits(const uint32_t *word, int n, uint32_t bits);

@@ -189,6 +189,11 @@ void inf_dispatch_remove_type(struct inf_dispatch *d, uint16_t type)
 	d->types[type].res = NULL;
 }
 
+bool inf_dispatch_handles(const struct inf_dispatch *d, uint16_t type)
+{
+	return d && d->types[type].used && d->types[type].n > 0;
+}
+
 void inf_dispatch_event(struct inf_dispatch *d, const struct inf_event *ev)
 {
 	struct type_bind *tb = &d->types[ev->type];

@@ -36,6 +36,9 @@ int inf_dispatch_register(struct inf_dispatch *d, const struct inf_handler_table
 int inf_dispatch_add_type(struct inf_dispatch *d, uint16_t type, const struct inf_resource *res);
 /* The type was retired (its resource is gone): no handler is bound to it any more. */
 void inf_dispatch_remove_type(struct inf_dispatch *d, uint16_t type);
+/* True when some handler of a registered table is bound to arena type `type` (an event of any
+ * other type would run nothing: callers may skip decoding it). */
+bool inf_dispatch_handles(const struct inf_dispatch *d, uint16_t type);
 /* Runs every matching handler for ev. */
 void inf_dispatch_event(struct inf_dispatch *d, const struct inf_event *ev);
 /* Runs the resync hook of table `index` for its queue `queue` (queue owner resync callback). */

@@ -13,6 +13,9 @@
  * negative control.
  * SHM_FEED_TEST_NO_RESUME: a durable consumer ignores its committed position and starts at the
  * end (F8 off): the negative control of the durable-consumer kill test.
+ * SHM_FEED_TEST_WRONG_MASK: the writer wakes with the complement of the batch's classes and
+ * never sweeps (F9 off): the negative control of the masked consumers' missed-wake oracle.
+ * shm_feed__test_sweep: the lag sweep distance (F9); UINT64_MAX turns the sweeps off.
  * shm_feed__test_crash_step / _count: the writer raises SIGKILL at publication step n on the
  * count-th visit (steps: SHM_FEED_STEP_*). */
 #pragma once
@@ -25,8 +28,11 @@
 #define SHM_FEED_TEST_TRIM_ALL      0x8u
 #define SHM_FEED_TEST_TRIM_NO_TAIL  0x10u
 #define SHM_FEED_TEST_NO_RESUME     0x20u
+#define SHM_FEED_TEST_WRONG_MASK    0x40u
 extern unsigned shm_feed__test_flags;
 extern uint64_t shm_feed__test_trim_chunk; /* 0: the default (ring / 16, at most 256 KiB) */
+/* 0: the default lag sweep distance (F9); UINT64_MAX: never sweep (wakes by class only) */
+extern uint64_t shm_feed__test_sweep;
 extern int shm_feed__test_crash_step;
 extern long shm_feed__test_crash_count;
 

@@ -30,6 +30,7 @@
 
 unsigned shm_feed__test_flags;
 uint64_t shm_feed__test_trim_chunk;
+uint64_t shm_feed__test_sweep;
 int shm_feed__test_crash_step;
 long shm_feed__test_crash_count;
 
@@ -57,8 +58,13 @@ struct shm_feed {
 	bool writer;
 	/* reader: the next entry to deliver; writer: the next to publish */
 	uint64_t seq, pos;
-	bool lapped;   /* reader: sticky -ESTALE until seek_end */
-	bool wake;     /* writer: published since the last wake */
+	bool lapped;        /* reader: sticky -ESTALE until seek_end */
+	uint32_t wake_bits; /* writer: the wake classes published since the last wake (F9) */
+	uint64_t sweep_pos; /* writer: its position at the last lag sweep (F9) */
+	uint64_t sweeps;
+	uint32_t interest;                     /* reader: the futex bitset it waits with (F9) */
+	bool (*want)(uint16_t type, void *ud); /* reader: the type filter (F9); NULL = all */
+	void *want_ud;
 	uint64_t tail; /* writer: the value last stored */
 	uint8_t *wbuf;
 	size_t wcap;
@@ -282,6 +288,32 @@ static long sys_futex(const void *uaddr, int op, uint32_t val, const struct time
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
+static long sys_futex_bits(const void *uaddr, int op, uint32_t val, uint32_t bits)
+{
+	/* FUTEX_WAIT_BITSET's timeout is absolute (CLOCK_MONOTONIC): callers pass NULL here */
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, bits);
+}
+
+static uint64_t sweep_distance(const struct shm_feed *f)
+{
+	if (shm_feed__test_sweep)
+		return shm_feed__test_sweep;
+	uint64_t d = f->ring_size / 8;
+	return d > SHM_FEED_SWEEP ? SHM_FEED_SWEEP : d;
+}
+
+/* F9: a lag sweep, counted, when the writer is at least the sweep distance past the last
+ * one (or a quarter ring, which is more than the distance); moves the mark. */
+static bool sweep_due(struct shm_feed *f)
+{
+	if (f->pos - f->sweep_pos < sweep_distance(f) ||
+	    (shm_feed__test_flags & SHM_FEED_TEST_WRONG_MASK))
+		return false;
+	f->sweep_pos = f->pos;
+	f->sweeps++;
+	return true;
+}
+
 /* Recovery (see "Writer killed" in shm/feed.h): find the end of what was published. */
 static int writer_recover(struct shm_feed *f)
 {
@@ -370,7 +402,9 @@ int shm_feed_writer_open(int fd, struct shm_feed **ret)
 		shm_feed_close(f);
 		return r;
 	}
-	/* A killed predecessor may have published without waking: wake everyone once. */
+	f->sweep_pos = f->pos;
+	/* A killed predecessor may have published without waking: wake everyone once (every
+	 * bit, F9). */
 	sys_futex(&f->hdr->futex, FUTEX_WAKE, INT_MAX, NULL);
 	*ret = f;
 	return 0;
@@ -611,9 +645,14 @@ int shm_feed_publish(struct shm_feed *f, const struct shm_feed_pub *pub, uint64_
 	CRASH_STEP(SHM_FEED_STEP_HINTS);
 	f->pos = p + len;
 	f->seq = seq_next(s);
-	f->wake = true;
+	f->wake_bits |= pub->wake ? pub->wake : SHM_FEED_WAKE_ALL;
 	if (ret_seq)
 		*ret_seq = s;
+	/* F9 (c): a batch that takes the writer a quarter ring past the last sweep wakes every
+	 * consumer now, not at its end: a consumer asleep through other classes is lapped by no
+	 * batch that would not have lapped it before F9. */
+	if (f->pos - f->sweep_pos >= f->ring_size / 4 && sweep_due(f))
+		sys_futex_bits(&f->hdr->futex, FUTEX_WAKE_BITSET, INT_MAX, SHM_FEED_WAKE_ALL);
 	return 0;
 }
 
@@ -713,21 +752,58 @@ int64_t shm_feed_trim(struct shm_feed *f)
 	return (int64_t)(limit - start);
 }
 
-bool shm_feed_take_wake(struct shm_feed *f)
+uint32_t shm_feed_take_wake(struct shm_feed *f)
 {
-	if (!f || !f->wake)
-		return false;
-	f->wake = false;
+	if (!f || !f->writer || !f->wake_bits)
+		return 0;
+	uint32_t m = f->wake_bits;
+	f->wake_bits = 0;
+	if (shm_feed__test_flags & SHM_FEED_TEST_WRONG_MASK) /* negative control: F9 broken */
+		m = ~m & ~SHM_FEED_WAKE_CONTROL ? ~m & ~SHM_FEED_WAKE_CONTROL : 1;
+	if (sweep_due(f)) /* F9 (b) */
+		m = SHM_FEED_WAKE_ALL;
 	(void)shm_feed_trim(f); /* once per batch, as the wake */
-	return true;
+	return m;
 }
 
 int shm_feed_wake(struct shm_feed *f)
 {
-	if (!shm_feed_take_wake(f))
+	uint32_t m = shm_feed_take_wake(f);
+	if (!m)
 		return 0;
-	long r = sys_futex(&f->hdr->futex, FUTEX_WAKE, INT_MAX, NULL);
+	long r = sys_futex_bits(&f->hdr->futex, FUTEX_WAKE_BITSET, INT_MAX, m);
 	return r < 0 ? -errno : (int)r;
+}
+
+uint32_t shm_feed_wake_bit(const char *resource)
+{
+	/* FNV-1a of the plural name, mod 31: the same class in every process and release (the
+	 * classes are no ABI: both sides are one build). NULL or "*": every class. */
+	if (!resource || !strcmp(resource, "*"))
+		return SHM_FEED_WAKE_ALL;
+	uint32_t h = UINT32_C(2166136261);
+	for (const unsigned char *p = (const unsigned char *)resource; *p; p++)
+		h = (h ^ *p) * UINT32_C(16777619);
+	return UINT32_C(1) << (h % 31);
+}
+
+void shm_feed_set_interest(struct shm_feed *f, uint32_t mask)
+{
+	if (f && !f->writer)
+		f->interest = mask ? mask | SHM_FEED_WAKE_CONTROL : SHM_FEED_WAKE_ALL;
+}
+
+void shm_feed_set_type_filter(struct shm_feed *f, bool (*want)(uint16_t type, void *ud), void *ud)
+{
+	if (f && !f->writer) {
+		f->want = want;
+		f->want_ud = ud;
+	}
+}
+
+uint32_t shm_feed_interest(const struct shm_feed *f)
+{
+	return f && f->interest ? f->interest : SHM_FEED_WAKE_ALL;
 }
 
 /* ---- consumers ------------------------------------------------------------------------------ */
@@ -1167,7 +1243,7 @@ int shm_feed_next(struct shm_feed *f, struct shm_feed_event *ev)
 		return -EINVAL;
 	if (f->lapped)
 		return -ESTALE;
-	for (int pads = 0; pads < 2; pads++) {
+	for (int pads = 0; pads < 2;) {
 		uint64_t p = f->pos, s = f->seq;
 		_Atomic uint64_t *w = word_at(f, p);
 		/* acquire: pairs with the release store of word 0 in publish (F1): the entry's
@@ -1199,6 +1275,20 @@ int shm_feed_next(struct shm_feed *f, struct shm_feed_event *ev)
 			}
 			f->pos = p + len;
 			slot_publish(f);
+			pads++;
+			continue;
+		}
+		if (f->want && !f->want((uint16_t)(w1 >> 48), f->want_ud)) {
+			/* F9: stepped over as a pad is: its word 1 (len, type) is exact only if
+			 * the writer did not pass p meanwhile (F2) */
+			if (lapped(f, p)) {
+				f->lapped = true;
+				return -ESTALE;
+			}
+			f->pos = p + len;
+			f->seq = seq_next(s);
+			slot_publish(f);
+			pads = 0;
 			continue;
 		}
 		if (ev_reserve(ev, len) < 0)
@@ -1300,8 +1390,21 @@ int shm_feed_wait(const struct shm_feed *f, uint32_t token, uint64_t timeout_use
 		ts.tv_nsec = (long)(timeout_usec % 1000000) * 1000;
 		tsp = &ts;
 	}
-	/* Shared futex (no FUTEX_PRIVATE_FLAG): keyed by the memfd's inode and offset. */
-	if (sys_futex(&f->hdr->futex, FUTEX_WAIT, token, tsp) < 0)
+	/* FUTEX_WAIT_BITSET's timeout is absolute */
+	if (tsp) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ts.tv_sec += now.tv_sec;
+		ts.tv_nsec += now.tv_nsec;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+	}
+	/* Shared futex (no FUTEX_PRIVATE_FLAG): keyed by the memfd's inode and offset. The
+	 * interest as the bitset (F9): only wakes whose mask meets it end the wait. */
+	if (syscall(SYS_futex, &f->hdr->futex, FUTEX_WAIT_BITSET, token, tsp, NULL,
+	            shm_feed_interest(f)) < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	return 0;
 }
@@ -1322,6 +1425,7 @@ int shm_feed_stats(const struct shm_feed *f, struct shm_feed_stats *ret)
 	        .last_pos = atomic_load_explicit(&h->last_pos, memory_order_relaxed),
 	        .position = f->seq,
 	        .trimmed = atomic_load_explicit(&h->trimmed, memory_order_relaxed),
+	        .sweeps = f->sweeps,
 	        .registered = f->slot != NULL,
 	        .durable = f->named,
 	        .resume = f->resume,

@@ -42,11 +42,24 @@
  *    from the arena (the arena is always written before the entry, so arena + every entry after
  *    the seek covers everything). Size the ring for the burst a consumer must absorb.
  *  - Waiting: the writer stores the low 32 bits of the last seq in a futex word after each
- *    publication and wakes the word once per batch (shm_feed_wake, or ipc_loop_futex_wake on
- *    shm_feed_futex_word from informerd's loop). Consumers wait with shm_feed_wait (blocking)
- *    or arm ipc_loop_add_futex(loop, .., shm_feed_futex_word(f), token, ..) (io_uring
+ *    publication and wakes the word once per batch (shm_feed_wake, or ipc_loop_futex_wake_bits
+ *    on shm_feed_futex_word from informerd's loop). Consumers wait with shm_feed_wait
+ *    (blocking) or arm ipc_loop_add_futex(loop, .., shm_feed_futex_word(f), token, ..) (io_uring
  *    IORING_OP_FUTEX_WAIT, or the epoll backend's helper thread). Shared (not private) futex:
  *    the word is keyed by memfd inode and offset, in every process, read-only mappings too.
+ *  - Wake classes (F9): a wake names the classes of what the batch held, and a consumer sleeps
+ *    on the classes it handles (FUTEX_WAKE_BITSET / FUTEX_WAIT_BITSET, io_uring's futex mask),
+ *    so ~40 dispatchers are not all woken for every batch of pods. A class is one bit of 31,
+ *    from a hash of the resource's plural name (shm_feed_wake_bit), not from the arena type id:
+ *    a handler table names resources, ids are given at registration (and reused, arena T2),
+ *    and a consumer must know its classes before the type is registered. Bit 31
+ *    (SHM_FEED_WAKE_CONTROL) is in every consumer's interest: writer attaches and the lag
+ *    sweeps wake with every bit. A consumer asleep through other classes' entries does not
+ *    move its slot (F7): the lag sweep wakes every consumer once the writer has published
+ *    SHM_FEED_SWEEP bytes since the last sweep (at the batch's end; mid-batch after a quarter
+ *    ring, directly), so a sleeper's unread span stays under the sweep distance at a batch's
+ *    start and its pages go back. The epoll backend's futex_waitv has no mask: it wakes on
+ *    every batch, as before F9.
  *
  * Rejected: refs to arena versions (above); per-type feeds (above); the writer *waiting* for the
  * slowest reader's position (a stopped consumer would stall informerd, and a dead one would need
@@ -112,6 +125,25 @@
  *     (lapped, a torn or foreign pair) is a resume refused: it starts at the end, as an
  *     anonymous consumer does, and says so. Entries from the committed pair on were not
  *     handled, except the one whose commit the kill interrupted (handled once more).
+ *  F9 (wake classes) Every wake carries a bitset; a consumer waits with its interest (the
+ *     classes of every type its handlers take, | SHM_FEED_WAKE_CONTROL, or every bit). The
+ *     writer ORs the wake bits of every entry it publishes (pub.wake, 0 = every bit) into the
+ *     batch's mask and wakes with that mask, so a batch with an entry of class c wakes every
+ *     consumer whose interest holds c: a consumer that takes its token, reads until 0 and
+ *     waits misses no entry of its classes (F1 ordering as before: the token moves with every
+ *     publication, whatever its class, and a moved word ends the wait at once). Entries of
+ *     other classes wait, unread, until the consumer's next wake: wakes every consumer (every
+ *     bit) by (a) a writer attach, (b) a batch's end once SHM_FEED_SWEEP bytes (ring/8 for small
+ *     rings) were published since the last such sweep, (c) a publication that takes the writer
+ *     a quarter ring past the last sweep (from inside shm_feed_publish). So a sleeping
+ *     consumer is behind by under the sweep distance when a batch starts, and is woken before
+ *     a batch takes it a quarter ring further: a wake class never makes a lap (-ESTALE) of a
+ *     batch shorter than the ring minus the sweep distance, and a longer batch wakes it where
+ *     before F9 it slept through the batch. A wrong mask can only delay a wake until the next
+ *     sweep, never lose or reorder an entry (delivery is still F1-F3). A reader's type filter
+ *     (shm_feed_set_type_filter) steps over an entry of another type as over a pad: word 0
+ *     == seq (acquire), word 1 read, then the F2 tail check before it moves on; it delivers
+ *     the next entry of its types or 0, never a partial step.
  *  Reader retry rule: there is no retry loop inside next(): a lapped read is final (-ESTALE,
  *  sticky until shm_feed_seek_end); "nothing yet" returns 0. Only shm_feed_seek_end retries
  *  (up to SHM_FEED_SEEK_RETRIES times, when it is lapped while reading the newest entry).
@@ -186,6 +218,8 @@ struct shm_feed_pub {
 	uint16_t type;   /* arena type id */
 	uint32_t handle; /* the object's arena handle (shm_obj.handle), 0 if not known */
 	uint64_t arena_seq; /* shm_reader_change_seq() after the arena write */
+	/* F9: the consumers to wake for it: shm_feed_wake_bit(resource of type); 0 = every one */
+	uint32_t wake;
 	/* ADD, UPDATE: the version just written (what was passed to shm_writer_upsert); DELETE:
 	 * NULL. */
 	const struct shm_record_in *new_obj;
@@ -198,12 +232,23 @@ struct shm_feed_pub {
  * over 65535 bytes, over 65535 labels or owners, a tri-state outside -1..1), -EMSGSIZE the entry
  * would exceed max_entry (ring_size / 4), -ENOMEM. Never blocks, never waits for a reader. */
 int shm_feed_publish(struct shm_feed *f, const struct shm_feed_pub *pub, uint64_t *ret_seq);
-/* If anything was published since the last wake: FUTEX_WAKE every waiter of the futex word.
- * Returns the number woken (0 if nothing to do) or -errno. */
+/* F9 wake classes: bit 31 is for what every consumer must see (writer attach, lag sweep); a
+ * resource's class is one of bits 0..30, from a hash of its plural name (the same in every
+ * process). */
+#define SHM_FEED_WAKE_CONTROL (UINT32_C(1) << 31)
+#define SHM_FEED_WAKE_ALL     UINT32_MAX
+uint32_t shm_feed_wake_bit(const char *resource);
+/* F9: the writer wakes every consumer once this many bytes were published since the last
+ * such sweep (ring_size / 8 for smaller rings); and mid-batch after a quarter ring. */
+#define SHM_FEED_SWEEP (UINT64_C(1) << 20)
+
+/* If anything was published since the last wake: FUTEX_WAKE_BITSET every waiter whose interest
+ * meets the batch's mask (F9). Returns the number woken (0 if nothing to do) or -errno. */
 int shm_feed_wake(struct shm_feed *f);
-/* For a caller that wakes through its event loop (ipc_loop_futex_wake(loop,
- * shm_feed_futex_word(f), INT_MAX)): true once after publications, and clears the flag. */
-bool shm_feed_take_wake(struct shm_feed *f);
+/* For a caller that wakes through its event loop (ipc_loop_futex_wake_bits(loop,
+ * shm_feed_futex_word(f), INT_MAX, mask)): the batch's wake mask once after publications (0:
+ * nothing to wake for), and clears it. Every bit when a lag sweep is due (F9). Also trims. */
+uint32_t shm_feed_take_wake(struct shm_feed *f);
 /* Give back ring pages every registered consumer has passed (F7): punches the whole pages
  * between the last trim and the lowest live consumer position (or the newest entry), once at
  * least SHM_FEED_TRIM_CHUNK bytes (ring_size / 16 for small rings) are ready. Called by
@@ -290,8 +335,23 @@ int shm_feed_pending(const struct shm_feed *f);
 uint32_t shm_feed_wait_token(const struct shm_feed *f);
 /* The shared futex word (u32 in the read-only mapping), for ipc_loop_add_futex. */
 const uint32_t *shm_feed_futex_word(const struct shm_feed *f);
-/* FUTEX_WAIT (shared) on the word while it equals token. 0 woken (or spurious), -EAGAIN the word
- * moved, -ETIMEDOUT, -EINTR. timeout_usec UINT64_MAX = no limit. */
+/* F9: wake this consumer only for batches that hold an entry of one of these classes (an OR of
+ * shm_feed_wake_bit); SHM_FEED_WAKE_CONTROL is always added; 0 or SHM_FEED_WAKE_ALL = every
+ * batch (the default). It changes which wakes end a wait, never what shm_feed_next delivers:
+ * entries of every type are still delivered, in order (filter them by type). */
+void shm_feed_set_interest(struct shm_feed *f, uint32_t mask);
+/* F9: step over the entries of the types want() refuses without copying or decoding them
+ * (their header words are read and validated as a pad's): shm_feed_next and drain never
+ * deliver them, the delivered keep their order (F3), and their seqs are skipped. want runs on
+ * the reader's thread, once per entry, and may register the type first. A durable consumer's
+ * next shm_feed_commit covers the entries stepped over (call it after drain, too). NULL: every
+ * entry (the default). */
+void shm_feed_set_type_filter(struct shm_feed *f, bool (*want)(uint16_t type, void *ud), void *ud);
+/* The interest, as a futex bitset (never 0): for ipc_source_futex_set_mask. */
+uint32_t shm_feed_interest(const struct shm_feed *f);
+/* FUTEX_WAIT_BITSET (shared, the interest as the bitset) on the word while it equals token. 0
+ * woken (or spurious), -EAGAIN the word moved, -ETIMEDOUT, -EINTR. timeout_usec UINT64_MAX = no
+ * limit. */
 int shm_feed_wait(const struct shm_feed *f, uint32_t token, uint64_t timeout_usec);
 
 /* ---- both ------------------------------------------------------------------------------------ */
@@ -305,6 +365,7 @@ struct shm_feed_stats {
 	uint64_t
 	        position; /* this handle: the next seq it delivers (reader) or publishes (writer) */
 	uint64_t trimmed; /* ring bytes given back by punching, every incarnation */
+	uint64_t sweeps;  /* writer: wakes of every consumer by the lag rule (F9), this handle */
 	bool registered;  /* reader: holds a slot (F7) */
 	bool durable;     /* reader: holds a named slot (F8) */
 	int resume;       /* shm_feed_consumer_open: 0 nothing to resume, 1 resumed, 2 refused */

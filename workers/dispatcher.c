@@ -99,6 +99,7 @@ struct dsp {
 	size_t n_types;
 	char host[256];
 	uint64_t handled;
+	uint64_t wakes; /* feed futex waits completed (shm/feed.h F9: the wakes of its classes) */
 	uint64_t incarnation; /* the feed writer's incarnation the handlers' state follows (0: none
 	                         yet) */
 	struct ipc_queue_owner **owners; /* the table's queues, in its order */
@@ -231,6 +232,8 @@ static int on_entry(const struct shm_feed_event *fe, void *ud)
 	}
 	if (x->deletes_only && fe->op != SHM_FEED_DELETE && (int64_t)(fe->seq - x->skip_before) < 0)
 		return 0; /* in the arena the resync reads (F5: the arena before the entry) */
+	if (!inf_dispatch_handles(x->d, fe->type))
+		return 0; /* another controller's type: no handler to decode it for */
 	switch (fe->op) {
 	case SHM_FEED_ADD:
 		ev.kind = INF_EVENT_ADD;
@@ -319,6 +322,16 @@ out:
 	return 0;
 }
 
+/* The feed's type filter (shm/feed.h F9): an entry of a type no handler of this table is bound to
+ * is stepped over, not copied or decoded. The type is learnt first (type_of binds the table's
+ * handlers to a type the arena registered since), so a new type is never filtered out. */
+static bool want_type(uint16_t type, void *ud)
+{
+	struct dsp *x = ud;
+
+	return type_of(x, type) && inf_dispatch_handles(x->d, type);
+}
+
 /* One entry, then the commit (shm/feed.h F8): a process that dies after this resumes after it. */
 static int on_entry_commit(const struct shm_feed_event *fe, void *ud)
 {
@@ -342,6 +355,8 @@ static int catch_up_deletes(struct dsp *x, const char *why, uint64_t bound)
 	x->deletes_only = true;
 	while ((n = shm_feed_drain(x->feed, BATCH, on_entry_commit, x)) > 0)
 		;
+	if (n == 0)
+		shm_feed_commit(x->feed); /* the entries the type filter stepped over (F9) */
 	x->deletes_only = false;
 	if (n == -ESTALE)
 		log_error("%s: the change feed no longer holds the entries this dispatcher had not "
@@ -383,6 +398,8 @@ static void drain(struct dsp *x)
 		}
 	}
 	n = shm_feed_drain(x->feed, BATCH, on_entry_commit, x);
+	if (n >= 0)
+		shm_feed_commit(x->feed); /* the entries the type filter stepped over (F9) */
 
 	if (n == -ESTALE) {
 		log_warning("fell behind the change feed (its ring was overwritten): resyncing "
@@ -416,10 +433,24 @@ static void drain(struct dsp *x)
 
 static int on_feed(struct ipc_source *s, int res, void *ud)
 {
+	struct dsp *x = ud;
+
 	(void)s;
 	(void)res;
-	drain(ud);
+	x->wakes++;
+	drain(x);
 	return 0;
+}
+
+/* shm/feed.h F9: the wake classes of the resources the table's entries name ("*": every one).
+ * The feed still delivers every entry; this only decides which batches end the futex wait. */
+static uint32_t interest_of(const struct inf_handler_table *t)
+{
+	uint32_t m = 0;
+
+	for (size_t i = 0; i < t->n_entries; i++)
+		m |= shm_feed_wake_bit(t->entries[i].resource);
+	return m ? m : SHM_FEED_WAKE_CONTROL; /* no entry: only what every consumer sees */
 }
 
 static int on_more(struct ipc_source *s, uint64_t now, void *ud)
@@ -566,8 +597,8 @@ static int on_signal(struct ipc_source *s, const struct signalfd_siginfo *si, vo
 	struct dsp *x = ud;
 
 	(void)s;
-	log_info("signal %u: exiting after %llu events", si->ssi_signo,
-	         (unsigned long long)x->handled);
+	log_info("signal %u: exiting after %llu events, %llu change feed wake-ups", si->ssi_signo,
+	         (unsigned long long)x->handled, (unsigned long long)x->wakes);
 	ipc_loop_exit(x->loop, 0);
 	return 0;
 }
@@ -756,6 +787,11 @@ static int setup(struct dsp *x, const char *kubeconfig, const char *master, doub
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_term, SIGTERM, on_signal, x)) < 0 ||
 	    (r = ipc_loop_add_signal(x->loop, &x->sig_int, SIGINT, on_signal, x)) < 0)
 		return r;
+	/* F9: from the next arm on (the first wait takes every wake), only batches that hold one
+	 * of its resources' classes wake it */
+	shm_feed_set_interest(x->feed, interest_of(t));
+	shm_feed_set_type_filter(x->feed, want_type, x);
+	ipc_source_futex_set_mask(x->feed_src, shm_feed_interest(x->feed));
 	x->shard_gen = kcmd_shard_gen(); /* the start-up resync above replayed everything */
 	/* ... except, for the GC, what a relist still running had not written yet: once more
 	 * when it is done */

@@ -23,7 +23,17 @@
  * every wake; the healthy run must have punched something. A second healthy run makes the
  * trims ignore the slots (SHM_FEED_TEST_TRIM_ALL), so copies race with hole punches all the
  * time: every oracle must stay at 0 there too.
- * Negative controls: the same harness with (1) consumers that skip the tail re-check
+ * Masked consumers (F9): T_MASKED more consumers take only two of the seven types' wake
+ * classes (the writer's entry of type t wakes class t) and sleep in blocking waits of at most
+ * T_WAKE_BOUND_MS; they step over the other types' entries (shm_feed_set_type_filter) and go
+ * through the same oracles (every entry of their types, in order, whole: the next seq they
+ * deliver is the next of their types, fo_build's type being seq % 7). Their own oracle ("missed"):
+ * a wait that timed out while the writer went on publishing their types (32 of them, three batches'
+ * worth, or a lap, found after the timeout) is a wake that did not come. The writer never sweeps in
+ * these runs (shm_feed__test_sweep), so class wakes alone must wake them. Negative control 4: a
+ * writer that wakes the complement of the batch's classes (SHM_FEED_TEST_WRONG_MASK; consumers
+ * killed, the writer not, as a writer attach wakes everyone): the oracle must fire. Negative
+ * controls: the same harness with (1) consumers that skip the tail re-check
  * (SHM_FEED_TEST_NO_VALIDATE), (2) a writer that publishes the seq before the body
  * (SHM_FEED_TEST_EARLY_PUBLISH, pausing half-way through the body) and (3) trims that punch
  * without moving tail first (SHM_FEED_TEST_TRIM_NO_TAIL, with TRIM_ALL); the oracle must fire
@@ -51,18 +61,22 @@
 #ifndef FEED_TORTURE_SECS
 #define FEED_TORTURE_SECS 3.0
 #endif
-#define T_CONSUMERS 4
-#define T_RING      (256u << 10)
-#define T_TABLE     (1u << 18)
+#define T_CONSUMERS     4
+#define T_MASKED        2 /* consumers with a wake interest (F9), after the T_CONSUMERS others */
+#define T_INTEREST      (UINT32_C(1) << 1 | UINT32_C(1) << 4) /* types 1 and 4 of fo_build's 7 */
+#define T_WAKE_BOUND_MS 100
+#define T_RING          (256u << 10)
+#define T_TABLE         (1u << 18)
 
 struct t_shared {
 	_Atomic uint64_t delivered, torn, order, conflict, badmsg, laps, continued, errors;
+	_Atomic uint64_t masked_mine, masked_wakes, masked_timeouts, missed;
 	_Atomic uint64_t published, writer_starts, writer_open_fail;
 	_Atomic uint64_t seen[T_TABLE]; /* seq << 16 | gen of the last seq seen in this slot */
 };
 static struct t_shared *sh;
 
-enum mode { HEALTHY, TRIM_RACE, NO_VALIDATE, EARLY_PUBLISH, TRIM_NO_TAIL };
+enum mode { HEALTHY, TRIM_RACE, NO_VALIDATE, EARLY_PUBLISH, TRIM_NO_TAIL, WRONG_MASK };
 
 static uint64_t now_ns(void)
 {
@@ -92,6 +106,9 @@ static _Noreturn void writer_main(int fd, unsigned seed, enum mode m)
 		shm_feed__test_flags = SHM_FEED_TEST_TRIM_ALL;
 	if (m == TRIM_NO_TAIL)
 		shm_feed__test_flags = SHM_FEED_TEST_TRIM_ALL | SHM_FEED_TEST_TRIM_NO_TAIL;
+	if (m == WRONG_MASK)
+		shm_feed__test_flags = SHM_FEED_TEST_WRONG_MASK;
+	shm_feed__test_sweep = UINT64_MAX; /* F9: class wakes alone wake the masked consumers */
 	struct shm_feed *w;
 	int r;
 	while ((r = shm_feed_writer_open(fd, &w)) == -EBUSY)
@@ -110,6 +127,7 @@ static _Noreturn void writer_main(int fd, unsigned seed, enum mode m)
 	uint64_t s = seed * UINT64_C(0x9e3779b97f4a7c15) + 1;
 	for (uint64_t i = 1;; i++) {
 		fo_build(seq, gen, &b);
+		b.pub.wake = UINT32_C(1) << (b.pub.type % 31); /* F9: type t wakes class t */
 		uint64_t got;
 		if ((r = shm_feed_publish(w, &b.pub, &got)) < 0 || got != seq) {
 			fprintf(stderr, "feed-torture: publish: %s\n", strerror(-r));
@@ -143,7 +161,15 @@ static void note_seen(uint64_t seq, uint64_t gen)
 	}
 }
 
-static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slow)
+/* the masked consumers also step over the other types' entries (F9): types 1 and 4 */
+static bool want_interest(uint16_t type, void *ud)
+{
+	(void)ud;
+	return (T_INTEREST & (UINT32_C(1) << (type % 31))) != 0;
+}
+
+static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slow,
+                                    uint32_t interest)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (slow)
@@ -157,16 +183,31 @@ static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slo
 		atomic_fetch_add(&sh->errors, 1);
 		_exit(6);
 	}
+	if (interest) {
+		shm_feed_set_interest(f, interest);
+		shm_feed_set_type_filter(f, want_interest, NULL);
+	}
 	static struct fo_buf scratch;
 	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
 	uint64_t expect = shm_feed_position(f), s = seed + 17, idle = 0;
 	int64_t last_gen = -1;
+	/* masked: entries of its types read since a wait that timed out (-1: none timed out) */
+	int64_t after_timeout = -1;
 	for (;;) {
 		uint32_t tok = shm_feed_wait_token(f);
 		r = shm_feed_next(f, &ev);
+		if (r == 1 && interest && (interest & (UINT32_C(1) << (ev.type % 31)))) {
+			atomic_fetch_add_explicit(&sh->masked_mine, 1, memory_order_relaxed);
+			if (after_timeout >= 0 && ++after_timeout == 32)
+				atomic_fetch_add(&sh->missed, 1); /* published while it slept */
+		}
 		if (r == 1) {
 			idle = 0;
 			atomic_fetch_add_explicit(&sh->delivered, 1, memory_order_relaxed);
+			/* a filtered consumer: the next seq of its types (fo_build: type = seq % 7)
+			 */
+			while (interest && !(interest & (UINT32_C(1) << (expect % 7))))
+				expect++;
 			if (ev.seq != expect)
 				atomic_fetch_add(&sh->order, 1);
 			if (!fo_check(&ev, &scratch)) {
@@ -180,6 +221,17 @@ static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slo
 				last_gen = g;
 			}
 			expect = ev.seq + 1 ? ev.seq + 1 : 1;
+		} else if (r == 0 && interest) {
+			/* caught up: what a timed-out wait let pile up was judged above */
+			after_timeout = -1;
+			int x = shm_feed_wait(f, tok, T_WAKE_BOUND_MS * 1000u);
+			if (x == 0)
+				atomic_fetch_add_explicit(&sh->masked_wakes, 1,
+				                          memory_order_relaxed);
+			else if (x == -ETIMEDOUT) {
+				atomic_fetch_add(&sh->masked_timeouts, 1);
+				after_timeout = 0;
+			}
 		} else if (r == 0) {
 			if (++idle % 64 == 0)
 				shm_feed_wait(f, tok, 1000);
@@ -187,6 +239,10 @@ static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slo
 				sched_yield();
 		} else if (r == -ESTALE) {
 			atomic_fetch_add_explicit(&sh->laps, 1, memory_order_relaxed);
+			if (after_timeout >=
+			    0) /* lapped while asleep: its types' wakes did not come */
+				atomic_fetch_add(&sh->missed, 1);
+			after_timeout = -1;
 			uint64_t at;
 			if (shm_feed_seek_end(f, &at) < 0) {
 				atomic_fetch_add(&sh->errors, 1);
@@ -214,6 +270,7 @@ static _Noreturn void consumer_main(int fd, unsigned seed, enum mode m, bool slo
 
 struct t_result {
 	uint64_t delivered, torn, order, conflict, badmsg, laps, continued, errors;
+	uint64_t masked_mine, masked_wakes, masked_timeouts, missed;
 	uint64_t published, writer_starts, writer_open_fail, writer_kills, consumer_kills;
 	uint64_t trimmed;
 	int final_open;
@@ -225,7 +282,8 @@ static pid_t spawn(int fd, int role, unsigned seed, enum mode m)
 	if (p == 0) {
 		if (role < 0)
 			writer_main(fd, seed, m);
-		consumer_main(fd, seed, m, role % 2 == 1);
+		consumer_main(fd, seed, m, role < T_CONSUMERS && role % 2 == 1,
+		              role >= T_CONSUMERS ? T_INTEREST : 0);
 	}
 	return p;
 }
@@ -249,25 +307,25 @@ static int run(double secs, enum mode m, struct t_result *res)
 	    (r = shm_feed_consumer_fd(fd, &ro)) < 0)
 		return r;
 	memset(res, 0, sizeof(*res));
-	pid_t writer = spawn(fd, -1, 1, m), cons[T_CONSUMERS];
-	for (int i = 0; i < T_CONSUMERS; i++)
+	pid_t writer = spawn(fd, -1, 1, m), cons[T_CONSUMERS + T_MASKED];
+	for (int i = 0; i < T_CONSUMERS + T_MASKED; i++)
 		cons[i] = spawn(ro, i, 100 + (unsigned)i, m);
 	uint64_t end = now_ns() + (uint64_t)(secs * 1e9), s = (uint64_t)getpid() * 77 + 3;
 	unsigned gen = 2;
 	while (now_ns() < end) {
 		usleep(2000 + (useconds_t)(rng(&s) % 30000));
-		if (rng(&s) % 3 == 0) {
+		if (rng(&s) % 3 == 0 && m != WRONG_MASK) { /* an attach wakes every consumer */
 			kill_wait(writer);
 			res->writer_kills++;
 			writer = spawn(fd, -1, gen++, m);
 		} else {
-			int i = (int)(rng(&s) % T_CONSUMERS);
+			int i = (int)(rng(&s) % (T_CONSUMERS + T_MASKED));
 			kill_wait(cons[i]);
 			res->consumer_kills++;
 			cons[i] = spawn(ro, i, gen++, m);
 		}
 	}
-	for (int i = 0; i < T_CONSUMERS; i++)
+	for (int i = 0; i < T_CONSUMERS + T_MASKED; i++)
 		kill_wait(cons[i]);
 	kill_wait(writer);
 	/* the final recovery, in this process */
@@ -290,6 +348,10 @@ static int run(double secs, enum mode m, struct t_result *res)
 	res->laps = sh->laps;
 	res->continued = sh->continued;
 	res->errors = sh->errors;
+	res->masked_mine = sh->masked_mine;
+	res->masked_wakes = sh->masked_wakes;
+	res->masked_timeouts = sh->masked_timeouts;
+	res->missed = sh->missed;
 	res->published = sh->published;
 	res->writer_starts = sh->writer_starts;
 	res->writer_open_fail = sh->writer_open_fail;
@@ -302,16 +364,19 @@ static void print(const char *label, const struct t_result *r, double secs)
 	printf("%s (%.1f s): %llu published, %llu delivered and checked, %llu laps, %llu writer "
 	       "kills (%llu starts), %llu consumer kills, %llu reads across a writer restart, "
 	       "%llu KiB punched\n"
+	       "  masked consumers: %llu entries of their types, %llu wakes, %llu timed-out waits\n"
 	       "  torn=%llu order=%llu conflict=%llu badmsg=%llu errors=%llu open_fail=%llu "
-	       "final_open=%d\n",
+	       "final_open=%d missed=%llu\n",
 	       label, secs, (unsigned long long)r->published, (unsigned long long)r->delivered,
 	       (unsigned long long)r->laps, (unsigned long long)r->writer_kills,
 	       (unsigned long long)r->writer_starts, (unsigned long long)r->consumer_kills,
 	       (unsigned long long)r->continued, (unsigned long long)(r->trimmed >> 10),
-	       (unsigned long long)r->torn, (unsigned long long)r->order,
-	       (unsigned long long)r->conflict, (unsigned long long)r->badmsg,
-	       (unsigned long long)r->errors, (unsigned long long)r->writer_open_fail,
-	       r->final_open);
+	       (unsigned long long)r->masked_mine, (unsigned long long)r->masked_wakes,
+	       (unsigned long long)r->masked_timeouts, (unsigned long long)r->torn,
+	       (unsigned long long)r->order, (unsigned long long)r->conflict,
+	       (unsigned long long)r->badmsg, (unsigned long long)r->errors,
+	       (unsigned long long)r->writer_open_fail, r->final_open,
+	       (unsigned long long)r->missed);
 	fflush(stdout);
 }
 
@@ -324,18 +389,18 @@ int main(int argc, char **argv)
 	else if (e && atof(e) > 0)
 		secs = atof(e);
 	double neg = secs < 3 ? secs / 2 : 1.5;
-	struct t_result ok, tr, nv, ep, nt;
+	struct t_result ok, tr, nv, ep, nt, wm;
 	int bad = 0;
 	if (run(secs, HEALTHY, &ok) < 0)
 		return 1;
 	print("healthy", &ok, secs);
 	if (ok.torn || ok.order || ok.conflict || ok.badmsg || ok.errors || ok.writer_open_fail ||
-	    ok.final_open) {
+	    ok.final_open || ok.missed) {
 		printf("feed-torture: FAIL: the healthy run broke an oracle\n");
 		bad = 1;
 	}
 	if (ok.delivered < 1000 || ok.laps == 0 || ok.writer_kills < 3 || ok.consumer_kills < 3 ||
-	    ok.continued == 0 || ok.trimmed == 0) {
+	    ok.continued == 0 || ok.trimmed == 0 || ok.masked_mine < 100 || ok.masked_wakes == 0) {
 		printf("feed-torture: FAIL: run too idle to judge\n");
 		bad = 1;
 	}
@@ -378,6 +443,14 @@ int main(int argc, char **argv)
 	}
 	if (nt.torn + nt.badmsg + nt.order == 0) {
 		printf("feed-torture: FAIL: the oracle missed the unannounced punches\n");
+		bad = 1;
+	}
+	/* F9 broken: the writer wakes the other classes; the masked consumers must miss wakes */
+	if (run(neg, WRONG_MASK, &wm) < 0)
+		return 1;
+	print("negative control 4 (wakes with the wrong classes)", &wm, neg);
+	if (wm.missed == 0) {
+		printf("feed-torture: FAIL: the oracle missed the wrong wake classes\n");
 		bad = 1;
 	}
 	printf("feed-torture: %s\n", bad ? "FAIL" : "PASS");

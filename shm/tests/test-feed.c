@@ -781,6 +781,151 @@ static void test_wait_and_wake(void **state)
 	close(fd);
 }
 
+/* ---- wake classes (F9) ------------------------------------------------------------------------
+ */
+static void pub_class(struct shm_feed *w, uint32_t bit)
+{
+	fo_build(next_seq(w), 1, &fb);
+	fb.pub.wake = bit;
+	assert_int_equal(shm_feed_publish(w, &fb.pub, NULL), 0);
+}
+
+/* 'S' in /proc/<pid>/stat: the child sleeps (its only sleep is the futex wait) */
+static bool sleeping(pid_t p)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p);
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = 0;
+	const char *e = strrchr(buf, ')');
+	return e && e[1] == ' ' && e[2] == 'S';
+}
+
+/* A consumer with an interest is woken by a batch of its class, not by another class's; a
+ * batch of another class still moves the token (no lost wake: the wait of a consumer that took
+ * its token before it returns at once). */
+static void test_wake_classes(void **state)
+{
+	(void)state;
+	setup_flags();
+	const uint32_t a = UINT32_C(1) << 3, b = UINT32_C(1) << 17;
+	int fd = new_feed(1 << 20, 0, 0), ro;
+	assert_int_equal(shm_feed_reader_fd(fd, &ro), 0);
+	struct shm_feed *w, *r;
+	assert_int_equal(shm_feed_writer_open(fd, &w), 0);
+	assert_int_equal(shm_feed_reader_open(ro, &r), 0);
+	assert_true(shm_feed_interest(r) == SHM_FEED_WAKE_ALL);
+	shm_feed_set_interest(r, a);
+	assert_true(shm_feed_interest(r) == (a | SHM_FEED_WAKE_CONTROL));
+	/* classes: one bit of 0..30, stable; "*" and NULL are every class */
+	uint32_t pods = shm_feed_wake_bit("pods");
+	assert_true(pods && !(pods & (pods - 1)) && !(pods & SHM_FEED_WAKE_CONTROL));
+	assert_true(pods == shm_feed_wake_bit("pods"));
+	assert_true(shm_feed_wake_bit("*") == SHM_FEED_WAKE_ALL);
+	/* the batch's mask is the OR of its entries' classes; 0 = every class */
+	pub_class(w, a);
+	pub_class(w, b);
+	assert_true(shm_feed_take_wake(w) == (a | b));
+	assert_true(shm_feed_take_wake(w) == 0);
+	pub_class(w, 0);
+	assert_true(shm_feed_take_wake(w) == SHM_FEED_WAKE_ALL);
+	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+	while (shm_feed_next(r, &ev) == 1)
+		;
+	/* another class's publication after the token: the wait returns at once */
+	uint32_t tok = shm_feed_wait_token(r);
+	pub_class(w, b);
+	assert_int_equal(shm_feed_wait(r, tok, 20000), -EAGAIN);
+	assert_int_equal(shm_feed_wake(w), 0);
+	assert_int_equal(shm_feed_next(r, &ev), 1);
+	/* a sleeper of class a: a wake of class b leaves it asleep, one of class a wakes it */
+	tok = shm_feed_wait_token(r);
+	pid_t p = fork();
+	if (p == 0)
+		_exit(shm_feed_wait(r, tok, 5000000) == 0 ? 0 : 3);
+	for (int i = 0; i < 2000 && !sleeping(p); i++)
+		usleep(1000);
+	usleep(20000);
+	pub_class(w, b);
+	assert_int_equal(shm_feed_wake(w), 0);
+	usleep(20000);
+	int status;
+	assert_int_equal(waitpid(p, &status, WNOHANG), 0); /* still asleep */
+	/* its futex wait stands though the word moved (the kernel compared it once) */
+	pub_class(w, a);
+	assert_int_equal(shm_feed_wake(w), 1);
+	waitpid(p, &status, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	shm_feed_event_release(&ev);
+	shm_feed_close(r);
+	shm_feed_close(w);
+	close(ro);
+	close(fd);
+}
+
+/* The lag sweep (F9 b, c): every consumer is woken once per sweep distance at a batch's end,
+ * and inside a batch that runs a quarter ring past the last sweep; the negative control
+ * (SHM_FEED_TEST_WRONG_MASK) wakes the wrong classes and never sweeps. */
+static void test_wake_sweep(void **state)
+{
+	(void)state;
+	setup_flags();
+	const uint32_t b = UINT32_C(1) << 17;
+	const uint64_t ring = 1 << 20, dist = ring / 8, slack = 4096;
+	int fd = new_feed(ring, 0, 0);
+	struct shm_feed *w;
+	struct shm_feed_stats st;
+	assert_int_equal(shm_feed_writer_open(fd, &w), 0);
+	assert_int_equal(shm_feed_stats(w, &st), 0);
+	uint64_t from = st.last_pos == SHM_FEED_ABI_NO_POS ? 0 : st.last_pos, swept = 0;
+	int alls = 0;
+	for (int i = 0; i < 2000 && alls < 3; i++) {
+		pub_class(w, b);
+		uint32_t m = shm_feed_take_wake(w);
+		assert_int_equal(shm_feed_stats(w, &st), 0);
+		if (m == SHM_FEED_WAKE_ALL) {
+			alls++;
+			/* positions of the entries' starts; the writer counts their ends (a
+			 * pad at the ring's end too): an entry's length of slack either way */
+			assert_true(st.last_pos - from + slack >= dist);
+			from = st.last_pos;
+		} else {
+			assert_true(m == b);
+			assert_true(st.last_pos - from < dist + slack);
+		}
+		swept = st.sweeps;
+	}
+	assert_int_equal(alls, 3);
+	assert_true(swept == 3);
+	/* mid-batch: no take_wake, a quarter ring published: one sweep from inside publish */
+	assert_int_equal(shm_feed_stats(w, &st), 0);
+	uint64_t start = st.last_pos;
+	while (st.last_pos - start < ring / 4 + ring / 16) {
+		pub_class(w, b);
+		assert_int_equal(shm_feed_stats(w, &st), 0);
+	}
+	assert_true(st.sweeps == swept + 1);
+	(void)shm_feed_take_wake(w);
+	/* negative control: the complement of the classes, and no sweep at all */
+	shm_feed__test_flags = SHM_FEED_TEST_WRONG_MASK;
+	assert_int_equal(shm_feed_stats(w, &st), 0);
+	swept = st.sweeps;
+	for (int i = 0; i < 1000; i++) {
+		pub_class(w, b);
+		uint32_t m = shm_feed_take_wake(w);
+		assert_true(m && !(m & b) && !(m & SHM_FEED_WAKE_CONTROL));
+	}
+	assert_int_equal(shm_feed_stats(w, &st), 0);
+	assert_true(st.sweeps == swept);
+	shm_feed__test_flags = 0;
+	shm_feed_close(w);
+	close(fd);
+}
+
 /* The io_uring path ipc/loop.c uses (op 51 FUTEX_WAIT, shared, u32) on the feed's word, armed
  * from a read-only mapping and completed by the writer's wake from another process. */
 static void test_uring_futex_wait(void **state)
@@ -1115,6 +1260,90 @@ static void test_trim_punched_read_is_a_lap(void **state)
 	close(fd);
 }
 
+/* The parent's side of a durable-consumer child: publish n entries for it, then reap it (it
+ * ends by SIGKILL, leaving its named slot behind, F8). */
+static void publish_then_reap_killed(struct shm_feed *w, pid_t p, int n)
+{
+	int status;
+	usleep(50000);
+	for (int i = 0; i < n; i++)
+		pub_next(w, 1);
+	assert_int_equal(waitpid(p, &status, 0), p);
+	assert_true(WIFSIGNALED(status));
+}
+
+static bool want_1_4(uint16_t type, void *ud)
+{
+	(*(int *)ud)++;
+	return type == 1 || type == 4;
+}
+
+/* The type filter (F9): entries of other types are stepped over, the wanted ones delivered in
+ * order with their own seqs; a step over an overwritten entry is a lap; a durable consumer's
+ * commit covers what was stepped over. fo_build's type is seq % 7. */
+static void test_type_filter(void **state)
+{
+	(void)state;
+	setup_flags();
+	int fd = new_feed(64 << 10, 0, 0);
+	struct shm_feed *w, *c;
+	bool resumed;
+	assert_int_equal(shm_feed_writer_open(fd, &w), 0);
+	/* a child positioned at 1 reads 1..30 through the filter, commits and dies (the durable
+	 * name outlives it, F8) */
+	pid_t p = fork();
+	if (p == 0) {
+		struct shm_feed_event cev = SHM_FEED_EVENT_INIT;
+		int calls = 0, got = 0;
+		if (shm_feed_consumer_open(fd, "dispatcher/f", &c, NULL) < 0)
+			_exit(1);
+		shm_feed_set_type_filter(c, want_1_4, &calls);
+		while (shm_feed_lag(c) < 30)
+			usleep(1000);
+		uint64_t want = 1;
+		int r;
+		while ((r = shm_feed_next(c, &cev)) == 1) {
+			while (want % 7 != 1 && want % 7 != 4)
+				want++;
+			/* in order, each of its types, decoded whole */
+			if (cev.seq != want || cev.type != want % 7 || !fo_check(&cev, &scratch))
+				_exit(2);
+			want++;
+			got++;
+		}
+		/* 1 4 8 11 15 18 22 25 29 of 1..30; every entry asked about once */
+		if (r != 0 || got != 9 || calls != 30 || shm_feed_position(c) != 31 ||
+		    shm_feed_pending(c) != 0)
+			_exit(3);
+		shm_feed_commit(c); /* covers the entries stepped over */
+		raise(SIGKILL);
+	}
+	publish_then_reap_killed(w, p, 30);
+	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/f", &c, &resumed), 0);
+	assert_true(resumed);
+	assert_int_equal(shm_feed_position(c), 31);
+	int calls = 0;
+	shm_feed_set_type_filter(c, want_1_4, &calls);
+	/* a lap while stepping over: the writer laps the 64 KiB ring; -ESTALE, then seek_end */
+	for (int i = 0; i < 400; i++)
+		pub_next(w, 1);
+	struct shm_feed_event ev = SHM_FEED_EVENT_INIT;
+	assert_int_equal(shm_feed_next(c, &ev), -ESTALE);
+	uint64_t at;
+	assert_int_equal(shm_feed_seek_end(c, &at), 0);
+	assert_int_equal(shm_feed_next(c, &ev), 0);
+	/* without a filter every entry again */
+	shm_feed_set_type_filter(c, NULL, NULL);
+	pub_next(w, 1);
+	pub_next(w, 1);
+	assert_int_equal(shm_feed_next(c, &ev), 1);
+	assert_true(ev.seq == at);
+	shm_feed_event_release(&ev);
+	shm_feed_close(c);
+	shm_feed_close(w);
+	close(fd);
+}
+
 /* a durable consumer of `name` positioned at the end, then the writer publishes k entries */
 static void durable_open_then_publish(int fd, struct shm_feed *w, const char *name, int k)
 {
@@ -1175,12 +1404,7 @@ static void test_durable_resume(void **state)
 		}
 		raise(SIGKILL);
 	}
-	usleep(50000);
-	for (int i = 0; i < 10; i++)
-		pub_next(w, 1);
-	int status;
-	assert_int_equal(waitpid(p, &status, 0), p);
-	assert_true(WIFSIGNALED(status));
+	publish_then_reap_killed(w, p, 10);
 	for (int i = 0; i < 300; i++)
 		pub_next(w, 1);
 	(void)shm_feed_trim(w);
@@ -1214,10 +1438,7 @@ static void test_durable_resume(void **state)
 		}
 		raise(SIGKILL);
 	}
-	usleep(50000);
-	for (int i = 0; i < 5; i++)
-		pub_next(w, 1);
-	assert_int_equal(waitpid(p, &status, 0), p);
+	publish_then_reap_killed(w, p, 5);
 	shm_feed__test_flags = SHM_FEED_TEST_NO_RESUME;
 	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/c", &c, &resumed), 0);
 	shm_feed__test_flags = 0;
@@ -1239,10 +1460,7 @@ static void test_durable_resume(void **state)
 		shm_feed_commit(cc);
 		raise(SIGKILL);
 	}
-	usleep(50000);
-	pub_next(w, 1);
-	pub_next(w, 1);
-	assert_int_equal(waitpid(p, &status, 0), p);
+	publish_then_reap_killed(w, p, 2);
 	for (int i = 0; i < 1500; i++) /* more than the 256 KiB ring */
 		pub_next(w, 1);
 	assert_int_equal(shm_feed_consumer_open(fd, "dispatcher/d", &c, &resumed), 0);
@@ -1270,12 +1488,15 @@ int main(void)
 	        cmocka_unit_test(test_writer_lock_and_restart),
 	        cmocka_unit_test(test_crash_steps),
 	        cmocka_unit_test(test_wait_and_wake),
+	        cmocka_unit_test(test_wake_classes),
+	        cmocka_unit_test(test_wake_sweep),
 	        cmocka_unit_test(test_uring_futex_wait),
 	        cmocka_unit_test(test_futex_waitv),
 	        cmocka_unit_test(test_drain),
 	        cmocka_unit_test(test_trim_follows_slowest),
 	        cmocka_unit_test(test_trim_punched_read_is_a_lap),
 	        cmocka_unit_test(test_durable_resume),
+	        cmocka_unit_test(test_type_filter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
