@@ -4,7 +4,8 @@
  * v1.37) in a kcmd-worker, over cJSON trees.
  *
  * Reads: the DaemonSet, its ControllerRevisions and the Nodes as JSON from the shared cache
- * (KCMD_CACHE_OBJECT), the namespace's pods as typed records; a pod's target node
+ * (KCMD_CACHE_OBJECT; a Node parsed only when it changed since this worker's last sync, nodes.h),
+ * the namespace's pods as typed records, grouped by target node once per read; a pod's target node
  * (GetTargetNodeName) is its spec.nodeName, else the node its required node affinity targets,
  * which the record keeps (kube_pod affinity_node); a pod with neither is skipped, as upstream
  * skips a pod whose target it cannot read. No pod is read from the apiserver. Writes: pod
@@ -40,6 +41,7 @@
 #include "shm/record-model.h"
 #include "workers/daemonset/controller.h"
 #include "workers/daemonset/ds.h"
+#include "workers/daemonset/nodes.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/statefulset/ident.h"
 
@@ -59,6 +61,7 @@ struct dsc {
 	bool consistency; /* StaleControllerConsistencyDaemonSet (and AtomicFIFO) */
 	struct backoff *bo;
 	size_t n_bo;
+	struct ds_nodes *nodes; /* the Nodes' views, refreshed by each sync */
 };
 
 struct pod {
@@ -83,10 +86,13 @@ struct dss {
 	int32_t min_ready;
 	bool surge;
 	kube_time_t now;
-	cJSON **nodes;
+	const cJSON *const *nodes; /* c->nodes' views, sorted by name */
 	size_t n_nodes;
+	bool *run, *cont; /* NodeShouldRunDaemonPod per node, once per sync */
 	struct pod *pods;
 	size_t n_pods, cap_pods;
+	size_t *by_node; /* the indexes of the pods with a target node, sorted by (node, index) */
+	size_t n_by_node;
 	struct rev *revs;
 	size_t n_revs;
 	char hash[KUBE_POD_TEMPLATE_HASH_MAX + 8];
@@ -320,22 +326,8 @@ static int node_visit(const struct shm_obj *o, void *ud)
 	struct dss *s = ud;
 	size_t len;
 	const char *js = kcmd_obj_json(o, &len);
-	cJSON *n = js ? cJSON_ParseWithLength(js, len) : NULL;
 
-	if (!n || !str(get(n, "metadata"), "name")) {
-		cJSON_Delete(n);
-		return 0;
-	}
-	if ((s->n_nodes & (s->n_nodes - 1)) == 0) {
-		cJSON **nn = realloc(s->nodes, (s->n_nodes ? s->n_nodes * 2 : 16) * sizeof(*nn));
-		if (!nn) {
-			cJSON_Delete(n);
-			return -ENOMEM;
-		}
-		s->nodes = nn;
-	}
-	s->nodes[s->n_nodes++] = n;
-	return 0;
+	return ds_nodes_see(s->c->nodes, kcmd_obj_name(o), kcmd_obj_resource_version(o), js, len);
 }
 
 static const char *node_name(const cJSON *n)
@@ -343,9 +335,32 @@ static const char *node_name(const cJSON *n)
 	return str(get(n, "metadata"), "name");
 }
 
-static int node_cmp(const void *a, const void *b)
+/* the cached Nodes' views (parsed once per Node change) and, over the template, whether the
+ * DaemonSet should run (and may continue running) on each */
+static int load_nodes(struct dss *s)
 {
-	return strcmp(node_name(*(cJSON *const *)a), node_name(*(cJSON *const *)b));
+	struct ds_nodes *dn = s->c->nodes;
+	uint64_t parsed = ds_nodes_parses(dn);
+	int r;
+
+	ds_nodes_begin(dn);
+	r = kcmd_cache_list(s->c->ctx->arena, "", "nodes", NULL, node_visit, s);
+	if (r < 0 && r != -ENOENT) {
+		(void)ds_nodes_end(dn);
+		return r;
+	}
+	if ((r = ds_nodes_end(dn)) < 0)
+		return r;
+	s->nodes = ds_nodes_views(dn, &s->n_nodes);
+	log_v(5, "%s: %zu nodes, %" PRIu64 " parsed", s->key, s->n_nodes,
+	      ds_nodes_parses(dn) - parsed);
+	s->run = calloc(s->n_nodes + 1, sizeof(bool));
+	s->cont = calloc(s->n_nodes + 1, sizeof(bool));
+	if (!s->run || !s->cont)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_nodes; i++)
+		ds_node_should_run(s->tspec, s->nodes[i], &s->run[i], &s->cont[i]);
+	return 0;
 }
 
 /* ---- pods ------------------------------------------------------------------------------------ */
@@ -449,8 +464,20 @@ static void pods_free(struct dss *s)
 		free(s->pods[i].gen);
 	}
 	free(s->pods);
+	free(s->by_node);
 	s->pods = NULL;
-	s->n_pods = s->cap_pods = 0;
+	s->by_node = NULL;
+	s->n_pods = s->cap_pods = s->n_by_node = 0;
+}
+
+/* the pods of one node are then a run of by_node: a lookup costs a binary search, where a
+ * walk of every pod per node made the sync quadratic in the nodes */
+static int by_node_cmp(const void *a, const void *b, void *pods)
+{
+	const struct pod *p = pods;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(p[x].node, p[y].node);
+	return c ? c : (x > y) - (x < y);
 }
 
 static int load_pods(struct dss *s)
@@ -471,6 +498,12 @@ static int load_pods(struct dss *s)
 		p->v.hash = p->hash;
 		p->v.gen = p->gen;
 	}
+	if (!(s->by_node = calloc(s->n_pods + 1, sizeof(*s->by_node))))
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_pods; i++)
+		if (s->pods[i].node)
+			s->by_node[s->n_by_node++] = i;
+	qsort_r(s->by_node, s->n_by_node, sizeof(*s->by_node), by_node_cmp, s->pods);
 	return 0;
 }
 
@@ -479,11 +512,19 @@ static int load_pods(struct dss *s)
 static size_t pods_of(struct dss *s, const char *node, bool include_deleted_terminal,
                       struct ds_pod **ret)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < s->n_pods; i++) {
-		struct pod *p = &s->pods[i];
-		if (!p->node || strcmp(p->node, node) != 0)
-			continue;
+	size_t lo = 0, hi = s->n_by_node, n = 0;
+
+	while (lo < hi) { /* the first pod whose node is not below node */
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(s->pods[s->by_node[mid]].node, node) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < s->n_by_node; i++) {
+		struct pod *p = &s->pods[s->by_node[i]];
+		if (strcmp(p->node, node) != 0)
+			break;
 		if (!include_deleted_terminal && p->terminal && p->v.deleting)
 			continue;
 		ret[n++] = &p->v;
@@ -493,18 +534,7 @@ static size_t pods_of(struct dss *s, const char *node, bool include_deleted_term
 
 static bool node_exists(struct dss *s, const char *name)
 {
-	cJSON key = {0}, *kp = &key;
-	cJSON md = {0}, nm = {0};
-	/* a fake node {"metadata":{"name":name}} for bsearch */
-	key.type = cJSON_Object;
-	key.child = &md;
-	md.type = cJSON_Object;
-	md.string = (char *)"metadata";
-	md.child = &nm;
-	nm.type = cJSON_String;
-	nm.string = (char *)"name";
-	nm.valuestring = (char *)name;
-	return s->n_nodes && bsearch(&kp, s->nodes, s->n_nodes, sizeof(*s->nodes), node_cmp);
+	return ds_nodes_find(s->c->nodes, name) >= 0;
 }
 
 /* ---- failed pods backoff (flowcontrol.Backoff, per worker process) --------------------------- */
@@ -1160,12 +1190,10 @@ static int manage(struct dss *s)
 	}
 	for (size_t i = 0; i < s->n_nodes && r == 0; i++) {
 		const char *nn = node_name(s->nodes[i]);
-		bool run, cont;
 		struct ds_node_plan np;
-		ds_node_should_run(s->tspec, s->nodes[i], &run, &cont);
 		size_t n = pods_of(s, nn, false, on);
-		ds_pods_on_node(run, cont, on, n, s->surge, s->hash, s->min_ready, s->now, del,
-		                failed, succ, &np);
+		ds_pods_on_node(s->run[i], s->cont[i], on, n, s->surge, s->hash, s->min_ready,
+		                s->now, del, failed, succ, &np);
 		if (np.create)
 			r = plan_add(&pl.create, &pl.n_create, (char *)nn);
 		for (size_t k = 0; k < np.n_failed && r == 0; k++) {
@@ -1248,9 +1276,7 @@ static int rolling_update(struct dss *s)
 	}
 	/* updatedDesiredNodeCounts: the nodes with pods, and every node that should run one */
 	for (size_t i = 0; i < s->n_nodes; i++) {
-		bool run, cont;
-		ds_node_should_run(s->tspec, s->nodes[i], &run, &cont);
-		if (run) {
+		if (s->run[i]) {
 			desired++;
 			names[n++] = node_name(s->nodes[i]);
 		}
@@ -1272,14 +1298,8 @@ static int rolling_update(struct dss *s)
 		nd->pods = &slots[used];
 		nd->n = pods_of(s, names[i], false, &slots[used]);
 		used += nd->n;
-		nd->run = false;
-		for (size_t k = 0; k < s->n_nodes; k++) {
-			if (strcmp(node_name(s->nodes[k]), names[i]) != 0)
-				continue;
-			bool cont;
-			ds_node_should_run(s->tspec, s->nodes[k], &nd->run, &cont);
-			break;
-		}
+		ptrdiff_t k = ds_nodes_find(s->c->nodes, names[i]);
+		nd->run = k >= 0 && s->run[k];
 	}
 	const cJSON *ru = get(get(s->spec, "updateStrategy"), "rollingUpdate");
 	if (ds_scaled(get(ru, "maxUnavailable"), desired, &max_unavail) < 0 ||
@@ -1313,12 +1333,10 @@ static int update_status(struct dss *s, bool observed_gen)
 	if (!on)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_nodes; i++) {
-		bool run, cont;
-		ds_node_should_run(s->tspec, s->nodes[i], &run, &cont);
 		size_t n = pods_of(s, node_name(s->nodes[i]), false, on);
 		if (n > 1) /* the oldest scheduled pod first */
 			qsort(on, n, sizeof(*on), pod_ptr_cmp);
-		ds_status_add(&st, run, on, n, s->hash, s->gen, s->min_ready, s->now);
+		ds_status_add(&st, s->run[i], on, n, s->hash, s->gen, s->min_ready, s->now);
 	}
 	free(on);
 	st.unavailable = st.desired - st.available;
@@ -1390,9 +1408,8 @@ requeue:
 /* ---- sync ------------------------------------------------------------------------------------ */
 static void dss_free(struct dss *s)
 {
-	for (size_t i = 0; i < s->n_nodes; i++)
-		cJSON_Delete(s->nodes[i]);
-	free(s->nodes);
+	free(s->run);
+	free(s->cont);
 	pods_free(s);
 	revs_free(s);
 	cJSON_Delete(s->ds);
@@ -1477,11 +1494,8 @@ static int sync_ds(struct dss *s)
 		           surge > 0;
 	}
 
-	r = kcmd_cache_list(c->ctx->arena, "", "nodes", NULL, node_visit, s);
-	if (r < 0 && r != -ENOENT)
+	if ((r = load_nodes(s)) < 0)
 		return r;
-	if (s->n_nodes > 1)
-		qsort(s->nodes, s->n_nodes, sizeof(*s->nodes), node_cmp);
 
 	if (cJSON_IsObject(s->sel) && !s->sel->child) {
 		event(s, "Warning", "SelectingAll",
@@ -1566,8 +1580,13 @@ static int dsc_init(struct wk_ctx *ctx, void **ret)
 		free(c);
 		return -EBADF;
 	}
+	if ((r = ds_nodes_new(&c->nodes)) < 0) {
+		free(c);
+		return r;
+	}
 	r = rs_exp_attach(ctx->expectations_fd, RS_EXP_WORKER, rs_exp_now(), &c->exp);
 	if (r < 0) {
+		ds_nodes_free(c->nodes);
 		free(c);
 		return r;
 	}
@@ -1583,6 +1602,7 @@ static void dsc_fini(void *state)
 
 	if (c) {
 		rs_exp_detach(c->exp);
+		ds_nodes_free(c->nodes);
 		for (size_t i = 0; i < c->n_bo; i++)
 			free(c->bo[i].key);
 		free(c->bo);
