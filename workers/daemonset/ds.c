@@ -424,6 +424,63 @@ out:
 	return r;
 }
 
+/* the node's name in the split body: "..."values":["<marker>"]..." */
+#define BODY_MARKER "kcmd-daemonset-node-name-marker"
+
+int ds_pod_body_split(const cJSON *tmpl, const char *ds_name, const char *ds_uid, const char *gen,
+                      const char *hash, struct ds_pod_body_split *ret)
+{
+	static const char quoted[] = "\"" BODY_MARKER "\"";
+	char *body = NULL, *at;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if ((r = ds_pod_body(tmpl, ds_name, ds_uid, gen, hash, BODY_MARKER, &body)) < 0)
+		return r;
+	at = strstr(body, quoted);
+	if (!at || strstr(at + 1, quoted)) { /* the template holds the marker too */
+		free(body);
+		return -EEXIST;
+	}
+	size_t off = (size_t)(at - body) + 1, len = strlen(body);
+	size_t toff = off + sizeof(BODY_MARKER) - 1;
+	ret->head = strndup(body, off);
+	ret->tail = strdup(body + toff);
+	free(body);
+	if (!ret->head || !ret->tail) {
+		ds_pod_body_split_free(ret);
+		return -ENOMEM;
+	}
+	ret->head_len = off;
+	ret->tail_len = len - toff;
+	return 0;
+}
+
+int ds_pod_body_splice(const struct ds_pod_body_split *b, const char *node, char **ret)
+{
+	size_t n = strlen(node);
+
+	*ret = NULL;
+	for (size_t i = 0; i < n; i++) /* what cJSON would escape */
+		if ((unsigned char)node[i] < 0x20 || node[i] == '"' || node[i] == '\\')
+			return -EINVAL;
+	char *out = malloc(b->head_len + n + b->tail_len + 1);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, b->head, b->head_len);
+	memcpy(out + b->head_len, node, n);
+	memcpy(out + b->head_len + n, b->tail, b->tail_len + 1);
+	*ret = out;
+	return 0;
+}
+
+void ds_pod_body_split_free(struct ds_pod_body_split *b)
+{
+	free(b->head);
+	free(b->tail);
+	memset(b, 0, sizeof(*b));
+}
+
 /* ---- pods ----------------------------------------------------------------------------------- */
 int ds_pod_cmp(const struct ds_pod *a, const struct ds_pod *b)
 {

@@ -35,6 +35,7 @@
 #include "kube/client.h"
 #include "kube/deephash.h"
 #include "kube/model.h"
+#include "kube/proto.h"
 #include "lib/features.h"
 #include "lib/log.h"
 #include "shm/arena.h"
@@ -96,6 +97,8 @@ struct dss {
 	struct rev *revs;
 	size_t n_revs;
 	char hash[KUBE_POD_TEMPLATE_HASH_MAX + 8];
+	struct ds_pod_body_split body; /* the pod body around the node's name, once per sync */
+	int body_split;                /* 0 not built yet, 1 built, < 0 one body per pod */
 	bool can_adopt_checked;
 	int can_adopt_err;
 	uint64_t requeue_us;
@@ -162,14 +165,25 @@ static void wrote(struct dss *s, enum rs_cons_resource r, const char *rv)
 		(void)rs_exp_wrote_at(s->c->exp, s->key, s->uid, r, rv);
 }
 
+/* An answer's metadata (its name and resourceVersion) without a tree of the whole object: the
+ * pull decoder skips spec and status (JSON or protobuf). NULL when the body is not an object.
+ * kube_object_free. */
+static struct kube_partial *answer_meta(const char *body, size_t len)
+{
+	void *m = NULL;
+	if (!body || kube_decode_any(KUBE_KIND_PARTIAL, body, len, 0, &m) < 0)
+		return NULL;
+	return m;
+}
+
 /* wrote() with the resourceVersion of an answer's body */
 static void wrote_body(struct dss *s, enum rs_cons_resource r, const char *body, size_t len)
 {
 	if (!s->c->consistency || !body)
 		return;
-	cJSON *o = cJSON_ParseWithLength(body, len);
-	wrote(s, r, str(get(o, "metadata"), "resourceVersion"));
-	cJSON_Delete(o);
+	struct kube_partial *m = answer_meta(body, len);
+	wrote(s, r, m ? m->meta.resource_version : NULL);
+	kube_object_free(m);
 }
 
 static int patch_rv(struct dss *s, enum kube_patch_type type, const char *group,
@@ -994,9 +1008,17 @@ static void create_batch(struct dss *s, const char *const *nodes, size_t n, size
 			*first_err = -ENOMEM;
 		goto out;
 	}
+	if (s->body_split == 0)
+		s->body_split =
+		        ds_pod_body_split(s->tmpl, s->name, s->uid, s->gen, s->hash, &s->body) == 0
+		                ? 1
+		                : -1;
 	for (size_t i = 0; i < n; i++) {
-		body_err[i] = ds_pod_body(s->tmpl, s->name, s->uid, s->gen, s->hash, nodes[i],
-		                          &bodies[i]);
+		body_err[i] = s->body_split > 0 ? ds_pod_body_splice(&s->body, nodes[i], &bodies[i])
+		                                : -EINVAL;
+		if (body_err[i] == -EINVAL)
+			body_err[i] = ds_pod_body(s->tmpl, s->name, s->uid, s->gen, s->hash,
+			                          nodes[i], &bodies[i]);
 		if (body_err[i] < 0)
 			continue;
 		idx[m] = i;
@@ -1042,11 +1064,11 @@ static void create_batch(struct dss *s, const char *const *nodes, size_t n, size
 				*first_err = e;
 			(*errs)++;
 		} else {
-			cJSON *got = body ? cJSON_Parse(body) : NULL;
-			wrote(s, RS_CONS_PODS, str(get(got, "metadata"), "resourceVersion"));
+			struct kube_partial *got = answer_meta(body, resps[order[k - n]].body_len);
+			wrote(s, RS_CONS_PODS, got ? got->meta.resource_version : NULL);
 			event(s, "Normal", "SuccessfulCreate", "Created pod: %s",
-			      str(get(got, "metadata"), "name") ?: "");
-			cJSON_Delete(got);
+			      got && got->meta.name ? got->meta.name : "");
+			kube_object_free(got);
 		}
 	}
 out:
@@ -1410,6 +1432,7 @@ static void dss_free(struct dss *s)
 {
 	free(s->run);
 	free(s->cont);
+	ds_pod_body_split_free(&s->body);
 	pods_free(s);
 	revs_free(s);
 	cJSON_Delete(s->ds);

@@ -688,6 +688,49 @@ static void rolling(void)
 	CHECK(n_del == 1 && !strcmp(del[0], "n4"));
 }
 
+/* the split body spliced per node is ds_pod_body's, byte for byte */
+static void pod_body_split(void)
+{
+	static const char *const tmpls[] = {
+	        "{\"metadata\":{\"labels\":{\"app\":\"x\"}},\"spec\":{\"containers\":[{\"name\":"
+	        "\"c\",\"image\":\"i\"}]}}",
+	        "{\"metadata\":{\"labels\":{\"app\":\"x\"},\"annotations\":{\"a\":\"b\"},"
+	        "\"finalizers\":[\"f\"]},\"spec\":{\"hostNetwork\":true,\"affinity\":{"
+	        "\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	        "\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\","
+	        "\"operator\":\"In\",\"values\":[\"old\"]}]}]}}}}}",
+	};
+	static const char *const nodes[] = {"node-7", "n", "a.b.example.com", "x\u00e9y"};
+	struct ds_pod_body_split sp;
+
+	for (size_t t = 0; t < sizeof(tmpls) / sizeof(tmpls[0]); t++) {
+		cJSON *tmpl = J(tmpls[t]);
+		CHECK(ds_pod_body_split(tmpl, "ds", "uid-1", t ? "3" : NULL, "h1", &sp) == 0);
+		for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+			char *want = NULL, *got = NULL;
+			CHECK(ds_pod_body(tmpl, "ds", "uid-1", t ? "3" : NULL, "h1", nodes[i],
+			                  &want) == 0);
+			CHECK(ds_pod_body_splice(&sp, nodes[i], &got) == 0);
+			CHECK(want && got && !strcmp(want, got));
+			free(want);
+			free(got);
+		}
+		/* a name JSON escapes: refused, the caller builds that body whole */
+		char *got = (char *)"x";
+		CHECK(ds_pod_body_splice(&sp, "a\"b", &got) == -EINVAL && !got);
+		ds_pod_body_split_free(&sp);
+		cJSON_Delete(tmpl);
+	}
+	/* the template holds the marker itself: no split */
+	cJSON *m = J("{\"metadata\":{\"labels\":{\"app\":\"kcmd-daemonset-node-name-marker\"}}}");
+	CHECK(ds_pod_body_split(m, "ds", "u", NULL, "h", &sp) == -EEXIST && !sp.head);
+	cJSON_Delete(m);
+	/* no labels: as ds_pod_body */
+	cJSON *bare = J("{\"spec\":{}}");
+	CHECK(ds_pod_body_split(bare, "ds", "u", NULL, "", &sp) == -EINVAL);
+	cJSON_Delete(bare);
+}
+
 int main(void)
 {
 	simple_launches();
@@ -697,6 +740,7 @@ int main(void)
 	status();
 	surge();
 	pod_body();
+	pod_body_split();
 	scaled();
 	rolling();
 	if (fails)

@@ -70,10 +70,12 @@ static void test_view_answers_as_full_node(void)
 	        "{\"nodeSelector\":{\"zone\":\"b\"}}",
 	        "{\"nodeName\":\"n1\"}",
 	        "{\"nodeName\":\"n2\"}",
-	        "{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+	        "{\"affinity\":{\"nodeAffinity\":{"
+	        "\"requiredDuringSchedulingIgnoredDuringExecution\":"
 	        "{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":"
 	        "\"In\",\"values\":[\"n1\"]}]}]}}}}",
-	        "{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+	        "{\"affinity\":{\"nodeAffinity\":{"
+	        "\"requiredDuringSchedulingIgnoredDuringExecution\":"
 	        "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":"
 	        "\"NotIn\",\"values\":[\"a\"]}]}]}}}}",
 	        "{\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Exists\"}]}",
@@ -130,8 +132,9 @@ static void test_parsed_once_per_change(void)
 	CHECK(ds_nodes_parses(n) == 2);
 	const cJSON *const *v = ds_nodes_views(n, &cnt);
 	CHECK(cnt == 2);
-	CHECK(!strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(v[0], "metadata"), "name")->valuestring,
-	              "a"));
+	CHECK(!strcmp(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(v[0], "metadata"), "name")->valuestring,
+	        "a"));
 	CHECK(ds_nodes_find(n, "b") == 1 && ds_nodes_find(n, "c") == -1);
 
 	/* the same versions again: no parse, the same views */
@@ -149,7 +152,8 @@ static void test_parsed_once_per_change(void)
 	CHECK(see(n, "b", "12", b2) == 0);
 	CHECK(ds_nodes_end(n) == 0);
 	CHECK(ds_nodes_parses(n) == 3);
-	const cJSON *l = cJSON_GetObjectItem(cJSON_GetObjectItem(view(n, "b"), "metadata"), "labels");
+	const cJSON *l =
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(view(n, "b"), "metadata"), "labels");
 	CHECK(cJSON_IsString(cJSON_GetObjectItem(l, "zone")));
 
 	/* a gone from the cache: dropped */
