@@ -94,6 +94,7 @@ struct dss {
 	size_t n_pods, cap_pods;
 	size_t *by_node; /* the indexes of the pods with a target node, sorted by (node, index) */
 	size_t n_by_node;
+	bool pods_stale; /* this sync wrote pods since it last read them */
 	struct rev *revs;
 	size_t n_revs;
 	char hash[KUBE_POD_TEMPLATE_HASH_MAX + 8];
@@ -500,6 +501,7 @@ static int load_pods(struct dss *s)
 	int r;
 
 	pods_free(s);
+	s->pods_stale = false;
 	r = kcmd_cache_list(s->c->ctx->arena, "", "pods", s->ns, pod_visit, &w);
 	if (r < 0 && r != -ENOENT)
 		return r;
@@ -519,6 +521,14 @@ static int load_pods(struct dss *s)
 			s->by_node[s->n_by_node++] = i;
 	qsort_r(s->by_node, s->n_by_node, sizeof(*s->by_node), by_node_cmp, s->pods);
 	return 0;
+}
+
+/* The pods read again where upstream calls getNodesToDaemonPods again (rollingUpdate,
+ * updateDaemonSetStatus), unless this sync wrote no pod since it read them: the read then is
+ * the cache as it was a moment before (a sync that changes nothing costs one read, not three). */
+static int reload_pods(struct dss *s)
+{
+	return s->pods_stale ? load_pods(s) : 0;
 }
 
 /* getNodesToDaemonPods: the pods of node (include_deleted_terminal: also terminal pods being
@@ -1149,6 +1159,8 @@ static int sync_nodes(struct dss *s, const char *const *create, size_t want_crea
 	if (r == 0)
 		r = rs_exp_expect(s->c->exp, s->key, (int64_t)n_create, (const char *const *)pkeys,
 		                  n_del, rs_exp_now());
+	if (n_create || n_del)
+		s->pods_stale = true;
 	if (r < 0)
 		goto out_keys;
 	log_v(4, "%s: %zu nodes need daemon pods, creating %zu; deleting %zu of %zu", s->key,
@@ -1552,7 +1564,7 @@ static int sync_ds(struct dss *s)
 		/* the rolling update, once the manage loop's writes are all observed (checked
 		 * before the pods are read, as above) */
 		if (rs_exp_satisfied(c->exp, s->key, rs_exp_now(), NULL)) {
-			if ((r = load_pods(s)) < 0)
+			if ((r = reload_pods(s)) < 0)
 				err = r;
 			else
 				err = rolling_update(s);
@@ -1560,7 +1572,7 @@ static int sync_ds(struct dss *s)
 	}
 	if (err == 0 && (r = cleanup_history(s)) < 0)
 		err = r;
-	if ((r = load_pods(s)) < 0)
+	if ((r = reload_pods(s)) < 0)
 		return err ? err : r;
 	int serr = update_status(s, true);
 	if (err && serr)
