@@ -25,6 +25,8 @@ struct ent {
 	char *name, *rv;
 	cJSON *view;
 	bool seen;
+	bool memo_set, memo_a, memo_b; /* the caller's memo, cleared with each new view */
+	uint64_t memo_key;
 };
 
 struct ds_nodes {
@@ -151,6 +153,7 @@ int ds_nodes_see(struct ds_nodes *n, const char *name, const char *rv, const cha
 		e->view = v;
 		e->rv = nrv;
 		e->seen = true;
+		e->memo_set = false;
 		n->views[e - n->ents] = v;
 		return 0;
 	}
@@ -235,6 +238,27 @@ ptrdiff_t ds_nodes_find(const struct ds_nodes *n, const char *name)
 {
 	struct ent *e = lookup(n, name);
 	return e ? e - n->ents : -1;
+}
+
+bool ds_nodes_memo_get(const struct ds_nodes *n, size_t i, uint64_t key, bool *a, bool *b)
+{
+	const struct ent *e = i < n->n ? &n->ents[i] : NULL;
+	if (!e || !e->memo_set || e->memo_key != key)
+		return false;
+	*a = e->memo_a;
+	*b = e->memo_b;
+	return true;
+}
+
+void ds_nodes_memo_set(struct ds_nodes *n, size_t i, uint64_t key, bool a, bool b)
+{
+	if (i >= n->n)
+		return;
+	struct ent *e = &n->ents[i];
+	e->memo_set = true;
+	e->memo_key = key;
+	e->memo_a = a;
+	e->memo_b = b;
 }
 
 uint64_t ds_nodes_parses(const struct ds_nodes *n)

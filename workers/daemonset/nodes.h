@@ -11,6 +11,7 @@
  * when they cannot). Single-threaded: one sync at a time per worker process. */
 #pragma once
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,5 +38,12 @@ int ds_nodes_end(struct ds_nodes *n);
 const cJSON *const *ds_nodes_views(const struct ds_nodes *n, size_t *ret_n);
 /* The index of the Node named name in ds_nodes_views, or -1. */
 ptrdiff_t ds_nodes_find(const struct ds_nodes *n, const char *name);
+/* A memo per view for the caller (the sync's NodeShouldRunDaemonPod answer for one DaemonSet
+ * generation): ds_nodes_memo_get is true, with the two flags set, when the view at index i has
+ * not changed since ds_nodes_memo_set stored them under the same key. One memo per Node: the
+ * last key set wins. */
+bool ds_nodes_memo_get(const struct ds_nodes *n, size_t i, uint64_t key, bool *a, bool *b);
+void ds_nodes_memo_set(struct ds_nodes *n, size_t i, uint64_t key, bool a, bool b);
+
 /* Node JSONs parsed since ds_nodes_new (for tests and the debug log). */
 uint64_t ds_nodes_parses(const struct ds_nodes *n);

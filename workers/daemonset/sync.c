@@ -373,8 +373,19 @@ static int load_nodes(struct dss *s)
 	s->cont = calloc(s->n_nodes + 1, sizeof(bool));
 	if (!s->run || !s->cont)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n_nodes; i++)
+	/* the answers depend on the template and the Node only: remembered per Node for this
+	 * DaemonSet's generation (a template change raises metadata.generation) */
+	uint64_t key = UINT64_C(1469598103934665603); /* FNV-1a over uid and generation */
+	for (const char *p = s->uid; *p; p++)
+		key = (key ^ (unsigned char)*p) * UINT64_C(1099511628211);
+	for (int b = 0; b < 64; b += 8)
+		key = (key ^ (((uint64_t)s->generation >> b) & 0xff)) * UINT64_C(1099511628211);
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		if (ds_nodes_memo_get(dn, i, key, &s->run[i], &s->cont[i]))
+			continue;
 		ds_node_should_run(s->tspec, s->nodes[i], &s->run[i], &s->cont[i]);
+		ds_nodes_memo_set(dn, i, key, s->run[i], s->cont[i]);
+	}
 	return 0;
 }
 

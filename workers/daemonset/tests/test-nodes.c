@@ -4,6 +4,7 @@
  * required node affinity with a metadata.name field requirement); an unchanged
  * resourceVersion is not parsed again, a changed one is; a Node not seen by a refresh is dropped;
  * a Node without a name or with JSON that does not parse is left out; lookups by name; the
+ * caller's memo per view (kept under its key while the view is unchanged); the
  * views come sorted by name whatever order the cache walk had. Exit 0 pass, 1 fail. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -155,6 +156,26 @@ static void test_parsed_once_per_change(void)
 	const cJSON *l =
 	        cJSON_GetObjectItem(cJSON_GetObjectItem(view(n, "b"), "metadata"), "labels");
 	CHECK(cJSON_IsString(cJSON_GetObjectItem(l, "zone")));
+
+	/* the caller's memo: kept while the view is, under its key only; a changed view clears it
+	 */
+	bool ma = false, mb = false;
+	ptrdiff_t ib = ds_nodes_find(n, "b");
+	CHECK(!ds_nodes_memo_get(n, (size_t)ib, 7, &ma, &mb));
+	ds_nodes_memo_set(n, (size_t)ib, 7, true, false);
+	ds_nodes_begin(n);
+	CHECK(see(n, "a", "11", a) == 0);
+	CHECK(see(n, "b", "12", b2) == 0);
+	CHECK(ds_nodes_end(n) == 0);
+	CHECK(ds_nodes_memo_get(n, (size_t)ds_nodes_find(n, "b"), 7, &ma, &mb) && ma && !mb);
+	CHECK(!ds_nodes_memo_get(n, (size_t)ds_nodes_find(n, "b"), 8, &ma, &mb));
+	CHECK(!ds_nodes_memo_get(n, (size_t)ds_nodes_find(n, "a"), 7, &ma, &mb));
+	CHECK(!ds_nodes_memo_get(n, 99, 7, &ma, &mb));
+	ds_nodes_begin(n);
+	CHECK(see(n, "a", "11", a) == 0);
+	CHECK(see(n, "b", "13", b2) == 0);
+	CHECK(ds_nodes_end(n) == 0);
+	CHECK(!ds_nodes_memo_get(n, (size_t)ds_nodes_find(n, "b"), 7, &ma, &mb));
 
 	/* a gone from the cache: dropped */
 	ds_nodes_begin(n);
