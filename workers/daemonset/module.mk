@@ -6,7 +6,7 @@ LIBS               += daemonset
 daemonset_SRCS     := workers/daemonset/ds.c workers/daemonset/handlers.c workers/daemonset/nodes.c \
                       workers/daemonset/sync.c
 daemonset_LIBDEPS  := rs statefulset kcapi kube shm shmrec ipc kclog kcdispatch
-daemonset_TESTS    := workers/daemonset/tests/test-ds.c workers/daemonset/tests/test-nodes.c
+daemonset_TESTS    := workers/daemonset/tests/test-ds.c
 # The registry (controllers/module.mk) links the descriptor and the library.
 REGISTRY_PLUGIN_SRCS     += workers/daemonset/plugin.c
 REGISTRY_CONTROLLER_LIBS += daemonset
