@@ -25,6 +25,8 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "kube/json.h"
+
 static cJSON *get(const cJSON *o, const char *k)
 {
 	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
@@ -240,6 +242,58 @@ void ds_node_should_run(const cJSON *tspec, const cJSON *node, bool *run, bool *
 		return;
 	}
 	*run = *cont = true;
+}
+
+/* ---- node updates --------------------------------------------------------------------------- */
+struct node_spans {
+	const char *spec, *labels;
+	size_t spec_n, labels_n;
+};
+
+/* the raw text of spec and metadata.labels in a Node's JSON (a scan, no tree); 0 or -errno */
+static int node_spans(const char *json, size_t len, struct node_spans *ret)
+{
+	struct js j;
+	const char *k;
+	size_t kn;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	js_init(&j, json, len, NULL);
+	if (js_obj_begin(&j) != 1)
+		return -EBADMSG;
+	while ((r = js_obj_next(&j, &k, &kn)) == 1) {
+		if (JS_KEY(k, kn, "spec")) {
+			r = js_raw(&j, &ret->spec, &ret->spec_n);
+		} else if (JS_KEY(k, kn, "metadata")) {
+			if ((r = js_obj_begin(&j)) == 1)
+				while ((r = js_obj_next(&j, &k, &kn)) == 1)
+					if ((r = JS_KEY(k, kn, "labels")
+					                 ? js_raw(&j, &ret->labels, &ret->labels_n)
+					                 : js_skip(&j)) < 0)
+						break;
+		} else {
+			r = js_skip(&j);
+		}
+		if (r < 0)
+			return r;
+	}
+	return r < 0 ? r : 0;
+}
+
+static bool span_eq(const char *a, size_t an, const char *b, size_t bn)
+{
+	return an == bn && (an == 0 || memcmp(a, b, an) == 0);
+}
+
+bool ds_node_update_same(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+	struct node_spans x, y;
+
+	if (!a || !b || node_spans(a, a_len, &x) < 0 || node_spans(b, b_len, &y) < 0)
+		return false;
+	return span_eq(x.spec, x.spec_n, y.spec, y.spec_n) &&
+	       span_eq(x.labels, x.labels_n, y.labels, y.labels_n);
 }
 
 /* ---- the pod body --------------------------------------------------------------------------- */

@@ -36,6 +36,12 @@ struct ds_pod {
  * JSON: *run (a pod should be started there), *cont (a pod already there may stay). */
 void ds_node_should_run(const cJSON *tspec, const cJSON *node, bool *run, bool *cont);
 
+/* A Node update's old and new JSON have byte-identical spec and metadata.labels (both absent
+ * counts as equal): NodeShouldRunDaemonPod cannot answer differently, and the handler skips the
+ * update without parsing either (the apiserver encodes equal content alike; unequal bytes, or
+ * JSON that does not scan, answer false and the caller compares parsed trees). */
+bool ds_node_update_same(const char *a, size_t a_len, const char *b, size_t b_len);
+
 /* Whether the pod spec's tolerations, with the daemon tolerations added, tolerate taint
  * (v1 Toleration.ToleratesTaint over each). */
 bool ds_tolerates(const cJSON *tspec, const cJSON *taint);

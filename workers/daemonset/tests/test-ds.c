@@ -920,6 +920,37 @@ static void node_views_refresh(void)
 	free(b2);
 }
 
+/* the node handler's pre-check: heartbeats are the same, a label or taint change is not */
+static void node_update_same(void)
+{
+	char *a = node_json("n1", "{\"zone\":\"a\"}", "[]");
+	char *hb = strdup(a);
+	char *relabel = node_json("n1", "{\"zone\":\"b\"}", "[]");
+	char *tainted =
+	        node_json("n1", "{\"zone\":\"a\"}", "[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]");
+	/* a heartbeat: another resourceVersion and condition, spec and labels as they were */
+	char *p = strstr(hb, "\"resourceVersion\":\"1\"");
+	p[strlen("\"resourceVersion\":\"")] = '2';
+	p = strstr(hb, "\"True\"");
+	memcpy(p, "\"Unkn\"", 6);
+
+	CHECK(ds_node_update_same(a, strlen(a), hb, strlen(hb)));
+	CHECK(!ds_node_update_same(a, strlen(a), relabel, strlen(relabel)));
+	CHECK(!ds_node_update_same(a, strlen(a), tainted, strlen(tainted)));
+	static const char bare1[] = "{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"1\"}}";
+	static const char bare2[] = "{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"2\"},"
+	                            "\"status\":{}}";
+	static const char lab[] = "{\"metadata\":{\"name\":\"n\",\"labels\":{}}}";
+	CHECK(ds_node_update_same(bare1, strlen(bare1), bare2, strlen(bare2)));
+	CHECK(!ds_node_update_same(bare1, strlen(bare1), lab, strlen(lab)));
+	CHECK(!ds_node_update_same(a, strlen(a), "{\"spec\":", 8));
+	CHECK(!ds_node_update_same(NULL, 0, a, strlen(a)));
+	free(a);
+	free(hb);
+	free(relabel);
+	free(tainted);
+}
+
 int main(void)
 {
 	simple_launches();
@@ -932,6 +963,7 @@ int main(void)
 	pod_body_split();
 	node_views_answer_as_nodes();
 	node_views_refresh();
+	node_update_same();
 	ds_nodes_free(NULL);
 	scaled();
 	rolling();
