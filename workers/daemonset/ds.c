@@ -25,6 +25,8 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "kube/json.h"
+
 static cJSON *get(const cJSON *o, const char *k)
 {
 	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
@@ -242,6 +244,58 @@ void ds_node_should_run(const cJSON *tspec, const cJSON *node, bool *run, bool *
 	*run = *cont = true;
 }
 
+/* ---- node updates --------------------------------------------------------------------------- */
+struct node_spans {
+	const char *spec, *labels;
+	size_t spec_n, labels_n;
+};
+
+/* the raw text of spec and metadata.labels in a Node's JSON (a scan, no tree); 0 or -errno */
+static int node_spans(const char *json, size_t len, struct node_spans *ret)
+{
+	struct js j;
+	const char *k;
+	size_t kn;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	js_init(&j, json, len, NULL);
+	if (js_obj_begin(&j) != 1)
+		return -EBADMSG;
+	while ((r = js_obj_next(&j, &k, &kn)) == 1) {
+		if (JS_KEY(k, kn, "spec")) {
+			r = js_raw(&j, &ret->spec, &ret->spec_n);
+		} else if (JS_KEY(k, kn, "metadata")) {
+			if ((r = js_obj_begin(&j)) == 1)
+				while ((r = js_obj_next(&j, &k, &kn)) == 1)
+					if ((r = JS_KEY(k, kn, "labels")
+					                 ? js_raw(&j, &ret->labels, &ret->labels_n)
+					                 : js_skip(&j)) < 0)
+						break;
+		} else {
+			r = js_skip(&j);
+		}
+		if (r < 0)
+			return r;
+	}
+	return r < 0 ? r : 0;
+}
+
+static bool span_eq(const char *a, size_t an, const char *b, size_t bn)
+{
+	return an == bn && (an == 0 || memcmp(a, b, an) == 0);
+}
+
+bool ds_node_update_same(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+	struct node_spans x, y;
+
+	if (!a || !b || node_spans(a, a_len, &x) < 0 || node_spans(b, b_len, &y) < 0)
+		return false;
+	return span_eq(x.spec, x.spec_n, y.spec, y.spec_n) &&
+	       span_eq(x.labels, x.labels_n, y.labels, y.labels_n);
+}
+
 /* ---- the pod body --------------------------------------------------------------------------- */
 static cJSON *tol_json(const struct tol *t)
 {
@@ -422,6 +476,63 @@ int ds_pod_body(const cJSON *tmpl, const char *ds_name, const char *ds_uid, cons
 out:
 	cJSON_Delete(pod);
 	return r;
+}
+
+/* the node's name in the split body: "..."values":["<marker>"]..." */
+#define BODY_MARKER "kcmd-daemonset-node-name-marker"
+
+int ds_pod_body_split(const cJSON *tmpl, const char *ds_name, const char *ds_uid, const char *gen,
+                      const char *hash, struct ds_pod_body_split *ret)
+{
+	static const char quoted[] = "\"" BODY_MARKER "\"";
+	char *body = NULL, *at;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if ((r = ds_pod_body(tmpl, ds_name, ds_uid, gen, hash, BODY_MARKER, &body)) < 0)
+		return r;
+	at = strstr(body, quoted);
+	if (!at || strstr(at + 1, quoted)) { /* the template holds the marker too */
+		free(body);
+		return -EEXIST;
+	}
+	size_t off = (size_t)(at - body) + 1, len = strlen(body);
+	size_t toff = off + sizeof(BODY_MARKER) - 1;
+	ret->head = strndup(body, off);
+	ret->tail = strdup(body + toff);
+	free(body);
+	if (!ret->head || !ret->tail) {
+		ds_pod_body_split_free(ret);
+		return -ENOMEM;
+	}
+	ret->head_len = off;
+	ret->tail_len = len - toff;
+	return 0;
+}
+
+int ds_pod_body_splice(const struct ds_pod_body_split *b, const char *node, char **ret)
+{
+	size_t n = strlen(node);
+
+	*ret = NULL;
+	for (size_t i = 0; i < n; i++) /* what cJSON would escape */
+		if ((unsigned char)node[i] < 0x20 || node[i] == '"' || node[i] == '\\')
+			return -EINVAL;
+	char *out = malloc(b->head_len + n + b->tail_len + 1);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, b->head, b->head_len);
+	memcpy(out + b->head_len, node, n);
+	memcpy(out + b->head_len + n, b->tail, b->tail_len + 1);
+	*ret = out;
+	return 0;
+}
+
+void ds_pod_body_split_free(struct ds_pod_body_split *b)
+{
+	free(b->head);
+	free(b->tail);
+	memset(b, 0, sizeof(*b));
 }
 
 /* ---- pods ----------------------------------------------------------------------------------- */

@@ -36,6 +36,12 @@ struct ds_pod {
  * JSON: *run (a pod should be started there), *cont (a pod already there may stay). */
 void ds_node_should_run(const cJSON *tspec, const cJSON *node, bool *run, bool *cont);
 
+/* A Node update's old and new JSON have byte-identical spec and metadata.labels (both absent
+ * counts as equal): NodeShouldRunDaemonPod cannot answer differently, and the handler skips the
+ * update without parsing either (the apiserver encodes equal content alike; unequal bytes, or
+ * JSON that does not scan, answer false and the caller compares parsed trees). */
+bool ds_node_update_same(const char *a, size_t a_len, const char *b, size_t b_len);
+
 /* Whether the pod spec's tolerations, with the daemon tolerations added, tolerate taint
  * (v1 Toleration.ToleratesTaint over each). */
 bool ds_tolerates(const cJSON *tspec, const cJSON *taint);
@@ -63,6 +69,21 @@ const char *ds_target_node(const cJSON *spec);
  * -ENOMEM. */
 int ds_pod_body(const cJSON *tmpl, const char *ds_name, const char *ds_uid, const char *gen,
                 const char *hash, const char *node, char **ret);
+
+/* ds_pod_body for many nodes of one sync: the body printed once around a marker in place of the
+ * node's name, then spliced per node (the template's tree was duplicated and printed per pod).
+ * ds_pod_body_split: 0, -EINVAL / -ENOMEM as ds_pod_body, -EEXIST when the template itself
+ * holds the marker (the caller then builds each body with ds_pod_body). ds_pod_body_splice:
+ * the body for node, byte for byte ds_pod_body's; 0, -EINVAL (a name JSON would escape: use
+ * ds_pod_body), -ENOMEM. Free with ds_pod_body_split_free. */
+struct ds_pod_body_split {
+	char *head, *tail;
+	size_t head_len, tail_len;
+};
+int ds_pod_body_split(const cJSON *tmpl, const char *ds_name, const char *ds_uid, const char *gen,
+                      const char *hash, struct ds_pod_body_split *ret);
+int ds_pod_body_splice(const struct ds_pod_body_split *b, const char *node, char **ret);
+void ds_pod_body_split_free(struct ds_pod_body_split *b);
 
 /* podByCreationTimestampAndPhase: scheduled first, then older, then by name. */
 int ds_pod_cmp(const struct ds_pod *a, const struct ds_pod *b);

@@ -342,6 +342,14 @@ static void on_node_add(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 
 static void on_node_update(struct inf_handler_ctx *ctx, const struct inf_event *ev)
 {
+	size_t nl = 0, ol = 0;
+	const char *nj = kcmd_event_json(ev, &nl),
+	           *oj = ev->old ? kcmd_obj_json(ev->old, &ol) : NULL;
+
+	/* a heartbeat leaves spec and labels byte for byte as they were: skipped before any
+	 * parse (the comparison of trees below stays for what differs in bytes only) */
+	if (ds_node_update_same(nj, nl, oj, ol))
+		return;
 	cJSON *node = event_json(ev), *old = ev->old ? obj_json(ev->old) : NULL;
 	struct walk w = {.ctx = ctx, .node = node, .old_node = old, .node_update = old != NULL};
 

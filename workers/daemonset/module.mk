@@ -3,7 +3,7 @@
 # --controller=daemonset-controller). Expectations: the ReplicaSet controller's shared-memory
 # module (lib rs); the revision patch bytes: the StatefulSet controller's (lib statefulset).
 LIBS               += daemonset
-daemonset_SRCS     := workers/daemonset/ds.c workers/daemonset/handlers.c \
+daemonset_SRCS     := workers/daemonset/ds.c workers/daemonset/handlers.c workers/daemonset/nodes.c \
                       workers/daemonset/sync.c
 daemonset_LIBDEPS  := rs statefulset kcapi kube shm shmrec ipc kclog kcdispatch
 daemonset_TESTS    := workers/daemonset/tests/test-ds.c

@@ -4,7 +4,8 @@
  * v1.37) in a kcmd-worker, over cJSON trees.
  *
  * Reads: the DaemonSet, its ControllerRevisions and the Nodes as JSON from the shared cache
- * (KCMD_CACHE_OBJECT), the namespace's pods as typed records; a pod's target node
+ * (KCMD_CACHE_OBJECT; a Node parsed only when it changed since this worker's last sync, nodes.h),
+ * the namespace's pods as typed records, grouped by target node once per read; a pod's target node
  * (GetTargetNodeName) is its spec.nodeName, else the node its required node affinity targets,
  * which the record keeps (kube_pod affinity_node); a pod with neither is skipped, as upstream
  * skips a pod whose target it cannot read. No pod is read from the apiserver. Writes: pod
@@ -34,12 +35,14 @@
 #include "kube/client.h"
 #include "kube/deephash.h"
 #include "kube/model.h"
+#include "kube/proto.h"
 #include "lib/features.h"
 #include "lib/log.h"
 #include "shm/arena.h"
 #include "shm/record-model.h"
 #include "workers/daemonset/controller.h"
 #include "workers/daemonset/ds.h"
+#include "workers/daemonset/nodes.h"
 #include "workers/replicaset/expectations.h"
 #include "workers/statefulset/ident.h"
 
@@ -59,6 +62,7 @@ struct dsc {
 	bool consistency; /* StaleControllerConsistencyDaemonSet (and AtomicFIFO) */
 	struct backoff *bo;
 	size_t n_bo;
+	struct ds_nodes *nodes; /* the Nodes' views, refreshed by each sync */
 };
 
 struct pod {
@@ -83,13 +87,19 @@ struct dss {
 	int32_t min_ready;
 	bool surge;
 	kube_time_t now;
-	cJSON **nodes;
+	const cJSON *const *nodes; /* c->nodes' views, sorted by name */
 	size_t n_nodes;
+	bool *run, *cont; /* NodeShouldRunDaemonPod per node, once per sync */
 	struct pod *pods;
 	size_t n_pods, cap_pods;
+	size_t *by_node; /* the indexes of the pods with a target node, sorted by (node, index) */
+	size_t n_by_node;
+	bool pods_stale; /* this sync wrote pods since it last read them */
 	struct rev *revs;
 	size_t n_revs;
 	char hash[KUBE_POD_TEMPLATE_HASH_MAX + 8];
+	struct ds_pod_body_split body; /* the pod body around the node's name, once per sync */
+	int body_split;                /* 0 not built yet, 1 built, < 0 one body per pod */
 	bool can_adopt_checked;
 	int can_adopt_err;
 	uint64_t requeue_us;
@@ -156,14 +166,25 @@ static void wrote(struct dss *s, enum rs_cons_resource r, const char *rv)
 		(void)rs_exp_wrote_at(s->c->exp, s->key, s->uid, r, rv);
 }
 
+/* An answer's metadata (its name and resourceVersion) without a tree of the whole object: the
+ * pull decoder skips spec and status (JSON or protobuf). NULL when the body is not an object.
+ * kube_object_free. */
+static struct kube_partial *answer_meta(const char *body, size_t len)
+{
+	void *m = NULL;
+	if (!body || kube_decode_any(KUBE_KIND_PARTIAL, body, len, 0, &m) < 0)
+		return NULL;
+	return m;
+}
+
 /* wrote() with the resourceVersion of an answer's body */
 static void wrote_body(struct dss *s, enum rs_cons_resource r, const char *body, size_t len)
 {
 	if (!s->c->consistency || !body)
 		return;
-	cJSON *o = cJSON_ParseWithLength(body, len);
-	wrote(s, r, str(get(o, "metadata"), "resourceVersion"));
-	cJSON_Delete(o);
+	struct kube_partial *m = answer_meta(body, len);
+	wrote(s, r, m ? m->meta.resource_version : NULL);
+	kube_object_free(m);
 }
 
 static int patch_rv(struct dss *s, enum kube_patch_type type, const char *group,
@@ -320,22 +341,8 @@ static int node_visit(const struct shm_obj *o, void *ud)
 	struct dss *s = ud;
 	size_t len;
 	const char *js = kcmd_obj_json(o, &len);
-	cJSON *n = js ? cJSON_ParseWithLength(js, len) : NULL;
 
-	if (!n || !str(get(n, "metadata"), "name")) {
-		cJSON_Delete(n);
-		return 0;
-	}
-	if ((s->n_nodes & (s->n_nodes - 1)) == 0) {
-		cJSON **nn = realloc(s->nodes, (s->n_nodes ? s->n_nodes * 2 : 16) * sizeof(*nn));
-		if (!nn) {
-			cJSON_Delete(n);
-			return -ENOMEM;
-		}
-		s->nodes = nn;
-	}
-	s->nodes[s->n_nodes++] = n;
-	return 0;
+	return ds_nodes_see(s->c->nodes, kcmd_obj_name(o), kcmd_obj_resource_version(o), js, len);
 }
 
 static const char *node_name(const cJSON *n)
@@ -343,9 +350,43 @@ static const char *node_name(const cJSON *n)
 	return str(get(n, "metadata"), "name");
 }
 
-static int node_cmp(const void *a, const void *b)
+/* the cached Nodes' views (parsed once per Node change) and, over the template, whether the
+ * DaemonSet should run (and may continue running) on each */
+static int load_nodes(struct dss *s)
 {
-	return strcmp(node_name(*(cJSON *const *)a), node_name(*(cJSON *const *)b));
+	struct ds_nodes *dn = s->c->nodes;
+	uint64_t parsed = ds_nodes_parses(dn);
+	int r;
+
+	ds_nodes_begin(dn);
+	r = kcmd_cache_list(s->c->ctx->arena, "", "nodes", NULL, node_visit, s);
+	if (r < 0 && r != -ENOENT) {
+		(void)ds_nodes_end(dn);
+		return r;
+	}
+	if ((r = ds_nodes_end(dn)) < 0)
+		return r;
+	s->nodes = ds_nodes_views(dn, &s->n_nodes);
+	log_v(5, "%s: %zu nodes, %" PRIu64 " parsed", s->key, s->n_nodes,
+	      ds_nodes_parses(dn) - parsed);
+	s->run = calloc(s->n_nodes + 1, sizeof(bool));
+	s->cont = calloc(s->n_nodes + 1, sizeof(bool));
+	if (!s->run || !s->cont)
+		return -ENOMEM;
+	/* the answers depend on the template and the Node only: remembered per Node for this
+	 * DaemonSet's generation (a template change raises metadata.generation) */
+	uint64_t key = UINT64_C(1469598103934665603); /* FNV-1a over uid and generation */
+	for (const char *p = s->uid; *p; p++)
+		key = (key ^ (unsigned char)*p) * UINT64_C(1099511628211);
+	for (int b = 0; b < 64; b += 8)
+		key = (key ^ (((uint64_t)s->generation >> b) & 0xff)) * UINT64_C(1099511628211);
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		if (ds_nodes_memo_get(dn, i, key, &s->run[i], &s->cont[i]))
+			continue;
+		ds_node_should_run(s->tspec, s->nodes[i], &s->run[i], &s->cont[i]);
+		ds_nodes_memo_set(dn, i, key, s->run[i], s->cont[i]);
+	}
+	return 0;
 }
 
 /* ---- pods ------------------------------------------------------------------------------------ */
@@ -449,8 +490,20 @@ static void pods_free(struct dss *s)
 		free(s->pods[i].gen);
 	}
 	free(s->pods);
+	free(s->by_node);
 	s->pods = NULL;
-	s->n_pods = s->cap_pods = 0;
+	s->by_node = NULL;
+	s->n_pods = s->cap_pods = s->n_by_node = 0;
+}
+
+/* the pods of one node are then a run of by_node: a lookup costs a binary search, where a
+ * walk of every pod per node made the sync quadratic in the nodes */
+static int by_node_cmp(const void *a, const void *b, void *pods)
+{
+	const struct pod *p = pods;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(p[x].node, p[y].node);
+	return c ? c : (x > y) - (x < y);
 }
 
 static int load_pods(struct dss *s)
@@ -459,6 +512,7 @@ static int load_pods(struct dss *s)
 	int r;
 
 	pods_free(s);
+	s->pods_stale = false;
 	r = kcmd_cache_list(s->c->ctx->arena, "", "pods", s->ns, pod_visit, &w);
 	if (r < 0 && r != -ENOENT)
 		return r;
@@ -471,7 +525,21 @@ static int load_pods(struct dss *s)
 		p->v.hash = p->hash;
 		p->v.gen = p->gen;
 	}
+	if (!(s->by_node = calloc(s->n_pods + 1, sizeof(*s->by_node))))
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_pods; i++)
+		if (s->pods[i].node)
+			s->by_node[s->n_by_node++] = i;
+	qsort_r(s->by_node, s->n_by_node, sizeof(*s->by_node), by_node_cmp, s->pods);
 	return 0;
+}
+
+/* The pods read again where upstream calls getNodesToDaemonPods again (rollingUpdate,
+ * updateDaemonSetStatus), unless this sync wrote no pod since it read them: the read then is
+ * the cache as it was a moment before (a sync that changes nothing costs one read, not three). */
+static int reload_pods(struct dss *s)
+{
+	return s->pods_stale ? load_pods(s) : 0;
 }
 
 /* getNodesToDaemonPods: the pods of node (include_deleted_terminal: also terminal pods being
@@ -479,11 +547,19 @@ static int load_pods(struct dss *s)
 static size_t pods_of(struct dss *s, const char *node, bool include_deleted_terminal,
                       struct ds_pod **ret)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < s->n_pods; i++) {
-		struct pod *p = &s->pods[i];
-		if (!p->node || strcmp(p->node, node) != 0)
-			continue;
+	size_t lo = 0, hi = s->n_by_node, n = 0;
+
+	while (lo < hi) { /* the first pod whose node is not below node */
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(s->pods[s->by_node[mid]].node, node) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < s->n_by_node; i++) {
+		struct pod *p = &s->pods[s->by_node[i]];
+		if (strcmp(p->node, node) != 0)
+			break;
 		if (!include_deleted_terminal && p->terminal && p->v.deleting)
 			continue;
 		ret[n++] = &p->v;
@@ -493,18 +569,7 @@ static size_t pods_of(struct dss *s, const char *node, bool include_deleted_term
 
 static bool node_exists(struct dss *s, const char *name)
 {
-	cJSON key = {0}, *kp = &key;
-	cJSON md = {0}, nm = {0};
-	/* a fake node {"metadata":{"name":name}} for bsearch */
-	key.type = cJSON_Object;
-	key.child = &md;
-	md.type = cJSON_Object;
-	md.string = (char *)"metadata";
-	md.child = &nm;
-	nm.type = cJSON_String;
-	nm.string = (char *)"name";
-	nm.valuestring = (char *)name;
-	return s->n_nodes && bsearch(&kp, s->nodes, s->n_nodes, sizeof(*s->nodes), node_cmp);
+	return ds_nodes_find(s->c->nodes, name) >= 0;
 }
 
 /* ---- failed pods backoff (flowcontrol.Backoff, per worker process) --------------------------- */
@@ -964,9 +1029,17 @@ static void create_batch(struct dss *s, const char *const *nodes, size_t n, size
 			*first_err = -ENOMEM;
 		goto out;
 	}
+	if (s->body_split == 0)
+		s->body_split =
+		        ds_pod_body_split(s->tmpl, s->name, s->uid, s->gen, s->hash, &s->body) == 0
+		                ? 1
+		                : -1;
 	for (size_t i = 0; i < n; i++) {
-		body_err[i] = ds_pod_body(s->tmpl, s->name, s->uid, s->gen, s->hash, nodes[i],
-		                          &bodies[i]);
+		body_err[i] = s->body_split > 0 ? ds_pod_body_splice(&s->body, nodes[i], &bodies[i])
+		                                : -EINVAL;
+		if (body_err[i] == -EINVAL)
+			body_err[i] = ds_pod_body(s->tmpl, s->name, s->uid, s->gen, s->hash,
+			                          nodes[i], &bodies[i]);
 		if (body_err[i] < 0)
 			continue;
 		idx[m] = i;
@@ -1012,11 +1085,11 @@ static void create_batch(struct dss *s, const char *const *nodes, size_t n, size
 				*first_err = e;
 			(*errs)++;
 		} else {
-			cJSON *got = body ? cJSON_Parse(body) : NULL;
-			wrote(s, RS_CONS_PODS, str(get(got, "metadata"), "resourceVersion"));
+			struct kube_partial *got = answer_meta(body, resps[order[k - n]].body_len);
+			wrote(s, RS_CONS_PODS, got ? got->meta.resource_version : NULL);
 			event(s, "Normal", "SuccessfulCreate", "Created pod: %s",
-			      str(get(got, "metadata"), "name") ?: "");
-			cJSON_Delete(got);
+			      got && got->meta.name ? got->meta.name : "");
+			kube_object_free(got);
 		}
 	}
 out:
@@ -1097,6 +1170,8 @@ static int sync_nodes(struct dss *s, const char *const *create, size_t want_crea
 	if (r == 0)
 		r = rs_exp_expect(s->c->exp, s->key, (int64_t)n_create, (const char *const *)pkeys,
 		                  n_del, rs_exp_now());
+	if (n_create || n_del)
+		s->pods_stale = true;
 	if (r < 0)
 		goto out_keys;
 	log_v(4, "%s: %zu nodes need daemon pods, creating %zu; deleting %zu of %zu", s->key,
@@ -1160,12 +1235,10 @@ static int manage(struct dss *s)
 	}
 	for (size_t i = 0; i < s->n_nodes && r == 0; i++) {
 		const char *nn = node_name(s->nodes[i]);
-		bool run, cont;
 		struct ds_node_plan np;
-		ds_node_should_run(s->tspec, s->nodes[i], &run, &cont);
 		size_t n = pods_of(s, nn, false, on);
-		ds_pods_on_node(run, cont, on, n, s->surge, s->hash, s->min_ready, s->now, del,
-		                failed, succ, &np);
+		ds_pods_on_node(s->run[i], s->cont[i], on, n, s->surge, s->hash, s->min_ready,
+		                s->now, del, failed, succ, &np);
 		if (np.create)
 			r = plan_add(&pl.create, &pl.n_create, (char *)nn);
 		for (size_t k = 0; k < np.n_failed && r == 0; k++) {
@@ -1248,9 +1321,7 @@ static int rolling_update(struct dss *s)
 	}
 	/* updatedDesiredNodeCounts: the nodes with pods, and every node that should run one */
 	for (size_t i = 0; i < s->n_nodes; i++) {
-		bool run, cont;
-		ds_node_should_run(s->tspec, s->nodes[i], &run, &cont);
-		if (run) {
+		if (s->run[i]) {
 			desired++;
 			names[n++] = node_name(s->nodes[i]);
 		}
@@ -1272,14 +1343,8 @@ static int rolling_update(struct dss *s)
 		nd->pods = &slots[used];
 		nd->n = pods_of(s, names[i], false, &slots[used]);
 		used += nd->n;
-		nd->run = false;
-		for (size_t k = 0; k < s->n_nodes; k++) {
-			if (strcmp(node_name(s->nodes[k]), names[i]) != 0)
-				continue;
-			bool cont;
-			ds_node_should_run(s->tspec, s->nodes[k], &nd->run, &cont);
-			break;
-		}
+		ptrdiff_t k = ds_nodes_find(s->c->nodes, names[i]);
+		nd->run = k >= 0 && s->run[k];
 	}
 	const cJSON *ru = get(get(s->spec, "updateStrategy"), "rollingUpdate");
 	if (ds_scaled(get(ru, "maxUnavailable"), desired, &max_unavail) < 0 ||
@@ -1313,12 +1378,10 @@ static int update_status(struct dss *s, bool observed_gen)
 	if (!on)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_nodes; i++) {
-		bool run, cont;
-		ds_node_should_run(s->tspec, s->nodes[i], &run, &cont);
 		size_t n = pods_of(s, node_name(s->nodes[i]), false, on);
 		if (n > 1) /* the oldest scheduled pod first */
 			qsort(on, n, sizeof(*on), pod_ptr_cmp);
-		ds_status_add(&st, run, on, n, s->hash, s->gen, s->min_ready, s->now);
+		ds_status_add(&st, s->run[i], on, n, s->hash, s->gen, s->min_ready, s->now);
 	}
 	free(on);
 	st.unavailable = st.desired - st.available;
@@ -1390,9 +1453,9 @@ requeue:
 /* ---- sync ------------------------------------------------------------------------------------ */
 static void dss_free(struct dss *s)
 {
-	for (size_t i = 0; i < s->n_nodes; i++)
-		cJSON_Delete(s->nodes[i]);
-	free(s->nodes);
+	free(s->run);
+	free(s->cont);
+	ds_pod_body_split_free(&s->body);
 	pods_free(s);
 	revs_free(s);
 	cJSON_Delete(s->ds);
@@ -1477,11 +1540,8 @@ static int sync_ds(struct dss *s)
 		           surge > 0;
 	}
 
-	r = kcmd_cache_list(c->ctx->arena, "", "nodes", NULL, node_visit, s);
-	if (r < 0 && r != -ENOENT)
+	if ((r = load_nodes(s)) < 0)
 		return r;
-	if (s->n_nodes > 1)
-		qsort(s->nodes, s->n_nodes, sizeof(*s->nodes), node_cmp);
 
 	if (cJSON_IsObject(s->sel) && !s->sel->child) {
 		event(s, "Warning", "SelectingAll",
@@ -1515,7 +1575,7 @@ static int sync_ds(struct dss *s)
 		/* the rolling update, once the manage loop's writes are all observed (checked
 		 * before the pods are read, as above) */
 		if (rs_exp_satisfied(c->exp, s->key, rs_exp_now(), NULL)) {
-			if ((r = load_pods(s)) < 0)
+			if ((r = reload_pods(s)) < 0)
 				err = r;
 			else
 				err = rolling_update(s);
@@ -1523,7 +1583,7 @@ static int sync_ds(struct dss *s)
 	}
 	if (err == 0 && (r = cleanup_history(s)) < 0)
 		err = r;
-	if ((r = load_pods(s)) < 0)
+	if ((r = reload_pods(s)) < 0)
 		return err ? err : r;
 	int serr = update_status(s, true);
 	if (err && serr)
@@ -1566,8 +1626,13 @@ static int dsc_init(struct wk_ctx *ctx, void **ret)
 		free(c);
 		return -EBADF;
 	}
+	if ((r = ds_nodes_new(&c->nodes)) < 0) {
+		free(c);
+		return r;
+	}
 	r = rs_exp_attach(ctx->expectations_fd, RS_EXP_WORKER, rs_exp_now(), &c->exp);
 	if (r < 0) {
+		ds_nodes_free(c->nodes);
 		free(c);
 		return r;
 	}
@@ -1583,6 +1648,7 @@ static void dsc_fini(void *state)
 
 	if (c) {
 		rs_exp_detach(c->exp);
+		ds_nodes_free(c->nodes);
 		for (size_t i = 0; i < c->n_bo; i++)
 			free(c->bo[i].key);
 		free(c->bo);

@@ -13,7 +13,12 @@
  * (TestGetTargetNodeName, TestReplaceDaemonSetPodNodeNameNodeAffinity,
  * TestAddOrUpdateDaemonPodTolerations via the pod body). A "sync" here runs the per-node
  * decision over every node and counts creates and deletes, as upstream's expectSyncDaemonSets
- * counts the fake pod control's calls. */
+ * counts the fake pod control's calls. Also the worker's Node views (nodes.h): a view answers
+ * NodeShouldRunDaemonPod as the Node's full JSON does (labels, taints, nodeSelector, required
+ * node affinity with a metadata.name field requirement); an unchanged resourceVersion is not
+ * parsed again, a changed one is; the caller's memo per view; a Node not seen by a refresh is
+ * dropped; a Node without a name or with JSON that does not parse is left out; the views come
+ * sorted by name whatever order the cache walk had. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +26,7 @@
 #include <string.h>
 
 #include "workers/daemonset/ds.h"
+#include "workers/daemonset/nodes.h"
 
 static int fails;
 
@@ -688,6 +694,263 @@ static void rolling(void)
 	CHECK(n_del == 1 && !strcmp(del[0], "n4"));
 }
 
+/* the split body spliced per node is ds_pod_body's, byte for byte */
+static void pod_body_split(void)
+{
+	static const char *const tmpls[] = {
+	        "{\"metadata\":{\"labels\":{\"app\":\"x\"}},\"spec\":{\"containers\":[{\"name\":"
+	        "\"c\",\"image\":\"i\"}]}}",
+	        "{\"metadata\":{\"labels\":{\"app\":\"x\"},\"annotations\":{\"a\":\"b\"},"
+	        "\"finalizers\":[\"f\"]},\"spec\":{\"hostNetwork\":true,\"affinity\":{"
+	        "\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+	        "\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\","
+	        "\"operator\":\"In\",\"values\":[\"old\"]}]}]}}}}}",
+	};
+	static const char *const nodes[] = {"node-7", "n", "a.b.example.com", "x\u00e9y"};
+	struct ds_pod_body_split sp;
+
+	for (size_t t = 0; t < sizeof(tmpls) / sizeof(tmpls[0]); t++) {
+		cJSON *tmpl = J(tmpls[t]);
+		CHECK(ds_pod_body_split(tmpl, "ds", "uid-1", t ? "3" : NULL, "h1", &sp) == 0);
+		for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+			char *want = NULL, *got = NULL;
+			CHECK(ds_pod_body(tmpl, "ds", "uid-1", t ? "3" : NULL, "h1", nodes[i],
+			                  &want) == 0);
+			CHECK(ds_pod_body_splice(&sp, nodes[i], &got) == 0);
+			CHECK(want && got && !strcmp(want, got));
+			free(want);
+			free(got);
+		}
+		/* a name JSON escapes: refused, the caller builds that body whole */
+		char *got = (char *)"x";
+		CHECK(ds_pod_body_splice(&sp, "a\"b", &got) == -EINVAL && !got);
+		ds_pod_body_split_free(&sp);
+		cJSON_Delete(tmpl);
+	}
+	/* the template holds the marker itself: no split */
+	cJSON *m = J("{\"metadata\":{\"labels\":{\"app\":\"kcmd-daemonset-node-name-marker\"}}}");
+	CHECK(ds_pod_body_split(m, "ds", "u", NULL, "h", &sp) == -EEXIST && !sp.head);
+	cJSON_Delete(m);
+	/* no labels: as ds_pod_body */
+	cJSON *bare = J("{\"spec\":{}}");
+	CHECK(ds_pod_body_split(bare, "ds", "u", NULL, "", &sp) == -EINVAL);
+	cJSON_Delete(bare);
+}
+
+/* ---- the worker's Node views (nodes.h) ---------------------------------------------------- */
+/* a Node as the apiserver sends it: a large status beside what the predicates read */
+static char *node_json(const char *name, const char *labels, const char *taints)
+{
+	char *buf = malloc(4096);
+	snprintf(buf, 4096,
+	         "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\","
+	         "\"uid\":\"u-%s\",\"resourceVersion\":\"1\",\"labels\":%s,"
+	         "\"annotations\":{\"a\":\"b\"}},\"spec\":{\"podCIDR\":\"10.0.0.0/24\","
+	         "\"taints\":%s},\"status\":{\"capacity\":{\"cpu\":\"4\",\"pods\":\"110\"},"
+	         "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+	         "\"nodeInfo\":{\"kubeletVersion\":\"v1.37.2\"},\"images\":[{\"names\":[\"x\"]}]}}",
+	         name, name, labels, taints);
+	return buf;
+}
+
+static int see(struct ds_nodes *n, const char *name, const char *rv, const char *js)
+{
+	return ds_nodes_see(n, name, rv, js, js ? strlen(js) : 0);
+}
+
+static const cJSON *view(struct ds_nodes *n, const char *name)
+{
+	size_t cnt;
+	const cJSON *const *v = ds_nodes_views(n, &cnt);
+	ptrdiff_t i = ds_nodes_find(n, name);
+	return i >= 0 && (size_t)i < cnt ? v[i] : NULL;
+}
+
+/* every template spec below gives the same answer over the view and over the full Node */
+static void node_views_answer_as_nodes(void)
+{
+	static const char *const tspecs[] = {
+	        "{}",
+	        "{\"nodeSelector\":{\"zone\":\"a\"}}",
+	        "{\"nodeSelector\":{\"zone\":\"b\"}}",
+	        "{\"nodeName\":\"n1\"}",
+	        "{\"nodeName\":\"n2\"}",
+	        "{\"affinity\":{\"nodeAffinity\":{"
+	        "\"requiredDuringSchedulingIgnoredDuringExecution\":"
+	        "{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":"
+	        "\"In\",\"values\":[\"n1\"]}]}]}}}}",
+	        "{\"affinity\":{\"nodeAffinity\":{"
+	        "\"requiredDuringSchedulingIgnoredDuringExecution\":"
+	        "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":"
+	        "\"NotIn\",\"values\":[\"a\"]}]}]}}}}",
+	        "{\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Exists\"}]}",
+	};
+	static const char *const taints[] = {
+	        "[]",
+	        "[{\"key\":\"dedicated\",\"value\":\"x\",\"effect\":\"NoSchedule\"}]",
+	        "[{\"key\":\"dedicated\",\"value\":\"x\",\"effect\":\"NoExecute\"}]",
+	        "[{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoExecute\"}]",
+	};
+	struct ds_nodes *n;
+	int checked = 0;
+
+	CHECK(ds_nodes_new(&n) == 0);
+	for (size_t t = 0; t < sizeof(taints) / sizeof(taints[0]); t++) {
+		char *js = node_json("n1", "{\"zone\":\"a\"}", taints[t]);
+		char rv[16];
+		snprintf(rv, sizeof(rv), "%zu", t + 1);
+		ds_nodes_begin(n);
+		CHECK(see(n, "n1", rv, js) == 0);
+		CHECK(ds_nodes_end(n) == 0);
+		cJSON *full = J(js);
+		const cJSON *v = view(n, "n1");
+		CHECK(v != NULL);
+		CHECK(cJSON_GetObjectItemCaseSensitive(v, "status") == NULL);
+		for (size_t s = 0; v && s < sizeof(tspecs) / sizeof(tspecs[0]); s++) {
+			cJSON *ts = J(tspecs[s]);
+			bool r1, c1, r2, c2;
+			ds_node_should_run(ts, full, &r1, &c1);
+			ds_node_should_run(ts, v, &r2, &c2);
+			CHECK(r1 == r2 && c1 == c2);
+			checked += r1 + c1; /* some cases must say yes, some no */
+			cJSON_Delete(ts);
+		}
+		cJSON_Delete(full);
+		free(js);
+	}
+	CHECK(checked > 0 && checked < 2 * 8 * 4);
+	ds_nodes_free(n);
+}
+
+static void node_views_refresh(void)
+{
+	struct ds_nodes *n;
+	char *a = node_json("a", "{}", "[]"), *b = node_json("b", "{}", "[]");
+	char *b2 = node_json("b", "{\"zone\":\"z\"}", "[]");
+	size_t cnt;
+
+	CHECK(ds_nodes_new(&n) == 0);
+	ds_nodes_begin(n);
+	CHECK(see(n, "b", "10", b) == 0);
+	CHECK(see(n, "a", "11", a) == 0);
+	CHECK(ds_nodes_end(n) == 0);
+	CHECK(ds_nodes_parses(n) == 2);
+	const cJSON *const *v = ds_nodes_views(n, &cnt);
+	CHECK(cnt == 2);
+	CHECK(!strcmp(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(v[0], "metadata"), "name")->valuestring,
+	        "a"));
+	CHECK(ds_nodes_find(n, "b") == 1 && ds_nodes_find(n, "c") == -1);
+
+	/* the same versions again: no parse, the same views */
+	const cJSON *va = view(n, "a");
+	ds_nodes_begin(n);
+	CHECK(see(n, "a", "11", a) == 0);
+	CHECK(see(n, "b", "10", b) == 0);
+	CHECK(ds_nodes_end(n) == 0);
+	CHECK(ds_nodes_parses(n) == 2);
+	CHECK(view(n, "a") == va);
+
+	/* b changed: parsed again, its new labels in the view */
+	ds_nodes_begin(n);
+	CHECK(see(n, "a", "11", a) == 0);
+	CHECK(see(n, "b", "12", b2) == 0);
+	CHECK(ds_nodes_end(n) == 0);
+	CHECK(ds_nodes_parses(n) == 3);
+	const cJSON *l =
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(view(n, "b"), "metadata"), "labels");
+	CHECK(cJSON_IsString(cJSON_GetObjectItem(l, "zone")));
+
+	/* the caller's memo: kept while the view is, under its key only; a changed view clears it
+	 */
+	bool ma = false, mb = false;
+	ptrdiff_t ib = ds_nodes_find(n, "b");
+	CHECK(!ds_nodes_memo_get(n, (size_t)ib, 7, &ma, &mb));
+	ds_nodes_memo_set(n, (size_t)ib, 7, true, false);
+	ds_nodes_begin(n);
+	CHECK(see(n, "a", "11", a) == 0);
+	CHECK(see(n, "b", "12", b2) == 0);
+	CHECK(ds_nodes_end(n) == 0);
+	CHECK(ds_nodes_memo_get(n, (size_t)ds_nodes_find(n, "b"), 7, &ma, &mb) && ma && !mb);
+	CHECK(!ds_nodes_memo_get(n, (size_t)ds_nodes_find(n, "b"), 8, &ma, &mb));
+	CHECK(!ds_nodes_memo_get(n, (size_t)ds_nodes_find(n, "a"), 7, &ma, &mb));
+	CHECK(!ds_nodes_memo_get(n, 99, 7, &ma, &mb));
+	ds_nodes_begin(n);
+	CHECK(see(n, "a", "11", a) == 0);
+	CHECK(see(n, "b", "13", b2) == 0);
+	CHECK(ds_nodes_end(n) == 0);
+	CHECK(!ds_nodes_memo_get(n, (size_t)ds_nodes_find(n, "b"), 7, &ma, &mb));
+
+	/* a gone from the cache: dropped */
+	ds_nodes_begin(n);
+	CHECK(see(n, "b", "12", b2) == 0);
+	CHECK(ds_nodes_end(n) == 0);
+	ds_nodes_views(n, &cnt);
+	CHECK(cnt == 1 && ds_nodes_find(n, "a") == -1 && ds_nodes_find(n, "b") == 0);
+
+	/* no name, JSON that does not parse: left out */
+	ds_nodes_begin(n);
+	CHECK(see(n, "b", "12", b2) == 0);
+	CHECK(see(n, "x", "13", "{\"metadata\":{}}") == 0);
+	CHECK(see(n, "y", "14", "{not json") == 0);
+	CHECK(ds_nodes_end(n) == 0);
+	ds_nodes_views(n, &cnt);
+	CHECK(cnt == 1);
+
+	/* many Nodes in reverse order come out sorted */
+	ds_nodes_begin(n);
+	for (int i = 99; i >= 0; i--) {
+		char nm[16], *js;
+		snprintf(nm, sizeof(nm), "n%03d", i);
+		js = node_json(nm, "{}", "[]");
+		CHECK(see(n, nm, "20", js) == 0);
+		free(js);
+	}
+	CHECK(ds_nodes_end(n) == 0);
+	v = ds_nodes_views(n, &cnt);
+	CHECK(cnt == 100);
+	for (size_t i = 1; i < cnt; i++)
+		CHECK(strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(v[i - 1], "metadata"), "name")
+		                     ->valuestring,
+		             cJSON_GetObjectItem(cJSON_GetObjectItem(v[i], "metadata"), "name")
+		                     ->valuestring) < 0);
+	ds_nodes_free(n);
+	free(a);
+	free(b);
+	free(b2);
+}
+
+/* the node handler's pre-check: heartbeats are the same, a label or taint change is not */
+static void node_update_same(void)
+{
+	char *a = node_json("n1", "{\"zone\":\"a\"}", "[]");
+	char *hb = strdup(a);
+	char *relabel = node_json("n1", "{\"zone\":\"b\"}", "[]");
+	char *tainted =
+	        node_json("n1", "{\"zone\":\"a\"}", "[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]");
+	/* a heartbeat: another resourceVersion and condition, spec and labels as they were */
+	char *p = strstr(hb, "\"resourceVersion\":\"1\"");
+	p[strlen("\"resourceVersion\":\"")] = '2';
+	p = strstr(hb, "\"True\"");
+	memcpy(p, "\"Unkn\"", 6);
+
+	CHECK(ds_node_update_same(a, strlen(a), hb, strlen(hb)));
+	CHECK(!ds_node_update_same(a, strlen(a), relabel, strlen(relabel)));
+	CHECK(!ds_node_update_same(a, strlen(a), tainted, strlen(tainted)));
+	static const char bare1[] = "{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"1\"}}";
+	static const char bare2[] = "{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"2\"},"
+	                            "\"status\":{}}";
+	static const char lab[] = "{\"metadata\":{\"name\":\"n\",\"labels\":{}}}";
+	CHECK(ds_node_update_same(bare1, strlen(bare1), bare2, strlen(bare2)));
+	CHECK(!ds_node_update_same(bare1, strlen(bare1), lab, strlen(lab)));
+	CHECK(!ds_node_update_same(a, strlen(a), "{\"spec\":", 8));
+	CHECK(!ds_node_update_same(NULL, 0, a, strlen(a)));
+	free(a);
+	free(hb);
+	free(relabel);
+	free(tainted);
+}
+
 int main(void)
 {
 	simple_launches();
@@ -697,6 +960,11 @@ int main(void)
 	status();
 	surge();
 	pod_body();
+	pod_body_split();
+	node_views_answer_as_nodes();
+	node_views_refresh();
+	node_update_same();
+	ds_nodes_free(NULL);
 	scaled();
 	rolling();
 	if (fails)
