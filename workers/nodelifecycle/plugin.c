@@ -538,59 +538,83 @@ static int mark_pod(struct nlc *s, cJSON *pod, const char *node)
 
 static void taint_if_due(struct nlc *s);
 
-/* The pods bound to the node (read from the apiserver: the typed pod record keeps neither the
- * conditions MarkPodsNotReady reads nor the whole object its UpdateStatus writes), as one array
- * in *ret. Returns 0 or -errno. */
-static int list_node_pods(struct nlc *s, const char *node, cJSON **ret)
-{
-	char sel[300], *cont = NULL;
-	cJSON *all = cJSON_CreateArray();
-	int r = 0;
+/* A pod of a node whose Ready condition MarkPodsNotReady sets False (namespace/name). */
+struct pod_ref {
+	char *ns, *name;
+};
+struct pod_refs {
+	struct pod_ref *v;
+	size_t n, cap;
+	const char *node;
+};
 
-	*ret = NULL;
-	if (!all)
-		return -ENOMEM;
+static void pod_refs_free(struct pod_refs *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].ns);
+		free(l->v[i].name);
+	}
+	free(l->v);
+	*l = (struct pod_refs){0};
+}
+
+/* From the cache: a pod bound to the node whose first Ready condition is there and not False
+ * (UpdatePodCondition with status False changes nothing else: a pod without the condition, or
+ * with it False already, is not written). */
+static int collect_pod_ref(const struct shm_obj *o, void *ud)
+{
+	struct pod_refs *l = ud;
+	struct shm_obj cp;
+	struct shm_pod_view v;
+	int r;
+
+	if ((r = shm_obj_dup(o, &cp)) < 0)
+		return r;
+	r = shm_pod_view_init(&cp, &v);
+	bool want =
+	        r == 0 && v.pod.node_name && !strcmp(v.pod.node_name, l->node) &&
+	        (v.pod.ready_status == KUBE_COND_TRUE || v.pod.ready_status == KUBE_COND_UNKNOWN);
+	if (want && l->n == l->cap) {
+		size_t c = l->cap ? l->cap * 2 : 16;
+		struct pod_ref *nv = realloc(l->v, c * sizeof(*nv));
+		if (!nv) {
+			shm_pod_view_free(&v);
+			return -ENOMEM;
+		}
+		l->v = nv;
+		l->cap = c;
+	}
+	if (want) {
+		struct pod_ref *pr = &l->v[l->n];
+		pr->ns = strdup(v.pod.meta.namespace ? v.pod.meta.namespace : "");
+		pr->name = strdup(v.pod.meta.name ? v.pod.meta.name : "");
+		if (!pr->ns || !pr->name) {
+			free(pr->ns);
+			free(pr->name);
+			shm_pod_view_free(&v);
+			return -ENOMEM;
+		}
+		l->n++;
+	}
+	shm_pod_view_free(&v);
+	return 0; /* an unreadable record: skipped, as a pod the lister does not return */
+}
+
+/* The pods of the node MarkPodsNotReady writes, from the arena's node index (upstream reads
+ * its pod informer's spec.nodeName index): no request. Returns 0 or -errno. */
+static int node_pods_to_mark(struct nlc *s, const char *node, struct pod_refs *ret)
+{
+	int r;
+
+	*ret = (struct pod_refs){.node = node};
 	kcmd_log_v(2, "Update ready status of pods on node node=\"%s\"", node);
-	snprintf(sel, sizeof(sel), "spec.nodeName=%s", node);
-	do {
-		struct kube_response rs = {0};
-		cJSON *root, *items;
-		r = kube_client_request(s->ctx->kc,
-		                        &(struct kube_request){.verb = KUBE_LIST,
-		                                               .version = "v1",
-		                                               .resource = "pods",
-		                                               .field_selector = sel,
-		                                               .limit = 500,
-		                                               .cont = cont},
-		                        NULL, NULL, &rs);
-		free(cont);
-		cont = NULL;
-		if (r < 0) {
-			kcmd_log_error("unable to list pods of node %s: %s", node, errtext(&rs, r));
-			kube_response_clear(&rs);
-			break;
-		}
-		root = rs.body ? cJSON_ParseWithLength(rs.body, rs.body_len) : NULL;
-		kube_response_clear(&rs);
-		if (!root) {
-			r = -EBADMSG;
-			break;
-		}
-		items = cJSON_GetObjectItemCaseSensitive(root, "items");
-		while (cJSON_IsArray(items) && items->child)
-			cJSON_AddItemToArray(all, cJSON_DetachItemViaPointer(items, items->child));
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "metadata");
-		const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "continue");
-		if (cJSON_IsString(c) && *c->valuestring && !(cont = strdup(c->valuestring)))
-			r = -ENOMEM;
-		cJSON_Delete(root);
-	} while (cont && r == 0);
-	free(cont);
+	r = kcmd_cache_list_pods_on_node(s->ctx->arena, node, collect_pod_ref, ret);
 	if (r < 0) {
-		cJSON_Delete(all);
+		kcmd_log_error("unable to read the pods of node %s from the cache: %s", node,
+		               strerror(-r));
+		pod_refs_free(ret);
 		return r;
 	}
-	*ret = all;
 	return 0;
 }
 
@@ -868,13 +892,14 @@ struct pass_node {
 	cJSON *node; /* after the health update */
 	char name[254];
 	uint64_t t0;
-	bool ok;       /* the health was updated (else: skipped, retry flag kept) */
-	bool mark;     /* MarkPodsNotReady was due */
-	int err;       /* MarkPodsNotReady's first error */
-	cJSON *pods;   /* the node's pods while it marks them */
-	size_t cursor; /* the next pod to look at */
-	char *body;    /* the write in flight */
-	cJSON *pod;    /* its pod */
+	bool ok;              /* the health was updated (else: skipped, retry flag kept) */
+	bool mark;            /* MarkPodsNotReady was due */
+	int err;              /* MarkPodsNotReady's first error */
+	struct pod_refs pods; /* the node's pods to mark, from the cache */
+	size_t cursor;        /* the next pod to look at */
+	size_t cur;           /* the pod of the write in flight */
+	char *body;           /* its PUT */
+	cJSON *pod;           /* its pod as the GET returned it */
 };
 struct pass {
 	struct nlc *s;
@@ -951,43 +976,87 @@ static int pass_start(void *ud, size_t i)
 	}
 	if (!pn->mark)
 		return 0;
-	if ((pn->err = list_node_pods(s, pn->name, &pn->pods)) < 0)
+	if ((pn->err = node_pods_to_mark(s, pn->name, &pn->pods)) < 0)
 		return 0;
-	return cJSON_GetArraySize(pn->pods) > 0;
+	return pn->pods.n > 0;
 }
 
-/* the node's next pod whose Ready condition is to be set False */
+/* the node's next pod whose Ready condition is to be set False (as the cache saw it) */
 static bool pass_next(void *ud, size_t i, size_t *ret_write)
 {
 	struct pass *p = ud;
 	struct pass_node *pn = &p->st[i];
-	int n = cJSON_GetArraySize(pn->pods);
 
-	while (pn->cursor < (size_t)n) {
-		cJSON *pod = cJSON_GetArrayItem(pn->pods, (int)pn->cursor);
-		int r = pod_prepare(pod, pn->name, &pn->body);
-		*ret_write = pn->cursor++;
-		if (r > 0) {
-			pn->pod = pod;
-			return true;
-		}
-		if (r < 0 && !pn->err)
-			pn->err = r;
-	}
-	return false;
+	if (pn->cursor >= pn->pods.n)
+		return false;
+	pn->cur = pn->cursor;
+	*ret_write = pn->cursor++;
+	return true;
 }
 
-/* one round: a pod status write of each active node, together */
-static void pass_send(void *ud, const size_t *nodes, const size_t *writes, size_t n)
+/* The whole pods of one round's writes, together: UpdateStatus sends the whole pod, which the
+ * cache's record does not keep (upstream sends its informer's copy). Each pod is prepared from
+ * its GET: gone, or no longer to be written, leaves its slot empty (no write, no Event). */
+static void pass_get(struct pass *p, const size_t *nodes, size_t n)
 {
-	struct pass *p = ud;
 	struct kube_request rq[NLC_UPDATE_WORKERS] = {0};
 	struct kube_response rs[NLC_UPDATE_WORKERS];
 	int r;
 
+	memset(rs, 0, sizeof(rs));
+	for (size_t j = 0; j < n; j++) {
+		struct pass_node *pn = &p->st[nodes[j]];
+		rq[j] = (struct kube_request){.verb = KUBE_GET,
+		                              .version = "v1",
+		                              .resource = "pods",
+		                              .ns = pn->pods.v[pn->cur].ns,
+		                              .name = pn->pods.v[pn->cur].name};
+	}
+	r = kube_client_request_many(p->s->ctx->kc, rq, n, rs, NULL);
+	for (size_t j = 0; j < n; j++) {
+		struct pass_node *pn = &p->st[nodes[j]];
+		int x = r < 0 ? r : rs[j].error.err;
+		cJSON *pod = x == 0 && rs[j].body
+		                     ? cJSON_ParseWithLength(rs[j].body, rs[j].body_len)
+		                     : NULL;
+		if (x == 0 && !pod)
+			x = -EBADMSG;
+		if (x == 0 && (x = pod_prepare(pod, pn->name, &pn->body)) > 0)
+			pn->pod = pod;
+		else
+			cJSON_Delete(pod);
+		if (x < 0 && x != -ENOENT) {
+			kcmd_log_info("Failed to update status for pod pod=\"%s/%s\" err=\"%s\"",
+			              pn->pods.v[pn->cur].ns, pn->pods.v[pn->cur].name,
+			              errtext(&rs[j], x));
+			if (!pn->err)
+				pn->err = x;
+		}
+		kube_response_clear(&rs[j]);
+	}
+}
+
+/* one round: a pod status write of each active node, together (each after its pod's GET) */
+static void pass_send(void *ud, const size_t *nodes, const size_t *writes, size_t n_round)
+{
+	struct pass *p = ud;
+	struct kube_request rq[NLC_UPDATE_WORKERS] = {0};
+	struct kube_response rs[NLC_UPDATE_WORKERS];
+	size_t idx[NLC_UPDATE_WORKERS], n = 0;
+	int r;
+
 	(void)writes;
-	if (n > NLC_UPDATE_WORKERS)
-		n = NLC_UPDATE_WORKERS; /* nlc_pool_run's bound */
+	if (n_round > NLC_UPDATE_WORKERS)
+		n_round = NLC_UPDATE_WORKERS; /* nlc_pool_run's bound */
+	pass_get(p, nodes, n_round);
+	for (size_t j = 0; j < n_round; j++)
+		if (p->st[nodes[j]].pod)
+			idx[n++] = nodes[j];
+	if (!n) {
+		taint_if_due(p->s);
+		return;
+	}
+	nodes = idx;
 	memset(rs, 0, sizeof(rs));
 	for (size_t j = 0; j < n; j++) {
 		struct pass_node *pn = &p->st[nodes[j]];
@@ -1009,6 +1078,7 @@ static void pass_send(void *ud, const size_t *nodes, const size_t *writes, size_
 		kube_response_clear(&rs[j]);
 		free(pn->body);
 		pn->body = NULL;
+		cJSON_Delete(pn->pod);
 		pn->pod = NULL;
 	}
 	taint_if_due(p->s);
@@ -1031,7 +1101,8 @@ static void pass_finish(void *ud, size_t i)
 	}
 	kcmd_metric_observe(s->met, NLC_M_NODE_DURATION, NULL, (double)(mono_us() - pn->t0) / 1e6);
 	cJSON_Delete(pn->node);
-	cJSON_Delete(pn->pods);
+	pod_refs_free(&pn->pods);
+	cJSON_Delete(pn->pod);
 	free(pn->body);
 	*pn = (struct pass_node){0};
 }

@@ -465,35 +465,25 @@ static int due_add(struct due_list *l, const char *ns, const char *name, int64_t
 	return 0;
 }
 
-/* processPodOnNode for one pod given as parsed JSON. A due eviction is made at once, or added
- * to `due` (not NULL) to be made with the others. Returns 0 or -ENOLCK / -ENOMEM. */
-static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
-                       const struct te_taints *taints, struct due_list *due)
+/* processPodOnNode for one pod: its key, whether this controller already evicted it, its
+ * tolerations. A due eviction is made at once, or added to `due` (not NULL) to be made with the
+ * others. Returns 0 or -ENOLCK / -ENOMEM. */
+static int decide_pod(struct te_worker *w, const char *ns, const char *name, bool evicted,
+                      const struct te_tolerations *tols, const char *node,
+                      const struct te_taints *taints, struct due_list *due)
 {
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const cJSON *jns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
-	const cJSON *jname = cJSON_GetObjectItemCaseSensitive(meta, "name");
-	struct te_tolerations tols = {0};
 	struct te_decision d;
 	char key[KCMD_KEY_MAX + 1];
 	int r;
 
-	if (!cJSON_IsString(jns) || !cJSON_IsString(jname))
-		return 0;
-	const char *ns = jns->valuestring, *name = jname->valuestring;
 	if (kcmd_key_make(key, sizeof(key), ns, name) < 0)
 		return 0;
-	if (already_evicted(pod)) {
+	if (evicted) {
 		sched_drop(w, key);
 		return 0;
 	}
-	if ((r = te_pod_tolerations_cjson(pod, &tols)) < 0) {
-		te_tolerations_free(&tols);
-		return r == -ENOMEM ? r : 0;
-	}
 	int64_t now = now_usec();
-	te_process_pod(te_schedule_get(w->sched, key), now, taints, &tols, &d);
-	te_tolerations_free(&tols);
+	te_process_pod(te_schedule_get(w->sched, key), now, taints, tols, &d);
 	switch (d.action) {
 	case TE_NOTHING:
 		return 0;
@@ -522,6 +512,79 @@ static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
 		return sched_put(w, key, node, &d.sched);
 	}
 	return 0;
+}
+
+/* decide_pod for a pod given as parsed JSON (the pod key's sync, after its GET). */
+static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
+                       const struct te_taints *taints, struct due_list *due)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const cJSON *jns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+	const cJSON *jname = cJSON_GetObjectItemCaseSensitive(meta, "name");
+	struct te_tolerations tols = {0};
+	int r;
+
+	if (!cJSON_IsString(jns) || !cJSON_IsString(jname))
+		return 0;
+	if ((r = te_pod_tolerations_cjson(pod, &tols)) < 0) {
+		te_tolerations_free(&tols);
+		return r == -ENOMEM ? r : 0;
+	}
+	r = decide_pod(w, jns->valuestring, jname->valuestring, already_evicted(pod), &tols, node,
+	               taints, due);
+	te_tolerations_free(&tols);
+	return r;
+}
+
+/* A node's sync walks its pods in the cache (the arena's node index): each decided as it is
+ * read, the due ones gathered. */
+struct node_walk {
+	struct te_worker *w;
+	const char *node;
+	const struct te_taints *taints;
+	struct due_list *due;
+};
+
+static int walk_pod(const struct shm_obj *o, void *ud)
+{
+	struct node_walk *nw = ud;
+	struct shm_obj cp;
+	struct shm_pod_view v;
+	struct te_tolerations tols = {0};
+	int r;
+
+	if ((r = shm_obj_dup(o, &cp)) < 0)
+		return r;
+	if ((r = shm_pod_view_init(&cp, &v)) < 0) {
+		shm_pod_view_free(&v);
+		return r == -ENOMEM ? r : 0; /* unreadable: skipped, as the lister would */
+	}
+	const struct kube_pod *p = &v.pod;
+	if (!p->node_name || strcmp(p->node_name, nw->node) || !p->meta.name) {
+		shm_pod_view_free(&v);
+		return 0;
+	}
+	/* the view's tolerations as te_tolerations (pointers into the view, not copied) */
+	if (p->n_tolerations && !(tols.v = calloc(p->n_tolerations, sizeof(*tols.v)))) {
+		shm_pod_view_free(&v);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < p->n_tolerations; i++) {
+		const struct kube_toleration *t = &p->tolerations[i];
+		tols.v[i] = (struct te_toleration){.key = (char *)t->key,
+		                                   .op = (char *)t->op,
+		                                   .value = (char *)t->value,
+		                                   .effect = (char *)t->effect,
+		                                   .has_seconds = t->has_seconds,
+		                                   .seconds = t->seconds};
+	}
+	tols.n = p->n_tolerations;
+	bool evicted = p->meta.deletion_timestamp && p->dt_taint_manager;
+	r = decide_pod(nw->w, p->meta.namespace ? p->meta.namespace : "", p->meta.name, evicted,
+	               &tols, nw->node, nw->taints, nw->due);
+	free(tols.v);
+	shm_pod_view_free(&v);
+	return r;
 }
 
 /* The node's NoExecute taints from the cache: 0, -ENOENT (no such node), other -errno. */
@@ -555,7 +618,6 @@ static void sync_node(struct te_worker *w, const char *name, struct wk_result *r
 {
 	struct te_taints taints = {0};
 	struct due_list due = {0};
-	char sel[300], *cont = NULL;
 	int r = node_taints(w, name, &taints);
 
 	if (r == -ENOENT) /* deleted: its pending evictions stay (upstream's do) */
@@ -577,50 +639,14 @@ static void sync_node(struct te_worker *w, const char *name, struct wk_result *r
 		te_keys_free(keys);
 		return;
 	}
-	/* the pods bound to the node, with their tolerations */
-	snprintf(sel, sizeof(sel), "spec.nodeName=%s", name);
-	do {
-		struct kube_response rs = {0};
-		cJSON *root, *items, *it;
-		r = kube_client_request(w->ctx->kc,
-		                        &(struct kube_request){.verb = KUBE_LIST,
-		                                               .version = "v1",
-		                                               .resource = "pods",
-		                                               .field_selector = sel,
-		                                               .limit = 500,
-		                                               .cont = cont},
-		                        NULL, NULL, &rs);
-		free(cont);
-		cont = NULL;
-		if (r < 0) {
-			kcmd_log_error("Failed to get pods assigned to node node=\"%s\": %s", name,
-			               errtext(&rs, r));
-			kube_response_clear(&rs);
-			res->err = r;
-			break;
-		}
-		root = rs.body ? cJSON_ParseWithLength(rs.body, rs.body_len) : NULL;
-		kube_response_clear(&rs);
-		if (!root) {
-			res->err = -EBADMSG;
-			break;
-		}
-		items = cJSON_GetObjectItemCaseSensitive(root, "items");
-		cJSON_ArrayForEach(it, items)
-		{
-			if ((r = process_pod(w, it, name, &taints, &due)) < 0) {
-				res->err = r;
-				break;
-			}
-		}
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "metadata");
-		const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "continue");
-		if (!res->err && cJSON_IsString(c) && *c->valuestring &&
-		    !(cont = strdup(c->valuestring)))
-			res->err = -ENOMEM;
-		cJSON_Delete(root);
-	} while (cont && !res->err);
-	free(cont);
+	/* the pods bound to the node, with their tolerations: from the cache, as upstream's
+	 * podIndexer.ByIndex("spec.nodeName") */
+	struct node_walk nw = {.w = w, .node = name, .taints = &taints, .due = &due};
+	if ((r = kcmd_cache_list_pods_on_node(w->ctx->arena, name, walk_pod, &nw)) < 0) {
+		kcmd_log_error("Failed to get pods assigned to node node=\"%s\": %s", name,
+		               strerror(-r));
+		res->err = r;
+	}
 	/* upstream's goroutine per due pod: the node's due evictions in flight together. Each was
 	 * taken out of the table before (as upstream's timed worker is): a worker that dies here
 	 * leaves them to the node's sync again (its key is still queued), which finds each pod
