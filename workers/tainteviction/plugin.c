@@ -417,28 +417,6 @@ static void cancel(struct te_worker *w, const char *key, const char *ns, const c
 		pod_event(w, ns, name, "Cancelling deletion of Pod %s");
 }
 
-/* A pod this controller already evicted (deleting, with its DisruptionTarget condition): it
- * waits for its kubelet; another eviction would only repeat the Event and the DELETE. */
-static bool already_evicted(const cJSON *pod)
-{
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(pod, "status"), *c;
-
-	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp")))
-		return false;
-	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(st, "conditions"))
-	{
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "type");
-		const cJSON *s = cJSON_GetObjectItemCaseSensitive(c, "status");
-		const cJSON *rs = cJSON_GetObjectItemCaseSensitive(c, "reason");
-		if (cJSON_IsString(t) && !strcmp(t->valuestring, TE_COND_TYPE) &&
-		    cJSON_IsString(s) && !strcmp(s->valuestring, "True") && cJSON_IsString(rs) &&
-		    !strcmp(rs->valuestring, TE_COND_REASON))
-			return true;
-	}
-	return false;
-}
-
 /* The due evictions of a node's sync, evicted together once its pods are all decided. */
 struct due_list {
 	struct te_due *d;
@@ -514,28 +492,6 @@ static int decide_pod(struct te_worker *w, const char *ns, const char *name, boo
 	return 0;
 }
 
-/* decide_pod for a pod given as parsed JSON (the pod key's sync, after its GET). */
-static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
-                       const struct te_taints *taints, struct due_list *due)
-{
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const cJSON *jns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
-	const cJSON *jname = cJSON_GetObjectItemCaseSensitive(meta, "name");
-	struct te_tolerations tols = {0};
-	int r;
-
-	if (!cJSON_IsString(jns) || !cJSON_IsString(jname))
-		return 0;
-	if ((r = te_pod_tolerations_cjson(pod, &tols)) < 0) {
-		te_tolerations_free(&tols);
-		return r == -ENOMEM ? r : 0;
-	}
-	r = decide_pod(w, jns->valuestring, jname->valuestring, already_evicted(pod), &tols, node,
-	               taints, due);
-	te_tolerations_free(&tols);
-	return r;
-}
-
 /* A node's sync walks its pods in the cache (the arena's node index): each decided as it is
  * read, the due ones gathered. */
 struct node_walk {
@@ -545,30 +501,18 @@ struct node_walk {
 	struct due_list *due;
 };
 
-static int walk_pod(const struct shm_obj *o, void *ud)
+/* decide_pod for a pod record's view: its tolerations as te_tolerations (pointers into the
+ * view, not copied), already evicted when deleting with this controller's DisruptionTarget. */
+static int decide_view(struct te_worker *w, const struct kube_pod *p, const char *node,
+                       const struct te_taints *taints, struct due_list *due)
 {
-	struct node_walk *nw = ud;
-	struct shm_obj cp;
-	struct shm_pod_view v;
 	struct te_tolerations tols = {0};
 	int r;
 
-	if ((r = shm_obj_dup(o, &cp)) < 0)
-		return r;
-	if ((r = shm_pod_view_init(&cp, &v)) < 0) {
-		shm_pod_view_free(&v);
-		return r == -ENOMEM ? r : 0; /* unreadable: skipped, as the lister would */
-	}
-	const struct kube_pod *p = &v.pod;
-	if (!p->node_name || strcmp(p->node_name, nw->node) || !p->meta.name) {
-		shm_pod_view_free(&v);
+	if (!p->meta.name)
 		return 0;
-	}
-	/* the view's tolerations as te_tolerations (pointers into the view, not copied) */
-	if (p->n_tolerations && !(tols.v = calloc(p->n_tolerations, sizeof(*tols.v)))) {
-		shm_pod_view_free(&v);
+	if (p->n_tolerations && !(tols.v = calloc(p->n_tolerations, sizeof(*tols.v))))
 		return -ENOMEM;
-	}
 	for (uint32_t i = 0; i < p->n_tolerations; i++) {
 		const struct kube_toleration *t = &p->tolerations[i];
 		tols.v[i] = (struct te_toleration){.key = (char *)t->key,
@@ -580,9 +524,28 @@ static int walk_pod(const struct shm_obj *o, void *ud)
 	}
 	tols.n = p->n_tolerations;
 	bool evicted = p->meta.deletion_timestamp && p->dt_taint_manager;
-	r = decide_pod(nw->w, p->meta.namespace ? p->meta.namespace : "", p->meta.name, evicted,
-	               &tols, nw->node, nw->taints, nw->due);
+	r = decide_pod(w, p->meta.namespace ? p->meta.namespace : "", p->meta.name, evicted, &tols,
+	               node, taints, due);
 	free(tols.v);
+	return r;
+}
+
+static int walk_pod(const struct shm_obj *o, void *ud)
+{
+	struct node_walk *nw = ud;
+	struct shm_obj cp;
+	struct shm_pod_view v;
+	int r;
+
+	if ((r = shm_obj_dup(o, &cp)) < 0)
+		return r;
+	if ((r = shm_pod_view_init(&cp, &v)) < 0) {
+		shm_pod_view_free(&v);
+		return r == -ENOMEM ? r : 0; /* unreadable: skipped, as the lister would */
+	}
+	r = 0;
+	if (v.pod.node_name && !strcmp(v.pod.node_name, nw->node))
+		r = decide_view(nw->w, &v.pod, nw->node, nw->taints, nw->due);
 	shm_pod_view_free(&v);
 	return r;
 }
@@ -650,7 +613,7 @@ static void sync_node(struct te_worker *w, const char *name, struct wk_result *r
 	/* upstream's goroutine per due pod: the node's due evictions in flight together. Each was
 	 * taken out of the table before (as upstream's timed worker is): a worker that dies here
 	 * leaves them to the node's sync again (its key is still queued), which finds each pod
-	 * evicted (already_evicted) or due again */
+	 * evicted (deleting with this controller's condition: decide_view) or due again */
 	if (due.n && (r = evict_many(w, due.d, due.n)) < 0 && (r == -ENOLCK || !res->err))
 		res->err = r;
 	due_free(due.d, due.n);
@@ -658,15 +621,14 @@ static void sync_node(struct te_worker *w, const char *name, struct wk_result *r
 	requeue_at(te_schedule_next_on_node(w->sched, name), res);
 }
 
-/* handlePodUpdate */
+/* handlePodUpdate: the pod, its node's taints and its tolerations from the cache (upstream's
+ * listers). */
 static void sync_pod(struct te_worker *w, const char *key, struct wk_result *res)
 {
 	char ns[254], name[254];
 	struct shm_obj *o = NULL;
 	struct shm_pod_view v;
 	struct te_taints taints = {0};
-	struct kube_response rs = {0};
-	char *node = NULL;
 	int r;
 
 	if (kcmd_key_split(key, ns, sizeof(ns), name, sizeof(name)) < 0)
@@ -682,12 +644,10 @@ static void sync_pod(struct te_worker *w, const char *key, struct wk_result *res
 	}
 	r = shm_pod_view_init(o, &v);
 	free(o);
-	if (r == 0 && v.pod.node_name && *v.pod.node_name && !(node = strdup(v.pod.node_name)))
-		r = -ENOMEM;
-	shm_pod_view_free(&v);
+	const char *node = r == 0 && v.pod.node_name && *v.pod.node_name ? v.pod.node_name : NULL;
 	if (r < 0 || !node) {
 		res->err = r;
-		return;
+		goto out;
 	}
 	r = node_taints(w, node, &taints);
 	if (r == -ENOENT) {
@@ -710,38 +670,14 @@ static void sync_pod(struct te_worker *w, const char *key, struct wk_result *res
 		cancel(w, key, ns, name);
 		goto out;
 	}
-	r = kube_client_request(w->ctx->kc,
-	                        &(struct kube_request){.verb = KUBE_GET,
-	                                               .version = "v1",
-	                                               .resource = "pods",
-	                                               .ns = ns,
-	                                               .name = name},
-	                        NULL, NULL, &rs);
-	if (r == -ENOENT) {
-		cancel(w, key, ns, name);
-		goto out;
-	}
-	if (r < 0) {
-		kcmd_log_error("could not get pod %s/%s: %s", ns, name, errtext(&rs, r));
+	if ((r = decide_view(w, &v.pod, node, &taints, NULL)) < 0)
 		res->err = r;
-		goto out;
-	}
-	cJSON *pod = rs.body ? cJSON_ParseWithLength(rs.body, rs.body_len) : NULL;
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
-	const cJSON *nn = cJSON_GetObjectItemCaseSensitive(spec, "nodeName");
-	if (!pod)
-		res->err = -EBADMSG;
-	else if (cJSON_IsString(nn) && !strcmp(nn->valuestring, node) &&
-	         (r = process_pod(w, pod, node, &taints, NULL)) < 0)
-		res->err = r;
-	cJSON_Delete(pod);
 	const struct te_sched *cur = te_schedule_get(w->sched, key);
 	if (cur)
 		requeue_at(cur->fire_at, res);
 out:
-	kube_response_clear(&rs);
 	te_taints_free(&taints);
-	free(node);
+	shm_pod_view_free(&v);
 }
 
 static void te_sync(void *state, size_t q, const char *key, struct wk_result *res)
