@@ -896,10 +896,10 @@ struct pass_node {
 	bool mark;            /* MarkPodsNotReady was due */
 	int err;              /* MarkPodsNotReady's first error */
 	struct pod_refs pods; /* the node's pods to mark, from the cache */
+	cJSON **got;          /* per pod: as its GET returned it, when it is to be written */
+	char **bodies;        /* per pod: its PUT (NULL: nothing to write) */
 	size_t cursor;        /* the next pod to look at */
 	size_t cur;           /* the pod of the write in flight */
-	char *body;           /* its PUT */
-	cJSON *pod;           /* its pod as the GET returned it */
 };
 struct pass {
 	struct nlc *s;
@@ -908,6 +908,64 @@ struct pass {
 	size_t *n_acc;
 	struct pass_node *st;
 };
+
+#define NLC_GET_BATCH 64 /* GETs of one node's pods in flight together */
+
+/* The whole pods of a node's writes, read when the node starts marking: UpdateStatus sends the
+ * whole pod, which the cache's record does not keep (upstream sends its informer's copy). The
+ * node's GETs go out together (NLC_GET_BATCH at a time), one round trip for a node of up to 64
+ * pods, so its writes then go one per round as before. A pod gone (404), or that its GET shows
+ * is no longer to be written, gets no write and no Event; a failed GET counts as a failed
+ * write (the node is retried). Returns 0 or -ENOMEM. */
+static int node_pods_get(struct nlc *s, struct pass_node *pn)
+{
+	size_t n = pn->pods.n;
+
+	pn->got = calloc(n, sizeof(*pn->got));
+	pn->bodies = calloc(n, sizeof(*pn->bodies));
+	if (!pn->got || !pn->bodies)
+		return -ENOMEM;
+	for (size_t at = 0; at < n; at += NLC_GET_BATCH) {
+		struct kube_request rq[NLC_GET_BATCH] = {0};
+		struct kube_response rs[NLC_GET_BATCH];
+		size_t k = n - at < NLC_GET_BATCH ? n - at : NLC_GET_BATCH;
+		int r;
+
+		memset(rs, 0, sizeof(rs));
+		for (size_t j = 0; j < k; j++)
+			rq[j] = (struct kube_request){.verb = KUBE_GET,
+			                              .version = "v1",
+			                              .resource = "pods",
+			                              .ns = pn->pods.v[at + j].ns,
+			                              .name = pn->pods.v[at + j].name};
+		r = kube_client_request_many(s->ctx->kc, rq, k, rs, NULL);
+		for (size_t j = 0; j < k; j++) {
+			int x = r < 0 ? r : rs[j].error.err;
+			cJSON *pod = x == 0 && rs[j].body
+			                     ? cJSON_ParseWithLength(rs[j].body, rs[j].body_len)
+			                     : NULL;
+			if (x == 0 && !pod)
+				x = -EBADMSG;
+			if (x == 0 && (x = pod_prepare(pod, pn->name, &pn->bodies[at + j])) > 0)
+				pn->got[at + j] = pod;
+			else
+				cJSON_Delete(pod);
+			if (x < 0 && x != -ENOENT) {
+				kcmd_log_info("Failed to update status for pod pod=\"%s/%s\" "
+				              "err=\"%s\"",
+				              pn->pods.v[at + j].ns, pn->pods.v[at + j].name,
+				              errtext(&rs[j], x));
+				if (!pn->err)
+					pn->err = x;
+			}
+			kube_response_clear(&rs[j]);
+		}
+		if (r == -ENOMEM)
+			return r;
+		taint_if_due(s);
+	}
+	return 0;
+}
 
 /* updateNodeFunc up to MarkPodsNotReady's writes: the health (tryUpdateNodeHealth with its
  * retries), the zone's tally, processTaintBaseEviction, the NodeNotReady Event, the pods to
@@ -978,108 +1036,66 @@ static int pass_start(void *ud, size_t i)
 		return 0;
 	if ((pn->err = node_pods_to_mark(s, pn->name, &pn->pods)) < 0)
 		return 0;
+	int r = pn->pods.n ? node_pods_get(s, pn) : 0;
+	if (r < 0) {
+		pn->err = r;
+		return 0;
+	}
 	return pn->pods.n > 0;
 }
 
-/* the node's next pod whose Ready condition is to be set False (as the cache saw it) */
+/* the node's next pod whose Ready condition is to be set False (as its GET showed it) */
 static bool pass_next(void *ud, size_t i, size_t *ret_write)
 {
 	struct pass *p = ud;
 	struct pass_node *pn = &p->st[i];
 
-	if (pn->cursor >= pn->pods.n)
-		return false;
-	pn->cur = pn->cursor;
-	*ret_write = pn->cursor++;
-	return true;
-}
-
-/* The whole pods of one round's writes, together: UpdateStatus sends the whole pod, which the
- * cache's record does not keep (upstream sends its informer's copy). Each pod is prepared from
- * its GET: gone, or no longer to be written, leaves its slot empty (no write, no Event). */
-static void pass_get(struct pass *p, const size_t *nodes, size_t n)
-{
-	struct kube_request rq[NLC_UPDATE_WORKERS] = {0};
-	struct kube_response rs[NLC_UPDATE_WORKERS];
-	int r;
-
-	memset(rs, 0, sizeof(rs));
-	for (size_t j = 0; j < n; j++) {
-		struct pass_node *pn = &p->st[nodes[j]];
-		rq[j] = (struct kube_request){.verb = KUBE_GET,
-		                              .version = "v1",
-		                              .resource = "pods",
-		                              .ns = pn->pods.v[pn->cur].ns,
-		                              .name = pn->pods.v[pn->cur].name};
-	}
-	r = kube_client_request_many(p->s->ctx->kc, rq, n, rs, NULL);
-	for (size_t j = 0; j < n; j++) {
-		struct pass_node *pn = &p->st[nodes[j]];
-		int x = r < 0 ? r : rs[j].error.err;
-		cJSON *pod = x == 0 && rs[j].body
-		                     ? cJSON_ParseWithLength(rs[j].body, rs[j].body_len)
-		                     : NULL;
-		if (x == 0 && !pod)
-			x = -EBADMSG;
-		if (x == 0 && (x = pod_prepare(pod, pn->name, &pn->body)) > 0)
-			pn->pod = pod;
-		else
-			cJSON_Delete(pod);
-		if (x < 0 && x != -ENOENT) {
-			kcmd_log_info("Failed to update status for pod pod=\"%s/%s\" err=\"%s\"",
-			              pn->pods.v[pn->cur].ns, pn->pods.v[pn->cur].name,
-			              errtext(&rs[j], x));
-			if (!pn->err)
-				pn->err = x;
+	while (pn->cursor < pn->pods.n) {
+		size_t k = pn->cursor++;
+		if (pn->bodies[k]) {
+			pn->cur = k;
+			*ret_write = k;
+			return true;
 		}
-		kube_response_clear(&rs[j]);
 	}
+	return false;
 }
 
-/* one round: a pod status write of each active node, together (each after its pod's GET) */
-static void pass_send(void *ud, const size_t *nodes, const size_t *writes, size_t n_round)
+/* one round: a pod status write of each active node, together */
+static void pass_send(void *ud, const size_t *nodes, const size_t *writes, size_t n)
 {
 	struct pass *p = ud;
 	struct kube_request rq[NLC_UPDATE_WORKERS] = {0};
 	struct kube_response rs[NLC_UPDATE_WORKERS];
-	size_t idx[NLC_UPDATE_WORKERS], n = 0;
 	int r;
 
 	(void)writes;
-	if (n_round > NLC_UPDATE_WORKERS)
-		n_round = NLC_UPDATE_WORKERS; /* nlc_pool_run's bound */
-	pass_get(p, nodes, n_round);
-	for (size_t j = 0; j < n_round; j++)
-		if (p->st[nodes[j]].pod)
-			idx[n++] = nodes[j];
-	if (!n) {
-		taint_if_due(p->s);
-		return;
-	}
-	nodes = idx;
+	if (n > NLC_UPDATE_WORKERS)
+		n = NLC_UPDATE_WORKERS; /* nlc_pool_run's bound */
 	memset(rs, 0, sizeof(rs));
 	for (size_t j = 0; j < n; j++) {
 		struct pass_node *pn = &p->st[nodes[j]];
+		const cJSON *pod = pn->got[pn->cur];
 		rq[j] = (struct kube_request){.verb = KUBE_UPDATE,
 		                              .version = "v1",
 		                              .resource = "pods",
-		                              .ns = pod_str(pn->pod, "namespace"),
-		                              .name = pod_str(pn->pod, "name"),
+		                              .ns = pod_str(pod, "namespace"),
+		                              .name = pod_str(pod, "name"),
 		                              .subresource = "status",
-		                              .body = pn->body,
-		                              .body_len = strlen(pn->body)};
+		                              .body = pn->bodies[pn->cur],
+		                              .body_len = strlen(pn->bodies[pn->cur])};
 	}
 	r = kube_client_request_many(p->s->ctx->kc, rq, n, rs, NULL);
 	for (size_t j = 0; j < n; j++) {
 		struct pass_node *pn = &p->st[nodes[j]];
 		int x = r < 0 ? r : rs[j].error.err;
-		if ((x = pod_written(p->s, pn->pod, x, &rs[j])) < 0 && !pn->err)
+		if ((x = pod_written(p->s, pn->got[pn->cur], x, &rs[j])) < 0 && !pn->err)
 			pn->err = x;
 		kube_response_clear(&rs[j]);
-		free(pn->body);
-		pn->body = NULL;
-		cJSON_Delete(pn->pod);
-		pn->pod = NULL;
+		free(pn->bodies[pn->cur]);
+		pn->bodies[pn->cur] = NULL;
+		cJSON_Delete(pn->got[pn->cur]);
+		pn->got[pn->cur] = NULL;
 	}
 	taint_if_due(p->s);
 }
@@ -1101,9 +1117,13 @@ static void pass_finish(void *ud, size_t i)
 	}
 	kcmd_metric_observe(s->met, NLC_M_NODE_DURATION, NULL, (double)(mono_us() - pn->t0) / 1e6);
 	cJSON_Delete(pn->node);
+	for (size_t k = 0; pn->got && k < pn->pods.n; k++) {
+		cJSON_Delete(pn->got[k]);
+		free(pn->bodies[k]);
+	}
+	free(pn->got);
+	free(pn->bodies);
 	pod_refs_free(&pn->pods);
-	cJSON_Delete(pn->pod);
-	free(pn->body);
 	*pn = (struct pass_node){0};
 }
 
