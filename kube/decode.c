@@ -304,6 +304,7 @@ struct pod_tmp {
 	uint32_t n_init_st, cap_init_st;
 	bool aff_found; /* the metadata.name In requirement affinity_node comes from was seen */
 	uint32_t cap_ports, cap_ips; /* p->ep's arrays */
+	uint32_t cap_tols;           /* p->tolerations */
 };
 
 /* One matchFields NodeSelectorRequirement: the first metadata.name In one decides
@@ -411,6 +412,62 @@ static int dec_container_ports(struct js *j, struct kube_pod *p, struct pod_tmp 
 	return r < 0 ? r : 1;
 }
 
+/* An empty string is kept as NULL (the API does not tell "" and absent apart here). */
+static int dec_opt_str(struct js *j, const char **ret)
+{
+	char *v = NULL;
+	int r = js_str(j, &v);
+	*ret = v && *v ? v : NULL;
+	return r;
+}
+
+/* spec.tolerations: every element, in order (null elements count as empty tolerations, as a
+ * Go client decodes them). A field of the wrong JSON type fails the pod (-EPROTO), as every
+ * other typed field does. */
+static int dec_tolerations(struct js *j, struct kube_pod *p, struct pod_tmp *t)
+{
+	const char *k;
+	size_t kn;
+	int r = js_arr_begin(j);
+	if (r <= 0)
+		return r;
+	while ((r = js_arr_next(j)) > 0) {
+		struct kube_toleration *tl = grow(j, (void **)&p->tolerations, &p->n_tolerations,
+		                                  &t->cap_tols, sizeof(*tl), 4);
+		if (!tl)
+			return j->err;
+		*tl = (struct kube_toleration){0};
+		if ((r = js_obj_begin(j)) <= 0) {
+			if (r < 0)
+				return r;
+			continue;
+		}
+		while ((r = js_obj_next(j, &k, &kn)) > 0) {
+			if (JS_KEY(k, kn, "key"))
+				r = dec_opt_str(j, &tl->key);
+			else if (JS_KEY(k, kn, "operator"))
+				r = dec_opt_str(j, &tl->op);
+			else if (JS_KEY(k, kn, "value"))
+				r = dec_opt_str(j, &tl->value);
+			else if (JS_KEY(k, kn, "effect"))
+				r = dec_opt_str(j, &tl->effect);
+			else if (JS_KEY(k, kn, "tolerationSeconds"))
+				tl->has_seconds = (r = js_int64(j, &tl->seconds)) > 0;
+			else
+				r = js_skip(j);
+			if (r < 0)
+				return r;
+		}
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	if (!p->n_tolerations)
+		p->tolerations = NULL;
+	return 1;
+}
+
 static int dec_pod_spec(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 {
 	const char *k;
@@ -423,6 +480,9 @@ static int dec_pod_spec(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 			js_str(j, (char **)&p->node_name);
 		} else if (JS_KEY(k, kn, "affinity")) {
 			dec_affinity(j, p, t, 0);
+		} else if (JS_KEY(k, kn, "tolerations")) {
+			if ((r = dec_tolerations(j, p, t)) < 0)
+				return r;
 		} else if (JS_KEY(k, kn, "hostname")) {
 			js_str(j, (char **)&p->ep.hostname);
 		} else if (JS_KEY(k, kn, "subdomain")) {
@@ -565,6 +625,16 @@ static int dec_container_statuses(struct js *j, int32_t *max, struct pod_tmp *t)
 	return r < 0 ? r : 1;
 }
 
+/* The first Ready condition's status (MarkPodsNotReady reads the first one). */
+static uint8_t ready_status_of(const char *st, size_t n, bool escaped)
+{
+	if (st && !escaped && JS_KEY(st, n, "True"))
+		return KUBE_COND_TRUE;
+	if (st && !escaped && JS_KEY(st, n, "False"))
+		return KUBE_COND_FALSE;
+	return KUBE_COND_UNKNOWN;
+}
+
 static int dec_pod_status(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 {
 	const char *k, *s;
@@ -603,6 +673,8 @@ static int dec_pod_status(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 					return r;
 				if (type && !e1 && JS_KEY(type, tn, "Ready")) {
 					p->ready = st && !e2 && JS_KEY(st, stn, "True");
+					if (!p->ready_status)
+						p->ready_status = ready_status_of(st, stn, e2);
 					p->ready_transition_time = ltt;
 				} else if (type && !e1 && JS_KEY(type, tn, "DisruptionTarget")) {
 					bool on = st && !e2 && JS_KEY(st, stn, "True");
@@ -612,6 +684,9 @@ static int dec_pod_status(struct js *j, struct kube_pod *p, struct pod_tmp *t)
 					                       : kl ? KUBE_DT_TRUE_KUBELET
 					                            : KUBE_DT_TRUE;
 					p->disruption_target_time = ltt;
+					p->dt_taint_manager =
+					        on && rs && !e3 &&
+					        JS_KEY(rs, rsn, "DeletionByTaintManager");
 				}
 			}
 		} else if (JS_KEY(k, kn, "podIP")) {

@@ -124,7 +124,10 @@ struct kube_pod {
 	enum kube_pod_phase phase;         /* status.phase */
 	bool ready;                        /* condition Ready has status "True" */
 	kube_time_t ready_transition_time; /* that condition's lastTransitionTime (0 if absent) */
-	int32_t max_restarts;              /* max restartCount over status.containerStatuses */
+	/* the first Ready condition's status as MarkPodsNotReady tells it apart (enum
+	 * kube_cond_status; record version 9) */
+	uint8_t ready_status;
+	int32_t max_restarts;         /* max restartCount over status.containerStatuses */
 	int32_t max_sidecar_restarts; /* over initContainerStatuses whose spec init container has
 	                               * restartPolicy Always (sidecars), as upstream ranks */
 	int32_t deletion_cost;        /* controller.kubernetes.io/pod-deletion-cost, 0 if absent or
@@ -140,6 +143,9 @@ struct kube_pod {
 	 * version 7; their syncs still read the volumes and claims themselves live). */
 	bool has_ephemeral_volume;
 	bool has_resource_claims;
+	/* that condition is status "True" with reason "DeletionByTaintManager" (the taint eviction
+	 * controller's own; record version 9) */
+	bool dt_taint_manager;
 	/* ---- the EndpointSlice controller's part (record version 6) ----
 	 * What the endpointslice reconciler reads of a pod beyond the fields above, so that its
 	 * sync reads pods from the cache (docs/endpointslice.md). */
@@ -161,6 +167,26 @@ struct kube_pod {
 			bool sidecar;
 		} * ports;
 	} ep;
+	/* ---- spec.tolerations, whole and in order (record version 9): the taint eviction
+	 * controller's decisions read them from the cache. No limit but the object's size. */
+	uint32_t n_tolerations;
+	struct kube_toleration {
+		const char *key;    /* NULL if absent or "" */
+		const char *op;     /* operator, NULL if absent or "" */
+		const char *value;  /* NULL if absent or "" */
+		const char *effect; /* NULL if absent or "" */
+		bool has_seconds;   /* tolerationSeconds set */
+		int64_t seconds;
+	} * tolerations;
+};
+
+/* A condition's status as three states, plus absent. A status other than the three API values
+ * counts as Unknown (it is neither True nor False, which is all a reader asks). */
+enum kube_cond_status {
+	KUBE_COND_ABSENT = 0,
+	KUBE_COND_TRUE,
+	KUBE_COND_FALSE,
+	KUBE_COND_UNKNOWN,
 };
 
 enum kube_disruption_target {

@@ -450,6 +450,7 @@ struct pod_tmp {
 	struct name_span *init_st; /* status.initContainerStatuses */
 	uint32_t n_init_st, cap_init_st;
 	uint32_t cap_ports, cap_ips; /* p->ep's arrays */
+	uint32_t cap_tols;           /* p->tolerations */
 	bool aff_found; /* the metadata.name In requirement affinity_node comes from was seen */
 };
 
@@ -638,6 +639,43 @@ static int rd_volume(struct pb *b, unsigned wt, struct kube_pod *p)
 	return r;
 }
 
+/* Toleration {1 key, 2 operator, 3 value, 4 effect, 5 tolerationSeconds}: appended whole */
+static int rd_toleration(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
+                         struct pod_tmp *t)
+{
+	struct pb s;
+	uint32_t f;
+	unsigned w;
+	struct kube_toleration tl = {0};
+	int r = want_len(b, wt, &s);
+	if (r < 0)
+		return r;
+	while ((r = rd_tag(&s, &f, &w)) > 0) {
+		if (f == 1)
+			r = rd_str(d, &s, w, &tl.key, OMITEMPTY);
+		else if (f == 2)
+			r = rd_str(d, &s, w, &tl.op, OMITEMPTY);
+		else if (f == 3)
+			r = rd_str(d, &s, w, &tl.value, OMITEMPTY);
+		else if (f == 4)
+			r = rd_str(d, &s, w, &tl.effect, OMITEMPTY);
+		else if (f == 5) {
+			r = rd_i64(&s, w, &tl.seconds);
+			tl.has_seconds = r >= 0;
+		} else
+			r = skip(&s, w);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	struct kube_toleration *slot = GROW(d, p->tolerations, p->n_tolerations, t->cap_tols, 4);
+	if (!slot)
+		return -ENOMEM;
+	*slot = tl;
+	return 0;
+}
+
 static int rd_pod_spec(struct pd *d, struct pb *b, unsigned wt, struct kube_pod *p,
                        struct pod_tmp *t)
 {
@@ -664,6 +702,8 @@ static int rd_pod_spec(struct pd *d, struct pb *b, unsigned wt, struct kube_pod 
 			r = rd_volume(&s, w, p);
 		else if (f == 39) /* resourceClaims: one item makes it not empty */
 			p->has_resource_claims = (r = skip(&s, w)) == 0;
+		else if (f == 22)
+			r = rd_toleration(d, &s, w, p, t);
 		else
 			r = skip(&s, w);
 		if (r < 0)
@@ -719,6 +759,10 @@ static int rd_pod_condition(struct pb *b, unsigned wt, struct kube_pod *p)
 		return r;
 	if (type && span_is(type, tn, "Ready")) {
 		p->ready = st && span_is(st, stn, "True");
+		if (!p->ready_status) /* the first Ready condition, as MarkPodsNotReady reads */
+			p->ready_status = p->ready                          ? KUBE_COND_TRUE
+			                  : st && span_is(st, stn, "False") ? KUBE_COND_FALSE
+			                                                    : KUBE_COND_UNKNOWN;
 		p->ready_transition_time = ltt;
 	} else if (type && span_is(type, tn, "DisruptionTarget")) {
 		bool on = st && span_is(st, stn, "True");
@@ -727,6 +771,7 @@ static int rd_pod_condition(struct pb *b, unsigned wt, struct kube_pod *p)
 		                       : kl ? KUBE_DT_TRUE_KUBELET
 		                            : KUBE_DT_TRUE;
 		p->disruption_target_time = ltt;
+		p->dt_taint_manager = on && rs && span_is(rs, rsn, "DeletionByTaintManager");
 	}
 	return 0;
 }

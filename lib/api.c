@@ -365,6 +365,18 @@ int kcmd_cache_list(struct shm_arena *a, const char *group, const char *resource
 	return shm_reader_list(a, (uint16_t)t, fn, userdata);
 }
 
+int kcmd_cache_list_pods_on_node(struct shm_arena *a, const char *node, kcmd_cache_visit_fn fn,
+                                 void *userdata)
+{
+	int t;
+
+	if (!fn || !node || !*node)
+		return -EINVAL;
+	if ((t = find_type(a, "", "pods")) < 0)
+		return t;
+	return shm_reader_list_node(a, (uint16_t)t, node, fn, userdata);
+}
+
 int kcmd_cache_synced(struct shm_arena *a, const char *group, const char *resource)
 {
 	struct shm_type_info ti;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "shm/index.h"
+#include "shm/records.h"
 #include "shm/shm-internal.h"
 
 unsigned shm__test_flags;
@@ -735,14 +736,30 @@ static int view_record(struct shm_arena *a, uint64_t ref, struct w_view *v)
 /* Index membership of one record (as a writer view): add or remove everywhere. Removal never
  * allocates, so it cannot fail half-way. */
 struct roots {
-	_Atomic uint64_t *name, *ns, *orphan, *uid, *owner;
+	_Atomic uint64_t *name, *ns, *orphan, *uid, *owner, *node;
 };
 
 static void roots_of(struct shm_arena *a, unsigned type, struct roots *r)
 {
 	struct shm_abi_type *t = shm_type_entry(a, type); /* registered: never NULL */
-	*r = (struct roots){&t->name_index, &t->ns_index, &t->orphan_index, &a->hdr->uid_index,
-	                    &a->hdr->owner_index};
+	*r = (struct roots){&t->name_index,     &t->ns_index,         &t->orphan_index,
+	                    &a->hdr->uid_index, &a->hdr->owner_index, &t->node_index};
+}
+
+/* The node key of a record (a bound pod's spec.nodeName), or false: not in the node index. */
+static bool node_of(const struct w_view *v, const char **node, size_t *nl)
+{
+	if (v->r.payload_kind != SHM_RECORD_POD)
+		return false;
+	return shm_rec_pod_node(v->payload, v->r.payload_len, node, nl) > 0;
+}
+
+static bool same_node(const struct w_view *x, const struct w_view *y)
+{
+	const char *a, *b;
+	size_t al, bl;
+	bool ha = node_of(x, &a, &al), hb = node_of(y, &b, &bl);
+	return ha == hb && (!ha || (al == bl && memcmp(a, b, al) == 0));
 }
 
 static bool has_controller(const struct w_view *v)
@@ -756,8 +773,10 @@ static bool has_controller(const struct w_view *v)
 }
 
 static int index_add(struct shm_arena *a, const struct roots *rt, const struct w_view *v,
-                     uint32_t h, bool name, bool uid, bool owners, bool orphan)
+                     uint32_t h, bool name, bool uid, bool owners, bool orphan, bool node)
 {
+	const char *nd;
+	size_t ndl;
 	int r = 0;
 	if (name)
 		r = shm_tab_insert(a, rt->name,
@@ -770,6 +789,8 @@ static int index_add(struct shm_arena *a, const struct roots *rt, const struct w
 		r = shm_mset_add(a, rt->ns, shm_key_ns(a->seed, v->ns, v->ns_len), h);
 	if (r >= 0 && orphan && !has_controller(v))
 		r = shm_mset_add(a, rt->orphan, shm_key_ns(a->seed, v->ns, v->ns_len), h);
+	if (r >= 0 && node && node_of(v, &nd, &ndl))
+		r = shm_mset_add(a, rt->node, shm_key_node(a->seed, nd, ndl), h);
 	if (r >= 0 && owners) {
 		struct w_owner o;
 		size_t pos = 0;
@@ -780,8 +801,11 @@ static int index_add(struct shm_arena *a, const struct roots *rt, const struct w
 }
 
 static void index_del(struct shm_arena *a, const struct roots *rt, const struct w_view *v,
-                      uint32_t h, bool name, bool uid, bool owners, bool orphan)
+                      uint32_t h, bool name, bool uid, bool owners, bool orphan, bool node)
 {
+	const char *nd;
+	size_t ndl;
+
 	if (name) {
 		shm_tab_remove(a, rt->name,
 		               shm_key_name(a->seed, v->ns, v->ns_len, (const char *)v->name,
@@ -793,6 +817,8 @@ static void index_del(struct shm_arena *a, const struct roots *rt, const struct 
 		shm_tab_remove(a, rt->uid, shm_key_uid(a->seed, v->uid_str, v->uid_len), h);
 	if (orphan && !has_controller(v))
 		shm_mset_del(a, rt->orphan, shm_key_ns(a->seed, v->ns, v->ns_len), h);
+	if (node && node_of(v, &nd, &ndl))
+		shm_mset_del(a, rt->node, shm_key_node(a->seed, nd, ndl), h);
 	if (owners) {
 		struct w_owner o;
 		size_t pos = 0;
@@ -1060,7 +1086,7 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec)
 	struct w_view nv;
 	view_record(a, ref, &nv);
 	if (created) {
-		r = index_add(a, &rt, &nv, h, true, true, true, true);
+		r = index_add(a, &rt, &nv, h, true, true, true, true, true);
 		if (r < 0)
 			goto fail_published;
 		atomic_fetch_add_explicit(&shm_type_entry(a, rec->type)->count, 1,
@@ -1073,10 +1099,12 @@ int shm_writer_upsert(struct shm_arena *a, const struct shm_record_in *rec)
 			                   memcmp(ov.uid_str, nv.uid_str, nv.uid_len) != 0;
 			bool own_changed = shm_abi_rec_atom(&ov.r, 2) != shm_abi_rec_atom(&nv.r, 2);
 			bool orph_changed = has_controller(&ov) != has_controller(&nv);
-			index_del(a, &rt, &ov, h, false, uid_changed, own_changed, orph_changed);
+			bool node_changed = !same_node(&ov, &nv);
+			index_del(a, &rt, &ov, h, false, uid_changed, own_changed, orph_changed,
+			          node_changed);
 			SHM_CRASH_POINT(4);
-			r = index_add(a, &rt, &nv, h, false, uid_changed, own_changed,
-			              orph_changed);
+			r = index_add(a, &rt, &nv, h, false, uid_changed, own_changed, orph_changed,
+			              node_changed);
 			for (int i = 0; i < 3; i++)
 				atom_put(a, shm_abi_rec_atom(&ov.r, i));
 			w_free(a, shm_ref_off(old));
@@ -1091,7 +1119,7 @@ fail_published:
 	/* The object is published but not fully indexed: take it out entirely (removal never
 	 * allocates), as documented for -ENOMEM. */
 	atomic_store_explicit(slot, 0, memory_order_release);
-	index_del(a, &rt, &nv, h, true, true, true, true);
+	index_del(a, &rt, &nv, h, true, true, true, true, true);
 	atom_put(a, ns_ref);
 	atom_put(a, lab_ref);
 	atom_put(a, own_ref);
@@ -1135,7 +1163,7 @@ int shm_writer_delete(struct shm_arena *a, uint16_t type, const char *ns, const 
 	SHM_CRASH_POINT(5);
 	struct roots rt;
 	roots_of(a, type, &rt);
-	index_del(a, &rt, &v, h, true, true, true, true);
+	index_del(a, &rt, &v, h, true, true, true, true, true);
 	for (int i = 0; i < 3; i++)
 		atom_put(a, shm_abi_rec_atom(&v.r, i));
 	w_free(a, shm_ref_off(ref));
@@ -1776,6 +1804,8 @@ int shm_recover(struct shm_arena *a)
 		           carved);
 		mark_index(a, &m, atomic_load_explicit(&ty->orphan_index, memory_order_relaxed),
 		           true, carved);
+		mark_index(a, &m, atomic_load_explicit(&ty->node_index, memory_order_relaxed), true,
+		           carved);
 		atomic_store_explicit(&ty->count, counts[t], memory_order_relaxed);
 	}
 	mark_index(a, &m, atomic_load_explicit(&hd->uid_index, memory_order_relaxed), false,
@@ -1851,7 +1881,7 @@ static int rebuild_indexes(struct shm_arena *a, uint64_t *violations)
 	uint64_t nt = atomic_load_explicit(&hd->n_types, memory_order_relaxed);
 	uint64_t hw = atomic_load_explicit(&hd->handles_hw, memory_order_relaxed);
 	struct {
-		_Atomic uint64_t name, ns, orphan;
+		_Atomic uint64_t name, ns, orphan, node;
 	} *nr = calloc(nt ? nt : 1, sizeof(*nr));
 	_Atomic uint64_t nuid = 0, nowner = 0;
 	if (!nr)
@@ -1874,9 +1904,10 @@ static int rebuild_indexes(struct shm_arena *a, uint64_t *violations)
 			(*violations)++;
 			continue;
 		}
-		struct roots rt = {&nr[v.r.type].name, &nr[v.r.type].ns, &nr[v.r.type].orphan,
-		                   &nuid, &nowner};
-		if ((r = index_add(a, &rt, &v, h, true, true, true, true)) < 0)
+		struct roots rt = {
+		        &nr[v.r.type].name, &nr[v.r.type].ns, &nr[v.r.type].orphan, &nuid, &nowner,
+		        &nr[v.r.type].node};
+		if ((r = index_add(a, &rt, &v, h, true, true, true, true, true)) < 0)
 			goto fail;
 	}
 	/* publish: one release store per root (pairs with readers' acquire loads of the roots) */
@@ -1890,9 +1921,12 @@ static int rebuild_indexes(struct shm_arena *a, uint64_t *violations)
 		        atomic_exchange_explicit(&ty->ns_index, nr[t].ns, memory_order_acq_rel);
 		uint64_t o3 = atomic_exchange_explicit(&ty->orphan_index, nr[t].orphan,
 		                                       memory_order_acq_rel);
+		uint64_t o4 =
+		        atomic_exchange_explicit(&ty->node_index, nr[t].node, memory_order_acq_rel);
 		free_index(a, o1, false);
 		free_index(a, o2, true);
 		free_index(a, o3, true);
+		free_index(a, o4, true);
 	}
 	free_index(a, atomic_exchange_explicit(&hd->uid_index, nuid, memory_order_acq_rel), false);
 	free_index(a, atomic_exchange_explicit(&hd->owner_index, nowner, memory_order_acq_rel),
@@ -1904,6 +1938,7 @@ fail:
 		free_index(a, nr[t].name, false);
 		free_index(a, nr[t].ns, true);
 		free_index(a, nr[t].orphan, true);
+		free_index(a, nr[t].node, true);
 	}
 	free_index(a, nuid, false);
 	free_index(a, nowner, true);
@@ -1930,10 +1965,11 @@ int shm_writer_check(struct shm_arena *a)
 	uint64_t nt = atomic_load_explicit(&hd->n_types, memory_order_relaxed);
 	if (nt > SHM_ABI_MAX_TYPES)
 		return 1;
-	uint64_t *per_type = calloc(2 * (nt ? nt : 1), sizeof(uint64_t));
+	uint64_t *per_type = calloc(3 * (nt ? nt : 1), sizeof(uint64_t));
 	if (!per_type)
 		return -ENOMEM;
 	uint64_t *orphans = per_type + (nt ? nt : 1);
+	uint64_t *bound = orphans + (nt ? nt : 1); /* records in the node index */
 	for (uint32_t h = 1; h < hw; h++) {
 		uint64_t ref = shm_handle_load(a, h);
 		if (!ref)
@@ -1972,6 +2008,13 @@ int shm_writer_check(struct shm_arena *a)
 			owner_edges += !dup;
 		}
 		orphans[v.r.type] += !has_controller(&v);
+		const char *nd;
+		size_t ndl;
+		if (node_of(&v, &nd, &ndl)) {
+			bound[v.r.type]++;
+			if (!in_set(a, rt.node, shm_key_node(a->seed, nd, ndl), h))
+				bad++;
+		}
 		/* atoms: each referenced atom is in the intern map with a positive count */
 		const uint64_t refs[3] = {shm_abi_rec_atom(&v.r, 0), shm_abi_rec_atom(&v.r, 1),
 		                          shm_abi_rec_atom(&v.r, 2)};
@@ -1998,6 +2041,8 @@ int shm_writer_check(struct shm_arena *a)
 			bad++;
 		sum += shm_mset_total(a, &ty->ns_index);
 		if (shm_mset_total(a, &ty->orphan_index) != orphans[t])
+			bad++;
+		if (shm_mset_total(a, &ty->node_index) != bound[t])
 			bad++;
 	}
 	free(per_type);

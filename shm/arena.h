@@ -13,7 +13,8 @@
  *  - Handles (change from the study): every object has a stable 32-bit handle; the handle slot
  *    holds the ref of the current record. Indexes map keys to handles, not to blocks, so an
  *    update of an object whose keys did not change touches one word, and multi-valued indexes
- *    (namespace, owner uid, orphans) are stable sets of handles with O(1) add/remove.
+ *    (namespace, owner uid, orphans, a pod's node) are stable sets of handles with O(1)
+ *    add/remove.
  *  - The handle table is the truth; every index is derived. A writer killed between two
  *    index updates leaves a state a reader could already have seen between two of its lookups;
  *    a restarted writer rebuilds all indexes from the handle table and publishes each new table
@@ -291,6 +292,11 @@ int shm_reader_list(struct shm_arena *a, uint16_t type, shm_visit_fn fn, void *u
 /* The objects of a type in one namespace. */
 int shm_reader_list_ns(struct shm_arena *a, uint16_t type, const char *ns, shm_visit_fn fn,
                        void *userdata);
+/* The objects of a type bound to a node: pod records (SHM_RECORD_POD) whose spec.nodeName is
+ * node (the node index, records.h shm_rec_pod_node; client-go's "spec.nodeName" indexer).
+ * -EINVAL for an empty node. */
+int shm_reader_list_node(struct shm_arena *a, uint16_t type, const char *node, shm_visit_fn fn,
+                         void *userdata);
 /* Objects of type whose controller reference has owner_uid, then (if ns != NULL) the objects of
  * type in ns without a controller reference (orphans): what a ReplicaSet sync needs. */
 int shm_reader_list_controlled(struct shm_arena *a, uint16_t type, const char *owner_uid,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "shm/index.h"
+#include "shm/records.h"
 #include "shm/shm-internal.h"
 
 static int scratch(struct shm_arena *a, unsigned slot, size_t n)
@@ -591,6 +592,7 @@ struct filter {
 	const char *owner; /* controller uid, or any owner if any_owner */
 	bool any_owner;
 	const char *orphan_ns; /* also accept objects of this ns without controller */
+	const char *node;      /* bound to this node (shm_rec_pod_node); NULL = any */
 };
 
 static bool pass(const struct filter *f, const struct shm_obj *o)
@@ -599,6 +601,14 @@ static bool pass(const struct filter *f, const struct shm_obj *o)
 		return false;
 	if (f->ns && strcmp(o->ns, f->ns) != 0)
 		return false;
+	if (f->node) {
+		const char *nd;
+		size_t nl;
+		if (o->kind != SHM_RECORD_POD ||
+		    shm_rec_pod_node(o->payload, o->payload_len, &nd, &nl) <= 0 ||
+		    strcmp(nd, f->node) != 0)
+			return false;
+	}
 	if (!f->owner)
 		return true;
 	if (f->any_owner) {
@@ -679,6 +689,20 @@ int shm_reader_list_ns(struct shm_arena *a, uint16_t type, const char *ns, shm_v
 	if (r < 0)
 		return r;
 	struct filter f = {.type = type, .ns = ns};
+	return visit(a, from, false, &f, fn, ud);
+}
+
+int shm_reader_list_node(struct shm_arena *a, uint16_t type, const char *node, shm_visit_fn fn,
+                         void *ud)
+{
+	struct shm_abi_type *t;
+	if (!a || !node || !*node || !(t = type_ok(a, type)))
+		return -EINVAL;
+	size_t from = a->hv_len;
+	int r = collect_set(a, &t->node_index, shm_key_node(a->seed, node, strlen(node)));
+	if (r < 0)
+		return r;
+	struct filter f = {.type = type, .node = node};
 	return visit(a, from, false, &f, fn, ud);
 }
 

@@ -63,6 +63,34 @@ static void enc_str(struct enc *e, const char *s)
 	enc_blob(e, s ? s : "", s ? strlen(s) : 0);
 }
 
+/* One toleration as one blob (records.h, version 9). */
+static void enc_toleration(struct enc *e, const struct kube_toleration *t)
+{
+	const char *str[4] = {t->key, t->op, t->value, t->effect};
+	size_t n = SHM_REC_POD_TOL_RAW, at;
+	uint8_t small[256], *b = small;
+
+	for (int i = 0; i < 4; i++)
+		n += (str[i] ? strlen(str[i]) : 0) + 1;
+	if (n > sizeof(small) && !(b = malloc(n))) {
+		e->err = -ENOMEM;
+		return;
+	}
+	b[0] = t->has_seconds;
+	memcpy(b + 1, &t->seconds, 8);
+	at = SHM_REC_POD_TOL_RAW;
+	for (int i = 0; i < 4; i++) {
+		size_t l = str[i] ? strlen(str[i]) : 0;
+		if (l)
+			memcpy(b + at, str[i], l);
+		b[at + l] = 0;
+		at += l + 1;
+	}
+	enc_blob(e, b, n);
+	if (b != small)
+		free(b);
+}
+
 /* Blob 0 and the compiled selector (records.h); the counts go into *rs. */
 static void enc_selector(struct enc *e, const struct kube_label_selector *ls, struct shm_rec_rs *rs)
 {
@@ -148,10 +176,15 @@ int shm_rec_encode(enum shm_record_kind kind, const void *obj, uint8_t **buf, si
 			h.flags |= SHM_REC_POD_EPHEMERAL;
 		if (p->has_resource_claims)
 			h.flags |= SHM_REC_POD_CLAIMS;
+		pod.n_tolerations = p->n_tolerations;
+		pod.ready_status = p->ready_status;
+		pod.dt_taint_manager = p->dt_taint_manager;
 		h.fixed_len = sizeof(pod);
 		enc_put(&e, &pod, sizeof(pod));
 		enc_str(&e, p->node_name);
 		enc_str(&e, p->affinity_node);
+		for (uint32_t i = 0; i < p->n_tolerations; i++)
+			enc_toleration(&e, &p->tolerations[i]);
 		/* the endpoint part, last before the finalizers */
 		enc_str(&e, p->ep.hostname);
 		enc_str(&e, p->ep.subdomain);
@@ -404,8 +437,9 @@ static int pod_endpoint_view(const struct shm_rec_pod *fp, const struct blobs *b
 	uint64_t need = shm_rec_pod_endpoint_blobs(fp);
 	uint32_t at;
 
-	if (b->first_fin < SHM_REC_POD_HEAD_BLOBS ||
-	    need > (uint64_t)b->first_fin - SHM_REC_POD_HEAD_BLOBS)
+	uint64_t head = shm_rec_pod_head_blobs(fp);
+
+	if (b->first_fin < head || need > (uint64_t)b->first_fin - head)
 		return -EBADMSG;
 	at = b->first_fin - (uint32_t)need;
 	ret->pod_ips = calloc((size_t)fp->ep_n_pod_ips + 1, sizeof(*ret->pod_ips));
@@ -446,6 +480,42 @@ int shm_pod_flag(const struct shm_obj *o, unsigned flag)
 	return (v.hdr.flags & flag) ? 1 : 0;
 }
 
+/* The tolerations: the blobs after affinity_node (pod_endpoint_view checked that they and
+ * the endpoint part do not overlap). A blob must hold its raw head and four NUL-terminated
+ * strings, all inside it. */
+static int pod_tolerations_view(const struct shm_rec_pod *fp, const struct blobs *b,
+                                struct shm_pod_view *ret)
+{
+	if (!fp->n_tolerations)
+		return 0;
+	ret->tolerations = calloc(fp->n_tolerations, sizeof(*ret->tolerations));
+	if (!ret->tolerations)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < fp->n_tolerations; i++) {
+		const char *p = b->p[SHM_REC_POD_HEAD_BLOBS + i];
+		size_t n = b->len[SHM_REC_POD_HEAD_BLOBS + i], at = SHM_REC_POD_TOL_RAW;
+		struct kube_toleration *t = &ret->tolerations[i];
+		const char **str[4] = {&t->key, &t->op, &t->value, &t->effect};
+
+		if (n < SHM_REC_POD_TOL_RAW + 4)
+			return -EBADMSG;
+		t->has_seconds = p[0] != 0;
+		memcpy(&t->seconds, p + 1, 8);
+		for (int k = 0; k < 4; k++) {
+			const char *z = at < n ? memchr(p + at, 0, n - at) : NULL;
+			if (!z)
+				return -EBADMSG;
+			*str[k] = z > p + at ? p + at : NULL;
+			at = (size_t)(z - p) + 1;
+		}
+		if (at != n)
+			return -EBADMSG;
+	}
+	ret->pod.n_tolerations = fp->n_tolerations;
+	ret->pod.tolerations = ret->tolerations;
+	return 0;
+}
+
 int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 {
 	struct shm_rec_view v;
@@ -480,7 +550,11 @@ int shm_pod_view_init(struct shm_obj *obj, struct shm_pod_view *ret)
 		ret->pod.disruption_target_time = fp.disruption_target_time;
 		ret->pod.has_ephemeral_volume = v.hdr.flags & SHM_REC_POD_EPHEMERAL;
 		ret->pod.has_resource_claims = v.hdr.flags & SHM_REC_POD_CLAIMS;
+		ret->pod.ready_status = fp.ready_status;
+		ret->pod.dt_taint_manager = fp.dt_taint_manager != 0;
 		r = pod_endpoint_view(&fp, &b, ret);
+		if (r == 0)
+			r = pod_tolerations_view(&fp, &b, ret);
 	}
 	blobs_free(&b);
 	return r;
@@ -518,6 +592,7 @@ void shm_pod_view_free(struct shm_pod_view *p)
 	shm_obj_release(&p->obj);
 	free(p->pod_ips);
 	free(p->ports);
+	free(p->tolerations);
 	free(p->labels);
 	free(p->owners);
 	free(p->finalizers);

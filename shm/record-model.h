@@ -73,8 +73,9 @@ struct shm_pod_view {
 	struct kube_kv *labels;
 	struct kube_owner_ref *owners;
 	const char **finalizers;
-	const char **pod_ips;        /* pod.ep.pod_ips */
-	struct kube_pod_port *ports; /* pod.ep.ports */
+	const char **pod_ips;                /* pod.ep.pod_ips */
+	struct kube_pod_port *ports;         /* pod.ep.ports */
+	struct kube_toleration *tolerations; /* pod.tolerations (strings point into obj) */
 };
 
 /* A ReplicaSet's selector as its record keeps it: compiled when stored (validated once by the

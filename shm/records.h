@@ -19,8 +19,8 @@
  *     blobs                n_blobs times { uint32 len; len bytes; NUL }, unaligned
  *
  *   Blob order: pods: node_name, the node its required node affinity targets (kube_pod
- *   affinity_node), then the endpoint part (struct shm_rec_pod), then the finalizers
- *   (version 6). ReplicaSets: the selector's error text
+ *   affinity_node), then one blob per toleration (version 9, struct shm_rec_pod), then the
+ *   endpoint part (struct shm_rec_pod), then the finalizers. ReplicaSets: the selector's error text
  *   (sel_state INVALID; else empty), the compiled selector (n_sel_blobs blobs: per matchLabel
  *   key, value; per matchExpression key, then 5 raw bytes {uint8 enum kube_selector_op,
  *   uint32 value count}, then the values), spec.template JSON, the template's labels (key,
@@ -48,15 +48,17 @@
 #include <stdint.h>
 #include <string.h>
 
-/* "CRK8" read little-endian: version 8 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
+/* "CRK9" read little-endian: version 9 (v2: 32-bit n_blobs; v3: ReplicaSets keep their
  * selector compiled and their template's labels parsed; v4: the pod's fixed part keeps the
  * DisruptionTarget condition, 24 -> 32 bytes; v5: ReplicaSets keep every annotation, for the
  * Deployment controller's sync; v6: a pod keeps the node its required node affinity targets,
  * a second blob, for the DaemonSet controller's unbound pods, and the EndpointSlice
  * controller's part, 32 -> 40 bytes and the endpoint blobs; v7: a pod's header flags say
  * whether it has a generic ephemeral volume and resource claims; v8: a ReplicaSet keeps its
- * generateName, a blob after the annotations, so that its status PUT needs no GET) */
-#define SHM_REC_MAGIC 0x384b5243u
+ * generateName, a blob after the annotations, so that its status PUT needs no GET; v9: a pod
+ * keeps its Ready condition as three states and its tolerations whole, for the node lifecycle
+ * and taint eviction controllers, 40 -> 48 bytes and a blob per toleration) */
+#define SHM_REC_MAGIC 0x394b5243u
 
 enum shm_rec_flags {
 	SHM_REC_HAS_GRACE = 1u << 0,      /* deletionGracePeriodSeconds present */
@@ -100,11 +102,29 @@ struct shm_rec_pod {
 	 * {int32 containerPort, uint8 sidecar}. */
 	uint32_t ep_n_pod_ips;
 	uint32_t ep_n_ports;
+	/* ---- version 9 ----
+	 * n_tolerations blobs right after affinity_node, one per spec.tolerations item in order,
+	 * each SHM_REC_POD_TOL_RAW raw bytes {uint8 has_seconds, int64 tolerationSeconds} then
+	 * key, operator, value, effect, each NUL-terminated ("" when absent). No limit but the
+	 * record's size: a pod's tolerations are stored whole or the pod is not stored (-E2BIG,
+	 * as any record too large). */
+	uint32_t n_tolerations;
+	uint8_t ready_status;     /* enum kube_cond_status: the first Ready condition */
+	uint8_t dt_taint_manager; /* DisruptionTarget True, reason DeletionByTaintManager */
+	uint8_t pad0[2];
 };
-_Static_assert(sizeof(struct shm_rec_pod) == 40, "pod fixed layout");
+_Static_assert(sizeof(struct shm_rec_pod) == 48, "pod fixed layout");
 #define SHM_REC_POD_PORT_RAW 5u /* the raw blob of an endpoint port */
-/* The blobs before the endpoint part that it may not overlap: node_name, affinity_node. */
+#define SHM_REC_POD_TOL_RAW  9u /* the raw head of a toleration blob */
+/* The blobs before the tolerations: node_name, affinity_node. */
 #define SHM_REC_POD_HEAD_BLOBS 2u
+
+/* The blobs before the endpoint part that it may not overlap: node_name, affinity_node and the
+ * tolerations (fits in 64 bits: the count is 32-bit). */
+static inline uint64_t shm_rec_pod_head_blobs(const struct shm_rec_pod *p)
+{
+	return SHM_REC_POD_HEAD_BLOBS + (uint64_t)p->n_tolerations;
+}
 
 /* The blob count of a pod's endpoint part (fits in 64 bits: each count is 32-bit). */
 static inline uint64_t shm_rec_pod_endpoint_blobs(const struct shm_rec_pod *p)
@@ -285,6 +305,24 @@ static inline int shm_rec_blobs(const struct shm_rec_view *v, const char **ret, 
 		p += 4 + (size_t)l + 1;
 	}
 	return 0;
+}
+
+/* The node a pod record is bound to (blob 0, spec.nodeName): 1 and *ret / *ret_len (inside the
+ * payload, NUL-terminated) when it is set, 0 when it is empty, -EPROTONOSUPPORT (another
+ * record version) or -EBADMSG. The arena's node index keys pods by it (shm/arena.h). */
+static inline int shm_rec_pod_node(const void *payload, size_t len, const char **ret,
+                                   size_t *ret_len)
+{
+	struct shm_rec_view v;
+	int r = shm_rec_parse(payload, len, &v);
+
+	if (r < 0)
+		return r;
+	if (v.hdr.n_blobs - v.hdr.n_finalizers < 1)
+		return -EBADMSG;
+	if ((r = shm_rec_blob(&v, 0, ret, ret_len)) < 0)
+		return r;
+	return *ret_len > 0;
 }
 
 /* Index of the first finalizer blob (shm_rec_parse checked n_finalizers <= n_blobs). */

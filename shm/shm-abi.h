@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #define SHM_ABI_MAGIC   UINT64_C(0x314d4853444d434b) /* "KCMDSHM1" little-endian */
-#define SHM_ABI_VERSION 4u /* 4: the resource table became a chunk directory */
+#define SHM_ABI_VERSION 5u /* 4: the resource table became a chunk directory; 5: node_index */
 
 #define SHM_ABI_UNIT_SHIFT   4u  /* blocks are 16-byte aligned; refs count 16-byte units */
 #define SHM_ABI_REGION_SHIFT 16u /* regions are carved in 64 KiB units */
@@ -234,7 +234,10 @@ struct shm_abi_type {
 	_Atomic uint64_t count;        /* live objects (relaxed, statistics) */
 	_Atomic uint64_t sync_seq;
 	_Atomic uint64_t sync[2][SHM_ABI_SYNC_WORDS]; /* rv bytes (NUL padded), then flags */
-	uint64_t reserved[4];
+	/* ref: multi-index keyed by the node a record is bound to (pods: spec.nodeName, records.h
+	 * shm_rec_pod_node; records of other kinds and unbound pods are not in it). Version 5. */
+	_Atomic uint64_t node_index;
+	uint64_t reserved[3];
 };
 #define SHM_ABI_SYNC_SYNCED 0x1u
 /* The flags word's high 32 bits: the leadership epoch the type was last relisted for (the

@@ -120,6 +120,10 @@ static inline uint64_t shm_key_uid(uint64_t seed, const char *uid, size_t n)
 {
 	return shm_hash(seed ^ 3, uid, n);
 }
+static inline uint64_t shm_key_node(uint64_t seed, const char *node, size_t n)
+{
+	return shm_hash(seed ^ 4, node, n);
+}
 static inline uint32_t shm_mix32(uint32_t x)
 {
 	x ^= x >> 16;

@@ -83,6 +83,10 @@ int kcmd_cache_get(struct shm_arena *a, const char *group, const char *resource,
 typedef int (*kcmd_cache_visit_fn)(const struct shm_obj *o, void *userdata);
 int kcmd_cache_list(struct shm_arena *a, const char *group, const char *resource, const char *ns,
                     kcmd_cache_visit_fn fn, void *userdata);
+/* The pods bound to node (spec.nodeName), from the arena's node index (client-go's
+ * "spec.nodeName" indexer): fn as for kcmd_cache_list. -EINVAL for an empty node. */
+int kcmd_cache_list_pods_on_node(struct shm_arena *a, const char *node, kcmd_cache_visit_fn fn,
+                                 void *userdata);
 /* 1 when the resource has been listed once (client-go's HasSynced), 0 not yet, -ENOENT when
  * it is not in the cache. */
 int kcmd_cache_synced(struct shm_arena *a, const char *group, const char *resource);

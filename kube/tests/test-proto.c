@@ -103,6 +103,18 @@ static void same_pod(const struct kube_pod *a, const struct kube_pod *b)
 	SAME_INT(a->has_deletion_cost, b->has_deletion_cost, "has_deletion_cost");
 	SAME_INT(a->has_ephemeral_volume, b->has_ephemeral_volume, "has_ephemeral_volume");
 	SAME_INT(a->has_resource_claims, b->has_resource_claims, "has_resource_claims");
+	SAME_INT(a->ready_status, b->ready_status, "ready status");
+	SAME_INT(a->dt_taint_manager, b->dt_taint_manager, "DisruptionTarget by taint manager");
+	SAME_INT(a->n_tolerations, b->n_tolerations, "tolerations");
+	for (uint32_t i = 0; i < a->n_tolerations; i++) {
+		const struct kube_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+		SAME_STR(x->key, y->key, "toleration key");
+		SAME_STR(x->op, y->op, "toleration operator");
+		SAME_STR(x->value, y->value, "toleration value");
+		SAME_STR(x->effect, y->effect, "toleration effect");
+		SAME_INT(x->has_seconds, y->has_seconds, "toleration has seconds");
+		SAME_INT(x->seconds, y->seconds, "tolerationSeconds");
+	}
 	/* the EndpointSlice controller's part */
 	SAME_STR(a->ep.hostname, b->ep.hostname, "hostname");
 	SAME_STR(a->ep.subdomain, b->ep.subdomain, "subdomain");
@@ -288,7 +300,16 @@ static void test_pod_rich(void **state)
 	assert_string_equal(p->node_name, "node-1");
 	assert_int_equal(p->phase, KUBE_POD_RUNNING);
 	assert_true(p->ready);
+	assert_int_equal(p->ready_status, KUBE_COND_TRUE);
 	assert_true(p->ready_transition_time > 0);
+	/* the two tolerations DefaultTolerationSeconds adds, in order (record version 9) */
+	assert_int_equal(p->n_tolerations, 2);
+	assert_string_equal(p->tolerations[1].key, "node.kubernetes.io/unreachable");
+	assert_string_equal(p->tolerations[1].op, "Exists");
+	assert_null(p->tolerations[1].value);
+	assert_string_equal(p->tolerations[1].effect, "NoExecute");
+	assert_true(p->tolerations[1].has_seconds);
+	assert_int_equal(p->tolerations[1].seconds, 300);
 	assert_int_equal(p->max_restarts, 7);
 	assert_int_equal(p->max_sidecar_restarts, 4);
 	assert_true(p->has_deletion_cost);

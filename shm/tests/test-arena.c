@@ -19,6 +19,7 @@
 
 #include "shm/arena.h"
 #include "shm/index.h"
+#include "shm/records.h"
 #include "shm/shm-internal.h"
 
 struct fx {
@@ -1132,6 +1133,110 @@ static void test_writer_restart_keeps_data(void **state)
 	assert_true(s2.carved <= s1.carved + (2u << 20));
 }
 
+/* A pod record bound to node ("" = unbound), as the record codec lays it out (records.h):
+ * header, fixed part, node_name, affinity_node, the empty endpoint part. magic 0: the current. */
+static int put_bound_pod(struct fx *f, unsigned i, const char *node, unsigned rv, uint32_t magic)
+{
+	uint8_t pl[512];
+	size_t at = 0;
+	struct shm_rec_hdr h = {.magic = magic ? magic : SHM_REC_MAGIC,
+	                        .kind = SHM_RECORD_POD,
+	                        .fixed_len = sizeof(struct shm_rec_pod),
+	                        .n_blobs = 5};
+	struct shm_rec_pod fp = {0};
+	const char *blobs[5] = {node, "", "", "", ""};
+	memcpy(pl, &h, sizeof(h));
+	at += sizeof(h);
+	memcpy(pl + at, &fp, sizeof(fp));
+	at += sizeof(fp);
+	for (int k = 0; k < 5; k++) {
+		uint32_t l = (uint32_t)strlen(blobs[k]);
+		memcpy(pl + at, &l, 4);
+		memcpy(pl + at + 4, blobs[k], l + 1);
+		at += 4 + l + 1;
+	}
+	char name[64], uid[37], rvs[24];
+	snprintf(name, sizeof(name), "p-%05u", i);
+	mkuid(uid, i + 2000000);
+	snprintf(rvs, sizeof(rvs), "%u", rv);
+	struct shm_record_in r = {.type = (uint16_t)f->pods,
+	                          .kind = SHM_RECORD_POD,
+	                          .ns = "nodes",
+	                          .name = name,
+	                          .uid = uid,
+	                          .rv = rvs,
+	                          .payload = pl,
+	                          .payload_len = at};
+	return shm_writer_upsert(f->w, &r);
+}
+
+/* The node index: pods by spec.nodeName, kept through updates that bind, move (the arena does
+ * not forbid it) and unbind, deletes, a writer restart (rebuilt), and the checker. Unbound
+ * pods, other kinds and records of another payload version are not in it. */
+static void test_node_index(void **state)
+{
+	struct fx *f = *state;
+	uint16_t t = (uint16_t)f->pods;
+	int n = 0;
+
+	for (unsigned i = 0; i < 90; i++)
+		assert_true(put_bound_pod(f, i, i < 80 ? (i % 4 ? "n1" : "n2") : "", 1, 0) >= 0);
+	put_pod(f, "r", 1, NULL, 1, 64); /* a payload that is no record: not bound */
+	assert_int_equal(shm_reader_list_node(f->w, t, "n1", count_fn, &n), 60);
+	assert_int_equal(n, 60);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n2", NULL, NULL), 20);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n3", NULL, NULL), 0);
+	assert_int_equal(shm_reader_list_node(f->w, t, "", NULL, NULL), -EINVAL);
+	assert_int_equal(shm_reader_list_node(f->w, t, NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(shm_reader_list_node(f->w, (uint16_t)f->cm, "n1", NULL, NULL), 0);
+	assert_int_equal(shm_writer_check(f->w), 0);
+
+	/* bind two unbound ones, move one, unbind one, an update that keeps the node */
+	assert_int_equal(put_bound_pod(f, 80, "n2", 2, 0), 0);
+	assert_int_equal(put_bound_pod(f, 81, "n3", 2, 0), 0);
+	assert_int_equal(put_bound_pod(f, 1, "n3", 2, 0), 0);
+	assert_int_equal(put_bound_pod(f, 2, "", 2, 0), 0);
+	assert_int_equal(put_bound_pod(f, 3, "n1", 2, 0), 0);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n1", NULL, NULL), 58);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n2", NULL, NULL), 21);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n3", NULL, NULL), 2);
+	assert_int_equal(shm_writer_check(f->w), 0);
+
+	/* deletes leave it */
+	assert_int_equal(shm_writer_delete(f->w, t, "nodes", "p-00001"), 0);
+	assert_int_equal(shm_writer_delete(f->w, t, "nodes", "p-00005"), 0);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n1", NULL, NULL), 57);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n3", NULL, NULL), 1);
+
+	/* a record of another payload version has no readable node: out of the index */
+	assert_int_equal(put_bound_pod(f, 6, "n1", 3, 0x364b5243u), 0);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n1", NULL, NULL), 56);
+	assert_int_equal(shm_writer_check(f->w), 0);
+
+	/* a writer restart rebuilds it from the records */
+	shm_arena_close(f->w);
+	assert_int_equal(shm_writer_open(f->fd, &f->w), 0);
+	assert_int_equal(shm_writer_check(f->w), 0);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n1", NULL, NULL), 56);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n2", NULL, NULL), 21);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n3", NULL, NULL), 1);
+	assert_int_equal(put_bound_pod(f, 6, "n1", 4, 0), 0);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n1", NULL, NULL), 57);
+	assert_int_equal(shm_writer_check(f->w), 0);
+
+	/* the checker sees a missing entry (negative control) */
+	const char *nd = "n2";
+	shm_mset_del(f->w, &shm_type_entry(f->w, t)->node_index,
+	             shm_key_node(f->w->seed, nd, strlen(nd)), 0);
+	struct shm_obj o = SHM_OBJ_INIT;
+	assert_int_equal(shm_reader_get(f->w, t, "nodes", "p-00000", &o), 0);
+	shm_mset_del(f->w, &shm_type_entry(f->w, t)->node_index,
+	             shm_key_node(f->w->seed, nd, strlen(nd)), o.handle);
+	shm_obj_release(&o);
+	assert_true(shm_writer_check(f->w) > 0);
+	assert_int_equal(shm_reader_list_node(f->w, t, "n2", NULL, NULL), 20);
+}
+
 /* Kill the writer (in a child) at crash point p on its k-th visit; the parent then recovers. */
 static void test_crash_points(void **state)
 {
@@ -1329,6 +1434,7 @@ int main(void)
 	        cmocka_unit_test(test_arena_full),
 	        cmocka_unit_test_setup_teardown(test_alloc_failure_every_call, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_writer_restart_keeps_data, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_node_index, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_crash_points, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_check_detects_damage, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_reader_clamps_hostile_sizes, setup, teardown),

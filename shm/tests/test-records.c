@@ -737,6 +737,210 @@ static void test_pod_endpoint_part(void **state)
 	shm_rec_enc_release(&e);
 }
 
+/* Version 7: the Ready condition as three states (the first one counts) and the tolerations
+ * whole, through the JSON decoder, the record and the view. */
+static void test_pod_ready_and_tolerations(void **state)
+{
+	(void)state;
+	static const char pj[] =
+	        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u-p\","
+	        "\"resourceVersion\":\"5\",\"finalizers\":[\"a/b\"]},"
+	        "\"spec\":{\"nodeName\":\"n1\",\"hostname\":\"h\",\"tolerations\":["
+	        "{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\","
+	        "\"effect\":\"NoExecute\",\"tolerationSeconds\":300},"
+	        "{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"v\",\"effect\":\"NoSchedule\"},"
+	        "{\"operator\":\"Exists\",\"tolerationSeconds\":-5},"
+	        "null,{\"key\":\"\",\"value\":\"\",\"tolerationSeconds\":0,\"x\":[1]}]},"
+	        "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"},"
+	        "{\"type\":\"Ready\",\"status\":\"True\"},{\"type\":\"DisruptionTarget\","
+	        "\"status\":\"True\",\"reason\":\"DeletionByTaintManager\"}],"
+	        "\"podIP\":\"10.0.0.1\"}}";
+	struct kube_pod *pod;
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_pod_view v;
+
+	assert_int_equal(kube_decode_pod(pj, strlen(pj), 0, &pod), 0);
+	assert_int_equal(pod->ready_status, KUBE_COND_FALSE); /* the first Ready */
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_pod_view_init(&o, &v), 0);
+	const struct kube_pod *q = &v.pod;
+	assert_int_equal(q->ready_status, KUBE_COND_FALSE);
+	assert_true(q->dt_taint_manager);
+	assert_int_equal(q->n_tolerations, 5);
+	assert_string_equal(q->tolerations[0].key, "node.kubernetes.io/unreachable");
+	assert_string_equal(q->tolerations[0].op, "Exists");
+	assert_null(q->tolerations[0].value);
+	assert_string_equal(q->tolerations[0].effect, "NoExecute");
+	assert_true(q->tolerations[0].has_seconds);
+	assert_int_equal(q->tolerations[0].seconds, 300);
+	assert_string_equal(q->tolerations[1].value, "v");
+	assert_false(q->tolerations[1].has_seconds);
+	assert_null(q->tolerations[2].key);
+	assert_int_equal(q->tolerations[2].seconds, -5);
+	/* null: an empty toleration, as a Go client decodes it */
+	assert_null(q->tolerations[3].key);
+	assert_null(q->tolerations[3].op);
+	assert_false(q->tolerations[3].has_seconds);
+	assert_true(q->tolerations[4].has_seconds);
+	assert_int_equal(q->tolerations[4].seconds, 0);
+	/* the parts around them did not move */
+	assert_string_equal(q->node_name, "n1");
+	assert_string_equal(q->ep.hostname, "h");
+	assert_string_equal(q->ep.pod_ip, "10.0.0.1");
+	assert_string_equal(q->meta.finalizers[0], "a/b");
+	/* the node a raw reader sees (the arena's node index) */
+	const char *nd;
+	size_t nl;
+	assert_int_equal(shm_rec_pod_node(in.payload, in.payload_len, &nd, &nl), 1);
+	assert_string_equal(nd, "n1");
+	shm_pod_view_free(&v);
+	kube_object_free(pod);
+
+	/* the other states */
+	static const char *const st[] = {"True", "Unknown", "Maybe", NULL};
+	static const uint8_t want[] = {KUBE_COND_TRUE, KUBE_COND_UNKNOWN, KUBE_COND_UNKNOWN,
+	                               KUBE_COND_ABSENT};
+	for (int i = 0; i < 4; i++) {
+		char buf[256];
+		snprintf(buf, sizeof(buf),
+		         "{\"metadata\":{\"name\":\"q\",\"uid\":\"u\",\"resourceVersion\":\"1\"},"
+		         "\"status\":{\"conditions\":[{\"type\":\"%s\",\"status\":\"%s\"}]}}",
+		         st[i] ? "Ready" : "PodScheduled", st[i] ? st[i] : "True");
+		assert_int_equal(kube_decode_pod(buf, strlen(buf), 0, &pod), 0);
+		assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+		to_obj(&in, &o);
+		assert_int_equal(shm_pod_view_init(&o, &v), 0);
+		assert_int_equal(v.pod.ready_status, want[i]);
+		assert_int_equal(v.pod.n_tolerations, 0);
+		assert_null(v.pod.tolerations);
+		assert_false(v.pod.dt_taint_manager);
+		assert_int_equal(shm_rec_pod_node(in.payload, in.payload_len, &nd, &nl), 0);
+		shm_pod_view_free(&v);
+		kube_object_free(pod);
+	}
+	shm_rec_enc_release(&e);
+}
+
+/* Malformed tolerations fail the pod's decode (a field of the wrong type, as for every typed
+ * field); a damaged toleration blob fails the view, never a read outside the record. */
+static void test_pod_tolerations_malformed(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+	        "{\"spec\":{\"tolerations\":[{\"tolerationSeconds\":\"5\"}]}}",
+	        "{\"spec\":{\"tolerations\":[{\"tolerationSeconds\":1.5}]}}",
+	        "{\"spec\":{\"tolerations\":[{\"tolerationSeconds\":99999999999999999999}]}}",
+	        "{\"spec\":{\"tolerations\":[{\"key\":7}]}}",
+	        "{\"spec\":{\"tolerations\":[\"x\"]}}",
+	        "{\"spec\":{\"tolerations\":{\"key\":\"k\"}}}",
+	};
+	struct kube_pod *pod = NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_true(kube_decode_pod(bad[i], strlen(bad[i]), 0, &pod) < 0);
+		pod = NULL;
+	}
+
+	/* a record whose toleration blob is damaged */
+	static const char pj[] = "{\"metadata\":{\"name\":\"p\",\"uid\":\"u\",\"resourceVersion\":"
+	                         "\"1\"},\"spec\":{\"tolerations\":[{\"key\":\"k\",\"value\":"
+	                         "\"v\"}]}}";
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_pod_view v;
+	assert_int_equal(kube_decode_pod(pj, strlen(pj), 0, &pod), 0);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+	uint8_t *pl = malloc(in.payload_len);
+	assert_non_null(pl);
+	/* blob 2 (the toleration) starts after the header, the fixed part and two empty blobs */
+	size_t at = sizeof(struct shm_rec_hdr) + sizeof(struct shm_rec_pod) + 2 * 5;
+	uint32_t l;
+	memcpy(pl, in.payload, in.payload_len);
+	memcpy(&l, pl + at, 4);
+	assert_int_equal(l, SHM_REC_POD_TOL_RAW + 1 + 1 + 1 + 1 + 2); /* k, "", v, "" */
+	struct shm_record_in dam = in;
+	dam.payload = pl;
+	/* a string without its NUL inside the blob */
+	pl[at + 4 + l - 1] = 'x';
+	to_obj(&dam, &o);
+	assert_int_equal(shm_pod_view_init(&o, &v), -EBADMSG);
+	shm_pod_view_free(&v);
+	/* shorter than its raw head */
+	memcpy(pl, in.payload, in.payload_len);
+	pl[at + 4 + 3] = 0;
+	uint32_t shortl = 3;
+	memcpy(pl + at, &shortl, 4);
+	to_obj(&dam, &o);
+	assert_true(shm_pod_view_init(&o, &v) < 0);
+	shm_pod_view_free(&v);
+	/* more tolerations than blobs: they would overlap the endpoint part */
+	memcpy(pl, in.payload, in.payload_len);
+	struct shm_rec_pod fp;
+	memcpy(&fp, pl + sizeof(struct shm_rec_hdr), sizeof(fp));
+	fp.n_tolerations = 1000;
+	memcpy(pl + sizeof(struct shm_rec_hdr), &fp, sizeof(fp));
+	to_obj(&dam, &o);
+	assert_int_equal(shm_pod_view_init(&o, &v), -EBADMSG);
+	shm_pod_view_free(&v);
+	fp.n_tolerations = UINT32_MAX;
+	memcpy(pl + sizeof(struct shm_rec_hdr), &fp, sizeof(fp));
+	to_obj(&dam, &o);
+	assert_int_equal(shm_pod_view_init(&o, &v), -EBADMSG);
+	shm_pod_view_free(&v);
+	free(pl);
+	kube_object_free(pod);
+	shm_rec_enc_release(&e);
+}
+
+/* No limit on the count: 20,000 tolerations (each distinct) are stored whole and read back. */
+static void test_pod_tolerations_huge(void **state)
+{
+	(void)state;
+	enum { N = 20000 };
+	size_t cap = 256 + (size_t)N * 160, len = 0;
+	char *pj = malloc(cap);
+	assert_non_null(pj);
+	len += (size_t)snprintf(pj + len, cap - len,
+	                        "{\"metadata\":{\"name\":\"p\",\"uid\":\"u\",\"resourceVersion\":"
+	                        "\"1\"},\"spec\":{\"nodeName\":\"n\",\"tolerations\":[");
+	for (int i = 0; i < N; i++)
+		len += (size_t)snprintf(
+		        pj + len, cap - len,
+		        "%s{\"key\":\"k%d\",\"operator\":\"Equal\",\"value\":\"v%d\","
+		        "\"effect\":\"NoExecute\",\"tolerationSeconds\":%d}",
+		        i ? "," : "", i, i, i);
+	len += (size_t)snprintf(pj + len, cap - len, "]}}");
+	struct kube_pod *pod;
+	struct shm_rec_enc e = {0};
+	struct shm_record_in in;
+	struct shm_obj o;
+	struct shm_pod_view v;
+	assert_int_equal(kube_decode_pod(pj, len, 0, &pod), 0);
+	assert_int_equal(pod->n_tolerations, N);
+	assert_int_equal(shm_rec_build(&e, 0, SHM_RECORD_POD, pod, &in), 0);
+	to_obj(&in, &o);
+	assert_int_equal(shm_pod_view_init(&o, &v), 0);
+	assert_int_equal(v.pod.n_tolerations, N);
+	for (int i = 0; i < N; i += 997) {
+		char k[32], val[32];
+		snprintf(k, sizeof(k), "k%d", i);
+		snprintf(val, sizeof(val), "v%d", i);
+		assert_string_equal(v.pod.tolerations[i].key, k);
+		assert_string_equal(v.pod.tolerations[i].value, val);
+		assert_int_equal(v.pod.tolerations[i].seconds, i);
+	}
+	assert_string_equal(v.pod.tolerations[N - 1].effect, "NoExecute");
+	assert_string_equal(v.pod.node_name, "n");
+	shm_pod_view_free(&v);
+	kube_object_free(pod);
+	shm_rec_enc_release(&e);
+	free(pj);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -746,6 +950,9 @@ int main(void)
 	        cmocka_unit_test(test_rs_annotations),    cmocka_unit_test(test_pod_affinity_node),
 	        cmocka_unit_test(test_pod_volume_flags),  cmocka_unit_test(test_rs_generate_name),
 	        cmocka_unit_test(test_pod_endpoint_part),
+	        cmocka_unit_test(test_pod_ready_and_tolerations),
+	        cmocka_unit_test(test_pod_tolerations_malformed),
+	        cmocka_unit_test(test_pod_tolerations_huge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

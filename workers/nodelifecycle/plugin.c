@@ -538,59 +538,83 @@ static int mark_pod(struct nlc *s, cJSON *pod, const char *node)
 
 static void taint_if_due(struct nlc *s);
 
-/* The pods bound to the node (read from the apiserver: the typed pod record keeps neither the
- * conditions MarkPodsNotReady reads nor the whole object its UpdateStatus writes), as one array
- * in *ret. Returns 0 or -errno. */
-static int list_node_pods(struct nlc *s, const char *node, cJSON **ret)
-{
-	char sel[300], *cont = NULL;
-	cJSON *all = cJSON_CreateArray();
-	int r = 0;
+/* A pod of a node whose Ready condition MarkPodsNotReady sets False (namespace/name). */
+struct pod_ref {
+	char *ns, *name;
+};
+struct pod_refs {
+	struct pod_ref *v;
+	size_t n, cap;
+	const char *node;
+};
 
-	*ret = NULL;
-	if (!all)
-		return -ENOMEM;
+static void pod_refs_free(struct pod_refs *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].ns);
+		free(l->v[i].name);
+	}
+	free(l->v);
+	*l = (struct pod_refs){0};
+}
+
+/* From the cache: a pod bound to the node whose first Ready condition is there and not False
+ * (UpdatePodCondition with status False changes nothing else: a pod without the condition, or
+ * with it False already, is not written). */
+static int collect_pod_ref(const struct shm_obj *o, void *ud)
+{
+	struct pod_refs *l = ud;
+	struct shm_obj cp;
+	struct shm_pod_view v;
+	int r;
+
+	if ((r = shm_obj_dup(o, &cp)) < 0)
+		return r;
+	r = shm_pod_view_init(&cp, &v);
+	bool want =
+	        r == 0 && v.pod.node_name && !strcmp(v.pod.node_name, l->node) &&
+	        (v.pod.ready_status == KUBE_COND_TRUE || v.pod.ready_status == KUBE_COND_UNKNOWN);
+	if (want && l->n == l->cap) {
+		size_t c = l->cap ? l->cap * 2 : 16;
+		struct pod_ref *nv = realloc(l->v, c * sizeof(*nv));
+		if (!nv) {
+			shm_pod_view_free(&v);
+			return -ENOMEM;
+		}
+		l->v = nv;
+		l->cap = c;
+	}
+	if (want) {
+		struct pod_ref *pr = &l->v[l->n];
+		pr->ns = strdup(v.pod.meta.namespace ? v.pod.meta.namespace : "");
+		pr->name = strdup(v.pod.meta.name ? v.pod.meta.name : "");
+		if (!pr->ns || !pr->name) {
+			free(pr->ns);
+			free(pr->name);
+			shm_pod_view_free(&v);
+			return -ENOMEM;
+		}
+		l->n++;
+	}
+	shm_pod_view_free(&v);
+	return 0; /* an unreadable record: skipped, as a pod the lister does not return */
+}
+
+/* The pods of the node MarkPodsNotReady writes, from the arena's node index (upstream reads
+ * its pod informer's spec.nodeName index): no request. Returns 0 or -errno. */
+static int node_pods_to_mark(struct nlc *s, const char *node, struct pod_refs *ret)
+{
+	int r;
+
+	*ret = (struct pod_refs){.node = node};
 	kcmd_log_v(2, "Update ready status of pods on node node=\"%s\"", node);
-	snprintf(sel, sizeof(sel), "spec.nodeName=%s", node);
-	do {
-		struct kube_response rs = {0};
-		cJSON *root, *items;
-		r = kube_client_request(s->ctx->kc,
-		                        &(struct kube_request){.verb = KUBE_LIST,
-		                                               .version = "v1",
-		                                               .resource = "pods",
-		                                               .field_selector = sel,
-		                                               .limit = 500,
-		                                               .cont = cont},
-		                        NULL, NULL, &rs);
-		free(cont);
-		cont = NULL;
-		if (r < 0) {
-			kcmd_log_error("unable to list pods of node %s: %s", node, errtext(&rs, r));
-			kube_response_clear(&rs);
-			break;
-		}
-		root = rs.body ? cJSON_ParseWithLength(rs.body, rs.body_len) : NULL;
-		kube_response_clear(&rs);
-		if (!root) {
-			r = -EBADMSG;
-			break;
-		}
-		items = cJSON_GetObjectItemCaseSensitive(root, "items");
-		while (cJSON_IsArray(items) && items->child)
-			cJSON_AddItemToArray(all, cJSON_DetachItemViaPointer(items, items->child));
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "metadata");
-		const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "continue");
-		if (cJSON_IsString(c) && *c->valuestring && !(cont = strdup(c->valuestring)))
-			r = -ENOMEM;
-		cJSON_Delete(root);
-	} while (cont && r == 0);
-	free(cont);
+	r = kcmd_cache_list_pods_on_node(s->ctx->arena, node, collect_pod_ref, ret);
 	if (r < 0) {
-		cJSON_Delete(all);
+		kcmd_log_error("unable to read the pods of node %s from the cache: %s", node,
+		               strerror(-r));
+		pod_refs_free(ret);
 		return r;
 	}
-	*ret = all;
 	return 0;
 }
 
@@ -868,13 +892,14 @@ struct pass_node {
 	cJSON *node; /* after the health update */
 	char name[254];
 	uint64_t t0;
-	bool ok;       /* the health was updated (else: skipped, retry flag kept) */
-	bool mark;     /* MarkPodsNotReady was due */
-	int err;       /* MarkPodsNotReady's first error */
-	cJSON *pods;   /* the node's pods while it marks them */
-	size_t cursor; /* the next pod to look at */
-	char *body;    /* the write in flight */
-	cJSON *pod;    /* its pod */
+	bool ok;              /* the health was updated (else: skipped, retry flag kept) */
+	bool mark;            /* MarkPodsNotReady was due */
+	int err;              /* MarkPodsNotReady's first error */
+	struct pod_refs pods; /* the node's pods to mark, from the cache */
+	cJSON **got;          /* per pod: as its GET returned it, when it is to be written */
+	char **bodies;        /* per pod: its PUT (NULL: nothing to write) */
+	size_t cursor;        /* the next pod to look at */
+	size_t cur;           /* the pod of the write in flight */
 };
 struct pass {
 	struct nlc *s;
@@ -883,6 +908,64 @@ struct pass {
 	size_t *n_acc;
 	struct pass_node *st;
 };
+
+#define NLC_GET_BATCH 64 /* GETs of one node's pods in flight together */
+
+/* The whole pods of a node's writes, read when the node starts marking: UpdateStatus sends the
+ * whole pod, which the cache's record does not keep (upstream sends its informer's copy). The
+ * node's GETs go out together (NLC_GET_BATCH at a time), one round trip for a node of up to 64
+ * pods, so its writes then go one per round as before. A pod gone (404), or that its GET shows
+ * is no longer to be written, gets no write and no Event; a failed GET counts as a failed
+ * write (the node is retried). Returns 0 or -ENOMEM. */
+static int node_pods_get(struct nlc *s, struct pass_node *pn)
+{
+	size_t n = pn->pods.n;
+
+	pn->got = calloc(n, sizeof(*pn->got));
+	pn->bodies = calloc(n, sizeof(*pn->bodies));
+	if (!pn->got || !pn->bodies)
+		return -ENOMEM;
+	for (size_t at = 0; at < n; at += NLC_GET_BATCH) {
+		struct kube_request rq[NLC_GET_BATCH] = {0};
+		struct kube_response rs[NLC_GET_BATCH];
+		size_t k = n - at < NLC_GET_BATCH ? n - at : NLC_GET_BATCH;
+		int r;
+
+		memset(rs, 0, sizeof(rs));
+		for (size_t j = 0; j < k; j++)
+			rq[j] = (struct kube_request){.verb = KUBE_GET,
+			                              .version = "v1",
+			                              .resource = "pods",
+			                              .ns = pn->pods.v[at + j].ns,
+			                              .name = pn->pods.v[at + j].name};
+		r = kube_client_request_many(s->ctx->kc, rq, k, rs, NULL);
+		for (size_t j = 0; j < k; j++) {
+			int x = r < 0 ? r : rs[j].error.err;
+			cJSON *pod = x == 0 && rs[j].body
+			                     ? cJSON_ParseWithLength(rs[j].body, rs[j].body_len)
+			                     : NULL;
+			if (x == 0 && !pod)
+				x = -EBADMSG;
+			if (x == 0 && (x = pod_prepare(pod, pn->name, &pn->bodies[at + j])) > 0)
+				pn->got[at + j] = pod;
+			else
+				cJSON_Delete(pod);
+			if (x < 0 && x != -ENOENT) {
+				kcmd_log_info("Failed to update status for pod pod=\"%s/%s\" "
+				              "err=\"%s\"",
+				              pn->pods.v[at + j].ns, pn->pods.v[at + j].name,
+				              errtext(&rs[j], x));
+				if (!pn->err)
+					pn->err = x;
+			}
+			kube_response_clear(&rs[j]);
+		}
+		if (r == -ENOMEM)
+			return r;
+		taint_if_due(s);
+	}
+	return 0;
+}
 
 /* updateNodeFunc up to MarkPodsNotReady's writes: the health (tryUpdateNodeHealth with its
  * retries), the zone's tally, processTaintBaseEviction, the NodeNotReady Event, the pods to
@@ -951,28 +1034,29 @@ static int pass_start(void *ud, size_t i)
 	}
 	if (!pn->mark)
 		return 0;
-	if ((pn->err = list_node_pods(s, pn->name, &pn->pods)) < 0)
+	if ((pn->err = node_pods_to_mark(s, pn->name, &pn->pods)) < 0)
 		return 0;
-	return cJSON_GetArraySize(pn->pods) > 0;
+	int r = pn->pods.n ? node_pods_get(s, pn) : 0;
+	if (r < 0) {
+		pn->err = r;
+		return 0;
+	}
+	return pn->pods.n > 0;
 }
 
-/* the node's next pod whose Ready condition is to be set False */
+/* the node's next pod whose Ready condition is to be set False (as its GET showed it) */
 static bool pass_next(void *ud, size_t i, size_t *ret_write)
 {
 	struct pass *p = ud;
 	struct pass_node *pn = &p->st[i];
-	int n = cJSON_GetArraySize(pn->pods);
 
-	while (pn->cursor < (size_t)n) {
-		cJSON *pod = cJSON_GetArrayItem(pn->pods, (int)pn->cursor);
-		int r = pod_prepare(pod, pn->name, &pn->body);
-		*ret_write = pn->cursor++;
-		if (r > 0) {
-			pn->pod = pod;
+	while (pn->cursor < pn->pods.n) {
+		size_t k = pn->cursor++;
+		if (pn->bodies[k]) {
+			pn->cur = k;
+			*ret_write = k;
 			return true;
 		}
-		if (r < 0 && !pn->err)
-			pn->err = r;
 	}
 	return false;
 }
@@ -991,25 +1075,27 @@ static void pass_send(void *ud, const size_t *nodes, const size_t *writes, size_
 	memset(rs, 0, sizeof(rs));
 	for (size_t j = 0; j < n; j++) {
 		struct pass_node *pn = &p->st[nodes[j]];
+		const cJSON *pod = pn->got[pn->cur];
 		rq[j] = (struct kube_request){.verb = KUBE_UPDATE,
 		                              .version = "v1",
 		                              .resource = "pods",
-		                              .ns = pod_str(pn->pod, "namespace"),
-		                              .name = pod_str(pn->pod, "name"),
+		                              .ns = pod_str(pod, "namespace"),
+		                              .name = pod_str(pod, "name"),
 		                              .subresource = "status",
-		                              .body = pn->body,
-		                              .body_len = strlen(pn->body)};
+		                              .body = pn->bodies[pn->cur],
+		                              .body_len = strlen(pn->bodies[pn->cur])};
 	}
 	r = kube_client_request_many(p->s->ctx->kc, rq, n, rs, NULL);
 	for (size_t j = 0; j < n; j++) {
 		struct pass_node *pn = &p->st[nodes[j]];
 		int x = r < 0 ? r : rs[j].error.err;
-		if ((x = pod_written(p->s, pn->pod, x, &rs[j])) < 0 && !pn->err)
+		if ((x = pod_written(p->s, pn->got[pn->cur], x, &rs[j])) < 0 && !pn->err)
 			pn->err = x;
 		kube_response_clear(&rs[j]);
-		free(pn->body);
-		pn->body = NULL;
-		pn->pod = NULL;
+		free(pn->bodies[pn->cur]);
+		pn->bodies[pn->cur] = NULL;
+		cJSON_Delete(pn->got[pn->cur]);
+		pn->got[pn->cur] = NULL;
 	}
 	taint_if_due(p->s);
 }
@@ -1031,8 +1117,13 @@ static void pass_finish(void *ud, size_t i)
 	}
 	kcmd_metric_observe(s->met, NLC_M_NODE_DURATION, NULL, (double)(mono_us() - pn->t0) / 1e6);
 	cJSON_Delete(pn->node);
-	cJSON_Delete(pn->pods);
-	free(pn->body);
+	for (size_t k = 0; pn->got && k < pn->pods.n; k++) {
+		cJSON_Delete(pn->got[k]);
+		free(pn->bodies[k]);
+	}
+	free(pn->got);
+	free(pn->bodies);
+	pod_refs_free(&pn->pods);
 	*pn = (struct pass_node){0};
 }
 

@@ -417,28 +417,6 @@ static void cancel(struct te_worker *w, const char *key, const char *ns, const c
 		pod_event(w, ns, name, "Cancelling deletion of Pod %s");
 }
 
-/* A pod this controller already evicted (deleting, with its DisruptionTarget condition): it
- * waits for its kubelet; another eviction would only repeat the Event and the DELETE. */
-static bool already_evicted(const cJSON *pod)
-{
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(pod, "status"), *c;
-
-	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp")))
-		return false;
-	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(st, "conditions"))
-	{
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "type");
-		const cJSON *s = cJSON_GetObjectItemCaseSensitive(c, "status");
-		const cJSON *rs = cJSON_GetObjectItemCaseSensitive(c, "reason");
-		if (cJSON_IsString(t) && !strcmp(t->valuestring, TE_COND_TYPE) &&
-		    cJSON_IsString(s) && !strcmp(s->valuestring, "True") && cJSON_IsString(rs) &&
-		    !strcmp(rs->valuestring, TE_COND_REASON))
-			return true;
-	}
-	return false;
-}
-
 /* The due evictions of a node's sync, evicted together once its pods are all decided. */
 struct due_list {
 	struct te_due *d;
@@ -465,35 +443,25 @@ static int due_add(struct due_list *l, const char *ns, const char *name, int64_t
 	return 0;
 }
 
-/* processPodOnNode for one pod given as parsed JSON. A due eviction is made at once, or added
- * to `due` (not NULL) to be made with the others. Returns 0 or -ENOLCK / -ENOMEM. */
-static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
-                       const struct te_taints *taints, struct due_list *due)
+/* processPodOnNode for one pod: its key, whether this controller already evicted it, its
+ * tolerations. A due eviction is made at once, or added to `due` (not NULL) to be made with the
+ * others. Returns 0 or -ENOLCK / -ENOMEM. */
+static int decide_pod(struct te_worker *w, const char *ns, const char *name, bool evicted,
+                      const struct te_tolerations *tols, const char *node,
+                      const struct te_taints *taints, struct due_list *due)
 {
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const cJSON *jns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
-	const cJSON *jname = cJSON_GetObjectItemCaseSensitive(meta, "name");
-	struct te_tolerations tols = {0};
 	struct te_decision d;
 	char key[KCMD_KEY_MAX + 1];
 	int r;
 
-	if (!cJSON_IsString(jns) || !cJSON_IsString(jname))
-		return 0;
-	const char *ns = jns->valuestring, *name = jname->valuestring;
 	if (kcmd_key_make(key, sizeof(key), ns, name) < 0)
 		return 0;
-	if (already_evicted(pod)) {
+	if (evicted) {
 		sched_drop(w, key);
 		return 0;
 	}
-	if ((r = te_pod_tolerations_cjson(pod, &tols)) < 0) {
-		te_tolerations_free(&tols);
-		return r == -ENOMEM ? r : 0;
-	}
 	int64_t now = now_usec();
-	te_process_pod(te_schedule_get(w->sched, key), now, taints, &tols, &d);
-	te_tolerations_free(&tols);
+	te_process_pod(te_schedule_get(w->sched, key), now, taints, tols, &d);
 	switch (d.action) {
 	case TE_NOTHING:
 		return 0;
@@ -522,6 +490,64 @@ static int process_pod(struct te_worker *w, const cJSON *pod, const char *node,
 		return sched_put(w, key, node, &d.sched);
 	}
 	return 0;
+}
+
+/* A node's sync walks its pods in the cache (the arena's node index): each decided as it is
+ * read, the due ones gathered. */
+struct node_walk {
+	struct te_worker *w;
+	const char *node;
+	const struct te_taints *taints;
+	struct due_list *due;
+};
+
+/* decide_pod for a pod record's view: its tolerations as te_tolerations (pointers into the
+ * view, not copied), already evicted when deleting with this controller's DisruptionTarget. */
+static int decide_view(struct te_worker *w, const struct kube_pod *p, const char *node,
+                       const struct te_taints *taints, struct due_list *due)
+{
+	struct te_tolerations tols = {0};
+	int r;
+
+	if (!p->meta.name)
+		return 0;
+	if (p->n_tolerations && !(tols.v = calloc(p->n_tolerations, sizeof(*tols.v))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->n_tolerations; i++) {
+		const struct kube_toleration *t = &p->tolerations[i];
+		tols.v[i] = (struct te_toleration){.key = (char *)t->key,
+		                                   .op = (char *)t->op,
+		                                   .value = (char *)t->value,
+		                                   .effect = (char *)t->effect,
+		                                   .has_seconds = t->has_seconds,
+		                                   .seconds = t->seconds};
+	}
+	tols.n = p->n_tolerations;
+	bool evicted = p->meta.deletion_timestamp && p->dt_taint_manager;
+	r = decide_pod(w, p->meta.namespace ? p->meta.namespace : "", p->meta.name, evicted, &tols,
+	               node, taints, due);
+	free(tols.v);
+	return r;
+}
+
+static int walk_pod(const struct shm_obj *o, void *ud)
+{
+	struct node_walk *nw = ud;
+	struct shm_obj cp;
+	struct shm_pod_view v;
+	int r;
+
+	if ((r = shm_obj_dup(o, &cp)) < 0)
+		return r;
+	if ((r = shm_pod_view_init(&cp, &v)) < 0) {
+		shm_pod_view_free(&v);
+		return r == -ENOMEM ? r : 0; /* unreadable: skipped, as the lister would */
+	}
+	r = 0;
+	if (v.pod.node_name && !strcmp(v.pod.node_name, nw->node))
+		r = decide_view(nw->w, &v.pod, nw->node, nw->taints, nw->due);
+	shm_pod_view_free(&v);
+	return r;
 }
 
 /* The node's NoExecute taints from the cache: 0, -ENOENT (no such node), other -errno. */
@@ -555,7 +581,6 @@ static void sync_node(struct te_worker *w, const char *name, struct wk_result *r
 {
 	struct te_taints taints = {0};
 	struct due_list due = {0};
-	char sel[300], *cont = NULL;
 	int r = node_taints(w, name, &taints);
 
 	if (r == -ENOENT) /* deleted: its pending evictions stay (upstream's do) */
@@ -577,54 +602,18 @@ static void sync_node(struct te_worker *w, const char *name, struct wk_result *r
 		te_keys_free(keys);
 		return;
 	}
-	/* the pods bound to the node, with their tolerations */
-	snprintf(sel, sizeof(sel), "spec.nodeName=%s", name);
-	do {
-		struct kube_response rs = {0};
-		cJSON *root, *items, *it;
-		r = kube_client_request(w->ctx->kc,
-		                        &(struct kube_request){.verb = KUBE_LIST,
-		                                               .version = "v1",
-		                                               .resource = "pods",
-		                                               .field_selector = sel,
-		                                               .limit = 500,
-		                                               .cont = cont},
-		                        NULL, NULL, &rs);
-		free(cont);
-		cont = NULL;
-		if (r < 0) {
-			kcmd_log_error("Failed to get pods assigned to node node=\"%s\": %s", name,
-			               errtext(&rs, r));
-			kube_response_clear(&rs);
-			res->err = r;
-			break;
-		}
-		root = rs.body ? cJSON_ParseWithLength(rs.body, rs.body_len) : NULL;
-		kube_response_clear(&rs);
-		if (!root) {
-			res->err = -EBADMSG;
-			break;
-		}
-		items = cJSON_GetObjectItemCaseSensitive(root, "items");
-		cJSON_ArrayForEach(it, items)
-		{
-			if ((r = process_pod(w, it, name, &taints, &due)) < 0) {
-				res->err = r;
-				break;
-			}
-		}
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "metadata");
-		const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "continue");
-		if (!res->err && cJSON_IsString(c) && *c->valuestring &&
-		    !(cont = strdup(c->valuestring)))
-			res->err = -ENOMEM;
-		cJSON_Delete(root);
-	} while (cont && !res->err);
-	free(cont);
+	/* the pods bound to the node, with their tolerations: from the cache, as upstream's
+	 * podIndexer.ByIndex("spec.nodeName") */
+	struct node_walk nw = {.w = w, .node = name, .taints = &taints, .due = &due};
+	if ((r = kcmd_cache_list_pods_on_node(w->ctx->arena, name, walk_pod, &nw)) < 0) {
+		kcmd_log_error("Failed to get pods assigned to node node=\"%s\": %s", name,
+		               strerror(-r));
+		res->err = r;
+	}
 	/* upstream's goroutine per due pod: the node's due evictions in flight together. Each was
 	 * taken out of the table before (as upstream's timed worker is): a worker that dies here
 	 * leaves them to the node's sync again (its key is still queued), which finds each pod
-	 * evicted (already_evicted) or due again */
+	 * evicted (deleting with this controller's condition: decide_view) or due again */
 	if (due.n && (r = evict_many(w, due.d, due.n)) < 0 && (r == -ENOLCK || !res->err))
 		res->err = r;
 	due_free(due.d, due.n);
@@ -632,15 +621,14 @@ static void sync_node(struct te_worker *w, const char *name, struct wk_result *r
 	requeue_at(te_schedule_next_on_node(w->sched, name), res);
 }
 
-/* handlePodUpdate */
+/* handlePodUpdate: the pod, its node's taints and its tolerations from the cache (upstream's
+ * listers). */
 static void sync_pod(struct te_worker *w, const char *key, struct wk_result *res)
 {
 	char ns[254], name[254];
 	struct shm_obj *o = NULL;
 	struct shm_pod_view v;
 	struct te_taints taints = {0};
-	struct kube_response rs = {0};
-	char *node = NULL;
 	int r;
 
 	if (kcmd_key_split(key, ns, sizeof(ns), name, sizeof(name)) < 0)
@@ -656,12 +644,10 @@ static void sync_pod(struct te_worker *w, const char *key, struct wk_result *res
 	}
 	r = shm_pod_view_init(o, &v);
 	free(o);
-	if (r == 0 && v.pod.node_name && *v.pod.node_name && !(node = strdup(v.pod.node_name)))
-		r = -ENOMEM;
-	shm_pod_view_free(&v);
+	const char *node = r == 0 && v.pod.node_name && *v.pod.node_name ? v.pod.node_name : NULL;
 	if (r < 0 || !node) {
 		res->err = r;
-		return;
+		goto out;
 	}
 	r = node_taints(w, node, &taints);
 	if (r == -ENOENT) {
@@ -684,38 +670,14 @@ static void sync_pod(struct te_worker *w, const char *key, struct wk_result *res
 		cancel(w, key, ns, name);
 		goto out;
 	}
-	r = kube_client_request(w->ctx->kc,
-	                        &(struct kube_request){.verb = KUBE_GET,
-	                                               .version = "v1",
-	                                               .resource = "pods",
-	                                               .ns = ns,
-	                                               .name = name},
-	                        NULL, NULL, &rs);
-	if (r == -ENOENT) {
-		cancel(w, key, ns, name);
-		goto out;
-	}
-	if (r < 0) {
-		kcmd_log_error("could not get pod %s/%s: %s", ns, name, errtext(&rs, r));
+	if ((r = decide_view(w, &v.pod, node, &taints, NULL)) < 0)
 		res->err = r;
-		goto out;
-	}
-	cJSON *pod = rs.body ? cJSON_ParseWithLength(rs.body, rs.body_len) : NULL;
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
-	const cJSON *nn = cJSON_GetObjectItemCaseSensitive(spec, "nodeName");
-	if (!pod)
-		res->err = -EBADMSG;
-	else if (cJSON_IsString(nn) && !strcmp(nn->valuestring, node) &&
-	         (r = process_pod(w, pod, node, &taints, NULL)) < 0)
-		res->err = r;
-	cJSON_Delete(pod);
 	const struct te_sched *cur = te_schedule_get(w->sched, key);
 	if (cur)
 		requeue_at(cur->fire_at, res);
 out:
-	kube_response_clear(&rs);
 	te_taints_free(&taints);
-	free(node);
+	shm_pod_view_free(&v);
 }
 
 static void te_sync(void *state, size_t q, const char *key, struct wk_result *res)
