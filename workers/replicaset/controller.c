@@ -663,7 +663,8 @@ static int put_status(struct rsc *c, const struct kube_replicaset *rs, const cha
 	                           .name = rs->meta.name,
 	                           .subresource = "status",
 	                           .body = body,
-	                           .body_len = strlen(body)};
+	                           .body_len = strlen(body),
+	                           .body_kind = c->fl->kind /* protobuf on a protobuf client */};
 	r = call(c, &put, &resp, ret_msg);
 	if (r == 0 && ret_rv)
 		*ret_rv = resp_rv(&resp);
