@@ -1434,6 +1434,48 @@ static char *pb_for_status(int k, const char *name)
 	return out;
 }
 
+/* PUTs the object named nj through the JSON client and np through pc with body_kind: an
+ * update (sub NULL: the object as read with update_from replaced) or a status update (sub
+ * "status": the object as read with PB_KINDS[k].status); then both are compared, and the
+ * change must have landed. sent: protobuf bodies pc must have sent by then. */
+static void pb_put_both(int k, const char *nj, const char *np, const char *sub,
+                        struct kube_client *pc, uint64_t sent)
+{
+	const char *what = sub ? "status update" : "update";
+	struct kube_response resp;
+	for (int pb = 0; pb < 2; pb++) {
+		char *body = sub ? pb_for_status(k, pb ? np : nj) : pb_for_update(k, pb ? np : nj);
+		struct kube_request r = {.verb = KUBE_UPDATE,
+		                         .group = PB_KINDS[k].group,
+		                         .version = PB_VERSION(k),
+		                         .resource = PB_KINDS[k].resource,
+		                         .ns = PB_NS(k),
+		                         .name = pb ? np : nj,
+		                         .subresource = sub,
+		                         .body = body,
+		                         .body_kind = pb ? PB_KINDS[k].kind : NULL};
+		int e = kube_client_request(pb ? pc : cl, &r, NULL, NULL, &resp);
+		if (e != 0)
+			fail_msg("%s %s (%s): %s", what, PB_KINDS[k].kind, pb ? "protobuf" : "JSON",
+			         resp.error.message);
+		kube_response_clear(&resp);
+		free(body);
+	}
+	uint64_t npb, njs;
+	kube_client_body_counts(pc, &npb, &njs);
+	if (npb != sent || njs != 0)
+		fail_msg("%s %s: %llu bodies sent as protobuf, %llu as JSON", PB_KINDS[k].kind,
+		         what, (unsigned long long)npb, (unsigned long long)njs);
+	pb_compare(k, nj, np, what);
+	cJSON *o = pb_stored(k, np);
+	char *s = cJSON_PrintUnformatted(o);
+	const char *mark = sub ? PB_KINDS[k].status_mark : PB_KINDS[k].update_to;
+	if (!strstr(s, mark))
+		fail_msg("%s: the %s did not land: %s", PB_KINDS[k].kind, what, s);
+	free(s);
+	cJSON_Delete(o);
+}
+
 static void test_protobuf_bodies(void **state)
 {
 	(void)state;
@@ -1474,69 +1516,9 @@ static void test_protobuf_bodies(void **state)
 		pb_compare(k, nj, np, "create");
 		/* an update of the object as read (metadata with uid, resourceVersion,
 		 * managedFields) */
-		for (int pb = 0; pb < 2; pb++) {
-			char *body = pb_for_update(k, pb ? np : nj);
-			struct kube_request r = {.verb = KUBE_UPDATE,
-			                         .group = PB_KINDS[k].group,
-			                         .version = PB_VERSION(k),
-			                         .resource = PB_KINDS[k].resource,
-			                         .ns = PB_NS(k),
-			                         .name = pb ? np : nj,
-			                         .body = body,
-			                         .body_kind = pb ? PB_KINDS[k].kind : NULL};
-			int e = kube_client_request(pb ? pc : cl, &r, NULL, NULL, &resp);
-			if (e != 0)
-				fail_msg("update %s (%s): %s", PB_KINDS[k].kind,
-				         pb ? "protobuf" : "JSON", resp.error.message);
-			kube_response_clear(&resp);
-			free(body);
-		}
-		sent++;
-		kube_client_body_counts(pc, &npb, &njs);
-		if (npb != sent || njs != 0)
-			fail_msg("%s update: %llu bodies sent as protobuf, %llu as JSON",
-			         PB_KINDS[k].kind, (unsigned long long)npb,
-			         (unsigned long long)njs);
-		pb_compare(k, nj, np, "update");
-		cJSON *o = pb_stored(k, np);
-		char *s = cJSON_PrintUnformatted(o);
-		assert_non_null(strstr(s, PB_KINDS[k].update_to)); /* the update did land */
-		free(s);
-		cJSON_Delete(o);
-		if (!PB_KINDS[k].status)
-			continue;
-		/* PUT .../status: the whole object, as client-go's UpdateStatus sends it */
-		for (int pb = 0; pb < 2; pb++) {
-			char *body = pb_for_status(k, pb ? np : nj);
-			struct kube_request r = {.verb = KUBE_UPDATE,
-			                         .group = PB_KINDS[k].group,
-			                         .version = PB_VERSION(k),
-			                         .resource = PB_KINDS[k].resource,
-			                         .ns = PB_NS(k),
-			                         .name = pb ? np : nj,
-			                         .subresource = "status",
-			                         .body = body,
-			                         .body_kind = pb ? PB_KINDS[k].kind : NULL};
-			int e = kube_client_request(pb ? pc : cl, &r, NULL, NULL, &resp);
-			if (e != 0)
-				fail_msg("status update %s (%s): %s", PB_KINDS[k].kind,
-				         pb ? "protobuf" : "JSON", resp.error.message);
-			kube_response_clear(&resp);
-			free(body);
-		}
-		sent++;
-		kube_client_body_counts(pc, &npb, &njs);
-		if (npb != sent || njs != 0)
-			fail_msg("%s status update: %llu bodies sent as protobuf, %llu as JSON",
-			         PB_KINDS[k].kind, (unsigned long long)npb,
-			         (unsigned long long)njs);
-		pb_compare(k, nj, np, "status update");
-		o = pb_stored(k, np);
-		s = cJSON_PrintUnformatted(o);
-		if (!strstr(s, PB_KINDS[k].status_mark))
-			fail_msg("%s: the status update did not land: %s", PB_KINDS[k].kind, s);
-		free(s);
-		cJSON_Delete(o);
+		pb_put_both(k, nj, np, NULL, pc, ++sent);
+		if (PB_KINDS[k].status) /* PUT .../status: the whole object, as UpdateStatus */
+			pb_put_both(k, nj, np, "status", pc, ++sent);
 	}
 	kube_client_free(pc);
 }
