@@ -401,6 +401,10 @@ static int enc_value(struct pe *e, const struct pb_field *f, unsigned num, bool 
 		return enc_base64(e, num, in_list);
 	case PBK_STRLIST:
 		return enc_strlist(e, num, in_list);
+	case PBK_TYPEMETA: /* Go's Marshal has no field for them: a nested TypeMeta is dropped */
+		if ((r = js_skip(&e->js)) < 0)
+			return pe_fail(e, r);
+		return 0;
 	default: /* double, Duration */
 		return pe_fail(e, -EOPNOTSUPP);
 	}

@@ -11,8 +11,8 @@
 #include "kube/proto-schema.h"
 
 static const struct pb_field f_k8s_io_api_core_v1_Pod[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 4},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 4},
         {"status", 6, 3, PBK_MESSAGE, 0, 114},
 };
 static const struct pb_field f_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta[] = {
@@ -899,6 +899,8 @@ static const struct pb_field f_k8s_io_api_apps_v1_ReplicaSetCondition[] = {
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_coordination_v1_Lease[] = {
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1},
+        {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
         {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
         {"spec", 4, 2, PBK_MESSAGE, 0, 141},
 };
@@ -913,10 +915,12 @@ static const struct pb_field f_k8s_io_api_coordination_v1_LeaseSpec[] = {
 };
 static const struct pb_field f_k8s_io_api_core_v1_Event[] = {
         {"action", 6, 12, PBK_STRING, 0, -1},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1},
         {"count", 5, 8, PBK_INT32, 0, -1},
         {"eventTime", 9, 10, PBK_MICROTIME, 0, -1},
         {"firstTimestamp", 14, 6, PBK_TIME, 0, -1},
         {"involvedObject", 14, 2, PBK_MESSAGE, 0, 143},
+        {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
         {"lastTimestamp", 13, 7, PBK_TIME, 0, -1},
         {"message", 7, 4, PBK_STRING, 0, -1},
         {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
@@ -943,6 +947,8 @@ static const struct pb_field f_k8s_io_api_core_v1_EventSeries[] = {
         {"lastObservedTime", 16, 2, PBK_MICROTIME, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_core_v1_Endpoints[] = {
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1},
+        {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
         {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
         {"subsets", 7, 2, PBK_MESSAGE, PBF_REPEATED, 147},
 };
@@ -965,7 +971,9 @@ static const struct pb_field f_k8s_io_api_core_v1_EndpointPort[] = {
 };
 static const struct pb_field f_k8s_io_api_discovery_v1_EndpointSlice[] = {
         {"addressType", 11, 4, PBK_STRING, 0, -1},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1},
         {"endpoints", 9, 2, PBK_MESSAGE, PBF_REPEATED, 151},
+        {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
         {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
         {"ports", 5, 3, PBK_MESSAGE, PBF_REPEATED, 156},
 };
@@ -1001,8 +1009,8 @@ static const struct pb_field f_k8s_io_api_discovery_v1_EndpointPort[] = {
         {"protocol", 8, 2, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_apps_v1_ReplicaSet[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 158},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 158},
         {"status", 6, 3, PBK_MESSAGE, 0, 138},
 };
 static const struct pb_field f_k8s_io_api_apps_v1_ReplicaSetSpec[] = {
@@ -1016,8 +1024,8 @@ static const struct pb_field f_k8s_io_api_core_v1_PodTemplateSpec[] = {
         {"spec", 4, 2, PBK_MESSAGE, 0, 4},
 };
 static const struct pb_field f_k8s_io_api_batch_v1_Job[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 161},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 161},
         {"status", 6, 3, PBK_MESSAGE, 0, 178},
 };
 static const struct pb_field f_k8s_io_api_batch_v1_JobSpec[] = {
@@ -1122,8 +1130,8 @@ static const struct pb_field f_k8s_io_api_batch_v1_UncountedTerminatedPods[] = {
         {"succeeded", 9, 1, PBK_STRING, PBF_REPEATED, -1},
 };
 static const struct pb_field f_k8s_io_api_core_v1_Node[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 182},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 182},
         {"status", 6, 3, PBK_MESSAGE, 0, 187},
 };
 static const struct pb_field f_k8s_io_api_core_v1_NodeSpec[] = {
@@ -1232,8 +1240,8 @@ static const struct pb_field f_k8s_io_api_core_v1_NodeFeatures[] = {
         {"supplementalGroupsPolicy", 24, 1, PBK_BOOL, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_core_v1_Namespace[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 201},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 201},
         {"status", 6, 3, PBK_MESSAGE, 0, 202},
 };
 static const struct pb_field f_k8s_io_api_core_v1_NamespaceSpec[] = {
@@ -1251,25 +1259,27 @@ static const struct pb_field f_k8s_io_api_core_v1_NamespaceCondition[] = {
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_core_v1_ServiceAccount[] = {
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1},
         {"automountServiceAccountToken", 28, 4, PBK_BOOL, 0, -1},
         {"imagePullSecrets", 16, 3, PBK_MESSAGE, PBF_REPEATED, 16},
+        {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
         {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
         {"secrets", 7, 2, PBK_MESSAGE, PBF_REPEATED, 143},
 };
 static const struct pb_field f_k8s_io_api_core_v1_Secret[] = {
-        {"data", 4, 2, PBK_BYTES, PBF_MAP, -1}, {"immutable", 9, 5, PBK_BOOL, 0, -1},
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},  {"stringData", 10, 4, PBK_STRING, PBF_MAP, -1},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"data", 4, 2, PBK_BYTES, PBF_MAP, -1},
+        {"immutable", 9, 5, PBK_BOOL, 0, -1},       {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"stringData", 10, 4, PBK_STRING, PBF_MAP, -1},
         {"type", 4, 3, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_core_v1_ConfigMap[] = {
-        {"binaryData", 10, 3, PBK_BYTES, PBF_MAP, -1},
-        {"data", 4, 2, PBK_STRING, PBF_MAP, -1},
-        {"immutable", 9, 4, PBK_BOOL, 0, -1},
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"binaryData", 10, 3, PBK_BYTES, PBF_MAP, -1},
+        {"data", 4, 2, PBK_STRING, PBF_MAP, -1},    {"immutable", 9, 4, PBK_BOOL, 0, -1},
+        {"kind", 4, 0, PBK_TYPEMETA, 0, -1},        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
 };
 static const struct pb_field f_k8s_io_api_core_v1_PersistentVolume[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 208},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 208},
         {"status", 6, 3, PBK_MESSAGE, 0, 223},
 };
 static const struct pb_field f_k8s_io_api_core_v1_PersistentVolumeSpec[] = {
@@ -1405,8 +1415,8 @@ static const struct pb_field f_k8s_io_api_core_v1_PersistentVolumeStatus[] = {
         {"reason", 6, 3, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_core_v1_PersistentVolumeClaim[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 51},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 51},
         {"status", 6, 3, PBK_MESSAGE, 0, 225},
 };
 static const struct pb_field f_k8s_io_api_core_v1_PersistentVolumeClaimStatus[] = {
@@ -1434,8 +1444,8 @@ static const struct pb_field f_k8s_io_api_core_v1_VolumeHealthStatus[] = {
         {"lastTransitionTime", 18, 2, PBK_TIME, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_core_v1_ResourceQuota[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 230},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 230},
         {"status", 6, 3, PBK_MESSAGE, 0, 233},
 };
 static const struct pb_field f_k8s_io_api_core_v1_ResourceQuotaSpec[] = {
@@ -1456,8 +1466,8 @@ static const struct pb_field f_k8s_io_api_core_v1_ResourceQuotaStatus[] = {
         {"used", 4, 2, PBK_QUANTITY, PBF_MAP, -1},
 };
 static const struct pb_field f_k8s_io_api_core_v1_ReplicationController[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 235},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 235},
         {"status", 6, 3, PBK_MESSAGE, 0, 236},
 };
 static const struct pb_field f_k8s_io_api_core_v1_ReplicationControllerSpec[] = {
@@ -1482,8 +1492,8 @@ static const struct pb_field f_k8s_io_api_core_v1_ReplicationControllerCondition
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_apps_v1_Deployment[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 239},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 239},
         {"status", 6, 3, PBK_MESSAGE, 0, 242},
 };
 static const struct pb_field f_k8s_io_api_apps_v1_DeploymentSpec[] = {
@@ -1524,8 +1534,8 @@ static const struct pb_field f_k8s_io_api_apps_v1_DeploymentCondition[] = {
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_apps_v1_StatefulSet[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 245},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 245},
         {"status", 6, 3, PBK_MESSAGE, 0, 250},
 };
 static const struct pb_field f_k8s_io_api_apps_v1_StatefulSetSpec[] = {
@@ -1577,8 +1587,8 @@ static const struct pb_field f_k8s_io_api_apps_v1_StatefulSetCondition[] = {
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_apps_v1_DaemonSet[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 253},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 253},
         {"status", 6, 3, PBK_MESSAGE, 0, 256},
 };
 static const struct pb_field f_k8s_io_api_apps_v1_DaemonSetSpec[] = {
@@ -1616,13 +1626,13 @@ static const struct pb_field f_k8s_io_api_apps_v1_DaemonSetCondition[] = {
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_apps_v1_ControllerRevision[] = {
-        {"data", 4, 2, PBK_RAWJSON, 0, -1},
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"data", 4, 2, PBK_RAWJSON, 0, -1},
+        {"kind", 4, 0, PBK_TYPEMETA, 0, -1},        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
         {"revision", 8, 3, PBK_INT64, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_batch_v1_CronJob[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 260},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 260},
         {"status", 6, 3, PBK_MESSAGE, 0, 262},
 };
 static const struct pb_field f_k8s_io_api_batch_v1_CronJobSpec[] = {
@@ -1645,8 +1655,8 @@ static const struct pb_field f_k8s_io_api_batch_v1_CronJobStatus[] = {
         {"lastSuccessfulTime", 18, 5, PBK_TIME, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_policy_v1_PodDisruptionBudget[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 264},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 264},
         {"status", 6, 3, PBK_MESSAGE, 0, 265},
 };
 static const struct pb_field f_k8s_io_api_policy_v1_PodDisruptionBudgetSpec[] = {
@@ -1673,8 +1683,8 @@ static const struct pb_field f_k8s_io_apimachinery_pkg_apis_meta_v1_Condition[] 
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_autoscaling_v2_HorizontalPodAutoscaler[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 268},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 268},
         {"status", 6, 3, PBK_MESSAGE, 0, 281},
 };
 static const struct pb_field f_k8s_io_api_autoscaling_v2_HorizontalPodAutoscalerSpec[] = {
@@ -1794,8 +1804,8 @@ static const struct pb_field f_k8s_io_api_autoscaling_v2_HorizontalPodAutoscaler
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_certificates_v1_CertificateSigningRequest[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 291},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 291},
         {"status", 6, 3, PBK_MESSAGE, 0, 292},
 };
 static const struct pb_field f_k8s_io_api_certificates_v1_CertificateSigningRequestSpec[] = {
@@ -1817,6 +1827,8 @@ static const struct pb_field f_k8s_io_api_certificates_v1_CertificateSigningRequ
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_certificates_v1_ClusterTrustBundle[] = {
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1},
+        {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
         {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
         {"spec", 4, 2, PBK_MESSAGE, 0, 295},
 };
@@ -1825,8 +1837,8 @@ static const struct pb_field f_k8s_io_api_certificates_v1_ClusterTrustBundleSpec
         {"trustBundle", 11, 2, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_authorization_v1_SubjectAccessReview[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 297},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 297},
         {"status", 6, 3, PBK_MESSAGE, 0, 303},
 };
 static const struct pb_field f_k8s_io_api_authorization_v1_SubjectAccessReviewSpec[] = {
@@ -1868,8 +1880,8 @@ static const struct pb_field f_k8s_io_api_authorization_v1_SubjectAccessReviewSt
         {"reason", 6, 2, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_authentication_v1_TokenReview[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 305},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 305},
         {"status", 6, 3, PBK_MESSAGE, 0, 306},
 };
 static const struct pb_field f_k8s_io_api_authentication_v1_TokenReviewSpec[] = {
@@ -1889,8 +1901,8 @@ static const struct pb_field f_k8s_io_api_authentication_v1_UserInfo[] = {
         {"username", 8, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_storage_v1_VolumeAttachment[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 309},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 309},
         {"status", 6, 3, PBK_MESSAGE, 0, 311},
 };
 static const struct pb_field f_k8s_io_api_storage_v1_VolumeAttachmentSpec[] = {
@@ -1914,13 +1926,15 @@ static const struct pb_field f_k8s_io_api_storage_v1_VolumeError[] = {
         {"time", 4, 1, PBK_TIME, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_storage_v1_VolumeAttributesClass[] = {
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1},
         {"driverName", 10, 2, PBK_STRING, 0, -1},
+        {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
         {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
         {"parameters", 10, 3, PBK_STRING, PBF_MAP, -1},
 };
 static const struct pb_field f_k8s_io_api_resource_v1_ResourceClaim[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 315},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 315},
         {"status", 6, 3, PBK_MESSAGE, 0, 329},
 };
 static const struct pb_field f_k8s_io_api_resource_v1_ResourceClaimSpec[] = {
@@ -2043,8 +2057,8 @@ static const struct pb_field f_k8s_io_api_resource_v1_NetworkDeviceData[] = {
         {"ips", 3, 2, PBK_STRING, PBF_REPEATED, -1},
 };
 static const struct pb_field f_k8s_io_api_resource_v1alpha3_ResourcePoolStatusRequest[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 338},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 338},
         {"status", 6, 3, PBK_MESSAGE, 0, 339},
 };
 static const struct pb_field f_k8s_io_api_resource_v1alpha3_ResourcePoolStatusRequestSpec[] = {
@@ -2090,8 +2104,8 @@ static const struct pb_field f_k8s_io_api_resource_v1alpha3_ShareableCapacitySta
         {"total", 5, 2, PBK_QUANTITY, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_scheduling_v1beta1_PodGroup[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 345},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 345},
         {"status", 6, 3, PBK_MESSAGE, 0, 356},
 };
 static const struct pb_field f_k8s_io_api_scheduling_v1beta1_PodGroupSpec[] = {
@@ -2143,8 +2157,8 @@ static const struct pb_field f_k8s_io_api_scheduling_v1beta1_PodGroupResourceCla
         {"resourceClaimName", 17, 2, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_apiserverinternal_v1alpha1_StorageVersion[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 359},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 359},
         {"status", 6, 3, PBK_MESSAGE, 0, 360},
 };
 static const struct pb_field f_k8s_io_api_apiserverinternal_v1alpha1_StorageVersionSpec[] = {};
@@ -2168,8 +2182,8 @@ static const struct pb_field f_k8s_io_api_apiserverinternal_v1alpha1_StorageVers
         {"type", 4, 1, PBK_STRING, 0, -1},
 };
 static const struct pb_field f_k8s_io_api_storagemigration_v1_StorageVersionMigration[] = {
-        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},
-        {"spec", 4, 2, PBK_MESSAGE, 0, 364},
+        {"apiVersion", 10, 0, PBK_TYPEMETA, 0, -1}, {"kind", 4, 0, PBK_TYPEMETA, 0, -1},
+        {"metadata", 8, 1, PBK_MESSAGE, 0, 1},      {"spec", 4, 2, PBK_MESSAGE, 0, 364},
         {"status", 6, 3, PBK_MESSAGE, 0, 366},
 };
 static const struct pb_field f_k8s_io_api_storagemigration_v1_StorageVersionMigrationSpec[] = {

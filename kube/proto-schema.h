@@ -19,6 +19,7 @@ enum pb_kind {
 	PBK_INTORSTR,  /* intstr.IntOrString: number or string <-> {1 type, 2 intVal, 3 strVal} */
 	PBK_RAWJSON,   /* FieldsV1, RawExtension: any JSON value <-> {1 raw: its JSON text} */
 	PBK_STRLIST,   /* a Go []string type of its own (ExtraValue): JSON array <-> {repeated 1} */
+	PBK_TYPEMETA,  /* kind, apiVersion of a nested object (metav1.TypeMeta): not in protobuf */
 	PBK_UNSUPPORTED,
 };
 

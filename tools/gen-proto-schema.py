@@ -113,13 +113,23 @@ def inline_fields(types_go):
     return out
 
 
+def typemeta_structs(types_go):
+    """structs that inline metav1.TypeMeta: their JSON has kind and apiVersion, which protobuf
+    does not carry (a nested object, e.g. a StatefulSet's volumeClaimTemplates, as served)"""
+    src = open(types_go).read()
+    return {m.group(1) for m in re.finditer(r"^type (\w+) struct \{(.*?)^\}", src, re.S | re.M)
+            if re.search(r"^\s*metav1\.TypeMeta\s+`json:\"(,inline)?\"", m.group(2), re.M)}
+
+
 inline = set()
+typemeta = set()
 for proto, types in FILES:
     root = sys.argv[1]
     src = open(os.path.join(root, proto)).read()
     pkg = re.search(r"^package ([\w.]+);", src, re.M).group(1)
     if types:
         inline |= {(pkg + "." + s, n) for s, n in inline_fields(os.path.join(root, types))}
+        typemeta |= {pkg + "." + s for s in typemeta_structs(os.path.join(root, types))}
     for m in re.finditer(r"^message (\w+) \{(.*?)^\}", src, re.S | re.M):
         fields = []
         for f in re.finditer(r"^\s*(optional|repeated|required)?\s*([\w.<>, ]+?)\s+(\w+) = (\d+);",
@@ -131,6 +141,9 @@ for proto, types in FILES:
                 mapv = mm.group(1)
                 typ = "map"
             fields.append([name, int(num), typ, label == "repeated", mapv, pkg])
+        if pkg + "." + m.group(1) in typemeta:  # written as nothing (kube/proto-encode.c)
+            fields += [["apiVersion", 0, "typemeta", False, None, pkg],
+                       ["kind", 0, "typemeta", False, None, pkg]]
         msgs[pkg + "." + m.group(1)] = fields
 
 
@@ -155,7 +168,7 @@ def visit(name):
     order.append(name)
     for f in msgs[name]:
         for t in (f[2], f[4]):
-            if t and t != "map":
+            if t and t not in ("map", "typemeta"):
                 r = resolve(t, f[5])
                 if r not in SCALAR:
                     visit(r)
@@ -167,6 +180,8 @@ index = {n: i for i, n in enumerate(order)}
 
 
 def kind(t, pkg):
+    if t == "typemeta":
+        return "PBK_TYPEMETA", -1
     r = resolve(t, pkg)
     if r in SCALAR:
         return SCALAR[r], -1
