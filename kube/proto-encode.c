@@ -11,9 +11,9 @@
  * Probe's ProbeHandler, ...) are written as one occurrence of the embedded message per JSON key:
  * protobuf merges repeated occurrences of a message field, and Go's generated Unmarshal does.
  *
- * Anything the tables do not know (a key of a newer API version, a Duration, a base64 bytes
- * field, a float) gives -EOPNOTSUPP, so the caller can send the JSON body instead: the
- * transcoder never drops a field.
+ * Anything the tables do not know (a key of a newer API version, a Duration, a float, bytes
+ * that are not strict padded base64) gives -EOPNOTSUPP, so the caller can send the JSON body
+ * instead: the transcoder never drops a field.
  *
  * Nested messages: a message is written after a 5-byte gap for its length (a length is at most
  * 2^32, five varint bytes), then moved down over the unused part of the gap; the cost is one
@@ -256,6 +256,75 @@ static int enc_quantity(struct pe *e, unsigned num)
 	return 0;
 }
 
+/* Standard base64 with padding, as encoding/json writes a []byte, into bytes field num. Only
+ * the strict form is taken (Go's decoder would also skip CR and LF): anything else is
+ * -EOPNOTSUPP, so the JSON body goes and the apiserver judges it. */
+static int enc_base64(struct pe *e, unsigned num, bool in_list)
+{
+	static const char alphabet[] =
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *s;
+	size_t n;
+	bool esc;
+	int r = js_str_span(&e->js, &s, &n, &esc);
+	if (r < 0)
+		return pe_fail(e, r);
+	if (r == 0) { /* null: a nil []byte; a map value is still written */
+		if (in_list)
+			pw_bytes(&e->w, num, "", 0);
+		return 0;
+	}
+	if (esc || n % 4)
+		return pe_fail(e, -EOPNOTSUPP);
+	size_t pad = n && s[n - 1] == '=' ? (s[n - 2] == '=' ? 2 : 1) : 0;
+	size_t out = n / 4 * 3 - pad;
+	pw_tag(&e->w, num, 2);
+	pw_varint(&e->w, out);
+	if (pw_reserve(&e->w, out + 3) < 0)
+		return e->w.err;
+	uint8_t *p = e->w.p + e->w.len;
+	for (size_t i = 0; i < n; i += 4) {
+		uint32_t v = 0;
+		for (size_t j = 0; j < 4; j++) {
+			const char *c = i + j < n - pad ? memchr(alphabet, s[i + j], 64) : alphabet;
+			if (!c)
+				return pe_fail(e, -EOPNOTSUPP);
+			v = v << 6 | (uint32_t)(c - alphabet);
+		}
+		p[0] = (uint8_t)(v >> 16);
+		p[1] = (uint8_t)(v >> 8);
+		p[2] = (uint8_t)v;
+		p += 3;
+	}
+	e->w.len += out; /* the last group's padding bytes were written past out and are dropped */
+	return 0;
+}
+
+/* an ExtraValue: a JSON array of strings as message {repeated string items = 1} */
+static int enc_strlist(struct pe *e, unsigned num, bool in_list)
+{
+	int r = js_peek(&e->js);
+	if (r != '[') {
+		if (!js_null(&e->js))
+			return pe_fail(e, e->js.err ? e->js.err : -EPROTO);
+		if (in_list) { /* a null map value: the empty message, as Go writes it */
+			size_t at = pw_open(&e->w, num);
+			pw_close(&e->w, at);
+		}
+		return 0;
+	}
+	size_t at = pw_open(&e->w, num);
+	if ((r = js_arr_begin(&e->js)) < 0)
+		return pe_fail(e, r);
+	while (r > 0 && (r = js_arr_next(&e->js)) > 0)
+		if (enc_string(e, 1, true) < 0)
+			return e->w.err;
+	if (r < 0)
+		return pe_fail(e, r);
+	pw_close(&e->w, at);
+	return e->w.err;
+}
+
 /* one value of kind f->kind (not repeated, not a map) into field num */
 static int enc_value(struct pe *e, const struct pb_field *f, unsigned num, bool in_list)
 {
@@ -328,7 +397,15 @@ static int enc_value(struct pe *e, const struct pb_field *f, unsigned num, bool 
 		pw_close(&e->w, at);
 		return 0;
 	}
-	default: /* bytes (base64), double, Duration */
+	case PBK_BYTES:
+		return enc_base64(e, num, in_list);
+	case PBK_STRLIST:
+		return enc_strlist(e, num, in_list);
+	case PBK_TYPEMETA: /* Go's Marshal has no field for them: a nested TypeMeta is dropped */
+		if ((r = js_skip(&e->js)) < 0)
+			return pe_fail(e, r);
+		return 0;
+	default: /* double, Duration */
 		return pe_fail(e, -EOPNOTSUPP);
 	}
 }
@@ -500,6 +577,36 @@ static const struct {
         {"discovery.k8s.io/v1", "EndpointSlice", &kube_pb_msg_EndpointSlice},
         {"apps/v1", "ReplicaSet", &kube_pb_msg_ReplicaSet},
         {"batch/v1", "Job", &kube_pb_msg_Job},
+        {"v1", "Node", &kube_pb_msg_Node},
+        {"v1", "Namespace", &kube_pb_msg_Namespace},
+        {"v1", "ServiceAccount", &kube_pb_msg_ServiceAccount},
+        {"v1", "Secret", &kube_pb_msg_Secret},
+        {"v1", "ConfigMap", &kube_pb_msg_ConfigMap},
+        {"v1", "PersistentVolume", &kube_pb_msg_PersistentVolume},
+        {"v1", "PersistentVolumeClaim", &kube_pb_msg_PersistentVolumeClaim},
+        {"v1", "ResourceQuota", &kube_pb_msg_ResourceQuota},
+        {"v1", "ReplicationController", &kube_pb_msg_ReplicationController},
+        {"apps/v1", "Deployment", &kube_pb_msg_Deployment},
+        {"apps/v1", "StatefulSet", &kube_pb_msg_StatefulSet},
+        {"apps/v1", "DaemonSet", &kube_pb_msg_DaemonSet},
+        {"apps/v1", "ControllerRevision", &kube_pb_msg_ControllerRevision},
+        {"batch/v1", "CronJob", &kube_pb_msg_CronJob},
+        {"policy/v1", "PodDisruptionBudget", &kube_pb_msg_PodDisruptionBudget},
+        {"autoscaling/v2", "HorizontalPodAutoscaler", &kube_pb_msg_HorizontalPodAutoscaler},
+        {"certificates.k8s.io/v1", "CertificateSigningRequest",
+         &kube_pb_msg_CertificateSigningRequest},
+        {"certificates.k8s.io/v1", "ClusterTrustBundle", &kube_pb_msg_ClusterTrustBundle},
+        {"authorization.k8s.io/v1", "SubjectAccessReview", &kube_pb_msg_SubjectAccessReview},
+        {"authentication.k8s.io/v1", "TokenReview", &kube_pb_msg_TokenReview},
+        {"storage.k8s.io/v1", "VolumeAttachment", &kube_pb_msg_VolumeAttachment},
+        {"storage.k8s.io/v1", "VolumeAttributesClass", &kube_pb_msg_VolumeAttributesClass},
+        {"resource.k8s.io/v1", "ResourceClaim", &kube_pb_msg_ResourceClaim},
+        {"resource.k8s.io/v1alpha3", "ResourcePoolStatusRequest",
+         &kube_pb_msg_ResourcePoolStatusRequest},
+        {"scheduling.k8s.io/v1beta1", "PodGroup", &kube_pb_msg_PodGroup},
+        {"internal.apiserver.k8s.io/v1alpha1", "StorageVersion", &kube_pb_msg_StorageVersion},
+        {"storagemigration.k8s.io/v1", "StorageVersionMigration",
+         &kube_pb_msg_StorageVersionMigration},
 };
 
 bool kube_proto_encodes(const char *api_version, const char *kind)

@@ -18,6 +18,8 @@ enum pb_kind {
 	PBK_QUANTITY,  /* resource.Quantity: string <-> {1 string} */
 	PBK_INTORSTR,  /* intstr.IntOrString: number or string <-> {1 type, 2 intVal, 3 strVal} */
 	PBK_RAWJSON,   /* FieldsV1, RawExtension: any JSON value <-> {1 raw: its JSON text} */
+	PBK_STRLIST,   /* a Go []string type of its own (ExtraValue): JSON array <-> {repeated 1} */
+	PBK_TYPEMETA,  /* kind, apiVersion of a nested object (metav1.TypeMeta): not in protobuf */
 	PBK_UNSUPPORTED,
 };
 
@@ -52,3 +54,30 @@ extern const int kube_pb_msg_Endpoints;
 extern const int kube_pb_msg_EndpointSlice;
 extern const int kube_pb_msg_ReplicaSet;
 extern const int kube_pb_msg_Job;
+extern const int kube_pb_msg_Node;
+extern const int kube_pb_msg_Namespace;
+extern const int kube_pb_msg_ServiceAccount;
+extern const int kube_pb_msg_Secret;
+extern const int kube_pb_msg_ConfigMap;
+extern const int kube_pb_msg_PersistentVolume;
+extern const int kube_pb_msg_PersistentVolumeClaim;
+extern const int kube_pb_msg_ResourceQuota;
+extern const int kube_pb_msg_ReplicationController;
+extern const int kube_pb_msg_Deployment;
+extern const int kube_pb_msg_StatefulSet;
+extern const int kube_pb_msg_DaemonSet;
+extern const int kube_pb_msg_ControllerRevision;
+extern const int kube_pb_msg_CronJob;
+extern const int kube_pb_msg_PodDisruptionBudget;
+extern const int kube_pb_msg_HorizontalPodAutoscaler;
+extern const int kube_pb_msg_CertificateSigningRequest;
+extern const int kube_pb_msg_ClusterTrustBundle;
+extern const int kube_pb_msg_SubjectAccessReview;
+extern const int kube_pb_msg_TokenReview;
+extern const int kube_pb_msg_VolumeAttachment;
+extern const int kube_pb_msg_VolumeAttributesClass;
+extern const int kube_pb_msg_ResourceClaim;
+extern const int kube_pb_msg_ResourcePoolStatusRequest;
+extern const int kube_pb_msg_PodGroup;
+extern const int kube_pb_msg_StorageVersion;
+extern const int kube_pb_msg_StorageVersionMigration;

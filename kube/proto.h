@@ -90,16 +90,15 @@ int kube_decode_watch_event_any(enum kube_kind kind, const void *buf, size_t len
  * built-in types; patches stay JSON. Both return a malloc'd body (magic + runtime.Unknown) in
  * *ret / *ret_len, written only on success. The JSON input is transcoded field by field with
  * tables generated from k8s.io/api v0.37.2 (kube/proto-schema.c); a key those tables do not
- * know, or a value of a kind the transcoder does not write (base64 bytes, floats, Duration),
- * gives -EOPNOTSUPP: send the JSON body instead (nothing is ever dropped). Other errors:
- * -EBADMSG not JSON, -EPROTO JSON of the wrong shape (or another kind/apiVersion), -E2BIG,
- * -ENOMEM, -EINVAL. */
+ * know, or a value of a kind the transcoder does not write (floats, Duration, bytes that are
+ * not padded standard base64), gives -EOPNOTSUPP: send the JSON body instead (nothing is ever
+ * dropped). Other errors: -EBADMSG not JSON, -EPROTO JSON of the wrong shape (or another
+ * kind/apiVersion), -E2BIG, -ENOMEM, -EINVAL. */
 
-/* The JSON object json of a built-in kind as a protobuf create/update body. Kinds (those
- * tools/gen-proto-schema.py has tables for): v1 Pod, Event, Endpoints; coordination.k8s.io/v1
- * Lease; discovery.k8s.io/v1 EndpointSlice; apps/v1 ReplicaSet; batch/v1 Job. Any other
- * (api_version, kind) gives -EOPNOTSUPP (send JSON). A "kind"/"apiVersion" in the JSON must
- * match the arguments (-EPROTO). */
+/* The JSON object json of a built-in kind as a protobuf create/update body. Kinds: those
+ * tools/gen-proto-schema.py has tables for, every built-in kind kcmd creates or updates
+ * (docs/kube.md lists them). Any other (api_version, kind) gives -EOPNOTSUPP (send JSON). A
+ * "kind"/"apiVersion" in the JSON must match the arguments (-EPROTO). */
 int kube_proto_encode_json(const char *api_version, const char *kind, const char *json, size_t len,
                            void **ret, size_t *ret_len);
 /* true if kube_proto_encode_json() has tables for (api_version, kind). */

@@ -619,6 +619,10 @@ static int start_review(struct hreq *q, struct reviewer *rv, const char *group,
 	                          .version = "v1",
 	                          .resource = resource,
 	                          .body = json,
+	                          /* protobuf on a protobuf client, as client-go sends them */
+	                          .body_kind = !strcmp(resource, "tokenreviews")
+	                                               ? "TokenReview"
+	                                               : "SubjectAccessReview",
 	                          .timeout_ms = 10000};
 	int r;
 

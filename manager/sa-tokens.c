@@ -212,6 +212,7 @@ static void start_step(struct account *a)
 		break;
 	case STEP_CREATE_SA:
 		req.verb = KUBE_CREATE;
+		req.body_kind = "ServiceAccount"; /* protobuf on a protobuf client */
 		if (asprintf(&a->body,
 		             "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{"
 		             "\"name\":\"%s\","

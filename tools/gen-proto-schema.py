@@ -24,6 +24,34 @@ ROOTS = [
     ("k8s.io.api.discovery.v1.EndpointSlice", "EndpointSlice"),
     ("k8s.io.api.apps.v1.ReplicaSet", "ReplicaSet"),
     ("k8s.io.api.batch.v1.Job", "Job"),
+    # every other built-in kind kcmd creates or updates (docs/kube.md lists who writes which)
+    ("k8s.io.api.core.v1.Node", "Node"),
+    ("k8s.io.api.core.v1.Namespace", "Namespace"),
+    ("k8s.io.api.core.v1.ServiceAccount", "ServiceAccount"),
+    ("k8s.io.api.core.v1.Secret", "Secret"),
+    ("k8s.io.api.core.v1.ConfigMap", "ConfigMap"),
+    ("k8s.io.api.core.v1.PersistentVolume", "PersistentVolume"),
+    ("k8s.io.api.core.v1.PersistentVolumeClaim", "PersistentVolumeClaim"),
+    ("k8s.io.api.core.v1.ResourceQuota", "ResourceQuota"),
+    ("k8s.io.api.core.v1.ReplicationController", "ReplicationController"),
+    ("k8s.io.api.apps.v1.Deployment", "Deployment"),
+    ("k8s.io.api.apps.v1.StatefulSet", "StatefulSet"),
+    ("k8s.io.api.apps.v1.DaemonSet", "DaemonSet"),
+    ("k8s.io.api.apps.v1.ControllerRevision", "ControllerRevision"),
+    ("k8s.io.api.batch.v1.CronJob", "CronJob"),
+    ("k8s.io.api.policy.v1.PodDisruptionBudget", "PodDisruptionBudget"),
+    ("k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler", "HorizontalPodAutoscaler"),
+    ("k8s.io.api.certificates.v1.CertificateSigningRequest", "CertificateSigningRequest"),
+    ("k8s.io.api.certificates.v1.ClusterTrustBundle", "ClusterTrustBundle"),
+    ("k8s.io.api.authorization.v1.SubjectAccessReview", "SubjectAccessReview"),
+    ("k8s.io.api.authentication.v1.TokenReview", "TokenReview"),
+    ("k8s.io.api.storage.v1.VolumeAttachment", "VolumeAttachment"),
+    ("k8s.io.api.storage.v1.VolumeAttributesClass", "VolumeAttributesClass"),
+    ("k8s.io.api.resource.v1.ResourceClaim", "ResourceClaim"),
+    ("k8s.io.api.resource.v1alpha3.ResourcePoolStatusRequest", "ResourcePoolStatusRequest"),
+    ("k8s.io.api.scheduling.v1beta1.PodGroup", "PodGroup"),
+    ("k8s.io.api.apiserverinternal.v1alpha1.StorageVersion", "StorageVersion"),
+    ("k8s.io.api.storagemigration.v1.StorageVersionMigration", "StorageVersionMigration"),
 ]
 FILES = [  # (generated.proto, types.go) relative to the k8s.io module directory
     ("api@v0.37.2/core/v1/generated.proto", "api@v0.37.2/core/v1/types.go"),
@@ -33,6 +61,17 @@ FILES = [  # (generated.proto, types.go) relative to the k8s.io module directory
     ("api@v0.37.2/batch/v1/generated.proto", "api@v0.37.2/batch/v1/types.go"),
     ("api@v0.37.2/scheduling/v1alpha3/generated.proto",
      "api@v0.37.2/scheduling/v1alpha3/types.go"),
+    ("api@v0.37.2/policy/v1/generated.proto", "api@v0.37.2/policy/v1/types.go"),
+    ("api@v0.37.2/autoscaling/v2/generated.proto", "api@v0.37.2/autoscaling/v2/types.go"),
+    ("api@v0.37.2/certificates/v1/generated.proto", "api@v0.37.2/certificates/v1/types.go"),
+    ("api@v0.37.2/authorization/v1/generated.proto", "api@v0.37.2/authorization/v1/types.go"),
+    ("api@v0.37.2/authentication/v1/generated.proto", "api@v0.37.2/authentication/v1/types.go"),
+    ("api@v0.37.2/storage/v1/generated.proto", "api@v0.37.2/storage/v1/types.go"),
+    ("api@v0.37.2/resource/v1/generated.proto", "api@v0.37.2/resource/v1/types.go"),
+    ("api@v0.37.2/resource/v1alpha3/generated.proto", "api@v0.37.2/resource/v1alpha3/types.go"),
+    ("api@v0.37.2/scheduling/v1beta1/generated.proto", "api@v0.37.2/scheduling/v1beta1/types.go"),
+    ("api@v0.37.2/apiserverinternal/v1alpha1/generated.proto", "api@v0.37.2/apiserverinternal/v1alpha1/types.go"),
+    ("api@v0.37.2/storagemigration/v1/generated.proto", "api@v0.37.2/storagemigration/v1/types.go"),
     ("apimachinery@v0.37.2/pkg/apis/meta/v1/generated.proto",
      "apimachinery@v0.37.2/pkg/apis/meta/v1/types.go"),
     ("apimachinery@v0.37.2/pkg/api/resource/generated.proto", None),
@@ -48,6 +87,11 @@ SPECIAL = {
     "k8s.io.apimachinery.pkg.runtime.RawExtension": "PBK_RAWJSON",
     "k8s.io.apimachinery.pkg.api.resource.Quantity": "PBK_QUANTITY",
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString": "PBK_INTORSTR",
+    # Go named slices ([]string) wrapped in a message (+protobuf.nullable=true): a JSON array
+    "k8s.io.api.certificates.v1.ExtraValue": "PBK_STRLIST",
+    "k8s.io.api.authorization.v1.ExtraValue": "PBK_STRLIST",
+    "k8s.io.api.authentication.v1.ExtraValue": "PBK_STRLIST",
+    "k8s.io.api.authentication.v1.AttestationValue": "PBK_STRLIST",
 }
 SCALAR = {"string": "PBK_STRING", "bytes": "PBK_BYTES", "int32": "PBK_INT32",
           "int64": "PBK_INT64", "bool": "PBK_BOOL", "double": "PBK_DOUBLE"}
@@ -69,13 +113,23 @@ def inline_fields(types_go):
     return out
 
 
+def typemeta_structs(types_go):
+    """structs that inline metav1.TypeMeta: their JSON has kind and apiVersion, which protobuf
+    does not carry (a nested object, e.g. a StatefulSet's volumeClaimTemplates, as served)"""
+    src = open(types_go).read()
+    return {m.group(1) for m in re.finditer(r"^type (\w+) struct \{(.*?)^\}", src, re.S | re.M)
+            if re.search(r"^\s*metav1\.TypeMeta\s+`json:\"(,inline)?\"", m.group(2), re.M)}
+
+
 inline = set()
+typemeta = set()
 for proto, types in FILES:
     root = sys.argv[1]
     src = open(os.path.join(root, proto)).read()
     pkg = re.search(r"^package ([\w.]+);", src, re.M).group(1)
     if types:
         inline |= {(pkg + "." + s, n) for s, n in inline_fields(os.path.join(root, types))}
+        typemeta |= {pkg + "." + s for s in typemeta_structs(os.path.join(root, types))}
     for m in re.finditer(r"^message (\w+) \{(.*?)^\}", src, re.S | re.M):
         fields = []
         for f in re.finditer(r"^\s*(optional|repeated|required)?\s*([\w.<>, ]+?)\s+(\w+) = (\d+);",
@@ -87,6 +141,9 @@ for proto, types in FILES:
                 mapv = mm.group(1)
                 typ = "map"
             fields.append([name, int(num), typ, label == "repeated", mapv, pkg])
+        if pkg + "." + m.group(1) in typemeta:  # written as nothing (kube/proto-encode.c)
+            fields += [["apiVersion", 0, "typemeta", False, None, pkg],
+                       ["kind", 0, "typemeta", False, None, pkg]]
         msgs[pkg + "." + m.group(1)] = fields
 
 
@@ -111,7 +168,7 @@ def visit(name):
     order.append(name)
     for f in msgs[name]:
         for t in (f[2], f[4]):
-            if t and t != "map":
+            if t and t not in ("map", "typemeta"):
                 r = resolve(t, f[5])
                 if r not in SCALAR:
                     visit(r)
@@ -123,6 +180,8 @@ index = {n: i for i, n in enumerate(order)}
 
 
 def kind(t, pkg):
+    if t == "typemeta":
+        return "PBK_TYPEMETA", -1
     r = resolve(t, pkg)
     if r in SCALAR:
         return SCALAR[r], -1

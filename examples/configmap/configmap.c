@@ -188,7 +188,8 @@ static void ex_sync(void *state, size_t q, const char *key, struct wk_result *re
 		                                             .version = "v1",
 		                                             .resource = "configmaps",
 		                                             .ns = key,
-		                                             .body = body},
+		                                             .body = body,
+		                                             .body_kind = "ConfigMap"},
 		                      NULL, NULL);
 		if (r == 0) {
 			kcmd_log_info("created configmap %s/%s", key, EX_CONFIGMAP);

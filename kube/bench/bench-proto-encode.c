@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kube/bench/bench-proto-encode.c - request body size, JSON vs protobuf, per kind kcmd sends as
  * protobuf (kube_proto_encode_json), over the fixtures kube/tests/fixtures/proto/encode-*.json
- * and pod-rich.json. With a count argument it transcodes each body that many times, for an
- * instruction count under valgrind --tool=callgrind (load-independent; docs/kube.md):
- *   valgrind --tool=callgrind build/t/kube/bench/bench-proto-encode kube/tests/fixtures/proto 1000
- *   callgrind_annotate --inclusive=yes callgrind.out.<pid> | grep kube_proto_encode_json
- * A third argument (a kind: Lease, Event, ...) limits the run to that kind.
+ * (one per kind kcmd writes) and pod-rich.json. With a count argument it transcodes each body that
+ * many times, for an instruction count under valgrind --tool=callgrind (load-independent;
+ * docs/kube.md): valgrind --tool=callgrind build/t/kube/bench/bench-proto-encode
+ * kube/tests/fixtures/proto 1000 callgrind_annotate --inclusive=yes callgrind.out.<pid> | grep
+ * kube_proto_encode_json A third argument (a kind: Lease, Event, ...) limits the run to that kind.
  * It measures no time. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +52,36 @@ int main(int argc, char **argv)
 	        {"encode-endpointslice", "discovery.k8s.io/v1", "EndpointSlice"},
 	        {"encode-replicaset", "apps/v1", "ReplicaSet"},
 	        {"encode-job", "batch/v1", "Job"},
+	        {"encode-node", "v1", "Node"},
+	        {"encode-namespace", "v1", "Namespace"},
+	        {"encode-serviceaccount", "v1", "ServiceAccount"},
+	        {"encode-secret", "v1", "Secret"},
+	        {"encode-configmap", "v1", "ConfigMap"},
+	        {"encode-persistentvolume", "v1", "PersistentVolume"},
+	        {"encode-persistentvolumeclaim", "v1", "PersistentVolumeClaim"},
+	        {"encode-resourcequota", "v1", "ResourceQuota"},
+	        {"encode-replicationcontroller", "v1", "ReplicationController"},
+	        {"encode-deployment", "apps/v1", "Deployment"},
+	        {"encode-statefulset", "apps/v1", "StatefulSet"},
+	        {"encode-daemonset", "apps/v1", "DaemonSet"},
+	        {"encode-controllerrevision", "apps/v1", "ControllerRevision"},
+	        {"encode-cronjob", "batch/v1", "CronJob"},
+	        {"encode-poddisruptionbudget", "policy/v1", "PodDisruptionBudget"},
+	        {"encode-horizontalpodautoscaler", "autoscaling/v2", "HorizontalPodAutoscaler"},
+	        {"encode-certificatesigningrequest", "certificates.k8s.io/v1",
+	         "CertificateSigningRequest"},
+	        {"encode-clustertrustbundle", "certificates.k8s.io/v1", "ClusterTrustBundle"},
+	        {"encode-subjectaccessreview", "authorization.k8s.io/v1", "SubjectAccessReview"},
+	        {"encode-tokenreview", "authentication.k8s.io/v1", "TokenReview"},
+	        {"encode-volumeattachment", "storage.k8s.io/v1", "VolumeAttachment"},
+	        {"encode-volumeattributesclass", "storage.k8s.io/v1", "VolumeAttributesClass"},
+	        {"encode-resourceclaim", "resource.k8s.io/v1", "ResourceClaim"},
+	        {"encode-resourcepoolstatusrequest", "resource.k8s.io/v1alpha3",
+	         "ResourcePoolStatusRequest"},
+	        {"encode-podgroup", "scheduling.k8s.io/v1beta1", "PodGroup"},
+	        {"encode-storageversion", "internal.apiserver.k8s.io/v1alpha1", "StorageVersion"},
+	        {"encode-storageversionmigration", "storagemigration.k8s.io/v1",
+	         "StorageVersionMigration"},
 	};
 	const char *dir = argc > 1 ? argv[1] : "kube/tests/fixtures/proto";
 	long reps = argc > 2 ? strtol(argv[2], NULL, 10) : 0;

@@ -1065,13 +1065,20 @@ static void test_protobuf_create_body(void **state)
  * namespace. */
 static const struct {
 	const char *group, *resource, *kind, *tmpl, *update_from, *update_to;
+	/* the kinds added with the controllers' other writes: version NULL is "v1"; cluster
+	 * for cluster-scoped kinds; status, when set, is PUT to .../status after the update
+	 * (the object as read with this status: what a controller's UpdateStatus sends) and then
+	 * compared too, status_mark showing that it landed */
+	const char *version;
+	bool cluster;
+	const char *status, *status_mark;
 } PB_KINDS[] = {
         {"coordination.k8s.io", "leases", "Lease",
          "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{\"name\":"
          "\"{N}\"},\"spec\":{\"holderIdentity\":\"kcm-1_5f2c\",\"leaseDurationSeconds\":15,"
          "\"acquireTime\":\"2026-12-03T08:00:00.123456Z\",\"renewTime\":"
          "\"2026-12-03T08:00:10.654321Z\",\"leaseTransitions\":3}}",
-         "\"leaseTransitions\":3", "\"leaseTransitions\":4"},
+         "\"leaseTransitions\":3", "\"leaseTransitions\":4", NULL, false, NULL, NULL},
         {"", "events", "Event",
          "{\"kind\":\"Event\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"{N}\",\"namespace\":"
          "\"{NS}\"},\"involvedObject\":{\"kind\":\"ReplicaSet\",\"namespace\":\"{NS}\",\"name\":"
@@ -1081,7 +1088,7 @@ static const struct {
          "\"2026-12-03T07:59:50Z\",\"lastTimestamp\":\"2026-12-03T08:00:00Z\",\"count\":1,"
          "\"type\":\"Normal\",\"eventTime\":null,\"reportingComponent\":"
          "\"replicaset-controller\",\"reportingInstance\":\"\"}",
-         "\"count\":1", "\"count\":2"},
+         "\"count\":1", "\"count\":2", NULL, false, NULL, NULL},
         {"", "endpoints", "Endpoints",
          "{\"kind\":\"Endpoints\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"{N}\",\"labels\":"
          "{\"app\":\"web\"}},\"subsets\":[{\"addresses\":[{\"ip\":\"10.244.1.5\",\"hostname\":"
@@ -1089,7 +1096,7 @@ static const struct {
          "\"{NS}\",\"name\":\"web-0\",\"uid\":\"11111111-0000-4000-8000-000000000003\"}}],"
          "\"notReadyAddresses\":[{\"ip\":\"10.244.2.7\"}],\"ports\":[{\"name\":\"http\",\"port\":"
          "8080,\"protocol\":\"TCP\",\"appProtocol\":\"http\"}]}]}",
-         "\"port\":8080", "\"port\":8081"},
+         "\"port\":8080", "\"port\":8081", NULL, false, NULL, NULL},
         {"discovery.k8s.io", "endpointslices", "EndpointSlice",
          "{\"kind\":\"EndpointSlice\",\"apiVersion\":\"discovery.k8s.io/v1\",\"metadata\":{"
          "\"name\":\"{N}\",\"labels\":{\"endpointslice.kubernetes.io/managed-by\":\"e2e\","
@@ -1101,7 +1108,7 @@ static const struct {
          "\"conditions\":{\"ready\":false}}],\"ports\":[{\"name\":\"http\",\"protocol\":\"TCP\","
          "\"port\":8080,\"appProtocol\":\"http\"},{\"name\":\"\",\"protocol\":\"UDP\",\"port\":"
          "53}]}",
-         "\"port\":53", "\"port\":54"},
+         "\"port\":53", "\"port\":54", NULL, false, NULL, NULL},
         {"apps", "replicasets", "ReplicaSet",
          "{\"kind\":\"ReplicaSet\",\"apiVersion\":\"apps/v1\",\"metadata\":{\"name\":\"{N}\","
          "\"labels\":{\"app\":\"pbk\"},\"annotations\":{\"deployment.kubernetes.io/revision\":"
@@ -1112,7 +1119,7 @@ static const struct {
          "\"containerPort\":80}],\"resources\":{\"limits\":{\"cpu\":\"500m\",\"memory\":"
          "\"128Mi\"}},\"readinessProbe\":{\"httpGet\":{\"path\":\"/\",\"port\":80},"
          "\"periodSeconds\":10}}],\"terminationGracePeriodSeconds\":30}}}}",
-         "\"minReadySeconds\":5", "\"minReadySeconds\":6"},
+         "\"minReadySeconds\":5", "\"minReadySeconds\":6", NULL, false, NULL, NULL},
         {"batch", "jobs", "Job",
          "{\"kind\":\"Job\",\"apiVersion\":\"batch/v1\",\"metadata\":{\"name\":\"{N}\","
          "\"labels\":{\"app\":\"pbk\"},\"annotations\":{"
@@ -1124,8 +1131,162 @@ static const struct {
          "\"values\":[42]}}]},\"template\":{\"spec\":{\"containers\":[{\"name\":\"main\","
          "\"image\":\"busybox\",\"command\":[\"sh\",\"-c\",\"exit 0\"]}],\"restartPolicy\":"
          "\"Never\"}}}}",
-         "\"backoffLimit\":6", "\"backoffLimit\":5"},
+         "\"backoffLimit\":6", "\"backoffLimit\":5", NULL, false, NULL, NULL},
+        {"apps", "deployments", "Deployment",
+         "{\"metadata\":{\"name\":\"{N}\",\"labels\":{\"app\":\"pbk\"}},\"spec\":{\"replicas\""
+         ":0,\"selector\":{\"matchLabels\":{\"app\":\"pbk\"}},\"template\":{\"metadata\":{\"la"
+         "bels\":{\"app\":\"pbk\"}},\"spec\":{\"containers\":[{\"name\":\"web\",\"image\":\"ng"
+         "inx:1.27\",\"resources\":{\"limits\":{\"cpu\":\"500m\"}}}]}},\"strategy\":{\"type\":"
+         "\"RollingUpdate\",\"rollingUpdate\":{\"maxUnavailable\":\"25%\",\"maxSurge\":1}},\"m"
+         "inReadySeconds\":5}}",
+         "\"minReadySeconds\":5", "\"minReadySeconds\":6", NULL, false,
+         "{\"observedGeneration\":2,\"replicas\":0,\"conditions\":[{\"type\":\"Available\",\"s"
+         "tatus\":\"True\",\"lastUpdateTime\":\"2026-12-03T08:00:01Z\",\"lastTransitionTime\":"
+         "\"2026-12-03T08:00:01Z\",\"reason\":\"MinimumReplicasAvailable\",\"message\":\"ok\"}"
+         "],\"collisionCount\":1}",
+         "\"collisionCount\":1"},
+        {"apps", "statefulsets", "StatefulSet",
+         "{\"metadata\":{\"name\":\"{N}\"},\"spec\":{\"replicas\":0,\"serviceName\":\"web\",\""
+         "selector\":{\"matchLabels\":{\"app\":\"pbk\"}},\"template\":{\"metadata\":{\"labels\""
+         ":{\"app\":\"pbk\"}},\"spec\":{\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1."
+         "27\",\"resources\":{\"limits\":{\"cpu\":\"500m\"}}}]}},\"volumeClaimTemplates\":[{\""
+         "metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resou"
+         "rces\":{\"requests\":{\"storage\":\"1Gi\"}}}}],\"podManagementPolicy\":\"Parallel\","
+         "\"minReadySeconds\":3,\"persistentVolumeClaimRetentionPolicy\":{\"whenDeleted\":\"De"
+         "lete\",\"whenScaled\":\"Retain\"}}}",
+         "\"minReadySeconds\":3", "\"minReadySeconds\":4", NULL, false,
+         "{\"observedGeneration\":2,\"replicas\":0,\"currentRevision\":\"web-7c9d\",\"updateRe"
+         "vision\":\"web-7c9d\",\"collisionCount\":2}",
+         "\"collisionCount\":2"},
+        {"apps", "daemonsets", "DaemonSet",
+         "{\"metadata\":{\"name\":\"{N}\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\""
+         "pbk\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"pbk\"}},\"spec\":{\"contai"
+         "ners\":[{\"name\":\"web\",\"image\":\"nginx:1.27\",\"resources\":{\"limits\":{\"cpu\""
+         ":\"500m\"}}}]}},\"updateStrategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\""
+         "maxUnavailable\":1}},\"revisionHistoryLimit\":10}}",
+         "\"revisionHistoryLimit\":10", "\"revisionHistoryLimit\":9", NULL, false,
+         "{\"currentNumberScheduled\":0,\"numberMisscheduled\":0,\"desiredNumberScheduled\":0,"
+         "\"numberReady\":0,\"observedGeneration\":2,\"collisionCount\":3}",
+         "\"collisionCount\":3"},
+        {"apps", "controllerrevisions", "ControllerRevision",
+         "{\"metadata\":{\"name\":\"{N}\",\"labels\":{\"tier\":\"a\"}},\"data\":{\"spec\":{\"t"
+         "emplate\":{\"$patch\":\"replace\",\"spec\":{\"containers\":[{\"name\":\"c\",\"image\""
+         ":\"i\"}]}}}},\"revision\":4}",
+         "\"revision\":4", "\"revision\":5", NULL, false, NULL, NULL},
+        {"batch", "cronjobs", "CronJob",
+         "{\"metadata\":{\"name\":\"{N}\"},\"spec\":{\"schedule\":\"*/5 * * * *\",\"suspend\":"
+         "true,\"startingDeadlineSeconds\":200,\"concurrencyPolicy\":\"Forbid\",\"jobTemplate\""
+         ":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busy"
+         "box\"}],\"restartPolicy\":\"OnFailure\"}}}}}}",
+         "\"startingDeadlineSeconds\":200", "\"startingDeadlineSeconds\":201", NULL, false,
+         "{\"lastScheduleTime\":\"2026-12-03T08:00:00Z\",\"lastSuccessfulTime\":\"2026-12-03T0"
+         "7:59:07Z\"}",
+         "\"lastSuccessfulTime\""},
+        {"", "configmaps", "ConfigMap",
+         "{\"metadata\":{\"name\":\"{N}\"},\"data\":{\"ca.crt\":\"-----BEGIN CERTIFICATE-----\\n"
+         "MIIB\\n-----END CERTIFICATE-----\\n\",\"e\":\"1\"},\"binaryData\":{\"b\":\"AAEC/w==\""
+         "}}",
+         "\"e\":\"1\"", "\"e\":\"2\"", NULL, false, NULL, NULL},
+        {"", "secrets", "Secret",
+         "{\"metadata\":{\"name\":\"{N}\"},\"type\":\"Opaque\",\"data\":{\"token\":\"ZXlKaGJHY"
+         "2lPaUpTVXpJMU5pSjku\",\"ns\":\"bnM=\",\"empty\":\"\"}}",
+         /* "bnN=" would be the same bytes: base64's unused low bits */
+         "\"bnM=\"", "\"bnQ=\"", NULL, false, NULL, NULL},
+        {"", "serviceaccounts", "ServiceAccount",
+         "{\"metadata\":{\"name\":\"{N}\"},\"secrets\":[{\"name\":\"a\"}],\"automountServiceAc"
+         "countToken\":false}",
+         "\"automountServiceAccountToken\":false", "\"automountServiceAccountToken\":true", NULL,
+         false, NULL, NULL},
+        {"", "persistentvolumeclaims", "PersistentVolumeClaim",
+         "{\"metadata\":{\"name\":\"{N}\",\"labels\":{\"tier\":\"a\"}},\"spec\":{\"accessModes"
+         "\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":\"1Gi\"}},\"storageC"
+         "lassName\":\"manual\",\"volumeMode\":\"Filesystem\"}}",
+         "\"tier\":\"a\"", "\"tier\":\"b\"", NULL, false,
+         "{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],\"capacity\":{\"storage\":\""
+         "1Gi\"}}",
+         "\"phase\":\"Bound\""},
+        {"", "resourcequotas", "ResourceQuota",
+         "{\"metadata\":{\"name\":\"{N}\"},\"spec\":{\"hard\":{\"pods\":\"10\",\"requests.cpu\""
+         ":\"2\"}}}",
+         "\"pods\":\"10\"", "\"pods\":\"11\"", NULL, false,
+         "{\"hard\":{\"pods\":\"11\",\"requests.cpu\":\"2\"},\"used\":{\"pods\":\"0\",\"reques"
+         "ts.cpu\":\"1500m\"}}",
+         "\"1500m\""},
+        {"", "replicationcontrollers", "ReplicationController",
+         "{\"metadata\":{\"name\":\"{N}\"},\"spec\":{\"replicas\":0,\"minReadySeconds\":1,\"se"
+         "lector\":{\"app\":\"pbk-rc\"},\"template\":{\"metadata\":{\"labels\":{\"app\":\"pbk-"
+         "rc\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}}",
+         "\"minReadySeconds\":1", "\"minReadySeconds\":2", NULL, false,
+         "{\"replicas\":0,\"observedGeneration\":2,\"conditions\":[{\"type\":\"ReplicaFailure\""
+         ",\"status\":\"True\",\"lastTransitionTime\":\"2026-12-03T08:00:00Z\",\"reason\":\"Fa"
+         "iledCreate\",\"message\":\"m\"}]}",
+         "\"FailedCreate\""},
+        {"policy", "poddisruptionbudgets", "PodDisruptionBudget",
+         "{\"metadata\":{\"name\":\"{N}\"},\"spec\":{\"minAvailable\":\"50%\",\"selector\":{\""
+         "matchLabels\":{\"app\":\"pbk\"}},\"unhealthyPodEvictionPolicy\":\"AlwaysAllow\"}}",
+         "\"50%\"", "\"60%\"", NULL, false,
+         "{\"observedGeneration\":2,\"disruptedPods\":{\"web-1\":\"2026-12-03T08:00:00Z\"},\"d"
+         "isruptionsAllowed\":1,\"currentHealthy\":2,\"desiredHealthy\":1,\"expectedPods\":2,\""
+         "conditions\":[{\"type\":\"DisruptionAllowed\",\"status\":\"True\",\"lastTransitionTi"
+         "me\":\"2026-12-03T08:00:00Z\",\"reason\":\"SufficientPods\",\"message\":\"m\"}]}",
+         "\"SufficientPods\""},
+        {"autoscaling", "horizontalpodautoscalers", "HorizontalPodAutoscaler",
+         "{\"metadata\":{\"name\":\"{N}\"},\"spec\":{\"scaleTargetRef\":{\"kind\":\"Deployment"
+         "\",\"name\":\"web\",\"apiVersion\":\"apps/v1\"},\"minReplicas\":1,\"maxReplicas\":10"
+         ",\"metrics\":[{\"type\":\"Resource\",\"resource\":{\"name\":\"cpu\",\"target\":{\"ty"
+         "pe\":\"Utilization\",\"averageUtilization\":50}}}],\"behavior\":{\"scaleDown\":{\"st"
+         "abilizationWindowSeconds\":300,\"selectPolicy\":\"Max\",\"policies\":[{\"type\":\"Pe"
+         "rcent\",\"value\":100,\"periodSeconds\":15}]}}}}",
+         "\"maxReplicas\":10", "\"maxReplicas\":11", "v2", false,
+         "{\"currentReplicas\":2,\"desiredReplicas\":3,\"lastScaleTime\":\"2026-12-03T08:00:00"
+         "Z\",\"currentMetrics\":[{\"type\":\"Resource\",\"resource\":{\"name\":\"cpu\",\"curr"
+         "ent\":{\"averageValue\":\"250m\",\"averageUtilization\":75}}}],\"conditions\":[{\"ty"
+         "pe\":\"AbleToScale\",\"status\":\"True\",\"lastTransitionTime\":\"2026-12-03T08:00:0"
+         "0Z\",\"reason\":\"SucceededRescale\",\"message\":\"m\"}]}",
+         "\"SucceededRescale\""},
+        {"", "nodes", "Node",
+         "{\"metadata\":{\"name\":\"{N}\",\"labels\":{\"tier\":\"a\"}},\"spec\":{\"podCIDR\":\""
+         "10.244.9.0/24\",\"podCIDRs\":[\"10.244.9.0/24\"],\"taints\":[{\"key\":\"example.com/"
+         "t\",\"effect\":\"NoSchedule\"}]}}",
+         "\"tier\":\"a\"", "\"tier\":\"b\"", NULL, true,
+         "{\"capacity\":{\"cpu\":\"4\",\"pods\":\"110\"},\"allocatable\":{\"cpu\":\"3800m\",\""
+         "pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"lastHea"
+         "rtbeatTime\":\"2026-12-03T08:00:00Z\",\"lastTransitionTime\":\"2026-12-03T08:00:40Z\""
+         ",\"reason\":\"NodeStatusUnknown\",\"message\":\"Kubelet stopped posting node status."
+         "\"}],\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"10.0.0.5\"}],\"daemonEndp"
+         "oints\":{\"kubeletEndpoint\":{\"Port\":10250}}}",
+         "\"NodeStatusUnknown\""},
+        {"", "namespaces", "Namespace",
+         "{\"metadata\":{\"name\":\"{N}\",\"labels\":{\"tier\":\"a\"}}}", "\"tier\":\"a\"",
+         "\"tier\":\"b\"", NULL, true,
+         "{\"phase\":\"Active\",\"conditions\":[{\"type\":\"NamespaceDeletionDiscoveryFailure\""
+         ",\"status\":\"True\",\"lastTransitionTime\":\"2026-12-03T08:00:00Z\",\"reason\":\"Re"
+         "sourcesDiscovered\",\"message\":\"m\"}]}",
+         "\"ResourcesDiscovered\""},
+        {"", "persistentvolumes", "PersistentVolume",
+         "{\"metadata\":{\"name\":\"{N}\",\"labels\":{\"tier\":\"a\"}},\"spec\":{\"capacity\":"
+         "{\"storage\":\"10Gi\"},\"csi\":{\"driver\":\"hostpath.csi.k8s.io\",\"volumeHandle\":"
+         "\"vol-1\",\"volumeAttributes\":{\"a\":\"b\"}},\"accessModes\":[\"ReadWriteOnce\"],\""
+         "persistentVolumeReclaimPolicy\":\"Retain\",\"storageClassName\":\"manual\",\"nodeAff"
+         "inity\":{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone"
+         "\",\"operator\":\"In\",\"values\":[\"z1\"]}]}]}}}}",
+         "\"tier\":\"a\"", "\"tier\":\"b\"", NULL, true, NULL, NULL},
+        {"storage.k8s.io", "volumeattachments", "VolumeAttachment",
+         "{\"metadata\":{\"name\":\"{N}\",\"labels\":{\"tier\":\"a\"}},\"spec\":{\"attacher\":"
+         "\"hostpath.csi.k8s.io\",\"source\":{\"persistentVolumeName\":\"pv-1\"},\"nodeName\":"
+         "\"node-a\"}}",
+         "\"tier\":\"a\"", "\"tier\":\"b\"", NULL, true,
+         "{\"attached\":true,\"attachmentMetadata\":{\"devicePath\":\"/dev/sdb\"},\"detachErro"
+         "r\":{\"time\":\"2026-12-03T08:00:00Z\",\"message\":\"m\"}}",
+         "\"/dev/sdb\""},
+        {"storage.k8s.io", "volumeattributesclasses", "VolumeAttributesClass",
+         "{\"metadata\":{\"name\":\"{N}\",\"labels\":{\"tier\":\"a\"}},\"driverName\":\"hostpa"
+         "th.csi.k8s.io\",\"parameters\":{\"iops\":\"1000\"}}",
+         "\"tier\":\"a\"", "\"tier\":\"b\"", NULL, true, NULL, NULL},
 };
+
+#define PB_VERSION(k) (PB_KINDS[k].version ? PB_KINDS[k].version : "v1")
+#define PB_NS(k)      (PB_KINDS[k].cluster ? NULL : ns)
 
 /* s with every "{N}" / "{NS}" replaced (malloc'd) */
 static char *pb_fill(const char *s, const char *name)
@@ -1185,9 +1346,9 @@ static cJSON *pb_stored(int k, const char *name)
 	struct kube_response resp;
 	struct kube_request r = {.verb = KUBE_GET,
 	                         .group = PB_KINDS[k].group,
-	                         .version = "v1",
+	                         .version = PB_VERSION(k),
 	                         .resource = PB_KINDS[k].resource,
-	                         .ns = ns,
+	                         .ns = PB_NS(k),
 	                         .name = name};
 	if (req(&r, &resp) != 0)
 		fail_msg("GET %s %s: %s", PB_KINDS[k].resource, name, resp.error.message);
@@ -1211,7 +1372,8 @@ static cJSON *pb_stored(int k, const char *name)
 	static const char *const drop[] = {"resourceVersion", "creationTimestamp", "managedFields"};
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		cJSON_DeleteItemFromObjectCaseSensitive(m, drop[i]);
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "status"); /* a controller's, if one runs */
+	if (!PB_KINDS[k].status) /* a controller's, if one ran; no controller writes the others' */
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
 	return o;
 }
 
@@ -1236,9 +1398,9 @@ static char *pb_for_update(int k, const char *name)
 	struct kube_response resp;
 	struct kube_request r = {.verb = KUBE_GET,
 	                         .group = PB_KINDS[k].group,
-	                         .version = "v1",
+	                         .version = PB_VERSION(k),
 	                         .resource = PB_KINDS[k].resource,
-	                         .ns = ns,
+	                         .ns = PB_NS(k),
 	                         .name = name};
 	assert_int_equal(req(&r, &resp), 0);
 	char *text = strndup(resp.body, resp.body_len);
@@ -1247,6 +1409,72 @@ static char *pb_for_update(int k, const char *name)
 	char *out = pb_replace(text, PB_KINDS[k].update_from, PB_KINDS[k].update_to);
 	free(text);
 	return out;
+}
+
+/* the stored object's JSON with its status replaced by PB_KINDS[k].status (malloc'd) */
+static char *pb_for_status(int k, const char *name)
+{
+	struct kube_response resp;
+	struct kube_request r = {.verb = KUBE_GET,
+	                         .group = PB_KINDS[k].group,
+	                         .version = PB_VERSION(k),
+	                         .resource = PB_KINDS[k].resource,
+	                         .ns = PB_NS(k),
+	                         .name = name};
+	assert_int_equal(req(&r, &resp), 0);
+	cJSON *o = cJSON_ParseWithLength(resp.body, resp.body_len);
+	kube_response_clear(&resp);
+	cJSON *st = cJSON_Parse(PB_KINDS[k].status);
+	assert_non_null(o);
+	assert_non_null(st);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
+	cJSON_AddItemToObject(o, "status", st);
+	char *out = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	assert_non_null(out);
+	return out;
+}
+
+/* PUTs the object named nj through the JSON client and np through pc with body_kind: an
+ * update (sub NULL: the object as read with update_from replaced) or a status update (sub
+ * "status": the object as read with PB_KINDS[k].status); then both are compared, and the
+ * change must have landed. sent: protobuf bodies pc must have sent by then. */
+static void pb_put_both(int k, const char *nj, const char *np, const char *sub,
+                        struct kube_client *pc, uint64_t sent)
+{
+	const char *what = sub ? "status update" : "update";
+	struct kube_response resp;
+	for (int pb = 0; pb < 2; pb++) {
+		char *body = sub ? pb_for_status(k, pb ? np : nj) : pb_for_update(k, pb ? np : nj);
+		struct kube_request r = {.verb = KUBE_UPDATE,
+		                         .group = PB_KINDS[k].group,
+		                         .version = PB_VERSION(k),
+		                         .resource = PB_KINDS[k].resource,
+		                         .ns = PB_NS(k),
+		                         .name = pb ? np : nj,
+		                         .subresource = sub,
+		                         .body = body,
+		                         .body_kind = pb ? PB_KINDS[k].kind : NULL};
+		int e = kube_client_request(pb ? pc : cl, &r, NULL, NULL, &resp);
+		if (e != 0)
+			fail_msg("%s %s (%s): %s", what, PB_KINDS[k].kind, pb ? "protobuf" : "JSON",
+			         resp.error.message);
+		kube_response_clear(&resp);
+		free(body);
+	}
+	uint64_t npb, njs;
+	kube_client_body_counts(pc, &npb, &njs);
+	if (npb != sent || njs != 0)
+		fail_msg("%s %s: %llu bodies sent as protobuf, %llu as JSON", PB_KINDS[k].kind,
+		         what, (unsigned long long)npb, (unsigned long long)njs);
+	pb_compare(k, nj, np, what);
+	cJSON *o = pb_stored(k, np);
+	char *s = cJSON_PrintUnformatted(o);
+	const char *mark = sub ? PB_KINDS[k].status_mark : PB_KINDS[k].update_to;
+	if (!strstr(s, mark))
+		fail_msg("%s: the %s did not land: %s", PB_KINDS[k].kind, what, s);
+	free(s);
+	cJSON_Delete(o);
 }
 
 static void test_protobuf_bodies(void **state)
@@ -1268,9 +1496,9 @@ static void test_protobuf_bodies(void **state)
 			char *body = pb_fill(PB_KINDS[k].tmpl, pb ? np : nj);
 			struct kube_request r = {.verb = KUBE_CREATE,
 			                         .group = PB_KINDS[k].group,
-			                         .version = "v1",
+			                         .version = PB_VERSION(k),
 			                         .resource = PB_KINDS[k].resource,
-			                         .ns = ns,
+			                         .ns = PB_NS(k),
 			                         .body = body,
 			                         .body_kind = pb ? PB_KINDS[k].kind : NULL};
 			int e = kube_client_request(pb ? pc : cl, &r, NULL, NULL, &resp);
@@ -1289,35 +1517,9 @@ static void test_protobuf_bodies(void **state)
 		pb_compare(k, nj, np, "create");
 		/* an update of the object as read (metadata with uid, resourceVersion,
 		 * managedFields) */
-		for (int pb = 0; pb < 2; pb++) {
-			char *body = pb_for_update(k, pb ? np : nj);
-			struct kube_request r = {.verb = KUBE_UPDATE,
-			                         .group = PB_KINDS[k].group,
-			                         .version = "v1",
-			                         .resource = PB_KINDS[k].resource,
-			                         .ns = ns,
-			                         .name = pb ? np : nj,
-			                         .body = body,
-			                         .body_kind = pb ? PB_KINDS[k].kind : NULL};
-			int e = kube_client_request(pb ? pc : cl, &r, NULL, NULL, &resp);
-			if (e != 0)
-				fail_msg("update %s (%s): %s", PB_KINDS[k].kind,
-				         pb ? "protobuf" : "JSON", resp.error.message);
-			kube_response_clear(&resp);
-			free(body);
-		}
-		sent++;
-		kube_client_body_counts(pc, &npb, &njs);
-		if (npb != sent || njs != 0)
-			fail_msg("%s update: %llu bodies sent as protobuf, %llu as JSON",
-			         PB_KINDS[k].kind, (unsigned long long)npb,
-			         (unsigned long long)njs);
-		pb_compare(k, nj, np, "update");
-		cJSON *o = pb_stored(k, np);
-		char *s = cJSON_PrintUnformatted(o);
-		assert_non_null(strstr(s, PB_KINDS[k].update_to)); /* the update did land */
-		free(s);
-		cJSON_Delete(o);
+		pb_put_both(k, nj, np, NULL, pc, ++sent);
+		if (PB_KINDS[k].status) /* PUT .../status: the whole object, as UpdateStatus */
+			pb_put_both(k, nj, np, "status", pc, ++sent);
 	}
 	kube_client_free(pc);
 }

@@ -540,7 +540,8 @@ static int va_request(struct wk_ctx *ctx, const char *method, const char *name, 
 	                                                 .version = "v1",
 	                                                 .resource = "volumeattachments",
 	                                                 .name = body ? NULL : name,
-	                                                 .body = body},
+	                                                 .body = body,
+	                                                 .body_kind = "VolumeAttachment"},
 	                          NULL, &resp);
 
 	free(resp);

@@ -275,7 +275,8 @@ static void signer_sync(void *state, size_t q, const char *key, struct wk_result
 		                                             .resource = "configmaps",
 		                                             .ns = BT_CM_NAMESPACE,
 		                                             .name = BT_CM_NAME,
-		                                             .body = body},
+		                                             .body = body,
+		                                             .body_kind = "ConfigMap"},
 		                      NULL, NULL);
 		if (r == 0)
 			kcmd_log_v(2, "signed configmap %s/%s with %zu token(s)", BT_CM_NAMESPACE,

@@ -100,7 +100,8 @@ static int authorize(struct wk_ctx *ctx, const cJSON *spec, const char *subresou
 	                                             .group = "authorization.k8s.io",
 	                                             .version = "v1",
 	                                             .resource = "subjectaccessreviews",
-	                                             .body = body},
+	                                             .body = body,
+	                                             .body_kind = "SubjectAccessReview"},
 	                      NULL, &resp);
 	free(body);
 	if (r < 0) {
@@ -187,15 +188,17 @@ static int handle(struct wk_ctx *ctx, const char *name, cJSON *o)
 			arr = cJSON_AddArrayToObject(status, "conditions");
 		cJSON_AddItemToArray(arr, cond);
 		char *body = cJSON_PrintUnformatted(o);
-		r = body ? kcmd_kube_request(ctx->kc,
-		                             &(struct kcmd_request){.method = "PUT",
-		                                                    .group = CSR_GROUP,
-		                                                    .version = "v1",
-		                                                    .resource = CSR_RESOURCE,
-		                                                    .name = name,
-		                                                    .subresource = "approval",
-		                                                    .body = body},
-		                             NULL, NULL)
+		r = body ? kcmd_kube_request(
+		                   ctx->kc,
+		                   &(struct kcmd_request){.method = "PUT",
+		                                          .group = CSR_GROUP,
+		                                          .version = "v1",
+		                                          .resource = CSR_RESOURCE,
+		                                          .name = name,
+		                                          .subresource = "approval",
+		                                          .body = body,
+		                                          .body_kind = "CertificateSigningRequest"},
+		                   NULL, NULL)
 		         : -ENOMEM;
 		free(body);
 		if (r < 0)

@@ -215,7 +215,8 @@ static int update_status(struct wk_ctx *ctx, const char *name, cJSON *o)
 	                                                 .resource = CSR_RESOURCE,
 	                                                 .name = name,
 	                                                 .subresource = "status",
-	                                                 .body = body},
+	                                                 .body = body,
+	                                                 .body_kind = "CertificateSigningRequest"},
 	                          NULL, NULL);
 	free(body);
 	return r;

@@ -370,7 +370,8 @@ static int op_update_status(void *ud, const cJSON *cj, char *msg, size_t msglen)
 	                                             .ns = ns,
 	                                             .name = name,
 	                                             .subresource = "status",
-	                                             .body = req},
+	                                             .body = req,
+	                                             .body_kind = "CronJob"},
 	                      NULL, &body);
 	if (r < 0) {
 		status_message(r, body, msg, msglen);

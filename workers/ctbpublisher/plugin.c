@@ -145,7 +145,8 @@ static int request(struct ctb_state *s, const char *method, const char *name, co
 	                                                .version = "v1",
 	                                                .resource = CTB_RESOURCE,
 	                                                .name = name,
-	                                                .body = body},
+	                                                .body = body,
+	                                                .body_kind = "ClusterTrustBundle"},
 	                         http, NULL);
 }
 

@@ -151,7 +151,12 @@ static int req(struct dss *s, const char *method, const char *group, const char 
 	                          .ns = s->ns,
 	                          .name = name,
 	                          .subresource = sub,
-	                          .body = body};
+	                          .body = body,
+	                          /* protobuf on a protobuf client, as client-go sends them */
+	                          .body_kind = !strcmp(resource, "daemonsets") ? "DaemonSet"
+	                                       : !strcmp(resource, "controllerrevisions")
+	                                               ? "ControllerRevision"
+	                                               : NULL};
 	if (ret_body)
 		*ret_body = NULL;
 	return kcmd_kube_request(s->c->ctx->kc, &rq, NULL, ret_body);
@@ -1048,7 +1053,8 @@ static void create_batch(struct dss *s, const char *const *nodes, size_t n, size
 		                                  .resource = "pods",
 		                                  .ns = s->ns,
 		                                  .body = bodies[i],
-		                                  .body_len = strlen(bodies[i])};
+		                                  .body_len = strlen(bodies[i]),
+		                                  .body_kind = "Pod"};
 	}
 	run_many(s, reqs, m, resps, order);
 	/* the ones refused before any request first, then the answers as they came */

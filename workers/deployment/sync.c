@@ -159,17 +159,19 @@ static int request(struct sd *s, const char *method, const char *resource, const
                    const char *sub, cJSON *body, char **ret_body)
 {
 	char *b = body ? cJSON_PrintUnformatted(body) : NULL;
-	struct kcmd_request rq = {
-	        .method = method,
-	        .group = strcmp(resource, "pods") ? "apps" : "",
-	        .version = "v1",
-	        .resource = resource,
-	        .ns = s->ns,
-	        .name = name,
-	        .subresource = sub,
-	        .body = b,
-	        /* ReplicaSet creates/updates as protobuf on a protobuf client */
-	        .body_kind = !strcmp(resource, "replicasets") && !sub ? "ReplicaSet" : NULL};
+	struct kcmd_request rq = {.method = method,
+	                          .group = strcmp(resource, "pods") ? "apps" : "",
+	                          .version = "v1",
+	                          .resource = resource,
+	                          .ns = s->ns,
+	                          .name = name,
+	                          .subresource = sub,
+	                          .body = b,
+	                          /* creates and updates (the status too: the whole object) as
+	                           * protobuf on a protobuf client, as client-go sends them */
+	                          .body_kind = !strcmp(resource, "replicasets")   ? "ReplicaSet"
+	                                       : !strcmp(resource, "deployments") ? "Deployment"
+	                                                                          : NULL};
 	int r;
 
 	if (body && !b)

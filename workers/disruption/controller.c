@@ -605,7 +605,8 @@ static int write_status(struct dc *c, const char *ns, const char *name, const cJ
 	                           .name = name,
 	                           .subresource = "status",
 	                           .body = body,
-	                           .body_len = strlen(body)};
+	                           .body_len = strlen(body),
+	                           .body_kind = "PodDisruptionBudget"};
 	r = kube_client_request(c->ctx->kc, &req, NULL, NULL, &resp);
 	kube_response_clear(&resp);
 	free(body);

@@ -1460,7 +1460,8 @@ static int update_status(struct rc *r)
 	                           .name = r->name,
 	                           .subresource = "status",
 	                           .body = body,
-	                           .body_len = strlen(body)};
+	                           .body_len = strlen(body),
+	                           .body_kind = "HorizontalPodAutoscaler"};
 	struct kube_response resp;
 	int rc = kube_client_request(r->c->ctx->kc, &req, NULL, NULL, &resp);
 	free(body);

@@ -686,7 +686,8 @@ static int update_status(struct sj *s)
 	                          .resource = "jobs",
 	                          .ns = s->ns,
 	                          .name = s->name,
-	                          .subresource = "status"};
+	                          .subresource = "status",
+	                          .body_kind = "Job"};
 	struct kube_response resp = {0};
 	int r;
 
@@ -839,7 +840,8 @@ static int64_t create_pods(struct sj *s, const int64_t *ix, int64_t n, int *ret_
 			                              .resource = "pods",
 			                              .ns = s->ns,
 			                              .body = bodies[i],
-			                              .body_len = strlen(bodies[i])};
+			                              .body_len = strlen(bodies[i]),
+			                              .body_kind = "Pod"};
 		}
 		if (r == 0)
 			r = kube_client_request_many(s->c->ctx->kc, rq, (size_t)batch, rs, NULL);

@@ -197,7 +197,8 @@ static int put_ns(struct nsw *w, cJSON **ns, const char *sub, const char *name)
 	                                  .name = name,
 	                                  .subresource = sub,
 	                                  .body = body,
-	                                  .body_len = strlen(body)},
+	                                  .body_len = strlen(body),
+	                                  .body_kind = "Namespace"},
 	           &resp);
 	free(body);
 	if (r == 0) {

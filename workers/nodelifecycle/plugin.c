@@ -528,7 +528,8 @@ static int mark_pod(struct nlc *s, cJSON *pod, const char *node)
 	                                               .name = pod_str(pod, "name"),
 	                                               .subresource = "status",
 	                                               .body = body,
-	                                               .body_len = strlen(body)},
+	                                               .body_len = strlen(body),
+	                                               .body_kind = "Pod"},
 	                        NULL, NULL, &rs);
 	free(body);
 	r = pod_written(s, pod, r, &rs);
@@ -698,7 +699,8 @@ static int update_status(struct nlc *s, cJSON *node)
 	                                               .name = node_name(node),
 	                                               .subresource = "status",
 	                                               .body = body,
-	                                               .body_len = strlen(body)},
+	                                               .body_len = strlen(body),
+	                                               .body_kind = "Node"},
 	                        NULL, NULL, &rs);
 	free(body);
 	if (r < 0)
@@ -1083,7 +1085,8 @@ static void pass_send(void *ud, const size_t *nodes, const size_t *writes, size_
 		                              .name = pod_str(pod, "name"),
 		                              .subresource = "status",
 		                              .body = pn->bodies[pn->cur],
-		                              .body_len = strlen(pn->bodies[pn->cur])};
+		                              .body_len = strlen(pn->bodies[pn->cur]),
+		                              .body_kind = "Pod"};
 	}
 	r = kube_client_request_many(p->s->ctx->kc, rq, n, rs, NULL);
 	for (size_t j = 0; j < n; j++) {

@@ -239,7 +239,8 @@ static int remove_finalizer(struct wk_ctx *ctx, const struct pgp_group *g)
 		                                             .resource = PGP_RESOURCE,
 		                                             .ns = g->ns,
 		                                             .name = g->name,
-		                                             .body = body},
+		                                             .body = body,
+		                                             .body_kind = "PodGroup"},
 		                      NULL, NULL);
 	free(body);
 	if (r < 0)

@@ -267,14 +267,15 @@ static int op_write(void *ud, enum pvb_write w, const cJSON *obj, cJSON **ret, c
 	bool status = w == PVB_UPDATE_VOLUME_STATUS || w == PVB_UPDATE_CLAIM_STATUS;
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	char *body = cJSON_PrintUnformatted(obj);
-	struct kube_request rq = {.verb = KUBE_UPDATE,
-	                          .version = "v1",
-	                          .resource =
-	                                  claim ? "persistentvolumeclaims" : "persistentvolumes",
-	                          .ns = claim ? jstr(md, "namespace", NULL) : NULL,
-	                          .name = jstr(md, "name", NULL),
-	                          .subresource = status ? "status" : NULL,
-	                          .body = body};
+	struct kube_request rq = {
+	        .verb = KUBE_UPDATE,
+	        .version = "v1",
+	        .resource = claim ? "persistentvolumeclaims" : "persistentvolumes",
+	        .ns = claim ? jstr(md, "namespace", NULL) : NULL,
+	        .name = jstr(md, "name", NULL),
+	        .subresource = status ? "status" : NULL,
+	        .body = body,
+	        .body_kind = claim ? "PersistentVolumeClaim" : "PersistentVolume"};
 	struct kube_response resp = {0};
 	int r;
 

@@ -592,7 +592,8 @@ static int handle_claim(struct rc_state *s, const cJSON *pod, const char *ns, co
 		                                   .version = RC_VERSION,
 		                                   .resource = "resourceclaims",
 		                                   .ns = ns,
-		                                   .body = body},
+		                                   .body = body,
+		                                   .body_kind = "ResourceClaim"},
 		            &created, e, sizeof(e));
 		free(body);
 		kcmd_metric_inc(s->met, RC_M_CREATES,
@@ -648,7 +649,8 @@ static int reserve_for_pod(struct rc_state *s, const cJSON *pod, const cJSON *cl
 	                                   .ns = ns,
 	                                   .name = cn,
 	                                   .subresource = "status",
-	                                   .body = body},
+	                                   .body = body,
+	                                   .body_kind = "ResourceClaim"},
 	            NULL, err, sizeof(err));
 	free(body);
 	if (r < 0)
@@ -888,7 +890,8 @@ static int put_claim(struct rc_state *s, const char *ns, const char *name, const
 	                                      .ns = ns,
 	                                      .name = name,
 	                                      .subresource = sub,
-	                                      .body = body},
+	                                      .body = body,
+	                                      .body_kind = "ResourceClaim"},
 	               ret, msg, n);
 }
 

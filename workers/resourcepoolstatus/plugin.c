@@ -302,7 +302,8 @@ static int update_status(struct rps_worker *w, cJSON *req, cJSON *st, const char
 	                                             .resource = RPS_RESOURCE,
 	                                             .name = name,
 	                                             .subresource = "status",
-	                                             .body = body},
+	                                             .body = body,
+	                                             .body_kind = "ResourcePoolStatusRequest"},
 	                      NULL, NULL);
 	free(body);
 	return r;

@@ -370,7 +370,8 @@ static int update_status(struct rqw *w, const char *ns, const char *name, cJSON 
 	                           .name = name,
 	                           .subresource = "status",
 	                           .body = body,
-	                           .body_len = strlen(body)};
+	                           .body_len = strlen(body),
+	                           .body_kind = "ResourceQuota"};
 	r = kube_client_request(w->ctx->kc, &req, NULL, NULL, &resp);
 	kube_response_clear(&resp);
 	free(body);

@@ -183,7 +183,8 @@ static void rc_sync_ns(struct rc_state *s, const char *key, struct wk_result *re
 			                                             .version = "v1",
 			                                             .resource = "configmaps",
 			                                             .ns = key,
-			                                             .body = body},
+			                                             .body = body,
+			                                             .body_kind = "ConfigMap"},
 			                      http, NULL);
 		if (r == 0)
 			kcmd_log_v(2, "created configmap %s/%s", key, RC_CONFIGMAP);
@@ -209,7 +210,8 @@ static void rc_sync_ns(struct rc_state *s, const char *key, struct wk_result *re
 		                                             .resource = "configmaps",
 		                                             .ns = key,
 		                                             .name = RC_CONFIGMAP,
-		                                             .body = body},
+		                                             .body = body,
+		                                             .body_kind = "ConfigMap"},
 		                      http, NULL);
 		if (r == 0)
 			kcmd_log_v(2, "updated configmap %s/%s", key, RC_CONFIGMAP);

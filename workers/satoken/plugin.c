@@ -332,7 +332,8 @@ static void remove_reference(struct st_state *s, const char *ns, const char *sa_
 			                                             .resource = "serviceaccounts",
 			                                             .ns = ns,
 			                                             .name = sa_name,
-			                                             .body = body},
+			                                             .body = body,
+			                                             .body_kind = "ServiceAccount"},
 			                      NULL, NULL);
 		free(body);
 		if (r == -ENOENT)
@@ -403,7 +404,8 @@ static int populate(struct st_state *s, const struct st_secret *cached, const ch
 	                                             .resource = "secrets",
 	                                             .ns = cached->ns,
 	                                             .name = cached->name,
-	                                             .body = body},
+	                                             .body = body,
+	                                             .body_kind = "Secret"},
 	                      NULL, NULL);
 	free(body);
 	if (r == 0)

@@ -126,7 +126,8 @@ static void sa_sync(void *state, size_t q, const char *key, struct wk_result *re
 		                                             .version = "v1",
 		                                             .resource = "serviceaccounts",
 		                                             .ns = key,
-		                                             .body = body},
+		                                             .body = body,
+		                                             .body_kind = "ServiceAccount"},
 		                      NULL, NULL);
 		if (r == 0)
 			kcmd_log_v(2, "created serviceaccount %s/%s", key, sa_to_ensure[i]);

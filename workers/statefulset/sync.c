@@ -157,14 +157,21 @@ static void err_text(int r, const char *body, char *out, size_t n)
 static int req(struct ss *s, const char *method, const char *group, const char *resource,
                const char *name, const char *sub, const char *body, char **ret_body)
 {
-	struct kcmd_request rq = {.method = method,
-	                          .group = group,
-	                          .version = "v1",
-	                          .resource = resource,
-	                          .ns = s->ns,
-	                          .name = name,
-	                          .subresource = sub,
-	                          .body = body};
+	struct kcmd_request rq = {
+	        .method = method,
+	        .group = group,
+	        .version = "v1",
+	        .resource = resource,
+	        .ns = s->ns,
+	        .name = name,
+	        .subresource = sub,
+	        .body = body,
+	        /* protobuf on a protobuf client, as client-go sends them */
+	        .body_kind = !strcmp(resource, "pods")                     ? "Pod"
+	                     : !strcmp(resource, "statefulsets")           ? "StatefulSet"
+	                     : !strcmp(resource, "controllerrevisions")    ? "ControllerRevision"
+	                     : !strcmp(resource, "persistentvolumeclaims") ? "PersistentVolumeClaim"
+	                                                                   : NULL};
 	if (ret_body)
 		*ret_body = NULL;
 	return kcmd_kube_request(s->c->ctx->kc, &rq, NULL, ret_body);

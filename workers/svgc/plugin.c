@@ -265,7 +265,8 @@ static int update_or_delete(struct wk_ctx *ctx, cJSON *sv, size_t left)
 	                                             .resource = SVGC_RESOURCE,
 	                                             .name = name,
 	                                             .subresource = "status",
-	                                             .body = body},
+	                                             .body = body,
+	                                             .body_kind = "StorageVersion"},
 	                      NULL, NULL);
 	free(body);
 	return r;

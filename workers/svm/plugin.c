@@ -268,7 +268,8 @@ static int put_status(struct svm_state *s, cJSON *svm)
 	                                .name = name,
 	                                .subresource = "status",
 	                                .body = body,
-	                                .body_len = strlen(body)},
+	                                .body_len = strlen(body),
+	                                .body_kind = "StorageVersionMigration"},
 	         NULL, NULL, 0);
 	free(body);
 	return r;

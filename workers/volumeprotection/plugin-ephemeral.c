@@ -215,7 +215,8 @@ static int handle_volume(struct ev_state *s, const cJSON *pod, const char *ns, c
 	                                             .version = "v1",
 	                                             .resource = "persistentvolumeclaims",
 	                                             .ns = ns,
-	                                             .body = body},
+	                                             .body = body,
+	                                             .body_kind = "PersistentVolumeClaim"},
 	                      NULL, &resp);
 	if (r < 0) {
 		char e[512];

@@ -104,7 +104,8 @@ static int set_finalizer(struct wk_ctx *ctx, const struct vp_object *pv, bool ad
 		                                             .version = "v1",
 		                                             .resource = "persistentvolumes",
 		                                             .name = pv->name,
-		                                             .body = body},
+		                                             .body = body,
+		                                             .body_kind = "PersistentVolume"},
 		                      NULL, NULL);
 	free(body);
 	/* upstream logs both at V(3) */

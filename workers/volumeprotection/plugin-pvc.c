@@ -213,7 +213,8 @@ static int update_pvc(struct pvcp_state *s, struct vp_object *pvc, const char *s
 	                                                 .ns = pvc->ns,
 	                                                 .name = pvc->name,
 	                                                 .subresource = sub,
-	                                                 .body = body},
+	                                                 .body = body,
+	                                                 .body_kind = "PersistentVolumeClaim"},
 	                          NULL, &resp);
 
 	if (r == 0 && resp && vp_object_parse(resp, strlen(resp), VP_PVC_FINALIZER, &fresh) == 0) {

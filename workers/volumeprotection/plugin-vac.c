@@ -200,7 +200,8 @@ static int set_finalizer(struct wk_ctx *ctx, const struct vp_object *vac, bool a
 		                                             .version = "v1",
 		                                             .resource = VAC_RESOURCE,
 		                                             .name = vac->name,
-		                                             .body = body},
+		                                             .body = body,
+		                                             .body_kind = "VolumeAttributesClass"},
 		                      NULL, NULL);
 	free(body);
 	if (r < 0)
