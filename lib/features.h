@@ -9,8 +9,10 @@
  *   (repeatable, spaces around entries allowed, values as Go's strconv.ParseBool, AllAlpha= and
  *   AllBeta= set every alpha/beta gate not named), and after all flags are read it checks the
  *   union against every gate kcm registers (lib/kcm-gates.c, generated from upstream's specs):
- *   an unknown gate, a locked gate away from its default, a gate not yet available at 1.37, or
- *   an enabled gate whose dependencies are disabled is refused with kcm's words. kcmd checks
+ *   an unknown gate, a locked gate away from its default, a gate not yet available (PreAlpha), or
+ *   an enabled gate whose dependencies are disabled is refused with kcm's words, each gate
+ *   judged at the emulation and min compatibility versions in force (its versioned specs, as
+ *   component-base resolves them; kcmd_features_set_versions()). kcmd checks
  *   the same, in the same order, and says the same (kcmd_features_add() per flag, then
  *   kcmd_features_validate() once). Of the accepted gates, kcmd acts on the ones listed below
  *   and on the gates its controllers require (kcmd_features_gate_on()); the others are

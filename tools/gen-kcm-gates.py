@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Writes lib/kcm-gates.c: every feature gate kube-controller-manager v1.37 registers, as its
---feature-gates check sees it at the default emulation version (1.37, minimum compatibility
-1.36): the stage, the default, whether it is locked to the default, and the gates it depends on.
+"""Writes lib/kcm-gates.c: every feature gate kube-controller-manager v1.37 registers with every
+versioned spec its sources list (version, min compatibility version, stage, default, locked to
+the default) and the gates it depends on; lib/features.c resolves a gate at the emulation and
+min compatibility versions in force as component-base does.
 
 kcm's --help lists only the alpha and beta gates (tools/gen-kcm-catalogue.py); its flag accepts
 every registered gate, so the table is read from the Go sources that register them, in the
@@ -23,9 +24,11 @@ their init, client-go's through pkg/features' adapter, logs and metrics in kcm's
 by pkg/features.) Every file is read for its `map[...]VersionedSpecs{...}` literals and, in
 pkg/features, the dependency map; a gate registered twice must carry the same specs.
 
-The table must be the same at min compatibility versions 1.34..1.36 (kcm's floor to its
-default), the ones kcmd's --min-compatibility-version takes (manager/flags.c); the script fails
-otherwise. At 1.37 it differs (a spec with MinCompatibilityVersion 1.37), so kcmd refuses that.
+Each entry's min compatibility version is stored completed, as component-base's AddVersioned
+does (an entry without one takes the previous entry's). With --audit (anywhere in the
+arguments) it prints instead every gate whose (stage, default, locked) at emulation 1.34, 1.35,
+1.36 (at kcm's default min compatibility) or at min compatibility 1.37 differs from 1.37's: the
+input of the audit table in docs/manager.md ("Emulation versions").
 """
 import re
 import sys
