@@ -225,8 +225,10 @@ static const struct flagdef flags[] = {
          "StaleControllerConsistencyJob, StaleControllerConsistencyDaemonSet (all beta, default "
          "true in v1.37), GenericWorkload (beta, default false: the PodGroup protection "
          "controller needs it), DRADeviceTaintRules (GA, default true: DeviceTaintRules count in "
-         "the ResourcePoolStatusRequest controller's unavailable devices) and AllAlpha/AllBeta; "
-         "any other gate is an error."},
+         "the ResourcePoolStatusRequest controller's unavailable devices) and AllAlpha/AllBeta. "
+         "Every other gate kube-controller-manager registers is accepted and logged once when set "
+         "away from its default, but a value kcm's own code acts on and kcmd's does not read "
+         "(e.g. HPAScaleToZero=false) is refused naming the gate (docs/manager.md)."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
         {"logging-format", F_STR, OFF(logging_format),
          "Sets the log format. Permitted formats: \"json\", \"text\" (component-base's JSON "
@@ -913,7 +915,9 @@ void mgr_flags_usage(FILE *out)
 			first = 0;
 		}
 	fprintf(out, ".\n--feature-gates takes every gate of kube-controller-manager v1.37; those "
-	             "kcmd does not act on\nare reported when set away from their default.\n");
+	             "kcmd does not act on\nare reported when set away from their default, but a "
+	             "value kcm's own code acts on\nand kcmd's does not read is refused "
+	             "(docs/manager.md, \"Emulation versions\").\n");
 	fprintf(out, "\nControllers (--controllers; on = turned on by '*'):\n");
 	for (size_t i = 0; i < kcmd_registry_count(); i++) {
 		const struct kcmd_controller *c = kcmd_registry_at(i);
