@@ -118,16 +118,45 @@ const struct kcm_gate_spec *kcm_gate_spec_find(const char *name)
 	return bsearch(name, kcm_gate_specs, kcm_gate_specs_n, sizeof(kcm_gate_specs[0]), spec_cmp);
 }
 
+struct kcm_gate_version kcm_gate_at(const struct kcm_gate_spec *s, unsigned emu,
+                                    unsigned min_compat)
+{
+	for (unsigned k = s->n_versions; k-- > 0;) {
+		const struct kcm_gate_version *v = &s->versions[k];
+		if (v->minor > emu || (v->min_compat && min_compat < v->min_compat))
+			continue;
+		return *v;
+	}
+	return (struct kcm_gate_version){0, 0, KCM_SPEC_PREALPHA, false, false};
+}
+
+unsigned kcmd_features_emulated(const struct kcmd_features *f)
+{
+	return f->emu_minor ? f->emu_minor : KCMD_KCM_MINOR;
+}
+
+unsigned kcmd_features_min_compat(const struct kcmd_features *f)
+{
+	return f->min_compat_minor ? f->min_compat_minor : kcmd_features_emulated(f) - 1;
+}
+
+/* kcm_gate_specs[i] at f's versions */
+static struct kcm_gate_version spec_at(const struct kcmd_features *f, size_t i)
+{
+	return kcm_gate_at(&kcm_gate_specs[i], kcmd_features_emulated(f),
+	                   kcmd_features_min_compat(f));
+}
+
 static bool spec_on(const struct kcmd_features *f, size_t i)
 {
-	const struct kcm_gate_spec *s = &kcm_gate_specs[i];
+	struct kcm_gate_version v = spec_at(f, i);
 	if (i < KCMD_KCM_GATES_MAX && f->named[i])
 		return f->named[i] == 2;
-	if (s->stage == KCM_SPEC_ALPHA && f->all_alpha)
+	if (v.stage == KCM_SPEC_ALPHA && f->all_alpha)
 		return f->all_alpha == 2;
-	if (s->stage == KCM_SPEC_BETA && f->all_beta)
+	if (v.stage == KCM_SPEC_BETA && f->all_beta)
 		return f->all_beta == 2;
-	return s->def;
+	return v.def;
 }
 
 bool kcmd_features_gate_on(const struct kcmd_features *f, const char *name)
@@ -142,6 +171,13 @@ static void resolve(struct kcmd_features *f)
 		const struct kcm_gate_spec *s = kcm_gate_spec_find(gates[i].name);
 		f->on[i] = s ? spec_on(f, (size_t)(s - kcm_gate_specs)) : gates[i].def;
 	}
+}
+
+void kcmd_features_set_versions(struct kcmd_features *f, unsigned emu, unsigned min_compat)
+{
+	f->emu_minor = (unsigned char)emu;
+	f->min_compat_minor = (unsigned char)min_compat;
+	resolve(f);
 }
 
 static void keep_first(char *dst, size_t n, const char *s)
@@ -293,22 +329,24 @@ int kcmd_features_validate(const struct kcmd_features *f, char *err, size_t errl
 	if (f->unknown[0])
 		return fail(err, errlen, "unrecognized feature gate: %s",
 		            strcmp(f->unknown, " ") ? f->unknown : "");
-	/* entry by entry: locked away from the default, or not available at 1.37 (AllAlpha and
-	 * AllBeta are alpha/beta gates off by default: never locked) */
+	/* entry by entry, at the emulated and min compatibility versions: locked away from the
+	 * default, or not available yet (AllAlpha and AllBeta are alpha/beta gates off by default:
+	 * never locked) */
 	for (size_t i = 0; i < kcm_gate_specs_n && i < KCMD_KCM_GATES_MAX; i++) {
 		const struct kcm_gate_spec *s = &kcm_gate_specs[i];
+		struct kcm_gate_version at = spec_at(f, i);
 		bool v = f->named[i] == 2;
 		if (!f->named[i])
 			continue;
-		if (s->locked && v != s->def)
+		if (at.locked && v != at.def)
 			agg_add(&a, "cannot set feature gate %s to %s, feature is locked to %s",
-			        s->name, v ? "true" : "false", s->def ? "true" : "false");
-		else if (s->stage == KCM_SPEC_PREALPHA)
+			        s->name, v ? "true" : "false", at.def ? "true" : "false");
+		else if (at.stage == KCM_SPEC_PREALPHA)
 			agg_add(&a,
 			        "cannot set feature gate %s to %s, feature is PreAlpha at emulated "
-			        "version 1.37, min compatibility version 1.%d",
-			        s->name, v ? "true" : "false",
-			        f->min_compat_minor ? f->min_compat_minor : 36);
+			        "version 1.%u, min compatibility version 1.%u",
+			        s->name, v ? "true" : "false", kcmd_features_emulated(f),
+			        kcmd_features_min_compat(f));
 	}
 	if (a.count)
 		return agg_done(&a);
@@ -356,9 +394,108 @@ void kcmd_features_each_warning(const struct kcmd_features *f,
 {
 	for (size_t i = 0; i < kcm_gate_specs_n && i < KCMD_KCM_GATES_MAX; i++) {
 		const struct kcm_gate_spec *s = &kcm_gate_specs[i];
-		if (f->named[i] && (s->stage == KCM_SPEC_GA || s->stage == KCM_SPEC_DEPRECATED))
-			fn(s->name, f->named[i] == 2, s->stage == KCM_SPEC_DEPRECATED, arg);
+		enum kcm_spec_stage st = spec_at(f, i).stage;
+		if (f->named[i] && (st == KCM_SPEC_GA || st == KCM_SPEC_DEPRECATED))
+			fn(s->name, f->named[i] == 2, st == KCM_SPEC_DEPRECATED, arg);
 	}
+}
+
+/*
+ * The gates kube-controller-manager v1.37's own code reads (its controllers and their
+ * constructors, the quota evaluators, client-go's clients, its server) whose value kcmd's code
+ * does not read: kcmd runs one behaviour, `runs`. When the value in force (the emulated
+ * version's default or --feature-gates) is another one, kcm would behave otherwise, so kcmd
+ * refuses it (kcmd_features_unhonoured()). A gate where kcmd runs other than v1.37's default
+ * (not implemented) is a difference kcmd already has at 1.37 (docs/manager.md), not refused.
+ * Not listed: gates kcm does not act on (kubelet, apiserver, scheduler ones), client-go's
+ * informer internals (InOrderInformers, InOrderInformersBatchProcess, UnlockWhileProcessingFIFO,
+ * ClientsAllowTLSCacheGC, HPAOptimizedSelectorStore: no API-visible effect; kcmd's informerd is
+ * its own), gates a kcmd controller requires (they start it or not) and kcmd's gates above,
+ * except where part of kcm's use is not followed (DRADeviceTaintRules: device taint eviction;
+ * DynamicResourceAllocation, VolumeAttributesClass: the quota evaluators, the PV controller).
+ * Audited from v1.37.2's sources (docs/manager.md, "Emulation versions").
+ */
+static const struct {
+	const char *name;
+	bool runs;
+	const char *who;   /* what in kcm reads it */
+	const char *needs; /* NULL, or the gate without which that part of kcm does not run */
+} fixed_gates[] = {
+        {"ClientsAllowCARotation", true, "client-go's transport (CA file reload)", NULL},
+        {"ClientsAllowCBOR", false, "client-go's REST client (CBOR)", NULL},
+        {"ClientsPreferCBOR", false, "client-go's REST client (CBOR)", NULL},
+        {"ComponentFlagz", true, "the /flagz endpoint", NULL},
+        {"ComponentStatusz", true, "the /statusz endpoint", NULL},
+        {"ControllerManagerReleaseLeaderElectionLockOnExit", false, "leader election", NULL},
+        {"CoordinatedLeaderElection", false, "leader election (LeaseCandidate)", NULL},
+        {"DRAAdminAccess", true, "the resource claim controller", "DynamicResourceAllocation"},
+        {"DRADeviceTaintRules", true, "the device taint eviction controller", "DRADeviceTaints"},
+        {"DRAExtendedResource", true, "the resource quota evaluators", NULL},
+        {"DRAPrioritizedList", true, "the resource claim controller", "DynamicResourceAllocation"},
+        {"DRAWorkloadResourceClaims", false,
+         "the resource claim and device taint eviction controllers", "DynamicResourceAllocation"},
+        {"DynamicResourceAllocation", true, "the resource quota evaluators", NULL},
+        {"HPAConfigurableTolerance", true, "the horizontal pod autoscaler", NULL},
+        {"HPAGeneration", true, "the horizontal pod autoscaler", NULL},
+        {"HPAScaleToZero", true, "the horizontal pod autoscaler", NULL},
+        {"InPlacePodVerticalScaling", true, "the resource quota evaluators", NULL},
+        {"JobManagedBy", true, "the job controller", NULL},
+        {"MutableSchedulingDirectivesForSuspendedJobs", true, "the job controller", NULL},
+        {"NodeControllerLeaseCircuitBreaker", false, "the node lifecycle controller", NULL},
+        {"PodLevelResources", true, "the resource quota evaluators and the HPA", NULL},
+        {"PodLevelResourcesFixKubeletQOSClass", true, "the resource quota evaluators (QoS)", NULL},
+        {"PodObservedGenerationTracking", true, "the pod conditions controllers write", NULL},
+        {"PreferSameTrafficDistribution", true, "the EndpointSlice controller", NULL},
+        {"RecoverVolumeExpansionFailure", true, "the expand controller and quota", NULL},
+        {"RestartAllContainersOnContainerExits", true, "pod status helpers", NULL},
+        {"SELinuxMount", true, "the SELinux warning controller", NULL},
+        {"SELinuxMountReadWriteOncePod", true, "the SELinux warning controller", NULL},
+        {"StaleControllerConsistencyHPA", false, "the horizontal pod autoscaler", NULL},
+        {"StaleControllerConsistencyStatefulSet", false, "the StatefulSet controller", NULL},
+        {"StatefulSetRecreateStrategy", false, "the StatefulSet controller", NULL},
+        {"StatefulSetSemanticRevisionComparison", false, "the StatefulSet controller", NULL},
+        {"TaintTolerationComparisonOperators", false, "the DaemonSet controller", NULL},
+        {"VolumeAttributesClass", true, "the PV controller and the quota evaluators", NULL},
+        {"WorkloadWithJob", false, "the job controller", NULL},
+};
+
+const char *kcmd_features_fixed_gate(size_t k)
+{
+	return k < sizeof(fixed_gates) / sizeof(fixed_gates[0]) ? fixed_gates[k].name : NULL;
+}
+
+int kcmd_features_unhonoured(const struct kcmd_features *f, char *buf, size_t n, bool *named)
+{
+	size_t l = 0;
+	int w;
+
+	if (n)
+		buf[0] = 0;
+	if (named)
+		*named = false;
+	for (size_t k = 0; k < sizeof(fixed_gates) / sizeof(fixed_gates[0]); k++) {
+		const struct kcm_gate_spec *s = kcm_gate_spec_find(fixed_gates[k].name);
+		size_t i;
+		bool on;
+		if (!s)
+			continue; /* a unit test checks each is registered */
+		i = (size_t)(s - kcm_gate_specs);
+		on = spec_on(f, i);
+		if (fixed_gates[k].needs && !kcmd_features_gate_on(f, fixed_gates[k].needs))
+			continue;
+		if (on == fixed_gates[k].runs ||
+		    on == kcm_gate_at(s, KCMD_KCM_MINOR, KCMD_KCM_MINOR - 1).def)
+			continue;
+		if (named && i < KCMD_KCM_GATES_MAX && f->named[i])
+			*named = true;
+		w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s (%s; kcmd runs %s)",
+		             l ? ", " : "", s->name, on ? "true" : "false", fixed_gates[k].who,
+		             fixed_gates[k].runs ? "true" : "false");
+		if (w < 0 || (size_t)w >= (n > l ? n - l : 0))
+			return -ENOSPC;
+		l += (size_t)w;
+	}
+	return (int)l;
 }
 
 static bool acted_on(const char *name, const char *const *acted)
@@ -392,7 +529,8 @@ int kcmd_features_ignored(const struct kcmd_features *f, const char *const *acte
 	}
 	for (size_t i = 0; i < kcm_gate_specs_n && i < KCMD_KCM_GATES_MAX; i++) {
 		const struct kcm_gate_spec *s = &kcm_gate_specs[i];
-		if (!f->named[i] || (f->named[i] == 2) == s->def || acted_on(s->name, acted))
+		if (!f->named[i] || (f->named[i] == 2) == spec_at(f, i).def ||
+		    acted_on(s->name, acted))
 			continue;
 		w = snprintf(buf + l, n > l ? n - l : 0, "%s%s=%s", l ? ", " : "", s->name,
 		             f->named[i] == 2 ? "true" : "false");

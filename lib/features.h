@@ -9,8 +9,10 @@
  *   (repeatable, spaces around entries allowed, values as Go's strconv.ParseBool, AllAlpha= and
  *   AllBeta= set every alpha/beta gate not named), and after all flags are read it checks the
  *   union against every gate kcm registers (lib/kcm-gates.c, generated from upstream's specs):
- *   an unknown gate, a locked gate away from its default, a gate not yet available at 1.37, or
- *   an enabled gate whose dependencies are disabled is refused with kcm's words. kcmd checks
+ *   an unknown gate, a locked gate away from its default, a gate not yet available (PreAlpha), or
+ *   an enabled gate whose dependencies are disabled is refused with kcm's words, each gate
+ *   judged at the emulation and min compatibility versions in force (its versioned specs, as
+ *   component-base resolves them; kcmd_features_set_versions()). kcmd checks
  *   the same, in the same order, and says the same (kcmd_features_add() per flag, then
  *   kcmd_features_validate() once). Of the accepted gates, kcmd acts on the ones listed below
  *   and on the gates its controllers require (kcmd_features_gate_on()); the others are
@@ -50,13 +52,23 @@ struct kcmd_features {
 	unsigned char prefixes;
 	/* the first entry naming an unregistered component / an unknown gate ("" none) */
 	char bad_component[64], unknown[128];
-	/* --min-compatibility-version's minor (major 1), for kcm's PreAlpha message; 0: kcm's
-	 * default at emulation version 1.37 (1.36) */
-	unsigned char min_compat_minor;
+	/* --emulated-version's minor (major 1; 0: 1.37) and --min-compatibility-version's (0: the
+	 * emulated one minus one): every gate's stage, default and lock is its spec in force there
+	 * (kcm_gate_at()) */
+	unsigned char emu_minor, min_compat_minor;
 };
 
-/* Every gate at its v1.37 default. */
+#define KCMD_KCM_MINOR 37 /* kube-controller-manager's version whose behaviour kcmd implements */
+
+/* Every gate at its v1.37 default (emulation 1.37, min compatibility 1.36). */
 void kcmd_features_defaults(struct kcmd_features *f);
+/* Judge f's gates at emulation version 1.emu and min compatibility version 1.min_compat (0:
+ * 1.37 / the emulated one minus one), as kcm's component registry sets its gate; resolves
+ * f->on[] again. The caller has checked the range (manager/flags.c). */
+void kcmd_features_set_versions(struct kcmd_features *f, unsigned emu, unsigned min_compat);
+/* The emulated and min compatibility minors f is judged at. */
+unsigned kcmd_features_emulated(const struct kcmd_features *f);
+unsigned kcmd_features_min_compat(const struct kcmd_features *f);
 /* Adds one --feature-gates value's entries to f (kcm's flag Set: only the syntax is checked
  * here). Returns 0, or -EINVAL with kcm's message and f untouched. */
 int kcmd_features_add(const char *spec, struct kcmd_features *f, char *err, size_t errlen);
@@ -80,6 +92,14 @@ void kcmd_features_each_warning(const struct kcmd_features *f,
  * manager's one report. Returns the length (0: none), or -ENOSPC. */
 int kcmd_features_ignored(const struct kcmd_features *f, const char *const *acted, char *buf,
                           size_t n);
+/* The gates kcm's own code reads but kcmd's does not (lib/features.c, fixed_gates) whose value in
+ * f (at its emulated version, with its entries) is neither what kcmd runs nor v1.37's default:
+ * kcm would behave otherwise. As "A=false (the job controller; kcmd runs true), ..."; *named
+ * (may be NULL) says whether one of them was named in f. Returns the length (0: none), or
+ * -ENOSPC. */
+int kcmd_features_unhonoured(const struct kcmd_features *f, char *buf, size_t n, bool *named);
+/* The k-th of those gates' names (NULL past the last), for tests. */
+const char *kcmd_features_fixed_gate(size_t k);
 /* "A=true,B=false,..." for every known gate (what KCMD_FEATURE_GATES carries). Returns the
  * length, or -ENOSPC. */
 int kcmd_features_format(const struct kcmd_features *f, char *buf, size_t n);

@@ -38,27 +38,40 @@ extern const size_t kcm_flags_n;
 extern const struct kcm_gate kcm_gates[];
 extern const size_t kcm_gates_n;
 
-/* Every gate kcm registers (lib/kcm-gates.c, tools/gen-kcm-gates.py), as its --feature-gates
- * check sees it at emulation version 1.37: --help lists only the alpha and beta ones, the flag
- * takes them all. Sorted by name. */
+/* Every gate kcm registers (lib/kcm-gates.c, tools/gen-kcm-gates.py) with every versioned spec
+ * v1.37's sources give it: --help lists only the alpha and beta ones, the flag takes them all.
+ * Sorted by name. kcm_gate_at() is the spec in force at an emulation and min compatibility
+ * version (component-base's featureSpecAtEmulationAndMinCompatVersion). */
 enum kcm_spec_stage {
-	KCM_SPEC_PREALPHA, /* not available at 1.37: refused whatever the value */
+	KCM_SPEC_PREALPHA, /* not available at the emulated version: refused whatever the value */
 	KCM_SPEC_ALPHA,
 	KCM_SPEC_BETA,
 	KCM_SPEC_GA,
 	KCM_SPEC_DEPRECATED,
 };
-struct kcm_gate_spec {
-	const char *name;
+/* One versioned spec: from 1.minor on (major is 1 in every v1.37 spec), when the min
+ * compatibility version is at least 1.min_compat (0: no such condition). */
+struct kcm_gate_version {
+	unsigned char minor, min_compat;
 	enum kcm_spec_stage stage;
 	bool def;
-	bool locked;      /* refused when set away from def */
+	bool locked; /* refused when set away from def */
+};
+struct kcm_gate_spec {
+	const char *name;
 	const char *deps; /* gates it needs enabled while it is, "A B" sorted, or NULL */
+	unsigned n_versions;
+	const struct kcm_gate_version *versions; /* in upstream's order: ascending */
 };
 extern const struct kcm_gate_spec kcm_gate_specs[];
 extern const size_t kcm_gate_specs_n;
 /* The entry named `name` (bsearch), or NULL. */
 const struct kcm_gate_spec *kcm_gate_spec_find(const char *name);
+/* The spec of s in force at emulation version 1.emu and min compatibility version 1.min_compat:
+ * the last entry not after 1.emu whose min compatibility condition holds; none is PreAlpha,
+ * off, unlocked (minor 0). */
+struct kcm_gate_version kcm_gate_at(const struct kcm_gate_spec *s, unsigned emu,
+                                    unsigned min_compat);
 
 /* The entry named `name`, or NULL. */
 const struct kcm_flag *kcm_flag_find(const char *name);

@@ -1,266 +1,1007 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lib/kcm-gates.c: written by tools/gen-kcm-gates.py; do not edit. Every feature gate of
- * kube-controller-manager v1.37.2 at emulation version 1.37 (kcm-catalogue.h), read from
+ * kube-controller-manager v1.37.2 with all its versioned specs (kcm-catalogue.h), read from
  * k8s.io/kubernetes v1.37.2 pkg/features/kube_features.go and the v0.37.2 modules
  * apiserver/pkg/features, apiextensions-apiserver/pkg/features, client-go/features,
  * controller-manager/pkg/features, component-base/{logs/api/v1,metrics/features,
- * zpages/features} (their VersionedSpecs and pkg/features' dependency map). */
+ * zpages/features} (their VersionedSpecs and pkg/features' dependency map). Each entry's
+ * min compatibility minor is component-base's completed one (0: none). */
 #include "lib/kcm-catalogue.h"
 
 /* clang-format off */
 const struct kcm_gate_spec kcm_gate_specs[] = {
-        {"APIResponseCompression", KCM_SPEC_BETA, true, false, NULL},
-        {"APIServerIdentity", KCM_SPEC_BETA, true, false, NULL},
-        {"APIServerWebhookAuthenticationToken", KCM_SPEC_ALPHA, false, false, NULL},
-        {"APIServingWithRoutine", KCM_SPEC_ALPHA, false, false, NULL},
-        {"AggregatedDiscoveryRemoveBetaType", KCM_SPEC_DEPRECATED, true, true, NULL},
-        {"AllowDNSOnlyNodeCSR", KCM_SPEC_DEPRECATED, false, false, NULL},
-        {"AllowInsecureKubeletCertificateSigningRequests", KCM_SPEC_DEPRECATED, false, false, NULL},
-        {"AllowOverwriteTerminationGracePeriodSeconds", KCM_SPEC_DEPRECATED, false, true, NULL},
-        {"AllowParsingUserUIDFromCertAuth", KCM_SPEC_BETA, true, false, NULL},
-        {"AllowServiceExternalIPs", KCM_SPEC_GA, true, false, NULL},
-        {"AllowUnsafeMalformedObjectDeletion", KCM_SPEC_BETA, true, false, NULL},
-        {"AtomicFIFO", KCM_SPEC_BETA, true, false, NULL},
-        {"AtomicWriteVolumeUserFields", KCM_SPEC_ALPHA, false, false, NULL},
-        {"AuthorizePodWebsocketUpgradeCreatePermission", KCM_SPEC_BETA, true, false, NULL},
-        {"CBORServingAndStorage", KCM_SPEC_ALPHA, false, false, NULL},
-        {"CPUManagerPolicyAlphaOptions", KCM_SPEC_ALPHA, false, false, NULL},
-        {"CPUManagerPolicyBetaOptions", KCM_SPEC_BETA, true, false, NULL},
-        {"CPUManagerPolicyOptions", KCM_SPEC_GA, true, true, NULL},
-        {"CRDObservedGenerationTracking", KCM_SPEC_BETA, true, false, NULL},
-        {"CRDValidationRatcheting", KCM_SPEC_GA, true, true, NULL},
-        {"CRIListStreaming", KCM_SPEC_ALPHA, false, false, NULL},
-        {"CSIServiceAccountTokenSecrets", KCM_SPEC_GA, true, true, NULL},
-        {"CSIVolumeHealth", KCM_SPEC_ALPHA, false, false, NULL},
-        {"ChangeContainerStatusOnKubeletRestart", KCM_SPEC_DEPRECATED, false, false, NULL},
-        {"ClearingNominatedNodeNameAfterBinding", KCM_SPEC_BETA, true, false, NULL},
-        {"ClientsAllowCARotation", KCM_SPEC_BETA, true, false, NULL},
-        {"ClientsAllowCBOR", KCM_SPEC_ALPHA, false, false, NULL},
-        {"ClientsAllowTLSCacheGC", KCM_SPEC_BETA, true, false, NULL},
-        {"ClientsPreferCBOR", KCM_SPEC_ALPHA, false, false, NULL},
-        {"CloudControllerManagerWatchBasedRoutesReconciliation", KCM_SPEC_ALPHA, false, false, NULL},
-        {"CloudControllerManagerWebhook", KCM_SPEC_ALPHA, false, false, NULL},
-        {"ClusterTrustBundle", KCM_SPEC_GA, true, false, NULL},
-        {"ClusterTrustBundleProjection", KCM_SPEC_GA, true, false, "ClusterTrustBundle"},
-        {"ComponentFlagz", KCM_SPEC_BETA, true, false, NULL},
-        {"ComponentStatusz", KCM_SPEC_BETA, true, false, NULL},
-        {"CompositePodGroup", KCM_SPEC_ALPHA, false, false, "GenericWorkload TopologyAwareWorkloadScheduling"},
-        {"ConcurrentWatchObjectDecode", KCM_SPEC_BETA, true, false, NULL},
-        {"ConsistentListFromCacheSkipTimeoutFallback", KCM_SPEC_ALPHA, false, false, NULL},
-        {"ConstrainedImpersonation", KCM_SPEC_BETA, true, false, NULL},
-        {"ContainerCheckpoint", KCM_SPEC_BETA, true, false, NULL},
-        {"ContainerRestartRules", KCM_SPEC_BETA, true, false, NULL},
-        {"ContainerStopSignals", KCM_SPEC_ALPHA, false, false, NULL},
-        {"ContextualLogging", KCM_SPEC_BETA, true, false, NULL},
-        {"ControllerManagerReleaseLeaderElectionLockOnExit", KCM_SPEC_ALPHA, false, false, NULL},
-        {"CoordinatedLeaderElection", KCM_SPEC_BETA, false, false, NULL},
-        {"CrossNamespaceVolumeDataSource", KCM_SPEC_ALPHA, false, false, NULL},
-        {"CustomCPUCFSQuotaPeriod", KCM_SPEC_GA, true, false, NULL},
-        {"CustomResourceFieldSelectors", KCM_SPEC_GA, true, true, NULL},
-        {"DRAAdminAccess", KCM_SPEC_GA, true, true, "DynamicResourceAllocation"},
-        {"DRAConsumableCapacity", KCM_SPEC_BETA, true, false, "DynamicResourceAllocation"},
-        {"DRADerivedAttributes", KCM_SPEC_ALPHA, false, false, "DynamicResourceAllocation"},
-        {"DRADeviceBindingConditions", KCM_SPEC_BETA, true, false, "DRAResourceClaimDeviceStatus DynamicResourceAllocation"},
-        {"DRADeviceCompatibilityGroups", KCM_SPEC_ALPHA, false, false, "DRAPartitionableDevices DynamicResourceAllocation"},
-        {"DRADeviceTaintRules", KCM_SPEC_GA, true, false, "DRADeviceTaints"},
-        {"DRADeviceTaints", KCM_SPEC_GA, true, false, "DynamicResourceAllocation"},
-        {"DRAExtendedResource", KCM_SPEC_GA, true, true, "DynamicResourceAllocation"},
-        {"DRAFractionalCapacityRange", KCM_SPEC_BETA, false, false, "DRAConsumableCapacity"},
-        {"DRAListTypeAttributes", KCM_SPEC_ALPHA, false, false, "DynamicResourceAllocation"},
-        {"DRANodeAllocatableResources", KCM_SPEC_ALPHA, false, false, "DynamicResourceAllocation"},
-        {"DRAOptionalNodeOperations", KCM_SPEC_ALPHA, false, false, "DynamicResourceAllocation NodeDeclaredFeatures"},
-        {"DRAPartitionableDevices", KCM_SPEC_BETA, true, false, "DynamicResourceAllocation"},
-        {"DRAPartitionableDevicesType", KCM_SPEC_ALPHA, false, false, "DRAPartitionableDevices DRAResourcePoolStatus DynamicResourceAllocation"},
-        {"DRAPrioritizedList", KCM_SPEC_GA, true, true, "DynamicResourceAllocation"},
-        {"DRAResourceClaimDeviceStatus", KCM_SPEC_GA, true, true, NULL},
-        {"DRAResourceClaimGranularStatusAuthorization", KCM_SPEC_BETA, true, false, "DRAResourceClaimDeviceStatus DynamicResourceAllocation"},
-        {"DRAResourcePoolStatus", KCM_SPEC_ALPHA, false, false, "DynamicResourceAllocation"},
-        {"DRASchedulerFilterTimeout", KCM_SPEC_BETA, true, false, "DynamicResourceAllocation"},
-        {"DRAWorkloadResourceClaims", KCM_SPEC_BETA, false, false, "DynamicResourceAllocation GenericWorkload"},
-        {"DeclarativeValidation", KCM_SPEC_GA, true, true, NULL},
-        {"DeclarativeValidationBeta", KCM_SPEC_BETA, true, false, "DeclarativeValidation"},
-        {"DeclarativeValidationTakeover", KCM_SPEC_DEPRECATED, false, true, "DeclarativeValidation"},
-        {"DefaultPodSysctls", KCM_SPEC_ALPHA, false, false, NULL},
-        {"DeploymentReplicaSetTerminatingReplicas", KCM_SPEC_BETA, true, false, NULL},
-        {"DetectCacheInconsistency", KCM_SPEC_BETA, true, false, NULL},
-        {"DisableAllocatorDualWrite", KCM_SPEC_GA, true, true, "MultiCIDRServiceAllocator"},
-        {"DisableCPUQuotaWithExclusiveCPUs", KCM_SPEC_DEPRECATED, true, true, NULL},
-        {"DisableNodeKubeProxyVersion", KCM_SPEC_DEPRECATED, true, true, NULL},
-        {"DynamicResourceAllocation", KCM_SPEC_GA, true, true, NULL},
-        {"EmptyDirVolumeMode", KCM_SPEC_ALPHA, false, false, NULL},
-        {"EnvFiles", KCM_SPEC_BETA, true, false, NULL},
-        {"EtcdRangeStream", KCM_SPEC_BETA, true, false, NULL},
-        {"EventedPLEG", KCM_SPEC_ALPHA, false, false, "PLEGOnDemandRelist"},
-        {"EvictionRequestAPI", KCM_SPEC_ALPHA, false, false, NULL},
-        {"ExcludeAdmissionWebhookVirtualResources", KCM_SPEC_BETA, true, false, NULL},
-        {"ExecProbeTimeout", KCM_SPEC_GA, true, true, NULL},
-        {"ExtendWebSocketsToKubelet", KCM_SPEC_BETA, true, false, "NodeDeclaredFeatures"},
-        {"ExternalServiceAccountTokenSigner", KCM_SPEC_GA, true, true, NULL},
-        {"GRPCContainerProbeTLS", KCM_SPEC_ALPHA, false, false, NULL},
-        {"GenericWorkload", KCM_SPEC_BETA, false, false, NULL},
-        {"GitRepoVolumeDriver", KCM_SPEC_DEPRECATED, false, true, NULL},
-        {"GracefulNodeShutdown", KCM_SPEC_BETA, true, false, NULL},
-        {"GracefulNodeShutdownBasedOnPodPriority", KCM_SPEC_BETA, true, false, "GracefulNodeShutdown"},
-        {"H2CContainerProbe", KCM_SPEC_ALPHA, false, false, "NodeDeclaredFeatures"},
-        {"HPAConfigurableTolerance", KCM_SPEC_GA, true, true, NULL},
-        {"HPAGeneration", KCM_SPEC_BETA, true, false, NULL},
-        {"HPAOptimizedSelectorStore", KCM_SPEC_BETA, true, false, NULL},
-        {"HPAScaleToZero", KCM_SPEC_BETA, true, false, NULL},
-        {"HostnameOverride", KCM_SPEC_GA, true, true, NULL},
-        {"HugepageAwareEviction", KCM_SPEC_BETA, true, false, NULL},
-        {"ImageMaximumGCAge", KCM_SPEC_GA, true, true, NULL},
-        {"ImageVolume", KCM_SPEC_GA, true, true, NULL},
-        {"ImageVolumeWithDigest", KCM_SPEC_ALPHA, false, false, "ImageVolume"},
-        {"InOrderInformers", KCM_SPEC_GA, true, true, NULL},
-        {"InOrderInformersBatchProcess", KCM_SPEC_BETA, true, false, NULL},
-        {"InPlacePodLevelResourcesVerticalScaling", KCM_SPEC_BETA, true, false, "InPlacePodVerticalScaling NodeDeclaredFeatures PodLevelResources"},
-        {"InPlacePodVerticalScaling", KCM_SPEC_GA, true, true, NULL},
-        {"InPlacePodVerticalScalingExclusiveCPUs", KCM_SPEC_ALPHA, false, false, "InPlacePodVerticalScaling"},
-        {"InPlacePodVerticalScalingExclusiveMemory", KCM_SPEC_ALPHA, false, false, "InPlacePodVerticalScaling"},
-        {"InPlacePodVerticalScalingInitContainers", KCM_SPEC_GA, true, true, "InPlacePodVerticalScaling NodeDeclaredFeatures"},
-        {"InPlacePodVerticalScalingMemoryBackedVolumes", KCM_SPEC_ALPHA, false, false, "InPlacePodVerticalScaling NodeDeclaredFeatures"},
-        {"InPlacePodVerticalScalingSchedulerPreemption", KCM_SPEC_ALPHA, false, false, "InPlacePodVerticalScaling"},
-        {"InformerResourceVersion", KCM_SPEC_GA, true, false, NULL},
-        {"InterPodAffinityHostnameFastPath", KCM_SPEC_ALPHA, false, false, NULL},
-        {"JobManagedBy", KCM_SPEC_GA, true, true, NULL},
-        {"KMSv1", KCM_SPEC_DEPRECATED, false, false, NULL},
-        {"KubeProxyIPVS", KCM_SPEC_DEPRECATED, true, false, NULL},
-        {"KubeProxyNFTablesLocalhostNodePorts", KCM_SPEC_ALPHA, false, false, NULL},
-        {"KubeletAllocatedPodsEndpoint", KCM_SPEC_ALPHA, false, false, "InPlacePodVerticalScaling"},
-        {"KubeletCgroupDriverFromCRI", KCM_SPEC_GA, true, true, NULL},
-        {"KubeletCrashLoopBackOffMax", KCM_SPEC_BETA, true, false, NULL},
-        {"KubeletEnsureSecretPulledImages", KCM_SPEC_BETA, true, false, NULL},
-        {"KubeletFineGrainedAuthz", KCM_SPEC_GA, true, true, NULL},
-        {"KubeletInUserNamespace", KCM_SPEC_BETA, true, false, NULL},
-        {"KubeletPSI", KCM_SPEC_GA, true, true, NULL},
-        {"KubeletPodResourcesDynamicResources", KCM_SPEC_GA, true, true, NULL},
-        {"KubeletPodResourcesGet", KCM_SPEC_GA, true, true, NULL},
-        {"KubeletPodResourcesListUseActivePods", KCM_SPEC_DEPRECATED, true, false, NULL},
-        {"KubeletRegistrationGetOnExistsOnly", KCM_SPEC_DEPRECATED, false, false, NULL},
-        {"KubeletSeparateDiskGC", KCM_SPEC_BETA, true, false, NULL},
-        {"KubeletServiceAccountTokenForCredentialProviders", KCM_SPEC_BETA, true, false, NULL},
-        {"KubeletTracing", KCM_SPEC_GA, true, true, NULL},
-        {"ListFromCacheSnapshot", KCM_SPEC_BETA, true, false, NULL},
-        {"LocalStorageCapacityIsolationFSQuotaMonitoring", KCM_SPEC_BETA, false, false, NULL},
-        {"LoggingAlphaOptions", KCM_SPEC_ALPHA, false, false, NULL},
-        {"LoggingBetaOptions", KCM_SPEC_BETA, true, false, NULL},
-        {"ManifestBasedAdmissionControlConfig", KCM_SPEC_BETA, true, false, NULL},
-        {"MatchLabelKeysInPodAffinity", KCM_SPEC_GA, true, true, NULL},
-        {"MatchLabelKeysInPodTopologySpread", KCM_SPEC_BETA, true, false, NULL},
-        {"MatchLabelKeysInPodTopologySpreadSelectorMerge", KCM_SPEC_BETA, true, false, "MatchLabelKeysInPodTopologySpread"},
-        {"MaxUnavailableStatefulSet", KCM_SPEC_BETA, true, false, NULL},
-        {"MemoryQoS", KCM_SPEC_BETA, true, false, NULL},
-        {"MultiCIDRServiceAllocator", KCM_SPEC_GA, true, true, NULL},
-        {"MutableCSINodeAllocatableCount", KCM_SPEC_GA, true, true, NULL},
-        {"MutablePVNodeAffinity", KCM_SPEC_ALPHA, false, false, NULL},
-        {"MutablePodResourcesForSuspendedJobs", KCM_SPEC_BETA, true, false, NULL},
-        {"MutableSchedulingDirectivesForSuspendedJobs", KCM_SPEC_BETA, true, false, NULL},
-        {"MutatingAdmissionPolicy", KCM_SPEC_GA, true, false, NULL},
-        {"NFTablesNetlink", KCM_SPEC_BETA, true, false, NULL},
-        {"NFTablesProxyMode", KCM_SPEC_GA, true, true, NULL},
-        {"NativeHistograms", KCM_SPEC_BETA, true, false, NULL},
-        {"NodeControllerLeaseCircuitBreaker", KCM_SPEC_BETA, true, false, "AtomicFIFO"},
-        {"NodeDeclaredFeatures", KCM_SPEC_GA, true, true, NULL},
-        {"NodeInclusionPolicyInPodTopologySpread", KCM_SPEC_GA, true, true, NULL},
-        {"NodeLifecycleConditions", KCM_SPEC_ALPHA, false, false, NULL},
-        {"NodeLogQuery", KCM_SPEC_GA, true, true, NULL},
-        {"NodeSwap", KCM_SPEC_GA, true, true, NULL},
-        {"NominatedNodeNameForExpectation", KCM_SPEC_BETA, true, false, NULL},
-        {"OpenAPIEnums", KCM_SPEC_BETA, true, false, NULL},
-        {"OpportunisticBatching", KCM_SPEC_BETA, true, false, NULL},
-        {"PLEGOnDemandRelist", KCM_SPEC_GA, true, true, NULL},
-        {"PersistentVolumeClaimUnusedSinceTime", KCM_SPEC_BETA, true, false, NULL},
-        {"PodAndContainerStatsFromCRI", KCM_SPEC_BETA, false, false, NULL},
-        {"PodCertificateRequest", KCM_SPEC_GA, true, false, NULL},
-        {"PodDeletionCost", KCM_SPEC_BETA, true, false, NULL},
-        {"PodGroupPreemptionPolicy", KCM_SPEC_ALPHA, false, false, "GenericWorkload"},
-        {"PodLevelResourceManagers", KCM_SPEC_BETA, false, false, "PodLevelResources"},
-        {"PodLevelResources", KCM_SPEC_BETA, true, false, NULL},
-        {"PodLevelResourcesFixDefaulting", KCM_SPEC_BETA, true, false, "PodLevelResources"},
-        {"PodLevelResourcesFixKubeletQOSClass", KCM_SPEC_BETA, true, false, "PodLevelResources"},
-        {"PodLogsQuerySplitStreams", KCM_SPEC_ALPHA, false, false, NULL},
-        {"PodObservedGenerationTracking", KCM_SPEC_GA, true, true, NULL},
-        {"PodReadyToStartContainersCondition", KCM_SPEC_GA, true, true, NULL},
-        {"PodSchedulingReadiness", KCM_SPEC_GA, true, true, NULL},
-        {"PodTopologyLabelsAdmission", KCM_SPEC_BETA, true, false, NULL},
-        {"PodsAPI", KCM_SPEC_BETA, true, false, NULL},
-        {"PortForwardWebsockets", KCM_SPEC_BETA, true, false, NULL},
-        {"PreferSameTrafficDistribution", KCM_SPEC_GA, true, true, NULL},
-        {"ProcMountType", KCM_SPEC_GA, true, true, "UserNamespacesSupport"},
-        {"QOSReserved", KCM_SPEC_ALPHA, false, false, NULL},
-        {"RecoverVolumeExpansionFailure", KCM_SPEC_GA, true, true, NULL},
-        {"RecursiveReadOnlyMounts", KCM_SPEC_GA, true, true, NULL},
-        {"ReduceDefaultCrashLoopBackOffDecay", KCM_SPEC_ALPHA, false, false, NULL},
-        {"RelaxedEnvironmentVariableValidation", KCM_SPEC_GA, true, true, NULL},
-        {"RelaxedServiceNameValidation", KCM_SPEC_GA, true, true, NULL},
-        {"ReloadKubeletClientCAFile", KCM_SPEC_BETA, true, false, NULL},
-        {"ReloadKubeletServerCertificateFile", KCM_SPEC_BETA, true, false, NULL},
-        {"RemoteRequestHeaderUID", KCM_SPEC_BETA, true, false, NULL},
-        {"ResourceHealthStatus", KCM_SPEC_BETA, true, false, "DynamicResourceAllocation"},
-        {"ResourceHealthStatusMessage", KCM_SPEC_BETA, true, false, "ResourceHealthStatus"},
-        {"RestartAllContainersOnContainerExits", KCM_SPEC_BETA, true, false, "ContainerRestartRules NodeDeclaredFeatures"},
-        {"RotateKubeletServerCertificate", KCM_SPEC_BETA, true, false, NULL},
-        {"RuntimeClassInImageCriApi", KCM_SPEC_ALPHA, false, false, NULL},
-        {"SELinuxChangePolicy", KCM_SPEC_GA, true, true, NULL},
-        {"SELinuxMount", KCM_SPEC_GA, true, false, NULL},
-        {"SELinuxMountReadWriteOncePod", KCM_SPEC_GA, true, true, NULL},
-        {"SchedulerAsyncAPICalls", KCM_SPEC_BETA, false, false, NULL},
-        {"SchedulerAsyncPreemption", KCM_SPEC_BETA, true, false, NULL},
-        {"SchedulerPopFromBackoffQ", KCM_SPEC_BETA, true, false, NULL},
-        {"SchedulerPreQueueingHints", KCM_SPEC_ALPHA, false, false, NULL},
-        {"SeparateCacheWatchRPC", KCM_SPEC_DEPRECATED, false, true, NULL},
-        {"SeparateTaintEvictionController", KCM_SPEC_GA, true, true, NULL},
-        {"ServiceAccountNodeAudienceRestriction", KCM_SPEC_BETA, true, false, NULL},
-        {"ServiceAccountTokenJTI", KCM_SPEC_GA, true, true, NULL},
-        {"ServiceAccountTokenNodeBinding", KCM_SPEC_GA, true, true, "ServiceAccountTokenNodeBindingValidation"},
-        {"ServiceAccountTokenNodeBindingValidation", KCM_SPEC_GA, true, true, NULL},
-        {"ServiceAccountTokenPodNodeInfo", KCM_SPEC_GA, true, true, NULL},
-        {"ServiceCIDRStatusFieldWiping", KCM_SPEC_DEPRECATED, true, false, NULL},
-        {"ShardedListAndWatch", KCM_SPEC_ALPHA, false, false, NULL},
-        {"SizeBasedListCostEstimate", KCM_SPEC_BETA, true, false, NULL},
-        {"StaleControllerConsistencyDaemonSet", KCM_SPEC_BETA, true, false, "AtomicFIFO"},
-        {"StaleControllerConsistencyHPA", KCM_SPEC_BETA, true, false, "AtomicFIFO"},
-        {"StaleControllerConsistencyJob", KCM_SPEC_BETA, true, false, "AtomicFIFO"},
-        {"StaleControllerConsistencyReplicaSet", KCM_SPEC_BETA, true, false, "AtomicFIFO"},
-        {"StaleControllerConsistencyStatefulSet", KCM_SPEC_BETA, true, false, "AtomicFIFO"},
-        {"StatefulSetRecreateStrategy", KCM_SPEC_ALPHA, false, false, NULL},
-        {"StatefulSetSemanticRevisionComparison", KCM_SPEC_BETA, true, false, NULL},
-        {"StorageCapacityScoring", KCM_SPEC_BETA, true, false, NULL},
-        {"StorageNamespaceIndex", KCM_SPEC_DEPRECATED, true, false, NULL},
-        {"StorageVersionAPI", KCM_SPEC_ALPHA, false, false, "APIServerIdentity"},
-        {"StorageVersionHash", KCM_SPEC_BETA, true, false, NULL},
-        {"StorageVersionMigrator", KCM_SPEC_GA, true, false, NULL},
-        {"StrictIPCIDRValidation", KCM_SPEC_BETA, true, false, NULL},
-        {"StructuredAuthenticationConfigurationEgressSelector", KCM_SPEC_BETA, true, false, NULL},
-        {"StructuredAuthenticationConfigurationJWKSMetrics", KCM_SPEC_BETA, true, false, NULL},
-        {"SupplementalGroupsPolicy", KCM_SPEC_GA, true, true, NULL},
-        {"SystemdWatchdog", KCM_SPEC_GA, true, true, NULL},
-        {"TaintTolerationComparisonOperators", KCM_SPEC_ALPHA, false, false, NULL},
-        {"TokenRequestServiceAccountUIDValidation", KCM_SPEC_BETA, true, false, NULL},
-        {"TopologyAwareWorkloadScheduling", KCM_SPEC_ALPHA, false, false, "GenericWorkload"},
-        {"TopologyManagerPolicyAlphaOptions", KCM_SPEC_ALPHA, false, false, NULL},
-        {"TopologyManagerPolicyBetaOptions", KCM_SPEC_BETA, true, false, NULL},
-        {"TopologyManagerPolicyOptions", KCM_SPEC_GA, true, true, NULL},
-        {"TranslateStreamCloseWebsocketRequests", KCM_SPEC_BETA, true, false, NULL},
-        {"UnauthenticatedHTTP2DOSMitigation", KCM_SPEC_BETA, true, false, NULL},
-        {"UnknownVersionInteroperabilityProxy", KCM_SPEC_BETA, true, false, "APIServerIdentity"},
-        {"UnlockWhileProcessingFIFO", KCM_SPEC_BETA, true, false, NULL},
-        {"UserNamespacesHostNetworkSupport", KCM_SPEC_ALPHA, false, false, "NodeDeclaredFeatures UserNamespacesSupport"},
-        {"UserNamespacesSupport", KCM_SPEC_GA, true, true, NULL},
-        {"VolumeAttributesClass", KCM_SPEC_GA, true, true, NULL},
-        {"VolumeBindMountOptions", KCM_SPEC_ALPHA, false, false, NULL},
-        {"VolumeLimitScaling", KCM_SPEC_BETA, true, false, NULL},
-        {"WatchCacheInitializationPostStartHook", KCM_SPEC_GA, true, true, NULL},
-        {"WatchList", KCM_SPEC_BETA, true, false, NULL},
-        {"WatchListClient", KCM_SPEC_BETA, true, false, NULL},
-        {"WatchListCompression", KCM_SPEC_BETA, true, false, NULL},
-        {"WebhookRoundTripLoadBalancing", KCM_SPEC_BETA, true, false, NULL},
-        {"WinDSR", KCM_SPEC_GA, true, true, NULL},
-        {"WinOverlay", KCM_SPEC_GA, true, true, NULL},
-        {"WindowsCPUAndMemoryAffinity", KCM_SPEC_ALPHA, false, false, NULL},
-        {"WindowsGracefulNodeShutdown", KCM_SPEC_BETA, true, false, "GracefulNodeShutdown"},
-        {"WindowsHostNetwork", KCM_SPEC_DEPRECATED, false, false, NULL},
-        {"WorkloadWithJob", KCM_SPEC_ALPHA, false, false, "GenericWorkload"},
+        {"APIResponseCompression", NULL, 2, (const struct kcm_gate_version[]){
+                {8, 0, KCM_SPEC_ALPHA, false, false},
+                {16, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"APIServerIdentity", NULL, 2, (const struct kcm_gate_version[]){
+                {20, 0, KCM_SPEC_ALPHA, false, false},
+                {26, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"APIServerWebhookAuthenticationToken", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"APIServingWithRoutine", NULL, 1, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"AggregatedDiscoveryRemoveBetaType", NULL, 3, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, false, false},
+                {33, 0, KCM_SPEC_DEPRECATED, true, false},
+                {35, 0, KCM_SPEC_DEPRECATED, true, true},
+        }},
+        {"AllowDNSOnlyNodeCSR", NULL, 2, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, true, false},
+                {31, 0, KCM_SPEC_DEPRECATED, false, false},
+        }},
+        {"AllowInsecureKubeletCertificateSigningRequests", NULL, 2, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, true, false},
+                {31, 0, KCM_SPEC_DEPRECATED, false, false},
+        }},
+        {"AllowOverwriteTerminationGracePeriodSeconds", NULL, 3, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, true, false},
+                {32, 0, KCM_SPEC_DEPRECATED, false, false},
+                {35, 0, KCM_SPEC_DEPRECATED, false, true},
+        }},
+        {"AllowParsingUserUIDFromCertAuth", NULL, 1, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"AllowServiceExternalIPs", NULL, 1, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"AllowUnsafeMalformedObjectDeletion", NULL, 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"AtomicFIFO", NULL, 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"AtomicWriteVolumeUserFields", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"AuthorizePodWebsocketUpgradeCreatePermission", NULL, 1, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"CBORServingAndStorage", NULL, 1, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"CPUManagerPolicyAlphaOptions", NULL, 1, (const struct kcm_gate_version[]){
+                {23, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"CPUManagerPolicyBetaOptions", NULL, 1, (const struct kcm_gate_version[]){
+                {23, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"CPUManagerPolicyOptions", NULL, 3, (const struct kcm_gate_version[]){
+                {22, 0, KCM_SPEC_ALPHA, false, false},
+                {23, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"CRDObservedGenerationTracking", NULL, 2, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_BETA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"CRDValidationRatcheting", NULL, 3, (const struct kcm_gate_version[]){
+                {28, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"CRIListStreaming", NULL, 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"CSIServiceAccountTokenSecrets", NULL, 2, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"CSIVolumeHealth", NULL, 1, (const struct kcm_gate_version[]){
+                {21, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"ChangeContainerStatusOnKubeletRestart", NULL, 2, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, true, false},
+                {35, 0, KCM_SPEC_DEPRECATED, false, false},
+        }},
+        {"ClearingNominatedNodeNameAfterBinding", NULL, 2, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ClientsAllowCARotation", NULL, 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ClientsAllowCBOR", NULL, 1, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"ClientsAllowTLSCacheGC", NULL, 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ClientsPreferCBOR", NULL, 1, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"CloudControllerManagerWatchBasedRoutesReconciliation", NULL, 1, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"CloudControllerManagerWebhook", NULL, 1, (const struct kcm_gate_version[]){
+                {27, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"ClusterTrustBundle", NULL, 3, (const struct kcm_gate_version[]){
+                {27, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, false, false},
+                {37, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"ClusterTrustBundleProjection", "ClusterTrustBundle", 3, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, false, false},
+                {37, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"ComponentFlagz", NULL, 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ComponentStatusz", NULL, 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"CompositePodGroup", "GenericWorkload TopologyAwareWorkloadScheduling", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"ConcurrentWatchObjectDecode", NULL, 2, (const struct kcm_gate_version[]){
+                {31, 0, KCM_SPEC_BETA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ConsistentListFromCacheSkipTimeoutFallback", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"ConstrainedImpersonation", NULL, 2, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ContainerCheckpoint", NULL, 2, (const struct kcm_gate_version[]){
+                {25, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ContainerRestartRules", NULL, 2, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ContainerStopSignals", NULL, 1, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"ContextualLogging", NULL, 2, (const struct kcm_gate_version[]){
+                {24, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ControllerManagerReleaseLeaderElectionLockOnExit", NULL, 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"CoordinatedLeaderElection", NULL, 2, (const struct kcm_gate_version[]){
+                {31, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, false, false},
+        }},
+        {"CrossNamespaceVolumeDataSource", NULL, 1, (const struct kcm_gate_version[]){
+                {26, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"CustomCPUCFSQuotaPeriod", NULL, 2, (const struct kcm_gate_version[]){
+                {12, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"CustomResourceFieldSelectors", NULL, 3, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, true, false},
+                {32, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"DRAAdminAccess", "DynamicResourceAllocation", 3, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"DRAConsumableCapacity", "DynamicResourceAllocation", 2, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"DRADerivedAttributes", "DynamicResourceAllocation", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus DynamicResourceAllocation", 2, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"DRADeviceCompatibilityGroups", "DRAPartitionableDevices DynamicResourceAllocation", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"DRADeviceTaintRules", "DRADeviceTaints", 3, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, false, false},
+                {37, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"DRADeviceTaints", "DynamicResourceAllocation", 3, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"DRAExtendedResource", "DynamicResourceAllocation", 3, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"DRAFractionalCapacityRange", "DRAConsumableCapacity", 2, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, false, false},
+                {37, 37, KCM_SPEC_BETA, true, false},
+        }},
+        {"DRAListTypeAttributes", "DynamicResourceAllocation", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"DRANodeAllocatableResources", "DynamicResourceAllocation", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"DRAOptionalNodeOperations", "DynamicResourceAllocation NodeDeclaredFeatures", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"DRAPartitionableDevices", "DynamicResourceAllocation", 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"DRAPartitionableDevicesType", "DRAPartitionableDevices DRAResourcePoolStatus DynamicResourceAllocation", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"DRAPrioritizedList", "DynamicResourceAllocation", 4, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"DRAResourceClaimDeviceStatus", NULL, 3, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"DRAResourceClaimGranularStatusAuthorization", "DRAResourceClaimDeviceStatus DynamicResourceAllocation", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"DRAResourcePoolStatus", "DynamicResourceAllocation", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"DRASchedulerFilterTimeout", "DynamicResourceAllocation", 1, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"DRAWorkloadResourceClaims", "DynamicResourceAllocation GenericWorkload", 2, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, false, false},
+        }},
+        {"DeclarativeValidation", NULL, 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"DeclarativeValidationBeta", "DeclarativeValidation", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"DeclarativeValidationTakeover", "DeclarativeValidation", 3, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_BETA, false, false},
+                {36, 0, KCM_SPEC_DEPRECATED, false, false},
+                {37, 0, KCM_SPEC_DEPRECATED, false, true},
+        }},
+        {"DefaultPodSysctls", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"DeploymentReplicaSetTerminatingReplicas", NULL, 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"DetectCacheInconsistency", NULL, 1, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"DisableAllocatorDualWrite", "MultiCIDRServiceAllocator", 4, (const struct kcm_gate_version[]){
+                {31, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, false, false},
+                {34, 0, KCM_SPEC_GA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"DisableCPUQuotaWithExclusiveCPUs", NULL, 3, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_DEPRECATED, true, false},
+                {37, 0, KCM_SPEC_DEPRECATED, true, true},
+        }},
+        {"DisableNodeKubeProxyVersion", NULL, 4, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_DEPRECATED, false, false},
+                {33, 0, KCM_SPEC_DEPRECATED, true, false},
+                {36, 0, KCM_SPEC_DEPRECATED, true, true},
+        }},
+        {"DynamicResourceAllocation", NULL, 4, (const struct kcm_gate_version[]){
+                {26, 0, KCM_SPEC_ALPHA, false, false},
+                {32, 0, KCM_SPEC_BETA, false, false},
+                {34, 0, KCM_SPEC_GA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"EmptyDirVolumeMode", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"EnvFiles", NULL, 2, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"EtcdRangeStream", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"EventedPLEG", "PLEGOnDemandRelist", 1, (const struct kcm_gate_version[]){
+                {26, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"EvictionRequestAPI", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"ExcludeAdmissionWebhookVirtualResources", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ExecProbeTimeout", NULL, 2, (const struct kcm_gate_version[]){
+                {20, 0, KCM_SPEC_GA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ExtendWebSocketsToKubelet", "NodeDeclaredFeatures", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ExternalServiceAccountTokenSigner", NULL, 3, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"GRPCContainerProbeTLS", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"GenericWorkload", NULL, 2, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, false, false},
+        }},
+        {"GitRepoVolumeDriver", NULL, 3, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, true, false},
+                {33, 0, KCM_SPEC_DEPRECATED, false, false},
+                {36, 0, KCM_SPEC_DEPRECATED, false, true},
+        }},
+        {"GracefulNodeShutdown", NULL, 2, (const struct kcm_gate_version[]){
+                {20, 0, KCM_SPEC_ALPHA, false, false},
+                {21, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"GracefulNodeShutdownBasedOnPodPriority", "GracefulNodeShutdown", 2, (const struct kcm_gate_version[]){
+                {23, 0, KCM_SPEC_ALPHA, false, false},
+                {24, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"H2CContainerProbe", "NodeDeclaredFeatures", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"HPAConfigurableTolerance", NULL, 3, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"HPAGeneration", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"HPAOptimizedSelectorStore", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"HPAScaleToZero", NULL, 2, (const struct kcm_gate_version[]){
+                {16, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"HostnameOverride", NULL, 3, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"HugepageAwareEviction", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ImageMaximumGCAge", NULL, 3, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ImageVolume", NULL, 4, (const struct kcm_gate_version[]){
+                {31, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ImageVolumeWithDigest", "ImageVolume", 1, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"InOrderInformers", NULL, 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"InOrderInformersBatchProcess", NULL, 1, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScaling NodeDeclaredFeatures PodLevelResources", 2, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"InPlacePodVerticalScaling", NULL, 3, (const struct kcm_gate_version[]){
+                {27, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"InPlacePodVerticalScalingExclusiveCPUs", "InPlacePodVerticalScaling", 1, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"InPlacePodVerticalScalingExclusiveMemory", "InPlacePodVerticalScaling", 1, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"InPlacePodVerticalScalingInitContainers", "InPlacePodVerticalScaling NodeDeclaredFeatures", 2, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"InPlacePodVerticalScalingMemoryBackedVolumes", "InPlacePodVerticalScaling NodeDeclaredFeatures", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"InPlacePodVerticalScalingSchedulerPreemption", "InPlacePodVerticalScaling", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"InformerResourceVersion", NULL, 2, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"InterPodAffinityHostnameFastPath", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"JobManagedBy", NULL, 3, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_ALPHA, false, false},
+                {32, 0, KCM_SPEC_BETA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"KMSv1", NULL, 3, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, true, false},
+                {28, 0, KCM_SPEC_DEPRECATED, true, false},
+                {29, 0, KCM_SPEC_DEPRECATED, false, false},
+        }},
+        {"KubeProxyIPVS", NULL, 2, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, true, false},
+                {37, 0, KCM_SPEC_DEPRECATED, true, false},
+        }},
+        {"KubeProxyNFTablesLocalhostNodePorts", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"KubeletAllocatedPodsEndpoint", "InPlacePodVerticalScaling", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"KubeletCgroupDriverFromCRI", NULL, 3, (const struct kcm_gate_version[]){
+                {28, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, true, false},
+                {34, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"KubeletCrashLoopBackOffMax", NULL, 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"KubeletEnsureSecretPulledImages", NULL, 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"KubeletFineGrainedAuthz", NULL, 3, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"KubeletInUserNamespace", NULL, 2, (const struct kcm_gate_version[]){
+                {22, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"KubeletPSI", NULL, 3, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"KubeletPodResourcesDynamicResources", NULL, 3, (const struct kcm_gate_version[]){
+                {27, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"KubeletPodResourcesGet", NULL, 3, (const struct kcm_gate_version[]){
+                {27, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"KubeletPodResourcesListUseActivePods", NULL, 2, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, false, false},
+                {34, 0, KCM_SPEC_DEPRECATED, true, false},
+        }},
+        {"KubeletRegistrationGetOnExistsOnly", NULL, 2, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, true, false},
+                {32, 0, KCM_SPEC_DEPRECATED, false, false},
+        }},
+        {"KubeletSeparateDiskGC", NULL, 2, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"KubeletServiceAccountTokenForCredentialProviders", NULL, 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"KubeletTracing", NULL, 3, (const struct kcm_gate_version[]){
+                {25, 0, KCM_SPEC_ALPHA, false, false},
+                {27, 0, KCM_SPEC_BETA, true, false},
+                {34, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ListFromCacheSnapshot", NULL, 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"LocalStorageCapacityIsolationFSQuotaMonitoring", NULL, 2, (const struct kcm_gate_version[]){
+                {15, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, false, false},
+        }},
+        {"LoggingAlphaOptions", NULL, 1, (const struct kcm_gate_version[]){
+                {24, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"LoggingBetaOptions", NULL, 1, (const struct kcm_gate_version[]){
+                {24, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ManifestBasedAdmissionControlConfig", NULL, 2, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"MatchLabelKeysInPodAffinity", NULL, 3, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"MatchLabelKeysInPodTopologySpread", NULL, 2, (const struct kcm_gate_version[]){
+                {25, 0, KCM_SPEC_ALPHA, false, false},
+                {27, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"MatchLabelKeysInPodTopologySpreadSelectorMerge", "MatchLabelKeysInPodTopologySpread", 1, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"MaxUnavailableStatefulSet", NULL, 3, (const struct kcm_gate_version[]){
+                {24, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"MemoryQoS", NULL, 2, (const struct kcm_gate_version[]){
+                {22, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"MultiCIDRServiceAllocator", NULL, 4, (const struct kcm_gate_version[]){
+                {27, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, false, false},
+                {33, 0, KCM_SPEC_GA, true, false},
+                {34, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"MutableCSINodeAllocatableCount", NULL, 4, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"MutablePVNodeAffinity", NULL, 1, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"MutablePodResourcesForSuspendedJobs", NULL, 2, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"MutableSchedulingDirectivesForSuspendedJobs", NULL, 2, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"MutatingAdmissionPolicy", NULL, 3, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, false, false},
+                {36, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"NFTablesNetlink", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"NFTablesProxyMode", NULL, 3, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"NativeHistograms", NULL, 2, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"NodeControllerLeaseCircuitBreaker", "AtomicFIFO", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"NodeDeclaredFeatures", NULL, 3, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"NodeInclusionPolicyInPodTopologySpread", NULL, 3, (const struct kcm_gate_version[]){
+                {25, 0, KCM_SPEC_ALPHA, false, false},
+                {26, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"NodeLifecycleConditions", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"NodeLogQuery", NULL, 3, (const struct kcm_gate_version[]){
+                {27, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, false, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"NodeSwap", NULL, 4, (const struct kcm_gate_version[]){
+                {22, 0, KCM_SPEC_ALPHA, false, false},
+                {28, 0, KCM_SPEC_BETA, false, false},
+                {30, 0, KCM_SPEC_BETA, true, false},
+                {34, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"NominatedNodeNameForExpectation", NULL, 2, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"OpenAPIEnums", NULL, 2, (const struct kcm_gate_version[]){
+                {23, 0, KCM_SPEC_ALPHA, false, false},
+                {24, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"OpportunisticBatching", NULL, 1, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"PLEGOnDemandRelist", NULL, 2, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"PersistentVolumeClaimUnusedSinceTime", NULL, 2, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"PodAndContainerStatsFromCRI", NULL, 2, (const struct kcm_gate_version[]){
+                {23, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, false, false},
+        }},
+        {"PodCertificateRequest", NULL, 3, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, false, false},
+                {37, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"PodDeletionCost", NULL, 2, (const struct kcm_gate_version[]){
+                {21, 0, KCM_SPEC_ALPHA, false, false},
+                {22, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"PodGroupPreemptionPolicy", "GenericWorkload", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"PodLevelResourceManagers", "PodLevelResources", 2, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, false, false},
+        }},
+        {"PodLevelResources", NULL, 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"PodLevelResourcesFixDefaulting", "PodLevelResources", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"PodLevelResourcesFixKubeletQOSClass", "PodLevelResources", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"PodLogsQuerySplitStreams", NULL, 1, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"PodObservedGenerationTracking", NULL, 3, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"PodReadyToStartContainersCondition", NULL, 3, (const struct kcm_gate_version[]){
+                {28, 0, KCM_SPEC_ALPHA, false, false},
+                {29, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"PodSchedulingReadiness", NULL, 3, (const struct kcm_gate_version[]){
+                {26, 0, KCM_SPEC_ALPHA, false, false},
+                {27, 0, KCM_SPEC_BETA, true, false},
+                {30, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"PodTopologyLabelsAdmission", NULL, 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"PodsAPI", NULL, 2, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"PortForwardWebsockets", NULL, 2, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"PreferSameTrafficDistribution", NULL, 3, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ProcMountType", "UserNamespacesSupport", 4, (const struct kcm_gate_version[]){
+                {12, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"QOSReserved", NULL, 1, (const struct kcm_gate_version[]){
+                {11, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"RecoverVolumeExpansionFailure", NULL, 3, (const struct kcm_gate_version[]){
+                {23, 0, KCM_SPEC_ALPHA, false, false},
+                {32, 0, KCM_SPEC_BETA, true, false},
+                {34, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"RecursiveReadOnlyMounts", NULL, 3, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ReduceDefaultCrashLoopBackOffDecay", NULL, 1, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"RelaxedEnvironmentVariableValidation", NULL, 3, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_ALPHA, false, false},
+                {32, 0, KCM_SPEC_BETA, true, false},
+                {34, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"RelaxedServiceNameValidation", NULL, 3, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ReloadKubeletClientCAFile", NULL, 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ReloadKubeletServerCertificateFile", NULL, 1, (const struct kcm_gate_version[]){
+                {31, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"RemoteRequestHeaderUID", NULL, 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ResourceHealthStatus", "DynamicResourceAllocation", 2, (const struct kcm_gate_version[]){
+                {31, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ResourceHealthStatusMessage", "ResourceHealthStatus", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"RestartAllContainersOnContainerExits", "ContainerRestartRules NodeDeclaredFeatures", 2, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"RotateKubeletServerCertificate", NULL, 2, (const struct kcm_gate_version[]){
+                {7, 0, KCM_SPEC_ALPHA, false, false},
+                {12, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"RuntimeClassInImageCriApi", NULL, 1, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"SELinuxChangePolicy", NULL, 3, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"SELinuxMount", NULL, 3, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, false, false},
+                {37, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"SELinuxMountReadWriteOncePod", NULL, 4, (const struct kcm_gate_version[]){
+                {25, 0, KCM_SPEC_ALPHA, false, false},
+                {27, 0, KCM_SPEC_BETA, false, false},
+                {28, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"SchedulerAsyncAPICalls", NULL, 1, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_BETA, false, false},
+        }},
+        {"SchedulerAsyncPreemption", NULL, 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"SchedulerPopFromBackoffQ", NULL, 1, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"SchedulerPreQueueingHints", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"SeparateCacheWatchRPC", NULL, 3, (const struct kcm_gate_version[]){
+                {28, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_DEPRECATED, false, false},
+                {36, 0, KCM_SPEC_DEPRECATED, false, true},
+        }},
+        {"SeparateTaintEvictionController", NULL, 2, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_BETA, true, false},
+                {34, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ServiceAccountNodeAudienceRestriction", NULL, 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_BETA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"ServiceAccountTokenJTI", NULL, 3, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, true, false},
+                {32, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ServiceAccountTokenNodeBinding", "ServiceAccountTokenNodeBindingValidation", 3, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ServiceAccountTokenNodeBindingValidation", NULL, 3, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, true, false},
+                {32, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ServiceAccountTokenPodNodeInfo", NULL, 3, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, true, false},
+                {32, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"ServiceCIDRStatusFieldWiping", NULL, 2, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_GA, false, false},
+                {36, 0, KCM_SPEC_DEPRECATED, true, false},
+        }},
+        {"ShardedListAndWatch", NULL, 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"SizeBasedListCostEstimate", NULL, 1, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StaleControllerConsistencyDaemonSet", "AtomicFIFO", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StaleControllerConsistencyHPA", "AtomicFIFO", 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StaleControllerConsistencyJob", "AtomicFIFO", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StaleControllerConsistencyReplicaSet", "AtomicFIFO", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StaleControllerConsistencyStatefulSet", "AtomicFIFO", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StatefulSetRecreateStrategy", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"StatefulSetSemanticRevisionComparison", NULL, 1, (const struct kcm_gate_version[]){
+                {0, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StorageCapacityScoring", NULL, 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StorageNamespaceIndex", NULL, 2, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_DEPRECATED, true, false},
+        }},
+        {"StorageVersionAPI", "APIServerIdentity", 1, (const struct kcm_gate_version[]){
+                {20, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"StorageVersionHash", NULL, 2, (const struct kcm_gate_version[]){
+                {14, 0, KCM_SPEC_ALPHA, false, false},
+                {15, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StorageVersionMigrator", NULL, 3, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_ALPHA, false, false},
+                {35, 0, KCM_SPEC_BETA, false, false},
+                {37, 0, KCM_SPEC_GA, true, false},
+        }},
+        {"StrictIPCIDRValidation", NULL, 2, (const struct kcm_gate_version[]){
+                {33, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StructuredAuthenticationConfigurationEgressSelector", NULL, 1, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"StructuredAuthenticationConfigurationJWKSMetrics", NULL, 1, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"SupplementalGroupsPolicy", NULL, 3, (const struct kcm_gate_version[]){
+                {31, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"SystemdWatchdog", NULL, 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_BETA, true, false},
+                {35, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"TaintTolerationComparisonOperators", NULL, 1, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"TokenRequestServiceAccountUIDValidation", NULL, 1, (const struct kcm_gate_version[]){
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"TopologyAwareWorkloadScheduling", "GenericWorkload", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"TopologyManagerPolicyAlphaOptions", NULL, 1, (const struct kcm_gate_version[]){
+                {26, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"TopologyManagerPolicyBetaOptions", NULL, 2, (const struct kcm_gate_version[]){
+                {26, 0, KCM_SPEC_BETA, false, false},
+                {28, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"TopologyManagerPolicyOptions", NULL, 3, (const struct kcm_gate_version[]){
+                {26, 0, KCM_SPEC_ALPHA, false, false},
+                {28, 0, KCM_SPEC_BETA, true, false},
+                {32, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"TranslateStreamCloseWebsocketRequests", NULL, 2, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"UnauthenticatedHTTP2DOSMitigation", NULL, 2, (const struct kcm_gate_version[]){
+                {25, 0, KCM_SPEC_BETA, false, false},
+                {29, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"UnknownVersionInteroperabilityProxy", "APIServerIdentity", 2, (const struct kcm_gate_version[]){
+                {28, 0, KCM_SPEC_ALPHA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"UnlockWhileProcessingFIFO", NULL, 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"UserNamespacesHostNetworkSupport", "NodeDeclaredFeatures UserNamespacesSupport", 1, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"UserNamespacesSupport", NULL, 4, (const struct kcm_gate_version[]){
+                {25, 0, KCM_SPEC_ALPHA, false, false},
+                {30, 0, KCM_SPEC_BETA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"VolumeAttributesClass", NULL, 4, (const struct kcm_gate_version[]){
+                {29, 0, KCM_SPEC_ALPHA, false, false},
+                {31, 0, KCM_SPEC_BETA, false, false},
+                {34, 0, KCM_SPEC_GA, true, false},
+                {36, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"VolumeBindMountOptions", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"VolumeLimitScaling", NULL, 2, (const struct kcm_gate_version[]){
+                {35, 0, KCM_SPEC_ALPHA, false, false},
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"WatchCacheInitializationPostStartHook", NULL, 3, (const struct kcm_gate_version[]){
+                {31, 0, KCM_SPEC_BETA, false, false},
+                {36, 0, KCM_SPEC_BETA, true, false},
+                {37, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"WatchList", NULL, 4, (const struct kcm_gate_version[]){
+                {27, 0, KCM_SPEC_ALPHA, false, false},
+                {32, 0, KCM_SPEC_BETA, true, false},
+                {33, 0, KCM_SPEC_BETA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"WatchListClient", NULL, 2, (const struct kcm_gate_version[]){
+                {30, 0, KCM_SPEC_BETA, false, false},
+                {35, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"WatchListCompression", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"WebhookRoundTripLoadBalancing", NULL, 1, (const struct kcm_gate_version[]){
+                {37, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"WinDSR", NULL, 3, (const struct kcm_gate_version[]){
+                {14, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_BETA, true, false},
+                {34, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"WinOverlay", NULL, 3, (const struct kcm_gate_version[]){
+                {14, 0, KCM_SPEC_ALPHA, false, false},
+                {20, 0, KCM_SPEC_BETA, true, false},
+                {34, 0, KCM_SPEC_GA, true, true},
+        }},
+        {"WindowsCPUAndMemoryAffinity", NULL, 1, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+        }},
+        {"WindowsGracefulNodeShutdown", "GracefulNodeShutdown", 2, (const struct kcm_gate_version[]){
+                {32, 0, KCM_SPEC_ALPHA, false, false},
+                {34, 0, KCM_SPEC_BETA, true, false},
+        }},
+        {"WindowsHostNetwork", NULL, 2, (const struct kcm_gate_version[]){
+                {26, 0, KCM_SPEC_ALPHA, false, false},
+                {33, 0, KCM_SPEC_DEPRECATED, false, false},
+        }},
+        {"WorkloadWithJob", "GenericWorkload", 1, (const struct kcm_gate_version[]){
+                {36, 0, KCM_SPEC_ALPHA, false, false},
+        }},
 };
 /* clang-format on */
 const size_t kcm_gate_specs_n = sizeof(kcm_gate_specs) / sizeof(kcm_gate_specs[0]);

@@ -210,12 +210,13 @@ static const struct flagdef flags[] = {
          "(default false)."},
         {"emulated-version", F_VERSIONS, OFF(version_args[0]),
          "kube-controller-manager's: the version whose behaviour to emulate, [kube=]1.MINOR "
-         "(kcm takes 1.34..1.37). kcmd implements v1.37 only: any other valid version is refused "
-         "after kcm's own checks."},
+         "(kcm takes 1.34..1.37): every feature gate's stage, default and lock is the one in "
+         "force at that version. Refused, naming the gates, where kcm would then run a gate "
+         "kcmd's code does not read at another value than kcmd runs (docs/manager.md)."},
         {"min-compatibility-version", F_VERSIONS, OFF(version_args[1]),
          "kube-controller-manager's: the oldest version to stay compatible with, [kube=]1.MINOR "
          "(kcm takes 1.34..the emulated version; default the emulated version minus one). "
-         "kcmd's gate table is kcm's at 1.34..1.36; 1.37 is refused after kcm's checks."},
+         "Gates are judged at it as kcm does (at 1.37 DRAFractionalCapacityRange is on)."},
         {"feature-gates", F_GATES, 0,
          "Feature gates as kube-controller-manager takes them (A=true,B=false). kcmd knows "
          "DeploymentReplicaSetTerminatingReplicas, PodDeletionCost, "
@@ -224,8 +225,10 @@ static const struct flagdef flags[] = {
          "StaleControllerConsistencyJob, StaleControllerConsistencyDaemonSet (all beta, default "
          "true in v1.37), GenericWorkload (beta, default false: the PodGroup protection "
          "controller needs it), DRADeviceTaintRules (GA, default true: DeviceTaintRules count in "
-         "the ResourcePoolStatusRequest controller's unavailable devices) and AllAlpha/AllBeta; "
-         "any other gate is an error."},
+         "the ResourcePoolStatusRequest controller's unavailable devices) and AllAlpha/AllBeta. "
+         "Every other gate kube-controller-manager registers is accepted and logged once when set "
+         "away from its default, but a value kcm's own code acts on and kcmd's does not read "
+         "(e.g. HPAScaleToZero=false) is refused naming the gate (docs/manager.md)."},
         {"v", F_INT, OFF(v), "Log verbosity (klog levels)."},
         {"logging-format", F_STR, OFF(logging_format),
          "Sets the log format. Permitted formats: \"json\", \"text\" (component-base's JSON "
@@ -326,7 +329,8 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* kcm's --emulated-version and --min-compatibility-version (component-base's compatibility
- * registry, one component "kube"). kcm v1.37 emulates 1.34..1.37; kcmd runs 1.37 only. */
+ * registry, one component "kube"). kcm v1.37 emulates 1.34..1.37; what that changes in kcm is
+ * its feature gates, which kcmd judges at those versions (lib/features.c). */
 enum { KCM_MINOR = 37, KCM_FLOOR_MINOR = 34 };
 
 struct majmin {
@@ -465,12 +469,13 @@ static int version_items(const char *list, bool *set, struct majmin *mm, char *e
 }
 
 /* After the last flag, in kcm's order: both version flags' syntax, the feature gates (judged at
- * 1.37 whatever the emulated version: kcmd's table is 1.37's), then, unless --version (kcm prints
- * its version before it checks the range), the range and what kcmd cannot run. */
+ * the emulated and min compatibility versions, as kcm's registry sets its gate), then, unless
+ * --version (kcm prints its version before it checks the range), the range and what kcmd cannot
+ * run: a gate kcm's code reads and kcmd's does not, at another value than kcmd runs. */
 static int check_versions(struct mgr_config *cfg, char *err, size_t errlen)
 {
 	struct majmin emu = {1, KCM_MINOR}, minc, floor = {1, KCM_FLOOR_MINOR};
-	bool emu_set, minc_set, bad_emu, bad_minc;
+	bool emu_set, minc_set, bad_emu, bad_minc, named;
 	char msg[4096];
 
 	if (version_items(cfg->version_args[0], &emu_set, &emu, msg, sizeof(msg)) < 0)
@@ -483,8 +488,14 @@ static int check_versions(struct mgr_config *cfg, char *err, size_t errlen)
 		minc = floor;
 	if (version_items(cfg->version_args[1], &minc_set, &minc, msg, sizeof(msg)) < 0)
 		return fail(err, errlen, "--min-compatibility-version: %s", msg);
-	if (minc.maj == 1 && minc.min <= KCM_MINOR)
-		cfg->features.min_compat_minor = (unsigned char)minc.min;
+	/* the gates are judged at the versions asked when kcm takes them (1.34..1.37, min
+	 * compatibility not above the emulation version), else at kcmd's defaults: the range
+	 * check below refuses those */
+	if (emu.maj == 1 && emu.min >= KCM_FLOOR_MINOR && emu.min <= KCM_MINOR && minc.maj == 1 &&
+	    minc.min >= KCM_FLOOR_MINOR && minc.min <= emu.min)
+		kcmd_features_set_versions(&cfg->features, (unsigned)emu.min, (unsigned)minc.min);
+	else
+		kcmd_features_set_versions(&cfg->features, KCM_MINOR, KCM_MINOR - 1);
 	if (kcmd_features_validate(&cfg->features, msg, sizeof(msg)) < 0)
 		return fail(err, errlen, "--feature-gates: %s", msg);
 	if (cfg->version)
@@ -504,20 +515,25 @@ static int check_versions(struct mgr_config *cfg, char *err, size_t errlen)
 		        bad_minc ? ", " : "", bad_minc ? msg : "", bad_minc ? "]" : "");
 	if (bad_minc)
 		return fail(err, errlen, "--min-compatibility-version: %s", msg);
-	if (emu.min != KCM_MINOR)
+	/* what kcm would run otherwise than kcmd: a gate kcm's code reads and kcmd's does not,
+	 * at another value than kcmd runs (the emulated version's default, or named) */
+	int r = kcmd_features_unhonoured(&cfg->features, msg, sizeof(msg), &named);
+	if (r != 0 && (named || emu.min == KCM_MINOR))
+		return fail(err, errlen,
+		            "--feature-gates: kcmd's code does not read %s: %s; "
+		            "kube-controller-manager "
+		            "would run otherwise, so it is refused",
+		            r > 0 ? "these gates" : "many gates",
+		            r > 0 ? msg : "(more than fit here)");
+	if (r != 0)
 		return fail(
 		        err, errlen,
-		        "--emulated-version=%s: kcmd implements kube-controller-manager v1.%d's "
-		        "behaviour only (its controllers and feature gates); emulation version "
-		        "%llu.%llu is valid for kcm but not supported",
-		        cfg->version_args[0], KCM_MINOR, emu.maj, emu.min);
-	if (minc.min == KCM_MINOR)
-		return fail(
-		        err, errlen,
-		        "--min-compatibility-version=%s: kcmd's feature gate table is "
-		        "kube-controller-manager's at min compatibility versions 1.%d..1.%d (at "
-		        "1.%d some gates' defaults differ); not supported",
-		        cfg->version_args[1], KCM_FLOOR_MINOR, KCM_MINOR - 1, KCM_MINOR);
+		        "--emulated-version=%s: at emulation version %llu.%llu (min compatibility "
+		        "%llu.%llu) kube-controller-manager would run %s; kcmd's code does not "
+		        "read "
+		        "these gates, so it cannot emulate that version",
+		        cfg->version_args[0], emu.maj, emu.min, minc.maj, minc.min,
+		        r > 0 ? msg : "many gates otherwise");
 	return 0;
 }
 
@@ -899,7 +915,9 @@ void mgr_flags_usage(FILE *out)
 			first = 0;
 		}
 	fprintf(out, ".\n--feature-gates takes every gate of kube-controller-manager v1.37; those "
-	             "kcmd does not act on\nare reported when set away from their default.\n");
+	             "kcmd does not act on\nare reported when set away from their default, but a "
+	             "value kcm's own code acts on\nand kcmd's does not read is refused "
+	             "(docs/manager.md, \"Emulation versions\").\n");
 	fprintf(out, "\nControllers (--controllers; on = turned on by '*'):\n");
 	for (size_t i = 0; i < kcmd_registry_count(); i++) {
 		const struct kcmd_controller *c = kcmd_registry_at(i);

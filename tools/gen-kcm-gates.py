@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Writes lib/kcm-gates.c: every feature gate kube-controller-manager v1.37 registers, as its
---feature-gates check sees it at the default emulation version (1.37, minimum compatibility
-1.36): the stage, the default, whether it is locked to the default, and the gates it depends on.
+"""Writes lib/kcm-gates.c: every feature gate kube-controller-manager v1.37 registers with every
+versioned spec its sources list (version, min compatibility version, stage, default, locked to
+the default) and the gates it depends on; lib/features.c resolves a gate at the emulation and
+min compatibility versions in force as component-base does.
 
 kcm's --help lists only the alpha and beta gates (tools/gen-kcm-catalogue.py); its flag accepts
 every registered gate, so the table is read from the Go sources that register them, in the
@@ -23,9 +24,11 @@ their init, client-go's through pkg/features' adapter, logs and metrics in kcm's
 by pkg/features.) Every file is read for its `map[...]VersionedSpecs{...}` literals and, in
 pkg/features, the dependency map; a gate registered twice must carry the same specs.
 
-The table must be the same at min compatibility versions 1.34..1.36 (kcm's floor to its
-default), the ones kcmd's --min-compatibility-version takes (manager/flags.c); the script fails
-otherwise. At 1.37 it differs (a spec with MinCompatibilityVersion 1.37), so kcmd refuses that.
+Each entry's min compatibility version is stored completed, as component-base's AddVersioned
+does (an entry without one takes the previous entry's). With --audit (anywhere in the
+arguments) it prints instead every gate whose (stage, default, locked) at emulation 1.34, 1.35,
+1.36 (at kcm's default min compatibility) or at min compatibility 1.37 differs from 1.37's: the
+input of the audit table in docs/manager.md ("Emulation versions").
 """
 import re
 import sys
@@ -75,12 +78,14 @@ def ver(s):
     return (int(a), int(b))
 
 
+AUDIT = "--audit" in sys.argv[1:]
+paths = [a for a in sys.argv[1:] if a != "--audit"]
 consts, specs, deps = {}, {}, {}
-texts = [open(p).read() for p in sys.argv[1:]]
+texts = [open(p).read() for p in paths]
 for text in texts:
     for m in re.finditer(r'\b(\w+)\s+(?:(?:featuregate\.)?Feature\s*)?=\s*(?:featuregate\.Feature\()?"(\w+)"', text):
         consts[m.group(1)] = m.group(2)
-for path, text in zip(sys.argv[1:], texts):
+for path, text in zip(paths, texts):
     for m in re.finditer(r"map\[(?:featuregate\.)?Feature\](?:featuregate\.)?VersionedSpecs\{", text):
         for key, inner in entries(text[m.end() - 1:m.end() - 1 + len(block(text, m.end() - 1)) + 2]
                                   [1:-1]):
@@ -105,49 +110,80 @@ for path, text in zip(sys.argv[1:], texts):
             ds = [consts[ident(d.strip())] for d in e.group(2).split(",") if d.strip()]
             deps[consts[ident(e.group(1))]] = sorted(set(ds))
 
-def table(min_compat):
-    """Every gate's (name, stage, default, locked, deps) at emulation 1.37 and min_compat."""
-    rows = []
-    for name, vs in sorted(specs.items()):
-        cur = None
-        for v in reversed(vs):  # as kcm: the last spec not after 1.37 (the list is in order)
-            if v[0] > EMULATED or (v[4] is not None and min_compat < v[4]):
-                continue
-            cur = v
-            break
-        if cur is None:
-            stage, d, lock = "PREALPHA", False, False
-        else:
-            _, d, stage, lock, _ = cur
-        for dep in deps.get(name, []):
-            if dep not in specs:
-                raise SystemExit("%s depends on unknown %s" % (name, dep))
-        rows.append((name, stage, d, lock, " ".join(deps.get(name, []))))
-    return rows
+def completed(vs):
+    """vs as component-base's AddVersioned stores it: an entry without a min compatibility
+    version takes the previous entry's (so it never decreases)."""
+    out, last = [], None
+    for v in vs:
+        if v[4] is None and last is not None:
+            v = v[:4] + (last,)
+        out.append(v)
+        last = v[4]
+    return out
 
 
-rows = table(MIN_COMPAT)
-# kcmd takes --min-compatibility-version 1.34..1.36 with this one table (manager/flags.c): it
-# must be the same at each of them.
-for mc in range(FLOOR[1], MIN_COMPAT[1]):
-    if table((1, mc)) != rows:
-        raise SystemExit("the table differs at min compatibility version 1.%d" % mc)
+def at(vs, emu, min_compat):
+    """The entry in force (component-base's featureSpecAtEmulationAndMinCompatVersion): the
+    last one not after the emulated version whose min compatibility version is met; None is
+    PreAlpha, default off."""
+    for v in reversed(vs):
+        if v[0] > emu or (v[4] is not None and min_compat < v[4]):
+            continue
+        return v
+    return None
+
+
+for name, vs in specs.items():
+    specs[name] = completed(vs)
+    for dep in deps.get(name, []):
+        if dep not in specs:
+            raise SystemExit("%s depends on unknown %s" % (name, dep))
+
+
+
+def state(v):
+    return ("PREALPHA", False, False) if v is None else (v[2], v[1], v[3])
+
+
+if AUDIT:
+    # every gate whose stage, default or lock at another accepted (emulation, min
+    # compatibility) differs from kcmd's default (1.37, 1.36)
+    base = {n: state(at(vs, EMULATED, MIN_COMPAT)) for n, vs in specs.items()}
+    for emu, mc in ((34, 33), (35, 34), (36, 35), (37, 37)):
+        for name in sorted(specs):
+            s = state(at(specs[name], (1, emu), (1, max(mc, FLOOR[1]))))
+            if s != base[name]:
+                print("1.%d/1.%d %s %s -> %s" % (emu, max(mc, FLOOR[1]), name, base[name], s))
+    raise SystemExit(0)
+
+
+def cstage(stage):
+    return "KCM_SPEC_" + stage
+
 
 print("/* SPDX-License-Identifier: Apache-2.0 */")
 print("/* lib/kcm-gates.c: written by tools/gen-kcm-gates.py; do not edit. Every feature gate of")
-print(" * kube-controller-manager v1.37.2 at emulation version 1.37 (kcm-catalogue.h), read from")
+print(" * kube-controller-manager v1.37.2 with all its versioned specs (kcm-catalogue.h), read from")
 print(" * k8s.io/kubernetes v1.37.2 pkg/features/kube_features.go and the v0.37.2 modules")
 print(" * apiserver/pkg/features, apiextensions-apiserver/pkg/features, client-go/features,")
 print(" * controller-manager/pkg/features, component-base/{logs/api/v1,metrics/features,")
-print(" * zpages/features} (their VersionedSpecs and pkg/features' dependency map). */")
+print(" * zpages/features} (their VersionedSpecs and pkg/features' dependency map). Each entry's")
+print(" * min compatibility minor is component-base's completed one (0: none). */")
 print('#include "lib/kcm-catalogue.h"')
 print()
 print("/* clang-format off */")
 print("const struct kcm_gate_spec kcm_gate_specs[] = {")
-for name, stage, d, lock, ds in rows:
-    print('        {"%s", KCM_SPEC_%s, %s, %s, %s},' % (name, stage, "true" if d else "false",
-                                                    "true" if lock else "false",
-                                                    '"%s"' % ds if ds else "NULL"))
+for name, vs in sorted(specs.items()):
+    ds = " ".join(deps.get(name, []))
+    if any(v[0][0] != 1 or (v[4] and v[4][0] != 1) for v in vs):
+        raise SystemExit("%s: a version not 1.x" % name)
+    print('        {"%s", %s, %d, (const struct kcm_gate_version[]){' % (
+        name, '"%s"' % ds if ds else "NULL", len(vs)))
+    for v in vs:
+        print("                {%d, %d, %s, %s, %s}," % (
+            v[0][1], v[4][1] if v[4] else 0, cstage(v[2]), "true" if v[1] else "false",
+            "true" if v[3] else "false"))
+    print("        }},")
 print("};")
 print("/* clang-format on */")
 print("const size_t kcm_gate_specs_n = sizeof(kcm_gate_specs) / sizeof(kcm_gate_specs[0]);")

@@ -123,7 +123,7 @@ static void test_kcm_flags_without_effect(void **state)
 	assert_int_equal(PARSE(&c, err, "--tls-cipher-suites="), 0);
 	/* --emulated-version is kcmd's own flag now (test_emulated_version) */
 	assert_int_equal(PARSE(&c, err, "--emulated-version=kube=1.36"), -EINVAL);
-	assert_non_null(strstr(err, "not supported"));
+	assert_non_null(strstr(err, "--emulated-version=kube=1.36: at emulation version 1.36"));
 	/* still unknown: neither kcmd's nor kcm's */
 	assert_int_equal(PARSE(&c, err, "--no-such-flag=1"), -EINVAL);
 	assert_non_null(strstr(err, "unknown flag --no-such-flag"));
@@ -212,17 +212,36 @@ static void test_emulated_version(void **state)
 		mgr_config_free(&c);
 	}
 
-	/* valid for kcm, not run by kcmd: refused after kcm's checks, naming the flag */
+	/* valid for kcm: each emulation version below 1.37 gives a gate kcm's HPA reads and kcmd's
+	 * does not another value than kcmd runs (HPAGeneration is PreAlpha before 1.37), so it is
+	 * refused after kcm's checks, naming the flag and the gates */
 	struct mgr_config c = {0};
-	char err[1024] = "";
+	char err[2048] = "";
 	assert_int_equal(PARSE(&c, err, "--emulated-version=1.36"), -EINVAL);
-	assert_non_null(strstr(err, "--emulated-version=1.36: kcmd implements"));
+	assert_non_null(strstr(err, "--emulated-version=1.36: at emulation version 1.36 (min "
+	                            "compatibility 1.35) kube-controller-manager would run "));
+	assert_non_null(
+	        strstr(err, "HPAGeneration=false (the horizontal pod autoscaler; kcmd runs true)"));
+	assert_non_null(strstr(err, "DRADeviceTaintRules=false (the device taint eviction"));
+	assert_null(strstr(err, "HPAConfigurableTolerance")); /* beta, on at 1.36 */
 	assert_int_equal(
 	        PARSE(&c, err, "--emulated-version=1.34", "--min-compatibility-version=1.34"),
 	        -EINVAL);
-	assert_non_null(strstr(err, "emulation version 1.34 is valid for kcm but not supported"));
-	assert_int_equal(PARSE(&c, err, "--min-compatibility-version=1.37"), -EINVAL);
-	assert_non_null(strstr(err, "--min-compatibility-version=1.37: kcmd's feature gate table"));
+	assert_non_null(strstr(err, "HPAConfigurableTolerance=false")); /* alpha, off at 1.34 */
+	/* ... whereas a gate kcmd does not implement at all (runs off) matches kcm there */
+	assert_null(strstr(err, "NodeControllerLeaseCircuitBreaker"));
+	/* min compatibility 1.37 turns DRAFractionalCapacityRange on: kcm's controllers do not
+	 * read it, so it is accepted */
+	assert_int_equal(PARSE(&c, err, "--min-compatibility-version=1.37"), 0);
+	assert_true(kcmd_features_gate_on(&c.features, "DRAFractionalCapacityRange"));
+	assert_int_equal(PARSE(&c, err, "--min-compatibility-version=1.36"), 0);
+	assert_false(kcmd_features_gate_on(&c.features, "DRAFractionalCapacityRange"));
+	/* a gate named at an emulation version: the flag refused is --feature-gates */
+	assert_int_equal(
+	        PARSE(&c, err, "--emulated-version=1.35", "--feature-gates=DRAAdminAccess=false"),
+	        -EINVAL);
+	assert_non_null(strstr(err, "--feature-gates: kcmd's code does not read these gates: "));
+	assert_non_null(strstr(err, "DRAAdminAccess=false (the resource claim controller"));
 	/* a bad version names its flag */
 	assert_int_equal(PARSE(&c, err, "--min-compatibility-version=1.36.2"), -EINVAL);
 	assert_string_equal(
@@ -233,6 +252,115 @@ static void test_emulated_version(void **state)
 	assert_string_equal(c.version_args[0], "1.37");
 	assert_string_equal(c.version_args[1], "1.35");
 	assert_int_equal(c.features.min_compat_minor, 35);
+	mgr_config_free(&c);
+}
+
+/* component-base's featureSpecAtEmulationAndMinCompatVersion over v1.37.2's specs (facts read
+ * from pkg/features/kube_features.go and client-go/features/known_features.go) */
+static void test_gate_versions(void **state)
+{
+	(void)state;
+	const struct kcm_gate_spec *s;
+	struct kcm_gate_version v;
+
+	/* AtomicFIFO: {1.36 beta on} only */
+	assert_non_null(s = kcm_gate_spec_find("AtomicFIFO"));
+	v = kcm_gate_at(s, 35, 34);
+	assert_int_equal(v.stage, KCM_SPEC_PREALPHA);
+	assert_false(v.def);
+	v = kcm_gate_at(s, 36, 35);
+	assert_int_equal(v.stage, KCM_SPEC_BETA);
+	assert_true(v.def);
+	/* MaxUnavailableStatefulSet: 1.24 alpha off, 1.35 beta off, 1.37 beta on */
+	assert_non_null(s = kcm_gate_spec_find("MaxUnavailableStatefulSet"));
+	assert_int_equal(kcm_gate_at(s, 34, 34).stage, KCM_SPEC_ALPHA);
+	v = kcm_gate_at(s, 36, 35);
+	assert_int_equal(v.stage, KCM_SPEC_BETA);
+	assert_false(v.def);
+	assert_true(kcm_gate_at(s, 37, 36).def);
+	/* DRAFractionalCapacityRange: 1.37 beta off, and on from min compatibility 1.37 */
+	assert_non_null(s = kcm_gate_spec_find("DRAFractionalCapacityRange"));
+	assert_false(kcm_gate_at(s, 37, 36).def);
+	assert_true(kcm_gate_at(s, 37, 37).def);
+	assert_int_equal(kcm_gate_at(s, 36, 36).stage, KCM_SPEC_PREALPHA);
+	/* GitRepoVolumeDriver: deprecated off since 1.33, locked from 1.36 */
+	assert_non_null(s = kcm_gate_spec_find("GitRepoVolumeDriver"));
+	assert_false(kcm_gate_at(s, 35, 34).locked);
+	assert_true(kcm_gate_at(s, 36, 35).locked);
+	assert_int_equal(kcm_gate_at(s, 36, 35).stage, KCM_SPEC_DEPRECATED);
+	/* ClusterTrustBundle: beta off until GA on in 1.37 */
+	assert_non_null(s = kcm_gate_spec_find("ClusterTrustBundle"));
+	assert_false(kcm_gate_at(s, 36, 35).def);
+	assert_int_equal(kcm_gate_at(s, 37, 36).stage, KCM_SPEC_GA);
+	/* every gate has a spec in force at 1.37 (none is PreAlpha there but those introduced
+	 * later: none in v1.37), and its entries ascend */
+	for (size_t i = 0; i < kcm_gate_specs_n; i++) {
+		assert_true(kcm_gate_specs[i].n_versions > 0);
+		for (unsigned k = 1; k < kcm_gate_specs[i].n_versions; k++)
+			assert_true(kcm_gate_specs[i].versions[k - 1].minor <=
+			            kcm_gate_specs[i].versions[k].minor);
+	}
+
+	/* through the flags, with kcm's words (kube-controller-manager v1.37.2 --version answers
+	 * these the same; docs/manager.md, "Emulation versions") */
+	struct mgr_config c = {0};
+	char err[2048] = "";
+	assert_int_equal(PARSE(&c, err, "--emulated-version=1.35",
+	                       "--feature-gates=AtomicFIFO=true", "--version"),
+	                 -EINVAL);
+	assert_string_equal(err, "--feature-gates: cannot set feature gate AtomicFIFO to true, "
+	                         "feature is PreAlpha at emulated version 1.35, min compatibility "
+	                         "version 1.34");
+	assert_int_equal(PARSE(&c, err, "--emulated-version=1.34",
+	                       "--feature-gates=GenericWorkload=true", "--version"),
+	                 -EINVAL);
+	assert_string_equal(err, "--feature-gates: cannot set feature gate GenericWorkload to "
+	                         "true, feature is PreAlpha at emulated version 1.34, min "
+	                         "compatibility version 1.34");
+	/* GitRepoVolumeDriver=true: locked at 1.37, not at 1.35 */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=GitRepoVolumeDriver=true", "--version"),
+	                 -EINVAL);
+	assert_int_equal(PARSE(&c, err, "--emulated-version=1.35",
+	                       "--feature-gates=GitRepoVolumeDriver=true", "--version"),
+	                 0);
+	/* kcmd's own gates follow the emulated defaults (what its children are given) */
+	assert_int_equal(PARSE(&c, err, "--emulated-version=1.36", "--version"), 0);
+	assert_false(c.features.on[KCMD_FEAT_MAX_UNAVAILABLE_STS]);
+	assert_true(c.features.on[KCMD_FEAT_ATOMIC_FIFO]);
+	assert_int_equal(PARSE(&c, err, "--version"), 0);
+	assert_true(c.features.on[KCMD_FEAT_MAX_UNAVAILABLE_STS]);
+	mgr_config_free(&c);
+}
+
+/* a gate kcm's code reads and kcmd's does not: refused at another value than kcmd runs */
+static void test_unhonoured_gates(void **state)
+{
+	(void)state;
+	struct mgr_config c = {0};
+	char err[2048] = "";
+
+	assert_int_equal(PARSE(&c, err, "--feature-gates=HPAScaleToZero=false"), -EINVAL);
+	assert_string_equal(err, "--feature-gates: kcmd's code does not read these gates: "
+	                         "HPAScaleToZero=false (the horizontal pod autoscaler; kcmd runs "
+	                         "true); kube-controller-manager would run otherwise, so it is "
+	                         "refused");
+	assert_int_equal(PARSE(&c, err, "--feature-gates=HPAScaleToZero=true"), 0);
+	/* what kcmd runs though v1.37's default differs (not implemented): accepted */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=StaleControllerConsistencyHPA=false"), 0);
+	/* only while the part of kcm that reads it runs */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=DRADeviceTaintRules=false"), -EINVAL);
+	assert_non_null(strstr(err, "DRADeviceTaintRules=false (the device taint eviction"));
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=DRADeviceTaints=false,DRADeviceTaintRules=false"),
+	        0);
+	/* AllBeta moves many: each named */
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=true"), -EINVAL);
+	assert_non_null(strstr(err, "CoordinatedLeaderElection=true (leader election"));
+	/* every listed gate is one kcm registers (a typo would never refuse) */
+	size_t k = 0;
+	for (const char *g; (g = kcmd_features_fixed_gate(k)); k++)
+		assert_non_null(kcm_gate_spec_find(g));
+	assert_true(k > 30);
 	mgr_config_free(&c);
 }
 
@@ -266,8 +394,11 @@ static void test_feature_gates(void **state)
 	                 -EINVAL);
 	assert_non_null(strstr(err, "StaleControllerConsistencyJob is enabled, but depends on "
 	                            "features that are disabled: [AtomicFIFO]"));
-	/* AllBeta sets every beta gate not named */
-	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=false,PodDeletionCost=true"), 0);
+	/* AllBeta sets every beta gate not named (kcm's check: --version stops before kcmd's
+	 * refusal of gates it does not read, test_unhonoured_gates) */
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=AllBeta=false,PodDeletionCost=true", "--version"),
+	        0);
 	assert_true(c.features.on[KCMD_FEAT_POD_DELETION_COST]);
 	assert_false(c.features.on[KCMD_FEAT_STALE_CONSISTENCY_RS]);
 	assert_false(c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]);
@@ -276,7 +407,9 @@ static void test_feature_gates(void **state)
 	assert_int_equal(PARSE(&c, err, "--feature-gates=AllAlpha=true"), -EINVAL);
 	assert_non_null(strstr(err, "PodGroupPreemptionPolicy is enabled, but depends on features "
 	                            "that are disabled: [GenericWorkload]"));
-	assert_int_equal(PARSE(&c, err, "--feature-gates=AllAlpha=true,GenericWorkload=true"), 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=AllAlpha=true,GenericWorkload=true", "--version"),
+	        0);
 	assert_true(
 	        c.features.on[KCMD_FEAT_WATCH_LIST_CLIENT]); /* no alpha gate: nothing changes */
 	assert_int_equal(PARSE(&c, err, "--feature-gates="), 0);
@@ -359,10 +492,11 @@ static void test_feature_gates_match_kcm(void **state)
 	for (int i = 0; i < KCMD_FEAT_COUNT; i++) {
 		const struct kcm_gate_spec *s = kcm_gate_spec_find(kcmd_feature_name(i));
 		assert_non_null(s);
-		assert_int_equal(s->def, kcmd_feature_default(i));
-		assert_string_equal(kcmd_feature_stage(i), s->stage == KCM_SPEC_ALPHA  ? "Alpha"
-		                                           : s->stage == KCM_SPEC_BETA ? "Beta"
-		                                                                       : "GA");
+		struct kcm_gate_version v = kcm_gate_at(s, 37, 36);
+		assert_int_equal(v.def, kcmd_feature_default(i));
+		assert_string_equal(kcmd_feature_stage(i), v.stage == KCM_SPEC_ALPHA  ? "Alpha"
+		                                           : v.stage == KCM_SPEC_BETA ? "Beta"
+		                                                                      : "GA");
 	}
 	/* the table is sorted (bsearch) and every dependency is a registered gate */
 	for (size_t i = 1; i < kcm_gate_specs_n; i++)
@@ -379,7 +513,7 @@ static void test_feature_gates_match_kcm(void **state)
 	for (size_t i = 0; i < kcm_gates_n; i++) {
 		const struct kcm_gate_spec *s = kcm_gate_spec_find(kcm_gates[i].name);
 		assert_non_null(s);
-		assert_int_equal(s->def, kcm_gates[i].def);
+		assert_int_equal(kcm_gate_at(s, 37, 36).def, kcm_gates[i].def);
 	}
 
 	/* unknown */
@@ -441,8 +575,9 @@ static void test_feature_gates_match_kcm(void **state)
 	assert_string_equal(err, "--feature-gates: DRAPartitionableDevicesType is enabled, but "
 	                         "depends on features that are disabled: [DRAResourcePoolStatus]");
 	/* AllBeta=false turns off dependents and dependencies alike: accepted */
-	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=false"), 0);
-	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=false,AtomicFIFO=true"), 0);
+	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=false", "--version"), 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=AllBeta=false,AtomicFIFO=true", "--version"), 0);
 	assert_int_equal(
 	        PARSE(&c, err, "--feature-gates=AllBeta=false,StaleControllerConsistencyJob=true"),
 	        -EINVAL);
@@ -700,7 +835,8 @@ static void test_required_gate(void **state)
 	assert_int_equal(PARSE(&c, err, "--feature-gates=GenericWorkload=true", "--controllers=*"),
 	                 0);
 	assert_true(ON(c, pg));
-	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=true", "--controllers=*"), 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=AllBeta=true", "--controllers=*", "--version"), 0);
 	assert_true(ON(c, pg));
 	assert_int_equal(PARSE(&c, err, "--feature-gates=GenericWorkload=true",
 	                       "--controllers=*,-podgroup-protection-controller"),
@@ -712,7 +848,8 @@ static void test_required_gate(void **state)
 	assert_int_equal(PARSE(&c, err, "--controllers=*"), 0);
 	assert_false(ON(c, rps));
 	assert_true(mgr_controller(&c, rps)->gated_off);
-	assert_int_equal(PARSE(&c, err, "--feature-gates=AllBeta=true", "--controllers=*"), 0);
+	assert_int_equal(
+	        PARSE(&c, err, "--feature-gates=AllBeta=true", "--controllers=*", "--version"), 0);
 	assert_false(ON(c, rps));
 	assert_int_equal(
 	        PARSE(&c, err, "--feature-gates=DRAResourcePoolStatus=true", "--controllers=*"), 0);
@@ -762,6 +899,8 @@ int main(void)
 	        cmocka_unit_test(test_durations),
 	        cmocka_unit_test(test_flagz),
 	        cmocka_unit_test(test_emulated_version),
+	        cmocka_unit_test(test_gate_versions),
+	        cmocka_unit_test(test_unhonoured_gates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

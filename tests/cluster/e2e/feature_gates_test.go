@@ -100,6 +100,15 @@ var fgCases = []fgCase{
 	{name: "min compatibility 1.33", flags: []string{}, extra: []string{"--min-compatibility-version=1.33"}, run: true},
 	{name: "min compatibility over emulated", flags: []string{}, extra: []string{"--emulated-version=1.36", "--min-compatibility-version=1.37"}, run: true},
 	{name: "emulated 1.38, dependency off", flags: []string{"AtomicFIFO=false"}, extra: []string{"--emulated-version=1.38"}, run: true},
+	// the gates judged at the emulated version (their versioned specs): --version stops both
+	// before the range and before kcmd's refusal of gates its code does not read
+	{name: "emulated 1.35, gate PreAlpha there", flags: []string{"AtomicFIFO=true"}, extra: []string{"--emulated-version=1.35"}},
+	{name: "emulated 1.34, gate PreAlpha there", flags: []string{"GenericWorkload=true"}, extra: []string{"--emulated-version=1.34"}},
+	{name: "emulated 1.34, locked only later", flags: []string{"GitRepoVolumeDriver=true,JobManagedBy=false"}, extra: []string{"--emulated-version=1.34"}, accept: true},
+	{name: "emulated 1.36, AllAlpha (GenericWorkload alpha there)", flags: []string{"AllAlpha=true"}, extra: []string{"--emulated-version=1.36"}, accept: true},
+	{name: "emulated 1.36, dependency off", flags: []string{"AtomicFIFO=false"}, extra: []string{"--emulated-version=1.36"}},
+	{name: "emulated 1.35, PreAlpha set off", flags: []string{"AtomicFIFO=false"}, extra: []string{"--emulated-version=1.35"}},
+	{name: "min compatibility 1.37, gate on there", flags: []string{"DRAFractionalCapacityRange=false"}, extra: []string{"--min-compatibility-version=1.37"}, accept: true},
 }
 
 // fgItems splits an error message into its errors: Go's aggregate prints several as "[a, b]"
