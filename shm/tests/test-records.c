@@ -944,11 +944,16 @@ static void test_pod_tolerations_huge(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_owner_tristate),    cmocka_unit_test(test_wrong_kind),
-	        cmocka_unit_test(test_damaged),           cmocka_unit_test(test_full_object),
-	        cmocka_unit_test(test_full_object_list),  cmocka_unit_test(test_template_parts),
-	        cmocka_unit_test(test_rs_annotations),    cmocka_unit_test(test_pod_affinity_node),
-	        cmocka_unit_test(test_pod_volume_flags),  cmocka_unit_test(test_rs_generate_name),
+	        cmocka_unit_test(test_owner_tristate),
+	        cmocka_unit_test(test_wrong_kind),
+	        cmocka_unit_test(test_damaged),
+	        cmocka_unit_test(test_full_object),
+	        cmocka_unit_test(test_full_object_list),
+	        cmocka_unit_test(test_template_parts),
+	        cmocka_unit_test(test_rs_annotations),
+	        cmocka_unit_test(test_pod_affinity_node),
+	        cmocka_unit_test(test_pod_volume_flags),
+	        cmocka_unit_test(test_rs_generate_name),
 	        cmocka_unit_test(test_pod_endpoint_part),
 	        cmocka_unit_test(test_pod_ready_and_tolerations),
 	        cmocka_unit_test(test_pod_tolerations_malformed),
