@@ -4,7 +4,8 @@
  * manager/zygote.h: the manager's side of the zygote (`kcmd-worker --zygote`), the process its
  * dispatchers and workers are forked from so that the pages the loader and the libraries write
  * before main are shared between them (lib/zygote-abi.h: why, the protocol, what was rejected).
- * Used by the supervisor only; KCMD_ZYGOTE=0 in the manager's environment turns it off (every
+ * Used by the supervisor only, and only with KCMD_ZYGOTE=1 in the manager's environment (off by
+ * default: docs/manager.md says why; without it every
  * child exec'd, as before).
  */
 

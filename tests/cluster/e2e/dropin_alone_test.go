@@ -31,6 +31,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -760,8 +761,10 @@ func TestDropIn_KcmdAlone(t *testing.T) {
 		t.Errorf("kcmd exited during the test: %v", k.err)
 	default:
 	}
-	// SIGTERM with every controller on: kcmd exits 0 and no process of it dies by a signal on
-	// the way out (a worker whose controller has no fini hook crashed here with signal 11)
+	// SIGTERM with every controller on: kcmd exits 0 and no process of it crashes on the way
+	// out (a worker whose controller has no fini hook died here with signal 11). SIGTERM itself
+	// may end a process that had not armed its handler yet (the GC workers during their start-up
+	// wait for the monitors) and SIGKILL one that outlived its grace: those are not crashes.
 	_ = k.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-k.done:
@@ -771,9 +774,10 @@ func TestDropIn_KcmdAlone(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Errorf("kcmd did not exit within 60 s of SIGTERM")
 	}
+	crash := regexp.MustCompile(`killed by signal (4|6|7|8|11)\b`) // SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV
 	for _, l := range k.Logs() {
-		if strings.Contains(l, "killed by signal") {
-			t.Errorf("a process died by a signal during the shutdown: %s", l)
+		if crash.MatchString(l) {
+			t.Errorf("a process crashed during the shutdown: %s", l)
 		}
 	}
 	t.Logf("whole walk: %.1fs (cluster start included)", time.Since(begin).Seconds())
