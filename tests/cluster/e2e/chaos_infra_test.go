@@ -2052,9 +2052,15 @@ func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 			break
 		}
 	}
-	if len(parts) == 0 || mir == "" || bound == "" {
-		t.Fatalf("the churn left no component role (%d), mirrored Service with Endpoints (%q) or unused bound pair (%q) to break",
-			len(parts), mir, bound)
+	if len(parts) == 0 || mir == "" {
+		t.Fatalf("the churn left no component role (%d) or mirrored Service with Endpoints (%q) to break",
+			len(parts), mir)
+	}
+	// an unused bound PV/claim pair depends on the random churn (every pair may end deleted or
+	// used by a pod, seen once in 2026-12-08's make check): without one, that break is left out
+	// and said so, and every other break is still checked
+	if bound == "" {
+		t.Logf("negative control: the churn left no unused bound PV/claim pair: the deleted-bound-claim break is not injected this run")
 	}
 	before := in.next
 	must := func(err error) {
@@ -2090,8 +2096,10 @@ func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 	must(in.createToken(ctx, false, time.Now().Add(-time.Hour)))
 	pairName := fmt.Sprintf("chaos-pvc-%03d", in.next)
 	must(in.createPair(ctx))
-	if ok, err := in.deleteClaim(ctx, bound); err != nil || !ok {
-		t.Fatalf("deleting the bound claim %s: deleted %v, %v", bound, ok, err)
+	if bound != "" {
+		if ok, err := in.deleteClaim(ctx, bound); err != nil || !ok {
+			t.Fatalf("deleting the bound claim %s: deleted %v, %v", bound, ok, err)
+		}
 	}
 	saLive := fmt.Sprintf("chaos-sa-%03d", in.next)
 	must(in.createSA(ctx))
@@ -2124,14 +2132,12 @@ func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 
 	all := in.problems(ctx)
 	probs := strings.Join(all, "\n")
-	for _, want := range []string{
+	wants := []string{
 		fmt.Sprintf("csr %s (auto): conditions [], want [Approved]", csrName),
 		fmt.Sprintf("clusterrole %s: rules differ from the aggregation", chaosAggName(1)),
 		fmt.Sprintf("cluster-info: jws-kubeconfig-%s missing", sigID),
 		fmt.Sprintf("bootstrap token %s: expired at", expID),
 		fmt.Sprintf("claim %s: phase Pending volume \"\", want Bound", pairName),
-		fmt.Sprintf("claim %s: still there, deleted and used by no pod", bound),
-		fmt.Sprintf("volume pv-%s: phase Bound, want Released", bound),
 		fmt.Sprintf("mirrored service %s: slices differ from its Endpoints: ", mir),
 		"10.79.0.1 missing",
 		fmt.Sprintf("token secret %s: no token", tokLive),
@@ -2140,7 +2146,12 @@ func chaosInfraNegative(t *testing.T, in *chaosInfra) {
 		fmt.Sprintf("volumeattributesclass %s: deleted, named by no claim, still there", vacNew),
 		fmt.Sprintf("clustertrustbundle %s: a stale bundle of %s left", staleCTB, ctbSigner),
 		fmt.Sprintf("token secret %s: still there, its ServiceAccount %s is gone", tokGone, saGone),
-	} {
+	}
+	if bound != "" {
+		wants = append(wants, fmt.Sprintf("claim %s: still there, deleted and used by no pod", bound),
+			fmt.Sprintf("volume pv-%s: phase Bound, want Released", bound))
+	}
+	for _, want := range wants {
 		if !strings.Contains(probs, want) {
 			t.Errorf("negative control: an injected break went unreported: want a problem %q, got:\n%s", want, probs)
 		}
